@@ -1,0 +1,613 @@
+/**
+ * Clustering configuration: Hudi's `hoodie.clustering.*` and `hoodie.layout.optimize.*` keys (HoodieClusteringConfig,
+ * Hudi 0.14) with Hudi's Spark defaults, plus Flink's `clustering.*` option names as aliases, merged from a
+ * properties file, environment variables and a Lambda event into one typed, frozen `ClusteringConfig`.
+ *
+ * Precedence, highest first: the Lambda event's `properties` > environment variables > the properties file >
+ * Hudi's defaults. Within one source a `hoodie.*` key beats its older `hoodie.datasource.*` alternative, which beats
+ * the Flink alias.
+ *
+ * Environment variables: the Spark key upper-cased with every character other than A-Z and 0-9 turned into `_`
+ * (hoodie.clustering.plan.strategy.sort.columns → HOODIE_CLUSTERING_PLAN_STRATEGY_SORT_COLUMNS). Only variables that
+ * start with HOODIE_CLUSTERING_ or HOODIE_LAYOUT_OPTIMIZE_ are looked at; an empty one counts as unset.
+ *
+ * Unknown keys under `hoodie.clustering.`, `hoodie.layout.optimize` and Flink's `clustering.` become warnings (the
+ * caller decides whether to log them); other keys are ignored, so a full Hudi properties file can be passed as is.
+ * A value that cannot be used throws a HudiError naming the key, the value and what is accepted.
+ */
+import { HudiError } from '../errors.js';
+import { parseJavaProperties } from '../properties.js';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Strategy class names Hudi writes into configs and plans.
+
+const PLAN_STRATEGY_PACKAGE = 'org.apache.hudi.client.clustering.plan.strategy';
+const RUN_STRATEGY_PACKAGE = 'org.apache.hudi.client.clustering.run.strategy';
+const UPDATE_STRATEGY_PACKAGE = 'org.apache.hudi.client.clustering.update.strategy';
+
+export const SPARK_SIZE_BASED_PLAN_STRATEGY = `${PLAN_STRATEGY_PACKAGE}.SparkSizeBasedClusteringPlanStrategy`;
+export const FLINK_SIZE_BASED_PLAN_STRATEGY = `${PLAN_STRATEGY_PACKAGE}.FlinkSizeBasedClusteringPlanStrategy`;
+export const JAVA_SIZE_BASED_PLAN_STRATEGY = `${PLAN_STRATEGY_PACKAGE}.JavaSizeBasedClusteringPlanStrategy`;
+export const SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY = `${RUN_STRATEGY_PACKAGE}.SparkSortAndSizeExecutionStrategy`;
+export const JAVA_SORT_AND_SIZE_EXECUTION_STRATEGY = `${RUN_STRATEGY_PACKAGE}.JavaSortAndSizeExecutionStrategy`;
+export const REJECT_UPDATE_STRATEGY = `${UPDATE_STRATEGY_PACKAGE}.SparkRejectUpdateStrategy`;
+export const ALLOW_UPDATE_STRATEGY = `${UPDATE_STRATEGY_PACKAGE}.SparkAllowUpdateStrategy`;
+
+/** The size-based planners: all three pick small files per partition the same way, which is what plan-strategy.ts does. */
+export type PlanStrategyClass =
+  | typeof SPARK_SIZE_BASED_PLAN_STRATEGY
+  | typeof FLINK_SIZE_BASED_PLAN_STRATEGY
+  | typeof JAVA_SIZE_BASED_PLAN_STRATEGY;
+export type ExecutionStrategyClass = typeof SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY | typeof JAVA_SORT_AND_SIZE_EXECUTION_STRATEGY;
+export type UpdatesStrategyClass = typeof REJECT_UPDATE_STRATEGY | typeof ALLOW_UPDATE_STRATEGY;
+
+/**
+ * Planner classes Hudi deprecated in favour of a size-based planner plus a partition filter mode
+ * (ClusteringPlanStrategy.checkAndGetClusteringPlanStrategy, which overrides the filter mode the same way).
+ */
+const DEPRECATED_PLAN_STRATEGIES: Readonly<Record<string, { readonly planStrategy: PlanStrategyClass; readonly filterMode: PartitionFilterMode }>> = {
+  [`${PLAN_STRATEGY_PACKAGE}.SparkRecentDaysClusteringPlanStrategy`]: { planStrategy: SPARK_SIZE_BASED_PLAN_STRATEGY, filterMode: 'RECENT_DAYS' },
+  [`${PLAN_STRATEGY_PACKAGE}.SparkSelectedPartitionsClusteringPlanStrategy`]: { planStrategy: SPARK_SIZE_BASED_PLAN_STRATEGY, filterMode: 'SELECTED_PARTITIONS' },
+  [`${PLAN_STRATEGY_PACKAGE}.JavaRecentDaysClusteringPlanStrategy`]: { planStrategy: JAVA_SIZE_BASED_PLAN_STRATEGY, filterMode: 'RECENT_DAYS' },
+};
+
+export type PartitionFilterMode = 'NONE' | 'RECENT_DAYS' | 'SELECTED_PARTITIONS' | 'DAY_ROLLING';
+export type LayoutOptimizationStrategy = 'linear' | 'z-order' | 'hilbert';
+export type CurveBuildMethod = 'DIRECT' | 'SAMPLE';
+
+export const PARTITION_FILTER_MODES: readonly PartitionFilterMode[] = ['NONE', 'RECENT_DAYS', 'SELECTED_PARTITIONS', 'DAY_ROLLING'];
+
+// ---------------------------------------------------------------------------------------------------------------
+// The typed result.
+
+export interface ClusteringConfig {
+  /** hoodie.clustering.inline */
+  readonly inlineClustering: boolean;
+  /** hoodie.clustering.inline.max.commits */
+  readonly inlineMaxCommits: number;
+  /** hoodie.clustering.schedule.inline */
+  readonly scheduleInlineClustering: boolean;
+  /** hoodie.clustering.async.enabled */
+  readonly asyncClusteringEnabled: boolean;
+  /** hoodie.clustering.async.max.commits */
+  readonly asyncMaxCommits: number;
+  /** hoodie.clustering.plan.strategy.class (deprecated planners already resolved) */
+  readonly planStrategyClass: PlanStrategyClass;
+  /** hoodie.clustering.execution.strategy.class: written into the plan as its strategyClassName. */
+  readonly executionStrategyClass: ExecutionStrategyClass;
+  /** hoodie.clustering.plan.partition.filter.mode */
+  readonly partitionFilterMode: PartitionFilterMode;
+  /** hoodie.clustering.plan.strategy.daybased.lookback.partitions (0 = all) */
+  readonly lookbackPartitions: number;
+  /** hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions */
+  readonly skipFromLatestPartitions: number;
+  /** hoodie.clustering.plan.strategy.cluster.begin.partition (inclusive) */
+  readonly beginPartition: string | undefined;
+  /** hoodie.clustering.plan.strategy.cluster.end.partition (inclusive) */
+  readonly endPartition: string | undefined;
+  /** hoodie.clustering.plan.strategy.partition.regex.pattern (Java regex, whole-path match) */
+  readonly partitionRegexPattern: string | undefined;
+  /** hoodie.clustering.plan.strategy.partition.selected, split on commas; empty when unset. */
+  readonly partitionSelected: readonly string[];
+  /** hoodie.clustering.plan.strategy.small.file.limit */
+  readonly smallFileLimitBytes: number;
+  /** hoodie.clustering.plan.strategy.max.bytes.per.group */
+  readonly maxBytesPerGroup: number;
+  /** hoodie.clustering.plan.strategy.max.num.groups */
+  readonly maxNumGroups: number;
+  /** hoodie.clustering.plan.strategy.target.file.max.bytes */
+  readonly targetFileMaxBytes: number;
+  /** hoodie.clustering.plan.strategy.single.group.clustering.enabled */
+  readonly singleGroupClusteringEnabled: boolean;
+  /** hoodie.clustering.plan.strategy.sort.columns, split on commas and trimmed; empty when unset. */
+  readonly sortColumns: readonly string[];
+  /** hoodie.clustering.max.parallelism */
+  readonly maxParallelism: number;
+  /** hoodie.clustering.group.read.parallelism */
+  readonly groupReadParallelism: number;
+  /** hoodie.clustering.updates.strategy */
+  readonly updatesStrategyClass: UpdatesStrategyClass;
+  /** hoodie.clustering.rollback.pending.replacecommit.on.conflict */
+  readonly rollbackPendingClusteringOnConflict: boolean;
+  /** hoodie.clustering.preserve.commit.metadata: becomes the plan's preserveHoodieMetadata. */
+  readonly preserveCommitMetadata: boolean;
+  /** hoodie.layout.optimize.strategy */
+  readonly layoutOptimizationStrategy: LayoutOptimizationStrategy;
+  /** hoodie.layout.optimize.curve.build.method */
+  readonly curveBuildMethod: CurveBuildMethod;
+  /** hoodie.layout.optimize.build.curve.sample.size */
+  readonly buildCurveSampleSize: number;
+}
+
+export interface ResolvedClusteringConfig {
+  readonly config: ClusteringConfig;
+  /** Unknown, deprecated, ignored or overridden keys; nothing is logged here. */
+  readonly warnings: string[];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The keys.
+
+export interface ClusteringKeySpec {
+  readonly key: string;
+  /** Hudi's default as properties-file text; undefined when Hudi has none. */
+  readonly defaultValue: string | undefined;
+  readonly description: string;
+  /** The environment variable read for this key. */
+  readonly envVar: string;
+  /** Older names Hudi still reads for this key (ConfigProperty.withAlternatives). */
+  readonly alternativeKeys: readonly string[];
+  /** Accepted, but Hudi deprecated it and it changes nothing. */
+  readonly deprecated: boolean;
+}
+
+/** hoodie.clustering.plan.strategy.sort.columns → HOODIE_CLUSTERING_PLAN_STRATEGY_SORT_COLUMNS */
+export function envVarForKey(key: string): string {
+  return key.toUpperCase().replace(/[^A-Z0-9]/g, '_');
+}
+
+const MIB = 1024 * 1024;
+
+function keySpec(
+  key: string,
+  defaultValue: string | undefined,
+  description: string,
+  extras: { alternativeKeys?: readonly string[]; deprecated?: boolean } = {},
+): ClusteringKeySpec {
+  return Object.freeze({
+    key,
+    defaultValue,
+    description,
+    envVar: envVarForKey(key),
+    alternativeKeys: Object.freeze([...(extras.alternativeKeys ?? [])]),
+    deprecated: extras.deprecated ?? false,
+  });
+}
+
+/** Every supported key with Hudi's default and a one-line description (the README's configuration reference). */
+export const CLUSTERING_KEYS: readonly ClusteringKeySpec[] = Object.freeze([
+  keySpec('hoodie.clustering.inline', 'false', 'Writers run clustering after each commit; selects hoodie.clustering.inline.max.commits as the scheduling threshold.', {
+    alternativeKeys: ['hoodie.datasource.clustering.inline.enable'],
+  }),
+  keySpec('hoodie.clustering.inline.max.commits', '4', 'Commits needed since the last clustering before inline clustering is scheduled.'),
+  keySpec('hoodie.clustering.schedule.inline', 'false', 'Writers schedule clustering inline and leave execution to an async job; cannot be combined with hoodie.clustering.inline.'),
+  keySpec('hoodie.clustering.async.enabled', 'false', 'Clustering is scheduled and run asynchronously; selects hoodie.clustering.async.max.commits as the scheduling threshold.', {
+    alternativeKeys: ['hoodie.datasource.clustering.async.enable'],
+  }),
+  keySpec('hoodie.clustering.async.max.commits', '4', 'Commits needed since the last clustering before async clustering is scheduled.'),
+  keySpec('hoodie.clustering.plan.strategy.class', SPARK_SIZE_BASED_PLAN_STRATEGY, 'Planner: the size-based planners (Spark/Flink/Java) pick file slices smaller than small.file.limit in each partition.'),
+  keySpec('hoodie.clustering.execution.strategy.class', SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY, 'Executor named in the plan: sorts each group by the sort columns and writes files of about target.file.max.bytes.'),
+  keySpec('hoodie.clustering.plan.partition.filter.mode', 'NONE', 'Which partitions to plan: NONE (all), RECENT_DAYS, SELECTED_PARTITIONS (begin..end) or DAY_ROLLING (index % 24 = hour).'),
+  keySpec('hoodie.clustering.plan.strategy.daybased.lookback.partitions', '2', 'RECENT_DAYS: how many partitions (newest first, after skipping) to plan; 0 means all.'),
+  keySpec('hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions', '0', 'RECENT_DAYS: how many of the newest partitions to skip.'),
+  keySpec('hoodie.clustering.plan.strategy.cluster.begin.partition', undefined, 'SELECTED_PARTITIONS: first partition path to plan (inclusive, string order).'),
+  keySpec('hoodie.clustering.plan.strategy.cluster.end.partition', undefined, 'SELECTED_PARTITIONS: last partition path to plan (inclusive, string order).'),
+  keySpec('hoodie.clustering.plan.strategy.partition.regex.pattern', undefined, 'Only partitions whose whole path matches this regular expression (ignored when partition.selected is set).'),
+  keySpec('hoodie.clustering.plan.strategy.partition.selected', undefined, 'Comma-separated partition paths to plan instead of listing the table; the filter mode still applies.'),
+  keySpec('hoodie.clustering.plan.strategy.small.file.limit', String(300 * MIB), 'Base files smaller than this many bytes are clustering candidates.'),
+  keySpec('hoodie.clustering.plan.strategy.max.bytes.per.group', String(2 * 1024 * MIB), 'A clustering group closes before it would exceed this many bytes of input.'),
+  keySpec('hoodie.clustering.plan.strategy.max.num.groups', '30', 'At most this many clustering groups per plan (and per partition).'),
+  keySpec('hoodie.clustering.plan.strategy.target.file.max.bytes', String(1024 * MIB), 'Target output file size: a group of N bytes writes ceil(N / this) files.'),
+  keySpec('hoodie.clustering.plan.strategy.single.group.clustering.enabled', 'true', 'Also plan a partition\'s last group when it holds a single file slice (always done when sort columns are set).'),
+  keySpec('hoodie.clustering.plan.strategy.sort.columns', undefined, 'Comma-separated columns to sort the clustered data by.'),
+  keySpec('hoodie.clustering.max.parallelism', '15', 'At most this many clustering groups are executed at the same time.'),
+  keySpec('hoodie.clustering.group.read.parallelism', '20', 'Parallelism when reading the records of one clustering group.'),
+  keySpec('hoodie.clustering.updates.strategy', REJECT_UPDATE_STRATEGY, 'Updates to file groups in a pending clustering plan: SparkRejectUpdateStrategy refuses them, SparkAllowUpdateStrategy lets them through.'),
+  keySpec('hoodie.clustering.rollback.pending.replacecommit.on.conflict', 'false', 'Roll back a pending clustering when an upsert conflicts with its file groups (only with updates allowed).'),
+  keySpec('hoodie.clustering.preserve.commit.metadata', 'true', 'Keep the records\' _hoodie_commit_time when rewriting them (the plan\'s preserveHoodieMetadata).'),
+  keySpec('hoodie.layout.optimize.strategy', 'LINEAR', 'Sort order for the sort columns: linear, z-order or hilbert (case-insensitive).'),
+  keySpec('hoodie.layout.optimize.curve.build.method', 'DIRECT', 'Space-filling curve build method for z-order/hilbert: DIRECT or SAMPLE.'),
+  keySpec('hoodie.layout.optimize.build.curve.sample.size', '200000', 'SAMPLE curve build method: number of records sampled to find the boundaries.'),
+  keySpec('hoodie.layout.optimize.data.skipping.enable', 'true', 'Deprecated by Hudi 0.11; has no effect.', { deprecated: true }),
+  keySpec('hoodie.layout.optimize.enable', 'false', 'Deprecated by Hudi 0.11 (hoodie.layout.optimize.strategy decides); has no effect.', { deprecated: true }),
+]);
+
+export interface FlinkClusteringAlias {
+  /** Flink's option name (FlinkOptions). */
+  readonly flinkKey: string;
+  /** The Spark key it sets, or undefined for a Flink option this service has no use for. */
+  readonly key: string | undefined;
+  /** Flink's own default, in Flink's unit (informational: the defaults used here are Spark's). */
+  readonly flinkDefault: string | undefined;
+  /** Flink gives small.file.limit in MB, Spark in bytes. */
+  readonly unit: 'megabytes' | undefined;
+  readonly note: string;
+}
+
+function flinkAlias(
+  flinkKey: string,
+  key: string | undefined,
+  flinkDefault: string | undefined,
+  note: string,
+  unit?: 'megabytes',
+): FlinkClusteringAlias {
+  return Object.freeze({ flinkKey, key, flinkDefault, unit, note });
+}
+
+/** Flink `clustering.*` options and the Spark keys they set, as Hudi's FlinkWriteClients maps them. */
+export const FLINK_CLUSTERING_ALIASES: readonly FlinkClusteringAlias[] = Object.freeze([
+  flinkAlias('clustering.schedule.enabled', 'hoodie.clustering.async.enabled', 'false', 'Flink hands this to Hudi as hoodie.clustering.async.enabled.'),
+  flinkAlias('clustering.async.enabled', undefined, 'false', 'Runs clustering inside the Flink job; this service always executes what it plans, so it has no effect.'),
+  flinkAlias('clustering.delta_commits', 'hoodie.clustering.async.max.commits', '4', 'Commits needed before clustering is scheduled.'),
+  flinkAlias('clustering.tasks', 'hoodie.clustering.max.parallelism', undefined, 'Clustering parallelism (Flink defaults it to the write parallelism).'),
+  flinkAlias('clustering.plan.strategy.daybased.lookback.partitions', 'hoodie.clustering.plan.strategy.daybased.lookback.partitions', '2', 'RECENT_DAYS lookback.'),
+  flinkAlias('clustering.plan.strategy.daybased.skipfromlatest.partitions', 'hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions', '0', 'RECENT_DAYS skip.'),
+  flinkAlias('clustering.plan.strategy.cluster.begin.partition', 'hoodie.clustering.plan.strategy.cluster.begin.partition', '', 'SELECTED_PARTITIONS begin.'),
+  flinkAlias('clustering.plan.strategy.cluster.end.partition', 'hoodie.clustering.plan.strategy.cluster.end.partition', '', 'SELECTED_PARTITIONS end.'),
+  flinkAlias('clustering.plan.strategy.partition.regex.pattern', 'hoodie.clustering.plan.strategy.partition.regex.pattern', '', 'Partition regex.'),
+  flinkAlias('clustering.plan.strategy.partition.selected', 'hoodie.clustering.plan.strategy.partition.selected', '', 'Selected partitions.'),
+  flinkAlias('clustering.plan.strategy.class', 'hoodie.clustering.plan.strategy.class', FLINK_SIZE_BASED_PLAN_STRATEGY, 'Planner class.'),
+  flinkAlias('clustering.plan.partition.filter.mode', 'hoodie.clustering.plan.partition.filter.mode', 'NONE', 'Partition filter mode.'),
+  flinkAlias('clustering.plan.strategy.target.file.max.bytes', 'hoodie.clustering.plan.strategy.target.file.max.bytes', String(1024 * MIB), 'Target file size, in bytes.'),
+  flinkAlias('clustering.plan.strategy.small.file.limit', 'hoodie.clustering.plan.strategy.small.file.limit', '600', 'Small file limit in MEGABYTES (Flink default 600 MB); converted to bytes.', 'megabytes'),
+  flinkAlias('clustering.plan.strategy.sort.columns', 'hoodie.clustering.plan.strategy.sort.columns', '', 'Sort columns.'),
+  flinkAlias('clustering.plan.strategy.max.num.groups', 'hoodie.clustering.plan.strategy.max.num.groups', '30', 'Maximum number of groups.'),
+]);
+
+const SPEC_BY_KEY: ReadonlyMap<string, ClusteringKeySpec> = new Map(CLUSTERING_KEYS.map((spec) => [spec.key, spec]));
+const KEY_BY_ALTERNATIVE: ReadonlyMap<string, string> = new Map(
+  CLUSTERING_KEYS.flatMap((spec) => spec.alternativeKeys.map((alternative) => [alternative, spec.key] as const)),
+);
+const ALIAS_BY_FLINK_KEY: ReadonlyMap<string, FlinkClusteringAlias> = new Map(FLINK_CLUSTERING_ALIASES.map((alias) => [alias.flinkKey, alias]));
+const KEY_BY_ENV_VAR: ReadonlyMap<string, string> = new Map(CLUSTERING_KEYS.map((spec) => [spec.envVar, spec.key]));
+
+const WATCHED_KEY_PREFIXES = ['hoodie.clustering.', 'hoodie.layout.optimize', 'clustering.'];
+const WATCHED_ENV_PREFIXES = ['HOODIE_CLUSTERING_', 'HOODIE_LAYOUT_OPTIMIZE_'];
+
+// ---------------------------------------------------------------------------------------------------------------
+// Sources → canonical settings.
+
+/** One value for a canonical key, and where it came from (for messages). */
+interface Setting {
+  readonly value: string;
+  /** The key as the user wrote it (a Flink alias, an env var name…). */
+  readonly givenKey: string;
+  /** Which source: "Lambda event properties", "environment", a file location. */
+  readonly source: string;
+  /** Within a source: canonical key 3, hoodie.datasource alternative 2, Flink alias 1. */
+  readonly rank: number;
+}
+
+type Settings = Map<string, Setting>;
+
+/** Parse properties text (Java .properties syntax) for use as the file source. */
+export function parseProperties(text: string, location?: string): Map<string, string> {
+  return parseJavaProperties(text, location);
+}
+
+function editDistance(left: string, right: string): number {
+  let previous = Array.from({ length: right.length + 1 }, (_, index) => index);
+  for (let row = 1; row <= left.length; row++) {
+    const current = [row];
+    for (let column = 1; column <= right.length; column++) {
+      const substitution = previous[column - 1]! + (left[row - 1] === right[column - 1] ? 0 : 1);
+      current.push(Math.min(previous[column]! + 1, current[column - 1]! + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[right.length]!;
+}
+
+/** "; did you mean X?" for a near miss (a typo, or a known key ending in the same two words), else "". */
+function suggestionFor(unknownKey: string): string {
+  const candidates = [...SPEC_BY_KEY.keys(), ...ALIAS_BY_FLINK_KEY.keys()];
+  let best: { key: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const distance = editDistance(unknownKey, candidate);
+    if (!best || distance < best.distance) best = { key: candidate, distance };
+  }
+  if (best && best.distance <= 4) return `; did you mean ${best.key}?`;
+  const lastTwoWords = unknownKey.split('.').slice(-2).join('.');
+  const sameEnding = [...SPEC_BY_KEY.keys()].filter((key) => key.endsWith(`.${lastTwoWords}`));
+  return sameEnding.length === 1 ? `; did you mean ${sameEnding[0]}?` : '';
+}
+
+function megabytesToBytes(megabytes: string, flinkKey: string, source: string): string {
+  const trimmed = megabytes.trim();
+  if (!/^\+?\d+$/.test(trimmed)) {
+    throw new HudiError(`${flinkKey}="${megabytes}" is not a whole number of megabytes`, {
+      location: source,
+      fix: `give Flink's small file limit in MB (e.g. 600), or set hoodie.clustering.plan.strategy.small.file.limit in bytes`,
+    });
+  }
+  return String(Number(trimmed) * MIB);
+}
+
+/** Map one source's raw keys onto canonical keys; `source` names the source in messages and warnings. */
+function canonicalSettings(entries: Iterable<readonly [string, string]>, source: string, warnings: string[]): Settings {
+  const settings: Settings = new Map();
+  const place = (key: string, setting: Setting) => {
+    const existing = settings.get(key);
+    if (existing && existing.rank >= setting.rank) {
+      if (existing.value !== setting.value) warnings.push(`${source}: ${setting.givenKey} ignored because ${existing.givenKey} is also set`);
+      return;
+    }
+    if (existing && existing.value !== setting.value) warnings.push(`${source}: ${existing.givenKey} ignored because ${setting.givenKey} is also set`);
+    settings.set(key, setting);
+  };
+
+  for (const [givenKey, value] of entries) {
+    const spec = SPEC_BY_KEY.get(givenKey);
+    if (spec) {
+      if (spec.deprecated) warnings.push(`${source}: ${givenKey} is deprecated and has no effect`);
+      place(givenKey, { value, givenKey, source, rank: 3 });
+      continue;
+    }
+    const alternativeOf = KEY_BY_ALTERNATIVE.get(givenKey);
+    if (alternativeOf) {
+      place(alternativeOf, { value, givenKey, source, rank: 2 });
+      continue;
+    }
+    const alias = ALIAS_BY_FLINK_KEY.get(givenKey);
+    if (alias) {
+      if (alias.key === undefined) {
+        warnings.push(`${source}: Flink option ${givenKey} has no effect here (${alias.note})`);
+        continue;
+      }
+      const converted = alias.unit === 'megabytes' ? megabytesToBytes(value, givenKey, source) : value;
+      place(alias.key, { value: converted, givenKey, source, rank: 1 });
+      continue;
+    }
+    if (WATCHED_KEY_PREFIXES.some((prefix) => givenKey.startsWith(prefix))) {
+      warnings.push(`${source}: unknown clustering key ${givenKey} ignored${suggestionFor(givenKey)}`);
+    }
+  }
+  return settings;
+}
+
+/** A Lambda event value as properties text; lists are comma-joined (sort columns, selected partitions). */
+function eventValueAsText(key: string, value: unknown): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (Array.isArray(value) && value.every((item): item is string => typeof item === 'string')) return value.join(',');
+  throw new HudiError(`${key} has a value of an unusable type (${JSON.stringify(value) ?? typeof value})`, {
+    location: EVENT_SOURCE,
+    fix: 'give a string, a number, true/false, or (for lists) an array of strings',
+  });
+}
+
+const EVENT_SOURCE = 'Lambda event properties';
+const ENV_SOURCE = 'environment';
+
+function envEntries(env: Readonly<Record<string, string | undefined>>, warnings: string[]): [string, string][] {
+  const entries: [string, string][] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (!WATCHED_ENV_PREFIXES.some((prefix) => name.startsWith(prefix))) continue;
+    if (value === undefined || value === '') continue;
+    const key = KEY_BY_ENV_VAR.get(name);
+    if (key) entries.push([key, value]);
+    else warnings.push(`${ENV_SOURCE}: unknown clustering variable ${name} ignored (variables are the key upper-cased with '.' as '_')`);
+  }
+  return entries;
+}
+
+export interface ClusteringConfigSources {
+  /** A clustering properties file, e.g. from parseProperties(text). */
+  readonly file?: { readonly location: string; readonly properties: ReadonlyMap<string, string> };
+  /** Environment variables (process.env). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The Lambda event's `properties` object: keys as in a properties file, values strings, numbers, booleans or string lists. */
+  readonly event?: Readonly<Record<string, unknown>>;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Settings → typed values.
+
+const JAVA_INT_MAX = 2 ** 31 - 1;
+const JAVA_LONG_MAX = 2n ** 63n - 1n;
+
+function describeSetting(key: string, setting: Setting | undefined): { name: string; location: string | undefined } {
+  if (!setting) return { name: key, location: 'defaults' };
+  const name = setting.givenKey === key ? key : `${setting.givenKey} (${key})`;
+  return { name, location: setting.source };
+}
+
+function makeReader(settings: ReadonlyMap<string, Setting>, warnings: string[]) {
+  const rawOf = (key: string): { text: string | undefined; setting: Setting | undefined } => {
+    const setting = settings.get(key);
+    return { text: setting ? setting.value : SPEC_BY_KEY.get(key)?.defaultValue, setting };
+  };
+  const fail = (key: string, setting: Setting | undefined, problem: string, fix: string): never => {
+    const { name, location } = describeSetting(key, setting);
+    throw new HudiError(`${name}=${JSON.stringify(setting?.value ?? '')} ${problem}`, location === undefined ? { fix } : { location, fix });
+  };
+
+  /** A whole number within [min, max]; `long` values past 2^53 are clamped (no real size gets there). */
+  const wholeNumber = (key: string, min: number, kind: 'int' | 'long'): number => {
+    const { text, setting } = rawOf(key);
+    const trimmed = (text ?? '').trim();
+    const upper = kind === 'int' ? JAVA_INT_MAX : Number.MAX_SAFE_INTEGER;
+    const range = `a whole number from ${min} to ${kind === 'int' ? upper : '2^63-1'}`;
+    if (!/^[+-]?\d+$/.test(trimmed)) fail(key, setting, 'is not a whole number', `use ${range}`);
+    const big = BigInt(trimmed);
+    if (big < BigInt(min)) fail(key, setting, `is below ${min}`, `use ${range}`);
+    if (big > (kind === 'int' ? BigInt(JAVA_INT_MAX) : JAVA_LONG_MAX)) fail(key, setting, 'is too large', `use ${range}`);
+    if (big > BigInt(upper)) {
+      warnings.push(`${describeSetting(key, setting).name}=${trimmed} is treated as ${upper} (the largest exact number here)`);
+      return upper;
+    }
+    return Number(big);
+  };
+
+  return {
+    count: (key: string, min: number) => wholeNumber(key, min, 'int'),
+    bytes: (key: string, min: number) => wholeNumber(key, min, 'long'),
+
+    boolean(key: string): boolean {
+      const { text, setting } = rawOf(key);
+      const normalized = (text ?? '').trim().toLowerCase();
+      if (normalized === 'true') return true;
+      if (normalized === 'false') return false;
+      return fail(key, setting, 'is not a boolean', 'use true or false');
+    },
+
+    /** Unset and empty (Flink's default for its string options) are both undefined. */
+    optionalString(key: string): string | undefined {
+      const text = rawOf(key).text;
+      return text === undefined || text === '' ? undefined : text;
+    },
+
+    /** Comma-separated, entries trimmed, empty entries dropped. */
+    list(key: string): readonly string[] {
+      const text = rawOf(key).text ?? '';
+      return Object.freeze(text.split(',').map((item) => item.trim()).filter((item) => item !== ''));
+    },
+
+    /** One of `accepted` (matched after `normalize`); the message lists `shown`. */
+    oneOf<T extends string>(key: string, accepted: Readonly<Record<string, T>>, normalize: (text: string) => string, shown: readonly string[]): T {
+      const { text, setting } = rawOf(key);
+      const normalized = normalize((text ?? '').trim());
+      // Own keys only: "constructor" must not find Object.prototype's.
+      if (Object.hasOwn(accepted, normalized)) return accepted[normalized]!;
+      return fail(key, setting, 'is not an accepted value', `use one of ${shown.join(', ')}`);
+    },
+
+    setting: (key: string) => settings.get(key),
+    fail,
+  };
+}
+
+const identity = (text: string): string => text;
+const upperCase = (text: string): string => text.toUpperCase();
+const lowerCase = (text: string): string => text.toLowerCase();
+
+/** Build the typed config from merged canonical settings. */
+function buildConfig(settings: ReadonlyMap<string, Setting>, warnings: string[]): ClusteringConfig {
+  const read = makeReader(settings, warnings);
+
+  const planStrategies = [SPARK_SIZE_BASED_PLAN_STRATEGY, FLINK_SIZE_BASED_PLAN_STRATEGY, JAVA_SIZE_BASED_PLAN_STRATEGY] as const;
+  const givenPlanStrategy = (read.optionalString('hoodie.clustering.plan.strategy.class') ?? SPARK_SIZE_BASED_PLAN_STRATEGY).trim();
+  const deprecatedPlanner = Object.hasOwn(DEPRECATED_PLAN_STRATEGIES, givenPlanStrategy) ? DEPRECATED_PLAN_STRATEGIES[givenPlanStrategy] : undefined;
+  let partitionFilterMode = read.oneOf<PartitionFilterMode>(
+    'hoodie.clustering.plan.partition.filter.mode',
+    Object.fromEntries(PARTITION_FILTER_MODES.map((mode) => [mode, mode])),
+    upperCase,
+    PARTITION_FILTER_MODES,
+  );
+  let planStrategyClass: PlanStrategyClass;
+  if (deprecatedPlanner) {
+    warnings.push(
+      `hoodie.clustering.plan.strategy.class ${givenPlanStrategy} is deprecated: using ${deprecatedPlanner.planStrategy} ` +
+        `with hoodie.clustering.plan.partition.filter.mode=${deprecatedPlanner.filterMode}, as Hudi does`,
+    );
+    planStrategyClass = deprecatedPlanner.planStrategy;
+    partitionFilterMode = deprecatedPlanner.filterMode;
+  } else {
+    planStrategyClass = read.oneOf<PlanStrategyClass>(
+      'hoodie.clustering.plan.strategy.class',
+      Object.fromEntries(planStrategies.map((name) => [name, name])),
+      identity,
+      planStrategies,
+    );
+  }
+
+  const executionStrategies = [SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY, JAVA_SORT_AND_SIZE_EXECUTION_STRATEGY] as const;
+  const updatesStrategies = [REJECT_UPDATE_STRATEGY, ALLOW_UPDATE_STRATEGY] as const;
+  const layoutStrategies: Readonly<Record<string, LayoutOptimizationStrategy>> = { linear: 'linear', 'z-order': 'z-order', zorder: 'z-order', hilbert: 'hilbert' };
+  const curveBuildMethods: Readonly<Record<string, CurveBuildMethod>> = { DIRECT: 'DIRECT', SAMPLE: 'SAMPLE' };
+
+  const partitionRegexPattern = read.optionalString('hoodie.clustering.plan.strategy.partition.regex.pattern');
+  if (partitionRegexPattern !== undefined) {
+    try {
+      // The form filterPartitions uses (Java's Pattern.matches is a whole-string match).
+      new RegExp(`^(?:${partitionRegexPattern})$`);
+    } catch (error) {
+      const key = 'hoodie.clustering.plan.strategy.partition.regex.pattern';
+      read.fail(key, read.setting(key), `is not a valid regular expression (${(error as Error).message})`, 'fix the pattern; it must match the whole partition path');
+    }
+  }
+
+  const config: ClusteringConfig = {
+    inlineClustering: read.boolean('hoodie.clustering.inline'),
+    inlineMaxCommits: read.count('hoodie.clustering.inline.max.commits', 0),
+    scheduleInlineClustering: read.boolean('hoodie.clustering.schedule.inline'),
+    asyncClusteringEnabled: read.boolean('hoodie.clustering.async.enabled'),
+    asyncMaxCommits: read.count('hoodie.clustering.async.max.commits', 0),
+    planStrategyClass,
+    executionStrategyClass: read.oneOf<ExecutionStrategyClass>(
+      'hoodie.clustering.execution.strategy.class',
+      Object.fromEntries(executionStrategies.map((name) => [name, name])),
+      identity,
+      executionStrategies,
+    ),
+    partitionFilterMode,
+    lookbackPartitions: read.count('hoodie.clustering.plan.strategy.daybased.lookback.partitions', 0),
+    skipFromLatestPartitions: read.count('hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions', 0),
+    beginPartition: read.optionalString('hoodie.clustering.plan.strategy.cluster.begin.partition'),
+    endPartition: read.optionalString('hoodie.clustering.plan.strategy.cluster.end.partition'),
+    partitionRegexPattern,
+    partitionSelected: read.list('hoodie.clustering.plan.strategy.partition.selected'),
+    smallFileLimitBytes: read.bytes('hoodie.clustering.plan.strategy.small.file.limit', 0),
+    maxBytesPerGroup: read.bytes('hoodie.clustering.plan.strategy.max.bytes.per.group', 0),
+    maxNumGroups: read.count('hoodie.clustering.plan.strategy.max.num.groups', 1),
+    targetFileMaxBytes: read.bytes('hoodie.clustering.plan.strategy.target.file.max.bytes', 1),
+    singleGroupClusteringEnabled: read.boolean('hoodie.clustering.plan.strategy.single.group.clustering.enabled'),
+    sortColumns: read.list('hoodie.clustering.plan.strategy.sort.columns'),
+    maxParallelism: read.count('hoodie.clustering.max.parallelism', 1),
+    groupReadParallelism: read.count('hoodie.clustering.group.read.parallelism', 1),
+    updatesStrategyClass: read.oneOf<UpdatesStrategyClass>(
+      'hoodie.clustering.updates.strategy',
+      Object.fromEntries(updatesStrategies.map((name) => [name, name])),
+      identity,
+      updatesStrategies,
+    ),
+    rollbackPendingClusteringOnConflict: read.boolean('hoodie.clustering.rollback.pending.replacecommit.on.conflict'),
+    preserveCommitMetadata: read.boolean('hoodie.clustering.preserve.commit.metadata'),
+    layoutOptimizationStrategy: read.oneOf('hoodie.layout.optimize.strategy', layoutStrategies, lowerCase, ['linear', 'z-order', 'hilbert']),
+    curveBuildMethod: read.oneOf('hoodie.layout.optimize.curve.build.method', curveBuildMethods, upperCase, ['DIRECT', 'SAMPLE']),
+    buildCurveSampleSize: read.count('hoodie.layout.optimize.build.curve.sample.size', 1),
+  };
+  // Deprecated keys are still type-checked, as Hudi would parse them.
+  read.boolean('hoodie.layout.optimize.data.skipping.enable');
+  read.boolean('hoodie.layout.optimize.enable');
+
+  // HoodieClusteringConfig.Builder.validate()
+  if (config.inlineClustering && config.scheduleInlineClustering) {
+    throw new HudiError('hoodie.clustering.inline and hoodie.clustering.schedule.inline are both true', {
+      location: describeSetting('hoodie.clustering.schedule.inline', read.setting('hoodie.clustering.schedule.inline')).location,
+      fix: 'set at most one of them to true',
+    });
+  }
+  return Object.freeze(config);
+}
+
+/**
+ * Merge the sources (event > env > file > Hudi defaults) into a typed, frozen config. Throws HudiError for a value
+ * that cannot be used; unknown or ignored keys come back as warnings.
+ */
+export function resolveClusteringConfig(sources: ClusteringConfigSources = {}): ResolvedClusteringConfig {
+  const warnings: string[] = [];
+  const fileSettings = sources.file ? canonicalSettings(sources.file.properties, sources.file.location, warnings) : new Map<string, Setting>();
+  const envSettings = sources.env ? canonicalSettings(envEntries(sources.env, warnings), ENV_SOURCE, warnings) : new Map<string, Setting>();
+  const eventEntries: [string, string][] = [];
+  for (const [key, value] of Object.entries(sources.event ?? {})) {
+    const text = eventValueAsText(key, value);
+    if (text !== undefined) eventEntries.push([key, text]);
+  }
+  const eventSettings = canonicalSettings(eventEntries, EVENT_SOURCE, warnings);
+
+  // Later sources override earlier ones.
+  const merged = new Map<string, Setting>([...fileSettings, ...envSettings, ...eventSettings]);
+  const config = buildConfig(merged, warnings);
+  return { config, warnings };
+}
+
+/** Hudi's defaults, as a config. */
+export const DEFAULT_CLUSTERING_CONFIG: ClusteringConfig = resolveClusteringConfig().config;
+
+/**
+ * Check the sort columns against the table's columns (exact, case-sensitive names, as Hudi's space-curve sorter
+ * checks them). Throws a HudiError naming the first missing column and listing the table's columns.
+ */
+export function validateSortColumns(config: Pick<ClusteringConfig, 'sortColumns'>, tableColumns: readonly string[]): void {
+  const known = new Set(tableColumns);
+  const missing = config.sortColumns.filter((column) => !known.has(column));
+  if (missing.length === 0) return;
+  const plural = missing.length > 1 ? 's' : '';
+  throw new HudiError(`sort column${plural} ${missing.map((column) => `"${column}"`).join(', ')} not in the table`, {
+    location: 'hoodie.clustering.plan.strategy.sort.columns',
+    fix: `use columns of the table: ${tableColumns.join(', ')}`,
+  });
+}

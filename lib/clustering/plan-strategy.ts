@@ -1,0 +1,323 @@
+/**
+ * Clustering planning as Hudi 0.14's SparkSizeBasedClusteringPlanStrategy does it (PartitionAwareClusteringPlanStrategy
+ * + ClusteringPlanPartitionFilter + FileSliceMetricUtils), as pure functions over plain values. The plan mirrors the
+ * Avro HoodieClusteringPlan Hudi writes into `<instant>.replacecommit.requested` (field order and values as in a real
+ * Hudi-written plan), for copy-on-write tables: slices have a base file and no log files.
+ */
+import { HudiError } from '../errors.js';
+import type { ClusteringConfig } from './config.js';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Scheduling.
+
+/**
+ * The number of completed commits since the last clustering that Hudi's ClusteringPlanActionExecutor waits for:
+ * inline.max.commits when inline clustering is on, async.max.commits when async clustering or inline scheduling is
+ * on (the larger when both apply), and 0 when neither is on (Hudi's standalone clustering job then plans every time).
+ */
+export function requiredCommitsSinceLastClustering(
+  config: Pick<ClusteringConfig, 'inlineClustering' | 'inlineMaxCommits' | 'asyncClusteringEnabled' | 'scheduleInlineClustering' | 'asyncMaxCommits'>,
+): number {
+  let required = 0;
+  if (config.inlineClustering) required = Math.max(required, config.inlineMaxCommits);
+  if (config.asyncClusteringEnabled || config.scheduleInlineClustering) required = Math.max(required, config.asyncMaxCommits);
+  return required;
+}
+
+/**
+ * Whether to plan now. `completedCommitsSinceLastClustering` counts completed instants of the commits timeline
+ * (commit, deltacommit, replacecommit) after the last clustering replacecommit, or all of them when there is none.
+ * Hudi skips while `maxCommits > completedCommitsSinceLastClustering`, so exactly maxCommits commits schedule.
+ */
+export function shouldSchedule(input: { completedCommitsSinceLastClustering: number; maxCommits: number; force?: boolean }): boolean {
+  return input.force === true || input.completedCommitsSinceLastClustering >= input.maxCommits;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Partitions.
+
+/** Descending by UTF-16 code units, as Java's Comparator.reverseOrder() on Strings. */
+const descending = (left: string, right: string): number => (left < right ? 1 : left > right ? -1 : 0);
+const ascending = (left: string, right: string): number => (left < right ? -1 : left > right ? 1 : 0);
+
+/**
+ * The partitions to plan, in planning order. As Hudi's generateClusteringPlan: `partition.selected` (used as given,
+ * without checking the table has them) when set, otherwise the table's partitions whose whole path matches
+ * `partition.regex.pattern` (when set); then the filter mode:
+ * - NONE: unchanged;
+ * - RECENT_DAYS: sorted descending, skip `skipfromlatest`, take `lookback` (0 = all);
+ * - SELECTED_PARTITIONS: begin <= path <= end in string order (an unset bound does not filter);
+ * - DAY_ROLLING: sorted ascending, those whose index % 24 equals the hour.
+ * `nowHour` (0-23) defaults to the local hour, as Hudi uses the JVM's default time zone (UTC on Lambda).
+ */
+export function filterPartitions(
+  allPartitions: readonly string[],
+  config: Pick<
+    ClusteringConfig,
+    | 'partitionSelected'
+    | 'partitionRegexPattern'
+    | 'partitionFilterMode'
+    | 'lookbackPartitions'
+    | 'skipFromLatestPartitions'
+    | 'beginPartition'
+    | 'endPartition'
+  >,
+  nowHour: number = new Date().getHours(),
+): string[] {
+  let partitions: string[];
+  if (config.partitionSelected.length > 0) {
+    partitions = [...config.partitionSelected];
+  } else if (config.partitionRegexPattern !== undefined) {
+    // Java's Pattern.matches: the whole path must match.
+    const wholePath = new RegExp(`^(?:${config.partitionRegexPattern})$`);
+    partitions = allPartitions.filter((partition) => wholePath.test(partition));
+  } else {
+    partitions = [...allPartitions];
+  }
+
+  switch (config.partitionFilterMode) {
+    case 'NONE':
+      return partitions;
+    case 'RECENT_DAYS': {
+      const take = config.lookbackPartitions > 0 ? config.lookbackPartitions : partitions.length;
+      const skip = Math.max(config.skipFromLatestPartitions, 0);
+      return partitions.sort(descending).slice(skip, skip + take);
+    }
+    case 'SELECTED_PARTITIONS': {
+      const { beginPartition, endPartition } = config;
+      return partitions.filter(
+        (partition) => (beginPartition === undefined || partition >= beginPartition) && (endPartition === undefined || partition <= endPartition),
+      );
+    }
+    case 'DAY_ROLLING': {
+      if (!Number.isInteger(nowHour) || nowHour < 0 || nowHour > 23) {
+        throw new HudiError(`hour ${nowHour} is not a whole number from 0 to 23`, { location: 'DAY_ROLLING partition filter' });
+      }
+      return partitions.sort(ascending).filter((_, index) => index % 24 === nowHour);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// File slices.
+
+/** The latest file slice of a file group, as the planner needs it (copy-on-write: one base file). */
+export interface FileSliceInput {
+  readonly fileId: string;
+  readonly partitionPath: string;
+  /** The base file's full path as Hudi records it in plans (e.g. `s3://bucket/table/2024/01/01/<file>.parquet`). */
+  readonly baseFilePath: string;
+  readonly baseFileSize: number;
+  /** The base file's instant time. */
+  readonly instantTime: string;
+}
+
+/** The key of a file group in `pendingFileGroupIds`: `<partitionPath>/<fileId>` (`/<fileId>` when non-partitioned). */
+export function pendingFileGroupKey(partitionPath: string, fileId: string): string {
+  return `${partitionPath}/${fileId}`;
+}
+
+/**
+ * Slices that may be clustered (SparkSizeBasedClusteringPlanStrategy.getFileSlicesEligibleForClustering): not in a
+ * pending clustering or compaction plan, and with a base file strictly smaller than small.file.limit.
+ */
+export function getEligibleSlices<Slice extends FileSliceInput>(
+  latestSlices: readonly Slice[],
+  pendingFileGroupIds: ReadonlySet<string>,
+  smallFileLimit: number,
+): Slice[] {
+  return latestSlices.filter(
+    (slice) => !pendingFileGroupIds.has(pendingFileGroupKey(slice.partitionPath, slice.fileId)) && slice.baseFileSize < smallFileLimit,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The plan (Avro HoodieClusteringPlan and its parts, with the values Hudi 0.14 fills in; field order as Hudi writes).
+
+export interface ClusteringSliceInfo {
+  dataFilePath: string;
+  deltaFilePaths: string[];
+  fileId: string;
+  partitionPath: string;
+  bootstrapFilePath: string;
+  version: number;
+}
+
+/** FileSliceMetricUtils' metrics, in the order Hudi's HashMap writes them. */
+export interface ClusteringGroupMetrics {
+  TOTAL_LOG_FILES: number;
+  TOTAL_IO_MB: number;
+  TOTAL_IO_READ_MB: number;
+  TOTAL_LOG_FILES_SIZE: number;
+  TOTAL_IO_WRITE_MB: number;
+  [metric: string]: number;
+}
+
+export interface ClusteringGroup {
+  slices: ClusteringSliceInfo[];
+  metrics: ClusteringGroupMetrics;
+  numOutputFileGroups: number;
+  extraMetadata: null;
+  version: number;
+}
+
+export interface ClusteringStrategy {
+  strategyClassName: string;
+  strategyParams: Record<string, string>;
+  version: number;
+}
+
+export interface ClusteringPlan {
+  inputGroups: ClusteringGroup[];
+  strategy: ClusteringStrategy;
+  extraMetadata: Record<string, string>;
+  version: number;
+  preserveHoodieMetadata: boolean;
+}
+
+/** ClusteringPlanStrategy.CLUSTERING_PLAN_VERSION_1; slices, groups and strategies are version 1 as well. */
+export const CLUSTERING_PLAN_VERSION = 1;
+const SORT_COLUMNS_KEY = 'hoodie.clustering.plan.strategy.sort.columns';
+/** hoodie.parquet.max.file.size's default: Hudi's estimate for the write of a slice without a base file. */
+const DEFAULT_PARQUET_MAX_FILE_SIZE = 120 * 1024 * 1024;
+const BYTES_PER_MB = 1024 * 1024;
+
+/** HoodieClusteringGroup.numOutputFileGroups: (int) Math.ceil(groupSize / (double) targetFileSize). */
+export function numberOfOutputFileGroups(groupBytes: number, targetFileMaxBytes: number): number {
+  return Math.ceil(groupBytes / targetFileMaxBytes);
+}
+
+/** FSUtils.getSizeInMB: whole megabytes, rounded down (Java long division). */
+const sizeInMB = (bytes: number): number => Math.floor(bytes / BYTES_PER_MB);
+
+/** FileSliceMetricUtils.addFileSliceCommonMetrics for base-file-only slices (no log files on copy-on-write). */
+export function buildGroupMetrics(slices: readonly FileSliceInput[]): ClusteringGroupMetrics {
+  let readBytes = 0;
+  let writeBytes = 0;
+  for (const slice of slices) {
+    readBytes += slice.baseFileSize;
+    writeBytes += slice.baseFileSize > 0 ? slice.baseFileSize : DEFAULT_PARQUET_MAX_FILE_SIZE;
+  }
+  const readMB = sizeInMB(readBytes);
+  const writeMB = sizeInMB(writeBytes);
+  return { TOTAL_LOG_FILES: 0, TOTAL_IO_MB: readMB + writeMB, TOTAL_IO_READ_MB: readMB, TOTAL_LOG_FILES_SIZE: 0, TOTAL_IO_WRITE_MB: writeMB };
+}
+
+function sliceInfo(slice: FileSliceInput): ClusteringSliceInfo {
+  return {
+    dataFilePath: slice.baseFilePath,
+    deltaFilePaths: [],
+    fileId: slice.fileId,
+    partitionPath: slice.partitionPath,
+    bootstrapFilePath: '',
+    version: CLUSTERING_PLAN_VERSION,
+  };
+}
+
+function clusteringGroup(slices: readonly FileSliceInput[], groupBytes: number, targetFileMaxBytes: number): ClusteringGroup {
+  return {
+    slices: slices.map(sliceInfo),
+    metrics: buildGroupMetrics(slices),
+    numOutputFileGroups: numberOfOutputFileGroups(groupBytes, targetFileMaxBytes),
+    extraMetadata: null,
+    version: CLUSTERING_PLAN_VERSION,
+  };
+}
+
+/**
+ * HoodieWriteConfig.shouldClusteringSingleGroup: a partition's last group may hold a single slice when sort columns
+ * are set (sorting one file is still work) or single.group.clustering.enabled is on.
+ */
+export function shouldClusterSingleGroup(config: Pick<ClusteringConfig, 'sortColumns' | 'singleGroupClusteringEnabled'>): boolean {
+  return config.sortColumns.length > 0 || config.singleGroupClusteringEnabled;
+}
+
+type GroupingConfig = Pick<ClusteringConfig, 'maxBytesPerGroup' | 'maxNumGroups' | 'targetFileMaxBytes' | 'sortColumns' | 'singleGroupClusteringEnabled'>;
+
+/**
+ * PartitionAwareClusteringPlanStrategy.buildClusteringGroupsForPartition: slices sorted by base file size, largest
+ * first (stable); a slice that would take the running total strictly past max.bytes.per.group closes the current
+ * (non-empty) group and starts the next one; once max.num.groups groups are closed the rest of the partition waits
+ * for a later plan; the last, still open group is kept if it has more than one slice or single-group clustering
+ * applies. A single slice larger than max.bytes.per.group still forms a group of its own.
+ */
+export function buildClusteringGroupsForPartition(
+  partitionPath: string,
+  eligibleSlices: readonly FileSliceInput[],
+  config: GroupingConfig,
+): ClusteringGroup[] {
+  const stranger = eligibleSlices.find((slice) => slice.partitionPath !== partitionPath);
+  if (stranger) {
+    throw new HudiError(`file group ${stranger.fileId} of partition "${stranger.partitionPath}" given for partition "${partitionPath}"`, {
+      location: 'clustering plan',
+      fix: 'pass only the slices of the partition being grouped',
+    });
+  }
+  const bySizeDescending = [...eligibleSlices].sort((left, right) => right.baseFileSize - left.baseFileSize);
+
+  const groups: ClusteringGroup[] = [];
+  let currentGroup: FileSliceInput[] = [];
+  let currentBytes = 0;
+  for (const slice of bySizeDescending) {
+    if (currentBytes + slice.baseFileSize > config.maxBytesPerGroup && currentGroup.length > 0) {
+      groups.push(clusteringGroup(currentGroup, currentBytes, config.targetFileMaxBytes));
+      currentGroup = [];
+      currentBytes = 0;
+      // At the cap, the slice that did not fit waits for a later plan with the rest of the partition.
+      if (groups.length >= config.maxNumGroups) break;
+    }
+    currentGroup.push(slice);
+    currentBytes += slice.baseFileSize;
+  }
+  if (currentGroup.length > 1 || (currentGroup.length === 1 && shouldClusterSingleGroup(config))) {
+    groups.push(clusteringGroup(currentGroup, currentBytes, config.targetFileMaxBytes));
+  }
+  return groups.slice(0, config.maxNumGroups);
+}
+
+/** SparkSizeBasedClusteringPlanStrategy.getStrategyParams: only the sort columns, when set. */
+export function strategyParams(config: Pick<ClusteringConfig, 'sortColumns'>): Record<string, string> {
+  return config.sortColumns.length > 0 ? { [SORT_COLUMNS_KEY]: config.sortColumns.join(',') } : {};
+}
+
+export interface ClusteringPlanInput {
+  /** The partitions to plan, in order: filterPartitions' result. */
+  readonly partitionPaths: readonly string[];
+  /** The latest slice of every file group (of any partition; those outside partitionPaths are ignored). */
+  readonly latestSlices: readonly FileSliceInput[];
+  /** File groups in pending clustering or compaction plans, as pendingFileGroupKey(partition, fileId). */
+  readonly pendingFileGroupIds: ReadonlySet<string>;
+  readonly config: GroupingConfig & Pick<ClusteringConfig, 'smallFileLimitBytes' | 'executionStrategyClass' | 'preserveCommitMetadata'>;
+}
+
+/**
+ * PartitionAwareClusteringPlanStrategy.generateClusteringPlan after partition filtering: eligible slices and groups
+ * per partition in partition order, at most max.num.groups per partition and overall (later partitions wait).
+ * Undefined when there is nothing to cluster.
+ */
+export function buildClusteringPlan(input: ClusteringPlanInput): ClusteringPlan | undefined {
+  const { config } = input;
+  const slicesByPartition = new Map<string, FileSliceInput[]>();
+  for (const slice of input.latestSlices) {
+    const slices = slicesByPartition.get(slice.partitionPath);
+    if (slices) slices.push(slice);
+    else slicesByPartition.set(slice.partitionPath, [slice]);
+  }
+
+  const inputGroups: ClusteringGroup[] = [];
+  // A partition named twice (partition.selected) must not put its file groups in two groups.
+  for (const partitionPath of new Set(input.partitionPaths)) {
+    if (inputGroups.length >= config.maxNumGroups) break;
+    const eligible = getEligibleSlices(slicesByPartition.get(partitionPath) ?? [], input.pendingFileGroupIds, config.smallFileLimitBytes);
+    inputGroups.push(...buildClusteringGroupsForPartition(partitionPath, eligible, config));
+  }
+  if (inputGroups.length === 0) return undefined;
+
+  return {
+    inputGroups: inputGroups.slice(0, config.maxNumGroups),
+    strategy: { strategyClassName: config.executionStrategyClass, strategyParams: strategyParams(config), version: CLUSTERING_PLAN_VERSION },
+    extraMetadata: {},
+    version: CLUSTERING_PLAN_VERSION,
+    preserveHoodieMetadata: config.preserveCommitMetadata,
+  };
+}

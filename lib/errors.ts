@@ -1,0 +1,55 @@
+/**
+ * Errors a user can act on: each names what is wrong (and where) and how to fix it.
+ * The CLI prints `message` alone on one line; the stack only with --verbose.
+ */
+export class HudiError extends Error {
+  /** The file or object the problem is in, when there is one. */
+  readonly location: string | undefined;
+  /** What the user can do about it. */
+  readonly fix: string | undefined;
+
+  constructor(problem: string, options: { location?: string; fix?: string; cause?: unknown } = {}) {
+    const where = options.location ? `${options.location}: ` : '';
+    const how = options.fix ? ` (${options.fix})` : '';
+    super(`${where}${problem}${how}`, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'HudiError';
+    this.location = options.location;
+    this.fix = options.fix;
+  }
+}
+
+/** The table's layout or version is one this build does not handle. */
+export class UnsupportedTableError extends HudiError {
+  constructor(problem: string, options: { location?: string; fix?: string } = {}) {
+    super(problem, options);
+    this.name = 'UnsupportedTableError';
+  }
+}
+
+/** Another writer created the same object first (conditional create lost). */
+export class AlreadyExistsError extends HudiError {
+  constructor(location: string) {
+    super('already exists', { location, fix: 'another writer created it first; retry with a new instant' });
+    this.name = 'AlreadyExistsError';
+  }
+}
+
+/** A write lost a race or touched file groups another instant changed. */
+export class ConflictError extends HudiError {
+  constructor(problem: string, options: { location?: string; fix?: string } = {}) {
+    super(problem, options);
+    this.name = 'ConflictError';
+  }
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** An object or file that should be there is not. */
+export class NotFoundError extends HudiError {
+  constructor(location: string, fix?: string) {
+    super('not found', fix === undefined ? { location } : { location, fix });
+    this.name = 'NotFoundError';
+  }
+}

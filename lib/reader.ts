@@ -1,0 +1,84 @@
+/**
+ * Snapshot reads: the rows of the latest committed base file of every live file group.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HudiError } from './errors.js';
+import { openParquetEngine, type ParquetEngine } from './engine/parquet-engine.js';
+import type { Row } from './engine/row-format.js';
+import { mapWithConcurrency } from './storage/concurrency.js';
+import type { Storage } from './storage/port.js';
+import type { HudiTable } from './table.js';
+
+export const META_FIELDS = ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name'] as const;
+const DOWNLOAD_CONCURRENCY = 8;
+
+export interface SnapshotOptions {
+  /** Read as of this instant time (time travel). */
+  asOf?: string;
+  /** Keep Hudi's `_hoodie_*` columns. */
+  includeMetaFields?: boolean;
+  /** Reuse an engine (the caller closes it); otherwise one is opened for the read. */
+  engine?: ParquetEngine;
+}
+
+export interface Snapshot {
+  readonly columns: string[];
+  readonly rows: Row[];
+  /** Base files read, relative to the table path. */
+  readonly files: string[];
+}
+
+/**
+ * Make table files readable by path: local tables are read in place, remote ones downloaded to a temp dir.
+ * Returns local paths in the same order and a cleanup function.
+ */
+export async function stageFiles(storage: Storage, paths: readonly string[], tempParent = tmpdir()): Promise<{ localPaths: string[]; toUri: Map<string, string>; cleanup: () => Promise<void> }> {
+  const toUri = new Map<string, string>();
+  const direct = paths.map((p) => storage.localPath?.(p));
+  if (direct.every((p): p is string => p !== undefined)) {
+    direct.forEach((local, i) => toUri.set(local, storage.uriOf(paths[i]!)));
+    return { localPaths: direct, toUri, cleanup: async () => {} };
+  }
+  const dir = await mkdtemp(join(tempParent, 'hudi-stage-'));
+  const localPaths = await mapWithConcurrency([...paths], DOWNLOAD_CONCURRENCY, async (path, index) => {
+    const local = join(dir, `${index}-${path.slice(path.lastIndexOf('/') + 1)}`);
+    await storage.downloadFile(path, local);
+    toUri.set(local, storage.uriOf(path));
+    return local;
+  });
+  return { localPaths, toUri, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Replace staged temp paths in an engine error with the table URIs a user recognizes. */
+export function withTableLocations(error: unknown, toUri: ReadonlyMap<string, string>): unknown {
+  if (!(error instanceof HudiError)) return error;
+  let message = error.message;
+  for (const [local, uri] of toUri) message = message.split(local).join(uri);
+  if (message === error.message) return error;
+  const location = error.location === undefined ? undefined : (toUri.get(error.location) ?? error.location);
+  const rewritten = new HudiError(message, { cause: error });
+  Object.defineProperty(rewritten, 'message', { value: message });
+  Object.defineProperty(rewritten, 'location', { value: location });
+  return rewritten;
+}
+
+export async function readSnapshot(table: HudiTable, options: SnapshotOptions = {}): Promise<Snapshot> {
+  const view = await table.fileSystemView(options.asOf === undefined ? {} : { asOf: options.asOf });
+  const files = view.latestBaseFiles().map((f) => f.path);
+  if (files.length === 0) return { columns: [], rows: [], files };
+  const engine = options.engine ?? (await openParquetEngine());
+  const staged = await stageFiles(table.storage, files);
+  try {
+    const result = await engine.readRows(staged.localPaths);
+    const columns = options.includeMetaFields ? result.columns : result.columns.filter((c) => !(META_FIELDS as readonly string[]).includes(c));
+    const rows = options.includeMetaFields ? result.rows : result.rows.map((row) => Object.fromEntries(columns.map((c) => [c, row[c] ?? null])));
+    return { columns, rows, files };
+  } catch (error) {
+    throw withTableLocations(error, staged.toUri);
+  } finally {
+    await staged.cleanup();
+    if (options.engine === undefined) await engine.close();
+  }
+}

@@ -1,0 +1,243 @@
+import { randomBytes } from 'node:crypto';
+import type { Dirent } from 'node:fs';
+import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
+import { mapWithConcurrency } from './concurrency.js';
+import type { Storage, StoredObject } from './port.js';
+
+/** Marks our in-progress temp files so listings can hide them. */
+const TEMP_MARKER = '.hudi-serverless-tmp-';
+const STAT_CONCURRENCY = 32;
+
+/** A Storage over a local directory; writes go through a temp file and a rename, so readers never see half a file. */
+export class LocalStorage implements Storage {
+  readonly uri: string;
+  private readonly root: string;
+
+  constructor(rootDir: string) {
+    this.root = resolve(rootDir);
+    this.uri = this.root;
+  }
+
+  uriOf(path: string): string {
+    return this.absolute(path);
+  }
+
+  async get(path: string): Promise<Uint8Array> {
+    const file = this.absolute(path);
+    try {
+      return new Uint8Array(await readFile(file));
+    } catch (error) {
+      throw this.notFoundOr(error, file);
+    }
+  }
+
+  async getRange(path: string, start: number, end: number): Promise<Uint8Array> {
+    const file = this.absolute(path);
+    const length = Math.max(0, end - start);
+    let handle;
+    try {
+      handle = await open(file, 'r');
+    } catch (error) {
+      throw this.notFoundOr(error, file);
+    }
+    try {
+      const buffer = new Uint8Array(length);
+      let filled = 0;
+      while (filled < length) {
+        const { bytesRead } = await handle.read(buffer, filled, length - filled, start + filled);
+        if (bytesRead === 0) break; // past the end: return what exists, as S3 does
+        filled += bytesRead;
+      }
+      return filled === length ? buffer : buffer.subarray(0, filled);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async head(path: string): Promise<StoredObject | undefined> {
+    const file = this.absolute(path);
+    try {
+      const stats = await stat(file);
+      if (!stats.isFile()) return undefined;
+      return { path: this.relativePath(file), size: stats.size, modifiedMs: stats.mtimeMs };
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async put(path: string, body: Uint8Array | string): Promise<void> {
+    const file = this.absolute(path);
+    const temp = await this.writeTemp(file, body);
+    try {
+      await rename(temp, file);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async putIfAbsent(path: string, body: Uint8Array | string): Promise<void> {
+    const file = this.absolute(path);
+    const temp = await this.writeTemp(file, body);
+    try {
+      // link() fails with EEXIST like O_EXCL, but publishes the complete file in one step.
+      await link(temp, file);
+    } catch (error) {
+      if (errorCode(error) === 'EEXIST') throw new AlreadyExistsError(file);
+      if (!isLinkUnsupported(error)) throw error;
+      await this.createExclusive(file, body);
+    } finally {
+      await unlink(temp).catch(() => undefined);
+    }
+  }
+
+  async uploadFile(path: string, localFile: string): Promise<void> {
+    const file = this.absolute(path);
+    await mkdir(dirname(file), { recursive: true });
+    const temp = tempNameFor(file);
+    try {
+      await copyFile(localFile, temp);
+      await rename(temp, file);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      if (isMissing(error)) throw new NotFoundError(localFile, 'the local file to upload does not exist');
+      throw error;
+    }
+  }
+
+  async downloadFile(path: string, localFile: string): Promise<void> {
+    const file = this.absolute(path);
+    const target = resolve(localFile);
+    await mkdir(dirname(target), { recursive: true });
+    const temp = tempNameFor(target);
+    try {
+      await copyFile(file, temp);
+      await rename(temp, target);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw this.notFoundOr(error, file);
+    }
+  }
+
+  async listDir(dir: string): Promise<{ files: StoredObject[]; dirs: string[] }> {
+    const folder = this.absolute(dir);
+    const entries = await readDirIfExists(folder);
+    const dirs: string[] = [];
+    const fileNames: string[] = [];
+    for (const entry of entries) {
+      if (entry.name.includes(TEMP_MARKER)) continue;
+      if (entry.isDirectory()) dirs.push(entry.name);
+      else if (entry.isFile() || entry.isSymbolicLink()) fileNames.push(entry.name);
+    }
+    const stated = await mapWithConcurrency(fileNames, STAT_CONCURRENCY, (name) => this.statFile(join(folder, name)));
+    return {
+      files: stated.filter((object): object is StoredObject => object !== undefined).sort(byPath),
+      dirs: dirs.sort(),
+    };
+  }
+
+  async listRecursive(dir: string): Promise<StoredObject[]> {
+    const found: StoredObject[] = [];
+    const walk = async (folder: string): Promise<void> => {
+      const entries = await readDirIfExists(folder);
+      const subFolders: string[] = [];
+      const files: string[] = [];
+      for (const entry of entries) {
+        if (entry.name.includes(TEMP_MARKER)) continue;
+        const full = join(folder, entry.name);
+        if (entry.isDirectory()) subFolders.push(full);
+        else if (entry.isFile() || entry.isSymbolicLink()) files.push(full);
+      }
+      const stated = await mapWithConcurrency(files, STAT_CONCURRENCY, (file) => this.statFile(file));
+      for (const object of stated) if (object !== undefined) found.push(object);
+      for (const subFolder of subFolders) await walk(subFolder);
+    };
+    await walk(this.absolute(dir));
+    return found.sort(byPath);
+  }
+
+  async delete(paths: readonly string[]): Promise<void> {
+    await mapWithConcurrency(paths, STAT_CONCURRENCY, async (path) => {
+      await rm(this.absolute(path), { force: true });
+    });
+  }
+
+  /** Absolute file path of a storage path; refuses paths that climb out of the root. */
+  private absolute(path: string): string {
+    const file = resolve(this.root, path.replace(/^\/+/, ''));
+    const fromRoot = relative(this.root, file);
+    if (fromRoot.startsWith('..') || isAbsolute(fromRoot)) {
+      throw new HudiError(`path "${path}" is outside the table`, { location: this.root, fix: 'use a path relative to the table root' });
+    }
+    return file;
+  }
+
+  private relativePath(file: string): string {
+    return relative(this.root, file).split(sep).join('/');
+  }
+
+  private async statFile(file: string): Promise<StoredObject | undefined> {
+    try {
+      const stats = await stat(file);
+      return stats.isFile() ? { path: this.relativePath(file), size: stats.size, modifiedMs: stats.mtimeMs } : undefined;
+    } catch (error) {
+      if (isMissing(error)) return undefined; // deleted between readdir and stat
+      throw error;
+    }
+  }
+
+  private async writeTemp(file: string, body: Uint8Array | string): Promise<string> {
+    await mkdir(dirname(file), { recursive: true });
+    const temp = tempNameFor(file);
+    await writeFile(temp, body, { flag: 'wx' });
+    return temp;
+  }
+
+  /** Fallback for file systems without hard links: O_EXCL create (a reader may briefly see a partial file). */
+  private async createExclusive(file: string, body: Uint8Array | string): Promise<void> {
+    try {
+      await writeFile(file, body, { flag: 'wx' });
+    } catch (error) {
+      if (errorCode(error) === 'EEXIST') throw new AlreadyExistsError(file);
+      throw error;
+    }
+  }
+
+  private notFoundOr(error: unknown, file: string): unknown {
+    return isMissing(error) ? new NotFoundError(file) : error;
+  }
+}
+
+function tempNameFor(file: string): string {
+  return join(dirname(file), `.${basename(file)}${TEMP_MARKER}${randomBytes(6).toString('hex')}`);
+}
+
+async function readDirIfExists(folder: string): Promise<Dirent[]> {
+  try {
+    return await readdir(folder, { withFileTypes: true });
+  } catch (error) {
+    if (isMissing(error)) return []; // like an S3 prefix with no objects
+    throw error;
+  }
+}
+
+function byPath(a: StoredObject, b: StoredObject): number {
+  return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+}
+
+function isMissing(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+function isLinkUnsupported(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EXDEV' || code === 'EMLINK';
+}

@@ -1,0 +1,45 @@
+/**
+ * The storage port: everything lib/ needs from S3 or a local disk.
+ * Paths given to a Storage are relative to its root (the table's base path), with '/' separators.
+ */
+export interface StoredObject {
+  /** Path relative to the storage root, '/'-separated, no leading slash. */
+  readonly path: string;
+  readonly size: number;
+  /** Last modification, milliseconds since the epoch. */
+  readonly modifiedMs: number;
+}
+
+export interface Storage {
+  /** A human-readable URI of the root, e.g. `s3://bucket/prefix` or `/data/table`. */
+  readonly uri: string;
+  /** The URI of one path under the root, for messages and for Hudi's absolute paths. */
+  uriOf(path: string): string;
+  /** Whole object; throws NotFoundError when it does not exist. */
+  get(path: string): Promise<Uint8Array>;
+  /** Bytes [start, end) of an object. */
+  getRange(path: string, start: number, end: number): Promise<Uint8Array>;
+  /** Metadata, or undefined when it does not exist. */
+  head(path: string): Promise<StoredObject | undefined>;
+  /** Write (replace) an object in one PUT. */
+  put(path: string, body: Uint8Array | string): Promise<void>;
+  /**
+   * Create an object only if it does not exist yet (If-None-Match: * on S3, O_EXCL locally).
+   * Throws AlreadyExistsError when another writer created it first.
+   */
+  putIfAbsent(path: string, body: Uint8Array | string): Promise<void>;
+  /** Upload a local file (multipart on S3 for large files). */
+  uploadFile(path: string, localFile: string): Promise<void>;
+  /** Download an object to a local file (ranged and parallel on S3 for large objects). */
+  downloadFile(path: string, localFile: string): Promise<void>;
+  /** Objects directly under a folder (not recursive): files and sub-folder names. */
+  listDir(dir: string): Promise<{ files: StoredObject[]; dirs: string[] }>;
+  /** Every object under a prefix, recursively. */
+  listRecursive(dir: string): Promise<StoredObject[]>;
+  /** The local filesystem path of an object when the storage is a local disk (engines read it in place); else undefined. */
+  localPath?(path: string): string | undefined;
+  /** Remove objects; missing ones are ignored. */
+  delete(paths: readonly string[]): Promise<void>;
+}
+
+export { NotFoundError } from '../errors.js';

@@ -1,0 +1,479 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+  type CompletedPart,
+  type GetObjectCommandOutput,
+  type ListObjectsV2CommandOutput,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
+import { mapWithConcurrency } from './concurrency.js';
+import type { Storage, StoredObject } from './port.js';
+
+const MiB = 1024 * 1024;
+/** S3 allows at most 10,000 parts per multipart upload, each at least 5 MiB but the last. */
+const MAX_PARTS = 10_000;
+const MIN_PART_SIZE = 5 * MiB;
+/** DeleteObjects takes at most 1,000 keys per call. */
+const DELETE_BATCH = 1_000;
+
+export interface S3StorageOptions {
+  /** Defaults to a client configured from the standard AWS environment variables. */
+  client?: S3Client;
+  /** Size of upload parts and download ranges (default 8 MiB). */
+  partSize?: number;
+  /** Files at least this large upload as multipart (default 16 MiB). */
+  multipartThreshold?: number;
+  /** Parts in flight at once for one upload or download (default 4). */
+  transferConcurrency?: number;
+}
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * An S3 client configured from the standard AWS environment variables: region from AWS_REGION or
+ * AWS_DEFAULT_REGION (default us-east-1), endpoint from AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL,
+ * path-style addressing when AWS_S3_FORCE_PATH_STYLE=true or a custom endpoint is set (MinIO, moto);
+ * credentials from the SDK's default chain.
+ */
+export function s3ClientFromEnv(env: Environment = process.env): S3Client {
+  const config: S3ClientConfig = {
+    region: nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION) ?? 'us-east-1',
+  };
+  const endpoint = nonEmpty(env.AWS_ENDPOINT_URL_S3) ?? nonEmpty(env.AWS_ENDPOINT_URL);
+  if (endpoint !== undefined) config.endpoint = endpoint;
+  config.forcePathStyle = env.AWS_S3_FORCE_PATH_STYLE?.trim().toLowerCase() === 'true' || endpoint !== undefined;
+  return new S3Client(config);
+}
+
+/** A Storage over `s3://bucket/prefix`. */
+export class S3Storage implements Storage {
+  readonly uri: string;
+  readonly bucket: string;
+  /** Key prefix of the root, without leading or trailing '/'; '' for the bucket's root. */
+  readonly prefix: string;
+  private readonly client: S3Client;
+  private readonly partSize: number;
+  private readonly multipartThreshold: number;
+  private readonly transferConcurrency: number;
+
+  constructor(bucket: string, prefix = '', options: S3StorageOptions = {}) {
+    this.bucket = bucket;
+    this.prefix = trimSlashes(prefix);
+    this.uri = this.prefix === '' ? `s3://${bucket}` : `s3://${bucket}/${this.prefix}`;
+    this.client = options.client ?? s3ClientFromEnv();
+    this.partSize = options.partSize ?? 8 * MiB;
+    this.multipartThreshold = options.multipartThreshold ?? 16 * MiB;
+    this.transferConcurrency = options.transferConcurrency ?? 4;
+  }
+
+  uriOf(path: string): string {
+    return `s3://${this.bucket}/${this.keyOf(path)}`;
+  }
+
+  async get(path: string): Promise<Uint8Array> {
+    const key = this.keyOf(path);
+    try {
+      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return await bodyBytes(response);
+    } catch (error) {
+      throw this.describeError(error, 'read', key);
+    }
+  }
+
+  async getRange(path: string, start: number, end: number): Promise<Uint8Array> {
+    if (end <= start) return new Uint8Array(0);
+    const key = this.keyOf(path);
+    try {
+      const response = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${end - 1}` }),
+      );
+      return await bodyBytes(response);
+    } catch (error) {
+      // 416: the range starts at or past the end; nothing there, as with a local file.
+      if (httpStatusOf(error) === 416) return new Uint8Array(0);
+      throw this.describeError(error, 'read', key);
+    }
+  }
+
+  async head(path: string): Promise<StoredObject | undefined> {
+    const key = this.keyOf(path);
+    try {
+      const response = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return {
+        path: this.relativeOf(key),
+        size: response.ContentLength ?? 0,
+        modifiedMs: response.LastModified?.getTime() ?? 0,
+      };
+    } catch (error) {
+      // HEAD responses carry no error body, so a missing bucket also looks like a plain 404 here.
+      if (httpStatusOf(error) === 404) return undefined;
+      throw this.describeError(error, 'read', key);
+    }
+  }
+
+  async put(path: string, body: Uint8Array | string): Promise<void> {
+    const key = this.keyOf(path);
+    try {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body }));
+    } catch (error) {
+      throw this.describeError(error, 'write', key);
+    }
+  }
+
+  async putIfAbsent(path: string, body: Uint8Array | string): Promise<void> {
+    const key = this.keyOf(path);
+    try {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, IfNoneMatch: '*' }));
+    } catch (error) {
+      // 412: the object exists; 409: a concurrent conditional write of the same key is in progress.
+      const status = httpStatusOf(error);
+      const name = errorNameOf(error);
+      if (status === 412 || status === 409 || name === 'PreconditionFailed' || name === 'ConditionalRequestConflict') {
+        throw new AlreadyExistsError(this.uriOf(path));
+      }
+      throw this.describeError(error, 'write', key);
+    }
+  }
+
+  async uploadFile(path: string, localFile: string): Promise<void> {
+    const key = this.keyOf(path);
+    let size: number;
+    try {
+      size = (await stat(localFile)).size;
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') throw new NotFoundError(localFile, 'the local file to upload does not exist');
+      throw error;
+    }
+    if (size < this.multipartThreshold) {
+      await this.put(path, new Uint8Array(await readFile(localFile)));
+      return;
+    }
+    await this.uploadMultipart(key, localFile, size);
+  }
+
+  async downloadFile(path: string, localFile: string): Promise<void> {
+    const key = this.keyOf(path);
+    const target = resolve(localFile);
+    await mkdir(dirname(target), { recursive: true });
+    // Written beside the target and renamed at the end, so a failed download leaves no partial file.
+    const temp = join(dirname(target), `.${basename(target)}.download-${randomBytes(6).toString('hex')}`);
+    try {
+      await this.downloadTo(key, temp);
+      await rename(temp, target);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async listDir(dir: string): Promise<{ files: StoredObject[]; dirs: string[] }> {
+    const listPrefix = this.folderPrefix(dir);
+    const files: StoredObject[] = [];
+    const dirs: string[] = [];
+    for await (const page of this.listPages(listPrefix, '/')) {
+      for (const common of page.CommonPrefixes ?? []) {
+        if (common.Prefix !== undefined) dirs.push(common.Prefix.slice(listPrefix.length).replace(/\/$/, ''));
+      }
+      for (const object of page.Contents ?? []) {
+        // A key equal to the folder itself is a console-made "folder" marker, not a file.
+        if (object.Key === undefined || object.Key === listPrefix) continue;
+        files.push(this.storedObjectOf(object.Key, object.Size, object.LastModified));
+      }
+    }
+    return { files, dirs };
+  }
+
+  async listRecursive(dir: string): Promise<StoredObject[]> {
+    const listPrefix = this.folderPrefix(dir);
+    const objects: StoredObject[] = [];
+    for await (const page of this.listPages(listPrefix, undefined)) {
+      for (const object of page.Contents ?? []) {
+        if (object.Key === undefined || object.Key.endsWith('/')) continue; // folder markers
+        objects.push(this.storedObjectOf(object.Key, object.Size, object.LastModified));
+      }
+    }
+    return objects;
+  }
+
+  async delete(paths: readonly string[]): Promise<void> {
+    for (let offset = 0; offset < paths.length; offset += DELETE_BATCH) {
+      const keys = paths.slice(offset, offset + DELETE_BATCH).map((path) => this.keyOf(path));
+      let failures;
+      try {
+        const response = await this.client.send(
+          new DeleteObjectsCommand({
+            Bucket: this.bucket,
+            Delete: { Objects: keys.map((key) => ({ Key: key })), Quiet: true },
+          }),
+        );
+        failures = response.Errors ?? [];
+      } catch (error) {
+        throw this.describeError(error, 'delete', keys[0] ?? '');
+      }
+      const firstFailure = failures[0];
+      if (firstFailure !== undefined) {
+        const key = firstFailure.Key ?? '';
+        if (firstFailure.Code === 'AccessDenied') throw describeS3Error(firstFailure, { bucket: this.bucket, key, action: 'delete' });
+        throw new HudiError(`could not delete ${failures.length} object(s): ${firstFailure.Code ?? 'error'} ${firstFailure.Message ?? ''}`.trim(), {
+          location: `s3://${this.bucket}/${key}`,
+        });
+      }
+    }
+  }
+
+  private async uploadMultipart(key: string, localFile: string, size: number): Promise<void> {
+    const partSize = Math.max(this.partSize, MIN_PART_SIZE, Math.ceil(size / MAX_PARTS));
+    const partCount = Math.ceil(size / partSize);
+    let uploadId: string | undefined;
+    const file = await open(localFile, 'r');
+    try {
+      // CRC32 named on create and on every part so S3 checks each part and the whole (composite) object.
+      const created = await this.client.send(
+        new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ChecksumAlgorithm: 'CRC32' }),
+      );
+      uploadId = created.UploadId;
+      if (uploadId === undefined) throw new HudiError('S3 returned no upload id', { location: `s3://${this.bucket}/${key}` });
+      const activeUploadId = uploadId;
+      const partNumbers = Array.from({ length: partCount }, (_, index) => index + 1);
+      const parts = await mapWithConcurrency(partNumbers, this.transferConcurrency, async (partNumber): Promise<CompletedPart> => {
+        const offset = (partNumber - 1) * partSize;
+        const body = await readExactly(file, offset, Math.min(partSize, size - offset));
+        const uploaded = await this.client.send(
+          new UploadPartCommand({
+            Bucket: this.bucket,
+            Key: key,
+            UploadId: activeUploadId,
+            PartNumber: partNumber,
+            Body: body,
+            ChecksumAlgorithm: 'CRC32',
+          }),
+        );
+        return { PartNumber: partNumber, ETag: uploaded.ETag, ...(uploaded.ChecksumCRC32 ? { ChecksumCRC32: uploaded.ChecksumCRC32 } : {}) };
+      });
+      await this.client.send(
+        new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: activeUploadId, MultipartUpload: { Parts: parts } }),
+      );
+    } catch (error) {
+      if (uploadId !== undefined) {
+        // Abandoned parts are billed until aborted.
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+      }
+      throw error instanceof HudiError ? error : this.describeError(error, 'write', key);
+    } finally {
+      await file.close();
+    }
+  }
+
+  /** First range tells the size; the rest come in parallel, pinned to the first response's ETag. */
+  private async downloadTo(key: string, localFile: string): Promise<void> {
+    const file = await open(localFile, 'w');
+    try {
+      let first: GetObjectCommandOutput;
+      try {
+        first = await this.client.send(
+          new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=0-${this.partSize - 1}` }),
+        );
+      } catch (error) {
+        // An empty object has no byte 0: S3 answers 416 to any range.
+        if (httpStatusOf(error) !== 416) throw error;
+        first = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      }
+      const firstBytes = await bodyBytes(first);
+      await writeAll(file, firstBytes, 0);
+      const totalSize = totalSizeOf(first.ContentRange) ?? firstBytes.length;
+      const remainingStarts: number[] = [];
+      for (let start = firstBytes.length; start < totalSize; start += this.partSize) remainingStarts.push(start);
+      await mapWithConcurrency(remainingStarts, this.transferConcurrency, async (start) => {
+        const end = Math.min(start + this.partSize, totalSize);
+        const part = await this.client.send(
+          new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${end - 1}`, IfMatch: first.ETag }),
+        );
+        const bytes = await bodyBytes(part);
+        if (bytes.length !== end - start) {
+          throw new HudiError(`expected ${end - start} bytes at offset ${start}, got ${bytes.length}`, {
+            location: `s3://${this.bucket}/${key}`,
+            fix: 'the object changed during the download; retry',
+          });
+        }
+        await writeAll(file, bytes, start);
+      });
+    } catch (error) {
+      if (httpStatusOf(error) === 412) {
+        throw new HudiError('object was replaced during the download', { location: `s3://${this.bucket}/${key}`, fix: 'retry', cause: error });
+      }
+      throw error instanceof HudiError ? error : this.describeError(error, 'read', key);
+    } finally {
+      await file.close();
+    }
+  }
+
+  private async *listPages(listPrefix: string, delimiter: string | undefined): AsyncGenerator<ListObjectsV2CommandOutput> {
+    let continuationToken: string | undefined;
+    do {
+      let page: ListObjectsV2CommandOutput;
+      try {
+        page = await this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: listPrefix,
+            Delimiter: delimiter,
+            ContinuationToken: continuationToken,
+          }),
+        );
+      } catch (error) {
+        throw this.describeError(error, 'list', listPrefix);
+      }
+      yield page;
+      continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (continuationToken !== undefined);
+  }
+
+  private keyOf(path: string): string {
+    const relativePath = path.replace(/^\/+/, '');
+    return this.prefix === '' ? relativePath : `${this.prefix}/${relativePath}`;
+  }
+
+  /** The key prefix that lists a folder's contents: '' for the bucket root, else ending in '/'. */
+  private folderPrefix(dir: string): string {
+    const key = trimSlashes(this.keyOf(dir));
+    return key === '' ? '' : `${key}/`;
+  }
+
+  private relativeOf(key: string): string {
+    return this.prefix === '' ? key : key.slice(this.prefix.length + 1);
+  }
+
+  private storedObjectOf(key: string, size: number | undefined, modified: Date | undefined): StoredObject {
+    return { path: this.relativeOf(key), size: size ?? 0, modifiedMs: modified?.getTime() ?? 0 };
+  }
+
+  /** Turn an SDK error into one that says which bucket or object and what to do. */
+  private describeError(error: unknown, action: S3Action, key: string): unknown {
+    if (error instanceof HudiError) return error;
+    return describeS3Error(error, { bucket: this.bucket, key, action });
+  }
+}
+
+export type S3Action = 'read' | 'write' | 'list' | 'delete';
+
+const PERMISSION_FOR: Record<S3Action, string> = {
+  read: 's3:GetObject',
+  write: 's3:PutObject',
+  list: 's3:ListBucket',
+  delete: 's3:DeleteObject',
+};
+
+/**
+ * Map an S3 SDK error to a HudiError naming the bucket or object and the fix:
+ * NoSuchBucket, NoSuchKey (NotFoundError), AccessDenied (with the IAM permission needed), anything else.
+ */
+export function describeS3Error(error: unknown, where: { bucket: string; key: string; action: S3Action }): HudiError {
+  const { bucket, key, action } = where;
+  const objectUri = `s3://${bucket}/${key}`;
+  const name = errorNameOf(error);
+  const status = httpStatusOf(error);
+  if (name === 'NoSuchBucket') {
+    return new HudiError(`bucket "${bucket}" does not exist`, {
+      location: `s3://${bucket}`,
+      fix: 'create the bucket, or fix the table path',
+      cause: error,
+    });
+  }
+  if (name === 'NoSuchKey' || (status === 404 && name !== 'NoSuchUpload')) {
+    return new NotFoundError(objectUri);
+  }
+  if (name === 'AccessDenied' || status === 403) {
+    const permission = PERMISSION_FOR[action];
+    const resource = action === 'list' ? `arn:aws:s3:::${bucket}` : `arn:aws:s3:::${bucket}/${key}`;
+    return new HudiError(`access denied (${action})`, {
+      location: action === 'list' ? `s3://${bucket}/${key}*` : objectUri,
+      fix: `grant ${permission} on ${resource} to the role or user running this (and kms:Decrypt/kms:GenerateDataKey if the bucket uses SSE-KMS)`,
+      cause: error,
+    });
+  }
+  const detail = error instanceof Error ? error.message : String(error);
+  const problem = `S3 ${action} failed: ${name ?? 'error'}${status !== undefined ? ` (HTTP ${status})` : ''}: ${detail}`;
+  if (name === 'CredentialsProviderError') {
+    return new HudiError(problem, {
+      location: objectUri,
+      fix: 'give this process AWS credentials (an IAM role, AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)',
+      cause: error,
+    });
+  }
+  const code = errorCode(error);
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ECONNRESET' || code === 'ETIMEDOUT') {
+    return new HudiError(problem, {
+      location: objectUri,
+      fix: 'could not reach S3: check AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_REGION and the network',
+      cause: error,
+    });
+  }
+  return new HudiError(problem, { location: objectUri, cause: error });
+}
+
+async function bodyBytes(response: GetObjectCommandOutput): Promise<Uint8Array> {
+  if (response.Body === undefined) return new Uint8Array(0);
+  return response.Body.transformToByteArray();
+}
+
+/** "bytes 0-8388607/20971520" → 20971520 */
+function totalSizeOf(contentRange: string | undefined): number | undefined {
+  const match = contentRange === undefined ? null : /\/(\d+)\s*$/.exec(contentRange);
+  return match?.[1] === undefined ? undefined : Number(match[1]);
+}
+
+async function readExactly(file: Awaited<ReturnType<typeof open>>, offset: number, length: number): Promise<Uint8Array> {
+  const buffer = new Uint8Array(length);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await file.read(buffer, filled, length - filled, offset + filled);
+    if (bytesRead === 0) throw new HudiError(`file shrank while uploading (short read at offset ${offset + filled})`);
+    filled += bytesRead;
+  }
+  return buffer;
+}
+
+async function writeAll(file: Awaited<ReturnType<typeof open>>, bytes: Uint8Array, position: number): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) {
+    const { bytesWritten } = await file.write(bytes, written, bytes.length - written, position + written);
+    written += bytesWritten;
+  }
+}
+
+function errorNameOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const record = error as { name?: unknown; Code?: unknown };
+  if (typeof record.Code === 'string') return record.Code;
+  return typeof record.name === 'string' ? record.name : undefined;
+}
+
+function httpStatusOf(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null || !('$metadata' in error)) return undefined;
+  const metadata = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata;
+  return typeof metadata?.httpStatusCode === 'number' ? metadata.httpStatusCode : undefined;
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+}
+
+function trimSlashes(value: string): string {
+  return value.replace(/^\/+/, '').replace(/\/+$/, '');
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}

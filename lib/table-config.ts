@@ -1,0 +1,251 @@
+/**
+ * hoodie.properties: the table's identity and layout (HoodieTableConfig).
+ */
+import { crc32 } from 'node:zlib';
+import { HudiError, UnsupportedTableError, NotFoundError } from './errors.js';
+import { formatJavaProperties, parseJavaProperties } from './properties.js';
+import type { Storage } from './storage/port.js';
+
+export const METAFOLDER = '.hoodie';
+export const PROPERTIES_FILE = `${METAFOLDER}/hoodie.properties`;
+export const PROPERTIES_BACKUP_FILE = `${METAFOLDER}/hoodie.properties.backup`;
+export const SUPPORTED_TABLE_VERSION = 6;
+
+export type TableType = 'COPY_ON_WRITE' | 'MERGE_ON_READ';
+
+export const KEY_GENERATORS = {
+  simple: 'org.apache.hudi.keygen.SimpleKeyGenerator',
+  complex: 'org.apache.hudi.keygen.ComplexKeyGenerator',
+  nonPartitioned: 'org.apache.hudi.keygen.NonpartitionedKeyGenerator',
+  timestampBased: 'org.apache.hudi.keygen.TimestampBasedKeyGenerator',
+} as const;
+
+export interface TableConfig {
+  readonly name: string;
+  readonly databaseName: string;
+  readonly type: TableType;
+  readonly version: number;
+  readonly timelineLayoutVersion: number;
+  readonly recordKeyFields: readonly string[];
+  readonly partitionFields: readonly string[];
+  readonly precombineField: string | undefined;
+  readonly keyGeneratorClass: string;
+  readonly hiveStylePartitioning: boolean;
+  readonly urlEncodePartitioning: boolean;
+  readonly dropPartitionColumns: boolean;
+  readonly populateMetaFields: boolean;
+  readonly baseFileFormat: string;
+  readonly createSchema: string | undefined;
+  readonly archiveLogFolder: string;
+  /** Every key as stored, for keys this type does not name (key generator options, …). */
+  readonly properties: ReadonlyMap<string, string>;
+}
+
+/** hoodie.table.checksum: CRC32 of "<database>.<table>" (database defaults to ""). */
+export function tableChecksum(databaseName: string, tableName: string): number {
+  return crc32(Buffer.from(`${databaseName}.${tableName}`, 'utf8'));
+}
+
+/** Interpret parsed properties; `location` names the file in errors. */
+export function tableConfigFromProperties(properties: ReadonlyMap<string, string>, location: string): TableConfig {
+  const get = (key: string) => properties.get(key);
+  const name = get('hoodie.table.name');
+  if (!name) {
+    throw new HudiError('hoodie.table.name is missing; the file is corrupt or not a Hudi table config', {
+      location,
+      fix: 'restore hoodie.properties (Hudi keeps hoodie.properties.backup during updates) or re-create the table',
+    });
+  }
+  const versionText = get('hoodie.table.version') ?? '0';
+  const version = Number(versionText);
+  if (!Number.isInteger(version)) {
+    throw new HudiError(`hoodie.table.version is not a number: "${versionText}"`, { location, fix: 'restore hoodie.properties from a backup' });
+  }
+  const typeText = (get('hoodie.table.type') ?? 'COPY_ON_WRITE').toUpperCase();
+  if (typeText !== 'COPY_ON_WRITE' && typeText !== 'MERGE_ON_READ') {
+    throw new HudiError(`hoodie.table.type is "${typeText}", expected COPY_ON_WRITE or MERGE_ON_READ`, { location, fix: 'restore hoodie.properties from a backup' });
+  }
+  const databaseName = get('hoodie.database.name') ?? '';
+  const storedChecksum = get('hoodie.table.checksum');
+  if (storedChecksum !== undefined && Number(storedChecksum) !== tableChecksum(databaseName, name)) {
+    throw new HudiError(
+      `hoodie.table.checksum ${storedChecksum} does not match the table name (expected ${tableChecksum(databaseName, name)} for "${databaseName}.${name}"); the file was edited or corrupted`,
+      { location, fix: 'restore hoodie.properties from hoodie.properties.backup or a copy' },
+    );
+  }
+  const list = (key: string) => (get(key) ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const flag = (key: string, fallback: boolean) => {
+    const value = get(key);
+    return value === undefined ? fallback : value.trim().toLowerCase() === 'true';
+  };
+  const partitionFields = list('hoodie.table.partition.fields');
+  const keyGeneratorClass = get('hoodie.table.keygenerator.class')
+    ?? (partitionFields.length === 0 ? KEY_GENERATORS.nonPartitioned : list('hoodie.table.recordkey.fields').length > 1 ? KEY_GENERATORS.complex : KEY_GENERATORS.simple);
+  return {
+    name,
+    databaseName,
+    type: typeText,
+    version,
+    timelineLayoutVersion: Number(get('hoodie.timeline.layout.version') ?? (version >= 8 ? 2 : 1)),
+    recordKeyFields: list('hoodie.table.recordkey.fields'),
+    partitionFields,
+    precombineField: get('hoodie.table.precombine.field') || undefined,
+    keyGeneratorClass,
+    hiveStylePartitioning: flag('hoodie.datasource.write.hive_style_partitioning', false),
+    urlEncodePartitioning: flag('hoodie.datasource.write.partitionpath.urlencode', false),
+    dropPartitionColumns: flag('hoodie.datasource.write.drop.partition.columns', false),
+    populateMetaFields: flag('hoodie.populate.meta.fields', true),
+    baseFileFormat: (get('hoodie.table.base.file.format') ?? 'PARQUET').toUpperCase(),
+    createSchema: get('hoodie.table.create.schema'),
+    archiveLogFolder: get('hoodie.archivelog.folder') ?? 'archived',
+    properties,
+  };
+}
+
+export const READABLE_TABLE_VERSIONS: readonly number[] = [5, 6];
+
+/**
+ * Refuse tables this build cannot handle, with the reason and what to do. Version 5 copy-on-write tables share
+ * version 6's on-storage layout, so they are readable; writes need version 6, as Hudi 0.14 upgrades before writing.
+ */
+export function assertSupported(config: TableConfig, location: string, mode: 'read' | 'write' = 'read'): void {
+  const accepted = mode === 'read' ? READABLE_TABLE_VERSIONS : [SUPPORTED_TABLE_VERSION];
+  if (!accepted.includes(config.version)) {
+    const problem = config.version === 8 || config.version === 9
+      ? `table version ${config.version} (Hudi 1.x timeline layout) is not supported yet; this build handles table version 6 (Hudi 0.14/0.15)`
+      : config.version > 9
+        ? `table version ${config.version} is not supported (unknown to this build); it handles table version 6 (Hudi 0.14/0.15)`
+        : `table version ${config.version} is not supported for ${mode === 'read' ? 'reading' : 'writing'}; this build handles table version 6 (Hudi 0.14/0.15)`;
+    throw new UnsupportedTableError(problem, {
+      location,
+      fix: config.version < 6
+        ? 'upgrade the table to version 6 by writing to it once with Hudi 0.14 or 0.15'
+        : 'use a Hudi 0.14/0.15 table, or downgrade it with hudi-cli `downgrade table --toVersion SIX`',
+    });
+  }
+  if (config.type !== 'COPY_ON_WRITE') {
+    throw new UnsupportedTableError(`table type ${config.type} is not supported; this build handles COPY_ON_WRITE tables`, {
+      location,
+      fix: 'use a copy-on-write table (hoodie.table.type=COPY_ON_WRITE)',
+    });
+  }
+  if (config.baseFileFormat !== 'PARQUET') {
+    throw new UnsupportedTableError(`base file format ${config.baseFileFormat} is not supported; only PARQUET`, { location });
+  }
+}
+
+/** Read hoodie.properties (falling back to the backup Hudi leaves while it rewrites the file). */
+export async function readTableConfig(storage: Storage): Promise<TableConfig> {
+  let text: string;
+  let location = storage.uriOf(PROPERTIES_FILE);
+  try {
+    text = Buffer.from(await storage.get(PROPERTIES_FILE)).toString('utf8');
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    const backup = await storage.head(PROPERTIES_BACKUP_FILE);
+    if (backup === undefined) {
+      const hasMetafolder = (await storage.listDir(METAFOLDER)).files.length > 0;
+      throw new HudiError(hasMetafolder ? 'hoodie.properties is missing' : 'not a Hudi table: no .hoodie/hoodie.properties here', {
+        location: storage.uri,
+        fix: hasMetafolder ? 'restore .hoodie/hoodie.properties from a backup' : 'check the table path, or create a table with `hudi-serverless init <table> --props FILE`',
+      });
+    }
+    location = storage.uriOf(PROPERTIES_BACKUP_FILE);
+    text = Buffer.from(await storage.get(PROPERTIES_BACKUP_FILE)).toString('utf8');
+  }
+  if (text.includes('\u0000') || !/hoodie\./.test(text)) {
+    throw new HudiError('hoodie.properties is corrupt: it holds no hoodie.* keys', {
+      location,
+      fix: 'restore hoodie.properties from hoodie.properties.backup or a copy',
+    });
+  }
+  return tableConfigFromProperties(parseJavaProperties(text), location);
+}
+
+/** What `init` takes: Hudi's own write keys, as a Hudi user writes them. */
+export interface NewTableOptions {
+  tableName: string;
+  databaseName?: string;
+  recordKeyFields: readonly string[];
+  partitionFields: readonly string[];
+  precombineField?: string;
+  keyGeneratorClass?: string;
+  hiveStylePartitioning?: boolean;
+  urlEncodePartitioning?: boolean;
+  populateMetaFields?: boolean;
+  createSchema?: string;
+  /** Extra table-level keys to persist (key generator options such as hoodie.keygen.timebased.*). */
+  extraProperties?: Record<string, string>;
+}
+
+/** Map a user's write properties (hoodie.datasource.write.* / hoodie.table.*) to NewTableOptions. */
+export function newTableOptionsFromWriteProperties(props: ReadonlyMap<string, string>, location: string): NewTableOptions {
+  const pick = (...keys: string[]) => keys.map((k) => props.get(k)).find((v) => v !== undefined && v !== '');
+  const tableName = pick('hoodie.table.name', 'hoodie.datasource.write.table.name');
+  if (!tableName) throw new HudiError('hoodie.table.name is required to create a table', { location, fix: 'add hoodie.table.name=<name> to the properties' });
+  const recordKeys = pick('hoodie.datasource.write.recordkey.field', 'hoodie.table.recordkey.fields');
+  if (!recordKeys) {
+    throw new HudiError('hoodie.datasource.write.recordkey.field is required to create a table', { location, fix: 'add hoodie.datasource.write.recordkey.field=<column>[,<column>]' });
+  }
+  const split = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const keyGeneratorClass = pick('hoodie.datasource.write.keygenerator.class', 'hoodie.table.keygenerator.class');
+  // Hudi stores timestamp partition fields with their output format; the field names alone go in partition.fields.
+  const partitionFields = split(pick('hoodie.datasource.write.partitionpath.field', 'hoodie.table.partition.fields')).map((f) => f.split(':')[0]!);
+  const extraProperties: Record<string, string> = {};
+  for (const [key, value] of props) if (key.startsWith('hoodie.keygen.') || key.startsWith('hoodie.deltastreamer.keygen.')) extraProperties[key] = value;
+  const bool = (key: string) => {
+    const v = props.get(key);
+    return v === undefined ? undefined : v.trim().toLowerCase() === 'true';
+  };
+  const options: NewTableOptions = {
+    tableName,
+    recordKeyFields: split(recordKeys),
+    partitionFields,
+    extraProperties,
+  };
+  const databaseName = pick('hoodie.database.name');
+  if (databaseName !== undefined) options.databaseName = databaseName;
+  const precombine = pick('hoodie.datasource.write.precombine.field', 'hoodie.table.precombine.field');
+  if (precombine !== undefined) options.precombineField = precombine;
+  if (keyGeneratorClass !== undefined) options.keyGeneratorClass = keyGeneratorClass;
+  const hive = bool('hoodie.datasource.write.hive_style_partitioning');
+  if (hive !== undefined) options.hiveStylePartitioning = hive;
+  const urlEncode = bool('hoodie.datasource.write.partitionpath.urlencode');
+  if (urlEncode !== undefined) options.urlEncodePartitioning = urlEncode;
+  const populate = bool('hoodie.populate.meta.fields');
+  if (populate !== undefined) options.populateMetaFields = populate;
+  return options;
+}
+
+/** The properties Hudi 0.14/0.15 writes for a new v6 copy-on-write table. */
+export function newTableProperties(options: NewTableOptions): Map<string, string> {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.tableName)) {
+    throw new HudiError(`table name "${options.tableName}" is not valid`, { fix: 'use letters, digits and underscores, starting with a letter' });
+  }
+  const keyGeneratorClass = options.keyGeneratorClass
+    ?? (options.partitionFields.length === 0 ? KEY_GENERATORS.nonPartitioned : options.recordKeyFields.length > 1 ? KEY_GENERATORS.complex : KEY_GENERATORS.simple);
+  const props = new Map<string, string>();
+  props.set('hoodie.table.name', options.tableName);
+  if (options.databaseName !== undefined) props.set('hoodie.database.name', options.databaseName);
+  props.set('hoodie.table.type', 'COPY_ON_WRITE');
+  props.set('hoodie.table.version', String(SUPPORTED_TABLE_VERSION));
+  props.set('hoodie.timeline.layout.version', '1');
+  props.set('hoodie.archivelog.folder', 'archived');
+  props.set('hoodie.table.recordkey.fields', options.recordKeyFields.join(','));
+  if (options.partitionFields.length > 0) props.set('hoodie.table.partition.fields', options.partitionFields.join(','));
+  if (options.precombineField) props.set('hoodie.table.precombine.field', options.precombineField);
+  props.set('hoodie.table.keygenerator.class', keyGeneratorClass);
+  props.set('hoodie.datasource.write.hive_style_partitioning', String(options.hiveStylePartitioning ?? false));
+  props.set('hoodie.datasource.write.partitionpath.urlencode', String(options.urlEncodePartitioning ?? false));
+  props.set('hoodie.datasource.write.drop.partition.columns', 'false');
+  if (options.populateMetaFields === false) props.set('hoodie.populate.meta.fields', 'false');
+  if (options.createSchema) props.set('hoodie.table.create.schema', options.createSchema);
+  for (const [key, value] of Object.entries(options.extraProperties ?? {})) props.set(key, value);
+  props.set('hoodie.table.checksum', String(tableChecksum(options.databaseName ?? '', options.tableName)));
+  return props;
+}
+
+/** hoodie.properties text as Hudi writes it: two date comment lines, then the keys. */
+export function formatTableProperties(props: ReadonlyMap<string, string>, now: Date = new Date()): string {
+  return formatJavaProperties(props, [`Properties saved on ${now.toISOString()}`, now.toUTCString()]);
+}

@@ -1,0 +1,414 @@
+/**
+ * Avro timeline files (clustering plans, cleaner plans, clean and rollback metadata): Avro object container files
+ * as Java's DataFileWriter writes them — magic `Obj\x01`, a metadata map holding only `avro.schema` (no
+ * `avro.codec`, meaning the null codec), a 16-byte sync marker, then one block holding one record.
+ *
+ * We write and parse the container ourselves (it is a few varints) because avsc's BlockEncoder always adds an
+ * `avro.codec` key, and its decoder loops on whatever counts it reads, so a corrupt file could spin instead of
+ * failing. avsc does the record encoding and the writer → reader schema resolution.
+ */
+import avro from 'avsc';
+import { randomBytes } from 'node:crypto';
+import { inflateRawSync } from 'node:zlib';
+import { HudiError, errorMessage } from '../errors.js';
+import {
+  TIMELINE_AVRO_RECORD_NAMES,
+  TIMELINE_AVRO_SCHEMAS,
+  emptyRequestedReplaceMetadata,
+  timelineAvroSchemaText,
+  type AvroSchemaJson,
+  type HoodieRequestedReplaceMetadata,
+  type TimelineAvroKind,
+  type TimelineAvroRecords,
+} from './avro-schemas.js';
+
+export * from './avro-schemas.js';
+
+const MAGIC = Buffer.from('Obj\x01', 'latin1');
+const SYNC_MARKER_SIZE = 16;
+/** A timeline record is kilobytes; anything inflating past this is not one. */
+const MAX_INFLATED_BLOCK_BYTES = 256 * 1024 * 1024;
+
+const LONG_TYPE = avro.Type.forSchema('long');
+const METADATA_MAP_TYPE = avro.Type.forSchema({ type: 'map', values: 'bytes' });
+
+const FIX_UNREADABLE =
+  'an interrupted write or copy leaves a cut-short file; restore it from a backup or the original table';
+
+export interface EncodeTimelineAvroOptions {
+  /** The container's 16-byte sync marker; random when omitted (as Java does). Set it for reproducible bytes. */
+  syncMarker?: Uint8Array;
+}
+
+/**
+ * Encode one timeline record as the Avro container file Hudi writes for it.
+ * Throws HudiError when the record does not fit the schema (naming the offending field).
+ */
+export function encodeTimelineAvro<K extends TimelineAvroKind>(
+  kind: K,
+  record: TimelineAvroRecords[K],
+  options: EncodeTimelineAvroOptions = {},
+): Uint8Array {
+  const type = timelineType(kind);
+  const problems: string[] = [];
+  const valid = type.isValid(record, {
+    errorHook: (path: string[], value: unknown, fieldType: avro.Type) => {
+      problems.push(`${path.join('.') || '(record)'} = ${describeValue(value)} is not a valid ${fieldType.typeName}`);
+    },
+  });
+  if (!valid) {
+    throw new HudiError(`cannot encode ${TIMELINE_AVRO_RECORD_NAMES[kind]}: ${problems.slice(0, 5).join('; ')}`, {
+      fix: 'fill every field of the record with a value of its schema type (null only where the type allows it)',
+    });
+  }
+
+  const syncMarker = options.syncMarker ?? randomBytes(SYNC_MARKER_SIZE);
+  if (syncMarker.length !== SYNC_MARKER_SIZE) {
+    throw new HudiError(`an Avro sync marker must be ${SYNC_MARKER_SIZE} bytes, got ${syncMarker.length}`);
+  }
+  const recordBytes = type.toBuffer(record);
+  const metadata = METADATA_MAP_TYPE.toBuffer({ 'avro.schema': Buffer.from(timelineAvroSchemaText(kind), 'utf8') });
+  return concatBytes([
+    MAGIC,
+    metadata,
+    syncMarker,
+    LONG_TYPE.toBuffer(1),
+    LONG_TYPE.toBuffer(recordBytes.length),
+    recordBytes,
+    syncMarker,
+  ]);
+}
+
+/**
+ * Decode the single record of an Avro timeline file, resolving its embedded writer schema to ours, so files written
+ * by older or newer Hudi versions read as long as the record full name matches.
+ * `location` names the file in error messages. Throws HudiError when the file is empty (the caller decides what an
+ * empty instant file means), truncated, not an Avro container, holds another record type or not exactly one record.
+ */
+export function decodeTimelineAvro<K extends TimelineAvroKind>(
+  kind: K,
+  bytes: Uint8Array,
+  location: string,
+): TimelineAvroRecords[K] {
+  const expectedName = TIMELINE_AVRO_RECORD_NAMES[kind];
+  if (bytes.length === 0) {
+    throw new HudiError(`instant file is empty (0 bytes); expected an Avro ${expectedName} record`, { location });
+  }
+  const container = readContainer(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), location);
+
+  const writerType = parseWriterSchema(container.schemaText, location);
+  if (writerType.name !== expectedName) {
+    throw new HudiError(`holds an Avro ${writerType.name ?? writerType.typeName} record, expected ${expectedName}`, {
+      location,
+      fix: 'check that the file name’s action and state match its content',
+    });
+  }
+  const readerType = timelineType(kind);
+  let resolver: ReturnType<avro.Type['createResolver']>;
+  try {
+    resolver = readerType.createResolver(writerType);
+  } catch (cause) {
+    throw new HudiError(`its writer schema cannot be resolved to ${expectedName}: ${errorMessage(cause)}`, {
+      location,
+      fix: 'this Hudi version’s schema is not readable by this build; report the file’s avro.schema header',
+      cause,
+    });
+  }
+
+  if (container.blocks.length === 0) throw unreadable(location, 'no data block after the header');
+  const records: unknown[] = [];
+  for (const block of container.blocks) {
+    const data = decompressBlock(block.data, container.codec, location);
+    // Walk the block with the writer schema first: it checks every length and count against the bytes left.
+    const cursor = new ByteCursor(data, location);
+    for (let i = 0; i < block.count; i++) skipValue(writerType, cursor);
+    if (cursor.remaining !== 0) throw unreadable(location, `a data block has ${cursor.remaining} bytes after its records`);
+
+    let position = 0;
+    for (let i = 0; i < block.count; i++) {
+      let decoded: { value: unknown; offset: number };
+      try {
+        decoded = readerType.decode(data, position, resolver);
+      } catch (cause) {
+        throw unreadable(location, `record ${records.length + 1} does not decode: ${errorMessage(cause)}`, cause);
+      }
+      if (decoded.offset < 0) throw unreadable(location, `record ${records.length + 1} runs past its block`);
+      position = decoded.offset;
+      records.push(decoded.value);
+    }
+  }
+  if (records.length !== 1) {
+    throw new HudiError(`holds ${records.length} Avro records, expected exactly one ${expectedName}`, {
+      location,
+      fix: 'Hudi writes one record per timeline file; this file was not written by Hudi',
+    });
+  }
+  // Our reader schema guarantees the shape; avsc returns class instances, callers get plain data.
+  return toPlainData(records[0]) as TimelineAvroRecords[K];
+}
+
+/**
+ * Read `<instant>.replacecommit.requested`. Hudi writes an all-null record there for insert_overwrite, and some
+ * versions write a 0-byte file instead: both read as the all-null record.
+ */
+export function decodeRequestedReplaceMetadata(bytes: Uint8Array, location: string): HoodieRequestedReplaceMetadata {
+  if (bytes.length === 0) return emptyRequestedReplaceMetadata();
+  return decodeTimelineAvro('requestedReplace', bytes, location);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const timelineTypes = new Map<TimelineAvroKind, avro.Type>();
+
+/** Our schema as an avsc Type (one per kind, reused as writer and reader type). */
+function timelineType(kind: TimelineAvroKind): avro.Type {
+  let type = timelineTypes.get(kind);
+  if (type === undefined) {
+    type = avro.Type.forSchema(asAvscSchema(TIMELINE_AVRO_SCHEMAS[kind]), { wrapUnions: false });
+    timelineTypes.set(kind, type);
+  }
+  return type;
+}
+
+function asAvscSchema(schema: AvroSchemaJson): avro.Schema {
+  // avsc's Schema typing is looser than our JSON type; the values are the same JSON.
+  return schema as avro.Schema;
+}
+
+function parseWriterSchema(schemaText: string, location: string): avro.Type {
+  let schemaJson: unknown;
+  try {
+    schemaJson = JSON.parse(schemaText);
+  } catch (cause) {
+    throw unreadable(location, 'its avro.schema header is not JSON', cause);
+  }
+  try {
+    // A fresh registry each time: writer schemas of different Hudi versions reuse the same names.
+    return avro.Type.forSchema(schemaJson as avro.Schema, { wrapUnions: false, registry: {} });
+  } catch (cause) {
+    throw unreadable(location, `its avro.schema header is not a valid Avro schema: ${errorMessage(cause)}`, cause);
+  }
+}
+
+interface ContainerBlock {
+  count: number;
+  data: Buffer;
+}
+
+interface Container {
+  schemaText: string;
+  codec: string;
+  blocks: ContainerBlock[];
+}
+
+function readContainer(bytes: Buffer, location: string): Container {
+  if (bytes.length < MAGIC.length) {
+    throw unreadable(location, `${bytes.length} bytes, shorter than the 4-byte Avro magic`);
+  }
+  if (!bytes.subarray(0, MAGIC.length).equals(MAGIC)) {
+    throw unreadable(location, `it does not start with the Avro magic "Obj\\x01"`);
+  }
+  const cursor = new ByteCursor(bytes, location);
+  cursor.take(MAGIC.length);
+
+  const metadata = new Map<string, Buffer>();
+  for (let count = cursor.readCount(); count !== 0; count = cursor.readCount()) {
+    for (let i = 0; i < count; i++) {
+      const key = cursor.readString();
+      metadata.set(key, cursor.readBytes());
+    }
+  }
+  const syncMarker = cursor.take(SYNC_MARKER_SIZE);
+
+  const schemaBytes = metadata.get('avro.schema');
+  if (schemaBytes === undefined) throw unreadable(location, 'its header has no avro.schema');
+  const codec = metadata.get('avro.codec')?.toString('utf8') ?? 'null';
+  if (codec !== 'null' && codec !== 'deflate') {
+    throw new HudiError(`is compressed with Avro codec "${codec}", which this build does not read (only null, deflate)`, {
+      location,
+    });
+  }
+
+  const blocks: ContainerBlock[] = [];
+  while (cursor.remaining > 0) {
+    const count = cursor.readLong();
+    if (count < 0) throw unreadable(location, `a data block has a negative record count ${count}`);
+    const size = cursor.readLong();
+    if (size < 0) throw unreadable(location, `a data block has a negative size ${size}`);
+    const data = cursor.take(size);
+    if (!cursor.take(SYNC_MARKER_SIZE).equals(syncMarker)) {
+      throw unreadable(location, 'a data block does not end with the header’s sync marker');
+    }
+    blocks.push({ count, data });
+  }
+  return { schemaText: schemaBytes.toString('utf8'), codec, blocks };
+}
+
+function decompressBlock(data: Buffer, codec: string, location: string): Buffer {
+  if (codec === 'null') return data;
+  try {
+    return inflateRawSync(data, { maxOutputLength: MAX_INFLATED_BLOCK_BYTES });
+  } catch (cause) {
+    throw unreadable(location, `a deflate block does not inflate: ${errorMessage(cause)}`, cause);
+  }
+}
+
+/** Bounds-checked reading of Avro's binary encoding; every overrun becomes a HudiError naming the file. */
+class ByteCursor {
+  private position = 0;
+
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly location: string,
+  ) {}
+
+  fail(detail: string): HudiError {
+    return unreadable(this.location, `${detail} (offset ${this.position})`);
+  }
+
+  get remaining(): number {
+    return this.bytes.length - this.position;
+  }
+
+  take(length: number): Buffer {
+    if (length > this.remaining) {
+      throw unreadable(this.location, `needs ${length} bytes at offset ${this.position}, only ${this.remaining} left`);
+    }
+    const slice = this.bytes.subarray(this.position, this.position + length);
+    this.position += length;
+    return slice;
+  }
+
+  /** Zig-zag varint, as Avro encodes int and long. */
+  readLong(): number {
+    let unsigned = 0n;
+    for (let shift = 0n; ; shift += 7n) {
+      if (shift > 63n) throw unreadable(this.location, `a varint at offset ${this.position} is longer than 10 bytes`);
+      const byte = this.take(1)[0] ?? 0;
+      unsigned |= BigInt(byte & 0x7f) << shift;
+      if ((byte & 0x80) === 0) break;
+    }
+    const value = (unsigned >> 1n) ^ -(unsigned & 1n);
+    if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
+      throw unreadable(this.location, `a number at offset ${this.position} is out of range`);
+    }
+    return Number(value);
+  }
+
+  /**
+   * An array or map block count (negative counts carry a byte size). Every item of Hudi's timeline schemas takes
+   * at least one byte, so a count beyond the bytes left is corruption, caught before we loop over it.
+   */
+  readCount(): number {
+    let count = this.readLong();
+    if (count < 0) {
+      count = -count;
+      this.readLong();
+    }
+    if (count > this.remaining) {
+      throw unreadable(this.location, `a count of ${count} items exceeds the ${this.remaining} bytes left`);
+    }
+    return count;
+  }
+
+  readBytes(): Buffer {
+    const length = this.readLong();
+    if (length < 0) throw unreadable(this.location, `a negative length ${length}`);
+    return this.take(length);
+  }
+
+  readString(): string {
+    return this.readBytes().toString('utf8');
+  }
+}
+
+/** Step over one value of `type`, checking every length, count and branch index. */
+function skipValue(type: avro.Type, cursor: ByteCursor): void {
+  if (type instanceof avro.types.RecordType) {
+    for (const recordField of type.fields) skipValue(recordField.type, cursor);
+  } else if (type instanceof avro.types.ArrayType) {
+    for (let count = cursor.readCount(); count !== 0; count = cursor.readCount()) {
+      for (let i = 0; i < count; i++) skipValue(type.itemsType, cursor);
+    }
+  } else if (type instanceof avro.types.MapType) {
+    const valuesType = type.valuesType as avro.Type;
+    for (let count = cursor.readCount(); count !== 0; count = cursor.readCount()) {
+      for (let i = 0; i < count; i++) {
+        cursor.readBytes();
+        skipValue(valuesType, cursor);
+      }
+    }
+  } else if (type instanceof avro.types.UnwrappedUnionType || type instanceof avro.types.WrappedUnionType) {
+    const branch = cursor.readLong();
+    const branchType = type.types[branch];
+    if (branchType === undefined) throw cursor.fail(`union branch ${branch} does not exist`);
+    skipValue(branchType, cursor);
+  } else if (type instanceof avro.types.EnumType) {
+    const index = cursor.readLong();
+    if (index < 0 || index >= type.symbols.length) throw cursor.fail(`enum index ${index} does not exist`);
+  } else if (type instanceof avro.types.FixedType) {
+    cursor.take(type.size);
+  } else if (type instanceof avro.types.LogicalType) {
+    skipValue(type.underlyingType, cursor);
+  } else {
+    skipPrimitive(type.typeName, cursor);
+  }
+}
+
+function skipPrimitive(typeName: string, cursor: ByteCursor): void {
+  switch (typeName) {
+    case 'null':
+      return;
+    case 'boolean':
+      cursor.take(1);
+      return;
+    case 'int':
+    case 'long':
+      cursor.readLong();
+      return;
+    case 'float':
+      cursor.take(4);
+      return;
+    case 'double':
+      cursor.take(8);
+      return;
+    case 'bytes':
+    case 'string':
+      cursor.readBytes();
+      return;
+    default:
+      throw cursor.fail(`unexpected Avro type ${typeName}`);
+  }
+}
+
+function unreadable(location: string, detail: string, cause?: unknown): HudiError {
+  return new HudiError(`instant file is truncated or not an Avro container file (${detail})`, {
+    location,
+    fix: FIX_UNREADABLE,
+    cause,
+  });
+}
+
+/** avsc decodes records as class instances; hand out plain objects and arrays. */
+function toPlainData(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(toPlainData);
+  if (value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, toPlainData(entry)]));
+}
+
+function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  // A fresh array, not a Buffer from Node's shared pool, so `.buffer` holds only this file.
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

@@ -1,0 +1,380 @@
+/**
+ * Avro records of Hudi's timeline files (table version 6, Hudi 0.14/0.15) and the writer schemas we embed in them.
+ *
+ * Field names and order follow apache/hudi `hudi-common/src/main/avro/*.avsc`. The schemas are written as Java's
+ * `Schema.toString()` prints the generated classes' schemas (key order type/name/namespace/fields, field keys
+ * name/type/doc/default, `"avro.java.string":"String"` on strings and map keys, nested named types without namespace),
+ * so a file we write carries the same `avro.schema` text as one Hudi writes. The requested-replace, rollback-plan and
+ * rollback-metadata schemas equal, character for character, the ones embedded in real 0.14/0.15 files; the cleaner
+ * plan and clean metadata ones are the newest official versions (not checked against a real file). Hudi reads
+ * timeline files with Avro schema resolution, so older and newer schema versions read each other as long as the
+ * record full names match and fields missing on one side have defaults.
+ */
+
+/** A JSON value, as Avro schemas are written. */
+export type AvroSchemaJson =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly AvroSchemaJson[]
+  | { readonly [key: string]: AvroSchemaJson };
+
+/** Namespace of every Hudi timeline record. */
+export const HUDI_AVRO_NAMESPACE = 'org.apache.hudi.avro.model';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Records. Avro maps are `Record<string, …>`; unions with null are `T | null`; `version` is ["int","null"].
+
+export interface HoodieSliceInfo {
+  dataFilePath: string | null;
+  deltaFilePaths: string[] | null;
+  fileId: string | null;
+  partitionPath: string | null;
+  bootstrapFilePath: string | null;
+  version: number | null;
+}
+
+export interface HoodieClusteringGroup {
+  slices: HoodieSliceInfo[] | null;
+  metrics: Record<string, number> | null;
+  numOutputFileGroups: number | null;
+  extraMetadata: Record<string, string> | null;
+  version: number | null;
+}
+
+export interface HoodieClusteringStrategy {
+  strategyClassName: string | null;
+  strategyParams: Record<string, string> | null;
+  version: number | null;
+}
+
+export interface HoodieClusteringPlan {
+  inputGroups: HoodieClusteringGroup[] | null;
+  strategy: HoodieClusteringStrategy | null;
+  extraMetadata: Record<string, string> | null;
+  version: number | null;
+  preserveHoodieMetadata: boolean | null;
+}
+
+/** `<instant>.replacecommit.requested`: a clustering plan, or all nulls for insert_overwrite. */
+export interface HoodieRequestedReplaceMetadata {
+  /** `CLUSTER` for clustering (WriteOperationType name). */
+  operationType: string | null;
+  /** Only set when operationType is CLUSTER. */
+  clusteringPlan: HoodieClusteringPlan | null;
+  extraMetadata: Record<string, string> | null;
+  version: number | null;
+}
+
+export interface HoodieActionInstant {
+  timestamp: string;
+  action: string;
+  state: string;
+}
+
+export interface HoodieCleanFileInfo {
+  filePath: string | null;
+  isBootstrapBaseFile: boolean | null;
+}
+
+/** `<instant>.clean.requested` and `<instant>.clean.inflight`. */
+export interface HoodieCleanerPlan {
+  earliestInstantToRetain: HoodieActionInstant | null;
+  lastCompletedCommitTimestamp: string;
+  /** HoodieCleaningPolicy name, e.g. `KEEP_LATEST_COMMITS`. */
+  policy: string;
+  /** Deprecated by Hudi in favour of filePathsToBeDeletedPerPartition. */
+  filesToBeDeletedPerPartition: Record<string, string[]> | null;
+  version: number | null;
+  filePathsToBeDeletedPerPartition: Record<string, HoodieCleanFileInfo[]> | null;
+  partitionsToBeDeleted: string[] | null;
+  extraMetadata: Record<string, string> | null;
+}
+
+export interface HoodieCleanPartitionMetadata {
+  partitionPath: string;
+  policy: string;
+  deletePathPatterns: string[];
+  successDeleteFiles: string[];
+  failedDeleteFiles: string[];
+  isPartitionDeleted: boolean | null;
+}
+
+/** `<instant>.clean` (completed). */
+export interface HoodieCleanMetadata {
+  startCleanTime: string;
+  timeTakenInMillis: number;
+  totalFilesDeleted: number;
+  earliestCommitToRetain: string;
+  lastCompletedCommitTimestamp: string;
+  partitionMetadata: Record<string, HoodieCleanPartitionMetadata>;
+  version: number | null;
+  bootstrapPartitionMetadata: Record<string, HoodieCleanPartitionMetadata> | null;
+  extraMetadata: Record<string, string> | null;
+}
+
+export interface HoodieInstantInfo {
+  commitTime: string;
+  action: string;
+}
+
+export interface HoodieRollbackRequest {
+  partitionPath: string;
+  fileId: string | null;
+  latestBaseInstant: string | null;
+  filesToBeDeleted: string[];
+  /** Log file path → size in bytes. */
+  logBlocksToBeDeleted: Record<string, number> | null;
+}
+
+/** `<instant>.rollback.requested`. */
+export interface HoodieRollbackPlan {
+  instantToRollback: HoodieInstantInfo | null;
+  /** Capitalised as in Hudi's schema. */
+  RollbackRequests: HoodieRollbackRequest[] | null;
+  version: number | null;
+}
+
+export interface HoodieRollbackPartitionMetadata {
+  partitionPath: string;
+  successDeleteFiles: string[];
+  failedDeleteFiles: string[];
+  /** Log files the rollback appended command blocks to → size in bytes. */
+  rollbackLogFiles: Record<string, number> | null;
+  /** Log files written by the failed commit → size in bytes (0.14/0.15; absent from older schemas). */
+  logFilesFromFailedCommit: Record<string, number> | null;
+}
+
+/** `<instant>.rollback` (completed). */
+export interface HoodieRollbackMetadata {
+  startRollbackTime: string;
+  timeTakenInMillis: number;
+  totalFilesDeleted: number;
+  commitsRollback: string[];
+  partitionMetadata: Record<string, HoodieRollbackPartitionMetadata>;
+  version: number | null;
+  instantsRollback: HoodieInstantInfo[];
+}
+
+/** The record held by each kind of Avro timeline file. */
+export interface TimelineAvroRecords {
+  /** `.replacecommit.requested` */
+  requestedReplace: HoodieRequestedReplaceMetadata;
+  /** `.clean.requested`, `.clean.inflight` */
+  cleanerPlan: HoodieCleanerPlan;
+  /** `.clean` */
+  cleanMetadata: HoodieCleanMetadata;
+  /** `.rollback.requested` */
+  rollbackPlan: HoodieRollbackPlan;
+  /** `.rollback` */
+  rollbackMetadata: HoodieRollbackMetadata;
+}
+
+export type TimelineAvroKind = keyof TimelineAvroRecords;
+
+export const TIMELINE_AVRO_KINDS: readonly TimelineAvroKind[] = [
+  'requestedReplace',
+  'cleanerPlan',
+  'cleanMetadata',
+  'rollbackPlan',
+  'rollbackMetadata',
+];
+
+// ---------------------------------------------------------------------------------------------------------------
+// Writer schemas. Built from small helpers so the Java key order comes out right; JSON.stringify of each equals
+// what Java's Schema.toString() prints.
+
+/** A string as the Java generated classes declare it (java.lang.String rather than Utf8). */
+const javaString = { type: 'string', 'avro.java.string': 'String' } as const;
+
+function mapOf(values: AvroSchemaJson): AvroSchemaJson {
+  return { type: 'map', values, 'avro.java.string': 'String' };
+}
+
+function arrayOf(items: AvroSchemaJson): AvroSchemaJson {
+  return { type: 'array', items };
+}
+
+function field(name: string, type: AvroSchemaJson): AvroSchemaJson {
+  return { name, type };
+}
+
+function fieldWithDefault(name: string, type: AvroSchemaJson, defaultValue: AvroSchemaJson): AvroSchemaJson {
+  return { name, type, default: defaultValue };
+}
+
+/** `["null", T]` defaulting to null: the usual optional field. */
+function nullableField(name: string, type: AvroSchemaJson): AvroSchemaJson {
+  return fieldWithDefault(name, ['null', type], null);
+}
+
+/** Every Hudi record carries `version: ["int","null"] = 1`. */
+const versionField = fieldWithDefault('version', ['int', 'null'], 1);
+
+function record(name: string, fields: readonly AvroSchemaJson[]): AvroSchemaJson {
+  return { type: 'record', name, fields };
+}
+
+/** The top-level record names its namespace; nested ones inherit it (as Java prints them). */
+function topLevelRecord(name: string, fields: readonly AvroSchemaJson[]): AvroSchemaJson {
+  return { type: 'record', name, namespace: HUDI_AVRO_NAMESPACE, fields };
+}
+
+const stringMap = mapOf(javaString);
+
+const sliceInfoSchema = record('HoodieSliceInfo', [
+  nullableField('dataFilePath', javaString),
+  nullableField('deltaFilePaths', arrayOf(javaString)),
+  // No default in Hudi's schema: a slice always names its file group.
+  field('fileId', ['null', javaString]),
+  nullableField('partitionPath', javaString),
+  nullableField('bootstrapFilePath', javaString),
+  versionField,
+]);
+
+const clusteringGroupSchema = record('HoodieClusteringGroup', [
+  nullableField('slices', arrayOf(sliceInfoSchema)),
+  nullableField('metrics', mapOf('double')),
+  fieldWithDefault('numOutputFileGroups', ['int', 'null'], 1),
+  nullableField('extraMetadata', stringMap),
+  versionField,
+]);
+
+const clusteringStrategySchema = record('HoodieClusteringStrategy', [
+  nullableField('strategyClassName', javaString),
+  nullableField('strategyParams', stringMap),
+  versionField,
+]);
+
+const clusteringPlanSchema = record('HoodieClusteringPlan', [
+  nullableField('inputGroups', arrayOf(clusteringGroupSchema)),
+  nullableField('strategy', clusteringStrategySchema),
+  nullableField('extraMetadata', stringMap),
+  versionField,
+  nullableField('preserveHoodieMetadata', 'boolean'),
+]);
+
+const requestedReplaceMetadataSchema = topLevelRecord('HoodieRequestedReplaceMetadata', [
+  nullableField('operationType', javaString),
+  nullableField('clusteringPlan', clusteringPlanSchema),
+  nullableField('extraMetadata', stringMap),
+  versionField,
+]);
+
+const instantInfoSchema = record('HoodieInstantInfo', [field('commitTime', javaString), field('action', javaString)]);
+
+const rollbackRequestSchema = record('HoodieRollbackRequest', [
+  field('partitionPath', javaString),
+  nullableField('fileId', javaString),
+  nullableField('latestBaseInstant', javaString),
+  // Hudi's avsc puts `default: []` on the array type as well; Java keeps it as a property.
+  fieldWithDefault('filesToBeDeleted', { type: 'array', items: javaString, default: [] }, []),
+  nullableField('logBlocksToBeDeleted', mapOf('long')),
+]);
+
+const rollbackPlanSchema = topLevelRecord('HoodieRollbackPlan', [
+  {
+    name: 'instantToRollback',
+    type: ['null', instantInfoSchema],
+    doc: 'Hoodie instant that needs to be rolled back',
+    default: null,
+  },
+  nullableField('RollbackRequests', arrayOf(rollbackRequestSchema)),
+  versionField,
+]);
+
+const rollbackPartitionMetadataSchema = record('HoodieRollbackPartitionMetadata', [
+  field('partitionPath', javaString),
+  field('successDeleteFiles', arrayOf(javaString)),
+  field('failedDeleteFiles', arrayOf(javaString)),
+  nullableField('rollbackLogFiles', mapOf('long')),
+  nullableField('logFilesFromFailedCommit', mapOf('long')),
+]);
+
+const rollbackMetadataSchema = topLevelRecord('HoodieRollbackMetadata', [
+  field('startRollbackTime', javaString),
+  field('timeTakenInMillis', 'long'),
+  field('totalFilesDeleted', 'int'),
+  field('commitsRollback', arrayOf(javaString)),
+  field('partitionMetadata', mapOf(rollbackPartitionMetadataSchema)),
+  versionField,
+  fieldWithDefault('instantsRollback', { type: 'array', items: instantInfoSchema, default: [] }, []),
+]);
+
+const actionInstantSchema = record('HoodieActionInstant', [
+  field('timestamp', javaString),
+  field('action', javaString),
+  field('state', javaString),
+]);
+
+const cleanFileInfoSchema = record('HoodieCleanFileInfo', [
+  nullableField('filePath', javaString),
+  nullableField('isBootstrapBaseFile', 'boolean'),
+]);
+
+const cleanerPlanSchema = topLevelRecord('HoodieCleanerPlan', [
+  nullableField('earliestInstantToRetain', actionInstantSchema),
+  fieldWithDefault('lastCompletedCommitTimestamp', javaString, ''),
+  field('policy', javaString),
+  nullableField('filesToBeDeletedPerPartition', mapOf(arrayOf(javaString))),
+  versionField,
+  {
+    name: 'filePathsToBeDeletedPerPartition',
+    type: ['null', mapOf(arrayOf(cleanFileInfoSchema))],
+    doc: 'This field replaces the field filesToBeDeletedPerPartition',
+    default: null,
+  },
+  { name: 'partitionsToBeDeleted', type: ['null', arrayOf(javaString)], doc: 'partitions to be deleted', default: null },
+  nullableField('extraMetadata', stringMap),
+]);
+
+const cleanPartitionMetadataSchema = record('HoodieCleanPartitionMetadata', [
+  field('partitionPath', javaString),
+  field('policy', javaString),
+  field('deletePathPatterns', arrayOf(javaString)),
+  field('successDeleteFiles', arrayOf(javaString)),
+  field('failedDeleteFiles', arrayOf(javaString)),
+  nullableField('isPartitionDeleted', 'boolean'),
+]);
+
+const cleanMetadataSchema = topLevelRecord('HoodieCleanMetadata', [
+  field('startCleanTime', javaString),
+  field('timeTakenInMillis', 'long'),
+  field('totalFilesDeleted', 'int'),
+  field('earliestCommitToRetain', javaString),
+  fieldWithDefault('lastCompletedCommitTimestamp', javaString, ''),
+  field('partitionMetadata', mapOf(cleanPartitionMetadataSchema)),
+  versionField,
+  // Second use of a named type: by name only.
+  nullableField('bootstrapPartitionMetadata', mapOf('HoodieCleanPartitionMetadata')),
+  nullableField('extraMetadata', stringMap),
+]);
+
+/** Our writer (and reader) schema for each kind of Avro timeline file. */
+export const TIMELINE_AVRO_SCHEMAS: { readonly [K in TimelineAvroKind]: AvroSchemaJson } = {
+  requestedReplace: requestedReplaceMetadataSchema,
+  cleanerPlan: cleanerPlanSchema,
+  cleanMetadata: cleanMetadataSchema,
+  rollbackPlan: rollbackPlanSchema,
+  rollbackMetadata: rollbackMetadataSchema,
+};
+
+/** Full record name of each kind, as stored in the files (`org.apache.hudi.avro.model.*`). */
+export const TIMELINE_AVRO_RECORD_NAMES: { readonly [K in TimelineAvroKind]: string } = {
+  requestedReplace: `${HUDI_AVRO_NAMESPACE}.HoodieRequestedReplaceMetadata`,
+  cleanerPlan: `${HUDI_AVRO_NAMESPACE}.HoodieCleanerPlan`,
+  cleanMetadata: `${HUDI_AVRO_NAMESPACE}.HoodieCleanMetadata`,
+  rollbackPlan: `${HUDI_AVRO_NAMESPACE}.HoodieRollbackPlan`,
+  rollbackMetadata: `${HUDI_AVRO_NAMESPACE}.HoodieRollbackMetadata`,
+};
+
+/** The `avro.schema` header text for a kind: compact JSON, as Java's Schema.toString() prints it. */
+export function timelineAvroSchemaText(kind: TimelineAvroKind): string {
+  return JSON.stringify(TIMELINE_AVRO_SCHEMAS[kind]);
+}
+
+/** What Hudi writes to `replacecommit.requested` for insert_overwrite: a record with every field null. */
+export function emptyRequestedReplaceMetadata(): HoodieRequestedReplaceMetadata {
+  return { operationType: null, clusteringPlan: null, extraMetadata: null, version: null };
+}

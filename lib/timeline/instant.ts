@@ -1,0 +1,102 @@
+/**
+ * Instants: one action at one time, in one state. Named after Hudi's HoodieInstant.
+ * Timeline files live flat in `.hoodie/` (timeline layout 1, table version 6).
+ */
+export type InstantState = 'REQUESTED' | 'INFLIGHT' | 'COMPLETED';
+export type InstantAction = 'commit' | 'deltacommit' | 'replacecommit' | 'clean' | 'rollback' | 'compaction' | 'savepoint' | 'restore' | 'indexing' | 'logcompaction';
+
+export interface Instant {
+  /** yyyyMMddHHmmssSSS (17 digits) or legacy yyyyMMddHHmmss (14 digits). */
+  readonly time: string;
+  readonly action: InstantAction;
+  readonly state: InstantState;
+}
+
+const ACTIONS: readonly InstantAction[] = ['commit', 'deltacommit', 'replacecommit', 'clean', 'rollback', 'compaction', 'savepoint', 'restore', 'indexing', 'logcompaction'];
+const INSTANT_TIME = /^\d{14}(\d{3})?$/;
+
+/** Parse a file name in `.hoodie/`; undefined when it is not an instant file (hoodie.properties, folders, .crc …). */
+export function parseInstantFileName(fileName: string): Instant | undefined {
+  const dot = fileName.indexOf('.');
+  if (dot < 0) return undefined;
+  const time = fileName.slice(0, dot);
+  if (!INSTANT_TIME.test(time)) return undefined;
+  const suffix = fileName.slice(dot + 1);
+  // A COW commit's inflight file is plain `T.inflight` (no action), as Hudi writes it.
+  if (suffix === 'inflight') return { time, action: 'commit', state: 'INFLIGHT' };
+  const [action, state, extra] = suffix.split('.');
+  if (extra !== undefined || !ACTIONS.includes(action as InstantAction)) return undefined;
+  if (state === undefined) {
+    // Compaction and log compaction complete as a commit / deltacommit; a bare `T.compaction` does not exist.
+    if (action === 'compaction' || action === 'logcompaction') return undefined;
+    return { time, action: action as InstantAction, state: 'COMPLETED' };
+  }
+  if (state === 'requested') return { time, action: action as InstantAction, state: 'REQUESTED' };
+  if (state === 'inflight') return { time, action: action as InstantAction, state: 'INFLIGHT' };
+  return undefined;
+}
+
+/** The file name Hudi uses for this instant. */
+export function instantFileName(instant: Instant): string {
+  const { time, action, state } = instant;
+  if (state === 'COMPLETED') return `${time}.${action}`;
+  if (state === 'REQUESTED') return `${time}.${action}.requested`;
+  return action === 'commit' ? `${time}.inflight` : `${time}.${action}.inflight`;
+}
+
+export function instantKey(instant: Instant): string {
+  return `${instant.time}__${instant.action}__${instant.state}`;
+}
+
+export function isValidInstantTime(time: string): boolean {
+  return INSTANT_TIME.test(time);
+}
+
+/** Instants sort by time, then by state (requested < inflight < completed), as Hudi's comparator. */
+const STATE_ORDER: Record<InstantState, number> = { REQUESTED: 0, INFLIGHT: 1, COMPLETED: 2 };
+export function compareInstants(a: Instant, b: Instant): number {
+  if (a.time !== b.time) return compareInstantTimes(a.time, b.time);
+  return STATE_ORDER[a.state] - STATE_ORDER[b.state];
+}
+
+/** 14-digit legacy times compare as if padded with 000 milliseconds. */
+export function compareInstantTimes(a: string, b: string): number {
+  const pa = a.length === 14 ? `${a}000` : a;
+  const pb = b.length === 14 ? `${b}000` : b;
+  return pa < pb ? -1 : pa > pb ? 1 : 0;
+}
+
+/** Format a Date as a 17-digit instant time in UTC. */
+export function formatInstantTime(date: Date): string {
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  return `${date.getUTCFullYear()}${pad(date.getUTCMonth() + 1)}${pad(date.getUTCDate())}${pad(date.getUTCHours())}${pad(date.getUTCMinutes())}${pad(date.getUTCSeconds())}${pad(date.getUTCMilliseconds(), 3)}`;
+}
+
+/**
+ * A new instant time strictly greater than every time already on the timeline.
+ * Callers generate it under the table lock, so two writers cannot pick the same one.
+ */
+export function newInstantTime(existingTimes: Iterable<string>, now: Date = new Date()): string {
+  let candidate = formatInstantTime(now);
+  let latest: string | undefined;
+  for (const time of existingTimes) {
+    if (latest === undefined || compareInstantTimes(time, latest) > 0) latest = time;
+  }
+  if (latest !== undefined && compareInstantTimes(candidate, latest) <= 0) {
+    const base = latest.length === 14 ? `${latest}000` : latest;
+    candidate = (BigInt(base) + 1n).toString();
+    // A carry can produce an invalid clock value (e.g. ...999 → ...1000 ms); fall forward to the next real millisecond.
+    const asDate = parseInstantTime(candidate);
+    if (asDate === undefined) candidate = formatInstantTime(new Date(parseInstantTime(base)!.getTime() + 1));
+  }
+  return candidate;
+}
+
+export function parseInstantTime(time: string): Date | undefined {
+  if (!INSTANT_TIME.test(time)) return undefined;
+  const t = time.length === 14 ? `${time}000` : time;
+  const [y, mo, d, h, mi, s, ms] = [t.slice(0, 4), t.slice(4, 6), t.slice(6, 8), t.slice(8, 10), t.slice(10, 12), t.slice(12, 14), t.slice(14, 17)].map(Number) as [number, number, number, number, number, number, number];
+  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s, ms));
+  if (formatInstantTime(date) !== t) return undefined;
+  return date;
+}

@@ -1,0 +1,110 @@
+/**
+ * The active timeline: every instant file in `.hoodie/` (HoodieActiveTimeline), with the filters readers and writers need.
+ */
+import { HudiError } from '../errors.js';
+import type { Storage } from '../storage/port.js';
+import { METAFOLDER } from '../table-config.js';
+import { parseCommitMetadata, type CommitMetadata } from './commit-metadata.js';
+import { compareInstants, compareInstantTimes, instantFileName, parseInstantFileName, type Instant, type InstantAction } from './instant.js';
+
+/** Actions whose completed instants produce or replace base files on a COW table. */
+export const WRITE_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'replacecommit']);
+
+export class Timeline {
+  /** Every instant, sorted by time then state; one entry per instant time and action (its furthest state). */
+  readonly instants: readonly Instant[];
+
+  constructor(instants: Iterable<Instant>) {
+    // Keep only the furthest state of each (time, action): a completed commit also has its requested/inflight files.
+    const latest = new Map<string, Instant>();
+    for (const instant of instants) {
+      const key = `${instant.time}.${instant.action}`;
+      const seen = latest.get(key);
+      if (seen === undefined || compareInstants(instant, seen) > 0) latest.set(key, instant);
+    }
+    this.instants = [...latest.values()].sort((a, b) => compareInstants(a, b) || a.action.localeCompare(b.action));
+  }
+
+  completed(): Instant[] {
+    return this.instants.filter((i) => i.state === 'COMPLETED');
+  }
+
+  pending(): Instant[] {
+    return this.instants.filter((i) => i.state !== 'COMPLETED');
+  }
+
+  /** Completed commits / replacecommits (the "commits timeline" readers use). */
+  completedWrites(): Instant[] {
+    return this.instants.filter((i) => i.state === 'COMPLETED' && WRITE_ACTIONS.has(i.action));
+  }
+
+  lastCompletedWrite(): Instant | undefined {
+    return this.completedWrites().at(-1);
+  }
+
+  /** The view as of an instant time: instants at or before it. */
+  asOf(time: string): Timeline {
+    return new Timeline(this.instants.filter((i) => compareInstantTimes(i.time, time) <= 0));
+  }
+
+  has(time: string, action?: InstantAction): boolean {
+    return this.instants.some((i) => i.time === time && (action === undefined || i.action === action));
+  }
+
+  find(time: string): Instant | undefined {
+    return this.instants.find((i) => i.time === time);
+  }
+
+  /**
+   * Whether base files written at `time` are committed: the instant completed a write, or it is older than the
+   * first instant on the active timeline (archived instants were completed), as Hudi's containsOrBeforeTimelineStarts.
+   */
+  isCommitted(time: string): boolean {
+    const writes = this.instants.filter((i) => WRITE_ACTIONS.has(i.action));
+    if (writes.some((i) => i.time === time && i.state === 'COMPLETED')) return true;
+    if (writes.some((i) => i.time === time)) return false;
+    const first = writes[0];
+    return first !== undefined && compareInstantTimes(time, first.time) < 0;
+  }
+
+  allTimes(): string[] {
+    return this.instants.map((i) => i.time);
+  }
+}
+
+/** List `.hoodie/` and build the active timeline. */
+export async function loadTimeline(storage: Storage): Promise<Timeline> {
+  const { files } = await storage.listDir(METAFOLDER);
+  const instants: Instant[] = [];
+  for (const file of files) {
+    const name = file.path.slice(file.path.lastIndexOf('/') + 1);
+    const instant = parseInstantFileName(name);
+    if (instant !== undefined) instants.push(instant);
+  }
+  return new Timeline(instants);
+}
+
+export function instantPath(instant: Instant): string {
+  return `${METAFOLDER}/${instantFileName(instant)}`;
+}
+
+/** Read a completed commit or replacecommit's metadata. */
+export async function readCommitMetadata(storage: Storage, instant: Instant): Promise<CommitMetadata> {
+  if (instant.state !== 'COMPLETED' || !WRITE_ACTIONS.has(instant.action)) {
+    throw new HudiError(`instant ${instant.time} (${instant.action}, ${instant.state}) has no commit metadata to read`);
+  }
+  const path = instantPath(instant);
+  const bytes = await storage.get(path);
+  return parseCommitMetadata(Buffer.from(bytes).toString('utf8'), storage.uriOf(path));
+}
+
+/** The table's Avro schema string from the latest completed write that recorded one (readers do the same). */
+export async function latestTableSchema(storage: Storage, timeline: Timeline): Promise<string | undefined> {
+  const writes = timeline.completedWrites();
+  for (let i = writes.length - 1; i >= 0; i--) {
+    const metadata = await readCommitMetadata(storage, writes[i]!);
+    const schema = metadata.extraMetadata['schema'];
+    if (schema) return schema;
+  }
+  return undefined;
+}

@@ -1,0 +1,498 @@
+/**
+ * Record-key bloom filters, byte-compatible with the ones Hudi writes into base-file footers
+ * (`org.apache.hudi.bloomfilter`, typed by `hoodie_bloom_filter_type_code`).
+ *
+ * Mirrors Hudi's `HoodieDynamicBoundedBloomFilter` / `InternalDynamicBloomFilter` (DYNAMIC_V0) and
+ * `SimpleBloomFilter` / `InternalBloomFilter` (SIMPLE), which are ports of Hadoop's
+ * `org.apache.hadoop.util.bloom` classes hashed with Hadoop's `MurmurHash`. Every Java `int`
+ * quirk that reaches the bytes (signed tail bytes, overflow, `Math.abs(h % n)`) is kept.
+ */
+import { HudiError } from '../errors.js';
+
+export type BloomFilterTypeCode = 'DYNAMIC_V0' | 'SIMPLE';
+
+/** Parquet footer keys Hudi writes next to the bloom filter. */
+export const BLOOM_FILTER_FOOTER_KEY = 'org.apache.hudi.bloomfilter';
+export const BLOOM_FILTER_TYPE_CODE_FOOTER_KEY = 'hoodie_bloom_filter_type_code';
+export const MIN_RECORD_KEY_FOOTER_KEY = 'hoodie_min_record_key';
+export const MAX_RECORD_KEY_FOOTER_KEY = 'hoodie_max_record_key';
+
+export interface BloomFilterOptions {
+  /** `hoodie.index.bloom.num_entries`: keys per filter row before the error rate degrades. */
+  numEntries: number;
+  /** `hoodie.index.bloom.fpp`: target false-positive probability per row. */
+  fpp: number;
+  /** `hoodie.bloom.index.filter.dynamic.max.entries`: DYNAMIC_V0 stops adding rows past this. */
+  maxEntries: number;
+  /** `hoodie.bloom.index.filter.type`. */
+  type: BloomFilterTypeCode;
+}
+
+/** Hudi's defaults for the four bloom settings. */
+export const HUDI_BLOOM_FILTER_DEFAULTS: Readonly<BloomFilterOptions> = Object.freeze({
+  numEntries: 60_000,
+  fpp: 0.000000001,
+  maxEntries: 100_000,
+  type: 'DYNAMIC_V0',
+});
+
+/** Hadoop `Hash.MURMUR_HASH`; the only hash Hudi ever writes (0 would be Jenkins). */
+const MURMUR_HASH_TYPE = 1;
+/** Hadoop `Filter.VERSION`: negative so old unversioned streams (starting with nbHash > 0) are distinguishable. */
+const FILTER_FORMAT_VERSION = -1;
+/** version:int, nbHash:int, hashType:byte, vectorSize:int. */
+const FILTER_HEADER_BYTES = 13;
+/** nr:int, currentNbRecord:int, matrixLength:int after the filter header. */
+const DYNAMIC_HEADER_BYTES = 12;
+
+const LOG2_SQUARED = Math.log(2) * Math.log(2);
+
+/** Hudi `BloomFilterUtils.getBitSize` (same operation order, so the same double rounding). */
+export function bloomFilterBitSize(numEntries: number, fpp: number): number {
+  return Math.ceil(numEntries * (-Math.log(fpp) / LOG2_SQUARED));
+}
+
+/** Hudi `BloomFilterUtils.getNumHashes`. */
+export function bloomFilterNumHashes(bitSize: number, numEntries: number): number {
+  return Math.ceil((Math.log(2) * bitSize) / numEntries);
+}
+
+/**
+ * Hadoop `org.apache.hadoop.util.hash.MurmurHash#hash(byte[], offset, length, seed)`: MurmurHash2,
+ * 32-bit, except that the 1-3 tail bytes are Java-signed (sign-extended before the xor).
+ */
+export function hadoopMurmurHash(data: Uint8Array, offset: number, length: number, seed: number): number {
+  const m = 0x5bd1e995;
+  let h = seed ^ length;
+  const wholeWordsEnd = offset + (length & ~3);
+  let i = offset;
+  for (; i < wholeWordsEnd; i += 4) {
+    // Sign extension of data[i + 3] is shifted out, so unsigned bytes give Java's value.
+    let k = (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24));
+    k = Math.imul(k, m);
+    k ^= k >>> 24;
+    k = Math.imul(k, m);
+    h = Math.imul(h, m) ^ k;
+  }
+  const tailLength = length & 3;
+  if (tailLength !== 0) {
+    // `(b << 24) >> n` is Java's `(byte) b << (24 - n)`: the signed byte, shifted.
+    if (tailLength >= 3) h ^= (data[i + 2]! << 24) >> 8;
+    if (tailLength >= 2) h ^= (data[i + 1]! << 24) >> 16;
+    h ^= (data[i]! << 24) >> 24;
+    h = Math.imul(h, m);
+  }
+  h ^= h >>> 13;
+  h = Math.imul(h, m);
+  h ^= h >>> 15;
+  return h;
+}
+
+/** Grows as needed; record keys are short, so this almost never reallocates. */
+let keyScratch = new Uint8Array(256);
+
+/**
+ * Encodes like Java's `String.getBytes(UTF_8)` into a shared buffer and returns the byte length.
+ * Unlike TextEncoder, Java replaces a lone surrogate with '?' (0x3F), not U+FFFD.
+ */
+function encodeKeyUtf8(key: string): number {
+  if (keyScratch.length < key.length * 3) keyScratch = new Uint8Array(key.length * 3);
+  const out = keyScratch;
+  let length = 0;
+  for (let i = 0; i < key.length; i++) {
+    const code = key.charCodeAt(i);
+    if (code < 0x80) {
+      out[length++] = code;
+    } else if (code < 0x800) {
+      out[length++] = 0xc0 | (code >> 6);
+      out[length++] = 0x80 | (code & 0x3f);
+    } else if (code < 0xd800 || code > 0xdfff) {
+      out[length++] = 0xe0 | (code >> 12);
+      out[length++] = 0x80 | ((code >> 6) & 0x3f);
+      out[length++] = 0x80 | (code & 0x3f);
+    } else {
+      const low = i + 1 < key.length ? key.charCodeAt(i + 1) : 0;
+      if (code <= 0xdbff && low >= 0xdc00 && low <= 0xdfff) {
+        const codePoint = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+        out[length++] = 0xf0 | (codePoint >> 18);
+        out[length++] = 0x80 | ((codePoint >> 12) & 0x3f);
+        out[length++] = 0x80 | ((codePoint >> 6) & 0x3f);
+        out[length++] = 0x80 | (codePoint & 0x3f);
+        i++;
+      } else {
+        out[length++] = 0x3f;
+      }
+    }
+  }
+  return length;
+}
+
+/** Mixed 4-byte words of the current key; grows with keyScratch. */
+let mixedWordsScratch = new Int32Array(64);
+
+/**
+ * Hadoop `HashFunction#hash(Key)`: nbHash chained Murmur hashes, each seeded with the previous one,
+ * mapped to bit positions by Java's `Math.abs(h % vectorSize)`. Returns the shared position buffer.
+ * Same result as calling {@link hadoopMurmurHash} nbHash times, but the per-word mixing does not
+ * depend on the seed, so it is done once per key instead of once per hash.
+ */
+function bitPositionsOfKey(key: string, vectorSize: number, positions: Int32Array): Int32Array {
+  const length = encodeKeyUtf8(key);
+  if (length === 0) {
+    throw new HudiError('bloom filter keys must not be empty', {
+      fix: 'Hudi record keys are never empty; check the key generator',
+    });
+  }
+  const m = 0x5bd1e995;
+  const bytes = keyScratch;
+  const wordCount = length >>> 2;
+  if (mixedWordsScratch.length < wordCount) mixedWordsScratch = new Int32Array(wordCount * 2);
+  const mixedWords = mixedWordsScratch;
+  for (let w = 0, i = 0; w < wordCount; w++, i += 4) {
+    let k = bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24);
+    k = Math.imul(k, m);
+    k ^= k >>> 24;
+    mixedWords[w] = Math.imul(k, m);
+  }
+  const tailLength = length & 3;
+  const tailStart = wordCount << 2;
+  let tail = 0;
+  if (tailLength >= 3) tail ^= (bytes[tailStart + 2]! << 24) >> 8;
+  if (tailLength >= 2) tail ^= (bytes[tailStart + 1]! << 24) >> 16;
+  if (tailLength >= 1) tail ^= (bytes[tailStart]! << 24) >> 24;
+
+  let hash = 0;
+  for (let n = 0; n < positions.length; n++) {
+    let h = hash ^ length;
+    for (let w = 0; w < wordCount; w++) h = Math.imul(h, m) ^ mixedWords[w]!;
+    if (tailLength !== 0) h = Math.imul(h ^ tail, m);
+    h ^= h >>> 13;
+    h = Math.imul(h, m);
+    h ^= h >>> 15;
+    hash = h;
+    positions[n] = Math.abs(h % vectorSize);
+  }
+  return positions;
+}
+
+/** One Hadoop `BloomFilter` bit vector, already in its serialized layout (bit i = byte i>>3, mask 1<<(i&7)). */
+function newRow(vectorSize: number): Uint8Array {
+  return new Uint8Array(Math.ceil(vectorSize / 8));
+}
+
+function rowHasAll(row: Uint8Array, positions: Int32Array): boolean {
+  for (let i = 0; i < positions.length; i++) {
+    const position = positions[i]!;
+    if ((row[position >>> 3]! & (1 << (position & 7))) === 0) return false;
+  }
+  return true;
+}
+
+function setAll(row: Uint8Array, positions: Int32Array): void {
+  for (let i = 0; i < positions.length; i++) {
+    const position = positions[i]!;
+    row[position >>> 3]! |= 1 << (position & 7);
+  }
+}
+
+interface FilterState {
+  typeCode: BloomFilterTypeCode;
+  vectorSize: number;
+  numHashes: number;
+  rows: Uint8Array[];
+  /** DYNAMIC_V0 only (SIMPLE leaves these unused). */
+  rowCapacity: number;
+  maxEntries: number;
+  currentRowRecordCount: number;
+}
+
+/**
+ * A Hudi record-key bloom filter. Build with {@link createBloomFilter}, read footers with
+ * {@link HoodieBloomFilter.deserialize}.
+ */
+export class HoodieBloomFilter {
+  readonly typeCode: BloomFilterTypeCode;
+  /** Bits per row (`vectorSize`). */
+  readonly vectorSize: number;
+  readonly numHashes: number;
+  /** DYNAMIC_V0 `nr`: keys a row takes before a new row is started. */
+  readonly rowCapacity: number;
+  /**
+   * DYNAMIC_V0 `maxNr`. Hudi does not serialize it, so a deserialized filter has 0, exactly as
+   * Java's: adding to one never grows it, it round-robins over the existing rows once the current row is full.
+   */
+  readonly maxEntries: number;
+  #rows: Uint8Array[];
+  #currentRowRecordCount: number;
+  #reachedMax = false;
+  #roundRobinIndex = 0;
+  readonly #positions: Int32Array;
+
+  private constructor(state: FilterState) {
+    this.typeCode = state.typeCode;
+    this.vectorSize = state.vectorSize;
+    this.numHashes = state.numHashes;
+    this.rowCapacity = state.rowCapacity;
+    this.maxEntries = state.maxEntries;
+    this.#rows = state.rows;
+    this.#currentRowRecordCount = state.currentRowRecordCount;
+    this.#positions = new Int32Array(state.numHashes);
+  }
+
+  /** Hudi `BloomFilterFactory.createBloomFilter`; each option defaults to Hudi's config default. */
+  static create(options: Partial<BloomFilterOptions> = {}): HoodieBloomFilter {
+    const { numEntries, fpp, maxEntries, type } = { ...HUDI_BLOOM_FILTER_DEFAULTS, ...definedOnly(options) };
+    if (!Number.isInteger(numEntries) || numEntries <= 0 || numEntries > 0x7fffffff) {
+      throw new HudiError(`bloom filter numEntries must be a positive int, got ${numEntries}`, {
+        fix: 'set hoodie.index.bloom.num_entries to a positive integer',
+      });
+    }
+    if (!(fpp > 0 && fpp < 1)) {
+      throw new HudiError(`bloom filter fpp must be between 0 and 1 (exclusive), got ${fpp}`, {
+        fix: 'set hoodie.index.bloom.fpp to e.g. 0.000000001',
+      });
+    }
+    if (!Number.isInteger(maxEntries) || maxEntries < 0 || maxEntries > 0x7fffffff) {
+      throw new HudiError(`bloom filter maxEntries must be a non-negative int, got ${maxEntries}`, {
+        fix: 'set hoodie.bloom.index.filter.dynamic.max.entries to a non-negative integer',
+      });
+    }
+    if (type !== 'DYNAMIC_V0' && type !== 'SIMPLE') {
+      throw new HudiError(`unknown bloom filter type ${String(type)}`, { fix: 'use DYNAMIC_V0 or SIMPLE' });
+    }
+    const vectorSize = bloomFilterBitSize(numEntries, fpp);
+    if (vectorSize > 0x7fffffff) {
+      throw new HudiError(`bloom filter of ${vectorSize} bits does not fit a Java int`, {
+        fix: 'lower hoodie.index.bloom.num_entries or raise hoodie.index.bloom.fpp',
+      });
+    }
+    return new HoodieBloomFilter({
+      typeCode: type,
+      vectorSize,
+      numHashes: bloomFilterNumHashes(vectorSize, numEntries),
+      rows: [newRow(vectorSize)],
+      rowCapacity: numEntries,
+      maxEntries,
+      currentRowRecordCount: 0,
+    });
+  }
+
+  /** Rows in the DYNAMIC_V0 matrix (always 1 for SIMPLE). */
+  get rowCount(): number {
+    return this.#rows.length;
+  }
+
+  /** DYNAMIC_V0 `currentNbRecord`: keys added since the last row was started (keeps counting once rows are capped). */
+  get currentRowRecordCount(): number {
+    return this.#currentRowRecordCount;
+  }
+
+  /** Adds the UTF-8 bytes of `key`, as Hudi does for each record key written. */
+  add(key: string): void {
+    const positions = bitPositionsOfKey(key, this.vectorSize, this.#positions);
+    if (this.typeCode === 'SIMPLE') {
+      setAll(this.#rows[0]!, positions);
+      return;
+    }
+    setAll(this.#activeRowForAdd(), positions);
+    this.#currentRowRecordCount++;
+  }
+
+  /** False means the key is definitely absent; true means it may be present. */
+  mightContain(key: string): boolean {
+    const positions = bitPositionsOfKey(key, this.vectorSize, this.#positions);
+    for (const row of this.#rows) {
+      if (rowHasAll(row, positions)) return true;
+    }
+    return false;
+  }
+
+  /** `InternalDynamicBloomFilter#getActiveStandardBF` plus the row growth in its `add`. */
+  #activeRowForAdd(): Uint8Array {
+    const rows = this.#rows;
+    if (this.#reachedMax) {
+      const row = rows[this.#roundRobinIndex]!;
+      this.#roundRobinIndex = (this.#roundRobinIndex + 1) % rows.length;
+      return row;
+    }
+    if (this.#currentRowRecordCount >= this.rowCapacity) {
+      // Java int multiplication, so huge settings overflow exactly as in Hudi.
+      if (Math.imul(rows.length, this.rowCapacity) < this.maxEntries) {
+        const row = newRow(this.vectorSize);
+        rows.push(row);
+        this.#currentRowRecordCount = 0;
+        return row;
+      }
+      // Hudi hands out row 0 here without advancing its round-robin index, so row 0 gets two keys in a row.
+      this.#reachedMax = true;
+      return rows[0]!;
+    }
+    return rows[rows.length - 1]!;
+  }
+
+  /** Hudi's `serializeToString()`: the Hadoop `Writable` bytes, standard Base64 with padding. */
+  serialize(): string {
+    const rowBytes = this.#rows[0]!.length;
+    const rowSerializedBytes = FILTER_HEADER_BYTES + rowBytes;
+    const isDynamic = this.typeCode === 'DYNAMIC_V0';
+    const total = isDynamic
+      ? FILTER_HEADER_BYTES + DYNAMIC_HEADER_BYTES + this.#rows.length * rowSerializedBytes
+      : rowSerializedBytes;
+    const buffer = Buffer.allocUnsafe(total);
+    let offset = 0;
+    if (isDynamic) {
+      offset = this.#writeFilterHeader(buffer, offset);
+      offset = buffer.writeInt32BE(this.rowCapacity, offset);
+      offset = buffer.writeInt32BE(this.#currentRowRecordCount, offset);
+      offset = buffer.writeInt32BE(this.#rows.length, offset);
+    }
+    for (const row of this.#rows) {
+      offset = this.#writeFilterHeader(buffer, offset);
+      buffer.set(row, offset);
+      offset += row.length;
+    }
+    return buffer.toString('base64');
+  }
+
+  #writeFilterHeader(buffer: Buffer, offset: number): number {
+    offset = buffer.writeInt32BE(FILTER_FORMAT_VERSION, offset);
+    offset = buffer.writeInt32BE(this.numHashes, offset);
+    offset = buffer.writeInt8(MURMUR_HASH_TYPE, offset);
+    return buffer.writeInt32BE(this.vectorSize, offset);
+  }
+
+  /**
+   * Reads a footer value written by Hudi (`BloomFilterFactory.fromString`). Hudi ignores bytes
+   * after the filter, and so does this.
+   */
+  static deserialize(serialized: string, typeCode: BloomFilterTypeCode): HoodieBloomFilter {
+    if (typeCode !== 'DYNAMIC_V0' && typeCode !== 'SIMPLE') {
+      throw new HudiError(`unknown bloom filter type code ${String(typeCode)}`, {
+        fix: 'expected DYNAMIC_V0 or SIMPLE in hoodie_bloom_filter_type_code',
+      });
+    }
+    // Java's Base64 decoder rejects what Buffer would silently skip.
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(serialized) || serialized.length % 4 === 1) {
+      throw new HudiError('bloom filter is not valid Base64', { fix: 'the footer value is corrupt' });
+    }
+    const reader = new BigEndianReader(Buffer.from(serialized, 'base64'));
+    const header = readFilterHeader(reader);
+    if (typeCode === 'SIMPLE') {
+      return new HoodieBloomFilter({
+        typeCode,
+        ...header,
+        rows: [readRowBits(reader, header.vectorSize)],
+        rowCapacity: 0,
+        maxEntries: 0,
+        currentRowRecordCount: 0,
+      });
+    }
+    const rowCapacity = reader.int32();
+    const currentRowRecordCount = reader.int32();
+    const rowCount = reader.int32();
+    if (rowCount < 1) {
+      // Java would accept 0 rows, then fail on the first add; no Hudi writer produces it.
+      throw new HudiError(`DYNAMIC_V0 bloom filter has ${rowCount} rows`, { fix: 'the footer value is corrupt' });
+    }
+    const rows: Uint8Array[] = [];
+    for (let i = 0; i < rowCount; i++) {
+      const rowHeader = readFilterHeader(reader);
+      if (rowHeader.vectorSize !== header.vectorSize || rowHeader.numHashes !== header.numHashes) {
+        throw new HudiError(
+          `DYNAMIC_V0 bloom filter row ${i} has ${rowHeader.vectorSize} bits/${rowHeader.numHashes} hashes, ` +
+            `the filter ${header.vectorSize}/${header.numHashes}`,
+          { fix: 'the footer value is corrupt' },
+        );
+      }
+      rows.push(readRowBits(reader, header.vectorSize));
+    }
+    return new HoodieBloomFilter({
+      typeCode,
+      ...header,
+      rows,
+      rowCapacity,
+      maxEntries: 0,
+      currentRowRecordCount,
+    });
+  }
+}
+
+/** Hudi `BloomFilterFactory.createBloomFilter`; each option defaults to Hudi's config default. */
+export function createBloomFilter(options: Partial<BloomFilterOptions> = {}): HoodieBloomFilter {
+  return HoodieBloomFilter.create(options);
+}
+
+/** So `{ numEntries: undefined }` means "default", not "undefined overrides the default". */
+function definedOnly(options: Partial<BloomFilterOptions>): Partial<BloomFilterOptions> {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
+}
+
+class BigEndianReader {
+  readonly #bytes: Buffer;
+  #offset = 0;
+
+  constructor(bytes: Buffer) {
+    this.#bytes = bytes;
+  }
+
+  #need(count: number): void {
+    if (this.#offset + count > this.#bytes.length) {
+      throw new HudiError(
+        `bloom filter is truncated: needs ${count} bytes at offset ${this.#offset}, has ${this.#bytes.length}`,
+        { fix: 'the footer value is corrupt' },
+      );
+    }
+  }
+
+  int32(): number {
+    this.#need(4);
+    const value = this.#bytes.readInt32BE(this.#offset);
+    this.#offset += 4;
+    return value;
+  }
+
+  int8(): number {
+    this.#need(1);
+    return this.#bytes.readInt8(this.#offset++);
+  }
+
+  take(count: number): Buffer {
+    this.#need(count);
+    const slice = this.#bytes.subarray(this.#offset, this.#offset + count);
+    this.#offset += count;
+    return slice;
+  }
+}
+
+/** Hadoop `Filter#readFields`. */
+function readFilterHeader(reader: BigEndianReader): { vectorSize: number; numHashes: number } {
+  const version = reader.int32();
+  if (version !== FILTER_FORMAT_VERSION) {
+    // A positive first int is Hadoop's unversioned format, which implies Jenkins hashing.
+    throw new HudiError(`unsupported bloom filter format version ${version}`, {
+      fix: 'only versioned (-1) MurmurHash filters, as every Hudi release writes, are supported',
+    });
+  }
+  const numHashes = reader.int32();
+  const hashType = reader.int8();
+  if (hashType !== MURMUR_HASH_TYPE) {
+    throw new HudiError(`unsupported bloom filter hash type ${hashType}`, {
+      fix: 'only MurmurHash (1), as Hudi writes, is supported',
+    });
+  }
+  const vectorSize = reader.int32();
+  if (vectorSize <= 0 || numHashes <= 0) {
+    throw new HudiError(`bloom filter has ${vectorSize} bits and ${numHashes} hashes`, {
+      fix: 'the footer value is corrupt',
+    });
+  }
+  return { vectorSize, numHashes };
+}
+
+/** Hadoop `BloomFilter#readFields` bits; padding bits past vectorSize are dropped as Java's BitSet does. */
+function readRowBits(reader: BigEndianReader, vectorSize: number): Uint8Array {
+  const row = new Uint8Array(reader.take(Math.ceil(vectorSize / 8)));
+  const usedBitsInLastByte = vectorSize & 7;
+  if (usedBitsInLastByte !== 0) row[row.length - 1]! &= (1 << usedBitsInLastByte) - 1;
+  return row;
+}

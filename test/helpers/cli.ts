@@ -1,0 +1,25 @@
+/**
+ * Run the built CLI (dist/cli.mjs) as a user would, capturing stdout, stderr and the exit code.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from './fixtures.js';
+
+const CLI = join(REPO_ROOT, 'dist/cli.mjs');
+
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env): CliResult {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`);
+  const result = spawnSync(process.execPath, [CLI, ...args], { env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+export function jsonLines(text: string): Record<string, unknown>[] {
+  return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+}

@@ -1,0 +1,32 @@
+/**
+ * Paths to the shared Hudi fixtures and unzipped copies of the fixture tables for tests.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const SHARED = resolve(REPO_ROOT, '../shared');
+export const HUDI_FIXTURES = join(SHARED, 'fixtures/hudi');
+export const SAMPLE_TABLES = join(HUDI_FIXTURES, 'tables/hudi-rs/crates/test/data/sample_table');
+
+if (!existsSync(HUDI_FIXTURES)) {
+  throw new Error(`Hudi fixtures not found at ${HUDI_FIXTURES}: the tests expect the shared/ folder beside the repository`);
+}
+
+/** A fresh temp dir, removed at process exit. */
+export function tempDir(prefix = 'hudi-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Unzip a fixture zip (path relative to sample_table/, e.g. `cow/v6_nonpartitioned.zip`) and return the table folder. */
+export function unzipSampleTable(relativeZip: string, into: string = tempDir()): string {
+  const zip = join(SAMPLE_TABLES, relativeZip);
+  execFileSync('unzip', ['-q', '-o', zip, '-d', into]);
+  const name = relativeZip.slice(relativeZip.lastIndexOf('/') + 1).replace(/\.zip$/, '');
+  return join(into, name);
+}

@@ -1,0 +1,362 @@
+// One behavioural suite for both Storage implementations: LocalStorage on a temp dir and
+// S3Storage against the S3 endpoint in the environment (moto, started by infra/with-local-stack.mjs).
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  HeadObjectCommand,
+  S3ServiceException,
+  type BucketLocationConstraint,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { AlreadyExistsError, HudiError, NotFoundError } from '../lib/errors.js';
+import {
+  describeS3Error,
+  LocalStorage,
+  mapWithConcurrency,
+  openStorage,
+  parseS3Uri,
+  S3Storage,
+  s3ClientFromEnv,
+  type Storage,
+} from '../lib/storage/index.js';
+
+const MiB = 1024 * 1024;
+const HOW_TO_RUN =
+  'run the tests with `npm test`, or `node infra/with-local-stack.mjs node --import tsx --test test/storage.test.ts`, ' +
+  'or set AWS_ENDPOINT_URL_S3 and AWS_ENDPOINT_URL_DYNAMODB to services you may create buckets and tables in';
+
+interface Backend {
+  storage: Storage;
+  /** The number of parts S3 reports for a multipart object; undefined where there is no such thing. */
+  partCountOf?: (path: string) => Promise<number | undefined>;
+  cleanup: () => Promise<void>;
+}
+
+function requireS3Endpoint(): string {
+  const endpoint = process.env.AWS_ENDPOINT_URL_S3;
+  if (endpoint === undefined || endpoint.trim() === '') {
+    throw new Error(`AWS_ENDPOINT_URL_S3 is not set, so the S3 storage tests have nothing to run against: ${HOW_TO_RUN}`);
+  }
+  return endpoint;
+}
+
+async function createBucket(client: S3Client, bucket: string): Promise<void> {
+  const region = await client.config.region();
+  await client.send(
+    new CreateBucketCommand({
+      Bucket: bucket,
+      ...(region === 'us-east-1' ? {} : { CreateBucketConfiguration: { LocationConstraint: region as BucketLocationConstraint } }),
+    }),
+  );
+}
+
+function uniqueBucketName(): string {
+  return `hudi-storage-test-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+}
+
+const backends: Array<{ name: string; open: () => Promise<Backend> }> = [
+  {
+    name: 'LocalStorage',
+    async open() {
+      const dir = await mkdtemp(join(tmpdir(), 'hudi-storage-test-'));
+      return {
+        storage: new LocalStorage(join(dir, 'table')),
+        cleanup: () => rm(dir, { recursive: true, force: true }),
+      };
+    },
+  },
+  {
+    name: 'S3Storage',
+    async open() {
+      requireS3Endpoint();
+      const client = s3ClientFromEnv();
+      const bucket = uniqueBucketName();
+      await createBucket(client, bucket);
+      const storage = new S3Storage(bucket, 'warehouse/table', { client });
+      return {
+        storage,
+        async partCountOf(path) {
+          const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: `warehouse/table/${path}` }));
+          const match = /-(\d+)"?$/.exec(head.ETag ?? '');
+          return match?.[1] === undefined ? 1 : Number(match[1]);
+        },
+        async cleanup() {
+          const everything = new S3Storage(bucket, '', { client });
+          const objects = await everything.listRecursive('');
+          await everything.delete(objects.map((object) => object.path));
+          await client.send(new DeleteBucketCommand({ Bucket: bucket }));
+          client.destroy();
+        },
+      };
+    },
+  },
+];
+
+for (const backend of backends) {
+  describe(backend.name, () => {
+    let subject: Backend;
+    let storage: Storage;
+    let scratch: string;
+
+    before(async () => {
+      subject = await backend.open();
+      storage = subject.storage;
+      scratch = await mkdtemp(join(tmpdir(), 'hudi-storage-files-'));
+    });
+    after(async () => {
+      await subject?.cleanup();
+      if (scratch) await rm(scratch, { recursive: true, force: true });
+    });
+
+    it('puts, gets, heads and reads ranges', async () => {
+      await storage.put('basic/hello.txt', 'abcdefghij');
+      assert.equal(new TextDecoder().decode(await storage.get('basic/hello.txt')), 'abcdefghij');
+      await storage.put('basic/hello.txt', new TextEncoder().encode('0123456789'));
+      assert.equal(new TextDecoder().decode(await storage.get('basic/hello.txt')), '0123456789', 'put replaces');
+
+      const head = await storage.head('basic/hello.txt');
+      assert.ok(head);
+      assert.equal(head.path, 'basic/hello.txt');
+      assert.equal(head.size, 10);
+      assert.ok(Math.abs(head.modifiedMs - Date.now()) < 10 * 60_000, `modifiedMs ${head.modifiedMs} is recent`);
+      assert.equal(await storage.head('basic/missing.txt'), undefined);
+
+      assert.equal(new TextDecoder().decode(await storage.getRange('basic/hello.txt', 2, 5)), '234');
+      assert.equal(new TextDecoder().decode(await storage.getRange('basic/hello.txt', 8, 20)), '89', 'a range past the end is cut');
+      assert.equal((await storage.getRange('basic/hello.txt', 4, 4)).length, 0);
+      assert.equal((await storage.getRange('basic/hello.txt', 10, 15)).length, 0, 'a range starting at the end is empty');
+      assert.ok(storage.uriOf('basic/hello.txt').endsWith('/basic/hello.txt'));
+      assert.ok(storage.uriOf('basic/hello.txt').startsWith(storage.uri));
+    });
+
+    it('putIfAbsent creates once, then throws AlreadyExistsError and keeps the first body', async () => {
+      await storage.putIfAbsent('timeline/001.commit', 'first');
+      await assert.rejects(storage.putIfAbsent('timeline/001.commit', 'second'), (error: unknown) => {
+        assert.ok(error instanceof AlreadyExistsError, String(error));
+        assert.ok(error.message.includes('001.commit'));
+        return true;
+      });
+      assert.equal(new TextDecoder().decode(await storage.get('timeline/001.commit')), 'first');
+    });
+
+    it('putIfAbsent lets exactly one of several concurrent writers win', async () => {
+      const writers = Array.from({ length: 6 }, (_, writer) => storage.putIfAbsent('race/instant', `writer-${writer}`));
+      const outcomes = await Promise.allSettled(writers);
+      const winners = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+      const losers = outcomes.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+      assert.equal(winners.length, 1);
+      for (const loser of losers) assert.ok(loser.reason instanceof AlreadyExistsError, String(loser.reason));
+      assert.match(new TextDecoder().decode(await storage.get('race/instant')), /^writer-\d$/);
+    });
+
+    it('lists past 1,000 keys, recursively and one level deep, and deletes them all', async () => {
+      const names = Array.from({ length: 1_100 }, (_, index) => `many/part-${String(index).padStart(5, '0')}.parquet`);
+      await mapWithConcurrency(names, 16, (name) => storage.put(name, 'x'));
+      await storage.put('many/nested/deeper.parquet', 'yy');
+
+      const recursive = await storage.listRecursive('many');
+      assert.equal(recursive.length, 1_101);
+      assert.deepEqual(new Set(recursive.map((object) => object.path)), new Set([...names, 'many/nested/deeper.parquet']));
+
+      const oneLevel = await storage.listDir('many');
+      assert.equal(oneLevel.files.length, 1_100);
+      assert.deepEqual(oneLevel.dirs, ['nested']);
+      assert.ok(oneLevel.files.every((file) => file.size === 1 && file.path.startsWith('many/part-')));
+
+      await storage.delete([...names, 'many/nested/deeper.parquet']);
+      assert.deepEqual(await storage.listRecursive('many'), []);
+    });
+
+    it('listDir tells files from sub-folders, and an absent folder is empty', async () => {
+      await storage.put('tree/.hoodie/hoodie.properties', 'hoodie.table.name=t');
+      await storage.put('tree/.hoodie/20240101000000000.commit', '{}');
+      await storage.put('tree/2024/01/01/a.parquet', 'aaa');
+      await storage.put('tree/2024/01/02/b.parquet', 'bbbb');
+      await storage.put('tree/top.txt', 't');
+
+      const top = await storage.listDir('tree');
+      assert.deepEqual(top.dirs.sort(), ['.hoodie', '2024']);
+      assert.deepEqual(top.files.map((file) => file.path), ['tree/top.txt']);
+
+      const month = await storage.listDir('tree/2024/01/');
+      assert.deepEqual(month.dirs.sort(), ['01', '02']);
+      assert.deepEqual(month.files, []);
+
+      const day = await storage.listDir('tree/2024/01/02');
+      assert.deepEqual(day.files.map((file) => [file.path, file.size]), [['tree/2024/01/02/b.parquet', 4]]);
+
+      const timeline = await storage.listDir('tree/.hoodie');
+      assert.deepEqual(timeline.files.map((file) => file.path).sort(), ['tree/.hoodie/20240101000000000.commit', 'tree/.hoodie/hoodie.properties']);
+
+      assert.deepEqual(await storage.listDir('tree/nothing-here'), { files: [], dirs: [] });
+      assert.deepEqual(await storage.listRecursive('tree/nothing-here'), []);
+      const rootListing = await storage.listDir('');
+      assert.ok(rootListing.dirs.includes('tree'));
+    });
+
+    it('deletes some objects, ignoring missing ones', async () => {
+      await storage.put('del/a', 'a');
+      await storage.put('del/b', 'b');
+      await storage.delete(['del/a', 'del/never-existed']);
+      assert.equal(await storage.head('del/a'), undefined);
+      assert.ok(await storage.head('del/b'));
+      await storage.delete([]);
+    });
+
+    it('uploads and downloads a 20 MB file byte for byte (multipart and ranged on S3)', async () => {
+      const original = randomBytes(20 * MiB + 12_345);
+      const source = join(scratch, 'big.bin');
+      await writeFile(source, original);
+      await storage.uploadFile('big/base-file.parquet', source);
+      assert.equal((await storage.head('big/base-file.parquet'))?.size, original.length);
+      if (subject.partCountOf) assert.equal(await subject.partCountOf('big/base-file.parquet'), 3, 'uploaded in 8 MiB parts');
+
+      const target = join(scratch, 'downloaded', 'big.bin');
+      await storage.downloadFile('big/base-file.parquet', target);
+      const downloaded = await readFile(target);
+      assert.equal(downloaded.length, original.length);
+      assert.ok(downloaded.equals(original), 'downloaded bytes equal the uploaded ones');
+
+      const middle = await storage.getRange('big/base-file.parquet', 8 * MiB - 10, 8 * MiB + 10);
+      assert.ok(Buffer.from(middle).equals(original.subarray(8 * MiB - 10, 8 * MiB + 10)));
+    });
+
+    it('uploads and downloads small and empty files', async () => {
+      const small = join(scratch, 'small.bin');
+      await writeFile(small, 'small body');
+      await storage.uploadFile('small/one.bin', small);
+      if (subject.partCountOf) assert.equal(await subject.partCountOf('small/one.bin'), 1, 'one PUT');
+      const smallCopy = join(scratch, 'small-copy.bin');
+      await storage.downloadFile('small/one.bin', smallCopy);
+      assert.equal(await readFile(smallCopy, 'utf8'), 'small body');
+
+      await storage.put('small/empty.bin', new Uint8Array(0));
+      const emptyCopy = join(scratch, 'empty-copy.bin');
+      await storage.downloadFile('small/empty.bin', emptyCopy);
+      assert.equal((await readFile(emptyCopy)).length, 0);
+      assert.equal((await storage.get('small/empty.bin')).length, 0);
+    });
+
+    it('throws NotFoundError for a missing object, and leaves no partial download', async () => {
+      for (const read of [
+        () => storage.get('nope/missing.bin'),
+        () => storage.getRange('nope/missing.bin', 0, 10),
+        () => storage.downloadFile('nope/missing.bin', join(scratch, 'never.bin')),
+      ]) {
+        await assert.rejects(read(), (error: unknown) => {
+          assert.ok(error instanceof NotFoundError, String(error));
+          assert.ok(error.message.includes('nope/missing.bin'), error.message);
+          return true;
+        });
+      }
+      assert.equal(existsSync(join(scratch, 'never.bin')), false);
+      await assert.rejects(storage.uploadFile('nope/x', join(scratch, 'no-such-local-file')), NotFoundError);
+    });
+  });
+}
+
+describe('S3Storage errors', () => {
+  it('names the bucket when it does not exist', async () => {
+    requireS3Endpoint();
+    const missingBucket = `${uniqueBucketName()}-missing`;
+    const storage = new S3Storage(missingBucket, 'table');
+    for (const action of [() => storage.get('.hoodie/hoodie.properties'), () => storage.listDir('.hoodie'), () => storage.put('x', 'y')]) {
+      await assert.rejects(action(), (error: unknown) => {
+        assert.ok(error instanceof HudiError, String(error));
+        assert.ok(!(error instanceof NotFoundError), 'a missing bucket is not a missing object');
+        assert.ok(error.message.includes(missingBucket), error.message);
+        assert.match(error.message, /create the bucket/);
+        return true;
+      });
+    }
+  });
+
+  it('says which IAM permission is missing on AccessDenied', () => {
+    const denied = new S3ServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: { httpStatusCode: 403 }, message: 'Access Denied' });
+    const read = describeS3Error(denied, { bucket: 'b', key: 't/.hoodie/x.commit', action: 'read' });
+    assert.match(read.message, /s3:\/\/b\/t\/\.hoodie\/x\.commit/);
+    assert.match(read.message, /s3:GetObject on arn:aws:s3:::b\/t\/\.hoodie\/x\.commit/);
+    const list = describeS3Error(denied, { bucket: 'b', key: 't/', action: 'list' });
+    assert.match(list.message, /s3:ListBucket on arn:aws:s3:::b\b/);
+    const write = describeS3Error(denied, { bucket: 'b', key: 'k', action: 'write' });
+    assert.match(write.message, /s3:PutObject/);
+  });
+});
+
+describe('openStorage', () => {
+  it('opens S3 for s3:// and s3a://, local storage for anything else', () => {
+    const s3 = openStorage('s3://my-bucket/warehouse/orders/');
+    assert.ok(s3 instanceof S3Storage);
+    assert.equal(s3.uri, 's3://my-bucket/warehouse/orders');
+    assert.equal(s3.uriOf('.hoodie/hoodie.properties'), 's3://my-bucket/warehouse/orders/.hoodie/hoodie.properties');
+    assert.equal(openStorage('s3a://my-bucket').uri, 's3://my-bucket');
+    assert.deepEqual(parseS3Uri('s3a://b/p/q'), { bucket: 'b', prefix: 'p/q' });
+
+    const fromUrl = openStorage('file:///tmp/tables/orders');
+    assert.ok(fromUrl instanceof LocalStorage);
+    assert.equal(fromUrl.uri, '/tmp/tables/orders');
+    const relative = openStorage('tables/orders');
+    assert.equal(relative.uri, join(process.cwd(), 'tables/orders'));
+    assert.throws(() => openStorage('s3:///no-bucket'), HudiError);
+    assert.throws(() => openStorage('gs://bucket/table'), HudiError);
+  });
+
+  it('refuses local paths that climb out of the table', async () => {
+    const storage = new LocalStorage(join(tmpdir(), 'hudi-never-created'));
+    await assert.rejects(storage.get('../etc/passwd'), HudiError);
+  });
+});
+
+describe('mapWithConcurrency', () => {
+  it('keeps order and never runs more than the limit at once', async () => {
+    let running = 0;
+    let peak = 0;
+    const results = await mapWithConcurrency([5, 1, 4, 2, 3, 0, 6], 3, async (delay, index) => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((resolve) => setTimeout(resolve, delay * 3));
+      running--;
+      return `${index}:${delay}`;
+    });
+    assert.deepEqual(results, ['0:5', '1:1', '2:4', '3:2', '4:3', '5:0', '6:6']);
+    assert.equal(peak, 3);
+    assert.deepEqual(await mapWithConcurrency([], 4, async () => 1), []);
+  });
+
+  it('stops starting work after the first failure and rethrows it', async () => {
+    const started: number[] = [];
+    await assert.rejects(
+      mapWithConcurrency([0, 1, 2, 3, 4, 5, 6, 7], 2, async (item) => {
+        started.push(item);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        if (item === 1) throw new Error('boom');
+        return item;
+      }),
+      /boom/,
+    );
+    assert.ok(started.length <= 4, `started ${started.join(',')}`);
+    await assert.rejects(mapWithConcurrency([1], 0, async () => 1), RangeError);
+  });
+});
+
+describe('local stack', () => {
+  it('DynamoDB endpoint from the environment answers ListTables', async () => {
+    const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB;
+    assert.ok(endpoint, `AWS_ENDPOINT_URL_DYNAMODB is not set: ${HOW_TO_RUN}`);
+    const client = new DynamoDBClient({ endpoint, region: process.env.AWS_REGION ?? 'us-east-1' });
+    try {
+      const tables = await client.send(new ListTablesCommand({}));
+      assert.ok(Array.isArray(tables.TableNames));
+    } finally {
+      client.destroy();
+    }
+  });
+});

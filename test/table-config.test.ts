@@ -1,0 +1,73 @@
+/**
+ * hoodie.properties: checksums, parsing the fixtures' files, writing new tables.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { parseJavaProperties } from '../lib/properties.js';
+import {
+  formatTableProperties, newTableOptionsFromWriteProperties, newTableProperties, tableChecksum, tableConfigFromProperties, assertSupported,
+} from '../lib/table-config.js';
+import { unzipSampleTable, HUDI_FIXTURES } from './helpers/fixtures.js';
+
+describe('table config', () => {
+  it('checksum is CRC32 of "<database>.<table>" (values from the format doc)', () => {
+    assert.equal(tableChecksum('default', 'v6_simplekeygen_nonhivestyle_overwritetable'), 3443920226);
+    assert.equal(tableChecksum('', 'testtable'), 4200765993);
+  });
+
+  it('reads every v6 fixture config', () => {
+    for (const name of ['v6_nonpartitioned', 'v6_simplekeygen_nonhivestyle', 'v6_complexkeygen_hivestyle', 'v6_timebasedkeygen_nonhivestyle', 'v6_simplekeygen_hivestyle_no_metafields']) {
+      const file = join(unzipSampleTable(`cow/${name}.zip`), '.hoodie/hoodie.properties');
+      const config = tableConfigFromProperties(parseJavaProperties(readFileSync(file, 'utf8')), file);
+      assert.equal(config.name, name);
+      assert.equal(config.version, 6);
+      assert.equal(config.type, 'COPY_ON_WRITE');
+      assertSupported(config, file);
+      if (name === 'v6_complexkeygen_hivestyle') {
+        assert.deepEqual(config.recordKeyFields, ['id', 'name']);
+        assert.deepEqual(config.partitionFields, ['byteField', 'shortField']);
+        assert.equal(config.hiveStylePartitioning, true);
+      }
+      if (name === 'v6_timebasedkeygen_nonhivestyle') assert.equal(config.properties.get('hoodie.keygen.timebased.input.dateformat'), "yyyy-MM-dd'T'HH:mm:ss.SSSZ");
+      if (name === 'v6_simplekeygen_hivestyle_no_metafields') assert.equal(config.populateMetaFields, false);
+      assert.ok(config.createSchema?.startsWith('{"type":"record"'));
+    }
+    const kazdy = join(HUDI_FIXTURES, 'tables/kazdy-HUDI-8259/testtable/.hoodie/hoodie.properties');
+    assert.equal(tableConfigFromProperties(parseJavaProperties(readFileSync(kazdy, 'utf8')), kazdy).version, 5);
+  });
+
+  it('writes a v6 COW table config from Hudi write keys that reads back the same', () => {
+    const props = new Map([
+      ['hoodie.table.name', 'users'],
+      ['hoodie.datasource.write.recordkey.field', 'id'],
+      ['hoodie.datasource.write.partitionpath.field', 'dt'],
+      ['hoodie.datasource.write.precombine.field', 'createTime'],
+      ['hoodie.datasource.write.hive_style_partitioning', 'true'],
+    ]);
+    const stored = newTableProperties(newTableOptionsFromWriteProperties(props, 'test'));
+    const text = formatTableProperties(stored, new Date(Date.UTC(2024, 0, 1)));
+    assert.match(text, /^#Properties saved on 2024-01-01T00:00:00.000Z\n#/);
+    const config = tableConfigFromProperties(parseJavaProperties(text), 'x');
+    assert.equal(config.version, 6);
+    assert.equal(config.timelineLayoutVersion, 1);
+    assert.equal(config.keyGeneratorClass, 'org.apache.hudi.keygen.SimpleKeyGenerator');
+    assert.deepEqual(config.partitionFields, ['dt']);
+    assert.equal(config.precombineField, 'createTime');
+    assert.equal(config.hiveStylePartitioning, true);
+    assert.equal(stored.get('hoodie.table.checksum'), String(tableChecksum('', 'users')));
+  });
+
+  it('refuses bad input with the key named', () => {
+    assert.throws(() => newTableOptionsFromWriteProperties(new Map([['hoodie.table.name', 't']]), 'p.properties'), /p\.properties: hoodie\.datasource\.write\.recordkey\.field is required/);
+    assert.throws(() => newTableOptionsFromWriteProperties(new Map(), 'p.properties'), /hoodie\.table\.name is required/);
+    assert.throws(() => tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.version', 'six']]), 'f'), /hoodie\.table\.version is not a number/);
+    assert.throws(() => tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.type', 'FOO']]), 'f'), /expected COPY_ON_WRITE or MERGE_ON_READ/);
+    const v8 = tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.version', '8']]), 'f');
+    assert.throws(() => assertSupported(v8, 'f'), /table version 8/);
+    const v5 = tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.version', '5']]), 'f');
+    assert.doesNotThrow(() => assertSupported(v5, 'f', 'read'));
+    assert.throws(() => assertSupported(v5, 'f', 'write'), /table version 5 is not supported for writing/);
+  });
+});

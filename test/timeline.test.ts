@@ -1,0 +1,123 @@
+/**
+ * Instants, the timeline and commit metadata against Hudi-written files.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { parseCommitMetadata, serializeCommitMetadata, newWriteStat } from '../lib/timeline/commit-metadata.js';
+import { compareInstantTimes, instantFileName, newInstantTime, parseInstantFileName, parseInstantTime } from '../lib/timeline/instant.js';
+import { Timeline } from '../lib/timeline/timeline.js';
+import { HUDI_FIXTURES, unzipSampleTable } from './helpers/fixtures.js';
+
+describe('instants', () => {
+  it('parses every timeline file name Hudi writes for v6', () => {
+    assert.deepEqual(parseInstantFileName('20240707001301554.commit'), { time: '20240707001301554', action: 'commit', state: 'COMPLETED' });
+    assert.deepEqual(parseInstantFileName('20240707001301554.inflight'), { time: '20240707001301554', action: 'commit', state: 'INFLIGHT' });
+    assert.deepEqual(parseInstantFileName('20240707001301554.commit.requested'), { time: '20240707001301554', action: 'commit', state: 'REQUESTED' });
+    assert.deepEqual(parseInstantFileName('20240707001303088.replacecommit.inflight'), { time: '20240707001303088', action: 'replacecommit', state: 'INFLIGHT' });
+    assert.deepEqual(parseInstantFileName('00000000000000.deltacommit'), { time: '00000000000000', action: 'deltacommit', state: 'COMPLETED' });
+    for (const ignored of ['hoodie.properties', '.temp', 'archived', '20240707001301554.commit.crc', 'x.commit', '20240707001301554.bogus']) {
+      assert.equal(parseInstantFileName(ignored), undefined, ignored);
+    }
+  });
+
+  it('file names round-trip', () => {
+    for (const name of ['20240707001301554.commit', '20240707001301554.inflight', '20240707001301554.commit.requested', '20250126040936578.rollback.inflight', '20250126040936578.clean']) {
+      assert.equal(instantFileName(parseInstantFileName(name)!), name);
+    }
+  });
+
+  it('legacy 14-digit times order as if padded with 000 ms', () => {
+    assert.equal(compareInstantTimes('20230329224539', '20230329224539000'), 0);
+    assert.equal(compareInstantTimes('20230329224539', '20230329224539001'), -1);
+    assert.ok(parseInstantTime('20230329224539'));
+    assert.equal(parseInstantTime('20231332000000000'), undefined);
+  });
+
+  it('new instant times are strictly greater than any on the timeline, even when the clock lags', () => {
+    const now = new Date(Date.UTC(2024, 6, 7, 0, 13, 1, 554));
+    assert.equal(newInstantTime([], now), '20240707001301554');
+    assert.equal(newInstantTime(['20240707001301554'], now), '20240707001301555');
+    assert.equal(newInstantTime(['20990101000000999'], now), '20990101000001000');
+    assert.equal(newInstantTime(['20240707001301553'], now), '20240707001301554');
+  });
+});
+
+describe('timeline', () => {
+  it('keeps the furthest state of each instant and filters completed and pending', () => {
+    const timeline = new Timeline(['1.commit.requested', '1.inflight', '1.commit', '2.replacecommit.requested', '2.replacecommit.inflight', '3.commit.requested']
+      .map((n) => parseInstantFileName(n.replace(/^(\d)/, '2024070700000000$1'))!));
+    assert.deepEqual(timeline.instants.map((i) => `${i.time.slice(-1)}:${i.action}:${i.state}`), ['1:commit:COMPLETED', '2:replacecommit:INFLIGHT', '3:commit:REQUESTED']);
+    assert.equal(timeline.completed().length, 1);
+    assert.equal(timeline.pending().length, 2);
+    assert.equal(timeline.isCommitted('20240707000000001'), true);
+    assert.equal(timeline.isCommitted('20240707000000002'), false);
+    assert.equal(timeline.isCommitted('20240707000000003'), false);
+    // Older than the active timeline: archived, so committed.
+    assert.equal(timeline.isCommitted('20240101000000000'), true);
+    assert.equal(timeline.asOf('20240707000000001').instants.length, 1);
+  });
+});
+
+describe('commit metadata JSON', () => {
+  const samples: { name: string; text: string }[] = [];
+  for (const zip of ['cow/v6_simplekeygen_nonhivestyle_overwritetable.zip', 'cow/v6_complexkeygen_hivestyle.zip', 'cow/v6_nonpartitioned.zip']) {
+    const table = unzipSampleTable(zip);
+    for (const file of readdirSync(join(table, '.hoodie'))) {
+      if (/^\d+\.(commit|replacecommit)$/.test(file)) samples.push({ name: `${zip}:${file}`, text: readFileSync(join(table, '.hoodie', file), 'utf8') });
+    }
+  }
+  samples.push({ name: 'hudi-rs v6_commit.json', text: readFileSync(join(HUDI_FIXTURES, 'tables/hudi-rs/crates/core/tests/data/commit_metadata/v6_commit.json'), 'utf8') });
+
+  it('finds the Hudi-written samples', () => assert.ok(samples.length >= 5, `${samples.length} samples`));
+
+  it('reads Hudi 0.12.1 commits (no cdcStats / runtimeStats) from the kazdy table', () => {
+    const kazdy = join(HUDI_FIXTURES, 'tables/kazdy-HUDI-8259/testtable/.hoodie');
+    const files = readdirSync(kazdy).filter((f) => /^\d+\.(commit|replacecommit)$/.test(f));
+    assert.equal(files.length, 5);
+    for (const file of files) {
+      const metadata = parseCommitMetadata(readFileSync(join(kazdy, file), 'utf8'), file);
+      assert.ok(Object.keys(metadata.partitionToWriteStats).length > 0);
+      if (file.endsWith('.replacecommit')) {
+        assert.equal(metadata.operationType, 'CLUSTER');
+        assert.deepEqual(Object.keys(metadata.partitionToReplaceFileIds ?? {}).sort(), ['partitionCol1=2022', 'partitionCol1=2023']);
+      }
+    }
+  });
+
+  for (const sample of samples) {
+    it(`re-serializes ${sample.name} byte for byte (Jackson layout, Hudi field order)`, () => {
+      const metadata = parseCommitMetadata(sample.text, sample.name);
+      const written = serializeCommitMetadata(metadata);
+      const expected = sample.text.replace(/\n$/, '');
+      // JavaScript objects list integer-like keys ("10", "20") first, so partition order can differ from Hudi's
+      // HashMap order there; the content and every line must still be Hudi's.
+      if (Object.keys(metadata.partitionToWriteStats).some((k) => /^\d+$/.test(k))) {
+        assert.deepEqual(JSON.parse(written), JSON.parse(expected));
+        const lines = (text: string) => text.split('\n').map((l) => l.replace(/,$/, '')).sort();
+        assert.deepEqual(lines(written), lines(expected));
+      } else {
+        assert.equal(written, expected);
+      }
+    });
+  }
+
+  it('replacecommit metadata keeps partitionToReplaceFileIds after operationType', () => {
+    const text = serializeCommitMetadata({
+      partitionToWriteStats: { p: [newWriteStat({ fileId: 'f-0', path: 'p/f-0_0-1-1_1.parquet', partitionPath: 'p', numWrites: 2, numInserts: 2 })] },
+      compacted: false,
+      extraMetadata: { schema: '{}' },
+      operationType: 'CLUSTER',
+      partitionToReplaceFileIds: { p: ['a-0', 'b-0'] },
+    });
+    assert.match(text, /"operationType" : "CLUSTER",\n {2}"partitionToReplaceFileIds" : {\n {4}"p" : \[ "a-0", "b-0" \]\n {2}}\n}$/);
+    assert.match(text, /"prevCommit" : "null"/);
+  });
+
+  it('a truncated or non-JSON file is an error naming it', () => {
+    assert.throws(() => parseCommitMetadata('{ "partitionToWriteStats" : {', '.hoodie/1.commit'), /\.hoodie\/1\.commit: commit metadata is not valid JSON/);
+    assert.throws(() => parseCommitMetadata('[1,2]', '.hoodie/2.commit'), /\.hoodie\/2\.commit: commit metadata is not a JSON object/);
+    assert.deepEqual(parseCommitMetadata('', 'x').partitionToWriteStats, {});
+  });
+});
