@@ -12,13 +12,13 @@ import {
   filterPartitions,
   getEligibleSlices,
   numberOfOutputFileGroups,
-  pendingFileGroupKey,
   requiredCommitsSinceLastClustering,
   shouldSchedule,
   type ClusteringGroup,
   type FileSliceInput,
 } from '../lib/clustering/plan-strategy.js';
 import { HudiError } from '../lib/errors.js';
+import { fileGroupKey } from '../lib/fs-view.js';
 
 const MIB = 1024 * 1024;
 
@@ -158,9 +158,9 @@ describe('getEligibleSlices', () => {
 
   it('leaves out file groups of pending clustering/compaction plans, by partition and file id', () => {
     const slices = [slice('f1', 10, '2024/01/01'), slice('f2', 10, '2024/01/01'), slice('f2', 10, '2024/01/02'), slice('f3', 10, '')];
-    const pending = new Set([pendingFileGroupKey('2024/01/01', 'f2'), pendingFileGroupKey('', 'f3')]);
-    assert.equal(pendingFileGroupKey('2024/01/01', 'f2'), '2024/01/01/f2');
-    assert.equal(pendingFileGroupKey('', 'f3'), '/f3');
+    // The same keys HudiTable.pendingClusteringFileGroups returns, so its set can be passed as is.
+    const pending = new Set([fileGroupKey('2024/01/01', 'f2'), fileGroupKey('', 'f3')]);
+    assert.equal(pending.has(fileGroupKey('2024/01', '01/f2')), false, 'partition and file id cannot run together');
     // f2 is pending only in 2024/01/01; the same file id in another partition is another file group.
     assert.deepEqual(
       getEligibleSlices(slices, pending, 300 * MIB).map((eligible) => `${eligible.partitionPath}:${eligible.fileId}`),
@@ -372,7 +372,7 @@ describe('buildClusteringPlan', () => {
     const plan = buildClusteringPlan({
       partitionPaths: ['p1', 'p2'],
       latestSlices: twoPartitions,
-      pendingFileGroupIds: new Set([pendingFileGroupKey('p2', 'p2-a')]),
+      pendingFileGroupIds: new Set([fileGroupKey('p2', 'p2-a')]),
       config: planConfig({ smallFileLimitBytes: 85 }),
     })!;
     assert.deepEqual(summary(plan.inputGroups).map((group) => group.ids), [['p1-b'], ['p1-c'], ['p2-b']]);

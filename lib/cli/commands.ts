@@ -11,6 +11,12 @@ import { HudiTable } from '../table.js';
 import { createTable } from '../table-init.js';
 import { newTableOptionsFromWriteProperties } from '../table-config.js';
 import { readSnapshot } from '../reader.js';
+import { jsonLinesToParquet, type InputFormat } from '../engine/write.js';
+import { generateUsers, writeJsonLines } from '../generate.js';
+import { lockProviderFor } from '../lock/index.js';
+import { rollbackInstant } from '../rollback.js';
+import { parseWriteOperation } from '../writer/write-config.js';
+import { writeBatch } from '../writer/write-client.js';
 
 export interface Command {
   readonly name: string;
@@ -148,8 +154,96 @@ const read: Command = {
   },
 };
 
-/** Every command; later modules (writer, clustering) add theirs here. */
-export const COMMANDS: Command[] = [init, timeline, files, read];
+function inputFormatOf(file: string, given: string | undefined): InputFormat {
+  const format = (given ?? (file.endsWith('.parquet') ? 'parquet' : file.endsWith('.csv') ? 'csv' : 'jsonl')).toLowerCase();
+  if (format !== 'jsonl' && format !== 'csv' && format !== 'parquet') {
+    throw new HudiError(`--input-format ${format} is not supported`, { fix: 'use jsonl, csv or parquet' });
+  }
+  return format;
+}
+
+function progressLine(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+const write: Command = {
+  name: 'write',
+  summary: 'write a batch (bulk_insert | insert | upsert | delete); creates the table from --props if needed',
+  usage: 'write <table> --input FILE [--operation OP] [--props FILE] [--input-format jsonl|csv|parquet]',
+  async run(args) {
+    const { values, positionals } = parseCommandArgs('write', args, {
+      input: { type: 'string' },
+      operation: { type: 'string' },
+      props: { type: 'string' },
+      'input-format': { type: 'string' },
+      quiet: { type: 'boolean' },
+    }, ['table']);
+    if (!values.input) throw new HudiError('--input FILE is required', { fix: 'usage: hudi-serverless write <table> --input FILE [--operation OP] [--props FILE]' });
+    const props = values.props ? await readPropsFile(values.props) : new Map<string, string>();
+    const operation = parseWriteOperation(values.operation ?? props.get('hoodie.datasource.write.operation'));
+    const crashAfterDataFiles = process.env['HUDI_SERVERLESS_FAULT'] === 'crash-after-data-files';
+    const result = await writeBatch(openStorage(positionals[0]!), {
+      input: { file: values.input, format: inputFormatOf(values.input, values['input-format']) },
+      operation,
+      properties: props,
+      ...(values.quiet ? {} : { onProgress: progressLine }),
+      // Fault injection for the crash test: die like a killed process, leaving the data files uncommitted.
+      ...(crashAfterDataFiles ? { afterDataFiles: async () => { process.kill(process.pid, 'SIGKILL'); } } : {}),
+    });
+    out(JSON.stringify({ instant: result.instantTime, operation: result.operation, inserted: result.inserted, updated: result.updated, deleted: result.deleted, files: result.stats.length, badRecords: result.badRecords.length }));
+    return 0;
+  },
+};
+
+const rollback: Command = {
+  name: 'rollback',
+  summary: 'roll back a failed (pending) write or clustering attempt, removing its files',
+  usage: 'rollback <table> <instant> [--props FILE] [--force]  (--force: the writer is known to be dead, ignore its heartbeat)',
+  async run(args) {
+    const { values, positionals } = parseCommandArgs('rollback', args, { props: { type: 'string' }, force: { type: 'boolean' } }, ['table', 'instant']);
+    const props = values.props ? await readPropsFile(values.props) : new Map<string, string>();
+    const table = await HudiTable.open(openStorage(positionals[0]!), { mode: 'write' });
+    const result = await rollbackInstant(table, positionals[1]!, { lock: lockProviderFor(props, table.config.name, table.storage), ignoreHeartbeat: values.force === true });
+    out(JSON.stringify(result));
+    return 0;
+  },
+};
+
+const generate: Command = {
+  name: 'generate',
+  summary: 'generate seeded user records (id, name, birthday, createTime, position, dt) as JSON lines or Parquet',
+  usage: 'generate --out FILE [--count N] [--seed S] [--id-start N] [--days D] [--start-date YYYY-MM-DD]',
+  async run(args) {
+    const { values } = parseCommandArgs('generate', args, {
+      out: { type: 'string' },
+      count: { type: 'string', default: '1000' },
+      seed: { type: 'string', default: '1' },
+      'id-start': { type: 'string', default: '1' },
+      days: { type: 'string', default: '3' },
+      'start-date': { type: 'string', default: '2024-01-01' },
+    }, []);
+    if (!values.out) throw new HudiError('--out FILE is required', { fix: 'e.g. --out users.jsonl or --out users.parquet' });
+    const numbers = Object.fromEntries((['count', 'seed', 'id-start', 'days'] as const).map((key) => {
+      const value = Number(values[key]);
+      if (!Number.isInteger(value) || value < 0) throw new HudiError(`--${key} ${values[key]} is not a whole number ≥ 0`);
+      return [key, value];
+    })) as Record<'count' | 'seed' | 'id-start' | 'days', number>;
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(values['start-date'])) throw new HudiError(`--start-date ${values['start-date']} is not YYYY-MM-DD`);
+    const records = generateUsers({ count: numbers.count, seed: numbers.seed, idStart: numbers['id-start'], days: numbers.days, startDate: values['start-date'] });
+    const parquet = values.out.endsWith('.parquet');
+    const jsonFile = parquet ? `${values.out}.jsonl.tmp` : values.out;
+    const count = await writeJsonLines(jsonFile, records);
+    if (parquet) {
+      await jsonLinesToParquet(jsonFile, values.out);
+      await import('node:fs/promises').then((fs) => fs.rm(jsonFile, { force: true }));
+    }
+    out(JSON.stringify({ out: values.out, records: count }));
+    return 0;
+  },
+};
+
+/** Every command; later modules (clustering) add theirs here. */
+export const COMMANDS: Command[] = [init, timeline, files, read, write, rollback, generate];
 
 export function usage(): string {
   const lines = ['usage: hudi-serverless <command> [options] [--verbose]', '', 'commands:'];

@@ -6,6 +6,12 @@
 import { errorMessage } from '../errors.js';
 import { COMMANDS, usage } from './commands.js';
 
+// `hudi-serverless read … | head` closes stdout early: that is not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 async function main(argv: string[]): Promise<number> {
   const verbose = argv.includes('--verbose');
   const args = argv.filter((a) => a !== '--verbose');

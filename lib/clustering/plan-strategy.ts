@@ -5,6 +5,7 @@
  * Hudi-written plan), for copy-on-write tables: slices have a base file and no log files.
  */
 import { HudiError } from '../errors.js';
+import { fileGroupKey } from '../fs-view.js';
 import type { ClusteringConfig } from './config.js';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -112,14 +113,10 @@ export interface FileSliceInput {
   readonly instantTime: string;
 }
 
-/** The key of a file group in `pendingFileGroupIds`: `<partitionPath>/<fileId>` (`/<fileId>` when non-partitioned). */
-export function pendingFileGroupKey(partitionPath: string, fileId: string): string {
-  return `${partitionPath}/${fileId}`;
-}
-
 /**
  * Slices that may be clustered (SparkSizeBasedClusteringPlanStrategy.getFileSlicesEligibleForClustering): not in a
  * pending clustering or compaction plan, and with a base file strictly smaller than small.file.limit.
+ * `pendingFileGroupIds` holds fs-view's `fileGroupKey(partition, fileId)`, as HudiTable.pendingClusteringFileGroups returns them.
  */
 export function getEligibleSlices<Slice extends FileSliceInput>(
   latestSlices: readonly Slice[],
@@ -127,7 +124,7 @@ export function getEligibleSlices<Slice extends FileSliceInput>(
   smallFileLimit: number,
 ): Slice[] {
   return latestSlices.filter(
-    (slice) => !pendingFileGroupIds.has(pendingFileGroupKey(slice.partitionPath, slice.fileId)) && slice.baseFileSize < smallFileLimit,
+    (slice) => !pendingFileGroupIds.has(fileGroupKey(slice.partitionPath, slice.fileId)) && slice.baseFileSize < smallFileLimit,
   );
 }
 
@@ -177,7 +174,8 @@ export interface ClusteringPlan {
 
 /** ClusteringPlanStrategy.CLUSTERING_PLAN_VERSION_1; slices, groups and strategies are version 1 as well. */
 export const CLUSTERING_PLAN_VERSION = 1;
-const SORT_COLUMNS_KEY = 'hoodie.clustering.plan.strategy.sort.columns';
+/** The strategy param naming the sort columns (comma-separated), as Hudi writes it into plans. */
+export const SORT_COLUMNS_KEY = 'hoodie.clustering.plan.strategy.sort.columns';
 /** hoodie.parquet.max.file.size's default: Hudi's estimate for the write of a slice without a base file. */
 const DEFAULT_PARQUET_MAX_FILE_SIZE = 120 * 1024 * 1024;
 const BYTES_PER_MB = 1024 * 1024;
@@ -285,7 +283,7 @@ export interface ClusteringPlanInput {
   readonly partitionPaths: readonly string[];
   /** The latest slice of every file group (of any partition; those outside partitionPaths are ignored). */
   readonly latestSlices: readonly FileSliceInput[];
-  /** File groups in pending clustering or compaction plans, as pendingFileGroupKey(partition, fileId). */
+  /** File groups in pending clustering or compaction plans, as fileGroupKey(partition, fileId) (lib/fs-view.ts). */
   readonly pendingFileGroupIds: ReadonlySet<string>;
   readonly config: GroupingConfig & Pick<ClusteringConfig, 'smallFileLimitBytes' | 'executionStrategyClass' | 'preserveCommitMetadata'>;
 }

@@ -16,7 +16,11 @@ import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import {
+  BIGINT,
   DuckDBArrayValue,
+  DuckDBBigIntVector,
+  DuckDBDataChunk,
+  DuckDBDecimalType,
   DuckDBBitValue,
   DuckDBBlobValue,
   DuckDBDateValue,
@@ -40,6 +44,7 @@ import {
   DuckDBTypeId,
   DuckDBUnionValue,
   DuckDBUUIDValue,
+  DuckDBVector,
   TIMESTAMP_MS,
   TIMESTAMP_NS,
 } from '@duckdb/node-api';
@@ -58,6 +63,7 @@ import {
   timeToJson,
 } from './row-format.js';
 import type { JsonValue, Row } from './row-format.js';
+import type { SortColumnType, SortValue } from '../layout/curves.js';
 
 // ───────────────────────────── Public types ─────────────────────────────
 
@@ -151,12 +157,33 @@ export interface OutputRange {
   rowCount: number;
   /** Footer key/value metadata for this file (Hudi's bloom filter, min/max record keys, Avro schema). */
   keyValues: Record<string, string>;
+  /** VARCHAR columns written as this text in every row instead of their input values (Hudi: `_hoodie_file_name`). */
+  constantColumns?: Readonly<Record<string, string>>;
+  /**
+   * VARCHAR columns written as `<prefix><n>`, n the row's 0-based position in this file (Hudi's
+   * `_hoodie_commit_seqno` when a rewrite does not keep the records' metadata).
+   */
+  sequenceColumns?: Readonly<Record<string, string>>;
+}
+
+/** Footer key/values computed from one column's values of an output's rows, read before the file is written. */
+export interface FooterFromColumn {
+  /** A VARCHAR column (Hudi: `_hoodie_record_key`); nulls are skipped. */
+  column: string;
+  /** Called once per output with that output's values (any order); its entries override the output's keyValues. */
+  build(values: Iterable<string>, output: OutputRange): Record<string, string>;
 }
 
 export interface CopySortedRequest {
   inputs: readonly string[];
   /** Empty or absent: input order (file by file, row by row). Ties always break by input file, then row. */
   orderBy?: readonly SortKey[];
+  /**
+   * An order computed outside the engine (space-filling curve keys): the 0-based rank of every input row, in input
+   * order (inputs in the order given, rows in file order), a permutation of 0..rows-1. Replaces orderBy.
+   */
+  rowRanks?: Uint32Array;
+  footerFromColumn?: FooterFromColumn;
   /** Non-overlapping rank ranges within [0, total rows). They need not cover every row. */
   outputs: readonly OutputRange[];
   rowGroupSize: number;
@@ -203,9 +230,44 @@ export interface RowSet {
   rows: Row[];
 }
 
+/** A sort column as the space-filling curves need it (lib/layout/curves.ts). */
+export interface SortColumnDescription {
+  name: string;
+  /** Position among the inputs' top-level columns (Hudi's meta columns first), which orders DIRECT curve columns. */
+  schemaPosition: number;
+  type: SortColumnType;
+}
+
+/** Some rows' sort-column values, in no particular order: row i is input row `inputRows[i]` (input order as in rowRanks). */
+export interface SortColumnBatch {
+  inputRows: Uint32Array;
+  /** One array per requested column, values in curves.ts form (dates as days, timestamps as epoch micros, decimals unscaled). */
+  values: SortValue[][];
+}
+
+export interface SampleRowsOptions {
+  /** Top-level columns to return. */
+  columns: readonly string[];
+  count: number;
+  /** Rows are picked by the hash of these columns' values (and the seed), so the same data gives the same sample wherever it is staged. */
+  hashColumns: readonly string[];
+  seed?: number;
+}
+
 export interface ParquetEngine {
   /** Rows of local Parquet files (columns united by name), values JSON-ready per row-format.ts. */
   readRows(files: readonly string[], options?: ReadRowsOptions): Promise<RowSet>;
+  /**
+   * Stream sort-column values of every input row to `onBatch` (batches of up to 2,048 rows), mapped to the Spark
+   * types Hudi's curve builders take; refuses columns of other types. Returns the columns' descriptions and the row count.
+   */
+  scanSortColumns(
+    files: readonly string[],
+    columns: readonly string[],
+    onBatch: (batch: SortColumnBatch, columns: readonly SortColumnDescription[]) => void,
+  ): Promise<{ columns: SortColumnDescription[]; rowCount: number }>;
+  /** Up to `count` rows picked deterministically from the data (by value hash, not by position); values as readRows. */
+  sampleRows(files: readonly string[], options: SampleRowsOptions): Promise<RowSet>;
   readFooter(file: string): Promise<ParquetFooter>;
   /** Row-group statistics per file and leaf column; reads footers only. */
   columnStats(files: readonly string[]): Promise<FileColumnStats[]>;
@@ -255,6 +317,12 @@ const READ_OPTIONS = 'union_by_name = true, hive_partitioning = false';
 // ───────────────────────────── Engine ─────────────────────────────
 
 export async function openParquetEngine(options: ParquetEngineOptions = {}): Promise<ParquetEngine> {
+  const { instance, connection } = await openDuckDb(options);
+  return new DuckDBParquetEngine(instance, connection);
+}
+
+/** A DuckDB instance and connection configured for this project (no network, UTC); shared with lib/engine/write.ts. */
+export async function openDuckDb(options: ParquetEngineOptions = {}): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> {
   const config: Record<string, string> = {
     // No network in Lambda: never try to fetch extensions (parquet, json and icu are built in).
     autoinstall_known_extensions: 'false',
@@ -277,7 +345,7 @@ export async function openParquetEngine(options: ParquetEngineOptions = {}): Pro
   const connection = await instance.connect();
   // TIMESTAMPTZ → TIMESTAMP_MS casts and statistics text must not shift by the host's zone.
   await connection.run(`SET TimeZone = 'UTC'`);
-  return new DuckDBParquetEngine(instance, connection);
+  return { instance, connection };
 }
 
 interface ColumnDescription {
@@ -396,13 +464,19 @@ class DuckDBParquetEngine implements ParquetEngine {
     const { inputs, outputs } = request;
     if (inputs.length === 0) throw new HudiError('copySorted needs at least one input file', { fix: 'pass the input base files' });
     if (outputs.length === 0) throw new HudiError('copySorted needs at least one output range', { fix: 'pass the output files' });
+    if (new Set(inputs).size !== inputs.length) throw new HudiError('an input file is listed twice', { fix: 'pass each input once' });
     const rowGroupSize = positiveInteger(request.rowGroupSize, 'rowGroupSize');
     await assertFilesExist(inputs);
-    const totalInputRows = await this.countRowsNow(inputs);
+    const fileRows = await this.rowsPerFile(inputs);
+    const totalInputRows = fileRows.reduce((sum, rows) => sum + rows, 0);
     checkOutputRanges(outputs, totalInputRows);
+    if (request.rowRanks !== undefined) {
+      if ((request.orderBy ?? []).length > 0) throw new HudiError('copySorted takes orderBy or rowRanks, not both', { fix: 'pass one of them' });
+      checkRowRanks(request.rowRanks, totalInputRows);
+    }
 
     const columns = await this.guard(inputs, () => this.describe(inputs));
-    for (const reserved of [RANK_COLUMN, SOURCE_FILE_COLUMN, 'file_row_number']) {
+    for (const reserved of [...INTERNAL_COLUMNS, 'file_row_number']) {
       if (columns.some((column) => column.name === reserved)) {
         throw new HudiError(`input has a column named "${reserved}", which copySorted uses internally`, {
           location: inputs[0],
@@ -410,6 +484,7 @@ class DuckDBParquetEngine implements ParquetEngine {
         });
       }
     }
+    checkOutputColumns(outputs, request.footerFromColumn, columns);
     const inputSchemas = await this.guard(inputs, () => this.schemas(inputs));
     const inputFields = latestTopLevelFields(inputs, inputSchemas);
     const projection = columns.map((column) => {
@@ -418,26 +493,53 @@ class DuckDBParquetEngine implements ParquetEngine {
       const quoted = sqlIdentifier(column.name);
       return target.toString() === column.type.toString() ? quoted : `CAST(${quoted} AS ${target.toString()}) AS ${quoted}`;
     });
-    const ordering = [
-      ...(request.orderBy ?? []).map((key) => sortKeySql(key, columns)),
-      `${sqlIdentifier(SOURCE_FILE_COLUMN)} ASC`,
-      'file_row_number ASC',
-    ];
-    const table = sqlIdentifier(`__hudi_sorted_${randomUUID().replaceAll('-', '')}`);
+    // Input order = position in `inputs`, then row in file: the tie-break of every sort, and the key rowRanks use.
+    const inputRow = `(${sqlIdentifier(FILE_OFFSET_COLUMN)} + file_row_number)`;
+    let rankExpression: string;
+    if (request.rowRanks !== undefined) rankExpression = sqlIdentifier(RANK_VALUE_COLUMN);
+    else if ((request.orderBy ?? []).length > 0) {
+      const ordering = [...(request.orderBy ?? []).map((key) => sortKeySql(key, columns)), `${inputRow} ASC`];
+      rankExpression = `row_number() OVER (ORDER BY ${ordering.join(', ')}) - 1`;
+    } else rankExpression = inputRow;
+
+    const suffix = randomUUID().replaceAll('-', '');
+    const table = sqlIdentifier(`__hudi_sorted_${suffix}`);
+    const filesTable = sqlIdentifier(`__hudi_inputs_${suffix}`);
+    const ranksTable = sqlIdentifier(`__hudi_ranks_${suffix}`);
     const written: string[] = [];
     try {
+      let offset = 0;
+      const fileEntries = inputs.map((file, index) => {
+        const entry = `(${sqlString(file)}, ${offset})`;
+        offset += fileRows[index]!;
+        return entry;
+      });
+      await this.connection.run(
+        `CREATE TEMP TABLE ${filesTable} AS SELECT * FROM (VALUES ${fileEntries.join(', ')}) AS t(${sqlIdentifier(SOURCE_FILE_COLUMN)}, ${sqlIdentifier(FILE_OFFSET_COLUMN)})`,
+      );
+      let rankJoin = '';
+      if (request.rowRanks !== undefined) {
+        await this.loadRanks(ranksTable, request.rowRanks);
+        rankJoin = `JOIN ${ranksTable} USING (${sqlIdentifier(INPUT_ROW_COLUMN)})`;
+      }
       await this.guard(inputs, () =>
         this.connection.run(
           `CREATE TEMP TABLE ${table} AS
-           SELECT ${projection.join(', ')}, row_number() OVER (ORDER BY ${ordering.join(', ')}) - 1 AS ${sqlIdentifier(RANK_COLUMN)}
-           FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}, file_row_number = true, filename = ${sqlString(SOURCE_FILE_COLUMN)})`,
+           SELECT ${projection.join(', ')}, ${rankExpression} AS ${sqlIdentifier(RANK_COLUMN)}
+           FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
+                 FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}, file_row_number = true, filename = ${sqlString(SOURCE_FILE_COLUMN)})
+                 JOIN ${filesTable} USING (${sqlIdentifier(SOURCE_FILE_COLUMN)})) AS source
+           ${rankJoin}`,
         ),
       );
       const results: CopySortedOutput[] = [];
       for (const output of outputs) {
+        const keyValues = request.footerFromColumn === undefined
+          ? output.keyValues
+          : { ...output.keyValues, ...request.footerFromColumn.build(await this.rangeValues(table, request.footerFromColumn.column, output), output) };
         await mkdir(dirname(output.file), { recursive: true });
         written.push(output.file);
-        results.push(await this.writeRange(table, columns, output, rowGroupSize, inputFields));
+        results.push(await this.writeRange(table, columns, { ...output, keyValues }, rowGroupSize, inputFields));
       }
       const incompatible = results.flatMap((result) =>
         result.deviations.filter((deviation) => !deviation.compatible).map((deviation) => ({ file: result.file, deviation })),
@@ -460,8 +562,61 @@ class DuckDBParquetEngine implements ParquetEngine {
       await Promise.all(written.map((file) => rm(file, { force: true })));
       throw error;
     } finally {
-      await this.connection.run(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+      for (const name of [table, ranksTable, filesTable]) await this.connection.run(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
     }
+  }
+
+  /** Footer row counts, file by file. */
+  private async rowsPerFile(files: readonly string[]): Promise<number[]> {
+    const rows = await this.guard(files, () => this.objects(`SELECT file_name, num_rows FROM parquet_file_metadata(${fileListSql(files)})`));
+    const byFile = new Map(rows.map((row) => [String(row.file_name), toNumber(row.num_rows)]));
+    return files.map((file) => byFile.get(file) ?? 0);
+  }
+
+  /** rowRanks → a table (input row, rank) through DuckDB's appender, 2,048 rows per chunk. */
+  private async loadRanks(table: string, ranks: Uint32Array): Promise<void> {
+    await this.connection.run(`CREATE TEMP TABLE ${table} (${sqlIdentifier(INPUT_ROW_COLUMN)} BIGINT, ${sqlIdentifier(RANK_VALUE_COLUMN)} BIGINT)`);
+    const appender = await this.connection.createAppender(table.slice(1, -1), 'main', 'temp');
+    try {
+      const chunkRows = DuckDBVector.standardSize();
+      const chunk = DuckDBDataChunk.create([BIGINT, BIGINT], chunkRows);
+      for (let start = 0; start < ranks.length; start += chunkRows) {
+        const count = Math.min(chunkRows, ranks.length - start);
+        chunk.reset();
+        chunk.rowCount = count;
+        const rows = chunk.getColumnVector(0) as DuckDBBigIntVector;
+        const values = chunk.getColumnVector(1) as DuckDBBigIntVector;
+        for (let index = 0; index < count; index++) {
+          rows.setItem(index, BigInt(start + index));
+          values.setItem(index, BigInt(ranks[start + index]!));
+        }
+        rows.flush();
+        values.flush();
+        appender.appendDataChunk(chunk);
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+  }
+
+  /** One column's non-null text values over an output's rank range, kept as compact JSON chunks until iterated. */
+  private async rangeValues(table: string, column: string, output: OutputRange): Promise<Iterable<string>> {
+    const rank = sqlIdentifier(RANK_COLUMN);
+    const result = await this.connection.stream(
+      `SELECT ${sqlIdentifier(column)} FROM ${table}
+       WHERE ${rank} >= ${output.rowStart} AND ${rank} < ${output.rowStart + output.rowCount} AND ${sqlIdentifier(column)} IS NOT NULL`,
+    );
+    // A million keys as JS strings cost ~60 MB; as one JSON text per 2,048 they cost their UTF-16 length.
+    const chunks: string[] = [];
+    for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+      chunks.push(JSON.stringify(chunk.getColumnVector(0).toArray().map(String)));
+    }
+    return {
+      *[Symbol.iterator]() {
+        for (const text of chunks) yield* JSON.parse(text) as string[];
+      },
+    };
   }
 
   private async writeRange(
@@ -477,9 +632,17 @@ class DuckDBParquetEngine implements ParquetEngine {
     if (keyValues.length > 0) {
       options.push(`KV_METADATA {${keyValues.map(([key, value]) => `${sqlString(key)}: ${sqlString(value)}`).join(', ')}}`);
     }
+    const selected = columns.map((column) => {
+      const quoted = sqlIdentifier(column.name);
+      const constant = output.constantColumns?.[column.name];
+      if (constant !== undefined) return `CAST(${sqlString(constant)} AS VARCHAR) AS ${quoted}`;
+      const prefix = output.sequenceColumns?.[column.name];
+      if (prefix !== undefined) return `${sqlString(prefix)} || CAST(${rank} - ${output.rowStart} AS VARCHAR) AS ${quoted}`;
+      return quoted;
+    });
     try {
       await this.connection.run(
-        `COPY (SELECT ${columns.map((column) => sqlIdentifier(column.name)).join(', ')} FROM ${table}
+        `COPY (SELECT ${selected.join(', ')} FROM ${table}
                WHERE ${rank} >= ${output.rowStart} AND ${rank} < ${output.rowStart + output.rowCount}
                ORDER BY ${rank})
          TO ${sqlString(output.file)} (${options.join(', ')})`,
@@ -520,6 +683,82 @@ class DuckDBParquetEngine implements ParquetEngine {
       repairedColumns: repairs.map((repair) => repair.column),
       deviations: compareFields(inputFields, outputFields),
     };
+  }
+
+  scanSortColumns(
+    files: readonly string[],
+    columns: readonly string[],
+    onBatch: (batch: SortColumnBatch, columns: readonly SortColumnDescription[]) => void,
+  ): Promise<{ columns: SortColumnDescription[]; rowCount: number }> {
+    return this.exclusive(async () => {
+      if (files.length === 0) throw new HudiError('scanSortColumns needs at least one input file', { fix: 'pass the input base files' });
+      if (new Set(files).size !== files.length) throw new HudiError('an input file is listed twice', { fix: 'pass each input once' });
+      await assertFilesExist(files);
+      const available = await this.guard(files, () => this.describe(files));
+      const descriptions = columns.map((name) => sortColumnDescription(name, available, files[0]!));
+      const fileRows = await this.rowsPerFile(files);
+      let offset = 0;
+      const fileEntries = files.map((file, index) => {
+        const entry = `(${sqlString(file)}, ${offset})`;
+        offset += fileRows[index]!;
+        return entry;
+      });
+      const suffix = randomUUID().replaceAll('-', '');
+      const filesTable = sqlIdentifier(`__hudi_inputs_${suffix}`);
+      let rowCount = 0;
+      try {
+        await this.connection.run(
+          `CREATE TEMP TABLE ${filesTable} AS SELECT * FROM (VALUES ${fileEntries.join(', ')}) AS t(${sqlIdentifier(SOURCE_FILE_COLUMN)}, ${sqlIdentifier(FILE_OFFSET_COLUMN)})`,
+        );
+        const result = await this.guard(files, () =>
+          this.connection.stream(
+            `SELECT CAST(${sqlIdentifier(FILE_OFFSET_COLUMN)} + file_row_number AS UINTEGER), ${descriptions.map(sortColumnSql).join(', ')}
+             FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}, file_row_number = true, filename = ${sqlString(SOURCE_FILE_COLUMN)})
+             JOIN ${filesTable} USING (${sqlIdentifier(SOURCE_FILE_COLUMN)})`,
+          ),
+        );
+        for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+          const inputRows = Uint32Array.from(chunk.getColumnVector(0).toArray() as number[]);
+          const values = descriptions.map((description, index) => sortValues(chunk.getColumnVector(index + 1), description));
+          rowCount += inputRows.length;
+          onBatch({ inputRows, values }, descriptions);
+        }
+      } finally {
+        await this.connection.run(`DROP TABLE IF EXISTS ${filesTable}`).catch(() => undefined);
+      }
+      if (rowCount !== offset) {
+        throw new HudiError(`read ${rowCount} rows where the footers count ${offset}`, { location: files[0], fix: 'retry; if it repeats, report it as a bug' });
+      }
+      return { columns: descriptions, rowCount };
+    });
+  }
+
+  sampleRows(files: readonly string[], options: SampleRowsOptions): Promise<RowSet> {
+    return this.exclusive(async () => {
+      if (files.length === 0 || options.count <= 0) return { columns: [...options.columns], rows: [] };
+      await assertFilesExist(files);
+      const available = await this.guard(files, () => this.describe(files));
+      for (const name of [...options.columns, ...options.hashColumns]) {
+        if (!available.some((column) => column.name === name)) {
+          throw new HudiError(`no column ${JSON.stringify(name)}`, { location: files[0], fix: `choose from: ${available.map((column) => column.name).join(', ')}` });
+        }
+      }
+      const seed = Math.trunc(options.seed ?? 0);
+      const hashed = [...options.hashColumns.map(sqlIdentifier), String(seed)].join(', ');
+      const sql = `SELECT ${options.columns.map(sqlIdentifier).join(', ')} FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS})
+                   ORDER BY hash(${hashed}), ${options.columns.map(sqlIdentifier).join(', ')} LIMIT ${nonNegativeInteger(options.count, 'count')}`;
+      const reader = await this.guard(files, () => this.connection.runAndReadAll(sql));
+      const names = reader.columnNames();
+      const types = reader.columnTypes();
+      const rows = reader.getRows().map((values) => {
+        const row: Row = {};
+        names.forEach((name, index) => {
+          row[name] = duckValueToJson(values[index] ?? null, types[index]);
+        });
+        return row;
+      });
+      return { columns: names, rows };
+    });
   }
 
   private async describe(files: readonly string[]): Promise<ColumnDescription[]> {
@@ -592,6 +831,117 @@ class DuckDBParquetEngine implements ParquetEngine {
 
 const RANK_COLUMN = '__hudi_sort_rank';
 const SOURCE_FILE_COLUMN = '__hudi_source_file';
+const FILE_OFFSET_COLUMN = '__hudi_file_offset';
+const INPUT_ROW_COLUMN = '__hudi_input_row';
+const RANK_VALUE_COLUMN = '__hudi_rank_value';
+const INTERNAL_COLUMNS = [RANK_COLUMN, SOURCE_FILE_COLUMN, FILE_OFFSET_COLUMN, INPUT_ROW_COLUMN, RANK_VALUE_COLUMN] as const;
+
+/** rowRanks must be a permutation: a repeated rank would write one row twice and drop another. */
+function checkRowRanks(ranks: Uint32Array, totalRows: number): void {
+  if (ranks.length !== totalRows) {
+    throw new HudiError(`rowRanks has ${ranks.length} entries for ${totalRows} input rows`, { fix: 'give one rank per input row, in input order' });
+  }
+  const seen = new Uint8Array(totalRows);
+  for (const rank of ranks) {
+    if (rank >= totalRows || seen[rank] === 1) {
+      throw new HudiError(`rowRanks is not a permutation of 0..${totalRows - 1} (rank ${rank})`, { fix: 'give every input row a distinct rank' });
+    }
+    seen[rank] = 1;
+  }
+}
+
+/** Replaced and footer columns must exist and hold text. */
+function checkOutputColumns(outputs: readonly OutputRange[], footer: FooterFromColumn | undefined, columns: readonly ColumnDescription[]): void {
+  const requireText = (name: string, what: string, location: string | undefined): void => {
+    const column = columns.find((candidate) => candidate.name === name);
+    if (column === undefined || column.type.typeId !== DuckDBTypeId.VARCHAR) {
+      throw new HudiError(`${what} "${name}" is ${column === undefined ? 'not a column of the inputs' : `of type ${column.type.toString()}, not VARCHAR`}`, {
+        ...(location === undefined ? {} : { location }),
+        fix: `choose a text column: ${columns.filter((candidate) => candidate.type.typeId === DuckDBTypeId.VARCHAR).map((candidate) => candidate.name).join(', ')}`,
+      });
+    }
+  };
+  if (footer !== undefined) requireText(footer.column, 'footer column', undefined);
+  for (const output of outputs) {
+    for (const name of Object.keys(output.constantColumns ?? {})) requireText(name, 'constant column', output.file);
+    for (const name of Object.keys(output.sequenceColumns ?? {})) {
+      requireText(name, 'sequence column', output.file);
+      if (output.constantColumns?.[name] !== undefined) {
+        throw new HudiError(`column "${name}" is both a constant and a sequence column`, { location: output.file, fix: 'give it one of the two' });
+      }
+    }
+  }
+}
+
+/** How Spark reads each Parquet type (ParquetToSparkSchemaConverter), as curves.ts names them. */
+function sortColumnType(type: DuckDBType): SortColumnType | undefined {
+  switch (type.typeId) {
+    case DuckDBTypeId.BOOLEAN:
+      return 'boolean';
+    case DuckDBTypeId.TINYINT:
+      return 'byte';
+    case DuckDBTypeId.SMALLINT:
+    case DuckDBTypeId.UTINYINT:
+      return 'short';
+    case DuckDBTypeId.INTEGER:
+    case DuckDBTypeId.USMALLINT:
+      return 'int';
+    case DuckDBTypeId.BIGINT:
+    case DuckDBTypeId.UINTEGER:
+      return 'long';
+    case DuckDBTypeId.FLOAT:
+      return 'float';
+    case DuckDBTypeId.DOUBLE:
+      return 'double';
+    case DuckDBTypeId.VARCHAR:
+      return 'string';
+    case DuckDBTypeId.BLOB:
+      return 'binary';
+    case DuckDBTypeId.DATE:
+      return 'date';
+    case DuckDBTypeId.TIMESTAMP:
+    case DuckDBTypeId.TIMESTAMP_S:
+    case DuckDBTypeId.TIMESTAMP_MS:
+    case DuckDBTypeId.TIMESTAMP_NS:
+    case DuckDBTypeId.TIMESTAMP_TZ:
+      return 'timestamp';
+    case DuckDBTypeId.DECIMAL:
+      return type instanceof DuckDBDecimalType ? { kind: 'decimal', scale: type.scale } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function sortColumnDescription(name: string, available: readonly ColumnDescription[], location: string): SortColumnDescription {
+  const schemaPosition = available.findIndex((column) => column.name === name);
+  if (schemaPosition < 0) {
+    throw new HudiError(`no sort column ${JSON.stringify(name)}`, { location, fix: `choose from: ${available.map((column) => column.name).join(', ')}` });
+  }
+  const column = available[schemaPosition]!;
+  const type = sortColumnType(column.type);
+  if (type === undefined) {
+    throw new HudiError(`sort column "${name}" has type ${column.type.toString()}, which Hudi's z-order/hilbert curves cannot order by`, {
+      location,
+      fix: 'use hoodie.layout.optimize.strategy=linear, or sort by primitive columns (numbers, strings, dates, timestamps, decimals)',
+    });
+  }
+  return { name, schemaPosition, type };
+}
+
+/** The select expression reading a sort column in curves.ts form (dates as days, timestamps as epoch micros). */
+function sortColumnSql(column: SortColumnDescription): string {
+  const quoted = sqlIdentifier(column.name);
+  if (column.type === 'date') return `CAST(${quoted} - DATE '1970-01-01' AS INTEGER)`;
+  if (column.type === 'timestamp') return `epoch_us(${quoted})`;
+  return quoted;
+}
+
+function sortValues(vector: DuckDBVector, column: SortColumnDescription): SortValue[] {
+  const items = vector.toArray();
+  if (typeof column.type === 'object') return items.map((item) => (item instanceof DuckDBDecimalValue ? item.value : null));
+  if (column.type === 'binary') return items.map((item) => (item instanceof DuckDBBlobValue ? item.bytes : null));
+  return items as SortValue[];
+}
 
 function looksLikeFileProblem(reason: string): boolean {
   return /magic|parquet|thrift|decompress|corrupt|page|footer|metadata|truncat|invalid|out of range|eof|end of file|read/i.test(reason);
@@ -1970,3 +2320,47 @@ function snappyCompress(input: Uint8Array): Buffer {
   emitLiteral(literalStart, input.length);
   return Buffer.from(out);
 }
+
+// ───────────────────────────── Shared with the writer (lib/engine/write.ts) ─────────────────────────────
+
+/** The Parquet type tree per top-level column of some files (the last file wins), used as a write target. */
+export type ParquetTypeTargets = ReadonlyMap<string, TypeNode>;
+
+export async function parquetTypeTargets(connection: DuckDBConnection, files: readonly string[]): Promise<ParquetTypeTargets> {
+  if (files.length === 0) return new Map();
+  const reader = await connection.runAndReadAll(
+    `SELECT file_name, name, type, type_length, repetition_type, num_children, converted_type, scale, precision, logical_type, duckdb_type
+     FROM parquet_schema(${fileListSql(files)})`,
+  );
+  const byFile = new Map<string, Record<string, DuckDBValue>[]>();
+  for (const row of reader.getRowObjects()) {
+    const file = String(row.file_name);
+    byFile.set(file, [...(byFile.get(file) ?? []), row]);
+  }
+  return latestTopLevelFields(files, new Map([...byFile].map(([file, elements]) => [file, schemaEntries(elements)])));
+}
+
+/** The DuckDB type to cast a column to so that DuckDB's Parquet writer keeps the target's timestamp units. */
+export function preservingDuckDbType(type: DuckDBType, target: ParquetTypeTargets, column: string): DuckDBType {
+  const node = target.get(column);
+  return node === undefined ? type : preservingType(type, node);
+}
+
+/**
+ * Make a file DuckDB just wrote carry the target's Parquet types where DuckDB cannot write them (decimal physical
+ * type, timestamp UTC flag); returns the repaired columns. The result is decoded once to prove the pages are sound.
+ */
+export async function conformParquetTypes(connection: DuckDBConnection, file: string, target: ParquetTypeTargets): Promise<string[]> {
+  const written = await parquetTypeTargets(connection, [file]);
+  const repairs = planTypeRepairs(target, written);
+  if (repairs.length === 0) return [];
+  await repairParquetTypes(file, repairs);
+  const repairedTopLevel = [...new Set(repairs.map((repair) => repair.topLevelColumn))];
+  await connection.run(
+    `SELECT ${repairedTopLevel.map((name, index) => `max(hash(${sqlIdentifier(name)})) AS h${index}`).join(', ')}
+     FROM read_parquet(${fileListSql([file])}, ${READ_OPTIONS})`,
+  );
+  return repairs.map((repair) => repair.column);
+}
+
+export { duckdbReason, fileListSql, READ_OPTIONS };

@@ -117,26 +117,42 @@ export class HilbertIndexer {
     const n = this.dimensions;
     const high = this.high;
     const low = this.low;
-    // Inverse undo, from the top bit down to bit 1.
-    for (let bit = this.bits - 1; bit >= 1; bit--) {
-      const inHigh = bit >= 32;
-      const testMask = inHigh ? 1 << (bit - 32) : 1 << bit;
-      const belowHigh = inHigh ? lowBitsMask(bit - 32) : 0;
-      const belowLow = inHigh ? -1 : lowBitsMask(bit);
-      for (let i = 0; i < n; i++) {
-        const isSet = ((inHigh ? high[i]! : low[i]!) & testMask) !== 0;
-        if (isSet) {
-          high[0] = high[0]! ^ belowHigh;
-          low[0] = low[0]! ^ belowLow;
-        } else {
-          const swapHigh = (high[0]! ^ high[i]!) & belowHigh;
-          const swapLow = (low[0]! ^ low[i]!) & belowLow;
-          high[0] = high[0]! ^ swapHigh;
-          low[0] = low[0]! ^ swapLow;
-          high[i] = high[i]! ^ swapHigh;
-          low[i] = low[i]! ^ swapLow;
-        }
+    // Inverse undo, from the top bit down to bit 1, branch-free as in computeIndex2d. Step i = 0 can
+    // only invert; step i > 0 inverts x[0] below the bit when x[i] has it, else swaps those bits.
+    for (let bit = this.bits - 1; bit >= 32; bit--) {
+      const shift = bit - 32;
+      const belowHigh = LOW_BITS[shift]!;
+      let high0 = high[0]!;
+      let low0 = low[0]!;
+      const when0 = -((high0 >>> shift) & 1);
+      high0 ^= belowHigh & when0;
+      low0 ^= when0;
+      for (let i = 1; i < n; i++) {
+        const highI = high[i]!;
+        const lowI = low[i]!;
+        const when = -((highI >>> shift) & 1);
+        const swapHigh = (high0 ^ highI) & belowHigh & ~when;
+        const swapLow = (low0 ^ lowI) & ~when;
+        high0 ^= swapHigh ^ (belowHigh & when);
+        low0 ^= swapLow ^ when;
+        high[i] = highI ^ swapHigh;
+        low[i] = lowI ^ swapLow;
       }
+      high[0] = high0;
+      low[0] = low0;
+    }
+    for (let bit = Math.min(this.bits - 1, 31); bit >= 1; bit--) {
+      const belowLow = LOW_BITS[bit]!;
+      let low0 = low[0]!;
+      low0 ^= belowLow & -((low0 >>> bit) & 1);
+      for (let i = 1; i < n; i++) {
+        const lowI = low[i]!;
+        const when = -((lowI >>> bit) & 1);
+        const swapLow = (low0 ^ lowI) & belowLow & ~when;
+        low0 ^= swapLow ^ (belowLow & when);
+        low[i] = lowI ^ swapLow;
+      }
+      low[0] = low0;
     }
     // Gray encode.
     for (let i = 1; i < n; i++) {
@@ -148,17 +164,33 @@ export class HilbertIndexer {
       high[i] = high[i]! ^ flipHigh;
       low[i] = low[i]! ^ flipLow;
     }
-    // toIndex: for each bit from the top, one bit per dimension, dimension 0 most significant.
+    // toIndex: for each bit from the top, one bit per dimension, dimension 0 first. The bits come
+    // out most significant first, so they are packed into bytes in order; the index is right-aligned,
+    // so the first byte takes only the top (indexBits mod 8) bits.
     const buffer = this.indexBuffer;
-    buffer.fill(0);
-    const last = buffer.length - 1;
-    for (let bit = this.bits - 1; bit >= 0; bit--) {
-      const inHigh = bit >= 32;
-      const testMask = inHigh ? 1 << (bit - 32) : 1 << bit;
+    const topBit = this.indexBits - 1;
+    let position = buffer.length - 1 - (topBit >> 3);
+    buffer.fill(0, 0, position);
+    let pending = 0;
+    let room = (topBit & 7) + 1;
+    for (let bit = this.bits - 1; bit >= 32; bit--) {
+      const shift = bit - 32;
       for (let j = 0; j < n; j++) {
-        if (((inHigh ? high[j]! : low[j]!) & testMask) !== 0) {
-          const valueBit = bit * n + (n - 1 - j);
-          buffer[last - (valueBit >> 3)]! |= 1 << (valueBit & 7);
+        pending = (pending << 1) | ((high[j]! >>> shift) & 1);
+        if (--room === 0) {
+          buffer[position++] = pending;
+          pending = 0;
+          room = 8;
+        }
+      }
+    }
+    for (let bit = Math.min(this.bits - 1, 31); bit >= 0; bit--) {
+      for (let j = 0; j < n; j++) {
+        pending = (pending << 1) | ((low[j]! >>> bit) & 1);
+        if (--room === 0) {
+          buffer[position++] = pending;
+          pending = 0;
+          room = 8;
         }
       }
     }

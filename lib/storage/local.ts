@@ -24,6 +24,11 @@ export class LocalStorage implements Storage {
     return this.absolute(path);
   }
 
+  /** Engines read local tables in place. */
+  localPath(path: string): string {
+    return this.absolute(path);
+  }
+
   async get(path: string): Promise<Uint8Array> {
     const file = this.absolute(path);
     try {

@@ -16,10 +16,15 @@ if (!existsSync(HUDI_FIXTURES)) {
   throw new Error(`Hudi fixtures not found at ${HUDI_FIXTURES}: the tests expect the shared/ folder beside the repository`);
 }
 
+const tempDirs: string[] = [];
+process.on('exit', () => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 /** A fresh temp dir, removed at process exit. */
 export function tempDir(prefix = 'hudi-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  tempDirs.push(dir);
   return dir;
 }
 

@@ -1,0 +1,204 @@
+/**
+ * What a clustering run changed, per partition: files, bytes and rows before and after, and a data-skipping figure
+ * per sort column — the average fraction of a partition's files whose min/max range contains a value a point query
+ * looks for (the files that query must read), over values sampled from the data. Pure functions over plain values;
+ * the executor gathers the inputs (footer statistics, sampled values) and stores them with each group's result.
+ */
+import type { JsonValue } from '../engine/row-format.js';
+
+/** A statistic or sampled value in a form that compares correctly with `<`: numbers, or strings in byte-like order. */
+export type ComparableValue = number | string;
+
+/** What a report needs to know about a column's type to compare its values (a Parquet footer's column info). */
+export interface ValueTypeInfo {
+  readonly physicalType?: string;
+  readonly logicalType?: string;
+}
+
+/** One data file: its size, rows and each sort column's [min, max] (null when the footer has no usable statistic). */
+export interface FileSummary {
+  readonly bytes: number;
+  readonly rows: number;
+  readonly ranges: Readonly<Record<string, readonly [ComparableValue | null, ComparableValue | null]>>;
+}
+
+/** One clustering group's part of the report: its input files, its output files and values sampled from its rows. */
+export interface GroupReportInput {
+  readonly groupIndex: number;
+  readonly partitionPath: string;
+  readonly before: readonly FileSummary[];
+  readonly after: readonly FileSummary[];
+  /** Per sort column, values sampled from the group's rows (nulls are not looked up). */
+  readonly samples: Readonly<Record<string, readonly (ComparableValue | null)[]>>;
+}
+
+export interface DataSkippingFigure {
+  readonly column: string;
+  /** Average fraction of the files a point query on a sampled value must read, before and after (0..1). */
+  readonly before: number;
+  readonly after: number;
+  /** How many sampled values the averages are over. */
+  readonly samples: number;
+}
+
+export interface PartitionReport {
+  readonly partitionPath: string;
+  readonly filesBefore: number;
+  readonly filesAfter: number;
+  readonly bytesBefore: number;
+  readonly bytesAfter: number;
+  readonly rowsBefore: number;
+  readonly rowsAfter: number;
+  readonly dataSkipping: readonly DataSkippingFigure[];
+}
+
+export interface ClusteringReport {
+  readonly instantTime: string;
+  readonly layout: string;
+  readonly sortColumns: readonly string[];
+  readonly groups: number;
+  readonly partitions: readonly PartitionReport[];
+  readonly totals: Omit<PartitionReport, 'partitionPath'>;
+}
+
+export interface ClusteringReportInput {
+  readonly instantTime: string;
+  readonly layout: string;
+  readonly sortColumns: readonly string[];
+  readonly groups: readonly GroupReportInput[];
+}
+
+const TIMESTAMP_TEXT = /^([+-]?\d{4,6}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/;
+
+/**
+ * A value as the engine prints it (row-format.ts) → a comparable value. Timestamps (ISO text) become epoch
+ * microseconds, decimals and out-of-range integers (text) numbers; dates stay `YYYY-MM-DD` text, which orders
+ * correctly. Nested values and binary have no order here (null: the file counts as one a query must read).
+ */
+export function toComparable(value: JsonValue | undefined, type: ValueTypeInfo | undefined): ComparableValue | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'number') return value;
+  if (typeof value !== 'string') return null;
+  if (type?.logicalType === 'TIMESTAMP') {
+    const match = TIMESTAMP_TEXT.exec(value);
+    if (match === null) return null;
+    const millis = Date.parse(`${match[1]}Z`);
+    if (Number.isNaN(millis)) return null;
+    return millis * 1000 + Number((match[2] ?? '').padEnd(6, '0').slice(0, 6));
+  }
+  const numeric = type?.logicalType === 'DECIMAL' || ['INT32', 'INT64', 'FLOAT', 'DOUBLE'].includes(type?.physicalType ?? '');
+  if (numeric) {
+    const number = Number(value);
+    return Number.isNaN(number) && value !== 'NaN' ? null : number;
+  }
+  if (type?.physicalType === 'BYTE_ARRAY' || type?.physicalType === 'FIXED_LEN_BYTE_ARRAY') {
+    // Base64 binary has no useful order; strings are compared as they are.
+    return type.logicalType === 'STRING' || type.logicalType === 'ENUM' || type.logicalType === 'JSON' ? value : null;
+  }
+  return value;
+}
+
+/** Whether a point query for `value` must read a file with this [min, max]: unknown statistics mean it must. */
+export function rangeContains(range: readonly [ComparableValue | null, ComparableValue | null] | undefined, value: ComparableValue): boolean {
+  if (range === undefined) return true;
+  const [min, max] = range;
+  if (min === null || max === null || typeof min !== typeof value || typeof max !== typeof value) return true;
+  return min <= value && value <= max;
+}
+
+/** Average over the non-null samples of the fraction of `files` whose range of `column` contains the sample. */
+export function dataSkippingFraction(files: readonly FileSummary[], column: string, samples: readonly (ComparableValue | null)[]): { fraction: number; samples: number } {
+  const values = samples.filter((sample): sample is ComparableValue => sample !== null);
+  if (values.length === 0 || files.length === 0) return { fraction: 0, samples: 0 };
+  let total = 0;
+  for (const value of values) {
+    let reading = 0;
+    for (const file of files) if (rangeContains(file.ranges[column], value)) reading += 1;
+    total += reading / files.length;
+  }
+  return { fraction: total / values.length, samples: values.length };
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
+}
+
+/** Build the run's report: groups of the same partition are taken together (a query reads a partition's files). */
+export function buildClusteringReport(input: ClusteringReportInput): ClusteringReport {
+  const byPartition = new Map<string, GroupReportInput[]>();
+  for (const group of input.groups) {
+    const groups = byPartition.get(group.partitionPath);
+    if (groups) groups.push(group);
+    else byPartition.set(group.partitionPath, [group]);
+  }
+  // Sample-weighted totals: every sampled value counts once, whatever its partition's size.
+  const overall = new Map<string, { before: number; after: number; samples: number }>();
+  const partitions: PartitionReport[] = [...byPartition.keys()].sort().map((partitionPath) => {
+    const groups = byPartition.get(partitionPath)!;
+    const before = groups.flatMap((group) => group.before);
+    const after = groups.flatMap((group) => group.after);
+    const dataSkipping = input.sortColumns.map((column): DataSkippingFigure => {
+      const samples = groups.flatMap((group) => group.samples[column] ?? []);
+      const was = dataSkippingFraction(before, column, samples);
+      const is = dataSkippingFraction(after, column, samples);
+      const running = overall.get(column) ?? { before: 0, after: 0, samples: 0 };
+      overall.set(column, { before: running.before + was.fraction * was.samples, after: running.after + is.fraction * is.samples, samples: running.samples + was.samples });
+      return { column, before: was.fraction, after: is.fraction, samples: was.samples };
+    });
+    return {
+      partitionPath,
+      filesBefore: before.length,
+      filesAfter: after.length,
+      bytesBefore: sum(before.map((file) => file.bytes)),
+      bytesAfter: sum(after.map((file) => file.bytes)),
+      rowsBefore: sum(before.map((file) => file.rows)),
+      rowsAfter: sum(after.map((file) => file.rows)),
+      dataSkipping,
+    };
+  });
+  return {
+    instantTime: input.instantTime,
+    layout: input.layout,
+    sortColumns: [...input.sortColumns],
+    groups: input.groups.length,
+    partitions,
+    totals: {
+      filesBefore: sum(partitions.map((p) => p.filesBefore)),
+      filesAfter: sum(partitions.map((p) => p.filesAfter)),
+      bytesBefore: sum(partitions.map((p) => p.bytesBefore)),
+      bytesAfter: sum(partitions.map((p) => p.bytesAfter)),
+      rowsBefore: sum(partitions.map((p) => p.rowsBefore)),
+      rowsAfter: sum(partitions.map((p) => p.rowsAfter)),
+      dataSkipping: input.sortColumns.map((column) => {
+        const figure = overall.get(column) ?? { before: 0, after: 0, samples: 0 };
+        const samples = figure.samples;
+        return { column, before: samples === 0 ? 0 : figure.before / samples, after: samples === 0 ? 0 : figure.after / samples, samples };
+      }),
+    },
+  };
+}
+
+const MIB = 1024 * 1024;
+const percent = (fraction: number): string => `${(fraction * 100).toFixed(1)}%`;
+const megabytes = (bytes: number): string => `${(bytes / MIB).toFixed(2)} MB`;
+
+/** The report as text lines for a terminal. */
+export function formatClusteringReport(report: ClusteringReport): string {
+  const lines = [
+    `clustering ${report.instantTime}: ${report.groups} group${report.groups === 1 ? '' : 's'}, layout ${report.layout}` +
+      (report.sortColumns.length > 0 ? ` by ${report.sortColumns.join(', ')}` : ', no sort columns'),
+  ];
+  const describe = (label: string, figures: Omit<PartitionReport, 'partitionPath'>): void => {
+    lines.push(
+      `${label}: files ${figures.filesBefore} → ${figures.filesAfter}, ${megabytes(figures.bytesBefore)} → ${megabytes(figures.bytesAfter)}, ` +
+        `rows ${figures.rowsBefore} → ${figures.rowsAfter}`,
+    );
+    for (const figure of figures.dataSkipping) {
+      lines.push(`    ${figure.column}: a point query reads ${percent(figure.before)} → ${percent(figure.after)} of the files (${figure.samples} sampled values)`);
+    }
+  };
+  for (const partition of report.partitions) describe(`  ${partition.partitionPath === '' ? '(non-partitioned)' : partition.partitionPath}`, partition);
+  describe('  total', report.totals);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,469 @@
+/**
+ * The DuckDB side of Hudi writes: load a batch, attach record keys, de-duplicate, tag existing records, assign
+ * rows to file groups (buckets) and write each file group's new base file. The writer domain
+ * (lib/writer/write-client.ts) decides everything from plain values; this module only runs SQL over local files.
+ */
+import { mkdir, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import {
+  DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId,
+  type DuckDBConnection, type DuckDBInstance, type DuckDBType,
+} from '@duckdb/node-api';
+import { HudiError } from '../errors.js';
+import { hudiRecordName, META_FIELD_NAMES, type AvroRecordSchema } from '../schema.js';
+import {
+  conformParquetTypes, duckdbReason, fileListSql, openDuckDb, parquetTypeTargets, preservingDuckDbType, READ_OPTIONS, sqlIdentifier, sqlString,
+  type ParquetEngineOptions, type ParquetTypeTargets,
+} from './parquet-engine.js';
+
+export type InputFormat = 'jsonl' | 'csv' | 'parquet';
+
+export interface BatchColumn {
+  readonly name: string;
+  /** DuckDB's type name, e.g. BIGINT, VARCHAR, TIMESTAMP WITH TIME ZONE, STRUCT(...). */
+  readonly type: string;
+}
+
+/** Per row of the batch: the values of the fields the key generator needs, as Hudi renders them to strings. */
+export interface KeyFieldColumns {
+  readonly rowCount: number;
+  /** field → value per row (null for SQL NULL). */
+  readonly values: ReadonlyMap<string, readonly (string | null)[]>;
+}
+
+export interface RowKey {
+  readonly row: number;
+  readonly recordKey: string;
+  readonly partitionPath: string;
+}
+
+/** A base file of the table already staged locally, with where it lives in the table. */
+export interface ExistingBaseFile {
+  readonly localPath: string;
+  readonly partitionPath: string;
+  readonly fileId: string;
+}
+
+export interface TaggingSummary {
+  /** Incoming records per partition that matched no existing record. */
+  readonly insertsByPartition: ReadonlyMap<string, number>;
+  /** Incoming records per existing file (index into the files given to tagLocations) that match a stored record. */
+  readonly updatesByFile: ReadonlyMap<number, number>;
+  /** Records after de-duplication. */
+  readonly incomingRecords: number;
+}
+
+/** Where inserts of one partition go: rank range [start, start+count) of that partition's inserts (ordered by key). */
+export interface InsertRange {
+  readonly partitionPath: string;
+  readonly start: number;
+  readonly count: number;
+  readonly bucket: number;
+}
+
+export interface FileGroupWrite {
+  readonly bucket: number;
+  /** The previous base file of the group (merged) — index into the files given to tagLocations. */
+  readonly existingFile?: number;
+  readonly outputFile: string;
+  readonly partitionPath: string;
+  readonly fileName: string;
+  readonly commitTime: string;
+  /** `_hoodie_commit_seqno` = `<commitTime>_<taskPartitionId>_<n>` for records this write produces. */
+  readonly taskPartitionId: number;
+  readonly rowGroupSize: number;
+  /** Footer key/values, computed by the caller from the record keys (see fileGroupRecordKeys). */
+  readonly keyValues: Record<string, string>;
+  /** Parquet type targets: the table's existing files (keeps Hudi's decimal/timestamp encodings). */
+  readonly typeTemplates: readonly string[];
+}
+
+export interface FileGroupWriteResult {
+  readonly rowCount: number;
+  readonly inserts: number;
+  readonly updates: number;
+  readonly deletes: number;
+  readonly bytes: number;
+}
+
+const BATCH = 'hudi_batch';
+const KEYS = 'hudi_keys';
+const INCOMING = 'hudi_incoming';
+const EXISTING = 'hudi_existing';
+const ASSIGNED = 'hudi_assigned';
+const RANGES = 'hudi_insert_ranges';
+
+export interface WriteSessionOptions extends ParquetEngineOptions {}
+
+/** One write's worth of DuckDB state; close it when the write ends. */
+export class WriteSession {
+  private columns: BatchColumn[] = [];
+  private existingFiles: readonly ExistingBaseFile[] = [];
+  private targets: ParquetTypeTargets = new Map();
+
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly connection: DuckDBConnection,
+  ) {}
+
+  static async open(options: WriteSessionOptions = {}): Promise<WriteSession> {
+    const { instance, connection } = await openDuckDb(options);
+    return new WriteSession(instance, connection);
+  }
+
+  async close(): Promise<void> {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+
+  private async run(sql: string, location?: string): Promise<void> {
+    try {
+      await this.connection.run(sql);
+    } catch (cause) {
+      throw new HudiError(`write failed in the engine: ${duckdbReason(cause)}`, { ...(location === undefined ? {} : { location }), cause });
+    }
+  }
+
+  private async query(sql: string): Promise<Record<string, unknown>[]> {
+    try {
+      const reader = await this.connection.runAndReadAll(sql);
+      return reader.getRowObjectsJS() as Record<string, unknown>[];
+    } catch (cause) {
+      throw new HudiError(`write failed in the engine: ${duckdbReason(cause)}`, { cause });
+    }
+  }
+
+  /**
+   * Load the input into the batch table, cast to the table's column types when the table has base files
+   * (`typeTemplates`), else with the types DuckDB infers (naive timestamps become UTC timestamps, as Spark's).
+   * Columns the table has but the input lacks are NULL; input columns the table lacks are refused.
+   */
+  async loadBatch(input: { file: string; format: InputFormat }, typeTemplates: readonly string[]): Promise<{ rowCount: number; columns: BatchColumn[] }> {
+    const source = inputSql(input.file, input.format);
+    let described: BatchColumn[];
+    try {
+      const reader = await this.connection.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`);
+      described = reader.getRowObjectsJS().map((r) => ({ name: String(r['column_name']), type: String(r['column_type']) }));
+    } catch (cause) {
+      throw new HudiError(`cannot read the input as ${input.format}: ${duckdbReason(cause)}`, {
+        location: input.file,
+        fix: input.format === 'jsonl' ? 'each line must be one JSON object' : input.format === 'csv' ? 'the CSV needs a header line' : 'the file must be Parquet',
+        cause,
+      });
+    }
+    const inputColumns = described.filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name));
+    let projection: string[];
+    if (typeTemplates.length > 0) {
+      this.targets = await parquetTypeTargets(this.connection, typeTemplates);
+      const tableColumns = await this.describeFiles(typeTemplates);
+      const dataColumns = tableColumns.filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name));
+      const unknown = inputColumns.filter((c) => !dataColumns.some((t) => t.name === c.name));
+      if (unknown.length > 0) {
+        throw new HudiError(`input has columns the table does not: ${unknown.map((c) => c.name).join(', ')}`, {
+          location: input.file,
+          fix: `schema evolution is not supported yet; drop those columns (table columns: ${dataColumns.map((c) => c.name).join(', ')})`,
+        });
+      }
+      projection = dataColumns.map((column) => {
+        const target = preservingDuckDbType(column.duckType, this.targets, column.name).toString();
+        const present = inputColumns.some((c) => c.name === column.name);
+        return present ? `CAST(${sqlIdentifier(column.name)} AS ${target}) AS ${sqlIdentifier(column.name)}` : `CAST(NULL AS ${target}) AS ${sqlIdentifier(column.name)}`;
+      });
+      this.columns = dataColumns.map((c) => ({ name: c.name, type: preservingDuckDbType(c.duckType, this.targets, c.name).toString() }));
+    } else {
+      projection = inputColumns.map((c) => (c.type === 'TIMESTAMP' ? `CAST(${sqlIdentifier(c.name)} AS TIMESTAMPTZ) AS ${sqlIdentifier(c.name)}` : sqlIdentifier(c.name)));
+      this.columns = inputColumns.map((c) => ({ name: c.name, type: c.type === 'TIMESTAMP' ? 'TIMESTAMP WITH TIME ZONE' : c.type }));
+    }
+    await this.run(`DROP TABLE IF EXISTS ${BATCH}`);
+    try {
+      await this.connection.run(`CREATE TABLE ${BATCH} AS SELECT (row_number() OVER () - 1)::BIGINT AS __row, ${projection.join(', ')} FROM ${source}`);
+    } catch (cause) {
+      throw new HudiError(`input values do not fit the table's column types: ${duckdbReason(cause)}`, {
+        location: input.file,
+        fix: 'fix the offending values or columns in the input',
+        cause,
+      });
+    }
+    const [count] = await this.query(`SELECT count(*) AS n FROM ${BATCH}`);
+    return { rowCount: Number(count?.['n'] ?? 0), columns: [...this.columns] };
+  }
+
+  private async describeFiles(files: readonly string[]): Promise<{ name: string; duckType: DuckDBType }[]> {
+    const reader = await this.connection.runAndReadAll(`SELECT * FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}) LIMIT 0`);
+    const types = reader.columnTypes();
+    return reader.columnNames().map((name, i) => ({ name, duckType: types[i]! }));
+  }
+
+  /** An Avro schema for a new table from the batch's column types, named as Spark's Hudi writer names it. */
+  async avroSchemaOfBatch(tableName: string): Promise<AvroRecordSchema> {
+    const reader = await this.connection.runAndReadAll(`SELECT * EXCLUDE (__row) FROM ${BATCH} LIMIT 0`);
+    const types = reader.columnTypes();
+    const { name, namespace } = hudiRecordName(tableName);
+    return {
+      type: 'record',
+      name,
+      namespace,
+      fields: reader.columnNames().map((column, i) => ({ name: column, type: ['null', avroTypeOf(types[i]!, `${namespace}.${name}`, column)], default: null })),
+    };
+  }
+
+  batchColumns(): BatchColumn[] {
+    return [...this.columns];
+  }
+
+  /**
+   * Values of the key generator's fields as Hudi renders them (HoodieAvroUtils.getNestedFieldValAsString):
+   * dates as yyyy-MM-dd, timestamps as their epoch value in microseconds, decimals in plain notation.
+   */
+  async keyFieldValues(fields: readonly string[]): Promise<KeyFieldColumns> {
+    if (fields.length === 0) return { rowCount: 0, values: new Map() };
+    const expressions = fields.map((field, i) => `${keyFieldSql(field, this.columns)} AS k${i}`);
+    const reader = await this.connection.runAndReadAll(`SELECT ${expressions.join(', ')} FROM ${BATCH} ORDER BY __row`);
+    const columns = reader.getColumnsJS() as (string | null)[][];
+    return { rowCount: reader.currentRowCount, values: new Map(fields.map((field, i) => [field, columns[i] ?? []])) };
+  }
+
+  /** Attach record keys and partition paths; rows without a key (bad records) are simply not given. */
+  async setRowKeys(keys: readonly RowKey[]): Promise<void> {
+    await this.run(`DROP TABLE IF EXISTS ${KEYS}`);
+    await this.run(`CREATE TABLE ${KEYS} (__row BIGINT, __key VARCHAR, __partition VARCHAR)`);
+    const appender = await this.connection.createAppender(KEYS);
+    for (const key of keys) {
+      appender.appendBigInt(BigInt(key.row));
+      appender.appendVarchar(key.recordKey);
+      appender.appendVarchar(key.partitionPath);
+      appender.endRow();
+    }
+    appender.flushSync();
+    appender.closeSync();
+  }
+
+  /**
+   * The incoming records: de-duplicated by (partition, key) when `precombine` is given — the greater precombine
+   * value wins and, on a tie, the later record in the batch (Hudi's OverwriteWithLatestAvroPayload) — else all rows.
+   */
+  async buildIncoming(options: { combine: boolean; precombineField?: string }): Promise<number> {
+    await this.run(`DROP TABLE IF EXISTS ${INCOMING}`);
+    const precombine = options.precombineField !== undefined && this.columns.some((c) => c.name === options.precombineField)
+      ? `b.${sqlIdentifier(options.precombineField)} DESC NULLS LAST, ` : '';
+    const dedupe = options.combine ? `QUALIFY row_number() OVER (PARTITION BY k.__partition, k.__key ORDER BY ${precombine}k.__row DESC) = 1` : '';
+    await this.run(`CREATE TABLE ${INCOMING} AS SELECT k.__row, k.__key, k.__partition FROM ${KEYS} k JOIN ${BATCH} b USING (__row) ${dedupe}`);
+    const [count] = await this.query(`SELECT count(*) AS n FROM ${INCOMING}`);
+    return Number(count?.['n'] ?? 0);
+  }
+
+  /**
+   * Register the partitions' latest base files (their record keys are needed to merge) and, with `lookUp`, find
+   * which incoming records already exist in them; without it every record is an insert (Hudi's insert).
+   */
+  async tagLocations(files: readonly ExistingBaseFile[], options: { lookUp: boolean }): Promise<TaggingSummary> {
+    this.existingFiles = files;
+    await this.run(`DROP TABLE IF EXISTS ${EXISTING}`);
+    await this.run(`CREATE TABLE ${EXISTING} (__key VARCHAR, __file INTEGER)`);
+    if (files.length > 0) {
+      const mapping = files.map((f, i) => `(${sqlString(f.localPath)}, ${i})`).join(', ');
+      await this.run(
+        `INSERT INTO ${EXISTING}
+         SELECT p._hoodie_record_key, m.idx FROM read_parquet(${fileListSql(files.map((f) => f.localPath))}, ${READ_OPTIONS}, filename = true) p
+         JOIN (VALUES ${mapping}) m(path, idx) ON p.filename = m.path`,
+      );
+    }
+    const partitionOf = files.map((f) => f.partitionPath);
+    const partitionValues = partitionOf.length === 0 ? '' : `(VALUES ${partitionOf.map((p, i) => `(${i}, ${sqlString(p)})`).join(', ')})`;
+    // An existing record matches when the key is stored in a file of the same partition (Hudi's non-global index).
+    const matchSql = files.length === 0 || !options.lookUp
+      ? `SELECT i.*, NULL::INTEGER AS __file FROM ${INCOMING} i`
+      : `SELECT i.*, e.__file FROM ${INCOMING} i LEFT JOIN (SELECT e.__key, e.__file, fp.partition FROM ${EXISTING} e JOIN ${partitionValues} fp(idx, partition) ON e.__file = fp.idx) e
+           ON i.__key = e.__key AND i.__partition = e.partition`;
+    await this.run(`CREATE OR REPLACE TABLE ${INCOMING} AS ${matchSql}`);
+    const inserts = await this.query(`SELECT __partition AS p, count(*) AS n FROM ${INCOMING} WHERE __file IS NULL GROUP BY 1`);
+    const updates = await this.query(`SELECT __file AS f, count(*) AS n FROM ${INCOMING} WHERE __file IS NOT NULL GROUP BY 1`);
+    const [total] = await this.query(`SELECT count(*) AS n FROM ${INCOMING}`);
+    return {
+      insertsByPartition: new Map(inserts.map((r) => [String(r['p']), Number(r['n'])])),
+      updatesByFile: new Map(updates.map((r) => [Number(r['f']), Number(r['n'])])),
+      incomingRecords: Number(total?.['n'] ?? 0),
+    };
+  }
+
+  /**
+   * Assign every incoming record to a bucket: updates (and deletes) to the bucket of their file, inserts by
+   * their rank (ordered by key) within the partition's insert ranges.
+   */
+  async assignBuckets(bucketOfFile: ReadonlyMap<number, number>, insertRanges: readonly InsertRange[], options: { deletes: boolean }): Promise<void> {
+    await this.run(`DROP TABLE IF EXISTS ${RANGES}`);
+    await this.run(`CREATE TABLE ${RANGES} (partition VARCHAR, start_rank BIGINT, end_rank BIGINT, bucket INTEGER)`);
+    if (insertRanges.length > 0) {
+      await this.run(`INSERT INTO ${RANGES} VALUES ${insertRanges.map((r) => `(${sqlString(r.partitionPath)}, ${r.start}, ${r.start + r.count}, ${r.bucket})`).join(', ')}`);
+    }
+    const fileBuckets = bucketOfFile.size === 0 ? '(SELECT NULL::INTEGER AS f, NULL::INTEGER AS bucket WHERE false) fb' : `(VALUES ${[...bucketOfFile].map(([f, b]) => `(${f}, ${b})`).join(', ')}) fb(f, bucket)`;
+    await this.run(`DROP TABLE IF EXISTS ${ASSIGNED}`);
+    await this.run(
+      `CREATE TABLE ${ASSIGNED} AS
+       WITH ranked AS (
+         SELECT i.*, CASE WHEN __file IS NULL THEN row_number() OVER (PARTITION BY __partition, (__file IS NULL) ORDER BY __key, __row) - 1 END AS __insert_rank
+         FROM ${INCOMING} i
+       )
+       SELECT r.__row, r.__key, r.__partition, r.__file,
+              COALESCE(fb.bucket, rg.bucket) AS __bucket,
+              ${options.deletes ? 'true' : 'false'} AS __delete
+       FROM ranked r
+       LEFT JOIN ${fileBuckets} ON r.__file = fb.f
+       LEFT JOIN ${RANGES} rg ON r.__file IS NULL AND r.__partition = rg.partition AND r.__insert_rank >= rg.start_rank AND r.__insert_rank < rg.end_rank`,
+    );
+    const [unassigned] = await this.query(`SELECT count(*) AS n FROM ${ASSIGNED} WHERE __bucket IS NULL AND NOT (__delete AND __file IS NULL)`);
+    if (Number(unassigned?.['n'] ?? 0) > 0) {
+      throw new HudiError(`${String(unassigned?.['n'])} records were not assigned to a file group`, { fix: 'this is a bug in the bucket plan; nothing was written' });
+    }
+  }
+
+  /** The record keys a file group will hold after this write (for the bloom filter and min/max footer keys). */
+  async fileGroupRecordKeys(bucket: number, existingFile: number | undefined): Promise<string[]> {
+    const kept = existingFile === undefined ? '' : `SELECT __key FROM ${EXISTING} WHERE __file = ${existingFile} AND __key NOT IN (SELECT __key FROM ${ASSIGNED} WHERE __bucket = ${bucket}) UNION ALL `;
+    const reader = await this.connection.runAndReadAll(`${kept}SELECT __key FROM ${ASSIGNED} WHERE __bucket = ${bucket} AND NOT __delete`);
+    return (reader.getColumnsJS()[0] ?? []) as string[];
+  }
+
+  /**
+   * Write one file group's new base file: the previous base file's records (kept in their order, meta columns
+   * preserved but `_hoodie_file_name`), minus updated and deleted keys, then the new and updated records ordered by
+   * key with fresh meta columns.
+   */
+  async writeFileGroup(spec: FileGroupWrite): Promise<FileGroupWriteResult> {
+    await mkdir(dirname(spec.outputFile), { recursive: true });
+    const dataColumns = this.columns.map((c) => c.name);
+    const fileName = sqlString(spec.fileName);
+    const newRows = `SELECT ${sqlString(spec.commitTime)} AS _hoodie_commit_time,
+        ${sqlString(`${spec.commitTime}_${spec.taskPartitionId}_`)} || (row_number() OVER (ORDER BY a.__key, a.__row) - 1)::VARCHAR AS _hoodie_commit_seqno,
+        a.__key AS _hoodie_record_key, a.__partition AS _hoodie_partition_path, ${fileName} AS _hoodie_file_name,
+        ${dataColumns.map((c) => `b.${sqlIdentifier(c)}`).join(', ')}, 1 AS __src, row_number() OVER (ORDER BY a.__key, a.__row) AS __ord
+      FROM ${ASSIGNED} a JOIN ${BATCH} b USING (__row) WHERE a.__bucket = ${spec.bucket} AND NOT a.__delete`;
+    let body = newRows;
+    if (spec.existingFile !== undefined) {
+      const previous = this.existingFiles[spec.existingFile];
+      if (previous === undefined) throw new HudiError(`no staged base file #${spec.existingFile}`, { fix: 'this is a bug in the bucket plan' });
+      const keep = `SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, ${fileName} AS _hoodie_file_name,
+          ${dataColumns.map((c) => this.castToColumn(c)).join(', ')}, 0 AS __src, file_row_number AS __ord
+        FROM read_parquet(${fileListSql([previous.localPath])}, ${READ_OPTIONS}, file_row_number = true)
+        WHERE _hoodie_record_key NOT IN (SELECT __key FROM ${ASSIGNED} WHERE __bucket = ${spec.bucket})`;
+      body = `${keep} UNION ALL ${newRows}`;
+    }
+    const options = ['FORMAT parquet', 'COMPRESSION snappy', `ROW_GROUP_SIZE ${Math.max(1, Math.floor(spec.rowGroupSize))}`, 'PARQUET_VERSION v1'];
+    const kv = Object.entries(spec.keyValues);
+    if (kv.length > 0) options.push(`KV_METADATA {${kv.map(([k, v]) => `${sqlString(k)}: ${sqlString(v)}`).join(', ')}}`);
+    const columnList = [...META_FIELD_NAMES, ...dataColumns].map(sqlIdentifier).join(', ');
+    await this.run(`COPY (SELECT ${columnList} FROM (${body}) ORDER BY __src, __ord) TO ${sqlString(spec.outputFile)} (${options.join(', ')})`, spec.outputFile);
+    const templates = spec.existingFile !== undefined ? [this.existingFiles[spec.existingFile]!.localPath] : spec.typeTemplates;
+    if (templates.length > 0) await conformParquetTypes(this.connection, spec.outputFile, await parquetTypeTargets(this.connection, templates));
+    const [counts] = await this.query(
+      `SELECT count(*) FILTER (WHERE NOT __delete AND __file IS NULL) AS inserts, count(*) FILTER (WHERE NOT __delete AND __file IS NOT NULL) AS updates,
+              count(*) FILTER (WHERE __delete AND __file IS NOT NULL) AS deletes
+       FROM ${ASSIGNED} WHERE __bucket = ${spec.bucket}`,
+    );
+    const [written] = await this.query(`SELECT num_rows FROM parquet_file_metadata(${sqlString(spec.outputFile)})`);
+    return {
+      rowCount: Number(written?.['num_rows'] ?? 0),
+      inserts: Number(counts?.['inserts'] ?? 0),
+      updates: Number(counts?.['updates'] ?? 0),
+      deletes: Number(counts?.['deletes'] ?? 0),
+      bytes: (await stat(spec.outputFile)).size,
+    };
+  }
+
+  /** Old files may predate a type the batch was cast to; cast them the same way so UNION ALL lines up. */
+  private castToColumn(name: string): string {
+    const column = this.columns.find((c) => c.name === name);
+    return column === undefined ? sqlIdentifier(name) : `CAST(${sqlIdentifier(name)} AS ${column.type}) AS ${sqlIdentifier(name)}`;
+  }
+
+  /** Total bytes and rows of the batch as DuckDB would write them plainly (for benchmarks: the baseline COPY). */
+  async copyBatchPlain(outputFile: string): Promise<void> {
+    await mkdir(dirname(outputFile), { recursive: true });
+    await this.run(`COPY (SELECT * EXCLUDE (__row) FROM ${BATCH}) TO ${sqlString(outputFile)} (FORMAT parquet, COMPRESSION snappy)`, outputFile);
+  }
+}
+
+function inputSql(file: string, format: InputFormat): string {
+  const path = sqlString(file);
+  switch (format) {
+    case 'jsonl': return `read_json(${path}, format = 'newline_delimited')`;
+    case 'csv': return `read_csv(${path}, header = true)`;
+    case 'parquet': return `read_parquet(${path}, ${READ_OPTIONS})`;
+  }
+}
+
+/** A key field (possibly nested, `a.b`) rendered as Hudi renders it into keys and partition paths. */
+function keyFieldSql(field: string, columns: readonly BatchColumn[]): string {
+  const [top, ...rest] = field.split('.');
+  const column = columns.find((c) => c.name === top);
+  if (column === undefined) {
+    throw new HudiError(`key field "${field}" is not a column of the input`, { fix: `input columns: ${columns.map((c) => c.name).join(', ')}` });
+  }
+  const access = [sqlIdentifier(top!), ...rest.map((part) => sqlString(part))].reduce((acc, part, i) => (i === 0 ? part : `struct_extract(${acc}, ${part})`), '');
+  const type = rest.length === 0 ? column.type : 'UNKNOWN';
+  if (type === 'DATE') return `strftime(${access}, '%Y-%m-%d')`;
+  if (type.startsWith('TIMESTAMP')) return `epoch_us(${access})::VARCHAR`;
+  return `CAST(${access} AS VARCHAR)`;
+}
+
+/** Avro for a DuckDB type, nullable parts as ["null", T] like Spark's AvroConversionUtils; nested records get Spark-style names. */
+function avroTypeOf(type: DuckDBType, namespace: string, name: string): unknown {
+  switch (type.typeId) {
+    case DuckDBTypeId.BOOLEAN: return 'boolean';
+    case DuckDBTypeId.TINYINT: case DuckDBTypeId.SMALLINT: case DuckDBTypeId.INTEGER:
+    case DuckDBTypeId.UTINYINT: case DuckDBTypeId.USMALLINT: return 'int';
+    case DuckDBTypeId.BIGINT: case DuckDBTypeId.UINTEGER: return 'long';
+    case DuckDBTypeId.FLOAT: return 'float';
+    case DuckDBTypeId.DOUBLE: return 'double';
+    case DuckDBTypeId.VARCHAR: return 'string';
+    case DuckDBTypeId.BLOB: return 'bytes';
+    case DuckDBTypeId.DATE: return { type: 'int', logicalType: 'date' };
+    case DuckDBTypeId.TIMESTAMP: case DuckDBTypeId.TIMESTAMP_TZ: return { type: 'long', logicalType: 'timestamp-micros' };
+    case DuckDBTypeId.TIMESTAMP_MS: return { type: 'long', logicalType: 'timestamp-millis' };
+    case DuckDBTypeId.DECIMAL: {
+      const decimal = type as DuckDBDecimalType;
+      return { type: 'fixed', name: 'fixed', namespace: `${namespace}.${name}`, size: decimalFixedSize(decimal.width), logicalType: 'decimal', precision: decimal.width, scale: decimal.scale };
+    }
+    case DuckDBTypeId.LIST: {
+      const list = type as DuckDBListType;
+      return { type: 'array', items: ['null', avroTypeOf(list.valueType, namespace, name)] };
+    }
+    case DuckDBTypeId.MAP: {
+      const map = type as DuckDBMapType;
+      return { type: 'map', values: ['null', avroTypeOf(map.valueType, namespace, name)] };
+    }
+    case DuckDBTypeId.STRUCT: {
+      const struct = type as DuckDBStructType;
+      return {
+        type: 'record', name, namespace,
+        fields: struct.entryNames.map((entry, i) => ({ name: entry, type: ['null', avroTypeOf(struct.entryTypes[i]!, `${namespace}.${name}`, entry)], default: null })),
+      };
+    }
+    default:
+      throw new HudiError(`column "${name}" has type ${type.toString()}, which Hudi tables cannot store`, { fix: 'cast it to a supported type in the input' });
+  }
+}
+
+/** Bytes Spark uses for a decimal of this precision (minBytesForPrecision). */
+function decimalFixedSize(precision: number): number {
+  let bytes = 1;
+  while (Math.pow(2, 8 * bytes - 1) < Math.pow(10, precision)) bytes++;
+  return bytes;
+}
+
+/** Convert JSON lines to Parquet (naive timestamps become UTC timestamps, as Spark writes them). */
+export async function jsonLinesToParquet(input: string, output: string): Promise<void> {
+  const { instance, connection } = await openDuckDb({});
+  try {
+    await mkdir(dirname(output), { recursive: true });
+    const reader = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${inputSql(input, 'jsonl')}`);
+    const columns = reader.getRowObjectsJS().map((r) => ({ name: String(r['column_name']), type: String(r['column_type']) }));
+    const projection = columns.map((c) => (c.type === 'TIMESTAMP' ? `CAST(${sqlIdentifier(c.name)} AS TIMESTAMPTZ) AS ${sqlIdentifier(c.name)}` : sqlIdentifier(c.name)));
+    await connection.run(`COPY (SELECT ${projection.join(', ')} FROM ${inputSql(input, 'jsonl')}) TO ${sqlString(output)} (FORMAT parquet, COMPRESSION snappy)`);
+  } catch (cause) {
+    throw new HudiError(`cannot convert to Parquet: ${duckdbReason(cause)}`, { location: input, cause });
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}

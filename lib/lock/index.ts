@@ -1,0 +1,76 @@
+/**
+ * Choose the table's lock from Hudi's `hoodie.write.lock.provider`, so this package locks where the table's
+ * Java writers do (DynamoDB), or on the table's storage when Hudi itself would take no cross-process lock.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { HudiError } from '../errors.js';
+import type { Storage } from '../storage/port.js';
+import { dynamoDbLockFromProperties } from './dynamodb.js';
+import { DEFAULT_LEASE_MS, DEFAULT_POLL_MS, DEFAULT_WAIT_MS, LOCK_PROPERTY, msProperty } from './lease.js';
+import type { LockProvider } from './port.js';
+import { StorageLockProvider } from './storage-lock.js';
+
+export type { LockLease, LockProvider } from './port.js';
+export { withLock } from './port.js';
+export {
+  DynamoDbLockProvider,
+  dynamoDbLockFromProperties,
+  dynamoDbClientFromEnv,
+  ensureLockTable,
+  LOCK_KEY_ATTRIBUTE,
+  LOCK_TTL_ATTRIBUTE,
+  type BillingMode,
+  type DynamoDbLockOptions,
+  type EnsureLockTableOptions,
+} from './dynamodb.js';
+export { StorageLockProvider, STORAGE_LOCK_FOLDER, type StorageLockOptions, type StorageLockRecord } from './storage-lock.js';
+export { DEFAULT_LEASE_MS, DEFAULT_POLL_MS, DEFAULT_WAIT_MS, LOCK_PROPERTY, HeartbeatLease } from './lease.js';
+
+export const DYNAMODB_LOCK_PROVIDER = 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider';
+export const IN_PROCESS_LOCK_PROVIDER = 'org.apache.hudi.client.transaction.lock.InProcessLockProvider';
+export const FILE_SYSTEM_LOCK_PROVIDER = 'org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider';
+const SUPPORTED_PROVIDERS = [DYNAMODB_LOCK_PROVIDER, IN_PROCESS_LOCK_PROVIDER, FILE_SYSTEM_LOCK_PROVIDER] as const;
+
+export interface LockProviderForOptions {
+  /** DynamoDB client for the DynamoDB lock (default: from the lock properties and the environment). */
+  dynamoDbClient?: DynamoDBClient;
+  /** Owner name written into the lock (default: `<function or host>:<pid>:<uuid>`). */
+  ownerName?: string;
+}
+
+/**
+ * The lock for a table, from its properties (hoodie.properties merged with the job's):
+ * DynamoDBBasedLockProvider → the Hudi-compatible DynamoDB lock; InProcessLockProvider, FileSystemBasedLockProvider
+ * or no provider → a lock in the table's storage (see StorageLockProvider for what it does not exclude);
+ * any other provider (ZooKeeper, Hive metastore, ...) → HudiError.
+ */
+export function lockProviderFor(
+  tableProperties: ReadonlyMap<string, string>,
+  hudiTableName: string,
+  storage: Storage,
+  options: LockProviderForOptions = {},
+): LockProvider {
+  const providerClass = tableProperties.get(LOCK_PROPERTY.provider)?.trim() ?? '';
+  const owner = options.ownerName === undefined ? {} : { ownerName: options.ownerName };
+  switch (providerClass) {
+    case DYNAMODB_LOCK_PROVIDER:
+      return dynamoDbLockFromProperties(tableProperties, hudiTableName, {
+        ...owner,
+        ...(options.dynamoDbClient === undefined ? {} : { client: options.dynamoDbClient }),
+      });
+    case '':
+    case IN_PROCESS_LOCK_PROVIDER:
+    case FILE_SYSTEM_LOCK_PROVIDER:
+      return new StorageLockProvider(storage, {
+        ...owner,
+        leaseMs: DEFAULT_LEASE_MS,
+        waitMs: msProperty(tableProperties, LOCK_PROPERTY.waitMs, DEFAULT_WAIT_MS),
+        pollMs: msProperty(tableProperties, LOCK_PROPERTY.pollMs, DEFAULT_POLL_MS),
+      });
+    default:
+      throw new HudiError(`${LOCK_PROPERTY.provider}=${providerClass} is not supported`, {
+        location: storage.uri,
+        fix: `use one of ${SUPPORTED_PROVIDERS.join(', ')} (or leave it unset for a single writer)`,
+      });
+  }
+}

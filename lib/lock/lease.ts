@@ -1,0 +1,299 @@
+/**
+ * The lease logic both lock providers share: acquire by watching the holder's record version, take over only a
+ * record that stayed unchanged for a whole lease (the holder stopped renewing), renew by a heartbeat, release
+ * conditionally. Durations are measured on each process's own monotonic clock, so writers need no clock sync.
+ *
+ * Safety argument: a taker claims only after seeing the same version for `leaseMs`, measured from when it first
+ * saw it, which is after the holder began writing it. So the holder may trust its lease until
+ * (start of its last successful renewal) + leaseMs; we keep a margin below that.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ConflictError, HudiError, errorMessage } from '../errors.js';
+import type { LockLease } from './port.js';
+
+/** 20 s: a holder that dies (e.g. a Lambda timeout) blocks others this long. Keep it well below the Lambda timeout. */
+export const DEFAULT_LEASE_MS = 20_000;
+/** Hudi's hoodie.write.lock.wait_time_ms default. */
+export const DEFAULT_WAIT_MS = 60_000;
+/** Hudi's hoodie.write.lock.wait_time_ms_between_retry default, and the AWS lock client's refresh period. */
+export const DEFAULT_POLL_MS = 1_000;
+/** The holder distrusts the last 10% of its lease: covers clock-rate drift and scheduling delays. */
+const HOLDER_SAFETY_FRACTION = 0.9;
+/** Never poll faster than this, whatever the configuration. */
+const MIN_POLL_MS = 10;
+
+/** What an acquirer sees of the lock's current record. */
+export interface ObservedHolder {
+  readonly owner: string;
+  /** Changes on every renewal: a version unchanged for `leaseMs` means the holder stopped renewing. */
+  readonly version: string;
+  /** The holder's own lease, as written in its record. */
+  readonly leaseMs: number;
+  /** The holder released it but left the record in place (the AWS lock client's `isReleased`). */
+  readonly released: boolean;
+}
+
+/** Thrown by a backend's `renew` when someone else holds the lock now. */
+export class LeaseLostError extends Error {
+  readonly currentOwner: string | undefined;
+  constructor(reason: string, currentOwner?: string) {
+    super(reason);
+    this.name = 'LeaseLostError';
+    this.currentOwner = currentOwner;
+  }
+}
+
+/** The storage-specific half of a lock provider. `Held` is what the holder needs to renew and release. */
+export interface LeaseBackend<Holder extends ObservedHolder, Held> {
+  readonly description: string;
+  /** The lock's current record; undefined when there is none (the lock is free). */
+  readHolder(): Promise<Holder | undefined>;
+  /**
+   * Take the lock: create the record when `previous` is undefined, else replace `previous` provided it is still
+   * that version. Undefined when another writer changed it first.
+   */
+  claim(previous: Holder | undefined): Promise<Held | undefined>;
+  /** Write a new version; throws LeaseLostError when someone else holds the lock, anything else is transient. */
+  renew(held: Held): Promise<Held>;
+  /** Whether `held` is still the lock's current record. */
+  isCurrent(held: Held): Promise<boolean>;
+  /** Remove (or mark released) the record, only while `held` is current. */
+  release(held: Held): Promise<void>;
+  /**
+   * True when a renewal is an atomic compare-and-set against takeovers (DynamoDB): a late renewal that succeeds
+   * still proves nobody took over. False for storage, where a renewal that lands after the lease expired is void.
+   */
+  readonly renewalIsCompareAndSet: boolean;
+}
+
+export interface LeaseTiming {
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly waitMs: number;
+  readonly pollMs: number;
+}
+
+/** `<function or host>:<pid>:<uuid>`: readable in messages and unique per provider, as the AWS lock client's. */
+export function defaultOwnerName(): string {
+  const where = process.env['AWS_LAMBDA_FUNCTION_NAME'] || hostname();
+  return `${where}:${process.pid}:${randomUUID()}`;
+}
+
+/** A configured duration: a positive whole number of milliseconds, else a HudiError naming where it came from. */
+export function requirePositiveMs(value: number, what: string, location: string): number {
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new HudiError(`${what} must be a positive number of milliseconds, got ${value}`, { location });
+  }
+  return Math.floor(value);
+}
+
+const now = (): number => performance.now();
+
+/**
+ * Wait for the lock as the AWS DynamoDB lock client does: claim it when free; otherwise remember the holder's
+ * version and claim it once that version stayed unchanged for the holder's lease. Gives up after `waitMs`, but
+ * always watches the first holder for one whole lease, so a dead holder can be taken over in a single call.
+ */
+export async function acquireLease<Holder extends ObservedHolder, Held>(
+  backend: LeaseBackend<Holder, Held>,
+  timing: LeaseTiming,
+): Promise<HeartbeatLease<Held>> {
+  const startedAt = now();
+  let deadline = startedAt + timing.waitMs;
+  let watched: { holder: Holder; since: number } | undefined;
+  let deadlineExtended = false;
+
+  for (;;) {
+    const holder = await backend.readHolder();
+    if (holder === undefined || holder.released) {
+      const lease = await tryClaim(backend, holder, timing);
+      if (lease !== undefined) return lease;
+      continue; // someone else got it first: look again at once
+    }
+
+    if (watched === undefined || watched.holder.version !== holder.version) {
+      watched = { holder, since: now() };
+      if (!deadlineExtended) {
+        deadlineExtended = true;
+        deadline = Math.max(deadline, watched.since + holder.leaseMs);
+      }
+    } else if (now() - watched.since >= holder.leaseMs) {
+      // Unchanged for a whole lease: the holder stopped renewing.
+      const lease = await tryClaim(backend, holder, timing);
+      if (lease !== undefined) return lease;
+      watched = undefined;
+      continue;
+    }
+
+    const current = now();
+    if (current >= deadline) {
+      throw new ConflictError(
+        `lock is held by "${holder.owner}", who kept renewing it while this writer waited ${Math.round(current - startedAt)} ms`,
+        {
+          location: backend.description,
+          fix:
+            'another writer is working on this table: retry later, or wait longer (hoodie.write.lock.wait_time_ms); ' +
+            `a holder that stops renewing loses the lock ${holder.leaseMs} ms after its last renewal`,
+        },
+      );
+    }
+    const untilStale = watched.since + holder.leaseMs - current;
+    await sleep(Math.max(MIN_POLL_MS, Math.min(timing.pollMs, untilStale, deadline - current)));
+  }
+}
+
+async function tryClaim<Holder extends ObservedHolder, Held>(
+  backend: LeaseBackend<Holder, Held>,
+  previous: Holder | undefined,
+  timing: LeaseTiming,
+): Promise<HeartbeatLease<Held> | undefined> {
+  const sentAt = now();
+  const held = await backend.claim(previous);
+  return held === undefined ? undefined : new HeartbeatLease(backend, timing, held, sentAt);
+}
+
+type LeaseState = { kind: 'held' } | { kind: 'lost'; reason: string; currentOwner: string | undefined } | { kind: 'released' };
+
+/**
+ * A held lock: renewed every leaseMs/3 by an unref'd interval timer (it never keeps the process alive, and keeps
+ * firing while the caller awaits native work). Renewals, checks and the release run one at a time.
+ */
+export class HeartbeatLease<Held> implements LockLease {
+  readonly owner: string;
+  private readonly backend: LeaseBackend<ObservedHolder, Held>;
+  private readonly leaseMs: number;
+  private held: Held;
+  /** Monotonic time after which this holder no longer trusts its lease. */
+  private trustedUntil: number;
+  private state: LeaseState = { kind: 'held' };
+  private timer: NodeJS.Timeout | undefined;
+  private renewing = false;
+  private lastRenewalError: unknown;
+  /** Serializes renewals, checks and the release. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(backend: LeaseBackend<ObservedHolder, Held>, timing: LeaseTiming, held: Held, claimSentAt: number) {
+    this.backend = backend;
+    this.owner = timing.owner;
+    this.leaseMs = timing.leaseMs;
+    this.held = held;
+    this.trustedUntil = claimSentAt + timing.leaseMs * HOLDER_SAFETY_FRACTION;
+    this.timer = setInterval(() => this.beat(), Math.max(MIN_POLL_MS, Math.floor(timing.leaseMs / 3)));
+    this.timer.unref();
+  }
+
+  /** The backend's state of this lease (for tests and diagnostics). */
+  get current(): Held {
+    return this.held;
+  }
+
+  async assertHeld(): Promise<void> {
+    await this.serialized(async () => {
+      if (this.state.kind === 'held' && now() >= this.trustedUntil) {
+        const why = this.lastRenewalError === undefined ? '' : ` (last renewal failed: ${errorMessage(this.lastRenewalError)})`;
+        this.lose(`it was not renewed within its ${this.leaseMs} ms lease${why}`, undefined);
+      }
+      if (this.state.kind === 'held' && !(await this.backend.isCurrent(this.held))) {
+        this.lose('another writer took it over', undefined);
+      }
+    });
+    if (this.state.kind === 'held') return;
+    if (this.state.kind === 'released') {
+      throw new ConflictError(`lock held by "${this.owner}" was already released`, {
+        location: this.backend.description,
+        fix: 'acquire the lock again before changing the timeline',
+      });
+    }
+    const holder = this.state.currentOwner === undefined ? '' : ` (now held by "${this.state.currentOwner}")`;
+    throw new ConflictError(`lock held by "${this.owner}" was lost: ${this.state.reason}${holder}`, {
+      location: this.backend.description,
+      fix: 'another writer may have changed the table meanwhile: do not complete this instant; roll it back and retry the operation',
+    });
+  }
+
+  async release(): Promise<void> {
+    this.stopHeartbeat();
+    await this.serialized(async () => {
+      if (this.state.kind !== 'held') return;
+      this.state = { kind: 'released' };
+      // A failed release only delays others by one lease; throwing here would hide the caller's own outcome.
+      await this.backend.release(this.held).catch(() => undefined);
+    });
+  }
+
+  /** Stop renewing without releasing, as a crashed holder would. For tests and for shutdown paths. */
+  stopHeartbeat(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private beat(): void {
+    if (this.renewing) return; // the previous renewal is still in flight
+    this.renewing = true;
+    void this.serialized(() => this.renew()).finally(() => {
+      this.renewing = false;
+    });
+  }
+
+  private async renew(): Promise<void> {
+    if (this.state.kind !== 'held') return;
+    const sentAt = now();
+    try {
+      const renewed = await this.backend.renew(this.held);
+      if (!this.backend.renewalIsCompareAndSet && now() > this.trustedUntil) {
+        // Landed after the lease could have been taken over: it proves nothing.
+        this.lose(`the renewal completed after the ${this.leaseMs} ms lease had run out`, undefined);
+        return;
+      }
+      this.held = renewed;
+      this.trustedUntil = sentAt + this.leaseMs * HOLDER_SAFETY_FRACTION;
+      this.lastRenewalError = undefined;
+    } catch (error) {
+      if (error instanceof LeaseLostError) this.lose(error.message, error.currentOwner);
+      else this.lastRenewalError = error; // transient: the next beat retries; trustedUntil bounds the risk
+    }
+  }
+
+  private lose(reason: string, currentOwner: string | undefined): void {
+    this.state = { kind: 'lost', reason, currentOwner };
+    this.stopHeartbeat();
+  }
+
+  private serialized<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.queue.then(work);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+}
+
+/** Hudi's lock properties this package reads (hoodie.properties or the job's properties). */
+export const LOCK_PROPERTY = {
+  provider: 'hoodie.write.lock.provider',
+  waitMs: 'hoodie.write.lock.wait_time_ms',
+  pollMs: 'hoodie.write.lock.wait_time_ms_between_retry',
+  dynamoDbTable: 'hoodie.write.lock.dynamodb.table',
+  dynamoDbPartitionKey: 'hoodie.write.lock.dynamodb.partition_key',
+  dynamoDbRegion: 'hoodie.write.lock.dynamodb.region',
+  dynamoDbEndpointUrl: 'hoodie.write.lock.dynamodb.endpoint_url',
+  dynamoDbBillingMode: 'hoodie.write.lock.dynamodb.billing_mode',
+  dynamoDbReadCapacity: 'hoodie.write.lock.dynamodb.read_capacity',
+  dynamoDbWriteCapacity: 'hoodie.write.lock.dynamodb.write_capacity',
+  /**
+   * Not a Hudi key (Hudi's lease is hoodie.write.lock.wait_time_ms): our lease, default 20000 ms. Java writers
+   * read each holder's lease from its lock item, so differing leases interoperate.
+   */
+  dynamoDbLeaseMs: 'hoodie.write.lock.dynamodb.lease_duration_ms',
+} as const;
+
+/** A millisecond property: its positive whole value, or `fallback` when unset. */
+export function msProperty(properties: ReadonlyMap<string, string>, key: string, fallback: number): number {
+  const raw = properties.get(key)?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new HudiError(`${key}=${raw} is not a positive whole number of milliseconds`, { fix: `set ${key} to e.g. ${fallback}` });
+  }
+  return value;
+}

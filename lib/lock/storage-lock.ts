@@ -1,0 +1,247 @@
+/**
+ * A lock kept in the table's own storage, for local tables and single-writer setups without DynamoDB.
+ *
+ * S3 offers create-if-absent (If-None-Match) but the Storage port has no conditional overwrite or delete, so a
+ * takeover cannot replace the holder's object atomically (delete + create would let two takers both win). Instead
+ * the lock is a series of generations, `.hoodie/.serverless-lock/lease-<generation>.json`: the highest generation
+ * is the lock. Taking it (when free, released, or stale) means creating the next generation with putIfAbsent, the
+ * one arbiter; only the creator of a generation ever rewrites it (to renew, or to mark it released), and the new
+ * holder deletes older generations. Hudi ignores folders inside `.hoodie/` it does not know, and this name is
+ * neither an instant nor Hudi 1.x's `.hoodie/.locks/`.
+ *
+ * Limits: renewals are plain overwrites, so a renewal that lands after the lease ran out is void (the holder then
+ * counts the lease as lost). It does not exclude Java writers: Hudi's FileSystemBasedLockProvider uses `.hoodie/lock`
+ * with different rules. Use the DynamoDB lock when Hudi writers and this package write the same table.
+ */
+import { randomUUID } from 'node:crypto';
+import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
+import type { Storage } from '../storage/port.js';
+import {
+  DEFAULT_LEASE_MS,
+  DEFAULT_POLL_MS,
+  DEFAULT_WAIT_MS,
+  LeaseLostError,
+  acquireLease,
+  defaultOwnerName,
+  requirePositiveMs,
+  type HeartbeatLease,
+  type LeaseBackend,
+  type ObservedHolder,
+} from './lease.js';
+import type { LockProvider } from './port.js';
+
+export const STORAGE_LOCK_FOLDER = '.hoodie/.serverless-lock';
+const GENERATION_DIGITS = 12;
+const GENERATION_FILE = /^lease-(\d{12})\.json$/;
+/** A generation can vanish between listing and reading (the new holder cleans up): look again this often. */
+const MAX_READ_ATTEMPTS = 5;
+
+export interface StorageLockOptions {
+  /** Lease per renewal (default 20000 ms), renewed every leaseMs/3. */
+  leaseMs?: number;
+  /** Default: `<function or host>:<pid>:<uuid>`. */
+  ownerName?: string;
+  /** How long acquire() waits when not told (default 60000 ms, hoodie.write.lock.wait_time_ms). */
+  waitMs?: number;
+  /** How often a waiting acquirer looks at the lock (default 1000 ms). */
+  pollMs?: number;
+}
+
+/** The content of one generation's object. */
+export interface StorageLockRecord {
+  readonly owner: string;
+  /** A fresh UUID per write. */
+  readonly version: string;
+  readonly leaseMs: number;
+  /** Wall-clock times, for people reading the file; expiry is judged by watching `version`, not by clocks. */
+  readonly acquiredAt: string;
+  readonly renewedAt: string;
+  readonly leaseUntil: string;
+  readonly released: boolean;
+}
+
+interface StorageHolder extends ObservedHolder {
+  readonly generation: number;
+}
+
+interface StorageHeld {
+  readonly generation: number;
+  readonly version: string;
+  readonly acquiredAt: string;
+}
+
+export class StorageLockProvider implements LockProvider {
+  readonly description: string;
+  readonly storage: Storage;
+  readonly leaseMs: number;
+  readonly ownerName: string;
+  private readonly waitMs: number;
+  private readonly pollMs: number;
+
+  constructor(storage: Storage, options: StorageLockOptions = {}) {
+    this.storage = storage;
+    this.description = storage.uriOf(STORAGE_LOCK_FOLDER);
+    this.leaseMs = requirePositiveMs(options.leaseMs ?? DEFAULT_LEASE_MS, 'the lock lease', this.description);
+    this.waitMs = requirePositiveMs(options.waitMs ?? DEFAULT_WAIT_MS, 'the lock wait', this.description);
+    this.pollMs = requirePositiveMs(options.pollMs ?? DEFAULT_POLL_MS, 'the lock poll interval', this.description);
+    this.ownerName = options.ownerName ?? defaultOwnerName();
+  }
+
+  async acquire(options: { waitMs?: number } = {}): Promise<HeartbeatLease<StorageHeld>> {
+    const waitMs = options.waitMs ?? this.waitMs;
+    return acquireLease(new StorageLeaseBackend(this), { owner: this.ownerName, leaseMs: this.leaseMs, waitMs, pollMs: this.pollMs });
+  }
+}
+
+class StorageLeaseBackend implements LeaseBackend<StorageHolder, StorageHeld> {
+  readonly renewalIsCompareAndSet = false;
+  readonly description: string;
+  private readonly lock: StorageLockProvider;
+  private readonly storage: Storage;
+
+  constructor(lock: StorageLockProvider) {
+    this.lock = lock;
+    this.storage = lock.storage;
+    this.description = lock.description;
+  }
+
+  async readHolder(): Promise<StorageHolder | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      const generations = await this.listGenerations();
+      const latest = generations.at(-1);
+      if (latest === undefined) return undefined;
+      try {
+        const bytes = await this.storage.get(pathOf(latest));
+        return { generation: latest, ...this.holderFrom(bytes) };
+      } catch (error) {
+        if (!(error instanceof NotFoundError) || attempt >= MAX_READ_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  async claim(previous: StorageHolder | undefined): Promise<StorageHeld | undefined> {
+    const generation = previous === undefined ? 1 : previous.generation + 1;
+    const held: StorageHeld = { generation, version: randomUUID(), acquiredAt: new Date().toISOString() };
+    try {
+      await this.storage.putIfAbsent(pathOf(generation), this.recordFor(held, false));
+    } catch (error) {
+      if (error instanceof AlreadyExistsError) return undefined;
+      throw error;
+    }
+    // putIfAbsent decided; reading back guards against a store that ignored the condition.
+    const written = parseRecord(await this.storage.get(pathOf(generation)));
+    if (written?.owner !== this.lock.ownerName || written.version !== held.version) return undefined;
+    await this.deleteGenerationsBefore(generation);
+    return held;
+  }
+
+  async renew(held: StorageHeld): Promise<StorageHeld> {
+    const generations = await this.listGenerations();
+    const latest = generations.at(-1);
+    if (latest !== undefined && latest > held.generation) {
+      throw new LeaseLostError('another writer took it over', await this.ownerOf(latest));
+    }
+    if (!generations.includes(held.generation)) throw new LeaseLostError(`its file ${pathOf(held.generation)} was deleted`);
+    const renewed: StorageHeld = { ...held, version: randomUUID() };
+    await this.storage.put(pathOf(held.generation), this.recordFor(renewed, false));
+    return renewed;
+  }
+
+  async isCurrent(held: StorageHeld): Promise<boolean> {
+    const latest = (await this.listGenerations()).at(-1);
+    if (latest !== held.generation) return false;
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.storage.get(pathOf(latest));
+    } catch (error) {
+      if (error instanceof NotFoundError) return false;
+      throw error;
+    }
+    const record = parseRecord(bytes);
+    return record?.owner === this.lock.ownerName && record.version === held.version && !record.released;
+  }
+
+  async release(held: StorageHeld): Promise<void> {
+    // Only the latest generation is the lock; rewriting an older one (a stale holder's) would change nothing.
+    if ((await this.listGenerations()).at(-1) !== held.generation) return;
+    await this.storage.put(pathOf(held.generation), this.recordFor({ ...held, version: randomUUID() }, true));
+  }
+
+  private holderFrom(bytes: Uint8Array): Omit<StorageHolder, 'generation'> {
+    const record = parseRecord(bytes);
+    if (record !== undefined) {
+      return { owner: record.owner, version: record.version, leaseMs: record.leaseMs, released: record.released };
+    }
+    // Unreadable (e.g. half-written by hand): judge staleness by its bytes, with our own lease.
+    return { owner: '(unreadable lock file)', version: Buffer.from(bytes).toString('base64'), leaseMs: this.lock.leaseMs, released: false };
+  }
+
+  private recordFor(held: StorageHeld, released: boolean): string {
+    const now = Date.now();
+    const record: StorageLockRecord = {
+      owner: this.lock.ownerName,
+      version: held.version,
+      leaseMs: this.lock.leaseMs,
+      acquiredAt: held.acquiredAt,
+      renewedAt: new Date(now).toISOString(),
+      leaseUntil: new Date(released ? now : now + this.lock.leaseMs).toISOString(),
+      released,
+    };
+    return `${JSON.stringify(record, null, 2)}\n`;
+  }
+
+  private async listGenerations(): Promise<number[]> {
+    const { files } = await this.storage.listDir(STORAGE_LOCK_FOLDER);
+    const generations: number[] = [];
+    for (const file of files) {
+      const match = GENERATION_FILE.exec(file.path.slice(file.path.lastIndexOf('/') + 1));
+      if (match?.[1] !== undefined) generations.push(Number(match[1]));
+    }
+    return generations.sort((a, b) => a - b);
+  }
+
+  private async ownerOf(generation: number): Promise<string | undefined> {
+    const bytes = await this.storage.get(pathOf(generation)).catch(() => undefined);
+    return bytes === undefined ? undefined : parseRecord(bytes)?.owner;
+  }
+
+  /** Best effort: leftovers only cost a listing entry, and the next holder retries. */
+  private async deleteGenerationsBefore(generation: number): Promise<void> {
+    try {
+      const older = (await this.listGenerations()).filter((g) => g < generation);
+      if (older.length > 0) await this.storage.delete(older.map(pathOf));
+    } catch {
+      // ignored, see above
+    }
+  }
+}
+
+function pathOf(generation: number): string {
+  if (!Number.isSafeInteger(generation) || generation <= 0 || String(generation).length > GENERATION_DIGITS) {
+    throw new HudiError(`lock generation ${generation} is out of range`, { location: STORAGE_LOCK_FOLDER, fix: `delete ${STORAGE_LOCK_FOLDER}/ when no writer is running` });
+  }
+  return `${STORAGE_LOCK_FOLDER}/lease-${String(generation).padStart(GENERATION_DIGITS, '0')}.json`;
+}
+
+function parseRecord(bytes: Uint8Array): StorageLockRecord | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Partial<Record<keyof StorageLockRecord, unknown>>;
+  if (typeof record.owner !== 'string' || typeof record.version !== 'string' || typeof record.leaseMs !== 'number' || !(record.leaseMs > 0)) {
+    return undefined;
+  }
+  return {
+    owner: record.owner,
+    version: record.version,
+    leaseMs: record.leaseMs,
+    acquiredAt: typeof record.acquiredAt === 'string' ? record.acquiredAt : '',
+    renewedAt: typeof record.renewedAt === 'string' ? record.renewedAt : '',
+    leaseUntil: typeof record.leaseUntil === 'string' ? record.leaseUntil : '',
+    released: record.released === true,
+  };
+}

@@ -1,0 +1,528 @@
+/**
+ * Rolling back failed writes on a copy-on-write table, as Hudi's CopyOnWriteRollbackActionExecutor does.
+ *
+ * A write that never completed (`T.commit.requested` / `T.inflight`, or a pending `T.replacecommit`) leaves data
+ * files named with T that readers ignore but that take space and block the file groups. A rollback, under the table
+ * lock:
+ * 1. picks a rollback instant R newer than every instant and writes `R.rollback.requested`: a HoodieRollbackPlan
+ *    naming T and the files to delete, found through T's markers (`.hoodie/.temp/T/`), or — when the writer died
+ *    before creating any — by listing every partition for base files of instant T (Hudi's listing-based rollback);
+ * 2. writes `R.rollback.inflight` (0 bytes) and deletes those files;
+ * 3. deletes T's timeline files, inflight first, then requested (Hudi's deleteInflightAndRequestedInstant);
+ * 4. writes `R.rollback` (HoodieRollbackMetadata), the commit point, then removes T's marker folder.
+ * Steps 3 and 4 are in Hudi's order (BaseRollbackActionExecutor.finishRollback): once R.rollback exists, nothing of
+ * T is left on the timeline. A crash anywhere before step 4 leaves R pending with a plan naming T; running the
+ * rollback of T again finds that plan and finishes it (Hudi re-executes pending rollbacks the same way) instead of
+ * starting a second one.
+ *
+ * Completed instants are never rolled back here: undoing a completed commit is Hudi's restore, which this build
+ * does not support.
+ */
+import { ConflictError, HudiError } from './errors.js';
+import { joinPartitionPath, parseBaseFileName } from './fs-view.js';
+import { withLock, type LockLease, type LockProvider } from './lock/port.js';
+import type { Storage } from './storage/port.js';
+import { listPartitions, type HudiTable } from './table.js';
+import { assertSupported, METAFOLDER, PROPERTIES_FILE } from './table-config.js';
+import {
+  decodeTimelineAvro,
+  encodeTimelineAvro,
+  type HoodieRollbackMetadata,
+  type HoodieRollbackPartitionMetadata,
+  type HoodieRollbackPlan,
+  type HoodieRollbackRequest,
+} from './timeline/avro-files.js';
+import { compareInstantTimes, isValidInstantTime, newInstantTime, parseInstantTime, type Instant, type InstantAction } from './timeline/instant.js';
+import { HEARTBEAT_INTERVAL_MS, heartbeatPath } from './timeline/heartbeat.js';
+import { deleteMarkerDir, listMarkers, type Marker } from './timeline/markers.js';
+import { readClusteringPlan } from './timeline/pending-clustering.js';
+import { instantPath, loadTimeline, type Timeline } from './timeline/timeline.js';
+import { createRequested, transitionToCompleted, transitionToInflight } from './timeline/transitions.js';
+
+/** Actions whose failed instants this module rolls back (COW writes, clustering, insert_overwrite). */
+const ROLLBACK_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'replacecommit']);
+
+/**
+ * A writer is presumed dead when its heartbeat is older than this: Hudi's hoodie.client.heartbeat.interval_in_ms
+ * (60 s) × hoodie.client.heartbeat.tolerable.misses (2).
+ */
+export const HEARTBEAT_EXPIRY_MS = 2 * HEARTBEAT_INTERVAL_MS;
+
+/** Version of the plan and metadata records Hudi 0.14/0.15 writes. */
+const ROLLBACK_RECORD_VERSION = 1;
+
+export interface RollbackOptions {
+  /** The table lock; every timeline change of the rollback happens while holding it. */
+  readonly lock: LockProvider;
+  /** The clock for the new rollback instant time and heartbeat ages (tests pin it). */
+  readonly now?: Date;
+  /** How long to wait for the lock (default: the provider's). */
+  readonly lockWaitMs?: number;
+  /**
+   * Roll back even when the instant's writer looks alive (fresh heartbeat, or a new instant without one). Off by
+   * default: deleting the files of a running write would make it commit missing files.
+   */
+  readonly ignoreHeartbeat?: boolean;
+  /** Heartbeat age after which a writer is presumed dead (default HEARTBEAT_EXPIRY_MS). */
+  readonly heartbeatExpiryMs?: number;
+}
+
+/** How the files to delete were found. */
+export type RollbackFileSource = 'markers' | 'listing' | 'pending-plan' | 'none';
+
+export interface RollbackResult {
+  /** The rollback instant written (or finished, or found already complete). */
+  readonly rollbackInstantTime: string;
+  readonly instantToRollback: { readonly time: string; readonly action: string };
+  /**
+   * `rolled-back`: a new rollback ran; `resumed`: an interrupted rollback naming the instant was finished;
+   * `already-rolled-back`: a completed rollback already names it (nothing deleted but leftover markers).
+   */
+  readonly outcome: 'rolled-back' | 'resumed' | 'already-rolled-back';
+  readonly filesFrom: RollbackFileSource;
+  /** Data files deleted, relative to the table root. */
+  readonly deletedFiles: readonly string[];
+  /** Markers that named a file of another instant: never deleted (a marker cannot make us delete committed data). */
+  readonly ignoredMarkers: readonly Marker[];
+  readonly metadata: HoodieRollbackMetadata;
+}
+
+/** What happens to the rolled-back instant's own timeline files. */
+type InstantFileHandling =
+  /** Delete `.inflight` then `.requested`: the write is abandoned (rollbackInstant). */
+  | 'delete-inflight-and-requested'
+  /** Delete `.inflight` only: the clustering plan stays requested and is re-executed (rollbackInflightClustering). */
+  | 'keep-requested';
+
+/**
+ * Roll back a failed (requested or inflight) commit or replacecommit: delete the data files it wrote and remove it
+ * from the timeline, recording the rollback as `R.rollback`. A pending clustering replacecommit is abandoned too,
+ * plan included (Hudi's explicit rollback of a clustering instant); use rollbackInflightClustering to keep the plan
+ * for a retry. Idempotent: after a crash midway, running it again finishes the same rollback.
+ */
+export async function rollbackInstant(table: HudiTable, instantTime: string, options: RollbackOptions): Promise<RollbackResult> {
+  assertRollbackable(table, instantTime);
+  const { storage } = table;
+  return withLock(
+    options.lock,
+    async (lease) => {
+      const timeline = await loadTimeline(storage);
+      const pending = await findPendingRollback(storage, timeline, instantTime);
+      if (pending !== undefined) {
+        assertNotCompletedSince(storage, timeline, instantTime, pending.rollback.time);
+        return executeRollback(storage, lease, pending.rollback, pending.plan, {
+          handling: 'delete-inflight-and-requested',
+          outcome: 'resumed',
+          filesFrom: 'pending-plan',
+          ignoredMarkers: [],
+        });
+      }
+
+      const target = writeInstantAt(timeline, instantTime);
+      if (target === undefined) {
+        const done = await findCompletedRollback(storage, timeline, instantTime);
+        if (done !== undefined) {
+          await deleteMarkerDir(storage, instantTime);
+          return alreadyRolledBack(done.time, done.metadata, instantTime);
+        }
+        throw notOnTimeline(storage, timeline, instantTime);
+      }
+      assertPending(storage, target);
+      if (!options.ignoreHeartbeat) await assertWriterNotAlive(storage, target, options);
+
+      const planned = await planRollback(storage, target);
+      const rollbackTime = newInstantTime(timeline.allTimes(), options.now);
+      const requested = await createRequested(storage, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
+      const result = await executeRollback(storage, lease, requested, planned.plan, {
+        handling: 'delete-inflight-and-requested',
+        outcome: 'rolled-back',
+        filesFrom: planned.filesFrom,
+        ignoredMarkers: planned.ignoredMarkers,
+      });
+      // The writer is gone for good; Hudi drops its heartbeat after rolling it back too.
+      await storage.delete([heartbeatPath(instantTime)]);
+      return result;
+    },
+    options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },
+  );
+}
+
+/**
+ * Prepare a failed clustering for a retry of the same plan, as Hudi's rollbackInflightClustering does before it
+ * re-executes a pending clustering: delete the files the failed attempt wrote and its `.replacecommit.inflight`,
+ * but KEEP `.replacecommit.requested` (the plan), so the plan can be run again at the same instant time.
+ *
+ * Hudi rolls back with deleteInstants=false and then reverts the instant from inflight to requested after the
+ * rollback completed; we delete the inflight file just before writing `R.rollback` instead, so that a crash leaves
+ * a pending rollback this function finishes, never an inflight that would need a second rollback.
+ * Returns undefined when the clustering is only requested (never started): there is nothing to roll back.
+ */
+export async function rollbackInflightClustering(
+  table: HudiTable,
+  instantTime: string,
+  options: Pick<RollbackOptions, 'lock' | 'now' | 'lockWaitMs'>,
+): Promise<RollbackResult | undefined> {
+  assertRollbackable(table, instantTime);
+  const { storage } = table;
+  return withLock(
+    options.lock,
+    async (lease) => {
+      const timeline = await loadTimeline(storage);
+      const pending = await findPendingRollback(storage, timeline, instantTime);
+      if (pending !== undefined) {
+        assertNotCompletedSince(storage, timeline, instantTime, pending.rollback.time);
+        return executeRollback(storage, lease, pending.rollback, pending.plan, {
+          handling: 'keep-requested',
+          outcome: 'resumed',
+          filesFrom: 'pending-plan',
+          ignoredMarkers: [],
+        });
+      }
+
+      const target = timeline.instants.find((i) => i.time === instantTime && i.action === 'replacecommit');
+      if (target === undefined) throw notOnTimeline(storage, timeline, instantTime, 'replacecommit');
+      assertPending(storage, target);
+      if ((await readClusteringPlan(storage, instantTime)) === undefined) {
+        throw new HudiError(`replacecommit ${instantTime} is not a clustering (its plan's operationType is not CLUSTER); there is no plan to retry`, {
+          location: storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' })),
+          fix: `roll it back entirely with \`rollback <table> ${instantTime}\``,
+        });
+      }
+      if (target.state === 'REQUESTED') return undefined;
+
+      const planned = await planRollback(storage, target);
+      const rollbackTime = newInstantTime(timeline.allTimes(), options.now);
+      const requested = await createRequested(storage, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
+      return executeRollback(storage, lease, requested, planned.plan, {
+        handling: 'keep-requested',
+        outcome: 'rolled-back',
+        filesFrom: planned.filesFrom,
+        ignoredMarkers: planned.ignoredMarkers,
+      });
+    },
+    options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },
+  );
+}
+
+/** Pending (requested or inflight) commits and replacecommits, oldest first: the candidates for rollback. */
+export function pendingWriteInstants(timeline: Timeline): Instant[] {
+  return timeline.pending().filter((instant) => ROLLBACK_ACTIONS.has(instant.action));
+}
+
+/**
+ * Hudi's lazy failed-writes cleaning (rollbackFailedWrites): roll back every pending commit / replacecommit whose
+ * writer is dead (heartbeat expired; without a heartbeat file, the instant itself older than the expiry), optionally
+ * only those older than `olderThan`. Pending clusterings are skipped, as Hudi does: they are retried with
+ * rollbackInflightClustering, not abandoned. Each rollback takes the lock on its own and re-checks the heartbeat.
+ */
+export async function rollbackFailedWrites(
+  table: HudiTable,
+  options: Omit<RollbackOptions, 'ignoreHeartbeat'> & { readonly olderThan?: string },
+): Promise<RollbackResult[]> {
+  const { storage } = table;
+  const timeline = await loadTimeline(storage);
+  const results: RollbackResult[] = [];
+  for (const instant of pendingWriteInstants(timeline)) {
+    if (options.olderThan !== undefined && compareInstantTimes(instant.time, options.olderThan) >= 0) continue;
+    if (instant.action === 'replacecommit' && (await readClusteringPlan(storage, instant.time)) !== undefined) continue;
+    if ((await writerAliveReason(storage, instant.time, options)) !== undefined) continue;
+    results.push(await rollbackInstant(table, instant.time, options));
+  }
+  return results;
+}
+
+/** `.hoodie/.heartbeat/<instant>`, re-exported for callers of the rollback API. */
+export { heartbeatPath };
+
+// ---------------------------------------------------------------------------------------------------------------
+// Planning
+
+interface PlannedRollback {
+  readonly plan: HoodieRollbackPlan;
+  readonly filesFrom: RollbackFileSource;
+  readonly ignoredMarkers: readonly Marker[];
+}
+
+/**
+ * The rollback plan of a pending instant. Marker-based, as Hudi's MarkerBasedRollbackStrategy: one request per
+ * CREATE/MERGE marker with fileId and latestBaseInstant empty (exactly what real 0.14/0.15 plans hold for base
+ * files). Without markers, listing-based as ListingBasedRollbackStrategy: one request per partition holding its
+ * base files of the instant. A requested-only instant wrote nothing in Hudi (its plan is empty); we still honour
+ * markers found for it, but do not list the table.
+ */
+async function planRollback(storage: Storage, target: Instant): Promise<PlannedRollback> {
+  const requests: HoodieRollbackRequest[] = [];
+  const ignoredMarkers: Marker[] = [];
+  const markers = await listMarkers(storage, target.time);
+  let filesFrom: RollbackFileSource = 'markers';
+
+  for (const marker of markers) {
+    if (marker.type === 'APPEND') {
+      throw new HudiError(`marker ${marker.fileName}.marker.APPEND names a log file append, which only merge-on-read tables have`, {
+        location: storage.uriOf(`${METAFOLDER}/.temp/${target.time}`),
+        fix: 'roll this instant back with Hudi (Spark/hudi-cli); this build rolls back copy-on-write writes only',
+      });
+    }
+    // A marker naming another instant's file (a bug, or a hand-made marker) must never delete committed data.
+    if (parseBaseFileName(marker.fileName)?.instantTime !== target.time) {
+      ignoredMarkers.push(marker);
+      continue;
+    }
+    requests.push(fileRequest(marker.partitionPath, [storage.uriOf(joinPartitionPath(marker.partitionPath, marker.fileName))]));
+  }
+
+  if (markers.length === 0) {
+    if (target.state === 'REQUESTED') {
+      filesFrom = 'none';
+    } else {
+      filesFrom = 'listing';
+      for (const partition of await listPartitions(storage)) {
+        const files = partition.files
+          .filter((file) => parseBaseFileName(file.name)?.instantTime === target.time)
+          .map((file) => storage.uriOf(joinPartitionPath(partition.partitionPath, file.name)));
+        if (files.length > 0) requests.push(fileRequest(partition.partitionPath, files));
+      }
+    }
+  }
+
+  return {
+    plan: {
+      instantToRollback: { commitTime: target.time, action: target.action },
+      RollbackRequests: requests,
+      version: ROLLBACK_RECORD_VERSION,
+    },
+    filesFrom,
+    ignoredMarkers,
+  };
+}
+
+function fileRequest(partitionPath: string, filesToBeDeleted: string[]): HoodieRollbackRequest {
+  return { partitionPath, fileId: '', latestBaseInstant: '', filesToBeDeleted, logBlocksToBeDeleted: {} };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Execution
+
+interface ExecutionContext {
+  readonly handling: InstantFileHandling;
+  readonly outcome: RollbackResult['outcome'];
+  readonly filesFrom: RollbackFileSource;
+  readonly ignoredMarkers: readonly Marker[];
+}
+
+/** Run a rollback whose plan is on the timeline (`rollback` is its requested or inflight instant). */
+async function executeRollback(storage: Storage, lease: LockLease, rollback: Instant, plan: HoodieRollbackPlan, context: ExecutionContext): Promise<RollbackResult> {
+  const target = plan.instantToRollback;
+  if (target === null) {
+    throw new HudiError(`rollback plan ${rollback.time} names no instant to roll back`, {
+      location: storage.uriOf(instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' })),
+      fix: 'the plan was not written by Hudi or this build; delete its .rollback.requested/.inflight files after checking',
+    });
+  }
+  if (!ROLLBACK_ACTIONS.has(target.action as InstantAction)) {
+    throw new HudiError(`rollback plan ${rollback.time} targets a ${target.action}; this build rolls back commits and replacecommits only`, {
+      location: storage.uriOf(instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' })),
+      fix: 'finish this rollback with Hudi (hudi-cli)',
+    });
+  }
+  const startedMs = Date.now();
+  if (rollback.state === 'REQUESTED') await transitionToInflight(storage, rollback.time, 'rollback');
+
+  const deleted = filesToDelete(storage, rollback.time, target.commitTime, plan);
+  await lease.assertHeld();
+  // Missing files count as deleted: a retried rollback finds what the first attempt already removed.
+  await storage.delete(deleted.map((file) => file.relativePath));
+
+  // Inflight first, so a crash in between leaves the instant requested (still pending), never inflight-only.
+  const action = target.action as InstantAction;
+  await storage.delete([instantPath({ time: target.commitTime, action, state: 'INFLIGHT' })]);
+  if (context.handling === 'delete-inflight-and-requested') {
+    await storage.delete([instantPath({ time: target.commitTime, action, state: 'REQUESTED' })]);
+  }
+
+  const metadata = rollbackMetadata(rollback.time, Date.now() - startedMs, target, deleted);
+  await lease.assertHeld();
+  await transitionToCompleted(storage, rollback.time, 'rollback', encodeTimelineAvro('rollbackMetadata', metadata));
+  await deleteMarkerDir(storage, target.commitTime);
+
+  return {
+    rollbackInstantTime: rollback.time,
+    instantToRollback: { time: target.commitTime, action: target.action },
+    outcome: context.outcome,
+    filesFrom: context.filesFrom,
+    deletedFiles: deleted.map((file) => file.relativePath),
+    ignoredMarkers: context.ignoredMarkers,
+    metadata,
+  };
+}
+
+interface FileToDelete {
+  readonly partitionPath: string;
+  /** As the plan names it (an absolute URI); recorded unchanged in the metadata, as Hudi does. */
+  readonly planPath: string;
+  readonly relativePath: string;
+}
+
+/**
+ * The plan's files as storage paths. Resolved from the request's partition and the file name rather than the
+ * absolute URI, so a plan written before the table was copied elsewhere (or with s3a://) still applies.
+ */
+function filesToDelete(storage: Storage, rollbackTime: string, instantTime: string, plan: HoodieRollbackPlan): FileToDelete[] {
+  const files: FileToDelete[] = [];
+  for (const request of plan.RollbackRequests ?? []) {
+    for (const planPath of request.filesToBeDeleted) {
+      const fileName = planPath.slice(planPath.lastIndexOf('/') + 1);
+      if (parseBaseFileName(fileName)?.instantTime !== instantTime) {
+        throw new HudiError(`rollback plan ${rollbackTime} would delete ${planPath}, which is not a base file of instant ${instantTime}`, {
+          location: storage.uriOf(instantPath({ time: rollbackTime, action: 'rollback', state: 'REQUESTED' })),
+          fix: 'this build only deletes base files of the rolled-back instant; finish this rollback with Hudi (hudi-cli) instead',
+        });
+      }
+      files.push({ partitionPath: request.partitionPath, planPath, relativePath: joinPartitionPath(request.partitionPath, fileName) });
+    }
+  }
+  return files;
+}
+
+function rollbackMetadata(
+  rollbackTime: string,
+  timeTakenInMillis: number,
+  target: { commitTime: string; action: string },
+  deleted: readonly FileToDelete[],
+): HoodieRollbackMetadata {
+  const partitionMetadata: Record<string, HoodieRollbackPartitionMetadata> = {};
+  for (const file of deleted) {
+    const partition = (partitionMetadata[file.partitionPath] ??= {
+      partitionPath: file.partitionPath,
+      successDeleteFiles: [],
+      failedDeleteFiles: [],
+      rollbackLogFiles: {},
+      logFilesFromFailedCommit: {},
+    });
+    partition.successDeleteFiles.push(file.planPath);
+  }
+  return {
+    startRollbackTime: rollbackTime,
+    timeTakenInMillis,
+    totalFilesDeleted: deleted.length,
+    commitsRollback: [target.commitTime],
+    partitionMetadata,
+    version: ROLLBACK_RECORD_VERSION,
+    instantsRollback: [{ commitTime: target.commitTime, action: target.action }],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Timeline look-ups and checks
+
+async function findPendingRollback(storage: Storage, timeline: Timeline, instantTime: string): Promise<{ rollback: Instant; plan: HoodieRollbackPlan } | undefined> {
+  for (const rollback of timeline.pending().filter((i) => i.action === 'rollback')) {
+    const path = instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' });
+    const plan = decodeTimelineAvro('rollbackPlan', await storage.get(path), storage.uriOf(path));
+    if (plan.instantToRollback?.commitTime === instantTime) return { rollback, plan };
+  }
+  return undefined;
+}
+
+async function findCompletedRollback(storage: Storage, timeline: Timeline, instantTime: string): Promise<{ time: string; metadata: HoodieRollbackMetadata } | undefined> {
+  const completed = timeline.completed().filter((i) => i.action === 'rollback').reverse();
+  for (const rollback of completed) {
+    const path = instantPath(rollback);
+    const metadata = decodeTimelineAvro('rollbackMetadata', await storage.get(path), storage.uriOf(path));
+    if (metadata.commitsRollback.includes(instantTime)) return { time: rollback.time, metadata };
+  }
+  return undefined;
+}
+
+function alreadyRolledBack(rollbackTime: string, metadata: HoodieRollbackMetadata, instantTime: string): RollbackResult {
+  const action = metadata.instantsRollback.find((i) => i.commitTime === instantTime)?.action ?? 'commit';
+  return {
+    rollbackInstantTime: rollbackTime,
+    instantToRollback: { time: instantTime, action },
+    outcome: 'already-rolled-back',
+    filesFrom: 'none',
+    deletedFiles: [],
+    ignoredMarkers: [],
+    metadata,
+  };
+}
+
+/** The commit / replacecommit at a time; other actions there are refused by name. */
+function writeInstantAt(timeline: Timeline, instantTime: string): Instant | undefined {
+  const atTime = timeline.instants.filter((i) => i.time === instantTime);
+  const write = atTime.find((i) => ROLLBACK_ACTIONS.has(i.action));
+  if (write === undefined && atTime.length > 0) {
+    const actions = atTime.map((i) => `${i.action} (${i.state})`).join(', ');
+    throw new HudiError(`instant ${instantTime} is a ${actions}; only commit and replacecommit instants can be rolled back`, {
+      fix: 'pending clean and rollback instants are finished by re-running them, not rolled back',
+    });
+  }
+  return write;
+}
+
+function assertPending(storage: Storage, target: Instant): void {
+  if (target.state === 'COMPLETED') {
+    throw new HudiError(`${target.action} ${target.time} is completed; rolling back a completed instant is a restore, which this build does not support`, {
+      location: storage.uriOf(instantPath(target)),
+      fix: 'only failed (requested/inflight) instants can be rolled back; to undo a completed commit use Hudi’s restore (hudi-cli `savepoint rollback`/`commit rollback`)',
+    });
+  }
+}
+
+/** A pending rollback whose target has completed since (e.g. a retried clustering) must not delete its instant. */
+function assertNotCompletedSince(storage: Storage, timeline: Timeline, instantTime: string, rollbackTime: string): void {
+  const completed = timeline.instants.find((i) => i.time === instantTime && i.state === 'COMPLETED' && ROLLBACK_ACTIONS.has(i.action));
+  if (completed !== undefined) {
+    throw new ConflictError(`pending rollback ${rollbackTime} targets ${completed.action} ${instantTime}, which has completed since`, {
+      location: storage.uriOf(instantPath({ time: rollbackTime, action: 'rollback', state: 'REQUESTED' })),
+      fix: `the rollback is stale: delete .hoodie/${rollbackTime}.rollback.requested and .hoodie/${rollbackTime}.rollback.inflight after checking that ${instantTime} reads correctly`,
+    });
+  }
+}
+
+function notOnTimeline(storage: Storage, timeline: Timeline, instantTime: string, action?: InstantAction): HudiError {
+  const pending = pendingWriteInstants(timeline).map((i) => `${i.time} (${i.action}, ${i.state.toLowerCase()})`);
+  const what = action === undefined ? 'instant' : action;
+  return new HudiError(`${what} ${instantTime} is not on the timeline`, {
+    location: storage.uriOf(METAFOLDER),
+    fix: pending.length === 0 ? 'there are no pending commits or replacecommits to roll back' : `pending instants that can be rolled back: ${pending.join(', ')}`,
+  });
+}
+
+function assertRollbackable(table: HudiTable, instantTime: string): void {
+  if (!isValidInstantTime(instantTime)) {
+    throw new HudiError(`"${instantTime}" is not an instant time`, { fix: 'give it as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)' });
+  }
+  // A rollback writes to the timeline: the same table versions and types as any other write (COW, version 6).
+  assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'write');
+}
+
+async function assertWriterNotAlive(storage: Storage, target: Instant, options: RollbackOptions): Promise<void> {
+  const reason = await writerAliveReason(storage, target.time, options);
+  if (reason !== undefined) {
+    throw new ConflictError(`the writer of ${target.action} ${target.time} may still be running: ${reason}`, {
+      location: storage.uriOf(heartbeatPath(target.time)),
+      fix: `wait ${Math.round((options.heartbeatExpiryMs ?? HEARTBEAT_EXPIRY_MS) / 1000)} s after the writer stopped, or roll back anyway with ignoreHeartbeat if you know it died`,
+    });
+  }
+}
+
+/**
+ * Why the instant's writer may be alive, or undefined when it is presumed dead. Hudi treats a missing heartbeat as
+ * expired; we also wait out the expiry after the instant started, so a write that has not written its first
+ * heartbeat yet (or a writer that writes none) is not rolled back under its feet.
+ */
+async function writerAliveReason(storage: Storage, instantTime: string, options: Pick<RollbackOptions, 'now' | 'heartbeatExpiryMs'>): Promise<string | undefined> {
+  const nowMs = (options.now ?? new Date()).getTime();
+  const expiryMs = options.heartbeatExpiryMs ?? HEARTBEAT_EXPIRY_MS;
+  const heartbeat = await storage.head(heartbeatPath(instantTime));
+  if (heartbeat !== undefined) {
+    const ageMs = nowMs - heartbeat.modifiedMs;
+    return ageMs <= expiryMs ? `its heartbeat was updated ${Math.max(0, Math.round(ageMs / 1000))} s ago` : undefined;
+  }
+  const startedMs = parseInstantTime(instantTime)?.getTime();
+  if (startedMs !== undefined && nowMs - startedMs <= expiryMs) {
+    return `it started ${Math.max(0, Math.round((nowMs - startedMs) / 1000))} s ago and has no heartbeat file yet`;
+  }
+  return undefined;
+}

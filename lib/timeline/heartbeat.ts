@@ -1,0 +1,34 @@
+/**
+ * Writer heartbeats (HoodieHeartbeatClient): `.hoodie/.heartbeat/<instant>` is rewritten every interval while the
+ * write runs; its modification time tells a later rollback whether the writer may still be alive.
+ */
+import type { Storage } from '../storage/port.js';
+import { METAFOLDER } from '../table-config.js';
+
+/** hoodie.client.heartbeat.interval_in_ms */
+export const HEARTBEAT_INTERVAL_MS = 60_000;
+
+export function heartbeatPath(instantTime: string): string {
+  return `${METAFOLDER}/.heartbeat/${instantTime}`;
+}
+
+export interface Heartbeat {
+  /** Stop beating and remove the file (the write ended, committed or rolled back). */
+  stop(): Promise<void>;
+}
+
+export async function startHeartbeat(storage: Storage, instantTime: string, intervalMs = HEARTBEAT_INTERVAL_MS): Promise<Heartbeat> {
+  const path = heartbeatPath(instantTime);
+  await storage.put(path, '');
+  const timer = setInterval(() => {
+    storage.put(path, '').catch(() => undefined);
+  }, intervalMs);
+  // A heartbeat must never keep a finished process (or Lambda) alive.
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await storage.delete([path]).catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * Write settings, from Hudi's own keys with Hudi's defaults (HoodieStorageConfig, HoodieCompactionConfig, HoodieWriteConfig).
+ */
+import { HudiError } from '../errors.js';
+
+export type WriteOperation = 'bulk_insert' | 'insert' | 'upsert' | 'delete';
+export const WRITE_OPERATIONS: readonly WriteOperation[] = ['bulk_insert', 'insert', 'upsert', 'delete'];
+
+export interface WriteConfig {
+  readonly smallFileLimit: number;
+  readonly maxFileSize: number;
+  readonly recordSizeEstimate: number;
+  readonly recordSizeEstimationThreshold: number;
+  readonly insertAutoSplit: boolean;
+  readonly insertSplitSize: number;
+  /** Parquet row group size in bytes (hoodie.parquet.block.size). */
+  readonly parquetBlockSize: number;
+  readonly combineBeforeInsert: boolean;
+  readonly combineBeforeUpsert: boolean;
+  readonly combineBeforeDelete: boolean;
+  /** hoodie.clustering.updates.strategy: reject (Hudi's default) refuses updates to file groups in pending clustering. */
+  readonly rejectUpdatesDuringClustering: boolean;
+  readonly lockWaitMs: number;
+  /** Bloom filter of record keys in each base file footer (Hudi's bloom index reads it). */
+  readonly bloom: { numEntries: number; fpp: number; maxEntries: number; type: 'DYNAMIC_V0' | 'SIMPLE' };
+}
+
+export const WRITE_KEYS = {
+  smallFileLimit: { key: 'hoodie.parquet.small.file.limit', default: 104857600, description: 'base files smaller than this receive inserts (bytes; 0 turns small-file handling off)' },
+  maxFileSize: { key: 'hoodie.parquet.max.file.size', default: 125829120, description: 'target maximum base file size (bytes)' },
+  recordSizeEstimate: { key: 'hoodie.copyonwrite.record.size.estimate', default: 1024, description: 'average record size (bytes) until a commit large enough to measure it exists' },
+  recordSizeEstimationThreshold: { key: 'hoodie.record.size.estimation.threshold', default: 1.0, description: 'a commit is used to measure record size when it wrote more than this × small.file.limit bytes' },
+  insertAutoSplit: { key: 'hoodie.copyonwrite.insert.auto.split', default: true, description: 'size new file groups as max.file.size / average record size records' },
+  insertSplitSize: { key: 'hoodie.copyonwrite.insert.split.size', default: 500000, description: 'records per new file group when auto split is off' },
+  parquetBlockSize: { key: 'hoodie.parquet.block.size', default: 125829120, description: 'Parquet row group size (bytes)' },
+  combineBeforeInsert: { key: 'hoodie.combine.before.insert', default: false, description: 'de-duplicate records of one batch on insert / bulk_insert' },
+  combineBeforeUpsert: { key: 'hoodie.combine.before.upsert', default: true, description: 'de-duplicate records of one batch on upsert (precombine field decides)' },
+  combineBeforeDelete: { key: 'hoodie.combine.before.delete', default: true, description: 'de-duplicate keys of one batch on delete' },
+  updatesStrategy: { key: 'hoodie.clustering.updates.strategy', default: 'org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy', description: 'what an upsert does to file groups in pending clustering (reject)' },
+  lockWaitMs: { key: 'hoodie.write.lock.wait_time_ms', default: 60000, description: 'how long a writer waits for the table lock (ms)' },
+  bloomNumEntries: { key: 'hoodie.index.bloom.num_entries', default: 60000, description: 'bloom filter entries per row (its size: about 430 KB per base file at the default)' },
+  bloomFpp: { key: 'hoodie.index.bloom.fpp', default: 0.000000001, description: 'bloom filter false-positive probability' },
+  bloomMaxEntries: { key: 'hoodie.bloom.index.filter.dynamic.max.entries', default: 100000, description: 'entries at which the dynamic bloom filter stops growing' },
+  bloomType: { key: 'hoodie.bloom.index.filter.type', default: 'DYNAMIC_V0', description: 'DYNAMIC_V0 or SIMPLE' },
+} as const;
+
+function numberOf(props: ReadonlyMap<string, string>, key: string, fallback: number, location: string, min = 0): number {
+  const text = props.get(key);
+  if (text === undefined || text.trim() === '') return fallback;
+  const value = Number(text.trim());
+  if (!Number.isFinite(value) || value < min) {
+    throw new HudiError(`${key}=${text} is not a number ≥ ${min}`, { location, fix: `set ${key} to a number (default ${fallback})` });
+  }
+  return value;
+}
+
+function booleanOf(props: ReadonlyMap<string, string>, key: string, fallback: boolean, location: string): boolean {
+  const text = props.get(key)?.trim().toLowerCase();
+  if (text === undefined || text === '') return fallback;
+  if (text !== 'true' && text !== 'false') throw new HudiError(`${key}=${props.get(key)} is not true or false`, { location, fix: `set ${key}=true or false (default ${fallback})` });
+  return text === 'true';
+}
+
+export function writeConfigFromProperties(props: ReadonlyMap<string, string>, location = 'write properties'): WriteConfig {
+  const k = WRITE_KEYS;
+  const updatesStrategy = props.get(k.updatesStrategy.key) ?? k.updatesStrategy.default;
+  return {
+    smallFileLimit: numberOf(props, k.smallFileLimit.key, k.smallFileLimit.default, location),
+    maxFileSize: numberOf(props, k.maxFileSize.key, k.maxFileSize.default, location, 1),
+    recordSizeEstimate: numberOf(props, k.recordSizeEstimate.key, k.recordSizeEstimate.default, location, 1),
+    recordSizeEstimationThreshold: numberOf(props, k.recordSizeEstimationThreshold.key, k.recordSizeEstimationThreshold.default, location),
+    insertAutoSplit: booleanOf(props, k.insertAutoSplit.key, k.insertAutoSplit.default, location),
+    insertSplitSize: numberOf(props, k.insertSplitSize.key, k.insertSplitSize.default, location, 1),
+    parquetBlockSize: numberOf(props, k.parquetBlockSize.key, k.parquetBlockSize.default, location, 1),
+    combineBeforeInsert: booleanOf(props, k.combineBeforeInsert.key, k.combineBeforeInsert.default, location),
+    combineBeforeUpsert: booleanOf(props, k.combineBeforeUpsert.key, k.combineBeforeUpsert.default, location),
+    combineBeforeDelete: booleanOf(props, k.combineBeforeDelete.key, k.combineBeforeDelete.default, location),
+    rejectUpdatesDuringClustering: !/SparkAllowUpdateStrategy|AllowUpdate/.test(updatesStrategy),
+    lockWaitMs: numberOf(props, k.lockWaitMs.key, k.lockWaitMs.default, location),
+    bloom: {
+      numEntries: numberOf(props, k.bloomNumEntries.key, k.bloomNumEntries.default, location, 1),
+      fpp: numberOf(props, k.bloomFpp.key, k.bloomFpp.default, location),
+      maxEntries: numberOf(props, k.bloomMaxEntries.key, k.bloomMaxEntries.default, location, 1),
+      type: bloomTypeOf(props.get(k.bloomType.key) ?? k.bloomType.default, location),
+    },
+  };
+}
+
+export function parseWriteOperation(text: string | undefined): WriteOperation {
+  const value = (text ?? 'upsert').trim().toLowerCase().replace('-', '_');
+  if (!(WRITE_OPERATIONS as readonly string[]).includes(value)) {
+    throw new HudiError(`write operation "${text}" is not supported`, { fix: `use one of ${WRITE_OPERATIONS.join(', ')} (hoodie.datasource.write.operation)` });
+  }
+  return value as WriteOperation;
+}
+
+function bloomTypeOf(text: string, location: string): 'DYNAMIC_V0' | 'SIMPLE' {
+  const value = text.trim().toUpperCase();
+  if (value !== 'DYNAMIC_V0' && value !== 'SIMPLE') {
+    throw new HudiError(`hoodie.bloom.index.filter.type=${text} is not supported`, { location, fix: 'use DYNAMIC_V0 (default) or SIMPLE' });
+  }
+  return value;
+}

@@ -1,0 +1,302 @@
+/**
+ * Copy-on-write writes: operations, Hudi-compatible base files, small-file handling, conflicts, crashes.
+ * Every table is checked with our reader and with pyarrow reading the latest base files (worked out independently).
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { generateUsers, writeJsonLines, type UserRecord } from '../lib/generate.js';
+import { readSnapshot } from '../lib/reader.js';
+import { openStorage } from '../lib/storage/index.js';
+import { HudiTable } from '../lib/table.js';
+import { HoodieBloomFilter } from '../lib/writer/bloom-filter.js';
+import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
+import { ConflictError, HudiError } from '../lib/errors.js';
+import { encodeTimelineAvro } from '../lib/timeline/avro-files.js';
+import { runCli, jsonLines } from './helpers/cli.js';
+import { tempDir, unzipSampleTable } from './helpers/fixtures.js';
+import { independentLatestBaseFiles, pyarrowFileInfo, pyarrowRead } from './helpers/oracle.js';
+import { s3TablePath, requireS3 } from './helpers/s3.js';
+
+const USERS_PROPS = new Map([
+  ['hoodie.table.name', 'users'],
+  ['hoodie.datasource.write.recordkey.field', 'id'],
+  ['hoodie.datasource.write.partitionpath.field', 'dt'],
+  ['hoodie.datasource.write.precombine.field', 'createTime'],
+  // Small bloom filters keep test files small (Hudi's default filter alone is ~430 KB per file).
+  ['hoodie.index.bloom.num_entries', '1000'],
+]);
+
+async function batchFile(records: Iterable<object>, dir = tempDir()): Promise<string> {
+  const file = join(dir, `batch-${Math.random().toString(36).slice(2)}.jsonl`);
+  await writeJsonLines(file, records);
+  return file;
+}
+
+async function write(table: string, records: Iterable<object>, operation: WriteOptions['operation'], extra: Record<string, string> = {}) {
+  const props = new Map([...USERS_PROPS, ...Object.entries(extra)]);
+  return writeBatch(openStorage(table), { input: { file: await batchFile(records), format: 'jsonl' }, operation, properties: props });
+}
+
+async function snapshotById(table: string): Promise<Map<number, Record<string, unknown>>> {
+  const { rows } = await readSnapshot(await HudiTable.open(openStorage(table)), { includeMetaFields: true });
+  return new Map(rows.map((r) => [r['id'] as number, r]));
+}
+
+/** pyarrow's rows of the independently computed latest base files, by id. */
+function oracleById(table: string): Map<number, Record<string, unknown>> {
+  const rows = pyarrowRead(independentLatestBaseFiles(table));
+  const byId = new Map<number, Record<string, unknown>>();
+  for (const row of rows) {
+    assert.ok(!byId.has(row['id'] as number), `id ${String(row['id'])} appears twice in the latest base files`);
+    byId.set(row['id'] as number, row);
+  }
+  return byId;
+}
+
+function users(count: number, seed: number, idStart = 1, startDate = '2024-01-01', days = 3): UserRecord[] {
+  return [...generateUsers({ count, seed, idStart, startDate, days })];
+}
+
+describe('writer: operations', () => {
+  it('bulk_insert, insert, upsert and delete; our reader and pyarrow agree; counts exact', async () => {
+    const table = join(tempDir(), 'users');
+    const first = users(300, 1);
+    const r1 = await write(table, first, 'bulk_insert');
+    assert.equal(r1.inserted, 300);
+    assert.equal(r1.createdTable, true);
+    // Insert 100 new ids.
+    const second = users(100, 2, 301);
+    assert.equal((await write(table, second, 'insert')).inserted, 100);
+    // Upsert: 50 existing ids (same partition, later createTime) and 20 new ones.
+    const updates = first.slice(0, 50).map((u) => ({ ...u, name: `${u.name}-v2`, createTime: `${u.dt} 23:59:59` }));
+    const fresh = users(20, 3, 1001);
+    const r3 = await write(table, [...updates, ...fresh], 'upsert');
+    assert.equal(r3.updated, 50);
+    assert.equal(r3.inserted, 20);
+    // Delete 10 ids.
+    const r4 = await write(table, first.slice(100, 110), 'delete');
+    assert.equal(r4.deleted, 10);
+
+    const ours = await snapshotById(table);
+    const oracle = oracleById(table);
+    assert.equal(ours.size, 300 + 100 + 20 - 10);
+    assert.equal(oracle.size, ours.size);
+    for (const u of first.slice(0, 50)) assert.equal(ours.get(u.id)?.['name'], `${u.name}-v2`);
+    for (const u of first.slice(100, 110)) assert.ok(!ours.has(u.id) && !oracle.has(u.id));
+    for (const [id, row] of ours) {
+      const other = oracle.get(id);
+      assert.ok(other, `pyarrow misses id ${id}`);
+      assert.equal(other['name'], row['name']);
+      assert.equal(other['_hoodie_record_key'], String(id));
+      assert.equal(other['dt'], row['dt']);
+      assert.equal(String(other['birthday']), row['birthday']);
+    }
+  });
+
+  it('the greater precombine value wins within a batch; an upsert replaces the stored record', async () => {
+    const table = join(tempDir(), 'users');
+    const base = { name: 'A', birthday: '1990-01-01', position: 'x', dt: '2024-01-01' };
+    await write(table, [{ ...base, id: 1, createTime: '2024-01-01 10:00:00' }, { ...base, id: 2, createTime: '2024-01-01 10:00:00' }], 'upsert');
+    // Within one batch: the later createTime wins regardless of order.
+    await write(table, [
+      { ...base, id: 1, name: 'newest', createTime: '2024-01-01 12:00:00' },
+      { ...base, id: 1, name: 'older', createTime: '2024-01-01 11:00:00' },
+    ], 'upsert');
+    // Against stored records Hudi's default payload (OverwriteWithLatestAvroPayload) takes the incoming record;
+    // the precombine field decides between records of one batch.
+    const rows = await snapshotById(table);
+    assert.equal(rows.get(1)?.['name'], 'newest');
+    assert.equal(rows.get(2)?.['name'], 'A');
+    assert.equal(rows.size, 2);
+  });
+
+  it('meta columns, footers and bloom filters as Hudi writes them', async () => {
+    const table = join(tempDir(), 'users');
+    const result = await write(table, users(200, 4), 'insert');
+    const files = independentLatestBaseFiles(table);
+    assert.equal(files.length, result.stats.length);
+    const infos = pyarrowFileInfo(files);
+    const { rows } = await readSnapshot(await HudiTable.open(openStorage(table)), { includeMetaFields: true });
+    for (const info of infos) {
+      const name = info.file.slice(info.file.lastIndexOf('/') + 1);
+      assert.match(name, new RegExp(`^[0-9a-f-]{36}-0_\\d+-1-0_${result.instantTime}\\.parquet$`));
+      assert.deepEqual(Object.keys(info.schema).slice(0, 5), ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name']);
+      assert.equal(info.kv['hoodie_bloom_filter_type_code'], 'DYNAMIC_V0');
+      const avro = JSON.parse(info.kv['parquet.avro.schema']!) as { fields: { name: string }[] };
+      assert.deepEqual(avro.fields.slice(0, 5).map((f) => f.name), ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name']);
+      assert.match(info.schema['createTime']!, /timestamp\[us, tz=(UTC|\+00:00)\]/);
+      assert.equal(info.schema['birthday'], 'date32[day]');
+      const mine = rows.filter((r) => r['_hoodie_file_name'] === name);
+      assert.equal(mine.length, info.rows);
+      const keys = mine.map((r) => String(r['_hoodie_record_key'])).sort();
+      assert.equal(info.kv['hoodie_min_record_key'], keys[0]);
+      assert.equal(info.kv['hoodie_max_record_key'], keys.at(-1));
+      for (const row of mine) {
+        assert.equal(row['_hoodie_commit_time'], result.instantTime);
+        assert.match(String(row['_hoodie_commit_seqno']), new RegExp(`^${result.instantTime}_\\d+_\\d+$`));
+        assert.equal(row['_hoodie_partition_path'], row['dt']);
+      }
+    }
+    // The bloom filter in a footer holds every key of its file.
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const connection = await (await DuckDBInstance.create(':memory:')).connect();
+    const reader = await connection.runAndReadAll(`SELECT value FROM parquet_kv_metadata('${files[0]}') WHERE key = 'org.apache.hudi.bloomfilter'`);
+    const filter = HoodieBloomFilter.deserialize(Buffer.from((reader.getRows()[0]![0] as { bytes: Uint8Array }).bytes).toString('utf8'), 'DYNAMIC_V0');
+    const name0 = files[0]!.slice(files[0]!.lastIndexOf('/') + 1);
+    for (const row of rows.filter((r) => r['_hoodie_file_name'] === name0)) assert.ok(filter.mightContain(String(row['_hoodie_record_key'])));
+  });
+
+  it('upserts into a Hudi-written table keep its Parquet types (fixed decimals, UTC timestamps)', async () => {
+    const table = unzipSampleTable('cow/v6_simplekeygen_nonhivestyle.zip');
+    const update = { id: 1, name: 'Alice', isActive: true, shortField: 300, intField: 15000, longField: 9999999999, floatField: 1.5, doubleField: 3.25,
+      decimalField: '12345.67890', dateField: '2023-04-01', timestampField: '2023-04-01T12:01:00Z', binaryField: null, arrayField: null, mapField: null, structField: null, byteField: 10 };
+    const result = await writeBatch(openStorage(table), { input: { file: await batchFile([update]), format: 'jsonl' }, operation: 'upsert', properties: new Map([['hoodie.index.bloom.num_entries', '1000']]) });
+    assert.equal(result.updated, 1);
+    const rows = await snapshotById(table);
+    assert.equal(rows.size, 4);
+    assert.equal(rows.get(1)?.['decimalField'], '12345.67890');
+    assert.equal(rows.get(1)?.['isActive'], true);
+    assert.equal(rows.get(3)?.['name'], 'Carol');
+    const written = independentLatestBaseFiles(table).filter((f) => f.endsWith(`_${result.instantTime}.parquet`));
+    assert.equal(written.length, 1);
+    const [info] = pyarrowFileInfo(written);
+    assert.match(info!.parquet_schema, /fixed_len_byte_array\(5\) field_id=-1 decimalField \(Decimal\(precision=10, scale=5\)\)/);
+    assert.match(info!.parquet_schema, /int64 field_id=-1 timestampField \(Timestamp\(isAdjustedToUTC=true, timeUnit=microseconds/);
+    assert.equal(info!.schema['decimalField'], 'decimal128(10, 5)');
+    assert.match(info!.schema['timestampField']!, /timestamp\[us, tz=(UTC|\+00:00)\]/);
+    // The other record of that file group kept its original commit time; ours got the new one.
+    const carol = rows.get(3)!;
+    const alice = rows.get(1)!;
+    assert.equal(alice['_hoodie_commit_time'], result.instantTime);
+    assert.notEqual(carol['_hoodie_commit_time'], result.instantTime);
+    assert.equal(carol['_hoodie_file_name'], alice['_hoodie_file_name']);
+  });
+
+  it('records without a key are refused with the row named; nothing is written', async () => {
+    const table = join(tempDir(), 'users');
+    await write(table, users(10, 5), 'insert');
+    const before = readdirSync(join(table, '.hoodie')).length;
+    await assert.rejects(write(table, [{ id: null, name: 'x', birthday: '1990-01-01', createTime: '2024-01-01 00:00:00', position: 'p', dt: '2024-01-01' }], 'upsert'),
+      (error: unknown) => error instanceof HudiError && /row 1: record key field "id" is null or empty/.test(error.message));
+    assert.equal(readdirSync(join(table, '.hoodie')).length, before);
+  });
+});
+
+describe('writer: small-file handling (UpsertPartitioner)', () => {
+  // Hudi's rule: a base file takes inserts only while it is smaller than small.file.limit, up to max.file.size.
+  // So files end between the two limits (plus one batch); with the limits close, the partition holds about
+  // total bytes / max.file.size files. (With small.file.limit far below max.file.size, files stop growing just
+  // past small.file.limit, in Hudi as here.)
+  it('30 small insert batches into one partition fill files up to max.file.size instead of making 30', async () => {
+    const table = join(tempDir(), 'users');
+    const limits = { 'hoodie.parquet.small.file.limit': String(192 * 1024), 'hoodie.parquet.max.file.size': String(256 * 1024) };
+    let id = 1;
+    for (let batch = 0; batch < 30; batch++) {
+      await write(table, users(800, 100 + batch, id, '2024-01-01', 1), 'insert', limits);
+      id += 800;
+    }
+    const files = independentLatestBaseFiles(table);
+    const totalBytes = files.reduce((sum, f) => sum + readFileSync(f).length, 0);
+    const expected = Math.ceil(totalBytes / (256 * 1024));
+    const rows = pyarrowRead(files).length;
+    assert.equal(rows, 24000);
+    // Recorded for the closing note.
+    console.log(`small-file handling: ${files.length} base files, ${totalBytes} bytes, total/max.file.size = ${(totalBytes / (256 * 1024)).toFixed(2)}, sizes ${files.map((f) => readFileSync(f).length).join(',')}`);
+    assert.ok(files.length < 30, `${files.length} files`);
+    assert.ok(files.length <= Math.ceil(expected * 1.35), `${files.length} files for ${totalBytes} bytes (≈${expected} expected)`);
+  });
+
+  it('bulk_insert does no small-file packing', async () => {
+    const table = join(tempDir(), 'users');
+    const limits = { 'hoodie.parquet.small.file.limit': String(64 * 1024), 'hoodie.parquet.max.file.size': String(256 * 1024) };
+    for (let batch = 0; batch < 3; batch++) await write(table, users(100, 200 + batch, 1 + batch * 100, '2024-01-01', 1), 'bulk_insert', limits);
+    assert.equal(independentLatestBaseFiles(table).length, 3);
+  });
+});
+
+describe('writer: concurrency and failures', () => {
+  it('two writers updating the same file group at once: exactly one commits, the other fails clearly and leaves nothing visible', async () => {
+    const table = join(tempDir(), 'users');
+    const seed = users(50, 6, 1, '2024-01-01', 1);
+    await write(table, seed, 'insert');
+    const a = seed.slice(0, 10).map((u) => ({ ...u, name: 'writer-a', createTime: '2024-01-01 23:00:00' }));
+    const b = seed.slice(5, 15).map((u) => ({ ...u, name: 'writer-b', createTime: '2024-01-01 23:00:00' }));
+    const results = await Promise.allSettled([write(table, a, 'upsert'), write(table, b, 'upsert')]);
+    const ok = results.filter((r) => r.status === 'fulfilled');
+    const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    assert.equal(ok.length, 1, JSON.stringify(results.map((r) => r.status)));
+    assert.equal(failed.length, 1);
+    assert.ok(failed[0]!.reason instanceof ConflictError, String(failed[0]!.reason));
+    assert.match((failed[0]!.reason as Error).message, /conflicts with commit \d{17} on file group/);
+    const rows = await snapshotById(table);
+    const winner = [...rows.values()].some((r) => r['name'] === 'writer-a') ? 'writer-a' : 'writer-b';
+    assert.ok(![...rows.values()].some((r) => r['name'] === (winner === 'writer-a' ? 'writer-b' : 'writer-a')));
+    assert.equal(rows.size, 50);
+    // The loser's files were rolled back: only completed instants' files remain on disk besides the winner's.
+    const timelineFiles = readdirSync(join(table, '.hoodie'));
+    assert.equal(timelineFiles.filter((f) => f.endsWith('.commit')).length, 2);
+    assert.equal(timelineFiles.filter((f) => f.endsWith('.rollback')).length, 1);
+    assert.equal(oracleById(table).size, 50);
+  });
+
+  it('an upsert into a file group in a pending clustering plan is refused (updates strategy reject)', async () => {
+    const table = join(tempDir(), 'users');
+    const seed = users(20, 7, 1, '2024-01-01', 1);
+    const first = await write(table, seed, 'insert');
+    const stat = first.stats[0]!;
+    const plan = encodeTimelineAvro('requestedReplace', {
+      operationType: 'CLUSTER',
+      clusteringPlan: {
+        inputGroups: [{ slices: [{ dataFilePath: stat.path, deltaFilePaths: [], fileId: stat.fileId, partitionPath: stat.partitionPath, bootstrapFilePath: '', version: 1 }], metrics: {}, numOutputFileGroups: 1, extraMetadata: null, version: 1 }],
+        strategy: { strategyClassName: 'org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy', strategyParams: {}, version: 1 },
+        extraMetadata: {}, version: 1, preserveHoodieMetadata: true,
+      },
+      extraMetadata: {}, version: 1,
+    });
+    writeFileSync(join(table, '.hoodie/20990101000000000.replacecommit.requested'), plan);
+    await assert.rejects(write(table, seed.slice(0, 1).map((u) => ({ ...u, name: 'blocked' })), 'upsert'),
+      (error: unknown) => error instanceof ConflictError && /pending clustering plan/.test(error.message));
+    assert.equal((await snapshotById(table)).get(seed[0]!.id)?.['name'], seed[0]!.name);
+  });
+
+  it('a write killed between its data files and its commit: readers see the previous snapshot; rollback cleans up', async () => {
+    const dir = tempDir();
+    const table = join(dir, 'users');
+    await write(table, users(30, 8, 1, '2024-01-01', 1), 'insert');
+    const propsFile = join(dir, 'props');
+    writeFileSync(propsFile, [...USERS_PROPS].map(([k, v]) => `${k}=${v}`).join('\n'));
+    const input = await batchFile(users(30, 9, 31, '2024-01-01', 1), dir);
+    const killed = runCli(['write', table, '--input', input, '--operation', 'insert', '--props', propsFile, '--quiet'], { ...process.env, HUDI_SERVERLESS_FAULT: 'crash-after-data-files' });
+    assert.notEqual(killed.code, 0);
+    const pending = readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.inflight'));
+    assert.equal(pending.length, 2, 'the killed write is inflight');
+    const failedInstant = pending.map((f) => f.slice(0, 17)).sort().at(-1)!;
+    const dataFiles = readdirSync(join(table, '2024-01-01')).filter((f) => f.includes(failedInstant));
+    assert.ok(dataFiles.length > 0, 'the killed write left data files');
+    assert.equal(jsonLines(runCli(['read', table]).stdout).length, 30);
+    assert.equal(oracleById(table).size, 30);
+    const rollback = runCli(['rollback', table, failedInstant, '--force']);
+    assert.equal(rollback.code, 0, rollback.stderr);
+    assert.equal(readdirSync(join(table, '2024-01-01')).filter((f) => f.includes(failedInstant)).length, 0);
+    assert.ok(!existsSync(join(table, `.hoodie/${failedInstant}.inflight`)));
+    assert.equal(readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.rollback')).length, 1);
+    assert.equal(jsonLines(runCli(['read', table]).stdout).length, 30);
+  });
+});
+
+describe('writer on S3', () => {
+  it('creates, upserts and reads back a table on the local stack', async () => {
+    requireS3();
+    const table = await s3TablePath('users');
+    const first = users(200, 10);
+    await write(table, first, 'insert');
+    await write(table, first.slice(0, 20).map((u) => ({ ...u, name: 'updated', createTime: `${u.dt} 23:59:59` })), 'upsert');
+    const rows = await snapshotById(table);
+    assert.equal(rows.size, 200);
+    assert.equal([...rows.values()].filter((r) => r['name'] === 'updated').length, 20);
+    const timeline = runCli(['timeline', table]);
+    assert.equal(timeline.stdout.trim().split('\n').filter((l) => l.includes('COMPLETED')).length, 2);
+  });
+});
