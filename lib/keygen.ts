@@ -85,6 +85,36 @@ function requireKeyValue(value: unknown, field: string): string {
   return valueToString(value);
 }
 
+/**
+ * The key generator as plain data when an engine can compute it set-wise (Simple, Complex, Nonpartitioned without
+ * URL encoding): the same rules as createKeyGenerator, which stays the reference and handles the rest.
+ */
+export interface DeclarativeKeyPlan {
+  readonly recordKeyFields: readonly string[];
+  /** `field:value` pairs joined by ',' with __null__ / __empty__ placeholders; else the bare value. */
+  readonly complexRecordKey: boolean;
+  readonly partitionFields: readonly string[];
+  readonly hiveStylePartitioning: boolean;
+  readonly nullPlaceholder: string;
+  readonly emptyPlaceholder: string;
+  readonly defaultPartition: string;
+}
+
+export function declarativeKeyPlan(options: KeyGeneratorOptions): DeclarativeKeyPlan | undefined {
+  const shortName = options.keyGeneratorClass.slice(options.keyGeneratorClass.lastIndexOf('.') + 1);
+  if (!['SimpleKeyGenerator', 'ComplexKeyGenerator', 'NonpartitionedKeyGenerator'].includes(shortName) || options.urlEncodePartitioning) return undefined;
+  if (options.recordKeyFields.length === 0) return undefined;
+  return {
+    recordKeyFields: options.recordKeyFields,
+    complexRecordKey: shortName === 'ComplexKeyGenerator' || options.recordKeyFields.length > 1,
+    partitionFields: shortName === 'NonpartitionedKeyGenerator' ? [] : options.partitionFields,
+    hiveStylePartitioning: options.hiveStylePartitioning,
+    nullPlaceholder: NULL_RECORDKEY_PLACEHOLDER,
+    emptyPlaceholder: EMPTY_RECORDKEY_PLACEHOLDER,
+    defaultPartition: DEFAULT_PARTITION_PATH,
+  };
+}
+
 export function createKeyGenerator(options: KeyGeneratorOptions): KeyGenerator {
   const shortName = options.keyGeneratorClass.slice(options.keyGeneratorClass.lastIndexOf('.') + 1);
   const { recordKeyFields, partitionFields } = options;

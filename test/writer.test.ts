@@ -95,21 +95,28 @@ describe('writer: operations', () => {
     }
   });
 
-  it('the greater precombine value wins within a batch; an upsert replaces the stored record', async () => {
+  it('the greater precombine value wins, within a batch and against stored records', async () => {
     const table = join(tempDir(), 'users');
     const base = { name: 'A', birthday: '1990-01-01', position: 'x', dt: '2024-01-01' };
     await write(table, [{ ...base, id: 1, createTime: '2024-01-01 10:00:00' }, { ...base, id: 2, createTime: '2024-01-01 10:00:00' }], 'upsert');
     // Within one batch: the later createTime wins regardless of order.
-    await write(table, [
+    const r2 = await write(table, [
       { ...base, id: 1, name: 'newest', createTime: '2024-01-01 12:00:00' },
       { ...base, id: 1, name: 'older', createTime: '2024-01-01 11:00:00' },
     ], 'upsert');
-    // Against stored records Hudi's default payload (OverwriteWithLatestAvroPayload) takes the incoming record;
-    // the precombine field decides between records of one batch.
-    const rows = await snapshotById(table);
-    assert.equal(rows.get(1)?.['name'], 'newest');
+    assert.equal(r2.updated, 1);
+    // Against stored records (DefaultHoodieRecordPayload): an older event does not overwrite a newer one.
+    const r3 = await write(table, [{ ...base, id: 2, name: 'stale', createTime: '2024-01-01 09:00:00' }, { ...base, id: 1, name: 'late-but-newer', createTime: '2024-01-01 13:00:00' }], 'upsert');
+    assert.equal(r3.updated, 1);
+    let rows = await snapshotById(table);
+    assert.equal(rows.get(1)?.['name'], 'late-but-newer');
     assert.equal(rows.get(2)?.['name'], 'A');
     assert.equal(rows.size, 2);
+    // OverwriteWithLatestAvroPayload: the incoming record always wins.
+    await write(table, [{ ...base, id: 2, name: 'stale-wins', createTime: '2024-01-01 09:00:00' }], 'upsert', { 'hoodie.datasource.write.payload.class': 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload' });
+    rows = await snapshotById(table);
+    assert.equal(rows.get(2)?.['name'], 'stale-wins');
+    assert.deepEqual(oracleById(table).get(2)?.['name'], 'stale-wins');
   });
 
   it('meta columns, footers and bloom filters as Hudi writes them', async () => {
@@ -172,6 +179,20 @@ describe('writer: operations', () => {
     assert.equal(alice['_hoodie_commit_time'], result.instantTime);
     assert.notEqual(carol['_hoodie_commit_time'], result.instantTime);
     assert.equal(carol['_hoodie_file_name'], alice['_hoodie_file_name']);
+  });
+
+  it('complex keys and hive-style partitions match the keys Hudi wrote (upsert finds them)', async () => {
+    const table = unzipSampleTable('cow/v6_complexkeygen_hivestyle.zip');
+    const carol = { id: 3, name: 'Carol', isActive: false, shortField: 300, intField: 25000, longField: 9999999999, floatField: 2.5, doubleField: 1.25,
+      decimalField: '1.00000', dateField: '2023-04-03', timestampField: '2023-04-03T12:01:00Z', binaryField: null, arrayField: null, mapField: null, structField: null, byteField: 10 };
+    const result = await writeBatch(openStorage(table), { input: { file: await batchFile([carol]), format: 'jsonl' }, operation: 'upsert', properties: new Map([['hoodie.index.bloom.num_entries', '1000']]) });
+    assert.equal(result.updated, 1);
+    assert.equal(result.inserted, 0);
+    const rows = await snapshotById(table);
+    assert.equal(rows.size, 4);
+    assert.equal(rows.get(3)?.['isActive'], false);
+    assert.equal(rows.get(3)?.['_hoodie_record_key'], 'id:3,name:Carol');
+    assert.equal(rows.get(3)?.['_hoodie_partition_path'], 'byteField=10/shortField=300');
   });
 
   it('records without a key are refused with the row named; nothing is written', async () => {

@@ -80,6 +80,8 @@ export function toComparable(value: JsonValue | undefined, type: ValueTypeInfo |
   if (typeof value === 'boolean') return value ? 1 : 0;
   if (typeof value === 'number') return value;
   if (typeof value !== 'string') return null;
+  // Dates print as YYYY-MM-DD, which orders as text.
+  if (type?.logicalType === 'DATE') return value;
   if (type?.logicalType === 'TIMESTAMP') {
     const match = TIMESTAMP_TEXT.exec(value);
     if (match === null) return null;

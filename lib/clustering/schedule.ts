@@ -138,17 +138,21 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
   assertSupported(table.config, storage.uriOf(`${METAFOLDER}/hoodie.properties`), 'write');
   // Refuse a bad configuration before taking the lock or writing anything.
   validateClusteringSortColumns(config, (await tableSchema(table)).schema, storage.uriOf(METAFOLDER));
+  const maxCommits = effectiveMaxCommits(config);
+  const dueIn = async (timeline: Timeline): Promise<boolean> => {
+    const since = await commitsSinceLastClustering(storage, timeline);
+    if (shouldSchedule({ completedCommitsSinceLastClustering: since.count, maxCommits, force: options.force === true })) return true;
+    log(`not scheduling: ${since.count} completed commit(s) since ${since.lastClustering === undefined ? 'the table was created' : `the last clustering ${since.lastClustering}`}, waiting for ${maxCommits} (hoodie.clustering.async.max.commits); --force plans anyway`);
+    return false;
+  };
+  // A periodic trigger that finds it is not time yet should not even take the lock.
+  if (!(await dueIn(table.timeline))) return undefined;
 
   return withLock(
     options.lock,
     async (lease) => {
       const current = await table.reload();
-      const maxCommits = effectiveMaxCommits(config);
-      const since = await commitsSinceLastClustering(storage, current.timeline);
-      if (!shouldSchedule({ completedCommitsSinceLastClustering: since.count, maxCommits, force: options.force === true })) {
-        log(`not scheduling: ${since.count} completed commit(s) since ${since.lastClustering === undefined ? 'the table was created' : `the last clustering ${since.lastClustering}`}, waiting for ${maxCommits} (hoodie.clustering.async.max.commits); --force plans anyway`);
-        return undefined;
-      }
+      if (!(await dueIn(current.timeline))) return undefined;
 
       const view = await current.fileSystemView();
       const now = options.now ?? new Date();

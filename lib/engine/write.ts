@@ -10,6 +10,7 @@ import {
   type DuckDBConnection, type DuckDBInstance, type DuckDBType,
 } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
+import type { DeclarativeKeyPlan } from '../keygen.js';
 import { hudiRecordName, META_FIELD_NAMES, type AvroRecordSchema } from '../schema.js';
 import {
   conformParquetTypes, duckdbReason, fileListSql, openDuckDb, parquetTypeTargets, preservingDuckDbType, READ_OPTIONS, sqlIdentifier, sqlString,
@@ -92,6 +93,7 @@ const INCOMING = 'hudi_incoming';
 const EXISTING = 'hudi_existing';
 const ASSIGNED = 'hudi_assigned';
 const RANGES = 'hudi_insert_ranges';
+const STAGED = 'hudi_staged';
 
 export interface WriteSessionOptions extends ParquetEngineOptions {}
 
@@ -223,6 +225,39 @@ export class WriteSession {
     return { rowCount: reader.currentRowCount, values: new Map(fields.map((field, i) => [field, columns[i] ?? []])) };
   }
 
+  /**
+   * Compute record keys and partition paths set-wise for a declarative key generator; returns the rows that have
+   * no usable key (with Hudi's reason) and the partitions touched.
+   */
+  async setRowKeysFromPlan(plan: DeclarativeKeyPlan): Promise<{ badRecords: { row: number; reason: string }[]; partitions: string[] }> {
+    const value = (field: string) => keyFieldSql(field, this.columns);
+    const missing = (field: string) => `(${value(field)} IS NULL OR ${value(field)} = '')`;
+    let recordKey: string;
+    let valid: string;
+    if (plan.complexRecordKey) {
+      recordKey = plan.recordKeyFields
+        .map((f) => `${sqlString(`${f}:`)} || CASE WHEN ${value(f)} IS NULL THEN ${sqlString(plan.nullPlaceholder)} WHEN ${value(f)} = '' THEN ${sqlString(plan.emptyPlaceholder)} ELSE ${value(f)} END`)
+        .join(` || ',' || `);
+      valid = `NOT (${plan.recordKeyFields.map(missing).join(' AND ')})`;
+    } else {
+      recordKey = value(plan.recordKeyFields[0]!);
+      valid = `NOT ${missing(plan.recordKeyFields[0]!)}`;
+    }
+    const partition = plan.partitionFields.length === 0
+      ? `''`
+      : plan.partitionFields
+        .map((f) => `${plan.hiveStylePartitioning ? `${sqlString(`${f}=`)} || ` : ''}CASE WHEN ${missing(f)} THEN ${sqlString(plan.defaultPartition)} ELSE ${value(f)} END`)
+        .join(` || '/' || `);
+    await this.run(`DROP TABLE IF EXISTS ${KEYS}`);
+    await this.run(`CREATE TABLE ${KEYS} AS SELECT __row, ${recordKey} AS __key, ${partition} AS __partition FROM ${BATCH} WHERE ${valid}`);
+    const bad = await this.query(`SELECT __row FROM ${BATCH} WHERE NOT (${valid}) ORDER BY __row LIMIT 100000`);
+    const reason = plan.complexRecordKey
+      ? `record key fields ${plan.recordKeyFields.join(', ')} are all null or empty`
+      : `record key field "${plan.recordKeyFields[0]}" is null or empty`;
+    const partitions = await this.query(`SELECT DISTINCT __partition AS p FROM ${KEYS} ORDER BY 1`);
+    return { badRecords: bad.map((r) => ({ row: Number(r['__row']), reason })), partitions: partitions.map((r) => String(r['p'])) };
+  }
+
   /** Attach record keys and partition paths; rows without a key (bad records) are simply not given. */
   async setRowKeys(keys: readonly RowKey[]): Promise<void> {
     await this.run(`DROP TABLE IF EXISTS ${KEYS}`);
@@ -255,16 +290,21 @@ export class WriteSession {
   /**
    * Register the partitions' latest base files (their record keys are needed to merge) and, with `lookUp`, find
    * which incoming records already exist in them; without it every record is an insert (Hudi's insert).
+   * With `orderingField`, an incoming record whose ordering value is smaller than the stored record's is dropped
+   * (DefaultHoodieRecordPayload: event-time ordering against stored records).
    */
-  async tagLocations(files: readonly ExistingBaseFile[], options: { lookUp: boolean }): Promise<TaggingSummary> {
+  async tagLocations(files: readonly ExistingBaseFile[], options: { lookUp: boolean; orderingField?: string }): Promise<TaggingSummary> {
     this.existingFiles = files;
+    const ordering = options.orderingField !== undefined && this.columns.some((c) => c.name === options.orderingField) ? options.orderingField : undefined;
+    const orderingType = ordering === undefined ? 'INTEGER' : this.columns.find((c) => c.name === ordering)!.type;
     await this.run(`DROP TABLE IF EXISTS ${EXISTING}`);
-    await this.run(`CREATE TABLE ${EXISTING} (__key VARCHAR, __file INTEGER)`);
+    await this.run(`CREATE TABLE ${EXISTING} (__key VARCHAR, __file INTEGER, __ordering ${orderingType})`);
     if (files.length > 0) {
       const mapping = files.map((f, i) => `(${sqlString(f.localPath)}, ${i})`).join(', ');
+      const orderingValue = ordering === undefined ? 'NULL' : `CAST(p.${sqlIdentifier(ordering)} AS ${orderingType})`;
       await this.run(
         `INSERT INTO ${EXISTING}
-         SELECT p._hoodie_record_key, m.idx FROM read_parquet(${fileListSql(files.map((f) => f.localPath))}, ${READ_OPTIONS}, filename = true) p
+         SELECT p._hoodie_record_key, m.idx, ${orderingValue} FROM read_parquet(${fileListSql(files.map((f) => f.localPath))}, ${READ_OPTIONS}, filename = true) p
          JOIN (VALUES ${mapping}) m(path, idx) ON p.filename = m.path`,
       );
     }
@@ -273,8 +313,9 @@ export class WriteSession {
     // An existing record matches when the key is stored in a file of the same partition (Hudi's non-global index).
     const matchSql = files.length === 0 || !options.lookUp
       ? `SELECT i.*, NULL::INTEGER AS __file FROM ${INCOMING} i`
-      : `SELECT i.*, e.__file FROM ${INCOMING} i LEFT JOIN (SELECT e.__key, e.__file, fp.partition FROM ${EXISTING} e JOIN ${partitionValues} fp(idx, partition) ON e.__file = fp.idx) e
-           ON i.__key = e.__key AND i.__partition = e.partition`;
+      : `SELECT i.*, e.__file FROM ${INCOMING} i LEFT JOIN (SELECT e.__key, e.__file, e.__ordering, fp.partition FROM ${EXISTING} e JOIN ${partitionValues} fp(idx, partition) ON e.__file = fp.idx) e
+           ON i.__key = e.__key AND i.__partition = e.partition
+         ${ordering === undefined ? '' : `JOIN ${BATCH} b ON b.__row = i.__row WHERE e.__file IS NULL OR e.__ordering IS NULL OR b.${sqlIdentifier(ordering)} IS NULL OR b.${sqlIdentifier(ordering)} >= e.__ordering`}`;
     await this.run(`CREATE OR REPLACE TABLE ${INCOMING} AS ${matchSql}`);
     const inserts = await this.query(`SELECT __partition AS p, count(*) AS n FROM ${INCOMING} WHERE __file IS NULL GROUP BY 1`);
     const updates = await this.query(`SELECT __file AS f, count(*) AS n FROM ${INCOMING} WHERE __file IS NOT NULL GROUP BY 1`);
@@ -315,12 +356,22 @@ export class WriteSession {
     if (Number(unassigned?.['n'] ?? 0) > 0) {
       throw new HudiError(`${String(unassigned?.['n'])} records were not assigned to a file group`, { fix: 'this is a bug in the bucket plan; nothing was written' });
     }
+    // Join once and sort by bucket, so each file group's write reads one contiguous, zone-mapped range.
+    await this.run(`DROP TABLE IF EXISTS ${STAGED}`);
+    await this.run(
+      `CREATE TABLE ${STAGED} AS
+       SELECT a.__bucket, a.__key, a.__partition, a.__file, a.__delete,
+              (row_number() OVER (PARTITION BY a.__bucket, a.__delete ORDER BY a.__key, a.__row) - 1)::BIGINT AS __seq,
+              ${this.columns.map((c) => `b.${sqlIdentifier(c.name)}`).join(', ')}
+       FROM ${ASSIGNED} a JOIN ${BATCH} b USING (__row)
+       ORDER BY a.__bucket, a.__key, a.__row`,
+    );
   }
 
   /** The record keys a file group will hold after this write (for the bloom filter and min/max footer keys). */
   async fileGroupRecordKeys(bucket: number, existingFile: number | undefined): Promise<string[]> {
     const kept = existingFile === undefined ? '' : `SELECT __key FROM ${EXISTING} WHERE __file = ${existingFile} AND __key NOT IN (SELECT __key FROM ${ASSIGNED} WHERE __bucket = ${bucket}) UNION ALL `;
-    const reader = await this.connection.runAndReadAll(`${kept}SELECT __key FROM ${ASSIGNED} WHERE __bucket = ${bucket} AND NOT __delete`);
+    const reader = await this.connection.runAndReadAll(`${kept}SELECT __key FROM ${STAGED} WHERE __bucket = ${bucket} AND NOT __delete`);
     return (reader.getColumnsJS()[0] ?? []) as string[];
   }
 
@@ -334,10 +385,10 @@ export class WriteSession {
     const dataColumns = this.columns.map((c) => c.name);
     const fileName = sqlString(spec.fileName);
     const newRows = `SELECT ${sqlString(spec.commitTime)} AS _hoodie_commit_time,
-        ${sqlString(`${spec.commitTime}_${spec.taskPartitionId}_`)} || (row_number() OVER (ORDER BY a.__key, a.__row) - 1)::VARCHAR AS _hoodie_commit_seqno,
-        a.__key AS _hoodie_record_key, a.__partition AS _hoodie_partition_path, ${fileName} AS _hoodie_file_name,
-        ${dataColumns.map((c) => `b.${sqlIdentifier(c)}`).join(', ')}, 1 AS __src, row_number() OVER (ORDER BY a.__key, a.__row) AS __ord
-      FROM ${ASSIGNED} a JOIN ${BATCH} b USING (__row) WHERE a.__bucket = ${spec.bucket} AND NOT a.__delete`;
+        ${sqlString(`${spec.commitTime}_${spec.taskPartitionId}_`)} || __seq::VARCHAR AS _hoodie_commit_seqno,
+        __key AS _hoodie_record_key, __partition AS _hoodie_partition_path, ${fileName} AS _hoodie_file_name,
+        ${dataColumns.map((c) => sqlIdentifier(c)).join(', ')}, 1 AS __src, __seq AS __ord
+      FROM ${STAGED} WHERE __bucket = ${spec.bucket} AND NOT __delete`;
     let body = newRows;
     if (spec.existingFile !== undefined) {
       const previous = this.existingFiles[spec.existingFile];
@@ -345,7 +396,7 @@ export class WriteSession {
       const keep = `SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, ${fileName} AS _hoodie_file_name,
           ${dataColumns.map((c) => this.castToColumn(c)).join(', ')}, 0 AS __src, file_row_number AS __ord
         FROM read_parquet(${fileListSql([previous.localPath])}, ${READ_OPTIONS}, file_row_number = true)
-        WHERE _hoodie_record_key NOT IN (SELECT __key FROM ${ASSIGNED} WHERE __bucket = ${spec.bucket})`;
+        WHERE _hoodie_record_key NOT IN (SELECT __key FROM ${STAGED} WHERE __bucket = ${spec.bucket})`;
       body = `${keep} UNION ALL ${newRows}`;
     }
     const options = ['FORMAT parquet', 'COMPRESSION snappy', `ROW_GROUP_SIZE ${Math.max(1, Math.floor(spec.rowGroupSize))}`, 'PARQUET_VERSION v1'];
@@ -358,7 +409,7 @@ export class WriteSession {
     const [counts] = await this.query(
       `SELECT count(*) FILTER (WHERE NOT __delete AND __file IS NULL) AS inserts, count(*) FILTER (WHERE NOT __delete AND __file IS NOT NULL) AS updates,
               count(*) FILTER (WHERE __delete AND __file IS NOT NULL) AS deletes
-       FROM ${ASSIGNED} WHERE __bucket = ${spec.bucket}`,
+       FROM ${STAGED} WHERE __bucket = ${spec.bucket}`,
     );
     const [written] = await this.query(`SELECT num_rows FROM parquet_file_metadata(${sqlString(spec.outputFile)})`);
     return {

@@ -280,7 +280,7 @@ class DynamoDbLeaseBackend implements LeaseBackend<ObservedHolder, DynamoDbHeld>
       });
     }
     if (name === 'AccessDeniedException' || name === 'UnrecognizedClientException') {
-      return new HudiError(`cannot ${action}: access denied (${errorMessage(error)})`, {
+      return new HudiError(`cannot ${action}: access denied or unknown credentials (${errorMessage(error)})`, {
         location: this.description,
         fix: `allow dynamodb:GetItem, PutItem, UpdateItem and DeleteItem on table "${this.lock.tableName}" for this role`,
         cause: error,

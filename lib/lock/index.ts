@@ -6,7 +6,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HudiError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import { dynamoDbLockFromProperties } from './dynamodb.js';
-import { DEFAULT_LEASE_MS, DEFAULT_POLL_MS, DEFAULT_WAIT_MS, LOCK_PROPERTY, msProperty } from './lease.js';
+import { DEFAULT_POLL_MS, DEFAULT_WAIT_MS, LOCK_PROPERTY, msProperty } from './lease.js';
 import type { LockProvider } from './port.js';
 import { StorageLockProvider } from './storage-lock.js';
 
@@ -63,7 +63,6 @@ export function lockProviderFor(
     case FILE_SYSTEM_LOCK_PROVIDER:
       return new StorageLockProvider(storage, {
         ...owner,
-        leaseMs: DEFAULT_LEASE_MS,
         waitMs: msProperty(tableProperties, LOCK_PROPERTY.waitMs, DEFAULT_WAIT_MS),
         pollMs: msProperty(tableProperties, LOCK_PROPERTY.pollMs, DEFAULT_POLL_MS),
       });

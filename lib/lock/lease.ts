@@ -184,11 +184,6 @@ export class HeartbeatLease<Held> implements LockLease {
     this.timer.unref();
   }
 
-  /** The backend's state of this lease (for tests and diagnostics). */
-  get current(): Held {
-    return this.held;
-  }
-
   async assertHeld(): Promise<void> {
     await this.serialized(async () => {
       if (this.state.kind === 'held' && now() >= this.trustedUntil) {
@@ -216,9 +211,11 @@ export class HeartbeatLease<Held> implements LockLease {
   async release(): Promise<void> {
     this.stopHeartbeat();
     await this.serialized(async () => {
-      if (this.state.kind !== 'held') return;
+      if (this.state.kind === 'released') return;
       this.state = { kind: 'released' };
-      // A failed release only delays others by one lease; throwing here would hide the caller's own outcome.
+      // Also after a loss: the backend's release is conditional, and a lease that merely ran out locally may
+      // still be ours, which would otherwise block others for a lease. A failed release only delays others by
+      // one lease; throwing here would hide the caller's own outcome.
       await this.backend.release(this.held).catch(() => undefined);
     });
   }
@@ -268,7 +265,7 @@ export class HeartbeatLease<Held> implements LockLease {
   }
 }
 
-/** Hudi's lock properties this package reads (hoodie.properties or the job's properties). */
+/** The lock properties this package reads (hoodie.properties merged with the job's); here so both providers and index.ts share them without an import cycle. */
 export const LOCK_PROPERTY = {
   provider: 'hoodie.write.lock.provider',
   waitMs: 'hoodie.write.lock.wait_time_ms',
@@ -278,8 +275,6 @@ export const LOCK_PROPERTY = {
   dynamoDbRegion: 'hoodie.write.lock.dynamodb.region',
   dynamoDbEndpointUrl: 'hoodie.write.lock.dynamodb.endpoint_url',
   dynamoDbBillingMode: 'hoodie.write.lock.dynamodb.billing_mode',
-  dynamoDbReadCapacity: 'hoodie.write.lock.dynamodb.read_capacity',
-  dynamoDbWriteCapacity: 'hoodie.write.lock.dynamodb.write_capacity',
   /**
    * Not a Hudi key (Hudi's lease is hoodie.write.lock.wait_time_ms): our lease, default 20000 ms. Java writers
    * read each holder's lease from its lock item, so differing leases interoperate.

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { AlreadyExistsError, ConflictError, HudiError, errorMessage } from '../errors.js';
 import { WriteSession, type ExistingBaseFile, type InputFormat, type KeyFieldColumns, type RowKey, type WriteSessionOptions } from '../engine/write.js';
 import { baseFileName, fileGroupKey, joinPartitionPath } from '../fs-view.js';
-import { createKeyGenerator, keyGeneratorOptionsFromTable } from '../keygen.js';
+import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
 import { withLock, type LockProvider } from '../lock/port.js';
 import { stageFiles } from '../reader.js';
@@ -63,6 +63,8 @@ export interface WriteOptions {
   readonly onProgress?: (message: string) => void;
   /** Fault injection for tests: called after the data files are written, before the commit. */
   readonly afterDataFiles?: () => Promise<void>;
+  /** Extra keys for the commit's extraMetadata (e.g. which input this commit applied); `schema` is always ours. */
+  readonly extraMetadata?: Readonly<Record<string, string>>;
 }
 
 export interface WriteResult {
@@ -158,11 +160,21 @@ async function writeToTable(
   const progress = options.onProgress ?? (() => {});
   const operation = options.operation;
 
-  // Record keys and partition paths, computed by the table's key generator.
-  const keygen = createKeyGenerator(keyGeneratorOptionsFromTable(table.config));
-  const fields = [...new Set([...keygen.recordKeyFields, ...keygen.partitionFields])];
-  const fieldValues = await session.keyFieldValues(fields);
-  const { keys, badRecords } = computeKeys(fieldValues, rowCount, fields, keygen);
+  // Record keys and partition paths, computed by the table's key generator (set-wise in the engine when it can).
+  const keygenOptions = keyGeneratorOptionsFromTable(table.config);
+  const plan = declarativeKeyPlan(keygenOptions);
+  let badRecords: BadRecord[];
+  let partitions: string[];
+  if (plan !== undefined) {
+    ({ badRecords, partitions } = await session.setRowKeysFromPlan(plan));
+  } else {
+    const keygen = createKeyGenerator(keygenOptions);
+    const fields = [...new Set([...keygen.recordKeyFields, ...keygen.partitionFields])];
+    const computed = computeKeys(await session.keyFieldValues(fields), rowCount, fields, keygen);
+    badRecords = computed.badRecords;
+    partitions = [...new Set(computed.keys.map((k) => k.partitionPath))].sort();
+    await session.setRowKeys(computed.keys);
+  }
   if (badRecords.length > 0 && (options.badRecords ?? 'fail') === 'fail') {
     const first = badRecords[0]!;
     throw new HudiError(`${badRecords.length} record(s) have no usable key; the first, row ${first.row + 1}: ${first.reason}`, {
@@ -170,14 +182,12 @@ async function writeToTable(
       fix: 'fix those records; nothing was written',
     });
   }
-  await session.setRowKeys(keys);
   const precombineField = table.config.precombineField;
   const combine = operation === 'upsert' ? config.combineBeforeUpsert : operation === 'delete' ? config.combineBeforeDelete : config.combineBeforeInsert;
   if (combine && operation !== 'delete' && precombineField !== undefined && !session.batchColumns().some((c) => c.name === precombineField)) {
     throw new HudiError(`the precombine field "${precombineField}" is not in the input`, { location: options.input.file, fix: 'add the column, or write with hoodie.combine.before.upsert=false' });
   }
   await session.buildIncoming({ combine, ...(precombineField === undefined ? {} : { precombineField }) });
-  const partitions = [...new Set(keys.map((k) => k.partitionPath))].sort();
 
   const lock = options.lock ?? lockProviderFor(props, table.config.name, storage);
   const now = options.now ?? (() => new Date());
@@ -202,7 +212,8 @@ async function writeToTable(
     }));
     const existing: ExistingBaseFile[] = latest.map((f, i) => ({ localPath: stagedFiles.localPaths[i]!, partitionPath: f.partitionPath, fileId: f.fileId }));
     // insert and bulk_insert do not look records up (Hudi's insert may duplicate keys); upsert and delete do.
-    const tagging = await session.tagLocations(existing, { lookUp: operation === 'upsert' || operation === 'delete' });
+    const orderingField = operation === 'upsert' && config.orderingAgainstStored ? precombineField : undefined;
+    const tagging = await session.tagLocations(existing, { lookUp: operation === 'upsert' || operation === 'delete', ...(orderingField === undefined ? {} : { orderingField }) });
     if (config.rejectUpdatesDuringClustering) {
       const blocked = [...tagging.updatesByFile.keys()].map((i) => candidates[i]!).filter((f) => f.inPendingClustering);
       if (blocked.length > 0) {
@@ -269,7 +280,7 @@ async function writeToTable(
     const metadata: CommitMetadata = {
       partitionToWriteStats: groupByPartition(stats),
       compacted: false,
-      extraMetadata: { schema: JSON.stringify(tableSchema) },
+      extraMetadata: { ...options.extraMetadata, schema: JSON.stringify(tableSchema) },
       operationType: OPERATION_TYPES[operation],
     };
     const ours = new Set(plan.buckets.filter((b) => b.kind === 'UPDATE').map((b) => fileGroupKey(b.partitionPath, b.fileId)));

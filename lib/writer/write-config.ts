@@ -21,6 +21,11 @@ export interface WriteConfig {
   /** hoodie.clustering.updates.strategy: reject (Hudi's default) refuses updates to file groups in pending clustering. */
   readonly rejectUpdatesDuringClustering: boolean;
   readonly lockWaitMs: number;
+  /**
+   * Whether the precombine field also decides against stored records (DefaultHoodieRecordPayload, the default here)
+   * or the incoming record always wins (OverwriteWithLatestAvroPayload).
+   */
+  readonly orderingAgainstStored: boolean;
   /** Bloom filter of record keys in each base file footer (Hudi's bloom index reads it). */
   readonly bloom: { numEntries: number; fpp: number; maxEntries: number; type: 'DYNAMIC_V0' | 'SIMPLE' };
 }
@@ -38,6 +43,7 @@ export const WRITE_KEYS = {
   combineBeforeDelete: { key: 'hoodie.combine.before.delete', default: true, description: 'de-duplicate keys of one batch on delete' },
   updatesStrategy: { key: 'hoodie.clustering.updates.strategy', default: 'org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy', description: 'what an upsert does to file groups in pending clustering (reject)' },
   lockWaitMs: { key: 'hoodie.write.lock.wait_time_ms', default: 60000, description: 'how long a writer waits for the table lock (ms)' },
+  payloadClass: { key: 'hoodie.datasource.write.payload.class', default: 'org.apache.hudi.common.model.DefaultHoodieRecordPayload', description: 'DefaultHoodieRecordPayload: the greater precombine value wins, also against stored records; OverwriteWithLatestAvroPayload: the incoming record wins' },
   bloomNumEntries: { key: 'hoodie.index.bloom.num_entries', default: 60000, description: 'bloom filter entries per row (its size: about 430 KB per base file at the default)' },
   bloomFpp: { key: 'hoodie.index.bloom.fpp', default: 0.000000001, description: 'bloom filter false-positive probability' },
   bloomMaxEntries: { key: 'hoodie.bloom.index.filter.dynamic.max.entries', default: 100000, description: 'entries at which the dynamic bloom filter stops growing' },
@@ -77,6 +83,7 @@ export function writeConfigFromProperties(props: ReadonlyMap<string, string>, lo
     combineBeforeDelete: booleanOf(props, k.combineBeforeDelete.key, k.combineBeforeDelete.default, location),
     rejectUpdatesDuringClustering: !/SparkAllowUpdateStrategy|AllowUpdate/.test(updatesStrategy),
     lockWaitMs: numberOf(props, k.lockWaitMs.key, k.lockWaitMs.default, location),
+    orderingAgainstStored: !(props.get(k.payloadClass.key) ?? props.get('hoodie.compaction.payload.class') ?? k.payloadClass.default).endsWith('OverwriteWithLatestAvroPayload'),
     bloom: {
       numEntries: numberOf(props, k.bloomNumEntries.key, k.bloomNumEntries.default, location, 1),
       fpp: numberOf(props, k.bloomFpp.key, k.bloomFpp.default, location),

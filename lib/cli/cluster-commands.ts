@@ -1,0 +1,132 @@
+/**
+ * `cluster` and `show-clustering`: the clustering job (as Hudi's HoodieClusteringJob) and the pending plans.
+ * Progress goes to stderr, results to stdout.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolveClusteringConfig } from '../clustering/config.js';
+import { CLUSTERING_JOB_MODES, runClusteringJob, type ClusteringJobMode } from '../clustering/job.js';
+import { formatClusteringReport } from '../clustering/report.js';
+import { describeClusteringPlans, type ClusteringPlanSummary } from '../clustering/show.js';
+import { openParquetEngine } from '../engine/parquet-engine.js';
+import { HudiError } from '../errors.js';
+import { lockProviderFor } from '../lock/index.js';
+import { parseJavaProperties } from '../properties.js';
+import { openStorage } from '../storage/index.js';
+import { HudiTable } from '../table.js';
+import { parseCommandArgs, type Command } from './commands.js';
+
+function out(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+function err(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+async function readProps(file: string): Promise<Map<string, string>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new HudiError(`cannot read properties file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { location: file, fix: 'check the --props path' });
+  }
+  return parseJavaProperties(text, file);
+}
+
+const MIB = 1024 * 1024;
+const size = (bytes: number): string => (bytes >= MIB ? `${(bytes / MIB).toFixed(2)} MB` : `${bytes} B`);
+
+export const clusterCommand: Command = {
+  name: 'cluster',
+  summary: 'cluster small files (and sort them) like Hudi\'s HoodieClusteringJob: schedule a plan, execute one, or both',
+  usage: 'cluster <table> --mode schedule|execute|scheduleAndExecute [--instant T] [--props FILE] [--force] [--memory-limit 2GB] [--temp-dir DIR] [--json]',
+  async run(args) {
+    const { values, positionals } = parseCommandArgs('cluster', args, {
+      mode: { type: 'string' },
+      instant: { type: 'string' },
+      props: { type: 'string' },
+      force: { type: 'boolean' },
+      'memory-limit': { type: 'string' },
+      'temp-dir': { type: 'string' },
+      json: { type: 'boolean' },
+    }, ['table']);
+    const mode = values.mode as ClusteringJobMode | undefined;
+    if (mode === undefined || !CLUSTERING_JOB_MODES.includes(mode)) {
+      throw new HudiError(`--mode ${values.mode ?? '(missing)'} is not a clustering mode`, { fix: `use --mode ${CLUSTERING_JOB_MODES.join(' | ')}` });
+    }
+    // The configuration is resolved (and refused) before the table is touched.
+    const props = values.props === undefined ? new Map<string, string>() : await readProps(values.props);
+    const { config, warnings } = resolveClusteringConfig({
+      ...(values.props === undefined ? {} : { file: { location: values.props, properties: props } }),
+      env: process.env,
+    });
+    for (const warning of warnings) err(`warning: ${warning}`);
+
+    const storage = openStorage(positionals[0]!);
+    const table = await HudiTable.open(storage, { mode: 'write' });
+    const lock = lockProviderFor(new Map([...table.config.properties, ...props]), table.config.name, storage);
+    const engine = await openParquetEngine({
+      ...(values['memory-limit'] === undefined ? {} : { memoryLimit: values['memory-limit'] }),
+      ...(values['temp-dir'] === undefined ? {} : { tempDirectory: `${values['temp-dir']}/duckdb-spill` }),
+    });
+    try {
+      const result = await runClusteringJob(table, {
+        mode,
+        ...(values.instant === undefined ? {} : { instant: values.instant }),
+        config,
+        force: values.force === true,
+        lock,
+        engine,
+        ...(values['temp-dir'] === undefined ? {} : { tempDir: values['temp-dir'] }),
+        onProgress: err,
+      });
+      if (values.json) {
+        out(JSON.stringify({ scheduled: result.scheduled ?? null, instantTime: result.instantTime ?? null, report: result.commit?.report ?? null }));
+      } else if (result.commit?.report !== undefined) {
+        process.stdout.write(formatClusteringReport(result.commit.report));
+      } else if (result.scheduled !== undefined) {
+        out(`scheduled ${result.scheduled.instantTime}`);
+        for (const group of result.scheduled.groups) {
+          out(`  group ${group.index}  ${group.partitionPath || '(non-partitioned)'}  ${group.inputFiles} file(s), ${size(group.inputBytes)} → ${group.numOutputFileGroups} file group(s)`);
+        }
+      }
+      return 0;
+    } finally {
+      await engine.close();
+    }
+  },
+};
+
+function planLines(plan: ClusteringPlanSummary): string[] {
+  const state = plan.state === 'COMPLETED' ? 'completed' : `${plan.state.toLowerCase()} (pending)`;
+  const estimated = plan.groups.some((group) => group.bytesFrom === 'plan metrics') ? ' (from plan metrics)' : '';
+  const lines = [
+    `${plan.instantTime}  ${state}  ${plan.groups.length} group(s)  ${plan.inputFiles} input file(s), ${size(plan.inputBytes)}${estimated}  → ${plan.expectedOutputFiles} output file(s)` +
+      `  sort: ${plan.sortColumns.length > 0 ? plan.sortColumns.join(',') : '-'}`,
+  ];
+  for (const group of plan.groups) {
+    lines.push(
+      `  group ${group.index}  ${group.partitionPath || '(non-partitioned)'}  ${group.inputFiles} file(s), ${size(group.inputBytes)}` +
+        `${group.bytesFrom === 'plan metrics' ? ' (plan metrics)' : ''}  → ${group.numOutputFileGroups}${group.done ? '  [done]' : ''}`,
+    );
+  }
+  return lines;
+}
+
+export const showClusteringCommand: Command = {
+  name: 'show-clustering',
+  summary: 'list pending clustering plans: groups, input files and bytes, expected output files (read-only)',
+  usage: 'show-clustering <table> [--all] [--json]',
+  async run(args) {
+    const { values, positionals } = parseCommandArgs('show-clustering', args, { all: { type: 'boolean' }, json: { type: 'boolean' } }, ['table']);
+    const table = await HudiTable.open(openStorage(positionals[0]!), { mode: 'read' });
+    const plans = await describeClusteringPlans(table, { includeCompleted: values.all === true });
+    if (values.json) {
+      for (const plan of plans) out(JSON.stringify(plan));
+      return 0;
+    }
+    if (plans.length === 0) out(values.all ? 'no clustering plans on the active timeline' : 'no pending clustering plans (--all also lists completed ones)');
+    for (const plan of plans) for (const line of planLines(plan)) out(line);
+    return 0;
+  },
+};

@@ -1,0 +1,213 @@
+/**
+ * Completing a clustering (Hudi's completeClustering): check every group's result against the plan, then, under the
+ * lock, check the input file groups are still what the plan read, remove files an earlier attempt left behind, and
+ * write `<instant>.replacecommit` — the commit point, one PUT after every output is durable — then drop the marker
+ * folder (which holds the group results) and the heartbeat.
+ */
+import { ConflictError, HudiError } from '../errors.js';
+import { fileGroupKey, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
+import { withLock, type LockProvider } from '../lock/port.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
+import type { Storage } from '../storage/port.js';
+import type { HudiTable } from '../table.js';
+import { parseCommitMetadata, serializeCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
+import { heartbeatPath } from '../timeline/heartbeat.js';
+import { deleteMarkerDir, listMarkers, markerDir } from '../timeline/markers.js';
+import type { StoredClusteringPlan } from '../timeline/pending-clustering.js';
+import { instantPath, latestTableSchema } from '../timeline/timeline.js';
+import { transitionToCompleted } from '../timeline/transitions.js';
+import { readGroupResult, type GroupResult, type StoredGroupResult } from './execute.js';
+import { groupPartition, loadClusteringInstant, planSortColumns, sliceStoragePath } from './plan-files.js';
+import { buildClusteringReport, type ClusteringReport } from './report.js';
+
+export interface CommitOptions {
+  readonly lock: LockProvider;
+  readonly lockWaitMs?: number;
+}
+
+export interface CommitResult {
+  readonly instantTime: string;
+  /** 'already-committed' when an earlier call completed the instant (a retried commit step). */
+  readonly outcome: 'committed' | 'already-committed';
+  readonly metadata: CommitMetadata;
+  /** Built from the stored group results; undefined when they were gone (already committed). */
+  readonly report: ClusteringReport | undefined;
+  /** Files of this instant that markers name but no group result does (an earlier attempt's), deleted before committing. */
+  readonly removedFiles: readonly string[];
+}
+
+const HEAD_CONCURRENCY = 16;
+
+/**
+ * Complete clustering `instantTime` from the groups' results — given, or 'from-storage' to read each group's stored
+ * result (so a Step Functions state never carries them). Refuses, leaving the plan pending, when a group has no
+ * result, read and wrote different row counts, or an input file group changed since the plan.
+ */
+export async function commit(
+  table: HudiTable,
+  instantTime: string,
+  groupResults: readonly GroupResult[] | 'from-storage',
+  options: CommitOptions,
+): Promise<CommitResult> {
+  const { storage } = table;
+  const { instant, plan } = await loadClusteringInstant(table, instantTime);
+  if (instant.state === 'COMPLETED') return alreadyCommitted(storage, instantTime);
+  if (instant.state === 'REQUESTED') {
+    throw new HudiError(`clustering ${instantTime} has not started: no group has run`, {
+      location: storage.uriOf(instantPath(instant)),
+      fix: `execute its ${plan.inputGroups.length} group(s) first (cluster --mode execute --instant ${instantTime})`,
+    });
+  }
+
+  const stored = await Promise.all(plan.inputGroups.map((_, index) => readGroupResult(storage, instantTime, index)));
+  const results: (GroupResult | undefined)[] = groupResults === 'from-storage' ? stored : plan.inputGroups.map((_, index) => groupResults.find((result) => result.groupIndex === index));
+  const missing = results.flatMap((result, index) => (result === undefined ? [index] : []));
+  if (missing.length > 0) {
+    throw new HudiError(
+      `clustering ${instantTime} cannot complete: group${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${plan.inputGroups.length} ha${missing.length > 1 ? 've' : 's'} no result`,
+      {
+        location: storage.uriOf(markerDir(instantTime)),
+        fix: `the plan stays pending: re-run the missing group(s) (cluster --mode execute --instant ${instantTime} runs only groups without a result), then commit; ` +
+          'or roll the attempt back with rollbackInflightClustering, which keeps the plan',
+      },
+    );
+  }
+  const complete = results as GroupResult[];
+  complete.forEach((result, index) => checkGroupResult(plan, instantTime, index, result));
+
+  const writeStats = complete.flatMap((result) => result.writeStats);
+  const report = stored.every((result): result is StoredGroupResult => result?.report !== undefined)
+    ? buildClusteringReport({
+        instantTime,
+        layout: complete[0]?.order ?? 'input',
+        sortColumns: planSortColumns(plan),
+        groups: stored.map((result) => result.report),
+      })
+    : undefined;
+
+  return withLock(
+    options.lock,
+    async (lease) => {
+      const current = await table.reload();
+      const now = current.timeline.instants.find((candidate) => candidate.time === instantTime && candidate.action === 'replacecommit');
+      if (now?.state === 'COMPLETED') return alreadyCommitted(storage, instantTime);
+      if (now === undefined) {
+        throw new ConflictError(`clustering ${instantTime} left the timeline while committing (rolled back?)`, {
+          location: storage.uriOf(instantPath(instant)),
+          fix: 'schedule a new clustering',
+        });
+      }
+      await assertInputsUnchanged(current, instantTime, plan);
+      await assertOutputsDurable(storage, instantTime, writeStats);
+      const removedFiles = await removeUnreferencedFiles(storage, instantTime, writeStats);
+
+      const schema = await latestTableSchema(storage, current.timeline);
+      const metadata: CommitMetadata = {
+        partitionToWriteStats: groupByPartition(writeStats),
+        compacted: false,
+        extraMetadata: schema === undefined ? {} : { schema },
+        operationType: 'CLUSTER',
+        partitionToReplaceFileIds: replacedFileIds(plan),
+      };
+      await lease.assertHeld();
+      await transitionToCompleted(storage, instantTime, 'replacecommit', serializeCommitMetadata(metadata));
+      await deleteMarkerDir(storage, instantTime);
+      await storage.delete([heartbeatPath(instantTime)]);
+      return { instantTime, outcome: 'committed' as const, metadata, report, removedFiles };
+    },
+    options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },
+  );
+}
+
+async function alreadyCommitted(storage: Storage, instantTime: string): Promise<CommitResult> {
+  const path = instantPath({ time: instantTime, action: 'replacecommit', state: 'COMPLETED' });
+  const metadata = parseCommitMetadata(Buffer.from(await storage.get(path)).toString('utf8'), storage.uriOf(path));
+  return { instantTime, outcome: 'already-committed', metadata, report: undefined, removedFiles: [] };
+}
+
+/** A group result must match its plan group and have written every row it read. */
+function checkGroupResult(plan: StoredClusteringPlan, instantTime: string, groupIndex: number, result: GroupResult): void {
+  const group = plan.inputGroups[groupIndex]!;
+  const partitionPath = groupPartition(group, instantTime, groupIndex);
+  const fail = (problem: string): never => {
+    throw new HudiError(`clustering ${instantTime} group ${groupIndex}: ${problem}`, {
+      fix: `the plan stays pending: re-run group ${groupIndex} (its files are overwritten), then commit`,
+    });
+  };
+  if (result.instantTime !== instantTime || result.groupIndex !== groupIndex) fail(`the result given is for ${result.instantTime} group ${result.groupIndex}`);
+  if (result.partitionPath !== partitionPath) fail(`the result is for partition "${result.partitionPath}", the plan's group is in "${partitionPath}"`);
+  if (result.inputFiles !== group.slices.length) fail(`read ${result.inputFiles} files, the plan names ${group.slices.length}`);
+  const written = result.writeStats.reduce((total, stat) => total + stat.numWrites, 0);
+  if (written !== result.inputRows) fail(`read ${result.inputRows} rows from the input footers but wrote ${written}`);
+  if (result.inputRows > 0 && result.writeStats.length === 0) fail('produced no output file');
+  for (const stat of result.writeStats) {
+    const fileName = (stat.path ?? '').slice((stat.path ?? '').lastIndexOf('/') + 1);
+    const parsed = parseBaseFileName(fileName);
+    if (parsed === undefined || parsed.instantTime !== instantTime || parsed.fileId !== stat.fileId || stat.path !== joinPartitionPath(partitionPath, fileName)) {
+      fail(`write stat path ${JSON.stringify(stat.path)} is not a base file of this instant in partition "${partitionPath}"`);
+    }
+  }
+}
+
+/**
+ * The plan's slices must still be the latest of live file groups: a write that landed in one of them since (a
+ * concurrent upsert with updates allowed, or another replacecommit) would be lost by replacing the group.
+ */
+async function assertInputsUnchanged(table: HudiTable, instantTime: string, plan: StoredClusteringPlan): Promise<void> {
+  const view = await table.fileSystemView();
+  const latest = new Map(view.latestSlices().map((slice) => [fileGroupKey(slice.partitionPath, slice.fileId), slice.baseFile.path]));
+  for (const group of plan.inputGroups) {
+    for (const slice of group.slices) {
+      const now = latest.get(fileGroupKey(slice.partitionPath, slice.fileId));
+      const planned = sliceStoragePath(slice);
+      if (now !== planned) {
+        throw new ConflictError(
+          `file group ${slice.fileId} in "${slice.partitionPath}" changed since clustering ${instantTime} was planned (` +
+            (now === undefined ? 'it was replaced or removed' : `its latest base file is now ${now}, the plan read ${planned}`) + ')',
+          {
+            location: table.storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' })),
+            fix: `roll the clustering back (rollback ${instantTime}) and schedule a new one`,
+          },
+        );
+      }
+    }
+  }
+}
+
+async function assertOutputsDurable(storage: Storage, instantTime: string, stats: readonly WriteStat[]): Promise<void> {
+  await mapWithConcurrency(stats, HEAD_CONCURRENCY, async (stat) => {
+    const found = await storage.head(stat.path ?? '');
+    if (found === undefined || found.size !== stat.fileSizeInBytes) {
+      throw new HudiError(
+        `output ${found === undefined ? 'is missing' : `has ${found.size} bytes, its write stat says ${stat.fileSizeInBytes}`} (clustering ${instantTime})`,
+        { location: storage.uriOf(stat.path ?? ''), fix: 'the plan stays pending: re-run the group that wrote it, then commit' },
+      );
+    }
+  });
+}
+
+/** Hudi's reconcileAgainstMarkers: files of this instant named by markers but by no write stat must not become visible. */
+async function removeUnreferencedFiles(storage: Storage, instantTime: string, stats: readonly WriteStat[]): Promise<string[]> {
+  const referenced = new Set(stats.map((stat) => stat.path));
+  const stray = (await listMarkers(storage, instantTime))
+    .filter((marker) => parseBaseFileName(marker.fileName)?.instantTime === instantTime)
+    .map((marker) => joinPartitionPath(marker.partitionPath, marker.fileName))
+    .filter((path) => !referenced.has(path));
+  await storage.delete(stray);
+  return stray;
+}
+
+function groupByPartition(stats: readonly WriteStat[]): Record<string, WriteStat[]> {
+  const byPartition: Record<string, WriteStat[]> = {};
+  for (const stat of stats) (byPartition[stat.partitionPath ?? ''] ??= []).push(stat);
+  return byPartition;
+}
+
+/** Every input file group of the plan, per partition (the file groups readers stop seeing from this instant on). */
+function replacedFileIds(plan: StoredClusteringPlan): Record<string, string[]> {
+  const byPartition: Record<string, string[]> = {};
+  for (const group of plan.inputGroups) {
+    for (const slice of group.slices) (byPartition[slice.partitionPath] ??= []).push(slice.fileId);
+  }
+  return byPartition;
+}

@@ -1,0 +1,158 @@
+/**
+ * ## How a clustering runs
+ *
+ * A clustering is one `replacecommit` instant T on the timeline, driven in three steps that each can run in its own
+ * Lambda (Step Functions: schedule → a Map over the groups → commit), or all in one process (`runClusteringJob`,
+ * the `cluster` command, like Hudi's HoodieClusteringJob with --mode schedule | execute | scheduleAndExecute):
+ *
+ * 1. **schedule** (under the table lock) picks the small base files of the selected partitions, groups them, and
+ *    writes the plan as `.hoodie/T.replacecommit.requested`. From then on those file groups are "in pending
+ *    clustering": planners skip them, and writers refuse to update them (Hudi's default reject strategy).
+ * 2. **execute**, once per group and in parallel: the first group to start creates the 0-byte
+ *    `.hoodie/T.replacecommit.inflight`. A group stages its input files, orders the rows, writes its new file
+ *    groups, creates a marker per file under `.hoodie/.temp/T/`, uploads the files, and last writes
+ *    `.hoodie/.temp/T/group-<i>.result.json` (its write stats). Output file names are derived from (T, group,
+ *    output), so running a group again overwrites the same objects. Readers ignore every file named with T until
+ *    T completes.
+ * 3. **commit** (under the lock) needs a result for every group, checks that each group wrote as many rows as its
+ *    input files' footers hold and that no input file group changed meanwhile, deletes files of T that markers name
+ *    but no result does, and writes `.hoodie/T.replacecommit` — from that instant readers see the new file groups
+ *    and no longer the replaced ones. Then it removes `.hoodie/.temp/T/` and the heartbeat.
+ *
+ * ## When a group fails
+ *
+ * Nothing becomes visible and the plan stays pending (requested, or inflight once a group started); commit refuses,
+ * naming the groups without a result. Either:
+ * - **retry**: run execute again for the missing groups (`cluster <table> --mode execute --instant T` runs only the
+ *   groups without a result, then commits; a Step Functions retry re-runs that group's task), then commit. A retried
+ *   group overwrites its own files, so no row is ever written twice; or
+ * - **roll back** the attempt with `rollbackInflightClustering(table, T, {lock})`: it deletes the files the markers
+ *   name and `T.replacecommit.inflight` but keeps `T.replacecommit.requested`, so the same plan can be executed
+ *   again later (Hudi rolls back an inflight clustering the same way before re-executing it). To drop the plan
+ *   altogether (freeing its file groups for other plans and updates), roll the instant back with `rollbackInstant`.
+ */
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { HudiError } from '../errors.js';
+import type { ParquetEngine, ParquetEngineOptions } from '../engine/parquet-engine.js';
+import type { LockProvider } from '../lock/port.js';
+import type { HudiTable } from '../table.js';
+import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
+import { commit, type CommitResult } from './commit.js';
+import type { ClusteringConfig } from './config.js';
+import { executeGroup, readGroupResult, type GroupResult } from './execute.js';
+import { assertClusteringPending, loadClusteringInstant } from './plan-files.js';
+import { schedule, type ScheduleResult } from './schedule.js';
+
+export type ClusteringJobMode = 'schedule' | 'execute' | 'scheduleAndExecute';
+export const CLUSTERING_JOB_MODES: readonly ClusteringJobMode[] = ['schedule', 'execute', 'scheduleAndExecute'];
+
+export interface ClusteringJobOptions {
+  readonly mode: ClusteringJobMode;
+  /** execute: the clustering to run; default the oldest pending one (as HoodieClusteringJob). */
+  readonly instant?: string;
+  readonly config: ClusteringConfig;
+  /** schedule: plan even before max.commits commits happened since the last clustering. */
+  readonly force?: boolean;
+  readonly lock: LockProvider;
+  readonly engine: ParquetEngine;
+  /** Local scratch space (default the OS temp dir). */
+  readonly tempDir?: string;
+  readonly now?: Date;
+  /** Progress lines ("group 2/5 done …"). */
+  readonly onProgress?: (line: string) => void;
+  /** Run groups that already have a result again instead of reusing it (default false). */
+  readonly rerunFinishedGroups?: boolean;
+  readonly lockWaitMs?: number;
+}
+
+export interface ClusteringJobResult {
+  readonly mode: ClusteringJobMode;
+  /** What schedule planned (schedule and scheduleAndExecute). */
+  readonly scheduled: ScheduleResult | undefined;
+  /** The clustering executed (execute and scheduleAndExecute); undefined when there was none to run. */
+  readonly instantTime: string | undefined;
+  readonly executedGroups: readonly number[];
+  /** Groups whose stored result from an earlier attempt was reused. */
+  readonly reusedGroups: readonly number[];
+  readonly commit: CommitResult | undefined;
+}
+
+/** The oldest pending clustering (HoodieActiveTimeline.getFirstPendingClusterInstant). */
+export async function oldestPendingClustering(table: HudiTable): Promise<string | undefined> {
+  return (await pendingClusteringPlans(table.storage, table.timeline))[0]?.instant.time;
+}
+
+/** Schedule, execute, or both, in one process. */
+export async function runClusteringJob(table: HudiTable, options: ClusteringJobOptions): Promise<ClusteringJobResult> {
+  const progress = options.onProgress ?? (() => undefined);
+  const lockWait = options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs };
+  let scheduled: ScheduleResult | undefined;
+  if (options.mode !== 'execute') {
+    if (options.instant !== undefined) {
+      throw new HudiError(`--instant is for --mode execute; ${options.mode} plans a new instant`, { fix: 'drop --instant, or use --mode execute' });
+    }
+    scheduled = await schedule(table, options.config, {
+      lock: options.lock,
+      ...(options.force === undefined ? {} : { force: options.force }),
+      ...(options.now === undefined ? {} : { now: options.now }),
+      ...lockWait,
+      log: progress,
+    });
+    if (scheduled !== undefined) {
+      const files = scheduled.groups.reduce((total, group) => total + group.inputFiles, 0);
+      const outputs = scheduled.groups.reduce((total, group) => total + group.numOutputFileGroups, 0);
+      progress(`scheduled clustering ${scheduled.instantTime}: ${scheduled.groups.length} group(s), ${files} file(s) → ${outputs} file group(s)`);
+    }
+    if (options.mode === 'schedule' || scheduled === undefined) {
+      return { mode: options.mode, scheduled, instantTime: undefined, executedGroups: [], reusedGroups: [], commit: undefined };
+    }
+  }
+
+  const current = await table.reload();
+  const instantTime = scheduled?.instantTime ?? options.instant ?? (await oldestPendingClustering(current));
+  if (instantTime === undefined) {
+    progress('no pending clustering to execute');
+    return { mode: options.mode, scheduled, instantTime: undefined, executedGroups: [], reusedGroups: [], commit: undefined };
+  }
+  const { instant, plan } = await loadClusteringInstant(current, instantTime);
+  assertClusteringPending(current.storage, instant);
+
+  const total = plan.inputGroups.length;
+  const results: GroupResult[] = [];
+  const executedGroups: number[] = [];
+  const reusedGroups: number[] = [];
+  for (let index = 0; index < total; index++) {
+    const earlier = options.rerunFinishedGroups ? undefined : await readGroupResult(current.storage, instantTime, index);
+    if (earlier !== undefined) {
+      results.push(earlier);
+      reusedGroups.push(index);
+      progress(`group ${index + 1}/${total} already done by an earlier attempt`);
+      continue;
+    }
+    const result = await executeGroup(current, instantTime, index, { engine: options.engine, tempDir: options.tempDir ?? tmpdir(), config: options.config });
+    results.push(result);
+    executedGroups.push(index);
+    const outputRows = result.writeStats.reduce((sum, stat) => sum + stat.numWrites, 0);
+    progress(`group ${index + 1}/${total} done: ${result.inputFiles} file(s) → ${result.writeStats.length}, ${outputRows} rows, ${result.order} order, ${result.durationMs} ms`);
+  }
+  const committed = await commit(await current.reload(), instantTime, results, { lock: options.lock, ...lockWait });
+  progress(`committed clustering ${instantTime}`);
+  return { mode: options.mode, scheduled, instantTime, executedGroups, reusedGroups, commit: committed };
+}
+
+/**
+ * Engine settings for a Lambda of `memoryMb`: DuckDB may use 60% of it (the rest is Node's heap — curve keys live
+ * there — and the runtime) and spills beyond that to /tmp, so a group larger than memory completes by spilling.
+ * Lambda gives one vCPU per 1,769 MB.
+ */
+export function lambdaEngineOptions(memoryMb: number, scratchDir = '/tmp'): ParquetEngineOptions {
+  if (!Number.isFinite(memoryMb) || memoryMb < 128) {
+    throw new HudiError(`Lambda memory ${memoryMb} MB is not usable`, { fix: 'give the function at least 512 MB (AWS_LAMBDA_FUNCTION_MEMORY_SIZE)' });
+  }
+  return {
+    memoryLimit: `${Math.floor(memoryMb * 0.6)}MB`,
+    threads: Math.max(1, Math.min(6, Math.round(memoryMb / 1769))),
+    tempDirectory: join(scratchDir, 'duckdb-spill'),
+  };
+}

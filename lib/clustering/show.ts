@@ -1,0 +1,83 @@
+/**
+ * Clustering plans on the timeline, summarised for `show-clustering`: read-only, and usable on tables whose data
+ * files are absent (input sizes then come from the plan's TOTAL_IO_READ_MB metric).
+ */
+import { mapWithConcurrency } from '../storage/concurrency.js';
+import type { HudiTable } from '../table.js';
+import type { InstantState } from '../timeline/instant.js';
+import { readClusteringPlan, type ClusteringPlanGroup } from '../timeline/pending-clustering.js';
+import { groupResultPath, planSortColumns, sliceStoragePath } from './plan-files.js';
+
+export interface ClusteringGroupSummary {
+  readonly index: number;
+  readonly partitionPath: string;
+  readonly inputFiles: number;
+  readonly inputBytes: number;
+  /** 'files' when every input file was found; otherwise 'plan metrics' (whole megabytes, rounded down by Hudi). */
+  readonly bytesFrom: 'files' | 'plan metrics';
+  readonly numOutputFileGroups: number;
+  /** Pending plans: whether the group's result is stored (it ran to the end). */
+  readonly done: boolean;
+}
+
+export interface ClusteringPlanSummary {
+  readonly instantTime: string;
+  readonly state: InstantState;
+  readonly strategyClassName: string;
+  readonly sortColumns: readonly string[];
+  readonly partitions: readonly string[];
+  readonly groups: readonly ClusteringGroupSummary[];
+  readonly inputFiles: number;
+  readonly inputBytes: number;
+  readonly expectedOutputFiles: number;
+}
+
+const MIB = 1024 * 1024;
+const HEAD_CONCURRENCY = 16;
+
+/** Pending clustering plans, oldest first; with includeCompleted also the completed ones still on the active timeline. */
+export async function describeClusteringPlans(table: HudiTable, options: { includeCompleted?: boolean } = {}): Promise<ClusteringPlanSummary[]> {
+  const { storage } = table;
+  const instants = table.timeline.instants.filter(
+    (instant) => instant.action === 'replacecommit' && (instant.state !== 'COMPLETED' || options.includeCompleted === true),
+  );
+  const summaries: ClusteringPlanSummary[] = [];
+  for (const instant of instants) {
+    const plan = await readClusteringPlan(storage, instant.time);
+    if (plan === undefined) continue;
+    const groups = await Promise.all(
+      plan.inputGroups.map(async (group, index): Promise<ClusteringGroupSummary> => {
+        const bytes = await groupInputBytes(table, group);
+        const done = instant.state === 'INFLIGHT' && (await storage.head(groupResultPath(instant.time, index))) !== undefined;
+        return {
+          index,
+          partitionPath: group.slices[0]?.partitionPath ?? '',
+          inputFiles: group.slices.length,
+          ...bytes,
+          numOutputFileGroups: group.numOutputFileGroups,
+          done,
+        };
+      }),
+    );
+    summaries.push({
+      instantTime: instant.time,
+      state: instant.state,
+      strategyClassName: plan.strategyClassName,
+      sortColumns: planSortColumns(plan),
+      partitions: [...new Set(groups.map((group) => group.partitionPath))],
+      groups,
+      inputFiles: groups.reduce((total, group) => total + group.inputFiles, 0),
+      inputBytes: groups.reduce((total, group) => total + group.inputBytes, 0),
+      expectedOutputFiles: groups.reduce((total, group) => total + group.numOutputFileGroups, 0),
+    });
+  }
+  return summaries;
+}
+
+async function groupInputBytes(table: HudiTable, group: ClusteringPlanGroup): Promise<Pick<ClusteringGroupSummary, 'inputBytes' | 'bytesFrom'>> {
+  const sizes = await mapWithConcurrency(group.slices, HEAD_CONCURRENCY, async (slice) => (await table.storage.head(sliceStoragePath(slice)))?.size);
+  if (sizes.every((size): size is number => size !== undefined)) {
+    return { inputBytes: sizes.reduce((total, size) => total + size, 0), bytesFrom: 'files' };
+  }
+  return { inputBytes: Math.round((group.metrics['TOTAL_IO_READ_MB'] ?? 0) * MIB), bytesFrom: 'plan metrics' };
+}

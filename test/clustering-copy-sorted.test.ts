@@ -1,0 +1,173 @@
+/**
+ * The engine pieces the clustering executor relies on: copySorted with an explicit row order (rowRanks), replaced
+ * columns and footers computed from a column; scanSortColumns; sampleRows.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { openParquetEngine, type ParquetEngine, type SortColumnBatch, type SortColumnDescription } from '../lib/engine/parquet-engine.js';
+import { HudiError } from '../lib/errors.js';
+
+let workDir: string;
+let engine: ParquetEngine;
+let first: string;
+let second: string;
+
+async function duckdb(sql: string): Promise<void> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    await connection.run(sql);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+function rowsSql(from: number, count: number): string {
+  return `SELECT 'k' || lpad(range::VARCHAR, 4, '0') AS _hoodie_record_key, 'old' AS _hoodie_file_name, 'c_' || range AS _hoodie_commit_seqno,
+                 range::INTEGER AS id, (DATE '2000-01-01' + (range * 7 % 11)::INTEGER) AS day,
+                 (TIMESTAMP '2024-01-01' + to_milliseconds(range * 1000))::TIMESTAMP_MS AS ts,
+                 (range / 4)::DECIMAL(10,2) AS amount, CASE WHEN range % 5 = 0 THEN NULL ELSE 'n' || range END AS label,
+                 [range] AS nested
+          FROM range(${from}, ${from + count})`;
+}
+
+before(async () => {
+  workDir = await mkdtemp(join(tmpdir(), 'clustering-copy-sorted-'));
+  first = join(workDir, 'a.parquet');
+  second = join(workDir, 'b.parquet');
+  await duckdb(`COPY (${rowsSql(0, 6)}) TO '${first}' (FORMAT parquet)`);
+  await duckdb(`COPY (${rowsSql(6, 4)}) TO '${second}' (FORMAT parquet)`);
+  engine = await openParquetEngine({ threads: 2 });
+});
+
+after(async () => {
+  await engine.close();
+  await rm(workDir, { recursive: true, force: true });
+});
+
+describe('copySorted with rowRanks', () => {
+  test('writes rows in the given rank order, input order being inputs as listed then rows in file order', async () => {
+    // Input rows 0..9 (a: ids 0..5, b: ids 6..9); rank = 9 - input row reverses them.
+    const ranks = Uint32Array.from({ length: 10 }, (_, row) => 9 - row);
+    const outputs = [
+      { file: join(workDir, 'r1.parquet'), rowStart: 0, rowCount: 4, keyValues: {} },
+      { file: join(workDir, 'r2.parquet'), rowStart: 4, rowCount: 6, keyValues: {} },
+    ];
+    const result = await engine.copySorted({ inputs: [first, second], rowRanks: ranks, outputs, rowGroupSize: 3 });
+    assert.equal(result.totalInputRows, 10);
+    assert.deepEqual((await engine.readRows([outputs[0]!.file])).rows.map((row) => row.id), [9, 8, 7, 6]);
+    assert.deepEqual((await engine.readRows([outputs[1]!.file])).rows.map((row) => row.id), [5, 4, 3, 2, 1, 0]);
+    // Listing the inputs the other way round changes which rows the ranks address.
+    await engine.copySorted({ inputs: [second, first], rowRanks: ranks, outputs: [{ ...outputs[0]!, rowCount: 10 }], rowGroupSize: 3 });
+    assert.deepEqual((await engine.readRows([outputs[0]!.file])).rows.map((row) => row.id), [5, 4, 3, 2, 1, 0, 9, 8, 7, 6]);
+  });
+
+  test('keeps the input order without orderBy or rowRanks, and breaks orderBy ties by input position', async () => {
+    const file = join(workDir, 'plain.parquet');
+    await engine.copySorted({ inputs: [second, first], outputs: [{ file, rowStart: 0, rowCount: 10, keyValues: {} }], rowGroupSize: 4 });
+    assert.deepEqual((await engine.readRows([file])).rows.map((row) => row.id), [6, 7, 8, 9, 0, 1, 2, 3, 4, 5]);
+    await engine.copySorted({ inputs: [second, first], orderBy: [{ sqlExpression: '1' }], outputs: [{ file, rowStart: 0, rowCount: 10, keyValues: {} }], rowGroupSize: 4 });
+    assert.deepEqual((await engine.readRows([file])).rows.map((row) => row.id), [6, 7, 8, 9, 0, 1, 2, 3, 4, 5]);
+  });
+
+  test('refuses ranks that are not a permutation of the input rows, and orderBy with rowRanks', async () => {
+    const output = [{ file: join(workDir, 'bad.parquet'), rowStart: 0, rowCount: 10, keyValues: {} }];
+    await assert.rejects(engine.copySorted({ inputs: [first, second], rowRanks: new Uint32Array(9), outputs: output, rowGroupSize: 4 }), /rowRanks has 9 entries for 10 input rows/);
+    const repeated = Uint32Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 8]);
+    await assert.rejects(engine.copySorted({ inputs: [first, second], rowRanks: repeated, outputs: output, rowGroupSize: 4 }), /not a permutation/);
+    await assert.rejects(
+      engine.copySorted({ inputs: [first, second], orderBy: ['id'], rowRanks: Uint32Array.from({ length: 10 }, (_, i) => i), outputs: output, rowGroupSize: 4 }),
+      /orderBy or rowRanks, not both/,
+    );
+  });
+});
+
+describe('copySorted output columns and footers', () => {
+  test('replaces a column with a constant and another with a per-file sequence; footers come from a column of each range', async () => {
+    const outputs = [
+      { file: join(workDir, 'c1.parquet'), rowStart: 0, rowCount: 3, keyValues: { fixed: 'yes', count: 'overridden' }, constantColumns: { _hoodie_file_name: 'c1.parquet' }, sequenceColumns: { _hoodie_commit_seqno: 'T_0_' } },
+      { file: join(workDir, 'c2.parquet'), rowStart: 3, rowCount: 7, keyValues: {}, constantColumns: { _hoodie_file_name: 'c2.parquet' } },
+    ];
+    const seen: string[][] = [];
+    await engine.copySorted({
+      inputs: [first, second],
+      orderBy: [{ column: 'id', descending: true }],
+      outputs,
+      rowGroupSize: 4,
+      footerFromColumn: {
+        column: '_hoodie_record_key',
+        build(values, output) {
+          const keys = [...values].sort();
+          seen.push(keys);
+          return { count: String(keys.length), min: keys[0] ?? '', file: output.file.slice(-10) };
+        },
+      },
+    });
+    const firstRows = (await engine.readRows([outputs[0]!.file])).rows;
+    assert.deepEqual(firstRows.map((row) => [row.id, row._hoodie_file_name, row._hoodie_commit_seqno]), [[9, 'c1.parquet', 'T_0_0'], [8, 'c1.parquet', 'T_0_1'], [7, 'c1.parquet', 'T_0_2']]);
+    const secondRows = (await engine.readRows([outputs[1]!.file])).rows;
+    assert.ok(secondRows.every((row) => row._hoodie_file_name === 'c2.parquet'));
+    assert.deepEqual(secondRows.map((row) => row._hoodie_commit_seqno), ['c_6', 'c_5', 'c_4', 'c_3', 'c_2', 'c_1', 'c_0']);
+    assert.deepEqual(seen, [['k0007', 'k0008', 'k0009'], ['k0000', 'k0001', 'k0002', 'k0003', 'k0004', 'k0005', 'k0006']]);
+    assert.deepEqual((await engine.readFooter(outputs[0]!.file)).keyValues, { fixed: 'yes', count: '3', min: 'k0007', file: 'c1.parquet' });
+    assert.deepEqual((await engine.readFooter(outputs[1]!.file)).keyValues, { count: '7', min: 'k0000', file: 'c2.parquet' });
+  });
+
+  test('refuses to replace a column that is missing or not text', async () => {
+    const output = (extra: object) => [{ file: join(workDir, 'x.parquet'), rowStart: 0, rowCount: 10, keyValues: {}, ...extra }];
+    await assert.rejects(engine.copySorted({ inputs: [first, second], outputs: output({ constantColumns: { missing: 'x' } }), rowGroupSize: 4 }), /constant column "missing" is not a column/);
+    await assert.rejects(engine.copySorted({ inputs: [first, second], outputs: output({ sequenceColumns: { id: 'x' } }), rowGroupSize: 4 }), /sequence column "id" is of type INTEGER, not VARCHAR/);
+    await assert.rejects(
+      engine.copySorted({ inputs: [first, second], outputs: output({}), rowGroupSize: 4, footerFromColumn: { column: 'amount', build: () => ({}) } }),
+      (error: unknown) => error instanceof HudiError && /footer column "amount"/.test(error.message),
+    );
+  });
+});
+
+describe('scanSortColumns', () => {
+  test('streams values in curves.ts form with each row’s input position', async () => {
+    const batches: SortColumnBatch[] = [];
+    let described: readonly SortColumnDescription[] = [];
+    const result = await engine.scanSortColumns([second, first], ['day', 'ts', 'amount', 'label', 'id'], (batch, columns) => {
+      batches.push(batch);
+      described = columns;
+    });
+    assert.equal(result.rowCount, 10);
+    assert.deepEqual(result.columns, described);
+    assert.deepEqual(
+      result.columns.map((column) => [column.name, column.schemaPosition, column.type]),
+      [['day', 4, 'date'], ['ts', 5, 'timestamp'], ['amount', 6, { kind: 'decimal', scale: 2 }], ['label', 7, 'string'], ['id', 3, 'int']],
+    );
+    // Gather by input position: second's rows (ids 6..9) come first, then first's (0..5).
+    const byInputRow = new Map<number, unknown[]>();
+    for (const batch of batches) batch.inputRows.forEach((inputRow, index) => byInputRow.set(inputRow, batch.values.map((column) => column[index])));
+    assert.deepEqual([...byInputRow.keys()].sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(byInputRow.get(0), [Math.round(Date.UTC(2000, 0, 1 + ((6 * 7) % 11)) / 86_400_000), 1_704_067_206_000_000n, 150n, 'n6', 6]);
+    assert.deepEqual(byInputRow.get(4), [10957, 1_704_067_200_000_000n, 0n, null, 0]);
+  });
+
+  test('refuses a column a curve cannot order by', async () => {
+    await assert.rejects(engine.scanSortColumns([first], ['nested'], () => undefined), /sort column "nested" has type BIGINT\[\]/);
+    await assert.rejects(engine.scanSortColumns([first], ['nope'], () => undefined), /no sort column "nope"/);
+  });
+});
+
+describe('sampleRows', () => {
+  test('picks the same rows whatever the files’ order or names', async () => {
+    const copy = join(workDir, 'renamed-b.parquet');
+    await duckdb(`COPY (${rowsSql(6, 4)}) TO '${copy}' (FORMAT parquet)`);
+    const options = { columns: ['id', 'day'], count: 4, hashColumns: ['_hoodie_record_key'] };
+    const one = await engine.sampleRows([first, second], options);
+    const two = await engine.sampleRows([copy, first], options);
+    assert.equal(one.rows.length, 4);
+    assert.deepEqual(two.rows, one.rows);
+    assert.deepEqual(one.columns, ['id', 'day']);
+    const other = await engine.sampleRows([first, second], { ...options, seed: 99 });
+    assert.notDeepEqual(other.rows, one.rows);
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * Scheduling: when a plan is made (max.commits), what it holds, and refusing bad settings before writing anything.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import avro from 'avsc';
+import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
+import { commitsSinceLastClustering, effectiveMaxCommits, schedule } from '../lib/clustering/schedule.js';
+import { clusterCommand } from '../lib/cli/cluster-commands.js';
+import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import { HudiError } from '../lib/errors.js';
+import { StorageLockProvider } from '../lib/lock/storage-lock.js';
+import { openStorage } from '../lib/storage/index.js';
+import { HudiTable } from '../lib/table.js';
+import { readClusteringPlan } from '../lib/timeline/pending-clustering.js';
+import { HUDI_FIXTURES, tempDir } from './helpers/fixtures.js';
+import { createSmallFilesTable } from './helpers/small-files-table.js';
+import { runClusteringJob } from '../lib/clustering/job.js';
+
+const AVRO = join(HUDI_FIXTURES, 'avro');
+
+function config(properties: Record<string, string> = {}): ClusteringConfig {
+  return resolveClusteringConfig({ event: properties }).config;
+}
+
+async function smallTable(commits: number, partitions = 2) {
+  const dir = tempDir('clustering-schedule-');
+  const made = await createSmallFilesTable({ dir, partitions, commits, rowsPerFile: 20 });
+  const storage = openStorage(dir);
+  return { made, storage, lock: new StorageLockProvider(storage, { waitMs: 5000 }), table: await HudiTable.open(storage, { mode: 'write' }) };
+}
+
+/** Every object under .hoodie (the timeline and everything beside it), to prove nothing was written. */
+function metafolderListing(dir: string): string[] {
+  return readdirSync(join(dir, '.hoodie'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .sort();
+}
+
+function readAvsc(name: string): avro.Schema {
+  // Hudi's .avsc files carry /* */ comments.
+  return JSON.parse(readFileSync(join(AVRO, `${name}.avsc`), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '')) as avro.Schema;
+}
+
+/** Decode with avsc's own container reader and Hudi's official schemas (not our code or schemas). */
+function decodeWithOfficialSchema(bytes: Uint8Array): Promise<{ records: unknown[]; writerName: string | undefined }> {
+  const registry: Record<string, avro.Type> = {};
+  let reader: avro.Type | undefined;
+  for (const name of ['HoodieSliceInfo', 'HoodieClusteringGroup', 'HoodieClusteringStrategy', 'HoodieClusteringPlan', 'HoodieRequestedReplaceMetadata']) {
+    reader = avro.Type.forSchema(readAvsc(name), { registry, wrapUnions: false });
+  }
+  return new Promise((resolve, reject) => {
+    const decoder = new avro.streams.BlockDecoder({ readerSchema: reader! });
+    const result = { records: [] as unknown[], writerName: undefined as string | undefined };
+    decoder.on('metadata', (writerType: avro.Type) => {
+      result.writerName = writerType.name;
+    });
+    decoder.on('data', (record: unknown) => result.records.push(JSON.parse(JSON.stringify(record))));
+    decoder.on('error', reject);
+    decoder.on('end', () => resolve(result));
+    decoder.end(Buffer.from(bytes));
+  });
+}
+
+describe('when to schedule', () => {
+  it('waits for 4 commits with Hudi’s defaults (our service is async clustering), as set when enabled explicitly', () => {
+    assert.equal(effectiveMaxCommits(config()), 4);
+    assert.equal(effectiveMaxCommits(config({ 'hoodie.clustering.async.max.commits': '2' })), 2);
+    assert.equal(effectiveMaxCommits(config({ 'hoodie.clustering.async.enabled': 'true', 'hoodie.clustering.async.max.commits': '0' })), 0);
+    assert.equal(effectiveMaxCommits(config({ 'hoodie.clustering.inline': 'true', 'hoodie.clustering.inline.max.commits': '7' })), 7);
+  });
+
+  it('plans nothing and writes nothing below max.commits, plans at max.commits, and counts from the last clustering', async () => {
+    const { made, storage, lock, table } = await smallTable(3);
+    const before = metafolderListing(made.dir);
+    const notes: string[] = [];
+    assert.equal(await schedule(table, config(), { lock, log: (line) => notes.push(line) }), undefined);
+    assert.deepEqual(metafolderListing(made.dir), before);
+    assert.match(notes.join('\n'), /3 completed commit\(s\) since the table was created, waiting for 4/);
+
+    const scheduled = await schedule(table, config({ 'hoodie.clustering.async.max.commits': '3' }), { lock });
+    assert.ok(scheduled);
+    assert.deepEqual(scheduled.groups.map((group) => [group.index, group.partitionPath, group.inputFiles, group.numOutputFileGroups]), [
+      [0, 'dt=2024-01-01', 3, 1],
+      [1, 'dt=2024-01-02', 3, 1],
+    ]);
+    assert.equal(scheduled.groups[0]!.inputBytes, made.bytes / 2);
+
+    // Run it to completion: the count restarts after a completed clustering.
+    const engine = await openParquetEngine();
+    try {
+      await runClusteringJob(await table.reload(), { mode: 'execute', config: config(), lock, engine, tempDir: tempDir() });
+    } finally {
+      await engine.close();
+    }
+    const after = await table.reload();
+    assert.deepEqual(await commitsSinceLastClustering(storage, after.timeline), { count: 0, lastClustering: scheduled.instantTime });
+    assert.equal(await schedule(after, config({ 'hoodie.clustering.async.max.commits': '1' }), { lock }), undefined);
+    // Forced, the (still small) clustered files are planned again.
+    const forced = await schedule(after, config(), { lock, force: true });
+    assert.ok(forced);
+    assert.ok(forced.instantTime > scheduled.instantTime);
+  });
+
+  it('takes an instant time greater than every instant, whatever the clock says, and skips file groups of pending plans', async () => {
+    const { lock, table } = await smallTable(4);
+    const first = await schedule(table, config(), { lock, now: new Date(Date.UTC(2001, 0, 1)) });
+    assert.ok(first);
+    assert.ok(table.timeline.allTimes().every((time) => time < first.instantTime), `${first.instantTime} after every commit`);
+    // Every file group is in the pending plan now: nothing left to plan, even forced.
+    assert.equal(await schedule(await table.reload(), config(), { lock, force: true }), undefined);
+  });
+});
+
+describe('the requested file', () => {
+  it('decodes with Hudi’s official schemas: operationType CLUSTER, the plan, version 1', async () => {
+    const { made, storage, lock, table } = await smallTable(4);
+    const scheduled = await schedule(table, config({ 'hoodie.clustering.plan.strategy.sort.columns': 'birthday,createTime' }), { lock });
+    assert.ok(scheduled);
+    const bytes = readFileSync(join(made.dir, '.hoodie', `${scheduled.instantTime}.replacecommit.requested`));
+    const decoded = await decodeWithOfficialSchema(bytes);
+    assert.equal(decoded.writerName, 'org.apache.hudi.avro.model.HoodieRequestedReplaceMetadata');
+    assert.equal(decoded.records.length, 1);
+    const record = decoded.records[0] as {
+      operationType: string;
+      version: number;
+      extraMetadata: Record<string, string>;
+      clusteringPlan: {
+        inputGroups: { slices: { dataFilePath: string; fileId: string; partitionPath: string }[]; numOutputFileGroups: number; metrics: Record<string, number> }[];
+        strategy: { strategyClassName: string; strategyParams: Record<string, string> };
+        preserveHoodieMetadata: boolean;
+        version: number;
+      };
+    };
+    assert.equal(record.operationType, 'CLUSTER');
+    assert.equal(record.version, 1);
+    assert.deepEqual(record.extraMetadata, {});
+    const plan = record.clusteringPlan;
+    assert.equal(plan.version, 1);
+    assert.equal(plan.preserveHoodieMetadata, true);
+    assert.equal(plan.strategy.strategyClassName, 'org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy');
+    assert.deepEqual(plan.strategy.strategyParams, { 'hoodie.clustering.plan.strategy.sort.columns': 'birthday,createTime' });
+    const slices = plan.inputGroups.flatMap((group) => group.slices);
+    assert.deepEqual(slices.map((slice) => slice.dataFilePath).sort(), made.files.map((file) => storage.uriOf(file)).sort());
+    assert.ok(slices.every((slice) => slice.dataFilePath.includes(`/${slice.partitionPath}/${slice.fileId}_`)));
+    // And our reader sees the same plan.
+    const ours = await readClusteringPlan(storage, scheduled.instantTime);
+    assert.equal(ours?.inputGroups.length, plan.inputGroups.length);
+  });
+});
+
+describe('refusing bad settings before writing anything', () => {
+  it('refuses a sort column the table does not have', async () => {
+    const { made, lock, table } = await smallTable(4);
+    const before = metafolderListing(made.dir);
+    await assert.rejects(
+      schedule(table, config({ 'hoodie.clustering.plan.strategy.sort.columns': 'birthday,brithday' }), { lock, force: true }),
+      (error: unknown) => error instanceof HudiError && /sort column "brithday" not in the table/.test(error.message) && /use columns of the table: _hoodie_commit_time, .*birthday/.test(error.message),
+    );
+    assert.deepEqual(metafolderListing(made.dir), before);
+    // The lock was never taken, so it is free.
+    const lease = await lock.acquire({ waitMs: 100 });
+    await lease.release();
+  });
+
+  it('refuses an invalid configuration value in a props file (cluster command) with the table untouched', async () => {
+    const { made } = await smallTable(4);
+    const before = metafolderListing(made.dir);
+    const props = join(tempDir(), 'clustering.properties');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(props, 'hoodie.clustering.plan.strategy.sort.columns=birthday,createTime\nhoodie.layout.optimize.strategy=spiral\n');
+    await assert.rejects(
+      clusterCommand.run([made.dir, '--mode', 'scheduleAndExecute', '--props', props, '--force']),
+      (error: unknown) => error instanceof HudiError && /hoodie\.layout\.optimize\.strategy="spiral" is not an accepted value/.test(error.message) && error.message.includes(props),
+    );
+    writeFileSync(props, 'hoodie.clustering.plan.strategy.max.num.groups=0\n');
+    await assert.rejects(clusterCommand.run([made.dir, '--mode', 'schedule', '--props', props]), /max\.num\.groups="0" is below 1/);
+    assert.deepEqual(metafolderListing(made.dir), before);
+  });
+
+  it('refuses a curve over a column of a type curves cannot take', async () => {
+    const { made, lock, table } = await smallTable(4);
+    const before = metafolderListing(made.dir);
+    // Make the table schema record a nested column, as a later commit would.
+    const text = (await import('node:fs')).readFileSync(join(made.dir, '.hoodie', `${made.instants.at(-1)}.commit`), 'utf8');
+    const nested = JSON.parse(text) as { extraMetadata: { schema: string } };
+    const schema = JSON.parse(nested.extraMetadata.schema) as { fields: unknown[] };
+    schema.fields.push({ name: 'tags', type: ['null', { type: 'array', items: 'string' }], default: null });
+    nested.extraMetadata.schema = JSON.stringify(schema);
+    (await import('node:fs')).writeFileSync(join(made.dir, '.hoodie', `${made.instants.at(-1)}.commit`), JSON.stringify(nested));
+    await assert.rejects(
+      schedule(await table.reload(), config({ 'hoodie.clustering.plan.strategy.sort.columns': 'tags,birthday', 'hoodie.layout.optimize.strategy': 'z-order' }), { lock, force: true }),
+      /sort column "tags" has type .*array.*, which z-order ordering cannot take/,
+    );
+    assert.deepEqual(metafolderListing(made.dir), before);
+  });
+});
