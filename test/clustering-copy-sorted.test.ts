@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { openParquetEngine, type ParquetEngine, type SortColumnBatch, type SortColumnDescription } from '../lib/engine/parquet-engine.js';
+import { openParquetEngine, type OutputRange, type ParquetEngine, type SortColumnBatch, type SortColumnDescription } from '../lib/engine/parquet-engine.js';
 import { HudiError } from '../lib/errors.js';
 
 let workDir: string;
@@ -89,7 +89,7 @@ describe('copySorted with rowRanks', () => {
 
 describe('copySorted output columns and footers', () => {
   test('replaces a column with a constant and another with a per-file sequence; footers come from a column of each range', async () => {
-    const outputs = [
+    const outputs: OutputRange[] = [
       { file: join(workDir, 'c1.parquet'), rowStart: 0, rowCount: 3, keyValues: { fixed: 'yes', count: 'overridden' }, constantColumns: { _hoodie_file_name: 'c1.parquet' }, sequenceColumns: { _hoodie_commit_seqno: 'T_0_' } },
       { file: join(workDir, 'c2.parquet'), rowStart: 3, rowCount: 7, keyValues: {}, constantColumns: { _hoodie_file_name: 'c2.parquet' } },
     ];
@@ -116,6 +116,19 @@ describe('copySorted output columns and footers', () => {
     assert.deepEqual(seen, [['k0007', 'k0008', 'k0009'], ['k0000', 'k0001', 'k0002', 'k0003', 'k0004', 'k0005', 'k0006']]);
     assert.deepEqual((await engine.readFooter(outputs[0]!.file)).keyValues, { fixed: 'yes', count: '3', min: 'k0007', file: 'c1.parquet' });
     assert.deepEqual((await engine.readFooter(outputs[1]!.file)).keyValues, { count: '7', min: 'k0000', file: 'c2.parquet' });
+  });
+
+  test('reads footer values holding NUL characters value by value', async () => {
+    const input = join(workDir, 'nul.parquet');
+    await duckdb(`COPY (SELECT 'a' || chr(0) || range AS k, range AS id FROM range(3) UNION ALL SELECT 'plain', 9) TO '${input}' (FORMAT parquet)`);
+    let keys: string[] = [];
+    await engine.copySorted({
+      inputs: [input],
+      outputs: [{ file: join(workDir, 'nul-out.parquet'), rowStart: 0, rowCount: 4, keyValues: {} }],
+      rowGroupSize: 4,
+      footerFromColumn: { column: 'k', build: (values) => ((keys = [...values].sort()), {}) },
+    });
+    assert.deepEqual(keys, ['a\u00000', 'a\u00001', 'a\u00002', 'plain']);
   });
 
   test('refuses to replace a column that is missing or not text', async () => {

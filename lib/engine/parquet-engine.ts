@@ -600,21 +600,32 @@ class DuckDBParquetEngine implements ParquetEngine {
     }
   }
 
-  /** One column's non-null text values over an output's rank range, kept as compact JSON chunks until iterated. */
+  /**
+   * One column's non-null text values over an output's rank range. DuckDB joins them 65,536 at a time with NUL
+   * separators, so a million keys cost a few strings instead of a million; a piece whose value count does not match
+   * (a value holding NUL) is read value by value instead.
+   */
   private async rangeValues(table: string, column: string, output: OutputRange): Promise<Iterable<string>> {
     const rank = sqlIdentifier(RANK_COLUMN);
-    const result = await this.connection.stream(
-      `SELECT ${sqlIdentifier(column)} FROM ${table}
-       WHERE ${rank} >= ${output.rowStart} AND ${rank} < ${output.rowStart + output.rowCount} AND ${sqlIdentifier(column)} IS NOT NULL`,
+    const quoted = sqlIdentifier(column);
+    const where = `${rank} >= ${output.rowStart} AND ${rank} < ${output.rowStart + output.rowCount} AND ${quoted} IS NOT NULL`;
+    const reader = await this.connection.runAndReadAll(
+      `SELECT ${rank} // ${JOINED_VALUES} AS piece, count(*) AS n, string_agg(${quoted}, chr(0)) AS joined FROM ${table} WHERE ${where} GROUP BY piece`,
     );
-    // A million keys as JS strings cost ~60 MB; as one JSON text per 2,048 they cost their UTF-16 length.
-    const chunks: string[] = [];
-    for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
-      chunks.push(JSON.stringify(chunk.getColumnVector(0).toArray().map(String)));
+    const pieces: (string | string[])[] = [];
+    for (const [piece, count, joined] of reader.getRows()) {
+      const text = String(joined ?? '');
+      if (text.split('\u0000', Number(count) + 1).length === Number(count)) {
+        pieces.push(text);
+        continue;
+      }
+      const start = Number(piece) * JOINED_VALUES;
+      const values = await this.connection.runAndReadAll(`SELECT ${quoted} FROM ${table} WHERE ${where} AND ${rank} >= ${start} AND ${rank} < ${start + JOINED_VALUES}`);
+      pieces.push(values.getRows().map((row) => String(row[0])));
     }
     return {
       *[Symbol.iterator]() {
-        for (const text of chunks) yield* JSON.parse(text) as string[];
+        for (const piece of pieces) yield* typeof piece === 'string' ? piece.split('\u0000') : piece;
       },
     };
   }
@@ -834,6 +845,8 @@ const SOURCE_FILE_COLUMN = '__hudi_source_file';
 const FILE_OFFSET_COLUMN = '__hudi_file_offset';
 const INPUT_ROW_COLUMN = '__hudi_input_row';
 const RANK_VALUE_COLUMN = '__hudi_rank_value';
+/** Values per string_agg piece when reading a column's values for footers. */
+const JOINED_VALUES = 65_536;
 const INTERNAL_COLUMNS = [RANK_COLUMN, SOURCE_FILE_COLUMN, FILE_OFFSET_COLUMN, INPUT_ROW_COLUMN, RANK_VALUE_COLUMN] as const;
 
 /** rowRanks must be a permutation: a repeated rank would write one row twice and drop another. */

@@ -126,7 +126,8 @@ export class S3Storage implements Storage {
   async put(path: string, body: Uint8Array | string): Promise<void> {
     const key = this.keyOf(path);
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body }));
+      const bytes = uploadBytes(body);
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.length }));
     } catch (error) {
       throw this.describeError(error, 'write', key);
     }
@@ -135,7 +136,8 @@ export class S3Storage implements Storage {
   async putIfAbsent(path: string, body: Uint8Array | string): Promise<void> {
     const key = this.keyOf(path);
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, IfNoneMatch: '*' }));
+      const bytes = uploadBytes(body);
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.length, IfNoneMatch: '*' }));
     } catch (error) {
       // 412: the object exists; 409: a concurrent conditional write of the same key is in progress.
       const status = httpStatusOf(error);
@@ -476,4 +478,9 @@ function trimSlashes(value: string): string {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+/** An explicit length: the SDK treats an empty string body as a stream of unknown length. */
+function uploadBytes(body: Uint8Array | string): Uint8Array {
+  return typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
 }

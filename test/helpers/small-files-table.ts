@@ -116,7 +116,9 @@ export async function createSmallFilesTable(options: SmallFilesTableOptions): Pr
           ? { 'parquet.avro.schema': schemaWithMeta, 'writer.model.name': 'avro' }
           : hudiFooter(keys, schemaWithMeta, { bloom: { numEntries: 1000, fpp: 0.001, maxEntries: 10000, ...options.bloom } });
         const kv = Object.entries(footer).map(([key, value]) => `${sql(key)}: ${sql(value)}`).join(', ');
-        const notes = options.notesBytes ? `substr(repeat(md5(id::VARCHAR), ${Math.ceil(options.notesBytes / 32)}), 1, ${options.notesBytes})` : 'NULL::VARCHAR';
+        // Distinct md5s per row: filler that does not compress away.
+        const pieces = Array.from({ length: Math.ceil((options.notesBytes ?? 0) / 32) }, (_, piece) => `md5(id::VARCHAR || '/${piece}')`);
+        const notes = options.notesBytes ? `substr(concat(${pieces.join(', ')}), 1, ${options.notesBytes})` : 'NULL::VARCHAR';
         await connection.run(
           `COPY (
              SELECT ${sql(instant)} AS _hoodie_commit_time,

@@ -1,0 +1,180 @@
+/**
+ * Clustering throughput and memory (not a test).
+ *
+ *   npm exec -- node --import tsx bench/clustering.ts [--files 200] [--rows-per-file 5000] [--runs 3] [--threads 2]
+ *                                                     [--big-gb 1] [--memory-limit 2GB] [--big-layout z-order] [--skip-big]
+ *
+ * 1. One clustering group over `--files` small files: our executeGroup (the unit one Lambda runs: stage, order,
+ *    write with Hudi footers, markers, upload to a local table) with no sort columns, linear and z-order, beside
+ *    DuckDB's own `COPY (SELECT * FROM read_parquet([...]) [ORDER BY ...]) TO ...` on the same files in the same run
+ *    (DuckDB has no z-order, so z-order is set beside its ORDER BY of the same columns). Input MB/s, medians of --runs.
+ * 2. One group of about --big-gb GB of input under a --memory-limit DuckDB limit (spilling to disk), in a child
+ *    process so its peak RSS is its own.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { resolveClusteringConfig, type LayoutOptimizationStrategy } from '../lib/clustering/config.js';
+import { executeGroup } from '../lib/clustering/execute.js';
+import { schedule } from '../lib/clustering/schedule.js';
+import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import { StorageLockProvider } from '../lib/lock/storage-lock.js';
+import { openStorage } from '../lib/storage/index.js';
+import { HudiTable } from '../lib/table.js';
+import { createSmallFilesTable, type SmallFilesTable } from '../test/helpers/small-files-table.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    files: { type: 'string', default: '200' },
+    'rows-per-file': { type: 'string', default: '5000' },
+    runs: { type: 'string', default: '3' },
+    threads: { type: 'string', default: '2' },
+    'big-gb': { type: 'string', default: '1' },
+    'memory-limit': { type: 'string', default: '2GB' },
+    'big-layout': { type: 'string', default: 'z-order' },
+    'skip-big': { type: 'boolean', default: false },
+    'child-big': { type: 'string' },
+  },
+});
+
+const MB = 1024 * 1024;
+const SORT_COLUMNS = ['birthday', 'createTime'];
+const threads = Number(flags.threads);
+
+type Mode = 'no-sort' | 'linear' | 'z-order';
+
+function configFor(mode: Mode | LayoutOptimizationStrategy, extra: Record<string, string> = {}) {
+  return resolveClusteringConfig({
+    event: {
+      ...(mode === 'no-sort' ? {} : { 'hoodie.clustering.plan.strategy.sort.columns': SORT_COLUMNS.join(','), 'hoodie.layout.optimize.strategy': mode }),
+      // One group holding every file.
+      'hoodie.clustering.plan.strategy.max.bytes.per.group': String(64 * 1024 * MB),
+      ...extra,
+    },
+  }).config;
+}
+
+/** Copy the table, plan one group, and time executeGroup on it. */
+async function ours(table: SmallFilesTable, mode: Mode | LayoutOptimizationStrategy, engineOptions: { memoryLimit?: string; tempDirectory?: string }): Promise<{ seconds: number; outputs: number }> {
+  const work = mkdtempSync(join(tmpdir(), 'bench-clustering-'));
+  try {
+    const dir = join(work, 'table');
+    cpSync(table.dir, dir, { recursive: true });
+    const storage = openStorage(dir);
+    const config = configFor(mode);
+    const hudiTable = await HudiTable.open(storage, { mode: 'write' });
+    const scheduled = await schedule(hudiTable, config, { lock: new StorageLockProvider(storage), force: true });
+    if (scheduled === undefined || scheduled.groups.length !== 1) throw new Error(`expected one group, got ${scheduled?.groups.length ?? 0}`);
+    const engine = await openParquetEngine({ threads, ...engineOptions });
+    try {
+      const started = performance.now();
+      const result = await executeGroup(await hudiTable.reload(), scheduled.instantTime, 0, { engine, tempDir: join(work, 'scratch'), config });
+      return { seconds: (performance.now() - started) / 1000, outputs: result.writeStats.length };
+    } finally {
+      await engine.close();
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** DuckDB alone: one COPY of the same files, optionally ORDER BY the sort columns. */
+async function duckdb(table: SmallFilesTable, sorted: boolean): Promise<number> {
+  const work = mkdtempSync(join(tmpdir(), 'bench-duckdb-'));
+  const instance = await DuckDBInstance.create(':memory:', { threads: String(threads) });
+  const connection = await instance.connect();
+  try {
+    const files = table.files.map((file) => `'${join(table.dir, file)}'`).join(', ');
+    const started = performance.now();
+    await connection.run(
+      `COPY (SELECT * FROM read_parquet([${files}])${sorted ? ` ORDER BY ${SORT_COLUMNS.join(', ')}` : ''}) TO '${join(work, 'out.parquet')}' (FORMAT parquet, COMPRESSION snappy)`,
+    );
+    return (performance.now() - started) / 1000;
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const fixed = (value: number, digits = 1): string => value.toFixed(digits);
+
+async function throughput(): Promise<void> {
+  const base = mkdtempSync(join(tmpdir(), 'bench-table-'));
+  try {
+    const files = Number(flags.files);
+    const table = await createSmallFilesTable({ dir: join(base, 't'), partitions: 1, commits: files, rowsPerFile: Number(flags['rows-per-file']) });
+    const inputMb = table.bytes / MB;
+    console.log(`group of ${table.files.length} files, ${table.rows} rows, ${fixed(inputMb)} MB; ${threads} threads; median of ${flags.runs} run(s)`);
+    console.log('mode      ours s  ours MB/s  DuckDB COPY s  DuckDB MB/s  ours/DuckDB  outputs');
+    for (const mode of ['no-sort', 'linear', 'z-order'] as const) {
+      const oursRuns: number[] = [];
+      const duckRuns: number[] = [];
+      let outputs = 0;
+      for (let run = 0; run < Number(flags.runs); run++) {
+        const result = await ours(table, mode, {});
+        oursRuns.push(result.seconds);
+        outputs = result.outputs;
+        duckRuns.push(await duckdb(table, mode !== 'no-sort'));
+      }
+      const oursSeconds = median(oursRuns);
+      const duckSeconds = median(duckRuns);
+      console.log(
+        `${mode.padEnd(8)}  ${fixed(oursSeconds, 2).padStart(6)}  ${fixed(inputMb / oursSeconds).padStart(9)}  ${fixed(duckSeconds, 2).padStart(13)}  ` +
+          `${fixed(inputMb / duckSeconds).padStart(11)}  ${fixed(duckSeconds / oursSeconds, 2).padStart(11)}  ${String(outputs).padStart(7)}`,
+      );
+    }
+    console.log('(ours/DuckDB = our MB/s over DuckDB\'s; DuckDB\'s z-order row is its ORDER BY of the same columns: it has no z-order)');
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}
+
+/** Child process: cluster the big table's one group and print timing and peak RSS as JSON. */
+async function bigChild(dir: string): Promise<void> {
+  const scratch = mkdtempSync(join(tmpdir(), 'bench-big-scratch-'));
+  try {
+    const layout = flags['big-layout'] as LayoutOptimizationStrategy;
+    const result = await ours({ dir } as SmallFilesTable, layout, { memoryLimit: flags['memory-limit'], tempDirectory: join(scratch, 'spill') });
+    process.stdout.write(`${JSON.stringify({ ...result, maxRssKb: process.resourceUsage().maxRSS })}\n`);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+async function bigGroup(): Promise<void> {
+  const base = mkdtempSync(join(tmpdir(), 'bench-big-'));
+  try {
+    // ~230 bytes of filler per row: about 250 bytes of Parquet per row, so 4 M rows per GB, in 100 files.
+    const targetBytes = Number(flags['big-gb']) * 1024 * MB;
+    const files = 100;
+    const rowsPerFile = Math.max(1, Math.ceil(targetBytes / 250 / files));
+    const generated = performance.now();
+    const table = await createSmallFilesTable({ dir: join(base, 't'), partitions: 1, commits: files, rowsPerFile, notesBytes: 230, bloom: false });
+    console.log(`\nbig group: ${table.files.length} files, ${table.rows} rows, ${fixed(table.bytes / MB / 1024, 2)} GB (generated in ${fixed((performance.now() - generated) / 1000)} s)`);
+    const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, '--child-big', table.dir, '--memory-limit', flags['memory-limit']!, '--big-layout', flags['big-layout']!, '--threads', String(threads)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 16 * MB,
+    });
+    if (child.status !== 0) throw new Error(`the big-group run failed (exit ${child.status})`);
+    const result = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { seconds: number; outputs: number; maxRssKb: number };
+    console.log(
+      `${flags['big-layout']}, DuckDB memory limit ${flags['memory-limit']}: ${fixed(result.seconds)} s, ${fixed(table.bytes / MB / result.seconds)} MB/s, ` +
+        `${result.outputs} output file(s), peak RSS ${fixed(result.maxRssKb / 1024 / 1024, 2)} GB`,
+    );
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}
+
+if (flags['child-big'] !== undefined) {
+  await bigChild(flags['child-big']);
+} else {
+  await throughput();
+  if (!flags['skip-big']) await bigGroup();
+}

@@ -1,0 +1,91 @@
+/**
+ * The state machine's last step: gather every group's result from storage (never from the state, which stays
+ * small) and write the replacecommit under the table lock. Returns the run's report, trimmed to stay small.
+ */
+import { commit } from '../clustering/commit.js';
+import { readGroupResult } from '../clustering/execute.js';
+import { loadClusteringInstant } from '../clustering/plan-files.js';
+import type { ClusteringReport, PartitionReport } from '../clustering/report.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
+import { openTableAndLock } from './clients.js';
+import { INCOMPLETE_ERROR, TaskError } from './errors.js';
+import { asObject, executionInputOf, requiredString } from './events.js';
+import type { StepDependencies } from './plan-step.js';
+import { resolveStepSettings, type ClusteringExecutionInput } from './settings.js';
+
+export interface CommitStepInput extends ClusteringExecutionInput {
+  readonly instant: string;
+}
+
+/** A report small enough for a state: every partition up to MAX_REPORTED_PARTITIONS, then totals only. */
+export interface ReportSummary extends Omit<ClusteringReport, 'partitions'> {
+  readonly partitions: readonly PartitionReport[];
+  readonly partitionsOmitted: number;
+}
+
+export interface CommitStepOutput {
+  readonly status: 'COMMITTED';
+  readonly tablePath: string;
+  readonly instant: string;
+  /** 'already-committed' when a retried commit step finds its own earlier call completed the instant. */
+  readonly outcome: 'committed' | 'already-committed';
+  readonly replacedFileGroups: number;
+  readonly newFiles: number;
+  /** Files of an earlier attempt that no result names, deleted before committing. */
+  readonly removedFiles: number;
+  readonly report: ReportSummary | undefined;
+}
+
+export const MAX_REPORTED_PARTITIONS = 50;
+const RESULT_HEAD_CONCURRENCY = 16;
+
+export function parseCommitEvent(event: unknown): CommitStepInput {
+  const object = asObject(event, 'commit event');
+  return { ...executionInputOf(object, 'commit event'), instant: requiredString(object, 'instant', 'commit event') };
+}
+
+export function summarizeReport(report: ClusteringReport, maxPartitions = MAX_REPORTED_PARTITIONS): ReportSummary {
+  return {
+    ...report,
+    partitions: report.partitions.slice(0, maxPartitions),
+    partitionsOmitted: Math.max(0, report.partitions.length - maxPartitions),
+  };
+}
+
+export async function commitStep(input: CommitStepInput, deps: StepDependencies): Promise<CommitStepOutput> {
+  const settings = resolveStepSettings(deps.env, input);
+  for (const warning of settings.warnings) deps.log.warn(warning);
+  const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
+
+  const { instant, plan } = await loadClusteringInstant(table, input.instant);
+  if (instant.state !== 'COMPLETED') {
+    // Named apart from other failures: the state machine must not retry it, and the rollback keeps the plan.
+    const missing = (
+      await mapWithConcurrency(plan.inputGroups.map((_, index) => index), RESULT_HEAD_CONCURRENCY, async (index) =>
+        (await readGroupResult(table.storage, input.instant, index)) === undefined ? index : -1,
+      )
+    ).filter((index) => index >= 0);
+    if (missing.length > 0) {
+      throw new TaskError(
+        INCOMPLETE_ERROR,
+        `clustering ${input.instant} cannot complete: ${missing.length} of ${plan.inputGroups.length} group(s) have no result (${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''}); ` +
+          'their execute-group tasks failed — see those tasks\' errors in the execution history',
+      );
+    }
+  }
+
+  const result = await commit(table, input.instant, 'from-storage', { lock });
+  const replaced = Object.values(result.metadata.partitionToReplaceFileIds ?? {}).reduce((total, ids) => total + ids.length, 0);
+  const written = Object.values(result.metadata.partitionToWriteStats).reduce((total, stats) => total + stats.length, 0);
+  deps.log.info('clustering committed', { instant: input.instant, outcome: result.outcome, replacedFileGroups: replaced, newFiles: written, removedFiles: result.removedFiles.length });
+  return {
+    status: 'COMMITTED',
+    tablePath: settings.tablePath,
+    instant: input.instant,
+    outcome: result.outcome,
+    replacedFileGroups: replaced,
+    newFiles: written,
+    removedFiles: result.removedFiles.length,
+    report: result.report === undefined ? undefined : summarizeReport(result.report),
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * Reading the JSON events the clustering Lambdas receive (from Step Functions, EventBridge, or a person's
+ * `aws lambda invoke`): untrusted values, checked field by field into typed inputs.
+ */
+import { HudiError } from '../errors.js';
+import type { StateError } from './errors.js';
+import { parsePropertyOverrides, type ClusteringExecutionInput } from './settings.js';
+
+export type JsonObject = Readonly<Record<string, unknown>>;
+
+export function asObject(value: unknown, what: string): JsonObject {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new HudiError(`${what} must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+  }
+  return value as JsonObject;
+}
+
+export function optionalString(object: JsonObject, key: string, what: string): string | undefined {
+  const value = object[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new HudiError(`${what}.${key} must be a string`);
+  return value;
+}
+
+export function requiredString(object: JsonObject, key: string, what: string): string {
+  const value = optionalString(object, key, what);
+  if (value === undefined || value === '') throw new HudiError(`${what}.${key} is missing`);
+  return value;
+}
+
+export function optionalBoolean(object: JsonObject, key: string, what: string): boolean | undefined {
+  const value = object[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw new HudiError(`${what}.${key} must be true or false`);
+  return value;
+}
+
+export function requiredIndex(object: JsonObject, key: string, what: string): number {
+  const value = object[key];
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new HudiError(`${what}.${key} must be a group index (a whole number ≥ 0)`);
+  return value;
+}
+
+/** The fields every clustering step shares: which table, and the run's property overrides. */
+export function executionInputOf(object: JsonObject, what: string): ClusteringExecutionInput {
+  const tablePath = optionalString(object, 'tablePath', what);
+  const force = optionalBoolean(object, 'force', what);
+  return {
+    ...(tablePath === undefined ? {} : { tablePath }),
+    properties: parsePropertyOverrides(object['properties'], `${what}.properties`),
+    ...(force === undefined ? {} : { force }),
+  };
+}
+
+/** A Step Functions error object (a Catch's `ResultPath` value), if the event carries one. */
+export function optionalStateError(object: JsonObject, key: string): StateError | undefined {
+  const value = object[key];
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const error = (value as JsonObject)['Error'];
+  const cause = (value as JsonObject)['Cause'];
+  if (typeof error !== 'string') return undefined;
+  return typeof cause === 'string' ? { Error: error, Cause: cause } : { Error: error };
+}

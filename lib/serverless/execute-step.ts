@@ -1,0 +1,96 @@
+/**
+ * One clustering group per invocation (a Map iteration). The plan is read from the timeline; the group's result is
+ * stored next to its markers, so the state carries nothing but the reference. Safe to retry: a group that already
+ * has a result returns at once, and one that ran partway writes the same file names again (execute.ts).
+ */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { executeGroup, readGroupResult } from '../clustering/execute.js';
+import { lambdaEngineOptions } from '../clustering/job.js';
+import { openParquetEngine } from '../engine/parquet-engine.js';
+import { openTableAndLock } from './clients.js';
+import { asObject, executionInputOf, optionalString, requiredIndex, requiredString } from './events.js';
+import type { StepDependencies } from './plan-step.js';
+import { ENV, resolveStepSettings, type ClusteringExecutionInput } from './settings.js';
+
+export interface ExecuteGroupInput extends ClusteringExecutionInput {
+  readonly instant: string;
+  readonly groupIndex: number;
+}
+
+export interface ExecuteGroupOutput {
+  readonly instant: string;
+  readonly groupIndex: number;
+  /** 'already-done' when an earlier attempt stored the group's result. */
+  readonly outcome: 'executed' | 'already-done';
+  readonly outputFiles: number;
+  readonly rows: number;
+  readonly durationMs: number;
+}
+
+export function parseExecuteGroupEvent(event: unknown): ExecuteGroupInput {
+  const object = asObject(event, 'execute-group event');
+  // `index` is what a Map item of the plan holds; `groupIndex` what the state machine's ItemSelector passes.
+  const key = object['groupIndex'] !== undefined ? 'groupIndex' : 'index';
+  return {
+    ...executionInputOf(object, 'execute-group event'),
+    instant: requiredString(object, 'instant', 'execute-group event'),
+    groupIndex: requiredIndex(object, key, 'execute-group event'),
+  };
+}
+
+export interface ExecuteGroupDependencies extends StepDependencies {
+  /** The function's memory (MB): DuckDB gets 60% of it (lambdaEngineOptions). */
+  readonly memoryMb: number;
+}
+
+export async function executeGroupStep(input: ExecuteGroupInput, deps: ExecuteGroupDependencies): Promise<ExecuteGroupOutput> {
+  const started = Date.now();
+  const settings = resolveStepSettings(deps.env, input);
+  for (const warning of settings.warnings) deps.log.warn(warning);
+  const { table } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
+
+  const earlier = await readGroupResult(table.storage, input.instant, input.groupIndex);
+  if (earlier !== undefined) {
+    deps.log.info('group already has a result; nothing to do', { instant: input.instant, groupIndex: input.groupIndex });
+    return summary(input, 'already-done', earlier.writeStats, Date.now() - started);
+  }
+
+  // A folder of our own under the scratch space: /tmp outlives the invocation on a warm container, and local runs
+  // execute several groups in one process.
+  const scratchRoot = optionalString(deps.env, ENV.scratchDir, 'environment') ?? tmpdir();
+  await mkdir(scratchRoot, { recursive: true });
+  const scratch = await mkdtemp(join(scratchRoot, `hudi-group-${input.groupIndex}-`));
+  const engineOptions = lambdaEngineOptions(deps.memoryMb, scratch);
+  deps.log.info('executing group', { instant: input.instant, groupIndex: input.groupIndex, memoryMb: deps.memoryMb, engine: engineOptions });
+  const engine = await openParquetEngine(engineOptions);
+  try {
+    const result = await executeGroup(table, input.instant, input.groupIndex, { engine, tempDir: join(scratch, 'work'), config: settings.clustering });
+    deps.log.info('group done', {
+      instant: input.instant,
+      groupIndex: input.groupIndex,
+      partitionPath: result.partitionPath,
+      inputFiles: result.inputFiles,
+      inputBytes: result.inputBytes,
+      rows: result.inputRows,
+      outputFiles: result.writeStats.length,
+      order: result.order,
+    });
+    return summary(input, 'executed', result.writeStats, Date.now() - started);
+  } finally {
+    await engine.close();
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+function summary(input: ExecuteGroupInput, outcome: ExecuteGroupOutput['outcome'], stats: readonly { numWrites: number }[], durationMs: number): ExecuteGroupOutput {
+  return {
+    instant: input.instant,
+    groupIndex: input.groupIndex,
+    outcome,
+    outputFiles: stats.length,
+    rows: stats.reduce((total, stat) => total + stat.numWrites, 0),
+    durationMs,
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * The state machine's first step: under the table lock, resume the oldest pending clustering when no live run owns
+ * it, or else schedule a new one. The output names the instant and the groups to run by index only — the plan
+ * itself stays on the timeline, since Step Functions caps a state's data at 256 KB.
+ */
+import { readGroupResult } from '../clustering/execute.js';
+import { schedule } from '../clustering/schedule.js';
+import { withLock } from '../lock/index.js';
+import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
+import { heldLock, openTableAndLock, type ServiceClients } from './clients.js';
+import { asObject, executionInputOf, optionalString, type JsonObject } from './events.js';
+import { claimRun, isAlive, readRunActivity } from './run-claim.js';
+import { resolveStepSettings, type ClusteringExecutionInput, type Environment, type PropertyOverrides } from './settings.js';
+import type { StepLog } from './observability.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
+
+export interface PlanStepInput extends ClusteringExecutionInput {
+  /** The Step Functions execution (its id): a retried plan step recognises a plan its own run claimed. */
+  readonly runId?: string;
+}
+
+/** A Map item: which group to run. Small on purpose. */
+export interface GroupReference {
+  readonly index: number;
+}
+
+interface PlanOutputBase {
+  readonly tablePath: string;
+  /** The run's property overrides, passed on to every later state. */
+  readonly properties: PropertyOverrides;
+}
+
+export type PlanStepOutput =
+  | (PlanOutputBase & { readonly status: 'NOTHING_TO_DO'; readonly reason: string })
+  | (PlanOutputBase & { readonly status: 'ALREADY_RUNNING'; readonly instant: string; readonly reason: string })
+  | (PlanOutputBase & {
+      readonly status: 'CLUSTER';
+      readonly instant: string;
+      /** True when an earlier run's pending plan is taken up again. */
+      readonly resumed: boolean;
+      readonly totalGroups: number;
+      /** The groups still without a result: all of a new plan's. */
+      readonly groups: readonly GroupReference[];
+      /** hoodie.clustering.max.parallelism: the Map's MaxConcurrencyPath. */
+      readonly maxConcurrency: number;
+    });
+
+export interface StepDependencies {
+  readonly env: Environment;
+  readonly clients: ServiceClients;
+  readonly log: StepLog;
+  readonly now?: () => Date;
+}
+
+/** Accepts the state machine's `{input, runId}` wrapper or a bare execution input (a direct invocation). */
+export function parsePlanEvent(event: unknown): PlanStepInput {
+  const object = asObject(event, 'plan event');
+  const wrapped = object['input'] !== undefined && typeof object['input'] === 'object' && object['input'] !== null;
+  const inputObject: JsonObject = wrapped ? asObject(object['input'], 'plan event input') : object;
+  const runId = optionalString(object, 'runId', 'plan event');
+  return { ...executionInputOf(inputObject, 'plan event input'), ...(runId === undefined ? {} : { runId }) };
+}
+
+const RESULT_HEAD_CONCURRENCY = 16;
+
+export async function planStep(input: PlanStepInput, deps: StepDependencies): Promise<PlanStepOutput> {
+  const now = deps.now ?? (() => new Date());
+  const settings = resolveStepSettings(deps.env, input);
+  for (const warning of settings.warnings) deps.log.warn(warning);
+  const runId = input.runId ?? `direct-${now().toISOString()}`;
+  const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
+  const base: PlanOutputBase = { tablePath: settings.tablePath, properties: settings.overrides };
+  const maxConcurrency = Math.max(1, settings.clustering.maxParallelism);
+
+  return withLock(lock, async (lease) => {
+    const current = await table.reload();
+    const storage = current.storage;
+    // Hudi executes the oldest pending clustering first (getFirstPendingClusterInstant).
+    const pending = (await pendingClusteringPlans(storage, current.timeline))[0];
+    if (pending !== undefined) {
+      const instant = pending.instant.time;
+      const activity = await readRunActivity(storage, instant, now());
+      if (isAlive(activity) && activity.claim?.runId !== runId) {
+        const reason = `clustering ${instant} is being run by ${activity.claim?.runId ?? 'another writer'} (heartbeat ${Math.round((activity.heartbeatAgeMs ?? 0) / 1000)} s old)`;
+        deps.log.info('another run owns the pending clustering', { instant, owner: activity.claim?.runId });
+        return { ...base, status: 'ALREADY_RUNNING' as const, instant, reason };
+      }
+      const total = pending.plan.inputGroups.length;
+      const done = await mapWithConcurrency(
+        pending.plan.inputGroups.map((_, index) => index),
+        RESULT_HEAD_CONCURRENCY,
+        async (index) => (await readGroupResult(storage, instant, index)) !== undefined,
+      );
+      const groups = done.flatMap((finished, index) => (finished ? [] : [{ index }]));
+      await lease.assertHeld();
+      await claimRun(storage, instant, runId, now());
+      deps.log.info('resuming pending clustering', { instant, state: pending.instant.state, totalGroups: total, groupsToRun: groups.length });
+      return { ...base, status: 'CLUSTER' as const, instant, resumed: true, totalGroups: total, groups, maxConcurrency };
+    }
+
+    const notes: string[] = [];
+    const scheduled = await schedule(current, settings.clustering, {
+      // Already inside the lock: schedule's own withLock must not wait for ourselves.
+      lock: heldLock(lease, lock.description),
+      ...(input.force === undefined ? {} : { force: input.force }),
+      now: now(),
+      log: (line) => notes.push(line),
+    });
+    if (scheduled === undefined) {
+      const reason = notes.join('; ') || 'nothing to cluster';
+      deps.log.info('nothing to cluster', { reason });
+      return { ...base, status: 'NOTHING_TO_DO' as const, reason };
+    }
+    await claimRun(storage, scheduled.instantTime, runId, now());
+    deps.log.info('scheduled clustering', {
+      instant: scheduled.instantTime,
+      groups: scheduled.groups.length,
+      inputFiles: scheduled.groups.reduce((sum, group) => sum + group.inputFiles, 0),
+      inputBytes: scheduled.groups.reduce((sum, group) => sum + group.inputBytes, 0),
+    });
+    return {
+      ...base,
+      status: 'CLUSTER' as const,
+      instant: scheduled.instantTime,
+      resumed: false,
+      totalGroups: scheduled.groups.length,
+      groups: scheduled.groups.map((group) => ({ index: group.index })),
+      maxConcurrency,
+    };
+  });
+}

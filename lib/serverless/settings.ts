@@ -1,0 +1,156 @@
+/**
+ * What every clustering Lambda reads from its environment and its event, resolved into one settings object.
+ *
+ * - `TABLE_PATH`: the table (s3://bucket/prefix). An event may name the table only when TABLE_PATH is unset or the
+ *   same (a deployment is scoped, and its IAM policy is, to one table).
+ * - `CLUSTERING_PROPERTIES`: Hudi properties as Java properties text or a JSON object — clustering keys and lock keys.
+ * - `HOODIE_CLUSTERING_*` / `HOODIE_LAYOUT_OPTIMIZE_*`: single clustering keys (resolveClusteringConfig).
+ * - the execution input's `properties` object: overrides for one run (highest precedence).
+ * - `LOCK_TABLE`: a DynamoDB lock table; selects Hudi's DynamoDBBasedLockProvider on it unless the properties choose
+ *   a provider or a table themselves.
+ */
+import { resolveClusteringConfig, type ClusteringConfig } from '../clustering/config.js';
+import { HudiError } from '../errors.js';
+import { DYNAMODB_LOCK_PROVIDER, LOCK_PROPERTY } from '../lock/index.js';
+import { parseJavaProperties } from '../properties.js';
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+export type PropertyValue = string | number | boolean | readonly string[];
+export type PropertyOverrides = Readonly<Record<string, PropertyValue>>;
+
+export const ENV = {
+  tablePath: 'TABLE_PATH',
+  clusteringProperties: 'CLUSTERING_PROPERTIES',
+  lockTable: 'LOCK_TABLE',
+  stateMachineArn: 'STATE_MACHINE_ARN',
+  /** Scratch space for staged files and DuckDB's spill (default the OS temp dir: /tmp on Lambda). */
+  scratchDir: 'SCRATCH_DIR',
+  memorySize: 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
+} as const;
+
+/** The state machine's input (also what `trigger` starts it with). */
+export interface ClusteringExecutionInput {
+  /** Default TABLE_PATH. */
+  readonly tablePath?: string;
+  /** Hudi properties for this run, over CLUSTERING_PROPERTIES and HOODIE_* variables. */
+  readonly properties?: PropertyOverrides;
+  /** Plan even before hoodie.clustering.async.max.commits commits happened since the last clustering. */
+  readonly force?: boolean;
+}
+
+export interface StepSettings {
+  readonly tablePath: string;
+  readonly clustering: ClusteringConfig;
+  /** Unknown or ignored clustering keys (logged as warnings). */
+  readonly warnings: readonly string[];
+  /** The event's properties, as given (passed along to the next states). */
+  readonly overrides: PropertyOverrides;
+  /** LOCK_TABLE defaults < CLUSTERING_PROPERTIES < event properties, as text; merged over hoodie.properties for the lock. */
+  readonly jobProperties: ReadonlyMap<string, string>;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
+}
+
+/** Java properties text or a JSON object of scalar (or string list) values → key/value text. */
+export function parsePropertiesText(text: string, location: string): Map<string, string> {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('{')) return parseJavaProperties(text, location);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(trimmed);
+  } catch (error) {
+    throw new HudiError(`is not valid JSON: ${(error as Error).message}`, { location, fix: 'give a JSON object of Hudi keys, or Java properties text (key=value lines)' });
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new HudiError('is JSON but not an object', { location, fix: 'give a JSON object such as {"hoodie.clustering.plan.strategy.sort.columns": "a,b"}' });
+  }
+  return new Map(Object.entries(parsed).map(([key, value]) => [key, propertyText(key, value, location)]));
+}
+
+function propertyText(key: string, value: unknown, location: string): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value) && value.every((item): item is string => typeof item === 'string')) return value.join(',');
+  throw new HudiError(`${key} has a value that is not a string, number, boolean or list of strings`, { location });
+}
+
+/** Check a `properties` object from an event (untrusted JSON). */
+export function parsePropertyOverrides(value: unknown, location: string): PropertyOverrides {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new HudiError('`properties` must be an object of Hudi keys', { location, fix: 'pass e.g. {"properties": {"hoodie.clustering.plan.strategy.sort.columns": "a,b"}}' });
+  }
+  const out: Record<string, PropertyValue> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') out[key] = item;
+    else if (Array.isArray(item) && item.every((entry): entry is string => typeof entry === 'string')) out[key] = item;
+    else throw new HudiError(`properties.${key} is not a string, number, boolean or list of strings`, { location });
+  }
+  return out;
+}
+
+/** The table path a step works on: the event's, TABLE_PATH's, and never two different ones. */
+export function resolveTablePath(env: Environment, fromEvent: string | undefined): string {
+  const configured = nonEmpty(env[ENV.tablePath]);
+  const given = nonEmpty(fromEvent);
+  if (configured !== undefined && given !== undefined && stripSlashes(configured) !== stripSlashes(given)) {
+    throw new HudiError(`the event names table ${given}, but this function is deployed for ${configured}`, {
+      location: ENV.tablePath,
+      fix: 'leave tablePath out of the input, or deploy a stack per table',
+    });
+  }
+  const tablePath = given ?? configured;
+  if (tablePath === undefined) {
+    throw new HudiError(`no table: ${ENV.tablePath} is not set and the event has no tablePath`, { fix: `set ${ENV.tablePath}=s3://bucket/prefix on the function` });
+  }
+  return stripSlashes(tablePath);
+}
+
+function stripSlashes(path: string): string {
+  return path.replace(/\/+$/, '');
+}
+
+/** Resolve a step's settings (throws HudiError on an unusable value, before anything is touched). */
+export function resolveStepSettings(env: Environment, event: { tablePath?: string | undefined; properties?: PropertyOverrides | undefined }): StepSettings {
+  const tablePath = resolveTablePath(env, event.tablePath);
+  const fileText = env[ENV.clusteringProperties];
+  const fileProperties = fileText === undefined || fileText.trim() === '' ? new Map<string, string>() : parsePropertiesText(fileText, ENV.clusteringProperties);
+  const overrides = event.properties ?? {};
+  const { config, warnings } = resolveClusteringConfig({
+    file: { location: ENV.clusteringProperties, properties: fileProperties },
+    env,
+    event: overrides,
+  });
+
+  const jobProperties = new Map<string, string>();
+  const lockTable = nonEmpty(env[ENV.lockTable]);
+  const chooses = (key: string): boolean => fileProperties.has(key) || Object.hasOwn(overrides, key);
+  // LOCK_TABLE is a default: properties that name a provider or a lock table win.
+  if (lockTable !== undefined && !chooses(LOCK_PROPERTY.provider) && !chooses(LOCK_PROPERTY.dynamoDbTable)) {
+    jobProperties.set(LOCK_PROPERTY.provider, DYNAMODB_LOCK_PROVIDER);
+    jobProperties.set(LOCK_PROPERTY.dynamoDbTable, lockTable);
+  }
+  for (const [key, value] of fileProperties) jobProperties.set(key, value);
+  for (const [key, value] of Object.entries(overrides)) jobProperties.set(key, propertyText(key, value, 'execution input properties'));
+  return { tablePath, clustering: config, warnings, overrides, jobProperties };
+}
+
+/** The lock's properties: the table's hoodie.properties, then the job's (LOCK_TABLE, CLUSTERING_PROPERTIES, event). */
+export function lockProperties(tableProperties: ReadonlyMap<string, string>, settings: Pick<StepSettings, 'jobProperties'>): Map<string, string> {
+  return new Map([...tableProperties, ...settings.jobProperties]);
+}
+
+/** A Lambda's memory: the context's, else AWS_LAMBDA_FUNCTION_MEMORY_SIZE. */
+export function lambdaMemoryMb(env: Environment, contextMemory: string | number | undefined): number {
+  const fromContext = contextMemory === undefined ? NaN : Number(contextMemory);
+  if (Number.isFinite(fromContext) && fromContext > 0) return fromContext;
+  const fromEnv = Number(nonEmpty(env[ENV.memorySize]) ?? NaN);
+  if (Number.isFinite(fromEnv) && fromEnv > 0) return fromEnv;
+  throw new HudiError('cannot tell this function\'s memory size', {
+    location: ENV.memorySize,
+    fix: `run it on Lambda, or set ${ENV.memorySize} (MB) so DuckDB's memory limit can be derived`,
+  });
+}

@@ -1,0 +1,396 @@
+/**
+ * Clustering end to end on tables of 200 small base files over 4 partitions: linear, z-order and hilbert (z-order on
+ * S3 through the local stack), checked with an independent reader (DuckDB over the base files), with curve keys
+ * recomputed by lib/layout/curves.ts, and with our snapshot reader. Then retries, a failed group and its rollback.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { commit } from '../lib/clustering/commit.js';
+import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
+import { executeGroup, readGroupResult } from '../lib/clustering/execute.js';
+import { runClusteringJob } from '../lib/clustering/job.js';
+import { schedule } from '../lib/clustering/schedule.js';
+import { openParquetEngine, type ParquetEngine } from '../lib/engine/parquet-engine.js';
+import { HudiError } from '../lib/errors.js';
+import { parseBaseFileName } from '../lib/fs-view.js';
+import { buildCurveKeys, compareUnsignedBytes, curveKeyAt, type CurveLayout } from '../lib/layout/curves.js';
+import { StorageLockProvider } from '../lib/lock/storage-lock.js';
+import { readSnapshot } from '../lib/reader.js';
+import { rollbackInflightClustering } from '../lib/rollback.js';
+import { withMetaFields } from '../lib/schema.js';
+import { openStorage } from '../lib/storage/index.js';
+import type { Storage } from '../lib/storage/port.js';
+import { HudiTable } from '../lib/table.js';
+import { markerDir } from '../lib/timeline/markers.js';
+import { tempDir } from './helpers/fixtures.js';
+import { requireS3, s3TablePath, uploadTable } from './helpers/s3.js';
+import { createSmallFilesTable, USERS_SCHEMA, type SmallFilesTable } from './helpers/small-files-table.js';
+
+const SORT_COLUMNS = ['birthday', 'createTime'];
+const ROW_COLUMNS = '_hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, id, name, birthday, createTime, position, notes, dt';
+
+function clusteringConfig(layout: 'linear' | 'z-order' | 'hilbert', made: SmallFilesTable, extra: Record<string, string> = {}): ClusteringConfig {
+  // About 4 output files per partition.
+  const target = Math.ceil(made.bytes / made.partitions.length / 4);
+  return resolveClusteringConfig({
+    event: {
+      'hoodie.clustering.plan.strategy.sort.columns': SORT_COLUMNS.join(','),
+      'hoodie.layout.optimize.strategy': layout,
+      'hoodie.clustering.plan.strategy.target.file.max.bytes': String(target),
+      ...extra,
+    },
+  }).config;
+}
+
+async function withDuckDb<T>(work: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    return await work(connection);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** Every row of some base files as text (all columns but _hoodie_file_name), sorted: a multiset to compare. */
+async function rowMultiset(files: readonly string[]): Promise<string[]> {
+  return withDuckDb(async (connection) => {
+    const list = files.map((file) => `'${file}'`).join(', ');
+    const reader = await connection.runAndReadAll(`SELECT ${ROW_COLUMNS} FROM read_parquet([${list}], hive_partitioning = false)`);
+    return reader.getRows().map((row) => JSON.stringify(row.map((value) => (value === null ? null : String(value))))).sort();
+  });
+}
+
+interface OutputFile {
+  readonly path: string;
+  readonly local: string;
+  readonly group: number;
+  readonly output: number;
+}
+
+/** The files the completed replacecommit names, parsed from its JSON independently of our reader, staged locally. */
+async function committedOutputs(storage: Storage, instantTime: string, stageDir: string): Promise<{ outputs: OutputFile[]; metadata: Record<string, unknown> }> {
+  const metadata = JSON.parse(Buffer.from(await storage.get(`.hoodie/${instantTime}.replacecommit`)).toString('utf8')) as {
+    partitionToWriteStats: Record<string, { path: string }[]>;
+  };
+  const outputs: OutputFile[] = [];
+  for (const stats of Object.values(metadata.partitionToWriteStats)) {
+    for (const { path } of stats) {
+      const name = path.slice(path.lastIndexOf('/') + 1);
+      const [output, group] = parseBaseFileName(name)!.writeToken.split('-').map(Number);
+      const local = storage.localPath?.(path) ?? join(stageDir, name);
+      if (storage.localPath?.(path) === undefined) await storage.downloadFile(path, local);
+      outputs.push({ path, local, group: group!, output: output! });
+    }
+  }
+  return { outputs: outputs.sort((a, b) => a.group - b.group || a.output - b.output), metadata };
+}
+
+/** Sort-column values of a file in file order: birthday as days, createTime as epoch micros (curves.ts form). */
+async function sortValuesInFileOrder(file: string): Promise<{ birthday: number[]; createTime: bigint[]; names: string[] }> {
+  return withDuckDb(async (connection) => {
+    const reader = await connection.runAndReadAll(
+      `SELECT CAST(birthday - DATE '1970-01-01' AS INTEGER), epoch_us(createTime), _hoodie_file_name FROM read_parquet('${file}', file_row_number = true) ORDER BY file_row_number`,
+    );
+    const rows = reader.getRows();
+    return { birthday: rows.map((row) => row[0] as number), createTime: rows.map((row) => row[1] as bigint), names: rows.map((row) => row[2] as string) };
+  });
+}
+
+/** Assert each output is in the strategy's key order, and the outputs of a group continue each other. */
+async function assertKeyOrder(layout: CurveLayout | 'linear', outputs: readonly OutputFile[]): Promise<void> {
+  // Schema positions of the sort columns in the rows being clustered (5 meta columns, id, name, birthday, createTime).
+  const positions = [7, 8];
+  let previous: { group: number; key: Uint8Array | [number, bigint] } | undefined;
+  for (const output of outputs) {
+    const values = await sortValuesInFileOrder(output.local);
+    const fileName = output.path.slice(output.path.lastIndexOf('/') + 1);
+    assert.ok(values.names.every((name) => name === fileName), `_hoodie_file_name is ${fileName} in every row`);
+    const keys: (Uint8Array | [number, bigint])[] = [];
+    if (layout === 'linear') {
+      values.birthday.forEach((birthday, row) => keys.push([birthday, values.createTime[row]!]));
+    } else {
+      const batch = buildCurveKeys(
+        [
+          { type: 'date', values: values.birthday, schemaPosition: positions[0]! },
+          { type: 'timestamp', values: values.createTime, schemaPosition: positions[1]! },
+        ],
+        { layout },
+      );
+      for (let row = 0; row < batch.rowCount; row++) keys.push(curveKeyAt(batch, row));
+    }
+    const compare = (a: Uint8Array | [number, bigint], b: Uint8Array | [number, bigint]): number =>
+      a instanceof Uint8Array && b instanceof Uint8Array ? compareUnsignedBytes(a, b) : (() => {
+        const [ab, at] = a as [number, bigint];
+        const [bb, bt] = b as [number, bigint];
+        return ab - bb || (at < bt ? -1 : at > bt ? 1 : 0);
+      })();
+    for (let row = 1; row < keys.length; row++) assert.ok(compare(keys[row - 1]!, keys[row]!) <= 0, `${fileName}: row ${row} is out of ${layout} order`);
+    if (previous !== undefined && previous.group === output.group) {
+      assert.ok(compare(previous.key, keys[0]!) <= 0, `${fileName} continues the previous output of group ${output.group}`);
+    }
+    previous = { group: output.group, key: keys.at(-1)! };
+  }
+}
+
+function snapshotRows(rows: readonly Record<string, unknown>[]): string[] {
+  return rows.map((row) => JSON.stringify(Object.entries(row).filter(([column]) => column !== '_hoodie_file_name').sort(([a], [b]) => a.localeCompare(b)))).sort();
+}
+
+async function clusterAndCheck(layout: 'linear' | 'z-order' | 'hilbert', where: 'local' | 's3'): Promise<void> {
+  const dir = tempDir(`clustering-${layout}-`);
+  const made = await createSmallFilesTable({ dir, partitions: 4, commits: 50, rowsPerFile: 100, seed: layout.length });
+  assert.equal(made.files.length, 200);
+  const path = where === 's3' ? await s3TablePath(`clustering-${layout}`) : dir;
+  const storage = where === 's3' ? await uploadTable(dir, path) : openStorage(dir);
+  const table = await HudiTable.open(storage, { mode: 'write' });
+  const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+  const engine = await openParquetEngine({ memoryLimit: '512MB', tempDirectory: join(tempDir(), 'spill') });
+  try {
+    const before = await readSnapshot(table, { engine, includeMetaFields: true });
+    const expected = await rowMultiset(made.files.map((file) => join(dir, file)));
+    const progress: string[] = [];
+
+    const result = await runClusteringJob(table, {
+      mode: 'scheduleAndExecute',
+      config: clusteringConfig(layout, made),
+      lock,
+      engine,
+      tempDir: tempDir(),
+      onProgress: (line) => progress.push(line),
+    });
+    const scheduled = result.scheduled!;
+    const instantTime = scheduled.instantTime;
+    assert.equal(scheduled.groups.length, 4);
+    assert.match(progress.join('\n'), /group 4\/4 done: 50 file\(s\) → \d+, 5000 rows/);
+    assert.equal(result.commit?.outcome, 'committed');
+
+    // The commit, read as plain JSON.
+    const stage = tempDir();
+    const { outputs, metadata } = await committedOutputs(storage, instantTime, stage);
+    assert.equal(metadata['operationType'], 'CLUSTER');
+    assert.equal(metadata['compacted'], false);
+    assert.deepEqual(metadata['extraMetadata'], { schema: JSON.stringify(USERS_SCHEMA) });
+    const replaced = Object.entries(metadata['partitionToReplaceFileIds'] as Record<string, string[]>).flatMap(([partition, ids]) => ids.map((id) => `${partition}/${id}`));
+    assert.deepEqual(replaced.sort(), made.files.map((file) => `${file.slice(0, file.indexOf('/'))}/${parseBaseFileName(file.slice(file.indexOf('/') + 1))!.fileId}`).sort());
+
+    // The file count drops as planned.
+    const planned = scheduled.groups.reduce((total, group) => total + group.numOutputFileGroups, 0);
+    assert.ok(planned >= 12 && planned <= 24, `about 4 outputs per partition (${planned})`);
+    assert.equal(outputs.length, planned);
+    const view = await (await table.reload()).fileSystemView();
+    assert.deepEqual(view.latestBaseFiles().map((file) => file.path).sort(), outputs.map((output) => output.path).sort());
+
+    // Same rows (independent reader), in the strategy's key order, with Hudi footers.
+    assert.deepEqual(await rowMultiset(outputs.map((output) => output.local)), expected);
+    await assertKeyOrder(layout, outputs);
+    for (const output of outputs) {
+      const footer = await engine.readFooter(output.local);
+      const keys = await withDuckDb(async (connection) => (await connection.runAndReadAll(`SELECT min(_hoodie_record_key), max(_hoodie_record_key) FROM '${output.local}'`)).getRows()[0]!);
+      assert.equal(footer.keyValues['hoodie_min_record_key'], keys[0]);
+      assert.equal(footer.keyValues['hoodie_max_record_key'], keys[1]);
+      assert.equal(footer.keyValues['hoodie_bloom_filter_type_code'], 'DYNAMIC_V0');
+      assert.equal(footer.keyValues['parquet.avro.schema'], JSON.stringify(withMetaFields(USERS_SCHEMA)));
+      assert.equal(footer.schema.find((column) => column.name === 'createTime')?.timeUnit, 'MILLIS');
+    }
+
+    // Our reader reads the same table.
+    const after = await readSnapshot(await table.reload(), { engine, includeMetaFields: true });
+    assert.equal(after.files.length, planned);
+    assert.deepEqual(snapshotRows(after.rows), snapshotRows(before.rows));
+
+    // The report, and the data-skipping figure for curves.
+    const report = result.commit!.report!;
+    assert.deepEqual([report.totals.filesBefore, report.totals.filesAfter, report.totals.rowsBefore, report.totals.rowsAfter], [200, planned, 20_000, 20_000]);
+    for (const figure of report.totals.dataSkipping) assert.equal(figure.samples, 400);
+    const [birthday, createTime] = report.totals.dataSkipping;
+    assert.ok(birthday!.before > 0.9 && createTime!.before > 0.9, 'small files each span nearly the whole range');
+    if (layout === 'linear') {
+      assert.ok(birthday!.after < 0.5, `linear by birthday first: birthday ${birthday!.after}`);
+    } else {
+      assert.ok(birthday!.after < birthday!.before - 0.05, `${layout} improves birthday: ${birthday!.before} → ${birthday!.after}`);
+      assert.ok(createTime!.after < createTime!.before - 0.05, `${layout} improves createTime: ${createTime!.before} → ${createTime!.after}`);
+    }
+
+    // Nothing left behind.
+    assert.deepEqual(await storage.listRecursive(markerDir(instantTime)), []);
+    assert.equal(await storage.head(`.hoodie/.heartbeat/${instantTime}`), undefined);
+  } finally {
+    await engine.close();
+  }
+}
+
+describe('clustering end to end', () => {
+  it('linear, local table', () => clusterAndCheck('linear', 'local'));
+  it('hilbert, local table', () => clusterAndCheck('hilbert', 'local'));
+  it('z-order, table on S3', () => {
+    requireS3();
+    return clusterAndCheck('z-order', 's3');
+  });
+});
+
+/** An engine whose copySorted fails while `failing` is set: a group that dies midway. */
+function failingEngine(engine: ParquetEngine, state: { failing: boolean }): ParquetEngine {
+  return new Proxy(engine, {
+    get(target, property, receiver) {
+      if (property === 'copySorted' && state.failing) return () => Promise.reject(new Error('simulated Lambda timeout'));
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+describe('retries and failures', () => {
+  async function scheduledTable() {
+    const dir = tempDir('clustering-retry-');
+    const made = await createSmallFilesTable({ dir, partitions: 3, commits: 10, rowsPerFile: 50 });
+    const storage = openStorage(dir);
+    const table = await HudiTable.open(storage, { mode: 'write' });
+    const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+    const config = clusteringConfig('z-order', made);
+    const scheduled = await schedule(table, config, { lock });
+    assert.ok(scheduled);
+    return { made, storage, lock, config, instantTime: scheduled.instantTime, groups: scheduled.groups, table: await table.reload() };
+  }
+
+  it('running a group again overwrites its own files: no row becomes visible twice', async () => {
+    const { storage, lock, config, instantTime, groups, table, made } = await scheduledTable();
+    const engine = await openParquetEngine();
+    try {
+      const first = await executeGroup(table, instantTime, 0, { engine, tempDir: tempDir(), config });
+      const again = await executeGroup(await table.reload(), instantTime, 0, { engine, tempDir: tempDir(), config });
+      assert.deepEqual(again.writeStats.map((stat) => stat.path), first.writeStats.map((stat) => stat.path));
+      const partitionFiles = (await storage.listDir(groups[0]!.partitionPath)).files.filter((file) => file.path.includes(instantTime));
+      assert.equal(partitionFiles.length, first.writeStats.length);
+      const results = [again];
+      for (let index = 1; index < groups.length; index++) results.push(await executeGroup(table, instantTime, index, { engine, tempDir: tempDir(), config }));
+      const committed = await commit(await table.reload(), instantTime, results, { lock });
+      assert.equal(committed.outcome, 'committed');
+      const snapshot = await readSnapshot(await table.reload(), { engine });
+      assert.equal(snapshot.rows.length, made.rows);
+      assert.equal(new Set(snapshot.rows.map((row) => row.id)).size, made.rows);
+      // A retried commit step finds the instant completed and returns its metadata.
+      const retried = await commit(await table.reload(), instantTime, 'from-storage', { lock });
+      assert.equal(retried.outcome, 'already-committed');
+      assert.equal(retried.metadata.operationType, 'CLUSTER');
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('a failed group leaves the plan pending and commit refuses; a retry of the missing group completes it', async () => {
+    const { lock, config, instantTime, groups, table, made } = await scheduledTable();
+    const state = { failing: false };
+    const engine = await openParquetEngine();
+    const flaky = failingEngine(engine, state);
+    try {
+      await executeGroup(table, instantTime, 0, { engine: flaky, tempDir: tempDir(), config });
+      state.failing = true;
+      await assert.rejects(executeGroup(table, instantTime, 1, { engine: flaky, tempDir: tempDir(), config }), /simulated Lambda timeout/);
+      const pending = await table.reload();
+      assert.equal(pending.timeline.find(instantTime)?.state, 'INFLIGHT');
+      await assert.rejects(
+        commit(pending, instantTime, 'from-storage', { lock }),
+        (error: unknown) =>
+          error instanceof HudiError &&
+          new RegExp(`clustering ${instantTime} cannot complete: groups 1, 2 of 3 have no result`).test(error.message) &&
+          /the plan stays pending: re-run the missing group/.test(error.message),
+      );
+      // Readers still see the small files only.
+      const unchanged = await readSnapshot(pending, { engine });
+      assert.equal(unchanged.files.length, made.files.length);
+
+      // Retry: the job runs only the groups without a result, then commits.
+      state.failing = false;
+      const progress: string[] = [];
+      const result = await runClusteringJob(pending, { mode: 'execute', config, lock, engine: flaky, tempDir: tempDir(), onProgress: (line) => progress.push(line) });
+      assert.equal(result.instantTime, instantTime);
+      assert.deepEqual(result.reusedGroups, [0]);
+      assert.deepEqual(result.executedGroups, [1, 2]);
+      assert.match(progress[0]!, /group 1\/3 already done by an earlier attempt/);
+      const snapshot = await readSnapshot(await table.reload(), { engine });
+      assert.equal(snapshot.rows.length, made.rows);
+      assert.equal(snapshot.files.length, groups.reduce((total, group) => total + group.numOutputFileGroups, 0));
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('commit refuses when a group wrote fewer rows than its inputs hold, and when an input file group changed', async () => {
+    const { storage, lock, config, instantTime, groups, table } = await scheduledTable();
+    const engine = await openParquetEngine();
+    try {
+      const results = [];
+      for (let index = 0; index < groups.length; index++) results.push(await executeGroup(table, instantTime, index, { engine, tempDir: tempDir(), config }));
+      const lying = { ...results[1]!, inputRows: results[1]!.inputRows + 1 };
+      await assert.rejects(commit(await table.reload(), instantTime, [results[0]!, lying, results[2]!], { lock }), /group 1: read 501 rows from the input footers but wrote 500/);
+      // An input file group got a new base file (an update that slipped past the plan).
+      const stored = await readGroupResult(storage, instantTime, 2);
+      assert.ok(stored);
+      const partition = stored.partitionPath;
+      const victim = (await (await table.reload()).fileSystemView()).latestBaseFiles(partition)[0]!;
+      const newer = `${partition}/${victim.fileId}_0-9-9_20240101000900000.parquet`;
+      await storage.put(newer, await storage.get(victim.path));
+      await storage.put('.hoodie/20240101000900000.commit', JSON.stringify({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'UPSERT' }));
+      await assert.rejects(
+        commit(await table.reload(), instantTime, 'from-storage', { lock }),
+        new RegExp(`file group ${victim.fileId} in "${partition}" changed since clustering ${instantTime} was planned`),
+      );
+      assert.equal((await table.reload()).timeline.find(instantTime)?.state, 'INFLIGHT');
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('rollbackInflightClustering removes the attempt’s files and keeps the plan, which runs again to completion', async () => {
+    const { storage, lock, config, instantTime, table, made } = await scheduledTable();
+    const engine = await openParquetEngine();
+    try {
+      const first = await executeGroup(table, instantTime, 0, { engine, tempDir: tempDir(), config });
+      for (const stat of first.writeStats) assert.ok(await storage.head(stat.path!));
+      const rolledBack = await rollbackInflightClustering(await table.reload(), instantTime, { lock });
+      assert.equal(rolledBack?.outcome, 'rolled-back');
+      assert.deepEqual([...rolledBack!.deletedFiles].sort(), first.writeStats.map((stat) => stat.path!).sort());
+      for (const stat of first.writeStats) assert.equal(await storage.head(stat.path!), undefined);
+      const after = await table.reload();
+      assert.equal(after.timeline.find(instantTime)?.state, 'REQUESTED');
+      assert.equal(await readGroupResult(storage, instantTime, 0), undefined, 'the result went with the marker folder');
+
+      const result = await runClusteringJob(after, { mode: 'execute', config, lock, engine, tempDir: tempDir() });
+      assert.deepEqual(result.executedGroups, [0, 1, 2]);
+      const snapshot = await readSnapshot(await table.reload(), { engine });
+      assert.equal(snapshot.rows.length, made.rows);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+describe('layouts of a single sort column and no sort columns', () => {
+  it('z-order on one column sorts linearly (as Hudi); no sort columns keeps the input rows', async () => {
+    const dir = tempDir('clustering-one-column-');
+    const made = await createSmallFilesTable({ dir, partitions: 1, commits: 8, rowsPerFile: 30 });
+    const storage = openStorage(dir);
+    const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+    const engine = await openParquetEngine();
+    try {
+      const oneColumn = clusteringConfig('z-order', made, { 'hoodie.clustering.plan.strategy.sort.columns': 'id', 'hoodie.clustering.plan.strategy.target.file.max.bytes': String(1 << 30) });
+      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config: oneColumn, lock, engine, tempDir: tempDir(), force: true });
+      const file = result.commit!.metadata.partitionToWriteStats['dt=2024-01-01']![0]!.path!;
+      const ids = (await engine.readRows([join(dir, file)], { columns: ['id'] })).rows.map((row) => row.id as number);
+      assert.deepEqual(ids, [...ids].sort((a, b) => a - b));
+      assert.equal(ids.length, made.rows);
+
+      const unsorted = resolveClusteringConfig({}).config;
+      const again = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config: unsorted, lock, engine, tempDir: tempDir(), force: true });
+      const report = again.commit!.report!;
+      assert.deepEqual(report.sortColumns, []);
+      assert.equal(report.totals.rowsAfter, made.rows);
+    } finally {
+      await engine.close();
+    }
+  });
+});

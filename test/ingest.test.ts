@@ -1,0 +1,389 @@
+/**
+ * S3 → Lambda ingestion (functions/ingest.ts over lib/ingest.ts) on the local stack: real S3 (moto), real events'
+ * shapes, the bundled handler when it is up to date (`npm test` builds first), else the TypeScript source.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { before, describe, it } from 'node:test';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { Context, S3Event, S3ObjectCreatedNotificationEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { ConflictError } from '../lib/errors.js';
+import { INGEST_FOLDER, ingestId, ingestObject, ingestSource, normalizeEtag, s3LandingBucket } from '../lib/ingest.js';
+import { StorageLockProvider } from '../lib/lock/storage-lock.js';
+import { readSnapshot } from '../lib/reader.js';
+import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
+import { HudiTable } from '../lib/table.js';
+import { loadTimeline, readCommitMetadata } from '../lib/timeline/timeline.js';
+import type { IngestSummary, ObjectSummary } from '../functions/ingest.js';
+import { s3TablePath, testBucket } from './helpers/s3.js';
+
+type HandlerModule = typeof import('../functions/ingest.js');
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const PROPS = {
+  'hoodie.table.name': 'landed_users',
+  'hoodie.datasource.write.recordkey.field': 'id',
+  'hoodie.datasource.write.partitionpath.field': 'dt',
+  'hoodie.datasource.write.precombine.field': 'ts',
+  'hoodie.index.bloom.num_entries': 1000,
+};
+
+/** The bundle when it is newer than every source it is built from; else the source (a stale bundle would mislead). */
+async function loadHandler(): Promise<{ module: HandlerModule; from: string }> {
+  const bundle = join(root, 'dist/functions/ingest.mjs');
+  const sources = [join(root, 'functions/ingest.ts'), ...readdirSync(join(root, 'lib'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => join(root, 'lib', f))];
+  const newestSource = Math.max(...sources.map((f) => statSync(f).mtimeMs));
+  if (existsSync(bundle) && statSync(bundle).mtimeMs >= newestSource) {
+    return { module: (await import(pathToFileURL(bundle).href)) as HandlerModule, from: 'dist/functions/ingest.mjs' };
+  }
+  return { module: await import('../functions/ingest.js'), from: 'functions/ingest.ts (the bundle is missing or older than the sources)' };
+}
+
+/** What S3 sends for a PutObject: the key URL-encoded, spaces as '+'. */
+function s3PutEvent(bucket: string, key: string, etag: string, size: number): S3Event {
+  const encodedKey = encodeURIComponent(key).replace(/%2F/g, '/').replace(/%20/g, '+');
+  return {
+    Records: [{
+      eventVersion: '2.1',
+      eventSource: 'aws:s3',
+      awsRegion: 'us-east-1',
+      eventTime: new Date().toISOString(),
+      eventName: 'ObjectCreated:Put',
+      userIdentity: { principalId: 'AWS:AIDAEXAMPLE' },
+      requestParameters: { sourceIPAddress: '127.0.0.1' },
+      responseElements: { 'x-amz-request-id': 'C3D13FE58DE4C810', 'x-amz-id-2': 'FMyUVURIY8/IgAtTv8xRjskZQpcIZ9KG4V5Wp6S7S/JRWeUWerMUE5JgHvANOjpD' },
+      s3: {
+        s3SchemaVersion: '1.0',
+        configurationId: 'ingest',
+        bucket: { name: bucket, ownerIdentity: { principalId: 'A3NL1KOZZKExample' }, arn: `arn:aws:s3:::${bucket}` },
+        object: { key: encodedKey, size, eTag: normalizeEtag(etag), sequencer: '0055AED6DCD90281E5' },
+      },
+    }],
+  };
+}
+
+function lambdaContext(): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName: 'hudi-ingest-test',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:hudi-ingest-test',
+    memoryLimitInMB: '2048',
+    awsRequestId: randomUUID(),
+    logGroupName: '/aws/lambda/hudi-ingest-test',
+    logStreamName: 'test',
+    getRemainingTimeInMillis: () => 120_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+async function getText(client: S3Client, bucket: string, key: string): Promise<string> {
+  const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  return response.Body!.transformToString();
+}
+
+const jsonLines = (records: readonly unknown[]) => `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
+const user = (id: number, name: string, ts = 1) => ({ id, name, dt: '2024-05-01', ts });
+
+describe('ingest: S3 put events into a Hudi table', () => {
+  let handlerModule: HandlerModule;
+  let client: S3Client;
+  let bucket: string;
+  let tablePath: string;
+  let run: string;
+
+  const invoke = async (event: Parameters<HandlerModule['handler']>[0]) => handlerModule.handler(event, lambdaContext()) as Promise<IngestSummary>;
+  const only = (summary: IngestSummary): ObjectSummary => {
+    assert.equal(summary.results.length, 1, JSON.stringify(summary));
+    return summary.results[0]!;
+  };
+  const put = async (key: string, body: string | Uint8Array) => {
+    const response = await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+    return { key, etag: response.ETag!, event: s3PutEvent(bucket, key, response.ETag!, typeof body === 'string' ? Buffer.byteLength(body) : body.length) };
+  };
+  const commits = async () => (await loadTimeline(openStorage(tablePath))).completedWrites().length;
+  const rowsById = async () => {
+    const { rows } = await readSnapshot(await HudiTable.open(openStorage(tablePath)));
+    const byId = new Map(rows.map((r) => [Number(r['id']), r]));
+    assert.equal(byId.size, rows.length, 'a record key appears twice in the table');
+    return byId;
+  };
+
+  before(async () => {
+    // Quiet logs and no EMF lines in the test output; set before the handler module creates them.
+    process.env['POWERTOOLS_LOG_LEVEL'] ??= 'ERROR';
+    process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
+    const loaded = await loadHandler();
+    handlerModule = loaded.module;
+    console.log(`# handler from ${loaded.from}`);
+    client = s3ClientFromEnv();
+    bucket = await testBucket();
+    tablePath = await s3TablePath('ingest');
+    run = `landing-${randomUUID().slice(0, 8)}`;
+    Object.assign(process.env, {
+      TABLE_PATH: tablePath,
+      TABLE_PROPERTIES: JSON.stringify(PROPS),
+      INGEST_PREFIX: `${run}/in/`,
+      ERROR_PREFIX: `${run}/errors`,
+    });
+  });
+
+  let first: Awaited<ReturnType<typeof put>>;
+
+  it('ingests the good lines of a JSON-lines object and reports the bad ones with reasons', async () => {
+    const body = [
+      JSON.stringify(user(1, 'Alice')),
+      JSON.stringify(user(2, 'Bob')),
+      '{"id": 3, "name": "Carol", "dt": "2024-05-01"', // truncated
+      JSON.stringify(user(4, 'Diana')),
+      '',
+      JSON.stringify({ name: 'no id', dt: '2024-05-01', ts: 1 }),
+      JSON.stringify({ id: null, name: 'null id', dt: '2024-05-01', ts: 1 }),
+      '[1, 2, 3]',
+      JSON.stringify(user(5, 'Erik')),
+      JSON.stringify({ ...user(6, 'Fatima'), dt: '2024-05-02' }),
+    ].join('\n');
+    first = await put(`${run}/in/batch 1.jsonl`, `${body}\n`);
+    const result = only(await invoke(first.event));
+    assert.equal(result.outcome, 'ingested');
+    assert.equal(result.key, first.key, 'the event key is URL-decoded (+ is a space)');
+    assert.equal(result.inserted, 5);
+    assert.equal(result.badRecords, 4);
+    assert.equal(result.errorsKey, `${run}/errors/${first.key}.errors.jsonl`);
+
+    const rows = await rowsById();
+    assert.deepEqual([...rows.keys()].sort((a, b) => a - b), [1, 2, 4, 5, 6]);
+    assert.equal(rows.get(6)?.['name'], 'Fatima');
+    assert.equal(await commits(), 1);
+
+    const errors = (await getText(client, bucket, result.errorsKey!)).trim().split('\n').map((l) => JSON.parse(l) as { line: number; reason: string; record: string });
+    assert.deepEqual(errors.map((e) => e.line), [3, 6, 7, 8]);
+    assert.match(errors[0]!.reason, /not JSON/);
+    assert.equal(errors[0]!.record, '{"id": 3, "name": "Carol", "dt": "2024-05-01"');
+    assert.match(errors[1]!.reason, /record key field "id" is null or empty/);
+    assert.match(errors[2]!.reason, /record key field "id" is null or empty/);
+    assert.match(errors[3]!.reason, /not a JSON object \(an array\)/);
+    assert.equal(errors[3]!.record, '[1, 2, 3]');
+
+    const metadata = await readCommitMetadata(openStorage(tablePath), (await loadTimeline(openStorage(tablePath))).completedWrites()[0]!);
+    assert.equal(metadata.extraMetadata['hudi-serverless.ingest.source'], `${bucket}/${first.key}#${normalizeEtag(first.etag)}`);
+  });
+
+  it('does not apply a redelivered event again, nor duplicates delivered in parallel', async () => {
+    const again = only(await invoke(first.event));
+    assert.equal(again.outcome, 'duplicate');
+    assert.equal(again.originalOutcome, 'ingested');
+    assert.equal(again.inserted, 5, 'a duplicate reports what the first delivery did');
+
+    const fresh = await put(`${run}/in/batch-2.jsonl`, jsonLines([user(7, 'Gao'), user(8, 'Hana')]));
+    const parallel = await Promise.all([invoke(fresh.event), invoke(fresh.event), invoke(first.event)]);
+    const outcomes = parallel.slice(0, 2).map((s) => only(s).outcome).sort();
+    assert.deepEqual(outcomes, ['duplicate', 'ingested'], 'exactly one of the parallel deliveries writes');
+    assert.equal(only(parallel[2]!).outcome, 'duplicate');
+    assert.equal(await commits(), 2, 'one commit per object');
+    assert.deepEqual([...(await rowsById()).keys()].sort((a, b) => a - b), [1, 2, 4, 5, 6, 7, 8]);
+  });
+
+  it('applies a new version of the same key (new ETag), once', async () => {
+    const v2 = await put(first.key, jsonLines([user(1, 'Alice v2', 2), user(9, 'Ivan')]));
+    assert.notEqual(v2.etag, first.etag);
+    const result = only(await invoke(v2.event));
+    assert.equal(result.outcome, 'ingested');
+    assert.equal(result.updated, 1);
+    assert.equal(result.inserted, 1);
+    assert.equal(result.badRecords, 0);
+    assert.equal(only(await invoke(v2.event)).outcome, 'duplicate');
+    assert.equal(only(await invoke(first.event)).outcome, 'duplicate', 'the old version stays done');
+    const rows = await rowsById();
+    assert.equal(rows.get(1)?.['name'], 'Alice v2');
+    assert.ok(rows.has(9));
+    assert.equal(await commits(), 3);
+  });
+
+  it('skips an event whose version was overwritten before it was processed (its successor has its own event)', async () => {
+    const v3 = await put(first.key, jsonLines([user(1, 'Alice v3', 3)]));
+    await put(first.key, jsonLines([user(1, 'Alice v4', 4)]));
+    const result = only(await invoke(v3.event));
+    assert.equal(result.outcome, 'superseded');
+    assert.equal(await commits(), 3);
+    assert.equal((await rowsById()).get(1)?.['name'], 'Alice v2');
+  });
+
+  it('ignores keys outside INGEST_PREFIX and under ERROR_PREFIX', async () => {
+    const outside = await put(`${run}/elsewhere/other.jsonl`, jsonLines([user(50, 'Outside')]));
+    const summary = await invoke(outside.event);
+    assert.equal(summary.results.length, 0);
+    assert.equal(summary.ignored.length, 1);
+    assert.match(summary.ignored[0]!.reason, /not under the ingest prefix/);
+    const errorsFile = await put(`${run}/errors/${first.key}.errors.jsonl`, '{}\n');
+    assert.match((await invoke(errorsFile.event)).ignored[0]!.reason, /under the error prefix/);
+    assert.equal(await commits(), 3);
+    assert.ok(!(await rowsById()).has(50));
+  });
+
+  it('quarantines an unreadable object with the reason, without throwing, and only once', async () => {
+    const garbage = randomBytes(4096);
+    garbage[100] = 0x0a; // a few "lines" of binary
+    const poison = await put(`${run}/in/garbage.jsonl`, garbage);
+    const result = only(await invoke(poison.event));
+    assert.equal(result.outcome, 'failed');
+    assert.match(result.reason!, /not JSON lines/);
+    assert.equal(result.errorsKey, `${run}/errors/${poison.key}.error.json`);
+    const described = JSON.parse(await getText(client, bucket, result.errorsKey!)) as { reason: string; etag: string };
+    assert.match(described.reason, /not JSON lines/);
+    assert.equal(described.etag, normalizeEtag(poison.etag));
+    const copy = await client.send(new GetObjectCommand({ Bucket: bucket, Key: `${run}/errors/${poison.key}` }));
+    assert.deepEqual(Buffer.from(await copy.Body!.transformToByteArray()), garbage);
+
+    const again = only(await invoke(poison.event));
+    assert.equal(again.outcome, 'duplicate');
+    assert.equal(again.originalOutcome, 'failed');
+    assert.equal(await commits(), 3);
+  });
+
+  it('reads gzip-compressed JSON lines, and quarantines a .gz that is not gzip', async () => {
+    const zipped = await put(`${run}/in/zipped.jsonl.gz`, gzipSync(jsonLines([user(20, 'Nia'), { name: 'no id' }])));
+    const result = only(await invoke(zipped.event));
+    assert.equal(result.outcome, 'ingested');
+    assert.equal(result.inserted, 1);
+    assert.equal(result.badRecords, 1);
+    assert.ok((await rowsById()).has(20));
+    const fake = await put(`${run}/in/fake.jsonl.gz`, jsonLines([user(21, 'Omar')]));
+    const rejected = only(await invoke(fake.event));
+    assert.equal(rejected.outcome, 'failed');
+    assert.match(rejected.reason!, /not gzip-compressed/);
+    assert.ok(!(await rowsById()).has(21));
+  });
+
+  it('does not re-apply an object whose commit landed but whose done record did not (crash in between)', async () => {
+    const crashed = await put(`${run}/in/batch-3.jsonl`, jsonLines([user(10, 'Jun'), user(11, 'Kofi')]));
+    assert.equal(only(await invoke(crashed.event)).outcome, 'ingested');
+    const committed = await commits();
+    // Back to the state a crash after the commit leaves: no done record, the attempt marker still there.
+    const table = openStorage(tablePath);
+    const id = ingestId(ingestSource(bucket, crashed.key, crashed.etag));
+    await table.delete([`${INGEST_FOLDER}/${id}.json`]);
+    await table.put(`${INGEST_FOLDER}/${id}/attempt.json`, JSON.stringify({ firstAttemptAt: new Date(Date.now() - 60_000).toISOString(), attempts: 1 }));
+
+    const retried = only(await invoke(crashed.event));
+    assert.equal(retried.outcome, 'duplicate');
+    assert.equal(retried.recovered, true);
+    assert.equal(retried.inserted, 2);
+    assert.equal(await commits(), committed, 'no second commit');
+    assert.ok(await table.head(`${INGEST_FOLDER}/${id}.json`), 'the done record is written now');
+    assert.equal(only(await invoke(crashed.event)).recovered, undefined, 'later deliveries find the done record');
+  });
+
+  it('accepts EventBridge and SQS-wrapped events', async () => {
+    const viaBridge = await put(`${run}/in/bridge.jsonl`, jsonLines([user(12, 'Lena')]));
+    const bridgeEvent: S3ObjectCreatedNotificationEvent = {
+      version: '0', id: randomUUID(), 'detail-type': 'Object Created', source: 'aws.s3', account: '123456789012',
+      time: new Date().toISOString(), region: 'us-east-1', resources: [`arn:aws:s3:::${bucket}`],
+      detail: {
+        version: '0', bucket: { name: bucket },
+        object: { key: viaBridge.key, size: 10, etag: normalizeEtag(viaBridge.etag), 'version-id': 'null', sequencer: '617f08299329d189' },
+        'request-id': 'N4N7GDK58NMKJ12R', requester: '123456789012', 'source-ip-address': '127.0.0.1', reason: 'PutObject',
+      },
+    };
+    assert.equal(only(await invoke(bridgeEvent)).outcome, 'ingested');
+
+    const viaQueue = await put(`${run}/in/queued.jsonl`, jsonLines([user(13, 'Mateo')]));
+    const sqsEvent: SQSEvent = {
+      Records: [
+        { messageId: 'm-1', body: JSON.stringify(viaQueue.event), eventSource: 'aws:sqs' },
+        { messageId: 'm-2', body: JSON.stringify({ Service: 'Amazon S3', Event: 's3:TestEvent', Bucket: bucket }), eventSource: 'aws:sqs' },
+        { messageId: 'm-3', body: 'not an event', eventSource: 'aws:sqs' },
+      ].map((r) => ({
+        ...r, receiptHandle: 'handle', attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
+        messageAttributes: {}, md5OfBody: '', eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:landing', awsRegion: 'us-east-1',
+      })),
+    };
+    const response = (await handlerModule.handler(sqsEvent, lambdaContext())) as SQSBatchResponse;
+    assert.deepEqual(response.batchItemFailures, [{ itemIdentifier: 'm-3' }], 'only the unreadable message fails');
+    const rows = await rowsById();
+    assert.ok(rows.has(12) && rows.has(13));
+  });
+});
+
+describe('ingest: CSV', () => {
+  it('writes the rows with a key and reports the others by row and line', async () => {
+    process.env['POWERTOOLS_LOG_LEVEL'] ??= 'ERROR';
+    process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
+    const { module } = await loadHandler();
+    const client = s3ClientFromEnv();
+    const bucket = await testBucket();
+    const run = `landing-${randomUUID().slice(0, 8)}`;
+    const tablePath = await s3TablePath('ingest-csv');
+    Object.assign(process.env, {
+      TABLE_PATH: tablePath,
+      TABLE_PROPERTIES: Object.entries(PROPS).map(([k, v]) => `${k}=${v}`).join('\n'),
+      INGEST_PREFIX: `${run}/`,
+      ERROR_PREFIX: `${run}-errors/`,
+    });
+    const key = `${run}/users.csv`;
+    const body = 'id,name,dt,ts\n1,Alice,2024-05-01,1\n,"No, key",2024-05-01,1\n3,Carol,2024-05-02,1\n';
+    const response = await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+    const summary = (await module.handler(s3PutEvent(bucket, key, response.ETag!, body.length), lambdaContext())) as IngestSummary;
+    const result = summary.results[0]!;
+    assert.equal(result.outcome, 'ingested', JSON.stringify(summary));
+    assert.equal(result.inserted, 2);
+    assert.equal(result.badRecords, 1);
+    const errors = (await getText(client, bucket, `${run}-errors/${key}.errors.jsonl`)).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.equal(errors.length, 1);
+    assert.equal(errors[0]!['row'], 1);
+    assert.equal(errors[0]!['line'], 3);
+    assert.equal(errors[0]!['record'], ',"No, key",2024-05-01,1');
+    assert.match(String(errors[0]!['reason']), /record key field "id" is null or empty/);
+    const { rows } = await readSnapshot(await HudiTable.open(openStorage(tablePath)));
+    assert.deepEqual(rows.map((r) => Number(r['id'])).sort(), [1, 3]);
+  });
+});
+
+describe('ingest: claims (lib/ingest.ts)', () => {
+  const setUp = async () => {
+    const client = s3ClientFromEnv();
+    const bucket = await testBucket();
+    const tablePath = await s3TablePath('ingest-claims');
+    const key = `landing-${randomUUID().slice(0, 8)}/in/claimed.jsonl`;
+    const response = await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: jsonLines([user(1, 'Alice'), user(2, 'Bob')]) }));
+    const etag = response.ETag!;
+    const id = ingestId(ingestSource(bucket, key, etag));
+    // The claim's lock, exactly where ingestObject keeps it.
+    const claimLock = new StorageLockProvider(openStorage(`${tablePath}/${INGEST_FOLDER}/${id}`), { leaseMs: 1_000, pollMs: 100 });
+    const request = {
+      source: s3LandingBucket(bucket, client), key, etag, table: openStorage(tablePath),
+      tableProperties: new Map(Object.entries(PROPS).map(([k, v]) => [k, String(v)])), errorPrefix: 'errors/',
+    };
+    return { tablePath, request, claimLock };
+  };
+
+  it('takes over the claim of a delivery that died, and writes once', async () => {
+    const { tablePath, request, claimLock } = await setUp();
+    const dead = await claimLock.acquire();
+    dead.stopHeartbeat(); // crashed: never renews, never releases
+    const started = Date.now();
+    const result = await ingestObject({ ...request, claim: { waitMs: 10_000, pollMs: 100 } });
+    assert.equal(result.outcome, 'ingested');
+    assert.ok(Date.now() - started >= 1_000, 'waited for the dead lease to run out');
+    assert.equal((await loadTimeline(openStorage(tablePath))).completedWrites().length, 1);
+  });
+
+  it('fails (for a retry) while another live delivery holds the claim', async () => {
+    const { tablePath, request, claimLock } = await setUp();
+    const live = await claimLock.acquire();
+    try {
+      await assert.rejects(ingestObject({ ...request, claim: { waitMs: 1_500, pollMs: 100 } }),
+        (error: unknown) => error instanceof ConflictError && /another delivery of this object is still being ingested/.test(error.message));
+    } finally {
+      await live.release();
+    }
+    assert.equal((await loadTimeline(openStorage(tablePath))).completedWrites().length, 0, 'nothing written');
+    assert.equal((await ingestObject(request)).outcome, 'ingested', 'the retry, once the claim is free, writes');
+  });
+});
