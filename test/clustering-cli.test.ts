@@ -2,24 +2,21 @@
  * The `cluster` and `show-clustering` commands, run in-process (they are wired into the CLI elsewhere).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { cpSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { clusterCommand, showClusteringCommand } from '../lib/cli/cluster-commands.js';
-import type { Command } from '../lib/cli/commands.js';
-import { HUDI_FIXTURES, REPO_ROOT, tempDir } from './helpers/fixtures.js';
+import type { Command } from '../lib/cli/args.js';
+import { runCli } from './helpers/cli.js';
+import { HUDI_FIXTURES, tempDir } from './helpers/fixtures.js';
 import { createSmallFilesTable } from './helpers/small-files-table.js';
 
 const KAZDY_TABLE = join(HUDI_FIXTURES, 'tables/kazdy-HUDI-8259/testtable');
 const KAZDY_CLUSTERING = '20230329224554584';
 
-const RUNNER = join(REPO_ROOT, 'test/helpers/run-cluster-command.ts');
-
-/** Run a command in its own process (as the CLI would), capturing what it prints. */
+/** Run a command through the built CLI, as a user would. */
 function run(command: Command, args: string[]): { code: number; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', RUNNER, command.name, ...args], { cwd: REPO_ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+  return runCli([command.name, ...args]);
 }
 
 describe('show-clustering', () => {

@@ -394,3 +394,26 @@ describe('layouts of a single sort column and no sort columns', () => {
     }
   });
 });
+
+describe('memory', () => {
+  it('a group larger than the engine’s memory limit completes by spilling to its temp directory', async () => {
+    // 155 MB of Parquet (600,000 rows of ~300 bytes) under a 100 MB DuckDB limit.
+    const dir = tempDir('clustering-spill-');
+    const made = await createSmallFilesTable({ dir, partitions: 1, commits: 60, rowsPerFile: 10_000, notesBytes: 230, bloom: false });
+    assert.ok(made.bytes > 140 * 1024 * 1024, `${made.bytes} bytes of input`);
+    const storage = openStorage(dir);
+    const engine = await openParquetEngine({ memoryLimit: '100MB', tempDirectory: join(tempDir(), 'spill'), threads: 2 });
+    try {
+      assert.ok((await engine.memoryLimitBytes()) < made.bytes);
+      const config = clusteringConfig('z-order', made, { 'hoodie.clustering.plan.strategy.target.file.max.bytes': String(64 * 1024 * 1024) });
+      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config, lock: new StorageLockProvider(storage), engine, force: true, tempDir: tempDir() });
+      assert.equal(result.commit?.outcome, 'committed');
+      assert.equal(result.commit!.report!.totals.rowsAfter, made.rows);
+      const { outputs } = await committedOutputs(storage, result.instantTime!, tempDir());
+      assert.equal(outputs.length, 3);
+      await assertKeyOrder('z-order', outputs);
+    } finally {
+      await engine.close();
+    }
+  });
+});

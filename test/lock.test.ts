@@ -30,7 +30,7 @@ import { LocalStorage, S3Storage, s3ClientFromEnv, type Storage } from '../lib/s
 import { REPO_ROOT } from './helpers/fixtures.js';
 
 /** Short leases keep the suite fast; the heartbeat renews every LEASE_MS / 3. */
-const LEASE_MS = 2_000;
+const LEASE_MS = 4_000;
 const POLL_MS = 50;
 const HOW_TO_RUN =
   'run `npm test`, or `npm exec -- node infra/with-local-stack.mjs node --import tsx --test test/lock.test.ts`, ' +

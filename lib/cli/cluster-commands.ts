@@ -2,7 +2,6 @@
  * `cluster` and `show-clustering`: the clustering job (as Hudi's HoodieClusteringJob) and the pending plans.
  * Progress goes to stderr, results to stdout.
  */
-import { readFile } from 'node:fs/promises';
 import { resolveClusteringConfig } from '../clustering/config.js';
 import { CLUSTERING_JOB_MODES, runClusteringJob, type ClusteringJobMode } from '../clustering/job.js';
 import { formatClusteringReport } from '../clustering/report.js';
@@ -10,28 +9,9 @@ import { describeClusteringPlans, type ClusteringPlanSummary } from '../clusteri
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import { HudiError } from '../errors.js';
 import { lockProviderFor } from '../lock/index.js';
-import { parseJavaProperties } from '../properties.js';
 import { openStorage } from '../storage/index.js';
 import { HudiTable } from '../table.js';
-import { parseCommandArgs, type Command } from './commands.js';
-
-function out(line: string): void {
-  process.stdout.write(`${line}\n`);
-}
-
-function err(line: string): void {
-  process.stderr.write(`${line}\n`);
-}
-
-async function readProps(file: string): Promise<Map<string, string>> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new HudiError(`cannot read properties file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { location: file, fix: 'check the --props path' });
-  }
-  return parseJavaProperties(text, file);
-}
+import { err, out, parseCommandArgs, readPropsFile, type Command } from './args.js';
 
 const MIB = 1024 * 1024;
 const size = (bytes: number): string => (bytes >= MIB ? `${(bytes / MIB).toFixed(2)} MB` : `${bytes} B`);
@@ -55,7 +35,7 @@ export const clusterCommand: Command = {
       throw new HudiError(`--mode ${values.mode ?? '(missing)'} is not a clustering mode`, { fix: `use --mode ${CLUSTERING_JOB_MODES.join(' | ')}` });
     }
     // The configuration is resolved (and refused) before the table is touched.
-    const props = values.props === undefined ? new Map<string, string>() : await readProps(values.props);
+    const props = values.props === undefined ? new Map<string, string>() : await readPropsFile(values.props);
     const { config, warnings } = resolveClusteringConfig({
       ...(values.props === undefined ? {} : { file: { location: values.props, properties: props } }),
       env: process.env,

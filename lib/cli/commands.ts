@@ -1,10 +1,7 @@
 /**
  * CLI commands. Kept apart from main.ts so tests can run a command in-process.
  */
-import { readFile } from 'node:fs/promises';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { HudiError } from '../errors.js';
-import { parseJavaProperties } from '../properties.js';
 import { formatTable } from '../engine/row-format.js';
 import { openStorage } from '../storage/index.js';
 import { HudiTable } from '../table.js';
@@ -17,43 +14,8 @@ import { lockProviderFor } from '../lock/index.js';
 import { rollbackInstant } from '../rollback.js';
 import { parseWriteOperation } from '../writer/write-config.js';
 import { writeBatch } from '../writer/write-client.js';
-
-export interface Command {
-  readonly name: string;
-  readonly summary: string;
-  readonly usage: string;
-  run(args: string[]): Promise<number>;
-}
-
-/** parseArgs with a usage error that names the command. */
-export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options']>>(command: string, args: string[], options: T, positionals: string[]) {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new HudiError(`${(error as Error).message}`, { fix: `usage: hudi-serverless ${command} ${positionals.map((p) => `<${p}>`).join(' ')} [options]` });
-  }
-  if (parsed.positionals.length < positionals.length) {
-    throw new HudiError(`missing ${positionals.slice(parsed.positionals.length).map((p) => `<${p}>`).join(' ')}`, {
-      fix: `usage: hudi-serverless ${command} ${positionals.map((p) => `<${p}>`).join(' ')} [options]`,
-    });
-  }
-  return parsed;
-}
-
-function out(line: string): void {
-  process.stdout.write(`${line}\n`);
-}
-
-async function readPropsFile(file: string): Promise<Map<string, string>> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new HudiError(`cannot read properties file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { location: file, fix: 'check the --props path' });
-  }
-  return parseJavaProperties(text);
-}
+import { out, parseCommandArgs, readPropsFile, type Command } from './args.js';
+import { clusterCommand, showClusteringCommand } from './cluster-commands.js';
 
 const init: Command = {
   name: 'init',
@@ -242,8 +204,8 @@ const generate: Command = {
   },
 };
 
-/** Every command; later modules (clustering) add theirs here. */
-export const COMMANDS: Command[] = [init, timeline, files, read, write, rollback, generate];
+/** Every command, in the order `--help` lists them. */
+export const COMMANDS: Command[] = [init, timeline, files, read, write, clusterCommand, showClusteringCommand, rollback, generate];
 
 export function usage(): string {
   const lines = ['usage: hudi-serverless <command> [options] [--verbose]', '', 'commands:'];

@@ -41,6 +41,8 @@ export interface ExecuteGroupOptions {
   readonly reportSamples?: number;
   /** Parallel uploads (default 4). */
   readonly uploadConcurrency?: number;
+  /** hoodie.parquet.block.size: target row group bytes (default 120 MB; capped to fit the engine's memory). */
+  readonly parquetBlockBytes?: number;
 }
 
 /** How a group's rows were ordered. */
@@ -135,10 +137,18 @@ export function clusteringWriteToken(groupIndex: number, outputIndex: number): s
   return `${outputIndex}-${groupIndex}-0`;
 }
 
-/** Rows per row group so a row group is about hoodie.parquet.block.size, at most one output's rows. */
-export function rowGroupRows(inputBytes: number, inputRows: number, rowsPerOutput: number): number {
+/** Rows per row group so a row group is about `blockBytes` of Parquet, at most one output's rows. */
+export function rowGroupRows(inputBytes: number, inputRows: number, rowsPerOutput: number, blockBytes = PARQUET_BLOCK_BYTES): number {
   const bytesPerRow = inputRows > 0 ? Math.max(1, inputBytes / inputRows) : 1;
-  return Math.max(1, Math.min(rowsPerOutput, Math.floor(PARQUET_BLOCK_BYTES / bytesPerRow)));
+  return Math.max(1, Math.min(rowsPerOutput, Math.floor(blockBytes / bytesPerRow)));
+}
+
+/**
+ * DuckDB holds a row group uncompressed in memory until it is written and cannot spill it, so with a small memory
+ * limit a 120 MB (compressed) row group does not fit: keep it to a sixteenth of the limit.
+ */
+export function rowGroupBytesFor(memoryLimitBytes: number, blockBytes = PARQUET_BLOCK_BYTES): number {
+  return Math.max(1024 * 1024, Math.min(blockBytes, Math.floor(memoryLimitBytes / 16)));
 }
 
 /** A seed for the SAMPLE build method that is the same for every attempt of a group. */
@@ -190,6 +200,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
           ? { rowRanks: await curveRanks(engine, inputs, order, inputRows, config.buildCurveSampleSize, groupSeed(instantTime, groupIndex)) }
           : {};
 
+    const blockBytes = rowGroupBytesFor(await engine.memoryLimitBytes(), options.parquetBlockBytes);
     let outputCount = Math.min(group.numOutputFileGroups, Math.max(inputRows, 1));
     let written: { file: string; fileId: string; fileName: string; rows: number; bytes: number; stats: FileColumnStats }[] = [];
     const outputDir = join(workDir, 'out');
@@ -216,7 +227,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
         inputs,
         ...sorting,
         outputs,
-        rowGroupSize: rowGroupRows(inputBytes, inputRows, ranges[0]!.rowCount),
+        rowGroupSize: rowGroupRows(inputBytes, inputRows, ranges[0]!.rowCount, blockBytes),
         ...(populateMetaFields ? { footerFromColumn: { column: RECORD_KEY, build: (keys: Iterable<string>) => hudiFooter(keys, schemaWithMeta) } } : {}),
       });
       copyMs = Date.now() - copyStarted;

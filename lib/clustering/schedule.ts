@@ -43,9 +43,6 @@ export interface ScheduleResult {
   readonly groups: readonly ScheduledGroup[];
 }
 
-/** Hudi's default for hoodie.clustering.async.max.commits / inline.max.commits. */
-export const DEFAULT_MAX_COMMITS = 4;
-
 /**
  * Commits to wait for. This service is async clustering, so async.max.commits applies even when the table's
  * properties do not set hoodie.clustering.async.enabled; Hudi's own threshold resolution (requiredCommitsSinceLastClustering)

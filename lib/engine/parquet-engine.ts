@@ -273,6 +273,8 @@ export interface ParquetEngine {
   columnStats(files: readonly string[]): Promise<FileColumnStats[]>;
   /** Total rows from the footers. */
   countRows(files: readonly string[]): Promise<number>;
+  /** DuckDB's memory limit in bytes (what it was opened with, or its default share of the machine's memory). */
+  memoryLimitBytes(): Promise<number>;
   /** Sort the inputs once, then write each output's rank range to its own file, keeping the input's Parquet types. */
   copySorted(request: CopySortedRequest): Promise<CopySortedResult>;
   close(): Promise<void>;
@@ -430,6 +432,13 @@ class DuckDBParquetEngine implements ParquetEngine {
 
   countRows(files: readonly string[]): Promise<number> {
     return this.exclusive(() => this.countRowsNow(files));
+  }
+
+  memoryLimitBytes(): Promise<number> {
+    return this.exclusive(async () => {
+      const [row] = await this.objects(`SELECT current_setting('memory_limit') AS text`);
+      return parseMemorySize(String(row?.text ?? ''));
+    });
   }
 
   private async countRowsNow(files: readonly string[]): Promise<number> {
@@ -958,6 +967,20 @@ function sortValues(vector: DuckDBVector, column: SortColumnDescription): SortVa
 
 function looksLikeFileProblem(reason: string): boolean {
   return /magic|parquet|thrift|decompress|corrupt|page|footer|metadata|truncat|invalid|out of range|eof|end of file|read/i.test(reason);
+}
+
+const MEMORY_UNITS: Record<string, number> = {
+  bytes: 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40,
+};
+
+/** DuckDB's memory setting text ('1.8 GiB', '512.0 MiB', '2GB') → bytes. */
+function parseMemorySize(text: string): number {
+  const match = /^\s*([\d.]+)\s*([a-z]+)?\s*$/i.exec(text);
+  const factor = MEMORY_UNITS[(match?.[2] ?? 'bytes').toLowerCase()];
+  if (match === null || factor === undefined) {
+    throw new HudiError(`cannot read DuckDB's memory limit "${text}"`, { fix: 'report this as a bug' });
+  }
+  return Math.floor(Number(match[1]) * factor);
 }
 
 /** DuckDB's message without its "LINE 1: …" pointer and error-class prefix. */

@@ -6,6 +6,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { ConflictError } from '../errors.js';
 import { dynamoDbClientFromEnv, lockProviderFor, LOCK_PROPERTY, type LockLease, type LockProvider } from '../lock/index.js';
 import { openStorage, s3ClientFromEnv, type Storage } from '../storage/index.js';
 import { HudiTable } from '../table.js';
@@ -52,8 +53,8 @@ interface MiddlewareStackLike {
   ): void;
 }
 
-/** Count each attempt: the deserialize step runs inside the SDK's retry loop. */
-function countRequests<Client extends { middlewareStack: unknown }>(client: Client, service: AwsService): Client {
+/** Count each request sent by `client` (each attempt: the deserialize step runs inside the SDK's retry loop). */
+export function countRequests<Client extends { middlewareStack: unknown }>(client: Client, service: AwsService): Client {
   (client.middlewareStack as MiddlewareStackLike).add(
     (next, context) => async (args) => {
       const operation = (context.commandName ?? 'Unknown').replace(/Command$/, '');
@@ -118,8 +119,8 @@ export async function openTableAndLock(
  */
 export function transientLockFailures(lock: LockProvider): LockProvider {
   const transient = (error: unknown, doing: string): unknown => {
-    const name = typeof error === 'object' && error !== null && 'name' in error ? error.name : undefined;
-    if (name === 'ConflictError' || /can be retried/.test(error instanceof Error ? error.message : '')) {
+    // ConflictError: held by another writer, or lost; "can be retried": DynamoDB unavailable (dynamodb.ts's wording).
+    if (error instanceof ConflictError || /can be retried/.test(error instanceof Error ? error.message : '')) {
       return new TaskError(TRANSIENT_ERROR, `${doing}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
     return error;

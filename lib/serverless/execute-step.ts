@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { executeGroup, readGroupResult } from '../clustering/execute.js';
 import { lambdaEngineOptions } from '../clustering/job.js';
 import { openParquetEngine } from '../engine/parquet-engine.js';
+import { HudiError } from '../errors.js';
 import { openTableAndLock } from './clients.js';
 import { asObject, executionInputOf, optionalString, requiredIndex, requiredString } from './events.js';
 import type { StepDependencies } from './plan-step.js';
@@ -41,7 +42,7 @@ export function parseExecuteGroupEvent(event: unknown): ExecuteGroupInput {
 }
 
 export interface ExecuteGroupDependencies extends StepDependencies {
-  /** The function's memory (MB): DuckDB gets 60% of it (lambdaEngineOptions). */
+  /** The function's memory (MB): DuckDB's memory limit, threads and spill folder follow from it (lambdaEngineOptions). */
   readonly memoryMb: number;
 }
 
@@ -66,7 +67,13 @@ export async function executeGroupStep(input: ExecuteGroupInput, deps: ExecuteGr
   deps.log.info('executing group', { instant: input.instant, groupIndex: input.groupIndex, memoryMb: deps.memoryMb, engine: engineOptions });
   const engine = await openParquetEngine(engineOptions);
   try {
-    const result = await executeGroup(table, input.instant, input.groupIndex, { engine, tempDir: join(scratch, 'work'), config: settings.clustering });
+    const blockBytes = parquetBlockBytes(settings.jobProperties);
+    const result = await executeGroup(table, input.instant, input.groupIndex, {
+      engine,
+      tempDir: join(scratch, 'work'),
+      config: settings.clustering,
+      ...(blockBytes === undefined ? {} : { parquetBlockBytes: blockBytes }),
+    });
     deps.log.info('group done', {
       instant: input.instant,
       groupIndex: input.groupIndex,
@@ -82,6 +89,17 @@ export async function executeGroupStep(input: ExecuteGroupInput, deps: ExecuteGr
     await engine.close();
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+/** hoodie.parquet.block.size from the job's properties, when set. */
+function parquetBlockBytes(properties: ReadonlyMap<string, string>): number | undefined {
+  const text = properties.get('hoodie.parquet.block.size')?.trim();
+  if (text === undefined || text === '') return undefined;
+  const bytes = Number(text);
+  if (!Number.isInteger(bytes) || bytes <= 0) {
+    throw new HudiError(`hoodie.parquet.block.size=${text} is not a positive whole number of bytes`, { fix: 'set it to e.g. 125829120 (Hudi\'s default)' });
+  }
+  return bytes;
 }
 
 function summary(input: ExecuteGroupInput, outcome: ExecuteGroupOutput['outcome'], stats: readonly { numWrites: number }[], durationMs: number): ExecuteGroupOutput {

@@ -6,13 +6,13 @@
 import { readGroupResult } from '../clustering/execute.js';
 import { schedule } from '../clustering/schedule.js';
 import { withLock } from '../lock/index.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
 import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
 import { heldLock, openTableAndLock, type ServiceClients } from './clients.js';
 import { asObject, executionInputOf, optionalString, type JsonObject } from './events.js';
+import type { StepLog } from './observability.js';
 import { claimRun, isAlive, readRunActivity } from './run-claim.js';
 import { resolveStepSettings, type ClusteringExecutionInput, type Environment, type PropertyOverrides } from './settings.js';
-import type { StepLog } from './observability.js';
-import { mapWithConcurrency } from '../storage/concurrency.js';
 
 export interface PlanStepInput extends ClusteringExecutionInput {
   /** The Step Functions execution (its id): a retried plan step recognises a plan its own run claimed. */

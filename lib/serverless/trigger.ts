@@ -1,0 +1,231 @@
+/**
+ * Starting clustering runs: on a schedule (EventBridge) or when a commit completes (an S3 "Object Created" event for
+ * `.hoodie/<17 digits>.commit` or `.replacecommit`), start the state machine — only when Hudi would schedule
+ * clustering (hoodie.clustering.async.max.commits commits since the last clustering), or when a pending plan has no
+ * live run to finish it.
+ *
+ * Never two runs on one table: the execution name is derived from the table and its latest completed instant, so
+ * every trigger that sees the same timeline asks for the same execution — StartExecution with a running
+ * execution's name and input returns that execution, and a name already used answers ExecutionAlreadyExists, which
+ * counts as success (that state of the table was handled). A trigger also skips while a pending clustering
+ * heartbeats, and the plan step checks the same under the table lock.
+ */
+import { createHash } from 'node:crypto';
+import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { effectiveMaxCommits, commitsSinceLastClustering } from '../clustering/schedule.js';
+import { shouldSchedule } from '../clustering/plan-strategy.js';
+import { HudiError } from '../errors.js';
+import { parseS3Uri } from '../storage/index.js';
+import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
+import { formatInstantTime } from '../timeline/instant.js';
+import { countRequests, openTableAndLock } from './clients.js';
+import { asObject, optionalBoolean, type JsonObject } from './events.js';
+import type { StepDependencies } from './plan-step.js';
+import { isAlive, readRunActivity } from './run-claim.js';
+import { ENV, resolveStepSettings, type ClusteringExecutionInput, type Environment } from './settings.js';
+
+/** What started the trigger. */
+export type TriggerSource =
+  | { readonly kind: 'schedule' }
+  | { readonly kind: 'object-created'; readonly bucket: string; readonly key: string }
+  | { readonly kind: 'direct'; readonly force: boolean };
+
+export type TriggerStatus = 'STARTED' | 'ALREADY_STARTED' | 'WAITING' | 'RUNNING' | 'IGNORED';
+
+export interface TriggerOutput {
+  readonly status: TriggerStatus;
+  readonly reason: string;
+  readonly executionName?: string;
+  readonly executionArn?: string;
+}
+
+export interface StartRequest {
+  /** 1–80 characters of A–Z a–z 0–9 - _ (Step Functions' rule). */
+  readonly name: string;
+  readonly input: ClusteringExecutionInput;
+}
+
+export interface StartOutcome {
+  /** 'already-exists': an execution of that name exists (running with the same input, or finished). */
+  readonly outcome: 'started' | 'already-exists';
+  readonly executionArn?: string;
+}
+
+/** Starts state machine executions: StartExecution on AWS, or a local runner (local-state-machine.ts). */
+export interface ExecutionStarter {
+  readonly description: string;
+  start(request: StartRequest): Promise<StartOutcome>;
+}
+
+/** A completed write on the timeline: `.hoodie/<instant>.commit` or `.replacecommit` (not .requested / .inflight). */
+export const COMPLETED_COMMIT_KEY = /^(.*?)\.hoodie\/(\d{17})\.(commit|replacecommit)$/;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Events.
+
+/**
+ * EventBridge scheduled events, EventBridge S3 "Object Created" events, S3 event notifications (Records), or a
+ * direct invocation (`{}` or `{"force": true}`).
+ */
+export function parseTriggerEvent(event: unknown): TriggerSource {
+  const object = asObject(event ?? {}, 'trigger event');
+  const detailType = object['detail-type'];
+  if (detailType === 'Scheduled Event') return { kind: 'schedule' };
+  if (detailType === 'Object Created') {
+    const detail = asObject(object['detail'], 'Object Created event detail');
+    const bucket = asObject(detail['bucket'], 'Object Created event detail.bucket')['name'];
+    const key = asObject(detail['object'], 'Object Created event detail.object')['key'];
+    if (typeof bucket !== 'string' || typeof key !== 'string') throw new HudiError('Object Created event without detail.bucket.name / detail.object.key');
+    return { kind: 'object-created', bucket, key };
+  }
+  const records = object['Records'];
+  if (Array.isArray(records)) {
+    // S3 notifications batch records; the last commit file among them is the one that matters.
+    const created = records
+      .map((record) => s3RecordOf(asObject(record, 'S3 event record')))
+      .filter((record): record is { bucket: string; key: string } => record !== undefined);
+    const last = created.filter((record) => COMPLETED_COMMIT_KEY.test(record.key)).at(-1) ?? created.at(-1);
+    if (last === undefined) throw new HudiError('S3 event without an ObjectCreated record');
+    return { kind: 'object-created', ...last };
+  }
+  return { kind: 'direct', force: optionalBoolean(object, 'force', 'trigger event') === true };
+}
+
+function s3RecordOf(record: JsonObject): { bucket: string; key: string } | undefined {
+  const eventName = record['eventName'];
+  if (typeof eventName !== 'string' || !eventName.startsWith('ObjectCreated')) return undefined;
+  const s3 = asObject(record['s3'], 'S3 event record.s3');
+  const bucket = asObject(s3['bucket'], 'S3 event record.s3.bucket')['name'];
+  const key = asObject(s3['object'], 'S3 event record.s3.object')['key'];
+  if (typeof bucket !== 'string' || typeof key !== 'string') return undefined;
+  // Notification keys are URL-encoded with '+' for spaces (EventBridge's are not).
+  return { bucket, key: decodeURIComponent(key.replace(/\+/g, ' ')) };
+}
+
+/** Whether an object-created event is a completed commit of the table at `tablePath`. */
+export function isCommitOfTable(source: { bucket: string; key: string }, tablePath: string): boolean {
+  const table = parseS3Uri(tablePath);
+  const match = COMPLETED_COMMIT_KEY.exec(source.key);
+  if (table === undefined || match === null || source.bucket !== table.bucket) return false;
+  const keyPrefix = (match[1] ?? '').replace(/\/+$/, '');
+  return keyPrefix === table.prefix;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Execution names.
+
+function slug(text: string, max: number): string {
+  const cleaned = text.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '');
+  return (cleaned === '' ? 'table' : cleaned).slice(0, max);
+}
+
+/**
+ * `hudi-clustering-<table>-<hash of path>-<latest completed instant>[-r<yyyyMMddHH>]`: the same for every trigger
+ * that sees the same timeline. `resumeHour` (for a pending plan without a live run) lets a stuck plan be retried at
+ * most once an hour even when no new instant completes.
+ */
+export function executionNameFor(tableName: string, tablePath: string, latestCompleted: string | undefined, resumeHour?: string): string {
+  const hash = createHash('sha256').update(tablePath).digest('hex').slice(0, 8);
+  const name = `hudi-clustering-${slug(tableName, 20)}-${hash}-${latestCompleted ?? 'empty'}${resumeHour === undefined ? '' : `-r${resumeHour}`}`;
+  return name.slice(0, 80);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The decision.
+
+export interface TriggerDependencies extends StepDependencies {
+  readonly starter: ExecutionStarter;
+}
+
+export async function triggerStep(source: TriggerSource, deps: TriggerDependencies): Promise<TriggerOutput> {
+  const now = deps.now?.() ?? new Date();
+  const settings = resolveStepSettings(deps.env, {});
+  if (source.kind === 'object-created' && !isCommitOfTable(source, settings.tablePath)) {
+    return { status: 'IGNORED', reason: `s3://${source.bucket}/${source.key} is not a completed commit of ${settings.tablePath}` };
+  }
+  const { table } = await openTableAndLock(settings, deps.clients, { mode: 'read' });
+  const { storage, timeline } = table;
+  const latestCompleted = timeline.completed().at(-1)?.time;
+  const input: ClusteringExecutionInput = { tablePath: settings.tablePath, ...(source.kind === 'direct' && source.force ? { force: true } : {}) };
+
+  let name: string;
+  const pending = (await pendingClusteringPlans(storage, timeline))[0];
+  if (pending !== undefined) {
+    const activity = await readRunActivity(storage, pending.instant.time, now);
+    if (isAlive(activity)) {
+      return { status: 'RUNNING', reason: `clustering ${pending.instant.time} is running (heartbeat ${Math.round((activity.heartbeatAgeMs ?? 0) / 1000)} s old)` };
+    }
+    // A pending plan nobody works on: a run resumes it, whatever the commit count.
+    name = executionNameFor(table.config.name, settings.tablePath, latestCompleted, formatInstantTime(now).slice(0, 10));
+    deps.log.info('pending clustering without a live run; starting a run to resume it', { instant: pending.instant.time });
+  } else {
+    const since = await commitsSinceLastClustering(storage, timeline);
+    const required = effectiveMaxCommits(settings.clustering);
+    const force = source.kind === 'direct' && source.force;
+    if (!shouldSchedule({ completedCommitsSinceLastClustering: since.count, maxCommits: required, force })) {
+      return {
+        status: 'WAITING',
+        reason: `${since.count} completed commit(s) since ${since.lastClustering === undefined ? 'the table was created' : `the last clustering ${since.lastClustering}`}; clustering waits for ${required} (hoodie.clustering.async.max.commits)`,
+      };
+    }
+    name = executionNameFor(table.config.name, settings.tablePath, latestCompleted);
+  }
+
+  const started = await deps.starter.start({ name, input });
+  deps.log.info(started.outcome === 'started' ? 'started clustering run' : 'clustering run already started for this timeline', {
+    executionName: name,
+    executionArn: started.executionArn,
+    starter: deps.starter.description,
+  });
+  return {
+    status: started.outcome === 'started' ? 'STARTED' : 'ALREADY_STARTED',
+    reason: started.outcome === 'started' ? `started ${name}` : `an execution named ${name} exists already`,
+    executionName: name,
+    ...(started.executionArn === undefined ? {} : { executionArn: started.executionArn }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Step Functions.
+
+/** An SFN client from the environment (AWS_ENDPOINT_URL_SFN for a local endpoint), counting its requests. */
+export function sfnClientFromEnv(env: Environment = process.env): SFNClient {
+  const endpoint = env['AWS_ENDPOINT_URL_SFN']?.trim() || env['AWS_ENDPOINT_URL']?.trim() || undefined;
+  const client = new SFNClient({
+    region: env['AWS_REGION']?.trim() || env['AWS_DEFAULT_REGION']?.trim() || 'us-east-1',
+    ...(endpoint === undefined ? {} : { endpoint }),
+  });
+  return countRequests(client, 'sfn');
+}
+
+/** StartExecution on a deployed state machine; ExecutionAlreadyExists is success (see the top of this file). */
+export class StepFunctionsStarter implements ExecutionStarter {
+  readonly description: string;
+  private readonly client: SFNClient;
+  private readonly stateMachineArn: string;
+
+  constructor(client: SFNClient, stateMachineArn: string) {
+    this.client = client;
+    this.stateMachineArn = stateMachineArn;
+    this.description = stateMachineArn;
+  }
+
+  async start(request: StartRequest): Promise<StartOutcome> {
+    try {
+      const response = await this.client.send(
+        new StartExecutionCommand({ stateMachineArn: this.stateMachineArn, name: request.name, input: JSON.stringify(request.input) }),
+      );
+      return response.executionArn === undefined ? { outcome: 'started' } : { outcome: 'started', executionArn: response.executionArn };
+    } catch (error) {
+      if (typeof error === 'object' && error !== null && 'name' in error && error.name === 'ExecutionAlreadyExists') return { outcome: 'already-exists' };
+      throw error;
+    }
+  }
+}
+
+/** The deployed state machine from STATE_MACHINE_ARN. */
+export function stateMachineArnFromEnv(env: Environment): string {
+  const arn = env[ENV.stateMachineArn]?.trim();
+  if (!arn) throw new HudiError(`${ENV.stateMachineArn} is not set`, { fix: 'deploy with template.yaml, which sets it to the clustering state machine' });
+  return arn;
+}

@@ -1,0 +1,128 @@
+/**
+ * `hudi-serverless cluster <table> --via-state-machine local|<ARN>`: one clustering run through the state machine —
+ * the local definition with the bundled handlers (local-state-machine.ts), or a deployed state machine
+ * (StartExecution, then DescribeExecution and GetExecutionHistory until it ends, printing progress).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DescribeExecutionCommand, GetExecutionHistoryCommand, StartExecutionCommand, type HistoryEvent, type SFNClient } from '@aws-sdk/client-sfn';
+import { HudiError } from '../errors.js';
+import type { CostEstimate } from './cost.js';
+import { causeMessage, formatProgressEvent, runStateMachineLocally, type LocalExecution, type LocalRunOptions } from './local-state-machine.js';
+import type { ClusteringExecutionInput, PropertyOverrides } from './settings.js';
+import { sfnClientFromEnv } from './trigger.js';
+
+export interface ViaStateMachineOptions {
+  /** 'local', or the ARN of a deployed clustering state machine. */
+  readonly stateMachine: string;
+  /** Hudi properties for this run (the execution input's `properties`). */
+  readonly properties?: PropertyOverrides;
+  /** Plan even before hoodie.clustering.async.max.commits commits since the last clustering (the CLI's --force). */
+  readonly force?: boolean;
+  /** Progress lines (state transitions, groups finishing). */
+  readonly onProgress?: (line: string) => void;
+  /** Local runs: where the definition and bundles are, memory sizes, environment for the handlers. */
+  readonly local?: Omit<LocalRunOptions, 'onProgress'>;
+  /** Deployed runs: the client (default from the environment) and how often to poll (default 2 s). */
+  readonly sfnClient?: SFNClient;
+  readonly pollMs?: number;
+  /** Deployed runs: the execution name (default `hudi-cli-<time>`). */
+  readonly executionName?: string;
+}
+
+export interface ViaStateMachineResult {
+  readonly status: 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
+  readonly executionArn: string;
+  /** The execution's output: the commit step's summary (with its report), or the plan's NOTHING_TO_DO / ALREADY_RUNNING. */
+  readonly output: unknown;
+  readonly error: string | undefined;
+  readonly cause: string | undefined;
+  readonly durationMs: number;
+  /** Local runs only: the measured run priced as on AWS. */
+  readonly cost: CostEstimate | undefined;
+  readonly local: LocalExecution | undefined;
+}
+
+const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED']);
+
+export async function clusterViaStateMachine(tablePath: string, options: ViaStateMachineOptions): Promise<ViaStateMachineResult> {
+  const input: ClusteringExecutionInput = {
+    tablePath,
+    ...(options.properties === undefined ? {} : { properties: options.properties }),
+    ...(options.force === true ? { force: true } : {}),
+  };
+  const progress = options.onProgress ?? (() => undefined);
+  if (options.stateMachine === 'local') {
+    const local = await runStateMachineLocally(input, {
+      ...options.local,
+      onProgress: (event) => {
+        const line = formatProgressEvent(event);
+        if (line !== undefined) progress(line);
+      },
+    });
+    return { status: local.status, executionArn: local.executionArn, output: local.output, error: local.error, cause: local.cause, durationMs: local.durationMs, cost: local.cost, local };
+  }
+  if (!options.stateMachine.startsWith('arn:')) {
+    throw new HudiError(`--via-state-machine ${options.stateMachine} is neither "local" nor a state machine ARN`, { fix: 'pass local, or arn:aws:states:<region>:<account>:stateMachine:<name> (the stack output ClusteringStateMachineArn)' });
+  }
+  return runDeployed(input, options, progress);
+}
+
+async function runDeployed(input: ClusteringExecutionInput, options: ViaStateMachineOptions, progress: (line: string) => void): Promise<ViaStateMachineResult> {
+  const client = options.sfnClient ?? sfnClientFromEnv();
+  const started = Date.now();
+  const name = options.executionName ?? `hudi-cli-${new Date().toISOString().replace(/[^0-9]/g, '').slice(0, 17)}`;
+  const { executionArn } = await client.send(new StartExecutionCommand({ stateMachineArn: options.stateMachine, name, input: JSON.stringify(input) }));
+  if (executionArn === undefined) throw new HudiError('StartExecution returned no execution ARN', { location: options.stateMachine });
+  progress(`started ${executionArn}`);
+  let seen = 0;
+  for (;;) {
+    await sleep(options.pollMs ?? 2000);
+    seen = await printNewHistory(client, executionArn, seen, started, progress);
+    const description = await client.send(new DescribeExecutionCommand({ executionArn }));
+    const status = description.status ?? 'RUNNING';
+    if (!TERMINAL.has(status)) continue;
+    await printNewHistory(client, executionArn, seen, started, progress);
+    return {
+      status: status as ViaStateMachineResult['status'],
+      executionArn,
+      output: description.output === undefined ? undefined : (JSON.parse(description.output) as unknown),
+      error: description.error,
+      cause: description.cause,
+      durationMs: Date.now() - started,
+      cost: undefined,
+      local: undefined,
+    };
+  }
+}
+
+/** Print history events after the first `seen`; returns how many there are now. */
+async function printNewHistory(client: SFNClient, executionArn: string, seen: number, started: number, progress: (line: string) => void): Promise<number> {
+  const events: HistoryEvent[] = [];
+  let nextToken: string | undefined;
+  do {
+    const page = await client.send(new GetExecutionHistoryCommand({ executionArn, maxResults: 1000, ...(nextToken === undefined ? {} : { nextToken }) }));
+    events.push(...(page.events ?? []));
+    nextToken = page.nextToken;
+  } while (nextToken !== undefined);
+  for (const event of events.slice(seen)) {
+    const line = historyLine(event);
+    if (line !== undefined) progress(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s] ${line}`);
+  }
+  return Math.max(seen, events.length);
+}
+
+function historyLine(event: HistoryEvent): string | undefined {
+  const type = event.type ?? '';
+  if (type.endsWith('StateEntered')) {
+    const details = event.stateEnteredEventDetails as { name?: string; index?: number } | undefined;
+    return details?.index === undefined ? `→ ${details?.name ?? type}` : undefined;
+  }
+  if (type === 'MapIterationSucceeded') return `  group iteration ${event.mapIterationSucceededEventDetails?.index ?? '?'} done`;
+  if (type === 'MapIterationFailed') return `  group iteration ${event.mapIterationFailedEventDetails?.index ?? '?'} failed`;
+  if (type === 'TaskFailed' || type === 'LambdaFunctionFailed') {
+    const details = (event.taskFailedEventDetails ?? event.lambdaFunctionFailedEventDetails) as { error?: string; cause?: string } | undefined;
+    return `  ✗ ${details?.error ?? 'error'}: ${causeMessage(details?.cause ?? '').slice(0, 200)}`;
+  }
+  if (type === 'ExecutionSucceeded' || type === 'ExecutionFailed' || type === 'ExecutionTimedOut' || type === 'ExecutionAborted') return type;
+  return undefined;
+}
