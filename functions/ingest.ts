@@ -25,7 +25,7 @@ import type { Context, S3Event, S3ObjectCreatedNotificationEvent, SQSBatchRespon
 import type { InputFormat } from '../lib/engine/write.js';
 import { HudiError, errorMessage } from '../lib/errors.js';
 import { ingestObject, s3LandingBucket, type IngestLog, type IngestResult } from '../lib/ingest.js';
-import { parseJavaProperties } from '../lib/properties.js';
+import { lockTableDefaults, parsePropertiesText } from '../lib/serverless/settings.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
 
 const logger = new Logger({ serviceName: process.env['POWERTOOLS_SERVICE_NAME'] ?? 'hudi-ingest' });
@@ -167,26 +167,11 @@ function configFromEnv(env: NodeJS.ProcessEnv): Config {
   if (errorPrefix === '') {
     throw new HudiError('ERROR_PREFIX is empty', { location: 'the function environment', fix: 'give rejected records and objects a prefix of their own (default errors/)' });
   }
-  return { tablePath, tableProperties: tablePropertiesOf(env['TABLE_PROPERTIES'] ?? ''), ingestPrefix, errorPrefix: `${errorPrefix}/`, defaultFormat: format };
-}
-
-/** Java properties text, or a JSON object of hoodie.* keys (values may be strings, numbers or booleans). */
-function tablePropertiesOf(text: string): Map<string, string> {
-  if (!text.trim().startsWith('{')) return parseJavaProperties(text, 'TABLE_PROPERTIES');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new HudiError(`TABLE_PROPERTIES is not valid JSON: ${errorMessage(error)}`, { location: 'the function environment', fix: 'give a JSON object or Java properties text' });
-  }
-  const props = new Map<string, string>();
-  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') {
-      throw new HudiError(`TABLE_PROPERTIES: ${key} is not a string, number or boolean`, { location: 'the function environment', fix: 'give each key a plain value' });
-    }
-    props.set(key, String(v));
-  }
-  return props;
+  const text = env['TABLE_PROPERTIES'] ?? '';
+  const given = text.trim() === '' ? new Map<string, string>() : parsePropertiesText(text, 'TABLE_PROPERTIES');
+  // Ingest takes the same lock as clustering (LOCK_TABLE), so the two never write the timeline at once.
+  const tableProperties = new Map([...lockTableDefaults(env, (key) => given.has(key)), ...given]);
+  return { tablePath, tableProperties, ingestPrefix, errorPrefix: `${errorPrefix}/`, defaultFormat: format };
 }
 
 // ---- events ----

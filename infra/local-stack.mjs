@@ -173,21 +173,33 @@ async function startDynamoDbLocal({ java, jar, libDir }, logDir, env) {
 }
 
 /**
+ * A command-line tool from the machine image's Python (moto_server, cfn-lint): a real script on PATH, else one in
+ * pyenv's versions/<version>/bin (a pyenv shim only works when the selected Python version has the tool), else the shim.
+ * @param {string} name
+ * @param {string} installHint
+ * @param {NodeJS.ProcessEnv} [env]
+ * @returns {{ file: string, args: string[] }}
+ */
+export function findPythonTool(name, installHint, env = process.env) {
+  const pyenvRoot = nonEmpty(env.PYENV_ROOT) ?? join(homedir(), '.pyenv');
+  const onPath = findAllOnPath(name, env);
+  const realOnPath = onPath.filter((file) => !file.includes(`${join('.pyenv', 'shims')}`) && !file.startsWith(join(pyenvRoot, 'shims')));
+  if (realOnPath[0] !== undefined) return { file: realOnPath[0], args: [] };
+  const inPyenvVersions = pyenvVersionBins(pyenvRoot, name);
+  if (inPyenvVersions[0] !== undefined) return { file: inPyenvVersions[0], args: [] };
+  if (onPath[0] !== undefined) return { file: onPath[0], args: [] };
+  throw new Error(`${name} not found on PATH nor in pyenv's versions (${installHint})`);
+}
+
+/**
  * @param {NodeJS.ProcessEnv} env
  * @returns {{ file: string, args: string[] }}
  */
 function findMotoServer(env) {
-  const pyenvRoot = nonEmpty(env.PYENV_ROOT) ?? join(homedir(), '.pyenv');
-  const onPath = findAllOnPath('moto_server', env);
-  // A pyenv shim only works when the selected Python version has moto; the real scripts always do.
-  const realOnPath = onPath.filter((file) => !file.includes(`${join('.pyenv', 'shims')}`) && !file.startsWith(join(pyenvRoot, 'shims')));
-  if (realOnPath[0] !== undefined) return { file: realOnPath[0], args: [] };
-  const inPyenvVersions = pyenvVersionBins(pyenvRoot, 'moto_server');
-  if (inPyenvVersions[0] !== undefined) return { file: inPyenvVersions[0], args: [] };
-  if (onPath[0] !== undefined) return { file: onPath[0], args: [] };
-  throw new Error(
-    "moto_server not found on PATH nor in pyenv's versions: the local stack needs it for S3 and SQS " +
-      "(install it with `pip install 'moto[server]'`, or set AWS_ENDPOINT_URL_S3 and AWS_ENDPOINT_URL_SQS to running services)",
+  return findPythonTool(
+    'moto_server',
+    "the local stack needs it for S3 and SQS: install it with `pip install 'moto[server]'`, or set AWS_ENDPOINT_URL_S3 and AWS_ENDPOINT_URL_SQS to running services",
+    env,
   );
 }
 

@@ -9,17 +9,15 @@ import { test } from 'node:test';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { DEFAULT_MEMORY_MB, FUNCTION_SUBSTITUTIONS, loadDefinition, taskFunctions } from '../lib/serverless/local-state-machine.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
+// @ts-expect-error: plain JavaScript module without types
+import { findPythonTool } from '../infra/local-stack.mjs';
 
 const TEMPLATE = join(REPO_ROOT, 'template.yaml');
 const DEFINITION = join(REPO_ROOT, 'infra', 'state-machine.asl.json');
 
-test('template.yaml passes cfn-lint', (t) => {
-  const probe = spawnSync('cfn-lint', ['--version'], { encoding: 'utf8' });
-  if (probe.error !== undefined || probe.status !== 0) {
-    t.skip('cfn-lint is not installed (pip install cfn-lint)');
-    return;
-  }
-  const result = spawnSync('cfn-lint', [TEMPLATE], { encoding: 'utf8' });
+test('template.yaml passes cfn-lint', () => {
+  const cfnLint = findPythonTool('cfn-lint', 'the template check needs it: pip install cfn-lint');
+  const result = spawnSync(cfnLint.file, [...cfnLint.args, TEMPLATE], { encoding: 'utf8' });
   assert.equal(result.status, 0, `${result.stdout}${result.stderr}`);
 });
 

@@ -11,6 +11,7 @@ import { HudiError } from '../errors.js';
 import { lockProviderFor } from '../lock/index.js';
 import { openStorage } from '../storage/index.js';
 import { HudiTable } from '../table.js';
+import { writeConfigFromProperties } from '../writer/write-config.js';
 import { err, out, parseCommandArgs, readPropsFile, type Command } from './args.js';
 
 const MIB = 1024 * 1024;
@@ -19,7 +20,8 @@ const size = (bytes: number): string => (bytes >= MIB ? `${(bytes / MIB).toFixed
 export const clusterCommand: Command = {
   name: 'cluster',
   summary: 'cluster small files (and sort them) like Hudi\'s HoodieClusteringJob: schedule a plan, execute one, or both',
-  usage: 'cluster <table> --mode schedule|execute|scheduleAndExecute [--instant T] [--props FILE] [--force] [--memory-limit 2GB] [--temp-dir DIR] [--json]',
+  usage: 'cluster <table> --mode schedule|execute|scheduleAndExecute [--instant T] [--props FILE] [--force] [--memory-limit 2GB] [--temp-dir DIR] [--json]\n' +
+    '  cluster <table> --via-state-machine local|<ARN> [--props FILE] [--force] [--json]   (the whole run through the Step Functions definition)',
   async run(args) {
     const { values, positionals } = parseCommandArgs('cluster', args, {
       mode: { type: 'string' },
@@ -29,7 +31,9 @@ export const clusterCommand: Command = {
       'memory-limit': { type: 'string' },
       'temp-dir': { type: 'string' },
       json: { type: 'boolean' },
+      'via-state-machine': { type: 'string' },
     }, ['table']);
+    if (values['via-state-machine'] !== undefined) return runViaStateMachine(positionals[0]!, values['via-state-machine'], values);
     const mode = values.mode as ClusteringJobMode | undefined;
     if (mode === undefined || !CLUSTERING_JOB_MODES.includes(mode)) {
       throw new HudiError(`--mode ${values.mode ?? '(missing)'} is not a clustering mode`, { fix: `use --mode ${CLUSTERING_JOB_MODES.join(' | ')}` });
@@ -59,6 +63,7 @@ export const clusterCommand: Command = {
         engine,
         ...(values['temp-dir'] === undefined ? {} : { tempDir: values['temp-dir'] }),
         onProgress: err,
+        bloom: writeConfigFromProperties(props, values.props ?? 'properties').bloom,
       });
       if (values.json) {
         out(JSON.stringify({ scheduled: result.scheduled ?? null, instantTime: result.instantTime ?? null, report: result.commit?.report ?? null }));
@@ -76,6 +81,29 @@ export const clusterCommand: Command = {
     }
   },
 };
+
+/** `--via-state-machine`: schedule, the Map over groups and commit, run by the state machine (local or deployed). */
+async function runViaStateMachine(tablePath: string, stateMachine: string, values: { props?: string; force?: boolean; json?: boolean; mode?: string; instant?: string }): Promise<number> {
+  if ((values.mode !== undefined && values.mode !== 'scheduleAndExecute') || values.instant !== undefined) {
+    throw new HudiError('--via-state-machine runs a whole clustering (schedule and execute); it takes no --instant or other --mode', { fix: 'drop --mode/--instant, or run without --via-state-machine' });
+  }
+  const props = values.props === undefined ? new Map<string, string>() : await readPropsFile(values.props);
+  // Loaded on demand: the local Step Functions interpreter is only needed here.
+  const { clusterViaStateMachine } = await import('../serverless/via-state-machine.js');
+  const { formatCostEstimate } = await import('../serverless/cost.js');
+  const result = await clusterViaStateMachine(tablePath, { stateMachine, properties: Object.fromEntries(props), force: values.force === true, onProgress: err });
+  const output = result.output as { status?: string; report?: Parameters<typeof formatClusteringReport>[0] } | undefined;
+  if (values.json) out(JSON.stringify({ status: result.status, executionArn: result.executionArn, output: result.output, error: result.error ?? null, cost: result.cost ?? null }));
+  else {
+    if (output?.report !== undefined) process.stdout.write(formatClusteringReport(output.report));
+    else out(`${result.status}: ${output?.status ?? result.error ?? ''}`);
+    if (result.cost !== undefined) process.stdout.write(formatCostEstimate(result.cost));
+  }
+  if (result.status !== 'SUCCEEDED') {
+    throw new HudiError(`the clustering execution ${result.executionArn} ended ${result.status}: ${result.error ?? ''} ${result.cause ?? ''}`.trim(), { fix: 'see `show-clustering` for the pending plan; the README says how to retry or roll it back' });
+  }
+  return 0;
+}
 
 function planLines(plan: ClusteringPlanSummary): string[] {
   const state = plan.state === 'COMPLETED' ? 'completed' : `${plan.state.toLowerCase()} (pending)`;

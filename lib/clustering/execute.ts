@@ -25,6 +25,7 @@ import { HEARTBEAT_INTERVAL_MS, heartbeatPath } from '../timeline/heartbeat.js';
 import { createMarker } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
 import { transitionToInflight } from '../timeline/transitions.js';
+import type { BloomFilterOptions } from '../writer/bloom-filter.js';
 import { hudiFooter } from '../writer/footer.js';
 import type { ClusteringConfig } from './config.js';
 import { assertClusteringPending, groupPartition, groupResultPath, loadClusteringInstant, planSortColumns, sliceStoragePath } from './plan-files.js';
@@ -43,6 +44,8 @@ export interface ExecuteGroupOptions {
   readonly uploadConcurrency?: number;
   /** hoodie.parquet.block.size: target row group bytes (default 120 MB; capped to fit the engine's memory). */
   readonly parquetBlockBytes?: number;
+  /** hoodie.index.bloom.* / hoodie.bloom.index.filter.*: the footers' bloom filter, as the writer's (default Hudi's). */
+  readonly bloom?: Partial<BloomFilterOptions>;
 }
 
 /** How a group's rows were ordered. */
@@ -228,7 +231,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
         ...sorting,
         outputs,
         rowGroupSize: rowGroupRows(inputBytes, inputRows, ranges[0]!.rowCount, blockBytes),
-        ...(populateMetaFields ? { footerFromColumn: { column: RECORD_KEY, build: (keys: Iterable<string>) => hudiFooter(keys, schemaWithMeta) } } : {}),
+        ...(populateMetaFields ? { footerFromColumn: { column: RECORD_KEY, build: (keys: Iterable<string>) => hudiFooter(keys, schemaWithMeta, options.bloom === undefined ? {} : { bloom: options.bloom }) } } : {}),
       });
       copyMs = Date.now() - copyStarted;
       const outputStats = await engine.columnStats(outputs.map((output) => output.file));

@@ -36,6 +36,7 @@ import { tmpdir } from 'node:os';
 import { HudiError } from '../errors.js';
 import type { ParquetEngine, ParquetEngineOptions } from '../engine/parquet-engine.js';
 import type { LockProvider } from '../lock/port.js';
+import type { BloomFilterOptions } from '../writer/bloom-filter.js';
 import type { HudiTable } from '../table.js';
 import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
 import { commit, type CommitResult } from './commit.js';
@@ -64,6 +65,8 @@ export interface ClusteringJobOptions {
   /** Run groups that already have a result again instead of reusing it (default false). */
   readonly rerunFinishedGroups?: boolean;
   readonly lockWaitMs?: number;
+  /** The output files' bloom filter settings (from hoodie.index.bloom.*; default Hudi's). */
+  readonly bloom?: Partial<BloomFilterOptions>;
 }
 
 export interface ClusteringJobResult {
@@ -130,7 +133,9 @@ export async function runClusteringJob(table: HudiTable, options: ClusteringJobO
       progress(`group ${index + 1}/${total} already done by an earlier attempt`);
       continue;
     }
-    const result = await executeGroup(current, instantTime, index, { engine: options.engine, tempDir: options.tempDir ?? tmpdir(), config: options.config });
+    const result = await executeGroup(current, instantTime, index, {
+      engine: options.engine, tempDir: options.tempDir ?? tmpdir(), config: options.config, ...(options.bloom === undefined ? {} : { bloom: options.bloom }),
+    });
     results.push(result);
     executedGroups.push(index);
     const outputRows = result.writeStats.reduce((sum, stat) => sum + stat.numWrites, 0);

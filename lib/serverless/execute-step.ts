@@ -13,6 +13,7 @@ import { HudiError } from '../errors.js';
 import { openTableAndLock } from './clients.js';
 import { asObject, executionInputOf, optionalString, requiredIndex, requiredString } from './events.js';
 import type { StepDependencies } from './plan-step.js';
+import { writeConfigFromProperties } from '../writer/write-config.js';
 import { ENV, resolveStepSettings, type ClusteringExecutionInput } from './settings.js';
 
 export interface ExecuteGroupInput extends ClusteringExecutionInput {
@@ -73,6 +74,7 @@ export async function executeGroupStep(input: ExecuteGroupInput, deps: ExecuteGr
       tempDir: join(scratch, 'work'),
       config: settings.clustering,
       ...(blockBytes === undefined ? {} : { parquetBlockBytes: blockBytes }),
+      bloom: writeConfigFromProperties(settings.jobProperties, ENV.clusteringProperties).bloom,
     });
     deps.log.info('group done', {
       instant: input.instant,

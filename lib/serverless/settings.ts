@@ -125,17 +125,25 @@ export function resolveStepSettings(env: Environment, event: { tablePath?: strin
     event: overrides,
   });
 
-  const jobProperties = new Map<string, string>();
-  const lockTable = nonEmpty(env[ENV.lockTable]);
   const chooses = (key: string): boolean => fileProperties.has(key) || Object.hasOwn(overrides, key);
-  // LOCK_TABLE is a default: properties that name a provider or a lock table win.
-  if (lockTable !== undefined && !chooses(LOCK_PROPERTY.provider) && !chooses(LOCK_PROPERTY.dynamoDbTable)) {
-    jobProperties.set(LOCK_PROPERTY.provider, DYNAMODB_LOCK_PROVIDER);
-    jobProperties.set(LOCK_PROPERTY.dynamoDbTable, lockTable);
-  }
+  const jobProperties = lockTableDefaults(env, chooses);
   for (const [key, value] of fileProperties) jobProperties.set(key, value);
   for (const [key, value] of Object.entries(overrides)) jobProperties.set(key, propertyText(key, value, 'execution input properties'));
   return { tablePath, clustering: config, warnings, overrides, jobProperties };
+}
+
+/**
+ * LOCK_TABLE as a default: Hudi's DynamoDBBasedLockProvider on that table, unless the properties (`chooses`)
+ * name a provider or a lock table themselves. Every function that touches the timeline uses it, ingest included.
+ */
+export function lockTableDefaults(env: Environment, chooses: (key: string) => boolean): Map<string, string> {
+  const defaults = new Map<string, string>();
+  const lockTable = nonEmpty(env[ENV.lockTable]);
+  if (lockTable !== undefined && !chooses(LOCK_PROPERTY.provider) && !chooses(LOCK_PROPERTY.dynamoDbTable)) {
+    defaults.set(LOCK_PROPERTY.provider, DYNAMODB_LOCK_PROVIDER);
+    defaults.set(LOCK_PROPERTY.dynamoDbTable, lockTable);
+  }
+  return defaults;
 }
 
 /** The lock's properties: the table's hoodie.properties, then the job's (LOCK_TABLE, CLUSTERING_PROPERTIES, event). */
