@@ -1,6 +1,6 @@
 /**
  * Serverless clustering: the Lambda steps (functions/*.ts are thin shells over these), the trigger, the local
- * state-machine runner and `cluster --via-state-machine`. See docs/serverless.md.
+ * state-machine runner and `cluster --via-state-machine`. See README.md.
  */
 export { clusterViaStateMachine, type ViaStateMachineOptions, type ViaStateMachineResult } from './via-state-machine.js';
 export {
