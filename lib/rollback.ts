@@ -107,16 +107,8 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
     options.lock,
     async (lease) => {
       const timeline = await loadTimeline(storage);
-      const pending = await findPendingRollback(storage, timeline, instantTime);
-      if (pending !== undefined) {
-        assertNotCompletedSince(storage, timeline, instantTime, pending.rollback.time);
-        return executeRollback(storage, lease, pending.rollback, pending.plan, {
-          handling: 'delete-inflight-and-requested',
-          outcome: 'resumed',
-          filesFrom: 'pending-plan',
-          ignoredMarkers: [],
-        });
-      }
+      const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'delete-inflight-and-requested');
+      if (resumed !== undefined) return resumed;
 
       const target = writeInstantAt(timeline, instantTime);
       if (target === undefined) {
@@ -147,6 +139,16 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
   );
 }
 
+/** Finish a rollback of `instantTime` that a crash interrupted (Hudi re-executes a pending rollback instant). */
+async function resumePendingRollback(
+  storage: Storage, lease: LockLease, timeline: Timeline, instantTime: string, handling: InstantFileHandling,
+): Promise<RollbackResult | undefined> {
+  const pending = await findPendingRollback(storage, timeline, instantTime);
+  if (pending === undefined) return undefined;
+  assertNotCompletedSince(storage, timeline, instantTime, pending.rollback.time);
+  return executeRollback(storage, lease, pending.rollback, pending.plan, { handling, outcome: 'resumed', filesFrom: 'pending-plan', ignoredMarkers: [] });
+}
+
 /**
  * Prepare a failed clustering for a retry of the same plan, as Hudi's rollbackInflightClustering does before it
  * re-executes a pending clustering: delete the files the failed attempt wrote and its `.replacecommit.inflight`,
@@ -168,16 +170,8 @@ export async function rollbackInflightClustering(
     options.lock,
     async (lease) => {
       const timeline = await loadTimeline(storage);
-      const pending = await findPendingRollback(storage, timeline, instantTime);
-      if (pending !== undefined) {
-        assertNotCompletedSince(storage, timeline, instantTime, pending.rollback.time);
-        return executeRollback(storage, lease, pending.rollback, pending.plan, {
-          handling: 'keep-requested',
-          outcome: 'resumed',
-          filesFrom: 'pending-plan',
-          ignoredMarkers: [],
-        });
-      }
+      const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'keep-requested');
+      if (resumed !== undefined) return resumed;
 
       const target = timeline.instants.find((i) => i.time === instantTime && i.action === 'replacecommit');
       if (target === undefined) throw notOnTimeline(storage, timeline, instantTime, 'replacecommit');

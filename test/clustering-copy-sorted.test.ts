@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { duckdb } from './helpers/duckdb.js';
 import { after, before, describe, test } from 'node:test';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { openParquetEngine, type OutputRange, type ParquetEngine, type SortColumnBatch, type SortColumnDescription } from '../lib/engine/parquet-engine.js';
 import { HudiError } from '../lib/errors.js';
 
@@ -16,16 +16,6 @@ let engine: ParquetEngine;
 let first: string;
 let second: string;
 
-async function duckdb(sql: string): Promise<void> {
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  try {
-    await connection.run(sql);
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-}
 
 function rowsSql(from: number, count: number): string {
   return `SELECT 'k' || lpad(range::VARCHAR, 4, '0') AS _hoodie_record_key, 'old' AS _hoodie_file_name, 'c_' || range AS _hoodie_commit_seqno,

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SAMPLE_TABLES } from './helpers/fixtures.js';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { HudiError } from '../lib/errors.js';
+import { duckdb } from './helpers/duckdb.js';
 import { describeParquetType, openParquetEngine } from '../lib/engine/parquet-engine.js';
 import type { ParquetColumnInfo, ParquetEngine } from '../lib/engine/parquet-engine.js';
 import {
@@ -34,17 +34,6 @@ async function parquetFiles(directory: string): Promise<string[]> {
     .sort();
 }
 
-/** Runs SQL on a throwaway DuckDB to build inputs the fixtures lack. */
-async function duckdb(sql: string): Promise<void> {
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  try {
-    await connection.run(sql);
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-}
 
 function leaf(schema: readonly ParquetColumnInfo[], ...path: string[]): ParquetColumnInfo {
   const found = schema.find((column) => column.path.join('.') === path.join('.'));

@@ -21,7 +21,7 @@ import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
 import { newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
-import { HEARTBEAT_INTERVAL_MS, heartbeatPath } from '../timeline/heartbeat.js';
+import { startHeartbeat } from '../timeline/heartbeat.js';
 import { createMarker } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
 import { transitionToInflight } from '../timeline/transitions.js';
@@ -182,7 +182,9 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   const schemaWithMeta = JSON.stringify(withMetaFields((await tableSchema(table)).schema));
   const populateMetaFields = table.config.populateMetaFields;
 
-  const beat = await beatHeart(storage, instantTime);
+  // Keeps `.hoodie/.heartbeat/<instant>` fresh so a rollback does not take the instant for dead; other groups of
+  // the instant may still run, so the file stays when this group ends (the commit removes it).
+  const beat = await startHeartbeat(storage, instantTime, { keepFile: true });
   await ensureInflight(storage, instantTime);
   await mkdir(options.tempDir, { recursive: true });
   const workDir = await mkdtemp(join(options.tempDir, `cluster-${instantTime}-${groupIndex}-`));
@@ -300,7 +302,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   } catch (error) {
     throw withTableLocations(error, staged.toUri);
   } finally {
-    beat.stop();
+    await beat.stop();
     await staged.cleanup();
     await rm(workDir, { recursive: true, force: true });
   }
@@ -333,20 +335,6 @@ async function ensureInflight(storage: Storage, instantTime: string): Promise<vo
   }
 }
 
-/**
- * Keep `.hoodie/.heartbeat/<instant>` fresh while the group runs, so a rollback does not take the instant for dead.
- * Unlike a single writer's heartbeat it is not deleted when the group ends: other groups of the instant may still
- * be running. The commit removes it.
- */
-async function beatHeart(storage: Storage, instantTime: string): Promise<{ stop(): void }> {
-  const path = heartbeatPath(instantTime);
-  await storage.put(path, '');
-  const timer = setInterval(() => {
-    storage.put(path, '').catch(() => undefined);
-  }, HEARTBEAT_INTERVAL_MS);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
-}
 
 /** A straggling retry must not add files to a clustering that completed while it ran. */
 async function assertNotCompletedMeanwhile(storage: Storage, instantTime: string): Promise<void> {

@@ -48,7 +48,7 @@ import {
   TIMESTAMP_MS,
   TIMESTAMP_NS,
 } from '@duckdb/node-api';
-import type { DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBResultReader, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import { errorMessage, HudiError, NotFoundError } from '../errors.js';
 import {
   bytesToJson,
@@ -395,17 +395,7 @@ class DuckDBParquetEngine implements ParquetEngine {
       }
       const limit = options.limit === undefined ? '' : ` LIMIT ${nonNegativeInteger(options.limit, 'limit')}`;
       const sql = `SELECT ${wanted.map(sqlIdentifier).join(', ')} FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS})${limit}`;
-      const reader = await this.guard(files, () => this.connection.runAndReadAll(sql));
-      const names = reader.columnNames();
-      const types = reader.columnTypes();
-      const rows = reader.getRows().map((values) => {
-        const row: Row = {};
-        names.forEach((name, index) => {
-          row[name] = duckValueToJson(values[index] ?? null, types[index]);
-        });
-        return row;
-      });
-      return { columns: names, rows };
+      return rowSetOf(await this.guard(files, () => this.connection.runAndReadAll(sql)));
     });
   }
 
@@ -767,17 +757,7 @@ class DuckDBParquetEngine implements ParquetEngine {
       const hashed = [...options.hashColumns.map(sqlIdentifier), String(seed)].join(', ');
       const sql = `SELECT ${options.columns.map(sqlIdentifier).join(', ')} FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS})
                    ORDER BY hash(${hashed}), ${options.columns.map(sqlIdentifier).join(', ')} LIMIT ${nonNegativeInteger(options.count, 'count')}`;
-      const reader = await this.guard(files, () => this.connection.runAndReadAll(sql));
-      const names = reader.columnNames();
-      const types = reader.columnTypes();
-      const rows = reader.getRows().map((values) => {
-        const row: Row = {};
-        names.forEach((name, index) => {
-          row[name] = duckValueToJson(values[index] ?? null, types[index]);
-        });
-        return row;
-      });
-      return { columns: names, rows };
+      return rowSetOf(await this.guard(files, () => this.connection.runAndReadAll(sql)));
     });
   }
 
@@ -1060,6 +1040,20 @@ function sortKeySql(key: SortKey, columns: readonly ColumnDescription[]): string
 
 const POSITIVE_INFINITY_TEXT = 'infinity';
 const NEGATIVE_INFINITY_TEXT = '-infinity';
+
+/** A query's rows as JSON-ready values (row-format.ts rules), with the column names in order. */
+function rowSetOf(reader: DuckDBResultReader): RowSet {
+  const names = reader.columnNames();
+  const types = reader.columnTypes();
+  const rows = reader.getRows().map((values) => {
+    const row: Row = {};
+    names.forEach((name, index) => {
+      row[name] = duckValueToJson(values[index] ?? null, types[index]);
+    });
+    return row;
+  });
+  return { columns: names, rows };
+}
 
 function duckValueToJson(value: DuckDBValue, type: DuckDBType | undefined): JsonValue {
   if (value === null) return null;

@@ -13,11 +13,16 @@ export function heartbeatPath(instantTime: string): string {
 }
 
 export interface Heartbeat {
-  /** Stop beating and remove the file (the write ended, committed or rolled back). */
+  /** Stop beating and, unless `keepFile` was set, remove the file (the write ended, committed or rolled back). */
   stop(): Promise<void>;
 }
 
-export async function startHeartbeat(storage: Storage, instantTime: string, intervalMs = HEARTBEAT_INTERVAL_MS): Promise<Heartbeat> {
+/**
+ * Beat for an instant. `keepFile`: leave the file when stopping — a clustering group does, since other groups of the
+ * instant may still run; the commit removes it.
+ */
+export async function startHeartbeat(storage: Storage, instantTime: string, options: { intervalMs?: number; keepFile?: boolean } = {}): Promise<Heartbeat> {
+  const intervalMs = options.intervalMs ?? HEARTBEAT_INTERVAL_MS;
   const path = heartbeatPath(instantTime);
   await storage.put(path, '');
   const timer = setInterval(() => {
@@ -28,7 +33,7 @@ export async function startHeartbeat(storage: Storage, instantTime: string, inte
   return {
     async stop() {
       clearInterval(timer);
-      await storage.delete([path]).catch(() => undefined);
+      if (!options.keepFile) await storage.delete([path]).catch(() => undefined);
     },
   };
 }
