@@ -108,6 +108,26 @@ describe('copySorted output columns and footers', () => {
     assert.deepEqual((await engine.readFooter(outputs[1]!.file)).keyValues, { count: '7', min: 'k0000', file: 'c2.parquet' });
   });
 
+  test('one output of every row: written in one sorted COPY, the footer built alongside and patched in', async () => {
+    const file = join(workDir, 'single.parquet');
+    let seen: string[] = [];
+    const result = await engine.copySorted({
+      inputs: [first, second],
+      orderBy: [{ column: 'id', descending: true }],
+      outputs: [{ file, rowStart: 0, rowCount: 10, keyValues: { given: 'yes' }, constantColumns: { _hoodie_file_name: 'renamed' } }],
+      rowGroupSize: 4,
+      footerFromColumn: { column: '_hoodie_record_key', build: (values) => ((seen = [...values].sort()), { count: String(seen.length), first: seen[0]! }) },
+    });
+    assert.equal(result.outputs[0]!.rowCount, 10);
+    const { rows } = await engine.readRows([file]);
+    assert.deepEqual(rows.map((row) => row.id), [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    assert.ok(rows.every((row) => row._hoodie_file_name === 'renamed'));
+    assert.equal(seen.length, 10);
+    const footer = await engine.readFooter(file);
+    assert.deepEqual(footer.keyValues, { given: 'yes', count: '10', first: seen[0] });
+    assert.equal(footer.numRows, 10);
+  });
+
   test('reads footer values holding NUL characters value by value', async () => {
     const input = join(workDir, 'nul.parquet');
     await duckdb(`COPY (SELECT 'a' || chr(0) || range AS k, range AS id FROM range(3) UNION ALL SELECT 'plain', 9) TO '${input}' (FORMAT parquet)`);

@@ -521,16 +521,33 @@ class DuckDBParquetEngine implements ParquetEngine {
         await this.loadRanks(ranksTable, request.rowRanks);
         rankJoin = `JOIN ${ranksTable} USING (${sqlIdentifier(INPUT_ROW_COLUMN)})`;
       }
-      await this.guard(inputs, () =>
-        this.connection.run(
-          `CREATE TEMP TABLE ${table} AS
-           SELECT ${projection.join(', ')}, ${rankExpression} AS ${sqlIdentifier(RANK_COLUMN)}
+      const sortedSource = `SELECT ${projection.join(', ')}, ${rankExpression} AS ${sqlIdentifier(RANK_COLUMN)}
            FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
                  FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}, file_row_number = true, filename = ${sqlString(SOURCE_FILE_COLUMN)})
                  JOIN ${filesTable} USING (${sqlIdentifier(SOURCE_FILE_COLUMN)})) AS source
-           ${rankJoin}`,
-        ),
-      );
+           ${rankJoin}`;
+      const single = outputs[0]!;
+      if (outputs.length === 1 && single.rowStart === 0 && single.rowCount === totalInputRows && single.sequenceColumns === undefined) {
+        // One output holding every row: sort and write in one COPY (as DuckDB alone would), while a second
+        // connection reads the footer column, in any order, for the footer (bloom filter, min/max keys).
+        await mkdir(dirname(single.file), { recursive: true });
+        written.push(single.file);
+        const footer = request.footerFromColumn;
+        // Input order needs no sort: DuckDB scans the files in list order, rows in file order.
+        const query = rankExpression === inputRow
+          ? `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}))`
+          : `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (${sortedSource}) ORDER BY ${sqlIdentifier(RANK_COLUMN)}`;
+        const [, footerKeyValues] = await Promise.all([
+          this.guard(inputs, () => this.copyTo(query, single.file, rowGroupSize, footer === undefined ? single.keyValues : {})),
+          // The footer (bloom filter: JavaScript on this thread) is built while DuckDB's threads write the file.
+          footer === undefined ? Promise.resolve(undefined) : this.guard(inputs, () => this.columnValuesOnSide(inputs, footer.column)).then((values) => footer.build(values, single)),
+        ]);
+        const result = await this.finishOutput(single, inputFields);
+        if (footerKeyValues !== undefined) await setFooterKeyValues(single.file, { ...single.keyValues, ...footerKeyValues });
+        assertCompatible([result], request.onTypeMismatch);
+        return { totalInputRows, outputs: [result] };
+      }
+      await this.guard(inputs, () => this.connection.run(`CREATE TEMP TABLE ${table} AS ${sortedSource}`));
       const results: CopySortedOutput[] = [];
       for (const output of outputs) {
         const keyValues = request.footerFromColumn === undefined
@@ -540,28 +557,24 @@ class DuckDBParquetEngine implements ParquetEngine {
         written.push(output.file);
         results.push(await this.writeRange(table, columns, { ...output, keyValues }, rowGroupSize, inputFields));
       }
-      const incompatible = results.flatMap((result) =>
-        result.deviations.filter((deviation) => !deviation.compatible).map((deviation) => ({ file: result.file, deviation })),
-      );
-      if (incompatible.length > 0 && (request.onTypeMismatch ?? 'throw') === 'throw') {
-        const first = incompatible[0]!;
-        throw new HudiError(
-          `written Parquet types differ from the input's: ${incompatible
-            .map(({ deviation }) => `${deviation.column} ${deviation.input} → ${deviation.output}`)
-            .filter((text, index, all) => all.indexOf(text) === index)
-            .join('; ')}`,
-          {
-            location: first.file,
-            fix: 'this engine cannot keep that type; cluster these files with Spark, or pass onTypeMismatch "report" to accept the change',
-          },
-        );
-      }
+      assertCompatible(results, request.onTypeMismatch);
       return { totalInputRows, outputs: results };
     } catch (error) {
       await Promise.all(written.map((file) => rm(file, { force: true })));
       throw error;
     } finally {
       for (const name of [table, ranksTable, filesTable]) await this.connection.run(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
+    }
+  }
+
+  /** One column's non-null values of some files, read on a connection of its own (so it runs beside a COPY). */
+  private async columnValuesOnSide(files: readonly string[], column: string): Promise<string[]> {
+    const side = await this.instance.connect();
+    try {
+      const reader = await side.runAndReadAll(`SELECT ${sqlIdentifier(column)} FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}) WHERE ${sqlIdentifier(column)} IS NOT NULL`);
+      return (reader.getColumnsJS()[0] ?? []).map(String);
+    } finally {
+      side.closeSync();
     }
   }
 
@@ -637,34 +650,33 @@ class DuckDBParquetEngine implements ParquetEngine {
     inputFields: ReadonlyMap<string, TypeNode>,
   ): Promise<CopySortedOutput> {
     const rank = sqlIdentifier(RANK_COLUMN);
+    await this.copyTo(
+      `SELECT ${outputColumnsSql(columns, output).join(', ')} FROM ${table}
+       WHERE ${rank} >= ${output.rowStart} AND ${rank} < ${output.rowStart + output.rowCount}
+       ORDER BY ${rank}`,
+      output.file, rowGroupSize, output.keyValues,
+    );
+    return this.finishOutput(output, inputFields);
+  }
+
+  /** COPY a query to one Parquet file (Hudi's footer key/values included when given). */
+  private async copyTo(query: string, file: string, rowGroupSize: number, keyValues: Readonly<Record<string, string>>, connection = this.connection): Promise<void> {
     const options = ['FORMAT parquet', 'COMPRESSION snappy', `ROW_GROUP_SIZE ${rowGroupSize}`, 'PARQUET_VERSION v1'];
-    const keyValues = Object.entries(output.keyValues);
-    if (keyValues.length > 0) {
-      options.push(`KV_METADATA {${keyValues.map(([key, value]) => `${sqlString(key)}: ${sqlString(value)}`).join(', ')}}`);
-    }
-    const selected = columns.map((column) => {
-      const quoted = sqlIdentifier(column.name);
-      const constant = output.constantColumns?.[column.name];
-      if (constant !== undefined) return `CAST(${sqlString(constant)} AS VARCHAR) AS ${quoted}`;
-      const prefix = output.sequenceColumns?.[column.name];
-      if (prefix !== undefined) return `${sqlString(prefix)} || CAST(${rank} - ${output.rowStart} AS VARCHAR) AS ${quoted}`;
-      return quoted;
-    });
+    const entries = Object.entries(keyValues);
+    if (entries.length > 0) options.push(`KV_METADATA {${entries.map(([key, value]) => `${sqlString(key)}: ${sqlString(value)}`).join(', ')}}`);
     try {
-      await this.connection.run(
-        `COPY (SELECT ${selected.join(', ')} FROM ${table}
-               WHERE ${rank} >= ${output.rowStart} AND ${rank} < ${output.rowStart + output.rowCount}
-               ORDER BY ${rank})
-         TO ${sqlString(output.file)} (${options.join(', ')})`,
-      );
+      await connection.run(`COPY (${query}) TO ${sqlString(file)} (${options.join(', ')})`);
     } catch (cause) {
       throw new HudiError(`could not write Parquet file: ${duckdbReason(cause)}`, {
-        location: output.file,
+        location: file,
         fix: 'check free space and permissions where the output and the temp directory are',
         cause,
       });
     }
+  }
 
+  /** After a COPY: give the file the input's Parquet types, and check its row count. */
+  private async finishOutput(output: OutputRange, inputFields: ReadonlyMap<string, TypeNode>): Promise<CopySortedOutput> {
     let outputFields = topLevelFields((await this.schemas([output.file])).get(output.file) ?? []);
     const repairs = planTypeRepairs(inputFields, outputFields);
     if (repairs.length > 0) {
@@ -1040,6 +1052,37 @@ function sortKeySql(key: SortKey, columns: readonly ColumnDescription[]): string
 
 const POSITIVE_INFINITY_TEXT = 'infinity';
 const NEGATIVE_INFINITY_TEXT = '-infinity';
+
+/** An output's columns: constants (the new `_hoodie_file_name`) and sequences (rewritten seqno) replace inputs. */
+function outputColumnsSql(columns: readonly ColumnDescription[], output: OutputRange): string[] {
+  const rank = sqlIdentifier(RANK_COLUMN);
+  return columns.map((column) => {
+    const quoted = sqlIdentifier(column.name);
+    const constant = output.constantColumns?.[column.name];
+    if (constant !== undefined) return `CAST(${sqlString(constant)} AS VARCHAR) AS ${quoted}`;
+    const prefix = output.sequenceColumns?.[column.name];
+    if (prefix !== undefined) return `${sqlString(prefix)} || CAST(${rank} - ${output.rowStart} AS VARCHAR) AS ${quoted}`;
+    return quoted;
+  });
+}
+
+/** Outputs whose Parquet types readers would see differently from the input's fail the copy (unless 'report'). */
+function assertCompatible(results: readonly CopySortedOutput[], onTypeMismatch: CopySortedRequest['onTypeMismatch']): void {
+  const incompatible = results.flatMap((result) =>
+    result.deviations.filter((deviation) => !deviation.compatible).map((deviation) => ({ file: result.file, deviation })),
+  );
+  if (incompatible.length === 0 || (onTypeMismatch ?? 'throw') !== 'throw') return;
+  throw new HudiError(
+    `written Parquet types differ from the input's: ${incompatible
+      .map(({ deviation }) => `${deviation.column} ${deviation.input} → ${deviation.output}`)
+      .filter((text, index, all) => all.indexOf(text) === index)
+      .join('; ')}`,
+    {
+      location: incompatible[0]!.file,
+      fix: 'this engine cannot keep that type; cluster these files with Spark, or pass onTypeMismatch "report" to accept the change',
+    },
+  );
+}
 
 /** A query's rows as JSON-ready values (row-format.ts rules), with the column names in order. */
 function rowSetOf(reader: DuckDBResultReader): RowSet {
@@ -1659,6 +1702,42 @@ interface RewrittenChunk {
   start: number;
   oldLength: number;
   bytes: Buffer;
+}
+
+/**
+ * Set footer key/value metadata (FileMetaData field 5) in place: only the footer is rewritten, the pages stay.
+ * Lets a footer that depends on the written rows (Hudi's bloom filter) be computed while DuckDB writes them.
+ */
+async function setFooterKeyValues(file: string, keyValues: Readonly<Record<string, string>>): Promise<void> {
+  const handle = await open(file, 'r+');
+  try {
+    const { size } = await handle.stat();
+    const tail = await readRange(handle, size - 8, 8);
+    if (!tail.subarray(4).equals(MAGIC)) throw repairError(file, 'no Parquet magic at the end');
+    const footerLength = tail.readUInt32LE(0);
+    const footerStart = size - 8 - footerLength;
+    const metadata = new CompactReader(await readRange(handle, footerStart, footerLength)).readStruct();
+    const merged = new Map<string, Uint8Array>();
+    for (const item of metadata.list(5)?.items.filter(isStruct) ?? []) {
+      const key = item.binary(1);
+      if (key !== undefined) merged.set(Buffer.from(key).toString('utf8'), item.binary(2) ?? new Uint8Array());
+    }
+    for (const [key, value] of Object.entries(keyValues)) merged.set(key, Buffer.from(value, 'utf8'));
+    const items = [...merged].map(([key, value]) => {
+      const entry = new ThriftStruct();
+      entry.set(1, THRIFT_BINARY, Buffer.from(key, 'utf8'));
+      entry.set(2, THRIFT_BINARY, value);
+      return entry;
+    });
+    metadata.set(5, THRIFT_LIST, new ThriftList(THRIFT_STRUCT, items));
+    const footer = new CompactWriter().struct(metadata).bytes();
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(footer.length, 0);
+    await handle.write(Buffer.concat([footer, length, MAGIC]), 0, undefined, footerStart);
+    await handle.truncate(footerStart + footer.length + 8);
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Re-encodes the repaired decimal column chunks and patches the footer, replacing `file` atomically. */
