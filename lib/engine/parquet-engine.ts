@@ -475,7 +475,8 @@ class DuckDBParquetEngine implements ParquetEngine {
     }
 
     const columns = await this.guard(inputs, () => this.describe(inputs));
-    for (const reserved of [...INTERNAL_COLUMNS, 'file_row_number']) {
+    const sortKeyNamed = columns.find((column) => column.name.startsWith(SORT_KEY_PREFIX));
+    for (const reserved of [...INTERNAL_COLUMNS, 'file_row_number', ...(sortKeyNamed === undefined ? [] : [sortKeyNamed.name])]) {
       if (columns.some((column) => column.name === reserved)) {
         throw new HudiError(`input has a column named "${reserved}", which copySorted uses internally`, {
           location: inputs[0],
@@ -534,9 +535,22 @@ class DuckDBParquetEngine implements ParquetEngine {
         written.push(single.file);
         const footer = request.footerFromColumn;
         // Input order needs no sort: DuckDB scans the files in list order, rows in file order.
-        const query = rankExpression === inputRow
-          ? `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}))`
-          : `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (${sortedSource}) ORDER BY ${sqlIdentifier(RANK_COLUMN)}`;
+        let query: string;
+        if (rankExpression === inputRow) {
+          query = `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}))`;
+        } else if (request.rowRanks === undefined) {
+          // ORDER BY the keys themselves: a row_number() window over them and then a sort by it costs a second sort.
+          // The keys are computed beside the projection, over the input's own (uncast) columns, as the window did.
+          const keys = (request.orderBy ?? []).map((key) => sortKeyParts(key, columns));
+          const keyColumns = keys.map((key, index) => `${key.expression} AS ${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)}`);
+          const ordering = [...keys.map((key, index) => `${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)} ${key.direction}`), `${sqlIdentifier(INPUT_ROW_COLUMN)} ASC`];
+          query = `SELECT ${outputColumnsSql(columns, single).join(', ')}
+                   FROM (SELECT ${[...projection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')}
+                         FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
+                               FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}, file_row_number = true, filename = ${sqlString(SOURCE_FILE_COLUMN)})
+                               JOIN ${filesTable} USING (${sqlIdentifier(SOURCE_FILE_COLUMN)})) AS source)
+                   ORDER BY ${ordering.join(', ')}`;
+        } else query = `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (${sortedSource}) ORDER BY ${sqlIdentifier(RANK_COLUMN)}`;
         const [, footerKeyValues] = await Promise.all([
           this.guard(inputs, () => this.copyTo(query, single.file, rowGroupSize, footer === undefined ? single.keyValues : {})),
           // The footer (bloom filter: JavaScript on this thread) is built while DuckDB's threads write the file.
@@ -571,8 +585,24 @@ class DuckDBParquetEngine implements ParquetEngine {
   private async columnValuesOnSide(files: readonly string[], column: string): Promise<string[]> {
     const side = await this.instance.connect();
     try {
-      const reader = await side.runAndReadAll(`SELECT ${sqlIdentifier(column)} FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}) WHERE ${sqlIdentifier(column)} IS NOT NULL`);
-      return (reader.getColumnsJS()[0] ?? []).map(String);
+      // Joined with NUL separators file by file (a few hundred strings instead of a million values to convert);
+      // a file whose value count does not match (a value holding NUL) is read value by value instead.
+      const quoted = sqlIdentifier(column);
+      const fileColumn = sqlString(SOURCE_FILE_COLUMN);
+      const reader = await side.runAndReadAll(
+        `SELECT ${sqlIdentifier(SOURCE_FILE_COLUMN)}, count(*), string_agg(${quoted}, chr(0))
+         FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}, filename = ${fileColumn}) WHERE ${quoted} IS NOT NULL GROUP BY ALL`,
+      );
+      const values: string[] = [];
+      for (const [file, count, joined] of reader.getRows()) {
+        let pieces = String(joined ?? '').split('\u0000', Number(count) + 1);
+        if (pieces.length !== Number(count)) {
+          const one = await side.runAndReadAll(`SELECT ${quoted} FROM read_parquet(${fileListSql([String(file)])}, ${READ_OPTIONS}) WHERE ${quoted} IS NOT NULL`);
+          pieces = (one.getColumnsJS()[0] ?? []).map(String);
+        }
+        for (const piece of pieces) values.push(piece);
+      }
+      return values;
     } finally {
       side.closeSync();
     }
@@ -845,6 +875,8 @@ const RANK_COLUMN = '__hudi_sort_rank';
 const SOURCE_FILE_COLUMN = '__hudi_source_file';
 const FILE_OFFSET_COLUMN = '__hudi_file_offset';
 const INPUT_ROW_COLUMN = '__hudi_input_row';
+/** Sort keys computed beside the output's columns for one ORDER BY (`__hudi_sort_key_0`, …). */
+const SORT_KEY_PREFIX = '__hudi_sort_key_';
 const RANK_VALUE_COLUMN = '__hudi_rank_value';
 /** Values per string_agg piece when reading a column's values for footers. */
 const JOINED_VALUES = 65_536;
@@ -1034,14 +1066,20 @@ function checkOutputRanges(outputs: readonly OutputRange[], totalRows: number): 
 }
 
 function sortKeySql(key: SortKey, columns: readonly ColumnDescription[]): string {
+  const { expression, direction } = sortKeyParts(key, columns);
+  return `${expression} ${direction}`;
+}
+
+/** A sort key's expression (over the input's columns) and its direction, apart. */
+function sortKeyParts(key: SortKey, columns: readonly ColumnDescription[]): { expression: string; direction: string } {
   const descending = typeof key !== 'string' && key.descending === true;
   const direction = descending ? 'DESC NULLS LAST' : 'ASC NULLS FIRST';
-  if (typeof key !== 'string' && 'sqlExpression' in key) return `(${key.sqlExpression}) ${direction}`;
+  if (typeof key !== 'string' && 'sqlExpression' in key) return { expression: `(${key.sqlExpression})`, direction };
   const name = typeof key === 'string' ? key : key.column;
-  if (columns.some((column) => column.name === name)) return `${sqlIdentifier(name)} ${direction}`;
+  if (columns.some((column) => column.name === name)) return { expression: sqlIdentifier(name), direction };
   const [top, ...fields] = name.split('.');
   if (top !== undefined && fields.length > 0 && columns.some((column) => column.name === top)) {
-    return `${sqlIdentifier(top)}${fields.map((field) => `[${sqlString(field)}]`).join('')} ${direction}`;
+    return { expression: `${sqlIdentifier(top)}${fields.map((field) => `[${sqlString(field)}]`).join('')}`, direction };
   }
   throw new HudiError(`no sort column ${JSON.stringify(name)}`, {
     fix: `choose from: ${columns.map((column) => column.name).join(', ')}`,
