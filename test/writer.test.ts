@@ -18,6 +18,7 @@ import { runCli, jsonLines } from './helpers/cli.js';
 import { tempDir, unzipSampleTable } from './helpers/fixtures.js';
 import { independentLatestBaseFiles, pyarrowFileInfo, pyarrowRead } from './helpers/oracle.js';
 import { s3TablePath, requireS3 } from './helpers/s3.js';
+import { duckdb } from './helpers/duckdb.js';
 
 const USERS_PROPS = new Map([
   ['hoodie.table.name', 'users'],
@@ -193,6 +194,28 @@ describe('writer: operations', () => {
     assert.equal(rows.get(3)?.['isActive'], false);
     assert.equal(rows.get(3)?.['_hoodie_record_key'], 'id:3,name:Carol');
     assert.equal(rows.get(3)?.['_hoodie_partition_path'], 'byteField=10/shortField=300');
+  });
+
+  it('a new table stores decimals as Hudi does: fixed-length bytes of Spark\'s size, matching its Avro schema', async () => {
+    const dir = tempDir();
+    const input = join(dir, 'prices.parquet');
+    await duckdb(`COPY (SELECT range::INTEGER AS id, 'p' || range AS name, (range * 1.25)::DECIMAL(10,2) AS price, [(range * 0.5)::DECIMAL(20,3)] AS history
+                      FROM range(5)) TO '${input}' (FORMAT parquet)`);
+    const table = join(dir, 'prices');
+    const props = new Map([['hoodie.table.name', 'prices'], ['hoodie.datasource.write.recordkey.field', 'id'], ['hoodie.index.bloom.num_entries', '1000']]);
+    await writeBatch(openStorage(table), { input: { file: input, format: 'parquet' }, operation: 'insert', properties: props });
+    const [info] = pyarrowFileInfo(independentLatestBaseFiles(table));
+    assert.match(info!.parquet_schema, /fixed_len_byte_array\(5\) field_id=-1 price \(Decimal\(precision=10, scale=2\)\)/);
+    assert.match(info!.parquet_schema, /fixed_len_byte_array\(9\) field_id=-1 element \(Decimal\(precision=20, scale=3\)\)/);
+    const avro = JSON.parse(info!.kv['parquet.avro.schema']!) as { fields: { name: string; type: unknown }[] };
+    assert.deepEqual((avro.fields.find((f) => f.name === 'price')!.type as unknown[])[1], { type: 'fixed', name: 'fixed', namespace: 'hoodie.prices.prices_record.price', size: 5, logicalType: 'decimal', precision: 10, scale: 2 });
+    const rows = await snapshotById(table);
+    assert.equal(rows.get(3)?.['price'], '3.75');
+    assert.deepEqual(rows.get(4)?.['history'], ['2.000']);
+    // An upsert keeps the encoding.
+    await writeBatch(openStorage(table), { input: { file: await batchFile([{ id: 3, name: 'p3', price: '9.99', history: ['1.5'] }]), format: 'jsonl' }, operation: 'upsert', properties: props });
+    assert.equal((await snapshotById(table)).get(3)?.['price'], '9.99');
+    for (const file of pyarrowFileInfo(independentLatestBaseFiles(table))) assert.match(file.parquet_schema, /fixed_len_byte_array\(5\) field_id=-1 price/);
   });
 
   it('records without a key are refused with the row named; nothing is written', async () => {

@@ -2487,6 +2487,36 @@ export async function parquetTypeTargets(connection: DuckDBConnection, files: re
   return latestTopLevelFields(files, new Map([...byFile].map(([file, elements]) => [file, schemaEntries(elements)])));
 }
 
+/**
+ * Targets for a new table's first files: their own types, but decimals as FIXED_LEN_BYTE_ARRAY of Spark's size for
+ * the precision, as Hudi's Avro writer stores them (parquet-avro reads a `fixed` decimal schema only from those;
+ * DuckDB writes decimals up to 18 digits as INT32/INT64).
+ */
+export function withFixedDecimals(targets: ParquetTypeTargets): ParquetTypeTargets {
+  const visit = (node: TypeNode): TypeNode => {
+    switch (node.kind) {
+      case 'primitive': {
+        const { info } = node;
+        if (info.logicalType !== 'DECIMAL' || info.precision === undefined) return node;
+        const typeLength = decimalFixedBytes(info.precision);
+        if (info.physicalType === 'FIXED_LEN_BYTE_ARRAY' && info.typeLength === typeLength) return node;
+        return { ...node, info: { ...info, physicalType: 'FIXED_LEN_BYTE_ARRAY', typeLength } };
+      }
+      case 'list': return { ...node, element: visit(node.element) };
+      case 'map': return { ...node, key: visit(node.key), value: node.value === undefined ? undefined : visit(node.value) };
+      case 'struct': return { ...node, fields: new Map([...node.fields].map(([name, child]) => [name, visit(child)])) };
+    }
+  };
+  return new Map([...targets].map(([name, node]) => [name, visit(node)]));
+}
+
+/** Bytes Spark (and so Hudi) gives a decimal of this precision: Decimal.minBytesForPrecision. */
+export function decimalFixedBytes(precision: number): number {
+  let bytes = 1;
+  while (Math.pow(2, 8 * bytes - 1) < Math.pow(10, precision)) bytes++;
+  return bytes;
+}
+
 /** The DuckDB type to cast a column to so that DuckDB's Parquet writer keeps the target's timestamp units. */
 export function preservingDuckDbType(type: DuckDBType, target: ParquetTypeTargets, column: string): DuckDBType {
   const node = target.get(column);

@@ -13,7 +13,7 @@ import { HudiError } from '../errors.js';
 import type { DeclarativeKeyPlan } from '../keygen.js';
 import { hudiRecordName, META_FIELD_NAMES, type AvroRecordSchema } from '../schema.js';
 import {
-  conformParquetTypes, duckdbReason, fileListSql, openDuckDb, parquetTypeTargets, preservingDuckDbType, READ_OPTIONS, sqlIdentifier, sqlString,
+  conformParquetTypes, decimalFixedBytes, duckdbReason, withFixedDecimals, fileListSql, openDuckDb, parquetTypeTargets, preservingDuckDbType, READ_OPTIONS, sqlIdentifier, sqlString,
   type ParquetEngineOptions, type ParquetTypeTargets,
 } from './parquet-engine.js';
 
@@ -405,7 +405,11 @@ export class WriteSession {
     const columnList = [...META_FIELD_NAMES, ...dataColumns].map(sqlIdentifier).join(', ');
     await this.run(`COPY (SELECT ${columnList} FROM (${body}) ORDER BY __src, __ord) TO ${sqlString(spec.outputFile)} (${options.join(', ')})`, spec.outputFile);
     const templates = spec.existingFile !== undefined ? [this.existingFiles[spec.existingFile]!.localPath] : spec.typeTemplates;
-    if (templates.length > 0) await conformParquetTypes(this.connection, spec.outputFile, await parquetTypeTargets(this.connection, templates));
+    // Existing tables: their files' types. A new table: the written types with Hudi's fixed-length decimals.
+    const targets = templates.length > 0
+      ? await parquetTypeTargets(this.connection, templates)
+      : withFixedDecimals(await parquetTypeTargets(this.connection, [spec.outputFile]));
+    await conformParquetTypes(this.connection, spec.outputFile, targets);
     const [counts] = await this.query(
       `SELECT count(*) FILTER (WHERE NOT __delete AND __file IS NULL) AS inserts, count(*) FILTER (WHERE NOT __delete AND __file IS NOT NULL) AS updates,
               count(*) FILTER (WHERE __delete AND __file IS NOT NULL) AS deletes
@@ -473,7 +477,7 @@ function avroTypeOf(type: DuckDBType, namespace: string, name: string): unknown 
     case DuckDBTypeId.TIMESTAMP_MS: return { type: 'long', logicalType: 'timestamp-millis' };
     case DuckDBTypeId.DECIMAL: {
       const decimal = type as DuckDBDecimalType;
-      return { type: 'fixed', name: 'fixed', namespace: `${namespace}.${name}`, size: decimalFixedSize(decimal.width), logicalType: 'decimal', precision: decimal.width, scale: decimal.scale };
+      return { type: 'fixed', name: 'fixed', namespace: `${namespace}.${name}`, size: decimalFixedBytes(decimal.width), logicalType: 'decimal', precision: decimal.width, scale: decimal.scale };
     }
     case DuckDBTypeId.LIST: {
       const list = type as DuckDBListType;
@@ -495,12 +499,6 @@ function avroTypeOf(type: DuckDBType, namespace: string, name: string): unknown 
   }
 }
 
-/** Bytes Spark uses for a decimal of this precision (minBytesForPrecision). */
-function decimalFixedSize(precision: number): number {
-  let bytes = 1;
-  while (Math.pow(2, 8 * bytes - 1) < Math.pow(10, precision)) bytes++;
-  return bytes;
-}
 
 /** Convert JSON lines to Parquet (naive timestamps become UTC timestamps, as Spark writes them). */
 export async function jsonLinesToParquet(input: string, output: string): Promise<void> {
