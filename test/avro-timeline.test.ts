@@ -3,15 +3,14 @@
  * Hudi schemas and are byte-identical to Java's output, and unreadable input fails with a HudiError naming the file.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { deflateRawSync } from 'node:zlib';
 import avro from 'avsc';
 import { HudiError } from '../lib/errors.js';
+import { HUDI_FIXTURES, unzipFixture } from './helpers/fixtures.js';
 import {
   TIMELINE_AVRO_KINDS,
   decodeRequestedReplaceMetadata,
@@ -28,8 +27,7 @@ import {
   type TimelineAvroRecords,
 } from '../lib/timeline/avro-files.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const hudiFixtures = path.resolve(repoRoot, '../shared/fixtures/hudi');
+const hudiFixtures = HUDI_FIXTURES;
 const avroFixtures = path.join(hudiFixtures, 'avro');
 const hudiRsData = path.join(hudiFixtures, 'tables/hudi-rs/crates/test/data');
 
@@ -350,7 +348,7 @@ describe('Avro timeline files written by Hudi', () => {
     ] as const) {
       const folder = path.join(hudiRsData, zipFolder);
       for (const zip of readdirSync(folder).filter((name) => name.startsWith('v6_') && name.endsWith('.zip'))) {
-        execFileSync('/usr/bin/unzip', ['-q', '-o', path.join(folder, zip), '-d', path.join(extracted, subfolder), '-x', '__MACOSX/*']);
+        unzipFixture(path.join(folder, zip), path.join(extracted, subfolder));
       }
     }
   });

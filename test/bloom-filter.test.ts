@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 
 import { DuckDBBlobValue, DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 
 import { HudiError } from '../lib/errors.js';
+import { HUDI_FIXTURES, unzipFixture } from './helpers/fixtures.js';
 import {
   BLOOM_FILTER_FOOTER_KEY,
   BLOOM_FILTER_TYPE_CODE_FOOTER_KEY,
@@ -148,8 +147,7 @@ const JAVA_SMALL_DYNAMIC = '/////wAAAAcBAAAAYAAAAAoAAAAbAAAABP////8AAAAHAQAAAGDb
 /** SIMPLE (numEntries 10, fpp 0.01) after adding `simple-<i>` for i in 0..6. */
 const JAVA_SMALL_SIMPLE = '/////wAAAAcBAAAAYEqUDiDPh0dsiPjEBQ==';
 
-/** shared/ sits beside the repository (locally /work/shared, in CI next to the clone). */
-const HUDI_RS_DATA = fileURLToPath(new URL('../../shared/fixtures/hudi/tables/hudi-rs/crates/test/data', import.meta.url));
+const HUDI_RS_DATA = join(HUDI_FIXTURES, 'tables/hudi-rs/crates/test/data');
 /** Every base file in these zips is checked; MOR ones add multi-key files with 36-char UUID keys. */
 const FIXTURE_ZIP_DIRS: Readonly<Record<string, string>> = {
   'cow': `${HUDI_RS_DATA}/sample_table/cow`,
@@ -321,7 +319,7 @@ describe('real Hudi base files', () => {
     workDir = mkdtempSync(join(tmpdir(), 'bloom-fixtures-'));
     for (const [label, zipsDir] of Object.entries(FIXTURE_ZIP_DIRS)) {
       for (const zip of readdirSync(zipsDir).filter((name) => /^v[68]_.*\.zip$/.test(name)).sort()) {
-        execFileSync('/usr/bin/unzip', ['-q', '-o', join(zipsDir, zip), '-d', join(workDir, label)]);
+        unzipFixture(join(zipsDir, zip), join(workDir, label));
       }
     }
     for (const entry of readdirSync(workDir, { recursive: true, encoding: 'utf8' })) {

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { SAMPLE_TABLES } from './helpers/fixtures.js';
+import { SAMPLE_TABLES, unzipFixture } from './helpers/fixtures.js';
 import { HudiError } from '../lib/errors.js';
 import { duckdb } from './helpers/duckdb.js';
 import { describeParquetType, openParquetEngine } from '../lib/engine/parquet-engine.js';
@@ -44,7 +43,7 @@ function leaf(schema: readonly ParquetColumnInfo[], ...path: string[]): ParquetC
 before(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'parquet-engine-test-'));
   for (const table of ['v6_simplekeygen_nonhivestyle_overwritetable', 'v6_simplekeygen_nonhivestyle', 'v6_complexkeygen_hivestyle']) {
-    execFileSync('/usr/bin/unzip', ['-q', '-o', join(FIXTURES, `${table}.zip`), '-d', workDir]);
+    unzipFixture(join(FIXTURES, `${table}.zip`), workDir);
   }
   engine = await openParquetEngine({ threads: 2, memoryLimit: '512MB', tempDirectory: join(workDir, 'spill') });
 });

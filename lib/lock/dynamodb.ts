@@ -40,6 +40,7 @@ import {
   type ObservedHolder,
 } from './lease.js';
 import type { LockProvider } from './port.js';
+import { nonEmpty } from '../util/text.js';
 
 /** The table's hash key attribute (Hudi's DYNAMODB_ATTRIBUTE_NAME). */
 export const LOCK_KEY_ATTRIBUTE = 'key';
@@ -435,7 +436,3 @@ function errorNameOf(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'name' in error && typeof error.name === 'string' ? error.name : undefined;
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
-  const trimmed = value?.trim();
-  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
-}

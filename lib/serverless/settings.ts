@@ -13,6 +13,7 @@ import { resolveClusteringConfig, type ClusteringConfig } from '../clustering/co
 import { HudiError } from '../errors.js';
 import { DYNAMODB_LOCK_PROVIDER, LOCK_PROPERTY } from '../lock/index.js';
 import { parseJavaProperties } from '../properties.js';
+import { nonEmpty } from '../util/text.js';
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 export type PropertyValue = string | number | boolean | readonly string[];
@@ -49,10 +50,6 @@ export interface StepSettings {
   readonly jobProperties: ReadonlyMap<string, string>;
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
-  const trimmed = value?.trim();
-  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
-}
 
 /** Java properties text or a JSON object of scalar (or string list) values → key/value text. */
 export function parsePropertiesText(text: string, location: string): Map<string, string> {

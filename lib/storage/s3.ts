@@ -20,6 +20,7 @@ import {
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
 import { mapWithConcurrency } from './concurrency.js';
 import type { Storage, StoredObject } from './port.js';
+import { nonEmpty } from '../util/text.js';
 
 const MiB = 1024 * 1024;
 /** S3 allows at most 10,000 parts per multipart upload, each at least 5 MiB but the last. */
@@ -476,9 +477,6 @@ function trimSlashes(value: string): string {
   return value.replace(/^\/+/, '').replace(/\/+$/, '');
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value.trim();
-}
 
 /** An explicit length: the SDK treats an empty string body as a stream of unknown length. */
 function uploadBytes(body: Uint8Array | string): Uint8Array {

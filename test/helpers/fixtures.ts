@@ -28,10 +28,14 @@ export function tempDir(prefix = 'hudi-test-'): string {
   return dir;
 }
 
+/** Unzip a fixture zip into a folder, leaving out the zips' macOS `__MACOSX/` copies (not table files). */
+export function unzipFixture(zip: string, into: string): void {
+  execFileSync('unzip', ['-q', '-o', zip, '-d', into, '-x', '__MACOSX/*']);
+}
+
 /** Unzip a fixture zip (path relative to sample_table/, e.g. `cow/v6_nonpartitioned.zip`) and return the table folder. */
 export function unzipSampleTable(relativeZip: string, into: string = tempDir()): string {
-  const zip = join(SAMPLE_TABLES, relativeZip);
-  execFileSync('unzip', ['-q', '-o', zip, '-d', into]);
+  unzipFixture(join(SAMPLE_TABLES, relativeZip), into);
   const name = relativeZip.slice(relativeZip.lastIndexOf('/') + 1).replace(/\.zip$/, '');
   return join(into, name);
 }
