@@ -3,6 +3,8 @@
  * The CLI prints `message` alone on one line; the stack only with --verbose.
  */
 export class HudiError extends Error {
+  /** What is wrong, without the location and fix the message adds. */
+  readonly problem: string;
   /** The file or object the problem is in, when there is one. */
   readonly location: string | undefined;
   /** What the user can do about it. */
@@ -13,6 +15,7 @@ export class HudiError extends Error {
     const how = options.fix ? ` (${options.fix})` : '';
     super(`${where}${problem}${how}`, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'HudiError';
+    this.problem = problem;
     this.location = options.location;
     this.fix = options.fix;
   }

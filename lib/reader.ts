@@ -54,14 +54,11 @@ export async function stageFiles(storage: Storage, paths: readonly string[], tem
 /** Replace staged temp paths in an engine error with the table URIs a user recognizes. */
 export function withTableLocations(error: unknown, toUri: ReadonlyMap<string, string>): unknown {
   if (!(error instanceof HudiError)) return error;
-  let message = error.message;
-  for (const [local, uri] of toUri) message = message.split(local).join(uri);
-  if (message === error.message) return error;
-  const location = error.location === undefined ? undefined : (toUri.get(error.location) ?? error.location);
-  const rewritten = new HudiError(message, { cause: error });
-  Object.defineProperty(rewritten, 'message', { value: message });
-  Object.defineProperty(rewritten, 'location', { value: location });
-  return rewritten;
+  const swap = (text: string): string => [...toUri].reduce((result, [local, uri]) => result.split(local).join(uri), text);
+  const problem = swap(error.problem);
+  const location = error.location === undefined ? undefined : swap(error.location);
+  if (problem === error.problem && location === error.location) return error;
+  return new HudiError(problem, { ...(location === undefined ? {} : { location }), ...(error.fix === undefined ? {} : { fix: error.fix }), cause: error });
 }
 
 export async function readSnapshot(table: HudiTable, options: SnapshotOptions = {}): Promise<Snapshot> {
