@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AlreadyExistsError, ConflictError, HudiError, errorMessage } from '../errors.js';
 import { WriteSession, type ExistingBaseFile, type InputFormat, type KeyFieldColumns, type RowKey, type WriteSessionOptions } from '../engine/write.js';
-import { baseFileName, fileGroupKey, joinPartitionPath } from '../fs-view.js';
+import { baseFileName, fileGroupKey, joinPartitionPath, type FileSystemView } from '../fs-view.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
 import { withLock, type LockProvider } from '../lock/port.js';
@@ -27,7 +27,7 @@ import { parseAvroRecordSchema, withMetaFields, withoutMetaFields, type AvroReco
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { HudiTable, PARTITION_METAFILE } from '../table.js';
-import { readTableConfig, newTableOptionsFromWriteProperties } from '../table-config.js';
+import { newTableOptionsFromWriteProperties } from '../table-config.js';
 import { createTable } from '../table-init.js';
 import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
 import { newInstantTime } from '../timeline/instant.js';
@@ -93,14 +93,18 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
   let createdTable = false;
   try {
     let table = await openOrNull(storage);
-    const staged = await stageFiles(storage, table === undefined ? [] : await typeTemplatePaths(table), workDir);
-    const batch = await session.loadBatch(options.input, staged.localPaths);
+    // One listing serves the type template now and the write's file groups later.
+    const view = table === undefined ? undefined : await table.fileSystemView();
+    const template = view === undefined ? undefined : newestBaseFile(view);
+    const templates = await stageFiles(storage, template === undefined ? [] : [template], workDir);
+    const batch = await session.loadBatch(options.input, templates.localPaths);
     progress(`loaded ${batch.rowCount} records from ${options.input.file}`);
 
     let tableSchema: AvroRecordSchema;
     if (table === undefined) {
-      tableSchema = await session.avroSchemaOfBatch(tableNameFrom(props));
-      await createTable(storage, { ...newTableOptionsFromWriteProperties(props, 'write properties'), createSchema: JSON.stringify(tableSchema) });
+      const newTable = newTableOptionsFromWriteProperties(props, 'write properties');
+      tableSchema = await session.avroSchemaOfBatch(newTable.tableName);
+      await createTable(storage, { ...newTable, createSchema: JSON.stringify(tableSchema) });
       createdTable = true;
       table = await HudiTable.open(storage, { mode: 'write' });
     } else {
@@ -108,7 +112,7 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
       tableSchema = schemaText ? withoutMetaFields(parseAvroRecordSchema(schemaText, storage.uri)) : await session.avroSchemaOfBatch(table.config.name);
     }
     assertWritable(table);
-    return await writeToTable(table, session, batch.rowCount, tableSchema, config, options, workDir, createdTable);
+    return await writeToTable(table, view, templates.localPaths, session, batch.rowCount, tableSchema, config, options, workDir, createdTable);
   } finally {
     await session.close();
     await rm(workDir, { recursive: true, force: true });
@@ -117,18 +121,11 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
 
 async function openOrNull(storage: Storage): Promise<HudiTable | undefined> {
   try {
-    await readTableConfig(storage);
+    return await HudiTable.open(storage, { mode: 'write' });
   } catch (error) {
     if (error instanceof HudiError && /not a Hudi table/.test(error.message)) return undefined;
     throw error;
   }
-  return HudiTable.open(storage, { mode: 'write' });
-}
-
-function tableNameFrom(props: ReadonlyMap<string, string>): string {
-  const name = props.get('hoodie.table.name') ?? props.get('hoodie.datasource.write.table.name');
-  if (!name) throw new HudiError('the table does not exist and hoodie.table.name is not set', { fix: 'pass --props with hoodie.table.name and the record key / partition fields to create it' });
-  return name;
 }
 
 function assertWritable(table: HudiTable): void {
@@ -144,15 +141,13 @@ function assertWritable(table: HudiTable): void {
   }
 }
 
-/** One latest base file of the table, whose Parquet types new files copy (Hudi's decimal and timestamp encodings). */
-async function typeTemplatePaths(table: HudiTable): Promise<string[]> {
-  const view = await table.fileSystemView();
-  const latest = view.latestBaseFiles().sort((a, b) => b.instantTime.localeCompare(a.instantTime))[0];
-  return latest === undefined ? [] : [latest.path];
+/** The newest latest base file, whose Parquet types new files copy (Hudi's decimal and timestamp encodings). */
+function newestBaseFile(view: FileSystemView): string | undefined {
+  return view.latestBaseFiles().sort((a, b) => b.instantTime.localeCompare(a.instantTime))[0]?.path;
 }
 
 async function writeToTable(
-  table: HudiTable, session: WriteSession, rowCount: number, tableSchema: AvroRecordSchema, config: WriteConfig,
+  table: HudiTable, startView: FileSystemView | undefined, tableTemplates: readonly string[], session: WriteSession, rowCount: number, tableSchema: AvroRecordSchema, config: WriteConfig,
   options: WriteOptions, workDir: string, createdTable: boolean,
 ): Promise<WriteResult> {
   const { storage } = table;
@@ -203,7 +198,7 @@ async function writeToTable(
 
   const heartbeat = await startHeartbeat(storage, instantTime);
   try {
-    const view = await table.fileSystemView();
+    const view = startView ?? (await table.fileSystemView());
     const latest = operation === 'bulk_insert' ? [] : partitions.flatMap((p) => view.latestBaseFiles(p));
     const stagedFiles = await stageFiles(storage, latest.map((f) => f.path), workDir);
     const candidates: CandidateFile[] = latest.map((f, index) => ({
@@ -256,7 +251,7 @@ async function writeToTable(
       const result = await session.writeFileGroup({
         bucket: index, ...(existingFile === undefined ? {} : { existingFile }), outputFile: localFile, partitionPath: bucket.partitionPath,
         fileName, commitTime: instantTime, taskPartitionId: index, rowGroupSize, keyValues: hudiFooter(recordKeys, schemaWithMeta, { bloom: config.bloom }),
-        typeTemplates: stagedFiles.localPaths.length > 0 ? [stagedFiles.localPaths[0]!] : [],
+        typeTemplates: stagedFiles.localPaths.length > 0 ? [stagedFiles.localPaths[0]!] : tableTemplates,
       });
       inserted += result.inserts;
       updated += result.updates;
