@@ -123,22 +123,13 @@ export interface IngestResult {
 /** What handling an object (not a duplicate delivery) came to. */
 type HandledResult = IngestResult & { readonly outcome: Exclude<IngestOutcome, 'duplicate'> };
 
-/** The done record's content. */
-interface DoneRecord {
-  readonly source: string;
+/** The done record's content: what handling the object came to, and which object version it was. */
+type DoneRecord = Pick<HandledResult, 'source' | 'outcome' | 'instantTime' | 'inserted' | 'updated' | 'deleted' | 'badRecords' | 'errorsKey' | 'reason'> & {
   readonly bucket: string;
   readonly key: string;
   readonly etag: string;
-  readonly outcome: Exclude<IngestOutcome, 'duplicate'>;
-  readonly instantTime?: string;
-  readonly inserted: number;
-  readonly updated: number;
-  readonly deleted: number;
-  readonly badRecords: number;
-  readonly errorsKey?: string;
-  readonly reason?: string;
   readonly completedAt: string;
-}
+};
 
 interface AttemptRecord {
   readonly firstAttemptAt: string;
