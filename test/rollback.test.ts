@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, utimesSync } from 'node:fs';
 import path from 'node:path';
-import { describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import avro from 'avsc';
 import { ConflictError, HudiError } from '../lib/errors.js';
 import type { LockProvider } from '../lib/lock/port.js';
@@ -36,7 +36,7 @@ import { formatInstantTime } from '../lib/timeline/instant.js';
 import { loadTimeline } from '../lib/timeline/timeline.js';
 import { createRequested, transitionToInflight } from '../lib/timeline/transitions.js';
 import { HUDI_FIXTURES, tempDir, unzipSampleTable } from './helpers/fixtures.js';
-import { s3TablePath, uploadTable } from './helpers/s3.js';
+import { requireS3, s3TablePath, uploadTable } from './helpers/s3.js';
 
 const AVRO_FIXTURES = path.join(HUDI_FIXTURES, 'avro');
 const KAZDY_TABLE = path.join(HUDI_FIXTURES, 'tables/kazdy-HUDI-8259/testtable');
@@ -509,7 +509,10 @@ describe('rollbackFailedWrites', () => {
   });
 });
 
-describe('rollback on S3', { skip: process.env['AWS_ENDPOINT_URL_S3'] || process.env['AWS_ENDPOINT_URL'] || process.env['HUDI_SERVERLESS_TEST_BUCKET'] ? false : 'no S3 endpoint (run under infra/with-local-stack.mjs)' }, () => {
+// Without an S3 endpoint these fail with requireS3's message instead of being skipped.
+describe('rollback on S3', () => {
+  before(requireS3);
+
   it('marker-based rollback of a failed commit on moto', async () => {
     const dir = unzipSampleTable(NONPARTITIONED.zip);
     const storage = await uploadTable(dir, await s3TablePath('rollback'));
