@@ -2,30 +2,17 @@
  * Paths to the shared Hudi fixtures and unzipped copies of the fixture tables for tests.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { REPO_ROOT, tempDir } from './paths.js';
 
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export { REPO_ROOT, tempDir };
 export const SHARED = resolve(REPO_ROOT, '../shared');
 export const HUDI_FIXTURES = join(SHARED, 'fixtures/hudi');
 export const SAMPLE_TABLES = join(HUDI_FIXTURES, 'tables/hudi-rs/crates/test/data/sample_table');
 
 if (!existsSync(HUDI_FIXTURES)) {
   throw new Error(`Hudi fixtures not found at ${HUDI_FIXTURES}: the tests expect the shared/ folder beside the repository`);
-}
-
-const tempDirs: string[] = [];
-process.on('exit', () => {
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
-
-/** A fresh temp dir, removed at process exit. */
-export function tempDir(prefix = 'hudi-test-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  tempDirs.push(dir);
-  return dir;
 }
 
 /** Unzip a fixture zip into a folder, leaving out the zips' macOS `__MACOSX/` copies (not table files). */

@@ -1,10 +1,11 @@
 /**
- * An independent reader for tests: pyarrow (from the machine's Python) reads the latest base files directly,
- * without any of our code. `.ci/run` installs pyarrow; locally: `pip install pyarrow duckdb`.
+ * An independent reader for tests: pyarrow (from the real-Hudi toolchain's Python, see infra/hudi-toolchain.mjs)
+ * reads the latest base files directly, without any of our code.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import { hudiToolchain } from './hudi.js';
 
 const READ_SCRIPT = `
 import json, sys
@@ -30,10 +31,10 @@ export interface OracleFileInfo {
 /** Every row of the given Parquet files, read by pyarrow (values via Python's json with str() for dates, decimals, bytes). */
 export function pyarrowRead(files: readonly string[]): Record<string, unknown>[] {
   try {
-    const stdout = execFileSync('python3', ['-c', READ_SCRIPT], { input: JSON.stringify(files), encoding: 'utf8', maxBuffer: 1024 * 1024 * 1024, stdio: ['pipe', 'pipe', 'pipe'] });
+    const stdout = execFileSync(hudiToolchain().python, ['-c', READ_SCRIPT], { input: JSON.stringify(files), encoding: 'utf8', maxBuffer: 1024 * 1024 * 1024, stdio: ['pipe', 'pipe', 'pipe'] });
     return JSON.parse(stdout) as Record<string, unknown>[];
   } catch (error) {
-    throw new Error(`pyarrow failed (install it with: pip install pyarrow duckdb): ${(error as { stderr?: string }).stderr ?? String(error)}`);
+    throw new Error(`pyarrow failed: ${(error as { stderr?: string }).stderr ?? String(error)}`);
   }
 }
 
@@ -50,7 +51,7 @@ for path in json.load(sys.stdin):
     infos.append({"file": path, "rows": meta.num_rows, "schema": {f.name: str(f.type) for f in arrow}, "kv": kv, "parquet_schema": str(meta.schema)})
 print(json.dumps(infos))
 `;
-  const stdout = execFileSync('python3', ['-c', script], { input: JSON.stringify(files), encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const stdout = execFileSync(hudiToolchain().python, ['-c', script], { input: JSON.stringify(files), encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   return JSON.parse(stdout) as OracleFileInfo[];
 }
 

@@ -1,0 +1,383 @@
+"""
+Real Apache Hudi for the TypeScript tests: one SparkSession (Hudi 0.15's Spark bundle on Spark 3.5.1, local[2])
+behind a JSON-lines protocol, plus reads by hudi-rs (PyPI `hudi`), a second, listing-based reader.
+
+Started by test/helpers/hudi.ts with the toolchain's Python (infra/hudi-toolchain.mjs installs it). Requests arrive
+one per line on stdin; each answer is one line on file descriptor 3, so whatever Spark or the JVM print on
+stdout/stderr never mixes with the protocol.
+
+Request:  {"id": 1, "op": "write", ...}
+Answer:   {"id": 1, "ok": true, "result": ...} or {"id": 1, "ok": false, "error": {"type", "message", "detail"}}
+
+Values cross in the project's canonical JSON (lib/engine/row-format.ts): decimals as exact strings with every scale
+digit, timestamps as UTC ISO-8601 with milliseconds (microseconds when not zero), dates as YYYY-MM-DD, binary as
+base64, 64-bit integers beyond 2^53 as strings, floats as the shortest decimal of the float32, NaN/Infinity as
+strings, maps as objects keyed by the key's string form, structs as objects.
+
+Configuration comes from the environment the client sets:
+  HUDI_HARNESS_CONFIG  JSON: {"jars": [...], "timezone": "UTC", "workDir": "...", "s3": {...} | null, "conf": {...}}
+"""
+import base64
+import datetime as dt
+import decimal
+import json
+import math
+import os
+import struct
+import sys
+import time
+import traceback
+
+# Python-side conversions of Spark timestamps use the process time zone: make it UTC, whatever the JVM's is.
+os.environ["TZ"] = "UTC"
+time.tzset()
+
+from pyspark.sql import SparkSession  # noqa: E402
+from pyspark.sql import types as T  # noqa: E402
+
+MAX_SAFE = 2**53 - 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Canonical JSON values
+# ---------------------------------------------------------------------------------------------------------------
+
+def _non_finite(value):
+    if math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
+
+
+def _float32(value):
+    if not math.isfinite(value):
+        return _non_finite(value)
+    single = struct.unpack("f", struct.pack("f", value))[0]
+    for digits in range(1, 10):
+        candidate = float(f"{single:.{digits}g}")
+        if struct.unpack("f", struct.pack("f", candidate))[0] == single:
+            return candidate
+    return single
+
+
+def _integer(value):
+    return value if -MAX_SAFE <= value <= MAX_SAFE else str(value)
+
+
+def _timestamp(value):
+    """UTC ISO-8601 like JavaScript's toISOString, growing to microseconds when they are not zero."""
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    micros = value.microsecond
+    fraction = f"{micros:06d}" if micros % 1000 else f"{micros // 1000:03d}"
+    return (f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:{value.minute:02d}:"
+            f"{value.second:02d}.{fraction}Z")
+
+
+def _key_string(value):
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def spark_to_json(value, data_type):
+    """A value collected from Spark, in the canonical JSON form of its Spark type."""
+    if value is None:
+        return None
+    if isinstance(data_type, T.DecimalType):
+        return f"{value:.{data_type.scale}f}"
+    if isinstance(data_type, (T.TimestampType, T.TimestampNTZType)):
+        return _timestamp(value)
+    if isinstance(data_type, T.DateType):
+        return value.isoformat()
+    if isinstance(data_type, T.BinaryType):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(data_type, T.FloatType):
+        return _float32(value)
+    if isinstance(data_type, T.DoubleType):
+        return value if math.isfinite(value) else _non_finite(value)
+    if isinstance(data_type, T.LongType):
+        return _integer(value)
+    if isinstance(data_type, T.ArrayType):
+        return [spark_to_json(item, data_type.elementType) for item in value]
+    if isinstance(data_type, T.MapType):
+        return {_key_string(spark_to_json(k, data_type.keyType)): spark_to_json(v, data_type.valueType)
+                for k, v in value.items()}
+    if isinstance(data_type, T.StructType):
+        return {field.name: spark_to_json(value[field.name], field.dataType) for field in data_type.fields}
+    return value
+
+
+def json_to_spark(value, data_type):
+    """A canonical JSON value as the Python value Spark's createDataFrame wants for the Spark type."""
+    if value is None:
+        return None
+    if isinstance(data_type, T.DecimalType):
+        return decimal.Decimal(str(value))
+    if isinstance(data_type, T.TimestampType):
+        return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    if isinstance(data_type, T.TimestampNTZType):
+        return dt.datetime.fromisoformat(str(value).replace("Z", ""))
+    if isinstance(data_type, T.DateType):
+        return dt.date.fromisoformat(value)
+    if isinstance(data_type, T.BinaryType):
+        return bytearray(base64.b64decode(value))
+    if isinstance(data_type, (T.FloatType, T.DoubleType)):
+        return float(value)
+    if isinstance(data_type, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
+        return int(value)
+    if isinstance(data_type, T.ArrayType):
+        return [json_to_spark(item, data_type.elementType) for item in value]
+    if isinstance(data_type, T.MapType):
+        return {json_to_spark(_parse_key(k, data_type.keyType), data_type.keyType): json_to_spark(v, data_type.valueType)
+                for k, v in value.items()}
+    if isinstance(data_type, T.StructType):
+        return tuple(json_to_spark(value.get(field.name), field.dataType) for field in data_type.fields)
+    return value
+
+
+def _parse_key(key, key_type):
+    if isinstance(key_type, (T.StringType, T.DecimalType, T.DateType, T.TimestampType, T.BinaryType)):
+        return key
+    return json.loads(key)
+
+
+def arrow_to_json(value, arrow_type):
+    """A value from pyarrow's to_pylist, in the canonical JSON form of its Arrow type (for hudi-rs reads)."""
+    import pyarrow as pa
+
+    if value is None:
+        return None
+    if pa.types.is_decimal(arrow_type):
+        return f"{value:.{arrow_type.scale}f}"
+    if pa.types.is_timestamp(arrow_type):
+        return _timestamp(value)
+    if pa.types.is_date(arrow_type):
+        return value.isoformat()
+    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type) or pa.types.is_fixed_size_binary(arrow_type):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if pa.types.is_float32(arrow_type):
+        return _float32(value)
+    if pa.types.is_floating(arrow_type):
+        return value if math.isfinite(value) else _non_finite(value)
+    if pa.types.is_integer(arrow_type):
+        return _integer(value)
+    if pa.types.is_map(arrow_type):
+        return {_key_string(arrow_to_json(k, arrow_type.key_type)): arrow_to_json(v, arrow_type.item_type) for k, v in value}
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return [arrow_to_json(item, arrow_type.value_type) for item in value]
+    if pa.types.is_struct(arrow_type):
+        return {arrow_type.field(i).name: arrow_to_json(value.get(arrow_type.field(i).name), arrow_type.field(i).type)
+                for i in range(arrow_type.num_fields)}
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Spark
+# ---------------------------------------------------------------------------------------------------------------
+
+def spark_path(path):
+    """Table locations as Spark's Hadoop file systems name them: s3://bucket/p → s3a://bucket/p."""
+    return "s3a://" + path[len("s3://"):] if path.startswith("s3://") else path
+
+
+def make_spark(config):
+    """The SparkSession every test talks to: Hudi's Spark bundle, local[2], UTC session time, a given JVM zone."""
+    timezone = config.get("timezone", "UTC")
+    work = config["workDir"]
+    java_options = " ".join([
+        f"-Duser.timezone={timezone}",
+        f"-Dderby.system.home={work}",
+        # The HBase-shaded HFile code behind Hudi's metadata table reaches into java.nio on Java 17.
+        "--add-opens=java.base/java.nio=ALL-UNNAMED",
+        "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+        "--add-opens=java.base/java.lang=ALL-UNNAMED",
+        "--add-opens=java.base/java.util=ALL-UNNAMED",
+        "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+        "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+    ])
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("hudi-serverless-interop")
+        .config("spark.jars", ",".join(config["jars"]))
+        .config("spark.driver.memory", config.get("driverMemory", "1536m"))
+        .config("spark.driver.extraJavaOptions", java_options)
+        .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+        .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
+        .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", os.path.join(work, "warehouse"))
+        .config("spark.local.dir", os.path.join(work, "spark-local"))
+    )
+    s3 = config.get("s3")
+    if s3:
+        for key, value in {
+            "fs.s3a.endpoint": s3["endpoint"],
+            "fs.s3a.path.style.access": "true",
+            "fs.s3a.connection.ssl.enabled": "true" if s3["endpoint"].startswith("https") else "false",
+            "fs.s3a.access.key": s3["accessKeyId"],
+            "fs.s3a.secret.key": s3["secretAccessKey"],
+            "fs.s3a.endpoint.region": s3.get("region", "us-east-1"),
+            "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+            "fs.s3a.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+            "fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+            "fs.s3a.change.detection.mode": "none",
+        }.items():
+            builder = builder.config(f"spark.hadoop.{key}", value)
+    for key, value in (config.get("conf") or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(config.get("logLevel", "WARN"))
+    return spark
+
+
+def rows_of(df, include_meta=True):
+    fields = [f for f in df.schema.fields if include_meta or not f.name.startswith("_hoodie_")]
+    rows = [{f.name: spark_to_json(row[f.name], f.dataType) for f in fields} for row in df.collect()]
+    return {"columns": [f.name for f in fields], "rows": rows}
+
+
+class Harness:
+    def __init__(self, config):
+        self.config = config
+        self.spark = make_spark(config)
+
+    # -- operations ------------------------------------------------------------------------------------------
+
+    def op_ping(self, request):
+        jvm = self.spark._jvm
+        return {
+            "spark": self.spark.version,
+            "hudiJars": [os.path.basename(jar) for jar in self.config["jars"] if "hudi" in os.path.basename(jar)],
+            "tableVersion": int(jvm.org.apache.hudi.common.table.HoodieTableVersion.current().versionCode()),
+            "jvmTimezone": str(jvm.java.util.TimeZone.getDefault().getID()),
+        }
+
+    def op_write(self, request):
+        """A datasource write: rows (canonical JSON) of a Spark DDL schema, with Hudi options."""
+        schema = T._parse_datatype_string(request["schema"])
+        data = [json_to_spark(row, schema) for row in request["rows"]]
+        df = self.spark.createDataFrame(data, schema)
+        writer = df.write.format("hudi").options(**request.get("options", {})).mode(request.get("mode", "append"))
+        writer.save(spark_path(request["path"]))
+        return {"rows": len(data)}
+
+    def op_read(self, request):
+        """A snapshot (or as-of) read with the given read options, every column unless meta is false."""
+        reader = self.spark.read.format("hudi").options(**request.get("options", {}))
+        df = reader.load(spark_path(request["path"]))
+        if request.get("where"):
+            df = df.where(request["where"])
+        return rows_of(df, include_meta=request.get("meta", True))
+
+    def op_sql(self, request):
+        """Any Spark SQL statement (CALL procedures included); its result rows."""
+        df = self.spark.sql(request["statement"])
+        return rows_of(df)
+
+    def op_hudi_rs_read(self, request):
+        """A snapshot (or as-of) read by hudi-rs, which lists the table rather than using the metadata table."""
+        import pyarrow as pa
+        from hudi import HudiReadOptions, HudiTableBuilder
+
+        builder = HudiTableBuilder.from_base_uri(request["path"])
+        for key, value in (request.get("storageOptions") or {}).items():
+            builder = builder.with_storage_option(key, value)
+        table = builder.build()
+        options = HudiReadOptions()
+        if request.get("asOf"):
+            options = options.with_as_of_timestamp(request["asOf"])
+        batches = table.read(options)
+        arrow = pa.Table.from_batches(batches) if batches else None
+        if arrow is None:
+            return {"columns": [], "rows": []}
+        include_meta = request.get("meta", True)
+        fields = [f for f in arrow.schema if include_meta or not f.name.startswith("_hoodie_")]
+        columns = {f.name: arrow.column(f.name).to_pylist() for f in fields}
+        rows = [{f.name: arrow_to_json(columns[f.name][i], f.type) for f in fields} for i in range(arrow.num_rows)]
+        return {"columns": [f.name for f in fields], "rows": rows}
+
+    def op_validate_metadata_table(self, request):
+        """HoodieMetadataTableValidator's checks, run by Hudi's own classes (test/hudi/mdt_validator.py)."""
+        from mdt_validator import validate_metadata_table
+
+        return validate_metadata_table(self.spark, spark_path(request["path"]), request.get("checks"))
+
+    def op_avro_schema(self, request):
+        """The Avro schema Hudi compiled into one of its model classes, e.g. HoodieCleanerPlan."""
+        jvm = self.spark._jvm
+        cls = jvm.java.lang.Class.forName(f"org.apache.hudi.avro.model.{request['name']}")
+        return json.loads(str(cls.getMethod("getClassSchema", None).invoke(None, None).toString()))
+
+    def op_jvm_static(self, request):
+        """Call a public static Java method with JSON-able arguments (generators of golden vectors use it)."""
+        jvm = self.spark._jvm
+        target = jvm
+        for part in request["class"].split("."):
+            target = getattr(target, part)
+        result = getattr(target, request["method"])(*request.get("args", []))
+        return _java_to_json(result)
+
+
+def _java_to_json(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    try:
+        return [_java_to_json(item) for item in value]
+    except TypeError:
+        return str(value)
+
+
+def _describe(error):
+    """One error for the client: a Java exception's class and message chain, else Python's."""
+    from py4j.protocol import Py4JJavaError
+
+    if isinstance(error, Py4JJavaError):
+        java = error.java_exception
+        chain = []
+        cause = java
+        while cause is not None and len(chain) < 8:
+            chain.append(f"{cause.getClass().getName()}: {cause.getMessage()}")
+            cause = cause.getCause()
+        return {"type": java.getClass().getName(), "message": chain[0], "detail": "\n".join(chain[1:])}
+    return {"type": type(error).__name__, "message": str(error).split("\n")[0], "detail": traceback.format_exc(limit=3)}
+
+
+def serve():
+    config = json.loads(os.environ["HUDI_HARNESS_CONFIG"])
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    out = os.fdopen(3, "w", buffering=1, encoding="utf-8")
+    try:
+        harness = Harness(config)
+    except Exception as error:  # noqa: BLE001 - reported to the client, which fails the test with it
+        out.write(json.dumps({"id": 0, "ok": False, "error": _describe(error)}) + "\n")
+        return
+    out.write(json.dumps({"id": 0, "ok": True, "result": harness.op_ping({})}) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        if request.get("op") == "shutdown":
+            out.write(json.dumps({"id": request.get("id"), "ok": True, "result": None}) + "\n")
+            break
+        handler = getattr(harness, f"op_{request.get('op')}", None)
+        try:
+            if handler is None:
+                raise ValueError(f"unknown harness operation {request.get('op')!r}")
+            started = time.time()
+            result = handler(request)
+            answer = {"id": request.get("id"), "ok": True, "result": result, "seconds": round(time.time() - started, 3)}
+        except Exception as error:  # noqa: BLE001 - every failure goes back to the test as data
+            answer = {"id": request.get("id"), "ok": False, "error": _describe(error)}
+        out.write(json.dumps(answer) + "\n")
+    harness.spark.stop()
+
+
+if __name__ == "__main__":
+    serve()
