@@ -12,8 +12,9 @@ import {
 import { HudiError } from '../errors.js';
 import type { DeclarativeKeyPlan } from '../keygen.js';
 import { hudiRecordName, META_FIELD_NAMES, type AvroRecordSchema } from '../schema.js';
+import { decimalFixedBytes, withFixedDecimals } from '../parquet/schema.js';
 import {
-  conformParquetTypes, decimalFixedBytes, duckdbReason, withFixedDecimals, fileListSql, openDuckDb, parquetTypeTargets, preservingDuckDbType, READ_OPTIONS, sqlIdentifier, sqlString,
+  conformParquetTypes, duckdbReason, fileListSql, openDuckDb, parquetTypeTargets, preservingDuckDbType, READ_OPTIONS, sqlIdentifier, sqlString,
   type ParquetEngineOptions, type ParquetTypeTargets,
 } from './parquet-engine.js';
 
