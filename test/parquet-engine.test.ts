@@ -8,7 +8,7 @@ import { HudiError } from '../lib/errors.js';
 import { duckdb } from './helpers/duckdb.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { describeParquetType } from '../lib/parquet/schema.js';
-import type { ParquetColumnInfo, ParquetEngine } from '../lib/engine/parquet-engine.js';
+import type { ParquetColumnInfo, ParquetEngine } from '../lib/engine/port.js';
 import {
   dateToJson,
   decimalToJson,
