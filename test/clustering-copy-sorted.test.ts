@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { duckdb } from './helpers/duckdb.js';
 import { after, before, describe, test } from 'node:test';
-import { openParquetEngine, type OutputRange, type ParquetEngine, type SortColumnBatch, type SortColumnDescription } from '../lib/engine/parquet-engine.js';
+import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import type { OutputRange, ParquetEngine, SortColumnBatch, SortColumnDescription } from '../lib/engine/port.js';
 import { HudiError } from '../lib/errors.js';
 
 let workDir: string;

@@ -13,7 +13,8 @@ import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clusterin
 import { executeGroup, readGroupResult } from '../lib/clustering/execute.js';
 import { runClusteringJob } from '../lib/clustering/job.js';
 import { schedule } from '../lib/clustering/schedule.js';
-import { openParquetEngine, type ParquetEngine } from '../lib/engine/parquet-engine.js';
+import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import type { ParquetEngine } from '../lib/engine/port.js';
 import { HudiError } from '../lib/errors.js';
 import { parseBaseFileName } from '../lib/fs-view.js';
 import { buildCurveKeys, compareUnsignedBytes, curveKeyAt, type CurveLayout } from '../lib/layout/curves.js';

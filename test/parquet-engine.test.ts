@@ -6,8 +6,9 @@ import { after, before, describe, test } from 'node:test';
 import { SAMPLE_TABLES, unzipFixture } from './helpers/fixtures.js';
 import { HudiError } from '../lib/errors.js';
 import { duckdb } from './helpers/duckdb.js';
-import { describeParquetType, openParquetEngine } from '../lib/engine/parquet-engine.js';
-import type { ParquetColumnInfo, ParquetEngine } from '../lib/engine/parquet-engine.js';
+import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import { describeParquetType } from '../lib/parquet/schema.js';
+import type { ParquetColumnInfo, ParquetEngine } from '../lib/engine/port.js';
 import {
   dateToJson,
   decimalToJson,

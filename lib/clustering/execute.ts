@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConflictError, HudiError } from '../errors.js';
-import type { ColumnStats, FileColumnStats, OutputRange, ParquetColumnInfo, ParquetEngine, SortColumnDescription, SortKey } from '../engine/parquet-engine.js';
+import type { ColumnStats, FileColumnStats, OutputRange, ParquetColumnInfo, ParquetEngine, SortColumnDescription, SortKey } from '../engine/port.js';
 import { baseFileName, joinPartitionPath } from '../fs-view.js';
 import { buildCurveKeys, sortRowsByCurveKey, type CurveBuildMethod, type CurveKeyBatch, type CurveLayout, type CurveSortColumn, type SortValue } from '../layout/curves.js';
 import { stageFiles, withTableLocations } from '../reader.js';

@@ -34,7 +34,7 @@
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { HudiError } from '../errors.js';
-import type { ParquetEngine, ParquetEngineOptions } from '../engine/parquet-engine.js';
+import type { ParquetEngine, ParquetEngineOptions } from '../engine/port.js';
 import type { LockProvider } from '../lock/port.js';
 import type { BloomFilterOptions } from '../writer/bloom-filter.js';
 import type { HudiTable } from '../table.js';

@@ -12,10 +12,12 @@ import {
 import { HudiError } from '../errors.js';
 import type { DeclarativeKeyPlan } from '../keygen.js';
 import { hudiRecordName, META_FIELD_NAMES, type AvroRecordSchema } from '../schema.js';
-import {
-  conformParquetTypes, decimalFixedBytes, duckdbReason, withFixedDecimals, fileListSql, openDuckDb, parquetTypeTargets, preservingDuckDbType, READ_OPTIONS, sqlIdentifier, sqlString,
-  type ParquetEngineOptions, type ParquetTypeTargets,
-} from './parquet-engine.js';
+import { decimalFixedBytes, withFixedDecimals } from '../parquet/schema.js';
+import { duckdbReason, openDuckDb } from './connection.js';
+import type { ParquetEngineOptions } from './port.js';
+import { describeColumns } from './schema-rows.js';
+import { copyToParquetSql, fileListSql, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
+import { conformParquetTypes, parquetTypeTargets, preservingDuckDbType, type ParquetTypeTargets } from './type-targets.js';
 
 export type InputFormat = 'jsonl' | 'csv' | 'parquet';
 
@@ -157,7 +159,7 @@ export class WriteSession {
     let projection: string[];
     if (typeTemplates.length > 0) {
       this.targets = await parquetTypeTargets(this.connection, typeTemplates);
-      const tableColumns = await this.describeFiles(typeTemplates);
+      const tableColumns = await describeColumns(this.connection, typeTemplates);
       const dataColumns = tableColumns.filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name));
       const unknown = inputColumns.filter((c) => !dataColumns.some((t) => t.name === c.name));
       if (unknown.length > 0) {
@@ -167,11 +169,11 @@ export class WriteSession {
         });
       }
       projection = dataColumns.map((column) => {
-        const target = preservingDuckDbType(column.duckType, this.targets, column.name).toString();
+        const target = preservingDuckDbType(column.type, this.targets, column.name).toString();
         const present = inputColumns.some((c) => c.name === column.name);
         return present ? `CAST(${sqlIdentifier(column.name)} AS ${target}) AS ${sqlIdentifier(column.name)}` : `CAST(NULL AS ${target}) AS ${sqlIdentifier(column.name)}`;
       });
-      this.columns = dataColumns.map((c) => ({ name: c.name, type: preservingDuckDbType(c.duckType, this.targets, c.name).toString() }));
+      this.columns = dataColumns.map((c) => ({ name: c.name, type: preservingDuckDbType(c.type, this.targets, c.name).toString() }));
     } else {
       projection = inputColumns.map((c) => (c.type === 'TIMESTAMP' ? `CAST(${sqlIdentifier(c.name)} AS TIMESTAMPTZ) AS ${sqlIdentifier(c.name)}` : sqlIdentifier(c.name)));
       this.columns = inputColumns.map((c) => ({ name: c.name, type: c.type === 'TIMESTAMP' ? 'TIMESTAMP WITH TIME ZONE' : c.type }));
@@ -188,12 +190,6 @@ export class WriteSession {
     }
     const [count] = await this.query(`SELECT count(*) AS n FROM ${BATCH}`);
     return { rowCount: Number(count?.['n'] ?? 0), columns: [...this.columns] };
-  }
-
-  private async describeFiles(files: readonly string[]): Promise<{ name: string; duckType: DuckDBType }[]> {
-    const reader = await this.connection.runAndReadAll(`SELECT * FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}) LIMIT 0`);
-    const types = reader.columnTypes();
-    return reader.columnNames().map((name, i) => ({ name, duckType: types[i]! }));
   }
 
   /** An Avro schema for a new table from the batch's column types, named as Spark's Hudi writer names it. */
@@ -399,11 +395,9 @@ export class WriteSession {
         WHERE _hoodie_record_key NOT IN (SELECT __key FROM ${STAGED} WHERE __bucket = ${spec.bucket})`;
       body = `${keep} UNION ALL ${newRows}`;
     }
-    const options = ['FORMAT parquet', 'COMPRESSION snappy', `ROW_GROUP_SIZE ${Math.max(1, Math.floor(spec.rowGroupSize))}`, 'PARQUET_VERSION v1'];
-    const kv = Object.entries(spec.keyValues);
-    if (kv.length > 0) options.push(`KV_METADATA {${kv.map(([k, v]) => `${sqlString(k)}: ${sqlString(v)}`).join(', ')}}`);
     const columnList = [...META_FIELD_NAMES, ...dataColumns].map(sqlIdentifier).join(', ');
-    await this.run(`COPY (SELECT ${columnList} FROM (${body}) ORDER BY __src, __ord) TO ${sqlString(spec.outputFile)} (${options.join(', ')})`, spec.outputFile);
+    const rowGroupSize = Math.max(1, Math.floor(spec.rowGroupSize));
+    await this.run(copyToParquetSql(`SELECT ${columnList} FROM (${body}) ORDER BY __src, __ord`, spec.outputFile, rowGroupSize, spec.keyValues), spec.outputFile);
     const templates = spec.existingFile !== undefined ? [this.existingFiles[spec.existingFile]!.localPath] : spec.typeTemplates;
     // Existing tables: their files' types. A new table: the written types with Hudi's fixed-length decimals.
     const targets = templates.length > 0

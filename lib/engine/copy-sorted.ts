@@ -1,0 +1,388 @@
+/**
+ * copySorted: sort Parquet inputs once and write rank ranges of the sorted rows to output files, with the inputs'
+ * Parquet types (casts where DuckDB has a type that writes them, type repair where it has none) and Hudi's footer.
+ *
+ * One COPY that splits its output over several files loses the global order on more than one thread, so the rows
+ * are ranked once into a temp table and each output is one COPY over an explicit rank range; an output holding
+ * every row is sorted and written by a single COPY instead (no temp table).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { BIGINT, DuckDBBigIntVector, DuckDBDataChunk, DuckDBTypeId, DuckDBVector } from '@duckdb/node-api';
+import { HudiError } from '../errors.js';
+import { setFooterKeyValues } from '../parquet/footer.js';
+import { compareFields } from '../parquet/schema.js';
+import { assertFilesExist, duckdbReason, guardFiles, type DuckDb } from './connection.js';
+import { createInputsTable, FILE_OFFSET_COLUMN, INPUT_ROW_SQL, inputScanSql, rowsPerFile, SOURCE_FILE_COLUMN } from './input-order.js';
+import type { CopySortedOutput, CopySortedRequest, CopySortedResult, FooterFromColumn, OutputRange, SortKey } from './port.js';
+import { describeColumns, type ColumnDescription } from './schema-rows.js';
+import { copyToParquetSql, fileListSql, nonNegativeInteger, positiveInteger, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
+import { conformParquetTypes, parquetTypeTargets, preservingDuckDbType, type ParquetTypeTargets } from './type-targets.js';
+
+/** Sort the inputs once, then write each output's rank range to its own file, keeping the input's Parquet types. */
+export async function copySorted(db: DuckDb, request: CopySortedRequest): Promise<CopySortedResult> {
+  const { inputs, outputs } = request;
+  if (inputs.length === 0) throw new HudiError('copySorted needs at least one input file', { fix: 'pass the input base files' });
+  if (outputs.length === 0) throw new HudiError('copySorted needs at least one output range', { fix: 'pass the output files' });
+  if (new Set(inputs).size !== inputs.length) throw new HudiError('an input file is listed twice', { fix: 'pass each input once' });
+  const rowGroupSize = positiveInteger(request.rowGroupSize, 'rowGroupSize');
+  await assertFilesExist(inputs);
+  const fileRows = await rowsPerFile(db.connection, inputs);
+  const totalInputRows = fileRows.reduce((sum, rows) => sum + rows, 0);
+  checkOutputRanges(outputs, totalInputRows);
+  if (request.rowRanks !== undefined) {
+    if ((request.orderBy ?? []).length > 0) throw new HudiError('copySorted takes orderBy or rowRanks, not both', { fix: 'pass one of them' });
+    checkRowRanks(request.rowRanks, totalInputRows);
+  }
+
+  const columns = await guardFiles(db.connection, inputs, () => describeColumns(db.connection, inputs));
+  const sortKeyNamed = columns.find((column) => column.name.startsWith(SORT_KEY_PREFIX));
+  for (const reserved of [...INTERNAL_COLUMNS, 'file_row_number', ...(sortKeyNamed === undefined ? [] : [sortKeyNamed.name])]) {
+    if (columns.some((column) => column.name === reserved)) {
+      throw new HudiError(`input has a column named "${reserved}", which copySorted uses internally`, {
+        location: inputs[0],
+        fix: 'rename the column',
+      });
+    }
+  }
+  checkOutputColumns(outputs, request.footerFromColumn, columns);
+  const inputFields = await guardFiles(db.connection, inputs, () => parquetTypeTargets(db.connection, inputs));
+  const projection = columns.map((column) => {
+    const target = preservingDuckDbType(column.type, inputFields, column.name);
+    const quoted = sqlIdentifier(column.name);
+    return target.toString() === column.type.toString() ? quoted : `CAST(${quoted} AS ${target.toString()}) AS ${quoted}`;
+  });
+  // Input order = position in `inputs`, then row in file: the tie-break of every sort, and the key rowRanks use.
+  const inputRow = INPUT_ROW_SQL;
+  let rankExpression: string;
+  if (request.rowRanks !== undefined) rankExpression = sqlIdentifier(RANK_VALUE_COLUMN);
+  else if ((request.orderBy ?? []).length > 0) {
+    const ordering = [...(request.orderBy ?? []).map((key) => sortKeySql(key, columns)), `${inputRow} ASC`];
+    rankExpression = `row_number() OVER (ORDER BY ${ordering.join(', ')}) - 1`;
+  } else rankExpression = inputRow;
+
+  const suffix = randomUUID().replaceAll('-', '');
+  const table = sqlIdentifier(`__hudi_sorted_${suffix}`);
+  let filesTable: string | undefined;
+  const ranksTable = sqlIdentifier(`__hudi_ranks_${suffix}`);
+  const written: string[] = [];
+  try {
+    filesTable = await createInputsTable(db.connection, inputs, fileRows);
+    let rankJoin = '';
+    if (request.rowRanks !== undefined) {
+      await loadRanks(db, ranksTable, request.rowRanks);
+      rankJoin = `JOIN ${ranksTable} USING (${sqlIdentifier(INPUT_ROW_COLUMN)})`;
+    }
+    const sortedSource = `SELECT ${projection.join(', ')}, ${rankExpression} AS ${sqlIdentifier(RANK_COLUMN)}
+         FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
+               FROM ${inputScanSql(inputs, filesTable)}) AS source
+         ${rankJoin}`;
+    const single = outputs[0]!;
+    if (outputs.length === 1 && single.rowStart === 0 && single.rowCount === totalInputRows && single.sequenceColumns === undefined) {
+      // One output holding every row: sort and write in one COPY (as DuckDB alone would), while a second
+      // connection reads the footer column, in any order, for the footer (bloom filter, min/max keys).
+      await mkdir(dirname(single.file), { recursive: true });
+      written.push(single.file);
+      const footer = request.footerFromColumn;
+      // Input order needs no sort: DuckDB scans the files in list order, rows in file order.
+      let query: string;
+      if (rankExpression === inputRow) {
+        query = `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}))`;
+      } else if (request.rowRanks === undefined) {
+        // ORDER BY the keys themselves: a row_number() window over them and then a sort by it costs a second sort.
+        // The keys are computed beside the projection, over the input's own (uncast) columns, as the window did.
+        const keys = (request.orderBy ?? []).map((key) => sortKeyParts(key, columns));
+        const keyColumns = keys.map((key, index) => `${key.expression} AS ${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)}`);
+        const ordering = [...keys.map((key, index) => `${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)} ${key.direction}`), `${sqlIdentifier(INPUT_ROW_COLUMN)} ASC`];
+        query = `SELECT ${outputColumnsSql(columns, single).join(', ')}
+                 FROM (SELECT ${[...projection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')}
+                       FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
+                             FROM ${inputScanSql(inputs, filesTable)}) AS source)
+                 ORDER BY ${ordering.join(', ')}`;
+      } else query = `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (${sortedSource}) ORDER BY ${sqlIdentifier(RANK_COLUMN)}`;
+      const [, footerKeyValues] = await Promise.all([
+        guardFiles(db.connection, inputs, () => copyTo(db, query, single.file, rowGroupSize, footer === undefined ? single.keyValues : {})),
+        // The footer (bloom filter: JavaScript on this thread) is built while DuckDB's threads write the file.
+        footer === undefined ? Promise.resolve(undefined) : guardFiles(db.connection, inputs, () => columnValuesOnSide(db, inputs, footer.column)).then((values) => footer.build(values, single)),
+      ]);
+      const result = await finishOutput(db, single, inputFields);
+      if (footerKeyValues !== undefined) await setFooterKeyValues(single.file, { ...single.keyValues, ...footerKeyValues });
+      assertCompatible([result], request.onTypeMismatch);
+      return { totalInputRows, outputs: [result] };
+    }
+    await guardFiles(db.connection, inputs, () => db.connection.run(`CREATE TEMP TABLE ${table} AS ${sortedSource}`));
+    const results: CopySortedOutput[] = [];
+    for (const output of outputs) {
+      const keyValues = request.footerFromColumn === undefined
+        ? output.keyValues
+        : { ...output.keyValues, ...request.footerFromColumn.build(await rangeValues(db, table, request.footerFromColumn.column, output), output) };
+      await mkdir(dirname(output.file), { recursive: true });
+      written.push(output.file);
+      results.push(await writeRange(db, table, columns, { ...output, keyValues }, rowGroupSize, inputFields));
+    }
+    assertCompatible(results, request.onTypeMismatch);
+    return { totalInputRows, outputs: results };
+  } catch (error) {
+    await Promise.all(written.map((file) => rm(file, { force: true })));
+    throw error;
+  } finally {
+    for (const name of [table, ranksTable, ...(filesTable === undefined ? [] : [filesTable])]) await db.connection.run(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
+  }
+}
+
+/** One column's non-null values of some files, read on a connection of its own (so it runs beside a COPY). */
+async function columnValuesOnSide(db: DuckDb, files: readonly string[], column: string): Promise<string[]> {
+  const side = await db.instance.connect();
+  try {
+    // Joined with NUL separators file by file (a few hundred strings instead of a million values to convert);
+    // a file whose value count does not match (a value holding NUL) is read value by value instead.
+    const quoted = sqlIdentifier(column);
+    const fileColumn = sqlString(SOURCE_FILE_COLUMN);
+    const reader = await side.runAndReadAll(
+      `SELECT ${sqlIdentifier(SOURCE_FILE_COLUMN)}, count(*), string_agg(${quoted}, chr(0))
+       FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}, filename = ${fileColumn}) WHERE ${quoted} IS NOT NULL GROUP BY ALL`,
+    );
+    const values: string[] = [];
+    for (const [file, count, joined] of reader.getRows()) {
+      let pieces = String(joined ?? '').split('\u0000', Number(count) + 1);
+      if (pieces.length !== Number(count)) {
+        const one = await side.runAndReadAll(`SELECT ${quoted} FROM read_parquet(${fileListSql([String(file)])}, ${READ_OPTIONS}) WHERE ${quoted} IS NOT NULL`);
+        pieces = (one.getColumnsJS()[0] ?? []).map(String);
+      }
+      for (const piece of pieces) values.push(piece);
+    }
+    return values;
+  } finally {
+    side.closeSync();
+  }
+}
+
+/** rowRanks → a table (input row, rank) through DuckDB's appender, 2,048 rows per chunk. */
+async function loadRanks(db: DuckDb, table: string, ranks: Uint32Array): Promise<void> {
+  await db.connection.run(`CREATE TEMP TABLE ${table} (${sqlIdentifier(INPUT_ROW_COLUMN)} BIGINT, ${sqlIdentifier(RANK_VALUE_COLUMN)} BIGINT)`);
+  const appender = await db.connection.createAppender(table.slice(1, -1), 'main', 'temp');
+  try {
+    const chunkRows = DuckDBVector.standardSize();
+    const chunk = DuckDBDataChunk.create([BIGINT, BIGINT], chunkRows);
+    for (let start = 0; start < ranks.length; start += chunkRows) {
+      const count = Math.min(chunkRows, ranks.length - start);
+      chunk.reset();
+      chunk.rowCount = count;
+      const rows = chunk.getColumnVector(0) as DuckDBBigIntVector;
+      const values = chunk.getColumnVector(1) as DuckDBBigIntVector;
+      for (let index = 0; index < count; index++) {
+        rows.setItem(index, BigInt(start + index));
+        values.setItem(index, BigInt(ranks[start + index]!));
+      }
+      rows.flush();
+      values.flush();
+      appender.appendDataChunk(chunk);
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+}
+
+/**
+ * One column's non-null text values over an output's rank range. DuckDB joins them 65,536 at a time with NUL
+ * separators, so a million keys cost a few strings instead of a million; a piece whose value count does not match
+ * (a value holding NUL) is read value by value instead.
+ */
+async function rangeValues(db: DuckDb, table: string, column: string, output: OutputRange): Promise<Iterable<string>> {
+  const rank = sqlIdentifier(RANK_COLUMN);
+  const quoted = sqlIdentifier(column);
+  const where = `${rank} >= ${output.rowStart} AND ${rank} < ${output.rowStart + output.rowCount} AND ${quoted} IS NOT NULL`;
+  const reader = await db.connection.runAndReadAll(
+    `SELECT ${rank} // ${JOINED_VALUES} AS piece, count(*) AS n, string_agg(${quoted}, chr(0)) AS joined FROM ${table} WHERE ${where} GROUP BY piece`,
+  );
+  const pieces: (string | string[])[] = [];
+  for (const [piece, count, joined] of reader.getRows()) {
+    const text = String(joined ?? '');
+    if (text.split('\u0000', Number(count) + 1).length === Number(count)) {
+      pieces.push(text);
+      continue;
+    }
+    const start = Number(piece) * JOINED_VALUES;
+    const values = await db.connection.runAndReadAll(`SELECT ${quoted} FROM ${table} WHERE ${where} AND ${rank} >= ${start} AND ${rank} < ${start + JOINED_VALUES}`);
+    pieces.push(values.getRows().map((row) => String(row[0])));
+  }
+  return {
+    *[Symbol.iterator]() {
+      for (const piece of pieces) yield* typeof piece === 'string' ? piece.split('\u0000') : piece;
+    },
+  };
+}
+
+async function writeRange(
+  db: DuckDb,
+  table: string,
+  columns: readonly ColumnDescription[],
+  output: OutputRange,
+  rowGroupSize: number,
+  inputFields: ParquetTypeTargets,
+): Promise<CopySortedOutput> {
+  const rank = sqlIdentifier(RANK_COLUMN);
+  await copyTo(
+    db,
+    `SELECT ${outputColumnsSql(columns, output).join(', ')} FROM ${table}
+     WHERE ${rank} >= ${output.rowStart} AND ${rank} < ${output.rowStart + output.rowCount}
+     ORDER BY ${rank}`,
+    output.file, rowGroupSize, output.keyValues,
+  );
+  return finishOutput(db, output, inputFields);
+}
+
+/** COPY a query to one Parquet file (Hudi's footer key/values included when given). */
+async function copyTo(db: DuckDb, query: string, file: string, rowGroupSize: number, keyValues: Readonly<Record<string, string>>): Promise<void> {
+  try {
+    await db.connection.run(copyToParquetSql(query, file, rowGroupSize, keyValues));
+  } catch (cause) {
+    throw new HudiError(`could not write Parquet file: ${duckdbReason(cause)}`, {
+      location: file,
+      fix: 'check free space and permissions where the output and the temp directory are',
+      cause,
+    });
+  }
+}
+
+/** After a COPY: give the file the input's Parquet types, and check its row count. */
+async function finishOutput(db: DuckDb, output: OutputRange, inputFields: ParquetTypeTargets): Promise<CopySortedOutput> {
+  const { repairedColumns, types } = await conformParquetTypes(db.connection, output.file, inputFields);
+  const rowCount = (await rowsPerFile(db.connection, [output.file]))[0] ?? 0;
+  if (rowCount !== output.rowCount) {
+    throw new HudiError(`wrote ${rowCount} rows instead of ${output.rowCount}`, {
+      location: output.file,
+      fix: 'retry; if it repeats, report it as a bug',
+    });
+  }
+  return { file: output.file, rowCount, repairedColumns, deviations: compareFields(inputFields, types) };
+}
+
+const RANK_COLUMN = '__hudi_sort_rank';
+const INPUT_ROW_COLUMN = '__hudi_input_row';
+/** Sort keys computed beside the output's columns for one ORDER BY (`__hudi_sort_key_0`, …). */
+const SORT_KEY_PREFIX = '__hudi_sort_key_';
+const RANK_VALUE_COLUMN = '__hudi_rank_value';
+/** Values per string_agg piece when reading a column's values for footers. */
+const JOINED_VALUES = 65_536;
+const INTERNAL_COLUMNS = [RANK_COLUMN, SOURCE_FILE_COLUMN, FILE_OFFSET_COLUMN, INPUT_ROW_COLUMN, RANK_VALUE_COLUMN] as const;
+
+/** rowRanks must be a permutation: a repeated rank would write one row twice and drop another. */
+function checkRowRanks(ranks: Uint32Array, totalRows: number): void {
+  if (ranks.length !== totalRows) {
+    throw new HudiError(`rowRanks has ${ranks.length} entries for ${totalRows} input rows`, { fix: 'give one rank per input row, in input order' });
+  }
+  const seen = new Uint8Array(totalRows);
+  for (const rank of ranks) {
+    if (rank >= totalRows || seen[rank] === 1) {
+      throw new HudiError(`rowRanks is not a permutation of 0..${totalRows - 1} (rank ${rank})`, { fix: 'give every input row a distinct rank' });
+    }
+    seen[rank] = 1;
+  }
+}
+
+/** Replaced and footer columns must exist and hold text. */
+function checkOutputColumns(outputs: readonly OutputRange[], footer: FooterFromColumn | undefined, columns: readonly ColumnDescription[]): void {
+  const requireText = (name: string, what: string, location: string | undefined): void => {
+    const column = columns.find((candidate) => candidate.name === name);
+    if (column === undefined || column.type.typeId !== DuckDBTypeId.VARCHAR) {
+      throw new HudiError(`${what} "${name}" is ${column === undefined ? 'not a column of the inputs' : `of type ${column.type.toString()}, not VARCHAR`}`, {
+        ...(location === undefined ? {} : { location }),
+        fix: `choose a text column: ${columns.filter((candidate) => candidate.type.typeId === DuckDBTypeId.VARCHAR).map((candidate) => candidate.name).join(', ')}`,
+      });
+    }
+  };
+  if (footer !== undefined) requireText(footer.column, 'footer column', undefined);
+  for (const output of outputs) {
+    for (const name of Object.keys(output.constantColumns ?? {})) requireText(name, 'constant column', output.file);
+    for (const name of Object.keys(output.sequenceColumns ?? {})) {
+      requireText(name, 'sequence column', output.file);
+      if (output.constantColumns?.[name] !== undefined) {
+        throw new HudiError(`column "${name}" is both a constant and a sequence column`, { location: output.file, fix: 'give it one of the two' });
+      }
+    }
+  }
+}
+
+function checkOutputRanges(outputs: readonly OutputRange[], totalRows: number): void {
+  const files = new Set<string>();
+  for (const output of outputs) {
+    nonNegativeInteger(output.rowStart, 'rowStart');
+    positiveInteger(output.rowCount, 'rowCount');
+    if (output.rowStart + output.rowCount > totalRows) {
+      throw new HudiError(`rows ${output.rowStart}..${output.rowStart + output.rowCount - 1} are past the ${totalRows} input rows`, {
+        location: output.file,
+        fix: 'plan output ranges from countRows of the same inputs',
+      });
+    }
+    if (files.has(output.file)) throw new HudiError('output file is listed twice', { location: output.file, fix: 'give each range its own file' });
+    files.add(output.file);
+  }
+  // Overlapping ranges would write the same records twice: duplicate keys in a Hudi table.
+  const sorted = [...outputs].sort((a, b) => a.rowStart - b.rowStart);
+  for (let index = 1; index < sorted.length; index++) {
+    const previous = sorted[index - 1]!;
+    const current = sorted[index]!;
+    if (current.rowStart < previous.rowStart + previous.rowCount) {
+      throw new HudiError(`row range overlaps the one of ${previous.file}`, {
+        location: current.file,
+        fix: 'make the output ranges disjoint',
+      });
+    }
+  }
+}
+
+function sortKeySql(key: SortKey, columns: readonly ColumnDescription[]): string {
+  const { expression, direction } = sortKeyParts(key, columns);
+  return `${expression} ${direction}`;
+}
+
+/** A sort key's expression (over the input's columns) and its direction, apart. */
+function sortKeyParts(key: SortKey, columns: readonly ColumnDescription[]): { expression: string; direction: string } {
+  const descending = typeof key !== 'string' && key.descending === true;
+  const direction = descending ? 'DESC NULLS LAST' : 'ASC NULLS FIRST';
+  if (typeof key !== 'string' && 'sqlExpression' in key) return { expression: `(${key.sqlExpression})`, direction };
+  const name = typeof key === 'string' ? key : key.column;
+  if (columns.some((column) => column.name === name)) return { expression: sqlIdentifier(name), direction };
+  const [top, ...fields] = name.split('.');
+  if (top !== undefined && fields.length > 0 && columns.some((column) => column.name === top)) {
+    return { expression: `${sqlIdentifier(top)}${fields.map((field) => `[${sqlString(field)}]`).join('')}`, direction };
+  }
+  throw new HudiError(`no sort column ${JSON.stringify(name)}`, {
+    fix: `choose from: ${columns.map((column) => column.name).join(', ')}`,
+  });
+}
+
+/** An output's columns: constants (the new `_hoodie_file_name`) and sequences (rewritten seqno) replace inputs. */
+function outputColumnsSql(columns: readonly ColumnDescription[], output: OutputRange): string[] {
+  const rank = sqlIdentifier(RANK_COLUMN);
+  return columns.map((column) => {
+    const quoted = sqlIdentifier(column.name);
+    const constant = output.constantColumns?.[column.name];
+    if (constant !== undefined) return `CAST(${sqlString(constant)} AS VARCHAR) AS ${quoted}`;
+    const prefix = output.sequenceColumns?.[column.name];
+    if (prefix !== undefined) return `${sqlString(prefix)} || CAST(${rank} - ${output.rowStart} AS VARCHAR) AS ${quoted}`;
+    return quoted;
+  });
+}
+
+/** Outputs whose Parquet types readers would see differently from the input's fail the copy (unless 'report'). */
+function assertCompatible(results: readonly CopySortedOutput[], onTypeMismatch: CopySortedRequest['onTypeMismatch']): void {
+  const incompatible = results.flatMap((result) =>
+    result.deviations.filter((deviation) => !deviation.compatible).map((deviation) => ({ file: result.file, deviation })),
+  );
+  if (incompatible.length === 0 || (onTypeMismatch ?? 'throw') !== 'throw') return;
+  throw new HudiError(
+    `written Parquet types differ from the input's: ${incompatible
+      .map(({ deviation }) => `${deviation.column} ${deviation.input} → ${deviation.output}`)
+      .filter((text, index, all) => all.indexOf(text) === index)
+      .join('; ')}`,
+    {
+      location: incompatible[0]!.file,
+      fix: 'this engine cannot keep that type; cluster these files with Spark, or pass onTypeMismatch "report" to accept the change',
+    },
+  );
+}
+

@@ -1,0 +1,174 @@
+/**
+ * The Parquet engine as the rest of lib/ sees it: plain local paths in, rows (row-format.ts), footers, statistics
+ * and copy results out. lib/ imports these types from here and opens the engine with `openParquetEngine`
+ * (parquet-engine.ts); only lib/engine/ knows that DuckDB is behind it.
+ */
+import type { SortColumnType, SortValue } from '../layout/curves.js';
+import type { ParquetColumnInfo, ParquetPhysicalType, SchemaDeviation } from '../parquet/schema.js';
+import type { JsonValue, Row } from './row-format.js';
+
+export type { ParquetColumnInfo, ParquetPhysicalType, ParquetTimeUnit, SchemaDeviation } from '../parquet/schema.js';
+
+export interface ParquetEngineOptions {
+  /** DuckDB memory limit, e.g. '512MB'; beyond it sorts spill to `tempDirectory`. */
+  memoryLimit?: string;
+  /** Worker threads; Lambda gives 2 vCPUs up to 3,538 MB. */
+  threads?: number;
+  /** Where DuckDB spills (Lambda: under /tmp). */
+  tempDirectory?: string;
+}
+
+export interface ParquetFooter {
+  /** Footer key/value metadata (Hudi: hoodie_min_record_key, org.apache.hudi.bloomfilter, parquet.avro.schema, …). */
+  keyValues: Record<string, string>;
+  numRows: number;
+  rowGroupCount: number;
+  createdBy: string | undefined;
+  schema: ParquetColumnInfo[];
+}
+
+/** Min/max/null figures of one leaf column of one file, summed over its row groups. */
+export interface ColumnStats {
+  /** Parquet column path joined by '.', as Hudi's column stats name it (e.g. 'structField.field1'). */
+  column: string;
+  physicalType: ParquetPhysicalType;
+  /** JSON-ready like row values (row-format.ts); null when some row group has no min/max or the type has no comparable form (BLOB). */
+  min: JsonValue;
+  max: JsonValue;
+  /** null when some row group does not record it. */
+  nullCount: number | null;
+  valueCount: number;
+}
+
+export interface FileColumnStats {
+  file: string;
+  rowCount: number;
+  rowGroupCount: number;
+  columns: ColumnStats[];
+}
+
+/**
+ * A sort key: a column name (dots reach into struct fields when no top-level column has the dotted
+ * name), optionally descending, or a trusted SQL expression (never pass user text as `sqlExpression`).
+ * Ascending keys put nulls first and descending keys nulls last, like Spark.
+ */
+export type SortKey = string | { column: string; descending?: boolean } | { sqlExpression: string; descending?: boolean };
+
+export interface OutputRange {
+  file: string;
+  /** 0-based rank of the first row in the sorted input. */
+  rowStart: number;
+  rowCount: number;
+  /** Footer key/value metadata for this file (Hudi's bloom filter, min/max record keys, Avro schema). */
+  keyValues: Record<string, string>;
+  /** VARCHAR columns written as this text in every row instead of their input values (Hudi: `_hoodie_file_name`). */
+  constantColumns?: Readonly<Record<string, string>>;
+  /**
+   * VARCHAR columns written as `<prefix><n>`, n the row's 0-based position in this file (Hudi's
+   * `_hoodie_commit_seqno` when a rewrite does not keep the records' metadata).
+   */
+  sequenceColumns?: Readonly<Record<string, string>>;
+}
+
+/** Footer key/values computed from one column's values of an output's rows, read before the file is written. */
+export interface FooterFromColumn {
+  /** A VARCHAR column (Hudi: `_hoodie_record_key`); nulls are skipped. */
+  column: string;
+  /** Called once per output with that output's values (any order); its entries override the output's keyValues. */
+  build(values: Iterable<string>, output: OutputRange): Record<string, string>;
+}
+
+export interface CopySortedRequest {
+  inputs: readonly string[];
+  /** Empty or absent: input order (file by file, row by row). Ties always break by input file, then row. */
+  orderBy?: readonly SortKey[];
+  /**
+   * An order computed outside the engine (space-filling curve keys): the 0-based rank of every input row, in input
+   * order (inputs in the order given, rows in file order), a permutation of 0..rows-1. Replaces orderBy.
+   */
+  rowRanks?: Uint32Array;
+  footerFromColumn?: FooterFromColumn;
+  /** Non-overlapping rank ranges within [0, total rows). They need not cover every row. */
+  outputs: readonly OutputRange[];
+  rowGroupSize: number;
+  /**
+   * What to do when an output's Parquet types still differ from the input's after casts and repairs
+   * in a way readers notice ('incompatible' deviations): 'throw' (default; the outputs are removed) or
+   * 'report' (keep them and return the deviations).
+   */
+  onTypeMismatch?: 'throw' | 'report';
+}
+export interface CopySortedOutput {
+  file: string;
+  rowCount: number;
+  /** Columns whose Parquet type was fixed in the written file (decimal physical type, UTC flag). */
+  repairedColumns: string[];
+  deviations: SchemaDeviation[];
+}
+
+export interface CopySortedResult {
+  totalInputRows: number;
+  outputs: CopySortedOutput[];
+}
+
+export interface ReadRowsOptions {
+  /** Top-level columns to return, in this order; default all, in file schema order. */
+  columns?: readonly string[];
+  limit?: number;
+}
+
+/** Rows plus their column names in file schema order (JS objects put integer-like keys first, so rows alone cannot carry it). */
+export interface RowSet {
+  columns: string[];
+  rows: Row[];
+}
+
+/** A sort column as the space-filling curves need it (lib/layout/curves.ts). */
+export interface SortColumnDescription {
+  name: string;
+  /** Position among the inputs' top-level columns (Hudi's meta columns first), which orders DIRECT curve columns. */
+  schemaPosition: number;
+  type: SortColumnType;
+}
+
+/** Some rows' sort-column values, in no particular order: row i is input row `inputRows[i]` (input order as in rowRanks). */
+export interface SortColumnBatch {
+  inputRows: Uint32Array;
+  /** One array per requested column, values in curves.ts form (dates as days, timestamps as epoch micros, decimals unscaled). */
+  values: SortValue[][];
+}
+
+export interface SampleRowsOptions {
+  /** Top-level columns to return. */
+  columns: readonly string[];
+  count: number;
+  /** Rows are picked by the hash of these columns' values (and the seed), so the same data gives the same sample wherever it is staged. */
+  hashColumns: readonly string[];
+  seed?: number;
+}
+
+export interface ParquetEngine {
+  /** Rows of local Parquet files (columns united by name), values JSON-ready per row-format.ts. */
+  readRows(files: readonly string[], options?: ReadRowsOptions): Promise<RowSet>;
+  /**
+   * Stream sort-column values of every input row to `onBatch` (batches of up to 2,048 rows), mapped to the Spark
+   * types Hudi's curve builders take; refuses columns of other types. Returns the columns' descriptions and the row count.
+   */
+  scanSortColumns(
+    files: readonly string[],
+    columns: readonly string[],
+    onBatch: (batch: SortColumnBatch, columns: readonly SortColumnDescription[]) => void,
+  ): Promise<{ columns: SortColumnDescription[]; rowCount: number }>;
+  /** Up to `count` rows picked deterministically from the data (by value hash, not by position); values as readRows. */
+  sampleRows(files: readonly string[], options: SampleRowsOptions): Promise<RowSet>;
+  readFooter(file: string): Promise<ParquetFooter>;
+  /** Row-group statistics per file and leaf column; reads footers only. */
+  columnStats(files: readonly string[]): Promise<FileColumnStats[]>;
+  /** Total rows from the footers. */
+  countRows(files: readonly string[]): Promise<number>;
+  /** DuckDB's memory limit in bytes (what it was opened with, or its default share of the machine's memory). */
+  memoryLimitBytes(): Promise<number>;
+  /** Sort the inputs once, then write each output's rank range to its own file, keeping the input's Parquet types. */
+  copySorted(request: CopySortedRequest): Promise<CopySortedResult>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,121 @@
+/**
+ * Sort-column values for the space-filling curves (lib/layout/curves.ts): every input row's values of the sort
+ * columns, streamed in batches keyed by input-order row number, as the Spark types Hudi's curve builders take.
+ */
+import { DuckDBBlobValue, DuckDBDecimalType, DuckDBDecimalValue, DuckDBTypeId } from '@duckdb/node-api';
+import type { DuckDBType, DuckDBVector } from '@duckdb/node-api';
+import { HudiError } from '../errors.js';
+import type { SortColumnType, SortValue } from '../layout/curves.js';
+import { assertFilesExist, guardFiles, type DuckDb } from './connection.js';
+import { createInputsTable, INPUT_ROW_SQL, inputScanSql, rowsPerFile } from './input-order.js';
+import type { SortColumnBatch, SortColumnDescription } from './port.js';
+import { describeColumns, type ColumnDescription } from './schema-rows.js';
+import { sqlIdentifier } from './sql.js';
+
+/** ParquetEngine.scanSortColumns (port.ts). */
+export async function scanSortColumns(
+  db: DuckDb,
+  files: readonly string[],
+  columns: readonly string[],
+  onBatch: (batch: SortColumnBatch, columns: readonly SortColumnDescription[]) => void,
+): Promise<{ columns: SortColumnDescription[]; rowCount: number }> {
+  const { connection } = db;
+  if (files.length === 0) throw new HudiError('scanSortColumns needs at least one input file', { fix: 'pass the input base files' });
+  if (new Set(files).size !== files.length) throw new HudiError('an input file is listed twice', { fix: 'pass each input once' });
+  await assertFilesExist(files);
+  const available = await guardFiles(connection, files, () => describeColumns(connection, files));
+  const descriptions = columns.map((name) => sortColumnDescription(name, available, files[0]!));
+  const fileRows = await rowsPerFile(connection, files);
+  const footerRows = fileRows.reduce((sum, rows) => sum + rows, 0);
+  let filesTable: string | undefined;
+  let rowCount = 0;
+  try {
+    const table = await createInputsTable(connection, files, fileRows);
+    filesTable = table;
+    const result = await guardFiles(connection, files, () =>
+      connection.stream(`SELECT CAST(${INPUT_ROW_SQL} AS UINTEGER), ${descriptions.map(sortColumnSql).join(', ')} FROM ${inputScanSql(files, table)}`),
+    );
+    for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+      const inputRows = Uint32Array.from(chunk.getColumnVector(0).toArray() as number[]);
+      const values = descriptions.map((description, index) => sortValues(chunk.getColumnVector(index + 1), description));
+      rowCount += inputRows.length;
+      onBatch({ inputRows, values }, descriptions);
+    }
+  } finally {
+    if (filesTable !== undefined) await connection.run(`DROP TABLE IF EXISTS ${filesTable}`).catch(() => undefined);
+  }
+  if (rowCount !== footerRows) {
+    throw new HudiError(`read ${rowCount} rows where the footers count ${footerRows}`, { location: files[0], fix: 'retry; if it repeats, report it as a bug' });
+  }
+  return { columns: descriptions, rowCount };
+}
+
+/** How Spark reads each Parquet type (ParquetToSparkSchemaConverter), as curves.ts names them. */
+function sortColumnType(type: DuckDBType): SortColumnType | undefined {
+  switch (type.typeId) {
+    case DuckDBTypeId.BOOLEAN:
+      return 'boolean';
+    case DuckDBTypeId.TINYINT:
+      return 'byte';
+    case DuckDBTypeId.SMALLINT:
+    case DuckDBTypeId.UTINYINT:
+      return 'short';
+    case DuckDBTypeId.INTEGER:
+    case DuckDBTypeId.USMALLINT:
+      return 'int';
+    case DuckDBTypeId.BIGINT:
+    case DuckDBTypeId.UINTEGER:
+      return 'long';
+    case DuckDBTypeId.FLOAT:
+      return 'float';
+    case DuckDBTypeId.DOUBLE:
+      return 'double';
+    case DuckDBTypeId.VARCHAR:
+      return 'string';
+    case DuckDBTypeId.BLOB:
+      return 'binary';
+    case DuckDBTypeId.DATE:
+      return 'date';
+    case DuckDBTypeId.TIMESTAMP:
+    case DuckDBTypeId.TIMESTAMP_S:
+    case DuckDBTypeId.TIMESTAMP_MS:
+    case DuckDBTypeId.TIMESTAMP_NS:
+    case DuckDBTypeId.TIMESTAMP_TZ:
+      return 'timestamp';
+    case DuckDBTypeId.DECIMAL:
+      return type instanceof DuckDBDecimalType ? { kind: 'decimal', scale: type.scale } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function sortColumnDescription(name: string, available: readonly ColumnDescription[], location: string): SortColumnDescription {
+  const schemaPosition = available.findIndex((column) => column.name === name);
+  if (schemaPosition < 0) {
+    throw new HudiError(`no sort column ${JSON.stringify(name)}`, { location, fix: `choose from: ${available.map((column) => column.name).join(', ')}` });
+  }
+  const column = available[schemaPosition]!;
+  const type = sortColumnType(column.type);
+  if (type === undefined) {
+    throw new HudiError(`sort column "${name}" has type ${column.type.toString()}, which Hudi's z-order/hilbert curves cannot order by`, {
+      location,
+      fix: 'use hoodie.layout.optimize.strategy=linear, or sort by primitive columns (numbers, strings, dates, timestamps, decimals)',
+    });
+  }
+  return { name, schemaPosition, type };
+}
+
+/** The select expression reading a sort column in curves.ts form (dates as days, timestamps as epoch micros). */
+function sortColumnSql(column: SortColumnDescription): string {
+  const quoted = sqlIdentifier(column.name);
+  if (column.type === 'date') return `CAST(${quoted} - DATE '1970-01-01' AS INTEGER)`;
+  if (column.type === 'timestamp') return `epoch_us(${quoted})`;
+  return quoted;
+}
+
+function sortValues(vector: DuckDBVector, column: SortColumnDescription): SortValue[] {
+  const items = vector.toArray();
+  if (typeof column.type === 'object') return items.map((item) => (item instanceof DuckDBDecimalValue ? item.value : null));
+  if (column.type === 'binary') return items.map((item) => (item instanceof DuckDBBlobValue ? item.bytes : null));
+  return items as SortValue[];
+}

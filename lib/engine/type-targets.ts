@@ -1,0 +1,79 @@
+/**
+ * Parquet type targets: the types a written file must carry (the inputs' or the table's files'), what DuckDB type to
+ * cast a column to so that DuckDB writes them itself (timestamp units), and the repair-and-verify step that fixes
+ * what DuckDB cannot write (lib/parquet/type-repair.ts) and proves the result decodes.
+ */
+import { DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, TIMESTAMP_MS, TIMESTAMP_NS } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
+import { latestTopLevelFields, type TopLevelFields, type TypeNode } from '../parquet/schema.js';
+import { planTypeRepairs, repairParquetTypes } from '../parquet/type-repair.js';
+import { guardFiles } from './connection.js';
+import { readSchemas } from './schema-rows.js';
+import { fileListSql, READ_OPTIONS, sqlIdentifier } from './sql.js';
+
+/** The Parquet type tree per top-level column of some files (the last file wins), used as a write target. */
+export type ParquetTypeTargets = TopLevelFields;
+
+export async function parquetTypeTargets(connection: DuckDBConnection, files: readonly string[]): Promise<ParquetTypeTargets> {
+  const schemas = await readSchemas(connection, files);
+  return latestTopLevelFields(files.map((file) => (schemas.get(file) ?? []).map((entry) => entry.info)));
+}
+
+/** The DuckDB type to cast a column to so that DuckDB's Parquet writer keeps the target's timestamp units. */
+export function preservingDuckDbType(type: DuckDBType, target: ParquetTypeTargets, column: string): DuckDBType {
+  const node = target.get(column);
+  return node === undefined ? type : preservingType(type, node);
+}
+
+/** The DuckDB type whose Parquet writer reproduces the input's timestamp units. */
+function preservingType(type: DuckDBType, node: TypeNode): DuckDBType {
+  if (node.kind === 'primitive') {
+    const { logicalType, timeUnit } = node.info;
+    const isTimestamp = logicalType === 'TIMESTAMP' && (type.typeId === DuckDBTypeId.TIMESTAMP || type.typeId === DuckDBTypeId.TIMESTAMP_TZ);
+    if (isTimestamp && timeUnit === 'MILLIS') return TIMESTAMP_MS;
+    if (isTimestamp && timeUnit === 'NANOS') return TIMESTAMP_NS;
+    return type;
+  }
+  if (node.kind === 'list' && type instanceof DuckDBListType) return new DuckDBListType(preservingType(type.valueType, node.element));
+  if (node.kind === 'map' && type instanceof DuckDBMapType) {
+    return new DuckDBMapType(
+      preservingType(type.keyType, node.key),
+      node.value === undefined ? type.valueType : preservingType(type.valueType, node.value),
+    );
+  }
+  if (node.kind === 'struct' && type instanceof DuckDBStructType) {
+    return new DuckDBStructType(
+      type.entryNames,
+      type.entryNames.map((name, index) => {
+        const child = node.fields.get(name);
+        const childType = type.entryTypes[index]!;
+        return child === undefined ? childType : preservingType(childType, child);
+      }),
+    );
+  }
+  return type;
+}
+
+/**
+ * Make a file DuckDB just wrote carry the target's Parquet types where DuckDB cannot write them (decimal physical
+ * type, timestamp UTC flag). Returns the repaired columns and the file's types as they are now. A repaired file is
+ * decoded once (every repaired top-level column hashed) to prove its pages are sound.
+ */
+export async function conformParquetTypes(
+  connection: DuckDBConnection,
+  file: string,
+  target: ParquetTypeTargets,
+): Promise<{ repairedColumns: string[]; types: ParquetTypeTargets }> {
+  const written = await parquetTypeTargets(connection, [file]);
+  const repairs = planTypeRepairs(target, written);
+  if (repairs.length === 0) return { repairedColumns: [], types: written };
+  await repairParquetTypes(file, repairs);
+  const repairedTopLevel = [...new Set(repairs.map((repair) => repair.topLevelColumn))];
+  await guardFiles(connection, [file], () =>
+    connection.run(
+      `SELECT ${repairedTopLevel.map((name, index) => `max(hash(${sqlIdentifier(name)})) AS h${index}`).join(', ')}
+       FROM read_parquet(${fileListSql([file])}, ${READ_OPTIONS})`,
+    ),
+  );
+  return { repairedColumns: repairs.map((repair) => repair.column), types: await parquetTypeTargets(connection, [file]) };
+}

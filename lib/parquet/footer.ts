@@ -1,0 +1,94 @@
+/**
+ * The one reader (and writer) of a Parquet file's footer: `<FileMetaData, Thrift compact> <its length, u32 LE> PAR1`
+ * at the end of the file. Type repair reads it to find and patch column chunks; the footer key/values Hudi needs
+ * (bloom filter, min/max record keys) are set through it after DuckDB has written the pages.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import { HudiError } from '../errors.js';
+import { CompactReader, CompactWriter, isStruct, ThriftList, ThriftStruct, THRIFT_BINARY, THRIFT_LIST, THRIFT_STRUCT } from './thrift.js';
+
+/** FileMetaData field ids (parquet.thrift). */
+export const FILE_METADATA = { schema: 2, numRows: 3, rowGroups: 4, keyValueMetadata: 5, createdBy: 6 } as const;
+
+const MAGIC = Buffer.from('PAR1', 'latin1');
+
+/** A file's decoded footer and where its FileMetaData bytes start (its length and the magic follow them). */
+export interface FileFooter {
+  metadata: ThriftStruct;
+  start: number;
+}
+
+export async function readFileFooter(handle: FileHandle, file: string): Promise<FileFooter> {
+  const { size } = await handle.stat();
+  if (size < 12) throw footerError(file, `${size} bytes are too few for a Parquet file`);
+  const tail = await readRange(handle, size - 8, 8);
+  if (!tail.subarray(4).equals(MAGIC)) throw footerError(file, 'no Parquet magic at the end');
+  const length = tail.readUInt32LE(0);
+  const start = size - 8 - length;
+  if (start < MAGIC.length) throw footerError(file, `footer length ${length} is larger than the file`);
+  return { metadata: new CompactReader(await readRange(handle, start, length)).readStruct(), start };
+}
+
+/** The bytes that end a Parquet file with this footer. */
+export function encodeFooter(metadata: ThriftStruct): Buffer {
+  const footer = new CompactWriter().struct(metadata).bytes();
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(footer.length, 0);
+  return Buffer.concat([footer, length, MAGIC]);
+}
+
+/** Replace the footer of a file opened for writing, leaving its pages where they are. */
+export async function writeFooterInPlace(handle: FileHandle, footer: FileFooter): Promise<void> {
+  const bytes = encodeFooter(footer.metadata);
+  await handle.write(bytes, 0, undefined, footer.start);
+  await handle.truncate(footer.start + bytes.length);
+}
+
+/** Footer key/value metadata (FileMetaData field 5), in file order. */
+export function footerKeyValues(metadata: ThriftStruct): Map<string, Uint8Array> {
+  const entries = new Map<string, Uint8Array>();
+  for (const item of metadata.list(FILE_METADATA.keyValueMetadata)?.items.filter(isStruct) ?? []) {
+    const key = item.binary(1);
+    if (key !== undefined) entries.set(Buffer.from(key).toString('utf8'), item.binary(2) ?? new Uint8Array());
+  }
+  return entries;
+}
+
+/**
+ * Set footer key/value metadata in place, keeping the other entries: only the footer is rewritten, the pages stay.
+ * Lets a footer that depends on the written rows (Hudi's bloom filter) be computed while DuckDB writes them.
+ */
+export async function setFooterKeyValues(file: string, keyValues: Readonly<Record<string, string>>): Promise<void> {
+  const handle = await open(file, 'r+');
+  try {
+    const footer = await readFileFooter(handle, file);
+    const merged = footerKeyValues(footer.metadata);
+    for (const [key, value] of Object.entries(keyValues)) merged.set(key, Buffer.from(value, 'utf8'));
+    const items = [...merged].map(([key, value]) => {
+      const entry = new ThriftStruct();
+      entry.set(1, THRIFT_BINARY, Buffer.from(key, 'utf8'));
+      entry.set(2, THRIFT_BINARY, value);
+      return entry;
+    });
+    footer.metadata.set(FILE_METADATA.keyValueMetadata, THRIFT_LIST, new ThriftList(THRIFT_STRUCT, items));
+    await writeFooterInPlace(handle, footer);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Exactly `length` bytes from `start`. */
+export async function readRange(handle: FileHandle, start: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(length);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await handle.read(buffer, filled, length - filled, start + filled);
+    if (bytesRead === 0) throw new Error(`unexpected end of file at ${start + filled}`);
+    filled += bytesRead;
+  }
+  return buffer;
+}
+
+function footerError(file: string, problem: string): HudiError {
+  return new HudiError(`not a readable Parquet footer: ${problem}`, { location: file, fix: 'the file is truncated or not Parquet; write it again' });
+}

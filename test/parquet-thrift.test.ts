@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { duckdb } from './helpers/duckdb.js';
+import {
+  CompactReader,
+  CompactWriter,
+  isStruct,
+  ThriftList,
+  ThriftStruct,
+  THRIFT_BINARY,
+  THRIFT_BOOL,
+  THRIFT_I32,
+  THRIFT_I64,
+  THRIFT_LIST,
+  THRIFT_STRUCT,
+} from '../lib/parquet/thrift.js';
+
+let workDir: string;
+
+before(async () => {
+  workDir = await mkdtemp(join(tmpdir(), 'parquet-thrift-test-'));
+});
+
+after(async () => {
+  await rm(workDir, { recursive: true, force: true });
+});
+
+// A struct encoded by hand from the compact protocol spec: field header = (id delta << 4) | type, ints zigzag varints.
+const HAND_BUILT = Uint8Array.from([
+  0x15, 0x05, // 1: i32 -3 (zigzag 5)
+  0x11, // 2: bool true (the type nibble carries the value)
+  0x12, // 3: bool false
+  0x18, 0x02, 0x68, 0x69, // 4: binary "hi"
+  0x06, 0x28, 0xd8, 0x04, // 20: delta 16 > 15, so type byte then zigzag id 40; i64 300 (zigzag 600 = varint d8 04)
+  0x19, 0x25, 0x02, 0x04, // 21: list<i32> of 2: [1, 2]
+  0x1c, 0x15, 0x0e, 0x00, // 22: struct { 1: i32 7 }
+  0x17, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x3f, // 23: double 1.5, little-endian
+  0x00, // stop
+]);
+
+describe('Thrift compact protocol', () => {
+  test('decodes a hand-built struct field by field', () => {
+    const reader = new CompactReader(HAND_BUILT);
+    const struct = reader.readStruct();
+    assert.equal(reader.position, HAND_BUILT.length);
+    assert.equal(struct.int(1), -3);
+    assert.equal(struct.fields.get(2)?.value, true);
+    assert.equal(struct.fields.get(3)?.value, false);
+    assert.equal(Buffer.from(struct.binary(4)!).toString('utf8'), 'hi');
+    assert.equal(struct.bigint(20), 300n);
+    assert.deepEqual(struct.list(21)?.items, [1, 2]);
+    assert.equal(struct.struct(22)?.int(1), 7);
+    assert.equal(struct.fields.get(23)?.value, 1.5);
+    assert.equal(struct.has(5), false);
+  });
+
+  test('encodes the same struct back to the same bytes', () => {
+    assert.deepEqual(new CompactWriter().struct(new CompactReader(HAND_BUILT).readStruct()).bytes(), Buffer.from(HAND_BUILT));
+  });
+
+  test('builds structs from values: bools, long lists, negative and large integers', () => {
+    const inner = new ThriftStruct();
+    inner.set(1, THRIFT_BINARY, Buffer.from('key'));
+    const struct = new ThriftStruct();
+    struct.set(3, THRIFT_I64, -(2n ** 62n));
+    struct.set(1, THRIFT_BOOL, false);
+    struct.set(2, THRIFT_I32, 2 ** 31 - 1);
+    // 15 elements and more take the long list header: 0xf0 | type, then the size as a varint.
+    struct.set(4, THRIFT_LIST, new ThriftList(THRIFT_I32, Array.from({ length: 20 }, (_, index) => index - 10)));
+    struct.set(5, THRIFT_LIST, new ThriftList(THRIFT_STRUCT, [inner, inner]));
+    const bytes = new CompactWriter().struct(struct).bytes();
+    // Fields are written in id order whatever order they were set in: field 1 (bool false) comes first.
+    assert.equal(bytes[0], 0x12);
+    const listHeader = bytes.indexOf(0xf5);
+    assert.ok(listHeader > 0 && bytes[listHeader + 1] === 20, 'a 20-element list has the long header');
+    const decoded = new CompactReader(bytes).readStruct();
+    assert.equal(decoded.fields.get(1)?.value, false);
+    assert.equal(decoded.int(2), 2 ** 31 - 1);
+    assert.equal(decoded.bigint(3), -(2n ** 62n));
+    assert.deepEqual(decoded.list(4)?.items, Array.from({ length: 20 }, (_, index) => index - 10));
+    const structs = decoded.list(5)?.items.filter(isStruct) ?? [];
+    assert.equal(structs.length, 2);
+    assert.equal(Buffer.from(structs[1]!.binary(1)!).toString(), 'key');
+  });
+
+  test('truncated input is refused', () => {
+    assert.throws(() => new CompactReader(HAND_BUILT.subarray(0, 6)).readStruct(), /truncated Thrift binary/);
+    assert.throws(() => new CompactReader(HAND_BUILT.subarray(0, 2)).readStruct(), /truncated Thrift data/);
+  });
+
+  test('reads the FileMetaData of a file DuckDB wrote, and writes it back byte for byte', async () => {
+    const file = join(workDir, 'people.parquet');
+    await duckdb(`COPY (SELECT range::INTEGER AS id, 'name ' || range AS name FROM range(300)) TO '${file}' (FORMAT parquet, KV_METADATA {owner: 'hudi'})`);
+    const bytes = await readFile(file);
+    const length = bytes.readUInt32LE(bytes.length - 8);
+    const footer = bytes.subarray(bytes.length - 8 - length, bytes.length - 8);
+    const metadata = new CompactReader(footer).readStruct();
+    // parquet.thrift FileMetaData: 2 schema, 3 num_rows, 5 key_value_metadata.
+    assert.equal(metadata.bigint(3), 300n);
+    const names = (metadata.list(2)?.items.filter(isStruct) ?? []).map((element) => Buffer.from(element.binary(4)!).toString());
+    assert.deepEqual(names.slice(1), ['id', 'name']);
+    const keyValues = (metadata.list(5)?.items.filter(isStruct) ?? []).map((entry) => [Buffer.from(entry.binary(1)!).toString(), Buffer.from(entry.binary(2)!).toString()]);
+    assert.ok(keyValues.some(([key, value]) => key === 'owner' && value === 'hudi'));
+    assert.deepEqual(new CompactWriter().struct(metadata).bytes(), Buffer.from(footer));
+  });
+});
