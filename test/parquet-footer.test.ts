@@ -1,3 +1,4 @@
+import { hudiToolchain } from './helpers/hudi.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFile, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -38,7 +39,7 @@ async function footerOf(file: string) {
 /** The file's row group count as pyarrow reads it. */
 function pyarrowRowGroups(file: string): number {
   const script = 'import sys, pyarrow.parquet as pq; print(pq.read_metadata(sys.argv[1]).num_row_groups)';
-  return Number(execFileSync('python3', ['-c', script, file], { encoding: 'utf8' }).trim());
+  return Number(execFileSync(hudiToolchain().python, ['-c', script, file], { encoding: 'utf8' }).trim());
 }
 
 const text = (bytes: Uint8Array | undefined): string => Buffer.from(bytes ?? new Uint8Array()).toString('utf8');

@@ -1,3 +1,4 @@
+import { hudiToolchain } from './helpers/hudi.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -20,7 +21,7 @@ for block in json.load(sys.stdin):
         out.append(pa.decompress(data, decompressed_size=block["size"], codec="snappy", asbytes=True).hex())
 print(json.dumps(out))
 `;
-  const stdout = execFileSync('python3', ['-c', script], { input: JSON.stringify(blocks), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const stdout = execFileSync(hudiToolchain().python, ['-c', script], { input: JSON.stringify(blocks), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   return JSON.parse(stdout) as string[];
 }
 

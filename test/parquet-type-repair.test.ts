@@ -1,3 +1,4 @@
+import { hudiToolchain } from './helpers/hudi.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFile, mkdtemp, open, readFile, rm } from 'node:fs/promises';
@@ -58,7 +59,7 @@ import pyarrow.parquet as pq
 group = pq.read_metadata(sys.argv[1]).row_group(0)
 print(json.dumps({c.path_in_schema: f"{c.physical_type} {'+'.join(c.encodings)}{' dictionary' if c.has_dictionary_page else ''}" for c in (group.column(i) for i in range(group.num_columns))}))
 `;
-  return JSON.parse(execFileSync('python3', ['-c', script, file], { encoding: 'utf8' })) as Record<string, string>;
+  return JSON.parse(execFileSync(hudiToolchain().python, ['-c', script, file], { encoding: 'utf8' })) as Record<string, string>;
 }
 
 /** Per row group, the min and max statistics pyarrow reads for a column, as text. */
@@ -75,7 +76,7 @@ for group in range(meta.num_row_groups):
     out.append(f"{stats.min}..{stats.max} nulls={stats.null_count}")
 print(json.dumps(out))
 `;
-  return JSON.parse(execFileSync('python3', ['-c', script, file, column], { encoding: 'utf8' })) as string[];
+  return JSON.parse(execFileSync(hudiToolchain().python, ['-c', script, file, column], { encoding: 'utf8' })) as string[];
 }
 
 describe('type repair', () => {
