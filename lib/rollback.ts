@@ -7,7 +7,8 @@
  * 1. picks a rollback instant R newer than every instant and writes `R.rollback.requested`: a HoodieRollbackPlan
  *    naming T and the files to delete, found through T's markers (`.hoodie/.temp/T/`), or — when the writer died
  *    before creating any — by listing every partition for base files of instant T (Hudi's listing-based rollback);
- * 2. writes `R.rollback.inflight` (0 bytes) and deletes those files;
+ * 2. writes `R.rollback.inflight` (0 bytes), drops T's work folder (a clustering's group results, which name the
+ *    files about to go) and deletes those files;
  * 3. deletes T's timeline files, inflight first, then requested (Hudi's deleteInflightAndRequestedInstant);
  * 4. writes `R.rollback` (HoodieRollbackMetadata), the commit point, then removes T's marker folder.
  * Steps 3 and 4 are in Hudi's order (BaseRollbackActionExecutor.finishRollback): once R.rollback exists, nothing of
@@ -34,10 +35,11 @@ import {
 } from './timeline/avro-files.js';
 import { compareInstantTimes, isValidInstantTime, newInstantTime, parseInstantTime, type Instant, type InstantAction } from './timeline/instant.js';
 import { HEARTBEAT_INTERVAL_MS, heartbeatPath } from './timeline/heartbeat.js';
-import { deleteMarkerDir, listMarkers, type Marker } from './timeline/markers.js';
+import { listMarkers, type Marker } from './timeline/markers.js';
 import { readClusteringPlan } from './timeline/pending-clustering.js';
 import { instantPath, loadTimeline, type Timeline } from './timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from './timeline/transitions.js';
+import { deleteClusteringWorkDir, deleteInstantScratch } from './timeline/work-folder.js';
 
 /** Actions whose failed instants this module rolls back (COW writes, clustering, insert_overwrite). */
 const ROLLBACK_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'replacecommit']);
@@ -114,7 +116,7 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
       if (target === undefined) {
         const done = await findCompletedRollback(storage, timeline, instantTime);
         if (done !== undefined) {
-          await deleteMarkerDir(storage, instantTime);
+          await deleteInstantScratch(storage, instantTime);
           return alreadyRolledBack(done.time, done.metadata, instantTime);
         }
         throw notOnTimeline(storage, timeline, instantTime);
@@ -324,6 +326,8 @@ async function executeRollback(storage: Storage, lease: LockLease, rollback: Ins
 
   const deleted = filesToDelete(storage, rollback.time, target.commitTime, plan);
   await lease.assertHeld();
+  // Results first: a crash from here on must not leave a group "done" whose files are gone.
+  await deleteClusteringWorkDir(storage, target.commitTime);
   // Missing files count as deleted: a retried rollback finds what the first attempt already removed.
   await storage.delete(deleted.map((file) => file.relativePath));
 
@@ -337,7 +341,7 @@ async function executeRollback(storage: Storage, lease: LockLease, rollback: Ins
   const metadata = rollbackMetadata(rollback.time, Date.now() - startedMs, target, deleted);
   await lease.assertHeld();
   await transitionToCompleted(storage, rollback.time, 'rollback', encodeTimelineAvro('rollbackMetadata', metadata));
-  await deleteMarkerDir(storage, target.commitTime);
+  await deleteInstantScratch(storage, target.commitTime);
 
   return {
     rollbackInstantTime: rollback.time,

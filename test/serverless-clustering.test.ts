@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { DeleteTableCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { groupResultPath } from '../lib/clustering/plan-files.js';
+import { clusteringWorkDir } from '../lib/timeline/work-folder.js';
 import { dynamoDbClientFromEnv } from '../lib/lock/index.js';
 import type { CommitStepOutput } from '../lib/serverless/commit-step.js';
 import { lambdaContext, loadBundledHandler, runStateMachineLocally, type FaultContext, type LocalExecution, type LocalRunOptions } from '../lib/serverless/local-state-machine.js';
@@ -104,7 +105,8 @@ async function assertCommittedCleanly(storage: Storage, output: CommitStepOutput
   assert.equal(latest.filter((file) => beforeIds.has(file.slice(file.lastIndexOf('/') + 1).split('_')[0])).length, 0, 'every replaced file group is gone');
   assert.ok(latest.every((file) => file.endsWith(`_${output.instant}.parquet`)), 'only the clustering\'s files are visible');
   assert.deepEqual(await dataFilesOf(storage, output.instant), latest, 'no stray file of the clustering is left');
-  assert.equal((await storage.listRecursive(`.hoodie/.temp/${output.instant}`)).length, 0, 'markers and group results are gone');
+  assert.equal((await storage.listRecursive(`.hoodie/.temp/${output.instant}`)).length, 0, 'the markers are gone');
+  assert.equal((await storage.listRecursive(clusteringWorkDir(output.instant))).length, 0, 'the group results and the run claim are gone');
   assert.equal(await storage.head(`.hoodie/.heartbeat/${output.instant}`), undefined, 'the heartbeat is gone');
 }
 
@@ -169,6 +171,7 @@ describe('serverless clustering through the state machine', () => {
     assert.ok(table.timeline.instants.some((candidate) => candidate.action === 'rollback' && candidate.state === 'COMPLETED'));
     assert.deepEqual(await dataFilesOf(storage, instant.time), [], 'the attempt\'s files are deleted');
     assert.equal(await storage.head(`.hoodie/.heartbeat/${instant.time}`), undefined, 'no heartbeat holds the next run back');
+    assert.deepEqual(await storage.listRecursive(clusteringWorkDir(instant.time)), [], 'no group result outlives the attempt\'s files');
     const dir = await downloaded(storage);
     assert.deepEqual(latestFiles(dir), [...base.files].sort(), 'readers see the files as before');
     assert.deepEqual(oracleRows(dir), rowsBefore);
@@ -214,7 +217,7 @@ describe('serverless clustering through the state machine', () => {
   });
 
   test('the plan step: another execution sees ALREADY_RUNNING, a retry of the same execution resumes its plan', async () => {
-    const { tablePath } = await freshTable('sm-plan-claim');
+    const { tablePath, storage } = await freshTable('sm-plan-claim');
     const plan = await loadBundledHandler('plan', functionsDir);
     const previous = process.env['LOCK_TABLE'];
     process.env['LOCK_TABLE'] = lockTable;
@@ -223,6 +226,10 @@ describe('serverless clustering through the state machine', () => {
         (await plan({ input: { tablePath, properties: clusteringProperties }, runId }, lambdaContext('plan'))) as PlanStepOutput;
       const first = await call('execution-a');
       assert.equal(first.status, 'CLUSTER');
+      if (first.status !== 'CLUSTER') return;
+      // The claim is ours, in the work folder: Hudi's rollback would take anything in the marker folder for a marker.
+      assert.deepEqual(await storage.listRecursive(`.hoodie/.temp/${first.instant}`), []);
+      assert.deepEqual((await storage.listRecursive(clusteringWorkDir(first.instant))).map((object) => object.path), [`${clusteringWorkDir(first.instant)}/serverless-run.json`]);
       const other = await call('execution-b');
       assert.equal(other.status, 'ALREADY_RUNNING');
       const retry = await call('execution-a');

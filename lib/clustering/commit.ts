@@ -1,8 +1,8 @@
 /**
  * Completing a clustering (Hudi's completeClustering): check every group's result against the plan, then, under the
  * lock, check the input file groups are still what the plan read, remove files an earlier attempt left behind, and
- * write `<instant>.replacecommit` — the commit point, one PUT after every output is durable — then drop the marker
- * folder (which holds the group results) and the heartbeat.
+ * write `<instant>.replacecommit` — the commit point, one PUT after every output is durable — then drop the group
+ * results, the marker folder and the heartbeat.
  */
 import { ConflictError, HudiError } from '../errors.js';
 import { fileGroupKey, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
@@ -12,10 +12,11 @@ import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
 import { parseCommitMetadata, serializeCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
-import { deleteMarkerDir, listMarkers, markerDir } from '../timeline/markers.js';
+import { listMarkers } from '../timeline/markers.js';
 import type { StoredClusteringPlan } from '../timeline/pending-clustering.js';
 import { instantPath, latestTableSchema } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
+import { clusteringWorkDir, deleteInstantScratch } from '../timeline/work-folder.js';
 import { readGroupResult, type GroupResult, type StoredGroupResult } from './execute.js';
 import { groupPartition, loadClusteringInstant, planSortColumns, sliceStoragePath } from './plan-files.js';
 import { buildClusteringReport, type ClusteringReport } from './report.js';
@@ -66,7 +67,7 @@ export async function commit(
     throw new HudiError(
       `clustering ${instantTime} cannot complete: group${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${plan.inputGroups.length} ha${missing.length > 1 ? 've' : 's'} no result`,
       {
-        location: storage.uriOf(markerDir(instantTime)),
+        location: storage.uriOf(clusteringWorkDir(instantTime)),
         fix: `the plan stays pending: re-run the missing group(s) (cluster --mode execute --instant ${instantTime} runs only groups without a result), then commit; ` +
           'or roll the attempt back with rollbackInflightClustering, which keeps the plan',
       },
@@ -111,7 +112,7 @@ export async function commit(
       };
       await lease.assertHeld();
       await transitionToCompleted(storage, instantTime, 'replacecommit', serializeCommitMetadata(metadata));
-      await deleteMarkerDir(storage, instantTime);
+      await deleteInstantScratch(storage, instantTime);
       await storage.delete([heartbeatPath(instantTime)]);
       return { instantTime, outcome: 'committed' as const, metadata, report, removedFiles };
     },
@@ -122,6 +123,8 @@ export async function commit(
 async function alreadyCommitted(storage: Storage, instantTime: string): Promise<CommitResult> {
   const path = instantPath({ time: instantTime, action: 'replacecommit', state: 'COMPLETED' });
   const metadata = parseCommitMetadata(Buffer.from(await storage.get(path)).toString('utf8'), storage.uriOf(path));
+  // An earlier call may have died between its commit and its clean-up.
+  await deleteInstantScratch(storage, instantTime);
   return { instantTime, outcome: 'already-committed', metadata, report: undefined, removedFiles: [] };
 }
 

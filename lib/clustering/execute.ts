@@ -23,6 +23,7 @@ import type { HudiTable } from '../table.js';
 import { newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { startHeartbeat } from '../timeline/heartbeat.js';
 import { createMarker } from '../timeline/markers.js';
+import type { Instant } from '../timeline/instant.js';
 import { instantPath } from '../timeline/timeline.js';
 import { transitionToInflight } from '../timeline/transitions.js';
 import type { BloomFilterOptions } from '../writer/bloom-filter.js';
@@ -321,6 +322,16 @@ export async function readGroupResult(storage: Storage, instantTime: string, gro
       fix: `run the group again (cluster --mode execute --instant ${instantTime}), which rewrites it`,
     });
   }
+}
+
+/**
+ * Before resuming a clustering that is only requested: results found then are stale. Our own rollbacks delete them
+ * with the attempt, but Hudi's rollbackInflightClustering reverts the instant to requested and deletes the files and
+ * markers without knowing our work folder. Every group has to run again.
+ */
+export async function discardStaleGroupResults(storage: Storage, instant: Instant, groupCount: number): Promise<void> {
+  if (instant.state !== 'REQUESTED') return;
+  await storage.delete(Array.from({ length: groupCount }, (_, index) => groupResultPath(instant.time, index)));
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
  * it, or else schedule a new one. The output names the instant and the groups to run by index only — the plan
  * itself stays on the timeline, since Step Functions caps a state's data at 256 KB.
  */
-import { readGroupResult } from '../clustering/execute.js';
+import { discardStaleGroupResults, readGroupResult } from '../clustering/execute.js';
 import { schedule } from '../clustering/schedule.js';
 import { withLock } from '../lock/index.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
@@ -86,6 +86,8 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
         return { ...base, status: 'ALREADY_RUNNING' as const, instant, reason };
       }
       const total = pending.plan.inputGroups.length;
+      await lease.assertHeld();
+      await discardStaleGroupResults(storage, pending.instant, total);
       const done = await mapWithConcurrency(
         pending.plan.inputGroups.map((_, index) => index),
         RESULT_HEAD_CONCURRENCY,
