@@ -45,6 +45,26 @@ export class ConflictError extends HudiError {
   }
 }
 
+/**
+ * A write's own instant stopped being inflight before the write could commit: another writer rolled it back (Hudi's
+ * failed-writes cleaning took it for dead) or removed its timeline files. Nothing of the write is visible.
+ */
+export class InstantRolledBackError extends ConflictError {
+  readonly instantTime: string;
+  /** The rollback instant that names it, when there is one. */
+  readonly rollbackInstant: string | undefined;
+
+  constructor(instantTime: string, what: string, options: { rollbackInstant?: string; location?: string; fix?: string } = {}) {
+    super(`write ${instantTime} cannot commit: ${what}`, {
+      ...(options.location === undefined ? {} : { location: options.location }),
+      ...(options.fix === undefined ? {} : { fix: options.fix }),
+    });
+    this.name = 'InstantRolledBackError';
+    this.instantTime = instantTime;
+    this.rollbackInstant = options.rollbackInstant;
+  }
+}
+
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

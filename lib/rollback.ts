@@ -227,6 +227,22 @@ export async function rollbackFailedWrites(
   return results;
 }
 
+/**
+ * The rollback (pending or completed) whose plan names `instantTime`, if any. Only rollbacks newer than the instant
+ * are read: a rollback's instant time is greater than every instant on the timeline when it is planned.
+ */
+export async function findRollbackOf(storage: Storage, timeline: Timeline, instantTime: string): Promise<Instant | undefined> {
+  const newer = timeline.instants.filter((i) => i.action === 'rollback' && compareInstantTimes(i.time, instantTime) > 0);
+  for (const rollback of newer.reverse()) {
+    const path = instantPath(rollback.state === 'COMPLETED' ? rollback : { ...rollback, state: 'REQUESTED' });
+    const names = rollback.state === 'COMPLETED'
+      ? decodeTimelineAvro('rollbackMetadata', await storage.get(path), storage.uriOf(path)).commitsRollback
+      : [decodeTimelineAvro('rollbackPlan', await storage.get(path), storage.uriOf(path)).instantToRollback?.commitTime];
+    if (names.includes(instantTime)) return rollback;
+  }
+  return undefined;
+}
+
 /** `.hoodie/.heartbeat/<instant>`, re-exported for callers of the rollback API. */
 export { heartbeatPath };
 

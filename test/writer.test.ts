@@ -12,7 +12,10 @@ import { openStorage } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
 import { HoodieBloomFilter } from '../lib/writer/bloom-filter.js';
 import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
-import { ConflictError, HudiError } from '../lib/errors.js';
+import { ConflictError, HudiError, InstantRolledBackError } from '../lib/errors.js';
+import { StorageLockProvider } from '../lib/lock/storage-lock.js';
+import { rollbackInstant } from '../lib/rollback.js';
+import { loadTimeline } from '../lib/timeline/timeline.js';
 import { encodeTimelineAvro } from '../lib/timeline/avro-files.js';
 import { runCli, jsonLines } from './helpers/cli.js';
 import { tempDir, unzipSampleTable } from './helpers/fixtures.js';
@@ -303,6 +306,67 @@ describe('writer: concurrency and failures', () => {
     await assert.rejects(write(table, seed.slice(0, 1).map((u) => ({ ...u, name: 'blocked' })), 'upsert'),
       (error: unknown) => error instanceof ConflictError && /pending clustering plan/.test(error.message));
     assert.equal((await snapshotById(table)).get(seed[0]!.id)?.['name'], seed[0]!.name);
+  });
+
+  /** Upsert 10 changed rows of a 30-row table, letting `meanwhile` act on the table between the data files and the commit. */
+  async function upsertWhileAnotherParty(meanwhile: (storage: ReturnType<typeof openStorage>, instantTime: string) => Promise<void>) {
+    const table = join(tempDir(), 'users');
+    const seed = users(30, 11, 1, '2024-01-01', 1);
+    await write(table, seed, 'insert');
+    const before = await snapshotById(table);
+    const storage = openStorage(table);
+    let instantTime = '';
+    const changed = seed.slice(0, 10).map((u) => ({ ...u, name: 'never-visible', createTime: '2024-01-01 23:00:00' }));
+    const attempt = writeBatch(storage, {
+      input: { file: await batchFile(changed), format: 'jsonl' }, operation: 'upsert', properties: USERS_PROPS,
+      afterDataFiles: async () => {
+        instantTime = (await loadTimeline(storage)).pending().find((i) => i.action === 'commit')!.time;
+        assert.ok(readdirSync(join(table, '2024-01-01')).some((f) => f.endsWith(`_${instantTime}.parquet`)), 'the write uploaded its files');
+        await meanwhile(storage, instantTime);
+      },
+    });
+    return { table, storage, before, attempt, instantTime: () => instantTime };
+  }
+
+  function assertNothingPublished(table: string, instantTime: string, before: Map<number, Record<string, unknown>>, rows: Map<number, Record<string, unknown>>) {
+    const timelineFiles = readdirSync(join(table, '.hoodie'));
+    assert.ok(!timelineFiles.includes(`${instantTime}.commit`), 'no T.commit');
+    assert.deepEqual(readdirSync(join(table, '2024-01-01')).filter((f) => f.includes(instantTime)), [], 'no data file of T is left');
+    assert.ok(!existsSync(join(table, `.hoodie/.temp/${instantTime}`)), 'no marker folder is left');
+    assert.ok(!existsSync(join(table, `.hoodie/.heartbeat/${instantTime}`)), 'no heartbeat is left');
+    assert.deepEqual([...rows.values()].map((r) => r['name']).sort(), [...before.values()].map((r) => r['name']).sort(), 'readers see the previous rows');
+    assert.equal(oracleById(table).size, 30);
+    assert.ok(![...oracleById(table).values()].some((r) => r['name'] === 'never-visible'));
+  }
+
+  it('a write another writer rolls back between its data files and its commit fails, naming the rollback, and publishes nothing', async () => {
+    let rollbackTime = '';
+    const { table, before, attempt, instantTime } = await upsertWhileAnotherParty(async (storage, time) => {
+      // What Spark's EAGER failed-writes cleaning does to every pending commit: a rollback through our markers.
+      const other = await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), time, { lock: new StorageLockProvider(storage), ignoreHeartbeat: true });
+      rollbackTime = other.rollbackInstantTime;
+    });
+    await assert.rejects(attempt, (error: unknown) => {
+      assert.ok(error instanceof InstantRolledBackError, String(error));
+      assert.equal(error.instantTime, instantTime());
+      assert.equal(error.rollbackInstant, rollbackTime);
+      assert.match(error.message, new RegExp(`write ${instantTime()} cannot commit: rollback ${rollbackTime} \\(completed\\) rolled it back while it ran`));
+      return true;
+    });
+    assertNothingPublished(table, instantTime(), before, await snapshotById(table));
+    // The only rollback is the other writer's.
+    assert.deepEqual(readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.rollback')), [`${rollbackTime}.rollback`]);
+  });
+
+  it('a write whose inflight another party removes (no rollback instant) fails and removes its own files', async () => {
+    const { table, before, attempt, instantTime } = await upsertWhileAnotherParty(async (storage, time) => {
+      await storage.delete([`.hoodie/${time}.inflight`, `.hoodie/${time}.commit.requested`]);
+    });
+    await assert.rejects(attempt, (error: unknown) =>
+      error instanceof InstantRolledBackError && error.instantTime === instantTime() && error.rollbackInstant === undefined &&
+      new RegExp(`write ${instantTime()} cannot commit: its timeline files were removed while it ran`).test(error.message));
+    assertNothingPublished(table, instantTime(), before, await snapshotById(table));
+    assert.deepEqual(readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.rollback')), []);
   });
 
   it('a write killed between its data files and its commit: readers see the previous snapshot; rollback cleans up', async () => {
