@@ -99,28 +99,81 @@ describe('writer: operations', () => {
     }
   });
 
-  it('the greater precombine value wins, within a batch and against stored records', async () => {
+  const OVERWRITE_WITH_LATEST = 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload';
+  const DEFAULT_PAYLOAD = 'org.apache.hudi.common.model.DefaultHoodieRecordPayload';
+  const base = { name: 'A', birthday: '1990-01-01', position: 'x', dt: '2024-01-01' };
+
+  /** Two stored records (ids 1 and 2, createTime 10:00), then `payload` (or none) for every later write. */
+  async function payloadTable(payload?: string) {
     const table = join(tempDir(), 'users');
-    const base = { name: 'A', birthday: '1990-01-01', position: 'x', dt: '2024-01-01' };
     await write(table, [{ ...base, id: 1, createTime: '2024-01-01 10:00:00' }, { ...base, id: 2, createTime: '2024-01-01 10:00:00' }], 'upsert');
-    // Within one batch: the later createTime wins regardless of order.
-    const r2 = await write(table, [
+    const extra: Record<string, string> = payload === undefined ? {} : { 'hoodie.datasource.write.payload.class': payload };
+    return { table, upsert: (records: object[]) => write(table, records, 'upsert', extra) };
+  }
+
+  /** Within one batch (both payloads' preCombine): the greater precombine value wins, a tie goes to the later record. */
+  async function assertBatchDedupe(upsert: (records: object[]) => ReturnType<typeof write>, table: string) {
+    const result = await upsert([
       { ...base, id: 1, name: 'newest', createTime: '2024-01-01 12:00:00' },
       { ...base, id: 1, name: 'older', createTime: '2024-01-01 11:00:00' },
-    ], 'upsert');
-    assert.equal(r2.updated, 1);
-    // Against stored records (DefaultHoodieRecordPayload): an older event does not overwrite a newer one.
-    const r3 = await write(table, [{ ...base, id: 2, name: 'stale', createTime: '2024-01-01 09:00:00' }, { ...base, id: 1, name: 'late-but-newer', createTime: '2024-01-01 13:00:00' }], 'upsert');
-    assert.equal(r3.updated, 1);
-    let rows = await snapshotById(table);
-    assert.equal(rows.get(1)?.['name'], 'late-but-newer');
-    assert.equal(rows.get(2)?.['name'], 'A');
+      { ...base, id: 2, name: 'tie-first', createTime: '2024-01-01 11:30:00' },
+      { ...base, id: 2, name: 'tie-later', createTime: '2024-01-01 11:30:00' },
+    ]);
+    assert.equal(result.updated, 2);
+    const rows = await snapshotById(table);
+    assert.equal(rows.get(1)?.['name'], 'newest');
+    assert.equal(rows.get(2)?.['name'], 'tie-later');
+  }
+
+  it('default payload OverwriteWithLatestAvroPayload (Hudi 0.x): the incoming record wins over the stored one; a batch dedupes by precombine', async () => {
+    const { table, upsert } = await payloadTable();
+    await assertBatchDedupe(upsert, table);
+    // An incoming record with an older precombine value than the stored one still replaces it.
+    const r = await upsert([{ ...base, id: 1, name: 'older-event-wins', createTime: '2024-01-01 09:00:00' }]);
+    assert.equal(r.updated, 1);
+    const rows = await snapshotById(table);
+    assert.equal(rows.get(1)?.['name'], 'older-event-wins');
+    assert.equal(rows.get(2)?.['name'], 'tie-later');
+    assert.equal(oracleById(table).get(1)?.['name'], 'older-event-wins');
+    // Stating the default gives the same.
+    const stated = await payloadTable(OVERWRITE_WITH_LATEST);
+    await stated.upsert([{ ...base, id: 2, name: 'stated-older', createTime: '2024-01-01 09:00:00' }]);
+    assert.equal((await snapshotById(stated.table)).get(2)?.['name'], 'stated-older');
+  });
+
+  it('DefaultHoodieRecordPayload (opt-in): a stored record with a greater precombine value is kept; an equal one is replaced', async () => {
+    const { table, upsert } = await payloadTable(DEFAULT_PAYLOAD);
+    await assertBatchDedupe(upsert, table);
+    // Stored: id 1 at 12:00, id 2 at 11:30.
+    const r = await upsert([
+      { ...base, id: 1, name: 'stale', createTime: '2024-01-01 09:00:00' },
+      { ...base, id: 2, name: 'same-time', createTime: '2024-01-01 11:30:00' },
+    ]);
+    assert.equal(r.updated, 1, 'the stale record is dropped');
+    const rows = await snapshotById(table);
+    assert.equal(rows.get(1)?.['name'], 'newest');
+    assert.equal(rows.get(2)?.['name'], 'same-time');
+    assert.equal(oracleById(table).get(1)?.['name'], 'newest');
     assert.equal(rows.size, 2);
-    // OverwriteWithLatestAvroPayload: the incoming record always wins.
-    await write(table, [{ ...base, id: 2, name: 'stale-wins', createTime: '2024-01-01 09:00:00' }], 'upsert', { 'hoodie.datasource.write.payload.class': 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload' });
-    rows = await snapshotById(table);
-    assert.equal(rows.get(2)?.['name'], 'stale-wins');
-    assert.deepEqual(oracleById(table).get(2)?.['name'], 'stale-wins');
+  });
+
+  it('the table\'s hoodie.compaction.payload.class decides when the writer sets no payload; the writer\'s key wins; unknown classes are refused', async () => {
+    const { table, upsert } = await payloadTable();
+    const propertiesFile = join(table, '.hoodie/hoodie.properties');
+    const original = readFileSync(propertiesFile, 'utf8');
+    writeFileSync(propertiesFile, `${original}hoodie.compaction.payload.class=${DEFAULT_PAYLOAD}\n`);
+    assert.equal((await upsert([{ ...base, id: 1, name: 'stale', createTime: '2024-01-01 09:00:00' }])).updated, 0, 'the table\'s DefaultHoodieRecordPayload keeps the newer stored record');
+    assert.equal((await snapshotById(table)).get(1)?.['name'], 'A');
+    const overridden = await write(table, [{ ...base, id: 1, name: 'writer-says-overwrite', createTime: '2024-01-01 09:00:00' }], 'upsert', { 'hoodie.datasource.write.payload.class': OVERWRITE_WITH_LATEST });
+    assert.equal(overridden.updated, 1);
+    assert.equal((await snapshotById(table)).get(1)?.['name'], 'writer-says-overwrite');
+
+    writeFileSync(propertiesFile, `${original}hoodie.compaction.payload.class=org.apache.hudi.common.model.PartialUpdateAvroPayload\n`);
+    const commitsBefore = readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.commit')).length;
+    await assert.rejects(upsert([{ ...base, id: 2, name: 'x', createTime: '2024-01-01 13:00:00' }]), (error: unknown) =>
+      error instanceof HudiError && /payload class org\.apache\.hudi\.common\.model\.PartialUpdateAvroPayload is not supported/.test(error.message) &&
+      /hoodie\.properties \(hoodie\.compaction\.payload\.class\)/.test(error.message) && /OverwriteWithLatestAvroPayload/.test(error.message));
+    assert.equal(readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.commit')).length, commitsBefore, 'nothing was written');
   });
 
   it('meta columns, footers and bloom filters as Hudi writes them', async () => {

@@ -28,7 +28,7 @@ import { parseAvroRecordSchema, withMetaFields, withoutMetaFields, type AvroReco
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { HudiTable, PARTITION_METAFILE } from '../table.js';
-import { newTableOptionsFromWriteProperties } from '../table-config.js';
+import { newTableOptionsFromWriteProperties, PROPERTIES_FILE } from '../table-config.js';
 import { createTable } from '../table-init.js';
 import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
 import { newInstantTime } from '../timeline/instant.js';
@@ -40,7 +40,7 @@ import { createRequested, transitionToCompleted, transitionToInflight } from '..
 import { describeFileGroup, findConflicts } from './conflict.js';
 import { hudiFooter } from './footer.js';
 import { averageRecordSize, planBuckets, rowGroupRows, type Bucket, type CandidateFile } from './small-files.js';
-import { writeConfigFromProperties, type WriteConfig, type WriteOperation } from './write-config.js';
+import { resolveRecordPayload, writeConfigFromProperties, type WriteConfig, type WriteOperation } from './write-config.js';
 
 export interface BadRecord {
   /** 0-based row of the input. */
@@ -180,6 +180,8 @@ async function writeToTable(
   }
   const precombineField = table.config.precombineField;
   const combine = operation === 'upsert' ? config.combineBeforeUpsert : operation === 'delete' ? config.combineBeforeDelete : config.combineBeforeInsert;
+  // The payload decides how records merge: against stored ones on upsert, among a batch's duplicates when combining.
+  const payload = operation === 'upsert' || (combine && operation !== 'delete') ? resolveRecordPayload(config, table.config.properties, storage.uriOf(PROPERTIES_FILE)) : undefined;
   if (combine && operation !== 'delete' && precombineField !== undefined && !session.batchColumns().some((c) => c.name === precombineField)) {
     throw new HudiError(`the precombine field "${precombineField}" is not in the input`, { location: options.input.file, fix: 'add the column, or write with hoodie.combine.before.upsert=false' });
   }
@@ -195,7 +197,7 @@ async function writeToTable(
     await createRequested(storage, time, 'commit');
     return time;
   }, { waitMs: config.lockWaitMs });
-  progress(`instant ${instantTime}: ${operation} of ${rowCount} records into ${partitions.length} partition(s)`);
+  progress(`instant ${instantTime}: ${operation} of ${rowCount} records into ${partitions.length} partition(s)${payload === undefined ? '' : `, merged with ${payload.className.slice(payload.className.lastIndexOf('.') + 1)} (${payload.source})`}`);
 
   const heartbeat = await startHeartbeat(storage, instantTime);
   /** Every data file this write uploaded (or began to), for the clean-up when another writer took the instant away. */
@@ -210,7 +212,7 @@ async function writeToTable(
     }));
     const existing: ExistingBaseFile[] = latest.map((f, i) => ({ localPath: stagedFiles.localPaths[i]!, partitionPath: f.partitionPath, fileId: f.fileId }));
     // insert and bulk_insert do not look records up (Hudi's insert may duplicate keys); upsert and delete do.
-    const orderingField = operation === 'upsert' && config.orderingAgainstStored ? precombineField : undefined;
+    const orderingField = operation === 'upsert' && payload?.orderingAgainstStored === true ? precombineField : undefined;
     const tagging = await session.tagLocations(existing, { lookUp: operation === 'upsert' || operation === 'delete', ...(orderingField === undefined ? {} : { orderingField }) });
     if (config.rejectUpdatesDuringClustering) {
       const blocked = [...tagging.updatesByFile.keys()].map((i) => candidates[i]!).filter((f) => f.inPendingClustering);
