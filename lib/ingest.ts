@@ -571,7 +571,10 @@ interface FoundCommit {
 /** The completed commit (since `since`) whose extraMetadata names `source`, newest first. */
 export async function findCommitOf(table: Storage, source: string, since: Date): Promise<FoundCommit | undefined> {
   const timeline = await loadTimeline(table);
-  const sinceTime = formatInstantTime(since);
+  // No commit yet (an earlier attempt may have died before it created the table): nothing to find.
+  if (timeline.completedWrites().length === 0) return undefined;
+  // Instant times are on the table's clock (hoodie.table.timeline.timezone).
+  const sinceTime = formatInstantTime(since, (await readTableConfig(table)).timelineTimeZone);
   const candidates = timeline.completedWrites().filter((i) => i.action === 'commit' && compareInstantTimes(i.time, sinceTime) >= 0).reverse();
   for (const instant of candidates) {
     const metadata = await readCommitMetadata(table, instant);

@@ -33,7 +33,7 @@ import {
   type HoodieRollbackPlan,
   type HoodieRollbackRequest,
 } from './timeline/avro-files.js';
-import { compareInstantTimes, isValidInstantTime, newInstantTime, parseInstantTime, type Instant, type InstantAction } from './timeline/instant.js';
+import { compareInstantTimes, isValidInstantTime, newInstantTime, parseInstantTime, type Instant, type InstantAction, type TimelineTimeZone } from './timeline/instant.js';
 import { HEARTBEAT_INTERVAL_MS, heartbeatPath } from './timeline/heartbeat.js';
 import { listMarkers, type Marker } from './timeline/markers.js';
 import { readClusteringPlan } from './timeline/pending-clustering.js';
@@ -122,10 +122,10 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
         throw notOnTimeline(storage, timeline, instantTime);
       }
       assertPending(storage, target);
-      if (!options.ignoreHeartbeat) await assertWriterNotAlive(storage, target, options);
+      if (!options.ignoreHeartbeat) await assertWriterNotAlive(storage, target, table.config.timelineTimeZone, options);
 
       const planned = await planRollback(storage, target);
-      const rollbackTime = newInstantTime(timeline.allTimes(), options.now);
+      const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), table.config.timelineTimeZone);
       const requested = await createRequested(storage, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
       const result = await executeRollback(storage, lease, requested, planned.plan, {
         handling: 'delete-inflight-and-requested',
@@ -187,7 +187,7 @@ export async function rollbackInflightClustering(
       if (target.state === 'REQUESTED') return undefined;
 
       const planned = await planRollback(storage, target);
-      const rollbackTime = newInstantTime(timeline.allTimes(), options.now);
+      const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), table.config.timelineTimeZone);
       const requested = await createRequested(storage, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
       return executeRollback(storage, lease, requested, planned.plan, {
         handling: 'keep-requested',
@@ -221,7 +221,7 @@ export async function rollbackFailedWrites(
   for (const instant of pendingWriteInstants(timeline)) {
     if (options.olderThan !== undefined && compareInstantTimes(instant.time, options.olderThan) >= 0) continue;
     if (instant.action === 'replacecommit' && (await readClusteringPlan(storage, instant.time)) !== undefined) continue;
-    if ((await writerAliveReason(storage, instant.time, options)) !== undefined) continue;
+    if ((await writerAliveReason(storage, instant.time, table.config.timelineTimeZone, options)) !== undefined) continue;
     results.push(await rollbackInstant(table, instant.time, options));
   }
   return results;
@@ -511,8 +511,8 @@ function assertRollbackable(table: HudiTable, instantTime: string): void {
   assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'write');
 }
 
-async function assertWriterNotAlive(storage: Storage, target: Instant, options: RollbackOptions): Promise<void> {
-  const reason = await writerAliveReason(storage, target.time, options);
+async function assertWriterNotAlive(storage: Storage, target: Instant, zone: TimelineTimeZone, options: RollbackOptions): Promise<void> {
+  const reason = await writerAliveReason(storage, target.time, zone, options);
   if (reason !== undefined) {
     throw new ConflictError(`the writer of ${target.action} ${target.time} may still be running: ${reason}`, {
       location: storage.uriOf(heartbeatPath(target.time)),
@@ -526,7 +526,9 @@ async function assertWriterNotAlive(storage: Storage, target: Instant, options: 
  * expired; we also wait out the expiry after the instant started, so a write that has not written its first
  * heartbeat yet (or a writer that writes none) is not rolled back under its feet.
  */
-async function writerAliveReason(storage: Storage, instantTime: string, options: Pick<RollbackOptions, 'now' | 'heartbeatExpiryMs'>): Promise<string | undefined> {
+async function writerAliveReason(
+  storage: Storage, instantTime: string, zone: TimelineTimeZone, options: Pick<RollbackOptions, 'now' | 'heartbeatExpiryMs'>,
+): Promise<string | undefined> {
   const nowMs = (options.now ?? new Date()).getTime();
   const expiryMs = options.heartbeatExpiryMs ?? HEARTBEAT_EXPIRY_MS;
   const heartbeat = await storage.head(heartbeatPath(instantTime));
@@ -534,7 +536,8 @@ async function writerAliveReason(storage: Storage, instantTime: string, options:
     const ageMs = nowMs - heartbeat.modifiedMs;
     return ageMs <= expiryMs ? `its heartbeat was updated ${Math.max(0, Math.round(ageMs / 1000))} s ago` : undefined;
   }
-  const startedMs = parseInstantTime(instantTime)?.getTime();
+  // The instant names its start on the table's clock.
+  const startedMs = parseInstantTime(instantTime, zone)?.getTime();
   if (startedMs !== undefined && nowMs - startedMs <= expiryMs) {
     return `it started ${Math.max(0, Math.round((nowMs - startedMs) / 1000))} s ago and has no heartbeat file yet`;
   }

@@ -167,7 +167,7 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
         return undefined;
       }
 
-      const instantTime = newInstantTime(current.timeline.allTimes(), now);
+      const instantTime = newInstantTime(current.timeline.allTimes(), now, current.config.timelineTimeZone);
       const requested: HoodieRequestedReplaceMetadata = { operationType: 'CLUSTER', clusteringPlan: plan, extraMetadata: {}, version: CLUSTERING_PLAN_VERSION };
       const bytes = encodeTimelineAvro('requestedReplace', requested);
       await lease.assertHeld();

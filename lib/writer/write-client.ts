@@ -193,7 +193,7 @@ async function writeToTable(
   const completedAtStart = new Set(startTimeline.completed().map((i) => `${i.time}.${i.action}`));
   const instantTime = await withLock(lock, async () => {
     const timeline = await loadTimeline(storage);
-    const time = newInstantTime(timeline.allTimes(), now());
+    const time = newInstantTime(timeline.allTimes(), now(), table.config.timelineTimeZone);
     await createRequested(storage, time, 'commit');
     return time;
   }, { waitMs: config.lockWaitMs });
