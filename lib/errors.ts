@@ -29,6 +29,24 @@ export class UnsupportedTableError extends HudiError {
   }
 }
 
+/**
+ * The table has Hudi's metadata table, which this build does not update yet: committing anything would leave it
+ * stale (see lib/metadata-table.ts).
+ */
+export class MetadataTableError extends UnsupportedTableError {
+  /** hoodie.table.metadata.partitions */
+  readonly partitions: readonly string[];
+  /** hoodie.table.metadata.partitions.inflight: partitions being built (async indexer, or a bootstrap under way). */
+  readonly inflightPartitions: readonly string[];
+
+  constructor(problem: string, partitions: readonly string[], inflightPartitions: readonly string[], options: { location?: string; fix?: string } = {}) {
+    super(problem, options);
+    this.name = 'MetadataTableError';
+    this.partitions = partitions;
+    this.inflightPartitions = inflightPartitions;
+  }
+}
+
 /** Another writer created the same object first (conditional create lost). */
 export class AlreadyExistsError extends HudiError {
   constructor(location: string) {

@@ -7,9 +7,11 @@
 import { ConflictError, HudiError } from '../errors.js';
 import { fileGroupKey, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
 import { withLock, type LockProvider } from '../lock/port.js';
+import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
+import { PROPERTIES_FILE } from '../table-config.js';
 import { parseCommitMetadata, serializeCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
 import { listMarkers } from '../timeline/markers.js';
@@ -53,6 +55,7 @@ export async function commit(
   const { storage } = table;
   const { instant, plan } = await loadClusteringInstant(table, instantTime);
   if (instant.state === 'COMPLETED') return alreadyCommitted(storage, instantTime);
+  assertNoMetadataTable(table.config, storage.uriOf(PROPERTIES_FILE), 'a clustering');
   if (instant.state === 'REQUESTED') {
     throw new HudiError(`clustering ${instantTime} has not started: no group has run`, {
       location: storage.uriOf(instantPath(instant)),
@@ -110,6 +113,7 @@ export async function commit(
         operationType: 'CLUSTER',
         partitionToReplaceFileIds: replacedFileIds(plan),
       };
+      await assertNoMetadataTableNow(storage, 'a clustering');
       await lease.assertHeld();
       await transitionToCompleted(storage, instantTime, 'replacecommit', serializeCommitMetadata(metadata));
       await deleteInstantScratch(storage, instantTime);

@@ -16,10 +16,12 @@ import type { ColumnStats, FileColumnStats, OutputRange, ParquetColumnInfo, Parq
 import { baseFileName, joinPartitionPath } from '../fs-view.js';
 import { buildCurveKeys, sortRowsByCurveKey, type CurveBuildMethod, type CurveKeyBatch, type CurveLayout, type CurveSortColumn, type SortValue } from '../layout/curves.js';
 import { stageFiles, withTableLocations } from '../reader.js';
+import { assertNoMetadataTable } from '../metadata-table.js';
 import { withMetaFields } from '../schema.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
+import { PROPERTIES_FILE } from '../table-config.js';
 import { newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { startHeartbeat } from '../timeline/heartbeat.js';
 import { createMarker } from '../timeline/markers.js';
@@ -170,6 +172,8 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   const { engine, config } = options;
   const { instant, plan } = await loadClusteringInstant(table, instantTime);
   assertClusteringPending(storage, instant);
+  // Fail before the work: commit would refuse it (and checks again under the lock).
+  assertNoMetadataTable(table.config, storage.uriOf(PROPERTIES_FILE), 'a clustering');
   const group = plan.inputGroups[groupIndex];
   if (!Number.isInteger(groupIndex) || group === undefined) {
     throw new HudiError(`clustering ${instantTime} has groups 0..${plan.inputGroups.length - 1}, not ${groupIndex}`, {

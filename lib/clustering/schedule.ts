@@ -6,6 +6,7 @@
 import { HudiError } from '../errors.js';
 import { withLock, type LockProvider } from '../lock/port.js';
 import { fieldNames, parseAvroRecordSchema, withMetaFields, type AvroRecordSchema } from '../schema.js';
+import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
 import type { HudiTable } from '../table.js';
 import { assertSupported, METAFOLDER } from '../table-config.js';
 import { encodeTimelineAvro, type HoodieRequestedReplaceMetadata } from '../timeline/avro-files.js';
@@ -133,6 +134,7 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
   const { storage } = table;
   const log = options.log ?? (() => undefined);
   assertSupported(table.config, storage.uriOf(`${METAFOLDER}/hoodie.properties`), 'write');
+  assertNoMetadataTable(table.config, storage.uriOf(`${METAFOLDER}/hoodie.properties`), 'a clustering');
   // Refuse a bad configuration before taking the lock or writing anything.
   validateClusteringSortColumns(config, (await tableSchema(table)).schema, storage.uriOf(METAFOLDER));
   const maxCommits = effectiveMaxCommits(config);
@@ -170,6 +172,7 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
       const instantTime = newInstantTime(current.timeline.allTimes(), now, current.config.timelineTimeZone);
       const requested: HoodieRequestedReplaceMetadata = { operationType: 'CLUSTER', clusteringPlan: plan, extraMetadata: {}, version: CLUSTERING_PLAN_VERSION };
       const bytes = encodeTimelineAvro('requestedReplace', requested);
+      await assertNoMetadataTableNow(storage, 'a clustering');
       await lease.assertHeld();
       await createRequested(storage, instantTime, 'replacecommit', bytes);
       return { instantTime, groups: scheduledGroups(plan, latestSlices) };

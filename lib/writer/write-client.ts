@@ -22,6 +22,7 @@ import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type 
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
 import { withLock, type LockProvider } from '../lock/port.js';
+import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
 import { stageFiles } from '../reader.js';
 import { findRollbackOf, rollbackInstant } from '../rollback.js';
 import { parseAvroRecordSchema, withMetaFields, withoutMetaFields, type AvroRecordSchema } from '../schema.js';
@@ -134,12 +135,7 @@ function assertWritable(table: HudiTable): void {
   if (!table.config.populateMetaFields) {
     throw new HudiError('writes to tables without meta fields (hoodie.populate.meta.fields=false) are not supported', { location, fix: 'write this table with Hudi' });
   }
-  if ((table.config.properties.get('hoodie.table.metadata.partitions') ?? '').trim() !== '') {
-    throw new HudiError('the table has Hudi\'s metadata table enabled; a write from here would leave it stale', {
-      location,
-      fix: 'disable it in Hudi (hoodie.metadata.enable=false, which deletes .hoodie/metadata) before writing from here',
-    });
-  }
+  assertNoMetadataTable(table.config, location, 'a write');
 }
 
 /** The newest latest base file, whose Parquet types new files copy (Hudi's decimal and timestamp encodings). */
@@ -302,6 +298,7 @@ async function writeToTable(
           { location: storage.uri, fix: 'nothing of this write is visible; retry it' },
         );
       }
+      await assertNoMetadataTableNow(storage, 'a write');
       await assertStillInflight(storage, current, instantTime);
       await lease.assertHeld();
       await transitionToCompleted(storage, instantTime, 'commit', serializeCommitMetadata(metadata));
