@@ -314,7 +314,9 @@ describe('serverless clustering through the state machine', () => {
       const scheduled = { version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', resources: [], detail: {} };
       const objectCreated = (key: string) => ({ version: '0', id: randomUUID(), 'detail-type': 'Object Created', source: 'aws.s3', detail: { bucket: { name: bucket }, object: { key, size: 1 } } });
 
-      assert.equal((await fire(scheduled)).status, 'WAITING', '2 of 4 commits');
+      const waiting = await fire(scheduled);
+      assert.equal(waiting.status, 'WAITING', '2 of 4 commits');
+      assert.match(waiting.reason, /clustering waits for 4 \(hoodie\.clustering\.async\.max\.commits, the trigger's policy\)/);
       assert.equal((await fire(objectCreated(`${prefix}/.hoodie/${base.instants[1]}.commit.requested`))).status, 'IGNORED', 'not a completed commit');
       assert.equal((await fire(objectCreated(`other-table/.hoodie/${base.instants[1]}.commit`))).status, 'IGNORED', 'another table');
       await land(instantsOf(3));
@@ -339,11 +341,16 @@ describe('serverless clustering through the state machine', () => {
       assert.equal((await fire(objectCreated(`${prefix}/.hoodie/${replacecommit.time}.replacecommit`))).status, 'WAITING');
       assert.equal(endpoint.executions().length, 1);
 
-      // `cluster --via-state-machine <ARN>` against the same endpoint: nothing left to cluster.
+      // `cluster --via-state-machine <ARN>` against the same endpoint, with async clustering switched on: the plan step
+      // then waits for max.commits itself (Hudi's rule), so there is nothing to do yet.
       const lines: string[] = [];
-      const viaArn = await clusterViaStateMachine(tablePath, { stateMachine: endpoint.stateMachineArn, pollMs: 100, onProgress: (line) => lines.push(line) });
+      const viaArn = await clusterViaStateMachine(tablePath, {
+        stateMachine: endpoint.stateMachineArn, pollMs: 100, onProgress: (line) => lines.push(line), properties: { 'hoodie.clustering.async.enabled': 'true' },
+      });
       assert.equal(viaArn.status, 'SUCCEEDED');
-      assert.equal((viaArn.output as PlanStepOutput).status, 'NOTHING_TO_DO');
+      const planned = viaArn.output as PlanStepOutput;
+      assert.equal(planned.status, 'NOTHING_TO_DO');
+      if (planned.status === 'NOTHING_TO_DO') assert.match(planned.reason, /0 completed commit\(s\) since the last clustering \d{17}, waiting for 4 \(hoodie\.clustering\.async\.max\.commits\)/);
       assert.ok(lines.some((line) => line.includes('→ Plan')), lines.join('\n'));
     } finally {
       for (const [name, value] of Object.entries(saved)) {

@@ -53,7 +53,7 @@ export interface ClusteringJobOptions {
   /** execute: the clustering to run; default the oldest pending one (as HoodieClusteringJob). */
   readonly instant?: string;
   readonly config: ClusteringConfig;
-  /** schedule: plan even before max.commits commits happened since the last clustering. */
+  /** schedule: plan even before max.commits commits happened since the last clustering (a wait only inline or async clustering asks for). */
   readonly force?: boolean;
   readonly lock: LockProvider;
   readonly engine: ParquetEngine;
