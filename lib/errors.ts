@@ -29,6 +29,24 @@ export class UnsupportedTableError extends HudiError {
   }
 }
 
+/**
+ * The table has Hudi's metadata table, which this build does not update yet: committing anything would leave it
+ * stale (see lib/metadata-table.ts).
+ */
+export class MetadataTableError extends UnsupportedTableError {
+  /** hoodie.table.metadata.partitions */
+  readonly partitions: readonly string[];
+  /** hoodie.table.metadata.partitions.inflight: partitions being built (async indexer, or a bootstrap under way). */
+  readonly inflightPartitions: readonly string[];
+
+  constructor(problem: string, partitions: readonly string[], inflightPartitions: readonly string[], options: { location?: string; fix?: string } = {}) {
+    super(problem, options);
+    this.name = 'MetadataTableError';
+    this.partitions = partitions;
+    this.inflightPartitions = inflightPartitions;
+  }
+}
+
 /** Another writer created the same object first (conditional create lost). */
 export class AlreadyExistsError extends HudiError {
   constructor(location: string) {
@@ -42,6 +60,26 @@ export class ConflictError extends HudiError {
   constructor(problem: string, options: { location?: string; fix?: string } = {}) {
     super(problem, options);
     this.name = 'ConflictError';
+  }
+}
+
+/**
+ * A write's own instant stopped being inflight before the write could commit: another writer rolled it back (Hudi's
+ * failed-writes cleaning took it for dead) or removed its timeline files. Nothing of the write is visible.
+ */
+export class InstantRolledBackError extends ConflictError {
+  readonly instantTime: string;
+  /** The rollback instant that names it, when there is one. */
+  readonly rollbackInstant: string | undefined;
+
+  constructor(instantTime: string, what: string, options: { rollbackInstant?: string; location?: string; fix?: string } = {}) {
+    super(`write ${instantTime} cannot commit: ${what}`, {
+      ...(options.location === undefined ? {} : { location: options.location }),
+      ...(options.fix === undefined ? {} : { fix: options.fix }),
+    });
+    this.name = 'InstantRolledBackError';
+    this.instantTime = instantTime;
+    this.rollbackInstant = options.rollbackInstant;
   }
 }
 

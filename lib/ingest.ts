@@ -40,7 +40,8 @@ import { StorageLockProvider } from './lock/storage-lock.js';
 import type { LockLease } from './lock/port.js';
 import { S3Storage, describeS3Error } from './storage/s3.js';
 import type { Storage, StoredObject } from './storage/port.js';
-import { newTableOptionsFromWriteProperties, newTableProperties, readTableConfig, tableConfigFromProperties, type TableConfig } from './table-config.js';
+import { assertNoMetadataTable } from './metadata-table.js';
+import { newTableOptionsFromWriteProperties, newTableProperties, PROPERTIES_FILE, readTableConfig, tableConfigFromProperties, type TableConfig } from './table-config.js';
 import { formatInstantTime, compareInstantTimes } from './timeline/instant.js';
 import { loadTimeline, readCommitMetadata } from './timeline/timeline.js';
 import { writeBatch, type BadRecord, type WriteResult } from './writer/write-client.js';
@@ -194,6 +195,7 @@ export async function ingestObject(request: IngestRequest): Promise<IngestResult
 
   const done = await readDone(table, donePath);
   if (done !== undefined) return duplicateOf(done);
+  await assertIngestable(table);
 
   const claimStorage = prefixedStorage(table, `${INGEST_FOLDER}/${id}`);
   const lock = new StorageLockProvider(claimStorage, {
@@ -451,6 +453,21 @@ function checkLine(text: string, keygen: KeyGenerator): { isObject: boolean; rea
   return { isObject: true };
 }
 
+/**
+ * Refuse a table with Hudi's metadata table before claiming or downloading anything (writeBatch refuses it too, at
+ * open and again just before its commit). The error is thrown, not quarantined: the object is fine, the table is not.
+ */
+async function assertIngestable(table: Storage): Promise<void> {
+  let config: TableConfig;
+  try {
+    config = await readTableConfig(table);
+  } catch (error) {
+    if (error instanceof HudiError && /not a Hudi table/.test(error.message)) return;
+    throw error;
+  }
+  assertNoMetadataTable(config, table.uriOf(PROPERTIES_FILE), 'an ingest');
+}
+
 /** The table's key generator, or the one the properties will create the table with. */
 async function keyGeneratorFor(table: Storage, props: ReadonlyMap<string, string>): Promise<KeyGenerator> {
   let config: TableConfig;
@@ -571,7 +588,10 @@ interface FoundCommit {
 /** The completed commit (since `since`) whose extraMetadata names `source`, newest first. */
 export async function findCommitOf(table: Storage, source: string, since: Date): Promise<FoundCommit | undefined> {
   const timeline = await loadTimeline(table);
-  const sinceTime = formatInstantTime(since);
+  // No commit yet (an earlier attempt may have died before it created the table): nothing to find.
+  if (timeline.completedWrites().length === 0) return undefined;
+  // Instant times are on the table's clock (hoodie.table.timeline.timezone).
+  const sinceTime = formatInstantTime(since, (await readTableConfig(table)).timelineTimeZone);
   const candidates = timeline.completedWrites().filter((i) => i.action === 'commit' && compareInstantTimes(i.time, sinceTime) >= 0).reverse();
   for (const instant of candidates) {
     const metadata = await readCommitMetadata(table, instant);

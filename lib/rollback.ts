@@ -7,7 +7,8 @@
  * 1. picks a rollback instant R newer than every instant and writes `R.rollback.requested`: a HoodieRollbackPlan
  *    naming T and the files to delete, found through T's markers (`.hoodie/.temp/T/`), or — when the writer died
  *    before creating any — by listing every partition for base files of instant T (Hudi's listing-based rollback);
- * 2. writes `R.rollback.inflight` (0 bytes) and deletes those files;
+ * 2. writes `R.rollback.inflight` (0 bytes), drops T's work folder (a clustering's group results, which name the
+ *    files about to go) and deletes those files;
  * 3. deletes T's timeline files, inflight first, then requested (Hudi's deleteInflightAndRequestedInstant);
  * 4. writes `R.rollback` (HoodieRollbackMetadata), the commit point, then removes T's marker folder.
  * Steps 3 and 4 are in Hudi's order (BaseRollbackActionExecutor.finishRollback): once R.rollback exists, nothing of
@@ -21,6 +22,7 @@
 import { ConflictError, HudiError } from './errors.js';
 import { joinPartitionPath, parseBaseFileName } from './fs-view.js';
 import { withLock, type LockLease, type LockProvider } from './lock/port.js';
+import { assertNoMetadataTable, assertNoMetadataTableNow } from './metadata-table.js';
 import type { Storage } from './storage/port.js';
 import { listPartitions, type HudiTable } from './table.js';
 import { assertSupported, METAFOLDER, PROPERTIES_FILE } from './table-config.js';
@@ -32,12 +34,13 @@ import {
   type HoodieRollbackPlan,
   type HoodieRollbackRequest,
 } from './timeline/avro-files.js';
-import { compareInstantTimes, isValidInstantTime, newInstantTime, parseInstantTime, type Instant, type InstantAction } from './timeline/instant.js';
+import { compareInstantTimes, isValidInstantTime, newInstantTime, parseInstantTime, type Instant, type InstantAction, type TimelineTimeZone } from './timeline/instant.js';
 import { HEARTBEAT_INTERVAL_MS, heartbeatPath } from './timeline/heartbeat.js';
-import { deleteMarkerDir, listMarkers, type Marker } from './timeline/markers.js';
+import { listMarkers, type Marker } from './timeline/markers.js';
 import { readClusteringPlan } from './timeline/pending-clustering.js';
 import { instantPath, loadTimeline, type Timeline } from './timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from './timeline/transitions.js';
+import { deleteClusteringWorkDir, deleteInstantScratch } from './timeline/work-folder.js';
 
 /** Actions whose failed instants this module rolls back (COW writes, clustering, insert_overwrite). */
 const ROLLBACK_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'replacecommit']);
@@ -106,6 +109,7 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
   return withLock(
     options.lock,
     async (lease) => {
+      await assertNoMetadataTableNow(storage, 'a rollback');
       const timeline = await loadTimeline(storage);
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'delete-inflight-and-requested');
       if (resumed !== undefined) return resumed;
@@ -114,16 +118,16 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
       if (target === undefined) {
         const done = await findCompletedRollback(storage, timeline, instantTime);
         if (done !== undefined) {
-          await deleteMarkerDir(storage, instantTime);
+          await deleteInstantScratch(storage, instantTime);
           return alreadyRolledBack(done.time, done.metadata, instantTime);
         }
         throw notOnTimeline(storage, timeline, instantTime);
       }
       assertPending(storage, target);
-      if (!options.ignoreHeartbeat) await assertWriterNotAlive(storage, target, options);
+      if (!options.ignoreHeartbeat) await assertWriterNotAlive(storage, target, table.config.timelineTimeZone, options);
 
       const planned = await planRollback(storage, target);
-      const rollbackTime = newInstantTime(timeline.allTimes(), options.now);
+      const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), table.config.timelineTimeZone);
       const requested = await createRequested(storage, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
       const result = await executeRollback(storage, lease, requested, planned.plan, {
         handling: 'delete-inflight-and-requested',
@@ -169,6 +173,7 @@ export async function rollbackInflightClustering(
   return withLock(
     options.lock,
     async (lease) => {
+      await assertNoMetadataTableNow(storage, 'a rollback');
       const timeline = await loadTimeline(storage);
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'keep-requested');
       if (resumed !== undefined) return resumed;
@@ -185,7 +190,7 @@ export async function rollbackInflightClustering(
       if (target.state === 'REQUESTED') return undefined;
 
       const planned = await planRollback(storage, target);
-      const rollbackTime = newInstantTime(timeline.allTimes(), options.now);
+      const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), table.config.timelineTimeZone);
       const requested = await createRequested(storage, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
       return executeRollback(storage, lease, requested, planned.plan, {
         handling: 'keep-requested',
@@ -219,10 +224,26 @@ export async function rollbackFailedWrites(
   for (const instant of pendingWriteInstants(timeline)) {
     if (options.olderThan !== undefined && compareInstantTimes(instant.time, options.olderThan) >= 0) continue;
     if (instant.action === 'replacecommit' && (await readClusteringPlan(storage, instant.time)) !== undefined) continue;
-    if ((await writerAliveReason(storage, instant.time, options)) !== undefined) continue;
+    if ((await writerAliveReason(storage, instant.time, table.config.timelineTimeZone, options)) !== undefined) continue;
     results.push(await rollbackInstant(table, instant.time, options));
   }
   return results;
+}
+
+/**
+ * The rollback (pending or completed) whose plan names `instantTime`, if any. Only rollbacks newer than the instant
+ * are read: a rollback's instant time is greater than every instant on the timeline when it is planned.
+ */
+export async function findRollbackOf(storage: Storage, timeline: Timeline, instantTime: string): Promise<Instant | undefined> {
+  const newer = timeline.instants.filter((i) => i.action === 'rollback' && compareInstantTimes(i.time, instantTime) > 0);
+  for (const rollback of newer.reverse()) {
+    const path = instantPath(rollback.state === 'COMPLETED' ? rollback : { ...rollback, state: 'REQUESTED' });
+    const names = rollback.state === 'COMPLETED'
+      ? decodeTimelineAvro('rollbackMetadata', await storage.get(path), storage.uriOf(path)).commitsRollback
+      : [decodeTimelineAvro('rollbackPlan', await storage.get(path), storage.uriOf(path)).instantToRollback?.commitTime];
+    if (names.includes(instantTime)) return rollback;
+  }
+  return undefined;
 }
 
 /** `.hoodie/.heartbeat/<instant>`, re-exported for callers of the rollback API. */
@@ -324,6 +345,8 @@ async function executeRollback(storage: Storage, lease: LockLease, rollback: Ins
 
   const deleted = filesToDelete(storage, rollback.time, target.commitTime, plan);
   await lease.assertHeld();
+  // Results first: a crash from here on must not leave a group "done" whose files are gone.
+  await deleteClusteringWorkDir(storage, target.commitTime);
   // Missing files count as deleted: a retried rollback finds what the first attempt already removed.
   await storage.delete(deleted.map((file) => file.relativePath));
 
@@ -337,7 +360,7 @@ async function executeRollback(storage: Storage, lease: LockLease, rollback: Ins
   const metadata = rollbackMetadata(rollback.time, Date.now() - startedMs, target, deleted);
   await lease.assertHeld();
   await transitionToCompleted(storage, rollback.time, 'rollback', encodeTimelineAvro('rollbackMetadata', metadata));
-  await deleteMarkerDir(storage, target.commitTime);
+  await deleteInstantScratch(storage, target.commitTime);
 
   return {
     rollbackInstantTime: rollback.time,
@@ -487,12 +510,14 @@ function assertRollbackable(table: HudiTable, instantTime: string): void {
   if (!isValidInstantTime(instantTime)) {
     throw new HudiError(`"${instantTime}" is not an instant time`, { fix: 'give it as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)' });
   }
-  // A rollback writes to the timeline: the same table versions and types as any other write (COW, version 6).
+  // A rollback writes to the timeline: the same table versions and types as any other write (COW, version 6), and
+  // like them it would leave Hudi's metadata table stale (its rollback deltacommit is not written here).
   assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'write');
+  assertNoMetadataTable(table.config, table.storage.uriOf(PROPERTIES_FILE), 'a rollback');
 }
 
-async function assertWriterNotAlive(storage: Storage, target: Instant, options: RollbackOptions): Promise<void> {
-  const reason = await writerAliveReason(storage, target.time, options);
+async function assertWriterNotAlive(storage: Storage, target: Instant, zone: TimelineTimeZone, options: RollbackOptions): Promise<void> {
+  const reason = await writerAliveReason(storage, target.time, zone, options);
   if (reason !== undefined) {
     throw new ConflictError(`the writer of ${target.action} ${target.time} may still be running: ${reason}`, {
       location: storage.uriOf(heartbeatPath(target.time)),
@@ -506,7 +531,9 @@ async function assertWriterNotAlive(storage: Storage, target: Instant, options: 
  * expired; we also wait out the expiry after the instant started, so a write that has not written its first
  * heartbeat yet (or a writer that writes none) is not rolled back under its feet.
  */
-async function writerAliveReason(storage: Storage, instantTime: string, options: Pick<RollbackOptions, 'now' | 'heartbeatExpiryMs'>): Promise<string | undefined> {
+async function writerAliveReason(
+  storage: Storage, instantTime: string, zone: TimelineTimeZone, options: Pick<RollbackOptions, 'now' | 'heartbeatExpiryMs'>,
+): Promise<string | undefined> {
   const nowMs = (options.now ?? new Date()).getTime();
   const expiryMs = options.heartbeatExpiryMs ?? HEARTBEAT_EXPIRY_MS;
   const heartbeat = await storage.head(heartbeatPath(instantTime));
@@ -514,7 +541,8 @@ async function writerAliveReason(storage: Storage, instantTime: string, options:
     const ageMs = nowMs - heartbeat.modifiedMs;
     return ageMs <= expiryMs ? `its heartbeat was updated ${Math.max(0, Math.round(ageMs / 1000))} s ago` : undefined;
   }
-  const startedMs = parseInstantTime(instantTime)?.getTime();
+  // The instant names its start on the table's clock.
+  const startedMs = parseInstantTime(instantTime, zone)?.getTime();
   if (startedMs !== undefined && nowMs - startedMs <= expiryMs) {
     return `it started ${Math.max(0, Math.round((nowMs - startedMs) / 1000))} s ago and has no heartbeat file yet`;
   }

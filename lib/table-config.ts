@@ -5,6 +5,7 @@ import { crc32 } from 'node:zlib';
 import { HudiError, UnsupportedTableError, NotFoundError } from './errors.js';
 import { formatJavaProperties, parseJavaProperties } from './properties.js';
 import type { Storage } from './storage/port.js';
+import { TIMELINE_TIME_ZONES, type TimelineTimeZone } from './timeline/instant.js';
 
 export const METAFOLDER = '.hoodie';
 export const PROPERTIES_FILE = `${METAFOLDER}/hoodie.properties`;
@@ -37,6 +38,8 @@ export interface TableConfig {
   readonly baseFileFormat: string;
   readonly createSchema: string | undefined;
   readonly archiveLogFolder: string;
+  /** hoodie.table.timeline.timezone: the clock of instant times; LOCAL (Hudi's default) when absent. */
+  readonly timelineTimeZone: TimelineTimeZone;
   /** Every key as stored, for keys this type does not name (key generator options, …). */
   readonly properties: ReadonlyMap<string, string>;
 }
@@ -98,8 +101,22 @@ export function tableConfigFromProperties(properties: ReadonlyMap<string, string
     baseFileFormat: (get('hoodie.table.base.file.format') ?? 'PARQUET').toUpperCase(),
     createSchema: get('hoodie.table.create.schema'),
     archiveLogFolder: get('hoodie.archivelog.folder') ?? 'archived',
+    timelineTimeZone: timelineTimeZoneOf(get(TIMELINE_TIMEZONE_KEY), location),
     properties,
   };
+}
+
+/** HoodieTableConfig.TIMELINE_TIMEZONE */
+export const TIMELINE_TIMEZONE_KEY = 'hoodie.table.timeline.timezone';
+
+/** HoodieTimelineTimeZone.valueOf: UTC or LOCAL; absent means LOCAL, Hudi's default. */
+function timelineTimeZoneOf(text: string | undefined, location: string): TimelineTimeZone {
+  if (text === undefined || text.trim() === '') return 'LOCAL';
+  const zone = text.trim().toUpperCase();
+  if (!(TIMELINE_TIME_ZONES as readonly string[]).includes(zone)) {
+    throw new HudiError(`${TIMELINE_TIMEZONE_KEY}=${text} is not a timeline time zone`, { location, fix: `set it to UTC or LOCAL (Hudi knows no other value)` });
+  }
+  return zone as TimelineTimeZone;
 }
 
 export const READABLE_TABLE_VERSIONS: readonly number[] = [5, 6];
@@ -238,6 +255,9 @@ export function newTableProperties(options: NewTableOptions): Map<string, string
   props.set('hoodie.datasource.write.hive_style_partitioning', String(options.hiveStylePartitioning ?? false));
   props.set('hoodie.datasource.write.partitionpath.urlencode', String(options.urlEncodePartitioning ?? false));
   props.set('hoodie.datasource.write.drop.partition.columns', 'false');
+  // Hudi's default is LOCAL (the writer JVM's zone); instants of writers in different zones would then not sort by
+  // time. A table we create says UTC, and Spark writers are told to use UTC too (README).
+  props.set(TIMELINE_TIMEZONE_KEY, 'UTC');
   if (options.populateMetaFields === false) props.set('hoodie.populate.meta.fields', 'false');
   if (options.createSchema) props.set('hoodie.table.create.schema', options.createSchema);
   for (const [key, value] of Object.entries(options.extraProperties ?? {})) props.set(key, value);

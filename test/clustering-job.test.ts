@@ -26,6 +26,7 @@ import { openStorage } from '../lib/storage/index.js';
 import type { Storage } from '../lib/storage/port.js';
 import { HudiTable } from '../lib/table.js';
 import { markerDir } from '../lib/timeline/markers.js';
+import { clusteringWorkDir } from '../lib/timeline/work-folder.js';
 import { tempDir } from './helpers/fixtures.js';
 import { independentLatestBaseFiles, pyarrowRead } from './helpers/oracle.js';
 import { generateUsers, writeJsonLines } from '../lib/generate.js';
@@ -222,6 +223,7 @@ async function clusterAndCheck(layout: 'linear' | 'z-order' | 'hilbert', where: 
 
     // Nothing left behind.
     assert.deepEqual(await storage.listRecursive(markerDir(instantTime)), []);
+    assert.deepEqual(await storage.listRecursive(clusteringWorkDir(instantTime)), []);
     assert.equal(await storage.head(`.hoodie/.heartbeat/${instantTime}`), undefined);
   } finally {
     await engine.close();
@@ -334,6 +336,25 @@ function failingEngine(engine: ParquetEngine, state: { failing: boolean }): Parq
   });
 }
 
+/**
+ * What Hudi's marker-based rollback needs of `.hoodie/.temp/T/`: it takes every file there (DirectWriteMarkers
+ * .allMarkerFilePaths, no filter) and parses the text after its last '.' as an IOType, so anything but markers
+ * (and the timeline-server MARKERS files) makes Hudi unable to roll T back. Returns the markers found.
+ */
+async function assertOnlyMarkers(storage: Storage, instantTime: string): Promise<string[]> {
+  const folder = `.hoodie/.temp/${instantTime}/`;
+  const names = (await storage.listRecursive(folder.slice(0, -1))).map((object) => object.path.slice(folder.length));
+  const markers: string[] = [];
+  for (const name of names) {
+    const base = name.slice(name.lastIndexOf('/') + 1);
+    if (base === 'MARKERS.type' || /^MARKERS\d+$/.test(base)) continue;
+    const ioType = name.slice(name.lastIndexOf('.') + 1);
+    assert.ok(['CREATE', 'MERGE', 'APPEND'].includes(ioType) && name.includes('.marker.'), `${folder}${name} is not a marker: Hudi's IOType.valueOf("${ioType}") would throw`);
+    markers.push(name);
+  }
+  return markers;
+}
+
 describe('retries and failures', () => {
   async function scheduledTable() {
     const dir = tempDir('clustering-retry-');
@@ -383,6 +404,11 @@ describe('retries and failures', () => {
       await assert.rejects(executeGroup(table, instantTime, 1, { engine: flaky, tempDir: tempDir(), config }), /simulated Lambda timeout/);
       const pending = await table.reload();
       assert.equal(pending.timeline.find(instantTime)?.state, 'INFLIGHT');
+      // Hudi can roll this attempt back: its marker folder holds markers only; group 0's result is in our work folder.
+      const markers = await assertOnlyMarkers(pending.storage, instantTime);
+      assert.equal(markers.length, groups[0]!.numOutputFileGroups, 'group 0 left one marker per output');
+      assert.ok(await readGroupResult(pending.storage, instantTime, 0), 'group 0 has a result');
+      assert.deepEqual((await pending.storage.listRecursive(clusteringWorkDir(instantTime))).map((object) => object.path), [`${clusteringWorkDir(instantTime)}/group-0.result.json`]);
       await assert.rejects(
         commit(pending, instantTime, 'from-storage', { lock }),
         (error: unknown) =>
@@ -448,12 +474,36 @@ describe('retries and failures', () => {
       for (const stat of first.writeStats) assert.equal(await storage.head(stat.path!), undefined);
       const after = await table.reload();
       assert.equal(after.timeline.find(instantTime)?.state, 'REQUESTED');
-      assert.equal(await readGroupResult(storage, instantTime, 0), undefined, 'the result went with the marker folder');
+      assert.equal(await readGroupResult(storage, instantTime, 0), undefined, 'the result went with the attempt');
+      assert.deepEqual(await storage.listRecursive(clusteringWorkDir(instantTime)), [], 'nothing is left in the work folder');
+      assert.deepEqual(await storage.listRecursive(markerDir(instantTime)), [], 'nor in the marker folder');
 
       const result = await runClusteringJob(after, { mode: 'execute', config, lock, engine, tempDir: tempDir() });
       assert.deepEqual(result.executedGroups, [0, 1, 2]);
       const snapshot = await readSnapshot(await table.reload(), { engine });
       assert.equal(snapshot.rows.length, made.rows);
+    } finally {
+      await engine.close();
+    }
+  });
+  it('a clustering Hudi reverted to requested (files and markers gone, our results left): every group runs again', async () => {
+    const { storage, lock, config, instantTime, table, made } = await scheduledTable();
+    const engine = await openParquetEngine();
+    try {
+      const first = await executeGroup(table, instantTime, 0, { engine, tempDir: tempDir(), config });
+      // What Hudi's rollbackInflightClustering leaves: the attempt's files, its markers and the inflight file gone,
+      // the plan requested again; it does not know our work folder.
+      await storage.delete([...first.writeStats.map((stat) => stat.path!), `.hoodie/${instantTime}.replacecommit.inflight`]);
+      await storage.delete((await storage.listRecursive(markerDir(instantTime))).map((object) => object.path));
+      assert.ok(await readGroupResult(storage, instantTime, 0), 'the stale result is still there');
+
+      const result = await runClusteringJob(await table.reload(), { mode: 'execute', config, lock, engine, tempDir: tempDir() });
+      assert.deepEqual(result.reusedGroups, [], 'the stale result was not trusted');
+      assert.deepEqual(result.executedGroups, [0, 1, 2]);
+      assert.equal(result.commit?.outcome, 'committed');
+      const snapshot = await readSnapshot(await table.reload(), { engine });
+      assert.equal(snapshot.rows.length, made.rows);
+      assert.equal(new Set(snapshot.rows.map((row) => row.id)).size, made.rows);
     } finally {
       await engine.close();
     }

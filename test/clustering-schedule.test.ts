@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import avro from 'avsc';
 import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
-import { commitsSinceLastClustering, effectiveMaxCommits, schedule } from '../lib/clustering/schedule.js';
+import { commitsSinceLastClustering, hudiSchedulingThreshold, schedule } from '../lib/clustering/schedule.js';
+import { triggerSchedulingThreshold } from '../lib/serverless/trigger.js';
 import { clusterCommand } from '../lib/cli/cluster-commands.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { HudiError } from '../lib/errors.js';
@@ -66,22 +67,50 @@ function decodeWithOfficialSchema(bytes: Uint8Array): Promise<{ records: unknown
 }
 
 describe('when to schedule', () => {
-  it('waits for 4 commits with Hudi’s defaults (our service is async clustering), as set when enabled explicitly', () => {
-    assert.equal(effectiveMaxCommits(config()), 4);
-    assert.equal(effectiveMaxCommits(config({ 'hoodie.clustering.async.max.commits': '2' })), 2);
-    assert.equal(effectiveMaxCommits(config({ 'hoodie.clustering.async.enabled': 'true', 'hoodie.clustering.async.max.commits': '0' })), 0);
-    assert.equal(effectiveMaxCommits(config({ 'hoodie.clustering.inline': 'true', 'hoodie.clustering.inline.max.commits': '7' })), 7);
+  it('Hudi waits only when inline or async clustering is on (ClusteringPlanActionExecutor); the trigger\'s policy waits for async.max.commits otherwise', () => {
+    // Hudi's defaults: no wait (HoodieClusteringJob schedules whatever the commit count).
+    assert.deepEqual(hudiSchedulingThreshold(config()).commits, 0);
+    assert.match(hudiSchedulingThreshold(config()).setBy, /neither hoodie\.clustering\.inline nor hoodie\.clustering\.async\.enabled/);
+    assert.equal(hudiSchedulingThreshold(config({ 'hoodie.clustering.async.max.commits': '2' })).commits, 0, 'max.commits alone does not switch waiting on');
+    assert.deepEqual(hudiSchedulingThreshold(config({ 'hoodie.clustering.async.enabled': 'true', 'hoodie.clustering.async.max.commits': '2' })), { commits: 2, setBy: 'hoodie.clustering.async.max.commits' });
+    assert.deepEqual(hudiSchedulingThreshold(config({ 'hoodie.clustering.schedule.inline': 'true', 'hoodie.clustering.async.max.commits': '3' })), { commits: 3, setBy: 'hoodie.clustering.async.max.commits' });
+    assert.deepEqual(hudiSchedulingThreshold(config({ 'hoodie.clustering.inline': 'true', 'hoodie.clustering.inline.max.commits': '7' })), { commits: 7, setBy: 'hoodie.clustering.inline.max.commits' });
+    assert.equal(hudiSchedulingThreshold(config({ 'hoodie.datasource.clustering.async.enable': 'true' })).commits, 4, 'the datasource alias counts');
+    // The serverless trigger: Hudi's rule when a key switches clustering on, else async.max.commits.
+    assert.deepEqual(triggerSchedulingThreshold(config()), { commits: 4, setBy: 'hoodie.clustering.async.max.commits, the trigger\'s policy' });
+    assert.equal(triggerSchedulingThreshold(config({ 'hoodie.clustering.async.max.commits': '2' })).commits, 2);
+    assert.equal(triggerSchedulingThreshold(config({ 'clustering.delta_commits': '6' })).commits, 6, 'Flink\'s name for it too');
+    assert.deepEqual(triggerSchedulingThreshold(config({ 'hoodie.clustering.inline': 'true', 'hoodie.clustering.inline.max.commits': '7' })), { commits: 7, setBy: 'hoodie.clustering.inline.max.commits' });
+    assert.equal(triggerSchedulingThreshold(config({ 'hoodie.clustering.async.enabled': 'true', 'hoodie.clustering.async.max.commits': '0' })).commits, 0);
   });
 
-  it('plans nothing and writes nothing below max.commits, plans at max.commits, and counts from the last clustering', async () => {
+  it('with neither inline nor async clustering on, plans at once, even right after a clustering (as HoodieClusteringJob)', async () => {
+    const { lock, table, storage } = await smallTable(1);
+    const first = await schedule(table, config(), { lock });
+    assert.ok(first, 'one commit since the table was created is enough');
+    const engine = await openParquetEngine();
+    try {
+      await runClusteringJob(await table.reload(), { mode: 'execute', config: config(), lock, engine, tempDir: tempDir() });
+    } finally {
+      await engine.close();
+    }
+    const after = await table.reload();
+    assert.deepEqual(await commitsSinceLastClustering(storage, after.timeline), { count: 0, lastClustering: first.instantTime });
+    const again = await schedule(after, config(), { lock });
+    assert.ok(again, 'no commit since the last clustering, still planned: the clustered files are small');
+    assert.ok(again.instantTime > first.instantTime);
+  });
+
+  it('with async clustering on: plans nothing and writes nothing below max.commits, plans at max.commits, and counts from the last clustering', async () => {
     const { made, storage, lock, table } = await smallTable(3);
+    const asyncOn = (extra: Record<string, string> = {}) => config({ 'hoodie.clustering.async.enabled': 'true', ...extra });
     const before = metafolderListing(made.dir);
     const notes: string[] = [];
-    assert.equal(await schedule(table, config(), { lock, log: (line) => notes.push(line) }), undefined);
+    assert.equal(await schedule(table, asyncOn(), { lock, log: (line) => notes.push(line) }), undefined);
     assert.deepEqual(metafolderListing(made.dir), before);
-    assert.match(notes.join('\n'), /3 completed commit\(s\) since the table was created, waiting for 4/);
+    assert.match(notes.join('\n'), /3 completed commit\(s\) since the table was created, waiting for 4 \(hoodie\.clustering\.async\.max\.commits\)/);
 
-    const scheduled = await schedule(table, config({ 'hoodie.clustering.async.max.commits': '3' }), { lock });
+    const scheduled = await schedule(table, asyncOn({ 'hoodie.clustering.async.max.commits': '3' }), { lock });
     assert.ok(scheduled);
     assert.deepEqual(scheduled.groups.map((group) => [group.index, group.partitionPath, group.inputFiles, group.numOutputFileGroups]), [
       [0, 'dt=2024-01-01', 3, 1],
@@ -99,9 +128,9 @@ describe('when to schedule', () => {
     }
     const after = await table.reload();
     assert.deepEqual(await commitsSinceLastClustering(storage, after.timeline), { count: 0, lastClustering: scheduled.instantTime });
-    assert.equal(await schedule(after, config({ 'hoodie.clustering.async.max.commits': '1' }), { lock }), undefined);
+    assert.equal(await schedule(after, asyncOn({ 'hoodie.clustering.async.max.commits': '1' }), { lock }), undefined);
     // Forced, the (still small) clustered files are planned again.
-    const forced = await schedule(after, config(), { lock, force: true });
+    const forced = await schedule(after, asyncOn(), { lock, force: true });
     assert.ok(forced);
     assert.ok(forced.instantTime > scheduled.instantTime);
   });

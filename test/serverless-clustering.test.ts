@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { DeleteTableCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { groupResultPath } from '../lib/clustering/plan-files.js';
+import { clusteringWorkDir } from '../lib/timeline/work-folder.js';
 import { dynamoDbClientFromEnv } from '../lib/lock/index.js';
 import type { CommitStepOutput } from '../lib/serverless/commit-step.js';
 import { lambdaContext, loadBundledHandler, runStateMachineLocally, type FaultContext, type LocalExecution, type LocalRunOptions } from '../lib/serverless/local-state-machine.js';
@@ -104,7 +105,8 @@ async function assertCommittedCleanly(storage: Storage, output: CommitStepOutput
   assert.equal(latest.filter((file) => beforeIds.has(file.slice(file.lastIndexOf('/') + 1).split('_')[0])).length, 0, 'every replaced file group is gone');
   assert.ok(latest.every((file) => file.endsWith(`_${output.instant}.parquet`)), 'only the clustering\'s files are visible');
   assert.deepEqual(await dataFilesOf(storage, output.instant), latest, 'no stray file of the clustering is left');
-  assert.equal((await storage.listRecursive(`.hoodie/.temp/${output.instant}`)).length, 0, 'markers and group results are gone');
+  assert.equal((await storage.listRecursive(`.hoodie/.temp/${output.instant}`)).length, 0, 'the markers are gone');
+  assert.equal((await storage.listRecursive(clusteringWorkDir(output.instant))).length, 0, 'the group results and the run claim are gone');
   assert.equal(await storage.head(`.hoodie/.heartbeat/${output.instant}`), undefined, 'the heartbeat is gone');
 }
 
@@ -169,6 +171,7 @@ describe('serverless clustering through the state machine', () => {
     assert.ok(table.timeline.instants.some((candidate) => candidate.action === 'rollback' && candidate.state === 'COMPLETED'));
     assert.deepEqual(await dataFilesOf(storage, instant.time), [], 'the attempt\'s files are deleted');
     assert.equal(await storage.head(`.hoodie/.heartbeat/${instant.time}`), undefined, 'no heartbeat holds the next run back');
+    assert.deepEqual(await storage.listRecursive(clusteringWorkDir(instant.time)), [], 'no group result outlives the attempt\'s files');
     const dir = await downloaded(storage);
     assert.deepEqual(latestFiles(dir), [...base.files].sort(), 'readers see the files as before');
     assert.deepEqual(oracleRows(dir), rowsBefore);
@@ -213,8 +216,22 @@ describe('serverless clustering through the state machine', () => {
     await assertCommittedCleanly(storage, output);
   });
 
+  test('a table with Hudi\'s metadata table: the run fails at Plan with Hudi.Error naming the partitions; nothing is written', async () => {
+    const { tablePath, storage } = await freshTable('sm-mdt');
+    const properties = Buffer.from(await storage.get('.hoodie/hoodie.properties')).toString('utf8');
+    await storage.put('.hoodie/hoodie.properties', `${properties}hoodie.table.metadata.partitions=files\nhoodie.table.metadata.partitions.inflight=column_stats\n`);
+    const execution = await run(tablePath);
+    assert.equal(execution.status, 'FAILED');
+    assert.equal(execution.error, 'Hudi.Error', 'permanent: not retried');
+    assert.match(execution.cause ?? '', /the table has Hudi's metadata table \(partitions files; being built: column_stats\); a clustering from here would leave it stale/);
+    assert.match(execution.cause ?? '', /hoodie\.metadata\.enable=false/);
+    assert.equal(execution.invocations.filter((invocation) => invocation.functionName === 'plan').length, 1);
+    assert.equal(execution.invocations.filter((invocation) => invocation.functionName === 'execute-group').length, 0);
+    assert.deepEqual((await HudiTable.open(storage)).timeline.instants.filter((instant) => instant.action !== 'commit'), [], 'no clustering or rollback instant');
+  });
+
   test('the plan step: another execution sees ALREADY_RUNNING, a retry of the same execution resumes its plan', async () => {
-    const { tablePath } = await freshTable('sm-plan-claim');
+    const { tablePath, storage } = await freshTable('sm-plan-claim');
     const plan = await loadBundledHandler('plan', functionsDir);
     const previous = process.env['LOCK_TABLE'];
     process.env['LOCK_TABLE'] = lockTable;
@@ -223,6 +240,10 @@ describe('serverless clustering through the state machine', () => {
         (await plan({ input: { tablePath, properties: clusteringProperties }, runId }, lambdaContext('plan'))) as PlanStepOutput;
       const first = await call('execution-a');
       assert.equal(first.status, 'CLUSTER');
+      if (first.status !== 'CLUSTER') return;
+      // The claim is ours, in the work folder: Hudi's rollback would take anything in the marker folder for a marker.
+      assert.deepEqual(await storage.listRecursive(`.hoodie/.temp/${first.instant}`), []);
+      assert.deepEqual((await storage.listRecursive(clusteringWorkDir(first.instant))).map((object) => object.path), [`${clusteringWorkDir(first.instant)}/serverless-run.json`]);
       const other = await call('execution-b');
       assert.equal(other.status, 'ALREADY_RUNNING');
       const retry = await call('execution-a');
@@ -293,7 +314,9 @@ describe('serverless clustering through the state machine', () => {
       const scheduled = { version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', resources: [], detail: {} };
       const objectCreated = (key: string) => ({ version: '0', id: randomUUID(), 'detail-type': 'Object Created', source: 'aws.s3', detail: { bucket: { name: bucket }, object: { key, size: 1 } } });
 
-      assert.equal((await fire(scheduled)).status, 'WAITING', '2 of 4 commits');
+      const waiting = await fire(scheduled);
+      assert.equal(waiting.status, 'WAITING', '2 of 4 commits');
+      assert.match(waiting.reason, /clustering waits for 4 \(hoodie\.clustering\.async\.max\.commits, the trigger's policy\)/);
       assert.equal((await fire(objectCreated(`${prefix}/.hoodie/${base.instants[1]}.commit.requested`))).status, 'IGNORED', 'not a completed commit');
       assert.equal((await fire(objectCreated(`other-table/.hoodie/${base.instants[1]}.commit`))).status, 'IGNORED', 'another table');
       await land(instantsOf(3));
@@ -318,11 +341,16 @@ describe('serverless clustering through the state machine', () => {
       assert.equal((await fire(objectCreated(`${prefix}/.hoodie/${replacecommit.time}.replacecommit`))).status, 'WAITING');
       assert.equal(endpoint.executions().length, 1);
 
-      // `cluster --via-state-machine <ARN>` against the same endpoint: nothing left to cluster.
+      // `cluster --via-state-machine <ARN>` against the same endpoint, with async clustering switched on: the plan step
+      // then waits for max.commits itself (Hudi's rule), so there is nothing to do yet.
       const lines: string[] = [];
-      const viaArn = await clusterViaStateMachine(tablePath, { stateMachine: endpoint.stateMachineArn, pollMs: 100, onProgress: (line) => lines.push(line) });
+      const viaArn = await clusterViaStateMachine(tablePath, {
+        stateMachine: endpoint.stateMachineArn, pollMs: 100, onProgress: (line) => lines.push(line), properties: { 'hoodie.clustering.async.enabled': 'true' },
+      });
       assert.equal(viaArn.status, 'SUCCEEDED');
-      assert.equal((viaArn.output as PlanStepOutput).status, 'NOTHING_TO_DO');
+      const planned = viaArn.output as PlanStepOutput;
+      assert.equal(planned.status, 'NOTHING_TO_DO');
+      if (planned.status === 'NOTHING_TO_DO') assert.match(planned.reason, /0 completed commit\(s\) since the last clustering \d{17}, waiting for 4 \(hoodie\.clustering\.async\.max\.commits\)/);
       assert.ok(lines.some((line) => line.includes('→ Plan')), lines.join('\n'));
     } finally {
       for (const [name, value] of Object.entries(saved)) {

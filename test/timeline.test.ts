@@ -2,13 +2,17 @@
  * Instants, the timeline and commit metadata against Hudi-written files.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseCommitMetadata, serializeCommitMetadata, newWriteStat } from '../lib/timeline/commit-metadata.js';
 import { compareInstantTimes, instantFileName, newInstantTime, parseInstantFileName, parseInstantTime } from '../lib/timeline/instant.js';
 import { Timeline } from '../lib/timeline/timeline.js';
-import { HUDI_FIXTURES, unzipSampleTable } from './helpers/fixtures.js';
+import { HudiError } from '../lib/errors.js';
+import { generateUsers, writeJsonLines } from '../lib/generate.js';
+import { tableConfigFromProperties } from '../lib/table-config.js';
+import { jsonLines, runCli } from './helpers/cli.js';
+import { HUDI_FIXTURES, tempDir, unzipSampleTable } from './helpers/fixtures.js';
 
 describe('instants', () => {
   it('parses every timeline file name Hudi writes for v6', () => {
@@ -37,10 +41,10 @@ describe('instants', () => {
 
   it('new instant times are strictly greater than any on the timeline, even when the clock lags', () => {
     const now = new Date(Date.UTC(2024, 6, 7, 0, 13, 1, 554));
-    assert.equal(newInstantTime([], now), '20240707001301554');
-    assert.equal(newInstantTime(['20240707001301554'], now), '20240707001301555');
-    assert.equal(newInstantTime(['20990101000000999'], now), '20990101000001000');
-    assert.equal(newInstantTime(['20240707001301553'], now), '20240707001301554');
+    assert.equal(newInstantTime([], now, 'UTC'), '20240707001301554');
+    assert.equal(newInstantTime(['20240707001301554'], now, 'UTC'), '20240707001301555');
+    assert.equal(newInstantTime(['20990101000000999'], now, 'UTC'), '20990101000001000');
+    assert.equal(newInstantTime(['20240707001301553'], now, 'UTC'), '20240707001301554');
   });
 });
 
@@ -119,5 +123,76 @@ describe('commit metadata JSON', () => {
     assert.throws(() => parseCommitMetadata('{ "partitionToWriteStats" : {', '.hoodie/1.commit'), /\.hoodie\/1\.commit: commit metadata is not valid JSON/);
     assert.throws(() => parseCommitMetadata('[1,2]', '.hoodie/2.commit'), /\.hoodie\/2\.commit: commit metadata is not a JSON object/);
     assert.deepEqual(parseCommitMetadata('', 'x').partitionToWriteStats, {});
+  });
+});
+
+/** Wall-clock digits (yyyyMMddHHmmssSSS) of a moment in an IANA zone, from Intl (independent of lib/). */
+function wallClock(date: Date, timeZone: string): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', {
+      timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', fractionalSecondDigits: 3,
+    }).formatToParts(date).map((part) => [part.type, part.value]),
+  );
+  return `${parts['year']}${parts['month']}${parts['day']}${parts['hour']}${parts['minute']}${parts['second']}${parts['fractionalSecond']}`;
+}
+
+describe('timeline time zone (hoodie.table.timeline.timezone)', () => {
+  const props = ['hoodie.table.name=users', 'hoodie.datasource.write.recordkey.field=id', 'hoodie.datasource.write.partitionpath.field=dt', 'hoodie.datasource.write.precombine.field=createTime'];
+
+  /** A table made by `init`, optionally with its timezone line changed, and a batch to write. */
+  async function initTable(zone?: 'LOCAL'): Promise<{ table: string; propsFile: string; input: string }> {
+    const dir = tempDir('timezone-');
+    const table = join(dir, 'users');
+    const propsFile = join(dir, 'props');
+    writeFileSync(propsFile, props.join('\n'));
+    const init = runCli(['init', table, '--props', propsFile]);
+    assert.equal(init.code, 0, init.stderr);
+    if (zone !== undefined) {
+      const file = join(table, '.hoodie/hoodie.properties');
+      writeFileSync(file, readFileSync(file, 'utf8').replace('hoodie.table.timeline.timezone=UTC', `hoodie.table.timeline.timezone=${zone}`));
+    }
+    const input = join(dir, 'batch.jsonl');
+    await writeJsonLines(input, generateUsers({ count: 5, seed: 1 }));
+    return { table, propsFile, input };
+  }
+
+  /** Write the batch in a child process whose zone is `timeZone` (TZ, which Node and a JVM's LOCAL both follow). */
+  function writeIn(timeZone: string, made: { table: string; propsFile: string; input: string }): { instant: string; before: Date; after: Date } {
+    const before = new Date();
+    const result = runCli(['write', made.table, '--input', made.input, '--operation', 'upsert', '--props', made.propsFile, '--quiet'], { ...process.env, TZ: timeZone });
+    const after = new Date();
+    assert.equal(result.code, 0, result.stderr);
+    return { instant: String(jsonLines(result.stdout)[0]!['instant']), before, after };
+  }
+
+  it('init records UTC; a table without the key is LOCAL, as Hudi’s default; other values are refused', async () => {
+    const { table } = await initTable();
+    assert.match(readFileSync(join(table, '.hoodie/hoodie.properties'), 'utf8'), /^hoodie\.table\.timeline\.timezone=UTC$/m);
+    const base = new Map([['hoodie.table.name', 't']]);
+    assert.equal(tableConfigFromProperties(base, 'x').timelineTimeZone, 'LOCAL');
+    assert.equal(tableConfigFromProperties(new Map([...base, ['hoodie.table.timeline.timezone', 'UTC']]), 'x').timelineTimeZone, 'UTC');
+    assert.throws(() => tableConfigFromProperties(new Map([...base, ['hoodie.table.timeline.timezone', 'PST']]), 'x'),
+      (error: unknown) => error instanceof HudiError && /hoodie\.table\.timeline\.timezone=PST is not a timeline time zone/.test(error.message) && /UTC or LOCAL/.test(error.message));
+  });
+
+  it('UTC: instants are on the UTC clock, also from a process west of UTC', async () => {
+    const made = await initTable();
+    const { instant, before, after } = writeIn('America/Los_Angeles', made);
+    assert.ok(wallClock(before, 'UTC') <= instant && instant <= wallClock(after, 'UTC'), `${instant} is UTC time (${wallClock(before, 'UTC')}..${wallClock(after, 'UTC')})`);
+  });
+
+  it('LOCAL: instants are on the process zone’s clock, and still greater than every instant on the timeline', async () => {
+    const made = await initTable('LOCAL');
+    const east = writeIn('Asia/Kathmandu', made);
+    assert.ok(
+      wallClock(east.before, 'Asia/Kathmandu') <= east.instant && east.instant <= wallClock(east.after, 'Asia/Kathmandu'),
+      `${east.instant} is Kathmandu time (${wallClock(east.before, 'Asia/Kathmandu')}..${wallClock(east.after, 'Asia/Kathmandu')})`,
+    );
+    // A writer 13 h 45 min behind on the same LOCAL table: its clock lags every instant, so it takes the next millisecond.
+    const west = writeIn('America/Los_Angeles', made);
+    assert.ok(wallClock(west.after, 'America/Los_Angeles') < east.instant);
+    assert.equal(west.instant, (BigInt(east.instant) + 1n).toString());
+    const times = readdirSync(join(made.table, '.hoodie')).filter((name) => name.endsWith('.commit')).map((name) => name.slice(0, 17)).sort();
+    assert.deepEqual(times, [east.instant, west.instant]);
   });
 });

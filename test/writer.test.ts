@@ -12,7 +12,10 @@ import { openStorage } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
 import { HoodieBloomFilter } from '../lib/writer/bloom-filter.js';
 import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
-import { ConflictError, HudiError } from '../lib/errors.js';
+import { ConflictError, HudiError, InstantRolledBackError } from '../lib/errors.js';
+import { StorageLockProvider } from '../lib/lock/storage-lock.js';
+import { rollbackInstant } from '../lib/rollback.js';
+import { loadTimeline } from '../lib/timeline/timeline.js';
 import { encodeTimelineAvro } from '../lib/timeline/avro-files.js';
 import { runCli, jsonLines } from './helpers/cli.js';
 import { tempDir, unzipSampleTable } from './helpers/fixtures.js';
@@ -96,28 +99,81 @@ describe('writer: operations', () => {
     }
   });
 
-  it('the greater precombine value wins, within a batch and against stored records', async () => {
+  const OVERWRITE_WITH_LATEST = 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload';
+  const DEFAULT_PAYLOAD = 'org.apache.hudi.common.model.DefaultHoodieRecordPayload';
+  const base = { name: 'A', birthday: '1990-01-01', position: 'x', dt: '2024-01-01' };
+
+  /** Two stored records (ids 1 and 2, createTime 10:00), then `payload` (or none) for every later write. */
+  async function payloadTable(payload?: string) {
     const table = join(tempDir(), 'users');
-    const base = { name: 'A', birthday: '1990-01-01', position: 'x', dt: '2024-01-01' };
     await write(table, [{ ...base, id: 1, createTime: '2024-01-01 10:00:00' }, { ...base, id: 2, createTime: '2024-01-01 10:00:00' }], 'upsert');
-    // Within one batch: the later createTime wins regardless of order.
-    const r2 = await write(table, [
+    const extra: Record<string, string> = payload === undefined ? {} : { 'hoodie.datasource.write.payload.class': payload };
+    return { table, upsert: (records: object[]) => write(table, records, 'upsert', extra) };
+  }
+
+  /** Within one batch (both payloads' preCombine): the greater precombine value wins, a tie goes to the later record. */
+  async function assertBatchDedupe(upsert: (records: object[]) => ReturnType<typeof write>, table: string) {
+    const result = await upsert([
       { ...base, id: 1, name: 'newest', createTime: '2024-01-01 12:00:00' },
       { ...base, id: 1, name: 'older', createTime: '2024-01-01 11:00:00' },
-    ], 'upsert');
-    assert.equal(r2.updated, 1);
-    // Against stored records (DefaultHoodieRecordPayload): an older event does not overwrite a newer one.
-    const r3 = await write(table, [{ ...base, id: 2, name: 'stale', createTime: '2024-01-01 09:00:00' }, { ...base, id: 1, name: 'late-but-newer', createTime: '2024-01-01 13:00:00' }], 'upsert');
-    assert.equal(r3.updated, 1);
-    let rows = await snapshotById(table);
-    assert.equal(rows.get(1)?.['name'], 'late-but-newer');
-    assert.equal(rows.get(2)?.['name'], 'A');
+      { ...base, id: 2, name: 'tie-first', createTime: '2024-01-01 11:30:00' },
+      { ...base, id: 2, name: 'tie-later', createTime: '2024-01-01 11:30:00' },
+    ]);
+    assert.equal(result.updated, 2);
+    const rows = await snapshotById(table);
+    assert.equal(rows.get(1)?.['name'], 'newest');
+    assert.equal(rows.get(2)?.['name'], 'tie-later');
+  }
+
+  it('default payload OverwriteWithLatestAvroPayload (Hudi 0.x): the incoming record wins over the stored one; a batch dedupes by precombine', async () => {
+    const { table, upsert } = await payloadTable();
+    await assertBatchDedupe(upsert, table);
+    // An incoming record with an older precombine value than the stored one still replaces it.
+    const r = await upsert([{ ...base, id: 1, name: 'older-event-wins', createTime: '2024-01-01 09:00:00' }]);
+    assert.equal(r.updated, 1);
+    const rows = await snapshotById(table);
+    assert.equal(rows.get(1)?.['name'], 'older-event-wins');
+    assert.equal(rows.get(2)?.['name'], 'tie-later');
+    assert.equal(oracleById(table).get(1)?.['name'], 'older-event-wins');
+    // Stating the default gives the same.
+    const stated = await payloadTable(OVERWRITE_WITH_LATEST);
+    await stated.upsert([{ ...base, id: 2, name: 'stated-older', createTime: '2024-01-01 09:00:00' }]);
+    assert.equal((await snapshotById(stated.table)).get(2)?.['name'], 'stated-older');
+  });
+
+  it('DefaultHoodieRecordPayload (opt-in): a stored record with a greater precombine value is kept; an equal one is replaced', async () => {
+    const { table, upsert } = await payloadTable(DEFAULT_PAYLOAD);
+    await assertBatchDedupe(upsert, table);
+    // Stored: id 1 at 12:00, id 2 at 11:30.
+    const r = await upsert([
+      { ...base, id: 1, name: 'stale', createTime: '2024-01-01 09:00:00' },
+      { ...base, id: 2, name: 'same-time', createTime: '2024-01-01 11:30:00' },
+    ]);
+    assert.equal(r.updated, 1, 'the stale record is dropped');
+    const rows = await snapshotById(table);
+    assert.equal(rows.get(1)?.['name'], 'newest');
+    assert.equal(rows.get(2)?.['name'], 'same-time');
+    assert.equal(oracleById(table).get(1)?.['name'], 'newest');
     assert.equal(rows.size, 2);
-    // OverwriteWithLatestAvroPayload: the incoming record always wins.
-    await write(table, [{ ...base, id: 2, name: 'stale-wins', createTime: '2024-01-01 09:00:00' }], 'upsert', { 'hoodie.datasource.write.payload.class': 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload' });
-    rows = await snapshotById(table);
-    assert.equal(rows.get(2)?.['name'], 'stale-wins');
-    assert.deepEqual(oracleById(table).get(2)?.['name'], 'stale-wins');
+  });
+
+  it('the table\'s hoodie.compaction.payload.class decides when the writer sets no payload; the writer\'s key wins; unknown classes are refused', async () => {
+    const { table, upsert } = await payloadTable();
+    const propertiesFile = join(table, '.hoodie/hoodie.properties');
+    const original = readFileSync(propertiesFile, 'utf8');
+    writeFileSync(propertiesFile, `${original}hoodie.compaction.payload.class=${DEFAULT_PAYLOAD}\n`);
+    assert.equal((await upsert([{ ...base, id: 1, name: 'stale', createTime: '2024-01-01 09:00:00' }])).updated, 0, 'the table\'s DefaultHoodieRecordPayload keeps the newer stored record');
+    assert.equal((await snapshotById(table)).get(1)?.['name'], 'A');
+    const overridden = await write(table, [{ ...base, id: 1, name: 'writer-says-overwrite', createTime: '2024-01-01 09:00:00' }], 'upsert', { 'hoodie.datasource.write.payload.class': OVERWRITE_WITH_LATEST });
+    assert.equal(overridden.updated, 1);
+    assert.equal((await snapshotById(table)).get(1)?.['name'], 'writer-says-overwrite');
+
+    writeFileSync(propertiesFile, `${original}hoodie.compaction.payload.class=org.apache.hudi.common.model.PartialUpdateAvroPayload\n`);
+    const commitsBefore = readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.commit')).length;
+    await assert.rejects(upsert([{ ...base, id: 2, name: 'x', createTime: '2024-01-01 13:00:00' }]), (error: unknown) =>
+      error instanceof HudiError && /payload class org\.apache\.hudi\.common\.model\.PartialUpdateAvroPayload is not supported/.test(error.message) &&
+      /hoodie\.properties \(hoodie\.compaction\.payload\.class\)/.test(error.message) && /OverwriteWithLatestAvroPayload/.test(error.message));
+    assert.equal(readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.commit')).length, commitsBefore, 'nothing was written');
   });
 
   it('meta columns, footers and bloom filters as Hudi writes them', async () => {
@@ -303,6 +359,67 @@ describe('writer: concurrency and failures', () => {
     await assert.rejects(write(table, seed.slice(0, 1).map((u) => ({ ...u, name: 'blocked' })), 'upsert'),
       (error: unknown) => error instanceof ConflictError && /pending clustering plan/.test(error.message));
     assert.equal((await snapshotById(table)).get(seed[0]!.id)?.['name'], seed[0]!.name);
+  });
+
+  /** Upsert 10 changed rows of a 30-row table, letting `meanwhile` act on the table between the data files and the commit. */
+  async function upsertWhileAnotherParty(meanwhile: (storage: ReturnType<typeof openStorage>, instantTime: string) => Promise<void>) {
+    const table = join(tempDir(), 'users');
+    const seed = users(30, 11, 1, '2024-01-01', 1);
+    await write(table, seed, 'insert');
+    const before = await snapshotById(table);
+    const storage = openStorage(table);
+    let instantTime = '';
+    const changed = seed.slice(0, 10).map((u) => ({ ...u, name: 'never-visible', createTime: '2024-01-01 23:00:00' }));
+    const attempt = writeBatch(storage, {
+      input: { file: await batchFile(changed), format: 'jsonl' }, operation: 'upsert', properties: USERS_PROPS,
+      afterDataFiles: async () => {
+        instantTime = (await loadTimeline(storage)).pending().find((i) => i.action === 'commit')!.time;
+        assert.ok(readdirSync(join(table, '2024-01-01')).some((f) => f.endsWith(`_${instantTime}.parquet`)), 'the write uploaded its files');
+        await meanwhile(storage, instantTime);
+      },
+    });
+    return { table, storage, before, attempt, instantTime: () => instantTime };
+  }
+
+  function assertNothingPublished(table: string, instantTime: string, before: Map<number, Record<string, unknown>>, rows: Map<number, Record<string, unknown>>) {
+    const timelineFiles = readdirSync(join(table, '.hoodie'));
+    assert.ok(!timelineFiles.includes(`${instantTime}.commit`), 'no T.commit');
+    assert.deepEqual(readdirSync(join(table, '2024-01-01')).filter((f) => f.includes(instantTime)), [], 'no data file of T is left');
+    assert.ok(!existsSync(join(table, `.hoodie/.temp/${instantTime}`)), 'no marker folder is left');
+    assert.ok(!existsSync(join(table, `.hoodie/.heartbeat/${instantTime}`)), 'no heartbeat is left');
+    assert.deepEqual([...rows.values()].map((r) => r['name']).sort(), [...before.values()].map((r) => r['name']).sort(), 'readers see the previous rows');
+    assert.equal(oracleById(table).size, 30);
+    assert.ok(![...oracleById(table).values()].some((r) => r['name'] === 'never-visible'));
+  }
+
+  it('a write another writer rolls back between its data files and its commit fails, naming the rollback, and publishes nothing', async () => {
+    let rollbackTime = '';
+    const { table, before, attempt, instantTime } = await upsertWhileAnotherParty(async (storage, time) => {
+      // What Spark's EAGER failed-writes cleaning does to every pending commit: a rollback through our markers.
+      const other = await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), time, { lock: new StorageLockProvider(storage), ignoreHeartbeat: true });
+      rollbackTime = other.rollbackInstantTime;
+    });
+    await assert.rejects(attempt, (error: unknown) => {
+      assert.ok(error instanceof InstantRolledBackError, String(error));
+      assert.equal(error.instantTime, instantTime());
+      assert.equal(error.rollbackInstant, rollbackTime);
+      assert.match(error.message, new RegExp(`write ${instantTime()} cannot commit: rollback ${rollbackTime} \\(completed\\) rolled it back while it ran`));
+      return true;
+    });
+    assertNothingPublished(table, instantTime(), before, await snapshotById(table));
+    // The only rollback is the other writer's.
+    assert.deepEqual(readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.rollback')), [`${rollbackTime}.rollback`]);
+  });
+
+  it('a write whose inflight another party removes (no rollback instant) fails and removes its own files', async () => {
+    const { table, before, attempt, instantTime } = await upsertWhileAnotherParty(async (storage, time) => {
+      await storage.delete([`.hoodie/${time}.inflight`, `.hoodie/${time}.commit.requested`]);
+    });
+    await assert.rejects(attempt, (error: unknown) =>
+      error instanceof InstantRolledBackError && error.instantTime === instantTime() && error.rollbackInstant === undefined &&
+      new RegExp(`write ${instantTime()} cannot commit: its timeline files were removed while it ran`).test(error.message));
+    assertNothingPublished(table, instantTime(), before, await snapshotById(table));
+    assert.deepEqual(readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.rollback')), []);
   });
 
   it('a write killed between its data files and its commit: readers see the previous snapshot; rollback cleans up', async () => {

@@ -1,21 +1,24 @@
 /**
  * Completing a clustering (Hudi's completeClustering): check every group's result against the plan, then, under the
  * lock, check the input file groups are still what the plan read, remove files an earlier attempt left behind, and
- * write `<instant>.replacecommit` — the commit point, one PUT after every output is durable — then drop the marker
- * folder (which holds the group results) and the heartbeat.
+ * write `<instant>.replacecommit` — the commit point, one PUT after every output is durable — then drop the group
+ * results, the marker folder and the heartbeat.
  */
 import { ConflictError, HudiError } from '../errors.js';
 import { fileGroupKey, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
 import { withLock, type LockProvider } from '../lock/port.js';
+import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
+import { PROPERTIES_FILE } from '../table-config.js';
 import { parseCommitMetadata, serializeCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
-import { deleteMarkerDir, listMarkers, markerDir } from '../timeline/markers.js';
+import { listMarkers } from '../timeline/markers.js';
 import type { StoredClusteringPlan } from '../timeline/pending-clustering.js';
 import { instantPath, latestTableSchema } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
+import { clusteringWorkDir, deleteInstantScratch } from '../timeline/work-folder.js';
 import { readGroupResult, type GroupResult, type StoredGroupResult } from './execute.js';
 import { groupPartition, loadClusteringInstant, planSortColumns, sliceStoragePath } from './plan-files.js';
 import { buildClusteringReport, type ClusteringReport } from './report.js';
@@ -52,6 +55,7 @@ export async function commit(
   const { storage } = table;
   const { instant, plan } = await loadClusteringInstant(table, instantTime);
   if (instant.state === 'COMPLETED') return alreadyCommitted(storage, instantTime);
+  assertNoMetadataTable(table.config, storage.uriOf(PROPERTIES_FILE), 'a clustering');
   if (instant.state === 'REQUESTED') {
     throw new HudiError(`clustering ${instantTime} has not started: no group has run`, {
       location: storage.uriOf(instantPath(instant)),
@@ -66,7 +70,7 @@ export async function commit(
     throw new HudiError(
       `clustering ${instantTime} cannot complete: group${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${plan.inputGroups.length} ha${missing.length > 1 ? 've' : 's'} no result`,
       {
-        location: storage.uriOf(markerDir(instantTime)),
+        location: storage.uriOf(clusteringWorkDir(instantTime)),
         fix: `the plan stays pending: re-run the missing group(s) (cluster --mode execute --instant ${instantTime} runs only groups without a result), then commit; ` +
           'or roll the attempt back with rollbackInflightClustering, which keeps the plan',
       },
@@ -109,9 +113,10 @@ export async function commit(
         operationType: 'CLUSTER',
         partitionToReplaceFileIds: replacedFileIds(plan),
       };
+      await assertNoMetadataTableNow(storage, 'a clustering');
       await lease.assertHeld();
       await transitionToCompleted(storage, instantTime, 'replacecommit', serializeCommitMetadata(metadata));
-      await deleteMarkerDir(storage, instantTime);
+      await deleteInstantScratch(storage, instantTime);
       await storage.delete([heartbeatPath(instantTime)]);
       return { instantTime, outcome: 'committed' as const, metadata, report, removedFiles };
     },
@@ -122,6 +127,8 @@ export async function commit(
 async function alreadyCommitted(storage: Storage, instantTime: string): Promise<CommitResult> {
   const path = instantPath({ time: instantTime, action: 'replacecommit', state: 'COMPLETED' });
   const metadata = parseCommitMetadata(Buffer.from(await storage.get(path)).toString('utf8'), storage.uriOf(path));
+  // An earlier call may have died between its commit and its clean-up.
+  await deleteInstantScratch(storage, instantTime);
   return { instantTime, outcome: 'already-committed', metadata, report: undefined, removedFiles: [] };
 }
 

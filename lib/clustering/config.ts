@@ -166,15 +166,15 @@ function keySpec(
 
 /** Every supported key with Hudi's default and a one-line description (the README's configuration reference). */
 export const CLUSTERING_KEYS: readonly ClusteringKeySpec[] = Object.freeze([
-  keySpec('hoodie.clustering.inline', 'false', 'Writers run clustering after each commit; selects hoodie.clustering.inline.max.commits as the scheduling threshold.', {
+  keySpec('hoodie.clustering.inline', 'false', 'Writers run clustering after each commit; makes scheduling wait for hoodie.clustering.inline.max.commits (with neither this nor async.enabled / schedule.inline on, `cluster` and the plan step schedule without waiting, as Hudi\'s HoodieClusteringJob).', {
     alternativeKeys: ['hoodie.datasource.clustering.inline.enable'],
   }),
   keySpec('hoodie.clustering.inline.max.commits', '4', 'Commits needed since the last clustering before inline clustering is scheduled.'),
   keySpec('hoodie.clustering.schedule.inline', 'false', 'Writers schedule clustering inline and leave execution to an async job; cannot be combined with hoodie.clustering.inline.'),
-  keySpec('hoodie.clustering.async.enabled', 'false', 'Clustering is scheduled and run asynchronously; selects hoodie.clustering.async.max.commits as the scheduling threshold.', {
+  keySpec('hoodie.clustering.async.enabled', 'false', 'Clustering is scheduled and run asynchronously; makes scheduling wait for hoodie.clustering.async.max.commits (so does schedule.inline).', {
     alternativeKeys: ['hoodie.datasource.clustering.async.enable'],
   }),
-  keySpec('hoodie.clustering.async.max.commits', '4', 'Commits needed since the last clustering before async clustering is scheduled.'),
+  keySpec('hoodie.clustering.async.max.commits', '4', 'Commits needed since the last clustering before async clustering is scheduled; the serverless trigger waits for it too when no clustering key above is on (its own policy).'),
   keySpec('hoodie.clustering.plan.strategy.class', SPARK_SIZE_BASED_PLAN_STRATEGY, 'Planner: the size-based planners (Spark/Flink/Java) pick file slices smaller than small.file.limit in each partition.'),
   keySpec('hoodie.clustering.execution.strategy.class', SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY, 'Executor named in the plan: sorts each group by the sort columns and writes files of about target.file.max.bytes.'),
   keySpec('hoodie.clustering.plan.partition.filter.mode', 'NONE', 'Which partitions to plan: NONE (all), RECENT_DAYS, SELECTED_PARTITIONS (begin..end) or DAY_ROLLING (index % 24 = hour).'),

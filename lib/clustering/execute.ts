@@ -16,13 +16,16 @@ import type { ColumnStats, FileColumnStats, OutputRange, ParquetColumnInfo, Parq
 import { baseFileName, joinPartitionPath } from '../fs-view.js';
 import { buildCurveKeys, sortRowsByCurveKey, type CurveBuildMethod, type CurveKeyBatch, type CurveLayout, type CurveSortColumn, type SortValue } from '../layout/curves.js';
 import { stageFiles, withTableLocations } from '../reader.js';
+import { assertNoMetadataTable } from '../metadata-table.js';
 import { withMetaFields } from '../schema.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
+import { PROPERTIES_FILE } from '../table-config.js';
 import { newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { startHeartbeat } from '../timeline/heartbeat.js';
 import { createMarker } from '../timeline/markers.js';
+import type { Instant } from '../timeline/instant.js';
 import { instantPath } from '../timeline/timeline.js';
 import { transitionToInflight } from '../timeline/transitions.js';
 import type { BloomFilterOptions } from '../writer/bloom-filter.js';
@@ -169,6 +172,8 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   const { engine, config } = options;
   const { instant, plan } = await loadClusteringInstant(table, instantTime);
   assertClusteringPending(storage, instant);
+  // Fail before the work: commit would refuse it (and checks again under the lock).
+  assertNoMetadataTable(table.config, storage.uriOf(PROPERTIES_FILE), 'a clustering');
   const group = plan.inputGroups[groupIndex];
   if (!Number.isInteger(groupIndex) || group === undefined) {
     throw new HudiError(`clustering ${instantTime} has groups 0..${plan.inputGroups.length - 1}, not ${groupIndex}`, {
@@ -321,6 +326,16 @@ export async function readGroupResult(storage: Storage, instantTime: string, gro
       fix: `run the group again (cluster --mode execute --instant ${instantTime}), which rewrites it`,
     });
   }
+}
+
+/**
+ * Before resuming a clustering that is only requested: results found then are stale. Our own rollbacks delete them
+ * with the attempt, but Hudi's rollbackInflightClustering reverts the instant to requested and deletes the files and
+ * markers without knowing our work folder. Every group has to run again.
+ */
+export async function discardStaleGroupResults(storage: Storage, instant: Instant, groupCount: number): Promise<void> {
+  if (instant.state !== 'REQUESTED') return;
+  await storage.delete(Array.from({ length: groupCount }, (_, index) => groupResultPath(instant.time, index)));
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -11,13 +11,13 @@
  * 2. **execute**, once per group and in parallel: the first group to start creates the 0-byte
  *    `.hoodie/T.replacecommit.inflight`. A group stages its input files, orders the rows, writes its new file
  *    groups, creates a marker per file under `.hoodie/.temp/T/`, uploads the files, and last writes
- *    `.hoodie/.temp/T/group-<i>.result.json` (its write stats). Output file names are derived from (T, group,
+ *    `.hoodie/.aux/hudi-serverless/clustering/T/group-<i>.result.json` (its write stats; work-folder.ts). Output file names are derived from (T, group,
  *    output), so running a group again overwrites the same objects. Readers ignore every file named with T until
  *    T completes.
  * 3. **commit** (under the lock) needs a result for every group, checks that each group wrote as many rows as its
  *    input files' footers hold and that no input file group changed meanwhile, deletes files of T that markers name
  *    but no result does, and writes `.hoodie/T.replacecommit` — from that instant readers see the new file groups
- *    and no longer the replaced ones. Then it removes `.hoodie/.temp/T/` and the heartbeat.
+ *    and no longer the replaced ones. Then it removes the group results, `.hoodie/.temp/T/` and the heartbeat.
  *
  * ## When a group fails
  *
@@ -41,7 +41,7 @@ import type { HudiTable } from '../table.js';
 import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
 import { commit, type CommitResult } from './commit.js';
 import type { ClusteringConfig } from './config.js';
-import { executeGroup, readGroupResult, type GroupResult } from './execute.js';
+import { discardStaleGroupResults, executeGroup, readGroupResult, type GroupResult } from './execute.js';
 import { assertClusteringPending, loadClusteringInstant } from './plan-files.js';
 import { schedule, type ScheduleResult } from './schedule.js';
 
@@ -53,7 +53,7 @@ export interface ClusteringJobOptions {
   /** execute: the clustering to run; default the oldest pending one (as HoodieClusteringJob). */
   readonly instant?: string;
   readonly config: ClusteringConfig;
-  /** schedule: plan even before max.commits commits happened since the last clustering. */
+  /** schedule: plan even before max.commits commits happened since the last clustering (a wait only inline or async clustering asks for). */
   readonly force?: boolean;
   readonly lock: LockProvider;
   readonly engine: ParquetEngine;
@@ -120,6 +120,7 @@ export async function runClusteringJob(table: HudiTable, options: ClusteringJobO
   }
   const { instant, plan } = await loadClusteringInstant(current, instantTime);
   assertClusteringPending(current.storage, instant);
+  await discardStaleGroupResults(current.storage, instant, plan.inputGroups.length);
 
   const total = plan.inputGroups.length;
   const results: GroupResult[] = [];

@@ -3,8 +3,9 @@
  * - `.hoodie/T.replacecommit.requested`: the plan (Avro), written by schedule;
  * - `.hoodie/T.replacecommit.inflight`: 0 bytes, created when the first group starts;
  * - `.hoodie/.temp/T/<partition>/<file>.marker.CREATE`: one marker per written file (markers.ts);
- * - `.hoodie/.temp/T/group-<i>.result.json`: a finished group's write stats and report input. It lives in the marker
- *   folder on purpose: a rollback or a commit removes the folder, so a result never outlives the files it names.
+ * - `.hoodie/.aux/hudi-serverless/clustering/T/group-<i>.result.json`: a finished group's write stats and report
+ *   input (work-folder.ts). Not beside the markers, which Hudi's rollback parses one and all; a rollback or a commit
+ *   removes this folder with the marker folder, so a result never outlives the files it names.
  * - `.hoodie/T.replacecommit`: the commit (JSON), written last.
  */
 import { HudiError, NotFoundError } from '../errors.js';
@@ -12,9 +13,9 @@ import { joinPartitionPath } from '../fs-view.js';
 import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
 import type { Instant } from '../timeline/instant.js';
-import { markerDir } from '../timeline/markers.js';
 import { readClusteringPlan, type ClusteringPlanGroup, type ClusteringPlanSlice, type StoredClusteringPlan } from '../timeline/pending-clustering.js';
 import { instantPath } from '../timeline/timeline.js';
+import { clusteringWorkDir } from '../timeline/work-folder.js';
 import { SORT_COLUMNS_KEY } from './plan-strategy.js';
 
 /** The sort columns a plan names (its strategy params decide, as in Hudi's executor). */
@@ -42,9 +43,9 @@ export function groupPartition(group: ClusteringPlanGroup, instantTime: string, 
   return partitions[0]!;
 }
 
-/** `.hoodie/.temp/<instant>/group-<i>.result.json` */
+/** `.hoodie/.aux/hudi-serverless/clustering/<instant>/group-<i>.result.json` */
 export function groupResultPath(instantTime: string, groupIndex: number): string {
-  return `${markerDir(instantTime)}/group-${groupIndex}.result.json`;
+  return `${clusteringWorkDir(instantTime)}/group-${groupIndex}.result.json`;
 }
 
 export interface ClusteringInstant {

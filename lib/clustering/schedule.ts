@@ -1,11 +1,12 @@
 /**
  * Scheduling a clustering, as Hudi's ClusteringPlanActionExecutor: decide whether enough commits happened since the
- * last clustering, plan the small file slices of the selected partitions into groups, and persist the plan as
+ * last clustering (only when inline or async clustering is enabled, see hudiSchedulingThreshold), plan the small file slices of the selected partitions into groups, and persist the plan as
  * `<instant>.replacecommit.requested` (Avro HoodieRequestedReplaceMetadata, operationType CLUSTER) under the lock.
  */
 import { HudiError } from '../errors.js';
 import { withLock, type LockProvider } from '../lock/port.js';
 import { fieldNames, parseAvroRecordSchema, withMetaFields, type AvroRecordSchema } from '../schema.js';
+import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
 import type { HudiTable } from '../table.js';
 import { assertSupported, METAFOLDER } from '../table-config.js';
 import { encodeTimelineAvro, type HoodieRequestedReplaceMetadata } from '../timeline/avro-files.js';
@@ -43,14 +44,33 @@ export interface ScheduleResult {
   readonly groups: readonly ScheduledGroup[];
 }
 
+/** How many completed commits since the last clustering a plan waits for, and which setting says so. */
+export interface SchedulingThreshold {
+  readonly commits: number;
+  /** The key(s) the number comes from, or why there is none to wait for. */
+  readonly setBy: string;
+}
+
+type ThresholdKeys = Pick<ClusteringConfig, 'inlineClustering' | 'inlineMaxCommits' | 'asyncClusteringEnabled' | 'scheduleInlineClustering' | 'asyncMaxCommits'>;
+
+/** Whether the properties switch Hudi's inline or async clustering on (any of the keys that select a threshold). */
+export function clusteringServiceEnabled(config: ThresholdKeys): boolean {
+  return config.inlineClustering || config.asyncClusteringEnabled || config.scheduleInlineClustering;
+}
+
 /**
- * Commits to wait for. This service is async clustering, so async.max.commits applies even when the table's
- * properties do not set hoodie.clustering.async.enabled; Hudi's own threshold resolution (requiredCommitsSinceLastClustering)
- * is used whenever inline or async clustering is switched on explicitly. With Hudi's defaults that is 4.
+ * Hudi's rule (ClusteringPlanActionExecutor, which HoodieClusteringJob and `cluster` go through): with
+ * hoodie.clustering.inline, wait for inline.max.commits; with hoodie.clustering.async.enabled or
+ * hoodie.clustering.schedule.inline, for async.max.commits (the larger when both apply); with neither — Hudi's
+ * defaults — do not wait at all.
  */
-export function effectiveMaxCommits(config: ClusteringConfig): number {
-  const explicitlyEnabled = config.inlineClustering || config.asyncClusteringEnabled || config.scheduleInlineClustering;
-  return explicitlyEnabled ? requiredCommitsSinceLastClustering(config) : config.asyncMaxCommits;
+export function hudiSchedulingThreshold(config: ThresholdKeys): SchedulingThreshold {
+  const keys = [
+    ...(config.inlineClustering ? ['hoodie.clustering.inline.max.commits'] : []),
+    ...(config.asyncClusteringEnabled || config.scheduleInlineClustering ? ['hoodie.clustering.async.max.commits'] : []),
+  ];
+  if (keys.length === 0) return { commits: 0, setBy: 'neither hoodie.clustering.inline nor hoodie.clustering.async.enabled (nor schedule.inline) is on' };
+  return { commits: requiredCommitsSinceLastClustering(config), setBy: keys.join(' / ') };
 }
 
 /**
@@ -133,13 +153,15 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
   const { storage } = table;
   const log = options.log ?? (() => undefined);
   assertSupported(table.config, storage.uriOf(`${METAFOLDER}/hoodie.properties`), 'write');
+  assertNoMetadataTable(table.config, storage.uriOf(`${METAFOLDER}/hoodie.properties`), 'a clustering');
   // Refuse a bad configuration before taking the lock or writing anything.
   validateClusteringSortColumns(config, (await tableSchema(table)).schema, storage.uriOf(METAFOLDER));
-  const maxCommits = effectiveMaxCommits(config);
+  const threshold = hudiSchedulingThreshold(config);
   const dueIn = async (timeline: Timeline): Promise<boolean> => {
+    if (threshold.commits === 0 || options.force === true) return true;
     const since = await commitsSinceLastClustering(storage, timeline);
-    if (shouldSchedule({ completedCommitsSinceLastClustering: since.count, maxCommits, force: options.force === true })) return true;
-    log(`not scheduling: ${since.count} completed commit(s) since ${since.lastClustering === undefined ? 'the table was created' : `the last clustering ${since.lastClustering}`}, waiting for ${maxCommits} (hoodie.clustering.async.max.commits); --force plans anyway`);
+    if (shouldSchedule({ completedCommitsSinceLastClustering: since.count, maxCommits: threshold.commits })) return true;
+    log(`not scheduling: ${since.count} completed commit(s) since ${since.lastClustering === undefined ? 'the table was created' : `the last clustering ${since.lastClustering}`}, waiting for ${threshold.commits} (${threshold.setBy}); --force plans anyway`);
     return false;
   };
   // A periodic trigger that finds it is not time yet should not even take the lock.
@@ -167,9 +189,10 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
         return undefined;
       }
 
-      const instantTime = newInstantTime(current.timeline.allTimes(), now);
+      const instantTime = newInstantTime(current.timeline.allTimes(), now, current.config.timelineTimeZone);
       const requested: HoodieRequestedReplaceMetadata = { operationType: 'CLUSTER', clusteringPlan: plan, extraMetadata: {}, version: CLUSTERING_PLAN_VERSION };
       const bytes = encodeTimelineAvro('requestedReplace', requested);
+      await assertNoMetadataTableNow(storage, 'a clustering');
       await lease.assertHeld();
       await createRequested(storage, instantTime, 'replacecommit', bytes);
       return { instantTime, groups: scheduledGroups(plan, latestSlices) };

@@ -270,8 +270,9 @@ export class WriteSession {
   }
 
   /**
-   * The incoming records: de-duplicated by (partition, key) when `precombine` is given — the greater precombine
-   * value wins and, on a tie, the later record in the batch (Hudi's OverwriteWithLatestAvroPayload) — else all rows.
+   * The incoming records: de-duplicated by (partition, key) when `combine` is set — the greater precombine value
+   * wins and, on a tie, the later record in the batch (Hudi 0.x preCombine of OverwriteWithLatestAvroPayload, which
+   * DefaultHoodieRecordPayload inherits, reduced pairwise in batch order) — else all rows.
    */
   async buildIncoming(options: { combine: boolean; precombineField?: string }): Promise<number> {
     await this.run(`DROP TABLE IF EXISTS ${INCOMING}`);

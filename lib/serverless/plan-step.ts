@@ -3,9 +3,11 @@
  * it, or else schedule a new one. The output names the instant and the groups to run by index only — the plan
  * itself stays on the timeline, since Step Functions caps a state's data at 256 KB.
  */
-import { readGroupResult } from '../clustering/execute.js';
+import { discardStaleGroupResults, readGroupResult } from '../clustering/execute.js';
 import { schedule } from '../clustering/schedule.js';
 import { withLock } from '../lock/index.js';
+import { assertNoMetadataTable } from '../metadata-table.js';
+import { PROPERTIES_FILE } from '../table-config.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
 import { heldLock, openTableAndLock, type ServiceClients } from './clients.js';
@@ -69,6 +71,8 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
   for (const warning of settings.warnings) deps.log.warn(warning);
   const runId = input.runId ?? `direct-${now().toISOString()}`;
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
+  // Resuming a plan or scheduling one: either way the run would commit to a table whose metadata table it skips.
+  assertNoMetadataTable(table.config, table.storage.uriOf(PROPERTIES_FILE), 'a clustering');
   const base: PlanOutputBase = { tablePath: settings.tablePath, properties: settings.overrides };
   const maxConcurrency = Math.max(1, settings.clustering.maxParallelism);
 
@@ -86,6 +90,8 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
         return { ...base, status: 'ALREADY_RUNNING' as const, instant, reason };
       }
       const total = pending.plan.inputGroups.length;
+      await lease.assertHeld();
+      await discardStaleGroupResults(storage, pending.instant, total);
       const done = await mapWithConcurrency(
         pending.plan.inputGroups.map((_, index) => index),
         RESULT_HEAD_CONCURRENCY,

@@ -16,6 +16,7 @@
  */
 import { HudiError } from '../errors.js';
 import { rollbackInflightClustering, rollbackInstant, type RollbackResult } from '../rollback.js';
+import { deleteInstantScratch } from '../timeline/work-folder.js';
 import { openTableAndLock } from './clients.js';
 import { CONFLICT_ERROR, stateErrorMessage, type StateError } from './errors.js';
 import { asObject, executionInputOf, optionalBoolean, optionalStateError, optionalString } from './events.js';
@@ -72,6 +73,9 @@ export async function rollbackStep(input: RollbackStepInput, deps: StepDependenc
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
   const instant = table.timeline.instants.find((candidate) => candidate.time === instantTime && candidate.action === 'replacecommit');
   if (instant === undefined) {
+    // Rolled back by someone else (Hudi knows nothing of our group results): leave nothing of it behind.
+    await deleteInstantScratch(table.storage, instantTime);
+    await releaseRun(table.storage, instantTime);
     deps.log.info('clustering is no longer on the timeline (rolled back already?)', { instant: instantTime });
     return { ...base, outcome: 'not-on-timeline', planKept: false, rollbackInstant: undefined, deletedFiles: 0 };
   }

@@ -3,14 +3,15 @@
  * - the instant's heartbeat `.hoodie/.heartbeat/<T>` (Hudi's): the plan step writes it when it schedules or resumes
  *   a plan, every executing group rewrites it each minute, commit and rollback delete it. Fresh (younger than
  *   Hudi's expiry, 2 minutes) means someone is working on the instant;
- * - the claim `.hoodie/.temp/<T>/serverless-run.json` (ours): the execution id of the run that last scheduled or
- *   resumed the plan, so a retried plan step recognises its own run. It lives in the marker folder, which commit and
- *   rollback remove, and Hudi ignores it (it is not a marker).
+ * - the claim `.hoodie/.aux/hudi-serverless/clustering/<T>/serverless-run.json` (ours): the execution id of the run
+ *   that last scheduled or resumed the plan, so a retried plan step recognises its own run. It lives in the
+ *   instant's work folder (work-folder.ts), which commit and rollback remove; never in the marker folder, where
+ *   Hudi's rollback would take it for a marker.
  */
 import { HEARTBEAT_EXPIRY_MS } from '../rollback.js';
 import type { Storage } from '../storage/port.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
-import { markerDir } from '../timeline/markers.js';
+import { clusteringWorkDir } from '../timeline/work-folder.js';
 
 export interface RunClaim {
   readonly runId: string;
@@ -24,7 +25,7 @@ export interface RunActivity {
 }
 
 export function runClaimPath(instantTime: string): string {
-  return `${markerDir(instantTime)}/serverless-run.json`;
+  return `${clusteringWorkDir(instantTime)}/serverless-run.json`;
 }
 
 export async function readRunActivity(storage: Storage, instantTime: string, now: Date = new Date()): Promise<RunActivity> {

@@ -35,7 +35,7 @@ export interface ClusteringExecutionInput {
   readonly tablePath?: string;
   /** Hudi properties for this run, over CLUSTERING_PROPERTIES and HOODIE_* variables. */
   readonly properties?: PropertyOverrides;
-  /** Plan even before hoodie.clustering.async.max.commits commits happened since the last clustering. */
+  /** Plan even before max.commits commits happened since the last clustering (when inline or async clustering is on; see schedule.ts). */
   readonly force?: boolean;
 }
 

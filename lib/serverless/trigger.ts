@@ -1,8 +1,8 @@
 /**
  * Starting clustering runs: on a schedule (EventBridge) or when a commit completes (an S3 "Object Created" event for
- * `.hoodie/<17 digits>.commit` or `.replacecommit`), start the state machine — only when Hudi would schedule
- * clustering (hoodie.clustering.async.max.commits commits since the last clustering), or when a pending plan has no
- * live run to finish it.
+ * `.hoodie/<17 digits>.commit` or `.replacecommit`), start the state machine — only once enough commits completed
+ * since the last clustering (triggerSchedulingThreshold, our policy), or when a pending plan has no live run to
+ * finish it.
  *
  * Never two runs on one table: the execution name is derived from the table and its latest completed instant, so
  * every trigger that sees the same timeline asks for the same execution — StartExecution with a running
@@ -12,7 +12,8 @@
  */
 import { createHash } from 'node:crypto';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { effectiveMaxCommits, commitsSinceLastClustering } from '../clustering/schedule.js';
+import type { ClusteringConfig } from '../clustering/config.js';
+import { clusteringServiceEnabled, commitsSinceLastClustering, hudiSchedulingThreshold, type SchedulingThreshold } from '../clustering/schedule.js';
 import { shouldSchedule } from '../clustering/plan-strategy.js';
 import { HudiError } from '../errors.js';
 import { parseS3Uri } from '../storage/index.js';
@@ -133,6 +134,21 @@ export function executionNameFor(tableName: string, tablePath: string, latestCom
 // ---------------------------------------------------------------------------------------------------------------
 // The decision.
 
+/**
+ * How many completed commits since the last clustering the trigger waits for before it starts a run. A deliberate
+ * scheduling policy of this service, not Hudi's: Hudi waits only when inline or async clustering is switched on
+ * (hudiSchedulingThreshold, which the plan step applies too), but a trigger that fires on every commit and every
+ * hour would otherwise re-cluster after each commit. So:
+ * - with hoodie.clustering.inline, .async.enabled or .schedule.inline on: Hudi's threshold, from the same keys;
+ * - with none of them (Hudi's defaults): hoodie.clustering.async.max.commits (default 4), as the async clustering
+ *   service this is.
+ * A direct invocation with `{"force": true}` starts a run regardless.
+ */
+export function triggerSchedulingThreshold(config: ClusteringConfig): SchedulingThreshold {
+  if (clusteringServiceEnabled(config)) return hudiSchedulingThreshold(config);
+  return { commits: config.asyncMaxCommits, setBy: 'hoodie.clustering.async.max.commits, the trigger\'s policy' };
+}
+
 export interface TriggerDependencies extends StepDependencies {
   readonly starter: ExecutionStarter;
 }
@@ -160,12 +176,12 @@ export async function triggerStep(source: TriggerSource, deps: TriggerDependenci
     deps.log.info('pending clustering without a live run; starting a run to resume it', { instant: pending.instant.time });
   } else {
     const since = await commitsSinceLastClustering(storage, timeline);
-    const required = effectiveMaxCommits(settings.clustering);
+    const required = triggerSchedulingThreshold(settings.clustering);
     const force = source.kind === 'direct' && source.force;
-    if (!shouldSchedule({ completedCommitsSinceLastClustering: since.count, maxCommits: required, force })) {
+    if (!shouldSchedule({ completedCommitsSinceLastClustering: since.count, maxCommits: required.commits, force })) {
       return {
         status: 'WAITING',
-        reason: `${since.count} completed commit(s) since ${since.lastClustering === undefined ? 'the table was created' : `the last clustering ${since.lastClustering}`}; clustering waits for ${required} (hoodie.clustering.async.max.commits)`,
+        reason: `${since.count} completed commit(s) since ${since.lastClustering === undefined ? 'the table was created' : `the last clustering ${since.lastClustering}`}; clustering waits for ${required.commits} (${required.setBy})`,
       };
     }
     name = executionNameFor(table.config.name, settings.tablePath, latestCompleted);

@@ -16,7 +16,7 @@ export interface ViaStateMachineOptions {
   readonly stateMachine: string;
   /** Hudi properties for this run (the execution input's `properties`). */
   readonly properties?: PropertyOverrides;
-  /** Plan even before hoodie.clustering.async.max.commits commits since the last clustering (the CLI's --force). */
+  /** Plan even before max.commits commits since the last clustering, when inline or async clustering asks to wait (the CLI's --force). */
   readonly force?: boolean;
   /** Progress lines (state transitions, groups finishing). */
   readonly onProgress?: (line: string) => void;

@@ -66,18 +66,29 @@ export function compareInstantTimes(a: string, b: string): number {
   return pa < pb ? -1 : pa > pb ? 1 : 0;
 }
 
-/** Format a Date as a 17-digit instant time in UTC. */
-export function formatInstantTime(date: Date): string {
+/**
+ * hoodie.table.timeline.timezone (HoodieTimelineTimeZone): the clock instant times are written in. LOCAL is the
+ * process's zone, as Java's ZoneId.systemDefault() (the TZ environment variable, else the system's; UTC on Lambda).
+ */
+export type TimelineTimeZone = 'UTC' | 'LOCAL';
+export const TIMELINE_TIME_ZONES: readonly TimelineTimeZone[] = ['UTC', 'LOCAL'];
+
+/** Format a Date as a 17-digit instant time (yyyyMMddHHmmssSSS) in the timeline's zone. */
+export function formatInstantTime(date: Date, zone: TimelineTimeZone = 'UTC'): string {
   const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  if (zone === 'LOCAL') {
+    return `${date.getFullYear()}${pad(date.getMonth() + 1)}${pad(date.getDate())}${pad(date.getHours())}${pad(date.getMinutes())}${pad(date.getSeconds())}${pad(date.getMilliseconds(), 3)}`;
+  }
   return `${date.getUTCFullYear()}${pad(date.getUTCMonth() + 1)}${pad(date.getUTCDate())}${pad(date.getUTCHours())}${pad(date.getUTCMinutes())}${pad(date.getUTCSeconds())}${pad(date.getUTCMilliseconds(), 3)}`;
 }
 
 /**
- * A new instant time strictly greater than every time already on the timeline.
- * Callers generate it under the table lock, so two writers cannot pick the same one.
+ * A new instant time strictly greater than every time already on the timeline, on the timeline's clock (`zone`, the
+ * table's hoodie.table.timeline.timezone). Callers generate it under the table lock, so two writers cannot pick the
+ * same one.
  */
-export function newInstantTime(existingTimes: Iterable<string>, now: Date = new Date()): string {
-  let candidate = formatInstantTime(now);
+export function newInstantTime(existingTimes: Iterable<string>, now: Date, zone: TimelineTimeZone): string {
+  let candidate = formatInstantTime(now, zone);
   let latest: string | undefined;
   for (const time of existingTimes) {
     if (latest === undefined || compareInstantTimes(time, latest) > 0) latest = time;
@@ -85,18 +96,19 @@ export function newInstantTime(existingTimes: Iterable<string>, now: Date = new 
   if (latest !== undefined && compareInstantTimes(candidate, latest) <= 0) {
     const base = latest.length === 14 ? `${latest}000` : latest;
     candidate = (BigInt(base) + 1n).toString();
-    // A carry can produce an invalid clock value (e.g. ...999 → ...1000 ms); fall forward to the next real millisecond.
-    const asDate = parseInstantTime(candidate);
-    if (asDate === undefined) candidate = formatInstantTime(new Date(parseInstantTime(base)!.getTime() + 1));
+    // A carry can produce an invalid clock value (e.g. ...999 → ...1000 ms); fall forward to the next real
+    // millisecond. Wall-clock arithmetic, so done in UTC whatever the zone (UTC has no gaps).
+    if (parseInstantTime(candidate, 'UTC') === undefined) candidate = formatInstantTime(new Date(parseInstantTime(base, 'UTC')!.getTime() + 1), 'UTC');
   }
   return candidate;
 }
 
-export function parseInstantTime(time: string): Date | undefined {
+/** The moment an instant time names on the timeline's clock; undefined when it is not a valid time there. */
+export function parseInstantTime(time: string, zone: TimelineTimeZone = 'UTC'): Date | undefined {
   if (!INSTANT_TIME.test(time)) return undefined;
   const t = time.length === 14 ? `${time}000` : time;
   const [y, mo, d, h, mi, s, ms] = [t.slice(0, 4), t.slice(4, 6), t.slice(6, 8), t.slice(8, 10), t.slice(10, 12), t.slice(12, 14), t.slice(14, 17)].map(Number) as [number, number, number, number, number, number, number];
-  const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s, ms));
-  if (formatInstantTime(date) !== t) return undefined;
+  const date = zone === 'LOCAL' ? new Date(y, mo - 1, d, h, mi, s, ms) : new Date(Date.UTC(y, mo - 1, d, h, mi, s, ms));
+  if (formatInstantTime(date, zone) !== t) return undefined;
   return date;
 }

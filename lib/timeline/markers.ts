@@ -134,7 +134,8 @@ function parseMarkerPath(relative: string, location: string): Marker {
   };
 }
 
-function assertInstantTime(instantTime: string): void {
+/** Refuse a path segment that is not an instant time (a folder named after one is built from it). */
+export function assertInstantTime(instantTime: string): void {
   if (!isValidInstantTime(instantTime)) {
     throw new HudiError(`"${instantTime}" is not an instant time`, { fix: 'give it as yyyyMMddHHmmssSSS, e.g. 20240707001301554' });
   }

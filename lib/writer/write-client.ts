@@ -3,9 +3,10 @@
  *
  * Timeline protocol, as Hudi: `T.commit.requested` (under the lock, T strictly greater than every instant) →
  * `T.inflight` (workload profile) → data files (each announced by a marker first) → under the lock, the conflict
- * check and `T.commit`, the commit point. Readers never see a partial write: until `T.commit` exists, every file
- * named with T is invisible. A write that fails is rolled back (its files removed via markers); one killed midway
- * is cleaned up by `hudi-serverless rollback <table> T`.
+ * check, the check that T is still inflight and no rollback names it (Hudi's transitionState requires the old state
+ * to exist), and `T.commit`, the commit point. Readers never see a partial write: until `T.commit` exists, every
+ * file named with T is invisible. A write that fails is rolled back (its files removed via markers); one killed
+ * midway is cleaned up by `hudi-serverless rollback <table> T`.
  *
  * Record location ("tagging"): the record keys of the touched partitions' latest base files are read with the
  * engine and joined with the batch. It is exact (no false positives to re-check) and the files have to be local
@@ -15,31 +16,32 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AlreadyExistsError, ConflictError, HudiError, errorMessage } from '../errors.js';
+import { AlreadyExistsError, ConflictError, HudiError, InstantRolledBackError, errorMessage } from '../errors.js';
 import { WriteSession, type ExistingBaseFile, type InputFormat, type KeyFieldColumns, type RowKey, type WriteSessionOptions } from '../engine/write.js';
-import { baseFileName, fileGroupKey, joinPartitionPath, type FileSystemView } from '../fs-view.js';
+import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type FileSystemView } from '../fs-view.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
 import { withLock, type LockProvider } from '../lock/port.js';
+import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
 import { stageFiles } from '../reader.js';
-import { rollbackInstant } from '../rollback.js';
+import { findRollbackOf, rollbackInstant } from '../rollback.js';
 import { parseAvroRecordSchema, withMetaFields, withoutMetaFields, type AvroRecordSchema } from '../schema.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { HudiTable, PARTITION_METAFILE } from '../table.js';
-import { newTableOptionsFromWriteProperties } from '../table-config.js';
+import { newTableOptionsFromWriteProperties, PROPERTIES_FILE } from '../table-config.js';
 import { createTable } from '../table-init.js';
 import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
 import { newInstantTime } from '../timeline/instant.js';
 import { startHeartbeat } from '../timeline/heartbeat.js';
-import { createMarker, deleteMarkerDir } from '../timeline/markers.js';
+import { createMarker, deleteMarkerDir, listMarkers } from '../timeline/markers.js';
 import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
-import { loadTimeline, latestTableSchema, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
+import { instantPath, loadTimeline, latestTableSchema, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { describeFileGroup, findConflicts } from './conflict.js';
 import { hudiFooter } from './footer.js';
 import { averageRecordSize, planBuckets, rowGroupRows, type Bucket, type CandidateFile } from './small-files.js';
-import { writeConfigFromProperties, type WriteConfig, type WriteOperation } from './write-config.js';
+import { resolveRecordPayload, writeConfigFromProperties, type WriteConfig, type WriteOperation } from './write-config.js';
 
 export interface BadRecord {
   /** 0-based row of the input. */
@@ -133,12 +135,7 @@ function assertWritable(table: HudiTable): void {
   if (!table.config.populateMetaFields) {
     throw new HudiError('writes to tables without meta fields (hoodie.populate.meta.fields=false) are not supported', { location, fix: 'write this table with Hudi' });
   }
-  if ((table.config.properties.get('hoodie.table.metadata.partitions') ?? '').trim() !== '') {
-    throw new HudiError('the table has Hudi\'s metadata table enabled; a write from here would leave it stale', {
-      location,
-      fix: 'disable it in Hudi (hoodie.metadata.enable=false, which deletes .hoodie/metadata) before writing from here',
-    });
-  }
+  assertNoMetadataTable(table.config, location, 'a write');
 }
 
 /** The newest latest base file, whose Parquet types new files copy (Hudi's decimal and timestamp encodings). */
@@ -179,6 +176,8 @@ async function writeToTable(
   }
   const precombineField = table.config.precombineField;
   const combine = operation === 'upsert' ? config.combineBeforeUpsert : operation === 'delete' ? config.combineBeforeDelete : config.combineBeforeInsert;
+  // The payload decides how records merge: against stored ones on upsert, among a batch's duplicates when combining.
+  const payload = operation === 'upsert' || (combine && operation !== 'delete') ? resolveRecordPayload(config, table.config.properties, storage.uriOf(PROPERTIES_FILE)) : undefined;
   if (combine && operation !== 'delete' && precombineField !== undefined && !session.batchColumns().some((c) => c.name === precombineField)) {
     throw new HudiError(`the precombine field "${precombineField}" is not in the input`, { location: options.input.file, fix: 'add the column, or write with hoodie.combine.before.upsert=false' });
   }
@@ -190,13 +189,15 @@ async function writeToTable(
   const completedAtStart = new Set(startTimeline.completed().map((i) => `${i.time}.${i.action}`));
   const instantTime = await withLock(lock, async () => {
     const timeline = await loadTimeline(storage);
-    const time = newInstantTime(timeline.allTimes(), now());
+    const time = newInstantTime(timeline.allTimes(), now(), table.config.timelineTimeZone);
     await createRequested(storage, time, 'commit');
     return time;
   }, { waitMs: config.lockWaitMs });
-  progress(`instant ${instantTime}: ${operation} of ${rowCount} records into ${partitions.length} partition(s)`);
+  progress(`instant ${instantTime}: ${operation} of ${rowCount} records into ${partitions.length} partition(s)${payload === undefined ? '' : `, merged with ${payload.className.slice(payload.className.lastIndexOf('.') + 1)} (${payload.source})`}`);
 
   const heartbeat = await startHeartbeat(storage, instantTime);
+  /** Every data file this write uploaded (or began to), for the clean-up when another writer took the instant away. */
+  const uploaded: string[] = [];
   try {
     const view = startView ?? (await table.fileSystemView());
     const latest = operation === 'bulk_insert' ? [] : partitions.flatMap((p) => view.latestBaseFiles(p));
@@ -207,7 +208,7 @@ async function writeToTable(
     }));
     const existing: ExistingBaseFile[] = latest.map((f, i) => ({ localPath: stagedFiles.localPaths[i]!, partitionPath: f.partitionPath, fileId: f.fileId }));
     // insert and bulk_insert do not look records up (Hudi's insert may duplicate keys); upsert and delete do.
-    const orderingField = operation === 'upsert' && config.orderingAgainstStored ? precombineField : undefined;
+    const orderingField = operation === 'upsert' && payload?.orderingAgainstStored === true ? precombineField : undefined;
     const tagging = await session.tagLocations(existing, { lookUp: operation === 'upsert' || operation === 'delete', ...(orderingField === undefined ? {} : { orderingField }) });
     if (config.rejectUpdatesDuringClustering) {
       const blocked = [...tagging.updatesByFile.keys()].map((i) => candidates[i]!).filter((f) => f.inPendingClustering);
@@ -263,6 +264,7 @@ async function writeToTable(
         totalWriteBytes: result.bytes, fileSizeInBytes: result.bytes,
         runtimeStats: { totalScanTime: 0, totalUpsertTime: bucket.kind === 'UPDATE' ? Date.now() - started : 0, totalCreateTime: bucket.kind === 'INSERT' ? Date.now() - started : 0 },
       });
+      uploaded.push(path);
       uploads.push(storage.uploadFile(path, localFile));
       if (uploads.length >= UPLOAD_CONCURRENCY) await Promise.all(uploads.splice(0));
       progress(`file group ${index + 1}/${plan.buckets.length}: ${result.rowCount} records → ${path}`);
@@ -296,6 +298,8 @@ async function writeToTable(
           { location: storage.uri, fix: 'nothing of this write is visible; retry it' },
         );
       }
+      await assertNoMetadataTableNow(storage, 'a write');
+      await assertStillInflight(storage, current, instantTime);
       await lease.assertHeld();
       await transitionToCompleted(storage, instantTime, 'commit', serializeCommitMetadata(metadata));
     }, { waitMs: config.lockWaitMs });
@@ -303,19 +307,47 @@ async function writeToTable(
     progress(`committed ${instantTime}: ${inserted} inserted, ${updated} updated, ${deleted} deleted in ${plan.buckets.length} file group(s)`);
     return { instantTime, operation, stats, inserted, updated, deleted, badRecords, averageRecordSize: averageSize, createdTable };
   } catch (error) {
-    await rollbackAfterFailure(table, instantTime, lock, error);
+    await rollbackAfterFailure(table, instantTime, lock, error, uploaded);
     throw error;
   } finally {
     await heartbeat.stop();
   }
 }
 
+/**
+ * Under the lock, just before `T.commit`: T must still be an inflight commit that no rollback names. Another writer
+ * may have rolled it back meanwhile (Spark's EAGER failed-writes cleaning rolls back every pending commit; a LAZY one
+ * does once our heartbeat looks expired), deleting our files; committing then would publish files that are gone.
+ */
+async function assertStillInflight(storage: Storage, timeline: Timeline, instantTime: string): Promise<void> {
+  const instant = timeline.instants.find((i) => i.time === instantTime && i.action === 'commit');
+  const rollback = await findRollbackOf(storage, timeline, instantTime);
+  if (instant?.state === 'INFLIGHT' && rollback === undefined) return;
+  const fix = 'nothing of this write is visible and its files were removed; retry it. Another writer rolls back pending writes: ' +
+    'every writer of a table with more than one writer needs hoodie.write.concurrency.mode=optimistic_concurrency_control, ' +
+    'hoodie.cleaner.policy.failed.writes=LAZY and the same lock provider';
+  if (rollback !== undefined) {
+    throw new InstantRolledBackError(instantTime, `rollback ${rollback.time} (${rollback.state.toLowerCase()}) rolled it back while it ran`, {
+      rollbackInstant: rollback.time,
+      location: storage.uriOf(instantPath(rollback.state === 'COMPLETED' ? rollback : { ...rollback, state: 'REQUESTED' })),
+      fix,
+    });
+  }
+  const what = instant === undefined ? 'its timeline files were removed while it ran' : `it is ${instant.state.toLowerCase()} now, not inflight`;
+  throw new InstantRolledBackError(instantTime, what, { location: storage.uriOf(instantPath({ time: instantTime, action: 'commit', state: 'INFLIGHT' })), fix });
+}
+
 /** Remove what a failed write left (it is not visible either way); a failure here leaves the instant for `rollback`. */
-async function rollbackAfterFailure(table: HudiTable, instantTime: string, lock: LockProvider, cause: unknown): Promise<void> {
+async function rollbackAfterFailure(table: HudiTable, instantTime: string, lock: LockProvider, cause: unknown, uploaded: readonly string[]): Promise<void> {
   try {
     const reloaded = await table.reload();
     const instant = reloaded.timeline.find(instantTime);
-    if (instant === undefined || instant.state === 'COMPLETED') return;
+    if (instant?.state === 'COMPLETED') return;
+    if (instant === undefined) {
+      // Another writer took the instant off the timeline; what it did not delete of ours, we do.
+      await removeLeftovers(reloaded.storage, instantTime, uploaded);
+      return;
+    }
     // This process is the writer and it has stopped writing, so its heartbeat says nothing.
     await rollbackInstant(reloaded, instantTime, { lock, ignoreHeartbeat: true });
   } catch (rollbackError) {
@@ -323,6 +355,14 @@ async function rollbackAfterFailure(table: HudiTable, instantTime: string, lock:
       cause.message += ` [the failed write ${instantTime} could not be rolled back automatically (${errorMessage(rollbackError)}); run \`hudi-serverless rollback ${table.storage.uri} ${instantTime}\`]`;
     }
   }
+}
+
+/** Our data files of an instant no longer on the timeline (only files named with it), then its marker folder. */
+async function removeLeftovers(storage: Storage, instantTime: string, uploaded: readonly string[]): Promise<void> {
+  const marked = (await listMarkers(storage, instantTime)).map((marker) => joinPartitionPath(marker.partitionPath, marker.fileName));
+  const ours = [...new Set([...uploaded, ...marked])].filter((path) => parseBaseFileName(path.slice(path.lastIndexOf('/') + 1))?.instantTime === instantTime);
+  await storage.delete(ours);
+  await deleteMarkerDir(storage, instantTime);
 }
 
 function computeKeys(values: KeyFieldColumns, rowCount: number, fields: readonly string[], keygen: ReturnType<typeof createKeyGenerator>): { keys: RowKey[]; badRecords: BadRecord[] } {

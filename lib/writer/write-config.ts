@@ -22,10 +22,10 @@ export interface WriteConfig {
   readonly rejectUpdatesDuringClustering: boolean;
   readonly lockWaitMs: number;
   /**
-   * Whether the precombine field also decides against stored records (DefaultHoodieRecordPayload, the default here)
-   * or the incoming record always wins (OverwriteWithLatestAvroPayload).
+   * The payload class the writer asked for (hoodie.datasource.write.payload.class, else hoodie.compaction.payload.class
+   * in the write properties); undefined leaves it to the table (resolveRecordPayload).
    */
-  readonly orderingAgainstStored: boolean;
+  readonly payloadClass: string | undefined;
   /** Bloom filter of record keys in each base file footer (Hudi's bloom index reads it). */
   readonly bloom: { numEntries: number; fpp: number; maxEntries: number; type: 'DYNAMIC_V0' | 'SIMPLE' };
 }
@@ -43,7 +43,13 @@ export const WRITE_KEYS = {
   combineBeforeDelete: { key: 'hoodie.combine.before.delete', default: true, description: 'de-duplicate keys of one batch on delete' },
   updatesStrategy: { key: 'hoodie.clustering.updates.strategy', default: 'org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy', description: 'what an upsert does to file groups in pending clustering (reject)' },
   lockWaitMs: { key: 'hoodie.write.lock.wait_time_ms', default: 60000, description: 'how long a writer waits for the table lock (ms)' },
-  payloadClass: { key: 'hoodie.datasource.write.payload.class', default: 'org.apache.hudi.common.model.DefaultHoodieRecordPayload', description: 'DefaultHoodieRecordPayload: the greater precombine value wins, also against stored records; OverwriteWithLatestAvroPayload: the incoming record wins' },
+  payloadClass: {
+    key: 'hoodie.datasource.write.payload.class',
+    default: 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload',
+    description: 'how an upsert merges with the stored record (unset: the table\'s hoodie.compaction.payload.class, else this default, as Hudi 0.x). ' +
+      'OverwriteWithLatestAvroPayload: the incoming record wins; DefaultHoodieRecordPayload: a stored record with a greater precombine value is kept. ' +
+      'With either, duplicates within one batch keep the greatest precombine value (the later record on a tie)',
+  },
   bloomNumEntries: { key: 'hoodie.index.bloom.num_entries', default: 60000, description: 'bloom filter entries per row (its size: about 430 KB per base file at the default)' },
   bloomFpp: { key: 'hoodie.index.bloom.fpp', default: 0.000000001, description: 'bloom filter false-positive probability' },
   bloomMaxEntries: { key: 'hoodie.bloom.index.filter.dynamic.max.entries', default: 100000, description: 'entries at which the dynamic bloom filter stops growing' },
@@ -83,7 +89,7 @@ export function writeConfigFromProperties(props: ReadonlyMap<string, string>, lo
     combineBeforeDelete: booleanOf(props, k.combineBeforeDelete.key, k.combineBeforeDelete.default, location),
     rejectUpdatesDuringClustering: !/SparkAllowUpdateStrategy|AllowUpdate/.test(updatesStrategy),
     lockWaitMs: numberOf(props, k.lockWaitMs.key, k.lockWaitMs.default, location),
-    orderingAgainstStored: !(props.get(k.payloadClass.key) ?? props.get('hoodie.compaction.payload.class') ?? k.payloadClass.default).endsWith('OverwriteWithLatestAvroPayload'),
+    payloadClass: nonEmpty(props.get(k.payloadClass.key)) ?? nonEmpty(props.get(TABLE_PAYLOAD_CLASS_KEY)),
     bloom: {
       numEntries: numberOf(props, k.bloomNumEntries.key, k.bloomNumEntries.default, location, 1),
       fpp: numberOf(props, k.bloomFpp.key, k.bloomFpp.default, location),
@@ -91,6 +97,50 @@ export function writeConfigFromProperties(props: ReadonlyMap<string, string>, lo
       type: bloomTypeOf(props.get(k.bloomType.key) ?? k.bloomType.default, location),
     },
   };
+}
+
+/** hoodie.properties' payload class (HoodieTableConfig.PAYLOAD_CLASS_NAME); Hudi 0.14/0.15 stores it for MOR tables only. */
+export const TABLE_PAYLOAD_CLASS_KEY = 'hoodie.compaction.payload.class';
+
+/** The payloads this writer merges as Hudi does. */
+export const PAYLOAD_CLASSES = {
+  overwriteWithLatest: 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload',
+  default: 'org.apache.hudi.common.model.DefaultHoodieRecordPayload',
+} as const;
+
+export interface RecordPayload {
+  readonly className: string;
+  /**
+   * DefaultHoodieRecordPayload: an incoming record whose precombine value is smaller than the stored record's is
+   * dropped. OverwriteWithLatestAvroPayload: the incoming record always replaces the stored one.
+   */
+  readonly orderingAgainstStored: boolean;
+  /** Where the class came from: the write properties, hoodie.properties, or Hudi's default. */
+  readonly source: 'write properties' | 'hoodie.properties' | 'default';
+}
+
+/**
+ * The payload an upsert merges with, as Hudi 0.x resolves it for a datasource write: the writer's payload class,
+ * else the table's hoodie.compaction.payload.class, else OverwriteWithLatestAvroPayload (HoodieWriteConfig's
+ * default). Classes from the com.uber.hoodie days are read as org.apache.hudi, as Hudi does. Payloads this writer
+ * cannot reproduce are refused rather than merged some other way.
+ */
+export function resolveRecordPayload(config: Pick<WriteConfig, 'payloadClass'>, tableProperties: ReadonlyMap<string, string>, tableLocation: string): RecordPayload {
+  const fromTable = nonEmpty(tableProperties.get(TABLE_PAYLOAD_CLASS_KEY));
+  const source: RecordPayload['source'] = config.payloadClass !== undefined ? 'write properties' : fromTable !== undefined ? 'hoodie.properties' : 'default';
+  const given = config.payloadClass ?? fromTable ?? WRITE_KEYS.payloadClass.default;
+  const className = given.trim().replace(/^com\.uber\.hoodie\./, 'org.apache.hudi.');
+  if (className === PAYLOAD_CLASSES.overwriteWithLatest) return { className, orderingAgainstStored: false, source };
+  if (className === PAYLOAD_CLASSES.default) return { className, orderingAgainstStored: true, source };
+  throw new HudiError(`payload class ${given} is not supported by this writer`, {
+    location: source === 'hoodie.properties' ? `${tableLocation} (${TABLE_PAYLOAD_CLASS_KEY})` : WRITE_KEYS.payloadClass.key,
+    fix: `set ${WRITE_KEYS.payloadClass.key} to ${PAYLOAD_CLASSES.overwriteWithLatest} (Hudi's default: the incoming record wins) or ` +
+      `${PAYLOAD_CLASSES.default} (a stored record with a greater precombine value is kept), or write this table with Hudi`,
+  });
+}
+
+function nonEmpty(text: string | undefined): string | undefined {
+  return text === undefined || text.trim() === '' ? undefined : text.trim();
 }
 
 export function parseWriteOperation(text: string | undefined): WriteOperation {

@@ -1,0 +1,135 @@
+/**
+ * Tables with Hudi's metadata table (hoodie.table.metadata.partitions, or .partitions.inflight while one is being
+ * built) are refused by every path that would commit to the timeline — write, clustering schedule / execute /
+ * commit, rollback — with one error naming the partitions and the fix, and nothing is written. The check is made
+ * again under the lock, so a metadata table enabled after the table was opened is caught too.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { commit } from '../lib/clustering/commit.js';
+import { resolveClusteringConfig } from '../lib/clustering/config.js';
+import { executeGroup } from '../lib/clustering/execute.js';
+import { schedule } from '../lib/clustering/schedule.js';
+import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import { MetadataTableError } from '../lib/errors.js';
+import { generateUsers, writeJsonLines } from '../lib/generate.js';
+import { StorageLockProvider } from '../lib/lock/storage-lock.js';
+import { rollbackInflightClustering, rollbackInstant } from '../lib/rollback.js';
+import { openStorage } from '../lib/storage/index.js';
+import { HudiTable } from '../lib/table.js';
+import { writeBatch } from '../lib/writer/write-client.js';
+import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/fixtures.js';
+import { createSmallFilesTable } from './helpers/small-files-table.js';
+
+const WRITE_PROPS = new Map([
+  ['hoodie.table.name', 'users'],
+  ['hoodie.datasource.write.recordkey.field', 'id'],
+  ['hoodie.datasource.write.partitionpath.field', 'dt'],
+  ['hoodie.datasource.write.precombine.field', 'createTime'],
+  ['hoodie.index.bloom.num_entries', '1000'],
+]);
+
+/** Add metadata-table keys to a local table's hoodie.properties, as a Spark writer with the MDT on leaves them. */
+function enableMetadataTable(table: string, keys: Record<string, string>): void {
+  const file = join(table, '.hoodie/hoodie.properties');
+  const lines = Object.entries(keys).map(([key, value]) => `${key}=${value}\n`).join('');
+  writeFileSync(file, `${readFileSync(file, 'utf8')}${lines}`);
+}
+
+function timelineFiles(table: string): string[] {
+  return readdirSync(join(table, '.hoodie')).filter((name) => /^\d{17}\./.test(name)).sort();
+}
+
+/** The one error every path gives: the operation, the partitions (ready and being built) and the way out. */
+function refused(what: string, partitions: string[], inflight: string[]) {
+  return (error: unknown): boolean => {
+    assert.ok(error instanceof MetadataTableError, String(error));
+    assert.deepEqual(error.partitions, partitions);
+    assert.deepEqual(error.inflightPartitions, inflight);
+    assert.match(error.message, new RegExp(`the table has Hudi's metadata table \\(.*\\); ${what} from here would leave it stale`));
+    for (const name of [...partitions, ...inflight]) assert.ok(error.message.includes(name), `${name} is named: ${error.message}`);
+    if (inflight.length > 0) assert.match(error.message, new RegExp(`being built: ${inflight.join(', ')}`));
+    assert.match(error.message, /metadata-table support is coming/);
+    assert.match(error.message, /hoodie\.metadata\.enable=false/);
+    assert.match(error.message, /hoodie\.properties/);
+    return true;
+  };
+}
+
+describe('tables with Hudi\'s metadata table', () => {
+  it('the writer refuses them, with ready partitions or with partitions being built only', async () => {
+    for (const [keys, partitions, inflight] of [
+      [{ 'hoodie.table.metadata.partitions': 'files,column_stats' }, ['files', 'column_stats'], []],
+      [{ 'hoodie.table.metadata.partitions.inflight': 'record_index' }, [], ['record_index']],
+      [{ 'hoodie.table.metadata.partitions': 'files', 'hoodie.table.metadata.partitions.inflight': 'bloom_filters' }, ['files'], ['bloom_filters']],
+    ] as const) {
+      const table = join(tempDir('mdt-write-'), 'users');
+      const input = join(tempDir(), 'batch.jsonl');
+      await writeJsonLines(input, generateUsers({ count: 20, seed: 3 }));
+      await writeBatch(openStorage(table), { input: { file: input, format: 'jsonl' }, operation: 'insert', properties: WRITE_PROPS });
+      enableMetadataTable(table, keys);
+      const before = timelineFiles(table);
+      await assert.rejects(
+        writeBatch(openStorage(table), { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: WRITE_PROPS }),
+        refused('a write', [...partitions], [...inflight]),
+      );
+      assert.deepEqual(timelineFiles(table), before, 'nothing was written');
+    }
+  });
+
+  it('the writer checks again under the lock: a metadata table enabled while it wrote stops its commit', async () => {
+    const table = join(tempDir('mdt-write-late-'), 'users');
+    const input = join(tempDir(), 'batch.jsonl');
+    await writeJsonLines(input, generateUsers({ count: 20, seed: 4 }));
+    await writeBatch(openStorage(table), { input: { file: input, format: 'jsonl' }, operation: 'insert', properties: WRITE_PROPS });
+    const commits = timelineFiles(table).filter((name) => name.endsWith('.commit'));
+    await assert.rejects(
+      writeBatch(openStorage(table), {
+        input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: WRITE_PROPS,
+        afterDataFiles: async () => enableMetadataTable(table, { 'hoodie.table.metadata.partitions.inflight': 'files' }),
+      }),
+      (error: unknown) => error instanceof MetadataTableError && /being built: files/.test(error.message),
+    );
+    assert.deepEqual(timelineFiles(table).filter((name) => name.endsWith('.commit')), commits, 'no new commit');
+  });
+
+  it('clustering refuses them at schedule, execute and commit (the last under the lock), and the CLI says so on one line', async () => {
+    const dir = tempDir('mdt-cluster-');
+    const made = await createSmallFilesTable({ dir, partitions: 2, commits: 4, rowsPerFile: 20 });
+    const storage = openStorage(dir);
+    const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+    const config = resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.sort.columns': 'id' } }).config;
+    const engine = await openParquetEngine();
+    try {
+      // A plan scheduled and run before the metadata table appeared…
+      const table = await HudiTable.open(storage, { mode: 'write' });
+      const scheduled = await schedule(table, config, { lock, force: true });
+      assert.ok(scheduled);
+      const opened = await table.reload();
+      const results = [];
+      for (const group of scheduled.groups) results.push(await executeGroup(opened, scheduled.instantTime, group.index, { engine, tempDir: tempDir(), config }));
+      enableMetadataTable(dir, { 'hoodie.table.metadata.partitions': 'files' });
+      // …cannot commit, even through a table object opened before: the check re-reads hoodie.properties under the lock.
+      await assert.rejects(commit(await opened.reload(), scheduled.instantTime, results, { lock }), refused('a clustering', ['files'], []));
+      assert.equal((await opened.reload()).timeline.find(scheduled.instantTime)?.state, 'INFLIGHT', 'the plan stays pending');
+
+      const reopened = await HudiTable.open(storage, { mode: 'write' });
+      await assert.rejects(schedule(reopened, config, { lock, force: true }), refused('a clustering', ['files'], []));
+      await assert.rejects(executeGroup(reopened, scheduled.instantTime, 0, { engine, tempDir: tempDir(), config }), refused('a clustering', ['files'], []));
+      await assert.rejects(rollbackInflightClustering(reopened, scheduled.instantTime, { lock }), refused('a rollback', ['files'], []));
+      await assert.rejects(rollbackInstant(reopened, scheduled.instantTime, { lock, ignoreHeartbeat: true }), refused('a rollback', ['files'], []));
+      assert.equal((await reopened.reload()).timeline.instants.filter((instant) => instant.action === 'rollback').length, 0, 'no rollback was written');
+
+      const cli = runCli(['cluster', dir, '--mode', 'scheduleAndExecute', '--force']);
+      assert.equal(cli.code, 1);
+      assert.equal(cli.stderr.trim().split('\n').length, 1, cli.stderr);
+      assert.match(cli.stderr, /hudi-serverless cluster: .*hoodie\.properties: the table has Hudi's metadata table \(partitions files\); a clustering from here would leave it stale/);
+      assert.equal(made.files.length, 8);
+    } finally {
+      await engine.close();
+    }
+  });
+});
