@@ -310,7 +310,10 @@ class Harness:
     def op_avro_schema(self, request):
         """The Avro schema Hudi compiled into one of its model classes, e.g. HoodieCleanerPlan."""
         jvm = self.spark._jvm
-        cls = jvm.java.lang.Class.forName(f"org.apache.hudi.avro.model.{request['name']}")
+        # Hudi's classes come from spark.jars, which only the thread's context class loader sees (Class.forName's
+        # one-argument form uses py4j's own loader and cannot find them).
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        cls = jvm.java.lang.Class.forName(f"org.apache.hudi.avro.model.{request['name']}", True, loader)
         return json.loads(str(cls.getMethod("getClassSchema", None).invoke(None, None).toString()))
 
     def op_jvm_static(self, request):

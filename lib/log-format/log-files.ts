@@ -1,0 +1,131 @@
+/**
+ * Log files on a Storage: list a folder's log files in Hudi's order, read them, and write new ones.
+ *
+ * Writing follows Hudi on storage without append (S3, and Hadoop's local file system): every append is a new
+ * object, the next version of the file slice's log (HoodieLogFormatWriter rolls over when the file exists). The
+ * object is created with putIfAbsent, so two writers racing for one version cannot overwrite each other: the loser
+ * lists again and takes the next version.
+ */
+import { AlreadyExistsError } from '../errors.js';
+import type { Storage, StoredObject } from '../storage/port.js';
+import { concatBytes } from './bytes.js';
+import { encodeLogBlock, iterateLogBlocks, type EncodeLogBlockOptions, type LogBlock, type LogBlockInput } from './block.js';
+import { LogFormatError } from './errors.js';
+import { compareLogFileNames, logFileName, nextLogVersion, parseLogFileName, type LogFileExtension, type LogFileName } from './names.js';
+
+export interface LogFile {
+  /** Path under the storage root. */
+  readonly path: string;
+  readonly name: LogFileName;
+  readonly size: number;
+}
+
+export interface LogFileFilter {
+  fileId?: string;
+  baseInstant?: string;
+  extension?: LogFileExtension;
+}
+
+/**
+ * The log files directly under `dir` ('' for the storage root), sorted by file id, then as Hudi's
+ * HoodieLogFile comparator orders one file group's logs. Hadoop's `.<name>.crc` checksum files are skipped, as
+ * Hadoop's own listing hides them.
+ */
+export async function listLogFiles(storage: Storage, dir: string, filter: LogFileFilter = {}): Promise<LogFile[]> {
+  const { files } = await storage.listDir(dir);
+  return logFilesOf(files, filter);
+}
+
+/** listLogFiles over an existing listing. */
+export function logFilesOf(objects: readonly StoredObject[], filter: LogFileFilter = {}): LogFile[] {
+  const logs: LogFile[] = [];
+  for (const object of objects) {
+    const base = object.path.slice(object.path.lastIndexOf('/') + 1);
+    if (base.startsWith('..') && base.endsWith('.crc')) continue;
+    const name = parseLogFileName(base);
+    if (name === undefined) continue;
+    if (filter.fileId !== undefined && name.fileId !== filter.fileId) continue;
+    if (filter.baseInstant !== undefined && name.baseInstant !== filter.baseInstant) continue;
+    if (filter.extension !== undefined && name.extension !== filter.extension) continue;
+    logs.push({ path: object.path, name, size: object.size });
+  }
+  return logs.sort((a, b) => (a.name.fileId < b.name.fileId ? -1 : a.name.fileId > b.name.fileId ? 1 : compareLogFileNames(a.name, b.name)));
+}
+
+/** Every block of one log file, in order (torn blocks as CORRUPT_BLOCKs). */
+export async function readLogFile(storage: Storage, path: string): Promise<LogBlock[]> {
+  const bytes = await storage.get(path);
+  return [...iterateLogBlocks(bytes, storage.uriOf(path))];
+}
+
+export interface FileGroupLogFile {
+  readonly file: LogFile;
+  readonly blocks: LogBlock[];
+}
+
+/**
+ * The log files of one file group (optionally one file slice: one base instant) under `partitionPath`, in Hudi's
+ * order, with their blocks.
+ */
+export async function readFileGroupLogs(
+  storage: Storage,
+  fileGroup: { partitionPath: string; fileId: string; baseInstant?: string; extension?: LogFileExtension },
+): Promise<FileGroupLogFile[]> {
+  const files = await listLogFiles(storage, fileGroup.partitionPath, fileGroup);
+  const result: FileGroupLogFile[] = [];
+  for (const file of files) result.push({ file, blocks: await readLogFile(storage, file.path) });
+  return result;
+}
+
+export interface WriteLogFileOptions extends EncodeLogBlockOptions {
+  /** The folder of the file group ('' for the storage root). */
+  partitionPath: string;
+  fileId: string;
+  /** The file slice's base instant ('' for the archived timeline). */
+  baseInstant: string;
+  /** `<taskPartitionId>-<stageId>-<taskAttemptId>`; Hudi's rollbacks and archiver use "1-0-1". */
+  writeToken: string;
+  /** Default `log`. */
+  extension?: LogFileExtension;
+  blocks: readonly LogBlockInput[];
+  /** How often to take the next version when another writer created the chosen one first. Default 5. */
+  maxAttempts?: number;
+}
+
+export interface WrittenLogFile extends LogFile {
+  /** Each written block's offset and length in the file, in order (a delta write stat's logOffset is 0). */
+  readonly blocks: readonly { offset: number; length: number }[];
+}
+
+/** Write the blocks as the file slice's next log version. */
+export async function writeLogFile(storage: Storage, options: WriteLogFileOptions): Promise<WrittenLogFile> {
+  if (options.blocks.length === 0) {
+    throw new LogFormatError('a log file needs at least one block', { fix: 'pass the blocks to write' });
+  }
+  const parts = options.blocks.map((block) => encodeLogBlock(block, options));
+  const bytes = concatBytes(parts);
+  const blocks: { offset: number; length: number }[] = [];
+  let offset = 0;
+  for (const part of parts) {
+    blocks.push({ offset, length: part.length });
+    offset += part.length;
+  }
+  const extension = options.extension ?? 'log';
+  const maxAttempts = options.maxAttempts ?? 5;
+  for (let attempt = 1; ; attempt++) {
+    const existing = await listLogFiles(storage, options.partitionPath, { fileId: options.fileId, extension });
+    const version = nextLogVersion(
+      existing.map((file) => file.name),
+      { fileId: options.fileId, baseInstant: options.baseInstant, extension },
+    );
+    const base = logFileName({ fileId: options.fileId, baseInstant: options.baseInstant, version, writeToken: options.writeToken, extension });
+    const path = options.partitionPath === '' ? base : `${options.partitionPath.replace(/\/+$/, '')}/${base}`;
+    try {
+      await storage.putIfAbsent(path, bytes);
+    } catch (error) {
+      if (error instanceof AlreadyExistsError && attempt < maxAttempts) continue;
+      throw error;
+    }
+    return { path, name: parseLogFileName(base)!, size: bytes.length, blocks };
+  }
+}
