@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openParquetEngine, type RowSet as EngineRowSet } from '../lib/engine/parquet-engine.js';
+import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import type { RowSet as EngineRowSet } from '../lib/engine/port.js';
 import type { Row } from '../lib/engine/row-format.js';
 import {
   avroDataBlock,
