@@ -1,16 +1,17 @@
 /**
- * Avro timeline files: real Hudi-written files decode to the golden JSON, our files read back with the official
- * Hudi schemas and are byte-identical to Java's output, and unreadable input fails with a HudiError naming the file.
+ * Avro timeline files: the files Hudi 0.15 wrote into the fixture tables decode the same with our decoder and with
+ * avsc + Hudi's official schemas (test/fixtures/avro), our files read back with the official schemas and are
+ * byte-identical to Java's output, and unreadable input fails with a HudiError naming the file.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { deflateRawSync } from 'node:zlib';
 import avro from 'avsc';
 import { HudiError } from '../lib/errors.js';
-import { HUDI_FIXTURES, unzipFixture } from './helpers/fixtures.js';
+import { FIXTURE_TABLES, committedTable, completedWrites, expectedOf, officialAvroSchema } from './helpers/fixtures.js';
+import { nestedRecord, officialAvroType, readOfficial, readWithAvscStreams, type ThirdPartyRead } from './helpers/avro-official.js';
 import {
   TIMELINE_AVRO_KINDS,
   decodeRequestedReplaceMetadata,
@@ -27,20 +28,20 @@ import {
   type TimelineAvroRecords,
 } from '../lib/timeline/avro-files.js';
 
-const hudiFixtures = HUDI_FIXTURES;
-const avroFixtures = path.join(hudiFixtures, 'avro');
-const hudiRsData = path.join(hudiFixtures, 'tables/hudi-rs/crates/test/data');
-
-const KAZDY_REPLACE_REQUESTED = path.join(
-  hudiFixtures,
-  'tables/kazdy-HUDI-8259/testtable/.hoodie/20230329224554584.replacecommit.requested',
+/** Timeline files Hudi 0.15 wrote into the fixture tables. */
+const CLUSTERING_PLAN_FILE = path.join(committedTable('v6_clustering_pending'), '.hoodie', `${expectedOf('v6_clustering_pending').facts?.['clusteringInstant']}.replacecommit.requested`);
+const V5_CLUSTERING_PLAN_FILE = path.join(committedTable('v5_cow_clustered_pending'), '.hoodie', `${expectedOf('v5_cow_clustered_pending').facts?.['clusteringInstant']}.replacecommit.requested`);
+const OVERWRITE_REQUESTED_FILE = path.join(
+  committedTable('v6_simplekeygen_nonhivestyle_overwritetable'),
+  '.hoodie',
+  `${completedWrites(expectedOf('v6_simplekeygen_nonhivestyle_overwritetable'))[2]}.replacecommit.requested`,
 );
-
-/** Files inside the fixture zips, relative to the extraction folder. */
-const COW_OVERWRITE_REQUESTED = 'cow/v6_simplekeygen_nonhivestyle_overwritetable/.hoodie/20240707001303088.replacecommit.requested';
-const MOR_OVERWRITE_REQUESTED = 'mor/v6_simplekeygen_nonhivestyle_overwritetable/.hoodie/20250121000702475.replacecommit.requested';
-const MOR_ROLLBACK_REQUESTED = 'mor/v6_nonpartitioned_rollback/.hoodie/20250126040936578.rollback.requested';
-const MOR_ROLLBACK_COMPLETED = 'mor/v6_nonpartitioned_rollback/.hoodie/20250126040936578.rollback';
+const ROLLBACK_TIME = expectedOf('v6_rollback').timeline.find((instant) => instant.action === 'rollback')!.time;
+const ROLLBACK_REQUESTED_FILE = path.join(committedTable('v6_rollback'), '.hoodie', `${ROLLBACK_TIME}.rollback.requested`);
+const ROLLBACK_FILE = path.join(committedTable('v6_rollback'), '.hoodie', `${ROLLBACK_TIME}.rollback`);
+const CLEAN_TIME = expectedOf('v5_cow_clustered_pending').timeline.find((instant) => instant.action === 'clean')!.time;
+const CLEAN_REQUESTED_FILE = path.join(committedTable('v5_cow_clustered_pending'), '.hoodie', `${CLEAN_TIME}.clean.requested`);
+const CLEAN_FILE = path.join(committedTable('v5_cow_clustered_pending'), '.hoodie', `${CLEAN_TIME}.clean`);
 
 /** Which kind of record a v6 timeline file name holds; undefined for non-Avro instant files. */
 function kindOfFile(fileName: string): TimelineAvroKind | undefined {
@@ -52,7 +53,7 @@ function kindOfFile(fileName: string): TimelineAvroKind | undefined {
   return undefined;
 }
 
-/** Every v6 Avro timeline file under `root`, skipping Hudi 1.x `.hoodie/timeline/` and macOS resource forks. */
+/** Every Avro timeline file under `root`, skipping Hudi 1.x `.hoodie/timeline/`. */
 function findTimelineAvroFiles(root: string): string[] {
   return readdirSync(root, { recursive: true, encoding: 'utf8' })
     .map((relative) => path.join(root, relative))
@@ -61,7 +62,6 @@ function findTimelineAvroFiles(root: string): string[] {
       return (
         parts.includes('.hoodie') &&
         !parts.includes('timeline') &&
-        !parts.includes('__MACOSX') &&
         kindOfFile(path.basename(file)) !== undefined &&
         statSync(file).isFile()
       );
@@ -69,26 +69,9 @@ function findTimelineAvroFiles(root: string): string[] {
     .sort();
 }
 
-function readGolden(name: string): unknown {
-  // fastavro's JSON: unions unwrapped, maps as objects, doubles like 0.0 parse to the same JS numbers; no bytes
-  // fields, so it equals our decoded values as is.
-  return JSON.parse(readFileSync(path.join(avroFixtures, 'decoded', name), 'utf8'));
-}
-
-function readEmbeddedSchema(name: string): string {
-  return readFileSync(path.join(avroFixtures, 'embedded', `${name}.writer-schema.json`), 'utf8').trim();
-}
-
 /** The last 16 bytes of a one-block container are its sync marker. */
 function syncMarkerOf(bytes: Uint8Array): Uint8Array {
   return bytes.subarray(bytes.length - 16);
-}
-
-/** avsc hands out records as class instances; compare plain data. */
-function plain(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(plain);
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, plain(entry)]));
 }
 
 /** Deterministic bytes for the corruption tests (a fixed-seed LCG, so a failure reproduces). */
@@ -103,77 +86,15 @@ function pseudoRandomBytes(length: number, seed: number): Uint8Array {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The official schemas from apache/hudi, as a reader would use them.
+// The official schemas (Hudi 0.15's getClassSchema(), each self-contained), as a reader would use them.
 
-/** Named types first: later schemas refer to them by name. */
-const OFFICIAL_SCHEMA_ORDER = [
-  'HoodieSliceInfo',
-  'HoodieClusteringGroup',
-  'HoodieClusteringStrategy',
-  'HoodieClusteringPlan',
-  'HoodieRequestedReplaceMetadata',
-  'HoodieInstantInfo',
-  'HoodieRollbackPlan',
-  'HoodieRollbackMetadata',
-  'HoodieCleanPartitionMetadata',
-  'HoodieCleanMetadata',
-  'HoodieCleanerPlan',
-] as const;
-
-const OFFICIAL_ROOT_OF_KIND: Record<TimelineAvroKind, (typeof OFFICIAL_SCHEMA_ORDER)[number]> = {
+const OFFICIAL_ROOT_OF_KIND: Record<TimelineAvroKind, string> = {
   requestedReplace: 'HoodieRequestedReplaceMetadata',
   cleanerPlan: 'HoodieCleanerPlan',
   cleanMetadata: 'HoodieCleanMetadata',
   rollbackPlan: 'HoodieRollbackPlan',
   rollbackMetadata: 'HoodieRollbackMetadata',
 };
-
-function readAvsc(file: string): avro.Schema {
-  // Hudi's .avsc files carry /* */ comments, which Avro-Java accepts and JSON does not.
-  return JSON.parse(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '')) as avro.Schema;
-}
-
-function loadOfficialTypes(): Map<string, avro.Type> {
-  const registry: Record<string, avro.Type> = {};
-  const types = new Map<string, avro.Type>();
-  for (const name of OFFICIAL_SCHEMA_ORDER) {
-    types.set(name, avro.Type.forSchema(readAvsc(path.join(avroFixtures, `${name}.avsc`)), { registry, wrapUnions: false }));
-  }
-  return types;
-}
-
-/** An older/alternative schema version, its named dependencies taken from the official ones. */
-function loadAltType(fileName: string, dependencies: readonly string[]): avro.Type {
-  const registry: Record<string, avro.Type> = {};
-  for (const name of dependencies) {
-    avro.Type.forSchema(readAvsc(path.join(avroFixtures, `${name}.avsc`)), { registry, wrapUnions: false });
-  }
-  return avro.Type.forSchema(readAvsc(path.join(avroFixtures, 'alt', fileName)), { registry, wrapUnions: false });
-}
-
-interface ThirdPartyRead {
-  records: unknown[];
-  codec: string;
-  metadataKeys: string[];
-  writerName: string | undefined;
-}
-
-/** Read a container with avsc's own stream decoder (not our code), resolving to `readerType`. */
-function readWithAvscStreams(bytes: Uint8Array, readerType: avro.Type): Promise<ThirdPartyRead> {
-  return new Promise((resolve, reject) => {
-    const decoder = new avro.streams.BlockDecoder({ readerSchema: readerType });
-    const result: ThirdPartyRead = { records: [], codec: '', metadataKeys: [], writerName: undefined };
-    decoder.on('metadata', (writerType: avro.Type, codec: string, header: { meta: Record<string, Buffer> }) => {
-      result.codec = codec;
-      result.metadataKeys = Object.keys(header.meta);
-      result.writerName = writerType.name;
-    });
-    decoder.on('data', (record: unknown) => result.records.push(plain(record)));
-    decoder.on('error', reject);
-    decoder.on('end', () => resolve(result));
-    decoder.end(Buffer.from(bytes));
-  });
-}
 
 /** Write a container with avsc's own stream encoder (adds avro.codec; optionally deflate). */
 function writeWithAvscStreams(type: avro.Type, record: unknown, codec: 'null' | 'deflate'): Promise<Uint8Array> {
@@ -308,16 +229,6 @@ const SAMPLE_RECORDS: { [K in TimelineAvroKind]: TimelineAvroRecords[K] } = {
   rollbackMetadata: ROLLBACK_METADATA,
 };
 
-/** What a reader with the official schema sees: the 0.14/0.15-only field is dropped. */
-function asOfficialSees(kind: TimelineAvroKind, record: unknown): unknown {
-  if (kind !== 'rollbackMetadata') return record;
-  const metadata = structuredClone(record) as HoodieRollbackMetadata;
-  for (const partition of Object.values(metadata.partitionMetadata)) {
-    delete (partition as Partial<typeof partition>).logFilesFromFailedCommit;
-  }
-  return metadata;
-}
-
 /** Decode a file and encode the record again with the file's own sync marker. */
 function reencode<K extends TimelineAvroKind>(kind: K, original: Uint8Array, file: string): Uint8Array {
   const record = decodeTimelineAvro(kind, original, file);
@@ -337,31 +248,19 @@ function assertUnreadable(read: () => unknown, location: string, pattern: RegExp
 // ---------------------------------------------------------------------------------------------------------------
 
 describe('Avro timeline files written by Hudi', () => {
-  let extracted = '';
+  /** Ours and avsc's (official schema) decoding of a Hudi-written file: the same record. */
+  async function decodedBoth<K extends TimelineAvroKind>(kind: K, file: string): Promise<{ ours: TimelineAvroRecords[K]; official: ThirdPartyRead & { record: unknown } }> {
+    const bytes = readFileSync(file);
+    const ours = decodeTimelineAvro(kind, bytes, file);
+    const official = await readOfficial(bytes, OFFICIAL_ROOT_OF_KIND[kind]);
+    assert.deepEqual(ours, official.record, file);
+    return { ours, official };
+  }
 
-  before(() => {
-    extracted = mkdtempSync(path.join(tmpdir(), 'avro-timeline-'));
-    for (const [subfolder, zipFolder] of [
-      ['cow', 'sample_table/cow'],
-      ['mor', 'sample_table/mor/parquet'],
-      ['trips', 'quickstart_trips_table/mor/avro'],
-    ] as const) {
-      const folder = path.join(hudiRsData, zipFolder);
-      for (const zip of readdirSync(folder).filter((name) => name.startsWith('v6_') && name.endsWith('.zip'))) {
-        unzipFixture(path.join(folder, zip), path.join(extracted, subfolder));
-      }
-    }
-  });
-
-  after(() => {
-    if (extracted !== '') rmSync(extracted, { recursive: true, force: true });
-  });
-
-  it('decodes every v6 Avro timeline file in the fixtures', () => {
-    const files = [...findTimelineAvroFiles(path.join(hudiFixtures, 'tables')), ...findTimelineAvroFiles(extracted)];
-    const relative = files.map((file) => (file.startsWith(extracted) ? path.relative(extracted, file) : file));
-    for (const known of [COW_OVERWRITE_REQUESTED, MOR_OVERWRITE_REQUESTED, MOR_ROLLBACK_REQUESTED, MOR_ROLLBACK_COMPLETED, KAZDY_REPLACE_REQUESTED]) {
-      assert.ok(relative.includes(known), `found ${known}`);
+  it('decodes every Avro timeline file in the fixtures', () => {
+    const files = findTimelineAvroFiles(FIXTURE_TABLES);
+    for (const known of [CLUSTERING_PLAN_FILE, V5_CLUSTERING_PLAN_FILE, OVERWRITE_REQUESTED_FILE, ROLLBACK_REQUESTED_FILE, ROLLBACK_FILE, CLEAN_REQUESTED_FILE, CLEAN_FILE]) {
+      assert.ok(files.includes(known), `found ${known}`);
     }
     for (const file of files) {
       const kind = kindOfFile(path.basename(file));
@@ -373,61 +272,100 @@ describe('Avro timeline files written by Hudi', () => {
     }
   });
 
-  it('0.12.1 clustering plan (kazdy HUDI-8259) matches the golden JSON', () => {
-    const bytes = readFileSync(KAZDY_REPLACE_REQUESTED);
-    const record = decodeTimelineAvro('requestedReplace', bytes, KAZDY_REPLACE_REQUESTED);
-    assert.deepEqual(record, readGolden('kazdy_clustering.20230329224554584.replacecommit.requested.json'));
-    assert.equal(record.clusteringPlan?.inputGroups?.[0]?.slices?.[0]?.fileId, '7712815f-3aa9-4a6c-b2d3-c2862af62dc4-0');
-  });
-
-  it('insert_overwrite requested files (cow and mor) are the all-null record', () => {
-    const golden = readGolden('v6_overwritetable.20240707001303088.replacecommit.requested.json');
-    assert.deepEqual(golden, emptyRequestedReplaceMetadata());
-    for (const relative of [COW_OVERWRITE_REQUESTED, MOR_OVERWRITE_REQUESTED]) {
-      const file = path.join(extracted, relative);
-      assert.deepEqual(decodeTimelineAvro('requestedReplace', readFileSync(file), file), golden);
-      assert.deepEqual(decodeRequestedReplaceMetadata(readFileSync(file), file), golden);
+  it('clustering plans Hudi scheduled (CALL run_clustering) decode as avsc reads them with the official schema', async () => {
+    for (const [file, table] of [[CLUSTERING_PLAN_FILE, 'v6_clustering_pending'], [V5_CLUSTERING_PLAN_FILE, 'v5_cow_clustered_pending']] as const) {
+      const { ours } = await decodedBoth('requestedReplace', file);
+      assert.equal(ours.operationType, 'CLUSTER');
+      const fileIds = new Set(expectedOf(table).fileGroups.map((group) => group.fileId));
+      const slices = ours.clusteringPlan?.inputGroups?.flatMap((group) => group.slices) ?? [];
+      assert.ok(slices.length >= 3, file);
+      // The v5 table's inputs were cleaned after clustering; the pending plan's are all on disk.
+      if (table === 'v6_clustering_pending') assert.ok(slices.every((slice) => slice !== null && fileIds.has(String(slice.fileId))), file);
     }
   });
 
-  it('rollback plan and rollback metadata match the golden JSON', () => {
-    const planFile = path.join(extracted, MOR_ROLLBACK_REQUESTED);
-    assert.deepEqual(
-      decodeTimelineAvro('rollbackPlan', readFileSync(planFile), planFile),
-      readGolden('v6_mor_rollback.20250126040936578.rollback.requested.json'),
-    );
-    const metadataFile = path.join(extracted, MOR_ROLLBACK_COMPLETED);
-    const metadata = decodeTimelineAvro('rollbackMetadata', readFileSync(metadataFile), metadataFile);
-    assert.deepEqual(metadata, readGolden('v6_mor_rollback.20250126040936578.rollback.json'));
-    assert.equal(metadata.partitionMetadata['']?.logFilesFromFailedCommit?.[
-      'file:/opt/data/external_tables/v6_nonpartitioned_rollback/.0712b9f9-d2d5-4cae-bcf4-8fd7146af503-0_20250126040823628.log.1_0-33-43'
-    ], 11828);
+  it('the insert_overwrite requested file is the all-null record', async () => {
+    const { ours } = await decodedBoth('requestedReplace', OVERWRITE_REQUESTED_FILE);
+    assert.deepEqual(ours, emptyRequestedReplaceMetadata());
+    assert.deepEqual(decodeRequestedReplaceMetadata(readFileSync(OVERWRITE_REQUESTED_FILE), OVERWRITE_REQUESTED_FILE), emptyRequestedReplaceMetadata());
+  });
+
+  it('the rollback plan and metadata of a failed write Hudi rolled back', async () => {
+    const plan = (await decodedBoth('rollbackPlan', ROLLBACK_REQUESTED_FILE)).ours;
+    const metadata = (await decodedBoth('rollbackMetadata', ROLLBACK_FILE)).ours;
+    const failed = plan.instantToRollback?.commitTime;
+    assert.ok(failed);
+    assert.equal(plan.instantToRollback?.action, 'commit');
+    // Rolled back: no longer on the timeline, between the commit before it and the rollback.
+    const timeline = expectedOf('v6_rollback').timeline;
+    assert.ok(!timeline.some((instant) => instant.time === failed));
+    assert.ok(failed > timeline[0]!.time && failed < ROLLBACK_TIME);
+    assert.deepEqual(metadata.commitsRollback, [failed]);
+    assert.deepEqual(metadata.instantsRollback, [{ commitTime: failed, action: 'commit' }]);
+    const deleted = Object.values(metadata.partitionMetadata).flatMap((partition) => partition.successDeleteFiles);
+    assert.equal(deleted.length, 1);
+    assert.ok(deleted[0]!.endsWith(`_${failed}.parquet`), deleted[0]);
+    assert.equal(metadata.partitionMetadata['']?.logFilesFromFailedCommit !== undefined, true);
+  });
+
+  it('the cleaner plan and clean metadata of a clean Hudi ran (CALL run_clean)', async () => {
+    const plan = (await decodedBoth('cleanerPlan', CLEAN_REQUESTED_FILE)).ours;
+    const metadata = (await decodedBoth('cleanMetadata', CLEAN_FILE)).ours;
+    assert.equal(plan.policy, 'KEEP_LATEST_COMMITS');
+    assert.ok(metadata.totalFilesDeleted >= 3, `${metadata.totalFilesDeleted} files cleaned`);
+    assert.equal(metadata.startCleanTime, CLEAN_TIME);
+    // The clustering's replaced files are gone from the table.
+    for (const partition of Object.values(metadata.partitionMetadata)) {
+      for (const file of partition.successDeleteFiles) {
+        assert.ok(!expectedOf('v5_cow_clustered_pending').fileGroups.some((group) => group.files.some((kept) => kept.endsWith(file))), file);
+      }
+    }
   });
 
   it('re-encoding a real file with its sync marker reproduces it byte for byte', () => {
     const cases: [TimelineAvroKind, string][] = [
-      ['requestedReplace', KAZDY_REPLACE_REQUESTED],
-      ['requestedReplace', path.join(extracted, COW_OVERWRITE_REQUESTED)],
-      ['requestedReplace', path.join(extracted, MOR_OVERWRITE_REQUESTED)],
-      ['rollbackPlan', path.join(extracted, MOR_ROLLBACK_REQUESTED)],
-      ['rollbackMetadata', path.join(extracted, MOR_ROLLBACK_COMPLETED)],
+      ['requestedReplace', CLUSTERING_PLAN_FILE],
+      ['requestedReplace', V5_CLUSTERING_PLAN_FILE],
+      ['requestedReplace', OVERWRITE_REQUESTED_FILE],
+      ['rollbackPlan', ROLLBACK_REQUESTED_FILE],
+      ['rollbackMetadata', ROLLBACK_FILE],
     ];
     for (const [kind, file] of cases) {
       const original = new Uint8Array(readFileSync(file));
       assert.deepEqual(reencode(kind, original, file), original, file);
     }
+    // Clean files differ in the header only (see the writer-schema test): the records re-encode identically.
+    for (const [kind, file] of [['cleanerPlan', CLEAN_REQUESTED_FILE], ['cleanMetadata', CLEAN_FILE]] as const) {
+      const original = new Uint8Array(readFileSync(file));
+      assert.deepEqual(decodeTimelineAvro(kind, reencode(kind, original, file), file), decodeTimelineAvro(kind, original, file), file);
+    }
   });
 
-  it('our writer schemas equal the ones real 0.14/0.15 files embed', () => {
-    assert.equal(timelineAvroSchemaText('requestedReplace'), readEmbeddedSchema('HoodieRequestedReplaceMetadata.hudi-0.14-0.15'));
-    assert.equal(timelineAvroSchemaText('requestedReplace'), readEmbeddedSchema('HoodieRequestedReplaceMetadata.hudi-0.12.1'));
-    assert.equal(timelineAvroSchemaText('rollbackPlan'), readEmbeddedSchema('HoodieRollbackPlan.hudi-0.14-0.15'));
-    assert.equal(timelineAvroSchemaText('rollbackMetadata'), readEmbeddedSchema('HoodieRollbackMetadata.hudi-0.14-0.15'));
+  it('our writer schemas equal the ones Hudi 0.15 files embed, and the official schemas', async () => {
+    const cases: [TimelineAvroKind, string][] = [
+      ['requestedReplace', CLUSTERING_PLAN_FILE],
+      ['rollbackPlan', ROLLBACK_REQUESTED_FILE],
+      ['rollbackMetadata', ROLLBACK_FILE],
+      ['cleanerPlan', CLEAN_REQUESTED_FILE],
+      ['cleanMetadata', CLEAN_FILE],
+    ];
+    for (const [kind, file] of cases) {
+      const read = await readWithAvscStreams(readFileSync(file), officialAvroType(OFFICIAL_ROOT_OF_KIND[kind]));
+      assert.equal(read.writerSchemaText, JSON.stringify(officialAvroSchema(OFFICIAL_ROOT_OF_KIND[kind])), kind);
+      if (kind === 'cleanerPlan' || kind === 'cleanMetadata') {
+        // Known difference, left for the clean writer: Hudi's clean schemas carry a stray "default":null inside their
+        // map types (from Hudi's .avsc files); ours do not. Readers resolve either; the bytes of the header differ.
+        const stray = '"avro.java.string":"String","default":null}';
+        assert.ok(read.writerSchemaText.includes(stray), kind);
+        assert.equal(timelineAvroSchemaText(kind), read.writerSchemaText.replaceAll(stray, '"avro.java.string":"String"}'), `${kind}: ${file}`);
+      } else {
+        assert.equal(timelineAvroSchemaText(kind), read.writerSchemaText, `${kind}: ${file}`);
+      }
+    }
   });
 });
 
 describe('Avro timeline files we write', () => {
-  const officialTypes = loadOfficialTypes();
 
   for (const kind of TIMELINE_AVRO_KINDS) {
     it(`${kind}: round-trips through our decoder`, () => {
@@ -438,14 +376,13 @@ describe('Avro timeline files we write', () => {
     it(`${kind}: reads with the official Hudi schema; header as Java writes it`, async () => {
       const bytes = encodeTimelineAvro(kind, SAMPLE_RECORDS[kind]);
       assert.deepEqual([...bytes.subarray(0, 4)], [...Buffer.from('Obj\x01', 'latin1')]);
-      const officialType = officialTypes.get(OFFICIAL_ROOT_OF_KIND[kind]);
-      assert.ok(officialType !== undefined);
-      const read = await readWithAvscStreams(bytes, officialType);
+      const read = await readWithAvscStreams(bytes, officialAvroType(OFFICIAL_ROOT_OF_KIND[kind]));
       assert.deepEqual(read.metadataKeys, ['avro.schema'], 'no avro.codec key');
       assert.equal(read.codec, 'null');
       assert.equal(read.writerName, `org.apache.hudi.avro.model.${OFFICIAL_ROOT_OF_KIND[kind]}`);
       assert.equal(read.records.length, 1);
-      assert.deepEqual(read.records[0], asOfficialSees(kind, SAMPLE_RECORDS[kind]));
+      // Hudi 0.15's schemas have every field ours write (logFilesFromFailedCommit included).
+      assert.deepEqual(read.records[0], SAMPLE_RECORDS[kind]);
     });
   }
 
@@ -477,13 +414,20 @@ describe('Avro timeline files we write', () => {
 });
 
 describe('Avro timeline files from other schema versions and writers', () => {
-  it('reads the older and alternative clean / rollback schemas, deflate-compressed', async () => {
-    const altCleanMetadata = loadAltType('HoodieCleanMetadata@277d290b.avsc', ['HoodieCleanPartitionMetadata']);
+  // Other Hudi versions' schemas, derived from 0.15's: a leading `policy` and no extraMetadata (an older
+  // HoodieCleanMetadata), no lastCompletedCommitTimestamp / extraMetadata (an older HoodieCleanerPlan), and
+  // writtenLogFiles instead of logFilesFromFailedCommit (an older HoodieRollbackPartitionMetadata).
+  it('reads older and alternative clean / rollback schemas, deflate-compressed', async () => {
+    const altCleanMetadata = officialAvroType('HoodieCleanMetadata', (schema) => {
+      schema.fields = [{ name: 'policy', type: 'string' }, ...schema.fields.filter((field) => field.name !== 'extraMetadata')];
+    });
     const { extraMetadata: _dropped, ...cleanWithoutExtra } = CLEAN_METADATA;
     const cleanBytes = await writeWithAvscStreams(altCleanMetadata, { policy: 'KEEP_LATEST_COMMITS', ...cleanWithoutExtra }, 'deflate');
     assert.deepEqual(decodeTimelineAvro('cleanMetadata', cleanBytes, 'alt.clean'), { ...CLEAN_METADATA, extraMetadata: null });
 
-    const altCleanerPlan = loadAltType('HoodieCleanerPlan@42a480fc.avsc', []);
+    const altCleanerPlan = officialAvroType('HoodieCleanerPlan', (schema) => {
+      schema.fields = schema.fields.filter((field) => field.name !== 'lastCompletedCommitTimestamp' && field.name !== 'extraMetadata');
+    });
     const { lastCompletedCommitTimestamp: _ts, extraMetadata: _extra, ...planWithoutNewFields } = CLEANER_PLAN;
     const planBytes = await writeWithAvscStreams(altCleanerPlan, planWithoutNewFields, 'null');
     assert.deepEqual(decodeTimelineAvro('cleanerPlan', planBytes, 'alt.clean.requested'), {
@@ -492,7 +436,13 @@ describe('Avro timeline files from other schema versions and writers', () => {
       extraMetadata: null,
     });
 
-    const altRollback = loadAltType('HoodieRollbackMetadata@12de2d8c.avsc', ['HoodieInstantInfo']);
+    const altRollback = officialAvroType('HoodieRollbackMetadata', (schema) => {
+      const partition = nestedRecord(schema, 'HoodieRollbackPartitionMetadata');
+      partition.fields = [
+        ...partition.fields.filter((field) => field.name !== 'logFilesFromFailedCommit'),
+        { name: 'writtenLogFiles', type: ['null', { type: 'map', values: 'long' }], default: null },
+      ];
+    });
     const older = structuredClone(ROLLBACK_METADATA) as unknown as {
       partitionMetadata: Record<string, Record<string, unknown>>;
     };

@@ -2,17 +2,29 @@
  * The `cluster` and `show-clustering` commands, run in-process (they are wired into the CLI elsewhere).
  */
 import assert from 'node:assert/strict';
-import { cpSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { clusterCommand, showClusteringCommand } from '../lib/cli/cluster-commands.js';
 import type { Command } from '../lib/cli/args.js';
 import { runCli } from './helpers/cli.js';
-import { HUDI_FIXTURES, tempDir } from './helpers/fixtures.js';
+import { expectedOf, fixtureTable, tempDir } from './helpers/fixtures.js';
 import { createSmallFilesTable } from './helpers/small-files-table.js';
 
-const KAZDY_TABLE = join(HUDI_FIXTURES, 'tables/kazdy-HUDI-8259/testtable');
-const KAZDY_CLUSTERING = '20230329224554584';
+/** Version 5, a completed clustering whose replaced files a clean removed, a pending failed write. */
+const V5 = expectedOf('v5_cow_clustered_pending');
+const V5_CLUSTERING = V5.facts?.['clusteringInstant'] ?? '';
+
+/** A copy of the version-5 table with no write permission anywhere: reading it must not need any. */
+function readOnlyV5Table(): string {
+  const table = fixtureTable('v5_cow_clustered_pending');
+  const lock = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) lock(join(dir, entry.name));
+    chmodSync(dir, 0o555);
+  };
+  lock(table);
+  return table;
+}
 
 /** Run a command through the built CLI, as a user would. */
 function run(command: Command, args: string[]): { code: number; stdout: string; stderr: string } {
@@ -20,34 +32,33 @@ function run(command: Command, args: string[]): { code: number; stdout: string; 
 }
 
 describe('show-clustering', () => {
-  it('reads the kazdy table (Hudi 0.12.1, version 5, no data files) read-only; sizes come from the plan metrics', async () => {
-    const pending = run(showClusteringCommand, [KAZDY_TABLE]);
+  it('reads a version-5 table read-only; sizes of cleaned inputs come from the plan metrics', async () => {
+    const table = readOnlyV5Table();
+    const pending = run(showClusteringCommand, [table]);
     assert.equal(pending.code, 0);
     assert.match(pending.stdout, /no pending clustering plans/);
 
-    const all = run(showClusteringCommand, [KAZDY_TABLE, '--all']);
+    const all = run(showClusteringCommand, [table, '--all']);
     assert.equal(all.code, 0, all.stderr);
-    assert.match(all.stdout, new RegExp(`^${KAZDY_CLUSTERING}  completed  2 group\\(s\\)  2 input file\\(s\\), 0 B \\(from plan metrics\\)  → 2 output file\\(s\\)  sort: -$`, 'm'));
-    assert.match(all.stdout, /^ {2}group 0 {2}partitionCol1=2022 {2}1 file\(s\), 0 B \(plan metrics\) {2}→ 1$/m);
-    assert.match(all.stdout, /^ {2}group 1 {2}partitionCol1=2023 {2}1 file\(s\), 0 B \(plan metrics\) {2}→ 1$/m);
+    assert.match(all.stdout, new RegExp(`^${V5_CLUSTERING}  completed  2 group\\(s\\)  3 input file\\(s\\), 0 B \\(from plan metrics\\)  → 2 output file\\(s\\)  sort: -$`, 'm'));
+    assert.match(all.stdout, /^ {2}group \d {2}dt=2021-12-09\/hh=10 {2}1 file\(s\), 0 B \(plan metrics\) {2}→ 1$/m);
+    assert.match(all.stdout, /^ {2}group \d {2}dt=2021-12-09\/hh=11 {2}2 file\(s\), 0 B \(plan metrics\) {2}→ 1$/m);
 
-    const json = run(showClusteringCommand, [KAZDY_TABLE, '--all', '--json']);
+    const json = run(showClusteringCommand, [table, '--all', '--json']);
     const plan = JSON.parse(json.stdout.trim()) as { instantTime: string; state: string; groups: { bytesFrom: string }[]; partitions: string[]; strategyClassName: string };
-    assert.equal(plan.instantTime, KAZDY_CLUSTERING);
+    assert.equal(plan.instantTime, V5_CLUSTERING);
     assert.equal(plan.state, 'COMPLETED');
-    assert.deepEqual(plan.partitions, ['partitionCol1=2022', 'partitionCol1=2023']);
+    assert.deepEqual([...plan.partitions].sort(), ['dt=2021-12-09/hh=10', 'dt=2021-12-09/hh=11']);
     assert.ok(plan.groups.every((group) => group.bytesFrom === 'plan metrics'));
     assert.match(plan.strategyClassName, /SparkSortAndSizeExecutionStrategy$/);
   });
 
-  it('lists the kazdy clustering as pending once its completed file is gone', async () => {
-    const copy = join(tempDir('kazdy-'), 'testtable');
-    cpSync(KAZDY_TABLE, copy, { recursive: true });
-    chmodSync(join(copy, '.hoodie'), 0o755);
-    rmSync(join(copy, '.hoodie', `${KAZDY_CLUSTERING}.replacecommit`));
+  it('lists the clustering as pending once its completed file is gone', async () => {
+    const copy = fixtureTable('v5_cow_clustered_pending');
+    rmSync(join(copy, '.hoodie', `${V5_CLUSTERING}.replacecommit`));
     const result = run(showClusteringCommand, [copy]);
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, new RegExp(`^${KAZDY_CLUSTERING}  inflight \\(pending\\)  2 group\\(s\\)`, 'm'));
+    assert.match(result.stdout, new RegExp(`^${V5_CLUSTERING}  inflight \\(pending\\)  2 group\\(s\\)`, 'm'));
   });
 });
 

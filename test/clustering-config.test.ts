@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { join } from 'node:path';
-import { HUDI_FIXTURES } from './helpers/fixtures.js';
+import { committedTable } from './helpers/fixtures.js';
 
 import {
   ALLOW_UPDATE_STRATEGY,
@@ -21,7 +21,8 @@ import {
 import { HudiError } from '../lib/errors.js';
 import { formatJavaProperties, parseJavaProperties } from '../lib/properties.js';
 
-const FIXTURES = join(HUDI_FIXTURES, 'tables');
+/** A hoodie.properties Hudi wrote (0.15 downgrading a table to version 5: the header says 'Updated at'). */
+const HUDI_WRITTEN_PROPERTIES = join(committedTable('v5_cow_clustered_pending'), '.hoodie/hoodie.properties');
 
 /** assert.throws for a HudiError whose message contains every fragment. */
 function assertHudiError(action: () => unknown, ...fragments: string[]): void {
@@ -111,12 +112,13 @@ describe('parseJavaProperties', () => {
   });
 
   it('reads a real hoodie.properties (escaped colons in the schema)', () => {
-    const text = readFileSync(`${FIXTURES}/trino/hudi_cow_pt_tbl/.hoodie/hoodie.properties`, 'utf8');
+    const text = readFileSync(HUDI_WRITTEN_PROPERTIES, 'utf8');
     const properties = parseJavaProperties(text);
-    assert.equal(properties.get('hoodie.table.name'), 'hudi_cow_pt_tbl');
+    assert.equal(properties.get('hoodie.table.name'), 'v5_cow_clustered_pending');
     assert.equal(properties.get('hoodie.table.partition.fields'), 'dt,hh');
-    assert.ok(properties.get('hoodie.table.create.schema')!.startsWith('{"type":"record","name":"hudi_cow_pt_tbl_record"'));
-    assert.equal(properties.size, 16);
+    assert.ok(properties.get('hoodie.table.create.schema')!.startsWith('{"type":"record","name":"v5_cow_clustered_pending_record"'));
+    assert.equal(properties.get('hoodie.table.metadata.partitions'), '');
+    assert.equal(properties.size, 21);
   });
 });
 
@@ -164,7 +166,7 @@ describe('formatJavaProperties', () => {
   });
 
   it('reproduces a real hoodie.properties after its two date comments', () => {
-    const text = readFileSync(`${FIXTURES}/trino/hudi_cow_pt_tbl/.hoodie/hoodie.properties`, 'utf8');
+    const text = readFileSync(HUDI_WRITTEN_PROPERTIES, 'utf8');
     const [first, second, ...body] = text.split('\n');
     const header = [first!.slice(1), second!.slice(1)];
     assert.equal(formatJavaProperties(parseJavaProperties(text), header), [first, second, ...body].join('\n'));

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { join } from 'node:path';
-import { HUDI_FIXTURES } from './helpers/fixtures.js';
+import { committedTable, expectedOf, instantOfFile } from './helpers/fixtures.js';
+import { readOfficial } from './helpers/avro-official.js';
 
 import { DEFAULT_CLUSTERING_CONFIG, type ClusteringConfig } from '../lib/clustering/config.js';
 import {
@@ -15,6 +16,7 @@ import {
   requiredCommitsSinceLastClustering,
   shouldSchedule,
   type ClusteringGroup,
+  type ClusteringPlan,
   type FileSliceInput,
 } from '../lib/clustering/plan-strategy.js';
 import { HudiError } from '../lib/errors.js';
@@ -305,34 +307,37 @@ describe('buildGroupMetrics', () => {
 });
 
 describe('buildClusteringPlan', () => {
-  it('reproduces the plan real Hudi wrote for kazdy\'s table (fixture kazdy_clustering)', () => {
-    const fixture = JSON.parse(
-      readFileSync(join(HUDI_FIXTURES, 'avro/decoded/kazdy_clustering.20230329224554584.replacecommit.requested.json'), 'utf8'),
-    ) as { clusteringPlan: unknown };
-    // The two latest base files and their sizes, from the fixture table's completed commits.
-    const base = 'file:/Users/kazdy/workspace/hudi-clustering/testtable';
-    const latestSlices: FileSliceInput[] = [
-      {
-        fileId: '7712815f-3aa9-4a6c-b2d3-c2862af62dc4-0',
-        partitionPath: 'partitionCol1=2022',
-        baseFilePath: `${base}/partitionCol1=2022/7712815f-3aa9-4a6c-b2d3-c2862af62dc4-0_0-59-44_20230329224546696.parquet`,
-        baseFileSize: 812634,
-        instantTime: '20230329224546696',
-      },
-      {
-        fileId: 'fd48fcce-55e7-41c0-ac14-1311432707b1-0',
-        partitionPath: 'partitionCol1=2023',
-        baseFilePath: `${base}/partitionCol1=2023/fd48fcce-55e7-41c0-ac14-1311432707b1-0_0-126-94_20230329224552266.parquet`,
-        baseFileSize: 812953,
-        instantTime: '20230329224552266',
-      },
-    ];
-    const partitionPaths = filterPartitions(['partitionCol1=2022', 'partitionCol1=2023'], DEFAULT_CLUSTERING_CONFIG);
+  it('reproduces the plan Hudi 0.15 scheduled (CALL run_clustering) on a generated table, from the same files', async () => {
+    const expected = expectedOf('v6_clustering_pending');
+    const table = committedTable('v6_clustering_pending');
+    const instant = expected.facts?.['clusteringInstant'];
+    const hudi = await readOfficial(readFileSync(join(table, '.hoodie', `${instant}.replacecommit.requested`)), 'HoodieRequestedReplaceMetadata');
+    const hudiPlan = (hudi.record as { clusteringPlan: ClusteringPlan }).clusteringPlan;
+    // The plan names files by the absolute path of the folder Spark wrote in; the inputs are the files on disk.
+    const firstPath = hudiPlan.inputGroups[0]!.slices[0]!.dataFilePath;
+    const firstFile = expected.fileGroups.flatMap((group) => group.files).find((file) => firstPath.endsWith(`/${file}`));
+    assert.ok(firstFile, firstPath);
+    const base = firstPath.slice(0, firstPath.length - firstFile.length - 1);
+    const latestSlices: FileSliceInput[] = expected.fileGroups.map((group) => {
+      const file = group.files.at(-1)!;
+      return {
+        fileId: group.fileId,
+        partitionPath: group.partitionPath,
+        baseFilePath: `${base}/${file}`,
+        baseFileSize: statSync(join(table, file)).size,
+        instantTime: instantOfFile(file),
+      };
+    });
+    assert.equal(latestSlices.length, 6);
+    // Partitions in the order Hudi listed them (an input, like the files).
+    const listed = [...new Set(hudiPlan.inputGroups.map((group) => group.slices[0]!.partitionPath))];
+    assert.deepEqual([...listed].sort(), ['dt=2024-01-01', 'dt=2024-01-02']);
+    const partitionPaths = filterPartitions(listed, DEFAULT_CLUSTERING_CONFIG);
     const plan = buildClusteringPlan({ partitionPaths, latestSlices, pendingFileGroupIds: new Set(), config: DEFAULT_CLUSTERING_CONFIG });
-    // Each file is under 1 MB, so every metric is 0 (812634 / 1048576 rounds down).
-    assert.deepEqual(plan, fixture.clusteringPlan);
+    // Each file is far under 1 MB, so every metric is 0.
+    assert.deepEqual(plan, hudiPlan);
     // Same field order too, so the JSON text is identical.
-    assert.equal(JSON.stringify(plan), JSON.stringify(fixture.clusteringPlan));
+    assert.equal(JSON.stringify(plan), JSON.stringify(hudiPlan));
   });
 
   const twoPartitions = [

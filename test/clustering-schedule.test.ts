@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import avro from 'avsc';
 import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
 import { commitsSinceLastClustering, hudiSchedulingThreshold, schedule } from '../lib/clustering/schedule.js';
 import { triggerSchedulingThreshold } from '../lib/serverless/trigger.js';
@@ -16,11 +15,10 @@ import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { openStorage } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
 import { readClusteringPlan } from '../lib/timeline/pending-clustering.js';
-import { HUDI_FIXTURES, tempDir } from './helpers/fixtures.js';
+import { tempDir } from './helpers/fixtures.js';
+import { readWithAvscStreams, officialAvroType } from './helpers/avro-official.js';
 import { createSmallFilesTable } from './helpers/small-files-table.js';
 import { runClusteringJob } from '../lib/clustering/job.js';
-
-const AVRO = join(HUDI_FIXTURES, 'avro');
 
 function config(properties: Record<string, string> = {}): ClusteringConfig {
   return resolveClusteringConfig({ event: properties }).config;
@@ -41,29 +39,9 @@ function metafolderListing(dir: string): string[] {
     .sort();
 }
 
-function readAvsc(name: string): avro.Schema {
-  // Hudi's .avsc files carry /* */ comments.
-  return JSON.parse(readFileSync(join(AVRO, `${name}.avsc`), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '')) as avro.Schema;
-}
-
-/** Decode with avsc's own container reader and Hudi's official schemas (not our code or schemas). */
+/** Decode with avsc's own container reader and Hudi's official schema (not our code or schemas). */
 function decodeWithOfficialSchema(bytes: Uint8Array): Promise<{ records: unknown[]; writerName: string | undefined }> {
-  const registry: Record<string, avro.Type> = {};
-  let reader: avro.Type | undefined;
-  for (const name of ['HoodieSliceInfo', 'HoodieClusteringGroup', 'HoodieClusteringStrategy', 'HoodieClusteringPlan', 'HoodieRequestedReplaceMetadata']) {
-    reader = avro.Type.forSchema(readAvsc(name), { registry, wrapUnions: false });
-  }
-  return new Promise((resolve, reject) => {
-    const decoder = new avro.streams.BlockDecoder({ readerSchema: reader! });
-    const result = { records: [] as unknown[], writerName: undefined as string | undefined };
-    decoder.on('metadata', (writerType: avro.Type) => {
-      result.writerName = writerType.name;
-    });
-    decoder.on('data', (record: unknown) => result.records.push(JSON.parse(JSON.stringify(record))));
-    decoder.on('error', reject);
-    decoder.on('end', () => resolve(result));
-    decoder.end(Buffer.from(bytes));
-  });
+  return readWithAvscStreams(bytes, officialAvroType('HoodieRequestedReplaceMetadata'));
 }
 
 describe('when to schedule', () => {

@@ -7,12 +7,12 @@ import { createKeyGenerator, escapePathName, keyGeneratorOptionsFromTable, forma
 import { readSnapshot } from '../lib/reader.js';
 import { openStorage } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
-import { unzipSampleTable } from './helpers/fixtures.js';
+import { committedTable } from './helpers/fixtures.js';
 
 describe('key generators against Hudi-written rows', () => {
-  for (const name of ['v6_nonpartitioned', 'v6_simplekeygen_nonhivestyle', 'v6_complexkeygen_hivestyle', 'v6_timebasedkeygen_nonhivestyle']) {
+  for (const name of ['v6_nonpartitioned', 'v6_simplekeygen_nonhivestyle', 'v6_complexkeygen_hivestyle', 'v6_timebasedkeygen_nonhivestyle'] as const) {
     it(`${name}: record key and partition path of every row`, async () => {
-      const table = await HudiTable.open(openStorage(unzipSampleTable(`cow/${name}.zip`)));
+      const table = await HudiTable.open(openStorage(committedTable(name)));
       const keygen = createKeyGenerator(keyGeneratorOptionsFromTable(table.config));
       const { rows } = await readSnapshot(table, { includeMetaFields: true });
       assert.equal(rows.length, 4);

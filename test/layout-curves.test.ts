@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import {
@@ -33,9 +31,7 @@ import {
   type SortValue,
 } from '../lib/layout/curves.js';
 import { HilbertIndexer, hilbertIndex, hilbertIndexBytes } from '../lib/layout/hilbert.js';
-import { HUDI_FIXTURES } from './helpers/fixtures.js';
-
-const SPACECURVE = join(HUDI_FIXTURES, 'spacecurve');
+import { spaceCurveFixture } from './helpers/fixtures.js';
 
 interface MappingVector {
   fn: string;
@@ -56,7 +52,8 @@ interface HilbertVector {
   index_dec: string;
   indexBytes63_hex?: string;
 }
-const golden = JSON.parse(readFileSync(join(SPACECURVE, 'golden-vectors.json'), 'utf8')) as {
+/** Outputs of Hudi 0.15's own BinaryUtil / HilbertCurveUtils / shaded davidmoten curve (test/fixtures/generate.ts). */
+const golden = spaceCurveFixture('golden-vectors.json') as {
   mappings: MappingVector[];
   zorder_interleaving_size8: InterleavingVector[];
   hilbert: HilbertVector[];
@@ -69,6 +66,7 @@ const fromHex = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, '
 function javaDouble(text: string): number {
   const named: Record<string, number> = {
     'Double.MAX_VALUE': Number.MAX_VALUE,
+    'Double.MIN_VALUE': Number.MIN_VALUE,
     NaN: Number.NaN,
     Infinity: Number.POSITIVE_INFINITY,
     '-Infinity': Number.NEGATIVE_INFINITY,
@@ -138,12 +136,10 @@ describe('Hilbert golden vectors', () => {
     }
   });
 
+  const indexTables = (spaceCurveFixture('hilbert-2d-index-tables.json') as { tables: Record<string, string[][]> }).tables;
   for (const bits of [1, 2, 3, 4]) {
-    test(`davidmoten 0.2.2 expected 2-D index table, bits ${bits}`, () => {
-      const table = readFileSync(join(SPACECURVE, `davidmoten-hilbert-0.2.2-indexes-2d-bits-${bits}.txt`), 'utf8')
-        .trim()
-        .split('\n')
-        .map((line) => line.split('\t').map(Number));
+    test(`davidmoten 0.2.2 2-D index table (as the library's own expected tables lay it out), bits ${bits}`, () => {
+      const table = indexTables[String(bits)]!.map((row) => row.map(Number));
       assert.equal(table.length, 2 ** bits);
       table.forEach((row, first) => {
         assert.equal(row.length, 2 ** bits);

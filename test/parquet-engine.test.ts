@@ -3,7 +3,7 @@ import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { SAMPLE_TABLES, unzipFixture } from './helpers/fixtures.js';
+import { completedWrites, expectedOf, fixtureTable } from './helpers/fixtures.js';
 import { HudiError } from '../lib/errors.js';
 import { duckdb } from './helpers/duckdb.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
@@ -20,8 +20,10 @@ import {
 } from '../lib/engine/row-format.js';
 import type { Row } from '../lib/engine/row-format.js';
 
-const FIXTURES = join(SAMPLE_TABLES, 'cow');
-const DIANA_FILE = 'v6_simplekeygen_nonhivestyle_overwritetable/30/ebcb261d-62d3-4895-90ec-5b3c9622dff4-0_0-111-154_20240707001303088.parquet';
+const OVERWRITE = expectedOf('v6_simplekeygen_nonhivestyle_overwritetable');
+/** The insert_overwrite_table commit's one base file: Diana alone, as Spark read her. */
+const OVERWRITE_COMMIT = completedWrites(OVERWRITE)[2]!;
+const DIANA_FILE = `v6_simplekeygen_nonhivestyle_overwritetable/${OVERWRITE.fileGroups.flatMap((group) => group.files).find((file) => file.endsWith(`_${OVERWRITE_COMMIT}.parquet`))}`;
 
 let workDir: string;
 let engine: ParquetEngine;
@@ -43,8 +45,8 @@ function leaf(schema: readonly ParquetColumnInfo[], ...path: string[]): ParquetC
 
 before(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'parquet-engine-test-'));
-  for (const table of ['v6_simplekeygen_nonhivestyle_overwritetable', 'v6_simplekeygen_nonhivestyle', 'v6_complexkeygen_hivestyle']) {
-    unzipFixture(join(FIXTURES, `${table}.zip`), workDir);
+  for (const table of ['v6_simplekeygen_nonhivestyle_overwritetable', 'v6_simplekeygen_nonhivestyle', 'v6_complexkeygen_hivestyle'] as const) {
+    fixtureTable(table, workDir);
   }
   engine = await openParquetEngine({ threads: 2, memoryLimit: '512MB', tempDirectory: join(workDir, 'spill') });
 });
@@ -95,11 +97,11 @@ describe('reading', () => {
   test('readRows converts every column type of a Hudi base file', async () => {
     const { columns, rows } = await engine.readRows([join(workDir, DIANA_FILE)]);
     const expected: Row = {
-      _hoodie_commit_time: '20240707001303088',
-      _hoodie_commit_seqno: '20240707001303088_0_0',
+      _hoodie_commit_time: OVERWRITE_COMMIT,
+      _hoodie_commit_seqno: OVERWRITE.snapshot?.rows[0]?.['_hoodie_commit_seqno'] ?? null,
       _hoodie_record_key: '4',
       _hoodie_partition_path: '30',
-      _hoodie_file_name: 'ebcb261d-62d3-4895-90ec-5b3c9622dff4-0_0-111-154_20240707001303088.parquet',
+      _hoodie_file_name: DIANA_FILE.slice(DIANA_FILE.lastIndexOf('/') + 1),
       id: 4,
       name: 'Diana',
       isActive: false,
@@ -125,6 +127,9 @@ describe('reading', () => {
     };
     assert.deepEqual(rows, [expected]);
     assert.deepEqual(columns, Object.keys(expected));
+    // And as Spark read the table's snapshot when the fixture was made.
+    assert.deepEqual(rows, OVERWRITE.snapshot?.rows);
+    assert.match(String(expected['_hoodie_commit_seqno']), new RegExp(`^${OVERWRITE_COMMIT}_\\d+_\\d+$`));
   });
 
   test('readRows selects columns, unions files by name and ignores hive-style directories', async () => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runCli, jsonLines } from './helpers/cli.js';
-import { unzipSampleTable } from './helpers/fixtures.js';
+import { completedWrites, expectedOf, fixtureTable } from './helpers/fixtures.js';
 import { s3TablePath, uploadTable, requireS3 } from './helpers/s3.js';
 
 requireS3();
@@ -14,10 +14,10 @@ function ids(stdout: string): [number, string, boolean][] {
 }
 
 describe('read from S3', () => {
-  for (const name of ['v6_nonpartitioned', 'v6_simplekeygen_nonhivestyle', 'v6_complexkeygen_hivestyle', 'v6_simplekeygen_hivestyle_no_metafields', 'v6_timebasedkeygen_nonhivestyle']) {
+  for (const name of ['v6_nonpartitioned', 'v6_simplekeygen_nonhivestyle', 'v6_complexkeygen_hivestyle', 'v6_simplekeygen_hivestyle_no_metafields', 'v6_timebasedkeygen_nonhivestyle'] as const) {
     it(`${name} reads the latest four rows`, async () => {
       const path = await s3TablePath(name);
-      await uploadTable(unzipSampleTable(`cow/${name}.zip`), path);
+      await uploadTable(fixtureTable(name), path);
       const result = runCli(['read', path]);
       assert.equal(result.code, 0, result.stderr);
       assert.deepEqual(ids(result.stdout), [[1, 'Alice', false], [2, 'Bob', false], [3, 'Carol', true], [4, 'Diana', true]]);
@@ -26,21 +26,22 @@ describe('read from S3', () => {
 
   it('the insert_overwrite table, latest and as of each commit', async () => {
     const path = await s3TablePath('overwrite');
-    await uploadTable(unzipSampleTable('cow/v6_simplekeygen_nonhivestyle_overwritetable.zip'), path);
+    await uploadTable(fixtureTable('v6_simplekeygen_nonhivestyle_overwritetable'), path);
+    const [c1, , c3] = completedWrites(expectedOf('v6_simplekeygen_nonhivestyle_overwritetable'));
     assert.deepEqual(ids(runCli(['read', path]).stdout), [[4, 'Diana', false]]);
-    assert.deepEqual(ids(runCli(['read', path, '--as-of', '20240707001301554']).stdout), [[1, 'Alice', true], [2, 'Bob', false], [3, 'Carol', true]]);
+    assert.deepEqual(ids(runCli(['read', path, '--as-of', c1!]).stdout), [[1, 'Alice', true], [2, 'Bob', false], [3, 'Carol', true]]);
     const timeline = runCli(['timeline', path]);
-    assert.match(timeline.stdout, /20240707001303088 {2}replacecommit +COMPLETED/);
+    assert.match(timeline.stdout, new RegExp(`${c3} {2}replacecommit +COMPLETED`));
   });
 
   it('v6_empty reads 0 rows; v8 is refused', async () => {
     const empty = await s3TablePath('empty');
-    await uploadTable(unzipSampleTable('cow/v6_empty.zip'), empty);
+    await uploadTable(fixtureTable('v6_empty'), empty);
     const result = runCli(['read', empty]);
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stdout, '');
     const v8 = await s3TablePath('v8');
-    await uploadTable(unzipSampleTable('cow/v8_simplekeygen_nonhivestyle.zip'), v8);
+    await uploadTable(fixtureTable('v8_nonpartitioned'), v8);
     assert.match(runCli(['read', v8]).stderr, /table version 8/);
   });
 

@@ -32,33 +32,38 @@ import {
 } from '../lib/timeline/avro-files.js';
 import { createMarker, deleteMarkerDir, listMarkers, markerDir, type MarkerType } from '../lib/timeline/markers.js';
 import { pendingClusteringPlans } from '../lib/timeline/pending-clustering.js';
-import { formatInstantTime } from '../lib/timeline/instant.js';
+import { formatInstantTime, parseInstantTime } from '../lib/timeline/instant.js';
 import { loadTimeline } from '../lib/timeline/timeline.js';
 import { createRequested, transitionToInflight } from '../lib/timeline/transitions.js';
-import { HUDI_FIXTURES, tempDir, unzipSampleTable } from './helpers/fixtures.js';
+import { committedTable, completedWrites, expectedOf, fixtureTable, onlyFileGroup, tempDir } from './helpers/fixtures.js';
+import { officialAvroType, readWithAvscStreams } from './helpers/avro-official.js';
 import { requireS3, s3TablePath, uploadTable } from './helpers/s3.js';
 
-const AVRO_FIXTURES = path.join(HUDI_FIXTURES, 'avro');
-const KAZDY_TABLE = path.join(HUDI_FIXTURES, 'tables/kazdy-HUDI-8259/testtable');
-
 /** v6_nonpartitioned: two commits of one file group, four rows. */
-const NONPARTITIONED = {
-  zip: 'cow/v6_nonpartitioned.zip',
-  fileId: 'a079bdb3-731c-4894-b855-abfcd6921007-0',
-  latestBaseFile: 'a079bdb3-731c-4894-b855-abfcd6921007-0_0-203-274_20240418173551906.parquet',
-  latestCommit: '20240418173551906',
-};
+const NONPARTITIONED = (() => {
+  const expected = expectedOf('v6_nonpartitioned');
+  const group = onlyFileGroup(expected, '');
+  return { table: 'v6_nonpartitioned' as const, fileId: group.fileId, latestBaseFile: group.files.at(-1)!, latestCommit: completedWrites(expected).at(-1)! };
+})();
 
 /** v6_simplekeygen_nonhivestyle: partitions 10, 20, 30. */
-const PARTITIONED = {
-  zip: 'cow/v6_simplekeygen_nonhivestyle.zip',
-  partition10FileId: '97de74b1-2a8e-4bb7-874c-0a74e1f42a77-0',
-  partition10LatestFile: '10/97de74b1-2a8e-4bb7-874c-0a74e1f42a77-0_0-119-166_20240418172804498.parquet',
-  partition20File: '20/76e0556b-390d-4249-b7ad-9059e2bc2cbd-0_0-98-141_20240418172802262.parquet',
-};
+const PARTITIONED = (() => {
+  const expected = expectedOf('v6_simplekeygen_nonhivestyle');
+  const partition10 = onlyFileGroup(expected, '10');
+  return { table: 'v6_simplekeygen_nonhivestyle' as const, partition10FileId: partition10.fileId, partition10LatestFile: partition10.files.at(-1)!, partition20File: onlyFileGroup(expected, '20').files.at(-1)! };
+})();
 
-/** The failed write's instant: after the fixtures' commits, long before now (its writer is long dead). */
-const FAILED = '20240419000000000';
+/** `ms` milliseconds after an instant time. */
+function instantAfter(time: string, ms: number): string {
+  return formatInstantTime(new Date(parseInstantTime(time)!.getTime() + ms));
+}
+
+/**
+ * The failed write's instant: just after the fixtures' latest commit, and so, once the fixtures are older than the
+ * heartbeat expiry (2 minutes after `npm run fixtures:generate`), long enough ago that its writer counts as dead.
+ */
+const LATEST_FIXTURE_COMMIT = [NONPARTITIONED.latestCommit, ...completedWrites(expectedOf('v6_simplekeygen_nonhivestyle'))].sort().at(-1)!;
+const FAILED = instantAfter(LATEST_FIXTURE_COMMIT, 1);
 const NEW_FILE_ID = 'f0e1d2c3-0000-4000-8000-000000000009-0';
 
 /** A lock that is always granted: these tests run one writer at a time. */
@@ -127,44 +132,16 @@ const FOUR_ROWS: Ids = [[1, 'Alice'], [2, 'Bob'], [3, 'Carol'], [4, 'Diana']];
 // ---------------------------------------------------------------------------------------------------------------
 // Reading our rollback files with the official Hudi schemas (as test/avro-timeline.test.ts does)
 
-function readAvsc(file: string): avro.Schema {
-  // Hudi's .avsc files carry /* */ comments, which Avro-Java accepts and JSON does not.
-  return JSON.parse(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '')) as avro.Schema;
-}
-
 function officialRollbackTypes(): { plan: avro.Type; metadata: avro.Type } {
-  const registry: Record<string, avro.Type> = {};
-  const load = (name: string) => avro.Type.forSchema(readAvsc(path.join(AVRO_FIXTURES, `${name}.avsc`)), { registry, wrapUnions: false });
-  load('HoodieInstantInfo');
-  return { plan: load('HoodieRollbackPlan'), metadata: load('HoodieRollbackMetadata') };
+  return { plan: officialAvroType('HoodieRollbackPlan'), metadata: officialAvroType('HoodieRollbackMetadata') };
 }
 
-/** The 0.14/0.15 writer schema copied from a real `.rollback` file (it has logFilesFromFailedCommit). */
-function realHudiMetadataType(): avro.Type {
-  const text = readFileSync(path.join(AVRO_FIXTURES, 'embedded/HoodieRollbackMetadata.hudi-0.14-0.15.writer-schema.json'), 'utf8');
-  return avro.Type.forSchema(JSON.parse(text) as avro.Schema, { wrapUnions: false, registry: {} });
-}
-
-function plain(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(plain);
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, plain(entry)]));
-}
-
-/** Decode with avsc's own container reader (not our code), resolving to `readerType`. */
-function readWithAvscStreams(bytes: Uint8Array, readerType: avro.Type): Promise<{ records: unknown[]; writerName: string | undefined; metadataKeys: string[] }> {
-  return new Promise((resolve, reject) => {
-    const decoder = new avro.streams.BlockDecoder({ readerSchema: readerType });
-    const result = { records: [] as unknown[], writerName: undefined as string | undefined, metadataKeys: [] as string[] };
-    decoder.on('metadata', (writerType: avro.Type, _codec: string, header: { meta: Record<string, Buffer> }) => {
-      result.writerName = writerType.name;
-      result.metadataKeys = Object.keys(header.meta);
-    });
-    decoder.on('data', (record: unknown) => result.records.push(plain(record)));
-    decoder.on('error', reject);
-    decoder.on('end', () => resolve(result));
-    decoder.end(Buffer.from(bytes));
-  });
+/** The writer schema in the header of the `.rollback` file Hudi 0.15 wrote into the v6_rollback fixture. */
+async function realHudiMetadataType(): Promise<avro.Type> {
+  const table = committedTable('v6_rollback');
+  const rollback = expectedOf('v6_rollback').timeline.find((instant) => instant.action === 'rollback')!;
+  const read = await readWithAvscStreams(readFileSync(path.join(table, '.hoodie', `${rollback.time}.rollback`)), officialAvroType('HoodieRollbackMetadata'));
+  return avro.Type.forSchema(JSON.parse(read.writerSchemaText) as avro.Schema, { wrapUnions: false, registry: {} });
 }
 
 /** The three rollback files of `result`: shapes as Hudi writes them, readable by official and real schemas. */
@@ -194,7 +171,7 @@ async function assertRollbackFiles(storage: Storage, result: RollbackResult, exp
 
   const metadataBytes = await storage.get(`.hoodie/${time}.rollback`);
   const officialRead = await readWithAvscStreams(metadataBytes, official.metadata);
-  const realRead = await readWithAvscStreams(metadataBytes, realHudiMetadataType());
+  const realRead = await readWithAvscStreams(metadataBytes, await realHudiMetadataType());
   const metadata = realRead.records[0] as HoodieRollbackMetadata;
   assert.equal(officialRead.writerName, 'org.apache.hudi.avro.model.HoodieRollbackMetadata');
   assert.deepEqual(metadata, decodeTimelineAvro('rollbackMetadata', metadataBytes, time));
@@ -213,10 +190,8 @@ async function assertRollbackFiles(storage: Storage, result: RollbackResult, exp
     return partition.successDeleteFiles;
   });
   assert.deepEqual(succeeded.sort(), planned, 'successDeleteFiles are the plan’s absolute paths');
-  const officialMetadata = officialRead.records[0] as { partitionMetadata: Record<string, Record<string, unknown>> };
-  for (const partition of Object.values(officialMetadata.partitionMetadata)) {
-    assert.ok(!('logFilesFromFailedCommit' in partition), 'the official (older) schema drops the 0.14/0.15 field');
-  }
+  // Hudi 0.15's own schema has logFilesFromFailedCommit too: its reader sees exactly what Hudi's files hold.
+  assert.deepEqual(officialRead.records[0], metadata);
 }
 
 /** What must be gone after T is rolled back: its data files, timeline files and markers. */
@@ -252,10 +227,15 @@ describe('markers', () => {
     assert.deepEqual((await storage.listDir('.hoodie/.temp')).dirs, [], 'the folder itself is gone');
   });
 
-  it('TIMELINE_SERVER_BASED markers from a real Hudi table (MARKERS.type + MARKERS0)', async () => {
-    const storage = openStorage(KAZDY_TABLE);
-    assert.deepEqual(await listMarkers(storage, '20230329224605640'), [
-      { partitionPath: 'partitionCol1=2023', fileName: 'e2f39627-252a-416b-a9d4-1e0c21d10df6-0_0-14-10_20230329224605640.parquet', type: 'MERGE' },
+  it('TIMELINE_SERVER_BASED markers of a real failed Hudi write (MARKERS.type + MARKERS0)', async () => {
+    const expected = expectedOf('v5_cow_clustered_pending');
+    const pending = expected.timeline.find((instant) => instant.state !== 'COMPLETED')!;
+    const leftBehind = expected.fileGroups.flatMap((group) => group.files).filter((file) => file.includes(pending.time));
+    assert.equal(leftBehind.length, 1);
+    const storage = openStorage(committedTable('v5_cow_clustered_pending'));
+    // The failed insert made a new file group (small.file.limit 0): a CREATE marker.
+    assert.deepEqual(await listMarkers(storage, pending.time), [
+      { partitionPath: 'dt=2021-12-09/hh=11', fileName: leftBehind[0]!.slice(leftBehind[0]!.lastIndexOf('/') + 1), type: 'CREATE' },
     ]);
   });
 
@@ -270,7 +250,7 @@ describe('markers', () => {
 
 describe('rollback of a failed commit (local table)', () => {
   it('marker-based: deletes the data file, markers and instant files; the snapshot is unchanged', async () => {
-    const storage = openStorage(unzipSampleTable(NONPARTITIONED.zip));
+    const storage = openStorage(fixtureTable(NONPARTITIONED.table));
     const failed = await simulateFailedCommit(storage, FAILED, [
       { partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' },
       // A MERGE of the existing file group: were it visible, it would shadow the latest slice.
@@ -298,7 +278,7 @@ describe('rollback of a failed commit (local table)', () => {
   });
 
   it('listing-based when the writer died before its markers; only the failed instant’s files go', async () => {
-    const storage = openStorage(unzipSampleTable(PARTITIONED.zip));
+    const storage = openStorage(fixtureTable(PARTITIONED.table));
     const failed = await simulateFailedCommit(storage, FAILED, [
       { partitionPath: '10', fileId: PARTITIONED.partition10FileId, copyOf: PARTITIONED.partition10LatestFile },
       { partitionPath: '20', fileId: NEW_FILE_ID, copyOf: PARTITIONED.partition20File },
@@ -318,7 +298,7 @@ describe('rollback of a failed commit (local table)', () => {
   });
 
   it('timeline-server-based markers of a Spark writer are honoured', async () => {
-    const storage = openStorage(unzipSampleTable(PARTITIONED.zip));
+    const storage = openStorage(fixtureTable(PARTITIONED.table));
     const failed = await simulateFailedCommit(storage, FAILED, [{ partitionPath: '20', fileId: NEW_FILE_ID, copyOf: PARTITIONED.partition20File }]);
     await storage.put(`.hoodie/.temp/${FAILED}/MARKERS.type`, 'TIMELINE_SERVER_BASED');
     await storage.put(`.hoodie/.temp/${FAILED}/MARKERS0`, `${failed.files[0]}.marker.CREATE\n`);
@@ -329,7 +309,7 @@ describe('rollback of a failed commit (local table)', () => {
   });
 
   it('a requested-only commit: nothing written, only its requested file goes (empty plan)', async () => {
-    const storage = openStorage(unzipSampleTable(NONPARTITIONED.zip));
+    const storage = openStorage(fixtureTable(NONPARTITIONED.table));
     await createRequested(storage, FAILED, 'commit');
     const result = await rollbackInstant(await HudiTable.open(storage), FAILED, { lock: grantingLock });
     assert.equal(result.filesFrom, 'none');
@@ -339,7 +319,7 @@ describe('rollback of a failed commit (local table)', () => {
   });
 
   it('refuses a completed commit (that is a restore) and names a missing instant with the pending ones', async () => {
-    const storage = openStorage(unzipSampleTable(NONPARTITIONED.zip));
+    const storage = openStorage(fixtureTable(NONPARTITIONED.table));
     await simulateFailedCommit(storage, FAILED, []);
     const table = await HudiTable.open(storage);
     await assert.rejects(rollbackInstant(table, NONPARTITIONED.latestCommit, { lock: grantingLock }), (error: unknown) => {
@@ -359,7 +339,7 @@ describe('rollback of a failed commit (local table)', () => {
   });
 
   it('refuses while the writer’s heartbeat is fresh, unless told to ignore it', async () => {
-    const storage = openStorage(unzipSampleTable(NONPARTITIONED.zip));
+    const storage = openStorage(fixtureTable(NONPARTITIONED.table));
     const failed = await simulateFailedCommit(storage, FAILED, [{ partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' }]);
     await storage.put(heartbeatPath(FAILED), '');
     const table = await HudiTable.open(storage);
@@ -379,7 +359,7 @@ describe('an interrupted rollback is finished, not repeated', () => {
   ];
   for (const { name, crashes } of crashPoints) {
     it(`crash ${name}`, async () => {
-      const dir = unzipSampleTable(NONPARTITIONED.zip);
+      const dir = fixtureTable(NONPARTITIONED.table);
       const storage = openStorage(dir);
       const failed = await simulateFailedCommit(storage, FAILED, [{ partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' }]);
       const crashing = new CrashingStorage(storage, crashes);
@@ -402,12 +382,12 @@ describe('an interrupted rollback is finished, not repeated', () => {
   }
 
   it('a plan written, then the data files half deleted: the re-run deletes the rest', async () => {
-    const storage = openStorage(unzipSampleTable(NONPARTITIONED.zip));
+    const storage = openStorage(fixtureTable(NONPARTITIONED.table));
     const failed = await simulateFailedCommit(storage, FAILED, [
       { partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' },
       { partitionPath: '', fileId: NONPARTITIONED.fileId, copyOf: NONPARTITIONED.latestBaseFile, marker: 'MERGE' },
     ]);
-    const rollbackTime = '20240419000500000';
+    const rollbackTime = instantAfter(FAILED, 5 * 60_000);
     const plan: HoodieRollbackPlan = {
       instantToRollback: { commitTime: FAILED, action: 'commit' },
       RollbackRequests: failed.files.map((file) => ({ partitionPath: '', fileId: '', latestBaseInstant: '', filesToBeDeleted: [storage.uriOf(file)], logBlocksToBeDeleted: {} })),
@@ -456,7 +436,7 @@ describe('failed clustering', () => {
   }
 
   it('rollbackInflightClustering removes the attempt and its inflight but keeps the plan for a retry', async () => {
-    const storage = openStorage(unzipSampleTable(NONPARTITIONED.zip));
+    const storage = openStorage(fixtureTable(NONPARTITIONED.table));
     const failed = await simulateFailedClustering(storage);
     const result = await rollbackInflightClustering(await HudiTable.open(storage), FAILED, { lock: grantingLock });
     assert.ok(result !== undefined);
@@ -473,7 +453,7 @@ describe('failed clustering', () => {
   });
 
   it('rollbackInstant abandons a clustering, plan included', async () => {
-    const storage = openStorage(unzipSampleTable(NONPARTITIONED.zip));
+    const storage = openStorage(fixtureTable(NONPARTITIONED.table));
     const failed = await simulateFailedClustering(storage);
     const result = await rollbackInstant(await HudiTable.open(storage), FAILED, { lock: grantingLock });
     await assertFailedWriteGone(storage, failed);
@@ -484,14 +464,14 @@ describe('failed clustering', () => {
 
 describe('rollbackFailedWrites', () => {
   it('rolls back writers whose heartbeat expired (or that never wrote one, long ago), not live ones', async () => {
-    const dir = unzipSampleTable(NONPARTITIONED.zip);
+    const dir = fixtureTable(NONPARTITIONED.table);
     const storage = openStorage(dir);
     const noHeartbeat = await simulateFailedCommit(storage, FAILED, [{ partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' }]);
-    const expiredHeartbeat = await simulateFailedCommit(storage, '20240419010000000', []);
+    const expiredHeartbeat = await simulateFailedCommit(storage, instantAfter(FAILED, 1), []);
     await storage.put(heartbeatPath(expiredHeartbeat.time), '');
     const longAgo = new Date(Date.now() - 10 * 60_000);
     utimesSync(path.join(dir, heartbeatPath(expiredHeartbeat.time)), longAgo, longAgo);
-    const freshHeartbeat = await simulateFailedCommit(storage, '20240419020000000', []);
+    const freshHeartbeat = await simulateFailedCommit(storage, instantAfter(FAILED, 2), []);
     await storage.put(heartbeatPath(freshHeartbeat.time), '');
     // Started seconds ago and no heartbeat yet: may be a writer still starting up.
     const justStarted = await simulateFailedCommit(storage, formatInstantTime(new Date(Date.now() - 5_000)), []);
@@ -514,7 +494,7 @@ describe('rollback on S3', () => {
   before(requireS3);
 
   it('marker-based rollback of a failed commit on moto', async () => {
-    const dir = unzipSampleTable(NONPARTITIONED.zip);
+    const dir = fixtureTable(NONPARTITIONED.table);
     const storage = await uploadTable(dir, await s3TablePath('rollback'));
     const failed = await simulateFailedCommit(storage, FAILED, [
       { partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' },
@@ -532,7 +512,7 @@ describe('rollback on S3', () => {
   });
 
   it('listing-based rollback of a partitioned table, resumed after a crash', async () => {
-    const storage = await uploadTable(unzipSampleTable(PARTITIONED.zip), await s3TablePath('rollback-partitioned'));
+    const storage = await uploadTable(fixtureTable(PARTITIONED.table), await s3TablePath('rollback-partitioned'));
     const failed = await simulateFailedCommit(storage, FAILED, [{ partitionPath: '10', fileId: PARTITIONED.partition10FileId, copyOf: PARTITIONED.partition10LatestFile }]);
     const crashing = new CrashingStorage(storage, (operation, paths) => operation === 'putIfAbsent' && paths.some((p) => p.endsWith('.rollback')));
     await assert.rejects(rollbackInstant(await HudiTable.open(crashing), FAILED, { lock: grantingLock }), /simulated crash/);

@@ -9,7 +9,7 @@ import { parseJavaProperties } from '../lib/properties.js';
 import {
   formatTableProperties, newTableOptionsFromWriteProperties, newTableProperties, tableChecksum, tableConfigFromProperties, assertSupported,
 } from '../lib/table-config.js';
-import { unzipSampleTable, HUDI_FIXTURES } from './helpers/fixtures.js';
+import { committedTable } from './helpers/fixtures.js';
 
 describe('table config', () => {
   it('checksum is CRC32 of "<database>.<table>" (values from the format doc)', () => {
@@ -18,8 +18,8 @@ describe('table config', () => {
   });
 
   it('reads every v6 fixture config', () => {
-    for (const name of ['v6_nonpartitioned', 'v6_simplekeygen_nonhivestyle', 'v6_complexkeygen_hivestyle', 'v6_timebasedkeygen_nonhivestyle', 'v6_simplekeygen_hivestyle_no_metafields']) {
-      const file = join(unzipSampleTable(`cow/${name}.zip`), '.hoodie/hoodie.properties');
+    for (const name of ['v6_nonpartitioned', 'v6_simplekeygen_nonhivestyle', 'v6_complexkeygen_hivestyle', 'v6_timebasedkeygen_nonhivestyle', 'v6_simplekeygen_hivestyle_no_metafields'] as const) {
+      const file = join(committedTable(name), '.hoodie/hoodie.properties');
       const config = tableConfigFromProperties(parseJavaProperties(readFileSync(file, 'utf8')), file);
       assert.equal(config.name, name);
       assert.equal(config.version, 6);
@@ -32,10 +32,16 @@ describe('table config', () => {
       }
       if (name === 'v6_timebasedkeygen_nonhivestyle') assert.equal(config.properties.get('hoodie.keygen.timebased.input.dateformat'), "yyyy-MM-dd'T'HH:mm:ss.SSSZ");
       if (name === 'v6_simplekeygen_hivestyle_no_metafields') assert.equal(config.populateMetaFields, false);
-      assert.ok(config.createSchema?.startsWith('{"type":"record"'));
+      // Datasource writes store no create schema (hudi-rs's SQL-created tables had one); v6_empty is SQL-created.
+      assert.equal(config.createSchema, undefined);
     }
-    const kazdy = join(HUDI_FIXTURES, 'tables/kazdy-HUDI-8259/testtable/.hoodie/hoodie.properties');
-    assert.equal(tableConfigFromProperties(parseJavaProperties(readFileSync(kazdy, 'utf8')), kazdy).version, 5);
+    const sqlCreated = join(committedTable('v6_empty'), '.hoodie/hoodie.properties');
+    assert.ok(tableConfigFromProperties(parseJavaProperties(readFileSync(sqlCreated, 'utf8')), sqlCreated).createSchema?.startsWith('{"type":"record"'));
+    // Downgraded to version 5 by Hudi's own CALL downgrade_table.
+    const v5 = join(committedTable('v5_cow_clustered_pending'), '.hoodie/hoodie.properties');
+    const v5Config = tableConfigFromProperties(parseJavaProperties(readFileSync(v5, 'utf8')), v5);
+    assert.equal(v5Config.version, 5);
+    assert.doesNotThrow(() => assertSupported(v5Config, v5, 'read'));
   });
 
   it('writes a v6 COW table config from Hudi write keys that reads back the same', () => {

@@ -12,7 +12,7 @@ import { HudiError } from '../lib/errors.js';
 import { generateUsers, writeJsonLines } from '../lib/generate.js';
 import { tableConfigFromProperties } from '../lib/table-config.js';
 import { jsonLines, runCli } from './helpers/cli.js';
-import { HUDI_FIXTURES, tempDir, unzipSampleTable } from './helpers/fixtures.js';
+import { committedTable, expectedOf, tempDir, type FixtureTableName } from './helpers/fixtures.js';
 
 describe('instants', () => {
   it('parses every timeline file name Hudi writes for v6', () => {
@@ -66,26 +66,34 @@ describe('timeline', () => {
 
 describe('commit metadata JSON', () => {
   const samples: { name: string; text: string }[] = [];
-  for (const zip of ['cow/v6_simplekeygen_nonhivestyle_overwritetable.zip', 'cow/v6_complexkeygen_hivestyle.zip', 'cow/v6_nonpartitioned.zip']) {
-    const table = unzipSampleTable(zip);
+  const tables: FixtureTableName[] = ['v6_simplekeygen_nonhivestyle_overwritetable', 'v6_complexkeygen_hivestyle', 'v6_nonpartitioned', 'v5_cow_clustered_pending'];
+  for (const name of tables) {
+    const table = committedTable(name);
     for (const file of readdirSync(join(table, '.hoodie'))) {
-      if (/^\d+\.(commit|replacecommit)$/.test(file)) samples.push({ name: `${zip}:${file}`, text: readFileSync(join(table, '.hoodie', file), 'utf8') });
+      if (/^\d+\.(commit|replacecommit)$/.test(file)) samples.push({ name: `${name}:${file}`, text: readFileSync(join(table, '.hoodie', file), 'utf8') });
     }
   }
-  samples.push({ name: 'hudi-rs v6_commit.json', text: readFileSync(join(HUDI_FIXTURES, 'tables/hudi-rs/crates/core/tests/data/commit_metadata/v6_commit.json'), 'utf8') });
 
-  it('finds the Hudi-written samples', () => assert.ok(samples.length >= 5, `${samples.length} samples`));
+  it('finds the Hudi-written samples', () => assert.ok(samples.length >= 12, `${samples.length} samples`));
 
-  it('reads Hudi 0.12.1 commits (no cdcStats / runtimeStats) from the kazdy table', () => {
-    const kazdy = join(HUDI_FIXTURES, 'tables/kazdy-HUDI-8259/testtable/.hoodie');
-    const files = readdirSync(kazdy).filter((f) => /^\d+\.(commit|replacecommit)$/.test(f));
+  it('reads commits written before cdcStats / runtimeStats existed (Hudi 0.12: those keys absent), clustering included', () => {
+    // Hudi 0.15's own commits of the version-5 table, with the keys older writers did not write taken out.
+    const dir = join(committedTable('v5_cow_clustered_pending'), '.hoodie');
+    const files = readdirSync(dir).filter((f) => /^\d+\.(commit|replacecommit)$/.test(f));
     assert.equal(files.length, 5);
+    const clustering = expectedOf('v5_cow_clustered_pending').facts?.['clusteringInstant'];
     for (const file of files) {
-      const metadata = parseCommitMetadata(readFileSync(join(kazdy, file), 'utf8'), file);
+      const text = readFileSync(join(dir, file), 'utf8');
+      const older = JSON.parse(text, (key, value: unknown) => (key === 'cdcStats' || key === 'runtimeStats' ? undefined : value)) as Record<string, unknown>;
+      assert.ok(!JSON.stringify(older).includes('cdcStats'));
+      const metadata = parseCommitMetadata(JSON.stringify(older, null, 2), file);
+      const files = (m: ReturnType<typeof parseCommitMetadata>) => Object.values(m.partitionToWriteStats).flat().map((stat) => [stat.fileId, stat.path, stat.numWrites]);
+      assert.deepEqual(files(metadata), files(parseCommitMetadata(text, file)));
       assert.ok(Object.keys(metadata.partitionToWriteStats).length > 0);
       if (file.endsWith('.replacecommit')) {
+        assert.equal(file, `${clustering}.replacecommit`);
         assert.equal(metadata.operationType, 'CLUSTER');
-        assert.deepEqual(Object.keys(metadata.partitionToReplaceFileIds ?? {}).sort(), ['partitionCol1=2022', 'partitionCol1=2023']);
+        assert.deepEqual(Object.keys(metadata.partitionToReplaceFileIds ?? {}).sort(), ['dt=2021-12-09/hh=10', 'dt=2021-12-09/hh=11']);
       }
     }
   });

@@ -18,7 +18,7 @@ import { rollbackInstant } from '../lib/rollback.js';
 import { loadTimeline } from '../lib/timeline/timeline.js';
 import { encodeTimelineAvro } from '../lib/timeline/avro-files.js';
 import { runCli, jsonLines } from './helpers/cli.js';
-import { tempDir, unzipSampleTable } from './helpers/fixtures.js';
+import { fixtureTable, tempDir } from './helpers/fixtures.js';
 import { independentLatestBaseFiles, pyarrowFileInfo, pyarrowRead } from './helpers/oracle.js';
 import { s3TablePath, requireS3 } from './helpers/s3.js';
 import { duckdb } from './helpers/duckdb.js';
@@ -213,7 +213,7 @@ describe('writer: operations', () => {
   });
 
   it('upserts into a Hudi-written table keep its Parquet types (fixed decimals, UTC timestamps)', async () => {
-    const table = unzipSampleTable('cow/v6_simplekeygen_nonhivestyle.zip');
+    const table = fixtureTable('v6_simplekeygen_nonhivestyle');
     const update = { id: 1, name: 'Alice', isActive: true, shortField: 300, intField: 15000, longField: 9999999999, floatField: 1.5, doubleField: 3.25,
       decimalField: '12345.67890', dateField: '2023-04-01', timestampField: '2023-04-01T12:01:00Z', binaryField: null, arrayField: null, mapField: null, structField: null, byteField: 10 };
     const result = await writeBatch(openStorage(table), { input: { file: await batchFile([update]), format: 'jsonl' }, operation: 'upsert', properties: new Map([['hoodie.index.bloom.num_entries', '1000']]) });
@@ -239,7 +239,7 @@ describe('writer: operations', () => {
   });
 
   it('complex keys and hive-style partitions match the keys Hudi wrote (upsert finds them)', async () => {
-    const table = unzipSampleTable('cow/v6_complexkeygen_hivestyle.zip');
+    const table = fixtureTable('v6_complexkeygen_hivestyle');
     const carol = { id: 3, name: 'Carol', isActive: false, shortField: 300, intField: 25000, longField: 9999999999, floatField: 2.5, doubleField: 1.25,
       decimalField: '1.00000', dateField: '2023-04-03', timestampField: '2023-04-03T12:01:00Z', binaryField: null, arrayField: null, mapField: null, structField: null, byteField: 10 };
     const result = await writeBatch(openStorage(table), { input: { file: await batchFile([carol]), format: 'jsonl' }, operation: 'upsert', properties: new Map([['hoodie.index.bloom.num_entries', '1000']]) });

@@ -73,6 +73,27 @@ export interface ReadRequest {
   where?: string;
 }
 
+/**
+ * A Java value for {@link HudiHarness.jvmEval} and jvmStatic's arguments: JSON values as they are (small integers
+ * become int, larger ones long), or typed values and calls. Results come back as JSON: byte[] as base64, integers
+ * beyond 2^53 as strings, other objects as their toString().
+ */
+export type JavaExpression =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly JavaExpression[]
+  | { long: string }
+  | { double: string }
+  | { float: string }
+  | { byte: number }
+  | { bytes: string }
+  | { byteArrays: readonly string[] }
+  | { longArray: readonly string[] }
+  | { static: string; args?: readonly JavaExpression[] }
+  | { call: string; on: JavaExpression; args?: readonly JavaExpression[] };
+
 export interface ValidationCheck {
   status: 'passed' | 'failed' | 'not-enabled';
   details: string;
@@ -116,8 +137,10 @@ export interface HudiHarness {
   hudiRsRead(path: string, options?: { asOf?: string; meta?: boolean }): Promise<RowSet>;
   validateMetadataTable(path: string, checks?: readonly string[]): Promise<ValidationReport>;
   avroSchema(name: string): Promise<unknown>;
-  /** A public static Java method on the harness's classpath, with JSON arguments. */
+  /** A public static Java method on the harness's classpath, with JSON arguments (typed values as in {@link JavaExpression}). */
   jvmStatic(className: string, method: string, args: readonly unknown[]): Promise<unknown>;
+  /** Evaluate a Java expression tree (static calls, calls on their results, typed values); its value as JSON. */
+  jvmEval(expression: JavaExpression): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -204,6 +227,7 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
     validateMetadataTable: (path, checks) => call<ValidationReport>('validate_metadata_table', { path, ...(checks ? { checks } : {}) }),
     avroSchema: (name) => call<unknown>('avro_schema', { name }),
     jvmStatic: (className, method, args) => call<unknown>('jvm_static', { class: className, method, args }),
+    jvmEval: (expression) => call<unknown>('jvm_eval', { expression }),
     close: async () => {
       if (exited !== undefined) return;
       const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));

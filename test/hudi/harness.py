@@ -309,26 +309,72 @@ class Harness:
 
     def op_avro_schema(self, request):
         """The Avro schema Hudi compiled into one of its model classes, e.g. HoodieCleanerPlan."""
-        jvm = self.spark._jvm
-        # Hudi's classes come from spark.jars, which only the thread's context class loader sees (Class.forName's
-        # one-argument form uses py4j's own loader and cannot find them).
-        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-        cls = jvm.java.lang.Class.forName(f"org.apache.hudi.avro.model.{request['name']}", True, loader)
-        return json.loads(str(cls.getMethod("getClassSchema", None).invoke(None, None).toString()))
+        # Through py4j's JVM view, which loads with the context class loader that holds spark.jars.
+        model = getattr(self.spark._jvm.org.apache.hudi.avro.model, request["name"])
+        return json.loads(str(model.getClassSchema().toString()))
 
     def op_jvm_static(self, request):
         """Call a public static Java method with JSON-able arguments (generators of golden vectors use it)."""
+        expression = {"static": f"{request['class']}.{request['method']}", "args": request.get("args", [])}
+        return _java_to_json(self._evaluate(expression))
+
+    def op_jvm_eval(self, request):
+        """Evaluate a small Java expression tree (see _evaluate) and return its value as JSON."""
+        return _java_to_json(self._evaluate(request["expression"]))
+
+    def _evaluate(self, value):
+        """
+        A JSON value as a Java argument. Objects are typed values or calls:
+          {"long": "123"}, {"double": "NaN" | "1.5"}, {"float": "1.05"} (a float32 widened to double),
+          {"byte": -1} (for byte parameters), {"bytes": "<base64>"} (byte[]), {"byteArrays": ["<base64>", ...]} (byte[][]),
+          {"longArray": ["1", "2"]} (long[]),
+          {"static": "pkg.Class.method", "args": [...]}, {"call": "method", "on": <expression>, "args": [...]}.
+        Other values pass as they are (py4j turns small ints into int, larger ones into long).
+        """
+        if isinstance(value, list):
+            return [self._evaluate(item) for item in value]
+        if not isinstance(value, dict):
+            return value
         jvm = self.spark._jvm
-        target = jvm
-        for part in request["class"].split("."):
-            target = getattr(target, part)
-        result = getattr(target, request["method"])(*request.get("args", []))
-        return _java_to_json(result)
+        if "long" in value:
+            return int(value["long"])
+        if "double" in value:
+            return float(value["double"])
+        if "float" in value:
+            return struct.unpack("f", struct.pack("f", float(value["float"])))[0]
+        if "byte" in value:
+            return int(value["byte"])
+        if "bytes" in value:
+            return bytearray(base64.b64decode(value["bytes"]))
+        if "byteArrays" in value:
+            rows = [bytearray(base64.b64decode(item)) for item in value["byteArrays"]]
+            array = self.spark.sparkContext._gateway.new_array(jvm.byte, len(rows), 0)
+            for index, row in enumerate(rows):
+                array[index] = row
+            return array
+        if "longArray" in value:
+            items = value["longArray"]
+            array = self.spark.sparkContext._gateway.new_array(jvm.long, len(items))
+            for index, item in enumerate(items):
+                array[index] = int(item)
+            return array
+        args = [self._evaluate(arg) for arg in value.get("args", [])]
+        if "static" in value:
+            *class_parts, method = value["static"].split(".")
+            target = jvm
+            for part in class_parts:
+                target = getattr(target, part)
+            return getattr(target, method)(*args)
+        if "call" in value:
+            return getattr(self._evaluate(value["on"]), value["call"])(*args)
+        raise ValueError(f"not a Java expression: {json.dumps(value)[:200]}")
 
 
 def _java_to_json(value):
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if value is None or isinstance(value, (bool, float, str)):
         return value
+    if isinstance(value, int):
+        return _integer(value)
     if isinstance(value, (bytes, bytearray)):
         return base64.b64encode(bytes(value)).decode("ascii")
     try:
