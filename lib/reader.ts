@@ -17,7 +17,7 @@ const DOWNLOAD_CONCURRENCY = 8;
 export interface SnapshotOptions {
   /** Read as of this instant time (time travel). */
   asOf?: string;
-  /** Keep Hudi's `_hoodie_*` columns. */
+  /** Keep Hudi's `_hoodie_*` columns (tables with hoodie.populate.meta.fields=false have none). */
   includeMetaFields?: boolean;
   /** Reuse an engine (the caller closes it); otherwise one is opened for the read. */
   engine?: ParquetEngine;
@@ -67,10 +67,13 @@ export async function readSnapshot(table: HudiTable, options: SnapshotOptions = 
   if (files.length === 0) return { columns: [], rows: [], files };
   const engine = options.engine ?? (await openParquetEngine());
   const staged = await stageFiles(table.storage, files);
+  // Without populated meta fields the `_hoodie_*` columns in the files are placeholders (nulls and a file name), not
+  // part of the table's schema: Hudi's readers (Spark, hudi-rs) do not return them, so neither do we.
+  const keepMetaFields = options.includeMetaFields === true && table.config.populateMetaFields;
   try {
     const result = await engine.readRows(staged.localPaths);
-    const columns = options.includeMetaFields ? result.columns : result.columns.filter((c) => !(META_FIELDS as readonly string[]).includes(c));
-    const rows = options.includeMetaFields ? result.rows : result.rows.map((row) => Object.fromEntries(columns.map((c) => [c, row[c] ?? null])));
+    const columns = keepMetaFields ? result.columns : result.columns.filter((c) => !(META_FIELDS as readonly string[]).includes(c));
+    const rows = keepMetaFields ? result.rows : result.rows.map((row) => Object.fromEntries(columns.map((c) => [c, row[c] ?? null])));
     return { columns, rows, files };
   } catch (error) {
     throw withTableLocations(error, staged.toUri);

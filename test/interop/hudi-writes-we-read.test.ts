@@ -277,6 +277,14 @@ const cases: TableCase[] = [
     sparkPartitionValues: 'stored',
   },
   {
+    name: 'hoodie.populate.meta.fields=false (virtual keys), simple key, plain paths, metadata table off: insert, upsert, delete',
+    schema: BASE_SCHEMA,
+    options: { 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.partitionpath.field': 'region', 'hoodie.datasource.write.keygenerator.class': KEYGEN.simple, 'hoodie.populate.meta.fields': 'false', 'hoodie.metadata.enable': 'false' },
+    steps: lifecycle('insert_overwrite', []).slice(0, 3),
+    finalIds: [2, 3, 5, 6, 7, 8],
+    sparkPartitionValues: 'stored',
+  },
+  {
     name: 'every Spark type Hudi writes, with edge values, simple key, plain paths, metadata table on: insert, upsert, delete',
     schema: WIDE_SCHEMA,
     options: { 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.partitionpath.field': 'part', 'hoodie.datasource.write.keygenerator.class': KEYGEN.simple, 'hoodie.metadata.enable': 'true' },
