@@ -285,6 +285,19 @@ const cases: TableCase[] = [
     sparkPartitionValues: 'stored',
   },
   {
+    name: 'hoodie.datasource.write.drop.partition.columns=true, complex key, 2 partition levels, hive-style: insert, upsert, delete',
+    schema: BASE_SCHEMA,
+    options: { 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.partitionpath.field': 'dt,hr', 'hoodie.datasource.write.keygenerator.class': KEYGEN.complex, 'hoodie.datasource.write.hive_style_partitioning': 'true', 'hoodie.datasource.write.drop.partition.columns': 'true', 'hoodie.metadata.enable': 'false' },
+    steps: [
+      { operation: 'insert', rows: [...rows([1, 2, 3, 4]), row(5, { hr: null })] },
+      { operation: 'upsert', rows: [...updated([2]), row(5, { hr: null, ver: 2, name: 'five' }), ...rows([6])] },
+      { operation: 'delete', rows: rows([3]) },
+    ],
+    finalIds: [1, 2, 4, 5, 6],
+    sparkPartitionValues: 'stored',
+    hudiRsRefuses: /Only support when `hoodie\.datasource\.write\.drop\.partition\.columns` is disabled/,
+  },
+  {
     name: 'every Spark type Hudi writes, with edge values, simple key, plain paths, metadata table on: insert, upsert, delete',
     schema: WIDE_SCHEMA,
     options: { 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.partitionpath.field': 'part', 'hoodie.datasource.write.keygenerator.class': KEYGEN.simple, 'hoodie.metadata.enable': 'true' },
