@@ -10,8 +10,9 @@
  * the metadata table on and off, URL-encoded partition paths, dropped partition columns, tables without meta fields,
  * soft deletes, and every Spark type Hudi 0.15 writes in copy-on-write with edge values.
  *
- * Deliberate differences from Spark are asserted explicitly (see sparkView): Spark 0.15 takes partition columns from
- * the partition path and lists them last; we return the values stored in the base files, as hudi-rs does.
+ * Deliberate differences from Spark are asserted explicitly (see sparkView): Hudi 0.15's Spark reader takes partition
+ * columns from the partition path and lists them last; we return the values stored in the base files, as hudi-rs
+ * does. Spark time for the file is about 35 writes and 50 reads of a few rows each.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
@@ -204,19 +205,18 @@ const cases: TableCase[] = [
     sparkPartitionValues: 'stored',
   },
   {
-    name: 'complex key (2 fields), plain paths, URL-encoded partition values, metadata table on: insert, upsert, delete',
+    name: 'complex key (2 fields), plain paths, URL-encoded partition values, metadata table on: insert, upsert',
     schema: BASE_SCHEMA,
     options: { 'hoodie.datasource.write.recordkey.field': 'id,name', 'hoodie.datasource.write.partitionpath.field': 'region', 'hoodie.datasource.write.keygenerator.class': KEYGEN.complex, 'hoodie.datasource.write.hive_style_partitioning': 'false', 'hoodie.datasource.write.partitionpath.urlencode': 'true', 'hoodie.metadata.enable': 'true' },
     steps: [
       { operation: 'insert', rows: [row(1, { region: 'eu/west:1' }), row(2, { region: 'us east#2?' }), row(3, { region: '100%=ü' }), row(4, { region: 'eu/west:1' })] },
       { operation: 'upsert', rows: [row(2, { region: 'us east#2?', ver: 2, amount: '2.22' }), row(5, { region: '100%=ü' })] },
-      { operation: 'delete', rows: [row(4, { region: 'eu/west:1' })] },
     ],
-    finalIds: [1, 2, 3, 5],
+    finalIds: [1, 2, 3, 4, 5],
     sparkPartitionValues: 'stored',
   },
   {
-    name: 'timestamp-based key (EPOCHMILLISECONDS → yyyy/MM/dd), plain paths, metadata table on: insert, upsert, delete',
+    name: 'timestamp-based key (EPOCHMILLISECONDS → yyyy/MM/dd), plain paths, metadata table on: insert, upsert',
     schema: BASE_SCHEMA,
     options: {
       'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.partitionpath.field': 'ems', 'hoodie.datasource.write.keygenerator.class': KEYGEN.timestamp,
@@ -226,9 +226,8 @@ const cases: TableCase[] = [
     steps: [
       { operation: 'insert', rows: rows([1, 2, 3, 7]) },
       { operation: 'upsert', rows: [...updated([2, 7]), ...rows([4])] },
-      { operation: 'delete', rows: rows([1]) },
     ],
-    finalIds: [2, 3, 4, 7],
+    finalIds: [1, 2, 3, 4, 7],
     sparkPartitionValues: 'path-string',
   },
   {
@@ -264,8 +263,8 @@ const cases: TableCase[] = [
   },
   {
     // bulk_insert's row writer writes Spark's own Parquet (legacy three-level lists, INT64 timestamps) rather than
-    // parquet-avro's; the upsert then rewrites some of those files through Avro. (No TINYINT/SMALLINT here: Spark 0.15
-    // cannot read them back from row-writer files, a NullPointerException in its vectorized reader.)
+    // parquet-avro's; the upsert then rewrites some of those files through Avro. (No TINYINT/SMALLINT here: Hudi 0.15
+    // on Spark cannot read them back from row-writer files, a NullPointerException in its vectorized reader.)
     name: 'non-partitioned, metadata table off: bulk_insert (row writer), upsert, delete; lists, maps and structs',
     schema: `${BASE_SCHEMA}, tags ARRAY<STRING>, attrs MAP<STRING, STRUCT<n: BIGINT, at: TIMESTAMP>>, info STRUCT<city: STRING, zip: DECIMAL(5,0)>`,
     options: { 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.keygenerator.class': KEYGEN.nonPartitioned, 'hoodie.metadata.enable': 'false' },
@@ -344,7 +343,7 @@ function pathValues(partitionPath: string, shape: TableShape): Record<string, st
 }
 
 /**
- * Our rows as Spark 0.15 shows them. Spark reads a partitioned table's partition columns from the partition path
+ * Our rows as Hudi 0.15's Spark reader shows them. It reads a partitioned table's partition columns from the partition path
  * (Hudi's partition schema in SparkHoodieTableFileIndex) rather than from the base file, and lists them after the
  * data columns. We deliberately return what the base file stores, as hudi-rs does, because the path is a lossy
  * encoding of it: '' and null both become __HIVE_DEFAULT_PARTITION__, and a timestamp-based key generator's path is
@@ -447,6 +446,11 @@ describe('Hudi 0.15 (Spark) writes copy-on-write tables, we read them', () => {
         const spark = await hudi.read(path, { options: asOf === undefined ? readOptions : { ...readOptions, 'as.of.instant': asOf } });
         const ours = await ourRead(path, asOf);
         assertSameRows(sparkView(ours, tableCase), spark, `${label}: ours (as Spark shows partition columns) vs Spark`);
+        if (spark.rows.length === 0) {
+          // Nothing to read: Spark still lists the table schema's columns; we take columns from the files, so none.
+          assert.ok(spark.columns.length > 0);
+          assert.deepEqual(ours.columns, [], `${label}: no columns without files`);
+        }
         if (tableCase.cli) assertSameRows(sparkView(cliRead(path, asOf), tableCase), spark, `${label}: CLI read vs Spark`);
         if (tableCase.hudiRsRefuses === undefined) {
           const rs = await hudi.hudiRsRead(path, asOf === undefined ? {} : { asOf });
@@ -461,7 +465,7 @@ describe('Hudi 0.15 (Spark) writes copy-on-write tables, we read them', () => {
     });
   });
 
-  it('timestamp-based key (EPOCHMILLISECONDS), hive-style: Spark 0.15 cannot read it back; ours equals hudi-rs', async () => {
+  it('timestamp-based key (EPOCHMILLISECONDS), hive-style: Hudi 0.15 on Spark cannot read it back; ours equals hudi-rs', async () => {
     const path = join(root, 'ts-hive');
     const tableCase: TableCase = {
       name: 'ts-hive',
