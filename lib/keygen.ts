@@ -72,6 +72,37 @@ export function escapePathName(path: string): string {
   return out;
 }
 
+/** The inverse of escapePathName: %XX back to its character. */
+export function unescapePathName(path: string): string {
+  return path.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/**
+ * The partition field values a partition path encodes, as Hudi's Spark reader recovers columns that
+ * hoodie.datasource.write.drop.partition.columns left out of the files (HoodieSparkUtils.parsePartitionColumnValues):
+ * strings, null for the default partition. With one partition field the whole path is its value (timestamp formats
+ * such as yyyy/MM/dd hold slashes); with more, each path segment is one field's value.
+ */
+export function partitionValuesFromPath(
+  partitionPath: string,
+  options: Pick<KeyGeneratorOptions, 'partitionFields' | 'hiveStylePartitioning' | 'urlEncodePartitioning'>,
+): Record<string, string | null> {
+  const fields = options.partitionFields;
+  const segments = fields.length === 1 ? [partitionPath] : partitionPath.split('/');
+  if (segments.length !== fields.length) {
+    throw new HudiError(`partition path "${partitionPath}" has ${segments.length} segments for the ${fields.length} partition fields ${fields.join(', ')}, so the partition columns the table drops from its files cannot be recovered`, {
+      fix: 'a partition value holds a "/": rewrite the partition with hoodie.datasource.write.partitionpath.urlencode=true',
+    });
+  }
+  const values: Record<string, string | null> = {};
+  fields.forEach((field, index) => {
+    let value = segments[index]!;
+    if (options.hiveStylePartitioning && value.startsWith(`${field}=`)) value = value.slice(field.length + 1);
+    values[field] = value === DEFAULT_PARTITION_PATH ? null : options.urlEncodePartitioning ? unescapePathName(value) : value;
+  });
+  return values;
+}
+
 function partitionSegment(field: string, raw: string | undefined, options: KeyGeneratorOptions): string {
   let value = raw === undefined || raw === '' ? DEFAULT_PARTITION_PATH : raw;
   if (options.urlEncodePartitioning && raw !== undefined && raw !== '') value = escapePathName(value);

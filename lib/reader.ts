@@ -6,8 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HudiError } from './errors.js';
 import { openParquetEngine } from './engine/parquet-engine.js';
-import type { ParquetEngine } from './engine/port.js';
+import type { ParquetEngine, RowSet } from './engine/port.js';
 import type { Row } from './engine/row-format.js';
+import type { BaseFile } from './fs-view.js';
+import { keyGeneratorOptionsFromTable, partitionValuesFromPath } from './keygen.js';
 import { mapWithConcurrency } from './storage/concurrency.js';
 import type { Storage } from './storage/port.js';
 import type { HudiTable } from './table.js';
@@ -18,7 +20,7 @@ const DOWNLOAD_CONCURRENCY = 8;
 export interface SnapshotOptions {
   /** Read as of this instant time (time travel). */
   asOf?: string;
-  /** Keep Hudi's `_hoodie_*` columns. */
+  /** Keep Hudi's `_hoodie_*` columns (tables with hoodie.populate.meta.fields=false have none). */
   includeMetaFields?: boolean;
   /** Reuse an engine (the caller closes it); otherwise one is opened for the read. */
   engine?: ParquetEngine;
@@ -64,14 +66,18 @@ export function withTableLocations(error: unknown, toUri: ReadonlyMap<string, st
 
 export async function readSnapshot(table: HudiTable, options: SnapshotOptions = {}): Promise<Snapshot> {
   const view = await table.fileSystemView(options.asOf === undefined ? {} : { asOf: options.asOf });
-  const files = view.latestBaseFiles().map((f) => f.path);
+  const baseFiles = view.latestBaseFiles();
+  const files = baseFiles.map((f) => f.path);
   if (files.length === 0) return { columns: [], rows: [], files };
   const engine = options.engine ?? (await openParquetEngine());
   const staged = await stageFiles(table.storage, files);
+  // Without populated meta fields the `_hoodie_*` columns in the files are placeholders (nulls and a file name), not
+  // part of the table's schema: Hudi's readers (Spark, hudi-rs) do not return them, so neither do we.
+  const keepMetaFields = options.includeMetaFields === true && table.config.populateMetaFields;
   try {
-    const result = await engine.readRows(staged.localPaths);
-    const columns = options.includeMetaFields ? result.columns : result.columns.filter((c) => !(META_FIELDS as readonly string[]).includes(c));
-    const rows = options.includeMetaFields ? result.rows : result.rows.map((row) => Object.fromEntries(columns.map((c) => [c, row[c] ?? null])));
+    const result = await readTableRows(table, engine, baseFiles, staged.localPaths);
+    const columns = keepMetaFields ? result.columns : result.columns.filter((c) => !(META_FIELDS as readonly string[]).includes(c));
+    const rows = keepMetaFields ? result.rows : result.rows.map((row) => Object.fromEntries(columns.map((c) => [c, row[c] ?? null])));
     return { columns, rows, files };
   } catch (error) {
     throw withTableLocations(error, staged.toUri);
@@ -79,4 +85,33 @@ export async function readSnapshot(table: HudiTable, options: SnapshotOptions = 
     await staged.cleanup();
     if (options.engine === undefined) await engine.close();
   }
+}
+
+/**
+ * The rows of the base files. Tables written with hoodie.datasource.write.drop.partition.columns=true keep their
+ * partition columns only in the partition path, so each partition's rows get them back from it: after the file
+ * columns and as strings, as Hudi's Spark reader returns them (the table schema no longer records their types).
+ */
+async function readTableRows(table: HudiTable, engine: ParquetEngine, baseFiles: readonly BaseFile[], localPaths: readonly string[]): Promise<RowSet> {
+  const { config } = table;
+  if (!config.dropPartitionColumns || config.partitionFields.length === 0) return engine.readRows(localPaths);
+  const byPartition = new Map<string, string[]>();
+  baseFiles.forEach((file, index) => {
+    byPartition.set(file.partitionPath, [...(byPartition.get(file.partitionPath) ?? []), localPaths[index]!]);
+  });
+  const keygenOptions = keyGeneratorOptionsFromTable(config);
+  const columns: string[] = [];
+  const rows: Row[] = [];
+  for (const [partitionPath, paths] of byPartition) {
+    const part = await engine.readRows(paths);
+    for (const column of part.columns) if (!columns.includes(column)) columns.push(column);
+    const values = partitionValuesFromPath(partitionPath, keygenOptions);
+    const dropped = config.partitionFields.filter((field) => !part.columns.includes(field));
+    for (const row of part.rows) {
+      for (const field of dropped) row[field] = values[field] ?? null;
+      rows.push(row);
+    }
+  }
+  for (const field of config.partitionFields) if (!columns.includes(field)) columns.push(field);
+  return { columns, rows: rows.map((row) => Object.fromEntries(columns.map((column) => [column, row[column] ?? null]))) };
 }

@@ -3,7 +3,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createKeyGenerator, escapePathName, keyGeneratorOptionsFromTable, formatWithPattern, parseWithPattern } from '../lib/keygen.js';
+import { createKeyGenerator, escapePathName, keyGeneratorOptionsFromTable, formatWithPattern, parseWithPattern, partitionValuesFromPath } from '../lib/keygen.js';
 import { readSnapshot } from '../lib/reader.js';
 import { openStorage } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
@@ -56,6 +56,18 @@ describe('key generator rules', () => {
     const epoch = createKeyGenerator({ ...base, keyGeneratorClass: 'org.apache.hudi.keygen.TimestampBasedKeyGenerator', recordKeyFields: ['id'], partitionFields: ['ts'],
       properties: new Map([['hoodie.keygen.timebased.timestamp.type', 'UNIX_TIMESTAMP'], ['hoodie.keygen.timebased.output.dateformat', 'yyyyMMdd']]) });
     assert.equal(epoch.partitionPath({ id: 1, ts: 1700000000 }), '20231114');
+  });
+
+  it('partition values back from a partition path: the inverse of the key generator for dropped partition columns', () => {
+    const options = { ...base, hiveStylePartitioning: true, urlEncodePartitioning: true, keyGeneratorClass: 'org.apache.hudi.keygen.ComplexKeyGenerator', recordKeyFields: ['id'], partitionFields: ['dt', 'region'] };
+    const keygen = createKeyGenerator(options);
+    const path = keygen.partitionPath({ id: 1, dt: '2024-01-01', region: 'eu/west:1 100%' });
+    assert.equal(path, 'dt=2024-01-01/region=eu%2Fwest%3A1 100%25');
+    assert.deepEqual(partitionValuesFromPath(path, options), { dt: '2024-01-01', region: 'eu/west:1 100%' });
+    assert.deepEqual(partitionValuesFromPath(keygen.partitionPath({ id: 1, dt: null, region: 'x' }), options), { dt: null, region: 'x' });
+    // One field takes the whole path (timestamp formats have slashes); with more, a stray slash cannot be mapped.
+    assert.deepEqual(partitionValuesFromPath('2024/01/02', { ...base, partitionFields: ['ts'] }), { ts: '2024/01/02' });
+    assert.throws(() => partitionValuesFromPath('a/b/c', { ...base, partitionFields: ['x', 'y'] }), /partition path "a\/b\/c" has 3 segments for the 2 partition fields x, y/);
   });
 
   it('unknown key generator class is refused naming it', () => {
