@@ -44,10 +44,6 @@ export const COMPRESSION_CODECS = ['LZO', 'GZ', 'NONE', 'SNAPPY', 'LZ4', 'BZIP2'
 export type CompressionCodecName = (typeof COMPRESSION_CODECS)[number];
 export type SupportedCompression = 'NONE' | 'GZ';
 
-export function compressionCodecCode(codec: SupportedCompression): number {
-  return COMPRESSION_CODECS.indexOf(codec);
-}
-
 export interface BlockHeader {
   type: BlockType;
   onDiskSizeWithoutHeader: number;

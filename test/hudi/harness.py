@@ -310,8 +310,10 @@ class Harness:
     def op_avro_schema(self, request):
         """The Avro schema Hudi compiled into one of its model classes, e.g. HoodieCleanerPlan."""
         jvm = self.spark._jvm
-        cls = jvm.java.lang.Class.forName(f"org.apache.hudi.avro.model.{request['name']}")
-        return json.loads(str(cls.getMethod("getClassSchema", None).invoke(None, None).toString()))
+        # Through py4j's class lookup (the context class loader, which sees spark.jars), not Class.forName,
+        # whose caller's loader does not.
+        model = getattr(jvm.org.apache.hudi.avro.model, request["name"])
+        return json.loads(str(model.getClassSchema().toString()))
 
     def op_hfile_write(self, request):
         """An HFile written by Hudi's own HoodieAvroHFileWriter (shaded HBase writer, bloom filter, min/max keys),
