@@ -144,6 +144,7 @@ describe('HFile and real Hudi 0.15', { timeout: 900_000 }, () => {
       assert.equal(keys.length, ours.file.entryCount);
       for (let i = 1; i < keys.length; i++) assert.ok(compareBytes(Buffer.from(keys[i - 1]!), Buffer.from(keys[i]!)) < 0, `keys out of order in ${path}`);
       const decoded = ours.records.map((record) => decodeRecord(mdtType, record));
+      for (const record of decoded) assert.equal(record['_hoodie_file_name'], path.split('/').at(-1), 'base-file values name their file');
       for (const reader of ['native', 'hbase'] as const) {
         const theirs = await hudi.hfileRead(path, { reader, bloom: true, bloomKeys: [...keys, 'no-such-key'] });
         assert.equal(theirs.totalRecords, keys.length, `${reader} count of ${path}`);
@@ -198,8 +199,10 @@ describe('HFile and real Hudi 0.15', { timeout: 900_000 }, () => {
           logCells += cells.length;
           const rewritten = join(scratch, `ours-${blocks}.hfile`);
           writeFileSync(rewritten, writeHudiLogBlockHFile(ours.records, { schema: ours.schema! }));
-          const back = await hudi.hfileRead(rewritten, { fromBytes: true });
-          assert.deepEqual(back.records.map((value) => mdtType.fromBuffer(Buffer.from(value, 'base64'))), expected);
+          for (const reader of ['native', 'hbase'] as const) {
+            const back = await hudi.hfileRead(rewritten, { reader, fromBytes: true });
+            assert.deepEqual(back.records.map((value) => mdtType.fromBuffer(Buffer.from(value, 'base64'))), expected, `${reader} reading our log block`);
+          }
           blocks++;
         }
       }

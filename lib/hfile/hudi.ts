@@ -10,6 +10,12 @@
  * Values are Avro binary records (no container), written with the record-key field (`key` for the metadata
  * table) set to "" since the row already holds it; Hudi's readers put the row back into that field. Both
  * writers use GZ and 1 MiB blocks by default.
+ *
+ * Seen in Spark-written metadata tables (Hudi 0.15): the `schema` is HoodieMetadataRecord's behind the five
+ * `_hoodie_*` meta fields; in base files `_hoodie_file_name` holds the base file's own name (null in log
+ * blocks) and the other meta fields are null; the bloom filter uses Hudi's defaults (60000 entries, fpp 1e-9,
+ * DYNAMIC_V0, max 100000). Hudi 0.15's own reader reads single-level block indexes only, which is all this
+ * module writes.
  */
 import { utf8Bytes, utf8String, compareBytes } from './bytes.js';
 import type { SupportedCompression } from './block.js';

@@ -90,7 +90,8 @@ export function writeHFile(cells: Iterable<HFileCellInput>, options: HFileWriteO
     if (row.length > MAX_ROW_LENGTH) throw new HFileWriteError(`a key of ${row.length} bytes is longer than HBase's row limit of ${MAX_ROW_LENGTH}`);
     const order = previousRow === undefined ? 1 : compareBytes(row, previousRow);
     if (order < 0 || (order === 0 && !options.allowDuplicateKeys)) {
-      throw new HFileWriteError(`keys must be written in ascending byte order${options.allowDuplicateKeys ? '' : ' without duplicates'}: ${JSON.stringify(String(cell.key))} follows ${JSON.stringify(new TextDecoder().decode(previousRow))}`, {
+      const shown = (bytes: Uint8Array): string => JSON.stringify(new TextDecoder().decode(bytes));
+      throw new HFileWriteError(`keys must be written in ascending byte order${options.allowDuplicateKeys ? '' : ' without duplicates'}: ${shown(row)} follows ${shown(previousRow!)}`, {
         fix: 'sort the records by the UTF-8 bytes of their keys',
       });
     }
