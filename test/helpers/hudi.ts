@@ -126,6 +126,46 @@ interface Answer {
   error?: { type: string; message: string; detail: string };
 }
 
+/** One record for Hudi's HFile writer: the record key and the Avro binary of the record (base64). */
+export interface HFileWriteRecord {
+  key: string;
+  value: string;
+}
+
+export interface HFileWriteRequest {
+  /** The Avro schema of the records (JSON text); a field `key` is emptied in the values, as Hudi does. */
+  schema: string;
+  /** Records in ascending key order (Hudi's writer refuses anything else). */
+  records: readonly HFileWriteRecord[];
+  blockSize?: number;
+  compression?: 'GZ' | 'NONE';
+  /** HBase's `hfile.index.block.max.size`: small values make a multi-level block index. */
+  indexBlockMaxSize?: number;
+}
+
+export interface HFileReadRequest {
+  /** `native`: hudi-io's reader (the metadata table's default); `hbase`: the shaded HBase reader. */
+  reader?: 'native' | 'hbase';
+  /** Hand the reader the file's bytes, as log-block HFiles are read. */
+  fromBytes?: boolean;
+  /** Also read the min/max keys and the bloom filter, asking it about these keys. */
+  bloom?: boolean;
+  bloomKeys?: readonly string[];
+  /** Keys to look up with `getIndexedRecordsByKeysIterator` (a seek per key). */
+  lookups?: readonly string[];
+}
+
+export interface HFileReadResult {
+  schema: string;
+  totalRecords: number;
+  /** Records in file order, Avro binary (base64) with the key field restored. */
+  records: string[];
+  minMaxKeys?: [string, string];
+  bloomTypeCode?: string;
+  bloomContains?: boolean[];
+  lookups?: string[];
+}
+
 export interface HudiHarness {
   /** Versions and the JVM zone the harness runs with. */
   readonly info: { spark: string; hudiJars: string[]; tableVersion: number; jvmTimezone: string };
@@ -137,6 +177,10 @@ export interface HudiHarness {
   hudiRsRead(path: string, options?: { asOf?: string; meta?: boolean }): Promise<RowSet>;
   validateMetadataTable(path: string, checks?: readonly string[]): Promise<ValidationReport>;
   avroSchema(name: string): Promise<unknown>;
+  /** Write an HFile with Hudi's HoodieAvroHFileWriter (as the metadata table's base files are written). */
+  hfileWrite(path: string, request: HFileWriteRequest): Promise<void>;
+  /** Read an HFile with one of Hudi's HFile readers. */
+  hfileRead(path: string, request?: HFileReadRequest): Promise<HFileReadResult>;
   /** A public static Java method on the harness's classpath, with JSON arguments (typed values as in {@link JavaExpression}). */
   jvmStatic(className: string, method: string, args: readonly unknown[]): Promise<unknown>;
   /** Evaluate a Java expression tree (static calls, calls on their results, typed values); its value as JSON. */
@@ -226,6 +270,10 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
     hudiRsRead: (path, readOptions = {}) => call<RowSet>('hudi_rs_read', { path, ...readOptions, ...(options.s3 ? { storageOptions: hudiRsS3Options() } : {}) }),
     validateMetadataTable: (path, checks) => call<ValidationReport>('validate_metadata_table', { path, ...(checks ? { checks } : {}) }),
     avroSchema: (name) => call<unknown>('avro_schema', { name }),
+    hfileWrite: async (path, request) => {
+      await call('hfile_write', { path, ...request });
+    },
+    hfileRead: (path, request = {}) => call<HFileReadResult>('hfile_read', { path, ...request }),
     jvmStatic: (className, method, args) => call<unknown>('jvm_static', { class: className, method, args }),
     jvmEval: (expression) => call<unknown>('jvm_eval', { expression }),
     close: async () => {

@@ -309,9 +309,91 @@ class Harness:
 
     def op_avro_schema(self, request):
         """The Avro schema Hudi compiled into one of its model classes, e.g. HoodieCleanerPlan."""
-        # Through py4j's JVM view, which loads with the context class loader that holds spark.jars.
-        model = getattr(self.spark._jvm.org.apache.hudi.avro.model, request["name"])
+        jvm = self.spark._jvm
+        # Through py4j's class lookup (the context class loader, which sees spark.jars), not Class.forName,
+        # whose caller's loader does not.
+        model = getattr(jvm.org.apache.hudi.avro.model, request["name"])
         return json.loads(str(model.getClassSchema().toString()))
+
+    def op_hfile_write(self, request):
+        """An HFile written by Hudi's own HoodieAvroHFileWriter (shaded HBase writer, bloom filter, min/max keys),
+        configured as HoodieAvroFileWriterFactory does, but with a chosen block size, compression and (through
+        the Hadoop conf) HBase's index chunk size, so tests get multi-block and multi-level files."""
+        jvm = self.spark._jvm
+        conf = jvm.org.apache.hadoop.conf.Configuration()
+        if request.get("indexBlockMaxSize"):
+            conf.setInt("hfile.index.block.max.size", int(request["indexBlockMaxSize"]))
+        schema = jvm.org.apache.avro.Schema.Parser().parse(request["schema"])
+        algorithm = jvm.org.apache.hudi.org.apache.hadoop.hbase.io.compress.Compression.Algorithm.valueOf(
+            request.get("compression", "GZ"))
+        bloom = jvm.org.apache.hudi.common.bloom.BloomFilterFactory.createBloomFilter(
+            60000, 0.000000001, 100000, "DYNAMIC_V0")
+        config = jvm.org.apache.hudi.io.hadoop.HoodieHFileConfig(
+            conf, algorithm, int(request.get("blockSize", 1024 * 1024)), 120 * 1024 * 1024, "key", False, False, True,
+            bloom, jvm.org.apache.hudi.io.storage.HoodieHBaseKVComparator())
+        writer = jvm.org.apache.hudi.io.hadoop.HoodieAvroHFileWriter(
+            "000", jvm.org.apache.hudi.storage.StoragePath(request["path"]), config, schema,
+            jvm.org.apache.hudi.common.engine.LocalTaskContextSupplier(), False)
+        utils = jvm.org.apache.hudi.avro.HoodieAvroUtils
+        for record in request["records"]:
+            writer.writeAvro(record["key"], utils.bytesToAvro(base64.b64decode(record["value"]), schema))
+        writer.close()
+        return {"records": len(request["records"])}
+
+    def op_hfile_read(self, request):
+        """Read an HFile with one of Hudi 0.15's readers: "native" (hudi-io's HoodieNativeAvroHFileReader, what the
+        metadata table uses by default) or "hbase" (HoodieHBaseAvroHFileReader, the shaded HBase reader, which
+        also verifies block checksums). With fromBytes, the reader gets the file's content as a byte array, the
+        way log-block HFiles are read. Records come back as Avro binary (base64) with the key field restored."""
+        jvm = self.spark._jvm
+        conf = jvm.org.apache.hadoop.conf.Configuration()
+        storage_conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(conf)
+        path = jvm.org.apache.hudi.storage.StoragePath(request["path"])
+        storage = jvm.org.apache.hudi.storage.hadoop.HoodieHadoopStorage(request["path"], storage_conf)
+        empty = jvm.org.apache.hudi.common.util.Option.empty()
+        content = None
+        if request.get("fromBytes"):
+            with open(request["path"], "rb") as handle:
+                content = handle.read()
+        if request.get("reader", "native") == "native":
+            cls = jvm.org.apache.hudi.io.storage.HoodieNativeAvroHFileReader
+            reader = cls(storage, content, empty) if content is not None else cls(storage, path, empty)
+        else:
+            cls = jvm.org.apache.hudi.io.hadoop.HoodieHBaseAvroHFileReader
+            reader = cls(storage_conf, path, storage, content, empty) if content is not None else cls(storage_conf, path, empty)
+        try:
+            schema = reader.getSchema()
+            utils = jvm.org.apache.hudi.avro.HoodieAvroUtils
+
+            def drain(iterator, convert):
+                items = []
+                try:
+                    while iterator.hasNext():
+                        items.append(convert(iterator.next()))
+                finally:
+                    iterator.close()
+                return items
+
+            encode = lambda record: base64.b64encode(bytes(utils.avroToBytes(record))).decode("ascii")  # noqa: E731
+            result = {
+                "schema": str(schema.toString()),
+                "totalRecords": int(reader.getTotalRecords()),
+                "records": drain(reader.getIndexedRecordIterator(schema, schema), encode),
+            }
+            if request.get("bloom", False):
+                min_max = reader.readMinMaxRecordKeys()
+                bloom = reader.readBloomFilter()
+                result["minMaxKeys"] = [str(min_max[0]), str(min_max[1])]
+                result["bloomTypeCode"] = str(bloom.getBloomFilterTypeCode().toString())
+                result["bloomContains"] = [bool(bloom.mightContain(key)) for key in request.get("bloomKeys", [])]
+            if request.get("lookups") is not None:
+                keys = jvm.java.util.ArrayList()
+                for key in sorted(request["lookups"]):
+                    keys.add(key)
+                result["lookups"] = drain(reader.getIndexedRecordsByKeysIterator(keys, schema), encode)
+            return result
+        finally:
+            reader.close()
 
     def op_jvm_static(self, request):
         """Call a public static Java method with JSON-able arguments (generators of golden vectors use it)."""

@@ -1,0 +1,126 @@
+/**
+ * Hudi's two uses of HFile, with the entries Hudi 0.15 puts around the cells:
+ *
+ * - Base files of the metadata table (`HoodieAvroHFileWriter`): cells sorted by record key, no duplicates; file
+ *   info `schema` (the Avro writer schema), `minRecordKey`, `maxRecordKey`, `bloomFilterTypeCode`; a meta block
+ *   `bloomFilter` holding the UTF-8 of the bloom filter's `serializeToString()`.
+ * - HFile data blocks of log files (`HoodieHFileDataBlock` via `HFileUtils.serializeRecordsToLogBlock`): the
+ *   block content is a whole HFile with the same cells and only `schema` in its file info.
+ *
+ * Values are Avro binary records (no container), written with the record-key field (`key` for the metadata
+ * table) set to "" since the row already holds it; Hudi's readers put the row back into that field. Both
+ * writers use GZ and 1 MiB blocks by default.
+ *
+ * Seen in Spark-written metadata tables (Hudi 0.15): the `schema` is HoodieMetadataRecord's behind the five
+ * `_hoodie_*` meta fields; in base files `_hoodie_file_name` holds the base file's own name (null in log
+ * blocks) and the other meta fields are null; the bloom filter uses Hudi's defaults (60000 entries, fpp 1e-9,
+ * DYNAMIC_V0, max 100000). Hudi 0.15's own reader reads single-level block indexes only, which is all this
+ * module writes.
+ */
+import { utf8Bytes, utf8String, compareBytes } from './bytes.js';
+import type { SupportedCompression } from './block.js';
+import { HFileWriteError } from './errors.js';
+import { readHFile, type HFile, type ReadHFileOptions } from './reader.js';
+import { writeHFile } from './writer.js';
+
+export const HudiFileInfoKey = {
+  SCHEMA: 'schema',
+  MIN_RECORD_KEY: 'minRecordKey',
+  MAX_RECORD_KEY: 'maxRecordKey',
+  BLOOM_FILTER_TYPE_CODE: 'bloomFilterTypeCode',
+} as const;
+/** The meta block name of a base file's bloom filter. */
+export const HUDI_BLOOM_FILTER_META_BLOCK = 'bloomFilter';
+
+export interface HudiHFileRecord {
+  key: string;
+  /** Avro binary of the record (with its key field emptied, as Hudi writes it). */
+  value: Uint8Array;
+}
+
+/** A bloom filter as Hudi stores it: its type code (`DYNAMIC_V0`, `SIMPLE`) and `serializeToString()` text. */
+export interface HudiHFileBloomFilter {
+  typeCode: string;
+  serialized: string;
+}
+
+export interface HudiHFileWriteOptions {
+  /** The Avro schema the values are written with, as JSON text (`Schema.toString()`). */
+  schema: string;
+  compression?: SupportedCompression;
+  blockSize?: number;
+}
+
+export interface HudiBaseHFileWriteOptions extends HudiHFileWriteOptions {
+  /** The bloom filter of the file's record keys: Hudi's HFile base-file writer always writes one. */
+  bloomFilter: HudiHFileBloomFilter;
+}
+
+function sortedRecords(records: Iterable<HudiHFileRecord>): Array<HudiHFileRecord & { row: Uint8Array }> {
+  return [...records].map((record) => ({ ...record, row: utf8Bytes(record.key) })).sort((a, b) => compareBytes(a.row, b.row));
+}
+
+/** A metadata-table base file (`<fileId>_<writeToken>_<instant>.hfile`) as Hudi 0.15 writes it. Records may come in any order. */
+export function writeHudiBaseHFile(records: Iterable<HudiHFileRecord>, options: HudiBaseHFileWriteOptions): Uint8Array {
+  const sorted = sortedRecords(records);
+  for (let i = 1; i < sorted.length; i++) {
+    if (compareBytes(sorted[i - 1]!.row, sorted[i]!.row) === 0) {
+      throw new HFileWriteError(`duplicate record key ${JSON.stringify(sorted[i]!.key)} in an HFile base file`, { fix: 'merge the records of each key before writing' });
+    }
+  }
+  return writeHFile(
+    sorted.map(({ row, value }) => ({ key: row, value })),
+    {
+      ...(options.compression ? { compression: options.compression } : {}),
+      ...(options.blockSize ? { blockSize: options.blockSize } : {}),
+      fileInfo: {
+        [HudiFileInfoKey.SCHEMA]: options.schema,
+        [HudiFileInfoKey.MIN_RECORD_KEY]: sorted[0]?.key ?? '',
+        [HudiFileInfoKey.MAX_RECORD_KEY]: sorted.at(-1)?.key ?? '',
+        [HudiFileInfoKey.BLOOM_FILTER_TYPE_CODE]: options.bloomFilter.typeCode,
+      },
+      metaBlocks: [{ name: HUDI_BLOOM_FILTER_META_BLOCK, payload: utf8Bytes(options.bloomFilter.serialized) }],
+    },
+  );
+}
+
+/** The content of an HFile data block for a log file, as Hudi 0.15 serializes it. Keys may repeat. */
+export function writeHudiLogBlockHFile(records: Iterable<HudiHFileRecord>, options: HudiHFileWriteOptions): Uint8Array {
+  return writeHFile(
+    sortedRecords(records).map(({ row, value }) => ({ key: row, value })),
+    {
+      ...(options.compression ? { compression: options.compression } : {}),
+      ...(options.blockSize ? { blockSize: options.blockSize } : {}),
+      fileInfo: { [HudiFileInfoKey.SCHEMA]: options.schema },
+      allowDuplicateKeys: true,
+    },
+  );
+}
+
+export interface HudiHFile {
+  file: HFile;
+  /** The Avro writer schema (file info `schema`). */
+  schema: string | undefined;
+  minRecordKey: string | undefined;
+  maxRecordKey: string | undefined;
+  bloomFilter: HudiHFileBloomFilter | undefined;
+  /** Every record, in key order, with detached value bytes. */
+  records: HudiHFileRecord[];
+}
+
+/** Reads a Hudi HFile (base file or log-block content): its Hudi file info, bloom filter and records. */
+export function readHudiHFile(bytes: Uint8Array, options: ReadHFileOptions = {}): HudiHFile {
+  const file = readHFile(bytes, options);
+  const bloom = file.metaBlock(HUDI_BLOOM_FILTER_META_BLOCK);
+  const typeCode = file.fileInfo.getString(HudiFileInfoKey.BLOOM_FILTER_TYPE_CODE);
+  const records: HudiHFileRecord[] = [];
+  for (const cell of file.cells()) records.push({ key: cell.key, value: cell.value.slice() });
+  return {
+    file,
+    schema: file.fileInfo.getString(HudiFileInfoKey.SCHEMA),
+    minRecordKey: file.fileInfo.getString(HudiFileInfoKey.MIN_RECORD_KEY),
+    maxRecordKey: file.fileInfo.getString(HudiFileInfoKey.MAX_RECORD_KEY),
+    bloomFilter: bloom === undefined || typeCode === undefined ? undefined : { typeCode, serialized: utf8String(bloom) },
+    records,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * HBase KeyValue cells, the entries of HFile data blocks.
+ *
+ * A cell on disk:  keyLength (i32) | valueLength (i32) | key | value | [tagsLength (u16) | tags] | [mvcc (vlong)]
+ * A key:           rowLength (u16) | row | familyLength (u8) | family | qualifier | timestamp (i64) | type (u8)
+ *
+ * Hudi writes `new KeyValue(recordKey, null, null, avroBytes)`: the record key is the row, family and qualifier
+ * are empty, the timestamp is `HConstants.LATEST_TIMESTAMP` (Long.MAX_VALUE) and the type is Put. Hudi's own
+ * reader compares keys by row only; HBase's comparator (`HoodieHBaseKVComparator` is `CellComparatorImpl`)
+ * orders by row, family, qualifier, then timestamp and type descending, the same order for such keys.
+ */
+import { ByteCursor, ByteWriter, compareBytes, utf8String } from './bytes.js';
+import { HFileFormatError } from './errors.js';
+
+/** HBase `KeyValue.Type` codes. */
+export const KeyType = { Minimum: 0, Put: 4, Delete: 8, DeleteFamilyVersion: 10, DeleteColumn: 12, DeleteFamily: 14, Maximum: 255 } as const;
+/** HBase `HConstants.LATEST_TIMESTAMP`. */
+export const LATEST_TIMESTAMP = 0x7fffffffffffffffn;
+
+/** Fixed bytes of a key besides row, family and qualifier: row length, family length, timestamp, type. */
+export const KEY_INFRASTRUCTURE_SIZE = 2 + 1 + 8 + 1;
+/** The largest row a key can hold (its length is a Java short). */
+export const MAX_ROW_LENGTH = 0x7fff;
+
+/** The parts of a KeyValue key. */
+export interface CellKey {
+  row: Uint8Array;
+  family: Uint8Array;
+  qualifier: Uint8Array;
+  timestamp: bigint;
+  type: number;
+}
+
+/** One cell of a data block. Byte fields are views into the decompressed block: copy them to keep them past the reader. */
+export interface HFileCell extends CellKey {
+  /** The row as UTF-8: Hudi's record key. */
+  key: string;
+  value: Uint8Array;
+}
+
+export function decodeKey(key: Uint8Array, what = 'key'): CellKey {
+  if (key.length < KEY_INFRASTRUCTURE_SIZE) throw new HFileFormatError(`${what} is ${key.length} bytes, shorter than a KeyValue key can be`);
+  const cursor = new ByteCursor(key, 0, key.length, what);
+  const rowLength = cursor.u16();
+  const row = cursor.take(rowLength);
+  const familyLength = cursor.u8();
+  const family = cursor.take(familyLength);
+  const qualifierLength = key.length - KEY_INFRASTRUCTURE_SIZE - rowLength - familyLength;
+  if (qualifierLength < 0) throw new HFileFormatError(`${what}: row and family lengths exceed the key length`);
+  const qualifier = cursor.take(qualifierLength);
+  const timestamp = cursor.i64();
+  const type = cursor.u8();
+  return { row, family, qualifier, timestamp, type };
+}
+
+export function encodeKey(key: CellKey): Uint8Array {
+  const out = new ByteWriter(KEY_INFRASTRUCTURE_SIZE + key.row.length + key.family.length + key.qualifier.length);
+  return out.u16(key.row.length).bytes(key.row).u8(key.family.length).bytes(key.family).bytes(key.qualifier).i64(key.timestamp).u8(key.type).toBytes();
+}
+
+/** The key Hudi writes for a record key: the row alone, latest timestamp, Put. */
+export function hudiCellKey(row: Uint8Array): CellKey {
+  if (row.length > MAX_ROW_LENGTH) throw new RangeError(`a row of ${row.length} bytes exceeds HBase's ${MAX_ROW_LENGTH}`);
+  return { row, family: new Uint8Array(0), qualifier: new Uint8Array(0), timestamp: LATEST_TIMESTAMP, type: KeyType.Put };
+}
+
+/** HBase `CellComparatorImpl` order: row, family, qualifier ascending; timestamp and type descending. */
+export function compareCellKeys(a: CellKey, b: CellKey): number {
+  return (
+    compareBytes(a.row, b.row) ||
+    compareBytes(a.family, b.family) ||
+    compareBytes(a.qualifier, b.qualifier) ||
+    (a.timestamp === b.timestamp ? 0 : a.timestamp > b.timestamp ? -1 : 1) ||
+    b.type - a.type
+  );
+}
+
+/** How a data block's cells end, from the file info (`KEY_VALUE_VERSION`, `hfile.MAX_TAGS_LEN`). */
+export interface CellLayout {
+  includesMvcc: boolean;
+  includesTags: boolean;
+}
+
+/** Reads the cell at the cursor and advances past it. */
+export function readCell(cursor: ByteCursor, layout: CellLayout): HFileCell {
+  const keyLength = cursor.i32();
+  const valueLength = cursor.i32();
+  if (keyLength < KEY_INFRASTRUCTURE_SIZE || valueLength < 0) {
+    throw new HFileFormatError(`${cursor.what}: a cell at offset ${cursor.offset - 8} has key length ${keyLength} and value length ${valueLength}`);
+  }
+  const parts = decodeKey(cursor.take(keyLength), `${cursor.what}: cell key`);
+  const value = cursor.take(valueLength);
+  if (layout.includesTags) cursor.take(cursor.u16());
+  if (layout.includesMvcc) cursor.hadoopVLong();
+  return { ...parts, key: utf8String(parts.row), value };
+}
+
+/** Writes a cell as Hudi's HBase writer does: no tags, a zero MVCC version. */
+export function writeCell(out: ByteWriter, key: Uint8Array, value: Uint8Array): void {
+  out.i32(key.length).i32(value.length).bytes(key).bytes(value).hadoopVLong(0);
+}
+
+/** The serialized size of `writeCell`'s output. */
+export function cellSize(key: Uint8Array, value: Uint8Array): number {
+  return 8 + key.length + value.length + 1;
+}
