@@ -58,6 +58,17 @@ export function bloomFilterNumHashes(bitSize: number, numEntries: number): numbe
 }
 
 /**
+ * The 1–3 bytes after the last whole word, as Hudi's (and Hadoop's) MurmurHash folds them in: the last byte
+ * unshifted, the one before it shifted by 8, the one before that by 16 (`h ^= data[length - 3] << 16; …`), each a
+ * signed Java byte. `(b << 24) >> n` is Java's `(byte) b << (24 - n)`.
+ */
+function tailOf(data: Uint8Array, start: number, tailLength: number): number {
+  let tail = 0;
+  for (let j = 0; j < tailLength; j++) tail ^= (data[start + j]! << 24) >> (24 - 8 * (tailLength - 1 - j));
+  return tail;
+}
+
+/**
  * Hadoop `org.apache.hadoop.util.hash.MurmurHash#hash(byte[], offset, length, seed)`: MurmurHash2,
  * 32-bit, except that the 1-3 tail bytes are Java-signed (sign-extended before the xor).
  */
@@ -76,10 +87,7 @@ export function hadoopMurmurHash(data: Uint8Array, offset: number, length: numbe
   }
   const tailLength = length & 3;
   if (tailLength !== 0) {
-    // `(b << 24) >> n` is Java's `(byte) b << (24 - n)`: the signed byte, shifted.
-    if (tailLength >= 3) h ^= (data[i + 2]! << 24) >> 8;
-    if (tailLength >= 2) h ^= (data[i + 1]! << 24) >> 16;
-    h ^= (data[i]! << 24) >> 24;
+    h ^= tailOf(data, i, tailLength);
     h = Math.imul(h, m);
   }
   h ^= h >>> 13;
@@ -156,10 +164,7 @@ function bitPositionsOfKey(key: string, vectorSize: number, positions: Int32Arra
   }
   const tailLength = length & 3;
   const tailStart = wordCount << 2;
-  let tail = 0;
-  if (tailLength >= 3) tail ^= (bytes[tailStart + 2]! << 24) >> 8;
-  if (tailLength >= 2) tail ^= (bytes[tailStart + 1]! << 24) >> 16;
-  if (tailLength >= 1) tail ^= (bytes[tailStart]! << 24) >> 24;
+  const tail = tailOf(bytes, tailStart, tailLength);
 
   let hash = 0;
   for (let n = 0; n < positions.length; n++) {
