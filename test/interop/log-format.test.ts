@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openParquetEngine } from '../lib/engine/parquet-engine.js';
-import type { RowSet as EngineRowSet } from '../lib/engine/port.js';
-import type { Row } from '../lib/engine/row-format.js';
+import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
+import type { RowSet as EngineRowSet } from '../../lib/engine/port.js';
+import type { Row } from '../../lib/engine/row-format.js';
 import {
   avroDataBlock,
   decodeDataBlock,
@@ -29,11 +29,11 @@ import {
   type DataBlockContentDecoder,
   type LogBlock,
   type LogFile,
-} from '../lib/log-format/index.js';
-import { LocalStorage } from '../lib/storage/local.js';
-import type { StoredObject } from '../lib/storage/port.js';
-import { canonicalRow, canonicalRows, startHudi, type HudiHarness } from './helpers/hudi.js';
-import { tempDir } from './helpers/paths.js';
+} from '../../lib/log-format/index.js';
+import { LocalStorage } from '../../lib/storage/local.js';
+import type { StoredObject } from '../../lib/storage/port.js';
+import { canonicalRow, canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, price DOUBLE, ts BIGINT, dt STRING';
 const row = (id: number, ts: number, tag: string) => ({ id, name: `n${id}-${tag}`, price: id * 1.5, ts, dt: id % 2 === 1 ? 'a' : 'b' });
