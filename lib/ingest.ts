@@ -40,7 +40,7 @@ import { StorageLockProvider } from './lock/storage-lock.js';
 import type { LockLease } from './lock/port.js';
 import { S3Storage, describeS3Error } from './storage/s3.js';
 import type { Storage, StoredObject } from './storage/port.js';
-import { assertNoMetadataTable } from './metadata-table.js';
+import { assertNoMetadataTable } from './metadata/index.js';
 import { newTableOptionsFromWriteProperties, newTableProperties, PROPERTIES_FILE, readTableConfig, tableConfigFromProperties, type TableConfig } from './table-config.js';
 import { formatInstantTime, compareInstantTimes } from './timeline/instant.js';
 import { loadTimeline, readCommitMetadata } from './timeline/timeline.js';

@@ -22,7 +22,7 @@
 import { ConflictError, HudiError } from './errors.js';
 import { joinPartitionPath, parseBaseFileName } from './fs-view.js';
 import { withLock, type LockLease, type LockProvider } from './lock/port.js';
-import { assertNoMetadataTable, assertNoMetadataTableNow } from './metadata-table.js';
+import { assertNoMetadataTable, assertNoMetadataTableNow } from './metadata/index.js';
 import type { Storage } from './storage/port.js';
 import { listPartitions, type HudiTable } from './table.js';
 import { assertSupported, METAFOLDER, PROPERTIES_FILE } from './table-config.js';

@@ -7,7 +7,7 @@
 import { ConflictError, HudiError } from '../errors.js';
 import { fileGroupKey, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
 import { withLock, type LockProvider } from '../lock/port.js';
-import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
+import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata/index.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';

@@ -16,7 +16,7 @@ import type { ColumnStats, FileColumnStats, OutputRange, ParquetColumnInfo, Parq
 import { baseFileName, joinPartitionPath } from '../fs-view.js';
 import { buildCurveKeys, sortRowsByCurveKey, type CurveBuildMethod, type CurveKeyBatch, type CurveLayout, type CurveSortColumn, type SortValue } from '../layout/curves.js';
 import { stageFiles, withTableLocations } from '../reader.js';
-import { assertNoMetadataTable } from '../metadata-table.js';
+import { assertNoMetadataTable } from '../metadata/index.js';
 import { withMetaFields } from '../schema.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';

@@ -6,7 +6,7 @@
 import { HudiError } from '../errors.js';
 import { withLock, type LockProvider } from '../lock/port.js';
 import { fieldNames, parseAvroRecordSchema, withMetaFields, type AvroRecordSchema } from '../schema.js';
-import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
+import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata/index.js';
 import type { HudiTable } from '../table.js';
 import { assertSupported, METAFOLDER } from '../table-config.js';
 import { encodeTimelineAvro, type HoodieRequestedReplaceMetadata } from '../timeline/avro-files.js';

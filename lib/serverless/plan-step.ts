@@ -6,7 +6,7 @@
 import { discardStaleGroupResults, readGroupResult } from '../clustering/execute.js';
 import { schedule } from '../clustering/schedule.js';
 import { withLock } from '../lock/index.js';
-import { assertNoMetadataTable } from '../metadata-table.js';
+import { assertNoMetadataTable } from '../metadata/index.js';
 import { PROPERTIES_FILE } from '../table-config.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import { pendingClusteringPlans } from '../timeline/pending-clustering.js';

@@ -22,7 +22,7 @@ import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type 
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
 import { withLock, type LockProvider } from '../lock/port.js';
-import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
+import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata/index.js';
 import { stageFiles } from '../reader.js';
 import { findRollbackOf, rollbackInstant } from '../rollback.js';
 import { parseAvroRecordSchema, withMetaFields, withoutMetaFields, type AvroRecordSchema } from '../schema.js';
