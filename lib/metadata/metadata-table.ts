@@ -121,8 +121,15 @@ export class MetadataTable {
   problems(options: { properties?: ReadonlyMap<string, string> } = {}): MetadataTableProblem[] {
     const problems: MetadataTableProblem[] = [];
     const rebuild = 'a Spark write with hoodie.metadata.enable=false deletes it; a later one with the metadata table on rebuilds it';
+    for (const partition of this.inflightPartitions) {
+      problems.push({
+        partition,
+        problem: `partition ${partition} is being built (${METADATA_PARTITIONS_INFLIGHT_KEY}), by Hudi's async indexer or an initialization under way`,
+        fix: 'wait until Hudi finishes building it, then retry',
+      });
+    }
     if (this.metadataProperties === undefined) {
-      problems.push({ partition: undefined, problem: `${METADATA_PARTITIONS_KEY} declares partitions but ${METADATA_TABLE_PROPERTIES} is missing`, fix: rebuild });
+      problems.push({ partition: undefined, problem: `hoodie.properties declares metadata-table partitions but ${METADATA_TABLE_PROPERTIES} is missing`, fix: rebuild });
       return problems;
     }
     const get = (key: string) => this.metadataProperties!.get(key);
@@ -135,13 +142,6 @@ export class MetadataTable {
     }
     if (!this.partitions.includes('files')) {
       problems.push({ partition: 'files', problem: `${METADATA_PARTITIONS_KEY} lacks files, which every other partition needs`, fix: rebuild });
-    }
-    for (const partition of this.inflightPartitions) {
-      problems.push({
-        partition,
-        problem: `partition ${partition} is being built (${METADATA_PARTITIONS_INFLIGHT_KEY}), by Hudi's async indexer or an initialization under way`,
-        fix: 'wait until Hudi finishes building it, then retry',
-      });
     }
     for (const partition of this.partitions) {
       if (!isMetadataPartitionType(partition)) {

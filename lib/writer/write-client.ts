@@ -22,7 +22,7 @@ import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type 
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
 import { withLock, type LockProvider } from '../lock/port.js';
-import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata/index.js';
+import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../reader.js';
 import { findRollbackOf, rollbackInstant } from '../rollback.js';
 import { parseAvroRecordSchema, withMetaFields, withoutMetaFields, type AvroRecordSchema } from '../schema.js';
@@ -80,6 +80,8 @@ export interface WriteResult {
   readonly averageRecordSize: number;
   /** True when the write created the table. */
   readonly createdTable: boolean;
+  /** What happened to Hudi's metadata table: its deltacommit for this instant, or what the write's keys turned off. */
+  readonly metadataTable: MetadataTableOutcome;
 }
 
 const OPERATION_TYPES: Record<WriteOperation, WriteOperationType> = { bulk_insert: 'BULK_INSERT', insert: 'INSERT', upsert: 'UPSERT', delete: 'DELETE' };
@@ -135,7 +137,6 @@ function assertWritable(table: HudiTable): void {
   if (!table.config.populateMetaFields) {
     throw new HudiError('writes to tables without meta fields (hoodie.populate.meta.fields=false) are not supported', { location, fix: 'write this table with Hudi' });
   }
-  assertNoMetadataTable(table.config, location, 'a write');
 }
 
 /** The newest latest base file, whose Parquet types new files copy (Hudi's decimal and timestamp encodings). */
@@ -187,9 +188,12 @@ async function writeToTable(
   const now = options.now ?? (() => new Date());
   const startTimeline = table.timeline;
   const completedAtStart = new Set(startTimeline.completed().map((i) => `${i.time}.${i.action}`));
+  const metadataTable = keepMetadataTable(storage, props);
   const instantTime = await withLock(lock, async () => {
     const timeline = await loadTimeline(storage);
     const time = newInstantTime(timeline.allTimes(), now(), table.config.timelineTimeZone);
+    // Before anything is written: apply the user's hoodie.metadata.* keys, and refuse a metadata table we cannot keep.
+    await metadataTable.prepare('a write');
     await createRequested(storage, time, 'commit');
     return time;
   }, { waitMs: config.lockWaitMs });
@@ -198,6 +202,8 @@ async function writeToTable(
   const heartbeat = await startHeartbeat(storage, instantTime);
   /** Every data file this write uploaded (or began to), for the clean-up when another writer took the instant away. */
   const uploaded: string[] = [];
+  /** The local copy of each new base file (the metadata table reads their footers there). */
+  const localFiles = new Map<string, string>();
   try {
     const view = startView ?? (await table.fileSystemView());
     const latest = operation === 'bulk_insert' ? [] : partitions.flatMap((p) => view.latestBaseFiles(p));
@@ -265,6 +271,7 @@ async function writeToTable(
         runtimeStats: { totalScanTime: 0, totalUpsertTime: bucket.kind === 'UPDATE' ? Date.now() - started : 0, totalCreateTime: bucket.kind === 'INSERT' ? Date.now() - started : 0 },
       });
       uploaded.push(path);
+      localFiles.set(path, localFile);
       uploads.push(storage.uploadFile(path, localFile));
       if (uploads.length >= UPLOAD_CONCURRENCY) await Promise.all(uploads.splice(0));
       progress(`file group ${index + 1}/${plan.buckets.length}: ${result.rowCount} records → ${path}`);
@@ -298,14 +305,26 @@ async function writeToTable(
           { location: storage.uri, fix: 'nothing of this write is visible; retry it' },
         );
       }
-      await assertNoMetadataTableNow(storage, 'a write');
       await assertStillInflight(storage, current, instantTime);
+      await lease.assertHeld();
+      // The metadata table's deltacommit for this instant completes first; readers apply it once T.commit exists.
+      await metadataTable.commit(instantTime, metadata, {
+        lease,
+        localFiles,
+        recordIndex: async () => {
+          const changes = await session.recordLocationChanges();
+          return {
+            updates: changes.inserted.map(({ bucket, recordKey, partitionPath }) => ({ recordKey, partitionPath, fileId: plan.buckets[bucket]!.fileId })),
+            deletes: changes.deleted,
+          };
+        },
+      });
       await lease.assertHeld();
       await transitionToCompleted(storage, instantTime, 'commit', serializeCommitMetadata(metadata));
     }, { waitMs: config.lockWaitMs });
     await deleteMarkerDir(storage, instantTime).catch(() => undefined);
     progress(`committed ${instantTime}: ${inserted} inserted, ${updated} updated, ${deleted} deleted in ${plan.buckets.length} file group(s)`);
-    return { instantTime, operation, stats, inserted, updated, deleted, badRecords, averageRecordSize: averageSize, createdTable };
+    return { instantTime, operation, stats, inserted, updated, deleted, badRecords, averageRecordSize: averageSize, createdTable, metadataTable: metadataTable.outcome() };
   } catch (error) {
     await rollbackAfterFailure(table, instantTime, lock, error, uploaded);
     throw error;
