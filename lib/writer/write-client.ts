@@ -65,6 +65,8 @@ export interface WriteOptions {
   readonly onProgress?: (message: string) => void;
   /** Fault injection for tests: called after the data files are written, before the commit. */
   readonly afterDataFiles?: () => Promise<void>;
+  /** Fault injection for tests: called after each storage write of the metadata table's deltacommit. */
+  readonly afterMetadataTableWrite?: (what: string) => Promise<void>;
   /** Extra keys for the commit's extraMetadata (e.g. which input this commit applied); `schema` is always ours. */
   readonly extraMetadata?: Readonly<Record<string, string>>;
 }
@@ -311,6 +313,7 @@ async function writeToTable(
       await metadataTable.commit(instantTime, metadata, {
         lease,
         localFiles,
+        ...(options.afterMetadataTableWrite === undefined ? {} : { afterStorageWrite: options.afterMetadataTableWrite }),
         recordIndex: async () => {
           const changes = await session.recordLocationChanges();
           return {

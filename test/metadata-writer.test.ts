@@ -1,0 +1,312 @@
+/**
+ * The writer keeps Hudi's metadata table (lib/metadata) on tables that have one: after each bulk_insert, insert,
+ * upsert and delete, what our metadata-table reader merges (files listing, column stats, bloom filters, record
+ * locations) equals what the data table holds, and every completed data commit has its deltacommit. A write that
+ * fails (or is killed) at any storage write of the metadata-table path leaves readers the previous state, and its
+ * rollback removes what it wrote there. The user's hoodie.metadata.* keys turn the metadata table (or a partition)
+ * off as Hudi's writers do; a metadata table that Hudi would compact first is refused, clearly.
+ *
+ * The metadata tables here are made by test/helpers/metadata-table.ts as Hudi initializes one on an empty table;
+ * test/interop/metadata-table-*.test.ts runs Hudi's validator on real Spark-made ones.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { MetadataTableError } from '../lib/errors.js';
+import { generateUsers, writeJsonLines } from '../lib/generate.js';
+import { decodeLogBlocks } from '../lib/log-format/index.js';
+import {
+  columnRangesFromFooter, columnsToIndex, MetadataTable, METADATA_PARTITIONS_KEY, METADATA_PARTITIONS_INFLIGHT_KEY,
+  type MetadataPartitionType, type MetadataRecord,
+} from '../lib/metadata/index.js';
+import { readLocalFooter, footerBloomFilter } from '../lib/metadata/footers.js';
+import { columnStatsIndexKey, bloomFilterIndexKey } from '../lib/metadata/hash-ids.js';
+import { partitionIdentifier } from '../lib/metadata/partitions.js';
+import { parseJavaProperties } from '../lib/properties.js';
+import { readSnapshot } from '../lib/reader.js';
+import { rollbackInstant } from '../lib/rollback.js';
+import { openStorage } from '../lib/storage/index.js';
+import type { Storage } from '../lib/storage/port.js';
+import { HudiTable } from '../lib/table.js';
+import { newTableOptionsFromWriteProperties, tableChecksum } from '../lib/table-config.js';
+import { createTable } from '../lib/table-init.js';
+import { loadTimeline, readCommitMetadata } from '../lib/timeline/timeline.js';
+import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
+import { StorageLockProvider } from '../lib/lock/storage-lock.js';
+import { runCli } from './helpers/cli.js';
+import { tempDir } from './helpers/fixtures.js';
+import { initMetadataTable } from './helpers/metadata-table.js';
+
+const PROPS = new Map([
+  ['hoodie.table.name', 'users'],
+  ['hoodie.datasource.write.recordkey.field', 'id'],
+  ['hoodie.datasource.write.partitionpath.field', 'dt'],
+  ['hoodie.datasource.write.precombine.field', 'createTime'],
+  ['hoodie.index.bloom.num_entries', '1000'],
+]);
+const ALL: readonly MetadataPartitionType[] = ['files', 'column_stats', 'bloom_filters', 'record_index'];
+
+async function mdtTable(partitions: readonly MetadataPartitionType[] = ALL, props = PROPS): Promise<{ table: string; storage: Storage }> {
+  const table = join(tempDir('mdt-writer-'), 'users');
+  const storage = openStorage(table);
+  await createTable(storage, newTableOptionsFromWriteProperties(props, 'test'));
+  await initMetadataTable(storage, partitions);
+  return { table, storage };
+}
+
+let batchNumber = 0;
+async function write(table: string, records: Iterable<object>, operation: WriteOptions['operation'], extra: Partial<WriteOptions> & { props?: ReadonlyMap<string, string> } = {}) {
+  const input = join(tempDir(), `batch-${batchNumber++}.jsonl`);
+  await writeJsonLines(input, records);
+  const { props, ...rest } = extra;
+  return writeBatch(openStorage(table), { input: { file: input, format: 'jsonl' }, operation, properties: props ?? PROPS, ...rest });
+}
+
+/**
+ * `count` users from `idStart`, each always in the same partition (the writer's index is per partition, as Hudi's
+ * non-global ones: a key moving partitions would be a second record), `seed` varying the other fields.
+ */
+const users = (count: number, seed: number, idStart = 1) =>
+  [...generateUsers({ count, seed, idStart, days: 1 })].map((user) => ({ ...user, dt: user.id % 2 === 0 ? '2024-01-02' : '2024-01-01', createTime: `2024-01-0${1 + (user.id % 2)} ${String(seed % 24).padStart(2, '0')}:00:00` }));
+
+/** The committed base files on storage: every version whose instant completed (nothing is cleaned). */
+async function committedBaseFiles(storage: Storage): Promise<Map<string, { partition: string; name: string; size: number; instant: string; fileId: string }>> {
+  const timeline = await loadTimeline(storage);
+  const table = await HudiTable.open(storage);
+  const view = await table.fileSystemView();
+  const out = new Map<string, { partition: string; name: string; size: number; instant: string; fileId: string }>();
+  for (const group of view.fileGroups()) {
+    for (const slice of group.slices) {
+      const file = slice.baseFile;
+      if (timeline.isCommitted(file.instantTime)) out.set(file.path, { partition: file.partitionPath, name: file.fileName, size: file.size, instant: file.instantTime, fileId: file.fileId });
+    }
+  }
+  return out;
+}
+
+/** What the metadata table says equals what the data table holds, partition by partition. */
+async function assertInSync(table: string, partitions: readonly MetadataPartitionType[] = ALL): Promise<void> {
+  const storage = openStorage(table);
+  const mdt = await MetadataTable.open(storage);
+  assert.ok(mdt, 'the table still has its metadata table');
+  const reader = await mdt.reader();
+  const files = await committedBaseFiles(storage);
+  const byPartition = new Map<string, Map<string, number>>();
+  for (const file of files.values()) (byPartition.get(file.partition) ?? byPartition.set(file.partition, new Map()).get(file.partition)!).set(file.name, file.size);
+  assert.deepEqual(await reader.allPartitionPaths(), [...byPartition.keys()].sort(), 'partitions');
+  for (const [partition, expected] of byPartition) assert.deepEqual(await reader.filesInPartition(partition), expected, `files of ${partition}`);
+
+  // Every completed data write has its deltacommit; the metadata table has no other but its initializations and
+  // those of data instants still pending (a writer died between the two; readers do not apply them).
+  const dataTimeline = await loadTimeline(storage);
+  const data = dataTimeline.completedWrites().map((i) => i.time);
+  const pending = new Set(dataTimeline.pending().map((i) => i.time));
+  const deltas = mdt.timeline.completed().filter((i) => i.action === 'deltacommit' && !i.time.startsWith('00000000000000')).map((i) => i.time);
+  assert.deepEqual(deltas.filter((time) => !pending.has(time)), data, 'one deltacommit per data commit');
+
+  const latest = (await (await HudiTable.open(storage)).fileSystemView()).latestBaseFiles();
+  if (partitions.includes('column_stats')) {
+    const stats = await reader.readPartition('column_stats');
+    const commits = await loadTimeline(storage);
+    const metadata = await readCommitMetadata(storage, commits.completedWrites().at(-1)!);
+    const columns = columnsToIndex(metadata, { populateMetaFields: true });
+    let checked = 0;
+    for (const file of files.values()) {
+      const footer = await readLocalFooter(join(table, file.partition, file.name));
+      for (const range of columnRangesFromFooter(footer, file.name, columns)) {
+        const record = stats.get(columnStatsIndexKey(partitionIdentifier(file.partition), file.name, range.columnName));
+        assert.ok(record?.type === 3, `column stats of ${file.name} ${range.columnName}`);
+        assert.equal(record.columnStats.fileName, file.name);
+        assert.equal(record.columnStats.valueCount, range.valueCount);
+        checked++;
+      }
+    }
+    assert.equal(stats.size, checked, 'one column-stats record per committed file and column');
+    // The ranges hold the data: id's min and max per latest file, as the rows say.
+    const rows = (await readSnapshot(await HudiTable.open(storage), { includeMetaFields: true })).rows;
+    for (const file of latest) {
+      const ids = rows.filter((row) => row['_hoodie_file_name'] === file.fileName).map((row) => Number(row['id']));
+      const record = stats.get(columnStatsIndexKey(partitionIdentifier(file.partitionPath), file.fileName, 'id')) as Extract<MetadataRecord, { type: 3 }>;
+      assert.deepEqual([record.columnStats.minValue, record.columnStats.maxValue, record.columnStats.nullCount],
+        [{ type: 'long', value: BigInt(Math.min(...ids)) }, { type: 'long', value: BigInt(Math.max(...ids)) }, 0], `id range of ${file.fileName}`);
+    }
+  }
+  if (partitions.includes('bloom_filters')) {
+    const blooms = await reader.readPartition('bloom_filters');
+    assert.equal(blooms.size, files.size, 'one bloom filter per committed base file');
+    for (const file of files.values()) {
+      const record = blooms.get(bloomFilterIndexKey(partitionIdentifier(file.partition), file.name));
+      assert.ok(record?.type === 4, `bloom filter of ${file.name}`);
+      const footer = footerBloomFilter(await readLocalFooter(join(table, file.partition, file.name)))!;
+      assert.equal(Buffer.from(record.bloomFilter.bloomFilter).toString('utf8'), footer.serialized);
+      assert.deepEqual([record.bloomFilter.type, record.bloomFilter.timestamp, record.bloomFilter.isDeleted], ['DYNAMIC_V0', file.instant, false]);
+    }
+  }
+  if (partitions.includes('record_index')) {
+    const rows = (await readSnapshot(await HudiTable.open(storage), { includeMetaFields: true })).rows;
+    const fileIds = new Map(latest.map((file) => [file.fileName, file.fileId]));
+    const expected = new Map(rows.map((row) => [String(row['_hoodie_record_key']), { partitionPath: String(row['_hoodie_partition_path']), fileId: fileIds.get(String(row['_hoodie_file_name'])) }]));
+    const index = await reader.readPartition('record_index');
+    const actual = new Map([...(await reader.recordLocations(index.keys()))].map(([key, location]) => [key, { partitionPath: location.partitionPath, fileId: location.fileId }]));
+    assert.deepEqual(new Map([...actual].sort()), new Map([...expected].sort()), 'record index');
+  }
+}
+
+function mdtInstantFiles(table: string): string[] {
+  return readdirSync(join(table, '.hoodie/metadata/.hoodie')).filter((name) => /^\d+\./.test(name)).sort();
+}
+
+/** Every log file of the metadata table with a block of `instant`. */
+function mdtLogsOf(table: string, instant: string): string[] {
+  const found: string[] = [];
+  for (const partition of readdirSync(join(table, '.hoodie/metadata')).filter((name) => !name.startsWith('.'))) {
+    for (const name of readdirSync(join(table, '.hoodie/metadata', partition)).filter((n) => n.includes('.log.'))) {
+      if (decodeLogBlocks(readFileSync(join(table, '.hoodie/metadata', partition, name))).some((block) => block.header.INSTANT_TIME === instant)) found.push(`${partition}/${name}`);
+    }
+  }
+  return found;
+}
+
+describe('writer with Hudi\'s metadata table', () => {
+  it('bulk_insert, insert, upsert and delete keep files, column_stats, bloom_filters and record_index in sync', async () => {
+    const { table } = await mdtTable();
+    const first = await write(table, users(40, 1), 'bulk_insert');
+    assert.ok(first.metadataTable.deltaCommit, 'the metadata table got a deltacommit');
+    assert.equal(first.metadataTable.deltaCommit.partitions['record_index']?.records, 40);
+    await assertInSync(table);
+    await write(table, users(10, 2, 41), 'insert');
+    await assertInSync(table);
+    const upserted = await write(table, [...users(5, 3, 1), ...users(5, 4, 51)], 'upsert');
+    assert.equal(upserted.metadataTable.deltaCommit?.partitions['record_index']?.records, 5, 'only the new keys get locations');
+    await assertInSync(table);
+    const deleted = await write(table, users(4, 5, 10), 'delete');
+    assert.equal(deleted.deleted, 4);
+    assert.equal(deleted.metadataTable.deltaCommit?.partitions['record_index']?.deletes, 4);
+    await assertInSync(table);
+    // The deltacommit completes before the data commit (the data commit's file is written last).
+    for (const instant of [first.instantTime, deleted.instantTime]) {
+      const mdtMs = (await openStorage(table).head(`.hoodie/metadata/.hoodie/${instant}.deltacommit`))!.modifiedMs;
+      const dataMs = (await openStorage(table).head(`.hoodie/${instant}.commit`))!.modifiedMs;
+      assert.ok(mdtMs <= dataMs);
+    }
+  });
+
+  it('files only, and a non-partitioned table ("." in the metadata table)', async () => {
+    const { table } = await mdtTable(['files']);
+    await write(table, users(20, 6), 'insert');
+    await write(table, users(5, 7, 1), 'upsert');
+    await assertInSync(table, ['files']);
+
+    const props = new Map([...PROPS].filter(([key]) => key !== 'hoodie.datasource.write.partitionpath.field'));
+    props.set('hoodie.datasource.write.keygenerator.class', 'org.apache.hudi.keygen.NonpartitionedKeyGenerator');
+    const flat = await mdtTable(['files', 'record_index'], props);
+    await write(flat.table, users(15, 8), 'insert', { props });
+    await write(flat.table, users(3, 9, 1), 'delete', { props });
+    await assertInSync(flat.table, ['files', 'record_index']);
+    const reader = await (await MetadataTable.open(flat.storage))!.reader();
+    assert.deepEqual(await reader.allPartitionPaths(), ['']);
+  });
+
+  it('a write failing after any storage write of the metadata table path is rolled back there too; the next write completes', async () => {
+    const { table } = await mdtTable();
+    await write(table, users(20, 10), 'insert');
+    // After its requested file, its inflight file, its first and second log files, and its completed file.
+    for (const failAt of ['requested', 'inflight', 'log 1', 'log 2', 'completed']) {
+      const before = mdtInstantFiles(table);
+      let logs = 0;
+      let instant = '';
+      await assert.rejects(
+        write(table, users(6, 12, 200), 'insert', {
+          afterMetadataTableWrite: async (what) => {
+            instant ||= readdirSync(join(table, '.hoodie')).filter((n) => n.endsWith('.inflight')).sort().at(-1)!.slice(0, 17);
+            const step = what.startsWith('log ') ? `log ${++logs}` : what;
+            if (step === failAt) throw new Error(`injected failure after ${failAt}`);
+          },
+        }),
+        new RegExp(`injected failure after ${failAt}`),
+      );
+      assert.deepEqual(mdtInstantFiles(table), before, `failure after ${failAt}: the metadata timeline is as before`);
+      assert.deepEqual(mdtLogsOf(table, instant), [], `failure after ${failAt}: no log file of ${instant} is left`);
+      assert.equal((await loadTimeline(openStorage(table))).find(instant)?.action, undefined, 'the data instant is gone');
+      await assertInSync(table);
+    }
+    await write(table, users(3, 99, 1), 'upsert');
+    await assertInSync(table);
+  });
+
+  it('a write killed after any storage write of the metadata table path: readers see the previous state; rollback removes its deltacommit', async () => {
+    const { table, storage } = await mdtTable(['files']);
+    await write(table, users(10, 20), 'insert');
+    const propsFile = join(tempDir(), 'props');
+    writeFileSync(propsFile, [...PROPS].map(([k, v]) => `${k}=${v}`).join('\n'));
+    const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+    // files only: requested, inflight, one log file, completed. Killed after the log file and after the completed
+    // file (the in-process failures above cover every step).
+    for (const crashAt of [3, 4]) {
+      const input = join(tempDir(), 'batch.jsonl');
+      await writeJsonLines(input, users(5, 21 + crashAt, 1000 + 10 * crashAt));
+      const beforeRows = (await readSnapshot(await HudiTable.open(storage))).rows.length;
+      const killed = runCli(['write', table, '--input', input, '--operation', 'insert', '--props', propsFile, '--quiet'], { ...process.env, HUDI_SERVERLESS_FAULT: `crash-in-metadata-table:${crashAt}` });
+      assert.notEqual(killed.code, 0, `killed after metadata-table write ${crashAt}`);
+      const failed = readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.inflight')).map((f) => f.slice(0, 17)).sort().at(-1)!;
+      assert.equal((await readSnapshot(await HudiTable.open(storage))).rows.length, beforeRows, 'readers see the previous snapshot');
+      assert.equal(existsSync(join(table, `.hoodie/metadata/.hoodie/${failed}.deltacommit`)), crashAt === 4, 'the deltacommit completed only when killed after its last write');
+      // Listed files come only from completed data instants, whatever the metadata table holds.
+      await assertInSync(table, ['files']);
+      const result = await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), failed, { lock, ignoreHeartbeat: true });
+      assert.equal(result.outcome, 'rolled-back');
+      assert.ok(!mdtInstantFiles(table).some((name) => name.startsWith(failed)), `no metadata instant ${failed} is left`);
+      assert.deepEqual(mdtLogsOf(table, failed), []);
+      await assertInSync(table, ['files']);
+    }
+    await write(table, users(2, 90, 1), 'upsert');
+    await assertInSync(table, ['files']);
+  });
+
+  it('hoodie.metadata.enable=false drops the metadata table as Hudi does (properties through the backup protocol), an index key drops only its partition', async () => {
+    const { table, storage } = await mdtTable();
+    await write(table, users(10, 40), 'insert');
+    const withoutIndex = new Map([...PROPS, ['hoodie.metadata.record.index.enable', 'false']]);
+    const dropped = await write(table, users(3, 41, 1), 'upsert', { props: withoutIndex });
+    assert.deepEqual(dropped.metadataTable.disabled?.removedPartitions, ['record_index']);
+    assert.ok(!existsSync(join(table, '.hoodie/metadata/record_index')), 'the partition folder is gone');
+    assert.equal(dropped.metadataTable.deltaCommit?.partitions['record_index'], undefined);
+    const props = () => parseJavaProperties(readFileSync(join(table, '.hoodie/hoodie.properties'), 'utf8'));
+    assert.equal(props().get(METADATA_PARTITIONS_KEY), 'bloom_filters,column_stats,files');
+    await assertInSync(table, ['files', 'column_stats', 'bloom_filters']);
+
+    const off = await write(table, users(3, 42, 1), 'upsert', { props: new Map([...PROPS, ['hoodie.metadata.enable', 'false']]) });
+    assert.equal(off.metadataTable.disabled?.deletedMetadataTable, true);
+    assert.equal(off.metadataTable.deltaCommit, undefined);
+    assert.ok(!existsSync(join(table, '.hoodie/metadata')), '.hoodie/metadata is gone');
+    assert.equal(props().get(METADATA_PARTITIONS_KEY), '');
+    assert.equal(props().get(METADATA_PARTITIONS_INFLIGHT_KEY), '');
+    assert.equal(props().get('hoodie.table.checksum'), String(tableChecksum('', 'users')));
+    assert.ok(!existsSync(join(table, '.hoodie/hoodie.properties.backup')), 'no backup is left');
+    assert.equal(await MetadataTable.open(storage), undefined);
+    // Later writes without the key have no metadata table to keep.
+    const later = await write(table, users(2, 43, 1), 'upsert');
+    assert.equal(later.metadataTable.deltaCommit, undefined);
+  });
+
+  it('refuses, before writing anything, a metadata table Hudi would compact first or that has a pending compaction', async () => {
+    const { table, storage } = await mdtTable(['files']);
+    // One initialization deltacommit; nine more reach Hudi's default hoodie.metadata.compact.max.delta.commits=10.
+    for (let i = 0; i < 9; i++) await write(table, users(2, 50 + i, 1 + 2 * i), 'insert');
+    const before = readdirSync(join(table, '.hoodie')).sort();
+    await assert.rejects(write(table, users(2, 70, 900), 'insert'), (error: unknown) => {
+      assert.ok(error instanceof MetadataTableError, String(error));
+      assert.match(error.message, /a write cannot keep Hudi's metadata table correct: the metadata table has 10 deltacommits since its last compaction \(hoodie\.metadata\.compact\.max\.delta\.commits=10\)/);
+      assert.match(error.message, /run one Spark write on the table/);
+      return true;
+    });
+    assert.deepEqual(readdirSync(join(table, '.hoodie')).sort(), before, 'nothing was written');
+    // Hudi's own threshold, given by the user, moves the limit.
+    await write(table, users(2, 71, 900), 'insert', { props: new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '20']]) });
+    await assertInSync(table, ['files']);
+
+    await storage.put('.hoodie/metadata/.hoodie/20240101000000000001.compaction.requested', '');
+    await assert.rejects(write(table, users(2, 72, 950), 'insert', { props: new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '20']]) }), /has a pending compaction 20240101000000000001/);
+  });
+});
