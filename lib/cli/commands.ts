@@ -145,8 +145,9 @@ const write: Command = {
     const operation = parseWriteOperation(values.operation ?? props.get('hoodie.datasource.write.operation'));
     const fault = process.env['HUDI_SERVERLESS_FAULT'] ?? '';
     const crashAfterDataFiles = fault === 'crash-after-data-files';
-    // crash-in-metadata-table:<n>: die after the n-th storage write of the metadata table's deltacommit.
-    const metadataCrashAt = /^crash-in-metadata-table:(\d+)$/.exec(fault)?.[1];
+    // crash-in-metadata-table:<n | requested | inflight | completed>: die after the n-th storage write of the metadata
+    // table's deltacommit, or after the named one (completed: the deltacommit is done, the data commit is not).
+    const metadataCrashAt = /^crash-in-metadata-table:(\d+|requested|inflight|completed)$/.exec(fault)?.[1];
     let metadataWrites = 0;
     const result = await writeBatch(openStorage(positionals[0]!), {
       input: { file: values.input, format: inputFormatOf(values.input, values['input-format']) },
@@ -155,7 +156,7 @@ const write: Command = {
       ...(values.quiet ? {} : { onProgress: progressLine }),
       // Fault injection for the crash test: die like a killed process, leaving the data files uncommitted.
       ...(crashAfterDataFiles ? { afterDataFiles: async () => { process.kill(process.pid, 'SIGKILL'); } } : {}),
-      ...(metadataCrashAt === undefined ? {} : { afterMetadataTableWrite: async () => { if (++metadataWrites === Number(metadataCrashAt)) process.kill(process.pid, 'SIGKILL'); } }),
+      ...(metadataCrashAt === undefined ? {} : { afterMetadataTableWrite: async (what: string) => { if (++metadataWrites === Number(metadataCrashAt) || what === metadataCrashAt) process.kill(process.pid, 'SIGKILL'); } }),
     });
     out(JSON.stringify({ instant: result.instantTime, operation: result.operation, inserted: result.inserted, updated: result.updated, deleted: result.deleted, files: result.stats.length, badRecords: result.badRecords.length }));
     return 0;
