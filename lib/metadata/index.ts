@@ -18,3 +18,4 @@ export { columnRangesFromFooter } from './column-stats.js';
 export { columnIndexId, partitionIndexId, fileIndexId, bloomFilterIndexKey, columnStatsIndexKey, xxHash64 } from './hash-ids.js';
 export { METADATA_RECORD_SCHEMA_TEXT, METADATA_RECORD_WRITER_SCHEMA_TEXT } from './schema.js';
 export { keepMetadataTable, removeMetadataTableDeltaCommit, type MetadataTableOutcome, type MetadataTableSession } from './commit-path.js';
+export { METADATA_TABLE_KEYS } from './keys.js';
