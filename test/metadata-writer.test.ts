@@ -307,6 +307,12 @@ describe('writer with Hudi\'s metadata table', () => {
     await assertInSync(table, ['files']);
 
     await storage.put('.hoodie/metadata/.hoodie/20240101000000000001.compaction.requested', '');
-    await assert.rejects(write(table, users(2, 72, 950), 'insert', { props: new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '20']]) }), /has a pending compaction 20240101000000000001/);
+    const roomy = new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '20']]);
+    await assert.rejects(write(table, users(2, 72, 950), 'insert', { props: roomy }), /has a pending compaction 20240101000000000001/);
+    // Completed (as a commit at the same time), it is pending no more.
+    await storage.put('.hoodie/metadata/.hoodie/20240101000000000001.compaction.inflight', '');
+    await storage.put('.hoodie/metadata/.hoodie/20240101000000000001.commit', '{}');
+    await write(table, users(2, 72, 950), 'insert', { props: roomy });
+    await assertInSync(table, ['files']);
   });
 });

@@ -150,7 +150,9 @@ export class MetadataTable {
         problems.push({ partition, problem: `partition ${partition} has no committed file group`, fix: rebuild });
       }
     }
-    const pending = this.timeline.pending().filter((i) => i.action === 'compaction' || i.action === 'logcompaction');
+    // A compaction completes as a commit (a log compaction as a deltacommit) at the same time.
+    const completedTimes = new Set(this.timeline.completed().map((i) => i.time));
+    const pending = this.timeline.pending().filter((i) => (i.action === 'compaction' || i.action === 'logcompaction') && !completedTimes.has(i.time));
     for (const instant of pending) {
       problems.push({ partition: undefined, problem: `the metadata table has a pending ${instant.action} ${instant.time}; new log files would belong to the slice it is writing`, fix: 'run one Spark write on the table (Hudi finishes pending metadata compactions first), then retry' });
     }

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { writeJsonLines } from '../../lib/generate.js';
+import { MetadataTable } from '../../lib/metadata/index.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { newTableOptionsFromWriteProperties } from '../../lib/table-config.js';
 import { createTable } from '../../lib/table-init.js';
@@ -86,6 +87,8 @@ function sparkOptions(name: string, extra: Record<string, string>): Record<strin
     'hoodie.datasource.write.table.type': 'COPY_ON_WRITE',
     'hoodie.index.bloom.num_entries': '1000',
     'hoodie.metadata.enable': 'true',
+    // Spark compacts the metadata table at its first write after our four (over our log files), and we write on top.
+    'hoodie.metadata.compact.max.delta.commits': '3',
     ...extra,
   };
 }
@@ -186,6 +189,18 @@ describe('our writes on Spark tables with the metadata table, checked by Hudi', 
       const byId = new Map(read.map((row) => [Number(row['id']), row]));
       for (const id of [1, 5, 13, 31]) assert.equal(byId.get(id)?.['name'], `v6-${id}`, `Spark's update of ${id} applied`);
       for (const id of [7, 20]) assert.equal(byId.get(id)?.['name'], `v4-${id}`, `our update of ${id} kept`);
+
+      // Spark compacted the metadata table; our next write goes into the compacted file slices.
+      const mdt = (await MetadataTable.open(openStorage(table)))!;
+      const compaction = mdt.timeline.completed().filter((i) => i.action === 'commit').at(-1);
+      assert.ok(compaction, 'Spark compacted the metadata table');
+      const ours = rows([1, 42], 8);
+      const result = await ourWrite(table, name, ours, 'upsert');
+      for (const row of ours) expected.set(row.id, row);
+      assert.ok(result.metadataTable.deltaCommit!.logFiles.every((log) => log.baseInstant === compaction.time), 'our log files extend the compacted slices');
+      await validate(t, table, `${testCase.name} after our upsert on Spark's compaction`, testCase.checks);
+      const last = await readBoth(table, `${testCase.name} at the end`);
+      assert.deepEqual(last.map((row) => Number(row['id'])).sort((a, b) => a - b), [...expected.keys()].sort((a, b) => a - b));
     });
   }
 
