@@ -40,8 +40,8 @@ import { StorageLockProvider } from './lock/storage-lock.js';
 import type { LockLease } from './lock/port.js';
 import { S3Storage, describeS3Error } from './storage/s3.js';
 import type { Storage, StoredObject } from './storage/port.js';
-import { assertNoMetadataTable } from './metadata/index.js';
-import { newTableOptionsFromWriteProperties, newTableProperties, PROPERTIES_FILE, readTableConfig, tableConfigFromProperties, type TableConfig } from './table-config.js';
+import { METADATA_ENABLE_KEY, MetadataTable } from './metadata/index.js';
+import { newTableOptionsFromWriteProperties, newTableProperties, readTableConfig, tableConfigFromProperties, type TableConfig } from './table-config.js';
 import { formatInstantTime, compareInstantTimes } from './timeline/instant.js';
 import { loadTimeline, readCommitMetadata } from './timeline/timeline.js';
 import { writeBatch, type BadRecord, type WriteResult } from './writer/write-client.js';
@@ -195,7 +195,7 @@ export async function ingestObject(request: IngestRequest): Promise<IngestResult
 
   const done = await readDone(table, donePath);
   if (done !== undefined) return duplicateOf(done);
-  await assertIngestable(table);
+  await assertIngestable(table, request.tableProperties);
 
   const claimStorage = prefixedStorage(table, `${INGEST_FOLDER}/${id}`);
   const lock = new StorageLockProvider(claimStorage, {
@@ -454,10 +454,11 @@ function checkLine(text: string, keygen: KeyGenerator): { isObject: boolean; rea
 }
 
 /**
- * Refuse a table with Hudi's metadata table before claiming or downloading anything (writeBatch refuses it too, at
- * open and again just before its commit). The error is thrown, not quarantined: the object is fine, the table is not.
+ * Refuse a table whose Hudi metadata table the write could not keep (a partition being built, a compaction due),
+ * before claiming or downloading anything; writeBatch checks again under the lock and keeps the metadata table.
+ * The error is thrown, not quarantined: the object is fine, the table is not.
  */
-async function assertIngestable(table: Storage): Promise<void> {
+async function assertIngestable(table: Storage, properties: ReadonlyMap<string, string>): Promise<void> {
   let config: TableConfig;
   try {
     config = await readTableConfig(table);
@@ -465,7 +466,9 @@ async function assertIngestable(table: Storage): Promise<void> {
     if (error instanceof HudiError && /not a Hudi table/.test(error.message)) return;
     throw error;
   }
-  assertNoMetadataTable(config, table.uriOf(PROPERTIES_FILE), 'an ingest');
+  // hoodie.metadata.enable=false: the write drops the metadata table first, as Hudi's writers do.
+  if (properties.get(METADATA_ENABLE_KEY)?.trim().toLowerCase() === 'false') return;
+  (await MetadataTable.open(table, { config }))?.assertMaintainable('an ingest', { properties });
 }
 
 /** The table's key generator, or the one the properties will create the table with. */
