@@ -17,6 +17,7 @@ import { HudiError } from '../errors.js';
 import type { CommitMetadata } from '../timeline/commit-metadata.js';
 import { META_FIELD_NAMES } from '../schema.js';
 import type { ThriftStruct } from '../parquet/thrift.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
 import { columnRangesFromFooter } from './column-stats.js';
 import { footerBloomFilter } from './footers.js';
 import type { MetadataPartitionType } from './partitions.js';
@@ -26,6 +27,7 @@ import { bloomFilterRecord, columnStatsRecord, partitionFilesRecord, partitionLi
 export const DEFAULT_BLOOM_FILTER_TYPE = 'DYNAMIC_V0';
 export const COLUMN_STATS_COLUMN_LIST_KEY = 'hoodie.metadata.index.column.stats.column.list';
 export const BLOOM_FILTER_TYPE_KEY = 'hoodie.bloom.index.filter.type';
+const FOOTER_CONCURRENCY = 16;
 
 /** Where each record changed location in a commit, for the record index. */
 export interface RecordIndexChanges {
@@ -83,9 +85,11 @@ export async function convertCommitMetadata(metadata: CommitMetadata, context: C
     const columns = wantStats ? columnsToIndex(metadata, context) : [];
     const blooms: MetadataChange[] = [];
     const ranges: MetadataChange[] = [];
-    for (const { partition, stat } of baseFiles) {
+    // Footers are small; on S3 each takes two ranged reads, so many files are read at once.
+    const footers = await mapWithConcurrency(baseFiles, FOOTER_CONCURRENCY, ({ stat }) => context.footer(stat.path!, stat.fileSizeInBytes));
+    for (const [index, { partition, stat }] of baseFiles.entries()) {
       const name = fileNameOf(stat.path!);
-      const footer = await context.footer(stat.path!, stat.fileSizeInBytes);
+      const footer = footers[index]!;
       if (wantBloom) {
         const bloom = footerBloomFilter(footer);
         if (bloom !== undefined) blooms.push({ record: bloomFilterRecord(stat.partitionPath ?? partition, name, context.instantTime, { type: bloomType, serialized: bloom.serialized }) });
