@@ -24,7 +24,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Context, S3Event, S3ObjectCreatedNotificationEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { InputFormat } from '../lib/engine/write.js';
 import { HudiError, errorMessage } from '../lib/errors.js';
-import { ingestObject, s3LandingBucket, type IngestLog, type IngestResult } from '../lib/ingest.js';
+import { ingestObject, s3LandingBucket, type IngestLog, type IngestResult } from '../lib/ingest/index.js';
 import { lockTableDefaults, parsePropertiesText } from '../lib/serverless/settings.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
 

@@ -12,7 +12,7 @@ import { before, describe, it } from 'node:test';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context, S3Event, S3ObjectCreatedNotificationEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConflictError, MetadataTableError } from '../lib/errors.js';
-import { INGEST_FOLDER, ingestId, ingestObject, ingestSource, normalizeEtag, s3LandingBucket } from '../lib/ingest.js';
+import { INGEST_FOLDER, ingestId, ingestObject, ingestSource, normalizeEtag, s3LandingBucket } from '../lib/ingest/index.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { readSnapshot } from '../lib/reader.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
@@ -345,7 +345,7 @@ describe('ingest: CSV', () => {
   });
 });
 
-describe('ingest: claims (lib/ingest.ts)', () => {
+describe('ingest: claims (lib/ingest/idempotency.ts)', () => {
   const setUp = async () => {
     const client = s3ClientFromEnv();
     const bucket = await testBucket();
