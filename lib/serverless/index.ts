@@ -19,6 +19,7 @@ export {
   type ProgressEvent,
 } from './local-state-machine.js';
 export { startLocalStepFunctionsEndpoint, type LocalStepFunctions } from './local-sfn-endpoint.js';
+export { FUNCTIONS, type DeployedFunction, type FunctionSettings } from './function-settings.js';
 export { estimateCost, formatCostEstimate, PRICES, type CostEstimate, type CostInputs } from './cost.js';
 export { planStep, parsePlanEvent, type PlanStepInput, type PlanStepOutput, type GroupReference } from './plan-step.js';
 export { executeGroupStep, parseExecuteGroupEvent, type ExecuteGroupInput, type ExecuteGroupOutput } from './execute-step.js';

@@ -20,9 +20,11 @@ import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctio
 import { HudiError } from '../errors.js';
 import { installAwsRequestSink } from './clients.js';
 import { estimateCost, type Architecture, type CostEstimate } from './cost.js';
+import { FUNCTIONS, type DeployedFunction } from './function-settings.js';
 import type { ClusteringExecutionInput } from './settings.js';
 
-export type FunctionName = 'plan' | 'execute-group' | 'commit' | 'rollback' | 'trigger';
+/** The functions the clustering state machine and its trigger use. */
+export type FunctionName = Exclude<DeployedFunction, 'ingest'>;
 
 /** Which function each Task state of the definition invokes, by its DefinitionSubstitutions name. */
 export const FUNCTION_SUBSTITUTIONS: Readonly<Record<string, FunctionName>> = {
@@ -32,15 +34,14 @@ export const FUNCTION_SUBSTITUTIONS: Readonly<Record<string, FunctionName>> = {
   RollbackFunctionArn: 'rollback',
 };
 
-/** The template's defaults (template.yaml): what the cost estimate bills each invocation with. */
+/** The template's defaults (function-settings.ts): what the cost estimate bills each invocation with. */
 export const DEFAULT_MEMORY_MB: Readonly<Record<FunctionName, number>> = {
-  plan: 1024,
-  'execute-group': 2048,
-  commit: 1024,
-  rollback: 1024,
-  trigger: 256,
+  plan: FUNCTIONS.plan.memoryMb,
+  'execute-group': FUNCTIONS['execute-group'].memoryMb,
+  commit: FUNCTIONS.commit.memoryMb,
+  rollback: FUNCTIONS.rollback.memoryMb,
+  trigger: FUNCTIONS.trigger.memoryMb,
 };
-export const DEFAULT_EXECUTE_GROUP_EPHEMERAL_MB = 4096;
 /** Step Functions' limit on a state's input or output. */
 export const MAX_STATE_PAYLOAD_BYTES = 256 * 1024;
 
@@ -224,11 +225,8 @@ function quietPowertools(): void {
   process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
 }
 
-/** The template's function timeouts. */
-const TASK_TIMEOUT_MS: Readonly<Record<FunctionName, number>> = { plan: 300_000, 'execute-group': 900_000, commit: 300_000, rollback: 300_000, trigger: 60_000 };
-
 /** A Lambda context as the runtime passes it (for calling a handler by hand). */
-export function lambdaContext(fn: FunctionName, memoryMb: number = DEFAULT_MEMORY_MB[fn], timeoutMs: number = TASK_TIMEOUT_MS[fn]): Context {
+export function lambdaContext(fn: FunctionName, memoryMb: number = DEFAULT_MEMORY_MB[fn], timeoutMs: number = FUNCTIONS[fn].timeoutSeconds * 1000): Context {
   const deadline = Date.now() + timeoutMs;
   const name = `hudi-clustering-${fn}`;
   return {
@@ -298,7 +296,7 @@ export async function runStateMachineLocally(input: ClusteringExecutionInput, op
         startedAt: Date.now(),
         durationMs: 0,
         memoryMb: memory[fn],
-        ephemeralStorageMb: fn === 'execute-group' ? DEFAULT_EXECUTE_GROUP_EPHEMERAL_MB : 512,
+        ephemeralStorageMb: FUNCTIONS[fn].ephemeralStorageMb,
         errorName: undefined,
         requests: new Map(),
       };
@@ -308,7 +306,7 @@ export async function runStateMachineLocally(input: ClusteringExecutionInput, op
       try {
         const output = await currentInvocation.run(record, async () => {
           await options.fault?.({ state, functionName: fn, input: event, attempt, phase: 'before' });
-          const result = await handler(event, lambdaContext(fn, memory[fn], TASK_TIMEOUT_MS[fn]));
+          const result = await handler(event, lambdaContext(fn, memory[fn], FUNCTIONS[fn].timeoutSeconds * 1000));
           await options.fault?.({ state, functionName: fn, input: event, attempt, phase: 'after' });
           return result;
         });
