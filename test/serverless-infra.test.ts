@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { FUNCTIONS } from '../lib/serverless/function-settings.js';
-import { FUNCTION_SUBSTITUTIONS, loadDefinition, taskFunctions } from '../lib/serverless/local-state-machine.js';
+import { FUNCTION_SUBSTITUTIONS, loadDefinition, taskFunctions } from '../lib/serverless/local/index.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 // @ts-expect-error: plain JavaScript module without types
 import { findPythonTool } from '../infra/local-stack.mjs';
