@@ -1,6 +1,7 @@
 /**
- * S3 → Lambda ingestion (functions/ingest.ts over lib/ingest.ts) on the local stack: real S3 (moto), real events'
- * shapes, the bundled handler when it is up to date (`npm test` builds first), else the TypeScript source.
+ * S3 → Lambda ingestion (functions/ingest.ts over lib/serverless/ingest-step.ts and lib/ingest/) on the local stack:
+ * real S3 (moto), real events' shapes, the bundled handler when it is up to date (`npm test` builds first), else the
+ * TypeScript source.
  */
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -12,13 +13,13 @@ import { before, describe, it } from 'node:test';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context, S3Event, S3ObjectCreatedNotificationEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConflictError, MetadataTableError } from '../lib/errors.js';
-import { INGEST_FOLDER, ingestId, ingestObject, ingestSource, normalizeEtag, s3LandingBucket } from '../lib/ingest.js';
+import { INGEST_FOLDER, ingestId, ingestObject, ingestSource, normalizeEtag, s3LandingBucket } from '../lib/ingest/index.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { readSnapshot } from '../lib/reader.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
 import { loadTimeline, readCommitMetadata } from '../lib/timeline/timeline.js';
-import type { IngestSummary, ObjectSummary } from '../functions/ingest.js';
+import type { IngestSummary, ObjectSummary } from '../lib/serverless/ingest-step.js';
 import { s3TablePath, testBucket } from './helpers/s3.js';
 
 type HandlerModule = typeof import('../functions/ingest.js');
@@ -309,6 +310,36 @@ describe('ingest: S3 put events into a Hudi table', () => {
     const rows = await rowsById();
     assert.ok(rows.has(12) && rows.has(13));
   });
+
+  it('reports an SQS message whose object failed as a batch item failure, and a batch that failed whole without throwing', async () => {
+    const sqsMessage = (messageId: string, body: string): SQSEvent['Records'][number] => ({
+      messageId, body, eventSource: 'aws:sqs', receiptHandle: 'handle',
+      attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
+      messageAttributes: {}, md5OfBody: '', eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:landing', awsRegion: 'us-east-1',
+    });
+    const fine = await put(`${run}/in/queued-fine.jsonl`, jsonLines([user(14, 'Noor')]));
+    const held = await put(`${run}/in/queued-held.jsonl`, jsonLines([user(15, 'Otto')]));
+    // Another delivery holds the held object's claim for the whole invocation: that object fails, for a retry.
+    const claim = new StorageLockProvider(openStorage(`${tablePath}/${INGEST_FOLDER}/${ingestId(ingestSource(bucket, held.key, held.etag))}`));
+    const lease = await claim.acquire();
+    let response: SQSBatchResponse;
+    try {
+      // A short remaining time: the held object waits a second for the claim (claimWaitMs), not half a minute.
+      const context = { ...lambdaContext(), getRemainingTimeInMillis: () => 4_000 };
+      response = (await handlerModule.handler({
+        Records: [sqsMessage('m-held', JSON.stringify(held.event)), sqsMessage('m-fine', JSON.stringify(fine.event)), sqsMessage('m-bad', '{')],
+      }, context)) as SQSBatchResponse;
+    } finally {
+      await lease.release();
+    }
+    assert.deepEqual(response.batchItemFailures, [{ itemIdentifier: 'm-held' }, { itemIdentifier: 'm-bad' }]);
+    const rows = await rowsById();
+    assert.ok(rows.has(14), 'the other message\'s object is ingested');
+    assert.ok(!rows.has(15), 'the held object is not');
+
+    const whole = (await handlerModule.handler({ Records: [sqsMessage('m-a', 'not an event'), sqsMessage('m-b', '[]')] }, lambdaContext())) as SQSBatchResponse;
+    assert.deepEqual(whole.batchItemFailures, [{ itemIdentifier: 'm-a' }, { itemIdentifier: 'm-b' }], 'every message reported; the invocation itself succeeds');
+  });
 });
 
 describe('ingest: CSV', () => {
@@ -345,7 +376,7 @@ describe('ingest: CSV', () => {
   });
 });
 
-describe('ingest: claims (lib/ingest.ts)', () => {
+describe('ingest: claims (lib/ingest/idempotency.ts)', () => {
   const setUp = async () => {
     const client = s3ClientFromEnv();
     const bucket = await testBucket();

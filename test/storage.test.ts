@@ -1,8 +1,8 @@
 // One behavioural suite for both Storage implementations: LocalStorage on a temp dir and
 // S3Storage against the S3 endpoint in the environment (moto, started by infra/with-local-stack.mjs).
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +26,7 @@ import {
   S3Storage,
   s3ClientFromEnv,
   type Storage,
+  type VersionedDownload,
 } from '../lib/storage/index.js';
 
 const MiB = 1024 * 1024;
@@ -34,7 +35,7 @@ const HOW_TO_RUN =
   'or set AWS_ENDPOINT_URL_S3 and AWS_ENDPOINT_URL_DYNAMODB to services you may create buckets and tables in';
 
 interface Backend {
-  storage: Storage;
+  storage: Storage & VersionedDownload;
   /** The number of parts S3 reports for a multipart object; undefined where there is no such thing. */
   partCountOf?: (path: string) => Promise<number | undefined>;
   cleanup: () => Promise<void>;
@@ -103,7 +104,7 @@ const backends: Array<{ name: string; open: () => Promise<Backend> }> = [
 for (const backend of backends) {
   describe(backend.name, () => {
     let subject: Backend;
-    let storage: Storage;
+    let storage: Storage & VersionedDownload;
     let scratch: string;
 
     before(async () => {
@@ -243,6 +244,22 @@ for (const backend of backends) {
       await storage.downloadFile('small/empty.bin', emptyCopy);
       assert.equal((await readFile(emptyCopy)).length, 0);
       assert.equal((await storage.get('small/empty.bin')).length, 0);
+    });
+
+    it('downloadFileIfMatch reads the version its ETag names, and nothing once the object changed or is gone', async () => {
+      // S3's ETag of a single-part upload is the content's MD5; the local disk's by definition.
+      const etagOf = (body: string): string => createHash('md5').update(body).digest('hex');
+      await storage.put('versioned/a.jsonl', 'first\n');
+      const copy = join(scratch, 'versioned.jsonl');
+      assert.equal(await storage.downloadFileIfMatch('versioned/a.jsonl', `"${etagOf('first\n')}"`, copy), true, 'quoted, as an S3 event gives it');
+      assert.equal(await readFile(copy, 'utf8'), 'first\n');
+      await storage.put('versioned/a.jsonl', 'second\n');
+      const stale = join(scratch, 'stale.jsonl');
+      assert.equal(await storage.downloadFileIfMatch('versioned/a.jsonl', etagOf('first\n'), stale), false, 'overwritten since');
+      assert.equal(await storage.downloadFileIfMatch('versioned/missing.jsonl', etagOf('first\n'), stale), false, 'gone');
+      assert.deepEqual(readdirSync(scratch).filter((name) => name.includes('stale')), [], 'no file, not even a temporary one');
+      assert.equal(await storage.downloadFileIfMatch('versioned/a.jsonl', `W/"${etagOf('second\n')}"`, copy), true);
+      assert.equal(await readFile(copy, 'utf8'), 'second\n');
     });
 
     it('throws NotFoundError for a missing object, and leaves no partial download', async () => {

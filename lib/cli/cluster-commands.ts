@@ -8,6 +8,8 @@ import { formatClusteringReport } from '../clustering/report.js';
 import { describeClusteringPlans, type ClusteringPlanSummary } from '../clustering/show.js';
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import { HudiError } from '../errors.js';
+import type { CostEstimate } from '../serverless/cost.js';
+import type { ViaStateMachineResult } from '../serverless/via-state-machine.js';
 import { lockProviderFor } from '../lock/index.js';
 import { openStorage } from '../storage/index.js';
 import { HudiTable } from '../table.js';
@@ -88,16 +90,18 @@ async function runViaStateMachine(tablePath: string, stateMachine: string, value
     throw new HudiError('--via-state-machine runs a whole clustering (schedule and execute); it takes no --instant or other --mode', { fix: 'drop --mode/--instant, or run without --via-state-machine' });
   }
   const props = values.props === undefined ? new Map<string, string>() : await readPropsFile(values.props);
-  // Loaded on demand: the local Step Functions interpreter is only needed here.
-  const { clusterViaStateMachine } = await import('../serverless/via-state-machine.js');
-  const { formatCostEstimate } = await import('../serverless/cost.js');
-  const result = await clusterViaStateMachine(tablePath, { stateMachine, properties: Object.fromEntries(props), force: values.force === true, onProgress: err });
+  const run = { properties: Object.fromEntries(props), force: values.force === true, onProgress: err };
+  // Loaded on demand: the Step Functions client, or the local stand-ins (the interpreter, Lambda emulation), only here.
+  const result: ViaStateMachineResult & { readonly cost?: CostEstimate } = stateMachine === 'local'
+    ? await (await import('../serverless/local/via-state-machine.js')).clusterViaLocalStateMachine(tablePath, run)
+    : await (await import('../serverless/via-state-machine.js')).clusterViaStateMachine(tablePath, { stateMachine, ...run });
   const output = result.output as { status?: string; report?: Parameters<typeof formatClusteringReport>[0] } | undefined;
   if (values.json) out(JSON.stringify({ status: result.status, executionArn: result.executionArn, output: result.output, error: result.error ?? null, cost: result.cost ?? null }));
   else {
     if (output?.report !== undefined) process.stdout.write(formatClusteringReport(output.report));
     else out(`${result.status}: ${output?.status ?? result.error ?? ''}`);
-    if (result.cost !== undefined) process.stdout.write(formatCostEstimate(result.cost));
+    // Only a local run is measured, and so priced.
+    if (result.cost !== undefined) process.stdout.write((await import('../serverless/cost.js')).formatCostEstimate(result.cost));
   }
   if (result.status !== 'SUCCEEDED') {
     throw new HudiError(`the clustering execution ${result.executionArn} ended ${result.status}: ${result.error ?? ''} ${result.cause ?? ''}`.trim(), { fix: 'see `show-clustering` for the pending plan; the README says how to retry or roll it back' });

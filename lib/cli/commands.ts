@@ -143,14 +143,11 @@ const write: Command = {
     if (!values.input) throw new HudiError('--input FILE is required', { fix: 'usage: hudi-serverless write <table> --input FILE [--operation OP] [--props FILE]' });
     const props = values.props ? await readPropsFile(values.props) : new Map<string, string>();
     const operation = parseWriteOperation(values.operation ?? props.get('hoodie.datasource.write.operation'));
-    const crashAfterDataFiles = process.env['HUDI_SERVERLESS_FAULT'] === 'crash-after-data-files';
     const result = await writeBatch(openStorage(positionals[0]!), {
       input: { file: values.input, format: inputFormatOf(values.input, values['input-format']) },
       operation,
       properties: props,
       ...(values.quiet ? {} : { onProgress: progressLine }),
-      // Fault injection for the crash test: die like a killed process, leaving the data files uncommitted.
-      ...(crashAfterDataFiles ? { afterDataFiles: async () => { process.kill(process.pid, 'SIGKILL'); } } : {}),
     });
     out(JSON.stringify({ instant: result.instantTime, operation: result.operation, inserted: result.inserted, updated: result.updated, deleted: result.deleted, files: result.stats.length, badRecords: result.badRecords.length }));
     return 0;

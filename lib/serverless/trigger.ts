@@ -52,7 +52,7 @@ export interface StartOutcome {
   readonly executionArn?: string;
 }
 
-/** Starts state machine executions: StartExecution on AWS, or a local runner (local-state-machine.ts). */
+/** Starts state machine executions: StartExecution on AWS (or on the local endpoint, local/sfn-endpoint.ts). */
 export interface ExecutionStarter {
   readonly description: string;
   start(request: StartRequest): Promise<StartOutcome>;

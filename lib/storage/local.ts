@@ -1,17 +1,23 @@
-import { randomBytes } from 'node:crypto';
-import type { Dirent } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, type Dirent } from 'node:fs';
 import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
 import { mapWithConcurrency } from './concurrency.js';
-import type { Storage, StoredObject } from './port.js';
+import { normalizeEtag } from './etag.js';
+import type { Storage, StoredObject, VersionedDownload } from './port.js';
 
 /** Marks our in-progress temp files so listings can hide them. */
 const TEMP_MARKER = '.hudi-serverless-tmp-';
 const STAT_CONCURRENCY = 32;
 
-/** A Storage over a local directory; writes go through a temp file and a rename, so readers never see half a file. */
-export class LocalStorage implements Storage {
+/**
+ * A Storage over a local directory; writes go through a temp file and a rename, so readers never see half a file.
+ * An object's ETag is the MD5 of its content in hex, as S3 gives a single-part upload.
+ */
+export class LocalStorage implements Storage, VersionedDownload {
   readonly uri: string;
   private readonly root: string;
 
@@ -124,6 +130,34 @@ export class LocalStorage implements Storage {
     } catch (error) {
       await unlink(temp).catch(() => undefined);
       throw this.notFoundOr(error, file);
+    }
+  }
+
+  async downloadFileIfMatch(path: string, etag: string, localFile: string): Promise<boolean> {
+    const file = this.absolute(path);
+    const target = resolve(localFile);
+    await mkdir(dirname(target), { recursive: true });
+    const temp = tempNameFor(target);
+    try {
+      // The copy is hashed as it is written, so what is kept is exactly what matched.
+      const md5 = createHash('md5');
+      const hashing = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          md5.update(chunk);
+          done(null, chunk);
+        },
+      });
+      await pipeline(createReadStream(file), hashing, createWriteStream(temp, { flags: 'wx' }));
+      if (md5.digest('hex') !== normalizeEtag(etag).toLowerCase()) {
+        await unlink(temp);
+        return false;
+      }
+      await rename(temp, target);
+      return true;
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      if (isMissing(error)) return false;
+      throw error;
     }
   }
 

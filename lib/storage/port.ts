@@ -42,4 +42,16 @@ export interface Storage {
   delete(paths: readonly string[]): Promise<void>;
 }
 
+/**
+ * Reading one version of an object, named by the entity tag an event carried: S3's ETag; on a local disk the content's
+ * MD5 in hex (S3's ETag of a single-part upload). Landing buckets need it (lib/ingest/landing-bucket.ts); tables do not.
+ */
+export interface VersionedDownload {
+  /**
+   * Download an object to a local file only if it still is the version with this ETag (quotes and W/ ignored):
+   * false, and no file, when the object changed since or is gone.
+   */
+  downloadFileIfMatch(path: string, etag: string, localFile: string): Promise<boolean>;
+}
+
 export { NotFoundError } from '../errors.js';

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { finished, pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -19,7 +22,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
 import { mapWithConcurrency } from './concurrency.js';
-import type { Storage, StoredObject } from './port.js';
+import { normalizeEtag } from './etag.js';
+import type { Storage, StoredObject, VersionedDownload } from './port.js';
 import { nonEmpty } from '../util/text.js';
 
 const MiB = 1024 * 1024;
@@ -59,7 +63,7 @@ export function s3ClientFromEnv(env: Environment = process.env): S3Client {
 }
 
 /** A Storage over `s3://bucket/prefix`. */
-export class S3Storage implements Storage {
+export class S3Storage implements Storage, VersionedDownload {
   readonly uri: string;
   readonly bucket: string;
   /** Key prefix of the root, without leading or trailing '/'; '' for the bucket's root. */
@@ -179,6 +183,39 @@ export class S3Storage implements Storage {
       await unlink(temp).catch(() => undefined);
       throw error;
     }
+  }
+
+  async downloadFileIfMatch(path: string, etag: string, localFile: string): Promise<boolean> {
+    const key = this.keyOf(path);
+    let body: GetObjectCommandOutput['Body'];
+    try {
+      // One GET conditional on the ETag (If-Match), so that a later overwrite is never read under this version's tag;
+      // once it answers, S3 streams that version to the end.
+      body = (await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, IfMatch: `"${normalizeEtag(etag)}"` }))).Body;
+    } catch (error) {
+      // 412: the key holds another version now; 404: none.
+      const status = httpStatusOf(error);
+      if (status === 412 || status === 404) return false;
+      throw this.describeError(error, 'read', key);
+    }
+    const target = resolve(localFile);
+    await mkdir(dirname(target), { recursive: true });
+    const temp = join(dirname(target), `.${basename(target)}.download-${randomBytes(6).toString('hex')}`);
+    try {
+      const out = createWriteStream(temp);
+      if (body instanceof Readable) {
+        await pipeline(body, out);
+      } else {
+        // Not Node's stream (other runtimes): the SDK's byte helper.
+        out.end(body === undefined ? new Uint8Array(0) : await body.transformToByteArray());
+        await finished(out);
+      }
+      await rename(temp, target);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw error instanceof HudiError ? error : this.describeError(error, 'read', key);
+    }
+    return true;
   }
 
   async listDir(dir: string): Promise<{ files: StoredObject[]; dirs: string[] }> {
