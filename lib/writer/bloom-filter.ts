@@ -58,8 +58,11 @@ export function bloomFilterNumHashes(bitSize: number, numEntries: number): numbe
 }
 
 /**
- * Hadoop `org.apache.hadoop.util.hash.MurmurHash#hash(byte[], offset, length, seed)`: MurmurHash2,
- * 32-bit, except that the 1-3 tail bytes are Java-signed (sign-extended before the xor).
+ * Hadoop `org.apache.hadoop.util.hash.MurmurHash#hash(byte[], offset, length, seed)` (Hudi's
+ * `org.apache.hudi.common.util.hash.MurmurHash` is the same code): MurmurHash2, 32-bit, except for the
+ * 1-3 tail bytes. Those are Java-signed (sign-extended before the xor) and indexed from the end of the
+ * key: the last byte is xored unshifted, the one before it `<< 8`, the one before that `<< 16` — the
+ * reverse of reference MurmurHash2's tail order, so keys of 4n+2 and 4n+3 bytes hash differently from it.
  */
 export function hadoopMurmurHash(data: Uint8Array, offset: number, length: number, seed: number): number {
   const m = 0x5bd1e995;
@@ -76,16 +79,24 @@ export function hadoopMurmurHash(data: Uint8Array, offset: number, length: numbe
   }
   const tailLength = length & 3;
   if (tailLength !== 0) {
-    // `(b << 24) >> n` is Java's `(byte) b << (24 - n)`: the signed byte, shifted.
-    if (tailLength >= 3) h ^= (data[i + 2]! << 24) >> 8;
-    if (tailLength >= 2) h ^= (data[i + 1]! << 24) >> 16;
-    h ^= (data[i]! << 24) >> 24;
+    h ^= signedTail(data, i, tailLength);
     h = Math.imul(h, m);
   }
   h ^= h >>> 13;
   h = Math.imul(h, m);
   h ^= h >>> 15;
   return h;
+}
+
+/**
+ * The xor of a key's 1-3 tail bytes at `start`, as Hadoop's MurmurHash takes them: `data[end - 3] << 16`,
+ * `data[end - 2] << 8`, `data[end - 1]`, each a signed Java byte. `(b << 24) >> n` is `(byte) b << (24 - n)`.
+ */
+function signedTail(data: Uint8Array, start: number, tailLength: number): number {
+  let tail = 0;
+  if (tailLength >= 3) tail ^= (data[start + tailLength - 3]! << 24) >> 8;
+  if (tailLength >= 2) tail ^= (data[start + tailLength - 2]! << 24) >> 16;
+  return tail ^ ((data[start + tailLength - 1]! << 24) >> 24);
 }
 
 /** Grows as needed; record keys are short, so this almost never reallocates. */
@@ -156,10 +167,7 @@ function bitPositionsOfKey(key: string, vectorSize: number, positions: Int32Arra
   }
   const tailLength = length & 3;
   const tailStart = wordCount << 2;
-  let tail = 0;
-  if (tailLength >= 3) tail ^= (bytes[tailStart + 2]! << 24) >> 8;
-  if (tailLength >= 2) tail ^= (bytes[tailStart + 1]! << 24) >> 16;
-  if (tailLength >= 1) tail ^= (bytes[tailStart]! << 24) >> 24;
+  const tail = tailLength === 0 ? 0 : signedTail(bytes, tailStart, tailLength);
 
   let hash = 0;
   for (let n = 0; n < positions.length; n++) {
