@@ -314,8 +314,14 @@ describe('openStorage', () => {
     assert.ok(s3 instanceof S3Storage);
     assert.equal(s3.uri, 's3://my-bucket/warehouse/orders');
     assert.equal(s3.uriOf('.hoodie/hoodie.properties'), 's3://my-bucket/warehouse/orders/.hoodie/hoodie.properties');
-    assert.equal(openStorage('s3a://my-bucket').uri, 's3://my-bucket');
-    assert.deepEqual(parseS3Uri('s3a://b/p/q'), { bucket: 'b', prefix: 'p/q' });
+    // s3a:// stays s3a:// in the URIs handed out: Hudi on Hadoop's S3A opens a clustering plan's file paths with the
+    // base path's file system, which refuses s3:// ("Wrong FS").
+    const s3a = openStorage('S3A://my-bucket/warehouse/orders');
+    assert.equal(s3a.uri, 's3a://my-bucket/warehouse/orders');
+    assert.equal(s3a.uriOf('dt=1/f.parquet'), 's3a://my-bucket/warehouse/orders/dt=1/f.parquet');
+    assert.equal(openStorage('s3a://my-bucket').uri, 's3a://my-bucket');
+    assert.deepEqual(parseS3Uri('s3a://b/p/q'), { scheme: 's3a', bucket: 'b', prefix: 'p/q' });
+    assert.deepEqual(parseS3Uri('s3://b/'), { scheme: 's3', bucket: 'b', prefix: '' });
 
     const fromUrl = openStorage('file:///tmp/tables/orders');
     assert.ok(fromUrl instanceof LocalStorage);

@@ -42,6 +42,12 @@ export interface S3StorageOptions {
   multipartThreshold?: number;
   /** Parts in flight at once for one upload or download (default 4). */
   transferConcurrency?: number;
+  /**
+   * The scheme of the URIs this storage gives out (`uri`, `uriOf`): `s3a` when the table was named `s3a://…`, as
+   * open-source Spark's Hadoop S3A names it. Hudi opens the file paths of a clustering plan with the file system of
+   * the table's base path and refuses another scheme ("Wrong FS"), so plans keep the one the user gave. Default s3.
+   */
+  scheme?: 's3' | 's3a';
 }
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -62,9 +68,10 @@ export function s3ClientFromEnv(env: Environment = process.env): S3Client {
   return new S3Client(config);
 }
 
-/** A Storage over `s3://bucket/prefix`. */
+/** A Storage over `s3://bucket/prefix` (or `s3a://`, see S3StorageOptions.scheme). */
 export class S3Storage implements Storage, VersionedDownload {
   readonly uri: string;
+  readonly scheme: 's3' | 's3a';
   readonly bucket: string;
   /** Key prefix of the root, without leading or trailing '/'; '' for the bucket's root. */
   readonly prefix: string;
@@ -76,7 +83,8 @@ export class S3Storage implements Storage, VersionedDownload {
   constructor(bucket: string, prefix = '', options: S3StorageOptions = {}) {
     this.bucket = bucket;
     this.prefix = trimSlashes(prefix);
-    this.uri = this.prefix === '' ? `s3://${bucket}` : `s3://${bucket}/${this.prefix}`;
+    this.scheme = options.scheme ?? 's3';
+    this.uri = this.prefix === '' ? `${this.scheme}://${bucket}` : `${this.scheme}://${bucket}/${this.prefix}`;
     this.client = options.client ?? s3ClientFromEnv();
     this.partSize = options.partSize ?? 8 * MiB;
     this.multipartThreshold = options.multipartThreshold ?? 16 * MiB;
@@ -84,7 +92,7 @@ export class S3Storage implements Storage, VersionedDownload {
   }
 
   uriOf(path: string): string {
-    return `s3://${this.bucket}/${this.keyOf(path)}`;
+    return `${this.scheme}://${this.bucket}/${this.keyOf(path)}`;
   }
 
   async get(path: string): Promise<Uint8Array> {
