@@ -58,8 +58,10 @@ export function bloomFilterNumHashes(bitSize: number, numEntries: number): numbe
 }
 
 /**
- * Hadoop `org.apache.hadoop.util.hash.MurmurHash#hash(byte[], offset, length, seed)`: MurmurHash2,
- * 32-bit, except that the 1-3 tail bytes are Java-signed (sign-extended before the xor).
+ * Hudi's `org.apache.hudi.common.util.hash.MurmurHash#hash(byte[], offset, length, seed)` (the same as Hadoop's
+ * `org.apache.hadoop.util.hash.MurmurHash`): MurmurHash2, 32-bit, except that the 1-3 tail bytes are Java-signed
+ * (sign-extended before the xor) and taken in reverse: the last byte unshifted, the one before it << 8, and so on
+ * (`data[end - 3] << 16`, `data[end - 2] << 8`, `data[end - 1]`), unlike the reference C implementation.
  */
 export function hadoopMurmurHash(data: Uint8Array, offset: number, length: number, seed: number): number {
   const m = 0x5bd1e995;
@@ -76,10 +78,11 @@ export function hadoopMurmurHash(data: Uint8Array, offset: number, length: numbe
   }
   const tailLength = length & 3;
   if (tailLength !== 0) {
+    const end = offset + length;
     // `(b << 24) >> n` is Java's `(byte) b << (24 - n)`: the signed byte, shifted.
-    if (tailLength >= 3) h ^= (data[i + 2]! << 24) >> 8;
-    if (tailLength >= 2) h ^= (data[i + 1]! << 24) >> 16;
-    h ^= (data[i]! << 24) >> 24;
+    if (tailLength >= 3) h ^= (data[end - 3]! << 24) >> 8;
+    if (tailLength >= 2) h ^= (data[end - 2]! << 24) >> 16;
+    h ^= (data[end - 1]! << 24) >> 24;
     h = Math.imul(h, m);
   }
   h ^= h >>> 13;
@@ -155,11 +158,11 @@ function bitPositionsOfKey(key: string, vectorSize: number, positions: Int32Arra
     mixedWords[w] = Math.imul(k, m);
   }
   const tailLength = length & 3;
-  const tailStart = wordCount << 2;
+  // The tail as hadoopMurmurHash takes it: last byte unshifted, the ones before it shifted by 8 and 16.
   let tail = 0;
-  if (tailLength >= 3) tail ^= (bytes[tailStart + 2]! << 24) >> 8;
-  if (tailLength >= 2) tail ^= (bytes[tailStart + 1]! << 24) >> 16;
-  if (tailLength >= 1) tail ^= (bytes[tailStart]! << 24) >> 24;
+  if (tailLength >= 3) tail ^= (bytes[length - 3]! << 24) >> 8;
+  if (tailLength >= 2) tail ^= (bytes[length - 2]! << 24) >> 16;
+  if (tailLength >= 1) tail ^= (bytes[length - 1]! << 24) >> 24;
 
   let hash = 0;
   for (let n = 0; n < positions.length; n++) {
