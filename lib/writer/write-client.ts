@@ -2,9 +2,9 @@
  * Copy-on-write writes (HoodieWriteClient for COW tables): bulk_insert, insert, upsert and delete of one batch.
  *
  * Timeline protocol, as Hudi: `T.commit.requested` (under the lock, T strictly greater than every instant) →
- * `T.inflight` (workload profile) → data files (each announced by a marker first) → under the lock, the conflict
- * check, the check that T is still inflight and no rollback names it (Hudi's transitionState requires the old state
- * to exist), and `T.commit`, the commit point. Readers never see a partial write: until `T.commit` exists, every
+ * `T.inflight` (workload profile) → data files (each announced by a marker first) → under the lock, the check that T
+ * is still inflight and no rollback names it (Hudi's transitionState requires the old state to exist), the conflict
+ * check, and `T.commit`, the commit point. Readers never see a partial write: until `T.commit` exists, every
  * file named with T is invisible. A write that fails is rolled back (its files removed via markers); one killed
  * midway is cleaned up by `hudi-serverless rollback <table> T`.
  *
@@ -283,6 +283,9 @@ async function writeToTable(
     const ours = new Set(plan.buckets.filter((b) => b.kind === 'UPDATE').map((b) => fileGroupKey(b.partitionPath, b.fileId)));
     await withLock(lock, async (lease) => {
       const current = await loadTimeline(storage);
+      // First: once another writer rolled T back, that is the error, whatever else changed meanwhile (a Spark writer
+      // that rolls T back eagerly may also have bootstrapped the metadata table or updated our file groups).
+      await assertStillInflight(storage, current, instantTime);
       const completedSinceStart = await Promise.all(current.completedWrites()
         .filter((i) => !completedAtStart.has(`${i.time}.${i.action}`) && i.time !== instantTime)
         .map(async (i) => ({ time: i.time, action: i.action, metadata: await readCommitMetadata(storage, i) })));
@@ -299,7 +302,6 @@ async function writeToTable(
         );
       }
       await assertNoMetadataTableNow(storage, 'a write');
-      await assertStillInflight(storage, current, instantTime);
       await lease.assertHeld();
       await transitionToCompleted(storage, instantTime, 'commit', serializeCommitMetadata(metadata));
     }, { waitMs: config.lockWaitMs });
