@@ -75,10 +75,12 @@ function progress(message) {
  * @param {string} what
  */
 function run(file, args, what) {
-  const result = spawnSync(file, args, { stdio: ['ignore', 'inherit', 'inherit'], cwd: ROOT });
+  // Output is kept and shown only on failure: pip and Maven are noisy (Maven even in batch mode).
+  const result = spawnSync(file, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (result.error !== undefined || result.status !== 0) {
     const reason = result.error !== undefined ? result.error.message : `exit code ${result.status}`;
-    throw new Error(`${what} failed (${file} ${args.join(' ')}): ${reason}`);
+    const output = `${result.stdout ?? ''}${result.stderr ?? ''}`.trim().split('\n').slice(-20).join('\n');
+    throw new Error(`${what} failed (${file} ${args.join(' ')}): ${reason}${output ? `\n${output}` : ''}`);
   }
 }
 
