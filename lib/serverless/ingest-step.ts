@@ -203,6 +203,15 @@ function prefixesOverlap(left: string, right: string): boolean {
   return left.startsWith(right) || right.startsWith(left);
 }
 
+/**
+ * Whether keys under `prefix` of `bucket` can be the table's own objects (the check template.yaml's
+ * LandingOverlapsTable condition makes for LandingPrefix).
+ */
+export function prefixOverlapsTable(tablePath: string, bucket: string, prefix: string): boolean {
+  const table = tableKeyPrefix(tablePath);
+  return table !== undefined && table.bucket === bucket && prefixesOverlap(prefix, table.prefix);
+}
+
 /** Why a delivery must not be ingested at all: it is one of the table's own objects, or its quarantine would be. */
 function whyRefused(delivery: Delivery, config: IngestConfig): string | undefined {
   const table = tableKeyPrefix(config.tablePath);
@@ -233,14 +242,14 @@ export function ingestConfigFromEnv(env: Environment): IngestConfig {
     throw new HudiError('ERROR_PREFIX is empty', { location: 'the function environment', fix: 'give rejected records and objects a prefix of their own (default errors/)' });
   }
   const landingBucket = env['LANDING_BUCKET']?.trim() || undefined;
-  const table = tableKeyPrefix(tablePath);
-  if (landingBucket !== undefined && table !== undefined && landingBucket === table.bucket) {
+  if (landingBucket !== undefined) {
     // The same refusal as whyRefused's, made once at start: every delivery would be refused otherwise.
     for (const [name, prefix] of [['INGEST_PREFIX', ingestPrefix], ['ERROR_PREFIX', `${errorPrefix}/`]] as const) {
-      if (prefixesOverlap(prefix, table.prefix)) {
+      if (prefixOverlapsTable(tablePath, landingBucket, prefix)) {
+        const tablePrefix = tableKeyPrefix(tablePath)?.prefix ?? '';
         throw new HudiError(`${name}=${prefix === '' ? '(empty: every key)' : prefix} overlaps the table ${tablePath} in the landing bucket ${landingBucket}`, {
           location: 'the function environment',
-          fix: `give ${name} a prefix outside ${table.prefix === '' ? 'the table (which fills the bucket: land data in another bucket)' : table.prefix}`,
+          fix: `give ${name} a prefix outside ${tablePrefix === '' ? 'the table (which fills the bucket: land data in another bucket)' : tablePrefix}`,
         });
       }
     }
