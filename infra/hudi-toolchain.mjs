@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Installs (on first use) and locates the real-Hudi toolchain the interop tests run against:
-//   .cache/hudi-toolchain/venv   a Python virtualenv with pyspark 3.5.1, pyarrow and hudi-rs (PyPI `hudi`)
+//   .cache/hudi-toolchain/venv   a Python virtualenv with pyspark 3.5.1, pyarrow and hudi-rs (PyPI `hudi`), and the
+//                                AWS SAM CLI (`sam validate --lint`, with its cfn-lint) for the template's checks
 //   .cache/hudi-toolchain/jars   Hudi 0.15's Spark bundle and the rest of test/hudi/toolchain.json, from Maven Central
 // Usage: node infra/hudi-toolchain.mjs           install what is missing, then print the paths
 //        node infra/hudi-toolchain.mjs --check   exit 1 (naming the install command) when something is missing

@@ -35,4 +35,14 @@ export {
   type ObjectSummary,
 } from './ingest-step.js';
 export { resolveStepSettings, ENV, type ClusteringExecutionInput, type PropertyOverrides, type StepSettings } from './settings.js';
+export {
+  EventPropertyError,
+  eventPropertyPolicy,
+  assertEventProperties,
+  isDeploymentOnlyKey,
+  DEFAULT_EVENT_PROPERTIES,
+  UNSAFE_CLUSTERING_KEYS,
+  EVENT_ALLOWED_PROPERTIES,
+  type EventPropertyPolicy,
+} from './event-properties.js';
 export { TASK_ERROR_NAMES, TRANSIENT_ERROR, CONFLICT_ERROR, INCOMPLETE_ERROR, PERMANENT_ERROR, taskErrorName } from './errors.js';

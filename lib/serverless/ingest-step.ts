@@ -13,8 +13,16 @@
  * - INGEST_PREFIX: only keys under it are ingested (default: every key); others are logged and ignored.
  * - ERROR_PREFIX: where rejected records and objects go in the landing bucket (default `errors/`); keys under it
  *   are never ingested (exclude it from the notification too).
+ * - LANDING_BUCKET: the landing bucket (optional; the template sets it). Objects of other buckets are ignored, and
+ *   when it is the table's bucket, an INGEST_PREFIX or ERROR_PREFIX overlapping the table is refused at start.
  * - INPUT_FORMAT: jsonl, csv or parquet for keys without a known extension (default: such keys are rejected).
  * - LOCK_TABLE: the DynamoDB lock table clustering uses, as a default lock (settings.ts, lockTableDefaults).
+ *
+ * Never the table's own objects: a delivery of a key under the table's prefix (same bucket) is refused — ingesting
+ * the table's data files would write them into it again, and each write would notify another round — and so is one
+ * whose quarantined copy would land under the table (ERROR_PREFIX inside it). Refusals fail the invocation with one
+ * error naming the keys, after the other objects had their turn, so the misconfiguration reaches the dead-letter
+ * queue instead of vanishing.
  *
  * Failures: a poison object is quarantined and counts as handled; anything transient (S3, lock, conflict) makes
  * the invocation fail after the other objects were handled, so Lambda retries it (handled objects are then
@@ -29,7 +37,7 @@ import type { Context, S3Event, S3ObjectCreatedNotificationEvent, SQSBatchRespon
 import type { InputFormat } from '../engine/write.js';
 import { HudiError, errorMessage } from '../errors.js';
 import { ingestObject, s3LandingBucket, type IngestLog, type IngestResult } from '../ingest/index.js';
-import { openStorage } from '../storage/index.js';
+import { openStorage, parseS3Uri } from '../storage/index.js';
 import type { Storage } from '../storage/port.js';
 import { lockTableDefaults, parsePropertiesText, type Environment } from './settings.js';
 
@@ -53,6 +61,8 @@ export interface ObjectSummary extends IngestResult {
 export interface IngestSummary {
   readonly results: ObjectSummary[];
   readonly ignored: { bucket: string; key: string; reason: string }[];
+  /** Deliveries refused for good: the table's own objects (see the top of this file). */
+  readonly refused: { bucket: string; key: string; reason: string }[];
   readonly errors: { bucket: string; key: string; error: string }[];
 }
 
@@ -62,6 +72,8 @@ export interface IngestConfig {
   readonly ingestPrefix: string;
   readonly errorPrefix: string;
   readonly defaultFormat: InputFormat | undefined;
+  /** LANDING_BUCKET: deliveries from other buckets are ignored; undefined accepts any. */
+  readonly landingBucket?: string | undefined;
 }
 
 export type IngestEvent = S3Event | S3ObjectCreatedNotificationEvent | SQSEvent;
@@ -100,6 +112,7 @@ export async function ingestStep(input: IngestInput, deps: IngestStepDependencie
         throw error;
       }
       const summary = await ingestAll(deliveries, table, deps);
+      if (summary.refused.length > 0) throw refusedObjects(summary, deps.config);
       if (summary.errors.length > 0) throw failedObjects(summary);
     };
     // In order, one message at a time, like the objects of one event; a batch that failed whole is reported, not thrown.
@@ -107,6 +120,7 @@ export async function ingestStep(input: IngestInput, deps: IngestStepDependencie
   }
   const summary = await ingestAll(input.deliveries, table, deps);
   // Thrown after every object had its turn: the retry finds the handled ones done.
+  if (summary.refused.length > 0) throw refusedObjects(summary, deps.config);
   if (summary.errors.length > 0) throw failedObjects(summary);
   return summary;
 }
@@ -115,15 +129,30 @@ function failedObjects(summary: IngestSummary): HudiError {
   return new HudiError(`${summary.errors.length} object(s) failed and will be retried: ${summary.errors.map((e) => `s3://${e.bucket}/${e.key}: ${e.error}`).join('; ')}`);
 }
 
+function refusedObjects(summary: IngestSummary, config: IngestConfig): HudiError {
+  const failed = summary.errors.length === 0 ? '' : `; besides, ${summary.errors.length} object(s) failed: ${summary.errors.map((e) => `s3://${e.bucket}/${e.key}: ${e.error}`).join('; ')}`;
+  return new HudiError(`${summary.refused.length} object(s) refused: ${summary.refused.map((r) => `s3://${r.bucket}/${r.key} ${r.reason}`).join('; ')}${failed}`, {
+    location: config.tablePath,
+    fix: 'land data outside the table: give INGEST_PREFIX (the template\'s LandingPrefix) and ERROR_PREFIX prefixes outside the table\'s, and keep the table\'s prefix out of the notification',
+  });
+}
+
 async function ingestAll(deliveries: readonly Delivery[], table: Storage, deps: IngestStepDependencies): Promise<IngestSummary> {
   const { config, log, metrics } = deps;
-  const summary: IngestSummary = { results: [], ignored: [], errors: [] };
+  const summary: IngestSummary = { results: [], ignored: [], refused: [], errors: [] };
   for (const delivery of deliveries) {
     const { bucket, key } = delivery;
     const ignore = whyIgnored(delivery, config);
     if (ignore !== undefined) {
       log.info('object ignored', { bucket, key, reason: ignore });
       summary.ignored.push({ bucket, key, reason: ignore });
+      continue;
+    }
+    const refusal = whyRefused(delivery, config);
+    if (refusal !== undefined) {
+      log.error('object refused', { bucket, key, reason: refusal });
+      summary.refused.push({ bucket, key, reason: refusal });
+      metrics.addMetric('ObjectsRefused', MetricUnit.Count, 1);
       continue;
     }
     try {
@@ -154,10 +183,41 @@ async function ingestAll(deliveries: readonly Delivery[], table: Storage, deps: 
 
 function whyIgnored(delivery: Delivery, config: IngestConfig): string | undefined {
   if (!delivery.created) return `not an object-created event (${delivery.eventName})`;
+  if (config.landingBucket !== undefined && delivery.bucket !== config.landingBucket) return `not in the landing bucket ${config.landingBucket}`;
   if (delivery.key.endsWith('/')) return 'a folder marker';
   if (delivery.key.startsWith(config.errorPrefix)) return `under the error prefix ${config.errorPrefix}`;
   if (!delivery.key.startsWith(config.ingestPrefix)) return `not under the ingest prefix ${config.ingestPrefix}`;
   if (delivery.etag === undefined || delivery.etag === '') return 'the event has no ETag';
+  return undefined;
+}
+
+/** The key prefix under which the table's objects live in its bucket ('' for a table at the bucket's root). */
+function tableKeyPrefix(tablePath: string): { bucket: string; prefix: string } | undefined {
+  const location = parseS3Uri(tablePath);
+  if (location === undefined) return undefined;
+  return { bucket: location.bucket, prefix: location.prefix === '' ? '' : `${location.prefix}/` };
+}
+
+/** Whether some key starts with both prefixes (one of them starts with the other). */
+function prefixesOverlap(left: string, right: string): boolean {
+  return left.startsWith(right) || right.startsWith(left);
+}
+
+/**
+ * Whether keys under `prefix` of `bucket` can be the table's own objects (the check template.yaml's
+ * LandingOverlapsTable condition makes for LandingPrefix).
+ */
+export function prefixOverlapsTable(tablePath: string, bucket: string, prefix: string): boolean {
+  const table = tableKeyPrefix(tablePath);
+  return table !== undefined && table.bucket === bucket && prefixesOverlap(prefix, table.prefix);
+}
+
+/** Why a delivery must not be ingested at all: it is one of the table's own objects, or its quarantine would be. */
+function whyRefused(delivery: Delivery, config: IngestConfig): string | undefined {
+  const table = tableKeyPrefix(config.tablePath);
+  if (table === undefined || delivery.bucket !== table.bucket) return undefined;
+  if (delivery.key.startsWith(table.prefix)) return `is under the table ${config.tablePath} itself: ingest never reads the table's own objects (it would write them again, and loop)`;
+  if (prefixesOverlap(config.errorPrefix, table.prefix)) return `would be quarantined under ${config.errorPrefix}, inside the table ${config.tablePath}`;
   return undefined;
 }
 
@@ -181,11 +241,24 @@ export function ingestConfigFromEnv(env: Environment): IngestConfig {
   if (errorPrefix === '') {
     throw new HudiError('ERROR_PREFIX is empty', { location: 'the function environment', fix: 'give rejected records and objects a prefix of their own (default errors/)' });
   }
+  const landingBucket = env['LANDING_BUCKET']?.trim() || undefined;
+  if (landingBucket !== undefined) {
+    // The same refusal as whyRefused's, made once at start: every delivery would be refused otherwise.
+    for (const [name, prefix] of [['INGEST_PREFIX', ingestPrefix], ['ERROR_PREFIX', `${errorPrefix}/`]] as const) {
+      if (prefixOverlapsTable(tablePath, landingBucket, prefix)) {
+        const tablePrefix = tableKeyPrefix(tablePath)?.prefix ?? '';
+        throw new HudiError(`${name}=${prefix === '' ? '(empty: every key)' : prefix} overlaps the table ${tablePath} in the landing bucket ${landingBucket}`, {
+          location: 'the function environment',
+          fix: `give ${name} a prefix outside ${tablePrefix === '' ? 'the table (which fills the bucket: land data in another bucket)' : tablePrefix}`,
+        });
+      }
+    }
+  }
   const text = env['TABLE_PROPERTIES'] ?? '';
   const given = text.trim() === '' ? new Map<string, string>() : parsePropertiesText(text, 'TABLE_PROPERTIES');
   // Ingest takes the same lock as clustering (LOCK_TABLE), so the two never write the timeline at once.
   const tableProperties = new Map([...lockTableDefaults(env, (key) => given.has(key)), ...given]);
-  return { tablePath, tableProperties, ingestPrefix, errorPrefix: `${errorPrefix}/`, defaultFormat: format };
+  return { tablePath, tableProperties, ingestPrefix, errorPrefix: `${errorPrefix}/`, defaultFormat: format, landingBucket };
 }
 
 // ---- events ----

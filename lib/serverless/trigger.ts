@@ -89,6 +89,13 @@ export function parseTriggerEvent(event: unknown): TriggerSource {
     if (last === undefined) throw new HudiError('S3 event without an ObjectCreated record');
     return { kind: 'object-created', ...last };
   }
+  // The runs it starts carry no properties (the deployment's apply): refuse rather than ignore them.
+  if (object['properties'] !== undefined) {
+    throw new HudiError('a trigger event takes no properties (only {"force": true})', {
+      location: 'trigger event',
+      fix: 'start the state machine with {"properties": {...}} of clustering keys the deployment allows, or set them in CLUSTERING_PROPERTIES (the template\'s ClusteringProperties)',
+    });
+  }
   return { kind: 'direct', force: optionalBoolean(object, 'force', 'trigger event') === true };
 }
 

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, StartExecutionCommand, type HistoryEvent, type SFNClient } from '@aws-sdk/client-sfn';
 import { HudiError } from '../errors.js';
 import { stateErrorMessage } from './errors.js';
+import { ANY_BUT_DEPLOYMENT_ONLY, assertEventProperties } from './event-properties.js';
 import type { ClusteringExecutionInput, PropertyOverrides } from './settings.js';
 import { sfnClientFromEnv } from './trigger.js';
 
@@ -55,6 +56,9 @@ export async function clusterViaStateMachine(tablePath: string, options: ViaStat
   if (!options.stateMachine.startsWith('arn:')) {
     throw new HudiError(`--via-state-machine ${options.stateMachine} is neither "local" nor a state machine ARN`, { fix: 'pass local, or arn:aws:states:<region>:<account>:stateMachine:<name> (the stack output ClusteringStateMachineArn)' });
   }
+  // The deployed functions take the lock, credentials and table settings from their stack only, and refuse them in
+  // an execution input: say so before starting an execution (what else the deployment allows only it knows).
+  assertEventProperties(Object.keys(options.properties ?? {}), ANY_BUT_DEPLOYMENT_ONLY, 'the run\'s properties (--props), sent as the execution input');
   return runDeployed(clusteringExecutionInput(tablePath, options), options, options.onProgress ?? (() => undefined));
 }
 
