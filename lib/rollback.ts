@@ -21,6 +21,7 @@
  */
 import { ConflictError, HudiError } from './errors.js';
 import { joinPartitionPath, parseBaseFileName } from './fs-view.js';
+import { deleteClusteringWorkDir, deleteInstantScratch } from './clustering/instant.js';
 import { withLock, type LockLease, type LockProvider } from './lock/port.js';
 import { assertNoMetadataTable, assertNoMetadataTableNow } from './metadata-table.js';
 import type { Storage } from './storage/port.js';
@@ -37,10 +38,9 @@ import {
 import { compareInstantTimes, isValidInstantTime, newInstantTime, parseInstantTime, type Instant, type InstantAction, type TimelineTimeZone } from './timeline/instant.js';
 import { HEARTBEAT_INTERVAL_MS, heartbeatPath } from './timeline/heartbeat.js';
 import { listMarkers, type Marker } from './timeline/markers.js';
-import { readClusteringPlan } from './timeline/pending-clustering.js';
+import { readClusteringPlan } from './timeline/clustering-plan.js';
 import { instantPath, loadTimeline, type Timeline } from './timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from './timeline/transitions.js';
-import { deleteClusteringWorkDir, deleteInstantScratch } from './timeline/work-folder.js';
 
 /** Actions whose failed instants this module rolls back (COW writes, clustering, insert_overwrite). */
 const ROLLBACK_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'replacecommit']);

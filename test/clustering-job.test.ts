@@ -10,7 +10,8 @@ import { describe, it } from 'node:test';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { commit } from '../lib/clustering/commit.js';
 import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
-import { executeGroup, readGroupResult } from '../lib/clustering/execute.js';
+import { executeGroup } from '../lib/clustering/execute.js';
+import { clusteringWorkDir, readGroupResult, writeGroupResult } from '../lib/clustering/instant.js';
 import { runClusteringJob } from '../lib/clustering/job.js';
 import { schedule } from '../lib/clustering/schedule.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
@@ -26,7 +27,6 @@ import { openStorage } from '../lib/storage/index.js';
 import type { Storage } from '../lib/storage/port.js';
 import { HudiTable } from '../lib/table.js';
 import { markerDir } from '../lib/timeline/markers.js';
-import { clusteringWorkDir } from '../lib/timeline/work-folder.js';
 import { tempDir } from './helpers/fixtures.js';
 import { independentLatestBaseFiles, pyarrowRead } from './helpers/oracle.js';
 import { generateUsers, writeJsonLines } from '../lib/generate.js';
@@ -377,15 +377,14 @@ describe('retries and failures', () => {
       assert.deepEqual(again.writeStats.map((stat) => stat.path), first.writeStats.map((stat) => stat.path));
       const partitionFiles = (await storage.listDir(groups[0]!.partitionPath)).files.filter((file) => file.path.includes(instantTime));
       assert.equal(partitionFiles.length, first.writeStats.length);
-      const results = [again];
-      for (let index = 1; index < groups.length; index++) results.push(await executeGroup(table, instantTime, index, { engine, tempDir: tempDir(), config }));
-      const committed = await commit(await table.reload(), instantTime, results, { lock });
+      for (let index = 1; index < groups.length; index++) await executeGroup(table, instantTime, index, { engine, tempDir: tempDir(), config });
+      const committed = await commit(await table.reload(), instantTime, { lock });
       assert.equal(committed.outcome, 'committed');
       const snapshot = await readSnapshot(await table.reload(), { engine });
       assert.equal(snapshot.rows.length, made.rows);
       assert.equal(new Set(snapshot.rows.map((row) => row.id)).size, made.rows);
       // A retried commit step finds the instant completed and returns its metadata.
-      const retried = await commit(await table.reload(), instantTime, 'from-storage', { lock });
+      const retried = await commit(await table.reload(), instantTime, { lock });
       assert.equal(retried.outcome, 'already-committed');
       assert.equal(retried.metadata.operationType, 'CLUSTER');
     } finally {
@@ -410,7 +409,7 @@ describe('retries and failures', () => {
       assert.ok(await readGroupResult(pending.storage, instantTime, 0), 'group 0 has a result');
       assert.deepEqual((await pending.storage.listRecursive(clusteringWorkDir(instantTime))).map((object) => object.path), [`${clusteringWorkDir(instantTime)}/group-0.result.json`]);
       await assert.rejects(
-        commit(pending, instantTime, 'from-storage', { lock }),
+        commit(pending, instantTime, { lock }),
         (error: unknown) =>
           error instanceof HudiError &&
           new RegExp(`clustering ${instantTime} cannot complete: groups 1, 2 of 3 have no result`).test(error.message) &&
@@ -442,8 +441,10 @@ describe('retries and failures', () => {
     try {
       const results = [];
       for (let index = 0; index < groups.length; index++) results.push(await executeGroup(table, instantTime, index, { engine, tempDir: tempDir(), config }));
-      const lying = { ...results[1]!, inputRows: results[1]!.inputRows + 1 };
-      await assert.rejects(commit(await table.reload(), instantTime, [results[0]!, lying, results[2]!], { lock }), /group 1: read 501 rows from the input footers but wrote 500/);
+      // A stored result that does not add up (commit reads the stored results, never the callers').
+      await writeGroupResult(storage, { ...results[1]!, inputRows: results[1]!.inputRows + 1 });
+      await assert.rejects(commit(await table.reload(), instantTime, { lock }), /group 1: read 501 rows from the input footers but wrote 500/);
+      await writeGroupResult(storage, results[1]!);
       // An input file group got a new base file (an update that slipped past the plan).
       const stored = await readGroupResult(storage, instantTime, 2);
       assert.ok(stored);
@@ -453,7 +454,7 @@ describe('retries and failures', () => {
       await storage.put(newer, await storage.get(victim.path));
       await storage.put('.hoodie/20240101000900000.commit', JSON.stringify({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'UPSERT' }));
       await assert.rejects(
-        commit(await table.reload(), instantTime, 'from-storage', { lock }),
+        commit(await table.reload(), instantTime, { lock }),
         new RegExp(`file group ${victim.fileId} in "${partition}" changed since clustering ${instantTime} was planned`),
       );
       assert.equal((await table.reload()).timeline.find(instantTime)?.state, 'INFLIGHT');

@@ -4,9 +4,10 @@
  */
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { HudiTable } from '../table.js';
+import { readClusteringPlan, type ClusteringPlanGroup } from '../timeline/clustering-plan.js';
 import type { InstantState } from '../timeline/instant.js';
-import { readClusteringPlan, type ClusteringPlanGroup } from '../timeline/pending-clustering.js';
-import { groupResultPath, planSortColumns, sliceStoragePath } from './plan-files.js';
+import { groupResultsDone, sliceStoragePath } from './instant.js';
+import { planSortColumns } from './sort-columns.js';
 
 export interface ClusteringGroupSummary {
   readonly index: number;
@@ -45,24 +46,24 @@ export async function describeClusteringPlans(table: HudiTable, options: { inclu
   for (const instant of instants) {
     const plan = await readClusteringPlan(storage, instant.time);
     if (plan === undefined) continue;
+    const done = instant.state === 'INFLIGHT' ? await groupResultsDone(storage, instant.time, plan.inputGroups.length) : [];
     const groups = await Promise.all(
       plan.inputGroups.map(async (group, index): Promise<ClusteringGroupSummary> => {
         const bytes = await groupInputBytes(table, group);
-        const done = instant.state === 'INFLIGHT' && (await storage.head(groupResultPath(instant.time, index))) !== undefined;
         return {
           index,
           partitionPath: group.slices[0]?.partitionPath ?? '',
           inputFiles: group.slices.length,
           ...bytes,
           numOutputFileGroups: group.numOutputFileGroups,
-          done,
+          done: done[index] === true,
         };
       }),
     );
     summaries.push({
       instantTime: instant.time,
       state: instant.state,
-      strategyClassName: plan.strategyClassName,
+      strategyClassName: plan.strategy.strategyClassName,
       sortColumns: planSortColumns(plan),
       partitions: [...new Set(groups.map((group) => group.partitionPath))],
       groups,
@@ -81,3 +82,4 @@ async function groupInputBytes(table: HudiTable, group: ClusteringPlanGroup): Pr
   }
   return { inputBytes: Math.round((group.metrics['TOTAL_IO_READ_MB'] ?? 0) * MIB), bytesFrom: 'plan metrics' };
 }
+

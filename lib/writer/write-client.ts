@@ -25,7 +25,7 @@ import { withLock, type LockProvider } from '../lock/port.js';
 import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
 import { stageFiles } from '../reader.js';
 import { findRollbackOf, rollbackInstant } from '../rollback.js';
-import { parseAvroRecordSchema, withMetaFields, withoutMetaFields, type AvroRecordSchema } from '../schema.js';
+import { withMetaFields, type AvroRecordSchema } from '../schema.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { HudiTable, PARTITION_METAFILE } from '../table.js';
@@ -35,8 +35,8 @@ import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteO
 import { newInstantTime } from '../timeline/instant.js';
 import { startHeartbeat } from '../timeline/heartbeat.js';
 import { createMarker, deleteMarkerDir, listMarkers } from '../timeline/markers.js';
-import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
-import { instantPath, loadTimeline, latestTableSchema, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
+import { pendingClusteringPlans } from '../timeline/queries.js';
+import { instantPath, loadTimeline, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { describeFileGroup, findConflicts } from './conflict.js';
 import { hudiFooter } from './footer.js';
@@ -110,8 +110,7 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
       createdTable = true;
       table = await HudiTable.open(storage, { mode: 'write' });
     } else {
-      const schemaText = (await latestTableSchema(storage, table.timeline)) ?? table.config.createSchema;
-      tableSchema = schemaText ? withoutMetaFields(parseAvroRecordSchema(schemaText, storage.uri)) : await session.avroSchemaOfBatch(table.config.name);
+      tableSchema = (await table.schema())?.schema ?? (await session.avroSchemaOfBatch(table.config.name));
     }
     assertWritable(table);
     return await writeToTable(table, view, templates.localPaths, session, batch.rowCount, tableSchema, config, options, workDir, createdTable);

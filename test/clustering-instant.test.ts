@@ -1,0 +1,76 @@
+/**
+ * The plan's one encoding (lib/timeline/clustering-plan.ts) and HudiTable.schema().
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { HudiError } from '../lib/errors.js';
+import { openStorage } from '../lib/storage/index.js';
+import { HudiTable } from '../lib/table.js';
+import { createTable } from '../lib/table-init.js';
+import { decodeRequestedReplaceMetadata, decodeTimelineAvro } from '../lib/timeline/avro-files.js';
+import { decodeClusteringPlan, encodeClusteringPlan, planFileGroups, readClusteringPlan } from '../lib/timeline/clustering-plan.js';
+import { fileGroupKey } from '../lib/fs-view.js';
+import { committedTable, expectedOf, fixtureTable, tempDir } from './helpers/fixtures.js';
+
+const HUDI_PLANS = (['v6_clustering_pending', 'v5_cow_clustered_pending'] as const).map((name) => ({
+  name,
+  file: join(committedTable(name), '.hoodie', `${expectedOf(name).facts?.['clusteringInstant']}.replacecommit.requested`),
+}));
+
+describe('the clustering plan: one type, one encoding', () => {
+  for (const { name, file } of HUDI_PLANS) {
+    it(`decodes Hudi's plan (${name}) and encodes it back to the same record`, () => {
+      const bytes = readFileSync(file);
+      const plan = decodeClusteringPlan(bytes, file);
+      assert.ok(plan, 'a CLUSTER plan');
+      const hudi = decodeRequestedReplaceMetadata(bytes, file);
+      const again = decodeTimelineAvro('requestedReplace', encodeClusteringPlan(plan), 'encoded');
+      assert.equal(again.operationType, 'CLUSTER');
+      assert.deepEqual(again.clusteringPlan, hudi.clusteringPlan, 'every plan field survives decode → encode');
+      assert.deepEqual(decodeClusteringPlan(encodeClusteringPlan(plan), 'encoded'), plan);
+      const slices = hudi.clusteringPlan!.inputGroups!.flatMap((group) => group.slices!);
+      assert.deepEqual([...planFileGroups(plan)].sort(), slices.map((slice) => fileGroupKey(slice.partitionPath!, slice.fileId!)).sort());
+    });
+  }
+
+  it('an insert_overwrite requested file (all-null record, or 0 bytes) is no clustering plan', async () => {
+    const table = fixtureTable('v6_simplekeygen_nonhivestyle_overwritetable');
+    const storage = openStorage(table);
+    const requested = (await storage.listDir('.hoodie')).files.map((entry) => entry.path).filter((path) => path.endsWith('.replacecommit.requested'));
+    assert.ok(requested.length > 0, 'the fixture has an insert_overwrite replacecommit');
+    for (const path of requested) {
+      const time = path.slice(path.lastIndexOf('/') + 1, path.indexOf('.replacecommit'));
+      assert.equal(await readClusteringPlan(storage, time), undefined, path);
+      await storage.put(path, new Uint8Array(0));
+      assert.equal(await readClusteringPlan(storage, time), undefined, `${path} emptied`);
+    }
+  });
+});
+
+describe('HudiTable.schema', () => {
+  it('is the latest commit’s schema when a commit records one', async () => {
+    const table = await HudiTable.open(openStorage(fixtureTable('v6_clustering_pending')));
+    const schema = await table.schema();
+    assert.equal(schema?.from, 'commit');
+    assert.ok(schema.schema.fields.length > 0);
+    assert.ok(schema.schema.fields.every((field) => !field.name.startsWith('_hoodie_')), 'without meta fields');
+  });
+
+  it('falls back to hoodie.table.create.schema, as Hudi’s TableSchemaResolver', async () => {
+    const table = await HudiTable.open(openStorage(fixtureTable('v6_empty')));
+    assert.equal(table.timeline.completedWrites().length, 0);
+    const schema = await table.schema();
+    assert.equal(schema?.from, 'create');
+    assert.equal(schema.text, table.config.createSchema);
+  });
+
+  it('is undefined with neither, and requireSchema says what needs one', async () => {
+    const storage = openStorage(tempDir('no-schema-'));
+    await createTable(storage, { tableName: 'bare', recordKeyFields: ['id'], partitionFields: [] });
+    const table = await HudiTable.open(storage, { mode: 'write' });
+    assert.equal(await table.schema(), undefined);
+    await assert.rejects(table.requireSchema('clustering it'), (error: unknown) => error instanceof HudiError && /write to the table .* once before clustering it/.test(error.message));
+  });
+});
