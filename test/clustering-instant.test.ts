@@ -1,16 +1,19 @@
 /**
- * The plan's one encoding (lib/timeline/clustering-plan.ts) and HudiTable.schema().
+ * The plan's one encoding (lib/timeline/clustering-plan.ts), and the table-level pieces the clustering steps share: HudiTable.schema() and
+ * withTableLock.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { HudiError } from '../lib/errors.js';
+import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { openStorage } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
+import { HudiTable, withTableLock } from '../lib/table.js';
 import { createTable } from '../lib/table-init.js';
 import { decodeRequestedReplaceMetadata, decodeTimelineAvro } from '../lib/timeline/avro-files.js';
 import { decodeClusteringPlan, encodeClusteringPlan, planFileGroups, readClusteringPlan } from '../lib/timeline/clustering-plan.js';
+import { serializeCommitMetadata } from '../lib/timeline/commit-metadata.js';
 import { fileGroupKey } from '../lib/fs-view.js';
 import { committedTable, expectedOf, fixtureTable, tempDir } from './helpers/fixtures.js';
 
@@ -72,5 +75,24 @@ describe('HudiTable.schema', () => {
     const table = await HudiTable.open(storage, { mode: 'write' });
     assert.equal(await table.schema(), undefined);
     await assert.rejects(table.requireSchema('clustering it'), (error: unknown) => error instanceof HudiError && /write to the table .* once before clustering it/.test(error.message));
+  });
+});
+
+describe('withTableLock', () => {
+  it('runs the work on the table as it is once the lock is held (config and timeline), and always releases', async () => {
+    const dir = fixtureTable('v6_empty');
+    const storage = openStorage(dir);
+    const lock = new StorageLockProvider(storage, { waitMs: 1 });
+    const table = await HudiTable.open(storage, { mode: 'write' });
+    assert.equal(table.config.timelineTimeZone, 'LOCAL');
+    // Another writer commits and changes the config after we opened the table.
+    await storage.put('.hoodie/20240101000000000.commit', serializeCommitMetadata({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'INSERT' }));
+    appendFileSync(join(dir, '.hoodie', 'hoodie.properties'), 'hoodie.table.timeline.timezone=UTC\n');
+
+    const seen = await withTableLock(table, lock, async (current) => ({ zone: current.config.timelineTimeZone, times: current.timeline.allTimes() }));
+    assert.deepEqual(seen, { zone: 'UTC', times: ['20240101000000000'] });
+    // Released: the next holder gets it at once (waitMs 1), also after work that throws.
+    await assert.rejects(withTableLock(table, lock, async () => { throw new Error('work failed'); }), /work failed/);
+    assert.equal(await withTableLock(table, lock, async () => 'again'), 'again');
   });
 });

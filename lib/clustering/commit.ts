@@ -7,11 +7,11 @@
  */
 import { ConflictError, HudiError } from '../errors.js';
 import { fileGroupKey, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
-import { withLock, type LockProvider } from '../lock/port.js';
+import type { LockProvider } from '../lock/port.js';
 import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import type { HudiTable } from '../table.js';
+import { withTableLock, type HudiTable } from '../table.js';
 import { PROPERTIES_FILE } from '../table-config.js';
 import type { ClusteringPlan } from '../timeline/clustering-plan.js';
 import { serializeCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
@@ -84,10 +84,10 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
     groups: complete.map((result) => result.report),
   });
 
-  return withLock(
+  return withTableLock(
+    table,
     options.lock,
-    async (lease) => {
-      const current = await table.reload();
+    async (current, lease) => {
       const now = current.timeline.instants.find((candidate) => candidate.time === instantTime && candidate.action === 'replacecommit');
       if (now?.state === 'COMPLETED') return alreadyCommitted(storage, instantTime);
       if (now === undefined) {
@@ -115,7 +115,7 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
       await storage.delete([heartbeatPath(instantTime)]);
       return { instantTime, outcome: 'committed' as const, metadata, report, removedFiles };
     },
-    options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },
+    { waitMs: options.lockWaitMs },
   );
 }
 

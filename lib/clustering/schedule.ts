@@ -4,9 +4,9 @@
  * plan the small file slices of the selected partitions into groups, and persist the plan as
  * `<instant>.replacecommit.requested` (Avro HoodieRequestedReplaceMetadata, operationType CLUSTER) under the lock.
  */
-import { withLock, type LockProvider } from '../lock/port.js';
+import type { LockProvider } from '../lock/port.js';
 import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
-import type { HudiTable } from '../table.js';
+import { withTableLock, type HudiTable } from '../table.js';
 import { assertSupported, METAFOLDER, PROPERTIES_FILE } from '../table-config.js';
 import type { ClusteringPlan } from '../timeline/clustering-plan.js';
 import { newInstantTime } from '../timeline/instant.js';
@@ -65,10 +65,10 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
   // A periodic trigger that finds it is not time yet should not even take the lock.
   if (!(await dueIn(table.timeline))) return undefined;
 
-  return withLock(
+  return withTableLock(
+    table,
     options.lock,
-    async (lease) => {
-      const current = await table.reload();
+    async (current, lease) => {
       if (!(await dueIn(current.timeline))) return undefined;
 
       const view = await current.fileSystemView();
@@ -93,7 +93,7 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
       await writeClusteringPlan(storage, instantTime, plan);
       return { instantTime, groups: scheduledGroups(plan, latestSlices) };
     },
-    options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },
+    { waitMs: options.lockWaitMs },
   );
 }
 

@@ -5,8 +5,8 @@
  */
 import { discardStaleGroupResults, groupResultsDone } from '../clustering/instant.js';
 import { schedule } from '../clustering/schedule.js';
-import { withLock } from '../lock/index.js';
 import { assertNoMetadataTable } from '../metadata-table.js';
+import { withTableLock } from '../table.js';
 import { PROPERTIES_FILE } from '../table-config.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { heldLock, openTableAndLock, type ServiceClients } from './clients.js';
@@ -73,8 +73,7 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
   const base: PlanOutputBase = { tablePath: settings.tablePath, properties: settings.overrides };
   const maxConcurrency = Math.max(1, settings.clustering.maxParallelism);
 
-  return withLock(lock, async (lease) => {
-    const current = await table.reload();
+  return withTableLock(table, lock, async (current, lease) => {
     const storage = current.storage;
     // Hudi executes the oldest pending clustering first (getFirstPendingClusterInstant).
     const pending = (await pendingClusteringPlans(storage, current.timeline))[0];

@@ -21,14 +21,14 @@ import { WriteSession, type ExistingBaseFile, type InputFormat, type KeyFieldCol
 import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type FileSystemView } from '../fs-view.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
-import { withLock, type LockProvider } from '../lock/port.js';
+import type { LockProvider } from '../lock/port.js';
 import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
 import { stageFiles } from '../reader.js';
 import { findRollbackOf, rollbackInstant } from '../rollback.js';
 import { withMetaFields, type AvroRecordSchema } from '../schema.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import { HudiTable, PARTITION_METAFILE } from '../table.js';
+import { HudiTable, PARTITION_METAFILE, withTableLock } from '../table.js';
 import { newTableOptionsFromWriteProperties, PROPERTIES_FILE } from '../table-config.js';
 import { createTable } from '../table-init.js';
 import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
@@ -36,7 +36,7 @@ import { newInstantTime } from '../timeline/instant.js';
 import { startHeartbeat } from '../timeline/heartbeat.js';
 import { createMarker, deleteMarkerDir, listMarkers } from '../timeline/markers.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
-import { instantPath, loadTimeline, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
+import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { describeFileGroup, findConflicts } from './conflict.js';
 import { hudiFooter } from './footer.js';
@@ -186,9 +186,8 @@ async function writeToTable(
   const now = options.now ?? (() => new Date());
   const startTimeline = table.timeline;
   const completedAtStart = new Set(startTimeline.completed().map((i) => `${i.time}.${i.action}`));
-  const instantTime = await withLock(lock, async () => {
-    const timeline = await loadTimeline(storage);
-    const time = newInstantTime(timeline.allTimes(), now(), table.config.timelineTimeZone);
+  const instantTime = await withTableLock(table, lock, async (current) => {
+    const time = newInstantTime(current.timeline.allTimes(), now(), current.config.timelineTimeZone);
     await createRequested(storage, time, 'commit');
     return time;
   }, { waitMs: config.lockWaitMs });
@@ -280,8 +279,8 @@ async function writeToTable(
       operationType: OPERATION_TYPES[operation],
     };
     const ours = new Set(plan.buckets.filter((b) => b.kind === 'UPDATE').map((b) => fileGroupKey(b.partitionPath, b.fileId)));
-    await withLock(lock, async (lease) => {
-      const current = await loadTimeline(storage);
+    await withTableLock(table, lock, async (fresh, lease) => {
+      const current = fresh.timeline;
       const completedSinceStart = await Promise.all(current.completedWrites()
         .filter((i) => !completedAtStart.has(`${i.time}.${i.action}`) && i.time !== instantTime)
         .map(async (i) => ({ time: i.time, action: i.action, metadata: await readCommitMetadata(storage, i) })));
