@@ -1,11 +1,14 @@
 /**
- * The plan's one encoding (lib/timeline/clustering-plan.ts), and the table-level pieces the clustering steps share: HudiTable.schema() and
+ * The clustering instant's files read and written in one place (lib/clustering/instant.ts), the plan's one encoding
+ * (lib/timeline/clustering-plan.ts), and the table-level pieces the clustering steps share: HudiTable.schema() and
  * withTableLock.
  */
 import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { CLUSTERING_SUMMARY_KEY, clusteringSummaryOf, summaryMetadata } from '../lib/clustering/instant.js';
+import type { ClusteringSummary } from '../lib/clustering/report.js';
 import { HudiError } from '../lib/errors.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { openStorage } from '../lib/storage/index.js';
@@ -13,7 +16,7 @@ import { HudiTable, withTableLock } from '../lib/table.js';
 import { createTable } from '../lib/table-init.js';
 import { decodeRequestedReplaceMetadata, decodeTimelineAvro } from '../lib/timeline/avro-files.js';
 import { decodeClusteringPlan, encodeClusteringPlan, planFileGroups, readClusteringPlan } from '../lib/timeline/clustering-plan.js';
-import { serializeCommitMetadata } from '../lib/timeline/commit-metadata.js';
+import { serializeCommitMetadata, type CommitMetadata } from '../lib/timeline/commit-metadata.js';
 import { fileGroupKey } from '../lib/fs-view.js';
 import { committedTable, expectedOf, fixtureTable, tempDir } from './helpers/fixtures.js';
 
@@ -49,6 +52,33 @@ describe('the clustering plan: one type, one encoding', () => {
       await storage.put(path, new Uint8Array(0));
       assert.equal(await readClusteringPlan(storage, time), undefined, `${path} emptied`);
     }
+  });
+});
+
+describe('the run summary in the replacecommit', () => {
+  const summary: ClusteringSummary = {
+    layout: 'z-order',
+    sortColumns: ['a', 'b'],
+    groups: 2,
+    partitions: 1,
+    totals: { filesBefore: 9, filesAfter: 2, bytesBefore: 900, bytesAfter: 700, rowsBefore: 50, rowsAfter: 50, dataSkipping: [{ column: 'a', before: 1, after: 0.5, samples: 10 }] },
+  };
+  const metadata = (extraMetadata: Record<string, string>): CommitMetadata => ({ partitionToWriteStats: {}, compacted: false, extraMetadata, operationType: 'CLUSTER' });
+
+  it('is a JSON string under a key of ours, read back as it was written', () => {
+    const extra = summaryMetadata(summary);
+    assert.deepEqual(Object.keys(extra), [CLUSTERING_SUMMARY_KEY]);
+    assert.equal(typeof extra[CLUSTERING_SUMMARY_KEY], 'string');
+    // Through the commit file's JSON, as a retried commit or `show-clustering --history` reads it.
+    const text = serializeCommitMetadata(metadata({ schema: '{}', ...extra }));
+    const parsed = JSON.parse(text) as { extraMetadata: Record<string, string> };
+    assert.deepEqual(clusteringSummaryOf(metadata(parsed.extraMetadata)), summary);
+  });
+
+  it('is absent from commits without one (Hudi’s) and from ones whose value is not ours', () => {
+    assert.equal(clusteringSummaryOf(metadata({ schema: '{}' })), undefined);
+    assert.equal(clusteringSummaryOf(metadata({ [CLUSTERING_SUMMARY_KEY]: 'not json' })), undefined);
+    assert.equal(clusteringSummaryOf(metadata({ [CLUSTERING_SUMMARY_KEY]: '{"layout":"linear"}' })), undefined);
   });
 });
 

@@ -11,7 +11,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { commit } from '../lib/clustering/commit.js';
 import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
 import { executeGroup } from '../lib/clustering/execute.js';
-import { clusteringWorkDir, readGroupResult, writeGroupResult } from '../lib/clustering/instant.js';
+import { CLUSTERING_SUMMARY_KEY, clusteringWorkDir, readGroupResult, writeGroupResult } from '../lib/clustering/instant.js';
 import { runClusteringJob } from '../lib/clustering/job.js';
 import { schedule } from '../lib/clustering/schedule.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
@@ -179,7 +179,9 @@ async function clusterAndCheck(layout: 'linear' | 'z-order' | 'hilbert', where: 
     const { outputs, metadata } = await committedOutputs(storage, instantTime, stage);
     assert.equal(metadata['operationType'], 'CLUSTER');
     assert.equal(metadata['compacted'], false);
-    assert.deepEqual(metadata['extraMetadata'], { schema: JSON.stringify(USERS_SCHEMA) });
+    const extraMetadata = metadata['extraMetadata'] as Record<string, string>;
+    assert.deepEqual(Object.keys(extraMetadata), ['schema', CLUSTERING_SUMMARY_KEY]);
+    assert.equal(extraMetadata['schema'], JSON.stringify(USERS_SCHEMA));
     const replaced = Object.entries(metadata['partitionToReplaceFileIds'] as Record<string, string[]>).flatMap(([partition, ids]) => ids.map((id) => `${partition}/${id}`));
     assert.deepEqual(replaced.sort(), made.files.map((file) => `${file.slice(0, file.indexOf('/'))}/${parseBaseFileName(file.slice(file.indexOf('/') + 1))!.fileId}`).sort());
 
@@ -212,6 +214,15 @@ async function clusterAndCheck(layout: 'linear' | 'z-order' | 'hilbert', where: 
     const report = result.commit!.report!;
     assert.deepEqual([report.totals.filesBefore, report.totals.filesAfter, report.totals.rowsBefore, report.totals.rowsAfter], [200, planned, 20_000, 20_000]);
     for (const figure of report.totals.dataSkipping) assert.equal(figure.samples, 400);
+    // The replacecommit keeps the report's totals, so they outlive the group results.
+    assert.deepEqual(JSON.parse(extraMetadata[CLUSTERING_SUMMARY_KEY]!), {
+      layout,
+      sortColumns: [...SORT_COLUMNS],
+      groups: 4,
+      partitions: report.partitions.length,
+      totals: report.totals,
+    });
+    assert.deepEqual(result.commit!.summary, JSON.parse(extraMetadata[CLUSTERING_SUMMARY_KEY]!));
     const [birthday, createTime] = report.totals.dataSkipping;
     assert.ok(birthday!.before > 0.9 && createTime!.before > 0.9, 'small files each span nearly the whole range');
     if (layout === 'linear') {
@@ -387,6 +398,10 @@ describe('retries and failures', () => {
       const retried = await commit(await table.reload(), instantTime, { lock });
       assert.equal(retried.outcome, 'already-committed');
       assert.equal(retried.metadata.operationType, 'CLUSTER');
+      // … and the run's summary its replacecommit recorded, though the group results are gone.
+      assert.equal(committed.summary?.totals.rowsAfter, made.rows);
+      assert.deepEqual(retried.summary, committed.summary);
+      assert.equal(retried.report, undefined);
     } finally {
       await engine.close();
     }

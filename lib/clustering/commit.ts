@@ -2,8 +2,8 @@
  * Completing a clustering (Hudi's completeClustering): read every group's stored result and check it against the
  * plan, then, under the lock, check the input file groups are still what the plan read, remove files an earlier
  * attempt left behind, and write `<instant>.replacecommit` — the commit point, one PUT after every output is
- * durable — then drop the group results, the marker folder and the heartbeat. A retried commit finds the instant
- * completed and returns its metadata.
+ * durable, with the run's summary in its extraMetadata — then drop the group results, the marker folder and the
+ * heartbeat. A retried commit finds the instant completed and returns what it recorded.
  */
 import { ConflictError, HudiError } from '../errors.js';
 import { fileGroupKey, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
@@ -20,10 +20,10 @@ import { listMarkers } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
 import {
-  clusteringWorkDir, deleteInstantScratch, groupPartition, loadClusteringInstant, readCompletedClustering, readGroupResults, sliceStoragePath,
-  type GroupResult,
+  clusteringSummaryOf, clusteringWorkDir, deleteInstantScratch, groupPartition, loadClusteringInstant, readCompletedClustering, readGroupResults,
+  sliceStoragePath, summaryMetadata, type GroupResult,
 } from './instant.js';
-import { buildClusteringReport, type ClusteringReport } from './report.js';
+import { buildClusteringReport, summarizeClusteringReport, type ClusteringReport, type ClusteringSummary } from './report.js';
 import { planSortColumns } from './sort-columns.js';
 
 export interface CommitOptions {
@@ -38,6 +38,8 @@ export interface CommitResult {
   readonly metadata: CommitMetadata;
   /** The run's full report, built from the stored group results; undefined when an earlier call committed. */
   readonly report: ClusteringReport | undefined;
+  /** What the replacecommit records of the report: this call's, or the earlier call's; undefined when it has none (Hudi's). */
+  readonly summary: ClusteringSummary | undefined;
   /** Files of this instant that markers name but no group result does (an earlier attempt's), deleted before committing. */
   readonly removedFiles: readonly string[];
 }
@@ -83,6 +85,7 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
     sortColumns: planSortColumns(plan),
     groups: complete.map((result) => result.report),
   });
+  const summary = summarizeClusteringReport(report);
 
   return withTableLock(
     table,
@@ -104,7 +107,7 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
       const metadata: CommitMetadata = {
         partitionToWriteStats: groupByPartition(writeStats),
         compacted: false,
-        extraMetadata: schema === undefined ? {} : { schema: schema.text },
+        extraMetadata: { ...(schema === undefined ? {} : { schema: schema.text }), ...summaryMetadata(summary) },
         operationType: 'CLUSTER',
         partitionToReplaceFileIds: replacedFileIds(plan),
       };
@@ -113,7 +116,7 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
       await transitionToCompleted(storage, instantTime, 'replacecommit', serializeCommitMetadata(metadata));
       await deleteInstantScratch(storage, instantTime);
       await storage.delete([heartbeatPath(instantTime)]);
-      return { instantTime, outcome: 'committed' as const, metadata, report, removedFiles };
+      return { instantTime, outcome: 'committed' as const, metadata, report, summary, removedFiles };
     },
     { waitMs: options.lockWaitMs },
   );
@@ -123,7 +126,7 @@ async function alreadyCommitted(storage: Storage, instantTime: string): Promise<
   const metadata = await readCompletedClustering(storage, instantTime);
   // An earlier call may have died between its commit and its clean-up.
   await deleteInstantScratch(storage, instantTime);
-  return { instantTime, outcome: 'already-committed', metadata, report: undefined, removedFiles: [] };
+  return { instantTime, outcome: 'already-committed', metadata, report: undefined, summary: clusteringSummaryOf(metadata), removedFiles: [] };
 }
 
 /** A group result must match its plan group and have written every row it read. */

@@ -6,7 +6,8 @@
  * - `.hoodie/.temp/T/<partition>/<file>.marker.CREATE`: one marker per written file (timeline/markers.ts);
  * - `.hoodie/.aux/hudi-serverless/clustering/T/`: our work folder — `group-<i>.result.json`, a finished group's
  *   write stats and report input, and the serverless run's claim (serverless/run-claim.ts);
- * - `.hoodie/T.replacecommit`: the commit (JSON), written last.
+ * - `.hoodie/T.replacecommit`: the commit (JSON), written last, with the run's summary in its extraMetadata
+ *   (CLUSTERING_SUMMARY_KEY), so it outlives the group results.
  *
  * The work folder is not beside the markers: Hudi's marker-based rollback takes every file in `.hoodie/.temp/T/`
  * for a marker and parses its extension as an IOType (`IOType.valueOf("json")` throws), so one foreign file makes
@@ -27,7 +28,7 @@ import type { Instant } from '../timeline/instant.js';
 import { assertInstantTime, deleteMarkerDir } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
 import { createRequested, transitionToInflight } from '../timeline/transitions.js';
-import type { GroupReportInput } from './report.js';
+import type { ClusteringSummary, GroupReportInput } from './report.js';
 import type { GroupOrderKind } from './sort-columns.js';
 
 const HEAD_CONCURRENCY = 16;
@@ -217,6 +218,37 @@ function indexes(count: number): number[] {
 
 // ---------------------------------------------------------------------------------------------------------------
 // The completed instant.
+
+/** The replacecommit's extraMetadata key holding the run's ClusteringSummary (JSON text: Hudi's values are strings). */
+export const CLUSTERING_SUMMARY_KEY = 'hudi-serverless.clustering.summary';
+
+/** The extraMetadata entry recording a run's summary. */
+export function summaryMetadata(summary: ClusteringSummary): Record<string, string> {
+  return { [CLUSTERING_SUMMARY_KEY]: JSON.stringify(summary) };
+}
+
+/** The summary a completed clustering recorded; undefined when it has none (Hudi's, or one not written by us). */
+export function clusteringSummaryOf(metadata: CommitMetadata): ClusteringSummary | undefined {
+  const text = metadata.extraMetadata[CLUSTERING_SUMMARY_KEY];
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return isSummary(value) ? value : undefined;
+}
+
+function isSummary(value: unknown): value is ClusteringSummary {
+  if (typeof value !== 'object' || value === null) return false;
+  const { layout, sortColumns, groups, partitions, totals } = value as Record<string, unknown>;
+  if (typeof layout !== 'string' || !Array.isArray(sortColumns) || typeof groups !== 'number' || typeof partitions !== 'number') return false;
+  if (typeof totals !== 'object' || totals === null) return false;
+  const figures = totals as Record<string, unknown>;
+  return ['filesBefore', 'filesAfter', 'bytesBefore', 'bytesAfter', 'rowsBefore', 'rowsAfter'].every((key) => typeof figures[key] === 'number') &&
+    Array.isArray(figures['dataSkipping']);
+}
 
 /** The completed clustering's commit metadata (`T.replacecommit`). */
 export async function readCompletedClustering(storage: Storage, instantTime: string): Promise<CommitMetadata> {

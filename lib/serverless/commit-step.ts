@@ -4,7 +4,7 @@
  */
 import { commit } from '../clustering/commit.js';
 import { groupResultsDone, loadClusteringInstant } from '../clustering/instant.js';
-import type { ClusteringReport, PartitionReport } from '../clustering/report.js';
+import type { ClusteringReport, ClusteringSummary, PartitionReport } from '../clustering/report.js';
 import { openTableAndLock } from './clients.js';
 import { INCOMPLETE_ERROR, TaskError } from './errors.js';
 import { asObject, executionInputOf, requiredString } from './events.js';
@@ -49,6 +49,12 @@ export function summarizeReport(report: ClusteringReport, maxPartitions = MAX_RE
   };
 }
 
+/** A retried step's report: the totals its replacecommit recorded, no partition figures. */
+function fromStoredSummary(instantTime: string, summary: ClusteringSummary): ReportSummary {
+  const { partitions, ...shape } = summary;
+  return { instantTime, ...shape, partitions: [], partitionsOmitted: partitions };
+}
+
 export async function commitStep(input: CommitStepInput, deps: StepDependencies): Promise<CommitStepOutput> {
   const settings = resolveStepSettings(deps.env, input);
   for (const warning of settings.warnings) deps.log.warn(warning);
@@ -79,6 +85,6 @@ export async function commitStep(input: CommitStepInput, deps: StepDependencies)
     replacedFileGroups: replaced,
     newFiles: written,
     removedFiles: result.removedFiles.length,
-    report: result.report === undefined ? undefined : summarizeReport(result.report),
+    report: result.report !== undefined ? summarizeReport(result.report) : result.summary !== undefined ? fromStoredSummary(input.instant, result.summary) : undefined,
   };
 }
