@@ -19,7 +19,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
 import { mapWithConcurrency } from './concurrency.js';
-import type { Storage, StoredObject } from './port.js';
+import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject } from './port.js';
 import { nonEmpty } from '../util/text.js';
 
 const MiB = 1024 * 1024;
@@ -28,6 +28,8 @@ const MAX_PARTS = 10_000;
 const MIN_PART_SIZE = 5 * MiB;
 /** DeleteObjects takes at most 1,000 keys per call. */
 const DELETE_BATCH = 1_000;
+/** DeleteObjects requests in flight at once for deleteMany unless told otherwise. */
+const DEFAULT_DELETE_CONCURRENCY = 4;
 
 export interface S3StorageOptions {
   /** Defaults to a client configured from the standard AWS environment variables. */
@@ -234,6 +236,33 @@ export class S3Storage implements Storage {
         });
       }
     }
+  }
+
+  async deleteMany(paths: readonly string[], options: DeleteManyOptions = {}): Promise<DeleteManyResult> {
+    const batches: string[][] = [];
+    for (let offset = 0; offset < paths.length; offset += DELETE_BATCH) batches.push(paths.slice(offset, offset + DELETE_BATCH));
+    const results = await mapWithConcurrency(batches, options.concurrency ?? DEFAULT_DELETE_CONCURRENCY, async (batch) => {
+      const keyToPath = new Map(batch.map((path) => [this.keyOf(path), path]));
+      let response;
+      try {
+        response = await this.client.send(
+          new DeleteObjectsCommand({
+            Bucket: this.bucket,
+            Delete: { Objects: [...keyToPath.keys()].map((key) => ({ Key: key })), Quiet: true },
+          }),
+        );
+      } catch (error) {
+        throw this.describeError(error, 'delete', keyToPath.keys().next().value ?? '');
+      }
+      // Quiet mode lists only the keys that failed; every other key is gone (missing ones count as deleted).
+      const failed = (response.Errors ?? []).map((failure) => ({
+        path: keyToPath.get(failure.Key ?? '') ?? failure.Key ?? '',
+        reason: `${failure.Code ?? 'error'}${failure.Message ? `: ${failure.Message}` : ''}`,
+      }));
+      const failedPaths = new Set(failed.map((failure) => failure.path));
+      return { deleted: batch.filter((path) => !failedPaths.has(path)), failed };
+    });
+    return { deleted: results.flatMap((result) => result.deleted), failed: results.flatMap((result) => result.failed) };
   }
 
   private async uploadMultipart(key: string, localFile: string, size: number): Promise<void> {
