@@ -96,6 +96,7 @@ const OFFICIAL_ROOT_OF_KIND: Record<TimelineAvroKind, string> = {
   rollbackPlan: 'HoodieRollbackPlan',
   rollbackMetadata: 'HoodieRollbackMetadata',
   savepointMetadata: 'HoodieSavepointMetadata',
+  mergeArchivePlan: 'HoodieMergeArchiveFilePlan',
 };
 
 /** Write a container with avsc's own stream encoder (adds avro.codec; optionally deflate). */
@@ -240,6 +241,11 @@ const SAMPLE_RECORDS: { [K in TimelineAvroKind]: TimelineAvroRecords[K] } = {
   rollbackPlan: ROLLBACK_PLAN,
   rollbackMetadata: ROLLBACK_METADATA,
   savepointMetadata: SAVEPOINT_METADATA,
+  mergeArchivePlan: {
+    version: 1,
+    candidate: ['s3://bucket/trips/.hoodie/archived/.commits_.archive.2_1-0-1', 's3://bucket/trips/.hoodie/archived/.commits_.archive.1_1-0-1'],
+    mergedArchiveFileName: '.commits_.archive.3_1-0-1',
+  },
 };
 
 /** Decode a file and encode the record again with the file's own sync marker. */

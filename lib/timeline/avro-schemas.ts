@@ -7,7 +7,7 @@
  * so a file we write carries the same `avro.schema` text as one Hudi writes. The requested-replace, rollback-plan,
  * rollback-metadata, cleaner-plan and clean-metadata schemas equal, character for character, the ones embedded in
  * real 0.15 files (the clean ones keep the stray `"default":null` Hudi's .avsc files put inside some map types); the
- * savepoint schema is the 0.15 bundle's (we only read savepoints). Hudi reads
+ * savepoint and archive-merge-plan schemas are the 0.15 bundle's. Hudi reads
  * timeline files with Avro schema resolution, so older and newer schema versions read each other as long as the
  * record full names match and fields missing on one side have defaults.
  */
@@ -173,6 +173,15 @@ export interface HoodieSavepointMetadata {
   version: number | null;
 }
 
+/** `.hoodie/archived/mergeArchivePlan`: the archive files a merge replaces, written before it starts. */
+export interface HoodieMergeArchiveFilePlan {
+  version: number | null;
+  /** Paths (absolute, as the writer saw them) of the small archive files merged. */
+  candidate: string[] | null;
+  /** File name of the merged archive file. */
+  mergedArchiveFileName: string | null;
+}
+
 /** The record held by each kind of Avro timeline file. */
 export interface TimelineAvroRecords {
   /** `.replacecommit.requested` */
@@ -187,6 +196,8 @@ export interface TimelineAvroRecords {
   rollbackMetadata: HoodieRollbackMetadata;
   /** `.savepoint` */
   savepointMetadata: HoodieSavepointMetadata;
+  /** `archived/mergeArchivePlan` */
+  mergeArchivePlan: HoodieMergeArchiveFilePlan;
 }
 
 export type TimelineAvroKind = keyof TimelineAvroRecords;
@@ -198,6 +209,7 @@ export const TIMELINE_AVRO_KINDS: readonly TimelineAvroKind[] = [
   'rollbackPlan',
   'rollbackMetadata',
   'savepointMetadata',
+  'mergeArchivePlan',
 ];
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -392,6 +404,12 @@ const savepointMetadataSchema = topLevelRecord('HoodieSavepointMetadata', [
   versionField,
 ]);
 
+const mergeArchivePlanSchema = topLevelRecord('HoodieMergeArchiveFilePlan', [
+  versionField,
+  nullableField('candidate', arrayOf(javaString)),
+  nullableField('mergedArchiveFileName', javaString),
+]);
+
 /** Our writer (and reader) schema for each kind of Avro timeline file. */
 export const TIMELINE_AVRO_SCHEMAS: { readonly [K in TimelineAvroKind]: AvroSchemaJson } = {
   requestedReplace: requestedReplaceMetadataSchema,
@@ -400,6 +418,7 @@ export const TIMELINE_AVRO_SCHEMAS: { readonly [K in TimelineAvroKind]: AvroSche
   rollbackPlan: rollbackPlanSchema,
   rollbackMetadata: rollbackMetadataSchema,
   savepointMetadata: savepointMetadataSchema,
+  mergeArchivePlan: mergeArchivePlanSchema,
 };
 
 /** Full record name of each kind, as stored in the files (`org.apache.hudi.avro.model.*`). */
@@ -410,6 +429,7 @@ export const TIMELINE_AVRO_RECORD_NAMES: { readonly [K in TimelineAvroKind]: str
   rollbackPlan: `${HUDI_AVRO_NAMESPACE}.HoodieRollbackPlan`,
   rollbackMetadata: `${HUDI_AVRO_NAMESPACE}.HoodieRollbackMetadata`,
   savepointMetadata: `${HUDI_AVRO_NAMESPACE}.HoodieSavepointMetadata`,
+  mergeArchivePlan: `${HUDI_AVRO_NAMESPACE}.HoodieMergeArchiveFilePlan`,
 };
 
 /** The `avro.schema` header text for a kind: compact JSON, as Java's Schema.toString() prints it. */
