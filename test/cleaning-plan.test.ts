@@ -178,6 +178,10 @@ describe('one partition (CleanPlanner.getDeletePaths)', () => {
     assert.deepEqual(r.deletes.map((d) => d.fileName), [file(8, 1).name]);
     assert.equal(r.deletePartition, false);
     assert.equal(planPartition({ partitionPath: 'q', files: [file(7, 1)] }, { ...context, isPartitioned: false }).deletePartition, false);
+    // A savepointed file of a replaced group stays, and so does its partition (Hudi would delete the folder).
+    const kept = planPartition({ partitionPath: 'q', files: [file(7, 1), file(7, 2)] }, { ...context, savepointedFiles: { q: { [file(7, 1).name]: t(1) } } });
+    assert.deepEqual(kept.deletes.map((d) => d.fileName), [file(7, 2).name]);
+    assert.equal(kept.deletePartition, false);
   });
 
   it('KEEP_LATEST_FILE_VERSIONS: keeps the newest N versions per file group, any replaced group goes', () => {

@@ -149,6 +149,25 @@ describe('clean: KEEP_LATEST_COMMITS on a hand-written table', () => {
   });
 });
 
+describe('clean: a partition whose every file group was replaced', () => {
+  it('goes whole once the replacement is past retention, folder included', async () => {
+    const table = await SyntheticTable.create();
+    const X: FileWrite = { partition: 'dt=x', fileId: fileId(5) };
+    await table.commit(t(1), [A, X], 'INSERT');
+    // A delete_partition: a replacecommit replacing X and writing nothing.
+    await table.clustering(t(2), [X], []);
+    await table.commit(t(3), [A]);
+    await table.commit(t(4), [A]);
+    // 4 completed, 1 retained: from t4; t2 < t4, so X goes, and dt=x has no file group left.
+    const result = await runClean(await HudiTable.open(table.storage), { config: config({ 'hoodie.cleaner.commits.retained': '1' }), lock: lockOn(table.storage) });
+    assert.deepEqual(result.clean!.plan.partitionsToBeDeleted, ['dt=x']);
+    assert.equal(result.clean!.metadata.partitionMetadata['dt=x']?.isPartitionDeleted, true);
+    assert.equal(result.clean!.metadata.partitionMetadata['dt=a']?.isPartitionDeleted, false);
+    assert.deepEqual((await table.storage.listDir('')).dirs.filter((dir) => !dir.startsWith('.')).sort(), ['dt=a']);
+    assert.deepEqual(await table.baseFiles(), [f(A, 3), f(A, 4)]);
+  });
+});
+
 describe('clean: what is never deleted', () => {
   it('savepointed files stay, and the plan records the savepoint', async () => {
     const table = await SyntheticTable.create();

@@ -3,6 +3,7 @@
  * report, per partition, what went and what did not. Runs on any subset of the plan's partitions, so a serverless
  * run can split the deletes of a large plan over several workers and merge the stats.
  */
+import { rm } from 'node:fs/promises';
 import { parseBaseFileName } from '../fs-view.js';
 import { deleteMany } from '../storage/delete-many.js';
 import type { Storage } from '../storage/port.js';
@@ -68,5 +69,9 @@ async function deletePartitionFolder(storage: Storage, partitionPath: string, co
   const name = (path: string) => path.slice(path.lastIndexOf('/') + 1);
   if (objects.some((object) => parseBaseFileName(name(object.path)) !== undefined)) return false;
   const result = await deleteMany(storage, objects.map((object) => object.path), { concurrency });
-  return result.failed.length === 0;
+  if (result.failed.length > 0) return false;
+  // Object stores have no folders; a local disk keeps the empty one (Hudi's delete removes the directory).
+  const localDir = storage.localPath?.(partitionPath);
+  if (localDir !== undefined) await rm(localDir, { recursive: true, force: true });
+  return true;
 }

@@ -9,8 +9,10 @@
  * and which partitions to look at), then `planPartition` per partition (any number of workers, each given the
  * `PartitionContext` slices of the partitions it plans), then `assembleCleanerPlan` (one step).
  *
- * One rule is stricter than Hudi's: file groups in a pending clustering plan are never touched (Hudi keeps only
- * their latest slice, which the plan reads; we keep all of them until the clustering completes and replaces them).
+ * Two rules are stricter than Hudi's: file groups in a pending clustering plan are never touched (Hudi keeps only
+ * their latest slice, which the plan reads; we keep all of them until the clustering completes and replaces them),
+ * and a partition whose only files left are savepointed is not removed (Hudi's executor deletes the partition
+ * folder, savepointed files included).
  */
 import { HudiError } from '../errors.js';
 import { joinPartitionPath, parseBaseFileName } from '../fs-view.js';
@@ -340,9 +342,17 @@ export function planPartition(listing: PartitionListing, context: PartitionConte
   // No live file group left, none being written, and no replacecommit since the retention point that may still
   // be read: the partition itself goes (CleanPlanner: fileGroups.isEmpty && !hasPendingFiles && noSubsequentReplaceCommit).
   const replacedSinceRetain = byCommits && Object.values(replaced).some((time) => compareInstantTimes(time, retain!) >= 0);
-  // The executor re-lists the partition and leaves it alone if a base file it does not delete appeared meanwhile.
-  const deletePartition = context.isPartitioned && !anyLiveFile && !replacedSinceRetain;
+  // Stricter than Hudi: a partition keeping a savepointed file stays (Hudi's executor would delete the folder, file
+  // and all). The executor also re-lists the partition and leaves it alone if a base file appeared meanwhile.
+  const savepointKept = deletesAndKeptSavepoint(listing, savepointed, deletes);
+  const deletePartition = context.isPartitioned && !anyLiveFile && !replacedSinceRetain && !savepointKept;
   return { partitionPath: partition, deletes, kept, deletePartition };
+}
+
+/** Whether a savepointed base file of the listing stays (is not among the deletes). */
+function deletesAndKeptSavepoint(listing: PartitionListing, savepointed: Readonly<Record<string, string>>, deletes: readonly FileDecision[]): boolean {
+  const deleted = new Set(deletes.map((d) => d.fileName));
+  return listing.files.some((file) => savepointed[file.name] !== undefined && !deleted.has(file.name));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
