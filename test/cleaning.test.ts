@@ -9,7 +9,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { cleanConfigFromProperties, type CleanConfig } from '../lib/cleaning/config.js';
 import { runClean } from '../lib/cleaning/clean.js';
-import { planClean } from '../lib/cleaning/schedule.js';
+import { cleanMetadataOf, completeClean, mergePartitionStats } from '../lib/cleaning/commit.js';
+import { executeCleanerPlan } from '../lib/cleaning/execute.js';
+import { assembleCleanerPlan, sliceContext } from '../lib/cleaning/plan.js';
+import { planClean, planPartitions, prepareClean, scheduleClean } from '../lib/cleaning/schedule.js';
 import { describeClean, describeCleans } from '../lib/cleaning/show.js';
 import { MetadataTableError } from '../lib/errors.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
@@ -146,6 +149,31 @@ describe('clean: KEEP_LATEST_COMMITS on a hand-written table', () => {
     assert.equal(result.planning!.scope.kind, 'none');
     assert.deepEqual(await table.baseFiles(), ALL_FILES);
     assert.deepEqual((await loadTimeline(table.storage)).instants.filter((i) => i.action === 'clean'), []);
+  });
+});
+
+describe('clean: split over workers, as a serverless run does', () => {
+  it('planning per partition share and deleting per partition share give the one-process result', async () => {
+    const table = await scenario();
+    const opened = await HudiTable.open(table.storage);
+    const whole = await planClean(opened, config());
+    const preparation = await prepareClean(opened, config());
+    assert.equal(preparation.scope.kind, 'full');
+    // The coordinator lists the partitions; each worker gets two of them and only its slice of the context.
+    const paths = ['dt=a', 'dt=b', 'dt=c'];
+    const shares = [paths.slice(0, 2), paths.slice(2)];
+    const planned = await Promise.all(shares.map((share) => planPartitions(table.storage, JSON.parse(JSON.stringify(sliceContext(preparation.context!, share))), share, { concurrency: 2 })));
+    const plan = assembleCleanerPlan(preparation.summary, planned.flatMap((p) => p.partitions), (path) => table.storage.uriOf(path));
+    assert.deepEqual(plan, whole.plan);
+
+    const { instantTime } = await scheduleClean(opened, { ...whole, plan }, { lock: lockOn(table.storage) });
+    await table.storage.putIfAbsent(`.hoodie/${instantTime}.clean.inflight`, await table.storage.get(`.hoodie/${instantTime}.clean.requested`));
+    const stats = await Promise.all(shares.map((share) => executeCleanerPlan(table.storage, plan!, { concurrency: 2, partitions: share, isPartitioned: true })));
+    const metadata = cleanMetadataOf(instantTime, plan!, mergePartitionStats(stats), 5);
+    await completeClean(table.storage, instantTime, metadata, { lock: lockOn(table.storage) });
+    assert.equal(metadata.totalFilesDeleted, 4);
+    assert.deepEqual(await table.baseFiles(), minus(ALL_FILES, FIRST_DELETES));
+    assert.deepEqual((await loadTimeline(table.storage)).instants.filter((i) => i.action === 'clean').map((i) => i.state), ['COMPLETED']);
   });
 });
 

@@ -10,6 +10,7 @@ import { ConflictError, HudiError } from '../errors.js';
 import type { LockProvider } from '../lock/port.js';
 import { withLock } from '../lock/port.js';
 import { assertNoMetadataTableNow } from '../metadata-table.js';
+import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
 import { encodeTimelineAvro, type HoodieCleanerPlan } from '../timeline/avro-files.js';
 import { compareInstantTimes, newInstantTime } from '../timeline/instant.js';
@@ -58,8 +59,24 @@ export interface PlanCleanOptions {
   readonly timeline?: Timeline;
 }
 
-/** Plan a clean of the table's current state; writes nothing. */
-export async function planClean(table: HudiTable, config: CleanConfig, options: PlanCleanOptions = {}): Promise<CleanPlanning> {
+/**
+ * The first, small step of planning (and the only one that reads the timeline): whether a clean is due, the
+ * earliest commit to retain, which partitions to look at, and the context each partition is planned with. A
+ * serverless run hands `context` (sliced per worker with sliceContext) and a share of the partitions to each worker.
+ */
+export interface CleanPreparation {
+  readonly due: CleanPlanning['due'];
+  readonly retention: RetentionPoint;
+  readonly scope: PartitionScope;
+  readonly summary: CleanScopeSummary;
+  readonly basis: CleanPlanning['basis'];
+  /** Undefined when there is nothing to look at (scope `none`). */
+  readonly context: PartitionContext | undefined;
+  /** Incremental: the partitions to plan. Full: undefined (every partition of the table). */
+  readonly partitionPaths: readonly string[] | undefined;
+}
+
+export async function prepareClean(table: HudiTable, config: CleanConfig, options: Pick<PlanCleanOptions, 'now' | 'timeline'> = {}): Promise<CleanPreparation> {
   const { storage } = table;
   const timeline = options.timeline ?? table.timeline;
   const now = options.now ?? new Date();
@@ -77,10 +94,7 @@ export async function planClean(table: HudiTable, config: CleanConfig, options: 
     isPartitioned: table.isPartitioned,
   };
   const basis = { lastCleanTime: lastClean?.instant.time, savepointTimes };
-  if (scope.kind === 'none') {
-    return { due, retention, scope, summary, partitions: [], partitionsListed: 0, plan: undefined, basis };
-  }
-
+  if (scope.kind === 'none') return { due, retention, scope, summary, basis, context: undefined, partitionPaths: undefined };
   const [replacedFileGroups, pendingClustering] = await Promise.all([readReplacedFileGroups(storage, timeline), readPendingClusteringGroups(storage, timeline)]);
   const context: PartitionContext = {
     policy: config.policy,
@@ -93,23 +107,45 @@ export async function planClean(table: HudiTable, config: CleanConfig, options: 
     savepointedFiles: savepointedFilesOf(savepoints),
     isPartitioned: table.isPartitioned,
   };
+  const partitionPaths = scope.kind === 'incremental' ? await readTouchedPartitions(storage, scope.instants) : undefined;
+  return { due, retention, scope, summary, basis, context, partitionPaths };
+}
+
+/**
+ * The per-partition step: list and plan `partitionPaths` (undefined: walk the whole table), `concurrency` listings
+ * at a time. Keeps only partitions with something to do unless `explain`. Returns how many folders were listed.
+ */
+export async function planPartitions(
+  storage: Storage,
+  context: PartitionContext,
+  partitionPaths: readonly string[] | undefined,
+  options: { concurrency: number; explain?: boolean },
+): Promise<{ partitions: PartitionCleanPlan[]; listed: number }> {
   const partitions: PartitionCleanPlan[] = [];
-  const contextTimeline = new Timeline(context.timeline);
+  const timeline = new Timeline(context.timeline);
   const visit = (listing: PartitionListing) => {
-    const planned = planPartition(listing, context, { timeline: contextTimeline, ...(options.explain ? { explain: true } : {}) });
+    const planned = planPartition(listing, context, { timeline, ...(options.explain ? { explain: true } : {}) });
     if (options.explain || planned.deletes.length > 0 || planned.deletePartition) partitions.push(planned);
   };
-  let partitionsListed: number;
-  if (scope.kind === 'incremental') {
-    const paths = await readTouchedPartitions(storage, scope.instants);
-    await forEachListedPartition(storage, paths, config.parallelism, visit);
-    partitionsListed = paths.length;
+  let listed: number;
+  if (partitionPaths !== undefined) {
+    await forEachListedPartition(storage, partitionPaths, options.concurrency, visit);
+    listed = partitionPaths.length;
   } else {
-    partitionsListed = await walkPartitions(storage, config.parallelism, visit);
+    listed = await walkPartitions(storage, options.concurrency, visit);
   }
   partitions.sort((a, b) => (a.partitionPath < b.partitionPath ? -1 : a.partitionPath > b.partitionPath ? 1 : 0));
-  const plan = assembleCleanerPlan(summary, partitions, (path) => storage.uriOf(path));
-  return { due, retention, scope, summary, partitions, partitionsListed, plan, basis };
+  return { partitions, listed };
+}
+
+/** Plan a clean of the table's current state in one process (prepare, plan every partition, assemble); writes nothing. */
+export async function planClean(table: HudiTable, config: CleanConfig, options: PlanCleanOptions = {}): Promise<CleanPlanning> {
+  const preparation = await prepareClean(table, config, options);
+  const { due, retention, scope, summary, basis, context } = preparation;
+  if (context === undefined) return { due, retention, scope, summary, partitions: [], partitionsListed: 0, plan: undefined, basis };
+  const { partitions, listed } = await planPartitions(table.storage, context, preparation.partitionPaths, { concurrency: config.parallelism, ...(options.explain ? { explain: true } : {}) });
+  const plan = assembleCleanerPlan(summary, partitions, (path) => table.storage.uriOf(path));
+  return { due, retention, scope, summary, partitions, partitionsListed: listed, plan, basis };
 }
 
 function savepointedFilesOf(savepoints: readonly Savepoint[]): Record<string, Record<string, string>> {
