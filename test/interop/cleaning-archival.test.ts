@@ -10,7 +10,7 @@
  *    archiver run on it.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { archivedCommitMetadataOf, archiveFolder, archivedInstants, readArchivedRecords } from '../../lib/archival/archived-timeline.js';
@@ -31,6 +31,7 @@ import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
+import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
 import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
@@ -137,6 +138,30 @@ describe('archival: Spark reads our archived timeline and carries on', () => {
     }
     const active = await hudi.sql(`CALL show_commits(table => 'ours', limit => 100)`);
     assert.deepEqual(active.rows.map((r) => String(r['commit_time'])).sort(), [...activeAfterUs].sort());
+  });
+
+  it('an archive run of ours killed between its archive file and the last deletion: Spark reads it, and our next run finishes it', async () => {
+    const copyPath = join(tempDir('archival-killed-'), 'ours');
+    cpSync(path, copyPath, { recursive: true });
+    const inner = new LocalStorage(copyPath);
+    for (let i = 0; i < 2; i++) await ourWrite(copyPath, [row(6, 20 + i)], 'upsert');
+    const props = new Map([['hoodie.cleaner.commits.retained', '1'], ['hoodie.keep.min.commits', '2'], ['hoodie.keep.max.commits', '3']]);
+    const services = { config: archivalConfigFromProperties(props), cleanConfig: cleanConfigFromProperties(props) };
+    // Calls: the archive file, the requested/inflight files, then one per completed file: die at the second of those.
+    await assert.rejects(runArchive(await HudiTable.open(new CrashingStorage(inner, 4), { mode: 'write' }), { ...services, lock: new StorageLockProvider(inner) }), SimulatedCrash);
+    await hudi.sql(`CREATE TABLE ours_killed USING hudi LOCATION '${copyPath}'`);
+    const expected = await ourRows(copyPath);
+    assert.deepEqual(canonicalRows((await hudi.read(copyPath, NO_MDT)).rows), expected);
+    assert.ok((await hudi.sql(`CALL show_commits(table => 'ours_killed', limit => 100)`)).rows.length > 0);
+    const next = await runArchive(await HudiTable.open(inner, { mode: 'write' }), { ...services, lock: new StorageLockProvider(inner) });
+    assert.ok(next.finishedInterrupted.length > 0, 'the interrupted run is finished first');
+    const { records } = await readArchivedRecords(inner, archiveFolder('archived'));
+    const keys = records.map((r) => `${r.instant.time}.${r.instant.action}.${r.instant.state}`);
+    assert.equal(new Set(keys).size, keys.length, 'no instant archived twice');
+    const shown = await hudi.sql(`CALL show_archived_commits(table => 'ours_killed', limit => 100, start_ts => '20000101000000000', end_ts => '29991231235959999')`);
+    const active = new Set((await loadTimeline(inner)).instants.map((i) => i.time));
+    assert.ok(shown.rows.every((r) => !active.has(String(r['commit_time']))), 'Spark lists archived commits that are no longer active');
+    assert.deepEqual(canonicalRows((await hudi.read(copyPath, NO_MDT)).rows), expected);
   });
 
   it('Spark keeps writing, cleaning and archiving after us; we read its rows and both archive files, and clean and archive again', async () => {

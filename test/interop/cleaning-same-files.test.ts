@@ -23,6 +23,7 @@ import { readSnapshot } from '../../lib/reader.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table.js';
 import { decodeTimelineAvro, type HoodieCleanerPlan, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
+import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
 import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
@@ -159,6 +160,26 @@ describe('cleaning: Spark and we delete the same files', () => {
       assert.deepEqual(canonicalRows(snapshot.rows), rowsBefore, 'we read the same rows');
     });
   }
+
+  it('a clean of ours killed before it completed: Spark reads the same rows, and its next write finishes our plan', async () => {
+    const mine = await copy('ours-killed');
+    const inner = new LocalStorage(mine.path);
+    // Calls: requested, inflight, the deletes, the completed file. Die at the last: files gone, no T.clean.
+    await assert.rejects(
+      runClean(await HudiTable.open(new CrashingStorage(inner, 4)), { config: cleanConfigFromProperties(new Map([['hoodie.cleaner.commits.retained', '2']])), lock: new StorageLockProvider(inner) }),
+      SimulatedCrash,
+    );
+    const [pending] = readdirSync(join(mine.path, '.hoodie')).filter((name) => name.endsWith('.clean.inflight'));
+    assert.ok(pending !== undefined && cleanFiles(mine.path, '.clean').length === 0);
+    const readOptions = { options: { 'hoodie.metadata.enable': 'false' } };
+    assert.deepEqual(canonicalRows((await hudi.read(mine.path, readOptions)).rows), rowsBefore);
+    await hudi.write(mine.path, { schema: SCHEMA, rows: [row(4, 7, 'b')], options: options('upsert', { 'hoodie.clean.automatic': 'true', 'hoodie.cleaner.commits.retained': '2' }) });
+    const instant = pending!.slice(0, pending!.indexOf('.'));
+    assert.ok(cleanFiles(mine.path, '.clean').includes(`${instant}.clean`), 'Spark completed our clean from its plan');
+    assert.deepEqual(readdirSync(join(mine.path, '.hoodie')).filter((name) => name.endsWith('.clean.inflight') || name.endsWith('.clean.requested')).filter((name) => !readdirSync(join(mine.path, '.hoodie')).includes(name.replace(/\.(inflight|requested)$/, ''))), []);
+    const expected = canonicalRows((await hudi.read(mine.path, readOptions)).rows);
+    assert.deepEqual(canonicalRows((await readSnapshot(await HudiTable.open(inner), { includeMetaFields: true })).rows), expected);
+  });
 
   it('Spark keeps writing to a table we cleaned, its automatic cleaner planning from our clean', async () => {
     const mine = await copy('ours-then-spark');
