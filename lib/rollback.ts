@@ -21,7 +21,7 @@
  */
 import { ConflictError, HudiError } from './errors.js';
 import { joinPartitionPath, parseBaseFileName } from './fs-view.js';
-import { deleteClusteringWorkDir, deleteInstantScratch } from './clustering/instant.js';
+import { deleteClusteringWorkDir, deleteInstantScratch } from './timeline/work-folder.js';
 import type { LockLease, LockProvider } from './lock/port.js';
 import { assertNoMetadataTable, assertNoMetadataTableNow } from './metadata-table.js';
 import type { Storage } from './storage/port.js';

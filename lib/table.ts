@@ -9,10 +9,11 @@ import { parseAvroRecordSchema, withoutMetaFields, type AvroRecordSchema } from 
 import { mapWithConcurrency } from './storage/concurrency.js';
 import type { Storage } from './storage/port.js';
 import { assertSupported, METAFOLDER, PROPERTIES_FILE, readTableConfig, type TableConfig } from './table-config.js';
+import { loadArchivedHistory, type ArchivedHistory } from './archival/history.js';
 import { planFileGroups } from './timeline/clustering-plan.js';
-import { isValidInstantTime } from './timeline/instant.js';
+import { compareInstantTimes, isValidInstantTime } from './timeline/instant.js';
 import { latestCommitSchema, pendingClusteringPlans } from './timeline/queries.js';
-import { loadTimeline, readCommitMetadata, type Timeline } from './timeline/timeline.js';
+import { loadTimeline, readCommitMetadata, Timeline, WRITE_ACTIONS } from './timeline/timeline.js';
 
 export const PARTITION_METAFILE = '.hoodie_partition_metadata';
 /** How many folders are listed at once while discovering partitions. */
@@ -79,25 +80,38 @@ export class HudiTable {
   /** The view of committed file groups, optionally as of an instant time (time travel). */
   async fileSystemView(options: { asOf?: string } = {}): Promise<FileSystemView> {
     let timeline = this.timeline;
+    let history: ArchivedHistory | undefined;
     if (options.asOf !== undefined) {
       if (!isValidInstantTime(options.asOf)) {
         throw new HudiError(`"${options.asOf}" is not an instant time`, { fix: 'give --as-of as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)' });
       }
-      timeline = timeline.asOf(options.asOf);
+      // Older than the active timeline: its instants are on the archived timeline.
+      history = await this.archivedHistoryBefore(options.asOf);
+      timeline = (history === undefined ? timeline : new Timeline([...history.instants, ...timeline.instants])).asOf(options.asOf);
     }
     const [partitions, replacedFileGroups, pendingClusteringFileGroups] = await Promise.all([
       listPartitions(this.storage),
-      this.replacedFileGroups(timeline),
+      this.replacedFileGroups(timeline, history),
       this.pendingClusteringFileGroups(),
     ]);
     return new FileSystemView({ partitions, timeline, replacedFileGroups, pendingClusteringFileGroups });
   }
 
-  /** File groups named in completed replacecommits on the given timeline. */
-  async replacedFileGroups(timeline: Timeline = this.timeline): Promise<Set<string>> {
-    const replaceInstants = timeline.completed().filter((i) => i.action === 'replacecommit');
+  /** The archived timeline, when `time` is before the first write on the active timeline and anything is archived. */
+  private async archivedHistoryBefore(time: string): Promise<ArchivedHistory | undefined> {
+    const firstWrite = this.timeline.instants.find((i) => WRITE_ACTIONS.has(i.action));
+    if (firstWrite !== undefined && compareInstantTimes(time, firstWrite.time) >= 0) return undefined;
+    const history = await loadArchivedHistory(this.storage, this.config.archiveLogFolder);
+    return history.instants.length === 0 ? undefined : history;
+  }
+
+  /** File groups named in completed replacecommits on the given timeline (archived ones from `history`). */
+  async replacedFileGroups(timeline: Timeline = this.timeline, history?: ArchivedHistory): Promise<Set<string>> {
+    const active = new Set(this.timeline.instants.map((i) => `${i.time}.${i.action}`));
+    const replaceInstants = timeline.completed().filter((i) => i.action === 'replacecommit' && active.has(`${i.time}.${i.action}`));
     const metadatas = await mapWithConcurrency(replaceInstants, LISTING_CONCURRENCY, (instant) => readCommitMetadata(this.storage, instant));
     const replaced = new Set<string>();
+    for (const [key, time] of history?.replacedFileGroups ?? []) if (timeline.has(time, 'replacecommit')) replaced.add(key);
     for (const metadata of metadatas) {
       for (const [partition, fileIds] of Object.entries(metadata.partitionToReplaceFileIds ?? {})) {
         for (const fileId of fileIds) replaced.add(fileGroupKey(partition, fileId));

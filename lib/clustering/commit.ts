@@ -5,6 +5,7 @@
  * durable, with the run's summary in its extraMetadata — then drop the group results, the marker folder and the
  * heartbeat. A retried commit finds the instant completed and returns what it recorded.
  */
+import { clusteringWorkDir, deleteInstantScratch } from '../timeline/work-folder.js';
 import { ConflictError, HudiError } from '../errors.js';
 import { fileGroupKey, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
 import type { LockProvider } from '../lock/port.js';
@@ -20,7 +21,7 @@ import { listMarkers } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
 import {
-  clusteringSummaryOf, clusteringWorkDir, deleteInstantScratch, groupPartition, loadClusteringInstant, readCompletedClustering, readGroupResults,
+  clusteringSummaryOf, groupPartition, loadClusteringInstant, readCompletedClustering, readGroupResults,
   sliceStoragePath, summaryMetadata, type GroupResult,
 } from './instant.js';
 import { buildClusteringReport, summarizeClusteringReport, type ClusteringReport, type ClusteringSummary } from './report.js';

@@ -15,18 +15,16 @@
  * (HoodieTimelineArchiver's aux clean-up), never this subfolder. The folder goes wherever the marker folder goes
  * (commit, rollback), so a result never outlives the files it names.
  */
-import { rm } from 'node:fs/promises';
 import { ConflictError, HudiError, NotFoundError } from '../errors.js';
 import { joinPartitionPath } from '../fs-view.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
-import { METAFOLDER } from '../table-config.js';
 import { encodeClusteringPlan, readClusteringPlan, type ClusteringPlan, type ClusteringPlanGroup, type ClusteringPlanSlice } from '../timeline/clustering-plan.js';
 import { parseCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import type { Instant } from '../timeline/instant.js';
-import { assertInstantTime, deleteMarkerDir } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
+import { clusteringWorkDir } from '../timeline/work-folder.js';
 import { createRequested, transitionToInflight } from '../timeline/transitions.js';
 import type { ClusteringSummary, GroupReportInput } from './report.js';
 import type { GroupOrderKind } from './sort-columns.js';
@@ -124,30 +122,6 @@ export async function assertNotCompletedMeanwhile(storage: Storage, instantTime:
 
 // ---------------------------------------------------------------------------------------------------------------
 // The work folder and the group results.
-
-/** `.hoodie/.aux/hudi-serverless`: everything of ours under Hudi's auxiliary folder. */
-export const WORK_ROOT = `${METAFOLDER}/.aux/hudi-serverless`;
-
-/** `.hoodie/.aux/hudi-serverless/clustering/<instant>` */
-export function clusteringWorkDir(instantTime: string): string {
-  assertInstantTime(instantTime);
-  return `${WORK_ROOT}/clustering/${instantTime}`;
-}
-
-/** Remove an instant's work folder (its objects, and the empty folder on a local disk). */
-export async function deleteClusteringWorkDir(storage: Storage, instantTime: string): Promise<void> {
-  const dir = clusteringWorkDir(instantTime);
-  const objects = await storage.listRecursive(dir);
-  await storage.delete(objects.map((object) => object.path));
-  const localDir = storage.localPath?.(dir);
-  if (localDir !== undefined) await rm(localDir, { recursive: true, force: true });
-}
-
-/** What an instant leaves behind once it completed or was rolled back: its marker folder and its work folder. */
-export async function deleteInstantScratch(storage: Storage, instantTime: string): Promise<void> {
-  await deleteClusteringWorkDir(storage, instantTime);
-  await deleteMarkerDir(storage, instantTime);
-}
 
 /** A finished group, as stored in its result object: small and serializable. */
 export interface GroupResult {

@@ -14,7 +14,7 @@
  * Invoked by hand (no `error` in the event) it refuses while a live run heartbeats the instant, unless
  * `"ignoreHeartbeat": true`.
  */
-import { deleteInstantScratch } from '../clustering/instant.js';
+import { deleteInstantScratch } from '../timeline/work-folder.js';
 import { HudiError } from '../errors.js';
 import { rollbackInflightClustering, rollbackInstant, type RollbackResult } from '../rollback.js';
 import { openTableAndLock } from './clients.js';

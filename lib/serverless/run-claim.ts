@@ -8,7 +8,7 @@
  *   instant's work folder (clustering/instant.ts), which commit and rollback remove; never in the marker folder, where
  *   Hudi's rollback would take it for a marker.
  */
-import { clusteringWorkDir } from '../clustering/instant.js';
+import { clusteringWorkDir } from '../timeline/work-folder.js';
 import { HEARTBEAT_EXPIRY_MS } from '../rollback.js';
 import type { Storage } from '../storage/port.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
