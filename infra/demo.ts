@@ -23,7 +23,7 @@ import { readSnapshot } from '../lib/reader.js';
 import type { Row } from '../lib/engine/row-format.js';
 import type { CommitStepOutput } from '../lib/serverless/commit-step.js';
 import { formatCostEstimate } from '../lib/serverless/cost.js';
-import { formatProgressEvent, runStateMachineLocally, type InvocationRecord } from '../lib/serverless/local-state-machine.js';
+import { formatProgressEvent, runStateMachineLocally, type InvocationRecord } from '../lib/serverless/local/index.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
 import { writeBatch } from '../lib/writer/write-client.js';

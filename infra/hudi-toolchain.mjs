@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Installs (on first use) and locates the real-Hudi toolchain the interop tests run against:
-//   .cache/hudi-toolchain/venv   a Python virtualenv with pyspark 3.5.1, pyarrow and hudi-rs (PyPI `hudi`)
+//   .cache/hudi-toolchain/venv   a Python virtualenv with pyspark 3.5.1, pyarrow and hudi-rs (PyPI `hudi`), and the
+//                                AWS SAM CLI (`sam validate --lint`, with its cfn-lint) for the template's checks
 //   .cache/hudi-toolchain/jars   Hudi 0.15's Spark bundle and the rest of test/hudi/toolchain.json, from Maven Central
 // Usage: node infra/hudi-toolchain.mjs           install what is missing, then print the paths
 //        node infra/hudi-toolchain.mjs --check   exit 1 (naming the install command) when something is missing
@@ -75,10 +76,12 @@ function progress(message) {
  * @param {string} what
  */
 function run(file, args, what) {
-  const result = spawnSync(file, args, { stdio: ['ignore', 'inherit', 'inherit'], cwd: ROOT });
+  // Output is kept and shown only on failure: pip and Maven are noisy (Maven even in batch mode).
+  const result = spawnSync(file, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (result.error !== undefined || result.status !== 0) {
     const reason = result.error !== undefined ? result.error.message : `exit code ${result.status}`;
-    throw new Error(`${what} failed (${file} ${args.join(' ')}): ${reason}`);
+    const output = `${result.stdout ?? ''}${result.stderr ?? ''}`.trim().split('\n').slice(-20).join('\n');
+    throw new Error(`${what} failed (${file} ${args.join(' ')}): ${reason}${output ? `\n${output}` : ''}`);
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * S3 → Lambda ingestion (functions/ingest.ts over lib/ingest.ts) on the local stack: real S3 (moto), real events'
- * shapes, the bundled handler when it is up to date (`npm test` builds first), else the TypeScript source.
+ * S3 → Lambda ingestion (functions/ingest.ts over lib/serverless/ingest-step.ts and lib/ingest/) on the local stack:
+ * real S3 (moto), real events' shapes, the bundled handler when it is up to date (`npm test` builds first), else the
+ * TypeScript source.
  */
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -12,13 +13,13 @@ import { before, describe, it } from 'node:test';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context, S3Event, S3ObjectCreatedNotificationEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConflictError, MetadataTableError } from '../lib/errors.js';
-import { INGEST_FOLDER, ingestId, ingestObject, ingestSource, normalizeEtag, s3LandingBucket } from '../lib/ingest.js';
+import { INGEST_FOLDER, ingestId, ingestObject, ingestSource, normalizeEtag, s3LandingBucket } from '../lib/ingest/index.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { readSnapshot } from '../lib/reader.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
 import { loadTimeline, readCommitMetadata } from '../lib/timeline/timeline.js';
-import type { IngestSummary, ObjectSummary } from '../functions/ingest.js';
+import type { IngestSummary, ObjectSummary } from '../lib/serverless/ingest-step.js';
 import { s3TablePath, testBucket } from './helpers/s3.js';
 
 type HandlerModule = typeof import('../functions/ingest.js');
@@ -309,6 +310,36 @@ describe('ingest: S3 put events into a Hudi table', () => {
     const rows = await rowsById();
     assert.ok(rows.has(12) && rows.has(13));
   });
+
+  it('reports an SQS message whose object failed as a batch item failure, and a batch that failed whole without throwing', async () => {
+    const sqsMessage = (messageId: string, body: string): SQSEvent['Records'][number] => ({
+      messageId, body, eventSource: 'aws:sqs', receiptHandle: 'handle',
+      attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
+      messageAttributes: {}, md5OfBody: '', eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:landing', awsRegion: 'us-east-1',
+    });
+    const fine = await put(`${run}/in/queued-fine.jsonl`, jsonLines([user(14, 'Noor')]));
+    const held = await put(`${run}/in/queued-held.jsonl`, jsonLines([user(15, 'Otto')]));
+    // Another delivery holds the held object's claim for the whole invocation: that object fails, for a retry.
+    const claim = new StorageLockProvider(openStorage(`${tablePath}/${INGEST_FOLDER}/${ingestId(ingestSource(bucket, held.key, held.etag))}`));
+    const lease = await claim.acquire();
+    let response: SQSBatchResponse;
+    try {
+      // A short remaining time: the held object waits a second for the claim (claimWaitMs), not half a minute.
+      const context = { ...lambdaContext(), getRemainingTimeInMillis: () => 4_000 };
+      response = (await handlerModule.handler({
+        Records: [sqsMessage('m-held', JSON.stringify(held.event)), sqsMessage('m-fine', JSON.stringify(fine.event)), sqsMessage('m-bad', '{')],
+      }, context)) as SQSBatchResponse;
+    } finally {
+      await lease.release();
+    }
+    assert.deepEqual(response.batchItemFailures, [{ itemIdentifier: 'm-held' }, { itemIdentifier: 'm-bad' }]);
+    const rows = await rowsById();
+    assert.ok(rows.has(14), 'the other message\'s object is ingested');
+    assert.ok(!rows.has(15), 'the held object is not');
+
+    const whole = (await handlerModule.handler({ Records: [sqsMessage('m-a', 'not an event'), sqsMessage('m-b', '[]')] }, lambdaContext())) as SQSBatchResponse;
+    assert.deepEqual(whole.batchItemFailures, [{ itemIdentifier: 'm-a' }, { itemIdentifier: 'm-b' }], 'every message reported; the invocation itself succeeds');
+  });
 });
 
 describe('ingest: CSV', () => {
@@ -345,7 +376,7 @@ describe('ingest: CSV', () => {
   });
 });
 
-describe('ingest: claims (lib/ingest.ts)', () => {
+describe('ingest: claims (lib/ingest/idempotency.ts)', () => {
   const setUp = async () => {
     const client = s3ClientFromEnv();
     const bucket = await testBucket();
@@ -414,5 +445,83 @@ describe('ingest: a table with Hudi\'s metadata table it cannot keep', () => {
     assert.deepEqual(await table.listRecursive(`${INGEST_FOLDER}/${id}`), [], 'not even claimed');
     assert.equal(await table.head(`${INGEST_FOLDER}/${id}.json`), undefined, 'not recorded as handled: it is retried once the table is fixed');
     assert.equal((await loadTimeline(table)).completedWrites().length, 1, 'nothing written');
+  });
+});
+
+describe('ingest: never the table\'s own objects', () => {
+  const setUp = async () => {
+    process.env['POWERTOOLS_LOG_LEVEL'] ??= 'ERROR';
+    process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
+    const { module } = await loadHandler();
+    const client = s3ClientFromEnv();
+    const bucket = await testBucket();
+    const tablePath = await s3TablePath('ingest-self');
+    const tablePrefix = tablePath.slice(`s3://${bucket}/`.length);
+    const run = `landing-${randomUUID().slice(0, 8)}`;
+    const put = async (key: string, body: string) => {
+      const etag = (await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }))).ETag!;
+      return s3PutEvent(bucket, key, etag, Buffer.byteLength(body));
+    };
+    const environment = (extra: Record<string, string>) => Object.assign(process.env, {
+      TABLE_PATH: tablePath, TABLE_PROPERTIES: JSON.stringify(PROPS), INGEST_PREFIX: '', ERROR_PREFIX: `${run}/errors`, ...extra,
+    });
+    // INGEST_PREFIX empty (every key, the default) and the table in the landing bucket: the loop's set-up.
+    environment({});
+    const first = await put(`${run}/first.jsonl`, jsonLines([user(1, 'Alice')]));
+    assert.equal(((await module.handler(first, lambdaContext())) as IngestSummary).results[0]?.outcome, 'ingested');
+    const table = openStorage(tablePath);
+    const listing = async () => (await table.listRecursive('')).map((object) => `${object.path} ${object.size}`).sort();
+    return { module, bucket, tablePath, tablePrefix, run, table, put, listing, environment };
+  };
+
+  it('refuses an event for one of the table\'s files, or an object landed under the table: one error, nothing written', async () => {
+    const { module, bucket, tablePath, tablePrefix, table, put, listing } = await setUp();
+    try {
+      const dataFile = (await table.listRecursive('')).find((object) => object.path.endsWith('.parquet'))!;
+      const landedInside = await put(`${tablePrefix}/landing/second.jsonl`, jsonLines([user(2, 'Bob')]));
+      const before = await listing();
+      const ownFile = s3PutEvent(bucket, `${tablePrefix}/${dataFile.path}`, '"0123456789abcdef0123456789abcdef"', dataFile.size);
+      for (const event of [ownFile, landedInside]) {
+        const key = event.Records[0]!.s3.object.key;
+        await assert.rejects(module.handler(event, lambdaContext()), (error: unknown) => {
+          // The bundle has its own HudiError class: its name tells.
+          assert.ok(error instanceof Error && error.name === 'HudiError', String(error));
+          assert.equal(error.message.split('refused').length, 2, 'one error, naming the object once');
+          assert.match(error.message, new RegExp(`^${tablePath}: 1 object\\(s\\) refused: s3://${bucket}/${key.replace(/[.+]/g, '\\$&')} is under the table ${tablePath} itself: ingest never reads the table's own objects`));
+          assert.match(error.message, /give INGEST_PREFIX \(the template's LandingPrefix\) and ERROR_PREFIX prefixes outside the table's/);
+          return true;
+        });
+      }
+      assert.deepEqual(await listing(), before, 'no new file under the table, timeline included');
+      assert.deepEqual([...(await readSnapshot(await HudiTable.open(table))).rows.map((row) => Number(row['id']))], [1]);
+    } finally {
+      delete process.env['LANDING_BUCKET'];
+    }
+  });
+
+  it('refuses a quarantine that would land inside the table, and, with LANDING_BUCKET set, an overlapping prefix at start', async () => {
+    const { module, bucket, tablePath, tablePrefix, run, put, listing, environment } = await setUp();
+    try {
+      environment({ INGEST_PREFIX: `${run}/in/`, ERROR_PREFIX: `${tablePrefix}/errors` });
+      const landed = await put(`${run}/in/third.jsonl`, 'not json\n');
+      const before = await listing();
+      await assert.rejects(module.handler(landed, lambdaContext()), new RegExp(`refused: s3://${bucket}/${run}/in/third\\.jsonl would be quarantined under ${tablePrefix}/errors/, inside the table`));
+      assert.deepEqual(await listing(), before, 'not even the quarantined copy');
+
+      for (const [name, value] of [['INGEST_PREFIX', `${tablePrefix}/`], ['INGEST_PREFIX', ''], ['ERROR_PREFIX', `${tablePrefix}/errors`]] as const) {
+        environment({ LANDING_BUCKET: bucket, INGEST_PREFIX: `${run}/in/`, ERROR_PREFIX: `${run}/errors`, [name]: value });
+        await assert.rejects(module.handler(landed, lambdaContext()), (error: unknown) =>
+          error instanceof Error && error.name === 'HudiError' && error.message.startsWith(`the function environment: ${name}=`) && error.message.includes(`overlaps the table ${tablePath} in the landing bucket ${bucket}`));
+      }
+      assert.deepEqual(await listing(), before);
+
+      // Another landing bucket: the table's bucket sends nothing worth ingesting.
+      environment({ LANDING_BUCKET: `${bucket}-other`, INGEST_PREFIX: '' });
+      const ignored = (await module.handler(landed, lambdaContext())) as IngestSummary;
+      assert.match(ignored.ignored[0]!.reason, new RegExp(`not in the landing bucket ${bucket}-other`));
+      assert.deepEqual(await listing(), before);
+    } finally {
+      delete process.env['LANDING_BUCKET'];
+    }
   });
 });

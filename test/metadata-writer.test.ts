@@ -34,7 +34,7 @@ import { createTable } from '../lib/table-init.js';
 import { loadTimeline, readCommitMetadata } from '../lib/timeline/timeline.js';
 import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
-import { runCli } from './helpers/cli.js';
+import { runKilledWrite } from './helpers/killed-write.js';
 import { tempDir } from './helpers/fixtures.js';
 import { initMetadataTable } from './helpers/metadata-table.js';
 
@@ -247,7 +247,7 @@ describe('writer with Hudi\'s metadata table', () => {
       const input = join(tempDir(), 'batch.jsonl');
       await writeJsonLines(input, users(5, 21 + crashAt, 1000 + 10 * crashAt));
       const beforeRows = (await readSnapshot(await HudiTable.open(storage))).rows.length;
-      const killed = runCli(['write', table, '--input', input, '--operation', 'insert', '--props', propsFile, '--quiet'], { ...process.env, HUDI_SERVERLESS_FAULT: `crash-in-metadata-table:${crashAt}` });
+      const killed = runKilledWrite(table, input, propsFile, 'insert', `metadata:${crashAt}`);
       assert.notEqual(killed.code, 0, `killed after metadata-table write ${crashAt}`);
       const failed = readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.inflight')).map((f) => f.slice(0, 17)).sort().at(-1)!;
       assert.equal((await readSnapshot(await HudiTable.open(storage))).rows.length, beforeRows, 'readers see the previous snapshot');

@@ -5,12 +5,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { DeleteTableCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { groupResultPath } from '../lib/clustering/plan-files.js';
+import { groupResultPath } from '../lib/clustering/instant.js';
 import { clusteringWorkDir } from '../lib/timeline/work-folder.js';
 import { dynamoDbClientFromEnv } from '../lib/lock/index.js';
 import type { CommitStepOutput } from '../lib/serverless/commit-step.js';
-import { lambdaContext, loadBundledHandler, runStateMachineLocally, type FaultContext, type LocalExecution, type LocalRunOptions } from '../lib/serverless/local-state-machine.js';
-import { startLocalStepFunctionsEndpoint } from '../lib/serverless/local-sfn-endpoint.js';
+import { lambdaContext, loadBundledHandler, runStateMachineLocally, startLocalStepFunctionsEndpoint, type LocalExecution, type LocalRunOptions } from '../lib/serverless/local/index.js';
 import type { PlanStepOutput } from '../lib/serverless/plan-step.js';
 import type { RollbackStepOutput } from '../lib/serverless/rollback-step.js';
 import type { TriggerOutput } from '../lib/serverless/trigger.js';
@@ -18,6 +17,7 @@ import { clusterViaStateMachine } from '../lib/serverless/via-state-machine.js';
 import { openStorage } from '../lib/storage/index.js';
 import type { Storage } from '../lib/storage/port.js';
 import { HudiTable } from '../lib/table.js';
+import { withFaults, type FaultContext } from './helpers/faults.js';
 import { tempDir } from './helpers/fixtures.js';
 import { independentLatestBaseFiles } from './helpers/oracle.js';
 import { s3TablePath } from './helpers/s3.js';
@@ -133,15 +133,15 @@ describe('serverless clustering through the state machine', () => {
     const execution = await run(tablePath, {
       // The group did its work (files uploaded, markers written) and then its invocation failed before it
       // recorded its result: what a crash or a timeout at the worst moment leaves.
-      fault: async (call: FaultContext) => {
+      handlerOf: withFaults(functionsDir, async (call: FaultContext) => {
         const input = call.input as { instant: string; groupIndex: number };
-        if (call.state !== 'ExecuteGroup' || call.phase !== 'after' || input.groupIndex !== 2 || call.attempt !== 1) return;
+        if (call.functionName !== 'execute-group' || call.phase !== 'after' || input.groupIndex !== 2 || call.attempt !== 1) return;
         injected += 1;
         await storage.delete([groupResultPath(input.instant, input.groupIndex)]);
         const error = new Error('injected: the invocation died after uploading its files');
         error.name = 'Hudi.Transient';
         throw error;
-      },
+      }),
     });
     assert.equal(injected, 1);
     assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
@@ -153,9 +153,9 @@ describe('serverless clustering through the state machine', () => {
   test('a group that always fails: rollback, the table reads as before, and the next run resumes the kept plan', async () => {
     const { tablePath, storage } = await freshTable('sm-fail');
     const failing = await run(tablePath, {
-      fault: (call) => {
-        if (call.state === 'ExecuteGroup' && call.phase === 'before' && (call.input as { groupIndex: number }).groupIndex === 1) throw new Error('injected: disk full');
-      },
+      handlerOf: withFaults(functionsDir, (call) => {
+        if (call.functionName === 'execute-group' && call.phase === 'before' && (call.input as { groupIndex: number }).groupIndex === 1) throw new Error('injected: disk full');
+      }),
     });
     assert.equal(failing.status, 'FAILED');
     assert.equal(failing.error, 'Hudi.Incomplete');
@@ -186,9 +186,9 @@ describe('serverless clustering through the state machine', () => {
   test('rollback with abandon drops the plan; the next run plans afresh', async () => {
     const { tablePath, storage } = await freshTable('sm-abandon');
     const failing = await run(tablePath, {
-      fault: (call) => {
-        if (call.state === 'ExecuteGroup' && call.phase === 'before' && (call.input as { groupIndex: number }).groupIndex === 0) throw new Error('injected');
-      },
+      handlerOf: withFaults(functionsDir, (call) => {
+        if (call.functionName === 'execute-group' && call.phase === 'before' && (call.input as { groupIndex: number }).groupIndex === 0) throw new Error('injected');
+      }),
     });
     assert.equal(failing.status, 'FAILED');
     const instant = (await HudiTable.open(storage)).timeline.instants.find((candidate) => candidate.action === 'replacecommit')!.time;

@@ -1,24 +1,49 @@
-// The deployment artefacts: template.yaml passes cfn-lint (SAM transform included), the state machine passes
-// asl-validator and loads in aws-local-stepfunctions, and the template wires every `${…}` of the definition.
+// The deployment artefacts: template.yaml passes cfn-lint and `sam validate --lint` (SAM transform included), the
+// state machine passes asl-validator and loads in aws-local-stepfunctions, the template wires every `${…}` of the
+// definition, its functions' memory, timeout and /tmp are the one source's (lib/serverless/function-settings.ts),
+// and its refusal of a landing prefix that overlaps the table agrees with the ingest function's own check.
+// cfn-lint and sam come from the real-Hudi toolchain's virtualenv (aws-sam-cli in test/hudi/toolchain.json, which
+// `npm test` installs).
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { StateMachine } from 'aws-local-stepfunctions';
-import { DEFAULT_MEMORY_MB, FUNCTION_SUBSTITUTIONS, loadDefinition, taskFunctions } from '../lib/serverless/local-state-machine.js';
-import { REPO_ROOT } from './helpers/fixtures.js';
+import { FUNCTIONS } from '../lib/serverless/function-settings.js';
+import { prefixOverlapsTable } from '../lib/serverless/ingest-step.js';
+import { FUNCTION_SUBSTITUTIONS, loadDefinition, taskFunctions } from '../lib/serverless/local/index.js';
+import { REPO_ROOT, tempDir } from './helpers/fixtures.js';
 // @ts-expect-error: plain JavaScript module without types
-import { findPythonTool } from '../infra/local-stack.mjs';
+import { INSTALL_COMMAND, toolchainPaths } from '../infra/hudi-toolchain.mjs';
 
 const TEMPLATE = join(REPO_ROOT, 'template.yaml');
 const DEFINITION = join(REPO_ROOT, 'infra', 'state-machine.asl.json');
 
+/** A command of the toolchain's virtualenv (sam, cfn-lint, python). */
+function toolchainTool(name: string): string {
+  const paths = toolchainPaths() as { python: string; pythonReady: boolean };
+  const file = join(dirname(paths.python), name);
+  assert.ok(paths.pythonReady && existsSync(file), `${file} is missing: run \`${INSTALL_COMMAND}\` (npm test does)`);
+  return file;
+}
+
 test('template.yaml passes cfn-lint', () => {
-  const cfnLint = findPythonTool('cfn-lint', 'the template check needs it: pip install cfn-lint');
-  const result = spawnSync(cfnLint.file, [...cfnLint.args, TEMPLATE], { encoding: 'utf8' });
+  const result = spawnSync(toolchainTool('cfn-lint'), ['--', TEMPLATE], { encoding: 'utf8' });
   assert.equal(result.status, 0, `${result.stdout}${result.stderr}`);
+});
+
+test('template.yaml passes sam validate --lint, without an AWS account', () => {
+  // Nothing of the machine's AWS configuration: no credentials, profile or config file is needed.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AWS_')));
+  const result = spawnSync(toolchainTool('sam'), ['validate', '--lint', '--region', 'us-east-1', '--template-file', TEMPLATE], {
+    encoding: 'utf8',
+    cwd: tempDir('sam-validate-'),
+    env: { ...env, SAM_CLI_TELEMETRY: '0', AWS_CONFIG_FILE: '/dev/null', AWS_SHARED_CREDENTIALS_FILE: '/dev/null' },
+  });
+  assert.equal(result.status, 0, `${result.stdout}${result.stderr}`);
+  assert.match(result.stdout, /is a valid SAM Template/);
 });
 
 test('the state machine passes asl-validator', () => {
@@ -36,13 +61,186 @@ test('the definition loads in aws-local-stepfunctions and binds a function to ev
   );
 });
 
-test('the template substitutes every placeholder of the definition, and its memory sizes are the cost estimate\'s', () => {
+test('the template substitutes every placeholder of the definition', () => {
   const template = readFileSync(TEMPLATE, 'utf8');
   const placeholders = [...readFileSync(DEFINITION, 'utf8').matchAll(/\$\{([A-Za-z0-9]+)\}/g)].map((match) => match[1]!);
   assert.deepEqual([...new Set(placeholders)].sort(), Object.keys(FUNCTION_SUBSTITUTIONS).sort());
   for (const name of placeholders) assert.match(template, new RegExp(`^\\s+${name}: !GetAtt \\w+\\.Arn$`, 'm'), `${name} in DefinitionSubstitutions`);
   assert.match(template, /DefinitionUri: infra\/state-machine\.asl\.json/);
-  assert.match(template, new RegExp(`ExecuteGroupMemoryMb:[\\s\\S]*?Default: ${DEFAULT_MEMORY_MB['execute-group']}\\n`));
-  assert.match(template, new RegExp(`Globals:[\\s\\S]*?MemorySize: ${DEFAULT_MEMORY_MB.plan}\\n`));
-  assert.match(template, new RegExp(`TriggerFunction:[\\s\\S]*?MemorySize: ${DEFAULT_MEMORY_MB.trigger}\\n`));
+});
+
+/** The blocks of a CloudFormation YAML template: section (Parameters, Globals, Resources, …) → name → its lines. */
+function templateBlocks(template: string): Map<string, Map<string, string>> {
+  const sections = new Map<string, Map<string, string>>();
+  let section: Map<string, string> | undefined;
+  let name: string | undefined;
+  for (const line of template.split('\n')) {
+    const top = /^(\w+):/.exec(line);
+    if (top !== null) {
+      section = new Map();
+      sections.set(top[1]!, section);
+      name = undefined;
+      continue;
+    }
+    const entry = /^ {2}(\w+):/.exec(line);
+    if (entry !== null && section !== undefined) {
+      name = entry[1]!;
+      section.set(name, '');
+      continue;
+    }
+    if (section !== undefined && name !== undefined) section.set(name, `${section.get(name)}${line}\n`);
+  }
+  return sections;
+}
+
+/** Each function's memory, timeout and /tmp as the template deploys it with its parameters' defaults. */
+function deployedFunctions(template: string): Map<string, { memoryMb: number; timeoutSeconds: number; ephemeralStorageMb: number }> {
+  const blocks = templateBlocks(template);
+  const parameters = blocks.get('Parameters')!;
+  const value = (text: string | undefined): number | undefined => {
+    if (text === undefined) return undefined;
+    const ref = /^!Ref (\w+)$/.exec(text.trim());
+    const resolved = ref === null ? text.trim() : /^ {4}Default: (\S+)$/m.exec(parameters.get(ref[1]!) ?? '')?.[1];
+    assert.ok(resolved !== undefined && /^\d+$/.test(resolved), `${text} is a number or a parameter with a numeric default`);
+    return Number(resolved);
+  };
+  const globals = blocks.get('Globals')!.get('Function')!;
+  const found = new Map<string, { memoryMb: number; timeoutSeconds: number; ephemeralStorageMb: number }>();
+  for (const [name, block] of blocks.get('Resources')!) {
+    if (!/^ {4}Type: AWS::Serverless::Function$/m.test(block)) continue;
+    found.set(name, {
+      memoryMb: value(/^ {6}MemorySize: (.+)$/m.exec(block)?.[1]) ?? value(/^ {4}MemorySize: (.+)$/m.exec(globals)?.[1])!,
+      timeoutSeconds: value(/^ {6}Timeout: (.+)$/m.exec(block)?.[1]) ?? value(/^ {4}Timeout: (.+)$/m.exec(globals)?.[1])!,
+      // Lambda's default /tmp when the template sets none.
+      ephemeralStorageMb: value(/^ {6}EphemeralStorage:\n {8}Size: (.+)$/m.exec(block)?.[1]) ?? 512,
+    });
+  }
+  return found;
+}
+
+test('the template\'s functions have the memory, timeout and /tmp of lib/serverless/function-settings.ts, and the README says so', () => {
+  const deployed = deployedFunctions(readFileSync(TEMPLATE, 'utf8'));
+  assert.deepEqual([...deployed.keys()].sort(), Object.values(FUNCTIONS).map((settings) => settings.resource).sort(), 'every function of the template, and no other');
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  for (const [name, { resource, ...settings }] of Object.entries(FUNCTIONS)) {
+    assert.deepEqual(deployed.get(resource), settings, `${resource} (${name})`);
+    assert.match(readme, new RegExp(`^\\| \`${name}\` \\|.*\\| ${settings.memoryMb} MB[^|]* / ${settings.timeoutSeconds} s \\|$`, 'm'), `README's function table: ${name}`);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// The template's conditions, evaluated as CloudFormation would.
+
+type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+/** template.yaml as JSON, short tags (!Sub, !If, …) as their long forms: cfn-lint's own YAML reader does the parsing. */
+function templateJson(): Record<string, Record<string, Json>> {
+  const script = 'import json, sys\nfrom cfnlint.decode import cfn_yaml\nprint(json.dumps(cfn_yaml.load(sys.argv[1])))';
+  return JSON.parse(execFileSync(toolchainTool('python'), ['-c', script, TEMPLATE], { encoding: 'utf8' })) as Record<string, Record<string, Json>>;
+}
+
+/** Evaluates the intrinsic functions the template's Conditions use, for given parameter values. */
+function conditionEvaluator(template: Record<string, Record<string, Json>>, parameters: Record<string, string>): (name: string) => boolean {
+  const value = (node: Json): Json => {
+    if (typeof node !== 'object' || node === null || Array.isArray(node)) return node;
+    const [fn, argument] = Object.entries(node)[0]!;
+    const args = argument as Json[];
+    switch (fn) {
+      case 'Ref': {
+        const name = argument as string;
+        if (name in parameters) return parameters[name]!;
+        const declared = template['Parameters']![name] as { Default?: Json } | undefined;
+        assert.ok(declared?.Default !== undefined, `parameter ${name} has a value`);
+        return String(declared.Default);
+      }
+      case 'Fn::Sub':
+        return (argument as string).replace(/\$\{([A-Za-z0-9:]+)\}/g, (_, name: string) => String(value({ Ref: name })));
+      case 'Fn::Split':
+        return String(value(args[1]!)).split(args[0] as string);
+      case 'Fn::Select': {
+        const list = value(args[1]!) as Json[];
+        const index = Number(value(args[0]!));
+        assert.ok(index < list.length, `Fn::Select index ${index} within a list of ${list.length}`);
+        return list[index]!;
+      }
+      case 'Fn::Equals':
+        return value(args[0]!) === value(args[1]!);
+      case 'Fn::Not':
+        return !value(args[0]!);
+      case 'Fn::And':
+        return args.every((item) => value(item) === true);
+      case 'Fn::Or':
+        return args.some((item) => value(item) === true);
+      case 'Condition':
+        return condition(argument as string);
+      default:
+        assert.fail(`${fn} is not evaluated here`);
+    }
+  };
+  const condition = (name: string): boolean => {
+    const definition = template['Conditions']![name];
+    assert.ok(definition !== undefined, `condition ${name}`);
+    return value(definition) === true;
+  };
+  return condition;
+}
+
+test('the stack refuses a landing prefix that overlaps the table in its bucket, exactly where ingest itself would', () => {
+  const template = templateJson();
+  const resources = template['Resources'] as Record<string, { Type: string; Condition?: string }>;
+  assert.equal(resources['LandingPrefixOverlapsTablePrefix']?.Condition, 'LandingOverlapsTable', 'the refusal');
+  for (const name of ['IngestFunction', 'LandingObjectCreatedRule', 'IngestDeadLetterQueue', 'IngestLogGroup']) {
+    assert.equal(resources[name]?.Condition, 'DeployIngest', `${name} is not deployed next to an overlap`);
+  }
+  const tablePrefixes = ['tables/users', 'tables', 'users', 'a/b/c/d/e/f/g/h'];
+  const landingPrefixes = ['', 'landing/', 'tables/', 'tables/users/', 'tables/users/in/', 'tables/users/.hoodie/', 'tables/users2/', 'tables/user/', 'users/', 'users2/', 'a/b/c/', 'a/b/c/d/e/f/g/h/in/', 'a/b/c/d/e/f/g/x/'];
+  let overlaps = 0;
+  for (const tablePrefix of tablePrefixes) {
+    for (const landingPrefix of landingPrefixes) {
+      for (const landingBucket of ['table-bucket', 'landing-bucket']) {
+        const condition = conditionEvaluator(template, { TableBucket: 'table-bucket', TablePrefix: tablePrefix, LandingBucket: landingBucket, LandingPrefix: landingPrefix });
+        const expected = prefixOverlapsTable(`s3://table-bucket/${tablePrefix}`, landingBucket, landingPrefix);
+        const what = `s3://${landingBucket}/${landingPrefix} next to the table s3://table-bucket/${tablePrefix}`;
+        assert.equal(condition('LandingOverlapsTable'), expected, what);
+        assert.equal(condition('DeployIngest'), !expected, what);
+        if (expected) overlaps += 1;
+      }
+    }
+  }
+  assert.ok(overlaps >= 10, `${overlaps} overlapping cases among them`);
+  assert.equal(conditionEvaluator(template, { TableBucket: 'b', TablePrefix: 't', LandingBucket: '', LandingPrefix: '' })('LandingOverlapsTable'), false, 'no ingest, nothing to refuse');
+  // Ten segments are compared: prefixes that agree on all ten are refused, though they part further down.
+  const deep = { TableBucket: 'b', LandingBucket: 'b', TablePrefix: '1/2/3/4/5/6/7/8/9/10/table', LandingPrefix: '1/2/3/4/5/6/7/8/9/10/landing/' };
+  assert.equal(prefixOverlapsTable(`s3://b/${deep.TablePrefix}`, 'b', deep.LandingPrefix), false);
+  assert.equal(conditionEvaluator(template, deep)('LandingOverlapsTable'), true, 'refused, to be safe');
+});
+
+test('the template: DLQ and alarm for ingest, log retention, the optional KMS key, a kept lock table, reserved concurrency', () => {
+  const template = templateJson();
+  const resources = template['Resources'] as Record<string, { Type: string; Condition?: string; DeletionPolicy?: string; UpdateReplacePolicy?: string; Properties: Record<string, Json> }>;
+  const lock = resources['LockTable']!;
+  assert.deepEqual([lock.DeletionPolicy, lock.UpdateReplacePolicy], ['Retain', 'Retain']);
+
+  const ingest = resources['IngestFunction']!.Properties;
+  assert.deepEqual(ingest['ReservedConcurrentExecutions'], { Ref: 'IngestReservedConcurrency' });
+  const queueArn = { 'Fn::GetAtt': ['IngestDeadLetterQueue', 'Arn'] };
+  assert.deepEqual((ingest['EventInvokeConfig'] as Record<string, Json>)['DestinationConfig'], { OnFailure: { Type: 'SQS', Destination: queueArn } });
+  const target = (resources['LandingObjectCreatedRule']!.Properties['Targets'] as Record<string, Json>[])[0]!;
+  assert.deepEqual(target['Arn'], { 'Fn::GetAtt': ['IngestFunction', 'Arn'] });
+  assert.deepEqual(target['DeadLetterConfig'], { Arn: queueArn });
+  const alarm = resources['IngestDeadLetterAlarm']!.Properties;
+  assert.deepEqual((alarm['Dimensions'] as Json[])[0], { Name: 'QueueName', Value: { 'Fn::GetAtt': ['IngestDeadLetterQueue', 'QueueName'] } });
+
+  for (const [name, resource] of Object.entries(resources)) {
+    if (resource.Type !== 'AWS::Serverless::Function') continue;
+    const group = (resource.Properties['LoggingConfig'] as Record<string, { Ref: string }>)['LogGroup']!.Ref;
+    assert.equal(resources[group]?.Type, 'AWS::Logs::LogGroup', `${name} logs to a group of the stack`);
+    assert.deepEqual(resources[group]!.Properties['RetentionInDays'], { Ref: 'LogRetentionInDays' }, group);
+    const statements = (resource.Properties['Policies'] as Record<string, Json>[]).find((policy) => 'Statement' in policy)!['Statement'] as Json[];
+    const kms = statements.find((statement) => JSON.stringify(statement).includes('kms:'));
+    assert.deepEqual((kms as Record<string, Json[]>)['Fn::If']?.slice(0, 1), ['HasKmsKey'], `${name}: KMS only when KmsKeyArn is given`);
+    const granted = ((kms as Record<string, Json[]>)['Fn::If']![1] as Record<string, Json>);
+    assert.deepEqual(granted['Resource'], { Ref: 'KmsKeyArn' });
+    assert.deepEqual(granted['Action'], name === 'TriggerFunction' ? ['kms:Decrypt'] : ['kms:Decrypt', 'kms:GenerateDataKey'], name);
+  }
 });

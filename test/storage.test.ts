@@ -1,8 +1,8 @@
 // One behavioural suite for both Storage implementations: LocalStorage on a temp dir and
 // S3Storage against the S3 endpoint in the environment (moto, started by infra/with-local-stack.mjs).
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import {
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../lib/errors.js';
 import {
+  deleteMany,
   describeS3Error,
   LocalStorage,
   mapWithConcurrency,
@@ -26,6 +27,7 @@ import {
   S3Storage,
   s3ClientFromEnv,
   type Storage,
+  type VersionedDownload,
 } from '../lib/storage/index.js';
 
 const MiB = 1024 * 1024;
@@ -34,7 +36,7 @@ const HOW_TO_RUN =
   'or set AWS_ENDPOINT_URL_S3 and AWS_ENDPOINT_URL_DYNAMODB to services you may create buckets and tables in';
 
 interface Backend {
-  storage: Storage;
+  storage: Storage & VersionedDownload;
   /** The number of parts S3 reports for a multipart object; undefined where there is no such thing. */
   partCountOf?: (path: string) => Promise<number | undefined>;
   cleanup: () => Promise<void>;
@@ -103,7 +105,7 @@ const backends: Array<{ name: string; open: () => Promise<Backend> }> = [
 for (const backend of backends) {
   describe(backend.name, () => {
     let subject: Backend;
-    let storage: Storage;
+    let storage: Storage & VersionedDownload;
     let scratch: string;
 
     before(async () => {
@@ -211,6 +213,19 @@ for (const backend of backends) {
       await storage.delete([]);
     });
 
+    it('deleteMany deletes thousands of keys in batches, missing ones counted as gone', async () => {
+      const names = Array.from({ length: 2_345 }, (_, index) => `bulk/${String(index % 7)}/f-${String(index).padStart(5, '0')}.parquet`);
+      await mapWithConcurrency(names, 32, (name) => storage.put(name, 'x'));
+      await storage.put('bulk/keep.parquet', 'k');
+      const asked = [...names, 'bulk/never-existed.parquet'];
+      const result = await deleteMany(storage, asked, { concurrency: 3 });
+      assert.deepEqual(result.failed, []);
+      assert.deepEqual([...result.deleted].sort(), [...asked].sort());
+      assert.deepEqual((await storage.listRecursive('bulk')).map((object) => object.path), ['bulk/keep.parquet']);
+      assert.deepEqual(await deleteMany(storage, []), { deleted: [], failed: [] });
+      assert.ok(storage.deleteMany !== undefined, 'both adapters implement it natively');
+    });
+
     it('uploads and downloads a 20 MB file byte for byte (multipart and ranged on S3)', async () => {
       const original = randomBytes(20 * MiB + 12_345);
       const source = join(scratch, 'big.bin');
@@ -243,6 +258,22 @@ for (const backend of backends) {
       await storage.downloadFile('small/empty.bin', emptyCopy);
       assert.equal((await readFile(emptyCopy)).length, 0);
       assert.equal((await storage.get('small/empty.bin')).length, 0);
+    });
+
+    it('downloadFileIfMatch reads the version its ETag names, and nothing once the object changed or is gone', async () => {
+      // S3's ETag of a single-part upload is the content's MD5; the local disk's by definition.
+      const etagOf = (body: string): string => createHash('md5').update(body).digest('hex');
+      await storage.put('versioned/a.jsonl', 'first\n');
+      const copy = join(scratch, 'versioned.jsonl');
+      assert.equal(await storage.downloadFileIfMatch('versioned/a.jsonl', `"${etagOf('first\n')}"`, copy), true, 'quoted, as an S3 event gives it');
+      assert.equal(await readFile(copy, 'utf8'), 'first\n');
+      await storage.put('versioned/a.jsonl', 'second\n');
+      const stale = join(scratch, 'stale.jsonl');
+      assert.equal(await storage.downloadFileIfMatch('versioned/a.jsonl', etagOf('first\n'), stale), false, 'overwritten since');
+      assert.equal(await storage.downloadFileIfMatch('versioned/missing.jsonl', etagOf('first\n'), stale), false, 'gone');
+      assert.deepEqual(readdirSync(scratch).filter((name) => name.includes('stale')), [], 'no file, not even a temporary one');
+      assert.equal(await storage.downloadFileIfMatch('versioned/a.jsonl', `W/"${etagOf('second\n')}"`, copy), true);
+      assert.equal(await readFile(copy, 'utf8'), 'second\n');
     });
 
     it('throws NotFoundError for a missing object, and leaves no partial download', async () => {
@@ -297,8 +328,14 @@ describe('openStorage', () => {
     assert.ok(s3 instanceof S3Storage);
     assert.equal(s3.uri, 's3://my-bucket/warehouse/orders');
     assert.equal(s3.uriOf('.hoodie/hoodie.properties'), 's3://my-bucket/warehouse/orders/.hoodie/hoodie.properties');
-    assert.equal(openStorage('s3a://my-bucket').uri, 's3://my-bucket');
-    assert.deepEqual(parseS3Uri('s3a://b/p/q'), { bucket: 'b', prefix: 'p/q' });
+    // s3a:// stays s3a:// in the URIs handed out: Hudi on Hadoop's S3A opens a clustering plan's file paths with the
+    // base path's file system, which refuses s3:// ("Wrong FS").
+    const s3a = openStorage('S3A://my-bucket/warehouse/orders');
+    assert.equal(s3a.uri, 's3a://my-bucket/warehouse/orders');
+    assert.equal(s3a.uriOf('dt=1/f.parquet'), 's3a://my-bucket/warehouse/orders/dt=1/f.parquet');
+    assert.equal(openStorage('s3a://my-bucket').uri, 's3a://my-bucket');
+    assert.deepEqual(parseS3Uri('s3a://b/p/q'), { scheme: 's3a', bucket: 'b', prefix: 'p/q' });
+    assert.deepEqual(parseS3Uri('s3://b/'), { scheme: 's3', bucket: 'b', prefix: '' });
 
     const fromUrl = openStorage('file:///tmp/tables/orders');
     assert.ok(fromUrl instanceof LocalStorage);
@@ -312,6 +349,47 @@ describe('openStorage', () => {
   it('refuses local paths that climb out of the table', async () => {
     const storage = new LocalStorage(join(tmpdir(), 'hudi-never-created'));
     await assert.rejects(storage.get('../etc/passwd'), HudiError);
+  });
+});
+
+describe('LocalStorage.deleteMany failures', () => {
+  it('reports a path it could not delete with the reason, and deletes the rest', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'delete-many-'));
+    try {
+      const storage = new LocalStorage(dir);
+      await storage.put('p/a.parquet', 'a');
+      await storage.put('p/sub/b.parquet', 'b');
+      // A folder is not a file: the store refuses it, the file beside it goes.
+      const result = await deleteMany(storage, ['p/a.parquet', 'p/sub']);
+      assert.deepEqual(result.deleted, ['p/a.parquet']);
+      assert.equal(result.failed.length, 1);
+      assert.equal(result.failed[0]!.path, 'p/sub');
+      assert.match(result.failed[0]!.reason, /EISDIR|ERR_FS_EISDIR/);
+      assert.ok(await storage.head('p/sub/b.parquet'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('deleteMany over a Storage without its own', () => {
+  it('falls back to delete in batches, counting a refused batch as failed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'delete-many-fallback-'));
+    try {
+      const local = new LocalStorage(dir);
+      // A wrapper that has only the basic port (as some callers build): deleteMany is not there.
+      const wrapper = Object.assign(Object.create(local) as Storage, { deleteMany: undefined });
+      const names = Array.from({ length: 1_500 }, (_, i) => `w/f-${i}.parquet`);
+      await mapWithConcurrency(names, 32, (name) => local.put(name, 'x'));
+      const result = await deleteMany(wrapper, names);
+      assert.deepEqual(result, { deleted: names, failed: [] });
+      assert.deepEqual(await local.listRecursive('w'), []);
+      const refused = await deleteMany(wrapper, ['../outside.parquet']);
+      assert.deepEqual(refused.deleted, []);
+      assert.match(refused.failed[0]!.reason, /outside the table/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

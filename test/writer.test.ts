@@ -19,6 +19,7 @@ import { loadTimeline } from '../lib/timeline/timeline.js';
 import { encodeTimelineAvro } from '../lib/timeline/avro-files.js';
 import { runCli, jsonLines } from './helpers/cli.js';
 import { fixtureTable, tempDir } from './helpers/fixtures.js';
+import { runKilledWrite } from './helpers/killed-write.js';
 import { independentLatestBaseFiles, pyarrowFileInfo, pyarrowRead } from './helpers/oracle.js';
 import { s3TablePath, requireS3 } from './helpers/s3.js';
 import { duckdb } from './helpers/duckdb.js';
@@ -429,7 +430,7 @@ describe('writer: concurrency and failures', () => {
     const propsFile = join(dir, 'props');
     writeFileSync(propsFile, [...USERS_PROPS].map(([k, v]) => `${k}=${v}`).join('\n'));
     const input = await batchFile(users(30, 9, 31, '2024-01-01', 1), dir);
-    const killed = runCli(['write', table, '--input', input, '--operation', 'insert', '--props', propsFile, '--quiet'], { ...process.env, HUDI_SERVERLESS_FAULT: 'crash-after-data-files' });
+    const killed = runKilledWrite(table, input, propsFile, 'insert');
     assert.notEqual(killed.code, 0);
     const pending = readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.inflight'));
     assert.equal(pending.length, 2, 'the killed write is inflight');

@@ -96,7 +96,7 @@ export function tableStorage(settings: Pick<StepSettings, 'tablePath'>, clients:
   return openStorage(settings.tablePath, settings.tablePath.startsWith('s3') ? { s3Client: clients.s3() } : {});
 }
 
-/** The table and its lock (DynamoDB when LOCK_TABLE or the properties say so). */
+/** The table and its lock (DynamoDB when LOCK_TABLE or CLUSTERING_PROPERTIES say so: the deployment's settings only). */
 export async function openTableAndLock(
   settings: StepSettings,
   clients: ServiceClients,
@@ -104,7 +104,7 @@ export async function openTableAndLock(
 ): Promise<{ table: HudiTable; lock: LockProvider }> {
   const storage = tableStorage(settings, clients);
   const table = await HudiTable.open(storage, { mode: options.mode });
-  const properties = lockProperties(table.config.properties, settings);
+  const properties = lockProperties(settings);
   const lock = lockProviderFor(properties, table.config.name, storage, {
     dynamoDbClient: clients.dynamoDb(properties.get(LOCK_PROPERTY.dynamoDbRegion), properties.get(LOCK_PROPERTY.dynamoDbEndpointUrl)),
     ...(options.ownerName === undefined ? {} : { ownerName: options.ownerName }),

@@ -1,24 +1,10 @@
 /**
- * Serverless clustering: the Lambda steps (functions/*.ts are thin shells over these), the trigger, the local
- * state-machine runner and `cluster --via-state-machine`. See README.md.
+ * Serverless Hudi: the Lambda steps (functions/*.ts are thin shells over these), the trigger, `cluster
+ * --via-state-machine <ARN>` and the deployed functions' settings. See README.md. The local stand-ins (the state
+ * machine run in-process, Lambda emulation, a local Step Functions endpoint) are ./local/, imported on their own.
  */
-export { clusterViaStateMachine, type ViaStateMachineOptions, type ViaStateMachineResult } from './via-state-machine.js';
-export {
-  runStateMachineLocally,
-  loadBundledHandler,
-  loadDefinition,
-  lambdaContext,
-  formatProgressEvent,
-  DEFAULT_MEMORY_MB,
-  type FaultContext,
-  type FaultHook,
-  type FunctionName,
-  type InvocationRecord,
-  type LocalExecution,
-  type LocalRunOptions,
-  type ProgressEvent,
-} from './local-state-machine.js';
-export { startLocalStepFunctionsEndpoint, type LocalStepFunctions } from './local-sfn-endpoint.js';
+export { clusterViaStateMachine, clusteringExecutionInput, type ViaStateMachineOptions, type ViaStateMachineResult, type ViaStateMachineRun } from './via-state-machine.js';
+export { FUNCTIONS, type DeployedFunction, type FunctionSettings } from './function-settings.js';
 export { estimateCost, formatCostEstimate, PRICES, type CostEstimate, type CostInputs } from './cost.js';
 export { planStep, parsePlanEvent, type PlanStepInput, type PlanStepOutput, type GroupReference } from './plan-step.js';
 export { executeGroupStep, parseExecuteGroupEvent, type ExecuteGroupInput, type ExecuteGroupOutput } from './execute-step.js';
@@ -36,5 +22,27 @@ export {
   type TriggerOutput,
   type TriggerSource,
 } from './trigger.js';
+export {
+  ingestStep,
+  parseIngestEvent,
+  ingestConfigFromEnv,
+  createIngestObservability,
+  decodeS3EventKey,
+  type IngestConfig,
+  type IngestEvent,
+  type IngestInput,
+  type IngestSummary,
+  type ObjectSummary,
+} from './ingest-step.js';
 export { resolveStepSettings, ENV, type ClusteringExecutionInput, type PropertyOverrides, type StepSettings } from './settings.js';
+export {
+  EventPropertyError,
+  eventPropertyPolicy,
+  assertEventProperties,
+  isDeploymentOnlyKey,
+  DEFAULT_EVENT_PROPERTIES,
+  UNSAFE_CLUSTERING_KEYS,
+  EVENT_ALLOWED_PROPERTIES,
+  type EventPropertyPolicy,
+} from './event-properties.js';
 export { TASK_ERROR_NAMES, TRANSIENT_ERROR, CONFLICT_ERROR, INCOMPLETE_ERROR, PERMANENT_ERROR, taskErrorName } from './errors.js';

@@ -5,15 +5,21 @@
  *   same (a deployment is scoped, and its IAM policy is, to one table).
  * - `CLUSTERING_PROPERTIES`: Hudi properties as Java properties text or a JSON object — clustering keys and lock keys.
  * - `HOODIE_CLUSTERING_*` / `HOODIE_LAYOUT_OPTIMIZE_*`: single clustering keys (resolveClusteringConfig).
- * - the execution input's `properties` object: overrides for one run (highest precedence).
- * - `LOCK_TABLE`: a DynamoDB lock table; selects Hudi's DynamoDBBasedLockProvider on it unless the properties choose
- *   a provider or a table themselves.
+ * - the execution input's `properties` object: overrides for one run (highest precedence), limited to the keys
+ *   EVENT_ALLOWED_PROPERTIES allows (event-properties.ts); lock, credential and table settings never come from it.
+ * - `LOCK_TABLE`: a DynamoDB lock table; selects Hudi's DynamoDBBasedLockProvider on it unless CLUSTERING_PROPERTIES
+ *   chooses a provider or a table itself.
+ *
+ * The lock is the deployment's alone: its properties are LOCK_TABLE's defaults and CLUSTERING_PROPERTIES, never the
+ * event's nor the table's hoodie.properties (anyone who can write the table could otherwise send the functions'
+ * signed DynamoDB requests, session token included, to an endpoint of their choosing).
  */
 import { resolveClusteringConfig, type ClusteringConfig } from '../clustering/config.js';
 import { HudiError } from '../errors.js';
 import { DYNAMODB_LOCK_PROVIDER, LOCK_PROPERTY } from '../lock/index.js';
 import { parseJavaProperties } from '../properties.js';
 import { nonEmpty } from '../util/text.js';
+import { assertEventProperties, eventPropertyPolicy, EVENT_ALLOWED_PROPERTIES } from './event-properties.js';
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 export type PropertyValue = string | number | boolean | readonly string[];
@@ -23,6 +29,8 @@ export const ENV = {
   tablePath: 'TABLE_PATH',
   clusteringProperties: 'CLUSTERING_PROPERTIES',
   lockTable: 'LOCK_TABLE',
+  /** Which properties an event may set (event-properties.ts). */
+  eventAllowedProperties: EVENT_ALLOWED_PROPERTIES,
   stateMachineArn: 'STATE_MACHINE_ARN',
   /** Scratch space for staged files and DuckDB's spill (default the OS temp dir: /tmp on Lambda). */
   scratchDir: 'SCRATCH_DIR',
@@ -44,10 +52,12 @@ export interface StepSettings {
   readonly clustering: ClusteringConfig;
   /** Unknown or ignored clustering keys (logged as warnings). */
   readonly warnings: readonly string[];
-  /** The event's properties, as given (passed along to the next states). */
+  /** The event's properties, as given (passed along to the next states); only keys the deployment allows. */
   readonly overrides: PropertyOverrides;
-  /** LOCK_TABLE defaults < CLUSTERING_PROPERTIES < event properties, as text; merged over hoodie.properties for the lock. */
+  /** LOCK_TABLE defaults < CLUSTERING_PROPERTIES < event properties, as text. */
   readonly jobProperties: ReadonlyMap<string, string>;
+  /** The deployment's own: LOCK_TABLE defaults < CLUSTERING_PROPERTIES, as text (the lock's properties). */
+  readonly deploymentProperties: ReadonlyMap<string, string>;
 }
 
 
@@ -110,28 +120,36 @@ function stripSlashes(path: string): string {
   return path.replace(/\/+$/, '');
 }
 
-/** Resolve a step's settings (throws HudiError on an unusable value, before anything is touched). */
+/** Where an event's properties are named in messages. */
+export const EVENT_PROPERTIES_LOCATION = 'the event\'s properties (execution input)';
+
+/**
+ * Resolve a step's settings (throws HudiError on an unusable value, before anything is touched): an event property
+ * the deployment does not allow is refused here (EventPropertyError), whichever step receives it.
+ */
 export function resolveStepSettings(env: Environment, event: { tablePath?: string | undefined; properties?: PropertyOverrides | undefined }): StepSettings {
+  const overrides = event.properties ?? {};
+  assertEventProperties(Object.keys(overrides), eventPropertyPolicy(env), EVENT_PROPERTIES_LOCATION);
   const tablePath = resolveTablePath(env, event.tablePath);
   const fileText = env[ENV.clusteringProperties];
   const fileProperties = fileText === undefined || fileText.trim() === '' ? new Map<string, string>() : parsePropertiesText(fileText, ENV.clusteringProperties);
-  const overrides = event.properties ?? {};
   const { config, warnings } = resolveClusteringConfig({
     file: { location: ENV.clusteringProperties, properties: fileProperties },
     env,
     event: overrides,
   });
 
-  const chooses = (key: string): boolean => fileProperties.has(key) || Object.hasOwn(overrides, key);
-  const jobProperties = lockTableDefaults(env, chooses);
-  for (const [key, value] of fileProperties) jobProperties.set(key, value);
-  for (const [key, value] of Object.entries(overrides)) jobProperties.set(key, propertyText(key, value, 'execution input properties'));
-  return { tablePath, clustering: config, warnings, overrides, jobProperties };
+  const deploymentProperties = lockTableDefaults(env, (key) => fileProperties.has(key));
+  for (const [key, value] of fileProperties) deploymentProperties.set(key, value);
+  const jobProperties = new Map(deploymentProperties);
+  for (const [key, value] of Object.entries(overrides)) jobProperties.set(key, propertyText(key, value, EVENT_PROPERTIES_LOCATION));
+  return { tablePath, clustering: config, warnings, overrides, jobProperties, deploymentProperties };
 }
 
 /**
- * LOCK_TABLE as a default: Hudi's DynamoDBBasedLockProvider on that table, unless the properties (`chooses`)
- * name a provider or a lock table themselves. Every function that touches the timeline uses it, ingest included.
+ * LOCK_TABLE as a default: Hudi's DynamoDBBasedLockProvider on that table, unless the deployment's properties
+ * (`chooses`) name a provider or a lock table themselves. Every function that touches the timeline uses it, ingest
+ * included.
  */
 export function lockTableDefaults(env: Environment, chooses: (key: string) => boolean): Map<string, string> {
   const defaults = new Map<string, string>();
@@ -143,9 +161,12 @@ export function lockTableDefaults(env: Environment, chooses: (key: string) => bo
   return defaults;
 }
 
-/** The lock's properties: the table's hoodie.properties, then the job's (LOCK_TABLE, CLUSTERING_PROPERTIES, event). */
-export function lockProperties(tableProperties: ReadonlyMap<string, string>, settings: Pick<StepSettings, 'jobProperties'>): Map<string, string> {
-  return new Map([...tableProperties, ...settings.jobProperties]);
+/**
+ * The lock's properties: the deployment's (LOCK_TABLE, CLUSTERING_PROPERTIES) only. Not the event's (refused anyway)
+ * and not the table's hoodie.properties: Hudi's writers do not take their lock from there either.
+ */
+export function lockProperties(settings: Pick<StepSettings, 'deploymentProperties'>): Map<string, string> {
+  return new Map(settings.deploymentProperties);
 }
 
 /** A Lambda's memory: the context's, else AWS_LAMBDA_FUNCTION_MEMORY_SIZE. */

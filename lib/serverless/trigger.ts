@@ -13,12 +13,11 @@
 import { createHash } from 'node:crypto';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { ClusteringConfig } from '../clustering/config.js';
-import { clusteringServiceEnabled, commitsSinceLastClustering, hudiSchedulingThreshold, type SchedulingThreshold } from '../clustering/schedule.js';
-import { shouldSchedule } from '../clustering/plan-strategy.js';
+import { clusteringServiceEnabled, hudiSchedulingThreshold, shouldSchedule, type SchedulingThreshold } from '../clustering/plan-strategy.js';
 import { HudiError } from '../errors.js';
 import { parseS3Uri } from '../storage/index.js';
-import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
 import { formatInstantTime } from '../timeline/instant.js';
+import { commitsSinceLastClustering, pendingClusteringPlans } from '../timeline/queries.js';
 import { countRequests, openTableAndLock } from './clients.js';
 import { asObject, optionalBoolean, type JsonObject } from './events.js';
 import type { StepDependencies } from './plan-step.js';
@@ -52,7 +51,7 @@ export interface StartOutcome {
   readonly executionArn?: string;
 }
 
-/** Starts state machine executions: StartExecution on AWS, or a local runner (local-state-machine.ts). */
+/** Starts state machine executions: StartExecution on AWS (or on the local endpoint, local/sfn-endpoint.ts). */
 export interface ExecutionStarter {
   readonly description: string;
   start(request: StartRequest): Promise<StartOutcome>;
@@ -88,6 +87,13 @@ export function parseTriggerEvent(event: unknown): TriggerSource {
     const last = created.filter((record) => COMPLETED_COMMIT_KEY.test(record.key)).at(-1) ?? created.at(-1);
     if (last === undefined) throw new HudiError('S3 event without an ObjectCreated record');
     return { kind: 'object-created', ...last };
+  }
+  // The runs it starts carry no properties (the deployment's apply): refuse rather than ignore them.
+  if (object['properties'] !== undefined) {
+    throw new HudiError('a trigger event takes no properties (only {"force": true})', {
+      location: 'trigger event',
+      fix: 'start the state machine with {"properties": {...}} of clustering keys the deployment allows, or set them in CLUSTERING_PROPERTIES (the template\'s ClusteringProperties)',
+    });
   }
   return { kind: 'direct', force: optionalBoolean(object, 'force', 'trigger event') === true };
 }

@@ -1,31 +1,33 @@
 /**
- * `hudi-serverless cluster <table> --via-state-machine local|<ARN>`: one clustering run through the state machine —
- * the local definition with the bundled handlers (local-state-machine.ts), or a deployed state machine
- * (StartExecution, then DescribeExecution and GetExecutionHistory until it ends, printing progress).
+ * `hudi-serverless cluster <table> --via-state-machine <ARN>`: one clustering run through a deployed state machine
+ * (StartExecution, then DescribeExecution and GetExecutionHistory until it ends, printing progress). The local run
+ * (`--via-state-machine local`) is local/via-state-machine.ts.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DescribeExecutionCommand, GetExecutionHistoryCommand, StartExecutionCommand, type HistoryEvent, type SFNClient } from '@aws-sdk/client-sfn';
 import { HudiError } from '../errors.js';
-import type { CostEstimate } from './cost.js';
-import { causeMessage, formatProgressEvent, runStateMachineLocally, type LocalExecution, type LocalRunOptions } from './local-state-machine.js';
+import { stateErrorMessage } from './errors.js';
+import { ANY_BUT_DEPLOYMENT_ONLY, assertEventProperties } from './event-properties.js';
 import type { ClusteringExecutionInput, PropertyOverrides } from './settings.js';
 import { sfnClientFromEnv } from './trigger.js';
 
-export interface ViaStateMachineOptions {
-  /** 'local', or the ARN of a deployed clustering state machine. */
-  readonly stateMachine: string;
+/** What a run through the state machine is, wherever the state machine runs. */
+export interface ViaStateMachineRun {
   /** Hudi properties for this run (the execution input's `properties`). */
   readonly properties?: PropertyOverrides;
   /** Plan even before max.commits commits since the last clustering, when inline or async clustering asks to wait (the CLI's --force). */
   readonly force?: boolean;
   /** Progress lines (state transitions, groups finishing). */
   readonly onProgress?: (line: string) => void;
-  /** Local runs: where the definition and bundles are, memory sizes, environment for the handlers. */
-  readonly local?: Omit<LocalRunOptions, 'onProgress'>;
-  /** Deployed runs: the client (default from the environment) and how often to poll (default 2 s). */
+}
+
+export interface ViaStateMachineOptions extends ViaStateMachineRun {
+  /** The ARN of a deployed clustering state machine. */
+  readonly stateMachine: string;
+  /** The client (default from the environment) and how often to poll (default 2 s). */
   readonly sfnClient?: SFNClient;
   readonly pollMs?: number;
-  /** Deployed runs: the execution name (default `hudi-cli-<time>`). */
+  /** The execution name (default `hudi-cli-<time>`). */
   readonly executionName?: string;
 }
 
@@ -37,34 +39,27 @@ export interface ViaStateMachineResult {
   readonly error: string | undefined;
   readonly cause: string | undefined;
   readonly durationMs: number;
-  /** Local runs only: the measured run priced as on AWS. */
-  readonly cost: CostEstimate | undefined;
-  readonly local: LocalExecution | undefined;
 }
 
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED']);
 
-export async function clusterViaStateMachine(tablePath: string, options: ViaStateMachineOptions): Promise<ViaStateMachineResult> {
-  const input: ClusteringExecutionInput = {
+/** The execution input of a run. */
+export function clusteringExecutionInput(tablePath: string, run: ViaStateMachineRun): ClusteringExecutionInput {
+  return {
     tablePath,
-    ...(options.properties === undefined ? {} : { properties: options.properties }),
-    ...(options.force === true ? { force: true } : {}),
+    ...(run.properties === undefined ? {} : { properties: run.properties }),
+    ...(run.force === true ? { force: true } : {}),
   };
-  const progress = options.onProgress ?? (() => undefined);
-  if (options.stateMachine === 'local') {
-    const local = await runStateMachineLocally(input, {
-      ...options.local,
-      onProgress: (event) => {
-        const line = formatProgressEvent(event);
-        if (line !== undefined) progress(line);
-      },
-    });
-    return { status: local.status, executionArn: local.executionArn, output: local.output, error: local.error, cause: local.cause, durationMs: local.durationMs, cost: local.cost, local };
-  }
+}
+
+export async function clusterViaStateMachine(tablePath: string, options: ViaStateMachineOptions): Promise<ViaStateMachineResult> {
   if (!options.stateMachine.startsWith('arn:')) {
     throw new HudiError(`--via-state-machine ${options.stateMachine} is neither "local" nor a state machine ARN`, { fix: 'pass local, or arn:aws:states:<region>:<account>:stateMachine:<name> (the stack output ClusteringStateMachineArn)' });
   }
-  return runDeployed(input, options, progress);
+  // The deployed functions take the lock, credentials and table settings from their stack only, and refuse them in
+  // an execution input: say so before starting an execution (what else the deployment allows only it knows).
+  assertEventProperties(Object.keys(options.properties ?? {}), ANY_BUT_DEPLOYMENT_ONLY, 'the run\'s properties (--props), sent as the execution input');
+  return runDeployed(clusteringExecutionInput(tablePath, options), options, options.onProgress ?? (() => undefined));
 }
 
 async function runDeployed(input: ClusteringExecutionInput, options: ViaStateMachineOptions, progress: (line: string) => void): Promise<ViaStateMachineResult> {
@@ -89,8 +84,6 @@ async function runDeployed(input: ClusteringExecutionInput, options: ViaStateMac
       error: description.error,
       cause: description.cause,
       durationMs: Date.now() - started,
-      cost: undefined,
-      local: undefined,
     };
   }
 }
@@ -121,7 +114,7 @@ function historyLine(event: HistoryEvent): string | undefined {
   if (type === 'MapIterationFailed') return `  group iteration ${event.mapIterationFailedEventDetails?.index ?? '?'} failed`;
   if (type === 'TaskFailed' || type === 'LambdaFunctionFailed') {
     const details = (event.taskFailedEventDetails ?? event.lambdaFunctionFailedEventDetails) as { error?: string; cause?: string } | undefined;
-    return `  ✗ ${details?.error ?? 'error'}: ${causeMessage(details?.cause ?? '').slice(0, 200)}`;
+    return `  ✗ ${details?.error ?? 'error'}: ${stateErrorMessage({ Error: details?.error ?? 'error', Cause: details?.cause ?? '' }).slice(0, 200)}`;
   }
   if (type === 'ExecutionSucceeded' || type === 'ExecutionFailed' || type === 'ExecutionTimedOut' || type === 'ExecutionAborted') return type;
   return undefined;

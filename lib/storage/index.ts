@@ -6,10 +6,12 @@ import { LocalStorage } from './local.js';
 import type { Storage } from './port.js';
 import { S3Storage } from './s3.js';
 
-export type { Storage, StoredObject } from './port.js';
+export type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
+export { normalizeEtag } from './etag.js';
 export { LocalStorage } from './local.js';
 export { S3Storage, s3ClientFromEnv, describeS3Error, type S3StorageOptions, type S3Action } from './s3.js';
 export { mapWithConcurrency } from './concurrency.js';
+export { deleteMany } from './delete-many.js';
 
 export interface OpenStorageOptions {
   /** S3 client to use for s3:// paths (default: configured from the AWS environment variables). */
@@ -23,7 +25,7 @@ export interface OpenStorageOptions {
 export function openStorage(tablePath: string, options: OpenStorageOptions = {}): Storage {
   const s3Location = parseS3Uri(tablePath);
   if (s3Location !== undefined) {
-    return new S3Storage(s3Location.bucket, s3Location.prefix, options.s3Client ? { client: options.s3Client } : {});
+    return new S3Storage(s3Location.bucket, s3Location.prefix, { scheme: s3Location.scheme, ...(options.s3Client ? { client: options.s3Client } : {}) });
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(tablePath) && !tablePath.toLowerCase().startsWith('file://')) {
     throw new HudiError(`unsupported table path scheme`, { location: tablePath, fix: 'use s3://bucket/prefix or a local directory' });
@@ -32,13 +34,13 @@ export function openStorage(tablePath: string, options: OpenStorageOptions = {})
   return new LocalStorage(isAbsolute(dir) ? dir : resolve(dir));
 }
 
-/** `s3://bucket/a/b/` → { bucket: 'bucket', prefix: 'a/b' }; undefined when not an s3:// or s3a:// URI. */
-export function parseS3Uri(uri: string): { bucket: string; prefix: string } | undefined {
-  const match = /^s3a?:\/\/([^/]*)\/?(.*)$/i.exec(uri);
+/** `s3://bucket/a/b/` → { scheme: 's3', bucket: 'bucket', prefix: 'a/b' }; undefined when not an s3:// or s3a:// URI. */
+export function parseS3Uri(uri: string): { scheme: 's3' | 's3a'; bucket: string; prefix: string } | undefined {
+  const match = /^(s3a?):\/\/([^/]*)\/?(.*)$/i.exec(uri);
   if (match === null) return undefined;
-  const bucket = match[1] ?? '';
+  const bucket = match[2] ?? '';
   if (bucket === '') {
     throw new HudiError('S3 path has no bucket', { location: uri, fix: 'write it as s3://bucket/prefix' });
   }
-  return { bucket, prefix: (match[2] ?? '').replace(/\/+$/, '') };
+  return { scheme: match[1]!.toLowerCase() === 's3a' ? 's3a' : 's3', bucket, prefix: (match[3] ?? '').replace(/\/+$/, '') };
 }

@@ -1,10 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import type { Dirent } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, type Dirent } from 'node:fs';
 import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
 import { mapWithConcurrency } from './concurrency.js';
-import type { Storage, StoredObject } from './port.js';
+import { normalizeEtag } from './etag.js';
+import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
 
 /** Marks our in-progress temp files so listings can hide them. */
 /**
@@ -15,8 +18,11 @@ import type { Storage, StoredObject } from './port.js';
 const TEMP_MARKER = 'hudi-serverless-tmp-';
 const STAT_CONCURRENCY = 32;
 
-/** A Storage over a local directory; writes go through a temp file and a rename, so readers never see half a file. */
-export class LocalStorage implements Storage {
+/**
+ * A Storage over a local directory; writes go through a temp file and a rename, so readers never see half a file.
+ * An object's ETag is the MD5 of its content in hex, as S3 gives a single-part upload.
+ */
+export class LocalStorage implements Storage, VersionedDownload {
   readonly uri: string;
   private readonly root: string;
 
@@ -132,6 +138,34 @@ export class LocalStorage implements Storage {
     }
   }
 
+  async downloadFileIfMatch(path: string, etag: string, localFile: string): Promise<boolean> {
+    const file = this.absolute(path);
+    const target = resolve(localFile);
+    await mkdir(dirname(target), { recursive: true });
+    const temp = tempNameFor(target);
+    try {
+      // The copy is hashed as it is written, so what is kept is exactly what matched.
+      const md5 = createHash('md5');
+      const hashing = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          md5.update(chunk);
+          done(null, chunk);
+        },
+      });
+      await pipeline(createReadStream(file), hashing, createWriteStream(temp, { flags: 'wx' }));
+      if (md5.digest('hex') !== normalizeEtag(etag).toLowerCase()) {
+        await unlink(temp);
+        return false;
+      }
+      await rename(temp, target);
+      return true;
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      if (isMissing(error)) return false;
+      throw error;
+    }
+  }
+
   async listDir(dir: string): Promise<{ files: StoredObject[]; dirs: string[] }> {
     const folder = this.absolute(dir);
     const entries = await readDirIfExists(folder);
@@ -173,6 +207,21 @@ export class LocalStorage implements Storage {
     await mapWithConcurrency(paths, STAT_CONCURRENCY, async (path) => {
       await rm(this.absolute(path), { force: true });
     });
+  }
+
+  async deleteMany(paths: readonly string[], options: DeleteManyOptions = {}): Promise<DeleteManyResult> {
+    const outcomes = await mapWithConcurrency(paths, options.concurrency ?? STAT_CONCURRENCY, async (path) => {
+      try {
+        await rm(this.absolute(path), { force: true });
+        return { path, reason: undefined };
+      } catch (error) {
+        return { path, reason: (error as NodeJS.ErrnoException).code ?? (error as Error).message };
+      }
+    });
+    return {
+      deleted: outcomes.filter((outcome) => outcome.reason === undefined).map((outcome) => outcome.path),
+      failed: outcomes.flatMap((outcome) => (outcome.reason === undefined ? [] : [{ path: outcome.path, reason: outcome.reason }])),
+    };
   }
 
   /** Absolute file path of a storage path; refuses paths that climb out of the root. */

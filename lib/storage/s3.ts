@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { finished, pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -19,7 +22,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
 import { mapWithConcurrency } from './concurrency.js';
-import type { Storage, StoredObject } from './port.js';
+import { normalizeEtag } from './etag.js';
+import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
 import { nonEmpty } from '../util/text.js';
 
 const MiB = 1024 * 1024;
@@ -28,6 +32,8 @@ const MAX_PARTS = 10_000;
 const MIN_PART_SIZE = 5 * MiB;
 /** DeleteObjects takes at most 1,000 keys per call. */
 const DELETE_BATCH = 1_000;
+/** DeleteObjects requests in flight at once for deleteMany unless told otherwise. */
+const DEFAULT_DELETE_CONCURRENCY = 4;
 
 export interface S3StorageOptions {
   /** Defaults to a client configured from the standard AWS environment variables. */
@@ -38,6 +44,12 @@ export interface S3StorageOptions {
   multipartThreshold?: number;
   /** Parts in flight at once for one upload or download (default 4). */
   transferConcurrency?: number;
+  /**
+   * The scheme of the URIs this storage gives out (`uri`, `uriOf`): `s3a` when the table was named `s3a://…`, as
+   * open-source Spark's Hadoop S3A names it. Hudi opens the file paths of a clustering plan with the file system of
+   * the table's base path and refuses another scheme ("Wrong FS"), so plans keep the one the user gave. Default s3.
+   */
+  scheme?: 's3' | 's3a';
 }
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -58,9 +70,10 @@ export function s3ClientFromEnv(env: Environment = process.env): S3Client {
   return new S3Client(config);
 }
 
-/** A Storage over `s3://bucket/prefix`. */
-export class S3Storage implements Storage {
+/** A Storage over `s3://bucket/prefix` (or `s3a://`, see S3StorageOptions.scheme). */
+export class S3Storage implements Storage, VersionedDownload {
   readonly uri: string;
+  readonly scheme: 's3' | 's3a';
   readonly bucket: string;
   /** Key prefix of the root, without leading or trailing '/'; '' for the bucket's root. */
   readonly prefix: string;
@@ -72,7 +85,8 @@ export class S3Storage implements Storage {
   constructor(bucket: string, prefix = '', options: S3StorageOptions = {}) {
     this.bucket = bucket;
     this.prefix = trimSlashes(prefix);
-    this.uri = this.prefix === '' ? `s3://${bucket}` : `s3://${bucket}/${this.prefix}`;
+    this.scheme = options.scheme ?? 's3';
+    this.uri = this.prefix === '' ? `${this.scheme}://${bucket}` : `${this.scheme}://${bucket}/${this.prefix}`;
     this.client = options.client ?? s3ClientFromEnv();
     this.partSize = options.partSize ?? 8 * MiB;
     this.multipartThreshold = options.multipartThreshold ?? 16 * MiB;
@@ -80,7 +94,7 @@ export class S3Storage implements Storage {
   }
 
   uriOf(path: string): string {
-    return `s3://${this.bucket}/${this.keyOf(path)}`;
+    return `${this.scheme}://${this.bucket}/${this.keyOf(path)}`;
   }
 
   async get(path: string): Promise<Uint8Array> {
@@ -181,6 +195,39 @@ export class S3Storage implements Storage {
     }
   }
 
+  async downloadFileIfMatch(path: string, etag: string, localFile: string): Promise<boolean> {
+    const key = this.keyOf(path);
+    let body: GetObjectCommandOutput['Body'];
+    try {
+      // One GET conditional on the ETag (If-Match), so that a later overwrite is never read under this version's tag;
+      // once it answers, S3 streams that version to the end.
+      body = (await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, IfMatch: `"${normalizeEtag(etag)}"` }))).Body;
+    } catch (error) {
+      // 412: the key holds another version now; 404: none.
+      const status = httpStatusOf(error);
+      if (status === 412 || status === 404) return false;
+      throw this.describeError(error, 'read', key);
+    }
+    const target = resolve(localFile);
+    await mkdir(dirname(target), { recursive: true });
+    const temp = join(dirname(target), `.${basename(target)}.download-${randomBytes(6).toString('hex')}`);
+    try {
+      const out = createWriteStream(temp);
+      if (body instanceof Readable) {
+        await pipeline(body, out);
+      } else {
+        // Not Node's stream (other runtimes): the SDK's byte helper.
+        out.end(body === undefined ? new Uint8Array(0) : await body.transformToByteArray());
+        await finished(out);
+      }
+      await rename(temp, target);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw error instanceof HudiError ? error : this.describeError(error, 'read', key);
+    }
+    return true;
+  }
+
   async listDir(dir: string): Promise<{ files: StoredObject[]; dirs: string[] }> {
     const listPrefix = this.folderPrefix(dir);
     const files: StoredObject[] = [];
@@ -234,6 +281,33 @@ export class S3Storage implements Storage {
         });
       }
     }
+  }
+
+  async deleteMany(paths: readonly string[], options: DeleteManyOptions = {}): Promise<DeleteManyResult> {
+    const batches: string[][] = [];
+    for (let offset = 0; offset < paths.length; offset += DELETE_BATCH) batches.push(paths.slice(offset, offset + DELETE_BATCH));
+    const results = await mapWithConcurrency(batches, options.concurrency ?? DEFAULT_DELETE_CONCURRENCY, async (batch) => {
+      const keyToPath = new Map(batch.map((path) => [this.keyOf(path), path]));
+      let response;
+      try {
+        response = await this.client.send(
+          new DeleteObjectsCommand({
+            Bucket: this.bucket,
+            Delete: { Objects: [...keyToPath.keys()].map((key) => ({ Key: key })), Quiet: true },
+          }),
+        );
+      } catch (error) {
+        throw this.describeError(error, 'delete', keyToPath.keys().next().value ?? '');
+      }
+      // Quiet mode lists only the keys that failed; every other key is gone (missing ones count as deleted).
+      const failed = (response.Errors ?? []).map((failure) => ({
+        path: keyToPath.get(failure.Key ?? '') ?? failure.Key ?? '',
+        reason: `${failure.Code ?? 'error'}${failure.Message ? `: ${failure.Message}` : ''}`,
+      }));
+      const failedPaths = new Set(failed.map((failure) => failure.path));
+      return { deleted: batch.filter((path) => !failedPaths.has(path)), failed };
+    });
+    return { deleted: results.flatMap((result) => result.deleted), failed: results.flatMap((result) => result.failed) };
   }
 
   private async uploadMultipart(key: string, localFile: string, size: number): Promise<void> {

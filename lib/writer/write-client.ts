@@ -2,9 +2,9 @@
  * Copy-on-write writes (HoodieWriteClient for COW tables): bulk_insert, insert, upsert and delete of one batch.
  *
  * Timeline protocol, as Hudi: `T.commit.requested` (under the lock, T strictly greater than every instant) →
- * `T.inflight` (workload profile) → data files (each announced by a marker first) → under the lock, the conflict
- * check, the check that T is still inflight and no rollback names it (Hudi's transitionState requires the old state
- * to exist), and `T.commit`, the commit point. Readers never see a partial write: until `T.commit` exists, every
+ * `T.inflight` (workload profile) → data files (each announced by a marker first) → under the lock, the check that T
+ * is still inflight and no rollback names it (Hudi's transitionState requires the old state to exist), the conflict
+ * check, and `T.commit`, the commit point. Readers never see a partial write: until `T.commit` exists, every
  * file named with T is invisible. A write that fails is rolled back (its files removed via markers); one killed
  * midway is cleaned up by `hudi-serverless rollback <table> T`.
  *
@@ -21,22 +21,22 @@ import { WriteSession, type ExistingBaseFile, type InputFormat, type KeyFieldCol
 import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type FileSystemView } from '../fs-view.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
-import { withLock, type LockProvider } from '../lock/port.js';
+import type { LockProvider } from '../lock/port.js';
 import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../reader.js';
 import { findRollbackOf, rollbackInstant } from '../rollback.js';
-import { parseAvroRecordSchema, withMetaFields, withoutMetaFields, type AvroRecordSchema } from '../schema.js';
+import { withMetaFields, type AvroRecordSchema } from '../schema.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import { HudiTable, PARTITION_METAFILE } from '../table.js';
+import { HudiTable, PARTITION_METAFILE, withTableLock } from '../table.js';
 import { newTableOptionsFromWriteProperties, PROPERTIES_FILE } from '../table-config.js';
 import { createTable } from '../table-init.js';
 import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
 import { newInstantTime } from '../timeline/instant.js';
 import { startHeartbeat } from '../timeline/heartbeat.js';
 import { createMarker, deleteMarkerDir, listMarkers } from '../timeline/markers.js';
-import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
-import { instantPath, loadTimeline, latestTableSchema, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
+import { pendingClusteringPlans } from '../timeline/queries.js';
+import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { describeFileGroup, findConflicts } from './conflict.js';
 import { hudiFooter } from './footer.js';
@@ -114,8 +114,7 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
       createdTable = true;
       table = await HudiTable.open(storage, { mode: 'write' });
     } else {
-      const schemaText = (await latestTableSchema(storage, table.timeline)) ?? table.config.createSchema;
-      tableSchema = schemaText ? withoutMetaFields(parseAvroRecordSchema(schemaText, storage.uri)) : await session.avroSchemaOfBatch(table.config.name);
+      tableSchema = (await table.schema())?.schema ?? (await session.avroSchemaOfBatch(table.config.name));
     }
     assertWritable(table);
     return await writeToTable(table, view, templates.localPaths, session, batch.rowCount, tableSchema, config, options, workDir, createdTable);
@@ -191,9 +190,8 @@ async function writeToTable(
   const startTimeline = table.timeline;
   const completedAtStart = new Set(startTimeline.completed().map((i) => `${i.time}.${i.action}`));
   const metadataTable = keepMetadataTable(storage, props);
-  const instantTime = await withLock(lock, async () => {
-    const timeline = await loadTimeline(storage);
-    const time = newInstantTime(timeline.allTimes(), now(), table.config.timelineTimeZone);
+  const instantTime = await withTableLock(table, lock, async (current) => {
+    const time = newInstantTime(current.timeline.allTimes(), now(), current.config.timelineTimeZone);
     // Before anything is written: apply the user's hoodie.metadata.* keys, and refuse a metadata table we cannot keep.
     await metadataTable.prepare('a write');
     await createRequested(storage, time, 'commit');
@@ -290,8 +288,11 @@ async function writeToTable(
       operationType: OPERATION_TYPES[operation],
     };
     const ours = new Set(plan.buckets.filter((b) => b.kind === 'UPDATE').map((b) => fileGroupKey(b.partitionPath, b.fileId)));
-    await withLock(lock, async (lease) => {
-      const current = await loadTimeline(storage);
+    await withTableLock(table, lock, async (fresh, lease) => {
+      const current = fresh.timeline;
+      // First: once another writer rolled T back, that is the error, whatever else changed meanwhile (a Spark writer
+      // that rolls T back eagerly may also have bootstrapped the metadata table or updated our file groups).
+      await assertStillInflight(storage, current, instantTime);
       const completedSinceStart = await Promise.all(current.completedWrites()
         .filter((i) => !completedAtStart.has(`${i.time}.${i.action}`) && i.time !== instantTime)
         .map(async (i) => ({ time: i.time, action: i.action, metadata: await readCommitMetadata(storage, i) })));
@@ -307,7 +308,6 @@ async function writeToTable(
           { location: storage.uri, fix: 'nothing of this write is visible; retry it' },
         );
       }
-      await assertStillInflight(storage, current, instantTime);
       await lease.assertHeld();
       // The metadata table's deltacommit for this instant completes first; readers apply it once T.commit exists.
       await metadataTable.commit(instantTime, metadata, {

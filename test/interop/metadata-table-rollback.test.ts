@@ -18,7 +18,7 @@ import { rollbackInstant } from '../../lib/rollback.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
-import { runCli } from '../helpers/cli.js';
+import { runKilledWrite } from '../helpers/killed-write.js';
 import { canonicalRows, hudiToolchain, startHudi, type HudiHarness } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
@@ -98,7 +98,7 @@ describe('rollbacks and the metadata table, with Hudi', { timeout: 1_800_000 }, 
       writeFileSync(propsFile, [...ourProps(name)].map(([k, v]) => `${k}=${v}`).join('\n'));
       const input = join(tempDir(), 'batch.jsonl');
       await writeJsonLines(input, rows([...range(5, 8), ...range(20, 23)], 2));
-      const killed = runCli(['write', table, '--input', input, '--operation', 'upsert', '--props', propsFile, '--quiet'], { ...process.env, HUDI_SERVERLESS_FAULT: `crash-in-metadata-table:${killAfter}` });
+      const killed = runKilledWrite(table, input, propsFile, 'upsert', `metadata:${killAfter}`);
       assert.notEqual(killed.code, 0);
       const [failed] = pendingDataInstants(table);
       assert.ok(failed, 'the killed write is pending');

@@ -2,13 +2,14 @@
  * A local stand-in for the Step Functions API, enough for the trigger Lambda and `cluster --via-state-machine <ARN>`:
  * StartExecution (with AWS's name rules: the same name and input as a running execution returns it, any other reuse
  * of a name is ExecutionAlreadyExists), DescribeExecution and GetExecutionHistory, speaking the AWS JSON 1.0
- * protocol on a loopback port. Executions run the real definition with the bundled handlers (local-state-machine.ts).
+ * protocol on a loopback port. Executions run the real definition with the bundled handlers (state-machine.ts).
  * Point an SDK at it with AWS_ENDPOINT_URL_SFN.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { runStateMachineLocally, type LocalExecution, type LocalRunOptions, type ProgressEvent } from './local-state-machine.js';
-import type { ClusteringExecutionInput } from './settings.js';
+import type { ClusteringExecutionInput } from '../settings.js';
+import type { ProgressEvent } from './progress.js';
+import { runStateMachineLocally, type LocalExecution, type LocalRunOptions } from './state-machine.js';
 
 export interface HistoryEvent {
   readonly id: number;

@@ -1,0 +1,282 @@
+/**
+ * Exactly-once ingestion, per object version (bucket, key, ETag) — the `source`, `<bucket>/<key>#<etag>`:
+ * 1. Done record `.hoodie/.ingest/<sha256(source)>.json` (created with putIfAbsent after the commit): when it
+ *    exists, the object was handled (ingested, quarantined or superseded) and every later delivery is a 'duplicate'.
+ * 2. Claim: before any work, a delivery takes a per-object lease, the storage lock (lib/lock/storage-lock.ts) kept
+ *    under `.hoodie/.ingest/<id>/`: created with putIfAbsent, renewed every lease/3 while this process runs, taken
+ *    over only after it stayed unrenewed for a whole lease (a crashed or timed-out Lambda). A concurrent delivery of
+ *    the same event waits for the holder, then finds the done record. Only the holder writes.
+ * 3. Commit marker: the Hudi commit carries `extraMetadata["hudi-serverless.ingest.source"] = source`. A process
+ *    that dies after the commit but before the done record leaves `.hoodie/.ingest/<id>/attempt.json`; the next
+ *    holder then scans the completed commits since that attempt for the marker and, when found, only writes the
+ *    done record. It scans again just before its own commit (the `beforeCommit` guard handed to the work, which
+ *    re-checks the lease first), so a previous holder that was still committing when the lease lapsed is not applied
+ *    twice either. Residual risk: a holder whose renewals fail for a whole lease yet still commits, at the same moment
+ *    as the taker's commit; with upsert (the default) that re-applies identical records, an extra commit but no new rows.
+ */
+import { createHash } from 'node:crypto';
+import { AlreadyExistsError, ConflictError, HudiError, NotFoundError } from '../errors.js';
+import type { LockLease } from '../lock/port.js';
+import { StorageLockProvider } from '../lock/storage-lock.js';
+import { normalizeEtag } from '../storage/etag.js';
+import type { Storage, StoredObject } from '../storage/port.js';
+import { readTableConfig } from '../table-config.js';
+import { compareInstantTimes, formatInstantTime } from '../timeline/instant.js';
+import { loadTimeline, readCommitMetadata } from '../timeline/timeline.js';
+import type { ClaimOptions, HandledResult, IngestLog, IngestResult } from './types.js';
+
+export { normalizeEtag };
+
+/** The commit extraMetadata key naming the object a commit applied. */
+export const INGEST_SOURCE_KEY = 'hudi-serverless.ingest.source';
+/** Idempotency records, inside the table's metafolder (Hudi ignores folders there it does not know). */
+export const INGEST_FOLDER = '.hoodie/.ingest';
+/** Commits this much older than the first attempt are not scanned (instant times come from writers' clocks). */
+const CLOCK_SKEW_MS = 10 * 60_000;
+
+export function ingestSource(bucket: string, key: string, etag: string): string {
+  return `${bucket}/${key}#${normalizeEtag(etag)}`;
+}
+
+export function ingestId(source: string): string {
+  return createHash('sha256').update(source).digest('hex');
+}
+
+/** One object version of the landing bucket, the unit of exactly-once. */
+export interface ObjectVersion {
+  readonly bucket: string;
+  readonly key: string;
+  /** Normalized (normalizeEtag). */
+  readonly etag: string;
+}
+
+/** The done record's content: what handling the object came to, and which object version it was. */
+type DoneRecord = Pick<HandledResult, 'source' | 'outcome' | 'instantTime' | 'inserted' | 'updated' | 'deleted' | 'badRecords' | 'errorsKey' | 'reason'> & {
+  readonly bucket: string;
+  readonly key: string;
+  readonly etag: string;
+  readonly completedAt: string;
+};
+
+interface AttemptRecord {
+  readonly firstAttemptAt: string;
+  readonly attempts: number;
+}
+
+interface FoundCommit {
+  readonly instantTime: string;
+  readonly inserted: number;
+  readonly updated: number;
+  readonly deleted: number;
+  readonly badRecords: number;
+}
+
+/** Thrown from the pre-commit guard: an earlier attempt's commit already applied this object. */
+class AlreadyAppliedError extends Error {
+  constructor(readonly found: FoundCommit) {
+    super(`already applied by commit ${found.instantTime}`);
+  }
+}
+
+const donePathOf = (source: string): string => `${INGEST_FOLDER}/${ingestId(source)}.json`;
+
+/** The duplicate result when the object version was handled before (its done record exists); else undefined. */
+export async function handledBefore(table: Storage, version: ObjectVersion): Promise<IngestResult | undefined> {
+  const done = await readDone(table, donePathOf(ingestSource(version.bucket, version.key, version.etag)));
+  return done === undefined ? undefined : duplicateOf(done);
+}
+
+export interface ExactlyOnceRequest {
+  readonly table: Storage;
+  readonly version: ObjectVersion;
+  /** The object's URI, for messages. */
+  readonly location: string;
+  readonly claim?: ClaimOptions;
+  readonly log?: IngestLog;
+  readonly now: () => Date;
+}
+
+/**
+ * Claim the object version, recover an earlier attempt's commit or run `apply`, and record the outcome; see the
+ * module comment. `apply` must call `beforeCommit` just before its commit (writeBatch's afterDataFiles hook).
+ */
+export async function applyExactlyOnce(
+  request: ExactlyOnceRequest,
+  apply: (beforeCommit: () => Promise<void>) => Promise<HandledResult>,
+): Promise<IngestResult> {
+  const { table, version, log, now } = request;
+  const source = ingestSource(version.bucket, version.key, version.etag);
+  const id = ingestId(source);
+  const donePath = donePathOf(source);
+  const claimStorage = prefixedStorage(table, `${INGEST_FOLDER}/${id}`);
+  const lock = new StorageLockProvider(claimStorage, {
+    ...(request.claim?.leaseMs === undefined ? {} : { leaseMs: request.claim.leaseMs }),
+    ...(request.claim?.pollMs === undefined ? {} : { pollMs: request.claim.pollMs }),
+  });
+  let lease: LockLease;
+  try {
+    lease = await lock.acquire(request.claim?.waitMs === undefined ? {} : { waitMs: request.claim.waitMs });
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    throw new ConflictError(`another delivery of this object is still being ingested: ${error.message}`, {
+      location: request.location,
+      fix: 'nothing to do: this delivery fails so that it is retried, and the retry finds the object done',
+    });
+  }
+
+  let recorded = false;
+  try {
+    // The holder before us may have finished between our first look and the claim.
+    const doneMeanwhile = await readDone(table, donePath);
+    if (doneMeanwhile !== undefined) {
+      recorded = true;
+      return duplicateOf(doneMeanwhile);
+    }
+    const attempt = await readAttempt(claimStorage);
+    const record = (outcome: Omit<DoneRecord, 'source' | 'bucket' | 'key' | 'etag' | 'completedAt'>): Promise<void> =>
+      writeDone(table, donePath, { source, bucket: version.bucket, key: version.key, etag: version.etag, ...outcome, completedAt: now().toISOString() }).then(() => {
+        recorded = true;
+      });
+
+    if (attempt !== undefined) {
+      const found = await findCommitOf(table, source, new Date(Date.parse(attempt.firstAttemptAt) - CLOCK_SKEW_MS));
+      if (found !== undefined) {
+        log?.warn('an earlier attempt committed this object but did not record it; recording it now', { source, instantTime: found.instantTime });
+        await record({ outcome: 'ingested', ...found });
+        return { outcome: 'duplicate', originalOutcome: 'ingested', source, ...found, recovered: true };
+      }
+    }
+    await claimStorage.put('attempt.json', JSON.stringify({
+      firstAttemptAt: attempt?.firstAttemptAt ?? now().toISOString(),
+      attempts: (attempt?.attempts ?? 0) + 1,
+    } satisfies AttemptRecord));
+
+    const beforeCommit = async (): Promise<void> => {
+      // The lease must still be ours at the commit, and a previous holder must not have committed meanwhile.
+      await lease.assertHeld();
+      if (attempt === undefined) return;
+      const found = await findCommitOf(table, source, new Date(Date.parse(attempt.firstAttemptAt) - CLOCK_SKEW_MS));
+      if (found !== undefined) throw new AlreadyAppliedError(found);
+    };
+    let result: HandledResult;
+    try {
+      result = await apply(beforeCommit);
+    } catch (error) {
+      if (!(error instanceof AlreadyAppliedError)) throw error;
+      await record({ outcome: 'ingested', ...error.found });
+      return { outcome: 'duplicate', originalOutcome: 'ingested', source, ...error.found, recovered: true };
+    }
+    await record({
+      outcome: result.outcome, inserted: result.inserted, updated: result.updated, deleted: result.deleted, badRecords: result.badRecords,
+      ...(result.instantTime === undefined ? {} : { instantTime: result.instantTime }),
+      ...(result.errorsKey === undefined ? {} : { errorsKey: result.errorsKey }),
+      ...(result.reason === undefined ? {} : { reason: result.reason }),
+    });
+    return result;
+  } finally {
+    await lease.release();
+    // Once the done record exists the claim folder is no longer needed; a leftover costs one small object.
+    if (recorded) await deleteAll(claimStorage).catch(() => undefined);
+  }
+}
+
+/** The completed commit (since `since`) whose extraMetadata names `source`, newest first. */
+export async function findCommitOf(table: Storage, source: string, since: Date): Promise<FoundCommit | undefined> {
+  const timeline = await loadTimeline(table);
+  // No commit yet (an earlier attempt may have died before it created the table): nothing to find.
+  if (timeline.completedWrites().length === 0) return undefined;
+  // Instant times are on the table's clock (hoodie.table.timeline.timezone).
+  const sinceTime = formatInstantTime(since, (await readTableConfig(table)).timelineTimeZone);
+  const candidates = timeline.completedWrites().filter((i) => i.action === 'commit' && compareInstantTimes(i.time, sinceTime) >= 0).reverse();
+  for (const instant of candidates) {
+    const metadata = await readCommitMetadata(table, instant);
+    if (metadata.extraMetadata[INGEST_SOURCE_KEY] !== source) continue;
+    const stats = Object.values(metadata.partitionToWriteStats).flat();
+    const sum = (pick: (s: (typeof stats)[number]) => number) => stats.reduce((total, s) => total + pick(s), 0);
+    // Bad records are not in the commit; the errors file (written before the commit for JSON lines) has them.
+    return { instantTime: instant.time, inserted: sum((s) => s.numInserts), updated: sum((s) => s.numUpdateWrites), deleted: sum((s) => s.numDeletes), badRecords: 0 };
+  }
+  return undefined;
+}
+
+// ---- the records ----
+
+async function readJson(storage: Storage, path: string): Promise<unknown> {
+  try {
+    return JSON.parse(Buffer.from(await storage.get(path)).toString('utf8')) as unknown;
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    if (error instanceof SyntaxError) {
+      throw new HudiError(`ingest record is not JSON: ${error.message}`, { location: storage.uriOf(path), fix: 'delete it to let the object be ingested again' });
+    }
+    throw error;
+  }
+}
+
+async function readDone(table: Storage, path: string): Promise<DoneRecord | undefined> {
+  const value = await readJson(table, path);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || typeof (value as { source?: unknown }).source !== 'string') {
+    throw new HudiError('ingest record has no source', { location: table.uriOf(path), fix: 'delete it to let the object be ingested again' });
+  }
+  return value as DoneRecord;
+}
+
+async function readAttempt(claimStorage: Storage): Promise<AttemptRecord | undefined> {
+  const value = await readJson(claimStorage, 'attempt.json');
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Partial<AttemptRecord>;
+  // An unreadable time still proves an attempt: scan everything then.
+  const firstAttemptAt = typeof record.firstAttemptAt === 'string' && !Number.isNaN(Date.parse(record.firstAttemptAt)) ? record.firstAttemptAt : new Date(0).toISOString();
+  return { firstAttemptAt, attempts: typeof record.attempts === 'number' ? record.attempts : 1 };
+}
+
+async function writeDone(table: Storage, path: string, record: DoneRecord): Promise<void> {
+  try {
+    await table.putIfAbsent(path, `${JSON.stringify(record, null, 2)}\n`);
+  } catch (error) {
+    // Recorded by someone else: only possible after this holder's lease lapsed; the record stands either way.
+    if (!(error instanceof AlreadyExistsError)) throw error;
+  }
+}
+
+function duplicateOf(done: DoneRecord): IngestResult {
+  return {
+    outcome: 'duplicate', originalOutcome: done.outcome, source: done.source,
+    inserted: done.inserted ?? 0, updated: done.updated ?? 0, deleted: done.deleted ?? 0, badRecords: done.badRecords ?? 0,
+    ...(done.instantTime === undefined ? {} : { instantTime: done.instantTime }),
+    ...(done.errorsKey === undefined ? {} : { errorsKey: done.errorsKey }),
+    ...(done.reason === undefined ? {} : { reason: done.reason }),
+  };
+}
+
+/** A Storage rooted at `prefix` under another (the claim's lock lives in its own folder per object). */
+function prefixedStorage(base: Storage, prefix: string): Storage {
+  const full = (path: string) => (path === '' ? prefix : `${prefix}/${path}`);
+  const relative = (object: StoredObject): StoredObject => ({ ...object, path: object.path.startsWith(`${prefix}/`) ? object.path.slice(prefix.length + 1) : object.path });
+  return {
+    uri: base.uriOf(prefix),
+    uriOf: (path) => base.uriOf(full(path)),
+    get: (path) => base.get(full(path)),
+    getRange: (path, start, end) => base.getRange(full(path), start, end),
+    head: async (path) => {
+      const object = await base.head(full(path));
+      return object === undefined ? undefined : relative(object);
+    },
+    put: (path, body) => base.put(full(path), body),
+    putIfAbsent: (path, body) => base.putIfAbsent(full(path), body),
+    uploadFile: (path, localFile) => base.uploadFile(full(path), localFile),
+    downloadFile: (path, localFile) => base.downloadFile(full(path), localFile),
+    listDir: async (dir) => {
+      const listed = await base.listDir(full(dir));
+      return { files: listed.files.map(relative), dirs: listed.dirs };
+    },
+    listRecursive: async (dir) => (await base.listRecursive(full(dir))).map(relative),
+    delete: (paths) => base.delete(paths.map(full)),
+  };
+}
+
+async function deleteAll(storage: Storage): Promise<void> {
+  const objects = await storage.listRecursive('');
+  if (objects.length > 0) await storage.delete(objects.map((o) => o.path));
+}

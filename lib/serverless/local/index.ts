@@ -1,0 +1,17 @@
+/**
+ * Local stand-ins for AWS, for `npm start`, the tests and `cluster --via-state-machine local`; nothing deployed
+ * imports them: the state machine run in-process (state-machine.ts) over emulated Lambda invocations (lambda.ts),
+ * its progress (progress.ts), and a local Step Functions endpoint (sfn-endpoint.ts).
+ */
+export {
+  runStateMachineLocally,
+  loadDefinition,
+  taskFunctions,
+  FUNCTION_SUBSTITUTIONS,
+  type LocalExecution,
+  type LocalRunOptions,
+} from './state-machine.js';
+export { lambdaContext, loadBundledHandler, type FunctionName, type InvocationRecord, type LambdaHandler } from './lambda.js';
+export { formatProgressEvent, type ProgressEvent } from './progress.js';
+export { startLocalStepFunctionsEndpoint, type LocalStepFunctions } from './sfn-endpoint.js';
+export { clusterViaLocalStateMachine, type LocalViaStateMachineOptions, type LocalViaStateMachineResult } from './via-state-machine.js';
