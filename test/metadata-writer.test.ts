@@ -6,6 +6,10 @@
  * rollback removes what it wrote there. The user's hoodie.metadata.* keys turn the metadata table (or a partition)
  * off as Hudi's writers do; a metadata table that Hudi would compact first is refused, clearly.
  *
+ * Clustering keeps it too: its replacecommit's deltacommit lists the new files (the replaced ones stay listed until
+ * a clean), indexes them, and moves every clustered record in the record index; a failed clustering commit is
+ * retried or rolled back there too.
+ *
  * The metadata tables here are made by test/helpers/metadata-table.ts as Hudi initializes one on an empty table;
  * test/interop/metadata-table-*.test.ts runs Hudi's validator on real Spark-made ones.
  */
@@ -28,13 +32,19 @@ import { readSnapshot } from '../lib/reader.js';
 import { rollbackInstant } from '../lib/rollback.js';
 import { openStorage } from '../lib/storage/index.js';
 import type { Storage } from '../lib/storage/port.js';
-import { HudiTable } from '../lib/table.js';
+import { HudiTable, listPartitions } from '../lib/table.js';
+import { joinPartitionPath, parseBaseFileName } from '../lib/fs-view.js';
 import { newTableOptionsFromWriteProperties, tableChecksum } from '../lib/table-config.js';
 import { createTable } from '../lib/table-init.js';
 import { loadTimeline, readCommitMetadata } from '../lib/timeline/timeline.js';
 import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { runKilledWrite } from './helpers/killed-write.js';
+import { resolveClusteringConfig } from '../lib/clustering/config.js';
+import { commit as commitClustering } from '../lib/clustering/commit.js';
+import { runClusteringJob } from '../lib/clustering/job.js';
+import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import { rollbackInflightClustering } from '../lib/rollback.js';
 import { tempDir } from './helpers/fixtures.js';
 import { initMetadataTable } from './helpers/metadata-table.js';
 
@@ -70,16 +80,19 @@ async function write(table: string, records: Iterable<object>, operation: WriteO
 const users = (count: number, seed: number, idStart = 1) =>
   [...generateUsers({ count, seed, idStart, days: 1 })].map((user) => ({ ...user, dt: user.id % 2 === 0 ? '2024-01-02' : '2024-01-01', createTime: `2024-01-0${1 + (user.id % 2)} ${String(seed % 24).padStart(2, '0')}:00:00` }));
 
-/** The committed base files on storage: every version whose instant completed (nothing is cleaned). */
+/**
+ * The committed base files on storage: every version whose instant completed, replaced file groups included (the
+ * metadata table lists them until a clean deletes them).
+ */
 async function committedBaseFiles(storage: Storage): Promise<Map<string, { partition: string; name: string; size: number; instant: string; fileId: string }>> {
   const timeline = await loadTimeline(storage);
-  const table = await HudiTable.open(storage);
-  const view = await table.fileSystemView();
   const out = new Map<string, { partition: string; name: string; size: number; instant: string; fileId: string }>();
-  for (const group of view.fileGroups()) {
-    for (const slice of group.slices) {
-      const file = slice.baseFile;
-      if (timeline.isCommitted(file.instantTime)) out.set(file.path, { partition: file.partitionPath, name: file.fileName, size: file.size, instant: file.instantTime, fileId: file.fileId });
+  for (const partition of await listPartitions(storage)) {
+    for (const file of partition.files) {
+      const parsed = parseBaseFileName(file.name);
+      if (parsed === undefined || !timeline.isCommitted(parsed.instantTime)) continue;
+      const path = joinPartitionPath(partition.partitionPath, file.name);
+      out.set(path, { partition: partition.partitionPath, name: file.name, size: file.size, instant: parsed.instantTime, fileId: parsed.fileId });
     }
   }
   return out;
@@ -315,4 +328,97 @@ describe('writer with Hudi\'s metadata table', () => {
     await write(table, users(2, 72, 950), 'insert', { props: roomy });
     await assertInSync(table, ['files']);
   });
+});
+
+describe('clustering with Hudi\'s metadata table', () => {
+  const clustering = (layout: 'linear' | 'z-order') => resolveClusteringConfig({
+    event: { 'hoodie.clustering.plan.strategy.sort.columns': layout === 'linear' ? 'id' : 'id,name', 'hoodie.layout.optimize.strategy': layout },
+  }).config;
+
+  for (const layout of ['linear', 'z-order'] as const) {
+    it(`${layout}: the replacecommit's deltacommit keeps files, column_stats, bloom_filters and record_index in sync; writes go on`, async () => {
+      const { table, storage } = await mdtTable();
+      for (let i = 0; i < 3; i++) await write(table, users(8, 100 + i, 1 + 8 * i), 'insert');
+      const rowsBefore = (await readSnapshot(await HudiTable.open(storage))).rows.length;
+      const groupsBefore = (await (await HudiTable.open(storage)).fileSystemView()).fileGroups().length;
+      const engine = await openParquetEngine();
+      try {
+        const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+        const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+          mode: 'scheduleAndExecute', config: clustering(layout), force: true, lock, engine, tempDir: tempDir(), properties: PROPS,
+        });
+        const delta = result.commit?.metadataTable?.deltaCommit;
+        assert.ok(delta, 'the replacecommit got its deltacommit');
+        assert.equal(delta.instantTime, result.instantTime);
+        assert.equal(delta.partitions['record_index']?.records, rowsBefore, 'every clustered record moved');
+        assert.equal(delta.partitions['record_index']?.deletes, 0);
+        const replaced = Object.values(result.commit!.metadata.partitionToReplaceFileIds ?? {}).flat();
+        assert.equal(replaced.length, groupsBefore, 'every file group replaced');
+        await assertInSync(table);
+        // The replaced files stay listed (a clean removes them), the new ones are listed too.
+        const reader = await (await MetadataTable.open(storage))!.reader();
+        const listed = [...(await reader.filesInPartition('2024-01-01')).keys()];
+        assert.equal(listed.length, 4, 'three replaced files and the new one');
+        assert.equal((await readSnapshot(await HudiTable.open(storage))).rows.length, rowsBefore);
+      } finally {
+        await engine.close();
+      }
+      await write(table, [...users(4, 120, 1), ...users(2, 121, 200)], 'upsert');
+      await assertInSync(table);
+    });
+  }
+
+  it('a clustering commit failing after any storage write of its deltacommit: a retry commits, or the rollback removes the deltacommit', async () => {
+    const { table, storage } = await mdtTable(['files', 'record_index']);
+    for (let i = 0; i < 2; i++) await write(table, users(6, 130 + i, 1 + 6 * i), 'insert');
+    const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+    const engine = await openParquetEngine();
+    try {
+      const open = () => HudiTable.open(storage, { mode: 'write' });
+      const failing = async (instant: string, failAt: string) => {
+        let logs = 0;
+        await assert.rejects(
+          runClusteringJob(await open(), {
+            mode: 'execute', instant, config: clustering('linear'), lock, engine, tempDir: tempDir(), properties: PROPS,
+            afterMetadataTableWrite: async (what) => {
+              const step = what.startsWith('log ') ? `log ${++logs}` : what;
+              if (step === failAt) throw new Error(`injected failure after ${failAt}`);
+            },
+          }),
+          new RegExp(`injected failure after ${failAt}`),
+        );
+        assert.equal((await loadTimeline(storage)).find(instant)?.state, 'INFLIGHT', `failure after ${failAt}: the clustering stays pending`);
+      };
+      const schedule = async () => (await runClusteringJob(await open(), { mode: 'schedule', config: clustering('linear'), force: true, lock, engine, properties: PROPS })).scheduled!.instantTime;
+
+      // files + record_index: requested, inflight, one log file each, completed.
+      const first = await schedule();
+      for (const failAt of ['requested', 'inflight', 'log 1', 'log 2', 'completed']) {
+        await failing(first, failAt);
+        await assertInSync(table, ['files', 'record_index']);
+      }
+      // The retried commit replaces the earlier attempt's deltacommit with its own.
+      const done = await commitClustering(await open(), first, { lock, properties: PROPS });
+      assert.equal(done.outcome, 'committed');
+      assert.equal(mdtInstantFiles(table).filter((name) => name.startsWith(first)).length, 3);
+      assert.equal(mdtLogsOf(table, first).length, done.metadataTable!.deltaCommit!.logFiles.length, 'only the log files of the last attempt');
+      await assertInSync(table, ['files', 'record_index']);
+
+      // Rolled back keeping the plan: its deltacommit goes with it; the plan then runs to the end.
+      await write(table, users(4, 140, 100), 'insert');
+      const second = await schedule();
+      await failing(second, 'completed');
+      const rolledBack = await rollbackInflightClustering(await open(), second, { lock });
+      assert.equal(rolledBack?.outcome, 'rolled-back');
+      assert.ok(!mdtInstantFiles(table).some((name) => name.startsWith(second)), `no metadata instant ${second} is left`);
+      assert.deepEqual(mdtLogsOf(table, second), []);
+      await assertInSync(table, ['files', 'record_index']);
+      const rerun = await runClusteringJob(await open(), { mode: 'execute', instant: second, config: clustering('linear'), lock, engine, tempDir: tempDir(), properties: PROPS });
+      assert.equal(rerun.commit?.outcome, 'committed');
+      await assertInSync(table, ['files', 'record_index']);
+    } finally {
+      await engine.close();
+    }
+  });
+
 });

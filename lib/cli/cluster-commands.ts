@@ -66,9 +66,14 @@ export const clusterCommand: Command = {
         ...(values['temp-dir'] === undefined ? {} : { tempDir: values['temp-dir'] }),
         onProgress: err,
         bloom: writeConfigFromProperties(props, values.props ?? 'properties').bloom,
+        properties: props,
       });
       if (values.json) {
-        out(JSON.stringify({ scheduled: result.scheduled ?? null, instantTime: result.instantTime ?? null, report: result.commit?.report ?? null }));
+        const deltaCommit = result.commit?.metadataTable?.deltaCommit;
+        out(JSON.stringify({
+          scheduled: result.scheduled ?? null, instantTime: result.instantTime ?? null, report: result.commit?.report ?? null,
+          metadataTable: deltaCommit === undefined ? null : { partitions: deltaCommit.partitions, disabled: result.commit?.metadataTable?.disabled ?? null },
+        }));
       } else if (result.commit?.report !== undefined) {
         process.stdout.write(formatClusteringReport(result.commit.report));
       } else if (result.scheduled !== undefined) {

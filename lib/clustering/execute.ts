@@ -16,7 +16,7 @@ import type { ColumnStats, FileColumnStats, OutputRange, ParquetColumnInfo, Parq
 import { baseFileName, joinPartitionPath } from '../fs-view.js';
 import { buildCurveKeys, sortRowsByCurveKey, type CurveKeyBatch, type CurveSortColumn, type SortValue } from '../layout/curves.js';
 import { stageFiles, withTableLocations } from '../reader.js';
-import { assertNoMetadataTable } from '../metadata/index.js';
+import { assertMetadataTableKeepable, metadataTableState } from '../metadata/index.js';
 import { withMetaFields } from '../schema.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { HudiTable } from '../table.js';
@@ -29,7 +29,8 @@ import type { BloomFilterOptions } from '../writer/bloom-filter.js';
 import { hudiFooter } from '../writer/footer.js';
 import type { ClusteringConfig } from './config.js';
 import {
-  assertClusteringPending, assertNotCompletedMeanwhile, ensureInflight, groupPartition, loadClusteringInstant, sliceStoragePath, writeGroupResult, type GroupResult,
+  assertClusteringPending, assertNotCompletedMeanwhile, ensureInflight, groupPartition, loadClusteringInstant, sliceStoragePath, writeGroupRecordKeys,
+  writeGroupResult, type GroupResult,
 } from './instant.js';
 import { toComparable, type ComparableValue, type FileSummary } from './report.js';
 import { groupOrder, groupOrderKind, planSortColumns, type GroupOrder } from './sort-columns.js';
@@ -48,6 +49,8 @@ export interface ExecuteGroupOptions {
   readonly parquetBlockBytes?: number;
   /** hoodie.index.bloom.* / hoodie.bloom.index.filter.*: the footers' bloom filter, as the writer's (default Hudi's). */
   readonly bloom?: Partial<BloomFilterOptions>;
+  /** The run's Hudi properties (hoodie.metadata.*: whether the commit can keep the metadata table). */
+  readonly properties?: ReadonlyMap<string, string>;
 }
 
 /** hoodie.parquet.block.size: the row group size Hudi's writers aim for. */
@@ -123,7 +126,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   const { instant, plan } = await loadClusteringInstant(table, instantTime);
   assertClusteringPending(storage, instant);
   // Fail before the work: commit would refuse it (and checks again under the lock).
-  assertNoMetadataTable(table.config, storage.uriOf(PROPERTIES_FILE), 'a clustering');
+  await assertMetadataTableKeepable(storage, 'a clustering', options.properties ?? new Map(), table.config);
   const group = plan.inputGroups[groupIndex];
   if (!Number.isInteger(groupIndex) || group === undefined) {
     throw new HudiError(`clustering ${instantTime} has groups 0..${plan.inputGroups.length - 1}, not ${groupIndex}`, {
@@ -136,6 +139,15 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   const order = groupOrder(sortColumns, config);
   const schemaWithMeta = JSON.stringify(withMetaFields((await table.requireSchema('clustering it')).schema));
   const populateMetaFields = table.config.populateMetaFields;
+  // The commit moves every record of the group in the metadata table's record index: keep the keys of each output.
+  const declared = metadataTableState(table.config);
+  const keepRecordKeys = [...declared.partitions, ...declared.inflightPartitions].includes('record_index');
+  if (keepRecordKeys && !populateMetaFields) {
+    throw new HudiError('the table has the metadata table\'s record index and does not populate meta fields: this build takes record keys from _hoodie_record_key', {
+      location: storage.uriOf(PROPERTIES_FILE),
+      fix: 'cluster this table with Hudi, or drop the record index (a write with hoodie.metadata.record.index.enable=false)',
+    });
+  }
 
   // Keeps `.hoodie/.heartbeat/<instant>` fresh so a rollback does not take the instant for dead; other groups of
   // the instant may still run, so the file stays when this group ends (the commit removes it).
@@ -163,6 +175,8 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
     const blockBytes = rowGroupBytesFor(await engine.memoryLimitBytes(), options.parquetBlockBytes);
     let outputCount = Math.min(group.numOutputFileGroups, Math.max(inputRows, 1));
     let written: { file: string; fileId: string; fileName: string; rows: number; bytes: number; stats: FileColumnStats }[] = [];
+    /** Record keys by output file, of the last sizing attempt (kept only for the record index). */
+    let outputKeys = new Map<string, string[]>();
     const outputDir = join(workDir, 'out');
     let copyMs = 0;
     for (let attempt = 1; inputRows > 0; attempt++) {
@@ -183,12 +197,23 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
         };
       });
       const copyStarted = Date.now();
+      const attemptKeys = new Map<string, string[]>();
+      outputKeys = attemptKeys;
       await engine.copySorted({
         inputs,
         ...sorting,
         outputs,
         rowGroupSize: rowGroupRows(inputBytes, inputRows, ranges[0]!.rowCount, blockBytes),
-        ...(populateMetaFields ? { footerFromColumn: { column: RECORD_KEY, build: (keys: Iterable<string>) => hudiFooter(keys, schemaWithMeta, options.bloom === undefined ? {} : { bloom: options.bloom }) } } : {}),
+        ...(populateMetaFields ? {
+          footerFromColumn: {
+            column: RECORD_KEY,
+            build: (keys: Iterable<string>, output: OutputRange) => {
+              const list = [...keys];
+              if (keepRecordKeys) attemptKeys.set(output.file, list);
+              return hudiFooter(list, schemaWithMeta, options.bloom === undefined ? {} : { bloom: options.bloom });
+            },
+          },
+        } : {}),
       });
       copyMs = Date.now() - copyStarted;
       const outputStats = await engine.columnStats(outputs.map((output) => output.file));
@@ -249,6 +274,17 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
         samples,
       },
     };
+    if (keepRecordKeys) {
+      const files: Record<string, readonly string[]> = {};
+      for (const file of written) {
+        const keys = outputKeys.get(file.file);
+        if (keys === undefined || keys.length !== file.rows) {
+          throw new HudiError(`clustering ${instantTime} group ${groupIndex}: ${keys?.length ?? 0} record keys for ${file.rows} rows of ${file.fileName}`, { fix: 'this is a bug in the executor; run the group again' });
+        }
+        files[file.fileId] = keys;
+      }
+      await writeGroupRecordKeys(storage, { instantTime, groupIndex, partitionPath, files });
+    }
     await writeGroupResult(storage, result);
     return result;
   } catch (error) {

@@ -15,7 +15,7 @@ import { createGunzip } from 'node:zlib';
 import type { InputFormat } from '../engine/write.js';
 import { HudiError, errorMessage } from '../errors.js';
 import { createKeyGenerator, keyGeneratorOptionsFromTable, type KeyGenerator } from '../keygen.js';
-import { METADATA_ENABLE_KEY, MetadataTable } from '../metadata/index.js';
+import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { normalizeEtag } from '../storage/etag.js';
 import type { Storage } from '../storage/port.js';
 import { newTableOptionsFromWriteProperties, newTableProperties, readTableConfig, tableConfigFromProperties, type TableConfig } from '../table-config.js';
@@ -169,9 +169,7 @@ async function assertIngestable(table: Storage, properties: ReadonlyMap<string, 
     if (error instanceof HudiError && /not a Hudi table/.test(error.message)) return;
     throw error;
   }
-  // hoodie.metadata.enable=false: the write drops the metadata table first, as Hudi's writers do.
-  if (properties.get(METADATA_ENABLE_KEY)?.trim().toLowerCase() === 'false') return;
-  (await MetadataTable.open(table, { config }))?.assertMaintainable('an ingest', { properties });
+  await assertMetadataTableKeepable(table, 'an ingest', properties, config);
 }
 
 /** The table's key generator, or the one the properties will create the table with (writeBatch creates it). */

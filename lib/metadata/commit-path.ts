@@ -11,9 +11,9 @@
  */
 import type { LockLease } from '../lock/port.js';
 import type { Storage } from '../storage/port.js';
-import { readTableConfig } from '../table-config.js';
+import { readTableConfig, type TableConfig } from '../table-config.js';
 import type { CommitMetadata } from '../timeline/commit-metadata.js';
-import { applyMetadataTableWriteConfig, type MetadataDisableReport } from './disable.js';
+import { applyMetadataTableWriteConfig, METADATA_ENABLE_KEY, type MetadataDisableReport } from './disable.js';
 import { MetadataTable, type MetadataCommitInput, type MetadataCommitResult, type MetadataRemoveResult } from './metadata-table.js';
 
 export interface MetadataTableOutcome {
@@ -65,4 +65,16 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
 export async function removeMetadataTableDeltaCommit(storage: Storage, instantTime: string, lease?: LockLease): Promise<MetadataRemoveResult | undefined> {
   const table = await MetadataTable.open(storage);
   return table?.removeDeltaCommit(instantTime, lease);
+}
+
+/**
+ * For steps that write no commit themselves but lead to one (clustering schedule / execute, an ingest before its
+ * claim): refuse, before any work, a metadata table the commit could not keep. With hoodie.metadata.enable=false the
+ * commit drops the metadata table first, so nothing is refused. `config` is hoodie.properties if already read.
+ */
+export async function assertMetadataTableKeepable(
+  storage: Storage, what: string, properties: ReadonlyMap<string, string>, config?: TableConfig,
+): Promise<void> {
+  if (properties.get(METADATA_ENABLE_KEY)?.trim().toLowerCase() === 'false') return;
+  (await MetadataTable.open(storage, config === undefined ? {} : { config }))?.assertMaintainable(what, { properties });
 }

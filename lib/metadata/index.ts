@@ -17,5 +17,5 @@ export { recordIndexFileId } from './records.js';
 export { columnRangesFromFooter } from './column-stats.js';
 export { columnIndexId, partitionIndexId, fileIndexId, bloomFilterIndexKey, columnStatsIndexKey, xxHash64 } from './hash-ids.js';
 export { METADATA_RECORD_SCHEMA_TEXT, METADATA_RECORD_WRITER_SCHEMA_TEXT } from './schema.js';
-export { keepMetadataTable, removeMetadataTableDeltaCommit, type MetadataTableOutcome, type MetadataTableSession } from './commit-path.js';
+export { assertMetadataTableKeepable, keepMetadataTable, removeMetadataTableDeltaCommit, type MetadataTableOutcome, type MetadataTableSession } from './commit-path.js';
 export { METADATA_TABLE_KEYS } from './keys.js';

@@ -73,7 +73,7 @@ export async function commitStep(input: CommitStepInput, deps: StepDependencies)
     }
   }
 
-  const result = await commit(table, input.instant, { lock });
+  const result = await commit(table, input.instant, { lock, properties: settings.jobProperties });
   const replaced = Object.values(result.metadata.partitionToReplaceFileIds ?? {}).reduce((total, ids) => total + ids.length, 0);
   const written = Object.values(result.metadata.partitionToWriteStats).reduce((total, stats) => total + stats.length, 0);
   deps.log.info('clustering committed', { instant: input.instant, outcome: result.outcome, replacedFileGroups: replaced, newFiles: written, removedFiles: result.removedFiles.length });

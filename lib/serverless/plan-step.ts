@@ -5,9 +5,8 @@
  */
 import { discardStaleGroupResults, groupResultsDone } from '../clustering/instant.js';
 import { schedule } from '../clustering/schedule.js';
-import { assertNoMetadataTable } from '../metadata/index.js';
+import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { withTableLock } from '../table.js';
-import { PROPERTIES_FILE } from '../table-config.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { heldLock, openTableAndLock, type ServiceClients } from './clients.js';
 import { asObject, executionInputOf, optionalString, type JsonObject } from './events.js';
@@ -68,8 +67,8 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
   for (const warning of settings.warnings) deps.log.warn(warning);
   const runId = input.runId ?? `direct-${now().toISOString()}`;
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
-  // Resuming a plan or scheduling one: either way the run would commit to a table whose metadata table it skips.
-  assertNoMetadataTable(table.config, table.storage.uriOf(PROPERTIES_FILE), 'a clustering');
+  // Resuming a plan or scheduling one: either way the run must be able to keep the metadata table when it commits.
+  await assertMetadataTableKeepable(table.storage, 'a clustering', settings.jobProperties, table.config);
   const base: PlanOutputBase = { tablePath: settings.tablePath, properties: settings.overrides };
   const maxConcurrency = Math.max(1, settings.clustering.maxParallelism);
 
@@ -103,6 +102,7 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
       ...(input.force === undefined ? {} : { force: input.force }),
       now: now(),
       log: (line) => notes.push(line),
+      properties: settings.jobProperties,
     });
     if (scheduled === undefined) {
       const reason = notes.join('; ') || 'nothing to cluster';
