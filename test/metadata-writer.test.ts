@@ -6,6 +6,7 @@
  * rollback removes what it wrote there. The user's hoodie.metadata.* keys turn the metadata table (or a partition)
  * off as Hudi's writers do; a metadata table that Hudi would compact first is refused, clearly.
  *
+ * A clean keeps it too: the deleted files leave `files` and get column_stats and bloom_filters tombstones.
  * Clustering keeps it too: its replacecommit's deltacommit lists the new files (the replaced ones stay listed until
  * a clean), indexes them, and moves every clustered record in the record index; a failed clustering commit is
  * retried or rolled back there too.
@@ -45,6 +46,8 @@ import { commit as commitClustering } from '../lib/clustering/commit.js';
 import { runClusteringJob } from '../lib/clustering/job.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { rollbackInflightClustering } from '../lib/rollback.js';
+import { runClean } from '../lib/cleaning/clean.js';
+import { cleanConfigFromProperties } from '../lib/cleaning/config.js';
 import { tempDir } from './helpers/fixtures.js';
 import { initMetadataTable } from './helpers/metadata-table.js';
 
@@ -113,14 +116,15 @@ async function assertInSync(table: string, partitions: readonly MetadataPartitio
   // Every completed data write has its deltacommit; the metadata table has no other but its initializations and
   // those of data instants still pending (a writer died between the two; readers do not apply them).
   const dataTimeline = await loadTimeline(storage);
-  const data = dataTimeline.completedWrites().map((i) => i.time);
+  const data = dataTimeline.completed().filter((i) => i.action !== 'rollback').map((i) => i.time);
   const pending = new Set(dataTimeline.pending().map((i) => i.time));
   const deltas = mdt.timeline.completed().filter((i) => i.action === 'deltacommit' && !i.time.startsWith('00000000000000')).map((i) => i.time);
-  assert.deepEqual(deltas.filter((time) => !pending.has(time)), data, 'one deltacommit per data commit');
+  assert.deepEqual(deltas.filter((time) => !pending.has(time)), data, 'one deltacommit per data commit and clean');
 
   const latest = (await (await HudiTable.open(storage)).fileSystemView()).latestBaseFiles();
   if (partitions.includes('column_stats')) {
-    const stats = await reader.readPartition('column_stats');
+    // A clean leaves tombstones for the files it deleted (HoodieColumnRangeMetadata.stub records): not live stats.
+    const stats = new Map([...(await reader.readPartition('column_stats'))].filter(([, record]) => !(record.type === 3 && record.columnStats.isDeleted)));
     const commits = await loadTimeline(storage);
     const metadata = await readCommitMetadata(storage, commits.completedWrites().at(-1)!);
     const columns = columnsToIndex(metadata, { populateMetaFields: true });
@@ -146,7 +150,7 @@ async function assertInSync(table: string, partitions: readonly MetadataPartitio
     }
   }
   if (partitions.includes('bloom_filters')) {
-    const blooms = await reader.readPartition('bloom_filters');
+    const blooms = new Map([...(await reader.readPartition('bloom_filters'))].filter(([, record]) => !(record.type === 4 && record.bloomFilter.isDeleted)));
     assert.equal(blooms.size, files.size, 'one bloom filter per committed base file');
     for (const file of files.values()) {
       const record = blooms.get(bloomFilterIndexKey(partitionIdentifier(file.partition), file.name));
@@ -421,4 +425,48 @@ describe('clustering with Hudi\'s metadata table', () => {
     }
   });
 
+});
+
+describe('cleaning with Hudi\'s metadata table', () => {
+  it('a clean\'s deltacommit deletes the cleaned files from files and leaves column_stats and bloom_filters tombstones; a failed completion is retried', async () => {
+    const { table, storage } = await mdtTable();
+    await write(table, users(10, 150), 'insert');
+    for (let i = 0; i < 3; i++) await write(table, users(4, 151 + i, 1), 'upsert');
+    const before = await committedBaseFiles(storage);
+    const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+    const config = cleanConfigFromProperties(new Map([['hoodie.cleaner.commits.retained', '1']]));
+    // The completion fails after each storage write of the clean's deltacommit; the next run finishes the pending clean.
+    for (const failAt of ['requested', 'inflight', 'completed']) {
+      await assert.rejects(
+        runClean(await HudiTable.open(storage, { mode: 'write' }), { config, lock, properties: PROPS, afterMetadataTableWrite: async (what) => { if (what === failAt) throw new Error(`injected failure after ${failAt}`); } }),
+        new RegExp(`injected failure after ${failAt}`),
+      );
+      assert.ok((await loadTimeline(storage)).pending().some((i) => i.action === 'clean'), 'the clean stays pending');
+    }
+    const result = await runClean(await HudiTable.open(storage, { mode: 'write' }), { config, lock, properties: PROPS });
+    const clean = result.resumed[0] ?? result.clean;
+    assert.ok(clean, 'the pending clean completed');
+    assert.ok(clean.metadataTable.deltaCommit, 'the clean got its deltacommit');
+    assert.equal(clean.metadataTable.deltaCommit.instantTime, clean.instantTime);
+    const cleaned = Object.values(clean.metadata.partitionMetadata).flatMap((entry) => entry.deletePathPatterns);
+    assert.ok(cleaned.length > 0, 'the clean deleted files');
+    assert.equal(mdtInstantFiles(table).filter((name) => name.startsWith(clean.instantTime)).length, 3, 'one deltacommit of the clean');
+    await assertInSync(table);
+
+    const reader = await (await MetadataTable.open(storage))!.reader();
+    const stats = await reader.readPartition('column_stats');
+    const blooms = await reader.readPartition('bloom_filters');
+    for (const [path, file] of before) {
+      if (!cleaned.includes(file.name)) continue;
+      assert.ok(!(await reader.filesInPartition(file.partition)).has(file.name), `${path} is no longer listed`);
+      const bloom = blooms.get(bloomFilterIndexKey(partitionIdentifier(file.partition), file.name));
+      assert.ok(bloom?.type === 4 && bloom.bloomFilter.isDeleted && bloom.bloomFilter.type === '' && bloom.bloomFilter.timestamp === clean.instantTime, `bloom tombstone of ${file.name}`);
+      const range = stats.get(columnStatsIndexKey(partitionIdentifier(file.partition), file.name, 'id'));
+      assert.ok(range?.type === 3 && range.columnStats.isDeleted, `column-stats tombstone of ${file.name}`);
+      assert.deepEqual([range.columnStats.minValue, range.columnStats.maxValue, range.columnStats.valueCount, range.columnStats.nullCount], [null, null, -1, -1]);
+    }
+    // Writes go on after the clean.
+    await write(table, users(3, 160, 1), 'upsert');
+    await assertInSync(table);
+  });
 });

@@ -1,5 +1,5 @@
 /**
- * What a commit path (the writer, clustering, ingest) does with the metadata table, in two calls made under the
+ * What a commit path (the writer, clustering, ingest, a clean) does with the metadata table, in two calls made under the
  * table lock, as Hudi's write client does:
  *
  * 1. `prepare(what)` before the instant is requested: apply the user's hoodie.metadata.* keys (drop the metadata
@@ -12,6 +12,7 @@
 import type { LockLease } from '../lock/port.js';
 import type { Storage } from '../storage/port.js';
 import { readTableConfig, type TableConfig } from '../table-config.js';
+import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import type { CommitMetadata } from '../timeline/commit-metadata.js';
 import { applyMetadataTableWriteConfig, METADATA_ENABLE_KEY, type MetadataDisableReport } from './disable.js';
 import { MetadataTable, type MetadataCommitInput, type MetadataCommitResult, type MetadataRemoveResult } from './metadata-table.js';
@@ -26,6 +27,8 @@ export interface MetadataTableOutcome {
 export interface MetadataTableSession {
   prepare(what: string): Promise<void>;
   commit(instantTime: string, metadata: CommitMetadata, input?: Omit<MetadataCommitInput, 'properties'>): Promise<MetadataCommitResult | undefined>;
+  /** The same for a clean about to complete (`tableSchema`: the table's schema, for the indexed columns). */
+  commitClean(instantTime: string, metadata: HoodieCleanMetadata, input?: Omit<MetadataCommitInput, 'properties' | 'recordIndex' | 'localFiles'> & { readonly tableSchema?: () => Promise<string | undefined> }): Promise<MetadataCommitResult | undefined>;
   outcome(): MetadataTableOutcome;
 }
 
@@ -52,6 +55,11 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
     async commit(instantTime, metadata, input = {}) {
       const table = await applyKeysAndOpen();
       deltaCommit = table === undefined ? undefined : await table.commit(instantTime, metadata, { ...input, properties });
+      return deltaCommit;
+    },
+    async commitClean(instantTime, metadata, input = {}) {
+      const table = await applyKeysAndOpen();
+      deltaCommit = table === undefined ? undefined : await table.commitClean(instantTime, metadata, { ...input, properties });
       return deltaCommit;
     },
     outcome: () => ({ deltaCommit, disabled }),

@@ -12,8 +12,15 @@
  *   first when the table populates them.
  * - `record_index`: per record written to a new location (an insert, or a move by clustering) its location, and a
  *   deletion per deleted key (HoodieBackedTableMetadataWriter.getRecordIndexUpserts).
+ *
+ * And a clean, as convertMetadataToRecords(HoodieCleanMetadata): per cleaned partition a file-list record deleting
+ * its deletePathPatterns (the partition list names only partitions the clean removed, as deleted); a bloom_filters
+ * tombstone per cleaned base file (type "", no bytes, stamped with the clean); a column_stats tombstone per cleaned
+ * Parquet file and indexed column (HoodieColumnRangeMetadata.stub: no values, counts -1). The record index is not
+ * touched.
  */
 import { HudiError } from '../errors.js';
+import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import type { CommitMetadata } from '../timeline/commit-metadata.js';
 import { META_FIELD_NAMES } from '../schema.js';
 import type { ThriftStruct } from '../parquet/thrift.js';
@@ -21,7 +28,7 @@ import { mapWithConcurrency } from '../storage/concurrency.js';
 import { columnRangesFromFooter } from './column-stats.js';
 import { footerBloomFilter } from './footers.js';
 import type { MetadataPartitionType } from './partitions.js';
-import { bloomFilterRecord, columnStatsRecord, partitionFilesRecord, partitionListRecord, recordIndexRecord, type MetadataRecord } from './records.js';
+import { bloomFilterRecord, columnStatsRecord, deletedColumnRange, partitionFilesRecord, partitionListRecord, recordIndexRecord, type MetadataRecord } from './records.js';
 
 /** hoodie.bloom.index.filter.type's default. */
 export const DEFAULT_BLOOM_FILTER_TYPE = 'DYNAMIC_V0';
@@ -149,5 +156,36 @@ function recordIndexChanges(changes: RecordIndexChanges, instantTime: string): M
     out.push({ deleteKey: key });
   }
   for (const record of updates.values()) out.push({ record });
+  return out;
+}
+
+export interface ConvertCleanContext {
+  readonly instantTime: string;
+  readonly partitions: ReadonlySet<MetadataPartitionType>;
+  readonly properties?: ReadonlyMap<string, string>;
+  readonly populateMetaFields: boolean;
+  /** The table's Avro schema (TableSchemaResolver's): its fields are the indexed columns unless a list is configured. */
+  readonly tableSchemaText?: string;
+}
+
+/** The changes per metadata-table partition for one clean. */
+export function convertCleanMetadata(metadata: HoodieCleanMetadata, context: ConvertCleanContext): Map<MetadataPartitionType, MetadataChange[]> {
+  const out = new Map<MetadataPartitionType, MetadataChange[]>();
+  const cleaned = Object.entries(metadata.partitionMetadata).map(([partition, entry]) => ({ partition, files: entry.deletePathPatterns, removed: entry.isPartitionDeleted }));
+  const files: MetadataChange[] = cleaned.map(({ partition, files: names }) => ({ record: partitionFilesRecord(partition, new Map(), names) }));
+  const removed = cleaned.filter((entry) => entry.removed).map((entry) => entry.partition);
+  if (removed.length > 0) files.push({ record: partitionListRecord(removed, true) });
+  out.set('files', files);
+
+  if (context.partitions.has('bloom_filters')) {
+    out.set('bloom_filters', cleaned.flatMap(({ partition, files: names }) =>
+      names.map(fileNameOf).filter(isBaseFile).map((name) => ({ record: bloomFilterRecord(partition, name, context.instantTime, undefined, true) }))));
+  }
+  if (context.partitions.has('column_stats')) {
+    const schema: Record<string, string> = context.tableSchemaText === undefined ? {} : { schema: context.tableSchemaText };
+    const columns = columnsToIndex({ partitionToWriteStats: {}, compacted: false, extraMetadata: schema, operationType: null }, context);
+    out.set('column_stats', cleaned.flatMap(({ partition, files: names }) => names.filter((name) => name.endsWith('.parquet')).flatMap((name) =>
+      columns.map((column) => ({ record: columnStatsRecord(partition, deletedColumnRange(fileNameOf(name), column), true) })))));
+  }
   return out;
 }

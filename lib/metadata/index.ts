@@ -8,10 +8,9 @@ export type { MetadataCommitInput, MetadataCommitResult, MetadataRemoveResult, M
 export type { RecordIndexChanges, MetadataChange } from './convert.js';
 export { convertCommitMetadata, columnsToIndex } from './convert.js';
 export { applyMetadataTableWriteConfig, deleteMetadataTable, deleteMetadataPartition, METADATA_ENABLE_KEY, PARTITION_ENABLE_KEYS, type MetadataDisableReport } from './disable.js';
-export { assertNoMetadataTable, assertNoMetadataTableNow } from './guard.js';
 export { metadataTableState, hasMetadataTable, METADATA_PARTITIONS_KEY, METADATA_PARTITIONS_INFLIGHT_KEY, type MetadataTableState } from './state.js';
 export { METADATA_PARTITION_TYPES, type MetadataPartitionType, mapRecordKeyToFileGroupIndex, fileGroupId, partitionIdentifier } from './partitions.js';
-export { METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER, loadMetadataTimeline } from './timeline.js';
+export { METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER, loadMetadataTimeline, completedCompactions } from './timeline.js';
 export type { MetadataRecord, MergedRecord, ColumnRange, WrappedValue } from './records.js';
 export { recordIndexFileId } from './records.js';
 export { columnRangesFromFooter } from './column-stats.js';

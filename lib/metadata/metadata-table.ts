@@ -16,10 +16,11 @@ import { parseJavaProperties } from '../properties.js';
 import type { Storage } from '../storage/port.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import { PROPERTIES_FILE, readTableConfig, type TableConfig } from '../table-config.js';
+import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { parseCommitMetadata, type CommitMetadata } from '../timeline/commit-metadata.js';
 import { compareInstantTimes, type Instant } from '../timeline/instant.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
-import { convertCommitMetadata, type RecordIndexChanges } from './convert.js';
+import { convertCleanMetadata, convertCommitMetadata, type MetadataChange, type RecordIndexChanges } from './convert.js';
 import { writeDeltaCommit, type FileGroupWriteStat } from './delta-commit.js';
 import { fileGroupsOf, partitionFolder, type MetadataFileGroup } from './file-groups.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
@@ -203,6 +204,33 @@ export class MetadataTable {
       ...(input.properties === undefined ? {} : { properties: input.properties }),
       ...(recordIndex === undefined ? {} : { recordIndex }),
     });
+    return this.writeChanges(instantTime, changes, input, started);
+  }
+
+  /**
+   * Write the deltacommit mirroring clean `instantTime` (about to complete, its metadata `metadata`), as Hudi's
+   * convertMetadataToRecords for a clean: each cleaned file deleted from `files` (and a partition the clean removed
+   * from the partition list), and, where the table has them, column_stats and bloom_filters tombstones for each
+   * cleaned base file. `tableSchema` (the table's Avro schema, read only for column_stats) gives the indexed
+   * columns when no column list is configured. An earlier attempt at the same instant is removed first.
+   */
+  async commitClean(instantTime: string, metadata: HoodieCleanMetadata, input: MetadataCommitInput & { readonly tableSchema?: () => Promise<string | undefined> } = {}): Promise<MetadataCommitResult> {
+    const started = Date.now();
+    this.assertMaintainable(`completing clean ${instantTime}`, input.properties === undefined ? {} : { properties: input.properties });
+    if (this.timeline.instants.some((i) => i.time === instantTime)) await this.removeDeltaCommit(instantTime);
+    const partitions = this.updatedPartitions;
+    const tableSchemaText = partitions.has('column_stats') ? await input.tableSchema?.() : undefined;
+    const changes = convertCleanMetadata(metadata, {
+      instantTime,
+      partitions,
+      populateMetaFields: this.config.populateMetaFields,
+      ...(input.properties === undefined ? {} : { properties: input.properties }),
+      ...(tableSchemaText === undefined ? {} : { tableSchemaText }),
+    });
+    return this.writeChanges(instantTime, changes, input, started);
+  }
+
+  private async writeChanges(instantTime: string, changes: ReadonlyMap<MetadataPartitionType, readonly MetadataChange[]>, input: MetadataCommitInput, started: number): Promise<MetadataCommitResult> {
     const logFiles = await writeDeltaCommit(this.storage, {
       instantTime,
       changes,

@@ -148,9 +148,9 @@ export function columnStatsRecord(partitionPath: string, range: ColumnRange, isD
   };
 }
 
-/** HoodieColumnRangeMetadata.stub: what a deletion carries (no values, zero counts). */
+/** HoodieColumnRangeMetadata.stub: what a deletion carries (no values, every count -1). */
 export function deletedColumnRange(fileName: string, columnName: string): ColumnRange {
-  return { fileName, columnName, minValue: null, maxValue: null, nullCount: 0, valueCount: 0, totalSize: 0, totalUncompressedSize: 0 };
+  return { fileName, columnName, minValue: null, maxValue: null, nullCount: -1, valueCount: -1, totalSize: -1, totalUncompressedSize: -1 };
 }
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
