@@ -47,6 +47,8 @@ import { runClusteringJob } from '../lib/clustering/job.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { rollbackInflightClustering } from '../lib/rollback.js';
 import { runClean } from '../lib/cleaning/clean.js';
+import { SimulatedCrash } from './helpers/crashing-storage.js';
+import type { DeleteManyOptions, DeleteManyResult, StoredObject } from '../lib/storage/port.js';
 import { cleanConfigFromProperties } from '../lib/cleaning/config.js';
 import { tempDir } from './helpers/fixtures.js';
 import { initMetadataTable } from './helpers/metadata-table.js';
@@ -468,5 +470,122 @@ describe('cleaning with Hudi\'s metadata table', () => {
     // Writes go on after the clean.
     await write(table, users(3, 160, 1), 'upsert');
     await assertInSync(table);
+  });
+});
+
+/**
+ * A Storage that dies like a killed process once armed: from `arm()` on, every call that changes storage is counted,
+ * and the one numbered `crashAt` throws before it happens, as does every later one (a dead process writes nothing
+ * more, not even its own clean-up). Reads pass through.
+ */
+class ArmedCrashingStorage implements Storage {
+  armed = false;
+  calls = 0;
+  readonly log: string[] = [];
+  constructor(private readonly inner: Storage, private readonly crashAt: number) {}
+  get uri(): string { return this.inner.uri; }
+  arm(): void { this.armed = true; }
+  private mutate(operation: string, paths: readonly string[]): void {
+    if (!this.armed) return;
+    this.calls++;
+    this.log.push(`${operation} ${paths.join(',')}`);
+    if (this.calls >= this.crashAt) throw new SimulatedCrash(this.calls, operation, paths);
+  }
+  uriOf(path: string): string { return this.inner.uriOf(path); }
+  get(path: string): Promise<Uint8Array> { return this.inner.get(path); }
+  getRange(path: string, start: number, end: number): Promise<Uint8Array> { return this.inner.getRange(path, start, end); }
+  head(path: string): Promise<StoredObject | undefined> { return this.inner.head(path); }
+  localPath(path: string): string | undefined { return this.inner.localPath?.(path); }
+  async put(path: string, body: Uint8Array | string): Promise<void> { this.mutate('put', [path]); await this.inner.put(path, body); }
+  async putIfAbsent(path: string, body: Uint8Array | string): Promise<void> { this.mutate('putIfAbsent', [path]); await this.inner.putIfAbsent(path, body); }
+  async uploadFile(path: string, localFile: string): Promise<void> { this.mutate('uploadFile', [path]); await this.inner.uploadFile(path, localFile); }
+  downloadFile(path: string, localFile: string): Promise<void> { return this.inner.downloadFile(path, localFile); }
+  listDir(dir: string): Promise<{ files: StoredObject[]; dirs: string[] }> { return this.inner.listDir(dir); }
+  listRecursive(dir: string): Promise<StoredObject[]> { return this.inner.listRecursive(dir); }
+  async delete(paths: readonly string[]): Promise<void> { this.mutate('delete', paths); await this.inner.delete(paths); }
+  async deleteMany(paths: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult> { this.mutate('deleteMany', paths); return this.inner.deleteMany!(paths, options); }
+}
+
+describe('crashes in the metadata-table path', () => {
+  it('a write killed at every storage call from its commit on (the metadata table\'s deltacommit, then T.commit): readers see before or after, the next run completes', async () => {
+    const { table, storage } = await mdtTable();
+    // Many commits here: no metadata compaction due (this build does not compact the metadata table yet).
+    const props = new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '1000']]);
+    await write(table, users(12, 170), 'bulk_insert', { props });
+    const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+    let points = 0;
+    for (let crashAt = 1; ; crashAt++) {
+      const before = (await readSnapshot(await HudiTable.open(storage))).rows.length;
+      const input = join(tempDir(), `crash-${crashAt}.jsonl`);
+      const batch = [...users(3, 171 + crashAt, 1), ...users(2, 171 + crashAt, 500 + 2 * crashAt)];
+      await writeJsonLines(input, batch);
+      const crashing = new ArmedCrashingStorage(storage, crashAt);
+      let outcome: 'crashed' | 'completed';
+      try {
+        // Armed once the data files are up: what is counted is the commit section, the metadata table's part first.
+        await writeBatch(crashing, { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: props, lock, afterDataFiles: async () => crashing.arm() });
+        outcome = 'completed';
+      } catch (error) {
+        assert.ok(error instanceof SimulatedCrash, String(error));
+        outcome = 'crashed';
+      }
+      const timeline = await loadTimeline(storage);
+      const failed = timeline.pending().filter((i) => i.action === 'commit').map((i) => i.time);
+      const committed = outcome === 'completed' || failed.length === 0;
+      const rows = (await readSnapshot(await HudiTable.open(storage))).rows.length;
+      assert.equal(rows, committed ? before + 2 : before, `killed at call ${crashAt} (${crashing.log.at(-1)}): readers see ${committed ? 'after' : 'before'}`);
+      // What the metadata table lists is only what completed data instants wrote, whatever the crash left there.
+      await assertInSync(table);
+      // The next run: the dead write is rolled back (its deltacommit with it), and a write completes.
+      for (const time of failed) await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), time, { lock, ignoreHeartbeat: true });
+      assert.ok(!mdtInstantFiles(table).some((name) => failed.some((time) => name.startsWith(time))), 'no metadata instant of a rolled-back write is left');
+      await write(table, users(1, 300 + crashAt, 900 + crashAt), 'insert', { props });
+      await assertInSync(table);
+      if (outcome === 'completed') break;
+      points++;
+    }
+    // requested, inflight, one log file per touched file group (files, column_stats, bloom_filters, record_index),
+    // completed, then T.commit and the marker folder's removal.
+    assert.ok(points >= 8, `${points} crash points`);
+    console.log(`writer: ${points} crash points in the commit section (metadata-table deltacommit and T.commit)`);
+  });
+
+  it('a clean killed at every storage call (plan, deletes, the deltacommit, T.clean): readers see the same rows, the next run completes it', async () => {
+    let points = 0;
+    for (let crashAt = 1; ; crashAt++) {
+      const { table, storage } = await mdtTable(['files', 'column_stats', 'bloom_filters']);
+      await write(table, users(8, 180), 'insert');
+      for (let i = 0; i < 2; i++) await write(table, users(4, 181 + i, 1), 'upsert');
+      const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+      const config = cleanConfigFromProperties(new Map([['hoodie.cleaner.commits.retained', '1']]));
+      const rows = (await readSnapshot(await HudiTable.open(storage))).rows;
+      // Every storage change of the clean is counted: its plan, the deletes, the deltacommit, T.clean.
+      const crashing = new ArmedCrashingStorage(storage, crashAt);
+      crashing.arm();
+      let outcome: 'crashed' | 'completed';
+      try {
+        await runClean(await HudiTable.open(crashing, { mode: 'write' }), { config, lock, properties: PROPS });
+        outcome = 'completed';
+      } catch (error) {
+        assert.ok(error instanceof SimulatedCrash, String(error));
+        outcome = 'crashed';
+      }
+      assert.deepEqual((await readSnapshot(await HudiTable.open(storage))).rows.length, rows.length, 'a clean never changes what readers see');
+      // Until the clean completes, the metadata table may still list files it deleted (as Hudi's, which deletes
+      // first too): old versions only; every latest base file is listed.
+      const reader = await (await MetadataTable.open(storage))!.reader();
+      for (const file of (await (await HudiTable.open(storage)).fileSystemView()).latestBaseFiles()) {
+        assert.equal((await reader.filesInPartition(file.partitionPath)).get(file.fileName), file.size, `killed at call ${crashAt}: latest ${file.fileName} is listed`);
+      }
+      const pendingAfterCrash = (await loadTimeline(storage)).pending().filter((i) => i.action === 'clean').length;
+      const next = await runClean(await HudiTable.open(storage, { mode: 'write' }), { config, lock, properties: PROPS });
+      if (pendingAfterCrash > 0) assert.equal(next.resumed.length, 1, `killed at call ${crashAt}: the next run finishes the pending clean`);
+      else if (outcome === 'crashed') assert.equal(next.outcome, 'cleaned', `killed at call ${crashAt} before the clean was planned: the next run cleans`);
+      assert.equal((await loadTimeline(storage)).pending().filter((i) => i.action === 'clean').length, 0, 'no clean is left pending');
+      await assertInSync(table, ['files', 'column_stats', 'bloom_filters']);
+      if (outcome === 'completed') break;
+      points++;
+    }
+    console.log(`clean: ${points} crash points`);
   });
 });
