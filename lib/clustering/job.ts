@@ -139,7 +139,9 @@ export async function runClusteringJob(table: HudiTable, options: ClusteringJobO
     });
     executedGroups.push(index);
     const outputRows = result.writeStats.reduce((sum, stat) => sum + stat.numWrites, 0);
-    progress(`group ${index + 1}/${total} done: ${result.inputFiles} file(s) → ${result.writeStats.length}, ${outputRows} rows, ${result.order} order, ${result.durationMs} ms`);
+    const execution = result.report.execution;
+    const how = execution === undefined ? '' : execution.method === 'binary-copy' ? `, binary copy of ${execution.rowGroups} row group(s)` : `, rewritten (${execution.reason})`;
+    progress(`group ${index + 1}/${total} done: ${result.inputFiles} file(s) → ${result.writeStats.length}, ${outputRows} rows, ${result.order} order${how}, ${result.durationMs} ms`);
   }
   const committed = await commit(await current.reload(), instantTime, { lock: options.lock, ...lockWait });
   progress(`committed clustering ${instantTime}`);

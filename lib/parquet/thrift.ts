@@ -46,6 +46,10 @@ export class ThriftStruct {
     const value = this.fields.get(id)?.value;
     return typeof value === 'bigint' ? value : typeof value === 'number' ? BigInt(value) : undefined;
   }
+  bool(id: number): boolean | undefined {
+    const value = this.fields.get(id)?.value;
+    return typeof value === 'boolean' ? value : undefined;
+  }
   binary(id: number): Uint8Array | undefined {
     const value = this.fields.get(id)?.value;
     return value instanceof Uint8Array ? value : undefined;
