@@ -31,6 +31,7 @@ import { instantPath } from '../timeline/timeline.js';
 import { BLOOM_FILTER_TYPE_CODE_FOOTER_KEY, type BloomFilterOptions } from '../writer/bloom-filter.js';
 import { HUDI_FOOTER_KEYS, hudiFooter, hudiFooterValues, mergedHudiFooter } from '../writer/footer.js';
 import { readFooterKeyValues } from '../parquet/footer.js';
+import { CODEC, canRecompress } from '../parquet/pages.js';
 import type { ClusteringConfig } from './config.js';
 import {
   assertClusteringPending, assertNotCompletedMeanwhile, ensureInflight, groupPartition, loadClusteringInstant, sliceStoragePath, writeGroupResult, type GroupResult,
@@ -52,6 +53,11 @@ export interface ExecuteGroupOptions {
   readonly parquetBlockBytes?: number;
   /** hoodie.index.bloom.* / hoodie.bloom.index.filter.*: the footers' bloom filter, as the writer's (default Hudi's). */
   readonly bloom?: Partial<BloomFilterOptions>;
+  /**
+   * hoodie.parquet.compression.codec (snappy, gzip, zstd, brotli, uncompressed) for binary copy: chunks of other
+   * codecs are recompressed to it, as Hudi's binary copy does. Unset keeps every chunk's codec. (Rewrites write snappy.)
+   */
+  readonly compressionCodec?: string;
 }
 
 /** hoodie.parquet.block.size: the row group size Hudi's writers aim for. */
@@ -342,6 +348,7 @@ async function copyGroup(context: GroupContext, inputs: readonly CopyInput[], la
     }
     return outputFooter(context, await engine.columnValues(ranges, RECORD_KEY));
   };
+  const codec = copyCodec(context.options.compressionCodec);
   const started = Date.now();
   const written: WrittenOutput[] = [];
   let nextFooter = runs.length > 0 ? footerOf(rowGroups.slice(...runs[0]!)) : undefined;
@@ -356,6 +363,7 @@ async function copyGroup(context: GroupContext, inputs: readonly CopyInput[], la
     const run = rowGroups.slice(start, end);
     const result = await writeCopiedFile({
       file, inputs, layout, rowGroups: run.map((rowGroup) => [rowGroup.input, rowGroup.index] as const), fileName, keyValues: footer,
+      ...(codec === undefined ? {} : { codec }),
     });
     const expected = run.reduce((total, rowGroup) => total + rowGroup.rows, 0);
     const read = await engine.countRows([file]);
@@ -376,6 +384,16 @@ async function copyGroup(context: GroupContext, inputs: readonly CopyInput[], la
     samples: {},
     execution: { method: 'binary-copy', rowGroups: rowGroups.length, ...(footersFromKeys === undefined ? {} : { footersFromKeys }) },
   };
+}
+
+/** hoodie.parquet.compression.codec → the parquet.thrift code binary copy recompresses to. */
+function copyCodec(name: string | undefined): number | undefined {
+  if (name === undefined) return undefined;
+  const code = (CODEC as Readonly<Record<string, number>>)[name.toUpperCase()];
+  if (code === undefined || !canRecompress(CODEC.UNCOMPRESSED, code)) {
+    throw new HudiError(`hoodie.parquet.compression.codec "${name}" is not one binary copy can write`, { fix: 'use snappy, gzip, zstd, brotli or uncompressed' });
+  }
+  return code;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -69,6 +69,8 @@ export interface ClusteringJobOptions {
   readonly lockWaitMs?: number;
   /** The output files' bloom filter settings (from hoodie.index.bloom.*; default Hudi's). */
   readonly bloom?: Partial<BloomFilterOptions>;
+  /** hoodie.parquet.compression.codec for binary copy (executeGroup's compressionCodec; default: each chunk keeps its own). */
+  readonly compressionCodec?: string;
 }
 
 export interface ClusteringJobResult {
@@ -136,6 +138,7 @@ export async function runClusteringJob(table: HudiTable, options: ClusteringJobO
     }
     const result = await executeGroup(current, instantTime, index, {
       engine: options.engine, tempDir: options.tempDir ?? tmpdir(), config: options.config, ...(options.bloom === undefined ? {} : { bloom: options.bloom }),
+      ...(options.compressionCodec === undefined ? {} : { compressionCodec: options.compressionCodec }),
     });
     executedGroups.push(index);
     const outputRows = result.writeStats.reduce((sum, stat) => sum + stat.numWrites, 0);

@@ -12,7 +12,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { encodeFooter, FILE_METADATA, readFileFooter, readRange } from './footer.js';
-import { constantByteArrayChunk, nullChunk, writtenChunkMetadata } from './pages.js';
+import { canRecompress, constantByteArrayChunk, nullChunk, recompressChunk, writtenChunkMetadata, type RecompressedChunk } from './pages.js';
 import { columnInfosFromSchemaElements, describeParquetType, topLevelFields, type ParquetColumnInfo, type TypeNode } from './schema.js';
 import {
   CompactReader, CompactWriter, isStruct, ThriftList, ThriftStruct, THRIFT_BINARY, THRIFT_I16, THRIFT_I32, THRIFT_I64, THRIFT_LIST, THRIFT_STRUCT,
@@ -459,6 +459,11 @@ export interface CopyOutputRequest {
   readonly rowGroups: readonly (readonly [number, number])[];
   /** The value every row of the file name column gets. */
   readonly fileName: string;
+  /**
+   * hoodie.parquet.compression.codec as a parquet.thrift CompressionCodec: chunks of another codec are recompressed
+   * to it (where this runtime has both codecs), as Hudi's binary copy does; undefined keeps every chunk's own codec.
+   */
+  readonly codec?: number;
   /** Footer key/values; a promise is awaited only once the pages are copied (they may be computed meanwhile). */
   readonly keyValues: Readonly<Record<string, string>> | Promise<Readonly<Record<string, string>>>;
 }
@@ -479,6 +484,8 @@ interface IndexCopy {
   readonly owner: ThriftStruct;
   /** Rebase for offset indexes: the chunk's new start minus its old one. */
   readonly delta: number;
+  /** A recompressed chunk's data pages (absolute offsets): the offset index gets these instead of a rebase. */
+  readonly pages?: readonly { readonly offset: number; readonly size: number }[];
 }
 
 /** Write one output of a binary copy: its row groups' pages copied, the file name column re-encoded, a new footer. */
@@ -518,7 +525,7 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
       for (const [leafIndex, leaf] of layout.leaves.entries()) {
         const sourceLeaf = layout.sources[inputIndex]![leafIndex];
         const sourceChunk = sourceLeaf === undefined ? undefined : sourceChunks[sourceLeaf];
-        const codec = sourceChunk?.struct(COLUMN_CHUNK.metaData)?.int(COLUMN_META.codec) ?? firstCodec(sourceChunks);
+        const codec = request.codec ?? sourceChunk?.struct(COLUMN_CHUNK.metaData)?.int(COLUMN_META.codec) ?? firstCodec(sourceChunks);
         let chunk: ThriftStruct;
         if (leafIndex === layout.fileNameLeaf || sourceChunk === undefined) {
           const written = leafIndex === layout.fileNameLeaf
@@ -533,8 +540,15 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
           const meta = sourceChunk.struct(COLUMN_CHUNK.metaData)!;
           const [oldStart, length] = chunkRange(meta);
           const start = writer.position;
-          await writer.copy(handle, oldStart, length);
-          chunk = rebasedChunk(sourceChunk, start - oldStart, inputIndex, indexes);
+          const sourceCodec = meta.int(COLUMN_META.codec) ?? 0;
+          if (request.codec !== undefined && sourceCodec !== request.codec && canRecompress(sourceCodec, request.codec)) {
+            const recompressed = recompressChunk(await readRange(handle, oldStart, length), sourceCodec, request.codec);
+            await writer.write(recompressed.bytes);
+            chunk = recompressedChunkMetadata(sourceChunk, recompressed, start, request.codec, inputIndex, indexes);
+          } else {
+            await writer.copy(handle, oldStart, length);
+            chunk = rebasedChunk(sourceChunk, start - oldStart, inputIndex, indexes);
+          }
         }
         const meta = chunk.struct(COLUMN_CHUNK.metaData)!;
         uncompressed += meta.bigint(COLUMN_META.totalUncompressedSize) ?? 0n;
@@ -559,7 +573,10 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
       for (const index of indexes.filter((candidate) => candidate.kind === kind)) {
         const bytes = await readRange(await handleOf(index.input), index.offset, index.length);
         const placed = writer.position;
-        await writer.write(kind === 'offset' ? rebasedOffsetIndex(bytes, index.delta) : bytes);
+        const moved = kind === 'offset' ? rebasedOffsetIndex(bytes, index.delta, index.pages) : bytes;
+        // An offset index whose pages do not match the recompressed chunk's is dropped (readers then scan the pages).
+        if (moved === undefined) continue;
+        await writer.write(moved);
         const length = writer.position - placed;
         if (kind === 'column') {
           index.owner.set(COLUMN_CHUNK.columnIndexOffset, THRIFT_I64, BigInt(placed));
@@ -603,6 +620,23 @@ function firstCodec(chunks: readonly ThriftStruct[]): number {
   return 0;
 }
 
+/** The metadata of a chunk recompressed into `codec` and written at `start`; its indexes are queued to be copied. */
+function recompressedChunkMetadata(source: ThriftStruct, written: RecompressedChunk, start: number, codec: number, input: number, indexes: IndexCopy[]): ThriftStruct {
+  const chunk = shallowCopy(source);
+  const meta = shallowCopy(source.struct(COLUMN_CHUNK.metaData)!);
+  chunk.set(COLUMN_CHUNK.metaData, THRIFT_STRUCT, meta);
+  chunk.set(COLUMN_CHUNK.fileOffset, THRIFT_I64, BigInt(start + written.dataPageOffset));
+  meta.set(COLUMN_META.codec, THRIFT_I32, codec);
+  meta.set(COLUMN_META.totalUncompressedSize, THRIFT_I64, BigInt(written.uncompressedSize));
+  meta.set(COLUMN_META.totalCompressedSize, THRIFT_I64, BigInt(written.bytes.length));
+  meta.set(COLUMN_META.dataPageOffset, THRIFT_I64, BigInt(start + written.dataPageOffset));
+  meta.delete(COLUMN_META.indexPageOffset);
+  if (written.dictionaryPageOffset === undefined) meta.delete(COLUMN_META.dictionaryPageOffset);
+  else meta.set(COLUMN_META.dictionaryPageOffset, THRIFT_I64, BigInt(start + written.dictionaryPageOffset));
+  queueIndexes(source, chunk, meta, input, 0, indexes, written.dataPages.map((page) => ({ offset: start + page.offset, size: page.size })));
+  return chunk;
+}
+
 /** A copy of a column chunk's metadata with its offsets moved by `delta`; its indexes are queued to be copied. */
 function rebasedChunk(source: ThriftStruct, delta: number, input: number, indexes: IndexCopy[]): ThriftStruct {
   const chunk = shallowCopy(source);
@@ -619,19 +653,27 @@ function rebasedChunk(source: ThriftStruct, delta: number, input: number, indexe
   const dictionary = Number(meta.bigint(COLUMN_META.dictionaryPageOffset) ?? -1n);
   if (dictionary > 0 && dictionary < data) move(meta, COLUMN_META.dictionaryPageOffset);
   else meta.delete(COLUMN_META.dictionaryPageOffset);
+  queueIndexes(source, chunk, meta, input, delta, indexes);
+  return chunk;
+}
+
+/** Queue a chunk's column index, offset index and bloom filter to be copied after the row groups. */
+function queueIndexes(
+  source: ThriftStruct, chunk: ThriftStruct, meta: ThriftStruct, input: number, delta: number, indexes: IndexCopy[],
+  pages?: readonly { offset: number; size: number }[],
+): void {
   const queue = (kind: IndexCopy['kind'], owner: ThriftStruct, offsetField: number, lengthField: number, fromStruct: ThriftStruct): void => {
     const offset = fromStruct.bigint(offsetField);
     const length = fromStruct.int(lengthField);
     owner.delete(offsetField);
     owner.delete(lengthField);
     if (offset === undefined || length === undefined || length <= 0) return;
-    indexes.push({ input, offset: Number(offset), length, kind, owner, delta });
+    indexes.push({ input, offset: Number(offset), length, kind, owner, delta, ...(kind === 'offset' && pages !== undefined ? { pages } : {}) });
   };
   queue('column', chunk, COLUMN_CHUNK.columnIndexOffset, COLUMN_CHUNK.columnIndexLength, source);
   queue('offset', chunk, COLUMN_CHUNK.offsetIndexOffset, COLUMN_CHUNK.offsetIndexLength, source);
   // A bloom filter without its length (older writers) is dropped: its size is only in its own header.
   queue('bloom', meta, COLUMN_META.bloomFilterOffset, COLUMN_META.bloomFilterLength, source.struct(COLUMN_CHUNK.metaData)!);
-  return chunk;
 }
 
 function shallowCopy(struct: ThriftStruct): ThriftStruct {
@@ -640,13 +682,22 @@ function shallowCopy(struct: ThriftStruct): ThriftStruct {
   return copy;
 }
 
-/** An OffsetIndex (list of PageLocation {offset, compressed_page_size, first_row_index}) with page offsets moved by `delta`. */
-function rebasedOffsetIndex(bytes: Buffer, delta: number): Buffer {
+/**
+ * An OffsetIndex (list of PageLocation {offset, compressed_page_size, first_row_index}) with page offsets moved by
+ * `delta`, or, for a recompressed chunk, with its `pages`' places and sizes (undefined if their counts differ).
+ */
+function rebasedOffsetIndex(bytes: Buffer, delta: number, pages?: readonly { offset: number; size: number }[]): Buffer | undefined {
   const index = new CompactReader(bytes).readStruct();
   const locations = index.list(1)?.items.filter(isStruct) ?? [];
-  const moved = locations.map((location) => {
+  if (pages !== undefined && pages.length !== locations.length) return undefined;
+  const moved = locations.map((location, position) => {
     const copy = shallowCopy(location);
-    copy.set(1, THRIFT_I64, (location.bigint(1) ?? 0n) + BigInt(delta));
+    const page = pages?.[position];
+    if (page === undefined) copy.set(1, THRIFT_I64, (location.bigint(1) ?? 0n) + BigInt(delta));
+    else {
+      copy.set(1, THRIFT_I64, BigInt(page.offset));
+      copy.set(2, THRIFT_I32, page.size);
+    }
     return copy;
   });
   index.set(1, THRIFT_LIST, new ThriftList(THRIFT_STRUCT, moved));

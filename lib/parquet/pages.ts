@@ -5,8 +5,8 @@
  * a chunk of a million rows is a few dozen bytes. Spec: apache/parquet-format, README.md (data pages) and Encodings.md.
  */
 import * as zlib from 'node:zlib';
-import { snappyCompress } from './snappy.js';
-import { CompactWriter, ThriftList, ThriftStruct, THRIFT_BINARY, THRIFT_I32, THRIFT_I64, THRIFT_LIST, THRIFT_STRUCT } from './thrift.js';
+import { snappyCompress, snappyDecompress } from './snappy.js';
+import { CompactReader, CompactWriter, ThriftList, ThriftStruct, THRIFT_BINARY, THRIFT_I32, THRIFT_I64, THRIFT_LIST, THRIFT_STRUCT } from './thrift.js';
 
 /** parquet.thrift CompressionCodec. */
 export const CODEC = { UNCOMPRESSED: 0, SNAPPY: 1, GZIP: 2, LZO: 3, BROTLI: 4, LZ4: 5, ZSTD: 6, LZ4_RAW: 7 } as const;
@@ -202,4 +202,85 @@ export function writtenChunkMetadata(chunk: WrittenChunk, physicalType: number, 
     return stats;
   })));
   return meta;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Recompressing a copied chunk (Hudi's binary copy recompresses chunks whose codec is not the configured one).
+
+const PAGE_DATA_V2 = 3;
+
+type Decompressor = (body: Buffer, uncompressedSize: number) => Buffer;
+
+const zstdDecompressSync = (zlib as unknown as { zstdDecompressSync?: (input: Buffer) => Buffer }).zstdDecompressSync;
+
+const DECOMPRESSORS: ReadonlyMap<number, Decompressor> = new Map<number, Decompressor>([
+  [CODEC.UNCOMPRESSED, (body) => body],
+  [CODEC.SNAPPY, (body) => snappyDecompress(body)],
+  [CODEC.GZIP, (body) => zlib.gunzipSync(body)],
+  [CODEC.BROTLI, (body) => zlib.brotliDecompressSync(body)],
+  ...(zstdDecompressSync === undefined ? [] : [[CODEC.ZSTD, (body: Buffer) => zstdDecompressSync(body)] as [number, Decompressor]]),
+]);
+
+/** Whether this runtime can recompress pages from `from` to `to`. */
+export function canRecompress(from: number, to: number): boolean {
+  return DECOMPRESSORS.has(from) && COMPRESSORS.has(to);
+}
+
+/** A chunk's pages compressed anew; offsets relative to the chunk's first byte. */
+export interface RecompressedChunk {
+  readonly bytes: Buffer;
+  /** Page headers plus uncompressed page bodies: ColumnMetaData.total_uncompressed_size. */
+  readonly uncompressedSize: number;
+  readonly dataPageOffset: number;
+  readonly dictionaryPageOffset: number | undefined;
+  /** Each data page (v1 and v2, in order): where it starts and its size with its header, for the offset index. */
+  readonly dataPages: readonly { readonly offset: number; readonly size: number }[];
+}
+
+/**
+ * The pages of a column chunk (`chunk`: its bytes, dictionary page first) decompressed from `from` and compressed
+ * with `to`. Page headers keep every field but the compressed size (and the CRC, which covered the old bytes); a
+ * v2 data page keeps its levels uncompressed, as the format wants, and an uncompressed v2 page stays as it is.
+ */
+export function recompressChunk(chunk: Buffer, from: number, to: number): RecompressedChunk {
+  const decompress = DECOMPRESSORS.get(from);
+  const compress = COMPRESSORS.get(to);
+  if (decompress === undefined || compress === undefined) throw new Error(`cannot recompress ${codecName(from)} pages as ${codecName(to)}`);
+  const pieces: Buffer[] = [];
+  const dataPages: { offset: number; size: number }[] = [];
+  let written = 0;
+  let uncompressedSize = 0;
+  let dataPageOffset: number | undefined;
+  let dictionaryPageOffset: number | undefined;
+  let position = 0;
+  while (position < chunk.length) {
+    const reader = new CompactReader(chunk, position);
+    const header = reader.readStruct();
+    const type = header.int(1) ?? -1;
+    const rawSize = header.int(2) ?? 0;
+    const compressedSize = header.int(3) ?? 0;
+    const body = chunk.subarray(reader.position, reader.position + compressedSize);
+    if (body.length !== compressedSize) throw new Error(`a page at ${position} runs past its chunk`);
+    position = reader.position + compressedSize;
+    let newBody: Buffer = body;
+    if (type === PAGE_DATA || type === PAGE_DICTIONARY) {
+      newBody = compress(decompress(body, rawSize));
+    } else if (type === PAGE_DATA_V2) {
+      const v2 = header.struct(8);
+      const levels = (v2?.int(5) ?? 0) + (v2?.int(6) ?? 0);
+      if (v2?.bool(7) !== false) newBody = Buffer.concat([body.subarray(0, levels), compress(decompress(body.subarray(levels), rawSize - levels))]);
+    }
+    header.set(3, THRIFT_I32, newBody.length);
+    header.delete(4);
+    const headerBytes = new CompactWriter().struct(header).bytes();
+    if (type === PAGE_DICTIONARY) dictionaryPageOffset ??= written;
+    if (type === PAGE_DATA || type === PAGE_DATA_V2) {
+      dataPageOffset ??= written;
+      dataPages.push({ offset: written, size: headerBytes.length + newBody.length });
+    }
+    pieces.push(headerBytes, newBody);
+    written += headerBytes.length + newBody.length;
+    uncompressedSize += headerBytes.length + rawSize;
+  }
+  return { bytes: Buffer.concat(pieces), uncompressedSize, dataPageOffset: dataPageOffset ?? 0, dictionaryPageOffset, dataPages };
 }

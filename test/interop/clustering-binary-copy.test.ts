@@ -6,6 +6,7 @@
  * hold every key.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -18,7 +19,7 @@ import { FILE_METADATA, readFileFooter } from '../../lib/parquet/footer.js';
 import { readSnapshot } from '../../lib/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table.js';
-import { canonicalRows, startHudi, type HudiHarness, type RowSet } from '../helpers/hudi.js';
+import { canonicalRows, hudiToolchain, startHudi, type HudiHarness, type RowSet } from '../helpers/hudi.js';
 import { pyarrowFileInfo, pyarrowRead } from '../helpers/oracle.js';
 import { tempDir } from '../helpers/paths.js';
 import { SCHEMA, assertFileNamesMatchOutputs, commitJson, sparkOptions, tableRow, timelineFiles, withoutFileName, writeSmallFiles } from './clustering-helpers.js';
@@ -43,6 +44,20 @@ async function rowGroupsOf(file: string): Promise<number> {
   }
 }
 
+/** Every column chunk's codec, as pyarrow reads the footers. */
+function pyarrowCodecs(files: readonly string[]): string[] {
+  const script = `
+import json, sys
+import pyarrow.parquet as pq
+out = []
+for path in json.load(sys.stdin):
+    meta = pq.read_metadata(path)
+    out += [meta.row_group(g).column(c).compression for g in range(meta.num_row_groups) for c in range(meta.num_columns)]
+print(json.dumps(out))
+`;
+  return JSON.parse(execFileSync(hudiToolchain().python, ['-c', script], { input: JSON.stringify(files), encoding: 'utf8' })) as string[];
+}
+
 before(async () => {
   hudi = await startHudi();
   table = join(tempDir('interop-binary-copy-'), 'clustered');
@@ -63,7 +78,7 @@ describe('bin-pack clustering by binary copy of a Spark-written table', () => {
     const engine = await openParquetEngine();
     try {
       const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
-      const run = async (partition: string, target: string) => {
+      const run = async (partition: string, target: string, compressionCodec?: string) => {
         const config = resolveClusteringConfig({
           event: {
             'hoodie.clustering.plan.strategy.partition.selected': partition,
@@ -71,10 +86,13 @@ describe('bin-pack clustering by binary copy of a Spark-written table', () => {
             'hoodie.clustering.plan.strategy.target.file.max.bytes': target,
           },
         }).config;
-        return runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config, lock, engine, tempDir: tempDir(), force: true });
+        return runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+          mode: 'scheduleAndExecute', config, lock, engine, tempDir: tempDir(), force: true, ...(compressionCodec === undefined ? {} : { compressionCodec }),
+        });
       };
       // Spark's files are ~436 KB, nearly all of it the bloom filter: 600 KB a file makes three outputs of four files.
-      const results = [await run(PARTITIONS[0]!, String(1 << 30)), await run(PARTITIONS[1]!, '600000')];
+      // The second also recompresses Spark's gzip chunks to snappy (pages and offset indexes rewritten).
+      const results = [await run(PARTITIONS[0]!, String(1 << 30)), await run(PARTITIONS[1]!, '600000', 'snappy')];
       for (const result of results) {
         assert.deepEqual(result.commit!.report!.execution, { binaryCopyGroups: 1, rewrittenGroups: 0, rewriteReasons: [] });
       }
@@ -85,6 +103,10 @@ describe('bin-pack clustering by binary copy of a Spark-written table', () => {
       assert.deepEqual(withoutFileName(spark.rows), withoutFileName(sparkBefore.rows), 'Spark reads the same records, meta columns included');
       assert.deepEqual(canonicalRows((await hudi.hudiRsRead(table)).rows), canonicalRows(spark.rows), 'hudi-rs reads what Spark reads');
       assert.deepEqual(canonicalRows(await ourRows(table)), canonicalRows(spark.rows), 'our reader reads what Spark reads');
+      // A filtered read, which lets parquet-mr use the copied (and rebuilt) column and offset indexes.
+      await hudi.sql(`CREATE TABLE copied USING hudi LOCATION '${table}'`);
+      const filtered = await hudi.sql('SELECT id, name FROM copied WHERE id IN (5, 6, 17) ORDER BY id');
+      assert.deepEqual(filtered.rows.map((row) => row['id']), [5, 6, 17]);
       for (const [index, result] of results.entries()) {
         const commit = await commitJson(storage, result.instantTime!, 'replacecommit');
         assertFileNamesMatchOutputs(spark.rows, commit, [PARTITIONS[index]!]);
@@ -95,6 +117,8 @@ describe('bin-pack clustering by binary copy of a Spark-written table', () => {
         assert.deepEqual(infos.map((info) => info.rows), stats.map((stat) => stat.numWrites));
         assert.ok(infos.every((info) => info.kv['hoodie_bloom_filter_type_code'] === 'DYNAMIC_V0' && info.kv['hoodie_min_record_key'] !== undefined));
         assert.equal(pyarrowRead(files).length, stats.reduce((total, stat) => total + stat.numWrites, 0));
+        const codecs = new Set(pyarrowCodecs(files));
+        assert.deepEqual([...codecs], index === 0 ? ['GZIP'] : ['SNAPPY'], 'Spark\'s gzip chunks kept, or recompressed to snappy');
         let rowGroups = 0;
         for (const file of files) rowGroups += await rowGroupsOf(file);
         assert.equal(rowGroups, 4, 'the four Spark row groups, copied');
