@@ -93,6 +93,16 @@ export async function readFooterKeyValues(file: string, keys: readonly string[])
   }
 }
 
+/** A file's row count (FileMetaData.num_rows). */
+export async function readRowCount(file: string): Promise<number> {
+  const handle = await open(file, 'r');
+  try {
+    return Number((await readFileFooter(handle, file)).metadata.bigint(FILE_METADATA.numRows) ?? 0n);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Exactly `length` bytes from `start`. */
 export async function readRange(handle: FileHandle, start: number, length: number): Promise<Buffer> {
   const buffer = Buffer.alloc(length);
