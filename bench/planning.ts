@@ -86,14 +86,16 @@ async function buildTable(dir: string): Promise<void> {
 async function planChild(dir: string): Promise<void> {
   const storage = openStorage(dir);
   const config = resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.small.file.limit': String(1024 * MB) } }).config;
+  const cpu = process.cpuUsage();
   const started = performance.now();
   const table = await HudiTable.open(storage, { mode: 'write' });
   const scheduled = await schedule(table, config, { lock: new StorageLockProvider(storage), force: true });
   const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
   if (scheduled === undefined) throw new Error('nothing was planned');
   const plannedFiles = scheduled.groups.reduce((total, group) => total + group.inputFiles, 0);
   await storage.delete([`.hoodie/${scheduled.instantTime}.replacecommit.requested`]);
-  process.stdout.write(`${JSON.stringify({ seconds, maxRssKb: process.resourceUsage().maxRSS, groups: scheduled.groups.length, plannedFiles, largestGroup: Math.max(...scheduled.groups.map((group) => group.inputFiles)) })}\n`);
+  process.stdout.write(`${JSON.stringify({ seconds, cpuSeconds: (used.user + used.system) / 1e6, maxRssKb: process.resourceUsage().maxRSS, groups: scheduled.groups.length, plannedFiles, largestGroup: Math.max(...scheduled.groups.map((group) => group.inputFiles)) })}\n`);
 }
 
 async function main(): Promise<void> {
@@ -103,14 +105,14 @@ async function main(): Promise<void> {
     const built = performance.now();
     await buildTable(dir);
     console.log(`table of ${flags.files} files of ~${Number(flags['file-bytes']) / 1024} KiB in ${flags.partitions} partitions, ${flags.commits} commits (built in ${((performance.now() - built) / 1000).toFixed(1)} s)`);
-    console.log('run  plan s  peak RSS MB  groups  files planned  largest group');
+    console.log('run  plan s   CPU s  peak RSS MB  groups  files planned  largest group');
     for (let run = 1; run <= Number(flags.runs); run++) {
       const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, '--child-plan', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 16 * MB });
       if (child.status !== 0) throw new Error(`the planning run failed (exit ${child.status})`);
-      const result = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { seconds: number; maxRssKb: number; groups: number; plannedFiles: number; largestGroup: number };
-      console.log(`${String(run).padStart(3)}  ${result.seconds.toFixed(2).padStart(6)}  ${(result.maxRssKb / 1024).toFixed(0).padStart(11)}  ${String(result.groups).padStart(6)}  ${String(result.plannedFiles).padStart(13)}  ${String(result.largestGroup).padStart(13)}`);
+      const result = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { seconds: number; cpuSeconds: number; maxRssKb: number; groups: number; plannedFiles: number; largestGroup: number };
+      console.log(`${String(run).padStart(3)}  ${result.seconds.toFixed(2).padStart(6)}  ${result.cpuSeconds.toFixed(2).padStart(6)}  ${(result.maxRssKb / 1024).toFixed(0).padStart(11)}  ${String(result.groups).padStart(6)}  ${String(result.plannedFiles).padStart(13)}  ${String(result.largestGroup).padStart(13)}`);
     }
-    console.log('(plan s: opening the table, listing, the file system view, the size-based strategy and writing the plan; peak RSS of that process)');
+    console.log('(plan s: opening the table, listing, the file system view, the size-based strategy and writing the plan, wall clock; CPU s: that process\'s CPU time, every thread; peak RSS of that process)');
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
