@@ -3,7 +3,7 @@
  */
 import { HudiError } from './errors.js';
 import { FileSystemView, fileGroupKey, type ListedPartition } from './fs-view.js';
-import { mapWithConcurrency } from './storage/concurrency.js';
+import { mapWithConcurrency, settleAll } from './storage/concurrency.js';
 import type { Storage } from './storage/port.js';
 import { assertSupported, METAFOLDER, readTableConfig, type TableConfig } from './table-config.js';
 import { isValidInstantTime } from './timeline/instant.js';
@@ -47,7 +47,7 @@ export class HudiTable {
       }
       timeline = timeline.asOf(options.asOf);
     }
-    const [partitions, replacedFileGroups, pendingClusteringFileGroups] = await Promise.all([
+    const [partitions, replacedFileGroups, pendingClusteringFileGroups] = await settleAll([
       listPartitions(this.storage),
       this.replacedFileGroups(timeline),
       this.pendingClusteringFileGroups(),

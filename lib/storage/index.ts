@@ -10,7 +10,7 @@ export type { Storage, StoredObject, VersionedDownload } from './port.js';
 export { normalizeEtag } from './etag.js';
 export { LocalStorage } from './local.js';
 export { S3Storage, s3ClientFromEnv, describeS3Error, type S3StorageOptions, type S3Action } from './s3.js';
-export { mapWithConcurrency } from './concurrency.js';
+export { BoundedTasks, mapWithConcurrency, settleAll } from './concurrency.js';
 
 export interface OpenStorageOptions {
   /** S3 client to use for s3:// paths (default: configured from the AWS environment variables). */

@@ -26,14 +26,14 @@ import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-tab
 import { stageFiles } from '../reader.js';
 import { findRollbackOf, rollbackInstant } from '../rollback.js';
 import { parseAvroRecordSchema, withMetaFields, withoutMetaFields, type AvroRecordSchema } from '../schema.js';
-import { mapWithConcurrency } from '../storage/concurrency.js';
+import { BoundedTasks, mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { HudiTable, PARTITION_METAFILE } from '../table.js';
 import { newTableOptionsFromWriteProperties, PROPERTIES_FILE } from '../table-config.js';
 import { createTable } from '../table-init.js';
 import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
 import { newInstantTime } from '../timeline/instant.js';
-import { startHeartbeat } from '../timeline/heartbeat.js';
+import { startHeartbeat, type Heartbeat } from '../timeline/heartbeat.js';
 import { createMarker, deleteMarkerDir, listMarkers } from '../timeline/markers.js';
 import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
 import { instantPath, loadTimeline, latestTableSchema, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
@@ -190,15 +190,23 @@ async function writeToTable(
   const instantTime = await withLock(lock, async () => {
     const timeline = await loadTimeline(storage);
     const time = newInstantTime(timeline.allTimes(), now(), table.config.timelineTimeZone);
-    await createRequested(storage, time, 'commit');
+    try {
+      await createRequested(storage, time, 'commit');
+    } catch (error) {
+      // The request may have landed although its answer did not (a timeout): T is ours alone, so take it back.
+      await storage.delete([instantPath({ time, action: 'commit', state: 'REQUESTED' })]).catch(() => undefined);
+      throw error;
+    }
     return time;
   }, { waitMs: config.lockWaitMs });
   progress(`instant ${instantTime}: ${operation} of ${rowCount} records into ${partitions.length} partition(s)${payload === undefined ? '' : `, merged with ${payload.className.slice(payload.className.lastIndexOf('.') + 1)} (${payload.source})`}`);
 
-  const heartbeat = await startHeartbeat(storage, instantTime);
+  let heartbeat: Heartbeat | undefined;
   /** Every data file this write uploaded (or began to), for the clean-up when another writer took the instant away. */
   const uploaded: string[] = [];
   try {
+    // Inside the try: once T is requested, every failure reaches the rollback.
+    heartbeat = await startHeartbeat(storage, instantTime);
     const view = startView ?? (await table.fileSystemView());
     const latest = operation === 'bulk_insert' ? [] : partitions.flatMap((p) => view.latestBaseFiles(p));
     const stagedFiles = await stageFiles(storage, latest.map((f) => f.path), workDir);
@@ -236,7 +244,8 @@ async function writeToTable(
     const schemaWithMeta = JSON.stringify(withMetaFields(tableSchema));
     const rowGroupSize = rowGroupRows(config, averageSize);
     const stats: WriteStat[] = new Array(plan.buckets.length);
-    const uploads: Promise<void>[] = [];
+    // Each file uploads while the next is written; all uploads settle before the write goes on or rolls back.
+    const uploads = new BoundedTasks(UPLOAD_CONCURRENCY);
     let inserted = 0;
     let updated = 0;
     let deleted = 0;
@@ -265,12 +274,16 @@ async function writeToTable(
         runtimeStats: { totalScanTime: 0, totalUpsertTime: bucket.kind === 'UPDATE' ? Date.now() - started : 0, totalCreateTime: bucket.kind === 'INSERT' ? Date.now() - started : 0 },
       });
       uploaded.push(path);
-      uploads.push(storage.uploadFile(path, localFile));
-      if (uploads.length >= UPLOAD_CONCURRENCY) await Promise.all(uploads.splice(0));
+      await uploads.run(() => storage.uploadFile(path, localFile));
       progress(`file group ${index + 1}/${plan.buckets.length}: ${result.rowCount} records → ${path}`);
     };
-    for (const [index, bucket] of plan.buckets.entries()) await writeBucket(bucket, index);
-    await Promise.all(uploads);
+    try {
+      for (const [index, bucket] of plan.buckets.entries()) await writeBucket(bucket, index);
+    } finally {
+      // Also when writing a file failed: no upload may still be landing while the rollback deletes.
+      await uploads.drain().catch(() => undefined);
+    }
+    await uploads.drain();
     await writePartitionMetadata(storage, partitions.filter((p) => !view.allPartitionPaths().includes(p)), instantTime);
     if (options.afterDataFiles) await options.afterDataFiles();
 
@@ -312,7 +325,7 @@ async function writeToTable(
     await rollbackAfterFailure(table, instantTime, lock, error, uploaded);
     throw error;
   } finally {
-    await heartbeat.stop();
+    await heartbeat?.stop();
   }
 }
 
@@ -344,7 +357,11 @@ async function rollbackAfterFailure(table: HudiTable, instantTime: string, lock:
   try {
     const reloaded = await table.reload();
     const instant = reloaded.timeline.find(instantTime);
-    if (instant?.state === 'COMPLETED') return;
+    if (instant?.state === 'COMPLETED') {
+      // The commit's request landed although its answer did not (a timeout): the write is visible, nothing to undo.
+      if (cause instanceof Error) cause.message += ` [the commit ${instantTime} completed nonetheless: the write is visible]`;
+      return;
+    }
     if (instant === undefined) {
       // Another writer took the instant off the timeline; what it did not delete of ours, we do.
       await removeLeftovers(reloaded.storage, instantTime, uploaded);
@@ -426,7 +443,7 @@ function workloadProfile(
 
 /** `.hoodie_partition_metadata` in each new partition folder, as Hudi writes it. */
 async function writePartitionMetadata(storage: Storage, partitions: readonly string[], instantTime: string): Promise<void> {
-  await Promise.all(partitions.map(async (partition) => {
+  await settleAll(partitions.map(async (partition) => {
     const depth = partition === '' ? 0 : partition.split('/').length;
     const body = `#partition metadata\n#${new Date().toUTCString()}\ncommitTime=${instantTime}\npartitionDepth=${depth}\n`;
     try {
