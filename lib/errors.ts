@@ -21,6 +21,17 @@ export class HudiError extends Error {
   }
 }
 
+/**
+ * The input of a write is refused before anything is written: a value, record or column the table cannot take as
+ * it is. `location` is the input file.
+ */
+export class InputError extends HudiError {
+  constructor(problem: string, options: { location?: string; fix?: string; cause?: unknown } = {}) {
+    super(problem, options);
+    this.name = 'InputError';
+  }
+}
+
 /** The table's layout or version is one this build does not handle. */
 export class UnsupportedTableError extends HudiError {
   constructor(problem: string, options: { location?: string; fix?: string } = {}) {
