@@ -17,9 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { resolveClusteringConfig, type LayoutOptimizationStrategy } from '../lib/clustering/config.js';
+import { resolveClusteringConfig } from '../lib/clustering/config.js';
 import { executeGroup } from '../lib/clustering/execute.js';
 import { schedule } from '../lib/clustering/schedule.js';
+import type { SortLayout } from '../lib/clustering/sort-columns.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { openStorage } from '../lib/storage/index.js';
@@ -46,7 +47,7 @@ const threads = Number(flags.threads);
 
 type Mode = 'no-sort' | 'linear' | 'z-order';
 
-function configFor(mode: Mode | LayoutOptimizationStrategy, extra: Record<string, string> = {}) {
+function configFor(mode: Mode | SortLayout, extra: Record<string, string> = {}) {
   return resolveClusteringConfig({
     event: {
       ...(mode === 'no-sort' ? {} : { 'hoodie.clustering.plan.strategy.sort.columns': SORT_COLUMNS.join(','), 'hoodie.layout.optimize.strategy': mode }),
@@ -58,7 +59,7 @@ function configFor(mode: Mode | LayoutOptimizationStrategy, extra: Record<string
 }
 
 /** Copy the table, plan one group, and time executeGroup on it. */
-async function ours(table: SmallFilesTable, mode: Mode | LayoutOptimizationStrategy, engineOptions: { memoryLimit?: string; tempDirectory?: string }): Promise<{ seconds: number; outputs: number }> {
+async function ours(table: SmallFilesTable, mode: Mode | SortLayout, engineOptions: { memoryLimit?: string; tempDirectory?: string }): Promise<{ seconds: number; outputs: number }> {
   const work = mkdtempSync(join(tmpdir(), 'bench-clustering-'));
   try {
     const dir = join(work, 'table');
@@ -138,7 +139,7 @@ async function throughput(): Promise<void> {
 async function bigChild(dir: string): Promise<void> {
   const scratch = mkdtempSync(join(tmpdir(), 'bench-big-scratch-'));
   try {
-    const layout = flags['big-layout'] as LayoutOptimizationStrategy;
+    const layout = flags['big-layout'] as SortLayout;
     const result = await ours({ dir } as SmallFilesTable, layout, { memoryLimit: flags['memory-limit'], tempDirectory: join(scratch, 'spill') });
     process.stdout.write(`${JSON.stringify({ ...result, maxRssKb: process.resourceUsage().maxRSS })}\n`);
   } finally {

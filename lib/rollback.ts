@@ -21,10 +21,11 @@
  */
 import { ConflictError, HudiError } from './errors.js';
 import { joinPartitionPath, parseBaseFileName } from './fs-view.js';
-import { withLock, type LockLease, type LockProvider } from './lock/port.js';
+import { deleteClusteringWorkDir, deleteInstantScratch } from './timeline/work-folder.js';
+import type { LockLease, LockProvider } from './lock/port.js';
 import { assertNoMetadataTable, assertNoMetadataTableNow } from './metadata-table.js';
 import type { Storage } from './storage/port.js';
-import { listPartitions, type HudiTable } from './table.js';
+import { listPartitions, withTableLock, type HudiTable } from './table.js';
 import { assertSupported, METAFOLDER, PROPERTIES_FILE } from './table-config.js';
 import {
   decodeTimelineAvro,
@@ -37,10 +38,9 @@ import {
 import { compareInstantTimes, isValidInstantTime, newInstantTime, parseInstantTime, type Instant, type InstantAction, type TimelineTimeZone } from './timeline/instant.js';
 import { HEARTBEAT_INTERVAL_MS, heartbeatPath } from './timeline/heartbeat.js';
 import { listMarkers, type Marker } from './timeline/markers.js';
-import { readClusteringPlan } from './timeline/pending-clustering.js';
+import { readClusteringPlan } from './timeline/clustering-plan.js';
 import { instantPath, loadTimeline, type Timeline } from './timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from './timeline/transitions.js';
-import { deleteClusteringWorkDir, deleteInstantScratch } from './timeline/work-folder.js';
 
 /** Actions whose failed instants this module rolls back (COW writes, clustering, insert_overwrite). */
 const ROLLBACK_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'replacecommit']);
@@ -106,11 +106,12 @@ type InstantFileHandling =
 export async function rollbackInstant(table: HudiTable, instantTime: string, options: RollbackOptions): Promise<RollbackResult> {
   assertRollbackable(table, instantTime);
   const { storage } = table;
-  return withLock(
+  return withTableLock(
+    table,
     options.lock,
-    async (lease) => {
+    async (current, lease) => {
       await assertNoMetadataTableNow(storage, 'a rollback');
-      const timeline = await loadTimeline(storage);
+      const { timeline } = current;
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'delete-inflight-and-requested');
       if (resumed !== undefined) return resumed;
 
@@ -124,10 +125,10 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
         throw notOnTimeline(storage, timeline, instantTime);
       }
       assertPending(storage, target);
-      if (!options.ignoreHeartbeat) await assertWriterNotAlive(storage, target, table.config.timelineTimeZone, options);
+      if (!options.ignoreHeartbeat) await assertWriterNotAlive(storage, target, current.config.timelineTimeZone, options);
 
       const planned = await planRollback(storage, target);
-      const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), table.config.timelineTimeZone);
+      const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), current.config.timelineTimeZone);
       const requested = await createRequested(storage, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
       const result = await executeRollback(storage, lease, requested, planned.plan, {
         handling: 'delete-inflight-and-requested',
@@ -139,7 +140,7 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
       await storage.delete([heartbeatPath(instantTime)]);
       return result;
     },
-    options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },
+    { waitMs: options.lockWaitMs },
   );
 }
 
@@ -170,11 +171,12 @@ export async function rollbackInflightClustering(
 ): Promise<RollbackResult | undefined> {
   assertRollbackable(table, instantTime);
   const { storage } = table;
-  return withLock(
+  return withTableLock(
+    table,
     options.lock,
-    async (lease) => {
+    async (current, lease) => {
       await assertNoMetadataTableNow(storage, 'a rollback');
-      const timeline = await loadTimeline(storage);
+      const { timeline } = current;
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'keep-requested');
       if (resumed !== undefined) return resumed;
 
@@ -190,7 +192,7 @@ export async function rollbackInflightClustering(
       if (target.state === 'REQUESTED') return undefined;
 
       const planned = await planRollback(storage, target);
-      const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), table.config.timelineTimeZone);
+      const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), current.config.timelineTimeZone);
       const requested = await createRequested(storage, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
       return executeRollback(storage, lease, requested, planned.plan, {
         handling: 'keep-requested',
@@ -199,7 +201,7 @@ export async function rollbackInflightClustering(
         ignoredMarkers: planned.ignoredMarkers,
       });
     },
-    options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },
+    { waitMs: options.lockWaitMs },
   );
 }
 

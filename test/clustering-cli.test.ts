@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { clusterCommand, showClusteringCommand } from '../lib/cli/cluster-commands.js';
 import type { Command } from '../lib/cli/args.js';
-import { runCli } from './helpers/cli.js';
+import { jsonLines, runCli } from './helpers/cli.js';
 import { expectedOf, fixtureTable, tempDir } from './helpers/fixtures.js';
 import { createSmallFilesTable } from './helpers/small-files-table.js';
 
@@ -51,6 +51,16 @@ describe('show-clustering', () => {
     assert.deepEqual([...plan.partitions].sort(), ['dt=2021-12-09/hh=10', 'dt=2021-12-09/hh=11']);
     assert.ok(plan.groups.every((group) => group.bytesFrom === 'plan metrics'));
     assert.match(plan.strategyClassName, /SparkSortAndSizeExecutionStrategy$/);
+
+    // Hudi committed it: the history has what its replacecommit says, and no summary of ours.
+    const history = run(showClusteringCommand, [table, '--history']);
+    assert.equal(history.code, 0, history.stderr);
+    assert.match(history.stdout, new RegExp(`^${V5_CLUSTERING}  completed  3 file group\\(s\\) replaced → 2 file\\(s\\), \\d+ B, 3 rows\n  no summary recorded`));
+    const historyJson = jsonLines(run(showClusteringCommand, [table, '--history', '--json']).stdout);
+    assert.deepEqual(historyJson.map((entry) => [entry['instantTime'], entry['replacedFileGroups'], entry['filesWritten'], entry['rowsWritten'], entry['summary']]), [[V5_CLUSTERING, 3, 2, 3, null]]);
+    const both = run(showClusteringCommand, [table, '--all', '--history']);
+    assert.equal(both.code, 1);
+    assert.match(both.stderr, /--all and --history list different things/);
   });
 
   it('lists the clustering as pending once its completed file is gone', async () => {
@@ -85,6 +95,14 @@ describe('cluster', () => {
     assert.match(executed.stderr, /group 2\/2 done/);
     assert.match(executed.stdout, new RegExp(`clustering ${instant}: 2 groups, layout hilbert by birthday, createTime`));
     assert.match(executed.stdout, /total: files 12 → 2, .* rows 480 → 480/);
+
+    // The run's summary stays in its replacecommit: the history shows it once the group results are gone.
+    const history = run(showClusteringCommand, [dir, '--history']);
+    assert.equal(history.code, 0, history.stderr);
+    assert.match(history.stdout, new RegExp(`^${instant}  completed  12 file group\\(s\\) replaced → 2 file\\(s\\), [\\d.]+ (MB|B), 480 rows\n  clustering ${instant}: 2 groups, layout hilbert by birthday, createTime, 2 partitions\n    total: files 12 → 2, .* rows 480 → 480\n      birthday: a point query reads`));
+    const [entry] = jsonLines(run(showClusteringCommand, [dir, '--history', '--json']).stdout) as { instantTime: string; summary: { groups: number; totals: { filesBefore: number; rowsAfter: number } } }[];
+    assert.equal(entry?.instantTime, instant);
+    assert.deepEqual([entry.summary.groups, entry.summary.totals.filesBefore, entry.summary.totals.rowsAfter], [2, 12, 480]);
 
     const nothing = run(clusterCommand, [dir, '--mode', 'execute']);
     assert.equal(nothing.code, 0);

@@ -16,8 +16,8 @@ import {
   envVarForKey,
   parseProperties,
   resolveClusteringConfig,
-  validateSortColumns,
 } from '../lib/clustering/config.js';
+import { validateSortColumns } from '../lib/clustering/sort-columns.js';
 import { HudiError } from '../lib/errors.js';
 import { formatJavaProperties, parseJavaProperties } from '../lib/properties.js';
 
@@ -244,7 +244,7 @@ describe('CLUSTERING_KEYS and defaults', () => {
       rollbackPendingClusteringOnConflict: false,
       preserveCommitMetadata: true,
       layoutOptimizationStrategy: 'linear',
-      curveBuildMethod: 'DIRECT',
+      curveBuildMethod: 'direct',
       buildCurveSampleSize: 200000,
     });
     assert.ok(Object.isFrozen(config));
@@ -585,10 +585,10 @@ describe('enum spellings', () => {
 
   it('accepts filter modes and curve build methods case-insensitively', () => {
     const { config } = resolveClusteringConfig({
-      event: { 'hoodie.clustering.plan.partition.filter.mode': 'day_rolling', 'hoodie.layout.optimize.curve.build.method': 'sample' },
+      event: { 'hoodie.clustering.plan.partition.filter.mode': 'day_rolling', 'hoodie.layout.optimize.curve.build.method': 'Sample' },
     });
     assert.equal(config.partitionFilterMode, 'DAY_ROLLING');
-    assert.equal(config.curveBuildMethod, 'SAMPLE');
+    assert.equal(config.curveBuildMethod, 'sample');
   });
 
   it('accepts booleans case-insensitively', () => {

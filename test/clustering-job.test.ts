@@ -10,7 +10,9 @@ import { describe, it } from 'node:test';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { commit } from '../lib/clustering/commit.js';
 import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
-import { executeGroup, readGroupResult } from '../lib/clustering/execute.js';
+import { executeGroup } from '../lib/clustering/execute.js';
+import { CLUSTERING_SUMMARY_KEY, readGroupResult, writeGroupResult } from '../lib/clustering/instant.js';
+import { clusteringWorkDir } from '../lib/timeline/work-folder.js';
 import { runClusteringJob } from '../lib/clustering/job.js';
 import { schedule } from '../lib/clustering/schedule.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
@@ -26,7 +28,6 @@ import { openStorage } from '../lib/storage/index.js';
 import type { Storage } from '../lib/storage/port.js';
 import { HudiTable } from '../lib/table.js';
 import { markerDir } from '../lib/timeline/markers.js';
-import { clusteringWorkDir } from '../lib/timeline/work-folder.js';
 import { tempDir } from './helpers/fixtures.js';
 import { independentLatestBaseFiles, pyarrowRead } from './helpers/oracle.js';
 import { generateUsers, writeJsonLines } from '../lib/generate.js';
@@ -179,7 +180,9 @@ async function clusterAndCheck(layout: 'linear' | 'z-order' | 'hilbert', where: 
     const { outputs, metadata } = await committedOutputs(storage, instantTime, stage);
     assert.equal(metadata['operationType'], 'CLUSTER');
     assert.equal(metadata['compacted'], false);
-    assert.deepEqual(metadata['extraMetadata'], { schema: JSON.stringify(USERS_SCHEMA) });
+    const extraMetadata = metadata['extraMetadata'] as Record<string, string>;
+    assert.deepEqual(Object.keys(extraMetadata), ['schema', CLUSTERING_SUMMARY_KEY]);
+    assert.equal(extraMetadata['schema'], JSON.stringify(USERS_SCHEMA));
     const replaced = Object.entries(metadata['partitionToReplaceFileIds'] as Record<string, string[]>).flatMap(([partition, ids]) => ids.map((id) => `${partition}/${id}`));
     assert.deepEqual(replaced.sort(), made.files.map((file) => `${file.slice(0, file.indexOf('/'))}/${parseBaseFileName(file.slice(file.indexOf('/') + 1))!.fileId}`).sort());
 
@@ -212,6 +215,15 @@ async function clusterAndCheck(layout: 'linear' | 'z-order' | 'hilbert', where: 
     const report = result.commit!.report!;
     assert.deepEqual([report.totals.filesBefore, report.totals.filesAfter, report.totals.rowsBefore, report.totals.rowsAfter], [200, planned, 20_000, 20_000]);
     for (const figure of report.totals.dataSkipping) assert.equal(figure.samples, 400);
+    // The replacecommit keeps the report's totals, so they outlive the group results.
+    assert.deepEqual(JSON.parse(extraMetadata[CLUSTERING_SUMMARY_KEY]!), {
+      layout,
+      sortColumns: [...SORT_COLUMNS],
+      groups: 4,
+      partitions: report.partitions.length,
+      totals: report.totals,
+    });
+    assert.deepEqual(result.commit!.summary, JSON.parse(extraMetadata[CLUSTERING_SUMMARY_KEY]!));
     const [birthday, createTime] = report.totals.dataSkipping;
     assert.ok(birthday!.before > 0.9 && createTime!.before > 0.9, 'small files each span nearly the whole range');
     if (layout === 'linear') {
@@ -377,17 +389,20 @@ describe('retries and failures', () => {
       assert.deepEqual(again.writeStats.map((stat) => stat.path), first.writeStats.map((stat) => stat.path));
       const partitionFiles = (await storage.listDir(groups[0]!.partitionPath)).files.filter((file) => file.path.includes(instantTime));
       assert.equal(partitionFiles.length, first.writeStats.length);
-      const results = [again];
-      for (let index = 1; index < groups.length; index++) results.push(await executeGroup(table, instantTime, index, { engine, tempDir: tempDir(), config }));
-      const committed = await commit(await table.reload(), instantTime, results, { lock });
+      for (let index = 1; index < groups.length; index++) await executeGroup(table, instantTime, index, { engine, tempDir: tempDir(), config });
+      const committed = await commit(await table.reload(), instantTime, { lock });
       assert.equal(committed.outcome, 'committed');
       const snapshot = await readSnapshot(await table.reload(), { engine });
       assert.equal(snapshot.rows.length, made.rows);
       assert.equal(new Set(snapshot.rows.map((row) => row.id)).size, made.rows);
       // A retried commit step finds the instant completed and returns its metadata.
-      const retried = await commit(await table.reload(), instantTime, 'from-storage', { lock });
+      const retried = await commit(await table.reload(), instantTime, { lock });
       assert.equal(retried.outcome, 'already-committed');
       assert.equal(retried.metadata.operationType, 'CLUSTER');
+      // … and the run's summary its replacecommit recorded, though the group results are gone.
+      assert.equal(committed.summary?.totals.rowsAfter, made.rows);
+      assert.deepEqual(retried.summary, committed.summary);
+      assert.equal(retried.report, undefined);
     } finally {
       await engine.close();
     }
@@ -410,7 +425,7 @@ describe('retries and failures', () => {
       assert.ok(await readGroupResult(pending.storage, instantTime, 0), 'group 0 has a result');
       assert.deepEqual((await pending.storage.listRecursive(clusteringWorkDir(instantTime))).map((object) => object.path), [`${clusteringWorkDir(instantTime)}/group-0.result.json`]);
       await assert.rejects(
-        commit(pending, instantTime, 'from-storage', { lock }),
+        commit(pending, instantTime, { lock }),
         (error: unknown) =>
           error instanceof HudiError &&
           new RegExp(`clustering ${instantTime} cannot complete: groups 1, 2 of 3 have no result`).test(error.message) &&
@@ -442,8 +457,10 @@ describe('retries and failures', () => {
     try {
       const results = [];
       for (let index = 0; index < groups.length; index++) results.push(await executeGroup(table, instantTime, index, { engine, tempDir: tempDir(), config }));
-      const lying = { ...results[1]!, inputRows: results[1]!.inputRows + 1 };
-      await assert.rejects(commit(await table.reload(), instantTime, [results[0]!, lying, results[2]!], { lock }), /group 1: read 501 rows from the input footers but wrote 500/);
+      // A stored result that does not add up (commit reads the stored results, never the callers').
+      await writeGroupResult(storage, { ...results[1]!, inputRows: results[1]!.inputRows + 1 });
+      await assert.rejects(commit(await table.reload(), instantTime, { lock }), /group 1: read 501 rows from the input footers but wrote 500/);
+      await writeGroupResult(storage, results[1]!);
       // An input file group got a new base file (an update that slipped past the plan).
       const stored = await readGroupResult(storage, instantTime, 2);
       assert.ok(stored);
@@ -453,7 +470,7 @@ describe('retries and failures', () => {
       await storage.put(newer, await storage.get(victim.path));
       await storage.put('.hoodie/20240101000900000.commit', JSON.stringify({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'UPSERT' }));
       await assert.rejects(
-        commit(await table.reload(), instantTime, 'from-storage', { lock }),
+        commit(await table.reload(), instantTime, { lock }),
         new RegExp(`file group ${victim.fileId} in "${partition}" changed since clustering ${instantTime} was planned`),
       );
       assert.equal((await table.reload()).timeline.find(instantTime)?.state, 'INFLIGHT');

@@ -15,10 +15,9 @@ import {
   numberOfOutputFileGroups,
   requiredCommitsSinceLastClustering,
   shouldSchedule,
-  type ClusteringGroup,
-  type ClusteringPlan,
   type FileSliceInput,
 } from '../lib/clustering/plan-strategy.js';
+import type { ClusteringPlan, ClusteringPlanGroup } from '../lib/timeline/clustering-plan.js';
 import { HudiError } from '../lib/errors.js';
 import { fileGroupKey } from '../lib/fs-view.js';
 
@@ -38,7 +37,7 @@ function slice(fileId: string, baseFileSize: number, partitionPath = 'p'): FileS
 }
 
 /** Each group as its file ids and numOutputFileGroups, for compact expectations. */
-const summary = (groups: readonly ClusteringGroup[]) => groups.map((group) => ({ ids: group.slices.map((info) => info.fileId), out: group.numOutputFileGroups }));
+const summary = (groups: readonly ClusteringPlanGroup[]) => groups.map((group) => ({ ids: group.slices.map((info) => info.fileId), out: group.numOutputFileGroups }));
 
 describe('scheduling', () => {
   it('schedules once completed commits reach maxCommits (Hudi skips while maxCommits > commits)', () => {

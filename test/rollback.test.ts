@@ -31,7 +31,7 @@ import {
   type HoodieRollbackPlan,
 } from '../lib/timeline/avro-files.js';
 import { createMarker, deleteMarkerDir, listMarkers, markerDir, type MarkerType } from '../lib/timeline/markers.js';
-import { pendingClusteringPlans } from '../lib/timeline/pending-clustering.js';
+import { pendingClusteringPlans } from '../lib/timeline/queries.js';
 import { formatInstantTime, parseInstantTime } from '../lib/timeline/instant.js';
 import { loadTimeline } from '../lib/timeline/timeline.js';
 import { createRequested, transitionToInflight } from '../lib/timeline/transitions.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { DeleteTableCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { groupResultPath } from '../lib/clustering/plan-files.js';
+import { groupResultPath } from '../lib/clustering/instant.js';
 import { clusteringWorkDir } from '../lib/timeline/work-folder.js';
 import { dynamoDbClientFromEnv } from '../lib/lock/index.js';
 import type { CommitStepOutput } from '../lib/serverless/commit-step.js';

@@ -18,6 +18,7 @@ import {
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../lib/errors.js';
 import {
+  deleteMany,
   describeS3Error,
   LocalStorage,
   mapWithConcurrency,
@@ -213,6 +214,19 @@ for (const backend of backends) {
       await storage.delete([]);
     });
 
+    it('deleteMany deletes thousands of keys in batches, missing ones counted as gone', async () => {
+      const names = Array.from({ length: 2_345 }, (_, index) => `bulk/${String(index % 7)}/f-${String(index).padStart(5, '0')}.parquet`);
+      await mapWithConcurrency(names, 32, (name) => storage.put(name, 'x'));
+      await storage.put('bulk/keep.parquet', 'k');
+      const asked = [...names, 'bulk/never-existed.parquet'];
+      const result = await deleteMany(storage, asked, { concurrency: 3 });
+      assert.deepEqual(result.failed, []);
+      assert.deepEqual([...result.deleted].sort(), [...asked].sort());
+      assert.deepEqual((await storage.listRecursive('bulk')).map((object) => object.path), ['bulk/keep.parquet']);
+      assert.deepEqual(await deleteMany(storage, []), { deleted: [], failed: [] });
+      assert.ok(storage.deleteMany !== undefined, 'both adapters implement it natively');
+    });
+
     it('uploads and downloads a 20 MB file byte for byte (multipart and ranged on S3)', async () => {
       const original = randomBytes(20 * MiB + 12_345);
       const source = join(scratch, 'big.bin');
@@ -336,6 +350,47 @@ describe('openStorage', () => {
   it('refuses local paths that climb out of the table', async () => {
     const storage = new LocalStorage(join(tmpdir(), 'hudi-never-created'));
     await assert.rejects(storage.get('../etc/passwd'), HudiError);
+  });
+});
+
+describe('LocalStorage.deleteMany failures', () => {
+  it('reports a path it could not delete with the reason, and deletes the rest', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'delete-many-'));
+    try {
+      const storage = new LocalStorage(dir);
+      await storage.put('p/a.parquet', 'a');
+      await storage.put('p/sub/b.parquet', 'b');
+      // A folder is not a file: the store refuses it, the file beside it goes.
+      const result = await deleteMany(storage, ['p/a.parquet', 'p/sub']);
+      assert.deepEqual(result.deleted, ['p/a.parquet']);
+      assert.equal(result.failed.length, 1);
+      assert.equal(result.failed[0]!.path, 'p/sub');
+      assert.match(result.failed[0]!.reason, /EISDIR|ERR_FS_EISDIR/);
+      assert.ok(await storage.head('p/sub/b.parquet'));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('deleteMany over a Storage without its own', () => {
+  it('falls back to delete in batches, counting a refused batch as failed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'delete-many-fallback-'));
+    try {
+      const local = new LocalStorage(dir);
+      // A wrapper that has only the basic port (as some callers build): deleteMany is not there.
+      const wrapper = Object.assign(Object.create(local) as Storage, { deleteMany: undefined });
+      const names = Array.from({ length: 1_500 }, (_, i) => `w/f-${i}.parquet`);
+      await mapWithConcurrency(names, 32, (name) => local.put(name, 'x'));
+      const result = await deleteMany(wrapper, names);
+      assert.deepEqual(result, { deleted: names, failed: [] });
+      assert.deepEqual(await local.listRecursive('w'), []);
+      const refused = await deleteMany(wrapper, ['../outside.parquet']);
+      assert.deepEqual(refused.deleted, []);
+      assert.match(refused.failed[0]!.reason, /outside the table/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,11 +1,11 @@
 /**
- * `cluster` and `show-clustering`: the clustering job (as Hudi's HoodieClusteringJob) and the pending plans.
- * Progress goes to stderr, results to stdout.
+ * `cluster` and `show-clustering`: the clustering job (as Hudi's HoodieClusteringJob), the pending plans and the
+ * completed clusterings. Progress goes to stderr, results to stdout.
  */
 import { resolveClusteringConfig } from '../clustering/config.js';
 import { CLUSTERING_JOB_MODES, runClusteringJob, type ClusteringJobMode } from '../clustering/job.js';
-import { formatClusteringReport } from '../clustering/report.js';
-import { describeClusteringPlans, type ClusteringPlanSummary } from '../clustering/show.js';
+import { formatClusteringReport, formatClusteringSummary } from '../clustering/report.js';
+import { describeClusteringHistory, describeClusteringPlans, type ClusteringPlanSummary, type CompletedClusteringSummary } from '../clustering/show.js';
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import { HudiError } from '../errors.js';
 import type { CostEstimate } from '../serverless/cost.js';
@@ -125,13 +125,31 @@ function planLines(plan: ClusteringPlanSummary): string[] {
   return lines;
 }
 
+function historyLines(clustering: CompletedClusteringSummary): string[] {
+  const headline = `${clustering.instantTime}  completed  ${clustering.replacedFileGroups} file group(s) replaced → ${clustering.filesWritten} file(s), ` +
+    `${size(clustering.bytesWritten)}, ${clustering.rowsWritten} rows`;
+  if (clustering.summary === undefined) return [headline, '  no summary recorded (committed by Hudi, or by an older build)'];
+  const summary = formatClusteringSummary(clustering.instantTime, clustering.summary).trimEnd().split('\n');
+  return [headline, ...summary.map((line) => `  ${line}`)];
+}
+
 export const showClusteringCommand: Command = {
   name: 'show-clustering',
-  summary: 'list pending clustering plans: groups, input files and bytes, expected output files (read-only)',
-  usage: 'show-clustering <table> [--all] [--json]',
+  summary: 'list pending clustering plans: groups, input files and bytes, expected output files; or, with --history, past runs (read-only)',
+  usage: 'show-clustering <table> [--all | --history] [--json]',
   async run(args) {
-    const { values, positionals } = parseCommandArgs('show-clustering', args, { all: { type: 'boolean' }, json: { type: 'boolean' } }, ['table']);
+    const { values, positionals } = parseCommandArgs('show-clustering', args, { all: { type: 'boolean' }, history: { type: 'boolean' }, json: { type: 'boolean' } }, ['table']);
+    if (values.all === true && values.history === true) {
+      throw new HudiError('--all and --history list different things', { fix: 'give --all for every plan on the active timeline, or --history for the completed clusterings and their summaries' });
+    }
     const table = await HudiTable.open(openStorage(positionals[0]!), { mode: 'read' });
+    if (values.history === true) {
+      const history = await describeClusteringHistory(table);
+      if (values.json) for (const clustering of history) out(JSON.stringify({ ...clustering, summary: clustering.summary ?? null }));
+      else if (history.length === 0) out('no completed clustering on the active timeline');
+      else for (const clustering of history) for (const line of historyLines(clustering)) out(line);
+      return 0;
+    }
     const plans = await describeClusteringPlans(table, { includeCompleted: values.all === true });
     if (values.json) {
       for (const plan of plans) out(JSON.stringify(plan));

@@ -16,6 +16,8 @@ import { parseWriteOperation } from '../writer/write-config.js';
 import { writeBatch } from '../writer/write-client.js';
 import { out, parseCommandArgs, readPropsFile, type Command } from './args.js';
 import { clusterCommand, showClusteringCommand } from './cluster-commands.js';
+import { archiveCommand, cleanCommand, showCleanCommand } from './clean-commands.js';
+import { loadArchivedHistory } from '../archival/history.js';
 
 const init: Command = {
   name: 'init',
@@ -50,14 +52,17 @@ const init: Command = {
 
 const timeline: Command = {
   name: 'timeline',
-  summary: 'list the instants on the active timeline',
-  usage: 'timeline <table> [--json]',
+  summary: 'list the instants on the active timeline (with --archived, the archived timeline\'s first)',
+  usage: 'timeline <table> [--archived] [--json]',
   async run(args) {
-    const { values, positionals } = parseCommandArgs('timeline', args, { json: { type: 'boolean' } }, ['table']);
+    const { values, positionals } = parseCommandArgs('timeline', args, { json: { type: 'boolean' }, archived: { type: 'boolean' } }, ['table']);
     const table = await HudiTable.open(openStorage(positionals[0]!));
-    for (const instant of table.timeline.instants) {
-      if (values.json) out(JSON.stringify(instant));
-      else out(`${instant.time}  ${instant.action.padEnd(13)}  ${instant.state === 'COMPLETED' ? 'COMPLETED' : `${instant.state} (pending)`}`);
+    const active = new Set(table.timeline.instants.map((instant) => `${instant.time}.${instant.action}`));
+    // An interrupted archive run can leave an instant in both: the active timeline shows it.
+    const archived = values.archived ? (await loadArchivedHistory(table.storage, table.config.archiveLogFolder)).instants.filter((instant) => !active.has(`${instant.time}.${instant.action}`)) : [];
+    for (const [instant, where] of [...archived.map((i) => [i, 'archived'] as const), ...table.timeline.instants.map((i) => [i, 'active'] as const)]) {
+      if (values.json) out(JSON.stringify(values.archived ? { ...instant, timeline: where } : instant));
+      else out(`${instant.time}  ${instant.action.padEnd(13)}  ${instant.state === 'COMPLETED' ? 'COMPLETED' : `${instant.state} (pending)`}${where === 'archived' ? '  (archived)' : ''}`);
     }
     return 0;
   },
@@ -202,7 +207,7 @@ const generate: Command = {
 };
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: Command[] = [init, timeline, files, read, write, clusterCommand, showClusteringCommand, rollback, generate];
+export const COMMANDS: Command[] = [init, timeline, files, read, write, clusterCommand, showClusteringCommand, cleanCommand, archiveCommand, showCleanCommand, rollback, generate];
 
 export function usage(): string {
   const lines = ['usage: hudi-serverless <command> [options] [--verbose]', '', 'commands:'];

@@ -1,27 +1,31 @@
 /**
- * Completing a clustering (Hudi's completeClustering): check every group's result against the plan, then, under the
- * lock, check the input file groups are still what the plan read, remove files an earlier attempt left behind, and
- * write `<instant>.replacecommit` — the commit point, one PUT after every output is durable — then drop the group
- * results, the marker folder and the heartbeat.
+ * Completing a clustering (Hudi's completeClustering): read every group's stored result and check it against the
+ * plan, then, under the lock, check the input file groups are still what the plan read, remove files an earlier
+ * attempt left behind, and write `<instant>.replacecommit` — the commit point, one PUT after every output is
+ * durable, with the run's summary in its extraMetadata — then drop the group results, the marker folder and the
+ * heartbeat. A retried commit finds the instant completed and returns what it recorded.
  */
+import { clusteringWorkDir, deleteInstantScratch } from '../timeline/work-folder.js';
 import { ConflictError, HudiError } from '../errors.js';
 import { fileGroupKey, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
-import { withLock, type LockProvider } from '../lock/port.js';
+import type { LockProvider } from '../lock/port.js';
 import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import type { HudiTable } from '../table.js';
+import { withTableLock, type HudiTable } from '../table.js';
 import { PROPERTIES_FILE } from '../table-config.js';
-import { parseCommitMetadata, serializeCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
+import type { ClusteringPlan } from '../timeline/clustering-plan.js';
+import { serializeCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
 import { listMarkers } from '../timeline/markers.js';
-import type { StoredClusteringPlan } from '../timeline/pending-clustering.js';
-import { instantPath, latestTableSchema } from '../timeline/timeline.js';
+import { instantPath } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
-import { clusteringWorkDir, deleteInstantScratch } from '../timeline/work-folder.js';
-import { readGroupResult, type GroupResult, type StoredGroupResult } from './execute.js';
-import { groupPartition, loadClusteringInstant, planSortColumns, sliceStoragePath } from './plan-files.js';
-import { buildClusteringReport, type ClusteringReport } from './report.js';
+import {
+  clusteringSummaryOf, groupPartition, loadClusteringInstant, readCompletedClustering, readGroupResults,
+  sliceStoragePath, summaryMetadata, type GroupResult,
+} from './instant.js';
+import { buildClusteringReport, summarizeClusteringReport, type ClusteringReport, type ClusteringSummary } from './report.js';
+import { planSortColumns } from './sort-columns.js';
 
 export interface CommitOptions {
   readonly lock: LockProvider;
@@ -33,8 +37,10 @@ export interface CommitResult {
   /** 'already-committed' when an earlier call completed the instant (a retried commit step). */
   readonly outcome: 'committed' | 'already-committed';
   readonly metadata: CommitMetadata;
-  /** Built from the stored group results; undefined when they were gone (already committed). */
+  /** The run's full report, built from the stored group results; undefined when an earlier call committed. */
   readonly report: ClusteringReport | undefined;
+  /** What the replacecommit records of the report: this call's, or the earlier call's; undefined when it has none (Hudi's). */
+  readonly summary: ClusteringSummary | undefined;
   /** Files of this instant that markers name but no group result does (an earlier attempt's), deleted before committing. */
   readonly removedFiles: readonly string[];
 }
@@ -42,16 +48,11 @@ export interface CommitResult {
 const HEAD_CONCURRENCY = 16;
 
 /**
- * Complete clustering `instantTime` from the groups' results — given, or 'from-storage' to read each group's stored
- * result (so a Step Functions state never carries them). Refuses, leaving the plan pending, when a group has no
- * result, read and wrote different row counts, or an input file group changed since the plan.
+ * Complete clustering `instantTime` from its groups' stored results (so a Step Functions state never carries
+ * them). Refuses, leaving the plan pending, when a group has no result, read and wrote different row counts, or an
+ * input file group changed since the plan.
  */
-export async function commit(
-  table: HudiTable,
-  instantTime: string,
-  groupResults: readonly GroupResult[] | 'from-storage',
-  options: CommitOptions,
-): Promise<CommitResult> {
+export async function commit(table: HudiTable, instantTime: string, options: CommitOptions): Promise<CommitResult> {
   const { storage } = table;
   const { instant, plan } = await loadClusteringInstant(table, instantTime);
   if (instant.state === 'COMPLETED') return alreadyCommitted(storage, instantTime);
@@ -63,8 +64,7 @@ export async function commit(
     });
   }
 
-  const stored = await Promise.all(plan.inputGroups.map((_, index) => readGroupResult(storage, instantTime, index)));
-  const results: (GroupResult | undefined)[] = groupResults === 'from-storage' ? stored : plan.inputGroups.map((_, index) => groupResults.find((result) => result.groupIndex === index));
+  const results = await readGroupResults(storage, instantTime, plan.inputGroups.length);
   const missing = results.flatMap((result, index) => (result === undefined ? [index] : []));
   if (missing.length > 0) {
     throw new HudiError(
@@ -80,19 +80,18 @@ export async function commit(
   complete.forEach((result, index) => checkGroupResult(plan, instantTime, index, result));
 
   const writeStats = complete.flatMap((result) => result.writeStats);
-  const report = stored.every((result): result is StoredGroupResult => result?.report !== undefined)
-    ? buildClusteringReport({
-        instantTime,
-        layout: complete[0]?.order ?? 'input',
-        sortColumns: planSortColumns(plan),
-        groups: stored.map((result) => result.report),
-      })
-    : undefined;
+  const report = buildClusteringReport({
+    instantTime,
+    layout: complete[0]?.order ?? 'input',
+    sortColumns: planSortColumns(plan),
+    groups: complete.map((result) => result.report),
+  });
+  const summary = summarizeClusteringReport(report);
 
-  return withLock(
+  return withTableLock(
+    table,
     options.lock,
-    async (lease) => {
-      const current = await table.reload();
+    async (current, lease) => {
       const now = current.timeline.instants.find((candidate) => candidate.time === instantTime && candidate.action === 'replacecommit');
       if (now?.state === 'COMPLETED') return alreadyCommitted(storage, instantTime);
       if (now === undefined) {
@@ -105,11 +104,11 @@ export async function commit(
       await assertOutputsDurable(storage, instantTime, writeStats);
       const removedFiles = await removeUnreferencedFiles(storage, instantTime, writeStats);
 
-      const schema = await latestTableSchema(storage, current.timeline);
+      const schema = await current.schema();
       const metadata: CommitMetadata = {
         partitionToWriteStats: groupByPartition(writeStats),
         compacted: false,
-        extraMetadata: schema === undefined ? {} : { schema },
+        extraMetadata: { ...(schema === undefined ? {} : { schema: schema.text }), ...summaryMetadata(summary) },
         operationType: 'CLUSTER',
         partitionToReplaceFileIds: replacedFileIds(plan),
       };
@@ -118,22 +117,21 @@ export async function commit(
       await transitionToCompleted(storage, instantTime, 'replacecommit', serializeCommitMetadata(metadata));
       await deleteInstantScratch(storage, instantTime);
       await storage.delete([heartbeatPath(instantTime)]);
-      return { instantTime, outcome: 'committed' as const, metadata, report, removedFiles };
+      return { instantTime, outcome: 'committed' as const, metadata, report, summary, removedFiles };
     },
-    options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },
+    { waitMs: options.lockWaitMs },
   );
 }
 
 async function alreadyCommitted(storage: Storage, instantTime: string): Promise<CommitResult> {
-  const path = instantPath({ time: instantTime, action: 'replacecommit', state: 'COMPLETED' });
-  const metadata = parseCommitMetadata(Buffer.from(await storage.get(path)).toString('utf8'), storage.uriOf(path));
+  const metadata = await readCompletedClustering(storage, instantTime);
   // An earlier call may have died between its commit and its clean-up.
   await deleteInstantScratch(storage, instantTime);
-  return { instantTime, outcome: 'already-committed', metadata, report: undefined, removedFiles: [] };
+  return { instantTime, outcome: 'already-committed', metadata, report: undefined, summary: clusteringSummaryOf(metadata), removedFiles: [] };
 }
 
 /** A group result must match its plan group and have written every row it read. */
-function checkGroupResult(plan: StoredClusteringPlan, instantTime: string, groupIndex: number, result: GroupResult): void {
+function checkGroupResult(plan: ClusteringPlan, instantTime: string, groupIndex: number, result: GroupResult): void {
   const group = plan.inputGroups[groupIndex]!;
   const partitionPath = groupPartition(group, instantTime, groupIndex);
   const fail = (problem: string): never => {
@@ -160,7 +158,7 @@ function checkGroupResult(plan: StoredClusteringPlan, instantTime: string, group
  * The plan's slices must still be the latest of live file groups: a write that landed in one of them since (a
  * concurrent upsert with updates allowed, or another replacecommit) would be lost by replacing the group.
  */
-async function assertInputsUnchanged(table: HudiTable, instantTime: string, plan: StoredClusteringPlan): Promise<void> {
+async function assertInputsUnchanged(table: HudiTable, instantTime: string, plan: ClusteringPlan): Promise<void> {
   const view = await table.fileSystemView();
   const latest = new Map(view.latestSlices().map((slice) => [fileGroupKey(slice.partitionPath, slice.fileId), slice.baseFile.path]));
   for (const group of plan.inputGroups) {
@@ -211,7 +209,7 @@ function groupByPartition(stats: readonly WriteStat[]): Record<string, WriteStat
 }
 
 /** Every input file group of the plan, per partition (the file groups readers stop seeing from this instant on). */
-function replacedFileIds(plan: StoredClusteringPlan): Record<string, string[]> {
+function replacedFileIds(plan: ClusteringPlan): Record<string, string[]> {
   const byPartition: Record<string, string[]> = {};
   for (const group of plan.inputGroups) {
     for (const slice of group.slices) (byPartition[slice.partitionPath] ??= []).push(slice.fileId);

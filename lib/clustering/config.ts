@@ -17,6 +17,7 @@
  */
 import { HudiError } from '../errors.js';
 import { parseJavaProperties } from '../properties.js';
+import { SORT_LAYOUTS, type CurveBuildMethod, type SortLayout } from './sort-columns.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Strategy class names Hudi writes into configs and plans.
@@ -52,8 +53,6 @@ const DEPRECATED_PLAN_STRATEGIES: Readonly<Record<string, { readonly planStrateg
 };
 
 export type PartitionFilterMode = 'NONE' | 'RECENT_DAYS' | 'SELECTED_PARTITIONS' | 'DAY_ROLLING';
-export type LayoutOptimizationStrategy = 'linear' | 'z-order' | 'hilbert';
-export type CurveBuildMethod = 'DIRECT' | 'SAMPLE';
 
 export const PARTITION_FILTER_MODES: readonly PartitionFilterMode[] = ['NONE', 'RECENT_DAYS', 'SELECTED_PARTITIONS', 'DAY_ROLLING'];
 
@@ -112,8 +111,8 @@ export interface ClusteringConfig {
   /** hoodie.clustering.preserve.commit.metadata: becomes the plan's preserveHoodieMetadata. */
   readonly preserveCommitMetadata: boolean;
   /** hoodie.layout.optimize.strategy */
-  readonly layoutOptimizationStrategy: LayoutOptimizationStrategy;
-  /** hoodie.layout.optimize.curve.build.method */
+  readonly layoutOptimizationStrategy: SortLayout;
+  /** hoodie.layout.optimize.curve.build.method (DIRECT / SAMPLE, in sort-columns.ts's lower-case vocabulary) */
   readonly curveBuildMethod: CurveBuildMethod;
   /** hoodie.layout.optimize.build.curve.sample.size */
   readonly buildCurveSampleSize: number;
@@ -505,8 +504,8 @@ function buildConfig(settings: ReadonlyMap<string, Setting>, warnings: string[])
 
   const executionStrategies = [SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY, JAVA_SORT_AND_SIZE_EXECUTION_STRATEGY] as const;
   const updatesStrategies = [REJECT_UPDATE_STRATEGY, ALLOW_UPDATE_STRATEGY] as const;
-  const layoutStrategies: Readonly<Record<string, LayoutOptimizationStrategy>> = { linear: 'linear', 'z-order': 'z-order', zorder: 'z-order', hilbert: 'hilbert' };
-  const curveBuildMethods: Readonly<Record<string, CurveBuildMethod>> = { DIRECT: 'DIRECT', SAMPLE: 'SAMPLE' };
+  const layoutStrategies: Readonly<Record<string, SortLayout>> = { linear: 'linear', 'z-order': 'z-order', zorder: 'z-order', hilbert: 'hilbert' };
+  const curveBuildMethods: Readonly<Record<string, CurveBuildMethod>> = { DIRECT: 'direct', SAMPLE: 'sample' };
 
   const partitionRegexPattern = read.optionalString('hoodie.clustering.plan.strategy.partition.regex.pattern');
   if (partitionRegexPattern !== undefined) {
@@ -555,7 +554,7 @@ function buildConfig(settings: ReadonlyMap<string, Setting>, warnings: string[])
     ),
     rollbackPendingClusteringOnConflict: read.boolean('hoodie.clustering.rollback.pending.replacecommit.on.conflict'),
     preserveCommitMetadata: read.boolean('hoodie.clustering.preserve.commit.metadata'),
-    layoutOptimizationStrategy: read.oneOf('hoodie.layout.optimize.strategy', layoutStrategies, lowerCase, ['linear', 'z-order', 'hilbert']),
+    layoutOptimizationStrategy: read.oneOf('hoodie.layout.optimize.strategy', layoutStrategies, lowerCase, SORT_LAYOUTS),
     curveBuildMethod: read.oneOf('hoodie.layout.optimize.curve.build.method', curveBuildMethods, upperCase, ['DIRECT', 'SAMPLE']),
     buildCurveSampleSize: read.count('hoodie.layout.optimize.build.curve.sample.size', 1),
   };
@@ -596,18 +595,3 @@ export function resolveClusteringConfig(sources: ClusteringConfigSources = {}): 
 
 /** Hudi's defaults, as a config. */
 export const DEFAULT_CLUSTERING_CONFIG: ClusteringConfig = resolveClusteringConfig().config;
-
-/**
- * Check the sort columns against the table's columns (exact, case-sensitive names, as Hudi's space-curve sorter
- * checks them). Throws a HudiError naming the first missing column and listing the table's columns.
- */
-export function validateSortColumns(config: Pick<ClusteringConfig, 'sortColumns'>, tableColumns: readonly string[]): void {
-  const known = new Set(tableColumns);
-  const missing = config.sortColumns.filter((column) => !known.has(column));
-  if (missing.length === 0) return;
-  const plural = missing.length > 1 ? 's' : '';
-  throw new HudiError(`sort column${plural} ${missing.map((column) => `"${column}"`).join(', ')} not in the table`, {
-    location: 'hoodie.clustering.plan.strategy.sort.columns',
-    fix: `use columns of the table: ${tableColumns.join(', ')}`,
-  });
-}

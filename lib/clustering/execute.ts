@@ -6,34 +6,33 @@
  *
  * Retries are safe by construction: output names are derived from (instant, group, output index), so running a
  * group again overwrites the same objects with the same rows and nothing becomes visible twice. A group is done
- * when its result object (plan-files.ts groupResultPath) exists; it is written after every output is uploaded.
+ * when its result object (instant.ts writeGroupResult) exists; it is written after every output is uploaded.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConflictError, HudiError } from '../errors.js';
+import { HudiError } from '../errors.js';
 import type { ColumnStats, FileColumnStats, OutputRange, ParquetColumnInfo, ParquetEngine, SortColumnDescription, SortKey } from '../engine/port.js';
 import { baseFileName, joinPartitionPath } from '../fs-view.js';
-import { buildCurveKeys, sortRowsByCurveKey, type CurveBuildMethod, type CurveKeyBatch, type CurveLayout, type CurveSortColumn, type SortValue } from '../layout/curves.js';
+import { buildCurveKeys, sortRowsByCurveKey, type CurveKeyBatch, type CurveSortColumn, type SortValue } from '../layout/curves.js';
 import { stageFiles, withTableLocations } from '../reader.js';
 import { assertNoMetadataTable } from '../metadata-table.js';
 import { withMetaFields } from '../schema.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
-import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
 import { PROPERTIES_FILE } from '../table-config.js';
-import { newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
+import { newWriteStat } from '../timeline/commit-metadata.js';
 import { startHeartbeat } from '../timeline/heartbeat.js';
 import { createMarker } from '../timeline/markers.js';
-import type { Instant } from '../timeline/instant.js';
 import { instantPath } from '../timeline/timeline.js';
-import { transitionToInflight } from '../timeline/transitions.js';
 import type { BloomFilterOptions } from '../writer/bloom-filter.js';
 import { hudiFooter } from '../writer/footer.js';
 import type { ClusteringConfig } from './config.js';
-import { assertClusteringPending, groupPartition, groupResultPath, loadClusteringInstant, planSortColumns, sliceStoragePath } from './plan-files.js';
-import { toComparable, type ComparableValue, type FileSummary, type GroupReportInput } from './report.js';
-import { tableSchema } from './schedule.js';
+import {
+  assertClusteringPending, assertNotCompletedMeanwhile, ensureInflight, groupPartition, loadClusteringInstant, sliceStoragePath, writeGroupResult, type GroupResult,
+} from './instant.js';
+import { toComparable, type ComparableValue, type FileSummary } from './report.js';
+import { groupOrder, groupOrderKind, planSortColumns, type GroupOrder } from './sort-columns.js';
 
 export interface ExecuteGroupOptions {
   readonly engine: ParquetEngine;
@@ -51,30 +50,6 @@ export interface ExecuteGroupOptions {
   readonly bloom?: Partial<BloomFilterOptions>;
 }
 
-/** How a group's rows were ordered. */
-export type GroupOrderKind = 'input' | 'linear' | CurveLayout;
-
-/** A finished group: small and serializable (a Step Functions state can carry it). */
-export interface GroupResult {
-  readonly instantTime: string;
-  readonly groupIndex: number;
-  readonly partitionPath: string;
-  readonly inputFiles: number;
-  readonly inputBytes: number;
-  /** From the input files' footers. */
-  readonly inputRows: number;
-  readonly order: GroupOrderKind;
-  readonly sortColumns: readonly string[];
-  /** One per output file (numInserts = numWrites, prevCommit "null"), in output order. */
-  readonly writeStats: readonly WriteStat[];
-  readonly durationMs: number;
-}
-
-/** What is stored as the group's result object: the result plus the report's input for this group. */
-export interface StoredGroupResult extends GroupResult {
-  readonly report: GroupReportInput;
-}
-
 /** hoodie.parquet.block.size: the row group size Hudi's writers aim for. */
 export const PARQUET_BLOCK_BYTES = 120 * 1024 * 1024;
 const DEFAULT_REPORT_SAMPLES = 100;
@@ -85,31 +60,6 @@ const RECORD_KEY = '_hoodie_record_key';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Pure parts.
-
-export type GroupOrder =
-  | { readonly kind: 'input' }
-  | { readonly kind: 'linear'; readonly columns: readonly string[] }
-  | { readonly kind: 'curve'; readonly layout: CurveLayout; readonly buildMethod: CurveBuildMethod; readonly columns: readonly string[] };
-
-/**
- * How to order a group (MultipleSparkJobExecutionStrategy.getPartitioner): no sort columns → input order; linear →
- * ORDER BY the columns; z-order / hilbert → a curve, except with one column and the DIRECT build method, where Hudi
- * range-sorts on the column (SpaceCurveSortingHelper), which is a linear sort.
- */
-export function groupOrder(sortColumns: readonly string[], config: Pick<ClusteringConfig, 'layoutOptimizationStrategy' | 'curveBuildMethod'>): GroupOrder {
-  if (sortColumns.length === 0) return { kind: 'input' };
-  const layout = config.layoutOptimizationStrategy;
-  if (layout === 'linear') return { kind: 'linear', columns: [...sortColumns] };
-  const buildMethod: CurveBuildMethod = config.curveBuildMethod === 'SAMPLE' ? 'sample' : 'direct';
-  if (buildMethod === 'direct' && sortColumns.length === 1) return { kind: 'linear', columns: [...sortColumns] };
-  if (layout === 'hilbert' && sortColumns.length === 1) {
-    throw new HudiError('hilbert with one sort column and curve.build.method SAMPLE fails in Hudi (a Hilbert curve needs 2+ dimensions)', {
-      location: 'hoodie.layout.optimize.curve.build.method',
-      fix: 'use DIRECT (one column is then sorted linearly) or add a sort column to a new plan',
-    });
-  }
-  return { kind: 'curve', layout, buildMethod, columns: [...sortColumns] };
-}
 
 /** Near-equal row ranges: the first `total % outputs` files take one row more. Never an empty range. */
 export function planOutputRanges(totalRows: number, outputs: number): { rowStart: number; rowCount: number }[] {
@@ -184,7 +134,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   const partitionPath = groupPartition(group, instantTime, groupIndex);
   const sortColumns = planSortColumns(plan);
   const order = groupOrder(sortColumns, config);
-  const schemaWithMeta = JSON.stringify(withMetaFields((await tableSchema(table)).schema));
+  const schemaWithMeta = JSON.stringify(withMetaFields((await table.requireSchema('clustering it')).schema));
   const populateMetaFields = table.config.populateMetaFields;
 
   // Keeps `.hoodie/.heartbeat/<instant>` fresh so a rollback does not take the instant for dead; other groups of
@@ -287,13 +237,10 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
       inputFiles: inputs.length,
       inputBytes,
       inputRows,
-      order: order.kind === 'curve' ? order.layout : order.kind,
+      order: groupOrderKind(order),
       sortColumns,
       writeStats,
       durationMs: Date.now() - started,
-    };
-    const stored: StoredGroupResult = {
-      ...result,
       report: {
         groupIndex,
         partitionPath,
@@ -302,7 +249,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
         samples,
       },
     };
-    await storage.put(groupResultPath(instantTime, groupIndex), JSON.stringify(stored));
+    await writeGroupResult(storage, result);
     return result;
   } catch (error) {
     throw withTableLocations(error, staged.toUri);
@@ -310,55 +257,6 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
     await beat.stop();
     await staged.cleanup();
     await rm(workDir, { recursive: true, force: true });
-  }
-}
-
-/** Read a group's stored result; undefined when the group has not finished (or its attempt was rolled back). */
-export async function readGroupResult(storage: Storage, instantTime: string, groupIndex: number): Promise<StoredGroupResult | undefined> {
-  const path = groupResultPath(instantTime, groupIndex);
-  if ((await storage.head(path)) === undefined) return undefined;
-  const text = Buffer.from(await storage.get(path)).toString('utf8');
-  try {
-    return JSON.parse(text) as StoredGroupResult;
-  } catch (error) {
-    throw new HudiError(`group result is not JSON: ${(error as Error).message}`, {
-      location: storage.uriOf(path),
-      fix: `run the group again (cluster --mode execute --instant ${instantTime}), which rewrites it`,
-    });
-  }
-}
-
-/**
- * Before resuming a clustering that is only requested: results found then are stale. Our own rollbacks delete them
- * with the attempt, but Hudi's rollbackInflightClustering reverts the instant to requested and deletes the files and
- * markers without knowing our work folder. Every group has to run again.
- */
-export async function discardStaleGroupResults(storage: Storage, instant: Instant, groupCount: number): Promise<void> {
-  if (instant.state !== 'REQUESTED') return;
-  await storage.delete(Array.from({ length: groupCount }, (_, index) => groupResultPath(instant.time, index)));
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-
-/** `.replacecommit.inflight` exists from the first group's start; parallel groups may race to create it. */
-async function ensureInflight(storage: Storage, instantTime: string): Promise<void> {
-  if ((await storage.head(instantPath({ time: instantTime, action: 'replacecommit', state: 'INFLIGHT' }))) !== undefined) return;
-  try {
-    await transitionToInflight(storage, instantTime, 'replacecommit');
-  } catch (error) {
-    if (!(error instanceof ConflictError)) throw error;
-  }
-}
-
-
-/** A straggling retry must not add files to a clustering that completed while it ran. */
-async function assertNotCompletedMeanwhile(storage: Storage, instantTime: string): Promise<void> {
-  const completed = instantPath({ time: instantTime, action: 'replacecommit', state: 'COMPLETED' });
-  if ((await storage.head(completed)) !== undefined) {
-    throw new ConflictError(`clustering ${instantTime} completed while this group ran; its files were not uploaded`, {
-      location: storage.uriOf(completed),
-      fix: 'nothing to do: another attempt of this group already committed',
-    });
   }
 }
 

@@ -11,13 +11,15 @@
  * 2. **execute**, once per group and in parallel: the first group to start creates the 0-byte
  *    `.hoodie/T.replacecommit.inflight`. A group stages its input files, orders the rows, writes its new file
  *    groups, creates a marker per file under `.hoodie/.temp/T/`, uploads the files, and last writes
- *    `.hoodie/.aux/hudi-serverless/clustering/T/group-<i>.result.json` (its write stats; work-folder.ts). Output file names are derived from (T, group,
- *    output), so running a group again overwrites the same objects. Readers ignore every file named with T until
+ *    `.hoodie/.aux/hudi-serverless/clustering/T/group-<i>.result.json` (its write stats and report input;
+ *    instant.ts). Output file names are derived from (T, group, output), so running a group again overwrites the
+ *    same objects. Readers ignore every file named with T until
  *    T completes.
  * 3. **commit** (under the lock) needs a result for every group, checks that each group wrote as many rows as its
  *    input files' footers hold and that no input file group changed meanwhile, deletes files of T that markers name
- *    but no result does, and writes `.hoodie/T.replacecommit` — from that instant readers see the new file groups
- *    and no longer the replaced ones. Then it removes the group results, `.hoodie/.temp/T/` and the heartbeat.
+ *    but no result does, and writes `.hoodie/T.replacecommit` with the run's summary — from that instant readers see
+ *    the new file groups and no longer the replaced ones. Then it removes the group results, `.hoodie/.temp/T/` and
+ *    the heartbeat.
  *
  * ## When a group fails
  *
@@ -38,11 +40,11 @@ import type { ParquetEngine, ParquetEngineOptions } from '../engine/port.js';
 import type { LockProvider } from '../lock/port.js';
 import type { BloomFilterOptions } from '../writer/bloom-filter.js';
 import type { HudiTable } from '../table.js';
-import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
+import { pendingClusteringPlans } from '../timeline/queries.js';
 import { commit, type CommitResult } from './commit.js';
 import type { ClusteringConfig } from './config.js';
-import { discardStaleGroupResults, executeGroup, readGroupResult, type GroupResult } from './execute.js';
-import { assertClusteringPending, loadClusteringInstant } from './plan-files.js';
+import { executeGroup } from './execute.js';
+import { assertClusteringPending, discardStaleGroupResults, loadClusteringInstant, readGroupResult } from './instant.js';
 import { schedule, type ScheduleResult } from './schedule.js';
 
 export type ClusteringJobMode = 'schedule' | 'execute' | 'scheduleAndExecute';
@@ -123,13 +125,11 @@ export async function runClusteringJob(table: HudiTable, options: ClusteringJobO
   await discardStaleGroupResults(current.storage, instant, plan.inputGroups.length);
 
   const total = plan.inputGroups.length;
-  const results: GroupResult[] = [];
   const executedGroups: number[] = [];
   const reusedGroups: number[] = [];
   for (let index = 0; index < total; index++) {
     const earlier = options.rerunFinishedGroups ? undefined : await readGroupResult(current.storage, instantTime, index);
     if (earlier !== undefined) {
-      results.push(earlier);
       reusedGroups.push(index);
       progress(`group ${index + 1}/${total} already done by an earlier attempt`);
       continue;
@@ -137,12 +137,11 @@ export async function runClusteringJob(table: HudiTable, options: ClusteringJobO
     const result = await executeGroup(current, instantTime, index, {
       engine: options.engine, tempDir: options.tempDir ?? tmpdir(), config: options.config, ...(options.bloom === undefined ? {} : { bloom: options.bloom }),
     });
-    results.push(result);
     executedGroups.push(index);
     const outputRows = result.writeStats.reduce((sum, stat) => sum + stat.numWrites, 0);
     progress(`group ${index + 1}/${total} done: ${result.inputFiles} file(s) → ${result.writeStats.length}, ${outputRows} rows, ${result.order} order, ${result.durationMs} ms`);
   }
-  const committed = await commit(await current.reload(), instantTime, results, { lock: options.lock, ...lockWait });
+  const committed = await commit(await current.reload(), instantTime, { lock: options.lock, ...lockWait });
   progress(`committed clustering ${instantTime}`);
   return { mode: options.mode, scheduled, instantTime, executedGroups, reusedGroups, commit: committed };
 }

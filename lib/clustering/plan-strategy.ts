@@ -1,24 +1,27 @@
 /**
  * Clustering planning as Hudi 0.14's SparkSizeBasedClusteringPlanStrategy does it (PartitionAwareClusteringPlanStrategy
- * + ClusteringPlanPartitionFilter + FileSliceMetricUtils), as pure functions over plain values. The plan mirrors the
- * Avro HoodieClusteringPlan Hudi writes into `<instant>.replacecommit.requested` (field order and values as in a real
- * Hudi-written plan), for copy-on-write tables: slices have a base file and no log files.
+ * + ClusteringPlanPartitionFilter + FileSliceMetricUtils), and when to plan (ClusteringPlanActionExecutor), as pure
+ * functions over plain values. The plan is the ClusteringPlan of lib/timeline/clustering-plan.ts, with the values
+ * Hudi 0.14 fills in (field order and values as in a real Hudi-written plan), for copy-on-write tables: slices have a
+ * base file and no log files.
  */
 import { HudiError } from '../errors.js';
 import { fileGroupKey } from '../fs-view.js';
+import { CLUSTERING_PLAN_VERSION, type ClusteringPlan, type ClusteringPlanGroup, type ClusteringPlanSlice } from '../timeline/clustering-plan.js';
 import type { ClusteringConfig } from './config.js';
+import { sortColumnsParams } from './sort-columns.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Scheduling.
+
+type ThresholdKeys = Pick<ClusteringConfig, 'inlineClustering' | 'inlineMaxCommits' | 'asyncClusteringEnabled' | 'scheduleInlineClustering' | 'asyncMaxCommits'>;
 
 /**
  * The number of completed commits since the last clustering that Hudi's ClusteringPlanActionExecutor waits for:
  * inline.max.commits when inline clustering is on, async.max.commits when async clustering or inline scheduling is
  * on (the larger when both apply), and 0 when neither is on (Hudi's standalone clustering job then plans every time).
  */
-export function requiredCommitsSinceLastClustering(
-  config: Pick<ClusteringConfig, 'inlineClustering' | 'inlineMaxCommits' | 'asyncClusteringEnabled' | 'scheduleInlineClustering' | 'asyncMaxCommits'>,
-): number {
+export function requiredCommitsSinceLastClustering(config: ThresholdKeys): number {
   let required = 0;
   if (config.inlineClustering) required = Math.max(required, config.inlineMaxCommits);
   if (config.asyncClusteringEnabled || config.scheduleInlineClustering) required = Math.max(required, config.asyncMaxCommits);
@@ -32,6 +35,33 @@ export function requiredCommitsSinceLastClustering(
  */
 export function shouldSchedule(input: { completedCommitsSinceLastClustering: number; maxCommits: number; force?: boolean }): boolean {
   return input.force === true || input.completedCommitsSinceLastClustering >= input.maxCommits;
+}
+
+/** How many completed commits since the last clustering a plan waits for, and which setting says so. */
+export interface SchedulingThreshold {
+  readonly commits: number;
+  /** The key(s) the number comes from, or why there is none to wait for. */
+  readonly setBy: string;
+}
+
+/** Whether the properties switch Hudi's inline or async clustering on (any of the keys that select a threshold). */
+export function clusteringServiceEnabled(config: ThresholdKeys): boolean {
+  return config.inlineClustering || config.asyncClusteringEnabled || config.scheduleInlineClustering;
+}
+
+/**
+ * Hudi's rule (ClusteringPlanActionExecutor, which HoodieClusteringJob and `cluster` go through): with
+ * hoodie.clustering.inline, wait for inline.max.commits; with hoodie.clustering.async.enabled or
+ * hoodie.clustering.schedule.inline, for async.max.commits (the larger when both apply); with neither — Hudi's
+ * defaults — do not wait at all.
+ */
+export function hudiSchedulingThreshold(config: ThresholdKeys): SchedulingThreshold {
+  const keys = [
+    ...(config.inlineClustering ? ['hoodie.clustering.inline.max.commits'] : []),
+    ...(config.asyncClusteringEnabled || config.scheduleInlineClustering ? ['hoodie.clustering.async.max.commits'] : []),
+  ];
+  if (keys.length === 0) return { commits: 0, setBy: 'neither hoodie.clustering.inline nor hoodie.clustering.async.enabled (nor schedule.inline) is on' };
+  return { commits: requiredCommitsSinceLastClustering(config), setBy: keys.join(' / ') };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -129,16 +159,7 @@ export function getEligibleSlices<Slice extends FileSliceInput>(
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The plan (Avro HoodieClusteringPlan and its parts, with the values Hudi 0.14 fills in; field order as Hudi writes).
-
-export interface ClusteringSliceInfo {
-  dataFilePath: string;
-  deltaFilePaths: string[];
-  fileId: string;
-  partitionPath: string;
-  bootstrapFilePath: string;
-  version: number;
-}
+// The plan.
 
 /** FileSliceMetricUtils' metrics, in the order Hudi's HashMap writes them. */
 export interface ClusteringGroupMetrics {
@@ -150,32 +171,6 @@ export interface ClusteringGroupMetrics {
   [metric: string]: number;
 }
 
-export interface ClusteringGroup {
-  slices: ClusteringSliceInfo[];
-  metrics: ClusteringGroupMetrics;
-  numOutputFileGroups: number;
-  extraMetadata: null;
-  version: number;
-}
-
-export interface ClusteringStrategy {
-  strategyClassName: string;
-  strategyParams: Record<string, string>;
-  version: number;
-}
-
-export interface ClusteringPlan {
-  inputGroups: ClusteringGroup[];
-  strategy: ClusteringStrategy;
-  extraMetadata: Record<string, string>;
-  version: number;
-  preserveHoodieMetadata: boolean;
-}
-
-/** ClusteringPlanStrategy.CLUSTERING_PLAN_VERSION_1; slices, groups and strategies are version 1 as well. */
-export const CLUSTERING_PLAN_VERSION = 1;
-/** The strategy param naming the sort columns (comma-separated), as Hudi writes it into plans. */
-export const SORT_COLUMNS_KEY = 'hoodie.clustering.plan.strategy.sort.columns';
 /** hoodie.parquet.max.file.size's default: Hudi's estimate for the write of a slice without a base file. */
 const DEFAULT_PARQUET_MAX_FILE_SIZE = 120 * 1024 * 1024;
 const BYTES_PER_MB = 1024 * 1024;
@@ -201,7 +196,7 @@ export function buildGroupMetrics(slices: readonly FileSliceInput[]): Clustering
   return { TOTAL_LOG_FILES: 0, TOTAL_IO_MB: readMB + writeMB, TOTAL_IO_READ_MB: readMB, TOTAL_LOG_FILES_SIZE: 0, TOTAL_IO_WRITE_MB: writeMB };
 }
 
-function sliceInfo(slice: FileSliceInput): ClusteringSliceInfo {
+function sliceInfo(slice: FileSliceInput): ClusteringPlanSlice {
   return {
     dataFilePath: slice.baseFilePath,
     deltaFilePaths: [],
@@ -212,7 +207,7 @@ function sliceInfo(slice: FileSliceInput): ClusteringSliceInfo {
   };
 }
 
-function clusteringGroup(slices: readonly FileSliceInput[], groupBytes: number, targetFileMaxBytes: number): ClusteringGroup {
+function clusteringGroup(slices: readonly FileSliceInput[], groupBytes: number, targetFileMaxBytes: number): ClusteringPlanGroup {
   return {
     slices: slices.map(sliceInfo),
     metrics: buildGroupMetrics(slices),
@@ -243,7 +238,7 @@ export function buildClusteringGroupsForPartition(
   partitionPath: string,
   eligibleSlices: readonly FileSliceInput[],
   config: GroupingConfig,
-): ClusteringGroup[] {
+): ClusteringPlanGroup[] {
   const stranger = eligibleSlices.find((slice) => slice.partitionPath !== partitionPath);
   if (stranger) {
     throw new HudiError(`file group ${stranger.fileId} of partition "${stranger.partitionPath}" given for partition "${partitionPath}"`, {
@@ -253,7 +248,7 @@ export function buildClusteringGroupsForPartition(
   }
   const bySizeDescending = [...eligibleSlices].sort((left, right) => right.baseFileSize - left.baseFileSize);
 
-  const groups: ClusteringGroup[] = [];
+  const groups: ClusteringPlanGroup[] = [];
   let currentGroup: FileSliceInput[] = [];
   let currentBytes = 0;
   for (const slice of bySizeDescending) {
@@ -271,11 +266,6 @@ export function buildClusteringGroupsForPartition(
     groups.push(clusteringGroup(currentGroup, currentBytes, config.targetFileMaxBytes));
   }
   return groups.slice(0, config.maxNumGroups);
-}
-
-/** SparkSizeBasedClusteringPlanStrategy.getStrategyParams: only the sort columns, when set. */
-export function strategyParams(config: Pick<ClusteringConfig, 'sortColumns'>): Record<string, string> {
-  return config.sortColumns.length > 0 ? { [SORT_COLUMNS_KEY]: config.sortColumns.join(',') } : {};
 }
 
 export interface ClusteringPlanInput {
@@ -302,7 +292,7 @@ export function buildClusteringPlan(input: ClusteringPlanInput): ClusteringPlan 
     else slicesByPartition.set(slice.partitionPath, [slice]);
   }
 
-  const inputGroups: ClusteringGroup[] = [];
+  const inputGroups: ClusteringPlanGroup[] = [];
   // A partition named twice (partition.selected) must not put its file groups in two groups.
   for (const partitionPath of new Set(input.partitionPaths)) {
     if (inputGroups.length >= config.maxNumGroups) break;
@@ -313,7 +303,7 @@ export function buildClusteringPlan(input: ClusteringPlanInput): ClusteringPlan 
 
   return {
     inputGroups: inputGroups.slice(0, config.maxNumGroups),
-    strategy: { strategyClassName: config.executionStrategyClass, strategyParams: strategyParams(config), version: CLUSTERING_PLAN_VERSION },
+    strategy: { strategyClassName: config.executionStrategyClass, strategyParams: sortColumnsParams(config), version: CLUSTERING_PLAN_VERSION },
     extraMetadata: {},
     version: CLUSTERING_PLAN_VERSION,
     preserveHoodieMetadata: config.preserveCommitMetadata,

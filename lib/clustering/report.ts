@@ -61,6 +61,22 @@ export interface ClusteringReport {
   readonly totals: Omit<PartitionReport, 'partitionPath'>;
 }
 
+/**
+ * What a completed clustering keeps of its report (in its replacecommit, instant.ts): the totals and their shape,
+ * without the per-partition figures, which can be many.
+ */
+export interface ClusteringSummary {
+  readonly layout: string;
+  readonly sortColumns: readonly string[];
+  readonly groups: number;
+  readonly partitions: number;
+  readonly totals: Omit<PartitionReport, 'partitionPath'>;
+}
+
+export function summarizeClusteringReport(report: ClusteringReport): ClusteringSummary {
+  return { layout: report.layout, sortColumns: report.sortColumns, groups: report.groups, partitions: report.partitions.length, totals: report.totals };
+}
+
 export interface ClusteringReportInput {
   readonly instantTime: string;
   readonly layout: string;
@@ -187,20 +203,27 @@ const megabytes = (bytes: number): string => `${(bytes / MIB).toFixed(2)} MB`;
 
 /** The report as text lines for a terminal. */
 export function formatClusteringReport(report: ClusteringReport): string {
-  const lines = [
-    `clustering ${report.instantTime}: ${report.groups} group${report.groups === 1 ? '' : 's'}, layout ${report.layout}` +
-      (report.sortColumns.length > 0 ? ` by ${report.sortColumns.join(', ')}` : ', no sort columns'),
-  ];
-  const describe = (label: string, figures: Omit<PartitionReport, 'partitionPath'>): void => {
-    lines.push(
-      `${label}: files ${figures.filesBefore} → ${figures.filesAfter}, ${megabytes(figures.bytesBefore)} → ${megabytes(figures.bytesAfter)}, ` +
-        `rows ${figures.rowsBefore} → ${figures.rowsAfter}`,
-    );
-    for (const figure of figures.dataSkipping) {
-      lines.push(`    ${figure.column}: a point query reads ${percent(figure.before)} → ${percent(figure.after)} of the files (${figure.samples} sampled values)`);
-    }
-  };
-  for (const partition of report.partitions) describe(`  ${partition.partitionPath === '' ? '(non-partitioned)' : partition.partitionPath}`, partition);
-  describe('  total', report.totals);
+  const lines = [reportHeadline(report.instantTime, report)];
+  for (const partition of report.partitions) lines.push(...figureLines(`  ${partition.partitionPath === '' ? '(non-partitioned)' : partition.partitionPath}`, partition));
+  lines.push(...figureLines('  total', report.totals));
   return `${lines.join('\n')}\n`;
+}
+
+/** A stored summary as text lines, in the report's form (totals only). */
+export function formatClusteringSummary(instantTime: string, summary: ClusteringSummary): string {
+  const lines = [`${reportHeadline(instantTime, summary)}, ${summary.partitions} partition${summary.partitions === 1 ? '' : 's'}`, ...figureLines('  total', summary.totals)];
+  return `${lines.join('\n')}\n`;
+}
+
+function reportHeadline(instantTime: string, shape: Pick<ClusteringSummary, 'groups' | 'layout' | 'sortColumns'>): string {
+  return `clustering ${instantTime}: ${shape.groups} group${shape.groups === 1 ? '' : 's'}, layout ${shape.layout}` +
+    (shape.sortColumns.length > 0 ? ` by ${shape.sortColumns.join(', ')}` : ', no sort columns');
+}
+
+function figureLines(label: string, figures: Omit<PartitionReport, 'partitionPath'>): string[] {
+  return [
+    `${label}: files ${figures.filesBefore} → ${figures.filesAfter}, ${megabytes(figures.bytesBefore)} → ${megabytes(figures.bytesAfter)}, ` +
+      `rows ${figures.rowsBefore} → ${figures.rowsAfter}`,
+    ...figures.dataSkipping.map((figure) => `    ${figure.column}: a point query reads ${percent(figure.before)} → ${percent(figure.after)} of the files (${figure.samples} sampled values)`),
+  ];
 }

@@ -1,12 +1,16 @@
 /**
  * Clustering plans on the timeline, summarised for `show-clustering`: read-only, and usable on tables whose data
- * files are absent (input sizes then come from the plan's TOTAL_IO_READ_MB metric).
+ * files are absent (input sizes then come from the plan's TOTAL_IO_READ_MB metric); and the completed clusterings
+ * with the summaries their replacecommits recorded (`--history`).
  */
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { HudiTable } from '../table.js';
+import { readClusteringPlan, type ClusteringPlanGroup } from '../timeline/clustering-plan.js';
 import type { InstantState } from '../timeline/instant.js';
-import { readClusteringPlan, type ClusteringPlanGroup } from '../timeline/pending-clustering.js';
-import { groupResultPath, planSortColumns, sliceStoragePath } from './plan-files.js';
+import { completedClusterings } from '../timeline/queries.js';
+import { clusteringSummaryOf, groupResultsDone, sliceStoragePath } from './instant.js';
+import type { ClusteringSummary } from './report.js';
+import { planSortColumns } from './sort-columns.js';
 
 export interface ClusteringGroupSummary {
   readonly index: number;
@@ -45,24 +49,24 @@ export async function describeClusteringPlans(table: HudiTable, options: { inclu
   for (const instant of instants) {
     const plan = await readClusteringPlan(storage, instant.time);
     if (plan === undefined) continue;
+    const done = instant.state === 'INFLIGHT' ? await groupResultsDone(storage, instant.time, plan.inputGroups.length) : [];
     const groups = await Promise.all(
       plan.inputGroups.map(async (group, index): Promise<ClusteringGroupSummary> => {
         const bytes = await groupInputBytes(table, group);
-        const done = instant.state === 'INFLIGHT' && (await storage.head(groupResultPath(instant.time, index))) !== undefined;
         return {
           index,
           partitionPath: group.slices[0]?.partitionPath ?? '',
           inputFiles: group.slices.length,
           ...bytes,
           numOutputFileGroups: group.numOutputFileGroups,
-          done,
+          done: done[index] === true,
         };
       }),
     );
     summaries.push({
       instantTime: instant.time,
       state: instant.state,
-      strategyClassName: plan.strategyClassName,
+      strategyClassName: plan.strategy.strategyClassName,
       sortColumns: planSortColumns(plan),
       partitions: [...new Set(groups.map((group) => group.partitionPath))],
       groups,
@@ -80,4 +84,33 @@ async function groupInputBytes(table: HudiTable, group: ClusteringPlanGroup): Pr
     return { inputBytes: sizes.reduce((total, size) => total + size, 0), bytesFrom: 'files' };
   }
   return { inputBytes: Math.round((group.metrics['TOTAL_IO_READ_MB'] ?? 0) * MIB), bytesFrom: 'plan metrics' };
+}
+
+/** A completed clustering, from its replacecommit. */
+export interface CompletedClusteringSummary {
+  readonly instantTime: string;
+  /** File groups the clustering replaced, and the files it wrote (from the commit itself, whoever wrote it). */
+  readonly replacedFileGroups: number;
+  readonly filesWritten: number;
+  readonly bytesWritten: number;
+  readonly rowsWritten: number;
+  /** The run's summary, when this tool committed it; undefined for Hudi's clusterings and older commits. */
+  readonly summary: ClusteringSummary | undefined;
+}
+
+/** Completed clusterings on the active timeline, newest first. */
+export async function describeClusteringHistory(table: HudiTable): Promise<CompletedClusteringSummary[]> {
+  const out: CompletedClusteringSummary[] = [];
+  for await (const { instant, metadata } of completedClusterings(table.storage, table.timeline)) {
+    const stats = Object.values(metadata.partitionToWriteStats).flat();
+    out.push({
+      instantTime: instant.time,
+      replacedFileGroups: Object.values(metadata.partitionToReplaceFileIds ?? {}).reduce((total, ids) => total + ids.length, 0),
+      filesWritten: stats.length,
+      bytesWritten: stats.reduce((total, stat) => total + stat.fileSizeInBytes, 0),
+      rowsWritten: stats.reduce((total, stat) => total + stat.numWrites, 0),
+      summary: clusteringSummaryOf(metadata),
+    });
+  }
+  return out;
 }

@@ -2,6 +2,8 @@
  * The configuration reference in README.md, generated from the key tables the code reads (so it cannot drift:
  * test/readme.test.ts checks the README holds exactly this text).
  */
+import { ARCHIVAL_KEYS } from '../archival/config.js';
+import { CLEAN_KEYS } from '../cleaning/config.js';
 import { CLUSTERING_KEYS, FLINK_CLUSTERING_ALIASES } from '../clustering/config.js';
 import { LOCK_PROPERTY } from '../lock/lease.js';
 import { WRITE_KEYS } from '../writer/write-config.js';
@@ -41,6 +43,8 @@ export function configReference(): string {
     description: `${a.note.replace(/\.$/, '')}${a.key ? ` → \`${a.key}\`` : ''}${a.unit === 'megabytes' ? ' (in MB)' : ''}.`,
   }));
   const write = Object.values(WRITE_KEYS).map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }));
+  const clean = Object.values(CLEAN_KEYS).map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }));
+  const archive = Object.values(ARCHIVAL_KEYS).map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }));
   return [
     CONFIG_BEGIN,
     '',
@@ -55,6 +59,14 @@ export function configReference(): string {
     '### Writes and small-file handling',
     '',
     table(write),
+    '',
+    '### Cleaning (`clean`)',
+    '',
+    table(clean),
+    '',
+    '### Archiving (`archive`)',
+    '',
+    table(archive),
     '',
     '### Locking',
     '',

@@ -3,10 +3,8 @@
  * small) and write the replacecommit under the table lock. Returns the run's report, trimmed to stay small.
  */
 import { commit } from '../clustering/commit.js';
-import { readGroupResult } from '../clustering/execute.js';
-import { loadClusteringInstant } from '../clustering/plan-files.js';
-import type { ClusteringReport, PartitionReport } from '../clustering/report.js';
-import { mapWithConcurrency } from '../storage/concurrency.js';
+import { groupResultsDone, loadClusteringInstant } from '../clustering/instant.js';
+import type { ClusteringReport, ClusteringSummary, PartitionReport } from '../clustering/report.js';
 import { openTableAndLock } from './clients.js';
 import { INCOMPLETE_ERROR, TaskError } from './errors.js';
 import { asObject, executionInputOf, requiredString } from './events.js';
@@ -37,7 +35,6 @@ export interface CommitStepOutput {
 }
 
 export const MAX_REPORTED_PARTITIONS = 50;
-const RESULT_HEAD_CONCURRENCY = 16;
 
 export function parseCommitEvent(event: unknown): CommitStepInput {
   const object = asObject(event, 'commit event');
@@ -52,6 +49,12 @@ export function summarizeReport(report: ClusteringReport, maxPartitions = MAX_RE
   };
 }
 
+/** A retried step's report: the totals its replacecommit recorded, no partition figures. */
+function fromStoredSummary(instantTime: string, summary: ClusteringSummary): ReportSummary {
+  const { partitions, ...shape } = summary;
+  return { instantTime, ...shape, partitions: [], partitionsOmitted: partitions };
+}
+
 export async function commitStep(input: CommitStepInput, deps: StepDependencies): Promise<CommitStepOutput> {
   const settings = resolveStepSettings(deps.env, input);
   for (const warning of settings.warnings) deps.log.warn(warning);
@@ -60,11 +63,7 @@ export async function commitStep(input: CommitStepInput, deps: StepDependencies)
   const { instant, plan } = await loadClusteringInstant(table, input.instant);
   if (instant.state !== 'COMPLETED') {
     // Named apart from other failures: the state machine must not retry it, and the rollback keeps the plan.
-    const missing = (
-      await mapWithConcurrency(plan.inputGroups.map((_, index) => index), RESULT_HEAD_CONCURRENCY, async (index) =>
-        (await readGroupResult(table.storage, input.instant, index)) === undefined ? index : -1,
-      )
-    ).filter((index) => index >= 0);
+    const missing = (await groupResultsDone(table.storage, input.instant, plan.inputGroups.length)).flatMap((done, index) => (done ? [] : [index]));
     if (missing.length > 0) {
       throw new TaskError(
         INCOMPLETE_ERROR,
@@ -74,7 +73,7 @@ export async function commitStep(input: CommitStepInput, deps: StepDependencies)
     }
   }
 
-  const result = await commit(table, input.instant, 'from-storage', { lock });
+  const result = await commit(table, input.instant, { lock });
   const replaced = Object.values(result.metadata.partitionToReplaceFileIds ?? {}).reduce((total, ids) => total + ids.length, 0);
   const written = Object.values(result.metadata.partitionToWriteStats).reduce((total, stats) => total + stats.length, 0);
   deps.log.info('clustering committed', { instant: input.instant, outcome: result.outcome, replacedFileGroups: replaced, newFiles: written, removedFiles: result.removedFiles.length });
@@ -86,6 +85,6 @@ export async function commitStep(input: CommitStepInput, deps: StepDependencies)
     replacedFileGroups: replaced,
     newFiles: written,
     removedFiles: result.removedFiles.length,
-    report: result.report === undefined ? undefined : summarizeReport(result.report),
+    report: result.report !== undefined ? summarizeReport(result.report) : result.summary !== undefined ? fromStoredSummary(input.instant, result.summary) : undefined,
   };
 }

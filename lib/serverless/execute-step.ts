@@ -6,7 +6,8 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { executeGroup, readGroupResult } from '../clustering/execute.js';
+import { executeGroup } from '../clustering/execute.js';
+import { readGroupResult } from '../clustering/instant.js';
 import { lambdaEngineOptions } from '../clustering/job.js';
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import { HudiError } from '../errors.js';

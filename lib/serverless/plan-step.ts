@@ -3,13 +3,12 @@
  * it, or else schedule a new one. The output names the instant and the groups to run by index only — the plan
  * itself stays on the timeline, since Step Functions caps a state's data at 256 KB.
  */
-import { discardStaleGroupResults, readGroupResult } from '../clustering/execute.js';
+import { discardStaleGroupResults, groupResultsDone } from '../clustering/instant.js';
 import { schedule } from '../clustering/schedule.js';
-import { withLock } from '../lock/index.js';
 import { assertNoMetadataTable } from '../metadata-table.js';
+import { withTableLock } from '../table.js';
 import { PROPERTIES_FILE } from '../table-config.js';
-import { mapWithConcurrency } from '../storage/concurrency.js';
-import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
+import { pendingClusteringPlans } from '../timeline/queries.js';
 import { heldLock, openTableAndLock, type ServiceClients } from './clients.js';
 import { asObject, executionInputOf, optionalString, type JsonObject } from './events.js';
 import type { StepLog } from './observability.js';
@@ -63,8 +62,6 @@ export function parsePlanEvent(event: unknown): PlanStepInput {
   return { ...executionInputOf(inputObject, 'plan event input'), ...(runId === undefined ? {} : { runId }) };
 }
 
-const RESULT_HEAD_CONCURRENCY = 16;
-
 export async function planStep(input: PlanStepInput, deps: StepDependencies): Promise<PlanStepOutput> {
   const now = deps.now ?? (() => new Date());
   const settings = resolveStepSettings(deps.env, input);
@@ -76,8 +73,7 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
   const base: PlanOutputBase = { tablePath: settings.tablePath, properties: settings.overrides };
   const maxConcurrency = Math.max(1, settings.clustering.maxParallelism);
 
-  return withLock(lock, async (lease) => {
-    const current = await table.reload();
+  return withTableLock(table, lock, async (current, lease) => {
     const storage = current.storage;
     // Hudi executes the oldest pending clustering first (getFirstPendingClusterInstant).
     const pending = (await pendingClusteringPlans(storage, current.timeline))[0];
@@ -92,11 +88,7 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
       const total = pending.plan.inputGroups.length;
       await lease.assertHeld();
       await discardStaleGroupResults(storage, pending.instant, total);
-      const done = await mapWithConcurrency(
-        pending.plan.inputGroups.map((_, index) => index),
-        RESULT_HEAD_CONCURRENCY,
-        async (index) => (await readGroupResult(storage, instant, index)) !== undefined,
-      );
+      const done = await groupResultsDone(storage, instant, total);
       const groups = done.flatMap((finished, index) => (finished ? [] : [{ index }]));
       await lease.assertHeld();
       await claimRun(storage, instant, runId, now());

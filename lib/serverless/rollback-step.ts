@@ -14,9 +14,9 @@
  * Invoked by hand (no `error` in the event) it refuses while a live run heartbeats the instant, unless
  * `"ignoreHeartbeat": true`.
  */
+import { deleteInstantScratch } from '../timeline/work-folder.js';
 import { HudiError } from '../errors.js';
 import { rollbackInflightClustering, rollbackInstant, type RollbackResult } from '../rollback.js';
-import { deleteInstantScratch } from '../timeline/work-folder.js';
 import { openTableAndLock } from './clients.js';
 import { CONFLICT_ERROR, stateErrorMessage, type StateError } from './errors.js';
 import { asObject, executionInputOf, optionalBoolean, optionalStateError, optionalString } from './events.js';

@@ -5,13 +5,13 @@
  *   Hudi's expiry, 2 minutes) means someone is working on the instant;
  * - the claim `.hoodie/.aux/hudi-serverless/clustering/<T>/serverless-run.json` (ours): the execution id of the run
  *   that last scheduled or resumed the plan, so a retried plan step recognises its own run. It lives in the
- *   instant's work folder (work-folder.ts), which commit and rollback remove; never in the marker folder, where
+ *   instant's work folder (clustering/instant.ts), which commit and rollback remove; never in the marker folder, where
  *   Hudi's rollback would take it for a marker.
  */
+import { clusteringWorkDir } from '../timeline/work-folder.js';
 import { HEARTBEAT_EXPIRY_MS } from '../rollback.js';
 import type { Storage } from '../storage/port.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
-import { clusteringWorkDir } from '../timeline/work-folder.js';
 
 export interface RunClaim {
   readonly runId: string;

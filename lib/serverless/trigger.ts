@@ -13,12 +13,11 @@
 import { createHash } from 'node:crypto';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { ClusteringConfig } from '../clustering/config.js';
-import { clusteringServiceEnabled, commitsSinceLastClustering, hudiSchedulingThreshold, type SchedulingThreshold } from '../clustering/schedule.js';
-import { shouldSchedule } from '../clustering/plan-strategy.js';
+import { clusteringServiceEnabled, hudiSchedulingThreshold, shouldSchedule, type SchedulingThreshold } from '../clustering/plan-strategy.js';
 import { HudiError } from '../errors.js';
 import { parseS3Uri } from '../storage/index.js';
-import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
 import { formatInstantTime } from '../timeline/instant.js';
+import { commitsSinceLastClustering, pendingClusteringPlans } from '../timeline/queries.js';
 import { countRequests, openTableAndLock } from './clients.js';
 import { asObject, optionalBoolean, type JsonObject } from './events.js';
 import type { StepDependencies } from './plan-step.js';

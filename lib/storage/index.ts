@@ -6,11 +6,12 @@ import { LocalStorage } from './local.js';
 import type { Storage } from './port.js';
 import { S3Storage } from './s3.js';
 
-export type { Storage, StoredObject, VersionedDownload } from './port.js';
+export type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
 export { normalizeEtag } from './etag.js';
 export { LocalStorage } from './local.js';
 export { S3Storage, s3ClientFromEnv, describeS3Error, type S3StorageOptions, type S3Action } from './s3.js';
 export { BoundedTasks, mapWithConcurrency, settleAll } from './concurrency.js';
+export { deleteMany } from './delete-many.js';
 
 export interface OpenStorageOptions {
   /** S3 client to use for s3:// paths (default: configured from the AWS environment variables). */

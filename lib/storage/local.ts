@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
 import { mapWithConcurrency } from './concurrency.js';
 import { normalizeEtag } from './etag.js';
-import type { Storage, StoredObject, VersionedDownload } from './port.js';
+import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
 
 /** Marks our in-progress temp files so listings can hide them. */
 const TEMP_MARKER = '.hudi-serverless-tmp-';
@@ -202,6 +202,21 @@ export class LocalStorage implements Storage, VersionedDownload {
     await mapWithConcurrency(paths, STAT_CONCURRENCY, async (path) => {
       await rm(this.absolute(path), { force: true });
     });
+  }
+
+  async deleteMany(paths: readonly string[], options: DeleteManyOptions = {}): Promise<DeleteManyResult> {
+    const outcomes = await mapWithConcurrency(paths, options.concurrency ?? STAT_CONCURRENCY, async (path) => {
+      try {
+        await rm(this.absolute(path), { force: true });
+        return { path, reason: undefined };
+      } catch (error) {
+        return { path, reason: (error as NodeJS.ErrnoException).code ?? (error as Error).message };
+      }
+    });
+    return {
+      deleted: outcomes.filter((outcome) => outcome.reason === undefined).map((outcome) => outcome.path),
+      failed: outcomes.flatMap((outcome) => (outcome.reason === undefined ? [] : [{ path: outcome.path, reason: outcome.reason }])),
+    };
   }
 
   /** Absolute file path of a storage path; refuses paths that climb out of the root. */

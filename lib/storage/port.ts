@@ -10,6 +10,19 @@ export interface StoredObject {
   readonly modifiedMs: number;
 }
 
+/** What deleteMany did with each path. */
+export interface DeleteManyResult {
+  /** Paths that no longer exist: deleted now, or already missing (S3 cannot tell the two apart). */
+  readonly deleted: readonly string[];
+  /** Paths that are still there, each with the reason the store gave. */
+  readonly failed: readonly { readonly path: string; readonly reason: string }[];
+}
+
+export interface DeleteManyOptions {
+  /** Requests (S3: DeleteObjects calls of up to 1,000 keys; local: file removals) in flight at once. */
+  readonly concurrency?: number;
+}
+
 export interface Storage {
   /** A human-readable URI of the root, e.g. `s3://bucket/prefix` or `/data/table`. */
   readonly uri: string;
@@ -40,6 +53,13 @@ export interface Storage {
   localPath?(path: string): string | undefined;
   /** Remove objects; missing ones are ignored. */
   delete(paths: readonly string[]): Promise<void>;
+  /**
+   * Remove many objects in batches with bounded parallelism (S3 DeleteObjects, 1,000 keys a request), reporting
+   * per path instead of failing on the first refusal: the cleaner records each file's fate. A request that fails
+   * as a whole (network, credentials) still throws; deleting again is harmless. Optional, like localPath: a Storage
+   * without it (a wrapper) gets deleteMany's fallback over `delete` (lib/storage/delete-many.ts).
+   */
+  deleteMany?(paths: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult>;
 }
 
 /**

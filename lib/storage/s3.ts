@@ -23,7 +23,7 @@ import {
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
 import { mapWithConcurrency } from './concurrency.js';
 import { normalizeEtag } from './etag.js';
-import type { Storage, StoredObject, VersionedDownload } from './port.js';
+import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
 import { nonEmpty } from '../util/text.js';
 
 const MiB = 1024 * 1024;
@@ -32,6 +32,8 @@ const MAX_PARTS = 10_000;
 const MIN_PART_SIZE = 5 * MiB;
 /** DeleteObjects takes at most 1,000 keys per call. */
 const DELETE_BATCH = 1_000;
+/** DeleteObjects requests in flight at once for deleteMany unless told otherwise. */
+const DEFAULT_DELETE_CONCURRENCY = 4;
 
 export interface S3StorageOptions {
   /** Defaults to a client configured from the standard AWS environment variables. */
@@ -279,6 +281,33 @@ export class S3Storage implements Storage, VersionedDownload {
         });
       }
     }
+  }
+
+  async deleteMany(paths: readonly string[], options: DeleteManyOptions = {}): Promise<DeleteManyResult> {
+    const batches: string[][] = [];
+    for (let offset = 0; offset < paths.length; offset += DELETE_BATCH) batches.push(paths.slice(offset, offset + DELETE_BATCH));
+    const results = await mapWithConcurrency(batches, options.concurrency ?? DEFAULT_DELETE_CONCURRENCY, async (batch) => {
+      const keyToPath = new Map(batch.map((path) => [this.keyOf(path), path]));
+      let response;
+      try {
+        response = await this.client.send(
+          new DeleteObjectsCommand({
+            Bucket: this.bucket,
+            Delete: { Objects: [...keyToPath.keys()].map((key) => ({ Key: key })), Quiet: true },
+          }),
+        );
+      } catch (error) {
+        throw this.describeError(error, 'delete', keyToPath.keys().next().value ?? '');
+      }
+      // Quiet mode lists only the keys that failed; every other key is gone (missing ones count as deleted).
+      const failed = (response.Errors ?? []).map((failure) => ({
+        path: keyToPath.get(failure.Key ?? '') ?? failure.Key ?? '',
+        reason: `${failure.Code ?? 'error'}${failure.Message ? `: ${failure.Message}` : ''}`,
+      }));
+      const failedPaths = new Set(failed.map((failure) => failure.path));
+      return { deleted: batch.filter((path) => !failedPaths.has(path)), failed };
+    });
+    return { deleted: results.flatMap((result) => result.deleted), failed: results.flatMap((result) => result.failed) };
   }
 
   private async uploadMultipart(key: string, localFile: string, size: number): Promise<void> {

@@ -4,9 +4,10 @@
  * Field names and order follow apache/hudi `hudi-common/src/main/avro/*.avsc`. The schemas are written as Java's
  * `Schema.toString()` prints the generated classes' schemas (key order type/name/namespace/fields, field keys
  * name/type/doc/default, `"avro.java.string":"String"` on strings and map keys, nested named types without namespace),
- * so a file we write carries the same `avro.schema` text as one Hudi writes. The requested-replace, rollback-plan and
- * rollback-metadata schemas equal, character for character, the ones embedded in real 0.14/0.15 files; the cleaner
- * plan and clean metadata ones are the newest official versions (not checked against a real file). Hudi reads
+ * so a file we write carries the same `avro.schema` text as one Hudi writes. The requested-replace, rollback-plan,
+ * rollback-metadata, cleaner-plan and clean-metadata schemas equal, character for character, the ones embedded in
+ * real 0.15 files (the clean ones keep the stray `"default":null` Hudi's .avsc files put inside some map types); the
+ * savepoint and archive-merge-plan schemas are the 0.15 bundle's. Hudi reads
  * timeline files with Avro schema resolution, so older and newer schema versions read each other as long as the
  * record full names match and fields missing on one side have defaults.
  */
@@ -157,6 +158,30 @@ export interface HoodieRollbackMetadata {
   instantsRollback: HoodieInstantInfo[];
 }
 
+export interface HoodieSavepointPartitionMetadata {
+  partitionPath: string;
+  /** Base file names (no folder) the savepoint keeps. */
+  savepointDataFile: string[];
+}
+
+/** `<instant>.savepoint` (completed; `.savepoint.inflight` is empty). */
+export interface HoodieSavepointMetadata {
+  savepointedBy: string;
+  savepointedAt: number;
+  comments: string;
+  partitionMetadata: Record<string, HoodieSavepointPartitionMetadata>;
+  version: number | null;
+}
+
+/** `.hoodie/archived/mergeArchivePlan`: the archive files a merge replaces, written before it starts. */
+export interface HoodieMergeArchiveFilePlan {
+  version: number | null;
+  /** Paths (absolute, as the writer saw them) of the small archive files merged. */
+  candidate: string[] | null;
+  /** File name of the merged archive file. */
+  mergedArchiveFileName: string | null;
+}
+
 /** The record held by each kind of Avro timeline file. */
 export interface TimelineAvroRecords {
   /** `.replacecommit.requested` */
@@ -169,6 +194,10 @@ export interface TimelineAvroRecords {
   rollbackPlan: HoodieRollbackPlan;
   /** `.rollback` */
   rollbackMetadata: HoodieRollbackMetadata;
+  /** `.savepoint` */
+  savepointMetadata: HoodieSavepointMetadata;
+  /** `archived/mergeArchivePlan` */
+  mergeArchivePlan: HoodieMergeArchiveFilePlan;
 }
 
 export type TimelineAvroKind = keyof TimelineAvroRecords;
@@ -179,6 +208,8 @@ export const TIMELINE_AVRO_KINDS: readonly TimelineAvroKind[] = [
   'cleanMetadata',
   'rollbackPlan',
   'rollbackMetadata',
+  'savepointMetadata',
+  'mergeArchivePlan',
 ];
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -190,6 +221,15 @@ const javaString = { type: 'string', 'avro.java.string': 'String' } as const;
 
 function mapOf(values: AvroSchemaJson): AvroSchemaJson {
   return { type: 'map', values, 'avro.java.string': 'String' };
+}
+
+/**
+ * A map type carrying a `"default":null` of its own, as Java prints the clean schemas: Hudi's .avsc files put the
+ * field's default inside the type there, and Avro keeps it as a property. Readers ignore it; only the header text
+ * changes, so we keep it to embed the same text as Hudi.
+ */
+function mapWithStrayDefault(values: AvroSchemaJson): AvroSchemaJson {
+  return { type: 'map', values, 'avro.java.string': 'String', default: null };
 }
 
 function arrayOf(items: AvroSchemaJson): AvroSchemaJson {
@@ -326,7 +366,7 @@ const cleanerPlanSchema = topLevelRecord('HoodieCleanerPlan', [
     default: null,
   },
   { name: 'partitionsToBeDeleted', type: ['null', arrayOf(javaString)], doc: 'partitions to be deleted', default: null },
-  nullableField('extraMetadata', stringMap),
+  nullableField('extraMetadata', mapWithStrayDefault(javaString)),
 ]);
 
 const cleanPartitionMetadataSchema = record('HoodieCleanPartitionMetadata', [
@@ -347,8 +387,27 @@ const cleanMetadataSchema = topLevelRecord('HoodieCleanMetadata', [
   field('partitionMetadata', mapOf(cleanPartitionMetadataSchema)),
   versionField,
   // Second use of a named type: by name only.
-  nullableField('bootstrapPartitionMetadata', mapOf('HoodieCleanPartitionMetadata')),
-  nullableField('extraMetadata', stringMap),
+  nullableField('bootstrapPartitionMetadata', mapWithStrayDefault('HoodieCleanPartitionMetadata')),
+  nullableField('extraMetadata', mapWithStrayDefault(javaString)),
+]);
+
+const savepointPartitionMetadataSchema = record('HoodieSavepointPartitionMetadata', [
+  field('partitionPath', javaString),
+  field('savepointDataFile', arrayOf(javaString)),
+]);
+
+const savepointMetadataSchema = topLevelRecord('HoodieSavepointMetadata', [
+  field('savepointedBy', javaString),
+  field('savepointedAt', 'long'),
+  field('comments', javaString),
+  field('partitionMetadata', mapOf(savepointPartitionMetadataSchema)),
+  versionField,
+]);
+
+const mergeArchivePlanSchema = topLevelRecord('HoodieMergeArchiveFilePlan', [
+  versionField,
+  nullableField('candidate', arrayOf(javaString)),
+  nullableField('mergedArchiveFileName', javaString),
 ]);
 
 /** Our writer (and reader) schema for each kind of Avro timeline file. */
@@ -358,6 +417,8 @@ export const TIMELINE_AVRO_SCHEMAS: { readonly [K in TimelineAvroKind]: AvroSche
   cleanMetadata: cleanMetadataSchema,
   rollbackPlan: rollbackPlanSchema,
   rollbackMetadata: rollbackMetadataSchema,
+  savepointMetadata: savepointMetadataSchema,
+  mergeArchivePlan: mergeArchivePlanSchema,
 };
 
 /** Full record name of each kind, as stored in the files (`org.apache.hudi.avro.model.*`). */
@@ -367,6 +428,8 @@ export const TIMELINE_AVRO_RECORD_NAMES: { readonly [K in TimelineAvroKind]: str
   cleanMetadata: `${HUDI_AVRO_NAMESPACE}.HoodieCleanMetadata`,
   rollbackPlan: `${HUDI_AVRO_NAMESPACE}.HoodieRollbackPlan`,
   rollbackMetadata: `${HUDI_AVRO_NAMESPACE}.HoodieRollbackMetadata`,
+  savepointMetadata: `${HUDI_AVRO_NAMESPACE}.HoodieSavepointMetadata`,
+  mergeArchivePlan: `${HUDI_AVRO_NAMESPACE}.HoodieMergeArchiveFilePlan`,
 };
 
 /** The `avro.schema` header text for a kind: compact JSON, as Java's Schema.toString() prints it. */

@@ -97,14 +97,3 @@ export async function readCommitMetadata(storage: Storage, instant: Instant): Pr
   const bytes = await storage.get(path);
   return parseCommitMetadata(Buffer.from(bytes).toString('utf8'), storage.uriOf(path));
 }
-
-/** The table's Avro schema string from the latest completed write that recorded one (readers do the same). */
-export async function latestTableSchema(storage: Storage, timeline: Timeline): Promise<string | undefined> {
-  const writes = timeline.completedWrites();
-  for (let i = writes.length - 1; i >= 0; i--) {
-    const metadata = await readCommitMetadata(storage, writes[i]!);
-    const schema = metadata.extraMetadata['schema'];
-    if (schema) return schema;
-  }
-  return undefined;
-}

@@ -1,13 +1,8 @@
 /**
- * This project's own per-instant files — a clustering's group results and the serverless run claim — kept in
- * Hudi's auxiliary folder: `.hoodie/.aux/hudi-serverless/clustering/<instant>/`.
- *
- * Not in the marker folder `.hoodie/.temp/<instant>/`: Hudi's marker-based rollback takes every file there for a
- * marker and parses its extension as an IOType (`IOType.valueOf("json")` throws), so one foreign file makes Hudi
- * unable to roll the instant back. Hudi only lists `.aux` itself, for instant files by extension
- * (HoodieTimelineArchiver's aux clean-up), never this subfolder.
- *
- * The folder goes wherever the marker folder goes (commit, rollback), so a result never outlives the files it names.
+ * Our work folder, `.hoodie/.aux/hudi-serverless/`: state of ours that must not sit in Hudi's marker folder
+ * (`.hoodie/.temp/<T>/`, whose every file Hudi's marker-based rollback parses as a marker). Hudi lists `.aux` only for
+ * its own instant files, never these subfolders. Clustering keeps its group results and the serverless run claim
+ * here; whatever an instant leaves behind is removed once it completed or was rolled back.
  */
 import { rm } from 'node:fs/promises';
 import type { Storage } from '../storage/port.js';
@@ -37,3 +32,4 @@ export async function deleteInstantScratch(storage: Storage, instantTime: string
   await deleteClusteringWorkDir(storage, instantTime);
   await deleteMarkerDir(storage, instantTime);
 }
+

@@ -26,22 +26,22 @@ import { WriteSession, type ExistingBaseFile, type InputFormat, type KeyFieldCol
 import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type FileSystemView } from '../fs-view.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
-import { withLock, type LockProvider } from '../lock/port.js';
+import type { LockProvider } from '../lock/port.js';
 import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
 import { stageFiles } from '../reader.js';
 import { findRollbackOf, rollbackInstant } from '../rollback.js';
-import { parseAvroRecordSchema, withMetaFields, withoutMetaFields, type AvroRecordSchema } from '../schema.js';
+import { withMetaFields, type AvroRecordSchema } from '../schema.js';
 import { BoundedTasks, mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import { HudiTable, PARTITION_METAFILE } from '../table.js';
+import { HudiTable, PARTITION_METAFILE, withTableLock } from '../table.js';
 import { newTableOptionsFromWriteProperties, newTableProperties, PROPERTIES_FILE, tableConfigFromProperties, type TableConfig } from '../table-config.js';
 import { createTable } from '../table-init.js';
 import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
 import { newInstantTime } from '../timeline/instant.js';
 import { startHeartbeat, type Heartbeat } from '../timeline/heartbeat.js';
 import { createMarker, deleteMarkerDir, listMarkers } from '../timeline/markers.js';
-import { pendingClusteringPlans } from '../timeline/pending-clustering.js';
-import { instantPath, loadTimeline, latestTableSchema, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
+import { pendingClusteringPlans } from '../timeline/queries.js';
+import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { describeFileGroup, findConflicts } from './conflict.js';
 import { hudiFooter } from './footer.js';
@@ -117,8 +117,7 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     if (existing === undefined) {
       tableSchema = await session.avroSchemaOfBatch(newTable!.tableName);
     } else {
-      const schemaText = (await latestTableSchema(storage, existing.timeline)) ?? existing.config.createSchema;
-      tableSchema = schemaText ? withoutMetaFields(parseAvroRecordSchema(schemaText, storage.uri)) : await session.avroSchemaOfBatch(existing.config.name);
+      tableSchema = (await existing.schema())?.schema ?? (await session.avroSchemaOfBatch(existing.config.name));
     }
     const prepared = await prepareRecords(session, tableConfig, storage, batch.rowCount, config, options);
     if (prepared.records === 0 && (existing === undefined || !config.allowEmptyCommit)) throw noRecordsError(options.input.file, existing === undefined, batch.rowCount > 0);
@@ -273,9 +272,8 @@ async function writeToTable(
   const now = options.now ?? (() => new Date());
   const startTimeline = table.timeline;
   const completedAtStart = new Set(startTimeline.completed().map((i) => `${i.time}.${i.action}`));
-  const instantTime = await withLock(lock, async () => {
-    const timeline = await loadTimeline(storage);
-    const time = newInstantTime(timeline.allTimes(), now(), table.config.timelineTimeZone);
+  const instantTime = await withTableLock(table, lock, async (current) => {
+    const time = newInstantTime(current.timeline.allTimes(), now(), current.config.timelineTimeZone);
     try {
       await createRequested(storage, time, 'commit');
     } catch (error) {
@@ -380,8 +378,8 @@ async function writeToTable(
       operationType: OPERATION_TYPES[operation],
     };
     const ours = new Set(plan.buckets.filter((b) => b.kind === 'UPDATE').map((b) => fileGroupKey(b.partitionPath, b.fileId)));
-    await withLock(lock, async (lease) => {
-      const current = await loadTimeline(storage);
+    await withTableLock(table, lock, async (fresh, lease) => {
+      const current = fresh.timeline;
       // First: once another writer rolled T back, that is the error, whatever else changed meanwhile (a Spark writer
       // that rolls T back eagerly may also have bootstrapped the metadata table or updated our file groups).
       await assertStillInflight(storage, current, instantTime);

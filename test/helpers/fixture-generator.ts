@@ -462,7 +462,7 @@ export async function generateTables(hudi: HudiHarness, outDir: string, names: r
 // Avro schemas
 
 /** The timeline record schemas the tests read with (each self-contained: nested named types are inlined). */
-export const AVRO_SCHEMA_NAMES = ['HoodieRequestedReplaceMetadata', 'HoodieRollbackPlan', 'HoodieRollbackMetadata', 'HoodieCleanerPlan', 'HoodieCleanMetadata'] as const;
+export const AVRO_SCHEMA_NAMES = ['HoodieRequestedReplaceMetadata', 'HoodieRollbackPlan', 'HoodieRollbackMetadata', 'HoodieCleanerPlan', 'HoodieCleanMetadata', 'HoodieSavepointMetadata', 'HoodieMergeArchiveFilePlan'] as const;
 
 /** `<Name>.avsc.json`: org.apache.hudi.avro.model.<Name>.getClassSchema() from the 0.15 bundle. */
 export async function generateAvroSchemas(hudi: HudiHarness, outDir: string): Promise<void> {

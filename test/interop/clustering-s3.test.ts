@@ -9,7 +9,7 @@ import type { Row } from '../../lib/engine/row-format.js';
 import { readSnapshot } from '../../lib/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table.js';
-import { readClusteringPlan } from '../../lib/timeline/pending-clustering.js';
+import { readClusteringPlan } from '../../lib/timeline/clustering-plan.js';
 import { canonicalRows, startHudi, type HudiHarness, type RowSet } from '../helpers/hudi.js';
 import { s3TablePath } from '../helpers/s3.js';
 import {

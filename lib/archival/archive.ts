@@ -1,0 +1,281 @@
+/**
+ * The archive table service (HoodieTimelineArchiver.archiveIfRequired, Hudi 0.15), under the table lock:
+ * 1. finish or undo a small-file merge a crash interrupted (verifyLastMergeArchiveFilesIfNecessary);
+ * 2. pick the instants to archive (plan.ts);
+ * 3. write every state file of each as a HoodieArchivedMetaEntry into a new archive log file, the next version of
+ *    `.hoodie/archived/.commits_.archive.N_1-0-1` (storage without append gets a new file per run), in Avro data
+ *    blocks of hoodie.commits.archival.batch records, after removing their leftover marker folders;
+ * 4. delete the archived files from the active timeline: requested and inflight files first, then the completed
+ *    files one by one, oldest first (deleteArchivedInstants: a completed file removed before its requested file
+ *    would make readers take the instant for pending, and holes in the completed timeline confuse readers);
+ * 5. with hoodie.archive.merge.enable, merge the newest small archive files into one (mergeArchiveFilesIfNecessary).
+ *
+ * A crash after step 3 leaves instants both archived and active, which readers tolerate; the next run first deletes
+ * the active files of instants the newest archive file holds (finishing the interrupted run), so no instant is
+ * archived twice.
+ */
+import { HudiError } from '../errors.js';
+import { encodeAvroDataBlockContent } from '../log-format/data-block.js';
+import { encodeLogBlock, type LogBlockInput } from '../log-format/block.js';
+import { concatBytes } from '../log-format/bytes.js';
+import { UNKNOWN_WRITE_TOKEN, logFileName, nextLogVersion } from '../log-format/names.js';
+import { writeLogFile } from '../log-format/log-files.js';
+import type { LockProvider } from '../lock/port.js';
+import { withLock } from '../lock/port.js';
+import { metadataTableState } from '../metadata-table.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
+import { deleteMany } from '../storage/delete-many.js';
+import type { Storage, StoredObject } from '../storage/port.js';
+import type { HudiTable } from '../table.js';
+import { assertSupported, METAFOLDER, PROPERTIES_FILE } from '../table-config.js';
+import { decodeTimelineAvro, encodeTimelineAvro } from '../timeline/avro-files.js';
+import { compareInstants, compareInstantTimes, parseInstantFileName, type Instant, type InstantAction } from '../timeline/instant.js';
+import { loadTimeline, type Timeline } from '../timeline/timeline.js';
+import { MARKERS_ROOT } from '../timeline/markers.js';
+import { deleteInstantScratch, WORK_ROOT } from '../timeline/work-folder.js';
+import type { CleanConfig } from '../cleaning/config.js';
+import { readCleanerPlan, readCleanMetadata } from '../cleaning/timeline-facts.js';
+import { ARCHIVED_META_ENTRY_SCHEMA_TEXT, archivedMetaEntryOf, type ArchivedMetaEntry } from './archived-meta-entry.js';
+import { ARCHIVE_FILE_ID, MERGE_ARCHIVE_PLAN_NAME, archiveFolder, listArchiveFiles, readArchivedRecords } from './archived-timeline.js';
+import type { ArchivalConfig } from './config.js';
+import { planArchive, type ArchivePlan } from './plan.js';
+
+export interface ArchiveOptions {
+  readonly config: ArchivalConfig;
+  /** The cleaner's retention, which archiving never passes (ArchivalUtils). */
+  readonly cleanConfig: CleanConfig;
+  readonly lock: LockProvider;
+  readonly lockWaitMs?: number;
+  /** Plan and explain only. */
+  readonly dryRun?: boolean;
+  readonly onProgress?: (line: string) => void;
+}
+
+export interface ArchiveResult {
+  readonly outcome: 'archived' | 'nothing-to-archive' | 'dry-run';
+  readonly plan: ArchivePlan;
+  /** Active timeline files moved to the archive. */
+  readonly archivedFiles: readonly string[];
+  /** The archive log file written, if any. */
+  readonly archiveFile: string | undefined;
+  readonly recordsWritten: number;
+  /** A merge of small archive files done at the end of this run. */
+  readonly merged: { readonly candidates: readonly string[]; readonly into: string } | undefined;
+  /** What step 1 found: a merge interrupted by a crash, finished or undone. */
+  readonly recoveredMerge: 'none' | 'undone' | 'finished' | 'discarded-unreadable-plan';
+  /** Timeline files a crashed run had archived but not yet deleted, deleted now before planning. */
+  readonly finishedInterrupted: readonly string[];
+}
+
+/** `metadata` under `.hoodie`: the metadata table's own timeline. */
+const METADATA_TIMELINE = `${METAFOLDER}/metadata/${METAFOLDER}`;
+
+export async function runArchive(table: HudiTable, options: ArchiveOptions): Promise<ArchiveResult> {
+  assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'write');
+  const { storage } = table;
+  const folder = archiveFolder(table.config.archiveLogFolder);
+  return withLock(
+    options.lock,
+    async () => {
+      const timeline = await loadTimeline(storage);
+      let plan = planArchive(await archiveFacts(table, timeline), options.config, options.cleanConfig);
+      const empty = { archivedFiles: [], archiveFile: undefined, recordsWritten: 0, merged: undefined, recoveredMerge: 'none' as const, finishedInterrupted: [] };
+      if (options.dryRun) return { outcome: 'dry-run' as const, plan, ...empty };
+
+      const recoveredMerge = options.config.mergeEnable ? await recoverMerge(storage, folder, options.config) : 'none';
+      const finishedInterrupted = await finishInterruptedArchive(storage, folder, options.config);
+      if (finishedInterrupted.length > 0) {
+        options.onProgress?.(`finished an interrupted archive run: removed ${finishedInterrupted.length} already archived timeline file(s)`);
+        plan = planArchive(await archiveFacts(table, await loadTimeline(storage)), options.config, options.cleanConfig);
+      }
+      let written: { archiveFile: string | undefined; recordsWritten: number; archivedFiles: string[] } = { archiveFile: undefined, recordsWritten: 0, archivedFiles: [] };
+      if (plan.instants.length > 0) {
+        written = await archiveInstants(table, folder, plan.instants, options);
+        options.onProgress?.(`archived ${plan.instants.length} instant(s) (${written.archivedFiles.length} timeline file(s)) into ${written.archiveFile ?? 'the existing archive'}`);
+      }
+      const merged = options.config.mergeEnable ? await mergeSmallArchiveFiles(storage, folder, options.config) : undefined;
+      return {
+        outcome: plan.instants.length > 0 ? ('archived' as const) : ('nothing-to-archive' as const),
+        plan,
+        ...written,
+        merged,
+        recoveredMerge,
+        finishedInterrupted,
+      };
+    },
+    options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },
+  );
+}
+
+/** What the archiver's rules need from the timeline besides instant names. */
+async function archiveFacts(table: HudiTable, timeline: Timeline) {
+  const { storage } = table;
+  const lastClean = timeline.completed().filter((instant) => instant.action === 'clean').at(-1);
+  let lastCleanRetainedFrom: string | undefined;
+  if (lastClean !== undefined) {
+    // ClusteringUtils reads the last completed clean's plan: its earliest instant to retain, else the clean's time.
+    const plan = await readCleanerPlan(storage, lastClean.time);
+    lastCleanRetainedFrom = plan?.earliestInstantToRetain?.timestamp || (await readCleanMetadata(storage, lastClean.time))?.earliestCommitToRetain || lastClean.time;
+  }
+  const savepointTimes = timeline.completed().filter((instant) => instant.action === 'savepoint').map((instant) => instant.time);
+  const mdt = metadataTableState(table.config);
+  const metadataTable = mdt.partitions.includes('files') ? { latestCompaction: await metadataTableLatestCompaction(storage) } : undefined;
+  return { timeline, lastCleanRetainedFrom, savepointTimes, metadataTable, timeZone: table.config.timelineTimeZone };
+}
+
+/** The metadata table's latest compaction: its last completed `commit` (HoodieBackedTableMetadata.getLatestCompactionTime). */
+export async function metadataTableLatestCompaction(storage: Storage): Promise<string | undefined> {
+  const { files } = await storage.listDir(METADATA_TIMELINE);
+  const commits = files
+    .map((file) => parseInstantFileName(file.path.slice(file.path.lastIndexOf('/') + 1)))
+    .filter((instant): instant is Instant => instant !== undefined && instant.action === 'commit' && instant.state === 'COMPLETED')
+    .sort(compareInstants);
+  return commits.at(-1)?.time;
+}
+
+/** HoodieInstant.getComparableAction: a compaction's files group with its commit. */
+function comparableAction(action: InstantAction): InstantAction {
+  return action === 'compaction' ? 'commit' : action === 'logcompaction' ? 'deltacommit' : action;
+}
+
+interface RawInstantFile {
+  readonly instant: Instant;
+  readonly object: StoredObject;
+}
+
+/** Every instant file of `.hoodie` (all states, not only the furthest). */
+async function rawInstantFiles(storage: Storage): Promise<RawInstantFile[]> {
+  const { files } = await storage.listDir(METAFOLDER);
+  const out: RawInstantFile[] = [];
+  for (const object of files) {
+    const instant = parseInstantFileName(object.path.slice(object.path.lastIndexOf('/') + 1));
+    if (instant !== undefined) out.push({ instant, object });
+  }
+  return out.sort((a, b) => compareInstants(a.instant, b.instant));
+}
+
+/**
+ * An archive run that crashed after writing its archive file leaves instants both archived and active (the newest
+ * archive file holds them). Delete their active files now, in deleteArchivedInstants' order, so they are not
+ * archived a second time (Hudi would archive them again).
+ */
+async function finishInterruptedArchive(storage: Storage, folder: string, config: ArchivalConfig): Promise<string[]> {
+  const newest = (await listArchiveFiles(storage, folder)).at(-1);
+  if (newest === undefined) return [];
+  const archived = new Set((await readArchivedRecords(storage, folder, [newest])).records.map((record) => `${record.instant.time}|${comparableAction(record.instant.action)}`));
+  const files = (await rawInstantFiles(storage)).filter((file) => archived.has(`${file.instant.time}|${comparableAction(file.instant.action)}`));
+  await deleteArchivedFiles(storage, files, config);
+  return files.map((file) => file.object.path.slice(METAFOLDER.length + 1));
+}
+
+/** deleteArchivedInstants: requested and inflight files first (in parallel), then completed ones oldest first, one at a time. */
+async function deleteArchivedFiles(storage: Storage, files: readonly RawInstantFile[], config: ArchivalConfig): Promise<void> {
+  const pending = files.filter((file) => file.instant.state !== 'COMPLETED').map((file) => file.object.path);
+  const failed = (await deleteMany(storage, pending, { concurrency: config.deleteParallelism })).failed;
+  if (failed.length > 0) {
+    throw new HudiError(`could not delete ${failed.length} archived instant file(s): ${failed[0]!.reason}`, { location: storage.uriOf(failed[0]!.path), fix: 'run the archive again once the storage accepts deletes' });
+  }
+  const completed = files.filter((file) => file.instant.state === 'COMPLETED').sort((a, b) => compareInstantTimes(a.instant.time, b.instant.time));
+  for (const file of completed) await storage.delete([file.object.path]);
+}
+
+const recordKey = (entry: Pick<ArchivedMetaEntry, 'commitTime' | 'actionType' | 'actionState'>) => `${entry.commitTime}|${entry.actionType}|${entry.actionState}`;
+
+async function archiveInstants(table: HudiTable, folder: string, instants: readonly Instant[], options: ArchiveOptions): Promise<{ archiveFile: string | undefined; recordsWritten: number; archivedFiles: string[] }> {
+  const { storage } = table;
+  const wanted = new Set(instants.map((instant) => `${instant.time}|${comparableAction(instant.action)}`));
+  const files = (await rawInstantFiles(storage)).filter((file) => wanted.has(`${file.instant.time}|${comparableAction(file.instant.action)}`));
+  // Records an interrupted run already wrote (it can only have been the newest archive file).
+  const newest = (await listArchiveFiles(storage, folder)).at(-1);
+  const already = new Set(newest === undefined ? [] : (await readArchivedRecords(storage, folder, [newest])).records.map((record) => recordKey(record.entry)));
+
+  const entries: ArchivedMetaEntry[] = [];
+  // deleteAnyLeftOverMarkers: only instants that still have a marker (or work) folder.
+  const [markerDirs, workDirs] = await Promise.all([storage.listDir(MARKERS_ROOT), storage.listDir(`${WORK_ROOT}/clustering`)]);
+  const leftOver = new Set([...markerDirs.dirs, ...workDirs.dirs].map((dir) => dir.replace(/\/$/, '').slice(dir.replace(/\/$/, '').lastIndexOf('/') + 1)));
+  for (const instant of instants) if (leftOver.has(instant.time)) await deleteInstantScratch(storage, instant.time);
+  const read = await mapWithConcurrency(files, 16, async (file) => ({ file, bytes: await storage.get(file.object.path) }));
+  for (const { file, bytes } of read) {
+    const entry = archivedMetaEntryOf({ instant: file.instant, bytes, modifiedMs: file.object.modifiedMs, location: storage.uriOf(file.object.path) }, table.config.timelineTimeZone);
+    if (!already.has(recordKey(entry))) entries.push(entry);
+  }
+
+  let archiveFile: string | undefined;
+  if (entries.length > 0) archiveFile = (await writeArchiveFile(storage, folder, entries, options.config.recordsPerBlock)).path;
+
+  await deleteArchivedFiles(storage, files, options.config);
+  return { archiveFile, recordsWritten: entries.length, archivedFiles: files.map((file) => file.object.path.slice(METAFOLDER.length + 1)) };
+}
+
+/** The next archive log file, holding `entries` in blocks of `perBlock` records (each block's header: SCHEMA only). */
+async function writeArchiveFile(storage: Storage, folder: string, entries: readonly ArchivedMetaEntry[], perBlock: number) {
+  const blocks: LogBlockInput[] = [];
+  for (let offset = 0; offset < entries.length; offset += perBlock) blocks.push(archiveBlock(entries.slice(offset, offset + perBlock)));
+  return writeLogFile(storage, { partitionPath: folder, fileId: ARCHIVE_FILE_ID, baseInstant: '', writeToken: UNKNOWN_WRITE_TOKEN, extension: 'archive', blocks });
+}
+
+function archiveBlock(entries: readonly ArchivedMetaEntry[]): LogBlockInput {
+  return { type: 'AVRO_DATA_BLOCK', header: { SCHEMA: ARCHIVED_META_ENTRY_SCHEMA_TEXT }, content: encodeAvroDataBlockContent(entries, ARCHIVED_META_ENTRY_SCHEMA_TEXT) };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Merging small archive files (storage without append gets one file per archive run).
+
+/**
+ * mergeArchiveFilesIfNecessary: the newest archive files no larger than the small-file limit, once there are at
+ * least hoodie.archive.merge.files.batch.size of them, are rewritten into one new archive file. The merge plan is
+ * written first, the candidates deleted after the merged file, the plan last, so a crash is recoverable.
+ */
+async function mergeSmallArchiveFiles(storage: Storage, folder: string, config: ArchivalConfig): Promise<{ candidates: string[]; into: string } | undefined> {
+  const archives = await listArchiveFiles(storage, folder);
+  const newestFirst = [...archives].reverse();
+  const firstLarge = newestFirst.findIndex((file) => file.size > config.mergeSmallFileLimitBytes);
+  const candidates = firstLarge < 0 ? newestFirst : newestFirst.slice(0, firstLarge);
+  if (candidates.length < config.mergeFilesBatchSize) return undefined;
+
+  const version = nextLogVersion(archives.map((file) => file.name), { fileId: ARCHIVE_FILE_ID, baseInstant: '', extension: 'archive' });
+  const mergedName = logFileName({ fileId: ARCHIVE_FILE_ID, baseInstant: '', version, writeToken: UNKNOWN_WRITE_TOKEN, extension: 'archive' });
+  const planPath = `${folder}/${MERGE_ARCHIVE_PLAN_NAME}`;
+  await storage.put(planPath, encodeTimelineAvro('mergeArchivePlan', { version: 1, candidate: candidates.map((file) => storage.uriOf(file.path)), mergedArchiveFileName: mergedName }));
+  // Records in the candidates' order (newest file first), as Hudi's mergeArchiveFiles reads them.
+  const { records } = await readArchivedRecords(storage, folder, candidates);
+  const entries = records.map((record) => record.entry);
+  const blocks: LogBlockInput[] = [];
+  for (let offset = 0; offset < entries.length; offset += config.recordsPerBlock) blocks.push(archiveBlock(entries.slice(offset, offset + config.recordsPerBlock)));
+  if (blocks.length === 0) blocks.push(archiveBlock([]));
+  await storage.putIfAbsent(`${folder}/${mergedName}`, concatBytes(blocks.map((block) => encodeLogBlock(block))));
+  await deleteMany(storage, candidates.map((file) => file.path), { concurrency: config.deleteParallelism });
+  await storage.delete([planPath]);
+  return { candidates: candidates.map((file) => file.path), into: `${folder}/${mergedName}` };
+}
+
+/**
+ * verifyLastMergeArchiveFilesIfNecessary: a merge plan left behind means a crash mid-merge. All candidates still
+ * there: the merged file is incomplete or unused, delete it. Some gone: the merged file is complete, delete the rest.
+ */
+async function recoverMerge(storage: Storage, folder: string, config: ArchivalConfig): Promise<ArchiveResult['recoveredMerge']> {
+  const planPath = `${folder}/${MERGE_ARCHIVE_PLAN_NAME}`;
+  if ((await storage.head(planPath)) === undefined) return 'none';
+  let plan;
+  try {
+    plan = decodeTimelineAvro('mergeArchivePlan', await storage.get(planPath), storage.uriOf(planPath));
+  } catch {
+    await storage.delete([planPath]);
+    return 'discarded-unreadable-plan';
+  }
+  const candidates = (plan.candidate ?? []).map((path) => `${folder}/${path.slice(path.lastIndexOf('/') + 1)}`);
+  const merged = `${folder}/${plan.mergedArchiveFileName ?? ''}`;
+  const present = await Promise.all(candidates.map(async (path) => (await storage.head(path)) !== undefined));
+  let outcome: ArchiveResult['recoveredMerge'];
+  if (present.every(Boolean)) {
+    if (plan.mergedArchiveFileName) await storage.delete([merged]);
+    outcome = 'undone';
+  } else {
+    if (plan.mergedArchiveFileName && (await storage.head(merged)) !== undefined) {
+      await deleteMany(storage, candidates, { concurrency: config.deleteParallelism });
+    }
+    outcome = 'finished';
+  }
+  await storage.delete([planPath]);
+  return outcome;
+}

@@ -1,0 +1,103 @@
+/**
+ * What the cleaner (and the archiver) read from the timeline besides instant names: the last clean, savepoints,
+ * replaced and pending-clustering file groups, and the partitions a commit touched.
+ */
+import { mapWithConcurrency } from '../storage/concurrency.js';
+import type { Storage } from '../storage/port.js';
+import { decodeTimelineAvro } from '../timeline/avro-files.js';
+import type { HoodieCleanerPlan, HoodieCleanMetadata, HoodieSavepointMetadata } from '../timeline/avro-schemas.js';
+import { instantFileName, type Instant } from '../timeline/instant.js';
+import { pendingClusteringPlans } from '../timeline/queries.js';
+import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
+import type { LastClean } from './plan.js';
+
+/** Reads of instant files in flight at once. */
+const READ_CONCURRENCY = 16;
+
+/** The newest completed clean and its metadata (undefined metadata for an empty `.clean`, as Hudi tolerates). */
+export async function readLastClean(storage: Storage, timeline: Timeline): Promise<LastClean | undefined> {
+  const instant = timeline.completed().filter((i) => i.action === 'clean').at(-1);
+  if (instant === undefined) return undefined;
+  return { instant, metadata: await readCleanMetadata(storage, instant.time) };
+}
+
+export async function readCleanMetadata(storage: Storage, time: string): Promise<HoodieCleanMetadata | undefined> {
+  const path = instantPath({ time, action: 'clean', state: 'COMPLETED' });
+  const bytes = await storage.get(path);
+  return bytes.length === 0 ? undefined : decodeTimelineAvro('cleanMetadata', bytes, storage.uriOf(path));
+}
+
+/**
+ * The cleaner plan of a clean instant: `.clean.requested`, else (a Hudi writer may have lost it) `.clean.inflight`,
+ * which holds the same plan. Undefined for an empty file (Hudi's empty clean).
+ */
+export async function readCleanerPlan(storage: Storage, time: string): Promise<HoodieCleanerPlan | undefined> {
+  for (const state of ['REQUESTED', 'INFLIGHT'] as const) {
+    const path = instantPath({ time, action: 'clean', state });
+    const object = await storage.head(path);
+    if (object === undefined) continue;
+    const bytes = await storage.get(path);
+    return bytes.length === 0 ? undefined : decodeTimelineAvro('cleanerPlan', bytes, storage.uriOf(path));
+  }
+  return undefined;
+}
+
+export interface Savepoint {
+  readonly time: string;
+  /** partition → the base file names it keeps. */
+  readonly files: Readonly<Record<string, readonly string[]>>;
+}
+
+/** Completed savepoints (Hudi's getSavepointTimestamps) with the files they keep. */
+export async function readSavepoints(storage: Storage, timeline: Timeline): Promise<Savepoint[]> {
+  const instants = timeline.completed().filter((i) => i.action === 'savepoint');
+  return mapWithConcurrency(instants, READ_CONCURRENCY, async (instant) => {
+    const path = instantPath(instant);
+    const metadata: HoodieSavepointMetadata = decodeTimelineAvro('savepointMetadata', await storage.get(path), storage.uriOf(path));
+    const files: Record<string, string[]> = {};
+    for (const [partition, entry] of Object.entries(metadata.partitionMetadata)) {
+      // Hudi stores file names; strip any folder a writer may have left in.
+      files[partition] = entry.savepointDataFile.map((file) => file.slice(file.lastIndexOf('/') + 1));
+    }
+    return { time: instant.time, files };
+  });
+}
+
+/** partition → file id → the completed replacecommit that replaced it (later replacements win). */
+export async function readReplacedFileGroups(storage: Storage, timeline: Timeline): Promise<Record<string, Record<string, string>>> {
+  const replaces = timeline.completed().filter((i) => i.action === 'replacecommit');
+  const metadatas = await mapWithConcurrency(replaces, READ_CONCURRENCY, (instant) => readCommitMetadata(storage, instant));
+  const out: Record<string, Record<string, string>> = {};
+  replaces.forEach((instant, index) => {
+    for (const [partition, fileIds] of Object.entries(metadatas[index]!.partitionToReplaceFileIds ?? {})) {
+      const groups = (out[partition] ??= {});
+      for (const fileId of fileIds) groups[fileId] = instant.time;
+    }
+  });
+  return out;
+}
+
+/** partition → file id → the pending clustering whose plan names it. */
+export async function readPendingClusteringGroups(storage: Storage, timeline: Timeline): Promise<Record<string, Record<string, string>>> {
+  const out: Record<string, Record<string, string>> = {};
+  for (const { instant, plan } of await pendingClusteringPlans(storage, timeline)) {
+    for (const group of plan.inputGroups) for (const slice of group.slices) (out[slice.partitionPath] ??= {})[slice.fileId] = instant.time;
+  }
+  return out;
+}
+
+/** The partitions each completed commit wrote or replaced in (CleanPlanner.getPartitionsForInstants). */
+export async function readTouchedPartitions(storage: Storage, instants: readonly Instant[]): Promise<string[]> {
+  const metadatas = await mapWithConcurrency(instants, READ_CONCURRENCY, (instant) => readCommitMetadata(storage, instant));
+  const partitions = new Set<string>();
+  for (const metadata of metadatas) {
+    for (const partition of Object.keys(metadata.partitionToReplaceFileIds ?? {})) partitions.add(partition);
+    for (const partition of Object.keys(metadata.partitionToWriteStats)) partitions.add(partition);
+  }
+  return [...partitions].sort();
+}
+
+/** `T.clean.requested` etc. of an instant, for messages. */
+export function cleanInstantFile(time: string, state: Instant['state']): string {
+  return instantFileName({ time, action: 'clean', state });
+}

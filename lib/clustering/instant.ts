@@ -1,0 +1,231 @@
+/**
+ * A clustering instant T on storage: where its pieces live, and the one place they are read and written.
+ * - `.hoodie/T.replacecommit.requested`: the plan (Avro; lib/timeline/clustering-plan.ts encodes it), written by
+ *   schedule;
+ * - `.hoodie/T.replacecommit.inflight`: 0 bytes, created when the first group starts;
+ * - `.hoodie/.temp/T/<partition>/<file>.marker.CREATE`: one marker per written file (timeline/markers.ts);
+ * - `.hoodie/.aux/hudi-serverless/clustering/T/`: our work folder — `group-<i>.result.json`, a finished group's
+ *   write stats and report input, and the serverless run's claim (serverless/run-claim.ts);
+ * - `.hoodie/T.replacecommit`: the commit (JSON), written last, with the run's summary in its extraMetadata
+ *   (CLUSTERING_SUMMARY_KEY), so it outlives the group results.
+ *
+ * The work folder is not beside the markers: Hudi's marker-based rollback takes every file in `.hoodie/.temp/T/`
+ * for a marker and parses its extension as an IOType (`IOType.valueOf("json")` throws), so one foreign file makes
+ * Hudi unable to roll the instant back. Hudi only lists `.aux` itself for instant files by extension
+ * (HoodieTimelineArchiver's aux clean-up), never this subfolder. The folder goes wherever the marker folder goes
+ * (commit, rollback), so a result never outlives the files it names.
+ */
+import { ConflictError, HudiError, NotFoundError } from '../errors.js';
+import { joinPartitionPath } from '../fs-view.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
+import type { Storage } from '../storage/port.js';
+import type { HudiTable } from '../table.js';
+import { encodeClusteringPlan, readClusteringPlan, type ClusteringPlan, type ClusteringPlanGroup, type ClusteringPlanSlice } from '../timeline/clustering-plan.js';
+import { parseCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
+import type { Instant } from '../timeline/instant.js';
+import { instantPath } from '../timeline/timeline.js';
+import { clusteringWorkDir } from '../timeline/work-folder.js';
+import { createRequested, transitionToInflight } from '../timeline/transitions.js';
+import type { ClusteringSummary, GroupReportInput } from './report.js';
+import type { GroupOrderKind } from './sort-columns.js';
+
+const HEAD_CONCURRENCY = 16;
+
+// ---------------------------------------------------------------------------------------------------------------
+// The instant and its plan.
+
+const requestedPath = (instantTime: string): string => instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' });
+const completedPath = (instantTime: string): string => instantPath({ time: instantTime, action: 'replacecommit', state: 'COMPLETED' });
+
+/** Write the plan as `T.replacecommit.requested` (once: a second writer of the same instant gets a ConflictError). */
+export async function writeClusteringPlan(storage: Storage, instantTime: string, plan: ClusteringPlan): Promise<void> {
+  await createRequested(storage, instantTime, 'replacecommit', encodeClusteringPlan(plan));
+}
+
+export interface ClusteringInstant {
+  /** The instant in its current state on the timeline. */
+  readonly instant: Instant;
+  readonly plan: ClusteringPlan;
+}
+
+/**
+ * The clustering at `instantTime`: on the timeline as a replacecommit whose requested file holds a CLUSTER plan.
+ * Throws NotFoundError / HudiError naming the instant file otherwise.
+ */
+export async function loadClusteringInstant(table: HudiTable, instantTime: string): Promise<ClusteringInstant> {
+  const { storage } = table;
+  const instant = table.timeline.instants.find((candidate) => candidate.time === instantTime && candidate.action === 'replacecommit');
+  if (instant === undefined) {
+    const pending = table.timeline.pending().filter((candidate) => candidate.action === 'replacecommit').map((candidate) => candidate.time);
+    throw new NotFoundError(storage.uriOf(requestedPath(instantTime)), pending.length > 0 ? `pending replacecommits: ${pending.join(', ')}` : 'there is no pending clustering; schedule one first');
+  }
+  const plan = await readClusteringPlan(storage, instantTime);
+  if (plan === undefined) {
+    throw new HudiError(`replacecommit ${instantTime} is not a clustering (its operationType is not CLUSTER)`, {
+      location: storage.uriOf(requestedPath(instantTime)),
+      fix: 'pass the instant of a clustering plan (see `show-clustering`)',
+    });
+  }
+  return { instant, plan };
+}
+
+/** Refuse to work on a clustering that already completed. */
+export function assertClusteringPending(storage: Storage, instant: Instant): void {
+  if (instant.state === 'COMPLETED') {
+    throw new HudiError(`clustering ${instant.time} has already completed`, {
+      location: storage.uriOf(instantPath(instant)),
+      fix: 'nothing to do; schedule a new clustering for more work',
+    });
+  }
+}
+
+/**
+ * A slice's base file relative to the table root. Plans hold absolute URIs (`s3a://…`, `file:/…`) of wherever the
+ * table was when planned, so the partition path and file name are what identify the file.
+ */
+export function sliceStoragePath(slice: ClusteringPlanSlice): string {
+  const fileName = slice.dataFilePath.slice(slice.dataFilePath.lastIndexOf('/') + 1);
+  return joinPartitionPath(slice.partitionPath, fileName);
+}
+
+/** The partition every slice of a group is in; Hudi's planner never mixes partitions in a group. */
+export function groupPartition(group: ClusteringPlanGroup, instantTime: string, groupIndex: number): string {
+  const partitions = [...new Set(group.slices.map((slice) => slice.partitionPath))];
+  if (partitions.length !== 1) {
+    throw new HudiError(`clustering ${instantTime} group ${groupIndex} spans ${partitions.length === 0 ? 'no' : partitions.length} partitions (${partitions.join(', ')})`, {
+      fix: 'this executor clusters one partition per group, as Hudi plans them; roll the plan back and schedule it again',
+    });
+  }
+  return partitions[0]!;
+}
+
+/** `.replacecommit.inflight` exists from the first group's start; parallel groups may race to create it. */
+export async function ensureInflight(storage: Storage, instantTime: string): Promise<void> {
+  if ((await storage.head(instantPath({ time: instantTime, action: 'replacecommit', state: 'INFLIGHT' }))) !== undefined) return;
+  try {
+    await transitionToInflight(storage, instantTime, 'replacecommit');
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+  }
+}
+
+/** A straggling retry must not add files to a clustering that completed while it ran. */
+export async function assertNotCompletedMeanwhile(storage: Storage, instantTime: string): Promise<void> {
+  const completed = completedPath(instantTime);
+  if ((await storage.head(completed)) !== undefined) {
+    throw new ConflictError(`clustering ${instantTime} completed while this group ran; its files were not uploaded`, {
+      location: storage.uriOf(completed),
+      fix: 'nothing to do: another attempt of this group already committed',
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The work folder and the group results.
+
+/** A finished group, as stored in its result object: small and serializable. */
+export interface GroupResult {
+  readonly instantTime: string;
+  readonly groupIndex: number;
+  readonly partitionPath: string;
+  readonly inputFiles: number;
+  readonly inputBytes: number;
+  /** From the input files' footers. */
+  readonly inputRows: number;
+  readonly order: GroupOrderKind;
+  readonly sortColumns: readonly string[];
+  /** One per output file (numInserts = numWrites, prevCommit "null"), in output order. */
+  readonly writeStats: readonly WriteStat[];
+  readonly durationMs: number;
+  /** The group's part of the run's report (report.ts). */
+  readonly report: GroupReportInput;
+}
+
+/** `.hoodie/.aux/hudi-serverless/clustering/<instant>/group-<i>.result.json` */
+export function groupResultPath(instantTime: string, groupIndex: number): string {
+  return `${clusteringWorkDir(instantTime)}/group-${groupIndex}.result.json`;
+}
+
+/** Store a group's result: the group is done from then on. Written after every output is uploaded. */
+export async function writeGroupResult(storage: Storage, result: GroupResult): Promise<void> {
+  await storage.put(groupResultPath(result.instantTime, result.groupIndex), JSON.stringify(result));
+}
+
+/** Read a group's stored result; undefined when the group has not finished (or its attempt was rolled back). */
+export async function readGroupResult(storage: Storage, instantTime: string, groupIndex: number): Promise<GroupResult | undefined> {
+  const path = groupResultPath(instantTime, groupIndex);
+  if ((await storage.head(path)) === undefined) return undefined;
+  const text = Buffer.from(await storage.get(path)).toString('utf8');
+  try {
+    return JSON.parse(text) as GroupResult;
+  } catch (error) {
+    throw new HudiError(`group result is not JSON: ${(error as Error).message}`, {
+      location: storage.uriOf(path),
+      fix: `run the group again (cluster --mode execute --instant ${instantTime}), which rewrites it`,
+    });
+  }
+}
+
+/** Every group's stored result, by group index (undefined for groups without one). */
+export async function readGroupResults(storage: Storage, instantTime: string, groupCount: number): Promise<(GroupResult | undefined)[]> {
+  return mapWithConcurrency(indexes(groupCount), HEAD_CONCURRENCY, (index) => readGroupResult(storage, instantTime, index));
+}
+
+/** Whether each group has a stored result, by group index (existence only: nothing is read). */
+export async function groupResultsDone(storage: Storage, instantTime: string, groupCount: number): Promise<boolean[]> {
+  return mapWithConcurrency(indexes(groupCount), HEAD_CONCURRENCY, async (index) => (await storage.head(groupResultPath(instantTime, index))) !== undefined);
+}
+
+/**
+ * Before resuming a clustering that is only requested: results found then are stale. Our own rollbacks delete them
+ * with the attempt, but Hudi's rollbackInflightClustering reverts the instant to requested and deletes the files and
+ * markers without knowing our work folder. Every group has to run again.
+ */
+export async function discardStaleGroupResults(storage: Storage, instant: Instant, groupCount: number): Promise<void> {
+  if (instant.state !== 'REQUESTED') return;
+  await storage.delete(indexes(groupCount).map((index) => groupResultPath(instant.time, index)));
+}
+
+function indexes(count: number): number[] {
+  return Array.from({ length: count }, (_, index) => index);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The completed instant.
+
+/** The replacecommit's extraMetadata key holding the run's ClusteringSummary (JSON text: Hudi's values are strings). */
+export const CLUSTERING_SUMMARY_KEY = 'hudi-serverless.clustering.summary';
+
+/** The extraMetadata entry recording a run's summary. */
+export function summaryMetadata(summary: ClusteringSummary): Record<string, string> {
+  return { [CLUSTERING_SUMMARY_KEY]: JSON.stringify(summary) };
+}
+
+/** The summary a completed clustering recorded; undefined when it has none (Hudi's, or one not written by us). */
+export function clusteringSummaryOf(metadata: CommitMetadata): ClusteringSummary | undefined {
+  const text = metadata.extraMetadata[CLUSTERING_SUMMARY_KEY];
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return isSummary(value) ? value : undefined;
+}
+
+function isSummary(value: unknown): value is ClusteringSummary {
+  if (typeof value !== 'object' || value === null) return false;
+  const { layout, sortColumns, groups, partitions, totals } = value as Record<string, unknown>;
+  if (typeof layout !== 'string' || !Array.isArray(sortColumns) || typeof groups !== 'number' || typeof partitions !== 'number') return false;
+  if (typeof totals !== 'object' || totals === null) return false;
+  const figures = totals as Record<string, unknown>;
+  return ['filesBefore', 'filesAfter', 'bytesBefore', 'bytesAfter', 'rowsBefore', 'rowsAfter'].every((key) => typeof figures[key] === 'number') &&
+    Array.isArray(figures['dataSkipping']);
+}
+
+/** The completed clustering's commit metadata (`T.replacecommit`). */
+export async function readCompletedClustering(storage: Storage, instantTime: string): Promise<CommitMetadata> {
+  const path = completedPath(instantTime);
+  return parseCommitMetadata(Buffer.from(await storage.get(path)).toString('utf8'), storage.uriOf(path));
+}
