@@ -238,14 +238,17 @@ async function prepareRecords(
   const byRow = new Map<number, RecordProblem>();
   for (const problem of problems.sort((a, b) => a.row - b.row)) if (!byRow.has(problem.row)) byRow.set(problem.row, problem);
   const badRecords = [...byRow.values()];
-  if (badRecords.length > 0 && !skip) {
+  const refuse = (): InputError => {
     const first = badRecords[0]!;
-    throw new InputError(`${badRecords.length} record(s) cannot be written; the first, row ${first.row + 1}: ${first.reason}`, {
+    return new InputError(`${badRecords.length} record(s) cannot be written; the first, row ${first.row + 1}: ${first.reason}`, {
       location: options.input.file,
       fix: `${first.fix}; nothing was written`,
     });
-  }
+  };
+  if (badRecords.length > 0 && !skip) throw refuse();
   const keyed = await session.keyedSummary();
+  // Skipping every record would leave an empty commit that says nothing of why: the input is refused instead.
+  if (keyed.rows === 0 && badRecords.length > 0) throw refuse();
   // The payload decides how records merge: against stored ones on upsert, among a batch's duplicates when combining.
   const payload = operation === 'upsert' || (combine && operation !== 'delete') ? resolveRecordPayload(config, tableConfig.properties, storage.uriOf(PROPERTIES_FILE)) : undefined;
   await session.buildIncoming({ combine, ...(precombineField === undefined ? {} : { precombineField }) });
