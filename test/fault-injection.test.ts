@@ -11,7 +11,7 @@
  * prints each run before it starts. The table's storage lock is kept out of the injection (see lockOn).
  */
 import assert from 'node:assert/strict';
-import { cpSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { resolveClusteringConfig } from '../lib/clustering/config.js';
@@ -198,6 +198,53 @@ describe('S3 failures at every call', () => {
     const methods = [...new Set(calls.map((c) => c.method))].map((m) => `${m} ${calls.filter((c) => c.method === m).length}`).join(', ');
     console.log(`write: ${calls.length} storage calls (${methods}); ${runs.length} injections: ${failed} failed cleanly, ${tolerated} tolerated`);
     assert.ok(failed > 0 && calls.length > 20);
+  });
+
+  it('of the first write, which creates the table: one clear error, no unhandled rejection, no data file left, the next write completes', async () => {
+    const dir = tempDir('fault-create-');
+    const seedFile = join(dir, 'seed.jsonl');
+    await writeJsonLines(seedFile, [...generateUsers({ count: 10, seed: 5, idStart: 1, startDate: '2024-01-01', days: 2 })]);
+    // An upsert, so the write run again after a failure that committed leaves the same rows.
+    const create = (storage: FaultyStorage) => writeBatch(storage, { input: { file: seedFile, format: 'jsonl' }, operation: 'upsert', properties: WRITE_PROPS, lock: lockOn(storage), tempDir: dir });
+    const counting = faultyStorage(join(dir, 'counting'), undefined);
+    assert.equal((await create(counting)).createdTable, true);
+    const afterRows = await snapshotRows(join(dir, 'counting'));
+    const calls = [...counting.calls];
+    const runs = runsOf(calls);
+
+    let failed = 0;
+    let tolerated = 0;
+    for (const run of runs) {
+      const label = describeRun(run, calls);
+      if (process.env['FAULT_TRACE']) console.error(`TRACE ${label}`);
+      const table = join(tempDir('fault-'), 'table');
+      const faulty = faultyStorage(table, run.plan);
+      const { outcome, unhandled } = await collectUnhandledRejections(() => create(faulty));
+      assert.deepEqual(unhandled, [], `${label}: unhandled rejections`);
+      assert.equal(faulty.injected.length, 1, `${label}: the fault was injected once`);
+      if (outcome.status === 'rejected') {
+        failed++;
+        assertClearError(outcome.reason, run, faulty, label);
+      } else {
+        tolerated++;
+      }
+      if (existsSync(join(table, '.hoodie/hoodie.properties'))) {
+        const committed = (await loadTimeline(openStorage(table))).completedWrites().length > 0;
+        assert.ok(committed || outcome.status === 'rejected', `${label}: a write that succeeded committed`);
+        assert.deepEqual(await snapshotRows(table), committed ? afterRows : [], `${label}: the new table reads as empty or as written, nothing partial`);
+        await rollBackPending(table);
+        assert.deepEqual(await strayDataFiles(table, []), [], `${label}: no data file outside a completed commit`);
+      } else {
+        assert.equal(outcome.status, 'rejected', `${label}: no table, so the write failed`);
+        assert.deepEqual(existsSync(table) ? dataFiles(table) : [], [], `${label}: no data file without a table`);
+      }
+      // The same write, run again as it is, completes.
+      await create(faultyStorage(table, undefined));
+      assert.deepEqual(await snapshotRows(table), afterRows, `${label}: the next write completes`);
+    }
+    const methods = [...new Set(calls.map((c) => c.method))].map((m) => `${m} ${calls.filter((c) => c.method === m).length}`).join(', ');
+    console.log(`first write (creating the table): ${calls.length} storage calls (${methods}); ${runs.length} injections: ${failed} failed cleanly, ${tolerated} tolerated`);
+    assert.ok(failed > 0 && calls.length > 10);
   });
 
   it('of a clustering (cluster --mode scheduleAndExecute): one clear error, no unhandled rejection, the same rows, the plan rolls back cleanly', async () => {
