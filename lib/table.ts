@@ -47,7 +47,7 @@ export class HudiTable {
 
   /** Re-read the config and the timeline (after another writer may have committed), checked as when opened. */
   async reload(): Promise<HudiTable> {
-    const [config, timeline] = await Promise.all([readConfig(this.storage, this.options), loadTimeline(this.storage)]);
+    const [config, timeline] = await settleAll([readConfig(this.storage, this.options), loadTimeline(this.storage)]);
     return new HudiTable(this.storage, config, timeline, this.options);
   }
 

@@ -386,7 +386,7 @@ async function writeToTable(
       // First: once another writer rolled T back, that is the error, whatever else changed meanwhile (a Spark writer
       // that rolls T back eagerly may also have bootstrapped the metadata table or updated our file groups).
       await assertStillInflight(storage, current, instantTime);
-      const completedSinceStart = await Promise.all(current.completedWrites()
+      const completedSinceStart = await settleAll(current.completedWrites()
         .filter((i) => !completedAtStart.has(`${i.time}.${i.action}`) && i.time !== instantTime)
         .map(async (i) => ({ time: i.time, action: i.action, metadata: await readCommitMetadata(storage, i) })));
       const pending = (await pendingClusteringPlans(storage, current)).map(({ instant, plan: clustering }) => ({
