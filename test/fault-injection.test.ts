@@ -1,6 +1,6 @@
 /**
- * S3 failures at every storage call of a write and of a clustering (the `cluster --mode scheduleAndExecute` job, in
- * process): for each call N, a fresh copy of the table, the Nth call failing as S3Storage surfaces S3's errors (403,
+ * S3 failures at every storage call of a write (an upsert, and a first write creating the table) and of a clustering
+ * (the `cluster --mode scheduleAndExecute` job, in process): for each call N, a fresh copy of the table, the Nth call failing as S3Storage surfaces S3's errors (403,
  * 500, 503 SlowDown, a timeout, a reset connection, in turn), then:
  * - one clear error: a HudiError naming the injected S3 failure (or success, when the failure was tolerated);
  * - no unhandled rejection (it would kill a real process before its rollback; here it is collected and counted);
