@@ -12,14 +12,15 @@
  * writers, and Hudi's table services roll back only expired writers too (its clean with a LAZY policy; an EAGER
  * policy is applied by the writers themselves).
  *
- * Every run also removes what completed instants left behind: the marker folder (`.hoodie/.temp/T/`), our work
- * folder and the heartbeat of an instant that completed — a process killed just after its commit leaves them.
+ * Every run also removes what finished instants left behind: the marker folder (`.hoodie/.temp/T/`), our work
+ * folder and the heartbeat of an instant that completed or was rolled back — a process killed just after its commit
+ * (or its rollback) leaves them.
  */
 import { HudiError } from './errors.js';
 import { DYNAMODB_LOCK_PROVIDER } from './lock/index.js';
 import type { LockProvider } from './lock/port.js';
 import { LOCK_PROPERTY } from './lock/lease.js';
-import { rollbackFailedWrites, type RollbackResult } from './rollback.js';
+import { findRollbackOf, rollbackFailedWrites, type RollbackResult } from './rollback.js';
 import type { Storage } from './storage/port.js';
 import type { HudiTable } from './table.js';
 import { METAFOLDER } from './table-config.js';
@@ -99,21 +100,40 @@ export function describeHeal(result: HealResult): string[] {
 }
 
 /**
- * Marker folders, work folders and heartbeats of instants that completed. Only instants completed on a timeline read
- * before listing are touched: a completed instant stays completed, so nothing a running writer needs goes.
+ * Marker folders, work folders and heartbeats of instants that completed, or that a completed rollback removed from
+ * the timeline (a rollback killed after `R.rollback` leaves them). Only instants decided on a timeline read before
+ * listing are touched: a completed instant stays completed, so nothing a running writer needs goes.
  */
 async function removeLeftoversOfCompletedInstants(storage: Storage): Promise<string[]> {
   const timeline = await loadTimeline(storage);
-  const completed = new Set(timeline.completed().map((instant) => instant.time));
   const [markers, work, heartbeats] = await Promise.all([
     storage.listDir(MARKERS_ROOT),
     storage.listDir(`${WORK_ROOT}/clustering`),
     storage.listDir(`${METAFOLDER}/.heartbeat`),
   ]);
-  const names = (dirs: readonly string[]): string[] => dirs.map((dir) => dir.replace(/\/+$/, '').split('/').at(-1) ?? '');
-  const leftover = new Set([...names(markers.dirs), ...names(work.dirs)].filter((time) => isValidInstantTime(time) && completed.has(time)));
-  const staleHeartbeats = heartbeats.files.map((file) => file.path.split('/').at(-1) ?? '').filter((time) => isValidInstantTime(time) && completed.has(time));
-  for (const time of [...leftover].sort()) await deleteInstantScratch(storage, time);
+  const lastName = (path: string): string => path.replace(/\/+$/, '').split('/').at(-1) ?? '';
+  const decided = new Map<string, boolean>();
+  const isDecided = async (time: string): Promise<boolean> => {
+    if (!isValidInstantTime(time)) return false;
+    let answer = decided.get(time);
+    if (answer === undefined) {
+      const onTimeline = timeline.instants.filter((instant) => instant.time === time);
+      answer = onTimeline.length > 0
+        ? onTimeline.some((instant) => instant.state === 'COMPLETED') && !onTimeline.some((instant) => instant.state !== 'COMPLETED')
+        : (await findRollbackOf(storage, timeline, time))?.state === 'COMPLETED';
+      decided.set(time, answer);
+    }
+    return answer;
+  };
+  const leftover: string[] = [];
+  for (const time of [...new Set([...markers.dirs, ...work.dirs].map(lastName))].sort()) {
+    if (await isDecided(time)) leftover.push(time);
+  }
+  const staleHeartbeats: string[] = [];
+  for (const time of heartbeats.files.map((file) => lastName(file.path))) {
+    if (await isDecided(time)) staleHeartbeats.push(time);
+  }
+  for (const time of leftover) await deleteInstantScratch(storage, time);
   if (staleHeartbeats.length > 0) await storage.delete(staleHeartbeats.map(heartbeatPath));
   return [...new Set([...leftover, ...staleHeartbeats])].sort();
 }

@@ -268,7 +268,11 @@ async function writeToTable(
         runtimeStats: { totalScanTime: 0, totalUpsertTime: bucket.kind === 'UPDATE' ? Date.now() - started : 0, totalCreateTime: bucket.kind === 'INSERT' ? Date.now() - started : 0 },
       });
       uploaded.push(path);
-      uploads.push(storage.uploadFile(path, localFile));
+      const upload = storage.uploadFile(path, localFile);
+      // Awaited with its batch below; a failure must not also surface as an unhandled rejection when an earlier
+      // await throws first (the write's own rollback has to run).
+      upload.catch(() => undefined);
+      uploads.push(upload);
       if (uploads.length >= UPLOAD_CONCURRENCY) await Promise.all(uploads.splice(0));
       progress(`file group ${index + 1}/${plan.buckets.length}: ${result.rowCount} records → ${path}`);
     };
