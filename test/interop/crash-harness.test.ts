@@ -9,8 +9,8 @@
  *   tables are copied aside and read at the end in one Spark job; crashed tables with identical files are read once.
  *
  * Operations: an upsert (writeBatch), the clustering CLI job (`cluster --mode scheduleAndExecute`), the state
- * machine's steps (plan → execute-group per group → commit, one process's calls counted across the three), and a
- * rollback of a killed write. The crash points covered per operation are printed as `crash points: …`.
+ * machine's steps (plan → execute-group per group → commit, one process's calls counted across the three), a
+ * rollback of a killed write, and the state machine's Rollback task after a failed group. The crash points covered per operation are printed as `crash points: …`.
  */
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
@@ -28,6 +28,7 @@ import { rollbackInstant } from '../../lib/rollback.js';
 import { commitStep } from '../../lib/serverless/commit-step.js';
 import { executeGroupStep } from '../../lib/serverless/execute-step.js';
 import { planStep } from '../../lib/serverless/plan-step.js';
+import { rollbackStep } from '../../lib/serverless/rollback-step.js';
 import type { ServiceClients } from '../../lib/serverless/clients.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import type { Storage } from '../../lib/storage/port.js';
@@ -163,7 +164,7 @@ async function crashAtEveryCall(crash: CrashCase): Promise<{ points: number; log
     const healedRows = await ourRows(dir);
     assert.deepEqual(healedRows, crash.healed ?? crash.after, `${label}: rows after the next run`);
     await assertHealed(dir, label);
-    if (crashAt % 10 === 1) keepForSpark(dir, `${crash.name}-healed`, healedRows, `${label}, then healed`, false);
+    if (crashAt === 3) keepForSpark(dir, `${crash.name}-healed`, healedRows, `${label}, then healed`, false);
     rmSync(dir, { recursive: true, force: true });
     rmSync(`${dir}.lock`, { recursive: true, force: true });
   }
@@ -177,6 +178,8 @@ const upsertFile = join(root, 'upsert.jsonl');
 const upsertRows: string[] = [];
 /** The base table plus a write killed just before its commit (a pending commit with data files and markers). */
 const killedWriteDir = join(root, 'killed-write');
+/** The base table plus a state machine run killed after its first group (an inflight clustering, group 0 done). */
+const failedRunDir = join(root, 'failed-run');
 
 function copyOf(from: string): (dir: string) => void {
   return (dir) => {
@@ -205,6 +208,15 @@ async function stateMachineRun(storage: Storage, lock: LockProvider, dir: string
   for (const group of planned.groups) await executeGroupStep({ instant: planned.instant, groupIndex: group.index }, { ...deps, memoryMb: 1024 });
   marks?.push(point?.calls ?? 0);
   await commitStep({ instant: planned.instant }, deps);
+}
+
+/** The state machine's Rollback task after a failed Map: the attempt goes, the plan stays. */
+async function stateMachineRollback(storage: Storage, lock: LockProvider, dir: string): Promise<void> {
+  const clients: ServiceClients = { s3: noAws, dynamoDb: noAws, storage: () => storage, lock: () => lock };
+  const env = { TABLE_PATH: dir, CLUSTERING_PROPERTIES: Object.entries(CLUSTERING).map(([k, v]) => `${k}=${v}`).join('\n') };
+  const table = await HudiTable.open(new LocalStorage(dir));
+  const instant = table.timeline.pending().find((i) => i.action === 'replacecommit')!.time;
+  await rollbackStep({ instant, error: { Error: 'Hudi.Error', Cause: '{"errorMessage":"a group failed"}' } }, { env, clients, log: { info: () => undefined, warn: () => undefined } });
 }
 
 async function clusterJob(storage: Storage, lock: LockProvider, now?: Date): Promise<void> {
@@ -319,9 +331,30 @@ describe('crash harness: every storage and lock call of write, clustering and ro
     crashPoints['state machine: plan'] = marks[0]!;
     crashPoints['state machine: execute-group (all groups)'] = marks[1]! - marks[0]!;
     crashPoints['state machine: commit'] = points - marks[1]!;
+
+    // A run killed after its first group stored its result: what the Rollback task starts from.
+    const firstGroup = point.log.findIndex((line) => /group-0\.result\.json$/.test(line));
+    assert.ok(firstGroup > 0, point.log.join('; '));
+    copyOf(baseDir)(failedRunDir);
+    const killed = new CrashPoint(firstGroup + 2);
+    await assert.rejects(stateMachineRun(new CrashStorage(new LocalStorage(failedRunDir), killed), new CrashLock(lockFor(failedRunDir), killed), failedRunDir, () => new Date()), ProcessCrash);
+    assert.deepEqual((await loadTimeline(new LocalStorage(failedRunDir))).pending().map((i) => `${i.action}.${i.state}`), ['replacecommit.INFLIGHT']);
   });
 
-  it('real Hudi reads every crashed table (distinct ones) and a sample of the healed ones with our reader\'s rows', async () => {
+  it('the state machine\'s Rollback task, killed at every call: same rows; the next run finishes the rollback, resumes the plan and commits', async () => {
+    const { points, logs } = await crashAtEveryCall({
+      name: 'state-machine-rollback',
+      prepare: copyOf(failedRunDir),
+      run: (storage, lock, dir) => stateMachineRollback(storage, lock, dir),
+      next: (storage, lock, dir) => stateMachineRun(storage, lock, dir, LATER),
+      before: baseRows,
+      after: baseRows,
+    });
+    crashPoints['state machine: rollback'] = points;
+    completeRuns['state machine: rollback'] = logs.at(-1)!;
+  });
+
+  it('real Hudi reads every crashed table (distinct ones) and one healed table per operation with our reader\'s rows', async () => {
     for (const [operation, calls] of Object.entries(completeRuns)) console.log(`${operation}: ${calls.join('; ')}`);
     console.log(`crash points: ${JSON.stringify(crashPoints)}; Spark reads ${forSpark.length} tables`);
     assert.ok(forSpark.length > 0);
