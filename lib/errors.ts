@@ -116,3 +116,14 @@ export class NotFoundError extends HudiError {
     this.name = 'NotFoundError';
   }
 }
+
+/** The path holds no Hudi table (no `.hoodie/hoodie.properties`, no backup, no metafolder): a writer may create one. */
+export class NotAHudiTableError extends HudiError {
+  constructor(location: string) {
+    super('not a Hudi table: no .hoodie/hoodie.properties here', {
+      location,
+      fix: 'check the table path, or create a table with `hudi-serverless init <table> --props FILE`',
+    });
+    this.name = 'NotAHudiTableError';
+  }
+}

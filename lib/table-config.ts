@@ -2,7 +2,7 @@
  * hoodie.properties: the table's identity and layout (HoodieTableConfig).
  */
 import { crc32 } from 'node:zlib';
-import { HudiError, UnsupportedTableError, NotFoundError } from './errors.js';
+import { HudiError, UnsupportedTableError, NotFoundError, NotAHudiTableError } from './errors.js';
 import { formatJavaProperties, parseJavaProperties } from './properties.js';
 import type { Storage } from './storage/port.js';
 import { TIMELINE_TIME_ZONES, type TimelineTimeZone } from './timeline/instant.js';
@@ -192,10 +192,8 @@ export async function readTableConfig(storage: Storage): Promise<TableConfig> {
   }
   if (main === undefined && backup === undefined) {
     const hasMetafolder = (await storage.listDir(METAFOLDER)).files.length > 0;
-    throw new HudiError(hasMetafolder ? 'hoodie.properties is missing' : 'not a Hudi table: no .hoodie/hoodie.properties here', {
-      location: storage.uri,
-      fix: hasMetafolder ? 'restore .hoodie/hoodie.properties from a backup' : 'check the table path, or create a table with `hudi-serverless init <table> --props FILE`',
-    });
+    if (!hasMetafolder) throw new NotAHudiTableError(storage.uri);
+    throw new HudiError('hoodie.properties is missing', { location: storage.uri, fix: 'restore .hoodie/hoodie.properties from a backup' });
   }
   const backupNote = backup === undefined ? 'and there is no hoodie.properties.backup' : `and hoodie.properties.backup is not usable either: ${backupProblem}`;
   throw new HudiError(main === undefined ? `hoodie.properties is missing, ${backupNote}` : `hoodie.properties is corrupt: ${mainProblem}, ${backupNote}`, {

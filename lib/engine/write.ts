@@ -583,7 +583,7 @@ function keyFieldSql(field: string, columns: readonly BatchColumn[]): string {
   const [top, ...rest] = field.split('.');
   const column = columns.find((c) => c.name === top);
   if (column === undefined) {
-    throw new HudiError(`key field "${field}" is not a column of the input`, { fix: `input columns: ${columns.map((c) => c.name).join(', ')}` });
+    throw new InputError(`key field "${field}" is not a column of the input`, { fix: `input columns: ${columns.map((c) => c.name).join(', ')}` });
   }
   const access = [sqlIdentifier(top!), ...rest.map((part) => sqlString(part))].reduce((acc, part, i) => (i === 0 ? part : `struct_extract(${acc}, ${part})`), '');
   const type = rest.length === 0 ? column.type : 'UNKNOWN';

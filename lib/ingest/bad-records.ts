@@ -60,7 +60,7 @@ export async function appendWriterRejections(
  */
 export function inputProblem(error: unknown, inputFile: string): string | undefined {
   if (!(error instanceof HudiError) || error instanceof ConflictError) return undefined;
-  const aboutInput = error instanceof InputError || error.location === inputFile || /is not a column of the input/.test(error.message);
+  const aboutInput = error instanceof InputError || error.location === inputFile;
   return aboutInput ? error.message.split(`${inputFile}: `).join('').split(inputFile).join('the object') : undefined;
 }
 

@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AlreadyExistsError, ConflictError, HudiError, InputError, InstantRolledBackError, errorMessage } from '../errors.js';
+import { AlreadyExistsError, ConflictError, HudiError, InputError, InstantRolledBackError, NotAHudiTableError, errorMessage } from '../errors.js';
 import { WriteSession, type ExistingBaseFile, type InputFormat, type KeyFieldColumns, type RowKey, type WriteSessionOptions } from '../engine/write.js';
 import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type FileSystemView } from '../fs-view.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
@@ -148,7 +148,7 @@ async function openOrNull(storage: Storage): Promise<HudiTable | undefined> {
   try {
     return await HudiTable.open(storage, { mode: 'write' });
   } catch (error) {
-    if (error instanceof HudiError && /not a Hudi table/.test(error.message)) return undefined;
+    if (error instanceof NotAHudiTableError) return undefined;
     throw error;
   }
 }
