@@ -24,7 +24,9 @@ import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
 import type { StepDependencies } from '../lib/serverless/plan-step.js';
 import { LocalStorage } from '../lib/storage/local.js';
 import { HudiTable } from '../lib/table.js';
-import { CLEAN_WORK_ROOT } from '../lib/timeline/work-folder.js';
+import { tidyCleanWorkFolder } from '../lib/cleaning/shares.js';
+import { loadTimeline } from '../lib/timeline/timeline.js';
+import { CLEAN_WORK_ROOT, cleanPlanningDir, cleanWorkDir } from '../lib/timeline/work-folder.js';
 import { tempDir } from './helpers/paths.js';
 import { SyntheticTable, fileId, t, type FileWrite } from './helpers/synthetic-table.js';
 
@@ -115,5 +117,22 @@ describe('the serverless clean in shares, on 1,000 partitions', () => {
     const onePlan = JSON.stringify(await readCleanerPlan(new LocalStorage(copy), oneInstant)).replaceAll(new LocalStorage(copy).uriOf(''), '<table>');
     assert.equal(plan, onePlan);
     assert.deepEqual(await storage.listRecursive(CLEAN_WORK_ROOT), [], 'no share or result is left');
+  });
+
+  it('tidying removes the folders of completed cleans at once, and others only once untouched for an hour', async () => {
+    const table = await build();
+    const storage = new LocalStorage(table.dir);
+    const now = new Date(Date.UTC(2024, 0, 1, 0, 0, 10));
+    const { completed } = await serverlessClean(table.dir, now);
+    assert.ok(completed.status === 'CLEANED');
+    // Left behind: the completed clean's folder, one of a clean this timeline has not seen (another run may have
+    // just scheduled it), and a planning folder.
+    const unknown = t(99);
+    const planning = 'plan-20240101000000000-0123abcd';
+    for (const dir of [cleanWorkDir(completed.instant), cleanWorkDir(unknown), cleanPlanningDir(planning)]) await storage.put(`${dir}/manifest.json`, '{}');
+    const timeline = await loadTimeline(storage);
+    assert.deepEqual(await tidyCleanWorkFolder(storage, timeline, new Date()), [completed.instant]);
+    assert.deepEqual((await tidyCleanWorkFolder(storage, timeline, new Date(Date.now() + 2 * 3600_000))).sort(), [unknown, planning].sort());
+    assert.deepEqual(await storage.listRecursive(CLEAN_WORK_ROOT), []);
   });
 });

@@ -446,22 +446,27 @@ export async function readNothingToClean(storage: Storage): Promise<CleanFingerp
 export const STALE_PLANNING_MS = 60 * 60 * 1000;
 
 /**
- * Remove what runs that died left in the clean work folder: the folders of cleans no longer pending (completed, or
- * gone from the active timeline) and planning folders untouched for STALE_PLANNING_MS. Returns the folders removed.
+ * Remove what runs that died left in the clean work folder: the folders of cleans completed on `timeline`, and any
+ * other folder untouched for STALE_PLANNING_MS (a planning, or a clean `timeline` does not know: it may have been
+ * scheduled by another run since `timeline` was read, so only its age lets it go). Returns the folders removed.
  */
 export async function tidyCleanWorkFolder(storage: Storage, timeline: Timeline, now: Date): Promise<string[]> {
   const { dirs } = await storage.listDir(CLEAN_WORK_ROOT);
-  const pending = new Set(timeline.pending().filter((instant) => instant.action === 'clean').map((instant) => instant.time));
+  const cleans = timeline.instants.filter((instant) => instant.action === 'clean');
+  const completed = new Set(cleans.filter((instant) => instant.state === 'COMPLETED').map((instant) => instant.time));
+  const pending = new Set(cleans.filter((instant) => instant.state !== 'COMPLETED').map((instant) => instant.time));
+  const untouchedFor = async (dir: string): Promise<number> => {
+    const objects = await storage.listRecursive(dir);
+    return now.getTime() - Math.max(0, ...objects.map((object) => object.modifiedMs));
+  };
   const removed: string[] = [];
   for (const dir of dirs) {
     const name = dir.replace(/\/$/, '').slice(dir.replace(/\/$/, '').lastIndexOf('/') + 1);
     let stale: boolean;
     if (/^\d{17}$/.test(name)) {
-      stale = !pending.has(name);
+      stale = completed.has(name) || (!pending.has(name) && (await untouchedFor(cleanWorkDir(name))) > STALE_PLANNING_MS);
     } else if (CLEAN_PLANNING_ID.test(name)) {
-      const objects = await storage.listRecursive(cleanPlanningDir(name));
-      const newest = Math.max(0, ...objects.map((object) => object.modifiedMs));
-      stale = now.getTime() - newest > STALE_PLANNING_MS;
+      stale = (await untouchedFor(cleanPlanningDir(name))) > STALE_PLANNING_MS;
     } else {
       continue;
     }
