@@ -211,6 +211,37 @@ describe('cleaning and archiving through the state machine', () => {
     assert.equal(output.archive?.status, 'ARCHIVED');
   });
 
+  test('every clean step that dies after doing its work is retried and finds it done: one clean, the same files', async () => {
+    const expected = await expectedDeletes();
+    const { tablePath, storage } = await freshTable('sm-clean-retry');
+    const injected: string[] = [];
+    const execution = await run(tablePath, {
+      services: 'clean-archive',
+      // Each step did its work (a share planned or deleted, the clean scheduled or completed) and then its invocation
+      // failed before it answered: what a crash or a timeout at the worst moment leaves.
+      handlerOf: withFaults(functionsDir, (call) => {
+        if (call.phase !== 'after' || call.attempt !== 1) return;
+        const shareIndex = (call.input as { shareIndex?: number }).shareIndex;
+        if (!['clean-plan', 'clean-schedule', 'clean-execute', 'clean-complete', 'archive'].includes(call.functionName) || (shareIndex !== undefined && shareIndex !== 0)) return;
+        injected.push(call.functionName);
+        const error = new Error(`injected: ${call.functionName} died before it answered`);
+        error.name = 'Hudi.Transient';
+        throw error;
+      }),
+    });
+    const output = outputOf(execution);
+    assert.deepEqual(injected.sort(), ['archive', 'clean-complete', 'clean-execute', 'clean-plan', 'clean-schedule']);
+    const clean = cleaned(output);
+    assert.equal(clean.outcome, 'already-completed', 'the retried complete found its clean completed');
+    const table = await HudiTable.open(storage);
+    assert.deepEqual(table.timeline.instants.filter((instant) => instant.action === 'clean').map((instant) => `${instant.time} ${instant.state}`), [`${clean.instant} COMPLETED`], 'one clean');
+    assert.deepEqual(await deletedBy(storage, clean.instant), expected);
+    assert.equal(output.archive?.status, 'NOTHING_TO_ARCHIVE', 'the retried archive found nothing left to archive');
+    assert.ok(table.timeline.completed().filter((instant) => ['commit', 'replacecommit'].includes(instant.action)).length <= 8);
+    await assertRowsUnchanged(storage);
+    assert.deepEqual((await storage.listRecursive(CLEAN_WORK_ROOT)).map((object) => object.path), [], 'no share or result is left');
+  });
+
   test('the schedule starts a clean-and-archive run when nothing is due for clustering; ingest starts one after its commit', async () => {
     const { tablePath, storage } = await freshTable('sm-clean-trigger');
     const endpoint = await startLocalStepFunctionsEndpoint({ functionsDir, retryPauseMs: RETRY_PAUSE_MS });
