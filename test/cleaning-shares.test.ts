@@ -112,6 +112,15 @@ describe('the serverless clean in shares, on 1,000 partitions', () => {
     assert.deepEqual(deleted(ours), deleted(theirs), 'the same files');
     assert.equal(ours.earliestCommitToRetain, theirs.earliestCommitToRetain);
     assert.equal(ours.totalFilesDeleted, theirs.totalFilesDeleted);
+    // Merged from the delete shares' stats, the clean metadata is the one-process clean's, partition by partition.
+    const sorted = (metadata: typeof ours) => Object.fromEntries(Object.entries(metadata!.partitionMetadata).sort(([a], [b]) => (a < b ? -1 : 1)).map(([partition, stats]) => [partition, {
+      ...stats,
+      deletePathPatterns: [...stats.deletePathPatterns].sort(),
+      successDeleteFiles: [...stats.successDeleteFiles].sort(),
+      failedDeleteFiles: [...stats.failedDeleteFiles].sort(),
+    }]));
+    assert.deepEqual(sorted(ours), sorted(theirs));
+    assert.deepEqual({ ...ours, partitionMetadata: {}, startCleanTime: '', timeTakenInMillis: 0 }, { ...theirs, partitionMetadata: {}, startCleanTime: '', timeTakenInMillis: 0 });
     // The plans agree but for the absolute paths (each names its own table folder).
     const plan = JSON.stringify(await readCleanerPlan(storage, completed.instant)).replaceAll(storage.uriOf(''), '<table>');
     const onePlan = JSON.stringify(await readCleanerPlan(new LocalStorage(copy), oneInstant)).replaceAll(new LocalStorage(copy).uriOf(''), '<table>');
