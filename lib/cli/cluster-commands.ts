@@ -69,8 +69,13 @@ export const clusterCommand: Command = {
         bloom: writeConfigFromProperties(props, values.props ?? 'properties').bloom,
       });
       if (values.json) {
-        out(JSON.stringify({ scheduled: result.scheduled ?? null, instantTime: result.instantTime ?? null, report: result.commit?.report ?? null }));
-      } else if (result.commit?.report !== undefined) {
+        out(JSON.stringify({ scheduled: result.scheduled ?? null, instantTime: result.instantTime ?? null, takenOver: result.takenOver ?? null, report: result.commit?.report ?? null }));
+        return 0;
+      }
+      if (result.takenOver !== undefined) {
+        out(`${result.takenOver.outcome === 'resumed' ? 'resumed' : 'rolled back'} pending clustering ${result.takenOver.instant} (${result.takenOver.reason})`);
+      }
+      if (result.commit?.report !== undefined) {
         process.stdout.write(formatClusteringReport(result.commit.report));
       } else if (result.scheduled !== undefined) {
         out(`scheduled ${result.scheduled.instantTime}`);
