@@ -5,6 +5,8 @@
  */
 import { discardStaleGroupResults, groupResultsDone } from '../clustering/instant.js';
 import { schedule } from '../clustering/schedule.js';
+import { describeHeal, healTable } from '../failed-writes.js';
+import { findRollbackOf, rollbackInflightClustering } from '../rollback.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { withTableLock } from '../table.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
@@ -66,11 +68,17 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
   const settings = resolveStepSettings(deps.env, input);
   for (const warning of settings.warnings) deps.log.warn(warning);
   const runId = input.runId ?? `direct-${now().toISOString()}`;
+  if (input.services === 'clean-archive') {
+    return { tablePath: settings.tablePath, properties: settings.overrides, status: 'NOTHING_TO_DO', reason: 'the run was started for cleaning and archiving only ("services": "clean-archive")' };
+  }
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
   // Resuming a plan or scheduling one: either way the run must be able to keep the metadata table when it commits.
   await assertMetadataTableKeepable(table.storage, 'a clustering', settings.jobProperties, table.config);
   const base: PlanOutputBase = { tablePath: settings.tablePath, properties: settings.overrides };
   const maxConcurrency = Math.max(1, settings.clustering.maxParallelism);
+  // A service run beside writers: writes whose heartbeat expired are rolled back, leftovers of completed instants go.
+  const healed = await healTable(table, { lock, policy: 'LAZY', now: now() });
+  for (const line of describeHeal(healed)) deps.log.info(line);
 
   return withTableLock(table, lock, async (current, lease) => {
     const storage = current.storage;
@@ -85,8 +93,15 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
         return { ...base, status: 'ALREADY_RUNNING' as const, instant, reason };
       }
       const total = pending.plan.inputGroups.length;
+      // A rollback of the last attempt that a crash interrupted is finished first, keeping the plan.
+      const rollback = await findRollbackOf(storage, current.timeline, instant);
+      if (rollback !== undefined && rollback.state !== 'COMPLETED') {
+        await rollbackInflightClustering(current, instant, { lock: heldLock(lease, lock.description), now: now() });
+        deps.log.info('finished an interrupted rollback of the last attempt', { instant, rollback: rollback.time });
+      }
       await lease.assertHeld();
-      await discardStaleGroupResults(storage, pending.instant, total);
+      const state = (await current.reload()).timeline.instants.find((i) => i.time === instant && i.action === 'replacecommit') ?? pending.instant;
+      await discardStaleGroupResults(storage, state, total);
       const done = await groupResultsDone(storage, instant, total);
       const groups = done.flatMap((finished, index) => (finished ? [] : [{ index }]));
       await lease.assertHeld();

@@ -11,7 +11,7 @@ import type { Storage } from '../../lib/storage/port.js';
 import { REPO_ROOT } from './fixtures.js';
 import { independentLatestBaseFiles, pyarrowRead } from './oracle.js';
 
-const HANDLERS = ['plan', 'execute-group', 'commit', 'rollback', 'trigger'];
+const HANDLERS = ['plan', 'execute-group', 'commit', 'rollback', 'trigger', 'clean-prepare', 'clean-plan', 'clean-schedule', 'clean-execute', 'clean-complete', 'archive', 'ingest'];
 
 function newestMtime(dir: string, suffix: string): number {
   let newest = 0;
