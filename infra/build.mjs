@@ -1,5 +1,5 @@
 // Bundles the Lambda handlers, the CLI and the demo with esbuild.
-//   node infra/build.mjs                          every bundle into dist/ (the CLI, the demo, dist/functions/*)
+//   node infra/build.mjs                          every bundle into dist/ (the CLI, the library, the demo, dist/functions/*)
 //   node infra/build.mjs --sam-function <Name> <dir>   one handler for `sam build` (the Makefile's build-<Name>Function
 //                                                  target: <Name> is the logical id without "Function", e.g.
 //                                                  ExecuteGroup → functions/execute-group.ts → <dir>/execute-group.mjs)
@@ -43,6 +43,8 @@ if (args[0] === '--sam-function') {
     : [];
   const entryPoints = {
     cli: join(root, 'lib/cli/main.ts'),
+    // The package's library entry (its types: npm run build:types).
+    index: join(root, 'lib/index.ts'),
     ...Object.fromEntries(handlers.map((file) => [`functions/${basename(file, '.ts')}`, file])),
     ...(existsSync(join(root, 'infra/demo.ts')) ? { demo: join(root, 'infra/demo.ts') } : {}),
   };
