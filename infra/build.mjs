@@ -1,5 +1,5 @@
 // Bundles the Lambda handlers, the CLI and the demo with esbuild.
-//   node infra/build.mjs                          every bundle into dist/ (the CLI, the library, the demo, dist/functions/*)
+//   node infra/build.mjs [--outdir DIR]           every bundle into dist/ (the CLI, the library, the demo, dist/functions/*)
 //   node infra/build.mjs --sam-function <Name> <dir>   one handler for `sam build` (the Makefile's build-<Name>Function
 //                                                  target: <Name> is the logical id without "Function", e.g.
 //                                                  ExecuteGroup → functions/execute-group.ts → <dir>/execute-group.mjs)
@@ -38,6 +38,9 @@ if (args[0] === '--sam-function') {
   await build({ ...COMMON, entryPoints: { [handler]: entry }, outdir });
   console.log(`built ${handler} into ${outdir}`);
 } else {
+  // --outdir DIR: the same bundles elsewhere (test/package.test.ts packs a copy without touching dist/).
+  const outdirAt = args.indexOf('--outdir');
+  const outdir = outdirAt >= 0 && args[outdirAt + 1] !== undefined ? args[outdirAt + 1] : join(root, 'dist');
   const handlers = existsSync(join(root, 'functions'))
     ? readdirSync(join(root, 'functions')).filter((f) => f.endsWith('.ts')).map((f) => join(root, 'functions', f))
     : [];
@@ -48,6 +51,6 @@ if (args[0] === '--sam-function') {
     ...Object.fromEntries(handlers.map((file) => [`functions/${basename(file, '.ts')}`, file])),
     ...(existsSync(join(root, 'infra/demo.ts')) ? { demo: join(root, 'infra/demo.ts') } : {}),
   };
-  await build({ ...COMMON, entryPoints, outdir: join(root, 'dist') });
-  console.log(`built ${Object.keys(entryPoints).length} bundles into dist/`);
+  await build({ ...COMMON, entryPoints, outdir });
+  console.log(`built ${Object.keys(entryPoints).length} bundles into ${outdir}`);
 }

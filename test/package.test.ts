@@ -1,10 +1,10 @@
-// The published package as a user gets it: `npm pack` (its prepack builds the bundles and the types), the tarball
+// The published package as a user gets it: `npm pack` (of a copy built as its prepack builds: the bundles and the types), the tarball
 // installed into a fresh project elsewhere, then `npx hudi-serverless` (help, and a table written and read, which
 // loads DuckDB's native binding from the installed dependencies), the library imported at run time, and its types
 // checked by TypeScript in the user's project. The tarball holds no development files.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { before, test } from 'node:test';
 import { REPO_ROOT, tempDir } from './helpers/fixtures.js';
@@ -32,10 +32,17 @@ const devVersion = (name: string): string => {
 };
 
 before(() => {
+  // What prepack does (npm run build, npm run build:types), into a copy of the package's root: the repository's
+  // dist/ stays as it is for the tests running next to this one.
+  const root = tempDir('package-root-');
+  for (const file of ['package.json', 'README.md', 'infra/state-machine.asl.json']) cpSync(join(REPO_ROOT, file), join(root, file));
+  ok(run(process.execPath, [join(REPO_ROOT, 'infra', 'build.mjs'), '--outdir', join(root, 'dist')], REPO_ROOT), 'infra/build.mjs');
+  ok(run(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.types.json', '--outDir', join(root, 'dist', 'types')], REPO_ROOT), 'tsc -p tsconfig.types.json');
+  const prepack = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['prepack'];
+  assert.equal(prepack, 'npm run build && npm run build:types', 'prepack builds what this copy holds');
   const packed = tempDir('package-tarball-');
-  const output = ok(run(npm, ['pack', '--json', '--pack-destination', packed], REPO_ROOT), 'npm pack');
-  // npm pack prints the prepack scripts' output before its JSON.
-  const report = JSON.parse(output.slice(output.indexOf('[\n'))) as Array<{ filename: string }>;
+  const output = ok(run(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', packed], root), 'npm pack');
+  const report = JSON.parse(output) as Array<{ filename: string }>;
   tarball = join(packed, report[0]!.filename);
   entries = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').map((entry) => entry.replace(/^package\//, ''));
 
