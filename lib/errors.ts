@@ -21,6 +21,28 @@ export class HudiError extends Error {
   }
 }
 
+/**
+ * The input of a write is refused before anything is written: a value, record or column the table cannot take as
+ * it is. `location` is the input file.
+ */
+export class InputError extends HudiError {
+  constructor(problem: string, options: { location?: string; fix?: string; cause?: unknown } = {}) {
+    super(problem, options);
+    this.name = 'InputError';
+  }
+}
+
+/**
+ * A Lambda function was invoked with an event it does not handle (not an object, or without the fields it needs):
+ * refused before anything is read or written. `location` names the event.
+ */
+export class EventError extends HudiError {
+  constructor(problem: string, options: { location?: string; fix?: string } = {}) {
+    super(problem, options);
+    this.name = 'EventError';
+  }
+}
+
 /** The table's layout or version is one this build does not handle. */
 export class UnsupportedTableError extends HudiError {
   constructor(problem: string, options: { location?: string; fix?: string } = {}) {
@@ -92,5 +114,16 @@ export class NotFoundError extends HudiError {
   constructor(location: string, fix?: string) {
     super('not found', fix === undefined ? { location } : { location, fix });
     this.name = 'NotFoundError';
+  }
+}
+
+/** The path holds no Hudi table (no `.hoodie/hoodie.properties`, no backup, no metafolder): a writer may create one. */
+export class NotAHudiTableError extends HudiError {
+  constructor(location: string) {
+    super('not a Hudi table: no .hoodie/hoodie.properties here', {
+      location,
+      fix: 'check the table path, or create a table with `hudi-serverless init <table> --props FILE`',
+    });
+    this.name = 'NotAHudiTableError';
   }
 }

@@ -60,13 +60,13 @@ function valueToString(value: unknown): string {
   return String(value);
 }
 
-/** Hudi's PartitionPathEncodeUtils.escapePathName: %XX for characters unsafe in a path segment. */
+/** Hudi's PartitionPathEncodeUtils.escapePathName: %XX for characters unsafe in a path segment (U+0000–U+001F too). */
 export function escapePathName(path: string): string {
   const unsafe = new Set(['"', '#', '%', "'", '*', '/', ':', '=', '?', '\\', '\u007f', '{', '[', ']', '^']);
   let out = '';
   for (const ch of path) {
     const code = ch.charCodeAt(0);
-    if ((code >= 0x01 && code <= 0x1f) || unsafe.has(ch)) out += `%${code.toString(16).toUpperCase().padStart(2, '0')}`;
+    if (code <= 0x1f || unsafe.has(ch)) out += `%${code.toString(16).toUpperCase().padStart(2, '0')}`;
     else out += ch;
   }
   return out;

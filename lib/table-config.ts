@@ -2,7 +2,7 @@
  * hoodie.properties: the table's identity and layout (HoodieTableConfig).
  */
 import { crc32 } from 'node:zlib';
-import { HudiError, UnsupportedTableError, NotFoundError } from './errors.js';
+import { HudiError, UnsupportedTableError, NotFoundError, NotAHudiTableError } from './errors.js';
 import { formatJavaProperties, parseJavaProperties } from './properties.js';
 import type { Storage } from './storage/port.js';
 import { TIMELINE_TIME_ZONES, type TimelineTimeZone } from './timeline/instant.js';
@@ -151,32 +151,64 @@ export function assertSupported(config: TableConfig, location: string, mode: 're
   }
 }
 
-/** Read hoodie.properties (falling back to the backup Hudi leaves while it rewrites the file). */
+/**
+ * Why stored hoodie.properties text cannot be used, or undefined. Hudi writes `hoodie.table.checksum` into every
+ * table of version 4 and later (the 3→4 upgrade adds it, and every rewrite keeps it), so a file without it, or with
+ * one that does not match the table name, is truncated, half-written or edited: used, it would silently change the
+ * table's layout (a hive-style table losing its flag starts a second partition layout). Hudi 0.15 refuses a
+ * mismatching checksum and reads the backup instead; it takes a file without one, which we do not for version 4+.
+ */
+export function storedPropertiesProblem(text: string): string | undefined {
+  if (text.includes('\u0000') || !/hoodie\./.test(text)) return 'it holds no hoodie.* keys';
+  const properties = parseJavaProperties(text);
+  const name = properties.get('hoodie.table.name');
+  if (!name) return 'hoodie.table.name is missing';
+  const versionText = properties.get('hoodie.table.version');
+  const version = versionText === undefined ? undefined : Number(versionText);
+  const checksum = properties.get('hoodie.table.checksum');
+  if (checksum === undefined) {
+    if (version !== undefined && Number.isInteger(version) && version < 4) return undefined;
+    return 'hoodie.table.checksum is missing (Hudi writes it into every table of version 4 and later: the file is truncated or was edited)';
+  }
+  const expected = tableChecksum(properties.get('hoodie.database.name') ?? '', name);
+  if (Number(checksum) !== expected) return `hoodie.table.checksum ${checksum} does not match the table name (expected ${expected})`;
+  return undefined;
+}
+
+/**
+ * Read hoodie.properties, or its backup (Hudi writes `hoodie.properties.backup` while it rewrites the file) when
+ * the file is missing or fails storedPropertiesProblem; refuse when neither is whole.
+ */
 export async function readTableConfig(storage: Storage): Promise<TableConfig> {
-  let text: string;
-  let location = storage.uriOf(PROPERTIES_FILE);
+  const main = await readIfPresent(storage, PROPERTIES_FILE);
+  const mainProblem = main === undefined ? undefined : storedPropertiesProblem(main);
+  if (main !== undefined && mainProblem === undefined) {
+    return tableConfigFromProperties(parseJavaProperties(main), storage.uriOf(PROPERTIES_FILE));
+  }
+  const backup = await readIfPresent(storage, PROPERTIES_BACKUP_FILE);
+  const backupProblem = backup === undefined ? undefined : storedPropertiesProblem(backup);
+  if (backup !== undefined && backupProblem === undefined) {
+    return tableConfigFromProperties(parseJavaProperties(backup), storage.uriOf(PROPERTIES_BACKUP_FILE));
+  }
+  if (main === undefined && backup === undefined) {
+    const hasMetafolder = (await storage.listDir(METAFOLDER)).files.length > 0;
+    if (!hasMetafolder) throw new NotAHudiTableError(storage.uri);
+    throw new HudiError('hoodie.properties is missing', { location: storage.uri, fix: 'restore .hoodie/hoodie.properties from a backup' });
+  }
+  const backupNote = backup === undefined ? 'and there is no hoodie.properties.backup' : `and hoodie.properties.backup is not usable either: ${backupProblem}`;
+  throw new HudiError(main === undefined ? `hoodie.properties is missing, ${backupNote}` : `hoodie.properties is corrupt: ${mainProblem}, ${backupNote}`, {
+    location: storage.uriOf(main === undefined ? PROPERTIES_BACKUP_FILE : PROPERTIES_FILE),
+    fix: 'restore hoodie.properties from a copy of the table; nothing reads or writes the table until then',
+  });
+}
+
+async function readIfPresent(storage: Storage, path: string): Promise<string | undefined> {
   try {
-    text = Buffer.from(await storage.get(PROPERTIES_FILE)).toString('utf8');
+    return Buffer.from(await storage.get(path)).toString('utf8');
   } catch (error) {
-    if (!(error instanceof NotFoundError)) throw error;
-    const backup = await storage.head(PROPERTIES_BACKUP_FILE);
-    if (backup === undefined) {
-      const hasMetafolder = (await storage.listDir(METAFOLDER)).files.length > 0;
-      throw new HudiError(hasMetafolder ? 'hoodie.properties is missing' : 'not a Hudi table: no .hoodie/hoodie.properties here', {
-        location: storage.uri,
-        fix: hasMetafolder ? 'restore .hoodie/hoodie.properties from a backup' : 'check the table path, or create a table with `hudi-serverless init <table> --props FILE`',
-      });
-    }
-    location = storage.uriOf(PROPERTIES_BACKUP_FILE);
-    text = Buffer.from(await storage.get(PROPERTIES_BACKUP_FILE)).toString('utf8');
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
   }
-  if (text.includes('\u0000') || !/hoodie\./.test(text)) {
-    throw new HudiError('hoodie.properties is corrupt: it holds no hoodie.* keys', {
-      location,
-      fix: 'restore hoodie.properties from hoodie.properties.backup or a copy',
-    });
-  }
-  return tableConfigFromProperties(parseJavaProperties(text), location);
 }
 
 /** What `init` takes: Hudi's own write keys, as a Hudi user writes them. */

@@ -6,7 +6,7 @@ import { HudiError } from './errors.js';
 import { FileSystemView, fileGroupKey, type ListedPartition } from './fs-view.js';
 import { withLock, type LockLease, type LockProvider } from './lock/port.js';
 import { parseAvroRecordSchema, withoutMetaFields, type AvroRecordSchema } from './schema.js';
-import { mapWithConcurrency } from './storage/concurrency.js';
+import { mapWithConcurrency, settleAll } from './storage/concurrency.js';
 import type { Storage } from './storage/port.js';
 import { assertSupported, METAFOLDER, PROPERTIES_FILE, readTableConfig, type TableConfig } from './table-config.js';
 import { loadArchivedHistory, type ArchivedHistory } from './archival/history.js';
@@ -47,7 +47,7 @@ export class HudiTable {
 
   /** Re-read the config and the timeline (after another writer may have committed), checked as when opened. */
   async reload(): Promise<HudiTable> {
-    const [config, timeline] = await Promise.all([readConfig(this.storage, this.options), loadTimeline(this.storage)]);
+    const [config, timeline] = await settleAll([readConfig(this.storage, this.options), loadTimeline(this.storage)]);
     return new HudiTable(this.storage, config, timeline, this.options);
   }
 
@@ -89,7 +89,7 @@ export class HudiTable {
       history = await this.archivedHistoryBefore(options.asOf);
       timeline = (history === undefined ? timeline : new Timeline([...history.instants, ...timeline.instants])).asOf(options.asOf);
     }
-    const [partitions, replacedFileGroups, pendingClusteringFileGroups] = await Promise.all([
+    const [partitions, replacedFileGroups, pendingClusteringFileGroups] = await settleAll([
       listPartitions(this.storage),
       this.replacedFileGroups(timeline, history),
       this.pendingClusteringFileGroups(),

@@ -44,6 +44,8 @@ describe('key generator rules', () => {
 
   it('url-encodes partition values as Hudi escapes path names', () => {
     assert.equal(escapePathName('a/b:c=d%'), 'a%2Fb%3Ac%3Dd%25');
+    // PartitionPathEncodeUtils.charToEscape sets 0x00–0x1F (its loop starts at 0), then the listed characters.
+    assert.equal(escapePathName('\u0000\u0001\t\u001f\u007f*?[]{}^"#\'\\ .x'), '%00%01%09%1F%7F%2A%3F%5B%5D%7B}%5E%22%23%27%5C .x');
     const encoded = createKeyGenerator({ ...base, urlEncodePartitioning: true, keyGeneratorClass: 'org.apache.hudi.keygen.SimpleKeyGenerator', recordKeyFields: ['id'], partitionFields: ['p'] });
     assert.equal(encoded.partitionPath({ id: 1, p: '2024/01' }), '2024%2F01');
   });

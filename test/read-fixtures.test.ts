@@ -172,7 +172,7 @@ describe('read: refusals and bad input', () => {
     writeFileSync(file, readFileSync(file, 'utf8').replace(/hoodie\.table\.name=.*/, 'hoodie.table.name=renamed_by_hand'));
     const result = runCli(['read', table]);
     assert.notEqual(result.code, 0);
-    assert.match(result.stderr, /hoodie\.properties: hoodie\.table\.checksum .* does not match/);
+    assert.match(result.stderr, /hoodie\.properties: hoodie\.properties is corrupt: hoodie\.table\.checksum .* does not match/);
     writeFileSync(file, Buffer.from([0, 1, 2, 3, 255, 254]));
     const garbage = runCli(['read', table]);
     assert.match(garbage.stderr, /hoodie\.properties: hoodie\.properties is corrupt/);

@@ -29,6 +29,7 @@ import {
   type Storage,
   type VersionedDownload,
 } from '../lib/storage/index.js';
+import { BoundedTasks, settleAll } from '../lib/storage/concurrency.js';
 
 const MiB = 1024 * 1024;
 const HOW_TO_RUN =
@@ -422,6 +423,76 @@ describe('mapWithConcurrency', () => {
     );
     assert.ok(started.length <= 4, `started ${started.join(',')}`);
     await assert.rejects(mapWithConcurrency([1], 0, async () => 1), RangeError);
+  });
+});
+
+describe('settleAll and BoundedTasks', () => {
+  const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('settleAll waits for every promise, then throws the first rejection in time', async () => {
+    const finished: string[] = [];
+    const slow = async (name: string, ms: number, fail = false) => {
+      await delay(ms);
+      finished.push(name);
+      if (fail) throw new Error(`${name} failed`);
+      return name;
+    };
+    await assert.rejects(settleAll([slow('a', 30), slow('b', 10, true), slow('c', 20, true)]), /^Error: b failed$/);
+    assert.deepEqual(finished.sort(), ['a', 'b', 'c'], 'the slow call finished before the failure was reported');
+    assert.deepEqual(await settleAll([slow('x', 1), slow('y', 0)]), ['x', 'y']);
+  });
+
+  it('BoundedTasks: a task that fails while the caller works on is held, not unhandled; no task starts after it', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const tasks = new BoundedTasks(2);
+      let running = 0;
+      let peak = 0;
+      const started: number[] = [];
+      const finished: number[] = [];
+      const work = (n: number) => async () => {
+        started.push(n);
+        running++;
+        peak = Math.max(peak, running);
+        await delay(n === 1 ? 1 : 25);
+        running--;
+        finished.push(n);
+        if (n === 1) throw new Error('upload 1 failed');
+      };
+      await tasks.run(work(0));
+      await tasks.run(work(1));
+      // The caller's own work between uploads (writing the next file): task 1 fails meanwhile.
+      await delay(15);
+      await assert.rejects(tasks.run(work(2)), /upload 1 failed/);
+      assert.deepEqual(started, [0, 1], 'no task starts after a failure');
+      assert.deepEqual(finished.sort(), [0, 1], 'the task in flight finished before the error was thrown');
+      await assert.rejects(tasks.drain(), /upload 1 failed/);
+      assert.equal(peak, 2);
+      await delay(5);
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it('BoundedTasks keeps at most the limit in flight and drains cleanly', async () => {
+    const tasks = new BoundedTasks(3);
+    let running = 0;
+    let peak = 0;
+    for (let i = 0; i < 10; i++) {
+      await tasks.run(async () => {
+        running++;
+        peak = Math.max(peak, running);
+        await delay(3);
+        running--;
+      });
+    }
+    await tasks.drain();
+    assert.equal(running, 0);
+    assert.equal(peak, 3);
+    assert.throws(() => new BoundedTasks(0), RangeError);
   });
 });
 

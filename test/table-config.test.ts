@@ -2,14 +2,15 @@
  * hoodie.properties: checksums, parsing the fixtures' files, writing new tables.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseJavaProperties } from '../lib/properties.js';
+import { openStorage } from '../lib/storage/index.js';
 import {
-  formatTableProperties, newTableOptionsFromWriteProperties, newTableProperties, tableChecksum, tableConfigFromProperties, assertSupported,
+  formatTableProperties, newTableOptionsFromWriteProperties, newTableProperties, readTableConfig, storedPropertiesProblem, tableChecksum, tableConfigFromProperties, assertSupported,
 } from '../lib/table-config.js';
-import { committedTable } from './helpers/fixtures.js';
+import { committedTable, fixtureTable } from './helpers/fixtures.js';
 
 describe('table config', () => {
   it('checksum is CRC32 of "<database>.<table>" (values from the format doc)', () => {
@@ -75,5 +76,34 @@ describe('table config', () => {
     const v5 = tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.version', '5']]), 'f');
     assert.doesNotThrow(() => assertSupported(v5, 'f', 'read'));
     assert.throws(() => assertSupported(v5, 'f', 'write'), /table version 5 is not supported for writing/);
+  });
+});
+
+describe('reading hoodie.properties', () => {
+  const whole = () => readFileSync(join(committedTable('v6_complexkeygen_hivestyle'), '.hoodie/hoodie.properties'), 'utf8');
+  const withoutChecksum = () => whole().split('\n').filter((line) => !line.startsWith('hoodie.table.checksum=')).join('\n');
+
+  it('a file of a version 4+ table without its checksum, or with a wrong one, is not whole; older versions need none', () => {
+    assert.equal(storedPropertiesProblem(whole()), undefined);
+    assert.match(storedPropertiesProblem(withoutChecksum()) ?? '', /^hoodie\.table\.checksum is missing \(Hudi writes it into every table of version 4 and later/);
+    assert.match(storedPropertiesProblem(whole().replace(/hoodie\.table\.name=.*/, 'hoodie.table.name=other')) ?? '', /^hoodie\.table\.checksum \d+ does not match the table name \(expected \d+\)$/);
+    assert.equal(storedPropertiesProblem('hoodie.table.name=t\nhoodie.table.version=3\n'), undefined);
+    assert.match(storedPropertiesProblem('hoodie.table.name=t\n') ?? '', /checksum is missing/);
+    assert.equal(storedPropertiesProblem('garbage\u0000'), 'it holds no hoodie.* keys');
+    assert.equal(storedPropertiesProblem('hoodie.table.version=6\n'), 'hoodie.table.name is missing');
+  });
+
+  it('a file that is not whole falls back to a whole backup; with none, it is refused naming both', async () => {
+    const table = fixtureTable('v6_complexkeygen_hivestyle');
+    const file = join(table, '.hoodie/hoodie.properties');
+    writeFileSync(file, withoutChecksum());
+    await assert.rejects(readTableConfig(openStorage(table)),
+      /hoodie\.properties: hoodie\.properties is corrupt: hoodie\.table\.checksum is missing .*, and there is no hoodie\.properties\.backup \(restore hoodie\.properties from a copy of the table/);
+    writeFileSync(`${file}.backup`, withoutChecksum());
+    await assert.rejects(readTableConfig(openStorage(table)), /and hoodie\.properties\.backup is not usable either: hoodie\.table\.checksum is missing/);
+    writeFileSync(`${file}.backup`, whole());
+    const config = await readTableConfig(openStorage(table));
+    assert.equal(config.hiveStylePartitioning, true);
+    assert.equal(config.keyGeneratorClass, 'org.apache.hudi.keygen.ComplexKeyGenerator');
   });
 });

@@ -23,7 +23,7 @@ import { writeLogFile } from '../log-format/log-files.js';
 import type { LockProvider } from '../lock/port.js';
 import { withLock } from '../lock/port.js';
 import { metadataTableState } from '../metadata-table.js';
-import { mapWithConcurrency } from '../storage/concurrency.js';
+import { mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import { deleteMany } from '../storage/delete-many.js';
 import type { Storage, StoredObject } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
@@ -191,7 +191,7 @@ async function archiveInstants(table: HudiTable, folder: string, instants: reado
 
   const entries: ArchivedMetaEntry[] = [];
   // deleteAnyLeftOverMarkers: only instants that still have a marker (or work) folder.
-  const [markerDirs, workDirs] = await Promise.all([storage.listDir(MARKERS_ROOT), storage.listDir(`${WORK_ROOT}/clustering`)]);
+  const [markerDirs, workDirs] = await settleAll([storage.listDir(MARKERS_ROOT), storage.listDir(`${WORK_ROOT}/clustering`)]);
   const leftOver = new Set([...markerDirs.dirs, ...workDirs.dirs].map((dir) => dir.replace(/\/$/, '').slice(dir.replace(/\/$/, '').lastIndexOf('/') + 1)));
   for (const instant of instants) if (leftOver.has(instant.time)) await deleteInstantScratch(storage, instant.time);
   const read = await mapWithConcurrency(files, 16, async (file) => ({ file, bytes: await storage.get(file.object.path) }));
@@ -265,7 +265,7 @@ async function recoverMerge(storage: Storage, folder: string, config: ArchivalCo
   }
   const candidates = (plan.candidate ?? []).map((path) => `${folder}/${path.slice(path.lastIndexOf('/') + 1)}`);
   const merged = `${folder}/${plan.mergedArchiveFileName ?? ''}`;
-  const present = await Promise.all(candidates.map(async (path) => (await storage.head(path)) !== undefined));
+  const present = await settleAll(candidates.map(async (path) => (await storage.head(path)) !== undefined));
   let outcome: ArchiveResult['recoveredMerge'];
   if (present.every(Boolean)) {
     if (plan.mergedArchiveFileName) await storage.delete([merged]);

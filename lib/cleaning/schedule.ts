@@ -34,6 +34,7 @@ import {
   type RetentionPoint,
 } from './plan.js';
 import { readLastClean, readPendingClusteringGroups, readReplacedFileGroups, readSavepoints, readTouchedPartitions, type Savepoint } from './timeline-facts.js';
+import { settleAll } from '../storage/concurrency.js';
 
 export interface CleanPlanning {
   /** Whether hoodie.clean.max.commits commits completed since the last clean. */
@@ -80,7 +81,7 @@ export async function prepareClean(table: HudiTable, config: CleanConfig, option
   const { storage } = table;
   const timeline = options.timeline ?? table.timeline;
   const now = options.now ?? new Date();
-  const [lastClean, savepoints] = await Promise.all([readLastClean(storage, timeline), readSavepoints(storage, timeline)]);
+  const [lastClean, savepoints] = await settleAll([readLastClean(storage, timeline), readSavepoints(storage, timeline)]);
   const due = cleanIsDue(timeline, lastClean, config);
   const retention = earliestCommitToRetain(commitsAndCompactionTimeline(timeline), config, now, table.config.timelineTimeZone);
   const savepointTimes = savepoints.map((savepoint) => savepoint.time);
@@ -95,7 +96,7 @@ export async function prepareClean(table: HudiTable, config: CleanConfig, option
   };
   const basis = { lastCleanTime: lastClean?.instant.time, savepointTimes };
   if (scope.kind === 'none') return { due, retention, scope, summary, basis, context: undefined, partitionPaths: undefined };
-  const [replacedFileGroups, pendingClustering] = await Promise.all([readReplacedFileGroups(storage, timeline), readPendingClusteringGroups(storage, timeline)]);
+  const [replacedFileGroups, pendingClustering] = await settleAll([readReplacedFileGroups(storage, timeline), readPendingClusteringGroups(storage, timeline)]);
   const context: PartitionContext = {
     policy: config.policy,
     fileVersionsRetained: config.fileVersionsRetained,

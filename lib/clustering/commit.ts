@@ -122,9 +122,16 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
       };
       await assertNoMetadataTableNow(storage, 'a clustering');
       await lease.assertHeld();
-      await transitionToCompleted(storage, instantTime, 'replacecommit', serializeCommitMetadata(metadata));
-      await deleteInstantScratch(storage, instantTime);
-      await storage.delete([heartbeatPath(instantTime)]);
+      try {
+        await transitionToCompleted(storage, instantTime, 'replacecommit', serializeCommitMetadata(metadata));
+      } catch (error) {
+        // The PUT may have landed although its answer did not (a timeout): only this holder of the lock completes T.
+        const completed = await storage.head(instantPath({ time: instantTime, action: 'replacecommit', state: 'COMPLETED' })).catch(() => undefined);
+        if (completed === undefined) throw error;
+      }
+      // Committed: what follows is clean-up a retried commit repeats (alreadyCommitted), so it cannot fail the run.
+      await deleteInstantScratch(storage, instantTime).catch(() => undefined);
+      await storage.delete([heartbeatPath(instantTime)]).catch(() => undefined);
       return { instantTime, outcome: 'committed' as const, metadata, report, summary, removedFiles };
     },
     { waitMs: options.lockWaitMs },

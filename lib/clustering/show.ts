@@ -3,7 +3,7 @@
  * files are absent (input sizes then come from the plan's TOTAL_IO_READ_MB metric); and the completed clusterings
  * with the summaries their replacecommits recorded (`--history`).
  */
-import { mapWithConcurrency } from '../storage/concurrency.js';
+import { mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { HudiTable } from '../table.js';
 import { readClusteringPlan, type ClusteringPlanGroup } from '../timeline/clustering-plan.js';
 import type { InstantState } from '../timeline/instant.js';
@@ -50,7 +50,7 @@ export async function describeClusteringPlans(table: HudiTable, options: { inclu
     const plan = await readClusteringPlan(storage, instant.time);
     if (plan === undefined) continue;
     const done = instant.state === 'INFLIGHT' ? await groupResultsDone(storage, instant.time, plan.inputGroups.length) : [];
-    const groups = await Promise.all(
+    const groups = await settleAll(
       plan.inputGroups.map(async (group, index): Promise<ClusteringGroupSummary> => {
         const bytes = await groupInputBytes(table, group);
         return {

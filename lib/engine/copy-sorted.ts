@@ -17,6 +17,7 @@ import { assertFilesExist, duckdbReason, guardFiles, type DuckDb } from './conne
 import { createInputsTable, FILE_OFFSET_COLUMN, INPUT_ROW_SQL, inputScanSql, rowsPerFile, SOURCE_FILE_COLUMN } from './input-order.js';
 import type { CopySortedOutput, CopySortedRequest, CopySortedResult, FooterFromColumn, OutputRange, SortKey } from './port.js';
 import { describeColumns, type ColumnDescription } from './schema-rows.js';
+import { settleAll } from '../storage/concurrency.js';
 import { copyToParquetSql, fileListSql, nonNegativeInteger, positiveInteger, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
 import { conformParquetTypes, parquetTypeTargets, preservingDuckDbType, type ParquetTypeTargets } from './type-targets.js';
 
@@ -101,7 +102,8 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
                              FROM ${inputScanSql(inputs, filesTable)}) AS source)
                  ORDER BY ${ordering.join(', ')}`;
       } else query = `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (${sortedSource}) ORDER BY ${sqlIdentifier(RANK_COLUMN)}`;
-      const [, footerKeyValues] = await Promise.all([
+      // Both settle before anything else happens: on a failure the catch below removes the file the other may still write.
+      const [, footerKeyValues] = await settleAll([
         guardFiles(db.connection, inputs, () => copyTo(db, query, single.file, rowGroupSize, footer === undefined ? single.keyValues : {})),
         // The footer (bloom filter: JavaScript on this thread) is built while DuckDB's threads write the file.
         footer === undefined ? Promise.resolve(undefined) : guardFiles(db.connection, inputs, () => columnValuesOnSide(db, inputs, footer.column)).then((values) => footer.build(values, single)),
@@ -124,7 +126,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     assertCompatible(results, request.onTypeMismatch);
     return { totalInputRows, outputs: results };
   } catch (error) {
-    await Promise.all(written.map((file) => rm(file, { force: true })));
+    await settleAll(written.map((file) => rm(file, { force: true })));
     throw error;
   } finally {
     for (const name of [table, ranksTable, ...(filesTable === undefined ? [] : [filesTable])]) await db.connection.run(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);

@@ -9,12 +9,13 @@ import {
   DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId,
   type DuckDBConnection, type DuckDBInstance, type DuckDBType,
 } from '@duckdb/node-api';
-import { HudiError } from '../errors.js';
+import { HudiError, InputError } from '../errors.js';
 import type { DeclarativeKeyPlan } from '../keygen.js';
 import { hudiRecordName, META_FIELD_NAMES, type AvroRecordSchema } from '../schema.js';
 import { decimalFixedBytes, withFixedDecimals } from '../parquet/schema.js';
 import { duckdbReason, openDuckDb } from './connection.js';
 import type { ParquetEngineOptions } from './port.js';
+import { exactCast, nestedFieldDifferences, readType, typeSql, type ExactCast } from './exact-cast.js';
 import { describeColumns } from './schema-rows.js';
 import { copyToParquetSql, fileListSql, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
 import { conformParquetTypes, parquetTypeTargets, preservingDuckDbType, type ParquetTypeTargets } from './type-targets.js';
@@ -96,8 +97,23 @@ const EXISTING = 'hudi_existing';
 const ASSIGNED = 'hudi_assigned';
 const RANGES = 'hudi_insert_ranges';
 const STAGED = 'hudi_staged';
+/** Bad records reported per kind (all of them are left out or refused). */
+const BAD_ROW_LIMIT = 100_000;
 
 export interface WriteSessionOptions extends ParquetEngineOptions {}
+
+export interface LoadBatchOptions {
+  /** Table columns the input lacks: refused (Hudi's default) or stored as NULL (set.null.for.missing.columns). */
+  readonly missingColumns?: 'refuse' | 'null';
+}
+
+export interface LoadedBatch {
+  readonly rowCount: number;
+  /** The batch's columns as written: the table's, or the input's for a new table. */
+  readonly columns: BatchColumn[];
+  /** The columns the input itself has (none for an empty JSON-lines file). */
+  readonly inputColumns: string[];
+}
 
 /** One write's worth of DuckDB state; close it when the write ends. */
 export class WriteSession {
@@ -140,56 +156,122 @@ export class WriteSession {
   /**
    * Load the input into the batch table, cast to the table's column types when the table has base files
    * (`typeTemplates`), else with the types DuckDB infers (naive timestamps become UTC timestamps, as Spark's).
-   * Columns the table has but the input lacks are NULL; input columns the table lacks are refused.
+   * Against a table, the input's columns (and struct fields) must be the table's: input columns the table lacks are
+   * refused, as are columns the table has but the input lacks unless `missingColumns` is 'null' (they are stored
+   * as NULL); a value the cast to the table's type would change is refused (lib/engine/exact-cast.ts). Every refusal
+   * is an InputError, thrown before anything is written.
    */
-  async loadBatch(input: { file: string; format: InputFormat }, typeTemplates: readonly string[]): Promise<{ rowCount: number; columns: BatchColumn[] }> {
-    const source = inputSql(input.file, input.format);
-    let described: BatchColumn[];
+  async loadBatch(input: { file: string; format: InputFormat }, typeTemplates: readonly string[], options: LoadBatchOptions = {}): Promise<LoadedBatch> {
+    let source = inputSql(input.file, input.format);
+    let described = await this.describeInput(source, input);
+    const [counted] = await this.query(`SELECT count(*) AS n FROM ${source}`);
+    const rowCount = Number(counted?.['n'] ?? 0);
+    // DuckDB reads an empty JSON-lines file as one JSON column named "json": it has no columns at all.
+    if (rowCount === 0 && input.format === 'jsonl' && described.length === 1 && described[0]!.name === 'json' && described[0]!.type.alias === 'JSON') described = [];
+    let inputColumns = described.filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name));
+    let projection: string[];
+    if (typeTemplates.length > 0) {
+      this.targets = await parquetTypeTargets(this.connection, typeTemplates);
+      const tableColumns = (await describeColumns(this.connection, typeTemplates))
+        .filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name))
+        .map((c) => ({ name: c.name, type: preservingDuckDbType(c.type, this.targets, c.name) }));
+      if (described.length > 0) this.checkColumns(input.file, inputColumns, tableColumns, options.missingColumns ?? 'refuse');
+      // Text the table keeps as text is read as text, not as what DuckDB would make of it.
+      const overrides = textReadOverrides(input.format, inputColumns, tableColumns);
+      if (overrides !== undefined) {
+        source = inputSql(input.file, input.format, overrides);
+        described = await this.describeInput(source, input);
+        inputColumns = described.filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name));
+      }
+      const casts = tableColumns.map((column) => {
+        const present = inputColumns.find((c) => c.name === column.name);
+        return present === undefined ? undefined : { column: column.name, from: present.type, to: column.type, ...exactCast(sqlIdentifier(column.name), present.type, column.type) };
+      });
+      await this.refuseChangedValues(input.file, source, casts.filter((c): c is NonNullable<typeof c> => c !== undefined));
+      projection = tableColumns.map((column, index) => {
+        const cast = casts[index];
+        return `${cast === undefined ? `CAST(NULL AS ${typeSql(column.type)})` : cast.cast} AS ${sqlIdentifier(column.name)}`;
+      });
+      this.columns = tableColumns.map((c) => ({ name: c.name, type: typeSql(c.type) }));
+    } else {
+      projection = inputColumns.map((c) => (c.type.typeId === DuckDBTypeId.TIMESTAMP ? `CAST(${sqlIdentifier(c.name)} AS TIMESTAMPTZ) AS ${sqlIdentifier(c.name)}` : sqlIdentifier(c.name)));
+      this.columns = inputColumns.map((c) => ({ name: c.name, type: c.type.typeId === DuckDBTypeId.TIMESTAMP ? 'TIMESTAMP WITH TIME ZONE' : typeSql(c.type) }));
+    }
+    await this.run(`DROP TABLE IF EXISTS ${BATCH}`);
     try {
-      const reader = await this.connection.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`);
-      described = reader.getRowObjectsJS().map((r) => ({ name: String(r['column_name']), type: String(r['column_type']) }));
+      const columnsSql = projection.length === 0 ? '' : `, ${projection.join(', ')}`;
+      await this.connection.run(`CREATE TABLE ${BATCH} AS SELECT (row_number() OVER () - 1)::BIGINT AS __row${columnsSql} FROM ${source}`);
     } catch (cause) {
-      throw new HudiError(`cannot read the input as ${input.format}: ${duckdbReason(cause)}`, {
+      throw new InputError(`input values do not fit the table's column types: ${duckdbReason(cause)}`, {
+        location: input.file,
+        fix: 'fix the offending values or columns in the input; nothing was written',
+        cause,
+      });
+    }
+    return { rowCount, columns: [...this.columns], inputColumns: inputColumns.map((c) => c.name) };
+  }
+
+  private async describeInput(source: string, input: { file: string; format: InputFormat }): Promise<{ name: string; type: DuckDBType }[]> {
+    try {
+      const reader = await this.connection.runAndReadAll(`SELECT * FROM ${source} LIMIT 0`);
+      const types = reader.columnTypes();
+      return reader.columnNames().map((name, index) => ({ name, type: types[index]! }));
+    } catch (cause) {
+      throw new InputError(`cannot read the input as ${input.format}: ${duckdbReason(cause)}`, {
         location: input.file,
         fix: input.format === 'jsonl' ? 'each line must be one JSON object' : input.format === 'csv' ? 'the CSV needs a header line' : 'the file must be Parquet',
         cause,
       });
     }
-    const inputColumns = described.filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name));
-    let projection: string[];
-    if (typeTemplates.length > 0) {
-      this.targets = await parquetTypeTargets(this.connection, typeTemplates);
-      const tableColumns = await describeColumns(this.connection, typeTemplates);
-      const dataColumns = tableColumns.filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name));
-      const unknown = inputColumns.filter((c) => !dataColumns.some((t) => t.name === c.name));
-      if (unknown.length > 0) {
-        throw new HudiError(`input has columns the table does not: ${unknown.map((c) => c.name).join(', ')}`, {
-          location: input.file,
-          fix: `schema evolution is not supported yet; drop those columns (table columns: ${dataColumns.map((c) => c.name).join(', ')})`,
-        });
-      }
-      projection = dataColumns.map((column) => {
-        const target = preservingDuckDbType(column.type, this.targets, column.name).toString();
-        const present = inputColumns.some((c) => c.name === column.name);
-        return present ? `CAST(${sqlIdentifier(column.name)} AS ${target}) AS ${sqlIdentifier(column.name)}` : `CAST(NULL AS ${target}) AS ${sqlIdentifier(column.name)}`;
-      });
-      this.columns = dataColumns.map((c) => ({ name: c.name, type: preservingDuckDbType(c.type, this.targets, c.name).toString() }));
-    } else {
-      projection = inputColumns.map((c) => (c.type === 'TIMESTAMP' ? `CAST(${sqlIdentifier(c.name)} AS TIMESTAMPTZ) AS ${sqlIdentifier(c.name)}` : sqlIdentifier(c.name)));
-      this.columns = inputColumns.map((c) => ({ name: c.name, type: c.type === 'TIMESTAMP' ? 'TIMESTAMP WITH TIME ZONE' : c.type }));
+  }
+
+  /** The input's columns against the table's (Hudi: MissingSchemaFieldException unless set.null.for.missing.columns). */
+  private checkColumns(file: string, input: readonly { name: string; type: DuckDBType }[], table: readonly { name: string; type: DuckDBType }[], missingColumns: 'refuse' | 'null'): void {
+    const added = input.filter((c) => !table.some((t) => t.name === c.name)).map((c) => c.name);
+    const missing = table.filter((t) => !input.some((c) => c.name === t.name)).map((t) => t.name);
+    for (const column of input) {
+      const tableColumn = table.find((t) => t.name === column.name);
+      if (tableColumn === undefined) continue;
+      const nested = nestedFieldDifferences(column.name, column.type, tableColumn.type);
+      added.push(...nested.added);
+      missing.push(...nested.missing);
     }
-    await this.run(`DROP TABLE IF EXISTS ${BATCH}`);
-    try {
-      await this.connection.run(`CREATE TABLE ${BATCH} AS SELECT (row_number() OVER () - 1)::BIGINT AS __row, ${projection.join(', ')} FROM ${source}`);
-    } catch (cause) {
-      throw new HudiError(`input values do not fit the table's column types: ${duckdbReason(cause)}`, {
-        location: input.file,
-        fix: 'fix the offending values or columns in the input',
-        cause,
+    const tableList = table.map((c) => c.name).join(', ');
+    if (added.length > 0) {
+      throw new InputError(`input has columns the table does not: ${added.join(', ')}`, {
+        location: file,
+        fix: `this writer does not add columns to a table's schema; drop them from the input (table columns: ${tableList}); nothing was written`,
       });
     }
-    const [count] = await this.query(`SELECT count(*) AS n FROM ${BATCH}`);
-    return { rowCount: Number(count?.['n'] ?? 0), columns: [...this.columns] };
+    if (missing.length > 0 && missingColumns === 'refuse') {
+      throw new InputError(`input lacks table column(s) ${missing.join(', ')}, which would be stored as NULL`, {
+        location: file,
+        fix: 'add them to the input, or write with hoodie.write.set.null.for.missing.columns=true (or hoodie.datasource.write.reconcile.schema=true) to store NULL, as Hudi does; nothing was written',
+      });
+    }
+  }
+
+  /** One pass over the input: the first value (by row) that a cast would change is refused with its column, row and value. */
+  private async refuseChangedValues(file: string, source: string, casts: readonly ({ column: string; from: DuckDBType; to: DuckDBType } & ExactCast)[]): Promise<void> {
+    const checked = casts.filter((c) => c.changes !== undefined);
+    if (checked.length === 0) return;
+    const numbered = `(SELECT row_number() OVER () AS __row, * FROM ${source})`;
+    const [first] = await this.query(`SELECT ${checked.map((c, i) => `min(__row) FILTER (WHERE ${c.changes}) AS c${i}`).join(', ')} FROM ${numbered}`);
+    const offenders = checked
+      .map((cast, index) => ({ cast, row: first?.[`c${index}`] }))
+      .filter((o): o is { cast: (typeof checked)[number]; row: number | bigint } => o.row !== null && o.row !== undefined)
+      .sort((a, b) => Number(a.row) - Number(b.row));
+    const offender = offenders[0];
+    if (offender === undefined) return;
+    const { cast, row } = offender;
+    const [shown] = await this.query(`SELECT CAST(${sqlIdentifier(cast.column)} AS VARCHAR) AS value, CAST(${cast.tryCast} AS VARCHAR) AS stored FROM ${numbered} WHERE __row = ${Number(row)}`);
+    const stored = shown?.['stored'];
+    const outcome = stored === null || stored === undefined ? 'it cannot be converted' : `it would be stored as ${String(stored)}`;
+    const others = offenders.length > 1 ? `; column(s) ${offenders.slice(1).map((o) => `"${o.cast.column}"`).join(', ')} have such values too` : '';
+    throw new InputError(`row ${Number(row)}, column "${cast.column}": ${String(shown?.['value'])} (${typeSql(cast.from)}) does not fit the table's type ${typeSql(cast.to)} exactly (${outcome})${others}`, {
+      location: file,
+      fix: 'correct the value in the input: a write changes no value and no column type; nothing was written',
+    });
   }
 
   /** An Avro schema for a new table from the batch's column types, named as Spark's Hudi writer names it. */
@@ -246,7 +328,7 @@ export class WriteSession {
         .join(` || '/' || `);
     await this.run(`DROP TABLE IF EXISTS ${KEYS}`);
     await this.run(`CREATE TABLE ${KEYS} AS SELECT __row, ${recordKey} AS __key, ${partition} AS __partition FROM ${BATCH} WHERE ${valid}`);
-    const bad = await this.query(`SELECT __row FROM ${BATCH} WHERE NOT (${valid}) ORDER BY __row LIMIT 100000`);
+    const bad = await this.query(`SELECT __row FROM ${BATCH} WHERE NOT (${valid}) ORDER BY __row LIMIT ${BAD_ROW_LIMIT}`);
     const reason = plan.complexRecordKey
       ? `record key fields ${plan.recordKeyFields.join(', ')} are all null or empty`
       : `record key field "${plan.recordKeyFields[0]}" is null or empty`;
@@ -267,6 +349,36 @@ export class WriteSession {
     }
     appender.flushSync();
     appender.closeSync();
+  }
+
+  /** Keyed rows whose partition path is one of `partitions` (at most `limit`), in row order. */
+  async rowsInPartitions(partitions: readonly string[], limit = BAD_ROW_LIMIT): Promise<{ row: number; partitionPath: string }[]> {
+    if (partitions.length === 0) return [];
+    const rows = await this.query(`SELECT __row, __partition FROM ${KEYS} WHERE ${partitionInSql(partitions)} ORDER BY __row LIMIT ${limit}`);
+    return rows.map((r) => ({ row: Number(r['__row']), partitionPath: String(r['__partition']) }));
+  }
+
+  /** Keyed rows whose `column` is NULL (at most `limit`), in row order. */
+  async keyedRowsWithNull(column: string, limit = BAD_ROW_LIMIT): Promise<number[]> {
+    const rows = await this.query(`SELECT k.__row FROM ${KEYS} k JOIN ${BATCH} b USING (__row) WHERE b.${sqlIdentifier(column)} IS NULL ORDER BY k.__row LIMIT ${limit}`);
+    return rows.map((r) => Number(r['__row']));
+  }
+
+  /** Leave rows out of the write (bad records the caller skips): those in `partitions`, those with `nullColumn` NULL. */
+  async dropKeyedRows(options: { partitions?: readonly string[]; nullColumn?: string }): Promise<void> {
+    if (options.partitions !== undefined && options.partitions.length > 0) {
+      await this.run(`DELETE FROM ${KEYS} WHERE ${partitionInSql(options.partitions)}`);
+    }
+    if (options.nullColumn !== undefined) {
+      await this.run(`DELETE FROM ${KEYS} WHERE __row IN (SELECT __row FROM ${BATCH} WHERE ${sqlIdentifier(options.nullColumn)} IS NULL)`);
+    }
+  }
+
+  /** The keyed rows: how many, and their partitions. */
+  async keyedSummary(): Promise<{ rows: number; partitions: string[] }> {
+    const [count] = await this.query(`SELECT count(*) AS n FROM ${KEYS}`);
+    const partitions = await this.query(`SELECT DISTINCT __partition AS p FROM ${KEYS} ORDER BY 1`);
+    return { rows: Number(count?.['n'] ?? 0), partitions: partitions.map((r) => String(r['p'])) };
   }
 
   /**
@@ -433,13 +545,37 @@ export class WriteSession {
   }
 }
 
-function inputSql(file: string, format: InputFormat): string {
+/** `__partition IN (...)`; paths holding NUL (no SQL literal can) are matched by that character. */
+function partitionInSql(partitions: readonly string[]): string {
+  const literal = partitions.filter((p) => !p.includes('\u0000'));
+  const parts = literal.length === 0 ? [] : [`__partition IN (${literal.map(sqlString).join(', ')})`];
+  if (literal.length < partitions.length) parts.push(`contains(__partition, chr(0))`);
+  return `(${parts.join(' OR ')})`;
+}
+
+/** Explicit read types: every column for JSON lines (read_json takes all or none), the overridden ones for CSV. */
+type ReadOverrides = readonly { name: string; type: DuckDBType }[];
+
+function inputSql(file: string, format: InputFormat, overrides?: ReadOverrides): string {
   const path = sqlString(file);
+  const types = overrides === undefined ? '' : `{${overrides.map((c) => `${sqlString(c.name)}: ${sqlString(typeSql(c.type))}`).join(', ')}}`;
   switch (format) {
-    case 'jsonl': return `read_json(${path}, format = 'newline_delimited')`;
-    case 'csv': return `read_csv(${path}, header = true)`;
+    case 'jsonl': return `read_json(${path}, format = 'newline_delimited'${overrides === undefined ? '' : `, columns = ${types}`})`;
+    case 'csv': return `read_csv(${path}, header = true${overrides === undefined ? '' : `, types = ${types}`})`;
     case 'parquet': return `read_parquet(${path}, ${READ_OPTIONS})`;
   }
+}
+
+/** The read types that keep the table's text columns the input's text (readType), or undefined when none differ. */
+function textReadOverrides(format: InputFormat, input: readonly { name: string; type: DuckDBType }[], table: readonly { name: string; type: DuckDBType }[]): ReadOverrides | undefined {
+  if (format === 'parquet') return undefined;
+  const read = input.map((column) => {
+    const tableColumn = table.find((t) => t.name === column.name);
+    return { name: column.name, type: tableColumn === undefined ? column.type : readType(column.type, tableColumn.type) };
+  });
+  const changed = read.filter((column, index) => typeSql(column.type) !== typeSql(input[index]!.type));
+  if (changed.length === 0) return undefined;
+  return format === 'jsonl' ? read : changed;
 }
 
 /** A key field (possibly nested, `a.b`) rendered as Hudi renders it into keys and partition paths. */
@@ -447,7 +583,7 @@ function keyFieldSql(field: string, columns: readonly BatchColumn[]): string {
   const [top, ...rest] = field.split('.');
   const column = columns.find((c) => c.name === top);
   if (column === undefined) {
-    throw new HudiError(`key field "${field}" is not a column of the input`, { fix: `input columns: ${columns.map((c) => c.name).join(', ')}` });
+    throw new InputError(`key field "${field}" is not a column of the input`, { fix: `input columns: ${columns.map((c) => c.name).join(', ')}` });
   }
   const access = [sqlIdentifier(top!), ...rest.map((part) => sqlString(part))].reduce((acc, part, i) => (i === 0 ? part : `struct_extract(${acc}, ${part})`), '');
   const type = rest.length === 0 ? column.type : 'UNKNOWN';

@@ -9,7 +9,7 @@ import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
-import { ConflictError, HudiError, errorMessage } from '../errors.js';
+import { ConflictError, HudiError, InputError, errorMessage } from '../errors.js';
 import type { KeyGenerator } from '../keygen.js';
 import type { BadRecord } from '../writer/write-client.js';
 import type { ErrorLine, LandingBucket } from './types.js';
@@ -60,7 +60,7 @@ export async function appendWriterRejections(
  */
 export function inputProblem(error: unknown, inputFile: string): string | undefined {
   if (!(error instanceof HudiError) || error instanceof ConflictError) return undefined;
-  const aboutInput = error.location === inputFile || /is not a column of the input/.test(error.message);
+  const aboutInput = error instanceof InputError || error.location === inputFile;
   return aboutInput ? error.message.split(`${inputFile}: `).join('').split(inputFile).join('the object') : undefined;
 }
 

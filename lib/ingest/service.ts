@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { InputFormat } from '../engine/write.js';
-import { HudiError, errorMessage } from '../errors.js';
+import { HudiError, NotAHudiTableError, errorMessage } from '../errors.js';
 import { createKeyGenerator, keyGeneratorOptionsFromTable, type KeyGenerator } from '../keygen.js';
 import { assertNoMetadataTable } from '../metadata-table.js';
 import { normalizeEtag } from '../storage/etag.js';
@@ -165,7 +165,7 @@ async function assertIngestable(table: Storage): Promise<void> {
   try {
     config = await readTableConfig(table);
   } catch (error) {
-    if (error instanceof HudiError && /not a Hudi table/.test(error.message)) return;
+    if (error instanceof NotAHudiTableError) return;
     throw error;
   }
   assertNoMetadataTable(config, table.uriOf(PROPERTIES_FILE), 'an ingest');
@@ -177,7 +177,7 @@ async function keyGeneratorFor(table: Storage, props: ReadonlyMap<string, string
   try {
     config = await readTableConfig(table);
   } catch (error) {
-    if (!(error instanceof HudiError && /not a Hudi table/.test(error.message))) throw error;
+    if (!(error instanceof NotAHudiTableError)) throw error;
     const location = 'TABLE_PROPERTIES';
     config = tableConfigFromProperties(newTableProperties(newTableOptionsFromWriteProperties(props, location)), location);
   }

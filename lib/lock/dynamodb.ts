@@ -383,6 +383,7 @@ export async function ensureLockTable(client: DynamoDBClient, tableName: string,
       await client
         .send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { Enabled: true, AttributeName: LOCK_TTL_ATTRIBUTE } }))
         .catch((error: unknown) => {
+          // DynamoDB answers a second enable with a plain ValidationException: its text is the only tell.
           if (!/already enabled/i.test(errorMessage(error))) throw error;
         });
     }

@@ -35,7 +35,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Context, S3Event, S3ObjectCreatedNotificationEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { InputFormat } from '../engine/write.js';
-import { HudiError, errorMessage } from '../errors.js';
+import { EventError, HudiError, errorMessage } from '../errors.js';
 import { ingestObject, s3LandingBucket, type IngestLog, type IngestResult } from '../ingest/index.js';
 import { openStorage, parseS3Uri } from '../storage/index.js';
 import type { Storage } from '../storage/port.js';
@@ -264,9 +264,13 @@ export function ingestConfigFromEnv(env: Environment): IngestConfig {
 // ---- events ----
 
 function isSqsEvent(event: unknown): event is SQSEvent {
-  if (typeof event !== 'object' || event === null || !('Records' in event) || !Array.isArray(event.Records)) return false;
-  const first: unknown = event.Records[0];
-  return typeof first === 'object' && first !== null && (first as { eventSource?: unknown }).eventSource === 'aws:sqs';
+  if (!isRecord(event) || !Array.isArray(event['Records'])) return false;
+  const records: unknown[] = event['Records'];
+  if (pathOf(records[0], 'eventSource') !== 'aws:sqs') return false;
+  // The batch processor reads every message's id and body: a batch with a message that has none is no SQS batch.
+  const bad = records.findIndex((record) => typeof pathOf(record, 'messageId') !== 'string' || typeof pathOf(record, 'body') !== 'string');
+  if (bad >= 0) throw new EventError(`SQS Records[${bad}] is ${isRecord(records[bad]) ? 'a message without messageId or body (strings)' : describeValue(records[bad])}`, { location: 'the event', fix: EVENT_FIX });
+  return true;
 }
 
 /** An SNS notification (SNS → SQS without raw delivery) carries the S3 event as its Message. */
@@ -278,37 +282,69 @@ function unwrapSns(body: unknown): unknown {
   return body;
 }
 
-/** The objects an S3 notification or EventBridge event names (none for S3's test event). */
+const EVENT_FIX = 'invoke ingest with an S3 notification ({"Records": [{"eventName": "ObjectCreated:Put", "s3": {...}}]}), an EventBridge S3 event, or SQS messages carrying one';
+
+/** What a value is, for messages: "null", "a string", "an array", ... */
+function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  const type = typeof value;
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `value.a.b...` when every step is an object, else undefined. */
+function pathOf(value: unknown, ...fields: string[]): unknown {
+  let current = value;
+  for (const field of fields) {
+    if (!isRecord(current)) return undefined;
+    current = current[field];
+  }
+  return current;
+}
+
+/** The objects an S3 notification or EventBridge event names (none for S3's test event); an EventError for anything else. */
 export function deliveriesOf(event: unknown, messageId?: string): Delivery[] {
   const from = messageId === undefined ? {} : { messageId };
-  if (typeof event !== 'object' || event === null) throw new HudiError('the event is not an object');
-  if ((event as { Event?: unknown }).Event === 's3:TestEvent') return [];
-  if ('Records' in event && Array.isArray(event.Records)) {
-    return (event as S3Event).Records.map((record) => {
-      if (record.s3?.bucket?.name === undefined || typeof record.s3.object?.key !== 'string') throw new HudiError('an S3 event record has no bucket or key');
+  const location = messageId === undefined ? 'the event' : `SQS message ${messageId}`;
+  if (!isRecord(event)) throw new EventError(`is ${describeValue(event)}, not an S3 event`, { location, fix: EVENT_FIX });
+  if (event['Event'] === 's3:TestEvent') return [];
+  const records = event['Records'];
+  if (records !== undefined) {
+    if (!Array.isArray(records)) throw new EventError(`its Records is ${describeValue(records)}, not a list of S3 event records`, { location, fix: EVENT_FIX });
+    return records.map((record: unknown, index) => {
+      const bucket = pathOf(record, 's3', 'bucket', 'name');
+      const key = pathOf(record, 's3', 'object', 'key');
+      const eventName = pathOf(record, 'eventName');
+      if (typeof bucket !== 'string' || typeof key !== 'string' || typeof eventName !== 'string') {
+        const what = !isRecord(record) ? `is ${describeValue(record)}` : 'has no s3.bucket.name, s3.object.key or eventName (strings)';
+        throw new EventError(`Records[${index}] ${what}, not an S3 event record`, { location, fix: EVENT_FIX });
+      }
+      const etag = pathOf(record, 's3', 'object', 'eTag');
       return {
-        bucket: record.s3.bucket.name,
-        key: decodeS3EventKey(record.s3.object.key),
-        etag: record.s3.object.eTag,
-        eventName: record.eventName,
-        created: record.eventName.startsWith('ObjectCreated'),
+        bucket,
+        key: decodeS3EventKey(key),
+        etag: typeof etag === 'string' ? etag : undefined,
+        eventName,
+        created: eventName.startsWith('ObjectCreated'),
         ...from,
       };
     });
   }
-  if ('detail' in event && (event as { source?: unknown }).source === 'aws.s3') {
-    const bridge = event as S3ObjectCreatedNotificationEvent;
-    if (typeof bridge.detail?.bucket?.name !== 'string' || typeof bridge.detail.object?.key !== 'string') throw new HudiError('an EventBridge S3 event has no bucket or key');
-    return [{
-      bucket: bridge.detail.bucket.name,
-      key: bridge.detail.object.key,
-      etag: bridge.detail.object.etag,
-      eventName: bridge['detail-type'],
-      created: bridge['detail-type'] === 'Object Created',
-      ...from,
-    }];
+  if (event['source'] === 'aws.s3' && 'detail' in event) {
+    const bucket = pathOf(event, 'detail', 'bucket', 'name');
+    const key = pathOf(event, 'detail', 'object', 'key');
+    const detailType = event['detail-type'];
+    if (typeof bucket !== 'string' || typeof key !== 'string' || typeof detailType !== 'string') {
+      throw new EventError('an EventBridge S3 event without detail.bucket.name, detail.object.key or detail-type (strings)', { location, fix: EVENT_FIX });
+    }
+    const etag = pathOf(event, 'detail', 'object', 'etag');
+    return [{ bucket, key, etag: typeof etag === 'string' ? etag : undefined, eventName: detailType, created: detailType === 'Object Created', ...from }];
   }
-  throw new HudiError('unknown event: expected an S3 notification, an EventBridge S3 event or SQS messages carrying one');
+  throw new EventError('is an object without Records or an EventBridge S3 detail: not an S3 notification, EventBridge S3 event or SQS message batch', { location, fix: EVENT_FIX });
 }
 
 /** S3 notifications URL-encode keys with `+` for spaces. */

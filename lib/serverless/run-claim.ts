@@ -12,6 +12,7 @@ import { clusteringWorkDir } from '../timeline/work-folder.js';
 import { HEARTBEAT_EXPIRY_MS } from '../rollback.js';
 import type { Storage } from '../storage/port.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
+import { settleAll } from '../storage/concurrency.js';
 
 export interface RunClaim {
   readonly runId: string;
@@ -29,7 +30,7 @@ export function runClaimPath(instantTime: string): string {
 }
 
 export async function readRunActivity(storage: Storage, instantTime: string, now: Date = new Date()): Promise<RunActivity> {
-  const [heartbeat, claimObject] = await Promise.all([storage.head(heartbeatPath(instantTime)), storage.head(runClaimPath(instantTime))]);
+  const [heartbeat, claimObject] = await settleAll([storage.head(heartbeatPath(instantTime)), storage.head(runClaimPath(instantTime))]);
   let claim: RunClaim | undefined;
   if (claimObject !== undefined) {
     try {

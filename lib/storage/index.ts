@@ -10,7 +10,7 @@ export type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, Versio
 export { normalizeEtag } from './etag.js';
 export { LocalStorage } from './local.js';
 export { S3Storage, s3ClientFromEnv, describeS3Error, type S3StorageOptions, type S3Action } from './s3.js';
-export { mapWithConcurrency } from './concurrency.js';
+export { BoundedTasks, mapWithConcurrency, settleAll } from './concurrency.js';
 export { deleteMany } from './delete-many.js';
 
 export interface OpenStorageOptions {

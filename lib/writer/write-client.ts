@@ -1,6 +1,11 @@
 /**
  * Copy-on-write writes (HoodieWriteClient for COW tables): bulk_insert, insert, upsert and delete of one batch.
  *
+ * Before anything is written, every check that can refuse the input: the table's config (a new table's is held in
+ * memory until then), the input's columns and values against the table's schema and types (no value changes on the
+ * way in, lib/engine/exact-cast.ts), record keys, partition paths and ordering values (record-checks.ts); a refusal
+ * is an InputError and leaves no file behind.
+ *
  * Timeline protocol, as Hudi: `T.commit.requested` (under the lock, T strictly greater than every instant) →
  * `T.inflight` (workload profile) → data files (each announced by a marker first) → under the lock, the check that T
  * is still inflight and no rollback names it (Hudi's transitionState requires the old state to exist), the conflict
@@ -16,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AlreadyExistsError, ConflictError, HudiError, InstantRolledBackError, errorMessage } from '../errors.js';
+import { AlreadyExistsError, ConflictError, HudiError, InputError, InstantRolledBackError, NotAHudiTableError, errorMessage } from '../errors.js';
 import { WriteSession, type ExistingBaseFile, type InputFormat, type KeyFieldColumns, type RowKey, type WriteSessionOptions } from '../engine/write.js';
 import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type FileSystemView } from '../fs-view.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
@@ -26,14 +31,14 @@ import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-tab
 import { stageFiles } from '../reader.js';
 import { findRollbackOf, rollbackInstant } from '../rollback.js';
 import { withMetaFields, type AvroRecordSchema } from '../schema.js';
-import { mapWithConcurrency } from '../storage/concurrency.js';
+import { BoundedTasks, mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { HudiTable, PARTITION_METAFILE, withTableLock } from '../table.js';
-import { newTableOptionsFromWriteProperties, PROPERTIES_FILE } from '../table-config.js';
+import { newTableOptionsFromWriteProperties, newTableProperties, PROPERTIES_FILE, tableConfigFromProperties, type TableConfig } from '../table-config.js';
 import { createTable } from '../table-init.js';
 import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
 import { newInstantTime } from '../timeline/instant.js';
-import { startHeartbeat } from '../timeline/heartbeat.js';
+import { startHeartbeat, type Heartbeat } from '../timeline/heartbeat.js';
 import { createMarker, deleteMarkerDir, listMarkers } from '../timeline/markers.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
@@ -41,7 +46,8 @@ import { createRequested, transitionToCompleted, transitionToInflight } from '..
 import { describeFileGroup, findConflicts } from './conflict.js';
 import { hudiFooter } from './footer.js';
 import { averageRecordSize, planBuckets, rowGroupRows, type Bucket, type CandidateFile } from './small-files.js';
-import { resolveRecordPayload, writeConfigFromProperties, type WriteConfig, type WriteOperation } from './write-config.js';
+import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
+import { resolveRecordPayload, writeConfigFromProperties, WRITE_KEYS, type RecordPayload, type WriteConfig, type WriteOperation } from './write-config.js';
 
 export interface BadRecord {
   /** 0-based row of the input. */
@@ -92,49 +98,64 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
   const progress = options.onProgress ?? (() => {});
   const workDir = await mkdtemp(join(options.tempDir ?? tmpdir(), 'hudi-write-'));
   const session = await WriteSession.open({ ...options.engine, ...(options.engine?.tempDirectory ? {} : { tempDirectory: join(workDir, 'duckdb') }) });
-  let createdTable = false;
   try {
-    let table = await openOrNull(storage);
+    // Everything that can refuse the input runs before anything is written: a new table is only created, and an
+    // instant only requested, once every check passed (the table config of a new table is held in memory till then).
+    const existing = await openOrNull(storage);
+    const newTable = existing === undefined ? newTableOptionsFromWriteProperties(props, 'write properties') : undefined;
+    const tableConfig = existing?.config ?? tableConfigFromProperties(newTableProperties(newTable!), 'write properties');
+    assertWritable(tableConfig, existing === undefined ? 'write properties' : storage.uriOf(PROPERTIES_FILE));
     // One listing serves the type template now and the write's file groups later.
-    const view = table === undefined ? undefined : await table.fileSystemView();
+    const view = existing === undefined ? undefined : await existing.fileSystemView();
     const template = view === undefined ? undefined : newestBaseFile(view);
     const templates = await stageFiles(storage, template === undefined ? [] : [template], workDir);
-    const batch = await session.loadBatch(options.input, templates.localPaths);
+    const batch = await session.loadBatch(options.input, templates.localPaths, { missingColumns: config.missingColumns });
     progress(`loaded ${batch.rowCount} records from ${options.input.file}`);
+    if (existing === undefined && batch.rowCount === 0) throw noRecordsError(options.input.file, true, false);
 
     let tableSchema: AvroRecordSchema;
-    if (table === undefined) {
-      const newTable = newTableOptionsFromWriteProperties(props, 'write properties');
-      tableSchema = await session.avroSchemaOfBatch(newTable.tableName);
-      await createTable(storage, { ...newTable, createSchema: JSON.stringify(tableSchema) });
-      createdTable = true;
-      table = await HudiTable.open(storage, { mode: 'write' });
+    if (existing === undefined) {
+      tableSchema = await session.avroSchemaOfBatch(newTable!.tableName);
     } else {
-      tableSchema = (await table.schema())?.schema ?? (await session.avroSchemaOfBatch(table.config.name));
+      tableSchema = (await existing.schema())?.schema ?? (await session.avroSchemaOfBatch(existing.config.name));
     }
-    assertWritable(table);
-    return await writeToTable(table, view, templates.localPaths, session, batch.rowCount, tableSchema, config, options, workDir, createdTable);
+    const prepared = await prepareRecords(session, tableConfig, storage, batch.rowCount, config, options);
+    if (prepared.records === 0 && (existing === undefined || !config.allowEmptyCommit)) throw noRecordsError(options.input.file, existing === undefined, batch.rowCount > 0);
+
+    let table = existing;
+    if (table === undefined) {
+      await createTable(storage, { ...newTable!, createSchema: JSON.stringify(tableSchema) });
+      table = await HudiTable.open(storage, { mode: 'write' });
+    }
+    return await writeToTable(table, view, templates.localPaths, session, tableSchema, config, options, workDir, existing === undefined, prepared);
   } finally {
     await session.close();
     await rm(workDir, { recursive: true, force: true });
   }
 }
 
+function noRecordsError(file: string, newTable: boolean, hadRows: boolean): InputError {
+  const what = `the input has no records${hadRows ? ' that can be written' : ''}`;
+  return new InputError(newTable ? `${what}, so there is nothing to create the table from` : `${what} and ${WRITE_KEYS.allowEmptyCommit.key}=false`, {
+    location: file,
+    fix: newTable ? 'write a batch with records to create the table; nothing was written' : `nothing was written (with ${WRITE_KEYS.allowEmptyCommit.key}=true, Hudi's default, an empty input makes an empty commit)`,
+  });
+}
+
 async function openOrNull(storage: Storage): Promise<HudiTable | undefined> {
   try {
     return await HudiTable.open(storage, { mode: 'write' });
   } catch (error) {
-    if (error instanceof HudiError && /not a Hudi table/.test(error.message)) return undefined;
+    if (error instanceof NotAHudiTableError) return undefined;
     throw error;
   }
 }
 
-function assertWritable(table: HudiTable): void {
-  const location = table.storage.uriOf('.hoodie/hoodie.properties');
-  if (!table.config.populateMetaFields) {
+function assertWritable(config: TableConfig, location: string): void {
+  if (!config.populateMetaFields) {
     throw new HudiError('writes to tables without meta fields (hoodie.populate.meta.fields=false) are not supported', { location, fix: 'write this table with Hudi' });
   }
-  assertNoMetadataTable(table.config, location, 'a write');
+  assertNoMetadataTable(config, location, 'a write');
 }
 
 /** The newest latest base file, whose Parquet types new files copy (Hudi's decimal and timestamp encodings). */
@@ -142,61 +163,137 @@ function newestBaseFile(view: FileSystemView): string | undefined {
   return view.latestBaseFiles().sort((a, b) => b.instantTime.localeCompare(a.instantTime))[0]?.path;
 }
 
-async function writeToTable(
-  table: HudiTable, startView: FileSystemView | undefined, tableTemplates: readonly string[], session: WriteSession, rowCount: number, tableSchema: AvroRecordSchema, config: WriteConfig,
-  options: WriteOptions, workDir: string, createdTable: boolean,
-): Promise<WriteResult> {
-  const { storage } = table;
-  const props = options.properties ?? new Map<string, string>();
-  const progress = options.onProgress ?? (() => {});
-  const operation = options.operation;
+/** The batch's records, keyed, checked and combined: what the write will apply, decided before its instant exists. */
+interface PreparedRecords {
+  /** Rows of the input. */
+  readonly rowCount: number;
+  /** Records the write applies (bad ones left out). */
+  readonly records: number;
+  readonly badRecords: BadRecord[];
+  readonly partitions: string[];
+  readonly precombineField: string | undefined;
+  readonly payload: RecordPayload | undefined;
+  readonly lock: LockProvider;
+}
 
-  // Record keys and partition paths, computed by the table's key generator (set-wise in the engine when it can).
-  const keygenOptions = keyGeneratorOptionsFromTable(table.config);
+/** A record the write cannot take, with what to do about it. */
+interface RecordProblem extends BadRecord {
+  readonly fix: string;
+}
+
+/**
+ * Record keys and partition paths by the table's key generator (set-wise in the engine when it can), then every
+ * per-record check: a usable key, a partition path readers find again, and the ordering value Hudi requires when
+ * it combines records. Records failing one are refused (default) or left out and reported (`badRecords: 'skip'`).
+ */
+async function prepareRecords(
+  session: WriteSession, tableConfig: TableConfig, storage: Storage, rowCount: number, config: WriteConfig, options: WriteOptions,
+): Promise<PreparedRecords> {
+  const props = options.properties ?? new Map<string, string>();
+  const operation = options.operation;
+  const keygenOptions = keyGeneratorOptionsFromTable(tableConfig);
   const plan = declarativeKeyPlan(keygenOptions);
-  let badRecords: BadRecord[];
+  const keyFix = 'every record needs a value for the record key field(s)';
+  const problems: RecordProblem[] = [];
   let partitions: string[];
   if (plan !== undefined) {
-    ({ badRecords, partitions } = await session.setRowKeysFromPlan(plan));
+    const keyed = await session.setRowKeysFromPlan(plan);
+    problems.push(...keyed.badRecords.map((bad) => ({ ...bad, fix: keyFix })));
+    partitions = keyed.partitions;
   } else {
     const keygen = createKeyGenerator(keygenOptions);
     const fields = [...new Set([...keygen.recordKeyFields, ...keygen.partitionFields])];
     const computed = computeKeys(await session.keyFieldValues(fields), rowCount, fields, keygen);
-    badRecords = computed.badRecords;
+    problems.push(...computed.badRecords.map((bad) => ({ ...bad, fix: keyFix })));
     partitions = [...new Set(computed.keys.map((k) => k.partitionPath))].sort();
     await session.setRowKeys(computed.keys);
   }
-  if (badRecords.length > 0 && (options.badRecords ?? 'fail') === 'fail') {
-    const first = badRecords[0]!;
-    throw new HudiError(`${badRecords.length} record(s) have no usable key; the first, row ${first.row + 1}: ${first.reason}`, {
-      location: options.input.file,
-      fix: 'fix those records; nothing was written',
-    });
-  }
-  const precombineField = table.config.precombineField;
-  const combine = operation === 'upsert' ? config.combineBeforeUpsert : operation === 'delete' ? config.combineBeforeDelete : config.combineBeforeInsert;
-  // The payload decides how records merge: against stored ones on upsert, among a batch's duplicates when combining.
-  const payload = operation === 'upsert' || (combine && operation !== 'delete') ? resolveRecordPayload(config, table.config.properties, storage.uriOf(PROPERTIES_FILE)) : undefined;
-  if (combine && operation !== 'delete' && precombineField !== undefined && !session.batchColumns().some((c) => c.name === precombineField)) {
-    throw new HudiError(`the precombine field "${precombineField}" is not in the input`, { location: options.input.file, fix: 'add the column, or write with hoodie.combine.before.upsert=false' });
-  }
-  await session.buildIncoming({ combine, ...(precombineField === undefined ? {} : { precombineField }) });
+  const skip = (options.badRecords ?? 'fail') === 'skip';
 
-  const lock = options.lock ?? lockProviderFor(props, table.config.name, storage);
+  const rules = { ...keygenOptions, localStorage: storage.localPath?.(PROPERTIES_FILE) !== undefined };
+  const badPartitions = new Map(partitions.flatMap((p) => {
+    const problem = partitionPathProblem(p, rules);
+    return problem === undefined ? [] : [[p, problem] as const];
+  }));
+  if (badPartitions.size > 0) {
+    for (const { row, partitionPath } of await session.rowsInPartitions([...badPartitions.keys()])) {
+      const problem = badPartitions.get(partitionPath)!;
+      problems.push({ row, reason: problem.reason, fix: problem.fix });
+    }
+    if (skip) await session.dropKeyedRows({ partitions: [...badPartitions.keys()] });
+  }
+
+  const precombineField = tableConfig.precombineField;
+  const combine = operation === 'upsert' ? config.combineBeforeUpsert : operation === 'delete' ? config.combineBeforeDelete : config.combineBeforeInsert;
+  // Hudi gives records an ordering value whenever it combines them, and refuses a null one.
+  if (combine && operation !== 'delete' && precombineField !== undefined) {
+    if (!session.batchColumns().some((c) => c.name === precombineField)) {
+      throw new InputError(`the precombine field "${precombineField}" is not in the input`, { location: options.input.file, fix: `add the column, or write with ${combineKey(operation)}=false` });
+    }
+    const nullRows = await session.keyedRowsWithNull(precombineField);
+    problems.push(...nullRows.map((row) => ({ row, reason: nullOrderingReason(precombineField), fix: `give every record a ${precombineField} value, or write with ${combineKey(operation)}=false` })));
+    if (skip && nullRows.length > 0) await session.dropKeyedRows({ nullColumn: precombineField });
+  }
+
+  const byRow = new Map<number, RecordProblem>();
+  for (const problem of problems.sort((a, b) => a.row - b.row)) if (!byRow.has(problem.row)) byRow.set(problem.row, problem);
+  const badRecords = [...byRow.values()];
+  const refuse = (): InputError => {
+    const first = badRecords[0]!;
+    return new InputError(`${badRecords.length} record(s) cannot be written; the first, row ${first.row + 1}: ${first.reason}`, {
+      location: options.input.file,
+      fix: `${first.fix}; nothing was written`,
+    });
+  };
+  if (badRecords.length > 0 && !skip) throw refuse();
+  const keyed = await session.keyedSummary();
+  // Skipping every record would leave an empty commit that says nothing of why: the input is refused instead.
+  if (keyed.rows === 0 && badRecords.length > 0) throw refuse();
+  // The payload decides how records merge: against stored ones on upsert, among a batch's duplicates when combining.
+  const payload = operation === 'upsert' || (combine && operation !== 'delete') ? resolveRecordPayload(config, tableConfig.properties, storage.uriOf(PROPERTIES_FILE)) : undefined;
+  await session.buildIncoming({ combine, ...(precombineField === undefined ? {} : { precombineField }) });
+  const lock = options.lock ?? lockProviderFor(props, tableConfig.name, storage);
+  return {
+    rowCount, records: keyed.rows, badRecords: badRecords.map(({ row, reason }) => ({ row, reason })), partitions: keyed.partitions,
+    precombineField, payload, lock,
+  };
+}
+
+function combineKey(operation: WriteOperation): string {
+  return operation === 'upsert' ? WRITE_KEYS.combineBeforeUpsert.key : WRITE_KEYS.combineBeforeInsert.key;
+}
+
+async function writeToTable(
+  table: HudiTable, startView: FileSystemView | undefined, tableTemplates: readonly string[], session: WriteSession, tableSchema: AvroRecordSchema, config: WriteConfig,
+  options: WriteOptions, workDir: string, createdTable: boolean, prepared: PreparedRecords,
+): Promise<WriteResult> {
+  const { storage } = table;
+  const progress = options.onProgress ?? (() => {});
+  const operation = options.operation;
+  const { rowCount, badRecords, partitions, precombineField, payload, lock } = prepared;
+
   const now = options.now ?? (() => new Date());
   const startTimeline = table.timeline;
   const completedAtStart = new Set(startTimeline.completed().map((i) => `${i.time}.${i.action}`));
   const instantTime = await withTableLock(table, lock, async (current) => {
     const time = newInstantTime(current.timeline.allTimes(), now(), current.config.timelineTimeZone);
-    await createRequested(storage, time, 'commit');
+    try {
+      await createRequested(storage, time, 'commit');
+    } catch (error) {
+      // The request may have landed although its answer did not (a timeout): T is ours alone, so take it back.
+      await storage.delete([instantPath({ time, action: 'commit', state: 'REQUESTED' })]).catch(() => undefined);
+      throw error;
+    }
     return time;
   }, { waitMs: config.lockWaitMs });
   progress(`instant ${instantTime}: ${operation} of ${rowCount} records into ${partitions.length} partition(s)${payload === undefined ? '' : `, merged with ${payload.className.slice(payload.className.lastIndexOf('.') + 1)} (${payload.source})`}`);
 
-  const heartbeat = await startHeartbeat(storage, instantTime);
+  let heartbeat: Heartbeat | undefined;
   /** Every data file this write uploaded (or began to), for the clean-up when another writer took the instant away. */
   const uploaded: string[] = [];
   try {
+    // Inside the try: once T is requested, every failure reaches the rollback.
+    heartbeat = await startHeartbeat(storage, instantTime);
     const view = startView ?? (await table.fileSystemView());
     const latest = operation === 'bulk_insert' ? [] : partitions.flatMap((p) => view.latestBaseFiles(p));
     const stagedFiles = await stageFiles(storage, latest.map((f) => f.path), workDir);
@@ -234,7 +331,8 @@ async function writeToTable(
     const schemaWithMeta = JSON.stringify(withMetaFields(tableSchema));
     const rowGroupSize = rowGroupRows(config, averageSize);
     const stats: WriteStat[] = new Array(plan.buckets.length);
-    const uploads: Promise<void>[] = [];
+    // Each file uploads while the next is written; all uploads settle before the write goes on or rolls back.
+    const uploads = new BoundedTasks(UPLOAD_CONCURRENCY);
     let inserted = 0;
     let updated = 0;
     let deleted = 0;
@@ -263,12 +361,16 @@ async function writeToTable(
         runtimeStats: { totalScanTime: 0, totalUpsertTime: bucket.kind === 'UPDATE' ? Date.now() - started : 0, totalCreateTime: bucket.kind === 'INSERT' ? Date.now() - started : 0 },
       });
       uploaded.push(path);
-      uploads.push(storage.uploadFile(path, localFile));
-      if (uploads.length >= UPLOAD_CONCURRENCY) await Promise.all(uploads.splice(0));
+      await uploads.run(() => storage.uploadFile(path, localFile));
       progress(`file group ${index + 1}/${plan.buckets.length}: ${result.rowCount} records → ${path}`);
     };
-    for (const [index, bucket] of plan.buckets.entries()) await writeBucket(bucket, index);
-    await Promise.all(uploads);
+    try {
+      for (const [index, bucket] of plan.buckets.entries()) await writeBucket(bucket, index);
+    } finally {
+      // Also when writing a file failed: no upload may still be landing while the rollback deletes.
+      await uploads.drain().catch(() => undefined);
+    }
+    await uploads.drain();
     await writePartitionMetadata(storage, partitions.filter((p) => !view.allPartitionPaths().includes(p)), instantTime);
     if (options.afterDataFiles) await options.afterDataFiles();
 
@@ -284,7 +386,7 @@ async function writeToTable(
       // First: once another writer rolled T back, that is the error, whatever else changed meanwhile (a Spark writer
       // that rolls T back eagerly may also have bootstrapped the metadata table or updated our file groups).
       await assertStillInflight(storage, current, instantTime);
-      const completedSinceStart = await Promise.all(current.completedWrites()
+      const completedSinceStart = await settleAll(current.completedWrites()
         .filter((i) => !completedAtStart.has(`${i.time}.${i.action}`) && i.time !== instantTime)
         .map(async (i) => ({ time: i.time, action: i.action, metadata: await readCommitMetadata(storage, i) })));
       const pending = (await pendingClusteringPlans(storage, current)).map(({ instant, plan: clustering }) => ({
@@ -310,7 +412,7 @@ async function writeToTable(
     await rollbackAfterFailure(table, instantTime, lock, error, uploaded);
     throw error;
   } finally {
-    await heartbeat.stop();
+    await heartbeat?.stop();
   }
 }
 
@@ -342,7 +444,11 @@ async function rollbackAfterFailure(table: HudiTable, instantTime: string, lock:
   try {
     const reloaded = await table.reload();
     const instant = reloaded.timeline.find(instantTime);
-    if (instant?.state === 'COMPLETED') return;
+    if (instant?.state === 'COMPLETED') {
+      // The commit's request landed although its answer did not (a timeout): the write is visible, nothing to undo.
+      if (cause instanceof Error) cause.message += ` [the commit ${instantTime} completed nonetheless: the write is visible]`;
+      return;
+    }
     if (instant === undefined) {
       // Another writer took the instant off the timeline; what it did not delete of ours, we do.
       await removeLeftovers(reloaded.storage, instantTime, uploaded);
@@ -424,7 +530,7 @@ function workloadProfile(
 
 /** `.hoodie_partition_metadata` in each new partition folder, as Hudi writes it. */
 async function writePartitionMetadata(storage: Storage, partitions: readonly string[], instantTime: string): Promise<void> {
-  await Promise.all(partitions.map(async (partition) => {
+  await settleAll(partitions.map(async (partition) => {
     const depth = partition === '' ? 0 : partition.split('/').length;
     const body = `#partition metadata\n#${new Date().toUTCString()}\ncommitTime=${instantTime}\npartitionDepth=${depth}\n`;
     try {

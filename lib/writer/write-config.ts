@@ -26,6 +26,13 @@ export interface WriteConfig {
    * in the write properties); undefined leaves it to the table (resolveRecordPayload).
    */
   readonly payloadClass: string | undefined;
+  /**
+   * Table columns the input lacks: refused (Hudi's default) or stored as NULL, with
+   * hoodie.write.set.null.for.missing.columns or hoodie.datasource.write.reconcile.schema.
+   */
+  readonly missingColumns: 'refuse' | 'null';
+  /** An input without records still makes a commit (hoodie.allow.empty.commit, default true as in Hudi). */
+  readonly allowEmptyCommit: boolean;
   /** Bloom filter of record keys in each base file footer (Hudi's bloom index reads it). */
   readonly bloom: { numEntries: number; fpp: number; maxEntries: number; type: 'DYNAMIC_V0' | 'SIMPLE' };
 }
@@ -50,6 +57,17 @@ export const WRITE_KEYS = {
       'OverwriteWithLatestAvroPayload: the incoming record wins; DefaultHoodieRecordPayload: a stored record with a greater precombine value is kept. ' +
       'With either, duplicates within one batch keep the greatest precombine value (the later record on a tie)',
   },
+  setNullForMissingColumns: {
+    key: 'hoodie.write.set.null.for.missing.columns',
+    default: false,
+    description: 'store NULL in table columns the input lacks (false: such an input is refused, as Hudi\'s MissingSchemaFieldException)',
+  },
+  reconcileSchema: {
+    key: 'hoodie.datasource.write.reconcile.schema',
+    default: false,
+    description: 'conform the input to the table\'s schema: columns it lacks are stored as NULL (input columns the table lacks are refused either way: this writer does not evolve schemas)',
+  },
+  allowEmptyCommit: { key: 'hoodie.allow.empty.commit', default: true, description: 'an input without records makes an empty commit (false: it writes nothing)' },
   bloomNumEntries: { key: 'hoodie.index.bloom.num_entries', default: 60000, description: 'bloom filter entries per row (its size: about 430 KB per base file at the default)' },
   bloomFpp: { key: 'hoodie.index.bloom.fpp', default: 0.000000001, description: 'bloom filter false-positive probability' },
   bloomMaxEntries: { key: 'hoodie.bloom.index.filter.dynamic.max.entries', default: 100000, description: 'entries at which the dynamic bloom filter stops growing' },
@@ -90,6 +108,9 @@ export function writeConfigFromProperties(props: ReadonlyMap<string, string>, lo
     rejectUpdatesDuringClustering: !/SparkAllowUpdateStrategy|AllowUpdate/.test(updatesStrategy),
     lockWaitMs: numberOf(props, k.lockWaitMs.key, k.lockWaitMs.default, location),
     payloadClass: nonEmpty(props.get(k.payloadClass.key)) ?? nonEmpty(props.get(TABLE_PAYLOAD_CLASS_KEY)),
+    missingColumns: booleanOf(props, k.setNullForMissingColumns.key, k.setNullForMissingColumns.default, location) || booleanOf(props, k.reconcileSchema.key, k.reconcileSchema.default, location)
+      ? 'null' : 'refuse',
+    allowEmptyCommit: booleanOf(props, k.allowEmptyCommit.key, k.allowEmptyCommit.default, location),
     bloom: {
       numEntries: numberOf(props, k.bloomNumEntries.key, k.bloomNumEntries.default, location, 1),
       fpp: numberOf(props, k.bloomFpp.key, k.bloomFpp.default, location),
