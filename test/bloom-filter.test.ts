@@ -507,3 +507,53 @@ describe('throughput', () => {
     assert.ok(filter.mightContain(keys[0]!) && filter.mightContain(keys[999_999]!));
   });
 });
+
+describe('union (binary copy merges the inputs\' filters)', () => {
+  const keysOf = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, index) => `${prefix}-${index}`);
+
+  test('DYNAMIC_V0: rows pack as the keys would; every key of every input passes and the union survives serialization', () => {
+    const options = { numEntries: 100, fpp: 0.001, maxEntries: 1000, type: 'DYNAMIC_V0' as const };
+    const sets = [keysOf('a', 250), keysOf('b', 30), keysOf('c', 70)];
+    const filters = sets.map((keys) => {
+      const filter = createBloomFilter(options);
+      for (const key of keys) filter.add(key);
+      return HoodieBloomFilter.deserialize(filter.serialize(), 'DYNAMIC_V0');
+    });
+    const union = HoodieBloomFilter.union(filters, options.maxEntries)!;
+    for (const key of sets.flat()) assert.ok(union.mightContain(key), key);
+    // 250 keys are rows of 100, 100, 50; with 30 and 70 that packs into 100, 100, 100, 50: four rows, as 350 keys make.
+    assert.equal(union.rowCount, 4);
+    assert.equal(union.currentRowRecordCount, 50);
+    const again = HoodieBloomFilter.deserialize(union.serialize(), 'DYNAMIC_V0');
+    for (const key of sets.flat()) assert.ok(again.mightContain(key));
+    assert.ok(keysOf('z', 200).filter((key) => again.mightContain(key)).length < 20, 'not saturated');
+  });
+
+  test('caps rows as Hudi grows them and ORs the rest onto the least loaded row; SIMPLE is one row', () => {
+    const options = { numEntries: 50, fpp: 0.01, maxEntries: 100 };
+    const filters = [keysOf('a', 50), keysOf('b', 50), keysOf('c', 50)].map((keys) => {
+      const filter = createBloomFilter({ ...options, type: 'DYNAMIC_V0' });
+      for (const key of keys) filter.add(key);
+      return filter;
+    });
+    const union = HoodieBloomFilter.union(filters, options.maxEntries)!;
+    assert.equal(union.rowCount, 2);
+    for (const key of [...keysOf('a', 50), ...keysOf('b', 50), ...keysOf('c', 50)]) assert.ok(union.mightContain(key));
+    const simple = [keysOf('x', 40), keysOf('y', 40)].map((keys) => {
+      const filter = createBloomFilter({ ...options, type: 'SIMPLE' });
+      for (const key of keys) filter.add(key);
+      return filter;
+    });
+    const simpleUnion = HoodieBloomFilter.union(simple)!;
+    assert.equal(simpleUnion.typeCode, 'SIMPLE');
+    assert.equal(simpleUnion.rowCount, 1);
+    for (const key of [...keysOf('x', 40), ...keysOf('y', 40)]) assert.ok(simpleUnion.mightContain(key));
+  });
+
+  test('refuses filters of different sizes, hashes or types', () => {
+    const one = createBloomFilter({ numEntries: 100, fpp: 0.001 });
+    assert.equal(HoodieBloomFilter.union([one, createBloomFilter({ numEntries: 200, fpp: 0.001 })]), undefined);
+    assert.equal(HoodieBloomFilter.union([one, createBloomFilter({ numEntries: 100, fpp: 0.001, type: 'SIMPLE' })]), undefined);
+    assert.equal(HoodieBloomFilter.union([]), undefined);
+  });
+});

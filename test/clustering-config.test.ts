@@ -197,6 +197,11 @@ describe('CLUSTERING_KEYS and defaults', () => {
       'hoodie.clustering.plan.strategy.target.file.max.bytes': '1073741824',
       'hoodie.clustering.plan.strategy.single.group.clustering.enabled': 'true',
       'hoodie.clustering.plan.strategy.sort.columns': undefined,
+      // Ours, not Hudi's (binary copy's schema evolution key is Hudi 1.1's).
+      'hoodie.clustering.plan.strategy.max.files.per.group': '10000',
+      'hoodie.clustering.plan.strategy.binary.copy.enable': 'true',
+      'hoodie.clustering.plan.strategy.binary.copy.schema.evolution.enable': 'false',
+      'hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes': '4194304',
       'hoodie.clustering.max.parallelism': '15',
       'hoodie.clustering.group.read.parallelism': '20',
       'hoodie.clustering.updates.strategy': 'org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy',
@@ -243,6 +248,10 @@ describe('CLUSTERING_KEYS and defaults', () => {
       updatesStrategyClass: REJECT_UPDATE_STRATEGY,
       rollbackPendingClusteringOnConflict: false,
       preserveCommitMetadata: true,
+      binaryCopyEnabled: true,
+      binaryCopySchemaEvolution: false,
+      binaryCopyMinRowGroupBytes: 4194304,
+      maxFilesPerGroup: 10000,
       layoutOptimizationStrategy: 'linear',
       curveBuildMethod: 'direct',
       buildCurveSampleSize: 200000,
@@ -251,6 +260,21 @@ describe('CLUSTERING_KEYS and defaults', () => {
     assert.ok(Object.isFrozen(config.sortColumns));
     assert.ok(Object.isFrozen(config.partitionSelected));
     assert.deepEqual(DEFAULT_CLUSTERING_CONFIG, config);
+  });
+
+  it('takes Hudi 1.1\'s binary-copy executor as asking for binary copy, and plans name one Hudi 0.15 runs', () => {
+    const { config, warnings } = resolveClusteringConfig({
+      event: { 'hoodie.clustering.execution.strategy.class': 'org.apache.hudi.client.clustering.run.strategy.SparkBinaryCopyClusteringExecutionStrategy' },
+    });
+    assert.equal(config.executionStrategyClass, SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY);
+    assert.equal(config.binaryCopyEnabled, true);
+    assert.match(warnings.join('\n'), /Hudi 1\.1's/);
+    assert.throws(() => resolveClusteringConfig({
+      event: {
+        'hoodie.clustering.execution.strategy.class': 'org.apache.hudi.client.clustering.run.strategy.SparkBinaryCopyClusteringExecutionStrategy',
+        'hoodie.clustering.plan.strategy.binary.copy.enable': 'false',
+      },
+    }), /contradicts/);
   });
 
   it('maps keys to environment variable names', () => {

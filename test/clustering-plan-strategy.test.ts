@@ -191,6 +191,14 @@ describe('buildClusteringGroupsForPartition', () => {
     ]);
   });
 
+  it('also closes a group at max.files.per.group files (ours), however few bytes they hold', () => {
+    // Sizes descending: 9, 8, ... 3; groups of 3 files although 100 bytes would take them all.
+    const slices = [3, 4, 5, 6, 7, 8, 9].map((size) => slice(`f${size}`, size));
+    const groups = buildClusteringGroupsForPartition('p', slices, grouping({ maxFilesPerGroup: 3 }));
+    assert.deepEqual(summary(groups).map((group) => group.ids), [['f9', 'f8', 'f7'], ['f6', 'f5', 'f4'], ['f3']]);
+    assert.deepEqual(summary(buildClusteringGroupsForPartition('p', slices, grouping())).map((group) => group.ids.length), [7]);
+  });
+
   it('drops a single-slice last group when single-group clustering is off and there are no sort columns', () => {
     // Same split as above: [60] closed, [41] last. Only the LAST group is checked: the closed [60] stays.
     const noSingle = grouping({ singleGroupClusteringEnabled: false });

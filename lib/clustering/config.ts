@@ -30,6 +30,8 @@ export const SPARK_SIZE_BASED_PLAN_STRATEGY = `${PLAN_STRATEGY_PACKAGE}.SparkSiz
 export const FLINK_SIZE_BASED_PLAN_STRATEGY = `${PLAN_STRATEGY_PACKAGE}.FlinkSizeBasedClusteringPlanStrategy`;
 export const JAVA_SIZE_BASED_PLAN_STRATEGY = `${PLAN_STRATEGY_PACKAGE}.JavaSizeBasedClusteringPlanStrategy`;
 export const SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY = `${RUN_STRATEGY_PACKAGE}.SparkSortAndSizeExecutionStrategy`;
+/** Hudi 1.1's binary-copy executor: asks for binary copy (on by default here); plans still name SparkSortAndSize, which Hudi 0.15 can run. */
+export const SPARK_BINARY_COPY_EXECUTION_STRATEGY = `${RUN_STRATEGY_PACKAGE}.SparkBinaryCopyClusteringExecutionStrategy`;
 export const JAVA_SORT_AND_SIZE_EXECUTION_STRATEGY = `${RUN_STRATEGY_PACKAGE}.JavaSortAndSizeExecutionStrategy`;
 export const REJECT_UPDATE_STRATEGY = `${UPDATE_STRATEGY_PACKAGE}.SparkRejectUpdateStrategy`;
 export const ALLOW_UPDATE_STRATEGY = `${UPDATE_STRATEGY_PACKAGE}.SparkAllowUpdateStrategy`;
@@ -110,6 +112,14 @@ export interface ClusteringConfig {
   readonly rollbackPendingClusteringOnConflict: boolean;
   /** hoodie.clustering.preserve.commit.metadata: becomes the plan's preserveHoodieMetadata. */
   readonly preserveCommitMetadata: boolean;
+  /** hoodie.clustering.plan.strategy.binary.copy.enable (ours): bin-pack groups copy row groups instead of rewriting rows, where safe. */
+  readonly binaryCopyEnabled: boolean;
+  /** hoodie.clustering.plan.strategy.binary.copy.schema.evolution.enable (Hudi 1.1): copy files whose schemas differ by added columns. */
+  readonly binaryCopySchemaEvolution: boolean;
+  /** hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes (ours): rewrite instead when input row groups average less. */
+  readonly binaryCopyMinRowGroupBytes: number;
+  /** hoodie.clustering.plan.strategy.max.files.per.group (ours): a group closes at this many files, whatever their bytes. */
+  readonly maxFilesPerGroup: number;
   /** hoodie.layout.optimize.strategy */
   readonly layoutOptimizationStrategy: SortLayout;
   /** hoodie.layout.optimize.curve.build.method (DIRECT / SAMPLE, in sort-columns.ts's lower-case vocabulary) */
@@ -175,7 +185,7 @@ export const CLUSTERING_KEYS: readonly ClusteringKeySpec[] = Object.freeze([
   }),
   keySpec('hoodie.clustering.async.max.commits', '4', 'Commits needed since the last clustering before async clustering is scheduled; the serverless trigger waits for it too when no clustering key above is on (its own policy).'),
   keySpec('hoodie.clustering.plan.strategy.class', SPARK_SIZE_BASED_PLAN_STRATEGY, 'Planner: the size-based planners (Spark/Flink/Java) pick file slices smaller than small.file.limit in each partition.'),
-  keySpec('hoodie.clustering.execution.strategy.class', SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY, 'Executor named in the plan: sorts each group by the sort columns and writes files of about target.file.max.bytes.'),
+  keySpec('hoodie.clustering.execution.strategy.class', SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY, 'Executor named in the plan: sorts each group by the sort columns and writes files of about target.file.max.bytes. Hudi 1.1\'s SparkBinaryCopyClusteringExecutionStrategy is accepted and asks for binary copy (on by default here); plans then still name SparkSortAndSizeExecutionStrategy, which Hudi 0.15 can run.'),
   keySpec('hoodie.clustering.plan.partition.filter.mode', 'NONE', 'Which partitions to plan: NONE (all), RECENT_DAYS, SELECTED_PARTITIONS (begin..end) or DAY_ROLLING (index % 24 = hour).'),
   keySpec('hoodie.clustering.plan.strategy.daybased.lookback.partitions', '2', 'RECENT_DAYS: how many partitions (newest first, after skipping) to plan; 0 means all.'),
   keySpec('hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions', '0', 'RECENT_DAYS: how many of the newest partitions to skip.'),
@@ -189,6 +199,10 @@ export const CLUSTERING_KEYS: readonly ClusteringKeySpec[] = Object.freeze([
   keySpec('hoodie.clustering.plan.strategy.target.file.max.bytes', String(1024 * MIB), 'Target output file size: a group of N bytes writes ceil(N / this) files.'),
   keySpec('hoodie.clustering.plan.strategy.single.group.clustering.enabled', 'true', 'Also plan a partition\'s last group when it holds a single file slice (always done when sort columns are set).'),
   keySpec('hoodie.clustering.plan.strategy.sort.columns', undefined, 'Comma-separated columns to sort the clustered data by.'),
+  keySpec('hoodie.clustering.plan.strategy.max.files.per.group', '10000', 'Not a Hudi key: a group also closes once it holds this many files, however small they are, so one execute-group stays within a Lambda\'s 15 minutes and file handles on a table of tiny files (Hudi caps a group by bytes only).'),
+  keySpec('hoodie.clustering.plan.strategy.binary.copy.enable', 'true', 'Not a Hudi key: a group without sort columns is clustered by copying its files\' Parquet row groups byte for byte into the new files (only _hoodie_file_name is re-encoded, the footer rebuilt), as Hudi 1.1\'s SparkBinaryCopyClusteringExecutionStrategy does; where that is not safe (see the run\'s report for the reason) the rows are rewritten. false always rewrites.'),
+  keySpec('hoodie.clustering.plan.strategy.binary.copy.schema.evolution.enable', 'false', 'Binary copy of files whose Parquet schemas differ: older files may lack top-level columns of the newest one (written as nulls); with false only files of one schema are copied (Hudi 1.1\'s key).'),
+  keySpec('hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes', String(4 * MIB), 'Not a Hudi key: binary copy keeps row groups as they are, so groups whose input row groups average fewer bytes than this are rewritten into large row groups instead.'),
   keySpec('hoodie.clustering.max.parallelism', '15', 'At most this many clustering groups are executed at the same time.'),
   keySpec('hoodie.clustering.group.read.parallelism', '20', 'Parallelism when reading the records of one clustering group.'),
   keySpec('hoodie.clustering.updates.strategy', REJECT_UPDATE_STRATEGY, 'Updates to file groups in a pending clustering plan: SparkRejectUpdateStrategy refuses them, SparkAllowUpdateStrategy lets them through.'),
@@ -502,7 +516,24 @@ function buildConfig(settings: ReadonlyMap<string, Setting>, warnings: string[])
     );
   }
 
-  const executionStrategies = [SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY, JAVA_SORT_AND_SIZE_EXECUTION_STRATEGY] as const;
+  const executionStrategies = [SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY, JAVA_SORT_AND_SIZE_EXECUTION_STRATEGY, SPARK_BINARY_COPY_EXECUTION_STRATEGY] as const;
+  const givenExecutionStrategy = read.oneOf<ExecutionStrategyClass | typeof SPARK_BINARY_COPY_EXECUTION_STRATEGY>(
+    'hoodie.clustering.execution.strategy.class',
+    Object.fromEntries(executionStrategies.map((name) => [name, name])),
+    identity,
+    executionStrategies,
+  );
+  const binaryCopyEnabled = read.boolean('hoodie.clustering.plan.strategy.binary.copy.enable');
+  if (givenExecutionStrategy === SPARK_BINARY_COPY_EXECUTION_STRATEGY) {
+    if (!binaryCopyEnabled) {
+      const key = 'hoodie.clustering.plan.strategy.binary.copy.enable';
+      read.fail(key, read.setting(key), `contradicts hoodie.clustering.execution.strategy.class=${SPARK_BINARY_COPY_EXECUTION_STRATEGY}`, 'drop one of the two');
+    }
+    warnings.push(
+      `hoodie.clustering.execution.strategy.class ${SPARK_BINARY_COPY_EXECUTION_STRATEGY} is Hudi 1.1's: binary copy is used where it is safe, ` +
+        `and plans name ${SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY} so Hudi 0.15 can run them`,
+    );
+  }
   const updatesStrategies = [REJECT_UPDATE_STRATEGY, ALLOW_UPDATE_STRATEGY] as const;
   const layoutStrategies: Readonly<Record<string, SortLayout>> = { linear: 'linear', 'z-order': 'z-order', zorder: 'z-order', hilbert: 'hilbert' };
   const curveBuildMethods: Readonly<Record<string, CurveBuildMethod>> = { DIRECT: 'direct', SAMPLE: 'sample' };
@@ -525,12 +556,7 @@ function buildConfig(settings: ReadonlyMap<string, Setting>, warnings: string[])
     asyncClusteringEnabled: read.boolean('hoodie.clustering.async.enabled'),
     asyncMaxCommits: read.count('hoodie.clustering.async.max.commits', 0),
     planStrategyClass,
-    executionStrategyClass: read.oneOf<ExecutionStrategyClass>(
-      'hoodie.clustering.execution.strategy.class',
-      Object.fromEntries(executionStrategies.map((name) => [name, name])),
-      identity,
-      executionStrategies,
-    ),
+    executionStrategyClass: givenExecutionStrategy === SPARK_BINARY_COPY_EXECUTION_STRATEGY ? SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY : givenExecutionStrategy,
     partitionFilterMode,
     lookbackPartitions: read.count('hoodie.clustering.plan.strategy.daybased.lookback.partitions', 0),
     skipFromLatestPartitions: read.count('hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions', 0),
@@ -554,6 +580,10 @@ function buildConfig(settings: ReadonlyMap<string, Setting>, warnings: string[])
     ),
     rollbackPendingClusteringOnConflict: read.boolean('hoodie.clustering.rollback.pending.replacecommit.on.conflict'),
     preserveCommitMetadata: read.boolean('hoodie.clustering.preserve.commit.metadata'),
+    binaryCopyEnabled,
+    binaryCopySchemaEvolution: read.boolean('hoodie.clustering.plan.strategy.binary.copy.schema.evolution.enable'),
+    binaryCopyMinRowGroupBytes: read.bytes('hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes', 0),
+    maxFilesPerGroup: read.count('hoodie.clustering.plan.strategy.max.files.per.group', 1),
     layoutOptimizationStrategy: read.oneOf('hoodie.layout.optimize.strategy', layoutStrategies, lowerCase, SORT_LAYOUTS),
     curveBuildMethod: read.oneOf('hoodie.layout.optimize.curve.build.method', curveBuildMethods, upperCase, ['DIRECT', 'SAMPLE']),
     buildCurveSampleSize: read.count('hoodie.layout.optimize.build.curve.sample.size', 1),

@@ -12,26 +12,31 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HudiError } from '../errors.js';
-import type { ColumnStats, FileColumnStats, OutputRange, ParquetColumnInfo, ParquetEngine, SortColumnDescription, SortKey } from '../engine/port.js';
-import { baseFileName, joinPartitionPath } from '../fs-view.js';
+import type { ColumnStats, FileColumnStats, FileRows, OutputRange, ParquetColumnInfo, ParquetEngine, SortColumnDescription, SortKey } from '../engine/port.js';
+import { baseFileName, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
 import { buildCurveKeys, sortRowsByCurveKey, type CurveKeyBatch, type CurveSortColumn, type SortValue } from '../layout/curves.js';
 import { stageFiles, withTableLocations } from '../reader.js';
 import { assertNoMetadataTable } from '../metadata-table.js';
 import { withMetaFields } from '../schema.js';
+import { planBinaryCopy, planCopyOutputs, readCopyInput, writeCopiedFile, type CopyInput, type CopyLayout } from '../parquet/binary-copy.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { HudiTable } from '../table.js';
 import { PROPERTIES_FILE } from '../table-config.js';
+import type { ClusteringPlan } from '../timeline/clustering-plan.js';
 import { newWriteStat } from '../timeline/commit-metadata.js';
+import { compareInstantTimes } from '../timeline/instant.js';
 import { startHeartbeat } from '../timeline/heartbeat.js';
 import { createMarker } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
-import type { BloomFilterOptions } from '../writer/bloom-filter.js';
-import { hudiFooter } from '../writer/footer.js';
+import { BLOOM_FILTER_TYPE_CODE_FOOTER_KEY, type BloomFilterOptions } from '../writer/bloom-filter.js';
+import { HUDI_FOOTER_KEYS, hudiFooter, hudiFooterValues, mergedHudiFooter } from '../writer/footer.js';
+import { readFooterKeyValues, readRowCount } from '../parquet/footer.js';
+import { CODEC, canRecompress } from '../parquet/pages.js';
 import type { ClusteringConfig } from './config.js';
 import {
   assertClusteringPending, assertNotCompletedMeanwhile, ensureInflight, groupPartition, loadClusteringInstant, sliceStoragePath, writeGroupResult, type GroupResult,
 } from './instant.js';
-import { toComparable, type ComparableValue, type FileSummary } from './report.js';
+import { toComparable, type ComparableValue, type FileSummary, type GroupExecution } from './report.js';
 import { groupOrder, groupOrderKind, planSortColumns, type GroupOrder } from './sort-columns.js';
 
 export interface ExecuteGroupOptions {
@@ -48,6 +53,11 @@ export interface ExecuteGroupOptions {
   readonly parquetBlockBytes?: number;
   /** hoodie.index.bloom.* / hoodie.bloom.index.filter.*: the footers' bloom filter, as the writer's (default Hudi's). */
   readonly bloom?: Partial<BloomFilterOptions>;
+  /**
+   * hoodie.parquet.compression.codec (snappy, gzip, zstd, brotli, uncompressed) for binary copy: chunks of other
+   * codecs are recompressed to it, as Hudi's binary copy does. Unset keeps every chunk's codec. (Rewrites write snappy.)
+   */
+  readonly compressionCodec?: string;
 }
 
 /** hoodie.parquet.block.size: the row group size Hudi's writers aim for. */
@@ -57,6 +67,9 @@ const DEFAULT_UPLOAD_CONCURRENCY = 4;
 /** Rewrites with more outputs when a file came out above target.file.max.bytes by more than a row group. */
 const MAX_SIZING_ATTEMPTS = 3;
 const RECORD_KEY = '_hoodie_record_key';
+const FILE_NAME_COLUMN = '_hoodie_file_name';
+/** Footers read at once when deciding on binary copy. */
+const FOOTER_CONCURRENCY = 8;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Pure parts.
@@ -119,7 +132,7 @@ function groupSeed(instantTime: string, groupIndex: number): number {
 export async function executeGroup(table: HudiTable, instantTime: string, groupIndex: number, options: ExecuteGroupOptions): Promise<GroupResult> {
   const started = Date.now();
   const { storage } = table;
-  const { engine, config } = options;
+  const { config } = options;
   const { instant, plan } = await loadClusteringInstant(table, instantTime);
   assertClusteringPending(storage, instant);
   // Fail before the work: commit would refuse it (and checks again under the lock).
@@ -147,64 +160,13 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   const staged = await stageFiles(storage, inputPaths, workDir);
   try {
     const inputs = staged.localPaths;
-    const inputStats = await engine.columnStats(inputs);
-    const inputRows = inputStats.reduce((total, file) => total + file.rowCount, 0);
-    const inputSizes = await Promise.all(inputs.map(async (file) => (await stat(file)).size));
-    const inputBytes = inputSizes.reduce((total, size) => total + size, 0);
-    const columnTypes = columnInfoByName((await engine.readFooter(inputs[inputs.length - 1]!)).schema);
-
-    const sorting: { orderBy?: SortKey[]; rowRanks?: Uint32Array } =
-      order.kind === 'linear'
-        ? { orderBy: order.columns.map((column) => ({ column })) }
-        : order.kind === 'curve' && inputRows > 0
-          ? { rowRanks: await curveRanks(engine, inputs, order, inputRows, config.buildCurveSampleSize, groupSeed(instantTime, groupIndex)) }
-          : {};
-
-    const blockBytes = rowGroupBytesFor(await engine.memoryLimitBytes(), options.parquetBlockBytes);
-    let outputCount = Math.min(group.numOutputFileGroups, Math.max(inputRows, 1));
-    let written: { file: string; fileId: string; fileName: string; rows: number; bytes: number; stats: FileColumnStats }[] = [];
-    const outputDir = join(workDir, 'out');
-    let copyMs = 0;
-    for (let attempt = 1; inputRows > 0; attempt++) {
-      const ranges = planOutputRanges(inputRows, outputCount);
-      const outputs: OutputRange[] = ranges.map((range, outputIndex) => {
-        const fileId = clusteringFileId(instantTime, groupIndex, outputIndex);
-        const fileName = baseFileName(fileId, clusteringWriteToken(groupIndex, outputIndex), instantTime);
-        const keepMetadata = plan.preserveHoodieMetadata || !populateMetaFields;
-        const constantColumns: Record<string, string> = { _hoodie_file_name: fileName };
-        if (!keepMetadata) constantColumns['_hoodie_commit_time'] = instantTime;
-        return {
-          file: join(outputDir, fileName),
-          ...range,
-          keyValues: populateMetaFields ? {} : hudiFooter([], schemaWithMeta, { populateMetaFields }),
-          constantColumns,
-          // HoodieRecord.generateSequenceId: <instant>_<task partition>_<record index>.
-          ...(keepMetadata ? {} : { sequenceColumns: { _hoodie_commit_seqno: `${instantTime}_${outputIndex}_` } }),
-        };
-      });
-      const copyStarted = Date.now();
-      await engine.copySorted({
-        inputs,
-        ...sorting,
-        outputs,
-        rowGroupSize: rowGroupRows(inputBytes, inputRows, ranges[0]!.rowCount, blockBytes),
-        ...(populateMetaFields ? { footerFromColumn: { column: RECORD_KEY, build: (keys: Iterable<string>) => hudiFooter(keys, schemaWithMeta, options.bloom === undefined ? {} : { bloom: options.bloom }) } } : {}),
-      });
-      copyMs = Date.now() - copyStarted;
-      const outputStats = await engine.columnStats(outputs.map((output) => output.file));
-      written = await Promise.all(
-        outputs.map(async (output, index) => {
-          const fileName = output.file.slice(outputDir.length + 1);
-          return { file: output.file, fileId: fileName.slice(0, fileName.indexOf('_')), fileName, rows: output.rowCount, bytes: (await stat(output.file)).size, stats: outputStats[index]! };
-        }),
-      );
-      // Hudi's writers roll over to a new file at target.file.max.bytes; one row group of slack is what that allows.
-      const oversized = written.filter((file) => file.bytes > config.targetFileMaxBytes + Math.ceil(file.bytes / Math.max(1, file.stats.rowGroupCount)));
-      if (oversized.length === 0 || attempt >= MAX_SIZING_ATTEMPTS || outputCount >= inputRows) break;
-      const largest = Math.max(...written.map((file) => file.bytes));
-      outputCount = Math.min(inputRows, Math.max(outputCount + 1, Math.ceil((outputCount * largest) / config.targetFileMaxBytes)));
-      await rm(outputDir, { recursive: true, force: true });
-    }
+    const context: GroupContext = {
+      table, instantTime, groupIndex, plan, inputs, sliceNames: inputPaths.map((path) => path.slice(path.lastIndexOf('/') + 1)),
+      outputDir: join(workDir, 'out'), numOutputFileGroups: group.numOutputFileGroups, order, sortColumns, schemaWithMeta, populateMetaFields, options,
+    };
+    const copy = await binaryCopyPlan(context);
+    const outcome = copy.layout !== undefined ? await copyGroup(context, copy.inputs, copy.layout) : await rewriteGroup(context, copy.reason);
+    const { written } = outcome;
 
     // Markers first: a rollback finds every object this attempt may have uploaded.
     for (const file of written) await createMarker(storage, instantTime, partitionPath, file.fileName, 'CREATE');
@@ -213,7 +175,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
       storage.uploadFile(joinPartitionPath(partitionPath, file.fileName), file.file),
     );
 
-    const perFileMs = written.length === 0 ? 0 : Math.round(copyMs / written.length);
+    const perFileMs = written.length === 0 ? 0 : Math.round(outcome.writeMs / written.length);
     const writeStats = written.map((file) =>
       newWriteStat({
         fileId: file.fileId,
@@ -227,27 +189,18 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
         runtimeStats: { totalScanTime: 0, totalUpsertTime: 0, totalCreateTime: perFileMs },
       }),
     );
-    const samples = sortColumns.length === 0 || inputRows === 0
-      ? {}
-      : await sampleSortValues(engine, inputs, sortColumns, columnTypes, options.reportSamples ?? DEFAULT_REPORT_SAMPLES);
     const result: GroupResult = {
       instantTime,
       groupIndex,
       partitionPath,
       inputFiles: inputs.length,
-      inputBytes,
-      inputRows,
+      inputBytes: outcome.inputBytes,
+      inputRows: outcome.inputRows,
       order: groupOrderKind(order),
       sortColumns,
       writeStats,
       durationMs: Date.now() - started,
-      report: {
-        groupIndex,
-        partitionPath,
-        before: inputStats.map((file, index) => fileSummary(file, inputSizes[index]!, sortColumns, columnTypes)),
-        after: written.map((file) => fileSummary(file.stats, file.bytes, sortColumns, columnTypes)),
-        samples,
-      },
+      report: { groupIndex, partitionPath, before: outcome.before, after: outcome.after, samples: outcome.samples, execution: outcome.execution },
     };
     await writeGroupResult(storage, result);
     return result;
@@ -258,6 +211,271 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
     await staged.cleanup();
     await rm(workDir, { recursive: true, force: true });
   }
+}
+
+/** What both ways of writing a group's outputs need. */
+interface GroupContext {
+  readonly table: HudiTable;
+  readonly instantTime: string;
+  readonly groupIndex: number;
+  readonly plan: ClusteringPlan;
+  /** Local paths of the staged input files, in plan order. */
+  readonly inputs: readonly string[];
+  /** The input files' own names (`<fileId>_<token>_<instant>.parquet`), in plan order. */
+  readonly sliceNames: readonly string[];
+  readonly outputDir: string;
+  readonly numOutputFileGroups: number;
+  readonly order: GroupOrder;
+  readonly sortColumns: readonly string[];
+  readonly schemaWithMeta: string;
+  readonly populateMetaFields: boolean;
+  readonly options: ExecuteGroupOptions;
+}
+
+interface WrittenOutput {
+  readonly file: string;
+  readonly fileId: string;
+  readonly fileName: string;
+  readonly rows: number;
+  readonly bytes: number;
+}
+
+/** A group's outputs on local disk and its part of the report. */
+interface GroupOutcome {
+  readonly written: readonly WrittenOutput[];
+  readonly inputRows: number;
+  readonly inputBytes: number;
+  readonly writeMs: number;
+  readonly before: readonly FileSummary[];
+  readonly after: readonly FileSummary[];
+  readonly samples: Record<string, (ComparableValue | null)[]>;
+  readonly execution: GroupExecution;
+}
+
+function outputName(instantTime: string, groupIndex: number, outputIndex: number): { fileId: string; fileName: string } {
+  const fileId = clusteringFileId(instantTime, groupIndex, outputIndex);
+  return { fileId, fileName: baseFileName(fileId, clusteringWriteToken(groupIndex, outputIndex), instantTime) };
+}
+
+/** The Hudi footer of an output holding these record keys (the writer's bloom settings), or of a table without meta fields. */
+function outputFooter(context: GroupContext, keys: Iterable<string>): Record<string, string> {
+  const { bloom } = context.options;
+  return context.populateMetaFields
+    ? hudiFooter(keys, context.schemaWithMeta, bloom === undefined ? {} : { bloom })
+    : hudiFooter([], context.schemaWithMeta, { populateMetaFields: false });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Binary copy.
+
+/**
+ * Whether this group's outputs can be the inputs' row groups copied byte for byte (lib/parquet/binary-copy.ts), and
+ * the reason when not. Binary copy changes nothing a reader sees but the file a row is in, so it is used whenever the
+ * group keeps the rows' order and metadata and the files allow it; otherwise the group is rewritten.
+ */
+async function binaryCopyPlan(context: GroupContext): Promise<{ inputs: CopyInput[]; layout: CopyLayout; reason?: undefined } | { reason: string; layout?: undefined }> {
+  const { config } = context.options;
+  if (!config.binaryCopyEnabled) return { reason: 'binary copy is off (hoodie.clustering.plan.strategy.binary.copy.enable=false)' };
+  if (context.order.kind !== 'input') return { reason: `the rows are sorted by ${context.sortColumns.join(', ')}` };
+  if (context.populateMetaFields && !context.plan.preserveHoodieMetadata) {
+    return { reason: 'the plan does not preserve the records\' metadata (hoodie.clustering.preserve.commit.metadata=false), so _hoodie_commit_time and _hoodie_commit_seqno are rewritten' };
+  }
+  // Every file holds at least one row group: small files mean small row groups, without reading a footer.
+  const sizes = await Promise.all(context.inputs.map(async (file) => (await stat(file)).size));
+  const averageFile = sizes.reduce((total, size) => total + size, 0) / Math.max(1, sizes.length);
+  if (averageFile < config.binaryCopyMinRowGroupBytes) {
+    return {
+      reason: `the input files average ${(averageFile / 1024).toFixed(1)} KiB, so their row groups are smaller than ` +
+        `hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes=${config.binaryCopyMinRowGroupBytes}: a rewrite makes large row groups`,
+    };
+  }
+  const inputs = await mapWithConcurrency([...context.inputs], FOOTER_CONCURRENCY, (file) => readCopyInput(file));
+  const plan = planBinaryCopy(inputs, {
+    fileNameColumn: FILE_NAME_COLUMN,
+    schemaEvolution: config.binaryCopySchemaEvolution,
+    minRowGroupBytes: config.binaryCopyMinRowGroupBytes,
+    schemaFrom: newestInput(context.sliceNames),
+  });
+  return plan.layout === undefined ? { reason: plan.refusal } : { inputs, layout: plan.layout };
+}
+
+/** The input written last (by its instant time, then plan order): its schema is the group's under schema evolution. */
+function newestInput(names: readonly string[]): number {
+  let newest = 0;
+  names.forEach((name, index) => {
+    const time = parseBaseFileName(name)?.instantTime ?? '';
+    if (compareInstantTimes(time, parseBaseFileName(names[newest]!)?.instantTime ?? '') >= 0) newest = index;
+  });
+  return newest;
+}
+
+/**
+ * Copy the inputs' row groups, in plan order, into files of at most target.file.max.bytes (cut at row group
+ * boundaries; at least the plan's numOutputFileGroups when there are enough row groups). Each output's Hudi footer
+ * comes from its record keys, read by the engine while the previous output's pages are copied.
+ */
+async function copyGroup(context: GroupContext, inputs: readonly CopyInput[], layout: CopyLayout): Promise<GroupOutcome> {
+  const { engine, config } = context.options;
+  await mkdir(context.outputDir, { recursive: true });
+  const rowGroups = inputs.flatMap((input, inputIndex) => {
+    let firstRow = 0;
+    return input.rowGroups.map((rowGroup, index) => {
+      const entry = { input: inputIndex, index, firstRow, rows: rowGroup.numRows, bytes: rowGroup.bytes };
+      firstRow += rowGroup.numRows;
+      return entry;
+    });
+  });
+  const runs = planCopyOutputs(rowGroups.map((rowGroup) => rowGroup.bytes), config.targetFileMaxBytes, context.numOutputFileGroups);
+  // Hudi's way first: merge the inputs' footers (key range, bloom filter); from the record keys when that fails.
+  let footersFromKeys: string | undefined;
+  const footerOf = async (run: readonly (typeof rowGroups)[number][]): Promise<Record<string, string>> => {
+    if (!context.populateMetaFields) return outputFooter(context, []);
+    if (footersFromKeys === undefined) {
+      const files = [...new Set(run.map((rowGroup) => inputs[rowGroup.input]!.file))];
+      const values = await mapWithConcurrency(files, FOOTER_CONCURRENCY, async (file) => hudiFooterValues(await readFooterKeyValues(file, HUDI_FOOTER_KEYS)));
+      const merged = mergedHudiFooter(values, context.schemaWithMeta, { maxEntries: context.options.bloom?.maxEntries });
+      const wanted = context.options.bloom?.type;
+      if (merged.footer !== undefined && (wanted === undefined || merged.footer[BLOOM_FILTER_TYPE_CODE_FOOTER_KEY] === wanted)) return merged.footer;
+      footersFromKeys = merged.reason ?? `the inputs' bloom filters are not of type ${wanted ?? ''} (hoodie.bloom.index.filter.type)`;
+    }
+    // Consecutive row groups of one input are one range of its rows.
+    const ranges: FileRows[] = [];
+    for (const rowGroup of run) {
+      const file = inputs[rowGroup.input]!.file;
+      const last = ranges[ranges.length - 1];
+      if (last !== undefined && last.file === file && last.rowStart + last.rowCount === rowGroup.firstRow) last.rowCount += rowGroup.rows;
+      else ranges.push({ file, rowStart: rowGroup.firstRow, rowCount: rowGroup.rows });
+    }
+    return outputFooter(context, await engine.columnValues(ranges, RECORD_KEY));
+  };
+  const codec = copyCodec(context.options.compressionCodec);
+  const started = Date.now();
+  const written: WrittenOutput[] = [];
+  let nextFooter = runs.length > 0 ? footerOf(rowGroups.slice(...runs[0]!)) : undefined;
+  nextFooter?.catch(() => undefined);
+  for (const [outputIndex, [start, end]] of runs.entries()) {
+    const { fileId, fileName } = outputName(context.instantTime, context.groupIndex, outputIndex);
+    const file = join(context.outputDir, fileName);
+    const footer = nextFooter!;
+    // The next output's keys are read (and its bloom filter built) while this one's pages are copied.
+    nextFooter = outputIndex + 1 < runs.length ? footer.then(() => footerOf(rowGroups.slice(...runs[outputIndex + 1]!))) : undefined;
+    nextFooter?.catch(() => undefined);
+    const run = rowGroups.slice(start, end);
+    const result = await writeCopiedFile({
+      file, inputs, layout, rowGroups: run.map((rowGroup) => [rowGroup.input, rowGroup.index] as const), fileName, keyValues: footer,
+      ...(codec === undefined ? {} : { codec }),
+    });
+    const expected = run.reduce((total, rowGroup) => total + rowGroup.rows, 0);
+    const read = await engine.countRows([file]);
+    if (result.rows !== expected || read !== expected) {
+      throw new HudiError(`binary copy wrote ${read} rows (by its footer) instead of ${expected}`, { location: file, fix: 'retry; if it repeats, report it as a bug' });
+    }
+    written.push({ file, fileId, fileName, rows: expected, bytes: result.bytes });
+  }
+  const writeMs = Date.now() - started;
+  const inputRows = inputs.reduce((total, input) => total + input.numRows, 0);
+  return {
+    written,
+    inputRows,
+    inputBytes: inputs.reduce((total, input) => total + input.bytes, 0),
+    writeMs,
+    before: inputs.map((input) => ({ bytes: input.bytes, rows: input.numRows, ranges: {} })),
+    after: written.map((file) => ({ bytes: file.bytes, rows: file.rows, ranges: {} })),
+    samples: {},
+    execution: { method: 'binary-copy', rowGroups: rowGroups.length, ...(footersFromKeys === undefined ? {} : { footersFromKeys }) },
+  };
+}
+
+/** hoodie.parquet.compression.codec → the parquet.thrift code binary copy recompresses to. */
+function copyCodec(name: string | undefined): number | undefined {
+  if (name === undefined) return undefined;
+  const code = (CODEC as Readonly<Record<string, number>>)[name.toUpperCase()];
+  if (code === undefined || !canRecompress(CODEC.UNCOMPRESSED, code)) {
+    throw new HudiError(`hoodie.parquet.compression.codec "${name}" is not one binary copy can write`, { fix: 'use snappy, gzip, zstd, brotli or uncompressed' });
+  }
+  return code;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rewriting.
+
+/** Read, order and write the group's rows with the engine (copySorted), for groups binary copy cannot do. */
+async function rewriteGroup(context: GroupContext, reason: string): Promise<GroupOutcome> {
+  const { engine, config } = context.options;
+  const { inputs, order, plan, populateMetaFields, instantTime, groupIndex, sortColumns, outputDir } = context;
+  // Without sort columns the report needs only each input's rows: its footer's num_rows, not every chunk's statistics
+  // (DuckDB's parquet_metadata rows for 10,000 files cost more than rewriting their rows).
+  const inputStats = sortColumns.length === 0 ? undefined : await engine.columnStats(inputs);
+  const inputFileRows = inputStats?.map((file) => file.rowCount) ?? await mapWithConcurrency([...inputs], FOOTER_CONCURRENCY, (file) => readRowCount(file));
+  const inputRows = inputFileRows.reduce((total, rows) => total + rows, 0);
+  const inputSizes = await Promise.all(inputs.map(async (file) => (await stat(file)).size));
+  const inputBytes = inputSizes.reduce((total, size) => total + size, 0);
+  const columnTypes = columnInfoByName((await engine.readFooter(inputs[inputs.length - 1]!)).schema);
+
+  const sorting: { orderBy?: SortKey[]; rowRanks?: Uint32Array } =
+    order.kind === 'linear'
+      ? { orderBy: order.columns.map((column) => ({ column })) }
+      : order.kind === 'curve' && inputRows > 0
+        ? { rowRanks: await curveRanks(engine, inputs, order, inputRows, config.buildCurveSampleSize, groupSeed(instantTime, groupIndex)) }
+        : {};
+
+  const blockBytes = rowGroupBytesFor(await engine.memoryLimitBytes(), context.options.parquetBlockBytes);
+  let outputCount = Math.min(context.numOutputFileGroups, Math.max(inputRows, 1));
+  let written: (WrittenOutput & { stats: FileColumnStats })[] = [];
+  let copyMs = 0;
+  for (let attempt = 1; inputRows > 0; attempt++) {
+    const ranges = planOutputRanges(inputRows, outputCount);
+    const outputs: OutputRange[] = ranges.map((range, outputIndex) => {
+      const { fileName } = outputName(instantTime, groupIndex, outputIndex);
+      const keepMetadata = plan.preserveHoodieMetadata || !populateMetaFields;
+      const constantColumns: Record<string, string> = { [FILE_NAME_COLUMN]: fileName };
+      if (!keepMetadata) constantColumns['_hoodie_commit_time'] = instantTime;
+      return {
+        file: join(outputDir, fileName),
+        ...range,
+        keyValues: populateMetaFields ? {} : outputFooter(context, []),
+        constantColumns,
+        // HoodieRecord.generateSequenceId: <instant>_<task partition>_<record index>.
+        ...(keepMetadata ? {} : { sequenceColumns: { _hoodie_commit_seqno: `${instantTime}_${outputIndex}_` } }),
+      };
+    });
+    const copyStarted = Date.now();
+    await engine.copySorted({
+      inputs,
+      ...sorting,
+      outputs,
+      rowGroupSize: rowGroupRows(inputBytes, inputRows, ranges[0]!.rowCount, blockBytes),
+      ...(populateMetaFields ? { footerFromColumn: { column: RECORD_KEY, build: (keys: Iterable<string>) => outputFooter(context, keys) } } : {}),
+    });
+    copyMs = Date.now() - copyStarted;
+    const outputStats = await engine.columnStats(outputs.map((output) => output.file));
+    written = await Promise.all(
+      outputs.map(async (output, index) => {
+        const fileName = output.file.slice(outputDir.length + 1);
+        return { file: output.file, fileId: fileName.slice(0, fileName.indexOf('_')), fileName, rows: output.rowCount, bytes: (await stat(output.file)).size, stats: outputStats[index]! };
+      }),
+    );
+    // Hudi's writers roll over to a new file at target.file.max.bytes; one row group of slack is what that allows.
+    const oversized = written.filter((file) => file.bytes > config.targetFileMaxBytes + Math.ceil(file.bytes / Math.max(1, file.stats.rowGroupCount)));
+    if (oversized.length === 0 || attempt >= MAX_SIZING_ATTEMPTS || outputCount >= inputRows) break;
+    const largest = Math.max(...written.map((file) => file.bytes));
+    outputCount = Math.min(inputRows, Math.max(outputCount + 1, Math.ceil((outputCount * largest) / config.targetFileMaxBytes)));
+    await rm(outputDir, { recursive: true, force: true });
+  }
+  const samples = sortColumns.length === 0 || inputRows === 0
+    ? {}
+    : await sampleSortValues(engine, inputs, sortColumns, columnTypes, context.options.reportSamples ?? DEFAULT_REPORT_SAMPLES);
+  return {
+    written,
+    inputRows,
+    inputBytes,
+    writeMs: copyMs,
+    before: inputStats?.map((file, index) => fileSummary(file, inputSizes[index]!, sortColumns, columnTypes)) ??
+      inputFileRows.map((rows, index) => ({ bytes: inputSizes[index]!, rows, ranges: {} })),
+    after: written.map((file) => fileSummary(file.stats, file.bytes, sortColumns, columnTypes)),
+    samples,
+    execution: { method: 'rewrite', reason },
+  };
 }
 
 /**

@@ -69,6 +69,8 @@ export interface ClusteringJobOptions {
   readonly lockWaitMs?: number;
   /** The output files' bloom filter settings (from hoodie.index.bloom.*; default Hudi's). */
   readonly bloom?: Partial<BloomFilterOptions>;
+  /** hoodie.parquet.compression.codec for binary copy (executeGroup's compressionCodec; default: each chunk keeps its own). */
+  readonly compressionCodec?: string;
 }
 
 export interface ClusteringJobResult {
@@ -136,10 +138,13 @@ export async function runClusteringJob(table: HudiTable, options: ClusteringJobO
     }
     const result = await executeGroup(current, instantTime, index, {
       engine: options.engine, tempDir: options.tempDir ?? tmpdir(), config: options.config, ...(options.bloom === undefined ? {} : { bloom: options.bloom }),
+      ...(options.compressionCodec === undefined ? {} : { compressionCodec: options.compressionCodec }),
     });
     executedGroups.push(index);
     const outputRows = result.writeStats.reduce((sum, stat) => sum + stat.numWrites, 0);
-    progress(`group ${index + 1}/${total} done: ${result.inputFiles} file(s) → ${result.writeStats.length}, ${outputRows} rows, ${result.order} order, ${result.durationMs} ms`);
+    const execution = result.report.execution;
+    const how = execution === undefined ? '' : execution.method === 'binary-copy' ? `, binary copy of ${execution.rowGroups} row group(s)` : `, rewritten (${execution.reason})`;
+    progress(`group ${index + 1}/${total} done: ${result.inputFiles} file(s) → ${result.writeStats.length}, ${outputRows} rows, ${result.order} order${how}, ${result.durationMs} ms`);
   }
   const committed = await commit(await current.reload(), instantTime, { lock: options.lock, ...lockWait });
   progress(`committed clustering ${instantTime}`);

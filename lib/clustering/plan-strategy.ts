@@ -225,7 +225,8 @@ export function shouldClusterSingleGroup(config: Pick<ClusteringConfig, 'sortCol
   return config.sortColumns.length > 0 || config.singleGroupClusteringEnabled;
 }
 
-type GroupingConfig = Pick<ClusteringConfig, 'maxBytesPerGroup' | 'maxNumGroups' | 'targetFileMaxBytes' | 'sortColumns' | 'singleGroupClusteringEnabled'>;
+type GroupingConfig = Pick<ClusteringConfig, 'maxBytesPerGroup' | 'maxNumGroups' | 'targetFileMaxBytes' | 'sortColumns' | 'singleGroupClusteringEnabled'> &
+  Partial<Pick<ClusteringConfig, 'maxFilesPerGroup'>>;
 
 /**
  * PartitionAwareClusteringPlanStrategy.buildClusteringGroupsForPartition: slices sorted by base file size, largest
@@ -233,6 +234,13 @@ type GroupingConfig = Pick<ClusteringConfig, 'maxBytesPerGroup' | 'maxNumGroups'
  * (non-empty) group and starts the next one; once max.num.groups groups are closed the rest of the partition waits
  * for a later plan; the last, still open group is kept if it has more than one slice or single-group clustering
  * applies. A single slice larger than max.bytes.per.group still forms a group of its own.
+ *
+ * Beyond Hudi: a group also closes once it holds max.files.per.group slices (ours; Hudi caps by bytes only, so a
+ * partition of 100,000 files of 10 KB is one group of 2 GB for it). One group is one execute-group Lambda, whose
+ * costs grow with its file count as well as its bytes: one GET and one footer per file, staged before the 15-minute
+ * limit, and every file's metadata in one DuckDB scan. The default, 10,000, keeps staging within about a minute at
+ * S3's per-request latency and a group's footers in memory, while groups of tiny files still make outputs of
+ * useful size (10,000 files of 10 KB are a 100 MB file).
  */
 export function buildClusteringGroupsForPartition(
   partitionPath: string,
@@ -247,12 +255,13 @@ export function buildClusteringGroupsForPartition(
     });
   }
   const bySizeDescending = [...eligibleSlices].sort((left, right) => right.baseFileSize - left.baseFileSize);
+  const maxFiles = config.maxFilesPerGroup ?? Number.POSITIVE_INFINITY;
 
   const groups: ClusteringPlanGroup[] = [];
   let currentGroup: FileSliceInput[] = [];
   let currentBytes = 0;
   for (const slice of bySizeDescending) {
-    if (currentBytes + slice.baseFileSize > config.maxBytesPerGroup && currentGroup.length > 0) {
+    if ((currentBytes + slice.baseFileSize > config.maxBytesPerGroup || currentGroup.length >= maxFiles) && currentGroup.length > 0) {
       groups.push(clusteringGroup(currentGroup, currentBytes, config.targetFileMaxBytes));
       currentGroup = [];
       currentBytes = 0;

@@ -22,6 +22,19 @@ export interface FileSummary {
   readonly ranges: Readonly<Record<string, readonly [ComparableValue | null, ComparableValue | null]>>;
 }
 
+/**
+ * How a group's outputs were made: its row groups copied byte for byte, or its rows rewritten (with the reason
+ * binary copy was not used).
+ */
+export type GroupExecution =
+  | {
+    readonly method: 'binary-copy';
+    readonly rowGroups: number;
+    /** Set when the outputs' Hudi footers were built from their record keys, not merged from the inputs' footers: why. */
+    readonly footersFromKeys?: string;
+  }
+  | { readonly method: 'rewrite'; readonly reason: string };
+
 /** One clustering group's part of the report: its input files, its output files and values sampled from its rows. */
 export interface GroupReportInput {
   readonly groupIndex: number;
@@ -30,6 +43,8 @@ export interface GroupReportInput {
   readonly after: readonly FileSummary[];
   /** Per sort column, values sampled from the group's rows (nulls are not looked up). */
   readonly samples: Readonly<Record<string, readonly (ComparableValue | null)[]>>;
+  /** Absent in results stored before binary copy existed. */
+  readonly execution?: GroupExecution;
 }
 
 export interface DataSkippingFigure {
@@ -52,6 +67,13 @@ export interface PartitionReport {
   readonly dataSkipping: readonly DataSkippingFigure[];
 }
 
+/** How the run's groups were executed: by binary copy, or rewritten, with why binary copy was not used (each reason once). */
+export interface ExecutionFigures {
+  readonly binaryCopyGroups: number;
+  readonly rewrittenGroups: number;
+  readonly rewriteReasons: readonly string[];
+}
+
 export interface ClusteringReport {
   readonly instantTime: string;
   readonly layout: string;
@@ -59,6 +81,8 @@ export interface ClusteringReport {
   readonly groups: number;
   readonly partitions: readonly PartitionReport[];
   readonly totals: Omit<PartitionReport, 'partitionPath'>;
+  /** Absent in reports made before binary copy existed. */
+  readonly execution?: ExecutionFigures;
 }
 
 /**
@@ -175,11 +199,17 @@ export function buildClusteringReport(input: ClusteringReportInput): ClusteringR
       dataSkipping,
     };
   });
+  const executions = input.groups.map((group) => group.execution).filter((execution) => execution !== undefined);
   return {
     instantTime: input.instantTime,
     layout: input.layout,
     sortColumns: [...input.sortColumns],
     groups: input.groups.length,
+    execution: {
+      binaryCopyGroups: executions.filter((execution) => execution.method === 'binary-copy').length,
+      rewrittenGroups: executions.filter((execution) => execution.method === 'rewrite').length,
+      rewriteReasons: [...new Set(executions.flatMap((execution) => (execution.method === 'rewrite' ? [execution.reason] : [])))],
+    },
     partitions,
     totals: {
       filesBefore: sum(partitions.map((p) => p.filesBefore)),
@@ -206,6 +236,11 @@ export function formatClusteringReport(report: ClusteringReport): string {
   const lines = [reportHeadline(report.instantTime, report)];
   for (const partition of report.partitions) lines.push(...figureLines(`  ${partition.partitionPath === '' ? '(non-partitioned)' : partition.partitionPath}`, partition));
   lines.push(...figureLines('  total', report.totals));
+  const execution = report.execution;
+  if (execution !== undefined && execution.binaryCopyGroups + execution.rewrittenGroups > 0) {
+    lines.push(`  executed: ${execution.binaryCopyGroups} group${execution.binaryCopyGroups === 1 ? '' : 's'} by binary copy of row groups, ` +
+      `${execution.rewrittenGroups} rewritten${execution.rewriteReasons.length === 0 ? '' : ` (${execution.rewriteReasons.join('; ')})`}`);
+  }
   return `${lines.join('\n')}\n`;
 }
 

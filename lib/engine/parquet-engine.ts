@@ -14,12 +14,14 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import { readColumnStats } from './column-stats.js';
+import { columnValues } from './column-values.js';
 import { assertFilesExist, guardFiles, openDuckDb, queryObjects, type DuckDb } from './connection.js';
 import { copySorted } from './copy-sorted.js';
 import type {
   CopySortedRequest,
   CopySortedResult,
   FileColumnStats,
+  FileRows,
   ParquetEngine,
   ParquetEngineOptions,
   ParquetFooter,
@@ -102,6 +104,10 @@ class DuckDBParquetEngine implements ParquetEngine {
         };
       });
     });
+  }
+
+  columnValues(ranges: readonly FileRows[], column: string): Promise<Iterable<string>> {
+    return this.exclusive(() => columnValues(this.connection, ranges, column));
   }
 
   countRows(files: readonly string[]): Promise<number> {

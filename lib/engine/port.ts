@@ -78,6 +78,13 @@ export interface FooterFromColumn {
   build(values: Iterable<string>, output: OutputRange): Record<string, string>;
 }
 
+/** Rows [rowStart, rowStart + rowCount) of a local file (0-based, in file order). */
+export interface FileRows {
+  file: string;
+  rowStart: number;
+  rowCount: number;
+}
+
 export interface CopySortedRequest {
   inputs: readonly string[];
   /** Empty or absent: input order (file by file, row by row). Ties always break by input file, then row. */
@@ -164,6 +171,11 @@ export interface ParquetEngine {
   readFooter(file: string): Promise<ParquetFooter>;
   /** Row-group statistics per file and leaf column; reads footers only. */
   columnStats(files: readonly string[]): Promise<FileColumnStats[]>;
+  /**
+   * One VARCHAR column's non-null values over row ranges of files, in no particular order: what a footer computed
+   * from a file's rows needs (Hudi's bloom filter of a copied file's record keys).
+   */
+  columnValues(ranges: readonly FileRows[], column: string): Promise<Iterable<string>>;
   /** Total rows from the footers. */
   countRows(files: readonly string[]): Promise<number>;
   /** DuckDB's memory limit in bytes (what it was opened with, or its default share of the machine's memory). */

@@ -37,7 +37,9 @@ export async function readSchemas(connection: DuckDBConnection, files: readonly 
   const byFile = new Map<string, Record<string, DuckDBValue>[]>();
   for (const row of rows) {
     const file = String(row.file_name);
-    byFile.set(file, [...(byFile.get(file) ?? []), row]);
+    const elements = byFile.get(file);
+    if (elements === undefined) byFile.set(file, [row]);
+    else elements.push(row);
   }
   return new Map([...byFile].map(([file, elements]) => [file, schemaEntries(elements)]));
 }

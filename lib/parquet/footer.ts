@@ -77,6 +77,32 @@ export async function setFooterKeyValues(file: string, keyValues: Readonly<Recor
   }
 }
 
+/** Some of a file's footer key/values, as text (absent keys are left out). */
+export async function readFooterKeyValues(file: string, keys: readonly string[]): Promise<Map<string, string>> {
+  const handle = await open(file, 'r');
+  try {
+    const all = footerKeyValues((await readFileFooter(handle, file)).metadata);
+    const picked = new Map<string, string>();
+    for (const key of keys) {
+      const value = all.get(key);
+      if (value !== undefined) picked.set(key, Buffer.from(value).toString('utf8'));
+    }
+    return picked;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A file's row count (FileMetaData.num_rows). */
+export async function readRowCount(file: string): Promise<number> {
+  const handle = await open(file, 'r');
+  try {
+    return Number((await readFileFooter(handle, file)).metadata.bigint(FILE_METADATA.numRows) ?? 0n);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Exactly `length` bytes from `start`. */
 export async function readRange(handle: FileHandle, start: number, length: number): Promise<Buffer> {
   const buffer = Buffer.alloc(length);

@@ -4,6 +4,7 @@
  * Parquet spec's backward-compatibility rules (LogicalTypes.md, "Lists" and "Maps"). The tree is what type repair
  * plans over and what output types are compared by.
  */
+import type { ThriftStruct } from './thrift.js';
 
 export type ParquetPhysicalType =
   | 'BOOLEAN'
@@ -221,4 +222,98 @@ export function decimalFixedBytes(precision: number): number {
   let bytes = 1;
   while (Math.pow(2, 8 * bytes - 1) < Math.pow(10, precision)) bytes++;
   return bytes;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// From a footer's SchemaElement list (parquet.thrift), without an engine.
+
+const PHYSICAL_BY_CODE: readonly ParquetPhysicalType[] = ['BOOLEAN', 'INT32', 'INT64', 'INT96', 'FLOAT', 'DOUBLE', 'BYTE_ARRAY', 'FIXED_LEN_BYTE_ARRAY'];
+const REPETITION_BY_CODE: readonly ParquetColumnInfo['repetition'][] = ['REQUIRED', 'OPTIONAL', 'REPEATED'];
+/** ConvertedType, by its Thrift code. */
+const CONVERTED_BY_CODE: readonly string[] = [
+  'UTF8', 'MAP', 'MAP_KEY_VALUE', 'LIST', 'ENUM', 'DECIMAL', 'DATE', 'TIME_MILLIS', 'TIME_MICROS', 'TIMESTAMP_MILLIS', 'TIMESTAMP_MICROS',
+  'UINT_8', 'UINT_16', 'UINT_32', 'UINT_64', 'INT_8', 'INT_16', 'INT_32', 'INT_64', 'JSON', 'BSON', 'INTERVAL',
+];
+/** LogicalType union members, by field id. */
+const LOGICAL_BY_FIELD: Readonly<Record<number, string>> = {
+  1: 'STRING', 2: 'MAP', 3: 'LIST', 4: 'ENUM', 5: 'DECIMAL', 6: 'DATE', 7: 'TIME', 8: 'TIMESTAMP', 10: 'INTEGER', 11: 'UNKNOWN',
+  12: 'JSON', 13: 'BSON', 14: 'UUID', 15: 'FLOAT16', 16: 'VARIANT', 17: 'GEOMETRY', 18: 'GEOGRAPHY',
+};
+const TIME_UNIT_BY_FIELD: Readonly<Record<number, ParquetTimeUnit>> = { 1: 'MILLIS', 2: 'MICROS', 3: 'NANOS' };
+
+/**
+ * A footer's schema elements (root first, as FileMetaData.schema lists them) → ParquetColumnInfo per element, root
+ * excluded: the same description lib/engine's DuckDB schema query gives, read straight from the Thrift.
+ */
+export function columnInfosFromSchemaElements(elements: readonly ThriftStruct[]): ParquetColumnInfo[] {
+  const columns: ParquetColumnInfo[] = [];
+  const stack: { path: string[]; remaining: number }[] = [{ path: [], remaining: elements[0]?.int(5) ?? 0 }];
+  for (const element of elements.slice(1)) {
+    while (stack.length > 1 && stack[stack.length - 1]!.remaining === 0) stack.pop();
+    const parent = stack[stack.length - 1]!;
+    parent.remaining -= 1;
+    const name = Buffer.from(element.binary(4) ?? new Uint8Array()).toString('utf8');
+    const numChildren = element.int(5) ?? 0;
+    const path = [...parent.path, name];
+    columns.push(columnInfoOf(element, name, path, numChildren));
+    if (numChildren > 0) stack.push({ path, remaining: numChildren });
+  }
+  return columns;
+}
+
+function columnInfoOf(element: ThriftStruct, name: string, path: string[], numChildren: number): ParquetColumnInfo {
+  const info: ParquetColumnInfo = { path, name, repetition: REPETITION_BY_CODE[element.int(3) ?? 0] ?? 'OPTIONAL', numChildren };
+  if (numChildren === 0) {
+    const physical = element.int(1);
+    if (physical !== undefined) info.physicalType = PHYSICAL_BY_CODE[physical];
+    if (info.physicalType === 'FIXED_LEN_BYTE_ARRAY' && element.int(2) !== undefined) info.typeLength = element.int(2);
+  }
+  const converted = element.int(6);
+  if (converted !== undefined && CONVERTED_BY_CODE[converted] !== undefined) info.convertedType = CONVERTED_BY_CODE[converted];
+  if (element.int(7) !== undefined) info.scale = element.int(7);
+  if (element.int(8) !== undefined) info.precision = element.int(8);
+  const logical = element.struct(10);
+  const member = logical === undefined ? undefined : Object.keys(LOGICAL_BY_FIELD).map(Number).find((id) => logical.has(id));
+  if (logical !== undefined && member !== undefined) {
+    info.logicalType = LOGICAL_BY_FIELD[member];
+    const details = logical.struct(member);
+    if (member === 5 && details !== undefined) {
+      if (details.int(1) !== undefined) info.scale = details.int(1);
+      if (details.int(2) !== undefined) info.precision = details.int(2);
+    }
+    if ((member === 7 || member === 8) && details !== undefined) {
+      info.isAdjustedToUTC = details.bool(1) === true;
+      const unit = details.struct(2);
+      const unitField = unit === undefined ? undefined : [1, 2, 3].find((id) => unit.has(id));
+      if (unitField !== undefined) info.timeUnit = TIME_UNIT_BY_FIELD[unitField];
+    }
+    if (member === 10 && details !== undefined) {
+      if (details.int(1) !== undefined) info.bitWidth = details.int(1);
+      info.isSigned = details.bool(2) !== false;
+    }
+  } else if (info.convertedType !== undefined) {
+    applyConvertedType(info, info.convertedType);
+  }
+  return info;
+}
+
+/** Legacy converted types imply a logical type (Parquet spec: old TIMESTAMP_* are UTC-adjusted). */
+function applyConvertedType(info: ParquetColumnInfo, convertedType: string): void {
+  const integer = /^(U?)INT_(8|16|32|64)$/.exec(convertedType);
+  if (integer) {
+    info.logicalType = 'INTEGER';
+    info.bitWidth = Number(integer[2]);
+    info.isSigned = integer[1] === '';
+    return;
+  }
+  const time = /^(TIME|TIMESTAMP)_(MILLIS|MICROS)$/.exec(convertedType);
+  if (time) {
+    info.logicalType = time[1];
+    info.timeUnit = time[2] as ParquetTimeUnit;
+    info.isAdjustedToUTC = true;
+    return;
+  }
+  const named: Record<string, string> = { UTF8: 'STRING', DECIMAL: 'DECIMAL', DATE: 'DATE', LIST: 'LIST', MAP: 'MAP', ENUM: 'ENUM', JSON: 'JSON', BSON: 'BSON' };
+  const logical = named[convertedType];
+  if (logical !== undefined) info.logicalType = logical;
 }

@@ -46,6 +46,10 @@ export class ThriftStruct {
     const value = this.fields.get(id)?.value;
     return typeof value === 'bigint' ? value : typeof value === 'number' ? BigInt(value) : undefined;
   }
+  bool(id: number): boolean | undefined {
+    const value = this.fields.get(id)?.value;
+    return typeof value === 'boolean' ? value : undefined;
+  }
   binary(id: number): Uint8Array | undefined {
     const value = this.fields.get(id)?.value;
     return value instanceof Uint8Array ? value : undefined;
@@ -76,17 +80,34 @@ export class CompactReader {
     return value;
   }
 
-  private varint(): bigint {
-    let result = 0n;
-    for (let shift = 0n; ; shift += 7n) {
+  /** A varint as a number while it fits in 53 bits (every length, id and i32; nearly every i64), else exact. */
+  private varint(): number | bigint {
+    let result = 0;
+    for (let shift = 0; shift < 49; shift += 7) {
       const byte = this.byte();
-      result |= BigInt(byte & 0x7f) << shift;
+      result += (byte & 0x7f) * 2 ** shift;
       if ((byte & 0x80) === 0) return result;
+    }
+    let big = BigInt(result);
+    for (let shift = 49n; ; shift += 7n) {
+      const byte = this.byte();
+      big |= BigInt(byte & 0x7f) << shift;
+      if ((byte & 0x80) === 0) return big;
     }
   }
 
-  private zigzag(): bigint {
+  private smallVarint(): number {
+    const value = this.varint();
+    return typeof value === 'number' ? value : Number(value);
+  }
+
+  /** Zigzag-decoded: a number when the magnitude is below 2^52, else a bigint. */
+  private zigzag(): number | bigint {
     const raw = this.varint();
+    if (typeof raw === 'number') {
+      // raw < 2^49 here; (raw % 2) and a halving stay exact.
+      return raw % 2 === 1 ? -(raw - 1) / 2 - 1 : raw / 2;
+    }
     return raw & 1n ? -(raw >> 1n) - 1n : raw >> 1n;
   }
 
@@ -117,15 +138,18 @@ export class CompactReader {
       case THRIFT_I16:
       case THRIFT_I32:
         return Number(this.zigzag());
-      case THRIFT_I64:
-        return this.zigzag();
+      case THRIFT_I64: {
+        const value = this.zigzag();
+        return typeof value === 'bigint' ? value : BigInt(value);
+      }
       case THRIFT_DOUBLE: {
+        if (this.position + 8 > this.bytes.length) throw new Error('truncated Thrift double');
         const view = new DataView(this.bytes.buffer, this.bytes.byteOffset + this.position, 8);
         this.position += 8;
         return view.getFloat64(0, true);
       }
       case THRIFT_BINARY: {
-        const length = Number(this.varint());
+        const length = this.smallVarint();
         if (this.position + length > this.bytes.length) throw new Error('truncated Thrift binary');
         const value = this.bytes.slice(this.position, this.position + length);
         this.position += length;
@@ -135,7 +159,7 @@ export class CompactReader {
       case THRIFT_SET: {
         const header = this.byte();
         const elementType = header & 0x0f;
-        const size = header >> 4 === 15 ? Number(this.varint()) : header >> 4;
+        const size = header >> 4 === 15 ? this.smallVarint() : header >> 4;
         const items: ThriftValue[] = [];
         for (let index = 0; index < size; index++) items.push(this.value(elementType));
         return new ThriftList(elementType, items, type);
@@ -149,23 +173,51 @@ export class CompactReader {
 }
 
 export class CompactWriter {
-  private readonly out: number[] = [];
+  private out = Buffer.allocUnsafe(256);
+  private length = 0;
 
   bytes(): Buffer {
-    return Buffer.from(this.out);
+    return Buffer.from(this.out.subarray(0, this.length));
   }
 
-  private varint(value: bigint): void {
-    let rest = value;
+  private reserve(extra: number): void {
+    if (this.length + extra <= this.out.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.length + extra));
+    this.out.copy(grown, 0, 0, this.length);
+    this.out = grown;
+  }
+
+  private push(byte: number): void {
+    this.reserve(1);
+    this.out[this.length++] = byte;
+  }
+
+  private varint(value: number | bigint): void {
+    this.reserve(10);
+    if (typeof value === 'number' && value <= Number.MAX_SAFE_INTEGER) {
+      let rest = value;
+      while (rest >= 0x80) {
+        this.out[this.length++] = (rest % 0x80) | 0x80;
+        rest = Math.floor(rest / 0x80);
+      }
+      this.out[this.length++] = rest;
+      return;
+    }
+    let rest = BigInt(value);
     while (rest >= 0x80n) {
-      this.out.push(Number(rest & 0x7fn) | 0x80);
+      this.out[this.length++] = Number(rest & 0x7fn) | 0x80;
       rest >>= 7n;
     }
-    this.out.push(Number(rest));
+    this.out[this.length++] = Number(rest);
   }
 
-  private zigzag(value: bigint): void {
-    this.varint(value >= 0n ? value << 1n : (-value << 1n) - 1n);
+  private zigzag(value: number | bigint): void {
+    if (typeof value === 'number' && Math.abs(value) < 2 ** 51) {
+      this.varint(value >= 0 ? value * 2 : -value * 2 - 1);
+      return;
+    }
+    const big = BigInt(value);
+    this.varint(big >= 0n ? big << 1n : (-big << 1n) - 1n);
   }
 
   struct(struct: ThriftStruct): this {
@@ -174,50 +226,52 @@ export class CompactWriter {
       const isBool = field.type === THRIFT_BOOL;
       const type = isBool ? (field.value === true ? 1 : 2) : field.type;
       const delta = id - lastId;
-      if (delta > 0 && delta <= 15) this.out.push((delta << 4) | type);
+      if (delta > 0 && delta <= 15) this.push((delta << 4) | type);
       else {
-        this.out.push(type);
-        this.zigzag(BigInt(id));
+        this.push(type);
+        this.zigzag(id);
       }
       lastId = id;
       if (!isBool) this.value(field.type, field.value);
     }
-    this.out.push(0);
+    this.push(0);
     return this;
   }
 
   private value(type: number, value: ThriftValue): void {
     switch (type) {
       case THRIFT_BOOL:
-        this.out.push(value === true ? 1 : 2);
+        this.push(value === true ? 1 : 2);
         return;
       case THRIFT_BYTE:
-        this.out.push(Number(value) & 0xff);
+        this.push(Number(value) & 0xff);
         return;
       case THRIFT_I16:
       case THRIFT_I32:
       case THRIFT_I64:
-        this.zigzag(BigInt(value as number | bigint));
+        this.zigzag(value as number | bigint);
         return;
       case THRIFT_DOUBLE: {
-        const bytes = Buffer.alloc(8);
-        bytes.writeDoubleLE(value as number, 0);
-        this.out.push(...bytes);
+        this.reserve(8);
+        this.out.writeDoubleLE(value as number, this.length);
+        this.length += 8;
         return;
       }
       case THRIFT_BINARY: {
         const bytes = value as Uint8Array;
-        this.varint(BigInt(bytes.length));
-        for (const byte of bytes) this.out.push(byte);
+        this.varint(bytes.length);
+        this.reserve(bytes.length);
+        this.out.set(bytes, this.length);
+        this.length += bytes.length;
         return;
       }
       case THRIFT_LIST:
       case THRIFT_SET: {
         const list = value as ThriftList;
-        if (list.items.length < 15) this.out.push((list.items.length << 4) | list.elementType);
+        if (list.items.length < 15) this.push((list.items.length << 4) | list.elementType);
         else {
-          this.out.push(0xf0 | list.elementType);
-          this.varint(BigInt(list.items.length));
+          this.push(0xf0 | list.elementType);
+          this.varint(list.items.length);
         }
         for (const item of list.items) this.value(list.elementType === 2 ? THRIFT_BOOL : list.elementType, item);
         return;

@@ -48,11 +48,12 @@ export class Timeline {
   }
 
   has(time: string, action?: InstantAction): boolean {
-    return this.instants.some((i) => i.time === time && (action === undefined || i.action === action));
+    const instants = this.byTime().get(time);
+    return instants !== undefined && (action === undefined || instants.some((i) => i.action === action));
   }
 
   find(time: string): Instant | undefined {
-    return this.instants.find((i) => i.time === time);
+    return this.byTime().get(time)?.[0];
   }
 
   /**
@@ -60,11 +61,26 @@ export class Timeline {
    * first instant on the active timeline (archived instants were completed), as Hudi's containsOrBeforeTimelineStarts.
    */
   isCommitted(time: string): boolean {
-    const writes = this.instants.filter((i) => WRITE_ACTIONS.has(i.action));
-    if (writes.some((i) => i.time === time && i.state === 'COMPLETED')) return true;
-    if (writes.some((i) => i.time === time)) return false;
-    const first = writes[0];
+    const writes = (this.byTime().get(time) ?? []).filter((i) => WRITE_ACTIONS.has(i.action));
+    if (writes.some((i) => i.state === 'COMPLETED')) return true;
+    if (writes.length > 0) return false;
+    const first = this.instants.find((i) => WRITE_ACTIONS.has(i.action));
     return first !== undefined && compareInstantTimes(time, first.time) < 0;
+  }
+
+  /** Instants by time, in timeline order, built on first use: the file system view asks once per base file. */
+  private indexByTime: Map<string, Instant[]> | undefined;
+
+  private byTime(): Map<string, Instant[]> {
+    if (this.indexByTime === undefined) {
+      this.indexByTime = new Map();
+      for (const instant of this.instants) {
+        const same = this.indexByTime.get(instant.time);
+        if (same === undefined) this.indexByTime.set(instant.time, [instant]);
+        else same.push(instant);
+      }
+    }
+    return this.indexByTime;
   }
 
   allTimes(): string[] {

@@ -335,6 +335,49 @@ export class HoodieBloomFilter {
     return rows[rows.length - 1]!;
   }
 
+  /**
+   * One filter answering "may contain" for every key any of `filters` may contain: Hudi's HoodieFileMetadataMerger
+   * (binary copy) ORs the inputs' filters. OR-ing two rows of the same size and hashes gives exactly the row built
+   * from both key sets, so rows are packed as the keys would be: DYNAMIC_V0 rows (full ones hold `rowCapacity` keys,
+   * the last `currentRowRecordCount`) go first-fit into rows of `rowCapacity` keys, at most as many rows as Hudi
+   * grows to under `maxEntries`, the rest onto the least loaded row; SIMPLE rows all into one. Undefined when the
+   * filters differ in type, size or hashes, which Hudi's `or` refuses too.
+   */
+  static union(filters: readonly HoodieBloomFilter[], maxEntries: number = HUDI_BLOOM_FILTER_DEFAULTS.maxEntries): HoodieBloomFilter | undefined {
+    const first = filters[0];
+    if (first === undefined) return undefined;
+    const compatible = filters.every((filter) =>
+      filter.typeCode === first.typeCode && filter.vectorSize === first.vectorSize && filter.numHashes === first.numHashes &&
+      (first.typeCode === 'SIMPLE' || filter.rowCapacity === first.rowCapacity));
+    if (!compatible) return undefined;
+    const capacity = Math.max(1, first.rowCapacity);
+    const pieces = filters.flatMap((filter) =>
+      filter.#rows.map((row, index) => ({ row, keys: index < filter.#rows.length - 1 ? filter.rowCapacity : filter.#currentRowRecordCount })));
+    const maxRows = first.typeCode === 'SIMPLE' ? 1 : Math.max(1, Math.ceil(maxEntries / capacity));
+    const bins: { row: Uint8Array; keys: number }[] = [];
+    for (const piece of [...pieces].sort((a, b) => b.keys - a.keys)) {
+      let bin = bins.find((candidate) => candidate.keys + piece.keys <= capacity);
+      if (bin === undefined && bins.length < maxRows) {
+        bin = { row: newRow(first.vectorSize), keys: 0 };
+        bins.push(bin);
+      }
+      bin ??= bins.reduce((least, candidate) => (candidate.keys < least.keys ? candidate : least));
+      for (let index = 0; index < bin.row.length; index++) bin.row[index]! |= piece.row[index]!;
+      bin.keys += piece.keys;
+    }
+    // The least loaded row last: it is DYNAMIC_V0's current row.
+    bins.sort((a, b) => b.keys - a.keys);
+    return new HoodieBloomFilter({
+      typeCode: first.typeCode,
+      vectorSize: first.vectorSize,
+      numHashes: first.numHashes,
+      rows: bins.map((bin) => bin.row),
+      rowCapacity: first.rowCapacity,
+      maxEntries: 0,
+      currentRowRecordCount: first.typeCode === 'SIMPLE' ? 0 : bins[bins.length - 1]!.keys,
+    });
+  }
+
   /** Hudi's `serializeToString()`: the Hadoop `Writable` bytes, standard Base64 with padding. */
   serialize(): string {
     const rowBytes = this.#rows[0]!.length;

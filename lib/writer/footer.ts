@@ -4,7 +4,7 @@
  */
 import {
   BLOOM_FILTER_FOOTER_KEY, BLOOM_FILTER_TYPE_CODE_FOOTER_KEY, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY,
-  createBloomFilter, type BloomFilterOptions,
+  HoodieBloomFilter, createBloomFilter, type BloomFilterOptions,
 } from './bloom-filter.js';
 
 export const AVRO_SCHEMA_FOOTER_KEY = 'parquet.avro.schema';
@@ -31,4 +31,68 @@ export function hudiFooter(recordKeys: Iterable<string>, avroSchemaWithMetaField
     footer[MAX_RECORD_KEY_FOOTER_KEY] = max;
   }
   return footer;
+}
+
+/** The Hudi footer values of one input file, as binary copy merges them. */
+export interface HudiFooterValues {
+  readonly bloomFilter: string | undefined;
+  readonly bloomFilterType: string | undefined;
+  readonly minRecordKey: string | undefined;
+  readonly maxRecordKey: string | undefined;
+}
+
+export const HUDI_FOOTER_KEYS = [BLOOM_FILTER_FOOTER_KEY, BLOOM_FILTER_TYPE_CODE_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY, MAX_RECORD_KEY_FOOTER_KEY] as const;
+
+/** The footer values of a file from its key/value metadata. */
+export function hudiFooterValues(keyValues: ReadonlyMap<string, string>): HudiFooterValues {
+  return {
+    bloomFilter: keyValues.get(BLOOM_FILTER_FOOTER_KEY),
+    // Hudi reads a filter without a type code as SIMPLE (BloomFilterFactory.fromString with a null code).
+    bloomFilterType: keyValues.get(BLOOM_FILTER_TYPE_CODE_FOOTER_KEY) ?? (keyValues.has(BLOOM_FILTER_FOOTER_KEY) ? 'SIMPLE' : undefined),
+    minRecordKey: keyValues.get(MIN_RECORD_KEY_FOOTER_KEY),
+    maxRecordKey: keyValues.get(MAX_RECORD_KEY_FOOTER_KEY),
+  };
+}
+
+/**
+ * The footer of a file made of (some of) the rows of files with these footers, without reading a key: Hudi's
+ * HoodieFileMetadataMerger, which binary copy uses. The key range is the union of the inputs' ranges and the bloom
+ * filter their union (HoodieBloomFilter.union), so every key of the file passes both, as Hudi's bloom index needs;
+ * for a file holding part of an input's rows both are wider than the keys, which costs false positives only.
+ * Undefined, with the reason, when an input lacks a filter or key range or the filters cannot be merged: the
+ * caller then builds the footer from the keys.
+ */
+export function mergedHudiFooter(
+  inputs: readonly HudiFooterValues[],
+  avroSchemaWithMetaFields: string,
+  options: { maxEntries?: number } = {},
+): { footer: Record<string, string>; reason?: undefined } | { footer?: undefined; reason: string } {
+  const filters: HoodieBloomFilter[] = [];
+  let min: string | undefined;
+  let max: string | undefined;
+  for (const [index, input] of inputs.entries()) {
+    if (input.bloomFilter === undefined || input.minRecordKey === undefined || input.maxRecordKey === undefined) {
+      return { reason: `input ${index} has no ${input.bloomFilter === undefined ? 'bloom filter' : 'record key range'} in its footer` };
+    }
+    if (input.bloomFilterType !== 'DYNAMIC_V0' && input.bloomFilterType !== 'SIMPLE') return { reason: `input ${index} has a bloom filter of type ${String(input.bloomFilterType)}` };
+    try {
+      filters.push(HoodieBloomFilter.deserialize(input.bloomFilter, input.bloomFilterType));
+    } catch (error) {
+      return { reason: `input ${index}'s bloom filter does not read: ${(error as Error).message}` };
+    }
+    if (min === undefined || input.minRecordKey < min) min = input.minRecordKey;
+    if (max === undefined || input.maxRecordKey > max) max = input.maxRecordKey;
+  }
+  const bloom = HoodieBloomFilter.union(filters, options.maxEntries);
+  if (bloom === undefined || min === undefined || max === undefined) return { reason: 'the inputs\' bloom filters differ in size or hash count' };
+  return {
+    footer: {
+      [AVRO_SCHEMA_FOOTER_KEY]: avroSchemaWithMetaFields,
+      'writer.model.name': 'avro',
+      [BLOOM_FILTER_FOOTER_KEY]: bloom.serialize(),
+      [BLOOM_FILTER_TYPE_CODE_FOOTER_KEY]: bloom.typeCode,
+      [MIN_RECORD_KEY_FOOTER_KEY]: min,
+      [MAX_RECORD_KEY_FOOTER_KEY]: max,
+    },
+  };
 }
