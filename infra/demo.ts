@@ -23,6 +23,7 @@ import { DYNAMODB_LOCK_PROVIDER, dynamoDbClientFromEnv, ensureLockTable } from '
 import { readSnapshot } from '../lib/reader.js';
 import type { Row } from '../lib/engine/row-format.js';
 import type { CommitStepOutput } from '../lib/serverless/commit-step.js';
+import { describeTableServices, type TableServicesOutput } from '../lib/serverless/run-output.js';
 import { formatCostEstimate } from '../lib/serverless/cost.js';
 import { formatProgressEvent, runStateMachineLocally, type InvocationRecord } from '../lib/serverless/local/index.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
@@ -163,12 +164,12 @@ async function main(): Promise<number> {
     say(`the execution failed: ${run.error ?? ''}: ${run.cause ?? ''}`);
     return 1;
   }
-  const output = run.output as CommitStepOutput | { status: string; reason?: string };
-  if (output.status !== 'COMMITTED') {
-    say(`nothing was clustered: ${'reason' in output ? (output.reason ?? '') : output.status}`);
+  const output = run.output as TableServicesOutput;
+  const committed: CommitStepOutput | undefined = output.clustering;
+  if (committed === undefined) {
+    say(`nothing was clustered: ${output.plan !== undefined && 'reason' in output.plan ? output.plan.reason : (output.plan?.status ?? 'no plan')}`);
     return 1;
   }
-  const committed = output as CommitStepOutput;
 
   // 4. The report.
   const after = await filesPerPartition(table);
@@ -186,6 +187,9 @@ async function main(): Promise<number> {
     say();
     for (const line of formatClusteringReport(committed.report as ClusteringReport).trimEnd().split('\n')) say(`   ${line}`);
   }
+  say();
+  say('   after the commit, the same run cleaned and archived (Hudi\'s automatic services, at its defaults):');
+  for (const line of describeTableServices(output)) say(`   ${line}`);
   say('   (Every base file carries Hudi\'s bloom filter of hoodie.index.bloom.num_entries=60000 keys, about 430 KB: it is most of these tiny files\' size.)');
   if (committed.htmlReport !== undefined && 'uri' in committed.htmlReport) {
     // The commit wrote the page into the table (.reports/clustering/); a local copy to open in a browser.

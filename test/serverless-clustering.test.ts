@@ -12,6 +12,7 @@ import type { CommitStepOutput } from '../lib/serverless/commit-step.js';
 import { lambdaContext, loadBundledHandler, runStateMachineLocally, startLocalStepFunctionsEndpoint, type LocalExecution, type LocalRunOptions } from '../lib/serverless/local/index.js';
 import type { PlanStepOutput } from '../lib/serverless/plan-step.js';
 import type { RollbackStepOutput } from '../lib/serverless/rollback-step.js';
+import type { TableServicesOutput } from '../lib/serverless/run-output.js';
 import type { TriggerOutput } from '../lib/serverless/trigger.js';
 import { clusterViaStateMachine } from '../lib/serverless/via-state-machine.js';
 import { openStorage } from '../lib/storage/index.js';
@@ -92,6 +93,13 @@ function latestFiles(dir: string): string[] {
   return independentLatestBaseFiles(dir).map((file) => file.slice(dir.length + 1)).sort();
 }
 
+/** The commit step's summary in a run's output (the run then cleaned and archived). */
+function committed(execution: { readonly output: unknown }): CommitStepOutput {
+  const clustering = (execution.output as TableServicesOutput).clustering;
+  assert.ok(clustering !== undefined, `a clustering committed: ${JSON.stringify(execution.output)}`);
+  return clustering;
+}
+
 function maxOverlap(execution: LocalExecution, functionName: string): number {
   const intervals = execution.invocations.filter((invocation) => invocation.functionName === functionName).map((invocation) => [invocation.startedAt, invocation.startedAt + invocation.durationMs] as const);
   return Math.max(0, ...intervals.map(([start]) => intervals.filter(([from, to]) => from <= start && start < to).length));
@@ -115,7 +123,7 @@ describe('serverless clustering through the state machine', () => {
     const { tablePath, storage } = await freshTable('sm-e2e');
     const execution = await run(tablePath);
     assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
-    const output = execution.output as CommitStepOutput;
+    const output = committed(execution);
     assert.equal(output.status, 'COMMITTED');
     assert.equal(output.replacedFileGroups, PARTITIONS * COMMITS);
     const groups = execution.invocations.filter((invocation) => invocation.functionName === 'execute-group');
@@ -147,7 +155,7 @@ describe('serverless clustering through the state machine', () => {
     assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
     const attempts = execution.invocations.filter((invocation) => invocation.functionName === 'execute-group' && invocation.groupIndex === 2);
     assert.deepEqual(attempts.map((invocation) => invocation.attempt), [1, 2]);
-    await assertCommittedCleanly(storage, execution.output as CommitStepOutput);
+    await assertCommittedCleanly(storage, committed(execution));
   });
 
   test('a group that always fails: rollback, the table reads as before, and the next run resumes the kept plan', async () => {
@@ -178,7 +186,7 @@ describe('serverless clustering through the state machine', () => {
 
     const resumed = await run(tablePath);
     assert.equal(resumed.status, 'SUCCEEDED', `${resumed.error}: ${resumed.cause}`);
-    const output = resumed.output as CommitStepOutput;
+    const output = committed(resumed);
     assert.equal(output.instant, instant.time, 'the same plan was executed');
     await assertCommittedCleanly(storage, output);
   });
@@ -211,7 +219,7 @@ describe('serverless clustering through the state machine', () => {
 
     const next = await run(tablePath);
     assert.equal(next.status, 'SUCCEEDED', `${next.error}: ${next.cause}`);
-    const output = next.output as CommitStepOutput;
+    const output = committed(next);
     assert.notEqual(output.instant, instant, 'a new plan');
     await assertCommittedCleanly(storage, output);
   });
@@ -280,7 +288,7 @@ describe('serverless clustering through the state machine', () => {
     const plan = execution.invocations.find((invocation) => invocation.functionName === 'plan')!;
     assert.ok(plan.durationMs >= leaseMs - 200, `the plan waited for the lease (${Math.round(plan.durationMs)} ms)`);
     assert.equal((await dynamo.send(new GetItemCommand({ TableName: lockTable, Key: key, ConsistentRead: true }))).Item, undefined, 'the lock is released');
-    await assertCommittedCleanly(storage, execution.output as CommitStepOutput);
+    await assertCommittedCleanly(storage, committed(execution));
   });
 
   test('the trigger starts one run, once max.commits commits completed since the last clustering', async () => {
@@ -348,7 +356,7 @@ describe('serverless clustering through the state machine', () => {
         stateMachine: endpoint.stateMachineArn, pollMs: 100, onProgress: (line) => lines.push(line), properties: { 'hoodie.clustering.async.enabled': 'true' },
       });
       assert.equal(viaArn.status, 'SUCCEEDED');
-      const planned = viaArn.output as PlanStepOutput;
+      const planned = (viaArn.output as TableServicesOutput).plan!;
       assert.equal(planned.status, 'NOTHING_TO_DO');
       if (planned.status === 'NOTHING_TO_DO') assert.match(planned.reason, /0 completed commit\(s\) since the last clustering \d{17}, waiting for 4 \(hoodie\.clustering\.async\.max\.commits\)/);
       assert.ok(lines.some((line) => line.includes('→ Plan')), lines.join('\n'));

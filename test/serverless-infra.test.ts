@@ -57,7 +57,18 @@ test('the definition loads in aws-local-stepfunctions and binds a function to ev
   assert.doesNotThrow(() => new StateMachine(definition, { validationOptions: { checkArn: true, checkPaths: true } }));
   assert.deepEqual(
     [...taskFunctions(definition)].sort(),
-    [['Commit', 'commit'], ['ExecuteGroup', 'execute-group'], ['Plan', 'plan'], ['Rollback', 'rollback']],
+    [
+      ['Archive', 'archive'],
+      ['CleanPrepare', 'clean-prepare'],
+      ['Commit', 'commit'],
+      ['CompleteClean', 'clean-complete'],
+      ['ExecuteCleanShare', 'clean-execute'],
+      ['ExecuteGroup', 'execute-group'],
+      ['Plan', 'plan'],
+      ['PlanCleanShare', 'clean-plan'],
+      ['Rollback', 'rollback'],
+      ['ScheduleClean', 'clean-schedule'],
+    ],
   );
 });
 

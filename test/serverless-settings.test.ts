@@ -225,6 +225,12 @@ describe('event properties over the wire', () => {
       'execute-group': { tablePath, properties, instant: '20240101000000000', groupIndex: 0 },
       commit: { tablePath, properties, instant: '20240101000000000' },
       rollback: { tablePath, properties, instant: '20240101000000000' },
+      'clean-prepare': { input: { tablePath, properties }, runId: 'run-1' },
+      'clean-plan': { tablePath, properties, planningId: 'plan-20240101000000000-00000000', shareIndex: 0 },
+      'clean-schedule': { tablePath, properties, planningId: 'plan-20240101000000000-00000000' },
+      'clean-execute': { tablePath, properties, instant: '20240101000000000', shareIndex: 0 },
+      'clean-complete': { tablePath, properties, instant: '20240101000000000' },
+      archive: { tablePath, properties },
       // The trigger takes no properties at all.
       trigger: { properties },
     };
@@ -254,7 +260,7 @@ describe('event properties over the wire', () => {
       { functionsDir, retryPauseMs: 10, environment: { LOCK_TABLE: lockTable } },
     );
     assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
-    assert.equal((execution.output as PlanStepOutput).status, 'NOTHING_TO_DO');
+    assert.equal((execution.output as { plan: PlanStepOutput }).plan.status, 'NOTHING_TO_DO');
     assert.ok((execution.requests.get('dynamodb:PutItem') ?? 0) > 0, `the lock was taken on ${lockTable}: ${JSON.stringify([...execution.requests])}`);
     assert.equal(caught(), 0, 'hoodie.properties did not redirect the lock');
   });
@@ -282,7 +288,7 @@ describe('event properties over the wire', () => {
       local: { functionsDir, retryPauseMs: 10 },
     });
     assert.equal(result.status, 'SUCCEEDED', `${result.error}: ${result.cause}`);
-    assert.equal((result.output as PlanStepOutput).status, 'NOTHING_TO_DO');
+    assert.equal((result.output as { plan: PlanStepOutput }).plan.status, 'NOTHING_TO_DO');
     assert.ok((result.local.requests.get('dynamodb:PutItem') ?? 0) > 0, `the DynamoDB lock of --props was taken: ${JSON.stringify([...result.local.requests])}`);
     assert.deepEqual(await tableListing(storage), before);
   });

@@ -107,6 +107,14 @@ export async function runArchive(table: HudiTable, options: ArchiveOptions): Pro
   );
 }
 
+/**
+ * What an archive run would archive now, from the table as opened (the rules only: nothing is written and no lock
+ * is taken). The serverless trigger asks it before starting a run that only cleans and archives.
+ */
+export async function planArchiveNow(table: HudiTable, config: ArchivalConfig, cleanConfig: CleanConfig): Promise<ArchivePlan> {
+  return planArchive(await archiveFacts(table, table.timeline), config, cleanConfig);
+}
+
 /** What the archiver's rules need from the timeline besides instant names. */
 async function archiveFacts(table: HudiTable, timeline: Timeline) {
   const { storage } = table;

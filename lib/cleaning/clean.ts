@@ -97,7 +97,7 @@ export async function runClean(table: HudiTable, options: CleanOptions): Promise
 
 /** Finish a pending clean from its plan; undefined when another runner completed it meanwhile. */
 async function resumePendingClean(table: HudiTable, instant: Instant, options: CleanOptions): Promise<CompletedClean | undefined> {
-  const plan = (await readCleanerPlan(table.storage, instant.time)) ?? emptyPlan(options.config);
+  const plan = (await readCleanerPlan(table.storage, instant.time)) ?? emptyCleanerPlan(options.config);
   try {
     return await executeAndComplete(table, instant.time, plan, instant.state, Date.now(), true, options);
   } catch (error) {
@@ -139,7 +139,7 @@ function countFiles(plan: HoodieCleanerPlan): number {
 }
 
 /** What an empty pending clean file is taken for: a plan that deletes nothing (it completes as an empty clean). */
-function emptyPlan(config: CleanConfig): HoodieCleanerPlan {
+export function emptyCleanerPlan(config: Pick<CleanConfig, 'policy'>): HoodieCleanerPlan {
   return {
     earliestInstantToRetain: null,
     lastCompletedCommitTimestamp: '',

@@ -10,4 +10,5 @@ export * from './execute.js';
 export * from './commit.js';
 export * from './clean.js';
 export * from './show.js';
+export * from './shares.js';
 export { readCleanerPlan, readCleanMetadata, readLastClean, readSavepoints, type Savepoint } from './timeline-facts.js';

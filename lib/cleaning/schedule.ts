@@ -139,6 +139,35 @@ export async function planPartitions(
   return { partitions, listed };
 }
 
+/**
+ * Whether a clean run would find anything to look at now, from the timeline alone (no partition is listed): a
+ * pending clean to finish, or a clean due (hoodie.clean.max.commits) with an earliest commit to retain and, in
+ * incremental mode, commits since the last clean's to look at. The serverless trigger asks it before starting a run
+ * that only cleans and archives; the run itself plans as prepareClean does.
+ */
+export async function cleanOutlook(
+  table: HudiTable,
+  config: CleanConfig,
+  now: Date = new Date(),
+): Promise<{ readonly needed: boolean; readonly reason: string; readonly facts?: { readonly earliestCommitToRetain: string | undefined; readonly lastCleanTime: string | undefined; readonly savepointTimes: readonly string[] } }> {
+  const { storage, timeline } = table;
+  const pending = timeline.pending().find((instant) => instant.action === 'clean');
+  if (pending !== undefined) return { needed: true, reason: `clean ${pending.time} is pending: a run finishes it from its plan` };
+  const lastClean = await readLastClean(storage, timeline);
+  const due = cleanIsDue(timeline, lastClean, config);
+  if (!due.due) return { needed: false, reason: `no clean is due (${due.reason})` };
+  const retention = earliestCommitToRetain(commitsAndCompactionTimeline(timeline), config, now, table.config.timelineTimeZone);
+  const savepointTimes = timeline.completed().filter((instant) => instant.action === 'savepoint').map((instant) => instant.time);
+  const scope = partitionScope({ timeline, retention, lastClean, savepointTimes, isPartitioned: table.isPartitioned }, config);
+  if (scope.kind === 'none') return { needed: false, reason: `nothing to clean yet (${scope.reason})` };
+  if (scope.kind === 'incremental' && scope.instants.length === 0) return { needed: false, reason: `nothing new to clean (${scope.reason})` };
+  return {
+    needed: true,
+    reason: `a clean is due (${due.reason}); ${scope.kind} scope: ${scope.reason}`,
+    facts: { earliestCommitToRetain: retention.instant?.time, lastCleanTime: lastClean?.instant.time, savepointTimes },
+  };
+}
+
 /** Plan a clean of the table's current state in one process (prepare, plan every partition, assemble); writes nothing. */
 export async function planClean(table: HudiTable, config: CleanConfig, options: PlanCleanOptions = {}): Promise<CleanPlanning> {
   const preparation = await prepareClean(table, config, options);
@@ -170,7 +199,7 @@ export interface ScheduleCleanOptions {
  * Write the plan as `T.clean.requested` under the lock, T newer than every instant. Refuses (ConflictError) when
  * another clean was scheduled or completed since planning, or the savepoints changed: plan again then.
  */
-export async function scheduleClean(table: HudiTable, planning: CleanPlanning, options: ScheduleCleanOptions): Promise<{ instantTime: string; plan: HoodieCleanerPlan }> {
+export async function scheduleClean(table: HudiTable, planning: Pick<CleanPlanning, 'plan' | 'basis'>, options: ScheduleCleanOptions): Promise<{ instantTime: string; plan: HoodieCleanerPlan }> {
   const plan = planning.plan;
   if (plan === undefined) throw new HudiError('there is nothing to clean: the plan deletes no file', { fix: 'check `clean --dry-run` for why each file is kept' });
   const { storage } = table;

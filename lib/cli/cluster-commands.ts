@@ -9,6 +9,7 @@ import { describeClusteringHistory, describeClusteringPlans, type ClusteringPlan
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import { HudiError } from '../errors.js';
 import type { CostEstimate } from '../serverless/cost.js';
+import { describeTableServices, type TableServicesOutput } from '../serverless/run-output.js';
 import type { ViaStateMachineResult } from '../serverless/via-state-machine.js';
 import { lockProviderFor } from '../lock/index.js';
 import { openStorage } from '../storage/index.js';
@@ -103,11 +104,12 @@ async function runViaStateMachine(tablePath: string, stateMachine: string, value
   const result: ViaStateMachineResult & { readonly cost?: CostEstimate } = stateMachine === 'local'
     ? await (await import('../serverless/local/via-state-machine.js')).clusterViaLocalStateMachine(tablePath, run)
     : await (await import('../serverless/via-state-machine.js')).clusterViaStateMachine(tablePath, { stateMachine, ...run });
-  const output = result.output as { status?: string; report?: Parameters<typeof formatClusteringReport>[0] } | undefined;
+  const output = (result.output ?? {}) as TableServicesOutput;
   if (values.json) out(JSON.stringify({ status: result.status, executionArn: result.executionArn, output: result.output, error: result.error ?? null, cost: result.cost ?? null }));
   else {
-    if (output?.report !== undefined) process.stdout.write(formatClusteringReport(output.report));
-    else out(`${result.status}: ${output?.status ?? result.error ?? ''}`);
+    if (output.clustering?.report !== undefined) process.stdout.write(formatClusteringReport(output.clustering.report as Parameters<typeof formatClusteringReport>[0]));
+    if (result.status === 'SUCCEEDED') for (const line of describeTableServices(output)) out(line);
+    else out(`${result.status}: ${result.error ?? ''}`);
     // Only a local run is measured, and so priced.
     if (result.cost !== undefined) process.stdout.write((await import('../serverless/cost.js')).formatCostEstimate(result.cost));
   }

@@ -4,6 +4,7 @@
  */
 import { ARCHIVAL_KEYS } from '../archival/config.js';
 import { CLEAN_KEYS } from '../cleaning/config.js';
+import { SERVERLESS_CLEAN_KEYS } from '../cleaning/shares.js';
 import { CLUSTERING_KEYS, FLINK_CLUSTERING_ALIASES } from '../clustering/config.js';
 import { LOCK_PROPERTY } from '../lock/lease.js';
 import { WRITE_KEYS } from '../writer/write-config.js';
@@ -43,7 +44,7 @@ export function configReference(): string {
     description: `${a.note.replace(/\.$/, '')}${a.key ? ` → \`${a.key}\`` : ''}${a.unit === 'megabytes' ? ' (in MB)' : ''}.`,
   }));
   const write = Object.values(WRITE_KEYS).map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }));
-  const clean = Object.values(CLEAN_KEYS).map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }));
+  const clean = [...Object.values(CLEAN_KEYS), ...Object.values(SERVERLESS_CLEAN_KEYS)].map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }));
   const archive = Object.values(ARCHIVAL_KEYS).map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }));
   return [
     CONFIG_BEGIN,

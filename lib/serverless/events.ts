@@ -4,7 +4,7 @@
  */
 import { HudiError } from '../errors.js';
 import type { StateError } from './errors.js';
-import { parsePropertyOverrides, type ClusteringExecutionInput } from './settings.js';
+import { parsePropertyOverrides, RUN_SERVICES, type ClusteringExecutionInput, type RunServices } from './settings.js';
 
 export type JsonObject = Readonly<Record<string, unknown>>;
 
@@ -45,11 +45,29 @@ export function requiredIndex(object: JsonObject, key: string, what: string): nu
 export function executionInputOf(object: JsonObject, what: string): ClusteringExecutionInput {
   const tablePath = optionalString(object, 'tablePath', what);
   const force = optionalBoolean(object, 'force', what);
+  const services = optionalServices(object, what);
   return {
     ...(tablePath === undefined ? {} : { tablePath }),
     properties: parsePropertyOverrides(object['properties'], `${what}.properties`),
     ...(force === undefined ? {} : { force }),
+    ...(services === undefined ? {} : { services }),
   };
+}
+
+/** `services`: which table services a run does (settings.ts, RunServices). */
+export function optionalServices(object: JsonObject, what: string): RunServices | undefined {
+  const value = optionalString(object, 'services', what);
+  if (value === undefined) return undefined;
+  if (!(RUN_SERVICES as readonly string[]).includes(value)) {
+    throw new HudiError(`${what}.services is "${value}"`, { fix: `give one of ${RUN_SERVICES.map((service) => `"${service}"`).join(', ')} (or leave it out: "all")` });
+  }
+  return value as RunServices;
+}
+
+export function requiredNonNegative(object: JsonObject, key: string, what: string): number {
+  const value = object[key];
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new HudiError(`${what}.${key} must be a whole number ≥ 0`);
+  return value;
 }
 
 /** A Step Functions error object (a Catch's `ResultPath` value), if the event carries one. */

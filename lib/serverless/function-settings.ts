@@ -19,6 +19,12 @@ export const FUNCTIONS = {
   'execute-group': { resource: 'ExecuteGroupFunction', memoryMb: 2048, timeoutSeconds: 900, ephemeralStorageMb: 4096 },
   commit: { resource: 'CommitFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
   rollback: { resource: 'RollbackFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
+  'clean-prepare': { resource: 'CleanPrepareFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
+  'clean-plan': { resource: 'CleanPlanFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
+  'clean-schedule': { resource: 'CleanScheduleFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
+  'clean-execute': { resource: 'CleanExecuteFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
+  'clean-complete': { resource: 'CleanCompleteFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
+  archive: { resource: 'ArchiveFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
   trigger: { resource: 'TriggerFunction', memoryMb: 256, timeoutSeconds: 60, ephemeralStorageMb: 512 },
   ingest: { resource: 'IngestFunction', memoryMb: 2048, timeoutSeconds: 900, ephemeralStorageMb: 2048 },
 } as const satisfies Readonly<Record<string, FunctionSettings>>;

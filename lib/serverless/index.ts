@@ -1,6 +1,6 @@
 /**
- * Serverless Hudi: the Lambda steps (functions/*.ts are thin shells over these), the trigger, `cluster
- * --via-state-machine <ARN>` and the deployed functions' settings. See README.md. The local stand-ins (the state
+ * Serverless Hudi: the Lambda steps of clustering, cleaning and archiving (functions/*.ts are thin shells over
+ * these), the trigger, `cluster --via-state-machine <ARN>` and the deployed functions' settings. See README.md. The local stand-ins (the state
  * machine run in-process, Lambda emulation, a local Step Functions endpoint) are ./local/, imported on their own.
  */
 export { clusterViaStateMachine, clusteringExecutionInput, type ViaStateMachineOptions, type ViaStateMachineResult, type ViaStateMachineRun } from './via-state-machine.js';
@@ -11,7 +11,26 @@ export { executeGroupStep, parseExecuteGroupEvent, type ExecuteGroupInput, type 
 export { commitStep, parseCommitEvent, type CommitStepInput, type CommitStepOutput, type ReportSummary } from './commit-step.js';
 export { rollbackStep, parseRollbackEvent, type RollbackStepInput, type RollbackStepOutput } from './rollback-step.js';
 export {
+  cleanPrepareStep,
+  cleanPlanShareStep,
+  cleanScheduleStep,
+  cleanExecuteShareStep,
+  cleanCompleteStep,
+  parseCleanPrepareEvent,
+  parseCleanPlanShareEvent,
+  parseCleanScheduleEvent,
+  parseCleanExecuteShareEvent,
+  parseCleanCompleteEvent,
+  type CleanStepOutput,
+  type CleanShareOutput,
+  type ShareReference,
+  type TableServiceBase,
+} from './clean-steps.js';
+export { archiveStep, parseArchiveEvent, type ArchiveStepOutput } from './archive-step.js';
+export { describeTableServices, type TableServicesOutput } from './run-output.js';
+export {
   triggerStep,
+  tableServicesDue,
   parseTriggerEvent,
   executionNameFor,
   StepFunctionsStarter,
@@ -34,7 +53,7 @@ export {
   type IngestSummary,
   type ObjectSummary,
 } from './ingest-step.js';
-export { resolveStepSettings, ENV, type ClusteringExecutionInput, type PropertyOverrides, type StepSettings } from './settings.js';
+export { resolveStepSettings, tableServiceProperties, ENV, RUN_SERVICES, type ClusteringExecutionInput, type PropertyOverrides, type RunServices, type StepSettings } from './settings.js';
 export {
   EventPropertyError,
   eventPropertyPolicy,

@@ -17,6 +17,13 @@
  *   when it is the table's bucket, an INGEST_PREFIX or ERROR_PREFIX overlapping the table is refused at start.
  * - INPUT_FORMAT: jsonl, csv or parquet for keys without a known extension (default: such keys are rejected).
  * - LOCK_TABLE: the DynamoDB lock table clustering uses, as a default lock (settings.ts, lockTableDefaults).
+ * - STATE_MACHINE_ARN: the table-services state machine. With hoodie.clean.automatic or hoodie.archive.automatic on
+ *   in TABLE_PROPERTIES (Hudi's defaults), ingest follows them as Hudi's writers do after a commit — not by cleaning
+ *   inside its own invocation, but by running the trigger's check (trigger.ts) once its objects are handled: it
+ *   starts the run the trigger would (clustering when due, else straight to cleaning and archiving), named after the
+ *   table's state, so the commit trigger and the schedule asking for the same state start nothing twice. Not set:
+ *   the schedule alone starts the services. A failure to start is logged and counted (TableServicesNotStarted), never
+ *   thrown: the objects are ingested, and a retry would only find them done.
  *
  * Never the table's own objects: a delivery of a key under the table's prefix (same bucket) is refused — ingesting
  * the table's data files would write them into it again, and each write would notify another round — and so is one
@@ -39,7 +46,10 @@ import { EventError, HudiError, errorMessage } from '../errors.js';
 import { ingestObject, s3LandingBucket, type IngestLog, type IngestResult } from '../ingest/index.js';
 import { openStorage, parseS3Uri } from '../storage/index.js';
 import type { Storage } from '../storage/port.js';
+import { archivalConfigFromProperties } from '../archival/config.js';
+import { cleanConfigFromProperties } from '../cleaning/config.js';
 import { lockTableDefaults, parsePropertiesText, type Environment } from './settings.js';
+import type { TriggerOutput } from './trigger.js';
 
 /** One object a notification names. */
 export interface Delivery {
@@ -64,6 +74,8 @@ export interface IngestSummary {
   /** Deliveries refused for good: the table's own objects (see the top of this file). */
   readonly refused: { bucket: string; key: string; reason: string }[];
   readonly errors: { bucket: string; key: string; error: string }[];
+  /** What starting the table services after the commits came to (absent when nothing was committed, or they are off). */
+  tableServices?: TriggerOutput | { readonly status: 'FAILED'; readonly reason: string };
 }
 
 export interface IngestConfig {
@@ -74,6 +86,11 @@ export interface IngestConfig {
   readonly defaultFormat: InputFormat | undefined;
   /** LANDING_BUCKET: deliveries from other buckets are ignored; undefined accepts any. */
   readonly landingBucket?: string | undefined;
+  /**
+   * `after-commit`: hoodie.clean.automatic or hoodie.archive.automatic is on in TABLE_PROPERTIES (Hudi's defaults),
+   * so the table services are started after the commits; `off`: both are off.
+   */
+  readonly tableServices?: 'after-commit' | 'off';
 }
 
 export type IngestEvent = S3Event | S3ObjectCreatedNotificationEvent | SQSEvent;
@@ -92,6 +109,11 @@ export interface IngestStepDependencies {
   readonly metrics: Pick<Metrics, 'addMetric'>;
   /** The invocation's context: its remaining time bounds how long a delivery waits for a concurrent one. */
   readonly context?: Pick<Context, 'getRemainingTimeInMillis'> | undefined;
+  /**
+   * Start the table services after `instant` (the newest commit this invocation made): the trigger's check with
+   * the state machine of STATE_MACHINE_ARN. Undefined: no state machine is configured.
+   */
+  readonly startTableServices?: ((instant: string) => Promise<TriggerOutput>) | undefined;
 }
 
 export function parseIngestEvent(event: unknown): IngestInput {
@@ -102,6 +124,7 @@ export function parseIngestEvent(event: unknown): IngestInput {
 export async function ingestStep(input: IngestInput, deps: IngestStepDependencies): Promise<IngestSummary | SQSBatchResponse> {
   const table = openStorage(deps.config.tablePath, { s3Client: deps.s3 });
   if (input.kind === 'sqs') {
+    const committed: string[] = [];
     const ingestMessage = async (record: SQSRecord): Promise<void> => {
       let deliveries: Delivery[];
       try {
@@ -112,17 +135,46 @@ export async function ingestStep(input: IngestInput, deps: IngestStepDependencie
         throw error;
       }
       const summary = await ingestAll(deliveries, table, deps);
+      committed.push(...commitsOf(summary));
       if (summary.refused.length > 0) throw refusedObjects(summary, deps.config);
       if (summary.errors.length > 0) throw failedObjects(summary);
     };
     // In order, one message at a time, like the objects of one event; a batch that failed whole is reported, not thrown.
-    return processPartialResponse(input.event, ingestMessage, new BatchProcessor(EventType.SQS), { processInParallel: false, throwOnFullBatchFailure: false });
+    const response = await processPartialResponse(input.event, ingestMessage, new BatchProcessor(EventType.SQS), { processInParallel: false, throwOnFullBatchFailure: false });
+    await startTableServices(committed, deps);
+    return response;
   }
   const summary = await ingestAll(input.deliveries, table, deps);
+  const started = await startTableServices(commitsOf(summary), deps);
+  if (started !== undefined) summary.tableServices = started;
   // Thrown after every object had its turn: the retry finds the handled ones done.
   if (summary.refused.length > 0) throw refusedObjects(summary, deps.config);
   if (summary.errors.length > 0) throw failedObjects(summary);
   return summary;
+}
+
+/** The instants the ingested objects committed. */
+function commitsOf(summary: IngestSummary): string[] {
+  return summary.results.flatMap((result) => (result.outcome === 'ingested' && result.instantTime !== undefined ? [result.instantTime] : []));
+}
+
+/** After the invocation's commits, start the table services (see the top of this file); undefined when there is nothing to start. */
+async function startTableServices(committed: readonly string[], deps: IngestStepDependencies): Promise<IngestSummary['tableServices']> {
+  if (committed.length === 0 || deps.config.tableServices === 'off') return undefined;
+  if (deps.startTableServices === undefined) {
+    deps.log.info('no state machine configured (STATE_MACHINE_ARN): the table services start on their schedule', { committed });
+    return undefined;
+  }
+  const newest = [...committed].sort().at(-1)!;
+  try {
+    const outcome = await deps.startTableServices(newest);
+    deps.log.info('table services after the commit', { instant: newest, status: outcome.status, reason: outcome.reason, executionName: outcome.executionName });
+    return outcome;
+  } catch (error) {
+    deps.log.error('could not start the table services; the schedule will', { instant: newest, error: errorMessage(error) });
+    deps.metrics.addMetric('TableServicesNotStarted', MetricUnit.Count, 1);
+    return { status: 'FAILED', reason: errorMessage(error) };
+  }
 }
 
 function failedObjects(summary: IngestSummary): HudiError {
@@ -258,7 +310,9 @@ export function ingestConfigFromEnv(env: Environment): IngestConfig {
   const given = text.trim() === '' ? new Map<string, string>() : parsePropertiesText(text, 'TABLE_PROPERTIES');
   // Ingest takes the same lock as clustering (LOCK_TABLE), so the two never write the timeline at once.
   const tableProperties = new Map([...lockTableDefaults(env, (key) => given.has(key)), ...given]);
-  return { tablePath, tableProperties, ingestPrefix, errorPrefix: `${errorPrefix}/`, defaultFormat: format, landingBucket };
+  // Read here so a bad value fails at start, naming the key (and not after the commits).
+  const automatic = cleanConfigFromProperties(tableProperties, 'TABLE_PROPERTIES').automatic || archivalConfigFromProperties(tableProperties, 'TABLE_PROPERTIES').automatic;
+  return { tablePath, tableProperties, ingestPrefix, errorPrefix: `${errorPrefix}/`, defaultFormat: format, landingBucket, tableServices: automatic ? 'after-commit' : 'off' };
 }
 
 // ---- events ----

@@ -67,6 +67,9 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
   const settings = resolveStepSettings(deps.env, input);
   for (const warning of settings.warnings) deps.log.warn(warning);
   const runId = input.runId ?? `direct-${now().toISOString()}`;
+  if (input.services === 'clean-archive') {
+    return { tablePath: settings.tablePath, properties: settings.overrides, status: 'NOTHING_TO_DO', reason: 'the run was started for cleaning and archiving only ("services": "clean-archive")' };
+  }
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
   // Resuming a plan or scheduling one: either way the run would commit to a table whose metadata table it skips.
   assertNoMetadataTable(table.config, table.storage.uriOf(PROPERTIES_FILE), 'a clustering');

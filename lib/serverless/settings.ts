@@ -37,6 +37,14 @@ export const ENV = {
   memorySize: 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
 } as const;
 
+/**
+ * Which table services a run does: `all` (the default: cluster when due, then clean and archive as
+ * hoodie.clean.automatic / hoodie.archive.automatic say) or `clean-archive` (straight to cleaning and archiving,
+ * whatever those two keys say: the run was started for them).
+ */
+export type RunServices = 'all' | 'clean-archive';
+export const RUN_SERVICES: readonly RunServices[] = ['all', 'clean-archive'];
+
 /** The state machine's input (also what `trigger` starts it with). */
 export interface ClusteringExecutionInput {
   /** Default TABLE_PATH. */
@@ -45,6 +53,8 @@ export interface ClusteringExecutionInput {
   readonly properties?: PropertyOverrides;
   /** Plan even before max.commits commits happened since the last clustering (when inline or async clustering is on; see schedule.ts). */
   readonly force?: boolean;
+  /** Default `all`. */
+  readonly services?: RunServices;
 }
 
 export interface StepSettings {
@@ -167,6 +177,14 @@ export function lockTableDefaults(env: Environment, chooses: (key: string) => bo
  */
 export function lockProperties(settings: Pick<StepSettings, 'deploymentProperties'>): Map<string, string> {
   return new Map(settings.deploymentProperties);
+}
+
+/**
+ * The keys cleaning and archiving read: the table's hoodie.properties under the deployment's (and the run's)
+ * properties, as a Hudi writer's options override the table's.
+ */
+export function tableServiceProperties(tableProperties: ReadonlyMap<string, string>, settings: Pick<StepSettings, 'jobProperties'>): Map<string, string> {
+  return new Map([...tableProperties, ...settings.jobProperties]);
 }
 
 /** A Lambda's memory: the context's, else AWS_LAMBDA_FUNCTION_MEMORY_SIZE. */

@@ -1,34 +1,45 @@
 /**
- * Starting clustering runs: on a schedule (EventBridge) or when a commit completes (an S3 "Object Created" event for
- * `.hoodie/<17 digits>.commit` or `.replacecommit`), start the state machine — only once enough commits completed
- * since the last clustering (triggerSchedulingThreshold, our policy), or when a pending plan has no live run to
- * finish it.
+ * Starting table-service runs: on a schedule (EventBridge), when a commit completes (an S3 "Object Created" event for
+ * `.hoodie/<17 digits>.commit` or `.replacecommit`), or after an ingest's commit, start the state machine:
+ * - a clustering run (which cleans and archives after its commit) once enough commits completed since the last
+ *   clustering (triggerSchedulingThreshold, our policy), or when a pending plan has no live run to finish it;
+ * - else a run straight to cleaning and archiving (`{"services": "clean-archive"}`) when a clean would find
+ *   something (a pending clean, or one due by hoodie.clean.max.commits past the retention window: cleanOutlook) or
+ *   archiving would (planArchiveNow), as far as hoodie.clean.automatic / hoodie.archive.automatic let it.
  *
- * Never two runs on one table: the execution name is derived from the table and its latest completed instant, so
- * every trigger that sees the same timeline asks for the same execution — StartExecution with a running
+ * Never two runs on one table state: the execution name is derived from the table and its latest completed instant,
+ * so every trigger that sees the same timeline asks for the same execution — StartExecution with a running
  * execution's name and input returns that execution, and a name already used answers ExecutionAlreadyExists, which
  * counts as success (that state of the table was handled). A trigger also skips while a pending clustering
  * heartbeats, and the plan step checks the same under the table lock.
  */
 import { createHash } from 'node:crypto';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { planArchiveNow } from '../archival/archive.js';
+import { archivalConfigFromProperties } from '../archival/config.js';
+import { cleanConfigFromProperties } from '../cleaning/config.js';
+import { cleanOutlook } from '../cleaning/schedule.js';
+import { cleanFingerprint, readNothingToClean, sameCleanState } from '../cleaning/shares.js';
 import type { ClusteringConfig } from '../clustering/config.js';
 import { clusteringServiceEnabled, hudiSchedulingThreshold, shouldSchedule, type SchedulingThreshold } from '../clustering/plan-strategy.js';
 import { HudiError } from '../errors.js';
 import { parseS3Uri } from '../storage/index.js';
 import { formatInstantTime } from '../timeline/instant.js';
 import { commitsSinceLastClustering, pendingClusteringPlans } from '../timeline/queries.js';
+import type { HudiTable } from '../table.js';
 import { countRequests, openTableAndLock } from './clients.js';
 import { asObject, optionalBoolean, type JsonObject } from './events.js';
 import type { StepDependencies } from './plan-step.js';
 import { isAlive, readRunActivity } from './run-claim.js';
-import { ENV, resolveStepSettings, type ClusteringExecutionInput, type Environment } from './settings.js';
+import { ENV, resolveStepSettings, tableServiceProperties, type ClusteringExecutionInput, type Environment, type StepSettings } from './settings.js';
 
 /** What started the trigger. */
 export type TriggerSource =
   | { readonly kind: 'schedule' }
   | { readonly kind: 'object-created'; readonly bucket: string; readonly key: string }
-  | { readonly kind: 'direct'; readonly force: boolean };
+  | { readonly kind: 'direct'; readonly force: boolean }
+  /** A writer's commit (ingest with hoodie.clean.automatic or hoodie.archive.automatic on). */
+  | { readonly kind: 'after-write'; readonly instant: string };
 
 export type TriggerStatus = 'STARTED' | 'ALREADY_STARTED' | 'WAITING' | 'RUNNING' | 'IGNORED';
 
@@ -131,10 +142,43 @@ function slug(text: string, max: number): string {
  * that sees the same timeline. `resumeHour` (for a pending plan without a live run) lets a stuck plan be retried at
  * most once an hour even when no new instant completes.
  */
-export function executionNameFor(tableName: string, tablePath: string, latestCompleted: string | undefined, resumeHour?: string): string {
+export function executionNameFor(tableName: string, tablePath: string, latestCompleted: string | undefined, resumeHour?: string, kind: 'clustering' | 'clean' = 'clustering'): string {
   const hash = createHash('sha256').update(tablePath).digest('hex').slice(0, 8);
-  const name = `hudi-clustering-${slug(tableName, 20)}-${hash}-${latestCompleted ?? 'empty'}${resumeHour === undefined ? '' : `-r${resumeHour}`}`;
+  const name = `hudi-${kind}-${slug(tableName, 20)}-${hash}-${latestCompleted ?? 'empty'}${resumeHour === undefined ? '' : `-r${resumeHour}`}`;
   return name.slice(0, 80);
+}
+
+/**
+ * Whether a run that only cleans and archives would find work: a clean (cleanOutlook: a pending clean, or one due
+ * with files possibly past retention) or archiving (instants past hoodie.keep.max.commits the archiver may move), as
+ * far as hoodie.clean.automatic / hoodie.archive.automatic (the deployment's and the table's keys) let them run.
+ */
+export async function tableServicesDue(table: HudiTable, settings: Pick<StepSettings, 'jobProperties'>, now: Date): Promise<{ due: boolean; reason: string }> {
+  const props = tableServiceProperties(table.config.properties, settings);
+  const clean = cleanConfigFromProperties(props, ENV.clusteringProperties);
+  const archival = archivalConfigFromProperties(props, ENV.clusteringProperties);
+  let cleaning: { needed: boolean; reason: string } = { needed: false, reason: 'hoodie.clean.automatic=false' };
+  if (clean.automatic) {
+    const outlook = await cleanOutlook(table, clean, now);
+    cleaning = outlook;
+    if (outlook.needed && outlook.facts !== undefined) {
+      // A run that just planned this state and found nothing: planning it again would find nothing again.
+      const last = await readNothingToClean(table.storage);
+      if (last !== undefined && sameCleanState(last, cleanFingerprint(table.timeline, { policy: clean.policy, ...outlook.facts }))) {
+        cleaning = { needed: false, reason: `the last planning found nothing to clean in this state (earliest commit to retain ${last.earliestCommitToRetain ?? 'none'})` };
+      }
+    }
+  }
+  let archiving: { needed: boolean; reason: string };
+  if (!archival.automatic) {
+    archiving = { needed: false, reason: 'hoodie.archive.automatic=false' };
+  } else {
+    const plan = await planArchiveNow(table, archival, clean);
+    archiving = plan.instants.length > 0
+      ? { needed: true, reason: `${plan.instants.length} instant(s) to archive (${plan.completedCommits} completed commits active, hoodie.keep.max.commits=${plan.maxToKeep})` }
+      : { needed: false, reason: `nothing to archive (${plan.completedCommits} completed commits active, hoodie.keep.max.commits=${plan.maxToKeep})` };
+  }
+  return { due: cleaning.needed || archiving.needed, reason: `clean: ${cleaning.reason}; archive: ${archiving.reason}` };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -168,7 +212,7 @@ export async function triggerStep(source: TriggerSource, deps: TriggerDependenci
   const { table } = await openTableAndLock(settings, deps.clients, { mode: 'read' });
   const { storage, timeline } = table;
   const latestCompleted = timeline.completed().at(-1)?.time;
-  const input: ClusteringExecutionInput = { tablePath: settings.tablePath, ...(source.kind === 'direct' && source.force ? { force: true } : {}) };
+  let input: ClusteringExecutionInput = { tablePath: settings.tablePath, ...(source.kind === 'direct' && source.force ? { force: true } : {}) };
 
   let name: string;
   const pending = (await pendingClusteringPlans(storage, timeline))[0];
@@ -184,20 +228,26 @@ export async function triggerStep(source: TriggerSource, deps: TriggerDependenci
     const since = await commitsSinceLastClustering(storage, timeline);
     const required = triggerSchedulingThreshold(settings.clustering);
     const force = source.kind === 'direct' && source.force;
-    if (!shouldSchedule({ completedCommitsSinceLastClustering: since.count, maxCommits: required.commits, force })) {
-      return {
-        status: 'WAITING',
-        reason: `${since.count} completed commit(s) since ${since.lastClustering === undefined ? 'the table was created' : `the last clustering ${since.lastClustering}`}; clustering waits for ${required.commits} (${required.setBy})`,
-      };
+    if (shouldSchedule({ completedCommitsSinceLastClustering: since.count, maxCommits: required.commits, force })) {
+      name = executionNameFor(table.config.name, settings.tablePath, latestCompleted);
+    } else {
+      const waiting = `${since.count} completed commit(s) since ${since.lastClustering === undefined ? 'the table was created' : `the last clustering ${since.lastClustering}`}; clustering waits for ${required.commits} (${required.setBy})`;
+      const services = await tableServicesDue(table, settings, now);
+      if (!services.due) return { status: 'WAITING', reason: `${waiting}; ${services.reason}` };
+      // Nothing to cluster, but a clean or archiving is due: a run that goes straight to them.
+      name = executionNameFor(table.config.name, settings.tablePath, latestCompleted, undefined, 'clean');
+      input = { tablePath: settings.tablePath, services: 'clean-archive' };
+      deps.log.info('clustering is not due, but cleaning or archiving is', { reason: services.reason });
     }
-    name = executionNameFor(table.config.name, settings.tablePath, latestCompleted);
   }
 
   const started = await deps.starter.start({ name, input });
-  deps.log.info(started.outcome === 'started' ? 'started clustering run' : 'clustering run already started for this timeline', {
+  deps.log.info(started.outcome === 'started' ? 'started a table-service run' : 'a run was already started for this timeline', {
     executionName: name,
     executionArn: started.executionArn,
+    services: input.services ?? 'all',
     starter: deps.starter.description,
+    ...(source.kind === 'after-write' ? { afterWrite: source.instant } : {}),
   });
   return {
     status: started.outcome === 'started' ? 'STARTED' : 'ALREADY_STARTED',
@@ -248,6 +298,22 @@ export class StepFunctionsStarter implements ExecutionStarter {
 /** The deployed state machine from STATE_MACHINE_ARN. */
 export function stateMachineArnFromEnv(env: Environment): string {
   const arn = env[ENV.stateMachineArn]?.trim();
-  if (!arn) throw new HudiError(`${ENV.stateMachineArn} is not set`, { fix: 'deploy with template.yaml, which sets it to the clustering state machine' });
+  if (!arn) throw new HudiError(`${ENV.stateMachineArn} is not set`, { fix: 'deploy with template.yaml, which sets it to the table-services state machine' });
   return arn;
+}
+
+/**
+ * What a writer (ingest) calls after its commits when hoodie.clean.automatic / hoodie.archive.automatic are on: the
+ * trigger's check against the state machine of STATE_MACHINE_ARN — it starts the run the trigger would (clustering
+ * when due, else straight to cleaning and archiving), named after the table's state, so a writer, the commit trigger
+ * and the schedule asking for one state start one run. Undefined when STATE_MACHINE_ARN is not set.
+ */
+export function afterWriteStarterFromEnv(env: Environment, deps: Omit<StepDependencies, 'env'>): ((instant: string) => Promise<TriggerOutput>) | undefined {
+  const arn = env[ENV.stateMachineArn]?.trim();
+  if (!arn) return undefined;
+  let starter: StepFunctionsStarter | undefined;
+  return (instant) => {
+    starter ??= new StepFunctionsStarter(sfnClientFromEnv(env), arn);
+    return triggerStep({ kind: 'after-write', instant }, { ...deps, env, starter });
+  };
 }

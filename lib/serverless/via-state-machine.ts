@@ -34,7 +34,7 @@ export interface ViaStateMachineOptions extends ViaStateMachineRun {
 export interface ViaStateMachineResult {
   readonly status: 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED';
   readonly executionArn: string;
-  /** The execution's output: the commit step's summary (with its report), or the plan's NOTHING_TO_DO / ALREADY_RUNNING. */
+  /** The execution's output: the run's state at its end (TableServicesOutput, run-output.ts). */
   readonly output: unknown;
   readonly error: string | undefined;
   readonly cause: string | undefined;

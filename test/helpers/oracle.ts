@@ -57,14 +57,18 @@ print(json.dumps(infos))
 
 /**
  * The latest base files of a local table, worked out here without lib/: a file counts when its instant has a
- * completed commit or replacecommit file; per file group the newest such file; file groups named by a completed
- * replacecommit's partitionToReplaceFileIds are dropped.
+ * completed commit or replacecommit file, or is older than every commit on the active timeline (its commit was
+ * archived: Hudi's containsOrBeforeTimelineStarts); per file group the newest such file; file groups named by a
+ * completed replacecommit's partitionToReplaceFileIds are dropped.
  */
 export function independentLatestBaseFiles(tableDir: string): string[] {
   const hoodie = join(tableDir, '.hoodie');
   const completed = new Set<string>();
   const replaced = new Set<string>();
+  let firstCommit: string | undefined;
   for (const name of readdirSync(hoodie)) {
+    const any = /^(\d{17})\.(commit|replacecommit|inflight|commit\.requested|replacecommit\.requested|replacecommit\.inflight)$/.exec(name);
+    if (any && (firstCommit === undefined || any[1]! < firstCommit)) firstCommit = any[1]!;
     const match = /^(\d{17})\.(commit|replacecommit)$/.exec(name);
     if (!match) continue;
     completed.add(match[1]!);
@@ -81,7 +85,8 @@ export function independentLatestBaseFiles(tableDir: string): string[] {
     if (partition.startsWith('.hoodie')) continue;
     const [fileId, , instantPart] = entry.name.split('_');
     const instant = instantPart!.replace('.parquet', '');
-    if (!completed.has(instant) || replaced.has(`${partition}|${fileId}`)) continue;
+    const archived = firstCommit !== undefined && instant < firstCommit;
+    if ((!completed.has(instant) && !archived) || replaced.has(`${partition}|${fileId}`)) continue;
     const key = `${partition}|${fileId}`;
     const seen = newest.get(key);
     if (seen === undefined || seen.instant < instant) newest.set(key, { instant, path });

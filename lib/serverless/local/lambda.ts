@@ -15,7 +15,7 @@ import { HudiError } from '../../errors.js';
 import { installAwsRequestSink } from '../clients.js';
 import { FUNCTIONS, type DeployedFunction } from '../function-settings.js';
 
-/** The functions the clustering state machine and its trigger use. */
+/** The functions the state machine and its trigger use. */
 export type FunctionName = Exclude<DeployedFunction, 'ingest'>;
 
 export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;
@@ -30,6 +30,8 @@ export interface InvocationRecord {
   /** The Task state's name. */
   readonly state: string;
   readonly groupIndex: number | undefined;
+  /** A clean's planning or delete share (the clean Map iterations). */
+  readonly shareIndex: number | undefined;
   /** 1 for the first attempt, 2 for the first retry, … */
   readonly attempt: number;
   readonly startedAt: number;

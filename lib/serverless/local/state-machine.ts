@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { HudiError } from '../../errors.js';
 import { estimateCost, type Architecture, type CostEstimate } from '../cost.js';
-import { FUNCTIONS } from '../function-settings.js';
+import { FUNCTIONS, type DeployedFunction } from '../function-settings.js';
 import type { ClusteringExecutionInput } from '../settings.js';
 import {
   applyEnvironment,
@@ -39,6 +39,12 @@ export const FUNCTION_SUBSTITUTIONS: Readonly<Record<string, FunctionName>> = {
   ExecuteGroupFunctionArn: 'execute-group',
   CommitFunctionArn: 'commit',
   RollbackFunctionArn: 'rollback',
+  CleanPrepareFunctionArn: 'clean-prepare',
+  CleanPlanFunctionArn: 'clean-plan',
+  CleanScheduleFunctionArn: 'clean-schedule',
+  CleanExecuteFunctionArn: 'clean-execute',
+  CleanCompleteFunctionArn: 'clean-complete',
+  ArchiveFunctionArn: 'archive',
 };
 
 export interface LocalRunOptions {
@@ -131,14 +137,9 @@ export async function runStateMachineLocally(input: ClusteringExecutionInput, op
   const tasks = taskFunctions(definition);
   const functionsDir = options.functionsDir ?? defaultFunctionsDir();
   const handlerOf = options.handlerOf ?? ((fn: FunctionName) => loadBundledHandler(fn, functionsDir));
-  const memory: Record<FunctionName, number> = {
-    plan: FUNCTIONS.plan.memoryMb,
-    'execute-group': FUNCTIONS['execute-group'].memoryMb,
-    commit: FUNCTIONS.commit.memoryMb,
-    rollback: FUNCTIONS.rollback.memoryMb,
-    trigger: FUNCTIONS.trigger.memoryMb,
-    ...options.memoryMb,
-  };
+  const memory = Object.fromEntries(
+    (Object.keys(FUNCTIONS) as DeployedFunction[]).filter((fn): fn is FunctionName => fn !== 'ingest').map((fn) => [fn, options.memoryMb?.[fn] ?? FUNCTIONS[fn].memoryMb]),
+  ) as Record<FunctionName, number>;
   const invocations: InvocationRecord[] = [];
   const attempts = new Map<string, number>();
 
@@ -146,14 +147,17 @@ export async function runStateMachineLocally(input: ClusteringExecutionInput, op
   for (const [state, fn] of tasks) {
     handlers[state] = async (taskInput) => {
       const handler = await handlerOf(fn);
-      const groupIndex = typeof taskInput === 'object' && taskInput !== null && !Array.isArray(taskInput) && typeof taskInput['groupIndex'] === 'number' ? taskInput['groupIndex'] : undefined;
-      const attemptKey = `${state}/${groupIndex ?? ''}`;
+      const item = typeof taskInput === 'object' && taskInput !== null && !Array.isArray(taskInput) ? taskInput : {};
+      const groupIndex = typeof item['groupIndex'] === 'number' ? item['groupIndex'] : undefined;
+      const shareIndex = typeof item['shareIndex'] === 'number' ? item['shareIndex'] : undefined;
+      const attemptKey = `${state}/${groupIndex ?? shareIndex ?? ''}`;
       const attempt = (attempts.get(attemptKey) ?? 0) + 1;
       attempts.set(attemptKey, attempt);
       const record: InvocationRecord = {
         functionName: fn,
         state,
         groupIndex,
+        shareIndex,
         attempt,
         startedAt: Date.now(),
         durationMs: 0,
