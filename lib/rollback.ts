@@ -211,25 +211,56 @@ export function pendingWriteInstants(timeline: Timeline): Instant[] {
 }
 
 /**
- * Hudi's lazy failed-writes cleaning (rollbackFailedWrites): roll back every pending commit / replacecommit whose
- * writer is dead (heartbeat expired; without a heartbeat file, the instant itself older than the expiry), optionally
- * only those older than `olderThan`. Pending clusterings are skipped, as Hudi does: they are retried with
- * rollbackInflightClustering, not abandoned. Each rollback takes the lock on its own and re-checks the heartbeat.
+ * Hudi's failed-writes cleaning (BaseHoodieTableServiceClient.rollbackFailedWrites), oldest first:
+ * - `LAZY` (default here): every pending commit / replacecommit whose writer is dead (heartbeat expired; without a
+ *   heartbeat file, the instant itself older than the expiry);
+ * - `EAGER`: every pending commit / replacecommit whatever its heartbeat — what a single writer does before it
+ *   starts a new instant (nobody else can be writing);
+ * optionally only those older than `olderThan`. Pending clusterings are skipped, as Hudi does: they are retried
+ * (rollbackInflightClustering), not abandoned. A rollback a crash interrupted after it had already removed its
+ * target from the timeline is finished too (Hudi's pending-rollback infos). Each rollback takes the lock on its own,
+ * and a LAZY one re-checks the heartbeat under it.
  */
 export async function rollbackFailedWrites(
   table: HudiTable,
-  options: Omit<RollbackOptions, 'ignoreHeartbeat'> & { readonly olderThan?: string },
+  options: Omit<RollbackOptions, 'ignoreHeartbeat'> & { readonly olderThan?: string; readonly policy?: 'EAGER' | 'LAZY' },
 ): Promise<RollbackResult[]> {
   const { storage } = table;
   const timeline = await loadTimeline(storage);
+  const eager = options.policy === 'EAGER';
   const results: RollbackResult[] = [];
-  for (const instant of pendingWriteInstants(timeline)) {
+  const pending = pendingWriteInstants(timeline);
+  const clusterings = new Set<string>();
+  for (const instant of pending) {
+    if (instant.action === 'replacecommit' && (await readClusteringPlan(storage, instant.time)) !== undefined) clusterings.add(instant.time);
+  }
+  for (const instant of pending) {
     if (options.olderThan !== undefined && compareInstantTimes(instant.time, options.olderThan) >= 0) continue;
-    if (instant.action === 'replacecommit' && (await readClusteringPlan(storage, instant.time)) !== undefined) continue;
-    if ((await writerAliveReason(storage, instant.time, table.config.timelineTimeZone, options)) !== undefined) continue;
-    results.push(await rollbackInstant(table, instant.time, options));
+    if (clusterings.has(instant.time)) continue;
+    if (!eager && (await findPendingRollback(storage, timeline, instant.time)) === undefined &&
+      (await writerAliveReason(storage, instant.time, table.config.timelineTimeZone, options)) !== undefined) continue;
+    results.push(await rollbackInstant(table, instant.time, { ...options, ignoreHeartbeat: eager }));
+  }
+  // Rollbacks whose target already left the timeline: only the rollback itself is left to finish.
+  const pendingTimes = new Set(pending.map((instant) => instant.time));
+  for (const rollback of timeline.pending().filter((instant) => instant.action === 'rollback')) {
+    const path = instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' });
+    const target = decodeTimelineAvro('rollbackPlan', await storage.get(path), storage.uriOf(path)).instantToRollback;
+    if (target === null || pendingTimes.has(target.commitTime) || !ROLLBACK_ACTIONS.has(target.action as InstantAction)) continue;
+    if (timeline.instants.some((i) => i.time === target.commitTime && i.state === 'COMPLETED')) continue;
+    results.push(await rollbackInstant(table, target.commitTime, { ...options, ignoreHeartbeat: eager }));
   }
   return results;
+}
+
+/**
+ * Why the writer of a pending instant may still be running, or undefined when it is presumed dead (see
+ * writerAliveReason). For the callers that decide whether to take over a pending clustering.
+ */
+export async function pendingWriterAlive(
+  storage: Storage, instantTime: string, zone: TimelineTimeZone, options: Pick<RollbackOptions, 'now' | 'heartbeatExpiryMs'> = {},
+): Promise<string | undefined> {
+  return writerAliveReason(storage, instantTime, zone, options);
 }
 
 /**

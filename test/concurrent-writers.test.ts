@@ -21,6 +21,8 @@ const PROPS = {
   'hoodie.datasource.write.partitionpath.field': 'dt',
   'hoodie.datasource.write.precombine.field': 'createTime',
   'hoodie.index.bloom.num_entries': '1000',
+  // Two writers at once: Hudi's multi-writer mode, whose LAZY failed-writes cleaning leaves a live writer alone.
+  'hoodie.write.concurrency.mode': 'optimistic_concurrency_control',
 };
 
 /** Resolves once `parties` callers are waiting. */

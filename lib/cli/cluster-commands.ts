@@ -73,10 +73,16 @@ export const clusterCommand: Command = {
         out(JSON.stringify({
           scheduled: result.scheduled ?? null,
           instantTime: result.instantTime ?? null,
+          takenOver: result.takenOver ?? null,
           report: result.commit?.report ?? null,
           htmlReport: html === undefined ? null : 'path' in html ? table.storage.uriOf(html.path) : html,
         }));
-      } else if (result.commit?.report !== undefined) {
+        return 0;
+      }
+      if (result.takenOver !== undefined) {
+        out(`${result.takenOver.outcome === 'resumed' ? 'resumed' : 'rolled back'} pending clustering ${result.takenOver.instant} (${result.takenOver.reason})`);
+      }
+      if (result.commit?.report !== undefined) {
         process.stdout.write(formatClusteringReport(result.commit.report));
         const html = result.commit.htmlReport;
         if (html !== undefined) out('path' in html ? `HTML report: ${table.storage.uriOf(html.path)}` : `the HTML report was not written: ${html.error}`);

@@ -35,11 +35,14 @@
  */
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { HudiError } from '../errors.js';
+import { ConflictError, HudiError } from '../errors.js';
+import { describeHeal, healTable } from '../failed-writes.js';
+import { pendingWriterAlive, rollbackInflightClustering, rollbackInstant, findRollbackOf } from '../rollback.js';
 import type { ParquetEngine, ParquetEngineOptions } from '../engine/port.js';
 import type { LockProvider } from '../lock/port.js';
 import type { BloomFilterOptions } from '../writer/bloom-filter.js';
 import type { HudiTable } from '../table.js';
+import { heartbeatPath } from '../timeline/heartbeat.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { commit, type CommitResult } from './commit.js';
 import type { ClusteringConfig } from './config.js';
@@ -83,6 +86,12 @@ export interface ClusteringJobResult {
   /** Groups whose stored result from an earlier attempt was reused. */
   readonly reusedGroups: readonly number[];
   readonly commit: CommitResult | undefined;
+  /**
+   * A pending clustering whose run is gone (killed, or failed without a rollback), found before scheduling:
+   * `resumed` — its remaining groups ran and it committed; `rolled-back` — it could not complete (an input file group
+   * changed since the plan) and was dropped, freeing its file groups.
+   */
+  readonly takenOver: { readonly instant: string; readonly outcome: 'resumed' | 'rolled-back'; readonly reason: string } | undefined;
 }
 
 /** The oldest pending clustering (HoodieActiveTimeline.getFirstPendingClusterInstant). */
@@ -94,6 +103,17 @@ export async function oldestPendingClustering(table: HudiTable): Promise<string 
 export async function runClusteringJob(table: HudiTable, options: ClusteringJobOptions): Promise<ClusteringJobResult> {
   const progress = options.onProgress ?? (() => undefined);
   const lockWait = options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs };
+  const clock = options.now === undefined ? {} : { now: options.now };
+  // A service run beside writers: only writers whose heartbeat expired are rolled back (failed-writes.ts).
+  const healed = await healTable(table, { lock: options.lock, policy: 'LAZY', ...clock, ...lockWait });
+  for (const line of describeHeal(healed)) progress(line);
+  if (options.mode === 'scheduleAndExecute' && options.instant === undefined) {
+    const orphan = await orphanedClustering(await table.reload(), options.now);
+    if (orphan !== undefined) {
+      progress(`resuming clustering ${orphan.instant}: its run is gone (${orphan.reason})`);
+      return resumeOrphan(await table.reload(), orphan, options, progress);
+    }
+  }
   let scheduled: ScheduleResult | undefined;
   if (options.mode !== 'execute') {
     if (options.instant !== undefined) {
@@ -112,7 +132,7 @@ export async function runClusteringJob(table: HudiTable, options: ClusteringJobO
       progress(`scheduled clustering ${scheduled.instantTime}: ${scheduled.groups.length} group(s), ${files} file(s) → ${outputs} file group(s)`);
     }
     if (options.mode === 'schedule' || scheduled === undefined) {
-      return { mode: options.mode, scheduled, instantTime: undefined, executedGroups: [], reusedGroups: [], commit: undefined };
+      return { mode: options.mode, scheduled, instantTime: undefined, executedGroups: [], reusedGroups: [], commit: undefined, takenOver: undefined };
     }
   }
 
@@ -120,8 +140,16 @@ export async function runClusteringJob(table: HudiTable, options: ClusteringJobO
   const instantTime = scheduled?.instantTime ?? options.instant ?? (await oldestPendingClustering(current));
   if (instantTime === undefined) {
     progress('no pending clustering to execute');
-    return { mode: options.mode, scheduled, instantTime: undefined, executedGroups: [], reusedGroups: [], commit: undefined };
+    return { mode: options.mode, scheduled, instantTime: undefined, executedGroups: [], reusedGroups: [], commit: undefined, takenOver: undefined };
   }
+  return { ...(await executeAndCommit(current, instantTime, options, progress)), scheduled, takenOver: undefined };
+}
+
+/** Run the groups of a pending clustering that have no result, then commit it. */
+async function executeAndCommit(
+  current: HudiTable, instantTime: string, options: ClusteringJobOptions, progress: (line: string) => void,
+): Promise<Omit<ClusteringJobResult, 'scheduled' | 'takenOver'>> {
+  const lockWait = options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs };
   const { instant, plan } = await loadClusteringInstant(current, instantTime);
   assertClusteringPending(current.storage, instant);
   await discardStaleGroupResults(current.storage, instant, plan.inputGroups.length);
@@ -148,7 +176,53 @@ export async function runClusteringJob(table: HudiTable, options: ClusteringJobO
   }
   const committed = await commit(await current.reload(), instantTime, { lock: options.lock, ...lockWait });
   progress(`committed clustering ${instantTime}`);
-  return { mode: options.mode, scheduled, instantTime, executedGroups, reusedGroups, commit: committed };
+  return { mode: options.mode, instantTime, executedGroups, reusedGroups, commit: committed };
+}
+
+interface Orphan {
+  readonly instant: string;
+  readonly reason: string;
+}
+
+/**
+ * The oldest pending clustering when nobody runs it any more: its heartbeat expired (or, never started, its plan is
+ * older than the heartbeat expiry), or it has a rollback that a crash interrupted. Undefined when there is none or
+ * its run may still be going.
+ */
+async function orphanedClustering(table: HudiTable, now: Date | undefined): Promise<Orphan | undefined> {
+  const oldest = await oldestPendingClustering(table);
+  if (oldest === undefined) return undefined;
+  const rollback = await findRollbackOf(table.storage, table.timeline, oldest);
+  if (rollback !== undefined && rollback.state !== 'COMPLETED') return { instant: oldest, reason: `rollback ${rollback.time} of its attempt was interrupted` };
+  const alive = await pendingWriterAlive(table.storage, oldest, table.config.timelineTimeZone, now === undefined ? {} : { now });
+  if (alive !== undefined) return undefined;
+  return { instant: oldest, reason: (await table.storage.head(heartbeatPath(oldest))) === undefined ? 'it never started and its plan is older than the heartbeat expiry' : 'its heartbeat expired' };
+}
+
+/**
+ * Take over an orphaned clustering as Hudi's retry of a failed clustering does: finish an interrupted rollback of its
+ * attempt (keeping the plan), run the groups without a result and commit. A plan that cannot complete any more (an
+ * input file group changed since it was planned) is rolled back instead, freeing its file groups.
+ */
+async function resumeOrphan(table: HudiTable, orphan: Orphan, options: ClusteringJobOptions, progress: (line: string) => void): Promise<ClusteringJobResult> {
+  const rollbackOptions = { lock: options.lock, ...(options.now === undefined ? {} : { now: options.now }), ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }) };
+  const pendingRollback = await findRollbackOf(table.storage, table.timeline, orphan.instant);
+  if (pendingRollback !== undefined && pendingRollback.state !== 'COMPLETED') {
+    await rollbackInflightClustering(table, orphan.instant, rollbackOptions);
+    progress(`finished rollback ${pendingRollback.time} of the earlier attempt; the plan is executed again`);
+  }
+  try {
+    const done = await executeAndCommit(await table.reload(), orphan.instant, options, progress);
+    return { ...done, scheduled: undefined, takenOver: { ...orphan, outcome: 'resumed' } };
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    const rolledBack = await rollbackInstant(await table.reload(), orphan.instant, { ...rollbackOptions, ignoreHeartbeat: true });
+    progress(`rolled back clustering ${orphan.instant} (rollback ${rolledBack.rollbackInstantTime}): it cannot complete (${error.message}); its file groups are free for the next plan`);
+    return {
+      mode: options.mode, scheduled: undefined, instantTime: orphan.instant, executedGroups: [], reusedGroups: [], commit: undefined,
+      takenOver: { ...orphan, outcome: 'rolled-back', reason: `${orphan.reason}; ${error.message}` },
+    };
+  }
 }
 
 /**

@@ -72,6 +72,10 @@ export interface ServiceClients {
   s3(): S3Client;
   /** A DynamoDB client for the lock (region and endpoint from the lock properties, else the environment). */
   dynamoDb(region: string | undefined, endpoint: string | undefined): DynamoDBClient;
+  /** The table's storage, when not the default (openStorage over s3()): for embedding, and the crash tests. */
+  storage?(tablePath: string): Storage;
+  /** The table's lock, when not the default from the deployment's lock properties. */
+  lock?(storage: Storage, hudiTableName: string): LockProvider;
 }
 
 /** Clients from the environment, created on first use and kept for the container's life. */
@@ -93,6 +97,7 @@ export function serviceClientsFromEnv(env: Environment = process.env): ServiceCl
 }
 
 export function tableStorage(settings: Pick<StepSettings, 'tablePath'>, clients: ServiceClients): Storage {
+  if (clients.storage !== undefined) return clients.storage(settings.tablePath);
   return openStorage(settings.tablePath, settings.tablePath.startsWith('s3') ? { s3Client: clients.s3() } : {});
 }
 
@@ -104,6 +109,7 @@ export async function openTableAndLock(
 ): Promise<{ table: HudiTable; lock: LockProvider }> {
   const storage = tableStorage(settings, clients);
   const table = await HudiTable.open(storage, { mode: options.mode });
+  if (clients.lock !== undefined) return { table, lock: transientLockFailures(clients.lock(storage, table.config.name)) };
   const properties = lockProperties(settings);
   const lock = lockProviderFor(properties, table.config.name, storage, {
     dynamoDbClient: clients.dynamoDb(properties.get(LOCK_PROPERTY.dynamoDbRegion), properties.get(LOCK_PROPERTY.dynamoDbEndpointUrl)),

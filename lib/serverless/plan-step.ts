@@ -5,6 +5,8 @@
  */
 import { discardStaleGroupResults, groupResultsDone } from '../clustering/instant.js';
 import { schedule } from '../clustering/schedule.js';
+import { describeHeal, healTable } from '../failed-writes.js';
+import { findRollbackOf, rollbackInflightClustering } from '../rollback.js';
 import { assertNoMetadataTable } from '../metadata-table.js';
 import { withTableLock } from '../table.js';
 import { PROPERTIES_FILE } from '../table-config.js';
@@ -75,6 +77,9 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
   assertNoMetadataTable(table.config, table.storage.uriOf(PROPERTIES_FILE), 'a clustering');
   const base: PlanOutputBase = { tablePath: settings.tablePath, properties: settings.overrides };
   const maxConcurrency = Math.max(1, settings.clustering.maxParallelism);
+  // A service run beside writers: writes whose heartbeat expired are rolled back, leftovers of completed instants go.
+  const healed = await healTable(table, { lock, policy: 'LAZY', now: now() });
+  for (const line of describeHeal(healed)) deps.log.info(line);
 
   return withTableLock(table, lock, async (current, lease) => {
     const storage = current.storage;
@@ -89,8 +94,15 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
         return { ...base, status: 'ALREADY_RUNNING' as const, instant, reason };
       }
       const total = pending.plan.inputGroups.length;
+      // A rollback of the last attempt that a crash interrupted is finished first, keeping the plan.
+      const rollback = await findRollbackOf(storage, current.timeline, instant);
+      if (rollback !== undefined && rollback.state !== 'COMPLETED') {
+        await rollbackInflightClustering(current, instant, { lock: heldLock(lease, lock.description), now: now() });
+        deps.log.info('finished an interrupted rollback of the last attempt', { instant, rollback: rollback.time });
+      }
       await lease.assertHeld();
-      await discardStaleGroupResults(storage, pending.instant, total);
+      const state = (await current.reload()).timeline.instants.find((i) => i.time === instant && i.action === 'replacecommit') ?? pending.instant;
+      await discardStaleGroupResults(storage, state, total);
       const done = await groupResultsDone(storage, instant, total);
       const groups = done.flatMap((finished, index) => (finished ? [] : [{ index }]));
       await lease.assertHeld();

@@ -11,7 +11,8 @@
  * is still inflight and no rollback names it (Hudi's transitionState requires the old state to exist), the conflict
  * check, and `T.commit`, the commit point. Readers never see a partial write: until `T.commit` exists, every
  * file named with T is invisible. A write that fails is rolled back (its files removed via markers); one killed
- * midway is cleaned up by `hudi-serverless rollback <table> T`.
+ * midway is rolled back by the next write (failed-writes.ts: at once with the default EAGER policy, once its
+ * heartbeat expired with LAZY) or the next service run.
  *
  * Record location ("tagging"): the record keys of the touched partitions' latest base files are read with the
  * engine and joined with the batch. It is exact (no false positives to re-check) and the files have to be local
@@ -29,6 +30,7 @@ import { lockProviderFor } from '../lock/index.js';
 import type { LockProvider } from '../lock/port.js';
 import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
 import { stageFiles } from '../reader.js';
+import { describeHeal, failedWritesPolicy, healTable } from '../failed-writes.js';
 import { findRollbackOf, rollbackInstant } from '../rollback.js';
 import { withMetaFields, type AvroRecordSchema } from '../schema.js';
 import { BoundedTasks, mapWithConcurrency, settleAll } from '../storage/concurrency.js';
@@ -275,6 +277,9 @@ async function writeToTable(
   const now = options.now ?? (() => new Date());
   const startTimeline = table.timeline;
   const completedAtStart = new Set(startTimeline.completed().map((i) => `${i.time}.${i.action}`));
+  // Hudi's startCommit: failed writes go before a new instant starts (EAGER: all of them; LAZY: expired ones).
+  const healed = await healTable(table, { lock, policy: failedWritesPolicy(options.properties ?? new Map<string, string>()).policy, now: now(), lockWaitMs: config.lockWaitMs });
+  for (const line of describeHeal(healed)) progress(line);
   const instantTime = await withTableLock(table, lock, async (current) => {
     const time = newInstantTime(current.timeline.allTimes(), now(), current.config.timelineTimeZone);
     try {
@@ -458,7 +463,7 @@ async function rollbackAfterFailure(table: HudiTable, instantTime: string, lock:
     await rollbackInstant(reloaded, instantTime, { lock, ignoreHeartbeat: true });
   } catch (rollbackError) {
     if (cause instanceof Error) {
-      cause.message += ` [the failed write ${instantTime} could not be rolled back automatically (${errorMessage(rollbackError)}); run \`hudi-serverless rollback ${table.storage.uri} ${instantTime}\`]`;
+      cause.message += ` [the failed write ${instantTime} could not be rolled back automatically (${errorMessage(rollbackError)}); the next write or service run rolls it back, or run \`hudi-serverless rollback ${table.storage.uri} ${instantTime}\`]`;
     }
   }
 }

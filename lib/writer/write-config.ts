@@ -50,6 +50,13 @@ export const WRITE_KEYS = {
   combineBeforeDelete: { key: 'hoodie.combine.before.delete', default: true, description: 'de-duplicate keys of one batch on delete' },
   updatesStrategy: { key: 'hoodie.clustering.updates.strategy', default: 'org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy', description: 'what an upsert does to file groups in pending clustering (reject)' },
   lockWaitMs: { key: 'hoodie.write.lock.wait_time_ms', default: 60000, description: 'how long a writer waits for the table lock (ms)' },
+  failedWritesPolicy: {
+    key: 'hoodie.cleaner.policy.failed.writes',
+    default: 'EAGER',
+    description: 'how a write heals the table from killed writes before it starts (lib/failed-writes.ts): EAGER rolls back every pending commit, ' +
+      'LAZY only those whose heartbeat is older than 120 s, NEVER none. LAZY whenever hoodie.write.concurrency.mode=optimistic_concurrency_control (as Hudi) ' +
+      'or, when unset, with the DynamoDB lock (a lock shared with other writers)',
+  },
   payloadClass: {
     key: 'hoodie.datasource.write.payload.class',
     default: 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload',

@@ -173,6 +173,8 @@ export interface HudiHarness {
   readonly logFile: string;
   write(path: string, request: WriteRequest): Promise<void>;
   read(path: string, request?: ReadRequest): Promise<RowSet>;
+  /** Snapshot reads of many tables with the same columns in one Spark job: `tables[i]` holds the rows of `paths[i]`. */
+  readMany(paths: readonly string[], columns: readonly string[], options?: Record<string, string>): Promise<{ columns: string[]; tables: Row[][] }>;
   sql(statement: string): Promise<RowSet>;
   hudiRsRead(path: string, options?: { asOf?: string; meta?: boolean }): Promise<RowSet>;
   validateMetadataTable(path: string, checks?: readonly string[]): Promise<ValidationReport>;
@@ -266,6 +268,7 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
       await call('write', { path, ...request });
     },
     read: (path, request = {}) => call<RowSet>('read', { path, ...request }),
+    readMany: (paths, columns, readOptions = {}) => call<{ columns: string[]; tables: Row[][] }>('read_many', { paths, columns, options: readOptions }),
     sql: (statement) => call<RowSet>('sql', { statement }),
     hudiRsRead: (path, readOptions = {}) => call<RowSet>('hudi_rs_read', { path, ...readOptions, ...(options.s3 ? { storageOptions: hudiRsS3Options() } : {}) }),
     validateMetadataTable: (path, checks) => call<ValidationReport>('validate_metadata_table', { path, ...(checks ? { checks } : {}) }),

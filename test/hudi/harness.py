@@ -274,6 +274,25 @@ class Harness:
             df = df.where(request["where"])
         return rows_of(df, include_meta=request.get("meta", True))
 
+    def op_read_many(self, request):
+        """Snapshot reads of many tables of one schema in one Spark job (a union tagged by table index): the crash
+        harness reads dozens of tiny tables, where a job per table would cost seconds each."""
+        from functools import reduce
+        from pyspark.sql import functions as F
+
+        columns = request["columns"]
+        frames = [
+            self.spark.read.format("hudi").options(**request.get("options", {})).load(spark_path(path))
+            .select(*columns).withColumn("__table", F.lit(index))
+            for index, path in enumerate(request["paths"])
+        ]
+        union = reduce(lambda a, b: a.unionByName(b), frames)
+        fields = [f for f in union.schema.fields if f.name != "__table"]
+        tables = [[] for _ in request["paths"]]
+        for row in union.collect():
+            tables[row["__table"]].append({f.name: spark_to_json(row[f.name], f.dataType) for f in fields})
+        return {"columns": [f.name for f in fields], "tables": tables}
+
     def op_sql(self, request):
         """Any Spark SQL statement (CALL procedures included); its result rows."""
         df = self.spark.sql(request["statement"])
