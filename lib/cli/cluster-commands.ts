@@ -69,7 +69,14 @@ export const clusterCommand: Command = {
         bloom: writeConfigFromProperties(props, values.props ?? 'properties').bloom,
       });
       if (values.json) {
-        out(JSON.stringify({ scheduled: result.scheduled ?? null, instantTime: result.instantTime ?? null, takenOver: result.takenOver ?? null, report: result.commit?.report ?? null }));
+        const html = result.commit?.htmlReport;
+        out(JSON.stringify({
+          scheduled: result.scheduled ?? null,
+          instantTime: result.instantTime ?? null,
+          takenOver: result.takenOver ?? null,
+          report: result.commit?.report ?? null,
+          htmlReport: html === undefined ? null : 'path' in html ? table.storage.uriOf(html.path) : html,
+        }));
         return 0;
       }
       if (result.takenOver !== undefined) {
@@ -77,6 +84,8 @@ export const clusterCommand: Command = {
       }
       if (result.commit?.report !== undefined) {
         process.stdout.write(formatClusteringReport(result.commit.report));
+        const html = result.commit.htmlReport;
+        if (html !== undefined) out('path' in html ? `HTML report: ${table.storage.uriOf(html.path)}` : `the HTML report was not written: ${html.error}`);
       } else if (result.scheduled !== undefined) {
         out(`scheduled ${result.scheduled.instantTime}`);
         for (const group of result.scheduled.groups) {
