@@ -1,13 +1,14 @@
 #!/usr/bin/env node
-// Usage: node infra/build-layer.mjs [arm64|x86_64]   (default arm64, the template's default Architecture)
+// Usage: node infra/build-layer.mjs [arm64|x86_64] [folder]   (default arm64, the template's default Architecture,
+//        into build/duckdb-layer; `sam build` runs it through the Makefile for DuckDbLayerArm64 and DuckDbLayerX8664)
 //
-// Builds the Lambda layer template.yaml's DuckDbLayer points at: build/duckdb-layer/nodejs/node_modules holding
+// Builds a DuckDB Lambda layer: <folder>/nodejs/node_modules holding
 // @duckdb/node-api (the version package.json pins) with the Linux glibc binding for the given architecture, whatever
 // machine this runs on (npm's --os/--cpu/--libc pick the optional binding package). esbuild cannot bundle the native
 // binding, so every function keeps @duckdb/* external and imports it from the layer (/opt/nodejs/node_modules).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ARCHITECTURES = { arm64: 'arm64', x86_64: 'x64' };
@@ -33,16 +34,18 @@ if (typeof version !== 'string') {
   process.exit(1);
 }
 
-const layerDir = join(root, 'build', 'duckdb-layer');
+const layerDir = process.argv[3] === undefined ? join(root, 'build', 'duckdb-layer') : resolve(process.argv[3]);
 const nodejsDir = join(layerDir, 'nodejs');
-rmSync(layerDir, { recursive: true, force: true });
+// Only what this script writes: the folder may be SAM's artefacts folder.
+rmSync(nodejsDir, { recursive: true, force: true });
+rmSync(join(layerDir, 'ARCHITECTURE'), { force: true });
 mkdirSync(nodejsDir, { recursive: true });
 writeFileSync(join(nodejsDir, 'package.json'), `${JSON.stringify({ name: 'hudi-serverless-duckdb-layer', private: true, dependencies: { '@duckdb/node-api': version } }, null, 2)}\n`);
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 execFileSync(
   npm,
-  ['install', '--omit=dev', '--no-audit', '--no-fund', '--no-package-lock', '--os=linux', `--cpu=${cpu}`, '--libc=glibc', '--prefix', nodejsDir],
+  ['install', '--omit=dev', '--no-audit', '--no-fund', '--no-package-lock', '--prefer-offline', '--os=linux', `--cpu=${cpu}`, '--libc=glibc', '--prefix', nodejsDir],
   { stdio: 'inherit' },
 );
 // npm skips an optional dependency it cannot match silently: make sure the binding for Lambda is there.

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatClusteringReport, type ClusteringReport } from '../lib/clustering/report.js';
+import { clusteringReportPath } from '../lib/clustering/report-html.js';
 import { generateUsers, writeJsonLines } from '../lib/generate.js';
 import { DYNAMODB_LOCK_PROVIDER, dynamoDbClientFromEnv, ensureLockTable } from '../lib/lock/index.js';
 import { readSnapshot } from '../lib/reader.js';
@@ -190,6 +191,15 @@ async function main(): Promise<number> {
   say('   after the commit, the same run cleaned and archived (Hudi\'s automatic services, at its defaults):');
   for (const line of describeTableServices(output)) say(`   ${line}`);
   say('   (Every base file carries Hudi\'s bloom filter of hoodie.index.bloom.num_entries=60000 keys, about 430 KB: it is most of these tiny files\' size.)');
+  if (committed.htmlReport !== undefined && 'uri' in committed.htmlReport) {
+    // The commit wrote the page into the table (.reports/clustering/); a local copy to open in a browser.
+    const local = join(process.cwd(), '.tmp', 'reports', `clustering-${committed.instant}.html`);
+    await storage.downloadFile(clusteringReportPath(committed.instant), local);
+    say(`   HTML report: ${local}`);
+    say(`     (in the table: ${committed.htmlReport.uri})`);
+  } else if (committed.htmlReport !== undefined) {
+    say(`   the HTML report was not written: ${committed.htmlReport.error}`);
+  }
   say();
   say(`5. the run: ${(run.durationMs / 1000).toFixed(1)} s here, ${run.invocations.length} Lambda invocations (durations measured here, ${PARALLELISM} groups at once on this machine's cores)`);
   for (const line of functionBreakdown(run.invocations)) say(line);

@@ -1,5 +1,6 @@
 // Local stand-ins for the AWS services the tests and the demo use:
-// moto_server (S3 and SQS) and Amazon's DynamoDB Local, each on a free loopback port.
+// moto_server (S3 and SQS) and Amazon's DynamoDB Local, each on a free loopback port; with `minio`, a real MinIO
+// server (infra/minio.mjs builds it) for S3 instead of moto's.
 // Plain JavaScript ESM so that it runs under Node 20 and 22 without a build step.
 
 import { spawn } from 'node:child_process';
@@ -10,10 +11,16 @@ import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureMinio } from './minio.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const MOTO_START_TIMEOUT_MS = 60_000;
 const DYNAMODB_START_TIMEOUT_MS = 90_000;
+const MINIO_START_TIMEOUT_MS = 60_000;
+// MinIO's root credentials, handed to the clients as AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (a local server only;
+// letters and digits: DynamoDB Local, which gets the same keys, refuses others).
+const MINIO_USER = 'hudiserverless';
+const MINIO_PASSWORD = 'hudiserverlesslocal';
 const STOP_GRACE_MS = 5_000;
 
 /**
@@ -22,6 +29,7 @@ const STOP_GRACE_MS = 5_000;
  * @property {string} sqs SQS endpoint URL (moto, or the one already in the environment)
  * @property {string} dynamodb DynamoDB endpoint URL (DynamoDB Local, or the one already in the environment)
  * @property {string | undefined} moto moto_server's URL when this stack started it
+ * @property {string | undefined} minio MinIO's URL when this stack started it
  */
 
 /**
@@ -36,19 +44,23 @@ const STOP_GRACE_MS = 5_000;
  * Start the servers that are not already provided by the environment and wait until they answer.
  * An S3 endpoint given in AWS_ENDPOINT_URL_S3 (MinIO, real AWS) is used as it is, and so are
  * AWS_ENDPOINT_URL_SQS and AWS_ENDPOINT_URL_DYNAMODB; moto is started only if S3 or SQS lacks one.
+ * `minio: true` starts a MinIO server for S3 whatever AWS_ENDPOINT_URL_S3 says, and points the clients at it with
+ * the variables a user of MinIO sets: AWS_ENDPOINT_URL_S3, AWS_S3_FORCE_PATH_STYLE=true and its credentials.
  *
- * @param {{ env?: NodeJS.ProcessEnv, reuseEnvironmentEndpoints?: boolean }} [options]
+ * @param {{ env?: NodeJS.ProcessEnv, reuseEnvironmentEndpoints?: boolean, minio?: boolean }} [options]
  * @returns {Promise<LocalStack>}
  */
 export async function startLocalStack(options = {}) {
   const baseEnv = options.env ?? process.env;
   const reuse = options.reuseEnvironmentEndpoints ?? true;
-  const givenS3 = reuse ? nonEmpty(baseEnv.AWS_ENDPOINT_URL_S3) : undefined;
+  const useMinio = options.minio ?? false;
+  const givenS3 = reuse && !useMinio ? nonEmpty(baseEnv.AWS_ENDPOINT_URL_S3) : undefined;
   const givenSqs = reuse ? nonEmpty(baseEnv.AWS_ENDPOINT_URL_SQS) : undefined;
   const givenDynamo = reuse ? nonEmpty(baseEnv.AWS_ENDPOINT_URL_DYNAMODB) : undefined;
 
   // Find every program first, so a missing one fails before anything is started.
-  const needMoto = givenS3 === undefined || givenSqs === undefined;
+  const needMoto = (givenS3 === undefined && !useMinio) || givenSqs === undefined;
+  const minioBinary = useMinio ? ensureMinio() : undefined;
   const needDynamo = givenDynamo === undefined;
   const motoCommand = needMoto ? findMotoServer(baseEnv) : undefined;
   const dynamoCommand = needDynamo ? { java: findJava(baseEnv), ...findDynamoDbLocalJar() } : undefined;
@@ -70,6 +82,7 @@ export async function startLocalStack(options = {}) {
     const starting = [];
     if (motoCommand !== undefined) starting.push(startMoto(motoCommand, logDir, baseEnv));
     if (dynamoCommand !== undefined) starting.push(startDynamoDbLocal(dynamoCommand, logDir, baseEnv));
+    if (minioBinary !== undefined) starting.push(startMinio(minioBinary, logDir, baseEnv));
     const results = await Promise.allSettled(starting);
     for (const result of results) {
       if (result.status === 'fulfilled') started.push(result.value);
@@ -85,12 +98,14 @@ export async function startLocalStack(options = {}) {
 
   const moto = started.find((server) => server.name === 'moto')?.url;
   const dynamoLocal = started.find((server) => server.name === 'dynamodb')?.url;
+  const minio = started.find((server) => server.name === 'minio')?.url;
   /** @type {LocalStackEndpoints} */
   const endpoints = {
-    s3: givenS3 ?? /** @type {string} */ (moto),
+    s3: minio ?? givenS3 ?? /** @type {string} */ (moto),
     sqs: givenSqs ?? /** @type {string} */ (moto),
     dynamodb: givenDynamo ?? /** @type {string} */ (dynamoLocal),
     moto,
+    minio,
   };
 
   /** @type {Record<string, string>} */
@@ -101,14 +116,20 @@ export async function startLocalStack(options = {}) {
     HUDI_SERVERLESS_LOCAL_STACK: '1',
   };
   if (moto !== undefined) env.AWS_ENDPOINT_URL = moto;
-  // moto answers path-style only (bucket.127.0.0.1 does not resolve).
-  if (givenS3 === undefined && !nonEmpty(baseEnv.AWS_S3_FORCE_PATH_STYLE)) env.AWS_S3_FORCE_PATH_STYLE = 'true';
+  // moto and MinIO answer path-style only here (bucket.127.0.0.1 does not resolve).
+  if (minio !== undefined || (givenS3 === undefined && !nonEmpty(baseEnv.AWS_S3_FORCE_PATH_STYLE))) env.AWS_S3_FORCE_PATH_STYLE = 'true';
   // Keep a region or credentials the user chose (they may point at real AWS); fill in the rest.
   if (!nonEmpty(baseEnv.AWS_REGION)) env.AWS_REGION = nonEmpty(baseEnv.AWS_DEFAULT_REGION) ?? 'us-east-1';
   const hasCredentials = [baseEnv.AWS_ACCESS_KEY_ID, baseEnv.AWS_SECRET_ACCESS_KEY, baseEnv.AWS_PROFILE].some(nonEmpty);
   if (!hasCredentials) {
     env.AWS_ACCESS_KEY_ID = 'testing';
     env.AWS_SECRET_ACCESS_KEY = 'testing';
+  }
+  // MinIO checks signatures: its own credentials (moto and DynamoDB Local take any).
+  if (minio !== undefined) {
+    env.AWS_ACCESS_KEY_ID = MINIO_USER;
+    env.AWS_SECRET_ACCESS_KEY = MINIO_PASSWORD;
+    env.HUDI_SERVERLESS_LOCAL_S3 = 'minio';
   }
 
   let stopped = false;
@@ -147,6 +168,29 @@ async function startMoto(command, logDir, env) {
   const server = spawnLogged('moto', command.file, [...command.args, '-H', LOOPBACK, '-p', String(port)], logDir, env);
   // Any HTTP answer means it listens; moto's own API is a cheap GET.
   await waitUntilAnswers(server, `${url}/moto-api/`, { method: 'GET' }, MOTO_START_TIMEOUT_MS);
+  return { ...server, url };
+}
+
+/**
+ * A single-drive MinIO server on a fresh data folder in logDir.
+ * @param {string} binary
+ * @param {string} logDir
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {Promise<ManagedServer>}
+ */
+async function startMinio(binary, logDir, env) {
+  const port = await freeLoopbackPort();
+  const consolePort = await freeLoopbackPort();
+  const url = `http://${LOOPBACK}:${port}`;
+  const data = join(logDir, 'minio-data');
+  const server = spawnLogged(
+    'minio',
+    binary,
+    ['server', data, '--address', `${LOOPBACK}:${port}`, '--console-address', `${LOOPBACK}:${consolePort}`],
+    logDir,
+    { ...env, MINIO_ROOT_USER: MINIO_USER, MINIO_ROOT_PASSWORD: MINIO_PASSWORD, MINIO_BROWSER: 'off', MINIO_UPDATE: 'off' },
+  );
+  await waitUntilHealthy(server, `${url}/minio/health/live`, MINIO_START_TIMEOUT_MS);
   return { ...server, url };
 }
 
@@ -392,6 +436,35 @@ async function waitUntilAnswers(server, url, init, timeoutMs) {
     if (Date.now() > deadline) {
       await server.stop();
       throw new Error(`${server.name} did not answer on ${url} within ${timeoutMs / 1000}s\n${logTail(server.logFile)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/**
+ * Poll until the URL answers 200, or fail with the server's log.
+ * @param {Omit<ManagedServer, 'url'> & { logFile: string, exited: Promise<string> }} server
+ * @param {string} url
+ * @param {number} timeoutMs
+ */
+async function waitUntilHealthy(server, url, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  let exitReason;
+  void server.exited.then((reason) => {
+    exitReason = reason;
+  });
+  for (;;) {
+    if (exitReason !== undefined) throw new Error(`${server.name} ${exitReason} before answering on ${url}\n${logTail(server.logFile)}`);
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      await response.arrayBuffer();
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await server.stop();
+      throw new Error(`${server.name} was not healthy on ${url} within ${timeoutMs / 1000}s\n${logTail(server.logFile)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

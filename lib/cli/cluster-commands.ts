@@ -70,10 +70,14 @@ export const clusterCommand: Command = {
         properties: props,
       });
       if (values.json) {
-        const deltaCommit = result.commit?.metadataTable?.deltaCommit;
+        const html = result.commit?.htmlReport;
         out(JSON.stringify({
-          scheduled: result.scheduled ?? null, instantTime: result.instantTime ?? null, takenOver: result.takenOver ?? null, report: result.commit?.report ?? null,
-          metadataTable: deltaCommit === undefined ? null : { partitions: deltaCommit.partitions, disabled: result.commit?.metadataTable?.disabled ?? null },
+          scheduled: result.scheduled ?? null,
+          instantTime: result.instantTime ?? null,
+          takenOver: result.takenOver ?? null,
+          report: result.commit?.report ?? null,
+          htmlReport: html === undefined ? null : 'path' in html ? table.storage.uriOf(html.path) : html,
+          metadataTable: result.commit?.metadataTable?.deltaCommit === undefined ? null : { partitions: result.commit.metadataTable.deltaCommit.partitions, disabled: result.commit.metadataTable.disabled ?? null },
         }));
         return 0;
       }
@@ -82,6 +86,8 @@ export const clusterCommand: Command = {
       }
       if (result.commit?.report !== undefined) {
         process.stdout.write(formatClusteringReport(result.commit.report));
+        const html = result.commit.htmlReport;
+        if (html !== undefined) out('path' in html ? `HTML report: ${table.storage.uriOf(html.path)}` : `the HTML report was not written: ${html.error}`);
       } else if (result.scheduled !== undefined) {
         out(`scheduled ${result.scheduled.instantTime}`);
         for (const group of result.scheduled.groups) {

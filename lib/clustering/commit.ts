@@ -3,7 +3,8 @@
  * plan, then, under the lock, check the input file groups are still what the plan read, remove files an earlier
  * attempt left behind, and write `<instant>.replacecommit` — the commit point, one PUT after every output is
  * durable, with the run's summary in its extraMetadata — then drop the group results, the marker folder and the
- * heartbeat. A retried commit finds the instant completed and returns what it recorded.
+ * heartbeat, and store the run's HTML report (report-html.ts, under .reports/clustering/ of the table). A retried
+ * commit finds the instant completed and returns what it recorded.
  *
  * On a table with Hudi's metadata table, the replacecommit's deltacommit (same instant time) completes just before
  * it, under the same lock, as Hudi's writeTableMetadata for a clustering: `files` lists the new files (replaced file
@@ -11,7 +12,7 @@
  * index moves every record of the replaced groups to its new file group.
  */
 import { clusteringWorkDir, deleteInstantScratch } from '../timeline/work-folder.js';
-import { ConflictError, HudiError } from '../errors.js';
+import { ConflictError, errorMessage, HudiError } from '../errors.js';
 import { fileGroupKey, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
 import type { LockProvider } from '../lock/port.js';
 import { assertMetadataTableKeepable, keepMetadataTable, type MetadataTableOutcome, type RecordIndexChanges } from '../metadata/index.js';
@@ -29,6 +30,7 @@ import {
   readGroupResults, sliceStoragePath, summaryMetadata, type GroupResult,
 } from './instant.js';
 import { buildClusteringReport, summarizeClusteringReport, type ClusteringReport, type ClusteringSummary } from './report.js';
+import { clusteringReportPath, renderClusteringReportHtml } from './report-html.js';
 import { planSortColumns } from './sort-columns.js';
 
 export interface CommitOptions {
@@ -53,6 +55,11 @@ export interface CommitResult {
   readonly removedFiles: readonly string[];
   /** The metadata table's deltacommit for the instant (none when the table has no metadata table or an earlier call committed). */
   readonly metadataTable: MetadataTableOutcome | undefined;
+  /**
+   * The run's HTML report (report-html.ts), written after the commit: its path in the table, or why it could not be
+   * written (the commit stands either way). Undefined when an earlier call committed.
+   */
+  readonly htmlReport?: { readonly path: string } | { readonly error: string };
 }
 
 const HEAD_CONCURRENCY = 16;
@@ -91,16 +98,17 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
   complete.forEach((result, index) => checkGroupResult(plan, instantTime, index, result));
 
   const writeStats = complete.flatMap((result) => result.writeStats);
-  const report = buildClusteringReport({
+  const reportInput = {
     instantTime,
     layout: complete[0]?.order ?? 'input',
     sortColumns: planSortColumns(plan),
     groups: complete.map((result) => result.report),
-  });
+  };
+  const report = buildClusteringReport(reportInput);
   const summary = summarizeClusteringReport(report);
   const metadataTable = keepMetadataTable(storage, properties);
 
-  return withTableLock(
+  const result: CommitResult = await withTableLock(
     table,
     options.lock,
     async (current, lease) => {
@@ -148,6 +156,15 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
     },
     { waitMs: options.lockWaitMs },
   );
+  if (result.outcome !== 'committed') return result;
+  // Outside the lock and after the commit point: a report that cannot be written must not undo or fail the run.
+  const path = clusteringReportPath(instantTime);
+  try {
+    await storage.put(path, renderClusteringReportHtml(reportInput, { tablePath: storage.uri, completedAt: new Date() }, report));
+    return { ...result, htmlReport: { path } };
+  } catch (error) {
+    return { ...result, htmlReport: { error: `${storage.uriOf(path)}: ${errorMessage(error)}` } };
+  }
 }
 
 async function alreadyCommitted(storage: Storage, instantTime: string): Promise<CommitResult> {

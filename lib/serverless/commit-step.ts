@@ -32,6 +32,8 @@ export interface CommitStepOutput {
   /** Files of an earlier attempt that no result names, deleted before committing. */
   readonly removedFiles: number;
   readonly report: ReportSummary | undefined;
+  /** The run's HTML report (s3://…/.reports/clustering/<instant>.html), or why it was not written; absent on a retry. */
+  readonly htmlReport?: { readonly uri: string } | { readonly error: string };
 }
 
 export const MAX_REPORTED_PARTITIONS = 50;
@@ -74,6 +76,7 @@ export async function commitStep(input: CommitStepInput, deps: StepDependencies)
   }
 
   const result = await commit(table, input.instant, { lock, properties: settings.jobProperties });
+  if (result.htmlReport !== undefined && 'error' in result.htmlReport) deps.log.warn(`the HTML report was not written: ${result.htmlReport.error}`);
   const replaced = Object.values(result.metadata.partitionToReplaceFileIds ?? {}).reduce((total, ids) => total + ids.length, 0);
   const written = Object.values(result.metadata.partitionToWriteStats).reduce((total, stats) => total + stats.length, 0);
   deps.log.info('clustering committed', { instant: input.instant, outcome: result.outcome, replacedFileGroups: replaced, newFiles: written, removedFiles: result.removedFiles.length });
@@ -86,5 +89,6 @@ export async function commitStep(input: CommitStepInput, deps: StepDependencies)
     newFiles: written,
     removedFiles: result.removedFiles.length,
     report: result.report !== undefined ? summarizeReport(result.report) : result.summary !== undefined ? fromStoredSummary(input.instant, result.summary) : undefined,
+    ...(result.htmlReport === undefined ? {} : { htmlReport: 'path' in result.htmlReport ? { uri: table.storage.uriOf(result.htmlReport.path) } : result.htmlReport }),
   };
 }

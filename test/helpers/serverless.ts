@@ -4,39 +4,23 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { dynamoDbClientFromEnv, ensureLockTable } from '../../lib/lock/index.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { REPO_ROOT } from './fixtures.js';
 import { independentLatestBaseFiles, pyarrowRead } from './oracle.js';
 
-const HANDLERS = ['plan', 'execute-group', 'commit', 'rollback', 'trigger', 'clean-prepare', 'clean-plan', 'clean-schedule', 'clean-execute', 'clean-complete', 'archive', 'ingest'];
-
-function newestMtime(dir: string, suffix: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && entry.name.endsWith(suffix)) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return newest;
-}
-
-/** dist/functions/*.mjs as `npm run build` makes them, rebuilt when a source is newer (the tests bind the bundles). */
+/**
+ * `sam build`'s output (.aws-sam/build: <Function>/<name>.mjs and the DuckDB layers), rebuilt by infra/sam-build.mjs
+ * when a source, the template or the Makefile is newer: the state-machine tests run the artefact `sam deploy` ships.
+ */
 export function ensureBundles(): string {
-  const functionsDir = join(REPO_ROOT, 'dist', 'functions');
-  const sources = Math.max(newestMtime(join(REPO_ROOT, 'lib'), '.ts'), newestMtime(join(REPO_ROOT, 'functions'), '.ts'));
-  const oldestBundle = Math.min(
-    ...HANDLERS.map((name) => {
-      try {
-        return statSync(join(functionsDir, `${name}.mjs`)).mtimeMs;
-      } catch {
-        return 0;
-      }
-    }),
-  );
-  if (oldestBundle < sources) execFileSync(process.execPath, [join(REPO_ROOT, 'infra', 'build.mjs')], { stdio: 'pipe' });
-  return functionsDir;
+  execFileSync(process.execPath, [join(REPO_ROOT, 'infra', 'sam-build.mjs'), '--if-stale'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return SAM_BUILD_DIR;
 }
+
+export const SAM_BUILD_DIR = join(REPO_ROOT, '.aws-sam', 'build');
 
 function localFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })

@@ -66,9 +66,18 @@ export function localFunctionArn(fn: FunctionName): string {
 
 const handlerCache = new Map<string, Promise<LambdaHandler>>();
 
-/** The `handler` export of a bundled function (dist/functions/<name>.mjs). */
+/**
+ * Where a function's bundle is in functionsDir: `sam build`'s layout (<logical id>/<name>.mjs, .aws-sam/build, what
+ * `sam deploy` ships) when it holds one, else dist's (<name>.mjs, `npm run build`).
+ */
+export function bundledHandlerFile(fn: FunctionName, functionsDir: string = defaultFunctionsDir()): string {
+  const built = resolve(functionsDir, FUNCTIONS[fn].resource, `${fn}.mjs`);
+  return existsSync(built) ? built : resolve(functionsDir, `${fn}.mjs`);
+}
+
+/** The `handler` export of a bundled function (dist/functions/<name>.mjs, or .aws-sam/build/<Resource>/<name>.mjs). */
 export function loadBundledHandler(fn: FunctionName, functionsDir: string = defaultFunctionsDir()): Promise<LambdaHandler> {
-  const file = resolve(functionsDir, `${fn}.mjs`);
+  const file = bundledHandlerFile(fn, functionsDir);
   let loading = handlerCache.get(file);
   if (loading === undefined) {
     loading = (async () => {
