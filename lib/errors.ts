@@ -53,7 +53,7 @@ export class UnsupportedTableError extends HudiError {
 
 /**
  * The table has Hudi's metadata table, which this build does not update yet: committing anything would leave it
- * stale (see lib/metadata-table.ts).
+ * stale (see lib/metadata/guard.ts).
  */
 export class MetadataTableError extends UnsupportedTableError {
   /** hoodie.table.metadata.partitions */

@@ -23,7 +23,7 @@ import { ConflictError, HudiError } from './errors.js';
 import { joinPartitionPath, parseBaseFileName } from './fs-view.js';
 import { deleteClusteringWorkDir, deleteInstantScratch } from './timeline/work-folder.js';
 import type { LockLease, LockProvider } from './lock/port.js';
-import { assertNoMetadataTable, assertNoMetadataTableNow } from './metadata-table.js';
+import { removeMetadataTableDeltaCommit } from './metadata/index.js';
 import type { Storage } from './storage/port.js';
 import { listPartitions, withTableLock, type HudiTable } from './table.js';
 import { assertSupported, METAFOLDER, PROPERTIES_FILE } from './table-config.js';
@@ -110,7 +110,6 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
     table,
     options.lock,
     async (current, lease) => {
-      await assertNoMetadataTableNow(storage, 'a rollback');
       const { timeline } = current;
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'delete-inflight-and-requested');
       if (resumed !== undefined) return resumed;
@@ -175,7 +174,6 @@ export async function rollbackInflightClustering(
     table,
     options.lock,
     async (current, lease) => {
-      await assertNoMetadataTableNow(storage, 'a rollback');
       const { timeline } = current;
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'keep-requested');
       if (resumed !== undefined) return resumed;
@@ -378,6 +376,9 @@ async function executeRollback(storage: Storage, lease: LockLease, rollback: Ins
 
   const deleted = filesToDelete(storage, rollback.time, target.commitTime, plan);
   await lease.assertHeld();
+  // The metadata table's deltacommit of the instant goes before the rollback completes: from then on its readers
+  // would apply the blocks of a rolled-back instant again (getValidInstantTimestamps). Idempotent on a resume.
+  await removeMetadataTableDeltaCommit(storage, target.commitTime, lease);
   // Results first: a crash from here on must not leave a group "done" whose files are gone.
   await deleteClusteringWorkDir(storage, target.commitTime);
   // Missing files count as deleted: a retried rollback finds what the first attempt already removed.
@@ -543,10 +544,8 @@ function assertRollbackable(table: HudiTable, instantTime: string): void {
   if (!isValidInstantTime(instantTime)) {
     throw new HudiError(`"${instantTime}" is not an instant time`, { fix: 'give it as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)' });
   }
-  // A rollback writes to the timeline: the same table versions and types as any other write (COW, version 6), and
-  // like them it would leave Hudi's metadata table stale (its rollback deltacommit is not written here).
+  // A rollback writes to the timeline: the same table versions and types as any other write (COW, version 6).
   assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'write');
-  assertNoMetadataTable(table.config, table.storage.uriOf(PROPERTIES_FILE), 'a rollback');
 }
 
 async function assertWriterNotAlive(storage: Storage, target: Instant, zone: TimelineTimeZone, options: RollbackOptions): Promise<void> {

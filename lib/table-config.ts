@@ -301,3 +301,50 @@ export function newTableProperties(options: NewTableOptions): Map<string, string
 export function formatTableProperties(props: ReadonlyMap<string, string>, now: Date = new Date()): string {
   return formatJavaProperties(props, [`Properties saved on ${now.toISOString()}`, now.toUTCString()]);
 }
+
+/**
+ * Change hoodie.properties as Hudi does (HoodieTableConfig.modify), so that a reader never sees a partial file:
+ * recover from an earlier attempt (a missing or checksum-less file comes back from the backup), copy the file to
+ * hoodie.properties.backup, delete it (readers now read the backup), write the modified properties with their
+ * checksum, read them back to verify the checksum, and delete the backup. Call it under the table lock.
+ */
+export async function updateTableProperties(storage: Storage, modify: (properties: Map<string, string>) => void, now: Date = new Date()): Promise<TableConfig> {
+  const read = async (path: string): Promise<Map<string, string> | undefined> => {
+    try {
+      return parseJavaProperties(Buffer.from(await storage.get(path)).toString('utf8'), storage.uriOf(path));
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+  };
+  const validChecksum = (props: ReadonlyMap<string, string>): boolean =>
+    props.get('hoodie.table.checksum') === String(tableChecksum(props.get('hoodie.database.name') ?? '', props.get('hoodie.table.name') ?? ''));
+  let current = await read(PROPERTIES_FILE);
+  if (current === undefined || !validChecksum(current)) {
+    const backup = await read(PROPERTIES_BACKUP_FILE);
+    if (backup === undefined) {
+      throw new HudiError(current === undefined ? 'hoodie.properties is missing and there is no backup' : 'hoodie.properties has no valid checksum and there is no backup', {
+        location: storage.uriOf(PROPERTIES_FILE),
+        fix: 'restore hoodie.properties from a copy',
+      });
+    }
+    current = backup;
+  }
+  const text = formatJavaProperties(current, [`Updated at ${now.toISOString()}`, now.toUTCString()]);
+  await storage.put(PROPERTIES_BACKUP_FILE, text);
+  await storage.delete([PROPERTIES_FILE]);
+  const modified = new Map(current);
+  modify(modified);
+  modified.set('hoodie.table.checksum', String(tableChecksum(modified.get('hoodie.database.name') ?? '', modified.get('hoodie.table.name') ?? '')));
+  await storage.put(PROPERTIES_FILE, formatJavaProperties(modified, [`Updated at ${now.toISOString()}`, now.toUTCString()]));
+  const written = await read(PROPERTIES_FILE);
+  if (written === undefined || written.get('hoodie.table.checksum') !== modified.get('hoodie.table.checksum')) {
+    await storage.delete([PROPERTIES_FILE]);
+    throw new HudiError('hoodie.properties did not read back with its checksum; readers use hoodie.properties.backup until the next update', {
+      location: storage.uriOf(PROPERTIES_FILE),
+      fix: 'retry; the next update recovers from the backup',
+    });
+  }
+  await storage.delete([PROPERTIES_BACKUP_FILE]);
+  return tableConfigFromProperties(modified, storage.uriOf(PROPERTIES_FILE));
+}

@@ -419,8 +419,8 @@ describe('ingest: claims (lib/ingest/idempotency.ts)', () => {
   });
 });
 
-describe('ingest: a table with Hudi\'s metadata table', () => {
-  it('is refused before the object is claimed or downloaded, naming the partitions; nothing is written', async () => {
+describe('ingest: a table with Hudi\'s metadata table it cannot keep', () => {
+  it('is refused before the object is claimed or downloaded, naming the partition being built; nothing is written', async () => {
     const client = s3ClientFromEnv();
     const bucket = await testBucket();
     const tablePath = await s3TablePath('ingest-mdt');
@@ -440,7 +440,7 @@ describe('ingest: a table with Hudi\'s metadata table', () => {
 
     const second = await request('second.jsonl', [user(2, 'Bob')]);
     await assert.rejects(ingestObject(second), (error: unknown) =>
-      error instanceof MetadataTableError && /an ingest from here would leave it stale/.test(error.message) && /being built: files/.test(error.message));
+      error instanceof MetadataTableError && /an ingest cannot keep Hudi's metadata table correct/.test(error.message) && /partition files is being built/.test(error.message));
     const id = ingestId(ingestSource(bucket, second.key, second.etag));
     assert.deepEqual(await table.listRecursive(`${INGEST_FOLDER}/${id}`), [], 'not even claimed');
     assert.equal(await table.head(`${INGEST_FOLDER}/${id}.json`), undefined, 'not recorded as handled: it is retried once the table is fixed');

@@ -224,15 +224,15 @@ describe('serverless clustering through the state machine', () => {
     await assertCommittedCleanly(storage, output);
   });
 
-  test('a table with Hudi\'s metadata table: the run fails at Plan with Hudi.Error naming the partitions; nothing is written', async () => {
+  test('a table whose metadata table a clustering cannot keep (a partition being built): the run fails at Plan with Hudi.Error naming the partition; nothing is written', async () => {
     const { tablePath, storage } = await freshTable('sm-mdt');
     const properties = Buffer.from(await storage.get('.hoodie/hoodie.properties')).toString('utf8');
     await storage.put('.hoodie/hoodie.properties', `${properties}hoodie.table.metadata.partitions=files\nhoodie.table.metadata.partitions.inflight=column_stats\n`);
     const execution = await run(tablePath);
     assert.equal(execution.status, 'FAILED');
     assert.equal(execution.error, 'Hudi.Error', 'permanent: not retried');
-    assert.match(execution.cause ?? '', /the table has Hudi's metadata table \(partitions files; being built: column_stats\); a clustering from here would leave it stale/);
-    assert.match(execution.cause ?? '', /hoodie\.metadata\.enable=false/);
+    assert.match(execution.cause ?? '', /a clustering cannot keep Hudi's metadata table correct: partition column_stats is being built/);
+    assert.match(execution.cause ?? '', /wait until Hudi finishes building it/);
     assert.equal(execution.invocations.filter((invocation) => invocation.functionName === 'plan').length, 1);
     assert.equal(execution.invocations.filter((invocation) => invocation.functionName === 'execute-group').length, 0);
     assert.deepEqual((await HudiTable.open(storage)).timeline.instants.filter((instant) => instant.action !== 'commit'), [], 'no clustering or rollback instant');

@@ -22,7 +22,7 @@ import { UNKNOWN_WRITE_TOKEN, logFileName, nextLogVersion } from '../log-format/
 import { writeLogFile } from '../log-format/log-files.js';
 import type { LockProvider } from '../lock/port.js';
 import { withLock } from '../lock/port.js';
-import { metadataTableState } from '../metadata-table.js';
+import { completedCompactions, loadMetadataTimeline, metadataTableState } from '../metadata/index.js';
 import { mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import { deleteMany } from '../storage/delete-many.js';
 import type { Storage, StoredObject } from '../storage/port.js';
@@ -67,8 +67,6 @@ export interface ArchiveResult {
   readonly finishedInterrupted: readonly string[];
 }
 
-/** `metadata` under `.hoodie`: the metadata table's own timeline. */
-const METADATA_TIMELINE = `${METAFOLDER}/metadata/${METAFOLDER}`;
 
 export async function runArchive(table: HudiTable, options: ArchiveOptions): Promise<ArchiveResult> {
   assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'write');
@@ -131,14 +129,12 @@ async function archiveFacts(table: HudiTable, timeline: Timeline) {
   return { timeline, lastCleanRetainedFrom, savepointTimes, metadataTable, timeZone: table.config.timelineTimeZone };
 }
 
-/** The metadata table's latest compaction: its last completed `commit` (HoodieBackedTableMetadata.getLatestCompactionTime). */
+/**
+ * The metadata table's latest compaction: its last completed `commit` (HoodieBackedTableMetadata.getLatestCompactionTime).
+ * Read with the metadata timeline's parser: a compaction's time is the data instant plus `001` (20 digits).
+ */
 export async function metadataTableLatestCompaction(storage: Storage): Promise<string | undefined> {
-  const { files } = await storage.listDir(METADATA_TIMELINE);
-  const commits = files
-    .map((file) => parseInstantFileName(file.path.slice(file.path.lastIndexOf('/') + 1)))
-    .filter((instant): instant is Instant => instant !== undefined && instant.action === 'commit' && instant.state === 'COMPLETED')
-    .sort(compareInstants);
-  return commits.at(-1)?.time;
+  return completedCompactions(await loadMetadataTimeline(storage)).at(-1)?.time;
 }
 
 /** HoodieInstant.getComparableAction: a compaction's files group with its commit. */

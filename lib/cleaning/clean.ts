@@ -9,8 +9,8 @@
  * timeline no longer reads.
  */
 import { ConflictError } from '../errors.js';
-import type { LockProvider } from '../lock/port.js';
-import { assertNoMetadataTable } from '../metadata-table.js';
+import type { LockLease, LockProvider } from '../lock/port.js';
+import { assertMetadataTableKeepable, type MetadataTableOutcome } from '../metadata/index.js';
 import type { HudiTable } from '../table.js';
 import { assertSupported, PROPERTIES_FILE } from '../table-config.js';
 import { encodeTimelineAvro, type HoodieCleanerPlan, type HoodieCleanMetadata } from '../timeline/avro-files.js';
@@ -33,8 +33,12 @@ export interface CleanOptions {
   /** Plan and explain only: nothing is written or deleted, pending cleans are left alone. */
   readonly dryRun?: boolean;
   readonly onProgress?: (line: string) => void;
-  /** See CompleteCleanOptions.beforeComplete: the metadata-table writer's hook. */
-  readonly beforeComplete?: (metadata: HoodieCleanMetadata, instantTime: string) => Promise<void>;
+  /** See CompleteCleanOptions.beforeComplete. */
+  readonly beforeComplete?: (metadata: HoodieCleanMetadata, instantTime: string, lease: LockLease) => Promise<void>;
+  /** The run's Hudi properties: hoodie.metadata.* (as a Hudi writer's) and the column-stats column list. */
+  readonly properties?: ReadonlyMap<string, string>;
+  /** Fault injection for tests: called after each storage write of the metadata table's deltacommit. */
+  readonly afterMetadataTableWrite?: (what: string) => Promise<void>;
 }
 
 export interface CompletedClean {
@@ -45,6 +49,8 @@ export interface CompletedClean {
   /** A pending clean (of an earlier, interrupted run or another writer) that this run finished. */
   readonly resumed: boolean;
   readonly failures: readonly { readonly partitionPath: string; readonly fileName: string; readonly reason: string }[];
+  /** The metadata table's deltacommit for the clean (none when the table has no metadata table). */
+  readonly metadataTable: MetadataTableOutcome;
 }
 
 export interface CleanResult {
@@ -63,7 +69,7 @@ export interface CleanResult {
 export async function runClean(table: HudiTable, options: CleanOptions): Promise<CleanResult> {
   const location = table.storage.uriOf(PROPERTIES_FILE);
   assertSupported(table.config, location, 'write');
-  assertNoMetadataTable(table.config, location, 'a clean');
+  await assertMetadataTableKeepable(table.storage, 'a clean', options.properties ?? new Map(), table.config);
   const progress = options.onProgress ?? (() => {});
   const pending = table.timeline.pending().filter((instant) => instant.action === 'clean');
 
@@ -89,6 +95,7 @@ export async function runClean(table: HudiTable, options: CleanOptions): Promise
     lock: options.lock,
     ...(options.now ? { now: options.now } : {}),
     ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
+    ...(options.properties === undefined ? {} : { properties: options.properties }),
   });
   progress(`scheduled clean ${instantTime}: ${countFiles(plan)} file(s) in ${Object.keys(plan.filePathsToBeDeletedPerPartition ?? {}).length} partition(s)`);
   const clean = await executeAndComplete(current, instantTime, plan, 'REQUESTED', started, false, options);
@@ -124,14 +131,16 @@ async function executeAndComplete(
   }
   const stats: PartitionCleanStat[] = await executeCleanerPlan(storage, plan, { concurrency: options.config.parallelism, isPartitioned: table.isPartitioned });
   const metadata = cleanMetadataOf(instantTime, plan, stats, Date.now() - started);
-  await completeClean(storage, instantTime, metadata, {
+  const metadataTable = await completeClean(storage, instantTime, metadata, {
     lock: options.lock,
     ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
     ...(options.beforeComplete === undefined ? {} : { beforeComplete: options.beforeComplete }),
+    ...(options.properties === undefined ? {} : { properties: options.properties }),
+    ...(options.afterMetadataTableWrite === undefined ? {} : { afterMetadataTableWrite: options.afterMetadataTableWrite }),
   });
   const failures = stats.flatMap((stat) => stat.failures.map((failure) => ({ partitionPath: stat.partitionPath, ...failure })));
   options.onProgress?.(`completed clean ${instantTime}: ${metadata.totalFilesDeleted} file(s) deleted${failures.length > 0 ? `, ${failures.length} could not be` : ''}`);
-  return { instantTime, plan, metadata, resumed, failures };
+  return { instantTime, plan, metadata, resumed, failures, metadataTable };
 }
 
 function countFiles(plan: HoodieCleanerPlan): number {

@@ -1,11 +1,16 @@
 /**
  * Completing a clean: its HoodieCleanMetadata (CleanerUtils.convertCleanMetadata) from the plan and the executors'
- * stats, written as `T.clean` under the lock, last.
+ * stats, written as `T.clean` under the lock, last. On a table with Hudi's metadata table, the clean's deltacommit
+ * (same instant time: the cleaned files deleted from `files`, tombstones in column_stats and bloom_filters)
+ * completes just before, under the same lock, where Hudi's CleanActionExecutor calls writeTableMetadata.
  */
 import { ConflictError } from '../errors.js';
 import type { LockProvider } from '../lock/port.js';
-import { withLock } from '../lock/port.js';
-import { assertNoMetadataTableNow } from '../metadata-table.js';
+import { withLock, type LockLease } from '../lock/port.js';
+import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
+import { latestCommitSchema } from '../timeline/queries.js';
+import { loadTimeline } from '../timeline/timeline.js';
+import { readTableConfig } from '../table-config.js';
 import type { Storage } from '../storage/port.js';
 import { encodeTimelineAvro, type HoodieCleanerPlan, type HoodieCleanMetadata, type HoodieCleanPartitionMetadata } from '../timeline/avro-files.js';
 import { instantPath } from '../timeline/timeline.js';
@@ -66,22 +71,27 @@ export function mergePartitionStats(parts: readonly (readonly PartitionCleanStat
 export interface CompleteCleanOptions {
   readonly lock: LockProvider;
   readonly lockWaitMs?: number;
+  /** The run's Hudi properties: hoodie.metadata.* (as a Hudi writer's) and the column-stats column list. */
+  readonly properties?: ReadonlyMap<string, string>;
   /**
    * Runs under the lock just before `T.clean` is written, where Hudi's CleanActionExecutor writes the metadata
-   * table (writeTableMetadata): the metadata-table writer turns the metadata into its `isDeleted` records here.
+   * table (writeTableMetadata), after the metadata table's deltacommit for the clean completed.
    */
-  readonly beforeComplete?: (metadata: HoodieCleanMetadata, instantTime: string) => Promise<void>;
+  readonly beforeComplete?: (metadata: HoodieCleanMetadata, instantTime: string, lease: LockLease) => Promise<void>;
+  /** Fault injection for tests: called after each storage write of the metadata table's deltacommit. */
+  readonly afterMetadataTableWrite?: (what: string) => Promise<void>;
 }
 
 /**
  * Write `T.clean` (the commit point of the clean), under the lock, only while `T.clean.inflight` is there: a clean
  * another runner completed first is a ConflictError naming it.
  */
-export async function completeClean(storage: Storage, instantTime: string, metadata: HoodieCleanMetadata, options: CompleteCleanOptions): Promise<void> {
+export async function completeClean(storage: Storage, instantTime: string, metadata: HoodieCleanMetadata, options: CompleteCleanOptions): Promise<MetadataTableOutcome> {
+  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map());
   await withLock(
     options.lock,
     async (lease) => {
-      await assertNoMetadataTableNow(storage, 'a clean');
+      await metadataTable.prepare('a clean');
       const completed = instantPath({ time: instantTime, action: 'clean', state: 'COMPLETED' });
       if ((await storage.head(completed)) !== undefined) {
         throw new ConflictError(`clean ${instantTime} is already complete: another runner finished it`, { location: storage.uriOf(completed) });
@@ -93,10 +103,24 @@ export async function completeClean(storage: Storage, instantTime: string, metad
           fix: 'another process removed it (an archiver or a restore); look at the timeline before cleaning again',
         });
       }
-      if (options.beforeComplete !== undefined) await options.beforeComplete(metadata, instantTime);
+      await lease.assertHeld();
+      // The clean's deltacommit completes first; readers apply it once T.clean exists.
+      await metadataTable.commitClean(instantTime, metadata, {
+        lease,
+        tableSchema: () => tableSchemaText(storage),
+        ...(options.afterMetadataTableWrite === undefined ? {} : { afterStorageWrite: options.afterMetadataTableWrite }),
+      });
+      if (options.beforeComplete !== undefined) await options.beforeComplete(metadata, instantTime, lease);
       await lease.assertHeld();
       await transitionToCompleted(storage, instantTime, 'clean', encodeTimelineAvro('cleanMetadata', metadata));
     },
     options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },
   );
+  return metadataTable.outcome();
+}
+
+/** The table's schema as TableSchemaResolver finds it: the latest completed write's, else the create schema. */
+async function tableSchemaText(storage: Storage): Promise<string | undefined> {
+  const fromCommit = await latestCommitSchema(storage, await loadTimeline(storage));
+  return fromCommit ?? ((await readTableConfig(storage)).createSchema || undefined);
 }

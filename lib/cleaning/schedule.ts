@@ -9,7 +9,7 @@
 import { ConflictError, HudiError } from '../errors.js';
 import type { LockProvider } from '../lock/port.js';
 import { withLock } from '../lock/port.js';
-import { assertNoMetadataTableNow } from '../metadata-table.js';
+import { assertMetadataTableKeepable } from '../metadata/index.js';
 import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
 import { encodeTimelineAvro, type HoodieCleanerPlan } from '../timeline/avro-files.js';
@@ -193,6 +193,8 @@ export interface ScheduleCleanOptions {
   readonly lock: LockProvider;
   readonly now?: Date;
   readonly lockWaitMs?: number;
+  /** The run's Hudi properties (hoodie.metadata.*: whether the clean will be able to keep the metadata table). */
+  readonly properties?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -206,7 +208,7 @@ export async function scheduleClean(table: HudiTable, planning: Pick<CleanPlanni
   return withLock(
     options.lock,
     async () => {
-      await assertNoMetadataTableNow(storage, 'a clean');
+      await assertMetadataTableKeepable(storage, 'a clean', options.properties ?? new Map());
       const timeline = await loadTimeline(storage);
       const cleans = timeline.instants.filter((instant) => instant.action === 'clean');
       const newer = cleans.filter((instant) => planning.basis.lastCleanTime === undefined || compareInstantTimes(instant.time, planning.basis.lastCleanTime) > 0);

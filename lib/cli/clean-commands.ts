@@ -29,7 +29,7 @@ export const cleanCommand: Command = {
     const { values, positionals } = parseCommandArgs('clean', args, { props: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } }, ['table']);
     const { table, props, location, lock } = await openWithProps(positionals[0]!, values.props);
     const config = cleanConfigFromProperties(props, location);
-    const result = await runClean(table, { config, lock, dryRun: values['dry-run'] === true, onProgress: err });
+    const result = await runClean(table, { config, lock, dryRun: values['dry-run'] === true, onProgress: err, properties: props });
     if (values.json) out(JSON.stringify(cleanJson(result)));
     else printClean(result);
     return 0;
@@ -43,6 +43,7 @@ function cleanJson(result: CleanResult) {
     instantTime: result.clean?.instantTime ?? null,
     filesDeleted: result.clean?.metadata.totalFilesDeleted ?? null,
     failures: result.clean?.failures ?? [],
+    metadataTable: result.clean?.metadataTable.deltaCommit?.partitions ?? null,
     resumed: result.resumed.map((clean) => ({ instantTime: clean.instantTime, filesDeleted: clean.metadata.totalFilesDeleted })),
     pendingLeft: result.pendingLeft,
     due: planning?.due ?? null,

@@ -67,6 +67,7 @@ export const clusterCommand: Command = {
         ...(values['temp-dir'] === undefined ? {} : { tempDir: values['temp-dir'] }),
         onProgress: err,
         bloom: writeConfigFromProperties(props, values.props ?? 'properties').bloom,
+        properties: props,
       });
       if (values.json) {
         const html = result.commit?.htmlReport;
@@ -76,6 +77,7 @@ export const clusterCommand: Command = {
           takenOver: result.takenOver ?? null,
           report: result.commit?.report ?? null,
           htmlReport: html === undefined ? null : 'path' in html ? table.storage.uriOf(html.path) : html,
+          metadataTable: result.commit?.metadataTable?.deltaCommit === undefined ? null : { partitions: result.commit.metadataTable.deltaCommit.partitions, disabled: result.commit.metadataTable.disabled ?? null },
         }));
         return 0;
       }

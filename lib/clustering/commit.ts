@@ -5,16 +5,20 @@
  * durable, with the run's summary in its extraMetadata — then drop the group results, the marker folder and the
  * heartbeat, and store the run's HTML report (report-html.ts, under .reports/clustering/ of the table). A retried
  * commit finds the instant completed and returns what it recorded.
+ *
+ * On a table with Hudi's metadata table, the replacecommit's deltacommit (same instant time) completes just before
+ * it, under the same lock, as Hudi's writeTableMetadata for a clustering: `files` lists the new files (replaced file
+ * groups stay listed until a clean removes them), column_stats and bloom_filters index the new files, and the record
+ * index moves every record of the replaced groups to its new file group.
  */
 import { clusteringWorkDir, deleteInstantScratch } from '../timeline/work-folder.js';
 import { ConflictError, errorMessage, HudiError } from '../errors.js';
 import { fileGroupKey, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
 import type { LockProvider } from '../lock/port.js';
-import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
+import { assertMetadataTableKeepable, keepMetadataTable, type MetadataTableOutcome, type RecordIndexChanges } from '../metadata/index.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { withTableLock, type HudiTable } from '../table.js';
-import { PROPERTIES_FILE } from '../table-config.js';
 import type { ClusteringPlan } from '../timeline/clustering-plan.js';
 import { serializeCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
@@ -22,8 +26,8 @@ import { listMarkers } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
 import {
-  clusteringSummaryOf, groupPartition, loadClusteringInstant, readCompletedClustering, readGroupResults,
-  sliceStoragePath, summaryMetadata, type GroupResult,
+  clusteringSummaryOf, groupPartition, groupRecordKeysPath, loadClusteringInstant, readCompletedClustering, readGroupRecordKeys,
+  readGroupResults, sliceStoragePath, summaryMetadata, type GroupResult,
 } from './instant.js';
 import { buildClusteringReport, summarizeClusteringReport, type ClusteringReport, type ClusteringSummary } from './report.js';
 import { clusteringReportPath, renderClusteringReportHtml } from './report-html.js';
@@ -32,6 +36,10 @@ import { planSortColumns } from './sort-columns.js';
 export interface CommitOptions {
   readonly lock: LockProvider;
   readonly lockWaitMs?: number;
+  /** The run's Hudi properties: hoodie.metadata.* (as a Hudi writer's), the column-stats column list, the bloom type. */
+  readonly properties?: ReadonlyMap<string, string>;
+  /** Fault injection for tests: called after each storage write of the metadata table's deltacommit. */
+  readonly afterMetadataTableWrite?: (what: string) => Promise<void>;
 }
 
 export interface CommitResult {
@@ -45,6 +53,8 @@ export interface CommitResult {
   readonly summary: ClusteringSummary | undefined;
   /** Files of this instant that markers name but no group result does (an earlier attempt's), deleted before committing. */
   readonly removedFiles: readonly string[];
+  /** The metadata table's deltacommit for the instant (none when the table has no metadata table or an earlier call committed). */
+  readonly metadataTable: MetadataTableOutcome | undefined;
   /**
    * The run's HTML report (report-html.ts), written after the commit: its path in the table, or why it could not be
    * written (the commit stands either way). Undefined when an earlier call committed.
@@ -63,7 +73,8 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
   const { storage } = table;
   const { instant, plan } = await loadClusteringInstant(table, instantTime);
   if (instant.state === 'COMPLETED') return alreadyCommitted(storage, instantTime);
-  assertNoMetadataTable(table.config, storage.uriOf(PROPERTIES_FILE), 'a clustering');
+  const properties = options.properties ?? new Map<string, string>();
+  await assertMetadataTableKeepable(storage, 'a clustering', properties, table.config);
   if (instant.state === 'REQUESTED') {
     throw new HudiError(`clustering ${instantTime} has not started: no group has run`, {
       location: storage.uriOf(instantPath(instant)),
@@ -95,6 +106,7 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
   };
   const report = buildClusteringReport(reportInput);
   const summary = summarizeClusteringReport(report);
+  const metadataTable = keepMetadataTable(storage, properties);
 
   const result: CommitResult = await withTableLock(
     table,
@@ -120,7 +132,15 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
         operationType: 'CLUSTER',
         partitionToReplaceFileIds: replacedFileIds(plan),
       };
-      await assertNoMetadataTableNow(storage, 'a clustering');
+      // hoodie.properties as stored now: a Spark writer may have started building a partition since the run began.
+      await metadataTable.prepare('a clustering');
+      await lease.assertHeld();
+      // The metadata table's deltacommit for this instant completes first; readers apply it once the replacecommit exists.
+      await metadataTable.commit(instantTime, metadata, {
+        lease,
+        recordIndex: () => recordIndexChanges(storage, instantTime, complete),
+        ...(options.afterMetadataTableWrite === undefined ? {} : { afterStorageWrite: options.afterMetadataTableWrite }),
+      });
       await lease.assertHeld();
       try {
         await transitionToCompleted(storage, instantTime, 'replacecommit', serializeCommitMetadata(metadata));
@@ -132,7 +152,7 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
       // Committed: what follows is clean-up a retried commit repeats (alreadyCommitted), so it cannot fail the run.
       await deleteInstantScratch(storage, instantTime).catch(() => undefined);
       await storage.delete([heartbeatPath(instantTime)]).catch(() => undefined);
-      return { instantTime, outcome: 'committed' as const, metadata, report, summary, removedFiles };
+      return { instantTime, outcome: 'committed' as const, metadata, report, summary, removedFiles, metadataTable: metadataTable.outcome() };
     },
     { waitMs: options.lockWaitMs },
   );
@@ -151,7 +171,37 @@ async function alreadyCommitted(storage: Storage, instantTime: string): Promise<
   const metadata = await readCompletedClustering(storage, instantTime);
   // An earlier call may have died between its commit and its clean-up.
   await deleteInstantScratch(storage, instantTime);
-  return { instantTime, outcome: 'already-committed', metadata, report: undefined, summary: clusteringSummaryOf(metadata), removedFiles: [] };
+  return { instantTime, outcome: 'already-committed', metadata, report: undefined, summary: clusteringSummaryOf(metadata), removedFiles: [], metadataTable: undefined };
+}
+
+/**
+ * The record index's changes of a clustering: every record of the replaced groups now lives in an output file group
+ * (HoodieBackedTableMetadataWriter sees them as inserts: clustering reads records without a current location), and
+ * none is deleted. The keys come from the groups' stored record keys; a group without them ran before the table had
+ * a record index, and the record index cannot be kept.
+ */
+async function recordIndexChanges(storage: Storage, instantTime: string, results: readonly GroupResult[]): Promise<RecordIndexChanges> {
+  const updates: { recordKey: string; partitionPath: string; fileId: string }[] = [];
+  for (const result of results) {
+    const keys = await readGroupRecordKeys(storage, instantTime, result.groupIndex);
+    if (keys === undefined) {
+      throw new HudiError(`clustering ${instantTime} group ${result.groupIndex} ran before the table had the metadata table's record index, and did not keep its record keys`, {
+        location: storage.uriOf(groupRecordKeysPath(instantTime, result.groupIndex)),
+        fix: `roll the attempt back keeping the plan (rollbackInflightClustering / the state machine's rollback), then execute it again`,
+      });
+    }
+    for (const stat of result.writeStats) {
+      const fileKeys = keys.files[stat.fileId];
+      if (fileKeys === undefined || fileKeys.length !== stat.numWrites) {
+        throw new HudiError(`clustering ${instantTime} group ${result.groupIndex}: the stored record keys do not match output ${stat.path}`, {
+          location: storage.uriOf(groupRecordKeysPath(instantTime, result.groupIndex)),
+          fix: `roll the attempt back keeping the plan, then execute it again`,
+        });
+      }
+      for (const recordKey of fileKeys) updates.push({ recordKey, partitionPath: keys.partitionPath, fileId: stat.fileId });
+    }
+  }
+  return { updates, deletes: [] };
 }
 
 /** A group result must match its plan group and have written every row it read. */

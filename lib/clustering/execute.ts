@@ -16,7 +16,7 @@ import type { ColumnStats, FileColumnStats, FileRows, OutputRange, ParquetColumn
 import { baseFileName, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
 import { buildCurveKeys, sortRowsByCurveKey, type CurveKeyBatch, type CurveSortColumn, type SortValue } from '../layout/curves.js';
 import { stageFiles, withTableLocations } from '../reader.js';
-import { assertNoMetadataTable } from '../metadata-table.js';
+import { assertMetadataTableKeepable, metadataTableState } from '../metadata/index.js';
 import { withMetaFields } from '../schema.js';
 import { planBinaryCopy, planCopyOutputs, readCopyInput, writeCopiedFile, type CopyInput, type CopyLayout } from '../parquet/binary-copy.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
@@ -34,7 +34,8 @@ import { readFooterKeyValues, readRowCount } from '../parquet/footer.js';
 import { CODEC, canRecompress } from '../parquet/pages.js';
 import type { ClusteringConfig } from './config.js';
 import {
-  assertClusteringPending, assertNotCompletedMeanwhile, ensureInflight, groupPartition, loadClusteringInstant, sliceStoragePath, writeGroupResult, type GroupResult,
+  assertClusteringPending, assertNotCompletedMeanwhile, ensureInflight, groupPartition, loadClusteringInstant, sliceStoragePath, writeGroupRecordKeys,
+  writeGroupResult, type GroupResult,
 } from './instant.js';
 import { toComparable, type ComparableValue, type FileSummary, type GroupExecution } from './report.js';
 import { groupOrder, groupOrderKind, planSortColumns, type GroupOrder } from './sort-columns.js';
@@ -58,6 +59,8 @@ export interface ExecuteGroupOptions {
    * codecs are recompressed to it, as Hudi's binary copy does. Unset keeps every chunk's codec. (Rewrites write snappy.)
    */
   readonly compressionCodec?: string;
+  /** The run's Hudi properties (hoodie.metadata.*: whether the commit can keep the metadata table). */
+  readonly properties?: ReadonlyMap<string, string>;
 }
 
 /** hoodie.parquet.block.size: the row group size Hudi's writers aim for. */
@@ -136,7 +139,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   const { instant, plan } = await loadClusteringInstant(table, instantTime);
   assertClusteringPending(storage, instant);
   // Fail before the work: commit would refuse it (and checks again under the lock).
-  assertNoMetadataTable(table.config, storage.uriOf(PROPERTIES_FILE), 'a clustering');
+  await assertMetadataTableKeepable(storage, 'a clustering', options.properties ?? new Map(), table.config);
   const group = plan.inputGroups[groupIndex];
   if (!Number.isInteger(groupIndex) || group === undefined) {
     throw new HudiError(`clustering ${instantTime} has groups 0..${plan.inputGroups.length - 1}, not ${groupIndex}`, {
@@ -149,6 +152,15 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   const order = groupOrder(sortColumns, config);
   const schemaWithMeta = JSON.stringify(withMetaFields((await table.requireSchema('clustering it')).schema));
   const populateMetaFields = table.config.populateMetaFields;
+  // The commit moves every record of the group in the metadata table's record index: keep the keys of each output.
+  const declared = metadataTableState(table.config);
+  const keepRecordKeys = [...declared.partitions, ...declared.inflightPartitions].includes('record_index');
+  if (keepRecordKeys && !populateMetaFields) {
+    throw new HudiError('the table has the metadata table\'s record index and does not populate meta fields: this build takes record keys from _hoodie_record_key', {
+      location: storage.uriOf(PROPERTIES_FILE),
+      fix: 'cluster this table with Hudi, or drop the record index (a write with hoodie.metadata.record.index.enable=false)',
+    });
+  }
 
   // Keeps `.hoodie/.heartbeat/<instant>` fresh so a rollback does not take the instant for dead; other groups of
   // the instant may still run, so the file stays when this group ends (the commit removes it).
@@ -202,6 +214,18 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
       durationMs: Date.now() - started,
       report: { groupIndex, partitionPath, before: outcome.before, after: outcome.after, samples: outcome.samples, execution: outcome.execution },
     };
+    if (keepRecordKeys) {
+      // Read back from each output (binary copy or rewrite alike), before the result marks the group done.
+      const files: Record<string, readonly string[]> = {};
+      for (const file of written) {
+        const keys = [...(await options.engine.columnValues([{ file: file.file, rowStart: 0, rowCount: file.rows }], RECORD_KEY))];
+        if (keys.length !== file.rows) {
+          throw new HudiError(`clustering ${instantTime} group ${groupIndex}: ${keys.length} record keys for ${file.rows} rows of ${file.fileName}`, { fix: 'this is a bug in the executor; run the group again' });
+        }
+        files[file.fileId] = keys;
+      }
+      await writeGroupRecordKeys(storage, { instantTime, groupIndex, partitionPath, files });
+    }
     await writeGroupResult(storage, result);
     return result;
   } catch (error) {

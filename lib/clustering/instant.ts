@@ -5,7 +5,9 @@
  * - `.hoodie/T.replacecommit.inflight`: 0 bytes, created when the first group starts;
  * - `.hoodie/.temp/T/<partition>/<file>.marker.CREATE`: one marker per written file (timeline/markers.ts);
  * - `.hoodie/.aux/hudi-serverless/clustering/T/`: our work folder — `group-<i>.result.json`, a finished group's
- *   write stats and report input, and the serverless run's claim (serverless/run-claim.ts);
+ *   write stats and report input; `group-<i>.record-keys.json`, the record keys of each output file (only when the
+ *   table has the metadata table's record index, whose locations the commit updates); and the serverless run's
+ *   claim (serverless/run-claim.ts);
  * - `.hoodie/T.replacecommit`: the commit (JSON), written last, with the run's summary in its extraMetadata
  *   (CLUSTERING_SUMMARY_KEY), so it outlives the group results.
  *
@@ -176,6 +178,45 @@ export async function groupResultsDone(storage: Storage, instantTime: string, gr
   return mapWithConcurrency(indexes(groupCount), HEAD_CONCURRENCY, async (index) => (await storage.head(groupResultPath(instantTime, index))) !== undefined);
 }
 
+/** Where a group's records went, for the metadata table's record index: keys per output file id. */
+export interface GroupRecordKeys {
+  readonly instantTime: string;
+  readonly groupIndex: number;
+  /** The records' partition path (a group never spans partitions). */
+  readonly partitionPath: string;
+  readonly files: Readonly<Record<string, readonly string[]>>;
+}
+
+/** `.hoodie/.aux/hudi-serverless/clustering/<instant>/group-<i>.record-keys.json` */
+export function groupRecordKeysPath(instantTime: string, groupIndex: number): string {
+  return `${clusteringWorkDir(instantTime)}/group-${groupIndex}.record-keys.json`;
+}
+
+/** Store a group's record keys; written before its result, so a done group has them when it needed them. */
+export async function writeGroupRecordKeys(storage: Storage, keys: GroupRecordKeys): Promise<void> {
+  await storage.put(groupRecordKeysPath(keys.instantTime, keys.groupIndex), JSON.stringify(keys));
+}
+
+/** A group's stored record keys; undefined when the group did not keep them (the table had no record index then). */
+export async function readGroupRecordKeys(storage: Storage, instantTime: string, groupIndex: number): Promise<GroupRecordKeys | undefined> {
+  const path = groupRecordKeysPath(instantTime, groupIndex);
+  let bytes: Uint8Array;
+  try {
+    bytes = await storage.get(path);
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+  try {
+    return JSON.parse(Buffer.from(bytes).toString('utf8')) as GroupRecordKeys;
+  } catch (error) {
+    throw new HudiError(`group record keys are not JSON: ${(error as Error).message}`, {
+      location: storage.uriOf(path),
+      fix: `roll the attempt back (rollback keeps the plan with rollbackInflightClustering) and run its groups again`,
+    });
+  }
+}
+
 /**
  * Before resuming a clustering that is only requested: results found then are stale. Our own rollbacks delete them
  * with the attempt, but Hudi's rollbackInflightClustering reverts the instant to requested and deletes the files and
@@ -183,7 +224,7 @@ export async function groupResultsDone(storage: Storage, instantTime: string, gr
  */
 export async function discardStaleGroupResults(storage: Storage, instant: Instant, groupCount: number): Promise<void> {
   if (instant.state !== 'REQUESTED') return;
-  await storage.delete(indexes(groupCount).map((index) => groupResultPath(instant.time, index)));
+  await storage.delete(indexes(groupCount).flatMap((index) => [groupResultPath(instant.time, index), groupRecordKeysPath(instant.time, index)]));
 }
 
 function indexes(count: number): number[] {

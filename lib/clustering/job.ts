@@ -72,6 +72,10 @@ export interface ClusteringJobOptions {
   readonly lockWaitMs?: number;
   /** The output files' bloom filter settings (from hoodie.index.bloom.*; default Hudi's). */
   readonly bloom?: Partial<BloomFilterOptions>;
+  /** The run's Hudi properties (hoodie.metadata.* and the metadata table's index settings, as a Hudi writer's). */
+  readonly properties?: ReadonlyMap<string, string>;
+  /** Fault injection for tests: called after each storage write of the metadata table's deltacommit. */
+  readonly afterMetadataTableWrite?: (what: string) => Promise<void>;
   /** hoodie.parquet.compression.codec for binary copy (executeGroup's compressionCodec; default: each chunk keeps its own). */
   readonly compressionCodec?: string;
 }
@@ -125,6 +129,7 @@ export async function runClusteringJob(table: HudiTable, options: ClusteringJobO
       ...(options.now === undefined ? {} : { now: options.now }),
       ...lockWait,
       log: progress,
+      ...(options.properties === undefined ? {} : { properties: options.properties }),
     });
     if (scheduled !== undefined) {
       const files = scheduled.groups.reduce((total, group) => total + group.inputFiles, 0);
@@ -166,6 +171,7 @@ async function executeAndCommit(
     }
     const result = await executeGroup(current, instantTime, index, {
       engine: options.engine, tempDir: options.tempDir ?? tmpdir(), config: options.config, ...(options.bloom === undefined ? {} : { bloom: options.bloom }),
+      ...(options.properties === undefined ? {} : { properties: options.properties }),
       ...(options.compressionCodec === undefined ? {} : { compressionCodec: options.compressionCodec }),
     });
     executedGroups.push(index);
@@ -174,7 +180,12 @@ async function executeAndCommit(
     const how = execution === undefined ? '' : execution.method === 'binary-copy' ? `, binary copy of ${execution.rowGroups} row group(s)` : `, rewritten (${execution.reason})`;
     progress(`group ${index + 1}/${total} done: ${result.inputFiles} file(s) → ${result.writeStats.length}, ${outputRows} rows, ${result.order} order${how}, ${result.durationMs} ms`);
   }
-  const committed = await commit(await current.reload(), instantTime, { lock: options.lock, ...lockWait });
+  const committed = await commit(await current.reload(), instantTime, {
+    lock: options.lock,
+    ...lockWait,
+    ...(options.properties === undefined ? {} : { properties: options.properties }),
+    ...(options.afterMetadataTableWrite === undefined ? {} : { afterMetadataTableWrite: options.afterMetadataTableWrite }),
+  });
   progress(`committed clustering ${instantTime}`);
   return { mode: options.mode, instantTime, executedGroups, reusedGroups, commit: committed };
 }

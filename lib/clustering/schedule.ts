@@ -5,7 +5,7 @@
  * `<instant>.replacecommit.requested` (Avro HoodieRequestedReplaceMetadata, operationType CLUSTER) under the lock.
  */
 import type { LockProvider } from '../lock/port.js';
-import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
+import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { withTableLock, type HudiTable } from '../table.js';
 import { assertSupported, METAFOLDER, PROPERTIES_FILE } from '../table-config.js';
 import type { ClusteringPlan } from '../timeline/clustering-plan.js';
@@ -26,6 +26,8 @@ export interface ScheduleOptions {
   readonly lockWaitMs?: number;
   /** Why nothing was planned, and other one-line notes. */
   readonly log?: (line: string) => void;
+  /** The run's Hudi properties (hoodie.metadata.*: whether the commit will be able to keep the metadata table). */
+  readonly properties?: ReadonlyMap<string, string>;
 }
 
 /** One planned group, small enough for a Step Functions state. */
@@ -51,7 +53,9 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
   const { storage } = table;
   const log = options.log ?? (() => undefined);
   assertSupported(table.config, storage.uriOf(PROPERTIES_FILE), 'write');
-  assertNoMetadataTable(table.config, storage.uriOf(PROPERTIES_FILE), 'a clustering');
+  // A plan whose commit could not keep the metadata table would only stay pending.
+  const properties = options.properties ?? new Map<string, string>();
+  await assertMetadataTableKeepable(storage, 'a clustering', properties, table.config);
   // Refuse a bad configuration before taking the lock or writing anything.
   validateSortColumnsForSchema(config, (await table.requireSchema('clustering it')).schema, storage.uriOf(METAFOLDER));
   const threshold = hudiSchedulingThreshold(config);
@@ -88,7 +92,7 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
       }
 
       const instantTime = newInstantTime(current.timeline.allTimes(), now, current.config.timelineTimeZone);
-      await assertNoMetadataTableNow(storage, 'a clustering');
+      await assertMetadataTableKeepable(storage, 'a clustering', properties);
       await lease.assertHeld();
       await writeClusteringPlan(storage, instantTime, plan);
       return { instantTime, groups: scheduledGroups(plan, latestSlices) };

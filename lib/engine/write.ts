@@ -485,6 +485,20 @@ export class WriteSession {
   }
 
   /**
+   * What the write changes in the record index (after assignBuckets): the keys it puts where no file had them
+   * (inserts, with their bucket and partition) and the stored keys it deletes. Updates stay in their file group.
+   */
+  async recordLocationChanges(): Promise<{ inserted: { bucket: number; recordKey: string; partitionPath: string }[]; deleted: string[] }> {
+    const inserted = await this.connection.runAndReadAll(`SELECT __bucket, __key, __partition FROM ${STAGED} WHERE NOT __delete AND __file IS NULL`);
+    const [buckets = [], keys = [], partitions = []] = inserted.getColumnsJS() as [number[]?, string[]?, string[]?];
+    const deleted = await this.connection.runAndReadAll(`SELECT __key FROM ${STAGED} WHERE __delete AND __file IS NOT NULL`);
+    return {
+      inserted: keys.map((recordKey, i) => ({ bucket: Number(buckets[i]), recordKey, partitionPath: partitions[i]! })),
+      deleted: (deleted.getColumnsJS()[0] ?? []) as string[],
+    };
+  }
+
+  /**
    * Write one file group's new base file: the previous base file's records (kept in their order, meta columns
    * preserved but `_hoodie_file_name`), minus updated and deleted keys, then the new and updated records ordered by
    * key with fresh meta columns.

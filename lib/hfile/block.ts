@@ -153,14 +153,16 @@ function decompress(stored: Uint8Array, compression: CompressionCodecName, expec
 }
 
 /** GZ as HBase writes it: a gzip member whose header has no timestamp and OS 255, as Java's GZIPOutputStream does. */
-function gzip(payload: Uint8Array): Uint8Array {
-  const compressed = gzipSync(payload);
+function gzip(payload: Uint8Array, level: number | undefined): Uint8Array {
+  const compressed = level === undefined ? gzipSync(payload) : gzipSync(payload, { level });
   compressed[9] = 0xff;
   return compressed;
 }
 
 export interface BlockWriteOptions {
   compression: SupportedCompression;
+  /** zlib level for GZ (default zlib's). */
+  gzipLevel?: number;
   bytesPerChecksum?: number;
 }
 
@@ -174,7 +176,7 @@ export interface SerializedBlock {
 /** Serializes one block: header, compressed payload, CRC32C checksums. */
 export function serializeBlock(type: BlockType, payload: Uint8Array, prevBlockOffset: bigint | number, options: BlockWriteOptions): SerializedBlock {
   const bytesPerChecksum = options.bytesPerChecksum ?? DEFAULT_BYTES_PER_CHECKSUM;
-  const stored = options.compression === 'GZ' ? gzip(payload) : payload;
+  const stored = options.compression === 'GZ' ? gzip(payload, options.gzipLevel) : payload;
   const dataSize = BLOCK_HEADER_SIZE + stored.length;
   const chunks = checksumCount(dataSize, bytesPerChecksum);
   const out = new ByteWriter(dataSize + chunks * 4);

@@ -48,6 +48,8 @@ export interface HudiHFileWriteOptions {
   /** The Avro schema the values are written with, as JSON text (`Schema.toString()`). */
   schema: string;
   compression?: SupportedCompression;
+  /** zlib level of GZ blocks (default zlib's). */
+  gzipLevel?: number;
   blockSize?: number;
 }
 
@@ -90,6 +92,7 @@ export function writeHudiLogBlockHFile(records: Iterable<HudiHFileRecord>, optio
     sortedRecords(records).map(({ row, value }) => ({ key: row, value })),
     {
       ...(options.compression ? { compression: options.compression } : {}),
+      ...(options.gzipLevel === undefined ? {} : { gzipLevel: options.gzipLevel }),
       ...(options.blockSize ? { blockSize: options.blockSize } : {}),
       fileInfo: { [HudiFileInfoKey.SCHEMA]: options.schema },
       allowDuplicateKeys: true,

@@ -35,6 +35,8 @@ export interface HFileWriteOptions {
   blockSize?: number;
   /** Block compression (default GZ, Hudi's `hoodie.hfile.compression.algorithm`). */
   compression?: SupportedCompression;
+  /** zlib level of GZ blocks (default zlib's 6, as Hadoop's codec); any level reads back the same. */
+  gzipLevel?: number;
   /** Entries added to the file info next to HBase's own `hfile.*` ones (e.g. Hudi's `schema`). */
   fileInfo?: Readonly<Record<string, FileInfoValue>>;
   /** Meta blocks (e.g. Hudi's `bloomFilter`); written sorted by name, as HBase does. */
@@ -54,7 +56,7 @@ export function writeHFile(cells: Iterable<HFileCellInput>, options: HFileWriteO
   const blockSize = options.blockSize ?? DEFAULT_HFILE_BLOCK_SIZE;
   if (!Number.isInteger(blockSize) || blockSize <= 0) throw new HFileWriteError(`block size ${blockSize} is not a positive integer`);
   const compression = options.compression ?? 'GZ';
-  const blockOptions = { compression };
+  const blockOptions = { compression, ...(options.gzipLevel === undefined ? {} : { gzipLevel: options.gzipLevel }) };
   const out = new ByteWriter(64 * 1024);
   const lastOffsetOfType = new Map<BlockType, number>();
   let totalUncompressedBytes = 0;

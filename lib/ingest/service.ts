@@ -15,10 +15,10 @@ import { createGunzip } from 'node:zlib';
 import type { InputFormat } from '../engine/write.js';
 import { HudiError, NotAHudiTableError, errorMessage } from '../errors.js';
 import { createKeyGenerator, keyGeneratorOptionsFromTable, type KeyGenerator } from '../keygen.js';
-import { assertNoMetadataTable } from '../metadata-table.js';
+import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { normalizeEtag } from '../storage/etag.js';
 import type { Storage } from '../storage/port.js';
-import { newTableOptionsFromWriteProperties, newTableProperties, PROPERTIES_FILE, readTableConfig, tableConfigFromProperties, type TableConfig } from '../table-config.js';
+import { newTableOptionsFromWriteProperties, newTableProperties, readTableConfig, tableConfigFromProperties, type TableConfig } from '../table-config.js';
 import { writeBatch, type WriteResult } from '../writer/write-client.js';
 import { parseWriteOperation } from '../writer/write-config.js';
 import {
@@ -48,7 +48,7 @@ export async function ingestObject(request: IngestRequest): Promise<IngestResult
 
   const done = await handledBefore(table, version);
   if (done !== undefined) return done;
-  await assertIngestable(table);
+  await assertIngestable(table, request.tableProperties);
   return applyExactlyOnce(
     {
       table,
@@ -157,10 +157,11 @@ async function applyObject(
 }
 
 /**
- * Refuse a table with Hudi's metadata table before claiming or downloading anything (writeBatch refuses it too, at
- * open and again just before its commit). The error is thrown, not quarantined: the object is fine, the table is not.
+ * Refuse a table whose Hudi metadata table the write could not keep (a partition being built, a compaction due),
+ * before claiming or downloading anything; writeBatch checks again under the lock and keeps the metadata table.
+ * The error is thrown, not quarantined: the object is fine, the table is not.
  */
-async function assertIngestable(table: Storage): Promise<void> {
+async function assertIngestable(table: Storage, properties: ReadonlyMap<string, string>): Promise<void> {
   let config: TableConfig;
   try {
     config = await readTableConfig(table);
@@ -168,7 +169,7 @@ async function assertIngestable(table: Storage): Promise<void> {
     if (error instanceof NotAHudiTableError) return;
     throw error;
   }
-  assertNoMetadataTable(config, table.uriOf(PROPERTIES_FILE), 'an ingest');
+  await assertMetadataTableKeepable(table, 'an ingest', properties, config);
 }
 
 /** The table's key generator, or the one the properties will create the table with (writeBatch creates it). */

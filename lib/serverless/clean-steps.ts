@@ -43,10 +43,10 @@ import {
 } from '../cleaning/shares.js';
 import { readCleanerPlan, readCleanMetadata } from '../cleaning/timeline-facts.js';
 import { ConflictError, HudiError } from '../errors.js';
-import { assertNoMetadataTable } from '../metadata-table.js';
+import { assertMetadataTableKeepable } from '../metadata/index.js';
 import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
-import { PROPERTIES_FILE, readTableConfig } from '../table-config.js';
+import { readTableConfig } from '../table-config.js';
 import type { Instant } from '../timeline/instant.js';
 import { loadTimeline } from '../timeline/timeline.js';
 import { cleanPlanningDir, cleanWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
@@ -131,7 +131,8 @@ async function openForClean(input: ClusteringExecutionInput, deps: StepDependenc
   const step = resolveStepSettings(deps.env, input);
   for (const warning of step.warnings) deps.log.warn(warning);
   const { table, lock } = await openTableAndLock(step, deps.clients, { mode: 'write' });
-  assertNoMetadataTable(table.config, table.storage.uriOf(PROPERTIES_FILE), 'a clean');
+  // The clean's completion keeps the metadata table (completeClean); refuse one it could not keep before any work.
+  await assertMetadataTableKeepable(table.storage, 'a clean', step.jobProperties, table.config);
   return { table, lock, settings: cleanSettings(step, table.config.properties, input.services) };
 }
 

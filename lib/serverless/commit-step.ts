@@ -75,7 +75,7 @@ export async function commitStep(input: CommitStepInput, deps: StepDependencies)
     }
   }
 
-  const result = await commit(table, input.instant, { lock });
+  const result = await commit(table, input.instant, { lock, properties: settings.jobProperties });
   if (result.htmlReport !== undefined && 'error' in result.htmlReport) deps.log.warn(`the HTML report was not written: ${result.htmlReport.error}`);
   const replaced = Object.values(result.metadata.partitionToReplaceFileIds ?? {}).reduce((total, ids) => total + ids.length, 0);
   const written = Object.values(result.metadata.partitionToWriteStats).reduce((total, stats) => total + stats.length, 0);

@@ -76,6 +76,7 @@ export async function executeGroupStep(input: ExecuteGroupInput, deps: ExecuteGr
       config: settings.clustering,
       ...(blockBytes === undefined ? {} : { parquetBlockBytes: blockBytes }),
       bloom: writeConfigFromProperties(settings.jobProperties, ENV.clusteringProperties).bloom,
+      properties: settings.jobProperties,
     });
     deps.log.info('group done', {
       instant: input.instant,

@@ -7,9 +7,8 @@ import { discardStaleGroupResults, groupResultsDone } from '../clustering/instan
 import { schedule } from '../clustering/schedule.js';
 import { describeHeal, healTable } from '../failed-writes.js';
 import { findRollbackOf, rollbackInflightClustering } from '../rollback.js';
-import { assertNoMetadataTable } from '../metadata-table.js';
+import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { withTableLock } from '../table.js';
-import { PROPERTIES_FILE } from '../table-config.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { heldLock, openTableAndLock, type ServiceClients } from './clients.js';
 import { asObject, executionInputOf, optionalString, type JsonObject } from './events.js';
@@ -73,8 +72,8 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
     return { tablePath: settings.tablePath, properties: settings.overrides, status: 'NOTHING_TO_DO', reason: 'the run was started for cleaning and archiving only ("services": "clean-archive")' };
   }
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
-  // Resuming a plan or scheduling one: either way the run would commit to a table whose metadata table it skips.
-  assertNoMetadataTable(table.config, table.storage.uriOf(PROPERTIES_FILE), 'a clustering');
+  // Resuming a plan or scheduling one: either way the run must be able to keep the metadata table when it commits.
+  await assertMetadataTableKeepable(table.storage, 'a clustering', settings.jobProperties, table.config);
   const base: PlanOutputBase = { tablePath: settings.tablePath, properties: settings.overrides };
   const maxConcurrency = Math.max(1, settings.clustering.maxParallelism);
   // A service run beside writers: writes whose heartbeat expired are rolled back, leftovers of completed instants go.
@@ -118,6 +117,7 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
       ...(input.force === undefined ? {} : { force: input.force }),
       now: now(),
       log: (line) => notes.push(line),
+      properties: settings.jobProperties,
     });
     if (scheduled === undefined) {
       const reason = notes.join('; ') || 'nothing to cluster';

@@ -10,7 +10,12 @@ import { normalizeEtag } from './etag.js';
 import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
 
 /** Marks our in-progress temp files so listings can hide them. */
-const TEMP_MARKER = '.hudi-serverless-tmp-';
+/**
+ * Temp files (a write in progress, or left by a killed process) start with this: no leading dot and a `.tmp` end,
+ * so Hudi never takes one for a log file (`.<fileId>_<instant>.log.<n>_<token>` matched from the name's start, which
+ * a dot-prefixed copy of a metadata-table log name would match as a file group of its own) or a base file.
+ */
+const TEMP_MARKER = 'hudi-serverless-tmp-';
 const STAT_CONCURRENCY = 32;
 
 /**
@@ -266,7 +271,7 @@ export class LocalStorage implements Storage, VersionedDownload {
 }
 
 function tempNameFor(file: string): string {
-  return join(dirname(file), `.${basename(file)}${TEMP_MARKER}${randomBytes(6).toString('hex')}`);
+  return join(dirname(file), `${TEMP_MARKER}${randomBytes(6).toString('hex')}-${basename(file)}.tmp`);
 }
 
 async function readDirIfExists(folder: string): Promise<Dirent[]> {

@@ -28,7 +28,7 @@ import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type 
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
 import type { LockProvider } from '../lock/port.js';
-import { assertNoMetadataTable, assertNoMetadataTableNow } from '../metadata-table.js';
+import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../reader.js';
 import { describeHeal, failedWritesPolicy, healTable } from '../failed-writes.js';
 import { findRollbackOf, rollbackInstant } from '../rollback.js';
@@ -73,6 +73,8 @@ export interface WriteOptions {
   readonly onProgress?: (message: string) => void;
   /** Fault injection for tests: called after the data files are written, before the commit. */
   readonly afterDataFiles?: () => Promise<void>;
+  /** Fault injection for tests: called after each storage write of the metadata table's deltacommit. */
+  readonly afterMetadataTableWrite?: (what: string) => Promise<void>;
   /** Extra keys for the commit's extraMetadata (e.g. which input this commit applied); `schema` is always ours. */
   readonly extraMetadata?: Readonly<Record<string, string>>;
 }
@@ -88,6 +90,8 @@ export interface WriteResult {
   readonly averageRecordSize: number;
   /** True when the write created the table. */
   readonly createdTable: boolean;
+  /** What happened to Hudi's metadata table: its deltacommit for this instant, or what the write's keys turned off. */
+  readonly metadataTable: MetadataTableOutcome;
 }
 
 const OPERATION_TYPES: Record<WriteOperation, WriteOperationType> = { bulk_insert: 'BULK_INSERT', insert: 'INSERT', upsert: 'UPSERT', delete: 'DELETE' };
@@ -157,7 +161,6 @@ function assertWritable(config: TableConfig, location: string): void {
   if (!config.populateMetaFields) {
     throw new HudiError('writes to tables without meta fields (hoodie.populate.meta.fields=false) are not supported', { location, fix: 'write this table with Hudi' });
   }
-  assertNoMetadataTable(config, location, 'a write');
 }
 
 /** The newest latest base file, whose Parquet types new files copy (Hudi's decimal and timestamp encodings). */
@@ -280,8 +283,11 @@ async function writeToTable(
   // Hudi's startCommit: failed writes go before a new instant starts (EAGER: all of them; LAZY: expired ones).
   const healed = await healTable(table, { lock, policy: failedWritesPolicy(options.properties ?? new Map<string, string>()).policy, now: now(), lockWaitMs: config.lockWaitMs });
   for (const line of describeHeal(healed)) progress(line);
+  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map<string, string>());
   const instantTime = await withTableLock(table, lock, async (current) => {
     const time = newInstantTime(current.timeline.allTimes(), now(), current.config.timelineTimeZone);
+    // Before anything is written: apply the user's hoodie.metadata.* keys, and refuse a metadata table we cannot keep.
+    await metadataTable.prepare('a write');
     try {
       await createRequested(storage, time, 'commit');
     } catch (error) {
@@ -296,6 +302,8 @@ async function writeToTable(
   let heartbeat: Heartbeat | undefined;
   /** Every data file this write uploaded (or began to), for the clean-up when another writer took the instant away. */
   const uploaded: string[] = [];
+  /** The local copy of each new base file (the metadata table reads their footers there). */
+  const localFiles = new Map<string, string>();
   try {
     // Inside the try: once T is requested, every failure reaches the rollback.
     heartbeat = await startHeartbeat(storage, instantTime);
@@ -366,6 +374,7 @@ async function writeToTable(
         runtimeStats: { totalScanTime: 0, totalUpsertTime: bucket.kind === 'UPDATE' ? Date.now() - started : 0, totalCreateTime: bucket.kind === 'INSERT' ? Date.now() - started : 0 },
       });
       uploaded.push(path);
+      localFiles.set(path, localFile);
       await uploads.run(() => storage.uploadFile(path, localFile));
       progress(`file group ${index + 1}/${plan.buckets.length}: ${result.rowCount} records → ${path}`);
     };
@@ -406,13 +415,26 @@ async function writeToTable(
           { location: storage.uri, fix: 'nothing of this write is visible; retry it' },
         );
       }
-      await assertNoMetadataTableNow(storage, 'a write');
+      await lease.assertHeld();
+      // The metadata table's deltacommit for this instant completes first; readers apply it once T.commit exists.
+      await metadataTable.commit(instantTime, metadata, {
+        lease,
+        localFiles,
+        ...(options.afterMetadataTableWrite === undefined ? {} : { afterStorageWrite: options.afterMetadataTableWrite }),
+        recordIndex: async () => {
+          const changes = await session.recordLocationChanges();
+          return {
+            updates: changes.inserted.map(({ bucket, recordKey, partitionPath }) => ({ recordKey, partitionPath, fileId: plan.buckets[bucket]!.fileId })),
+            deletes: changes.deleted,
+          };
+        },
+      });
       await lease.assertHeld();
       await transitionToCompleted(storage, instantTime, 'commit', serializeCommitMetadata(metadata));
     }, { waitMs: config.lockWaitMs });
     await deleteMarkerDir(storage, instantTime).catch(() => undefined);
     progress(`committed ${instantTime}: ${inserted} inserted, ${updated} updated, ${deleted} deleted in ${plan.buckets.length} file group(s)`);
-    return { instantTime, operation, stats, inserted, updated, deleted, badRecords, averageRecordSize: averageSize, createdTable };
+    return { instantTime, operation, stats, inserted, updated, deleted, badRecords, averageRecordSize: averageSize, createdTable, metadataTable: metadataTable.outcome() };
   } catch (error) {
     await rollbackAfterFailure(table, instantTime, lock, error, uploaded);
     throw error;

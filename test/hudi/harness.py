@@ -274,6 +274,29 @@ class Harness:
             df = df.where(request["where"])
         return rows_of(df, include_meta=request.get("meta", True))
 
+    def op_scan_files(self, request):
+        """A filtered read, run to the end; the rows it returned and the files its scan read (the scan's numFiles
+        metric, after Hudi's file index pruned partitions and, with data skipping on, files)."""
+        reader = self.spark.read.format("hudi").options(**request.get("options", {}))
+        df = reader.load(spark_path(request["path"])).where(request["where"])
+        rows = df.collect()
+        plan = df._jdf.queryExecution().executedPlan()
+        scans = []
+
+        def walk(node):
+            if node.getClass().getSimpleName() == "AdaptiveSparkPlanExec":
+                walk(node.executedPlan())
+                return
+            metrics = node.metrics()
+            if metrics.contains("numFiles"):
+                scans.append({"node": node.nodeName(), "numFiles": int(metrics.apply("numFiles").value())})
+            children = node.children()
+            for index in range(children.size()):
+                walk(children.apply(index))
+
+        walk(plan)
+        return {"rows": len(rows), "scans": scans, "numFiles": sum(scan["numFiles"] for scan in scans)}
+
     def op_read_many(self, request):
         """Snapshot reads of many tables of one schema in one Spark job (a union tagged by table index): the crash
         harness reads dozens of tiny tables, where a job per table would cost seconds each."""

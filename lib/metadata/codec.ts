@@ -1,0 +1,232 @@
+/**
+ * HoodieMetadataRecord values ↔ MetadataRecord, in avsc's wrapped-union form. Written as Hudi writes them into
+ * HFile blocks and base files: meta fields null, `key` empty (the HFile cell key holds it; readers put it back).
+ */
+import type avro from 'avsc';
+import { HudiError } from '../errors.js';
+import { decodeDatum, encodeDatum } from '../log-format/avro.js';
+import type { ColumnStatsMetadata, FileInfo, MetadataRecord, RecordIndexInfo, WrappedValue } from './records.js';
+import { metadataRecordType } from './schema.js';
+
+const NS = 'org.apache.hudi.avro.model';
+
+const WRAPPERS: ReadonlyArray<readonly [string, WrappedValue['type']]> = [
+  ['BooleanWrapper', 'boolean'],
+  ['IntWrapper', 'int'],
+  ['LongWrapper', 'long'],
+  ['FloatWrapper', 'float'],
+  ['DoubleWrapper', 'double'],
+  ['BytesWrapper', 'bytes'],
+  ['StringWrapper', 'string'],
+  ['DateWrapper', 'date'],
+  ['DecimalWrapper', 'decimal'],
+  ['TimeMicrosWrapper', 'timeMicros'],
+  ['TimestampMicrosWrapper', 'timestampMicros'],
+];
+
+type Wrapped = Record<string, unknown> | null;
+
+const optional = (branch: string, value: unknown): Wrapped => (value === null || value === undefined ? null : { [branch]: value });
+
+function unwrap(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  const entries = Object.entries(value as Record<string, unknown>);
+  return entries.length === 1 ? entries[0]![1] : null;
+}
+
+function wrapValue(value: WrappedValue | null): Wrapped {
+  if (value === null) return null;
+  const wrapper = WRAPPERS.find(([, type]) => type === value.type)!;
+  let inner: unknown;
+  if (value.type === 'decimal') inner = bigintToTwosComplement(value.unscaled);
+  else if (value.type === 'bytes') inner = Buffer.from(value.value);
+  else inner = value.value;
+  return { [`${NS}.${wrapper[0]}`]: { value: inner } };
+}
+
+function unwrapValue(wrapped: unknown): WrappedValue | null {
+  if (wrapped === null || wrapped === undefined) return null;
+  const [branch, holder] = Object.entries(wrapped as Record<string, { value: unknown }>)[0] ?? [];
+  const wrapper = WRAPPERS.find(([name]) => `${NS}.${name}` === branch);
+  if (wrapper === undefined || holder === undefined) throw new HudiError(`column-stats value branch ${String(branch)} is not one of Hudi's wrappers`);
+  const inner = holder.value;
+  switch (wrapper[1]) {
+    case 'decimal':
+      return { type: 'decimal', unscaled: twosComplementToBigint(inner as Uint8Array) };
+    case 'bytes':
+      return { type: 'bytes', value: new Uint8Array(inner as Uint8Array) };
+    case 'long':
+    case 'timeMicros':
+    case 'timestampMicros':
+      return { type: wrapper[1], value: inner as bigint };
+    case 'boolean':
+      return { type: 'boolean', value: inner as boolean };
+    case 'string':
+      return { type: 'string', value: inner as string };
+    default:
+      return { type: wrapper[1], value: inner as number };
+  }
+}
+
+const toLong = (value: number | null): Wrapped => optional('long', value === null ? null : BigInt(value));
+const fromLong = (value: unknown): number | null => (value === null ? null : Number(unwrap(value) as bigint));
+
+/** The Avro value (wrapped unions) of a record, with the key field emptied as Hudi writes HFile values. */
+export function toAvroValue(record: MetadataRecord, keyInValue = ''): Record<string, unknown> {
+  const value: Record<string, unknown> = {
+    _hoodie_commit_time: null,
+    _hoodie_commit_seqno: null,
+    _hoodie_record_key: null,
+    _hoodie_partition_path: null,
+    _hoodie_file_name: null,
+    key: keyInValue,
+    type: record.type,
+    filesystemMetadata: null,
+    BloomFilterMetadata: null,
+    ColumnStatsMetadata: null,
+    recordIndexMetadata: null,
+  };
+  switch (record.type) {
+    case 1:
+    case 2: {
+      const map: Record<string, { size: bigint; isDeleted: boolean }> = {};
+      for (const [name, info] of record.files) map[name] = { size: BigInt(info.size), isDeleted: info.isDeleted };
+      value['filesystemMetadata'] = { map };
+      break;
+    }
+    case 3: {
+      const stats = record.columnStats;
+      value['ColumnStatsMetadata'] = {
+        [`${NS}.HoodieMetadataColumnStats`]: {
+          fileName: optional('string', stats.fileName),
+          columnName: optional('string', stats.columnName),
+          minValue: wrapValue(stats.minValue),
+          maxValue: wrapValue(stats.maxValue),
+          valueCount: toLong(stats.valueCount),
+          nullCount: toLong(stats.nullCount),
+          totalSize: toLong(stats.totalSize),
+          totalUncompressedSize: toLong(stats.totalUncompressedSize),
+          isDeleted: stats.isDeleted,
+        },
+      };
+      break;
+    }
+    case 4:
+      value['BloomFilterMetadata'] = {
+        [`${NS}.HoodieMetadataBloomFilter`]: {
+          type: record.bloomFilter.type,
+          timestamp: record.bloomFilter.timestamp,
+          bloomFilter: Buffer.from(record.bloomFilter.bloomFilter),
+          isDeleted: record.bloomFilter.isDeleted,
+        },
+      };
+      break;
+    case 5: {
+      const info = record.recordIndex;
+      value['recordIndexMetadata'] = {
+        [`${NS}.HoodieRecordIndexInfo`]: {
+          partitionName: optional('string', info.partitionName),
+          fileIdHighBits: optional('long', info.fileIdHighBits),
+          fileIdLowBits: optional('long', info.fileIdLowBits),
+          fileIndex: optional('int', info.fileIndex),
+          fileId: optional('string', info.fileId),
+          instantTime: optional('long', info.instantTime),
+          fileIdEncoding: info.fileIdEncoding,
+        },
+      };
+      break;
+    }
+  }
+  return value;
+}
+
+/** A decoded Avro value as a record; `key` is the HFile cell key (the value's own key field is empty there). */
+export function fromAvroValue(value: Record<string, unknown>, key: string): MetadataRecord {
+  const type = value['type'];
+  switch (type) {
+    case 1:
+    case 2: {
+      const map = (unwrap(value['filesystemMetadata']) ?? {}) as Record<string, { size: bigint; isDeleted: boolean }>;
+      const files = new Map<string, FileInfo>();
+      for (const [name, info] of Object.entries(map)) files.set(name, { size: Number(info.size), isDeleted: info.isDeleted });
+      return { key, type, files };
+    }
+    case 3: {
+      const stats = unwrap(value['ColumnStatsMetadata']) as Record<string, unknown> | null;
+      if (stats === null) throw missing(key, 'ColumnStatsMetadata');
+      const columnStats: ColumnStatsMetadata = {
+        fileName: unwrap(stats['fileName']) as string | null,
+        columnName: unwrap(stats['columnName']) as string | null,
+        minValue: unwrapValue(stats['minValue']),
+        maxValue: unwrapValue(stats['maxValue']),
+        valueCount: fromLong(stats['valueCount']),
+        nullCount: fromLong(stats['nullCount']),
+        totalSize: fromLong(stats['totalSize']),
+        totalUncompressedSize: fromLong(stats['totalUncompressedSize']),
+        isDeleted: stats['isDeleted'] as boolean,
+      };
+      return { key, type, columnStats };
+    }
+    case 4: {
+      const bloom = unwrap(value['BloomFilterMetadata']) as Record<string, unknown> | null;
+      if (bloom === null) throw missing(key, 'BloomFilterMetadata');
+      return {
+        key,
+        type,
+        bloomFilter: { type: bloom['type'] as string, timestamp: bloom['timestamp'] as string, bloomFilter: new Uint8Array(bloom['bloomFilter'] as Uint8Array), isDeleted: bloom['isDeleted'] as boolean },
+      };
+    }
+    case 5: {
+      const info = unwrap(value['recordIndexMetadata']) as Record<string, unknown> | null;
+      if (info === null) throw missing(key, 'recordIndexMetadata');
+      const recordIndex: RecordIndexInfo = {
+        partitionName: unwrap(info['partitionName']) as string | null,
+        fileIdHighBits: unwrap(info['fileIdHighBits']) as bigint | null,
+        fileIdLowBits: unwrap(info['fileIdLowBits']) as bigint | null,
+        fileIndex: unwrap(info['fileIndex']) as number | null,
+        fileId: unwrap(info['fileId']) as string | null,
+        instantTime: unwrap(info['instantTime']) as bigint | null,
+        fileIdEncoding: info['fileIdEncoding'] as number,
+      };
+      return { key, type, recordIndex };
+    }
+    default:
+      throw new HudiError(`metadata-table record ${key} has unknown type ${String(type)}`, { fix: 'the record was not written by Hudi 0.14/0.15' });
+  }
+}
+
+function missing(key: string, field: string): HudiError {
+  return new HudiError(`metadata-table record ${key} has no ${field}`, { fix: 'the metadata table is corrupt; rebuild it' });
+}
+
+/** Encode a record as Hudi's HFile value (Avro binary, key field empty). */
+export function encodeMetadataRecord(record: MetadataRecord, type: avro.Type = metadataRecordType()): Uint8Array {
+  return encodeDatum(type, toAvroValue(record), `metadata record ${record.key}`);
+}
+
+/** Decode an Avro binary value written with `type` (a block's or file's schema). */
+export function decodeMetadataRecord(bytes: Uint8Array, key: string, type: avro.Type = metadataRecordType()): MetadataRecord {
+  const value = decodeDatum(type, bytes, undefined, `metadata record ${key}`) as Record<string, unknown>;
+  const own = value['key'];
+  return fromAvroValue(value, typeof own === 'string' && own !== '' ? own : key);
+}
+
+/** Big-endian two's complement, minimal length (BigInteger.toByteArray, Avro's decimal bytes). */
+export function bigintToTwosComplement(value: bigint): Buffer {
+  const bytes: number[] = [];
+  let rest = value;
+  for (;;) {
+    const byte = Number(rest & 0xffn);
+    bytes.unshift(byte);
+    rest >>= 8n;
+    if ((rest === 0n && (byte & 0x80) === 0) || (rest === -1n && (byte & 0x80) !== 0)) break;
+  }
+  return Buffer.from(bytes);
+}
+
+export function twosComplementToBigint(bytes: Uint8Array): bigint {
+  if (bytes.length === 0) return 0n;
+  let value = 0n;
+  for (const byte of bytes) value = (value << 8n) | BigInt(byte);
+  return (bytes[0]! & 0x80) !== 0 ? value - (1n << BigInt(bytes.length * 8)) : value;
+}

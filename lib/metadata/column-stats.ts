@@ -1,0 +1,359 @@
+/**
+ * Column ranges of a Parquet base file as Hudi 0.14/0.15 reads them for the `column_stats` partition
+ * (ParquetUtils.readRangeFromParquetMetadata over parquet-mr 1.13's footer reading), so that our records equal the
+ * ones Hudi would write for the same file:
+ *
+ * - only top-level leaf columns whose name is in the indexed list (a nested field's dotted path never matches);
+ * - per row group, parquet-mr's Statistics: `min_value`/`max_value` when both are set (used if the column order is
+ *   type-defined, or min equals max), else the deprecated `min`/`max` under the same sort-order rule; floats and
+ *   doubles drop min/max holding NaN and widen 0.0 to -0.0 (min) and -0.0 to 0.0 (max); a primitive column without
+ *   min/max reports Java's default value (0, false) as both, a binary one null;
+ * - values as Hudi converts them: DECIMAL → its number, DATE → epoch days, UTF8 → string, other BINARY → bytes,
+ *   other types as they are (timestamps stay longs);
+ * - null count = the chunk's null_count, or the value count when the chunk has neither min/max nor a null count;
+ * - row groups combine by min/max (Java compareTo) and summed counts and sizes (total_compressed_size,
+ *   total_uncompressed_size).
+ * Then HoodieAvroUtils.wrapValueIntoAvro wraps each value; decimals become decimal(30, 15) and fail beyond it.
+ */
+import { HudiError } from '../errors.js';
+import { FILE_METADATA } from '../parquet/footer.js';
+import { isStruct, type ThriftStruct } from '../parquet/thrift.js';
+import { compareSignedBytes, type ColumnRange, type WrappedValue } from './records.js';
+
+const PHYSICAL = ['BOOLEAN', 'INT32', 'INT64', 'INT96', 'FLOAT', 'DOUBLE', 'BYTE_ARRAY', 'FIXED_LEN_BYTE_ARRAY'] as const;
+type Physical = (typeof PHYSICAL)[number];
+/** The OriginalTypes whose values Hudi converts (ParquetUtils.convertToNativeJavaType). */
+type Kind = 'decimal' | 'date' | 'utf8' | 'other';
+
+interface Leaf {
+  readonly name: string;
+  readonly physical: Physical;
+  readonly kind: Kind;
+  readonly scale: number;
+  /** Whether parquet-mr takes min_value/max_value as they are (a type-defined column order). */
+  readonly typeDefinedOrder: boolean;
+  /** Hudi's SortOrder for the deprecated min/max: SIGNED for numbers, UNSIGNED for strings, decimals, binary. */
+  readonly signedSortOrder: boolean;
+}
+
+/** A value as Java holds it before wrapping, with its Java ordering. */
+type NativeValue =
+  | { kind: 'boolean'; value: boolean }
+  | { kind: 'int'; value: number }
+  | { kind: 'long'; value: bigint }
+  | { kind: 'float' | 'double'; value: number }
+  | { kind: 'date'; value: number }
+  | { kind: 'decimal'; unscaled: bigint; scale: number }
+  | { kind: 'string'; value: string }
+  | { kind: 'bytes'; value: Uint8Array };
+
+interface ChunkRange {
+  min: NativeValue | null;
+  max: NativeValue | null;
+  nullCount: number;
+  valueCount: number;
+  totalSize: number;
+  totalUncompressedSize: number;
+}
+
+// ConvertedType ordinals (parquet.thrift) and LogicalType union fields that matter here.
+const CONVERTED_UTF8 = 0;
+const CONVERTED_ENUM = 4;
+const CONVERTED_DECIMAL = 5;
+const CONVERTED_DATE = 6;
+const LOGICAL_STRING = 1;
+const LOGICAL_DECIMAL = 5;
+const LOGICAL_DATE = 6;
+
+/** The columns of a file's footer that Hudi would index, as ranges. `columns` are the indexed top-level names. */
+export function columnRangesFromFooter(metadata: ThriftStruct, fileName: string, columns: readonly string[]): ColumnRange[] {
+  const wanted = new Set(columns);
+  const leaves = topLevelLeaves(metadata);
+  const createdBy = metadata.binary(FILE_METADATA.createdBy);
+  const writer = createdBy === undefined ? '' : Buffer.from(createdBy).toString('utf8');
+  const perColumn = new Map<string, ChunkRange>();
+  for (const rowGroup of metadata.list(FILE_METADATA.rowGroups)?.items.filter(isStruct) ?? []) {
+    for (const chunk of rowGroup.list(1)?.items.filter(isStruct) ?? []) {
+      const meta = chunk.struct(3);
+      const path = meta?.list(3)?.items.map((part) => Buffer.from(part as Uint8Array).toString('utf8'));
+      if (meta === undefined || path === undefined || path.length !== 1 || !wanted.has(path[0]!)) continue;
+      const leaf = leaves.get(path[0]!);
+      if (leaf === undefined) continue;
+      const range = chunkRange(leaf, meta, writer, fileName);
+      const previous = perColumn.get(leaf.name);
+      perColumn.set(leaf.name, previous === undefined ? range : combine(previous, range));
+    }
+  }
+  return [...perColumn].map(([columnName, range]) => ({
+    fileName,
+    columnName,
+    minValue: wrap(range.min, fileName, columnName),
+    maxValue: wrap(range.max, fileName, columnName),
+    nullCount: range.nullCount,
+    valueCount: range.valueCount,
+    totalSize: range.totalSize,
+    totalUncompressedSize: range.totalUncompressedSize,
+  }));
+}
+
+/** Top-level primitive columns of the footer's schema, by name. */
+function topLevelLeaves(metadata: ThriftStruct): Map<string, Leaf> {
+  const elements = metadata.list(FILE_METADATA.schema)?.items.filter(isStruct) ?? [];
+  const orders = metadata.list(7)?.items.filter(isStruct);
+  const leaves = new Map<string, Leaf>();
+  // Depth-first: the root, then each child with its subtree. Leaf ordinals index column_orders.
+  let index = 1;
+  let leafOrdinal = 0;
+  const rootChildren = elements[0]?.int(5) ?? 0;
+  const walk = (topLevel: boolean): void => {
+    const element = elements[index++];
+    if (element === undefined) return;
+    const children = element.int(5) ?? 0;
+    if (children > 0) {
+      for (let i = 0; i < children; i++) walk(false);
+      return;
+    }
+    const ordinal = leafOrdinal++;
+    if (!topLevel) return;
+    const physical = PHYSICAL[element.int(1) ?? -1];
+    const name = element.binary(4);
+    if (physical === undefined || name === undefined) return;
+    const logical = element.struct(10);
+    const converted = element.int(6);
+    const kind: Kind = logical?.has(LOGICAL_DECIMAL) || (logical === undefined && converted === CONVERTED_DECIMAL) ? 'decimal'
+      : logical?.has(LOGICAL_DATE) || (logical === undefined && converted === CONVERTED_DATE) ? 'date'
+      : logical?.has(LOGICAL_STRING) || (logical === undefined && converted === CONVERTED_UTF8) ? 'utf8'
+      : 'other';
+    const scale = logical?.struct(LOGICAL_DECIMAL)?.int(1) ?? element.int(7) ?? 0;
+    const order = orders?.[ordinal];
+    // Without column_orders parquet-mr assumes type-defined order, except for INT96 (and INTERVAL).
+    const typeDefinedOrder = orders === undefined ? physical !== 'INT96' : order?.has(1) === true;
+    const unsigned = physical === 'BYTE_ARRAY' || physical === 'FIXED_LEN_BYTE_ARRAY' || physical === 'INT96' || kind === 'decimal' || converted === CONVERTED_ENUM;
+    leaves.set(Buffer.from(name).toString('utf8'), { name: Buffer.from(name).toString('utf8'), physical, kind, scale, typeDefinedOrder, signedSortOrder: !unsigned });
+  };
+  for (let i = 0; i < rootChildren; i++) walk(true);
+  return leaves;
+}
+
+function chunkRange(leaf: Leaf, meta: ThriftStruct, createdBy: string, fileName: string): ChunkRange {
+  const valueCount = meta.int(5) ?? 0;
+  const stats = meta.struct(12);
+  let minBytes: Uint8Array | undefined;
+  let maxBytes: Uint8Array | undefined;
+  let numNulls: number | undefined;
+  if (stats !== undefined) {
+    const minValue = stats.binary(6);
+    const maxValue = stats.binary(5);
+    if (minValue !== undefined && maxValue !== undefined) {
+      if (leaf.typeDefinedOrder || Buffer.from(minValue).equals(Buffer.from(maxValue))) {
+        minBytes = minValue;
+        maxBytes = maxValue;
+      }
+    } else {
+      const min = stats.binary(2);
+      const max = stats.binary(1);
+      const equal = min !== undefined && max !== undefined && Buffer.from(min).equals(Buffer.from(max));
+      if (!ignoresDeprecatedStatistics(createdBy, leaf.physical) && (leaf.signedSortOrder || equal) && min !== undefined && max !== undefined) {
+        minBytes = min;
+        maxBytes = max;
+      }
+    }
+    numNulls = stats.int(3);
+  }
+  let min = minBytes === undefined ? undefined : decode(leaf, minBytes, fileName);
+  let max = maxBytes === undefined ? undefined : decode(leaf, maxBytes, fileName);
+  if ((min?.kind === 'float' || min?.kind === 'double') && max !== undefined && 'value' in max && typeof max.value === 'number') {
+    if (Number.isNaN(min.value) || Number.isNaN(max.value)) {
+      min = undefined;
+      max = undefined;
+    } else {
+      if (min.value === 0) min = { kind: min.kind, value: -0 };
+      if (max.value === 0) max = { kind: min.kind, value: 0 };
+    }
+  }
+  const hasValues = min !== undefined && max !== undefined;
+  const empty = !hasValues && numNulls === undefined;
+  return {
+    min: hasValues ? min! : defaultValue(leaf),
+    max: hasValues ? max! : defaultValue(leaf),
+    nullCount: empty ? valueCount : (numNulls ?? -1),
+    valueCount,
+    totalSize: meta.int(7) ?? 0,
+    totalUncompressedSize: meta.int(6) ?? 0,
+  };
+}
+
+/**
+ * CorruptStatistics.shouldIgnoreStatistics: binary statistics of parquet-mr writers before 1.8.0 (PARQUET-251), or
+ * whose version does not parse, are ignored. Other writers are trusted.
+ */
+function ignoresDeprecatedStatistics(createdBy: string, physical: Physical): boolean {
+  if (physical !== 'BYTE_ARRAY' && physical !== 'FIXED_LEN_BYTE_ARRAY') return false;
+  const match = /^(.*?)\s+version\s*(?:([^(]*?)\s*(?:\(\s*build\s*([^)]*?)\s*\))?)?$/.exec(createdBy);
+  if (createdBy === '' || match === null) return true;
+  if (match[1] !== 'parquet-mr') return false;
+  const version = /^(\d+)\.(\d+)\.(\d+)/.exec(match[2] ?? '');
+  if (version === null) return true;
+  const [major, minor] = [Number(version[1]), Number(version[2])];
+  return major < 1 || (major === 1 && minor < 8);
+}
+
+/** Java's default field value of the primitive statistics class (what genericGetMin returns without values). */
+function defaultValue(leaf: Leaf): NativeValue | null {
+  switch (leaf.physical) {
+    case 'BOOLEAN':
+      return { kind: 'boolean', value: false };
+    case 'INT32':
+      return nativeInt(leaf, 0);
+    case 'INT64':
+      return nativeLong(leaf, 0n);
+    case 'FLOAT':
+      return { kind: 'float', value: 0 };
+    case 'DOUBLE':
+      return { kind: 'double', value: 0 };
+    default:
+      return null;
+  }
+}
+
+function nativeInt(leaf: Leaf, value: number): NativeValue {
+  if (leaf.kind === 'decimal') return { kind: 'decimal', unscaled: BigInt(value), scale: leaf.scale };
+  if (leaf.kind === 'date') return { kind: 'date', value };
+  return { kind: 'int', value };
+}
+
+function nativeLong(leaf: Leaf, value: bigint): NativeValue {
+  return leaf.kind === 'decimal' ? { kind: 'decimal', unscaled: value, scale: leaf.scale } : { kind: 'long', value };
+}
+
+function decode(leaf: Leaf, bytes: Uint8Array, fileName: string): NativeValue {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const short = (needed: number): HudiError => new HudiError(`column ${leaf.name}: a ${leaf.physical} statistic of ${bytes.length} bytes (needs ${needed})`, { location: fileName, fix: 'the footer is corrupt' });
+  switch (leaf.physical) {
+    case 'BOOLEAN':
+      if (buffer.length < 1) throw short(1);
+      return { kind: 'boolean', value: buffer[0] !== 0 };
+    case 'INT32':
+      if (buffer.length < 4) throw short(4);
+      return nativeInt(leaf, buffer.readInt32LE(0));
+    case 'INT64':
+      if (buffer.length < 8) throw short(8);
+      return nativeLong(leaf, buffer.readBigInt64LE(0));
+    case 'FLOAT':
+      if (buffer.length < 4) throw short(4);
+      return { kind: 'float', value: buffer.readFloatLE(0) };
+    case 'DOUBLE':
+      if (buffer.length < 8) throw short(8);
+      return { kind: 'double', value: buffer.readDoubleLE(0) };
+    case 'BYTE_ARRAY':
+    case 'FIXED_LEN_BYTE_ARRAY':
+      if (leaf.kind === 'decimal') return { kind: 'decimal', unscaled: twosComplement(buffer), scale: leaf.scale };
+      if (leaf.kind === 'utf8') return { kind: 'string', value: buffer.toString('utf8') };
+      if (leaf.physical === 'BYTE_ARRAY') return { kind: 'bytes', value: new Uint8Array(buffer) };
+      throw unsupported(leaf, fileName);
+    default:
+      throw unsupported(leaf, fileName);
+  }
+}
+
+function unsupported(leaf: Leaf, fileName: string): HudiError {
+  return new HudiError(`column ${leaf.name} is ${leaf.physical} without a decimal type; Hudi cannot index it in column_stats either (its wrapValueIntoAvro rejects the value)`, {
+    location: fileName,
+    fix: `leave it out with hoodie.metadata.index.column.stats.column.list, as a Hudi writer would have to`,
+  });
+}
+
+function twosComplement(bytes: Uint8Array): bigint {
+  if (bytes.length === 0) return 0n;
+  let value = 0n;
+  for (const byte of bytes) value = (value << 8n) | BigInt(byte);
+  return (bytes[0]! & 0x80) !== 0 ? value - (1n << BigInt(bytes.length * 8)) : value;
+}
+
+/** ParquetUtils.combineRanges. */
+function combine(one: ChunkRange, another: ChunkRange): ChunkRange {
+  const pick = (a: NativeValue | null, b: NativeValue | null, wantMin: boolean): NativeValue | null => {
+    if (a !== null && b !== null) {
+      const order = compareNative(a, b);
+      return wantMin ? (order < 0 ? a : b) : order < 0 ? b : a;
+    }
+    return a === null ? b : a;
+  };
+  return {
+    min: pick(one.min, another.min, true),
+    max: pick(one.max, another.max, false),
+    nullCount: one.nullCount + another.nullCount,
+    valueCount: one.valueCount + another.valueCount,
+    totalSize: one.totalSize + another.totalSize,
+    totalUncompressedSize: one.totalUncompressedSize + another.totalUncompressedSize,
+  };
+}
+
+/** Comparable.compareTo of the Java values (same column, so same kind). */
+function compareNative(a: NativeValue, b: NativeValue): number {
+  if (a.kind === 'decimal' && b.kind === 'decimal') {
+    const scale = Math.max(a.scale, b.scale);
+    const x = a.unscaled * 10n ** BigInt(scale - a.scale);
+    const y = b.unscaled * 10n ** BigInt(scale - b.scale);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  if (a.kind === 'bytes' && b.kind === 'bytes') return compareSignedBytes(a.value, b.value);
+  if (a.kind === 'boolean' && b.kind === 'boolean') return a.value === b.value ? 0 : a.value ? 1 : -1;
+  if (a.kind === 'long' && b.kind === 'long') return a.value < b.value ? -1 : a.value > b.value ? 1 : 0;
+  if (a.kind === 'string' && b.kind === 'string') return a.value < b.value ? -1 : a.value > b.value ? 1 : 0;
+  if ((a.kind === 'float' || a.kind === 'double') && (b.kind === 'float' || b.kind === 'double')) {
+    if (a.value < b.value) return -1;
+    if (a.value > b.value) return 1;
+    if (Number.isNaN(a.value) || Number.isNaN(b.value)) return Number.isNaN(a.value) ? (Number.isNaN(b.value) ? 0 : 1) : -1;
+    return Object.is(a.value, -0) === Object.is(b.value, -0) ? 0 : Object.is(a.value, -0) ? -1 : 1;
+  }
+  if ('value' in a && 'value' in b && typeof a.value === 'number' && typeof b.value === 'number') return a.value - b.value;
+  return 0;
+}
+
+/** Hudi's decimal wrapper: decimal(30, 15). */
+const WRAPPED_DECIMAL_SCALE = 15;
+const WRAPPED_DECIMAL_PRECISION = 30;
+
+/** HoodieAvroUtils.wrapValueIntoAvro. */
+function wrap(value: NativeValue | null, fileName: string, column: string): WrappedValue | null {
+  if (value === null) return null;
+  switch (value.kind) {
+    case 'decimal': {
+      let unscaled = value.unscaled;
+      if (value.scale <= WRAPPED_DECIMAL_SCALE) {
+        unscaled *= 10n ** BigInt(WRAPPED_DECIMAL_SCALE - value.scale);
+      } else {
+        const divisor = 10n ** BigInt(value.scale - WRAPPED_DECIMAL_SCALE);
+        if (unscaled % divisor !== 0n) throw decimalError(fileName, column, `scale ${value.scale} cannot be written as scale ${WRAPPED_DECIMAL_SCALE} without rounding`);
+        unscaled /= divisor;
+      }
+      const digits = (unscaled < 0n ? -unscaled : unscaled).toString().length;
+      if (digits > WRAPPED_DECIMAL_PRECISION) throw decimalError(fileName, column, `precision ${digits} exceeds ${WRAPPED_DECIMAL_PRECISION}`);
+      return { type: 'decimal', unscaled };
+    }
+    case 'date':
+      return { type: 'date', value: value.value };
+    case 'string':
+      return { type: 'string', value: value.value };
+    case 'bytes':
+      return { type: 'bytes', value: value.value };
+    case 'boolean':
+      return { type: 'boolean', value: value.value };
+    case 'int':
+      return { type: 'int', value: value.value };
+    case 'long':
+      return { type: 'long', value: value.value };
+    case 'float':
+      return { type: 'float', value: value.value };
+    case 'double':
+      return { type: 'double', value: value.value };
+  }
+}
+
+function decimalError(fileName: string, column: string, problem: string): HudiError {
+  return new HudiError(`column ${column}: a decimal min/max ${problem} (Hudi's column_stats store decimal(30, 15) and fail the same way)`, {
+    location: fileName,
+    fix: 'leave the column out with hoodie.metadata.index.column.stats.column.list',
+  });
+}

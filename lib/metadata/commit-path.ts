@@ -1,0 +1,88 @@
+/**
+ * What a commit path (the writer, clustering, ingest, a clean) does with the metadata table, in two calls made under the
+ * table lock, as Hudi's write client does:
+ *
+ * 1. `prepare(what)` before the instant is requested: apply the user's hoodie.metadata.* keys (drop the metadata
+ *    table or the index partitions they disable, HoodieTable.maybeDeleteMetadataTable), then refuse a metadata
+ *    table this build cannot keep correct, so that nothing is written for a commit that could not complete;
+ * 2. `commit(instant, metadata, input)` just before the data instant's completed file: the same keys again (a
+ *    Spark writer may have turned the metadata table on meanwhile), then the metadata table's deltacommit for the
+ *    instant, completed before this returns.
+ */
+import type { LockLease } from '../lock/port.js';
+import type { Storage } from '../storage/port.js';
+import { readTableConfig, type TableConfig } from '../table-config.js';
+import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
+import type { CommitMetadata } from '../timeline/commit-metadata.js';
+import { applyMetadataTableWriteConfig, METADATA_ENABLE_KEY, type MetadataDisableReport } from './disable.js';
+import { MetadataTable, type MetadataCommitInput, type MetadataCommitResult, type MetadataRemoveResult } from './metadata-table.js';
+
+export interface MetadataTableOutcome {
+  /** The metadata table's deltacommit for the instant (undefined when the table has no metadata table). */
+  readonly deltaCommit: MetadataCommitResult | undefined;
+  /** What the user's keys turned off (nothing when they did not ask). */
+  readonly disabled: MetadataDisableReport | undefined;
+}
+
+export interface MetadataTableSession {
+  prepare(what: string): Promise<void>;
+  commit(instantTime: string, metadata: CommitMetadata, input?: Omit<MetadataCommitInput, 'properties'>): Promise<MetadataCommitResult | undefined>;
+  /** The same for a clean about to complete (`tableSchema`: the table's schema, for the indexed columns). */
+  commitClean(instantTime: string, metadata: HoodieCleanMetadata, input?: Omit<MetadataCommitInput, 'properties' | 'recordIndex' | 'localFiles'> & { readonly tableSchema?: () => Promise<string | undefined> }): Promise<MetadataCommitResult | undefined>;
+  outcome(): MetadataTableOutcome;
+}
+
+/** The metadata-table side of one commit, with the user's Hudi write properties. */
+export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<string, string>): MetadataTableSession {
+  let disabled: MetadataDisableReport | undefined;
+  let deltaCommit: MetadataCommitResult | undefined;
+  /** Apply the user's keys to hoodie.properties as stored now; the metadata table left afterwards. */
+  const applyKeysAndOpen = async (): Promise<MetadataTable | undefined> => {
+    const config = await readTableConfig(storage);
+    const report = await applyMetadataTableWriteConfig(storage, config, properties);
+    if (report.removedPartitions.length === 0 && !report.deletedMetadataTable) return MetadataTable.open(storage, { config });
+    disabled = disabled === undefined ? report : {
+      removedPartitions: [...new Set([...disabled.removedPartitions, ...report.removedPartitions])],
+      deletedMetadataTable: disabled.deletedMetadataTable || report.deletedMetadataTable,
+      reason: disabled.reason ?? report.reason,
+    };
+    return MetadataTable.open(storage);
+  };
+  return {
+    async prepare(what) {
+      (await applyKeysAndOpen())?.assertMaintainable(what, { properties });
+    },
+    async commit(instantTime, metadata, input = {}) {
+      const table = await applyKeysAndOpen();
+      deltaCommit = table === undefined ? undefined : await table.commit(instantTime, metadata, { ...input, properties });
+      return deltaCommit;
+    },
+    async commitClean(instantTime, metadata, input = {}) {
+      const table = await applyKeysAndOpen();
+      deltaCommit = table === undefined ? undefined : await table.commitClean(instantTime, metadata, { ...input, properties });
+      return deltaCommit;
+    },
+    outcome: () => ({ deltaCommit, disabled }),
+  };
+}
+
+/**
+ * Rolling back data instant `instantTime` (any writer's): remove its metadata-table deltacommit, under the table
+ * lock, before the rollback completes. Undefined when the table declares no metadata table.
+ */
+export async function removeMetadataTableDeltaCommit(storage: Storage, instantTime: string, lease?: LockLease): Promise<MetadataRemoveResult | undefined> {
+  const table = await MetadataTable.open(storage);
+  return table?.removeDeltaCommit(instantTime, lease);
+}
+
+/**
+ * For steps that write no commit themselves but lead to one (clustering schedule / execute, an ingest before its
+ * claim): refuse, before any work, a metadata table the commit could not keep. With hoodie.metadata.enable=false the
+ * commit drops the metadata table first, so nothing is refused. `config` is hoodie.properties if already read.
+ */
+export async function assertMetadataTableKeepable(
+  storage: Storage, what: string, properties: ReadonlyMap<string, string>, config?: TableConfig,
+): Promise<void> {
+  if (properties.get(METADATA_ENABLE_KEY)?.trim().toLowerCase() === 'false') return;
+  (await MetadataTable.open(storage, config === undefined ? {} : { config }))?.assertMaintainable(what, { properties });
+}

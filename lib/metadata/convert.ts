@@ -1,0 +1,191 @@
+/**
+ * A data-table commit as metadata-table records, as HoodieTableMetadataUtil.convertMetadataToRecords (Hudi 0.14/0.15)
+ * and HoodieBackedTableMetadataWriter build them for a commit, deltacommit or replacecommit:
+ *
+ * - `files`: the partition-list record naming every partition of the commit, and per partition a file-list record
+ *   adding each written file with its size (the largest when a file appears twice). Replaced file groups stay
+ *   listed: the clean that deletes them removes them.
+ * - `bloom_filters`: per written base file, its footer's bloom filter, typed with the writer's
+ *   hoodie.bloom.index.filter.type (DYNAMIC_V0), stamped with the instant. Files without a filter get none.
+ * - `column_stats`: per written Parquet file and indexed column, the footer's range. Indexed columns are
+ *   hoodie.metadata.index.column.stats.column.list, or else every field of the commit's writer schema, meta fields
+ *   first when the table populates them.
+ * - `record_index`: per record written to a new location (an insert, or a move by clustering) its location, and a
+ *   deletion per deleted key (HoodieBackedTableMetadataWriter.getRecordIndexUpserts).
+ *
+ * And a clean, as convertMetadataToRecords(HoodieCleanMetadata): per cleaned partition a file-list record deleting
+ * its deletePathPatterns (the partition list names only partitions the clean removed, as deleted); a bloom_filters
+ * tombstone per cleaned base file (type "", no bytes, stamped with the clean); a column_stats tombstone per cleaned
+ * Parquet file and indexed column (HoodieColumnRangeMetadata.stub: no values, counts -1). The record index is not
+ * touched.
+ */
+import { HudiError } from '../errors.js';
+import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
+import type { CommitMetadata } from '../timeline/commit-metadata.js';
+import { META_FIELD_NAMES } from '../schema.js';
+import type { ThriftStruct } from '../parquet/thrift.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
+import { columnRangesFromFooter } from './column-stats.js';
+import { footerBloomFilter } from './footers.js';
+import type { MetadataPartitionType } from './partitions.js';
+import { bloomFilterRecord, columnStatsRecord, deletedColumnRange, partitionFilesRecord, partitionListRecord, recordIndexRecord, type MetadataRecord } from './records.js';
+
+/** hoodie.bloom.index.filter.type's default. */
+export const DEFAULT_BLOOM_FILTER_TYPE = 'DYNAMIC_V0';
+export const COLUMN_STATS_COLUMN_LIST_KEY = 'hoodie.metadata.index.column.stats.column.list';
+export const BLOOM_FILTER_TYPE_KEY = 'hoodie.bloom.index.filter.type';
+const FOOTER_CONCURRENCY = 16;
+
+/** Where each record changed location in a commit, for the record index. */
+export interface RecordIndexChanges {
+  /** Records now in a file group they were not in before (inserts; moves by clustering). */
+  readonly updates: Iterable<{ readonly recordKey: string; readonly partitionPath: string; readonly fileId: string }>;
+  /** Keys no longer in the table. */
+  readonly deletes: Iterable<string>;
+}
+
+/** A metadata-table record, or a deletion of a key (record index only; written as a delete block). */
+export type MetadataChange = { readonly record: MetadataRecord } | { readonly deleteKey: string };
+
+export interface ConvertContext {
+  readonly instantTime: string;
+  readonly partitions: ReadonlySet<MetadataPartitionType>;
+  /** The footer of a written base file by its table path (only read when bloom_filters or column_stats is on). */
+  readonly footer: (path: string, size: number) => Promise<ThriftStruct>;
+  /** The user's Hudi write properties. */
+  readonly properties?: ReadonlyMap<string, string>;
+  /** hoodie.populate.meta.fields of the data table. */
+  readonly populateMetaFields: boolean;
+  /** Required when `partitions` has record_index. */
+  readonly recordIndex?: RecordIndexChanges;
+}
+
+/** FSUtils.getFileName: a write stat's path without its partition folder. */
+function fileNameOf(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** The changes per metadata-table partition for one completed data instant. */
+export async function convertCommitMetadata(metadata: CommitMetadata, context: ConvertContext): Promise<Map<MetadataPartitionType, MetadataChange[]>> {
+  const out = new Map<MetadataPartitionType, MetadataChange[]>();
+  const stats = Object.entries(metadata.partitionToWriteStats).flatMap(([partition, list]) => list.map((stat) => ({ partition, stat })));
+
+  // files
+  const files: MetadataChange[] = [{ record: partitionListRecord(Object.keys(metadata.partitionToWriteStats)) }];
+  for (const [partition, list] of Object.entries(metadata.partitionToWriteStats)) {
+    const sizes = new Map<string, number>();
+    for (const stat of list) {
+      if (stat.path === null) continue;
+      const name = fileNameOf(stat.path);
+      sizes.set(name, Math.max(sizes.get(name) ?? 0, stat.fileSizeInBytes));
+      for (const [cdcPath, size] of Object.entries(stat.cdcStats ?? {})) sizes.set(fileNameOf(cdcPath), size);
+    }
+    files.push({ record: partitionFilesRecord(partition, sizes) });
+  }
+  out.set('files', files);
+
+  const baseFiles = stats.filter(({ stat }) => stat.path !== null && isBaseFile(fileNameOf(stat.path)));
+  const wantBloom = context.partitions.has('bloom_filters');
+  const wantStats = context.partitions.has('column_stats');
+  if (wantBloom || wantStats) {
+    const bloomType = context.properties?.get(BLOOM_FILTER_TYPE_KEY)?.trim() || DEFAULT_BLOOM_FILTER_TYPE;
+    const columns = wantStats ? columnsToIndex(metadata, context) : [];
+    const blooms: MetadataChange[] = [];
+    const ranges: MetadataChange[] = [];
+    // Footers are small; on S3 each takes two ranged reads, so many files are read at once.
+    const footers = await mapWithConcurrency(baseFiles, FOOTER_CONCURRENCY, ({ stat }) => context.footer(stat.path!, stat.fileSizeInBytes));
+    for (const [index, { partition, stat }] of baseFiles.entries()) {
+      const name = fileNameOf(stat.path!);
+      const footer = footers[index]!;
+      if (wantBloom) {
+        const bloom = footerBloomFilter(footer);
+        if (bloom !== undefined) blooms.push({ record: bloomFilterRecord(stat.partitionPath ?? partition, name, context.instantTime, { type: bloomType, serialized: bloom.serialized }) });
+      }
+      if (wantStats && name.endsWith('.parquet') && columns.length > 0) {
+        for (const range of columnRangesFromFooter(footer, name, columns)) ranges.push({ record: columnStatsRecord(stat.partitionPath ?? partition, range) });
+      }
+    }
+    if (wantBloom) out.set('bloom_filters', blooms);
+    if (wantStats) out.set('column_stats', ranges);
+  }
+
+  if (context.partitions.has('record_index')) {
+    if (context.recordIndex === undefined) {
+      throw new HudiError('the table has the metadata table\'s record index, and this commit did not say where its records went', {
+        fix: 'this is a bug in the commit path: pass the record-index changes to the metadata-table commit',
+      });
+    }
+    out.set('record_index', recordIndexChanges(context.recordIndex, context.instantTime));
+  }
+  return out;
+}
+
+/** Hudi's FSUtils.isBaseFile for the formats a table can have: Parquet, ORC, HFile. */
+function isBaseFile(name: string): boolean {
+  return !name.startsWith('.') && /\.(parquet|orc|hfile)$/.test(name);
+}
+
+/** getColumnsToIndex: the configured list, else the writer schema's fields (meta fields first when populated). */
+export function columnsToIndex(metadata: CommitMetadata, context: Pick<ConvertContext, 'properties' | 'populateMetaFields'>): string[] {
+  const configured = (context.properties?.get(COLUMN_STATS_COLUMN_LIST_KEY) ?? '').split(',').map((c) => c.trim()).filter((c) => c !== '');
+  if (configured.length > 0) return configured;
+  const schemaText = metadata.extraMetadata['schema'];
+  if (schemaText === undefined || schemaText === '') return [];
+  let schema: { fields?: { name: string }[] };
+  try {
+    schema = JSON.parse(schemaText) as { fields?: { name: string }[] };
+  } catch (cause) {
+    throw new HudiError('the commit\'s writer schema is not JSON', { fix: 'this is a bug in the commit metadata', cause });
+  }
+  const fields = (schema.fields ?? []).map((f) => f.name);
+  // HoodieAvroUtils.addMetadataFields: the meta fields, then the others.
+  if (!context.populateMetaFields) return fields;
+  const meta: readonly string[] = META_FIELD_NAMES;
+  return [...meta, ...fields.filter((f) => !meta.includes(f))];
+}
+
+/** Record-index records: deletions, then locations (a key both deleted and written lives on, at its new place). */
+function recordIndexChanges(changes: RecordIndexChanges, instantTime: string): MetadataChange[] {
+  const updates = new Map<string, MetadataRecord>();
+  for (const { recordKey, partitionPath, fileId } of changes.updates) updates.set(recordKey, recordIndexRecord(recordKey, partitionPath, fileId, instantTime));
+  const out: MetadataChange[] = [];
+  const deleted = new Set<string>();
+  for (const key of changes.deletes) {
+    if (updates.has(key) || deleted.has(key)) continue;
+    deleted.add(key);
+    out.push({ deleteKey: key });
+  }
+  for (const record of updates.values()) out.push({ record });
+  return out;
+}
+
+export interface ConvertCleanContext {
+  readonly instantTime: string;
+  readonly partitions: ReadonlySet<MetadataPartitionType>;
+  readonly properties?: ReadonlyMap<string, string>;
+  readonly populateMetaFields: boolean;
+  /** The table's Avro schema (TableSchemaResolver's): its fields are the indexed columns unless a list is configured. */
+  readonly tableSchemaText?: string;
+}
+
+/** The changes per metadata-table partition for one clean. */
+export function convertCleanMetadata(metadata: HoodieCleanMetadata, context: ConvertCleanContext): Map<MetadataPartitionType, MetadataChange[]> {
+  const out = new Map<MetadataPartitionType, MetadataChange[]>();
+  const cleaned = Object.entries(metadata.partitionMetadata).map(([partition, entry]) => ({ partition, files: entry.deletePathPatterns, removed: entry.isPartitionDeleted }));
+  const files: MetadataChange[] = cleaned.map(({ partition, files: names }) => ({ record: partitionFilesRecord(partition, new Map(), names) }));
+  const removed = cleaned.filter((entry) => entry.removed).map((entry) => entry.partition);
+  if (removed.length > 0) files.push({ record: partitionListRecord(removed, true) });
+  out.set('files', files);
+
+  if (context.partitions.has('bloom_filters')) {
+    out.set('bloom_filters', cleaned.flatMap(({ partition, files: names }) =>
+      names.map(fileNameOf).filter(isBaseFile).map((name) => ({ record: bloomFilterRecord(partition, name, context.instantTime, undefined, true) }))));
+  }
+  if (context.partitions.has('column_stats')) {
+    const schema: Record<string, string> = context.tableSchemaText === undefined ? {} : { schema: context.tableSchemaText };
+    const columns = columnsToIndex({ partitionToWriteStats: {}, compacted: false, extraMetadata: schema, operationType: null }, context);
+    out.set('column_stats', cleaned.flatMap(({ partition, files: names }) => names.filter((name) => name.endsWith('.parquet')).flatMap((name) =>
+      columns.map((column) => ({ record: columnStatsRecord(partition, deletedColumnRange(fileNameOf(name), column), true) })))));
+  }
+  return out;
+}

@@ -1,0 +1,126 @@
+/**
+ * The metadata table's own timeline, `.hoodie/metadata/.hoodie/`, and which of its instants readers trust.
+ *
+ * Metadata-table instant times are the data instant they mirror (17 digits) or, for the metadata table's own
+ * operations, a data instant plus a 3-digit suffix (HoodieTableMetadataUtil.OperationSuffix): `001` compaction,
+ * `002` clean, `004` async indexer, `005` log compaction, `006` rollback, `007` restore, and `010`… for partition
+ * initialization (`00000000000000010` when the data table had no instant yet). A compaction completes as a `commit`.
+ */
+import type { Storage } from '../storage/port.js';
+import { decodeTimelineAvro } from '../timeline/avro-files.js';
+import { compareInstants, instantFileName, type Instant, type InstantAction, type InstantState } from '../timeline/instant.js';
+import { Timeline, instantPath } from '../timeline/timeline.js';
+
+export const METADATA_TABLE_FOLDER = '.hoodie/metadata';
+export const METADATA_TABLE_METAFOLDER = `${METADATA_TABLE_FOLDER}/.hoodie`;
+export const METADATA_TABLE_PROPERTIES = `${METADATA_TABLE_METAFOLDER}/hoodie.properties`;
+
+/** HoodieTimeline.INIT_INSTANT_TS / SOLO_COMMIT_TIMESTAMP: the base of initialization instants of an empty table. */
+export const SOLO_COMMIT_TIMESTAMP = '00000000000000';
+/** The suffixes of metadata-table operations (OperationSuffix), and the first partition-initialization suffix. */
+export const OPERATION_SUFFIXES = ['001', '002', '004', '005', '006', '007'] as const;
+export const PARTITION_INITIALIZATION_SUFFIX = '010';
+/** HoodieInstantTimeGenerator.MILLIS_INSTANT_ID_LENGTH. */
+const MILLIS_INSTANT_ID_LENGTH = 17;
+
+const ACTIONS: readonly InstantAction[] = ['commit', 'deltacommit', 'replacecommit', 'clean', 'rollback', 'compaction', 'savepoint', 'restore', 'indexing', 'logcompaction'];
+const TIME = /^\d{14}(\d{3}){0,2}$/;
+
+/** An instant file name of the metadata timeline (times of 14, 17 or 20 digits). */
+export function parseMetadataInstantFileName(fileName: string): Instant | undefined {
+  const dot = fileName.indexOf('.');
+  if (dot < 0) return undefined;
+  const time = fileName.slice(0, dot);
+  if (!TIME.test(time)) return undefined;
+  const [action, state, extra] = fileName.slice(dot + 1).split('.');
+  if (extra !== undefined || !ACTIONS.includes(action as InstantAction)) return undefined;
+  if (state === undefined) {
+    if (action === 'compaction' || action === 'logcompaction') return undefined;
+    return { time, action: action as InstantAction, state: 'COMPLETED' };
+  }
+  const states: Record<string, InstantState> = { requested: 'REQUESTED', inflight: 'INFLIGHT' };
+  const parsed = states[state];
+  return parsed === undefined ? undefined : { time, action: action as InstantAction, state: parsed };
+}
+
+/** `.hoodie/metadata/.hoodie/<instant file>`. */
+export function metadataInstantPath(instant: Instant): string {
+  return `${METADATA_TABLE_METAFOLDER}/${instantFileName(instant)}`;
+}
+
+/** Every instant file of the metadata timeline (all states: requested, inflight and completed files). */
+export async function listMetadataInstantFiles(storage: Storage): Promise<Instant[]> {
+  const { files } = await storage.listDir(METADATA_TABLE_METAFOLDER);
+  const instants: Instant[] = [];
+  for (const file of files) {
+    const instant = parseMetadataInstantFileName(file.path.slice(file.path.lastIndexOf('/') + 1));
+    if (instant !== undefined) instants.push(instant);
+  }
+  return instants.sort(compareInstants);
+}
+
+export async function loadMetadataTimeline(storage: Storage): Promise<Timeline> {
+  return new Timeline(await listMetadataInstantFiles(storage));
+}
+
+/**
+ * HoodieTableMetadataUtil.isValidInstant: a metadata-table deltacommit of its own (compaction, clean, index, …
+ * suffixes, or a partition initialization `010` and above), whose time has no data instant behind it.
+ */
+export function isMetadataOwnDeltaCommit(instant: Instant): boolean {
+  if (instant.action !== 'deltacommit' || instant.time.length !== MILLIS_INSTANT_ID_LENGTH + 3) return false;
+  const suffix = instant.time.slice(-3);
+  return (OPERATION_SUFFIXES as readonly string[]).includes(suffix) || suffix >= PARTITION_INITIALIZATION_SUFFIX;
+}
+
+/** Completed metadata-table compactions (a compaction completes as `commit`), oldest first. */
+export function completedCompactions(timeline: Timeline): Instant[] {
+  return timeline.instants.filter((i) => i.action === 'commit' && i.state === 'COMPLETED');
+}
+
+/**
+ * The deltacommits a compaction scheduled now would fold (CompactionUtils.getDeltaCommitsSinceLatestCompaction):
+ * every deltacommit, in any state, after the latest completed compaction, or all of them when there is none.
+ * Hudi compacts before its next write once there are hoodie.metadata.compact.max.delta.commits of them.
+ */
+export function deltaCommitsSinceLastCompaction(timeline: Timeline): Instant[] {
+  const last = completedCompactions(timeline).at(-1);
+  return timeline.instants.filter((i) => i.action === 'deltacommit' && (last === undefined || i.time > last.time));
+}
+
+/**
+ * The instants whose log blocks metadata-table readers apply (HoodieTableMetadataUtil.getValidInstantTimestamps):
+ * completed data instants; the metadata table's own completed deltacommits, rollbacks and restores, and its
+ * initializations of an empty table; and instants that completed data rollbacks or restores rolled back.
+ */
+export async function validInstantTimes(storage: Storage, dataTimeline: Timeline, metadataTimeline: Timeline): Promise<Set<string>> {
+  const valid = new Set(dataTimeline.completed().map((i) => i.time));
+  for (const instant of metadataTimeline.completed()) {
+    if (isMetadataOwnDeltaCommit(instant)) valid.add(instant.time);
+  }
+  const earliest = [...valid].sort()[0] ?? SOLO_COMMIT_TIMESTAMP;
+  for (const rollback of dataTimeline.completed().filter((i) => (i.action === 'rollback' || i.action === 'restore') && i.time > earliest)) {
+    for (const time of await rolledBackInstants(storage, rollback)) valid.add(time);
+  }
+  for (const instant of metadataTimeline.completed()) {
+    if (instant.action === 'rollback' || instant.action === 'restore') valid.add(instant.time);
+    if (instant.action === 'deltacommit' && instant.time.startsWith(SOLO_COMMIT_TIMESTAMP)) valid.add(instant.time);
+  }
+  return valid;
+}
+
+/** What a completed data-table rollback or restore rolled back (an empty rollback file: its plan's instant). */
+async function rolledBackInstants(storage: Storage, instant: Instant): Promise<string[]> {
+  const path = instantPath(instant);
+  const bytes = await storage.get(path);
+  if (instant.action === 'rollback') {
+    if (bytes.length === 0) {
+      const requested = instantPath({ time: instant.time, action: 'rollback', state: 'REQUESTED' });
+      const plan = decodeTimelineAvro('rollbackPlan', await storage.get(requested), storage.uriOf(requested));
+      return plan.instantToRollback === null ? [] : [plan.instantToRollback.commitTime];
+    }
+    return decodeTimelineAvro('rollbackMetadata', bytes, storage.uriOf(path)).commitsRollback;
+  }
+  // Restores are not written by this build; their metadata is a map of rollback metadata lists.
+  return [];
+}

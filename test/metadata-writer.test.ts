@@ -1,0 +1,591 @@
+/**
+ * The writer keeps Hudi's metadata table (lib/metadata) on tables that have one: after each bulk_insert, insert,
+ * upsert and delete, what our metadata-table reader merges (files listing, column stats, bloom filters, record
+ * locations) equals what the data table holds, and every completed data commit has its deltacommit. A write that
+ * fails (or is killed) at any storage write of the metadata-table path leaves readers the previous state, and its
+ * rollback removes what it wrote there. The user's hoodie.metadata.* keys turn the metadata table (or a partition)
+ * off as Hudi's writers do; a metadata table that Hudi would compact first is refused, clearly.
+ *
+ * A clean keeps it too: the deleted files leave `files` and get column_stats and bloom_filters tombstones.
+ * Clustering keeps it too: its replacecommit's deltacommit lists the new files (the replaced ones stay listed until
+ * a clean), indexes them, and moves every clustered record in the record index; a failed clustering commit is
+ * retried or rolled back there too.
+ *
+ * The metadata tables here are made by test/helpers/metadata-table.ts as Hudi initializes one on an empty table;
+ * test/interop/metadata-table-*.test.ts runs Hudi's validator on real Spark-made ones.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { MetadataTableError } from '../lib/errors.js';
+import { generateUsers, writeJsonLines } from '../lib/generate.js';
+import { decodeLogBlocks } from '../lib/log-format/index.js';
+import {
+  columnRangesFromFooter, columnsToIndex, MetadataTable, METADATA_PARTITIONS_KEY, METADATA_PARTITIONS_INFLIGHT_KEY,
+  type MetadataPartitionType, type MetadataRecord,
+} from '../lib/metadata/index.js';
+import { readLocalFooter, footerBloomFilter } from '../lib/metadata/footers.js';
+import { columnStatsIndexKey, bloomFilterIndexKey } from '../lib/metadata/hash-ids.js';
+import { partitionIdentifier } from '../lib/metadata/partitions.js';
+import { parseJavaProperties } from '../lib/properties.js';
+import { readSnapshot } from '../lib/reader.js';
+import { rollbackInstant } from '../lib/rollback.js';
+import { openStorage } from '../lib/storage/index.js';
+import type { Storage } from '../lib/storage/port.js';
+import { HudiTable, listPartitions } from '../lib/table.js';
+import { joinPartitionPath, parseBaseFileName } from '../lib/fs-view.js';
+import { newTableOptionsFromWriteProperties, tableChecksum } from '../lib/table-config.js';
+import { createTable } from '../lib/table-init.js';
+import { loadTimeline, readCommitMetadata } from '../lib/timeline/timeline.js';
+import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
+import { StorageLockProvider } from '../lib/lock/storage-lock.js';
+import { runKilledWrite } from './helpers/killed-write.js';
+import { resolveClusteringConfig } from '../lib/clustering/config.js';
+import { commit as commitClustering } from '../lib/clustering/commit.js';
+import { runClusteringJob } from '../lib/clustering/job.js';
+import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import { rollbackInflightClustering } from '../lib/rollback.js';
+import { runClean } from '../lib/cleaning/clean.js';
+import { SimulatedCrash } from './helpers/crashing-storage.js';
+import type { DeleteManyOptions, DeleteManyResult, StoredObject } from '../lib/storage/port.js';
+import { cleanConfigFromProperties } from '../lib/cleaning/config.js';
+import { tempDir } from './helpers/fixtures.js';
+import { initMetadataTable } from './helpers/metadata-table.js';
+
+const PROPS = new Map([
+  ['hoodie.table.name', 'users'],
+  ['hoodie.datasource.write.recordkey.field', 'id'],
+  ['hoodie.datasource.write.partitionpath.field', 'dt'],
+  ['hoodie.datasource.write.precombine.field', 'createTime'],
+  ['hoodie.index.bloom.num_entries', '1000'],
+]);
+const ALL: readonly MetadataPartitionType[] = ['files', 'column_stats', 'bloom_filters', 'record_index'];
+
+async function mdtTable(partitions: readonly MetadataPartitionType[] = ALL, props = PROPS): Promise<{ table: string; storage: Storage }> {
+  const table = join(tempDir('mdt-writer-'), 'users');
+  const storage = openStorage(table);
+  await createTable(storage, newTableOptionsFromWriteProperties(props, 'test'));
+  await initMetadataTable(storage, partitions);
+  return { table, storage };
+}
+
+let batchNumber = 0;
+async function write(table: string, records: Iterable<object>, operation: WriteOptions['operation'], extra: Partial<WriteOptions> & { props?: ReadonlyMap<string, string> } = {}) {
+  const input = join(tempDir(), `batch-${batchNumber++}.jsonl`);
+  await writeJsonLines(input, records);
+  const { props, ...rest } = extra;
+  return writeBatch(openStorage(table), { input: { file: input, format: 'jsonl' }, operation, properties: props ?? PROPS, ...rest });
+}
+
+/**
+ * `count` users from `idStart`, each always in the same partition (the writer's index is per partition, as Hudi's
+ * non-global ones: a key moving partitions would be a second record), `seed` varying the other fields.
+ */
+const users = (count: number, seed: number, idStart = 1) =>
+  [...generateUsers({ count, seed, idStart, days: 1 })].map((user) => ({ ...user, dt: user.id % 2 === 0 ? '2024-01-02' : '2024-01-01', createTime: `2024-01-0${1 + (user.id % 2)} ${String(seed % 24).padStart(2, '0')}:00:00` }));
+
+/**
+ * The committed base files on storage: every version whose instant completed, replaced file groups included (the
+ * metadata table lists them until a clean deletes them).
+ */
+async function committedBaseFiles(storage: Storage): Promise<Map<string, { partition: string; name: string; size: number; instant: string; fileId: string }>> {
+  const timeline = await loadTimeline(storage);
+  const out = new Map<string, { partition: string; name: string; size: number; instant: string; fileId: string }>();
+  for (const partition of await listPartitions(storage)) {
+    for (const file of partition.files) {
+      const parsed = parseBaseFileName(file.name);
+      if (parsed === undefined || !timeline.isCommitted(parsed.instantTime)) continue;
+      const path = joinPartitionPath(partition.partitionPath, file.name);
+      out.set(path, { partition: partition.partitionPath, name: file.name, size: file.size, instant: parsed.instantTime, fileId: parsed.fileId });
+    }
+  }
+  return out;
+}
+
+/** What the metadata table says equals what the data table holds, partition by partition. */
+async function assertInSync(table: string, partitions: readonly MetadataPartitionType[] = ALL): Promise<void> {
+  const storage = openStorage(table);
+  const mdt = await MetadataTable.open(storage);
+  assert.ok(mdt, 'the table still has its metadata table');
+  const reader = await mdt.reader();
+  const files = await committedBaseFiles(storage);
+  const byPartition = new Map<string, Map<string, number>>();
+  for (const file of files.values()) (byPartition.get(file.partition) ?? byPartition.set(file.partition, new Map()).get(file.partition)!).set(file.name, file.size);
+  assert.deepEqual(await reader.allPartitionPaths(), [...byPartition.keys()].sort(), 'partitions');
+  for (const [partition, expected] of byPartition) assert.deepEqual(await reader.filesInPartition(partition), expected, `files of ${partition}`);
+
+  // Every completed data write has its deltacommit; the metadata table has no other but its initializations and
+  // those of data instants still pending (a writer died between the two; readers do not apply them).
+  const dataTimeline = await loadTimeline(storage);
+  const data = dataTimeline.completed().filter((i) => i.action !== 'rollback').map((i) => i.time);
+  const pending = new Set(dataTimeline.pending().map((i) => i.time));
+  const deltas = mdt.timeline.completed().filter((i) => i.action === 'deltacommit' && !i.time.startsWith('00000000000000')).map((i) => i.time);
+  assert.deepEqual(deltas.filter((time) => !pending.has(time)), data, 'one deltacommit per data commit and clean');
+
+  const latest = (await (await HudiTable.open(storage)).fileSystemView()).latestBaseFiles();
+  if (partitions.includes('column_stats')) {
+    // A clean leaves tombstones for the files it deleted (HoodieColumnRangeMetadata.stub records): not live stats.
+    const stats = new Map([...(await reader.readPartition('column_stats'))].filter(([, record]) => !(record.type === 3 && record.columnStats.isDeleted)));
+    const commits = await loadTimeline(storage);
+    const metadata = await readCommitMetadata(storage, commits.completedWrites().at(-1)!);
+    const columns = columnsToIndex(metadata, { populateMetaFields: true });
+    let checked = 0;
+    for (const file of files.values()) {
+      const footer = await readLocalFooter(join(table, file.partition, file.name));
+      for (const range of columnRangesFromFooter(footer, file.name, columns)) {
+        const record = stats.get(columnStatsIndexKey(partitionIdentifier(file.partition), file.name, range.columnName));
+        assert.ok(record?.type === 3, `column stats of ${file.name} ${range.columnName}`);
+        assert.equal(record.columnStats.fileName, file.name);
+        assert.equal(record.columnStats.valueCount, range.valueCount);
+        checked++;
+      }
+    }
+    assert.equal(stats.size, checked, 'one column-stats record per committed file and column');
+    // The ranges hold the data: id's min and max per latest file, as the rows say.
+    const rows = (await readSnapshot(await HudiTable.open(storage), { includeMetaFields: true })).rows;
+    for (const file of latest) {
+      const ids = rows.filter((row) => row['_hoodie_file_name'] === file.fileName).map((row) => Number(row['id']));
+      const record = stats.get(columnStatsIndexKey(partitionIdentifier(file.partitionPath), file.fileName, 'id')) as Extract<MetadataRecord, { type: 3 }>;
+      assert.deepEqual([record.columnStats.minValue, record.columnStats.maxValue, record.columnStats.nullCount],
+        [{ type: 'long', value: BigInt(Math.min(...ids)) }, { type: 'long', value: BigInt(Math.max(...ids)) }, 0], `id range of ${file.fileName}`);
+    }
+  }
+  if (partitions.includes('bloom_filters')) {
+    const blooms = new Map([...(await reader.readPartition('bloom_filters'))].filter(([, record]) => !(record.type === 4 && record.bloomFilter.isDeleted)));
+    assert.equal(blooms.size, files.size, 'one bloom filter per committed base file');
+    for (const file of files.values()) {
+      const record = blooms.get(bloomFilterIndexKey(partitionIdentifier(file.partition), file.name));
+      assert.ok(record?.type === 4, `bloom filter of ${file.name}`);
+      const footer = footerBloomFilter(await readLocalFooter(join(table, file.partition, file.name)))!;
+      assert.equal(Buffer.from(record.bloomFilter.bloomFilter).toString('utf8'), footer.serialized);
+      assert.deepEqual([record.bloomFilter.type, record.bloomFilter.timestamp, record.bloomFilter.isDeleted], ['DYNAMIC_V0', file.instant, false]);
+    }
+  }
+  if (partitions.includes('record_index')) {
+    const rows = (await readSnapshot(await HudiTable.open(storage), { includeMetaFields: true })).rows;
+    const fileIds = new Map(latest.map((file) => [file.fileName, file.fileId]));
+    const expected = new Map(rows.map((row) => [String(row['_hoodie_record_key']), { partitionPath: String(row['_hoodie_partition_path']), fileId: fileIds.get(String(row['_hoodie_file_name'])) }]));
+    const index = await reader.readPartition('record_index');
+    const actual = new Map([...(await reader.recordLocations(index.keys()))].map(([key, location]) => [key, { partitionPath: location.partitionPath, fileId: location.fileId }]));
+    assert.deepEqual(new Map([...actual].sort()), new Map([...expected].sort()), 'record index');
+  }
+}
+
+function mdtInstantFiles(table: string): string[] {
+  return readdirSync(join(table, '.hoodie/metadata/.hoodie')).filter((name) => /^\d+\./.test(name)).sort();
+}
+
+/** Every log file of the metadata table with a block of `instant`. */
+function mdtLogsOf(table: string, instant: string): string[] {
+  const found: string[] = [];
+  for (const partition of readdirSync(join(table, '.hoodie/metadata')).filter((name) => !name.startsWith('.'))) {
+    for (const name of readdirSync(join(table, '.hoodie/metadata', partition)).filter((n) => n.includes('.log.'))) {
+      if (decodeLogBlocks(readFileSync(join(table, '.hoodie/metadata', partition, name))).some((block) => block.header.INSTANT_TIME === instant)) found.push(`${partition}/${name}`);
+    }
+  }
+  return found;
+}
+
+describe('writer with Hudi\'s metadata table', () => {
+  it('bulk_insert, insert, upsert and delete keep files, column_stats, bloom_filters and record_index in sync', async () => {
+    const { table } = await mdtTable();
+    const first = await write(table, users(40, 1), 'bulk_insert');
+    assert.ok(first.metadataTable.deltaCommit, 'the metadata table got a deltacommit');
+    assert.equal(first.metadataTable.deltaCommit.partitions['record_index']?.records, 40);
+    await assertInSync(table);
+    await write(table, users(10, 2, 41), 'insert');
+    await assertInSync(table);
+    const upserted = await write(table, [...users(5, 3, 1), ...users(5, 4, 51)], 'upsert');
+    assert.equal(upserted.metadataTable.deltaCommit?.partitions['record_index']?.records, 5, 'only the new keys get locations');
+    await assertInSync(table);
+    const deleted = await write(table, users(4, 5, 10), 'delete');
+    assert.equal(deleted.deleted, 4);
+    assert.equal(deleted.metadataTable.deltaCommit?.partitions['record_index']?.deletes, 4);
+    await assertInSync(table);
+    // The deltacommit completes before the data commit (the data commit's file is written last).
+    for (const instant of [first.instantTime, deleted.instantTime]) {
+      const mdtMs = (await openStorage(table).head(`.hoodie/metadata/.hoodie/${instant}.deltacommit`))!.modifiedMs;
+      const dataMs = (await openStorage(table).head(`.hoodie/${instant}.commit`))!.modifiedMs;
+      assert.ok(mdtMs <= dataMs);
+    }
+  });
+
+  it('files only, and a non-partitioned table ("." in the metadata table)', async () => {
+    const { table } = await mdtTable(['files']);
+    await write(table, users(20, 6), 'insert');
+    await write(table, users(5, 7, 1), 'upsert');
+    await assertInSync(table, ['files']);
+
+    const props = new Map([...PROPS].filter(([key]) => key !== 'hoodie.datasource.write.partitionpath.field'));
+    props.set('hoodie.datasource.write.keygenerator.class', 'org.apache.hudi.keygen.NonpartitionedKeyGenerator');
+    const flat = await mdtTable(['files', 'record_index'], props);
+    await write(flat.table, users(15, 8), 'insert', { props });
+    await write(flat.table, users(3, 9, 1), 'delete', { props });
+    await assertInSync(flat.table, ['files', 'record_index']);
+    const reader = await (await MetadataTable.open(flat.storage))!.reader();
+    assert.deepEqual(await reader.allPartitionPaths(), ['']);
+  });
+
+  it('a write failing after any storage write of the metadata table path is rolled back there too; the next write completes', async () => {
+    const { table } = await mdtTable();
+    await write(table, users(20, 10), 'insert');
+    // After its requested file, its inflight file, its first and second log files, and its completed file.
+    for (const failAt of ['requested', 'inflight', 'log 1', 'log 2', 'completed']) {
+      const before = mdtInstantFiles(table);
+      let logs = 0;
+      let instant = '';
+      await assert.rejects(
+        write(table, users(6, 12, 200), 'insert', {
+          afterMetadataTableWrite: async (what) => {
+            instant ||= readdirSync(join(table, '.hoodie')).filter((n) => n.endsWith('.inflight')).sort().at(-1)!.slice(0, 17);
+            const step = what.startsWith('log ') ? `log ${++logs}` : what;
+            if (step === failAt) throw new Error(`injected failure after ${failAt}`);
+          },
+        }),
+        new RegExp(`injected failure after ${failAt}`),
+      );
+      assert.deepEqual(mdtInstantFiles(table), before, `failure after ${failAt}: the metadata timeline is as before`);
+      assert.deepEqual(mdtLogsOf(table, instant), [], `failure after ${failAt}: no log file of ${instant} is left`);
+      assert.equal((await loadTimeline(openStorage(table))).find(instant)?.action, undefined, 'the data instant is gone');
+      await assertInSync(table);
+    }
+    await write(table, users(3, 99, 1), 'upsert');
+    await assertInSync(table);
+  });
+
+  it('a write killed after any storage write of the metadata table path: readers see the previous state; rollback removes its deltacommit', async () => {
+    const { table, storage } = await mdtTable(['files']);
+    await write(table, users(10, 20), 'insert');
+    const propsFile = join(tempDir(), 'props');
+    writeFileSync(propsFile, [...PROPS].map(([k, v]) => `${k}=${v}`).join('\n'));
+    const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+    // files only: requested, inflight, one log file, completed. Killed after the log file and after the completed
+    // file (the in-process failures above cover every step).
+    for (const crashAt of [3, 4]) {
+      const input = join(tempDir(), 'batch.jsonl');
+      await writeJsonLines(input, users(5, 21 + crashAt, 1000 + 10 * crashAt));
+      const beforeRows = (await readSnapshot(await HudiTable.open(storage))).rows.length;
+      const killed = runKilledWrite(table, input, propsFile, 'insert', `metadata:${crashAt}`);
+      assert.notEqual(killed.code, 0, `killed after metadata-table write ${crashAt}`);
+      const failed = readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.inflight')).map((f) => f.slice(0, 17)).sort().at(-1)!;
+      assert.equal((await readSnapshot(await HudiTable.open(storage))).rows.length, beforeRows, 'readers see the previous snapshot');
+      assert.equal(existsSync(join(table, `.hoodie/metadata/.hoodie/${failed}.deltacommit`)), crashAt === 4, 'the deltacommit completed only when killed after its last write');
+      // Listed files come only from completed data instants, whatever the metadata table holds.
+      await assertInSync(table, ['files']);
+      const result = await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), failed, { lock, ignoreHeartbeat: true });
+      assert.equal(result.outcome, 'rolled-back');
+      assert.ok(!mdtInstantFiles(table).some((name) => name.startsWith(failed)), `no metadata instant ${failed} is left`);
+      assert.deepEqual(mdtLogsOf(table, failed), []);
+      await assertInSync(table, ['files']);
+    }
+    await write(table, users(2, 90, 1), 'upsert');
+    await assertInSync(table, ['files']);
+  });
+
+  it('hoodie.metadata.enable=false drops the metadata table as Hudi does (properties through the backup protocol), an index key drops only its partition', async () => {
+    const { table, storage } = await mdtTable();
+    await write(table, users(10, 40), 'insert');
+    const withoutIndex = new Map([...PROPS, ['hoodie.metadata.record.index.enable', 'false']]);
+    const dropped = await write(table, users(3, 41, 1), 'upsert', { props: withoutIndex });
+    assert.deepEqual(dropped.metadataTable.disabled?.removedPartitions, ['record_index']);
+    assert.ok(!existsSync(join(table, '.hoodie/metadata/record_index')), 'the partition folder is gone');
+    assert.equal(dropped.metadataTable.deltaCommit?.partitions['record_index'], undefined);
+    const props = () => parseJavaProperties(readFileSync(join(table, '.hoodie/hoodie.properties'), 'utf8'));
+    assert.equal(props().get(METADATA_PARTITIONS_KEY), 'bloom_filters,column_stats,files');
+    await assertInSync(table, ['files', 'column_stats', 'bloom_filters']);
+
+    const off = await write(table, users(3, 42, 1), 'upsert', { props: new Map([...PROPS, ['hoodie.metadata.enable', 'false']]) });
+    assert.equal(off.metadataTable.disabled?.deletedMetadataTable, true);
+    assert.equal(off.metadataTable.deltaCommit, undefined);
+    assert.ok(!existsSync(join(table, '.hoodie/metadata')), '.hoodie/metadata is gone');
+    assert.equal(props().get(METADATA_PARTITIONS_KEY), '');
+    assert.equal(props().get(METADATA_PARTITIONS_INFLIGHT_KEY), '');
+    assert.equal(props().get('hoodie.table.checksum'), String(tableChecksum('', 'users')));
+    assert.ok(!existsSync(join(table, '.hoodie/hoodie.properties.backup')), 'no backup is left');
+    assert.equal(await MetadataTable.open(storage), undefined);
+    // Later writes without the key have no metadata table to keep.
+    const later = await write(table, users(2, 43, 1), 'upsert');
+    assert.equal(later.metadataTable.deltaCommit, undefined);
+  });
+
+  it('refuses, before writing anything, a metadata table Hudi would compact first or that has a pending compaction', async () => {
+    const { table, storage } = await mdtTable(['files']);
+    // One initialization deltacommit; nine more reach Hudi's default hoodie.metadata.compact.max.delta.commits=10.
+    for (let i = 0; i < 9; i++) await write(table, users(2, 50 + i, 1 + 2 * i), 'insert');
+    const before = readdirSync(join(table, '.hoodie')).sort();
+    await assert.rejects(write(table, users(2, 70, 900), 'insert'), (error: unknown) => {
+      assert.ok(error instanceof MetadataTableError, String(error));
+      assert.match(error.message, /a write cannot keep Hudi's metadata table correct: the metadata table has 10 deltacommits since its last compaction \(hoodie\.metadata\.compact\.max\.delta\.commits=10\)/);
+      assert.match(error.message, /run one Spark write on the table/);
+      return true;
+    });
+    assert.deepEqual(readdirSync(join(table, '.hoodie')).sort(), before, 'nothing was written');
+    // Hudi's own threshold, given by the user, moves the limit.
+    await write(table, users(2, 71, 900), 'insert', { props: new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '20']]) });
+    await assertInSync(table, ['files']);
+
+    await storage.put('.hoodie/metadata/.hoodie/20240101000000000001.compaction.requested', '');
+    const roomy = new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '20']]);
+    await assert.rejects(write(table, users(2, 72, 950), 'insert', { props: roomy }), /has a pending compaction 20240101000000000001/);
+    // Completed (as a commit at the same time), it is pending no more.
+    await storage.put('.hoodie/metadata/.hoodie/20240101000000000001.compaction.inflight', '');
+    await storage.put('.hoodie/metadata/.hoodie/20240101000000000001.commit', '{}');
+    await write(table, users(2, 72, 950), 'insert', { props: roomy });
+    await assertInSync(table, ['files']);
+  });
+});
+
+describe('clustering with Hudi\'s metadata table', () => {
+  const clustering = (layout: 'linear' | 'z-order') => resolveClusteringConfig({
+    event: { 'hoodie.clustering.plan.strategy.sort.columns': layout === 'linear' ? 'id' : 'id,name', 'hoodie.layout.optimize.strategy': layout },
+  }).config;
+
+  for (const layout of ['linear', 'z-order'] as const) {
+    it(`${layout}: the replacecommit's deltacommit keeps files, column_stats, bloom_filters and record_index in sync; writes go on`, async () => {
+      const { table, storage } = await mdtTable();
+      for (let i = 0; i < 3; i++) await write(table, users(8, 100 + i, 1 + 8 * i), 'insert');
+      const rowsBefore = (await readSnapshot(await HudiTable.open(storage))).rows.length;
+      const groupsBefore = (await (await HudiTable.open(storage)).fileSystemView()).fileGroups().length;
+      const engine = await openParquetEngine();
+      try {
+        const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+        const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+          mode: 'scheduleAndExecute', config: clustering(layout), force: true, lock, engine, tempDir: tempDir(), properties: PROPS,
+        });
+        const delta = result.commit?.metadataTable?.deltaCommit;
+        assert.ok(delta, 'the replacecommit got its deltacommit');
+        assert.equal(delta.instantTime, result.instantTime);
+        assert.equal(delta.partitions['record_index']?.records, rowsBefore, 'every clustered record moved');
+        assert.equal(delta.partitions['record_index']?.deletes, 0);
+        const replaced = Object.values(result.commit!.metadata.partitionToReplaceFileIds ?? {}).flat();
+        assert.equal(replaced.length, groupsBefore, 'every file group replaced');
+        await assertInSync(table);
+        // The replaced files stay listed (a clean removes them), the new ones are listed too.
+        const reader = await (await MetadataTable.open(storage))!.reader();
+        const listed = [...(await reader.filesInPartition('2024-01-01')).keys()];
+        assert.equal(listed.length, 4, 'three replaced files and the new one');
+        assert.equal((await readSnapshot(await HudiTable.open(storage))).rows.length, rowsBefore);
+      } finally {
+        await engine.close();
+      }
+      await write(table, [...users(4, 120, 1), ...users(2, 121, 200)], 'upsert');
+      await assertInSync(table);
+    });
+  }
+
+  it('a clustering commit failing after any storage write of its deltacommit: a retry commits, or the rollback removes the deltacommit', async () => {
+    const { table, storage } = await mdtTable(['files', 'record_index']);
+    for (let i = 0; i < 2; i++) await write(table, users(6, 130 + i, 1 + 6 * i), 'insert');
+    const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+    const engine = await openParquetEngine();
+    try {
+      const open = () => HudiTable.open(storage, { mode: 'write' });
+      const failing = async (instant: string, failAt: string) => {
+        let logs = 0;
+        await assert.rejects(
+          runClusteringJob(await open(), {
+            mode: 'execute', instant, config: clustering('linear'), lock, engine, tempDir: tempDir(), properties: PROPS,
+            afterMetadataTableWrite: async (what) => {
+              const step = what.startsWith('log ') ? `log ${++logs}` : what;
+              if (step === failAt) throw new Error(`injected failure after ${failAt}`);
+            },
+          }),
+          new RegExp(`injected failure after ${failAt}`),
+        );
+        assert.equal((await loadTimeline(storage)).find(instant)?.state, 'INFLIGHT', `failure after ${failAt}: the clustering stays pending`);
+      };
+      const schedule = async () => (await runClusteringJob(await open(), { mode: 'schedule', config: clustering('linear'), force: true, lock, engine, properties: PROPS })).scheduled!.instantTime;
+
+      // files + record_index: requested, inflight, one log file each, completed.
+      const first = await schedule();
+      for (const failAt of ['requested', 'inflight', 'log 1', 'log 2', 'completed']) {
+        await failing(first, failAt);
+        await assertInSync(table, ['files', 'record_index']);
+      }
+      // The retried commit replaces the earlier attempt's deltacommit with its own.
+      const done = await commitClustering(await open(), first, { lock, properties: PROPS });
+      assert.equal(done.outcome, 'committed');
+      assert.equal(mdtInstantFiles(table).filter((name) => name.startsWith(first)).length, 3);
+      assert.equal(mdtLogsOf(table, first).length, done.metadataTable!.deltaCommit!.logFiles.length, 'only the log files of the last attempt');
+      await assertInSync(table, ['files', 'record_index']);
+
+      // Rolled back keeping the plan: its deltacommit goes with it; the plan then runs to the end.
+      await write(table, users(4, 140, 100), 'insert');
+      const second = await schedule();
+      await failing(second, 'completed');
+      const rolledBack = await rollbackInflightClustering(await open(), second, { lock });
+      assert.equal(rolledBack?.outcome, 'rolled-back');
+      assert.ok(!mdtInstantFiles(table).some((name) => name.startsWith(second)), `no metadata instant ${second} is left`);
+      assert.deepEqual(mdtLogsOf(table, second), []);
+      await assertInSync(table, ['files', 'record_index']);
+      const rerun = await runClusteringJob(await open(), { mode: 'execute', instant: second, config: clustering('linear'), lock, engine, tempDir: tempDir(), properties: PROPS });
+      assert.equal(rerun.commit?.outcome, 'committed');
+      await assertInSync(table, ['files', 'record_index']);
+    } finally {
+      await engine.close();
+    }
+  });
+
+});
+
+describe('cleaning with Hudi\'s metadata table', () => {
+  it('a clean\'s deltacommit deletes the cleaned files from files and leaves column_stats and bloom_filters tombstones; a failed completion is retried', async () => {
+    const { table, storage } = await mdtTable();
+    await write(table, users(10, 150), 'insert');
+    for (let i = 0; i < 3; i++) await write(table, users(4, 151 + i, 1), 'upsert');
+    const before = await committedBaseFiles(storage);
+    const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+    const config = cleanConfigFromProperties(new Map([['hoodie.cleaner.commits.retained', '1']]));
+    // The completion fails after each storage write of the clean's deltacommit; the next run finishes the pending clean.
+    for (const failAt of ['requested', 'inflight', 'completed']) {
+      await assert.rejects(
+        runClean(await HudiTable.open(storage, { mode: 'write' }), { config, lock, properties: PROPS, afterMetadataTableWrite: async (what) => { if (what === failAt) throw new Error(`injected failure after ${failAt}`); } }),
+        new RegExp(`injected failure after ${failAt}`),
+      );
+      assert.ok((await loadTimeline(storage)).pending().some((i) => i.action === 'clean'), 'the clean stays pending');
+    }
+    const result = await runClean(await HudiTable.open(storage, { mode: 'write' }), { config, lock, properties: PROPS });
+    const clean = result.resumed[0] ?? result.clean;
+    assert.ok(clean, 'the pending clean completed');
+    assert.ok(clean.metadataTable.deltaCommit, 'the clean got its deltacommit');
+    assert.equal(clean.metadataTable.deltaCommit.instantTime, clean.instantTime);
+    const cleaned = Object.values(clean.metadata.partitionMetadata).flatMap((entry) => entry.deletePathPatterns);
+    assert.ok(cleaned.length > 0, 'the clean deleted files');
+    assert.equal(mdtInstantFiles(table).filter((name) => name.startsWith(clean.instantTime)).length, 3, 'one deltacommit of the clean');
+    await assertInSync(table);
+
+    const reader = await (await MetadataTable.open(storage))!.reader();
+    const stats = await reader.readPartition('column_stats');
+    const blooms = await reader.readPartition('bloom_filters');
+    for (const [path, file] of before) {
+      if (!cleaned.includes(file.name)) continue;
+      assert.ok(!(await reader.filesInPartition(file.partition)).has(file.name), `${path} is no longer listed`);
+      const bloom = blooms.get(bloomFilterIndexKey(partitionIdentifier(file.partition), file.name));
+      assert.ok(bloom?.type === 4 && bloom.bloomFilter.isDeleted && bloom.bloomFilter.type === '' && bloom.bloomFilter.timestamp === clean.instantTime, `bloom tombstone of ${file.name}`);
+      const range = stats.get(columnStatsIndexKey(partitionIdentifier(file.partition), file.name, 'id'));
+      assert.ok(range?.type === 3 && range.columnStats.isDeleted, `column-stats tombstone of ${file.name}`);
+      assert.deepEqual([range.columnStats.minValue, range.columnStats.maxValue, range.columnStats.valueCount, range.columnStats.nullCount], [null, null, -1, -1]);
+    }
+    // Writes go on after the clean.
+    await write(table, users(3, 160, 1), 'upsert');
+    await assertInSync(table);
+  });
+});
+
+/**
+ * A Storage that dies like a killed process once armed: from `arm()` on, every call that changes storage is counted,
+ * and the one numbered `crashAt` throws before it happens, as does every later one (a dead process writes nothing
+ * more, not even its own clean-up). Reads pass through.
+ */
+class ArmedCrashingStorage implements Storage {
+  armed = false;
+  calls = 0;
+  readonly log: string[] = [];
+  constructor(private readonly inner: Storage, private readonly crashAt: number) {}
+  get uri(): string { return this.inner.uri; }
+  arm(): void { this.armed = true; }
+  private mutate(operation: string, paths: readonly string[]): void {
+    if (!this.armed) return;
+    this.calls++;
+    this.log.push(`${operation} ${paths.join(',')}`);
+    if (this.calls >= this.crashAt) throw new SimulatedCrash(this.calls, operation, paths);
+  }
+  uriOf(path: string): string { return this.inner.uriOf(path); }
+  get(path: string): Promise<Uint8Array> { return this.inner.get(path); }
+  getRange(path: string, start: number, end: number): Promise<Uint8Array> { return this.inner.getRange(path, start, end); }
+  head(path: string): Promise<StoredObject | undefined> { return this.inner.head(path); }
+  localPath(path: string): string | undefined { return this.inner.localPath?.(path); }
+  async put(path: string, body: Uint8Array | string): Promise<void> { this.mutate('put', [path]); await this.inner.put(path, body); }
+  async putIfAbsent(path: string, body: Uint8Array | string): Promise<void> { this.mutate('putIfAbsent', [path]); await this.inner.putIfAbsent(path, body); }
+  async uploadFile(path: string, localFile: string): Promise<void> { this.mutate('uploadFile', [path]); await this.inner.uploadFile(path, localFile); }
+  downloadFile(path: string, localFile: string): Promise<void> { return this.inner.downloadFile(path, localFile); }
+  listDir(dir: string): Promise<{ files: StoredObject[]; dirs: string[] }> { return this.inner.listDir(dir); }
+  listRecursive(dir: string): Promise<StoredObject[]> { return this.inner.listRecursive(dir); }
+  async delete(paths: readonly string[]): Promise<void> { this.mutate('delete', paths); await this.inner.delete(paths); }
+  async deleteMany(paths: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult> { this.mutate('deleteMany', paths); return this.inner.deleteMany!(paths, options); }
+}
+
+describe('crashes in the metadata-table path', () => {
+  it('a write killed at every storage call from its commit on (the metadata table\'s deltacommit, then T.commit): readers see before or after, the next run completes', async () => {
+    const { table, storage } = await mdtTable();
+    // Many commits here: no metadata compaction due (this build does not compact the metadata table yet).
+    const props = new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '1000']]);
+    await write(table, users(12, 170), 'bulk_insert', { props });
+    const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+    let points = 0;
+    for (let crashAt = 1; ; crashAt++) {
+      const before = (await readSnapshot(await HudiTable.open(storage))).rows.length;
+      const input = join(tempDir(), `crash-${crashAt}.jsonl`);
+      const batch = [...users(3, 171 + crashAt, 1), ...users(2, 171 + crashAt, 500 + 2 * crashAt)];
+      await writeJsonLines(input, batch);
+      const crashing = new ArmedCrashingStorage(storage, crashAt);
+      let outcome: 'crashed' | 'completed';
+      try {
+        // Armed once the data files are up: what is counted is the commit section, the metadata table's part first.
+        await writeBatch(crashing, { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: props, lock, afterDataFiles: async () => crashing.arm() });
+        outcome = 'completed';
+      } catch (error) {
+        assert.ok(error instanceof SimulatedCrash, String(error));
+        outcome = 'crashed';
+      }
+      const timeline = await loadTimeline(storage);
+      const failed = timeline.pending().filter((i) => i.action === 'commit').map((i) => i.time);
+      const committed = outcome === 'completed' || failed.length === 0;
+      const rows = (await readSnapshot(await HudiTable.open(storage))).rows.length;
+      assert.equal(rows, committed ? before + 2 : before, `killed at call ${crashAt} (${crashing.log.at(-1)}): readers see ${committed ? 'after' : 'before'}`);
+      // What the metadata table lists is only what completed data instants wrote, whatever the crash left there.
+      await assertInSync(table);
+      // The next run: the dead write is rolled back (its deltacommit with it), and a write completes.
+      for (const time of failed) await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), time, { lock, ignoreHeartbeat: true });
+      assert.ok(!mdtInstantFiles(table).some((name) => failed.some((time) => name.startsWith(time))), 'no metadata instant of a rolled-back write is left');
+      await write(table, users(1, 300 + crashAt, 900 + crashAt), 'insert', { props });
+      await assertInSync(table);
+      if (outcome === 'completed') break;
+      points++;
+    }
+    // requested, inflight, one log file per touched file group (files, column_stats, bloom_filters, record_index),
+    // completed, then T.commit and the marker folder's removal.
+    assert.ok(points >= 8, `${points} crash points`);
+    console.log(`writer: ${points} crash points in the commit section (metadata-table deltacommit and T.commit)`);
+  });
+
+  it('a clean killed at every storage call (plan, deletes, the deltacommit, T.clean): readers see the same rows, the next run completes it', async () => {
+    let points = 0;
+    for (let crashAt = 1; ; crashAt++) {
+      const { table, storage } = await mdtTable(['files', 'column_stats', 'bloom_filters']);
+      await write(table, users(8, 180), 'insert');
+      for (let i = 0; i < 2; i++) await write(table, users(4, 181 + i, 1), 'upsert');
+      const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+      const config = cleanConfigFromProperties(new Map([['hoodie.cleaner.commits.retained', '1']]));
+      const rows = (await readSnapshot(await HudiTable.open(storage))).rows;
+      // Every storage change of the clean is counted: its plan, the deletes, the deltacommit, T.clean.
+      const crashing = new ArmedCrashingStorage(storage, crashAt);
+      crashing.arm();
+      let outcome: 'crashed' | 'completed';
+      try {
+        await runClean(await HudiTable.open(crashing, { mode: 'write' }), { config, lock, properties: PROPS });
+        outcome = 'completed';
+      } catch (error) {
+        assert.ok(error instanceof SimulatedCrash, String(error));
+        outcome = 'crashed';
+      }
+      assert.deepEqual((await readSnapshot(await HudiTable.open(storage))).rows.length, rows.length, 'a clean never changes what readers see');
+      // Until the clean completes, the metadata table may still list files it deleted (as Hudi's, which deletes
+      // first too): old versions only; every latest base file is listed.
+      const reader = await (await MetadataTable.open(storage))!.reader();
+      for (const file of (await (await HudiTable.open(storage)).fileSystemView()).latestBaseFiles()) {
+        assert.equal((await reader.filesInPartition(file.partitionPath)).get(file.fileName), file.size, `killed at call ${crashAt}: latest ${file.fileName} is listed`);
+      }
+      const pendingAfterCrash = (await loadTimeline(storage)).pending().filter((i) => i.action === 'clean').length;
+      const next = await runClean(await HudiTable.open(storage, { mode: 'write' }), { config, lock, properties: PROPS });
+      if (pendingAfterCrash > 0) assert.equal(next.resumed.length, 1, `killed at call ${crashAt}: the next run finishes the pending clean`);
+      else if (outcome === 'crashed') assert.equal(next.outcome, 'cleaned', `killed at call ${crashAt} before the clean was planned: the next run cleans`);
+      assert.equal((await loadTimeline(storage)).pending().filter((i) => i.action === 'clean').length, 0, 'no clean is left pending');
+      await assertInSync(table, ['files', 'column_stats', 'bloom_filters']);
+      if (outcome === 'completed') break;
+      points++;
+    }
+    console.log(`clean: ${points} crash points`);
+  });
+});
