@@ -4,6 +4,7 @@
  */
 import type { DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { ParquetColumnInfo, ParquetPhysicalType, ParquetTimeUnit } from '../parquet/schema.js';
+import { applyConvertedType } from '../parquet/schema.js';
 import { queryObjects } from './connection.js';
 import { fileListSql, READ_OPTIONS } from './sql.js';
 import { optionalNumber, optionalText } from './values.js';
@@ -137,27 +138,6 @@ function columnInfo(row: Record<string, DuckDBValue>, name: string, path: string
     applyConvertedType(info, convertedType);
   }
   return info;
-}
-
-/** Legacy converted types imply a logical type (Parquet spec: old TIMESTAMP_* are UTC-adjusted). */
-function applyConvertedType(info: ParquetColumnInfo, convertedType: string): void {
-  const integer = /^(U?)INT_(8|16|32|64)$/.exec(convertedType);
-  if (integer) {
-    info.logicalType = 'INTEGER';
-    info.bitWidth = Number(integer[2]);
-    info.isSigned = integer[1] === '';
-    return;
-  }
-  const time = /^(TIME|TIMESTAMP)_(MILLIS|MICROS)$/.exec(convertedType);
-  if (time) {
-    info.logicalType = time[1];
-    info.timeUnit = time[2] as ParquetTimeUnit;
-    info.isAdjustedToUTC = true;
-    return;
-  }
-  const named: Record<string, string> = { UTF8: 'STRING', DECIMAL: 'DECIMAL', DATE: 'DATE', LIST: 'LIST', MAP: 'MAP', ENUM: 'ENUM', JSON: 'JSON', BSON: 'BSON' };
-  const logical = named[convertedType];
-  if (logical !== undefined) info.logicalType = logical;
 }
 
 function repetitionOf(text: string | undefined): ParquetColumnInfo['repetition'] {

@@ -15,18 +15,10 @@ import { avroType, decodeDatum, encodeDatum } from './avro.js';
 import type { LogBlock, LogBlockHeader, LogBlockInput } from './block.js';
 import { LOG_BLOCK_CONTENT_VERSION } from './data-block.js';
 import { LogFormatError, UnsupportedLogBlockError } from './errors.js';
+import { VALUE_WRAPPERS, WRAPPER_NAMESPACE, unwrapValue, wrapValue, type AvroWrappedValue, type WrappedValue } from './value-wrappers.js';
 
 /** An ordering (precombine) value, tagged with the wrapper Hudi stores it in. */
-export type OrderingValue =
-  | { readonly type: 'boolean'; readonly value: boolean }
-  | { readonly type: 'int' | 'float' | 'double'; readonly value: number }
-  | { readonly type: 'long' | 'timeMicros' | 'timestampMicros'; readonly value: bigint }
-  | { readonly type: 'bytes'; readonly value: Uint8Array }
-  | { readonly type: 'string'; readonly value: string }
-  /** Days since the epoch. */
-  | { readonly type: 'date'; readonly value: number }
-  /** decimal(30, 15): the unscaled value; the number is unscaled / 10^15. */
-  | { readonly type: 'decimal'; readonly unscaled: bigint };
+export type OrderingValue = WrappedValue;
 
 /** org.apache.hudi.common.model.DeleteRecord. */
 export interface DeleteRecord {
@@ -36,21 +28,7 @@ export interface DeleteRecord {
   readonly orderingValue: OrderingValue | null;
 }
 
-const NS = 'org.apache.hudi.avro.model';
-const WRAPPERS = [
-  ['BooleanWrapper', 'boolean', 'boolean'],
-  ['IntWrapper', 'int', 'int'],
-  ['LongWrapper', 'long', 'long'],
-  ['FloatWrapper', 'float', 'float'],
-  ['DoubleWrapper', 'double', 'double'],
-  ['BytesWrapper', 'bytes', 'bytes'],
-  ['StringWrapper', 'string', { type: 'string', 'avro.java.string': 'String' }],
-  ['DateWrapper', 'date', 'int'],
-  ['DecimalWrapper', 'decimal', { type: 'bytes', logicalType: 'decimal', precision: 30, scale: 15 }],
-  ['TimeMicrosWrapper', 'timeMicros', { type: 'long', logicalType: 'time-micros' }],
-  ['TimestampMicrosWrapper', 'timestampMicros', 'long'],
-] as const;
-type WrapperName = (typeof WRAPPERS)[number][0];
+const NS = WRAPPER_NAMESPACE;
 
 const JAVA_STRING = { type: 'string', 'avro.java.string': 'String' };
 
@@ -74,7 +52,7 @@ export const HOODIE_DELETE_RECORD_LIST_SCHEMA = {
             { name: 'partitionPath', type: ['null', JAVA_STRING], default: null },
             {
               name: 'orderingVal',
-              type: ['null', ...WRAPPERS.map(([name, , value]) => ({ type: 'record', name, fields: [{ name: 'value', type: value }] }))],
+              type: ['null', ...VALUE_WRAPPERS.map(([name, , value]) => ({ type: 'record', name, fields: [{ name: 'value', type: value }] }))],
               default: null,
             },
           ],
@@ -88,7 +66,7 @@ export const HOODIE_DELETE_RECORD_LIST_SCHEMA = {
 const listType = () => avroType(HOODIE_DELETE_RECORD_LIST_SCHEMA, { wrapUnions: true, longs: 'bigint' }, 'HoodieDeleteRecordList schema');
 
 type WrappedString = { string: string } | null;
-type WrappedOrdering = Partial<Record<`${typeof NS}.${WrapperName}`, { value: unknown }>> | null;
+type WrappedOrdering = AvroWrappedValue | null;
 interface AvroDeleteRecord {
   recordKey: WrappedString;
   partitionPath: WrappedString;
@@ -102,7 +80,7 @@ export function encodeDeleteBlockContent(records: readonly DeleteRecord[]): Uint
       (record): AvroDeleteRecord => ({
         recordKey: record.recordKey === null ? null : { string: record.recordKey },
         partitionPath: record.partitionPath === null ? null : { string: record.partitionPath },
-        orderingVal: record.orderingValue === null ? null : wrapOrdering(record.orderingValue),
+        orderingVal: record.orderingValue === null ? null : wrapValue(record.orderingValue),
       }),
     ),
   };
@@ -132,7 +110,7 @@ export function decodeDeleteBlockContent(content: Uint8Array, location?: string)
   return list.deleteRecordList.map((record) => ({
     recordKey: record.recordKey?.string ?? null,
     partitionPath: record.partitionPath?.string ?? null,
-    orderingValue: unwrapOrdering(record.orderingVal),
+    orderingValue: unwrapValue(record.orderingVal, (branch) => new LogFormatError(`delete record ordering value branch ${branch} is unknown`)),
   }));
 }
 
@@ -147,65 +125,4 @@ export function readDeleteBlock(block: LogBlock, location?: string): DeleteRecor
     throw new UnsupportedLogBlockError(`block at offset ${block.offset} is a ${block.type}, not a DELETE_BLOCK`, location === undefined ? {} : { location });
   }
   return decodeDeleteBlockContent(block.content, location);
-}
-
-function wrapOrdering(ordering: OrderingValue): WrappedOrdering {
-  const wrapper = WRAPPERS.find(([, type]) => type === ordering.type);
-  if (wrapper === undefined) throw new LogFormatError(`ordering value type ${String((ordering as { type: unknown }).type)} is not one Hudi wraps`);
-  let value: unknown;
-  switch (ordering.type) {
-    case 'decimal':
-      value = bigintToTwosComplement(ordering.unscaled);
-      break;
-    case 'bytes':
-      value = Buffer.from(ordering.value);
-      break;
-    default:
-      value = ordering.value;
-  }
-  return { [`${NS}.${wrapper[0]}`]: { value } };
-}
-
-function unwrapOrdering(wrapped: WrappedOrdering): OrderingValue | null {
-  if (wrapped === null) return null;
-  const [branch, holder] = Object.entries(wrapped)[0] ?? [];
-  const wrapper = WRAPPERS.find(([name]) => `${NS}.${name}` === branch);
-  if (wrapper === undefined || holder === undefined) throw new LogFormatError(`delete record ordering value branch ${branch} is unknown`);
-  const value = holder.value;
-  switch (wrapper[1]) {
-    case 'decimal':
-      return { type: 'decimal', unscaled: twosComplementToBigint(value as Uint8Array) };
-    case 'bytes':
-      return { type: 'bytes', value: new Uint8Array(value as Uint8Array) };
-    case 'long':
-    case 'timeMicros':
-    case 'timestampMicros':
-      return { type: wrapper[1], value: value as bigint };
-    case 'boolean':
-      return { type: 'boolean', value: value as boolean };
-    case 'string':
-      return { type: 'string', value: value as string };
-    default:
-      return { type: wrapper[1], value: value as number };
-  }
-}
-
-/** Big-endian two's complement, minimal length, as java.math.BigInteger.toByteArray (Avro's decimal bytes). */
-function bigintToTwosComplement(value: bigint): Buffer {
-  const bytes: number[] = [];
-  let rest = value;
-  for (;;) {
-    const byte = Number(rest & 0xffn);
-    bytes.unshift(byte);
-    rest >>= 8n;
-    if ((rest === 0n && (byte & 0x80) === 0) || (rest === -1n && (byte & 0x80) !== 0)) break;
-  }
-  return Buffer.from(bytes);
-}
-
-function twosComplementToBigint(bytes: Uint8Array): bigint {
-  if (bytes.length === 0) return 0n;
-  let value = 0n;
-  for (const byte of bytes) value = (value << 8n) | BigInt(byte);
-  return (bytes[0]! & 0x80) !== 0 ? value - (1n << BigInt(bytes.length * 8)) : value;
 }

@@ -6,6 +6,7 @@ export * from './names.js';
 export * from './block.js';
 export * from './data-block.js';
 export * from './delete-block.js';
+export * from './value-wrappers.js';
 export * from './command-block.js';
 export * from './log-files.js';
 export { LogFormatError, UnsupportedLogBlockError } from './errors.js';

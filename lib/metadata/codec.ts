@@ -5,24 +5,10 @@
 import type avro from 'avsc';
 import { HudiError } from '../errors.js';
 import { decodeDatum, encodeDatum } from '../log-format/avro.js';
+import { WRAPPER_NAMESPACE as NS, unwrapValue, wrapValue } from '../log-format/value-wrappers.js';
+export { bigintToTwosComplement, twosComplementToBigint } from '../log-format/value-wrappers.js';
 import type { ColumnStatsMetadata, FileInfo, MetadataRecord, RecordIndexInfo, WrappedValue } from './records.js';
 import { metadataRecordType } from './schema.js';
-
-const NS = 'org.apache.hudi.avro.model';
-
-const WRAPPERS: ReadonlyArray<readonly [string, WrappedValue['type']]> = [
-  ['BooleanWrapper', 'boolean'],
-  ['IntWrapper', 'int'],
-  ['LongWrapper', 'long'],
-  ['FloatWrapper', 'float'],
-  ['DoubleWrapper', 'double'],
-  ['BytesWrapper', 'bytes'],
-  ['StringWrapper', 'string'],
-  ['DateWrapper', 'date'],
-  ['DecimalWrapper', 'decimal'],
-  ['TimeMicrosWrapper', 'timeMicros'],
-  ['TimestampMicrosWrapper', 'timestampMicros'],
-];
 
 type Wrapped = Record<string, unknown> | null;
 
@@ -34,38 +20,12 @@ function unwrap(value: unknown): unknown {
   return entries.length === 1 ? entries[0]![1] : null;
 }
 
-function wrapValue(value: WrappedValue | null): Wrapped {
-  if (value === null) return null;
-  const wrapper = WRAPPERS.find(([, type]) => type === value.type)!;
-  let inner: unknown;
-  if (value.type === 'decimal') inner = bigintToTwosComplement(value.unscaled);
-  else if (value.type === 'bytes') inner = Buffer.from(value.value);
-  else inner = value.value;
-  return { [`${NS}.${wrapper[0]}`]: { value: inner } };
+function wrapNullable(value: WrappedValue | null): Wrapped {
+  return value === null ? null : wrapValue(value);
 }
 
-function unwrapValue(wrapped: unknown): WrappedValue | null {
-  if (wrapped === null || wrapped === undefined) return null;
-  const [branch, holder] = Object.entries(wrapped as Record<string, { value: unknown }>)[0] ?? [];
-  const wrapper = WRAPPERS.find(([name]) => `${NS}.${name}` === branch);
-  if (wrapper === undefined || holder === undefined) throw new HudiError(`column-stats value branch ${String(branch)} is not one of Hudi's wrappers`);
-  const inner = holder.value;
-  switch (wrapper[1]) {
-    case 'decimal':
-      return { type: 'decimal', unscaled: twosComplementToBigint(inner as Uint8Array) };
-    case 'bytes':
-      return { type: 'bytes', value: new Uint8Array(inner as Uint8Array) };
-    case 'long':
-    case 'timeMicros':
-    case 'timestampMicros':
-      return { type: wrapper[1], value: inner as bigint };
-    case 'boolean':
-      return { type: 'boolean', value: inner as boolean };
-    case 'string':
-      return { type: 'string', value: inner as string };
-    default:
-      return { type: wrapper[1], value: inner as number };
-  }
+function unwrapNullable(wrapped: unknown): WrappedValue | null {
+  return unwrapValue(wrapped, (branch) => new HudiError(`column-stats value branch ${branch} is not one of Hudi's wrappers`));
 }
 
 const toLong = (value: number | null): Wrapped => optional('long', value === null ? null : BigInt(value));
@@ -100,8 +60,8 @@ export function toAvroValue(record: MetadataRecord, keyInValue = ''): Record<str
         [`${NS}.HoodieMetadataColumnStats`]: {
           fileName: optional('string', stats.fileName),
           columnName: optional('string', stats.columnName),
-          minValue: wrapValue(stats.minValue),
-          maxValue: wrapValue(stats.maxValue),
+          minValue: wrapNullable(stats.minValue),
+          maxValue: wrapNullable(stats.maxValue),
           valueCount: toLong(stats.valueCount),
           nullCount: toLong(stats.nullCount),
           totalSize: toLong(stats.totalSize),
@@ -157,8 +117,8 @@ export function fromAvroValue(value: Record<string, unknown>, key: string): Meta
       const columnStats: ColumnStatsMetadata = {
         fileName: unwrap(stats['fileName']) as string | null,
         columnName: unwrap(stats['columnName']) as string | null,
-        minValue: unwrapValue(stats['minValue']),
-        maxValue: unwrapValue(stats['maxValue']),
+        minValue: unwrapNullable(stats['minValue']),
+        maxValue: unwrapNullable(stats['maxValue']),
         valueCount: fromLong(stats['valueCount']),
         nullCount: fromLong(stats['nullCount']),
         totalSize: fromLong(stats['totalSize']),
@@ -209,24 +169,4 @@ export function decodeMetadataRecord(bytes: Uint8Array, key: string, type: avro.
   const value = decodeDatum(type, bytes, undefined, `metadata record ${key}`) as Record<string, unknown>;
   const own = value['key'];
   return fromAvroValue(value, typeof own === 'string' && own !== '' ? own : key);
-}
-
-/** Big-endian two's complement, minimal length (BigInteger.toByteArray, Avro's decimal bytes). */
-export function bigintToTwosComplement(value: bigint): Buffer {
-  const bytes: number[] = [];
-  let rest = value;
-  for (;;) {
-    const byte = Number(rest & 0xffn);
-    bytes.unshift(byte);
-    rest >>= 8n;
-    if ((rest === 0n && (byte & 0x80) === 0) || (rest === -1n && (byte & 0x80) !== 0)) break;
-  }
-  return Buffer.from(bytes);
-}
-
-export function twosComplementToBigint(bytes: Uint8Array): bigint {
-  if (bytes.length === 0) return 0n;
-  let value = 0n;
-  for (const byte of bytes) value = (value << 8n) | BigInt(byte);
-  return (bytes[0]! & 0x80) !== 0 ? value - (1n << BigInt(bytes.length * 8)) : value;
 }

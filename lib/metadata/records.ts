@@ -15,6 +15,7 @@ import { HudiError } from '../errors.js';
 import { parseInstantTime } from '../timeline/instant.js';
 import { bloomFilterIndexKey, columnStatsIndexKey } from './hash-ids.js';
 import { PARTITION_LIST_KEY, partitionIdentifier } from './partitions.js';
+import type { WrappedValue } from '../log-format/value-wrappers.js';
 
 export const RECORD_TYPE = { PARTITION_LIST: 1, FILE_LIST: 2, COLUMN_STATS: 3, BLOOM_FILTER: 4, RECORD_INDEX: 5 } as const;
 
@@ -27,13 +28,7 @@ export interface FileInfo {
  * A column-stats min or max as Hudi wraps it (HoodieAvroUtils.wrapValueIntoAvro): the wrapper record's type and
  * value. Dates are epoch days; decimals are unscaled at Hudi's decimal(30, 15); bytes are raw.
  */
-export type WrappedValue =
-  | { readonly type: 'boolean'; readonly value: boolean }
-  | { readonly type: 'int' | 'float' | 'double' | 'date'; readonly value: number }
-  | { readonly type: 'long' | 'timeMicros' | 'timestampMicros'; readonly value: bigint }
-  | { readonly type: 'bytes'; readonly value: Uint8Array }
-  | { readonly type: 'string'; readonly value: string }
-  | { readonly type: 'decimal'; readonly unscaled: bigint };
+export type { WrappedValue } from '../log-format/value-wrappers.js';
 
 export interface ColumnStatsMetadata {
   readonly fileName: string | null;

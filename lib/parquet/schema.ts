@@ -298,7 +298,7 @@ function columnInfoOf(element: ThriftStruct, name: string, path: string[], numCh
 }
 
 /** Legacy converted types imply a logical type (Parquet spec: old TIMESTAMP_* are UTC-adjusted). */
-function applyConvertedType(info: ParquetColumnInfo, convertedType: string): void {
+export function applyConvertedType(info: ParquetColumnInfo, convertedType: string): void {
   const integer = /^(U?)INT_(8|16|32|64)$/.exec(convertedType);
   if (integer) {
     info.logicalType = 'INTEGER';
