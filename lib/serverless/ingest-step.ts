@@ -53,6 +53,9 @@ import { HudiTable } from '../table.js';
 import type { GlueClient } from '@aws-sdk/client-glue';
 import { lockTableDefaults, parsePropertiesText, type Environment } from './settings.js';
 import type { TriggerOutput } from './trigger.js';
+import { countRequests, requestCountsSince, requestCountsSnapshot } from './clients.js';
+import { METRIC } from './metrics.js';
+import { invocationCost } from './observability.js';
 
 /** One object a notification names. */
 export interface Delivery {
@@ -174,13 +177,13 @@ async function syncCatalog(committed: readonly string[], storage: Storage, deps:
   let outcome: CatalogSyncOutcome | undefined;
   try {
     const table = await HudiTable.open(storage, { mode: 'read' });
-    outcome = await syncCatalogAfterCommit(table, deps.config.tableProperties, { glue: deps.glue ?? ((config) => glueClientFor(config)), log: deps.log });
+    outcome = await syncCatalogAfterCommit(table, deps.config.tableProperties, { glue: deps.glue ?? ((config) => countRequests(glueClientFor(config), 'glue')), log: deps.log });
   } catch (error) {
     outcome = { status: 'FAILED', error: errorMessage(error) };
     deps.log.error('could not open the table to sync it to the Glue Data Catalog', { error: outcome.error });
   }
-  if (outcome?.status === 'FAILED') deps.metrics.addMetric('CatalogSyncFailed', MetricUnit.Count, 1);
-  if (outcome?.status === 'SYNCED') deps.metrics.addMetric('CatalogPartitionsAdded', MetricUnit.Count, outcome.result.partitionsAdded.length);
+  if (outcome?.status === 'FAILED') deps.metrics.addMetric(METRIC.catalogSyncFailed, MetricUnit.Count, 1);
+  if (outcome?.status === 'SYNCED') deps.metrics.addMetric(METRIC.catalogPartitionsAdded, MetricUnit.Count, outcome.result.partitionsAdded.length);
   return outcome;
 }
 
@@ -459,9 +462,16 @@ export function createIngestObservability(env: Environment = process.env): Inges
     metrics,
     async invoke(context, work) {
       if (context !== undefined) logger.addContext(context);
+      const started = performance.now();
+      const before = requestCountsSnapshot();
       try {
         return await work();
       } finally {
+        // The same per-invocation figures as the table-service steps (observability.ts).
+        const durationMs = Math.round(performance.now() - started);
+        metrics.addMetric(METRIC.durationMs, MetricUnit.Milliseconds, durationMs);
+        const cost = invocationCost(context, durationMs, requestCountsSince(before));
+        if (cost !== undefined) metrics.addMetric(METRIC.estimatedCost, MetricUnit.NoUnit, cost);
         if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
       }
     },
