@@ -16,7 +16,7 @@ import {
   DYNAMODB_LOCK_PROVIDER,
   DynamoDbLockProvider,
   FILE_SYSTEM_LOCK_PROVIDER,
-  HeartbeatLease,
+  type HeartbeatLease,
   IN_PROCESS_LOCK_PROVIDER,
   STORAGE_LOCK_FOLDER,
   StorageLockProvider,
