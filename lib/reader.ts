@@ -41,7 +41,7 @@ export async function stageFiles(storage: Storage, paths: readonly string[], tem
   const toUri = new Map<string, string>();
   const direct = paths.map((p) => storage.localPath?.(p));
   if (direct.every((p): p is string => p !== undefined)) {
-    direct.forEach((local, i) => toUri.set(local, storage.uriOf(paths[i]!)));
+    direct.forEach((local, i) => { toUri.set(local, storage.uriOf(paths[i]!)); });
     return { localPaths: direct, toUri, cleanup: async () => {} };
   }
   const dir = await mkdtemp(join(tempParent, 'hudi-stage-'));

@@ -25,7 +25,7 @@ import { compareInstantTimes, formatInstantTime, type Instant } from '../timelin
 import { instantPath, type Timeline } from '../timeline/timeline.js';
 import { transitionToInflight } from '../timeline/transitions.js';
 import { CLEAN_PLANNING_ID, CLEAN_WORK_ROOT, cleanPlanningDir, cleanWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
-import { integerOf } from './config.js';
+import { defineKey, readKeys, javaInt } from '../config/index.js';
 import { executeCleanerPlan, type PartitionCleanStat } from './execute.js';
 import type { CleanScopeSummary, PartitionCleanPlan, PartitionContext, RetentionPoint } from './plan.js';
 import { sliceContext } from './plan.js';
@@ -44,30 +44,28 @@ export interface CleanShareSettings {
 }
 
 export const SERVERLESS_CLEAN_KEYS = {
-  partitionsPerShare: {
+  partitionsPerShare: defineKey({
     key: 'hoodie.serverless.clean.partitions.per.share',
     default: 500,
+    parser: javaInt(1),
     description: 'serverless clean: partitions each planning Lambda lists and plans, and at most each delete Lambda cleans (not a Hudi key)',
-  },
-  filesPerShare: {
+  }),
+  filesPerShare: defineKey({
     key: 'hoodie.serverless.clean.files.per.share',
     default: 20_000,
+    parser: javaInt(1),
     description: 'serverless clean: files each delete Lambda deletes at most, 1,000 per DeleteObjects request (whole partitions: a larger partition gets a Lambda of its own; not a Hudi key)',
-  },
-  maxConcurrency: {
+  }),
+  maxConcurrency: defineKey({
     key: 'hoodie.serverless.clean.max.concurrency',
     default: 10,
+    parser: javaInt(1),
     description: 'serverless clean: planning or delete Lambdas running at once (each also has hoodie.cleaner.parallelism requests in flight; not a Hudi key)',
-  },
+  }),
 } as const;
 
 export function cleanShareSettingsFromProperties(props: ReadonlyMap<string, string>, location = 'clean properties'): CleanShareSettings {
-  const k = SERVERLESS_CLEAN_KEYS;
-  return {
-    partitionsPerShare: integerOf(props, k.partitionsPerShare.key, k.partitionsPerShare.default, location, 1),
-    filesPerShare: integerOf(props, k.filesPerShare.key, k.filesPerShare.default, location, 1),
-    maxConcurrency: integerOf(props, k.maxConcurrency.key, k.maxConcurrency.default, location, 1),
-  };
+  return readKeys(props, SERVERLESS_CLEAN_KEYS, location);
 }
 
 export const DEFAULT_CLEAN_SHARE_SETTINGS: CleanShareSettings = cleanShareSettingsFromProperties(new Map());

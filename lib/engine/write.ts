@@ -6,7 +6,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import {
-  DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId,
+  type DuckDBDecimalType, type DuckDBListType, type DuckDBMapType, type DuckDBStructType, DuckDBTypeId,
   type DuckDBConnection, type DuckDBInstance, type DuckDBType,
 } from '@duckdb/node-api';
 import { HudiError, InputError } from '../errors.js';

@@ -551,7 +551,7 @@ function workloadProfile(
     });
   });
   const byPartition: Record<string, WriteStat[]> = {};
-  buckets.forEach((bucket, i) => (byPartition[bucket.partitionPath] ??= []).push(stats[i]!));
+  buckets.forEach((bucket, i) => { (byPartition[bucket.partitionPath] ??= []).push(stats[i]!); });
   return { partitionToWriteStats: byPartition, compacted: false, extraMetadata: {}, operationType: OPERATION_TYPES[operation] };
 }
 
