@@ -123,7 +123,11 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     if (existing === undefined) {
       tableSchema = await session.avroSchemaOfBatch(newTable!.tableName);
     } else {
-      tableSchema = (await existing.schema())?.schema ?? (await session.avroSchemaOfBatch(existing.config.name));
+      // Hudi's writer schema: the latest commit's, evolved by the columns the batch adds (TableSchemaResolver reads
+      // it back from this commit; hoodie.table.create.schema stays as it was).
+      const latest = (await existing.schema())?.schema;
+      tableSchema = latest === undefined ? await session.avroSchemaOfBatch(existing.config.name) : await session.evolvedSchema(latest);
+      if (batch.addedColumns.length > 0) progress(`the input adds ${batch.addedColumns.join(', ')} to the table's schema`);
     }
     const prepared = await prepareRecords(session, tableConfig, storage, batch.rowCount, config, options);
     if (prepared.records === 0 && (existing === undefined || !config.allowEmptyCommit)) throw noRecordsError(options.input.file, existing === undefined, batch.rowCount > 0);
