@@ -7,7 +7,11 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
+import { resolveClusteringConfig } from '../lib/clustering/config.js';
+import { runClusteringJob } from '../lib/clustering/job.js';
+import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { HudiError, InputError } from '../lib/errors.js';
+import { StorageLockProvider } from '../lib/lock/index.js';
 import { readSnapshot } from '../lib/reader.js';
 import { openStorage } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
@@ -193,6 +197,30 @@ describe('writer input: schema against the table', () => {
     assert.deepEqual((await (await HudiTable.open(storage)).requireSchema('reading it')).schema.fields.map((f) => f.name), ['id', 'name', 'ts', 'note', 'dt', 'extra', 'more']);
     // The evolved schema is the table's now: a batch without the new columns lacks table columns.
     await assertRefused(table, () => write(table, BASE), /input lacks table column\(s\) extra, more, which would be stored as NULL/);
+  });
+
+  it('the latest commit\'s schema is the table\'s even where the newest file lacks a column: reads give NULL, writes need it', async () => {
+    // The newest base file is our clustering of p2, whose files predate `extra`; the schema (TableSchemaResolver:
+    // the latest commit's) still has it, so it is read as NULL and an input without it lacks a table column.
+    const table = await baseTable();
+    await write(table, [{ id: 3, name: 'c', ts: 1, note: 'z', dt: 'p2' }], { operation: 'insert' });
+    await write(table, [{ id: 1, name: 'a', ts: 2, note: 'x', extra: 7, dt: 'p1' }]);
+    const storage = openStorage(table);
+    const config = resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.partition.selected': 'p2' } }).config;
+    const engine = await openParquetEngine();
+    try {
+      const clustered = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config, lock: new StorageLockProvider(openStorage(`${table}.lock`)), engine, tempDir: tempDir() });
+      assert.ok(clustered.commit !== undefined, 'p2 was clustered');
+      const { columns } = await readSnapshot(await HudiTable.open(storage));
+      assert.ok(columns.includes('extra'));
+      assert.deepEqual((await rows(table)).map((r) => [r['id'], r['extra']]), [[1, 7], [2, null], [3, null]]);
+      await assertRefused(table, () => write(table, [{ id: 2, name: 'b', ts: 3, note: 'y', dt: 'p2' }]), /input lacks table column\(s\) extra, which would be stored as NULL/);
+      await write(table, [{ id: 2, name: 'b', ts: 3, note: 'y', extra: 8, dt: 'p2' }]);
+      assert.deepEqual((await rows(table)).map((r) => [r['id'], r['extra']]), [[1, 7], [2, 8], [3, null]]);
+      assert.deepEqual((await (await HudiTable.open(storage)).requireSchema('reading it')).schema.fields.filter((f) => f.name === 'extra'), [{ name: 'extra', type: ['null', 'long'], default: null }], 'added once');
+    } finally {
+      await engine.close();
+    }
   });
 
   it('refuses hoodie.write.schema.allow.auto.evolution.column.drop=true: no write drops a column', async () => {

@@ -13,6 +13,7 @@ import { HudiError, InputError } from '../errors.js';
 import type { DeclarativeKeyPlan } from '../keygen.js';
 import { hudiRecordName, META_FIELD_NAMES, type AvroField, type AvroRecordSchema } from '../schema.js';
 import { decimalFixedBytes, withFixedDecimals } from '../parquet/schema.js';
+import { duckDbTypeOfAvro } from './avro-types.js';
 import { duckdbReason, openDuckDb } from './connection.js';
 import type { ParquetEngineOptions } from './port.js';
 import { exactCast, nestedFieldDifferences, readType, typeSql, type ExactCast } from './exact-cast.js';
@@ -105,6 +106,11 @@ export interface WriteSessionOptions extends ParquetEngineOptions {}
 export interface LoadBatchOptions {
   /** Table columns the input lacks: refused (Hudi's default) or stored as NULL (set.null.for.missing.columns). */
   readonly missingColumns?: 'refuse' | 'null';
+  /**
+   * The table's latest schema (its fields): columns it has that the type templates lack (added by a commit whose
+   * files are not the templates) are table columns all the same, typed from their Avro type.
+   */
+  readonly schemaFields?: readonly AvroField[];
 }
 
 export interface LoadedBatch {
@@ -176,9 +182,10 @@ export class WriteSession {
     let addedColumns: string[] = [];
     if (typeTemplates.length > 0) {
       this.targets = await parquetTypeTargets(this.connection, typeTemplates);
-      const storedColumns = (await describeColumns(this.connection, typeTemplates))
+      const templateColumns = (await describeColumns(this.connection, typeTemplates))
         .filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name))
         .map((c) => ({ name: c.name, type: preservingDuckDbType(c.type, this.targets, c.name) }));
+      const storedColumns = [...templateColumns, ...schemaOnlyColumns(options.schemaFields ?? [], templateColumns)];
       if (described.length > 0) addedColumns = this.checkColumns(input.file, inputColumns, storedColumns, options.missingColumns ?? 'refuse');
       // Schema evolution: the table's columns, struct fields the input adds appended, then the input's new columns.
       const tableColumns = [
@@ -588,6 +595,15 @@ function partitionInSql(partitions: readonly string[]): string {
   const parts = literal.length === 0 ? [] : [`__partition IN (${literal.map(sqlString).join(', ')})`];
   if (literal.length < partitions.length) parts.push(`contains(__partition, chr(0))`);
   return `(${parts.join(' OR ')})`;
+}
+
+/** Fields of the schema no template has, with their DuckDB types (fields without one are left to the input). */
+function schemaOnlyColumns(fields: readonly AvroField[], templateColumns: readonly { name: string }[]): { name: string; type: DuckDBType }[] {
+  return fields.flatMap((field) => {
+    if ((META_FIELD_NAMES as readonly string[]).includes(field.name) || templateColumns.some((c) => c.name === field.name)) return [];
+    const type = duckDbTypeOfAvro(field.type);
+    return type === undefined ? [] : [{ name: field.name, type }];
+  });
 }
 
 /** A new column's type: naive timestamps become UTC timestamps, as for a new table (and as Spark writes them). */

@@ -115,7 +115,11 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const view = existing === undefined ? undefined : await existing.fileSystemView();
     const template = view === undefined ? undefined : newestBaseFile(view);
     const templates = await stageFiles(storage, template === undefined ? [] : [template], workDir);
-    const batch = await session.loadBatch(options.input, templates.localPaths, { missingColumns: config.missingColumns });
+    // The latest commit's schema (TableSchemaResolver): its columns are the table's even where the template lacks them.
+    const latest = existing === undefined ? undefined : (await existing.schema())?.schema;
+    // Partition columns a table drops from its files stay out of them.
+    const schemaFields = latest?.fields.filter((f) => !(tableConfig.dropPartitionColumns && tableConfig.partitionFields.includes(f.name)));
+    const batch = await session.loadBatch(options.input, templates.localPaths, { missingColumns: config.missingColumns, ...(schemaFields === undefined ? {} : { schemaFields }) });
     progress(`loaded ${batch.rowCount} records from ${options.input.file}`);
     if (existing === undefined && batch.rowCount === 0) throw noRecordsError(options.input.file, true, false);
 
@@ -125,7 +129,6 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     } else {
       // Hudi's writer schema: the latest commit's, evolved by the columns the batch adds (TableSchemaResolver reads
       // it back from this commit; hoodie.table.create.schema stays as it was).
-      const latest = (await existing.schema())?.schema;
       tableSchema = latest === undefined ? await session.avroSchemaOfBatch(existing.config.name) : await session.evolvedSchema(latest);
       if (batch.addedColumns.length > 0) progress(`the input adds ${batch.addedColumns.join(', ')} to the table's schema`);
     }
