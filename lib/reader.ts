@@ -12,7 +12,7 @@ import type { BaseFile } from './fs-view.js';
 import { keyGeneratorOptionsFromTable, partitionValuesFromPath } from './keygen.js';
 import { mapWithConcurrency } from './storage/concurrency.js';
 import type { Storage } from './storage/port.js';
-import type { HudiTable } from './table.js';
+import type { HudiTable, TableSchema } from './table.js';
 
 export const META_FIELDS = ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name'] as const;
 const DOWNLOAD_CONCURRENCY = 8;
@@ -75,7 +75,7 @@ export async function readSnapshot(table: HudiTable, options: SnapshotOptions = 
   // part of the table's schema: Hudi's readers (Spark, hudi-rs) do not return them, so neither do we.
   const keepMetaFields = options.includeMetaFields === true && table.config.populateMetaFields;
   try {
-    const result = await readTableRows(table, engine, baseFiles, staged.localPaths);
+    const result = withSchemaColumns(await readTableRows(table, engine, baseFiles, staged.localPaths), options.asOf === undefined ? await table.schema() : undefined);
     const columns = keepMetaFields ? result.columns : result.columns.filter((c) => !(META_FIELDS as readonly string[]).includes(c));
     const rows = keepMetaFields ? result.rows : result.rows.map((row) => Object.fromEntries(columns.map((c) => [c, row[c] ?? null])));
     return { columns, rows, files };
@@ -85,6 +85,17 @@ export async function readSnapshot(table: HudiTable, options: SnapshotOptions = 
     await staged.cleanup();
     if (options.engine === undefined) await engine.close();
   }
+}
+
+/**
+ * Columns of the table's latest schema that no file read has (a commit added them, and its files were replaced or
+ * are elsewhere) read as NULL, as Spark's reader returns them; the files' columns come first, as read.
+ */
+function withSchemaColumns(result: RowSet, schema: TableSchema | undefined): RowSet {
+  const absent = (schema?.schema.fields ?? []).map((field) => field.name).filter((name) => !result.columns.includes(name));
+  if (absent.length === 0) return result;
+  for (const row of result.rows) for (const name of absent) row[name] = null;
+  return { columns: [...result.columns, ...absent], rows: result.rows };
 }
 
 /**

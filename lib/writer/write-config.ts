@@ -34,6 +34,8 @@ export interface WriteConfig {
    * hoodie.write.set.null.for.missing.columns or hoodie.datasource.write.reconcile.schema.
    */
   readonly missingColumns: 'refuse' | 'null';
+  /** hoodie.write.schema.allow.auto.evolution.column.drop: always false (true is refused when parsed). */
+  readonly allowColumnDrop: false;
   /** An input without records still makes a commit (hoodie.allow.empty.commit, default true as in Hudi). */
   readonly allowEmptyCommit: boolean;
   /** Bloom filter of record keys in each base file footer (Hudi's bloom index reads it). */
@@ -77,7 +79,13 @@ export const WRITE_KEYS = {
     key: 'hoodie.datasource.write.reconcile.schema',
     default: false,
     parser: bool,
-    description: 'conform the input to the table\'s schema: columns it lacks are stored as NULL (input columns the table lacks are refused either way: this writer does not evolve schemas)',
+    description: 'conform the input to the table\'s schema: columns it lacks are stored as NULL; columns (and struct fields) it adds extend the schema, as they do without it',
+  }),
+  allowColumnDrop: defineKey({
+    key: 'hoodie.write.schema.allow.auto.evolution.column.drop',
+    default: false,
+    parser: bool,
+    description: 'true would let an input without some table columns drop them from the schema (Hudi); this writer refuses the setting and never drops a column',
   }),
   allowEmptyCommit: defineKey({ key: 'hoodie.allow.empty.commit', default: true, parser: bool, description: 'an input without records makes an empty commit (false: it writes nothing)' }),
   bloomNumEntries: defineKey({ key: 'hoodie.index.bloom.num_entries', default: 60000, parser: javaInt(1), description: 'bloom filter entries per row (its size: about 430 KB per base file at the default)' }),
@@ -106,6 +114,7 @@ export function writeConfigFromProperties(props: ReadonlyMap<string, string>, lo
     rejectUpdatesDuringClustering: read(SHARED_KEYS.updatesStrategy) === REJECT_UPDATE_STRATEGY,
     lockWaitMs: read(SHARED_KEYS.lockWaitMs),
     payloadClass: rawValue(props, k.payloadClass)?.text ?? nonEmpty(props.get(TABLE_PAYLOAD_CLASS_KEY)),
+    allowColumnDrop: refuseColumnDrop(read(k.allowColumnDrop), location),
     missingColumns: read(k.setNullForMissingColumns) || read(k.reconcileSchema) ? 'null' : 'refuse',
     allowEmptyCommit: read(k.allowEmptyCommit),
     bloom: { numEntries: read(k.bloomNumEntries), fpp: read(k.bloomFpp), maxEntries: read(k.bloomMaxEntries), type: read(k.bloomType) },
@@ -149,6 +158,15 @@ export function resolveRecordPayload(config: Pick<WriteConfig, 'payloadClass'>, 
     location: source === 'hoodie.properties' ? `${tableLocation} (${TABLE_PAYLOAD_CLASS_KEY})` : WRITE_KEYS.payloadClass.key,
     fix: `set ${WRITE_KEYS.payloadClass.key} to ${PAYLOAD_CLASSES.overwriteWithLatest} (Hudi's default: the incoming record wins) or ` +
       `${PAYLOAD_CLASSES.default} (a stored record with a greater precombine value is kept), or write this table with Hudi`,
+  });
+}
+
+/** Dropping columns by schema evolution is not something this writer does: say so rather than keep them. */
+function refuseColumnDrop(allowed: boolean, location: string): false {
+  if (!allowed) return false;
+  throw new HudiError(`${WRITE_KEYS.allowColumnDrop.key}=true is not supported: this writer never drops a column from the table's schema`, {
+    location,
+    fix: `unset it (columns an input lacks are then refused, or stored as NULL with ${WRITE_KEYS.setNullForMissingColumns.key}=true), or write this batch with Hudi`,
   });
 }
 
