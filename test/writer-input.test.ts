@@ -289,7 +289,8 @@ describe('writer input: every column type takes only values it holds exactly', (
     await write(table, [row({ s: { a: 1, b: 'x', c: 2 } })]);
     assert.deepEqual((await rows(table)).map((r) => r['s']), [{ a: 1, b: 'x', c: null }, { a: 1, b: 'x', c: 2 }]);
     const field = (await (await HudiTable.open(openStorage(table))).requireSchema('reading it')).schema.fields.find((f) => f.name === 's');
-    const record = (field?.type as unknown[])[1] as { fields: { name: string; type: unknown }[] };
+    assert.ok(field !== undefined, 'the schema has the struct column s');
+    const record = (field.type as unknown[])[1] as { fields: { name: string; type: unknown }[] };
     assert.deepEqual(record.fields.map((f) => [f.name, f.type]), [['a', ['null', 'long']], ['b', ['null', 'string']], ['c', ['null', 'long']]]);
     await assertRefused(table, () => write(table, [row({ s: { a: 1 } })]), /input lacks table column\(s\) s\.b, s\.c, which would be stored as NULL/);
     await write(table, [row({ id: 3, s: { a: 1 } })], { props: { 'hoodie.write.set.null.for.missing.columns': 'true' } });
