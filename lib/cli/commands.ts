@@ -16,6 +16,7 @@ import { parseWriteOperation } from '../writer/write-config.js';
 import { writeBatch } from '../writer/write-client.js';
 import { out, parseCommandArgs, readPropsFile, type Command } from './args.js';
 import { clusterCommand, showClusteringCommand } from './cluster-commands.js';
+import { compactCommand, showCompactionCommand } from './compact-commands.js';
 import { archiveCommand, cleanCommand, showCleanCommand } from './clean-commands.js';
 import { loadArchivedHistory } from '../archival/history.js';
 
@@ -209,7 +210,7 @@ const generate: Command = {
 };
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: Command[] = [init, timeline, files, read, write, clusterCommand, showClusteringCommand, cleanCommand, archiveCommand, showCleanCommand, rollback, generate];
+export const COMMANDS: Command[] = [init, timeline, files, read, write, clusterCommand, showClusteringCommand, compactCommand, showCompactionCommand, cleanCommand, archiveCommand, showCleanCommand, rollback, generate];
 
 export function usage(): string {
   const lines = ['usage: hudi-serverless <command> [options] [--verbose]', '', 'commands:'];

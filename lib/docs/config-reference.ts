@@ -6,6 +6,7 @@ import { ARCHIVAL_KEYS } from '../archival/config.js';
 import { CLEAN_KEYS } from '../cleaning/config.js';
 import { SERVERLESS_CLEAN_KEYS } from '../cleaning/shares.js';
 import { CLUSTERING_KEYS, FLINK_CLUSTERING_ALIASES } from '../clustering/config.js';
+import { COMPACTION_KEYS } from '../compaction/config.js';
 import { LOCK_PROPERTY } from '../lock/lease.js';
 import { METADATA_TABLE_KEYS } from '../metadata/keys.js';
 import { WRITE_KEYS } from '../writer/write-config.js';
@@ -46,6 +47,7 @@ export function configReference(): string {
   }));
   const write = Object.values(WRITE_KEYS).map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }));
   const clean = [...Object.values(CLEAN_KEYS), ...Object.values(SERVERLESS_CLEAN_KEYS)].map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }));
+  const compaction = Object.values(COMPACTION_KEYS).map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }));
   const archive = Object.values(ARCHIVAL_KEYS).map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }));
   return [
     CONFIG_BEGIN,
@@ -69,6 +71,10 @@ export function configReference(): string {
     '### Cleaning (`clean`)',
     '',
     table(clean),
+    '',
+    '### Compaction of merge-on-read tables (`compact`)',
+    '',
+    table(compaction),
     '',
     '### Archiving (`archive`)',
     '',
