@@ -144,6 +144,24 @@ describe('merge-on-read compaction: ours and Hudi 0.15 agree', () => {
     assert.deepEqual(withoutFileName(rows), withoutFileName(before0));
   });
 
+  it('on a table with Hudi\'s metadata table: our compaction keeps it (Hudi\'s validator), Spark reads the same rows', async () => {
+    const mdt = join(root, 'mdt');
+    const mdtOptions = (operation: string) => options(operation, { 'hoodie.table.name': 'mor_m', 'hoodie.metadata.enable': 'true' });
+    await hudi.write(mdt, { schema: SCHEMA, rows: [1, 2, 3, 4].map((id) => row(id, 1, 'ins')), options: mdtOptions('insert') });
+    await hudi.write(mdt, { schema: SCHEMA, rows: [row(1, 2, 'up'), row(2, 2, 'up')], options: mdtOptions('upsert') });
+    const beforeRows = await spark(hudi, mdt);
+    const t = await open(mdt);
+    const scheduled = await scheduleCompaction(t, config, { lock: lockOf(t), force: true, properties: PROPS });
+    assert.ok(scheduled);
+    const result = await runCompaction(await open(mdt), scheduled.instantTime, { lock: lockOf(t), properties: PROPS });
+    assert.ok(result.metadataTable?.deltaCommit !== undefined, 'a metadata-table deltacommit for the compaction');
+    const report = await hudi.validateMetadataTable(mdt, ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups']);
+    assert.deepEqual(report.errors, []);
+    assert.deepEqual(Object.entries(report.checks).filter(([, check]) => check.status !== 'passed').map(([name, check]) => `${name}: ${check.details}`), []);
+    const afterRows = await sameAsSpark(hudi, mdt);
+    assert.deepEqual(withoutFileName(afterRows), withoutFileName(beforeRows));
+  });
+
   it('the CLI: compact --mode scheduleAndExecute, show-compaction, and refusals', () => {
     const cli = join(root, 'cli');
     const props = join(root, 'compact.properties');
