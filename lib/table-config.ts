@@ -180,10 +180,12 @@ export function assertSupported(config: TableConfig, location: string, mode: 're
         : 'use a Hudi 0.14/0.15 table, or downgrade it with hudi-cli `downgrade table --toVersion SIX`',
     });
   }
-  if (config.type !== 'COPY_ON_WRITE') {
-    throw new UnsupportedTableError(`table type ${config.type} is not supported; this build handles COPY_ON_WRITE tables`, {
+  // Merge-on-read tables are readable (snapshot, read-optimized, as-of); writing them (delta commits) and their
+  // table services (clustering of slices with logs, cleaning, archival) are not built yet.
+  if (config.type !== 'COPY_ON_WRITE' && mode === 'write') {
+    throw new UnsupportedTableError(`writes and table services on ${config.type} tables are not supported yet; this build reads them and writes COPY_ON_WRITE tables`, {
       location,
-      fix: 'use a copy-on-write table (hoodie.table.type=COPY_ON_WRITE)',
+      fix: 'write and cluster merge-on-read tables with Hudi (Spark or Flink); read them with `read` (--query-type snapshot|read_optimized)',
     });
   }
   if (config.baseFileFormat !== 'PARQUET') {

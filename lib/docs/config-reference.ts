@@ -6,6 +6,7 @@ import { ARCHIVAL_KEYS } from '../archival/config.js';
 import { CLEAN_KEYS } from '../cleaning/config.js';
 import { SERVERLESS_CLEAN_KEYS } from '../cleaning/shares.js';
 import { CLUSTERING_KEYS, FLINK_CLUSTERING_ALIASES } from '../clustering/config.js';
+import { COMPACTION_KEYS } from '../compaction/config.js';
 import type { ConfigKey } from '../config/index.js';
 import { LOCK_KEYS } from '../lock/keys.js';
 import { METADATA_TABLE_KEYS } from '../metadata/keys.js';
@@ -47,6 +48,7 @@ export function configReference(): string {
   }));
   const write = rows(WRITE_KEYS);
   const clean = [...rows(CLEAN_KEYS), ...rows(SERVERLESS_CLEAN_KEYS)];
+  const compaction = rows(COMPACTION_KEYS);
   const sync = rows(META_SYNC_KEYS);
   const archive = rows(ARCHIVAL_KEYS);
   return [
@@ -71,6 +73,10 @@ export function configReference(): string {
     '### Cleaning (`clean`)',
     '',
     table(clean),
+    '',
+    '### Compaction of merge-on-read tables (`compact`)',
+    '',
+    table(compaction),
     '',
     '### Archiving (`archive`)',
     '',
