@@ -130,7 +130,7 @@ try {
     }
     const started = performance.now();
     const mdt = (await MetadataTable.open(storage))!;
-    const [compaction] = await mdt.runTableServices({ properties: new Map([...props, ['hoodie.metadata.compact.max.delta.commits', '10']]) });
+    const { compactions: [compaction] } = await mdt.runTableServices({ properties: new Map([...props, ['hoodie.metadata.compact.max.delta.commits', '10']]) });
     const millis = performance.now() - started;
     if (compaction === undefined) throw new Error('no compaction was due');
     const byPartition = new Map<string, { files: number; bytes: number; records: number }>();

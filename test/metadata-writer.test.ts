@@ -359,6 +359,35 @@ describe('writer with Hudi\'s metadata table', () => {
     }
   });
 
+  it('cleans the metadata table after a compaction as Hudi does: <deltacommit>002, KEEP_LATEST_COMMITS, the old slices\' files go', async () => {
+    // 4 initialization deltacommits + 1 write reach 5: the 2nd write compacts; 3 instants after it, the 5th cleans.
+    const props = new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '5'], ['hoodie.cleaner.commits.retained', '2']]);
+    const { table, storage } = await mdtTable(ALL, props);
+    const logFiles = async () => new Set([...(await MetadataTable.open(storage))!.fileGroups.values()].flat().flatMap((g) => g.allLogFiles.map((l) => l.path)));
+    let before = new Set<string>();
+    const results = [];
+    for (let i = 0; i < 5; i++) {
+      const latest = (await MetadataTable.open(storage))!.timeline.completed().filter((x) => x.action === 'deltacommit').at(-1)!.time;
+      const result = await write(table, users(3, 200 + i, 1 + 2 * i), i === 0 ? 'bulk_insert' : 'upsert', { props });
+      results.push({ latest, result });
+      // Before the compaction, every log file is in a slice the compaction supersedes.
+      if (i === 0) before = await logFiles();
+      await assertInSync(table);
+    }
+    assert.deepEqual(results.map(({ result }) => [result.metadataTable.compactions.length, result.metadataTable.cleans.length]), [[0, 0], [1, 0], [0, 0], [0, 0], [0, 1]]);
+    const clean = results[4]!.result.metadataTable.cleans[0]!;
+    assert.equal(clean.instantTime, `${results[4]!.latest}002`);
+    assert.ok(mdtInstantFiles(table).includes(`${clean.instantTime}.clean`));
+    // The slices before the compaction (initialization logs and the bulk_insert's) are gone, nothing else.
+    const left = await logFiles();
+    for (const path of before) assert.ok(!left.has(path), `${path} was cleaned`);
+    assert.equal(clean.filesDeleted, before.size);
+    const after = (await MetadataTable.open(storage))!;
+    for (const group of [...after.fileGroups.values()].flat()) assert.equal(group.latest.baseInstant, results[1]!.result.metadataTable.compactions[0]!.instantTime);
+    await write(table, users(2, 260, 3), 'upsert', { props });
+    await assertInSync(table);
+  });
+
   it('a pending metadata-table compaction it cannot read fails the write, and nothing of the write is visible', async () => {
     const { table, storage } = await mdtTable(['files']);
     await write(table, users(2, 60, 1), 'insert');

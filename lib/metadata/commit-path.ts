@@ -7,7 +7,7 @@
  *    table this build cannot keep correct, so that nothing is written for a commit that could not complete;
  * 2. `commit(instant, metadata, input)` just before the data instant's completed file: the same keys again (a
  *    Spark writer may have turned the metadata table on meanwhile), the metadata table's own services (pending
- *    compactions finished, a compaction when due: Hudi's performTableServices), then the metadata table's
+ *    compactions and cleans finished, a clean and a compaction when due: Hudi's performTableServices), then its
  *    deltacommit for the instant, completed before this returns.
  */
 import type { LockLease } from '../lock/port.js';
@@ -16,6 +16,7 @@ import { readTableConfig, type TableConfig } from '../table-config.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import type { CommitMetadata } from '../timeline/commit-metadata.js';
 import { applyMetadataTableWriteConfig, METADATA_ENABLE_KEY, type MetadataDisableReport } from './disable.js';
+import type { MetadataCleanResult } from './clean.js';
 import type { MetadataCompactionResult } from './compaction.js';
 import { MetadataTable, type MetadataCommitInput, type MetadataCommitResult, type MetadataRemoveResult } from './metadata-table.js';
 
@@ -26,6 +27,8 @@ export interface MetadataTableOutcome {
   readonly disabled: MetadataDisableReport | undefined;
   /** Metadata-table compactions run before the deltacommit (finished pending ones, or one that was due). */
   readonly compactions: readonly MetadataCompactionResult[];
+  /** Metadata-table cleans run before the deltacommit. */
+  readonly cleans: readonly MetadataCleanResult[];
 }
 
 export interface MetadataTableSession {
@@ -41,6 +44,7 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
   let disabled: MetadataDisableReport | undefined;
   let deltaCommit: MetadataCommitResult | undefined;
   const compactions: MetadataCompactionResult[] = [];
+  const cleans: MetadataCleanResult[] = [];
   /** Apply the user's keys to hoodie.properties as stored now; the metadata table left afterwards. */
   const applyKeysAndOpen = async (): Promise<MetadataTable | undefined> => {
     const config = await readTableConfig(storage);
@@ -59,8 +63,9 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
     if (table === undefined) return undefined;
     table.assertMaintainable('compacting the metadata table', { properties });
     const ran = await table.runTableServices({ properties, ...(lease === undefined ? {} : { lease }) });
-    compactions.push(...ran);
-    return ran.length === 0 ? table : MetadataTable.open(storage);
+    compactions.push(...ran.compactions);
+    cleans.push(...ran.cleans);
+    return ran.compactions.length === 0 && ran.cleans.length === 0 ? table : MetadataTable.open(storage);
   };
   return {
     async prepare(what) {
@@ -76,7 +81,7 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
       deltaCommit = table === undefined ? undefined : await table.commitClean(instantTime, metadata, { ...input, properties });
       return deltaCommit;
     },
-    outcome: () => ({ deltaCommit, disabled, compactions }),
+    outcome: () => ({ deltaCommit, disabled, compactions, cleans }),
   };
 }
 

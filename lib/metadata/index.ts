@@ -4,7 +4,8 @@
  * deltacommit of a rolled-back instant, compacting it (HFile base files) and turning it off as Hudi's writers do.
  */
 export { MetadataTable, MetadataTableReader, COMPACT_MAX_DELTA_COMMITS_KEY, DEFAULT_COMPACT_MAX_DELTA_COMMITS } from './metadata-table.js';
-export type { MetadataCommitInput, MetadataCommitResult, MetadataRemoveResult, MetadataTableProblem } from './metadata-table.js';
+export type { MetadataCommitInput, MetadataCommitResult, MetadataRemoveResult, MetadataTableProblem, MetadataTableServicesResult } from './metadata-table.js';
+export { decideMetadataClean, planMetadataClean, metadataCleanerCommitsRetained, CLEAN_SUFFIX, type MetadataCleanResult } from './clean.js';
 export type { RecordIndexChanges, MetadataChange } from './convert.js';
 export { decideCompaction, planCompaction, compactionLimit, COMPACTION_SUFFIX, type MetadataCompactionResult, type CompactedFile, type CompactionDecision } from './compaction.js';
 export { convertCommitMetadata, columnsToIndex } from './convert.js';

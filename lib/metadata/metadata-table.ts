@@ -22,6 +22,7 @@ import { compareInstantTimes, type Instant } from '../timeline/instant.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { convertCleanMetadata, convertCommitMetadata, type MetadataChange, type RecordIndexChanges } from './convert.js';
 import { compactionLimit, decideCompaction, planCompaction, resumePendingCompactions, scheduleAndRunCompaction, type MetadataCompactionResult } from './compaction.js';
+import { decideMetadataClean, metadataCleanerCommitsRetained, planMetadataClean, resumePendingMetadataCleans, scheduleAndRunMetadataClean, type MetadataCleanResult } from './clean.js';
 import { writeDeltaCommit, type FileGroupWriteStat } from './delta-commit.js';
 import { fileGroupsOf, partitionFolder, type MetadataFileGroup } from './file-groups.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
@@ -55,6 +56,12 @@ export interface MetadataCommitResult {
   readonly partitions: Readonly<Record<string, { readonly records: number; readonly deletes: number; readonly logFiles: number; readonly bytes: number }>>;
   readonly logFiles: readonly FileGroupWriteStat[];
   readonly millis: number;
+}
+
+/** What the metadata table's own services did before a commit (each list empty when nothing was due). */
+export interface MetadataTableServicesResult {
+  readonly compactions: readonly MetadataCompactionResult[];
+  readonly cleans: readonly MetadataCleanResult[];
 }
 
 export interface MetadataRemoveResult {
@@ -312,22 +319,29 @@ export class MetadataTable {
 
   /**
    * The metadata table's own services before a commit adds its deltacommit, as Hudi's performTableServices: finish
-   * pending compactions, then compact when due (see compaction.ts). Call it under the data table's lock; when it
-   * returns results, open the table again (the latest file slices changed).
+   * pending compactions and cleans, clean when due (clean.ts), then compact when due (compaction.ts). Call it under
+   * the data table's lock; when anything ran, open the table again (its file slices changed).
    */
-  async runTableServices(input: Pick<MetadataCommitInput, 'properties' | 'lease'> = {}): Promise<MetadataCompactionResult[]> {
+  async runTableServices(input: Pick<MetadataCommitInput, 'properties' | 'lease'> = {}): Promise<MetadataTableServicesResult> {
     const dataTimeline = await loadTimeline(this.storage);
+    const lease = input.lease;
     const context = {
       metadataTimeline: this.timeline,
       validInstants: await validInstantTimes(this.storage, dataTimeline, this.timeline),
-      ...(input.lease === undefined ? {} : { lease: input.lease }),
+      ...(lease === undefined ? {} : { lease }),
     };
-    const results = await resumePendingCompactions(this.storage, context);
-    if (results.length > 0) return results;
+    const compactions = await resumePendingCompactions(this.storage, context);
+    const cleans = await resumePendingMetadataCleans(this.storage, this.timeline, lease);
+    if (compactions.length > 0 || cleans.length > 0) return { compactions, cleans };
+    const clean = decideMetadataClean(this.timeline);
+    if (clean.instantTime !== undefined) {
+      const plan = await planMetadataClean(this.storage, this.timeline, this.fileGroups, metadataCleanerCommitsRetained(input.properties));
+      if (plan !== undefined) return { compactions, cleans: [await scheduleAndRunMetadataClean(this.storage, clean.instantTime, plan, lease)] };
+    }
     const decision = decideCompaction(dataTimeline, this.timeline, compactionLimit(input.properties));
-    if (decision.instantTime === undefined) return [];
+    if (decision.instantTime === undefined) return { compactions, cleans };
     const plan = planCompaction(this.fileGroups);
-    return [await scheduleAndRunCompaction(this.storage, decision.instantTime, plan, context)];
+    return { compactions: [await scheduleAndRunCompaction(this.storage, decision.instantTime, plan, context)], cleans };
   }
 
   /** A reader of the metadata table as it is now, against the data table's timeline. */
