@@ -20,6 +20,7 @@
  * so a crash at any point leaves the table as before; the next commit resumes the plan (Hudi re-runs a pending
  * compaction's plan too, after rolling back what its inflight attempt wrote: here, the partial base files).
  */
+import { defineKey, javaInt, readKey } from '../config/index.js';
 import { HudiError } from '../errors.js';
 import { writeHudiBaseHFile } from '../hfile/index.js';
 import type { LockLease } from '../lock/port.js';
@@ -41,9 +42,15 @@ import { isDeletedRecord, type MetadataRecord } from './records.js';
 import { METADATA_RECORD_SCHEMA_TEXT, METADATA_RECORD_WRITER_SCHEMA_TEXT, metadataRecordType } from './schema.js';
 import { deltaCommitsSinceLastCompaction, METADATA_TABLE_METAFOLDER } from './timeline.js';
 
-/** hoodie.metadata.compact.max.delta.commits and its default. */
-export const COMPACT_MAX_DELTA_COMMITS_KEY = 'hoodie.metadata.compact.max.delta.commits';
-export const DEFAULT_COMPACT_MAX_DELTA_COMMITS = 10;
+/** hoodie.metadata.compact.max.delta.commits (HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS). */
+export const COMPACT_MAX_DELTA_COMMITS = defineKey({
+  key: 'hoodie.metadata.compact.max.delta.commits',
+  default: 10,
+  parser: javaInt(1),
+  description: 'once the metadata table has this many deltacommits since its last compaction, the next commit compacts it first (HFile base files, a `<deltacommit>001` commit), as Hudi\'s writers do; not while a data instant at or before its latest deltacommit is pending',
+});
+export const COMPACT_MAX_DELTA_COMMITS_KEY = COMPACT_MAX_DELTA_COMMITS.key;
+export const DEFAULT_COMPACT_MAX_DELTA_COMMITS = COMPACT_MAX_DELTA_COMMITS.default;
 /** HoodieTableMetadataUtil.OperationSuffix.COMPACTION. */
 export const COMPACTION_SUFFIX = '001';
 /** zlib level of the base files' GZ blocks (as the deltacommits': any level reads back the same). */
@@ -52,13 +59,7 @@ const METAFOLDER = { metaFolder: METADATA_TABLE_METAFOLDER };
 
 /** hoodie.metadata.compact.max.delta.commits from the user's write properties. */
 export function compactionLimit(properties: ReadonlyMap<string, string> | undefined): number {
-  const text = properties?.get(COMPACT_MAX_DELTA_COMMITS_KEY);
-  if (text === undefined || text.trim() === '') return DEFAULT_COMPACT_MAX_DELTA_COMMITS;
-  const value = Number(text.trim());
-  if (!Number.isInteger(value) || value < 1) {
-    throw new HudiError(`${COMPACT_MAX_DELTA_COMMITS_KEY}=${text} is not a positive integer`, { fix: `give a whole number (Hudi's default is ${DEFAULT_COMPACT_MAX_DELTA_COMMITS})` });
-  }
-  return value;
+  return readKey(properties ?? new Map(), COMPACT_MAX_DELTA_COMMITS, 'write properties');
 }
 
 export interface CompactionDecision {
