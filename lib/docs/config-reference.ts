@@ -5,6 +5,7 @@
 import { ARCHIVAL_KEYS } from '../archival/config.js';
 import { CLEAN_KEYS } from '../cleaning/config.js';
 import { SERVERLESS_CLEAN_KEYS } from '../cleaning/shares.js';
+import { SERVERLESS_CLUSTERING_KEYS } from '../serverless/scale-out.js';
 import { CLUSTERING_KEYS, FLINK_CLUSTERING_ALIASES } from '../clustering/config.js';
 import { LOCK_PROPERTY } from '../lock/lease.js';
 import { METADATA_TABLE_KEYS } from '../metadata/keys.js';
@@ -59,6 +60,10 @@ export function configReference(): string {
     '### Flink names (`clustering.*`), read as the Hudi key they map to',
     '',
     table(flink),
+    '',
+    '### Serverless clustering fan-out (the state machine)',
+    '',
+    table(Object.values(SERVERLESS_CLUSTERING_KEYS).map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }))),
     '',
     '### Writes and small-file handling',
     '',
