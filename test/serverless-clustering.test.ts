@@ -11,6 +11,7 @@ import { dynamoDbClientFromEnv } from '../lib/lock/index.js';
 import type { CommitStepOutput } from '../lib/serverless/commit-step.js';
 import { lambdaContext, loadBundledHandler, runStateMachineLocally, startLocalStepFunctionsEndpoint, type LocalExecution, type LocalRunOptions } from '../lib/serverless/local/index.js';
 import type { PlanStepOutput } from '../lib/serverless/plan-step.js';
+import { SERVERLESS_CLUSTERING_KEYS } from '../lib/serverless/scale-out.js';
 import type { RollbackStepOutput } from '../lib/serverless/rollback-step.js';
 import type { TableServicesOutput } from '../lib/serverless/run-output.js';
 import type { TriggerOutput } from '../lib/serverless/trigger.js';
@@ -67,10 +68,21 @@ async function freshTable(name: string): Promise<{ tablePath: string; storage: S
   return { tablePath, storage };
 }
 
+const DISTRIBUTED_THRESHOLD = 3;
+/** The deployment's properties with a low inline-Map limit, so the test table's plan takes the Distributed Map. */
+const DISTRIBUTED_ENVIRONMENT = { CLUSTERING_PROPERTIES: `${SERVERLESS_CLUSTERING_KEYS.inlineMapMaxGroups.key}=${DISTRIBUTED_THRESHOLD}` };
+
+/** The plan step's output, which the state keeps at $.plan. */
+function planOf(execution: LocalExecution): Extract<PlanStepOutput, { status: 'CLUSTER' }> {
+  const plan = (execution.output as { plan?: PlanStepOutput } | undefined)?.plan;
+  assert.ok(plan?.status === 'CLUSTER', `a plan: ${JSON.stringify(execution.output)}`);
+  return plan;
+}
+
 function run(tablePath: string, options: Partial<LocalRunOptions> = {}): Promise<LocalExecution> {
   return runStateMachineLocally(
     { tablePath, properties: clusteringProperties },
-    { functionsDir, retryPauseMs: RETRY_PAUSE_MS, environment: { LOCK_TABLE: lockTable }, ...options },
+    { functionsDir, retryPauseMs: RETRY_PAUSE_MS, ...options, environment: { LOCK_TABLE: lockTable, ...options.environment } },
   );
 }
 
@@ -189,6 +201,55 @@ describe('serverless clustering through the state machine', () => {
     const output = committed(resumed);
     assert.equal(output.instant, instant.time, 'the same plan was executed');
     await assertCommittedCleanly(storage, output);
+  });
+
+  test('a plan with more groups than the inline Map carries runs them in the Distributed Map: all clustered, one replacecommit', async () => {
+    const { tablePath, storage } = await freshTable('sm-distributed');
+    const execution = await run(tablePath, { environment: { ...DISTRIBUTED_ENVIRONMENT } });
+    assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
+    const plan = planOf(execution);
+    assert.equal(plan.mapMode, 'DISTRIBUTED');
+    assert.ok(plan.groupsToRun > DISTRIBUTED_THRESHOLD, `${plan.groupsToRun} groups`);
+    assert.deepEqual(plan.groups, [], 'the groups travel in the manifest, not in the state');
+    assert.ok(plan.manifest !== undefined && plan.manifest.key.endsWith(`${plan.instant}/groups.json`), JSON.stringify(plan.manifest));
+    const groups = execution.invocations.filter((invocation) => invocation.functionName === 'execute-group');
+    assert.deepEqual(groups.map((invocation) => invocation.groupIndex).sort((a, b) => a! - b!), Array.from({ length: plan.groupsToRun }, (_, index) => index), 'every group ran once');
+    assert.ok(maxOverlap(execution, 'execute-group') > 1, 'groups ran in parallel');
+    const output = committed(execution);
+    assert.equal(output.status, 'COMMITTED');
+    assert.equal(output.instant, plan.instant);
+    assert.equal(output.replacedFileGroups, PARTITIONS * COMMITS);
+    const replacecommits = (await HudiTable.open(storage)).timeline.instants.filter((instant) => instant.action === 'replacecommit');
+    assert.deepEqual(replacecommits.map((instant) => [instant.time, instant.state]), [[plan.instant, 'COMPLETED']]);
+    await assertCommittedCleanly(storage, output);
+  });
+
+  test('a group that always fails in the Distributed Map: rollback as with the inline Map, the plan kept', async () => {
+    const { tablePath, storage } = await freshTable('sm-distributed-fail');
+    const entered: string[] = [];
+    const failing = await run(tablePath, {
+      environment: { ...DISTRIBUTED_ENVIRONMENT },
+      onProgress: (event) => {
+        if (event.kind === 'state-entered' && event.index === undefined) entered.push(event.state);
+      },
+      handlerOf: withFaults(functionsDir, (call) => {
+        if (call.functionName === 'execute-group' && call.phase === 'before' && (call.input as { groupIndex: number }).groupIndex === 1) throw new Error('injected: disk full');
+      }),
+    });
+    assert.equal(failing.status, 'FAILED');
+    assert.deepEqual(entered.filter((state) => ['ExecuteGroups', 'ExecuteGroupsDistributed', 'Rollback'].includes(state)), ['ExecuteGroupsDistributed', 'Rollback'], 'the Distributed Map ran, then the rollback');
+    assert.equal(failing.error, 'Hudi.Incomplete');
+    assert.match(failing.cause ?? '', /group\(s\) have no result \(1\)/);
+    assert.equal(failing.invocations.filter((invocation) => invocation.functionName === 'execute-group' && invocation.groupIndex === 1).length, 3, 'two retries');
+    assert.equal(failing.invocations.filter((invocation) => invocation.functionName === 'rollback').length, 1);
+    const table = await HudiTable.open(storage);
+    const pending = table.timeline.instants.filter((instant) => instant.action === 'replacecommit');
+    assert.deepEqual(pending.map((instant) => instant.state), ['REQUESTED'], 'the plan is kept, its attempt rolled back');
+    assert.deepEqual(await dataFilesOf(storage, pending[0]!.time), [], 'the attempt\'s files are deleted');
+    assert.deepEqual(await storage.listRecursive(clusteringWorkDir(pending[0]!.time)), [], 'no group result or manifest outlives the attempt');
+    const dir = await downloaded(storage);
+    assert.deepEqual(latestFiles(dir), [...base.files].sort(), 'readers see the files as before');
+    assert.deepEqual(oracleRows(dir), rowsBefore);
   });
 
   test('rollback with abandon drops the plan; the next run plans afresh', async () => {

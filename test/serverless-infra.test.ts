@@ -14,7 +14,8 @@ import { StateMachine } from 'aws-local-stepfunctions';
 import { FUNCTIONS } from '../lib/serverless/function-settings.js';
 import { prefixOverlapsTable } from '../lib/serverless/ingest-step.js';
 import { METRIC } from '../lib/serverless/metrics.js';
-import { FUNCTION_SUBSTITUTIONS, loadDefinition, taskFunctions } from '../lib/serverless/local/index.js';
+import { groupManifestPath, LAMBDA_CONCURRENCY_ENV } from '../lib/serverless/scale-out.js';
+import { FUNCTION_SUBSTITUTIONS, inlineDistributedMaps, loadDefinition, taskFunctions } from '../lib/serverless/local/index.js';
 import { REPO_ROOT, tempDir } from './helpers/fixtures.js';
 // @ts-expect-error: plain JavaScript module without types
 import { INSTALL_COMMAND, toolchainPaths } from '../infra/hudi-toolchain.mjs';
@@ -68,9 +69,38 @@ test('the definition loads in aws-local-stepfunctions and binds a function to ev
       ['Plan', 'plan'],
       ['PlanCleanShare', 'clean-plan'],
       ['Rollback', 'rollback'],
+      ['RunGroup', 'execute-group'],
       ['ScheduleClean', 'clean-schedule'],
     ],
   );
+});
+
+test('the Distributed Map runs the inline Map\'s task with the same retries and catch, from the plan\'s manifest, and its local stand-in loads', () => {
+  const definition = loadDefinition(DEFINITION);
+  const states = definition.States as unknown as Record<string, Record<string, unknown>>;
+  const choice = states['InlineOrDistributed'] as { Choices: { Variable: string; StringEquals: string; Next: string }[]; Default: string };
+  assert.deepEqual(choice.Choices.map((c) => [c.Variable, c.StringEquals, c.Next]), [['$.plan.mapMode', 'DISTRIBUTED', 'ExecuteGroupsDistributed']]);
+  assert.equal(choice.Default, 'ExecuteGroups');
+  const inline = states['ExecuteGroups']!;
+  const distributed = states['ExecuteGroupsDistributed']!;
+  assert.deepEqual(distributed['ItemReader'], { Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'JSON' }, Parameters: { 'Bucket.$': '$.plan.manifest.bucket', 'Key.$': '$.plan.manifest.key' } });
+  assert.equal(distributed['ToleratedFailurePercentage'], 0);
+  for (const field of ['MaxConcurrencyPath', 'ItemSelector', 'ResultPath', 'Catch', 'Next']) assert.deepEqual(distributed[field], inline[field], field);
+  type Processor = { ProcessorConfig: Record<string, string>; States: Record<string, Record<string, unknown>> };
+  const inlineProcessor = inline['ItemProcessor'] as Processor;
+  const processor = distributed['ItemProcessor'] as Processor;
+  assert.deepEqual(processor.ProcessorConfig, { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' });
+  const task = processor.States['RunGroup']!;
+  const inlineTask = inlineProcessor.States['ExecuteGroup']!;
+  for (const field of ['Resource', 'TimeoutSeconds', 'Retry']) assert.deepEqual(task[field], inlineTask[field], field);
+  assert.deepEqual(task['Catch'], [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'RunGroupFailed' }]);
+
+  const local = inlineDistributedMaps(definition);
+  assert.deepEqual(local.itemReaders, ['ExecuteGroupsDistributed: read items']);
+  const standIn = (local.definition.States as unknown as Record<string, Record<string, unknown>>)['ExecuteGroupsDistributed']!;
+  assert.equal(standIn['Type'], 'Parallel');
+  assert.deepEqual(standIn['Catch'], inline['Catch']);
+  assert.doesNotThrow(() => new StateMachine(local.definition, { validationOptions: { checkArn: true, checkPaths: true } }));
 });
 
 test('the template substitutes every placeholder of the definition', () => {
@@ -283,4 +313,25 @@ test('the template: alarms on failed executions and a plan pending too long, and
     assert.deepEqual(names.filter((name) => !known.has(name as string)), [], 'every metric on the dashboard is published');
     assert.equal(names.includes('ApproximateNumberOfMessagesVisible'), ingest, 'the dead-letter queue only with ingest');
   }
+});
+
+test('the template: the state machine may start, describe and stop its own child executions and read the group manifests; execute-group concurrency is a parameter', () => {
+  const template = templateJson();
+  const resources = template['Resources'] as Record<string, { Type: string; Properties: Record<string, Json> }>;
+  const child = resources['ClusteringStateMachineChildExecutionsPolicy']!;
+  assert.equal(child.Type, 'AWS::IAM::Policy');
+  assert.deepEqual(child.Properties['Roles'], [{ Ref: 'ClusteringStateMachineRole' }], 'the role SAM generates for the state machine');
+  const statements = (child.Properties['PolicyDocument'] as { Statement: Record<string, Json>[] }).Statement;
+  assert.deepEqual(statements.map((statement) => [statement['Action'], statement['Resource']]), [
+    ['states:StartExecution', { Ref: 'ClusteringStateMachine' }],
+    [['states:DescribeExecution', 'states:StopExecution'], { 'Fn::Sub': ['arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${Name}/*', { Name: { 'Fn::GetAtt': ['ClusteringStateMachine', 'Name'] } }] }],
+  ]);
+  const policies = resources['ClusteringStateMachine']!.Properties['Policies'] as Record<string, Json>[];
+  const manifest = (policies.find((policy) => 'Statement' in policy)!['Statement'] as Record<string, Json>[]).find((statement) => statement['Sid'] === 'ReadGroupManifests')!;
+  assert.equal(manifest['Action'], 's3:GetObject');
+  // The plan step writes the manifest where this grant points (scale-out.ts).
+  const path = groupManifestPath('20260101000000000');
+  assert.deepEqual(manifest['Resource'], { 'Fn::Sub': `arn:\${AWS::Partition}:s3:::\${TableBucket}/\${TablePrefix}/${path.replace('20260101000000000', '*')}` });
+  const globals = ((template['Globals'] as Record<string, Record<string, Record<string, Record<string, Json>>>>)['Function']!['Environment']!['Variables'])!;
+  assert.deepEqual(globals[LAMBDA_CONCURRENCY_ENV], { Ref: 'ClusteringLambdaConcurrency' });
 });

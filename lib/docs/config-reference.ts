@@ -5,6 +5,7 @@
 import { ARCHIVAL_KEYS } from '../archival/config.js';
 import { CLEAN_KEYS } from '../cleaning/config.js';
 import { SERVERLESS_CLEAN_KEYS } from '../cleaning/shares.js';
+import { SERVERLESS_CLUSTERING_KEYS } from '../serverless/scale-out.js';
 import { CLUSTERING_KEYS, FLINK_CLUSTERING_ALIASES } from '../clustering/config.js';
 import { COMPACTION_KEYS } from '../compaction/config.js';
 import type { ConfigKey } from '../config/index.js';
@@ -61,6 +62,10 @@ export function configReference(): string {
     '### Flink names (`clustering.*`), read as the Hudi key they map to',
     '',
     table(flink),
+    '',
+    '### Serverless clustering fan-out (the state machine)',
+    '',
+    table(Object.values(SERVERLESS_CLUSTERING_KEYS).map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }))),
     '',
     '### Writes and small-file handling',
     '',

@@ -50,7 +50,7 @@ export const METRIC = {
 const count = (name: string, value: number): RunFigure => ({ name, unit: MetricUnit.Count, value });
 
 export function planFigures(output: PlanStepOutput): RunFigure[] {
-  return output.status === 'CLUSTER' ? [count(METRIC.groupsPlanned, output.groups.length)] : [count(METRIC.groupsPlanned, 0)];
+  return output.status === 'CLUSTER' ? [count(METRIC.groupsPlanned, output.groupsToRun)] : [count(METRIC.groupsPlanned, 0)];
 }
 
 export function executeGroupFigures(output: ExecuteGroupOutput): RunFigure[] {

@@ -9,11 +9,13 @@ import { describeHeal, healTable } from '../failed-writes.js';
 import { findRollbackOf, rollbackInflightClustering } from '../rollback.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { withTableLock } from '../table.js';
+import type { Storage } from '../storage/port.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { heldLock, openTableAndLock, type ServiceClients } from './clients.js';
 import { asObject, executionInputOf, optionalString, type JsonObject } from './events.js';
 import type { StepLog } from './observability.js';
 import { claimRun, isAlive, readRunActivity } from './run-claim.js';
+import { chooseMap, mapConcurrency, scaleOutSettings, type GroupManifest, type MapMode } from './scale-out.js';
 import { resolveStepSettings, type ClusteringExecutionInput, type Environment, type PropertyOverrides } from './settings.js';
 
 export interface PlanStepInput extends ClusteringExecutionInput {
@@ -41,9 +43,15 @@ export type PlanStepOutput =
       /** True when an earlier run's pending plan is taken up again. */
       readonly resumed: boolean;
       readonly totalGroups: number;
-      /** The groups still without a result: all of a new plan's. */
+      /** How many groups are still without a result: all of a new plan's. */
+      readonly groupsToRun: number;
+      /** Those groups for the inline Map; empty for the Distributed Map, which reads them from `manifest`. */
       readonly groups: readonly GroupReference[];
-      /** hoodie.clustering.max.parallelism: the Map's MaxConcurrencyPath. */
+      /** Which Map runs the groups (the state machine's Choice reads it): scale-out.ts. */
+      readonly mapMode: MapMode;
+      /** DISTRIBUTED: the S3 object listing the groups (its ItemReader). */
+      readonly manifest?: GroupManifest;
+      /** hoodie.clustering.max.parallelism, bounded by the account's Lambda share: the Map's MaxConcurrencyPath. */
       readonly maxConcurrency: number;
     });
 
@@ -75,7 +83,13 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
   // Resuming a plan or scheduling one: either way the run must be able to keep the metadata table when it commits.
   await assertMetadataTableKeepable(table.storage, 'a clustering', settings.jobProperties, table.config);
   const base: PlanOutputBase = { tablePath: settings.tablePath, properties: settings.overrides };
-  const maxConcurrency = Math.max(1, settings.clustering.maxParallelism);
+  const scaleOut = scaleOutSettings(settings.jobProperties, deps.env);
+  const maxConcurrency = mapConcurrency(settings.clustering.maxParallelism, scaleOut);
+  const fanOut = async (storage: Storage, instant: string, groups: readonly GroupReference[]) => {
+    const choice = await chooseMap(storage, instant, groups, scaleOut);
+    if (choice.note !== undefined) deps.log.warn(choice.note);
+    return { groupsToRun: groups.length, groups: choice.mapMode === 'DISTRIBUTED' ? [] : groups, mapMode: choice.mapMode, ...(choice.manifest === undefined ? {} : { manifest: choice.manifest }) };
+  };
   // A service run beside writers: writes whose heartbeat expired are rolled back, leftovers of completed instants go.
   const healed = await healTable(table, { lock, policy: 'LAZY', now: now() });
   for (const line of describeHeal(healed)) deps.log.info(line);
@@ -107,7 +121,7 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
       await lease.assertHeld();
       await claimRun(storage, instant, runId, now());
       deps.log.info('resuming pending clustering', { instant, state: pending.instant.state, totalGroups: total, groupsToRun: groups.length });
-      return { ...base, status: 'CLUSTER' as const, instant, resumed: true, totalGroups: total, groups, maxConcurrency };
+      return { ...base, status: 'CLUSTER' as const, instant, resumed: true, totalGroups: total, ...(await fanOut(storage, instant, groups)), maxConcurrency };
     }
 
     const notes: string[] = [];
@@ -137,7 +151,7 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
       instant: scheduled.instantTime,
       resumed: false,
       totalGroups: scheduled.groups.length,
-      groups: scheduled.groups.map((group) => ({ index: group.index })),
+      ...(await fanOut(storage, scheduled.instantTime, scheduled.groups.map((group) => ({ index: group.index })))),
       maxConcurrency,
     };
   });

@@ -11,6 +11,7 @@ export {
   type LocalExecution,
   type LocalRunOptions,
 } from './state-machine.js';
+export { inlineDistributedMaps } from './distributed-map.js';
 export { lambdaContext, loadBundledHandler, type FunctionName, type InvocationRecord, type LambdaHandler } from './lambda.js';
 export { formatProgressEvent, type ProgressEvent } from './progress.js';
 export { startLocalStepFunctionsEndpoint, type LocalStepFunctions } from './sfn-endpoint.js';

@@ -20,6 +20,9 @@ interface LoggedEvent {
 }
 
 /** Count state transitions and report progress while the execution runs (aws-local-stepfunctions' eventLogs). */
+/** The states that end a group's iteration, in the inline Map and in the Distributed Map's child executions. */
+const GROUP_END_STATES = new Set(['ExecuteGroup', 'GroupFailed', 'RunGroup', 'RunGroupFailed']);
+
 export async function followEvents(
   logs: AsyncGenerator<unknown>,
   startedMs: number,
@@ -44,15 +47,15 @@ export async function followEvents(
     switch (event.type) {
       case 'StateEntered':
         transitions += 1;
-        if (event.state?.type === 'Map') {
-          const items = (event.state as { input?: { groups?: unknown[] } }).input?.groups;
-          groupsTotal = Array.isArray(items) ? items.length : 0;
+        if (event.state?.type === 'Map' && state.startsWith('ExecuteGroups')) {
+          const plan = (event.state as { input?: { plan?: { groupsToRun?: unknown } } }).input?.plan;
+          if (typeof plan?.groupsToRun === 'number') groupsTotal = plan.groupsToRun;
         }
         emit({ kind: 'state-entered', state, stateType, index, elapsedMs });
         break;
       case 'StateExited':
         emit({ kind: 'state-exited', state, stateType, index, elapsedMs, output: event.state?.output });
-        if (index !== undefined && (state === 'ExecuteGroup' || state === 'GroupFailed')) {
+        if (index !== undefined && GROUP_END_STATES.has(state)) {
           groupsFinished += 1;
           const output = event.state?.output as { outcome?: unknown; groupIndex?: unknown } | undefined;
           emit({
@@ -92,10 +95,10 @@ export function formatProgressEvent(event: ProgressEvent): string | undefined {
       return event.index === undefined ? `[${seconds(event.elapsedMs)}] → ${event.state}` : undefined;
     case 'state-exited': {
       if (event.index !== undefined) return undefined;
-      const output = event.output as { status?: unknown; instant?: unknown; groups?: unknown[]; resumed?: unknown; reason?: unknown } | undefined;
+      const output = event.output as { status?: unknown; instant?: unknown; groupsToRun?: unknown; mapMode?: unknown; resumed?: unknown; reason?: unknown } | undefined;
       if (event.state === 'Plan' && output !== undefined) {
         const detail = output.status === 'CLUSTER'
-          ? `${output.resumed === true ? 'resumed' : 'planned'} clustering ${String(output.instant)}: ${Array.isArray(output.groups) ? output.groups.length : 0} group(s) to run`
+          ? `${output.resumed === true ? 'resumed' : 'planned'} clustering ${String(output.instant)}: ${typeof output.groupsToRun === 'number' ? output.groupsToRun : 0} group(s) to run${output.mapMode === 'DISTRIBUTED' ? ' (Distributed Map)' : ''}`
           : `${String(output.status)}: ${String(output.reason ?? '')}`;
         return `[${seconds(event.elapsedMs)}] ✓ Plan — ${detail}`;
       }

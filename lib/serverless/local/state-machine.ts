@@ -31,6 +31,7 @@ import {
   type JsonValue,
   type LambdaHandler,
 } from './lambda.js';
+import { inlineDistributedMaps, readItems } from './distributed-map.js';
 import { followEvents, type ProgressEvent } from './progress.js';
 
 /** Which function each Task state of the definition invokes, by its DefinitionSubstitutions name. */
@@ -133,7 +134,8 @@ export function taskFunctions(definition: StateMachineDefinition): Map<string, F
 /** Run one execution of the clustering state machine locally. Never throws for a failed execution: see `status`. */
 export async function runStateMachineLocally(input: ClusteringExecutionInput, options: LocalRunOptions = {}): Promise<LocalExecution> {
   quietPowertools();
-  const definition = loadDefinition(options.definitionFile);
+  // aws-local-stepfunctions runs every Map inline: Distributed Maps get a stand-in that reads their items (distributed-map.ts).
+  const { definition, itemReaders } = inlineDistributedMaps(loadDefinition(options.definitionFile));
   const tasks = taskFunctions(definition);
   const functionsDir = options.functionsDir ?? defaultFunctionsDir();
   const handlerOf = options.handlerOf ?? ((fn: FunctionName) => loadBundledHandler(fn, functionsDir));
@@ -180,6 +182,8 @@ export async function runStateMachineLocally(input: ClusteringExecutionInput, op
       }
     };
   }
+
+  for (const state of itemReaders) handlers[state] = readItems;
 
   const name = options.executionName ?? `local-${randomUUID()}`;
   const executionArn = `arn:aws:states:us-east-1:000000000000:execution:hudi-clustering:${name}`;
