@@ -21,6 +21,7 @@ import {
 } from '../lib/config/index.js';
 import { HudiError } from '../lib/errors.js';
 import { LOCK_KEYS } from '../lib/lock/keys.js';
+import { SERVERLESS_CLUSTERING_KEYS } from '../lib/serverless/scale-out.js';
 import { META_SYNC_KEYS } from '../lib/sync/config.js';
 import { NEW_TABLE_KEYS, TABLE_KEYS } from '../lib/table-config.js';
 import { WRITE_KEYS } from '../lib/writer/write-config.js';
@@ -89,6 +90,7 @@ describe('config kernel: one definition per key', () => {
       Object.values(LOCK_KEYS),
       Object.values(TABLE_KEYS),
       Object.values(META_SYNC_KEYS),
+      Object.values(SERVERLESS_CLUSTERING_KEYS),
     ];
     const seen = new Map<string, number>();
     groups.forEach((group, index) => {

@@ -65,7 +65,7 @@ export function configReference(): string {
     '',
     '### Serverless clustering fan-out (the state machine)',
     '',
-    table(Object.values(SERVERLESS_CLUSTERING_KEYS).map((k) => ({ key: k.key, defaultValue: String(k.default), description: k.description }))),
+    table(rows(SERVERLESS_CLUSTERING_KEYS)),
     '',
     '### Writes and small-file handling',
     '',

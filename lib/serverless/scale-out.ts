@@ -10,17 +10,18 @@
  * ask, so that is where the Distributed Map starts paying for its child executions.
  */
 import { clusteringWorkDir } from '../timeline/work-folder.js';
-import { integerOf } from '../cleaning/config.js';
+import { defineKey, javaInt, readKey } from '../config/index.js';
 import { HudiError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import type { Environment } from './settings.js';
 
 export const SERVERLESS_CLUSTERING_KEYS = {
-  inlineMapMaxGroups: {
+  inlineMapMaxGroups: defineKey({
     key: 'hoodie.serverless.clustering.inline.map.max.groups',
     default: 40,
+    parser: javaInt(1),
     description: 'serverless clustering: a plan with more groups to run than this runs them in a Step Functions Distributed Map (child executions, groups read from an S3 manifest) instead of an inline Map (not a Hudi key)',
-  },
+  }),
 } as const;
 
 /** The template's ClusteringLambdaConcurrency: execute-group invocations the account can spare at once. */
@@ -44,7 +45,7 @@ export function scaleOutSettings(props: ReadonlyMap<string, string>, env: Enviro
       throw new HudiError(`${LAMBDA_CONCURRENCY_ENV}=${text} is not a whole number ≥ 1`, { location: 'environment', fix: 'set the ClusteringLambdaConcurrency parameter to a whole number ≥ 1' });
     }
   }
-  return { inlineMapMaxGroups: integerOf(props, k.inlineMapMaxGroups.key, k.inlineMapMaxGroups.default, location, 1), lambdaConcurrency };
+  return { inlineMapMaxGroups: readKey(props, k.inlineMapMaxGroups, location), lambdaConcurrency };
 }
 
 /** Groups running at once: hoodie.clustering.max.parallelism, never more than the account's Lambda share. */
