@@ -11,7 +11,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { BIGINT, DuckDBBigIntVector, DuckDBDataChunk, DuckDBTypeId, DuckDBVector } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
-import { setFooterKeyValues } from '../parquet/footer.js';
+import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
 import { compareFields } from '../parquet/schema.js';
 import { assertFilesExist, duckdbReason, guardFiles, type DuckDb } from './connection.js';
 import { createInputsTable, FILE_OFFSET_COLUMN, INPUT_ROW_SQL, inputScanSql, rowsPerFile, SOURCE_FILE_COLUMN } from './input-order.js';
@@ -19,7 +19,7 @@ import type { CopySortedOutput, CopySortedRequest, CopySortedResult, FooterFromC
 import { describeColumns, type ColumnDescription } from './schema-rows.js';
 import { settleAll } from '../storage/concurrency.js';
 import { copyToParquetSql, fileListSql, nonNegativeInteger, positiveInteger, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
-import { conformParquetTypes, parquetTypeTargets, preservingDuckDbType, type ParquetTypeTargets } from './type-targets.js';
+import { conformParquetTypes, preservingDuckDbType, typeTargetsOf, type ParquetTypeTargets } from './type-targets.js';
 
 /** Sort the inputs once, then write each output's rank range to its own file, keeping the input's Parquet types. */
 export async function copySorted(db: DuckDb, request: CopySortedRequest): Promise<CopySortedResult> {
@@ -29,7 +29,12 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
   if (new Set(inputs).size !== inputs.length) throw new HudiError('an input file is listed twice', { fix: 'pass each input once' });
   const rowGroupSize = positiveInteger(request.rowGroupSize, 'rowGroupSize');
   await assertFilesExist(inputs);
-  const fileRows = await rowsPerFile(db.connection, inputs);
+  // Each input's footer is read once (by the caller, or here): row counts and Parquet types both come from it.
+  const footers = request.inputFooters ?? inputs.map((file) => readFooterSummary(file));
+  if (footers.length !== inputs.length) {
+    throw new HudiError(`copySorted got ${footers.length} input footers for ${inputs.length} inputs`, { fix: 'pass one footer per input, in input order' });
+  }
+  const fileRows = footers.map((footer) => footer.numRows);
   const totalInputRows = fileRows.reduce((sum, rows) => sum + rows, 0);
   checkOutputRanges(outputs, totalInputRows);
   if (request.rowRanks !== undefined) {
@@ -48,7 +53,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     }
   }
   checkOutputColumns(outputs, request.footerFromColumn, columns);
-  const inputFields = await guardFiles(db.connection, inputs, () => parquetTypeTargets(db.connection, inputs));
+  const inputFields = typeTargetsOf(footers.map((footer) => footer.columns));
   const projection = columns.map((column) => {
     const target = preservingDuckDbType(column.type, inputFields, column.name);
     const quoted = sqlIdentifier(column.name);
@@ -103,11 +108,17 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
                  ORDER BY ${ordering.join(', ')}`;
       } else query = `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (${sortedSource}) ORDER BY ${sqlIdentifier(RANK_COLUMN)}`;
       // Both settle before anything else happens: on a failure the catch below removes the file the other may still write.
-      const [, footerKeyValues] = await settleAll([
+      // Few inputs: the footer (bloom filter: JavaScript on this thread) is built from a side scan of the inputs while
+      // DuckDB's threads write the file. Many inputs: opening every input twice costs more than reading the one
+      // column back from the one output, and the side scan's buffers would sit in memory beside the COPY's.
+      const onSide = footer !== undefined && inputs.length <= SIDE_SCAN_MAX_INPUTS;
+      const [, sideKeyValues] = await settleAll([
         guardFiles(db.connection, inputs, () => copyTo(db, query, single.file, rowGroupSize, footer === undefined ? single.keyValues : {})),
-        // The footer (bloom filter: JavaScript on this thread) is built while DuckDB's threads write the file.
-        footer === undefined ? Promise.resolve(undefined) : guardFiles(db.connection, inputs, () => columnValuesOnSide(db, inputs, footer.column)).then((values) => footer.build(values, single)),
+        !onSide ? Promise.resolve(undefined) : guardFiles(db.connection, inputs, () => columnValuesOnSide(db, inputs, footer.column)).then((values) => footer.build(values, single)),
       ]);
+      const footerKeyValues = footer === undefined || onSide
+        ? sideKeyValues
+        : footer.build(await guardFiles(db.connection, [single.file], () => columnValuesOnSide(db, [single.file], footer.column)), single);
       const result = await finishOutput(db, single, inputFields);
       if (footerKeyValues !== undefined) await setFooterKeyValues(single.file, { ...single.keyValues, ...footerKeyValues });
       assertCompatible([result], request.onTypeMismatch);
@@ -133,26 +144,32 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
   }
 }
 
-/** One column's non-null values of some files, read on a connection of its own (so it runs beside a COPY). */
+/** One column's non-null values of some files, read on a connection of its own (so it can run beside a COPY). */
 async function columnValuesOnSide(db: DuckDb, files: readonly string[], column: string): Promise<string[]> {
   const side = await db.instance.connect();
   try {
-    // Joined with NUL separators file by file (a few hundred strings instead of a million values to convert);
-    // a file whose value count does not match (a value holding NUL) is read value by value instead.
+    // Joined with NUL separators, JOINED_VALUES rows of a file at a time (a few strings instead of a million values
+    // to convert, none too long for a JavaScript string); a piece whose value count does not match (a value holding
+    // NUL) is read value by value instead.
     const quoted = sqlIdentifier(column);
-    const fileColumn = sqlString(SOURCE_FILE_COLUMN);
+    const fileColumn = sqlIdentifier(SOURCE_FILE_COLUMN);
     const reader = await side.runAndReadAll(
-      `SELECT ${sqlIdentifier(SOURCE_FILE_COLUMN)}, count(*), string_agg(${quoted}, chr(0))
-       FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}, filename = ${fileColumn}) WHERE ${quoted} IS NOT NULL GROUP BY ALL`,
+      `SELECT ${fileColumn}, file_row_number // ${JOINED_VALUES} AS piece, count(*), string_agg(${quoted}, chr(0))
+       FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}, filename = ${sqlString(SOURCE_FILE_COLUMN)}, file_row_number = true)
+       WHERE ${quoted} IS NOT NULL GROUP BY ALL`,
     );
     const values: string[] = [];
-    for (const [file, count, joined] of reader.getRows()) {
+    for (const [file, piece, count, joined] of reader.getRows()) {
       let pieces = String(joined ?? '').split('\u0000', Number(count) + 1);
       if (pieces.length !== Number(count)) {
-        const one = await side.runAndReadAll(`SELECT ${quoted} FROM read_parquet(${fileListSql([String(file)])}, ${READ_OPTIONS}) WHERE ${quoted} IS NOT NULL`);
+        const start = Number(piece) * JOINED_VALUES;
+        const one = await side.runAndReadAll(
+          `SELECT ${quoted} FROM read_parquet(${fileListSql([String(file)])}, ${READ_OPTIONS}, file_row_number = true)
+           WHERE ${quoted} IS NOT NULL AND file_row_number >= ${start} AND file_row_number < ${start + JOINED_VALUES}`,
+        );
         pieces = (one.getColumnsJS()[0] ?? []).map(String);
       }
-      for (const piece of pieces) values.push(piece);
+      for (const value of pieces) values.push(value);
     }
     return values;
   } finally {
@@ -252,7 +269,7 @@ async function copyTo(db: DuckDb, query: string, file: string, rowGroupSize: num
 /** After a COPY: give the file the input's Parquet types, and check its row count. */
 async function finishOutput(db: DuckDb, output: OutputRange, inputFields: ParquetTypeTargets): Promise<CopySortedOutput> {
   const { repairedColumns, types } = await conformParquetTypes(db.connection, output.file, inputFields);
-  const rowCount = (await rowsPerFile(db.connection, [output.file]))[0] ?? 0;
+  const rowCount = rowsPerFile([output.file])[0] ?? 0;
   if (rowCount !== output.rowCount) {
     throw new HudiError(`wrote ${rowCount} rows instead of ${output.rowCount}`, {
       location: output.file,
@@ -267,6 +284,8 @@ const INPUT_ROW_COLUMN = '__hudi_input_row';
 /** Sort keys computed beside the output's columns for one ORDER BY (`__hudi_sort_key_0`, …). */
 const SORT_KEY_PREFIX = '__hudi_sort_key_';
 const RANK_VALUE_COLUMN = '__hudi_rank_value';
+/** Above this many inputs a single output's footer column is read back from the output, not beside the COPY. */
+const SIDE_SCAN_MAX_INPUTS = 64;
 /** Values per string_agg piece when reading a column's values for footers. */
 const JOINED_VALUES = 65_536;
 const INTERNAL_COLUMNS = [RANK_COLUMN, SOURCE_FILE_COLUMN, FILE_OFFSET_COLUMN, INPUT_ROW_COLUMN, RANK_VALUE_COLUMN] as const;

@@ -85,8 +85,17 @@ export interface FileRows {
   rowCount: number;
 }
 
+/** What copySorted needs of an input's footer (lib/parquet/footer.ts readFooterSummary gives it). */
+export interface InputFooter {
+  numRows: number;
+  /** The schema's non-root elements. */
+  columns: readonly ParquetColumnInfo[];
+}
+
 export interface CopySortedRequest {
   inputs: readonly string[];
+  /** The inputs' footers, in input order, when the caller has read them already (so no footer is read twice). */
+  inputFooters?: readonly InputFooter[];
   /** Empty or absent: input order (file by file, row by row). Ties always break by input file, then row. */
   orderBy?: readonly SortKey[];
   /**

@@ -171,7 +171,7 @@ export class WriteSession {
     let inputColumns = described.filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name));
     let projection: string[];
     if (typeTemplates.length > 0) {
-      this.targets = await parquetTypeTargets(this.connection, typeTemplates);
+      this.targets = parquetTypeTargets(typeTemplates);
       const tableColumns = (await describeColumns(this.connection, typeTemplates))
         .filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name))
         .map((c) => ({ name: c.name, type: preservingDuckDbType(c.type, this.targets, c.name) }));
@@ -528,8 +528,8 @@ export class WriteSession {
     const templates = spec.existingFile !== undefined ? [this.existingFiles[spec.existingFile]!.localPath] : spec.typeTemplates;
     // Existing tables: their files' types. A new table: the written types with Hudi's fixed-length decimals.
     const targets = templates.length > 0
-      ? await parquetTypeTargets(this.connection, templates)
-      : withFixedDecimals(await parquetTypeTargets(this.connection, [spec.outputFile]));
+      ? parquetTypeTargets(templates)
+      : withFixedDecimals(parquetTypeTargets([spec.outputFile]));
     await conformParquetTypes(this.connection, spec.outputFile, targets);
     const [counts] = await this.query(
       `SELECT count(*) FILTER (WHERE NOT __delete AND __file IS NULL) AS inserts, count(*) FILTER (WHERE NOT __delete AND __file IS NOT NULL) AS updates,
