@@ -3,8 +3,8 @@
  * Parquet types (casts where DuckDB has a type that writes them, type repair where it has none) and Hudi's footer.
  *
  * One COPY that splits its output over several files loses the global order on more than one thread, so the rows
- * are ranked once into a temp table and each output is one COPY over an explicit rank range; an output holding
- * every row is sorted and written by a single COPY instead (no temp table).
+ * are sorted once into a temp table (its rowid is then the rank) and each output is one COPY of a rank range, in
+ * table order (no output re-sorts); an output holding every row is sorted and written by a single COPY instead.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
@@ -61,15 +61,12 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
   });
   // Input order = position in `inputs`, then row in file: the tie-break of every sort, and the key rowRanks use.
   const inputRow = INPUT_ROW_SQL;
-  let rankExpression: string;
-  if (request.rowRanks !== undefined) rankExpression = sqlIdentifier(RANK_VALUE_COLUMN);
-  else if ((request.orderBy ?? []).length > 0) {
-    const ordering = [...(request.orderBy ?? []).map((key) => sortKeySql(key, columns)), `${inputRow} ASC`];
-    rankExpression = `row_number() OVER (ORDER BY ${ordering.join(', ')}) - 1`;
-  } else rankExpression = inputRow;
+  const sortedByKeys = request.rowRanks === undefined && (request.orderBy ?? []).length > 0;
 
   const suffix = randomUUID().replaceAll('-', '');
-  const table = sqlIdentifier(`__hudi_sorted_${suffix}`);
+  const sortedTable = sqlIdentifier(`__hudi_sorted_${suffix}`);
+  /** The sorted rows with their rank (a view over sortedTable). */
+  const table = sqlIdentifier(`__hudi_ranked_${suffix}`);
   let filesTable: string | undefined;
   const ranksTable = sqlIdentifier(`__hudi_ranks_${suffix}`);
   const written: string[] = [];
@@ -80,10 +77,6 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       await loadRanks(db, ranksTable, request.rowRanks);
       rankJoin = `JOIN ${ranksTable} USING (${sqlIdentifier(INPUT_ROW_COLUMN)})`;
     }
-    const sortedSource = `SELECT ${projection.join(', ')}, ${rankExpression} AS ${sqlIdentifier(RANK_COLUMN)}
-         FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
-               FROM ${inputScanSql(inputs, filesTable)}) AS source
-         ${rankJoin}`;
     const single = outputs[0]!;
     if (outputs.length === 1 && single.rowStart === 0 && single.rowCount === totalInputRows && single.sequenceColumns === undefined) {
       // One output holding every row: sort and write in one COPY (as DuckDB alone would), while a second
@@ -93,9 +86,9 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       const footer = request.footerFromColumn;
       // Input order needs no sort: DuckDB scans the files in list order, rows in file order.
       let query: string;
-      if (rankExpression === inputRow) {
+      if (request.rowRanks === undefined && !sortedByKeys) {
         query = `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}))`;
-      } else if (request.rowRanks === undefined) {
+      } else if (sortedByKeys) {
         // ORDER BY the keys themselves: a row_number() window over them and then a sort by it costs a second sort.
         // The keys are computed beside the projection, over the input's own (uncast) columns, as the window did.
         const keys = (request.orderBy ?? []).map((key) => sortKeyParts(key, columns));
@@ -106,7 +99,13 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
                        FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
                              FROM ${inputScanSql(inputs, filesTable)}) AS source)
                  ORDER BY ${ordering.join(', ')}`;
-      } else query = `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (${sortedSource}) ORDER BY ${sqlIdentifier(RANK_COLUMN)}`;
+      } else {
+        query = `SELECT ${outputColumnsSql(columns, single).join(', ')}
+                 FROM (SELECT ${projection.join(', ')}, ${sqlIdentifier(RANK_VALUE_COLUMN)}
+                       FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, filesTable)}) AS source
+                       ${rankJoin})
+                 ORDER BY ${sqlIdentifier(RANK_VALUE_COLUMN)}`;
+      }
       // Both settle before anything else happens: on a failure the catch below removes the file the other may still write.
       // Few inputs: the footer (bloom filter: JavaScript on this thread) is built from a side scan of the inputs while
       // DuckDB's threads write the file. Many inputs: opening every input twice costs more than reading the one
@@ -124,7 +123,31 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       assertCompatible([result], request.onTypeMismatch);
       return { totalInputRows, outputs: [result] };
     }
-    await guardFiles(db.connection, inputs, () => db.connection.run(`CREATE TEMP TABLE ${table} AS ${sortedSource}`));
+    // Several outputs: the rows go into a temp table once, with their rank, and each output is one COPY of a rank
+    // range. Sorted by keys, the table is filled by one ORDER BY (its rowid is then the rank: no output re-sorts, and
+    // a plain sort spills past DuckDB's memory limit where the row_number() window it replaces ran out of memory).
+    // When the rank is known up front (input order, rowRanks) the table is filled unsorted and each range is sorted
+    // on its own: k sorts of n/k rows hold less in memory than one of n.
+    const source = `(SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, filesTable)}) AS source ${rankJoin}`;
+    if (sortedByKeys) {
+      const keys = (request.orderBy ?? []).map((key) => sortKeyParts(key, columns));
+      const keyColumns = keys.map((key, index) => `${key.expression} AS ${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)}`);
+      const ordering = [...keys.map((key, index) => `${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)} ${key.direction}`), `${sqlIdentifier(INPUT_ROW_COLUMN)} ASC`];
+      await guardFiles(db.connection, inputs, () =>
+        db.connection.run(
+          `CREATE TEMP TABLE ${sortedTable} AS
+           SELECT * FROM (SELECT ${[...projection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')} FROM ${source})
+           ORDER BY ${ordering.join(', ')}`,
+        ),
+      );
+      await db.connection.run(`CREATE TEMP VIEW ${table} AS SELECT *, rowid AS ${sqlIdentifier(RANK_COLUMN)} FROM ${sortedTable}`);
+    } else {
+      const rank = request.rowRanks !== undefined ? sqlIdentifier(RANK_VALUE_COLUMN) : inputRow;
+      await guardFiles(db.connection, inputs, () =>
+        db.connection.run(`CREATE TEMP TABLE ${sortedTable} AS SELECT ${projection.join(', ')}, ${rank} AS ${sqlIdentifier(RANK_COLUMN)} FROM ${source}`),
+      );
+      await db.connection.run(`CREATE TEMP VIEW ${table} AS SELECT * FROM ${sortedTable}`);
+    }
     const results: CopySortedOutput[] = [];
     for (const output of outputs) {
       const keyValues = request.footerFromColumn === undefined
@@ -132,7 +155,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
         : { ...output.keyValues, ...request.footerFromColumn.build(await rangeValues(db, table, request.footerFromColumn.column, output), output) };
       await mkdir(dirname(output.file), { recursive: true });
       written.push(output.file);
-      results.push(await writeRange(db, table, columns, { ...output, keyValues }, rowGroupSize, inputFields));
+      results.push(await writeRange(db, table, columns, { ...output, keyValues }, rowGroupSize, inputFields, !sortedByKeys));
     }
     assertCompatible(results, request.onTypeMismatch);
     return { totalInputRows, outputs: results };
@@ -140,7 +163,8 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     await settleAll(written.map((file) => rm(file, { force: true })));
     throw error;
   } finally {
-    for (const name of [table, ranksTable, ...(filesTable === undefined ? [] : [filesTable])]) await db.connection.run(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
+    await db.connection.run(`DROP VIEW IF EXISTS ${table}`).catch(() => undefined);
+    for (const name of [sortedTable, ranksTable, ...(filesTable === undefined ? [] : [filesTable])]) await db.connection.run(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
   }
 }
 
@@ -241,13 +265,14 @@ async function writeRange(
   output: OutputRange,
   rowGroupSize: number,
   inputFields: ParquetTypeTargets,
+  /** Whether the table is not stored in rank order, so the range must be sorted by rank. */
+  sortRange: boolean,
 ): Promise<CopySortedOutput> {
   const rank = sqlIdentifier(RANK_COLUMN);
   await copyTo(
     db,
     `SELECT ${outputColumnsSql(columns, output).join(', ')} FROM ${table}
-     WHERE ${rank} >= ${output.rowStart} AND ${rank} < ${output.rowStart + output.rowCount}
-     ORDER BY ${rank}`,
+     WHERE ${rank} >= ${output.rowStart} AND ${rank} < ${output.rowStart + output.rowCount}${sortRange ? ` ORDER BY ${rank}` : ''}`,
     output.file, rowGroupSize, output.keyValues,
   );
   return finishOutput(db, output, inputFields);
@@ -353,11 +378,6 @@ function checkOutputRanges(outputs: readonly OutputRange[], totalRows: number): 
       });
     }
   }
-}
-
-function sortKeySql(key: SortKey, columns: readonly ColumnDescription[]): string {
-  const { expression, direction } = sortKeyParts(key, columns);
-  return `${expression} ${direction}`;
 }
 
 /** A sort key's expression (over the input's columns) and its direction, apart. */

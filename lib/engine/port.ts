@@ -16,6 +16,12 @@ export interface ParquetEngineOptions {
   threads?: number;
   /** Where DuckDB spills (Lambda: under /tmp). */
   tempDirectory?: string;
+  /** The most DuckDB may spill there, e.g. '1200MB' (DuckDB's default: 90% of the disk's free space). */
+  maxTempDirectorySize?: string;
+  /** DuckDB's allocator_flush_threshold: freed memory above this goes back to the system, e.g. '64MB'. */
+  allocatorFlushThreshold?: string;
+  /** DuckDB's allocator_background_threads: return freed memory on background threads. */
+  allocatorBackgroundThreads?: boolean;
 }
 
 export interface ParquetFooter {
