@@ -3,6 +3,7 @@
  */
 import type { Context } from 'aws-lambda';
 import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
+import { stepEnvironment } from '../lib/serverless/registry.js';
 import { cleanPlanShareStep, parseCleanPlanShareEvent, type CleanShareOutput } from '../lib/serverless/clean-steps.js';
 import { createObservability } from '../lib/serverless/observability.js';
 
@@ -10,5 +11,5 @@ const observability = createObservability('clean-plan');
 const clients = serviceClientsFromEnv();
 
 export async function handler(event: unknown, context: Context): Promise<CleanShareOutput> {
-  return observability.invoke(context, () => cleanPlanShareStep(parseCleanPlanShareEvent(event), { env: process.env, clients, log: observability.log }));
+  return observability.invoke(context, async () => cleanPlanShareStep(parseCleanPlanShareEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }));
 }

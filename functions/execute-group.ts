@@ -4,7 +4,9 @@
  */
 import type { Context } from 'aws-lambda';
 import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
+import { stepEnvironment } from '../lib/serverless/registry.js';
 import { executeGroupStep, parseExecuteGroupEvent, type ExecuteGroupOutput } from '../lib/serverless/execute-step.js';
+import { executeGroupFigures } from '../lib/serverless/metrics.js';
 import { createObservability } from '../lib/serverless/observability.js';
 import { lambdaMemoryMb } from '../lib/serverless/settings.js';
 
@@ -12,12 +14,13 @@ const observability = createObservability('execute-group');
 const clients = serviceClientsFromEnv();
 
 export async function handler(event: unknown, context: Context): Promise<ExecuteGroupOutput> {
-  return observability.invoke(context, () =>
+  return observability.invoke(context, async () =>
     executeGroupStep(parseExecuteGroupEvent(event), {
-      env: process.env,
+      env: await stepEnvironment(process.env, event, clients.s3),
       clients,
       log: observability.log,
       memoryMb: lambdaMemoryMb(process.env, context.memoryLimitInMB),
     }),
+    executeGroupFigures,
   );
 }

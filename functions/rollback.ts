@@ -4,6 +4,7 @@
  */
 import type { Context } from 'aws-lambda';
 import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
+import { stepEnvironment } from '../lib/serverless/registry.js';
 import { createObservability } from '../lib/serverless/observability.js';
 import { parseRollbackEvent, rollbackStep, type RollbackStepOutput } from '../lib/serverless/rollback-step.js';
 
@@ -11,5 +12,5 @@ const observability = createObservability('rollback');
 const clients = serviceClientsFromEnv();
 
 export async function handler(event: unknown, context: Context): Promise<RollbackStepOutput> {
-  return observability.invoke(context, () => rollbackStep(parseRollbackEvent(event), { env: process.env, clients, log: observability.log }));
+  return observability.invoke(context, async () => rollbackStep(parseRollbackEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }));
 }

@@ -127,3 +127,25 @@ export class NotAHudiTableError extends HudiError {
     this.name = 'NotAHudiTableError';
   }
 }
+
+/**
+ * Syncing the table to a data catalog (AWS Glue) failed after its commit: the commit stands, and the next sync (after
+ * the next commit, from the last_commit_time_sync the catalog holds) catches up. `location` names the catalog table.
+ */
+export class CatalogSyncError extends HudiError {
+  constructor(problem: string, options: { location?: string; fix?: string; cause?: unknown } = {}) {
+    super(problem, options);
+    this.name = 'CatalogSyncError';
+  }
+}
+
+/** A table path that the deployment's table registry does not list: refused before anything is read. */
+export class UnregisteredTableError extends HudiError {
+  readonly tablePath: string;
+
+  constructor(tablePath: string, options: { location?: string; fix?: string } = {}) {
+    super(`table ${tablePath} is not registered with this deployment`, options);
+    this.name = 'UnregisteredTableError';
+    this.tablePath = tablePath;
+  }
+}

@@ -13,6 +13,7 @@ import { test } from 'node:test';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { FUNCTIONS } from '../lib/serverless/function-settings.js';
 import { prefixOverlapsTable } from '../lib/serverless/ingest-step.js';
+import { METRIC } from '../lib/serverless/metrics.js';
 import { FUNCTION_SUBSTITUTIONS, loadDefinition, taskFunctions } from '../lib/serverless/local/index.js';
 import { REPO_ROOT, tempDir } from './helpers/fixtures.js';
 // @ts-expect-error: plain JavaScript module without types
@@ -253,5 +254,33 @@ test('the template: DLQ and alarm for ingest, log retention, the optional KMS ke
     const granted = ((kms as Record<string, Json[]>)['Fn::If']![1] as Record<string, Json>);
     assert.deepEqual(granted['Resource'], { Ref: 'KmsKeyArn' });
     assert.deepEqual(granted['Action'], name === 'TriggerFunction' ? ['kms:Decrypt'] : ['kms:Decrypt', 'kms:GenerateDataKey'], name);
+  }
+});
+
+test('the template: alarms on failed executions and a plan pending too long, and a dashboard of the metrics the handlers publish', () => {
+  const template = templateJson();
+  const resources = template['Resources'] as Record<string, { Type: string; Condition?: string; Properties: Record<string, Json> }>;
+  const failed = resources['FailedExecutionsAlarm']!.Properties;
+  assert.deepEqual([failed['Namespace'], failed['MetricName'], failed['Dimensions']], ['AWS/States', 'ExecutionsFailed', [{ Name: 'StateMachineArn', Value: { Ref: 'ClusteringStateMachine' } }]]);
+  const pending = resources['PlanPendingTooLongAlarm']!.Properties;
+  const globals = ((template['Globals'] as Record<string, Record<string, Record<string, Record<string, Json>>>>)['Function']!['Environment']!['Variables'])!;
+  assert.deepEqual([pending['Namespace'], pending['MetricName'], pending['Threshold']], [globals['POWERTOOLS_METRICS_NAMESPACE'], METRIC.pendingPlanAge, { Ref: 'MaxPlanPendingSeconds' }]);
+  assert.deepEqual(pending['Dimensions'], [{ Name: 'service', Value: globals['POWERTOOLS_SERVICE_NAME'] }, { Name: 'step', Value: 'trigger' }]);
+
+  // The dashboard's body is JSON once CloudFormation substitutes it, and names only metrics the code publishes.
+  const body = (resources['OperationsDashboard']!.Properties['DashboardBody'] as { 'Fn::Join': [string, Json[]] })['Fn::Join'][1];
+  const render = (node: Json, ingest: boolean): string => {
+    if (typeof node === 'string') return node;
+    const [fn, argument] = Object.entries(node as Record<string, Json>)[0]!;
+    if (fn === 'Fn::Sub') return (argument as string).replace(/\$\{[A-Za-z0-9:.]+\}/g, (match) => (match === '${MaxPlanPendingSeconds}' ? '21600' : 'x'));
+    if (fn === 'Fn::If') return render((argument as Json[])[ingest ? 1 : 2]!, ingest);
+    return assert.fail(`${fn} in the dashboard body`);
+  };
+  for (const ingest of [true, false]) {
+    const dashboard = JSON.parse(body.map((part) => render(part, ingest)).join('')) as { widgets: { properties: { metrics: Json[][] } }[] };
+    const names = dashboard.widgets.flatMap((widget) => widget.properties.metrics.filter((row) => row[0] !== '...').map((row) => row[1])).filter((name) => typeof name === 'string' && name !== '.');
+    const known = new Set<string>([...Object.values(METRIC), 'ExecutionsStarted', 'ExecutionsSucceeded', 'ExecutionsFailed', 'RecordsIngested', 'BadRecords', 'ApproximateNumberOfMessagesVisible']);
+    assert.deepEqual(names.filter((name) => !known.has(name as string)), [], 'every metric on the dashboard is published');
+    assert.equal(names.includes('ApproximateNumberOfMessagesVisible'), ingest, 'the dead-letter queue only with ingest');
   }
 });

@@ -18,6 +18,7 @@ import { out, parseCommandArgs, readPropsFile, type Command } from './args.js';
 import { clusterCommand, showClusteringCommand } from './cluster-commands.js';
 import { archiveCommand, cleanCommand, showCleanCommand } from './clean-commands.js';
 import { loadArchivedHistory } from '../archival/history.js';
+import { formatTableStatus, tableStatus } from '../status.js';
 
 const init: Command = {
   name: 'init',
@@ -64,6 +65,19 @@ const timeline: Command = {
       if (values.json) out(JSON.stringify(values.archived ? { ...instant, timeline: where } : instant));
       else out(`${instant.time}  ${instant.action.padEnd(13)}  ${instant.state === 'COMPLETED' ? 'COMPLETED' : `${instant.state} (pending)`}${where === 'archived' ? '  (archived)' : ''}`);
     }
+    return 0;
+  },
+};
+
+const status: Command = {
+  name: 'status',
+  summary: 'pending instants and their age, the last clustering, clean and archive, files and sizes per partition',
+  usage: 'status <table> [--json]',
+  async run(args) {
+    const { values, positionals } = parseCommandArgs('status', args, { json: { type: 'boolean' } }, ['table']);
+    const result = await tableStatus(await HudiTable.open(openStorage(positionals[0]!)));
+    if (values.json) out(JSON.stringify(result));
+    else process.stdout.write(formatTableStatus(result));
     return 0;
   },
 };
@@ -207,7 +221,7 @@ const generate: Command = {
 };
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: Command[] = [init, timeline, files, read, write, clusterCommand, showClusteringCommand, cleanCommand, archiveCommand, showCleanCommand, rollback, generate];
+export const COMMANDS: Command[] = [init, status, timeline, files, read, write, clusterCommand, showClusteringCommand, cleanCommand, archiveCommand, showCleanCommand, rollback, generate];
 
 export function usage(): string {
   const lines = ['usage: hudi-serverless <command> [options] [--verbose]', '', 'commands:'];

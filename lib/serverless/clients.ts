@@ -4,6 +4,8 @@
  * The counts become per-invocation metrics, and a local run can attribute them to the handler invocations it makes
  * (installAwsRequestSink) to estimate what a run costs on AWS.
  */
+import type { GlueClient } from '@aws-sdk/client-glue';
+import { glueClientFor, type GlueSyncConfig } from '../sync/index.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { ConflictError } from '../errors.js';
@@ -13,7 +15,7 @@ import { HudiTable } from '../table.js';
 import { TaskError, TRANSIENT_ERROR } from './errors.js';
 import { lockProperties, type Environment, type StepSettings } from './settings.js';
 
-export type AwsService = 's3' | 'dynamodb' | 'sfn';
+export type AwsService = 's3' | 'dynamodb' | 'sfn' | 'glue';
 
 /** Receives one call per HTTP request sent. */
 export interface AwsRequestSink {
@@ -76,6 +78,13 @@ export interface ServiceClients {
   storage?(tablePath: string): Storage;
   /** The table's lock, when not the default from the deployment's lock properties. */
   lock?(storage: Storage, hudiTableName: string): LockProvider;
+  /** A Glue client for the catalog sync (default: glueClientFor, counting its requests). */
+  glue?(config: GlueSyncConfig): GlueClient;
+}
+
+/** The Glue client a step syncs with: the clients' own, else one from the sync keys and the environment. */
+export function glueClientOf(clients: ServiceClients, config: GlueSyncConfig, env: Environment = process.env): GlueClient {
+  return clients.glue?.(config) ?? countRequests(glueClientFor(config, env), 'glue');
 }
 
 /** Clients from the environment, created on first use and kept for the container's life. */

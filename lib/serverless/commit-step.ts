@@ -5,7 +5,8 @@
 import { commit } from '../clustering/commit.js';
 import { groupResultsDone, loadClusteringInstant } from '../clustering/instant.js';
 import type { ClusteringReport, ClusteringSummary, PartitionReport } from '../clustering/report.js';
-import { openTableAndLock } from './clients.js';
+import { syncCatalogAfterCommit, type CatalogSyncOutcome } from '../sync/index.js';
+import { glueClientOf, openTableAndLock } from './clients.js';
 import { INCOMPLETE_ERROR, TaskError } from './errors.js';
 import { asObject, executionInputOf, requiredString } from './events.js';
 import type { StepDependencies } from './plan-step.js';
@@ -34,6 +35,8 @@ export interface CommitStepOutput {
   readonly report: ReportSummary | undefined;
   /** The run's HTML report (s3://…/.reports/clustering/<instant>.html), or why it was not written; absent on a retry. */
   readonly htmlReport?: { readonly uri: string } | { readonly error: string };
+  /** The Glue Data Catalog sync after the commit, when meta sync is on (a clustering only moves last_commit_time_sync). */
+  readonly catalogSync?: CatalogSyncOutcome;
 }
 
 export const MAX_REPORTED_PARTITIONS = 50;
@@ -77,6 +80,7 @@ export async function commitStep(input: CommitStepInput, deps: StepDependencies)
 
   const result = await commit(table, input.instant, { lock, properties: settings.jobProperties });
   if (result.htmlReport !== undefined && 'error' in result.htmlReport) deps.log.warn(`the HTML report was not written: ${result.htmlReport.error}`);
+  const catalogSync = await syncCatalogAfterCommit(await table.reload(), settings.jobProperties, { glue: (config) => glueClientOf(deps.clients, config, deps.env), log: deps.log });
   const replaced = Object.values(result.metadata.partitionToReplaceFileIds ?? {}).reduce((total, ids) => total + ids.length, 0);
   const written = Object.values(result.metadata.partitionToWriteStats).reduce((total, stats) => total + stats.length, 0);
   deps.log.info('clustering committed', { instant: input.instant, outcome: result.outcome, replacedFileGroups: replaced, newFiles: written, removedFiles: result.removedFiles.length });
@@ -90,5 +94,6 @@ export async function commitStep(input: CommitStepInput, deps: StepDependencies)
     removedFiles: result.removedFiles.length,
     report: result.report !== undefined ? summarizeReport(result.report) : result.summary !== undefined ? fromStoredSummary(input.instant, result.summary) : undefined,
     ...(result.htmlReport === undefined ? {} : { htmlReport: 'path' in result.htmlReport ? { uri: table.storage.uriOf(result.htmlReport.path) } : result.htmlReport }),
+    ...(catalogSync === undefined ? {} : { catalogSync }),
   };
 }

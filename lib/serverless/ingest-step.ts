@@ -48,8 +48,14 @@ import { openStorage, parseS3Uri } from '../storage/index.js';
 import type { Storage } from '../storage/port.js';
 import { archivalConfigFromProperties } from '../archival/config.js';
 import { cleanConfigFromProperties } from '../cleaning/config.js';
+import { glueClientFor, syncCatalogAfterCommit, type CatalogSyncOutcome, type GlueSyncConfig } from '../sync/index.js';
+import { HudiTable } from '../table.js';
+import type { GlueClient } from '@aws-sdk/client-glue';
 import { lockTableDefaults, parsePropertiesText, type Environment } from './settings.js';
 import type { TriggerOutput } from './trigger.js';
+import { countRequests, requestCountsSince, requestCountsSnapshot } from './clients.js';
+import { METRIC } from './metrics.js';
+import { invocationCost } from './observability.js';
 
 /** One object a notification names. */
 export interface Delivery {
@@ -76,6 +82,8 @@ export interface IngestSummary {
   readonly errors: { bucket: string; key: string; error: string }[];
   /** What starting the table services after the commits came to (absent when nothing was committed, or they are off). */
   tableServices?: TriggerOutput | { readonly status: 'FAILED'; readonly reason: string };
+  /** The Glue Data Catalog sync after the commits (absent when nothing was committed or meta sync is off). */
+  catalogSync?: CatalogSyncOutcome;
 }
 
 export interface IngestConfig {
@@ -114,6 +122,8 @@ export interface IngestStepDependencies {
    * the state machine of STATE_MACHINE_ARN. Undefined: no state machine is configured.
    */
   readonly startTableServices?: ((instant: string) => Promise<TriggerOutput>) | undefined;
+  /** The Glue client for a sync (default glueClientFor: the sync keys' region and endpoint, else the environment's). */
+  readonly glue?: ((config: GlueSyncConfig) => GlueClient) | undefined;
 }
 
 export function parseIngestEvent(event: unknown): IngestInput {
@@ -141,10 +151,13 @@ export async function ingestStep(input: IngestInput, deps: IngestStepDependencie
     };
     // In order, one message at a time, like the objects of one event; a batch that failed whole is reported, not thrown.
     const response = await processPartialResponse(input.event, ingestMessage, new BatchProcessor(EventType.SQS), { processInParallel: false, throwOnFullBatchFailure: false });
+    await syncCatalog(committed, table, deps);
     await startTableServices(committed, deps);
     return response;
   }
   const summary = await ingestAll(input.deliveries, table, deps);
+  const synced = await syncCatalog(commitsOf(summary), table, deps);
+  if (synced !== undefined) summary.catalogSync = synced;
   const started = await startTableServices(commitsOf(summary), deps);
   if (started !== undefined) summary.tableServices = started;
   // Thrown after every object had its turn: the retry finds the handled ones done.
@@ -156,6 +169,22 @@ export async function ingestStep(input: IngestInput, deps: IngestStepDependencie
 /** The instants the ingested objects committed. */
 function commitsOf(summary: IngestSummary): string[] {
   return summary.results.flatMap((result) => (result.outcome === 'ingested' && result.instantTime !== undefined ? [result.instantTime] : []));
+}
+
+/** After the invocation's commits, sync the table to Glue when TABLE_PROPERTIES switch meta sync on (lib/sync). */
+async function syncCatalog(committed: readonly string[], storage: Storage, deps: IngestStepDependencies): Promise<CatalogSyncOutcome | undefined> {
+  if (committed.length === 0) return undefined;
+  let outcome: CatalogSyncOutcome | undefined;
+  try {
+    const table = await HudiTable.open(storage, { mode: 'read' });
+    outcome = await syncCatalogAfterCommit(table, deps.config.tableProperties, { glue: deps.glue ?? ((config) => countRequests(glueClientFor(config), 'glue')), log: deps.log });
+  } catch (error) {
+    outcome = { status: 'FAILED', error: errorMessage(error) };
+    deps.log.error('could not open the table to sync it to the Glue Data Catalog', { error: outcome.error });
+  }
+  if (outcome?.status === 'FAILED') deps.metrics.addMetric(METRIC.catalogSyncFailed, MetricUnit.Count, 1);
+  if (outcome?.status === 'SYNCED') deps.metrics.addMetric(METRIC.catalogPartitionsAdded, MetricUnit.Count, outcome.result.partitionsAdded.length);
+  return outcome;
 }
 
 /** After the invocation's commits, start the table services (see the top of this file); undefined when there is nothing to start. */
@@ -433,9 +462,16 @@ export function createIngestObservability(env: Environment = process.env): Inges
     metrics,
     async invoke(context, work) {
       if (context !== undefined) logger.addContext(context);
+      const started = performance.now();
+      const before = requestCountsSnapshot();
       try {
         return await work();
       } finally {
+        // The same per-invocation figures as the table-service steps (observability.ts).
+        const durationMs = Math.round(performance.now() - started);
+        metrics.addMetric(METRIC.durationMs, MetricUnit.Milliseconds, durationMs);
+        const cost = invocationCost(context, durationMs, requestCountsSince(before));
+        if (cost !== undefined) metrics.addMetric(METRIC.estimatedCost, MetricUnit.NoUnit, cost);
         if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
       }
     },

@@ -6,7 +6,9 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { requestCountsSince, requestCountsSnapshot } from './clients.js';
+import { estimateCost } from './cost.js';
 import { asTaskError } from './errors.js';
+import { METRIC, type RunFigure } from './metrics.js';
 
 /** What the steps log through (a Powertools Logger fits). */
 export interface StepLog {
@@ -21,10 +23,11 @@ export interface Observability {
   readonly metrics: Metrics;
   readonly log: StepLog;
   /**
-   * Run one invocation: log its start and end, publish its metrics (outcome, duration, AWS requests by operation),
-   * and rethrow failures under their Step Functions error name.
+   * Run one invocation: log its start and end, publish its metrics (outcome, duration, AWS requests by operation,
+   * its estimated cost, and the figures `figures` reads from its result: metrics.ts), and rethrow failures under
+   * their Step Functions error name.
    */
-  invoke<T>(context: Context | undefined, work: () => Promise<T>): Promise<T>;
+  invoke<T>(context: Context | undefined, work: () => Promise<T>, figures?: (result: T) => readonly RunFigure[]): Promise<T>;
 }
 
 /** One per function module, created at load time (kept across warm invocations, as Powertools recommends). */
@@ -46,7 +49,7 @@ export function createObservability(step: string): Observability {
     logger,
     metrics,
     log,
-    async invoke(context, work) {
+    async invoke(context, work, figures) {
       if (context !== undefined) logger.addContext(context);
       if (coldStart) {
         metrics.captureColdStartMetric();
@@ -56,21 +59,34 @@ export function createObservability(step: string): Observability {
       const before = requestCountsSnapshot();
       try {
         const result = await work();
-        metrics.addMetric('Succeeded', MetricUnit.Count, 1);
+        metrics.addMetric(METRIC.succeeded, MetricUnit.Count, 1);
+        for (const figure of figures?.(result) ?? []) metrics.addMetric(figure.name, figure.unit, figure.value);
         return result;
       } catch (error) {
         const taskError = asTaskError(error);
         logger.error(`${step} failed (${taskError.name})`, taskError);
-        metrics.addMetric('Failed', MetricUnit.Count, 1);
+        metrics.addMetric(METRIC.failed, MetricUnit.Count, 1);
         throw taskError;
       } finally {
         const durationMs = Math.round(performance.now() - started);
-        metrics.addMetric('DurationMs', MetricUnit.Milliseconds, durationMs);
+        metrics.addMetric(METRIC.durationMs, MetricUnit.Milliseconds, durationMs);
         const requests = requestCountsSince(before);
         for (const [key, count] of requests) metrics.addMetric(`Requests.${key}`, MetricUnit.Count, count);
-        logger.info(`${step} finished`, { durationMs, awsRequests: Object.fromEntries(requests) });
+        const cost = invocationCost(context, durationMs, requests);
+        if (cost !== undefined) metrics.addMetric(METRIC.estimatedCost, MetricUnit.NoUnit, cost);
+        logger.info(`${step} finished`, { durationMs, awsRequests: Object.fromEntries(requests), ...(cost === undefined ? {} : { estimatedCostUsd: cost }) });
         metrics.publishStoredMetrics();
       }
     },
   };
+}
+
+/**
+ * What this invocation would cost on AWS at list prices (cost.ts): its duration at its memory, and the requests it
+ * sent. Undefined when the memory is unknown (not on Lambda and no AWS_LAMBDA_FUNCTION_MEMORY_SIZE).
+ */
+export function invocationCost(context: Pick<Context, 'memoryLimitInMB'> | undefined, durationMs: number, requests: ReadonlyMap<string, number>): number | undefined {
+  const memoryMb = Number(context?.memoryLimitInMB ?? process.env['AWS_LAMBDA_FUNCTION_MEMORY_SIZE'] ?? NaN);
+  if (!Number.isFinite(memoryMb) || memoryMb <= 0) return undefined;
+  return estimateCost({ architecture: process.arch === 'arm64' ? 'arm64' : 'x86_64', invocations: [{ memoryMb, durationMs }], requests, stateTransitions: 0 }).dollars.total;
 }

@@ -24,13 +24,14 @@ import type { ClusteringConfig } from '../clustering/config.js';
 import { clusteringServiceEnabled, hudiSchedulingThreshold, shouldSchedule, type SchedulingThreshold } from '../clustering/plan-strategy.js';
 import { HudiError } from '../errors.js';
 import { parseS3Uri } from '../storage/index.js';
-import { formatInstantTime } from '../timeline/instant.js';
+import { formatInstantTime, parseInstantTime } from '../timeline/instant.js';
 import { commitsSinceLastClustering, pendingClusteringPlans } from '../timeline/queries.js';
 import type { HudiTable } from '../table.js';
 import { countRequests, openTableAndLock } from './clients.js';
 import { asObject, optionalBoolean, type JsonObject } from './events.js';
 import type { StepDependencies } from './plan-step.js';
 import { isAlive, readRunActivity } from './run-claim.js';
+import { environmentFor, isDue, tableOfKey, tickMinutesOf, type TableRegistry } from './registry.js';
 import { ENV, resolveStepSettings, tableServiceProperties, type ClusteringExecutionInput, type Environment, type StepSettings } from './settings.js';
 
 /** What started the trigger. */
@@ -41,13 +42,26 @@ export type TriggerSource =
   /** A writer's commit (ingest with hoodie.clean.automatic or hoodie.archive.automatic on). */
   | { readonly kind: 'after-write'; readonly instant: string };
 
-export type TriggerStatus = 'STARTED' | 'ALREADY_STARTED' | 'WAITING' | 'RUNNING' | 'IGNORED';
+export type TriggerStatus = 'STARTED' | 'ALREADY_STARTED' | 'WAITING' | 'RUNNING' | 'IGNORED' | 'FANNED_OUT';
 
 export interface TriggerOutput {
   readonly status: TriggerStatus;
   readonly reason: string;
   readonly executionName?: string;
   readonly executionArn?: string;
+  /** Age of the oldest pending clustering or clean plan (0 when none is pending); absent when the table was not read. */
+  readonly pendingPlanAgeSeconds?: number;
+  /** FANNED_OUT (a registry's tick): what the check came to for each registered table. */
+  readonly tables?: readonly TableTriggerOutcome[];
+}
+
+export interface TableTriggerOutcome {
+  readonly tablePath: string;
+  /** Whether its schedule was due at this tick (a direct invocation checks every table). */
+  readonly due: boolean;
+  readonly outcome?: TriggerOutput;
+  /** Why its check failed (the other tables are checked all the same). */
+  readonly error?: string;
 }
 
 export interface StartRequest {
@@ -212,6 +226,7 @@ export async function triggerStep(source: TriggerSource, deps: TriggerDependenci
   const { table } = await openTableAndLock(settings, deps.clients, { mode: 'read' });
   const { storage, timeline } = table;
   const latestCompleted = timeline.completed().at(-1)?.time;
+  const pendingPlanAgeSeconds = pendingPlanAge(timeline, now);
   let input: ClusteringExecutionInput = { tablePath: settings.tablePath, ...(source.kind === 'direct' && source.force ? { force: true } : {}) };
 
   let name: string;
@@ -219,7 +234,7 @@ export async function triggerStep(source: TriggerSource, deps: TriggerDependenci
   if (pending !== undefined) {
     const activity = await readRunActivity(storage, pending.instant.time, now);
     if (isAlive(activity)) {
-      return { status: 'RUNNING', reason: `clustering ${pending.instant.time} is running (heartbeat ${Math.round((activity.heartbeatAgeMs ?? 0) / 1000)} s old)` };
+      return { status: 'RUNNING', reason: `clustering ${pending.instant.time} is running (heartbeat ${Math.round((activity.heartbeatAgeMs ?? 0) / 1000)} s old)`, pendingPlanAgeSeconds };
     }
     // A pending plan nobody works on: a run resumes it, whatever the commit count.
     name = executionNameFor(table.config.name, settings.tablePath, latestCompleted, formatInstantTime(now).slice(0, 10));
@@ -233,7 +248,7 @@ export async function triggerStep(source: TriggerSource, deps: TriggerDependenci
     } else {
       const waiting = `${since.count} completed commit(s) since ${since.lastClustering === undefined ? 'the table was created' : `the last clustering ${since.lastClustering}`}; clustering waits for ${required.commits} (${required.setBy})`;
       const services = await tableServicesDue(table, settings, now);
-      if (!services.due) return { status: 'WAITING', reason: `${waiting}; ${services.reason}` };
+      if (!services.due) return { status: 'WAITING', reason: `${waiting}; ${services.reason}`, pendingPlanAgeSeconds };
       // Nothing to cluster, but a clean or archiving is due: a run that goes straight to them.
       name = executionNameFor(table.config.name, settings.tablePath, latestCompleted, undefined, 'clean');
       input = { tablePath: settings.tablePath, services: 'clean-archive' };
@@ -254,6 +269,67 @@ export async function triggerStep(source: TriggerSource, deps: TriggerDependenci
     reason: started.outcome === 'started' ? `started ${name}` : `an execution named ${name} exists already`,
     executionName: name,
     ...(started.executionArn === undefined ? {} : { executionArn: started.executionArn }),
+    pendingPlanAgeSeconds,
+  };
+}
+
+/**
+ * Seconds since the oldest pending clustering (replacecommit) or clean was planned, by its instant time; 0 when none
+ * is. The alarm on it (template.yaml: PlanPendingTooLongAlarm) catches plans no run finishes.
+ */
+export function pendingPlanAge(timeline: HudiTable['timeline'], now: Date): number {
+  const oldest = timeline.pending().find((instant) => instant.action === 'replacecommit' || instant.action === 'clean');
+  if (oldest === undefined) return 0;
+  const planned = parseInstantTime(oldest.time);
+  return planned === undefined ? 0 : Math.max(0, Math.round((now.getTime() - planned.getTime()) / 1000));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Many tables (registry.ts).
+
+/**
+ * The trigger of a deployment with a table registry: a commit's event is checked for the registered table its key
+ * lies under (an UnregisteredTableError for none); a schedule tick checks each registered table whose schedule is
+ * due (a direct invocation: every table), plus the deployment's own TABLE_PATH when it is not registered, one after
+ * another — one table's failure is reported in its outcome and does not stop the others.
+ */
+export async function triggerWithRegistry(source: TriggerSource, deps: TriggerDependencies & { readonly registry: TableRegistry }): Promise<TriggerOutput> {
+  const { registry } = deps;
+  if (source.kind === 'object-created') {
+    const table = tableOfKey(registry, source.bucket, source.key);
+    return triggerStep(source, { ...deps, env: environmentFor(deps.env, table) });
+  }
+  if (source.kind === 'after-write') return triggerStep(source, deps);
+  const now = deps.now?.() ?? new Date();
+  const tick = tickMinutesOf(deps.env);
+  const outcomes: TableTriggerOutcome[] = [];
+  const own = deps.env[ENV.tablePath]?.trim().replace(/\/+$/, '');
+  const tables: { tablePath: string; due: boolean; env: Environment }[] = registry.tables.map((table) => ({
+    tablePath: table.path,
+    due: source.kind === 'direct' || isDue(table, now, tick),
+    env: environmentFor(deps.env, table),
+  }));
+  if (own !== undefined && own !== '' && !registry.tables.some((table) => table.path === own)) tables.push({ tablePath: own, due: true, env: deps.env });
+  for (const table of tables) {
+    if (!table.due) {
+      outcomes.push({ tablePath: table.tablePath, due: false });
+      continue;
+    }
+    try {
+      outcomes.push({ tablePath: table.tablePath, due: true, outcome: await triggerStep(source, { ...deps, env: table.env, now: () => now }) });
+    } catch (error) {
+      deps.log.warn('the check of one registered table failed; the others go on', { tablePath: table.tablePath, error: error instanceof Error ? error.message : String(error) });
+      outcomes.push({ tablePath: table.tablePath, due: true, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  const started = outcomes.filter((o) => o.outcome?.status === 'STARTED').length;
+  const failed = outcomes.filter((o) => o.error !== undefined).length;
+  const ages = outcomes.flatMap((o) => (o.outcome?.pendingPlanAgeSeconds === undefined ? [] : [o.outcome.pendingPlanAgeSeconds]));
+  return {
+    status: 'FANNED_OUT',
+    reason: `${outcomes.filter((o) => o.due).length} of ${outcomes.length} table(s) due; ${started} run(s) started${failed > 0 ? `; ${failed} check(s) failed` : ''}`,
+    tables: outcomes,
+    ...(ages.length === 0 ? {} : { pendingPlanAgeSeconds: Math.max(...ages) }),
   };
 }
 

@@ -1,0 +1,100 @@
+/**
+ * The CloudWatch metrics (embedded metric format, through Powertools) a step's result carries, besides what every
+ * invocation publishes (observability.ts: Succeeded/Failed, DurationMs, Requests.*, EstimatedCostUSD). Pure: each
+ * step's output → named figures, so a handler passes its step's function to `invoke` and the dashboard, the alarms
+ * and the tests read the same names (METRIC).
+ */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { ArchiveStepOutput } from './archive-step.js';
+import type { CommitStepOutput } from './commit-step.js';
+import type { ExecuteGroupOutput } from './execute-step.js';
+import type { PlanStepOutput } from './plan-step.js';
+import type { TriggerOutput } from './trigger.js';
+
+type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
+
+export interface RunFigure {
+  readonly name: string;
+  readonly unit: Unit;
+  readonly value: number;
+}
+
+/** Every metric name this service publishes (namespace POWERTOOLS_METRICS_NAMESPACE, dimensions service and step). */
+export const METRIC = {
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  durationMs: 'DurationMs',
+  estimatedCost: 'EstimatedCostUSD',
+  groupsPlanned: 'GroupsPlanned',
+  groups: 'Groups',
+  filesIn: 'FilesIn',
+  filesOut: 'FilesOut',
+  bytesIn: 'BytesIn',
+  bytesOut: 'BytesOut',
+  rowsIn: 'RowsIn',
+  rowsOut: 'RowsOut',
+  /** The average share of a partition's files a point query on the sort columns reads, before and after (percent). */
+  filesReadBefore: 'DataSkippingFilesReadBeforePercent',
+  filesReadAfter: 'DataSkippingFilesReadAfterPercent',
+  groupOutputFiles: 'GroupOutputFiles',
+  groupRows: 'GroupRows',
+  /** Age of the oldest pending clustering or clean plan, published by every trigger check (0: none pending). */
+  pendingPlanAge: 'PendingPlanAgeSeconds',
+  runsStarted: 'RunsStarted',
+  filesCleaned: 'FilesCleaned',
+  instantsArchived: 'InstantsArchived',
+  catalogSyncFailed: 'CatalogSyncFailed',
+  catalogPartitionsAdded: 'CatalogPartitionsAdded',
+} as const;
+
+const count = (name: string, value: number): RunFigure => ({ name, unit: MetricUnit.Count, value });
+
+export function planFigures(output: PlanStepOutput): RunFigure[] {
+  return output.status === 'CLUSTER' ? [count(METRIC.groupsPlanned, output.groups.length)] : [count(METRIC.groupsPlanned, 0)];
+}
+
+export function executeGroupFigures(output: ExecuteGroupOutput): RunFigure[] {
+  return [count(METRIC.groupOutputFiles, output.outputFiles), count(METRIC.groupRows, output.rows)];
+}
+
+/** The run's totals, from the clustering report the commit returns (absent on a retried commit of a stored summary). */
+export function commitFigures(output: CommitStepOutput): RunFigure[] {
+  const figures: RunFigure[] = [];
+  const report = output.report;
+  if (report !== undefined) {
+    const { totals } = report;
+    figures.push(
+      count(METRIC.groups, report.groups),
+      count(METRIC.filesIn, totals.filesBefore),
+      count(METRIC.filesOut, totals.filesAfter),
+      { name: METRIC.bytesIn, unit: MetricUnit.Bytes, value: totals.bytesBefore },
+      { name: METRIC.bytesOut, unit: MetricUnit.Bytes, value: totals.bytesAfter },
+      count(METRIC.rowsIn, totals.rowsBefore),
+      count(METRIC.rowsOut, totals.rowsAfter),
+    );
+    const skipping = totals.dataSkipping.filter((figure) => figure.samples > 0);
+    if (skipping.length > 0) {
+      const mean = (pick: (figure: (typeof skipping)[number]) => number): number => (100 * skipping.reduce((total, figure) => total + pick(figure), 0)) / skipping.length;
+      figures.push({ name: METRIC.filesReadBefore, unit: MetricUnit.Percent, value: mean((f) => f.before) }, { name: METRIC.filesReadAfter, unit: MetricUnit.Percent, value: mean((f) => f.after) });
+    }
+  }
+  if (output.catalogSync !== undefined) {
+    figures.push(output.catalogSync.status === 'FAILED' ? count(METRIC.catalogSyncFailed, 1) : count(METRIC.catalogPartitionsAdded, output.catalogSync.result.partitionsAdded.length));
+  }
+  return figures;
+}
+
+export function triggerFigures(output: TriggerOutput): RunFigure[] {
+  const figures = [count(METRIC.runsStarted, output.status === 'STARTED' ? 1 : 0)];
+  if (output.pendingPlanAgeSeconds !== undefined) figures.push({ name: METRIC.pendingPlanAge, unit: MetricUnit.Seconds, value: output.pendingPlanAgeSeconds });
+  return figures;
+}
+
+/** A clean share's deletions (clean-execute). */
+export function cleanShareFigures(output: { readonly deleted: number }): RunFigure[] {
+  return [count(METRIC.filesCleaned, output.deleted)];
+}
+
+export function archiveFigures(output: ArchiveStepOutput): RunFigure[] {
+  return output.status === 'SKIPPED' ? [] : [count(METRIC.instantsArchived, output.archived)];
+}

@@ -1,0 +1,5 @@
+/** Catalog sync (AWS Glue, Hudi's AwsGlueCatalogSyncTool): settings, schema mapping, the sync itself. */
+export * from './config.js';
+export * from './hive-schema.js';
+export * from './glue.js';
+export * from './after-commit.js';
