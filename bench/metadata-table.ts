@@ -6,7 +6,10 @@
  * commit; MetadataTable.commit then writes that commit's deltacommit, reading the footers from the local copies (as
  * the writer does) or, with `--footers storage`, from the table's storage. Also the writer end to end: one write of
  * 10 file groups with and without a metadata table.
+ * Then the cost of one metadata-table compaction after `--compaction-commits` (15) such commits of `--compaction-files`
+ * (10) files each: the time of MetadataTable.runTableServices and the base files it writes.
  *   npm run bench:metadata -- [--files 10,1000] [--keys 100] [--footers local|storage] [--s3] [--partitions files,…]
+ *     [--compaction-commits 15] [--compaction-files 10]
  * With --s3 the table lives on S3 (run under `node infra/with-local-stack.mjs` for moto).
  */
 import { randomUUID } from 'node:crypto';
@@ -31,6 +34,8 @@ const { values } = parseArgs({
     footers: { type: 'string', default: 'local' },
     s3: { type: 'boolean', default: false },
     partitions: { type: 'string', default: 'files,column_stats,bloom_filters,record_index' },
+    'compaction-commits': { type: 'string', default: '15' },
+    'compaction-files': { type: 'string', default: '10' },
   },
 });
 const fileCounts = values.files.split(',').map(Number);
@@ -69,11 +74,8 @@ try {
   const commitMetadata = (await import('node:fs')).readFileSync(join(dir, 'seed/.hoodie', (await readdir(join(dir, 'seed/.hoodie'))).find((n) => n.endsWith('.commit'))!), 'utf8');
   const schema = (JSON.parse(commitMetadata) as CommitMetadata).extraMetadata['schema']!;
 
-  for (const count of fileCounts) {
-    const storage = await tableStorage(`files-${count}`);
-    await createTable(storage, newTableOptionsFromWriteProperties(props, 'bench'));
-    await initMetadataTable(storage, ALL);
-    const instant = '20240101000000000';
+  /** The data commit `instant` of `count` copies of the seed file, with its deltacommit (the data commit left to the caller). */
+  async function commitCopies(storage: Storage, count: number, instant: string): Promise<{ openMs: number; commitMs: number; parts: string }> {
     const local = join(dir, `copies-${count}`);
     await mkdir(local, { recursive: true });
     const stats: WriteStat[] = [];
@@ -101,8 +103,43 @@ try {
     const result = await mdt.commit(instant, metadata, { properties: props, recordIndex: { updates, deletes: [] }, ...(values.footers === 'local' ? { localFiles } : {}) });
     const done = performance.now();
     const parts = Object.entries(result.partitions).map(([p, s]) => `${p} ${s.records} records/${s.logFiles} log files`).join(', ');
+    await rm(local, { recursive: true, force: true });
+    return { openMs: opened - started, commitMs: done - opened, parts };
+  }
+
+  for (const count of fileCounts) {
+    const storage = await tableStorage(`files-${count}`);
+    await createTable(storage, newTableOptionsFromWriteProperties(props, 'bench'));
+    await initMetadataTable(storage, ALL);
+    const { openMs, commitMs, parts } = await commitCopies(storage, count, '20240101000000000');
     console.log(`${String(count).padStart(5)} files (${(count * keysPerFile).toLocaleString('en-US')} keys, footers ${values.footers}${values.s3 ? ', S3' : ', local disk'}): ` +
-      `open ${(opened - started).toFixed(0)} ms + commit ${(done - opened).toFixed(0)} ms = ${(done - started).toFixed(0)} ms  [${parts}]`);
+      `open ${openMs.toFixed(0)} ms + commit ${commitMs.toFixed(0)} ms = ${(openMs + commitMs).toFixed(0)} ms  [${parts}]`);
+  }
+
+  // One metadata-table compaction after many commits (each completed on the data table, so its blocks count).
+  {
+    const commits = Number(values['compaction-commits']);
+    const files = Number(values['compaction-files']);
+    const storage = await tableStorage(`compaction-${commits}x${files}`);
+    await createTable(storage, newTableOptionsFromWriteProperties(props, 'bench'));
+    await initMetadataTable(storage, ALL);
+    for (let c = 0; c < commits; c++) {
+      const instant = `2024010100${String(c).padStart(4, '0')}000`;
+      await commitCopies(storage, files, instant);
+      await storage.put(`.hoodie/${instant}.commit`, JSON.stringify({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'INSERT' }));
+    }
+    const started = performance.now();
+    const mdt = (await MetadataTable.open(storage))!;
+    const { compactions: [compaction] } = await mdt.runTableServices({ properties: new Map([...props, ['hoodie.metadata.compact.max.delta.commits', '10']]) });
+    const millis = performance.now() - started;
+    if (compaction === undefined) throw new Error('no compaction was due');
+    const byPartition = new Map<string, { files: number; bytes: number; records: number }>();
+    for (const file of compaction.files) {
+      const entry = byPartition.get(file.partition) ?? { files: 0, bytes: 0, records: 0 };
+      byPartition.set(file.partition, { files: entry.files + 1, bytes: entry.bytes + file.bytes, records: entry.records + file.records });
+    }
+    console.log(`metadata-table compaction after ${commits} commits x ${files} files${values.s3 ? ' (S3)' : ' (local disk)'}: ${millis.toFixed(0)} ms, ${compaction.files.length} HFile base files ` +
+      `[${[...byPartition].map(([p, e]) => `${p} ${e.files} files/${e.records} records/${(e.bytes / 1024).toFixed(0)} KiB`).join(', ')}]`);
   }
 
   // End to end: the same write (10 file groups) with and without the metadata table.

@@ -16,7 +16,6 @@
  * folder and the heartbeat of an instant that completed or was rolled back — a process killed just after its commit
  * (or its rollback) leaves them.
  */
-import { HudiError } from './errors.js';
 import { DYNAMODB_LOCK_PROVIDER } from './lock/index.js';
 import type { LockProvider } from './lock/port.js';
 import { LOCK_PROPERTY } from './lock/lease.js';
@@ -29,13 +28,13 @@ import { isValidInstantTime } from './timeline/instant.js';
 import { MARKERS_ROOT } from './timeline/markers.js';
 import { loadTimeline } from './timeline/timeline.js';
 import { WRITE_KEYS } from './writer/write-config.js';
+import { rawValue, readKey } from './config/index.js';
 import { deleteInstantScratch, WORK_ROOT } from './timeline/work-folder.js';
 
-export type FailedWritesPolicy = 'EAGER' | 'LAZY' | 'NEVER';
+export type FailedWritesPolicy = typeof WRITE_KEYS.failedWritesPolicy.default;
 
 export const FAILED_WRITES_POLICY_KEY = WRITE_KEYS.failedWritesPolicy.key;
 export const CONCURRENCY_MODE_KEY = 'hoodie.write.concurrency.mode';
-const POLICIES: readonly FailedWritesPolicy[] = ['EAGER', 'LAZY', 'NEVER'];
 
 export interface ResolvedFailedWritesPolicy {
   readonly policy: FailedWritesPolicy;
@@ -51,14 +50,7 @@ export interface ResolvedFailedWritesPolicy {
 export function failedWritesPolicy(props: ReadonlyMap<string, string>, location = 'write properties'): ResolvedFailedWritesPolicy {
   const mode = props.get(CONCURRENCY_MODE_KEY)?.trim().toLowerCase();
   if (mode === 'optimistic_concurrency_control') return { policy: 'LAZY', setBy: `${CONCURRENCY_MODE_KEY}=${mode}` };
-  const text = props.get(FAILED_WRITES_POLICY_KEY)?.trim();
-  if (text !== undefined && text !== '') {
-    const policy = text.toUpperCase() as FailedWritesPolicy;
-    if (!POLICIES.includes(policy)) {
-      throw new HudiError(`${FAILED_WRITES_POLICY_KEY}=${text} is not a failed-writes cleaning policy`, { location, fix: `use ${POLICIES.join(', ')} (default EAGER for a single writer)` });
-    }
-    return { policy, setBy: FAILED_WRITES_POLICY_KEY };
-  }
+  if (rawValue(props, WRITE_KEYS.failedWritesPolicy) !== undefined) return { policy: readKey(props, WRITE_KEYS.failedWritesPolicy, location), setBy: FAILED_WRITES_POLICY_KEY };
   if (props.get(LOCK_PROPERTY.provider)?.trim() === DYNAMODB_LOCK_PROVIDER) return { policy: 'LAZY', setBy: `${LOCK_PROPERTY.provider} (a lock shared with other writers)` };
   return { policy: 'EAGER', setBy: 'default (single writer)' };
 }

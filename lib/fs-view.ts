@@ -1,7 +1,9 @@
 /**
- * File-system view: file groups and file slices per partition, as Hudi's HoodieTableFileSystemView sees them
- * for copy-on-write tables (a slice is one base file version).
+ * File-system view: file groups and file slices per partition, as Hudi's HoodieTableFileSystemView sees them.
+ * The copy-on-write view (fileGroups, latestBaseFiles: a slice is one base file version) is also a merge-on-read
+ * table's read-optimized view; latestMergedSlices adds the log files for snapshot reads.
  */
+import { compareLogFileNames, parseLogFileName, type LogFile } from './log-format/index.js';
 import { compareInstantTimes } from './timeline/instant.js';
 import type { Timeline } from './timeline/timeline.js';
 
@@ -28,6 +30,18 @@ export interface FileGroup {
   readonly fileId: string;
   /** Committed slices, newest first. */
   readonly slices: readonly FileSlice[];
+}
+
+/**
+ * A merge-on-read file slice: the base file (absent while the group has only logs, e.g. the slice opened by a
+ * pending compaction) and the log files of its base instant, in Hudi's log order.
+ */
+export interface MergedFileSlice {
+  readonly partitionPath: string;
+  readonly fileId: string;
+  readonly baseInstantTime: string;
+  readonly baseFile: BaseFile | undefined;
+  readonly logFiles: readonly LogFile[];
 }
 
 export function fileGroupKey(partitionPath: string, fileId: string): string {
@@ -68,6 +82,7 @@ export interface ViewInputs {
 
 export class FileSystemView {
   private readonly groupsByPartition: Map<string, FileGroup[]>;
+  private readonly mergedByPartition: Map<string, MergedFileSlice[]>;
 
   constructor(private readonly inputs: ViewInputs) {
     this.groupsByPartition = new Map();
@@ -97,6 +112,65 @@ export class FileSystemView {
       }
       this.groupsByPartition.set(partition.partitionPath, groups);
     }
+    this.mergedByPartition = new Map(inputs.partitions.map((partition) => [partition.partitionPath, this.buildMergedSlices(partition)]));
+  }
+
+  /**
+   * Hudi's getLatestMergedFileSlicesBeforeOrOn for one partition. A log file belongs to the slice named by its base
+   * instant (the base file's instant it was appended to); a slice counts when its base instant is a completed write,
+   * a pending compaction, or older than the timeline. The latest slice of each group is returned, and when its base
+   * instant is a pending compaction (its base file is not written yet), it is merged with the slice before it: that
+   * slice's base file, its logs, then the new slice's logs.
+   */
+  private buildMergedSlices(partition: ListedPartition): MergedFileSlice[] {
+    // A compaction completes as a commit of its instant time; its requested/inflight files stay next to it.
+    const timeline = this.inputs.timeline;
+    const pendingCompactions = new Set(timeline.pending().filter((i) => i.action === 'compaction' && !timeline.isCommitted(i.time)).map((i) => i.time));
+    const sliceCounts = (time: string): boolean => this.inputs.timeline.isCommitted(time) || pendingCompactions.has(time);
+    const byGroup = new Map<string, Map<string, { baseFile: BaseFile | undefined; logFiles: LogFile[] }>>();
+    const sliceOf = (fileId: string, instant: string) => {
+      const slices = byGroup.get(fileId) ?? new Map<string, { baseFile: BaseFile | undefined; logFiles: LogFile[] }>();
+      byGroup.set(fileId, slices);
+      const slice = slices.get(instant) ?? { baseFile: undefined, logFiles: [] };
+      slices.set(instant, slice);
+      return slice;
+    };
+    for (const group of this.groupsByPartition.get(partition.partitionPath) ?? []) {
+      for (const slice of group.slices) {
+        const entry = sliceOf(group.fileId, slice.baseInstantTime);
+        // Retried tasks can leave two base files of one instant; the view already ordered the kept one first.
+        if (entry.baseFile === undefined) entry.baseFile = slice.baseFile;
+      }
+    }
+    for (const file of partition.files) {
+      if (file.name.startsWith('..') && file.name.endsWith('.crc')) continue;
+      const name = parseLogFileName(file.name);
+      if (name === undefined || name.extension !== 'log' || name.suffix !== '') continue;
+      if (this.inputs.replacedFileGroups.has(fileGroupKey(partition.partitionPath, name.fileId))) continue;
+      sliceOf(name.fileId, name.baseInstant).logFiles.push({ path: joinPartitionPath(partition.partitionPath, file.name), name, size: file.size });
+    }
+    const result: MergedFileSlice[] = [];
+    for (const [fileId, slices] of [...byGroup].sort(([a], [b]) => a.localeCompare(b))) {
+      const committed = [...slices]
+        .filter(([instant]) => sliceCounts(instant))
+        .sort(([a], [b]) => compareInstantTimes(b, a));
+      const [latest, previous] = committed;
+      if (latest === undefined) continue;
+      const sortLogs = (logs: readonly LogFile[]) => [...logs].sort((a, b) => compareLogFileNames(a.name, b.name));
+      const [instant, slice] = latest;
+      if (pendingCompactions.has(instant) && previous !== undefined) {
+        result.push({ partitionPath: partition.partitionPath, fileId, baseInstantTime: previous[0], baseFile: previous[1].baseFile, logFiles: [...sortLogs(previous[1].logFiles), ...sortLogs(slice.logFiles)] });
+      } else {
+        result.push({ partitionPath: partition.partitionPath, fileId, baseInstantTime: instant, baseFile: pendingCompactions.has(instant) ? undefined : slice.baseFile, logFiles: sortLogs(slice.logFiles) });
+      }
+    }
+    return result;
+  }
+
+  /** The latest merged file slice of every live file group (snapshot reads of merge-on-read tables). */
+  latestMergedSlices(partitionPath?: string): MergedFileSlice[] {
+    if (partitionPath !== undefined) return [...(this.mergedByPartition.get(partitionPath) ?? [])];
+    return [...this.mergedByPartition.keys()].sort().flatMap((p) => this.mergedByPartition.get(p) ?? []);
   }
 
   /** Partitions that hold at least one live file group, sorted. */

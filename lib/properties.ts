@@ -94,7 +94,7 @@ function logicalLines(text: string): LogicalLine[] {
 const ESCAPED_CONTROL: Readonly<Record<string, string>> = { t: '\t', n: '\n', r: '\r', f: '\f' };
 
 /** Resolve backslash escapes (Java's loadConvert). */
-function unescape(text: string, where: () => string): string {
+function unescapeJava(text: string, where: () => string): string {
   let result = '';
   for (let index = 0; index < text.length; index++) {
     const char = text[index]!;
@@ -161,7 +161,7 @@ export function parseJavaProperties(text: string, location = 'properties'): Map<
   for (const { text: line, lineNumber } of logicalLines(text)) {
     const where = () => `${location}:${lineNumber}`;
     const { rawKey, rawValue } = splitKeyValue(line);
-    properties.set(unescape(rawKey, where), unescape(rawValue, where));
+    properties.set(unescapeJava(rawKey, where), unescapeJava(rawValue, where));
   }
   return properties;
 }

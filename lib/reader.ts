@@ -1,18 +1,21 @@
 /**
- * Snapshot reads: the rows of the latest committed base file of every live file group.
+ * Snapshot reads: the rows of the latest committed base file of every live file group; for merge-on-read tables
+ * merged with the slices' log records (snapshot, `_rt`) or the base files alone (read-optimized, `_ro`).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HudiError } from './errors.js';
+import { HudiError, UnsupportedTableError } from './errors.js';
 import { openParquetEngine } from './engine/parquet-engine.js';
 import type { ParquetEngine, RowSet } from './engine/port.js';
 import type { Row } from './engine/row-format.js';
-import type { BaseFile } from './fs-view.js';
+import type { BaseFile, FileSystemView } from './fs-view.js';
+import { readMergedSlices } from './merge-on-read/snapshot.js';
+import { PROPERTIES_FILE } from './table-config.js';
 import { keyGeneratorOptionsFromTable, partitionValuesFromPath } from './keygen.js';
 import { mapWithConcurrency } from './storage/concurrency.js';
 import type { Storage } from './storage/port.js';
-import type { HudiTable } from './table.js';
+import type { HudiTable, TableSchema } from './table.js';
 
 export const META_FIELDS = ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name'] as const;
 const DOWNLOAD_CONCURRENCY = 8;
@@ -24,6 +27,23 @@ export interface SnapshotOptions {
   includeMetaFields?: boolean;
   /** Reuse an engine (the caller closes it); otherwise one is opened for the read. */
   engine?: ParquetEngine;
+  /**
+   * Merge-on-read tables: `snapshot` (default) merges base files with their log files, `read_optimized` reads the
+   * base files alone (hoodie.datasource.query.type). Copy-on-write tables read the same either way.
+   */
+  queryType?: QueryType;
+}
+
+export const QUERY_TYPES = ['snapshot', 'read_optimized'] as const;
+export type QueryType = (typeof QUERY_TYPES)[number];
+
+/** hoodie.datasource.query.type's values this reader knows; one error naming them otherwise. */
+export function parseQueryType(text: string | undefined): QueryType {
+  const value = (text ?? 'snapshot').trim().toLowerCase();
+  if (!(QUERY_TYPES as readonly string[]).includes(value)) {
+    throw new HudiError(`query type "${text}" is not supported`, { fix: `use ${QUERY_TYPES.join(' or ')} (incremental queries are not supported)` });
+  }
+  return value as QueryType;
 }
 
 export interface Snapshot {
@@ -41,7 +61,7 @@ export async function stageFiles(storage: Storage, paths: readonly string[], tem
   const toUri = new Map<string, string>();
   const direct = paths.map((p) => storage.localPath?.(p));
   if (direct.every((p): p is string => p !== undefined)) {
-    direct.forEach((local, i) => toUri.set(local, storage.uriOf(paths[i]!)));
+    direct.forEach((local, i) => { toUri.set(local, storage.uriOf(paths[i]!)); });
     return { localPaths: direct, toUri, cleanup: async () => {} };
   }
   const dir = await mkdtemp(join(tempParent, 'hudi-stage-'));
@@ -66,6 +86,7 @@ export function withTableLocations(error: unknown, toUri: ReadonlyMap<string, st
 
 export async function readSnapshot(table: HudiTable, options: SnapshotOptions = {}): Promise<Snapshot> {
   const view = await table.fileSystemView(options.asOf === undefined ? {} : { asOf: options.asOf });
+  if (table.config.type === 'MERGE_ON_READ' && (options.queryType ?? 'snapshot') === 'snapshot') return readMergeOnReadSnapshot(table, view, options);
   const baseFiles = view.latestBaseFiles();
   const files = baseFiles.map((f) => f.path);
   if (files.length === 0) return { columns: [], rows: [], files };
@@ -75,7 +96,7 @@ export async function readSnapshot(table: HudiTable, options: SnapshotOptions = 
   // part of the table's schema: Hudi's readers (Spark, hudi-rs) do not return them, so neither do we.
   const keepMetaFields = options.includeMetaFields === true && table.config.populateMetaFields;
   try {
-    const result = await readTableRows(table, engine, baseFiles, staged.localPaths);
+    const result = withSchemaColumns(await readTableRows(table, engine, baseFiles, staged.localPaths), options.asOf === undefined ? await table.schema() : undefined);
     const columns = keepMetaFields ? result.columns : result.columns.filter((c) => !(META_FIELDS as readonly string[]).includes(c));
     const rows = keepMetaFields ? result.rows : result.rows.map((row) => Object.fromEntries(columns.map((c) => [c, row[c] ?? null])));
     return { columns, rows, files };
@@ -85,6 +106,52 @@ export async function readSnapshot(table: HudiTable, options: SnapshotOptions = 
     await staged.cleanup();
     if (options.engine === undefined) await engine.close();
   }
+}
+
+async function readMergeOnReadSnapshot(table: HudiTable, view: FileSystemView, options: SnapshotOptions): Promise<Snapshot> {
+  const queryInstant = options.asOf ?? table.timeline.lastCompletedWrite()?.time;
+  const slices = view.latestMergedSlices();
+  if (queryInstant === undefined || slices.length === 0) return { columns: [], rows: [], files: [] };
+  if (table.config.dropPartitionColumns && table.config.partitionFields.length > 0) {
+    throw new UnsupportedTableError('snapshot reads of merge-on-read tables written with hoodie.datasource.write.drop.partition.columns=true are not supported yet', {
+      location: table.storage.uriOf(PROPERTIES_FILE),
+      fix: 'read it with --query-type read_optimized, or with Spark',
+    });
+  }
+  const basePaths = slices.flatMap((slice) => (slice.baseFile === undefined ? [] : [slice.baseFile.path]));
+  const engine = options.engine ?? (await openParquetEngine());
+  const staged = await stageFiles(table.storage, basePaths);
+  const localByPath = new Map(basePaths.map((path, index) => [path, staged.localPaths[index]!]));
+  const keepMetaFields = options.includeMetaFields === true && table.config.populateMetaFields;
+  try {
+    const result = await readMergedSlices(view, {
+      storage: table.storage,
+      config: table.config,
+      timeline: table.timeline,
+      queryInstant,
+      engine,
+      localBaseFile: (path) => localByPath.get(path)!,
+    });
+    const columns = keepMetaFields ? result.columns : result.columns.filter((c) => !(META_FIELDS as readonly string[]).includes(c));
+    const rows = keepMetaFields ? result.rows : result.rows.map((row) => Object.fromEntries(columns.map((c) => [c, row[c] ?? null])));
+    return { columns, rows, files: result.files };
+  } catch (error) {
+    throw withTableLocations(error, staged.toUri);
+  } finally {
+    await staged.cleanup();
+    if (options.engine === undefined) await engine.close();
+  }
+}
+
+/**
+ * Columns of the table's latest schema that no file read has (a commit added them, and its files were replaced or
+ * are elsewhere) read as NULL, as Spark's reader returns them; the files' columns come first, as read.
+ */
+function withSchemaColumns(result: RowSet, schema: TableSchema | undefined): RowSet {
+  const absent = (schema?.schema.fields ?? []).map((field) => field.name).filter((name) => !result.columns.includes(name));
+  if (absent.length === 0) return result;
+  for (const row of result.rows) for (const name of absent) row[name] = null;
+  return { columns: [...result.columns, ...absent], rows: result.rows };
 }
 
 /**

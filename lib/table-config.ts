@@ -2,6 +2,7 @@
  * hoodie.properties: the table's identity and layout (HoodieTableConfig).
  */
 import { crc32 } from 'node:zlib';
+import { anyText, commaList, ConfigValueError, defineKey, javaInt, oneOf, optionalText, rawValue, readKey, type ConfigKey, type Parser } from './config/index.js';
 import { HudiError, UnsupportedTableError, NotFoundError, NotAHudiTableError } from './errors.js';
 import { formatJavaProperties, parseJavaProperties } from './properties.js';
 import type { Storage } from './storage/port.js';
@@ -14,11 +15,50 @@ export const SUPPORTED_TABLE_VERSION = 6;
 
 export type TableType = 'COPY_ON_WRITE' | 'MERGE_ON_READ';
 
+const NO_FIELDS: readonly string[] = Object.freeze([]);
+/** Java's Boolean.parseBoolean: "true" in any case is true, anything else false (how Hudi reads its own file). */
+const javaBoolean: Parser<boolean> = { expected: 'true or false', parse: (text) => ({ value: text.toLowerCase() === 'true' }) };
+const upperText: Parser<string> = { expected: 'text', parse: (text) => ({ value: text.toUpperCase() }) };
+
 export const KEY_GENERATORS = {
   simple: 'org.apache.hudi.keygen.SimpleKeyGenerator',
   complex: 'org.apache.hudi.keygen.ComplexKeyGenerator',
   nonPartitioned: 'org.apache.hudi.keygen.NonpartitionedKeyGenerator',
   timestampBased: 'org.apache.hudi.keygen.TimestampBasedKeyGenerator',
+} as const;
+
+/**
+ * The keys of hoodie.properties (HoodieTableConfig) with Hudi's defaults for a file that lacks them. Stored files are
+ * read leniently, as Hudi reads them (a flag is true only when it says "true"); `name`, `version`, `type` and
+ * the checksum are checked below because a wrong one means a corrupt file.
+ */
+export const TABLE_KEYS = {
+  name: defineKey({ key: 'hoodie.table.name', default: undefined, parser: optionalText, description: 'the table\'s name' }),
+  databaseName: defineKey({ key: 'hoodie.database.name', default: '', parser: anyText, description: 'the database of the table (part of the checksum)' }),
+  type: defineKey({ key: 'hoodie.table.type', default: 'COPY_ON_WRITE' as TableType, parser: oneOf(['COPY_ON_WRITE', 'MERGE_ON_READ'] as const), description: 'COPY_ON_WRITE or MERGE_ON_READ' }),
+  version: defineKey({ key: 'hoodie.table.version', default: 0, parser: javaInt(0), description: 'the table version (6 for Hudi 0.14/0.15)' }),
+  timelineLayoutVersion: defineKey({ key: 'hoodie.timeline.layout.version', default: undefined, parser: optionalText, description: 'the timeline layout (1 up to table version 6)' }),
+  recordKeyFields: defineKey({ key: 'hoodie.table.recordkey.fields', default: NO_FIELDS, parser: commaList, description: 'record key fields' }),
+  partitionFields: defineKey({ key: 'hoodie.table.partition.fields', default: NO_FIELDS, parser: commaList, description: 'partition fields' }),
+  precombineField: defineKey({ key: 'hoodie.table.precombine.field', default: undefined, parser: optionalText, description: 'the ordering field of upserts' }),
+  keyGeneratorClass: defineKey({ key: 'hoodie.table.keygenerator.class', default: undefined, parser: optionalText, description: 'the key generator' }),
+  hiveStylePartitioning: defineKey({ key: 'hoodie.datasource.write.hive_style_partitioning', default: false, parser: javaBoolean, description: 'partition folders named field=value' }),
+  urlEncodePartitioning: defineKey({ key: 'hoodie.datasource.write.partitionpath.urlencode', default: false, parser: javaBoolean, description: 'partition values URL-encoded in paths' }),
+  dropPartitionColumns: defineKey({ key: 'hoodie.datasource.write.drop.partition.columns', default: false, parser: javaBoolean, description: 'partition columns left out of data files' }),
+  populateMetaFields: defineKey({ key: 'hoodie.populate.meta.fields', default: true, parser: javaBoolean, description: 'the _hoodie_* meta columns are written' }),
+  baseFileFormat: defineKey({ key: 'hoodie.table.base.file.format', default: 'PARQUET', parser: upperText, description: 'base file format' }),
+  createSchema: defineKey({ key: 'hoodie.table.create.schema', default: undefined, parser: optionalText, description: 'the Avro schema the table was created with' }),
+  archiveLogFolder: defineKey({ key: 'hoodie.archivelog.folder', default: 'archived', parser: anyText, description: 'the archived timeline\'s folder under .hoodie' }),
+  checksum: defineKey({ key: 'hoodie.table.checksum', default: undefined, parser: optionalText, description: 'CRC32 of "<database>.<table>"' }),
+} as const;
+
+/** The write properties a new table takes its identity from (Hudi's datasource keys, else the table's own). */
+export const NEW_TABLE_KEYS = {
+  tableName: defineKey({ key: 'hoodie.table.name', default: undefined, parser: optionalText, alternatives: ['hoodie.datasource.write.table.name'], description: 'the new table\'s name' }),
+  recordKeyFields: defineKey({ key: 'hoodie.datasource.write.recordkey.field', default: undefined, parser: optionalText, alternatives: [TABLE_KEYS.recordKeyFields.key], description: 'record key fields' }),
+  keyGeneratorClass: defineKey({ key: 'hoodie.datasource.write.keygenerator.class', default: undefined, parser: optionalText, alternatives: [TABLE_KEYS.keyGeneratorClass.key], description: 'key generator' }),
+  partitionFields: defineKey({ key: 'hoodie.datasource.write.partitionpath.field', default: undefined, parser: optionalText, alternatives: [TABLE_KEYS.partitionFields.key], description: 'partition fields' }),
+  precombineField: defineKey({ key: 'hoodie.datasource.write.precombine.field', default: undefined, parser: optionalText, alternatives: [TABLE_KEYS.precombineField.key], description: 'ordering field' }),
 } as const;
 
 export interface TableConfig {
@@ -51,59 +91,59 @@ export function tableChecksum(databaseName: string, tableName: string): number {
 
 /** Interpret parsed properties; `location` names the file in errors. */
 export function tableConfigFromProperties(properties: ReadonlyMap<string, string>, location: string): TableConfig {
-  const get = (key: string) => properties.get(key);
-  const name = get('hoodie.table.name');
+  const K = TABLE_KEYS;
+  const get = <T>(key: ConfigKey<T>): T => readKey(properties, key, location);
+  const name = get(K.name);
   if (!name) {
-    throw new HudiError('hoodie.table.name is missing; the file is corrupt or not a Hudi table config', {
+    throw new HudiError(`${K.name.key} is missing; the file is corrupt or not a Hudi table config`, {
       location,
       fix: 'restore hoodie.properties (Hudi keeps hoodie.properties.backup during updates) or re-create the table',
     });
   }
-  const versionText = get('hoodie.table.version') ?? '0';
-  const version = Number(versionText);
-  if (!Number.isInteger(version)) {
-    throw new HudiError(`hoodie.table.version is not a number: "${versionText}"`, { location, fix: 'restore hoodie.properties from a backup' });
-  }
-  const typeText = (get('hoodie.table.type') ?? 'COPY_ON_WRITE').toUpperCase();
-  if (typeText !== 'COPY_ON_WRITE' && typeText !== 'MERGE_ON_READ') {
-    throw new HudiError(`hoodie.table.type is "${typeText}", expected COPY_ON_WRITE or MERGE_ON_READ`, { location, fix: 'restore hoodie.properties from a backup' });
-  }
-  const databaseName = get('hoodie.database.name') ?? '';
-  const storedChecksum = get('hoodie.table.checksum');
+  const version = readOrRestore(K.version, properties, location);
+  const type = readOrRestore(K.type, properties, location);
+  const databaseName = get(K.databaseName);
+  const storedChecksum = get(K.checksum);
   if (storedChecksum !== undefined && Number(storedChecksum) !== tableChecksum(databaseName, name)) {
     throw new HudiError(
-      `hoodie.table.checksum ${storedChecksum} does not match the table name (expected ${tableChecksum(databaseName, name)} for "${databaseName}.${name}"); the file was edited or corrupted`,
+      `${K.checksum.key} ${storedChecksum} does not match the table name (expected ${tableChecksum(databaseName, name)} for "${databaseName}.${name}"); the file was edited or corrupted`,
       { location, fix: 'restore hoodie.properties from hoodie.properties.backup or a copy' },
     );
   }
-  const list = (key: string) => (get(key) ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-  const flag = (key: string, fallback: boolean) => {
-    const value = get(key);
-    return value === undefined ? fallback : value.trim().toLowerCase() === 'true';
-  };
-  const partitionFields = list('hoodie.table.partition.fields');
-  const keyGeneratorClass = get('hoodie.table.keygenerator.class')
-    ?? (partitionFields.length === 0 ? KEY_GENERATORS.nonPartitioned : list('hoodie.table.recordkey.fields').length > 1 ? KEY_GENERATORS.complex : KEY_GENERATORS.simple);
+  const partitionFields = get(K.partitionFields);
+  const recordKeyFields = get(K.recordKeyFields);
+  const keyGeneratorClass = get(K.keyGeneratorClass)
+    ?? (partitionFields.length === 0 ? KEY_GENERATORS.nonPartitioned : recordKeyFields.length > 1 ? KEY_GENERATORS.complex : KEY_GENERATORS.simple);
   return {
     name,
     databaseName,
-    type: typeText,
+    type,
     version,
-    timelineLayoutVersion: Number(get('hoodie.timeline.layout.version') ?? (version >= 8 ? 2 : 1)),
-    recordKeyFields: list('hoodie.table.recordkey.fields'),
+    timelineLayoutVersion: Number(get(K.timelineLayoutVersion) ?? (version >= 8 ? 2 : 1)),
+    recordKeyFields,
     partitionFields,
-    precombineField: get('hoodie.table.precombine.field') || undefined,
+    precombineField: get(K.precombineField),
     keyGeneratorClass,
-    hiveStylePartitioning: flag('hoodie.datasource.write.hive_style_partitioning', false),
-    urlEncodePartitioning: flag('hoodie.datasource.write.partitionpath.urlencode', false),
-    dropPartitionColumns: flag('hoodie.datasource.write.drop.partition.columns', false),
-    populateMetaFields: flag('hoodie.populate.meta.fields', true),
-    baseFileFormat: (get('hoodie.table.base.file.format') ?? 'PARQUET').toUpperCase(),
-    createSchema: get('hoodie.table.create.schema'),
-    archiveLogFolder: get('hoodie.archivelog.folder') ?? 'archived',
-    timelineTimeZone: timelineTimeZoneOf(get(TIMELINE_TIMEZONE_KEY), location),
+    hiveStylePartitioning: get(K.hiveStylePartitioning),
+    urlEncodePartitioning: get(K.urlEncodePartitioning),
+    dropPartitionColumns: get(K.dropPartitionColumns),
+    populateMetaFields: get(K.populateMetaFields),
+    baseFileFormat: get(K.baseFileFormat),
+    createSchema: get(K.createSchema),
+    archiveLogFolder: get(K.archiveLogFolder),
+    timelineTimeZone: timelineTimeZoneOf(properties.get(TIMELINE_TIMEZONE_KEY), location),
     properties,
   };
+}
+
+/** A key whose bad value means a damaged file: the error says to restore it. */
+function readOrRestore<T>(key: ConfigKey<T>, properties: ReadonlyMap<string, string>, location: string): T {
+  try {
+    return readKey(properties, key, location);
+  } catch (error) {
+    if (!(error instanceof ConfigValueError)) throw error;
+    throw new HudiError(`${error.problem}, expected ${key.parser.expected}`, { location, fix: 'restore hoodie.properties from a backup', cause: error });
+  }
 }
 
 /** HoodieTableConfig.TIMELINE_TIMEZONE */
@@ -140,10 +180,12 @@ export function assertSupported(config: TableConfig, location: string, mode: 're
         : 'use a Hudi 0.14/0.15 table, or downgrade it with hudi-cli `downgrade table --toVersion SIX`',
     });
   }
-  if (config.type !== 'COPY_ON_WRITE') {
-    throw new UnsupportedTableError(`table type ${config.type} is not supported; this build handles COPY_ON_WRITE tables`, {
+  // Merge-on-read tables are readable (snapshot, read-optimized, as-of); writing them (delta commits) and their
+  // table services (clustering of slices with logs, cleaning, archival) are not built yet.
+  if (config.type !== 'COPY_ON_WRITE' && mode === 'write') {
+    throw new UnsupportedTableError(`writes and table services on ${config.type} tables are not supported yet; this build reads them and writes COPY_ON_WRITE tables`, {
       location,
-      fix: 'use a copy-on-write table (hoodie.table.type=COPY_ON_WRITE)',
+      fix: 'write and cluster merge-on-read tables with Hudi (Spark or Flink); read them with `read` (--query-type snapshot|read_optimized)',
     });
   }
   if (config.baseFileFormat !== 'PARQUET') {
@@ -161,16 +203,16 @@ export function assertSupported(config: TableConfig, location: string, mode: 're
 export function storedPropertiesProblem(text: string): string | undefined {
   if (text.includes('\u0000') || !/hoodie\./.test(text)) return 'it holds no hoodie.* keys';
   const properties = parseJavaProperties(text);
-  const name = properties.get('hoodie.table.name');
+  const name = properties.get(TABLE_KEYS.name.key);
   if (!name) return 'hoodie.table.name is missing';
-  const versionText = properties.get('hoodie.table.version');
+  const versionText = properties.get(TABLE_KEYS.version.key);
   const version = versionText === undefined ? undefined : Number(versionText);
-  const checksum = properties.get('hoodie.table.checksum');
+  const checksum = properties.get(TABLE_KEYS.checksum.key);
   if (checksum === undefined) {
     if (version !== undefined && Number.isInteger(version) && version < 4) return undefined;
     return 'hoodie.table.checksum is missing (Hudi writes it into every table of version 4 and later: the file is truncated or was edited)';
   }
-  const expected = tableChecksum(properties.get('hoodie.database.name') ?? '', name);
+  const expected = tableChecksum(properties.get(TABLE_KEYS.databaseName.key) ?? '', name);
   if (Number(checksum) !== expected) return `hoodie.table.checksum ${checksum} does not match the table name (expected ${expected})`;
   return undefined;
 }
@@ -229,17 +271,18 @@ export interface NewTableOptions {
 
 /** Map a user's write properties (hoodie.datasource.write.* / hoodie.table.*) to NewTableOptions. */
 export function newTableOptionsFromWriteProperties(props: ReadonlyMap<string, string>, location: string): NewTableOptions {
-  const pick = (...keys: string[]) => keys.map((k) => props.get(k)).find((v) => v !== undefined && v !== '');
-  const tableName = pick('hoodie.table.name', 'hoodie.datasource.write.table.name');
-  if (!tableName) throw new HudiError('hoodie.table.name is required to create a table', { location, fix: 'add hoodie.table.name=<name> to the properties' });
-  const recordKeys = pick('hoodie.datasource.write.recordkey.field', 'hoodie.table.recordkey.fields');
+  const K = NEW_TABLE_KEYS;
+  const pick = (key: ConfigKey<string | undefined>) => readKey(props, key, location);
+  const tableName = pick(K.tableName);
+  if (!tableName) throw new HudiError(`${K.tableName.key} is required to create a table`, { location, fix: `add ${K.tableName.key}=<name> to the properties` });
+  const recordKeys = pick(K.recordKeyFields);
   if (!recordKeys) {
-    throw new HudiError('hoodie.datasource.write.recordkey.field is required to create a table', { location, fix: 'add hoodie.datasource.write.recordkey.field=<column>[,<column>]' });
+    throw new HudiError(`${K.recordKeyFields.key} is required to create a table`, { location, fix: `add ${K.recordKeyFields.key}=<column>[,<column>]` });
   }
   const split = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  const keyGeneratorClass = pick('hoodie.datasource.write.keygenerator.class', 'hoodie.table.keygenerator.class');
+  const keyGeneratorClass = pick(K.keyGeneratorClass);
   // Hudi stores timestamp partition fields with their output format; the field names alone go in partition.fields.
-  const partitionFields = split(pick('hoodie.datasource.write.partitionpath.field', 'hoodie.table.partition.fields')).map((f) => f.split(':')[0]!);
+  const partitionFields = split(pick(K.partitionFields)).map((f) => f.split(':')[0]!);
   const extraProperties: Record<string, string> = {};
   for (const [key, value] of props) if (key.startsWith('hoodie.keygen.') || key.startsWith('hoodie.deltastreamer.keygen.')) extraProperties[key] = value;
   const bool = (key: string) => {
@@ -252,16 +295,16 @@ export function newTableOptionsFromWriteProperties(props: ReadonlyMap<string, st
     partitionFields,
     extraProperties,
   };
-  const databaseName = pick('hoodie.database.name');
+  const databaseName = rawValue(props, TABLE_KEYS.databaseName)?.text;
   if (databaseName !== undefined) options.databaseName = databaseName;
-  const precombine = pick('hoodie.datasource.write.precombine.field', 'hoodie.table.precombine.field');
+  const precombine = pick(K.precombineField);
   if (precombine !== undefined) options.precombineField = precombine;
   if (keyGeneratorClass !== undefined) options.keyGeneratorClass = keyGeneratorClass;
-  const hive = bool('hoodie.datasource.write.hive_style_partitioning');
+  const hive = bool(TABLE_KEYS.hiveStylePartitioning.key);
   if (hive !== undefined) options.hiveStylePartitioning = hive;
-  const urlEncode = bool('hoodie.datasource.write.partitionpath.urlencode');
+  const urlEncode = bool(TABLE_KEYS.urlEncodePartitioning.key);
   if (urlEncode !== undefined) options.urlEncodePartitioning = urlEncode;
-  const populate = bool('hoodie.populate.meta.fields');
+  const populate = bool(TABLE_KEYS.populateMetaFields.key);
   if (populate !== undefined) options.populateMetaFields = populate;
   return options;
 }
@@ -274,26 +317,26 @@ export function newTableProperties(options: NewTableOptions): Map<string, string
   const keyGeneratorClass = options.keyGeneratorClass
     ?? (options.partitionFields.length === 0 ? KEY_GENERATORS.nonPartitioned : options.recordKeyFields.length > 1 ? KEY_GENERATORS.complex : KEY_GENERATORS.simple);
   const props = new Map<string, string>();
-  props.set('hoodie.table.name', options.tableName);
-  if (options.databaseName !== undefined) props.set('hoodie.database.name', options.databaseName);
-  props.set('hoodie.table.type', 'COPY_ON_WRITE');
-  props.set('hoodie.table.version', String(SUPPORTED_TABLE_VERSION));
-  props.set('hoodie.timeline.layout.version', '1');
-  props.set('hoodie.archivelog.folder', 'archived');
-  props.set('hoodie.table.recordkey.fields', options.recordKeyFields.join(','));
-  if (options.partitionFields.length > 0) props.set('hoodie.table.partition.fields', options.partitionFields.join(','));
-  if (options.precombineField) props.set('hoodie.table.precombine.field', options.precombineField);
-  props.set('hoodie.table.keygenerator.class', keyGeneratorClass);
-  props.set('hoodie.datasource.write.hive_style_partitioning', String(options.hiveStylePartitioning ?? false));
-  props.set('hoodie.datasource.write.partitionpath.urlencode', String(options.urlEncodePartitioning ?? false));
-  props.set('hoodie.datasource.write.drop.partition.columns', 'false');
+  props.set(TABLE_KEYS.name.key, options.tableName);
+  if (options.databaseName !== undefined) props.set(TABLE_KEYS.databaseName.key, options.databaseName);
+  props.set(TABLE_KEYS.type.key, 'COPY_ON_WRITE');
+  props.set(TABLE_KEYS.version.key, String(SUPPORTED_TABLE_VERSION));
+  props.set(TABLE_KEYS.timelineLayoutVersion.key, '1');
+  props.set(TABLE_KEYS.archiveLogFolder.key, 'archived');
+  props.set(TABLE_KEYS.recordKeyFields.key, options.recordKeyFields.join(','));
+  if (options.partitionFields.length > 0) props.set(TABLE_KEYS.partitionFields.key, options.partitionFields.join(','));
+  if (options.precombineField) props.set(TABLE_KEYS.precombineField.key, options.precombineField);
+  props.set(TABLE_KEYS.keyGeneratorClass.key, keyGeneratorClass);
+  props.set(TABLE_KEYS.hiveStylePartitioning.key, String(options.hiveStylePartitioning ?? false));
+  props.set(TABLE_KEYS.urlEncodePartitioning.key, String(options.urlEncodePartitioning ?? false));
+  props.set(TABLE_KEYS.dropPartitionColumns.key, 'false');
   // Hudi's default is LOCAL (the writer JVM's zone); instants of writers in different zones would then not sort by
   // time. A table we create says UTC, and Spark writers are told to use UTC too (README).
   props.set(TIMELINE_TIMEZONE_KEY, 'UTC');
-  if (options.populateMetaFields === false) props.set('hoodie.populate.meta.fields', 'false');
-  if (options.createSchema) props.set('hoodie.table.create.schema', options.createSchema);
+  if (options.populateMetaFields === false) props.set(TABLE_KEYS.populateMetaFields.key, 'false');
+  if (options.createSchema) props.set(TABLE_KEYS.createSchema.key, options.createSchema);
   for (const [key, value] of Object.entries(options.extraProperties ?? {})) props.set(key, value);
-  props.set('hoodie.table.checksum', String(tableChecksum(options.databaseName ?? '', options.tableName)));
+  props.set(TABLE_KEYS.checksum.key, String(tableChecksum(options.databaseName ?? '', options.tableName)));
   return props;
 }
 
@@ -318,7 +361,7 @@ export async function updateTableProperties(storage: Storage, modify: (propertie
     }
   };
   const validChecksum = (props: ReadonlyMap<string, string>): boolean =>
-    props.get('hoodie.table.checksum') === String(tableChecksum(props.get('hoodie.database.name') ?? '', props.get('hoodie.table.name') ?? ''));
+    props.get(TABLE_KEYS.checksum.key) === String(tableChecksum(props.get(TABLE_KEYS.databaseName.key) ?? '', props.get(TABLE_KEYS.name.key) ?? ''));
   let current = await read(PROPERTIES_FILE);
   if (current === undefined || !validChecksum(current)) {
     const backup = await read(PROPERTIES_BACKUP_FILE);
@@ -335,10 +378,10 @@ export async function updateTableProperties(storage: Storage, modify: (propertie
   await storage.delete([PROPERTIES_FILE]);
   const modified = new Map(current);
   modify(modified);
-  modified.set('hoodie.table.checksum', String(tableChecksum(modified.get('hoodie.database.name') ?? '', modified.get('hoodie.table.name') ?? '')));
+  modified.set(TABLE_KEYS.checksum.key, String(tableChecksum(modified.get(TABLE_KEYS.databaseName.key) ?? '', modified.get(TABLE_KEYS.name.key) ?? '')));
   await storage.put(PROPERTIES_FILE, formatJavaProperties(modified, [`Updated at ${now.toISOString()}`, now.toUTCString()]));
   const written = await read(PROPERTIES_FILE);
-  if (written === undefined || written.get('hoodie.table.checksum') !== modified.get('hoodie.table.checksum')) {
+  if (written === undefined || written.get(TABLE_KEYS.checksum.key) !== modified.get(TABLE_KEYS.checksum.key)) {
     await storage.delete([PROPERTIES_FILE]);
     throw new HudiError('hoodie.properties did not read back with its checksum; readers use hoodie.properties.backup until the next update', {
       location: storage.uriOf(PROPERTIES_FILE),

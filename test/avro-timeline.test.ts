@@ -97,6 +97,7 @@ const OFFICIAL_ROOT_OF_KIND: Record<TimelineAvroKind, string> = {
   rollbackMetadata: 'HoodieRollbackMetadata',
   savepointMetadata: 'HoodieSavepointMetadata',
   mergeArchivePlan: 'HoodieMergeArchiveFilePlan',
+  compactionPlan: 'HoodieCompactionPlan',
 };
 
 /** Write a container with avsc's own stream encoder (adds avro.codec; optionally deflate). */
@@ -245,6 +246,24 @@ const SAMPLE_RECORDS: { [K in TimelineAvroKind]: TimelineAvroRecords[K] } = {
     version: 1,
     candidate: ['s3://bucket/trips/.hoodie/archived/.commits_.archive.2_1-0-1', 's3://bucket/trips/.hoodie/archived/.commits_.archive.1_1-0-1'],
     mergedArchiveFileName: '.commits_.archive.3_1-0-1',
+  },
+  compactionPlan: {
+    operations: [
+      {
+        baseInstantTime: '20240101120000000001',
+        deltaFilePaths: ['.files-0000-0_20240101120000000001.log.1_0-1-0', '.files-0000-0_20240101120000000001.log.2_0-1-0'],
+        dataFilePath: 'files-0000-0_0-9-8_20240101120000000001.hfile',
+        fileId: 'files-0000-0',
+        partitionPath: 'files',
+        metrics: { TOTAL_LOG_FILES: 2, TOTAL_IO_MB: 120.5 },
+        bootstrapFilePath: null,
+      },
+      { baseInstantTime: '20240101120000000010', deltaFilePaths: ['.record-index-0000-0_20240101120000000010.log.1_0-1-0'], dataFilePath: null, fileId: 'record-index-0000-0', partitionPath: 'record_index', metrics: {}, bootstrapFilePath: null },
+    ],
+    extraMetadata: {},
+    version: 2,
+    strategy: null,
+    preserveHoodieMetadata: false,
   },
 };
 

@@ -79,6 +79,6 @@ describe('clean / archive / show-clean commands', () => {
     const made = await table();
     const bad = runCli(['clean', made.dir, '--props', props({ 'hoodie.cleaner.policy': 'KEEP_ALL' })]);
     assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /^hudi-serverless clean: .*job\.properties: hoodie\.cleaner\.policy=KEEP_ALL is not a cleaning policy \(use one of KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS\)\n$/);
+    assert.match(bad.stderr, /^hudi-serverless clean: .*job\.properties: hoodie\.cleaner\.policy="KEEP_ALL" is not an accepted value \(use one of KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS; default KEEP_LATEST_COMMITS\)\n$/);
   });
 });

@@ -244,9 +244,9 @@ describe('clean configuration', () => {
     assert.deepEqual([config.policy, config.fileVersionsRetained], ['KEEP_LATEST_FILE_VERSIONS', 1]);
     assert.throws(() => cleanConfigFromProperties(new Map([['hoodie.cleaner.policy', 'KEEP_EVERYTHING']]), 'job.properties'), (error: unknown) => {
       assert.ok(error instanceof HudiError);
-      assert.match(error.message, /^job\.properties: hoodie\.cleaner\.policy=KEEP_EVERYTHING is not a cleaning policy \(use one of KEEP_LATEST_COMMITS/);
+      assert.match(error.message, /^job\.properties: hoodie\.cleaner\.policy="KEEP_EVERYTHING" is not an accepted value \(use one of KEEP_LATEST_COMMITS/);
       return true;
     });
-    assert.throws(() => cleanConfigFromProperties(new Map([['hoodie.cleaner.commits.retained', '-1']])), /hoodie\.cleaner\.commits\.retained=-1 is not a whole number ≥ 0/);
+    assert.throws(() => cleanConfigFromProperties(new Map([['hoodie.cleaner.commits.retained', '-1']])), /hoodie\.cleaner\.commits\.retained="-1" is below 0 \(use a whole number from 0 to 2147483647/);
   });
 });

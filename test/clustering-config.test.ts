@@ -175,7 +175,7 @@ describe('formatJavaProperties', () => {
 
 describe('CLUSTERING_KEYS and defaults', () => {
   it('lists every key of seed 000 with Hudi\'s defaults', () => {
-    const defaults = Object.fromEntries(CLUSTERING_KEYS.map((spec) => [spec.key, spec.defaultValue]));
+    const defaults = Object.fromEntries(CLUSTERING_KEYS.map((spec) => [spec.key, spec.defaultText]));
     assert.deepEqual(defaults, {
       'hoodie.clustering.inline': 'false',
       'hoodie.clustering.inline.max.commits': '4',
@@ -187,16 +187,16 @@ describe('CLUSTERING_KEYS and defaults', () => {
       'hoodie.clustering.plan.partition.filter.mode': 'NONE',
       'hoodie.clustering.plan.strategy.daybased.lookback.partitions': '2',
       'hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions': '0',
-      'hoodie.clustering.plan.strategy.cluster.begin.partition': undefined,
-      'hoodie.clustering.plan.strategy.cluster.end.partition': undefined,
-      'hoodie.clustering.plan.strategy.partition.regex.pattern': undefined,
-      'hoodie.clustering.plan.strategy.partition.selected': undefined,
+      'hoodie.clustering.plan.strategy.cluster.begin.partition': '',
+      'hoodie.clustering.plan.strategy.cluster.end.partition': '',
+      'hoodie.clustering.plan.strategy.partition.regex.pattern': '',
+      'hoodie.clustering.plan.strategy.partition.selected': '',
       'hoodie.clustering.plan.strategy.small.file.limit': '314572800',
       'hoodie.clustering.plan.strategy.max.bytes.per.group': '2147483648',
       'hoodie.clustering.plan.strategy.max.num.groups': '30',
       'hoodie.clustering.plan.strategy.target.file.max.bytes': '1073741824',
       'hoodie.clustering.plan.strategy.single.group.clustering.enabled': 'true',
-      'hoodie.clustering.plan.strategy.sort.columns': undefined,
+      'hoodie.clustering.plan.strategy.sort.columns': '',
       // Ours, not Hudi's (binary copy's schema evolution key is Hudi 1.1's).
       'hoodie.clustering.plan.strategy.max.files.per.group': '10000',
       'hoodie.clustering.plan.strategy.binary.copy.enable': 'true',

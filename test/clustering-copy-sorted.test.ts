@@ -169,7 +169,7 @@ describe('scanSortColumns', () => {
     );
     // Gather by input position: second's rows (ids 6..9) come first, then first's (0..5).
     const byInputRow = new Map<number, unknown[]>();
-    for (const batch of batches) batch.inputRows.forEach((inputRow, index) => byInputRow.set(inputRow, batch.values.map((column) => column[index])));
+    for (const batch of batches) batch.inputRows.forEach((inputRow, index) => { byInputRow.set(inputRow, batch.values.map((column) => column[index])); });
     assert.deepEqual([...byInputRow.keys()].sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     assert.deepEqual(byInputRow.get(0), [Math.round(Date.UTC(2000, 0, 1 + ((6 * 7) % 11)) / 86_400_000), 1_704_067_206_000_000n, 150n, 'n6', 6]);
     assert.deepEqual(byInputRow.get(4), [10957, 1_704_067_200_000_000n, 0n, null, 0]);

@@ -118,7 +118,7 @@ async function assertKeyOrder(layout: CurveLayout | 'linear', outputs: readonly 
     assert.ok(values.names.every((name) => name === fileName), `_hoodie_file_name is ${fileName} in every row`);
     const keys: (Uint8Array | [number, bigint])[] = [];
     if (layout === 'linear') {
-      values.birthday.forEach((birthday, row) => keys.push([birthday, values.createTime[row]!]));
+      values.birthday.forEach((birthday, row) => { keys.push([birthday, values.createTime[row]!]); });
     } else {
       const batch = buildCurveKeys(
         [

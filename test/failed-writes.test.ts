@@ -74,7 +74,7 @@ describe('hoodie.cleaner.policy.failed.writes', () => {
     assert.equal(failedWritesPolicy(new Map([['hoodie.write.lock.provider', 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider']])).policy, 'LAZY');
     assert.equal(failedWritesPolicy(new Map([['hoodie.cleaner.policy.failed.writes', 'NEVER']])).policy, 'NEVER');
     assert.throws(() => failedWritesPolicy(new Map([['hoodie.cleaner.policy.failed.writes', 'SOMETIMES']])), (error: unknown) =>
-      error instanceof HudiError && /SOMETIMES is not a failed-writes cleaning policy/.test(error.message));
+      error instanceof HudiError && /hoodie\.cleaner\.policy\.failed\.writes="SOMETIMES" is not an accepted value \(use one of EAGER, LAZY, NEVER/.test(error.message));
   });
 });
 

@@ -129,6 +129,49 @@ function faultyStorage(table: string, plan: FaultPlan | undefined): FaultyStorag
   return new FaultyStorage(openStorage(table), plan);
 }
 
+interface FaultCheck {
+  /** The operation's name in the summary line. */
+  readonly name: string;
+  /** The storage calls of a run without faults: one injection before each, and one after each mutating call. */
+  readonly calls: readonly StorageCall[];
+  /** A fresh table folder for one run. */
+  readonly table: () => string;
+  readonly operation: (storage: FaultyStorage) => Promise<unknown>;
+  /** What the table must look like after a run that `failed` (with the one clear error) or succeeded. */
+  readonly check: (table: string, label: string, failed: boolean) => Promise<void>;
+  /** The least number of calls the operation makes (the test covers something). */
+  readonly minCalls: number;
+}
+
+/**
+ * Run the operation once per injection point on a fresh table: no unhandled rejection, the fault injected once,
+ * a failure is one clear error; then the operation's own checks. Prints how many points there were.
+ */
+async function checkEveryFault(spec: FaultCheck): Promise<void> {
+  const runs = runsOf(spec.calls);
+  let failed = 0;
+  let tolerated = 0;
+  for (const run of runs) {
+    const label = describeRun(run, spec.calls);
+    if (process.env['FAULT_TRACE']) console.error(`TRACE ${label}`);
+    const table = spec.table();
+    const faulty = faultyStorage(table, run.plan);
+    const { outcome, unhandled } = await collectUnhandledRejections(() => spec.operation(faulty));
+    assert.deepEqual(unhandled, [], `${label}: unhandled rejections`);
+    assert.equal(faulty.injected.length, 1, `${label}: the fault was injected once`);
+    if (outcome.status === 'rejected') {
+      failed++;
+      assertClearError(outcome.reason, run, faulty, label);
+    } else {
+      tolerated++;
+    }
+    await spec.check(table, label, outcome.status === 'rejected');
+  }
+  const methods = [...new Set(spec.calls.map((c) => c.method))].map((m) => `${m} ${spec.calls.filter((c) => c.method === m).length}`).join(', ');
+  console.log(`${spec.name}: ${spec.calls.length} storage calls (${methods}); ${runs.length} injections: ${failed} failed cleanly, ${tolerated} tolerated`);
+  assert.ok(failed > 0 && spec.calls.length > spec.minCalls);
+}
+
 describe('S3 failures at every call', () => {
   let engine: ParquetEngine;
   before(async () => {
@@ -162,42 +205,24 @@ describe('S3 failures at every call', () => {
     const done = await write(counting);
     assert.equal(done.stats.length, 3);
     const afterRows = await snapshotRows(clean);
-    const calls = [...counting.calls];
-    const runs = runsOf(calls);
-
-    let failed = 0;
-    let tolerated = 0;
-    for (const run of runs) {
-      const label = describeRun(run, calls);
-      if (process.env['FAULT_TRACE']) console.error(`TRACE ${label}`);
-      const table = copyOf(base);
-      const faulty = faultyStorage(table, run.plan);
-      const { outcome, unhandled } = await collectUnhandledRejections(() => write(faulty));
-      assert.deepEqual(unhandled, [], `${label}: unhandled rejections`);
-      assert.equal(faulty.injected.length, 1, `${label}: the fault was injected once`);
-      const timeline = await loadTimeline(openStorage(table));
-      const committed = timeline.instants.some((i) => i.action === 'commit' && i.state === 'COMPLETED' && !baseInstants.has(i.time));
-      if (outcome.status === 'rejected') {
-        failed++;
-        assertClearError(outcome.reason, run, faulty, label);
-      } else {
-        tolerated++;
-        assert.ok(committed, `${label}: a write that succeeded committed`);
-      }
-      assert.deepEqual(await snapshotRows(table), committed ? afterRows : beforeRows, `${label}: the table reads as ${committed ? 'after' : 'before'}, nothing partial`);
-      await rollBackPending(table);
-      assert.deepEqual(await snapshotRows(table), committed ? afterRows : beforeRows, `${label}: the same after rolling back what was pending`);
-      assert.deepEqual(await strayDataFiles(table, beforeFiles), [], `${label}: no data file outside a completed commit`);
-      if (!committed) {
-        // Hudi leaves a new partition's .hoodie_partition_metadata behind too; no data file of the failed write stays.
-        const extra = dataFiles(table).filter((path) => !beforeFiles.includes(path));
-        assert.ok(extra.every((path) => path.endsWith('/.hoodie_partition_metadata')), `${label}: files left: ${extra.join(', ')}`);
-        assert.deepEqual(beforeFiles.filter((path) => !dataFiles(table).includes(path)), [], `${label}: no file of the table was lost`);
-      }
-    }
-    const methods = [...new Set(calls.map((c) => c.method))].map((m) => `${m} ${calls.filter((c) => c.method === m).length}`).join(', ');
-    console.log(`write: ${calls.length} storage calls (${methods}); ${runs.length} injections: ${failed} failed cleanly, ${tolerated} tolerated`);
-    assert.ok(failed > 0 && calls.length > 20);
+    await checkEveryFault({
+      name: 'write', calls: [...counting.calls], table: () => copyOf(base), operation: write, minCalls: 20,
+      check: async (table, label, failed) => {
+        const timeline = await loadTimeline(openStorage(table));
+        const committed = timeline.instants.some((i) => i.action === 'commit' && i.state === 'COMPLETED' && !baseInstants.has(i.time));
+        if (!failed) assert.ok(committed, `${label}: a write that succeeded committed`);
+        assert.deepEqual(await snapshotRows(table), committed ? afterRows : beforeRows, `${label}: the table reads as ${committed ? 'after' : 'before'}, nothing partial`);
+        await rollBackPending(table);
+        assert.deepEqual(await snapshotRows(table), committed ? afterRows : beforeRows, `${label}: the same after rolling back what was pending`);
+        assert.deepEqual(await strayDataFiles(table, beforeFiles), [], `${label}: no data file outside a completed commit`);
+        if (!committed) {
+          // Hudi leaves a new partition's .hoodie_partition_metadata behind too; no data file of the failed write stays.
+          const extra = dataFiles(table).filter((path) => !beforeFiles.includes(path));
+          assert.ok(extra.every((path) => path.endsWith('/.hoodie_partition_metadata')), `${label}: files left: ${extra.join(', ')}`);
+          assert.deepEqual(beforeFiles.filter((path) => !dataFiles(table).includes(path)), [], `${label}: no file of the table was lost`);
+        }
+      },
+    });
   });
 
   it('of the first write, which creates the table: one clear error, no unhandled rejection, no data file left, the next write completes', async () => {
@@ -209,42 +234,24 @@ describe('S3 failures at every call', () => {
     const counting = faultyStorage(join(dir, 'counting'), undefined);
     assert.equal((await create(counting)).createdTable, true);
     const afterRows = await snapshotRows(join(dir, 'counting'));
-    const calls = [...counting.calls];
-    const runs = runsOf(calls);
-
-    let failed = 0;
-    let tolerated = 0;
-    for (const run of runs) {
-      const label = describeRun(run, calls);
-      if (process.env['FAULT_TRACE']) console.error(`TRACE ${label}`);
-      const table = join(tempDir('fault-'), 'table');
-      const faulty = faultyStorage(table, run.plan);
-      const { outcome, unhandled } = await collectUnhandledRejections(() => create(faulty));
-      assert.deepEqual(unhandled, [], `${label}: unhandled rejections`);
-      assert.equal(faulty.injected.length, 1, `${label}: the fault was injected once`);
-      if (outcome.status === 'rejected') {
-        failed++;
-        assertClearError(outcome.reason, run, faulty, label);
-      } else {
-        tolerated++;
-      }
-      if (existsSync(join(table, '.hoodie/hoodie.properties'))) {
-        const committed = (await loadTimeline(openStorage(table))).completedWrites().length > 0;
-        assert.ok(committed || outcome.status === 'rejected', `${label}: a write that succeeded committed`);
-        assert.deepEqual(await snapshotRows(table), committed ? afterRows : [], `${label}: the new table reads as empty or as written, nothing partial`);
-        await rollBackPending(table);
-        assert.deepEqual(await strayDataFiles(table, []), [], `${label}: no data file outside a completed commit`);
-      } else {
-        assert.equal(outcome.status, 'rejected', `${label}: no table, so the write failed`);
-        assert.deepEqual(existsSync(table) ? dataFiles(table) : [], [], `${label}: no data file without a table`);
-      }
-      // The same write, run again as it is, completes.
-      await create(faultyStorage(table, undefined));
-      assert.deepEqual(await snapshotRows(table), afterRows, `${label}: the next write completes`);
-    }
-    const methods = [...new Set(calls.map((c) => c.method))].map((m) => `${m} ${calls.filter((c) => c.method === m).length}`).join(', ');
-    console.log(`first write (creating the table): ${calls.length} storage calls (${methods}); ${runs.length} injections: ${failed} failed cleanly, ${tolerated} tolerated`);
-    assert.ok(failed > 0 && calls.length > 10);
+    await checkEveryFault({
+      name: 'first write (creating the table)', calls: [...counting.calls], table: () => join(tempDir('fault-'), 'table'), operation: create, minCalls: 10,
+      check: async (table, label, failed) => {
+        if (existsSync(join(table, '.hoodie/hoodie.properties'))) {
+          const committed = (await loadTimeline(openStorage(table))).completedWrites().length > 0;
+          assert.ok(committed || failed, `${label}: a write that succeeded committed`);
+          assert.deepEqual(await snapshotRows(table), committed ? afterRows : [], `${label}: the new table reads as empty or as written, nothing partial`);
+          await rollBackPending(table);
+          assert.deepEqual(await strayDataFiles(table, []), [], `${label}: no data file outside a completed commit`);
+        } else {
+          assert.ok(failed, `${label}: no table, so the write failed`);
+          assert.deepEqual(existsSync(table) ? dataFiles(table) : [], [], `${label}: no data file without a table`);
+        }
+        // The same write, run again as it is, completes.
+        await create(faultyStorage(table, undefined));
+        assert.deepEqual(await snapshotRows(table), afterRows, `${label}: the next write completes`);
+      },
+    });
   });
 
   it('of a clustering (cluster --mode scheduleAndExecute): one clear error, no unhandled rejection, the same rows, the plan rolls back cleanly', async () => {
@@ -260,38 +267,20 @@ describe('S3 failures at every call', () => {
     const counting = faultyStorage(copyOf(base), undefined);
     const done = await cluster(counting);
     assert.equal(done.executedGroups.length, 2);
-    const calls = [...counting.calls];
-    const runs = runsOf(calls);
-
-    let failed = 0;
-    let tolerated = 0;
-    for (const run of runs) {
-      const label = describeRun(run, calls);
-      if (process.env['FAULT_TRACE']) console.error(`TRACE ${label}`);
-      const table = copyOf(base);
-      const faulty = faultyStorage(table, run.plan);
-      const { outcome, unhandled } = await collectUnhandledRejections(() => cluster(faulty));
-      assert.deepEqual(unhandled, [], `${label}: unhandled rejections`);
-      assert.equal(faulty.injected.length, 1, `${label}: the fault was injected once`);
-      const timeline = await loadTimeline(openStorage(table));
-      const committed = timeline.instants.some((i) => i.action === 'replacecommit' && i.state === 'COMPLETED');
-      if (outcome.status === 'rejected') {
-        failed++;
-        assertClearError(outcome.reason, run, faulty, label);
-      } else {
-        tolerated++;
-        assert.ok(committed, `${label}: a clustering that succeeded committed`);
-      }
-      assert.deepEqual(await snapshotRows(table), beforeRows, `${label}: the same rows`);
-      const rolledBack = await rollBackPending(table);
-      assert.deepEqual(await snapshotRows(table), beforeRows, `${label}: the same rows after rolling back`);
-      assert.deepEqual(await strayDataFiles(table, beforeFiles), [], `${label}: no data file outside a completed instant`);
-      if (!committed) {
-        assert.deepEqual(dataFiles(table), beforeFiles, `${label}: no file of the failed clustering is left (rolled back ${rolledBack.join(', ') || 'nothing'})`);
-      }
-    }
-    const methods = [...new Set(calls.map((c) => c.method))].map((m) => `${m} ${calls.filter((c) => c.method === m).length}`).join(', ');
-    console.log(`clustering: ${calls.length} storage calls (${methods}); ${runs.length} injections: ${failed} failed cleanly, ${tolerated} tolerated`);
-    assert.ok(failed > 0 && calls.length > 20);
+    await checkEveryFault({
+      name: 'clustering', calls: [...counting.calls], table: () => copyOf(base), operation: cluster, minCalls: 20,
+      check: async (table, label, failed) => {
+        const timeline = await loadTimeline(openStorage(table));
+        const committed = timeline.instants.some((i) => i.action === 'replacecommit' && i.state === 'COMPLETED');
+        if (!failed) assert.ok(committed, `${label}: a clustering that succeeded committed`);
+        assert.deepEqual(await snapshotRows(table), beforeRows, `${label}: the same rows`);
+        const rolledBack = await rollBackPending(table);
+        assert.deepEqual(await snapshotRows(table), beforeRows, `${label}: the same rows after rolling back`);
+        assert.deepEqual(await strayDataFiles(table, beforeFiles), [], `${label}: no data file outside a completed instant`);
+        if (!committed) {
+          assert.deepEqual(dataFiles(table), beforeFiles, `${label}: no file of the failed clustering is left (rolled back ${rolledBack.join(', ') || 'nothing'})`);
+        }
+      },
+    });
   });
 });

@@ -120,7 +120,7 @@ describe('BinaryUtil golden vectors', () => {
       const values = vector.values.map((value, index): SortValue =>
         types[index] === 'long' ? BigInt(value) : types[index] === 'double' ? Number(value) : value,
       );
-      values.forEach((value, index) => assert.equal(hex(mapValueTo8Bytes(types[index]!, value)), vector.cols_hex[index], label));
+      values.forEach((value, index) => { assert.equal(hex(mapValueTo8Bytes(types[index]!, value)), vector.cols_hex[index], label); });
       assert.equal(hex(directZOrderKey(types, values)), vector.interleaved_hex, label);
     }
   });
@@ -143,7 +143,7 @@ describe('Hilbert golden vectors', () => {
       assert.equal(table.length, 2 ** bits);
       table.forEach((row, first) => {
         assert.equal(row.length, 2 ** bits);
-        row.forEach((expected, second) => assert.equal(hilbertIndex([BigInt(first), BigInt(second)], bits), BigInt(expected), `(${first}, ${second})`));
+        row.forEach((expected, second) => { assert.equal(hilbertIndex([BigInt(first), BigInt(second)], bits), BigInt(expected), `(${first}, ${second})`); });
       });
     });
   }
@@ -236,7 +236,7 @@ describe('agreement with bit-by-bit transcriptions', () => {
         const indexer = new HilbertIndexer(bits, dimensions);
         for (let round = 0; round < 40; round++) {
           const point = Array.from({ length: dimensions }, () => randomLong(random.nextDouble));
-          point.forEach((value, dimension) => indexer.setCoordinate(dimension, value));
+          point.forEach((value, dimension) => { indexer.setCoordinate(dimension, value); });
           const expected = referenceHilbert(point, bits);
           assert.equal(indexer.indexBigInt(), expected, `bits ${bits} point ${point.join(',')}`);
           // indexBytes with the padding Hudi uses, including the 8+ dimension truncation at 63 bits.
@@ -250,7 +250,7 @@ describe('agreement with bit-by-bit transcriptions', () => {
   test('the number-coordinate setter equals the bigint one for safe integers', () => {
     const indexer = new HilbertIndexer(32, 3);
     for (const values of [[0, 1, 2], [7, 123456, 2147483647], [-1, -5, 9007199254740991]]) {
-      values.forEach((value, dimension) => indexer.setCoordinateNumber(dimension, value));
+      values.forEach((value, dimension) => { indexer.setCoordinateNumber(dimension, value); });
       const fromNumbers = indexer.indexBigInt();
       assert.equal(fromNumbers, hilbertIndex(values.map(BigInt), 32));
     }

@@ -16,7 +16,7 @@ import {
   DYNAMODB_LOCK_PROVIDER,
   DynamoDbLockProvider,
   FILE_SYSTEM_LOCK_PROVIDER,
-  HeartbeatLease,
+  type HeartbeatLease,
   IN_PROCESS_LOCK_PROVIDER,
   STORAGE_LOCK_FOLDER,
   StorageLockProvider,
@@ -423,7 +423,7 @@ describe('lockProviderFor', () => {
   it('refuses a malformed wait time', () => {
     assert.throws(
       () => lockProviderFor(new Map([['hoodie.write.lock.wait_time_ms', 'soon']]), 'orders', storage),
-      (error: unknown) => error instanceof HudiError && /hoodie\.write\.lock\.wait_time_ms=soon/.test(error.message),
+      (error: unknown) => error instanceof HudiError && /hoodie\.write\.lock\.wait_time_ms="soon" is not a whole number/.test(error.message),
     );
   });
 });

@@ -4,7 +4,7 @@
  * locations) equals what the data table holds, and every completed data commit has its deltacommit. A write that
  * fails (or is killed) at any storage write of the metadata-table path leaves readers the previous state, and its
  * rollback removes what it wrote there. The user's hoodie.metadata.* keys turn the metadata table (or a partition)
- * off as Hudi's writers do; a metadata table that Hudi would compact first is refused, clearly.
+ * off as Hudi's writers do; once Hudi would compact the metadata table, the next commit compacts it first.
  *
  * A clean keeps it too: the deleted files leave `files` and get column_stats and bloom_filters tombstones.
  * Clustering keeps it too: its replacecommit's deltacommit lists the new files (the replaced ones stay listed until
@@ -15,10 +15,9 @@
  * test/interop/metadata-table-*.test.ts runs Hudi's validator on real Spark-made ones.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { MetadataTableError } from '../lib/errors.js';
 import { generateUsers, writeJsonLines } from '../lib/generate.js';
 import { decodeLogBlocks } from '../lib/log-format/index.js';
 import {
@@ -26,6 +25,11 @@ import {
   type MetadataPartitionType, type MetadataRecord,
 } from '../lib/metadata/index.js';
 import { readLocalFooter, footerBloomFilter } from '../lib/metadata/footers.js';
+import type { MetadataCompactionResult } from '../lib/metadata/compaction.js';
+import { deltaCommitsSinceLastCompaction } from '../lib/metadata/timeline.js';
+import { readHudiHFile } from '../lib/hfile/index.js';
+import { pendingCompactions, readCompactionPlan } from '../lib/timeline/compaction-plan.js';
+import { HoodieBloomFilter } from '../lib/writer/bloom-filter.js';
 import { columnStatsIndexKey, bloomFilterIndexKey } from '../lib/metadata/hash-ids.js';
 import { partitionIdentifier } from '../lib/metadata/partitions.js';
 import { parseJavaProperties } from '../lib/properties.js';
@@ -309,29 +313,88 @@ describe('writer with Hudi\'s metadata table', () => {
     assert.equal(later.metadataTable.deltaCommit, undefined);
   });
 
-  it('refuses, before writing anything, a metadata table Hudi would compact first or that has a pending compaction', async () => {
-    const { table, storage } = await mdtTable(['files']);
-    // One initialization deltacommit; nine more reach Hudi's default hoodie.metadata.compact.max.delta.commits=10.
-    for (let i = 0; i < 9; i++) await write(table, users(2, 50 + i, 1 + 2 * i), 'insert');
-    const before = readdirSync(join(table, '.hoodie')).sort();
-    await assert.rejects(write(table, users(2, 70, 900), 'insert'), (error: unknown) => {
-      assert.ok(error instanceof MetadataTableError, String(error));
-      assert.match(error.message, /a write cannot keep Hudi's metadata table correct: the metadata table has 10 deltacommits since its last compaction \(hoodie\.metadata\.compact\.max\.delta\.commits=10\)/);
-      assert.match(error.message, /run one Spark write on the table/);
-      return true;
-    });
-    assert.deepEqual(readdirSync(join(table, '.hoodie')).sort(), before, 'nothing was written');
-    // Hudi's own threshold, given by the user, moves the limit.
-    await write(table, users(2, 71, 900), 'insert', { props: new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '20']]) });
-    await assertInSync(table, ['files']);
+  it('compacts the metadata table when Hudi would (HFile base files, a <deltacommit>001 commit), readers see the same, writes go on', async () => {
+    const { table, storage } = await mdtTable();
+    let compaction: MetadataCompactionResult | undefined;
+    let expectedInstant = '';
+    for (let i = 0; compaction === undefined; i++) {
+      assert.ok(i < 12, 'a compaction happens within 12 writes');
+      const mdt = (await MetadataTable.open(storage))!;
+      const due = deltaCommitsSinceLastCompaction(mdt.timeline).length >= 10;
+      expectedInstant = `${mdt.timeline.completed().filter((x) => x.action === 'deltacommit').at(-1)!.time}001`;
+      const result = await write(table, users(3, 80 + i, 1 + 2 * i), i % 2 === 0 ? 'insert' : 'upsert');
+      // Hudi's default hoodie.metadata.compact.max.delta.commits=10, initialization deltacommits included.
+      assert.equal(result.metadataTable.compactions.length, due ? 1 : 0, `write ${i}`);
+      compaction = result.metadataTable.compactions[0];
+      await assertInSync(table);
+    }
+    assert.equal(compaction.instantTime, expectedInstant);
+    assert.equal(compaction.resumed, false);
+    const instants = mdtInstantFiles(table);
+    for (const name of [`${expectedInstant}.compaction.requested`, `${expectedInstant}.compaction.inflight`, `${expectedInstant}.commit`]) assert.ok(instants.includes(name), name);
+    const plan = await readCompactionPlan(storage, expectedInstant, { metaFolder: '.hoodie/metadata/.hoodie' });
+    // 1 files + 2 column_stats + 4 bloom_filters + 10 record_index file groups, each with log files since initialization.
+    assert.equal(plan.operations.length, 17);
+    assert.deepEqual(compaction.files.map((f) => f.path.split('/')[0]).sort(), plan.operations.map((op) => op.partitionPath).sort());
+    const committed = JSON.parse(readFileSync(join(table, `.hoodie/metadata/.hoodie/${expectedInstant}.commit`), 'utf8')) as { operationType: string; compacted: boolean; partitionToWriteStats: Record<string, { path: string; fileSizeInBytes: number }[]> };
+    assert.equal(committed.operationType, 'COMPACT');
+    assert.equal(committed.compacted, true);
+    for (const stats of Object.values(committed.partitionToWriteStats)) {
+      for (const stat of stats) assert.equal(statSync(join(table, '.hoodie/metadata', stat.path)).size, stat.fileSizeInBytes, stat.path);
+    }
+    // The write that compacted put its deltacommit into the new slices: base file of the compaction, one log file.
+    const after = (await MetadataTable.open(storage))!;
+    for (const group of [...after.fileGroups.values()].flat()) {
+      assert.equal(group.latest.baseInstant, expectedInstant, group.fileId);
+      assert.ok(group.latest.baseFile !== undefined, `${group.fileId} has a base file`);
+      assert.ok(group.latest.logFiles.length <= 1, `${group.fileId}: at most the compacting write's log file`);
+      const base = readHudiHFile(readFileSync(join(table, group.latest.baseFile.path)));
+      assert.equal(base.minRecordKey, base.records[0]?.key ?? '');
+      assert.ok(base.bloomFilter !== undefined && base.records.every((r) => HoodieBloomFilter.deserialize(base.bloomFilter!.serialized, 'DYNAMIC_V0').mightContain(r.key)));
+    }
+    for (let i = 0; i < 2; i++) {
+      const result = await write(table, users(3, 120 + i, 5 + i), 'upsert');
+      assert.equal(result.metadataTable.compactions.length, 0);
+      await assertInSync(table);
+    }
+  });
 
+  it('cleans the metadata table after a compaction as Hudi does: <deltacommit>002, KEEP_LATEST_COMMITS, the old slices\' files go', async () => {
+    // 4 initialization deltacommits + 1 write reach 5: the 2nd write compacts; 3 instants after it, the 5th cleans.
+    const props = new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '5'], ['hoodie.cleaner.commits.retained', '2']]);
+    const { table, storage } = await mdtTable(ALL, props);
+    const logFiles = async () => new Set([...(await MetadataTable.open(storage))!.fileGroups.values()].flat().flatMap((g) => g.allLogFiles.map((l) => l.path)));
+    let before = new Set<string>();
+    const results = [];
+    for (let i = 0; i < 5; i++) {
+      const latest = (await MetadataTable.open(storage))!.timeline.completed().filter((x) => x.action === 'deltacommit').at(-1)!.time;
+      const result = await write(table, users(3, 200 + i, 1 + 2 * i), i === 0 ? 'bulk_insert' : 'upsert', { props });
+      results.push({ latest, result });
+      // Before the compaction, every log file is in a slice the compaction supersedes.
+      if (i === 0) before = await logFiles();
+      await assertInSync(table);
+    }
+    assert.deepEqual(results.map(({ result }) => [result.metadataTable.compactions.length, result.metadataTable.cleans.length]), [[0, 0], [1, 0], [0, 0], [0, 0], [0, 1]]);
+    const clean = results[4]!.result.metadataTable.cleans[0]!;
+    assert.equal(clean.instantTime, `${results[4]!.latest}002`);
+    assert.ok(mdtInstantFiles(table).includes(`${clean.instantTime}.clean`));
+    // The slices before the compaction (initialization logs and the bulk_insert's) are gone, nothing else.
+    const left = await logFiles();
+    for (const path of before) assert.ok(!left.has(path), `${path} was cleaned`);
+    assert.equal(clean.filesDeleted, before.size);
+    const after = (await MetadataTable.open(storage))!;
+    for (const group of [...after.fileGroups.values()].flat()) assert.equal(group.latest.baseInstant, results[1]!.result.metadataTable.compactions[0]!.instantTime);
+    await write(table, users(2, 260, 3), 'upsert', { props });
+    await assertInSync(table);
+  });
+
+  it('a pending metadata-table compaction it cannot read fails the write, and nothing of the write is visible', async () => {
+    const { table, storage } = await mdtTable(['files']);
+    await write(table, users(2, 60, 1), 'insert');
     await storage.put('.hoodie/metadata/.hoodie/20240101000000000001.compaction.requested', '');
-    const roomy = new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '20']]);
-    await assert.rejects(write(table, users(2, 72, 950), 'insert', { props: roomy }), /has a pending compaction 20240101000000000001/);
-    // Completed (as a commit at the same time), it is pending no more.
-    await storage.put('.hoodie/metadata/.hoodie/20240101000000000001.compaction.inflight', '');
-    await storage.put('.hoodie/metadata/.hoodie/20240101000000000001.commit', '{}');
-    await write(table, users(2, 72, 950), 'insert', { props: roomy });
+    const before = (await loadTimeline(storage)).completed().map((i) => i.time);
+    await assert.rejects(write(table, users(2, 72, 950), 'insert'), /20240101000000000001\.compaction\.requested.*empty|empty.*20240101000000000001\.compaction\.requested/s);
+    assert.deepEqual((await loadTimeline(storage)).completed().filter((i) => i.action !== 'rollback').map((i) => i.time), before);
     await assertInSync(table, ['files']);
   });
 });
@@ -587,5 +650,63 @@ describe('crashes in the metadata-table path', () => {
       points++;
     }
     console.log(`clean: ${points} crash points`);
+  });
+
+  it('a write killed at every storage call of the metadata-table compaction it runs: readers see before or after, the next run finishes the compaction', async () => {
+    // Small file-group counts keep the loop short; 4 initialization deltacommits + 1 write reach a limit of 5.
+    const props = new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '5']]);
+    const template = join(tempDir('mdt-compaction-crash-'), 'users');
+    const templateStorage = openStorage(template);
+    await createTable(templateStorage, newTableOptionsFromWriteProperties(props, 'test'));
+    await initMetadataTable(templateStorage, ALL, { column_stats: 1, bloom_filters: 2, record_index: 2 });
+    await write(template, users(12, 190), 'bulk_insert', { props });
+    const compactionTime = `${(await MetadataTable.open(templateStorage))!.timeline.completed().filter((i) => i.action === 'deltacommit').at(-1)!.time}001`;
+    let points = 0;
+    let compactionCalls = 0;
+    for (let crashAt = 1; ; crashAt++) {
+      const table = join(tempDir('mdt-compaction-crash-'), 'users');
+      cpSync(template, table, { recursive: true });
+      const storage = openStorage(table);
+      const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+      const before = (await readSnapshot(await HudiTable.open(storage))).rows.length;
+      const input = join(tempDir(), `compaction-crash-${crashAt}.jsonl`);
+      await writeJsonLines(input, [...users(3, 191, 1), ...users(2, 191, 500)]);
+      const crashing = new ArmedCrashingStorage(storage, crashAt);
+      let outcome: 'crashed' | 'completed';
+      let result: Awaited<ReturnType<typeof writeBatch>> | undefined;
+      try {
+        result = await writeBatch(crashing, { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: props, lock, afterDataFiles: async () => crashing.arm() });
+        outcome = 'completed';
+      } catch (error) {
+        assert.ok(error instanceof SimulatedCrash, String(error));
+        outcome = 'crashed';
+      }
+      const where = `killed at call ${crashAt} (${crashing.log.at(-1)})`;
+      const timeline = await loadTimeline(storage);
+      const failed = timeline.pending().filter((i) => i.action === 'commit').map((i) => i.time);
+      const committed = outcome === 'completed' || failed.length === 0;
+      assert.equal((await readSnapshot(await HudiTable.open(storage))).rows.length, committed ? before + 2 : before, `${where}: readers see ${committed ? 'after' : 'before'}`);
+      // The metadata table reads the same, whether the compaction's commit landed or not.
+      await assertInSync(table);
+      const afterCrash = (await MetadataTable.open(storage))!.timeline;
+      const pendingAfterCrash = pendingCompactions(afterCrash).length > 0;
+      const compactedAfterCrash = afterCrash.completed().some((i) => i.time === compactionTime);
+      for (const time of failed) await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), time, { lock, ignoreHeartbeat: true });
+      const next = await write(table, users(1, 400 + crashAt, 900), 'insert', { props });
+      // A compaction left pending is finished from its plan; one never scheduled is scheduled now; a completed one stays.
+      assert.deepEqual(next.metadataTable.compactions.map((c) => [c.instantTime, c.resumed]), compactedAfterCrash ? [] : [[compactionTime, pendingAfterCrash]], where);
+      const mdt = (await MetadataTable.open(storage))!;
+      assert.ok(mdt.timeline.completed().some((i) => i.time === compactionTime && i.action === 'commit'), `${where}: compaction ${compactionTime} completed by the next run at the latest`);
+      assert.deepEqual(pendingCompactions(mdt.timeline), [], `${where}: no compaction left pending`);
+      await assertInSync(table);
+      if (outcome === 'completed') {
+        compactionCalls = result!.metadataTable.compactions[0]!.files.length + 3;
+        break;
+      }
+      points++;
+    }
+    // requested, inflight, a base file per file group (1 + 1 + 2 + 2), the commit; then the deltacommit and T.commit.
+    assert.ok(points >= compactionCalls, `${points} crash points, ${compactionCalls} of them in the compaction`);
+    console.log(`writer + metadata-table compaction: ${points} crash points (${compactionCalls} in the compaction)`);
   });
 });

@@ -146,6 +146,14 @@ describe('binary copy of Parquet row groups', () => {
     assert.deepEqual(planCopyOutputs([10, 10, 10, 10, 10, 10], 45), [[0, 3], [3, 6]], 'two even files rather than 4 + 2');
     assert.deepEqual(planCopyOutputs([50, 5, 5], 20), [[0, 1], [1, 3]], 'a row group above the target is a file of its own');
     assert.deepEqual(planCopyOutputs([10, 10, 10], 1000, 3), [[0, 1], [1, 2], [2, 3]]);
+    // The plan's three outputs whatever the bytes: equal row groups gave two files of two (the interop flake).
+    for (const sizes of [[10, 10, 10, 10], [3400, 3410, 3405, 3402], [3410, 3400, 3402, 3405], [3400, 3401, 3409, 3408]]) {
+      const runs = planCopyOutputs(sizes, 600_000, 3);
+      assert.equal(runs.length, 3, JSON.stringify({ sizes, runs }));
+      assert.deepEqual(runs.flat().filter((_, i) => i % 2 === 0), [0, runs[0]![1], runs[1]![1]], 'contiguous runs from the first row group');
+      assert.equal(runs.at(-1)![1], sizes.length, 'to the last');
+    }
+    assert.deepEqual(planCopyOutputs([10, 10, 10, 10], 1000, 3), [[0, 2], [2, 3], [3, 4]]);
     assert.deepEqual(planCopyOutputs([10], 1000, 3), [[0, 1]]);
     assert.deepEqual(planCopyOutputs([], 1000), []);
   });

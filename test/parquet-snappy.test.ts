@@ -69,6 +69,6 @@ describe('Snappy', () => {
     const decodedByLibrary = pyarrowSnappy('decompress', ours.map((block, index) => ({ hex: block.toString('hex'), size: inputs[index]!.length })));
     assert.deepEqual(decodedByLibrary, inputs.map((sample) => sample.toString('hex')));
     const theirs = pyarrowSnappy('compress', inputs.map((sample) => ({ hex: sample.toString('hex') })));
-    theirs.forEach((hex, index) => assert.deepEqual(snappyDecompress(Buffer.from(hex, 'hex')), inputs[index]));
+    theirs.forEach((hex, index) => { assert.deepEqual(snappyDecompress(Buffer.from(hex, 'hex')), inputs[index]); });
   });
 });

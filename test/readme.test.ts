@@ -2,7 +2,7 @@
  * The README stays true: its configuration reference is exactly what the code reads, and its two commands exist.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { CONFIG_BEGIN, CONFIG_END, configReference } from '../lib/docs/config-reference.js';
@@ -23,4 +23,21 @@ it('README gives the two commands, and package.json defines them', () => {
   const scripts = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
   assert.ok(scripts['start'] && scripts['test']);
   assert.match(readFileSync(join(REPO_ROOT, '.ci/run'), 'utf8'), /npm test/);
+});
+
+it('README "What is where" names every folder and top-level module of lib/, and every bench script', () => {
+  const start = readme.indexOf('## What is where');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const named = new Set([...section.matchAll(/`([^`]+)`/g)].map((m) => m[1]!));
+  const entries = readdirSync(join(REPO_ROOT, 'lib'), { withFileTypes: true });
+  const missing = entries
+    .filter((e) => e.name !== 'index.ts' && (e.isDirectory() || e.name.endsWith('.ts')))
+    .map((e) => (e.isDirectory() ? `lib/${e.name}/` : `lib/${e.name}`))
+    .filter((path) => !named.has(path) && !named.has(path.replace(/\/$/, '')));
+  assert.deepEqual(missing, [], 'add a row (or a name in a row) for each to the README\'s "What is where"');
+  for (const sub of readdirSync(join(REPO_ROOT, 'lib/serverless'), { withFileTypes: true }).filter((e) => e.isDirectory())) {
+    assert.ok(named.has(`lib/serverless/${sub.name}/`), `lib/serverless/${sub.name}/ needs a row`);
+  }
+  const scripts = Object.keys((JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts).filter((s) => s.startsWith('bench:'));
+  for (const script of scripts) assert.ok(section.includes(script), `${script} is not listed under bench/`);
 });

@@ -69,8 +69,8 @@ describe('table config', () => {
   it('refuses bad input with the key named', () => {
     assert.throws(() => newTableOptionsFromWriteProperties(new Map([['hoodie.table.name', 't']]), 'p.properties'), /p\.properties: hoodie\.datasource\.write\.recordkey\.field is required/);
     assert.throws(() => newTableOptionsFromWriteProperties(new Map(), 'p.properties'), /hoodie\.table\.name is required/);
-    assert.throws(() => tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.version', 'six']]), 'f'), /hoodie\.table\.version is not a number/);
-    assert.throws(() => tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.type', 'FOO']]), 'f'), /expected COPY_ON_WRITE or MERGE_ON_READ/);
+    assert.throws(() => tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.version', 'six']]), 'f'), /hoodie\.table\.version="six" is not a whole number, expected a whole number/);
+    assert.throws(() => tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.type', 'FOO']]), 'f'), /hoodie\.table\.type="FOO" is not an accepted value, expected one of COPY_ON_WRITE, MERGE_ON_READ/);
     const v8 = tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.version', '8']]), 'f');
     assert.throws(() => assertSupported(v8, 'f'), /table version 8/);
     const v5 = tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.version', '5']]), 'f');

@@ -7,7 +7,11 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
+import { resolveClusteringConfig } from '../lib/clustering/config.js';
+import { runClusteringJob } from '../lib/clustering/job.js';
+import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { HudiError, InputError } from '../lib/errors.js';
+import { StorageLockProvider } from '../lib/lock/index.js';
 import { readSnapshot } from '../lib/reader.js';
 import { openStorage } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
@@ -175,14 +179,55 @@ describe('writer input: schema against the table', () => {
     assert.deepEqual((await rows(table)).map((r) => [r['id'], r['name'], r['note']]), [[1, null, 'x'], [2, 'b2', null]]);
   });
 
-  it('input with a column the table lacks is refused with the column named (reconcile.schema too)', async () => {
-    // Hudi 0.15 adds the column to the table's schema (with and without reconcile.schema); this writer does not
-    // evolve schemas, so it refuses rather than drop the values.
+  it('input with columns the table lacks evolves the schema as Hudi 0.15 does (reconcile.schema too)', async () => {
+    // Hudi 0.15 (HoodieSchemaUtils.deduceWriterSchema): the batch's schema, with new nullable columns, is the
+    // commit's writer schema; files it does not rewrite keep theirs and read NULL for the new columns.
     const table = await baseTable();
-    for (const props of [{}, { 'hoodie.datasource.write.reconcile.schema': 'true' }] as Record<string, string>[]) {
-      await assertRefused(table, () => write(table, [{ id: 1, name: 'a', ts: 2, note: 'x', extra: 'e', dt: 'p1' }], { props }),
-        /input has columns the table does not: extra \(this writer does not add columns to a table's schema; drop them from the input \(table columns: id, name, ts, note, dt\)/);
+    const storage = openStorage(table);
+    const createSchema = (await HudiTable.open(storage)).config.createSchema;
+    await write(table, [{ id: 1, name: 'a', ts: 2, note: 'x', extra: 'e', dt: 'p1' }]);
+    assert.deepEqual((await rows(table)).map((r) => [r['id'], r['extra']]), [[1, 'e'], [2, null]]);
+    const evolved = (await (await HudiTable.open(storage)).requireSchema('reading it')).schema;
+    assert.deepEqual(evolved.fields.map((f) => f.name), ['id', 'name', 'ts', 'note', 'dt', 'extra'], 'new columns after the table\'s');
+    assert.deepEqual(evolved.fields.at(-1), { name: 'extra', type: ['null', 'string'], default: null });
+    assert.equal((await HudiTable.open(storage)).config.createSchema, createSchema, 'hoodie.table.create.schema untouched');
+    // reconcile.schema: a batch lacking a column and adding another gets NULL for the one and adds the other.
+    await write(table, [{ id: 2, name: 'b', ts: 2, note: 'y', more: 5, dt: 'p2' }], { props: { 'hoodie.datasource.write.reconcile.schema': 'true' } });
+    assert.deepEqual((await rows(table)).map((r) => [r['id'], r['extra'], r['more']]), [[1, 'e', null], [2, null, 5]]);
+    assert.deepEqual((await (await HudiTable.open(storage)).requireSchema('reading it')).schema.fields.map((f) => f.name), ['id', 'name', 'ts', 'note', 'dt', 'extra', 'more']);
+    // The evolved schema is the table's now: a batch without the new columns lacks table columns.
+    await assertRefused(table, () => write(table, BASE), /input lacks table column\(s\) extra, more, which would be stored as NULL/);
+  });
+
+  it('the latest commit\'s schema is the table\'s even where the newest file lacks a column: reads give NULL, writes need it', async () => {
+    // The newest base file is our clustering of p2, whose files predate `extra`; the schema (TableSchemaResolver:
+    // the latest commit's) still has it, so it is read as NULL and an input without it lacks a table column.
+    const table = await baseTable();
+    await write(table, [{ id: 3, name: 'c', ts: 1, note: 'z', dt: 'p2' }], { operation: 'insert' });
+    await write(table, [{ id: 1, name: 'a', ts: 2, note: 'x', extra: 7, dt: 'p1' }]);
+    const storage = openStorage(table);
+    const config = resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.partition.selected': 'p2' } }).config;
+    const engine = await openParquetEngine();
+    try {
+      const clustered = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config, lock: new StorageLockProvider(openStorage(`${table}.lock`)), engine, tempDir: tempDir() });
+      assert.ok(clustered.commit !== undefined, 'p2 was clustered');
+      const { columns } = await readSnapshot(await HudiTable.open(storage));
+      assert.ok(columns.includes('extra'));
+      assert.deepEqual((await rows(table)).map((r) => [r['id'], r['extra']]), [[1, 7], [2, null], [3, null]]);
+      await assertRefused(table, () => write(table, [{ id: 2, name: 'b', ts: 3, note: 'y', dt: 'p2' }]), /input lacks table column\(s\) extra, which would be stored as NULL/);
+      await write(table, [{ id: 2, name: 'b', ts: 3, note: 'y', extra: 8, dt: 'p2' }]);
+      assert.deepEqual((await rows(table)).map((r) => [r['id'], r['extra']]), [[1, 7], [2, 8], [3, null]]);
+      assert.deepEqual((await (await HudiTable.open(storage)).requireSchema('reading it')).schema.fields.filter((f) => f.name === 'extra'), [{ name: 'extra', type: ['null', 'long'], default: null }], 'added once');
+    } finally {
+      await engine.close();
     }
+  });
+
+  it('refuses hoodie.write.schema.allow.auto.evolution.column.drop=true: no write drops a column', async () => {
+    // Hudi 0.15 would write the narrower batch schema as the commit's; this writer keeps every column instead.
+    const table = await baseTable();
+    await assertRefused(table, () => write(table, BASE, { props: { 'hoodie.write.schema.allow.auto.evolution.column.drop': 'true' } }),
+      /hoodie\.write\.schema\.allow\.auto\.evolution\.column\.drop=true is not supported: this writer never drops a column/, HudiError);
   });
 
   it('text columns keep the input\'s text: date-like JSON strings and CSV cells are not reformatted', async () => {
@@ -238,13 +283,18 @@ describe('writer input: every column type takes only values it holds exactly', (
     }
   });
 
-  it('refuses struct fields the table lacks, and struct fields the input lacks unless NULL is asked for', async () => {
+  it('adds struct fields the table lacks, and refuses struct fields the input lacks unless NULL is asked for', async () => {
     const table = await typedTable();
-    // DuckDB's struct cast would silently drop s.c, and fill s.b with NULL.
-    await assertRefused(table, () => write(table, [row({ s: { a: 1, b: 'x', c: 2 } })]), /input has columns the table does not: s\.c/);
-    await assertRefused(table, () => write(table, [row({ s: { a: 1 } })]), /input lacks table column\(s\) s\.b, which would be stored as NULL/);
+    // Hudi evolves the nested record: s.c is appended to s's fields, rows written before read it as NULL.
+    await write(table, [row({ s: { a: 1, b: 'x', c: 2 } })]);
+    assert.deepEqual((await rows(table)).map((r) => r['s']), [{ a: 1, b: 'x', c: null }, { a: 1, b: 'x', c: 2 }]);
+    const field = (await (await HudiTable.open(openStorage(table))).requireSchema('reading it')).schema.fields.find((f) => f.name === 's');
+    assert.ok(field !== undefined, 'the schema has the struct column s');
+    const record = (field.type as unknown[])[1] as { fields: { name: string; type: unknown }[] };
+    assert.deepEqual(record.fields.map((f) => [f.name, f.type]), [['a', ['null', 'long']], ['b', ['null', 'string']], ['c', ['null', 'long']]]);
+    await assertRefused(table, () => write(table, [row({ s: { a: 1 } })]), /input lacks table column\(s\) s\.b, s\.c, which would be stored as NULL/);
     await write(table, [row({ id: 3, s: { a: 1 } })], { props: { 'hoodie.write.set.null.for.missing.columns': 'true' } });
-    assert.deepEqual((await rows(table)).find((r) => r['id'] === 3)?.['s'], { a: 1, b: null });
+    assert.deepEqual((await rows(table)).find((r) => r['id'] === 3)?.['s'], { a: 1, b: null, c: null });
   });
 
   it('stores values that convert exactly, and fractional numbers in float columns as their nearest float', async () => {

@@ -2,7 +2,7 @@
  * Cleaner settings from Hudi's own keys with Hudi 0.15's defaults (HoodieCleanConfig). The failed-writes policy
  * (hoodie.cleaner.policy.failed.writes) is not here: failed writes are rolled back by lib/rollback.ts, not by a clean.
  */
-import { HudiError } from '../errors.js';
+import { bool, defineKey, javaInt, oneOf, readKey, readKeys } from '../config/index.js';
 
 export type CleaningPolicy = 'KEEP_LATEST_COMMITS' | 'KEEP_LATEST_FILE_VERSIONS' | 'KEEP_LATEST_BY_HOURS';
 export const CLEANING_POLICIES: readonly CleaningPolicy[] = ['KEEP_LATEST_COMMITS', 'KEEP_LATEST_FILE_VERSIONS', 'KEEP_LATEST_BY_HOURS'];
@@ -30,59 +30,22 @@ export interface CleanConfig {
 }
 
 export const CLEAN_KEYS = {
-  policy: { key: 'hoodie.cleaner.policy', default: 'KEEP_LATEST_COMMITS', description: 'KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS' },
-  commitsRetained: { key: 'hoodie.cleaner.commits.retained', default: 10, description: 'KEEP_LATEST_COMMITS: the last N completed commits stay readable (files older than the N-th newest are cleaned)' },
-  fileVersionsRetained: { key: 'hoodie.cleaner.fileversions.retained', default: 3, description: 'KEEP_LATEST_FILE_VERSIONS: file slices kept in each file group' },
-  hoursRetained: { key: 'hoodie.cleaner.hours.retained', default: 24, description: 'KEEP_LATEST_BY_HOURS: commits of the last N hours stay readable' },
-  automatic: { key: 'hoodie.clean.automatic', default: true, description: 'clean after each commit' },
-  async: { key: 'hoodie.clean.async', default: false, description: 'with automatic: clean alongside the writes' },
-  triggerStrategy: { key: 'hoodie.clean.trigger.strategy', default: 'NUM_COMMITS', description: 'when to schedule a clean: NUM_COMMITS (the only strategy)' },
-  maxCommits: { key: 'hoodie.clean.max.commits', default: 1, description: 'completed commits since the last clean before another is scheduled' },
-  incrementalMode: { key: 'hoodie.cleaner.incremental.mode', default: true, description: 'plan from the partitions written since the last clean instead of listing every partition' },
-  parallelism: { key: 'hoodie.cleaner.parallelism', default: 200, description: 'storage requests in flight at once while planning (listings) and cleaning (delete batches of up to 1,000 files)' },
+  policy: defineKey({ key: 'hoodie.cleaner.policy', default: 'KEEP_LATEST_COMMITS' as CleaningPolicy, parser: oneOf(CLEANING_POLICIES), description: 'KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS' }),
+  // Hudi accepts 0 commits retained (everything but the latest and the one before the window goes).
+  commitsRetained: defineKey({ key: 'hoodie.cleaner.commits.retained', default: 10, parser: javaInt(0), description: 'KEEP_LATEST_COMMITS: the last N completed commits stay readable (files older than the N-th newest are cleaned)' }),
+  fileVersionsRetained: defineKey({ key: 'hoodie.cleaner.fileversions.retained', default: 3, parser: javaInt(1), description: 'KEEP_LATEST_FILE_VERSIONS: file slices kept in each file group' }),
+  hoursRetained: defineKey({ key: 'hoodie.cleaner.hours.retained', default: 24, parser: javaInt(0), description: 'KEEP_LATEST_BY_HOURS: commits of the last N hours stay readable' }),
+  automatic: defineKey({ key: 'hoodie.clean.automatic', default: true, parser: bool, description: 'clean after each commit' }),
+  async: defineKey({ key: 'hoodie.clean.async', default: false, parser: bool, description: 'with automatic: clean alongside the writes' }),
+  triggerStrategy: defineKey({ key: 'hoodie.clean.trigger.strategy', default: 'NUM_COMMITS' as const, parser: oneOf(['NUM_COMMITS'] as const), description: 'when to schedule a clean: NUM_COMMITS (the only strategy)' }),
+  maxCommits: defineKey({ key: 'hoodie.clean.max.commits', default: 1, parser: javaInt(0), description: 'completed commits since the last clean before another is scheduled' }),
+  incrementalMode: defineKey({ key: 'hoodie.cleaner.incremental.mode', default: true, parser: bool, description: 'plan from the partitions written since the last clean instead of listing every partition' }),
+  parallelism: defineKey({ key: 'hoodie.cleaner.parallelism', default: 200, parser: javaInt(1), description: 'storage requests in flight at once while planning (listings) and cleaning (delete batches of up to 1,000 files)' }),
 } as const;
-
-export function integerOf(props: ReadonlyMap<string, string>, key: string, fallback: number, location: string, min: number): number {
-  const text = props.get(key);
-  if (text === undefined || text.trim() === '') return fallback;
-  const value = Number(text.trim());
-  if (!Number.isInteger(value) || value < min) {
-    throw new HudiError(`${key}=${text} is not a whole number ≥ ${min}`, { location, fix: `set ${key} to a whole number ≥ ${min} (default ${fallback})` });
-  }
-  return value;
-}
-
-export function booleanOf(props: ReadonlyMap<string, string>, key: string, fallback: boolean, location: string): boolean {
-  const text = props.get(key)?.trim().toLowerCase();
-  if (text === undefined || text === '') return fallback;
-  if (text !== 'true' && text !== 'false') throw new HudiError(`${key}=${props.get(key)} is not true or false`, { location, fix: `set ${key}=true or false (default ${fallback})` });
-  return text === 'true';
-}
 
 /** The cleaner settings in `props` (hoodie.properties merged with the job's properties), Hudi's defaults for the rest. */
 export function cleanConfigFromProperties(props: ReadonlyMap<string, string>, location = 'clean properties'): CleanConfig {
-  const k = CLEAN_KEYS;
-  const policyText = (props.get(k.policy.key) ?? k.policy.default).trim().toUpperCase();
-  if (!(CLEANING_POLICIES as readonly string[]).includes(policyText)) {
-    throw new HudiError(`${k.policy.key}=${props.get(k.policy.key)} is not a cleaning policy`, { location, fix: `use one of ${CLEANING_POLICIES.join(', ')}` });
-  }
-  const trigger = (props.get(k.triggerStrategy.key) ?? k.triggerStrategy.default).trim().toUpperCase();
-  if (trigger !== 'NUM_COMMITS') {
-    throw new HudiError(`${k.triggerStrategy.key}=${props.get(k.triggerStrategy.key)} is not a clean trigger strategy`, { location, fix: 'use NUM_COMMITS (Hudi\'s only strategy)' });
-  }
-  return {
-    policy: policyText as CleaningPolicy,
-    // Hudi accepts 0 commits retained (everything but the latest and the one before the window goes).
-    commitsRetained: integerOf(props, k.commitsRetained.key, k.commitsRetained.default, location, 0),
-    fileVersionsRetained: integerOf(props, k.fileVersionsRetained.key, k.fileVersionsRetained.default, location, 1),
-    hoursRetained: integerOf(props, k.hoursRetained.key, k.hoursRetained.default, location, 0),
-    automatic: booleanOf(props, k.automatic.key, k.automatic.default, location),
-    async: booleanOf(props, k.async.key, k.async.default, location),
-    triggerStrategy: 'NUM_COMMITS',
-    maxCommits: integerOf(props, k.maxCommits.key, k.maxCommits.default, location, 0),
-    incrementalMode: booleanOf(props, k.incrementalMode.key, k.incrementalMode.default, location),
-    parallelism: integerOf(props, k.parallelism.key, k.parallelism.default, location, 1),
-  };
+  return Object.freeze(readKeys(props, CLEAN_KEYS, location));
 }
 
 export const DEFAULT_CLEAN_CONFIG: CleanConfig = cleanConfigFromProperties(new Map());
@@ -94,4 +57,14 @@ export const DEFAULT_CLEAN_CONFIG: CleanConfig = cleanConfigFromProperties(new M
 export function automaticCleaning(config: Pick<CleanConfig, 'automatic' | 'async'>): 'off' | 'after-commit' | 'async' {
   if (!config.automatic) return 'off';
   return config.async ? 'async' : 'after-commit';
+}
+
+/** One whole-number key read with the kernel, for settings not yet declared with `defineKey` (prefer a definition). */
+export function integerOf(props: ReadonlyMap<string, string>, key: string, fallback: number, location: string, min: number): number {
+  return readKey(props, defineKey({ key, default: fallback, parser: javaInt(min), description: key }), location);
+}
+
+/** One true/false key read with the kernel, for settings not yet declared with `defineKey` (prefer a definition). */
+export function booleanOf(props: ReadonlyMap<string, string>, key: string, fallback: boolean, location: string): boolean {
+  return readKey(props, defineKey({ key, default: fallback, parser: bool, description: key }), location);
 }

@@ -16,6 +16,7 @@
  */
 import { HudiError } from '../errors.js';
 import { joinPartitionPath, parseBaseFileName } from '../fs-view.js';
+import { parseLogFileName } from '../log-format/names.js';
 import type { HoodieCleanerPlan, HoodieCleanFileInfo, HoodieCleanMetadata } from '../timeline/avro-schemas.js';
 import { compareInstants, compareInstantTimes, formatInstantTime, type Instant, type InstantAction, type TimelineTimeZone } from '../timeline/instant.js';
 import { Timeline } from '../timeline/timeline.js';
@@ -252,11 +253,26 @@ interface Slice {
   readonly fileId: string;
   readonly instantTime: string;
   readonly size: number;
+  /** Merge-on-read: the slice's log files (base instant = instantTime), deleted with it. */
+  readonly logFiles: { name: string; size: number }[];
+  /** False for a slice of log files only (fileName is then its first log file's). */
+  readonly hasBase: boolean;
+}
+
+/** HFile base files (merge-on-read tables with HFILE base format, the metadata table's): `<fileId>_<token>_<instant>.hfile`. */
+const HFILE_BASE_FILE = /^([^_]+)_(\d+-\d+-\d+)_(\d{14}(?:\d{3}){0,2})\.hfile$/;
+
+function parseSliceBaseFile(name: string): { fileId: string; instantTime: string } | undefined {
+  const parquet = parseBaseFileName(name);
+  if (parquet !== undefined) return parquet;
+  const match = HFILE_BASE_FILE.exec(name);
+  return match === null ? undefined : { fileId: match[1]!, instantTime: match[3]! };
 }
 
 /**
  * CleanPlanner.getDeletePaths for one partition. `timeline` is the context's timeline as a Timeline (pass it to save
- * rebuilding it per partition).
+ * rebuilding it per partition). On merge-on-read tables a file slice is its base file (if any) and the log files of
+ * its base instant, kept or deleted together, as Hudi's planner adds a deleted slice's log files.
  */
 export function planPartition(listing: PartitionListing, context: PartitionContext, options: { explain?: boolean; timeline?: Timeline } = {}): PartitionCleanPlan {
   const timeline = options.timeline ?? new Timeline(context.timeline);
@@ -266,27 +282,51 @@ export function planPartition(listing: PartitionListing, context: PartitionConte
   const savepointed = context.savepointedFiles[partition] ?? {};
   const deletes: FileDecision[] = [];
   const kept: FileDecision[] = [];
+  const decision = (slice: Slice, rule: CleanRule, detail: string): FileDecision =>
+    ({ fileName: slice.fileName, fileId: slice.fileId, instantTime: slice.instantTime, size: slice.size, rule, detail });
   const keep = (slice: Slice, rule: CleanRule, detail: string) => {
-    if (options.explain) kept.push({ ...slice, rule, detail });
+    if (options.explain) kept.push(decision(slice, rule, detail));
   };
-  const remove = (slice: Slice, rule: CleanRule, detail: string) => deletes.push({ ...slice, rule, detail });
+  const remove = (slice: Slice, rule: CleanRule, detail: string) => {
+    if (slice.hasBase) deletes.push(decision(slice, rule, detail));
+    for (const log of slice.logFiles) deletes.push({ fileName: log.name, fileId: slice.fileId, instantTime: slice.instantTime, size: log.size, rule, detail });
+  };
 
   // File groups by id: committed slices newest first (a file group's base files, as Hudi's view sees them).
   const groups = new Map<string, Slice[]>();
+  const byBase = new Map<string, Slice>();
   let anyLiveFile = false;
+  const addSlice = (slice: Slice): void => {
+    if (replaced[slice.fileId] === undefined) anyLiveFile = true;
+    if (!timeline.isCommitted(slice.instantTime)) {
+      keep(slice, 'uncommitted', `instant ${slice.instantTime} is not a completed commit (pending or failed writes are rolled back, not cleaned)`);
+      return;
+    }
+    const slices = groups.get(slice.fileId) ?? [];
+    slices.push(slice);
+    groups.set(slice.fileId, slices);
+  };
   for (const file of listing.files) {
-    const parsed = parseBaseFileName(file.name);
+    const parsed = parseSliceBaseFile(file.name);
     if (parsed === undefined) continue;
-    const slice: Slice = { fileName: file.name, fileId: parsed.fileId, instantTime: parsed.instantTime, size: file.size };
-    if (replaced[parsed.fileId] === undefined) anyLiveFile = true;
-    if (!timeline.isCommitted(parsed.instantTime)) {
-      keep(slice, 'uncommitted', `instant ${parsed.instantTime} is not a completed commit (pending or failed writes are rolled back, not cleaned)`);
+    const slice: Slice = { fileName: file.name, fileId: parsed.fileId, instantTime: parsed.instantTime, size: file.size, logFiles: [], hasBase: true };
+    byBase.set(`${parsed.fileId}/${parsed.instantTime}`, slice);
+    addSlice(slice);
+  }
+  const logOnly = new Map<string, Slice>();
+  for (const file of listing.files) {
+    const log = parseLogFileName(file.name);
+    if (log === undefined || log.extension !== 'log' || log.suffix !== '') continue;
+    const key = `${log.fileId}/${log.baseInstant}`;
+    const slice = byBase.get(key) ?? logOnly.get(key);
+    if (slice !== undefined) {
+      slice.logFiles.push({ name: file.name, size: file.size });
       continue;
     }
-    const slices = groups.get(parsed.fileId) ?? [];
-    slices.push(slice);
-    groups.set(parsed.fileId, slices);
+    const created: Slice = { fileName: file.name, fileId: log.fileId, instantTime: log.baseInstant, size: file.size, logFiles: [{ name: file.name, size: file.size }], hasBase: false };
+    logOnly.set(key, created);
   }
+  for (const slice of logOnly.values()) addSlice(slice);
   for (const slices of groups.values()) slices.sort((a, b) => compareInstantTimes(b.instantTime, a.instantTime) || (a.fileName < b.fileName ? 1 : a.fileName > b.fileName ? -1 : 0));
   const fileIds = [...groups.keys()].sort();
 

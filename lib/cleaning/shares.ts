@@ -25,7 +25,7 @@ import { compareInstantTimes, formatInstantTime, type Instant } from '../timelin
 import { instantPath, type Timeline } from '../timeline/timeline.js';
 import { transitionToInflight } from '../timeline/transitions.js';
 import { CLEAN_PLANNING_ID, CLEAN_WORK_ROOT, cleanPlanningDir, cleanWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
-import { integerOf } from './config.js';
+import { defineKey, readKeys, javaInt } from '../config/index.js';
 import { executeCleanerPlan, type PartitionCleanStat } from './execute.js';
 import type { CleanScopeSummary, PartitionCleanPlan, PartitionContext, RetentionPoint } from './plan.js';
 import { sliceContext } from './plan.js';
@@ -44,30 +44,28 @@ export interface CleanShareSettings {
 }
 
 export const SERVERLESS_CLEAN_KEYS = {
-  partitionsPerShare: {
+  partitionsPerShare: defineKey({
     key: 'hoodie.serverless.clean.partitions.per.share',
     default: 500,
+    parser: javaInt(1),
     description: 'serverless clean: partitions each planning Lambda lists and plans, and at most each delete Lambda cleans (not a Hudi key)',
-  },
-  filesPerShare: {
+  }),
+  filesPerShare: defineKey({
     key: 'hoodie.serverless.clean.files.per.share',
     default: 20_000,
+    parser: javaInt(1),
     description: 'serverless clean: files each delete Lambda deletes at most, 1,000 per DeleteObjects request (whole partitions: a larger partition gets a Lambda of its own; not a Hudi key)',
-  },
-  maxConcurrency: {
+  }),
+  maxConcurrency: defineKey({
     key: 'hoodie.serverless.clean.max.concurrency',
     default: 10,
+    parser: javaInt(1),
     description: 'serverless clean: planning or delete Lambdas running at once (each also has hoodie.cleaner.parallelism requests in flight; not a Hudi key)',
-  },
+  }),
 } as const;
 
 export function cleanShareSettingsFromProperties(props: ReadonlyMap<string, string>, location = 'clean properties'): CleanShareSettings {
-  const k = SERVERLESS_CLEAN_KEYS;
-  return {
-    partitionsPerShare: integerOf(props, k.partitionsPerShare.key, k.partitionsPerShare.default, location, 1),
-    filesPerShare: integerOf(props, k.filesPerShare.key, k.filesPerShare.default, location, 1),
-    maxConcurrency: integerOf(props, k.maxConcurrency.key, k.maxConcurrency.default, location, 1),
-  };
+  return readKeys(props, SERVERLESS_CLEAN_KEYS, location);
 }
 
 export const DEFAULT_CLEAN_SHARE_SETTINGS: CleanShareSettings = cleanShareSettingsFromProperties(new Map());
@@ -100,6 +98,34 @@ async function present(storage: Storage, dir: string, prefix: string, count: num
   const { files } = await storage.listDir(dir);
   const names = new Set(files.map((file) => file.path.slice(file.path.lastIndexOf('/') + 1)));
   return Array.from({ length: count }, (_, index) => names.has(`${prefix}-${index}.json`));
+}
+
+/**
+ * One share's step, run at most once: a share whose result is stored already returns it (a retried worker);
+ * otherwise its input is read (`noInput` names the error when it is gone), `work` runs, and its result is stored.
+ */
+async function runShareOnce<Input, Result>(
+  storage: Storage,
+  paths: { readonly input: string; readonly result: string },
+  noInput: (location: string) => HudiError,
+  work: (input: Input) => Promise<Result>,
+): Promise<{ readonly ran: boolean; readonly result: Result }> {
+  const earlier = await getJsonIfPresent<Result>(storage, paths.result);
+  if (earlier !== undefined) return { ran: false, result: earlier };
+  const input = await getJsonIfPresent<Input>(storage, paths.input);
+  if (input === undefined) throw noInput(storage.uriOf(paths.input));
+  const result = await work(input);
+  await putJson(storage, paths.result, result);
+  return { ran: true, result };
+}
+
+/** The stored results `<dir>/<prefix>-<i>.json` of `count` shares in share order, or (none read) the shares without one. */
+async function gatherShareResults<Result>(storage: Storage, dir: string, prefix: string, count: number): Promise<{ results: Result[]; missing: number[] }> {
+  const done = await present(storage, dir, prefix, count);
+  const missing = done.flatMap((has, index) => (has ? [] : [index]));
+  if (missing.length > 0) return { results: [], missing };
+  const results = await mapWithConcurrency(done, 16, (_, index) => getJson<Result>(storage, `${dir}/${prefix}-${index}.json`));
+  return { results, missing };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -200,30 +226,23 @@ export async function planShare(
   options: { readonly concurrency: number },
 ): Promise<{ readonly outcome: 'planned' | 'already-done'; readonly partitions: number; readonly filesToDelete: number; readonly partitionsToDelete: number }> {
   const dir = cleanPlanningDir(planningId);
-  const resultPath = `${dir}/planned-${index}.json`;
-  const summarize = (planned: PlannedShare) => ({
+  const { ran, result: planned } = await runShareOnce<PlanningShare, PlannedShare>(
+    storage,
+    { input: `${dir}/share-${index}.json`, result: `${dir}/planned-${index}.json` },
+    (location) => new HudiError(`clean planning ${planningId} has no share ${index}`, { location, fix: 'start another run: it plans afresh' }),
+    async (share) => planPartitions(storage, share.context, share.partitionPaths, { concurrency: options.concurrency }).then(({ partitions, listed }) => ({ partitions, listed })),
+  );
+  return {
+    outcome: ran ? 'planned' : 'already-done',
     partitions: planned.listed,
     filesToDelete: planned.partitions.reduce((sum, partition) => sum + partition.deletes.length, 0),
     partitionsToDelete: planned.partitions.filter((partition) => partition.deletePartition).length,
-  });
-  const earlier = await getJsonIfPresent<PlannedShare>(storage, resultPath);
-  if (earlier !== undefined) return { outcome: 'already-done', ...summarize(earlier) };
-  const sharePath = `${dir}/share-${index}.json`;
-  const share = await getJsonIfPresent<PlanningShare>(storage, sharePath);
-  if (share === undefined) throw new HudiError(`clean planning ${planningId} has no share ${index}`, { location: storage.uriOf(sharePath), fix: 'start another run: it plans afresh' });
-  const { partitions, listed } = await planPartitions(storage, share.context, share.partitionPaths, { concurrency: options.concurrency });
-  const planned: PlannedShare = { partitions, listed };
-  await putJson(storage, resultPath, planned);
-  return { outcome: 'planned', ...summarize(planned) };
+  };
 }
 
 /** Every share's planned partitions, or the shares without a result. */
 export async function gatherPlannedShares(storage: Storage, planningId: string, shares: number): Promise<{ partitions: PartitionCleanPlan[]; listed: number; missing: number[] }> {
-  const dir = cleanPlanningDir(planningId);
-  const done = await present(storage, dir, 'planned', shares);
-  const missing = done.flatMap((has, index) => (has ? [] : [index]));
-  if (missing.length > 0) return { partitions: [], listed: 0, missing };
-  const planned = await mapWithConcurrency(done, 16, (_, index) => getJson<PlannedShare>(storage, `${dir}/planned-${index}.json`));
+  const { results: planned, missing } = await gatherShareResults<PlannedShare>(storage, cleanPlanningDir(planningId), 'planned', shares);
   const partitions = planned.flatMap((share) => share.partitions);
   partitions.sort((a, b) => (a.partitionPath < b.partitionPath ? -1 : a.partitionPath > b.partitionPath ? 1 : 0));
   return { partitions, listed: planned.reduce((sum, share) => sum + share.listed, 0), missing };
@@ -352,29 +371,24 @@ export async function executeDeleteShare(
   options: { readonly concurrency: number },
 ): Promise<{ readonly outcome: 'executed' | 'already-done'; readonly deleted: number; readonly failed: number; readonly partitionsDeleted: number }> {
   const dir = cleanWorkDir(instantTime);
-  const resultPath = `${dir}/result-${index}.json`;
-  const summarize = (stats: readonly PartitionCleanStat[]) => ({
+  const { ran, result } = await runShareOnce<DeleteShare, { stats: PartitionCleanStat[] }>(
+    storage,
+    { input: `${dir}/share-${index}.json`, result: `${dir}/result-${index}.json` },
+    (location) => new HudiError(`clean ${instantTime} has no delete share ${index}`, { location, fix: 'start another run: it splits the pending clean\'s plan again' }),
+    async (share) => ({ stats: await executeCleanerPlan(storage, share.plan, { concurrency: options.concurrency, isPartitioned: share.isPartitioned }) }),
+  );
+  const { stats } = result;
+  return {
+    outcome: ran ? 'executed' : 'already-done',
     deleted: stats.reduce((sum, stat) => sum + stat.successDeleteFiles.length, 0),
     failed: stats.reduce((sum, stat) => sum + stat.failedDeleteFiles.length, 0),
     partitionsDeleted: stats.filter((stat) => stat.partitionDeleted).length,
-  });
-  const earlier = await getJsonIfPresent<{ stats: PartitionCleanStat[] }>(storage, resultPath);
-  if (earlier !== undefined) return { outcome: 'already-done', ...summarize(earlier.stats) };
-  const sharePath = `${dir}/share-${index}.json`;
-  const share = await getJsonIfPresent<DeleteShare>(storage, sharePath);
-  if (share === undefined) throw new HudiError(`clean ${instantTime} has no delete share ${index}`, { location: storage.uriOf(sharePath), fix: 'start another run: it splits the pending clean\'s plan again' });
-  const stats = await executeCleanerPlan(storage, share.plan, { concurrency: options.concurrency, isPartitioned: share.isPartitioned });
-  await putJson(storage, resultPath, { stats });
-  return { outcome: 'executed', ...summarize(stats) };
+  };
 }
 
 /** Every delete share's stats, or the shares without a result. */
 export async function gatherDeleteResults(storage: Storage, manifest: CleanManifest): Promise<{ stats: PartitionCleanStat[][]; missing: number[] }> {
-  const dir = cleanWorkDir(manifest.instant);
-  const done = await present(storage, dir, 'result', manifest.shares);
-  const missing = done.flatMap((has, index) => (has ? [] : [index]));
-  if (missing.length > 0) return { stats: [], missing };
-  const results = await mapWithConcurrency(done, 16, (_, index) => getJson<{ stats: PartitionCleanStat[] }>(storage, `${dir}/result-${index}.json`));
+  const { results, missing } = await gatherShareResults<{ stats: PartitionCleanStat[] }>(storage, cleanWorkDir(manifest.instant), 'result', manifest.shares);
   return { stats: results.map((result) => result.stats), missing };
 }
 

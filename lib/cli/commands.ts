@@ -7,7 +7,7 @@ import { openStorage } from '../storage/index.js';
 import { HudiTable } from '../table.js';
 import { createTable } from '../table-init.js';
 import { newTableOptionsFromWriteProperties } from '../table-config.js';
-import { readSnapshot } from '../reader.js';
+import { parseQueryType, readSnapshot } from '../reader.js';
 import { jsonLinesToParquet, type InputFormat } from '../engine/write.js';
 import { generateUsers, writeJsonLines } from '../generate.js';
 import { lockProviderFor } from '../lock/index.js';
@@ -16,6 +16,7 @@ import { parseWriteOperation } from '../writer/write-config.js';
 import { writeBatch } from '../writer/write-client.js';
 import { out, parseCommandArgs, readPropsFile, type Command } from './args.js';
 import { clusterCommand, showClusteringCommand } from './cluster-commands.js';
+import { compactCommand, showCompactionCommand } from './compact-commands.js';
 import { archiveCommand, cleanCommand, showCleanCommand } from './clean-commands.js';
 import { loadArchivedHistory } from '../archival/history.js';
 import { formatTableStatus, tableStatus } from '../status.js';
@@ -117,10 +118,11 @@ const files: Command = {
 const read: Command = {
   name: 'read',
   summary: 'print the rows of the latest snapshot (or as of an instant)',
-  usage: 'read <table> [--as-of T] [--meta] [--format jsonl|table]',
+  usage: 'read <table> [--as-of T] [--query-type snapshot|read_optimized] [--meta] [--format jsonl|table]',
   async run(args) {
     const { values, positionals } = parseCommandArgs('read', args, {
       'as-of': { type: 'string' },
+      'query-type': { type: 'string' },
       meta: { type: 'boolean' },
       format: { type: 'string', default: 'jsonl' },
     }, ['table']);
@@ -128,7 +130,8 @@ const read: Command = {
       throw new HudiError(`--format ${values.format} is not supported`, { fix: 'use --format jsonl or --format table' });
     }
     const table = await HudiTable.open(openStorage(positionals[0]!));
-    const snapshot = await readSnapshot(table, { ...(values['as-of'] === undefined ? {} : { asOf: values['as-of'] }), includeMetaFields: values.meta === true });
+    const queryType = parseQueryType(values['query-type']);
+    const snapshot = await readSnapshot(table, { ...(values['as-of'] === undefined ? {} : { asOf: values['as-of'] }), includeMetaFields: values.meta === true, queryType });
     if (values.format === 'table') process.stdout.write(formatTable(snapshot.rows, snapshot.columns));
     else for (const row of snapshot.rows) out(JSON.stringify(row));
     return 0;
@@ -221,7 +224,7 @@ const generate: Command = {
 };
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: Command[] = [init, status, timeline, files, read, write, clusterCommand, showClusteringCommand, cleanCommand, archiveCommand, showCleanCommand, rollback, generate];
+export const COMMANDS: Command[] = [init, status, timeline, files, read, write, clusterCommand, showClusteringCommand, compactCommand, showCompactionCommand, cleanCommand, archiveCommand, showCleanCommand, rollback, generate];
 
 export function usage(): string {
   const lines = ['usage: hudi-serverless <command> [options] [--verbose]', '', 'commands:'];

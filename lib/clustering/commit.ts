@@ -95,7 +95,7 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
     );
   }
   const complete = results as GroupResult[];
-  complete.forEach((result, index) => checkGroupResult(plan, instantTime, index, result));
+  complete.forEach((result, index) => { checkGroupResult(plan, instantTime, index, result); });
 
   const writeStats = complete.flatMap((result) => result.writeStats);
   const reportInput = {

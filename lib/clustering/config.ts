@@ -15,7 +15,9 @@
  * caller decides whether to log them); other keys are ignored, so a full Hudi properties file can be passed as is.
  * A value that cannot be used throws a HudiError naming the key, the value and what is accepted.
  */
+import { anyText, bool, commaList, ConfigValueError, defineKey, javaInt, javaLong, namedValue, oneOf, optionalText, parseKeyText, type ConfigKey } from '../config/index.js';
 import { HudiError } from '../errors.js';
+export { envVarForKey } from '../config/index.js';
 import { parseJavaProperties } from '../properties.js';
 import { SORT_LAYOUTS, type CurveBuildMethod, type SortLayout } from './sort-columns.js';
 
@@ -137,83 +139,226 @@ export interface ResolvedClusteringConfig {
 // ---------------------------------------------------------------------------------------------------------------
 // The keys.
 
-export interface ClusteringKeySpec {
-  readonly key: string;
-  /** Hudi's default as properties-file text; undefined when Hudi has none. */
-  readonly defaultValue: string | undefined;
-  readonly description: string;
-  /** The environment variable read for this key. */
-  readonly envVar: string;
-  /** Older names Hudi still reads for this key (ConfigProperty.withAlternatives). */
-  readonly alternativeKeys: readonly string[];
-  /** Accepted, but Hudi deprecated it and it changes nothing. */
-  readonly deprecated: boolean;
-}
-
-/** hoodie.clustering.plan.strategy.sort.columns → HOODIE_CLUSTERING_PLAN_STRATEGY_SORT_COLUMNS */
-export function envVarForKey(key: string): string {
-  return key.toUpperCase().replace(/[^A-Z0-9]/g, '_');
-}
-
 const MIB = 1024 * 1024;
+const NO_ITEMS: readonly string[] = Object.freeze([]);
+const EXECUTION_STRATEGIES = [SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY, JAVA_SORT_AND_SIZE_EXECUTION_STRATEGY, SPARK_BINARY_COPY_EXECUTION_STRATEGY] as const;
 
-function keySpec(
-  key: string,
-  defaultValue: string | undefined,
-  description: string,
-  extras: { alternativeKeys?: readonly string[]; deprecated?: boolean } = {},
-): ClusteringKeySpec {
-  return Object.freeze({
-    key,
-    defaultValue,
-    description,
-    envVar: envVarForKey(key),
-    alternativeKeys: Object.freeze([...(extras.alternativeKeys ?? [])]),
-    deprecated: extras.deprecated ?? false,
-  });
-}
+/** Every supported key with Hudi's default, its parser and a one-line description (the README's configuration reference). */
+export const CLUSTERING = {
+  inline: defineKey({
+    key: 'hoodie.clustering.inline',
+    default: false,
+    parser: bool,
+    description: 'Writers run clustering after each commit; makes scheduling wait for hoodie.clustering.inline.max.commits (with neither this nor async.enabled / schedule.inline on, `cluster` and the plan step schedule without waiting, as Hudi\'s HoodieClusteringJob).',
+    alternatives: ['hoodie.datasource.clustering.inline.enable'],
+  }),
+  inlineMaxCommits: defineKey({
+    key: 'hoodie.clustering.inline.max.commits',
+    default: 4,
+    parser: javaInt(0),
+    description: 'Commits needed since the last clustering before inline clustering is scheduled.',
+  }),
+  scheduleInline: defineKey({
+    key: 'hoodie.clustering.schedule.inline',
+    default: false,
+    parser: bool,
+    description: 'Writers schedule clustering inline and leave execution to an async job; cannot be combined with hoodie.clustering.inline.',
+  }),
+  asyncEnabled: defineKey({
+    key: 'hoodie.clustering.async.enabled',
+    default: false,
+    parser: bool,
+    description: 'Clustering is scheduled and run asynchronously; makes scheduling wait for hoodie.clustering.async.max.commits (so does schedule.inline).',
+    alternatives: ['hoodie.datasource.clustering.async.enable'],
+  }),
+  asyncMaxCommits: defineKey({
+    key: 'hoodie.clustering.async.max.commits',
+    default: 4,
+    parser: javaInt(0),
+    description: 'Commits needed since the last clustering before async clustering is scheduled; the serverless trigger waits for it too when no clustering key above is on (its own policy).',
+  }),
+  planStrategyClass: defineKey({
+    key: 'hoodie.clustering.plan.strategy.class',
+    default: SPARK_SIZE_BASED_PLAN_STRATEGY as string,
+    parser: anyText,
+    description: 'Planner: the size-based planners (Spark/Flink/Java) pick file slices smaller than small.file.limit in each partition.',
+  }),
+  executionStrategyClass: defineKey({
+    key: 'hoodie.clustering.execution.strategy.class',
+    default: SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY as ExecutionStrategyClass | typeof SPARK_BINARY_COPY_EXECUTION_STRATEGY,
+    parser: oneOf(EXECUTION_STRATEGIES, { exactCase: true }),
+    description: 'Executor named in the plan: sorts each group by the sort columns and writes files of about target.file.max.bytes. Hudi 1.1\'s SparkBinaryCopyClusteringExecutionStrategy is accepted and asks for binary copy (on by default here); plans then still name SparkSortAndSizeExecutionStrategy, which Hudi 0.15 can run.',
+  }),
+  partitionFilterMode: defineKey({
+    key: 'hoodie.clustering.plan.partition.filter.mode',
+    default: 'NONE' as PartitionFilterMode,
+    parser: oneOf(PARTITION_FILTER_MODES),
+    description: 'Which partitions to plan: NONE (all), RECENT_DAYS, SELECTED_PARTITIONS (begin..end) or DAY_ROLLING (index % 24 = hour).',
+  }),
+  lookbackPartitions: defineKey({
+    key: 'hoodie.clustering.plan.strategy.daybased.lookback.partitions',
+    default: 2,
+    parser: javaInt(0),
+    description: 'RECENT_DAYS: how many partitions (newest first, after skipping) to plan; 0 means all.',
+  }),
+  skipFromLatestPartitions: defineKey({
+    key: 'hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions',
+    default: 0,
+    parser: javaInt(0),
+    description: 'RECENT_DAYS: how many of the newest partitions to skip.',
+  }),
+  beginPartition: defineKey({
+    key: 'hoodie.clustering.plan.strategy.cluster.begin.partition',
+    default: undefined,
+    parser: optionalText,
+    description: 'SELECTED_PARTITIONS: first partition path to plan (inclusive, string order).',
+  }),
+  endPartition: defineKey({
+    key: 'hoodie.clustering.plan.strategy.cluster.end.partition',
+    default: undefined,
+    parser: optionalText,
+    description: 'SELECTED_PARTITIONS: last partition path to plan (inclusive, string order).',
+  }),
+  partitionRegexPattern: defineKey({
+    key: 'hoodie.clustering.plan.strategy.partition.regex.pattern',
+    default: undefined,
+    parser: optionalText,
+    description: 'Only partitions whose whole path matches this regular expression (ignored when partition.selected is set).',
+  }),
+  partitionSelected: defineKey({
+    key: 'hoodie.clustering.plan.strategy.partition.selected',
+    default: NO_ITEMS,
+    parser: commaList,
+    description: 'Comma-separated partition paths to plan instead of listing the table; the filter mode still applies.',
+  }),
+  smallFileLimitBytes: defineKey({
+    key: 'hoodie.clustering.plan.strategy.small.file.limit',
+    default: 300 * MIB,
+    parser: javaLong(0),
+    description: 'Base files smaller than this many bytes are clustering candidates.',
+  }),
+  maxBytesPerGroup: defineKey({
+    key: 'hoodie.clustering.plan.strategy.max.bytes.per.group',
+    default: 2 * 1024 * MIB,
+    parser: javaLong(0),
+    description: 'A clustering group closes before it would exceed this many bytes of input.',
+  }),
+  maxNumGroups: defineKey({
+    key: 'hoodie.clustering.plan.strategy.max.num.groups',
+    default: 30,
+    parser: javaInt(1),
+    description: 'At most this many clustering groups per plan (and per partition).',
+  }),
+  targetFileMaxBytes: defineKey({
+    key: 'hoodie.clustering.plan.strategy.target.file.max.bytes',
+    default: 1024 * MIB,
+    parser: javaLong(1),
+    description: 'Target output file size: a group of N bytes writes ceil(N / this) files.',
+  }),
+  singleGroupClusteringEnabled: defineKey({
+    key: 'hoodie.clustering.plan.strategy.single.group.clustering.enabled',
+    default: true,
+    parser: bool,
+    description: 'Also plan a partition\'s last group when it holds a single file slice (always done when sort columns are set).',
+  }),
+  sortColumns: defineKey({
+    key: 'hoodie.clustering.plan.strategy.sort.columns',
+    default: NO_ITEMS,
+    parser: commaList,
+    description: 'Comma-separated columns to sort the clustered data by.',
+  }),
+  maxFilesPerGroup: defineKey({
+    key: 'hoodie.clustering.plan.strategy.max.files.per.group',
+    default: 10000,
+    parser: javaInt(1),
+    description: 'Not a Hudi key: a group also closes once it holds this many files, however small they are, so one execute-group stays within a Lambda\'s 15 minutes and file handles on a table of tiny files (Hudi caps a group by bytes only).',
+  }),
+  binaryCopyEnabled: defineKey({
+    key: 'hoodie.clustering.plan.strategy.binary.copy.enable',
+    default: true,
+    parser: bool,
+    description: 'Not a Hudi key: a group without sort columns is clustered by copying its files\' Parquet row groups byte for byte into the new files (only _hoodie_file_name is re-encoded, the footer rebuilt), as Hudi 1.1\'s SparkBinaryCopyClusteringExecutionStrategy does; where that is not safe (see the run\'s report for the reason) the rows are rewritten. false always rewrites.',
+  }),
+  binaryCopySchemaEvolution: defineKey({
+    key: 'hoodie.clustering.plan.strategy.binary.copy.schema.evolution.enable',
+    default: false,
+    parser: bool,
+    description: 'Binary copy of files whose Parquet schemas differ: older files may lack top-level columns of the newest one (written as nulls); with false only files of one schema are copied (Hudi 1.1\'s key).',
+  }),
+  binaryCopyMinRowGroupBytes: defineKey({
+    key: 'hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes',
+    default: 4 * MIB,
+    parser: javaLong(0),
+    description: 'Not a Hudi key: binary copy keeps row groups as they are, so groups whose input row groups average fewer bytes than this are rewritten into large row groups instead.',
+  }),
+  maxParallelism: defineKey({
+    key: 'hoodie.clustering.max.parallelism',
+    default: 15,
+    parser: javaInt(1),
+    description: 'At most this many clustering groups are executed at the same time.',
+  }),
+  groupReadParallelism: defineKey({
+    key: 'hoodie.clustering.group.read.parallelism',
+    default: 20,
+    parser: javaInt(1),
+    description: 'Parallelism when reading the records of one clustering group.',
+  }),
+  updatesStrategyClass: defineKey({
+    key: 'hoodie.clustering.updates.strategy',
+    default: REJECT_UPDATE_STRATEGY as UpdatesStrategyClass,
+    parser: oneOf([REJECT_UPDATE_STRATEGY, ALLOW_UPDATE_STRATEGY] as const, { exactCase: true }),
+    description: 'Updates to file groups in a pending clustering plan: SparkRejectUpdateStrategy refuses them, SparkAllowUpdateStrategy lets them through.',
+  }),
+  rollbackPendingClusteringOnConflict: defineKey({
+    key: 'hoodie.clustering.rollback.pending.replacecommit.on.conflict',
+    default: false,
+    parser: bool,
+    description: 'Roll back a pending clustering when an upsert conflicts with its file groups (only with updates allowed).',
+  }),
+  preserveCommitMetadata: defineKey({
+    key: 'hoodie.clustering.preserve.commit.metadata',
+    default: true,
+    parser: bool,
+    description: 'Keep the records\' _hoodie_commit_time when rewriting them (the plan\'s preserveHoodieMetadata).',
+  }),
+  layoutOptimizationStrategy: defineKey({
+    key: 'hoodie.layout.optimize.strategy',
+    default: 'linear' as SortLayout,
+    defaultText: 'LINEAR',
+    parser: namedValue<SortLayout>({ linear: 'linear', 'z-order': 'z-order', zorder: 'z-order', hilbert: 'hilbert' }, (text) => text.toLowerCase(), SORT_LAYOUTS),
+    description: 'Sort order for the sort columns: linear, z-order or hilbert (case-insensitive).',
+  }),
+  curveBuildMethod: defineKey({
+    key: 'hoodie.layout.optimize.curve.build.method',
+    default: 'direct' as CurveBuildMethod,
+    defaultText: 'DIRECT',
+    parser: namedValue<CurveBuildMethod>({ DIRECT: 'direct', SAMPLE: 'sample' }, (text) => text.toUpperCase(), ['DIRECT', 'SAMPLE']),
+    description: 'Space-filling curve build method for z-order/hilbert: DIRECT or SAMPLE.',
+  }),
+  buildCurveSampleSize: defineKey({
+    key: 'hoodie.layout.optimize.build.curve.sample.size',
+    default: 200000,
+    parser: javaInt(1),
+    description: 'SAMPLE curve build method: number of records sampled to find the boundaries.',
+  }),
+  dataSkippingEnable: defineKey({
+    key: 'hoodie.layout.optimize.data.skipping.enable',
+    default: true,
+    parser: bool,
+    description: 'Deprecated by Hudi 0.11; has no effect.',
+    deprecated: true,
+  }),
+  layoutOptimizeEnable: defineKey({
+    key: 'hoodie.layout.optimize.enable',
+    default: false,
+    parser: bool,
+    description: 'Deprecated by Hudi 0.11 (hoodie.layout.optimize.strategy decides); has no effect.',
+    deprecated: true,
+  }),
+} as const;
 
-/** Every supported key with Hudi's default and a one-line description (the README's configuration reference). */
-export const CLUSTERING_KEYS: readonly ClusteringKeySpec[] = Object.freeze([
-  keySpec('hoodie.clustering.inline', 'false', 'Writers run clustering after each commit; makes scheduling wait for hoodie.clustering.inline.max.commits (with neither this nor async.enabled / schedule.inline on, `cluster` and the plan step schedule without waiting, as Hudi\'s HoodieClusteringJob).', {
-    alternativeKeys: ['hoodie.datasource.clustering.inline.enable'],
-  }),
-  keySpec('hoodie.clustering.inline.max.commits', '4', 'Commits needed since the last clustering before inline clustering is scheduled.'),
-  keySpec('hoodie.clustering.schedule.inline', 'false', 'Writers schedule clustering inline and leave execution to an async job; cannot be combined with hoodie.clustering.inline.'),
-  keySpec('hoodie.clustering.async.enabled', 'false', 'Clustering is scheduled and run asynchronously; makes scheduling wait for hoodie.clustering.async.max.commits (so does schedule.inline).', {
-    alternativeKeys: ['hoodie.datasource.clustering.async.enable'],
-  }),
-  keySpec('hoodie.clustering.async.max.commits', '4', 'Commits needed since the last clustering before async clustering is scheduled; the serverless trigger waits for it too when no clustering key above is on (its own policy).'),
-  keySpec('hoodie.clustering.plan.strategy.class', SPARK_SIZE_BASED_PLAN_STRATEGY, 'Planner: the size-based planners (Spark/Flink/Java) pick file slices smaller than small.file.limit in each partition.'),
-  keySpec('hoodie.clustering.execution.strategy.class', SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY, 'Executor named in the plan: sorts each group by the sort columns and writes files of about target.file.max.bytes. Hudi 1.1\'s SparkBinaryCopyClusteringExecutionStrategy is accepted and asks for binary copy (on by default here); plans then still name SparkSortAndSizeExecutionStrategy, which Hudi 0.15 can run.'),
-  keySpec('hoodie.clustering.plan.partition.filter.mode', 'NONE', 'Which partitions to plan: NONE (all), RECENT_DAYS, SELECTED_PARTITIONS (begin..end) or DAY_ROLLING (index % 24 = hour).'),
-  keySpec('hoodie.clustering.plan.strategy.daybased.lookback.partitions', '2', 'RECENT_DAYS: how many partitions (newest first, after skipping) to plan; 0 means all.'),
-  keySpec('hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions', '0', 'RECENT_DAYS: how many of the newest partitions to skip.'),
-  keySpec('hoodie.clustering.plan.strategy.cluster.begin.partition', undefined, 'SELECTED_PARTITIONS: first partition path to plan (inclusive, string order).'),
-  keySpec('hoodie.clustering.plan.strategy.cluster.end.partition', undefined, 'SELECTED_PARTITIONS: last partition path to plan (inclusive, string order).'),
-  keySpec('hoodie.clustering.plan.strategy.partition.regex.pattern', undefined, 'Only partitions whose whole path matches this regular expression (ignored when partition.selected is set).'),
-  keySpec('hoodie.clustering.plan.strategy.partition.selected', undefined, 'Comma-separated partition paths to plan instead of listing the table; the filter mode still applies.'),
-  keySpec('hoodie.clustering.plan.strategy.small.file.limit', String(300 * MIB), 'Base files smaller than this many bytes are clustering candidates.'),
-  keySpec('hoodie.clustering.plan.strategy.max.bytes.per.group', String(2 * 1024 * MIB), 'A clustering group closes before it would exceed this many bytes of input.'),
-  keySpec('hoodie.clustering.plan.strategy.max.num.groups', '30', 'At most this many clustering groups per plan (and per partition).'),
-  keySpec('hoodie.clustering.plan.strategy.target.file.max.bytes', String(1024 * MIB), 'Target output file size: a group of N bytes writes ceil(N / this) files.'),
-  keySpec('hoodie.clustering.plan.strategy.single.group.clustering.enabled', 'true', 'Also plan a partition\'s last group when it holds a single file slice (always done when sort columns are set).'),
-  keySpec('hoodie.clustering.plan.strategy.sort.columns', undefined, 'Comma-separated columns to sort the clustered data by.'),
-  keySpec('hoodie.clustering.plan.strategy.max.files.per.group', '10000', 'Not a Hudi key: a group also closes once it holds this many files, however small they are, so one execute-group stays within a Lambda\'s 15 minutes and file handles on a table of tiny files (Hudi caps a group by bytes only).'),
-  keySpec('hoodie.clustering.plan.strategy.binary.copy.enable', 'true', 'Not a Hudi key: a group without sort columns is clustered by copying its files\' Parquet row groups byte for byte into the new files (only _hoodie_file_name is re-encoded, the footer rebuilt), as Hudi 1.1\'s SparkBinaryCopyClusteringExecutionStrategy does; where that is not safe (see the run\'s report for the reason) the rows are rewritten. false always rewrites.'),
-  keySpec('hoodie.clustering.plan.strategy.binary.copy.schema.evolution.enable', 'false', 'Binary copy of files whose Parquet schemas differ: older files may lack top-level columns of the newest one (written as nulls); with false only files of one schema are copied (Hudi 1.1\'s key).'),
-  keySpec('hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes', String(4 * MIB), 'Not a Hudi key: binary copy keeps row groups as they are, so groups whose input row groups average fewer bytes than this are rewritten into large row groups instead.'),
-  keySpec('hoodie.clustering.max.parallelism', '15', 'At most this many clustering groups are executed at the same time.'),
-  keySpec('hoodie.clustering.group.read.parallelism', '20', 'Parallelism when reading the records of one clustering group.'),
-  keySpec('hoodie.clustering.updates.strategy', REJECT_UPDATE_STRATEGY, 'Updates to file groups in a pending clustering plan: SparkRejectUpdateStrategy refuses them, SparkAllowUpdateStrategy lets them through.'),
-  keySpec('hoodie.clustering.rollback.pending.replacecommit.on.conflict', 'false', 'Roll back a pending clustering when an upsert conflicts with its file groups (only with updates allowed).'),
-  keySpec('hoodie.clustering.preserve.commit.metadata', 'true', 'Keep the records\' _hoodie_commit_time when rewriting them (the plan\'s preserveHoodieMetadata).'),
-  keySpec('hoodie.layout.optimize.strategy', 'LINEAR', 'Sort order for the sort columns: linear, z-order or hilbert (case-insensitive).'),
-  keySpec('hoodie.layout.optimize.curve.build.method', 'DIRECT', 'Space-filling curve build method for z-order/hilbert: DIRECT or SAMPLE.'),
-  keySpec('hoodie.layout.optimize.build.curve.sample.size', '200000', 'SAMPLE curve build method: number of records sampled to find the boundaries.'),
-  keySpec('hoodie.layout.optimize.data.skipping.enable', 'true', 'Deprecated by Hudi 0.11; has no effect.', { deprecated: true }),
-  keySpec('hoodie.layout.optimize.enable', 'false', 'Deprecated by Hudi 0.11 (hoodie.layout.optimize.strategy decides); has no effect.', { deprecated: true }),
-]);
+/** The keys as a list, in the README's order. */
+export const CLUSTERING_KEYS: readonly ConfigKey<unknown>[] = Object.freeze(Object.values(CLUSTERING));
 
 export interface FlinkClusteringAlias {
   /** Flink's option name (FlinkOptions). */
@@ -257,9 +402,9 @@ export const FLINK_CLUSTERING_ALIASES: readonly FlinkClusteringAlias[] = Object.
   flinkAlias('clustering.plan.strategy.max.num.groups', 'hoodie.clustering.plan.strategy.max.num.groups', '30', 'Maximum number of groups.'),
 ]);
 
-const SPEC_BY_KEY: ReadonlyMap<string, ClusteringKeySpec> = new Map(CLUSTERING_KEYS.map((spec) => [spec.key, spec]));
+const SPEC_BY_KEY: ReadonlyMap<string, ConfigKey<unknown>> = new Map(CLUSTERING_KEYS.map((spec) => [spec.key, spec]));
 const KEY_BY_ALTERNATIVE: ReadonlyMap<string, string> = new Map(
-  CLUSTERING_KEYS.flatMap((spec) => spec.alternativeKeys.map((alternative) => [alternative, spec.key] as const)),
+  CLUSTERING_KEYS.flatMap((spec) => spec.alternatives.map((alternative) => [alternative, spec.key] as const)),
 );
 const ALIAS_BY_FLINK_KEY: ReadonlyMap<string, FlinkClusteringAlias> = new Map(FLINK_CLUSTERING_ALIASES.map((alias) => [alias.flinkKey, alias]));
 const KEY_BY_ENV_VAR: ReadonlyMap<string, string> = new Map(CLUSTERING_KEYS.map((spec) => [spec.envVar, spec.key]));
@@ -408,97 +553,36 @@ export interface ClusteringConfigSources {
 // ---------------------------------------------------------------------------------------------------------------
 // Settings → typed values.
 
-const JAVA_INT_MAX = 2 ** 31 - 1;
-const JAVA_LONG_MAX = 2n ** 63n - 1n;
-
 function describeSetting(key: string, setting: Setting | undefined): { name: string; location: string | undefined } {
   if (!setting) return { name: key, location: 'defaults' };
   const name = setting.givenKey === key ? key : `${setting.givenKey} (${key})`;
   return { name, location: setting.source };
 }
 
+/** Reads typed values from the merged settings: a key's parser on the winning source's text, else its default. */
 function makeReader(settings: ReadonlyMap<string, Setting>, warnings: string[]) {
-  const rawOf = (key: string): { text: string | undefined; setting: Setting | undefined } => {
-    const setting = settings.get(key);
-    return { text: setting ? setting.value : SPEC_BY_KEY.get(key)?.defaultValue, setting };
+  const read = <T>(key: ConfigKey<T>): T => {
+    const setting = settings.get(key.key);
+    if (setting === undefined || setting.value.trim() === '') return key.default;
+    return parseKeyText(key, setting.value, { givenKey: setting.givenKey, location: setting.source, warnings });
   };
-  const fail = (key: string, setting: Setting | undefined, problem: string, fix: string): never => {
-    const { name, location } = describeSetting(key, setting);
-    throw new HudiError(`${name}=${JSON.stringify(setting?.value ?? '')} ${problem}`, location === undefined ? { fix } : { location, fix });
+  const fail = (key: ConfigKey<unknown>, problem: string, fix: string): never => {
+    const setting = settings.get(key.key);
+    const { name, location } = describeSetting(key.key, setting);
+    throw new ConfigValueError(name, setting?.value ?? '', problem, location === undefined ? { fix } : { location, fix });
   };
-
-  /** A whole number within [min, max]; `long` values past 2^53 are clamped (no real size gets there). */
-  const wholeNumber = (key: string, min: number, kind: 'int' | 'long'): number => {
-    const { text, setting } = rawOf(key);
-    const trimmed = (text ?? '').trim();
-    const upper = kind === 'int' ? JAVA_INT_MAX : Number.MAX_SAFE_INTEGER;
-    const range = `a whole number from ${min} to ${kind === 'int' ? upper : '2^63-1'}`;
-    if (!/^[+-]?\d+$/.test(trimmed)) fail(key, setting, 'is not a whole number', `use ${range}`);
-    const big = BigInt(trimmed);
-    if (big < BigInt(min)) fail(key, setting, `is below ${min}`, `use ${range}`);
-    if (big > (kind === 'int' ? BigInt(JAVA_INT_MAX) : JAVA_LONG_MAX)) fail(key, setting, 'is too large', `use ${range}`);
-    if (big > BigInt(upper)) {
-      warnings.push(`${describeSetting(key, setting).name}=${trimmed} is treated as ${upper} (the largest exact number here)`);
-      return upper;
-    }
-    return Number(big);
-  };
-
-  return {
-    count: (key: string, min: number) => wholeNumber(key, min, 'int'),
-    bytes: (key: string, min: number) => wholeNumber(key, min, 'long'),
-
-    boolean(key: string): boolean {
-      const { text, setting } = rawOf(key);
-      const normalized = (text ?? '').trim().toLowerCase();
-      if (normalized === 'true') return true;
-      if (normalized === 'false') return false;
-      return fail(key, setting, 'is not a boolean', 'use true or false');
-    },
-
-    /** Unset and empty (Flink's default for its string options) are both undefined. */
-    optionalString(key: string): string | undefined {
-      const text = rawOf(key).text;
-      return text === undefined || text === '' ? undefined : text;
-    },
-
-    /** Comma-separated, entries trimmed, empty entries dropped. */
-    list(key: string): readonly string[] {
-      const text = rawOf(key).text ?? '';
-      return Object.freeze(text.split(',').map((item) => item.trim()).filter((item) => item !== ''));
-    },
-
-    /** One of `accepted` (matched after `normalize`); the message lists `shown`. */
-    oneOf<T extends string>(key: string, accepted: Readonly<Record<string, T>>, normalize: (text: string) => string, shown: readonly string[]): T {
-      const { text, setting } = rawOf(key);
-      const normalized = normalize((text ?? '').trim());
-      // Own keys only: "constructor" must not find Object.prototype's.
-      if (Object.hasOwn(accepted, normalized)) return accepted[normalized]!;
-      return fail(key, setting, 'is not an accepted value', `use one of ${shown.join(', ')}`);
-    },
-
-    setting: (key: string) => settings.get(key),
-    fail,
-  };
+  return { read, fail, setting: (key: ConfigKey<unknown>) => settings.get(key.key) };
 }
-
-const identity = (text: string): string => text;
-const upperCase = (text: string): string => text.toUpperCase();
-const lowerCase = (text: string): string => text.toLowerCase();
 
 /** Build the typed config from merged canonical settings. */
 function buildConfig(settings: ReadonlyMap<string, Setting>, warnings: string[]): ClusteringConfig {
-  const read = makeReader(settings, warnings);
+  const { read, fail, setting } = makeReader(settings, warnings);
+  const K = CLUSTERING;
 
   const planStrategies = [SPARK_SIZE_BASED_PLAN_STRATEGY, FLINK_SIZE_BASED_PLAN_STRATEGY, JAVA_SIZE_BASED_PLAN_STRATEGY] as const;
-  const givenPlanStrategy = (read.optionalString('hoodie.clustering.plan.strategy.class') ?? SPARK_SIZE_BASED_PLAN_STRATEGY).trim();
+  const givenPlanStrategy = read(K.planStrategyClass);
   const deprecatedPlanner = Object.hasOwn(DEPRECATED_PLAN_STRATEGIES, givenPlanStrategy) ? DEPRECATED_PLAN_STRATEGIES[givenPlanStrategy] : undefined;
-  let partitionFilterMode = read.oneOf<PartitionFilterMode>(
-    'hoodie.clustering.plan.partition.filter.mode',
-    Object.fromEntries(PARTITION_FILTER_MODES.map((mode) => [mode, mode])),
-    upperCase,
-    PARTITION_FILTER_MODES,
-  );
+  let partitionFilterMode = read(K.partitionFilterMode);
   let planStrategyClass: PlanStrategyClass;
   if (deprecatedPlanner) {
     warnings.push(
@@ -508,94 +592,72 @@ function buildConfig(settings: ReadonlyMap<string, Setting>, warnings: string[])
     planStrategyClass = deprecatedPlanner.planStrategy;
     partitionFilterMode = deprecatedPlanner.filterMode;
   } else {
-    planStrategyClass = read.oneOf<PlanStrategyClass>(
-      'hoodie.clustering.plan.strategy.class',
-      Object.fromEntries(planStrategies.map((name) => [name, name])),
-      identity,
-      planStrategies,
-    );
+    const known = planStrategies.find((name) => name === givenPlanStrategy);
+    planStrategyClass = known ?? fail(K.planStrategyClass, 'is not an accepted value', `use one of ${planStrategies.join(', ')}`);
   }
 
-  const executionStrategies = [SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY, JAVA_SORT_AND_SIZE_EXECUTION_STRATEGY, SPARK_BINARY_COPY_EXECUTION_STRATEGY] as const;
-  const givenExecutionStrategy = read.oneOf<ExecutionStrategyClass | typeof SPARK_BINARY_COPY_EXECUTION_STRATEGY>(
-    'hoodie.clustering.execution.strategy.class',
-    Object.fromEntries(executionStrategies.map((name) => [name, name])),
-    identity,
-    executionStrategies,
-  );
-  const binaryCopyEnabled = read.boolean('hoodie.clustering.plan.strategy.binary.copy.enable');
+  const givenExecutionStrategy = read(K.executionStrategyClass);
+  const binaryCopyEnabled = read(K.binaryCopyEnabled);
   if (givenExecutionStrategy === SPARK_BINARY_COPY_EXECUTION_STRATEGY) {
-    if (!binaryCopyEnabled) {
-      const key = 'hoodie.clustering.plan.strategy.binary.copy.enable';
-      read.fail(key, read.setting(key), `contradicts hoodie.clustering.execution.strategy.class=${SPARK_BINARY_COPY_EXECUTION_STRATEGY}`, 'drop one of the two');
-    }
+    if (!binaryCopyEnabled) fail(K.binaryCopyEnabled, `contradicts hoodie.clustering.execution.strategy.class=${SPARK_BINARY_COPY_EXECUTION_STRATEGY}`, 'drop one of the two');
     warnings.push(
       `hoodie.clustering.execution.strategy.class ${SPARK_BINARY_COPY_EXECUTION_STRATEGY} is Hudi 1.1's: binary copy is used where it is safe, ` +
         `and plans name ${SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY} so Hudi 0.15 can run them`,
     );
   }
-  const updatesStrategies = [REJECT_UPDATE_STRATEGY, ALLOW_UPDATE_STRATEGY] as const;
-  const layoutStrategies: Readonly<Record<string, SortLayout>> = { linear: 'linear', 'z-order': 'z-order', zorder: 'z-order', hilbert: 'hilbert' };
-  const curveBuildMethods: Readonly<Record<string, CurveBuildMethod>> = { DIRECT: 'direct', SAMPLE: 'sample' };
 
-  const partitionRegexPattern = read.optionalString('hoodie.clustering.plan.strategy.partition.regex.pattern');
+  const partitionRegexPattern = read(K.partitionRegexPattern);
   if (partitionRegexPattern !== undefined) {
     try {
       // The form filterPartitions uses (Java's Pattern.matches is a whole-string match).
       new RegExp(`^(?:${partitionRegexPattern})$`);
     } catch (error) {
-      const key = 'hoodie.clustering.plan.strategy.partition.regex.pattern';
-      read.fail(key, read.setting(key), `is not a valid regular expression (${(error as Error).message})`, 'fix the pattern; it must match the whole partition path');
+      fail(K.partitionRegexPattern, `is not a valid regular expression (${(error as Error).message})`, 'fix the pattern; it must match the whole partition path');
     }
   }
 
   const config: ClusteringConfig = {
-    inlineClustering: read.boolean('hoodie.clustering.inline'),
-    inlineMaxCommits: read.count('hoodie.clustering.inline.max.commits', 0),
-    scheduleInlineClustering: read.boolean('hoodie.clustering.schedule.inline'),
-    asyncClusteringEnabled: read.boolean('hoodie.clustering.async.enabled'),
-    asyncMaxCommits: read.count('hoodie.clustering.async.max.commits', 0),
+    inlineClustering: read(K.inline),
+    inlineMaxCommits: read(K.inlineMaxCommits),
+    scheduleInlineClustering: read(K.scheduleInline),
+    asyncClusteringEnabled: read(K.asyncEnabled),
+    asyncMaxCommits: read(K.asyncMaxCommits),
     planStrategyClass,
     executionStrategyClass: givenExecutionStrategy === SPARK_BINARY_COPY_EXECUTION_STRATEGY ? SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY : givenExecutionStrategy,
     partitionFilterMode,
-    lookbackPartitions: read.count('hoodie.clustering.plan.strategy.daybased.lookback.partitions', 0),
-    skipFromLatestPartitions: read.count('hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions', 0),
-    beginPartition: read.optionalString('hoodie.clustering.plan.strategy.cluster.begin.partition'),
-    endPartition: read.optionalString('hoodie.clustering.plan.strategy.cluster.end.partition'),
+    lookbackPartitions: read(K.lookbackPartitions),
+    skipFromLatestPartitions: read(K.skipFromLatestPartitions),
+    beginPartition: read(K.beginPartition),
+    endPartition: read(K.endPartition),
     partitionRegexPattern,
-    partitionSelected: read.list('hoodie.clustering.plan.strategy.partition.selected'),
-    smallFileLimitBytes: read.bytes('hoodie.clustering.plan.strategy.small.file.limit', 0),
-    maxBytesPerGroup: read.bytes('hoodie.clustering.plan.strategy.max.bytes.per.group', 0),
-    maxNumGroups: read.count('hoodie.clustering.plan.strategy.max.num.groups', 1),
-    targetFileMaxBytes: read.bytes('hoodie.clustering.plan.strategy.target.file.max.bytes', 1),
-    singleGroupClusteringEnabled: read.boolean('hoodie.clustering.plan.strategy.single.group.clustering.enabled'),
-    sortColumns: read.list('hoodie.clustering.plan.strategy.sort.columns'),
-    maxParallelism: read.count('hoodie.clustering.max.parallelism', 1),
-    groupReadParallelism: read.count('hoodie.clustering.group.read.parallelism', 1),
-    updatesStrategyClass: read.oneOf<UpdatesStrategyClass>(
-      'hoodie.clustering.updates.strategy',
-      Object.fromEntries(updatesStrategies.map((name) => [name, name])),
-      identity,
-      updatesStrategies,
-    ),
-    rollbackPendingClusteringOnConflict: read.boolean('hoodie.clustering.rollback.pending.replacecommit.on.conflict'),
-    preserveCommitMetadata: read.boolean('hoodie.clustering.preserve.commit.metadata'),
+    partitionSelected: read(K.partitionSelected),
+    smallFileLimitBytes: read(K.smallFileLimitBytes),
+    maxBytesPerGroup: read(K.maxBytesPerGroup),
+    maxNumGroups: read(K.maxNumGroups),
+    targetFileMaxBytes: read(K.targetFileMaxBytes),
+    singleGroupClusteringEnabled: read(K.singleGroupClusteringEnabled),
+    sortColumns: read(K.sortColumns),
+    maxParallelism: read(K.maxParallelism),
+    groupReadParallelism: read(K.groupReadParallelism),
+    updatesStrategyClass: read(K.updatesStrategyClass),
+    rollbackPendingClusteringOnConflict: read(K.rollbackPendingClusteringOnConflict),
+    preserveCommitMetadata: read(K.preserveCommitMetadata),
     binaryCopyEnabled,
-    binaryCopySchemaEvolution: read.boolean('hoodie.clustering.plan.strategy.binary.copy.schema.evolution.enable'),
-    binaryCopyMinRowGroupBytes: read.bytes('hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes', 0),
-    maxFilesPerGroup: read.count('hoodie.clustering.plan.strategy.max.files.per.group', 1),
-    layoutOptimizationStrategy: read.oneOf('hoodie.layout.optimize.strategy', layoutStrategies, lowerCase, SORT_LAYOUTS),
-    curveBuildMethod: read.oneOf('hoodie.layout.optimize.curve.build.method', curveBuildMethods, upperCase, ['DIRECT', 'SAMPLE']),
-    buildCurveSampleSize: read.count('hoodie.layout.optimize.build.curve.sample.size', 1),
+    binaryCopySchemaEvolution: read(K.binaryCopySchemaEvolution),
+    binaryCopyMinRowGroupBytes: read(K.binaryCopyMinRowGroupBytes),
+    maxFilesPerGroup: read(K.maxFilesPerGroup),
+    layoutOptimizationStrategy: read(K.layoutOptimizationStrategy),
+    curveBuildMethod: read(K.curveBuildMethod),
+    buildCurveSampleSize: read(K.buildCurveSampleSize),
   };
   // Deprecated keys are still type-checked, as Hudi would parse them.
-  read.boolean('hoodie.layout.optimize.data.skipping.enable');
-  read.boolean('hoodie.layout.optimize.enable');
+  read(K.dataSkippingEnable);
+  read(K.layoutOptimizeEnable);
 
   // HoodieClusteringConfig.Builder.validate()
   if (config.inlineClustering && config.scheduleInlineClustering) {
     throw new HudiError('hoodie.clustering.inline and hoodie.clustering.schedule.inline are both true', {
-      location: describeSetting('hoodie.clustering.schedule.inline', read.setting('hoodie.clustering.schedule.inline')).location,
+      location: describeSetting(K.scheduleInline.key, setting(K.scheduleInline)).location,
       fix: 'set at most one of them to true',
     });
   }

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { BIGINT, DuckDBBigIntVector, DuckDBDataChunk, DuckDBTypeId, DuckDBVector } from '@duckdb/node-api';
+import { BIGINT, type DuckDBBigIntVector, DuckDBDataChunk, DuckDBTypeId, DuckDBVector } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
 import { compareFields } from '../parquet/schema.js';

@@ -9,7 +9,7 @@
  * wherever such a column is written (JSON has no float type to be exact in). Whole numbers must convert exactly.
  */
 import {
-  DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, VARCHAR, type DuckDBType,
+  type DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, VARCHAR, type DuckDBType,
 } from '@duckdb/node-api';
 import { sqlString } from './sql.js';
 

@@ -30,7 +30,10 @@ import type {
   SampleRowsOptions,
   SortColumnBatch,
   SortColumnDescription,
+  WriteRowsRequest,
+  WriteRowsResult,
 } from './port.js';
+import { writeRowsLikeTemplate } from './write-rows.js';
 import { describeColumns, readSchemas } from './schema-rows.js';
 import { scanSortColumns } from './sort-columns.js';
 import { fileListSql, nonNegativeInteger, READ_OPTIONS, sqlIdentifier } from './sql.js';
@@ -134,6 +137,10 @@ class DuckDBParquetEngine implements ParquetEngine {
       await assertFilesExist(files);
       return guardFiles(this.connection, files, () => readColumnStats(this.connection, files));
     });
+  }
+
+  writeRows(request: WriteRowsRequest): Promise<WriteRowsResult> {
+    return this.exclusive(() => writeRowsLikeTemplate(this.connection, request));
   }
 
   copySorted(request: CopySortedRequest): Promise<CopySortedResult> {

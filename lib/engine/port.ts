@@ -197,5 +197,22 @@ export interface ParquetEngine {
   memoryLimitBytes(): Promise<number>;
   /** Sort the inputs once, then write each output's rank range to its own file, keeping the input's Parquet types. */
   copySorted(request: CopySortedRequest): Promise<CopySortedResult>;
+  /** Write rows (values as readRows gives them) into one Parquet file with a template file's column types. */
+  writeRows(request: WriteRowsRequest): Promise<WriteRowsResult>;
   close(): Promise<void>;
+}
+
+export interface WriteRowsRequest {
+  readonly rows: readonly Row[];
+  /** A Parquet file whose columns (names, order, types) the output takes. */
+  readonly template: string;
+  readonly outputFile: string;
+  readonly rowGroupSize: number;
+  /** Footer key/values (Hudi's bloom filter, min/max keys, Avro schema). */
+  readonly keyValues: Readonly<Record<string, string>>;
+}
+
+export interface WriteRowsResult {
+  readonly rowCount: number;
+  readonly bytes: number;
 }

@@ -24,6 +24,28 @@ export function typeTargetsOf(schemas: readonly (readonly ParquetColumnInfo[])[]
   return latestTopLevelFields(schemas);
 }
 
+/**
+ * The table's targets with what they lack taken from `written` (columns and struct fields a schema evolution
+ * added): existing parts keep the table's encodings, new parts get the written ones.
+ */
+export function withNewTypesFrom(table: ParquetTypeTargets, written: ParquetTypeTargets): ParquetTypeTargets {
+  const merge = (old: TypeNode, added: TypeNode): TypeNode => {
+    if (old.kind === 'struct' && added.kind === 'struct') {
+      const fields = new Map(old.fields);
+      for (const [name, child] of added.fields) fields.set(name, fields.has(name) ? merge(fields.get(name)!, child) : child);
+      return { ...old, fields };
+    }
+    if (old.kind === 'list' && added.kind === 'list') return { ...old, element: merge(old.element, added.element) };
+    if (old.kind === 'map' && added.kind === 'map') {
+      return { ...old, value: old.value === undefined || added.value === undefined ? old.value : merge(old.value, added.value) };
+    }
+    return old;
+  };
+  const result = new Map(table);
+  for (const [name, node] of written) result.set(name, result.has(name) ? merge(result.get(name)!, node) : node);
+  return result;
+}
+
 /** The DuckDB type to cast a column to so that DuckDB's Parquet writer keeps the target's timestamp units. */
 export function preservingDuckDbType(type: DuckDBType, target: ParquetTypeTargets, column: string): DuckDBType {
   const node = target.get(column);

@@ -127,8 +127,8 @@ function scalarToJson(value: DuckDBValue): JsonValue {
   return String(value);
 }
 
-function finiteTimestamp(isFinite: boolean, raw: bigint, epochNanos: bigint): string {
-  if (!isFinite) return raw > 0n ? POSITIVE_INFINITY_TEXT : NEGATIVE_INFINITY_TEXT;
+function finiteTimestamp(finite: boolean, raw: bigint, epochNanos: bigint): string {
+  if (!finite) return raw > 0n ? POSITIVE_INFINITY_TEXT : NEGATIVE_INFINITY_TEXT;
   return timestampToJson(epochNanos);
 }
 

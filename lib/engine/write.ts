@@ -6,19 +6,20 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import {
-  DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId,
+  DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, TIMESTAMPTZ,
   type DuckDBConnection, type DuckDBInstance, type DuckDBType,
 } from '@duckdb/node-api';
 import { HudiError, InputError } from '../errors.js';
 import type { DeclarativeKeyPlan } from '../keygen.js';
-import { hudiRecordName, META_FIELD_NAMES, type AvroRecordSchema } from '../schema.js';
+import { hudiRecordName, META_FIELD_NAMES, type AvroField, type AvroRecordSchema } from '../schema.js';
 import { decimalFixedBytes, withFixedDecimals } from '../parquet/schema.js';
+import { duckDbTypeOfAvro } from './avro-types.js';
 import { duckdbReason, openDuckDb } from './connection.js';
 import type { ParquetEngineOptions } from './port.js';
 import { exactCast, nestedFieldDifferences, readType, typeSql, type ExactCast } from './exact-cast.js';
 import { describeColumns } from './schema-rows.js';
 import { copyToParquetSql, fileListSql, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
-import { conformParquetTypes, parquetTypeTargets, preservingDuckDbType, type ParquetTypeTargets } from './type-targets.js';
+import { conformParquetTypes, parquetTypeTargets, preservingDuckDbType, withNewTypesFrom, type ParquetTypeTargets } from './type-targets.js';
 
 export type InputFormat = 'jsonl' | 'csv' | 'parquet';
 
@@ -105,14 +106,21 @@ export interface WriteSessionOptions extends ParquetEngineOptions {}
 export interface LoadBatchOptions {
   /** Table columns the input lacks: refused (Hudi's default) or stored as NULL (set.null.for.missing.columns). */
   readonly missingColumns?: 'refuse' | 'null';
+  /**
+   * The table's latest schema (its fields): columns it has that the type templates lack (added by a commit whose
+   * files are not the templates) are table columns all the same, typed from their Avro type.
+   */
+  readonly schemaFields?: readonly AvroField[];
 }
 
 export interface LoadedBatch {
   readonly rowCount: number;
-  /** The batch's columns as written: the table's, or the input's for a new table. */
+  /** The batch's columns as written: the table's (with the input's new columns after them), or the input's for a new table. */
   readonly columns: BatchColumn[];
   /** The columns the input itself has (none for an empty JSON-lines file). */
   readonly inputColumns: string[];
+  /** Columns and struct fields (`a.b`) the input adds to the table's schema (schema evolution), in input order. */
+  readonly addedColumns: string[];
 }
 
 /** One write's worth of DuckDB state; close it when the write ends. */
@@ -156,10 +164,11 @@ export class WriteSession {
   /**
    * Load the input into the batch table, cast to the table's column types when the table has base files
    * (`typeTemplates`), else with the types DuckDB infers (naive timestamps become UTC timestamps, as Spark's).
-   * Against a table, the input's columns (and struct fields) must be the table's: input columns the table lacks are
-   * refused, as are columns the table has but the input lacks unless `missingColumns` is 'null' (they are stored
-   * as NULL); a value the cast to the table's type would change is refused (lib/engine/exact-cast.ts). Every refusal
-   * is an InputError, thrown before anything is written.
+   * Against a table, input columns (and struct fields) the table lacks evolve its schema as Hudi's do: they are
+   * added after the table's columns (struct fields after the struct's fields), with the input's types. Columns the
+   * table has but the input lacks are refused unless `missingColumns` is 'null' (they are stored as NULL); a value
+   * the cast to the table's type would change is refused (lib/engine/exact-cast.ts). Every refusal is an
+   * InputError, thrown before anything is written.
    */
   async loadBatch(input: { file: string; format: InputFormat }, typeTemplates: readonly string[], options: LoadBatchOptions = {}): Promise<LoadedBatch> {
     let source = inputSql(input.file, input.format);
@@ -170,12 +179,22 @@ export class WriteSession {
     if (rowCount === 0 && input.format === 'jsonl' && described.length === 1 && described[0]!.name === 'json' && described[0]!.type.alias === 'JSON') described = [];
     let inputColumns = described.filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name));
     let projection: string[];
+    let addedColumns: string[] = [];
     if (typeTemplates.length > 0) {
       this.targets = parquetTypeTargets(typeTemplates);
-      const tableColumns = (await describeColumns(this.connection, typeTemplates))
+      const templateColumns = (await describeColumns(this.connection, typeTemplates))
         .filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name))
         .map((c) => ({ name: c.name, type: preservingDuckDbType(c.type, this.targets, c.name) }));
-      if (described.length > 0) this.checkColumns(input.file, inputColumns, tableColumns, options.missingColumns ?? 'refuse');
+      const storedColumns = [...templateColumns, ...schemaOnlyColumns(options.schemaFields ?? [], templateColumns)];
+      if (described.length > 0) addedColumns = this.checkColumns(input.file, inputColumns, storedColumns, options.missingColumns ?? 'refuse');
+      // Schema evolution: the table's columns, struct fields the input adds appended, then the input's new columns.
+      const tableColumns = [
+        ...storedColumns.map((column) => {
+          const present = inputColumns.find((c) => c.name === column.name);
+          return present === undefined ? column : { name: column.name, type: widenedType(present.type, column.type) };
+        }),
+        ...inputColumns.filter((c) => !storedColumns.some((t) => t.name === c.name)).map((c) => ({ name: c.name, type: evolvedColumnType(c.type) })),
+      ];
       // Text the table keeps as text is read as text, not as what DuckDB would make of it.
       const overrides = textReadOverrides(input.format, inputColumns, tableColumns);
       if (overrides !== undefined) {
@@ -208,7 +227,7 @@ export class WriteSession {
         cause,
       });
     }
-    return { rowCount, columns: [...this.columns], inputColumns: inputColumns.map((c) => c.name) };
+    return { rowCount, columns: [...this.columns], inputColumns: inputColumns.map((c) => c.name), addedColumns };
   }
 
   private async describeInput(source: string, input: { file: string; format: InputFormat }): Promise<{ name: string; type: DuckDBType }[]> {
@@ -225,8 +244,11 @@ export class WriteSession {
     }
   }
 
-  /** The input's columns against the table's (Hudi: MissingSchemaFieldException unless set.null.for.missing.columns). */
-  private checkColumns(file: string, input: readonly { name: string; type: DuckDBType }[], table: readonly { name: string; type: DuckDBType }[], missingColumns: 'refuse' | 'null'): void {
+  /**
+   * The input's columns against the table's: what it adds (returned; Hudi evolves the schema), what it lacks
+   * (Hudi: MissingSchemaFieldException unless set.null.for.missing.columns).
+   */
+  private checkColumns(file: string, input: readonly { name: string; type: DuckDBType }[], table: readonly { name: string; type: DuckDBType }[], missingColumns: 'refuse' | 'null'): string[] {
     const added = input.filter((c) => !table.some((t) => t.name === c.name)).map((c) => c.name);
     const missing = table.filter((t) => !input.some((c) => c.name === t.name)).map((t) => t.name);
     for (const column of input) {
@@ -236,19 +258,13 @@ export class WriteSession {
       added.push(...nested.added);
       missing.push(...nested.missing);
     }
-    const tableList = table.map((c) => c.name).join(', ');
-    if (added.length > 0) {
-      throw new InputError(`input has columns the table does not: ${added.join(', ')}`, {
-        location: file,
-        fix: `this writer does not add columns to a table's schema; drop them from the input (table columns: ${tableList}); nothing was written`,
-      });
-    }
     if (missing.length > 0 && missingColumns === 'refuse') {
       throw new InputError(`input lacks table column(s) ${missing.join(', ')}, which would be stored as NULL`, {
         location: file,
         fix: 'add them to the input, or write with hoodie.write.set.null.for.missing.columns=true (or hoodie.datasource.write.reconcile.schema=true) to store NULL, as Hudi does; nothing was written',
       });
     }
+    return added;
   }
 
   /** One pass over the input: the first value (by row) that a cast would change is refused with its column, row and value. */
@@ -285,6 +301,17 @@ export class WriteSession {
       namespace,
       fields: reader.columnNames().map((column, i) => ({ name: column, type: ['null', avroTypeOf(types[i]!, `${namespace}.${name}`, column)], default: null })),
     };
+  }
+
+  /**
+   * The table's schema evolved by the batch, as Hudi's writer schema: columns the batch adds appended as nullable
+   * fields (default null), struct fields it adds appended to their records; every existing field kept as recorded.
+   */
+  async evolvedSchema(schema: AvroRecordSchema): Promise<AvroRecordSchema> {
+    const reader = await this.connection.runAndReadAll(`SELECT * EXCLUDE (__row) FROM ${BATCH} LIMIT 0`);
+    const types = reader.columnTypes();
+    const columns = reader.columnNames().map((name, i) => ({ name, type: types[i]! }));
+    return evolveRecord(schema, columns) as AvroRecordSchema;
   }
 
   batchColumns(): BatchColumn[] {
@@ -516,8 +543,10 @@ export class WriteSession {
     if (spec.existingFile !== undefined) {
       const previous = this.existingFiles[spec.existingFile];
       if (previous === undefined) throw new HudiError(`no staged base file #${spec.existingFile}`, { fix: 'this is a bug in the bucket plan' });
+      // A file from before the schema evolved lacks the new columns: its rows get NULL (struct casts fill new fields).
+      const stored = new Set((await describeColumns(this.connection, [previous.localPath])).map((c) => c.name));
       const keep = `SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, ${fileName} AS _hoodie_file_name,
-          ${dataColumns.map((c) => this.castToColumn(c)).join(', ')}, 0 AS __src, file_row_number AS __ord
+          ${dataColumns.map((c) => this.castToColumn(c, stored.has(c))).join(', ')}, 0 AS __src, file_row_number AS __ord
         FROM read_parquet(${fileListSql([previous.localPath])}, ${READ_OPTIONS}, file_row_number = true)
         WHERE _hoodie_record_key NOT IN (SELECT __key FROM ${STAGED} WHERE __bucket = ${spec.bucket})`;
       body = `${keep} UNION ALL ${newRows}`;
@@ -526,10 +555,10 @@ export class WriteSession {
     const rowGroupSize = Math.max(1, Math.floor(spec.rowGroupSize));
     await this.run(copyToParquetSql(`SELECT ${columnList} FROM (${body}) ORDER BY __src, __ord`, spec.outputFile, rowGroupSize, spec.keyValues), spec.outputFile);
     const templates = spec.existingFile !== undefined ? [this.existingFiles[spec.existingFile]!.localPath] : spec.typeTemplates;
-    // Existing tables: their files' types. A new table: the written types with Hudi's fixed-length decimals.
-    const targets = templates.length > 0
-      ? parquetTypeTargets(templates)
-      : withFixedDecimals(parquetTypeTargets([spec.outputFile]));
+    // Existing tables: their files' types. A new table, and columns or struct fields new to the table: the written
+    // types with Hudi's fixed-length decimals.
+    const writtenTypes = withFixedDecimals(parquetTypeTargets([spec.outputFile]));
+    const targets = templates.length > 0 ? withNewTypesFrom(parquetTypeTargets(templates), writtenTypes) : writtenTypes;
     await conformParquetTypes(this.connection, spec.outputFile, targets);
     const [counts] = await this.query(
       `SELECT count(*) FILTER (WHERE NOT __delete AND __file IS NULL) AS inserts, count(*) FILTER (WHERE NOT __delete AND __file IS NOT NULL) AS updates,
@@ -546,10 +575,11 @@ export class WriteSession {
     };
   }
 
-  /** Old files may predate a type the batch was cast to; cast them the same way so UNION ALL lines up. */
-  private castToColumn(name: string): string {
+  /** Old files may predate a type the batch was cast to, or a column; cast them the same way so UNION ALL lines up. */
+  private castToColumn(name: string, stored: boolean): string {
     const column = this.columns.find((c) => c.name === name);
-    return column === undefined ? sqlIdentifier(name) : `CAST(${sqlIdentifier(name)} AS ${column.type}) AS ${sqlIdentifier(name)}`;
+    if (column === undefined) return sqlIdentifier(name);
+    return `CAST(${stored ? sqlIdentifier(name) : 'NULL'} AS ${column.type}) AS ${sqlIdentifier(name)}`;
   }
 
   /** Total bytes and rows of the batch as DuckDB would write them plainly (for benchmarks: the baseline COPY). */
@@ -565,6 +595,66 @@ function partitionInSql(partitions: readonly string[]): string {
   const parts = literal.length === 0 ? [] : [`__partition IN (${literal.map(sqlString).join(', ')})`];
   if (literal.length < partitions.length) parts.push(`contains(__partition, chr(0))`);
   return `(${parts.join(' OR ')})`;
+}
+
+/** Fields of the schema no template has, with their DuckDB types (fields without one are left to the input). */
+function schemaOnlyColumns(fields: readonly AvroField[], templateColumns: readonly { name: string }[]): { name: string; type: DuckDBType }[] {
+  return fields.flatMap((field) => {
+    if ((META_FIELD_NAMES as readonly string[]).includes(field.name) || templateColumns.some((c) => c.name === field.name)) return [];
+    const type = duckDbTypeOfAvro(field.type);
+    return type === undefined ? [] : [{ name: field.name, type }];
+  });
+}
+
+/** A new column's type: naive timestamps become UTC timestamps, as for a new table (and as Spark writes them). */
+function evolvedColumnType(type: DuckDBType): DuckDBType {
+  return type.typeId === DuckDBTypeId.TIMESTAMP ? TIMESTAMPTZ : type;
+}
+
+/**
+ * The table's type widened by the input's struct fields it lacks (at any depth, through lists and maps): the
+ * table's fields in their order, then the input's new ones. Other types stay the table's (values are cast to it).
+ */
+export function widenedType(input: DuckDBType, table: DuckDBType): DuckDBType {
+  if (input instanceof DuckDBStructType && table instanceof DuckDBStructType) {
+    const kept = table.entryNames.map((name, index) => {
+      const inputIndex = input.entryNames.indexOf(name);
+      return inputIndex < 0 ? table.entryTypes[index]! : widenedType(input.entryTypes[inputIndex]!, table.entryTypes[index]!);
+    });
+    const added = input.entryNames.flatMap((name, index) => (table.entryNames.includes(name) ? [] : [{ name, type: input.entryTypes[index]! }]));
+    return new DuckDBStructType([...table.entryNames, ...added.map((a) => a.name)], [...kept, ...added.map((a) => a.type)]);
+  }
+  if (input instanceof DuckDBListType && table instanceof DuckDBListType) return new DuckDBListType(widenedType(input.valueType, table.valueType));
+  if (input instanceof DuckDBMapType && table instanceof DuckDBMapType) return new DuckDBMapType(table.keyType, widenedType(input.valueType, table.valueType));
+  return table;
+}
+
+/** An Avro record with the fields of `columns` it lacks appended (recursively into struct fields it has). */
+function evolveRecord(record: { name: string; namespace?: string; fields: AvroField[] }, columns: readonly { name: string; type: DuckDBType }[]): { name: string; namespace?: string; fields: AvroField[] } {
+  const childNamespace = record.namespace === undefined || record.namespace === '' ? record.name : `${record.namespace}.${record.name}`;
+  const fields = record.fields.map((field) => {
+    const column = columns.find((c) => c.name === field.name);
+    return column === undefined ? field : { ...field, type: evolveAvroType(field.type, column.type) };
+  });
+  for (const column of columns) {
+    if (record.fields.some((f) => f.name === column.name)) continue;
+    fields.push({ name: column.name, type: ['null', avroTypeOf(column.type, childNamespace, column.name)], default: null });
+  }
+  return { ...record, fields };
+}
+
+/** An existing field's Avro type with the struct fields `type` adds; anything that is not a record inside stays as is. */
+function evolveAvroType(avro: unknown, type: DuckDBType): unknown {
+  if (Array.isArray(avro)) return avro.map((branch) => (branch === 'null' ? branch : evolveAvroType(branch, type)));
+  if (avro === null || typeof avro !== 'object') return avro;
+  const node = avro as Record<string, unknown>;
+  if (node['type'] === 'record' && Array.isArray(node['fields']) && type instanceof DuckDBStructType) {
+    const record = node as unknown as { name: string; namespace?: string; fields: AvroField[] };
+    return evolveRecord(record, type.entryNames.map((name, i) => ({ name, type: type.entryTypes[i]! })));
+  }
+  if (node['type'] === 'array' && type instanceof DuckDBListType) return { ...node, items: evolveAvroType(node['items'], type.valueType) };
+  if (node['type'] === 'map' && type instanceof DuckDBMapType) return { ...node, values: evolveAvroType(node['values'], type.valueType) };
+  return avro;
 }
 
 /** Explicit read types: every column for JSON lines (read_json takes all or none), the overridden ones for CSV. */

@@ -74,6 +74,7 @@ export function writeHudiBaseHFile(records: Iterable<HudiHFileRecord>, options: 
     sorted.map(({ row, value }) => ({ key: row, value })),
     {
       ...(options.compression ? { compression: options.compression } : {}),
+      ...(options.gzipLevel === undefined ? {} : { gzipLevel: options.gzipLevel }),
       ...(options.blockSize ? { blockSize: options.blockSize } : {}),
       fileInfo: {
         [HudiFileInfoKey.SCHEMA]: options.schema,

@@ -19,6 +19,6 @@ export {
 } from './hudi.js';
 export { FileInfo, FileInfoKey, type FileInfoValue } from './file-info.js';
 export { KeyType, LATEST_TIMESTAMP, compareCellKeys, type CellKey, type HFileCell } from './key-value.js';
-export { type HFileTrailer } from './trailer.js';
-export { type DataIndexEntry } from './block-index.js';
-export { type Block, type BlockHeader, type BlockType, type CompressionCodecName, type SupportedCompression } from './block.js';
+export type { HFileTrailer } from './trailer.js';
+export type { DataIndexEntry } from './block-index.js';
+export type { Block, BlockHeader, BlockType, CompressionCodecName, SupportedCompression } from './block.js';

@@ -10,7 +10,7 @@ import { compareBytes, utf8Bytes } from './bytes.js';
 import { payloadCursor, readBlock, type Block, type CompressionCodecName } from './block.js';
 import { readDataIndex, readRootIndexEntries, type DataIndexEntry, type IndexEntry } from './block-index.js';
 import { HFileFormatError } from './errors.js';
-import { FileInfo, FileInfoKey, KEY_VALUE_VERSION_WITH_MVCC, readFileInfo } from './file-info.js';
+import { type FileInfo, FileInfoKey, KEY_VALUE_VERSION_WITH_MVCC, readFileInfo } from './file-info.js';
 import { decodeKey, readCell, type CellKey, type CellLayout, type HFileCell } from './key-value.js';
 import { readTrailer, type HFileTrailer } from './trailer.js';
 

@@ -24,7 +24,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readKey, type ConfigKey } from '../config/index.js';
 import { HudiError, errorMessage } from '../errors.js';
+import { LOCK_KEYS } from './keys.js';
 import {
   DEFAULT_LEASE_MS,
   DEFAULT_POLL_MS,
@@ -33,7 +35,6 @@ import {
   LeaseLostError,
   acquireLease,
   defaultOwnerName,
-  msProperty,
   requirePositiveMs,
   type HeartbeatLease,
   type LeaseBackend,
@@ -305,38 +306,28 @@ export function dynamoDbLockFromProperties(
   hudiTableName: string,
   overrides: { client?: DynamoDBClient; ownerName?: string } = {},
 ): DynamoDbLockProvider {
-  const tableName = nonEmpty(properties.get(LOCK_PROPERTY.dynamoDbTable));
+  const read = <T>(key: ConfigKey<T>): T => readKey(properties, key, 'lock properties');
+  const tableName = read(LOCK_KEYS.dynamoDbTable);
   if (tableName === undefined) {
     throw new HudiError(`${LOCK_PROPERTY.dynamoDbTable} is not set, so the DynamoDB lock has no table`, {
       fix: `set ${LOCK_PROPERTY.dynamoDbTable} to the lock table your Hudi writers use`,
     });
   }
-  const partitionKey = nonEmpty(properties.get(LOCK_PROPERTY.dynamoDbPartitionKey)) ?? nonEmpty(hudiTableName);
+  const partitionKey = read(LOCK_KEYS.dynamoDbPartitionKey) ?? nonEmpty(hudiTableName);
   if (partitionKey === undefined) {
     throw new HudiError(`${LOCK_PROPERTY.dynamoDbPartitionKey} is not set and the table has no name to default to`, {
       fix: `set ${LOCK_PROPERTY.dynamoDbPartitionKey} to the value your Hudi writers use (their hoodie.table.name by default)`,
     });
   }
-  const billingMode = nonEmpty(properties.get(LOCK_PROPERTY.dynamoDbBillingMode))?.toUpperCase() ?? 'PAY_PER_REQUEST';
-  if (billingMode !== 'PAY_PER_REQUEST' && billingMode !== 'PROVISIONED') {
-    throw new HudiError(`${LOCK_PROPERTY.dynamoDbBillingMode}=${billingMode} is not a billing mode`, {
-      fix: 'use PAY_PER_REQUEST or PROVISIONED',
-    });
-  }
-  const client =
-    overrides.client ??
-    dynamoDbClientFromEnv({
-      region: properties.get(LOCK_PROPERTY.dynamoDbRegion),
-      endpoint: properties.get(LOCK_PROPERTY.dynamoDbEndpointUrl),
-    });
+  const client = overrides.client ?? dynamoDbClientFromEnv({ region: read(LOCK_KEYS.dynamoDbRegion), endpoint: read(LOCK_KEYS.dynamoDbEndpointUrl) });
   return new DynamoDbLockProvider({
     client,
     tableName,
     partitionKey,
-    leaseMs: msProperty(properties, LOCK_PROPERTY.dynamoDbLeaseMs, DEFAULT_LEASE_MS),
-    waitMs: msProperty(properties, LOCK_PROPERTY.waitMs, DEFAULT_WAIT_MS),
-    pollMs: msProperty(properties, LOCK_PROPERTY.pollMs, DEFAULT_POLL_MS),
-    billingMode,
+    leaseMs: read(LOCK_KEYS.dynamoDbLeaseMs),
+    waitMs: read(LOCK_KEYS.waitMs),
+    pollMs: read(LOCK_KEYS.pollMs),
+    billingMode: read(LOCK_KEYS.dynamoDbBillingMode),
     ...(overrides.ownerName === undefined ? {} : { ownerName: overrides.ownerName }),
   });
 }

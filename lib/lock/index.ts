@@ -6,7 +6,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HudiError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import { dynamoDbLockFromProperties } from './dynamodb.js';
-import { DEFAULT_POLL_MS, DEFAULT_WAIT_MS, LOCK_PROPERTY, msProperty } from './lease.js';
+import { readKey } from '../config/index.js';
+import { LOCK_KEYS, LOCK_PROPERTY } from './keys.js';
 import type { LockProvider } from './port.js';
 import { StorageLockProvider } from './storage-lock.js';
 
@@ -24,7 +25,8 @@ export {
   type EnsureLockTableOptions,
 } from './dynamodb.js';
 export { StorageLockProvider, STORAGE_LOCK_FOLDER, type StorageLockOptions, type StorageLockRecord } from './storage-lock.js';
-export { DEFAULT_LEASE_MS, DEFAULT_POLL_MS, DEFAULT_WAIT_MS, LOCK_PROPERTY, HeartbeatLease } from './lease.js';
+export { DEFAULT_LEASE_MS, DEFAULT_POLL_MS, DEFAULT_WAIT_MS, HeartbeatLease } from './lease.js';
+export { LOCK_KEYS, LOCK_PROPERTY } from './keys.js';
 
 export const DYNAMODB_LOCK_PROVIDER = 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider';
 export const IN_PROCESS_LOCK_PROVIDER = 'org.apache.hudi.client.transaction.lock.InProcessLockProvider';
@@ -63,8 +65,8 @@ export function lockProviderFor(
     case FILE_SYSTEM_LOCK_PROVIDER:
       return new StorageLockProvider(storage, {
         ...owner,
-        waitMs: msProperty(tableProperties, LOCK_PROPERTY.waitMs, DEFAULT_WAIT_MS),
-        pollMs: msProperty(tableProperties, LOCK_PROPERTY.pollMs, DEFAULT_POLL_MS),
+        waitMs: readKey(tableProperties, LOCK_KEYS.waitMs, storage.uri),
+        pollMs: readKey(tableProperties, LOCK_KEYS.pollMs, storage.uri),
       });
     default:
       throw new HudiError(`${LOCK_PROPERTY.provider}=${providerClass} is not supported`, {

@@ -11,14 +11,17 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConflictError, HudiError, errorMessage } from '../errors.js';
+import { LOCK_KEYS } from './keys.js';
 import type { LockLease } from './port.js';
 
+export { LOCK_KEYS, LOCK_PROPERTY } from './keys.js';
+
 /** 20 s: a holder that dies (e.g. a Lambda timeout) blocks others this long. Keep it well below the Lambda timeout. */
-export const DEFAULT_LEASE_MS = 20_000;
+export const DEFAULT_LEASE_MS = LOCK_KEYS.dynamoDbLeaseMs.default;
 /** Hudi's hoodie.write.lock.wait_time_ms default. */
-export const DEFAULT_WAIT_MS = 60_000;
+export const DEFAULT_WAIT_MS = LOCK_KEYS.waitMs.default;
 /** Hudi's hoodie.write.lock.wait_time_ms_between_retry default, and the AWS lock client's refresh period. */
-export const DEFAULT_POLL_MS = 1_000;
+export const DEFAULT_POLL_MS = LOCK_KEYS.pollMs.default;
 /** The holder distrusts the last 10% of its lease: covers clock-rate drift and scheduling delays. */
 const HOLDER_SAFETY_FRACTION = 0.9;
 /** Never poll faster than this, whatever the configuration. */
@@ -263,32 +266,4 @@ export class HeartbeatLease<Held> implements LockLease {
     this.queue = result.catch(() => undefined);
     return result;
   }
-}
-
-/** The lock properties this package reads (hoodie.properties merged with the job's); here so both providers and index.ts share them without an import cycle. */
-export const LOCK_PROPERTY = {
-  provider: 'hoodie.write.lock.provider',
-  waitMs: 'hoodie.write.lock.wait_time_ms',
-  pollMs: 'hoodie.write.lock.wait_time_ms_between_retry',
-  dynamoDbTable: 'hoodie.write.lock.dynamodb.table',
-  dynamoDbPartitionKey: 'hoodie.write.lock.dynamodb.partition_key',
-  dynamoDbRegion: 'hoodie.write.lock.dynamodb.region',
-  dynamoDbEndpointUrl: 'hoodie.write.lock.dynamodb.endpoint_url',
-  dynamoDbBillingMode: 'hoodie.write.lock.dynamodb.billing_mode',
-  /**
-   * Not a Hudi key (Hudi's lease is hoodie.write.lock.wait_time_ms): our lease, default 20000 ms. Java writers
-   * read each holder's lease from its lock item, so differing leases interoperate.
-   */
-  dynamoDbLeaseMs: 'hoodie.write.lock.dynamodb.lease_duration_ms',
-} as const;
-
-/** A millisecond property: its positive whole value, or `fallback` when unset. */
-export function msProperty(properties: ReadonlyMap<string, string>, key: string, fallback: number): number {
-  const raw = properties.get(key)?.trim();
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new HudiError(`${key}=${raw} is not a positive whole number of milliseconds`, { fix: `set ${key} to e.g. ${fallback}` });
-  }
-  return value;
 }

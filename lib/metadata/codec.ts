@@ -31,14 +31,17 @@ function unwrapNullable(wrapped: unknown): WrappedValue | null {
 const toLong = (value: number | null): Wrapped => optional('long', value === null ? null : BigInt(value));
 const fromLong = (value: unknown): number | null => (value === null ? null : Number(unwrap(value) as bigint));
 
-/** The Avro value (wrapped unions) of a record, with the key field emptied as Hudi writes HFile values. */
-export function toAvroValue(record: MetadataRecord, keyInValue = ''): Record<string, unknown> {
+/**
+ * The Avro value (wrapped unions) of a record, with the key field emptied as Hudi writes HFile values; `fileName`
+ * fills `_hoodie_file_name`, which Hudi sets in base files (the file's own name) and leaves null in log blocks.
+ */
+export function toAvroValue(record: MetadataRecord, keyInValue = '', fileName?: string): Record<string, unknown> {
   const value: Record<string, unknown> = {
     _hoodie_commit_time: null,
     _hoodie_commit_seqno: null,
     _hoodie_record_key: null,
     _hoodie_partition_path: null,
-    _hoodie_file_name: null,
+    _hoodie_file_name: optional('string', fileName),
     key: keyInValue,
     type: record.type,
     filesystemMetadata: null,
@@ -159,9 +162,9 @@ function missing(key: string, field: string): HudiError {
   return new HudiError(`metadata-table record ${key} has no ${field}`, { fix: 'the metadata table is corrupt; rebuild it' });
 }
 
-/** Encode a record as Hudi's HFile value (Avro binary, key field empty). */
-export function encodeMetadataRecord(record: MetadataRecord, type: avro.Type = metadataRecordType()): Uint8Array {
-  return encodeDatum(type, toAvroValue(record), `metadata record ${record.key}`);
+/** Encode a record as Hudi's HFile value (Avro binary, key field empty; `fileName`: a base file's name). */
+export function encodeMetadataRecord(record: MetadataRecord, type: avro.Type = metadataRecordType(), fileName?: string): Uint8Array {
+  return encodeDatum(type, toAvroValue(record, '', fileName), `metadata record ${record.key}`);
 }
 
 /** Decode an Avro binary value written with `type` (a block's or file's schema). */

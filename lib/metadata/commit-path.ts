@@ -6,8 +6,9 @@
  *    table or the index partitions they disable, HoodieTable.maybeDeleteMetadataTable), then refuse a metadata
  *    table this build cannot keep correct, so that nothing is written for a commit that could not complete;
  * 2. `commit(instant, metadata, input)` just before the data instant's completed file: the same keys again (a
- *    Spark writer may have turned the metadata table on meanwhile), then the metadata table's deltacommit for the
- *    instant, completed before this returns.
+ *    Spark writer may have turned the metadata table on meanwhile), the metadata table's own services (pending
+ *    compactions and cleans finished, a clean and a compaction when due: Hudi's performTableServices), then its
+ *    deltacommit for the instant, completed before this returns.
  */
 import type { LockLease } from '../lock/port.js';
 import type { Storage } from '../storage/port.js';
@@ -15,6 +16,8 @@ import { readTableConfig, type TableConfig } from '../table-config.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import type { CommitMetadata } from '../timeline/commit-metadata.js';
 import { applyMetadataTableWriteConfig, METADATA_ENABLE_KEY, type MetadataDisableReport } from './disable.js';
+import type { MetadataCleanResult } from './clean.js';
+import type { MetadataCompactionResult } from './compaction.js';
 import { MetadataTable, type MetadataCommitInput, type MetadataCommitResult, type MetadataRemoveResult } from './metadata-table.js';
 
 export interface MetadataTableOutcome {
@@ -22,6 +25,10 @@ export interface MetadataTableOutcome {
   readonly deltaCommit: MetadataCommitResult | undefined;
   /** What the user's keys turned off (nothing when they did not ask). */
   readonly disabled: MetadataDisableReport | undefined;
+  /** Metadata-table compactions run before the deltacommit (finished pending ones, or one that was due). */
+  readonly compactions: readonly MetadataCompactionResult[];
+  /** Metadata-table cleans run before the deltacommit. */
+  readonly cleans: readonly MetadataCleanResult[];
 }
 
 export interface MetadataTableSession {
@@ -36,6 +43,8 @@ export interface MetadataTableSession {
 export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<string, string>): MetadataTableSession {
   let disabled: MetadataDisableReport | undefined;
   let deltaCommit: MetadataCommitResult | undefined;
+  const compactions: MetadataCompactionResult[] = [];
+  const cleans: MetadataCleanResult[] = [];
   /** Apply the user's keys to hoodie.properties as stored now; the metadata table left afterwards. */
   const applyKeysAndOpen = async (): Promise<MetadataTable | undefined> => {
     const config = await readTableConfig(storage);
@@ -48,21 +57,31 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
     };
     return MetadataTable.open(storage);
   };
+  /** The table after its own services, ready for the deltacommit. */
+  const openForCommit = async (lease: MetadataCommitInput['lease']): Promise<MetadataTable | undefined> => {
+    const table = await applyKeysAndOpen();
+    if (table === undefined) return undefined;
+    table.assertMaintainable('compacting the metadata table', { properties });
+    const ran = await table.runTableServices({ properties, ...(lease === undefined ? {} : { lease }) });
+    compactions.push(...ran.compactions);
+    cleans.push(...ran.cleans);
+    return ran.compactions.length === 0 && ran.cleans.length === 0 ? table : MetadataTable.open(storage);
+  };
   return {
     async prepare(what) {
       (await applyKeysAndOpen())?.assertMaintainable(what, { properties });
     },
     async commit(instantTime, metadata, input = {}) {
-      const table = await applyKeysAndOpen();
+      const table = await openForCommit(input.lease);
       deltaCommit = table === undefined ? undefined : await table.commit(instantTime, metadata, { ...input, properties });
       return deltaCommit;
     },
     async commitClean(instantTime, metadata, input = {}) {
-      const table = await applyKeysAndOpen();
+      const table = await openForCommit(input.lease);
       deltaCommit = table === undefined ? undefined : await table.commitClean(instantTime, metadata, { ...input, properties });
       return deltaCommit;
     },
-    outcome: () => ({ deltaCommit, disabled }),
+    outcome: () => ({ deltaCommit, disabled, compactions, cleans }),
   };
 }
 

@@ -1,11 +1,13 @@
 /**
  * Hudi's metadata table (org.apache.hudi.metadata) for table version 6: reading its state, keeping it correct on
  * every commit of ours (one deltacommit per data instant, Hudi's records and file-group mapping), removing the
- * deltacommit of a rolled-back instant, and turning it off as Hudi's writers do.
+ * deltacommit of a rolled-back instant, compacting it (HFile base files) and turning it off as Hudi's writers do.
  */
 export { MetadataTable, MetadataTableReader, COMPACT_MAX_DELTA_COMMITS_KEY, DEFAULT_COMPACT_MAX_DELTA_COMMITS } from './metadata-table.js';
-export type { MetadataCommitInput, MetadataCommitResult, MetadataRemoveResult, MetadataTableProblem } from './metadata-table.js';
+export type { MetadataCommitInput, MetadataCommitResult, MetadataRemoveResult, MetadataTableProblem, MetadataTableServicesResult } from './metadata-table.js';
+export { decideMetadataClean, planMetadataClean, metadataCleanerCommitsRetained, CLEAN_SUFFIX, type MetadataCleanResult } from './clean.js';
 export type { RecordIndexChanges, MetadataChange } from './convert.js';
+export { decideCompaction, planCompaction, compactionLimit, COMPACTION_SUFFIX, type MetadataCompactionResult, type CompactedFile, type CompactionDecision } from './compaction.js';
 export { convertCommitMetadata, columnsToIndex } from './convert.js';
 export { applyMetadataTableWriteConfig, deleteMetadataTable, deleteMetadataPartition, METADATA_ENABLE_KEY, PARTITION_ENABLE_KEYS, type MetadataDisableReport } from './disable.js';
 export { metadataTableState, hasMetadataTable, METADATA_PARTITIONS_KEY, METADATA_PARTITIONS_INFLIGHT_KEY, type MetadataTableState } from './state.js';

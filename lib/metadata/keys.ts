@@ -4,7 +4,7 @@
  */
 import { BLOOM_FILTER_TYPE_KEY, COLUMN_STATS_COLUMN_LIST_KEY, DEFAULT_BLOOM_FILTER_TYPE } from './convert.js';
 import { METADATA_ENABLE_KEY, PARTITION_ENABLE_KEYS } from './disable.js';
-import { COMPACT_MAX_DELTA_COMMITS_KEY, DEFAULT_COMPACT_MAX_DELTA_COMMITS } from './metadata-table.js';
+import { COMPACT_MAX_DELTA_COMMITS } from './compaction.js';
 
 export const METADATA_TABLE_KEYS: readonly { key: string; defaultValue: string; description: string }[] = [
   { key: METADATA_ENABLE_KEY, defaultValue: '(the table\'s)', description: 'false: drop Hudi\'s metadata table before the commit, as Hudi\'s writers do (clear hoodie.table.metadata.partitions, delete .hoodie/metadata); otherwise every commit keeps the metadata table the table has (none is created)' },
@@ -13,5 +13,5 @@ export const METADATA_TABLE_KEYS: readonly { key: string; defaultValue: string; 
   { key: PARTITION_ENABLE_KEYS.record_index, defaultValue: '(the table\'s)', description: 'false: drop the record_index partition' },
   { key: COLUMN_STATS_COLUMN_LIST_KEY, defaultValue: '(every field)', description: 'the columns column_stats indexes: the writer schema\'s fields, meta fields included, unless listed here' },
   { key: BLOOM_FILTER_TYPE_KEY, defaultValue: DEFAULT_BLOOM_FILTER_TYPE, description: 'the type bloom_filters records for each file (as Hudi records the writer\'s type)' },
-  { key: COMPACT_MAX_DELTA_COMMITS_KEY, defaultValue: String(DEFAULT_COMPACT_MAX_DELTA_COMMITS), description: 'a commit is refused once the metadata table has this many deltacommits since its last compaction: Hudi would compact it first, which this build does not do yet (one Spark write compacts it)' },
+  { key: COMPACT_MAX_DELTA_COMMITS.key, defaultValue: COMPACT_MAX_DELTA_COMMITS.defaultText, description: COMPACT_MAX_DELTA_COMMITS.description },
 ];

@@ -21,6 +21,8 @@ import { parseCommitMetadata, type CommitMetadata } from '../timeline/commit-met
 import { compareInstantTimes, type Instant } from '../timeline/instant.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { convertCleanMetadata, convertCommitMetadata, type MetadataChange, type RecordIndexChanges } from './convert.js';
+import { compactionLimit, decideCompaction, planCompaction, resumePendingCompactions, scheduleAndRunCompaction, type MetadataCompactionResult } from './compaction.js';
+import { decideMetadataClean, metadataCleanerCommitsRetained, planMetadataClean, resumePendingMetadataCleans, scheduleAndRunMetadataClean, type MetadataCleanResult } from './clean.js';
 import { writeDeltaCommit, type FileGroupWriteStat } from './delta-commit.js';
 import { fileGroupsOf, partitionFolder, type MetadataFileGroup } from './file-groups.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
@@ -29,13 +31,11 @@ import { readFileGroup } from './reader.js';
 import { isDeletedRecord, recordIndexFileId, type MergedRecord, type MetadataRecord } from './records.js';
 import { METADATA_PARTITIONS_KEY, METADATA_PARTITIONS_INFLIGHT_KEY, metadataTableState } from './state.js';
 import {
-  completedCompactions, deltaCommitsSinceLastCompaction, listMetadataInstantFiles, loadMetadataTimeline, metadataInstantPath,
+  completedCompactions, listMetadataInstantFiles, loadMetadataTimeline, metadataInstantPath,
   METADATA_TABLE_METAFOLDER, METADATA_TABLE_PROPERTIES, validInstantTimes,
 } from './timeline.js';
 
-/** hoodie.metadata.compact.max.delta.commits and its default. */
-export const COMPACT_MAX_DELTA_COMMITS_KEY = 'hoodie.metadata.compact.max.delta.commits';
-export const DEFAULT_COMPACT_MAX_DELTA_COMMITS = 10;
+export { COMPACT_MAX_DELTA_COMMITS_KEY, DEFAULT_COMPACT_MAX_DELTA_COMMITS } from './compaction.js';
 
 export interface MetadataCommitInput {
   /** The user's Hudi write properties (column list, bloom filter type, compaction threshold). */
@@ -56,6 +56,12 @@ export interface MetadataCommitResult {
   readonly partitions: Readonly<Record<string, { readonly records: number; readonly deletes: number; readonly logFiles: number; readonly bytes: number }>>;
   readonly logFiles: readonly FileGroupWriteStat[];
   readonly millis: number;
+}
+
+/** What the metadata table's own services did before a commit (each list empty when nothing was due). */
+export interface MetadataTableServicesResult {
+  readonly compactions: readonly MetadataCompactionResult[];
+  readonly cleans: readonly MetadataCleanResult[];
 }
 
 export interface MetadataRemoveResult {
@@ -151,21 +157,14 @@ export class MetadataTable {
         problems.push({ partition, problem: `partition ${partition} has no committed file group`, fix: rebuild });
       }
     }
-    // A compaction completes as a commit (a log compaction as a deltacommit) at the same time.
+    // A compaction completes as a commit (a log compaction as a deltacommit) at the same time. Pending compactions
+    // are finished by the next commit (runTableServices); log compaction is not something this build does.
     const completedTimes = new Set(this.timeline.completed().map((i) => i.time));
-    const pending = this.timeline.pending().filter((i) => (i.action === 'compaction' || i.action === 'logcompaction') && !completedTimes.has(i.time));
+    const pending = this.timeline.pending().filter((i) => i.action === 'logcompaction' && !completedTimes.has(i.time));
     for (const instant of pending) {
-      problems.push({ partition: undefined, problem: `the metadata table has a pending ${instant.action} ${instant.time}; new log files would belong to the slice it is writing`, fix: 'run one Spark write on the table (Hudi finishes pending metadata compactions first), then retry' });
+      problems.push({ partition: undefined, problem: `the metadata table has a pending ${instant.action} ${instant.time}; new log files would belong to the slice it is writing`, fix: 'run one Spark write on the table (Hudi finishes pending metadata log compactions first), then retry' });
     }
-    const limit = compactionLimit(options.properties);
-    const deltaCommits = deltaCommitsSinceLastCompaction(this.timeline).length;
-    if (deltaCommits >= limit) {
-      problems.push({
-        partition: undefined,
-        problem: `the metadata table has ${deltaCommits} deltacommits since its last compaction (${COMPACT_MAX_DELTA_COMMITS_KEY}=${limit}); Hudi compacts it before writing more, which this build does not do yet`,
-        fix: `run one Spark write on the table (Hudi compacts the metadata table when it starts), or give a larger ${COMPACT_MAX_DELTA_COMMITS_KEY} if every writer of the table uses it`,
-      });
-    }
+    compactionLimit(options.properties);
     return problems;
   }
 
@@ -318,6 +317,33 @@ export class MetadataTable {
     return [...found];
   }
 
+  /**
+   * The metadata table's own services before a commit adds its deltacommit, as Hudi's performTableServices: finish
+   * pending compactions and cleans, clean when due (clean.ts), then compact when due (compaction.ts). Call it under
+   * the data table's lock; when anything ran, open the table again (its file slices changed).
+   */
+  async runTableServices(input: Pick<MetadataCommitInput, 'properties' | 'lease'> = {}): Promise<MetadataTableServicesResult> {
+    const dataTimeline = await loadTimeline(this.storage);
+    const lease = input.lease;
+    const context = {
+      metadataTimeline: this.timeline,
+      validInstants: await validInstantTimes(this.storage, dataTimeline, this.timeline),
+      ...(lease === undefined ? {} : { lease }),
+    };
+    const compactions = await resumePendingCompactions(this.storage, context);
+    const cleans = await resumePendingMetadataCleans(this.storage, this.timeline, lease);
+    if (compactions.length > 0 || cleans.length > 0) return { compactions, cleans };
+    const clean = decideMetadataClean(this.timeline);
+    if (clean.instantTime !== undefined) {
+      const plan = await planMetadataClean(this.storage, this.timeline, this.fileGroups, metadataCleanerCommitsRetained(input.properties));
+      if (plan !== undefined) return { compactions, cleans: [await scheduleAndRunMetadataClean(this.storage, clean.instantTime, plan, lease)] };
+    }
+    const decision = decideCompaction(dataTimeline, this.timeline, compactionLimit(input.properties));
+    if (decision.instantTime === undefined) return { compactions, cleans };
+    const plan = planCompaction(this.fileGroups);
+    return { compactions: [await scheduleAndRunCompaction(this.storage, decision.instantTime, plan, context)], cleans };
+  }
+
   /** A reader of the metadata table as it is now, against the data table's timeline. */
   async reader(dataTimeline?: Timeline): Promise<MetadataTableReader> {
     const data = dataTimeline ?? (await loadTimeline(this.storage));
@@ -340,16 +366,6 @@ async function blockInstants(storage: Storage, path: string): Promise<Set<string
     if (time !== undefined) times.add(time);
   }
   return times;
-}
-
-function compactionLimit(properties: ReadonlyMap<string, string> | undefined): number {
-  const text = properties?.get(COMPACT_MAX_DELTA_COMMITS_KEY);
-  if (text === undefined || text.trim() === '') return DEFAULT_COMPACT_MAX_DELTA_COMMITS;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) {
-    throw new HudiError(`${COMPACT_MAX_DELTA_COMMITS_KEY}=${text} is not a positive integer`, { fix: `give a whole number (Hudi's default is ${DEFAULT_COMPACT_MAX_DELTA_COMMITS})` });
-  }
-  return value;
 }
 
 /** Merged reads of metadata-table partitions (what Hudi's metadata-based file listing and index lookups see). */

@@ -418,12 +418,15 @@ function formatBytes(bytes: number): string {
  */
 export function planCopyOutputs(sizes: readonly number[], targetBytes: number, minOutputs = 1): [number, number][] {
   if (sizes.length === 0) return [];
-  const greedy = (cap: number): [number, number][] => {
+  // A run closes when the next row group would pass `cap`, or (given `files`) when the row groups left are only
+  // enough for one per file still to come: then the cut makes exactly `files` files when there are that many.
+  const greedy = (cap: number, files?: number): [number, number][] => {
     const runs: [number, number][] = [];
     let start = 0;
     let bytes = 0;
     sizes.forEach((size, index) => {
-      if (index > start && bytes + size > cap) {
+      const oneEachLeft = files !== undefined && sizes.length - index <= files - runs.length - 1;
+      if (index > start && (bytes + size > cap || oneEachLeft)) {
         runs.push([start, index]);
         start = index;
         bytes = 0;
@@ -437,7 +440,9 @@ export function planCopyOutputs(sizes: readonly number[], targetBytes: number, m
   const total = sizes.reduce((sum, size) => sum + size, 0);
   const upper = Math.max(targetBytes, largest);
   const count = Math.max(greedy(upper).length, Math.min(Math.max(1, Math.floor(minOutputs)), sizes.length));
-  // The smallest cap that still needs no more than `count` files evens them out.
+  // The smallest cap that still needs no more than `count` files evens them out. At that cap a plain greedy cut
+  // may need fewer files (four equal row groups for three files: two of two), so the cut is made into exactly
+  // `count`, whichever bytes the row groups happen to have.
   let low = Math.max(largest, Math.ceil(total / count));
   let high = upper;
   while (low < high) {
@@ -445,7 +450,7 @@ export function planCopyOutputs(sizes: readonly number[], targetBytes: number, m
     if (greedy(middle).length <= count) high = middle;
     else low = middle + 1;
   }
-  return greedy(low);
+  return greedy(low, count);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

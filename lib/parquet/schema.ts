@@ -220,7 +220,7 @@ export function withFixedDecimals(targets: TopLevelFields): TopLevelFields {
 /** Bytes Spark (and so Hudi) gives a decimal of this precision: Decimal.minBytesForPrecision. */
 export function decimalFixedBytes(precision: number): number {
   let bytes = 1;
-  while (Math.pow(2, 8 * bytes - 1) < Math.pow(10, precision)) bytes++;
+  while (2 ** (8 * bytes - 1) < 10 ** precision) bytes++;
   return bytes;
 }
 

@@ -52,13 +52,13 @@ export const DEFAULT_EVENT_PROPERTIES: readonly string[] = (() => {
   const allowed = CLUSTERING_KEYS.filter((spec) => !UNSAFE_CLUSTERING_KEYS.includes(spec.key));
   const canonical = new Set(allowed.map((spec) => spec.key));
   return [
-    ...allowed.flatMap((spec) => [spec.key, ...spec.alternativeKeys]),
+    ...allowed.flatMap((spec) => [spec.key, ...spec.alternatives]),
     ...FLINK_CLUSTERING_ALIASES.filter((alias) => alias.key !== undefined && canonical.has(alias.key)).map((alias) => alias.flinkKey),
   ];
 })();
 
 const KNOWN_CLUSTERING_KEYS = new Set([
-  ...CLUSTERING_KEYS.flatMap((spec) => [spec.key, ...spec.alternativeKeys]),
+  ...CLUSTERING_KEYS.flatMap((spec) => [spec.key, ...spec.alternatives]),
   ...FLINK_CLUSTERING_ALIASES.map((alias) => alias.flinkKey),
 ]);
 const CLUSTERING_KEY_PREFIXES = ['hoodie.clustering.', 'hoodie.layout.optimize.', 'clustering.'];

@@ -6,7 +6,7 @@
  * choose it. Another sync tool (Hive metastore, DataHub, BigQuery) is refused with one error: this build syncs to
  * Glue only.
  */
-import { booleanOf, integerOf } from '../cleaning/config.js';
+import { anyText, bool, defineKey, javaInt, optionalText, readKey } from '../config/index.js';
 import { HudiError } from '../errors.js';
 
 export const GLUE_SYNC_TOOL = 'org.apache.hudi.aws.sync.AwsGlueCatalogSyncTool';
@@ -22,29 +22,29 @@ export const EXTRACTORS = {
 export type PartitionValueExtractor = (typeof EXTRACTORS)[keyof typeof EXTRACTORS];
 
 export const META_SYNC_KEYS = {
-  metaSyncEnable: { key: 'hoodie.datasource.meta.sync.enable', default: false, description: 'sync the table to a data catalog after each commit (AWS Glue here)' },
-  hiveSyncEnable: { key: 'hoodie.datasource.hive_sync.enable', default: false, description: 'the same as hoodie.datasource.meta.sync.enable (the older name)' },
-  toolClass: { key: 'hoodie.meta.sync.client.tool.class', default: HIVE_SYNC_TOOL, description: `the sync tool: ${GLUE_SYNC_TOOL} (or hoodie.datasource.hive_sync.mode=glue) syncs to AWS Glue; others are refused` },
-  mode: { key: 'hoodie.datasource.hive_sync.mode', default: '', description: 'glue: sync to the AWS Glue Data Catalog (as the Glue sync tool class does)' },
-  database: { key: 'hoodie.datasource.hive_sync.database', default: 'default', description: 'the catalog database (default: hoodie.database.name, else `default`)' },
-  table: { key: 'hoodie.datasource.hive_sync.table', default: '', description: 'the catalog table (default: hoodie.table.name)' },
-  partitionFields: { key: 'hoodie.datasource.hive_sync.partition_fields', default: '', description: 'partition columns in the catalog (default: hoodie.table.partition.fields, else hoodie.datasource.write.partitionpath.field)' },
-  partitionExtractor: { key: 'hoodie.datasource.hive_sync.partition_extractor_class', default: EXTRACTORS.multiPart, description: 'how partition values are read from a partition path: MultiPartKeysValueExtractor, SinglePartPartitionValueExtractor, HiveStylePartitionValueExtractor or NonPartitionedExtractor (default inferred from the partition fields, as Hudi does)' },
-  autoCreateDatabase: { key: 'hoodie.datasource.hive_sync.auto_create_database', default: true, description: 'create the database when it is missing' },
-  createManagedTable: { key: 'hoodie.datasource.hive_sync.create_managed_table', default: false, description: 'leave out EXTERNAL=TRUE from the table parameters' },
-  syncAsDataSource: { key: 'hoodie.datasource.hive_sync.sync_as_datasource', default: true, description: 'add Spark\'s data source table properties (spark.sql.sources.provider=hudi, the schema) and serde properties (path, hoodie.query.as.ro.table)' },
-  schemaLengthThreshold: { key: 'hoodie.datasource.hive_sync.schema_string_length_thresh', default: 4000, description: 'length of each spark.sql.sources.schema.part.N' },
-  supportTimestamp: { key: 'hoodie.datasource.hive_sync.support_timestamp', default: false, description: 'timestamp-millis/-micros columns as Hive timestamp (default: bigint, as Hudi)' },
-  omitMetadataFields: { key: 'hoodie.datasource.hive_sync.omit_metadata_fields', default: false, description: 'leave the _hoodie_* columns out of the catalog schema' },
-  tableProperties: { key: 'hoodie.datasource.hive_sync.table_properties', default: '', description: 'extra table parameters, key=value lines' },
-  serdeProperties: { key: 'hoodie.datasource.hive_sync.serde_properties', default: '', description: 'extra serde parameters, key=value lines' },
-  sparkVersion: { key: 'hoodie.meta_sync.spark.version', default: '', description: 'recorded as spark.sql.create.version when set' },
-  glueMetadataListing: { key: 'hoodie.datasource.meta.sync.glue.metadata_file_listing', default: false, description: 'recorded as the table parameter hudi.metadata-listing-enabled (Athena lists files from the metadata table)' },
-  conditionalSync: { key: 'hoodie.datasource.meta_sync.condition.sync', default: false, description: 'update last_commit_time_sync only when the schema, properties or partitions changed' },
-  skipTableArchive: { key: 'hoodie.datasource.meta.sync.glue.skip_table_archive', default: true, description: 'update the Glue table without archiving a table version each time' },
-  incremental: { key: 'hoodie.meta.sync.incremental', default: true, description: 'sync the partitions the commits since the last sync wrote (else list every partition)' },
-  glueRegion: { key: 'hoodie.aws.glue.region', default: '', description: 'the Glue region (default: AWS_REGION)' },
-  glueEndpoint: { key: 'hoodie.aws.glue.endpoint', default: '', description: 'a Glue endpoint override (default: AWS_ENDPOINT_URL_GLUE / AWS_ENDPOINT_URL)' },
+  metaSyncEnable: defineKey({ key: 'hoodie.datasource.meta.sync.enable', default: false, parser: bool, description: 'sync the table to a data catalog after each commit (AWS Glue here)' }),
+  hiveSyncEnable: defineKey({ key: 'hoodie.datasource.hive_sync.enable', default: false, parser: bool, description: 'the same as hoodie.datasource.meta.sync.enable (the older name)' }),
+  toolClass: defineKey({ key: 'hoodie.meta.sync.client.tool.class', default: HIVE_SYNC_TOOL, parser: anyText, description: `the sync tool: ${GLUE_SYNC_TOOL} (or hoodie.datasource.hive_sync.mode=glue) syncs to AWS Glue; others are refused` }),
+  mode: defineKey({ key: 'hoodie.datasource.hive_sync.mode', default: undefined, parser: optionalText, description: 'glue: sync to the AWS Glue Data Catalog (as the Glue sync tool class does)' }),
+  database: defineKey({ key: 'hoodie.datasource.hive_sync.database', default: 'default', parser: anyText, description: 'the catalog database (default: hoodie.database.name, else `default`)' }),
+  table: defineKey({ key: 'hoodie.datasource.hive_sync.table', default: undefined, parser: optionalText, description: 'the catalog table (default: hoodie.table.name)' }),
+  partitionFields: defineKey({ key: 'hoodie.datasource.hive_sync.partition_fields', default: undefined, parser: optionalText, description: 'partition columns in the catalog (default: hoodie.table.partition.fields, else hoodie.datasource.write.partitionpath.field)' }),
+  partitionExtractor: defineKey({ key: 'hoodie.datasource.hive_sync.partition_extractor_class', default: EXTRACTORS.multiPart, parser: anyText, description: 'how partition values are read from a partition path: MultiPartKeysValueExtractor, SinglePartPartitionValueExtractor, HiveStylePartitionValueExtractor or NonPartitionedExtractor (default inferred from the partition fields, as Hudi does)' }),
+  autoCreateDatabase: defineKey({ key: 'hoodie.datasource.hive_sync.auto_create_database', default: true, parser: bool, description: 'create the database when it is missing' }),
+  createManagedTable: defineKey({ key: 'hoodie.datasource.hive_sync.create_managed_table', default: false, parser: bool, description: 'leave out EXTERNAL=TRUE from the table parameters' }),
+  syncAsDataSource: defineKey({ key: 'hoodie.datasource.hive_sync.sync_as_datasource', default: true, parser: bool, description: 'add Spark\'s data source table properties (spark.sql.sources.provider=hudi, the schema) and serde properties (path, hoodie.query.as.ro.table)' }),
+  schemaLengthThreshold: defineKey({ key: 'hoodie.datasource.hive_sync.schema_string_length_thresh', default: 4000, parser: javaInt(1), description: 'length of each spark.sql.sources.schema.part.N' }),
+  supportTimestamp: defineKey({ key: 'hoodie.datasource.hive_sync.support_timestamp', default: false, parser: bool, description: 'timestamp-millis/-micros columns as Hive timestamp (default: bigint, as Hudi)' }),
+  omitMetadataFields: defineKey({ key: 'hoodie.datasource.hive_sync.omit_metadata_fields', default: false, parser: bool, description: 'leave the _hoodie_* columns out of the catalog schema' }),
+  tableProperties: defineKey({ key: 'hoodie.datasource.hive_sync.table_properties', default: undefined, parser: optionalText, description: 'extra table parameters, key=value lines' }),
+  serdeProperties: defineKey({ key: 'hoodie.datasource.hive_sync.serde_properties', default: undefined, parser: optionalText, description: 'extra serde parameters, key=value lines' }),
+  sparkVersion: defineKey({ key: 'hoodie.meta_sync.spark.version', default: undefined, parser: optionalText, description: 'recorded as spark.sql.create.version when set' }),
+  glueMetadataListing: defineKey({ key: 'hoodie.datasource.meta.sync.glue.metadata_file_listing', default: false, parser: bool, description: 'recorded as the table parameter hudi.metadata-listing-enabled (Athena lists files from the metadata table)' }),
+  conditionalSync: defineKey({ key: 'hoodie.datasource.meta_sync.condition.sync', default: false, parser: bool, description: 'update last_commit_time_sync only when the schema, properties or partitions changed' }),
+  skipTableArchive: defineKey({ key: 'hoodie.datasource.meta.sync.glue.skip_table_archive', default: true, parser: bool, description: 'update the Glue table without archiving a table version each time' }),
+  incremental: defineKey({ key: 'hoodie.meta.sync.incremental', default: true, parser: bool, description: 'sync the partitions the commits since the last sync wrote (else list every partition)' }),
+  glueRegion: defineKey({ key: 'hoodie.aws.glue.region', default: undefined, parser: optionalText, description: 'the Glue region (default: AWS_REGION)' }),
+  glueEndpoint: defineKey({ key: 'hoodie.aws.glue.endpoint', default: undefined, parser: optionalText, description: 'a Glue endpoint override (default: AWS_ENDPOINT_URL_GLUE / AWS_ENDPOINT_URL)' }),
 } as const;
 
 export interface GlueSyncConfig {
@@ -97,7 +97,7 @@ function keyValueLines(value: string | undefined): Map<string, string> {
  */
 export function glueSyncConfigFromProperties(props: ReadonlyMap<string, string>, location: string): GlueSyncConfig | undefined {
   const k = META_SYNC_KEYS;
-  const enabled = booleanOf(props, k.metaSyncEnable.key, k.metaSyncEnable.default, location) || booleanOf(props, k.hiveSyncEnable.key, k.hiveSyncEnable.default, location);
+  const enabled = readKey(props, k.metaSyncEnable, location) || readKey(props, k.hiveSyncEnable, location);
   if (!enabled) return undefined;
   const tool = text(props, k.toolClass.key);
   const mode = text(props, k.mode.key)?.toLowerCase();
@@ -122,19 +122,19 @@ export function glueSyncConfigFromProperties(props: ReadonlyMap<string, string>,
     table,
     partitionFields,
     extractor: extractorText as PartitionValueExtractor,
-    autoCreateDatabase: booleanOf(props, k.autoCreateDatabase.key, k.autoCreateDatabase.default, location),
-    createManagedTable: booleanOf(props, k.createManagedTable.key, k.createManagedTable.default, location),
-    syncAsDataSource: booleanOf(props, k.syncAsDataSource.key, k.syncAsDataSource.default, location),
-    schemaLengthThreshold: integerOf(props, k.schemaLengthThreshold.key, k.schemaLengthThreshold.default, location, 1),
-    supportTimestamp: booleanOf(props, k.supportTimestamp.key, k.supportTimestamp.default, location),
-    omitMetadataFields: booleanOf(props, k.omitMetadataFields.key, k.omitMetadataFields.default, location),
+    autoCreateDatabase: readKey(props, k.autoCreateDatabase, location),
+    createManagedTable: readKey(props, k.createManagedTable, location),
+    syncAsDataSource: readKey(props, k.syncAsDataSource, location),
+    schemaLengthThreshold: readKey(props, k.schemaLengthThreshold, location),
+    supportTimestamp: readKey(props, k.supportTimestamp, location),
+    omitMetadataFields: readKey(props, k.omitMetadataFields, location),
     tableProperties: keyValueLines(props.get(k.tableProperties.key)),
     serdeProperties: keyValueLines(props.get(k.serdeProperties.key)),
     sparkVersion: text(props, k.sparkVersion.key) ?? '',
-    metadataListing: booleanOf(props, k.glueMetadataListing.key, k.glueMetadataListing.default, location),
-    conditionalSync: booleanOf(props, k.conditionalSync.key, k.conditionalSync.default, location),
-    incremental: booleanOf(props, k.incremental.key, k.incremental.default, location),
-    skipTableArchive: booleanOf(props, k.skipTableArchive.key, k.skipTableArchive.default, location),
+    metadataListing: readKey(props, k.glueMetadataListing, location),
+    conditionalSync: readKey(props, k.conditionalSync, location),
+    incremental: readKey(props, k.incremental, location),
+    skipTableArchive: readKey(props, k.skipTableArchive, location),
     region: text(props, k.glueRegion.key),
     endpoint: text(props, k.glueEndpoint.key),
   };

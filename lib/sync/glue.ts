@@ -114,7 +114,9 @@ export function tableProperties(config: GlueSyncConfig, schema: CatalogSchema, l
   for (let i = 0; i < parts; i++) props.set(`spark.sql.sources.schema.part.${i}`, json.slice(i * config.schemaLengthThreshold, (i + 1) * config.schemaLengthThreshold));
   if (config.partitionFields.length > 0) {
     props.set('spark.sql.sources.schema.numPartCols', String(config.partitionFields.length));
-    config.partitionFields.forEach((field, i) => props.set(`spark.sql.sources.schema.partCol.${i}`, field));
+    config.partitionFields.forEach((field, i) => {
+      props.set(`spark.sql.sources.schema.partCol.${i}`, field);
+    });
   }
   return props;
 }

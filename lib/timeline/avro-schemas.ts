@@ -7,7 +7,7 @@
  * so a file we write carries the same `avro.schema` text as one Hudi writes. The requested-replace, rollback-plan,
  * rollback-metadata, cleaner-plan and clean-metadata schemas equal, character for character, the ones embedded in
  * real 0.15 files (the clean ones keep the stray `"default":null` Hudi's .avsc files put inside some map types); the
- * savepoint and archive-merge-plan schemas are the 0.15 bundle's. Hudi reads
+ * savepoint, archive-merge-plan and compaction-plan schemas are the 0.15 bundle's. Hudi reads
  * timeline files with Avro schema resolution, so older and newer schema versions read each other as long as the
  * record full names match and fields missing on one side have defaults.
  */
@@ -182,6 +182,33 @@ export interface HoodieMergeArchiveFilePlan {
   mergedArchiveFileName: string | null;
 }
 
+export interface HoodieCompactionOperation {
+  baseInstantTime: string | null;
+  /** Log file names (plan version 2; full paths in version 1). */
+  deltaFilePaths: string[] | null;
+  /** The base file's name, null for a slice of log files only. */
+  dataFilePath: string | null;
+  fileId: string | null;
+  partitionPath: string | null;
+  metrics: Record<string, number> | null;
+  bootstrapFilePath: string | null;
+}
+
+export interface HoodieCompactionStrategy {
+  compactorClassName: string | null;
+  strategyParams: Record<string, string> | null;
+  version: number | null;
+}
+
+/** `<instant>.compaction.requested` (and `.logcompaction.requested`). */
+export interface HoodieCompactionPlan {
+  operations: HoodieCompactionOperation[] | null;
+  extraMetadata: Record<string, string> | null;
+  version: number | null;
+  strategy: HoodieCompactionStrategy | null;
+  preserveHoodieMetadata: boolean | null;
+}
+
 /** The record held by each kind of Avro timeline file. */
 export interface TimelineAvroRecords {
   /** `.replacecommit.requested` */
@@ -198,6 +225,8 @@ export interface TimelineAvroRecords {
   savepointMetadata: HoodieSavepointMetadata;
   /** `archived/mergeArchivePlan` */
   mergeArchivePlan: HoodieMergeArchiveFilePlan;
+  /** `.compaction.requested` */
+  compactionPlan: HoodieCompactionPlan;
 }
 
 export type TimelineAvroKind = keyof TimelineAvroRecords;
@@ -210,6 +239,7 @@ export const TIMELINE_AVRO_KINDS: readonly TimelineAvroKind[] = [
   'rollbackMetadata',
   'savepointMetadata',
   'mergeArchivePlan',
+  'compactionPlan',
 ];
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -410,6 +440,41 @@ const mergeArchivePlanSchema = topLevelRecord('HoodieMergeArchiveFilePlan', [
   nullableField('mergedArchiveFileName', javaString),
 ]);
 
+// No defaults on baseInstantTime and fileId in Hudi's schema: an operation always names its slice.
+const compactionOperationSchema = record('HoodieCompactionOperation', [
+  field('baseInstantTime', ['null', javaString]),
+  nullableField('deltaFilePaths', arrayOf(javaString)),
+  nullableField('dataFilePath', javaString),
+  field('fileId', ['null', javaString]),
+  nullableField('partitionPath', javaString),
+  nullableField('metrics', mapOf('double')),
+  nullableField('bootstrapFilePath', javaString),
+]);
+
+const compactionStrategySchema = record('HoodieCompactionStrategy', [
+  {
+    name: 'compactorClassName',
+    type: ['null', javaString],
+    doc: 'The class name that is provided here should extend CompactionExecutionStrategy abstract class, idea is that the plan generator will also provide the execution strategy to use.',
+    default: null,
+  },
+  {
+    name: 'strategyParams',
+    type: ['null', stringMap],
+    doc: 'These parameters play a key role in determining which action type it is i.e. compaction or logcompaction and it will also include configs that determine how compaction needs to be executed.',
+    default: null,
+  },
+  versionField,
+]);
+
+const compactionPlanSchema = topLevelRecord('HoodieCompactionPlan', [
+  nullableField('operations', arrayOf(compactionOperationSchema)),
+  nullableField('extraMetadata', stringMap),
+  versionField,
+  nullableField('strategy', compactionStrategySchema),
+  fieldWithDefault('preserveHoodieMetadata', ['boolean', 'null'], false),
+]);
+
 /** Our writer (and reader) schema for each kind of Avro timeline file. */
 export const TIMELINE_AVRO_SCHEMAS: { readonly [K in TimelineAvroKind]: AvroSchemaJson } = {
   requestedReplace: requestedReplaceMetadataSchema,
@@ -419,6 +484,7 @@ export const TIMELINE_AVRO_SCHEMAS: { readonly [K in TimelineAvroKind]: AvroSche
   rollbackMetadata: rollbackMetadataSchema,
   savepointMetadata: savepointMetadataSchema,
   mergeArchivePlan: mergeArchivePlanSchema,
+  compactionPlan: compactionPlanSchema,
 };
 
 /** Full record name of each kind, as stored in the files (`org.apache.hudi.avro.model.*`). */
@@ -430,6 +496,7 @@ export const TIMELINE_AVRO_RECORD_NAMES: { readonly [K in TimelineAvroKind]: str
   rollbackMetadata: `${HUDI_AVRO_NAMESPACE}.HoodieRollbackMetadata`,
   savepointMetadata: `${HUDI_AVRO_NAMESPACE}.HoodieSavepointMetadata`,
   mergeArchivePlan: `${HUDI_AVRO_NAMESPACE}.HoodieMergeArchiveFilePlan`,
+  compactionPlan: `${HUDI_AVRO_NAMESPACE}.HoodieCompactionPlan`,
 };
 
 /** The `avro.schema` header text for a kind: compact JSON, as Java's Schema.toString() prints it. */

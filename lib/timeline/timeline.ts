@@ -16,9 +16,12 @@ export class Timeline {
 
   constructor(instants: Iterable<Instant>) {
     // Keep only the furthest state of each (time, action): a completed commit also has its requested/inflight files.
+    // A compaction completes as a commit, a log compaction as a deltacommit: the same instant, as Hudi's
+    // TimelineLayoutV1 compares them (HoodieInstant.getComparableAction).
     const latest = new Map<string, Instant>();
     for (const instant of instants) {
-      const key = `${instant.time}.${instant.action}`;
+      const action = instant.action === 'compaction' ? 'commit' : instant.action === 'logcompaction' ? 'deltacommit' : instant.action;
+      const key = `${instant.time}.${action}`;
       const seen = latest.get(key);
       if (seen === undefined || compareInstants(instant, seen) > 0) latest.set(key, instant);
     }

@@ -115,7 +115,11 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const view = existing === undefined ? undefined : await existing.fileSystemView();
     const template = view === undefined ? undefined : newestBaseFile(view);
     const templates = await stageFiles(storage, template === undefined ? [] : [template], workDir);
-    const batch = await session.loadBatch(options.input, templates.localPaths, { missingColumns: config.missingColumns });
+    // The latest commit's schema (TableSchemaResolver): its columns are the table's even where the template lacks them.
+    const latest = existing === undefined ? undefined : (await existing.schema())?.schema;
+    // Partition columns a table drops from its files stay out of them.
+    const schemaFields = latest?.fields.filter((f) => !(tableConfig.dropPartitionColumns && tableConfig.partitionFields.includes(f.name)));
+    const batch = await session.loadBatch(options.input, templates.localPaths, { missingColumns: config.missingColumns, ...(schemaFields === undefined ? {} : { schemaFields }) });
     progress(`loaded ${batch.rowCount} records from ${options.input.file}`);
     if (existing === undefined && batch.rowCount === 0) throw noRecordsError(options.input.file, true, false);
 
@@ -123,7 +127,10 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     if (existing === undefined) {
       tableSchema = await session.avroSchemaOfBatch(newTable!.tableName);
     } else {
-      tableSchema = (await existing.schema())?.schema ?? (await session.avroSchemaOfBatch(existing.config.name));
+      // Hudi's writer schema: the latest commit's, evolved by the columns the batch adds (TableSchemaResolver reads
+      // it back from this commit; hoodie.table.create.schema stays as it was).
+      tableSchema = latest === undefined ? await session.avroSchemaOfBatch(existing.config.name) : await session.evolvedSchema(latest);
+      if (batch.addedColumns.length > 0) progress(`the input adds ${batch.addedColumns.join(', ')} to the table's schema`);
     }
     const prepared = await prepareRecords(session, tableConfig, storage, batch.rowCount, config, options);
     if (prepared.records === 0 && (existing === undefined || !config.allowEmptyCommit)) throw noRecordsError(options.input.file, existing === undefined, batch.rowCount > 0);
@@ -551,7 +558,7 @@ function workloadProfile(
     });
   });
   const byPartition: Record<string, WriteStat[]> = {};
-  buckets.forEach((bucket, i) => (byPartition[bucket.partitionPath] ??= []).push(stats[i]!));
+  buckets.forEach((bucket, i) => { (byPartition[bucket.partitionPath] ??= []).push(stats[i]!); });
   return { partitionToWriteStats: byPartition, compacted: false, extraMetadata: {}, operationType: OPERATION_TYPES[operation] };
 }
 

@@ -1,7 +1,10 @@
 /**
  * Write settings, from Hudi's own keys with Hudi's defaults (HoodieStorageConfig, HoodieCompactionConfig, HoodieWriteConfig).
  */
+import { CLUSTERING, REJECT_UPDATE_STRATEGY } from '../clustering/config.js';
+import { anyText, bool, decimalNumber, defineKey, javaInt, javaLong, oneOf, rawValue, readKey, type ConfigKey } from '../config/index.js';
 import { HudiError } from '../errors.js';
+import { LOCK_KEYS } from '../lock/keys.js';
 
 export type WriteOperation = 'bulk_insert' | 'insert' | 'upsert' | 'delete';
 export const WRITE_OPERATIONS: readonly WriteOperation[] = ['bulk_insert', 'insert', 'upsert', 'delete'];
@@ -31,6 +34,8 @@ export interface WriteConfig {
    * hoodie.write.set.null.for.missing.columns or hoodie.datasource.write.reconcile.schema.
    */
   readonly missingColumns: 'refuse' | 'null';
+  /** hoodie.write.schema.allow.auto.evolution.column.drop: always false (true is refused when parsed). */
+  readonly allowColumnDrop: false;
   /** An input without records still makes a commit (hoodie.allow.empty.commit, default true as in Hudi). */
   readonly allowEmptyCommit: boolean;
   /** Bloom filter of record keys in each base file footer (Hudi's bloom index reads it). */
@@ -38,92 +43,81 @@ export interface WriteConfig {
 }
 
 export const WRITE_KEYS = {
-  smallFileLimit: { key: 'hoodie.parquet.small.file.limit', default: 104857600, description: 'base files smaller than this receive inserts (bytes; 0 turns small-file handling off)' },
-  maxFileSize: { key: 'hoodie.parquet.max.file.size', default: 125829120, description: 'target maximum base file size (bytes)' },
-  recordSizeEstimate: { key: 'hoodie.copyonwrite.record.size.estimate', default: 1024, description: 'average record size (bytes) until a commit large enough to measure it exists' },
-  recordSizeEstimationThreshold: { key: 'hoodie.record.size.estimation.threshold', default: 1.0, description: 'a commit is used to measure record size when it wrote more than this × small.file.limit bytes' },
-  insertAutoSplit: { key: 'hoodie.copyonwrite.insert.auto.split', default: true, description: 'size new file groups as max.file.size / average record size records' },
-  insertSplitSize: { key: 'hoodie.copyonwrite.insert.split.size', default: 500000, description: 'records per new file group when auto split is off' },
-  parquetBlockSize: { key: 'hoodie.parquet.block.size', default: 125829120, description: 'Parquet row group size (bytes)' },
-  combineBeforeInsert: { key: 'hoodie.combine.before.insert', default: false, description: 'de-duplicate records of one batch on insert / bulk_insert' },
-  combineBeforeUpsert: { key: 'hoodie.combine.before.upsert', default: true, description: 'de-duplicate records of one batch on upsert (precombine field decides)' },
-  combineBeforeDelete: { key: 'hoodie.combine.before.delete', default: true, description: 'de-duplicate keys of one batch on delete' },
-  updatesStrategy: { key: 'hoodie.clustering.updates.strategy', default: 'org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy', description: 'what an upsert does to file groups in pending clustering (reject)' },
-  lockWaitMs: { key: 'hoodie.write.lock.wait_time_ms', default: 60000, description: 'how long a writer waits for the table lock (ms)' },
-  failedWritesPolicy: {
+  smallFileLimit: defineKey({ key: 'hoodie.parquet.small.file.limit', default: 104857600, parser: javaLong(0), description: 'base files smaller than this receive inserts (bytes; 0 turns small-file handling off)' }),
+  maxFileSize: defineKey({ key: 'hoodie.parquet.max.file.size', default: 125829120, parser: javaLong(1), description: 'target maximum base file size (bytes)' }),
+  recordSizeEstimate: defineKey({ key: 'hoodie.copyonwrite.record.size.estimate', default: 1024, parser: javaInt(1), description: 'average record size (bytes) until a commit large enough to measure it exists' }),
+  recordSizeEstimationThreshold: defineKey({ key: 'hoodie.record.size.estimation.threshold', default: 1.0, parser: decimalNumber(0), description: 'a commit is used to measure record size when it wrote more than this × small.file.limit bytes' }),
+  insertAutoSplit: defineKey({ key: 'hoodie.copyonwrite.insert.auto.split', default: true, parser: bool, description: 'size new file groups as max.file.size / average record size records' }),
+  insertSplitSize: defineKey({ key: 'hoodie.copyonwrite.insert.split.size', default: 500000, parser: javaInt(1), description: 'records per new file group when auto split is off' }),
+  parquetBlockSize: defineKey({ key: 'hoodie.parquet.block.size', default: 125829120, parser: javaInt(1), description: 'Parquet row group size (bytes)' }),
+  combineBeforeInsert: defineKey({ key: 'hoodie.combine.before.insert', default: false, parser: bool, description: 'de-duplicate records of one batch on insert / bulk_insert' }),
+  combineBeforeUpsert: defineKey({ key: 'hoodie.combine.before.upsert', default: true, parser: bool, description: 'de-duplicate records of one batch on upsert (precombine field decides)' }),
+  combineBeforeDelete: defineKey({ key: 'hoodie.combine.before.delete', default: true, parser: bool, description: 'de-duplicate keys of one batch on delete' }),
+  failedWritesPolicy: defineKey({
     key: 'hoodie.cleaner.policy.failed.writes',
-    default: 'EAGER',
+    default: 'EAGER' as 'EAGER' | 'LAZY' | 'NEVER',
+    parser: oneOf(['EAGER', 'LAZY', 'NEVER'] as const),
     description: 'how a write heals the table from killed writes before it starts (lib/failed-writes.ts): EAGER rolls back every pending commit, ' +
       'LAZY only those whose heartbeat is older than 120 s, NEVER none. LAZY whenever hoodie.write.concurrency.mode=optimistic_concurrency_control (as Hudi) ' +
       'or, when unset, with the DynamoDB lock (a lock shared with other writers)',
-  },
-  payloadClass: {
+  }),
+  payloadClass: defineKey({
     key: 'hoodie.datasource.write.payload.class',
     default: 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload',
+    parser: anyText,
     description: 'how an upsert merges with the stored record (unset: the table\'s hoodie.compaction.payload.class, else this default, as Hudi 0.x). ' +
       'OverwriteWithLatestAvroPayload: the incoming record wins; DefaultHoodieRecordPayload: a stored record with a greater precombine value is kept. ' +
       'With either, duplicates within one batch keep the greatest precombine value (the later record on a tie)',
-  },
-  setNullForMissingColumns: {
+  }),
+  setNullForMissingColumns: defineKey({
     key: 'hoodie.write.set.null.for.missing.columns',
     default: false,
+    parser: bool,
     description: 'store NULL in table columns the input lacks (false: such an input is refused, as Hudi\'s MissingSchemaFieldException)',
-  },
-  reconcileSchema: {
+  }),
+  reconcileSchema: defineKey({
     key: 'hoodie.datasource.write.reconcile.schema',
     default: false,
-    description: 'conform the input to the table\'s schema: columns it lacks are stored as NULL (input columns the table lacks are refused either way: this writer does not evolve schemas)',
-  },
-  allowEmptyCommit: { key: 'hoodie.allow.empty.commit', default: true, description: 'an input without records makes an empty commit (false: it writes nothing)' },
-  bloomNumEntries: { key: 'hoodie.index.bloom.num_entries', default: 60000, description: 'bloom filter entries per row (its size: about 430 KB per base file at the default)' },
-  bloomFpp: { key: 'hoodie.index.bloom.fpp', default: 0.000000001, description: 'bloom filter false-positive probability' },
-  bloomMaxEntries: { key: 'hoodie.bloom.index.filter.dynamic.max.entries', default: 100000, description: 'entries at which the dynamic bloom filter stops growing' },
-  bloomType: { key: 'hoodie.bloom.index.filter.type', default: 'DYNAMIC_V0', description: 'DYNAMIC_V0 or SIMPLE' },
+    parser: bool,
+    description: 'conform the input to the table\'s schema: columns it lacks are stored as NULL; columns (and struct fields) it adds extend the schema, as they do without it',
+  }),
+  allowColumnDrop: defineKey({
+    key: 'hoodie.write.schema.allow.auto.evolution.column.drop',
+    default: false,
+    parser: bool,
+    description: 'true would let an input without some table columns drop them from the schema (Hudi); this writer refuses the setting and never drops a column',
+  }),
+  allowEmptyCommit: defineKey({ key: 'hoodie.allow.empty.commit', default: true, parser: bool, description: 'an input without records makes an empty commit (false: it writes nothing)' }),
+  bloomNumEntries: defineKey({ key: 'hoodie.index.bloom.num_entries', default: 60000, parser: javaInt(1), description: 'bloom filter entries per row (its size: about 430 KB per base file at the default)' }),
+  bloomFpp: defineKey({ key: 'hoodie.index.bloom.fpp', default: 0.000000001, parser: decimalNumber(0), description: 'bloom filter false-positive probability' }),
+  bloomMaxEntries: defineKey({ key: 'hoodie.bloom.index.filter.dynamic.max.entries', default: 100000, parser: javaInt(1), description: 'entries at which the dynamic bloom filter stops growing' }),
+  bloomType: defineKey({ key: 'hoodie.bloom.index.filter.type', default: 'DYNAMIC_V0' as 'DYNAMIC_V0' | 'SIMPLE', parser: oneOf(['DYNAMIC_V0', 'SIMPLE'] as const), description: 'DYNAMIC_V0 or SIMPLE' }),
 } as const;
 
-function numberOf(props: ReadonlyMap<string, string>, key: string, fallback: number, location: string, min = 0): number {
-  const text = props.get(key);
-  if (text === undefined || text.trim() === '') return fallback;
-  const value = Number(text.trim());
-  if (!Number.isFinite(value) || value < min) {
-    throw new HudiError(`${key}=${text} is not a number ≥ ${min}`, { location, fix: `set ${key} to a number (default ${fallback})` });
-  }
-  return value;
-}
-
-function booleanOf(props: ReadonlyMap<string, string>, key: string, fallback: boolean, location: string): boolean {
-  const text = props.get(key)?.trim().toLowerCase();
-  if (text === undefined || text === '') return fallback;
-  if (text !== 'true' && text !== 'false') throw new HudiError(`${key}=${props.get(key)} is not true or false`, { location, fix: `set ${key}=true or false (default ${fallback})` });
-  return text === 'true';
-}
+/** Keys other settings own that a write reads too (listed in the README under their owners). */
+const SHARED_KEYS = { updatesStrategy: CLUSTERING.updatesStrategyClass, lockWaitMs: LOCK_KEYS.waitMs } as const;
 
 export function writeConfigFromProperties(props: ReadonlyMap<string, string>, location = 'write properties'): WriteConfig {
   const k = WRITE_KEYS;
-  const updatesStrategy = props.get(k.updatesStrategy.key) ?? k.updatesStrategy.default;
+  const read = <T>(key: ConfigKey<T>): T => readKey(props, key, location);
   return {
-    smallFileLimit: numberOf(props, k.smallFileLimit.key, k.smallFileLimit.default, location),
-    maxFileSize: numberOf(props, k.maxFileSize.key, k.maxFileSize.default, location, 1),
-    recordSizeEstimate: numberOf(props, k.recordSizeEstimate.key, k.recordSizeEstimate.default, location, 1),
-    recordSizeEstimationThreshold: numberOf(props, k.recordSizeEstimationThreshold.key, k.recordSizeEstimationThreshold.default, location),
-    insertAutoSplit: booleanOf(props, k.insertAutoSplit.key, k.insertAutoSplit.default, location),
-    insertSplitSize: numberOf(props, k.insertSplitSize.key, k.insertSplitSize.default, location, 1),
-    parquetBlockSize: numberOf(props, k.parquetBlockSize.key, k.parquetBlockSize.default, location, 1),
-    combineBeforeInsert: booleanOf(props, k.combineBeforeInsert.key, k.combineBeforeInsert.default, location),
-    combineBeforeUpsert: booleanOf(props, k.combineBeforeUpsert.key, k.combineBeforeUpsert.default, location),
-    combineBeforeDelete: booleanOf(props, k.combineBeforeDelete.key, k.combineBeforeDelete.default, location),
-    rejectUpdatesDuringClustering: !/SparkAllowUpdateStrategy|AllowUpdate/.test(updatesStrategy),
-    lockWaitMs: numberOf(props, k.lockWaitMs.key, k.lockWaitMs.default, location),
-    payloadClass: nonEmpty(props.get(k.payloadClass.key)) ?? nonEmpty(props.get(TABLE_PAYLOAD_CLASS_KEY)),
-    missingColumns: booleanOf(props, k.setNullForMissingColumns.key, k.setNullForMissingColumns.default, location) || booleanOf(props, k.reconcileSchema.key, k.reconcileSchema.default, location)
-      ? 'null' : 'refuse',
-    allowEmptyCommit: booleanOf(props, k.allowEmptyCommit.key, k.allowEmptyCommit.default, location),
-    bloom: {
-      numEntries: numberOf(props, k.bloomNumEntries.key, k.bloomNumEntries.default, location, 1),
-      fpp: numberOf(props, k.bloomFpp.key, k.bloomFpp.default, location),
-      maxEntries: numberOf(props, k.bloomMaxEntries.key, k.bloomMaxEntries.default, location, 1),
-      type: bloomTypeOf(props.get(k.bloomType.key) ?? k.bloomType.default, location),
-    },
+    smallFileLimit: read(k.smallFileLimit),
+    maxFileSize: read(k.maxFileSize),
+    recordSizeEstimate: read(k.recordSizeEstimate),
+    recordSizeEstimationThreshold: read(k.recordSizeEstimationThreshold),
+    insertAutoSplit: read(k.insertAutoSplit),
+    insertSplitSize: read(k.insertSplitSize),
+    parquetBlockSize: read(k.parquetBlockSize),
+    combineBeforeInsert: read(k.combineBeforeInsert),
+    combineBeforeUpsert: read(k.combineBeforeUpsert),
+    combineBeforeDelete: read(k.combineBeforeDelete),
+    rejectUpdatesDuringClustering: read(SHARED_KEYS.updatesStrategy) === REJECT_UPDATE_STRATEGY,
+    lockWaitMs: read(SHARED_KEYS.lockWaitMs),
+    payloadClass: rawValue(props, k.payloadClass)?.text ?? nonEmpty(props.get(TABLE_PAYLOAD_CLASS_KEY)),
+    allowColumnDrop: refuseColumnDrop(read(k.allowColumnDrop), location),
+    missingColumns: read(k.setNullForMissingColumns) || read(k.reconcileSchema) ? 'null' : 'refuse',
+    allowEmptyCommit: read(k.allowEmptyCommit),
+    bloom: { numEntries: read(k.bloomNumEntries), fpp: read(k.bloomFpp), maxEntries: read(k.bloomMaxEntries), type: read(k.bloomType) },
   };
 }
 
@@ -167,6 +161,15 @@ export function resolveRecordPayload(config: Pick<WriteConfig, 'payloadClass'>, 
   });
 }
 
+/** Dropping columns by schema evolution is not something this writer does: say so rather than keep them. */
+function refuseColumnDrop(allowed: boolean, location: string): false {
+  if (!allowed) return false;
+  throw new HudiError(`${WRITE_KEYS.allowColumnDrop.key}=true is not supported: this writer never drops a column from the table's schema`, {
+    location,
+    fix: `unset it (columns an input lacks are then refused, or stored as NULL with ${WRITE_KEYS.setNullForMissingColumns.key}=true), or write this batch with Hudi`,
+  });
+}
+
 function nonEmpty(text: string | undefined): string | undefined {
   return text === undefined || text.trim() === '' ? undefined : text.trim();
 }
@@ -177,12 +180,4 @@ export function parseWriteOperation(text: string | undefined): WriteOperation {
     throw new HudiError(`write operation "${text}" is not supported`, { fix: `use one of ${WRITE_OPERATIONS.join(', ')} (hoodie.datasource.write.operation)` });
   }
   return value as WriteOperation;
-}
-
-function bloomTypeOf(text: string, location: string): 'DYNAMIC_V0' | 'SIMPLE' {
-  const value = text.trim().toUpperCase();
-  if (value !== 'DYNAMIC_V0' && value !== 'SIMPLE') {
-    throw new HudiError(`hoodie.bloom.index.filter.type=${text} is not supported`, { location, fix: 'use DYNAMIC_V0 (default) or SIMPLE' });
-  }
-  return value;
 }

@@ -1,0 +1,142 @@
+/**
+ * Scheduling a compaction of a merge-on-read table, as Hudi 0.15's ScheduleCompactionActionExecutor and
+ * HoodieCompactionPlanGenerator do: when the trigger strategy says it is time (delta commits and/or seconds since the
+ * last completed compaction), and no write is pending (a compaction must be later than every inflight write), every
+ * latest file slice with log files outside pending compactions and clusterings becomes an operation; the strategy
+ * (LogFileSizeBasedCompactionStrategy) keeps slices with at least the threshold of log bytes, most log bytes first,
+ * until the target IO is used up; the plan is written as `<instant>.compaction.requested` under the table lock.
+ */
+import { HudiError, UnsupportedTableError } from '../errors.js';
+import type { LockProvider } from '../lock/port.js';
+import { assertMetadataTableKeepable } from '../metadata/index.js';
+import { withTableLock, type HudiTable } from '../table.js';
+import { PROPERTIES_FILE } from '../table-config.js';
+import { COMPACTION_PLAN_VERSION, CompactionMetric, pendingCompactions, readCompactionPlan, requestCompaction, sliceMetrics, type CompactionOperation, type CompactionPlan } from '../timeline/compaction-plan.js';
+import { compareInstantTimes, newInstantTime, parseInstantTime } from '../timeline/instant.js';
+import type { Timeline } from '../timeline/timeline.js';
+import { fileGroupKey, type MergedFileSlice } from '../fs-view.js';
+import type { CompactionConfig } from './config.js';
+
+export interface CompactionScheduleOptions {
+  readonly lock: LockProvider;
+  /** Plan even when the trigger strategy says it is not time yet. */
+  readonly force?: boolean;
+  readonly now?: Date;
+  readonly lockWaitMs?: number;
+  readonly log?: (line: string) => void;
+  /** The run's Hudi properties (hoodie.metadata.*). */
+  readonly properties?: ReadonlyMap<string, string>;
+}
+
+export interface CompactionScheduleResult {
+  readonly instantTime: string;
+  readonly plan: CompactionPlan;
+}
+
+/** Refuse copy-on-write tables: they have nothing to compact. */
+export function assertMergeOnRead(table: HudiTable): void {
+  if (table.config.type !== 'MERGE_ON_READ') {
+    throw new UnsupportedTableError(`the table is ${table.config.type}: only merge-on-read tables have log files to compact`, {
+      location: table.storage.uriOf(PROPERTIES_FILE),
+      fix: 'compact merge-on-read tables (hoodie.table.type=MERGE_ON_READ); copy-on-write tables are clustered instead',
+    });
+  }
+}
+
+/** Delta commits since the last completed compaction, and when that was (CompactionUtils.getDeltaCommitsSinceLatestCompaction). */
+export function deltaCommitsSinceLastCompaction(timeline: Timeline, afterLastRequest = false): { count: number; since: string | undefined } {
+  const compactions = timeline.instants.filter((i) => (afterLastRequest ? i.action === 'compaction' || (i.action === 'commit' && i.state === 'COMPLETED') : i.action === 'commit' && i.state === 'COMPLETED'));
+  const last = compactions.at(-1)?.time;
+  const deltaCommits = timeline.instants.filter((i) => i.action === 'deltacommit' && (last === undefined || compareInstantTimes(i.time, last) > 0));
+  return { count: deltaCommits.length, since: last ?? deltaCommits[0]?.time };
+}
+
+/** Whether the trigger strategy says a compaction is due, and why (ScheduleCompactionActionExecutor.needCompact). */
+export function compactionDue(timeline: Timeline, config: CompactionConfig, now: Date, zone: 'UTC' | 'LOCAL'): { due: boolean; reason: string } {
+  const { count, since } = deltaCommitsSinceLastCompaction(timeline, config.triggerStrategy === 'NUM_COMMITS_AFTER_LAST_REQUEST');
+  const sinceDate = since === undefined ? undefined : parseInstantTime(since, zone);
+  const elapsed = sinceDate === undefined ? 0 : Math.floor((now.getTime() - sinceDate.getTime()) / 1000);
+  const byCount = count >= config.maxDeltaCommits;
+  const byTime = since !== undefined && elapsed >= config.maxDeltaSeconds;
+  const due = config.triggerStrategy === 'TIME_ELAPSED' ? byTime
+    : config.triggerStrategy === 'NUM_AND_TIME' ? byCount && byTime
+      : config.triggerStrategy === 'NUM_OR_TIME' ? byCount || byTime
+        : byCount;
+  return { due, reason: `${count} delta commit(s) and ${elapsed} s since ${since ?? 'the start'} (${config.triggerStrategy}: ${config.maxDeltaCommits} delta commits, ${config.maxDeltaSeconds} s)` };
+}
+
+/** The operations the strategy keeps, in plan order (LogFileSizeBasedCompactionStrategy over BoundedIOCompactionStrategy). */
+export function orderAndFilter(operations: readonly CompactionOperation[], config: CompactionConfig): CompactionOperation[] {
+  const logBytes = (op: CompactionOperation) => op.metrics[CompactionMetric.TOTAL_LOG_FILES_SIZE] ?? 0;
+  const sorted = operations.filter((op) => logBytes(op) >= config.logFileSizeThreshold).sort((a, b) => logBytes(b) - logBytes(a));
+  const kept: CompactionOperation[] = [];
+  let remaining = config.targetIoMb;
+  for (const op of sorted) {
+    remaining -= op.metrics[CompactionMetric.TOTAL_IO_MB] ?? 0;
+    kept.push(op);
+    if (remaining <= 0) break;
+  }
+  return kept;
+}
+
+/** One operation per latest slice with logs outside pending compactions and clusterings. */
+export function compactionOperations(slices: readonly MergedFileSlice[], excluded: ReadonlySet<string>, config: CompactionConfig): CompactionOperation[] {
+  return slices
+    .filter((slice) => slice.logFiles.length > 0 && !excluded.has(fileGroupKey(slice.partitionPath, slice.fileId)))
+    .map((slice) => ({
+      baseInstantTime: slice.baseInstantTime,
+      deltaFilePaths: slice.logFiles.map((log) => log.path.slice(log.path.lastIndexOf('/') + 1)),
+      dataFilePath: slice.baseFile?.fileName ?? null,
+      fileId: slice.fileId,
+      partitionPath: slice.partitionPath,
+      metrics: sliceMetrics(slice.baseFile?.size, slice.logFiles.map((log) => log.size), config.maxBaseFileSize),
+      bootstrapFilePath: null,
+    }));
+}
+
+/** File groups named by pending compaction plans. */
+export async function pendingCompactionFileGroups(table: HudiTable, timeline: Timeline): Promise<Set<string>> {
+  const groups = new Set<string>();
+  for (const instant of pendingCompactions(timeline)) {
+    for (const op of (await readCompactionPlan(table.storage, instant.time)).operations) groups.add(fileGroupKey(op.partitionPath, op.fileId));
+  }
+  return groups;
+}
+
+/** Plan a compaction and persist it; undefined (nothing written) when it is not due or nothing has log files. */
+export async function scheduleCompaction(table: HudiTable, config: CompactionConfig, options: CompactionScheduleOptions): Promise<CompactionScheduleResult | undefined> {
+  assertMergeOnRead(table);
+  const log = options.log ?? (() => undefined);
+  const properties = options.properties ?? new Map<string, string>();
+  await assertMetadataTableKeepable(table.storage, 'a compaction', properties, table.config);
+  const due = (timeline: Timeline, now: Date): boolean => {
+    if (options.force === true) return true;
+    const decision = compactionDue(timeline, config, now, table.config.timelineTimeZone);
+    if (!decision.due) log(`not scheduling: ${decision.reason}; --force plans anyway`);
+    return decision.due;
+  };
+  if (!due(table.timeline, options.now ?? new Date())) return undefined;
+  return withTableLock(table, options.lock, async (current, lease) => {
+    const now = options.now ?? new Date();
+    if (!due(current.timeline, now)) return undefined;
+    const pendingWrite = current.timeline.pending().find((i) => i.action === 'deltacommit' || i.action === 'commit' || i.action === 'replacecommit');
+    if (pendingWrite !== undefined) {
+      throw new HudiError(`write ${pendingWrite.time} (${pendingWrite.action}) is pending: a compaction must be later than every inflight write`, {
+        location: current.storage.uriOf('.hoodie'),
+        fix: `let it finish, or roll it back (\`rollback <table> ${pendingWrite.time}\` or Hudi's next write), then schedule again`,
+      });
+    }
+    const view = await current.fileSystemView();
+    const excluded = new Set([...(await pendingCompactionFileGroups(current, current.timeline)), ...view.pendingClusteringFileGroups()]);
+    const operations = orderAndFilter(compactionOperations(view.latestMergedSlices(), excluded, config), config);
+    if (operations.length === 0) {
+      log('not scheduling: no file slice with log files outside pending compactions and clusterings');
+      return undefined;
+    }
+    const plan: CompactionPlan = { operations, extraMetadata: {}, version: COMPACTION_PLAN_VERSION, strategy: null, preserveHoodieMetadata: false };
+    const instantTime = newInstantTime(current.timeline.allTimes(), now, current.config.timelineTimeZone);
+    await lease.assertHeld();
+    await requestCompaction(current.storage, instantTime, plan);
+    return { instantTime, plan };
+  }, { waitMs: options.lockWaitMs });
+}

@@ -1,0 +1,113 @@
+/**
+ * How records of one key merge on read, as Hudi 0.14/0.15 do it with the table's payload class (the RecordPayload
+ * our copy-on-write upserts resolve and merge with, lib/writer/write-config.ts):
+ *
+ * - between log records, in log order (HoodieMergedLogRecordScanner, merger in pre-combining mode): the payload's
+ *   preCombine, for both payloads OverwriteWithLatestAvroPayload's: the greater ordering (precombine) value wins,
+ *   the later record on a tie; a later record always replaces a deleted one;
+ * - a delete-block record after a data record (processNextDeletedRecord): the delete wins unless it carries a real
+ *   ordering value (not Hudi's default int 0) of the stored value's type and the stored value is greater;
+ * - the merged log record onto the base record (combineAndGetUpdateValue, what an upsert does against the stored
+ *   record): OverwriteWithLatestAvroPayload takes the log record; DefaultHoodieRecordPayload keeps the base record
+ *   when its ordering value is greater. A log record marked `_hoodie_is_deleted` (or a delete) removes the key.
+ */
+import { bytesToJson, dateToJson, decimalToJson, integerToJson, timestampToJson, type JsonValue, type Row } from '../engine/row-format.js';
+import type { OrderingValue } from '../log-format/index.js';
+import type { RecordPayload } from '../writer/write-config.js';
+
+export const IS_DELETED_FIELD = '_hoodie_is_deleted';
+
+/** A log record of one key after scanning: a data record (maybe marked deleted) or a delete from a delete block. */
+export type LogRecord =
+  | { readonly kind: 'data'; readonly row: Row; readonly ordering: JsonValue }
+  | { readonly kind: 'delete'; readonly ordering: OrderingValue | null };
+
+/** A delete-block record's ordering value as a row value (for comparison with data records'). */
+export function orderingOfDelete(value: OrderingValue | null): JsonValue {
+  if (value === null) return null;
+  switch (value.type) {
+    case 'decimal':
+      return decimalToJson(value.unscaled, 15);
+    case 'date':
+      return dateToJson(value.value);
+    case 'timestampMicros':
+      return timestampToJson(value.value * 1_000n);
+    case 'timeMicros':
+    case 'long':
+      return integerToJson(value.value);
+    case 'bytes':
+      return bytesToJson(value.value);
+    default:
+      return value.value;
+  }
+}
+
+/** The ordering value of a row (null without a precombine field: Hudi's natural order). */
+export function orderingOf(row: Row, precombineField: string | undefined): JsonValue {
+  return precombineField === undefined ? null : (row[precombineField] ?? null);
+}
+
+/** Merge a newer log record of a key into the older one (the scanner's rule). */
+export function mergeLogRecords(older: LogRecord | undefined, newer: LogRecord): LogRecord {
+  if (older === undefined || older.kind === 'delete') return newer;
+  if (newer.kind === 'delete') {
+    const deleteOrdering = newer.ordering;
+    // Hudi's default ordering value int 0 means "no ordering": natural order, the delete wins.
+    const natural = deleteOrdering === null || (deleteOrdering.type === 'int' && deleteOrdering.value === 0);
+    if (!natural && sameKind(older.ordering, orderingOfDelete(deleteOrdering)) && compareOrdering(older.ordering, orderingOfDelete(deleteOrdering)) > 0) return older;
+    return newer;
+  }
+  return compareOrdering(older.ordering, newer.ordering) > 0 ? older : newer;
+}
+
+/** The row a key reads as: the base row merged with the key's log record; undefined when the key is deleted. */
+export function mergeOntoBase(payload: RecordPayload, base: Row | undefined, baseOrdering: JsonValue, log: LogRecord | undefined): Row | undefined {
+  if (log === undefined) return base;
+  if (log.kind === 'delete') return undefined;
+  if (base !== undefined && payload.orderingAgainstStored && baseOrdering !== null && compareOrdering(baseOrdering, log.ordering) > 0) return base;
+  return log.row[IS_DELETED_FIELD] === true ? undefined : log.row;
+}
+
+function sameKind(a: JsonValue, b: JsonValue): boolean {
+  return typeof a === typeof b || (isIntegerText(a) && typeof b === 'number') || (typeof a === 'number' && isIntegerText(b));
+}
+
+function isIntegerText(value: JsonValue): boolean {
+  return typeof value === 'string' && /^-?\d+$/.test(value);
+}
+
+const ISO_TIMESTAMP = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/;
+const DECIMAL = /^(-?)(\d+)(?:\.(\d+))?$/;
+
+/**
+ * Java's compareTo on two ordering values as rows carry them: numbers (64-bit ones beyond 2^53 as digit strings),
+ * decimal strings, ISO timestamps (any fraction length), other strings by UTF-16 code units. Null sorts first.
+ */
+export function compareOrdering(a: JsonValue, b: JsonValue): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'boolean' && typeof b === 'boolean') return a === b ? 0 : a ? 1 : -1;
+  const ta = String(a);
+  const tb = String(b);
+  const da = DECIMAL.exec(ta);
+  const db = DECIMAL.exec(tb);
+  if (da !== null && db !== null) return compareDecimals(da, db);
+  const ia = ISO_TIMESTAMP.exec(ta);
+  const ib = ISO_TIMESTAMP.exec(tb);
+  if (ia !== null && ib !== null) {
+    const fa = `${ia[1]}.${(ia[2] ?? '').padEnd(9, '0')}`;
+    const fb = `${ib[1]}.${(ib[2] ?? '').padEnd(9, '0')}`;
+    return fa < fb ? -1 : fa > fb ? 1 : 0;
+  }
+  return ta < tb ? -1 : ta > tb ? 1 : 0;
+}
+
+function compareDecimals(a: RegExpExecArray, b: RegExpExecArray): number {
+  const scale = Math.max((a[3] ?? '').length, (b[3] ?? '').length);
+  const unscaled = (m: RegExpExecArray) => BigInt(`${m[1]}${m[2]}${(m[3] ?? '').padEnd(scale, '0')}`);
+  const x = unscaled(a);
+  const y = unscaled(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}

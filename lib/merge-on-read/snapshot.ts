@@ -1,0 +1,76 @@
+/**
+ * Snapshot reads of merge-on-read tables (Spark's `_rt` view, hoodie.datasource.query.type=snapshot): every live
+ * file group's latest merged slice, its base file's rows merged with its log records by the table's payload class.
+ */
+import type { ParquetEngine } from '../engine/port.js';
+import type { Row } from '../engine/row-format.js';
+import type { FileSystemView, MergedFileSlice } from '../fs-view.js';
+import type { Storage } from '../storage/port.js';
+import { PROPERTIES_FILE, type TableConfig } from '../table-config.js';
+import type { Timeline } from '../timeline/timeline.js';
+import { resolveRecordPayload, type RecordPayload } from '../writer/write-config.js';
+import { logBlockFilter, scanLogRecords, type LogBlockFilter } from './log-record-scanner.js';
+import { mergeOntoBase, orderingOf } from './payload-merge.js';
+
+export interface MergedRows {
+  readonly columns: string[];
+  readonly rows: Row[];
+  /** Base and log files read, relative to the table path. */
+  readonly files: string[];
+}
+
+export interface MergeOnReadContext {
+  readonly storage: Storage;
+  readonly config: TableConfig;
+  /** The whole active timeline: which instants' log blocks count. */
+  readonly timeline: Timeline;
+  /** The query instant: the as-of time, else the latest completed write. */
+  readonly queryInstant: string;
+  readonly engine: ParquetEngine;
+  /** Base files' local paths (staged by the caller), by table-relative path. */
+  readonly localBaseFile: (path: string) => string;
+}
+
+/** The payload a merge-on-read table merges with: hoodie.properties' hoodie.compaction.payload.class, else Hudi's default. */
+export function tablePayload(storage: Storage, config: TableConfig): RecordPayload {
+  return resolveRecordPayload({ payloadClass: undefined }, config.properties, storage.uriOf(PROPERTIES_FILE));
+}
+
+export async function readMergedSlices(view: FileSystemView, context: MergeOnReadContext): Promise<MergedRows> {
+  const payload = tablePayload(context.storage, context.config);
+  const filter = logBlockFilter(context.timeline, context.queryInstant);
+  const columns: string[] = [];
+  const rows: Row[] = [];
+  const files: string[] = [];
+  for (const slice of view.latestMergedSlices()) {
+    const merged = await mergeSlice(slice, context, payload, filter);
+    for (const column of merged.columns) if (!columns.includes(column)) columns.push(column);
+    rows.push(...merged.rows);
+    if (slice.baseFile !== undefined) files.push(slice.baseFile.path);
+    files.push(...slice.logFiles.map((file) => file.path));
+  }
+  return { columns, rows: rows.map((row) => Object.fromEntries(columns.map((column) => [column, row[column] ?? null]))), files };
+}
+
+/** One file slice's rows: its base file's, merged with its log records (keys only in the logs after them). */
+export async function mergeSlice(slice: MergedFileSlice, context: MergeOnReadContext, payload: RecordPayload, filter: LogBlockFilter): Promise<{ columns: string[]; rows: Row[]; logRecords: number }> {
+  const precombineField = context.config.precombineField;
+  const base = slice.baseFile === undefined ? { columns: [], rows: [] } : await context.engine.readRows([context.localBaseFile(slice.baseFile.path)]);
+  const logs = await scanLogRecords(context.storage, slice.logFiles, { filter, precombineField, engine: context.engine });
+  const columns = [...base.columns];
+  for (const column of logs.columns) if (!columns.includes(column)) columns.push(column);
+  const rows: Row[] = [];
+  const seen = new Set<string>();
+  for (const row of base.rows) {
+    const key = String(row['_hoodie_record_key']);
+    seen.add(key);
+    const merged = mergeOntoBase(payload, row, orderingOf(row, precombineField), logs.records.get(key));
+    if (merged !== undefined) rows.push(merged);
+  }
+  for (const [key, record] of logs.records) {
+    if (seen.has(key)) continue;
+    const merged = mergeOntoBase(payload, undefined, null, record);
+    if (merged !== undefined) rows.push(merged);
+  }
+  return { columns, rows, logRecords: logs.records.size };
+}
