@@ -1,8 +1,11 @@
 /**
  * Clustering throughput and memory (not a test).
  *
- *   npm exec -- node --import tsx bench/clustering.ts [--files 200] [--rows-per-file 5000] [--runs 3] [--threads 2]
- *                                                     [--big-gb 1] [--memory-limit 2GB] [--big-layout z-order] [--skip-big]
+ *   npm run bench:clustering -- [--files 200] [--rows-per-file 5000] [--notes-bytes 0] [--outputs 1] [--runs 3] [--threads 2]
+ *                               [--big-gb 1] [--memory-limit 2GB] [--big-layout z-order] [--skip-big]
+ *
+ * A realistic 1 GB group: --files 100 --rows-per-file 43000 --notes-bytes 230 (about 250 bytes a row); --outputs 2
+ * sets the target file size to half the group, so two output files (what Hudi's defaults give a 2 GB group).
  *
  * 1. One clustering group over `--files` small files: our executeGroup (the unit one Lambda runs: stage, order,
  *    write with Hudi footers, markers, upload to a local table) with no sort columns, linear and z-order, beside
@@ -36,6 +39,8 @@ const { values: flags } = parseArgs({
     'big-gb': { type: 'string', default: '1' },
     'memory-limit': { type: 'string', default: '2GB' },
     'big-layout': { type: 'string', default: 'z-order' },
+    'notes-bytes': { type: 'string', default: '0' },
+    outputs: { type: 'string', default: '1' },
     'skip-big': { type: 'boolean', default: false },
     'child-big': { type: 'string' },
   },
@@ -59,21 +64,24 @@ function configFor(mode: Mode | SortLayout, extra: Record<string, string> = {}) 
 }
 
 /** Copy the table, plan one group, and time executeGroup on it. */
-async function ours(table: SmallFilesTable, mode: Mode | SortLayout, engineOptions: { memoryLimit?: string; tempDirectory?: string }): Promise<{ seconds: number; outputs: number }> {
+async function ours(table: SmallFilesTable, mode: Mode | SortLayout, engineOptions: { memoryLimit?: string; tempDirectory?: string }): Promise<{ seconds: number; cpuSeconds: number; outputs: number }> {
   const work = mkdtempSync(join(tmpdir(), 'bench-clustering-'));
   try {
     const dir = join(work, 'table');
     cpSync(table.dir, dir, { recursive: true });
     const storage = openStorage(dir);
-    const config = configFor(mode);
+    const outputs = Number(flags.outputs);
+    // --outputs N: a target file size of a 1/N of the group, so N output files (Hudi's defaults give several for a 2 GB group).
+    const config = configFor(mode, outputs > 1 ? { 'hoodie.clustering.plan.strategy.target.file.max.bytes': String(Math.ceil(totalBytes(table) / outputs)) } : {});
     const hudiTable = await HudiTable.open(storage, { mode: 'write' });
     const scheduled = await schedule(hudiTable, config, { lock: new StorageLockProvider(storage), force: true });
     if (scheduled === undefined || scheduled.groups.length !== 1) throw new Error(`expected one group, got ${scheduled?.groups.length ?? 0}`);
     const engine = await openParquetEngine({ threads, ...engineOptions });
     try {
+      const cpu = process.cpuUsage();
       const started = performance.now();
       const result = await executeGroup(await hudiTable.reload(), scheduled.instantTime, 0, { engine, tempDir: join(work, 'scratch'), config });
-      return { seconds: (performance.now() - started) / 1000, outputs: result.writeStats.length };
+      return { seconds: (performance.now() - started) / 1000, cpuSeconds: cpuSince(cpu), outputs: result.writeStats.length };
     } finally {
       await engine.close();
     }
@@ -83,17 +91,29 @@ async function ours(table: SmallFilesTable, mode: Mode | SortLayout, engineOptio
 }
 
 /** DuckDB alone: one COPY of the same files, optionally ORDER BY the sort columns. */
-async function duckdb(table: SmallFilesTable, sorted: boolean): Promise<number> {
+/** CPU seconds of this process (every thread: DuckDB's too) since `start`. */
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1e6;
+}
+
+/** A table's base file bytes (the generator's figure, or summed from disk for a table given by path). */
+function totalBytes(table: SmallFilesTable): number {
+  return table.bytes ?? 0;
+}
+
+async function duckdb(table: SmallFilesTable, sorted: boolean): Promise<{ seconds: number; cpuSeconds: number }> {
   const work = mkdtempSync(join(tmpdir(), 'bench-duckdb-'));
   const instance = await DuckDBInstance.create(':memory:', { threads: String(threads) });
   const connection = await instance.connect();
   try {
     const files = table.files.map((file) => `'${join(table.dir, file)}'`).join(', ');
+    const cpu = process.cpuUsage();
     const started = performance.now();
     await connection.run(
       `COPY (SELECT * FROM read_parquet([${files}])${sorted ? ` ORDER BY ${SORT_COLUMNS.join(', ')}` : ''}) TO '${join(work, 'out.parquet')}' (FORMAT parquet, COMPRESSION snappy)`,
     );
-    return (performance.now() - started) / 1000;
+    return { seconds: (performance.now() - started) / 1000, cpuSeconds: cpuSince(cpu) };
   } finally {
     connection.closeSync();
     instance.closeSync();
@@ -108,28 +128,31 @@ async function throughput(): Promise<void> {
   const base = mkdtempSync(join(tmpdir(), 'bench-table-'));
   try {
     const files = Number(flags.files);
-    const table = await createSmallFilesTable({ dir: join(base, 't'), partitions: 1, commits: files, rowsPerFile: Number(flags['rows-per-file']) });
+    const notesBytes = Number(flags['notes-bytes']);
+    const table = await createSmallFilesTable({ dir: join(base, 't'), partitions: 1, commits: files, rowsPerFile: Number(flags['rows-per-file']), ...(notesBytes > 0 ? { notesBytes, bloom: false } : {}) });
     const inputMb = table.bytes / MB;
     console.log(`group of ${table.files.length} files, ${table.rows} rows, ${fixed(inputMb)} MB; ${threads} threads; median of ${flags.runs} run(s)`);
-    console.log('mode      ours s  ours MB/s  DuckDB COPY s  DuckDB MB/s  ours/DuckDB  outputs');
+    console.log('mode      ours s  ours CPU s  DuckDB s  DuckDB CPU s  CPU DuckDB/ours  outputs');
     for (const mode of ['no-sort', 'linear', 'z-order'] as const) {
-      const oursRuns: number[] = [];
-      const duckRuns: number[] = [];
+      const oursRuns: { seconds: number; cpuSeconds: number }[] = [];
+      const duckRuns: { seconds: number; cpuSeconds: number }[] = [];
       let outputs = 0;
       for (let run = 0; run < Number(flags.runs); run++) {
         const result = await ours(table, mode, {});
-        oursRuns.push(result.seconds);
+        oursRuns.push(result);
         outputs = result.outputs;
         duckRuns.push(await duckdb(table, mode !== 'no-sort'));
       }
-      const oursSeconds = median(oursRuns);
-      const duckSeconds = median(duckRuns);
+      const oursSeconds = median(oursRuns.map((run) => run.seconds));
+      const oursCpu = median(oursRuns.map((run) => run.cpuSeconds));
+      const duckSeconds = median(duckRuns.map((run) => run.seconds));
+      const duckCpu = median(duckRuns.map((run) => run.cpuSeconds));
       console.log(
-        `${mode.padEnd(8)}  ${fixed(oursSeconds, 2).padStart(6)}  ${fixed(inputMb / oursSeconds).padStart(9)}  ${fixed(duckSeconds, 2).padStart(13)}  ` +
-          `${fixed(inputMb / duckSeconds).padStart(11)}  ${fixed(duckSeconds / oursSeconds, 2).padStart(11)}  ${String(outputs).padStart(7)}`,
+        `${mode.padEnd(8)}  ${fixed(oursSeconds, 2).padStart(6)}  ${fixed(oursCpu, 2).padStart(10)}  ${fixed(duckSeconds, 2).padStart(8)}  ` +
+          `${fixed(duckCpu, 2).padStart(12)}  ${fixed(duckCpu / oursCpu, 2).padStart(15)}  ${String(outputs).padStart(7)}`,
       );
     }
-    console.log('(ours/DuckDB = our MB/s over DuckDB\'s; DuckDB\'s z-order row is its ORDER BY of the same columns: it has no z-order)');
+    console.log('(CPU DuckDB/ours: DuckDB\'s CPU seconds over ours, above 1 when we use less; its z-order row is its ORDER BY of the same columns: it has no z-order)');
   } finally {
     rmSync(base, { recursive: true, force: true });
   }

@@ -13,7 +13,7 @@ import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clusterin
 import { executeGroup } from '../lib/clustering/execute.js';
 import { CLUSTERING_SUMMARY_KEY, readGroupResult, writeGroupResult } from '../lib/clustering/instant.js';
 import { clusteringWorkDir } from '../lib/timeline/work-folder.js';
-import { runClusteringJob } from '../lib/clustering/job.js';
+import { capGroupBytes, executeGroupCapacityBytes, lambdaEngineOptions, runClusteringJob } from '../lib/clustering/job.js';
 import { schedule } from '../lib/clustering/schedule.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import type { ParquetEngine } from '../lib/engine/port.js';
@@ -554,6 +554,69 @@ describe('layouts of a single sort column and no sort columns', () => {
 });
 
 describe('memory', () => {
+  it('lambdaEngineOptions sizes DuckDB from the function: half its memory, a vCPU per 1,769 MB, allocator flushing, a third of /tmp to spill', () => {
+    const options = lambdaEngineOptions(2048, '/scratch', 3 * 1024 * 1024 * 1024);
+    assert.deepEqual(options, {
+      memoryLimit: '1024MB', threads: 1, tempDirectory: '/scratch/duckdb-spill',
+      allocatorFlushThreshold: '64MB', allocatorBackgroundThreads: true, maxTempDirectorySize: '1024MB',
+    });
+    assert.equal(lambdaEngineOptions(10240).threads, 6);
+    assert.equal(lambdaEngineOptions(10240).maxTempDirectorySize, undefined, 'no free space known: DuckDB\'s own default');
+    assert.throws(() => lambdaEngineOptions(64), HudiError);
+  });
+
+  it('the planner never makes a group larger than one execute-group can stage, write and spill', () => {
+    const size = { memoryMb: 2048, ephemeralStorageMb: 4096 };
+    const sortedCapacity = executeGroupCapacityBytes(size, true);
+    assert.equal(sortedCapacity, Math.floor((4096 * 1024 * 1024 * 0.9) / 3));
+    assert.ok(executeGroupCapacityBytes(size, false) > sortedCapacity, 'no spill without sorting');
+    const sorted = resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.sort.columns': 'id' } }).config;
+    const capped = capGroupBytes(sorted, size);
+    assert.equal(capped.config.maxBytesPerGroup, sortedCapacity, 'Hudi\'s 2 GB default is more than 4 GB of /tmp holds three times');
+    assert.match(capped.note ?? '', /max\.bytes\.per\.group=2147483648 lowered to/);
+    const small = resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.max.bytes.per.group': String(512 * 1024 * 1024) } }).config;
+    assert.equal(capGroupBytes(small, size).config, small, 'a group size that fits is kept');
+    assert.equal(capGroupBytes(small, size).note, undefined);
+  });
+
+  it('a group planned under the cap is split into groups that fit', async () => {
+    const dir = tempDir('clustering-cap-');
+    const made = await createSmallFilesTable({ dir, partitions: 1, commits: 6, rowsPerFile: 200 });
+    const storage = openStorage(dir);
+    // A /tmp so small that the cap is two files' bytes.
+    const fileBytes = Math.max(...made.files.map((file) => statSync(join(dir, file)).size));
+    const ephemeralStorageMb = (2.5 * fileBytes * 3) / 0.9 / (1024 * 1024);
+    const { config } = capGroupBytes(clusteringConfig('linear', made), { memoryMb: 1024, ephemeralStorageMb });
+    const scheduled = await schedule(await HudiTable.open(storage, { mode: 'write' }), config, { lock: new StorageLockProvider(storage), force: true });
+    assert.ok(scheduled !== undefined);
+    assert.ok(scheduled.groups.length >= 3, `${scheduled.groups.length} groups`);
+    for (const group of scheduled.groups) assert.ok(group.inputBytes <= config.maxBytesPerGroup, `${group.inputBytes} bytes in a group`);
+  });
+
+  it('an engine sized for a small Lambda (lambdaEngineOptions) clusters a group larger than its memory into two files, every row kept', async () => {
+    const dir = tempDir('clustering-lambda-memory-');
+    // 155 MB of Parquet (600,000 rows of ~300 bytes); a 256 MB Lambda gives DuckDB 128 MB.
+    const made = await createSmallFilesTable({ dir, partitions: 1, commits: 60, rowsPerFile: 10_000, notesBytes: 230, bloom: false });
+    const storage = openStorage(dir);
+    const before = await readSnapshot(await HudiTable.open(storage));
+    const engine = await openParquetEngine(lambdaEngineOptions(256, tempDir(), 4 * made.bytes));
+    try {
+      assert.ok((await engine.memoryLimitBytes()) < made.bytes, 'DuckDB may hold less than the group');
+      const config = clusteringConfig('linear', made, { 'hoodie.clustering.plan.strategy.target.file.max.bytes': String(Math.ceil(made.bytes / 2)) });
+      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config, lock: new StorageLockProvider(storage), engine, force: true, tempDir: tempDir() });
+      assert.equal(result.commit?.outcome, 'committed');
+      const { outputs } = await committedOutputs(storage, result.instantTime!, tempDir());
+      assert.ok(outputs.length >= 2, `${outputs.length} output files`);
+      await assertKeyOrder('linear', outputs);
+    } finally {
+      await engine.close();
+    }
+    const after = await readSnapshot(await HudiTable.open(storage));
+    const canonical = (rows: readonly Record<string, unknown>[]): string[] => rows.map((row) => JSON.stringify(row)).sort();
+    assert.equal(after.rows.length, made.rows);
+    assert.deepEqual(canonical(after.rows), canonical(before.rows));
+  });
+
   it('a group larger than the engine’s memory limit completes by spilling to its temp directory', async () => {
     // 155 MB of Parquet (600,000 rows of ~300 bytes) under a 100 MB DuckDB limit.
     const dir = tempDir('clustering-spill-');

@@ -241,14 +241,61 @@ async function resumeOrphan(table: HudiTable, orphan: Orphan, options: Clusterin
  * group larger than memory completes by spilling. Half, because the process grows past the limit: measured with
  * bench/clustering.ts on a 1 GB group, peak RSS was 1.3–1.65 × the limit (DuckDB allocations outside its buffer
  * manager, Node's heap with the curve keys, the runtime). Lambda gives one vCPU per 1,769 MB.
+ * The allocator hands freed memory back to the system above a small threshold, on background threads (issue 13:
+ * that brought a 1 GB group with two outputs from 2.5 GB to 1.56 GB of RSS), and the spill may take a third of the
+ * /tmp free when the engine opens (`tmpFreeBytes`): the group's staged inputs and its outputs need the rest.
  */
-export function lambdaEngineOptions(memoryMb: number, scratchDir = '/tmp'): ParquetEngineOptions {
+export function lambdaEngineOptions(memoryMb: number, scratchDir = '/tmp', tmpFreeBytes?: number): ParquetEngineOptions {
   if (!Number.isFinite(memoryMb) || memoryMb < 128) {
     throw new HudiError(`Lambda memory ${memoryMb} MB is not usable`, { fix: 'give the function at least 512 MB (AWS_LAMBDA_FUNCTION_MEMORY_SIZE)' });
   }
+  const limitMb = Math.floor(memoryMb * DUCKDB_MEMORY_SHARE);
   return {
-    memoryLimit: `${Math.floor(memoryMb * 0.5)}MB`,
+    memoryLimit: `${limitMb}MB`,
     threads: Math.max(1, Math.min(6, Math.round(memoryMb / 1769))),
     tempDirectory: join(scratchDir, 'duckdb-spill'),
+    allocatorFlushThreshold: `${Math.max(16, Math.floor(limitMb / 16))}MB`,
+    allocatorBackgroundThreads: true,
+    ...(tmpFreeBytes === undefined || !(tmpFreeBytes > 0) ? {} : { maxTempDirectorySize: `${Math.floor(tmpFreeBytes / 3 / MIB)}MB` }),
+  };
+}
+
+/** DuckDB's share of the function's memory (lambdaEngineOptions). */
+const DUCKDB_MEMORY_SHARE = 0.5;
+const MIB = 1024 * 1024;
+
+/** What execute-group is given (template.yaml's ExecuteGroupFunction: MemorySize, EphemeralStorage). */
+export interface ExecuteGroupFunctionSize {
+  readonly memoryMb: number;
+  readonly ephemeralStorageMb: number;
+}
+
+/**
+ * The most input bytes one execute-group can take. /tmp is the hard limit: a group stages its inputs, writes its
+ * outputs (about as large), and a sorted group's DuckDB spill can be as large again; a tenth is left for the runtime.
+ * Memory is not a limit for DuckDB's part (it spills), so the bound is the disk's.
+ */
+export function executeGroupCapacityBytes(size: ExecuteGroupFunctionSize, sorted: boolean): number {
+  if (!(size.ephemeralStorageMb > 0) || !(size.memoryMb > 0)) {
+    throw new HudiError(`execute-group size ${size.memoryMb} MB memory / ${size.ephemeralStorageMb} MB /tmp is not usable`, {
+      fix: 'set EXECUTE_GROUP_MEMORY_MB and EXECUTE_GROUP_EPHEMERAL_STORAGE_MB to the function\'s MemorySize and EphemeralStorage',
+    });
+  }
+  return Math.floor((size.ephemeralStorageMb * MIB * 0.9) / (sorted ? 3 : 2));
+}
+
+/**
+ * The clustering config with hoodie.clustering.plan.strategy.max.bytes.per.group lowered to what one execute-group
+ * can take, and a note saying so when it was lowered (a single file larger than that still forms a group of its own,
+ * as in Hudi: a file cannot be split).
+ */
+export function capGroupBytes(config: ClusteringConfig, size: ExecuteGroupFunctionSize): { config: ClusteringConfig; note?: string } {
+  const capacity = executeGroupCapacityBytes(size, config.sortColumns.length > 0);
+  if (config.maxBytesPerGroup <= capacity) return { config };
+  return {
+    config: { ...config, maxBytesPerGroup: capacity },
+    note: `hoodie.clustering.plan.strategy.max.bytes.per.group=${config.maxBytesPerGroup} lowered to ${capacity}: ` +
+      `what one execute-group of ${size.memoryMb} MB with ${size.ephemeralStorageMb} MB of /tmp can stage, write and spill ` +
+      '(raise ExecuteGroupEphemeralStorageMb for larger groups)',
   };
 }

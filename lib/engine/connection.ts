@@ -28,12 +28,15 @@ export async function openDuckDb(options: ParquetEngineOptions = {}): Promise<Du
   if (options.memoryLimit !== undefined) config.memory_limit = options.memoryLimit;
   if (options.threads !== undefined) config.threads = String(options.threads);
   if (options.tempDirectory !== undefined) config.temp_directory = options.tempDirectory;
+  if (options.maxTempDirectorySize !== undefined) config.max_temp_directory_size = options.maxTempDirectorySize;
+  if (options.allocatorFlushThreshold !== undefined) config.allocator_flush_threshold = options.allocatorFlushThreshold;
+  if (options.allocatorBackgroundThreads !== undefined) config.allocator_background_threads = String(options.allocatorBackgroundThreads);
   let instance: DuckDBInstance;
   try {
     instance = await DuckDBInstance.create(':memory:', config);
   } catch (cause) {
     throw new HudiError(`could not start DuckDB: ${duckdbReason(cause)}`, {
-      fix: 'check memoryLimit/threads/tempDirectory',
+      fix: 'check memoryLimit/threads/tempDirectory/maxTempDirectorySize/allocatorFlushThreshold',
       cause,
     });
   }

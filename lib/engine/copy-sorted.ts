@@ -3,15 +3,15 @@
  * Parquet types (casts where DuckDB has a type that writes them, type repair where it has none) and Hudi's footer.
  *
  * One COPY that splits its output over several files loses the global order on more than one thread, so the rows
- * are ranked once into a temp table and each output is one COPY over an explicit rank range; an output holding
- * every row is sorted and written by a single COPY instead (no temp table).
+ * are sorted once into a temp table (its rowid is then the rank) and each output is one COPY of a rank range, in
+ * table order (no output re-sorts); an output holding every row is sorted and written by a single COPY instead.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { BIGINT, type DuckDBBigIntVector, DuckDBDataChunk, DuckDBTypeId, DuckDBVector } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
-import { setFooterKeyValues } from '../parquet/footer.js';
+import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
 import { compareFields } from '../parquet/schema.js';
 import { assertFilesExist, duckdbReason, guardFiles, type DuckDb } from './connection.js';
 import { createInputsTable, FILE_OFFSET_COLUMN, INPUT_ROW_SQL, inputScanSql, rowsPerFile, SOURCE_FILE_COLUMN } from './input-order.js';
@@ -19,7 +19,7 @@ import type { CopySortedOutput, CopySortedRequest, CopySortedResult, FooterFromC
 import { describeColumns, type ColumnDescription } from './schema-rows.js';
 import { settleAll } from '../storage/concurrency.js';
 import { copyToParquetSql, fileListSql, nonNegativeInteger, positiveInteger, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
-import { conformParquetTypes, parquetTypeTargets, preservingDuckDbType, type ParquetTypeTargets } from './type-targets.js';
+import { conformParquetTypes, preservingDuckDbType, typeTargetsOf, type ParquetTypeTargets } from './type-targets.js';
 
 /** Sort the inputs once, then write each output's rank range to its own file, keeping the input's Parquet types. */
 export async function copySorted(db: DuckDb, request: CopySortedRequest): Promise<CopySortedResult> {
@@ -29,7 +29,12 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
   if (new Set(inputs).size !== inputs.length) throw new HudiError('an input file is listed twice', { fix: 'pass each input once' });
   const rowGroupSize = positiveInteger(request.rowGroupSize, 'rowGroupSize');
   await assertFilesExist(inputs);
-  const fileRows = await rowsPerFile(db.connection, inputs);
+  // Each input's footer is read once (by the caller, or here): row counts and Parquet types both come from it.
+  const footers = request.inputFooters ?? inputs.map((file) => readFooterSummary(file));
+  if (footers.length !== inputs.length) {
+    throw new HudiError(`copySorted got ${footers.length} input footers for ${inputs.length} inputs`, { fix: 'pass one footer per input, in input order' });
+  }
+  const fileRows = footers.map((footer) => footer.numRows);
   const totalInputRows = fileRows.reduce((sum, rows) => sum + rows, 0);
   checkOutputRanges(outputs, totalInputRows);
   if (request.rowRanks !== undefined) {
@@ -48,7 +53,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     }
   }
   checkOutputColumns(outputs, request.footerFromColumn, columns);
-  const inputFields = await guardFiles(db.connection, inputs, () => parquetTypeTargets(db.connection, inputs));
+  const inputFields = typeTargetsOf(footers.map((footer) => footer.columns));
   const projection = columns.map((column) => {
     const target = preservingDuckDbType(column.type, inputFields, column.name);
     const quoted = sqlIdentifier(column.name);
@@ -56,15 +61,12 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
   });
   // Input order = position in `inputs`, then row in file: the tie-break of every sort, and the key rowRanks use.
   const inputRow = INPUT_ROW_SQL;
-  let rankExpression: string;
-  if (request.rowRanks !== undefined) rankExpression = sqlIdentifier(RANK_VALUE_COLUMN);
-  else if ((request.orderBy ?? []).length > 0) {
-    const ordering = [...(request.orderBy ?? []).map((key) => sortKeySql(key, columns)), `${inputRow} ASC`];
-    rankExpression = `row_number() OVER (ORDER BY ${ordering.join(', ')}) - 1`;
-  } else rankExpression = inputRow;
+  const sortedByKeys = request.rowRanks === undefined && (request.orderBy ?? []).length > 0;
 
   const suffix = randomUUID().replaceAll('-', '');
-  const table = sqlIdentifier(`__hudi_sorted_${suffix}`);
+  const sortedTable = sqlIdentifier(`__hudi_sorted_${suffix}`);
+  /** The sorted rows with their rank (a view over sortedTable). */
+  const table = sqlIdentifier(`__hudi_ranked_${suffix}`);
   let filesTable: string | undefined;
   const ranksTable = sqlIdentifier(`__hudi_ranks_${suffix}`);
   const written: string[] = [];
@@ -75,10 +77,6 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       await loadRanks(db, ranksTable, request.rowRanks);
       rankJoin = `JOIN ${ranksTable} USING (${sqlIdentifier(INPUT_ROW_COLUMN)})`;
     }
-    const sortedSource = `SELECT ${projection.join(', ')}, ${rankExpression} AS ${sqlIdentifier(RANK_COLUMN)}
-         FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
-               FROM ${inputScanSql(inputs, filesTable)}) AS source
-         ${rankJoin}`;
     const single = outputs[0]!;
     if (outputs.length === 1 && single.rowStart === 0 && single.rowCount === totalInputRows && single.sequenceColumns === undefined) {
       // One output holding every row: sort and write in one COPY (as DuckDB alone would), while a second
@@ -88,9 +86,9 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       const footer = request.footerFromColumn;
       // Input order needs no sort: DuckDB scans the files in list order, rows in file order.
       let query: string;
-      if (rankExpression === inputRow) {
+      if (request.rowRanks === undefined && !sortedByKeys) {
         query = `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}))`;
-      } else if (request.rowRanks === undefined) {
+      } else if (sortedByKeys) {
         // ORDER BY the keys themselves: a row_number() window over them and then a sort by it costs a second sort.
         // The keys are computed beside the projection, over the input's own (uncast) columns, as the window did.
         const keys = (request.orderBy ?? []).map((key) => sortKeyParts(key, columns));
@@ -101,19 +99,55 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
                        FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
                              FROM ${inputScanSql(inputs, filesTable)}) AS source)
                  ORDER BY ${ordering.join(', ')}`;
-      } else query = `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (${sortedSource}) ORDER BY ${sqlIdentifier(RANK_COLUMN)}`;
+      } else {
+        query = `SELECT ${outputColumnsSql(columns, single).join(', ')}
+                 FROM (SELECT ${projection.join(', ')}, ${sqlIdentifier(RANK_VALUE_COLUMN)}
+                       FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, filesTable)}) AS source
+                       ${rankJoin})
+                 ORDER BY ${sqlIdentifier(RANK_VALUE_COLUMN)}`;
+      }
       // Both settle before anything else happens: on a failure the catch below removes the file the other may still write.
-      const [, footerKeyValues] = await settleAll([
+      // Few inputs: the footer (bloom filter: JavaScript on this thread) is built from a side scan of the inputs while
+      // DuckDB's threads write the file. Many inputs: opening every input twice costs more than reading the one
+      // column back from the one output, and the side scan's buffers would sit in memory beside the COPY's.
+      const onSide = footer !== undefined && inputs.length <= SIDE_SCAN_MAX_INPUTS;
+      const [, sideKeyValues] = await settleAll([
         guardFiles(db.connection, inputs, () => copyTo(db, query, single.file, rowGroupSize, footer === undefined ? single.keyValues : {})),
-        // The footer (bloom filter: JavaScript on this thread) is built while DuckDB's threads write the file.
-        footer === undefined ? Promise.resolve(undefined) : guardFiles(db.connection, inputs, () => columnValuesOnSide(db, inputs, footer.column)).then((values) => footer.build(values, single)),
+        !onSide ? Promise.resolve(undefined) : guardFiles(db.connection, inputs, () => columnValuesOnSide(db, inputs, footer.column)).then((values) => footer.build(values, single)),
       ]);
+      const footerKeyValues = footer === undefined || onSide
+        ? sideKeyValues
+        : footer.build(await guardFiles(db.connection, [single.file], () => columnValuesOnSide(db, [single.file], footer.column)), single);
       const result = await finishOutput(db, single, inputFields);
       if (footerKeyValues !== undefined) await setFooterKeyValues(single.file, { ...single.keyValues, ...footerKeyValues });
       assertCompatible([result], request.onTypeMismatch);
       return { totalInputRows, outputs: [result] };
     }
-    await guardFiles(db.connection, inputs, () => db.connection.run(`CREATE TEMP TABLE ${table} AS ${sortedSource}`));
+    // Several outputs: the rows go into a temp table once, with their rank, and each output is one COPY of a rank
+    // range. Sorted by keys, the table is filled by one ORDER BY (its rowid is then the rank: no output re-sorts, and
+    // a plain sort spills past DuckDB's memory limit where the row_number() window it replaces ran out of memory).
+    // When the rank is known up front (input order, rowRanks) the table is filled unsorted and each range is sorted
+    // on its own: k sorts of n/k rows hold less in memory than one of n.
+    const source = `(SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, filesTable)}) AS source ${rankJoin}`;
+    if (sortedByKeys) {
+      const keys = (request.orderBy ?? []).map((key) => sortKeyParts(key, columns));
+      const keyColumns = keys.map((key, index) => `${key.expression} AS ${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)}`);
+      const ordering = [...keys.map((key, index) => `${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)} ${key.direction}`), `${sqlIdentifier(INPUT_ROW_COLUMN)} ASC`];
+      await guardFiles(db.connection, inputs, () =>
+        db.connection.run(
+          `CREATE TEMP TABLE ${sortedTable} AS
+           SELECT * FROM (SELECT ${[...projection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')} FROM ${source})
+           ORDER BY ${ordering.join(', ')}`,
+        ),
+      );
+      await db.connection.run(`CREATE TEMP VIEW ${table} AS SELECT *, rowid AS ${sqlIdentifier(RANK_COLUMN)} FROM ${sortedTable}`);
+    } else {
+      const rank = request.rowRanks !== undefined ? sqlIdentifier(RANK_VALUE_COLUMN) : inputRow;
+      await guardFiles(db.connection, inputs, () =>
+        db.connection.run(`CREATE TEMP TABLE ${sortedTable} AS SELECT ${projection.join(', ')}, ${rank} AS ${sqlIdentifier(RANK_COLUMN)} FROM ${source}`),
+      );
+      await db.connection.run(`CREATE TEMP VIEW ${table} AS SELECT * FROM ${sortedTable}`);
+    }
     const results: CopySortedOutput[] = [];
     for (const output of outputs) {
       const keyValues = request.footerFromColumn === undefined
@@ -121,7 +155,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
         : { ...output.keyValues, ...request.footerFromColumn.build(await rangeValues(db, table, request.footerFromColumn.column, output), output) };
       await mkdir(dirname(output.file), { recursive: true });
       written.push(output.file);
-      results.push(await writeRange(db, table, columns, { ...output, keyValues }, rowGroupSize, inputFields));
+      results.push(await writeRange(db, table, columns, { ...output, keyValues }, rowGroupSize, inputFields, !sortedByKeys));
     }
     assertCompatible(results, request.onTypeMismatch);
     return { totalInputRows, outputs: results };
@@ -129,30 +163,37 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     await settleAll(written.map((file) => rm(file, { force: true })));
     throw error;
   } finally {
-    for (const name of [table, ranksTable, ...(filesTable === undefined ? [] : [filesTable])]) await db.connection.run(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
+    await db.connection.run(`DROP VIEW IF EXISTS ${table}`).catch(() => undefined);
+    for (const name of [sortedTable, ranksTable, ...(filesTable === undefined ? [] : [filesTable])]) await db.connection.run(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
   }
 }
 
-/** One column's non-null values of some files, read on a connection of its own (so it runs beside a COPY). */
+/** One column's non-null values of some files, read on a connection of its own (so it can run beside a COPY). */
 async function columnValuesOnSide(db: DuckDb, files: readonly string[], column: string): Promise<string[]> {
   const side = await db.instance.connect();
   try {
-    // Joined with NUL separators file by file (a few hundred strings instead of a million values to convert);
-    // a file whose value count does not match (a value holding NUL) is read value by value instead.
+    // Joined with NUL separators, JOINED_VALUES rows of a file at a time (a few strings instead of a million values
+    // to convert, none too long for a JavaScript string); a piece whose value count does not match (a value holding
+    // NUL) is read value by value instead.
     const quoted = sqlIdentifier(column);
-    const fileColumn = sqlString(SOURCE_FILE_COLUMN);
+    const fileColumn = sqlIdentifier(SOURCE_FILE_COLUMN);
     const reader = await side.runAndReadAll(
-      `SELECT ${sqlIdentifier(SOURCE_FILE_COLUMN)}, count(*), string_agg(${quoted}, chr(0))
-       FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}, filename = ${fileColumn}) WHERE ${quoted} IS NOT NULL GROUP BY ALL`,
+      `SELECT ${fileColumn}, file_row_number // ${JOINED_VALUES} AS piece, count(*), string_agg(${quoted}, chr(0))
+       FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}, filename = ${sqlString(SOURCE_FILE_COLUMN)}, file_row_number = true)
+       WHERE ${quoted} IS NOT NULL GROUP BY ALL`,
     );
     const values: string[] = [];
-    for (const [file, count, joined] of reader.getRows()) {
+    for (const [file, piece, count, joined] of reader.getRows()) {
       let pieces = String(joined ?? '').split('\u0000', Number(count) + 1);
       if (pieces.length !== Number(count)) {
-        const one = await side.runAndReadAll(`SELECT ${quoted} FROM read_parquet(${fileListSql([String(file)])}, ${READ_OPTIONS}) WHERE ${quoted} IS NOT NULL`);
+        const start = Number(piece) * JOINED_VALUES;
+        const one = await side.runAndReadAll(
+          `SELECT ${quoted} FROM read_parquet(${fileListSql([String(file)])}, ${READ_OPTIONS}, file_row_number = true)
+           WHERE ${quoted} IS NOT NULL AND file_row_number >= ${start} AND file_row_number < ${start + JOINED_VALUES}`,
+        );
         pieces = (one.getColumnsJS()[0] ?? []).map(String);
       }
-      for (const piece of pieces) values.push(piece);
+      for (const value of pieces) values.push(value);
     }
     return values;
   } finally {
@@ -224,13 +265,14 @@ async function writeRange(
   output: OutputRange,
   rowGroupSize: number,
   inputFields: ParquetTypeTargets,
+  /** Whether the table is not stored in rank order, so the range must be sorted by rank. */
+  sortRange: boolean,
 ): Promise<CopySortedOutput> {
   const rank = sqlIdentifier(RANK_COLUMN);
   await copyTo(
     db,
     `SELECT ${outputColumnsSql(columns, output).join(', ')} FROM ${table}
-     WHERE ${rank} >= ${output.rowStart} AND ${rank} < ${output.rowStart + output.rowCount}
-     ORDER BY ${rank}`,
+     WHERE ${rank} >= ${output.rowStart} AND ${rank} < ${output.rowStart + output.rowCount}${sortRange ? ` ORDER BY ${rank}` : ''}`,
     output.file, rowGroupSize, output.keyValues,
   );
   return finishOutput(db, output, inputFields);
@@ -252,7 +294,7 @@ async function copyTo(db: DuckDb, query: string, file: string, rowGroupSize: num
 /** After a COPY: give the file the input's Parquet types, and check its row count. */
 async function finishOutput(db: DuckDb, output: OutputRange, inputFields: ParquetTypeTargets): Promise<CopySortedOutput> {
   const { repairedColumns, types } = await conformParquetTypes(db.connection, output.file, inputFields);
-  const rowCount = (await rowsPerFile(db.connection, [output.file]))[0] ?? 0;
+  const rowCount = rowsPerFile([output.file])[0] ?? 0;
   if (rowCount !== output.rowCount) {
     throw new HudiError(`wrote ${rowCount} rows instead of ${output.rowCount}`, {
       location: output.file,
@@ -267,6 +309,8 @@ const INPUT_ROW_COLUMN = '__hudi_input_row';
 /** Sort keys computed beside the output's columns for one ORDER BY (`__hudi_sort_key_0`, …). */
 const SORT_KEY_PREFIX = '__hudi_sort_key_';
 const RANK_VALUE_COLUMN = '__hudi_rank_value';
+/** Above this many inputs a single output's footer column is read back from the output, not beside the COPY. */
+const SIDE_SCAN_MAX_INPUTS = 64;
 /** Values per string_agg piece when reading a column's values for footers. */
 const JOINED_VALUES = 65_536;
 const INTERNAL_COLUMNS = [RANK_COLUMN, SOURCE_FILE_COLUMN, FILE_OFFSET_COLUMN, INPUT_ROW_COLUMN, RANK_VALUE_COLUMN] as const;
@@ -334,11 +378,6 @@ function checkOutputRanges(outputs: readonly OutputRange[], totalRows: number): 
       });
     }
   }
-}
-
-function sortKeySql(key: SortKey, columns: readonly ColumnDescription[]): string {
-  const { expression, direction } = sortKeyParts(key, columns);
-  return `${expression} ${direction}`;
 }
 
 /** A sort key's expression (over the input's columns) and its direction, apart. */

@@ -5,9 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { guardFiles, queryObjects } from './connection.js';
+import { readFooterSummary } from '../parquet/footer.js';
 import { fileListSql, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
-import { toNumber } from './values.js';
 
 export const SOURCE_FILE_COLUMN = '__hudi_source_file';
 export const FILE_OFFSET_COLUMN = '__hudi_file_offset';
@@ -15,13 +14,9 @@ export const FILE_OFFSET_COLUMN = '__hudi_file_offset';
 /** A row's 0-based position in input order, over a scan joined with the inputs table. */
 export const INPUT_ROW_SQL = `(${sqlIdentifier(FILE_OFFSET_COLUMN)} + file_row_number)`;
 
-/** Footer row counts, file by file. */
-export async function rowsPerFile(connection: DuckDBConnection, files: readonly string[]): Promise<number[]> {
-  const rows = await guardFiles(connection, files, () =>
-    queryObjects(connection, `SELECT file_name, num_rows FROM parquet_file_metadata(${fileListSql(files)})`),
-  );
-  const byFile = new Map(rows.map((row) => [String(row.file_name), toNumber(row.num_rows)]));
-  return files.map((file) => byFile.get(file) ?? 0);
+/** Footer row counts, file by file (read in JavaScript: DuckDB's parquet_file_metadata costs 0.2 ms a file). */
+export function rowsPerFile(files: readonly string[]): number[] {
+  return files.map((file) => readFooterSummary(file).numRows);
 }
 
 /** A temp table (source file, offset) for the inputs, whose rows per file are `fileRows`; drop it when done. */

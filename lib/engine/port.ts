@@ -16,6 +16,12 @@ export interface ParquetEngineOptions {
   threads?: number;
   /** Where DuckDB spills (Lambda: under /tmp). */
   tempDirectory?: string;
+  /** The most DuckDB may spill there, e.g. '1200MB' (DuckDB's default: 90% of the disk's free space). */
+  maxTempDirectorySize?: string;
+  /** DuckDB's allocator_flush_threshold: freed memory above this goes back to the system, e.g. '64MB'. */
+  allocatorFlushThreshold?: string;
+  /** DuckDB's allocator_background_threads: return freed memory on background threads. */
+  allocatorBackgroundThreads?: boolean;
 }
 
 export interface ParquetFooter {
@@ -85,8 +91,17 @@ export interface FileRows {
   rowCount: number;
 }
 
+/** What copySorted needs of an input's footer (lib/parquet/footer.ts readFooterSummary gives it). */
+export interface InputFooter {
+  numRows: number;
+  /** The schema's non-root elements. */
+  columns: readonly ParquetColumnInfo[];
+}
+
 export interface CopySortedRequest {
   inputs: readonly string[];
+  /** The inputs' footers, in input order, when the caller has read them already (so no footer is read twice). */
+  inputFooters?: readonly InputFooter[];
   /** Empty or absent: input order (file by file, row by row). Ties always break by input file, then row. */
   orderBy?: readonly SortKey[];
   /**

@@ -25,7 +25,7 @@ export async function scanSortColumns(
   await assertFilesExist(files);
   const available = await guardFiles(connection, files, () => describeColumns(connection, files));
   const descriptions = columns.map((name) => sortColumnDescription(name, available, files[0]!));
-  const fileRows = await rowsPerFile(connection, files);
+  const fileRows = rowsPerFile(files);
   const footerRows = fileRows.reduce((sum, rows) => sum + rows, 0);
   let filesTable: string | undefined;
   let rowCount = 0;

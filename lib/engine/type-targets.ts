@@ -5,18 +5,23 @@
  */
 import { DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, TIMESTAMP_MS, TIMESTAMP_NS } from '@duckdb/node-api';
 import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
-import { latestTopLevelFields, type TopLevelFields, type TypeNode } from '../parquet/schema.js';
+import { readFooterSummary } from '../parquet/footer.js';
+import { latestTopLevelFields, type ParquetColumnInfo, type TopLevelFields, type TypeNode } from '../parquet/schema.js';
 import { planTypeRepairs, repairParquetTypes } from '../parquet/type-repair.js';
 import { guardFiles } from './connection.js';
-import { readSchemas } from './schema-rows.js';
 import { fileListSql, READ_OPTIONS, sqlIdentifier } from './sql.js';
 
 /** The Parquet type tree per top-level column of some files (the last file wins), used as a write target. */
 export type ParquetTypeTargets = TopLevelFields;
 
-export async function parquetTypeTargets(connection: DuckDBConnection, files: readonly string[]): Promise<ParquetTypeTargets> {
-  const schemas = await readSchemas(connection, files);
-  return latestTopLevelFields(files.map((file) => (schemas.get(file) ?? []).map((entry) => entry.info)));
+/** Read from the footers in JavaScript: DuckDB's parquet_schema rows cost 0.4 ms a file, the footer 0.06 ms. */
+export function parquetTypeTargets(files: readonly string[]): ParquetTypeTargets {
+  return typeTargetsOf(files.map((file) => readFooterSummary(file).columns));
+}
+
+/** Type targets from schemas already read (in file order: the last file wins). */
+export function typeTargetsOf(schemas: readonly (readonly ParquetColumnInfo[])[]): ParquetTypeTargets {
+  return latestTopLevelFields(schemas);
 }
 
 /**
@@ -86,7 +91,7 @@ export async function conformParquetTypes(
   file: string,
   target: ParquetTypeTargets,
 ): Promise<{ repairedColumns: string[]; types: ParquetTypeTargets }> {
-  const written = await parquetTypeTargets(connection, [file]);
+  const written = parquetTypeTargets([file]);
   const repairs = planTypeRepairs(target, written);
   if (repairs.length === 0) return { repairedColumns: [], types: written };
   await repairParquetTypes(file, repairs);
@@ -97,5 +102,5 @@ export async function conformParquetTypes(
        FROM read_parquet(${fileListSql([file])}, ${READ_OPTIONS})`,
     ),
   );
-  return { repairedColumns: repairs.map((repair) => repair.column), types: await parquetTypeTargets(connection, [file]) };
+  return { repairedColumns: repairs.map((repair) => repair.column), types: parquetTypeTargets([file]) };
 }

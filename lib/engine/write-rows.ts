@@ -32,7 +32,7 @@ export async function writeRowsLikeTemplate(connection: DuckDBConnection, reques
     } catch (cause) {
       throw new HudiError(`could not write ${request.outputFile}: ${(cause as Error).message}`, { cause, fix: 'the merged records do not fit the base file\'s column types; compact this slice with Hudi' });
     }
-    await conformParquetTypes(connection, request.outputFile, await parquetTypeTargets(connection, [request.template]));
+    await conformParquetTypes(connection, request.outputFile, parquetTypeTargets([request.template]));
     return { rowCount: request.rows.length, bytes: (await stat(request.outputFile)).size };
   } finally {
     await rm(dir, { recursive: true, force: true });

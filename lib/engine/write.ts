@@ -181,7 +181,7 @@ export class WriteSession {
     let projection: string[];
     let addedColumns: string[] = [];
     if (typeTemplates.length > 0) {
-      this.targets = await parquetTypeTargets(this.connection, typeTemplates);
+      this.targets = parquetTypeTargets(typeTemplates);
       const templateColumns = (await describeColumns(this.connection, typeTemplates))
         .filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name))
         .map((c) => ({ name: c.name, type: preservingDuckDbType(c.type, this.targets, c.name) }));
@@ -557,8 +557,8 @@ export class WriteSession {
     const templates = spec.existingFile !== undefined ? [this.existingFiles[spec.existingFile]!.localPath] : spec.typeTemplates;
     // Existing tables: their files' types. A new table, and columns or struct fields new to the table: the written
     // types with Hudi's fixed-length decimals.
-    const writtenTypes = withFixedDecimals(await parquetTypeTargets(this.connection, [spec.outputFile]));
-    const targets = templates.length > 0 ? withNewTypesFrom(await parquetTypeTargets(this.connection, templates), writtenTypes) : writtenTypes;
+    const writtenTypes = withFixedDecimals(parquetTypeTargets([spec.outputFile]));
+    const targets = templates.length > 0 ? withNewTypesFrom(parquetTypeTargets(templates), writtenTypes) : writtenTypes;
     await conformParquetTypes(this.connection, spec.outputFile, targets);
     const [counts] = await this.query(
       `SELECT count(*) FILTER (WHERE NOT __delete AND __file IS NULL) AS inserts, count(*) FILTER (WHERE NOT __delete AND __file IS NOT NULL) AS updates,

@@ -3,8 +3,10 @@
  * at the end of the file. Type repair reads it to find and patch column chunks; the footer key/values Hudi needs
  * (bloom filter, min/max record keys) are set through it after DuckDB has written the pages.
  */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { HudiError } from '../errors.js';
+import { columnInfosFromSchemaElements, type ParquetColumnInfo } from './schema.js';
 import { CompactReader, CompactWriter, isStruct, ThriftList, ThriftStruct, THRIFT_BINARY, THRIFT_LIST, THRIFT_STRUCT } from './thrift.js';
 
 /** FileMetaData field ids (parquet.thrift). */
@@ -101,6 +103,82 @@ export async function readRowCount(file: string): Promise<number> {
   } finally {
     await handle.close();
   }
+}
+
+/** What one read of a file's footer gives every later step: row counts, the schema, chosen key/values. */
+export interface FooterSummary {
+  readonly file: string;
+  /** The file's size in bytes. */
+  readonly bytes: number;
+  readonly numRows: number;
+  readonly rowGroupCount: number;
+  /** The schema's non-root elements as readers see them (what DuckDB's parquet_schema describes). */
+  readonly columns: readonly ParquetColumnInfo[];
+  /** The footer key/values asked for, as text (absent keys left out). */
+  readonly keyValues: ReadonlyMap<string, string>;
+}
+
+/** Bytes read from a file's end at first: a footer without a large bloom filter fits, so one read does. */
+const FOOTER_PROBE_BYTES = 64 * 1024;
+
+/**
+ * Read a file's footer once for row counts, schema and some key/values. Synchronous reads on purpose: for thousands
+ * of small local files the promise per read costs more than the read (a group of 10,000 files is read in a second).
+ */
+export function readFooterSummary(file: string, keys: readonly string[] = []): FooterSummary {
+  let descriptor: number;
+  try {
+    descriptor = openSync(file, 'r');
+  } catch (cause) {
+    throw new HudiError(`cannot open Parquet file: ${(cause as Error).message}`, { location: file, fix: 'stage the file locally before reading it', cause });
+  }
+  try {
+    const { size } = fstatSync(descriptor);
+    if (size < 12) throw footerError(file, `${size} bytes are too few for a Parquet file`);
+    const probeLength = Math.min(size, FOOTER_PROBE_BYTES);
+    let tail = readAt(descriptor, size - probeLength, probeLength, file);
+    if (!tail.subarray(probeLength - 4).equals(MAGIC)) throw footerError(file, 'no Parquet magic at the end');
+    const length = tail.readUInt32LE(probeLength - 8);
+    const start = size - 8 - length;
+    if (start < MAGIC.length) throw footerError(file, `footer length ${length} is larger than the file`);
+    if (length + 8 > probeLength) tail = readAt(descriptor, start, length + 8, file);
+    const footerBytes = tail.subarray(tail.length - 8 - length, tail.length - 8);
+    let metadata: ThriftStruct;
+    try {
+      metadata = new CompactReader(footerBytes).readStruct();
+    } catch (cause) {
+      throw footerError(file, (cause as Error).message);
+    }
+    const keyValues = new Map<string, string>();
+    if (keys.length > 0) {
+      const all = footerKeyValues(metadata);
+      for (const key of keys) {
+        const value = all.get(key);
+        if (value !== undefined) keyValues.set(key, Buffer.from(value).toString('utf8'));
+      }
+    }
+    return {
+      file,
+      bytes: size,
+      numRows: Number(metadata.bigint(FILE_METADATA.numRows) ?? 0n),
+      rowGroupCount: metadata.list(FILE_METADATA.rowGroups)?.items.length ?? 0,
+      columns: columnInfosFromSchemaElements(metadata.list(FILE_METADATA.schema)?.items.filter(isStruct) ?? []),
+      keyValues,
+    };
+  } finally {
+    closeSync(descriptor);
+  }
+}
+
+function readAt(descriptor: number, start: number, length: number, file: string): Buffer {
+  const buffer = Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const read = readSync(descriptor, buffer, filled, length - filled, start + filled);
+    if (read === 0) throw footerError(file, `unexpected end of file at ${start + filled}`);
+    filled += read;
+  }
+  return buffer;
 }
 
 /** Exactly `length` bytes from `start`. */

@@ -3,7 +3,7 @@
  * stored next to its markers, so the state carries nothing but the reference. Safe to retry: a group that already
  * has a result returns at once, and one that ran partway writes the same file names again (execute.ts).
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, statfs } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { executeGroup } from '../clustering/execute.js';
@@ -65,7 +65,7 @@ export async function executeGroupStep(input: ExecuteGroupInput, deps: ExecuteGr
   const scratchRoot = optionalString(deps.env, ENV.scratchDir, 'environment') ?? tmpdir();
   await mkdir(scratchRoot, { recursive: true });
   const scratch = await mkdtemp(join(scratchRoot, `hudi-group-${input.groupIndex}-`));
-  const engineOptions = lambdaEngineOptions(deps.memoryMb, scratch);
+  const engineOptions = lambdaEngineOptions(deps.memoryMb, scratch, await freeBytes(scratch));
   deps.log.info('executing group', { instant: input.instant, groupIndex: input.groupIndex, memoryMb: deps.memoryMb, engine: engineOptions });
   const engine = await openParquetEngine(engineOptions);
   try {
@@ -92,6 +92,16 @@ export async function executeGroupStep(input: ExecuteGroupInput, deps: ExecuteGr
   } finally {
     await engine.close();
     await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Free bytes on the file system of `dir` (undefined when it cannot tell: DuckDB then takes its own default). */
+async function freeBytes(dir: string): Promise<number | undefined> {
+  try {
+    const stats = await statfs(dir);
+    return stats.bavail * stats.bsize;
+  } catch {
+    return undefined;
   }
 }
 

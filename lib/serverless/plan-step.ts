@@ -4,6 +4,7 @@
  * itself stays on the timeline, since Step Functions caps a state's data at 256 KB.
  */
 import { discardStaleGroupResults, groupResultsDone } from '../clustering/instant.js';
+import { capGroupBytes } from '../clustering/job.js';
 import { schedule } from '../clustering/schedule.js';
 import { describeHeal, healTable } from '../failed-writes.js';
 import { findRollbackOf, rollbackInflightClustering } from '../rollback.js';
@@ -16,7 +17,7 @@ import { asObject, executionInputOf, optionalString, type JsonObject } from './e
 import type { StepLog } from './observability.js';
 import { claimRun, isAlive, readRunActivity } from './run-claim.js';
 import { chooseMap, mapConcurrency, scaleOutSettings, type GroupManifest, type MapMode } from './scale-out.js';
-import { resolveStepSettings, type ClusteringExecutionInput, type Environment, type PropertyOverrides } from './settings.js';
+import { executeGroupSize, resolveStepSettings, type ClusteringExecutionInput, type Environment, type PropertyOverrides } from './settings.js';
 
 export interface PlanStepInput extends ClusteringExecutionInput {
   /** The Step Functions execution (its id): a retried plan step recognises a plan its own run claimed. */
@@ -125,7 +126,10 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
     }
 
     const notes: string[] = [];
-    const scheduled = await schedule(current, settings.clustering, {
+    // Groups no larger than one execute-group can stage, write and spill.
+    const capped = capGroupBytes(settings.clustering, executeGroupSize(deps.env));
+    if (capped.note !== undefined) deps.log.info('group size capped', { note: capped.note });
+    const scheduled = await schedule(current, capped.config, {
       // Already inside the lock: schedule's own withLock must not wait for ourselves.
       lock: heldLock(lease, lock.description),
       ...(input.force === undefined ? {} : { force: input.force }),

@@ -19,6 +19,7 @@ import { HudiError } from '../errors.js';
 import { DYNAMODB_LOCK_PROVIDER, LOCK_PROPERTY } from '../lock/index.js';
 import { parseJavaProperties } from '../properties.js';
 import { nonEmpty } from '../util/text.js';
+import { FUNCTIONS } from './function-settings.js';
 import { assertEventProperties, eventPropertyPolicy, EVENT_ALLOWED_PROPERTIES } from './event-properties.js';
 
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -35,6 +36,9 @@ export const ENV = {
   /** Scratch space for staged files and DuckDB's spill (default the OS temp dir: /tmp on Lambda). */
   scratchDir: 'SCRATCH_DIR',
   memorySize: 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',
+  /** execute-group's MemorySize and EphemeralStorage (MB), for the plan step to size groups to (template.yaml sets them). */
+  executeGroupMemoryMb: 'EXECUTE_GROUP_MEMORY_MB',
+  executeGroupEphemeralStorageMb: 'EXECUTE_GROUP_EPHEMERAL_STORAGE_MB',
 } as const;
 
 /**
@@ -197,4 +201,22 @@ export function lambdaMemoryMb(env: Environment, contextMemory: string | number 
     location: ENV.memorySize,
     fix: `run it on Lambda, or set ${ENV.memorySize} (MB) so DuckDB's memory limit can be derived`,
   });
+}
+
+/** execute-group's size as the plan step sees it: EXECUTE_GROUP_* variables, else the template's defaults. */
+export function executeGroupSize(env: Environment): { memoryMb: number; ephemeralStorageMb: number } {
+  const read = (name: string, fallback: number): number => {
+    const text = nonEmpty(env[name]);
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!Number.isInteger(value) || value <= 0) {
+      throw new HudiError(`${name}=${text} is not a whole number of MB`, { location: name, fix: 'set it to the function\'s size in MB, as template.yaml does' });
+    }
+    return value;
+  };
+  const defaults = FUNCTIONS['execute-group'];
+  return {
+    memoryMb: read(ENV.executeGroupMemoryMb, defaults.memoryMb),
+    ephemeralStorageMb: read(ENV.executeGroupEphemeralStorageMb, defaults.ephemeralStorageMb),
+  };
 }
