@@ -94,7 +94,12 @@ async function child(runner: Runner, dir: string, files: readonly string[]): Pro
       const started = performance.now();
       const result = await executeGroup(await hudiTable.reload(), scheduled.instantTime, 0, { engine, tempDir: join(work, 'scratch'), config });
       const execution = result.report.execution;
-      const method = execution === undefined ? '?' : execution.method === 'binary-copy' ? `binary copy${execution.footersFromKeys === undefined ? '' : ' (footers from keys)'}` : `rewrite (${execution.reason.slice(0, 60)})`;
+      const method =
+        execution === undefined
+          ? '?'
+          : execution.method === 'binary-copy'
+            ? `binary copy${execution.footersFromKeys === undefined ? '' : ' (footers from keys)'}`
+            : `rewrite (${execution.reason.slice(0, 60)})`;
       return measured(started, cpu, result.writeStats.length, method);
     } finally {
       await engine.close();
@@ -106,7 +111,13 @@ async function child(runner: Runner, dir: string, files: readonly string[]): Pro
 
 function measured(started: number, cpu: NodeJS.CpuUsage, outputs: number, method: string): Measured {
   const used = process.cpuUsage(cpu);
-  return { seconds: (performance.now() - started) / 1000, cpuSeconds: (used.user + used.system) / 1e6, maxRssKb: process.resourceUsage().maxRSS, outputs, method };
+  return {
+    seconds: (performance.now() - started) / 1000,
+    cpuSeconds: (used.user + used.system) / 1e6,
+    maxRssKb: process.resourceUsage().maxRSS,
+    outputs,
+    method,
+  };
 }
 
 function run(runner: Runner, table: SmallFilesTable): Measured {
@@ -127,7 +138,9 @@ function run(runner: Runner, table: SmallFilesTable): Measured {
 }
 
 function report(title: string, table: SmallFilesTable, runners: readonly Runner[]): void {
-  console.log(`\n${title}: ${table.files.length} files, ${table.rows} rows, ${(table.bytes / MB).toFixed(1)} MB; ${threads} threads; median of ${flags.runs} run(s)`);
+  console.log(
+    `\n${title}: ${table.files.length} files, ${table.rows} rows, ${(table.bytes / MB).toFixed(1)} MB; ${threads} threads; median of ${flags.runs} run(s)`,
+  );
   console.log('run          wall s   CPU s  MB/s (wall)  peak RSS MB  outputs  DuckDB CPU / this  how');
   const results = runners.map((runner) => [runner, run(runner, table)] as const);
   const duck = results.find(([runner]) => runner === 'duckdb')![1];
@@ -146,14 +159,26 @@ async function main(): Promise<void> {
       const files = Number(flags.files);
       const rowsPerFile = Math.max(1, Math.ceil((Number(flags.gb) * 1024 * MB) / 250 / files));
       const generated = performance.now();
-      const table = await createSmallFilesTable({ dir: join(base, 'big'), partitions: 1, commits: files, rowsPerFile, notesBytes: 230, bloom: HUDI_BLOOM_FILTER_DEFAULTS });
+      const table = await createSmallFilesTable({
+        dir: join(base, 'big'),
+        partitions: 1,
+        commits: files,
+        rowsPerFile,
+        notesBytes: 230,
+        bloom: HUDI_BLOOM_FILTER_DEFAULTS,
+      });
       console.log(`(generated in ${((performance.now() - generated) / 1000).toFixed(0)} s)`);
       report('bin-pack group', table, ['binary-copy', 'rewrite', 'duckdb']);
       rmSync(table.dir, { recursive: true, force: true });
     }
     if (!flags['skip-many']) {
       const generated = performance.now();
-      const table = await createSmallFilesTable({ dir: join(base, 'many'), partitions: 1, commits: Number(flags.many), rowsPerFile: Number(flags['many-rows']) });
+      const table = await createSmallFilesTable({
+        dir: join(base, 'many'),
+        partitions: 1,
+        commits: Number(flags.many),
+        rowsPerFile: Number(flags['many-rows']),
+      });
       console.log(`(generated in ${((performance.now() - generated) / 1000).toFixed(0)} s)`);
       report('group of many files', table, ['binary-copy', 'duckdb']);
     }

@@ -39,24 +39,42 @@ const RETAIN_2 = { 'hoodie.cleaner.commits.retained': '2' };
 
 async function child(dir: string, mode: string): Promise<void> {
   const storage = new LocalStorage(dir);
-  const config = cleanConfigFromProperties(new Map(Object.entries({ ...RETAIN_2, 'hoodie.cleaner.incremental.mode': String(mode === 'incremental'), 'hoodie.cleaner.parallelism': flags.concurrency! })));
+  const config = cleanConfigFromProperties(
+    new Map(
+      Object.entries({ ...RETAIN_2, 'hoodie.cleaner.incremental.mode': String(mode === 'incremental'), 'hoodie.cleaner.parallelism': flags.concurrency! }),
+    ),
+  );
   const started = performance.now();
   const table = await HudiTable.open(storage);
   const planning = await planClean(table, config);
   const ms = performance.now() - started;
   const files = Object.values(planning.plan?.filePathsToBeDeletedPerPartition ?? {}).reduce((sum, list) => sum + list.length, 0);
-  process.stdout.write(`${JSON.stringify({ ms, scope: planning.scope.kind, listed: planning.partitionsListed, files, maxRssMb: process.resourceUsage().maxRSS / 1024 })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ ms, scope: planning.scope.kind, listed: planning.partitionsListed, files, maxRssMb: process.resourceUsage().maxRSS / 1024 })}\n`,
+  );
 }
 
 async function build(partitions: number): Promise<string> {
   const made = await SyntheticTable.create({ dir: join(tempDir('bench-clean-'), `p${partitions}`) });
   const groups: FileWrite[] = Array.from({ length: partitions }, (_, p) => ({ partition: `dt=${String(p).padStart(5, '0')}`, fileId: fileId(p) }));
   await made.commit(t(1), groups, 'INSERT');
-  for (let k = 2; k <= 11; k++) await made.commit(t(k), groups.filter((_, p) => p % 10 === k - 2));
+  for (let k = 2; k <= 11; k++)
+    await made.commit(
+      t(k),
+      groups.filter((_, p) => p % 10 === k - 2),
+    );
   const storage = made.storage;
-  const first = await runClean(await HudiTable.open(storage), { config: cleanConfigFromProperties(new Map(Object.entries(RETAIN_2))), lock: new StorageLockProvider(storage), now: new Date(Date.UTC(2024, 0, 1) + 11_500) });
+  const first = await runClean(await HudiTable.open(storage), {
+    config: cleanConfigFromProperties(new Map(Object.entries(RETAIN_2))),
+    lock: new StorageLockProvider(storage),
+    now: new Date(Date.UTC(2024, 0, 1) + 11_500),
+  });
   if (first.outcome !== 'cleaned') throw new Error(`the first clean did not run: ${first.outcome}`);
-  for (let k = 12; k <= 15; k++) await made.commit(t(k), groups.filter((_, p) => p % 100 === k - 12));
+  for (let k = 12; k <= 15; k++)
+    await made.commit(
+      t(k),
+      groups.filter((_, p) => p % 100 === k - 12),
+    );
   return made.dir;
 }
 
@@ -76,13 +94,24 @@ async function main(): Promise<void> {
     console.error(`(built the ${partitions}-partition table in ${((performance.now() - builtAt) / 1000).toFixed(1)} s)`);
     for (const mode of ['incremental', 'full']) {
       const results = Array.from({ length: runs }, () => {
-        const run = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, '--child', dir, '--mode', mode, '--concurrency', flags.concurrency!], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+        const run = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, '--child', dir, '--mode', mode, '--concurrency', flags.concurrency!], {
+          encoding: 'utf8',
+          maxBuffer: 64 * 2 ** 20,
+        });
         if (run.status !== 0) throw new Error(`child failed: ${run.stderr}`);
         return JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { ms: number; scope: string; listed: number; files: number; maxRssMb: number };
       });
       const last = results.at(-1)!;
       if (last.scope !== mode) throw new Error(`planned ${last.scope}, expected ${mode}`);
-      console.log(`${String(partitions).padStart(10)}  ${mode.padEnd(11)}  ${String(last.listed).padStart(6)}  ${String(last.files).padStart(15)}  ${median(results.map((r) => r.ms)).toFixed(0).padStart(7)}  ${median(results.map((r) => r.maxRssMb)).toFixed(0).padStart(11)}`);
+      console.log(
+        `${String(partitions).padStart(10)}  ${mode.padEnd(11)}  ${String(last.listed).padStart(6)}  ${String(last.files).padStart(15)}  ${median(
+          results.map((r) => r.ms),
+        )
+          .toFixed(0)
+          .padStart(7)}  ${median(results.map((r) => r.maxRssMb))
+          .toFixed(0)
+          .padStart(11)}`,
+      );
     }
     rmSync(dir, { recursive: true, force: true });
   }

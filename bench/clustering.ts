@@ -64,7 +64,11 @@ function configFor(mode: Mode | SortLayout, extra: Record<string, string> = {}) 
 }
 
 /** Copy the table, plan one group, and time executeGroup on it. */
-async function ours(table: SmallFilesTable, mode: Mode | SortLayout, engineOptions: { memoryLimit?: string; tempDirectory?: string }): Promise<{ seconds: number; cpuSeconds: number; outputs: number }> {
+async function ours(
+  table: SmallFilesTable,
+  mode: Mode | SortLayout,
+  engineOptions: { memoryLimit?: string; tempDirectory?: string },
+): Promise<{ seconds: number; cpuSeconds: number; outputs: number }> {
   const work = mkdtempSync(join(tmpdir(), 'bench-clustering-'));
   try {
     const dir = join(work, 'table');
@@ -72,7 +76,10 @@ async function ours(table: SmallFilesTable, mode: Mode | SortLayout, engineOptio
     const storage = openStorage(dir);
     const outputs = Number(flags.outputs);
     // --outputs N: a target file size of a 1/N of the group, so N output files (Hudi's defaults give several for a 2 GB group).
-    const config = configFor(mode, outputs > 1 ? { 'hoodie.clustering.plan.strategy.target.file.max.bytes': String(Math.ceil(totalBytes(table) / outputs)) } : {});
+    const config = configFor(
+      mode,
+      outputs > 1 ? { 'hoodie.clustering.plan.strategy.target.file.max.bytes': String(Math.ceil(totalBytes(table) / outputs)) } : {},
+    );
     const hudiTable = await HudiTable.open(storage, { mode: 'write' });
     const scheduled = await schedule(hudiTable, config, { lock: new StorageLockProvider(storage), force: true });
     if (scheduled === undefined || scheduled.groups.length !== 1) throw new Error(`expected one group, got ${scheduled?.groups.length ?? 0}`);
@@ -129,7 +136,13 @@ async function throughput(): Promise<void> {
   try {
     const files = Number(flags.files);
     const notesBytes = Number(flags['notes-bytes']);
-    const table = await createSmallFilesTable({ dir: join(base, 't'), partitions: 1, commits: files, rowsPerFile: Number(flags['rows-per-file']), ...(notesBytes > 0 ? { notesBytes, bloom: false } : {}) });
+    const table = await createSmallFilesTable({
+      dir: join(base, 't'),
+      partitions: 1,
+      commits: files,
+      rowsPerFile: Number(flags['rows-per-file']),
+      ...(notesBytes > 0 ? { notesBytes, bloom: false } : {}),
+    });
     const inputMb = table.bytes / MB;
     console.log(`group of ${table.files.length} files, ${table.rows} rows, ${fixed(inputMb)} MB; ${threads} threads; median of ${flags.runs} run(s)`);
     console.log('mode      ours s  ours CPU s  DuckDB s  DuckDB CPU s  CPU DuckDB/ours  outputs');
@@ -152,7 +165,9 @@ async function throughput(): Promise<void> {
           `${fixed(duckCpu, 2).padStart(12)}  ${fixed(duckCpu / oursCpu, 2).padStart(15)}  ${String(outputs).padStart(7)}`,
       );
     }
-    console.log('(CPU DuckDB/ours: DuckDB\'s CPU seconds over ours, above 1 when we use less; its z-order row is its ORDER BY of the same columns: it has no z-order)');
+    console.log(
+      "(CPU DuckDB/ours: DuckDB's CPU seconds over ours, above 1 when we use less; its z-order row is its ORDER BY of the same columns: it has no z-order)",
+    );
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
@@ -179,12 +194,29 @@ async function bigGroup(): Promise<void> {
     const rowsPerFile = Math.max(1, Math.ceil(targetBytes / 250 / files));
     const generated = performance.now();
     const table = await createSmallFilesTable({ dir: join(base, 't'), partitions: 1, commits: files, rowsPerFile, notesBytes: 230, bloom: false });
-    console.log(`\nbig group: ${table.files.length} files, ${table.rows} rows, ${fixed(table.bytes / MB / 1024, 2)} GB (generated in ${fixed((performance.now() - generated) / 1000)} s)`);
-    const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, '--child-big', table.dir, '--memory-limit', flags['memory-limit']!, '--big-layout', flags['big-layout']!, '--threads', String(threads)], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-      maxBuffer: 16 * MB,
-    });
+    console.log(
+      `\nbig group: ${table.files.length} files, ${table.rows} rows, ${fixed(table.bytes / MB / 1024, 2)} GB (generated in ${fixed((performance.now() - generated) / 1000)} s)`,
+    );
+    const child = spawnSync(
+      process.execPath,
+      [
+        ...process.execArgv,
+        process.argv[1]!,
+        '--child-big',
+        table.dir,
+        '--memory-limit',
+        flags['memory-limit']!,
+        '--big-layout',
+        flags['big-layout']!,
+        '--threads',
+        String(threads),
+      ],
+      {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+        maxBuffer: 16 * MB,
+      },
+    );
     if (child.status !== 0) throw new Error(`the big-group run failed (exit ${child.status})`);
     const result = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { seconds: number; outputs: number; maxRssKb: number };
     console.log(

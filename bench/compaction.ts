@@ -81,10 +81,18 @@ try {
     const footer = await engine.readFooter(base);
     const schema = footer.keyValues[AVRO_SCHEMA_FOOTER_KEY]!;
     const rows = (await engine.readRows([base])).rows.filter((_, i) => i % Math.round(1 / fraction) === 0);
-    const changed: Row[] = rows.map((row, i) => ({ ...row, _hoodie_commit_time: deltaTime, _hoodie_commit_seqno: `${deltaTime}_${index}_${i}`, name: `${String(row['name'])}-v2` }));
+    const changed: Row[] = rows.map((row, i) => ({
+      ...row,
+      _hoodie_commit_time: deltaTime,
+      _hoodie_commit_seqno: `${deltaTime}_${index}_${i}`,
+      name: `${String(row['name'])}-v2`,
+    }));
     const avroRecords = changed.map((row) => toAvro(schema, row));
     const written = await writeLogFile(storage, {
-      partitionPath: slice.partitionPath, fileId: slice.fileId, baseInstant: slice.baseInstantTime, writeToken: '0-1-1',
+      partitionPath: slice.partitionPath,
+      fileId: slice.fileId,
+      baseInstant: slice.baseInstantTime,
+      writeToken: '0-1-1',
       blocks: [avroDataBlock({ instantTime: deltaTime, schema, records: avroRecords, longs: 'bigint' })],
     });
     logBytes += written.size;
@@ -97,9 +105,14 @@ try {
   }
   await engine.close();
   for (const suffix of ['deltacommit.requested', 'deltacommit.inflight']) await storage.put(`.hoodie/${deltaTime}.${suffix}`, '');
-  await storage.put(`.hoodie/${deltaTime}.deltacommit`, serializeCommitMetadata({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'UPSERT' }));
+  await storage.put(
+    `.hoodie/${deltaTime}.deltacommit`,
+    serializeCommitMetadata({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'UPSERT' }),
+  );
   const inputMb = mb(baseBytes + logBytes);
-  console.log(`${records.toLocaleString('en-US')} records in ${view.latestMergedSlices().length} file groups: ${mb(baseBytes).toFixed(1)} MB base + ${mb(logBytes).toFixed(1)} MB logs (${updated.toLocaleString('en-US')} updates); ${availableParallelism()} cores`);
+  console.log(
+    `${records.toLocaleString('en-US')} records in ${view.latestMergedSlices().length} file groups: ${mb(baseBytes).toFixed(1)} MB base + ${mb(logBytes).toFixed(1)} MB logs (${updated.toLocaleString('en-US')} updates); ${availableParallelism()} cores`,
+  );
 
   // Baseline: DuckDB merging each base file with its updates (anti-join on the key, union), one run.
   const instance = await DuckDBInstance.create(':memory:');
@@ -107,7 +120,9 @@ try {
   let started = performance.now();
   for (let i = 0; i < updateFiles.length; i += 2) {
     const [base, updates] = [updateFiles[i]!, updateFiles[i + 1]!];
-    await connection.run(`COPY (SELECT b.* FROM read_parquet('${base}') b ANTI JOIN read_parquet('${updates}') u USING (_hoodie_record_key) UNION ALL BY NAME SELECT * FROM read_parquet('${updates}')) TO '${join(dir, `duckdb-${i}.parquet`)}' (FORMAT parquet, COMPRESSION snappy)`);
+    await connection.run(
+      `COPY (SELECT b.* FROM read_parquet('${base}') b ANTI JOIN read_parquet('${updates}') u USING (_hoodie_record_key) UNION ALL BY NAME SELECT * FROM read_parquet('${updates}')) TO '${join(dir, `duckdb-${i}.parquet`)}' (FORMAT parquet, COMPRESSION snappy)`,
+    );
   }
   const duckSeconds = (performance.now() - started) / 1000;
   connection.closeSync();
@@ -120,9 +135,15 @@ try {
   const result = await runCompaction(await table.reload(), scheduled!.instantTime, { lock });
   const oursSeconds = (performance.now() - started) / 1000;
   const written = result.writeStats.reduce((sum, s) => sum + s.fileSizeInBytes, 0);
-  console.log(`DuckDB merge (anti-join + union, COPY)   ${duckSeconds.toFixed(2).padStart(7)} s  ${(inputMb / duckSeconds).toFixed(1).padStart(7)} MB/s of input`);
-  console.log(`hudi-serverless compaction (schedule+run) ${oursSeconds.toFixed(2).padStart(7)} s  ${(inputMb / oursSeconds).toFixed(1).padStart(7)} MB/s of input, ${mb(written).toFixed(1)} MB written`);
-  console.log(`compaction / DuckDB time ratio: ${(oursSeconds / duckSeconds).toFixed(1)}×; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB; input ${(await stat(input)).size} B Parquet`);
+  console.log(
+    `DuckDB merge (anti-join + union, COPY)   ${duckSeconds.toFixed(2).padStart(7)} s  ${(inputMb / duckSeconds).toFixed(1).padStart(7)} MB/s of input`,
+  );
+  console.log(
+    `hudi-serverless compaction (schedule+run) ${oursSeconds.toFixed(2).padStart(7)} s  ${(inputMb / oursSeconds).toFixed(1).padStart(7)} MB/s of input, ${mb(written).toFixed(1)} MB written`,
+  );
+  console.log(
+    `compaction / DuckDB time ratio: ${(oursSeconds / duckSeconds).toFixed(1)}×; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB; input ${(await stat(input)).size} B Parquet`,
+  );
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -69,7 +69,12 @@ async function oursChild(dir: string, layout: Layout): Promise<Measured> {
     const cpu = process.cpuUsage();
     const started = performance.now();
     const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
-      mode: 'scheduleAndExecute', config, lock: new StorageLockProvider(storage), engine, force: true, tempDir: scratch,
+      mode: 'scheduleAndExecute',
+      config,
+      lock: new StorageLockProvider(storage),
+      engine,
+      force: true,
+      tempDir: scratch,
     });
     const used = process.cpuUsage(cpu);
     if (result.commit?.outcome !== 'committed') throw new Error(`our clustering did not commit (${JSON.stringify(result.commit?.outcome)})`);
@@ -158,13 +163,22 @@ async function main(): Promise<void> {
       cpSync(tableDir, oursDir, { recursive: true });
       cpSync(tableDir, sparkDir, { recursive: true });
       const mine = ours(oursDir, layout);
-      const options = Object.entries(GROUP_KEYS).map(([key, value]) => `${key}=${value}`).join(',');
+      const options = Object.entries(GROUP_KEYS)
+        .map(([key, value]) => `${key}=${value}`)
+        .join(',');
       const order = layout === 'none' ? '' : `, order => '${SORT_COLUMNS.join(',')}', order_strategy => '${layout}'`;
       const cpuBefore = descendantsCpuSeconds();
       const started = performance.now();
       await hudi.sql(`CALL run_clustering(path => '${sparkDir}', op => 'scheduleAndExecute'${order}, options => '${options}')`);
-      const spark: Measured = { seconds: (performance.now() - started) / 1000, cpuSeconds: descendantsCpuSeconds() - cpuBefore, outputs: listParquet(sparkDir).filter((file) => !baseFiles.includes(file)).length };
-      for (const [side, result] of [['ours', mine], ['Hudi', spark]] as const) {
+      const spark: Measured = {
+        seconds: (performance.now() - started) / 1000,
+        cpuSeconds: descendantsCpuSeconds() - cpuBefore,
+        outputs: listParquet(sparkDir).filter((file) => !baseFiles.includes(file)).length,
+      };
+      for (const [side, result] of [
+        ['ours', mine],
+        ['Hudi', spark],
+      ] as const) {
         console.log(
           `${layout.padEnd(8)}  ${side.padEnd(5)}  ${result.seconds.toFixed(2).padStart(6)}  ${result.cpuSeconds.toFixed(2).padStart(6)}  ` +
             `${result.maxRssKb === undefined ? '(JVM)'.padStart(11) : (result.maxRssKb / 1024).toFixed(0).padStart(11)}  ${String(result.outputs).padStart(7)}  ` +

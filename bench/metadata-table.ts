@@ -68,10 +68,17 @@ async function input(records: object[]): Promise<string> {
 try {
   // A base file to copy: our writer's output for 2,000 users in one partition.
   const seed = openStorage(join(dir, 'seed'));
-  await writeBatch(seed, { input: { file: await input([...generateUsers({ count: 2000, seed: 1, days: 1 })]), format: 'jsonl' }, operation: 'insert', properties: props });
+  await writeBatch(seed, {
+    input: { file: await input([...generateUsers({ count: 2000, seed: 1, days: 1 })]), format: 'jsonl' },
+    operation: 'insert',
+    properties: props,
+  });
   const seedPartition = (await readdir(join(dir, 'seed'))).find((name) => /^\d{4}-/.test(name))!;
   const seedFile = join(dir, 'seed', seedPartition, (await readdir(join(dir, 'seed', seedPartition))).find((name) => name.endsWith('.parquet'))!);
-  const commitMetadata = (await import('node:fs')).readFileSync(join(dir, 'seed/.hoodie', (await readdir(join(dir, 'seed/.hoodie'))).find((n) => n.endsWith('.commit'))!), 'utf8');
+  const commitMetadata = (await import('node:fs')).readFileSync(
+    join(dir, 'seed/.hoodie', (await readdir(join(dir, 'seed/.hoodie'))).find((n) => n.endsWith('.commit'))!),
+    'utf8',
+  );
   const schema = (JSON.parse(commitMetadata) as CommitMetadata).extraMetadata['schema']!;
 
   /** The data commit `instant` of `count` copies of the seed file, with its deltacommit (the data commit left to the caller). */
@@ -90,7 +97,9 @@ try {
       await storage.uploadFile(path, copy);
       localFiles.set(path, copy);
       const size = (await storage.head(path))!.size;
-      stats.push(newWriteStat({ fileId, path, partitionPath: partition, numWrites: keysPerFile, numInserts: keysPerFile, totalWriteBytes: size, fileSizeInBytes: size }));
+      stats.push(
+        newWriteStat({ fileId, path, partitionPath: partition, numWrites: keysPerFile, numInserts: keysPerFile, totalWriteBytes: size, fileSizeInBytes: size }),
+      );
       if (ALL.includes('record_index')) for (let k = 0; k < keysPerFile; k++) updates.push({ recordKey: `${i}-${k}`, partitionPath: partition, fileId });
     }
     const metadata: CommitMetadata = { partitionToWriteStats: {}, compacted: false, extraMetadata: { schema }, operationType: 'INSERT' };
@@ -100,9 +109,15 @@ try {
     const started = performance.now();
     const mdt = (await MetadataTable.open(storage))!;
     const opened = performance.now();
-    const result = await mdt.commit(instant, metadata, { properties: props, recordIndex: { updates, deletes: [] }, ...(values.footers === 'local' ? { localFiles } : {}) });
+    const result = await mdt.commit(instant, metadata, {
+      properties: props,
+      recordIndex: { updates, deletes: [] },
+      ...(values.footers === 'local' ? { localFiles } : {}),
+    });
     const done = performance.now();
-    const parts = Object.entries(result.partitions).map(([p, s]) => `${p} ${s.records} records/${s.logFiles} log files`).join(', ');
+    const parts = Object.entries(result.partitions)
+      .map(([p, s]) => `${p} ${s.records} records/${s.logFiles} log files`)
+      .join(', ');
     await rm(local, { recursive: true, force: true });
     return { openMs: opened - started, commitMs: done - opened, parts };
   }
@@ -112,8 +127,10 @@ try {
     await createTable(storage, newTableOptionsFromWriteProperties(props, 'bench'));
     await initMetadataTable(storage, ALL);
     const { openMs, commitMs, parts } = await commitCopies(storage, count, '20240101000000000');
-    console.log(`${String(count).padStart(5)} files (${(count * keysPerFile).toLocaleString('en-US')} keys, footers ${values.footers}${values.s3 ? ', S3' : ', local disk'}): ` +
-      `open ${openMs.toFixed(0)} ms + commit ${commitMs.toFixed(0)} ms = ${(openMs + commitMs).toFixed(0)} ms  [${parts}]`);
+    console.log(
+      `${String(count).padStart(5)} files (${(count * keysPerFile).toLocaleString('en-US')} keys, footers ${values.footers}${values.s3 ? ', S3' : ', local disk'}): ` +
+        `open ${openMs.toFixed(0)} ms + commit ${commitMs.toFixed(0)} ms = ${(openMs + commitMs).toFixed(0)} ms  [${parts}]`,
+    );
   }
 
   // One metadata-table compaction after many commits (each completed on the data table, so its blocks count).
@@ -126,11 +143,16 @@ try {
     for (let c = 0; c < commits; c++) {
       const instant = `2024010100${String(c).padStart(4, '0')}000`;
       await commitCopies(storage, files, instant);
-      await storage.put(`.hoodie/${instant}.commit`, JSON.stringify({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'INSERT' }));
+      await storage.put(
+        `.hoodie/${instant}.commit`,
+        JSON.stringify({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'INSERT' }),
+      );
     }
     const started = performance.now();
     const mdt = (await MetadataTable.open(storage))!;
-    const { compactions: [compaction] } = await mdt.runTableServices({ properties: new Map([...props, ['hoodie.metadata.compact.max.delta.commits', '10']]) });
+    const {
+      compactions: [compaction],
+    } = await mdt.runTableServices({ properties: new Map([...props, ['hoodie.metadata.compact.max.delta.commits', '10']]) });
     const millis = performance.now() - started;
     if (compaction === undefined) throw new Error('no compaction was due');
     const byPartition = new Map<string, { files: number; bytes: number; records: number }>();
@@ -138,8 +160,10 @@ try {
       const entry = byPartition.get(file.partition) ?? { files: 0, bytes: 0, records: 0 };
       byPartition.set(file.partition, { files: entry.files + 1, bytes: entry.bytes + file.bytes, records: entry.records + file.records });
     }
-    console.log(`metadata-table compaction after ${commits} commits x ${files} files${values.s3 ? ' (S3)' : ' (local disk)'}: ${millis.toFixed(0)} ms, ${compaction.files.length} HFile base files ` +
-      `[${[...byPartition].map(([p, e]) => `${p} ${e.files} files/${e.records} records/${(e.bytes / 1024).toFixed(0)} KiB`).join(', ')}]`);
+    console.log(
+      `metadata-table compaction after ${commits} commits x ${files} files${values.s3 ? ' (S3)' : ' (local disk)'}: ${millis.toFixed(0)} ms, ${compaction.files.length} HFile base files ` +
+        `[${[...byPartition].map(([p, e]) => `${p} ${e.files} files/${e.records} records/${(e.bytes / 1024).toFixed(0)} KiB`).join(', ')}]`,
+    );
   }
 
   // End to end: the same write (10 file groups) with and without the metadata table.
@@ -153,8 +177,10 @@ try {
     const file = await input(updates);
     const started = performance.now();
     const result = await writeBatch(storage, { input: { file, format: 'jsonl' }, operation: 'upsert', properties: props });
-    console.log(`writer upsert of ${updates.length} records into ${result.stats.length} file groups, ${withMdt ? 'with' : 'without'} the metadata table: ${(performance.now() - started).toFixed(0)} ms` +
-      (result.metadataTable.deltaCommit ? ` (its deltacommit ${result.metadataTable.deltaCommit.millis} ms)` : ''));
+    console.log(
+      `writer upsert of ${updates.length} records into ${result.stats.length} file groups, ${withMdt ? 'with' : 'without'} the metadata table: ${(performance.now() - started).toFixed(0)} ms` +
+        (result.metadataTable.deltaCommit ? ` (its deltacommit ${result.metadataTable.deltaCommit.millis} ms)` : ''),
+    );
   }
 } finally {
   await rm(dir, { recursive: true, force: true });

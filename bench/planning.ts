@@ -52,7 +52,13 @@ async function buildTable(dir: string): Promise<void> {
   const commits = Number(flags.commits);
   const fileBytes = Number(flags['file-bytes']);
   const storage = new LocalStorage(dir);
-  await createTable(storage, { tableName: 'many_files', recordKeyFields: ['id'], partitionFields: ['dt'], precombineField: 'createTime', hiveStylePartitioning: true });
+  await createTable(storage, {
+    tableName: 'many_files',
+    recordKeyFields: ['id'],
+    partitionFields: ['dt'],
+    precombineField: 'createTime',
+    hiveStylePartitioning: true,
+  });
   const partitionPaths = Array.from({ length: partitions }, (_, index) => `dt=${new Date(Date.UTC(2024, 0, 1 + index)).toISOString().slice(0, 10)}`);
   const instants = Array.from({ length: commits }, (_, index) => formatInstantTime(new Date(Date.UTC(2024, 0, 1) + index * 1000)));
   for (const partition of partitionPaths) {
@@ -72,13 +78,21 @@ async function buildTable(dir: string): Promise<void> {
       const handle = await open(join(dir, path), 'w');
       await handle.truncate(size);
       await handle.close();
-      (stats[partition] ??= []).push(newWriteStat({ fileId, path, partitionPath: partition, numWrites: 100, numInserts: 100, totalWriteBytes: size, fileSizeInBytes: size }));
+      (stats[partition] ??= []).push(
+        newWriteStat({ fileId, path, partitionPath: partition, numWrites: 100, numInserts: 100, totalWriteBytes: size, fileSizeInBytes: size }),
+      );
     });
     await storage.put(`.hoodie/${instant}.commit.requested`, '');
     await storage.put(`.hoodie/${instant}.inflight`, '');
-    await storage.put(`.hoodie/${instant}.commit`, serializeCommitMetadata({
-      partitionToWriteStats: stats, compacted: false, extraMetadata: { schema: JSON.stringify(USERS_SCHEMA) }, operationType: 'INSERT',
-    }));
+    await storage.put(
+      `.hoodie/${instant}.commit`,
+      serializeCommitMetadata({
+        partitionToWriteStats: stats,
+        compacted: false,
+        extraMetadata: { schema: JSON.stringify(USERS_SCHEMA) },
+        operationType: 'INSERT',
+      }),
+    );
   }
 }
 
@@ -95,7 +109,9 @@ async function planChild(dir: string): Promise<void> {
   if (scheduled === undefined) throw new Error('nothing was planned');
   const plannedFiles = scheduled.groups.reduce((total, group) => total + group.inputFiles, 0);
   await storage.delete([`.hoodie/${scheduled.instantTime}.replacecommit.requested`]);
-  process.stdout.write(`${JSON.stringify({ seconds, cpuSeconds: (used.user + used.system) / 1e6, maxRssKb: process.resourceUsage().maxRSS, groups: scheduled.groups.length, plannedFiles, largestGroup: Math.max(...scheduled.groups.map((group) => group.inputFiles)) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ seconds, cpuSeconds: (used.user + used.system) / 1e6, maxRssKb: process.resourceUsage().maxRSS, groups: scheduled.groups.length, plannedFiles, largestGroup: Math.max(...scheduled.groups.map((group) => group.inputFiles)) })}\n`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -104,15 +120,32 @@ async function main(): Promise<void> {
     const dir = join(base, 't');
     const built = performance.now();
     await buildTable(dir);
-    console.log(`table of ${flags.files} files of ~${Number(flags['file-bytes']) / 1024} KiB in ${flags.partitions} partitions, ${flags.commits} commits (built in ${((performance.now() - built) / 1000).toFixed(1)} s)`);
+    console.log(
+      `table of ${flags.files} files of ~${Number(flags['file-bytes']) / 1024} KiB in ${flags.partitions} partitions, ${flags.commits} commits (built in ${((performance.now() - built) / 1000).toFixed(1)} s)`,
+    );
     console.log('run  plan s   CPU s  peak RSS MB  groups  files planned  largest group');
     for (let run = 1; run <= Number(flags.runs); run++) {
-      const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, '--child-plan', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 16 * MB });
+      const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, '--child-plan', dir], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+        maxBuffer: 16 * MB,
+      });
       if (child.status !== 0) throw new Error(`the planning run failed (exit ${child.status})`);
-      const result = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { seconds: number; cpuSeconds: number; maxRssKb: number; groups: number; plannedFiles: number; largestGroup: number };
-      console.log(`${String(run).padStart(3)}  ${result.seconds.toFixed(2).padStart(6)}  ${result.cpuSeconds.toFixed(2).padStart(6)}  ${(result.maxRssKb / 1024).toFixed(0).padStart(11)}  ${String(result.groups).padStart(6)}  ${String(result.plannedFiles).padStart(13)}  ${String(result.largestGroup).padStart(13)}`);
+      const result = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as {
+        seconds: number;
+        cpuSeconds: number;
+        maxRssKb: number;
+        groups: number;
+        plannedFiles: number;
+        largestGroup: number;
+      };
+      console.log(
+        `${String(run).padStart(3)}  ${result.seconds.toFixed(2).padStart(6)}  ${result.cpuSeconds.toFixed(2).padStart(6)}  ${(result.maxRssKb / 1024).toFixed(0).padStart(11)}  ${String(result.groups).padStart(6)}  ${String(result.plannedFiles).padStart(13)}  ${String(result.largestGroup).padStart(13)}`,
+      );
     }
-    console.log('(plan s: opening the table, listing, the file system view, the size-based strategy and writing the plan, wall clock; CPU s: that process\'s CPU time, every thread; peak RSS of that process)');
+    console.log(
+      "(plan s: opening the table, listing, the file system view, the size-based strategy and writing the plan, wall clock; CPU s: that process's CPU time, every thread; peak RSS of that process)",
+    );
   } finally {
     rmSync(base, { recursive: true, force: true });
   }

@@ -29,11 +29,13 @@ const { values } = parseArgs({
   },
 });
 
-const properties = new Map((values.props ?? []).map((pair) => {
-  const at = pair.indexOf('=');
-  if (at <= 0) throw new Error(`--props ${pair}: give key=value`);
-  return [pair.slice(0, at), pair.slice(at + 1)] as [string, string];
-}));
+const properties = new Map(
+  (values.props ?? []).map((pair) => {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new Error(`--props ${pair}: give key=value`);
+    return [pair.slice(0, at), pair.slice(at + 1)] as [string, string];
+  }),
+);
 // Kept after the run, to look at (its path is printed).
 const dir = join(mkdtempSync(join(tmpdir(), 'services-long-run-')), 'services');
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -54,10 +56,18 @@ const expected = rowLines(run.table.rows.values());
 const ours = rowLines((await readSnapshot(await HudiTable.open(storage))).rows as Record<string, unknown>[]);
 
 say(`table ${dir}`);
-say(`written: ${run.commits.length - run.clusterings} commits and ${run.clusterings} clusterings over ${values.partitions} partitions in ${(run.elapsedMs / 1000).toFixed(0)} s, each followed by a clean and an archive run`);
-say(`services: ${run.cleans} cleans completed, ${run.archivedInstants} instants archived (cleaner ${run.clean.policy}, ${run.clean.commitsRetained} commits retained; keep ${run.archival.minCommits}..${run.archival.maxCommits})`);
-say(`active timeline: ${timeline.instants.length} instants, ${activeCommits} completed commits (hoodie.keep.max.commits=${run.archival.maxCommits}): ${activeCommits <= run.archival.maxCommits ? 'within' : 'OVER'}`);
-say(`files: ${retention.dataFiles} base files left; earliest commit to retain ${retention.earliestCommitToRetain ?? 'none'}; ${retention.beyondRetention.length} beyond the retention policy${retention.beyondRetention.length > 0 ? `: ${retention.beyondRetention.slice(0, 10).join(', ')}` : ''}`);
+say(
+  `written: ${run.commits.length - run.clusterings} commits and ${run.clusterings} clusterings over ${values.partitions} partitions in ${(run.elapsedMs / 1000).toFixed(0)} s, each followed by a clean and an archive run`,
+);
+say(
+  `services: ${run.cleans} cleans completed, ${run.archivedInstants} instants archived (cleaner ${run.clean.policy}, ${run.clean.commitsRetained} commits retained; keep ${run.archival.minCommits}..${run.archival.maxCommits})`,
+);
+say(
+  `active timeline: ${timeline.instants.length} instants, ${activeCommits} completed commits (hoodie.keep.max.commits=${run.archival.maxCommits}): ${activeCommits <= run.archival.maxCommits ? 'within' : 'OVER'}`,
+);
+say(
+  `files: ${retention.dataFiles} base files left; earliest commit to retain ${retention.earliestCommitToRetain ?? 'none'}; ${retention.beyondRetention.length} beyond the retention policy${retention.beyondRetention.length > 0 ? `: ${retention.beyondRetention.slice(0, 10).join(', ')}` : ''}`,
+);
 say(`rows: ${expected.length} written; our reader ${ours.length}, ${JSON.stringify(ours) === JSON.stringify(expected) ? 'identical' : 'DIFFERENT'}`);
 let ok = activeCommits <= run.archival.maxCommits && retention.beyondRetention.length === 0 && JSON.stringify(ours) === JSON.stringify(expected);
 if (!values['no-spark']) {

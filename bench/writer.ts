@@ -32,7 +32,11 @@ async function dirBytes(path: string): Promise<number> {
 }
 
 function report(name: string, seconds: number, bytes: number): void {
-  console.log(`${name.padEnd(34)} ${seconds.toFixed(2).padStart(7)} s  ${Math.round(records / seconds).toLocaleString('en-US').padStart(10)} rows/s  ${(bytes / 1e6 / seconds).toFixed(1).padStart(6)} MB/s (of ${(bytes / 1e6).toFixed(1)} MB Parquet written)`);
+  console.log(
+    `${name.padEnd(34)} ${seconds.toFixed(2).padStart(7)} s  ${Math.round(records / seconds)
+      .toLocaleString('en-US')
+      .padStart(10)} rows/s  ${(bytes / 1e6 / seconds).toFixed(1).padStart(6)} MB/s (of ${(bytes / 1e6).toFixed(1)} MB Parquet written)`,
+  );
 }
 
 try {
@@ -42,7 +46,14 @@ try {
   const input = join(dir, 'input.parquet');
   await jsonLinesToParquet(jsonl, input);
   const updatesJsonl = join(dir, 'updates.jsonl');
-  await writeJsonLines(updatesJsonl, [...generateUsers({ count: records, seed: 1, days: 10 })].map((u) => ({ ...u, name: `${u.name}-v2`, createTime: u.createTime.replace(/\d\d:\d\d$/, '59:59') })));
+  await writeJsonLines(
+    updatesJsonl,
+    [...generateUsers({ count: records, seed: 1, days: 10 })].map((u) => ({
+      ...u,
+      name: `${u.name}-v2`,
+      createTime: u.createTime.replace(/\d\d:\d\d$/, '59:59'),
+    })),
+  );
   const updates = join(dir, 'updates.parquet');
   await jsonLinesToParquet(updatesJsonl, updates);
 
@@ -66,8 +77,14 @@ try {
   started = performance.now();
   const upsert = await writeBatch(openStorage(table), { input: { file: updates, format: 'parquet' }, operation: 'upsert', properties: props });
   const upsertSeconds = (performance.now() - started) / 1000;
-  report(`hudi-serverless upsert (${upsert.updated.toLocaleString('en-US')} updates)`, upsertSeconds, upsert.stats.reduce((s, x) => s + x.totalWriteBytes, 0));
-  console.log(`bulk_insert / DuckDB COPY time ratio: ${(bulkSeconds / baselineSeconds).toFixed(2)}×; upsert / COPY: ${(upsertSeconds / baselineSeconds).toFixed(2)}×; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
+  report(
+    `hudi-serverless upsert (${upsert.updated.toLocaleString('en-US')} updates)`,
+    upsertSeconds,
+    upsert.stats.reduce((s, x) => s + x.totalWriteBytes, 0),
+  );
+  console.log(
+    `bulk_insert / DuckDB COPY time ratio: ${(bulkSeconds / baselineSeconds).toFixed(2)}×; upsert / COPY: ${(upsertSeconds / baselineSeconds).toFixed(2)}×; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`,
+  );
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -13,5 +13,9 @@ const observability = createObservability('archive');
 const clients = serviceClientsFromEnv();
 
 export async function handler(event: unknown, context: Context): Promise<ArchiveStepOutput> {
-  return observability.invoke(context, async () => archiveStep(parseArchiveEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }), archiveFigures);
+  return observability.invoke(
+    context,
+    async () => archiveStep(parseArchiveEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }),
+    archiveFigures,
+  );
 }

@@ -12,5 +12,14 @@ const observability = createObservability('clean-execute');
 const clients = serviceClientsFromEnv();
 
 export async function handler(event: unknown, context: Context): Promise<CleanShareOutput> {
-  return observability.invoke(context, async () => cleanExecuteShareStep(parseCleanExecuteShareEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }), cleanShareFigures);
+  return observability.invoke(
+    context,
+    async () =>
+      cleanExecuteShareStep(parseCleanExecuteShareEvent(event), {
+        env: await stepEnvironment(process.env, event, clients.s3),
+        clients,
+        log: observability.log,
+      }),
+    cleanShareFigures,
+  );
 }

@@ -11,5 +11,7 @@ const observability = createObservability('clean-plan');
 const clients = serviceClientsFromEnv();
 
 export async function handler(event: unknown, context: Context): Promise<CleanShareOutput> {
-  return observability.invoke(context, async () => cleanPlanShareStep(parseCleanPlanShareEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }));
+  return observability.invoke(context, async () =>
+    cleanPlanShareStep(parseCleanPlanShareEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }),
+  );
 }

@@ -11,5 +11,7 @@ const observability = createObservability('clean-prepare');
 const clients = serviceClientsFromEnv();
 
 export async function handler(event: unknown, context: Context): Promise<CleanStepOutput> {
-  return observability.invoke(context, async () => cleanPrepareStep(parseCleanPrepareEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }));
+  return observability.invoke(context, async () =>
+    cleanPrepareStep(parseCleanPrepareEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }),
+  );
 }

@@ -13,5 +13,9 @@ const observability = createObservability('commit');
 const clients = serviceClientsFromEnv();
 
 export async function handler(event: unknown, context: Context): Promise<CommitStepOutput> {
-  return observability.invoke(context, async () => commitStep(parseCommitEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }), commitFigures);
+  return observability.invoke(
+    context,
+    async () => commitStep(parseCommitEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }),
+    commitFigures,
+  );
 }

@@ -14,13 +14,15 @@ const observability = createObservability('execute-group');
 const clients = serviceClientsFromEnv();
 
 export async function handler(event: unknown, context: Context): Promise<ExecuteGroupOutput> {
-  return observability.invoke(context, async () =>
-    executeGroupStep(parseExecuteGroupEvent(event), {
-      env: await stepEnvironment(process.env, event, clients.s3),
-      clients,
-      log: observability.log,
-      memoryMb: lambdaMemoryMb(process.env, context.memoryLimitInMB),
-    }),
+  return observability.invoke(
+    context,
+    async () =>
+      executeGroupStep(parseExecuteGroupEvent(event), {
+        env: await stepEnvironment(process.env, event, clients.s3),
+        clients,
+        log: observability.log,
+        memoryMb: lambdaMemoryMb(process.env, context.memoryLimitInMB),
+      }),
     executeGroupFigures,
   );
 }

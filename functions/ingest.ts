@@ -17,6 +17,13 @@ const startTableServices = afterWriteStarterFromEnv(process.env, { clients, log:
 export async function handler(event: unknown, context?: Context): Promise<IngestSummary | SQSBatchResponse> {
   return observability.invoke(context, async () => {
     const config = ingestConfigFromEnv(process.env);
-    return ingestStep(parseIngestEvent(event), { config, s3: clients.s3(), log: observability.log, metrics: observability.metrics, context, startTableServices });
+    return ingestStep(parseIngestEvent(event), {
+      config,
+      s3: clients.s3(),
+      log: observability.log,
+      metrics: observability.metrics,
+      context,
+      startTableServices,
+    });
   });
 }

@@ -13,5 +13,9 @@ const observability = createObservability('plan');
 const clients = serviceClientsFromEnv();
 
 export async function handler(event: unknown, context: Context): Promise<PlanStepOutput> {
-  return observability.invoke(context, async () => planStep(parsePlanEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }), planFigures);
+  return observability.invoke(
+    context,
+    async () => planStep(parsePlanEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }),
+    planFigures,
+  );
 }

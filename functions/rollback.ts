@@ -12,5 +12,7 @@ const observability = createObservability('rollback');
 const clients = serviceClientsFromEnv();
 
 export async function handler(event: unknown, context: Context): Promise<RollbackStepOutput> {
-  return observability.invoke(context, async () => rollbackStep(parseRollbackEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }));
+  return observability.invoke(context, async () =>
+    rollbackStep(parseRollbackEvent(event), { env: await stepEnvironment(process.env, event, clients.s3), clients, log: observability.log }),
+  );
 }

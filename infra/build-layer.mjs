@@ -40,12 +40,27 @@ const nodejsDir = join(layerDir, 'nodejs');
 rmSync(nodejsDir, { recursive: true, force: true });
 rmSync(join(layerDir, 'ARCHITECTURE'), { force: true });
 mkdirSync(nodejsDir, { recursive: true });
-writeFileSync(join(nodejsDir, 'package.json'), `${JSON.stringify({ name: 'hudi-serverless-duckdb-layer', private: true, dependencies: { '@duckdb/node-api': version } }, null, 2)}\n`);
+writeFileSync(
+  join(nodejsDir, 'package.json'),
+  `${JSON.stringify({ name: 'hudi-serverless-duckdb-layer', private: true, dependencies: { '@duckdb/node-api': version } }, null, 2)}\n`,
+);
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 execFileSync(
   npm,
-  ['install', '--omit=dev', '--no-audit', '--no-fund', '--no-package-lock', '--prefer-offline', '--os=linux', `--cpu=${cpu}`, '--libc=glibc', '--prefix', nodejsDir],
+  [
+    'install',
+    '--omit=dev',
+    '--no-audit',
+    '--no-fund',
+    '--no-package-lock',
+    '--prefer-offline',
+    '--os=linux',
+    `--cpu=${cpu}`,
+    '--libc=glibc',
+    '--prefix',
+    nodejsDir,
+  ],
   { stdio: 'inherit' },
 );
 // npm skips an optional dependency it cannot match silently: make sure the binding for Lambda is there.

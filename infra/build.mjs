@@ -32,7 +32,9 @@ if (args[0] === '--sam-function') {
   const handler = (name ?? '').replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
   const entry = join(root, 'functions', `${handler}.ts`);
   if (name === undefined || outdir === undefined || !existsSync(entry)) {
-    process.stderr.write(`build: --sam-function needs a logical id whose handler exists (functions/${handler}.ts) and an output folder; got ${args.slice(1).join(' ')}\n`);
+    process.stderr.write(
+      `build: --sam-function needs a logical id whose handler exists (functions/${handler}.ts) and an output folder; got ${args.slice(1).join(' ')}\n`,
+    );
     process.exit(2);
   }
   await build({ ...COMMON, entryPoints: { [handler]: entry }, outdir });
@@ -42,7 +44,9 @@ if (args[0] === '--sam-function') {
   const outdirAt = args.indexOf('--outdir');
   const outdir = outdirAt >= 0 && args[outdirAt + 1] !== undefined ? args[outdirAt + 1] : join(root, 'dist');
   const handlers = existsSync(join(root, 'functions'))
-    ? readdirSync(join(root, 'functions')).filter((f) => f.endsWith('.ts')).map((f) => join(root, 'functions', f))
+    ? readdirSync(join(root, 'functions'))
+        .filter((f) => f.endsWith('.ts'))
+        .map((f) => join(root, 'functions', f))
     : [];
   const entryPoints = {
     cli: join(root, 'lib/cli/main.ts'),

@@ -80,7 +80,12 @@ function functionBreakdown(invocations: readonly InvocationRecord[]): string[] {
   const byFunction = new Map<string, { count: number; ms: number; memoryMb: number; retries: number }>();
   for (const invocation of invocations) {
     const seen = byFunction.get(invocation.functionName) ?? { count: 0, ms: 0, memoryMb: invocation.memoryMb, retries: 0 };
-    byFunction.set(invocation.functionName, { count: seen.count + 1, ms: seen.ms + invocation.durationMs, memoryMb: invocation.memoryMb, retries: seen.retries + (invocation.attempt > 1 ? 1 : 0) });
+    byFunction.set(invocation.functionName, {
+      count: seen.count + 1,
+      ms: seen.ms + invocation.durationMs,
+      memoryMb: invocation.memoryMb,
+      retries: seen.retries + (invocation.attempt > 1 ? 1 : 0),
+    });
   }
   return [...byFunction].map(
     ([name, figures]) =>
@@ -185,12 +190,15 @@ async function main(): Promise<number> {
   say(`   rows: ${rowsBefore.length} before, ${rowsAfter.length} after — ${rowsOk ? 'the same rows (compared as a multiset)' : 'DIFFERENT'}`);
   if (committed.report !== undefined) {
     say();
-    for (const line of formatClusteringReport(committed.report as ClusteringReport).trimEnd().split('\n')) say(`   ${line}`);
+    for (const line of formatClusteringReport(committed.report as ClusteringReport)
+      .trimEnd()
+      .split('\n'))
+      say(`   ${line}`);
   }
   say();
-  say('   after the commit, the same run cleaned and archived (Hudi\'s automatic services, at its defaults):');
+  say("   after the commit, the same run cleaned and archived (Hudi's automatic services, at its defaults):");
   for (const line of describeTableServices(output)) say(`   ${line}`);
-  say('   (Every base file carries Hudi\'s bloom filter of hoodie.index.bloom.num_entries=60000 keys, about 430 KB: it is most of these tiny files\' size.)');
+  say("   (Every base file carries Hudi's bloom filter of hoodie.index.bloom.num_entries=60000 keys, about 430 KB: it is most of these tiny files' size.)");
   if (committed.htmlReport !== undefined && 'uri' in committed.htmlReport) {
     // The commit wrote the page into the table (.reports/clustering/); a local copy to open in a browser.
     const local = join(process.cwd(), '.tmp', 'reports', `clustering-${committed.instant}.html`);
@@ -201,7 +209,9 @@ async function main(): Promise<number> {
     say(`   the HTML report was not written: ${committed.htmlReport.error}`);
   }
   say();
-  say(`5. the run: ${(run.durationMs / 1000).toFixed(1)} s here, ${run.invocations.length} Lambda invocations (durations measured here, ${PARALLELISM} groups at once on this machine's cores)`);
+  say(
+    `5. the run: ${(run.durationMs / 1000).toFixed(1)} s here, ${run.invocations.length} Lambda invocations (durations measured here, ${PARALLELISM} groups at once on this machine's cores)`,
+  );
   for (const line of functionBreakdown(run.invocations)) say(line);
   for (const line of formatCostEstimate(run.cost).trimEnd().split('\n')) say(`   ${line}`);
   say();

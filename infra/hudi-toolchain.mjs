@@ -122,7 +122,15 @@ function installJars() {
     progress(`mvn dependency:copy ${artifact}`);
     run(
       'mvn',
-      ['-q', '-B', '-Dstyle.color=never', 'dependency:copy', `-Dartifact=${artifact}`, `-DoutputDirectory=${jarsDir}`, `-Dmaven.repo.local=${join(TOOLCHAIN_DIR, 'm2')}`],
+      [
+        '-q',
+        '-B',
+        '-Dstyle.color=never',
+        'dependency:copy',
+        `-Dartifact=${artifact}`,
+        `-DoutputDirectory=${jarsDir}`,
+        `-Dmaven.repo.local=${join(TOOLCHAIN_DIR, 'm2')}`,
+      ],
       `fetching ${artifact} from Maven Central`,
     );
     progress(`${jarName(artifact)} ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);

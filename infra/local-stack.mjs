@@ -183,13 +183,13 @@ async function startMinio(binary, logDir, env) {
   const consolePort = await freeLoopbackPort();
   const url = `http://${LOOPBACK}:${port}`;
   const data = join(logDir, 'minio-data');
-  const server = spawnLogged(
-    'minio',
-    binary,
-    ['server', data, '--address', `${LOOPBACK}:${port}`, '--console-address', `${LOOPBACK}:${consolePort}`],
-    logDir,
-    { ...env, MINIO_ROOT_USER: MINIO_USER, MINIO_ROOT_PASSWORD: MINIO_PASSWORD, MINIO_BROWSER: 'off', MINIO_UPDATE: 'off' },
-  );
+  const server = spawnLogged('minio', binary, ['server', data, '--address', `${LOOPBACK}:${port}`, '--console-address', `${LOOPBACK}:${consolePort}`], logDir, {
+    ...env,
+    MINIO_ROOT_USER: MINIO_USER,
+    MINIO_ROOT_PASSWORD: MINIO_PASSWORD,
+    MINIO_BROWSER: 'off',
+    MINIO_UPDATE: 'off',
+  });
   await waitUntilHealthy(server, `${url}/minio/health/live`, MINIO_START_TIMEOUT_MS);
   return { ...server, url };
 }
@@ -203,14 +203,7 @@ async function startMinio(binary, logDir, env) {
 async function startDynamoDbLocal({ java, jar, libDir }, logDir, env) {
   const port = await freeLoopbackPort();
   const url = `http://${LOOPBACK}:${port}`;
-  const server = spawnLogged(
-    'dynamodb',
-    java,
-    [`-Djava.library.path=${libDir}`, '-jar', jar, '-inMemory', '-port', String(port)],
-    logDir,
-    env,
-    dirname(jar),
-  );
+  const server = spawnLogged('dynamodb', java, [`-Djava.library.path=${libDir}`, '-jar', jar, '-inMemory', '-port', String(port)], logDir, env, dirname(jar));
   // DynamoDB Local answers 400 to an empty POST once it is up; any status will do.
   await waitUntilAnswers(server, url, { method: 'POST', body: '' }, DYNAMODB_START_TIMEOUT_MS);
   return { ...server, url };
@@ -486,4 +479,3 @@ function logTail(logFile) {
 function nonEmpty(value) {
   return value === undefined || value.trim() === '' ? undefined : value;
 }
-

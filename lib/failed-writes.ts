@@ -50,8 +50,10 @@ export interface ResolvedFailedWritesPolicy {
 export function failedWritesPolicy(props: ReadonlyMap<string, string>, location = 'write properties'): ResolvedFailedWritesPolicy {
   const mode = props.get(CONCURRENCY_MODE_KEY)?.trim().toLowerCase();
   if (mode === 'optimistic_concurrency_control') return { policy: 'LAZY', setBy: `${CONCURRENCY_MODE_KEY}=${mode}` };
-  if (rawValue(props, WRITE_KEYS.failedWritesPolicy) !== undefined) return { policy: readKey(props, WRITE_KEYS.failedWritesPolicy, location), setBy: FAILED_WRITES_POLICY_KEY };
-  if (props.get(LOCK_PROPERTY.provider)?.trim() === DYNAMODB_LOCK_PROVIDER) return { policy: 'LAZY', setBy: `${LOCK_PROPERTY.provider} (a lock shared with other writers)` };
+  if (rawValue(props, WRITE_KEYS.failedWritesPolicy) !== undefined)
+    return { policy: readKey(props, WRITE_KEYS.failedWritesPolicy, location), setBy: FAILED_WRITES_POLICY_KEY };
+  if (props.get(LOCK_PROPERTY.provider)?.trim() === DYNAMODB_LOCK_PROVIDER)
+    return { policy: 'LAZY', setBy: `${LOCK_PROPERTY.provider} (a lock shared with other writers)` };
   return { policy: 'EAGER', setBy: 'default (single writer)' };
 }
 
@@ -72,21 +74,26 @@ export interface HealResult {
 
 /** Roll back failed writes per `policy` and remove what completed instants left behind (see the module comment). */
 export async function healTable(table: HudiTable, options: HealOptions): Promise<HealResult> {
-  const rolledBack = options.policy === 'NEVER' ? [] : await rollbackFailedWrites(table, {
-    lock: options.lock,
-    policy: options.policy,
-    ...(options.now === undefined ? {} : { now: options.now }),
-    ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
-    ...(options.heartbeatExpiryMs === undefined ? {} : { heartbeatExpiryMs: options.heartbeatExpiryMs }),
-  });
+  const rolledBack =
+    options.policy === 'NEVER'
+      ? []
+      : await rollbackFailedWrites(table, {
+          lock: options.lock,
+          policy: options.policy,
+          ...(options.now === undefined ? {} : { now: options.now }),
+          ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
+          ...(options.heartbeatExpiryMs === undefined ? {} : { heartbeatExpiryMs: options.heartbeatExpiryMs }),
+        });
   const cleanedUp = await removeLeftoversOfCompletedInstants(table.storage);
   return { rolledBack, cleanedUp };
 }
 
 /** One line per thing a heal did, for progress output and logs; empty when it did nothing. */
 export function describeHeal(result: HealResult): string[] {
-  const lines = result.rolledBack.map((r) =>
-    `rolled back failed ${r.instantToRollback.action} ${r.instantToRollback.time} (${r.outcome === 'resumed' ? 'finished an interrupted rollback' : `rollback ${r.rollbackInstantTime}`}, ${r.deletedFiles.length} file(s) deleted)`);
+  const lines = result.rolledBack.map(
+    (r) =>
+      `rolled back failed ${r.instantToRollback.action} ${r.instantToRollback.time} (${r.outcome === 'resumed' ? 'finished an interrupted rollback' : `rollback ${r.rollbackInstantTime}`}, ${r.deletedFiles.length} file(s) deleted)`,
+  );
   if (result.cleanedUp.length > 0) lines.push(`removed markers left by completed instant(s) ${result.cleanedUp.join(', ')}`);
   return lines;
 }
@@ -110,9 +117,10 @@ async function removeLeftoversOfCompletedInstants(storage: Storage): Promise<str
     let answer = decided.get(time);
     if (answer === undefined) {
       const onTimeline = timeline.instants.filter((instant) => instant.time === time);
-      answer = onTimeline.length > 0
-        ? onTimeline.some((instant) => instant.state === 'COMPLETED') && !onTimeline.some((instant) => instant.state !== 'COMPLETED')
-        : (await findRollbackOf(storage, timeline, time))?.state === 'COMPLETED';
+      answer =
+        onTimeline.length > 0
+          ? onTimeline.some((instant) => instant.state === 'COMPLETED') && !onTimeline.some((instant) => instant.state !== 'COMPLETED')
+          : (await findRollbackOf(storage, timeline, time))?.state === 'COMPLETED';
       decided.set(time, answer);
     }
     return answer;

@@ -125,7 +125,12 @@ export class FileSystemView {
   private buildMergedSlices(partition: ListedPartition): MergedFileSlice[] {
     // A compaction completes as a commit of its instant time; its requested/inflight files stay next to it.
     const timeline = this.inputs.timeline;
-    const pendingCompactions = new Set(timeline.pending().filter((i) => i.action === 'compaction' && !timeline.isCommitted(i.time)).map((i) => i.time));
+    const pendingCompactions = new Set(
+      timeline
+        .pending()
+        .filter((i) => i.action === 'compaction' && !timeline.isCommitted(i.time))
+        .map((i) => i.time),
+    );
     const sliceCounts = (time: string): boolean => this.inputs.timeline.isCommitted(time) || pendingCompactions.has(time);
     const byGroup = new Map<string, Map<string, { baseFile: BaseFile | undefined; logFiles: LogFile[] }>>();
     const sliceOf = (fileId: string, instant: string) => {
@@ -151,17 +156,27 @@ export class FileSystemView {
     }
     const result: MergedFileSlice[] = [];
     for (const [fileId, slices] of [...byGroup].sort(([a], [b]) => a.localeCompare(b))) {
-      const committed = [...slices]
-        .filter(([instant]) => sliceCounts(instant))
-        .sort(([a], [b]) => compareInstantTimes(b, a));
+      const committed = [...slices].filter(([instant]) => sliceCounts(instant)).sort(([a], [b]) => compareInstantTimes(b, a));
       const [latest, previous] = committed;
       if (latest === undefined) continue;
       const sortLogs = (logs: readonly LogFile[]) => [...logs].sort((a, b) => compareLogFileNames(a.name, b.name));
       const [instant, slice] = latest;
       if (pendingCompactions.has(instant) && previous !== undefined) {
-        result.push({ partitionPath: partition.partitionPath, fileId, baseInstantTime: previous[0], baseFile: previous[1].baseFile, logFiles: [...sortLogs(previous[1].logFiles), ...sortLogs(slice.logFiles)] });
+        result.push({
+          partitionPath: partition.partitionPath,
+          fileId,
+          baseInstantTime: previous[0],
+          baseFile: previous[1].baseFile,
+          logFiles: [...sortLogs(previous[1].logFiles), ...sortLogs(slice.logFiles)],
+        });
       } else {
-        result.push({ partitionPath: partition.partitionPath, fileId, baseInstantTime: instant, baseFile: pendingCompactions.has(instant) ? undefined : slice.baseFile, logFiles: sortLogs(slice.logFiles) });
+        result.push({
+          partitionPath: partition.partitionPath,
+          fileId,
+          baseInstantTime: instant,
+          baseFile: pendingCompactions.has(instant) ? undefined : slice.baseFile,
+          logFiles: sortLogs(slice.logFiles),
+        });
       }
     }
     return result;
@@ -175,7 +190,10 @@ export class FileSystemView {
 
   /** Partitions that hold at least one live file group, sorted. */
   partitionPaths(): string[] {
-    return [...this.groupsByPartition].filter(([, groups]) => groups.length > 0).map(([p]) => p).sort();
+    return [...this.groupsByPartition]
+      .filter(([, groups]) => groups.length > 0)
+      .map(([p]) => p)
+      .sort();
   }
 
   /** Every partition folder found (even if empty after replacement). */

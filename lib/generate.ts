@@ -7,8 +7,52 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { finished } from 'node:stream/promises';
 
-const NAMES = ['Alice', 'Bob', 'Carol', 'Diana', 'Erik', 'Fatima', 'Gao', 'Hana', 'Ivan', 'Jun', 'Kofi', 'Lena', 'Mateo', 'Nia', 'Omar', 'Priya', 'Quinn', 'Rui', 'Sven', 'Tariq', 'Uma', 'Vera', 'Wei', 'Xavier', 'Yara', 'Zoe'];
-const POSITIONS = ['engineer', 'analyst', 'designer', 'manager', 'director', 'accountant', 'recruiter', 'scientist', 'support', 'sales', 'marketing', 'operations', 'legal', 'product owner', 'architect', 'intern'];
+const NAMES = [
+  'Alice',
+  'Bob',
+  'Carol',
+  'Diana',
+  'Erik',
+  'Fatima',
+  'Gao',
+  'Hana',
+  'Ivan',
+  'Jun',
+  'Kofi',
+  'Lena',
+  'Mateo',
+  'Nia',
+  'Omar',
+  'Priya',
+  'Quinn',
+  'Rui',
+  'Sven',
+  'Tariq',
+  'Uma',
+  'Vera',
+  'Wei',
+  'Xavier',
+  'Yara',
+  'Zoe',
+];
+const POSITIONS = [
+  'engineer',
+  'analyst',
+  'designer',
+  'manager',
+  'director',
+  'accountant',
+  'recruiter',
+  'scientist',
+  'support',
+  'sales',
+  'marketing',
+  'operations',
+  'legal',
+  'product owner',
+  'architect',
+  'intern',
+];
 
 export interface UserRecord {
   id: number;

@@ -90,9 +90,12 @@ export function partitionValuesFromPath(
   const fields = options.partitionFields;
   const segments = fields.length === 1 ? [partitionPath] : partitionPath.split('/');
   if (segments.length !== fields.length) {
-    throw new HudiError(`partition path "${partitionPath}" has ${segments.length} segments for the ${fields.length} partition fields ${fields.join(', ')}, so the partition columns the table drops from its files cannot be recovered`, {
-      fix: 'a partition value holds a "/": rewrite the partition with hoodie.datasource.write.partitionpath.urlencode=true',
-    });
+    throw new HudiError(
+      `partition path "${partitionPath}" has ${segments.length} segments for the ${fields.length} partition fields ${fields.join(', ')}, so the partition columns the table drops from its files cannot be recovered`,
+      {
+        fix: 'a partition value holds a "/": rewrite the partition with hoodie.datasource.write.partitionpath.urlencode=true',
+      },
+    );
   }
   const values: Record<string, string | null> = {};
   fields.forEach((field, index) => {
@@ -111,7 +114,9 @@ function partitionSegment(field: string, raw: string | undefined, options: KeyGe
 
 function requireKeyValue(value: unknown, field: string): string {
   if (value === undefined || value === null || valueToString(value) === '') {
-    throw new HudiError(`record key field "${field}" is null or empty`, { fix: 'every record needs a value for the record key field(s); fix or drop the record' });
+    throw new HudiError(`record key field "${field}" is null or empty`, {
+      fix: 'every record needs a value for the record key field(s); fix or drop the record',
+    });
   }
   return valueToString(value);
 }
@@ -166,7 +171,9 @@ export function createKeyGenerator(options: KeyGeneratorOptions): KeyGenerator {
       return `${field}:${text}`;
     });
     if (allNull) {
-      throw new HudiError(`record key fields ${recordKeyFields.join(', ')} are all null or empty`, { fix: 'every record needs a record key; fix or drop the record' });
+      throw new HudiError(`record key fields ${recordKeyFields.join(', ')} are all null or empty`, {
+        fix: 'every record needs a record key; fix or drop the record',
+      });
     }
     return parts.join(',');
   };
@@ -180,10 +187,13 @@ export function createKeyGenerator(options: KeyGeneratorOptions): KeyGenerator {
         recordKeyFields,
         partitionFields,
         recordKey,
-        partitionPath: (record) => partitionFields.map((field) => {
-          const value = fieldValue(record, field);
-          return partitionSegment(field, value === undefined || value === null ? undefined : valueToString(value), options);
-        }).join('/'),
+        partitionPath: (record) =>
+          partitionFields
+            .map((field) => {
+              const value = fieldValue(record, field);
+              return partitionSegment(field, value === undefined || value === null ? undefined : valueToString(value), options);
+            })
+            .join('/'),
       };
     case 'TimestampBasedKeyGenerator': {
       const timestampPath = timestampPartitioner(options.properties);
@@ -209,11 +219,22 @@ function timestampPartitioner(props: ReadonlyMap<string, string>): (value: unkno
   const get = (suffix: string) => props.get(`hoodie.keygen.timebased.${suffix}`) ?? props.get(`hoodie.deltastreamer.keygen.timebased.${suffix}`);
   const configuredType = get('timestamp.type')?.toUpperCase() as TimestampType | undefined;
   const outputFormat = get('output.dateformat') ?? 'yyyy-MM-dd';
-  const inputFormats = (get('input.dateformat') ?? "yyyy-MM-dd'T'HH:mm:ss.SSSZ").split(get('input.dateformat.list.delimiter.regex') ?? ',').map((s) => s.trim()).filter(Boolean);
+  const inputFormats = (get('input.dateformat') ?? "yyyy-MM-dd'T'HH:mm:ss.SSSZ")
+    .split(get('input.dateformat.list.delimiter.regex') ?? ',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const outputZone = get('output.timezone') ?? get('timezone') ?? 'GMT';
   const inputZone = get('input.timezone') ?? get('timezone') ?? 'GMT';
   const scalarUnit = (get('timestamp.scalar.time.unit') ?? 'SECONDS').toUpperCase();
-  const unitMs: Record<string, number> = { NANOSECONDS: 1e-6, MICROSECONDS: 1e-3, MILLISECONDS: 1, SECONDS: 1000, MINUTES: 60000, HOURS: 3600000, DAYS: 86400000 };
+  const unitMs: Record<string, number> = {
+    NANOSECONDS: 1e-6,
+    MICROSECONDS: 1e-3,
+    MILLISECONDS: 1,
+    SECONDS: 1000,
+    MINUTES: 60000,
+    HOURS: 3600000,
+    DAYS: 86400000,
+  };
   return (value, field) => {
     if (value === undefined || value === null) return undefined;
     let epochMs: number;
@@ -222,14 +243,20 @@ function timestampPartitioner(props: ReadonlyMap<string, string>): (value: unkno
     else if (type === 'DATE_STRING' || (type === 'MIXED' && typeof value === 'string')) {
       const parsed = inputFormats.map((format) => parseWithPattern(String(value), format, inputZone)).find((ms) => ms !== undefined);
       if (parsed === undefined) {
-        throw new HudiError(`partition field "${field}" value "${String(value)}" does not match hoodie.keygen.timebased.input.dateformat (${inputFormats.join(' | ')})`, {
-          fix: 'fix the value or the input date format',
-        });
+        throw new HudiError(
+          `partition field "${field}" value "${String(value)}" does not match hoodie.keygen.timebased.input.dateformat (${inputFormats.join(' | ')})`,
+          {
+            fix: 'fix the value or the input date format',
+          },
+        );
       }
       epochMs = parsed;
     } else {
       const n = Number(value);
-      if (!Number.isFinite(n)) throw new HudiError(`partition field "${field}" value "${String(value)}" is not a number`, { fix: 'set hoodie.keygen.timebased.timestamp.type to match the column' });
+      if (!Number.isFinite(n))
+        throw new HudiError(`partition field "${field}" value "${String(value)}" is not a number`, {
+          fix: 'set hoodie.keygen.timebased.timestamp.type to match the column',
+        });
       epochMs = type === 'UNIX_TIMESTAMP' ? n * 1000 : type === 'EPOCHMICROSECONDS' ? n / 1000 : type === 'SCALAR' ? n * (unitMs[scalarUnit] ?? 1000) : n;
     }
     return formatWithPattern(epochMs, outputFormat, outputZone);
@@ -256,14 +283,22 @@ export function formatWithPattern(epochMs: number, pattern: string, zone: string
   return pattern.replace(PATTERN_TOKEN, (token, literal: string | undefined) => {
     if (literal !== undefined) return literal === '' ? "'" : literal;
     switch (token) {
-      case 'yyyy': return pad(local.getUTCFullYear(), 4);
-      case 'yy': return pad(local.getUTCFullYear() % 100);
-      case 'MM': return pad(local.getUTCMonth() + 1);
-      case 'dd': return pad(local.getUTCDate());
-      case 'HH': return pad(local.getUTCHours());
-      case 'mm': return pad(local.getUTCMinutes());
-      case 'ss': return pad(local.getUTCSeconds());
-      case 'SSS': return pad(local.getUTCMilliseconds(), 3);
+      case 'yyyy':
+        return pad(local.getUTCFullYear(), 4);
+      case 'yy':
+        return pad(local.getUTCFullYear() % 100);
+      case 'MM':
+        return pad(local.getUTCMonth() + 1);
+      case 'dd':
+        return pad(local.getUTCDate());
+      case 'HH':
+        return pad(local.getUTCHours());
+      case 'mm':
+        return pad(local.getUTCMinutes());
+      case 'ss':
+        return pad(local.getUTCSeconds());
+      case 'SSS':
+        return pad(local.getUTCMilliseconds(), 3);
       default: {
         const offset = zoneOffsetMinutes(zone, epochMs);
         const sign = offset < 0 ? '-' : '+';
@@ -283,10 +318,20 @@ export function parseWithPattern(text: string, pattern: string, zone: string): n
   for (const match of pattern.matchAll(PATTERN_TOKEN)) {
     regex += escapeRegex(pattern.slice(last, match.index));
     last = match.index + match[0].length;
-    if (match[1] !== undefined) { regex += escapeRegex(match[1] === '' ? "'" : match[1]); continue; }
+    if (match[1] !== undefined) {
+      regex += escapeRegex(match[1] === '' ? "'" : match[1]);
+      continue;
+    }
     const token = match[0];
     fields.push(token);
-    regex += token === 'yyyy' ? '(\\d{4})' : token === 'SSS' ? '(\\d{1,3})' : token === 'Z' || token === 'X' || token === 'XXX' ? '(Z|[+-]\\d{2}:?\\d{2})' : '(\\d{2})';
+    regex +=
+      token === 'yyyy'
+        ? '(\\d{4})'
+        : token === 'SSS'
+          ? '(\\d{1,3})'
+          : token === 'Z' || token === 'X' || token === 'XXX'
+            ? '(Z|[+-]\\d{2}:?\\d{2})'
+            : '(\\d{2})';
   }
   regex += `${escapeRegex(pattern.slice(last))}$`;
   const m = new RegExp(regex).exec(text);

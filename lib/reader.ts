@@ -57,11 +57,17 @@ export interface Snapshot {
  * Make table files readable by path: local tables are read in place, remote ones downloaded to a temp dir.
  * Returns local paths in the same order and a cleanup function.
  */
-export async function stageFiles(storage: Storage, paths: readonly string[], tempParent = tmpdir()): Promise<{ localPaths: string[]; toUri: Map<string, string>; cleanup: () => Promise<void> }> {
+export async function stageFiles(
+  storage: Storage,
+  paths: readonly string[],
+  tempParent = tmpdir(),
+): Promise<{ localPaths: string[]; toUri: Map<string, string>; cleanup: () => Promise<void> }> {
   const toUri = new Map<string, string>();
   const direct = paths.map((p) => storage.localPath?.(p));
   if (direct.every((p): p is string => p !== undefined)) {
-    direct.forEach((local, i) => { toUri.set(local, storage.uriOf(paths[i]!)); });
+    direct.forEach((local, i) => {
+      toUri.set(local, storage.uriOf(paths[i]!));
+    });
     return { localPaths: direct, toUri, cleanup: async () => {} };
   }
   const dir = await mkdtemp(join(tempParent, 'hudi-stage-'));
@@ -96,7 +102,10 @@ export async function readSnapshot(table: HudiTable, options: SnapshotOptions = 
   // part of the table's schema: Hudi's readers (Spark, hudi-rs) do not return them, so neither do we.
   const keepMetaFields = options.includeMetaFields === true && table.config.populateMetaFields;
   try {
-    const result = withSchemaColumns(await readTableRows(table, engine, baseFiles, staged.localPaths), options.asOf === undefined ? await table.schema() : undefined);
+    const result = withSchemaColumns(
+      await readTableRows(table, engine, baseFiles, staged.localPaths),
+      options.asOf === undefined ? await table.schema() : undefined,
+    );
     const columns = keepMetaFields ? result.columns : result.columns.filter((c) => !(META_FIELDS as readonly string[]).includes(c));
     const rows = keepMetaFields ? result.rows : result.rows.map((row) => Object.fromEntries(columns.map((c) => [c, row[c] ?? null])));
     return { columns, rows, files };
@@ -113,10 +122,13 @@ async function readMergeOnReadSnapshot(table: HudiTable, view: FileSystemView, o
   const slices = view.latestMergedSlices();
   if (queryInstant === undefined || slices.length === 0) return { columns: [], rows: [], files: [] };
   if (table.config.dropPartitionColumns && table.config.partitionFields.length > 0) {
-    throw new UnsupportedTableError('snapshot reads of merge-on-read tables written with hoodie.datasource.write.drop.partition.columns=true are not supported yet', {
-      location: table.storage.uriOf(PROPERTIES_FILE),
-      fix: 'read it with --query-type read_optimized, or with Spark',
-    });
+    throw new UnsupportedTableError(
+      'snapshot reads of merge-on-read tables written with hoodie.datasource.write.drop.partition.columns=true are not supported yet',
+      {
+        location: table.storage.uriOf(PROPERTIES_FILE),
+        fix: 'read it with --query-type read_optimized, or with Spark',
+      },
+    );
   }
   const basePaths = slices.flatMap((slice) => (slice.baseFile === undefined ? [] : [slice.baseFile.path]));
   const engine = options.engine ?? (await openParquetEngine());

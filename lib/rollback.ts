@@ -35,7 +35,15 @@ import {
   type HoodieRollbackPlan,
   type HoodieRollbackRequest,
 } from './timeline/avro-files.js';
-import { compareInstantTimes, isValidInstantTime, newInstantTime, parseInstantTime, type Instant, type InstantAction, type TimelineTimeZone } from './timeline/instant.js';
+import {
+  compareInstantTimes,
+  isValidInstantTime,
+  newInstantTime,
+  parseInstantTime,
+  type Instant,
+  type InstantAction,
+  type TimelineTimeZone,
+} from './timeline/instant.js';
 import { HEARTBEAT_INTERVAL_MS, heartbeatPath } from './timeline/heartbeat.js';
 import { listMarkers, type Marker } from './timeline/markers.js';
 import { readClusteringPlan } from './timeline/clustering-plan.js';
@@ -145,7 +153,11 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
 
 /** Finish a rollback of `instantTime` that a crash interrupted (Hudi re-executes a pending rollback instant). */
 async function resumePendingRollback(
-  storage: Storage, lease: LockLease, timeline: Timeline, instantTime: string, handling: InstantFileHandling,
+  storage: Storage,
+  lease: LockLease,
+  timeline: Timeline,
+  instantTime: string,
+  handling: InstantFileHandling,
 ): Promise<RollbackResult | undefined> {
   const pending = await findPendingRollback(storage, timeline, instantTime);
   if (pending === undefined) return undefined;
@@ -235,8 +247,12 @@ export async function rollbackFailedWrites(
   for (const instant of pending) {
     if (options.olderThan !== undefined && compareInstantTimes(instant.time, options.olderThan) >= 0) continue;
     if (clusterings.has(instant.time)) continue;
-    if (!eager && (await findPendingRollback(storage, timeline, instant.time)) === undefined &&
-      (await writerAliveReason(storage, instant.time, table.config.timelineTimeZone, options)) !== undefined) continue;
+    if (
+      !eager &&
+      (await findPendingRollback(storage, timeline, instant.time)) === undefined &&
+      (await writerAliveReason(storage, instant.time, table.config.timelineTimeZone, options)) !== undefined
+    )
+      continue;
     results.push(await rollbackInstant(table, instant.time, { ...options, ignoreHeartbeat: eager }));
   }
   // Rollbacks whose target already left the timeline: only the rollback itself is left to finish.
@@ -256,7 +272,10 @@ export async function rollbackFailedWrites(
  * writerAliveReason). For the callers that decide whether to take over a pending clustering.
  */
 export async function pendingWriterAlive(
-  storage: Storage, instantTime: string, zone: TimelineTimeZone, options: Pick<RollbackOptions, 'now' | 'heartbeatExpiryMs'> = {},
+  storage: Storage,
+  instantTime: string,
+  zone: TimelineTimeZone,
+  options: Pick<RollbackOptions, 'now' | 'heartbeatExpiryMs'> = {},
 ): Promise<string | undefined> {
   return writerAliveReason(storage, instantTime, zone, options);
 }
@@ -269,9 +288,10 @@ export async function findRollbackOf(storage: Storage, timeline: Timeline, insta
   const newer = timeline.instants.filter((i) => i.action === 'rollback' && compareInstantTimes(i.time, instantTime) > 0);
   for (const rollback of newer.reverse()) {
     const path = instantPath(rollback.state === 'COMPLETED' ? rollback : { ...rollback, state: 'REQUESTED' });
-    const names = rollback.state === 'COMPLETED'
-      ? decodeTimelineAvro('rollbackMetadata', await storage.get(path), storage.uriOf(path)).commitsRollback
-      : [decodeTimelineAvro('rollbackPlan', await storage.get(path), storage.uriOf(path)).instantToRollback?.commitTime];
+    const names =
+      rollback.state === 'COMPLETED'
+        ? decodeTimelineAvro('rollbackMetadata', await storage.get(path), storage.uriOf(path)).commitsRollback
+        : [decodeTimelineAvro('rollbackPlan', await storage.get(path), storage.uriOf(path)).instantToRollback?.commitTime];
     if (names.includes(instantTime)) return rollback;
   }
   return undefined;
@@ -357,7 +377,13 @@ interface ExecutionContext {
 }
 
 /** Run a rollback whose plan is on the timeline (`rollback` is its requested or inflight instant). */
-async function executeRollback(storage: Storage, lease: LockLease, rollback: Instant, plan: HoodieRollbackPlan, context: ExecutionContext): Promise<RollbackResult> {
+async function executeRollback(
+  storage: Storage,
+  lease: LockLease,
+  rollback: Instant,
+  plan: HoodieRollbackPlan,
+  context: ExecutionContext,
+): Promise<RollbackResult> {
   const target = plan.instantToRollback;
   if (target === null) {
     throw new HudiError(`rollback plan ${rollback.time} names no instant to roll back`, {
@@ -466,7 +492,11 @@ function rollbackMetadata(
 // ---------------------------------------------------------------------------------------------------------------
 // Timeline look-ups and checks
 
-async function findPendingRollback(storage: Storage, timeline: Timeline, instantTime: string): Promise<{ rollback: Instant; plan: HoodieRollbackPlan } | undefined> {
+async function findPendingRollback(
+  storage: Storage,
+  timeline: Timeline,
+  instantTime: string,
+): Promise<{ rollback: Instant; plan: HoodieRollbackPlan } | undefined> {
   for (const rollback of timeline.pending().filter((i) => i.action === 'rollback')) {
     const path = instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' });
     const plan = decodeTimelineAvro('rollbackPlan', await storage.get(path), storage.uriOf(path));
@@ -475,8 +505,15 @@ async function findPendingRollback(storage: Storage, timeline: Timeline, instant
   return undefined;
 }
 
-async function findCompletedRollback(storage: Storage, timeline: Timeline, instantTime: string): Promise<{ time: string; metadata: HoodieRollbackMetadata } | undefined> {
-  const completed = timeline.completed().filter((i) => i.action === 'rollback').reverse();
+async function findCompletedRollback(
+  storage: Storage,
+  timeline: Timeline,
+  instantTime: string,
+): Promise<{ time: string; metadata: HoodieRollbackMetadata } | undefined> {
+  const completed = timeline
+    .completed()
+    .filter((i) => i.action === 'rollback')
+    .reverse();
   for (const rollback of completed) {
     const path = instantPath(rollback);
     const metadata = decodeTimelineAvro('rollbackMetadata', await storage.get(path), storage.uriOf(path));
@@ -536,13 +573,16 @@ function notOnTimeline(storage: Storage, timeline: Timeline, instantTime: string
   const what = action === undefined ? 'instant' : action;
   return new HudiError(`${what} ${instantTime} is not on the timeline`, {
     location: storage.uriOf(METAFOLDER),
-    fix: pending.length === 0 ? 'there are no pending commits or replacecommits to roll back' : `pending instants that can be rolled back: ${pending.join(', ')}`,
+    fix:
+      pending.length === 0 ? 'there are no pending commits or replacecommits to roll back' : `pending instants that can be rolled back: ${pending.join(', ')}`,
   });
 }
 
 function assertRollbackable(table: HudiTable, instantTime: string): void {
   if (!isValidInstantTime(instantTime)) {
-    throw new HudiError(`"${instantTime}" is not an instant time`, { fix: 'give it as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)' });
+    throw new HudiError(`"${instantTime}" is not an instant time`, {
+      fix: 'give it as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)',
+    });
   }
   // A rollback writes to the timeline: the same table versions and types as any other write (COW, version 6).
   assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'write');
@@ -564,7 +604,10 @@ async function assertWriterNotAlive(storage: Storage, target: Instant, zone: Tim
  * heartbeat yet (or a writer that writes none) is not rolled back under its feet.
  */
 async function writerAliveReason(
-  storage: Storage, instantTime: string, zone: TimelineTimeZone, options: Pick<RollbackOptions, 'now' | 'heartbeatExpiryMs'>,
+  storage: Storage,
+  instantTime: string,
+  zone: TimelineTimeZone,
+  options: Pick<RollbackOptions, 'now' | 'heartbeatExpiryMs'>,
 ): Promise<string | undefined> {
   const nowMs = (options.now ?? new Date()).getTime();
   const expiryMs = options.heartbeatExpiryMs ?? HEARTBEAT_EXPIRY_MS;

@@ -5,7 +5,7 @@
  */
 import { archiveFolder } from './archival/archived-timeline.js';
 import { loadArchivedHistory } from './archival/history.js';
-import { HudiTable } from './table.js';
+import type { HudiTable } from './table.js';
 import { parseInstantTime } from './timeline/instant.js';
 import { lastCompletedClustering } from './timeline/queries.js';
 import { WRITE_KEYS } from './writer/write-config.js';
@@ -67,7 +67,12 @@ export async function tableStatus(table: HudiTable, options: { now?: Date; small
   const now = options.now ?? new Date();
   const smallFileLimit = options.smallFileLimit ?? Number(table.config.properties.get('hoodie.parquet.small.file.limit') ?? WRITE_KEYS.smallFileLimit.default);
   const { timeline, storage, config } = table;
-  const pending = timeline.pending().map((instant) => ({ instant: instant.time, action: instant.action, state: instant.state as 'REQUESTED' | 'INFLIGHT', ageSeconds: ageOf(instant.time, now) }));
+  const pending = timeline.pending().map((instant) => ({
+    instant: instant.time,
+    action: instant.action,
+    state: instant.state as 'REQUESTED' | 'INFLIGHT',
+    ageSeconds: ageOf(instant.time, now),
+  }));
 
   const [clustering, history, archiveListing, view] = await Promise.all([
     lastCompletedClustering(storage, timeline),
@@ -80,13 +85,28 @@ export async function tableStatus(table: HudiTable, options: { now?: Date; small
     return time === undefined ? undefined : { instant: time, ageSeconds: ageOf(time, now), archived: activeTime === undefined };
   };
   const archivedCompleted = history.instants.filter((instant) => instant.state === 'COMPLETED');
-  const lastClean = lastOf(timeline.completed().filter((i) => i.action === 'clean').at(-1)?.time, archivedCompleted.filter((i) => i.action === 'clean').at(-1)?.time);
+  const lastClean = lastOf(
+    timeline
+      .completed()
+      .filter((i) => i.action === 'clean')
+      .at(-1)?.time,
+    archivedCompleted.filter((i) => i.action === 'clean').at(-1)?.time,
+  );
   // An archived replacecommit may be an insert_overwrite as well as a clustering: only the active timeline says which.
-  const lastClustering = lastOf(clustering?.instant.time, clustering === undefined ? archivedCompleted.filter((i) => i.action === 'replacecommit').at(-1)?.time : undefined);
-  const newestArchiveFile = archiveListing.files.reduce<number | undefined>((newest, file) => (newest === undefined || file.modifiedMs > newest ? file.modifiedMs : newest), undefined);
+  const lastClustering = lastOf(
+    clustering?.instant.time,
+    clustering === undefined ? archivedCompleted.filter((i) => i.action === 'replacecommit').at(-1)?.time : undefined,
+  );
+  const newestArchiveFile = archiveListing.files.reduce<number | undefined>(
+    (newest, file) => (newest === undefined || file.modifiedMs > newest ? file.modifiedMs : newest),
+    undefined,
+  );
 
   const partitions = view.allPartitionPaths().map((partition): PartitionStatus => {
-    const sizes = view.latestBaseFiles(partition).map((file) => file.size).sort((a, b) => a - b);
+    const sizes = view
+      .latestBaseFiles(partition)
+      .map((file) => file.size)
+      .sort((a, b) => a - b);
     return {
       partition,
       files: sizes.length,
@@ -108,7 +128,14 @@ export async function tableStatus(table: HudiTable, options: { now?: Date; small
     pending,
     lastClustering,
     lastClean,
-    lastArchive: newestArchiveFile === undefined ? undefined : { at: new Date(newestArchiveFile).toISOString(), ageSeconds: Math.max(0, Math.round((now.getTime() - newestArchiveFile) / 1000)), archivedInstants: history.instants.length },
+    lastArchive:
+      newestArchiveFile === undefined
+        ? undefined
+        : {
+            at: new Date(newestArchiveFile).toISOString(),
+            ageSeconds: Math.max(0, Math.round((now.getTime() - newestArchiveFile) / 1000)),
+            archivedInstants: history.instants.length,
+          },
     partitions,
     smallFileLimit,
   };
@@ -130,16 +157,26 @@ function bytes(value: number): string {
 }
 
 export function formatTableStatus(status: TableStatus): string {
-  const lines = [`${status.name}  ${status.type} v${status.version}  ${status.path}`, `  ${status.completedInstants} completed instant(s), last write ${status.lastCommit ?? 'none'}`];
+  const lines = [
+    `${status.name}  ${status.type} v${status.version}  ${status.path}`,
+    `  ${status.completedInstants} completed instant(s), last write ${status.lastCommit ?? 'none'}`,
+  ];
   lines.push(status.pending.length === 0 ? '  pending: none' : `  pending: ${status.pending.length}`);
   for (const p of status.pending) lines.push(`    ${p.instant}  ${p.action.padEnd(13)}  ${p.state.padEnd(9)}  ${formatAge(p.ageSeconds)}`);
-  const last = (label: string, service: LastServiceStatus | undefined): string => `  last ${label}: ${service === undefined ? 'never' : `${service.instant} (${formatAge(service.ageSeconds)}${service.archived ? ', archived' : ''})`}`;
+  const last = (label: string, service: LastServiceStatus | undefined): string =>
+    `  last ${label}: ${service === undefined ? 'never' : `${service.instant} (${formatAge(service.ageSeconds)}${service.archived ? ', archived' : ''})`}`;
   lines.push(last('clustering', status.lastClustering), last('clean', status.lastClean));
-  lines.push(`  last archive: ${status.lastArchive === undefined ? 'never' : `${status.lastArchive.at} (${formatAge(status.lastArchive.ageSeconds)}), ${status.lastArchive.archivedInstants} instant(s) archived`}`);
+  lines.push(
+    `  last archive: ${status.lastArchive === undefined ? 'never' : `${status.lastArchive.at} (${formatAge(status.lastArchive.ageSeconds)}), ${status.lastArchive.archivedInstants} instant(s) archived`}`,
+  );
   lines.push(`  files per partition (latest snapshot; small: < ${bytes(status.smallFileLimit)}):`);
-  lines.push(`    ${'partition'.padEnd(24)} ${'files'.padStart(6)} ${'small'.padStart(6)} ${'total'.padStart(10)} ${'min'.padStart(10)} ${'median'.padStart(10)} ${'max'.padStart(10)}`);
+  lines.push(
+    `    ${'partition'.padEnd(24)} ${'files'.padStart(6)} ${'small'.padStart(6)} ${'total'.padStart(10)} ${'min'.padStart(10)} ${'median'.padStart(10)} ${'max'.padStart(10)}`,
+  );
   for (const p of status.partitions) {
-    lines.push(`    ${(p.partition || '(non-partitioned)').padEnd(24)} ${String(p.files).padStart(6)} ${String(p.smallFiles).padStart(6)} ${bytes(p.bytes).padStart(10)} ${bytes(p.minBytes).padStart(10)} ${bytes(p.medianBytes).padStart(10)} ${bytes(p.maxBytes).padStart(10)}`);
+    lines.push(
+      `    ${(p.partition || '(non-partitioned)').padEnd(24)} ${String(p.files).padStart(6)} ${String(p.smallFiles).padStart(6)} ${bytes(p.bytes).padStart(10)} ${bytes(p.minBytes).padStart(10)} ${bytes(p.medianBytes).padStart(10)} ${bytes(p.maxBytes).padStart(10)}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

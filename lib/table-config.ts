@@ -2,7 +2,19 @@
  * hoodie.properties: the table's identity and layout (HoodieTableConfig).
  */
 import { crc32 } from 'node:zlib';
-import { anyText, commaList, ConfigValueError, defineKey, javaInt, oneOf, optionalText, rawValue, readKey, type ConfigKey, type Parser } from './config/index.js';
+import {
+  anyText,
+  commaList,
+  ConfigValueError,
+  defineKey,
+  javaInt,
+  oneOf,
+  optionalText,
+  rawValue,
+  readKey,
+  type ConfigKey,
+  type Parser,
+} from './config/index.js';
 import { HudiError, UnsupportedTableError, NotFoundError, NotAHudiTableError } from './errors.js';
 import { formatJavaProperties, parseJavaProperties } from './properties.js';
 import type { Storage } from './storage/port.js';
@@ -33,32 +45,102 @@ export const KEY_GENERATORS = {
  * the checksum are checked below because a wrong one means a corrupt file.
  */
 export const TABLE_KEYS = {
-  name: defineKey({ key: 'hoodie.table.name', default: undefined, parser: optionalText, description: 'the table\'s name' }),
+  name: defineKey({ key: 'hoodie.table.name', default: undefined, parser: optionalText, description: "the table's name" }),
   databaseName: defineKey({ key: 'hoodie.database.name', default: '', parser: anyText, description: 'the database of the table (part of the checksum)' }),
-  type: defineKey({ key: 'hoodie.table.type', default: 'COPY_ON_WRITE' as TableType, parser: oneOf(['COPY_ON_WRITE', 'MERGE_ON_READ'] as const), description: 'COPY_ON_WRITE or MERGE_ON_READ' }),
+  type: defineKey({
+    key: 'hoodie.table.type',
+    default: 'COPY_ON_WRITE' as TableType,
+    parser: oneOf(['COPY_ON_WRITE', 'MERGE_ON_READ'] as const),
+    description: 'COPY_ON_WRITE or MERGE_ON_READ',
+  }),
   version: defineKey({ key: 'hoodie.table.version', default: 0, parser: javaInt(0), description: 'the table version (6 for Hudi 0.14/0.15)' }),
-  timelineLayoutVersion: defineKey({ key: 'hoodie.timeline.layout.version', default: undefined, parser: optionalText, description: 'the timeline layout (1 up to table version 6)' }),
+  timelineLayoutVersion: defineKey({
+    key: 'hoodie.timeline.layout.version',
+    default: undefined,
+    parser: optionalText,
+    description: 'the timeline layout (1 up to table version 6)',
+  }),
   recordKeyFields: defineKey({ key: 'hoodie.table.recordkey.fields', default: NO_FIELDS, parser: commaList, description: 'record key fields' }),
   partitionFields: defineKey({ key: 'hoodie.table.partition.fields', default: NO_FIELDS, parser: commaList, description: 'partition fields' }),
   precombineField: defineKey({ key: 'hoodie.table.precombine.field', default: undefined, parser: optionalText, description: 'the ordering field of upserts' }),
   keyGeneratorClass: defineKey({ key: 'hoodie.table.keygenerator.class', default: undefined, parser: optionalText, description: 'the key generator' }),
-  hiveStylePartitioning: defineKey({ key: 'hoodie.datasource.write.hive_style_partitioning', default: false, parser: javaBoolean, description: 'partition folders named field=value' }),
-  urlEncodePartitioning: defineKey({ key: 'hoodie.datasource.write.partitionpath.urlencode', default: false, parser: javaBoolean, description: 'partition values URL-encoded in paths' }),
-  dropPartitionColumns: defineKey({ key: 'hoodie.datasource.write.drop.partition.columns', default: false, parser: javaBoolean, description: 'partition columns left out of data files' }),
-  populateMetaFields: defineKey({ key: 'hoodie.populate.meta.fields', default: true, parser: javaBoolean, description: 'the _hoodie_* meta columns are written' }),
+  hiveStylePartitioning: defineKey({
+    key: 'hoodie.datasource.write.hive_style_partitioning',
+    default: false,
+    parser: javaBoolean,
+    description: 'partition folders named field=value',
+  }),
+  urlEncodePartitioning: defineKey({
+    key: 'hoodie.datasource.write.partitionpath.urlencode',
+    default: false,
+    parser: javaBoolean,
+    description: 'partition values URL-encoded in paths',
+  }),
+  dropPartitionColumns: defineKey({
+    key: 'hoodie.datasource.write.drop.partition.columns',
+    default: false,
+    parser: javaBoolean,
+    description: 'partition columns left out of data files',
+  }),
+  populateMetaFields: defineKey({
+    key: 'hoodie.populate.meta.fields',
+    default: true,
+    parser: javaBoolean,
+    description: 'the _hoodie_* meta columns are written',
+  }),
   baseFileFormat: defineKey({ key: 'hoodie.table.base.file.format', default: 'PARQUET', parser: upperText, description: 'base file format' }),
-  createSchema: defineKey({ key: 'hoodie.table.create.schema', default: undefined, parser: optionalText, description: 'the Avro schema the table was created with' }),
-  archiveLogFolder: defineKey({ key: 'hoodie.archivelog.folder', default: 'archived', parser: anyText, description: 'the archived timeline\'s folder under .hoodie' }),
+  createSchema: defineKey({
+    key: 'hoodie.table.create.schema',
+    default: undefined,
+    parser: optionalText,
+    description: 'the Avro schema the table was created with',
+  }),
+  archiveLogFolder: defineKey({
+    key: 'hoodie.archivelog.folder',
+    default: 'archived',
+    parser: anyText,
+    description: "the archived timeline's folder under .hoodie",
+  }),
   checksum: defineKey({ key: 'hoodie.table.checksum', default: undefined, parser: optionalText, description: 'CRC32 of "<database>.<table>"' }),
 } as const;
 
 /** The write properties a new table takes its identity from (Hudi's datasource keys, else the table's own). */
 export const NEW_TABLE_KEYS = {
-  tableName: defineKey({ key: 'hoodie.table.name', default: undefined, parser: optionalText, alternatives: ['hoodie.datasource.write.table.name'], description: 'the new table\'s name' }),
-  recordKeyFields: defineKey({ key: 'hoodie.datasource.write.recordkey.field', default: undefined, parser: optionalText, alternatives: [TABLE_KEYS.recordKeyFields.key], description: 'record key fields' }),
-  keyGeneratorClass: defineKey({ key: 'hoodie.datasource.write.keygenerator.class', default: undefined, parser: optionalText, alternatives: [TABLE_KEYS.keyGeneratorClass.key], description: 'key generator' }),
-  partitionFields: defineKey({ key: 'hoodie.datasource.write.partitionpath.field', default: undefined, parser: optionalText, alternatives: [TABLE_KEYS.partitionFields.key], description: 'partition fields' }),
-  precombineField: defineKey({ key: 'hoodie.datasource.write.precombine.field', default: undefined, parser: optionalText, alternatives: [TABLE_KEYS.precombineField.key], description: 'ordering field' }),
+  tableName: defineKey({
+    key: 'hoodie.table.name',
+    default: undefined,
+    parser: optionalText,
+    alternatives: ['hoodie.datasource.write.table.name'],
+    description: "the new table's name",
+  }),
+  recordKeyFields: defineKey({
+    key: 'hoodie.datasource.write.recordkey.field',
+    default: undefined,
+    parser: optionalText,
+    alternatives: [TABLE_KEYS.recordKeyFields.key],
+    description: 'record key fields',
+  }),
+  keyGeneratorClass: defineKey({
+    key: 'hoodie.datasource.write.keygenerator.class',
+    default: undefined,
+    parser: optionalText,
+    alternatives: [TABLE_KEYS.keyGeneratorClass.key],
+    description: 'key generator',
+  }),
+  partitionFields: defineKey({
+    key: 'hoodie.datasource.write.partitionpath.field',
+    default: undefined,
+    parser: optionalText,
+    alternatives: [TABLE_KEYS.partitionFields.key],
+    description: 'partition fields',
+  }),
+  precombineField: defineKey({
+    key: 'hoodie.datasource.write.precombine.field',
+    default: undefined,
+    parser: optionalText,
+    alternatives: [TABLE_KEYS.precombineField.key],
+    description: 'ordering field',
+  }),
 } as const;
 
 export interface TableConfig {
@@ -112,8 +194,9 @@ export function tableConfigFromProperties(properties: ReadonlyMap<string, string
   }
   const partitionFields = get(K.partitionFields);
   const recordKeyFields = get(K.recordKeyFields);
-  const keyGeneratorClass = get(K.keyGeneratorClass)
-    ?? (partitionFields.length === 0 ? KEY_GENERATORS.nonPartitioned : recordKeyFields.length > 1 ? KEY_GENERATORS.complex : KEY_GENERATORS.simple);
+  const keyGeneratorClass =
+    get(K.keyGeneratorClass) ??
+    (partitionFields.length === 0 ? KEY_GENERATORS.nonPartitioned : recordKeyFields.length > 1 ? KEY_GENERATORS.complex : KEY_GENERATORS.simple);
   return {
     name,
     databaseName,
@@ -154,7 +237,10 @@ function timelineTimeZoneOf(text: string | undefined, location: string): Timelin
   if (text === undefined || text.trim() === '') return 'LOCAL';
   const zone = text.trim().toUpperCase();
   if (!(TIMELINE_TIME_ZONES as readonly string[]).includes(zone)) {
-    throw new HudiError(`${TIMELINE_TIMEZONE_KEY}=${text} is not a timeline time zone`, { location, fix: `set it to UTC or LOCAL (Hudi knows no other value)` });
+    throw new HudiError(`${TIMELINE_TIMEZONE_KEY}=${text} is not a timeline time zone`, {
+      location,
+      fix: `set it to UTC or LOCAL (Hudi knows no other value)`,
+    });
   }
   return zone as TimelineTimeZone;
 }
@@ -168,25 +254,30 @@ export const READABLE_TABLE_VERSIONS: readonly number[] = [5, 6];
 export function assertSupported(config: TableConfig, location: string, mode: 'read' | 'write' = 'read'): void {
   const accepted = mode === 'read' ? READABLE_TABLE_VERSIONS : [SUPPORTED_TABLE_VERSION];
   if (!accepted.includes(config.version)) {
-    const problem = config.version === 8 || config.version === 9
-      ? `table version ${config.version} (Hudi 1.x timeline layout) is not supported yet; this build handles table version 6 (Hudi 0.14/0.15)`
-      : config.version > 9
-        ? `table version ${config.version} is not supported (unknown to this build); it handles table version 6 (Hudi 0.14/0.15)`
-        : `table version ${config.version} is not supported for ${mode === 'read' ? 'reading' : 'writing'}; this build handles table version 6 (Hudi 0.14/0.15)`;
+    const problem =
+      config.version === 8 || config.version === 9
+        ? `table version ${config.version} (Hudi 1.x timeline layout) is not supported yet; this build handles table version 6 (Hudi 0.14/0.15)`
+        : config.version > 9
+          ? `table version ${config.version} is not supported (unknown to this build); it handles table version 6 (Hudi 0.14/0.15)`
+          : `table version ${config.version} is not supported for ${mode === 'read' ? 'reading' : 'writing'}; this build handles table version 6 (Hudi 0.14/0.15)`;
     throw new UnsupportedTableError(problem, {
       location,
-      fix: config.version < 6
-        ? 'upgrade the table to version 6 by writing to it once with Hudi 0.14 or 0.15'
-        : 'use a Hudi 0.14/0.15 table, or downgrade it with hudi-cli `downgrade table --toVersion SIX`',
+      fix:
+        config.version < 6
+          ? 'upgrade the table to version 6 by writing to it once with Hudi 0.14 or 0.15'
+          : 'use a Hudi 0.14/0.15 table, or downgrade it with hudi-cli `downgrade table --toVersion SIX`',
     });
   }
   // Merge-on-read tables are readable (snapshot, read-optimized, as-of); writing them (delta commits) and their
   // table services (clustering of slices with logs, cleaning, archival) are not built yet.
   if (config.type !== 'COPY_ON_WRITE' && mode === 'write') {
-    throw new UnsupportedTableError(`writes and table services on ${config.type} tables are not supported yet; this build reads them and writes COPY_ON_WRITE tables`, {
-      location,
-      fix: 'write and cluster merge-on-read tables with Hudi (Spark or Flink); read them with `read` (--query-type snapshot|read_optimized)',
-    });
+    throw new UnsupportedTableError(
+      `writes and table services on ${config.type} tables are not supported yet; this build reads them and writes COPY_ON_WRITE tables`,
+      {
+        location,
+        fix: 'write and cluster merge-on-read tables with Hudi (Spark or Flink); read them with `read` (--query-type snapshot|read_optimized)',
+      },
+    );
   }
   if (config.baseFileFormat !== 'PARQUET') {
     throw new UnsupportedTableError(`base file format ${config.baseFileFormat} is not supported; only PARQUET`, { location });
@@ -279,7 +370,11 @@ export function newTableOptionsFromWriteProperties(props: ReadonlyMap<string, st
   if (!recordKeys) {
     throw new HudiError(`${K.recordKeyFields.key} is required to create a table`, { location, fix: `add ${K.recordKeyFields.key}=<column>[,<column>]` });
   }
-  const split = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const split = (v: string | undefined) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   const keyGeneratorClass = pick(K.keyGeneratorClass);
   // Hudi stores timestamp partition fields with their output format; the field names alone go in partition.fields.
   const partitionFields = split(pick(K.partitionFields)).map((f) => f.split(':')[0]!);
@@ -314,8 +409,13 @@ export function newTableProperties(options: NewTableOptions): Map<string, string
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.tableName)) {
     throw new HudiError(`table name "${options.tableName}" is not valid`, { fix: 'use letters, digits and underscores, starting with a letter' });
   }
-  const keyGeneratorClass = options.keyGeneratorClass
-    ?? (options.partitionFields.length === 0 ? KEY_GENERATORS.nonPartitioned : options.recordKeyFields.length > 1 ? KEY_GENERATORS.complex : KEY_GENERATORS.simple);
+  const keyGeneratorClass =
+    options.keyGeneratorClass ??
+    (options.partitionFields.length === 0
+      ? KEY_GENERATORS.nonPartitioned
+      : options.recordKeyFields.length > 1
+        ? KEY_GENERATORS.complex
+        : KEY_GENERATORS.simple);
   const props = new Map<string, string>();
   props.set(TABLE_KEYS.name.key, options.tableName);
   if (options.databaseName !== undefined) props.set(TABLE_KEYS.databaseName.key, options.databaseName);
@@ -366,10 +466,13 @@ export async function updateTableProperties(storage: Storage, modify: (propertie
   if (current === undefined || !validChecksum(current)) {
     const backup = await read(PROPERTIES_BACKUP_FILE);
     if (backup === undefined) {
-      throw new HudiError(current === undefined ? 'hoodie.properties is missing and there is no backup' : 'hoodie.properties has no valid checksum and there is no backup', {
-        location: storage.uriOf(PROPERTIES_FILE),
-        fix: 'restore hoodie.properties from a copy',
-      });
+      throw new HudiError(
+        current === undefined ? 'hoodie.properties is missing and there is no backup' : 'hoodie.properties has no valid checksum and there is no backup',
+        {
+          location: storage.uriOf(PROPERTIES_FILE),
+          fix: 'restore hoodie.properties from a copy',
+        },
+      );
     }
     current = backup;
   }

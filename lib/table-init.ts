@@ -4,7 +4,12 @@
 import { AlreadyExistsError, HudiError } from './errors.js';
 import type { Storage } from './storage/port.js';
 import {
-  formatTableProperties, newTableProperties, PROPERTIES_FILE, tableConfigFromProperties, type NewTableOptions, type TableConfig,
+  formatTableProperties,
+  newTableProperties,
+  PROPERTIES_FILE,
+  tableConfigFromProperties,
+  type NewTableOptions,
+  type TableConfig,
 } from './table-config.js';
 
 export async function createTable(storage: Storage, options: NewTableOptions): Promise<TableConfig> {

@@ -83,7 +83,9 @@ export class HudiTable {
     let history: ArchivedHistory | undefined;
     if (options.asOf !== undefined) {
       if (!isValidInstantTime(options.asOf)) {
-        throw new HudiError(`"${options.asOf}" is not an instant time`, { fix: 'give --as-of as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)' });
+        throw new HudiError(`"${options.asOf}" is not an instant time`, {
+          fix: 'give --as-of as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)',
+        });
       }
       // Older than the active timeline: its instants are on the archived timeline.
       history = await this.archivedHistoryBefore(options.asOf);

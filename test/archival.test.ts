@@ -47,7 +47,10 @@ describe('which instants are archived (getInstantsToArchive)', () => {
     const plan = planArchive(facts(range(1, 35).map((i) => at(t(i)))), archival({}), DEFAULT_CLEAN_CONFIG);
     assert.deepEqual(times(plan.instants), ts(...range(1, 15)));
     assert.equal(plan.adjustment, undefined);
-    assert.deepEqual(plan.keptCommits.map((k) => k.rule), Array(20).fill('min-commits'));
+    assert.deepEqual(
+      plan.keptCommits.map((k) => k.rule),
+      Array(20).fill('min-commits'),
+    );
     // 30 commits is not more than 30: nothing.
     assert.deepEqual(planArchive(facts(range(1, 30).map((i) => at(t(i)))), archival({}), DEFAULT_CLEAN_CONFIG).instants, []);
   });
@@ -62,7 +65,7 @@ describe('which instants are archived (getInstantsToArchive)', () => {
     assert.match(plan.adjustment!, /keep\.min\.commits 2 → 4/);
   });
 
-  it('never reaches the earliest pending write, a savepoint, an uncleaned clustering, the metadata table\'s compaction', () => {
+  it("never reaches the earliest pending write, a savepoint, an uncleaned clustering, the metadata table's compaction", () => {
     const commits = range(1, 10).map((i) => at(t(i)));
     // Pending t5.5 (a commit between t5 and t6): the last completed before it, t5, stays with everything after. The
     // cleaner (retaining 1) cannot retain past the pending write either: from t5, 5 commits after it + 2 = min 7,
@@ -74,7 +77,11 @@ describe('which instants are archived (getInstantsToArchive)', () => {
     // Savepoint at t3.
     assert.deepEqual(times(planArchive(facts(commits, { savepointTimes: [t(3)] }), small, retain1).instants), ts(1, 2));
     // ... or, with hoodie.archive.beyond.savepoint, everything but the savepointed commit.
-    const beyond = planArchive(facts(commits, { savepointTimes: [t(3)] }), archival({ 'hoodie.keep.min.commits': '2', 'hoodie.keep.max.commits': '3', 'hoodie.archive.beyond.savepoint': 'true' }), retain1);
+    const beyond = planArchive(
+      facts(commits, { savepointTimes: [t(3)] }),
+      archival({ 'hoodie.keep.min.commits': '2', 'hoodie.keep.max.commits': '3', 'hoodie.archive.beyond.savepoint': 'true' }),
+      retain1,
+    );
     // (the limit, 10 - 2 = 8, counts from what the savepoint filter left: t1, t2, t4..t9)
     assert.deepEqual(times(beyond.instants), ts(1, 2, 4, 5, 6, 7, 8, 9));
     // A replacecommit at t4 with no clean yet: its replaced files are still there.
@@ -84,7 +91,10 @@ describe('which instants are archived (getInstantsToArchive)', () => {
     assert.equal(notCleaned.keptCommits.find((k) => k.instant.time === t(4))?.rule, 'clustering-not-cleaned');
     // A clean that retained from t6 removed them (replacecommits from t6 on: none), so archiving goes on to keep.min.
     const cleaned = planArchive(facts([...clustered, at(t(11), 'clean')], { lastCleanRetainedFrom: t(6) }), small, retain1);
-    assert.deepEqual(times(cleaned.instants).filter((time) => time !== t(11)), ts(1, 2, 3, 4, 5, 6, 7, 8));
+    assert.deepEqual(
+      times(cleaned.instants).filter((time) => time !== t(11)),
+      ts(1, 2, 3, 4, 5, 6, 7, 8),
+    );
     // The metadata table compacted at t3: only t1, t2. Not compacted yet: nothing.
     assert.deepEqual(times(planArchive(facts(commits, { metadataTable: { latestCompaction: t(3) } }), small, retain1).instants), ts(1, 2));
     assert.deepEqual(planArchive(facts(commits, { metadataTable: { latestCompaction: undefined } }), small, retain1).instants, []);
@@ -97,13 +107,23 @@ describe('which instants are archived (getInstantsToArchive)', () => {
   });
 
   it('refuses keep.max.commits not above keep.min.commits', () => {
-    assert.throws(() => archival({ 'hoodie.keep.min.commits': '5', 'hoodie.keep.max.commits': '5' }), (error: unknown) => error instanceof HudiError && /hoodie\.keep\.max\.commits=5 must be greater than hoodie\.keep\.min\.commits=5/.test(error.message));
+    assert.throws(
+      () => archival({ 'hoodie.keep.min.commits': '5', 'hoodie.keep.max.commits': '5' }),
+      (error: unknown) => error instanceof HudiError && /hoodie\.keep\.max\.commits=5 must be greater than hoodie\.keep\.min\.commits=5/.test(error.message),
+    );
   });
 });
 
 describe('archived records (MetadataConversionUtils.createMetaWrapper)', () => {
-  it('a commit\'s states: Avro commit metadata with ROLLING_STAT emptied; an empty requested file as an UNKNOWN commit', () => {
-    const json = JSON.stringify({ partitionToWriteStats: { a: [{ fileId: 'f-0', path: 'a/f.parquet', prevCommit: 'null', numWrites: 3, numInserts: 3, fileSizeInBytes: 10, minEventTime: null }] }, compacted: false, extraMetadata: { schema: 's' }, operationType: 'UPSERT' });
+  it("a commit's states: Avro commit metadata with ROLLING_STAT emptied; an empty requested file as an UNKNOWN commit", () => {
+    const json = JSON.stringify({
+      partitionToWriteStats: {
+        a: [{ fileId: 'f-0', path: 'a/f.parquet', prevCommit: 'null', numWrites: 3, numInserts: 3, fileSizeInBytes: 10, minEventTime: null }],
+      },
+      compacted: false,
+      extraMetadata: { schema: 's' },
+      operationType: 'UPSERT',
+    });
     const completed = archivedMetaEntryOf({ instant: at(t(1)), bytes: Buffer.from(json), modifiedMs: Date.UTC(2024, 0, 1, 0, 0, 2), location: 'x' }, 'UTC');
     assert.equal(completed.commitTime, t(1));
     assert.deepEqual([completed.actionType, completed.actionState, completed.stateTransitionTime, completed.version], ['commit', 'COMPLETED', t(2), null]);
@@ -113,7 +133,12 @@ describe('archived records (MetadataConversionUtils.createMetaWrapper)', () => {
     const stat = (metadata['partitionToWriteStats'] as Record<string, Record<string, unknown>[]>)['a']![0]!;
     assert.deepEqual([stat['fileId'], stat['numWrites'], stat['totalLogFiles'], 'minEventTime' in stat], ['f-0', 3, null, false]);
     const requested = archivedMetaEntryOf({ instant: at(t(1), 'commit', 'REQUESTED'), bytes: new Uint8Array(), modifiedMs: 0, location: 'x' }, 'UTC');
-    assert.deepEqual(requested.hoodieCommitMetadata, { partitionToWriteStats: {}, extraMetadata: { ROLLING_STAT: '' }, version: null, operationType: 'UNKNOWN' });
+    assert.deepEqual(requested.hoodieCommitMetadata, {
+      partitionToWriteStats: {},
+      extraMetadata: { ROLLING_STAT: '' },
+      version: null,
+      operationType: 'UNKNOWN',
+    });
     // An empty completed file keeps only its name.
     assert.equal(archivedMetaEntryOf({ instant: at(t(1)), bytes: new Uint8Array(), modifiedMs: 0, location: 'x' }, 'UTC').hoodieCommitMetadata, null);
     assert.equal(avroCommitMetadata(Buffer.from(JSON.stringify({ compacted: true, operationType: 'UPSERT' })), 'x', false)['operationType'], 'COMPACT');
@@ -135,7 +160,7 @@ async function sixCommits(): Promise<SyntheticTable> {
 }
 
 describe('archiving a hand-written table', () => {
-  it('moves the oldest commits\' files into .commits_.archive.1_1-0-1, deleting them from the active timeline', async () => {
+  it("moves the oldest commits' files into .commits_.archive.1_1-0-1, deleting them from the active timeline", async () => {
     const table = await sixCommits();
     // 6 commits > 3; the cleaner retains 1 (from t6; none after it, + 2 = 2): archive 6 - 2 = 4.
     const result = await runArchive(await HudiTable.open(table.storage), { config: archival(SMALL), cleanConfig: RETAIN_1, lock: lockOn(table.storage) });
@@ -144,17 +169,38 @@ describe('archiving a hand-written table', () => {
     assert.equal(result.archiveFile, '.hoodie/archived/.commits_.archive.1_1-0-1');
     assert.equal(result.recordsWritten, 12);
     const active = await loadTimeline(table.storage);
-    assert.deepEqual(active.instants.map((i) => [i.time, i.state]), [[t(5), 'COMPLETED'], [t(6), 'COMPLETED']]);
+    assert.deepEqual(
+      active.instants.map((i) => [i.time, i.state]),
+      [
+        [t(5), 'COMPLETED'],
+        [t(6), 'COMPLETED'],
+      ],
+    );
     const { records, files } = await readArchivedRecords(table.storage, archiveFolder('archived'));
     assert.equal(files.length, 1);
     // Blocks of hoodie.commits.archival.batch (10) records: 12 records in 2 blocks, each state of each instant.
-    assert.deepEqual(records.map((r) => [r.instant.time, r.instant.state]), ts(1, 2, 3, 4).flatMap((time) => (['REQUESTED', 'INFLIGHT', 'COMPLETED'] as const).map((state) => [time, state])));
+    assert.deepEqual(
+      records.map((r) => [r.instant.time, r.instant.state]),
+      ts(1, 2, 3, 4).flatMap((time) => (['REQUESTED', 'INFLIGHT', 'COMPLETED'] as const).map((state) => [time, state])),
+    );
     // Readers still see every file: files of archived commits are older than the active timeline.
     const view = await (await HudiTable.open(table.storage)).fileSystemView();
-    assert.deepEqual(view.latestBaseFiles().map((f) => f.path).sort(), [SyntheticTable.fileOf(A, t(6)), SyntheticTable.fileOf(B, t(1))].sort());
+    assert.deepEqual(
+      view
+        .latestBaseFiles()
+        .map((f) => f.path)
+        .sort(),
+      [SyntheticTable.fileOf(A, t(6)), SyntheticTable.fileOf(B, t(1))].sort(),
+    );
     // As of an archived instant: the archived timeline answers.
     const asOf = await (await HudiTable.open(table.storage)).fileSystemView({ asOf: t(2) });
-    assert.deepEqual(asOf.latestBaseFiles().map((f) => f.path).sort(), [SyntheticTable.fileOf(A, t(2)), SyntheticTable.fileOf(B, t(1))].sort());
+    assert.deepEqual(
+      asOf
+        .latestBaseFiles()
+        .map((f) => f.path)
+        .sort(),
+      [SyntheticTable.fileOf(A, t(2)), SyntheticTable.fileOf(B, t(1))].sort(),
+    );
   });
 
   it('the next run writes the next version; small archive files merge once enough of them are newest', async () => {
@@ -166,9 +212,15 @@ describe('archiving a hand-written table', () => {
     // Active t5..t8: 4 > 3, archive 4 - 2 = 2 (t5, t6) into version 2; then versions 1 and 2 are both small: merged into 3.
     const second = await runArchive(await HudiTable.open(table.storage), { config, cleanConfig: RETAIN_1, lock: lockOn(table.storage) });
     assert.equal(second.archiveFile, '.hoodie/archived/.commits_.archive.2_1-0-1');
-    assert.deepEqual(second.merged, { candidates: ['.hoodie/archived/.commits_.archive.2_1-0-1', '.hoodie/archived/.commits_.archive.1_1-0-1'], into: '.hoodie/archived/.commits_.archive.3_1-0-1' });
+    assert.deepEqual(second.merged, {
+      candidates: ['.hoodie/archived/.commits_.archive.2_1-0-1', '.hoodie/archived/.commits_.archive.1_1-0-1'],
+      into: '.hoodie/archived/.commits_.archive.3_1-0-1',
+    });
     const files = await listArchiveFiles(table.storage, archiveFolder('archived'));
-    assert.deepEqual(files.map((f) => f.path), ['.hoodie/archived/.commits_.archive.3_1-0-1']);
+    assert.deepEqual(
+      files.map((f) => f.path),
+      ['.hoodie/archived/.commits_.archive.3_1-0-1'],
+    );
     assert.equal(await table.storage.head('.hoodie/archived/mergeArchivePlan'), undefined);
     const { records } = await readArchivedRecords(table.storage, archiveFolder('archived'));
     assert.deepEqual([...new Set(records.map((r) => r.instant.time))].sort(), ts(1, 2, 3, 4, 5, 6));
@@ -177,13 +229,26 @@ describe('archiving a hand-written table', () => {
 
   it('a dry run writes nothing; nothing to archive at or below keep.max.commits', async () => {
     const table = await sixCommits();
-    const listing = async () => (await table.storage.listRecursive('')).map((o) => o.path).filter((p) => !p.startsWith('.hoodie/.serverless-lock/')).sort();
+    const listing = async () =>
+      (await table.storage.listRecursive(''))
+        .map((o) => o.path)
+        .filter((p) => !p.startsWith('.hoodie/.serverless-lock/'))
+        .sort();
     const before = await listing();
-    const dry = await runArchive(await HudiTable.open(table.storage), { config: archival(SMALL), cleanConfig: RETAIN_1, lock: lockOn(table.storage), dryRun: true });
+    const dry = await runArchive(await HudiTable.open(table.storage), {
+      config: archival(SMALL),
+      cleanConfig: RETAIN_1,
+      lock: lockOn(table.storage),
+      dryRun: true,
+    });
     assert.equal(dry.outcome, 'dry-run');
     assert.deepEqual(times(dry.plan.instants), ts(1, 2, 3, 4));
     assert.deepEqual(await listing(), before);
-    const none = await runArchive(await HudiTable.open(table.storage), { config: archival({ 'hoodie.keep.min.commits': '5', 'hoodie.keep.max.commits': '6' }), cleanConfig: RETAIN_1, lock: lockOn(table.storage) });
+    const none = await runArchive(await HudiTable.open(table.storage), {
+      config: archival({ 'hoodie.keep.min.commits': '5', 'hoodie.keep.max.commits': '6' }),
+      cleanConfig: RETAIN_1,
+      lock: lockOn(table.storage),
+    });
     assert.equal(none.outcome, 'nothing-to-archive');
     assert.equal(none.plan.keptCommits[0]?.rule, 'max-commits');
   });
@@ -201,7 +266,10 @@ describe('archiving a hand-written table', () => {
     const after = await runArchive(await HudiTable.open(table.storage), { config: archival(SMALL), cleanConfig: RETAIN_1, lock: lockOn(table.storage) });
     assert.ok(times(after.plan.instants).includes(t(2)), times(after.plan.instants).join(' '));
     // The replaced file group stays hidden: its files are gone.
-    assert.deepEqual((await (await HudiTable.open(table.storage)).fileSystemView()).latestBaseFiles().map((f) => f.fileId), [fileId(3)]);
+    assert.deepEqual(
+      (await (await HudiTable.open(table.storage)).fileSystemView()).latestBaseFiles().map((f) => f.fileId),
+      [fileId(3)],
+    );
   });
 });
 
@@ -223,7 +291,14 @@ describe('archiving: a crash after any storage call', () => {
         crashes++;
       }
       const view = await (await HudiTable.open(inner)).fileSystemView();
-      assert.deepEqual(view.latestBaseFiles().map((f) => f.path).sort(), [SyntheticTable.fileOf(A, t(6)), SyntheticTable.fileOf(B, t(1))].sort(), `crash at ${crashAt}`);
+      assert.deepEqual(
+        view
+          .latestBaseFiles()
+          .map((f) => f.path)
+          .sort(),
+        [SyntheticTable.fileOf(A, t(6)), SyntheticTable.fileOf(B, t(1))].sort(),
+        `crash at ${crashAt}`,
+      );
       if (crashed) await runArchive(await HudiTable.open(inner), { config: archival(SMALL), cleanConfig: RETAIN_1, lock: lockOn(inner) });
       const active = await loadTimeline(inner);
       assert.deepEqual(times(active.instants), ts(5, 6), `active timeline after the crash at ${crashAt}`);
@@ -233,7 +308,10 @@ describe('archiving: a crash after any storage call', () => {
         // Requested and inflight files go before any completed file, the completed ones oldest first.
         const deletes = crashing.log.filter((line) => line.startsWith('delete'));
         assert.match(deletes[0]!, /^deleteMany .*\.commit\.requested/);
-        assert.deepEqual(deletes.slice(1), ts(1, 2, 3, 4).map((time) => `delete .hoodie/${time}.commit`));
+        assert.deepEqual(
+          deletes.slice(1),
+          ts(1, 2, 3, 4).map((time) => `delete .hoodie/${time}.commit`),
+        );
         break;
       }
     }

@@ -30,8 +30,16 @@ import {
 } from '../lib/timeline/avro-files.js';
 
 /** Timeline files Hudi 0.15 wrote into the fixture tables. */
-const CLUSTERING_PLAN_FILE = path.join(committedTable('v6_clustering_pending'), '.hoodie', `${expectedOf('v6_clustering_pending').facts?.['clusteringInstant']}.replacecommit.requested`);
-const V5_CLUSTERING_PLAN_FILE = path.join(committedTable('v5_cow_clustered_pending'), '.hoodie', `${expectedOf('v5_cow_clustered_pending').facts?.['clusteringInstant']}.replacecommit.requested`);
+const CLUSTERING_PLAN_FILE = path.join(
+  committedTable('v6_clustering_pending'),
+  '.hoodie',
+  `${expectedOf('v6_clustering_pending').facts?.['clusteringInstant']}.replacecommit.requested`,
+);
+const V5_CLUSTERING_PLAN_FILE = path.join(
+  committedTable('v5_cow_clustered_pending'),
+  '.hoodie',
+  `${expectedOf('v5_cow_clustered_pending').facts?.['clusteringInstant']}.replacecommit.requested`,
+);
 const OVERWRITE_REQUESTED_FILE = path.join(
   committedTable('v6_simplekeygen_nonhivestyle_overwritetable'),
   '.hoodie',
@@ -60,12 +68,7 @@ function findTimelineAvroFiles(root: string): string[] {
     .map((relative) => path.join(root, relative))
     .filter((file) => {
       const parts = file.split(path.sep);
-      return (
-        parts.includes('.hoodie') &&
-        !parts.includes('timeline') &&
-        kindOfFile(path.basename(file)) !== undefined &&
-        statSync(file).isFile()
-      );
+      return parts.includes('.hoodie') && !parts.includes('timeline') && kindOfFile(path.basename(file)) !== undefined && statSync(file).isFile();
     })
     .sort();
 }
@@ -164,9 +167,7 @@ const CLEANER_PLAN: HoodieCleanerPlan = {
   filesToBeDeletedPerPartition: {},
   version: 2,
   filePathsToBeDeletedPerPartition: {
-    '2024/01': [
-      { filePath: 's3://bucket/trips/2024/01/a1b2c3d4-0000-4000-8000-000000000001-0_0-10-20_20240101120000000.parquet', isBootstrapBaseFile: false },
-    ],
+    '2024/01': [{ filePath: 's3://bucket/trips/2024/01/a1b2c3d4-0000-4000-8000-000000000001-0_0-10-20_20240101120000000.parquet', isBootstrapBaseFile: false }],
   },
   partitionsToBeDeleted: [],
   extraMetadata: { savepointed_timestamps: '' },
@@ -258,7 +259,15 @@ const SAMPLE_RECORDS: { [K in TimelineAvroKind]: TimelineAvroRecords[K] } = {
         metrics: { TOTAL_LOG_FILES: 2, TOTAL_IO_MB: 120.5 },
         bootstrapFilePath: null,
       },
-      { baseInstantTime: '20240101120000000010', deltaFilePaths: ['.record-index-0000-0_20240101120000000010.log.1_0-1-0'], dataFilePath: null, fileId: 'record-index-0000-0', partitionPath: 'record_index', metrics: {}, bootstrapFilePath: null },
+      {
+        baseInstantTime: '20240101120000000010',
+        deltaFilePaths: ['.record-index-0000-0_20240101120000000010.log.1_0-1-0'],
+        dataFilePath: null,
+        fileId: 'record-index-0000-0',
+        partitionPath: 'record_index',
+        metrics: {},
+        bootstrapFilePath: null,
+      },
     ],
     extraMetadata: {},
     version: 2,
@@ -287,7 +296,10 @@ function assertUnreadable(read: () => unknown, location: string, pattern: RegExp
 
 describe('Avro timeline files written by Hudi', () => {
   /** Ours and avsc's (official schema) decoding of a Hudi-written file: the same record. */
-  async function decodedBoth<K extends TimelineAvroKind>(kind: K, file: string): Promise<{ ours: TimelineAvroRecords[K]; official: ThirdPartyRead & { record: unknown } }> {
+  async function decodedBoth<K extends TimelineAvroKind>(
+    kind: K,
+    file: string,
+  ): Promise<{ ours: TimelineAvroRecords[K]; official: ThirdPartyRead & { record: unknown } }> {
     const bytes = readFileSync(file);
     const ours = decodeTimelineAvro(kind, bytes, file);
     const official = await readOfficial(bytes, OFFICIAL_ROOT_OF_KIND[kind]);
@@ -297,28 +309,42 @@ describe('Avro timeline files written by Hudi', () => {
 
   it('decodes every Avro timeline file in the fixtures', () => {
     const files = findTimelineAvroFiles(FIXTURE_TABLES);
-    for (const known of [CLUSTERING_PLAN_FILE, V5_CLUSTERING_PLAN_FILE, OVERWRITE_REQUESTED_FILE, ROLLBACK_REQUESTED_FILE, ROLLBACK_FILE, CLEAN_REQUESTED_FILE, CLEAN_FILE]) {
+    for (const known of [
+      CLUSTERING_PLAN_FILE,
+      V5_CLUSTERING_PLAN_FILE,
+      OVERWRITE_REQUESTED_FILE,
+      ROLLBACK_REQUESTED_FILE,
+      ROLLBACK_FILE,
+      CLEAN_REQUESTED_FILE,
+      CLEAN_FILE,
+    ]) {
       assert.ok(files.includes(known), `found ${known}`);
     }
     for (const file of files) {
       const kind = kindOfFile(path.basename(file));
       assert.ok(kind !== undefined);
       const bytes = readFileSync(file);
-      const record =
-        kind === 'requestedReplace' ? decodeRequestedReplaceMetadata(bytes, file) : decodeTimelineAvro(kind, bytes, file);
+      const record = kind === 'requestedReplace' ? decodeRequestedReplaceMetadata(bytes, file) : decodeTimelineAvro(kind, bytes, file);
       assert.equal(typeof record, 'object', file);
     }
   });
 
   it('clustering plans Hudi scheduled (CALL run_clustering) decode as avsc reads them with the official schema', async () => {
-    for (const [file, table] of [[CLUSTERING_PLAN_FILE, 'v6_clustering_pending'], [V5_CLUSTERING_PLAN_FILE, 'v5_cow_clustered_pending']] as const) {
+    for (const [file, table] of [
+      [CLUSTERING_PLAN_FILE, 'v6_clustering_pending'],
+      [V5_CLUSTERING_PLAN_FILE, 'v5_cow_clustered_pending'],
+    ] as const) {
       const { ours } = await decodedBoth('requestedReplace', file);
       assert.equal(ours.operationType, 'CLUSTER');
       const fileIds = new Set(expectedOf(table).fileGroups.map((group) => group.fileId));
       const slices = ours.clusteringPlan?.inputGroups?.flatMap((group) => group.slices) ?? [];
       assert.ok(slices.length >= 3, file);
       // The v5 table's inputs were cleaned after clustering; the pending plan's are all on disk.
-      if (table === 'v6_clustering_pending') assert.ok(slices.every((slice) => slice !== null && fileIds.has(String(slice.fileId))), file);
+      if (table === 'v6_clustering_pending')
+        assert.ok(
+          slices.every((slice) => slice !== null && fileIds.has(String(slice.fileId))),
+          file,
+        );
     }
   });
 
@@ -395,7 +421,6 @@ describe('Avro timeline files written by Hudi', () => {
 });
 
 describe('Avro timeline files we write', () => {
-
   for (const kind of TIMELINE_AVRO_KINDS) {
     it(`${kind}: round-trips through our decoder`, () => {
       const bytes = encodeTimelineAvro(kind, SAMPLE_RECORDS[kind]);
@@ -434,11 +459,14 @@ describe('Avro timeline files we write', () => {
 
   it('refuses a record that does not fit the schema, naming the field', () => {
     const broken = { ...CLEANER_PLAN, policy: undefined } as unknown as HoodieCleanerPlan;
-    assert.throws(() => encodeTimelineAvro('cleanerPlan', broken), (error: unknown) => {
-      assert.ok(error instanceof HudiError);
-      assert.match(error.message, /HoodieCleanerPlan.*policy/);
-      return true;
-    });
+    assert.throws(
+      () => encodeTimelineAvro('cleanerPlan', broken),
+      (error: unknown) => {
+        assert.ok(error instanceof HudiError);
+        assert.match(error.message, /HoodieCleanerPlan.*policy/);
+        return true;
+      },
+    );
   });
 });
 
@@ -487,11 +515,14 @@ describe('Avro timeline files from other schema versions and writers', () => {
 
   it('refuses a file that holds another record type', () => {
     const bytes = encodeTimelineAvro('rollbackPlan', ROLLBACK_PLAN);
-    assert.throws(() => decodeTimelineAvro('cleanerPlan', bytes, 'x.clean.requested'), (error: unknown) => {
-      assert.ok(error instanceof HudiError);
-      assert.match(error.message, /^x\.clean\.requested: holds an Avro org\.apache\.hudi\.avro\.model\.HoodieRollbackPlan record/);
-      return true;
-    });
+    assert.throws(
+      () => decodeTimelineAvro('cleanerPlan', bytes, 'x.clean.requested'),
+      (error: unknown) => {
+        assert.ok(error instanceof HudiError);
+        assert.match(error.message, /^x\.clean\.requested: holds an Avro org\.apache\.hudi\.avro\.model\.HoodieRollbackPlan record/);
+        return true;
+      },
+    );
   });
 });
 
@@ -536,12 +567,7 @@ describe('unreadable Avro timeline files', () => {
     const sync = new Uint8Array(16).fill(1);
     const header = encodeTimelineAvro('rollbackPlan', ROLLBACK_PLAN, { syncMarker: sync }).subarray(0, indexAfterHeader(valid));
     const record = Buffer.concat([Buffer.from([0x00, 0x02]), avro.Type.forSchema('long').toBuffer(2 ** 31 - 1)]);
-    const block = Buffer.concat([
-      avro.Type.forSchema('long').toBuffer(1),
-      avro.Type.forSchema('long').toBuffer(record.length),
-      record,
-      sync,
-    ]);
+    const block = Buffer.concat([avro.Type.forSchema('long').toBuffer(1), avro.Type.forSchema('long').toBuffer(record.length), record, sync]);
     const file = new Uint8Array([...header, ...block]);
     assertUnreadable(() => decodeTimelineAvro('rollbackPlan', file, location), location, unreadable);
   });

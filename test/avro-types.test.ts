@@ -17,7 +17,20 @@ it('maps the Avro types Spark records to DuckDB types; unions with null read as 
     [['null', { type: 'int', logicalType: 'date' }], 'DATE'],
     [['null', { type: 'long', logicalType: 'timestamp-micros' }], 'TIMESTAMP WITH TIME ZONE'],
     [['null', { type: 'fixed', name: 'fixed', size: 6, logicalType: 'decimal', precision: 12, scale: 3 }], 'DECIMAL(12,3)'],
-    [['null', { type: 'record', name: 'addr', fields: [{ name: 'city', type: ['null', 'string'] }, { name: 'zip', type: ['null', 'int'] }] }], 'STRUCT("city" VARCHAR, "zip" INTEGER)'],
+    [
+      [
+        'null',
+        {
+          type: 'record',
+          name: 'addr',
+          fields: [
+            { name: 'city', type: ['null', 'string'] },
+            { name: 'zip', type: ['null', 'int'] },
+          ],
+        },
+      ],
+      'STRUCT("city" VARCHAR, "zip" INTEGER)',
+    ],
     [['null', { type: 'array', items: ['null', 'string'] }], 'VARCHAR[]'],
     [['null', { type: 'map', values: ['null', 'int'] }], 'MAP(VARCHAR, INTEGER)'],
     // No single DuckDB type: left to the input.

@@ -108,9 +108,27 @@ const JAVA_MURMUR_VECTORS: ReadonlyArray<readonly [string, number, number]> = [
 
 /** Bit positions HashFunction gives under Hudi's default sizing (2587966 bits, 30 hashes). */
 const JAVA_DEFAULT_POSITIONS: ReadonlyArray<readonly [string, readonly number[]]> = [
-  ['1', [1460963, 105785, 1189081, 2066078, 47219, 588992, 1488581, 1702643, 2490016, 883953, 589946, 1874676, 257260, 1902059, 2023043, 1176393, 641450, 1310977, 2185582, 222072, 1373243, 2101586, 1755127, 352770, 411489, 1006816, 2090518, 2137834, 755883, 408683]],
-  ['id:1,name:Alice', [1821084, 1259695, 2258328, 240278, 789559, 1865123, 1398826, 36040, 2425846, 949873, 2317167, 1401125, 2251666, 2210239, 213155, 1635085, 2468158, 563292, 561670, 1755141, 2087935, 1301887, 2416442, 413315, 870761, 974044, 1450646, 798789, 2363422, 2045760]],
-  ['\u00ff\u00fe\u00fd', [1674223, 592149, 1305190, 2255279, 1816702, 2549923, 218881, 485200, 1560651, 667081, 1301416, 1348560, 2118269, 917247, 1273568, 1859454, 1858883, 1919856, 2086656, 2586475, 325078, 2131731, 214454, 980029, 2021565, 2062896, 410057, 485696, 751591, 875743]],
+  [
+    '1',
+    [
+      1460963, 105785, 1189081, 2066078, 47219, 588992, 1488581, 1702643, 2490016, 883953, 589946, 1874676, 257260, 1902059, 2023043, 1176393, 641450, 1310977,
+      2185582, 222072, 1373243, 2101586, 1755127, 352770, 411489, 1006816, 2090518, 2137834, 755883, 408683,
+    ],
+  ],
+  [
+    'id:1,name:Alice',
+    [
+      1821084, 1259695, 2258328, 240278, 789559, 1865123, 1398826, 36040, 2425846, 949873, 2317167, 1401125, 2251666, 2210239, 213155, 1635085, 2468158, 563292,
+      561670, 1755141, 2087935, 1301887, 2416442, 413315, 870761, 974044, 1450646, 798789, 2363422, 2045760,
+    ],
+  ],
+  [
+    '\u00ff\u00fe\u00fd',
+    [
+      1674223, 592149, 1305190, 2255279, 1816702, 2549923, 218881, 485200, 1560651, 667081, 1301416, 1348560, 2118269, 917247, 1273568, 1859454, 1858883,
+      1919856, 2086656, 2586475, 325078, 2131731, 214454, 980029, 2021565, 2062896, 410057, 485696, 751591, 875743,
+    ],
+  ],
 ];
 
 /** [numEntries, fpp, getBitSize, getNumHashes]. */
@@ -142,7 +160,8 @@ const JAVA_SIZES: ReadonlyArray<readonly [number, number, number, number]> = [
 ];
 
 /** DYNAMIC_V0 (numEntries 10, fpp 0.01, maxEntries 35) after adding `key-<i>-é` for i in 0..56: grows to 4 rows, then round-robins. */
-const JAVA_SMALL_DYNAMIC = '/////wAAAAcBAAAAYAAAAAoAAAAbAAAABP////8AAAAHAQAAAGDbw/0Fk71373u1f/7/////AAAABwEAAABgbf/a+6c/fVG/e0XH/////wAAAAcBAAAAYHTTtez8cf9p5fzL4/////8AAAAHAQAAAGDkO+15fU6Dof9e80c=';
+const JAVA_SMALL_DYNAMIC =
+  '/////wAAAAcBAAAAYAAAAAoAAAAbAAAABP////8AAAAHAQAAAGDbw/0Fk71373u1f/7/////AAAABwEAAABgbf/a+6c/fVG/e0XH/////wAAAAcBAAAAYHTTtez8cf9p5fzL4/////8AAAAHAQAAAGDkO+15fU6Dof9e80c=';
 /** SIMPLE (numEntries 10, fpp 0.01) after adding `simple-<i>` for i in 0..6. */
 const JAVA_SMALL_SIMPLE = '/////wAAAAcBAAAAYEqUDiDPh0dsiPjEBQ==';
 
@@ -153,8 +172,6 @@ const JAVA_SMALL_SIMPLE = '/////wAAAAcBAAAAYEqUDiDPh0dsiPjEBQ==';
  */
 const DEFAULT_SETTINGS_TABLE = 'v6_nonpartitioned';
 const SMALL_SETTINGS = { numEntries: 1000, vectorSize: 43133, numHashes: 30 };
-
-
 
 function decode(serialized: string): Buffer {
   return Buffer.from(serialized, 'base64');
@@ -226,7 +243,11 @@ describe('sizing and hashing', () => {
     for (const [key, javaPositions] of JAVA_DEFAULT_POSITIONS) {
       const filter = createBloomFilter({ type: 'SIMPLE' });
       filter.add(key);
-      assert.deepEqual(setBitPositions(filter.serialize()), [...new Set(javaPositions)].sort((a, b) => a - b), key);
+      assert.deepEqual(
+        setBitPositions(filter.serialize()),
+        [...new Set(javaPositions)].sort((a, b) => a - b),
+        key,
+      );
     }
   });
 
@@ -249,7 +270,11 @@ describe('sizing and hashing', () => {
         hash = hadoopMurmurHash(bytes, 0, bytes.length, hash);
         expected.add(Math.abs(hash % single.vectorSize));
       }
-      assert.deepEqual(setBitPositions(single.serialize()), [...expected].sort((a, b) => a - b), JSON.stringify(key));
+      assert.deepEqual(
+        setBitPositions(single.serialize()),
+        [...expected].sort((a, b) => a - b),
+        JSON.stringify(key),
+      );
     }
   });
 
@@ -347,7 +372,10 @@ describe('real Hudi base files', () => {
       if (serialized === undefined) {
         // Only tables with hoodie.populate.meta.fields=false skip the bloom filter (and the key column).
         assert.match(name, /no_metafields/, `${name} has no bloom filter`);
-        assert.ok(keys.every((key) => key === null), `${name}: no filter but record keys present`);
+        assert.ok(
+          keys.every((key) => key === null),
+          `${name}: no filter but record keys present`,
+        );
         withoutFilter++;
         continue;
       }
@@ -359,13 +387,17 @@ describe('real Hudi base files', () => {
       assert.ok(recordKeys.length > 0, name);
 
       const defaults = name.startsWith(`${DEFAULT_SETTINGS_TABLE}/`);
-      assert.deepEqual(dynamicHeader(serialized), {
-        vectorSize: defaults ? 2587966 : SMALL_SETTINGS.vectorSize,
-        numHashes: defaults ? 30 : SMALL_SETTINGS.numHashes,
-        rowCapacity: defaults ? 60000 : SMALL_SETTINGS.numEntries,
-        currentRowRecordCount: recordKeys.length,
-        rowCount: 1,
-      }, name);
+      assert.deepEqual(
+        dynamicHeader(serialized),
+        {
+          vectorSize: defaults ? 2587966 : SMALL_SETTINGS.vectorSize,
+          numHashes: defaults ? 30 : SMALL_SETTINGS.numHashes,
+          rowCapacity: defaults ? 60000 : SMALL_SETTINGS.numEntries,
+          currentRowRecordCount: recordKeys.length,
+          rowCount: 1,
+        },
+        name,
+      );
 
       const fromFooter = HoodieBloomFilter.deserialize(serialized, 'DYNAMIC_V0');
       assert.equal(fromFooter.serialize(), serialized, `${name}: deserialize → serialize round trip`);
@@ -383,9 +415,7 @@ describe('real Hudi base files', () => {
       identical++;
       if (defaults) withDefaults++;
     }
-    t.diagnostic(
-      `${identical} base files byte-identical (${withDefaults} with Hudi's default settings); ${withoutFilter} without a filter (no meta fields)`,
-    );
+    t.diagnostic(`${identical} base files byte-identical (${withDefaults} with Hudi's default settings); ${withoutFilter} without a filter (no meta fields)`);
     assert.ok(identical >= 25, `only ${identical} byte-identical base files`);
     assert.equal(withDefaults, 2);
     assert.equal(withoutFilter, 3);
@@ -508,7 +538,7 @@ describe('throughput', () => {
   });
 });
 
-describe('union (binary copy merges the inputs\' filters)', () => {
+describe("union (binary copy merges the inputs' filters)", () => {
   const keysOf = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, index) => `${prefix}-${index}`);
 
   test('DYNAMIC_V0: rows pack as the keys would; every key of every input passes and the union survives serialization', () => {

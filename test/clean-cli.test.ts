@@ -23,7 +23,12 @@ async function table(): Promise<SyntheticTable> {
 
 function props(entries: Record<string, string>): string {
   const file = join(tempDir('clean-cli-'), 'job.properties');
-  writeFileSync(file, Object.entries(entries).map(([k, v]) => `${k}=${v}`).join('\n'));
+  writeFileSync(
+    file,
+    Object.entries(entries)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n'),
+  );
   return file;
 }
 
@@ -48,20 +53,38 @@ describe('clean / archive / show-clean commands', () => {
     const result = jsonLines(cleaned.stdout)[0]!;
     assert.equal(result['outcome'], 'cleaned');
     assert.equal(result['filesDeleted'], 3);
-    assert.deepEqual(await made.baseFiles(), before.filter((path) => ![1, 2, 3].some((i) => path === SyntheticTable.fileOf(A, t(i)))));
+    assert.deepEqual(
+      await made.baseFiles(),
+      before.filter((path) => ![1, 2, 3].some((i) => path === SyntheticTable.fileOf(A, t(i)))),
+    );
 
     const shown = runCli(['show-clean', made.dir]);
     assert.equal(shown.code, 0, shown.stderr);
-    assert.match(shown.stdout, new RegExp(`^${result['instantTime'] as string}  COMPLETED  KEEP_LATEST_COMMITS  earliest retained ${t(5)}  deleted 3 file\\(s\\) in 1 partition\\(s\\)`, 'm'));
+    assert.match(
+      shown.stdout,
+      new RegExp(
+        `^${result['instantTime'] as string}  COMPLETED  KEEP_LATEST_COMMITS  earliest retained ${t(5)}  deleted 3 file\\(s\\) in 1 partition\\(s\\)`,
+        'm',
+      ),
+    );
     const partitions = runCli(['show-clean', made.dir, result['instantTime'] as string, '--json']);
-    assert.deepEqual(jsonLines(partitions.stdout).map((p) => [p['partitionPath'], (p['deleted'] as string[]).length]), [['dt=a', 3]]);
+    assert.deepEqual(
+      jsonLines(partitions.stdout).map((p) => [p['partitionPath'], (p['deleted'] as string[]).length]),
+      [['dt=a', 3]],
+    );
 
     // 6 commits > 3; the cleaner retains from t5 (t6 after it, + 2 = 3 > 2): keep 3, max 4: archive t1..t3.
     const archiveDry = runCli(['archive', made.dir, '--props', file, '--dry-run', '--json']);
     const plan = jsonLines(archiveDry.stdout)[0]!;
-    assert.deepEqual((plan['instants'] as { time: string }[]).map((i) => i.time), [t(1), t(2), t(3)]);
+    assert.deepEqual(
+      (plan['instants'] as { time: string }[]).map((i) => i.time),
+      [t(1), t(2), t(3)],
+    );
     assert.deepEqual([plan['keepMinCommits'], plan['keepMaxCommits']], [3, 4]);
-    assert.deepEqual((plan['kept'] as { rule: string }[]).map((k) => k.rule), ['min-commits', 'min-commits', 'min-commits']);
+    assert.deepEqual(
+      (plan['kept'] as { rule: string }[]).map((k) => k.rule),
+      ['min-commits', 'min-commits', 'min-commits'],
+    );
     const archived = runCli(['archive', made.dir, '--props', file]);
     assert.equal(archived.code, 0, archived.stderr);
     assert.match(archived.stdout, /archived 3 instant\(s\), 9 record\(s\) into \.hoodie\/archived\/\.commits_\.archive\.1_1-0-1/);
@@ -69,7 +92,10 @@ describe('clean / archive / show-clean commands', () => {
     const timeline = runCli(['timeline', made.dir, '--archived']);
     assert.equal(timeline.code, 0, timeline.stderr);
     const lines = timeline.stdout.trim().split('\n');
-    assert.deepEqual(lines.slice(0, 3).map((line) => line.split(/\s+/)[0]), [t(1), t(2), t(3)]);
+    assert.deepEqual(
+      lines.slice(0, 3).map((line) => line.split(/\s+/)[0]),
+      [t(1), t(2), t(3)],
+    );
     assert.ok(lines.slice(0, 3).every((line) => line.endsWith('(archived)')));
     assert.ok(lines.some((line) => line.startsWith(t(6)) && !line.includes('archived')));
     assert.ok(!runCli(['timeline', made.dir]).stdout.includes(t(1)), 'without --archived only the active timeline');
@@ -79,6 +105,9 @@ describe('clean / archive / show-clean commands', () => {
     const made = await table();
     const bad = runCli(['clean', made.dir, '--props', props({ 'hoodie.cleaner.policy': 'KEEP_ALL' })]);
     assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /^hudi-serverless clean: .*job\.properties: hoodie\.cleaner\.policy="KEEP_ALL" is not an accepted value \(use one of KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS; default KEEP_LATEST_COMMITS\)\n$/);
+    assert.match(
+      bad.stderr,
+      /^hudi-serverless clean: .*job\.properties: hoodie\.cleaner\.policy="KEEP_ALL" is not an accepted value \(use one of KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS; default KEEP_LATEST_COMMITS\)\n$/,
+    );
   });
 });

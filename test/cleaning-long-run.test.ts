@@ -24,7 +24,7 @@ const PARTITIONS = ['dt=1', 'dt=2', 'dt=3'];
 const COMMITS = 200;
 
 describe('cleaning and archiving a table through 200 commits and 20 clusterings', () => {
-  it('keeps the active timeline and the files within Hudi\'s bounds, and the latest data intact', async () => {
+  it("keeps the active timeline and the files within Hudi's bounds, and the latest data intact", async () => {
     const table = await SyntheticTable.create();
     const lock = new StorageLockProvider(table.storage, { waitMs: 5_000, pollMs: 20 });
     let nextId = 0;
@@ -40,7 +40,10 @@ describe('cleaning and archiving a table through 200 commits and 20 clusterings'
         // Cluster one partition's two file groups into two new ones.
         const partition = PARTITIONS[(i / 10) % PARTITIONS.length]!;
         const replaced = live.get(partition)!;
-        const written = [{ partition, fileId: fileId(++nextId) }, { partition, fileId: fileId(++nextId) }];
+        const written = [
+          { partition, fileId: fileId(++nextId) },
+          { partition, fileId: fileId(++nextId) },
+        ];
         await table.clustering(time, replaced, written);
         for (const group of replaced) replacedAt.set(group.fileId, time);
         live.set(partition, written);
@@ -66,7 +69,9 @@ describe('cleaning and archiving a table through 200 commits and 20 clusterings'
 
     // Every commit is on exactly one of the two timelines.
     const { records } = await readArchivedRecords(table.storage, archiveFolder('archived'));
-    const archived = archivedInstants(records).filter((i) => i.instant.action !== 'clean').map((i) => i.instant.time);
+    const archived = archivedInstants(records)
+      .filter((i) => i.instant.action !== 'clean')
+      .map((i) => i.instant.time);
     assert.deepEqual([...archived, ...active.map((i) => i.time)], commits);
     assert.equal(records.filter((r) => r.instant.action !== 'clean').length, archived.length * 3, 'requested, inflight and completed of each');
 
@@ -74,7 +79,12 @@ describe('cleaning and archiving a table through 200 commits and 20 clusterings'
     const retain = commits[commits.length - DEFAULT_CLEAN_CONFIG.commitsRetained]!;
     const files = (await table.baseFiles()).map((path) => ({ path, ...parseBaseFileName(path.slice(path.lastIndexOf('/') + 1))! }));
     for (const [groupId, time] of replacedAt) {
-      if (compareInstantTimes(time, retain) < 0) assert.deepEqual(files.filter((f) => f.fileId === groupId), [], `group ${groupId} replaced at ${time}`);
+      if (compareInstantTimes(time, retain) < 0)
+        assert.deepEqual(
+          files.filter((f) => f.fileId === groupId),
+          [],
+          `group ${groupId} replaced at ${time}`,
+        );
     }
     const byGroup = new Map<string, string[]>();
     for (const file of files) byGroup.set(file.fileId, [...(byGroup.get(file.fileId) ?? []), file.instantTime]);
@@ -86,8 +96,14 @@ describe('cleaning and archiving a table through 200 commits and 20 clusterings'
 
     const view = await (await HudiTable.open(table.storage)).fileSystemView();
     assert.deepEqual(
-      view.latestBaseFiles().map((file) => `${file.fileId}@${file.instantTime}`).sort(),
-      [...live.values()].flat().map((group) => `${group.fileId}@${latest.get(group.fileId)}`).sort(),
+      view
+        .latestBaseFiles()
+        .map((file) => `${file.fileId}@${file.instantTime}`)
+        .sort(),
+      [...live.values()]
+        .flat()
+        .map((group) => `${group.fileId}@${latest.get(group.fileId)}`)
+        .sort(),
     );
   });
 });

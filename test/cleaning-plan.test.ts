@@ -27,8 +27,22 @@ const commits = (...indexes: number[]) => indexes.map((i) => at(t(i)));
 const file = (id: number, time: number) => ({ name: baseFileName(fileId(id), '0-1-1', t(time)), size: 10 });
 const NOW = new Date(Date.UTC(2024, 0, 1));
 
-function cleanMetadata(earliestCommitToRetain: string, lastCompletedCommitTimestamp: string, extraMetadata: Record<string, string> | null = {}): HoodieCleanMetadata {
-  return { startCleanTime: t(99), timeTakenInMillis: 1, totalFilesDeleted: 0, earliestCommitToRetain, lastCompletedCommitTimestamp, partitionMetadata: {}, version: 2, bootstrapPartitionMetadata: {}, extraMetadata };
+function cleanMetadata(
+  earliestCommitToRetain: string,
+  lastCompletedCommitTimestamp: string,
+  extraMetadata: Record<string, string> | null = {},
+): HoodieCleanMetadata {
+  return {
+    startCleanTime: t(99),
+    timeTakenInMillis: 1,
+    totalFilesDeleted: 0,
+    earliestCommitToRetain,
+    lastCompletedCommitTimestamp,
+    partitionMetadata: {},
+    version: 2,
+    bootstrapPartitionMetadata: {},
+    extraMetadata,
+  };
 }
 
 describe('earliest commit to retain (CleanerUtils.getEarliestCommitToRetain)', () => {
@@ -51,7 +65,10 @@ describe('earliest commit to retain (CleanerUtils.getEarliestCommitToRetain)', (
     assert.equal(point.instant?.time, t(3));
     assert.match(point.reason, /replacecommit .* is still pending/);
     // Pending before every completed commit: none.
-    assert.equal(earliestCommitToRetain([at(t(0), 'commit', 'INFLIGHT'), ...instants.slice(0, 3), ...instants.slice(4)], retain10, NOW, 'UTC').instant, undefined);
+    assert.equal(
+      earliestCommitToRetain([at(t(0), 'commit', 'INFLIGHT'), ...instants.slice(0, 3), ...instants.slice(4)], retain10, NOW, 'UTC').instant,
+      undefined,
+    );
   });
 
   it('KEEP_LATEST_BY_HOURS: the first commit at or after now minus the hours', () => {
@@ -75,7 +92,7 @@ function formatHour(h: number): string {
 }
 
 describe('when a clean is due (hoodie.clean.max.commits)', () => {
-  it('counts completed commits after the last clean\'s last completed commit', () => {
+  it("counts completed commits after the last clean's last completed commit", () => {
     const timeline = new Timeline([...commits(1, 2, 3, 4, 5), at(t(6), 'clean'), ...commits(7)]);
     const last = { instant: at(t(6), 'clean'), metadata: cleanMetadata(t(2), t(5)) };
     assert.deepEqual([cleanIsDue(timeline, last, { maxCommits: 1 }).due, cleanIsDue(timeline, last, { maxCommits: 1 }).commitsSinceLastClean], [true, 1]);
@@ -91,7 +108,7 @@ describe('which partitions a clean looks at (getPartitionPathsToClean)', () => {
   const base = { timeline, retention, savepointTimes: [], isPartitioned: true };
   const last = (ectr: string, extra: Record<string, string> = {}) => ({ instant: at(t(9), 'clean'), metadata: cleanMetadata(ectr, t(7), extra) });
 
-  it('incremental: the commits from the last clean\'s earliest commit to retain up to the new one', () => {
+  it("incremental: the commits from the last clean's earliest commit to retain up to the new one", () => {
     const scope = partitionScope({ ...base, lastClean: last(t(4)) }, DEFAULT_CLEAN_CONFIG);
     assert.equal(scope.kind, 'incremental');
     // [t4, t8): t4, t5, t6, t7.
@@ -99,11 +116,14 @@ describe('which partitions a clean looks at (getPartitionPathsToClean)', () => {
   });
 
   it('adds the commits of savepoints removed since the last clean', () => {
-    const scope = partitionScope({ ...base, savepointTimes: [t(3)], lastClean: last(t(4), { savepointed_timestamps: `${t(2)},${t(3)}` }) }, DEFAULT_CLEAN_CONFIG);
+    const scope = partitionScope(
+      { ...base, savepointTimes: [t(3)], lastClean: last(t(4), { savepointed_timestamps: `${t(2)},${t(3)}` }) },
+      DEFAULT_CLEAN_CONFIG,
+    );
     assert.deepEqual(scope.kind === 'incremental' && scope.instants.map((i) => i.time), [t(4), t(5), t(6), t(7), t(2)]);
   });
 
-  it('full: no clean yet, incremental mode off, the last clean\'s retention point archived, or file versions', () => {
+  it("full: no clean yet, incremental mode off, the last clean's retention point archived, or file versions", () => {
     assert.equal(partitionScope({ ...base, lastClean: undefined }, DEFAULT_CLEAN_CONFIG).kind, 'full');
     assert.equal(partitionScope({ ...base, lastClean: last(t(4)) }, { ...DEFAULT_CLEAN_CONFIG, incrementalMode: false }).kind, 'full');
     const archived = partitionScope({ ...base, lastClean: last(t(0)) }, DEFAULT_CLEAN_CONFIG);
@@ -114,13 +134,24 @@ describe('which partitions a clean looks at (getPartitionPathsToClean)', () => {
   });
 
   it('none: no earliest commit to retain', () => {
-    assert.equal(partitionScope({ ...base, retention: { instant: undefined, reason: 'few commits' }, lastClean: undefined }, DEFAULT_CLEAN_CONFIG).kind, 'none');
+    assert.equal(
+      partitionScope({ ...base, retention: { instant: undefined, reason: 'few commits' }, lastClean: undefined }, DEFAULT_CLEAN_CONFIG).kind,
+      'none',
+    );
   });
 });
 
 describe('one partition (CleanPlanner.getDeletePaths)', () => {
   // Completed commits t1 t2 t3 t5 t7 t8, replacecommits t4 and t6; a pending clustering t9, a failed write t10.
-  const timelineInstants = [...commits(1, 2, 3), at(t(4), 'replacecommit'), ...commits(5), at(t(6), 'replacecommit'), ...commits(7, 8), at(t(9), 'replacecommit', 'REQUESTED'), at(t(10), 'commit', 'INFLIGHT')];
+  const timelineInstants = [
+    ...commits(1, 2, 3),
+    at(t(4), 'replacecommit'),
+    ...commits(5),
+    at(t(6), 'replacecommit'),
+    ...commits(7, 8),
+    at(t(9), 'replacecommit', 'REQUESTED'),
+    at(t(10), 'commit', 'INFLIGHT'),
+  ];
   const context: PartitionContext = {
     policy: 'KEEP_LATEST_COMMITS',
     fileVersionsRetained: 3,
@@ -136,9 +167,21 @@ describe('one partition (CleanPlanner.getDeletePaths)', () => {
     partitionPath: 'p',
     files: [
       // A: versions t1 (savepointed), t3, t5, t7, and t10 of the failed write.
-      file(1, 1), file(1, 3), file(1, 5), file(1, 7), file(1, 10),
+      file(1, 1),
+      file(1, 3),
+      file(1, 5),
+      file(1, 7),
+      file(1, 10),
       // B: t2, t8.   C: t1, t2, t3.   D: replaced at t4.   E: replaced at t6.   F: in pending clustering t9.
-      file(2, 2), file(2, 8), file(3, 1), file(3, 2), file(3, 3), file(4, 1), file(5, 1), file(6, 1), file(6, 2),
+      file(2, 2),
+      file(2, 8),
+      file(3, 1),
+      file(3, 2),
+      file(3, 3),
+      file(4, 1),
+      file(5, 1),
+      file(6, 1),
+      file(6, 2),
       { name: '.hoodie_partition_metadata', size: 90 },
     ],
   };
@@ -147,12 +190,15 @@ describe('one partition (CleanPlanner.getDeletePaths)', () => {
     const planned = planPartition(listing, context, { explain: true });
     // A: latest t7, last before t6 is t5 (kept), t3 deleted, t1 savepointed. C: latest t3 (also the last before t6),
     // t2 and t1 deleted. D: replaced at t4 < t6, deleted whole. B, E, F and the failed write's file kept.
-    assert.deepEqual(planned.deletes.map((d) => [d.fileName, d.rule]), [
-      [file(1, 3).name, 'older-than-retention'],
-      [file(3, 2).name, 'older-than-retention'],
-      [file(3, 1).name, 'older-than-retention'],
-      [file(4, 1).name, 'replaced'],
-    ]);
+    assert.deepEqual(
+      planned.deletes.map((d) => [d.fileName, d.rule]),
+      [
+        [file(1, 3).name, 'older-than-retention'],
+        [file(3, 2).name, 'older-than-retention'],
+        [file(3, 1).name, 'older-than-retention'],
+        [file(4, 1).name, 'replaced'],
+      ],
+    );
     const rule = (id: number, time: number) => planned.kept.find((k) => k.fileName === file(id, time).name)?.rule;
     assert.equal(rule(1, 1), 'savepoint');
     assert.equal(rule(1, 5), 'last-version-before-retention');
@@ -171,24 +217,43 @@ describe('one partition (CleanPlanner.getDeletePaths)', () => {
 
   it('a partition whose every file group was replaced before retention goes whole; one replaced since does not', () => {
     const q = planPartition({ partitionPath: 'q', files: [file(7, 1), file(7, 2)] }, context);
-    assert.deepEqual(q.deletes.map((d) => d.fileName), [file(7, 2).name, file(7, 1).name]);
+    assert.deepEqual(
+      q.deletes.map((d) => d.fileName),
+      [file(7, 2).name, file(7, 1).name],
+    );
     assert.equal(q.deletePartition, true);
     // r: fileId 9 was replaced at t6, not before the earliest commit to retain.
     const r = planPartition({ partitionPath: 'r', files: [file(8, 1), file(9, 2)] }, context);
-    assert.deepEqual(r.deletes.map((d) => d.fileName), [file(8, 1).name]);
+    assert.deepEqual(
+      r.deletes.map((d) => d.fileName),
+      [file(8, 1).name],
+    );
     assert.equal(r.deletePartition, false);
     assert.equal(planPartition({ partitionPath: 'q', files: [file(7, 1)] }, { ...context, isPartitioned: false }).deletePartition, false);
     // A savepointed file of a replaced group stays, and so does its partition (Hudi would delete the folder).
     const kept = planPartition({ partitionPath: 'q', files: [file(7, 1), file(7, 2)] }, { ...context, savepointedFiles: { q: { [file(7, 1).name]: t(1) } } });
-    assert.deepEqual(kept.deletes.map((d) => d.fileName), [file(7, 2).name]);
+    assert.deepEqual(
+      kept.deletes.map((d) => d.fileName),
+      [file(7, 2).name],
+    );
     assert.equal(kept.deletePartition, false);
   });
 
   it('KEEP_LATEST_FILE_VERSIONS: keeps the newest N versions per file group, any replaced group goes', () => {
     const versions = { ...context, policy: 'KEEP_LATEST_FILE_VERSIONS' as const, fileVersionsRetained: 2, earliestCommitToRetain: undefined };
-    const planned = planPartition({ partitionPath: 'p', files: [file(1, 1), file(1, 2), file(1, 3), file(1, 5), file(3, 1), file(3, 2), file(5, 1)] }, versions, { explain: true });
+    const planned = planPartition(
+      { partitionPath: 'p', files: [file(1, 1), file(1, 2), file(1, 3), file(1, 5), file(3, 1), file(3, 2), file(5, 1)] },
+      versions,
+      { explain: true },
+    );
     // A: keep t5, t3; t2 deleted; t1 savepointed. C: keep t2, t1. E (replaced at t6): deleted.
-    assert.deepEqual(planned.deletes.map((d) => [d.fileName, d.rule]), [[file(1, 2).name, 'beyond-file-versions'], [file(5, 1).name, 'replaced']]);
+    assert.deepEqual(
+      planned.deletes.map((d) => [d.fileName, d.rule]),
+      [
+        [file(1, 2).name, 'beyond-file-versions'],
+        [file(5, 1).name, 'replaced'],
+      ],
+    );
     assert.equal(planned.kept.find((k) => k.fileName === file(1, 1).name)?.rule, 'savepoint');
   });
 
@@ -200,15 +265,32 @@ describe('one partition (CleanPlanner.getDeletePaths)', () => {
 });
 
 describe('the cleaner plan (CleanPlanActionExecutor.requestClean)', () => {
-  const summary = { policy: 'KEEP_LATEST_COMMITS' as const, earliestCommitToRetain: at(t(6)), lastCompletedCommitTimestamp: t(8), savepointTimes: [t(1)], isPartitioned: true };
-  const decision = (id: number, time: number) => ({ fileName: file(id, time).name, fileId: fileId(id), instantTime: t(time), size: 10, rule: 'older-than-retention' as const, detail: '' });
+  const summary = {
+    policy: 'KEEP_LATEST_COMMITS' as const,
+    earliestCommitToRetain: at(t(6)),
+    lastCompletedCommitTimestamp: t(8),
+    savepointTimes: [t(1)],
+    isPartitioned: true,
+  };
+  const decision = (id: number, time: number) => ({
+    fileName: file(id, time).name,
+    fileId: fileId(id),
+    instantTime: t(time),
+    size: 10,
+    rule: 'older-than-retention' as const,
+    detail: '',
+  });
 
   it('names absolute paths of the partitions with deletions only, version 2, the savepoints in extraMetadata', () => {
-    const plan = assembleCleanerPlan(summary, [
-      { partitionPath: 'dt=1', deletes: [decision(1, 3)], kept: [], deletePartition: false },
-      { partitionPath: 'dt=2', deletes: [], kept: [], deletePartition: false },
-      { partitionPath: 'dt=3', deletes: [decision(7, 1)], kept: [], deletePartition: true },
-    ], (path) => `s3://bucket/table/${path}`);
+    const plan = assembleCleanerPlan(
+      summary,
+      [
+        { partitionPath: 'dt=1', deletes: [decision(1, 3)], kept: [], deletePartition: false },
+        { partitionPath: 'dt=2', deletes: [], kept: [], deletePartition: false },
+        { partitionPath: 'dt=3', deletes: [decision(7, 1)], kept: [], deletePartition: true },
+      ],
+      (path) => `s3://bucket/table/${path}`,
+    );
     assert.deepEqual(plan, {
       earliestInstantToRetain: { timestamp: t(6), action: 'commit', state: 'COMPLETED' },
       lastCompletedCommitTimestamp: t(8),
@@ -223,30 +305,60 @@ describe('the cleaner plan (CleanPlanActionExecutor.requestClean)', () => {
       extraMetadata: { savepointed_timestamps: t(1) },
     });
     // Executors find the files by partition and name, wherever the table was when planned.
-    assert.deepEqual(planDeletes(plan!).map((d) => d.path), [`dt=1/${file(1, 3).name}`, `dt=3/${file(7, 1).name}`]);
+    assert.deepEqual(
+      planDeletes(plan!).map((d) => d.path),
+      [`dt=1/${file(1, 3).name}`, `dt=3/${file(7, 1).name}`],
+    );
   });
 
   it('is no plan at all when nothing would be deleted; non-partitioned tables record no savepoints', () => {
-    assert.equal(assembleCleanerPlan(summary, [{ partitionPath: 'dt=1', deletes: [], kept: [], deletePartition: true }], (p) => p), undefined);
-    const plan = assembleCleanerPlan({ ...summary, isPartitioned: false }, [{ partitionPath: '', deletes: [decision(1, 3)], kept: [], deletePartition: false }], (p) => `/t/${p}`);
+    assert.equal(
+      assembleCleanerPlan(summary, [{ partitionPath: 'dt=1', deletes: [], kept: [], deletePartition: true }], (p) => p),
+      undefined,
+    );
+    const plan = assembleCleanerPlan(
+      { ...summary, isPartitioned: false },
+      [{ partitionPath: '', deletes: [decision(1, 3)], kept: [], deletePartition: false }],
+      (p) => `/t/${p}`,
+    );
     assert.deepEqual(plan?.extraMetadata, {});
     assert.deepEqual(plan?.filePathsToBeDeletedPerPartition, { '': [{ filePath: `/t/${file(1, 3).name}`, isBootstrapBaseFile: false }] });
   });
 });
 
 describe('clean configuration', () => {
-  it('has Hudi 0.15\'s defaults and refuses bad values with the key and the fix', () => {
+  it("has Hudi 0.15's defaults and refuses bad values with the key and the fix", () => {
     assert.deepEqual(
-      [DEFAULT_CLEAN_CONFIG.policy, DEFAULT_CLEAN_CONFIG.commitsRetained, DEFAULT_CLEAN_CONFIG.fileVersionsRetained, DEFAULT_CLEAN_CONFIG.hoursRetained, DEFAULT_CLEAN_CONFIG.maxCommits, DEFAULT_CLEAN_CONFIG.incrementalMode, DEFAULT_CLEAN_CONFIG.automatic, DEFAULT_CLEAN_CONFIG.async],
+      [
+        DEFAULT_CLEAN_CONFIG.policy,
+        DEFAULT_CLEAN_CONFIG.commitsRetained,
+        DEFAULT_CLEAN_CONFIG.fileVersionsRetained,
+        DEFAULT_CLEAN_CONFIG.hoursRetained,
+        DEFAULT_CLEAN_CONFIG.maxCommits,
+        DEFAULT_CLEAN_CONFIG.incrementalMode,
+        DEFAULT_CLEAN_CONFIG.automatic,
+        DEFAULT_CLEAN_CONFIG.async,
+      ],
       ['KEEP_LATEST_COMMITS', 10, 3, 24, 1, true, true, false],
     );
-    const config = cleanConfigFromProperties(new Map([['hoodie.cleaner.policy', 'keep_latest_file_versions'], ['hoodie.cleaner.fileversions.retained', '1']]));
+    const config = cleanConfigFromProperties(
+      new Map([
+        ['hoodie.cleaner.policy', 'keep_latest_file_versions'],
+        ['hoodie.cleaner.fileversions.retained', '1'],
+      ]),
+    );
     assert.deepEqual([config.policy, config.fileVersionsRetained], ['KEEP_LATEST_FILE_VERSIONS', 1]);
-    assert.throws(() => cleanConfigFromProperties(new Map([['hoodie.cleaner.policy', 'KEEP_EVERYTHING']]), 'job.properties'), (error: unknown) => {
-      assert.ok(error instanceof HudiError);
-      assert.match(error.message, /^job\.properties: hoodie\.cleaner\.policy="KEEP_EVERYTHING" is not an accepted value \(use one of KEEP_LATEST_COMMITS/);
-      return true;
-    });
-    assert.throws(() => cleanConfigFromProperties(new Map([['hoodie.cleaner.commits.retained', '-1']])), /hoodie\.cleaner\.commits\.retained="-1" is below 0 \(use a whole number from 0 to 2147483647/);
+    assert.throws(
+      () => cleanConfigFromProperties(new Map([['hoodie.cleaner.policy', 'KEEP_EVERYTHING']]), 'job.properties'),
+      (error: unknown) => {
+        assert.ok(error instanceof HudiError);
+        assert.match(error.message, /^job\.properties: hoodie\.cleaner\.policy="KEEP_EVERYTHING" is not an accepted value \(use one of KEEP_LATEST_COMMITS/);
+        return true;
+      },
+    );
+    assert.throws(
+      () => cleanConfigFromProperties(new Map([['hoodie.cleaner.commits.retained', '-1']])),
+      /hoodie\.cleaner\.commits\.retained="-1" is below 0 \(use a whole number from 0 to 2147483647/,
+    );
   });
 });

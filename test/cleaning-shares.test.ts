@@ -44,9 +44,18 @@ async function build(): Promise<SyntheticTable> {
   const groups: FileWrite[] = Array.from({ length: PARTITIONS }, (_, p) => ({ partition: `dt=${String(p).padStart(4, '0')}`, fileId: fileId(p) }));
   await table.commit(t(1), groups, 'INSERT');
   await table.commit(t(2), groups);
-  await table.commit(t(3), groups.filter((_, p) => p % 10 === 0));
-  await table.commit(t(4), groups.filter((_, p) => p % 10 === 1));
-  await table.commit(t(5), groups.filter((_, p) => p % 10 === 2));
+  await table.commit(
+    t(3),
+    groups.filter((_, p) => p % 10 === 0),
+  );
+  await table.commit(
+    t(4),
+    groups.filter((_, p) => p % 10 === 1),
+  );
+  await table.commit(
+    t(5),
+    groups.filter((_, p) => p % 10 === 2),
+  );
   return table;
 }
 
@@ -56,7 +65,10 @@ function deps(now: Date): StepDependencies {
 }
 
 /** Run the clean as the state machine does, every share in turn; the steps' outputs. */
-async function serverlessClean(dir: string, now: Date): Promise<{ prepared: CleanStepOutput; scheduled: CleanStepOutput; completed: CleanStepOutput; listedPerShare: number[] }> {
+async function serverlessClean(
+  dir: string,
+  now: Date,
+): Promise<{ prepared: CleanStepOutput; scheduled: CleanStepOutput; completed: CleanStepOutput; listedPerShare: number[] }> {
   const d = deps(now);
   const input = { tablePath: dir, services: 'clean-archive' as const };
   const prepared = await cleanPrepareStep({ ...input, runId: 'test-run' }, d);
@@ -89,7 +101,10 @@ describe('the serverless clean in shares, on 1,000 partitions', () => {
     // No clean before: the full scope, every partition, in shares of PER_SHARE.
     assert.equal(prepared.partitions, PARTITIONS);
     assert.equal(prepared.shares.length, Math.ceil(PARTITIONS / PER_SHARE));
-    assert.deepEqual(listedPerShare, prepared.shares.map((share) => Math.min(PER_SHARE, PARTITIONS - share.index * PER_SHARE)));
+    assert.deepEqual(
+      listedPerShare,
+      prepared.shares.map((share) => Math.min(PER_SHARE, PARTITIONS - share.index * PER_SHARE)),
+    );
     // Delete shares: whole partitions, at most 70 files each (one per partition here).
     assert.ok(scheduled.totalShares >= Math.ceil(scheduled.files / 70), `${scheduled.totalShares} delete shares for ${scheduled.files} files`);
     assert.equal(completed.outcome, 'completed');
@@ -105,7 +120,10 @@ describe('the serverless clean in shares, on 1,000 partitions', () => {
     const ours = await readCleanMetadata(storage, completed.instant);
     const theirs = await readCleanMetadata(new LocalStorage(copy), oneInstant);
     assert.ok(ours !== undefined && theirs !== undefined);
-    const deleted = (metadata: typeof ours) => Object.values(metadata!.partitionMetadata).flatMap((partition) => partition.successDeleteFiles.map((name) => `${partition.partitionPath}/${name}`)).sort();
+    const deleted = (metadata: typeof ours) =>
+      Object.values(metadata!.partitionMetadata)
+        .flatMap((partition) => partition.successDeleteFiles.map((name) => `${partition.partitionPath}/${name}`))
+        .sort();
     // Two commits retained: t4 is the earliest to retain; every group keeps its newest version before t4 (t3 for the
     // tenth rewritten at t3, t2 for the rest), so t1 goes everywhere and t2 too where t3 rewrote it.
     assert.equal(deleted(ours).length, PARTITIONS + PARTITIONS / 10);
@@ -113,14 +131,25 @@ describe('the serverless clean in shares, on 1,000 partitions', () => {
     assert.equal(ours.earliestCommitToRetain, theirs.earliestCommitToRetain);
     assert.equal(ours.totalFilesDeleted, theirs.totalFilesDeleted);
     // Merged from the delete shares' stats, the clean metadata is the one-process clean's, partition by partition.
-    const sorted = (metadata: typeof ours) => Object.fromEntries(Object.entries(metadata!.partitionMetadata).sort(([a], [b]) => (a < b ? -1 : 1)).map(([partition, stats]) => [partition, {
-      ...stats,
-      deletePathPatterns: [...stats.deletePathPatterns].sort(),
-      successDeleteFiles: [...stats.successDeleteFiles].sort(),
-      failedDeleteFiles: [...stats.failedDeleteFiles].sort(),
-    }]));
+    const sorted = (metadata: typeof ours) =>
+      Object.fromEntries(
+        Object.entries(metadata!.partitionMetadata)
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([partition, stats]) => [
+            partition,
+            {
+              ...stats,
+              deletePathPatterns: [...stats.deletePathPatterns].sort(),
+              successDeleteFiles: [...stats.successDeleteFiles].sort(),
+              failedDeleteFiles: [...stats.failedDeleteFiles].sort(),
+            },
+          ]),
+      );
     assert.deepEqual(sorted(ours), sorted(theirs));
-    assert.deepEqual({ ...ours, partitionMetadata: {}, startCleanTime: '', timeTakenInMillis: 0 }, { ...theirs, partitionMetadata: {}, startCleanTime: '', timeTakenInMillis: 0 });
+    assert.deepEqual(
+      { ...ours, partitionMetadata: {}, startCleanTime: '', timeTakenInMillis: 0 },
+      { ...theirs, partitionMetadata: {}, startCleanTime: '', timeTakenInMillis: 0 },
+    );
     // The plans agree but for the absolute paths (each names its own table folder).
     const plan = JSON.stringify(await readCleanerPlan(storage, completed.instant)).replaceAll(storage.uriOf(''), '<table>');
     const onePlan = JSON.stringify(await readCleanerPlan(new LocalStorage(copy), oneInstant)).replaceAll(new LocalStorage(copy).uriOf(''), '<table>');

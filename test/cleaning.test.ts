@@ -24,7 +24,8 @@ import { CrashingStorage, SimulatedCrash } from './helpers/crashing-storage.js';
 import { tempDir } from './helpers/paths.js';
 import { SyntheticTable, fileId, t, type FileWrite } from './helpers/synthetic-table.js';
 
-const config = (props: Record<string, string> = {}): CleanConfig => cleanConfigFromProperties(new Map(Object.entries({ 'hoodie.cleaner.commits.retained': '2', ...props })));
+const config = (props: Record<string, string> = {}): CleanConfig =>
+  cleanConfigFromProperties(new Map(Object.entries({ 'hoodie.cleaner.commits.retained': '2', ...props })));
 const lockOn = (storage: LocalStorage) => new StorageLockProvider(storage, { waitMs: 5_000, pollMs: 50 });
 
 const A: FileWrite = { partition: 'dt=a', fileId: fileId(1) };
@@ -55,7 +56,7 @@ const ALL_FILES = [f(A, 1), f(A, 2), f(A, 3), f(A, 5), f(B, 1), f(B, 3), f(B, 6)
 const minus = (all: readonly string[], gone: readonly string[]) => all.filter((file) => !gone.includes(file));
 
 describe('clean: KEEP_LATEST_COMMITS on a hand-written table', () => {
-  it('deletes the superseded and replaced files, and writes Hudi\'s three clean instants', async () => {
+  it("deletes the superseded and replaced files, and writes Hudi's three clean instants", async () => {
     const table = await scenario();
     const result = await runClean(await HudiTable.open(table.storage), { config: config(), lock: lockOn(table.storage) });
     assert.equal(result.outcome, 'cleaned');
@@ -88,9 +89,18 @@ describe('clean: KEEP_LATEST_COMMITS on a hand-written table', () => {
 
     // The view still has every latest slice.
     const view = await (await HudiTable.open(table.storage)).fileSystemView();
-    assert.deepEqual(view.latestBaseFiles().map((file) => file.path).sort(), [f(A, 5), f(B, 6), f(D, 4)].sort());
+    assert.deepEqual(
+      view
+        .latestBaseFiles()
+        .map((file) => file.path)
+        .sort(),
+      [f(A, 5), f(B, 6), f(D, 4)].sort(),
+    );
     const shown = await describeCleans(await HudiTable.open(table.storage));
-    assert.deepEqual(shown.map((s) => [s.instantTime, s.state, s.files, s.partitions, s.earliestCommitToRetain]), [[clean.instantTime, 'COMPLETED', 4, 3, t(5)]]);
+    assert.deepEqual(
+      shown.map((s) => [s.instantTime, s.state, s.files, s.partitions, s.earliestCommitToRetain]),
+      [[clean.instantTime, 'COMPLETED', 4, 3, t(5)]],
+    );
     const detail = await describeClean(await HudiTable.open(table.storage), clean.instantTime);
     assert.deepEqual(detail.find((d) => d.partitionPath === 'dt=c')?.deleted, [f(C, 1).slice(5)]);
   });
@@ -128,27 +138,39 @@ describe('clean: KEEP_LATEST_COMMITS on a hand-written table', () => {
     assert.deepEqual((await table.storage.listRecursive('')).map((object) => object.path).sort(), before);
     const planning = result.planning!;
     assert.match(planning.retention.reason, /2 commit\(s\) retained: 20240101000005000 is the 2nd newest of 6 completed/);
-    const decisions = planning.partitions.flatMap((p) => [...p.deletes.map((d) => ['delete', p.partitionPath, d.instantTime, d.rule]), ...p.kept.map((k) => ['keep', p.partitionPath, k.instantTime, k.rule])]);
-    assert.deepEqual(decisions.sort(), [
-      ['delete', 'dt=a', t(1), 'older-than-retention'],
-      ['delete', 'dt=a', t(2), 'older-than-retention'],
-      ['delete', 'dt=b', t(1), 'older-than-retention'],
-      ['delete', 'dt=c', t(1), 'replaced'],
-      ['keep', 'dt=a', t(3), 'last-version-before-retention'],
-      ['keep', 'dt=a', t(5), 'latest-version'],
-      ['keep', 'dt=b', t(3), 'last-version-before-retention'],
-      ['keep', 'dt=b', t(6), 'latest-version'],
-      ['keep', 'dt=c', t(4), 'latest-version'],
-    ].sort());
+    const decisions = planning.partitions.flatMap((p) => [
+      ...p.deletes.map((d) => ['delete', p.partitionPath, d.instantTime, d.rule]),
+      ...p.kept.map((k) => ['keep', p.partitionPath, k.instantTime, k.rule]),
+    ]);
+    assert.deepEqual(
+      decisions.sort(),
+      [
+        ['delete', 'dt=a', t(1), 'older-than-retention'],
+        ['delete', 'dt=a', t(2), 'older-than-retention'],
+        ['delete', 'dt=b', t(1), 'older-than-retention'],
+        ['delete', 'dt=c', t(1), 'replaced'],
+        ['keep', 'dt=a', t(3), 'last-version-before-retention'],
+        ['keep', 'dt=a', t(5), 'latest-version'],
+        ['keep', 'dt=b', t(3), 'last-version-before-retention'],
+        ['keep', 'dt=b', t(6), 'latest-version'],
+        ['keep', 'dt=c', t(4), 'latest-version'],
+      ].sort(),
+    );
   });
 
   it('nothing to clean while fewer commits than retained completed', async () => {
     const table = await scenario();
-    const result = await runClean(await HudiTable.open(table.storage), { config: config({ 'hoodie.cleaner.commits.retained': '6' }), lock: lockOn(table.storage) });
+    const result = await runClean(await HudiTable.open(table.storage), {
+      config: config({ 'hoodie.cleaner.commits.retained': '6' }),
+      lock: lockOn(table.storage),
+    });
     assert.equal(result.outcome, 'nothing-to-clean');
     assert.equal(result.planning!.scope.kind, 'none');
     assert.deepEqual(await table.baseFiles(), ALL_FILES);
-    assert.deepEqual((await loadTimeline(table.storage)).instants.filter((i) => i.action === 'clean'), []);
+    assert.deepEqual(
+      (await loadTimeline(table.storage)).instants.filter((i) => i.action === 'clean'),
+      [],
+    );
   });
 });
 
@@ -162,18 +184,29 @@ describe('clean: split over workers, as a serverless run does', () => {
     // The coordinator lists the partitions; each worker gets two of them and only its slice of the context.
     const paths = ['dt=a', 'dt=b', 'dt=c'];
     const shares = [paths.slice(0, 2), paths.slice(2)];
-    const planned = await Promise.all(shares.map((share) => planPartitions(table.storage, JSON.parse(JSON.stringify(sliceContext(preparation.context!, share))), share, { concurrency: 2 })));
-    const plan = assembleCleanerPlan(preparation.summary, planned.flatMap((p) => p.partitions), (path) => table.storage.uriOf(path));
+    const planned = await Promise.all(
+      shares.map((share) => planPartitions(table.storage, JSON.parse(JSON.stringify(sliceContext(preparation.context!, share))), share, { concurrency: 2 })),
+    );
+    const plan = assembleCleanerPlan(
+      preparation.summary,
+      planned.flatMap((p) => p.partitions),
+      (path) => table.storage.uriOf(path),
+    );
     assert.deepEqual(plan, whole.plan);
 
     const { instantTime } = await scheduleClean(opened, { ...whole, plan }, { lock: lockOn(table.storage) });
     await table.storage.putIfAbsent(`.hoodie/${instantTime}.clean.inflight`, await table.storage.get(`.hoodie/${instantTime}.clean.requested`));
-    const stats = await Promise.all(shares.map((share) => executeCleanerPlan(table.storage, plan!, { concurrency: 2, partitions: share, isPartitioned: true })));
+    const stats = await Promise.all(
+      shares.map((share) => executeCleanerPlan(table.storage, plan!, { concurrency: 2, partitions: share, isPartitioned: true })),
+    );
     const metadata = cleanMetadataOf(instantTime, plan!, mergePartitionStats(stats), 5);
     await completeClean(table.storage, instantTime, metadata, { lock: lockOn(table.storage) });
     assert.equal(metadata.totalFilesDeleted, 4);
     assert.deepEqual(await table.baseFiles(), minus(ALL_FILES, FIRST_DELETES));
-    assert.deepEqual((await loadTimeline(table.storage)).instants.filter((i) => i.action === 'clean').map((i) => i.state), ['COMPLETED']);
+    assert.deepEqual(
+      (await loadTimeline(table.storage)).instants.filter((i) => i.action === 'clean').map((i) => i.state),
+      ['COMPLETED'],
+    );
   });
 });
 
@@ -187,7 +220,10 @@ describe('clean: a partition whose every file group was replaced', () => {
     await table.commit(t(3), [A]);
     await table.commit(t(4), [A]);
     // 4 completed, 1 retained: from t4; t2 < t4, so X goes, and dt=x has no file group left.
-    const result = await runClean(await HudiTable.open(table.storage), { config: config({ 'hoodie.cleaner.commits.retained': '1' }), lock: lockOn(table.storage) });
+    const result = await runClean(await HudiTable.open(table.storage), {
+      config: config({ 'hoodie.cleaner.commits.retained': '1' }),
+      lock: lockOn(table.storage),
+    });
     assert.deepEqual(result.clean!.plan.partitionsToBeDeleted, ['dt=x']);
     assert.equal(result.clean!.metadata.partitionMetadata['dt=x']?.isPartitionDeleted, true);
     assert.equal(result.clean!.metadata.partitionMetadata['dt=a']?.isPartitionDeleted, false);
@@ -202,13 +238,16 @@ describe('clean: what is never deleted', () => {
     for (const time of [1, 2, 3, 4]) await table.commit(t(time), [A]);
     await table.savepoint(t(2), [f(A, 2)]);
     // 4 commits, 1 retained: earliest to retain t4 (the latest); A@t3 is the last before it; A@t2 savepointed; A@t1 goes.
-    const result = await runClean(await HudiTable.open(table.storage), { config: config({ 'hoodie.cleaner.commits.retained': '1' }), lock: lockOn(table.storage) });
+    const result = await runClean(await HudiTable.open(table.storage), {
+      config: config({ 'hoodie.cleaner.commits.retained': '1' }),
+      lock: lockOn(table.storage),
+    });
     assert.deepEqual(await table.baseFiles(), [f(A, 2), f(A, 3), f(A, 4)]);
     assert.deepEqual(result.clean!.plan.extraMetadata, { savepointed_timestamps: t(2) });
     assert.deepEqual(result.clean!.metadata.extraMetadata, { savepointed_timestamps: t(2) });
   });
 
-  it('file groups in a pending clustering keep every version; files of failed writes are not the cleaner\'s', async () => {
+  it("file groups in a pending clustering keep every version; files of failed writes are not the cleaner's", async () => {
     const table = await SyntheticTable.create();
     for (const time of [1, 2, 3, 4]) await table.commit(t(time), [A, B]);
     await table.pendingClustering(t(5), [{ ...B, baseInstant: t(4) }]);
@@ -216,9 +255,15 @@ describe('clean: what is never deleted', () => {
     await table.commit(t(7), [A]);
     // Completed: t1..t4, t7 (5). The pending clustering t5 caps the earliest commit to retain at t4 (retaining 1,
     // the 5th would be t7). A: latest t7, last before t4 is t3, so A@t2, A@t1 go. B: in the pending clustering.
-    const result = await runClean(await HudiTable.open(table.storage), { config: config({ 'hoodie.cleaner.commits.retained': '1' }), lock: lockOn(table.storage) });
+    const result = await runClean(await HudiTable.open(table.storage), {
+      config: config({ 'hoodie.cleaner.commits.retained': '1' }),
+      lock: lockOn(table.storage),
+    });
     assert.equal(result.clean!.plan.earliestInstantToRetain?.timestamp, t(4));
-    assert.deepEqual(await table.baseFiles(), [f(A, 3), f(A, 4), f(A, 7), f(B, 1), f(B, 2), f(B, 3), f(B, 4), SyntheticTable.fileOf({ partition: 'dt=a', fileId: fileId(9) }, t(6))].sort());
+    assert.deepEqual(
+      await table.baseFiles(),
+      [f(A, 3), f(A, 4), f(A, 7), f(B, 1), f(B, 2), f(B, 3), f(B, 4), SyntheticTable.fileOf({ partition: 'dt=a', fileId: fileId(9) }, t(6))].sort(),
+    );
   });
 
   it('refuses a table whose metadata table it cannot keep (declared, but .hoodie/metadata is missing), naming the problem', async () => {
@@ -227,7 +272,10 @@ describe('clean: what is never deleted', () => {
     await table.storage.put('.hoodie/hoodie.properties', `${readFileSync(props, 'utf8')}hoodie.table.metadata.partitions=files\n`);
     await assert.rejects(runClean(await HudiTable.open(table.storage), { config: config(), lock: lockOn(table.storage) }), (error: unknown) => {
       assert.ok(error instanceof MetadataTableError);
-      assert.match(error.message, /a clean cannot keep Hudi's metadata table correct: hoodie\.properties declares metadata-table partitions but .*\.hoodie\/metadata\/\.hoodie\/hoodie\.properties is missing/);
+      assert.match(
+        error.message,
+        /a clean cannot keep Hudi's metadata table correct: hoodie\.properties declares metadata-table partitions but .*\.hoodie\/metadata\/\.hoodie\/hoodie\.properties is missing/,
+      );
       return true;
     });
     assert.deepEqual(await table.baseFiles(), ALL_FILES);
@@ -237,7 +285,10 @@ describe('clean: what is never deleted', () => {
 describe('clean: KEEP_LATEST_FILE_VERSIONS and KEEP_LATEST_BY_HOURS', () => {
   it('file versions: the newest N per file group', async () => {
     const table = await scenario();
-    const result = await runClean(await HudiTable.open(table.storage), { config: config({ 'hoodie.cleaner.policy': 'KEEP_LATEST_FILE_VERSIONS', 'hoodie.cleaner.fileversions.retained': '1' }), lock: lockOn(table.storage) });
+    const result = await runClean(await HudiTable.open(table.storage), {
+      config: config({ 'hoodie.cleaner.policy': 'KEEP_LATEST_FILE_VERSIONS', 'hoodie.cleaner.fileversions.retained': '1' }),
+      lock: lockOn(table.storage),
+    });
     assert.equal(result.clean!.plan.earliestInstantToRetain, null);
     assert.deepEqual(await table.baseFiles(), [f(A, 5), f(B, 6), f(D, 4)].sort());
   });
@@ -246,7 +297,11 @@ describe('clean: KEEP_LATEST_FILE_VERSIONS and KEEP_LATEST_BY_HOURS', () => {
     const table = await scenario();
     // 1 hour retained, now one hour after t4: the cutoff is t4, the first commit at or after it.
     const now = new Date(Date.UTC(2024, 0, 1) + 4_000 + 3_600_000);
-    const result = await runClean(await HudiTable.open(table.storage), { config: config({ 'hoodie.cleaner.policy': 'KEEP_LATEST_BY_HOURS', 'hoodie.cleaner.hours.retained': '1' }), lock: lockOn(table.storage), now });
+    const result = await runClean(await HudiTable.open(table.storage), {
+      config: config({ 'hoodie.cleaner.policy': 'KEEP_LATEST_BY_HOURS', 'hoodie.cleaner.hours.retained': '1' }),
+      lock: lockOn(table.storage),
+      now,
+    });
     assert.equal(result.clean!.plan.earliestInstantToRetain?.timestamp, t(4));
     // a: A@t5 latest, A@t3 last before t4; A@t2, A@t1 go. b: B@t3 is the last before t4: B@t1 goes. c: C replaced at
     // t4 is not before t4: stays.
@@ -271,11 +326,24 @@ describe('clean: a crash after any storage call', () => {
         crashed = true;
         crashes++;
       }
-      const files = async () => (await inner.listRecursive('')).map((o) => o.path).filter((p) => p.endsWith('.parquet')).sort();
+      const files = async () =>
+        (await inner.listRecursive(''))
+          .map((o) => o.path)
+          .filter((p) => p.endsWith('.parquet'))
+          .sort();
       // Only planned files are ever gone, and every latest slice is still readable.
-      assert.ok(minus(ALL_FILES, await files()).every((gone) => FIRST_DELETES.includes(gone)), `crash at ${crashAt}`);
+      assert.ok(
+        minus(ALL_FILES, await files()).every((gone) => FIRST_DELETES.includes(gone)),
+        `crash at ${crashAt}`,
+      );
       const view = await (await HudiTable.open(inner)).fileSystemView();
-      assert.deepEqual(view.latestBaseFiles().map((file) => file.path).sort(), [f(A, 5), f(B, 6), f(D, 4)].sort());
+      assert.deepEqual(
+        view
+          .latestBaseFiles()
+          .map((file) => file.path)
+          .sort(),
+        [f(A, 5), f(B, 6), f(D, 4)].sort(),
+      );
       if (!crashed) {
         assert.deepEqual(await files(), minus(ALL_FILES, FIRST_DELETES));
         break;

@@ -80,16 +80,24 @@ describe('cli write: bad input is refused with one line, nothing written', () =>
   ];
   for (const [value, message] of partitionCases) {
     it(`refuses the partition value ${JSON.stringify(value)}`, () => {
-      assertRefused(file(dir, 'bad.jsonl', jsonLines([record({ dt: value })])), new RegExp(`1 record\\(s\\) cannot be written; the first, row 1: .*(${message.source})`));
+      assertRefused(
+        file(dir, 'bad.jsonl', jsonLines([record({ dt: value })])),
+        new RegExp(`1 record\\(s\\) cannot be written; the first, row 1: .*(${message.source})`),
+      );
     });
   }
 
   it('refuses a lossy key, a null ordering value, missing columns, an input without the precombine column', () => {
-    assertRefused(file(dir, 'fraction.jsonl', jsonLines([record({ id: 1.5 })])), /row 1, column "id": 1\.5 \(DOUBLE\) does not fit the table's type BIGINT exactly \(it would be stored as 2\)/);
+    assertRefused(
+      file(dir, 'fraction.jsonl', jsonLines([record({ id: 1.5 })])),
+      /row 1, column "id": 1\.5 \(DOUBLE\) does not fit the table's type BIGINT exactly \(it would be stored as 2\)/,
+    );
     assertRefused(file(dir, 'null-ts.jsonl', jsonLines([record({ id: 1, ts: null })])), /Ordering value is null/);
     assertRefused(file(dir, 'missing.jsonl', jsonLines([{ id: 1, ts: 2, dt: 'p1' }])), /input lacks table column\(s\) name, which would be stored as NULL/);
     assertRefused(file(dir, 'missing-ts.jsonl', jsonLines([{ id: 1, name: 'x', dt: 'p1' }])), /input lacks table column\(s\) ts/);
-    assertRefused(file(dir, 'missing-ts.jsonl', jsonLines([{ id: 1, name: 'x', dt: 'p1' }])), /Ordering value is null/, ['hoodie.write.set.null.for.missing.columns=true']);
+    assertRefused(file(dir, 'missing-ts.jsonl', jsonLines([{ id: 1, name: 'x', dt: 'p1' }])), /Ordering value is null/, [
+      'hoodie.write.set.null.for.missing.columns=true',
+    ]);
   });
 
   it('refuses an empty input with allow.empty.commit=false, and never creates a table from one', () => {
@@ -104,7 +112,10 @@ describe('cli write: bad input is refused with one line, nothing written', () =>
     const copy = join(tempDir('cli-write-truncated-'), 't');
     const hiveStyle = ['hoodie.datasource.write.hive_style_partitioning=true'];
     assert.equal(write(file(dir, 'seed.jsonl', jsonLines([record({ id: 1 })])), hiveStyle, copy).code, 0);
-    assert.deepEqual(readdirSync(copy).filter((name) => !name.startsWith('.')), ['dt=p1']);
+    assert.deepEqual(
+      readdirSync(copy).filter((name) => !name.startsWith('.')),
+      ['dt=p1'],
+    );
     const properties = join(copy, '.hoodie/hoodie.properties');
     const text = readFileSync(properties, 'utf8');
     writeFileSync(properties, text.slice(0, text.indexOf('\n', text.indexOf('hoodie.table.partition.fields=')) + 1));
@@ -113,8 +124,17 @@ describe('cli write: bad input is refused with one line, nothing written', () =>
 
   it('with partitionpath.urlencode=true, "/" and glob characters are escaped as Hudi escapes them, and written', () => {
     const encoded = join(tempDir('cli-write-urlencode-'), 't');
-    const result = write(file(dir, 'encoded.jsonl', jsonLines([record({ id: 1, dt: 'a/b' }), record({ id: 2, dt: 'x*y' })])), ['hoodie.datasource.write.partitionpath.urlencode=true'], encoded);
+    const result = write(
+      file(dir, 'encoded.jsonl', jsonLines([record({ id: 1, dt: 'a/b' }), record({ id: 2, dt: 'x*y' })])),
+      ['hoodie.datasource.write.partitionpath.urlencode=true'],
+      encoded,
+    );
     assert.equal(result.code, 0, result.stderr);
-    assert.deepEqual(readdirSync(encoded).filter((name) => !name.startsWith('.')).sort(), ['a%2Fb', 'x%2Ay']);
+    assert.deepEqual(
+      readdirSync(encoded)
+        .filter((name) => !name.startsWith('.'))
+        .sort(),
+      ['a%2Fb', 'x%2Ay'],
+    );
   });
 });

@@ -14,13 +14,16 @@ describe('cli', () => {
   it('init creates a v6 copy-on-write table from Hudi write keys, once', () => {
     const dir = tempDir();
     const props = join(dir, 'table.properties');
-    writeFileSync(props, [
-      'hoodie.table.name=trips',
-      'hoodie.datasource.write.recordkey.field=uuid,rider',
-      'hoodie.datasource.write.partitionpath.field=city',
-      'hoodie.datasource.write.precombine.field=ts',
-      'hoodie.datasource.write.hive_style_partitioning=true',
-    ].join('\n'));
+    writeFileSync(
+      props,
+      [
+        'hoodie.table.name=trips',
+        'hoodie.datasource.write.recordkey.field=uuid,rider',
+        'hoodie.datasource.write.partitionpath.field=city',
+        'hoodie.datasource.write.precombine.field=ts',
+        'hoodie.datasource.write.hive_style_partitioning=true',
+      ].join('\n'),
+    );
     const table = join(dir, 'trips');
     const result = runCli(['init', table, '--props', props]);
     assert.equal(result.code, 0, result.stderr);
@@ -50,14 +53,20 @@ describe('cli', () => {
     const expected = expectedOf('v5_cow_clustered_pending');
     const clustering = expected.facts?.['clusteringInstant'];
     const pending = expected.timeline.filter((instant) => instant.state !== 'COMPLETED');
-    assert.deepEqual(pending.map((instant) => [instant.action, instant.state]), [['commit', 'INFLIGHT']]);
+    assert.deepEqual(
+      pending.map((instant) => [instant.action, instant.state]),
+      [['commit', 'INFLIGHT']],
+    );
     const result = runCli(['timeline', table]);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, new RegExp(`${clustering} {2}replacecommit +COMPLETED`));
     assert.match(result.stdout, new RegExp(`${pending[0]!.time} {2}commit +INFLIGHT \\(pending\\)`));
     const json = jsonLines(runCli(['timeline', table, '--json']).stdout);
     assert.equal(json.filter((i) => i['state'] !== 'COMPLETED').length, 1);
-    assert.deepEqual(json.map((i) => i['time']), expected.timeline.map((instant) => instant.time));
+    assert.deepEqual(
+      json.map((i) => i['time']),
+      expected.timeline.map((instant) => instant.time),
+    );
     // The failed write left a data file behind; the file-system view does not show it.
     const leftBehind = expected.fileGroups.flatMap((group) => group.files).filter((file) => file.includes(pending[0]!.time));
     assert.equal(leftBehind.length, 1);

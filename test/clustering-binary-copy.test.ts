@@ -18,12 +18,31 @@ import { FILE_METADATA, footerKeyValues, readFileFooter } from '../lib/parquet/f
 import { readSnapshot } from '../lib/reader.js';
 import { openStorage } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
-import { BLOOM_FILTER_FOOTER_KEY, BLOOM_FILTER_TYPE_CODE_FOOTER_KEY, HoodieBloomFilter, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY, type BloomFilterTypeCode } from '../lib/writer/bloom-filter.js';
+import {
+  BLOOM_FILTER_FOOTER_KEY,
+  BLOOM_FILTER_TYPE_CODE_FOOTER_KEY,
+  HoodieBloomFilter,
+  MAX_RECORD_KEY_FOOTER_KEY,
+  MIN_RECORD_KEY_FOOTER_KEY,
+  type BloomFilterTypeCode,
+} from '../lib/writer/bloom-filter.js';
 import { tempDir } from './helpers/fixtures.js';
 import { pyarrowRead } from './helpers/oracle.js';
 import { createSmallFilesTable } from './helpers/small-files-table.js';
 
-const ROW_COLUMNS = ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', 'id', 'name', 'birthday', 'createTime', 'position', 'notes', 'dt'];
+const ROW_COLUMNS = [
+  '_hoodie_commit_time',
+  '_hoodie_commit_seqno',
+  '_hoodie_record_key',
+  '_hoodie_partition_path',
+  'id',
+  'name',
+  'birthday',
+  'createTime',
+  'position',
+  'notes',
+  'dt',
+];
 
 async function footerOf(file: string): Promise<{ keyValues: Map<string, string>; rowGroups: number }> {
   const handle = await open(file, 'r');
@@ -67,7 +86,14 @@ describe('bin-pack clustering by binary copy', () => {
     }).config;
     await withEngine(async (engine) => {
       const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
-      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config, lock, engine, tempDir: tempDir(), force: true });
+      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+        mode: 'scheduleAndExecute',
+        config,
+        lock,
+        engine,
+        tempDir: tempDir(),
+        force: true,
+      });
       const report = result.commit!.report!;
       assert.deepEqual(report.execution, { binaryCopyGroups: 2, rewrittenGroups: 0, rewriteReasons: [] });
 
@@ -87,14 +113,27 @@ describe('bin-pack clustering by binary copy', () => {
         const rows = pyarrowRead([file]);
         assert.equal(rows.length, stat.numWrites);
         rowsInFiles += rows.length;
-        assert.ok(rows.every((row) => row['_hoodie_file_name'] === fileName), 'every row names its new file');
+        assert.ok(
+          rows.every((row) => row['_hoodie_file_name'] === fileName),
+          'every row names its new file',
+        );
         const direct = (await engine.readRows([file], { columns: ['_hoodie_file_name', '_hoodie_record_key'] })).rows;
-        assert.deepEqual(direct.map((row) => row['_hoodie_record_key']), rows.map((row) => row['_hoodie_record_key']), 'DuckDB reads the same keys in the same order');
+        assert.deepEqual(
+          direct.map((row) => row['_hoodie_record_key']),
+          rows.map((row) => row['_hoodie_record_key']),
+          'DuckDB reads the same keys in the same order',
+        );
         assert.ok(direct.every((row) => row['_hoodie_file_name'] === fileName));
         // The merged footer: every key in the range and passing the bloom filter.
         const keys = rows.map((row) => String(row['_hoodie_record_key']));
-        const bloom = HoodieBloomFilter.deserialize(keyValues.get(BLOOM_FILTER_FOOTER_KEY)!, keyValues.get(BLOOM_FILTER_TYPE_CODE_FOOTER_KEY) as BloomFilterTypeCode);
-        assert.ok(keys.every((key) => bloom.mightContain(key)), 'the bloom filter holds every key');
+        const bloom = HoodieBloomFilter.deserialize(
+          keyValues.get(BLOOM_FILTER_FOOTER_KEY)!,
+          keyValues.get(BLOOM_FILTER_TYPE_CODE_FOOTER_KEY) as BloomFilterTypeCode,
+        );
+        assert.ok(
+          keys.every((key) => bloom.mightContain(key)),
+          'the bloom filter holds every key',
+        );
         const sorted = [...keys].sort();
         assert.equal(keyValues.get(MIN_RECORD_KEY_FOOTER_KEY), sorted[0]);
         assert.equal(keyValues.get(MAX_RECORD_KEY_FOOTER_KEY), sorted.at(-1));
@@ -104,7 +143,7 @@ describe('bin-pack clustering by binary copy', () => {
     });
   });
 
-  it('builds footers from the record keys when the inputs\' bloom filters cannot be merged', async () => {
+  it("builds footers from the record keys when the inputs' bloom filters cannot be merged", async () => {
     const dir = tempDir('binary-copy-keys-');
     // No bloom filters in the inputs' footers.
     const made = await createSmallFilesTable({ dir, partitions: 1, commits: 4, rowsPerFile: 200, bloom: false });
@@ -112,12 +151,22 @@ describe('bin-pack clustering by binary copy', () => {
     const config = resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes': '0' } }).config;
     await withEngine(async (engine) => {
       const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
-      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config, lock, engine, tempDir: tempDir(), force: true });
+      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+        mode: 'scheduleAndExecute',
+        config,
+        lock,
+        engine,
+        tempDir: tempDir(),
+        force: true,
+      });
       const [stat] = Object.values(result.commit!.metadata.partitionToWriteStats).flat();
       const file = join(dir, stat!.path!);
       const { keyValues, rowGroups } = await footerOf(file);
       assert.equal(rowGroups, 4);
-      const bloom = HoodieBloomFilter.deserialize(keyValues.get(BLOOM_FILTER_FOOTER_KEY)!, keyValues.get(BLOOM_FILTER_TYPE_CODE_FOOTER_KEY) as BloomFilterTypeCode);
+      const bloom = HoodieBloomFilter.deserialize(
+        keyValues.get(BLOOM_FILTER_FOOTER_KEY)!,
+        keyValues.get(BLOOM_FILTER_TYPE_CODE_FOOTER_KEY) as BloomFilterTypeCode,
+      );
       const keys = pyarrowRead([file]).map((row) => String(row['_hoodie_record_key']));
       assert.equal(keys.length, made.rows);
       assert.ok(keys.every((key) => bloom.mightContain(key)));
@@ -132,13 +181,23 @@ describe('bin-pack clustering by binary copy', () => {
     const cases: [Record<string, string>, RegExp][] = [
       [{}, /binary\.copy\.min\.row\.group\.bytes/],
       [{ 'hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes': '0', 'hoodie.clustering.plan.strategy.sort.columns': 'id' }, /sorted by id/],
-      [{ 'hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes': '0', 'hoodie.clustering.plan.strategy.binary.copy.enable': 'false' }, /binary copy is off/],
+      [
+        { 'hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes': '0', 'hoodie.clustering.plan.strategy.binary.copy.enable': 'false' },
+        /binary copy is off/,
+      ],
     ];
     await withEngine(async (engine) => {
       const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
       for (const [event, reason] of cases) {
         const config = resolveClusteringConfig({ event }).config;
-        const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config, lock, engine, tempDir: tempDir(), force: true });
+        const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+          mode: 'scheduleAndExecute',
+          config,
+          lock,
+          engine,
+          tempDir: tempDir(),
+          force: true,
+        });
         const execution = result.commit!.report!.execution!;
         assert.equal(execution.binaryCopyGroups, 0);
         assert.equal(execution.rewrittenGroups, 1);

@@ -40,12 +40,21 @@ describe('show-clustering', () => {
 
     const all = run(showClusteringCommand, [table, '--all']);
     assert.equal(all.code, 0, all.stderr);
-    assert.match(all.stdout, new RegExp(`^${V5_CLUSTERING}  completed  2 group\\(s\\)  3 input file\\(s\\), 0 B \\(from plan metrics\\)  → 2 output file\\(s\\)  sort: -$`, 'm'));
+    assert.match(
+      all.stdout,
+      new RegExp(`^${V5_CLUSTERING}  completed  2 group\\(s\\)  3 input file\\(s\\), 0 B \\(from plan metrics\\)  → 2 output file\\(s\\)  sort: -$`, 'm'),
+    );
     assert.match(all.stdout, /^ {2}group \d {2}dt=2021-12-09\/hh=10 {2}1 file\(s\), 0 B \(plan metrics\) {2}→ 1$/m);
     assert.match(all.stdout, /^ {2}group \d {2}dt=2021-12-09\/hh=11 {2}2 file\(s\), 0 B \(plan metrics\) {2}→ 1$/m);
 
     const json = run(showClusteringCommand, [table, '--all', '--json']);
-    const plan = JSON.parse(json.stdout.trim()) as { instantTime: string; state: string; groups: { bytesFrom: string }[]; partitions: string[]; strategyClassName: string };
+    const plan = JSON.parse(json.stdout.trim()) as {
+      instantTime: string;
+      state: string;
+      groups: { bytesFrom: string }[];
+      partitions: string[];
+      strategyClassName: string;
+    };
     assert.equal(plan.instantTime, V5_CLUSTERING);
     assert.equal(plan.state, 'COMPLETED');
     assert.deepEqual([...plan.partitions].sort(), ['dt=2021-12-09/hh=10', 'dt=2021-12-09/hh=11']);
@@ -55,9 +64,15 @@ describe('show-clustering', () => {
     // Hudi committed it: the history has what its replacecommit says, and no summary of ours.
     const history = run(showClusteringCommand, [table, '--history']);
     assert.equal(history.code, 0, history.stderr);
-    assert.match(history.stdout, new RegExp(`^${V5_CLUSTERING}  completed  3 file group\\(s\\) replaced → 2 file\\(s\\), \\d+ B, 3 rows\n  no summary recorded`));
+    assert.match(
+      history.stdout,
+      new RegExp(`^${V5_CLUSTERING}  completed  3 file group\\(s\\) replaced → 2 file\\(s\\), \\d+ B, 3 rows\n  no summary recorded`),
+    );
     const historyJson = jsonLines(run(showClusteringCommand, [table, '--history', '--json']).stdout);
-    assert.deepEqual(historyJson.map((entry) => [entry['instantTime'], entry['replacedFileGroups'], entry['filesWritten'], entry['rowsWritten'], entry['summary']]), [[V5_CLUSTERING, 3, 2, 3, null]]);
+    assert.deepEqual(
+      historyJson.map((entry) => [entry['instantTime'], entry['replacedFileGroups'], entry['filesWritten'], entry['rowsWritten'], entry['summary']]),
+      [[V5_CLUSTERING, 3, 2, 3, null]],
+    );
     const both = run(showClusteringCommand, [table, '--all', '--history']);
     assert.equal(both.code, 1);
     assert.match(both.stderr, /--all and --history list different things/);
@@ -77,7 +92,10 @@ describe('cluster', () => {
     const dir = tempDir('clustering-cli-');
     await createSmallFilesTable({ dir, partitions: 2, commits: 6, rowsPerFile: 40 });
     const props = join(tempDir(), 'clustering.properties');
-    writeFileSync(props, 'hoodie.clustering.plan.strategy.sort.columns=birthday,createTime\nhoodie.layout.optimize.strategy=hilbert\nhoodie.clustering.unknown.key=1\n');
+    writeFileSync(
+      props,
+      'hoodie.clustering.plan.strategy.sort.columns=birthday,createTime\nhoodie.layout.optimize.strategy=hilbert\nhoodie.clustering.unknown.key=1\n',
+    );
 
     const scheduled = run(clusterCommand, [dir, '--mode', 'schedule', '--props', props]);
     assert.equal(scheduled.code, 0, scheduled.stderr);
@@ -87,7 +105,10 @@ describe('cluster', () => {
     assert.match(scheduled.stderr, /warning: .*unknown clustering key hoodie\.clustering\.unknown\.key/);
 
     const shown = run(showClusteringCommand, [dir]);
-    assert.match(shown.stdout, new RegExp(`^${instant}  requested \\(pending\\)  2 group\\(s\\)  12 input file\\(s\\), \\d+ B  → 2 output file\\(s\\)  sort: birthday,createTime$`, 'm'));
+    assert.match(
+      shown.stdout,
+      new RegExp(`^${instant}  requested \\(pending\\)  2 group\\(s\\)  12 input file\\(s\\), \\d+ B  → 2 output file\\(s\\)  sort: birthday,createTime$`, 'm'),
+    );
 
     const executed = run(clusterCommand, [dir, '--mode', 'execute', '--props', props, '--temp-dir', tempDir()]);
     assert.equal(executed.code, 0, executed.stderr);
@@ -99,8 +120,16 @@ describe('cluster', () => {
     // The run's summary stays in its replacecommit: the history shows it once the group results are gone.
     const history = run(showClusteringCommand, [dir, '--history']);
     assert.equal(history.code, 0, history.stderr);
-    assert.match(history.stdout, new RegExp(`^${instant}  completed  12 file group\\(s\\) replaced → 2 file\\(s\\), [\\d.]+ (MB|B), 480 rows\n  clustering ${instant}: 2 groups, layout hilbert by birthday, createTime, 2 partitions\n    total: files 12 → 2, .* rows 480 → 480\n      birthday: a point query reads`));
-    const [entry] = jsonLines(run(showClusteringCommand, [dir, '--history', '--json']).stdout) as { instantTime: string; summary: { groups: number; totals: { filesBefore: number; rowsAfter: number } } }[];
+    assert.match(
+      history.stdout,
+      new RegExp(
+        `^${instant}  completed  12 file group\\(s\\) replaced → 2 file\\(s\\), [\\d.]+ (MB|B), 480 rows\n  clustering ${instant}: 2 groups, layout hilbert by birthday, createTime, 2 partitions\n    total: files 12 → 2, .* rows 480 → 480\n      birthday: a point query reads`,
+      ),
+    );
+    const [entry] = jsonLines(run(showClusteringCommand, [dir, '--history', '--json']).stdout) as {
+      instantTime: string;
+      summary: { groups: number; totals: { filesBefore: number; rowsAfter: number } };
+    }[];
     assert.equal(entry?.instantTime, instant);
     assert.deepEqual([entry.summary.groups, entry.summary.totals.filesBefore, entry.summary.totals.rowsAfter], [2, 12, 480]);
 
@@ -109,6 +138,9 @@ describe('cluster', () => {
     assert.match(nothing.stderr, /no pending clustering to execute/);
     const badMode = run(clusterCommand, [dir, '--mode', 'sometimes']);
     assert.equal(badMode.code, 1);
-    assert.match(badMode.stderr, /^hudi-serverless cluster: --mode sometimes is not a clustering mode \(use --mode schedule \| execute \| scheduleAndExecute\)\n$/);
+    assert.match(
+      badMode.stderr,
+      /^hudi-serverless cluster: --mode sometimes is not a clustering mode \(use --mode schedule \| execute \| scheduleAndExecute\)\n$/,
+    );
   });
 });

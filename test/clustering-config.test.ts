@@ -35,20 +35,9 @@ function assertHudiError(action: () => unknown, ...fragments: string[]): void {
 
 describe('parseJavaProperties', () => {
   it('reads =, : and whitespace separators, skipping comments and blank lines', () => {
-    const text = [
-      '# a comment',
-      '! another comment',
-      '',
-      '   ',
-      'a=1',
-      'b: 2',
-      'c 3',
-      '  d   =   4',
-      'e:=5',
-      'f',
-      'g=',
-      'h = trailing spaces stay   ',
-    ].join('\n');
+    const text = ['# a comment', '! another comment', '', '   ', 'a=1', 'b: 2', 'c 3', '  d   =   4', 'e:=5', 'f', 'g=', 'h = trailing spaces stay   '].join(
+      '\n',
+    );
     assert.deepEqual(
       [...parseJavaProperties(text)],
       [
@@ -70,7 +59,7 @@ describe('parseJavaProperties', () => {
     assert.deepEqual([...parseJavaProperties(text)], [['key:with=seps and space', 'v:1\\2\t\n\u00e9\u4e2dq']]);
   });
 
-  it('joins continuation lines, dropping the next line\'s leading whitespace', () => {
+  it("joins continuation lines, dropping the next line's leading whitespace", () => {
     const text = 'list=a,\\\n    b,\\\r\n\tc\nnext=1\neven=x\\\\\nafter=2';
     assert.deepEqual(
       [...parseJavaProperties(text)],
@@ -96,11 +85,14 @@ describe('parseJavaProperties', () => {
   });
 
   it('handles CR-only and CRLF line ends and a trailing backslash at the end of the text', () => {
-    assert.deepEqual([...parseJavaProperties('a=1\rb=2\r\nc=3\\')], [
-      ['a', '1'],
-      ['b', '2'],
-      ['c', '3'],
-    ]);
+    assert.deepEqual(
+      [...parseJavaProperties('a=1\rb=2\r\nc=3\\')],
+      [
+        ['a', '1'],
+        ['b', '2'],
+        ['c', '3'],
+      ],
+    );
   });
 
   it('keeps the last value of a repeated key', () => {
@@ -174,7 +166,7 @@ describe('formatJavaProperties', () => {
 });
 
 describe('CLUSTERING_KEYS and defaults', () => {
-  it('lists every key of seed 000 with Hudi\'s defaults', () => {
+  it("lists every key of seed 000 with Hudi's defaults", () => {
     const defaults = Object.fromEntries(CLUSTERING_KEYS.map((spec) => [spec.key, spec.defaultText]));
     assert.deepEqual(defaults, {
       'hoodie.clustering.inline': 'false',
@@ -262,19 +254,23 @@ describe('CLUSTERING_KEYS and defaults', () => {
     assert.deepEqual(DEFAULT_CLUSTERING_CONFIG, config);
   });
 
-  it('takes Hudi 1.1\'s binary-copy executor as asking for binary copy, and plans name one Hudi 0.15 runs', () => {
+  it("takes Hudi 1.1's binary-copy executor as asking for binary copy, and plans name one Hudi 0.15 runs", () => {
     const { config, warnings } = resolveClusteringConfig({
       event: { 'hoodie.clustering.execution.strategy.class': 'org.apache.hudi.client.clustering.run.strategy.SparkBinaryCopyClusteringExecutionStrategy' },
     });
     assert.equal(config.executionStrategyClass, SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY);
     assert.equal(config.binaryCopyEnabled, true);
     assert.match(warnings.join('\n'), /Hudi 1\.1's/);
-    assert.throws(() => resolveClusteringConfig({
-      event: {
-        'hoodie.clustering.execution.strategy.class': 'org.apache.hudi.client.clustering.run.strategy.SparkBinaryCopyClusteringExecutionStrategy',
-        'hoodie.clustering.plan.strategy.binary.copy.enable': 'false',
-      },
-    }), /contradicts/);
+    assert.throws(
+      () =>
+        resolveClusteringConfig({
+          event: {
+            'hoodie.clustering.execution.strategy.class': 'org.apache.hudi.client.clustering.run.strategy.SparkBinaryCopyClusteringExecutionStrategy',
+            'hoodie.clustering.plan.strategy.binary.copy.enable': 'false',
+          },
+        }),
+      /contradicts/,
+    );
   });
 
   it('maps keys to environment variable names', () => {
@@ -286,7 +282,7 @@ describe('CLUSTERING_KEYS and defaults', () => {
 describe('resolveClusteringConfig sources', () => {
   const file = (text: string) => ({ location: 'clusteringjob.properties', properties: parseProperties(text, 'clusteringjob.properties') });
 
-  it('reads the seed\'s example clusteringjob.properties', () => {
+  it("reads the seed's example clusteringjob.properties", () => {
     const { config, warnings } = resolveClusteringConfig({
       file: file(
         [
@@ -499,10 +495,13 @@ describe('unknown and deprecated keys', () => {
   it('warns that deprecated layout keys have no effect, but still checks their values', () => {
     const { warnings } = resolveClusteringConfig({ event: { 'hoodie.layout.optimize.enable': 'true' } });
     assert.deepEqual(warnings, ['Lambda event properties: hoodie.layout.optimize.enable is deprecated and has no effect']);
-    assertHudiError(() => resolveClusteringConfig({ event: { 'hoodie.layout.optimize.data.skipping.enable': 'yes' } }), 'hoodie.layout.optimize.data.skipping.enable="yes"');
+    assertHudiError(
+      () => resolveClusteringConfig({ event: { 'hoodie.layout.optimize.data.skipping.enable': 'yes' } }),
+      'hoodie.layout.optimize.data.skipping.enable="yes"',
+    );
   });
 
-  it('turns Hudi\'s deprecated planners into a size-based planner plus a filter mode, as Hudi does', () => {
+  it("turns Hudi's deprecated planners into a size-based planner plus a filter mode, as Hudi does", () => {
     const recentDays = resolveClusteringConfig({
       event: {
         'hoodie.clustering.plan.strategy.class': 'org.apache.hudi.client.clustering.plan.strategy.SparkRecentDaysClusteringPlanStrategy',
@@ -545,7 +544,7 @@ describe('invalid values', () => {
     assertHudiError(resolveEvent({ 'hoodie.clustering.plan.strategy.target.file.max.bytes': 0 }), 'target.file.max.bytes="0"', 'is below 1');
   });
 
-  it('refuses an int past Java\'s int range', () => {
+  it("refuses an int past Java's int range", () => {
     assertHudiError(resolveEvent({ 'hoodie.clustering.async.max.commits': '2147483648' }), 'async.max.commits="2147483648"', 'too large');
   });
 
@@ -589,10 +588,14 @@ describe('invalid values', () => {
   });
 
   it('refuses an invalid partition regex', () => {
-    assertHudiError(resolveEvent({ 'hoodie.clustering.plan.strategy.partition.regex.pattern': '2024/(' }), 'partition.regex.pattern="2024/("', 'regular expression');
+    assertHudiError(
+      resolveEvent({ 'hoodie.clustering.plan.strategy.partition.regex.pattern': '2024/(' }),
+      'partition.regex.pattern="2024/("',
+      'regular expression',
+    );
   });
 
-  it('refuses inline clustering together with inline scheduling, as Hudi\'s validate() does', () => {
+  it("refuses inline clustering together with inline scheduling, as Hudi's validate() does", () => {
     assertHudiError(resolveEvent({ 'hoodie.clustering.inline': 'true', 'hoodie.clustering.schedule.inline': 'true' }), 'both true');
   });
 });
@@ -600,7 +603,7 @@ describe('invalid values', () => {
 describe('enum spellings', () => {
   const layout = (value: string) => resolveClusteringConfig({ event: { 'hoodie.layout.optimize.strategy': value } }).config.layoutOptimizationStrategy;
 
-  it('accepts the layout strategy case-insensitively, z-order also as zorder (Hudi\'s resolveLayoutOptimizationStrategy)', () => {
+  it("accepts the layout strategy case-insensitively, z-order also as zorder (Hudi's resolveLayoutOptimizationStrategy)", () => {
     assert.equal(layout('LINEAR'), 'linear');
     assert.equal(layout('Z-Order'), 'z-order');
     assert.equal(layout('ZORDER'), 'z-order');
@@ -621,15 +624,14 @@ describe('enum spellings', () => {
 });
 
 describe('validateSortColumns', () => {
-  const withSortColumns = (sortColumns: string) =>
-    resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.sort.columns': sortColumns } }).config;
+  const withSortColumns = (sortColumns: string) => resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.sort.columns': sortColumns } }).config;
 
   it('accepts columns the table has', () => {
     validateSortColumns(withSortColumns('city,ts'), ['uuid', 'city', 'ts']);
     validateSortColumns(DEFAULT_CLUSTERING_CONFIG, []);
   });
 
-  it('names the missing column and lists the table\'s columns (names are case-sensitive)', () => {
+  it("names the missing column and lists the table's columns (names are case-sensitive)", () => {
     assertHudiError(
       () => validateSortColumns(withSortColumns('city,Ts'), ['uuid', 'city', 'ts']),
       'sort column "Ts" not in the table',

@@ -17,7 +17,6 @@ let engine: ParquetEngine;
 let first: string;
 let second: string;
 
-
 function rowsSql(from: number, count: number): string {
   return `SELECT 'k' || lpad(range::VARCHAR, 4, '0') AS _hoodie_record_key, 'old' AS _hoodie_file_name, 'c_' || range AS _hoodie_commit_seqno,
                  range::INTEGER AS id, (DATE '2000-01-01' + (range * 7 % 11)::INTEGER) AS day,
@@ -51,28 +50,57 @@ describe('copySorted with rowRanks', () => {
     ];
     const result = await engine.copySorted({ inputs: [first, second], rowRanks: ranks, outputs, rowGroupSize: 3 });
     assert.equal(result.totalInputRows, 10);
-    assert.deepEqual((await engine.readRows([outputs[0]!.file])).rows.map((row) => row.id), [9, 8, 7, 6]);
-    assert.deepEqual((await engine.readRows([outputs[1]!.file])).rows.map((row) => row.id), [5, 4, 3, 2, 1, 0]);
+    assert.deepEqual(
+      (await engine.readRows([outputs[0]!.file])).rows.map((row) => row.id),
+      [9, 8, 7, 6],
+    );
+    assert.deepEqual(
+      (await engine.readRows([outputs[1]!.file])).rows.map((row) => row.id),
+      [5, 4, 3, 2, 1, 0],
+    );
     // Listing the inputs the other way round changes which rows the ranks address.
     await engine.copySorted({ inputs: [second, first], rowRanks: ranks, outputs: [{ ...outputs[0]!, rowCount: 10 }], rowGroupSize: 3 });
-    assert.deepEqual((await engine.readRows([outputs[0]!.file])).rows.map((row) => row.id), [5, 4, 3, 2, 1, 0, 9, 8, 7, 6]);
+    assert.deepEqual(
+      (await engine.readRows([outputs[0]!.file])).rows.map((row) => row.id),
+      [5, 4, 3, 2, 1, 0, 9, 8, 7, 6],
+    );
   });
 
   test('keeps the input order without orderBy or rowRanks, and breaks orderBy ties by input position', async () => {
     const file = join(workDir, 'plain.parquet');
     await engine.copySorted({ inputs: [second, first], outputs: [{ file, rowStart: 0, rowCount: 10, keyValues: {} }], rowGroupSize: 4 });
-    assert.deepEqual((await engine.readRows([file])).rows.map((row) => row.id), [6, 7, 8, 9, 0, 1, 2, 3, 4, 5]);
-    await engine.copySorted({ inputs: [second, first], orderBy: [{ sqlExpression: '1' }], outputs: [{ file, rowStart: 0, rowCount: 10, keyValues: {} }], rowGroupSize: 4 });
-    assert.deepEqual((await engine.readRows([file])).rows.map((row) => row.id), [6, 7, 8, 9, 0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      (await engine.readRows([file])).rows.map((row) => row.id),
+      [6, 7, 8, 9, 0, 1, 2, 3, 4, 5],
+    );
+    await engine.copySorted({
+      inputs: [second, first],
+      orderBy: [{ sqlExpression: '1' }],
+      outputs: [{ file, rowStart: 0, rowCount: 10, keyValues: {} }],
+      rowGroupSize: 4,
+    });
+    assert.deepEqual(
+      (await engine.readRows([file])).rows.map((row) => row.id),
+      [6, 7, 8, 9, 0, 1, 2, 3, 4, 5],
+    );
   });
 
   test('refuses ranks that are not a permutation of the input rows, and orderBy with rowRanks', async () => {
     const output = [{ file: join(workDir, 'bad.parquet'), rowStart: 0, rowCount: 10, keyValues: {} }];
-    await assert.rejects(engine.copySorted({ inputs: [first, second], rowRanks: new Uint32Array(9), outputs: output, rowGroupSize: 4 }), /rowRanks has 9 entries for 10 input rows/);
+    await assert.rejects(
+      engine.copySorted({ inputs: [first, second], rowRanks: new Uint32Array(9), outputs: output, rowGroupSize: 4 }),
+      /rowRanks has 9 entries for 10 input rows/,
+    );
     const repeated = Uint32Array.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 8]);
     await assert.rejects(engine.copySorted({ inputs: [first, second], rowRanks: repeated, outputs: output, rowGroupSize: 4 }), /not a permutation/);
     await assert.rejects(
-      engine.copySorted({ inputs: [first, second], orderBy: ['id'], rowRanks: Uint32Array.from({ length: 10 }, (_, i) => i), outputs: output, rowGroupSize: 4 }),
+      engine.copySorted({
+        inputs: [first, second],
+        orderBy: ['id'],
+        rowRanks: Uint32Array.from({ length: 10 }, (_, i) => i),
+        outputs: output,
+        rowGroupSize: 4,
+      }),
       /orderBy or rowRanks, not both/,
     );
   });
@@ -81,7 +109,14 @@ describe('copySorted with rowRanks', () => {
 describe('copySorted output columns and footers', () => {
   test('replaces a column with a constant and another with a per-file sequence; footers come from a column of each range', async () => {
     const outputs: OutputRange[] = [
-      { file: join(workDir, 'c1.parquet'), rowStart: 0, rowCount: 3, keyValues: { fixed: 'yes', count: 'overridden' }, constantColumns: { _hoodie_file_name: 'c1.parquet' }, sequenceColumns: { _hoodie_commit_seqno: 'T_0_' } },
+      {
+        file: join(workDir, 'c1.parquet'),
+        rowStart: 0,
+        rowCount: 3,
+        keyValues: { fixed: 'yes', count: 'overridden' },
+        constantColumns: { _hoodie_file_name: 'c1.parquet' },
+        sequenceColumns: { _hoodie_commit_seqno: 'T_0_' },
+      },
       { file: join(workDir, 'c2.parquet'), rowStart: 3, rowCount: 7, keyValues: {}, constantColumns: { _hoodie_file_name: 'c2.parquet' } },
     ];
     const seen: string[][] = [];
@@ -100,11 +135,24 @@ describe('copySorted output columns and footers', () => {
       },
     });
     const firstRows = (await engine.readRows([outputs[0]!.file])).rows;
-    assert.deepEqual(firstRows.map((row) => [row.id, row._hoodie_file_name, row._hoodie_commit_seqno]), [[9, 'c1.parquet', 'T_0_0'], [8, 'c1.parquet', 'T_0_1'], [7, 'c1.parquet', 'T_0_2']]);
+    assert.deepEqual(
+      firstRows.map((row) => [row.id, row._hoodie_file_name, row._hoodie_commit_seqno]),
+      [
+        [9, 'c1.parquet', 'T_0_0'],
+        [8, 'c1.parquet', 'T_0_1'],
+        [7, 'c1.parquet', 'T_0_2'],
+      ],
+    );
     const secondRows = (await engine.readRows([outputs[1]!.file])).rows;
     assert.ok(secondRows.every((row) => row._hoodie_file_name === 'c2.parquet'));
-    assert.deepEqual(secondRows.map((row) => row._hoodie_commit_seqno), ['c_6', 'c_5', 'c_4', 'c_3', 'c_2', 'c_1', 'c_0']);
-    assert.deepEqual(seen, [['k0007', 'k0008', 'k0009'], ['k0000', 'k0001', 'k0002', 'k0003', 'k0004', 'k0005', 'k0006']]);
+    assert.deepEqual(
+      secondRows.map((row) => row._hoodie_commit_seqno),
+      ['c_6', 'c_5', 'c_4', 'c_3', 'c_2', 'c_1', 'c_0'],
+    );
+    assert.deepEqual(seen, [
+      ['k0007', 'k0008', 'k0009'],
+      ['k0000', 'k0001', 'k0002', 'k0003', 'k0004', 'k0005', 'k0006'],
+    ]);
     assert.deepEqual((await engine.readFooter(outputs[0]!.file)).keyValues, { fixed: 'yes', count: '3', min: 'k0007', file: 'c1.parquet' });
     assert.deepEqual((await engine.readFooter(outputs[1]!.file)).keyValues, { count: '7', min: 'k0000', file: 'c2.parquet' });
   });
@@ -121,7 +169,10 @@ describe('copySorted output columns and footers', () => {
     });
     assert.equal(result.outputs[0]!.rowCount, 10);
     const { rows } = await engine.readRows([file]);
-    assert.deepEqual(rows.map((row) => row.id), [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    assert.deepEqual(
+      rows.map((row) => row.id),
+      [9, 8, 7, 6, 5, 4, 3, 2, 1, 0],
+    );
     assert.ok(rows.every((row) => row._hoodie_file_name === 'renamed'));
     assert.equal(seen.length, 10);
     const footer = await engine.readFooter(file);
@@ -144,8 +195,14 @@ describe('copySorted output columns and footers', () => {
 
   test('refuses to replace a column that is missing or not text', async () => {
     const output = (extra: object) => [{ file: join(workDir, 'x.parquet'), rowStart: 0, rowCount: 10, keyValues: {}, ...extra }];
-    await assert.rejects(engine.copySorted({ inputs: [first, second], outputs: output({ constantColumns: { missing: 'x' } }), rowGroupSize: 4 }), /constant column "missing" is not a column/);
-    await assert.rejects(engine.copySorted({ inputs: [first, second], outputs: output({ sequenceColumns: { id: 'x' } }), rowGroupSize: 4 }), /sequence column "id" is of type INTEGER, not VARCHAR/);
+    await assert.rejects(
+      engine.copySorted({ inputs: [first, second], outputs: output({ constantColumns: { missing: 'x' } }), rowGroupSize: 4 }),
+      /constant column "missing" is not a column/,
+    );
+    await assert.rejects(
+      engine.copySorted({ inputs: [first, second], outputs: output({ sequenceColumns: { id: 'x' } }), rowGroupSize: 4 }),
+      /sequence column "id" is of type INTEGER, not VARCHAR/,
+    );
     await assert.rejects(
       engine.copySorted({ inputs: [first, second], outputs: output({}), rowGroupSize: 4, footerFromColumn: { column: 'amount', build: () => ({}) } }),
       (error: unknown) => error instanceof HudiError && /footer column "amount"/.test(error.message),
@@ -165,19 +222,40 @@ describe('scanSortColumns', () => {
     assert.deepEqual(result.columns, described);
     assert.deepEqual(
       result.columns.map((column) => [column.name, column.schemaPosition, column.type]),
-      [['day', 4, 'date'], ['ts', 5, 'timestamp'], ['amount', 6, { kind: 'decimal', scale: 2 }], ['label', 7, 'string'], ['id', 3, 'int']],
+      [
+        ['day', 4, 'date'],
+        ['ts', 5, 'timestamp'],
+        ['amount', 6, { kind: 'decimal', scale: 2 }],
+        ['label', 7, 'string'],
+        ['id', 3, 'int'],
+      ],
     );
     // Gather by input position: second's rows (ids 6..9) come first, then first's (0..5).
     const byInputRow = new Map<number, unknown[]>();
-    for (const batch of batches) batch.inputRows.forEach((inputRow, index) => { byInputRow.set(inputRow, batch.values.map((column) => column[index])); });
-    assert.deepEqual([...byInputRow.keys()].sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    for (const batch of batches)
+      batch.inputRows.forEach((inputRow, index) => {
+        byInputRow.set(
+          inputRow,
+          batch.values.map((column) => column[index]),
+        );
+      });
+    assert.deepEqual(
+      [...byInputRow.keys()].sort((a, b) => a - b),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    );
     assert.deepEqual(byInputRow.get(0), [Math.round(Date.UTC(2000, 0, 1 + ((6 * 7) % 11)) / 86_400_000), 1_704_067_206_000_000n, 150n, 'n6', 6]);
     assert.deepEqual(byInputRow.get(4), [10957, 1_704_067_200_000_000n, 0n, null, 0]);
   });
 
   test('refuses a column a curve cannot order by', async () => {
-    await assert.rejects(engine.scanSortColumns([first], ['nested'], () => undefined), /sort column "nested" has type BIGINT\[\]/);
-    await assert.rejects(engine.scanSortColumns([first], ['nope'], () => undefined), /no sort column "nope"/);
+    await assert.rejects(
+      engine.scanSortColumns([first], ['nested'], () => undefined),
+      /sort column "nested" has type BIGINT\[\]/,
+    );
+    await assert.rejects(
+      engine.scanSortColumns([first], ['nope'], () => undefined),
+      /no sort column "nope"/,
+    );
   });
 });
 

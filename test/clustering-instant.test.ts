@@ -61,9 +61,22 @@ describe('the run summary in the replacecommit', () => {
     sortColumns: ['a', 'b'],
     groups: 2,
     partitions: 1,
-    totals: { filesBefore: 9, filesAfter: 2, bytesBefore: 900, bytesAfter: 700, rowsBefore: 50, rowsAfter: 50, dataSkipping: [{ column: 'a', before: 1, after: 0.5, samples: 10 }] },
+    totals: {
+      filesBefore: 9,
+      filesAfter: 2,
+      bytesBefore: 900,
+      bytesAfter: 700,
+      rowsBefore: 50,
+      rowsAfter: 50,
+      dataSkipping: [{ column: 'a', before: 1, after: 0.5, samples: 10 }],
+    },
   };
-  const metadata = (extraMetadata: Record<string, string>): CommitMetadata => ({ partitionToWriteStats: {}, compacted: false, extraMetadata, operationType: 'CLUSTER' });
+  const metadata = (extraMetadata: Record<string, string>): CommitMetadata => ({
+    partitionToWriteStats: {},
+    compacted: false,
+    extraMetadata,
+    operationType: 'CLUSTER',
+  });
 
   it('is a JSON string under a key of ours, read back as it was written', () => {
     const extra = summaryMetadata(summary);
@@ -88,7 +101,10 @@ describe('HudiTable.schema', () => {
     const schema = await table.schema();
     assert.equal(schema?.from, 'commit');
     assert.ok(schema.schema.fields.length > 0);
-    assert.ok(schema.schema.fields.every((field) => !field.name.startsWith('_hoodie_')), 'without meta fields');
+    assert.ok(
+      schema.schema.fields.every((field) => !field.name.startsWith('_hoodie_')),
+      'without meta fields',
+    );
   });
 
   it('falls back to hoodie.table.create.schema, as Hudi’s TableSchemaResolver', async () => {
@@ -104,7 +120,10 @@ describe('HudiTable.schema', () => {
     await createTable(storage, { tableName: 'bare', recordKeyFields: ['id'], partitionFields: [] });
     const table = await HudiTable.open(storage, { mode: 'write' });
     assert.equal(await table.schema(), undefined);
-    await assert.rejects(table.requireSchema('clustering it'), (error: unknown) => error instanceof HudiError && /write to the table .* once before clustering it/.test(error.message));
+    await assert.rejects(
+      table.requireSchema('clustering it'),
+      (error: unknown) => error instanceof HudiError && /write to the table .* once before clustering it/.test(error.message),
+    );
   });
 });
 
@@ -116,13 +135,21 @@ describe('withTableLock', () => {
     const table = await HudiTable.open(storage, { mode: 'write' });
     assert.equal(table.config.timelineTimeZone, 'LOCAL');
     // Another writer commits and changes the config after we opened the table.
-    await storage.put('.hoodie/20240101000000000.commit', serializeCommitMetadata({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'INSERT' }));
+    await storage.put(
+      '.hoodie/20240101000000000.commit',
+      serializeCommitMetadata({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'INSERT' }),
+    );
     appendFileSync(join(dir, '.hoodie', 'hoodie.properties'), 'hoodie.table.timeline.timezone=UTC\n');
 
     const seen = await withTableLock(table, lock, async (current) => ({ zone: current.config.timelineTimeZone, times: current.timeline.allTimes() }));
     assert.deepEqual(seen, { zone: 'UTC', times: ['20240101000000000'] });
     // Released: the next holder gets it at once (waitMs 1), also after work that throws.
-    await assert.rejects(withTableLock(table, lock, async () => { throw new Error('work failed'); }), /work failed/);
+    await assert.rejects(
+      withTableLock(table, lock, async () => {
+        throw new Error('work failed');
+      }),
+      /work failed/,
+    );
     assert.equal(await withTableLock(table, lock, async () => 'again'), 'again');
   });
 });

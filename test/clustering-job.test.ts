@@ -36,7 +36,8 @@ import { requireS3, s3TablePath, uploadTable } from './helpers/s3.js';
 import { createSmallFilesTable, USERS_SCHEMA, type SmallFilesTable } from './helpers/small-files-table.js';
 
 const SORT_COLUMNS = ['birthday', 'createTime'];
-const ROW_COLUMNS = '_hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, id, name, birthday, createTime, position, notes, dt';
+const ROW_COLUMNS =
+  '_hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, id, name, birthday, createTime, position, notes, dt';
 
 function clusteringConfig(layout: 'linear' | 'z-order' | 'hilbert', made: SmallFilesTable, extra: Record<string, string> = {}): ClusteringConfig {
   // About 4 output files per partition.
@@ -67,7 +68,10 @@ async function rowMultiset(files: readonly string[], columns = ROW_COLUMNS): Pro
   return withDuckDb(async (connection) => {
     const list = files.map((file) => `'${file}'`).join(', ');
     const reader = await connection.runAndReadAll(`SELECT ${columns} FROM read_parquet([${list}], hive_partitioning = false)`);
-    return reader.getRows().map((row) => JSON.stringify(row.map((value) => (value === null ? null : String(value))))).sort();
+    return reader
+      .getRows()
+      .map((row) => JSON.stringify(row.map((value) => (value === null ? null : String(value)))))
+      .sort();
   });
 }
 
@@ -79,7 +83,11 @@ interface OutputFile {
 }
 
 /** The files the completed replacecommit names, parsed from its JSON independently of our reader, staged locally. */
-async function committedOutputs(storage: Storage, instantTime: string, stageDir: string): Promise<{ outputs: OutputFile[]; metadata: Record<string, unknown> }> {
+async function committedOutputs(
+  storage: Storage,
+  instantTime: string,
+  stageDir: string,
+): Promise<{ outputs: OutputFile[]; metadata: Record<string, unknown> }> {
   const metadata = JSON.parse(Buffer.from(await storage.get(`.hoodie/${instantTime}.replacecommit`)).toString('utf8')) as {
     partitionToWriteStats: Record<string, { path: string }[]>;
   };
@@ -115,10 +123,15 @@ async function assertKeyOrder(layout: CurveLayout | 'linear', outputs: readonly 
   for (const output of outputs) {
     const values = await sortValuesInFileOrder(output.local);
     const fileName = output.path.slice(output.path.lastIndexOf('/') + 1);
-    assert.ok(values.names.every((name) => name === fileName), `_hoodie_file_name is ${fileName} in every row`);
+    assert.ok(
+      values.names.every((name) => name === fileName),
+      `_hoodie_file_name is ${fileName} in every row`,
+    );
     const keys: (Uint8Array | [number, bigint])[] = [];
     if (layout === 'linear') {
-      values.birthday.forEach((birthday, row) => { keys.push([birthday, values.createTime[row]!]); });
+      values.birthday.forEach((birthday, row) => {
+        keys.push([birthday, values.createTime[row]!]);
+      });
     } else {
       const batch = buildCurveKeys(
         [
@@ -130,11 +143,13 @@ async function assertKeyOrder(layout: CurveLayout | 'linear', outputs: readonly 
       for (let row = 0; row < batch.rowCount; row++) keys.push(curveKeyAt(batch, row));
     }
     const compare = (a: Uint8Array | [number, bigint], b: Uint8Array | [number, bigint]): number =>
-      a instanceof Uint8Array && b instanceof Uint8Array ? compareUnsignedBytes(a, b) : (() => {
-        const [ab, at] = a as [number, bigint];
-        const [bb, bt] = b as [number, bigint];
-        return ab - bb || (at < bt ? -1 : at > bt ? 1 : 0);
-      })();
+      a instanceof Uint8Array && b instanceof Uint8Array
+        ? compareUnsignedBytes(a, b)
+        : (() => {
+            const [ab, at] = a as [number, bigint];
+            const [bb, bt] = b as [number, bigint];
+            return ab - bb || (at < bt ? -1 : at > bt ? 1 : 0);
+          })();
     for (let row = 1; row < keys.length; row++) assert.ok(compare(keys[row - 1]!, keys[row]!) <= 0, `${fileName}: row ${row} is out of ${layout} order`);
     if (previous !== undefined && previous.group === output.group) {
       assert.ok(compare(previous.key, keys[0]!) <= 0, `${fileName} continues the previous output of group ${output.group}`);
@@ -144,7 +159,15 @@ async function assertKeyOrder(layout: CurveLayout | 'linear', outputs: readonly 
 }
 
 function snapshotRows(rows: readonly Record<string, unknown>[]): string[] {
-  return rows.map((row) => JSON.stringify(Object.entries(row).filter(([column]) => column !== '_hoodie_file_name').sort(([a], [b]) => a.localeCompare(b)))).sort();
+  return rows
+    .map((row) =>
+      JSON.stringify(
+        Object.entries(row)
+          .filter(([column]) => column !== '_hoodie_file_name')
+          .sort(([a], [b]) => a.localeCompare(b)),
+      ),
+    )
+    .sort();
 }
 
 async function clusterAndCheck(layout: 'linear' | 'z-order' | 'hilbert', where: 'local' | 's3'): Promise<void> {
@@ -183,22 +206,35 @@ async function clusterAndCheck(layout: 'linear' | 'z-order' | 'hilbert', where: 
     const extraMetadata = metadata['extraMetadata'] as Record<string, string>;
     assert.deepEqual(Object.keys(extraMetadata), ['schema', CLUSTERING_SUMMARY_KEY]);
     assert.equal(extraMetadata['schema'], JSON.stringify(USERS_SCHEMA));
-    const replaced = Object.entries(metadata['partitionToReplaceFileIds'] as Record<string, string[]>).flatMap(([partition, ids]) => ids.map((id) => `${partition}/${id}`));
-    assert.deepEqual(replaced.sort(), made.files.map((file) => `${file.slice(0, file.indexOf('/'))}/${parseBaseFileName(file.slice(file.indexOf('/') + 1))!.fileId}`).sort());
+    const replaced = Object.entries(metadata['partitionToReplaceFileIds'] as Record<string, string[]>).flatMap(([partition, ids]) =>
+      ids.map((id) => `${partition}/${id}`),
+    );
+    assert.deepEqual(
+      replaced.sort(),
+      made.files.map((file) => `${file.slice(0, file.indexOf('/'))}/${parseBaseFileName(file.slice(file.indexOf('/') + 1))!.fileId}`).sort(),
+    );
 
     // The file count drops as planned.
     const planned = scheduled.groups.reduce((total, group) => total + group.numOutputFileGroups, 0);
     assert.ok(planned >= 12 && planned <= 24, `about 4 outputs per partition (${planned})`);
     assert.equal(outputs.length, planned);
     const view = await (await table.reload()).fileSystemView();
-    assert.deepEqual(view.latestBaseFiles().map((file) => file.path).sort(), outputs.map((output) => output.path).sort());
+    assert.deepEqual(
+      view
+        .latestBaseFiles()
+        .map((file) => file.path)
+        .sort(),
+      outputs.map((output) => output.path).sort(),
+    );
 
     // Same rows (independent reader), in the strategy's key order, with Hudi footers.
     assert.deepEqual(await rowMultiset(outputs.map((output) => output.local)), expected);
     await assertKeyOrder(layout, outputs);
     for (const output of outputs) {
       const footer = await engine.readFooter(output.local);
-      const keys = await withDuckDb(async (connection) => (await connection.runAndReadAll(`SELECT min(_hoodie_record_key), max(_hoodie_record_key) FROM '${output.local}'`)).getRows()[0]!);
+      const keys = await withDuckDb(
+        async (connection) => (await connection.runAndReadAll(`SELECT min(_hoodie_record_key), max(_hoodie_record_key) FROM '${output.local}'`)).getRows()[0]!,
+      );
       assert.equal(footer.keyValues['hoodie_min_record_key'], keys[0]);
       assert.equal(footer.keyValues['hoodie_max_record_key'], keys[1]);
       assert.equal(footer.keyValues['hoodie_bloom_filter_type_code'], 'DYNAMIC_V0');
@@ -308,12 +344,20 @@ describe('clustering a table written by our writer, then upserting into it', () 
         const { outputs } = await committedOutputs(storage, result.scheduled!.instantTime, tempDir());
         assert.equal(outputs.length, planned);
         assert.ok(planned < 200 / 4, `${planned} files instead of 200`);
-        assert.deepEqual(await rowMultiset(outputs.map((output) => output.local), writerColumns), expected);
+        assert.deepEqual(
+          await rowMultiset(
+            outputs.map((output) => output.local),
+            writerColumns,
+          ),
+          expected,
+        );
         // pyarrow, on the latest base files worked out without lib/, sees the same 4,000 records.
         assert.equal(pyarrowRead(independentLatestBaseFiles(dir)).length, 4000);
         if (layout === 'linear') await assertKeyOrder('linear', outputs);
         const [birthday, createTime] = result.commit!.report!.totals.dataSkipping;
-        console.log(`clustering ${layout} of a writer-written table: files 200 → ${planned}, rows 4000 → 4000; point query reads birthday ${(birthday!.before * 100).toFixed(1)}% → ${(birthday!.after * 100).toFixed(1)}%, createTime ${(createTime!.before * 100).toFixed(1)}% → ${(createTime!.after * 100).toFixed(1)}% of files`);
+        console.log(
+          `clustering ${layout} of a writer-written table: files 200 → ${planned}, rows 4000 → 4000; point query reads birthday ${(birthday!.before * 100).toFixed(1)}% → ${(birthday!.after * 100).toFixed(1)}%, createTime ${(createTime!.before * 100).toFixed(1)}% → ${(createTime!.after * 100).toFixed(1)}% of files`,
+        );
         assert.ok(birthday!.after < birthday!.before, `birthday ${birthday!.before} → ${birthday!.after}`);
         if (layout !== 'linear') assert.ok(createTime!.after < createTime!.before - 0.05, `createTime ${createTime!.before} → ${createTime!.after}`);
 
@@ -329,7 +373,10 @@ describe('clustering a table written by our writer, then upserting into it', () 
         assert.equal(after.rows.length, 4000);
         assert.equal(after.rows.filter((row) => row['name'] === 'after-clustering').length, 30);
         const outputIds = new Set(outputs.map((output) => parseBaseFileName(output.path.slice(output.path.lastIndexOf('/') + 1))!.fileId));
-        assert.ok(upsert.stats.every((stat) => outputIds.has(stat.fileId)), 'the upsert rewrote the clustered file groups');
+        assert.ok(
+          upsert.stats.every((stat) => outputIds.has(stat.fileId)),
+          'the upsert rewrote the clustered file groups',
+        );
       } finally {
         await engine.close();
       }
@@ -361,7 +408,10 @@ async function assertOnlyMarkers(storage: Storage, instantTime: string): Promise
     const base = name.slice(name.lastIndexOf('/') + 1);
     if (base === 'MARKERS.type' || /^MARKERS\d+$/.test(base)) continue;
     const ioType = name.slice(name.lastIndexOf('.') + 1);
-    assert.ok(['CREATE', 'MERGE', 'APPEND'].includes(ioType) && name.includes('.marker.'), `${folder}${name} is not a marker: Hudi's IOType.valueOf("${ioType}") would throw`);
+    assert.ok(
+      ['CREATE', 'MERGE', 'APPEND'].includes(ioType) && name.includes('.marker.'),
+      `${folder}${name} is not a marker: Hudi's IOType.valueOf("${ioType}") would throw`,
+    );
     markers.push(name);
   }
   return markers;
@@ -386,7 +436,10 @@ describe('retries and failures', () => {
     try {
       const first = await executeGroup(table, instantTime, 0, { engine, tempDir: tempDir(), config });
       const again = await executeGroup(await table.reload(), instantTime, 0, { engine, tempDir: tempDir(), config });
-      assert.deepEqual(again.writeStats.map((stat) => stat.path), first.writeStats.map((stat) => stat.path));
+      assert.deepEqual(
+        again.writeStats.map((stat) => stat.path),
+        first.writeStats.map((stat) => stat.path),
+      );
       const partitionFiles = (await storage.listDir(groups[0]!.partitionPath)).files.filter((file) => file.path.includes(instantTime));
       assert.equal(partitionFiles.length, first.writeStats.length);
       for (let index = 1; index < groups.length; index++) await executeGroup(table, instantTime, index, { engine, tempDir: tempDir(), config });
@@ -423,7 +476,10 @@ describe('retries and failures', () => {
       const markers = await assertOnlyMarkers(pending.storage, instantTime);
       assert.equal(markers.length, groups[0]!.numOutputFileGroups, 'group 0 left one marker per output');
       assert.ok(await readGroupResult(pending.storage, instantTime, 0), 'group 0 has a result');
-      assert.deepEqual((await pending.storage.listRecursive(clusteringWorkDir(instantTime))).map((object) => object.path), [`${clusteringWorkDir(instantTime)}/group-0.result.json`]);
+      assert.deepEqual(
+        (await pending.storage.listRecursive(clusteringWorkDir(instantTime))).map((object) => object.path),
+        [`${clusteringWorkDir(instantTime)}/group-0.result.json`],
+      );
       await assert.rejects(
         commit(pending, instantTime, { lock }),
         (error: unknown) =>
@@ -438,14 +494,24 @@ describe('retries and failures', () => {
       // Retry: the job runs only the groups without a result, then commits.
       state.failing = false;
       const progress: string[] = [];
-      const result = await runClusteringJob(pending, { mode: 'execute', config, lock, engine: flaky, tempDir: tempDir(), onProgress: (line) => progress.push(line) });
+      const result = await runClusteringJob(pending, {
+        mode: 'execute',
+        config,
+        lock,
+        engine: flaky,
+        tempDir: tempDir(),
+        onProgress: (line) => progress.push(line),
+      });
       assert.equal(result.instantTime, instantTime);
       assert.deepEqual(result.reusedGroups, [0]);
       assert.deepEqual(result.executedGroups, [1, 2]);
       assert.match(progress[0]!, /group 1\/3 already done by an earlier attempt/);
       const snapshot = await readSnapshot(await table.reload(), { engine });
       assert.equal(snapshot.rows.length, made.rows);
-      assert.equal(snapshot.files.length, groups.reduce((total, group) => total + group.numOutputFileGroups, 0));
+      assert.equal(
+        snapshot.files.length,
+        groups.reduce((total, group) => total + group.numOutputFileGroups, 0),
+      );
     } finally {
       await engine.close();
     }
@@ -468,7 +534,10 @@ describe('retries and failures', () => {
       const victim = (await (await table.reload()).fileSystemView()).latestBaseFiles(partition)[0]!;
       const newer = `${partition}/${victim.fileId}_0-9-9_20240101000900000.parquet`;
       await storage.put(newer, await storage.get(victim.path));
-      await storage.put('.hoodie/20240101000900000.commit', JSON.stringify({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'UPSERT' }));
+      await storage.put(
+        '.hoodie/20240101000900000.commit',
+        JSON.stringify({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'UPSERT' }),
+      );
       await assert.rejects(
         commit(await table.reload(), instantTime, { lock }),
         new RegExp(`file group ${victim.fileId} in "${partition}" changed since clustering ${instantTime} was planned`),
@@ -535,15 +604,35 @@ describe('layouts of a single sort column and no sort columns', () => {
     const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
     const engine = await openParquetEngine();
     try {
-      const oneColumn = clusteringConfig('z-order', made, { 'hoodie.clustering.plan.strategy.sort.columns': 'id', 'hoodie.clustering.plan.strategy.target.file.max.bytes': String(1 << 30) });
-      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config: oneColumn, lock, engine, tempDir: tempDir(), force: true });
+      const oneColumn = clusteringConfig('z-order', made, {
+        'hoodie.clustering.plan.strategy.sort.columns': 'id',
+        'hoodie.clustering.plan.strategy.target.file.max.bytes': String(1 << 30),
+      });
+      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+        mode: 'scheduleAndExecute',
+        config: oneColumn,
+        lock,
+        engine,
+        tempDir: tempDir(),
+        force: true,
+      });
       const file = result.commit!.metadata.partitionToWriteStats['dt=2024-01-01']![0]!.path!;
       const ids = (await engine.readRows([join(dir, file)], { columns: ['id'] })).rows.map((row) => row.id as number);
-      assert.deepEqual(ids, [...ids].sort((a, b) => a - b));
+      assert.deepEqual(
+        ids,
+        [...ids].sort((a, b) => a - b),
+      );
       assert.equal(ids.length, made.rows);
 
       const unsorted = resolveClusteringConfig({}).config;
-      const again = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config: unsorted, lock, engine, tempDir: tempDir(), force: true });
+      const again = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+        mode: 'scheduleAndExecute',
+        config: unsorted,
+        lock,
+        engine,
+        tempDir: tempDir(),
+        force: true,
+      });
       const report = again.commit!.report!;
       assert.deepEqual(report.sortColumns, []);
       assert.equal(report.totals.rowsAfter, made.rows);
@@ -557,11 +646,15 @@ describe('memory', () => {
   it('lambdaEngineOptions sizes DuckDB from the function: half its memory, a vCPU per 1,769 MB, allocator flushing, a third of /tmp to spill', () => {
     const options = lambdaEngineOptions(2048, '/scratch', 3 * 1024 * 1024 * 1024);
     assert.deepEqual(options, {
-      memoryLimit: '1024MB', threads: 1, tempDirectory: '/scratch/duckdb-spill',
-      allocatorFlushThreshold: '64MB', allocatorBackgroundThreads: true, maxTempDirectorySize: '1024MB',
+      memoryLimit: '1024MB',
+      threads: 1,
+      tempDirectory: '/scratch/duckdb-spill',
+      allocatorFlushThreshold: '64MB',
+      allocatorBackgroundThreads: true,
+      maxTempDirectorySize: '1024MB',
     });
     assert.equal(lambdaEngineOptions(10240).threads, 6);
-    assert.equal(lambdaEngineOptions(10240).maxTempDirectorySize, undefined, 'no free space known: DuckDB\'s own default');
+    assert.equal(lambdaEngineOptions(10240).maxTempDirectorySize, undefined, "no free space known: DuckDB's own default");
     assert.throws(() => lambdaEngineOptions(64), HudiError);
   });
 
@@ -572,7 +665,7 @@ describe('memory', () => {
     assert.ok(executeGroupCapacityBytes(size, false) > sortedCapacity, 'no spill without sorting');
     const sorted = resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.sort.columns': 'id' } }).config;
     const capped = capGroupBytes(sorted, size);
-    assert.equal(capped.config.maxBytesPerGroup, sortedCapacity, 'Hudi\'s 2 GB default is more than 4 GB of /tmp holds three times');
+    assert.equal(capped.config.maxBytesPerGroup, sortedCapacity, "Hudi's 2 GB default is more than 4 GB of /tmp holds three times");
     assert.match(capped.note ?? '', /max\.bytes\.per\.group=2147483648 lowered to/);
     const small = resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.max.bytes.per.group': String(512 * 1024 * 1024) } }).config;
     assert.equal(capGroupBytes(small, size).config, small, 'a group size that fits is kept');
@@ -603,7 +696,14 @@ describe('memory', () => {
     try {
       assert.ok((await engine.memoryLimitBytes()) < made.bytes, 'DuckDB may hold less than the group');
       const config = clusteringConfig('linear', made, { 'hoodie.clustering.plan.strategy.target.file.max.bytes': String(Math.ceil(made.bytes / 2)) });
-      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config, lock: new StorageLockProvider(storage), engine, force: true, tempDir: tempDir() });
+      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+        mode: 'scheduleAndExecute',
+        config,
+        lock: new StorageLockProvider(storage),
+        engine,
+        force: true,
+        tempDir: tempDir(),
+      });
       assert.equal(result.commit?.outcome, 'committed');
       const { outputs } = await committedOutputs(storage, result.instantTime!, tempDir());
       assert.ok(outputs.length >= 2, `${outputs.length} output files`);
@@ -627,7 +727,14 @@ describe('memory', () => {
     try {
       assert.ok((await engine.memoryLimitBytes()) < made.bytes);
       const config = clusteringConfig('z-order', made, { 'hoodie.clustering.plan.strategy.target.file.max.bytes': String(64 * 1024 * 1024) });
-      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config, lock: new StorageLockProvider(storage), engine, force: true, tempDir: tempDir() });
+      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+        mode: 'scheduleAndExecute',
+        config,
+        lock: new StorageLockProvider(storage),
+        engine,
+        force: true,
+        tempDir: tempDir(),
+      });
       assert.equal(result.commit?.outcome, 'committed');
       assert.equal(result.commit!.report!.totals.rowsAfter, made.rows);
       const { outputs } = await committedOutputs(storage, result.instantTime!, tempDir());

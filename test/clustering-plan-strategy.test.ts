@@ -37,7 +37,8 @@ function slice(fileId: string, baseFileSize: number, partitionPath = 'p'): FileS
 }
 
 /** Each group as its file ids and numOutputFileGroups, for compact expectations. */
-const summary = (groups: readonly ClusteringPlanGroup[]) => groups.map((group) => ({ ids: group.slices.map((info) => info.fileId), out: group.numOutputFileGroups }));
+const summary = (groups: readonly ClusteringPlanGroup[]) =>
+  groups.map((group) => ({ ids: group.slices.map((info) => info.fileId), out: group.numOutputFileGroups }));
 
 describe('scheduling', () => {
   it('schedules once completed commits reach maxCommits (Hudi skips while maxCommits > commits)', () => {
@@ -59,7 +60,10 @@ describe('scheduling', () => {
     assert.equal(requiredCommitsSinceLastClustering(configWith({ scheduleInlineClustering: true, asyncMaxCommits: 3 })), 3);
     assert.equal(requiredCommitsSinceLastClustering(configWith({ inlineClustering: true, inlineMaxCommits: 2 })), 2);
     // Both checks run in Hudi, so the larger threshold holds.
-    assert.equal(requiredCommitsSinceLastClustering(configWith({ inlineClustering: true, inlineMaxCommits: 2, asyncClusteringEnabled: true, asyncMaxCommits: 5 })), 5);
+    assert.equal(
+      requiredCommitsSinceLastClustering(configWith({ inlineClustering: true, inlineMaxCommits: 2, asyncClusteringEnabled: true, asyncMaxCommits: 5 })),
+      5,
+    );
   });
 });
 
@@ -75,7 +79,7 @@ describe('filterPartitions', () => {
     assert.deepEqual(filterPartitions(days, config), ['2024/01/09', '2024/01/01']);
   });
 
-  it('keeps partitions whose whole path matches the regex (Hudi\'s own test case)', () => {
+  it("keeps partitions whose whole path matches the regex (Hudi's own test case)", () => {
     const partitions = ['20210718', '20210715', '20210723', '20210716', '20210719', '20210721'];
     assert.deepEqual(filterPartitions(partitions, configWith({ partitionRegexPattern: '2021072.*' })), ['20210723', '20210721']);
     // A partial match is not enough: Java's Pattern.matches anchors both ends.
@@ -195,8 +199,14 @@ describe('buildClusteringGroupsForPartition', () => {
     // Sizes descending: 9, 8, ... 3; groups of 3 files although 100 bytes would take them all.
     const slices = [3, 4, 5, 6, 7, 8, 9].map((size) => slice(`f${size}`, size));
     const groups = buildClusteringGroupsForPartition('p', slices, grouping({ maxFilesPerGroup: 3 }));
-    assert.deepEqual(summary(groups).map((group) => group.ids), [['f9', 'f8', 'f7'], ['f6', 'f5', 'f4'], ['f3']]);
-    assert.deepEqual(summary(buildClusteringGroupsForPartition('p', slices, grouping())).map((group) => group.ids.length), [7]);
+    assert.deepEqual(
+      summary(groups).map((group) => group.ids),
+      [['f9', 'f8', 'f7'], ['f6', 'f5', 'f4'], ['f3']],
+    );
+    assert.deepEqual(
+      summary(buildClusteringGroupsForPartition('p', slices, grouping())).map((group) => group.ids.length),
+      [7],
+    );
   });
 
   it('drops a single-slice last group when single-group clustering is off and there are no sort columns', () => {
@@ -247,7 +257,11 @@ describe('buildClusteringGroupsForPartition', () => {
     // max 2 groups. Sorted 90, 80, 70, 60.
     // 90 -> [90]. 80: 170 > 100 -> close [90] (1 group), [80]. 70: 150 > 100 -> close [80] (2 groups = max) -> stop.
     // 70 and 60 are in no group.
-    const groups = buildClusteringGroupsForPartition('p', [slice('s60', 60), slice('s70', 70), slice('s80', 80), slice('s90', 90)], grouping({ maxNumGroups: 2 }));
+    const groups = buildClusteringGroupsForPartition(
+      'p',
+      [slice('s60', 60), slice('s70', 70), slice('s80', 80), slice('s90', 90)],
+      grouping({ maxNumGroups: 2 }),
+    );
     assert.deepEqual(summary(groups), [
       { ids: ['s90'], out: 3 }, // ceil(90/40) = 3
       { ids: ['s80'], out: 2 }, // ceil(80/40) = 2
@@ -257,10 +271,16 @@ describe('buildClusteringGroupsForPartition', () => {
   it('lets the last group reach max.num.groups', () => {
     // max 2. 90 -> [90]; 80: close [90] (1 group), [80]; end: [80] is the 2nd group.
     const groups = buildClusteringGroupsForPartition('p', [slice('s90', 90), slice('s80', 80)], grouping({ maxNumGroups: 2 }));
-    assert.deepEqual(summary(groups).map((group) => group.ids), [['s90'], ['s80']]);
+    assert.deepEqual(
+      summary(groups).map((group) => group.ids),
+      [['s90'], ['s80']],
+    );
     // max 1: 80 closes [90] -> 1 group = max -> stop; [80] never becomes a group.
     const capped = buildClusteringGroupsForPartition('p', [slice('s90', 90), slice('s80', 80)], grouping({ maxNumGroups: 1 }));
-    assert.deepEqual(summary(capped).map((group) => group.ids), [['s90']]);
+    assert.deepEqual(
+      summary(capped).map((group) => group.ids),
+      [['s90']],
+    );
   });
 
   it('returns nothing for no slices, and refuses slices of another partition', () => {
@@ -268,7 +288,7 @@ describe('buildClusteringGroupsForPartition', () => {
     assert.throws(() => buildClusteringGroupsForPartition('p', [slice('x', 1, 'q')], grouping()), HudiError);
   });
 
-  it('writes slices as Hudi\'s HoodieSliceInfo', () => {
+  it("writes slices as Hudi's HoodieSliceInfo", () => {
     const [group] = buildClusteringGroupsForPartition('2024/01/01', [slice('f1', 10, '2024/01/01')], grouping());
     assert.deepEqual(group!.slices, [
       {
@@ -286,7 +306,7 @@ describe('buildClusteringGroupsForPartition', () => {
 });
 
 describe('buildGroupMetrics', () => {
-  it('sums the group\'s base files and rounds each total down to whole MB', () => {
+  it("sums the group's base files and rounds each total down to whole MB", () => {
     // read = 1572864 + 786432 = 2359296 bytes = 2.25 MB -> 2; write = same bytes -> 2; IO = 2 + 2 = 4.
     assert.deepEqual(buildGroupMetrics([slice('a', 1.5 * MIB), slice('b', 0.75 * MIB)]), {
       TOTAL_LOG_FILES: 0,
@@ -297,7 +317,7 @@ describe('buildGroupMetrics', () => {
     });
   });
 
-  it('counts a zero-byte base file\'s write as hoodie.parquet.max.file.size (120 MB)', () => {
+  it("counts a zero-byte base file's write as hoodie.parquet.max.file.size (120 MB)", () => {
     // read = 0 + 1 MB = 1; write = 125829120 + 1048576 = 126877696 bytes = 121 MB; IO = 122.
     assert.deepEqual(buildGroupMetrics([slice('empty', 0), slice('one', MIB)]), {
       TOTAL_LOG_FILES: 0,
@@ -372,11 +392,27 @@ describe('buildClusteringPlan', () => {
 
   it('cuts at max.num.groups across partitions', () => {
     // max 2: p1 alone gives [90], [80] (the 2nd close reaches the cap, 30 waits); p2 gets no group.
-    const plan = buildClusteringPlan({ partitionPaths: ['p1', 'p2'], latestSlices: twoPartitions, pendingFileGroupIds: new Set(), config: planConfig({ maxNumGroups: 2 }) })!;
-    assert.deepEqual(summary(plan.inputGroups).map((group) => group.ids), [['p1-a'], ['p1-b']]);
+    const plan = buildClusteringPlan({
+      partitionPaths: ['p1', 'p2'],
+      latestSlices: twoPartitions,
+      pendingFileGroupIds: new Set(),
+      config: planConfig({ maxNumGroups: 2 }),
+    })!;
+    assert.deepEqual(
+      summary(plan.inputGroups).map((group) => group.ids),
+      [['p1-a'], ['p1-b']],
+    );
     // max 3 with p2 first: p2's one group, then p1's first two of three.
-    const three = buildClusteringPlan({ partitionPaths: ['p2', 'p1'], latestSlices: twoPartitions, pendingFileGroupIds: new Set(), config: planConfig({ maxNumGroups: 3 }) })!;
-    assert.deepEqual(summary(three.inputGroups).map((group) => group.ids), [['p2-a', 'p2-b'], ['p1-a'], ['p1-b']]);
+    const three = buildClusteringPlan({
+      partitionPaths: ['p2', 'p1'],
+      latestSlices: twoPartitions,
+      pendingFileGroupIds: new Set(),
+      config: planConfig({ maxNumGroups: 3 }),
+    })!;
+    assert.deepEqual(
+      summary(three.inputGroups).map((group) => group.ids),
+      [['p2-a', 'p2-b'], ['p1-a'], ['p1-b']],
+    );
   });
 
   it('applies small.file.limit and pending file groups before grouping', () => {
@@ -387,12 +423,18 @@ describe('buildClusteringPlan', () => {
       pendingFileGroupIds: new Set([fileGroupKey('p2', 'p2-a')]),
       config: planConfig({ smallFileLimitBytes: 85 }),
     })!;
-    assert.deepEqual(summary(plan.inputGroups).map((group) => group.ids), [['p1-b'], ['p1-c'], ['p2-b']]);
+    assert.deepEqual(
+      summary(plan.inputGroups).map((group) => group.ids),
+      [['p1-b'], ['p1-c'], ['p2-b']],
+    );
   });
 
   it('plans a partition named twice only once', () => {
     const plan = buildClusteringPlan({ partitionPaths: ['p2', 'p2'], latestSlices: twoPartitions, pendingFileGroupIds: new Set(), config: planConfig() })!;
-    assert.deepEqual(summary(plan.inputGroups).map((group) => group.ids), [['p2-a', 'p2-b']]);
+    assert.deepEqual(
+      summary(plan.inputGroups).map((group) => group.ids),
+      [['p2-a', 'p2-b']],
+    );
   });
 
   it('puts the sort columns in strategyParams and the configured classes and flags in the plan', () => {

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  buildClusteringReport, dataSkippingFraction, formatClusteringReport, rangeContains, toComparable, type FileSummary,
+  buildClusteringReport,
+  dataSkippingFraction,
+  formatClusteringReport,
+  rangeContains,
+  toComparable,
+  type FileSummary,
 } from '../lib/clustering/report.js';
 
 const file = (bytes: number, rows: number, ranges: FileSummary['ranges']): FileSummary => ({ bytes, rows, ranges });
@@ -42,7 +47,13 @@ describe('data skipping', () => {
       layout: 'z-order',
       sortColumns: ['x'],
       groups: [
-        { groupIndex: 0, partitionPath: 'p=2', before: [file(10, 5, { x: [0, 9] }), file(10, 5, { x: [0, 9] })], after: [file(15, 10, { x: [0, 9] })], samples: { x: [1, 2] } },
+        {
+          groupIndex: 0,
+          partitionPath: 'p=2',
+          before: [file(10, 5, { x: [0, 9] }), file(10, 5, { x: [0, 9] })],
+          after: [file(15, 10, { x: [0, 9] })],
+          samples: { x: [1, 2] },
+        },
         {
           groupIndex: 1,
           partitionPath: 'p=1',
@@ -53,7 +64,10 @@ describe('data skipping', () => {
         { groupIndex: 2, partitionPath: 'p=1', before: [file(10, 5, { x: [0, 9] })], after: [file(9, 5, { x: [0, 9] })], samples: { x: [3, 8] } },
       ],
     });
-    assert.deepEqual(report.partitions.map((p) => p.partitionPath), ['p=1', 'p=2']);
+    assert.deepEqual(
+      report.partitions.map((p) => p.partitionPath),
+      ['p=1', 'p=2'],
+    );
     const [p1, p2] = report.partitions;
     assert.deepEqual([p1!.filesBefore, p1!.filesAfter, p1!.bytesBefore, p1!.bytesAfter, p1!.rowsBefore, p1!.rowsAfter], [3, 3, 30, 25, 15, 15]);
     // p=1 after: each of the 4 samples hits 2 of the 3 files.

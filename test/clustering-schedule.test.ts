@@ -47,20 +47,32 @@ function decodeWithOfficialSchema(bytes: Uint8Array): Promise<{ records: unknown
 }
 
 describe('when to schedule', () => {
-  it('Hudi waits only when inline or async clustering is on (ClusteringPlanActionExecutor); the trigger\'s policy waits for async.max.commits otherwise', () => {
+  it("Hudi waits only when inline or async clustering is on (ClusteringPlanActionExecutor); the trigger's policy waits for async.max.commits otherwise", () => {
     // Hudi's defaults: no wait (HoodieClusteringJob schedules whatever the commit count).
     assert.deepEqual(hudiSchedulingThreshold(config()).commits, 0);
     assert.match(hudiSchedulingThreshold(config()).setBy, /neither hoodie\.clustering\.inline nor hoodie\.clustering\.async\.enabled/);
     assert.equal(hudiSchedulingThreshold(config({ 'hoodie.clustering.async.max.commits': '2' })).commits, 0, 'max.commits alone does not switch waiting on');
-    assert.deepEqual(hudiSchedulingThreshold(config({ 'hoodie.clustering.async.enabled': 'true', 'hoodie.clustering.async.max.commits': '2' })), { commits: 2, setBy: 'hoodie.clustering.async.max.commits' });
-    assert.deepEqual(hudiSchedulingThreshold(config({ 'hoodie.clustering.schedule.inline': 'true', 'hoodie.clustering.async.max.commits': '3' })), { commits: 3, setBy: 'hoodie.clustering.async.max.commits' });
-    assert.deepEqual(hudiSchedulingThreshold(config({ 'hoodie.clustering.inline': 'true', 'hoodie.clustering.inline.max.commits': '7' })), { commits: 7, setBy: 'hoodie.clustering.inline.max.commits' });
+    assert.deepEqual(hudiSchedulingThreshold(config({ 'hoodie.clustering.async.enabled': 'true', 'hoodie.clustering.async.max.commits': '2' })), {
+      commits: 2,
+      setBy: 'hoodie.clustering.async.max.commits',
+    });
+    assert.deepEqual(hudiSchedulingThreshold(config({ 'hoodie.clustering.schedule.inline': 'true', 'hoodie.clustering.async.max.commits': '3' })), {
+      commits: 3,
+      setBy: 'hoodie.clustering.async.max.commits',
+    });
+    assert.deepEqual(hudiSchedulingThreshold(config({ 'hoodie.clustering.inline': 'true', 'hoodie.clustering.inline.max.commits': '7' })), {
+      commits: 7,
+      setBy: 'hoodie.clustering.inline.max.commits',
+    });
     assert.equal(hudiSchedulingThreshold(config({ 'hoodie.datasource.clustering.async.enable': 'true' })).commits, 4, 'the datasource alias counts');
     // The serverless trigger: Hudi's rule when a key switches clustering on, else async.max.commits.
-    assert.deepEqual(triggerSchedulingThreshold(config()), { commits: 4, setBy: 'hoodie.clustering.async.max.commits, the trigger\'s policy' });
+    assert.deepEqual(triggerSchedulingThreshold(config()), { commits: 4, setBy: "hoodie.clustering.async.max.commits, the trigger's policy" });
     assert.equal(triggerSchedulingThreshold(config({ 'hoodie.clustering.async.max.commits': '2' })).commits, 2);
-    assert.equal(triggerSchedulingThreshold(config({ 'clustering.delta_commits': '6' })).commits, 6, 'Flink\'s name for it too');
-    assert.deepEqual(triggerSchedulingThreshold(config({ 'hoodie.clustering.inline': 'true', 'hoodie.clustering.inline.max.commits': '7' })), { commits: 7, setBy: 'hoodie.clustering.inline.max.commits' });
+    assert.equal(triggerSchedulingThreshold(config({ 'clustering.delta_commits': '6' })).commits, 6, "Flink's name for it too");
+    assert.deepEqual(triggerSchedulingThreshold(config({ 'hoodie.clustering.inline': 'true', 'hoodie.clustering.inline.max.commits': '7' })), {
+      commits: 7,
+      setBy: 'hoodie.clustering.inline.max.commits',
+    });
     assert.equal(triggerSchedulingThreshold(config({ 'hoodie.clustering.async.enabled': 'true', 'hoodie.clustering.async.max.commits': '0' })).commits, 0);
   });
 
@@ -92,11 +104,16 @@ describe('when to schedule', () => {
 
     const scheduled = await schedule(table, asyncOn({ 'hoodie.clustering.async.max.commits': '3' }), { lock });
     assert.ok(scheduled);
-    assert.deepEqual(scheduled.groups.map((group) => [group.index, group.partitionPath, group.inputFiles, group.numOutputFileGroups]), [
-      [0, 'dt=2024-01-01', 3, 1],
-      [1, 'dt=2024-01-02', 3, 1],
-    ]);
-    const partitionBytes = made.files.filter((file) => file.startsWith('dt=2024-01-01/')).reduce((total, file) => total + statSync(join(made.dir, file)).size, 0);
+    assert.deepEqual(
+      scheduled.groups.map((group) => [group.index, group.partitionPath, group.inputFiles, group.numOutputFileGroups]),
+      [
+        [0, 'dt=2024-01-01', 3, 1],
+        [1, 'dt=2024-01-02', 3, 1],
+      ],
+    );
+    const partitionBytes = made.files
+      .filter((file) => file.startsWith('dt=2024-01-01/'))
+      .reduce((total, file) => total + statSync(join(made.dir, file)).size, 0);
     assert.equal(scheduled.groups[0]!.inputBytes, partitionBytes);
 
     // Run it to completion: the count restarts after a completed clustering.
@@ -119,7 +136,10 @@ describe('when to schedule', () => {
     const { lock, table } = await smallTable(4);
     const first = await schedule(table, config(), { lock, now: new Date(Date.UTC(2001, 0, 1)) });
     assert.ok(first);
-    assert.ok(table.timeline.allTimes().every((time) => time < first.instantTime), `${first.instantTime} after every commit`);
+    assert.ok(
+      table.timeline.allTimes().every((time) => time < first.instantTime),
+      `${first.instantTime} after every commit`,
+    );
     // Every file group is in the pending plan now: nothing left to plan, even forced.
     assert.equal(await schedule(await table.reload(), config(), { lock, force: true }), undefined);
   });
@@ -139,7 +159,11 @@ describe('the requested file', () => {
       version: number;
       extraMetadata: Record<string, string>;
       clusteringPlan: {
-        inputGroups: { slices: { dataFilePath: string; fileId: string; partitionPath: string }[]; numOutputFileGroups: number; metrics: Record<string, number> }[];
+        inputGroups: {
+          slices: { dataFilePath: string; fileId: string; partitionPath: string }[];
+          numOutputFileGroups: number;
+          metrics: Record<string, number>;
+        }[];
         strategy: { strategyClassName: string; strategyParams: Record<string, string> };
         preserveHoodieMetadata: boolean;
         version: number;
@@ -168,7 +192,10 @@ describe('refusing bad settings before writing anything', () => {
     const before = metafolderListing(made.dir);
     await assert.rejects(
       schedule(table, config({ 'hoodie.clustering.plan.strategy.sort.columns': 'birthday,brithday' }), { lock, force: true }),
-      (error: unknown) => error instanceof HudiError && /sort column "brithday" not in the table/.test(error.message) && /use columns of the table: _hoodie_commit_time, .*birthday/.test(error.message),
+      (error: unknown) =>
+        error instanceof HudiError &&
+        /sort column "brithday" not in the table/.test(error.message) &&
+        /use columns of the table: _hoodie_commit_time, .*birthday/.test(error.message),
     );
     assert.deepEqual(metafolderListing(made.dir), before);
     // The lock was never taken, so it is free.
@@ -183,7 +210,10 @@ describe('refusing bad settings before writing anything', () => {
     writeFileSync(props, 'hoodie.clustering.plan.strategy.sort.columns=birthday,createTime\nhoodie.layout.optimize.strategy=spiral\n');
     await assert.rejects(
       clusterCommand.run([made.dir, '--mode', 'scheduleAndExecute', '--props', props, '--force']),
-      (error: unknown) => error instanceof HudiError && /hoodie\.layout\.optimize\.strategy="spiral" is not an accepted value/.test(error.message) && error.message.includes(props),
+      (error: unknown) =>
+        error instanceof HudiError &&
+        /hoodie\.layout\.optimize\.strategy="spiral" is not an accepted value/.test(error.message) &&
+        error.message.includes(props),
     );
     writeFileSync(props, 'hoodie.clustering.plan.strategy.max.num.groups=0\n');
     await assert.rejects(clusterCommand.run([made.dir, '--mode', 'schedule', '--props', props]), /max\.num\.groups="0" is below 1/);
@@ -201,7 +231,11 @@ describe('refusing bad settings before writing anything', () => {
     nested.extraMetadata.schema = JSON.stringify(schema);
     writeFileSync(join(made.dir, '.hoodie', `${made.instants.at(-1)}.commit`), JSON.stringify(nested));
     await assert.rejects(
-      schedule(await table.reload(), config({ 'hoodie.clustering.plan.strategy.sort.columns': 'tags,birthday', 'hoodie.layout.optimize.strategy': 'z-order' }), { lock, force: true }),
+      schedule(
+        await table.reload(),
+        config({ 'hoodie.clustering.plan.strategy.sort.columns': 'tags,birthday', 'hoodie.layout.optimize.strategy': 'z-order' }),
+        { lock, force: true },
+      ),
       /sort column "tags" has type .*array.*, which z-order ordering cannot take/,
     );
     assert.deepEqual(metafolderListing(made.dir), before);

@@ -12,8 +12,16 @@ import { ConflictError } from '../lib/errors.js';
 import { LocalStorage } from '../lib/storage/local.js';
 import { encodeTimelineAvro } from '../lib/timeline/avro-files.js';
 import {
-  compactionInstantPath, completeCompaction, decodeCompactionPlan, encodeCompactionPlan, pendingCompactions, readCompactionPlan,
-  requestCompaction, sliceMetrics, startCompaction, type CompactionPlan,
+  compactionInstantPath,
+  completeCompaction,
+  decodeCompactionPlan,
+  encodeCompactionPlan,
+  pendingCompactions,
+  readCompactionPlan,
+  requestCompaction,
+  sliceMetrics,
+  startCompaction,
+  type CompactionPlan,
 } from '../lib/timeline/compaction-plan.js';
 import { Timeline } from '../lib/timeline/timeline.js';
 
@@ -53,22 +61,32 @@ describe('compaction plan codec', () => {
 
   it('reads a version-1 plan (full paths) as file names, and fills Hudi defaults for nulls', () => {
     const bytes = encodeTimelineAvro('compactionPlan', {
-      operations: [{
-        baseInstantTime: '001',
-        deltaFilePaths: ['s3a://b/t/2024/.f1_001.log.1_1-0-1'],
-        dataFilePath: 's3a://b/t/2024/f1_1-0-1_001.parquet',
-        fileId: 'f1',
-        partitionPath: null,
-        metrics: null,
-        bootstrapFilePath: null,
-      }],
+      operations: [
+        {
+          baseInstantTime: '001',
+          deltaFilePaths: ['s3a://b/t/2024/.f1_001.log.1_1-0-1'],
+          dataFilePath: 's3a://b/t/2024/f1_1-0-1_001.parquet',
+          fileId: 'f1',
+          partitionPath: null,
+          metrics: null,
+          bootstrapFilePath: null,
+        },
+      ],
       extraMetadata: null,
       version: 1,
       strategy: null,
       preserveHoodieMetadata: null,
     });
     const plan = decodeCompactionPlan(bytes, 'x');
-    assert.deepEqual(plan.operations[0], { baseInstantTime: '001', deltaFilePaths: ['.f1_001.log.1_1-0-1'], dataFilePath: 'f1_1-0-1_001.parquet', fileId: 'f1', partitionPath: '', metrics: {}, bootstrapFilePath: null });
+    assert.deepEqual(plan.operations[0], {
+      baseInstantTime: '001',
+      deltaFilePaths: ['.f1_001.log.1_1-0-1'],
+      dataFilePath: 'f1_1-0-1_001.parquet',
+      fileId: 'f1',
+      partitionPath: '',
+      metrics: {},
+      bootstrapFilePath: null,
+    });
     assert.equal(plan.version, 2);
     assert.deepEqual(plan.extraMetadata, {});
     assert.equal(plan.preserveHoodieMetadata, false);
@@ -76,15 +94,32 @@ describe('compaction plan codec', () => {
 
   it('refuses an operation without a file id, naming the file', () => {
     const bytes = encodeTimelineAvro('compactionPlan', {
-      operations: [{ baseInstantTime: '001', deltaFilePaths: [], dataFilePath: null, fileId: null, partitionPath: 'p', metrics: null, bootstrapFilePath: null }],
-      extraMetadata: null, version: 2, strategy: null, preserveHoodieMetadata: false,
+      operations: [
+        { baseInstantTime: '001', deltaFilePaths: [], dataFilePath: null, fileId: null, partitionPath: 'p', metrics: null, bootstrapFilePath: null },
+      ],
+      extraMetadata: null,
+      version: 2,
+      strategy: null,
+      preserveHoodieMetadata: false,
     });
     assert.throws(() => decodeCompactionPlan(bytes, 'mdt/.hoodie/1.compaction.requested'), /operation 0 names no fileId/);
   });
 
   it('captures metrics as Hudi: whole MB, 120 MB written for a slice without a base file', () => {
-    assert.deepEqual(sliceMetrics(3 * 1024 * 1024, [1024, 2048]), { TOTAL_IO_READ_MB: 3, TOTAL_IO_WRITE_MB: 3, TOTAL_IO_MB: 6, TOTAL_LOG_FILES_SIZE: 3072, TOTAL_LOG_FILES: 2 });
-    assert.deepEqual(sliceMetrics(undefined, [10]), { TOTAL_IO_READ_MB: 0, TOTAL_IO_WRITE_MB: 120, TOTAL_IO_MB: 120, TOTAL_LOG_FILES_SIZE: 10, TOTAL_LOG_FILES: 1 });
+    assert.deepEqual(sliceMetrics(3 * 1024 * 1024, [1024, 2048]), {
+      TOTAL_IO_READ_MB: 3,
+      TOTAL_IO_WRITE_MB: 3,
+      TOTAL_IO_MB: 6,
+      TOTAL_LOG_FILES_SIZE: 3072,
+      TOTAL_LOG_FILES: 2,
+    });
+    assert.deepEqual(sliceMetrics(undefined, [10]), {
+      TOTAL_IO_READ_MB: 0,
+      TOTAL_IO_WRITE_MB: 120,
+      TOTAL_IO_MB: 120,
+      TOTAL_LOG_FILES_SIZE: 10,
+      TOTAL_LOG_FILES: 1,
+    });
   });
 });
 

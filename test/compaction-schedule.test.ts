@@ -13,14 +13,23 @@ import { Timeline } from '../lib/timeline/timeline.js';
 const MB = 1024 * 1024;
 const instant = (time: string, action: Instant['action'], state: Instant['state'] = 'COMPLETED'): Instant => ({ time, action, state });
 const op = (fileId: string, baseBytes: number, logBytes: number[]): CompactionOperation => ({
-  baseInstantTime: '20240101000000000', deltaFilePaths: logBytes.map((_, i) => `.${fileId}_20240101000000000.log.${i + 1}_0-1-1`), dataFilePath: `${fileId}_0-1-1_20240101000000000.parquet`,
-  fileId, partitionPath: 'p', metrics: sliceMetrics(baseBytes, logBytes), bootstrapFilePath: null,
+  baseInstantTime: '20240101000000000',
+  deltaFilePaths: logBytes.map((_, i) => `.${fileId}_20240101000000000.log.${i + 1}_0-1-1`),
+  dataFilePath: `${fileId}_0-1-1_20240101000000000.parquet`,
+  fileId,
+  partitionPath: 'p',
+  metrics: sliceMetrics(baseBytes, logBytes),
+  bootstrapFilePath: null,
 });
 
 describe('compaction trigger', () => {
   const timeline = new Timeline([
-    instant('20240101000000001', 'deltacommit'), instant('20240101000000002', 'deltacommit'), instant('20240101000000003', 'commit'),
-    instant('20240101000000004', 'deltacommit'), instant('20240101000000005', 'deltacommit', 'INFLIGHT'), instant('20240101000010000', 'compaction', 'REQUESTED'),
+    instant('20240101000000001', 'deltacommit'),
+    instant('20240101000000002', 'deltacommit'),
+    instant('20240101000000003', 'commit'),
+    instant('20240101000000004', 'deltacommit'),
+    instant('20240101000000005', 'deltacommit', 'INFLIGHT'),
+    instant('20240101000010000', 'compaction', 'REQUESTED'),
   ]);
 
   it('counts delta commits (any state) after the last completed compaction, or after the last request', () => {
@@ -36,14 +45,37 @@ describe('compaction trigger', () => {
     assert.equal(due({ 'hoodie.compact.inline.max.delta.commits': '2' }), true);
     assert.equal(due({ 'hoodie.compact.inline.trigger.strategy': 'TIME_ELAPSED', 'hoodie.compact.inline.max.delta.seconds': '1800' }), true);
     assert.equal(due({ 'hoodie.compact.inline.trigger.strategy': 'TIME_ELAPSED', 'hoodie.compact.inline.max.delta.seconds': '1801' }), false);
-    assert.equal(due({ 'hoodie.compact.inline.trigger.strategy': 'NUM_AND_TIME', 'hoodie.compact.inline.max.delta.commits': '2', 'hoodie.compact.inline.max.delta.seconds': '3600' }), false);
-    assert.equal(due({ 'hoodie.compact.inline.trigger.strategy': 'NUM_OR_TIME', 'hoodie.compact.inline.max.delta.commits': '2', 'hoodie.compact.inline.max.delta.seconds': '3600' }), true);
+    assert.equal(
+      due({
+        'hoodie.compact.inline.trigger.strategy': 'NUM_AND_TIME',
+        'hoodie.compact.inline.max.delta.commits': '2',
+        'hoodie.compact.inline.max.delta.seconds': '3600',
+      }),
+      false,
+    );
+    assert.equal(
+      due({
+        'hoodie.compact.inline.trigger.strategy': 'NUM_OR_TIME',
+        'hoodie.compact.inline.max.delta.commits': '2',
+        'hoodie.compact.inline.max.delta.seconds': '3600',
+      }),
+      true,
+    );
   });
 
   it('refuses unknown strategies and bad numbers, naming the key', () => {
-    assert.throws(() => compactionConfigFrom(new Map([[COMPACTION_KEYS.triggerStrategy.key, 'SOMETIMES']]), 't'), /hoodie\.compact\.inline\.trigger\.strategy="SOMETIMES" is not an accepted value \(use one of NUM_COMMITS, /);
-    assert.throws(() => compactionConfigFrom(new Map([[COMPACTION_KEYS.strategy.key, 'org.example.Mine']]), 't'), /hoodie\.compaction\.strategy="org\.example\.Mine" is not an accepted value \(use one of org\.apache\.hudi\.table\.action\.compact\.strategy\.LogFileSizeBasedCompactionStrategy/);
-    assert.throws(() => compactionConfigFrom(new Map([[COMPACTION_KEYS.maxDeltaCommits.key, '0']]), 't'), /hoodie\.compact\.inline\.max\.delta\.commits="0" is below 1/);
+    assert.throws(
+      () => compactionConfigFrom(new Map([[COMPACTION_KEYS.triggerStrategy.key, 'SOMETIMES']]), 't'),
+      /hoodie\.compact\.inline\.trigger\.strategy="SOMETIMES" is not an accepted value \(use one of NUM_COMMITS, /,
+    );
+    assert.throws(
+      () => compactionConfigFrom(new Map([[COMPACTION_KEYS.strategy.key, 'org.example.Mine']]), 't'),
+      /hoodie\.compaction\.strategy="org\.example\.Mine" is not an accepted value \(use one of org\.apache\.hudi\.table\.action\.compact\.strategy\.LogFileSizeBasedCompactionStrategy/,
+    );
+    assert.throws(
+      () => compactionConfigFrom(new Map([[COMPACTION_KEYS.maxDeltaCommits.key, '0']]), 't'),
+      /hoodie\.compact\.inline\.max\.delta\.commits="0" is below 1/,
+    );
   });
 });
 
@@ -52,9 +84,15 @@ describe('LogFileSizeBasedCompactionStrategy', () => {
 
   it('orders by log bytes, most first; the threshold drops slices with fewer log bytes', () => {
     const config = compactionConfigFrom(new Map(), 't');
-    assert.deepEqual(orderAndFilter(ops, config).map((o) => o.fileId), ['big', 'mid', 'small', 'none']);
+    assert.deepEqual(
+      orderAndFilter(ops, config).map((o) => o.fileId),
+      ['big', 'mid', 'small', 'none'],
+    );
     const threshold = compactionConfigFrom(new Map([['hoodie.compaction.logfile.size.threshold', String(2 * MB)]]), 't');
-    assert.deepEqual(orderAndFilter(ops, threshold).map((o) => o.fileId), ['big', 'mid']);
+    assert.deepEqual(
+      orderAndFilter(ops, threshold).map((o) => o.fileId),
+      ['big', 'mid'],
+    );
   });
 
   it('takes slices until the target IO is used up, the one crossing it included', () => {

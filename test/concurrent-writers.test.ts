@@ -70,7 +70,11 @@ describe('concurrent writers (README: Concurrent writers)', () => {
   it('two upserts of the same new keys at once both commit, into new file groups: each key is stored twice', async () => {
     // Small-file handling off: inserts go to new file groups, never into the existing file.
     const { table, results } = await twoUpsertsOfTheSameNewKeys({ 'hoodie.parquet.small.file.limit': '0' });
-    assert.deepEqual(results.map((result) => result.status), ['fulfilled', 'fulfilled'], 'no conflict');
+    assert.deepEqual(
+      results.map((result) => result.status),
+      ['fulfilled', 'fulfilled'],
+      'no conflict',
+    );
     const [a, b] = results.map((result) => (result as PromiseFulfilledResult<WriteResult>).value);
     assert.equal(a!.inserted, 10);
     assert.equal(b!.inserted, 10, 'each saw the keys as new');
@@ -78,7 +82,10 @@ describe('concurrent writers (README: Concurrent writers)', () => {
     assert.equal([...fileGroups(a!)].filter((id) => fileGroups(b!).has(id)).length, 0, 'no shared file group');
     const ids = await idsOf(table);
     assert.equal(ids.length, 40);
-    assert.deepEqual(ids.filter((id) => id > 100), [101, 101, 102, 102, 103, 103, 104, 104, 105, 105, 106, 106, 107, 107, 108, 108, 109, 109, 110, 110]);
+    assert.deepEqual(
+      ids.filter((id) => id > 100),
+      [101, 101, 102, 102, 103, 103, 104, 104, 105, 105, 106, 106, 107, 107, 108, 108, 109, 109, 110, 110],
+    );
   });
 
   it('unless their inserts go into the same small file: that file group is updated by both, and one fails', async () => {

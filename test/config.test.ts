@@ -29,7 +29,13 @@ import { WRITE_KEYS } from '../lib/writer/write-config.js';
 const props = (entries: Record<string, string>) => new Map(Object.entries(entries));
 
 describe('config kernel: one definition per key', () => {
-  const retained = defineKey({ key: 'hoodie.cleaner.commits.retained', default: 10, parser: javaInt(0), description: 'commits kept', alternatives: ['hoodie.old.retained'] });
+  const retained = defineKey({
+    key: 'hoodie.cleaner.commits.retained',
+    default: 10,
+    parser: javaInt(0),
+    description: 'commits kept',
+    alternatives: ['hoodie.old.retained'],
+  });
 
   it('reads the key, else its alternative, else the default; blank counts as unset', () => {
     assert.equal(readKey(props({}), retained), 10);
@@ -43,8 +49,12 @@ describe('config kernel: one definition per key', () => {
     assert.throws(
       () => readKey(props({ 'hoodie.old.retained': '-2' }), retained, 'job.properties'),
       (error: unknown) =>
-        error instanceof ConfigValueError && error instanceof HudiError && error.key === 'hoodie.old.retained (hoodie.cleaner.commits.retained)' && error.value === '-2' &&
-        error.message === 'job.properties: hoodie.old.retained (hoodie.cleaner.commits.retained)="-2" is below 0 (use a whole number from 0 to 2147483647; default 10)',
+        error instanceof ConfigValueError &&
+        error instanceof HudiError &&
+        error.key === 'hoodie.old.retained (hoodie.cleaner.commits.retained)' &&
+        error.value === '-2' &&
+        error.message ===
+          'job.properties: hoodie.old.retained (hoodie.cleaner.commits.retained)="-2" is below 0 (use a whole number from 0 to 2147483647; default 10)',
     );
   });
 
@@ -52,7 +62,10 @@ describe('config kernel: one definition per key', () => {
     assert.deepEqual(javaInt(1).parse('2147483647'), { value: 2147483647 });
     assert.deepEqual(javaInt(1).parse('2147483648'), { problem: 'is too large' });
     assert.deepEqual(javaInt(1).parse('1.5'), { problem: 'is not a whole number' });
-    assert.deepEqual(javaLong(0).parse('9223372036854775807'), { value: Number.MAX_SAFE_INTEGER, warning: `is treated as ${Number.MAX_SAFE_INTEGER} (the largest exact number here)` });
+    assert.deepEqual(javaLong(0).parse('9223372036854775807'), {
+      value: Number.MAX_SAFE_INTEGER,
+      warning: `is treated as ${Number.MAX_SAFE_INTEGER} (the largest exact number here)`,
+    });
     assert.deepEqual(javaLong(0).parse('9223372036854775808'), { problem: 'is too large' });
     const size = defineKey({ key: 'k.bytes', default: 1, parser: javaLong(0), description: 'bytes' });
     const warnings: string[] = [];

@@ -48,9 +48,18 @@ async function ids(dir: string): Promise<number[]> {
   return rows.map((row) => Number(row['id'])).sort((a, b) => a - b);
 }
 
-async function write(storage: Storage, dir: string, idsToWrite: readonly number[], props: ReadonlyMap<string, string> = PROPS, lock: LockProvider = lockFor(dir)): Promise<void> {
+async function write(
+  storage: Storage,
+  dir: string,
+  idsToWrite: readonly number[],
+  props: ReadonlyMap<string, string> = PROPS,
+  lock: LockProvider = lockFor(dir),
+): Promise<void> {
   const file = join(dir, '..', `in-${idsToWrite.join('-')}.jsonl`);
-  await writeJsonLines(file, idsToWrite.map((id) => record(id, 1)));
+  await writeJsonLines(
+    file,
+    idsToWrite.map((id) => record(id, 1)),
+  );
   await writeBatch(storage, { input: { file, format: 'jsonl' }, operation: 'upsert', properties: props, lock });
 }
 
@@ -70,11 +79,26 @@ describe('hoodie.cleaner.policy.failed.writes', () => {
   it('is EAGER for a single writer, LAZY with optimistic concurrency (whatever it says) or the DynamoDB lock, refused when unknown', () => {
     assert.equal(failedWritesPolicy(new Map()).policy, 'EAGER');
     assert.equal(failedWritesPolicy(new Map([['hoodie.cleaner.policy.failed.writes', 'lazy']])).policy, 'LAZY');
-    assert.equal(failedWritesPolicy(new Map([['hoodie.write.concurrency.mode', 'OPTIMISTIC_CONCURRENCY_CONTROL'], ['hoodie.cleaner.policy.failed.writes', 'EAGER']])).policy, 'LAZY');
-    assert.equal(failedWritesPolicy(new Map([['hoodie.write.lock.provider', 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider']])).policy, 'LAZY');
+    assert.equal(
+      failedWritesPolicy(
+        new Map([
+          ['hoodie.write.concurrency.mode', 'OPTIMISTIC_CONCURRENCY_CONTROL'],
+          ['hoodie.cleaner.policy.failed.writes', 'EAGER'],
+        ]),
+      ).policy,
+      'LAZY',
+    );
+    assert.equal(
+      failedWritesPolicy(new Map([['hoodie.write.lock.provider', 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider']])).policy,
+      'LAZY',
+    );
     assert.equal(failedWritesPolicy(new Map([['hoodie.cleaner.policy.failed.writes', 'NEVER']])).policy, 'NEVER');
-    assert.throws(() => failedWritesPolicy(new Map([['hoodie.cleaner.policy.failed.writes', 'SOMETIMES']])), (error: unknown) =>
-      error instanceof HudiError && /hoodie\.cleaner\.policy\.failed\.writes="SOMETIMES" is not an accepted value \(use one of EAGER, LAZY, NEVER/.test(error.message));
+    assert.throws(
+      () => failedWritesPolicy(new Map([['hoodie.cleaner.policy.failed.writes', 'SOMETIMES']])),
+      (error: unknown) =>
+        error instanceof HudiError &&
+        /hoodie\.cleaner\.policy\.failed\.writes="SOMETIMES" is not an accepted value \(use one of EAGER, LAZY, NEVER/.test(error.message),
+    );
   });
 });
 
@@ -84,13 +108,19 @@ describe('the next write heals the table', () => {
     await write(new LocalStorage(dir), dir, [1, 2]);
     await killedWrite(dir, [3, 4]);
     const pending = (await loadTimeline(new LocalStorage(dir))).pending();
-    assert.deepEqual(pending.map((i) => i.action), ['commit']);
+    assert.deepEqual(
+      pending.map((i) => i.action),
+      ['commit'],
+    );
     assert.deepEqual(await ids(dir), [1, 2]);
 
     await write(new LocalStorage(dir), dir, [5]);
     const timeline = await loadTimeline(new LocalStorage(dir));
     assert.deepEqual(timeline.pending(), []);
-    assert.ok(timeline.completed().some((i) => i.action === 'rollback'), 'a rollback instant records it');
+    assert.ok(
+      timeline.completed().some((i) => i.action === 'rollback'),
+      'a rollback instant records it',
+    );
     assert.equal(timeline.find(pending[0]!.time), undefined);
     assert.deepEqual(await ids(dir), [1, 2, 5]);
     assert.deepEqual(readdirSync(join(dir, '.hoodie/.temp')), []);
@@ -102,7 +132,11 @@ describe('the next write heals the table', () => {
     await killedWrite(dir, [3, 4]);
     const lazy = new Map([...PROPS, ['hoodie.write.concurrency.mode', 'optimistic_concurrency_control']]);
     await write(new LocalStorage(dir), dir, [5], lazy);
-    assert.deepEqual((await loadTimeline(new LocalStorage(dir))).pending().map((i) => i.action), ['commit'], 'left alone: its writer may be alive');
+    assert.deepEqual(
+      (await loadTimeline(new LocalStorage(dir))).pending().map((i) => i.action),
+      ['commit'],
+      'left alone: its writer may be alive',
+    );
     assert.deepEqual(await ids(dir), [1, 2, 5]);
   });
 
@@ -125,16 +159,31 @@ describe('the next write heals the table', () => {
 describe('cluster --mode scheduleAndExecute after a killed run', () => {
   it('leaves a plan whose heartbeat is fresh alone; once it expired, resumes it, says so, and commits', async () => {
     const dir = join(tempDir(), 'table');
-    for (const batch of [[1, 2], [3, 4], [5, 6]]) {
+    for (const batch of [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]) {
       const file = join(dir, '..', `bulk-${batch.join('-')}.jsonl`);
-      await writeJsonLines(file, batch.map((id) => record(id, 1)));
+      await writeJsonLines(
+        file,
+        batch.map((id) => record(id, 1)),
+      );
       await writeBatch(new LocalStorage(dir), { input: { file, format: 'jsonl' }, operation: 'bulk_insert', properties: PROPS, lock: lockFor(dir) });
     }
     const config = resolveClusteringConfig({}).config;
     const job = (storage: Storage, lock: LockProvider, now?: Date, lines: string[] = []) =>
-      HudiTable.open(storage, { mode: 'write' }).then((table) => runClusteringJob(table, {
-        mode: 'scheduleAndExecute', config, lock, engine, tempDir: tempDir(), onProgress: (line) => lines.push(line), ...(now === undefined ? {} : { now }),
-      }));
+      HudiTable.open(storage, { mode: 'write' }).then((table) =>
+        runClusteringJob(table, {
+          mode: 'scheduleAndExecute',
+          config,
+          lock,
+          engine,
+          tempDir: tempDir(),
+          onProgress: (line) => lines.push(line),
+          ...(now === undefined ? {} : { now }),
+        }),
+      );
     // Killed after its first group wrote its result (the group-result put), before the second group.
     const probeDir = `${dir}-probe`;
     cpSync(dir, probeDir, { recursive: true });
@@ -145,7 +194,10 @@ describe('cluster --mode scheduleAndExecute after a killed run', () => {
     const point = new CrashPoint(firstResult + 1);
     await assert.rejects(job(new CrashStorage(new LocalStorage(dir), point), new CrashLock(lockFor(dir), point)), ProcessCrash);
     const plan = (await loadTimeline(new LocalStorage(dir))).pending();
-    assert.deepEqual(plan.map((i) => `${i.action}.${i.state}`), ['replacecommit.INFLIGHT']);
+    assert.deepEqual(
+      plan.map((i) => `${i.action}.${i.state}`),
+      ['replacecommit.INFLIGHT'],
+    );
 
     const fresh = await job(new LocalStorage(dir), lockFor(dir));
     assert.equal(fresh.takenOver, undefined, 'its heartbeat is fresh: the run may be alive');
@@ -155,7 +207,10 @@ describe('cluster --mode scheduleAndExecute after a killed run', () => {
     const later = await job(new LocalStorage(dir), lockFor(dir), new Date(Date.now() + 5 * 60_000), lines);
     assert.deepEqual(later.takenOver && { instant: later.takenOver.instant, outcome: later.takenOver.outcome }, { instant: plan[0]!.time, outcome: 'resumed' });
     assert.deepEqual(later.reusedGroups, [0], 'the group the killed run finished is not run again');
-    assert.ok(lines.some((line) => line.startsWith(`resuming clustering ${plan[0]!.time}: its run is gone (its heartbeat expired)`)), lines.join('\n'));
+    assert.ok(
+      lines.some((line) => line.startsWith(`resuming clustering ${plan[0]!.time}: its run is gone (its heartbeat expired)`)),
+      lines.join('\n'),
+    );
     const timeline = await loadTimeline(new LocalStorage(dir));
     assert.deepEqual(timeline.pending(), []);
     assert.equal(timeline.find(plan[0]!.time)?.state, 'COMPLETED');

@@ -195,7 +195,8 @@ describe('S3 failures at every call', () => {
     ];
     const batchFile = join(dir, 'batch.jsonl');
     await writeJsonLines(batchFile, batch);
-    const write = (storage: FaultyStorage) => writeBatch(storage, { input: { file: batchFile, format: 'jsonl' }, operation: 'upsert', properties: WRITE_PROPS, lock: lockOn(storage), tempDir: dir });
+    const write = (storage: FaultyStorage) =>
+      writeBatch(storage, { input: { file: batchFile, format: 'jsonl' }, operation: 'upsert', properties: WRITE_PROPS, lock: lockOn(storage), tempDir: dir });
 
     const beforeRows = await snapshotRows(base);
     const beforeFiles = dataFiles(base);
@@ -206,20 +207,35 @@ describe('S3 failures at every call', () => {
     assert.equal(done.stats.length, 3);
     const afterRows = await snapshotRows(clean);
     await checkEveryFault({
-      name: 'write', calls: [...counting.calls], table: () => copyOf(base), operation: write, minCalls: 20,
+      name: 'write',
+      calls: [...counting.calls],
+      table: () => copyOf(base),
+      operation: write,
+      minCalls: 20,
       check: async (table, label, failed) => {
         const timeline = await loadTimeline(openStorage(table));
         const committed = timeline.instants.some((i) => i.action === 'commit' && i.state === 'COMPLETED' && !baseInstants.has(i.time));
         if (!failed) assert.ok(committed, `${label}: a write that succeeded committed`);
-        assert.deepEqual(await snapshotRows(table), committed ? afterRows : beforeRows, `${label}: the table reads as ${committed ? 'after' : 'before'}, nothing partial`);
+        assert.deepEqual(
+          await snapshotRows(table),
+          committed ? afterRows : beforeRows,
+          `${label}: the table reads as ${committed ? 'after' : 'before'}, nothing partial`,
+        );
         await rollBackPending(table);
         assert.deepEqual(await snapshotRows(table), committed ? afterRows : beforeRows, `${label}: the same after rolling back what was pending`);
         assert.deepEqual(await strayDataFiles(table, beforeFiles), [], `${label}: no data file outside a completed commit`);
         if (!committed) {
           // Hudi leaves a new partition's .hoodie_partition_metadata behind too; no data file of the failed write stays.
           const extra = dataFiles(table).filter((path) => !beforeFiles.includes(path));
-          assert.ok(extra.every((path) => path.endsWith('/.hoodie_partition_metadata')), `${label}: files left: ${extra.join(', ')}`);
-          assert.deepEqual(beforeFiles.filter((path) => !dataFiles(table).includes(path)), [], `${label}: no file of the table was lost`);
+          assert.ok(
+            extra.every((path) => path.endsWith('/.hoodie_partition_metadata')),
+            `${label}: files left: ${extra.join(', ')}`,
+          );
+          assert.deepEqual(
+            beforeFiles.filter((path) => !dataFiles(table).includes(path)),
+            [],
+            `${label}: no file of the table was lost`,
+          );
         }
       },
     });
@@ -230,12 +246,17 @@ describe('S3 failures at every call', () => {
     const seedFile = join(dir, 'seed.jsonl');
     await writeJsonLines(seedFile, [...generateUsers({ count: 10, seed: 5, idStart: 1, startDate: '2024-01-01', days: 2 })]);
     // An upsert, so the write run again after a failure that committed leaves the same rows.
-    const create = (storage: FaultyStorage) => writeBatch(storage, { input: { file: seedFile, format: 'jsonl' }, operation: 'upsert', properties: WRITE_PROPS, lock: lockOn(storage), tempDir: dir });
+    const create = (storage: FaultyStorage) =>
+      writeBatch(storage, { input: { file: seedFile, format: 'jsonl' }, operation: 'upsert', properties: WRITE_PROPS, lock: lockOn(storage), tempDir: dir });
     const counting = faultyStorage(join(dir, 'counting'), undefined);
     assert.equal((await create(counting)).createdTable, true);
     const afterRows = await snapshotRows(join(dir, 'counting'));
     await checkEveryFault({
-      name: 'first write (creating the table)', calls: [...counting.calls], table: () => join(tempDir('fault-'), 'table'), operation: create, minCalls: 10,
+      name: 'first write (creating the table)',
+      calls: [...counting.calls],
+      table: () => join(tempDir('fault-'), 'table'),
+      operation: create,
+      minCalls: 10,
       check: async (table, label, failed) => {
         if (existsSync(join(table, '.hoodie/hoodie.properties'))) {
           const committed = (await loadTimeline(openStorage(table))).completedWrites().length > 0;
@@ -258,9 +279,15 @@ describe('S3 failures at every call', () => {
     const base = join(tempDir('fault-cluster-'), 'base');
     await createSmallFilesTable({ dir: base, partitions: 2, commits: 3, rowsPerFile: 5 });
     const config = resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.sort.columns': 'birthday' } }).config;
-    const cluster = async (storage: FaultyStorage) => runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
-      mode: 'scheduleAndExecute', config, force: true, lock: lockOn(storage), engine, tempDir: tempDir('fault-cluster-work-'),
-    });
+    const cluster = async (storage: FaultyStorage) =>
+      runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+        mode: 'scheduleAndExecute',
+        config,
+        force: true,
+        lock: lockOn(storage),
+        engine,
+        tempDir: tempDir('fault-cluster-work-'),
+      });
 
     const beforeRows = await snapshotRows(base);
     const beforeFiles = dataFiles(base);
@@ -268,7 +295,11 @@ describe('S3 failures at every call', () => {
     const done = await cluster(counting);
     assert.equal(done.executedGroups.length, 2);
     await checkEveryFault({
-      name: 'clustering', calls: [...counting.calls], table: () => copyOf(base), operation: cluster, minCalls: 20,
+      name: 'clustering',
+      calls: [...counting.calls],
+      table: () => copyOf(base),
+      operation: cluster,
+      minCalls: 20,
       check: async (table, label, failed) => {
         const timeline = await loadTimeline(openStorage(table));
         const committed = timeline.instants.some((i) => i.action === 'replacecommit' && i.state === 'COMPLETED');
@@ -278,7 +309,11 @@ describe('S3 failures at every call', () => {
         assert.deepEqual(await snapshotRows(table), beforeRows, `${label}: the same rows after rolling back`);
         assert.deepEqual(await strayDataFiles(table, beforeFiles), [], `${label}: no data file outside a completed instant`);
         if (!committed) {
-          assert.deepEqual(dataFiles(table), beforeFiles, `${label}: no file of the failed clustering is left (rolled back ${rolledBack.join(', ') || 'nothing'})`);
+          assert.deepEqual(
+            dataFiles(table),
+            beforeFiles,
+            `${label}: no file of the failed clustering is left (rolled back ${rolledBack.join(', ') || 'nothing'})`,
+          );
         }
       },
     });

@@ -102,7 +102,10 @@ describe('blocks', () => {
     for (const position of [40, bytes.length - 20]) {
       const corrupt = bytes.slice();
       corrupt[position]! ^= 0x10;
-      assert.throws(() => readBlock(corrupt, 0, 'GZ'), (error: unknown) => error instanceof HFileFormatError && /checksum/.test(error.message));
+      assert.throws(
+        () => readBlock(corrupt, 0, 'GZ'),
+        (error: unknown) => error instanceof HFileFormatError && /checksum/.test(error.message),
+      );
     }
   });
 
@@ -122,8 +125,14 @@ describe('writer and reader round trip', () => {
       assert.equal(file.entryCount, input.length);
       assert.equal(file.compression, compression);
       const read = [...file.cells()];
-      assert.deepEqual(read.map((cell) => cell.key), input.map((cell) => cell.key));
-      assert.deepEqual(read.map((cell) => [...cell.value]), input.map((cell) => [...cell.value]));
+      assert.deepEqual(
+        read.map((cell) => cell.key),
+        input.map((cell) => cell.key),
+      );
+      assert.deepEqual(
+        read.map((cell) => [...cell.value]),
+        input.map((cell) => [...cell.value]),
+      );
       for (const cell of read) {
         assert.equal(cell.timestamp, LATEST_TIMESTAMP);
         assert.equal(cell.type, KeyType.Put);
@@ -192,7 +201,8 @@ describe('writer and reader round trip', () => {
 
   test('duplicate keys (allowed for log blocks) stay in one block and all come back', () => {
     const input: HFileCellInput[] = [];
-    for (let i = 0; i < 200; i++) for (let copy = 0; copy < (i % 5 === 0 ? 40 : 1); copy++) input.push({ key: `k${String(i).padStart(3, '0')}`, value: noise(i * 100 + copy, 30) });
+    for (let i = 0; i < 200; i++)
+      for (let copy = 0; copy < (i % 5 === 0 ? 40 : 1); copy++) input.push({ key: `k${String(i).padStart(3, '0')}`, value: noise(i * 100 + copy, 30) });
     const file = readHFile(writeHFile(input, { blockSize: 512, allowDuplicateKeys: true }));
     assert.equal([...file.cells()].length, input.length);
     const rowsOfBlock = (index: number): string[] => {
@@ -207,7 +217,10 @@ describe('writer and reader round trip', () => {
     assert.deepEqual(blocksWithK005, [40]);
     const all = file.getAll('k005');
     assert.equal(all.length, 40);
-    assert.deepEqual(all.map((cell) => [...cell.value]), input.filter((cell) => cell.key === 'k005').map((cell) => [...cell.value]));
+    assert.deepEqual(
+      all.map((cell) => [...cell.value]),
+      input.filter((cell) => cell.key === 'k005').map((cell) => [...cell.value]),
+    );
   });
 
   test('an empty file has no data blocks, -1 data block offsets and no last key', () => {
@@ -224,7 +237,14 @@ describe('writer and reader round trip', () => {
   });
 
   test('meta blocks are written sorted by name and read back by name', () => {
-    const file = readHFile(writeHFile(cells(3), { metaBlocks: [{ name: 'zeta', payload: bytesOf('z') }, { name: 'alpha', payload: noise(2, 50_000) }] }));
+    const file = readHFile(
+      writeHFile(cells(3), {
+        metaBlocks: [
+          { name: 'zeta', payload: bytesOf('z') },
+          { name: 'alpha', payload: noise(2, 50_000) },
+        ],
+      }),
+    );
     assert.deepEqual(file.metaBlockNames, ['alpha', 'zeta']);
     assert.deepEqual(file.metaBlock('alpha'), noise(2, 50_000));
     assert.equal(text(file.metaBlock('zeta')!), 'z');
@@ -247,7 +267,10 @@ describe('Hudi conventions', () => {
   test('a base file sorts its records and carries schema, min/max keys, bloom type and the bloomFilter meta block', () => {
     const records = ['b', 'c', 'a', '__all_partitions__'].map((key, i) => ({ key, value: noise(i, 10) }));
     const hudi = readHudiHFile(writeHudiBaseHFile(records, { schema, bloomFilter }));
-    assert.deepEqual(hudi.records.map((record) => record.key), ['__all_partitions__', 'a', 'b', 'c']);
+    assert.deepEqual(
+      hudi.records.map((record) => record.key),
+      ['__all_partitions__', 'a', 'b', 'c'],
+    );
     assert.equal(hudi.schema, schema);
     assert.equal(hudi.minRecordKey, '__all_partitions__');
     assert.equal(hudi.maxRecordKey, 'c');
@@ -266,16 +289,36 @@ describe('Hudi conventions', () => {
 
   test('keys sort by UTF-8 bytes, which HBase requires', () => {
     const keys = ['\u{1F600}', '\uFFFD', 'z', 'é'];
-    const hudi = readHudiHFile(writeHudiBaseHFile(keys.map((key) => ({ key, value: new Uint8Array(1) })), { schema, bloomFilter }));
-    assert.deepEqual(hudi.records.map((record) => record.key), ['z', 'é', '\uFFFD', '\u{1F600}']);
+    const hudi = readHudiHFile(
+      writeHudiBaseHFile(
+        keys.map((key) => ({ key, value: new Uint8Array(1) })),
+        { schema, bloomFilter },
+      ),
+    );
+    assert.deepEqual(
+      hudi.records.map((record) => record.key),
+      ['z', 'é', '\uFFFD', '\u{1F600}'],
+    );
   });
 
   test('a base file refuses duplicate keys; a log block keeps them', () => {
-    const records = [{ key: 'a', value: bytesOf('1') }, { key: 'a', value: bytesOf('2') }];
-    assert.throws(() => writeHudiBaseHFile(records, { schema, bloomFilter }), (error: unknown) => error instanceof HFileWriteError && /duplicate record key "a"/.test(error.message));
+    const records = [
+      { key: 'a', value: bytesOf('1') },
+      { key: 'a', value: bytesOf('2') },
+    ];
+    assert.throws(
+      () => writeHudiBaseHFile(records, { schema, bloomFilter }),
+      (error: unknown) => error instanceof HFileWriteError && /duplicate record key "a"/.test(error.message),
+    );
     const hudi = readHudiHFile(writeHudiLogBlockHFile(records, { schema }));
-    assert.deepEqual(hudi.records.map((record) => text(record.value)), ['1', '2']);
-    assert.deepEqual(hudi.file.fileInfo.names().filter((name) => !name.startsWith('hfile.') && !/^(KEY_VALUE_VERSION|MAX_MEMSTORE_TS_KEY)$/.test(name)), ['schema']);
+    assert.deepEqual(
+      hudi.records.map((record) => text(record.value)),
+      ['1', '2'],
+    );
+    assert.deepEqual(
+      hudi.file.fileInfo.names().filter((name) => !name.startsWith('hfile.') && !/^(KEY_VALUE_VERSION|MAX_MEMSTORE_TS_KEY)$/.test(name)),
+      ['schema'],
+    );
     assert.equal(hudi.bloomFilter, undefined);
   });
 });
@@ -283,10 +326,27 @@ describe('Hudi conventions', () => {
 describe('bad input', () => {
   test('the writer refuses unsorted keys, duplicates it was not told to allow, reserved file info and huge rows', () => {
     const value = new Uint8Array(1);
-    assert.throws(() => writeHFile([{ key: 'b', value }, { key: 'a', value }]), (error: unknown) => error instanceof HFileWriteError && /ascending/.test(error.message));
-    assert.throws(() => writeHFile([{ key: 'a', value }, { key: 'a', value }]), HFileWriteError);
+    assert.throws(
+      () =>
+        writeHFile([
+          { key: 'b', value },
+          { key: 'a', value },
+        ]),
+      (error: unknown) => error instanceof HFileWriteError && /ascending/.test(error.message),
+    );
+    assert.throws(
+      () =>
+        writeHFile([
+          { key: 'a', value },
+          { key: 'a', value },
+        ]),
+      HFileWriteError,
+    );
     assert.throws(() => writeHFile([], { fileInfo: { [FileInfoKey.LAST_KEY]: 'x' } }), HFileWriteError);
-    assert.throws(() => writeHFile([{ key: 'x'.repeat(40_000), value }]), (error: unknown) => error instanceof HFileWriteError && /row limit/.test(error.message));
+    assert.throws(
+      () => writeHFile([{ key: 'x'.repeat(40_000), value }]),
+      (error: unknown) => error instanceof HFileWriteError && /row limit/.test(error.message),
+    );
     assert.throws(() => writeHFile([], { blockSize: 0 }), HFileWriteError);
   });
 
@@ -299,6 +359,9 @@ describe('bad input', () => {
     const corrupt = bytes.slice();
     corrupt[60]! ^= 1;
     const file = readHFile(corrupt, { location: 'x.hfile' });
-    assert.throws(() => [...file.cells()], (error: unknown) => error instanceof HFileFormatError && /checksum/.test(error.message));
+    assert.throws(
+      () => [...file.cells()],
+      (error: unknown) => error instanceof HFileFormatError && /checksum/.test(error.message),
+    );
   });
 });

@@ -20,13 +20,15 @@ import { HudiTable } from '../lib/table.js';
 import { tempDir } from './helpers/paths.js';
 import { s3TablePath, testBucket } from './helpers/s3.js';
 
-const PROPS = new Map(Object.entries({
-  'hoodie.table.name': 'landed',
-  'hoodie.datasource.write.recordkey.field': 'id',
-  'hoodie.datasource.write.partitionpath.field': 'dt',
-  'hoodie.datasource.write.precombine.field': 'ts',
-  'hoodie.index.bloom.num_entries': '100',
-}));
+const PROPS = new Map(
+  Object.entries({
+    'hoodie.table.name': 'landed',
+    'hoodie.datasource.write.recordkey.field': 'id',
+    'hoodie.datasource.write.partitionpath.field': 'dt',
+    'hoodie.datasource.write.precombine.field': 'ts',
+    'hoodie.index.bloom.num_entries': '100',
+  }),
+);
 const jsonLines = (records: readonly unknown[]) => `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
 const user = (id: number, values: Record<string, unknown> = {}) => ({ id, name: `user ${id}`, ts: 1, dt: 'p1', ...values });
 
@@ -78,19 +80,32 @@ describe('ingest: objects the table cannot take', () => {
     const own = `${INGEST_FOLDER}/${idOf(request)}`;
     const after = await listing(table);
     const added = after.filter((entry) => !before.includes(entry));
-    assert.deepEqual(added.filter((entry) => !entry.startsWith(`${own}.json `) && !entry.startsWith(`${own}/`)), [], 'nothing but the ingest record is new under the table');
-    assert.ok(added.some((entry) => entry.startsWith(`${own}.json `)), 'the object is recorded as handled');
-    assert.deepEqual(before.filter((entry) => !after.includes(entry)), [], 'nothing under the table changed or went');
+    assert.deepEqual(
+      added.filter((entry) => !entry.startsWith(`${own}.json `) && !entry.startsWith(`${own}/`)),
+      [],
+      'nothing but the ingest record is new under the table',
+    );
+    assert.ok(
+      added.some((entry) => entry.startsWith(`${own}.json `)),
+      'the object is recorded as handled',
+    );
+    assert.deepEqual(
+      before.filter((entry) => !after.includes(entry)),
+      [],
+      'nothing under the table changed or went',
+    );
     assert.deepEqual(await rowIds(table), rows);
     // The quarantined copy and its reason are in the landing bucket.
-    const described = JSON.parse(await (await client.send(new GetObjectCommand({ Bucket: bucket, Key: result.errorsKey! }))).Body!.transformToString()) as { reason: string };
+    const described = JSON.parse(await (await client.send(new GetObjectCommand({ Bucket: bucket, Key: result.errorsKey! }))).Body!.transformToString()) as {
+      reason: string;
+    };
     assert.equal(described.reason, result.reason);
     // A redelivery is a duplicate of the failure, and writes nothing either.
     const again = await ingestObject(request);
     assert.deepEqual([again.outcome, again.originalOutcome], ['duplicate', 'failed']);
   }
 
-  it('refuses every record\'s bad partition value, lossy key, null ordering value and missing column; nothing reaches the table', async () => {
+  it("refuses every record's bad partition value, lossy key, null ordering value and missing column; nothing reaches the table", async () => {
     const table = await newTable(openStorage(await s3TablePath('ingest-bad')));
     const cases: [string, readonly object[], RegExp][] = [
       ['hidden', [user(10, { dt: '.hidden' })], /row 1: partition path "\.hidden" has a folder "\.hidden" starting with "\.", which readers skip as hidden/],
@@ -100,7 +115,11 @@ describe('ingest: objects the table cannot take', () => {
       ['slash', [user(14, { dt: 'a/b' })], /partition path "a\/b" has 2 folder levels for 1 partition field\(s\) \(dt\): a partition value holds "\/"/],
       ['control', [user(15, { dt: 'a\u0001b' })], /holds the control character U\+0001/],
       ['fraction', [user(16, { id: 1.5 })], /row 1, column "id": 1\.5 \(DOUBLE\) does not fit the table's type BIGINT exactly \(it would be stored as 2\)/],
-      ['null-ts', [user(1, { ts: null })], /the precombine field "ts" is null, so the record has no ordering value \(Hudi refuses it: "Ordering value is null"\)/],
+      [
+        'null-ts',
+        [user(1, { ts: null })],
+        /the precombine field "ts" is null, so the record has no ordering value \(Hudi refuses it: "Ordering value is null"\)/,
+      ],
       ['missing-column', [{ id: 17, ts: 1, dt: 'p1' }], /input lacks table column\(s\) name, which would be stored as NULL/],
       ['missing-ts', [{ id: 18, name: 'n', dt: 'p1' }], /input lacks table column\(s\) ts/],
     ];
@@ -119,8 +138,13 @@ describe('ingest: objects the table cannot take', () => {
     const folders = new Set((await table.listRecursive('')).map((object) => object.path.split('/')[0]));
     assert.deepEqual([...folders].sort(), ['.hoodie', 'p1', 'p2'], 'no partition folder of a bad record');
     const errors = (await (await client.send(new GetObjectCommand({ Bucket: bucket, Key: result.errorsKey! }))).Body!.transformToString())
-      .trim().split('\n').map((line) => JSON.parse(line) as { line: number; reason: string });
-    assert.deepEqual(errors.map((e) => e.line), [2, 3, 4]);
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { line: number; reason: string });
+    assert.deepEqual(
+      errors.map((e) => e.line),
+      [2, 3, 4],
+    );
     assert.match(errors[0]!.reason, /starting with "\."/);
     assert.match(errors[2]!.reason, /Ordering value is null/);
   });
@@ -132,12 +156,19 @@ describe('ingest: objects the table cannot take', () => {
     const result = await ingestObject(request);
     assert.deepEqual([result.outcome, result.inserted, result.badRecords], ['ingested', 0, 0]);
     const own = `${INGEST_FOLDER}/${idOf(request)}`;
-    assert.deepEqual((await listing(table)).filter((entry) => !before.includes(entry) && !entry.startsWith(`${own}.json `) && !entry.startsWith(`${own}/`)), []);
+    assert.deepEqual(
+      (await listing(table)).filter((entry) => !before.includes(entry) && !entry.startsWith(`${own}.json `) && !entry.startsWith(`${own}/`)),
+      [],
+    );
   });
 
   it('glob characters in a partition value are refused on a local table', async () => {
     const table = await newTable(openStorage(join(tempDir('ingest-local-'), 'table')));
-    await assertQuarantined(table, await land(table, 'glob.jsonl', jsonLines([user(20, { dt: 'x*y' })])), /partition path "x\*y" holds the glob character "\*", which DuckDB would expand/);
+    await assertQuarantined(
+      table,
+      await land(table, 'glob.jsonl', jsonLines([user(20, { dt: 'x*y' })])),
+      /partition path "x\*y" holds the glob character "\*", which DuckDB would expand/,
+    );
   });
 
   it('a truncated hoodie.properties fails the delivery (for a retry once fixed), before the object is claimed', async () => {
@@ -162,7 +193,12 @@ describe('ingest handler: events that are not S3 events', () => {
     process.env['POWERTOOLS_LOG_LEVEL'] ??= 'ERROR';
     process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
     const tablePath = await s3TablePath('ingest-events');
-    Object.assign(process.env, { TABLE_PATH: tablePath, TABLE_PROPERTIES: JSON.stringify(Object.fromEntries(PROPS)), INGEST_PREFIX: '', ERROR_PREFIX: 'errors/' });
+    Object.assign(process.env, {
+      TABLE_PATH: tablePath,
+      TABLE_PROPERTIES: JSON.stringify(Object.fromEntries(PROPS)),
+      INGEST_PREFIX: '',
+      ERROR_PREFIX: 'errors/',
+    });
     const { handler } = await import('../functions/ingest.js');
     const sqs = (body: unknown) => ({ messageId: 'm-1', body, eventSource: 'aws:sqs' });
     const cases: [unknown, RegExp][] = [
@@ -177,7 +213,10 @@ describe('ingest handler: events that are not S3 events', () => {
       [{ Records: 'x' }, /^the event: its Records is a string/],
       [{ Records: [null] }, /^the event: Records\[0\] is null, not an S3 event record/],
       [{ Records: [7] }, /^the event: Records\[0\] is a number, not an S3 event record/],
-      [{ Records: [{ s3: { bucket: { name: 'b' }, object: { key: 'k' } } }] }, /^the event: Records\[0\] has no s3\.bucket\.name, s3\.object\.key or eventName \(strings\)/],
+      [
+        { Records: [{ s3: { bucket: { name: 'b' }, object: { key: 'k' } } }] },
+        /^the event: Records\[0\] has no s3\.bucket\.name, s3\.object\.key or eventName \(strings\)/,
+      ],
       [{ Records: [{ eventName: 'ObjectCreated:Put', s3: { bucket: null } }] }, /Records\[0\] has no s3\.bucket\.name/],
       [{ source: 'aws.s3', detail: null }, /^the event: an EventBridge S3 event without detail\.bucket\.name/],
       [{ source: 'aws.s3', 'detail-type': 'Object Created', detail: { bucket: { name: 'b' }, object: {} } }, /an EventBridge S3 event without/],
@@ -185,12 +224,16 @@ describe('ingest handler: events that are not S3 events', () => {
       [{ Records: [sqs(42)] }, /^the event: SQS Records\[0\] is a message without messageId or body/],
     ];
     for (const [event, message] of cases) {
-      await assert.rejects(handler(event), (error: unknown) => {
-        assert.ok(error instanceof EventError, `${JSON.stringify(event)}: expected an EventError, got ${String(error)}`);
-        assert.match(error.message, message);
-        assert.match(error.message, /invoke ingest with an S3 notification/);
-        return true;
-      }, JSON.stringify(event));
+      await assert.rejects(
+        handler(event),
+        (error: unknown) => {
+          assert.ok(error instanceof EventError, `${JSON.stringify(event)}: expected an EventError, got ${String(error)}`);
+          assert.match(error.message, message);
+          assert.match(error.message, /invoke ingest with an S3 notification/);
+          return true;
+        },
+        JSON.stringify(event),
+      );
     }
     assert.deepEqual(await openStorage(tablePath).listRecursive(''), [], 'no table was created, nothing was written');
   });

@@ -36,7 +36,12 @@ const PROPS = {
 /** The bundle when it is newer than every source it is built from; else the source (a stale bundle would mislead). */
 async function loadHandler(): Promise<{ module: HandlerModule; from: string }> {
   const bundle = join(root, 'dist/functions/ingest.mjs');
-  const sources = [join(root, 'functions/ingest.ts'), ...readdirSync(join(root, 'lib'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => join(root, 'lib', f))];
+  const sources = [
+    join(root, 'functions/ingest.ts'),
+    ...readdirSync(join(root, 'lib'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => join(root, 'lib', f)),
+  ];
   const newestSource = Math.max(...sources.map((f) => statSync(f).mtimeMs));
   if (existsSync(bundle) && statSync(bundle).mtimeMs >= newestSource) {
     return { module: (await import(pathToFileURL(bundle).href)) as HandlerModule, from: 'dist/functions/ingest.mjs' };
@@ -48,22 +53,24 @@ async function loadHandler(): Promise<{ module: HandlerModule; from: string }> {
 function s3PutEvent(bucket: string, key: string, etag: string, size: number): S3Event {
   const encodedKey = encodeURIComponent(key).replace(/%2F/g, '/').replace(/%20/g, '+');
   return {
-    Records: [{
-      eventVersion: '2.1',
-      eventSource: 'aws:s3',
-      awsRegion: 'us-east-1',
-      eventTime: new Date().toISOString(),
-      eventName: 'ObjectCreated:Put',
-      userIdentity: { principalId: 'AWS:AIDAEXAMPLE' },
-      requestParameters: { sourceIPAddress: '127.0.0.1' },
-      responseElements: { 'x-amz-request-id': 'C3D13FE58DE4C810', 'x-amz-id-2': 'FMyUVURIY8/IgAtTv8xRjskZQpcIZ9KG4V5Wp6S7S/JRWeUWerMUE5JgHvANOjpD' },
-      s3: {
-        s3SchemaVersion: '1.0',
-        configurationId: 'ingest',
-        bucket: { name: bucket, ownerIdentity: { principalId: 'A3NL1KOZZKExample' }, arn: `arn:aws:s3:::${bucket}` },
-        object: { key: encodedKey, size, eTag: normalizeEtag(etag), sequencer: '0055AED6DCD90281E5' },
+    Records: [
+      {
+        eventVersion: '2.1',
+        eventSource: 'aws:s3',
+        awsRegion: 'us-east-1',
+        eventTime: new Date().toISOString(),
+        eventName: 'ObjectCreated:Put',
+        userIdentity: { principalId: 'AWS:AIDAEXAMPLE' },
+        requestParameters: { sourceIPAddress: '127.0.0.1' },
+        responseElements: { 'x-amz-request-id': 'C3D13FE58DE4C810', 'x-amz-id-2': 'FMyUVURIY8/IgAtTv8xRjskZQpcIZ9KG4V5Wp6S7S/JRWeUWerMUE5JgHvANOjpD' },
+        s3: {
+          s3SchemaVersion: '1.0',
+          configurationId: 'ingest',
+          bucket: { name: bucket, ownerIdentity: { principalId: 'A3NL1KOZZKExample' }, arn: `arn:aws:s3:::${bucket}` },
+          object: { key: encodedKey, size, eTag: normalizeEtag(etag), sequencer: '0055AED6DCD90281E5' },
+        },
       },
-    }],
+    ],
   };
 }
 
@@ -159,12 +166,21 @@ describe('ingest: S3 put events into a Hudi table', () => {
     assert.equal(result.errorsKey, `${run}/errors/${first.key}.errors.jsonl`);
 
     const rows = await rowsById();
-    assert.deepEqual([...rows.keys()].sort((a, b) => a - b), [1, 2, 4, 5, 6]);
+    assert.deepEqual(
+      [...rows.keys()].sort((a, b) => a - b),
+      [1, 2, 4, 5, 6],
+    );
     assert.equal(rows.get(6)?.['name'], 'Fatima');
     assert.equal(await commits(), 1);
 
-    const errors = (await getText(client, bucket, result.errorsKey!)).trim().split('\n').map((l) => JSON.parse(l) as { line: number; reason: string; record: string });
-    assert.deepEqual(errors.map((e) => e.line), [3, 6, 7, 8]);
+    const errors = (await getText(client, bucket, result.errorsKey!))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { line: number; reason: string; record: string });
+    assert.deepEqual(
+      errors.map((e) => e.line),
+      [3, 6, 7, 8],
+    );
     assert.match(errors[0]!.reason, /not JSON/);
     assert.equal(errors[0]!.record, '{"id": 3, "name": "Carol", "dt": "2024-05-01"');
     assert.match(errors[1]!.reason, /record key field "id" is null or empty/);
@@ -184,11 +200,17 @@ describe('ingest: S3 put events into a Hudi table', () => {
 
     const fresh = await put(`${run}/in/batch-2.jsonl`, jsonLines([user(7, 'Gao'), user(8, 'Hana')]));
     const parallel = await Promise.all([invoke(fresh.event), invoke(fresh.event), invoke(first.event)]);
-    const outcomes = parallel.slice(0, 2).map((s) => only(s).outcome).sort();
+    const outcomes = parallel
+      .slice(0, 2)
+      .map((s) => only(s).outcome)
+      .sort();
     assert.deepEqual(outcomes, ['duplicate', 'ingested'], 'exactly one of the parallel deliveries writes');
     assert.equal(only(parallel[2]!).outcome, 'duplicate');
     assert.equal(await commits(), 2, 'one commit per object');
-    assert.deepEqual([...(await rowsById()).keys()].sort((a, b) => a - b), [1, 2, 4, 5, 6, 7, 8]);
+    assert.deepEqual(
+      [...(await rowsById()).keys()].sort((a, b) => a - b),
+      [1, 2, 4, 5, 6, 7, 8],
+    );
   });
 
   it('applies a new version of the same key (new ETag), once', async () => {
@@ -284,12 +306,22 @@ describe('ingest: S3 put events into a Hudi table', () => {
   it('accepts EventBridge and SQS-wrapped events', async () => {
     const viaBridge = await put(`${run}/in/bridge.jsonl`, jsonLines([user(12, 'Lena')]));
     const bridgeEvent: S3ObjectCreatedNotificationEvent = {
-      version: '0', id: randomUUID(), 'detail-type': 'Object Created', source: 'aws.s3', account: '123456789012',
-      time: new Date().toISOString(), region: 'us-east-1', resources: [`arn:aws:s3:::${bucket}`],
+      version: '0',
+      id: randomUUID(),
+      'detail-type': 'Object Created',
+      source: 'aws.s3',
+      account: '123456789012',
+      time: new Date().toISOString(),
+      region: 'us-east-1',
+      resources: [`arn:aws:s3:::${bucket}`],
       detail: {
-        version: '0', bucket: { name: bucket },
+        version: '0',
+        bucket: { name: bucket },
         object: { key: viaBridge.key, size: 10, etag: normalizeEtag(viaBridge.etag), 'version-id': 'null', sequencer: '617f08299329d189' },
-        'request-id': 'N4N7GDK58NMKJ12R', requester: '123456789012', 'source-ip-address': '127.0.0.1', reason: 'PutObject',
+        'request-id': 'N4N7GDK58NMKJ12R',
+        requester: '123456789012',
+        'source-ip-address': '127.0.0.1',
+        reason: 'PutObject',
       },
     };
     assert.equal(only(await invoke(bridgeEvent)).outcome, 'ingested');
@@ -301,8 +333,13 @@ describe('ingest: S3 put events into a Hudi table', () => {
         { messageId: 'm-2', body: JSON.stringify({ Service: 'Amazon S3', Event: 's3:TestEvent', Bucket: bucket }), eventSource: 'aws:sqs' },
         { messageId: 'm-3', body: 'not an event', eventSource: 'aws:sqs' },
       ].map((r) => ({
-        ...r, receiptHandle: 'handle', attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
-        messageAttributes: {}, md5OfBody: '', eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:landing', awsRegion: 'us-east-1',
+        ...r,
+        receiptHandle: 'handle',
+        attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:landing',
+        awsRegion: 'us-east-1',
       })),
     };
     const response = (await handlerModule.handler(sqsEvent, lambdaContext())) as SQSBatchResponse;
@@ -313,9 +350,15 @@ describe('ingest: S3 put events into a Hudi table', () => {
 
   it('reports an SQS message whose object failed as a batch item failure, and a batch that failed whole without throwing', async () => {
     const sqsMessage = (messageId: string, body: string): SQSEvent['Records'][number] => ({
-      messageId, body, eventSource: 'aws:sqs', receiptHandle: 'handle',
+      messageId,
+      body,
+      eventSource: 'aws:sqs',
+      receiptHandle: 'handle',
       attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' },
-      messageAttributes: {}, md5OfBody: '', eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:landing', awsRegion: 'us-east-1',
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:landing',
+      awsRegion: 'us-east-1',
     });
     const fine = await put(`${run}/in/queued-fine.jsonl`, jsonLines([user(14, 'Noor')]));
     const held = await put(`${run}/in/queued-held.jsonl`, jsonLines([user(15, 'Otto')]));
@@ -326,15 +369,18 @@ describe('ingest: S3 put events into a Hudi table', () => {
     try {
       // A short remaining time: the held object waits a second for the claim (claimWaitMs), not half a minute.
       const context = { ...lambdaContext(), getRemainingTimeInMillis: () => 4_000 };
-      response = (await handlerModule.handler({
-        Records: [sqsMessage('m-held', JSON.stringify(held.event)), sqsMessage('m-fine', JSON.stringify(fine.event)), sqsMessage('m-bad', '{')],
-      }, context)) as SQSBatchResponse;
+      response = (await handlerModule.handler(
+        {
+          Records: [sqsMessage('m-held', JSON.stringify(held.event)), sqsMessage('m-fine', JSON.stringify(fine.event)), sqsMessage('m-bad', '{')],
+        },
+        context,
+      )) as SQSBatchResponse;
     } finally {
       await lease.release();
     }
     assert.deepEqual(response.batchItemFailures, [{ itemIdentifier: 'm-held' }, { itemIdentifier: 'm-bad' }]);
     const rows = await rowsById();
-    assert.ok(rows.has(14), 'the other message\'s object is ingested');
+    assert.ok(rows.has(14), "the other message's object is ingested");
     assert.ok(!rows.has(15), 'the held object is not');
 
     const whole = (await handlerModule.handler({ Records: [sqsMessage('m-a', 'not an event'), sqsMessage('m-b', '[]')] }, lambdaContext())) as SQSBatchResponse;
@@ -353,7 +399,9 @@ describe('ingest: CSV', () => {
     const tablePath = await s3TablePath('ingest-csv');
     Object.assign(process.env, {
       TABLE_PATH: tablePath,
-      TABLE_PROPERTIES: Object.entries(PROPS).map(([k, v]) => `${k}=${v}`).join('\n'),
+      TABLE_PROPERTIES: Object.entries(PROPS)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n'),
       INGEST_PREFIX: `${run}/`,
       ERROR_PREFIX: `${run}-errors/`,
     });
@@ -365,7 +413,10 @@ describe('ingest: CSV', () => {
     assert.equal(result.outcome, 'ingested', JSON.stringify(summary));
     assert.equal(result.inserted, 2);
     assert.equal(result.badRecords, 1);
-    const errors = (await getText(client, bucket, `${run}-errors/${key}.errors.jsonl`)).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const errors = (await getText(client, bucket, `${run}-errors/${key}.errors.jsonl`))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(errors.length, 1);
     assert.equal(errors[0]!['row'], 1);
     assert.equal(errors[0]!['line'], 3);
@@ -388,8 +439,12 @@ describe('ingest: claims (lib/ingest/idempotency.ts)', () => {
     // The claim's lock, exactly where ingestObject keeps it.
     const claimLock = new StorageLockProvider(openStorage(`${tablePath}/${INGEST_FOLDER}/${id}`), { leaseMs: 1_000, pollMs: 100 });
     const request = {
-      source: s3LandingBucket(bucket, client), key, etag, table: openStorage(tablePath),
-      tableProperties: new Map(Object.entries(PROPS).map(([k, v]) => [k, String(v)])), errorPrefix: 'errors/',
+      source: s3LandingBucket(bucket, client),
+      key,
+      etag,
+      table: openStorage(tablePath),
+      tableProperties: new Map(Object.entries(PROPS).map(([k, v]) => [k, String(v)])),
+      errorPrefix: 'errors/',
     };
     return { tablePath, request, claimLock };
   };
@@ -409,8 +464,10 @@ describe('ingest: claims (lib/ingest/idempotency.ts)', () => {
     const { tablePath, request, claimLock } = await setUp();
     const live = await claimLock.acquire();
     try {
-      await assert.rejects(ingestObject({ ...request, claim: { waitMs: 1_500, pollMs: 100 } }),
-        (error: unknown) => error instanceof ConflictError && /another delivery of this object is still being ingested/.test(error.message));
+      await assert.rejects(
+        ingestObject({ ...request, claim: { waitMs: 1_500, pollMs: 100 } }),
+        (error: unknown) => error instanceof ConflictError && /another delivery of this object is still being ingested/.test(error.message),
+      );
     } finally {
       await live.release();
     }
@@ -419,7 +476,7 @@ describe('ingest: claims (lib/ingest/idempotency.ts)', () => {
   });
 });
 
-describe('ingest: a table with Hudi\'s metadata table it cannot keep', () => {
+describe("ingest: a table with Hudi's metadata table it cannot keep", () => {
   it('is refused before the object is claimed or downloaded, naming the partition being built; nothing is written', async () => {
     const client = s3ClientFromEnv();
     const bucket = await testBucket();
@@ -429,8 +486,12 @@ describe('ingest: a table with Hudi\'s metadata table it cannot keep', () => {
       const key = `${landing}/${name}`;
       const etag = (await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: jsonLines(records) }))).ETag!;
       return {
-        source: s3LandingBucket(bucket, client), key, etag, table: openStorage(tablePath),
-        tableProperties: new Map(Object.entries(PROPS).map(([k, v]) => [k, String(v)])), errorPrefix: 'errors/',
+        source: s3LandingBucket(bucket, client),
+        key,
+        etag,
+        table: openStorage(tablePath),
+        tableProperties: new Map(Object.entries(PROPS).map(([k, v]) => [k, String(v)])),
+        errorPrefix: 'errors/',
       };
     };
     assert.equal((await ingestObject(await request('first.jsonl', [user(1, 'Alice')]))).outcome, 'ingested');
@@ -439,8 +500,13 @@ describe('ingest: a table with Hudi\'s metadata table it cannot keep', () => {
     await table.put('.hoodie/hoodie.properties', `${properties}hoodie.table.metadata.partitions.inflight=files\n`);
 
     const second = await request('second.jsonl', [user(2, 'Bob')]);
-    await assert.rejects(ingestObject(second), (error: unknown) =>
-      error instanceof MetadataTableError && /an ingest cannot keep Hudi's metadata table correct/.test(error.message) && /partition files is being built/.test(error.message));
+    await assert.rejects(
+      ingestObject(second),
+      (error: unknown) =>
+        error instanceof MetadataTableError &&
+        /an ingest cannot keep Hudi's metadata table correct/.test(error.message) &&
+        /partition files is being built/.test(error.message),
+    );
     const id = ingestId(ingestSource(bucket, second.key, second.etag));
     assert.deepEqual(await table.listRecursive(`${INGEST_FOLDER}/${id}`), [], 'not even claimed');
     assert.equal(await table.head(`${INGEST_FOLDER}/${id}.json`), undefined, 'not recorded as handled: it is retried once the table is fixed');
@@ -448,7 +514,7 @@ describe('ingest: a table with Hudi\'s metadata table it cannot keep', () => {
   });
 });
 
-describe('ingest: never the table\'s own objects', () => {
+describe("ingest: never the table's own objects", () => {
   const setUp = async () => {
     process.env['POWERTOOLS_LOG_LEVEL'] ??= 'ERROR';
     process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
@@ -462,9 +528,14 @@ describe('ingest: never the table\'s own objects', () => {
       const etag = (await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }))).ETag!;
       return s3PutEvent(bucket, key, etag, Buffer.byteLength(body));
     };
-    const environment = (extra: Record<string, string>) => Object.assign(process.env, {
-      TABLE_PATH: tablePath, TABLE_PROPERTIES: JSON.stringify(PROPS), INGEST_PREFIX: '', ERROR_PREFIX: `${run}/errors`, ...extra,
-    });
+    const environment = (extra: Record<string, string>) =>
+      Object.assign(process.env, {
+        TABLE_PATH: tablePath,
+        TABLE_PROPERTIES: JSON.stringify(PROPS),
+        INGEST_PREFIX: '',
+        ERROR_PREFIX: `${run}/errors`,
+        ...extra,
+      });
     // INGEST_PREFIX empty (every key, the default) and the table in the landing bucket: the loop's set-up.
     environment({});
     const first = await put(`${run}/first.jsonl`, jsonLines([user(1, 'Alice')]));
@@ -474,7 +545,7 @@ describe('ingest: never the table\'s own objects', () => {
     return { module, bucket, tablePath, tablePrefix, run, table, put, listing, environment };
   };
 
-  it('refuses an event for one of the table\'s files, or an object landed under the table: one error, nothing written', async () => {
+  it("refuses an event for one of the table's files, or an object landed under the table: one error, nothing written", async () => {
     const { module, bucket, tablePath, tablePrefix, table, put, listing } = await setUp();
     try {
       const dataFile = (await table.listRecursive('')).find((object) => object.path.endsWith('.parquet'))!;
@@ -487,7 +558,12 @@ describe('ingest: never the table\'s own objects', () => {
           // The bundle has its own HudiError class: its name tells.
           assert.ok(error instanceof Error && error.name === 'HudiError', String(error));
           assert.equal(error.message.split('refused').length, 2, 'one error, naming the object once');
-          assert.match(error.message, new RegExp(`^${tablePath}: 1 object\\(s\\) refused: s3://${bucket}/${key.replace(/[.+]/g, '\\$&')} is under the table ${tablePath} itself: ingest never reads the table's own objects`));
+          assert.match(
+            error.message,
+            new RegExp(
+              `^${tablePath}: 1 object\\(s\\) refused: s3://${bucket}/${key.replace(/[.+]/g, '\\$&')} is under the table ${tablePath} itself: ingest never reads the table's own objects`,
+            ),
+          );
           assert.match(error.message, /give INGEST_PREFIX \(the template's LandingPrefix\) and ERROR_PREFIX prefixes outside the table's/);
           return true;
         });
@@ -505,13 +581,26 @@ describe('ingest: never the table\'s own objects', () => {
       environment({ INGEST_PREFIX: `${run}/in/`, ERROR_PREFIX: `${tablePrefix}/errors` });
       const landed = await put(`${run}/in/third.jsonl`, 'not json\n');
       const before = await listing();
-      await assert.rejects(module.handler(landed, lambdaContext()), new RegExp(`refused: s3://${bucket}/${run}/in/third\\.jsonl would be quarantined under ${tablePrefix}/errors/, inside the table`));
+      await assert.rejects(
+        module.handler(landed, lambdaContext()),
+        new RegExp(`refused: s3://${bucket}/${run}/in/third\\.jsonl would be quarantined under ${tablePrefix}/errors/, inside the table`),
+      );
       assert.deepEqual(await listing(), before, 'not even the quarantined copy');
 
-      for (const [name, value] of [['INGEST_PREFIX', `${tablePrefix}/`], ['INGEST_PREFIX', ''], ['ERROR_PREFIX', `${tablePrefix}/errors`]] as const) {
+      for (const [name, value] of [
+        ['INGEST_PREFIX', `${tablePrefix}/`],
+        ['INGEST_PREFIX', ''],
+        ['ERROR_PREFIX', `${tablePrefix}/errors`],
+      ] as const) {
         environment({ LANDING_BUCKET: bucket, INGEST_PREFIX: `${run}/in/`, ERROR_PREFIX: `${run}/errors`, [name]: value });
-        await assert.rejects(module.handler(landed, lambdaContext()), (error: unknown) =>
-          error instanceof Error && error.name === 'HudiError' && error.message.startsWith(`the function environment: ${name}=`) && error.message.includes(`overlaps the table ${tablePath} in the landing bucket ${bucket}`));
+        await assert.rejects(
+          module.handler(landed, lambdaContext()),
+          (error: unknown) =>
+            error instanceof Error &&
+            error.name === 'HudiError' &&
+            error.message.startsWith(`the function environment: ${name}=`) &&
+            error.message.includes(`overlaps the table ${tablePath} in the landing bucket ${bucket}`),
+        );
       }
       assert.deepEqual(await listing(), before);
 

@@ -3,7 +3,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createKeyGenerator, escapePathName, keyGeneratorOptionsFromTable, formatWithPattern, parseWithPattern, partitionValuesFromPath } from '../lib/keygen.js';
+import {
+  createKeyGenerator,
+  escapePathName,
+  keyGeneratorOptionsFromTable,
+  formatWithPattern,
+  parseWithPattern,
+  partitionValuesFromPath,
+} from '../lib/keygen.js';
 import { readSnapshot } from '../lib/reader.js';
 import { openStorage } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
@@ -27,15 +34,31 @@ describe('key generators against Hudi-written rows', () => {
 describe('key generator rules', () => {
   const base = { hiveStylePartitioning: false, urlEncodePartitioning: false, properties: new Map<string, string>() };
   it('simple: null partition value goes to the default partition; hive style adds field=', () => {
-    const simple = createKeyGenerator({ ...base, keyGeneratorClass: 'org.apache.hudi.keygen.SimpleKeyGenerator', recordKeyFields: ['id'], partitionFields: ['dt'] });
+    const simple = createKeyGenerator({
+      ...base,
+      keyGeneratorClass: 'org.apache.hudi.keygen.SimpleKeyGenerator',
+      recordKeyFields: ['id'],
+      partitionFields: ['dt'],
+    });
     assert.equal(simple.partitionPath({ id: 1, dt: null }), '__HIVE_DEFAULT_PARTITION__');
-    const hive = createKeyGenerator({ ...base, hiveStylePartitioning: true, keyGeneratorClass: 'org.apache.hudi.keygen.SimpleKeyGenerator', recordKeyFields: ['id'], partitionFields: ['dt'] });
+    const hive = createKeyGenerator({
+      ...base,
+      hiveStylePartitioning: true,
+      keyGeneratorClass: 'org.apache.hudi.keygen.SimpleKeyGenerator',
+      recordKeyFields: ['id'],
+      partitionFields: ['dt'],
+    });
     assert.equal(hive.partitionPath({ id: 1, dt: '2024-01-01' }), 'dt=2024-01-01');
     assert.throws(() => simple.recordKey({ id: null, dt: 'x' }), /record key field "id" is null or empty/);
   });
 
   it('complex: field:value pairs with __null__ / __empty__ placeholders', () => {
-    const complex = createKeyGenerator({ ...base, keyGeneratorClass: 'org.apache.hudi.keygen.ComplexKeyGenerator', recordKeyFields: ['id', 'name'], partitionFields: ['a', 'b'] });
+    const complex = createKeyGenerator({
+      ...base,
+      keyGeneratorClass: 'org.apache.hudi.keygen.ComplexKeyGenerator',
+      recordKeyFields: ['id', 'name'],
+      partitionFields: ['a', 'b'],
+    });
     assert.equal(complex.recordKey({ id: 1, name: null }), 'id:1,name:__null__');
     assert.equal(complex.recordKey({ id: 1, name: '' }), 'id:1,name:__empty__');
     assert.throws(() => complex.recordKey({ id: null, name: null }), /all null or empty/);
@@ -46,7 +69,13 @@ describe('key generator rules', () => {
     assert.equal(escapePathName('a/b:c=d%'), 'a%2Fb%3Ac%3Dd%25');
     // PartitionPathEncodeUtils.charToEscape sets 0x00–0x1F (its loop starts at 0), then the listed characters.
     assert.equal(escapePathName('\u0000\u0001\t\u001f\u007f*?[]{}^"#\'\\ .x'), '%00%01%09%1F%7F%2A%3F%5B%5D%7B}%5E%22%23%27%5C .x');
-    const encoded = createKeyGenerator({ ...base, urlEncodePartitioning: true, keyGeneratorClass: 'org.apache.hudi.keygen.SimpleKeyGenerator', recordKeyFields: ['id'], partitionFields: ['p'] });
+    const encoded = createKeyGenerator({
+      ...base,
+      urlEncodePartitioning: true,
+      keyGeneratorClass: 'org.apache.hudi.keygen.SimpleKeyGenerator',
+      recordKeyFields: ['id'],
+      partitionFields: ['p'],
+    });
     assert.equal(encoded.partitionPath({ id: 1, p: '2024/01' }), '2024%2F01');
   });
 
@@ -55,13 +84,28 @@ describe('key generator rules', () => {
     assert.equal(ms, Date.UTC(2023, 3, 1, 12, 1, 0, 123));
     assert.equal(formatWithPattern(ms!, 'yyyy/MM/dd/HH', 'GMT'), '2023/04/01/12');
     assert.equal(formatWithPattern(ms!, 'yyyy-MM-dd HH', 'GMT+08:00'), '2023-04-01 20');
-    const epoch = createKeyGenerator({ ...base, keyGeneratorClass: 'org.apache.hudi.keygen.TimestampBasedKeyGenerator', recordKeyFields: ['id'], partitionFields: ['ts'],
-      properties: new Map([['hoodie.keygen.timebased.timestamp.type', 'UNIX_TIMESTAMP'], ['hoodie.keygen.timebased.output.dateformat', 'yyyyMMdd']]) });
+    const epoch = createKeyGenerator({
+      ...base,
+      keyGeneratorClass: 'org.apache.hudi.keygen.TimestampBasedKeyGenerator',
+      recordKeyFields: ['id'],
+      partitionFields: ['ts'],
+      properties: new Map([
+        ['hoodie.keygen.timebased.timestamp.type', 'UNIX_TIMESTAMP'],
+        ['hoodie.keygen.timebased.output.dateformat', 'yyyyMMdd'],
+      ]),
+    });
     assert.equal(epoch.partitionPath({ id: 1, ts: 1700000000 }), '20231114');
   });
 
   it('partition values back from a partition path: the inverse of the key generator for dropped partition columns', () => {
-    const options = { ...base, hiveStylePartitioning: true, urlEncodePartitioning: true, keyGeneratorClass: 'org.apache.hudi.keygen.ComplexKeyGenerator', recordKeyFields: ['id'], partitionFields: ['dt', 'region'] };
+    const options = {
+      ...base,
+      hiveStylePartitioning: true,
+      urlEncodePartitioning: true,
+      keyGeneratorClass: 'org.apache.hudi.keygen.ComplexKeyGenerator',
+      recordKeyFields: ['id'],
+      partitionFields: ['dt', 'region'],
+    };
     const keygen = createKeyGenerator(options);
     const path = keygen.partitionPath({ id: 1, dt: '2024-01-01', region: 'eu/west:1 100%' });
     assert.equal(path, 'dt=2024-01-01/region=eu%2Fwest%3A1 100%25');
@@ -69,10 +113,16 @@ describe('key generator rules', () => {
     assert.deepEqual(partitionValuesFromPath(keygen.partitionPath({ id: 1, dt: null, region: 'x' }), options), { dt: null, region: 'x' });
     // One field takes the whole path (timestamp formats have slashes); with more, a stray slash cannot be mapped.
     assert.deepEqual(partitionValuesFromPath('2024/01/02', { ...base, partitionFields: ['ts'] }), { ts: '2024/01/02' });
-    assert.throws(() => partitionValuesFromPath('a/b/c', { ...base, partitionFields: ['x', 'y'] }), /partition path "a\/b\/c" has 3 segments for the 2 partition fields x, y/);
+    assert.throws(
+      () => partitionValuesFromPath('a/b/c', { ...base, partitionFields: ['x', 'y'] }),
+      /partition path "a\/b\/c" has 3 segments for the 2 partition fields x, y/,
+    );
   });
 
   it('unknown key generator class is refused naming it', () => {
-    assert.throws(() => createKeyGenerator({ ...base, keyGeneratorClass: 'com.acme.MyKeyGen', recordKeyFields: ['id'], partitionFields: [] }), /com\.acme\.MyKeyGen is not supported/);
+    assert.throws(
+      () => createKeyGenerator({ ...base, keyGeneratorClass: 'com.acme.MyKeyGen', recordKeyFields: ['id'], partitionFields: [] }),
+      /com\.acme\.MyKeyGen is not supported/,
+    );
   });
 });

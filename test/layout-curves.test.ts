@@ -117,10 +117,12 @@ describe('BinaryUtil golden vectors', () => {
       assert.equal(hex(zOrderKey(columns)), vector.interleaved_hex, label);
       if (vector.types.includes('raw')) continue;
       const types = vector.types.map((name) => typeOf[name]!);
-      const values = vector.values.map((value, index): SortValue =>
-        types[index] === 'long' ? BigInt(value) : types[index] === 'double' ? Number(value) : value,
+      const values = vector.values.map(
+        (value, index): SortValue => (types[index] === 'long' ? BigInt(value) : types[index] === 'double' ? Number(value) : value),
       );
-      values.forEach((value, index) => { assert.equal(hex(mapValueTo8Bytes(types[index]!, value)), vector.cols_hex[index], label); });
+      values.forEach((value, index) => {
+        assert.equal(hex(mapValueTo8Bytes(types[index]!, value)), vector.cols_hex[index], label);
+      });
       assert.equal(hex(directZOrderKey(types, values)), vector.interleaved_hex, label);
     }
   });
@@ -143,7 +145,9 @@ describe('Hilbert golden vectors', () => {
       assert.equal(table.length, 2 ** bits);
       table.forEach((row, first) => {
         assert.equal(row.length, 2 ** bits);
-        row.forEach((expected, second) => { assert.equal(hilbertIndex([BigInt(first), BigInt(second)], bits), BigInt(expected), `(${first}, ${second})`); });
+        row.forEach((expected, second) => {
+          assert.equal(hilbertIndex([BigInt(first), BigInt(second)], bits), BigInt(expected), `(${first}, ${second})`);
+        });
       });
     });
   }
@@ -236,7 +240,9 @@ describe('agreement with bit-by-bit transcriptions', () => {
         const indexer = new HilbertIndexer(bits, dimensions);
         for (let round = 0; round < 40; round++) {
           const point = Array.from({ length: dimensions }, () => randomLong(random.nextDouble));
-          point.forEach((value, dimension) => { indexer.setCoordinate(dimension, value); });
+          point.forEach((value, dimension) => {
+            indexer.setCoordinate(dimension, value);
+          });
           const expected = referenceHilbert(point, bits);
           assert.equal(indexer.indexBigInt(), expected, `bits ${bits} point ${point.join(',')}`);
           // indexBytes with the padding Hudi uses, including the 8+ dimension truncation at 63 bits.
@@ -249,8 +255,14 @@ describe('agreement with bit-by-bit transcriptions', () => {
 
   test('the number-coordinate setter equals the bigint one for safe integers', () => {
     const indexer = new HilbertIndexer(32, 3);
-    for (const values of [[0, 1, 2], [7, 123456, 2147483647], [-1, -5, 9007199254740991]]) {
-      values.forEach((value, dimension) => { indexer.setCoordinateNumber(dimension, value); });
+    for (const values of [
+      [0, 1, 2],
+      [7, 123456, 2147483647],
+      [-1, -5, 9007199254740991],
+    ]) {
+      values.forEach((value, dimension) => {
+        indexer.setCoordinateNumber(dimension, value);
+      });
       const fromNumbers = indexer.indexBigInt();
       assert.equal(fromNumbers, hilbertIndex(values.map(BigInt), 32));
     }
@@ -357,19 +369,30 @@ describe('DIRECT mapping per type', () => {
 });
 
 describe('sort-order properties', () => {
-  const sortedBy = <T>(values: T[], key: (value: T) => Uint8Array): T[] =>
-    [...values].sort((a, b) => compareUnsignedBytes(key(a), key(b)));
+  const sortedBy = <T>(values: T[], key: (value: T) => Uint8Array): T[] => [...values].sort((a, b) => compareUnsignedBytes(key(a), key(b)));
 
   test('one-column Z-order keys of ints, longs and doubles sort like the numbers; negative < positive', () => {
     const ints = [5, -1, 0, 2147483647, -2147483648, 42, -42, 1];
-    assert.deepEqual(sortedBy(ints, (value) => directZOrderKey(['int'], [value])), [...ints].sort((a, b) => a - b));
+    assert.deepEqual(
+      sortedBy(ints, (value) => directZOrderKey(['int'], [value])),
+      [...ints].sort((a, b) => a - b),
+    );
     const longs = [5n, -1n, 0n, 0x7fffffffffffffffn, -0x8000000000000000n, 1n << 40n, -(1n << 40n)];
-    assert.deepEqual(sortedBy(longs, (value) => directZOrderKey(['long'], [value])), [...longs].sort((a, b) => (a < b ? -1 : 1)));
+    assert.deepEqual(
+      sortedBy(longs, (value) => directZOrderKey(['long'], [value])),
+      [...longs].sort((a, b) => (a < b ? -1 : 1)),
+    );
     const doubles = [1.5, -1.5, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 1e-300, -1e300, Number.MAX_VALUE];
-    assert.deepEqual(sortedBy(doubles, (value) => directZOrderKey(['double'], [value])), [...doubles].sort((a, b) => a - b));
+    assert.deepEqual(
+      sortedBy(doubles, (value) => directZOrderKey(['double'], [value])),
+      [...doubles].sort((a, b) => a - b),
+    );
     // Hudi quirk: doubleTo8Byte leaves ±0.0 unflipped, so 0.0 (all zeros) sorts before every negative
     // number and -0.0 (0x8000...) between the negatives and the positives.
-    assert.deepEqual(sortedBy([1, -1, -0, 0, Number.NEGATIVE_INFINITY], (value) => doubleTo8Byte(value)), [0, Number.NEGATIVE_INFINITY, -1, -0, 1]);
+    assert.deepEqual(
+      sortedBy([1, -1, -0, 0, Number.NEGATIVE_INFINITY], (value) => doubleTo8Byte(value)),
+      [0, Number.NEGATIVE_INFINITY, -1, -0, 1],
+    );
     assert.ok(compareUnsignedBytes(directZOrderKey(['int'], [-1]), directZOrderKey(['int'], [1])) < 0);
   });
 
@@ -433,7 +456,10 @@ describe('bulk keys and sorting', () => {
 
   test('sortRowsByCurveKey is a stable unsigned sort', () => {
     for (const layout of ['z-order', 'hilbert'] as const) {
-      const batch = computeDirectCurveKeys(layout, [columns[0]!, { type: 'int', values: Array.from(columns[0]!.values, (value) => (value == null ? 0 : Number(value) % 3)) }]);
+      const batch = computeDirectCurveKeys(layout, [
+        columns[0]!,
+        { type: 'int', values: Array.from(columns[0]!.values, (value) => (value == null ? 0 : Number(value) % 3)) },
+      ]);
       const expected = Array.from({ length: rowCount }, (_, row) => row).sort(
         (a, b) => compareUnsignedBytes(curveKeyAt(batch, a), curveKeyAt(batch, b)) || a - b,
       );
@@ -448,18 +474,39 @@ describe('bulk keys and sorting', () => {
  * `positions.stream().collect(Collectors.toMap(p -> p, p -> field))`, Hudi's `fieldMap`.
  */
 const JDK17_TO_MAP_ORDERS: ReadonlyArray<readonly [number[], number[]]> = [
-  [[3, 8, 4, 10, 5, 25, 38, 39, 13], [3, 4, 5, 38, 39, 8, 25, 10, 13]],
-  [[102, 76, 92, 32, 56, 170, 143, 9, 0, 63, 26], [32, 0, 102, 56, 9, 170, 26, 76, 92, 143, 63]],
-  [[61243, 15241, 16030, 7458, 47387, 38246, 46730, 50756, 22430, 61085], [7458, 50756, 38246, 15241, 46730, 61243, 47387, 61085, 16030, 22430]],
-  [[179, 65, 23, 137, 175, 134, 7], [65, 179, 134, 23, 7, 137, 175]],
-  [[60157, 48443, 27193, 34440, 45558, 34756, 67160, 4410, 55713, 24059], [55713, 34756, 45558, 34440, 27193, 67160, 4410, 48443, 24059, 60157]],
-  [[152, 1, 94, 194, 198, 119], [1, 194, 198, 119, 152, 94]],
+  [
+    [3, 8, 4, 10, 5, 25, 38, 39, 13],
+    [3, 4, 5, 38, 39, 8, 25, 10, 13],
+  ],
+  [
+    [102, 76, 92, 32, 56, 170, 143, 9, 0, 63, 26],
+    [32, 0, 102, 56, 9, 170, 26, 76, 92, 143, 63],
+  ],
+  [
+    [61243, 15241, 16030, 7458, 47387, 38246, 46730, 50756, 22430, 61085],
+    [7458, 50756, 38246, 15241, 46730, 61243, 47387, 61085, 16030, 22430],
+  ],
+  [
+    [179, 65, 23, 137, 175, 134, 7],
+    [65, 179, 134, 23, 7, 137, 175],
+  ],
+  [
+    [60157, 48443, 27193, 34440, 45558, 34756, 67160, 4410, 55713, 24059],
+    [55713, 34756, 45558, 34440, 27193, 67160, 4410, 48443, 24059, 60157],
+  ],
+  [
+    [152, 1, 94, 194, 198, 119],
+    [1, 194, 198, 119, 152, 94],
+  ],
 ];
 
 describe('DIRECT column order (HashMap<Integer, StructField> iteration)', () => {
   test('matches the JDK 17 Collectors.toMap iteration order', () => {
     for (const [positions, expected] of JDK17_TO_MAP_ORDERS) {
-      assert.deepEqual(hudiDirectColumnOrder(positions).map((index) => positions[index]), expected);
+      assert.deepEqual(
+        hudiDirectColumnOrder(positions).map((index) => positions[index]),
+        expected,
+      );
     }
   });
 
@@ -473,8 +520,14 @@ describe('DIRECT column order (HashMap<Integer, StructField> iteration)', () => 
     assert.deepEqual(hudiDirectColumnOrder([5, 21], 'jdk8'), [1, 0]); // merge() prepends
     // 13 columns: JDK 9+ has resized to 32 buckets, JDK 8 resizes only on a 14th insert.
     const positions = [5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17];
-    assert.deepEqual(hudiDirectColumnOrder(positions).map((index) => positions[index]), positions);
-    assert.deepEqual(hudiDirectColumnOrder(positions, 'jdk8').map((index) => positions[index]), [16, 17, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+    assert.deepEqual(
+      hudiDirectColumnOrder(positions).map((index) => positions[index]),
+      positions,
+    );
+    assert.deepEqual(
+      hudiDirectColumnOrder(positions, 'jdk8').map((index) => positions[index]),
+      [16, 17, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+    );
   });
 
   test('buildCurveKeys applies that order for DIRECT and the configured order for SAMPLE', () => {
@@ -528,7 +581,13 @@ describe('SAMPLE build method', () => {
 
   test('string columns: Java String order, nulls sampled as "" and ranked past maxBoundNum', () => {
     const values = ['d', 'b', null, 'a', 'c', 'e', 'f', 'g', 'h', 'i'];
-    const bounds = buildSampleRangeBounds([{ type: 'string', values }, { type: 'int', values: range(10) }], 5);
+    const bounds = buildSampleRangeBounds(
+      [
+        { type: 'string', values },
+        { type: 'int', values: range(10) },
+      ],
+      5,
+    );
     const column = bounds.columns[0]!;
     assert.equal(column.kind, 'string');
     assert.deepEqual(column.bounds, ['a', 'c', 'e', 'g']); // sorted: "", a, b, c, ...
@@ -600,8 +659,21 @@ describe('SAMPLE build method', () => {
   });
 
   test('empty input gives empty bounds instead of failing', () => {
-    const bounds = buildSampleRangeBounds([{ type: 'int', values: [] }, { type: 'string', values: [] }]);
+    const bounds = buildSampleRangeBounds([
+      { type: 'int', values: [] },
+      { type: 'string', values: [] },
+    ]);
     assert.equal(bounds.maxBoundCount, 0);
-    assert.equal(computeSampleCurveKeys('z-order', [{ type: 'int', values: [] }, { type: 'string', values: [] }], bounds).rowCount, 0);
+    assert.equal(
+      computeSampleCurveKeys(
+        'z-order',
+        [
+          { type: 'int', values: [] },
+          { type: 'string', values: [] },
+        ],
+        bounds,
+      ).rowCount,
+      0,
+    );
   });
 });

@@ -81,7 +81,10 @@ function lockTable(): Promise<void> {
 }
 
 after(async () => {
-  if (tableCreation !== undefined) await dynamo().send(new DeleteTableCommand({ TableName: dynamoTable })).catch(() => undefined);
+  if (tableCreation !== undefined)
+    await dynamo()
+      .send(new DeleteTableCommand({ TableName: dynamoTable }))
+      .catch(() => undefined);
   dynamoClient?.destroy();
 });
 
@@ -286,7 +289,14 @@ describe('DynamoDbLockProvider item format (DynamoDB Local)', { concurrency: tru
         },
       }),
     );
-    const provider = new DynamoDbLockProvider({ client: dynamo(), tableName: dynamoTable, partitionKey: key, leaseMs: LEASE_MS, pollMs: POLL_MS, ownerName: 'writer-b' });
+    const provider = new DynamoDbLockProvider({
+      client: dynamo(),
+      tableName: dynamoTable,
+      partitionKey: key,
+      leaseMs: LEASE_MS,
+      pollMs: POLL_MS,
+      ownerName: 'writer-b',
+    });
     const start = performance.now();
     const lease = await provider.acquire({ waitMs: 100 });
     assert.ok(performance.now() - start >= crashedLeaseMs * 0.9, 'waited out the lease written in the item');
@@ -299,7 +309,13 @@ describe('DynamoDbLockProvider item format (DynamoDB Local)', { concurrency: tru
     await dynamo().send(
       new PutItemCommand({
         TableName: dynamoTable,
-        Item: { key: { S: key }, ownerName: { S: 'java-writer' }, recordVersionNumber: { S: randomUUID() }, leaseDuration: { S: '60000' }, isReleased: { BOOL: true } },
+        Item: {
+          key: { S: key },
+          ownerName: { S: 'java-writer' },
+          recordVersionNumber: { S: randomUUID() },
+          leaseDuration: { S: '60000' },
+          isReleased: { BOOL: true },
+        },
       }),
     );
     const provider = new DynamoDbLockProvider({ client: dynamo(), tableName: dynamoTable, partitionKey: key, leaseMs: LEASE_MS, ownerName: 'writer-b' });
@@ -406,7 +422,11 @@ describe('lockProviderFor', () => {
   });
 
   it('maps no provider, InProcessLockProvider and FileSystemBasedLockProvider to the storage lock', () => {
-    for (const properties of [new Map<string, string>(), new Map([['hoodie.write.lock.provider', IN_PROCESS_LOCK_PROVIDER]]), new Map([['hoodie.write.lock.provider', FILE_SYSTEM_LOCK_PROVIDER]])]) {
+    for (const properties of [
+      new Map<string, string>(),
+      new Map([['hoodie.write.lock.provider', IN_PROCESS_LOCK_PROVIDER]]),
+      new Map([['hoodie.write.lock.provider', FILE_SYSTEM_LOCK_PROVIDER]]),
+    ]) {
       assert.ok(lockProviderFor(properties, 'orders', storage) instanceof StorageLockProvider);
     }
   });
@@ -416,7 +436,10 @@ describe('lockProviderFor', () => {
     assert.throws(
       () => lockProviderFor(new Map([['hoodie.write.lock.provider', zookeeper]]), 'orders', storage),
       (error: unknown) =>
-        error instanceof HudiError && error.message.includes(zookeeper) && error.message.includes(DYNAMODB_LOCK_PROVIDER) && error.message.includes(IN_PROCESS_LOCK_PROVIDER),
+        error instanceof HudiError &&
+        error.message.includes(zookeeper) &&
+        error.message.includes(DYNAMODB_LOCK_PROVIDER) &&
+        error.message.includes(IN_PROCESS_LOCK_PROVIDER),
     );
   });
 

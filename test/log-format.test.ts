@@ -152,7 +152,11 @@ describe('log blocks', () => {
       }),
       deleteBlock({ instantTime: '003', records: [{ recordKey: 'x', partitionPath: 'p', orderingValue: { type: 'long', value: 7n } }] }),
       rollbackCommandBlock({ instantTime: '004', targetInstantTime: '003' }),
-      rawDataBlock('HFILE_DATA_BLOCK', { INSTANT_TIME: '005', SCHEMA: TINY_SCHEMA, RECORD_POSITIONS: 'AAA=', BLOCK_IDENTIFIER: '1,2' }, Uint8Array.from([1, 2, 3])),
+      rawDataBlock(
+        'HFILE_DATA_BLOCK',
+        { INSTANT_TIME: '005', SCHEMA: TINY_SCHEMA, RECORD_POSITIONS: 'AAA=', BLOCK_IDENTIFIER: '1,2' },
+        Uint8Array.from([1, 2, 3]),
+      ),
       rawDataBlock('PARQUET_DATA_BLOCK', { INSTANT_TIME: '006' }, Uint8Array.from(ascii('PAR1'))),
       { type: 'CDC_DATA_BLOCK', header: { INSTANT_TIME: '007' }, footer: { INSTANT_TIME: 'f' }, content: new Uint8Array(0) },
     ];
@@ -202,7 +206,10 @@ describe('torn and damaged log files (HoodieLogFileReader’s corrupt blocks)', 
   it('turns a torn last block into a corrupt block holding the bytes after its magic', () => {
     const torn = join(one, two.subarray(0, two.length - 5));
     const blocks = decodeLogBlocks(torn);
-    assert.deepEqual(blocks.map((block) => block.type), ['AVRO_DATA_BLOCK', 'CORRUPT_BLOCK']);
+    assert.deepEqual(
+      blocks.map((block) => block.type),
+      ['AVRO_DATA_BLOCK', 'CORRUPT_BLOCK'],
+    );
     assert.equal(blocks[1]!.offset, one.length);
     assert.deepEqual([...blocks[1]!.content], [...two.subarray(6, two.length - 5)]);
     // Only a magic and part of a size left: still a corrupt block.
@@ -218,7 +225,10 @@ describe('torn and damaged log files (HoodieLogFileReader’s corrupt blocks)', 
   it('resumes at the next magic after garbage, making the block before the garbage corrupt, as Hudi does', () => {
     const garbage = Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]);
     const blocks = decodeLogBlocks(join(one, garbage, two));
-    assert.deepEqual(blocks.map((block) => block.type), ['CORRUPT_BLOCK', 'DELETE_BLOCK']);
+    assert.deepEqual(
+      blocks.map((block) => block.type),
+      ['CORRUPT_BLOCK', 'DELETE_BLOCK'],
+    );
     assert.deepEqual([...blocks[0]!.content], [...one.subarray(6), ...garbage]);
     assert.equal(blocks[1]!.offset, one.length + garbage.length);
     assert.deepEqual(readDeleteBlock(blocks[1]!), []);
@@ -227,20 +237,32 @@ describe('torn and damaged log files (HoodieLogFileReader’s corrupt blocks)', 
   it('treats a block whose trailing total length disagrees with its size as corrupt', () => {
     const bad = Uint8Array.from(one);
     bad[bad.length - 1] = bad[bad.length - 1]! + 1;
-    assert.deepEqual(decodeLogBlocks(join(bad, two)).map((block) => block.type), ['CORRUPT_BLOCK', 'DELETE_BLOCK']);
+    assert.deepEqual(
+      decodeLogBlocks(join(bad, two)).map((block) => block.type),
+      ['CORRUPT_BLOCK', 'DELETE_BLOCK'],
+    );
     const huge = Uint8Array.from(one);
     huge.set([0x7f, 0, 0, 0, 0, 0, 0, 0], 6);
-    assert.deepEqual(decodeLogBlocks(join(huge, two)).map((block) => block.type), ['CORRUPT_BLOCK', 'DELETE_BLOCK']);
+    assert.deepEqual(
+      decodeLogBlocks(join(huge, two)).map((block) => block.type),
+      ['CORRUPT_BLOCK', 'DELETE_BLOCK'],
+    );
   });
 
   it('ignores fewer than six trailing bytes and fails on a file that does not start with the magic', () => {
-    assert.deepEqual(decodeLogBlocks(join(one, Uint8Array.from([0x23, 0x48]))).map((block) => block.type), ['AVRO_DATA_BLOCK']);
+    assert.deepEqual(
+      decodeLogBlocks(join(one, Uint8Array.from([0x23, 0x48]))).map((block) => block.type),
+      ['AVRO_DATA_BLOCK'],
+    );
     assert.deepEqual(decodeLogBlocks(new Uint8Array(0)), []);
-    assert.throws(() => decodeLogBlocks(join(Uint8Array.from([0, 0, 0, 0, 0, 0, 0]), one), 'x.log.1'), (error: unknown) => {
-      assert.ok(error instanceof LogFormatError);
-      assert.equal(error.location, 'x.log.1');
-      return /no "#HUDI#" magic at offset 0/.test(error.message);
-    });
+    assert.throws(
+      () => decodeLogBlocks(join(Uint8Array.from([0, 0, 0, 0, 0, 0, 0]), one), 'x.log.1'),
+      (error: unknown) => {
+        assert.ok(error instanceof LogFormatError);
+        assert.equal(error.location, 'x.log.1');
+        return /no "#HUDI#" magic at offset 0/.test(error.message);
+      },
+    );
   });
 
   it('fails on a well-framed block with an unknown block type or format version', () => {
@@ -255,9 +277,29 @@ describe('torn and damaged log files (HoodieLogFileReader’s corrupt blocks)', 
 
 describe('block contents', () => {
   it('reads Avro records with a reader schema through schema resolution, longs as numbers or bigints', () => {
-    const writer = { type: 'record', name: 'r', fields: [{ name: 'k', type: 'string' }, { name: 'n', type: 'long' }] };
-    const reader = { type: 'record', name: 'r', fields: [{ name: 'n', type: 'long' }, { name: 'extra', type: ['null', 'string'], default: null }] };
-    const content = encodeAvroDataBlockContent([{ k: 'a', n: 1 }, { k: 'b', n: 2 ** 40 }], writer);
+    const writer = {
+      type: 'record',
+      name: 'r',
+      fields: [
+        { name: 'k', type: 'string' },
+        { name: 'n', type: 'long' },
+      ],
+    };
+    const reader = {
+      type: 'record',
+      name: 'r',
+      fields: [
+        { name: 'n', type: 'long' },
+        { name: 'extra', type: ['null', 'string'], default: null },
+      ],
+    };
+    const content = encodeAvroDataBlockContent(
+      [
+        { k: 'a', n: 1 },
+        { k: 'b', n: 2 ** 40 },
+      ],
+      writer,
+    );
     assert.deepEqual(decodeAvroDataBlockContent(content, writer, { readerSchema: reader }), [
       { n: 1, extra: null },
       { n: 2 ** 40, extra: null },
@@ -301,10 +343,13 @@ describe('block contents', () => {
   });
 
   it('names the Kryo delete block versions it cannot read', () => {
-    assert.throws(() => decodeDeleteBlockContent(Uint8Array.from([...int32(2), ...int32(1), 0])), (error: unknown) => {
-      assert.ok(error instanceof UnsupportedLogBlockError);
-      return /version 2 holds Kryo-serialized Java objects/.test(error.message);
-    });
+    assert.throws(
+      () => decodeDeleteBlockContent(Uint8Array.from([...int32(2), ...int32(1), 0])),
+      (error: unknown) => {
+        assert.ok(error instanceof UnsupportedLogBlockError);
+        return /version 2 holds Kryo-serialized Java objects/.test(error.message);
+      },
+    );
     assert.throws(() => decodeDeleteBlockContent(Uint8Array.from([...int32(3), ...int32(5), 0])), /cut short/);
   });
 });
@@ -330,15 +375,21 @@ describe('log files on a Storage', () => {
     assert.equal(second.blocks[1]!.offset + second.blocks[1]!.length, second.size);
 
     const logs = await readFileGroupLogs(storage, { partitionPath: 'p/q', fileId: 'fg-0' });
-    assert.deepEqual(logs.map((log) => [log.file.name.version, log.blocks.map((block) => block.type)]), [
-      [1, ['AVRO_DATA_BLOCK']],
-      [2, ['DELETE_BLOCK', 'COMMAND_BLOCK']],
-    ]);
+    assert.deepEqual(
+      logs.map((log) => [log.file.name.version, log.blocks.map((block) => block.type)]),
+      [
+        [1, ['AVRO_DATA_BLOCK']],
+        [2, ['DELETE_BLOCK', 'COMMAND_BLOCK']],
+      ],
+    );
     assert.deepEqual(
       logs[1]!.blocks.map((block) => [block.offset, block.length]),
       second.blocks.map((block) => [block.offset, block.length]),
     );
-    assert.deepEqual((await listLogFiles(storage, 'p/q')).map((file: { name: LogFileName }) => file.name.fileId), ['fg-0', 'fg-0', 'fg-1']);
+    assert.deepEqual(
+      (await listLogFiles(storage, 'p/q')).map((file: { name: LogFileName }) => file.name.fileId),
+      ['fg-0', 'fg-0', 'fg-1'],
+    );
     // The archived timeline's names: fileId "commits", empty base instant.
     const archive = await writeLogFile(storage, {
       partitionPath: '.hoodie/archived',

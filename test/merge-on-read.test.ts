@@ -18,9 +18,15 @@ import { PAYLOAD_CLASSES } from '../lib/writer/write-config.js';
 import { tempDir } from './helpers/paths.js';
 
 const SCHEMA = {
-  type: 'record', name: 't_record', namespace: 'hoodie.t',
+  type: 'record',
+  name: 't_record',
+  namespace: 'hoodie.t',
   fields: [
-    ...['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name'].map((name) => ({ name, type: ['null', 'string'], default: null })),
+    ...['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name'].map((name) => ({
+      name,
+      type: ['null', 'string'],
+      default: null,
+    })),
     { name: 'id', type: 'int' },
     { name: 'ts', type: 'long' },
     { name: 'amount', type: ['null', { type: 'bytes', logicalType: 'decimal', precision: 10, scale: 2 }], default: null },
@@ -33,20 +39,29 @@ const FILE_ID = 'abc-0';
 
 function record(time: string, id: number, ts: number, deleted = false) {
   return {
-    _hoodie_commit_time: { string: time }, _hoodie_commit_seqno: { string: `${time}_0_${id}` }, _hoodie_record_key: { string: String(id) },
-    _hoodie_partition_path: { string: '' }, _hoodie_file_name: { string: FILE_ID },
-    id, ts: BigInt(ts),
+    _hoodie_commit_time: { string: time },
+    _hoodie_commit_seqno: { string: `${time}_0_${id}` },
+    _hoodie_record_key: { string: String(id) },
+    _hoodie_partition_path: { string: '' },
+    _hoodie_file_name: { string: FILE_ID },
+    id,
+    ts: BigInt(ts),
     amount: { bytes: Buffer.from([0x04, 0xd2]) }, // 12.34
     day: { int: 19723 }, // 2024-01-01
     at: { long: 1_704_067_200_123_456n },
     _hoodie_is_deleted: { boolean: deleted },
   };
 }
-const data = (time: string, rows: ReturnType<typeof record>[]): LogBlockInput => avroDataBlock({ instantTime: time, schema: SCHEMA, records: rows, wrapUnions: true, longs: 'bigint' });
+const data = (time: string, rows: ReturnType<typeof record>[]): LogBlockInput =>
+  avroDataBlock({ instantTime: time, schema: SCHEMA, records: rows, wrapUnions: true, longs: 'bigint' });
 const deletes = (time: string, records: DeleteRecord[]): LogBlockInput => deleteBlock({ instantTime: time, records });
 
 /** A non-partitioned MOR table of log-only slices (base instant = the first delta commit), instants as given. */
-async function morTable(options: { payload?: string; instants: Record<string, 'completed' | 'inflight'>; logs: LogBlockInput[][] }): Promise<{ root: string; storage: LocalStorage }> {
+async function morTable(options: {
+  payload?: string;
+  instants: Record<string, 'completed' | 'inflight'>;
+  logs: LogBlockInput[][];
+}): Promise<{ root: string; storage: LocalStorage }> {
   const root = tempDir('mor-unit-');
   const storage = new LocalStorage(root);
   const props = newTableProperties({ tableName: 't', recordKeyFields: ['id'], partitionFields: [], precombineField: 'ts' });
@@ -81,31 +96,58 @@ describe('merge-on-read snapshot reads of log files', () => {
     const { storage } = await morTable({ instants: { [T1]: 'completed' }, logs: [[data(T1, [record(T1, 1, 1)])]] });
     const [row] = await read(storage);
     assert.deepEqual(row, {
-      _hoodie_commit_time: T1, _hoodie_commit_seqno: `${T1}_0_1`, _hoodie_record_key: '1', _hoodie_partition_path: '', _hoodie_file_name: FILE_ID,
-      id: 1, ts: 1, amount: '12.34', day: '2024-01-01', at: '2024-01-01T00:00:00.123456Z', _hoodie_is_deleted: false,
+      _hoodie_commit_time: T1,
+      _hoodie_commit_seqno: `${T1}_0_1`,
+      _hoodie_record_key: '1',
+      _hoodie_partition_path: '',
+      _hoodie_file_name: FILE_ID,
+      id: 1,
+      ts: 1,
+      amount: '12.34',
+      day: '2024-01-01',
+      at: '2024-01-01T00:00:00.123456Z',
+      _hoodie_is_deleted: false,
     });
   });
 
   it('skips blocks of inflight and unknown instants, and stops at a block after the query instant', async () => {
     const { storage } = await morTable({
       instants: { [T1]: 'completed', [T2]: 'inflight', [T3]: 'completed' },
-      logs: [[data(T1, [record(T1, 1, 1), record(T1, 2, 1)])], [data(T2, [record(T2, 1, 9)])], [data('20240101000000009', [record('20240101000000009', 2, 9)])], [data(T3, [record(T3, 3, 1)])]],
+      logs: [
+        [data(T1, [record(T1, 1, 1), record(T1, 2, 1)])],
+        [data(T2, [record(T2, 1, 9)])],
+        [data('20240101000000009', [record('20240101000000009', 2, 9)])],
+        [data(T3, [record(T3, 3, 1)])],
+      ],
     });
     // T9 is not on the timeline: skipped, not a stop; the newer-than-latest rule stops at T9 > T3 though, so 3 is not read.
-    assert.deepEqual(pick(await read(storage)), [[1, 1, T1], [2, 1, T1]]);
-    assert.deepEqual(pick(await read(storage, T1)), [[1, 1, T1], [2, 1, T1]]);
+    assert.deepEqual(pick(await read(storage)), [
+      [1, 1, T1],
+      [2, 1, T1],
+    ]);
+    assert.deepEqual(pick(await read(storage, T1)), [
+      [1, 1, T1],
+      [2, 1, T1],
+    ]);
   });
 
   it('a rollback command block drops the queued blocks of its target; corrupt (torn) blocks are skipped', async () => {
     const { root, storage } = await morTable({
       instants: { [T1]: 'completed', [T2]: 'completed', [T4]: 'completed' },
-      logs: [[data(T1, [record(T1, 1, 1)])], [data(T2, [record(T2, 1, 2), record(T2, 2, 2)])], [rollbackCommandBlock({ instantTime: T3, targetInstantTime: T2 })]],
+      logs: [
+        [data(T1, [record(T1, 1, 1)])],
+        [data(T2, [record(T2, 1, 2), record(T2, 2, 2)])],
+        [rollbackCommandBlock({ instantTime: T3, targetInstantTime: T2 })],
+      ],
     });
     assert.deepEqual(pick(await read(storage)), [[1, 1, T1]]);
     // A torn append: a block header cut short, then a later good block in a new file.
     appendFileSync(join(root, '.abc-0_20240101000000001.log.3_0-1-2'), Buffer.from('#HUDI#\x00\x00\x00\x00\x00\x00\x01\x00junk', 'latin1'));
     await writeLogFile(storage, { partitionPath: '', fileId: FILE_ID, baseInstant: T1, writeToken: '0-1-2', blocks: [data(T4, [record(T4, 4, 4)])] });
-    assert.deepEqual(pick(await read(storage)), [[1, 1, T1], [4, 4, T4]]);
+    assert.deepEqual(pick(await read(storage)), [
+      [1, 1, T1],
+      [4, 4, T4],
+    ]);
   });
 
   it('delete blocks and _hoodie_is_deleted remove keys; a later record brings one back', async () => {
@@ -113,13 +155,22 @@ describe('merge-on-read snapshot reads of log files', () => {
       instants: { [T1]: 'completed', [T2]: 'completed', [T3]: 'completed' },
       logs: [
         [data(T1, [record(T1, 1, 5), record(T1, 2, 5), record(T1, 3, 5)])],
-        [deletes(T2, [{ recordKey: '1', partitionPath: '', orderingValue: { type: 'int', value: 0 } }, { recordKey: '2', partitionPath: '', orderingValue: { type: 'long', value: 1n } }]), data(T2, [record(T2, 3, 6, true)])],
+        [
+          deletes(T2, [
+            { recordKey: '1', partitionPath: '', orderingValue: { type: 'int', value: 0 } },
+            { recordKey: '2', partitionPath: '', orderingValue: { type: 'long', value: 1n } },
+          ]),
+          data(T2, [record(T2, 3, 6, true)]),
+        ],
         [data(T3, [record(T3, 1, 1)])],
       ],
     });
     // 1: deleted (natural order), then re-inserted; 2: the delete's ordering value 1 is below the stored 5, so kept;
     // 3: soft-deleted.
-    assert.deepEqual(pick(await read(storage)), [[1, 1, T3], [2, 5, T1]]);
+    assert.deepEqual(pick(await read(storage)), [
+      [1, 1, T3],
+      [2, 5, T1],
+    ]);
   });
 
   it('between log records the greater precombine value wins (the later on a tie), whatever the payload', async () => {
@@ -129,7 +180,14 @@ describe('merge-on-read snapshot reads of log files', () => {
         instants: { [T1]: 'completed', [T2]: 'completed' },
         logs: [[data(T1, [record(T1, 1, 5), record(T1, 2, 5)])], [data(T2, [record(T2, 1, 4), record(T2, 2, 5)])]],
       });
-      assert.deepEqual(pick(await read(storage)), [[1, 5, T1], [2, 5, T2]], payload);
+      assert.deepEqual(
+        pick(await read(storage)),
+        [
+          [1, 5, T1],
+          [2, 5, T2],
+        ],
+        payload,
+      );
     }
   });
 });

@@ -18,7 +18,13 @@ import { bloomFilterIndexKey, columnIndexId, columnStatsIndexKey, fileIndexId, p
 import { fileGroupId, fileGroupIndexOfId, mapRecordKeyToFileGroupIndex } from '../lib/metadata/partitions.js';
 import { readFileGroup } from '../lib/metadata/reader.js';
 import {
-  bloomFilterRecord, columnStatsRecord, mergeRecords, partitionFilesRecord, partitionListRecord, recordIndexFileId, recordIndexRecord,
+  bloomFilterRecord,
+  columnStatsRecord,
+  mergeRecords,
+  partitionFilesRecord,
+  partitionListRecord,
+  recordIndexFileId,
+  recordIndexRecord,
   type MetadataRecord,
 } from '../lib/metadata/records.js';
 import { METADATA_RECORD_WRITER_SCHEMA_TEXT } from '../lib/metadata/schema.js';
@@ -29,13 +35,13 @@ import { tempDir } from './helpers/fixtures.js';
 const bytes = (text: string) => new TextEncoder().encode(text);
 
 describe('metadata-table keys', () => {
-  it('XXH64 gives the reference values (xxHash\'s published vectors, short and past the 32-byte stripes)', () => {
+  it("XXH64 gives the reference values (xxHash's published vectors, short and past the 32-byte stripes)", () => {
     assert.equal(xxHash64(new Uint8Array()).toString(16), 'ef46db3751d8e999');
     assert.equal(xxHash64(bytes('abc')).toString(16), '44bc2cf5ad770999');
     assert.equal(xxHash64(bytes('Nobody inspects the spammish repetition')).toString(16), 'fbcea83c8a378bf1');
   });
 
-  it('ids are 8-byte (column, partition) and 16-byte (file) hashes in padded Base64; keys concatenate them in Hudi\'s order', () => {
+  it("ids are 8-byte (column, partition) and 16-byte (file) hashes in padded Base64; keys concatenate them in Hudi's order", () => {
     for (const id of [columnIndexId('price'), partitionIndexId('2024/01/01')]) assert.match(id, /^[A-Za-z0-9+/]{11}=$/);
     assert.match(fileIndexId('f.parquet'), /^[A-Za-z0-9+/]{22}==$/);
     assert.notEqual(columnIndexId('a'), partitionIndexId('b'));
@@ -43,7 +49,7 @@ describe('metadata-table keys', () => {
     assert.equal(columnStatsIndexKey('p', 'f.parquet', 'c'), columnIndexId('c') + partitionIndexId('p') + fileIndexId('f.parquet'));
   });
 
-  it('keys map to file groups by Java\'s String.hashCode, including negative hashes and Integer.MIN_VALUE', () => {
+  it("keys map to file groups by Java's String.hashCode, including negative hashes and Integer.MIN_VALUE", () => {
     // "polygenelubricants".hashCode() is Integer.MIN_VALUE; "Aa" and "BB" collide (2112).
     assert.equal(mapRecordKeyToFileGroupIndex('polygenelubricants', 10), 8);
     assert.equal(mapRecordKeyToFileGroupIndex('Aa', 7), mapRecordKeyToFileGroupIndex('BB', 7));
@@ -59,11 +65,24 @@ describe('metadata-table keys', () => {
 describe('metadata-table records', () => {
   const records: MetadataRecord[] = [
     partitionListRecord(['2024-01-01', '']),
-    partitionFilesRecord('2024-01-01', new Map([['a.parquet', 10], ['b.parquet', 20]]), ['old.parquet']),
+    partitionFilesRecord(
+      '2024-01-01',
+      new Map([
+        ['a.parquet', 10],
+        ['b.parquet', 20],
+      ]),
+      ['old.parquet'],
+    ),
     bloomFilterRecord('2024-01-01', 'a.parquet', '20240101000000000', { type: 'DYNAMIC_V0', serialized: 'AAAA' }),
     columnStatsRecord('2024-01-01', {
-      fileName: 'a.parquet', columnName: 'price', minValue: { type: 'decimal', unscaled: -1234500000000000000n }, maxValue: { type: 'decimal', unscaled: 99n },
-      nullCount: 1, valueCount: 5, totalSize: 50, totalUncompressedSize: 60,
+      fileName: 'a.parquet',
+      columnName: 'price',
+      minValue: { type: 'decimal', unscaled: -1234500000000000000n },
+      maxValue: { type: 'decimal', unscaled: 99n },
+      nullCount: 1,
+      valueCount: 5,
+      totalSize: 50,
+      totalUncompressedSize: 60,
     }),
     recordIndexRecord('key-1', '2024-01-01', '7e3e694c-264a-4dc9-b93d-fae90ab7c84b-3', '20240101120000123'),
   ];
@@ -74,7 +93,7 @@ describe('metadata-table records', () => {
     assert.deepEqual([...(records[0] as Extract<MetadataRecord, { type: 1 | 2 }>).files.keys()], ['2024-01-01', '.']);
   });
 
-  it('record-index locations keep the UUID halves, the file index and the instant\'s milliseconds', () => {
+  it("record-index locations keep the UUID halves, the file index and the instant's milliseconds", () => {
     const record = records[4] as Extract<MetadataRecord, { type: 5 }>;
     assert.equal(recordIndexFileId(record.recordIndex), '7e3e694c-264a-4dc9-b93d-fae90ab7c84b-3');
     assert.equal(record.recordIndex.fileIndex, 3);
@@ -84,13 +103,47 @@ describe('metadata-table records', () => {
   });
 
   it('merge as HoodieMetadataPayload: listings combine (deletions remove, or stay as tombstones), stats widen and add up, the rest is replaced', () => {
-    const older = partitionFilesRecord('p', new Map([['a', 5], ['b', 7]]));
-    const newer = partitionFilesRecord('p', new Map([['a', 9], ['c', 1]]), ['b', 'gone']);
+    const older = partitionFilesRecord(
+      'p',
+      new Map([
+        ['a', 5],
+        ['b', 7],
+      ]),
+    );
+    const newer = partitionFilesRecord(
+      'p',
+      new Map([
+        ['a', 9],
+        ['c', 1],
+      ]),
+      ['b', 'gone'],
+    );
     const merged = mergeRecords(older, newer) as Extract<MetadataRecord, { type: 1 | 2 }>;
-    assert.deepEqual([...merged.files].sort(), [['a', { size: 9, isDeleted: false }], ['c', { size: 1, isDeleted: false }], ['gone', { size: 0, isDeleted: true }]]);
-    const stats = (min: number, max: number, isDeleted = false) => columnStatsRecord('p', { fileName: 'f', columnName: 'x', minValue: { type: 'int', value: min }, maxValue: { type: 'int', value: max }, nullCount: 1, valueCount: 2, totalSize: 3, totalUncompressedSize: 4 }, isDeleted);
+    assert.deepEqual([...merged.files].sort(), [
+      ['a', { size: 9, isDeleted: false }],
+      ['c', { size: 1, isDeleted: false }],
+      ['gone', { size: 0, isDeleted: true }],
+    ]);
+    const stats = (min: number, max: number, isDeleted = false) =>
+      columnStatsRecord(
+        'p',
+        {
+          fileName: 'f',
+          columnName: 'x',
+          minValue: { type: 'int', value: min },
+          maxValue: { type: 'int', value: max },
+          nullCount: 1,
+          valueCount: 2,
+          totalSize: 3,
+          totalUncompressedSize: 4,
+        },
+        isDeleted,
+      );
     const widened = mergeRecords(stats(5, 8), stats(2, 6)) as Extract<MetadataRecord, { type: 3 }>;
-    assert.deepEqual([widened.columnStats.minValue, widened.columnStats.maxValue, widened.columnStats.valueCount], [{ type: 'int', value: 2 }, { type: 'int', value: 8 }, 4]);
+    assert.deepEqual(
+      [widened.columnStats.minValue, widened.columnStats.maxValue, widened.columnStats.valueCount],
+      [{ type: 'int', value: 2 }, { type: 'int', value: 8 }, 4],
+    );
     assert.deepEqual(mergeRecords(stats(5, 8), stats(2, 6, true)), stats(2, 6, true));
     assert.deepEqual(mergeRecords(stats(5, 8), { key: 'k', deleted: true }), { key: 'k', deleted: true });
     const moved = recordIndexRecord('k', 'q', '7e3e694c-264a-4dc9-b93d-fae90ab7c84b-0', '20240102000000000');
@@ -98,7 +151,7 @@ describe('metadata-table records', () => {
   });
 });
 
-describe('column ranges from Parquet footers (parquet-mr\'s statistics, Hudi\'s conversions)', () => {
+describe("column ranges from Parquet footers (parquet-mr's statistics, Hudi's conversions)", () => {
   it('types, nulls, several row groups', async () => {
     const dir = tempDir('mdt-stats-');
     const file = join(dir, 'f.parquet');
@@ -112,19 +165,58 @@ describe('column ranges from Parquet footers (parquet-mr\'s statistics, Hudi\'s 
       FROM range(5000) t(i)) TO '${file}' (FORMAT parquet, ROW_GROUP_SIZE 2048)`);
     connection.closeSync();
     const footer = await readLocalFooter(file);
-    const ranges = new Map(columnRangesFromFooter(footer, 'f.parquet', ['id', 's', 'n', 'allnull', 'nullstring', 'price', 'd', 'b', 'x', 'nested', 'missing']).map((r) => [r.columnName, r]));
-    assert.deepEqual([...ranges.keys()].sort(), ['allnull', 'b', 'd', 'id', 'n', 'nullstring', 'price', 's', 'x'], 'top-level columns only; nested and missing ones get none');
+    const ranges = new Map(
+      columnRangesFromFooter(footer, 'f.parquet', ['id', 's', 'n', 'allnull', 'nullstring', 'price', 'd', 'b', 'x', 'nested', 'missing']).map((r) => [
+        r.columnName,
+        r,
+      ]),
+    );
+    assert.deepEqual(
+      [...ranges.keys()].sort(),
+      ['allnull', 'b', 'd', 'id', 'n', 'nullstring', 'price', 's', 'x'],
+      'top-level columns only; nested and missing ones get none',
+    );
     const range = (name: string) => ranges.get(name)!;
-    assert.deepEqual([range('id').minValue, range('id').maxValue, range('id').nullCount, range('id').valueCount], [{ type: 'long', value: 0n }, { type: 'long', value: 4999n }, 0, 5000]);
-    assert.deepEqual([range('s').minValue, range('s').maxValue], [{ type: 'string', value: 'name-00000' }, { type: 'string', value: 'name-04999' }]);
+    assert.deepEqual(
+      [range('id').minValue, range('id').maxValue, range('id').nullCount, range('id').valueCount],
+      [{ type: 'long', value: 0n }, { type: 'long', value: 4999n }, 0, 5000],
+    );
+    assert.deepEqual(
+      [range('s').minValue, range('s').maxValue],
+      [
+        { type: 'string', value: 'name-00000' },
+        { type: 'string', value: 'name-04999' },
+      ],
+    );
     // A primitive column with no values in a row group reports Java's default (0) as its min and max there.
     assert.deepEqual([range('n').minValue, range('n').maxValue, range('n').nullCount], [{ type: 'int', value: 0 }, { type: 'int', value: 4999 }, 2048]);
-    assert.deepEqual([range('allnull').minValue, range('allnull').maxValue, range('allnull').nullCount], [{ type: 'int', value: 0 }, { type: 'int', value: 0 }, 5000]);
+    assert.deepEqual(
+      [range('allnull').minValue, range('allnull').maxValue, range('allnull').nullCount],
+      [{ type: 'int', value: 0 }, { type: 'int', value: 0 }, 5000],
+    );
     assert.deepEqual([range('nullstring').minValue, range('nullstring').maxValue, range('nullstring').nullCount], [null, null, 5000]);
     // decimal(10, 2) → Hudi's decimal(30, 15): unscaled × 10^13.
-    assert.deepEqual([range('price').minValue, range('price').maxValue], [{ type: 'decimal', unscaled: 0n }, { type: 'decimal', unscaled: 4999n * 10n ** 13n }]);
-    assert.deepEqual([range('d').minValue, range('d').maxValue], [{ type: 'date', value: 19723 }, { type: 'date', value: 19752 }]);
-    assert.deepEqual([range('b').minValue, range('b').maxValue], [{ type: 'boolean', value: false }, { type: 'boolean', value: true }]);
+    assert.deepEqual(
+      [range('price').minValue, range('price').maxValue],
+      [
+        { type: 'decimal', unscaled: 0n },
+        { type: 'decimal', unscaled: 4999n * 10n ** 13n },
+      ],
+    );
+    assert.deepEqual(
+      [range('d').minValue, range('d').maxValue],
+      [
+        { type: 'date', value: 19723 },
+        { type: 'date', value: 19752 },
+      ],
+    );
+    assert.deepEqual(
+      [range('b').minValue, range('b').maxValue],
+      [
+        { type: 'boolean', value: false },
+        { type: 'boolean', value: true },
+      ],
+    );
     // parquet-mr widens a 0.0 minimum to -0.0.
     const xMin = range('x').minValue;
     assert.ok(xMin?.type === 'double' && Object.is(xMin.value, -0), 'a 0.0 minimum reads as -0.0');
@@ -155,8 +247,17 @@ describe('metadata-table reads: which log blocks count', () => {
       [block('20240101000000009', files(['after-latest']))],
       [block('20240101000000007', files(['never-read']))],
     ];
-    for (const [index, blocks] of logs.entries()) await storage.put(`.hoodie/metadata/files/.${fileId}_00000000000000010.log.${index + 1}_0-0-0`, encodeLogBlocks(blocks));
-    const completed = ['00000000000000010', '20240101000000001', '20240101000000002', '20240101000000004', '20240101000000005', '20240101000000006', '20240101000000007'];
+    for (const [index, blocks] of logs.entries())
+      await storage.put(`.hoodie/metadata/files/.${fileId}_00000000000000010.log.${index + 1}_0-0-0`, encodeLogBlocks(blocks));
+    const completed = [
+      '00000000000000010',
+      '20240101000000001',
+      '20240101000000002',
+      '20240101000000004',
+      '20240101000000005',
+      '20240101000000006',
+      '20240101000000007',
+    ];
     const timeline = new Timeline([
       ...completed.map((time) => ({ time, action: 'deltacommit' as const, state: 'COMPLETED' as const })),
       { time: '20240101000000003', action: 'deltacommit', state: 'INFLIGHT' },
@@ -165,7 +266,15 @@ describe('metadata-table reads: which log blocks count', () => {
     const [group] = fileGroupsOf('files', listing, timeline);
     assert.ok(group);
     // 002's data instant did not complete; 009 is newer than every completed metadata instant.
-    const valid = new Set(['00000000000000010', '20240101000000001', '20240101000000003', '20240101000000004', '20240101000000006', '20240101000000007', '20240101000000009']);
+    const valid = new Set([
+      '00000000000000010',
+      '20240101000000001',
+      '20240101000000003',
+      '20240101000000004',
+      '20240101000000006',
+      '20240101000000007',
+      '20240101000000009',
+    ]);
     const merged = await readFileGroup(storage, group, { metadataTimeline: timeline, validInstants: valid });
     const record = merged.get('p');
     assert.ok(record !== undefined && 'files' in record);

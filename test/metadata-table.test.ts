@@ -35,12 +35,16 @@ const WRITE_PROPS = new Map([
 /** Add metadata-table keys to a local table's hoodie.properties, as a Spark writer with the MDT on leaves them. */
 function enableMetadataTable(table: string, keys: Record<string, string>): void {
   const file = join(table, '.hoodie/hoodie.properties');
-  const lines = Object.entries(keys).map(([key, value]) => `${key}=${value}\n`).join('');
+  const lines = Object.entries(keys)
+    .map(([key, value]) => `${key}=${value}\n`)
+    .join('');
   writeFileSync(file, `${readFileSync(file, 'utf8')}${lines}`);
 }
 
 function timelineFiles(table: string): string[] {
-  return readdirSync(join(table, '.hoodie')).filter((name) => /^\d{17}\./.test(name)).sort();
+  return readdirSync(join(table, '.hoodie'))
+    .filter((name) => /^\d{17}\./.test(name))
+    .sort();
 }
 
 /** The error clustering gives for a metadata table it cannot keep: the operation, the partitions, the problem. */
@@ -55,10 +59,15 @@ function refused(what: string, partitions: string[], inflight: string[]) {
   };
 }
 
-describe('tables with Hudi\'s metadata table', () => {
+describe("tables with Hudi's metadata table", () => {
   it('the writer refuses a metadata table it cannot keep: declared without a metadata table, or a partition being built', async () => {
     for (const [keys, partitions, inflight, problem] of [
-      [{ 'hoodie.table.metadata.partitions': 'files,column_stats' }, ['files', 'column_stats'], [], /hoodie\.properties declares metadata-table partitions but .*\.hoodie\/metadata\/\.hoodie\/hoodie\.properties is missing/],
+      [
+        { 'hoodie.table.metadata.partitions': 'files,column_stats' },
+        ['files', 'column_stats'],
+        [],
+        /hoodie\.properties declares metadata-table partitions but .*\.hoodie\/metadata\/\.hoodie\/hoodie\.properties is missing/,
+      ],
       [{ 'hoodie.table.metadata.partitions.inflight': 'record_index' }, [], ['record_index'], /partition record_index is being built/],
     ] as const) {
       const table = join(tempDir('mdt-write-'), 'users');
@@ -90,12 +99,18 @@ describe('tables with Hudi\'s metadata table', () => {
     const commits = timelineFiles(table).filter((name) => name.endsWith('.commit'));
     await assert.rejects(
       writeBatch(openStorage(table), {
-        input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: WRITE_PROPS,
+        input: { file: input, format: 'jsonl' },
+        operation: 'upsert',
+        properties: WRITE_PROPS,
         afterDataFiles: async () => enableMetadataTable(table, { 'hoodie.table.metadata.partitions.inflight': 'files' }),
       }),
       (error: unknown) => error instanceof MetadataTableError && /partition files is being built/.test(error.message),
     );
-    assert.deepEqual(timelineFiles(table).filter((name) => name.endsWith('.commit')), commits, 'no new commit');
+    assert.deepEqual(
+      timelineFiles(table).filter((name) => name.endsWith('.commit')),
+      commits,
+      'no new commit',
+    );
   });
 
   it('clustering refuses a metadata table it cannot keep at schedule, execute and commit (the last under the lock), and the CLI says so on one line; its rollback works', async () => {
@@ -135,5 +150,4 @@ describe('tables with Hudi\'s metadata table', () => {
       await engine.close();
     }
   });
-
 });

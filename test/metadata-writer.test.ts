@@ -21,8 +21,13 @@ import { describe, it } from 'node:test';
 import { generateUsers, writeJsonLines } from '../lib/generate.js';
 import { decodeLogBlocks } from '../lib/log-format/index.js';
 import {
-  columnRangesFromFooter, columnsToIndex, MetadataTable, METADATA_PARTITIONS_KEY, METADATA_PARTITIONS_INFLIGHT_KEY,
-  type MetadataPartitionType, type MetadataRecord,
+  columnRangesFromFooter,
+  columnsToIndex,
+  MetadataTable,
+  METADATA_PARTITIONS_KEY,
+  METADATA_PARTITIONS_INFLIGHT_KEY,
+  type MetadataPartitionType,
+  type MetadataRecord,
 } from '../lib/metadata/index.js';
 import { readLocalFooter, footerBloomFilter } from '../lib/metadata/footers.js';
 import type { MetadataCompactionResult } from '../lib/metadata/compaction.js';
@@ -75,7 +80,12 @@ async function mdtTable(partitions: readonly MetadataPartitionType[] = ALL, prop
 }
 
 let batchNumber = 0;
-async function write(table: string, records: Iterable<object>, operation: WriteOptions['operation'], extra: Partial<WriteOptions> & { props?: ReadonlyMap<string, string> } = {}) {
+async function write(
+  table: string,
+  records: Iterable<object>,
+  operation: WriteOptions['operation'],
+  extra: Partial<WriteOptions> & { props?: ReadonlyMap<string, string> } = {},
+) {
   const input = join(tempDir(), `batch-${batchNumber++}.jsonl`);
   await writeJsonLines(input, records);
   const { props, ...rest } = extra;
@@ -87,7 +97,11 @@ async function write(table: string, records: Iterable<object>, operation: WriteO
  * non-global ones: a key moving partitions would be a second record), `seed` varying the other fields.
  */
 const users = (count: number, seed: number, idStart = 1) =>
-  [...generateUsers({ count, seed, idStart, days: 1 })].map((user) => ({ ...user, dt: user.id % 2 === 0 ? '2024-01-02' : '2024-01-01', createTime: `2024-01-0${1 + (user.id % 2)} ${String(seed % 24).padStart(2, '0')}:00:00` }));
+  [...generateUsers({ count, seed, idStart, days: 1 })].map((user) => ({
+    ...user,
+    dt: user.id % 2 === 0 ? '2024-01-02' : '2024-01-01',
+    createTime: `2024-01-0${1 + (user.id % 2)} ${String(seed % 24).padStart(2, '0')}:00:00`,
+  }));
 
 /**
  * The committed base files on storage: every version whose instant completed, replaced file groups included (the
@@ -115,17 +129,28 @@ async function assertInSync(table: string, partitions: readonly MetadataPartitio
   const reader = await mdt.reader();
   const files = await committedBaseFiles(storage);
   const byPartition = new Map<string, Map<string, number>>();
-  for (const file of files.values()) (byPartition.get(file.partition) ?? byPartition.set(file.partition, new Map()).get(file.partition)!).set(file.name, file.size);
+  for (const file of files.values())
+    (byPartition.get(file.partition) ?? byPartition.set(file.partition, new Map()).get(file.partition)!).set(file.name, file.size);
   assert.deepEqual(await reader.allPartitionPaths(), [...byPartition.keys()].sort(), 'partitions');
   for (const [partition, expected] of byPartition) assert.deepEqual(await reader.filesInPartition(partition), expected, `files of ${partition}`);
 
   // Every completed data write has its deltacommit; the metadata table has no other but its initializations and
   // those of data instants still pending (a writer died between the two; readers do not apply them).
   const dataTimeline = await loadTimeline(storage);
-  const data = dataTimeline.completed().filter((i) => i.action !== 'rollback').map((i) => i.time);
+  const data = dataTimeline
+    .completed()
+    .filter((i) => i.action !== 'rollback')
+    .map((i) => i.time);
   const pending = new Set(dataTimeline.pending().map((i) => i.time));
-  const deltas = mdt.timeline.completed().filter((i) => i.action === 'deltacommit' && !i.time.startsWith('00000000000000')).map((i) => i.time);
-  assert.deepEqual(deltas.filter((time) => !pending.has(time)), data, 'one deltacommit per data commit and clean');
+  const deltas = mdt.timeline
+    .completed()
+    .filter((i) => i.action === 'deltacommit' && !i.time.startsWith('00000000000000'))
+    .map((i) => i.time);
+  assert.deepEqual(
+    deltas.filter((time) => !pending.has(time)),
+    data,
+    'one deltacommit per data commit and clean',
+  );
 
   const latest = (await (await HudiTable.open(storage)).fileSystemView()).latestBaseFiles();
   if (partitions.includes('column_stats')) {
@@ -151,8 +176,11 @@ async function assertInSync(table: string, partitions: readonly MetadataPartitio
     for (const file of latest) {
       const ids = rows.filter((row) => row['_hoodie_file_name'] === file.fileName).map((row) => Number(row['id']));
       const record = stats.get(columnStatsIndexKey(partitionIdentifier(file.partitionPath), file.fileName, 'id')) as Extract<MetadataRecord, { type: 3 }>;
-      assert.deepEqual([record.columnStats.minValue, record.columnStats.maxValue, record.columnStats.nullCount],
-        [{ type: 'long', value: BigInt(Math.min(...ids)) }, { type: 'long', value: BigInt(Math.max(...ids)) }, 0], `id range of ${file.fileName}`);
+      assert.deepEqual(
+        [record.columnStats.minValue, record.columnStats.maxValue, record.columnStats.nullCount],
+        [{ type: 'long', value: BigInt(Math.min(...ids)) }, { type: 'long', value: BigInt(Math.max(...ids)) }, 0],
+        `id range of ${file.fileName}`,
+      );
     }
   }
   if (partitions.includes('bloom_filters')) {
@@ -169,15 +197,24 @@ async function assertInSync(table: string, partitions: readonly MetadataPartitio
   if (partitions.includes('record_index')) {
     const rows = (await readSnapshot(await HudiTable.open(storage), { includeMetaFields: true })).rows;
     const fileIds = new Map(latest.map((file) => [file.fileName, file.fileId]));
-    const expected = new Map(rows.map((row) => [String(row['_hoodie_record_key']), { partitionPath: String(row['_hoodie_partition_path']), fileId: fileIds.get(String(row['_hoodie_file_name'])) }]));
+    const expected = new Map(
+      rows.map((row) => [
+        String(row['_hoodie_record_key']),
+        { partitionPath: String(row['_hoodie_partition_path']), fileId: fileIds.get(String(row['_hoodie_file_name'])) },
+      ]),
+    );
     const index = await reader.readPartition('record_index');
-    const actual = new Map([...(await reader.recordLocations(index.keys()))].map(([key, location]) => [key, { partitionPath: location.partitionPath, fileId: location.fileId }]));
+    const actual = new Map(
+      [...(await reader.recordLocations(index.keys()))].map(([key, location]) => [key, { partitionPath: location.partitionPath, fileId: location.fileId }]),
+    );
     assert.deepEqual(new Map([...actual].sort()), new Map([...expected].sort()), 'record index');
   }
 }
 
 function mdtInstantFiles(table: string): string[] {
-  return readdirSync(join(table, '.hoodie/metadata/.hoodie')).filter((name) => /^\d+\./.test(name)).sort();
+  return readdirSync(join(table, '.hoodie/metadata/.hoodie'))
+    .filter((name) => /^\d+\./.test(name))
+    .sort();
 }
 
 /** Every log file of the metadata table with a block of `instant`. */
@@ -185,13 +222,14 @@ function mdtLogsOf(table: string, instant: string): string[] {
   const found: string[] = [];
   for (const partition of readdirSync(join(table, '.hoodie/metadata')).filter((name) => !name.startsWith('.'))) {
     for (const name of readdirSync(join(table, '.hoodie/metadata', partition)).filter((n) => n.includes('.log.'))) {
-      if (decodeLogBlocks(readFileSync(join(table, '.hoodie/metadata', partition, name))).some((block) => block.header.INSTANT_TIME === instant)) found.push(`${partition}/${name}`);
+      if (decodeLogBlocks(readFileSync(join(table, '.hoodie/metadata', partition, name))).some((block) => block.header.INSTANT_TIME === instant))
+        found.push(`${partition}/${name}`);
     }
   }
   return found;
 }
 
-describe('writer with Hudi\'s metadata table', () => {
+describe("writer with Hudi's metadata table", () => {
   it('bulk_insert, insert, upsert and delete keep files, column_stats, bloom_filters and record_index in sync', async () => {
     const { table } = await mdtTable();
     const first = await write(table, users(40, 1), 'bulk_insert');
@@ -242,7 +280,11 @@ describe('writer with Hudi\'s metadata table', () => {
       await assert.rejects(
         write(table, users(6, 12, 200), 'insert', {
           afterMetadataTableWrite: async (what) => {
-            instant ||= readdirSync(join(table, '.hoodie')).filter((n) => n.endsWith('.inflight')).sort().at(-1)!.slice(0, 17);
+            instant ||= readdirSync(join(table, '.hoodie'))
+              .filter((n) => n.endsWith('.inflight'))
+              .sort()
+              .at(-1)!
+              .slice(0, 17);
             const step = what.startsWith('log ') ? `log ${++logs}` : what;
             if (step === failAt) throw new Error(`injected failure after ${failAt}`);
           },
@@ -272,9 +314,17 @@ describe('writer with Hudi\'s metadata table', () => {
       const beforeRows = (await readSnapshot(await HudiTable.open(storage))).rows.length;
       const killed = runKilledWrite(table, input, propsFile, 'insert', `metadata:${crashAt}`);
       assert.notEqual(killed.code, 0, `killed after metadata-table write ${crashAt}`);
-      const failed = readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.inflight')).map((f) => f.slice(0, 17)).sort().at(-1)!;
+      const failed = readdirSync(join(table, '.hoodie'))
+        .filter((f) => f.endsWith('.inflight'))
+        .map((f) => f.slice(0, 17))
+        .sort()
+        .at(-1)!;
       assert.equal((await readSnapshot(await HudiTable.open(storage))).rows.length, beforeRows, 'readers see the previous snapshot');
-      assert.equal(existsSync(join(table, `.hoodie/metadata/.hoodie/${failed}.deltacommit`)), crashAt === 4, 'the deltacommit completed only when killed after its last write');
+      assert.equal(
+        existsSync(join(table, `.hoodie/metadata/.hoodie/${failed}.deltacommit`)),
+        crashAt === 4,
+        'the deltacommit completed only when killed after its last write',
+      );
       // Listed files come only from completed data instants, whatever the metadata table holds.
       await assertInSync(table, ['files']);
       const result = await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), failed, { lock, ignoreHeartbeat: true });
@@ -321,7 +371,12 @@ describe('writer with Hudi\'s metadata table', () => {
       assert.ok(i < 12, 'a compaction happens within 12 writes');
       const mdt = (await MetadataTable.open(storage))!;
       const due = deltaCommitsSinceLastCompaction(mdt.timeline).length >= 10;
-      expectedInstant = `${mdt.timeline.completed().filter((x) => x.action === 'deltacommit').at(-1)!.time}001`;
+      expectedInstant = `${
+        mdt.timeline
+          .completed()
+          .filter((x) => x.action === 'deltacommit')
+          .at(-1)!.time
+      }001`;
       const result = await write(table, users(3, 80 + i, 1 + 2 * i), i % 2 === 0 ? 'insert' : 'upsert');
       // Hudi's default hoodie.metadata.compact.max.delta.commits=10, initialization deltacommits included.
       assert.equal(result.metadataTable.compactions.length, due ? 1 : 0, `write ${i}`);
@@ -331,12 +386,17 @@ describe('writer with Hudi\'s metadata table', () => {
     assert.equal(compaction.instantTime, expectedInstant);
     assert.equal(compaction.resumed, false);
     const instants = mdtInstantFiles(table);
-    for (const name of [`${expectedInstant}.compaction.requested`, `${expectedInstant}.compaction.inflight`, `${expectedInstant}.commit`]) assert.ok(instants.includes(name), name);
+    for (const name of [`${expectedInstant}.compaction.requested`, `${expectedInstant}.compaction.inflight`, `${expectedInstant}.commit`])
+      assert.ok(instants.includes(name), name);
     const plan = await readCompactionPlan(storage, expectedInstant, { metaFolder: '.hoodie/metadata/.hoodie' });
     // 1 files + 2 column_stats + 4 bloom_filters + 10 record_index file groups, each with log files since initialization.
     assert.equal(plan.operations.length, 17);
     assert.deepEqual(compaction.files.map((f) => f.path.split('/')[0]).sort(), plan.operations.map((op) => op.partitionPath).sort());
-    const committed = JSON.parse(readFileSync(join(table, `.hoodie/metadata/.hoodie/${expectedInstant}.commit`), 'utf8')) as { operationType: string; compacted: boolean; partitionToWriteStats: Record<string, { path: string; fileSizeInBytes: number }[]> };
+    const committed = JSON.parse(readFileSync(join(table, `.hoodie/metadata/.hoodie/${expectedInstant}.commit`), 'utf8')) as {
+      operationType: string;
+      compacted: boolean;
+      partitionToWriteStats: Record<string, { path: string; fileSizeInBytes: number }[]>;
+    };
     assert.equal(committed.operationType, 'COMPACT');
     assert.equal(committed.compacted, true);
     for (const stats of Object.values(committed.partitionToWriteStats)) {
@@ -350,7 +410,10 @@ describe('writer with Hudi\'s metadata table', () => {
       assert.ok(group.latest.logFiles.length <= 1, `${group.fileId}: at most the compacting write's log file`);
       const base = readHudiHFile(readFileSync(join(table, group.latest.baseFile.path)));
       assert.equal(base.minRecordKey, base.records[0]?.key ?? '');
-      assert.ok(base.bloomFilter !== undefined && base.records.every((r) => HoodieBloomFilter.deserialize(base.bloomFilter!.serialized, 'DYNAMIC_V0').mightContain(r.key)));
+      assert.ok(
+        base.bloomFilter !== undefined &&
+          base.records.every((r) => HoodieBloomFilter.deserialize(base.bloomFilter!.serialized, 'DYNAMIC_V0').mightContain(r.key)),
+      );
     }
     for (let i = 0; i < 2; i++) {
       const result = await write(table, users(3, 120 + i, 5 + i), 'upsert');
@@ -359,7 +422,7 @@ describe('writer with Hudi\'s metadata table', () => {
     }
   });
 
-  it('cleans the metadata table after a compaction as Hudi does: <deltacommit>002, KEEP_LATEST_COMMITS, the old slices\' files go', async () => {
+  it("cleans the metadata table after a compaction as Hudi does: <deltacommit>002, KEEP_LATEST_COMMITS, the old slices' files go", async () => {
     // 4 initialization deltacommits + 1 write reach 5: the 2nd write compacts; 3 instants after it, the 5th cleans.
     const props = new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '5'], ['hoodie.cleaner.commits.retained', '2']]);
     const { table, storage } = await mdtTable(ALL, props);
@@ -367,14 +430,26 @@ describe('writer with Hudi\'s metadata table', () => {
     let before = new Set<string>();
     const results = [];
     for (let i = 0; i < 5; i++) {
-      const latest = (await MetadataTable.open(storage))!.timeline.completed().filter((x) => x.action === 'deltacommit').at(-1)!.time;
+      const latest = (await MetadataTable.open(storage))!.timeline
+        .completed()
+        .filter((x) => x.action === 'deltacommit')
+        .at(-1)!.time;
       const result = await write(table, users(3, 200 + i, 1 + 2 * i), i === 0 ? 'bulk_insert' : 'upsert', { props });
       results.push({ latest, result });
       // Before the compaction, every log file is in a slice the compaction supersedes.
       if (i === 0) before = await logFiles();
       await assertInSync(table);
     }
-    assert.deepEqual(results.map(({ result }) => [result.metadataTable.compactions.length, result.metadataTable.cleans.length]), [[0, 0], [1, 0], [0, 0], [0, 0], [0, 1]]);
+    assert.deepEqual(
+      results.map(({ result }) => [result.metadataTable.compactions.length, result.metadataTable.cleans.length]),
+      [
+        [0, 0],
+        [1, 0],
+        [0, 0],
+        [0, 0],
+        [0, 1],
+      ],
+    );
     const clean = results[4]!.result.metadataTable.cleans[0]!;
     assert.equal(clean.instantTime, `${results[4]!.latest}002`);
     assert.ok(mdtInstantFiles(table).includes(`${clean.instantTime}.clean`));
@@ -383,7 +458,8 @@ describe('writer with Hudi\'s metadata table', () => {
     for (const path of before) assert.ok(!left.has(path), `${path} was cleaned`);
     assert.equal(clean.filesDeleted, before.size);
     const after = (await MetadataTable.open(storage))!;
-    for (const group of [...after.fileGroups.values()].flat()) assert.equal(group.latest.baseInstant, results[1]!.result.metadataTable.compactions[0]!.instantTime);
+    for (const group of [...after.fileGroups.values()].flat())
+      assert.equal(group.latest.baseInstant, results[1]!.result.metadataTable.compactions[0]!.instantTime);
     await write(table, users(2, 260, 3), 'upsert', { props });
     await assertInSync(table);
   });
@@ -393,16 +469,26 @@ describe('writer with Hudi\'s metadata table', () => {
     await write(table, users(2, 60, 1), 'insert');
     await storage.put('.hoodie/metadata/.hoodie/20240101000000000001.compaction.requested', '');
     const before = (await loadTimeline(storage)).completed().map((i) => i.time);
-    await assert.rejects(write(table, users(2, 72, 950), 'insert'), /20240101000000000001\.compaction\.requested.*empty|empty.*20240101000000000001\.compaction\.requested/s);
-    assert.deepEqual((await loadTimeline(storage)).completed().filter((i) => i.action !== 'rollback').map((i) => i.time), before);
+    await assert.rejects(
+      write(table, users(2, 72, 950), 'insert'),
+      /20240101000000000001\.compaction\.requested.*empty|empty.*20240101000000000001\.compaction\.requested/s,
+    );
+    assert.deepEqual(
+      (await loadTimeline(storage))
+        .completed()
+        .filter((i) => i.action !== 'rollback')
+        .map((i) => i.time),
+      before,
+    );
     await assertInSync(table, ['files']);
   });
 });
 
-describe('clustering with Hudi\'s metadata table', () => {
-  const clustering = (layout: 'linear' | 'z-order') => resolveClusteringConfig({
-    event: { 'hoodie.clustering.plan.strategy.sort.columns': layout === 'linear' ? 'id' : 'id,name', 'hoodie.layout.optimize.strategy': layout },
-  }).config;
+describe("clustering with Hudi's metadata table", () => {
+  const clustering = (layout: 'linear' | 'z-order') =>
+    resolveClusteringConfig({
+      event: { 'hoodie.clustering.plan.strategy.sort.columns': layout === 'linear' ? 'id' : 'id,name', 'hoodie.layout.optimize.strategy': layout },
+    }).config;
 
   for (const layout of ['linear', 'z-order'] as const) {
     it(`${layout}: the replacecommit's deltacommit keeps files, column_stats, bloom_filters and record_index in sync; writes go on`, async () => {
@@ -414,7 +500,13 @@ describe('clustering with Hudi\'s metadata table', () => {
       try {
         const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
         const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
-          mode: 'scheduleAndExecute', config: clustering(layout), force: true, lock, engine, tempDir: tempDir(), properties: PROPS,
+          mode: 'scheduleAndExecute',
+          config: clustering(layout),
+          force: true,
+          lock,
+          engine,
+          tempDir: tempDir(),
+          properties: PROPS,
         });
         const delta = result.commit?.metadataTable?.deltaCommit;
         assert.ok(delta, 'the replacecommit got its deltacommit');
@@ -448,7 +540,13 @@ describe('clustering with Hudi\'s metadata table', () => {
         let logs = 0;
         await assert.rejects(
           runClusteringJob(await open(), {
-            mode: 'execute', instant, config: clustering('linear'), lock, engine, tempDir: tempDir(), properties: PROPS,
+            mode: 'execute',
+            instant,
+            config: clustering('linear'),
+            lock,
+            engine,
+            tempDir: tempDir(),
+            properties: PROPS,
             afterMetadataTableWrite: async (what) => {
               const step = what.startsWith('log ') ? `log ${++logs}` : what;
               if (step === failAt) throw new Error(`injected failure after ${failAt}`);
@@ -458,7 +556,9 @@ describe('clustering with Hudi\'s metadata table', () => {
         );
         assert.equal((await loadTimeline(storage)).find(instant)?.state, 'INFLIGHT', `failure after ${failAt}: the clustering stays pending`);
       };
-      const schedule = async () => (await runClusteringJob(await open(), { mode: 'schedule', config: clustering('linear'), force: true, lock, engine, properties: PROPS })).scheduled!.instantTime;
+      const schedule = async () =>
+        (await runClusteringJob(await open(), { mode: 'schedule', config: clustering('linear'), force: true, lock, engine, properties: PROPS })).scheduled!
+          .instantTime;
 
       // files + record_index: requested, inflight, one log file each, completed.
       const first = await schedule();
@@ -482,18 +582,25 @@ describe('clustering with Hudi\'s metadata table', () => {
       assert.ok(!mdtInstantFiles(table).some((name) => name.startsWith(second)), `no metadata instant ${second} is left`);
       assert.deepEqual(mdtLogsOf(table, second), []);
       await assertInSync(table, ['files', 'record_index']);
-      const rerun = await runClusteringJob(await open(), { mode: 'execute', instant: second, config: clustering('linear'), lock, engine, tempDir: tempDir(), properties: PROPS });
+      const rerun = await runClusteringJob(await open(), {
+        mode: 'execute',
+        instant: second,
+        config: clustering('linear'),
+        lock,
+        engine,
+        tempDir: tempDir(),
+        properties: PROPS,
+      });
       assert.equal(rerun.commit?.outcome, 'committed');
       await assertInSync(table, ['files', 'record_index']);
     } finally {
       await engine.close();
     }
   });
-
 });
 
-describe('cleaning with Hudi\'s metadata table', () => {
-  it('a clean\'s deltacommit deletes the cleaned files from files and leaves column_stats and bloom_filters tombstones; a failed completion is retried', async () => {
+describe("cleaning with Hudi's metadata table", () => {
+  it("a clean's deltacommit deletes the cleaned files from files and leaves column_stats and bloom_filters tombstones; a failed completion is retried", async () => {
     const { table, storage } = await mdtTable();
     await write(table, users(10, 150), 'insert');
     for (let i = 0; i < 3; i++) await write(table, users(4, 151 + i, 1), 'upsert');
@@ -503,10 +610,20 @@ describe('cleaning with Hudi\'s metadata table', () => {
     // The completion fails after each storage write of the clean's deltacommit; the next run finishes the pending clean.
     for (const failAt of ['requested', 'inflight', 'completed']) {
       await assert.rejects(
-        runClean(await HudiTable.open(storage, { mode: 'write' }), { config, lock, properties: PROPS, afterMetadataTableWrite: async (what) => { if (what === failAt) throw new Error(`injected failure after ${failAt}`); } }),
+        runClean(await HudiTable.open(storage, { mode: 'write' }), {
+          config,
+          lock,
+          properties: PROPS,
+          afterMetadataTableWrite: async (what) => {
+            if (what === failAt) throw new Error(`injected failure after ${failAt}`);
+          },
+        }),
         new RegExp(`injected failure after ${failAt}`),
       );
-      assert.ok((await loadTimeline(storage)).pending().some((i) => i.action === 'clean'), 'the clean stays pending');
+      assert.ok(
+        (await loadTimeline(storage)).pending().some((i) => i.action === 'clean'),
+        'the clean stays pending',
+      );
     }
     const result = await runClean(await HudiTable.open(storage, { mode: 'write' }), { config, lock, properties: PROPS });
     const clean = result.resumed[0] ?? result.clean;
@@ -525,10 +642,16 @@ describe('cleaning with Hudi\'s metadata table', () => {
       if (!cleaned.includes(file.name)) continue;
       assert.ok(!(await reader.filesInPartition(file.partition)).has(file.name), `${path} is no longer listed`);
       const bloom = blooms.get(bloomFilterIndexKey(partitionIdentifier(file.partition), file.name));
-      assert.ok(bloom?.type === 4 && bloom.bloomFilter.isDeleted && bloom.bloomFilter.type === '' && bloom.bloomFilter.timestamp === clean.instantTime, `bloom tombstone of ${file.name}`);
+      assert.ok(
+        bloom?.type === 4 && bloom.bloomFilter.isDeleted && bloom.bloomFilter.type === '' && bloom.bloomFilter.timestamp === clean.instantTime,
+        `bloom tombstone of ${file.name}`,
+      );
       const range = stats.get(columnStatsIndexKey(partitionIdentifier(file.partition), file.name, 'id'));
       assert.ok(range?.type === 3 && range.columnStats.isDeleted, `column-stats tombstone of ${file.name}`);
-      assert.deepEqual([range.columnStats.minValue, range.columnStats.maxValue, range.columnStats.valueCount, range.columnStats.nullCount], [null, null, -1, -1]);
+      assert.deepEqual(
+        [range.columnStats.minValue, range.columnStats.maxValue, range.columnStats.valueCount, range.columnStats.nullCount],
+        [null, null, -1, -1],
+      );
     }
     // Writes go on after the clean.
     await write(table, users(3, 160, 1), 'upsert');
@@ -545,32 +668,70 @@ class ArmedCrashingStorage implements Storage {
   armed = false;
   calls = 0;
   readonly log: string[] = [];
-  constructor(private readonly inner: Storage, private readonly crashAt: number) {}
-  get uri(): string { return this.inner.uri; }
-  arm(): void { this.armed = true; }
+  constructor(
+    private readonly inner: Storage,
+    private readonly crashAt: number,
+  ) {}
+  get uri(): string {
+    return this.inner.uri;
+  }
+  arm(): void {
+    this.armed = true;
+  }
   private mutate(operation: string, paths: readonly string[]): void {
     if (!this.armed) return;
     this.calls++;
     this.log.push(`${operation} ${paths.join(',')}`);
     if (this.calls >= this.crashAt) throw new SimulatedCrash(this.calls, operation, paths);
   }
-  uriOf(path: string): string { return this.inner.uriOf(path); }
-  get(path: string): Promise<Uint8Array> { return this.inner.get(path); }
-  getRange(path: string, start: number, end: number): Promise<Uint8Array> { return this.inner.getRange(path, start, end); }
-  head(path: string): Promise<StoredObject | undefined> { return this.inner.head(path); }
-  localPath(path: string): string | undefined { return this.inner.localPath?.(path); }
-  async put(path: string, body: Uint8Array | string): Promise<void> { this.mutate('put', [path]); await this.inner.put(path, body); }
-  async putIfAbsent(path: string, body: Uint8Array | string): Promise<void> { this.mutate('putIfAbsent', [path]); await this.inner.putIfAbsent(path, body); }
-  async uploadFile(path: string, localFile: string): Promise<void> { this.mutate('uploadFile', [path]); await this.inner.uploadFile(path, localFile); }
-  downloadFile(path: string, localFile: string): Promise<void> { return this.inner.downloadFile(path, localFile); }
-  listDir(dir: string): Promise<{ files: StoredObject[]; dirs: string[] }> { return this.inner.listDir(dir); }
-  listRecursive(dir: string): Promise<StoredObject[]> { return this.inner.listRecursive(dir); }
-  async delete(paths: readonly string[]): Promise<void> { this.mutate('delete', paths); await this.inner.delete(paths); }
-  async deleteMany(paths: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult> { this.mutate('deleteMany', paths); return this.inner.deleteMany!(paths, options); }
+  uriOf(path: string): string {
+    return this.inner.uriOf(path);
+  }
+  get(path: string): Promise<Uint8Array> {
+    return this.inner.get(path);
+  }
+  getRange(path: string, start: number, end: number): Promise<Uint8Array> {
+    return this.inner.getRange(path, start, end);
+  }
+  head(path: string): Promise<StoredObject | undefined> {
+    return this.inner.head(path);
+  }
+  localPath(path: string): string | undefined {
+    return this.inner.localPath?.(path);
+  }
+  async put(path: string, body: Uint8Array | string): Promise<void> {
+    this.mutate('put', [path]);
+    await this.inner.put(path, body);
+  }
+  async putIfAbsent(path: string, body: Uint8Array | string): Promise<void> {
+    this.mutate('putIfAbsent', [path]);
+    await this.inner.putIfAbsent(path, body);
+  }
+  async uploadFile(path: string, localFile: string): Promise<void> {
+    this.mutate('uploadFile', [path]);
+    await this.inner.uploadFile(path, localFile);
+  }
+  downloadFile(path: string, localFile: string): Promise<void> {
+    return this.inner.downloadFile(path, localFile);
+  }
+  listDir(dir: string): Promise<{ files: StoredObject[]; dirs: string[] }> {
+    return this.inner.listDir(dir);
+  }
+  listRecursive(dir: string): Promise<StoredObject[]> {
+    return this.inner.listRecursive(dir);
+  }
+  async delete(paths: readonly string[]): Promise<void> {
+    this.mutate('delete', paths);
+    await this.inner.delete(paths);
+  }
+  async deleteMany(paths: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult> {
+    this.mutate('deleteMany', paths);
+    return this.inner.deleteMany!(paths, options);
+  }
 }
 
 describe('crashes in the metadata-table path', () => {
-  it('a write killed at every storage call from its commit on (the metadata table\'s deltacommit, then T.commit): readers see before or after, the next run completes', async () => {
+  it("a write killed at every storage call from its commit on (the metadata table's deltacommit, then T.commit): readers see before or after, the next run completes", async () => {
     const { table, storage } = await mdtTable();
     // Many commits here: no metadata compaction due (this build does not compact the metadata table yet).
     const props = new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '1000']]);
@@ -586,14 +747,23 @@ describe('crashes in the metadata-table path', () => {
       let outcome: 'crashed' | 'completed';
       try {
         // Armed once the data files are up: what is counted is the commit section, the metadata table's part first.
-        await writeBatch(crashing, { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: props, lock, afterDataFiles: async () => crashing.arm() });
+        await writeBatch(crashing, {
+          input: { file: input, format: 'jsonl' },
+          operation: 'upsert',
+          properties: props,
+          lock,
+          afterDataFiles: async () => crashing.arm(),
+        });
         outcome = 'completed';
       } catch (error) {
         assert.ok(error instanceof SimulatedCrash, String(error));
         outcome = 'crashed';
       }
       const timeline = await loadTimeline(storage);
-      const failed = timeline.pending().filter((i) => i.action === 'commit').map((i) => i.time);
+      const failed = timeline
+        .pending()
+        .filter((i) => i.action === 'commit')
+        .map((i) => i.time);
       const committed = outcome === 'completed' || failed.length === 0;
       const rows = (await readSnapshot(await HudiTable.open(storage))).rows.length;
       assert.equal(rows, committed ? before + 2 : before, `killed at call ${crashAt} (${crashing.log.at(-1)}): readers see ${committed ? 'after' : 'before'}`);
@@ -638,7 +808,11 @@ describe('crashes in the metadata-table path', () => {
       // first too): old versions only; every latest base file is listed.
       const reader = await (await MetadataTable.open(storage))!.reader();
       for (const file of (await (await HudiTable.open(storage)).fileSystemView()).latestBaseFiles()) {
-        assert.equal((await reader.filesInPartition(file.partitionPath)).get(file.fileName), file.size, `killed at call ${crashAt}: latest ${file.fileName} is listed`);
+        assert.equal(
+          (await reader.filesInPartition(file.partitionPath)).get(file.fileName),
+          file.size,
+          `killed at call ${crashAt}: latest ${file.fileName} is listed`,
+        );
       }
       const pendingAfterCrash = (await loadTimeline(storage)).pending().filter((i) => i.action === 'clean').length;
       const next = await runClean(await HudiTable.open(storage, { mode: 'write' }), { config, lock, properties: PROPS });
@@ -660,7 +834,12 @@ describe('crashes in the metadata-table path', () => {
     await createTable(templateStorage, newTableOptionsFromWriteProperties(props, 'test'));
     await initMetadataTable(templateStorage, ALL, { column_stats: 1, bloom_filters: 2, record_index: 2 });
     await write(template, users(12, 190), 'bulk_insert', { props });
-    const compactionTime = `${(await MetadataTable.open(templateStorage))!.timeline.completed().filter((i) => i.action === 'deltacommit').at(-1)!.time}001`;
+    const compactionTime = `${
+      (await MetadataTable.open(templateStorage))!.timeline
+        .completed()
+        .filter((i) => i.action === 'deltacommit')
+        .at(-1)!.time
+    }001`;
     let points = 0;
     let compactionCalls = 0;
     for (let crashAt = 1; ; crashAt++) {
@@ -675,7 +854,13 @@ describe('crashes in the metadata-table path', () => {
       let outcome: 'crashed' | 'completed';
       let result: Awaited<ReturnType<typeof writeBatch>> | undefined;
       try {
-        result = await writeBatch(crashing, { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: props, lock, afterDataFiles: async () => crashing.arm() });
+        result = await writeBatch(crashing, {
+          input: { file: input, format: 'jsonl' },
+          operation: 'upsert',
+          properties: props,
+          lock,
+          afterDataFiles: async () => crashing.arm(),
+        });
         outcome = 'completed';
       } catch (error) {
         assert.ok(error instanceof SimulatedCrash, String(error));
@@ -683,9 +868,16 @@ describe('crashes in the metadata-table path', () => {
       }
       const where = `killed at call ${crashAt} (${crashing.log.at(-1)})`;
       const timeline = await loadTimeline(storage);
-      const failed = timeline.pending().filter((i) => i.action === 'commit').map((i) => i.time);
+      const failed = timeline
+        .pending()
+        .filter((i) => i.action === 'commit')
+        .map((i) => i.time);
       const committed = outcome === 'completed' || failed.length === 0;
-      assert.equal((await readSnapshot(await HudiTable.open(storage))).rows.length, committed ? before + 2 : before, `${where}: readers see ${committed ? 'after' : 'before'}`);
+      assert.equal(
+        (await readSnapshot(await HudiTable.open(storage))).rows.length,
+        committed ? before + 2 : before,
+        `${where}: readers see ${committed ? 'after' : 'before'}`,
+      );
       // The metadata table reads the same, whether the compaction's commit landed or not.
       await assertInSync(table);
       const afterCrash = (await MetadataTable.open(storage))!.timeline;
@@ -694,9 +886,16 @@ describe('crashes in the metadata-table path', () => {
       for (const time of failed) await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), time, { lock, ignoreHeartbeat: true });
       const next = await write(table, users(1, 400 + crashAt, 900), 'insert', { props });
       // A compaction left pending is finished from its plan; one never scheduled is scheduled now; a completed one stays.
-      assert.deepEqual(next.metadataTable.compactions.map((c) => [c.instantTime, c.resumed]), compactedAfterCrash ? [] : [[compactionTime, pendingAfterCrash]], where);
+      assert.deepEqual(
+        next.metadataTable.compactions.map((c) => [c.instantTime, c.resumed]),
+        compactedAfterCrash ? [] : [[compactionTime, pendingAfterCrash]],
+        where,
+      );
       const mdt = (await MetadataTable.open(storage))!;
-      assert.ok(mdt.timeline.completed().some((i) => i.time === compactionTime && i.action === 'commit'), `${where}: compaction ${compactionTime} completed by the next run at the latest`);
+      assert.ok(
+        mdt.timeline.completed().some((i) => i.time === compactionTime && i.action === 'commit'),
+        `${where}: compaction ${compactionTime} completed by the next run at the latest`,
+      );
       assert.deepEqual(pendingCompactions(mdt.timeline), [], `${where}: no compaction left pending`);
       await assertInSync(table);
       if (outcome === 'completed') {

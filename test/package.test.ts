@@ -11,7 +11,13 @@ import { REPO_ROOT, tempDir } from './helpers/fixtures.js';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 // This Node (22) first on PATH, so npm, npx and the CLI's `#!/usr/bin/env node` run on it.
-const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env['PATH'] ?? ''}`, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+const env = {
+  ...process.env,
+  PATH: `${dirname(process.execPath)}${delimiter}${process.env['PATH'] ?? ''}`,
+  npm_config_update_notifier: 'false',
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+};
 
 let tarball: string;
 let entries: string[];
@@ -37,56 +43,95 @@ before(() => {
   const root = tempDir('package-root-');
   for (const file of ['package.json', 'README.md', 'infra/state-machine.asl.json']) cpSync(join(REPO_ROOT, file), join(root, file));
   ok(run(process.execPath, [join(REPO_ROOT, 'infra', 'build.mjs'), '--outdir', join(root, 'dist')], REPO_ROOT), 'infra/build.mjs');
-  ok(run(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.types.json', '--outDir', join(root, 'dist', 'types')], REPO_ROOT), 'tsc -p tsconfig.types.json');
+  ok(
+    run(
+      process.execPath,
+      [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.types.json', '--outDir', join(root, 'dist', 'types')],
+      REPO_ROOT,
+    ),
+    'tsc -p tsconfig.types.json',
+  );
   const prepack = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['prepack'];
   assert.equal(prepack, 'npm run build && npm run build:types', 'prepack builds what this copy holds');
   const packed = tempDir('package-tarball-');
   const output = ok(run(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', packed], root), 'npm pack');
   const report = JSON.parse(output) as Array<{ filename: string }>;
   tarball = join(packed, report[0]!.filename);
-  entries = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').map((entry) => entry.replace(/^package\//, ''));
+  entries = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((entry) => entry.replace(/^package\//, ''));
 
   project = tempDir('package-user-');
   writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'a-user-project', private: true, type: 'module' }, null, 2)}\n`);
   // The dependencies come from npm's cache when the repository's own install put them there.
   ok(
-    run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, `typescript@${devVersion('typescript')}`, `@types/node@${devVersion('@types/node')}`], project),
+    run(
+      npm,
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, `typescript@${devVersion('typescript')}`, `@types/node@${devVersion('@types/node')}`],
+      project,
+    ),
     'npm install <tarball>',
   );
 });
 
 test('the tarball holds the CLI, the library and its types, the handlers and the state machine, and no development files', () => {
-  for (const wanted of ['package.json', 'README.md', 'dist/cli.mjs', 'dist/index.mjs', 'dist/types/index.d.ts', 'dist/functions/plan.mjs', 'dist/functions/execute-group.mjs', 'infra/state-machine.asl.json']) {
+  for (const wanted of [
+    'package.json',
+    'README.md',
+    'dist/cli.mjs',
+    'dist/index.mjs',
+    'dist/types/index.d.ts',
+    'dist/functions/plan.mjs',
+    'dist/functions/execute-group.mjs',
+    'infra/state-machine.asl.json',
+  ]) {
     assert.ok(entries.includes(wanted), `${wanted} is in the tarball`);
   }
-  const development = entries.filter((entry) =>
-    /^(test|bench|functions|lib|\.cache|\.aws-sam|build|node_modules)\//.test(entry) ||
-    (entry.startsWith('infra/') && entry !== 'infra/state-machine.asl.json') ||
-    /\.map$|\.ts$/.test(entry.replace(/\.d\.ts$/, '.d')) ||
-    ['dist/demo.mjs', 'Makefile', 'samconfig.toml', 'template.yaml', 'tsconfig.json', 'tsconfig.types.json', 'package-lock.json', '.ci/run'].includes(entry),
+  const development = entries.filter(
+    (entry) =>
+      /^(test|bench|functions|lib|\.cache|\.aws-sam|build|node_modules)\//.test(entry) ||
+      (entry.startsWith('infra/') && entry !== 'infra/state-machine.asl.json') ||
+      /\.map$|\.ts$/.test(entry.replace(/\.d\.ts$/, '.d')) ||
+      ['dist/demo.mjs', 'Makefile', 'samconfig.toml', 'template.yaml', 'tsconfig.json', 'tsconfig.types.json', 'package-lock.json', '.ci/run'].includes(entry),
   );
   assert.deepEqual(development, [], 'development files in the tarball');
-  const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'hudi-serverless', 'package.json'), 'utf8')) as { devDependencies?: unknown; bin: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'hudi-serverless', 'package.json'), 'utf8')) as {
+    devDependencies?: unknown;
+    bin: Record<string, string>;
+  };
   assert.deepEqual(manifest.bin, { 'hudi-serverless': 'dist/cli.mjs' });
 });
 
 test('npx hudi-serverless works from the installed tarball: help, and a table written and read back with DuckDB', () => {
   const help = ok(run('npx', ['--no-install', 'hudi-serverless', '--help'], project), 'npx hudi-serverless --help');
-  for (const command of ['init', 'write', 'read', 'cluster', 'clean', 'archive', 'generate']) assert.match(help, new RegExp(`^ {2}${command} `, 'm'), `help lists ${command}`);
+  for (const command of ['init', 'write', 'read', 'cluster', 'clean', 'archive', 'generate'])
+    assert.match(help, new RegExp(`^ {2}${command} `, 'm'), `help lists ${command}`);
 
   writeFileSync(
     join(project, 'users.properties'),
-    ['hoodie.table.name=users', 'hoodie.datasource.write.recordkey.field=id', 'hoodie.datasource.write.partitionpath.field=dt', 'hoodie.datasource.write.precombine.field=createTime', ''].join('\n'),
+    [
+      'hoodie.table.name=users',
+      'hoodie.datasource.write.recordkey.field=id',
+      'hoodie.datasource.write.partitionpath.field=dt',
+      'hoodie.datasource.write.precombine.field=createTime',
+      '',
+    ].join('\n'),
   );
   ok(run('npx', ['--no-install', 'hudi-serverless', 'generate', '--out', 'users.jsonl', '--count', '25', '--seed', '7'], project), 'generate');
   ok(run('npx', ['--no-install', 'hudi-serverless', 'init', 'users-table', '--props', 'users.properties'], project), 'init');
   ok(run('npx', ['--no-install', 'hudi-serverless', 'write', 'users-table', '--input', 'users.jsonl', '--props', 'users.properties'], project), 'write');
-  const rows = ok(run('npx', ['--no-install', 'hudi-serverless', 'read', 'users-table'], project), 'read').trim().split('\n');
-  const written = readFileSync(join(project, 'users.jsonl'), 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { id: unknown }).id);
+  const rows = ok(run('npx', ['--no-install', 'hudi-serverless', 'read', 'users-table'], project), 'read')
+    .trim()
+    .split('\n');
+  const written = readFileSync(join(project, 'users.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => (JSON.parse(line) as { id: unknown }).id);
   assert.deepEqual(rows.map((line) => (JSON.parse(line) as { id: unknown }).id).sort(), written.sort());
 });
 
-test('the library imports at run time and its types check in the user\'s project', () => {
+test("the library imports at run time and its types check in the user's project", () => {
   // Run time: the package's entry point reads the table the CLI wrote.
   writeFileSync(
     join(project, 'count.mjs'),

@@ -51,9 +51,18 @@ async function copy(inputs: readonly CopyInput[], file: string, options: Partial
   const fileName = file.slice(file.lastIndexOf('/') + 1);
   const rowGroups = inputs.flatMap((input, inputIndex) => input.rowGroups.map((_, index) => [inputIndex, index] as const));
   const result = await writeCopiedFile({
-    file, inputs, layout: plan.layout!, rowGroups, fileName, keyValues: Promise.resolve({ note: 'copied' }), ...(options.codec === undefined ? {} : { codec: options.codec }),
+    file,
+    inputs,
+    layout: plan.layout!,
+    rowGroups,
+    fileName,
+    keyValues: Promise.resolve({ note: 'copied' }),
+    ...(options.codec === undefined ? {} : { codec: options.codec }),
   });
-  assert.equal(result.rows, inputs.reduce((total, input) => total + input.numRows, 0));
+  assert.equal(
+    result.rows,
+    inputs.reduce((total, input) => total + input.numRows, 0),
+  );
   assert.equal(result.bytes, statSync(file).size);
   return file;
 }
@@ -94,13 +103,19 @@ describe('binary copy of Parquet row groups', () => {
     assert.ok(counts[0]! > 1 && counts[2]! > 1, 'inputs of several row groups');
     const out = await copy(inputs, join(dir, 'copied.parquet'));
     assert.deepEqual(rowsOf([out]), expectedRows(files, 'copied.parquet'));
-    const reader = await connection.runAndReadAll(`SELECT count(*), count(DISTINCT _hoodie_file_name), min(_hoodie_file_name), sum(nested.a), sum(len(tags)) FROM '${out}'`);
+    const reader = await connection.runAndReadAll(
+      `SELECT count(*), count(DISTINCT _hoodie_file_name), min(_hoodie_file_name), sum(nested.a), sum(len(tags)) FROM '${out}'`,
+    );
     assert.deepEqual(reader.getRows()[0]!.map(String), ['12510', '1', 'copied.parquet', String((12509 * 12510) / 2), String(2 * 12510)]);
     // Row group statistics of the renamed column describe the new value: a filter on it finds every row.
     const filtered = await connection.runAndReadAll(`SELECT count(*) FROM '${out}' WHERE _hoodie_file_name = 'copied.parquet'`);
     assert.equal(String(filtered.getRows()[0]![0]), '12510');
     const expectedCodecs = ['SNAPPY', 'ZSTD', 'GZIP', 'UNCOMPRESSED'].flatMap((codec, index) => Array<string>(counts[index]!).fill(codec));
-    assert.deepEqual(codecsOf(out).map((group) => group[2]), expectedCodecs, 'chunks keep their codec');
+    assert.deepEqual(
+      codecsOf(out).map((group) => group[2]),
+      expectedCodecs,
+      'chunks keep their codec',
+    );
     // And a copy of the copy: our own footers read back for copying.
     const again = await copy([await readCopyInput(out)], join(dir, 'again.parquet'));
     assert.deepEqual(rowsOf([again]), expectedRows(files, 'again.parquet'));
@@ -111,16 +126,27 @@ describe('binary copy of Parquet row groups', () => {
     const inputs = await Promise.all(files.map((file) => readCopyInput(file)));
     const out = await copy(inputs, join(dir, 'snappy.parquet'), { codec: CODEC.SNAPPY });
     assert.deepEqual(rowsOf([out]), expectedRows(files, 'snappy.parquet'));
-    assert.ok(codecsOf(out).flat().every((codec) => codec === 'SNAPPY'));
+    assert.ok(
+      codecsOf(out)
+        .flat()
+        .every((codec) => codec === 'SNAPPY'),
+    );
     const zstd = await copy(inputs, join(dir, 'zstd.parquet'), { codec: CODEC.ZSTD });
     assert.deepEqual(rowsOf([zstd]), expectedRows(files, 'zstd.parquet'));
-    assert.ok(codecsOf(zstd).flat().every((codec) => codec === 'ZSTD'));
+    assert.ok(
+      codecsOf(zstd)
+        .flat()
+        .every((codec) => codec === 'ZSTD'),
+    );
   });
 
   it('refuses what Hudi 1.1 refuses, naming the file: another schema, decimals stored as integers, no file name column', async () => {
     const base = await readCopyInput(await write('base.parquet', 0, 10));
     const other = await readCopyInput(await write('other.parquet', 10, 10, { columns: `${COLUMNS}, i AS extra` }));
-    assert.match(planBinaryCopy([base, other], OPTIONS).refusal!, /other\.parquet and .*base\.parquet have different Parquet schemas \(extra is missing from the second\).*schema\.evolution\.enable/);
+    assert.match(
+      planBinaryCopy([base, other], OPTIONS).refusal!,
+      /other\.parquet and .*base\.parquet have different Parquet schemas \(extra is missing from the second\).*schema\.evolution\.enable/,
+    );
     const decimal = await readCopyInput(await write('decimal.parquet', 0, 10, { columns: `${COLUMNS}, (i / 100)::DECIMAL(10, 2) AS price` }));
     assert.match(planBinaryCopy([decimal], OPTIONS).refusal!, /decimal\.parquet: column price is a decimal stored as INT64/);
     const unnamed = await readCopyInput(await write('unnamed.parquet', 0, 10, { columns: 'i AS id' }));
@@ -137,23 +163,60 @@ describe('binary copy of Parquet row groups', () => {
     const rows = pyarrowRead([out]);
     assert.equal(rows.length, 100);
     assert.ok(rows.slice(0, 50).every((row) => row['added'] === null && row['added_struct'] === null));
-    assert.deepEqual(rows.slice(50).map((row) => row['added']), Array.from({ length: 50 }, (_, index) => `x${50 + index}`));
+    assert.deepEqual(
+      rows.slice(50).map((row) => row['added']),
+      Array.from({ length: 50 }, (_, index) => `x${50 + index}`),
+    );
     assert.match(planBinaryCopy(inputs, { ...OPTIONS, schemaEvolution: true, schemaFrom: 0 }).refusal!, /has column added, which the newest file .* does not/);
   });
 
   it('cuts row groups into files of at most the target size, evenly, at least as many as asked', () => {
-    assert.deepEqual(planCopyOutputs([10, 10, 10, 10], 25), [[0, 2], [2, 4]]);
-    assert.deepEqual(planCopyOutputs([10, 10, 10, 10, 10, 10], 45), [[0, 3], [3, 6]], 'two even files rather than 4 + 2');
-    assert.deepEqual(planCopyOutputs([50, 5, 5], 20), [[0, 1], [1, 3]], 'a row group above the target is a file of its own');
-    assert.deepEqual(planCopyOutputs([10, 10, 10], 1000, 3), [[0, 1], [1, 2], [2, 3]]);
+    assert.deepEqual(planCopyOutputs([10, 10, 10, 10], 25), [
+      [0, 2],
+      [2, 4],
+    ]);
+    assert.deepEqual(
+      planCopyOutputs([10, 10, 10, 10, 10, 10], 45),
+      [
+        [0, 3],
+        [3, 6],
+      ],
+      'two even files rather than 4 + 2',
+    );
+    assert.deepEqual(
+      planCopyOutputs([50, 5, 5], 20),
+      [
+        [0, 1],
+        [1, 3],
+      ],
+      'a row group above the target is a file of its own',
+    );
+    assert.deepEqual(planCopyOutputs([10, 10, 10], 1000, 3), [
+      [0, 1],
+      [1, 2],
+      [2, 3],
+    ]);
     // The plan's three outputs whatever the bytes: equal row groups gave two files of two (the interop flake).
-    for (const sizes of [[10, 10, 10, 10], [3400, 3410, 3405, 3402], [3410, 3400, 3402, 3405], [3400, 3401, 3409, 3408]]) {
+    for (const sizes of [
+      [10, 10, 10, 10],
+      [3400, 3410, 3405, 3402],
+      [3410, 3400, 3402, 3405],
+      [3400, 3401, 3409, 3408],
+    ]) {
       const runs = planCopyOutputs(sizes, 600_000, 3);
       assert.equal(runs.length, 3, JSON.stringify({ sizes, runs }));
-      assert.deepEqual(runs.flat().filter((_, i) => i % 2 === 0), [0, runs[0]![1], runs[1]![1]], 'contiguous runs from the first row group');
+      assert.deepEqual(
+        runs.flat().filter((_, i) => i % 2 === 0),
+        [0, runs[0]![1], runs[1]![1]],
+        'contiguous runs from the first row group',
+      );
       assert.equal(runs.at(-1)![1], sizes.length, 'to the last');
     }
-    assert.deepEqual(planCopyOutputs([10, 10, 10, 10], 1000, 3), [[0, 2], [2, 3], [3, 4]]);
+    assert.deepEqual(planCopyOutputs([10, 10, 10, 10], 1000, 3), [
+      [0, 2],
+      [2, 3],
+      [3, 4],
+    ]);
     assert.deepEqual(planCopyOutputs([10], 1000, 3), [[0, 1]]);
     assert.deepEqual(planCopyOutputs([], 1000), []);
   });

@@ -9,15 +9,7 @@ import { duckdb } from './helpers/duckdb.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { describeParquetType } from '../lib/parquet/schema.js';
 import type { ParquetColumnInfo, ParquetEngine } from '../lib/engine/port.js';
-import {
-  dateToJson,
-  decimalToJson,
-  float32ToJson,
-  formatTable,
-  integerToJson,
-  timestampToJson,
-  timeToJson,
-} from '../lib/engine/row-format.js';
+import { dateToJson, decimalToJson, float32ToJson, formatTable, integerToJson, timestampToJson, timeToJson } from '../lib/engine/row-format.js';
 import type { Row } from '../lib/engine/row-format.js';
 
 const OVERWRITE = expectedOf('v6_simplekeygen_nonhivestyle_overwritetable');
@@ -35,7 +27,6 @@ async function parquetFiles(directory: string): Promise<string[]> {
     .map((entry) => join(entry.parentPath, entry.name))
     .sort();
 }
-
 
 function leaf(schema: readonly ParquetColumnInfo[], ...path: string[]): ParquetColumnInfo {
   const found = schema.find((column) => column.path.join('.') === path.join('.'));
@@ -236,9 +227,7 @@ describe('copySorted', () => {
     for (const output of result.outputs) {
       assert.deepEqual(output.repairedColumns, ['decimalField']);
       // DuckDB writes 3-level lists; readers treat them the same as parquet-avro's 2-level ones.
-      assert.deepEqual(output.deviations, [
-        { column: 'arrayField', input: 'LIST (2-level)', output: 'LIST (3-level)', compatible: true },
-      ]);
+      assert.deepEqual(output.deviations, [{ column: 'arrayField', input: 'LIST (2-level)', output: 'LIST (3-level)', compatible: true }]);
     }
 
     // Same Parquet types as the input, leaf by leaf (list wrapper names aside).
@@ -374,12 +363,20 @@ describe('copySorted', () => {
         return difference === 0 ? a.index - b.index : difference;
       })
       .map(({ row }) => row);
-    const actual = (await engine.readRows(outputs.map((output) => output.file), { columns: ['decimalField', 'id'] })).rows;
+    const actual = (
+      await engine.readRows(
+        outputs.map((output) => output.file),
+        { columns: ['decimalField', 'id'] },
+      )
+    ).rows;
     assert.deepEqual(actual, expected);
     assert.ok(actual.some((row) => typeof row.decimalField === 'string' && row.decimalField.startsWith('-')));
 
     const stats = await engine.columnStats(outputs.map((output) => output.file));
-    assert.ok(stats.every((file) => file.rowGroupCount >= 2), 'several row groups per output');
+    assert.ok(
+      stats.every((file) => file.rowGroupCount >= 2),
+      'several row groups per output',
+    );
     for (const [index, file] of stats.entries()) {
       const footer = await engine.readFooter(outputs[index]!.file);
       assert.equal(describeParquetType(leaf(footer.schema, 'decimalField')), 'FIXED_LEN_BYTE_ARRAY(5) DECIMAL(10,5)');
@@ -439,13 +436,20 @@ describe('unreadable files', () => {
     const good = join(workDir, DIANA_FILE);
     await assert.rejects(engine.readRows([good, corrupt]), expectUnreadable(corrupt));
     await assert.rejects(
-      engine.copySorted({ inputs: [good, corrupt], outputs: [{ file: join(workDir, 'out', 'x.parquet'), rowStart: 0, rowCount: 1, keyValues: {} }], rowGroupSize: 10 }),
+      engine.copySorted({
+        inputs: [good, corrupt],
+        outputs: [{ file: join(workDir, 'out', 'x.parquet'), rowStart: 0, rowCount: 1, keyValues: {} }],
+        rowGroupSize: 10,
+      }),
       expectUnreadable(corrupt),
     );
   });
 
   test('a missing file is NotFound', async () => {
     const missing = join(workDir, 'missing.parquet');
-    await assert.rejects(engine.readRows([missing]), (error: unknown) => error instanceof HudiError && error.location === missing && /not found/.test(error.message));
+    await assert.rejects(
+      engine.readRows([missing]),
+      (error: unknown) => error instanceof HudiError && error.location === missing && /not found/.test(error.message),
+    );
   });
 });

@@ -52,7 +52,10 @@ describe('Parquet footer', () => {
     assert.ok(rowGroups.length > 1);
     assert.equal(rowGroups.length, pyarrowRowGroups(written));
     // RowGroup field 3 is num_rows; they add up to the file's rows.
-    assert.equal(rowGroups.reduce((sum, group) => sum + (group.bigint(3) ?? 0n), 0n), 5000n);
+    assert.equal(
+      rowGroups.reduce((sum, group) => sum + (group.bigint(3) ?? 0n), 0n),
+      5000n,
+    );
     const names = (footer.metadata.list(FILE_METADATA.schema)?.items.filter(isStruct) ?? []).map((element) => text(element.binary(4)));
     assert.deepEqual(names.slice(1), ['id', 'key']);
     const keyValues = footerKeyValues(footer.metadata);
@@ -93,7 +96,11 @@ describe('Parquet footer', () => {
     const cases: [string, Buffer, RegExp][] = [
       ['short.parquet', Buffer.from('PAR1'), /too few for a Parquet file/],
       ['no-magic.parquet', Buffer.alloc(64, 1), /no Parquet magic at the end/],
-      ['too-long.parquet', Buffer.concat([Buffer.from('PAR1'), Buffer.alloc(8), Buffer.from([0xff, 0, 0, 0]), Buffer.from('PAR1')]), /footer length 255 is larger than the file/],
+      [
+        'too-long.parquet',
+        Buffer.concat([Buffer.from('PAR1'), Buffer.alloc(8), Buffer.from([0xff, 0, 0, 0]), Buffer.from('PAR1')]),
+        /footer length 255 is larger than the file/,
+      ],
     ];
     for (const [name, bytes, pattern] of cases) {
       const file = join(workDir, name);

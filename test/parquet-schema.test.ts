@@ -71,16 +71,7 @@ describe('Parquet schema tree', () => {
     );
     assert.deepEqual(
       [...fields].map(([name, node]) => `${name} ${shape(node)}`),
-      [
-        'id #0',
-        'tags [#1]',
-        'scores [#2]²',
-        'points [(x:#3)]²',
-        'pairs [(v:#4)]²',
-        'legacy [#5]²',
-        'attributes {#6:#7}',
-        'address (city:#8, zip:#9)',
-      ],
+      ['id #0', 'tags [#1]', 'scores [#2]²', 'points [(x:#3)]²', 'pairs [(v:#4)]²', 'legacy [#5]²', 'attributes {#6:#7}', 'address (city:#8, zip:#9)'],
     );
   });
 
@@ -141,7 +132,23 @@ describe('Parquet schema tree', () => {
 
   test('decimals get Spark’s fixed length for their precision (Decimal.minBytesForPrecision)', () => {
     const bytesByPrecision = [1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 15, 17, 18, 19, 38].map((precision) => [precision, decimalFixedBytes(precision)]);
-    assert.deepEqual(bytesByPrecision, [[1, 1], [2, 1], [3, 2], [4, 2], [5, 3], [6, 3], [7, 4], [9, 4], [10, 5], [12, 6], [15, 7], [17, 8], [18, 8], [19, 9], [38, 16]]);
+    assert.deepEqual(bytesByPrecision, [
+      [1, 1],
+      [2, 1],
+      [3, 2],
+      [4, 2],
+      [5, 3],
+      [6, 3],
+      [7, 4],
+      [9, 4],
+      [10, 5],
+      [12, 6],
+      [15, 7],
+      [17, 8],
+      [18, 8],
+      [19, 9],
+      [38, 16],
+    ]);
     const fields = withFixedDecimals(
       topLevelFields(
         schema(

@@ -43,7 +43,16 @@ describe('Snappy', () => {
     const hundred = Buffer.alloc(100, 0x41);
     assert.deepEqual(snappyDecompress(Uint8Array.from([100, 60 << 2, 99, ...hundred])), hundred);
     // A length of 300 takes two varint bytes (0xac 0x02): a 1-byte literal, then copies of it (kind 2: 64 bytes, offset 1).
-    const copies = [0x00, 0x5a, ...Array(4).fill([(63 << 2) | 2, 0x01, 0x00]).flat(), (42 << 2) | 2, 0x01, 0x00];
+    const copies = [
+      0x00,
+      0x5a,
+      ...Array(4)
+        .fill([(63 << 2) | 2, 0x01, 0x00])
+        .flat(),
+      (42 << 2) | 2,
+      0x01,
+      0x00,
+    ];
     assert.deepEqual(snappyDecompress(Uint8Array.from([0xac, 0x02, ...copies])), Buffer.alloc(300, 0x5a));
   });
 
@@ -66,9 +75,20 @@ describe('Snappy', () => {
   test('blocks it writes are read by the Snappy library, and blocks that library writes are read here', () => {
     const inputs = samples();
     const ours = inputs.map((sample) => snappyCompress(sample));
-    const decodedByLibrary = pyarrowSnappy('decompress', ours.map((block, index) => ({ hex: block.toString('hex'), size: inputs[index]!.length })));
-    assert.deepEqual(decodedByLibrary, inputs.map((sample) => sample.toString('hex')));
-    const theirs = pyarrowSnappy('compress', inputs.map((sample) => ({ hex: sample.toString('hex') })));
-    theirs.forEach((hex, index) => { assert.deepEqual(snappyDecompress(Buffer.from(hex, 'hex')), inputs[index]); });
+    const decodedByLibrary = pyarrowSnappy(
+      'decompress',
+      ours.map((block, index) => ({ hex: block.toString('hex'), size: inputs[index]!.length })),
+    );
+    assert.deepEqual(
+      decodedByLibrary,
+      inputs.map((sample) => sample.toString('hex')),
+    );
+    const theirs = pyarrowSnappy(
+      'compress',
+      inputs.map((sample) => ({ hex: sample.toString('hex') })),
+    );
+    theirs.forEach((hex, index) => {
+      assert.deepEqual(snappyDecompress(Buffer.from(hex, 'hex')), inputs[index]);
+    });
   });
 });

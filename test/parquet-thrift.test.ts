@@ -30,14 +30,35 @@ after(async () => {
 
 // A struct encoded by hand from the compact protocol spec: field header = (id delta << 4) | type, ints zigzag varints.
 const HAND_BUILT = Uint8Array.from([
-  0x15, 0x05, // 1: i32 -3 (zigzag 5)
+  0x15,
+  0x05, // 1: i32 -3 (zigzag 5)
   0x11, // 2: bool true (the type nibble carries the value)
   0x12, // 3: bool false
-  0x18, 0x02, 0x68, 0x69, // 4: binary "hi"
-  0x06, 0x28, 0xd8, 0x04, // 20: delta 16 > 15, so type byte then zigzag id 40; i64 300 (zigzag 600 = varint d8 04)
-  0x19, 0x25, 0x02, 0x04, // 21: list<i32> of 2: [1, 2]
-  0x1c, 0x15, 0x0e, 0x00, // 22: struct { 1: i32 7 }
-  0x17, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x3f, // 23: double 1.5, little-endian
+  0x18,
+  0x02,
+  0x68,
+  0x69, // 4: binary "hi"
+  0x06,
+  0x28,
+  0xd8,
+  0x04, // 20: delta 16 > 15, so type byte then zigzag id 40; i64 300 (zigzag 600 = varint d8 04)
+  0x19,
+  0x25,
+  0x02,
+  0x04, // 21: list<i32> of 2: [1, 2]
+  0x1c,
+  0x15,
+  0x0e,
+  0x00, // 22: struct { 1: i32 7 }
+  0x17,
+  0x00,
+  0x00,
+  0x00,
+  0x00,
+  0x00,
+  0x00,
+  0xf8,
+  0x3f, // 23: double 1.5, little-endian
   0x00, // stop
 ]);
 
@@ -69,7 +90,14 @@ describe('Thrift compact protocol', () => {
     struct.set(1, THRIFT_BOOL, false);
     struct.set(2, THRIFT_I32, 2 ** 31 - 1);
     // 15 elements and more take the long list header: 0xf0 | type, then the size as a varint.
-    struct.set(4, THRIFT_LIST, new ThriftList(THRIFT_I32, Array.from({ length: 20 }, (_, index) => index - 10)));
+    struct.set(
+      4,
+      THRIFT_LIST,
+      new ThriftList(
+        THRIFT_I32,
+        Array.from({ length: 20 }, (_, index) => index - 10),
+      ),
+    );
     struct.set(5, THRIFT_LIST, new ThriftList(THRIFT_STRUCT, [inner, inner]));
     const bytes = new CompactWriter().struct(struct).bytes();
     // Fields are written in id order whatever order they were set in: field 1 (bool false) comes first.
@@ -80,7 +108,10 @@ describe('Thrift compact protocol', () => {
     assert.equal(decoded.fields.get(1)?.value, false);
     assert.equal(decoded.int(2), 2 ** 31 - 1);
     assert.equal(decoded.bigint(3), -(2n ** 62n));
-    assert.deepEqual(decoded.list(4)?.items, Array.from({ length: 20 }, (_, index) => index - 10));
+    assert.deepEqual(
+      decoded.list(4)?.items,
+      Array.from({ length: 20 }, (_, index) => index - 10),
+    );
     const structs = decoded.list(5)?.items.filter(isStruct) ?? [];
     assert.equal(structs.length, 2);
     assert.equal(Buffer.from(structs[1]!.binary(1)!).toString(), 'key');
@@ -102,7 +133,10 @@ describe('Thrift compact protocol', () => {
     assert.equal(metadata.bigint(3), 300n);
     const names = (metadata.list(2)?.items.filter(isStruct) ?? []).map((element) => Buffer.from(element.binary(4)!).toString());
     assert.deepEqual(names.slice(1), ['id', 'name']);
-    const keyValues = (metadata.list(5)?.items.filter(isStruct) ?? []).map((entry) => [Buffer.from(entry.binary(1)!).toString(), Buffer.from(entry.binary(2)!).toString()]);
+    const keyValues = (metadata.list(5)?.items.filter(isStruct) ?? []).map((entry) => [
+      Buffer.from(entry.binary(1)!).toString(),
+      Buffer.from(entry.binary(2)!).toString(),
+    ]);
     assert.ok(keyValues.some(([key, value]) => key === 'owner' && value === 'hudi'));
     assert.deepEqual(new CompactWriter().struct(metadata).bytes(), Buffer.from(footer));
   });

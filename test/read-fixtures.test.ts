@@ -12,7 +12,12 @@ import { committedTable, completedWrites, expectedOf, fixtureTable, onlyFileGrou
 import { canonicalRows, withoutMetaColumns } from './helpers/hudi.js';
 
 type Triple = [number, string, boolean];
-const LATEST_FOUR: Triple[] = [[1, 'Alice', false], [2, 'Bob', false], [3, 'Carol', true], [4, 'Diana', true]];
+const LATEST_FOUR: Triple[] = [
+  [1, 'Alice', false],
+  [2, 'Bob', false],
+  [3, 'Carol', true],
+  [4, 'Diana', true],
+];
 
 function triples(stdout: string): Triple[] {
   return jsonLines(stdout)
@@ -36,7 +41,13 @@ function sameRows(ours: readonly Record<string, unknown>[], spark: readonly Row[
 }
 
 describe('read: v6 copy-on-write fixtures', () => {
-  for (const name of ['v6_nonpartitioned', 'v6_simplekeygen_nonhivestyle', 'v6_complexkeygen_hivestyle', 'v6_simplekeygen_hivestyle_no_metafields', 'v6_timebasedkeygen_nonhivestyle'] as const) {
+  for (const name of [
+    'v6_nonpartitioned',
+    'v6_simplekeygen_nonhivestyle',
+    'v6_complexkeygen_hivestyle',
+    'v6_simplekeygen_hivestyle_no_metafields',
+    'v6_timebasedkeygen_nonhivestyle',
+  ] as const) {
     it(`${name}: the latest four rows, every column as Spark read them`, () => {
       const table = committedTable(name);
       assert.deepEqual(triples(readTable(table).stdout), LATEST_FOUR);
@@ -46,7 +57,12 @@ describe('read: v6 copy-on-write fixtures', () => {
         // ("2023/04/01/12"); the files (and our reader) hold the written value.
         const spark = expectedOf(name).snapshot!.rows;
         assert.deepEqual(spark.map((row) => row['ts_str']).sort(), ['2023/04/01/12', '2023/04/02/12', '2023/04/03/12', '2023/04/04/13']);
-        assert.deepEqual(ours.map((row) => row['ts_str']).sort(), ['2023-04-01T12:01:00.123Z', '2023-04-02T12:01:00.123Z', '2023-04-03T12:01:00.123Z', '2023-04-04T13:01:00.123Z']);
+        assert.deepEqual(ours.map((row) => row['ts_str']).sort(), [
+          '2023-04-01T12:01:00.123Z',
+          '2023-04-02T12:01:00.123Z',
+          '2023-04-03T12:01:00.123Z',
+          '2023-04-04T13:01:00.123Z',
+        ]);
         const withoutTs = (rows: readonly Record<string, unknown>[]) => rows.map(({ ts_str: _ts, ...rest }) => rest);
         sameRows(withoutTs(ours), withoutTs(spark) as Row[]);
       } else {
@@ -58,10 +74,16 @@ describe('read: v6 copy-on-write fixtures', () => {
   it('v6_simplekeygen_nonhivestyle as of each commit, as Spark read it', () => {
     const table = committedTable('v6_simplekeygen_nonhivestyle');
     const first = runCli(['timeline', table, '--json']);
-    const times = jsonLines(first.stdout).filter((i) => i['state'] === 'COMPLETED').map((i) => i['time'] as string);
+    const times = jsonLines(first.stdout)
+      .filter((i) => i['state'] === 'COMPLETED')
+      .map((i) => i['time'] as string);
     const expected = expectedOf('v6_simplekeygen_nonhivestyle');
     assert.deepEqual(times, completedWrites(expected));
-    assert.deepEqual(triples(readTable(table, '--as-of', times[0]!).stdout), [[1, 'Alice', true], [2, 'Bob', false], [3, 'Carol', true]]);
+    assert.deepEqual(triples(readTable(table, '--as-of', times[0]!).stdout), [
+      [1, 'Alice', true],
+      [2, 'Bob', false],
+      [3, 'Carol', true],
+    ]);
     for (const time of times) sameRows(jsonLines(readTable(table, '--meta', '--as-of', time).stdout), expected.asOf?.[time]?.rows);
   });
 
@@ -73,13 +95,20 @@ describe('read: v6 copy-on-write fixtures', () => {
     assert.equal(expected.timeline.find((instant) => instant.time === c3)?.action, 'replacecommit');
     assert.deepEqual(triples(readTable(table).stdout), [[4, 'Diana', false]]);
     // As of c1 and c2 (before the replacecommit).
-    assert.deepEqual(triples(readTable(table, '--as-of', c1).stdout), [[1, 'Alice', true], [2, 'Bob', false], [3, 'Carol', true]]);
+    assert.deepEqual(triples(readTable(table, '--as-of', c1).stdout), [
+      [1, 'Alice', true],
+      [2, 'Bob', false],
+      [3, 'Carol', true],
+    ]);
     assert.deepEqual(triples(readTable(table, '--as-of', c2).stdout), LATEST_FOUR);
     for (const time of [c1, c2, c3]) sameRows(jsonLines(readTable(table, '--meta', '--as-of', time).stdout), expected.asOf?.[time]?.rows);
     const files = jsonLines(runCli(['files', table, '--json']).stdout);
     const overwriting = expected.fileGroups.filter((group) => group.files.some((file) => file.endsWith(`_${c3}.parquet`)));
     assert.equal(overwriting.length, 1);
-    assert.deepEqual(files.map((f) => f['fileId']), [overwriting[0]!.fileId]);
+    assert.deepEqual(
+      files.map((f) => f['fileId']),
+      [overwriting[0]!.fileId],
+    );
   });
 
   it('v6_empty reads 0 rows', () => {
@@ -100,11 +129,20 @@ describe('read: v6 copy-on-write fixtures', () => {
     assert.match(String(row['timestampField']), /^2023-04-04T20:04:00(\.0+)?Z$/);
     assert.equal(row['binaryField'], Buffer.from('new binary data').toString('base64'));
     assert.equal(row['longField'], 987654321);
-    assert.deepEqual(row['arrayField'], [{ arr_struct_f1: 'orange', arr_struct_f2: 900 }, { arr_struct_f1: 'gray', arr_struct_f2: 1000 }]);
+    assert.deepEqual(row['arrayField'], [
+      { arr_struct_f1: 'orange', arr_struct_f2: 900 },
+      { arr_struct_f1: 'gray', arr_struct_f2: 1000 },
+    ]);
     assert.deepEqual(row['structField'], { field1: 'Diana', field2: 50, child_struct: { child_field1: 987.654, child_field2: true } });
     assert.equal(typeof row['mapField'], 'object');
     assert.deepEqual(Object.keys(row['mapField'] as object).sort(), ['key7', 'key8']);
-    assert.deepEqual(Object.keys(row).slice(0, 5), ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name']);
+    assert.deepEqual(Object.keys(row).slice(0, 5), [
+      '_hoodie_commit_time',
+      '_hoodie_commit_seqno',
+      '_hoodie_record_key',
+      '_hoodie_partition_path',
+      '_hoodie_file_name',
+    ]);
   });
 
   it('without --meta, no _hoodie_ columns; --format table prints a header', () => {
@@ -113,14 +151,24 @@ describe('read: v6 copy-on-write fixtures', () => {
     assert.ok(row && !Object.keys(row).some((k) => k.startsWith('_hoodie_')));
     const text = readTable(table, '--format', 'table').stdout;
     assert.match(text.split('\n')[0]!, /\bid\b.*\bname\b/);
-    assert.equal(text.trim().split('\n').filter((l) => /Alice|Bob|Carol|Diana/.test(l)).length, 4);
+    assert.equal(
+      text
+        .trim()
+        .split('\n')
+        .filter((l) => /Alice|Bob|Carol|Diana/.test(l)).length,
+      4,
+    );
   });
 
   it('no_metafields: --meta prints no _hoodie_ columns, as Spark and hudi-rs read it (the files hold only placeholders)', () => {
     const table = committedTable('v6_simplekeygen_hivestyle_no_metafields');
     const rows = jsonLines(readTable(table, '--meta').stdout);
     assert.equal(rows.length, 4);
-    for (const row of rows) assert.deepEqual(Object.keys(row).filter((k) => k.startsWith('_hoodie_')), []);
+    for (const row of rows)
+      assert.deepEqual(
+        Object.keys(row).filter((k) => k.startsWith('_hoodie_')),
+        [],
+      );
   });
 });
 
@@ -131,14 +179,26 @@ describe('read: older tables', () => {
     assert.equal(expected.tableVersion, 5);
     assert.ok(expected.timeline.some((instant) => instant.action === 'replacecommit' && instant.state === 'COMPLETED'));
     assert.ok(expected.timeline.some((instant) => instant.action === 'commit' && instant.state !== 'COMPLETED'));
-    const columns = (r: Record<string, unknown>) => [r['_hoodie_partition_path'], r['id'], r['name'], r['ts'], r['dt'], r['hh'], r['_hoodie_commit_seqno'], r['_hoodie_record_key']];
+    const columns = (r: Record<string, unknown>) => [
+      r['_hoodie_partition_path'],
+      r['id'],
+      r['name'],
+      r['ts'],
+      r['dt'],
+      r['hh'],
+      r['_hoodie_commit_seqno'],
+      r['_hoodie_record_key'],
+    ];
     const byId = (a: Record<string, unknown>, b: Record<string, unknown>) => Number(a['id']) - Number(b['id']);
     const rows = jsonLines(readTable(table, '--meta').stdout).sort(byId);
-    assert.deepEqual(rows.map((r) => [r['id'], r['name'], r['ts'], r['_hoodie_partition_path']]), [
-      [1, 'a1', 2000, 'dt=2021-12-09/hh=10'],
-      [2, 'a2', 1000, 'dt=2021-12-09/hh=11'],
-      [3, 'a3', 1000, 'dt=2021-12-09/hh=11'],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r['id'], r['name'], r['ts'], r['_hoodie_partition_path']]),
+      [
+        [1, 'a1', 2000, 'dt=2021-12-09/hh=10'],
+        [2, 'a2', 1000, 'dt=2021-12-09/hh=11'],
+        [3, 'a3', 1000, 'dt=2021-12-09/hh=11'],
+      ],
+    );
     assert.deepEqual(rows.map(columns), [...expected.snapshot!.rows].sort(byId).map(columns));
     sameRows(rows, expected.snapshot?.rows);
   });

@@ -10,17 +10,30 @@ import { s3TablePath, uploadTable, requireS3 } from './helpers/s3.js';
 requireS3();
 
 function ids(stdout: string): [number, string, boolean][] {
-  return jsonLines(stdout).map((r) => [r['id'] as number, r['name'] as string, r['isActive'] as boolean] as [number, string, boolean]).sort((a, b) => a[0] - b[0]);
+  return jsonLines(stdout)
+    .map((r) => [r['id'] as number, r['name'] as string, r['isActive'] as boolean] as [number, string, boolean])
+    .sort((a, b) => a[0] - b[0]);
 }
 
 describe('read from S3', () => {
-  for (const name of ['v6_nonpartitioned', 'v6_simplekeygen_nonhivestyle', 'v6_complexkeygen_hivestyle', 'v6_simplekeygen_hivestyle_no_metafields', 'v6_timebasedkeygen_nonhivestyle'] as const) {
+  for (const name of [
+    'v6_nonpartitioned',
+    'v6_simplekeygen_nonhivestyle',
+    'v6_complexkeygen_hivestyle',
+    'v6_simplekeygen_hivestyle_no_metafields',
+    'v6_timebasedkeygen_nonhivestyle',
+  ] as const) {
     it(`${name} reads the latest four rows`, async () => {
       const path = await s3TablePath(name);
       await uploadTable(fixtureTable(name), path);
       const result = runCli(['read', path]);
       assert.equal(result.code, 0, result.stderr);
-      assert.deepEqual(ids(result.stdout), [[1, 'Alice', false], [2, 'Bob', false], [3, 'Carol', true], [4, 'Diana', true]]);
+      assert.deepEqual(ids(result.stdout), [
+        [1, 'Alice', false],
+        [2, 'Bob', false],
+        [3, 'Carol', true],
+        [4, 'Diana', true],
+      ]);
     });
   }
 
@@ -29,7 +42,11 @@ describe('read from S3', () => {
     await uploadTable(fixtureTable('v6_simplekeygen_nonhivestyle_overwritetable'), path);
     const [c1, , c3] = completedWrites(expectedOf('v6_simplekeygen_nonhivestyle_overwritetable'));
     assert.deepEqual(ids(runCli(['read', path]).stdout), [[4, 'Diana', false]]);
-    assert.deepEqual(ids(runCli(['read', path, '--as-of', c1!]).stdout), [[1, 'Alice', true], [2, 'Bob', false], [3, 'Carol', true]]);
+    assert.deepEqual(ids(runCli(['read', path, '--as-of', c1!]).stdout), [
+      [1, 'Alice', true],
+      [2, 'Bob', false],
+      [3, 'Carol', true],
+    ]);
     const timeline = runCli(['timeline', path]);
     assert.match(timeline.stdout, new RegExp(`${c3} {2}replacecommit +COMPLETED`));
   });

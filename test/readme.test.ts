@@ -38,6 +38,8 @@ it('README "What is where" names every folder and top-level module of lib/, and 
   for (const sub of readdirSync(join(REPO_ROOT, 'lib/serverless'), { withFileTypes: true }).filter((e) => e.isDirectory())) {
     assert.ok(named.has(`lib/serverless/${sub.name}/`), `lib/serverless/${sub.name}/ needs a row`);
   }
-  const scripts = Object.keys((JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts).filter((s) => s.startsWith('bench:'));
+  const scripts = Object.keys((JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts).filter((s) =>
+    s.startsWith('bench:'),
+  );
   for (const script of scripts) assert.ok(section.includes(script), `${script} is not listed under bench/`);
 });

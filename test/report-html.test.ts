@@ -26,13 +26,16 @@ before(async () => {
   base = await createSmallFilesTable({ dir: tempDir('report-html-'), partitions: 3, commits: 8, rowsPerFile: 30 });
   const averageFile = Math.ceil(base.bytes / base.files.length);
   const props = join(tempDir('report-html-props-'), 'clustering.properties');
-  writeFileSync(props, [
-    'hoodie.layout.optimize.strategy=z-order',
-    'hoodie.clustering.plan.strategy.sort.columns=birthday,createTime',
-    `hoodie.clustering.plan.strategy.max.bytes.per.group=${averageFile * 4}`,
-    `hoodie.clustering.plan.strategy.target.file.max.bytes=${averageFile * 2}`,
-    '',
-  ].join('\n'));
+  writeFileSync(
+    props,
+    [
+      'hoodie.layout.optimize.strategy=z-order',
+      'hoodie.clustering.plan.strategy.sort.columns=birthday,createTime',
+      `hoodie.clustering.plan.strategy.max.bytes.per.group=${averageFile * 4}`,
+      `hoodie.clustering.plan.strategy.target.file.max.bytes=${averageFile * 2}`,
+      '',
+    ].join('\n'),
+  );
   const result = runCli(['cluster', base.dir, '--mode', 'scheduleAndExecute', '--props', props, '--force']);
   assert.equal(result.code, 0, result.stderr);
   const printed = /^HTML report: (.+)$/m.exec(result.stdout);
@@ -86,13 +89,23 @@ test('the reports folder is no partition: the table reads and lists as before', 
 
 test('headless Chromium draws it: bars of both colours on the screenshot', () => {
   const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((file) => existsSync(file));
-  assert.ok(chromium !== undefined, 'Debian\'s chromium is not installed: apt-get install -y chromium (.ci/run does)');
+  assert.ok(chromium !== undefined, "Debian's chromium is not installed: apt-get install -y chromium (.ci/run does)");
   const out = tempDir('report-html-shot-');
   const screenshot = join(out, 'report.png');
   const result = spawnSync(
     chromium,
-    ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--hide-scrollbars',
-      `--user-data-dir=${join(out, 'profile')}`, '--window-size=1100,900', `--screenshot=${screenshot}`, pathToFileURL(pagePath).href],
+    [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--no-first-run',
+      '--hide-scrollbars',
+      `--user-data-dir=${join(out, 'profile')}`,
+      '--window-size=1100,900',
+      `--screenshot=${screenshot}`,
+      pathToFileURL(pagePath).href,
+    ],
     { encoding: 'utf8', timeout: 180_000 },
   );
   assert.ok(existsSync(screenshot), `chromium wrote no screenshot (exit ${result.status}, ${result.signal ?? ''}):\n${result.stderr}`);

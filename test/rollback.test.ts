@@ -50,7 +50,12 @@ const NONPARTITIONED = (() => {
 const PARTITIONED = (() => {
   const expected = expectedOf('v6_simplekeygen_nonhivestyle');
   const partition10 = onlyFileGroup(expected, '10');
-  return { table: 'v6_simplekeygen_nonhivestyle' as const, partition10FileId: partition10.fileId, partition10LatestFile: partition10.files.at(-1)!, partition20File: onlyFileGroup(expected, '20').files.at(-1)! };
+  return {
+    table: 'v6_simplekeygen_nonhivestyle' as const,
+    partition10FileId: partition10.fileId,
+    partition10LatestFile: partition10.files.at(-1)!,
+    partition20File: onlyFileGroup(expected, '20').files.at(-1)!,
+  };
 })();
 
 /** `ms` milliseconds after an instant time. */
@@ -94,7 +99,12 @@ interface FailedFile {
 /** Simulate a COW write that died after writing its data files: requested + inflight, no completed file. */
 async function simulateFailedCommit(storage: Storage, time: string, files: readonly FailedFile[]): Promise<FailedWrite> {
   await createRequested(storage, time, 'commit');
-  await transitionToInflight(storage, time, 'commit', JSON.stringify({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'UPSERT' }));
+  await transitionToInflight(
+    storage,
+    time,
+    'commit',
+    JSON.stringify({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'UPSERT' }),
+  );
   return { time, files: await writeDataFiles(storage, time, files) };
 }
 
@@ -116,7 +126,10 @@ async function exists(storage: Storage, relative: string): Promise<boolean> {
 
 async function instantFiles(storage: Storage, time: string): Promise<string[]> {
   const { files } = await storage.listDir('.hoodie');
-  return files.map((f) => f.path.slice(f.path.lastIndexOf('/') + 1)).filter((name) => name.startsWith(`${time}.`)).sort();
+  return files
+    .map((f) => f.path.slice(f.path.lastIndexOf('/') + 1))
+    .filter((name) => name.startsWith(`${time}.`))
+    .sort();
 }
 
 type Ids = [number, string][];
@@ -127,7 +140,12 @@ async function snapshotIds(storage: Storage): Promise<{ ids: Ids; files: string[
   return { ids, files: [...snapshot.files].sort() };
 }
 
-const FOUR_ROWS: Ids = [[1, 'Alice'], [2, 'Bob'], [3, 'Carol'], [4, 'Diana']];
+const FOUR_ROWS: Ids = [
+  [1, 'Alice'],
+  [2, 'Bob'],
+  [3, 'Carol'],
+  [4, 'Diana'],
+];
 
 // ---------------------------------------------------------------------------------------------------------------
 // Reading our rollback files with the official Hudi schemas (as test/avro-timeline.test.ts does)
@@ -243,7 +261,10 @@ describe('markers', () => {
     const storage = openStorage(tempDir());
     await storage.put(`.hoodie/.temp/${FAILED}/MARKERS.type`, 'TIMELINE_SERVER_BASED');
     await storage.put(`.hoodie/.temp/${FAILED}/MARKERS0`, 'p/x.parquet.marker.SOMETHING\n');
-    await assert.rejects(listMarkers(storage, FAILED), (error: unknown) => error instanceof HudiError && /MARKERS0/.test(error.message) && /SOMETHING/.test(error.message));
+    await assert.rejects(
+      listMarkers(storage, FAILED),
+      (error: unknown) => error instanceof HudiError && /MARKERS0/.test(error.message) && /SOMETHING/.test(error.message),
+    );
     await assert.rejects(listMarkers(storage, '../../etc'), HudiError);
   });
 });
@@ -262,7 +283,10 @@ describe('rollback of a failed commit (local table)', () => {
     const before = await snapshotIds(storage);
     assert.deepEqual(before.ids, FOUR_ROWS, 'readers ignore the pending instant’s files');
     assert.deepEqual(before.files, [NONPARTITIONED.latestBaseFile]);
-    assert.deepEqual(pendingWriteInstants((await HudiTable.open(storage)).timeline).map((i) => `${i.time}:${i.state}`), [`${FAILED}:INFLIGHT`]);
+    assert.deepEqual(
+      pendingWriteInstants((await HudiTable.open(storage)).timeline).map((i) => `${i.time}:${i.state}`),
+      [`${FAILED}:INFLIGHT`],
+    );
 
     const result = await rollbackInstant(await HudiTable.open(storage), FAILED, { lock: grantingLock });
     assert.equal(result.outcome, 'rolled-back');
@@ -292,7 +316,11 @@ describe('rollback of a failed commit (local table)', () => {
     await assertFailedWriteGone(storage, failed);
     await assertRollbackFiles(storage, result, { action: 'commit', deleted: failed.files });
     const plan = decodeTimelineAvro('rollbackPlan', await storage.get(`.hoodie/${result.rollbackInstantTime}.rollback.requested`), 'plan');
-    assert.deepEqual(plan.RollbackRequests?.map((r) => r.partitionPath), ['10', '20'], 'one request per partition, as Hudi’s listing-based rollback');
+    assert.deepEqual(
+      plan.RollbackRequests?.map((r) => r.partitionPath),
+      ['10', '20'],
+      'one request per partition, as Hudi’s listing-based rollback',
+    );
     assert.deepEqual(await snapshotIds(storage), before);
     for (const file of [PARTITIONED.partition10LatestFile, PARTITIONED.partition20File]) assert.ok(await exists(storage, file));
   });
@@ -340,10 +368,15 @@ describe('rollback of a failed commit (local table)', () => {
 
   it('refuses while the writer’s heartbeat is fresh, unless told to ignore it', async () => {
     const storage = openStorage(fixtureTable(NONPARTITIONED.table));
-    const failed = await simulateFailedCommit(storage, FAILED, [{ partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' }]);
+    const failed = await simulateFailedCommit(storage, FAILED, [
+      { partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' },
+    ]);
     await storage.put(heartbeatPath(FAILED), '');
     const table = await HudiTable.open(storage);
-    await assert.rejects(rollbackInstant(table, FAILED, { lock: grantingLock }), (error: unknown) => error instanceof ConflictError && /heartbeat was updated/.test(error.message));
+    await assert.rejects(
+      rollbackInstant(table, FAILED, { lock: grantingLock }),
+      (error: unknown) => error instanceof ConflictError && /heartbeat was updated/.test(error.message),
+    );
     assert.ok(await exists(storage, failed.files[0]!));
     await rollbackInstant(table, FAILED, { lock: grantingLock, ignoreHeartbeat: true });
     await assertFailedWriteGone(storage, failed);
@@ -354,14 +387,22 @@ describe('rollback of a failed commit (local table)', () => {
 describe('an interrupted rollback is finished, not repeated', () => {
   const crashPoints: { name: string; crashes: (operation: string, paths: readonly string[]) => boolean }[] = [
     { name: 'before any data file was deleted', crashes: (operation, paths) => operation === 'delete' && paths.some((p) => p.endsWith('.parquet')) },
-    { name: 'after deleting the failed instant’s files, before rollback completed', crashes: (operation, paths) => operation === 'putIfAbsent' && paths.some((p) => p.endsWith('.rollback')) },
-    { name: 'after rollback completed, before the markers were removed', crashes: (operation, paths) => operation === 'delete' && paths.some((p) => p.includes('/.temp/')) },
+    {
+      name: 'after deleting the failed instant’s files, before rollback completed',
+      crashes: (operation, paths) => operation === 'putIfAbsent' && paths.some((p) => p.endsWith('.rollback')),
+    },
+    {
+      name: 'after rollback completed, before the markers were removed',
+      crashes: (operation, paths) => operation === 'delete' && paths.some((p) => p.includes('/.temp/')),
+    },
   ];
   for (const { name, crashes } of crashPoints) {
     it(`crash ${name}`, async () => {
       const dir = fixtureTable(NONPARTITIONED.table);
       const storage = openStorage(dir);
-      const failed = await simulateFailedCommit(storage, FAILED, [{ partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' }]);
+      const failed = await simulateFailedCommit(storage, FAILED, [
+        { partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' },
+      ]);
       const crashing = new CrashingStorage(storage, crashes);
       await assert.rejects(rollbackInstant(await HudiTable.open(crashing), FAILED, { lock: grantingLock }), /simulated crash/);
       const [first] = await rollbackInstants(storage);
@@ -390,7 +431,13 @@ describe('an interrupted rollback is finished, not repeated', () => {
     const rollbackTime = instantAfter(FAILED, 5 * 60_000);
     const plan: HoodieRollbackPlan = {
       instantToRollback: { commitTime: FAILED, action: 'commit' },
-      RollbackRequests: failed.files.map((file) => ({ partitionPath: '', fileId: '', latestBaseInstant: '', filesToBeDeleted: [storage.uriOf(file)], logBlocksToBeDeleted: {} })),
+      RollbackRequests: failed.files.map((file) => ({
+        partitionPath: '',
+        fileId: '',
+        latestBaseInstant: '',
+        filesToBeDeleted: [storage.uriOf(file)],
+        logBlocksToBeDeleted: {},
+      })),
       version: 1,
     };
     await createRequested(storage, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', plan));
@@ -414,7 +461,16 @@ describe('failed clustering', () => {
       clusteringPlan: {
         inputGroups: [
           {
-            slices: [{ dataFilePath: NONPARTITIONED.latestBaseFile, deltaFilePaths: [], fileId: NONPARTITIONED.fileId, partitionPath: '', bootstrapFilePath: '', version: 1 }],
+            slices: [
+              {
+                dataFilePath: NONPARTITIONED.latestBaseFile,
+                deltaFilePaths: [],
+                fileId: NONPARTITIONED.fileId,
+                partitionPath: '',
+                bootstrapFilePath: '',
+                version: 1,
+              },
+            ],
             metrics: {},
             numOutputFileGroups: 1,
             extraMetadata: null,
@@ -444,8 +500,16 @@ describe('failed clustering', () => {
     assert.deepEqual(await instantFiles(storage, FAILED), [`${FAILED}.replacecommit.requested`]);
     await assertRollbackFiles(storage, result, { action: 'replacecommit', deleted: failed.files });
     const plans = await pendingClusteringPlans(storage, await loadTimeline(storage));
-    assert.deepEqual(plans.map((p) => `${p.instant.time}:${p.instant.state}`), [`${FAILED}:REQUESTED`], 'the plan is still pending, ready to re-run');
-    assert.equal(await rollbackInflightClustering(await HudiTable.open(storage), FAILED, { lock: grantingLock }), undefined, 'requested only: nothing to roll back');
+    assert.deepEqual(
+      plans.map((p) => `${p.instant.time}:${p.instant.state}`),
+      [`${FAILED}:REQUESTED`],
+      'the plan is still pending, ready to re-run',
+    );
+    assert.equal(
+      await rollbackInflightClustering(await HudiTable.open(storage), FAILED, { lock: grantingLock }),
+      undefined,
+      'requested only: nothing to roll back',
+    );
     assert.deepEqual((await snapshotIds(storage)).ids, FOUR_ROWS);
 
     // rollbackFailedWrites leaves pending clustering alone (it is retried, not abandoned).
@@ -466,7 +530,9 @@ describe('rollbackFailedWrites', () => {
   it('rolls back writers whose heartbeat expired (or that never wrote one, long ago), not live ones', async () => {
     const dir = fixtureTable(NONPARTITIONED.table);
     const storage = openStorage(dir);
-    const noHeartbeat = await simulateFailedCommit(storage, FAILED, [{ partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' }]);
+    const noHeartbeat = await simulateFailedCommit(storage, FAILED, [
+      { partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' },
+    ]);
     const expiredHeartbeat = await simulateFailedCommit(storage, instantAfter(FAILED, 1), []);
     await storage.put(heartbeatPath(expiredHeartbeat.time), '');
     const longAgo = new Date(Date.now() - 10 * 60_000);
@@ -480,11 +546,17 @@ describe('rollbackFailedWrites', () => {
     assert.deepEqual(olderThanFirst, [], 'olderThan is exclusive');
 
     const results = await rollbackFailedWrites(await HudiTable.open(storage), { lock: grantingLock });
-    assert.deepEqual(results.map((r) => r.instantToRollback.time), [FAILED, expiredHeartbeat.time]);
+    assert.deepEqual(
+      results.map((r) => r.instantToRollback.time),
+      [FAILED, expiredHeartbeat.time],
+    );
     await assertFailedWriteGone(storage, noHeartbeat);
     await assertFailedWriteGone(storage, expiredHeartbeat);
     assert.equal(await exists(storage, heartbeatPath(expiredHeartbeat.time)), false);
-    assert.deepEqual(pendingWriteInstants(await loadTimeline(storage)).map((i) => i.time), [freshHeartbeat.time, justStarted.time]);
+    assert.deepEqual(
+      pendingWriteInstants(await loadTimeline(storage)).map((i) => i.time),
+      [freshHeartbeat.time, justStarted.time],
+    );
     assert.deepEqual((await snapshotIds(storage)).ids, FOUR_ROWS);
   });
 });
@@ -513,7 +585,9 @@ describe('rollback on S3', () => {
 
   it('listing-based rollback of a partitioned table, resumed after a crash', async () => {
     const storage = await uploadTable(fixtureTable(PARTITIONED.table), await s3TablePath('rollback-partitioned'));
-    const failed = await simulateFailedCommit(storage, FAILED, [{ partitionPath: '10', fileId: PARTITIONED.partition10FileId, copyOf: PARTITIONED.partition10LatestFile }]);
+    const failed = await simulateFailedCommit(storage, FAILED, [
+      { partitionPath: '10', fileId: PARTITIONED.partition10FileId, copyOf: PARTITIONED.partition10LatestFile },
+    ]);
     const crashing = new CrashingStorage(storage, (operation, paths) => operation === 'putIfAbsent' && paths.some((p) => p.endsWith('.rollback')));
     await assert.rejects(rollbackInstant(await HudiTable.open(crashing), FAILED, { lock: grantingLock }), /simulated crash/);
     const result = await rollbackInstant(await HudiTable.open(storage), FAILED, { lock: grantingLock });

@@ -29,7 +29,9 @@ before(() => {
   // SAM writes the built template with long-form intrinsics: plain YAML (the toolchain's PyYAML reads it).
   const python = (toolchainPaths() as { python: string }).python;
   const script = 'import json, sys, yaml\nprint(json.dumps(yaml.safe_load(open(sys.argv[1]))))';
-  const template = JSON.parse(execFileSync(python, ['-c', script, join(buildDir, 'template.yaml')], { encoding: 'utf8' })) as { Resources: Record<string, BuiltResource> };
+  const template = JSON.parse(execFileSync(python, ['-c', script, join(buildDir, 'template.yaml')], { encoding: 'utf8' })) as {
+    Resources: Record<string, BuiltResource>;
+  };
   resources = template.Resources;
 });
 
@@ -57,7 +59,12 @@ const LAYERS = [
 
 test('every function of the template is built where the built template points, its handler file first in it', () => {
   const functions = Object.entries(resources).filter(([, resource]) => resource.Type === 'AWS::Serverless::Function');
-  assert.deepEqual(functions.map(([name]) => name).sort(), Object.values(FUNCTIONS).map((settings) => settings.resource).sort());
+  assert.deepEqual(
+    functions.map(([name]) => name).sort(),
+    Object.values(FUNCTIONS)
+      .map((settings) => settings.resource)
+      .sort(),
+  );
   for (const [name, resource] of functions) {
     assert.equal(resource.Properties['CodeUri'], name, `${name}'s CodeUri is its build folder`);
     const [file, exported] = String(resource.Properties['Handler']).split('.');
@@ -75,7 +82,7 @@ test('every function of the template is built where the built template points, i
   }
 });
 
-test('the build carries DuckDB\'s Linux binding for arm64 and for x86_64, each its own ELF machine, in the layer of that Architecture', () => {
+test("the build carries DuckDB's Linux binding for arm64 and for x86_64, each its own ELF machine, in the layer of that Architecture", () => {
   const installed = (JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules/@duckdb/node-api/package.json'), 'utf8')) as { version: string }).version;
   for (const layer of LAYERS) {
     const resource = resources[layer.resource];
@@ -102,7 +109,7 @@ test('the functions get the layer of the Architecture parameter', () => {
   assert.match(readFileSync(join(REPO_ROOT, 'template.yaml'), 'utf8'), /^ {2}IsX8664: !Equals \[!Ref Architecture, x86_64\]$/m);
 });
 
-test('the layer of this machine\'s architecture loads DuckDB and runs a query', async () => {
+test("the layer of this machine's architecture loads DuckDB and runs a query", async () => {
   const layer = LAYERS.find((candidate) => candidate.npmCpu === process.arch);
   assert.ok(layer !== undefined, `a layer for ${process.arch}`);
   const entry = join(buildDir, layer.resource, 'nodejs', 'node_modules', '@duckdb', 'node-api');

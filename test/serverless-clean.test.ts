@@ -17,7 +17,14 @@ import { dynamoDbClientFromEnv } from '../lib/lock/index.js';
 import { readSnapshot } from '../lib/reader.js';
 import type { CleanStepOutput } from '../lib/serverless/clean-steps.js';
 import { ingestStep, type IngestConfig } from '../lib/serverless/ingest-step.js';
-import { lambdaContext, loadBundledHandler, runStateMachineLocally, startLocalStepFunctionsEndpoint, type LocalExecution, type LocalRunOptions } from '../lib/serverless/local/index.js';
+import {
+  lambdaContext,
+  loadBundledHandler,
+  runStateMachineLocally,
+  startLocalStepFunctionsEndpoint,
+  type LocalExecution,
+  type LocalRunOptions,
+} from '../lib/serverless/local/index.js';
 import type { TableServicesOutput } from '../lib/serverless/run-output.js';
 import { afterWriteStarterFromEnv, type TriggerOutput } from '../lib/serverless/trigger.js';
 import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
@@ -66,7 +73,10 @@ before(async () => {
 });
 
 after(async () => {
-  if (lockTable !== undefined) await dynamoDbClientFromEnv().send(new DeleteTableCommand({ TableName: lockTable })).catch(() => undefined);
+  if (lockTable !== undefined)
+    await dynamoDbClientFromEnv()
+      .send(new DeleteTableCommand({ TableName: lockTable }))
+      .catch(() => undefined);
 });
 
 /** An oracle row (all columns) as a rowLines line. */
@@ -123,7 +133,10 @@ async function deletedBy(storage: Storage, instant: string): Promise<string[]> {
 }
 
 async function dataFiles(storage: Storage): Promise<string[]> {
-  return (await storage.listRecursive('')).map((object) => object.path).filter((path) => path.endsWith('.parquet') && !path.startsWith('.hoodie/')).sort();
+  return (await storage.listRecursive(''))
+    .map((object) => object.path)
+    .filter((path) => path.endsWith('.parquet') && !path.startsWith('.hoodie/'))
+    .sort();
 }
 
 /** The rows both readers see now: pyarrow over the downloaded latest files, and ours. */
@@ -157,10 +170,18 @@ describe('cleaning and archiving through the state machine', () => {
     const deleted = await deletedBy(storage, clean.instant);
     assert.deepEqual(deleted, expected, 'the files the one-process planner would delete');
     assert.equal(clean.filesDeleted, expected.length);
-    assert.deepEqual(await dataFiles(storage), filesBefore.filter((file) => !expected.includes(file)), 'exactly those files are gone');
+    assert.deepEqual(
+      await dataFiles(storage),
+      filesBefore.filter((file) => !expected.includes(file)),
+      'exactly those files are gone',
+    );
     assert.ok(new Set(deleted.map((file) => file.split('/')[0])).size > 3, 'in many partitions');
     await assertRowsUnchanged(storage);
-    assert.deepEqual((await storage.listRecursive(CLEAN_WORK_ROOT)).map((object) => object.path), [], 'no share or result is left');
+    assert.deepEqual(
+      (await storage.listRecursive(CLEAN_WORK_ROOT)).map((object) => object.path),
+      [],
+      'no share or result is left',
+    );
 
     // Archiving ran after the clean: at most keep.max.commits commits are active.
     const archive = output.archive;
@@ -186,16 +207,25 @@ describe('cleaning and archiving through the state machine', () => {
     const failing = await run(tablePath, {
       services: 'clean-archive',
       handlerOf: withFaults(functionsDir, (call) => {
-        if (call.functionName === 'clean-execute' && call.phase === 'before' && (call.input as { shareIndex: number }).shareIndex === 1) throw new Error('injected: throttled for good');
+        if (call.functionName === 'clean-execute' && call.phase === 'before' && (call.input as { shareIndex: number }).shareIndex === 1)
+          throw new Error('injected: throttled for good');
       }),
     });
     assert.equal(failing.status, 'FAILED');
     assert.equal(failing.error, 'Hudi.Incomplete');
     assert.match(failing.cause ?? '', /delete share\(s\) have no result \(1\)/);
-    assert.equal(failing.invocations.filter((invocation) => invocation.functionName === 'clean-execute' && invocation.shareIndex === 1).length, 3, 'two retries');
+    assert.equal(
+      failing.invocations.filter((invocation) => invocation.functionName === 'clean-execute' && invocation.shareIndex === 1).length,
+      3,
+      'two retries',
+    );
     assert.equal(failing.invocations.filter((invocation) => invocation.functionName === 'archive').length, 0, 'no archiving after a failed clean');
     const pending = (await HudiTable.open(storage)).timeline.instants.filter((instant) => instant.action === 'clean');
-    assert.deepEqual(pending.map((instant) => instant.state), ['INFLIGHT'], 'the clean is kept inflight, never rolled back');
+    assert.deepEqual(
+      pending.map((instant) => instant.state),
+      ['INFLIGHT'],
+      'the clean is kept inflight, never rolled back',
+    );
     await assertRowsUnchanged(storage);
 
     const resumed = await run(tablePath);
@@ -204,7 +234,11 @@ describe('cleaning and archiving through the state machine', () => {
     const clean = cleaned(output);
     assert.equal(clean.instant, pending[0]!.time, 'the same clean, finished from its plan');
     const retried = resumed.invocations.filter((invocation) => invocation.functionName === 'clean-execute');
-    assert.deepEqual(retried.map((invocation) => invocation.shareIndex), [1], 'only the share without a result runs again');
+    assert.deepEqual(
+      retried.map((invocation) => invocation.shareIndex),
+      [1],
+      'only the share without a result runs again',
+    );
     assert.equal(resumed.invocations.filter((invocation) => invocation.functionName === 'clean-plan').length, 0, 'never planned again');
     assert.deepEqual(await deletedBy(storage, clean.instant), expected);
     await assertRowsUnchanged(storage);
@@ -222,7 +256,11 @@ describe('cleaning and archiving through the state machine', () => {
       handlerOf: withFaults(functionsDir, (call) => {
         if (call.phase !== 'after' || call.attempt !== 1) return;
         const shareIndex = (call.input as { shareIndex?: number }).shareIndex;
-        if (!['clean-plan', 'clean-schedule', 'clean-execute', 'clean-complete', 'archive'].includes(call.functionName) || (shareIndex !== undefined && shareIndex !== 0)) return;
+        if (
+          !['clean-plan', 'clean-schedule', 'clean-execute', 'clean-complete', 'archive'].includes(call.functionName) ||
+          (shareIndex !== undefined && shareIndex !== 0)
+        )
+          return;
         injected.push(call.functionName);
         const error = new Error(`injected: ${call.functionName} died before it answered`);
         error.name = 'Hudi.Transient';
@@ -234,12 +272,20 @@ describe('cleaning and archiving through the state machine', () => {
     const clean = cleaned(output);
     assert.equal(clean.outcome, 'already-completed', 'the retried complete found its clean completed');
     const table = await HudiTable.open(storage);
-    assert.deepEqual(table.timeline.instants.filter((instant) => instant.action === 'clean').map((instant) => `${instant.time} ${instant.state}`), [`${clean.instant} COMPLETED`], 'one clean');
+    assert.deepEqual(
+      table.timeline.instants.filter((instant) => instant.action === 'clean').map((instant) => `${instant.time} ${instant.state}`),
+      [`${clean.instant} COMPLETED`],
+      'one clean',
+    );
     assert.deepEqual(await deletedBy(storage, clean.instant), expected);
     assert.equal(output.archive?.status, 'NOTHING_TO_ARCHIVE', 'the retried archive found nothing left to archive');
     assert.ok(table.timeline.completed().filter((instant) => ['commit', 'replacecommit'].includes(instant.action)).length <= 8);
     await assertRowsUnchanged(storage);
-    assert.deepEqual((await storage.listRecursive(CLEAN_WORK_ROOT)).map((object) => object.path), [], 'no share or result is left');
+    assert.deepEqual(
+      (await storage.listRecursive(CLEAN_WORK_ROOT)).map((object) => object.path),
+      [],
+      'no share or result is left',
+    );
   });
 
   test('the schedule starts a clean-and-archive run when nothing is due for clustering; ingest starts one after its commit', async () => {
@@ -269,7 +315,14 @@ describe('cleaning and archiving through the state machine', () => {
       assert.equal(execution?.status, 'SUCCEEDED', `${execution?.result?.error}: ${execution?.result?.cause}`);
       const table = await HudiTable.open(storage);
       assert.equal(table.timeline.completed().filter((instant) => instant.action === 'clean').length, 1, 'one clean');
-      assert.deepEqual(table.timeline.completed().filter((instant) => instant.action === 'replacecommit').map((instant) => instant.time), [base.history.at(-1)!.instant], 'the clusterings before the last were archived');
+      assert.deepEqual(
+        table.timeline
+          .completed()
+          .filter((instant) => instant.action === 'replacecommit')
+          .map((instant) => instant.time),
+        [base.history.at(-1)!.instant],
+        'the clusterings before the last were archived',
+      );
       await assertRowsUnchanged(storage);
 
       // Right after it, the same state: nothing is due, whatever fires.
@@ -286,7 +339,11 @@ describe('cleaning and archiving through the state machine', () => {
       const etag = (await s3.send(new PutObjectCommand({ Bucket: bucket, Key: batchKey, Body: `${JSON.stringify(row)}\n` }))).ETag;
       const config: IngestConfig = {
         tablePath,
-        tableProperties: new Map([...SERVICES_TABLE_WRITE_PROPS, ['hoodie.write.lock.provider', 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider'], ['hoodie.write.lock.dynamodb.table', lockTable]]),
+        tableProperties: new Map([
+          ...SERVICES_TABLE_WRITE_PROPS,
+          ['hoodie.write.lock.provider', 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider'],
+          ['hoodie.write.lock.dynamodb.table', lockTable],
+        ]),
         ingestPrefix: 'landing/',
         errorPrefix: 'errors/',
         defaultFormat: 'jsonl',
@@ -307,7 +364,10 @@ describe('cleaning and archiving through the state machine', () => {
       const afterIngest = endpoint.executions()[1]!;
       assert.equal(afterIngest.status, 'SUCCEEDED', `${afterIngest.result?.error}: ${afterIngest.result?.cause}`);
       const ingested = await readSnapshot(await HudiTable.open(storage));
-      assert.ok(ingested.rows.some((candidate) => (candidate as Record<string, unknown>)['name'] === 'n1@ingest'), 'the ingested row is read');
+      assert.ok(
+        ingested.rows.some((candidate) => (candidate as Record<string, unknown>)['name'] === 'n1@ingest'),
+        'the ingested row is read',
+      );
     } finally {
       for (const [name, value] of Object.entries(saved)) {
         if (value === undefined) delete process.env[name];

@@ -9,7 +9,14 @@ import { groupResultPath } from '../lib/clustering/instant.js';
 import { clusteringWorkDir } from '../lib/timeline/work-folder.js';
 import { dynamoDbClientFromEnv } from '../lib/lock/index.js';
 import type { CommitStepOutput } from '../lib/serverless/commit-step.js';
-import { lambdaContext, loadBundledHandler, runStateMachineLocally, startLocalStepFunctionsEndpoint, type LocalExecution, type LocalRunOptions } from '../lib/serverless/local/index.js';
+import {
+  lambdaContext,
+  loadBundledHandler,
+  runStateMachineLocally,
+  startLocalStepFunctionsEndpoint,
+  type LocalExecution,
+  type LocalRunOptions,
+} from '../lib/serverless/local/index.js';
 import type { PlanStepOutput } from '../lib/serverless/plan-step.js';
 import { SERVERLESS_CLUSTERING_KEYS } from '../lib/serverless/scale-out.js';
 import type { RollbackStepOutput } from '../lib/serverless/rollback-step.js';
@@ -57,7 +64,10 @@ before(async () => {
 });
 
 after(async () => {
-  if (lockTable !== undefined) await dynamoDbClientFromEnv().send(new DeleteTableCommand({ TableName: lockTable })).catch(() => undefined);
+  if (lockTable !== undefined)
+    await dynamoDbClientFromEnv()
+      .send(new DeleteTableCommand({ TableName: lockTable }))
+      .catch(() => undefined);
 });
 
 /** A fresh S3 copy of the base table. */
@@ -102,7 +112,9 @@ async function downloaded(storage: Storage): Promise<string> {
 
 /** The latest base files an independent reader sees, relative to the table. */
 function latestFiles(dir: string): string[] {
-  return independentLatestBaseFiles(dir).map((file) => file.slice(dir.length + 1)).sort();
+  return independentLatestBaseFiles(dir)
+    .map((file) => file.slice(dir.length + 1))
+    .sort();
 }
 
 /** The commit step's summary in a run's output (the run then cleaned and archived). */
@@ -113,7 +125,9 @@ function committed(execution: { readonly output: unknown }): CommitStepOutput {
 }
 
 function maxOverlap(execution: LocalExecution, functionName: string): number {
-  const intervals = execution.invocations.filter((invocation) => invocation.functionName === functionName).map((invocation) => [invocation.startedAt, invocation.startedAt + invocation.durationMs] as const);
+  const intervals = execution.invocations
+    .filter((invocation) => invocation.functionName === functionName)
+    .map((invocation) => [invocation.startedAt, invocation.startedAt + invocation.durationMs] as const);
   return Math.max(0, ...intervals.map(([start]) => intervals.filter(([from, to]) => from <= start && start < to).length));
 }
 
@@ -123,7 +137,10 @@ async function assertCommittedCleanly(storage: Storage, output: CommitStepOutput
   const latest = latestFiles(dir);
   const beforeIds = new Set(base.files.map((file) => file.slice(file.lastIndexOf('/') + 1).split('_')[0]));
   assert.equal(latest.filter((file) => beforeIds.has(file.slice(file.lastIndexOf('/') + 1).split('_')[0])).length, 0, 'every replaced file group is gone');
-  assert.ok(latest.every((file) => file.endsWith(`_${output.instant}.parquet`)), 'only the clustering\'s files are visible');
+  assert.ok(
+    latest.every((file) => file.endsWith(`_${output.instant}.parquet`)),
+    "only the clustering's files are visible",
+  );
   assert.deepEqual(await dataFilesOf(storage, output.instant), latest, 'no stray file of the clustering is left');
   assert.equal((await storage.listRecursive(`.hoodie/.temp/${output.instant}`)).length, 0, 'the markers are gone');
   assert.equal((await storage.listRecursive(clusteringWorkDir(output.instant))).length, 0, 'the group results and the run claim are gone');
@@ -166,7 +183,10 @@ describe('serverless clustering through the state machine', () => {
     assert.equal(injected, 1);
     assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
     const attempts = execution.invocations.filter((invocation) => invocation.functionName === 'execute-group' && invocation.groupIndex === 2);
-    assert.deepEqual(attempts.map((invocation) => invocation.attempt), [1, 2]);
+    assert.deepEqual(
+      attempts.map((invocation) => invocation.attempt),
+      [1, 2],
+    );
     await assertCommittedCleanly(storage, committed(execution));
   });
 
@@ -174,13 +194,18 @@ describe('serverless clustering through the state machine', () => {
     const { tablePath, storage } = await freshTable('sm-fail');
     const failing = await run(tablePath, {
       handlerOf: withFaults(functionsDir, (call) => {
-        if (call.functionName === 'execute-group' && call.phase === 'before' && (call.input as { groupIndex: number }).groupIndex === 1) throw new Error('injected: disk full');
+        if (call.functionName === 'execute-group' && call.phase === 'before' && (call.input as { groupIndex: number }).groupIndex === 1)
+          throw new Error('injected: disk full');
       }),
     });
     assert.equal(failing.status, 'FAILED');
     assert.equal(failing.error, 'Hudi.Incomplete');
     assert.match(failing.cause ?? '', /group\(s\) have no result \(1\)/);
-    assert.equal(failing.invocations.filter((invocation) => invocation.functionName === 'execute-group' && invocation.groupIndex === 1).length, 3, 'two retries');
+    assert.equal(
+      failing.invocations.filter((invocation) => invocation.functionName === 'execute-group' && invocation.groupIndex === 1).length,
+      3,
+      'two retries',
+    );
     assert.equal(failing.invocations.filter((invocation) => invocation.functionName === 'rollback').length, 1);
 
     const table = await HudiTable.open(storage);
@@ -189,9 +214,9 @@ describe('serverless clustering through the state machine', () => {
     const instant = pending[0]!;
     assert.equal(instant.state, 'REQUESTED', 'the plan is kept, its attempt rolled back');
     assert.ok(table.timeline.instants.some((candidate) => candidate.action === 'rollback' && candidate.state === 'COMPLETED'));
-    assert.deepEqual(await dataFilesOf(storage, instant.time), [], 'the attempt\'s files are deleted');
+    assert.deepEqual(await dataFilesOf(storage, instant.time), [], "the attempt's files are deleted");
     assert.equal(await storage.head(`.hoodie/.heartbeat/${instant.time}`), undefined, 'no heartbeat holds the next run back');
-    assert.deepEqual(await storage.listRecursive(clusteringWorkDir(instant.time)), [], 'no group result outlives the attempt\'s files');
+    assert.deepEqual(await storage.listRecursive(clusteringWorkDir(instant.time)), [], "no group result outlives the attempt's files");
     const dir = await downloaded(storage);
     assert.deepEqual(latestFiles(dir), [...base.files].sort(), 'readers see the files as before');
     assert.deepEqual(oracleRows(dir), rowsBefore);
@@ -213,14 +238,21 @@ describe('serverless clustering through the state machine', () => {
     assert.deepEqual(plan.groups, [], 'the groups travel in the manifest, not in the state');
     assert.ok(plan.manifest !== undefined && plan.manifest.key.endsWith(`${plan.instant}/groups.json`), JSON.stringify(plan.manifest));
     const groups = execution.invocations.filter((invocation) => invocation.functionName === 'execute-group');
-    assert.deepEqual(groups.map((invocation) => invocation.groupIndex).sort((a, b) => a! - b!), Array.from({ length: plan.groupsToRun }, (_, index) => index), 'every group ran once');
+    assert.deepEqual(
+      groups.map((invocation) => invocation.groupIndex).sort((a, b) => a! - b!),
+      Array.from({ length: plan.groupsToRun }, (_, index) => index),
+      'every group ran once',
+    );
     assert.ok(maxOverlap(execution, 'execute-group') > 1, 'groups ran in parallel');
     const output = committed(execution);
     assert.equal(output.status, 'COMMITTED');
     assert.equal(output.instant, plan.instant);
     assert.equal(output.replacedFileGroups, PARTITIONS * COMMITS);
     const replacecommits = (await HudiTable.open(storage)).timeline.instants.filter((instant) => instant.action === 'replacecommit');
-    assert.deepEqual(replacecommits.map((instant) => [instant.time, instant.state]), [[plan.instant, 'COMPLETED']]);
+    assert.deepEqual(
+      replacecommits.map((instant) => [instant.time, instant.state]),
+      [[plan.instant, 'COMPLETED']],
+    );
     await assertCommittedCleanly(storage, output);
   });
 
@@ -233,19 +265,32 @@ describe('serverless clustering through the state machine', () => {
         if (event.kind === 'state-entered' && event.index === undefined) entered.push(event.state);
       },
       handlerOf: withFaults(functionsDir, (call) => {
-        if (call.functionName === 'execute-group' && call.phase === 'before' && (call.input as { groupIndex: number }).groupIndex === 1) throw new Error('injected: disk full');
+        if (call.functionName === 'execute-group' && call.phase === 'before' && (call.input as { groupIndex: number }).groupIndex === 1)
+          throw new Error('injected: disk full');
       }),
     });
     assert.equal(failing.status, 'FAILED');
-    assert.deepEqual(entered.filter((state) => ['ExecuteGroups', 'ExecuteGroupsDistributed', 'Rollback'].includes(state)), ['ExecuteGroupsDistributed', 'Rollback'], 'the Distributed Map ran, then the rollback');
+    assert.deepEqual(
+      entered.filter((state) => ['ExecuteGroups', 'ExecuteGroupsDistributed', 'Rollback'].includes(state)),
+      ['ExecuteGroupsDistributed', 'Rollback'],
+      'the Distributed Map ran, then the rollback',
+    );
     assert.equal(failing.error, 'Hudi.Incomplete');
     assert.match(failing.cause ?? '', /group\(s\) have no result \(1\)/);
-    assert.equal(failing.invocations.filter((invocation) => invocation.functionName === 'execute-group' && invocation.groupIndex === 1).length, 3, 'two retries');
+    assert.equal(
+      failing.invocations.filter((invocation) => invocation.functionName === 'execute-group' && invocation.groupIndex === 1).length,
+      3,
+      'two retries',
+    );
     assert.equal(failing.invocations.filter((invocation) => invocation.functionName === 'rollback').length, 1);
     const table = await HudiTable.open(storage);
     const pending = table.timeline.instants.filter((instant) => instant.action === 'replacecommit');
-    assert.deepEqual(pending.map((instant) => instant.state), ['REQUESTED'], 'the plan is kept, its attempt rolled back');
-    assert.deepEqual(await dataFilesOf(storage, pending[0]!.time), [], 'the attempt\'s files are deleted');
+    assert.deepEqual(
+      pending.map((instant) => instant.state),
+      ['REQUESTED'],
+      'the plan is kept, its attempt rolled back',
+    );
+    assert.deepEqual(await dataFilesOf(storage, pending[0]!.time), [], "the attempt's files are deleted");
     assert.deepEqual(await storage.listRecursive(clusteringWorkDir(pending[0]!.time)), [], 'no group result or manifest outlives the attempt');
     const dir = await downloaded(storage);
     assert.deepEqual(latestFiles(dir), [...base.files].sort(), 'readers see the files as before');
@@ -256,7 +301,8 @@ describe('serverless clustering through the state machine', () => {
     const { tablePath, storage } = await freshTable('sm-abandon');
     const failing = await run(tablePath, {
       handlerOf: withFaults(functionsDir, (call) => {
-        if (call.functionName === 'execute-group' && call.phase === 'before' && (call.input as { groupIndex: number }).groupIndex === 0) throw new Error('injected');
+        if (call.functionName === 'execute-group' && call.phase === 'before' && (call.input as { groupIndex: number }).groupIndex === 0)
+          throw new Error('injected');
       }),
     });
     assert.equal(failing.status, 'FAILED');
@@ -288,7 +334,10 @@ describe('serverless clustering through the state machine', () => {
   test('a table whose metadata table a clustering cannot keep (a partition being built): the run fails at Plan with Hudi.Error naming the partition; nothing is written', async () => {
     const { tablePath, storage } = await freshTable('sm-mdt');
     const properties = Buffer.from(await storage.get('.hoodie/hoodie.properties')).toString('utf8');
-    await storage.put('.hoodie/hoodie.properties', `${properties}hoodie.table.metadata.partitions=files\nhoodie.table.metadata.partitions.inflight=column_stats\n`);
+    await storage.put(
+      '.hoodie/hoodie.properties',
+      `${properties}hoodie.table.metadata.partitions=files\nhoodie.table.metadata.partitions.inflight=column_stats\n`,
+    );
     const execution = await run(tablePath);
     assert.equal(execution.status, 'FAILED');
     assert.equal(execution.error, 'Hudi.Error', 'permanent: not retried');
@@ -296,7 +345,11 @@ describe('serverless clustering through the state machine', () => {
     assert.match(execution.cause ?? '', /wait until Hudi finishes building it/);
     assert.equal(execution.invocations.filter((invocation) => invocation.functionName === 'plan').length, 1);
     assert.equal(execution.invocations.filter((invocation) => invocation.functionName === 'execute-group').length, 0);
-    assert.deepEqual((await HudiTable.open(storage)).timeline.instants.filter((instant) => instant.action !== 'commit'), [], 'no clustering or rollback instant');
+    assert.deepEqual(
+      (await HudiTable.open(storage)).timeline.instants.filter((instant) => instant.action !== 'commit'),
+      [],
+      'no clustering or rollback instant',
+    );
   });
 
   test('the plan step: another execution sees ALREADY_RUNNING, a retry of the same execution resumes its plan', async () => {
@@ -312,7 +365,10 @@ describe('serverless clustering through the state machine', () => {
       if (first.status !== 'CLUSTER') return;
       // The claim is ours, in the work folder: Hudi's rollback would take anything in the marker folder for a marker.
       assert.deepEqual(await storage.listRecursive(`.hoodie/.temp/${first.instant}`), []);
-      assert.deepEqual((await storage.listRecursive(clusteringWorkDir(first.instant))).map((object) => object.path), [`${clusteringWorkDir(first.instant)}/serverless-run.json`]);
+      assert.deepEqual(
+        (await storage.listRecursive(clusteringWorkDir(first.instant))).map((object) => object.path),
+        [`${clusteringWorkDir(first.instant)}/serverless-run.json`],
+      );
       const other = await call('execution-b');
       assert.equal(other.status, 'ALREADY_RUNNING');
       const retry = await call('execution-a');
@@ -334,16 +390,18 @@ describe('serverless clustering through the state machine', () => {
     const dynamo = dynamoDbClientFromEnv();
     const key = { key: { S: 'users' } };
     const leaseMs = 3000;
-    await dynamo.send(new PutItemCommand({
-      TableName: lockTable,
-      Item: {
-        ...key,
-        ownerName: { S: 'hudi-clustering-plan:4242:dead' },
-        recordVersionNumber: { S: randomUUID() },
-        leaseDuration: { S: String(leaseMs) },
-        expireAt: { N: String(Math.floor(Date.now() / 1000) + 3600) },
-      },
-    }));
+    await dynamo.send(
+      new PutItemCommand({
+        TableName: lockTable,
+        Item: {
+          ...key,
+          ownerName: { S: 'hudi-clustering-plan:4242:dead' },
+          recordVersionNumber: { S: randomUUID() },
+          leaseDuration: { S: String(leaseMs) },
+          expireAt: { N: String(Math.floor(Date.now() / 1000) + 3600) },
+        },
+      }),
+    );
     const execution = await run(tablePath);
     assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
     const plan = execution.invocations.find((invocation) => invocation.functionName === 'plan')!;
@@ -361,7 +419,11 @@ describe('serverless clustering through the state machine', () => {
     // A commit "completes" here as a writer completes it: its data files first, then its timeline files.
     const land = async (instants: readonly string[]): Promise<void> => {
       await uploadFiles(base.dir, storage, (path) => instants.some((instant) => path.endsWith(`_${instant}.parquet`)));
-      await uploadFiles(base.dir, storage, (path) => path.startsWith('.hoodie/') && instants.some((instant) => path.startsWith(`.hoodie/${instant}.`)) && !path.endsWith('.commit'));
+      await uploadFiles(
+        base.dir,
+        storage,
+        (path) => path.startsWith('.hoodie/') && instants.some((instant) => path.startsWith(`.hoodie/${instant}.`)) && !path.endsWith('.commit'),
+      );
       await uploadFiles(base.dir, storage, (path) => instants.some((instant) => path === `.hoodie/${instant}.commit`));
     };
     await uploadFiles(base.dir, storage, (path) => path === '.hoodie/hoodie.properties' || path.endsWith('.hoodie_partition_metadata'));
@@ -381,7 +443,13 @@ describe('serverless clustering through the state machine', () => {
       const trigger = await loadBundledHandler('trigger', functionsDir);
       const fire = async (event: unknown): Promise<TriggerOutput> => (await trigger(event, lambdaContext('trigger'))) as TriggerOutput;
       const scheduled = { version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', resources: [], detail: {} };
-      const objectCreated = (key: string) => ({ version: '0', id: randomUUID(), 'detail-type': 'Object Created', source: 'aws.s3', detail: { bucket: { name: bucket }, object: { key, size: 1 } } });
+      const objectCreated = (key: string) => ({
+        version: '0',
+        id: randomUUID(),
+        'detail-type': 'Object Created',
+        source: 'aws.s3',
+        detail: { bucket: { name: bucket }, object: { key, size: 1 } },
+      });
 
       const waiting = await fire(scheduled);
       assert.equal(waiting.status, 'WAITING', '2 of 4 commits');
@@ -395,7 +463,10 @@ describe('serverless clustering through the state machine', () => {
       await land(instantsOf(4));
       // The commit's S3 event and the hourly schedule fire together: one run.
       const [fromCommit, fromSchedule] = await Promise.all([fire(objectCreated(`${prefix}/.hoodie/${base.instants[3]}.commit`)), fire(scheduled)]);
-      assert.ok(['STARTED', 'ALREADY_STARTED'].includes(fromCommit.status) && ['STARTED', 'ALREADY_STARTED'].includes(fromSchedule.status), `${fromCommit.status} / ${fromSchedule.status}`);
+      assert.ok(
+        ['STARTED', 'ALREADY_STARTED'].includes(fromCommit.status) && ['STARTED', 'ALREADY_STARTED'].includes(fromSchedule.status),
+        `${fromCommit.status} / ${fromSchedule.status}`,
+      );
       assert.equal(fromCommit.executionName, fromSchedule.executionName);
       assert.equal(endpoint.executions().length, 1, 'one execution');
       await endpoint.settled();
@@ -414,13 +485,20 @@ describe('serverless clustering through the state machine', () => {
       // then waits for max.commits itself (Hudi's rule), so there is nothing to do yet.
       const lines: string[] = [];
       const viaArn = await clusterViaStateMachine(tablePath, {
-        stateMachine: endpoint.stateMachineArn, pollMs: 100, onProgress: (line) => lines.push(line), properties: { 'hoodie.clustering.async.enabled': 'true' },
+        stateMachine: endpoint.stateMachineArn,
+        pollMs: 100,
+        onProgress: (line) => lines.push(line),
+        properties: { 'hoodie.clustering.async.enabled': 'true' },
       });
       assert.equal(viaArn.status, 'SUCCEEDED');
       const planned = (viaArn.output as TableServicesOutput).plan!;
       assert.equal(planned.status, 'NOTHING_TO_DO');
-      if (planned.status === 'NOTHING_TO_DO') assert.match(planned.reason, /0 completed commit\(s\) since the last clustering \d{17}, waiting for 4 \(hoodie\.clustering\.async\.max\.commits\)/);
-      assert.ok(lines.some((line) => line.includes('→ Plan')), lines.join('\n'));
+      if (planned.status === 'NOTHING_TO_DO')
+        assert.match(planned.reason, /0 completed commit\(s\) since the last clustering \d{17}, waiting for 4 \(hoodie\.clustering\.async\.max\.commits\)/);
+      assert.ok(
+        lines.some((line) => line.includes('→ Plan')),
+        lines.join('\n'),
+      );
     } finally {
       for (const [name, value] of Object.entries(saved)) {
         if (value === undefined) delete process.env[name];

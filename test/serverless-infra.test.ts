@@ -57,33 +57,37 @@ test('the state machine passes asl-validator', () => {
 test('the definition loads in aws-local-stepfunctions and binds a function to every task', () => {
   const definition = loadDefinition(DEFINITION);
   assert.doesNotThrow(() => new StateMachine(definition, { validationOptions: { checkArn: true, checkPaths: true } }));
-  assert.deepEqual(
-    [...taskFunctions(definition)].sort(),
-    [
-      ['Archive', 'archive'],
-      ['CleanPrepare', 'clean-prepare'],
-      ['Commit', 'commit'],
-      ['CompleteClean', 'clean-complete'],
-      ['ExecuteCleanShare', 'clean-execute'],
-      ['ExecuteGroup', 'execute-group'],
-      ['Plan', 'plan'],
-      ['PlanCleanShare', 'clean-plan'],
-      ['Rollback', 'rollback'],
-      ['RunGroup', 'execute-group'],
-      ['ScheduleClean', 'clean-schedule'],
-    ],
-  );
+  assert.deepEqual([...taskFunctions(definition)].sort(), [
+    ['Archive', 'archive'],
+    ['CleanPrepare', 'clean-prepare'],
+    ['Commit', 'commit'],
+    ['CompleteClean', 'clean-complete'],
+    ['ExecuteCleanShare', 'clean-execute'],
+    ['ExecuteGroup', 'execute-group'],
+    ['Plan', 'plan'],
+    ['PlanCleanShare', 'clean-plan'],
+    ['Rollback', 'rollback'],
+    ['RunGroup', 'execute-group'],
+    ['ScheduleClean', 'clean-schedule'],
+  ]);
 });
 
-test('the Distributed Map runs the inline Map\'s task with the same retries and catch, from the plan\'s manifest, and its local stand-in loads', () => {
+test("the Distributed Map runs the inline Map's task with the same retries and catch, from the plan's manifest, and its local stand-in loads", () => {
   const definition = loadDefinition(DEFINITION);
   const states = definition.States as unknown as Record<string, Record<string, unknown>>;
   const choice = states['InlineOrDistributed'] as { Choices: { Variable: string; StringEquals: string; Next: string }[]; Default: string };
-  assert.deepEqual(choice.Choices.map((c) => [c.Variable, c.StringEquals, c.Next]), [['$.plan.mapMode', 'DISTRIBUTED', 'ExecuteGroupsDistributed']]);
+  assert.deepEqual(
+    choice.Choices.map((c) => [c.Variable, c.StringEquals, c.Next]),
+    [['$.plan.mapMode', 'DISTRIBUTED', 'ExecuteGroupsDistributed']],
+  );
   assert.equal(choice.Default, 'ExecuteGroups');
   const inline = states['ExecuteGroups']!;
   const distributed = states['ExecuteGroupsDistributed']!;
-  assert.deepEqual(distributed['ItemReader'], { Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'JSON' }, Parameters: { 'Bucket.$': '$.plan.manifest.bucket', 'Key.$': '$.plan.manifest.key' } });
+  assert.deepEqual(distributed['ItemReader'], {
+    Resource: 'arn:aws:states:::s3:getObject',
+    ReaderConfig: { InputType: 'JSON' },
+    Parameters: { 'Bucket.$': '$.plan.manifest.bucket', 'Key.$': '$.plan.manifest.key' },
+  });
   assert.equal(distributed['ToleratedFailurePercentage'], 0);
   for (const field of ['MaxConcurrencyPath', 'ItemSelector', 'ResultPath', 'Catch', 'Next']) assert.deepEqual(distributed[field], inline[field], field);
   type Processor = { ProcessorConfig: Record<string, string>; States: Record<string, Record<string, unknown>> };
@@ -160,13 +164,23 @@ function deployedFunctions(template: string): Map<string, { memoryMb: number; ti
   return found;
 }
 
-test('the template\'s functions have the memory, timeout and /tmp of lib/serverless/function-settings.ts, and the README says so', () => {
+test("the template's functions have the memory, timeout and /tmp of lib/serverless/function-settings.ts, and the README says so", () => {
   const deployed = deployedFunctions(readFileSync(TEMPLATE, 'utf8'));
-  assert.deepEqual([...deployed.keys()].sort(), Object.values(FUNCTIONS).map((settings) => settings.resource).sort(), 'every function of the template, and no other');
+  assert.deepEqual(
+    [...deployed.keys()].sort(),
+    Object.values(FUNCTIONS)
+      .map((settings) => settings.resource)
+      .sort(),
+    'every function of the template, and no other',
+  );
   const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
   for (const [name, { resource, ...settings }] of Object.entries(FUNCTIONS)) {
     assert.deepEqual(deployed.get(resource), settings, `${resource} (${name})`);
-    assert.match(readme, new RegExp(`^\\| \`${name}\` \\|.*\\| ${settings.memoryMb} MB[^|]* / ${settings.timeoutSeconds} s \\|$`, 'm'), `README's function table: ${name}`);
+    assert.match(
+      readme,
+      new RegExp(`^\\| \`${name}\` \\|.*\\| ${settings.memoryMb} MB[^|]* / ${settings.timeoutSeconds} s \\|$`, 'm'),
+      `README's function table: ${name}`,
+    );
   }
 });
 
@@ -235,12 +249,31 @@ test('the stack refuses a landing prefix that overlaps the table in its bucket, 
     assert.equal(resources[name]?.Condition, 'DeployIngest', `${name} is not deployed next to an overlap`);
   }
   const tablePrefixes = ['tables/users', 'tables', 'users', 'a/b/c/d/e/f/g/h'];
-  const landingPrefixes = ['', 'landing/', 'tables/', 'tables/users/', 'tables/users/in/', 'tables/users/.hoodie/', 'tables/users2/', 'tables/user/', 'users/', 'users2/', 'a/b/c/', 'a/b/c/d/e/f/g/h/in/', 'a/b/c/d/e/f/g/x/'];
+  const landingPrefixes = [
+    '',
+    'landing/',
+    'tables/',
+    'tables/users/',
+    'tables/users/in/',
+    'tables/users/.hoodie/',
+    'tables/users2/',
+    'tables/user/',
+    'users/',
+    'users2/',
+    'a/b/c/',
+    'a/b/c/d/e/f/g/h/in/',
+    'a/b/c/d/e/f/g/x/',
+  ];
   let overlaps = 0;
   for (const tablePrefix of tablePrefixes) {
     for (const landingPrefix of landingPrefixes) {
       for (const landingBucket of ['table-bucket', 'landing-bucket']) {
-        const condition = conditionEvaluator(template, { TableBucket: 'table-bucket', TablePrefix: tablePrefix, LandingBucket: landingBucket, LandingPrefix: landingPrefix });
+        const condition = conditionEvaluator(template, {
+          TableBucket: 'table-bucket',
+          TablePrefix: tablePrefix,
+          LandingBucket: landingBucket,
+          LandingPrefix: landingPrefix,
+        });
         const expected = prefixOverlapsTable(`s3://table-bucket/${tablePrefix}`, landingBucket, landingPrefix);
         const what = `s3://${landingBucket}/${landingPrefix} next to the table s3://table-bucket/${tablePrefix}`;
         assert.equal(condition('LandingOverlapsTable'), expected, what);
@@ -250,7 +283,11 @@ test('the stack refuses a landing prefix that overlaps the table in its bucket, 
     }
   }
   assert.ok(overlaps >= 10, `${overlaps} overlapping cases among them`);
-  assert.equal(conditionEvaluator(template, { TableBucket: 'b', TablePrefix: 't', LandingBucket: '', LandingPrefix: '' })('LandingOverlapsTable'), false, 'no ingest, nothing to refuse');
+  assert.equal(
+    conditionEvaluator(template, { TableBucket: 'b', TablePrefix: 't', LandingBucket: '', LandingPrefix: '' })('LandingOverlapsTable'),
+    false,
+    'no ingest, nothing to refuse',
+  );
   // Ten segments are compared: prefixes that agree on all ten are refused, though they part further down.
   const deep = { TableBucket: 'b', LandingBucket: 'b', TablePrefix: '1/2/3/4/5/6/7/8/9/10/table', LandingPrefix: '1/2/3/4/5/6/7/8/9/10/landing/' };
   assert.equal(prefixOverlapsTable(`s3://b/${deep.TablePrefix}`, 'b', deep.LandingPrefix), false);
@@ -259,7 +296,10 @@ test('the stack refuses a landing prefix that overlaps the table in its bucket, 
 
 test('the template: DLQ and alarm for ingest, log retention, the optional KMS key, a kept lock table, reserved concurrency', () => {
   const template = templateJson();
-  const resources = template['Resources'] as Record<string, { Type: string; Condition?: string; DeletionPolicy?: string; UpdateReplacePolicy?: string; Properties: Record<string, Json> }>;
+  const resources = template['Resources'] as Record<
+    string,
+    { Type: string; Condition?: string; DeletionPolicy?: string; UpdateReplacePolicy?: string; Properties: Record<string, Json> }
+  >;
   const lock = resources['LockTable']!;
   assert.deepEqual([lock.DeletionPolicy, lock.UpdateReplacePolicy], ['Retain', 'Retain']);
 
@@ -281,7 +321,7 @@ test('the template: DLQ and alarm for ingest, log retention, the optional KMS ke
     const statements = (resource.Properties['Policies'] as Record<string, Json>[]).find((policy) => 'Statement' in policy)!['Statement'] as Json[];
     const kms = statements.find((statement) => JSON.stringify(statement).includes('kms:'));
     assert.deepEqual((kms as Record<string, Json[]>)['Fn::If']?.slice(0, 1), ['HasKmsKey'], `${name}: KMS only when KmsKeyArn is given`);
-    const granted = ((kms as Record<string, Json[]>)['Fn::If']![1] as Record<string, Json>);
+    const granted = (kms as Record<string, Json[]>)['Fn::If']![1] as Record<string, Json>;
     assert.deepEqual(granted['Resource'], { Ref: 'KmsKeyArn' });
     assert.deepEqual(granted['Action'], name === 'TriggerFunction' ? ['kms:Decrypt'] : ['kms:Decrypt', 'kms:GenerateDataKey'], name);
   }
@@ -291,11 +331,20 @@ test('the template: alarms on failed executions and a plan pending too long, and
   const template = templateJson();
   const resources = template['Resources'] as Record<string, { Type: string; Condition?: string; Properties: Record<string, Json> }>;
   const failed = resources['FailedExecutionsAlarm']!.Properties;
-  assert.deepEqual([failed['Namespace'], failed['MetricName'], failed['Dimensions']], ['AWS/States', 'ExecutionsFailed', [{ Name: 'StateMachineArn', Value: { Ref: 'ClusteringStateMachine' } }]]);
+  assert.deepEqual(
+    [failed['Namespace'], failed['MetricName'], failed['Dimensions']],
+    ['AWS/States', 'ExecutionsFailed', [{ Name: 'StateMachineArn', Value: { Ref: 'ClusteringStateMachine' } }]],
+  );
   const pending = resources['PlanPendingTooLongAlarm']!.Properties;
-  const globals = ((template['Globals'] as Record<string, Record<string, Record<string, Record<string, Json>>>>)['Function']!['Environment']!['Variables'])!;
-  assert.deepEqual([pending['Namespace'], pending['MetricName'], pending['Threshold']], [globals['POWERTOOLS_METRICS_NAMESPACE'], METRIC.pendingPlanAge, { Ref: 'MaxPlanPendingSeconds' }]);
-  assert.deepEqual(pending['Dimensions'], [{ Name: 'service', Value: globals['POWERTOOLS_SERVICE_NAME'] }, { Name: 'step', Value: 'trigger' }]);
+  const globals = (template['Globals'] as Record<string, Record<string, Record<string, Record<string, Json>>>>)['Function']!['Environment']!['Variables']!;
+  assert.deepEqual(
+    [pending['Namespace'], pending['MetricName'], pending['Threshold']],
+    [globals['POWERTOOLS_METRICS_NAMESPACE'], METRIC.pendingPlanAge, { Ref: 'MaxPlanPendingSeconds' }],
+  );
+  assert.deepEqual(pending['Dimensions'], [
+    { Name: 'service', Value: globals['POWERTOOLS_SERVICE_NAME'] },
+    { Name: 'step', Value: 'trigger' },
+  ]);
 
   // The dashboard's body is JSON once CloudFormation substitutes it, and names only metrics the code publishes.
   const body = (resources['OperationsDashboard']!.Properties['DashboardBody'] as { 'Fn::Join': [string, Json[]] })['Fn::Join'][1];
@@ -308,9 +357,23 @@ test('the template: alarms on failed executions and a plan pending too long, and
   };
   for (const ingest of [true, false]) {
     const dashboard = JSON.parse(body.map((part) => render(part, ingest)).join('')) as { widgets: { properties: { metrics: Json[][] } }[] };
-    const names = dashboard.widgets.flatMap((widget) => widget.properties.metrics.filter((row) => row[0] !== '...').map((row) => row[1])).filter((name) => typeof name === 'string' && name !== '.');
-    const known = new Set<string>([...Object.values(METRIC), 'ExecutionsStarted', 'ExecutionsSucceeded', 'ExecutionsFailed', 'RecordsIngested', 'BadRecords', 'ApproximateNumberOfMessagesVisible']);
-    assert.deepEqual(names.filter((name) => !known.has(name as string)), [], 'every metric on the dashboard is published');
+    const names = dashboard.widgets
+      .flatMap((widget) => widget.properties.metrics.filter((row) => row[0] !== '...').map((row) => row[1]))
+      .filter((name) => typeof name === 'string' && name !== '.');
+    const known = new Set<string>([
+      ...Object.values(METRIC),
+      'ExecutionsStarted',
+      'ExecutionsSucceeded',
+      'ExecutionsFailed',
+      'RecordsIngested',
+      'BadRecords',
+      'ApproximateNumberOfMessagesVisible',
+    ]);
+    assert.deepEqual(
+      names.filter((name) => !known.has(name as string)),
+      [],
+      'every metric on the dashboard is published',
+    );
     assert.equal(names.includes('ApproximateNumberOfMessagesVisible'), ingest, 'the dead-letter queue only with ingest');
   }
 });
@@ -322,16 +385,31 @@ test('the template: the state machine may start, describe and stop its own child
   assert.equal(child.Type, 'AWS::IAM::Policy');
   assert.deepEqual(child.Properties['Roles'], [{ Ref: 'ClusteringStateMachineRole' }], 'the role SAM generates for the state machine');
   const statements = (child.Properties['PolicyDocument'] as { Statement: Record<string, Json>[] }).Statement;
-  assert.deepEqual(statements.map((statement) => [statement['Action'], statement['Resource']]), [
-    ['states:StartExecution', { Ref: 'ClusteringStateMachine' }],
-    [['states:DescribeExecution', 'states:StopExecution'], { 'Fn::Sub': ['arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${Name}/*', { Name: { 'Fn::GetAtt': ['ClusteringStateMachine', 'Name'] } }] }],
-  ]);
+  assert.deepEqual(
+    statements.map((statement) => [statement['Action'], statement['Resource']]),
+    [
+      ['states:StartExecution', { Ref: 'ClusteringStateMachine' }],
+      [
+        ['states:DescribeExecution', 'states:StopExecution'],
+        {
+          'Fn::Sub': [
+            'arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${Name}/*',
+            { Name: { 'Fn::GetAtt': ['ClusteringStateMachine', 'Name'] } },
+          ],
+        },
+      ],
+    ],
+  );
   const policies = resources['ClusteringStateMachine']!.Properties['Policies'] as Record<string, Json>[];
-  const manifest = (policies.find((policy) => 'Statement' in policy)!['Statement'] as Record<string, Json>[]).find((statement) => statement['Sid'] === 'ReadGroupManifests')!;
+  const manifest = (policies.find((policy) => 'Statement' in policy)!['Statement'] as Record<string, Json>[]).find(
+    (statement) => statement['Sid'] === 'ReadGroupManifests',
+  )!;
   assert.equal(manifest['Action'], 's3:GetObject');
   // The plan step writes the manifest where this grant points (scale-out.ts).
   const path = groupManifestPath('20260101000000000');
-  assert.deepEqual(manifest['Resource'], { 'Fn::Sub': `arn:\${AWS::Partition}:s3:::\${TableBucket}/\${TablePrefix}/${path.replace('20260101000000000', '*')}` });
-  const globals = ((template['Globals'] as Record<string, Record<string, Record<string, Record<string, Json>>>>)['Function']!['Environment']!['Variables'])!;
+  assert.deepEqual(manifest['Resource'], {
+    'Fn::Sub': `arn:\${AWS::Partition}:s3:::\${TableBucket}/\${TablePrefix}/${path.replace('20260101000000000', '*')}`,
+  });
+  const globals = (template['Globals'] as Record<string, Record<string, Record<string, Record<string, Json>>>>)['Function']!['Environment']!['Variables']!;
   assert.deepEqual(globals[LAMBDA_CONCURRENCY_ENV], { Ref: 'ClusteringLambdaConcurrency' });
 });

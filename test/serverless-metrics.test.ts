@@ -26,7 +26,14 @@ process.env['POWERTOOLS_METRICS_DISABLED'] = 'false';
 process.env['POWERTOOLS_LOG_LEVEL'] = 'SILENT';
 
 interface EmfRecord {
-  readonly _aws: { readonly Timestamp: number; readonly CloudWatchMetrics: readonly { readonly Namespace: string; readonly Dimensions: readonly (readonly string[])[]; readonly Metrics: readonly { readonly Name: string; readonly Unit: string }[] }[] };
+  readonly _aws: {
+    readonly Timestamp: number;
+    readonly CloudWatchMetrics: readonly {
+      readonly Namespace: string;
+      readonly Dimensions: readonly (readonly string[])[];
+      readonly Metrics: readonly { readonly Name: string; readonly Unit: string }[];
+    }[];
+  };
   readonly [key: string]: unknown;
 }
 
@@ -76,11 +83,14 @@ before(async () => {
 });
 
 after(async () => {
-  if (lockTable !== undefined) await dynamoDbClientFromEnv().send(new DeleteTableCommand({ TableName: lockTable })).catch(() => undefined);
+  if (lockTable !== undefined)
+    await dynamoDbClientFromEnv()
+      .send(new DeleteTableCommand({ TableName: lockTable }))
+      .catch(() => undefined);
 });
 
 describe('EMF metrics from the handlers', () => {
-  test('the trigger publishes the pending plan\'s age; the run publishes files, bytes, rows, groups, data skipping and cost', async () => {
+  test("the trigger publishes the pending plan's age; the run publishes files, bytes, rows, groups, data skipping and cost", async () => {
     const tablePath = await s3TablePath('metrics');
     const storage = openStorage(tablePath);
     await uploadFiles(base.dir, storage);
@@ -88,11 +98,15 @@ describe('EMF metrics from the handlers', () => {
     // A plan made an hour ago that no run took up.
     const hourAgo = new Date(Date.now() - 3_600_000);
     const table = await HudiTable.open(storage, { mode: 'write' });
-    const planned = await schedule(table, resolveClusteringConfig({ file: { location: 'test', properties: new Map(Object.entries(clusteringProperties)) } }).config, {
-      lock: lockProviderFor(new Map(), table.config.name, storage),
-      force: true,
-      now: hourAgo,
-    });
+    const planned = await schedule(
+      table,
+      resolveClusteringConfig({ file: { location: 'test', properties: new Map(Object.entries(clusteringProperties)) } }).config,
+      {
+        lock: lockProviderFor(new Map(), table.config.name, storage),
+        force: true,
+        now: hourAgo,
+      },
+    );
     assert.ok(planned !== undefined, 'a plan');
 
     const endpoint = await startLocalStepFunctionsEndpoint({ functionsDir, retryPauseMs: 20 });
@@ -122,7 +136,10 @@ describe('EMF metrics from the handlers', () => {
 
       for (const record of records) {
         assert.equal(record._aws.CloudWatchMetrics[0]!.Namespace, 'HudiServerlessTest');
-        assert.ok(record._aws.CloudWatchMetrics[0]!.Dimensions.some((dimensions) => dimensions.includes('step')), 'the step is a dimension');
+        assert.ok(
+          record._aws.CloudWatchMetrics[0]!.Dimensions.some((dimensions) => dimensions.includes('step')),
+          'the step is a dimension',
+        );
         assert.equal(metric(record, METRIC.succeeded, 'Count'), 1);
         assert.ok(metric(record, METRIC.durationMs, 'Milliseconds') >= 0);
         assert.ok(metric(record, METRIC.estimatedCost) > 0, 'an invocation costs something');
@@ -143,8 +160,14 @@ describe('EMF metrics from the handlers', () => {
       const groupRecords = recordsOf(records, 'execute-group');
       assert.equal(groupRecords.length, planned.groups.length, 'one record per group');
       const report = committed.report!;
-      assert.equal(groupRecords.reduce((total, record) => total + metric(record, METRIC.groupRows), 0), report.totals.rowsAfter);
-      assert.equal(groupRecords.reduce((total, record) => total + metric(record, METRIC.groupOutputFiles), 0), report.totals.filesAfter);
+      assert.equal(
+        groupRecords.reduce((total, record) => total + metric(record, METRIC.groupRows), 0),
+        report.totals.rowsAfter,
+      );
+      assert.equal(
+        groupRecords.reduce((total, record) => total + metric(record, METRIC.groupOutputFiles), 0),
+        report.totals.filesAfter,
+      );
 
       const [commitRecord] = recordsOf(records, 'commit');
       assert.ok(commitRecord !== undefined, 'the commit published');
@@ -152,13 +175,23 @@ describe('EMF metrics from the handlers', () => {
         [METRIC.groups, METRIC.filesIn, METRIC.filesOut, METRIC.rowsIn, METRIC.rowsOut].map((name) => metric(commitRecord, name, 'Count')),
         [report.groups, report.totals.filesBefore, report.totals.filesAfter, report.totals.rowsBefore, report.totals.rowsAfter],
       );
-      assert.deepEqual([metric(commitRecord, METRIC.bytesIn, 'Bytes'), metric(commitRecord, METRIC.bytesOut, 'Bytes')], [report.totals.bytesBefore, report.totals.bytesAfter]);
+      assert.deepEqual(
+        [metric(commitRecord, METRIC.bytesIn, 'Bytes'), metric(commitRecord, METRIC.bytesOut, 'Bytes')],
+        [report.totals.bytesBefore, report.totals.bytesAfter],
+      );
       assert.equal(report.totals.filesBefore, base.files.length, 'every small file was an input');
       const skipping = report.totals.dataSkipping.filter((figure) => figure.samples > 0);
       assert.ok(skipping.length > 0, 'the report has data-skipping figures');
-      const mean = (pick: (figure: (typeof skipping)[number]) => number): number => (100 * skipping.reduce((total, figure) => total + pick(figure), 0)) / skipping.length;
-      assert.equal(metric(commitRecord, METRIC.filesReadBefore, 'Percent'), mean((f) => f.before));
-      assert.equal(metric(commitRecord, METRIC.filesReadAfter, 'Percent'), mean((f) => f.after));
+      const mean = (pick: (figure: (typeof skipping)[number]) => number): number =>
+        (100 * skipping.reduce((total, figure) => total + pick(figure), 0)) / skipping.length;
+      assert.equal(
+        metric(commitRecord, METRIC.filesReadBefore, 'Percent'),
+        mean((f) => f.before),
+      );
+      assert.equal(
+        metric(commitRecord, METRIC.filesReadAfter, 'Percent'),
+        mean((f) => f.after),
+      );
     } finally {
       for (const [name, value] of Object.entries(saved)) {
         if (value === undefined) delete process.env[name];

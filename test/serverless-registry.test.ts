@@ -39,7 +39,10 @@ before(async () => {
 });
 
 after(async () => {
-  if (lockTable !== undefined) await dynamoDbClientFromEnv().send(new DeleteTableCommand({ TableName: lockTable })).catch(() => undefined);
+  if (lockTable !== undefined)
+    await dynamoDbClientFromEnv()
+      .send(new DeleteTableCommand({ TableName: lockTable }))
+      .catch(() => undefined);
 });
 
 describe('table registry', () => {
@@ -49,20 +52,26 @@ describe('table registry', () => {
     const bucketB = `hudi-registry-${randomUUID().slice(0, 8)}`;
     await s3.send(new CreateBucketCommand({ Bucket: bucketB }));
     const run = randomUUID().slice(0, 8);
-    const paths = { hourly: `s3://${bucketA}/tables/hourly-${run}`, quarterly: `s3://${bucketB}/lake/quarterly-${run}`, daily: `s3://${bucketB}/lake/daily-${run}` };
+    const paths = {
+      hourly: `s3://${bucketA}/tables/hourly-${run}`,
+      quarterly: `s3://${bucketB}/lake/quarterly-${run}`,
+      daily: `s3://${bucketB}/lake/daily-${run}`,
+    };
     for (const path of Object.values(paths)) await uploadFiles(base.dir, openStorage(path));
     const registryKey = `config/registry-${run}.json`;
-    await s3.send(new PutObjectCommand({
-      Bucket: bucketA,
-      Key: registryKey,
-      Body: JSON.stringify({
-        tables: [
-          { path: paths.hourly, schedule: 'rate(1 hour)', properties: { 'hoodie.clustering.plan.strategy.sort.columns': 'birthday' } },
-          { path: paths.quarterly, schedule: 'rate(15 minutes)', properties: { 'hoodie.clustering.plan.strategy.sort.columns': 'createTime' } },
-          { path: paths.daily, schedule: 'rate(1 day)' },
-        ],
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: bucketA,
+        Key: registryKey,
+        Body: JSON.stringify({
+          tables: [
+            { path: paths.hourly, schedule: 'rate(1 hour)', properties: { 'hoodie.clustering.plan.strategy.sort.columns': 'birthday' } },
+            { path: paths.quarterly, schedule: 'rate(15 minutes)', properties: { 'hoodie.clustering.plan.strategy.sort.columns': 'createTime' } },
+            { path: paths.daily, schedule: 'rate(1 day)' },
+          ],
+        }),
       }),
-    }));
+    );
 
     const endpoint = await startLocalStepFunctionsEndpoint({ functionsDir, retryPauseMs: 20 });
     // A deployment with a registry and no TABLE_PATH of its own.
@@ -82,26 +91,45 @@ describe('table registry', () => {
       const registry = (await registryFromEnv(process.env, clients.s3))!;
       // 10:00 UTC: a multiple of an hour and of 15 minutes fell in the tick (09:45, 10:00]; a multiple of a day did not.
       const now = new Date('2026-03-02T10:00:00Z');
-      assert.deepEqual(registry.tables.map((table) => isDue(table, now, 15)), [true, true, false]);
+      assert.deepEqual(
+        registry.tables.map((table) => isDue(table, now, 15)),
+        [true, true, false],
+      );
 
       const starter = new StepFunctionsStarter(sfnClientFromEnv(process.env), endpoint.stateMachineArn);
       const fired = await triggerWithRegistry({ kind: 'schedule' }, { env: process.env, clients, log: quiet, starter, now: () => now, registry });
       assert.equal(fired.status, 'FANNED_OUT', fired.reason);
-      assert.deepEqual(fired.tables?.map((table) => [table.tablePath, table.due, table.outcome?.status]), [
-        [paths.hourly, true, 'STARTED'],
-        [paths.quarterly, true, 'STARTED'],
-        [paths.daily, false, undefined],
-      ]);
+      assert.deepEqual(
+        fired.tables?.map((table) => [table.tablePath, table.due, table.outcome?.status]),
+        [
+          [paths.hourly, true, 'STARTED'],
+          [paths.quarterly, true, 'STARTED'],
+          [paths.daily, false, undefined],
+        ],
+      );
       await endpoint.settled();
       const executions = endpoint.executions();
       assert.equal(executions.length, 2, 'two runs');
       for (const execution of executions) assert.equal(execution.status, 'SUCCEEDED', `${execution.result?.error}: ${execution.result?.cause}`);
-      const sortColumns = new Map(executions.map((execution) => {
-        const output = execution.result!.output as TableServicesOutput;
-        return [output.clustering!.tablePath, output.clustering!.report?.sortColumns];
-      }));
-      assert.deepEqual(sortColumns, new Map([[paths.hourly, ['birthday']], [paths.quarterly, ['createTime']]]), 'each run used its table\'s registered properties');
-      for (const [path, clustered] of [[paths.hourly, 1], [paths.quarterly, 1], [paths.daily, 0]] as const) {
+      const sortColumns = new Map(
+        executions.map((execution) => {
+          const output = execution.result!.output as TableServicesOutput;
+          return [output.clustering!.tablePath, output.clustering!.report?.sortColumns];
+        }),
+      );
+      assert.deepEqual(
+        sortColumns,
+        new Map([
+          [paths.hourly, ['birthday']],
+          [paths.quarterly, ['createTime']],
+        ]),
+        "each run used its table's registered properties",
+      );
+      for (const [path, clustered] of [
+        [paths.hourly, 1],
+        [paths.quarterly, 1],
+        [paths.daily, 0],
+      ] as const) {
         const table = await HudiTable.open(openStorage(path));
         assert.equal(table.timeline.completed().filter((instant) => instant.action === 'replacecommit').length, clustered, path);
       }
@@ -110,12 +138,21 @@ describe('table registry', () => {
       const [, ...dailyKey] = paths.daily.slice('s3://'.length).split('/');
       assert.equal(tableOfKey(registry, bucketB, `${dailyKey.join('/')}/.hoodie/${base.instants.at(-1)}.commit`).path, paths.daily);
       await assert.rejects(
-        triggerWithRegistry({ kind: 'object-created', bucket: bucketB, key: `lake/unregistered-${run}/.hoodie/20260101000000000.commit` }, { env: process.env, clients, log: quiet, starter, registry }),
-        (error: unknown) => error instanceof UnregisteredTableError && error.tablePath === `s3://${bucketB}/lake/unregistered-${run}` && /is not registered with this deployment/.test(error.message),
+        triggerWithRegistry(
+          { kind: 'object-created', bucket: bucketB, key: `lake/unregistered-${run}/.hoodie/20260101000000000.commit` },
+          { env: process.env, clients, log: quiet, starter, registry },
+        ),
+        (error: unknown) =>
+          error instanceof UnregisteredTableError &&
+          error.tablePath === `s3://${bucketB}/lake/unregistered-${run}` &&
+          /is not registered with this deployment/.test(error.message),
       );
       // A step (the bundled plan handler) for an unregistered table: refused before the table is read.
       const plan = await loadBundledHandler('plan', functionsDir);
-      await assert.rejects(plan({ input: { tablePath: `s3://${bucketB}/lake/unregistered-${run}` }, runId: randomUUID() }, lambdaContext('plan')), (error: unknown) => error instanceof Error && /is not registered with this deployment/.test(error.message));
+      await assert.rejects(
+        plan({ input: { tablePath: `s3://${bucketB}/lake/unregistered-${run}` }, runId: randomUUID() }, lambdaContext('plan')),
+        (error: unknown) => error instanceof Error && /is not registered with this deployment/.test(error.message),
+      );
     } finally {
       for (const [name, value] of Object.entries(saved)) {
         if (value === undefined) delete process.env[name];
@@ -126,7 +163,10 @@ describe('table registry', () => {
   });
 
   test('a registry document with a mistake is refused naming the entry', () => {
-    assert.throws(() => parseRegistry('{"tables": [{"path": "s3://b/t", "schedule": "every hour"}]}', 's3://c/r.json'), /s3:\/\/c\/r\.json tables\[0\]: schedule "every hour" is not a rate expression/);
+    assert.throws(
+      () => parseRegistry('{"tables": [{"path": "s3://b/t", "schedule": "every hour"}]}', 's3://c/r.json'),
+      /s3:\/\/c\/r\.json tables\[0\]: schedule "every hour" is not a rate expression/,
+    );
     assert.throws(() => parseRegistry('{"tables": [{"path": "s3://b/t"}, {"path": "s3://b/t/"}]}', 'r'), /s3:\/\/b\/t is registered twice/);
     assert.throws(() => parseRegistry('{"tables": [{"path": "s3://b/t"}, {"path": "s3://b/t/inner"}]}', 'r'), /s3:\/\/b\/t\/inner lies inside s3:\/\/b\/t/);
     assert.throws(() => parseRegistry('{"tables": [{"path": "/local/table"}]}', 'r'), /is not an s3:\/\/bucket\/prefix table path/);

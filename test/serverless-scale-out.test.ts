@@ -3,7 +3,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { HudiError } from '../lib/errors.js';
-import { chooseMap, groupManifestPath, LAMBDA_CONCURRENCY_ENV, mapConcurrency, scaleOutSettings, SERVERLESS_CLUSTERING_KEYS } from '../lib/serverless/scale-out.js';
+import {
+  chooseMap,
+  groupManifestPath,
+  LAMBDA_CONCURRENCY_ENV,
+  mapConcurrency,
+  scaleOutSettings,
+  SERVERLESS_CLUSTERING_KEYS,
+} from '../lib/serverless/scale-out.js';
 import { openStorage } from '../lib/storage/index.js';
 import { tempDir } from './helpers/fixtures.js';
 import { s3TablePath } from './helpers/s3.js';
@@ -15,8 +22,14 @@ const groups = (count: number) => Array.from({ length: count }, (_, index) => ({
 test('settings: the threshold from the properties, the Lambda share from the environment, one error naming each bad value', () => {
   assert.deepEqual(scaleOutSettings(new Map(), {}), { inlineMapMaxGroups: 40, lambdaConcurrency: undefined });
   assert.deepEqual(scaleOutSettings(new Map([[KEY, '3']]), { [LAMBDA_CONCURRENCY_ENV]: '25' }), { inlineMapMaxGroups: 3, lambdaConcurrency: 25 });
-  assert.throws(() => scaleOutSettings(new Map([[KEY, '0']]), {}), (error: unknown) => error instanceof HudiError && error.message.includes(KEY));
-  assert.throws(() => scaleOutSettings(new Map(), { [LAMBDA_CONCURRENCY_ENV]: 'many' }), (error: unknown) => error instanceof HudiError && error.message.includes(LAMBDA_CONCURRENCY_ENV));
+  assert.throws(
+    () => scaleOutSettings(new Map([[KEY, '0']]), {}),
+    (error: unknown) => error instanceof HudiError && error.message.includes(KEY),
+  );
+  assert.throws(
+    () => scaleOutSettings(new Map(), { [LAMBDA_CONCURRENCY_ENV]: 'many' }),
+    (error: unknown) => error instanceof HudiError && error.message.includes(LAMBDA_CONCURRENCY_ENV),
+  );
   assert.equal(mapConcurrency(15, { inlineMapMaxGroups: 40, lambdaConcurrency: undefined }), 15);
   assert.equal(mapConcurrency(500, { inlineMapMaxGroups: 40, lambdaConcurrency: 100 }), 100);
 });
@@ -29,7 +42,12 @@ test('an S3 table: up to the threshold inline with no manifest; beyond it a mani
   const chosen = await chooseMap(storage, INSTANT, [{ index: 0 }, { index: 2 }, { index: 5 }, { index: 7 }], settings);
   assert.equal(chosen.mapMode, 'DISTRIBUTED');
   assert.equal(`s3://${chosen.manifest!.bucket}/${chosen.manifest!.key}`, storage.uriOf(groupManifestPath(INSTANT)));
-  assert.deepEqual(JSON.parse(Buffer.from(await storage.get(groupManifestPath(INSTANT))).toString('utf8')), [{ index: 0 }, { index: 2 }, { index: 5 }, { index: 7 }]);
+  assert.deepEqual(JSON.parse(Buffer.from(await storage.get(groupManifestPath(INSTANT))).toString('utf8')), [
+    { index: 0 },
+    { index: 2 },
+    { index: 5 },
+    { index: 7 },
+  ]);
 });
 
 test('a table on a local disk stays inline, with a note saying why', async () => {

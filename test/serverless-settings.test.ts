@@ -52,53 +52,90 @@ describe('event properties: only what the deployment allows', () => {
     ]) {
       const error = refusal({ [key]: 'x' });
       assert.deepEqual(error.keys, [key]);
-      assert.match(error.message, new RegExp(`^the event's properties \\(execution input\\): ${key.replace(/\./g, '\\.')} is a table lock setting: it never comes from an event \\(set it in LOCK_TABLE \\(the template's LockTableName\\) or CLUSTERING_PROPERTIES`));
+      assert.match(
+        error.message,
+        new RegExp(
+          `^the event's properties \\(execution input\\): ${key.replace(/\./g, '\\.')} is a table lock setting: it never comes from an event \\(set it in LOCK_TABLE \\(the template's LockTableName\\) or CLUSTERING_PROPERTIES`,
+        ),
+      );
     }
-    assert.match(refusal({ 'hoodie.aws.session.token': 'token' }).message, /hoodie\.aws\.session\.token is an AWS credential setting: it never comes from an event \(set it in nowhere: the functions sign with their IAM role/);
+    assert.match(
+      refusal({ 'hoodie.aws.session.token': 'token' }).message,
+      /hoodie\.aws\.session\.token is an AWS credential setting: it never comes from an event \(set it in nowhere: the functions sign with their IAM role/,
+    );
     assert.match(refusal({ 'hoodie.table.name': 'other' }).message, /hoodie\.table\.name is a table setting/);
     assert.match(refusal({ 'hoodie.write.concurrency.mode': 'SINGLE_WRITER' }).message, /hoodie\.write\.concurrency\.mode is a concurrency setting/);
   });
 
   test('one error names every refused key of an event', () => {
-    const error = refusal({ [SORT_COLUMNS]: 'id', 'hoodie.write.lock.provider': IN_PROCESS_LOCK_PROVIDER, 'hoodie.write.lock.dynamodb.endpoint_url': 'https://example.invalid' });
+    const error = refusal({
+      [SORT_COLUMNS]: 'id',
+      'hoodie.write.lock.provider': IN_PROCESS_LOCK_PROVIDER,
+      'hoodie.write.lock.dynamodb.endpoint_url': 'https://example.invalid',
+    });
     assert.deepEqual(error.keys, ['hoodie.write.lock.provider', 'hoodie.write.lock.dynamodb.endpoint_url']);
     assert.equal(error.message.split('never comes from an event').length, 3);
   });
 
   test('by default: the clustering keys that do not affect safety, their Flink aliases, and nothing else', () => {
-    const settings = resolveStepSettings({ TABLE_PATH: TABLE }, {
-      properties: { [SORT_COLUMNS]: 'id,name', 'hoodie.layout.optimize.strategy': 'z-order', 'clustering.plan.strategy.max.num.groups': 3, 'hoodie.clustering.max.parallelism': 2 },
-    });
+    const settings = resolveStepSettings(
+      { TABLE_PATH: TABLE },
+      {
+        properties: {
+          [SORT_COLUMNS]: 'id,name',
+          'hoodie.layout.optimize.strategy': 'z-order',
+          'clustering.plan.strategy.max.num.groups': 3,
+          'hoodie.clustering.max.parallelism': 2,
+        },
+      },
+    );
     assert.deepEqual(settings.clustering.sortColumns, ['id', 'name']);
     assert.equal(settings.clustering.layoutOptimizationStrategy, 'z-order');
     assert.equal(settings.clustering.maxNumGroups, 3, 'a Flink alias of an allowed key');
     assert.equal(settings.clustering.maxParallelism, 2);
     for (const key of UNSAFE_CLUSTERING_KEYS) {
       assert.ok(!DEFAULT_EVENT_PROPERTIES.includes(key));
-      assert.match(refusal({ [key]: 'true' }).message, new RegExp(`${key.replace(/\./g, '\\.')} is not among the keys this deployment lets an event set \\(EVENT_ALLOWED_PROPERTIES .*\\): set it in CLUSTERING_PROPERTIES`));
+      assert.match(
+        refusal({ [key]: 'true' }).message,
+        new RegExp(
+          `${key.replace(/\./g, '\\.')} is not among the keys this deployment lets an event set \\(EVENT_ALLOWED_PROPERTIES .*\\): set it in CLUSTERING_PROPERTIES`,
+        ),
+      );
     }
-    assert.match(refusal({ 'hoodie.parquet.block.size': 1024 }).message, /hoodie\.parquet\.block\.size is not among the keys this deployment lets an event set/);
+    assert.match(
+      refusal({ 'hoodie.parquet.block.size': 1024 }).message,
+      /hoodie\.parquet\.block\.size is not among the keys this deployment lets an event set/,
+    );
     assert.match(refusal({ 'hoodie.clustering.plan.strategy.sort.colums': 'id' }).message, /sort\.colums is not a clustering key this service knows/);
   });
 
   test('EVENT_ALLOWED_PROPERTIES widens or narrows the list, but never to a deployment-only key', () => {
-    const widened = resolveStepSettings({ TABLE_PATH: TABLE, EVENT_ALLOWED_PROPERTIES: 'default, hoodie.parquet.block.size' }, { properties: { 'hoodie.parquet.block.size': 1024, [SORT_COLUMNS]: 'id' } });
+    const widened = resolveStepSettings(
+      { TABLE_PATH: TABLE, EVENT_ALLOWED_PROPERTIES: 'default, hoodie.parquet.block.size' },
+      { properties: { 'hoodie.parquet.block.size': 1024, [SORT_COLUMNS]: 'id' } },
+    );
     assert.equal(widened.jobProperties.get('hoodie.parquet.block.size'), '1024');
     const family = { EVENT_ALLOWED_PROPERTIES: 'hoodie.clustering.plan.strategy.*' };
     assert.deepEqual(resolveStepSettings({ TABLE_PATH: TABLE, ...family }, { properties: { [SORT_COLUMNS]: 'id' } }).clustering.sortColumns, ['id']);
     assert.deepEqual(refusal({ 'hoodie.layout.optimize.strategy': 'hilbert' }, family).keys, ['hoodie.layout.optimize.strategy']);
     assert.deepEqual(refusal({ [SORT_COLUMNS]: 'id' }, { EVENT_ALLOWED_PROPERTIES: 'none' }).keys, [SORT_COLUMNS]);
     // A wildcard over everything still leaves the lock out.
-    assert.deepEqual(refusal({ 'hoodie.write.lock.dynamodb.region': 'eu-west-1' }, { EVENT_ALLOWED_PROPERTIES: 'hoodie.*' }).keys, ['hoodie.write.lock.dynamodb.region']);
+    assert.deepEqual(refusal({ 'hoodie.write.lock.dynamodb.region': 'eu-west-1' }, { EVENT_ALLOWED_PROPERTIES: 'hoodie.*' }).keys, [
+      'hoodie.write.lock.dynamodb.region',
+    ]);
     for (const listed of ['hoodie.write.lock.provider', 'hoodie.write.lock.*', 'hoodie.aws.secret.key']) {
       assert.throws(
         () => resolveStepSettings({ TABLE_PATH: TABLE, EVENT_ALLOWED_PROPERTIES: listed }, {}),
-        (error: unknown) => !(error instanceof EventPropertyError) && error instanceof Error && error.message.startsWith(`EVENT_ALLOWED_PROPERTIES: lists ${listed}, `) && /which never comes from an event/.test(error.message),
+        (error: unknown) =>
+          !(error instanceof EventPropertyError) &&
+          error instanceof Error &&
+          error.message.startsWith(`EVENT_ALLOWED_PROPERTIES: lists ${listed}, `) &&
+          /which never comes from an event/.test(error.message),
       );
     }
   });
 
-  test('the lock\'s properties are the deployment\'s: LOCK_TABLE and CLUSTERING_PROPERTIES, not the event\'s', () => {
+  test("the lock's properties are the deployment's: LOCK_TABLE and CLUSTERING_PROPERTIES, not the event's", () => {
     const settings = resolveStepSettings(
       { TABLE_PATH: TABLE, LOCK_TABLE: 'hudi-locks', CLUSTERING_PROPERTIES: 'hoodie.write.lock.dynamodb.region=eu-west-1' },
       { properties: { [SORT_COLUMNS]: 'id' } },
@@ -112,7 +149,10 @@ describe('event properties: only what the deployment allows', () => {
 
   test('a trigger event with properties is refused, not ignored', () => {
     assert.deepEqual(parseTriggerEvent({ force: true }), { kind: 'direct', force: true });
-    assert.throws(() => parseTriggerEvent({ properties: { 'hoodie.write.lock.provider': IN_PROCESS_LOCK_PROVIDER } }), /trigger event: a trigger event takes no properties/);
+    assert.throws(
+      () => parseTriggerEvent({ properties: { 'hoodie.write.lock.provider': IN_PROCESS_LOCK_PROVIDER } }),
+      /trigger event: a trigger event takes no properties/,
+    );
   });
 
   test('a local run is its own deployment: what an input may not carry becomes its CLUSTERING_PROPERTIES', () => {
@@ -187,7 +227,10 @@ describe('event properties over the wire', () => {
 
   after(async () => {
     await catcher?.close();
-    if (lockTable !== undefined) await dynamoDbClientFromEnv().send(new DeleteTableCommand({ TableName: lockTable })).catch(() => undefined);
+    if (lockTable !== undefined)
+      await dynamoDbClientFromEnv()
+        .send(new DeleteTableCommand({ TableName: lockTable }))
+        .catch(() => undefined);
   });
 
   async function freshTable(name: string): Promise<{ tablePath: string; storage: Storage }> {
@@ -202,14 +245,21 @@ describe('event properties over the wire', () => {
     const { tablePath, storage } = await freshTable('settings-sm');
     const before = await tableListing(storage);
     const execution = await runStateMachineLocally(
-      { tablePath, properties: { [SORT_COLUMNS]: 'id', 'hoodie.write.lock.provider': IN_PROCESS_LOCK_PROVIDER, 'hoodie.write.lock.dynamodb.endpoint_url': catcher.url } },
+      {
+        tablePath,
+        properties: { [SORT_COLUMNS]: 'id', 'hoodie.write.lock.provider': IN_PROCESS_LOCK_PROVIDER, 'hoodie.write.lock.dynamodb.endpoint_url': catcher.url },
+      },
       { functionsDir, retryPauseMs: 10, environment: { LOCK_TABLE: lockTable } },
     );
     assert.equal(execution.status, 'FAILED');
     assert.equal(execution.error, 'Hudi.Error', 'permanent: not retried');
     assert.match(execution.cause ?? '', /hoodie\.write\.lock\.provider is a table lock setting: it never comes from an event/);
     assert.match(execution.cause ?? '', /hoodie\.write\.lock\.dynamodb\.endpoint_url is a table lock setting/);
-    assert.deepEqual(execution.invocations.map((invocation) => invocation.functionName), ['plan'], 'refused once, at the first step');
+    assert.deepEqual(
+      execution.invocations.map((invocation) => invocation.functionName),
+      ['plan'],
+      'refused once, at the first step',
+    );
     assert.equal([...execution.requests.keys()].filter((key) => key.startsWith('dynamodb:')).length, 0, 'no lock was taken');
     assert.deepEqual(await tableListing(storage), before, 'no new file under the table, timeline included');
     assert.equal(caught(), 0, 'no request reached the named endpoint');
@@ -234,26 +284,38 @@ describe('event properties over the wire', () => {
       // The trigger takes no properties at all.
       trigger: { properties },
     };
-    await withEnvironment({ LOCK_TABLE: lockTable, STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:000000000000:stateMachine:none', TABLE_PATH: tablePath }, async () => {
-      for (const [name, event] of Object.entries(events) as [FunctionName, unknown][]) {
-        const handler = await loadBundledHandler(name, functionsDir);
-        await assert.rejects(handler(event, lambdaContext(name)), (error: unknown) => {
-          assert.ok(error instanceof Error);
-          assert.equal(error.name, 'Hudi.Error', name);
-          assert.match(error.message, name === 'trigger' ? /a trigger event takes no properties/ : /hoodie\.write\.lock\.dynamodb\.endpoint_url is a table lock setting: it never comes from an event/, name);
-          return true;
-        });
-      }
-    });
+    await withEnvironment(
+      { LOCK_TABLE: lockTable, STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:000000000000:stateMachine:none', TABLE_PATH: tablePath },
+      async () => {
+        for (const [name, event] of Object.entries(events) as [FunctionName, unknown][]) {
+          const handler = await loadBundledHandler(name, functionsDir);
+          await assert.rejects(handler(event, lambdaContext(name)), (error: unknown) => {
+            assert.ok(error instanceof Error);
+            assert.equal(error.name, 'Hudi.Error', name);
+            assert.match(
+              error.message,
+              name === 'trigger'
+                ? /a trigger event takes no properties/
+                : /hoodie\.write\.lock\.dynamodb\.endpoint_url is a table lock setting: it never comes from an event/,
+              name,
+            );
+            return true;
+          });
+        }
+      },
+    );
     assert.deepEqual(await tableListing(storage), before, 'no new file under the table, timeline included');
     assert.equal(caught(), 0);
   });
 
-  test('lock settings in the table\'s hoodie.properties are not used: the deployment\'s DynamoDB lock is', async () => {
+  test("lock settings in the table's hoodie.properties are not used: the deployment's DynamoDB lock is", async () => {
     const caught = catcher.since();
     const { tablePath, storage } = await freshTable('settings-table-props');
     const text = Buffer.from(await storage.get('.hoodie/hoodie.properties')).toString('utf8');
-    await storage.put('.hoodie/hoodie.properties', `${text}hoodie.write.lock.provider=${IN_PROCESS_LOCK_PROVIDER}\nhoodie.write.lock.dynamodb.endpoint_url=${catcher.url}\n`);
+    await storage.put(
+      '.hoodie/hoodie.properties',
+      `${text}hoodie.write.lock.provider=${IN_PROCESS_LOCK_PROVIDER}\nhoodie.write.lock.dynamodb.endpoint_url=${catcher.url}\n`,
+    );
     // inline clustering waits for 1000 commits: the plan step takes the lock, then has nothing to do.
     const execution = await runStateMachineLocally(
       { tablePath, properties: { 'hoodie.clustering.inline': 'true', 'hoodie.clustering.inline.max.commits': '1000' } },
@@ -269,13 +331,19 @@ describe('event properties over the wire', () => {
     const caught = catcher.since();
     const sfnClient = new SFNClient({ endpoint: catcher.url, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
     await assert.rejects(
-      clusterViaStateMachine('s3://bucket/table', { stateMachine: 'arn:aws:states:us-east-1:000000000000:stateMachine:hudi', sfnClient, properties: { 'hoodie.write.lock.provider': DYNAMODB_LOCK_PROVIDER } }),
-      (error: unknown) => error instanceof EventPropertyError && /^the run's properties \(--props\), sent as the execution input: hoodie\.write\.lock\.provider is a table lock setting/.test(error.message),
+      clusterViaStateMachine('s3://bucket/table', {
+        stateMachine: 'arn:aws:states:us-east-1:000000000000:stateMachine:hudi',
+        sfnClient,
+        properties: { 'hoodie.write.lock.provider': DYNAMODB_LOCK_PROVIDER },
+      }),
+      (error: unknown) =>
+        error instanceof EventPropertyError &&
+        /^the run's properties \(--props\), sent as the execution input: hoodie\.write\.lock\.provider is a table lock setting/.test(error.message),
     );
     assert.equal(caught(), 0, 'no StartExecution');
   });
 
-  test('cluster --via-state-machine local takes the lock settings of --props as its own deployment\'s', async () => {
+  test("cluster --via-state-machine local takes the lock settings of --props as its own deployment's", async () => {
     const { tablePath, storage } = await freshTable('settings-local-run');
     const before = await tableListing(storage);
     const result = await clusterViaLocalStateMachine(tablePath, {
@@ -289,7 +357,10 @@ describe('event properties over the wire', () => {
     });
     assert.equal(result.status, 'SUCCEEDED', `${result.error}: ${result.cause}`);
     assert.equal((result.output as { plan: PlanStepOutput }).plan.status, 'NOTHING_TO_DO');
-    assert.ok((result.local.requests.get('dynamodb:PutItem') ?? 0) > 0, `the DynamoDB lock of --props was taken: ${JSON.stringify([...result.local.requests])}`);
+    assert.ok(
+      (result.local.requests.get('dynamodb:PutItem') ?? 0) > 0,
+      `the DynamoDB lock of --props was taken: ${JSON.stringify([...result.local.requests])}`,
+    );
     assert.deepEqual(await tableListing(storage), before);
   });
 });

@@ -36,17 +36,26 @@ describe('status', () => {
     assert.ok(instant, scheduled.stdout);
 
     const before = status(dir);
-    assert.deepEqual(before.pending.map((p) => [p.instant, p.action, p.state]), [[instant, 'replacecommit', 'REQUESTED']]);
+    assert.deepEqual(
+      before.pending.map((p) => [p.instant, p.action, p.state]),
+      [[instant, 'replacecommit', 'REQUESTED']],
+    );
     assert.ok(typeof before.pending[0]!.ageSeconds === 'number' && before.pending[0]!.ageSeconds >= 0, 'the plan has an age');
     assert.equal(before.lastClustering, undefined);
     assert.equal(before.lastClean, undefined);
     assert.equal(before.lastArchive, undefined);
     const listed = filesByPartition(dir);
-    assert.deepEqual(before.partitions.map((p) => p.partition), [...listed.keys()].sort());
+    assert.deepEqual(
+      before.partitions.map((p) => p.partition),
+      [...listed.keys()].sort(),
+    );
     for (const partition of before.partitions) {
       const sizes = [...listed.get(partition.partition)!].sort((a, b) => a - b);
       assert.equal(partition.files, sizes.length);
-      assert.equal(partition.bytes, sizes.reduce((total, size) => total + size, 0));
+      assert.equal(
+        partition.bytes,
+        sizes.reduce((total, size) => total + size, 0),
+      );
       assert.deepEqual([partition.minBytes, partition.maxBytes], [sizes[0], sizes.at(-1)]);
       assert.ok(partition.minBytes <= partition.medianBytes && partition.medianBytes <= partition.maxBytes);
       assert.equal(partition.smallFiles, sizes.length, 'every file of a small-files table is small');
@@ -64,8 +73,19 @@ describe('status', () => {
     assert.deepEqual(after.pending, []);
     assert.equal(after.lastClustering?.instant, instant);
     assert.equal(after.lastClustering?.archived, false);
-    assert.deepEqual(after.partitions.map((p) => p.files), before.partitions.map(() => 1), 'one file per partition after clustering');
-    assert.deepEqual(after.partitions.map((p) => p.bytes), after.partitions.map((p) => filesByPartition(dir).get(p.partition)!.reduce((a, b) => a + b, 0)));
+    assert.deepEqual(
+      after.partitions.map((p) => p.files),
+      before.partitions.map(() => 1),
+      'one file per partition after clustering',
+    );
+    assert.deepEqual(
+      after.partitions.map((p) => p.bytes),
+      after.partitions.map((p) =>
+        filesByPartition(dir)
+          .get(p.partition)!
+          .reduce((a, b) => a + b, 0),
+      ),
+    );
     assert.match(runCli(['status', dir]).stdout, new RegExp(`^ {2}last clustering: ${instant} \\(`, 'm'));
   });
 });

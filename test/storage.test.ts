@@ -187,14 +187,20 @@ for (const backend of backends) {
 
       const top = await storage.listDir('tree');
       assert.deepEqual(top.dirs.sort(), ['.hoodie', '2024']);
-      assert.deepEqual(top.files.map((file) => file.path), ['tree/top.txt']);
+      assert.deepEqual(
+        top.files.map((file) => file.path),
+        ['tree/top.txt'],
+      );
 
       const month = await storage.listDir('tree/2024/01/');
       assert.deepEqual(month.dirs.sort(), ['01', '02']);
       assert.deepEqual(month.files, []);
 
       const day = await storage.listDir('tree/2024/01/02');
-      assert.deepEqual(day.files.map((file) => [file.path, file.size]), [['tree/2024/01/02/b.parquet', 4]]);
+      assert.deepEqual(
+        day.files.map((file) => [file.path, file.size]),
+        [['tree/2024/01/02/b.parquet', 4]],
+      );
 
       const timeline = await storage.listDir('tree/.hoodie');
       assert.deepEqual(timeline.files.map((file) => file.path).sort(), ['tree/.hoodie/20240101000000000.commit', 'tree/.hoodie/hoodie.properties']);
@@ -222,7 +228,10 @@ for (const backend of backends) {
       const result = await deleteMany(storage, asked, { concurrency: 3 });
       assert.deepEqual(result.failed, []);
       assert.deepEqual([...result.deleted].sort(), [...asked].sort());
-      assert.deepEqual((await storage.listRecursive('bulk')).map((object) => object.path), ['bulk/keep.parquet']);
+      assert.deepEqual(
+        (await storage.listRecursive('bulk')).map((object) => object.path),
+        ['bulk/keep.parquet'],
+      );
       assert.deepEqual(await deleteMany(storage, []), { deleted: [], failed: [] });
       assert.ok(storage.deleteMany !== undefined, 'both adapters implement it natively');
     });
@@ -272,7 +281,11 @@ for (const backend of backends) {
       const stale = join(scratch, 'stale.jsonl');
       assert.equal(await storage.downloadFileIfMatch('versioned/a.jsonl', etagOf('first\n'), stale), false, 'overwritten since');
       assert.equal(await storage.downloadFileIfMatch('versioned/missing.jsonl', etagOf('first\n'), stale), false, 'gone');
-      assert.deepEqual(readdirSync(scratch).filter((name) => name.includes('stale')), [], 'no file, not even a temporary one');
+      assert.deepEqual(
+        readdirSync(scratch).filter((name) => name.includes('stale')),
+        [],
+        'no file, not even a temporary one',
+      );
       assert.equal(await storage.downloadFileIfMatch('versioned/a.jsonl', `W/"${etagOf('second\n')}"`, copy), true);
       assert.equal(await readFile(copy, 'utf8'), 'second\n');
     });
@@ -422,7 +435,10 @@ describe('mapWithConcurrency', () => {
       /boom/,
     );
     assert.ok(started.length <= 4, `started ${started.join(',')}`);
-    await assert.rejects(mapWithConcurrency([1], 0, async () => 1), RangeError);
+    await assert.rejects(
+      mapWithConcurrency([1], 0, async () => 1),
+      RangeError,
+    );
   });
 });
 

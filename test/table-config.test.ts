@@ -8,7 +8,14 @@ import { describe, it } from 'node:test';
 import { parseJavaProperties } from '../lib/properties.js';
 import { openStorage } from '../lib/storage/index.js';
 import {
-  formatTableProperties, newTableOptionsFromWriteProperties, newTableProperties, readTableConfig, storedPropertiesProblem, tableChecksum, tableConfigFromProperties, assertSupported,
+  formatTableProperties,
+  newTableOptionsFromWriteProperties,
+  newTableProperties,
+  readTableConfig,
+  storedPropertiesProblem,
+  tableChecksum,
+  tableConfigFromProperties,
+  assertSupported,
 } from '../lib/table-config.js';
 import { committedTable, fixtureTable } from './helpers/fixtures.js';
 
@@ -19,7 +26,13 @@ describe('table config', () => {
   });
 
   it('reads every v6 fixture config', () => {
-    for (const name of ['v6_nonpartitioned', 'v6_simplekeygen_nonhivestyle', 'v6_complexkeygen_hivestyle', 'v6_timebasedkeygen_nonhivestyle', 'v6_simplekeygen_hivestyle_no_metafields'] as const) {
+    for (const name of [
+      'v6_nonpartitioned',
+      'v6_simplekeygen_nonhivestyle',
+      'v6_complexkeygen_hivestyle',
+      'v6_timebasedkeygen_nonhivestyle',
+      'v6_simplekeygen_hivestyle_no_metafields',
+    ] as const) {
       const file = join(committedTable(name), '.hoodie/hoodie.properties');
       const config = tableConfigFromProperties(parseJavaProperties(readFileSync(file, 'utf8')), file);
       assert.equal(config.name, name);
@@ -31,7 +44,8 @@ describe('table config', () => {
         assert.deepEqual(config.partitionFields, ['byteField', 'shortField']);
         assert.equal(config.hiveStylePartitioning, true);
       }
-      if (name === 'v6_timebasedkeygen_nonhivestyle') assert.equal(config.properties.get('hoodie.keygen.timebased.input.dateformat'), "yyyy-MM-dd'T'HH:mm:ss.SSSZ");
+      if (name === 'v6_timebasedkeygen_nonhivestyle')
+        assert.equal(config.properties.get('hoodie.keygen.timebased.input.dateformat'), "yyyy-MM-dd'T'HH:mm:ss.SSSZ");
       if (name === 'v6_simplekeygen_hivestyle_no_metafields') assert.equal(config.populateMetaFields, false);
       // Datasource writes store no create schema (hudi-rs's SQL-created tables had one); v6_empty is SQL-created.
       assert.equal(config.createSchema, undefined);
@@ -67,13 +81,48 @@ describe('table config', () => {
   });
 
   it('refuses bad input with the key named', () => {
-    assert.throws(() => newTableOptionsFromWriteProperties(new Map([['hoodie.table.name', 't']]), 'p.properties'), /p\.properties: hoodie\.datasource\.write\.recordkey\.field is required/);
+    assert.throws(
+      () => newTableOptionsFromWriteProperties(new Map([['hoodie.table.name', 't']]), 'p.properties'),
+      /p\.properties: hoodie\.datasource\.write\.recordkey\.field is required/,
+    );
     assert.throws(() => newTableOptionsFromWriteProperties(new Map(), 'p.properties'), /hoodie\.table\.name is required/);
-    assert.throws(() => tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.version', 'six']]), 'f'), /hoodie\.table\.version="six" is not a whole number, expected a whole number/);
-    assert.throws(() => tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.type', 'FOO']]), 'f'), /hoodie\.table\.type="FOO" is not an accepted value, expected one of COPY_ON_WRITE, MERGE_ON_READ/);
-    const v8 = tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.version', '8']]), 'f');
+    assert.throws(
+      () =>
+        tableConfigFromProperties(
+          new Map([
+            ['hoodie.table.name', 't'],
+            ['hoodie.table.version', 'six'],
+          ]),
+          'f',
+        ),
+      /hoodie\.table\.version="six" is not a whole number, expected a whole number/,
+    );
+    assert.throws(
+      () =>
+        tableConfigFromProperties(
+          new Map([
+            ['hoodie.table.name', 't'],
+            ['hoodie.table.type', 'FOO'],
+          ]),
+          'f',
+        ),
+      /hoodie\.table\.type="FOO" is not an accepted value, expected one of COPY_ON_WRITE, MERGE_ON_READ/,
+    );
+    const v8 = tableConfigFromProperties(
+      new Map([
+        ['hoodie.table.name', 't'],
+        ['hoodie.table.version', '8'],
+      ]),
+      'f',
+    );
     assert.throws(() => assertSupported(v8, 'f'), /table version 8/);
-    const v5 = tableConfigFromProperties(new Map([['hoodie.table.name', 't'], ['hoodie.table.version', '5']]), 'f');
+    const v5 = tableConfigFromProperties(
+      new Map([
+        ['hoodie.table.name', 't'],
+        ['hoodie.table.version', '5'],
+      ]),
+      'f',
+    );
     assert.doesNotThrow(() => assertSupported(v5, 'f', 'read'));
     assert.throws(() => assertSupported(v5, 'f', 'write'), /table version 5 is not supported for writing/);
   });
@@ -81,12 +130,22 @@ describe('table config', () => {
 
 describe('reading hoodie.properties', () => {
   const whole = () => readFileSync(join(committedTable('v6_complexkeygen_hivestyle'), '.hoodie/hoodie.properties'), 'utf8');
-  const withoutChecksum = () => whole().split('\n').filter((line) => !line.startsWith('hoodie.table.checksum=')).join('\n');
+  const withoutChecksum = () =>
+    whole()
+      .split('\n')
+      .filter((line) => !line.startsWith('hoodie.table.checksum='))
+      .join('\n');
 
   it('a file of a version 4+ table without its checksum, or with a wrong one, is not whole; older versions need none', () => {
     assert.equal(storedPropertiesProblem(whole()), undefined);
-    assert.match(storedPropertiesProblem(withoutChecksum()) ?? '', /^hoodie\.table\.checksum is missing \(Hudi writes it into every table of version 4 and later/);
-    assert.match(storedPropertiesProblem(whole().replace(/hoodie\.table\.name=.*/, 'hoodie.table.name=other')) ?? '', /^hoodie\.table\.checksum \d+ does not match the table name \(expected \d+\)$/);
+    assert.match(
+      storedPropertiesProblem(withoutChecksum()) ?? '',
+      /^hoodie\.table\.checksum is missing \(Hudi writes it into every table of version 4 and later/,
+    );
+    assert.match(
+      storedPropertiesProblem(whole().replace(/hoodie\.table\.name=.*/, 'hoodie.table.name=other')) ?? '',
+      /^hoodie\.table\.checksum \d+ does not match the table name \(expected \d+\)$/,
+    );
     assert.equal(storedPropertiesProblem('hoodie.table.name=t\nhoodie.table.version=3\n'), undefined);
     assert.match(storedPropertiesProblem('hoodie.table.name=t\n') ?? '', /checksum is missing/);
     assert.equal(storedPropertiesProblem('garbage\u0000'), 'it holds no hoodie.* keys');
@@ -97,8 +156,10 @@ describe('reading hoodie.properties', () => {
     const table = fixtureTable('v6_complexkeygen_hivestyle');
     const file = join(table, '.hoodie/hoodie.properties');
     writeFileSync(file, withoutChecksum());
-    await assert.rejects(readTableConfig(openStorage(table)),
-      /hoodie\.properties: hoodie\.properties is corrupt: hoodie\.table\.checksum is missing .*, and there is no hoodie\.properties\.backup \(restore hoodie\.properties from a copy of the table/);
+    await assert.rejects(
+      readTableConfig(openStorage(table)),
+      /hoodie\.properties: hoodie\.properties is corrupt: hoodie\.table\.checksum is missing .*, and there is no hoodie\.properties\.backup \(restore hoodie\.properties from a copy of the table/,
+    );
     writeFileSync(`${file}.backup`, withoutChecksum());
     await assert.rejects(readTableConfig(openStorage(table)), /and hoodie\.properties\.backup is not usable either: hoodie\.table\.checksum is missing/);
     writeFileSync(`${file}.backup`, whole());

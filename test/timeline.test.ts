@@ -19,7 +19,11 @@ describe('instants', () => {
     assert.deepEqual(parseInstantFileName('20240707001301554.commit'), { time: '20240707001301554', action: 'commit', state: 'COMPLETED' });
     assert.deepEqual(parseInstantFileName('20240707001301554.inflight'), { time: '20240707001301554', action: 'commit', state: 'INFLIGHT' });
     assert.deepEqual(parseInstantFileName('20240707001301554.commit.requested'), { time: '20240707001301554', action: 'commit', state: 'REQUESTED' });
-    assert.deepEqual(parseInstantFileName('20240707001303088.replacecommit.inflight'), { time: '20240707001303088', action: 'replacecommit', state: 'INFLIGHT' });
+    assert.deepEqual(parseInstantFileName('20240707001303088.replacecommit.inflight'), {
+      time: '20240707001303088',
+      action: 'replacecommit',
+      state: 'INFLIGHT',
+    });
     assert.deepEqual(parseInstantFileName('00000000000000.deltacommit'), { time: '00000000000000', action: 'deltacommit', state: 'COMPLETED' });
     for (const ignored of ['hoodie.properties', '.temp', 'archived', '20240707001301554.commit.crc', 'x.commit', '20240707001301554.bogus']) {
       assert.equal(parseInstantFileName(ignored), undefined, ignored);
@@ -27,7 +31,13 @@ describe('instants', () => {
   });
 
   it('file names round-trip', () => {
-    for (const name of ['20240707001301554.commit', '20240707001301554.inflight', '20240707001301554.commit.requested', '20250126040936578.rollback.inflight', '20250126040936578.clean']) {
+    for (const name of [
+      '20240707001301554.commit',
+      '20240707001301554.inflight',
+      '20240707001301554.commit.requested',
+      '20250126040936578.rollback.inflight',
+      '20250126040936578.clean',
+    ]) {
       assert.equal(instantFileName(parseInstantFileName(name)!), name);
     }
   });
@@ -50,9 +60,15 @@ describe('instants', () => {
 
 describe('timeline', () => {
   it('keeps the furthest state of each instant and filters completed and pending', () => {
-    const timeline = new Timeline(['1.commit.requested', '1.inflight', '1.commit', '2.replacecommit.requested', '2.replacecommit.inflight', '3.commit.requested']
-      .map((n) => parseInstantFileName(n.replace(/^(\d)/, '2024070700000000$1'))!));
-    assert.deepEqual(timeline.instants.map((i) => `${i.time.slice(-1)}:${i.action}:${i.state}`), ['1:commit:COMPLETED', '2:replacecommit:INFLIGHT', '3:commit:REQUESTED']);
+    const timeline = new Timeline(
+      ['1.commit.requested', '1.inflight', '1.commit', '2.replacecommit.requested', '2.replacecommit.inflight', '3.commit.requested'].map(
+        (n) => parseInstantFileName(n.replace(/^(\d)/, '2024070700000000$1'))!,
+      ),
+    );
+    assert.deepEqual(
+      timeline.instants.map((i) => `${i.time.slice(-1)}:${i.action}:${i.state}`),
+      ['1:commit:COMPLETED', '2:replacecommit:INFLIGHT', '3:commit:REQUESTED'],
+    );
     assert.equal(timeline.completed().length, 1);
     assert.equal(timeline.pending().length, 2);
     assert.equal(timeline.isCommitted('20240707000000001'), true);
@@ -66,7 +82,12 @@ describe('timeline', () => {
 
 describe('commit metadata JSON', () => {
   const samples: { name: string; text: string }[] = [];
-  const tables: FixtureTableName[] = ['v6_simplekeygen_nonhivestyle_overwritetable', 'v6_complexkeygen_hivestyle', 'v6_nonpartitioned', 'v5_cow_clustered_pending'];
+  const tables: FixtureTableName[] = [
+    'v6_simplekeygen_nonhivestyle_overwritetable',
+    'v6_complexkeygen_hivestyle',
+    'v6_nonpartitioned',
+    'v5_cow_clustered_pending',
+  ];
   for (const name of tables) {
     const table = committedTable(name);
     for (const file of readdirSync(join(table, '.hoodie'))) {
@@ -87,7 +108,10 @@ describe('commit metadata JSON', () => {
       const older = JSON.parse(text, (key, value: unknown) => (key === 'cdcStats' || key === 'runtimeStats' ? undefined : value)) as Record<string, unknown>;
       assert.ok(!JSON.stringify(older).includes('cdcStats'));
       const metadata = parseCommitMetadata(JSON.stringify(older, null, 2), file);
-      const files = (m: ReturnType<typeof parseCommitMetadata>) => Object.values(m.partitionToWriteStats).flat().map((stat) => [stat.fileId, stat.path, stat.numWrites]);
+      const files = (m: ReturnType<typeof parseCommitMetadata>) =>
+        Object.values(m.partitionToWriteStats)
+          .flat()
+          .map((stat) => [stat.fileId, stat.path, stat.numWrites]);
       assert.deepEqual(files(metadata), files(parseCommitMetadata(text, file)));
       assert.ok(Object.keys(metadata.partitionToWriteStats).length > 0);
       if (file.endsWith('.replacecommit')) {
@@ -107,7 +131,11 @@ describe('commit metadata JSON', () => {
       // HashMap order there; the content and every line must still be Hudi's.
       if (Object.keys(metadata.partitionToWriteStats).some((k) => /^\d+$/.test(k))) {
         assert.deepEqual(JSON.parse(written), JSON.parse(expected));
-        const lines = (text: string) => text.split('\n').map((l) => l.replace(/,$/, '')).sort();
+        const lines = (text: string) =>
+          text
+            .split('\n')
+            .map((l) => l.replace(/,$/, ''))
+            .sort();
         assert.deepEqual(lines(written), lines(expected));
       } else {
         assert.equal(written, expected);
@@ -138,14 +166,29 @@ describe('commit metadata JSON', () => {
 function wallClock(date: Date, timeZone: string): string {
   const parts = Object.fromEntries(
     new Intl.DateTimeFormat('en-US', {
-      timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', fractionalSecondDigits: 3,
-    }).formatToParts(date).map((part) => [part.type, part.value]),
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+      fractionalSecondDigits: 3,
+    })
+      .formatToParts(date)
+      .map((part) => [part.type, part.value]),
   );
   return `${parts['year']}${parts['month']}${parts['day']}${parts['hour']}${parts['minute']}${parts['second']}${parts['fractionalSecond']}`;
 }
 
 describe('timeline time zone (hoodie.table.timeline.timezone)', () => {
-  const props = ['hoodie.table.name=users', 'hoodie.datasource.write.recordkey.field=id', 'hoodie.datasource.write.partitionpath.field=dt', 'hoodie.datasource.write.precombine.field=createTime'];
+  const props = [
+    'hoodie.table.name=users',
+    'hoodie.datasource.write.recordkey.field=id',
+    'hoodie.datasource.write.partitionpath.field=dt',
+    'hoodie.datasource.write.precombine.field=createTime',
+  ];
 
   /** A table made by `init`, optionally with its timezone line changed, and a batch to write. */
   async function initTable(zone?: 'LOCAL'): Promise<{ table: string; propsFile: string; input: string }> {
@@ -167,7 +210,10 @@ describe('timeline time zone (hoodie.table.timeline.timezone)', () => {
   /** Write the batch in a child process whose zone is `timeZone` (TZ, which Node and a JVM's LOCAL both follow). */
   function writeIn(timeZone: string, made: { table: string; propsFile: string; input: string }): { instant: string; before: Date; after: Date } {
     const before = new Date();
-    const result = runCli(['write', made.table, '--input', made.input, '--operation', 'upsert', '--props', made.propsFile, '--quiet'], { ...process.env, TZ: timeZone });
+    const result = runCli(['write', made.table, '--input', made.input, '--operation', 'upsert', '--props', made.propsFile, '--quiet'], {
+      ...process.env,
+      TZ: timeZone,
+    });
     const after = new Date();
     assert.equal(result.code, 0, result.stderr);
     return { instant: String(jsonLines(result.stdout)[0]!['instant']), before, after };
@@ -179,14 +225,22 @@ describe('timeline time zone (hoodie.table.timeline.timezone)', () => {
     const base = new Map([['hoodie.table.name', 't']]);
     assert.equal(tableConfigFromProperties(base, 'x').timelineTimeZone, 'LOCAL');
     assert.equal(tableConfigFromProperties(new Map([...base, ['hoodie.table.timeline.timezone', 'UTC']]), 'x').timelineTimeZone, 'UTC');
-    assert.throws(() => tableConfigFromProperties(new Map([...base, ['hoodie.table.timeline.timezone', 'PST']]), 'x'),
-      (error: unknown) => error instanceof HudiError && /hoodie\.table\.timeline\.timezone=PST is not a timeline time zone/.test(error.message) && /UTC or LOCAL/.test(error.message));
+    assert.throws(
+      () => tableConfigFromProperties(new Map([...base, ['hoodie.table.timeline.timezone', 'PST']]), 'x'),
+      (error: unknown) =>
+        error instanceof HudiError &&
+        /hoodie\.table\.timeline\.timezone=PST is not a timeline time zone/.test(error.message) &&
+        /UTC or LOCAL/.test(error.message),
+    );
   });
 
   it('UTC: instants are on the UTC clock, also from a process west of UTC', async () => {
     const made = await initTable();
     const { instant, before, after } = writeIn('America/Los_Angeles', made);
-    assert.ok(wallClock(before, 'UTC') <= instant && instant <= wallClock(after, 'UTC'), `${instant} is UTC time (${wallClock(before, 'UTC')}..${wallClock(after, 'UTC')})`);
+    assert.ok(
+      wallClock(before, 'UTC') <= instant && instant <= wallClock(after, 'UTC'),
+      `${instant} is UTC time (${wallClock(before, 'UTC')}..${wallClock(after, 'UTC')})`,
+    );
   });
 
   it('LOCAL: instants are on the process zone’s clock, and still greater than every instant on the timeline', async () => {
@@ -200,7 +254,10 @@ describe('timeline time zone (hoodie.table.timeline.timezone)', () => {
     const west = writeIn('America/Los_Angeles', made);
     assert.ok(wallClock(west.after, 'America/Los_Angeles') < east.instant);
     assert.equal(west.instant, (BigInt(east.instant) + 1n).toString());
-    const times = readdirSync(join(made.table, '.hoodie')).filter((name) => name.endsWith('.commit')).map((name) => name.slice(0, 17)).sort();
+    const times = readdirSync(join(made.table, '.hoodie'))
+      .filter((name) => name.endsWith('.commit'))
+      .map((name) => name.slice(0, 17))
+      .sort();
     assert.deepEqual(times, [east.instant, west.instant]);
   });
 });

@@ -34,7 +34,11 @@ function jsonLines(records: readonly object[], dir = tempDir()): string {
   return file;
 }
 
-async function write(table: string, input: string | readonly object[], options: { operation?: WriteOptions['operation']; props?: Record<string, string>; format?: 'jsonl' | 'csv' | 'parquet' } = {}) {
+async function write(
+  table: string,
+  input: string | readonly object[],
+  options: { operation?: WriteOptions['operation']; props?: Record<string, string>; format?: 'jsonl' | 'csv' | 'parquet' } = {},
+) {
   const file = typeof input === 'string' ? input : jsonLines(input);
   return writeBatch(openStorage(table), {
     input: { file, format: options.format ?? 'jsonl' },
@@ -67,7 +71,11 @@ async function assertRefused(table: string, attempt: () => Promise<unknown>, mes
     return true;
   });
   assert.deepEqual(listing(table), before, 'no file was added or removed');
-  assert.deepEqual(before.map((file) => statSync(join(table, file)).size), sizes, 'no file changed size');
+  assert.deepEqual(
+    before.map((file) => statSync(join(table, file)).size),
+    sizes,
+    'no file changed size',
+  );
 }
 
 // Partition values that do not look like dates: DuckDB would infer a DATE column from "2024-01-01".
@@ -87,30 +95,54 @@ describe('writer input: partition paths', () => {
   for (const value of ['.hidden', '.hoodie', '..', '../../escape', 'a/b', 'x*y', 'q?', '[a]', '{b}', 'a\tb', 'nul\u0000', 'trailing/']) {
     it(`refuses the partition value ${JSON.stringify(value)}`, async () => {
       const table = await baseTable();
-      const reason = value.includes('/') || value === 'trailing/' ? /folder levels for 1 partition field\(s\) \(dt\): a partition value holds "\/"/
-        : value.startsWith('.') ? /starting with "\.", which readers skip as hidden/
-          : /[\t\u0000]/.test(value) ? /holds the control character U\+000[09]/
-            : /holds the glob character ".", which DuckDB would expand/;
-      await assertRefused(table, () => write(table, [{ id: 3, name: 'c', ts: 1, note: 'z', dt: value }]),
-        new RegExp(`1 record\\(s\\) cannot be written; the first, row 1: .*${reason.source}`));
+      const reason =
+        value.includes('/') || value === 'trailing/'
+          ? /folder levels for 1 partition field\(s\) \(dt\): a partition value holds "\/"/
+          : value.startsWith('.')
+            ? /starting with "\.", which readers skip as hidden/
+            : /[\t\u0000]/.test(value)
+              ? /holds the control character U\+000[09]/
+              : /holds the glob character ".", which DuckDB would expand/;
+      await assertRefused(
+        table,
+        () => write(table, [{ id: 3, name: 'c', ts: 1, note: 'z', dt: value }]),
+        new RegExp(`1 record\\(s\\) cannot be written; the first, row 1: .*${reason.source}`),
+      );
     });
   }
 
   it('names the first bad row among good ones, and a new table is not created at all', async () => {
     const dir = tempDir();
     const table = join(dir, 't');
-    await assertRefused(table, () => write(table, [...BASE, { id: 3, name: 'c', ts: 1, note: 'z', dt: '.hidden' }, { id: 4, name: 'd', ts: 1, note: 'z', dt: '..' }], { operation: 'insert' }),
-      /2 record\(s\) cannot be written; the first, row 3: partition path "\.hidden"/);
+    await assertRefused(
+      table,
+      () =>
+        write(table, [...BASE, { id: 3, name: 'c', ts: 1, note: 'z', dt: '.hidden' }, { id: 4, name: 'd', ts: 1, note: 'z', dt: '..' }], {
+          operation: 'insert',
+        }),
+      /2 record\(s\) cannot be written; the first, row 3: partition path "\.hidden"/,
+    );
     assert.deepEqual(readdirSync(dir), []);
   });
 
   it('with partitionpath.urlencode the same values are escaped as Hudi escapes them, written and read back', async () => {
     // Hudi 0.15 (urlencode=true): a/b → a%2Fb, x*y{} → x%2Ay%7B}, a<TAB>b → a%09b; a leading "." stays.
     const table = await baseTable({ 'hoodie.datasource.write.partitionpath.urlencode': 'true' });
-    const result = await write(table, [{ id: 3, name: 'c', ts: 1, note: 'z', dt: 'a/b' }, { id: 4, name: 'd', ts: 1, note: 'z', dt: 'x*y{[]' }, { id: 5, name: 'e', ts: 1, note: 'z', dt: 'a\tb' }]);
+    const result = await write(table, [
+      { id: 3, name: 'c', ts: 1, note: 'z', dt: 'a/b' },
+      { id: 4, name: 'd', ts: 1, note: 'z', dt: 'x*y{[]' },
+      { id: 5, name: 'e', ts: 1, note: 'z', dt: 'a\tb' },
+    ]);
     assert.deepEqual(Object.keys(Object.fromEntries(result.stats.map((s) => [s.partitionPath, 1]))).sort(), ['a%09b', 'a%2Fb', 'x%2Ay%7B%5B%5D']);
-    assert.deepEqual((await rows(table)).map((r) => r['dt']), ['p1', 'p2', 'a/b', 'x*y{[]', 'a\tb']);
-    await assertRefused(table, () => write(table, [{ id: 6, name: 'f', ts: 1, note: 'z', dt: '.hidden' }]), /partition path "\.hidden" has a folder "\.hidden" starting with "\."/);
+    assert.deepEqual(
+      (await rows(table)).map((r) => r['dt']),
+      ['p1', 'p2', 'a/b', 'x*y{[]', 'a\tb'],
+    );
+    await assertRefused(
+      table,
+      () => write(table, [{ id: 6, name: 'f', ts: 1, note: 'z', dt: '.hidden' }]),
+      /partition path "\.hidden" has a folder "\.hidden" starting with "\."/,
+    );
     // Hudi does not escape "}", so on a local table it stays a glob character.
     await assertRefused(table, () => write(table, [{ id: 7, name: 'g', ts: 1, note: 'z', dt: 'x}' }]), /partition path "x}" holds the glob character "}"/);
   });
@@ -118,12 +150,26 @@ describe('writer input: partition paths', () => {
   it('with badRecords: skip, records with bad partition paths are left out and reported', async () => {
     const table = await baseTable();
     const result = await writeBatch(openStorage(table), {
-      input: { file: jsonLines([{ id: 3, name: 'c', ts: 1, note: 'z', dt: 'p1' }, { id: 4, name: 'd', ts: 1, note: 'z', dt: '..' }]), format: 'jsonl' },
-      operation: 'upsert', properties: new Map(Object.entries(PROPS)), badRecords: 'skip',
+      input: {
+        file: jsonLines([
+          { id: 3, name: 'c', ts: 1, note: 'z', dt: 'p1' },
+          { id: 4, name: 'd', ts: 1, note: 'z', dt: '..' },
+        ]),
+        format: 'jsonl',
+      },
+      operation: 'upsert',
+      properties: new Map(Object.entries(PROPS)),
+      badRecords: 'skip',
     });
-    assert.deepEqual(result.badRecords.map((b) => b.row), [1]);
+    assert.deepEqual(
+      result.badRecords.map((b) => b.row),
+      [1],
+    );
     assert.match(result.badRecords[0]!.reason, /partition path "\.\." has a folder "\.\." starting with "\."/);
-    assert.deepEqual((await rows(table)).map((r) => r['id']), [1, 2, 3]);
+    assert.deepEqual(
+      (await rows(table)).map((r) => r['id']),
+      [1, 2, 3],
+    );
   });
 });
 
@@ -131,33 +177,68 @@ describe('writer input: record keys and precombine values', () => {
   it('a fractional number in a BIGINT key column is refused, not stored rounded (JSON number and string)', async () => {
     // Hudi 0.15 does not round either: it widens the table's id column to double and stores key "1.5".
     const table = await baseTable();
-    await assertRefused(table, () => write(table, [{ id: 1.5, name: 'a', ts: 2, note: 'x', dt: 'p1' }]),
-      /row 1, column "id": 1\.5 \(DOUBLE\) does not fit the table's type BIGINT exactly \(it would be stored as 2\)/);
-    await assertRefused(table, () => write(table, [{ id: '1.5', name: 'a', ts: 2, note: 'x', dt: 'p1' }]),
-      /row 1, column "id": 1\.5 \(VARCHAR\) does not fit the table's type BIGINT exactly \(it would be stored as 2\)/);
-    await assertRefused(table, () => write(table, [{ id: 7, name: 'a', ts: 2, note: 'x', dt: 'p1' }, { id: '0x10', name: 'a', ts: 2, note: 'x', dt: 'p1' }]),
-      /row 2, column "id": "0x10" \(JSON\) does not fit the table's type BIGINT exactly \(it would be stored as 16\)/);
+    await assertRefused(
+      table,
+      () => write(table, [{ id: 1.5, name: 'a', ts: 2, note: 'x', dt: 'p1' }]),
+      /row 1, column "id": 1\.5 \(DOUBLE\) does not fit the table's type BIGINT exactly \(it would be stored as 2\)/,
+    );
+    await assertRefused(
+      table,
+      () => write(table, [{ id: '1.5', name: 'a', ts: 2, note: 'x', dt: 'p1' }]),
+      /row 1, column "id": 1\.5 \(VARCHAR\) does not fit the table's type BIGINT exactly \(it would be stored as 2\)/,
+    );
+    await assertRefused(
+      table,
+      () =>
+        write(table, [
+          { id: 7, name: 'a', ts: 2, note: 'x', dt: 'p1' },
+          { id: '0x10', name: 'a', ts: 2, note: 'x', dt: 'p1' },
+        ]),
+      /row 2, column "id": "0x10" \(JSON\) does not fit the table's type BIGINT exactly \(it would be stored as 16\)/,
+    );
   });
 
   it('an upsert with a null precombine value is refused, as Hudi refuses it ("Ordering value is null")', async () => {
     const table = await baseTable();
-    await assertRefused(table, () => write(table, [{ id: 1, name: 'new', ts: 5, note: 'x', dt: 'p1' }, { id: 2, name: 'new', ts: null, note: 'y', dt: 'p2' }]),
-      /1 record\(s\) cannot be written; the first, row 2: the precombine field "ts" is null, so the record has no ordering value \(Hudi refuses it: "Ordering value is null"\) \(give every record a ts value, or write with hoodie\.combine\.before\.upsert=false/);
+    await assertRefused(
+      table,
+      () =>
+        write(table, [
+          { id: 1, name: 'new', ts: 5, note: 'x', dt: 'p1' },
+          { id: 2, name: 'new', ts: null, note: 'y', dt: 'p2' },
+        ]),
+      /1 record\(s\) cannot be written; the first, row 2: the precombine field "ts" is null, so the record has no ordering value \(Hudi refuses it: "Ordering value is null"\) \(give every record a ts value, or write with hoodie\.combine\.before\.upsert=false/,
+    );
     // The default payload (OverwriteWithLatestAvroPayload) and DefaultHoodieRecordPayload alike: Hudi checks in BaseAvroPayload.
-    await assertRefused(table, () => write(table, [{ id: 1, name: 'new', ts: null, note: 'x', dt: 'p1' }], { props: { 'hoodie.datasource.write.payload.class': 'org.apache.hudi.common.model.DefaultHoodieRecordPayload' } }),
-      /Ordering value is null/);
+    await assertRefused(
+      table,
+      () =>
+        write(table, [{ id: 1, name: 'new', ts: null, note: 'x', dt: 'p1' }], {
+          props: { 'hoodie.datasource.write.payload.class': 'org.apache.hudi.common.model.DefaultHoodieRecordPayload' },
+        }),
+      /Ordering value is null/,
+    );
     // Insert with combine.before.insert=true combines too.
-    await assertRefused(table, () => write(table, [{ id: 9, name: 'new', ts: null, note: 'x', dt: 'p1' }], { operation: 'insert', props: { 'hoodie.combine.before.insert': 'true' } }),
-      /Ordering value is null.*hoodie\.combine\.before\.insert=false/);
+    await assertRefused(
+      table,
+      () => write(table, [{ id: 9, name: 'new', ts: null, note: 'x', dt: 'p1' }], { operation: 'insert', props: { 'hoodie.combine.before.insert': 'true' } }),
+      /Ordering value is null.*hoodie\.combine\.before\.insert=false/,
+    );
   });
 
   it('a missing precombine column is a missing table column (Hudi: MissingSchemaFieldException)', async () => {
     const table = await baseTable();
-    await assertRefused(table, () => write(table, [{ id: 1, name: 'new', note: 'x', dt: 'p1' }]),
-      /input lacks table column\(s\) ts, which would be stored as NULL/);
+    await assertRefused(
+      table,
+      () => write(table, [{ id: 1, name: 'new', note: 'x', dt: 'p1' }]),
+      /input lacks table column\(s\) ts, which would be stored as NULL/,
+    );
     // Stored as NULL on request, it is a null ordering value, refused on upsert as Hudi refuses it.
-    await assertRefused(table, () => write(table, [{ id: 1, name: 'new', note: 'x', dt: 'p1' }], { props: { 'hoodie.write.set.null.for.missing.columns': 'true' } }),
-      /Ordering value is null/);
+    await assertRefused(
+      table,
+      () => write(table, [{ id: 1, name: 'new', note: 'x', dt: 'p1' }], { props: { 'hoodie.write.set.null.for.missing.columns': 'true' } }),
+      /Ordering value is null/,
+    );
   });
 
   it('a null precombine value is written where Hudi writes it: insert (no combining), upsert with combine.before.upsert=false, delete', async () => {
@@ -165,7 +246,13 @@ describe('writer input: record keys and precombine values', () => {
     await write(table, [{ id: 3, name: 'c', ts: null, note: 'z', dt: 'p1' }], { operation: 'insert' });
     await write(table, [{ id: 1, name: 'new', ts: null, note: 'x', dt: 'p1' }], { props: { 'hoodie.combine.before.upsert': 'false' } });
     await write(table, [{ id: 2, name: 'b', ts: null, note: 'y', dt: 'p2' }], { operation: 'delete' });
-    assert.deepEqual((await rows(table)).map((r) => [r['id'], r['name'], r['ts']]), [[1, 'new', null], [3, 'c', null]]);
+    assert.deepEqual(
+      (await rows(table)).map((r) => [r['id'], r['name'], r['ts']]),
+      [
+        [1, 'new', null],
+        [3, 'c', null],
+      ],
+    );
   });
 });
 
@@ -173,10 +260,20 @@ describe('writer input: schema against the table', () => {
   it('input lacking a table column is refused; set.null.for.missing.columns or reconcile.schema store NULL, as Hudi', async () => {
     const table = await baseTable();
     // Hudi 0.15: MissingSchemaFieldException "Fields missing from incoming schema: {t_record.name}".
-    await assertRefused(table, () => write(table, [{ id: 1, ts: 2, note: 'x', dt: 'p1' }]), /input lacks table column\(s\) name, which would be stored as NULL/);
+    await assertRefused(
+      table,
+      () => write(table, [{ id: 1, ts: 2, note: 'x', dt: 'p1' }]),
+      /input lacks table column\(s\) name, which would be stored as NULL/,
+    );
     await write(table, [{ id: 1, ts: 2, note: 'x', dt: 'p1' }], { props: { 'hoodie.write.set.null.for.missing.columns': 'true' } });
     await write(table, [{ id: 2, ts: 2, name: 'b2', dt: 'p2' }], { props: { 'hoodie.datasource.write.reconcile.schema': 'true' } });
-    assert.deepEqual((await rows(table)).map((r) => [r['id'], r['name'], r['note']]), [[1, null, 'x'], [2, 'b2', null]]);
+    assert.deepEqual(
+      (await rows(table)).map((r) => [r['id'], r['name'], r['note']]),
+      [
+        [1, null, 'x'],
+        [2, 'b2', null],
+      ],
+    );
   });
 
   it('input with columns the table lacks evolves the schema as Hudi 0.15 does (reconcile.schema too)', async () => {
@@ -186,20 +283,39 @@ describe('writer input: schema against the table', () => {
     const storage = openStorage(table);
     const createSchema = (await HudiTable.open(storage)).config.createSchema;
     await write(table, [{ id: 1, name: 'a', ts: 2, note: 'x', extra: 'e', dt: 'p1' }]);
-    assert.deepEqual((await rows(table)).map((r) => [r['id'], r['extra']]), [[1, 'e'], [2, null]]);
+    assert.deepEqual(
+      (await rows(table)).map((r) => [r['id'], r['extra']]),
+      [
+        [1, 'e'],
+        [2, null],
+      ],
+    );
     const evolved = (await (await HudiTable.open(storage)).requireSchema('reading it')).schema;
-    assert.deepEqual(evolved.fields.map((f) => f.name), ['id', 'name', 'ts', 'note', 'dt', 'extra'], 'new columns after the table\'s');
+    assert.deepEqual(
+      evolved.fields.map((f) => f.name),
+      ['id', 'name', 'ts', 'note', 'dt', 'extra'],
+      "new columns after the table's",
+    );
     assert.deepEqual(evolved.fields.at(-1), { name: 'extra', type: ['null', 'string'], default: null });
     assert.equal((await HudiTable.open(storage)).config.createSchema, createSchema, 'hoodie.table.create.schema untouched');
     // reconcile.schema: a batch lacking a column and adding another gets NULL for the one and adds the other.
     await write(table, [{ id: 2, name: 'b', ts: 2, note: 'y', more: 5, dt: 'p2' }], { props: { 'hoodie.datasource.write.reconcile.schema': 'true' } });
-    assert.deepEqual((await rows(table)).map((r) => [r['id'], r['extra'], r['more']]), [[1, 'e', null], [2, null, 5]]);
-    assert.deepEqual((await (await HudiTable.open(storage)).requireSchema('reading it')).schema.fields.map((f) => f.name), ['id', 'name', 'ts', 'note', 'dt', 'extra', 'more']);
+    assert.deepEqual(
+      (await rows(table)).map((r) => [r['id'], r['extra'], r['more']]),
+      [
+        [1, 'e', null],
+        [2, null, 5],
+      ],
+    );
+    assert.deepEqual(
+      (await (await HudiTable.open(storage)).requireSchema('reading it')).schema.fields.map((f) => f.name),
+      ['id', 'name', 'ts', 'note', 'dt', 'extra', 'more'],
+    );
     // The evolved schema is the table's now: a batch without the new columns lacks table columns.
     await assertRefused(table, () => write(table, BASE), /input lacks table column\(s\) extra, more, which would be stored as NULL/);
   });
 
-  it('the latest commit\'s schema is the table\'s even where the newest file lacks a column: reads give NULL, writes need it', async () => {
+  it("the latest commit's schema is the table's even where the newest file lacks a column: reads give NULL, writes need it", async () => {
     // The newest base file is our clustering of p2, whose files predate `extra`; the schema (TableSchemaResolver:
     // the latest commit's) still has it, so it is read as NULL and an input without it lacks a table column.
     const table = await baseTable();
@@ -209,15 +325,43 @@ describe('writer input: schema against the table', () => {
     const config = resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.partition.selected': 'p2' } }).config;
     const engine = await openParquetEngine();
     try {
-      const clustered = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), { mode: 'scheduleAndExecute', config, lock: new StorageLockProvider(openStorage(`${table}.lock`)), engine, tempDir: tempDir() });
+      const clustered = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+        mode: 'scheduleAndExecute',
+        config,
+        lock: new StorageLockProvider(openStorage(`${table}.lock`)),
+        engine,
+        tempDir: tempDir(),
+      });
       assert.ok(clustered.commit !== undefined, 'p2 was clustered');
       const { columns } = await readSnapshot(await HudiTable.open(storage));
       assert.ok(columns.includes('extra'));
-      assert.deepEqual((await rows(table)).map((r) => [r['id'], r['extra']]), [[1, 7], [2, null], [3, null]]);
-      await assertRefused(table, () => write(table, [{ id: 2, name: 'b', ts: 3, note: 'y', dt: 'p2' }]), /input lacks table column\(s\) extra, which would be stored as NULL/);
+      assert.deepEqual(
+        (await rows(table)).map((r) => [r['id'], r['extra']]),
+        [
+          [1, 7],
+          [2, null],
+          [3, null],
+        ],
+      );
+      await assertRefused(
+        table,
+        () => write(table, [{ id: 2, name: 'b', ts: 3, note: 'y', dt: 'p2' }]),
+        /input lacks table column\(s\) extra, which would be stored as NULL/,
+      );
       await write(table, [{ id: 2, name: 'b', ts: 3, note: 'y', extra: 8, dt: 'p2' }]);
-      assert.deepEqual((await rows(table)).map((r) => [r['id'], r['extra']]), [[1, 7], [2, 8], [3, null]]);
-      assert.deepEqual((await (await HudiTable.open(storage)).requireSchema('reading it')).schema.fields.filter((f) => f.name === 'extra'), [{ name: 'extra', type: ['null', 'long'], default: null }], 'added once');
+      assert.deepEqual(
+        (await rows(table)).map((r) => [r['id'], r['extra']]),
+        [
+          [1, 7],
+          [2, 8],
+          [3, null],
+        ],
+      );
+      assert.deepEqual(
+        (await (await HudiTable.open(storage)).requireSchema('reading it')).schema.fields.filter((f) => f.name === 'extra'),
+        [{ name: 'extra', type: ['null', 'long'], default: null }],
+        'added once',
+      );
     } finally {
       await engine.close();
     }
@@ -226,11 +370,15 @@ describe('writer input: schema against the table', () => {
   it('refuses hoodie.write.schema.allow.auto.evolution.column.drop=true: no write drops a column', async () => {
     // Hudi 0.15 would write the narrower batch schema as the commit's; this writer keeps every column instead.
     const table = await baseTable();
-    await assertRefused(table, () => write(table, BASE, { props: { 'hoodie.write.schema.allow.auto.evolution.column.drop': 'true' } }),
-      /hoodie\.write\.schema\.allow\.auto\.evolution\.column\.drop=true is not supported: this writer never drops a column/, HudiError);
+    await assertRefused(
+      table,
+      () => write(table, BASE, { props: { 'hoodie.write.schema.allow.auto.evolution.column.drop': 'true' } }),
+      /hoodie\.write\.schema\.allow\.auto\.evolution\.column\.drop=true is not supported: this writer never drops a column/,
+      HudiError,
+    );
   });
 
-  it('text columns keep the input\'s text: date-like JSON strings and CSV cells are not reformatted', async () => {
+  it("text columns keep the input's text: date-like JSON strings and CSV cells are not reformatted", async () => {
     const table = await baseTable();
     // Read as DuckDB infers it, "2024-01-01T10:00:00" would become a TIMESTAMP and be stored as "2024-01-01 10:00:00".
     await write(table, [{ id: 3, name: '2024-01-01T10:00:00', ts: 2, note: '2024-01-02', dt: 'p1' }]);
@@ -257,7 +405,20 @@ describe('writer input: every column type takes only values it holds exactly', (
   }
 
   const row = (values: Record<string, unknown>) => ({
-    id: 2, i: 1, f: 1.5, d: 2.5, price: 3.75, day: '2024-01-01', at: '2024-01-01T10:00:00Z', ok: true, note: 'x', nums: [1], s: { a: 1, b: 'x' }, ts: 2, dt: '2024-01-01', ...values,
+    id: 2,
+    i: 1,
+    f: 1.5,
+    d: 2.5,
+    price: 3.75,
+    day: '2024-01-01',
+    at: '2024-01-01T10:00:00Z',
+    ok: true,
+    note: 'x',
+    nums: [1],
+    s: { a: 1, b: 'x' },
+    ts: 2,
+    dt: '2024-01-01',
+    ...values,
   });
 
   it('refuses each value a cast would change, naming row, column, value and what it would become', async () => {
@@ -269,14 +430,23 @@ describe('writer input: every column type takes only values it holds exactly', (
       [{ price: 1.234 }, /column "price": 1\.234 \(DOUBLE\) does not fit the table's type DECIMAL\(10,2\) exactly \(it would be stored as 1\.23\)/],
       [{ price: '1.005' }, /column "price": 1\.005 \(VARCHAR\) does not fit the table's type DECIMAL\(10,2\) exactly \(it would be stored as 1\.01\)/],
       [{ price: 123456789012 }, /column "price": 123456789012 \(BIGINT\) does not fit the table's type DECIMAL\(10,2\) exactly \(it cannot be converted\)/],
-      [{ day: '2024-01-01 12:34' }, /column "day": 2024-01-01 12:34 \(VARCHAR\) does not fit the table's type DATE exactly \(it would be stored as 2024-01-01\)/],
-      [{ at: '2024-01-01 12:00:00.1234567' }, /column "at": 2024-01-01 12:00:00\.1234567 \(VARCHAR\) does not fit the table's type TIMESTAMP WITH TIME ZONE exactly \(it would be stored as 2024-01-01 12:00:00\.123456\+00\)/],
+      [
+        { day: '2024-01-01 12:34' },
+        /column "day": 2024-01-01 12:34 \(VARCHAR\) does not fit the table's type DATE exactly \(it would be stored as 2024-01-01\)/,
+      ],
+      [
+        { at: '2024-01-01 12:00:00.1234567' },
+        /column "at": 2024-01-01 12:00:00\.1234567 \(VARCHAR\) does not fit the table's type TIMESTAMP WITH TIME ZONE exactly \(it would be stored as 2024-01-01 12:00:00\.123456\+00\)/,
+      ],
       [{ ok: 'yes' }, /column "ok": yes \(VARCHAR\) does not fit the table's type BOOLEAN exactly \(it would be stored as true\)/],
       [{ ok: 2 }, /column "ok": 2 \(BIGINT\) does not fit the table's type BOOLEAN exactly \(it would be stored as true\)/],
       [{ f: 1e39 }, /column "f": 1e\+39 \(DOUBLE\) does not fit the table's type FLOAT exactly \(it cannot be converted\)/],
       [{ f: 16777217 }, /column "f": 16777217 \(BIGINT\) does not fit the table's type FLOAT exactly \(it would be stored as 16777216\.0\)/],
       [{ nums: [1, 2.5] }, /column "nums": \[1\.0, 2\.5\] \(DOUBLE\[\]\) does not fit the table's type BIGINT\[\] exactly/],
-      [{ s: { a: 1.5, b: 'x' } }, /column "s": \{'a': 1\.5, 'b': x\} \(STRUCT\("a" DOUBLE, "b" VARCHAR\)\) does not fit the table's type STRUCT\("a" BIGINT, "b" VARCHAR\) exactly/],
+      [
+        { s: { a: 1.5, b: 'x' } },
+        /column "s": \{'a': 1\.5, 'b': x\} \(STRUCT\("a" DOUBLE, "b" VARCHAR\)\) does not fit the table's type STRUCT\("a" BIGINT, "b" VARCHAR\) exactly/,
+      ],
     ];
     for (const [values, message] of cases) {
       await assertRefused(table, () => write(table, [row(values)]), new RegExp(`^.*: row 1, ${message.source}`));
@@ -287,11 +457,24 @@ describe('writer input: every column type takes only values it holds exactly', (
     const table = await typedTable();
     // Hudi evolves the nested record: s.c is appended to s's fields, rows written before read it as NULL.
     await write(table, [row({ s: { a: 1, b: 'x', c: 2 } })]);
-    assert.deepEqual((await rows(table)).map((r) => r['s']), [{ a: 1, b: 'x', c: null }, { a: 1, b: 'x', c: 2 }]);
+    assert.deepEqual(
+      (await rows(table)).map((r) => r['s']),
+      [
+        { a: 1, b: 'x', c: null },
+        { a: 1, b: 'x', c: 2 },
+      ],
+    );
     const field = (await (await HudiTable.open(openStorage(table))).requireSchema('reading it')).schema.fields.find((f) => f.name === 's');
     assert.ok(field !== undefined, 'the schema has the struct column s');
     const record = (field.type as unknown[])[1] as { fields: { name: string; type: unknown }[] };
-    assert.deepEqual(record.fields.map((f) => [f.name, f.type]), [['a', ['null', 'long']], ['b', ['null', 'string']], ['c', ['null', 'long']]]);
+    assert.deepEqual(
+      record.fields.map((f) => [f.name, f.type]),
+      [
+        ['a', ['null', 'long']],
+        ['b', ['null', 'string']],
+        ['c', ['null', 'long']],
+      ],
+    );
     await assertRefused(table, () => write(table, [row({ s: { a: 1 } })]), /input lacks table column\(s\) s\.b, s\.c, which would be stored as NULL/);
     await write(table, [row({ id: 3, s: { a: 1 } })], { props: { 'hoodie.write.set.null.for.missing.columns': 'true' } });
     assert.deepEqual((await rows(table)).find((r) => r['id'] === 3)?.['s'], { a: 1, b: null, c: null });
@@ -299,10 +482,33 @@ describe('writer input: every column type takes only values it holds exactly', (
 
   it('stores values that convert exactly, and fractional numbers in float columns as their nearest float', async () => {
     const table = await typedTable();
-    await write(table, [row({ id: 7, i: 7.0, f: 0.1, d: 0.1, price: '3.10', day: '2024-02-29', at: '2024-01-01 12:00:00.123456', ok: 'TRUE', note: '007', nums: [3, 4.0], s: { a: 2, b: '2024-01-01T00:00:00' } })]);
+    await write(table, [
+      row({
+        id: 7,
+        i: 7.0,
+        f: 0.1,
+        d: 0.1,
+        price: '3.10',
+        day: '2024-02-29',
+        at: '2024-01-01 12:00:00.123456',
+        ok: 'TRUE',
+        note: '007',
+        nums: [3, 4.0],
+        s: { a: 2, b: '2024-01-01T00:00:00' },
+      }),
+    ]);
     const stored = (await rows(table)).find((r) => r['id'] === 7)!;
     assert.deepEqual(
-      { i: stored['i'], d: stored['d'], price: stored['price'], day: stored['day'], ok: stored['ok'], note: stored['note'], nums: stored['nums'], s: stored['s'] },
+      {
+        i: stored['i'],
+        d: stored['d'],
+        price: stored['price'],
+        day: stored['day'],
+        ok: stored['ok'],
+        note: stored['note'],
+        nums: stored['nums'],
+        s: stored['s'],
+      },
       { i: 7, d: 0.1, price: '3.10', day: '2024-02-29', ok: true, note: '007', nums: [3, 4], s: { a: 2, b: '2024-01-01T00:00:00' } },
     );
     assert.equal(stored['f'], 0.1, 'the nearest FLOAT, which reads back as 0.1');
@@ -327,10 +533,18 @@ describe('writer input: empty inputs', () => {
     const table = await baseTable();
     const empty = join(tempDir(), 'empty.jsonl');
     writeFileSync(empty, '');
-    await assertRefused(table, () => write(table, empty, { props: { 'hoodie.allow.empty.commit': 'false' } }), /the input has no records and hoodie\.allow\.empty\.commit=false/);
+    await assertRefused(
+      table,
+      () => write(table, empty, { props: { 'hoodie.allow.empty.commit': 'false' } }),
+      /the input has no records and hoodie\.allow\.empty\.commit=false/,
+    );
     const csvHeaderOnly = join(tempDir(), 'header.csv');
     writeFileSync(csvHeaderOnly, 'id,name,ts,note,dt\n');
-    await assertRefused(table, () => write(table, csvHeaderOnly, { format: 'csv', props: { 'hoodie.allow.empty.commit': 'false' } }), /the input has no records/);
+    await assertRefused(
+      table,
+      () => write(table, csvHeaderOnly, { format: 'csv', props: { 'hoodie.allow.empty.commit': 'false' } }),
+      /the input has no records/,
+    );
     const dir = tempDir();
     await assertRefused(join(dir, 't'), () => write(join(dir, 't'), empty), /the input has no records, so there is nothing to create the table from/);
     assert.deepEqual(readdirSync(dir), []);
@@ -353,15 +567,26 @@ describe('writer input: hoodie.properties', () => {
     // 4 and later always have one, so this build refuses it.
     const table = await baseTable({ 'hoodie.datasource.write.hive_style_partitioning': 'true' });
     truncate(table);
-    const problem = /hoodie\.properties is corrupt: hoodie\.table\.checksum is missing \(Hudi writes it into every table of version 4 and later: the file is truncated or was edited\), and there is no hoodie\.properties\.backup/;
+    const problem =
+      /hoodie\.properties is corrupt: hoodie\.table\.checksum is missing \(Hudi writes it into every table of version 4 and later: the file is truncated or was edited\), and there is no hoodie\.properties\.backup/;
     await assert.rejects(HudiTable.open(openStorage(table)), problem);
-    await assertRefused(table, () => write(table, [{ id: 3, name: 'c', ts: 1, note: 'z', dt: 'p1' }], { props: { 'hoodie.datasource.write.hive_style_partitioning': 'true' } }), problem, HudiError);
+    await assertRefused(
+      table,
+      () => write(table, [{ id: 3, name: 'c', ts: 1, note: 'z', dt: 'p1' }], { props: { 'hoodie.datasource.write.hive_style_partitioning': 'true' } }),
+      problem,
+      HudiError,
+    );
   });
 
   it('a checksum that does not match the table name is refused (Hudi: "hoodie.properties file seems invalid")', async () => {
     const table = await baseTable();
     writeFileSync(propertiesFile(table), readFileSync(propertiesFile(table), 'utf8').replace('hoodie.table.name=t\n', 'hoodie.table.name=u\n'));
-    await assertRefused(table, () => write(table, BASE), /hoodie\.properties is corrupt: hoodie\.table\.checksum \d+ does not match the table name \(expected \d+\)/, HudiError);
+    await assertRefused(
+      table,
+      () => write(table, BASE),
+      /hoodie\.properties is corrupt: hoodie\.table\.checksum \d+ does not match the table name \(expected \d+\)/,
+      HudiError,
+    );
   });
 
   it('with a whole hoodie.properties.backup, the backup is read instead, as Hudi reads it', async () => {
@@ -370,10 +595,21 @@ describe('writer input: hoodie.properties', () => {
     writeFileSync(join(table, '.hoodie/hoodie.properties.backup'), whole);
     const opened = await HudiTable.open(openStorage(table));
     assert.equal(opened.config.hiveStylePartitioning, true);
-    assert.deepEqual((await rows(table)).map((r) => r['id']), [1, 2]);
+    assert.deepEqual(
+      (await rows(table)).map((r) => r['id']),
+      [1, 2],
+    );
     // The write keeps the table's one layout: dt=<value> folders.
     const result = await write(table, [{ id: 3, name: 'c', ts: 1, note: 'z', dt: 'p1' }]);
-    assert.deepEqual(result.stats.map((s) => s.partitionPath), ['dt=p1']);
-    assert.deepEqual(readdirSync(table).filter((name) => !name.startsWith('.')).sort(), ['dt=p1', 'dt=p2']);
+    assert.deepEqual(
+      result.stats.map((s) => s.partitionPath),
+      ['dt=p1'],
+    );
+    assert.deepEqual(
+      readdirSync(table)
+        .filter((name) => !name.startsWith('.'))
+        .sort(),
+      ['dt=p1', 'dt=p2'],
+    );
   });
 });

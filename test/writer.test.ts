@@ -107,7 +107,14 @@ describe('writer: operations', () => {
   /** Two stored records (ids 1 and 2, createTime 10:00), then `payload` (or none) for every later write. */
   async function payloadTable(payload?: string) {
     const table = join(tempDir(), 'users');
-    await write(table, [{ ...base, id: 1, createTime: '2024-01-01 10:00:00' }, { ...base, id: 2, createTime: '2024-01-01 10:00:00' }], 'upsert');
+    await write(
+      table,
+      [
+        { ...base, id: 1, createTime: '2024-01-01 10:00:00' },
+        { ...base, id: 2, createTime: '2024-01-01 10:00:00' },
+      ],
+      'upsert',
+    );
     const extra: Record<string, string> = payload === undefined ? {} : { 'hoodie.datasource.write.payload.class': payload };
     return { table, upsert: (records: object[]) => write(table, records, 'upsert', extra) };
   }
@@ -158,22 +165,33 @@ describe('writer: operations', () => {
     assert.equal(rows.size, 2);
   });
 
-  it('the table\'s hoodie.compaction.payload.class decides when the writer sets no payload; the writer\'s key wins; unknown classes are refused', async () => {
+  it("the table's hoodie.compaction.payload.class decides when the writer sets no payload; the writer's key wins; unknown classes are refused", async () => {
     const { table, upsert } = await payloadTable();
     const propertiesFile = join(table, '.hoodie/hoodie.properties');
     const original = readFileSync(propertiesFile, 'utf8');
     writeFileSync(propertiesFile, `${original}hoodie.compaction.payload.class=${DEFAULT_PAYLOAD}\n`);
-    assert.equal((await upsert([{ ...base, id: 1, name: 'stale', createTime: '2024-01-01 09:00:00' }])).updated, 0, 'the table\'s DefaultHoodieRecordPayload keeps the newer stored record');
+    assert.equal(
+      (await upsert([{ ...base, id: 1, name: 'stale', createTime: '2024-01-01 09:00:00' }])).updated,
+      0,
+      "the table's DefaultHoodieRecordPayload keeps the newer stored record",
+    );
     assert.equal((await snapshotById(table)).get(1)?.['name'], 'A');
-    const overridden = await write(table, [{ ...base, id: 1, name: 'writer-says-overwrite', createTime: '2024-01-01 09:00:00' }], 'upsert', { 'hoodie.datasource.write.payload.class': OVERWRITE_WITH_LATEST });
+    const overridden = await write(table, [{ ...base, id: 1, name: 'writer-says-overwrite', createTime: '2024-01-01 09:00:00' }], 'upsert', {
+      'hoodie.datasource.write.payload.class': OVERWRITE_WITH_LATEST,
+    });
     assert.equal(overridden.updated, 1);
     assert.equal((await snapshotById(table)).get(1)?.['name'], 'writer-says-overwrite');
 
     writeFileSync(propertiesFile, `${original}hoodie.compaction.payload.class=org.apache.hudi.common.model.PartialUpdateAvroPayload\n`);
     const commitsBefore = readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.commit')).length;
-    await assert.rejects(upsert([{ ...base, id: 2, name: 'x', createTime: '2024-01-01 13:00:00' }]), (error: unknown) =>
-      error instanceof HudiError && /payload class org\.apache\.hudi\.common\.model\.PartialUpdateAvroPayload is not supported/.test(error.message) &&
-      /hoodie\.properties \(hoodie\.compaction\.payload\.class\)/.test(error.message) && /OverwriteWithLatestAvroPayload/.test(error.message));
+    await assert.rejects(
+      upsert([{ ...base, id: 2, name: 'x', createTime: '2024-01-01 13:00:00' }]),
+      (error: unknown) =>
+        error instanceof HudiError &&
+        /payload class org\.apache\.hudi\.common\.model\.PartialUpdateAvroPayload is not supported/.test(error.message) &&
+        /hoodie\.properties \(hoodie\.compaction\.payload\.class\)/.test(error.message) &&
+        /OverwriteWithLatestAvroPayload/.test(error.message),
+    );
     assert.equal(readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.commit')).length, commitsBefore, 'nothing was written');
   });
 
@@ -187,10 +205,19 @@ describe('writer: operations', () => {
     for (const info of infos) {
       const name = info.file.slice(info.file.lastIndexOf('/') + 1);
       assert.match(name, new RegExp(`^[0-9a-f-]{36}-0_\\d+-1-0_${result.instantTime}\\.parquet$`));
-      assert.deepEqual(Object.keys(info.schema).slice(0, 5), ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name']);
+      assert.deepEqual(Object.keys(info.schema).slice(0, 5), [
+        '_hoodie_commit_time',
+        '_hoodie_commit_seqno',
+        '_hoodie_record_key',
+        '_hoodie_partition_path',
+        '_hoodie_file_name',
+      ]);
       assert.equal(info.kv['hoodie_bloom_filter_type_code'], 'DYNAMIC_V0');
       const avro = JSON.parse(info.kv['parquet.avro.schema']!) as { fields: { name: string }[] };
-      assert.deepEqual(avro.fields.slice(0, 5).map((f) => f.name), ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name']);
+      assert.deepEqual(
+        avro.fields.slice(0, 5).map((f) => f.name),
+        ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name'],
+      );
       assert.match(info.schema['createTime']!, /timestamp\[us, tz=(UTC|\+00:00)\]/);
       assert.equal(info.schema['birthday'], 'date32[day]');
       const mine = rows.filter((r) => r['_hoodie_file_name'] === name);
@@ -215,9 +242,29 @@ describe('writer: operations', () => {
 
   it('upserts into a Hudi-written table keep its Parquet types (fixed decimals, UTC timestamps)', async () => {
     const table = fixtureTable('v6_simplekeygen_nonhivestyle');
-    const update = { id: 1, name: 'Alice', isActive: true, shortField: 300, intField: 15000, longField: 9999999999, floatField: 1.5, doubleField: 3.25,
-      decimalField: '12345.67890', dateField: '2023-04-01', timestampField: '2023-04-01T12:01:00Z', binaryField: null, arrayField: null, mapField: null, structField: null, byteField: 10 };
-    const result = await writeBatch(openStorage(table), { input: { file: await batchFile([update]), format: 'jsonl' }, operation: 'upsert', properties: new Map([['hoodie.index.bloom.num_entries', '1000']]) });
+    const update = {
+      id: 1,
+      name: 'Alice',
+      isActive: true,
+      shortField: 300,
+      intField: 15000,
+      longField: 9999999999,
+      floatField: 1.5,
+      doubleField: 3.25,
+      decimalField: '12345.67890',
+      dateField: '2023-04-01',
+      timestampField: '2023-04-01T12:01:00Z',
+      binaryField: null,
+      arrayField: null,
+      mapField: null,
+      structField: null,
+      byteField: 10,
+    };
+    const result = await writeBatch(openStorage(table), {
+      input: { file: await batchFile([update]), format: 'jsonl' },
+      operation: 'upsert',
+      properties: new Map([['hoodie.index.bloom.num_entries', '1000']]),
+    });
     assert.equal(result.updated, 1);
     const rows = await snapshotById(table);
     assert.equal(rows.size, 4);
@@ -241,9 +288,29 @@ describe('writer: operations', () => {
 
   it('complex keys and hive-style partitions match the keys Hudi wrote (upsert finds them)', async () => {
     const table = fixtureTable('v6_complexkeygen_hivestyle');
-    const carol = { id: 3, name: 'Carol', isActive: false, shortField: 300, intField: 25000, longField: 9999999999, floatField: 2.5, doubleField: 1.25,
-      decimalField: '1.00000', dateField: '2023-04-03', timestampField: '2023-04-03T12:01:00Z', binaryField: null, arrayField: null, mapField: null, structField: null, byteField: 10 };
-    const result = await writeBatch(openStorage(table), { input: { file: await batchFile([carol]), format: 'jsonl' }, operation: 'upsert', properties: new Map([['hoodie.index.bloom.num_entries', '1000']]) });
+    const carol = {
+      id: 3,
+      name: 'Carol',
+      isActive: false,
+      shortField: 300,
+      intField: 25000,
+      longField: 9999999999,
+      floatField: 2.5,
+      doubleField: 1.25,
+      decimalField: '1.00000',
+      dateField: '2023-04-03',
+      timestampField: '2023-04-03T12:01:00Z',
+      binaryField: null,
+      arrayField: null,
+      mapField: null,
+      structField: null,
+      byteField: 10,
+    };
+    const result = await writeBatch(openStorage(table), {
+      input: { file: await batchFile([carol]), format: 'jsonl' },
+      operation: 'upsert',
+      properties: new Map([['hoodie.index.bloom.num_entries', '1000']]),
+    });
     assert.equal(result.updated, 1);
     assert.equal(result.inserted, 0);
     const rows = await snapshotById(table);
@@ -253,24 +320,40 @@ describe('writer: operations', () => {
     assert.equal(rows.get(3)?.['_hoodie_partition_path'], 'byteField=10/shortField=300');
   });
 
-  it('a new table stores decimals as Hudi does: fixed-length bytes of Spark\'s size, matching its Avro schema', async () => {
+  it("a new table stores decimals as Hudi does: fixed-length bytes of Spark's size, matching its Avro schema", async () => {
     const dir = tempDir();
     const input = join(dir, 'prices.parquet');
     await duckdb(`COPY (SELECT range::INTEGER AS id, 'p' || range AS name, (range * 1.25)::DECIMAL(10,2) AS price, [(range * 0.5)::DECIMAL(20,3)] AS history
                       FROM range(5)) TO '${input}' (FORMAT parquet)`);
     const table = join(dir, 'prices');
-    const props = new Map([['hoodie.table.name', 'prices'], ['hoodie.datasource.write.recordkey.field', 'id'], ['hoodie.index.bloom.num_entries', '1000']]);
+    const props = new Map([
+      ['hoodie.table.name', 'prices'],
+      ['hoodie.datasource.write.recordkey.field', 'id'],
+      ['hoodie.index.bloom.num_entries', '1000'],
+    ]);
     await writeBatch(openStorage(table), { input: { file: input, format: 'parquet' }, operation: 'insert', properties: props });
     const [info] = pyarrowFileInfo(independentLatestBaseFiles(table));
     assert.match(info!.parquet_schema, /fixed_len_byte_array\(5\) field_id=-1 price \(Decimal\(precision=10, scale=2\)\)/);
     assert.match(info!.parquet_schema, /fixed_len_byte_array\(9\) field_id=-1 element \(Decimal\(precision=20, scale=3\)\)/);
     const avro = JSON.parse(info!.kv['parquet.avro.schema']!) as { fields: { name: string; type: unknown }[] };
-    assert.deepEqual((avro.fields.find((f) => f.name === 'price')!.type as unknown[])[1], { type: 'fixed', name: 'fixed', namespace: 'hoodie.prices.prices_record.price', size: 5, logicalType: 'decimal', precision: 10, scale: 2 });
+    assert.deepEqual((avro.fields.find((f) => f.name === 'price')!.type as unknown[])[1], {
+      type: 'fixed',
+      name: 'fixed',
+      namespace: 'hoodie.prices.prices_record.price',
+      size: 5,
+      logicalType: 'decimal',
+      precision: 10,
+      scale: 2,
+    });
     const rows = await snapshotById(table);
     assert.equal(rows.get(3)?.['price'], '3.75');
     assert.deepEqual(rows.get(4)?.['history'], ['2.000']);
     // An upsert keeps the encoding.
-    await writeBatch(openStorage(table), { input: { file: await batchFile([{ id: 3, name: 'p3', price: '9.99', history: ['1.5'] }]), format: 'jsonl' }, operation: 'upsert', properties: props });
+    await writeBatch(openStorage(table), {
+      input: { file: await batchFile([{ id: 3, name: 'p3', price: '9.99', history: ['1.5'] }]), format: 'jsonl' },
+      operation: 'upsert',
+      properties: props,
+    });
     assert.equal((await snapshotById(table)).get(3)?.['price'], '9.99');
     for (const file of pyarrowFileInfo(independentLatestBaseFiles(table))) assert.match(file.parquet_schema, /fixed_len_byte_array\(5\) field_id=-1 price/);
   });
@@ -279,8 +362,10 @@ describe('writer: operations', () => {
     const table = join(tempDir(), 'users');
     await write(table, users(10, 5), 'insert');
     const before = readdirSync(join(table, '.hoodie')).length;
-    await assert.rejects(write(table, [{ id: null, name: 'x', birthday: '1990-01-01', createTime: '2024-01-01 00:00:00', position: 'p', dt: '2024-01-01' }], 'upsert'),
-      (error: unknown) => error instanceof HudiError && /row 1: record key field "id" is null or empty/.test(error.message));
+    await assert.rejects(
+      write(table, [{ id: null, name: 'x', birthday: '1990-01-01', createTime: '2024-01-01 00:00:00', position: 'p', dt: '2024-01-01' }], 'upsert'),
+      (error: unknown) => error instanceof HudiError && /row 1: record key field "id" is null or empty/.test(error.message),
+    );
     assert.equal(readdirSync(join(table, '.hoodie')).length, before);
   });
 });
@@ -304,7 +389,9 @@ describe('writer: small-file handling (UpsertPartitioner)', () => {
     const rows = pyarrowRead(files).length;
     assert.equal(rows, 24000);
     // Recorded for the closing note.
-    console.log(`small-file handling: ${files.length} base files, ${totalBytes} bytes, total/max.file.size = ${(totalBytes / (256 * 1024)).toFixed(2)}, sizes ${files.map((f) => readFileSync(f).length).join(',')}`);
+    console.log(
+      `small-file handling: ${files.length} base files, ${totalBytes} bytes, total/max.file.size = ${(totalBytes / (256 * 1024)).toFixed(2)}, sizes ${files.map((f) => readFileSync(f).length).join(',')}`,
+    );
     assert.ok(files.length < 30, `${files.length} files`);
     assert.ok(files.length <= Math.ceil(expected * 1.35), `${files.length} files for ${totalBytes} bytes (≈${expected} expected)`);
   });
@@ -350,15 +437,34 @@ describe('writer: concurrency and failures', () => {
     const plan = encodeTimelineAvro('requestedReplace', {
       operationType: 'CLUSTER',
       clusteringPlan: {
-        inputGroups: [{ slices: [{ dataFilePath: stat.path, deltaFilePaths: [], fileId: stat.fileId, partitionPath: stat.partitionPath, bootstrapFilePath: '', version: 1 }], metrics: {}, numOutputFileGroups: 1, extraMetadata: null, version: 1 }],
+        inputGroups: [
+          {
+            slices: [
+              { dataFilePath: stat.path, deltaFilePaths: [], fileId: stat.fileId, partitionPath: stat.partitionPath, bootstrapFilePath: '', version: 1 },
+            ],
+            metrics: {},
+            numOutputFileGroups: 1,
+            extraMetadata: null,
+            version: 1,
+          },
+        ],
         strategy: { strategyClassName: 'org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy', strategyParams: {}, version: 1 },
-        extraMetadata: {}, version: 1, preserveHoodieMetadata: true,
+        extraMetadata: {},
+        version: 1,
+        preserveHoodieMetadata: true,
       },
-      extraMetadata: {}, version: 1,
+      extraMetadata: {},
+      version: 1,
     });
     writeFileSync(join(table, '.hoodie/20990101000000000.replacecommit.requested'), plan);
-    await assert.rejects(write(table, seed.slice(0, 1).map((u) => ({ ...u, name: 'blocked' })), 'upsert'),
-      (error: unknown) => error instanceof ConflictError && /pending clustering plan/.test(error.message));
+    await assert.rejects(
+      write(
+        table,
+        seed.slice(0, 1).map((u) => ({ ...u, name: 'blocked' })),
+        'upsert',
+      ),
+      (error: unknown) => error instanceof ConflictError && /pending clustering plan/.test(error.message),
+    );
     assert.equal((await snapshotById(table)).get(seed[0]!.id)?.['name'], seed[0]!.name);
   });
 
@@ -372,20 +478,34 @@ describe('writer: concurrency and failures', () => {
     let instantTime = '';
     const changed = seed.slice(0, 10).map((u) => ({ ...u, name: 'never-visible', createTime: '2024-01-01 23:00:00' }));
     const attempt = writeBatch(storage, {
-      input: { file: await batchFile(changed), format: 'jsonl' }, operation: 'upsert', properties: USERS_PROPS,
+      input: { file: await batchFile(changed), format: 'jsonl' },
+      operation: 'upsert',
+      properties: USERS_PROPS,
       afterDataFiles: async () => {
         instantTime = (await loadTimeline(storage)).pending().find((i) => i.action === 'commit')!.time;
-        assert.ok(readdirSync(join(table, '2024-01-01')).some((f) => f.endsWith(`_${instantTime}.parquet`)), 'the write uploaded its files');
+        assert.ok(
+          readdirSync(join(table, '2024-01-01')).some((f) => f.endsWith(`_${instantTime}.parquet`)),
+          'the write uploaded its files',
+        );
         await meanwhile(storage, instantTime);
       },
     });
     return { table, storage, before, attempt, instantTime: () => instantTime };
   }
 
-  function assertNothingPublished(table: string, instantTime: string, before: Map<number, Record<string, unknown>>, rows: Map<number, Record<string, unknown>>) {
+  function assertNothingPublished(
+    table: string,
+    instantTime: string,
+    before: Map<number, Record<string, unknown>>,
+    rows: Map<number, Record<string, unknown>>,
+  ) {
     const timelineFiles = readdirSync(join(table, '.hoodie'));
     assert.ok(!timelineFiles.includes(`${instantTime}.commit`), 'no T.commit');
-    assert.deepEqual(readdirSync(join(table, '2024-01-01')).filter((f) => f.includes(instantTime)), [], 'no data file of T is left');
+    assert.deepEqual(
+      readdirSync(join(table, '2024-01-01')).filter((f) => f.includes(instantTime)),
+      [],
+      'no data file of T is left',
+    );
     assert.ok(!existsSync(join(table, `.hoodie/.temp/${instantTime}`)), 'no marker folder is left');
     assert.ok(!existsSync(join(table, `.hoodie/.heartbeat/${instantTime}`)), 'no heartbeat is left');
     assert.deepEqual([...rows.values()].map((r) => r['name']).sort(), [...before.values()].map((r) => r['name']).sort(), 'readers see the previous rows');
@@ -397,7 +517,10 @@ describe('writer: concurrency and failures', () => {
     let rollbackTime = '';
     const { table, before, attempt, instantTime } = await upsertWhileAnotherParty(async (storage, time) => {
       // What Spark's EAGER failed-writes cleaning does to every pending commit: a rollback through our markers.
-      const other = await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), time, { lock: new StorageLockProvider(storage), ignoreHeartbeat: true });
+      const other = await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), time, {
+        lock: new StorageLockProvider(storage),
+        ignoreHeartbeat: true,
+      });
       rollbackTime = other.rollbackInstantTime;
     });
     await assert.rejects(attempt, (error: unknown) => {
@@ -409,18 +532,29 @@ describe('writer: concurrency and failures', () => {
     });
     assertNothingPublished(table, instantTime(), before, await snapshotById(table));
     // The only rollback is the other writer's.
-    assert.deepEqual(readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.rollback')), [`${rollbackTime}.rollback`]);
+    assert.deepEqual(
+      readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.rollback')),
+      [`${rollbackTime}.rollback`],
+    );
   });
 
   it('a write whose inflight another party removes (no rollback instant) fails and removes its own files', async () => {
     const { table, before, attempt, instantTime } = await upsertWhileAnotherParty(async (storage, time) => {
       await storage.delete([`.hoodie/${time}.inflight`, `.hoodie/${time}.commit.requested`]);
     });
-    await assert.rejects(attempt, (error: unknown) =>
-      error instanceof InstantRolledBackError && error.instantTime === instantTime() && error.rollbackInstant === undefined &&
-      new RegExp(`write ${instantTime()} cannot commit: its timeline files were removed while it ran`).test(error.message));
+    await assert.rejects(
+      attempt,
+      (error: unknown) =>
+        error instanceof InstantRolledBackError &&
+        error.instantTime === instantTime() &&
+        error.rollbackInstant === undefined &&
+        new RegExp(`write ${instantTime()} cannot commit: its timeline files were removed while it ran`).test(error.message),
+    );
     assertNothingPublished(table, instantTime(), before, await snapshotById(table));
-    assert.deepEqual(readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.rollback')), []);
+    assert.deepEqual(
+      readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.rollback')),
+      [],
+    );
   });
 
   it('a write killed between its data files and its commit: readers see the previous snapshot; rollback cleans up', async () => {
@@ -434,7 +568,10 @@ describe('writer: concurrency and failures', () => {
     assert.notEqual(killed.code, 0);
     const pending = readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.inflight'));
     assert.equal(pending.length, 2, 'the killed write is inflight');
-    const failedInstant = pending.map((f) => f.slice(0, 17)).sort().at(-1)!;
+    const failedInstant = pending
+      .map((f) => f.slice(0, 17))
+      .sort()
+      .at(-1)!;
     const dataFiles = readdirSync(join(table, '2024-01-01')).filter((f) => f.includes(failedInstant));
     assert.ok(dataFiles.length > 0, 'the killed write left data files');
     assert.equal(jsonLines(runCli(['read', table]).stdout).length, 30);
@@ -454,11 +591,21 @@ describe('writer on S3', () => {
     const table = await s3TablePath('users');
     const first = users(200, 10);
     await write(table, first, 'insert');
-    await write(table, first.slice(0, 20).map((u) => ({ ...u, name: 'updated', createTime: `${u.dt} 23:59:59` })), 'upsert');
+    await write(
+      table,
+      first.slice(0, 20).map((u) => ({ ...u, name: 'updated', createTime: `${u.dt} 23:59:59` })),
+      'upsert',
+    );
     const rows = await snapshotById(table);
     assert.equal(rows.size, 200);
     assert.equal([...rows.values()].filter((r) => r['name'] === 'updated').length, 20);
     const timeline = runCli(['timeline', table]);
-    assert.equal(timeline.stdout.trim().split('\n').filter((l) => l.includes('COMPLETED')).length, 2);
+    assert.equal(
+      timeline.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => l.includes('COMPLETED')).length,
+      2,
+    );
   });
 });

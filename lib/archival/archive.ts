@@ -67,7 +67,6 @@ export interface ArchiveResult {
   readonly finishedInterrupted: readonly string[];
 }
 
-
 export async function runArchive(table: HudiTable, options: ArchiveOptions): Promise<ArchiveResult> {
   assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'write');
   const { storage } = table;
@@ -77,7 +76,14 @@ export async function runArchive(table: HudiTable, options: ArchiveOptions): Pro
     async () => {
       const timeline = await loadTimeline(storage);
       let plan = planArchive(await archiveFacts(table, timeline), options.config, options.cleanConfig);
-      const empty = { archivedFiles: [], archiveFile: undefined, recordsWritten: 0, merged: undefined, recoveredMerge: 'none' as const, finishedInterrupted: [] };
+      const empty = {
+        archivedFiles: [],
+        archiveFile: undefined,
+        recordsWritten: 0,
+        merged: undefined,
+        recoveredMerge: 'none' as const,
+        finishedInterrupted: [],
+      };
       if (options.dryRun) return { outcome: 'dry-run' as const, plan, ...empty };
 
       const recoveredMerge = options.config.mergeEnable ? await recoverMerge(storage, folder, options.config) : 'none';
@@ -86,10 +92,16 @@ export async function runArchive(table: HudiTable, options: ArchiveOptions): Pro
         options.onProgress?.(`finished an interrupted archive run: removed ${finishedInterrupted.length} already archived timeline file(s)`);
         plan = planArchive(await archiveFacts(table, await loadTimeline(storage)), options.config, options.cleanConfig);
       }
-      let written: { archiveFile: string | undefined; recordsWritten: number; archivedFiles: string[] } = { archiveFile: undefined, recordsWritten: 0, archivedFiles: [] };
+      let written: { archiveFile: string | undefined; recordsWritten: number; archivedFiles: string[] } = {
+        archiveFile: undefined,
+        recordsWritten: 0,
+        archivedFiles: [],
+      };
       if (plan.instants.length > 0) {
         written = await archiveInstants(table, folder, plan.instants, options);
-        options.onProgress?.(`archived ${plan.instants.length} instant(s) (${written.archivedFiles.length} timeline file(s)) into ${written.archiveFile ?? 'the existing archive'}`);
+        options.onProgress?.(
+          `archived ${plan.instants.length} instant(s) (${written.archivedFiles.length} timeline file(s)) into ${written.archiveFile ?? 'the existing archive'}`,
+        );
       }
       const merged = options.config.mergeEnable ? await mergeSmallArchiveFiles(storage, folder, options.config) : undefined;
       return {
@@ -116,14 +128,21 @@ export async function planArchiveNow(table: HudiTable, config: ArchivalConfig, c
 /** What the archiver's rules need from the timeline besides instant names. */
 async function archiveFacts(table: HudiTable, timeline: Timeline) {
   const { storage } = table;
-  const lastClean = timeline.completed().filter((instant) => instant.action === 'clean').at(-1);
+  const lastClean = timeline
+    .completed()
+    .filter((instant) => instant.action === 'clean')
+    .at(-1);
   let lastCleanRetainedFrom: string | undefined;
   if (lastClean !== undefined) {
     // ClusteringUtils reads the last completed clean's plan: its earliest instant to retain, else the clean's time.
     const plan = await readCleanerPlan(storage, lastClean.time);
-    lastCleanRetainedFrom = plan?.earliestInstantToRetain?.timestamp || (await readCleanMetadata(storage, lastClean.time))?.earliestCommitToRetain || lastClean.time;
+    lastCleanRetainedFrom =
+      plan?.earliestInstantToRetain?.timestamp || (await readCleanMetadata(storage, lastClean.time))?.earliestCommitToRetain || lastClean.time;
   }
-  const savepointTimes = timeline.completed().filter((instant) => instant.action === 'savepoint').map((instant) => instant.time);
+  const savepointTimes = timeline
+    .completed()
+    .filter((instant) => instant.action === 'savepoint')
+    .map((instant) => instant.time);
   const mdt = metadataTableState(table.config);
   const metadataTable = mdt.partitions.includes('files') ? { latestCompaction: await metadataTableLatestCompaction(storage) } : undefined;
   return { timeline, lastCleanRetainedFrom, savepointTimes, metadataTable, timeZone: table.config.timelineTimeZone };
@@ -166,7 +185,9 @@ async function rawInstantFiles(storage: Storage): Promise<RawInstantFile[]> {
 async function finishInterruptedArchive(storage: Storage, folder: string, config: ArchivalConfig): Promise<string[]> {
   const newest = (await listArchiveFiles(storage, folder)).at(-1);
   if (newest === undefined) return [];
-  const archived = new Set((await readArchivedRecords(storage, folder, [newest])).records.map((record) => `${record.instant.time}|${comparableAction(record.instant.action)}`));
+  const archived = new Set(
+    (await readArchivedRecords(storage, folder, [newest])).records.map((record) => `${record.instant.time}|${comparableAction(record.instant.action)}`),
+  );
   const files = (await rawInstantFiles(storage)).filter((file) => archived.has(`${file.instant.time}|${comparableAction(file.instant.action)}`));
   await deleteArchivedFiles(storage, files, config);
   return files.map((file) => file.object.path.slice(METAFOLDER.length + 1));
@@ -177,15 +198,24 @@ async function deleteArchivedFiles(storage: Storage, files: readonly RawInstantF
   const pending = files.filter((file) => file.instant.state !== 'COMPLETED').map((file) => file.object.path);
   const failed = (await deleteMany(storage, pending, { concurrency: config.deleteParallelism })).failed;
   if (failed.length > 0) {
-    throw new HudiError(`could not delete ${failed.length} archived instant file(s): ${failed[0]!.reason}`, { location: storage.uriOf(failed[0]!.path), fix: 'run the archive again once the storage accepts deletes' });
+    throw new HudiError(`could not delete ${failed.length} archived instant file(s): ${failed[0]!.reason}`, {
+      location: storage.uriOf(failed[0]!.path),
+      fix: 'run the archive again once the storage accepts deletes',
+    });
   }
   const completed = files.filter((file) => file.instant.state === 'COMPLETED').sort((a, b) => compareInstantTimes(a.instant.time, b.instant.time));
   for (const file of completed) await storage.delete([file.object.path]);
 }
 
-const recordKey = (entry: Pick<ArchivedMetaEntry, 'commitTime' | 'actionType' | 'actionState'>) => `${entry.commitTime}|${entry.actionType}|${entry.actionState}`;
+const recordKey = (entry: Pick<ArchivedMetaEntry, 'commitTime' | 'actionType' | 'actionState'>) =>
+  `${entry.commitTime}|${entry.actionType}|${entry.actionState}`;
 
-async function archiveInstants(table: HudiTable, folder: string, instants: readonly Instant[], options: ArchiveOptions): Promise<{ archiveFile: string | undefined; recordsWritten: number; archivedFiles: string[] }> {
+async function archiveInstants(
+  table: HudiTable,
+  folder: string,
+  instants: readonly Instant[],
+  options: ArchiveOptions,
+): Promise<{ archiveFile: string | undefined; recordsWritten: number; archivedFiles: string[] }> {
   const { storage } = table;
   const wanted = new Set(instants.map((instant) => `${instant.time}|${comparableAction(instant.action)}`));
   const files = (await rawInstantFiles(storage)).filter((file) => wanted.has(`${file.instant.time}|${comparableAction(file.instant.action)}`));
@@ -200,7 +230,10 @@ async function archiveInstants(table: HudiTable, folder: string, instants: reado
   for (const instant of instants) if (leftOver.has(instant.time)) await deleteInstantScratch(storage, instant.time);
   const read = await mapWithConcurrency(files, 16, async (file) => ({ file, bytes: await storage.get(file.object.path) }));
   for (const { file, bytes } of read) {
-    const entry = archivedMetaEntryOf({ instant: file.instant, bytes, modifiedMs: file.object.modifiedMs, location: storage.uriOf(file.object.path) }, table.config.timelineTimeZone);
+    const entry = archivedMetaEntryOf(
+      { instant: file.instant, bytes, modifiedMs: file.object.modifiedMs, location: storage.uriOf(file.object.path) },
+      table.config.timelineTimeZone,
+    );
     if (!already.has(recordKey(entry))) entries.push(entry);
   }
 
@@ -215,11 +248,22 @@ async function archiveInstants(table: HudiTable, folder: string, instants: reado
 async function writeArchiveFile(storage: Storage, folder: string, entries: readonly ArchivedMetaEntry[], perBlock: number) {
   const blocks: LogBlockInput[] = [];
   for (let offset = 0; offset < entries.length; offset += perBlock) blocks.push(archiveBlock(entries.slice(offset, offset + perBlock)));
-  return writeLogFile(storage, { partitionPath: folder, fileId: ARCHIVE_FILE_ID, baseInstant: '', writeToken: UNKNOWN_WRITE_TOKEN, extension: 'archive', blocks });
+  return writeLogFile(storage, {
+    partitionPath: folder,
+    fileId: ARCHIVE_FILE_ID,
+    baseInstant: '',
+    writeToken: UNKNOWN_WRITE_TOKEN,
+    extension: 'archive',
+    blocks,
+  });
 }
 
 function archiveBlock(entries: readonly ArchivedMetaEntry[]): LogBlockInput {
-  return { type: 'AVRO_DATA_BLOCK', header: { SCHEMA: ARCHIVED_META_ENTRY_SCHEMA_TEXT }, content: encodeAvroDataBlockContent(entries, ARCHIVED_META_ENTRY_SCHEMA_TEXT) };
+  return {
+    type: 'AVRO_DATA_BLOCK',
+    header: { SCHEMA: ARCHIVED_META_ENTRY_SCHEMA_TEXT },
+    content: encodeAvroDataBlockContent(entries, ARCHIVED_META_ENTRY_SCHEMA_TEXT),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -237,18 +281,29 @@ async function mergeSmallArchiveFiles(storage: Storage, folder: string, config: 
   const candidates = firstLarge < 0 ? newestFirst : newestFirst.slice(0, firstLarge);
   if (candidates.length < config.mergeFilesBatchSize) return undefined;
 
-  const version = nextLogVersion(archives.map((file) => file.name), { fileId: ARCHIVE_FILE_ID, baseInstant: '', extension: 'archive' });
+  const version = nextLogVersion(
+    archives.map((file) => file.name),
+    { fileId: ARCHIVE_FILE_ID, baseInstant: '', extension: 'archive' },
+  );
   const mergedName = logFileName({ fileId: ARCHIVE_FILE_ID, baseInstant: '', version, writeToken: UNKNOWN_WRITE_TOKEN, extension: 'archive' });
   const planPath = `${folder}/${MERGE_ARCHIVE_PLAN_NAME}`;
-  await storage.put(planPath, encodeTimelineAvro('mergeArchivePlan', { version: 1, candidate: candidates.map((file) => storage.uriOf(file.path)), mergedArchiveFileName: mergedName }));
+  await storage.put(
+    planPath,
+    encodeTimelineAvro('mergeArchivePlan', { version: 1, candidate: candidates.map((file) => storage.uriOf(file.path)), mergedArchiveFileName: mergedName }),
+  );
   // Records in the candidates' order (newest file first), as Hudi's mergeArchiveFiles reads them.
   const { records } = await readArchivedRecords(storage, folder, candidates);
   const entries = records.map((record) => record.entry);
   const blocks: LogBlockInput[] = [];
-  for (let offset = 0; offset < entries.length; offset += config.recordsPerBlock) blocks.push(archiveBlock(entries.slice(offset, offset + config.recordsPerBlock)));
+  for (let offset = 0; offset < entries.length; offset += config.recordsPerBlock)
+    blocks.push(archiveBlock(entries.slice(offset, offset + config.recordsPerBlock)));
   if (blocks.length === 0) blocks.push(archiveBlock([]));
   await storage.putIfAbsent(`${folder}/${mergedName}`, concatBytes(blocks.map((block) => encodeLogBlock(block))));
-  await deleteMany(storage, candidates.map((file) => file.path), { concurrency: config.deleteParallelism });
+  await deleteMany(
+    storage,
+    candidates.map((file) => file.path),
+    { concurrency: config.deleteParallelism },
+  );
   await storage.delete([planPath]);
   return { candidates: candidates.map((file) => file.path), into: `${folder}/${mergedName}` };
 }

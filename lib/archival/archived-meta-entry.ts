@@ -93,7 +93,9 @@ export function archivedMetaEntryOf(file: ActiveInstantFile, zone: TimelineTimeZ
       if (instant.state === 'COMPLETED') entry.hoodieRollbackMetadata = record(decodeTimelineAvro('rollbackMetadata', bytes, location));
       return entry;
     default:
-      throw new HudiError(`archiving ${instant.action} instants is not supported (only commits, replacecommits, cleans and rollbacks are archived)`, { location });
+      throw new HudiError(`archiving ${instant.action} instants is not supported (only commits, replacecommits, cleans and rollbacks are archived)`, {
+        location,
+      });
   }
 }
 
@@ -102,8 +104,22 @@ function record(value: object): Record<string, unknown> {
 }
 
 const WRITE_STAT_FIELDS = [
-  'fileId', 'path', 'prevCommit', 'numWrites', 'numDeletes', 'numUpdateWrites', 'totalWriteBytes', 'totalWriteErrors', 'partitionPath',
-  'totalLogRecords', 'totalLogFiles', 'totalUpdatedRecordsCompacted', 'numInserts', 'totalLogBlocks', 'totalCorruptLogBlock', 'totalRollbackBlocks',
+  'fileId',
+  'path',
+  'prevCommit',
+  'numWrites',
+  'numDeletes',
+  'numUpdateWrites',
+  'totalWriteBytes',
+  'totalWriteErrors',
+  'partitionPath',
+  'totalLogRecords',
+  'totalLogFiles',
+  'totalUpdatedRecordsCompacted',
+  'numInserts',
+  'totalLogBlocks',
+  'totalCorruptLogBlock',
+  'totalRollbackBlocks',
   'fileSizeInBytes',
 ] as const;
 

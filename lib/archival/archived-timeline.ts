@@ -82,5 +82,5 @@ export function archivedInstants(records: readonly ArchivedRecord[]): { instant:
 
 /** The commit (or replacecommit) metadata an archived completed record holds, if any. */
 export function archivedCommitMetadataOf(entry: ArchivedMetaEntry): Record<string, unknown> | undefined {
-  return (entry.hoodieReplaceCommitMetadata ?? entry.hoodieCommitMetadata) ?? undefined;
+  return entry.hoodieReplaceCommitMetadata ?? entry.hoodieCommitMetadata ?? undefined;
 }

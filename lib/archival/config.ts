@@ -26,16 +26,56 @@ export interface ArchivalConfig {
 }
 
 export const ARCHIVAL_KEYS = {
-  minCommits: defineKey({ key: 'hoodie.keep.min.commits', default: 20, parser: javaInt(1), description: 'completed commits kept on the active timeline when archiving' }),
-  maxCommits: defineKey({ key: 'hoodie.keep.max.commits', default: 30, parser: javaInt(1), description: 'archive once more completed commits than this are on the active timeline' }),
+  minCommits: defineKey({
+    key: 'hoodie.keep.min.commits',
+    default: 20,
+    parser: javaInt(1),
+    description: 'completed commits kept on the active timeline when archiving',
+  }),
+  maxCommits: defineKey({
+    key: 'hoodie.keep.max.commits',
+    default: 30,
+    parser: javaInt(1),
+    description: 'archive once more completed commits than this are on the active timeline',
+  }),
   automatic: defineKey({ key: 'hoodie.archive.automatic', default: true, parser: bool, description: 'archive after each commit' }),
   async: defineKey({ key: 'hoodie.archive.async', default: false, parser: bool, description: 'with automatic: archive alongside the writes' }),
-  recordsPerBlock: defineKey({ key: 'hoodie.commits.archival.batch', default: 10, parser: javaInt(1), description: 'archived instant records per Avro data block' }),
-  mergeEnable: defineKey({ key: 'hoodie.archive.merge.enable', default: false, parser: bool, description: 'merge small archive files into one (storage without append)' }),
-  mergeSmallFileLimitBytes: defineKey({ key: 'hoodie.archive.merge.small.file.limit.bytes', default: 20 * 1024 * 1024, parser: javaLong(0), description: 'archive files up to this size are merge candidates' }),
-  mergeFilesBatchSize: defineKey({ key: 'hoodie.archive.merge.files.batch.size', default: 10, parser: javaInt(1), description: 'merge when at least this many of the newest archive files are small' }),
-  beyondSavepoint: defineKey({ key: 'hoodie.archive.beyond.savepoint', default: false, parser: bool, description: 'archive past savepoints, keeping only the savepointed commits' }),
-  deleteParallelism: defineKey({ key: 'hoodie.archive.delete.parallelism', default: 100, parser: javaInt(1), description: 'archived instant files deleted at once' }),
+  recordsPerBlock: defineKey({
+    key: 'hoodie.commits.archival.batch',
+    default: 10,
+    parser: javaInt(1),
+    description: 'archived instant records per Avro data block',
+  }),
+  mergeEnable: defineKey({
+    key: 'hoodie.archive.merge.enable',
+    default: false,
+    parser: bool,
+    description: 'merge small archive files into one (storage without append)',
+  }),
+  mergeSmallFileLimitBytes: defineKey({
+    key: 'hoodie.archive.merge.small.file.limit.bytes',
+    default: 20 * 1024 * 1024,
+    parser: javaLong(0),
+    description: 'archive files up to this size are merge candidates',
+  }),
+  mergeFilesBatchSize: defineKey({
+    key: 'hoodie.archive.merge.files.batch.size',
+    default: 10,
+    parser: javaInt(1),
+    description: 'merge when at least this many of the newest archive files are small',
+  }),
+  beyondSavepoint: defineKey({
+    key: 'hoodie.archive.beyond.savepoint',
+    default: false,
+    parser: bool,
+    description: 'archive past savepoints, keeping only the savepointed commits',
+  }),
+  deleteParallelism: defineKey({
+    key: 'hoodie.archive.delete.parallelism',
+    default: 100,
+    parser: javaInt(1),
+    description: 'archived instant files deleted at once',
+  }),
 } as const;
 
 export function archivalConfigFromProperties(props: ReadonlyMap<string, string>, location = 'archive properties'): ArchivalConfig {

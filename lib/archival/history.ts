@@ -23,7 +23,8 @@ export async function loadArchivedHistory(storage: Storage, archiveLogFolder: st
     if (instant.action !== 'replacecommit' || instant.state !== 'COMPLETED' || completed === undefined) continue;
     const metadata = archivedCommitMetadataOf(completed);
     const replaced = (metadata?.['partitionToReplaceFileIds'] ?? {}) as Record<string, string[]>;
-    for (const [partition, fileIds] of Object.entries(replaced)) for (const fileId of fileIds) replacedFileGroups.set(fileGroupKey(partition, fileId), instant.time);
+    for (const [partition, fileIds] of Object.entries(replaced))
+      for (const fileId of fileIds) replacedFileGroups.set(fileGroupKey(partition, fileId), instant.time);
   }
   return { instants: instants.map((entry) => entry.instant), replacedFileGroups, archiveFiles: read.files.length };
 }

@@ -22,7 +22,14 @@ import type { ArchivalConfig } from './config.js';
 /** getWriteTimeline: what a pending instant blocks archival behind. */
 const WRITE_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'replacecommit', 'compaction', 'logcompaction']);
 
-export type ArchiveRule = 'max-commits' | 'min-commits' | 'pending-instant' | 'savepoint' | 'clustering-not-cleaned' | 'metadata-table-compaction' | 'no-metadata-table-compaction';
+export type ArchiveRule =
+  | 'max-commits'
+  | 'min-commits'
+  | 'pending-instant'
+  | 'savepoint'
+  | 'clustering-not-cleaned'
+  | 'metadata-table-compaction'
+  | 'no-metadata-table-compaction';
 
 /** An instant time from which on (inclusive) nothing is archived, and why. */
 export interface ArchiveBound {
@@ -65,7 +72,12 @@ export interface ArchivePlan {
  * completed commits after its earliest commit to retain, plus two. The retention is measured from the latest
  * completed commit (for KEEP_LATEST_BY_HOURS), not from now.
  */
-export function minAndMaxToKeep(timeline: Timeline, config: Pick<ArchivalConfig, 'minCommits' | 'maxCommits'>, clean: Pick<CleanConfig, 'policy' | 'commitsRetained' | 'hoursRetained'>, zone: TimelineTimeZone): { min: number; max: number; adjustment: string | undefined } {
+export function minAndMaxToKeep(
+  timeline: Timeline,
+  config: Pick<ArchivalConfig, 'minCommits' | 'maxCommits'>,
+  clean: Pick<CleanConfig, 'policy' | 'commitsRetained' | 'hoursRetained'>,
+  zone: TimelineTimeZone,
+): { min: number; max: number; adjustment: string | undefined } {
   const commits = commitsTimeline(timeline);
   const completed = commits.filter((instant) => instant.state === 'COMPLETED');
   const latest = completed.at(-1);
@@ -87,18 +99,23 @@ export function oldestInstantToRetainForClustering(timeline: Timeline, lastClean
   const replaces = timeline.instants.filter((instant) => instant.action === 'replacecommit');
   if (replaces.length === 0) return undefined;
   const hasClean = timeline.completed().some((instant) => instant.action === 'clean');
-  let oldest = hasClean && lastCleanRetainedFrom !== undefined
-    ? replaces.find((instant) => compareInstantTimes(instant.time, lastCleanRetainedFrom) >= 0)
-    : replaces[0];
+  let oldest =
+    hasClean && lastCleanRetainedFrom !== undefined ? replaces.find((instant) => compareInstantTimes(instant.time, lastCleanRetainedFrom) >= 0) : replaces[0];
   const firstInflight = replaces.find((instant) => instant.state === 'INFLIGHT');
   if (firstInflight !== undefined) {
-    const before = commitsTimeline(timeline).filter((instant) => instant.state === 'COMPLETED' && compareInstantTimes(instant.time, firstInflight.time) < 0).at(-1);
+    const before = commitsTimeline(timeline)
+      .filter((instant) => instant.state === 'COMPLETED' && compareInstantTimes(instant.time, firstInflight.time) < 0)
+      .at(-1);
     if (before !== undefined && (oldest === undefined || compareInstantTimes(oldest.time, before.time) > 0)) oldest = before;
   }
   return oldest;
 }
 
-export function planArchive(facts: ArchiveFacts, config: ArchivalConfig, clean: Pick<CleanConfig, 'policy' | 'commitsRetained' | 'hoursRetained'>): ArchivePlan {
+export function planArchive(
+  facts: ArchiveFacts,
+  config: ArchivalConfig,
+  clean: Pick<CleanConfig, 'policy' | 'commitsRetained' | 'hoursRetained'>,
+): ArchivePlan {
   const { timeline } = facts;
   const { min, max, adjustment } = minAndMaxToKeep(timeline, config, clean, facts.timeZone);
 
@@ -115,20 +132,29 @@ export function planArchive(facts: ArchiveFacts, config: ArchivalConfig, clean: 
   if (oldestPending !== undefined) {
     const before = completed.filter((instant) => compareInstantTimes(instant.time, oldestPending.time) < 0).at(-1);
     const retain = before === undefined || compareInstantTimes(oldestPending.time, before.time) < 0 ? oldestPending : before;
-    bounds.push({ rule: 'pending-instant', time: retain.time, detail: `${oldestPending.action} ${oldestPending.time} is pending: the commits from ${retain.time} on stay` });
+    bounds.push({
+      rule: 'pending-instant',
+      time: retain.time,
+      detail: `${oldestPending.action} ${oldestPending.time} is pending: the commits from ${retain.time} on stay`,
+    });
   }
   const firstSavepoint = facts.savepointTimes[0];
   if (firstSavepoint !== undefined && !config.beyondSavepoint) {
-    bounds.push({ rule: 'savepoint', time: firstSavepoint, detail: `savepoint ${firstSavepoint}: nothing from it on is archived (hoodie.archive.beyond.savepoint=false)` });
+    bounds.push({
+      rule: 'savepoint',
+      time: firstSavepoint,
+      detail: `savepoint ${firstSavepoint}: nothing from it on is archived (hoodie.archive.beyond.savepoint=false)`,
+    });
   }
   const clustering = oldestInstantToRetainForClustering(timeline, facts.lastCleanRetainedFrom);
   if (clustering !== undefined) {
     bounds.push({
       rule: 'clustering-not-cleaned',
       time: clustering.time,
-      detail: facts.lastCleanRetainedFrom === undefined
-        ? `replacecommit ${clustering.time}: no clean has removed its replaced files yet`
-        : `${clustering.action} ${clustering.time}: the last clean retained from ${facts.lastCleanRetainedFrom}, so its replaced files may still be there`,
+      detail:
+        facts.lastCleanRetainedFrom === undefined
+          ? `replacecommit ${clustering.time}: no clean has removed its replaced files yet`
+          : `${clustering.action} ${clustering.time}: the last clean retained from ${facts.lastCleanRetainedFrom}, so its replaced files may still be there`,
     });
   }
   bounds.sort((a, b) => compareInstantTimes(a.time, b.time));
@@ -150,21 +176,29 @@ export function planArchive(facts: ArchiveFacts, config: ArchivalConfig, clean: 
     });
     const limit = completed.length - min;
     commitsToArchive = candidates.slice(0, Math.max(0, limit));
-    for (const instant of candidates.slice(Math.max(0, limit))) keptCommits.push({ instant, rule: 'min-commits', detail: `among the ${min} newest commits kept (keep.min.commits${adjustment === undefined ? '' : ', adjusted'})` });
+    for (const instant of candidates.slice(Math.max(0, limit)))
+      keptCommits.push({
+        instant,
+        rule: 'min-commits',
+        detail: `among the ${min} newest commits kept (keep.min.commits${adjustment === undefined ? '' : ', adjusted'})`,
+      });
   } else {
-    for (const instant of completed) keptCommits.push({ instant, rule: 'max-commits', detail: `${completed.length} completed commit(s), archiving starts above keep.max.commits=${max}` });
+    for (const instant of completed)
+      keptCommits.push({ instant, rule: 'max-commits', detail: `${completed.length} completed commit(s), archiving starts above keep.max.commits=${max}` });
   }
 
   let instants = [...others, ...commitsToArchive];
   if (facts.metadataTable !== undefined) {
     const compaction = facts.metadataTable.latestCompaction;
     if (compaction === undefined) {
-      for (const instant of commitsToArchive) keptCommits.push({ instant, rule: 'no-metadata-table-compaction', detail: 'the metadata table has no compaction yet' });
+      for (const instant of commitsToArchive)
+        keptCommits.push({ instant, rule: 'no-metadata-table-compaction', detail: 'the metadata table has no compaction yet' });
       instants = [];
       bounds.push({ rule: 'no-metadata-table-compaction', time: '', detail: 'the metadata table has not compacted yet: nothing is archived' });
     } else {
       for (const instant of instants) {
-        if (compareInstantTimes(instant.time, compaction) >= 0 && WRITE_ACTIONS.has(instant.action)) keptCommits.push({ instant, rule: 'metadata-table-compaction', detail: `not before the metadata table's latest compaction ${compaction}` });
+        if (compareInstantTimes(instant.time, compaction) >= 0 && WRITE_ACTIONS.has(instant.action))
+          keptCommits.push({ instant, rule: 'metadata-table-compaction', detail: `not before the metadata table's latest compaction ${compaction}` });
       }
       instants = instants.filter((instant) => compareInstantTimes(instant.time, compaction) < 0);
       bounds.push({ rule: 'metadata-table-compaction', time: compaction, detail: `the metadata table's latest compaction ${compaction}` });

@@ -108,7 +108,8 @@ async function resumePendingClean(table: HudiTable, instant: Instant, options: C
   try {
     return await executeAndComplete(table, instant.time, plan, instant.state, Date.now(), true, options);
   } catch (error) {
-    if (error instanceof ConflictError && (await loadTimeline(table.storage)).completed().some((i) => i.action === 'clean' && i.time === instant.time)) return undefined;
+    if (error instanceof ConflictError && (await loadTimeline(table.storage)).completed().some((i) => i.action === 'clean' && i.time === instant.time))
+      return undefined;
     throw error;
   }
 }
@@ -139,7 +140,9 @@ async function executeAndComplete(
     ...(options.afterMetadataTableWrite === undefined ? {} : { afterMetadataTableWrite: options.afterMetadataTableWrite }),
   });
   const failures = stats.flatMap((stat) => stat.failures.map((failure) => ({ partitionPath: stat.partitionPath, ...failure })));
-  options.onProgress?.(`completed clean ${instantTime}: ${metadata.totalFilesDeleted} file(s) deleted${failures.length > 0 ? `, ${failures.length} could not be` : ''}`);
+  options.onProgress?.(
+    `completed clean ${instantTime}: ${metadata.totalFilesDeleted} file(s) deleted${failures.length > 0 ? `, ${failures.length} could not be` : ''}`,
+  );
   return { instantTime, plan, metadata, resumed, failures, metadataTable };
 }
 

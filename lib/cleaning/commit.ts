@@ -24,7 +24,12 @@ export const CLEAN_METADATA_VERSION = 2;
  * The metadata of a clean at `instantTime`: one entry per partition of the plan (file names, as Hudi records them),
  * the plan's earliest commit to retain, last completed commit and extra metadata.
  */
-export function cleanMetadataOf(instantTime: string, plan: HoodieCleanerPlan, stats: readonly PartitionCleanStat[], timeTakenInMillis: number): HoodieCleanMetadata {
+export function cleanMetadataOf(
+  instantTime: string,
+  plan: HoodieCleanerPlan,
+  stats: readonly PartitionCleanStat[],
+  timeTakenInMillis: number,
+): HoodieCleanMetadata {
   const partitionMetadata: Record<string, HoodieCleanPartitionMetadata> = {};
   let totalFilesDeleted = 0;
   for (const stat of stats) {
@@ -56,14 +61,19 @@ export function mergePartitionStats(parts: readonly (readonly PartitionCleanStat
   const merged = new Map<string, PartitionCleanStat>();
   for (const stat of parts.flat()) {
     const seen = merged.get(stat.partitionPath);
-    merged.set(stat.partitionPath, seen === undefined ? stat : {
-      partitionPath: stat.partitionPath,
-      deletePathPatterns: [...seen.deletePathPatterns, ...stat.deletePathPatterns],
-      successDeleteFiles: [...seen.successDeleteFiles, ...stat.successDeleteFiles],
-      failedDeleteFiles: [...seen.failedDeleteFiles, ...stat.failedDeleteFiles],
-      failures: [...seen.failures, ...stat.failures],
-      partitionDeleted: seen.partitionDeleted || stat.partitionDeleted,
-    });
+    merged.set(
+      stat.partitionPath,
+      seen === undefined
+        ? stat
+        : {
+            partitionPath: stat.partitionPath,
+            deletePathPatterns: [...seen.deletePathPatterns, ...stat.deletePathPatterns],
+            successDeleteFiles: [...seen.successDeleteFiles, ...stat.successDeleteFiles],
+            failedDeleteFiles: [...seen.failedDeleteFiles, ...stat.failedDeleteFiles],
+            failures: [...seen.failures, ...stat.failures],
+            partitionDeleted: seen.partitionDeleted || stat.partitionDeleted,
+          },
+    );
   }
   return [...merged.values()];
 }
@@ -86,7 +96,12 @@ export interface CompleteCleanOptions {
  * Write `T.clean` (the commit point of the clean), under the lock, only while `T.clean.inflight` is there: a clean
  * another runner completed first is a ConflictError naming it.
  */
-export async function completeClean(storage: Storage, instantTime: string, metadata: HoodieCleanMetadata, options: CompleteCleanOptions): Promise<MetadataTableOutcome> {
+export async function completeClean(
+  storage: Storage,
+  instantTime: string,
+  metadata: HoodieCleanMetadata,
+  options: CompleteCleanOptions,
+): Promise<MetadataTableOutcome> {
   const metadataTable = keepMetadataTable(storage, options.properties ?? new Map());
   await withLock(
     options.lock,

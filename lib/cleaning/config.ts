@@ -30,17 +30,57 @@ export interface CleanConfig {
 }
 
 export const CLEAN_KEYS = {
-  policy: defineKey({ key: 'hoodie.cleaner.policy', default: 'KEEP_LATEST_COMMITS' as CleaningPolicy, parser: oneOf(CLEANING_POLICIES), description: 'KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS' }),
+  policy: defineKey({
+    key: 'hoodie.cleaner.policy',
+    default: 'KEEP_LATEST_COMMITS' as CleaningPolicy,
+    parser: oneOf(CLEANING_POLICIES),
+    description: 'KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS',
+  }),
   // Hudi accepts 0 commits retained (everything but the latest and the one before the window goes).
-  commitsRetained: defineKey({ key: 'hoodie.cleaner.commits.retained', default: 10, parser: javaInt(0), description: 'KEEP_LATEST_COMMITS: the last N completed commits stay readable (files older than the N-th newest are cleaned)' }),
-  fileVersionsRetained: defineKey({ key: 'hoodie.cleaner.fileversions.retained', default: 3, parser: javaInt(1), description: 'KEEP_LATEST_FILE_VERSIONS: file slices kept in each file group' }),
-  hoursRetained: defineKey({ key: 'hoodie.cleaner.hours.retained', default: 24, parser: javaInt(0), description: 'KEEP_LATEST_BY_HOURS: commits of the last N hours stay readable' }),
+  commitsRetained: defineKey({
+    key: 'hoodie.cleaner.commits.retained',
+    default: 10,
+    parser: javaInt(0),
+    description: 'KEEP_LATEST_COMMITS: the last N completed commits stay readable (files older than the N-th newest are cleaned)',
+  }),
+  fileVersionsRetained: defineKey({
+    key: 'hoodie.cleaner.fileversions.retained',
+    default: 3,
+    parser: javaInt(1),
+    description: 'KEEP_LATEST_FILE_VERSIONS: file slices kept in each file group',
+  }),
+  hoursRetained: defineKey({
+    key: 'hoodie.cleaner.hours.retained',
+    default: 24,
+    parser: javaInt(0),
+    description: 'KEEP_LATEST_BY_HOURS: commits of the last N hours stay readable',
+  }),
   automatic: defineKey({ key: 'hoodie.clean.automatic', default: true, parser: bool, description: 'clean after each commit' }),
   async: defineKey({ key: 'hoodie.clean.async', default: false, parser: bool, description: 'with automatic: clean alongside the writes' }),
-  triggerStrategy: defineKey({ key: 'hoodie.clean.trigger.strategy', default: 'NUM_COMMITS' as const, parser: oneOf(['NUM_COMMITS'] as const), description: 'when to schedule a clean: NUM_COMMITS (the only strategy)' }),
-  maxCommits: defineKey({ key: 'hoodie.clean.max.commits', default: 1, parser: javaInt(0), description: 'completed commits since the last clean before another is scheduled' }),
-  incrementalMode: defineKey({ key: 'hoodie.cleaner.incremental.mode', default: true, parser: bool, description: 'plan from the partitions written since the last clean instead of listing every partition' }),
-  parallelism: defineKey({ key: 'hoodie.cleaner.parallelism', default: 200, parser: javaInt(1), description: 'storage requests in flight at once while planning (listings) and cleaning (delete batches of up to 1,000 files)' }),
+  triggerStrategy: defineKey({
+    key: 'hoodie.clean.trigger.strategy',
+    default: 'NUM_COMMITS' as const,
+    parser: oneOf(['NUM_COMMITS'] as const),
+    description: 'when to schedule a clean: NUM_COMMITS (the only strategy)',
+  }),
+  maxCommits: defineKey({
+    key: 'hoodie.clean.max.commits',
+    default: 1,
+    parser: javaInt(0),
+    description: 'completed commits since the last clean before another is scheduled',
+  }),
+  incrementalMode: defineKey({
+    key: 'hoodie.cleaner.incremental.mode',
+    default: true,
+    parser: bool,
+    description: 'plan from the partitions written since the last clean instead of listing every partition',
+  }),
+  parallelism: defineKey({
+    key: 'hoodie.cleaner.parallelism',
+    default: 200,
+    parser: javaInt(1),
+    description: 'storage requests in flight at once while planning (listings) and cleaning (delete batches of up to 1,000 files)',
+  }),
 } as const;
 
 /** The cleaner settings in `props` (hoodie.properties merged with the job's properties), Hudi's defaults for the rest. */

@@ -35,7 +35,11 @@ export interface ExecuteCleanOptions {
 export async function executeCleanerPlan(storage: Storage, plan: HoodieCleanerPlan, options: ExecuteCleanOptions): Promise<PartitionCleanStat[]> {
   const wanted = options.partitions === undefined ? undefined : new Set(options.partitions);
   const deletes = planDeletes(plan).filter((file) => wanted === undefined || wanted.has(file.partitionPath));
-  const result = await deleteMany(storage, deletes.map((file) => file.path), { concurrency: options.concurrency });
+  const result = await deleteMany(
+    storage,
+    deletes.map((file) => file.path),
+    { concurrency: options.concurrency },
+  );
   const gone = new Set(result.deleted);
   const refused = new Map(result.failed.map((failure) => [failure.path, failure.reason]));
 
@@ -45,7 +49,9 @@ export async function executeCleanerPlan(storage: Storage, plan: HoodieCleanerPl
     if (await deletePartitionFolder(storage, partitionPath, options.concurrency)) removed.add(partitionPath);
   }
 
-  const partitionPaths = Object.keys(plan.filePathsToBeDeletedPerPartition ?? plan.filesToBeDeletedPerPartition ?? {}).filter((p) => wanted === undefined || wanted.has(p));
+  const partitionPaths = Object.keys(plan.filePathsToBeDeletedPerPartition ?? plan.filesToBeDeletedPerPartition ?? {}).filter(
+    (p) => wanted === undefined || wanted.has(p),
+  );
   return partitionPaths.map((partitionPath) => {
     const files = deletes.filter((file) => file.partitionPath === partitionPath);
     const failures = files.filter((file) => !gone.has(file.path)).map((file) => ({ fileName: file.fileName, reason: refused.get(file.path) ?? 'not deleted' }));
@@ -68,7 +74,11 @@ async function deletePartitionFolder(storage: Storage, partitionPath: string, co
   const objects = await storage.listRecursive(partitionPath);
   const name = (path: string) => path.slice(path.lastIndexOf('/') + 1);
   if (objects.some((object) => parseBaseFileName(name(object.path)) !== undefined)) return false;
-  const result = await deleteMany(storage, objects.map((object) => object.path), { concurrency });
+  const result = await deleteMany(
+    storage,
+    objects.map((object) => object.path),
+    { concurrency },
+  );
   if (result.failed.length > 0) return false;
   // Object stores have no folders; a local disk keeps the empty one (Hudi's delete removes the directory).
   const localDir = storage.localPath?.(partitionPath);

@@ -47,7 +47,10 @@ export async function walkPartitions(storage: Storage, concurrency: number, visi
         await visit({ partitionPath: dir, files });
         return [];
       }
-      return listing.dirs.map(nameOf).filter((name) => !name.startsWith('.')).map((name) => (dir === '' ? name : `${dir}/${name}`));
+      return listing.dirs
+        .map(nameOf)
+        .filter((name) => !name.startsWith('.'))
+        .map((name) => (dir === '' ? name : `${dir}/${name}`));
     });
     frontier = next.flat();
   }

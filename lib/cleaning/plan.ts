@@ -67,7 +67,10 @@ export function earliestCommitToRetain(
   const completed = instants.filter((instant) => instant.state === 'COMPLETED');
   if (config.policy === 'KEEP_LATEST_COMMITS') {
     if (completed.length <= config.commitsRetained) {
-      return { instant: undefined, reason: `${completed.length} completed commit(s), ${config.commitsRetained} retained: nothing is older than the retention window yet` };
+      return {
+        instant: undefined,
+        reason: `${completed.length} completed commit(s), ${config.commitsRetained} retained: nothing is older than the retention window yet`,
+      };
     }
     // 15 completed, 10 retained: the 6th (index 5) is the earliest to retain.
     const nth = completed[completed.length - config.commitsRetained]!;
@@ -76,28 +79,33 @@ export function earliestCommitToRetain(
       const before = completed.filter((instant) => compareInstantTimes(instant.time, earliestPending.time) < 0).at(-1);
       return {
         instant: before,
-        reason: before === undefined
-          ? `the ${config.commitsRetained} newest commits would start at ${nth.time}, but ${earliestPending.action} ${earliestPending.time} is still pending and no commit completed before it`
-          : `the ${config.commitsRetained} newest commits would start at ${nth.time}, but ${earliestPending.action} ${earliestPending.time} is still pending: retaining from the last commit completed before it`,
+        reason:
+          before === undefined
+            ? `the ${config.commitsRetained} newest commits would start at ${nth.time}, but ${earliestPending.action} ${earliestPending.time} is still pending and no commit completed before it`
+            : `the ${config.commitsRetained} newest commits would start at ${nth.time}, but ${earliestPending.action} ${earliestPending.time} is still pending: retaining from the last commit completed before it`,
       };
     }
-    return { instant: nth, reason: `${config.commitsRetained} commit(s) retained: ${nth.time} is the ${ordinal(config.commitsRetained)} newest of ${completed.length} completed` };
+    return {
+      instant: nth,
+      reason: `${config.commitsRetained} commit(s) retained: ${nth.time} is the ${ordinal(config.commitsRetained)} newest of ${completed.length} completed`,
+    };
   }
   if (config.policy === 'KEEP_LATEST_BY_HOURS') {
     const cutoff = formatInstantTime(new Date(now.getTime() - config.hoursRetained * 3_600_000), zone);
     const first = completed.find((instant) => compareInstantTimes(instant.time, cutoff) >= 0);
     return {
       instant: first,
-      reason: first === undefined
-        ? `no commit completed in the last ${config.hoursRetained} hour(s) (since ${cutoff})`
-        : `${config.hoursRetained} hour(s) retained: ${first.time} is the first commit at or after ${cutoff}`,
+      reason:
+        first === undefined
+          ? `no commit completed in the last ${config.hoursRetained} hour(s) (since ${cutoff})`
+          : `${config.hoursRetained} hour(s) retained: ${first.time} is the first commit at or after ${cutoff}`,
     };
   }
   return { instant: undefined, reason: 'KEEP_LATEST_FILE_VERSIONS keeps versions per file group, not commits' };
 }
 
 function ordinal(n: number): string {
-  const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' } as Record<number, string>)[n % 10] ?? 'th';
+  const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : (({ 1: 'st', 2: 'nd', 3: 'rd' } as Record<number, string>)[n % 10] ?? 'th');
   return `${n}${suffix}`;
 }
 
@@ -111,7 +119,11 @@ export interface LastClean {
  * Whether a clean is due (CleanPlanActionExecutor.needsCleaning, the NUM_COMMITS trigger): completed commits after
  * the last clean's lastCompletedCommitTimestamp, at least hoodie.clean.max.commits.
  */
-export function cleanIsDue(timeline: Timeline, lastClean: LastClean | undefined, config: Pick<CleanConfig, 'maxCommits'>): { due: boolean; commitsSinceLastClean: number; reason: string } {
+export function cleanIsDue(
+  timeline: Timeline,
+  lastClean: LastClean | undefined,
+  config: Pick<CleanConfig, 'maxCommits'>,
+): { due: boolean; commitsSinceLastClean: number; reason: string } {
   const completed = completedCommits(timeline);
   const since = lastClean?.metadata?.lastCompletedCommitTimestamp;
   const count = since === undefined ? completed.length : completed.filter((instant) => compareInstantTimes(instant.time, since) > 0).length;
@@ -203,8 +215,14 @@ export interface PartitionContext {
 
 /** The part of a context about `partitions`, to hand a worker. */
 export function sliceContext(context: PartitionContext, partitions: readonly string[]): PartitionContext {
-  const pick = (all: Readonly<Record<string, Readonly<Record<string, string>>>>) => Object.fromEntries(partitions.filter((p) => all[p] !== undefined).map((p) => [p, all[p]!]));
-  return { ...context, replacedFileGroups: pick(context.replacedFileGroups), pendingClustering: pick(context.pendingClustering), savepointedFiles: pick(context.savepointedFiles) };
+  const pick = (all: Readonly<Record<string, Readonly<Record<string, string>>>>) =>
+    Object.fromEntries(partitions.filter((p) => all[p] !== undefined).map((p) => [p, all[p]!]));
+  return {
+    ...context,
+    replacedFileGroups: pick(context.replacedFileGroups),
+    pendingClustering: pick(context.pendingClustering),
+    savepointedFiles: pick(context.savepointedFiles),
+  };
 }
 
 /** Why a file goes or stays. */
@@ -274,7 +292,11 @@ function parseSliceBaseFile(name: string): { fileId: string; instantTime: string
  * rebuilding it per partition). On merge-on-read tables a file slice is its base file (if any) and the log files of
  * its base instant, kept or deleted together, as Hudi's planner adds a deleted slice's log files.
  */
-export function planPartition(listing: PartitionListing, context: PartitionContext, options: { explain?: boolean; timeline?: Timeline } = {}): PartitionCleanPlan {
+export function planPartition(
+  listing: PartitionListing,
+  context: PartitionContext,
+  options: { explain?: boolean; timeline?: Timeline } = {},
+): PartitionCleanPlan {
   const timeline = options.timeline ?? new Timeline(context.timeline);
   const partition = listing.partitionPath;
   const replaced = context.replacedFileGroups[partition] ?? {};
@@ -282,8 +304,14 @@ export function planPartition(listing: PartitionListing, context: PartitionConte
   const savepointed = context.savepointedFiles[partition] ?? {};
   const deletes: FileDecision[] = [];
   const kept: FileDecision[] = [];
-  const decision = (slice: Slice, rule: CleanRule, detail: string): FileDecision =>
-    ({ fileName: slice.fileName, fileId: slice.fileId, instantTime: slice.instantTime, size: slice.size, rule, detail });
+  const decision = (slice: Slice, rule: CleanRule, detail: string): FileDecision => ({
+    fileName: slice.fileName,
+    fileId: slice.fileId,
+    instantTime: slice.instantTime,
+    size: slice.size,
+    rule,
+    detail,
+  });
   const keep = (slice: Slice, rule: CleanRule, detail: string) => {
     if (options.explain) kept.push(decision(slice, rule, detail));
   };
@@ -323,17 +351,26 @@ export function planPartition(listing: PartitionListing, context: PartitionConte
       slice.logFiles.push({ name: file.name, size: file.size });
       continue;
     }
-    const created: Slice = { fileName: file.name, fileId: log.fileId, instantTime: log.baseInstant, size: file.size, logFiles: [{ name: file.name, size: file.size }], hasBase: false };
+    const created: Slice = {
+      fileName: file.name,
+      fileId: log.fileId,
+      instantTime: log.baseInstant,
+      size: file.size,
+      logFiles: [{ name: file.name, size: file.size }],
+      hasBase: false,
+    };
     logOnly.set(key, created);
   }
   for (const slice of logOnly.values()) addSlice(slice);
-  for (const slices of groups.values()) slices.sort((a, b) => compareInstantTimes(b.instantTime, a.instantTime) || (a.fileName < b.fileName ? 1 : a.fileName > b.fileName ? -1 : 0));
+  for (const slices of groups.values())
+    slices.sort((a, b) => compareInstantTimes(b.instantTime, a.instantTime) || (a.fileName < b.fileName ? 1 : a.fileName > b.fileName ? -1 : 0));
   const fileIds = [...groups.keys()].sort();
 
   const retain = context.earliestCommitToRetain;
   const byCommits = context.policy === 'KEEP_LATEST_COMMITS' || context.policy === 'KEEP_LATEST_BY_HOURS';
   if (byCommits && (!context.retentionReached || retain === undefined)) {
-    for (const fileId of fileIds) for (const slice of groups.get(fileId)!) keep(slice, 'retention-not-reached', 'not enough completed commits to clean anything yet');
+    for (const fileId of fileIds)
+      for (const slice of groups.get(fileId)!) keep(slice, 'retention-not-reached', 'not enough completed commits to clean anything yet');
     return { partitionPath: partition, deletes, kept, deletePartition: false };
   }
 
@@ -347,8 +384,18 @@ export function planPartition(listing: PartitionListing, context: PartitionConte
       for (const slice of slices) {
         const savepoint = savepointed[slice.fileName];
         if (savepoint !== undefined) keep(slice, 'savepoint', `savepoint ${savepoint} keeps it`);
-        else if (eligible) remove(slice, 'replaced', byCommits ? `file group replaced by ${replacedBy}, before the earliest commit to retain ${retain}` : `file group replaced by ${replacedBy}`);
-        else keep(slice, 'replaced-after-retention', `file group replaced by ${replacedBy}, not before the earliest commit to retain ${retain}: queries may still read it`);
+        else if (eligible)
+          remove(
+            slice,
+            'replaced',
+            byCommits ? `file group replaced by ${replacedBy}, before the earliest commit to retain ${retain}` : `file group replaced by ${replacedBy}`,
+          );
+        else
+          keep(
+            slice,
+            'replaced-after-retention',
+            `file group replaced by ${replacedBy}, not before the earliest commit to retain ${retain}: queries may still read it`,
+          );
       }
       continue;
     }
@@ -373,8 +420,10 @@ export function planPartition(listing: PartitionListing, context: PartitionConte
       const savepoint = savepointed[slice.fileName];
       if (savepoint !== undefined) keep(slice, 'savepoint', `savepoint ${savepoint} keeps it`);
       else if (slice.instantTime === latest) keep(slice, 'latest-version', 'the latest version of its file group');
-      else if (slice.instantTime === lastBeforeRetain) keep(slice, 'last-version-before-retention', `the version a query as of the earliest commit to retain ${retain} reads`);
-      else if (compareInstantTimes(retain!, slice.instantTime) > 0) remove(slice, 'older-than-retention', `superseded by ${lastBeforeRetain ?? latest} before the earliest commit to retain ${retain}`);
+      else if (slice.instantTime === lastBeforeRetain)
+        keep(slice, 'last-version-before-retention', `the version a query as of the earliest commit to retain ${retain} reads`);
+      else if (compareInstantTimes(retain!, slice.instantTime) > 0)
+        remove(slice, 'older-than-retention', `superseded by ${lastBeforeRetain ?? latest} before the earliest commit to retain ${retain}`);
       else keep(slice, 'within-retention', `written at or after the earliest commit to retain ${retain}`);
     }
   }
@@ -412,7 +461,11 @@ export interface CleanScopeSummary {
  * The HoodieCleanerPlan for the planned partitions (CleanPlanActionExecutor.requestClean): only partitions with
  * files to delete, absolute paths (`uriOf`), or undefined when nothing would be deleted (Hudi writes no clean then).
  */
-export function assembleCleanerPlan(scope: CleanScopeSummary, partitions: readonly PartitionCleanPlan[], uriOf: (path: string) => string): HoodieCleanerPlan | undefined {
+export function assembleCleanerPlan(
+  scope: CleanScopeSummary,
+  partitions: readonly PartitionCleanPlan[],
+  uriOf: (path: string) => string,
+): HoodieCleanerPlan | undefined {
   const filePaths: Record<string, HoodieCleanFileInfo[]> = {};
   let total = 0;
   for (const partition of partitions) {

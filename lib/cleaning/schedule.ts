@@ -149,7 +149,15 @@ export async function cleanOutlook(
   table: HudiTable,
   config: CleanConfig,
   now: Date = new Date(),
-): Promise<{ readonly needed: boolean; readonly reason: string; readonly facts?: { readonly earliestCommitToRetain: string | undefined; readonly lastCleanTime: string | undefined; readonly savepointTimes: readonly string[] } }> {
+): Promise<{
+  readonly needed: boolean;
+  readonly reason: string;
+  readonly facts?: {
+    readonly earliestCommitToRetain: string | undefined;
+    readonly lastCleanTime: string | undefined;
+    readonly savepointTimes: readonly string[];
+  };
+}> {
   const { storage, timeline } = table;
   const pending = timeline.pending().find((instant) => instant.action === 'clean');
   if (pending !== undefined) return { needed: true, reason: `clean ${pending.time} is pending: a run finishes it from its plan` };
@@ -157,7 +165,10 @@ export async function cleanOutlook(
   const due = cleanIsDue(timeline, lastClean, config);
   if (!due.due) return { needed: false, reason: `no clean is due (${due.reason})` };
   const retention = earliestCommitToRetain(commitsAndCompactionTimeline(timeline), config, now, table.config.timelineTimeZone);
-  const savepointTimes = timeline.completed().filter((instant) => instant.action === 'savepoint').map((instant) => instant.time);
+  const savepointTimes = timeline
+    .completed()
+    .filter((instant) => instant.action === 'savepoint')
+    .map((instant) => instant.time);
   const scope = partitionScope({ timeline, retention, lastClean, savepointTimes, isPartitioned: table.isPartitioned }, config);
   if (scope.kind === 'none') return { needed: false, reason: `nothing to clean yet (${scope.reason})` };
   if (scope.kind === 'incremental' && scope.instants.length === 0) return { needed: false, reason: `nothing new to clean (${scope.reason})` };
@@ -173,7 +184,10 @@ export async function planClean(table: HudiTable, config: CleanConfig, options: 
   const preparation = await prepareClean(table, config, options);
   const { due, retention, scope, summary, basis, context } = preparation;
   if (context === undefined) return { due, retention, scope, summary, partitions: [], partitionsListed: 0, plan: undefined, basis };
-  const { partitions, listed } = await planPartitions(table.storage, context, preparation.partitionPaths, { concurrency: config.parallelism, ...(options.explain ? { explain: true } : {}) });
+  const { partitions, listed } = await planPartitions(table.storage, context, preparation.partitionPaths, {
+    concurrency: config.parallelism,
+    ...(options.explain ? { explain: true } : {}),
+  });
   const plan = assembleCleanerPlan(summary, partitions, (path) => table.storage.uriOf(path));
   return { due, retention, scope, summary, partitions, partitionsListed: listed, plan, basis };
 }
@@ -201,9 +215,14 @@ export interface ScheduleCleanOptions {
  * Write the plan as `T.clean.requested` under the lock, T newer than every instant. Refuses (ConflictError) when
  * another clean was scheduled or completed since planning, or the savepoints changed: plan again then.
  */
-export async function scheduleClean(table: HudiTable, planning: Pick<CleanPlanning, 'plan' | 'basis'>, options: ScheduleCleanOptions): Promise<{ instantTime: string; plan: HoodieCleanerPlan }> {
+export async function scheduleClean(
+  table: HudiTable,
+  planning: Pick<CleanPlanning, 'plan' | 'basis'>,
+  options: ScheduleCleanOptions,
+): Promise<{ instantTime: string; plan: HoodieCleanerPlan }> {
   const plan = planning.plan;
-  if (plan === undefined) throw new HudiError('there is nothing to clean: the plan deletes no file', { fix: 'check `clean --dry-run` for why each file is kept' });
+  if (plan === undefined)
+    throw new HudiError('there is nothing to clean: the plan deletes no file', { fix: 'check `clean --dry-run` for why each file is kept' });
   const { storage } = table;
   return withLock(
     options.lock,
@@ -211,7 +230,9 @@ export async function scheduleClean(table: HudiTable, planning: Pick<CleanPlanni
       await assertMetadataTableKeepable(storage, 'a clean', options.properties ?? new Map());
       const timeline = await loadTimeline(storage);
       const cleans = timeline.instants.filter((instant) => instant.action === 'clean');
-      const newer = cleans.filter((instant) => planning.basis.lastCleanTime === undefined || compareInstantTimes(instant.time, planning.basis.lastCleanTime) > 0);
+      const newer = cleans.filter(
+        (instant) => planning.basis.lastCleanTime === undefined || compareInstantTimes(instant.time, planning.basis.lastCleanTime) > 0,
+      );
       const pending = cleans.filter((instant) => instant.state !== 'COMPLETED');
       const raced = [...newer, ...pending][0];
       if (raced !== undefined) {
@@ -220,12 +241,18 @@ export async function scheduleClean(table: HudiTable, planning: Pick<CleanPlanni
           fix: 'run the clean again: it finishes a pending clean first, then plans from the new state',
         });
       }
-      const savepoints = timeline.completed().filter((instant) => instant.action === 'savepoint').map((instant) => instant.time);
+      const savepoints = timeline
+        .completed()
+        .filter((instant) => instant.action === 'savepoint')
+        .map((instant) => instant.time);
       if (savepoints.join(',') !== planning.basis.savepointTimes.join(',')) {
-        throw new ConflictError(`the savepoints changed while the clean was planned (${planning.basis.savepointTimes.join(', ') || 'none'} → ${savepoints.join(', ') || 'none'})`, {
-          location: storage.uriOf('.hoodie'),
-          fix: 'run the clean again so it plans around the current savepoints',
-        });
+        throw new ConflictError(
+          `the savepoints changed while the clean was planned (${planning.basis.savepointTimes.join(', ') || 'none'} → ${savepoints.join(', ') || 'none'})`,
+          {
+            location: storage.uriOf('.hoodie'),
+            fix: 'run the clean again so it plans around the current savepoints',
+          },
+        );
       }
       const instantTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), table.config.timelineTimeZone);
       await createRequested(storage, instantTime, 'clean', encodeTimelineAvro('cleanerPlan', plan));

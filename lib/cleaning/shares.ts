@@ -54,7 +54,8 @@ export const SERVERLESS_CLEAN_KEYS = {
     key: 'hoodie.serverless.clean.files.per.share',
     default: 20_000,
     parser: javaInt(1),
-    description: 'serverless clean: files each delete Lambda deletes at most, 1,000 per DeleteObjects request (whole partitions: a larger partition gets a Lambda of its own; not a Hudi key)',
+    description:
+      'serverless clean: files each delete Lambda deletes at most, 1,000 per DeleteObjects request (whole partitions: a larger partition gets a Lambda of its own; not a Hudi key)',
   }),
   maxConcurrency: defineKey({
     key: 'hoodie.serverless.clean.max.concurrency',
@@ -84,7 +85,7 @@ async function getJson<T>(storage: Storage, path: string): Promise<T> {
   } catch (error) {
     throw new HudiError(`is not readable JSON: ${(error as Error).message}`, {
       location: storage.uriOf(path),
-      fix: 'delete the clean\'s work folder; the next run plans (or, for a pending clean, splits its plan) again',
+      fix: "delete the clean's work folder; the next run plans (or, for a pending clean, splits its plan) again",
     });
   }
 }
@@ -230,7 +231,11 @@ export async function planShare(
     storage,
     { input: `${dir}/share-${index}.json`, result: `${dir}/planned-${index}.json` },
     (location) => new HudiError(`clean planning ${planningId} has no share ${index}`, { location, fix: 'start another run: it plans afresh' }),
-    async (share) => planPartitions(storage, share.context, share.partitionPaths, { concurrency: options.concurrency }).then(({ partitions, listed }) => ({ partitions, listed })),
+    async (share) =>
+      planPartitions(storage, share.context, share.partitionPaths, { concurrency: options.concurrency }).then(({ partitions, listed }) => ({
+        partitions,
+        listed,
+      })),
   );
   return {
     outcome: ran ? 'planned' : 'already-done',
@@ -241,7 +246,11 @@ export async function planShare(
 }
 
 /** Every share's planned partitions, or the shares without a result. */
-export async function gatherPlannedShares(storage: Storage, planningId: string, shares: number): Promise<{ partitions: PartitionCleanPlan[]; listed: number; missing: number[] }> {
+export async function gatherPlannedShares(
+  storage: Storage,
+  planningId: string,
+  shares: number,
+): Promise<{ partitions: PartitionCleanPlan[]; listed: number; missing: number[] }> {
   const { results: planned, missing } = await gatherShareResults<PlannedShare>(storage, cleanPlanningDir(planningId), 'planned', shares);
   const partitions = planned.flatMap((share) => share.partitions);
   partitions.sort((a, b) => (a.partitionPath < b.partitionPath ? -1 : a.partitionPath > b.partitionPath ? 1 : 0));
@@ -279,7 +288,9 @@ export function planPartitionFiles(plan: HoodieCleanerPlan): { partitionPath: st
   const counts = new Map<string, number>();
   for (const [partition, files] of Object.entries(names ?? filePaths)) counts.set(partition, files.length);
   for (const partition of plan.partitionsToBeDeleted ?? []) if (!counts.has(partition)) counts.set(partition, 0);
-  return [...counts].map(([partitionPath, files]) => ({ partitionPath, files })).sort((a, b) => (a.partitionPath < b.partitionPath ? -1 : a.partitionPath > b.partitionPath ? 1 : 0));
+  return [...counts]
+    .map(([partitionPath, files]) => ({ partitionPath, files }))
+    .sort((a, b) => (a.partitionPath < b.partitionPath ? -1 : a.partitionPath > b.partitionPath ? 1 : 0));
 }
 
 /** Whole partitions per share: at most partitionsPerShare of them and (unless one partition alone exceeds it) filesPerShare files. */
@@ -324,7 +335,8 @@ export async function startCleanExecution(
   plan: HoodieCleanerPlan,
   options: { readonly isPartitioned: boolean; readonly settings: Pick<CleanShareSettings, 'partitionsPerShare' | 'filesPerShare'>; readonly now: Date },
 ): Promise<{ manifest: CleanManifest; created: boolean }> {
-  if (instant.action !== 'clean' || instant.state === 'COMPLETED') throw new Error(`startCleanExecution needs a pending clean, got ${instant.action} ${instant.state}`);
+  if (instant.action !== 'clean' || instant.state === 'COMPLETED')
+    throw new Error(`startCleanExecution needs a pending clean, got ${instant.action} ${instant.state}`);
   const inflight = instantPath({ time: instant.time, action: 'clean', state: 'INFLIGHT' });
   if ((await storage.head(inflight)) === undefined) {
     const requested = instantPath({ time: instant.time, action: 'clean', state: 'REQUESTED' });
@@ -374,7 +386,8 @@ export async function executeDeleteShare(
   const { ran, result } = await runShareOnce<DeleteShare, { stats: PartitionCleanStat[] }>(
     storage,
     { input: `${dir}/share-${index}.json`, result: `${dir}/result-${index}.json` },
-    (location) => new HudiError(`clean ${instantTime} has no delete share ${index}`, { location, fix: 'start another run: it splits the pending clean\'s plan again' }),
+    (location) =>
+      new HudiError(`clean ${instantTime} has no delete share ${index}`, { location, fix: "start another run: it splits the pending clean's plan again" }),
     async (share) => ({ stats: await executeCleanerPlan(storage, share.plan, { concurrency: options.concurrency, isPartitioned: share.isPartitioned }) }),
   );
   const { stats } = result;
@@ -412,7 +425,12 @@ export interface CleanFingerprint {
 
 export function cleanFingerprint(
   timeline: Timeline,
-  facts: { readonly policy: CleanScopeSummary['policy']; readonly earliestCommitToRetain: string | undefined; readonly lastCleanTime: string | undefined; readonly savepointTimes: readonly string[] },
+  facts: {
+    readonly policy: CleanScopeSummary['policy'];
+    readonly earliestCommitToRetain: string | undefined;
+    readonly lastCleanTime: string | undefined;
+    readonly savepointTimes: readonly string[];
+  },
 ): CleanFingerprint {
   const commits = timeline.completed().filter((instant) => ['commit', 'deltacommit', 'replacecommit'].includes(instant.action));
   return {
@@ -421,12 +439,17 @@ export function cleanFingerprint(
     lastCompletedCommit: commits.at(-1)?.time ?? '',
     lastCleanTime: facts.lastCleanTime ?? null,
     savepoints: [...facts.savepointTimes].sort(),
-    pendingServices: timeline.pending().filter((instant) => ['replacecommit', 'clustering', 'compaction'].includes(instant.action)).map((instant) => `${instant.time}.${instant.action}`).sort(),
+    pendingServices: timeline
+      .pending()
+      .filter((instant) => ['replacecommit', 'clustering', 'compaction'].includes(instant.action))
+      .map((instant) => `${instant.time}.${instant.action}`)
+      .sort(),
   };
 }
 
 export function sameCleanState(a: CleanFingerprint, b: CleanFingerprint): boolean {
-  const retention = a.policy === 'KEEP_LATEST_FILE_VERSIONS' ? a.lastCompletedCommit === b.lastCompletedCommit : a.earliestCommitToRetain === b.earliestCommitToRetain;
+  const retention =
+    a.policy === 'KEEP_LATEST_FILE_VERSIONS' ? a.lastCompletedCommit === b.lastCompletedCommit : a.earliestCommitToRetain === b.earliestCommitToRetain;
   return (
     a.policy === b.policy &&
     retention &&

@@ -73,7 +73,10 @@ export async function describeClean(table: HudiTable, instantTime: string): Prom
   const instant = table.timeline.instants.find((candidate) => candidate.action === 'clean' && candidate.time === instantTime);
   if (instant === undefined) {
     const cleans = table.timeline.instants.filter((candidate) => candidate.action === 'clean').map((candidate) => candidate.time);
-    throw new NotFoundError(table.storage.uriOf(instantPath({ time: instantTime, action: 'clean', state: 'COMPLETED' })), cleans.length > 0 ? `cleans on the timeline: ${cleans.join(', ')}` : 'the active timeline has no clean');
+    throw new NotFoundError(
+      table.storage.uriOf(instantPath({ time: instantTime, action: 'clean', state: 'COMPLETED' })),
+      cleans.length > 0 ? `cleans on the timeline: ${cleans.join(', ')}` : 'the active timeline has no clean',
+    );
   }
   if (instant.state === 'COMPLETED') {
     const metadata = await readCleanMetadata(table.storage, instantTime);

@@ -16,7 +16,10 @@ const READ_CONCURRENCY = 16;
 
 /** The newest completed clean and its metadata (undefined metadata for an empty `.clean`, as Hudi tolerates). */
 export async function readLastClean(storage: Storage, timeline: Timeline): Promise<LastClean | undefined> {
-  const instant = timeline.completed().filter((i) => i.action === 'clean').at(-1);
+  const instant = timeline
+    .completed()
+    .filter((i) => i.action === 'clean')
+    .at(-1);
   if (instant === undefined) return undefined;
   return { instant, metadata: await readCleanMetadata(storage, instant.time) };
 }

@@ -22,9 +22,15 @@ export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options'
     throw new HudiError(`${(error as Error).message}`, { fix: `usage: hudi-serverless ${command} ${positionals.map((p) => `<${p}>`).join(' ')} [options]` });
   }
   if (parsed.positionals.length < positionals.length) {
-    throw new HudiError(`missing ${positionals.slice(parsed.positionals.length).map((p) => `<${p}>`).join(' ')}`, {
-      fix: `usage: hudi-serverless ${command} ${positionals.map((p) => `<${p}>`).join(' ')} [options]`,
-    });
+    throw new HudiError(
+      `missing ${positionals
+        .slice(parsed.positionals.length)
+        .map((p) => `<${p}>`)
+        .join(' ')}`,
+      {
+        fix: `usage: hudi-serverless ${command} ${positionals.map((p) => `<${p}>`).join(' ')} [options]`,
+      },
+    );
   }
   return parsed;
 }
@@ -38,11 +44,13 @@ export async function readPropsFile(file: string): Promise<Map<string, string>> 
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new HudiError(`cannot read properties file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { location: file, fix: 'check the --props path' });
+    throw new HudiError(`cannot read properties file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+      location: file,
+      fix: 'check the --props path',
+    });
   }
   return parseJavaProperties(text, file);
 }
-
 
 export function err(line: string): void {
   process.stderr.write(`${line}\n`);

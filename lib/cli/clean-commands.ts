@@ -23,10 +23,12 @@ async function openWithProps(tablePath: string, propsFile: string | undefined) {
 
 export const cleanCommand: Command = {
   name: 'clean',
-  summary: 'delete file versions and replaced file groups past retention (hoodie.cleaner.policy), as Hudi\'s cleaner; finishes a pending clean first',
+  summary: "delete file versions and replaced file groups past retention (hoodie.cleaner.policy), as Hudi's cleaner; finishes a pending clean first",
   usage: 'clean <table> [--props FILE] [--dry-run] [--json]   (--dry-run: what would be deleted and why each file is kept)',
   async run(args) {
-    const { values, positionals } = parseCommandArgs('clean', args, { props: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } }, ['table']);
+    const { values, positionals } = parseCommandArgs('clean', args, { props: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } }, [
+      'table',
+    ]);
     const { table, props, location, lock } = await openWithProps(positionals[0]!, values.props);
     const config = cleanConfigFromProperties(props, location);
     const result = await runClean(table, { config, lock, dryRun: values['dry-run'] === true, onProgress: err, properties: props });
@@ -82,7 +84,9 @@ function printClean(result: CleanResult): void {
   }
   if (result.outcome === 'cleaned') {
     const clean = result.clean!;
-    out(`cleaned ${clean.instantTime}: ${clean.metadata.totalFilesDeleted} file(s) deleted in ${Object.keys(clean.metadata.partitionMetadata).length} partition(s)`);
+    out(
+      `cleaned ${clean.instantTime}: ${clean.metadata.totalFilesDeleted} file(s) deleted in ${Object.keys(clean.metadata.partitionMetadata).length} partition(s)`,
+    );
     for (const failure of clean.failures) out(`  could not delete ${failure.partitionPath}/${failure.fileName}: ${failure.reason}`);
   } else {
     out(result.outcome === 'not-due' ? 'no clean is due' : 'nothing to clean');
@@ -91,10 +95,15 @@ function printClean(result: CleanResult): void {
 
 export const archiveCommand: Command = {
   name: 'archive',
-  summary: 'move old instants to the archived timeline (hoodie.keep.min.commits / max.commits), as Hudi\'s archiver',
+  summary: "move old instants to the archived timeline (hoodie.keep.min.commits / max.commits), as Hudi's archiver",
   usage: 'archive <table> [--props FILE] [--dry-run] [--json]   (--dry-run: which instants would be archived and which rule keeps the rest)',
   async run(args) {
-    const { values, positionals } = parseCommandArgs('archive', args, { props: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } }, ['table']);
+    const { values, positionals } = parseCommandArgs(
+      'archive',
+      args,
+      { props: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } },
+      ['table'],
+    );
     const { table, props, location, lock } = await openWithProps(positionals[0]!, values.props);
     const result = await runArchive(table, {
       config: archivalConfigFromProperties(props, location),
@@ -127,10 +136,13 @@ function archiveJson(result: ArchiveResult) {
 
 function printArchive(result: ArchiveResult): void {
   const { plan } = result;
-  out(`${plan.completedCommits} completed commit(s) active; keep.min.commits=${plan.minToKeep}, keep.max.commits=${plan.maxToKeep}${plan.adjustment === undefined ? '' : ` (${plan.adjustment})`}`);
+  out(
+    `${plan.completedCommits} completed commit(s) active; keep.min.commits=${plan.minToKeep}, keep.max.commits=${plan.maxToKeep}${plan.adjustment === undefined ? '' : ` (${plan.adjustment})`}`,
+  );
   for (const instant of plan.instants) out(`  ${result.outcome === 'dry-run' ? 'would archive' : 'archived'}  ${instant.time}  ${instant.action}`);
   for (const kept of plan.keptCommits) out(`  keep    ${kept.instant.time}  ${kept.instant.action}  ${kept.rule}: ${kept.detail}`);
-  if (result.outcome === 'archived') out(`archived ${plan.instants.length} instant(s), ${result.recordsWritten} record(s) into ${result.archiveFile ?? 'the archive'}`);
+  if (result.outcome === 'archived')
+    out(`archived ${plan.instants.length} instant(s), ${result.recordsWritten} record(s) into ${result.archiveFile ?? 'the archive'}`);
   else if (result.outcome === 'nothing-to-archive') out('nothing to archive');
   else out(`dry run: ${plan.instants.length} instant(s) would be archived`);
   if (result.merged !== undefined) out(`merged ${result.merged.candidates.length} small archive file(s) into ${result.merged.into}`);
@@ -138,7 +150,7 @@ function printArchive(result: ArchiveResult): void {
 
 export const showCleanCommand: Command = {
   name: 'show-clean',
-  summary: 'list the cleans on the active timeline, or one clean\'s partitions',
+  summary: "list the cleans on the active timeline, or one clean's partitions",
   usage: 'show-clean <table> [<instant>] [--json]',
   async run(args) {
     const { values, positionals } = parseCommandArgs('show-clean', args, { json: { type: 'boolean' } }, ['table']);
@@ -146,13 +158,19 @@ export const showCleanCommand: Command = {
     if (positionals[1] !== undefined) {
       for (const partition of await describeClean(table, positionals[1])) {
         if (values.json) out(JSON.stringify(partition));
-        else out(`${partition.partitionPath || '(non-partitioned)'}  ${partition.policy}  deleted ${partition.deleted.length}  failed ${partition.failed.length}${partition.planned.length > 0 ? `  to delete ${partition.planned.length}` : ''}${partition.partitionDeleted ? '  partition deleted' : ''}`);
+        else
+          out(
+            `${partition.partitionPath || '(non-partitioned)'}  ${partition.policy}  deleted ${partition.deleted.length}  failed ${partition.failed.length}${partition.planned.length > 0 ? `  to delete ${partition.planned.length}` : ''}${partition.partitionDeleted ? '  partition deleted' : ''}`,
+          );
       }
       return 0;
     }
     for (const clean of await describeCleans(table)) {
       if (values.json) out(JSON.stringify(clean));
-      else out(`${clean.instantTime}  ${clean.state.padEnd(9)}  ${clean.policy}  earliest retained ${clean.earliestCommitToRetain || '-'}  ${clean.state === 'COMPLETED' ? 'deleted' : 'to delete'} ${clean.files} file(s) in ${clean.partitions} partition(s)${clean.failedFiles > 0 ? `, ${clean.failedFiles} failed` : ''}${clean.timeTakenInMillis === undefined ? '' : `  ${clean.timeTakenInMillis} ms`}`);
+      else
+        out(
+          `${clean.instantTime}  ${clean.state.padEnd(9)}  ${clean.policy}  earliest retained ${clean.earliestCommitToRetain || '-'}  ${clean.state === 'COMPLETED' ? 'deleted' : 'to delete'} ${clean.files} file(s) in ${clean.partitions} partition(s)${clean.failedFiles > 0 ? `, ${clean.failedFiles} failed` : ''}${clean.timeTakenInMillis === undefined ? '' : `  ${clean.timeTakenInMillis} ms`}`,
+        );
     }
     return 0;
   },

@@ -22,20 +22,26 @@ const size = (bytes: number): string => (bytes >= MIB ? `${(bytes / MIB).toFixed
 
 export const clusterCommand: Command = {
   name: 'cluster',
-  summary: 'cluster small files (and sort them) like Hudi\'s HoodieClusteringJob: schedule a plan, execute one, or both',
-  usage: 'cluster <table> --mode schedule|execute|scheduleAndExecute [--instant T] [--props FILE] [--force] [--memory-limit 2GB] [--temp-dir DIR] [--json]\n' +
+  summary: "cluster small files (and sort them) like Hudi's HoodieClusteringJob: schedule a plan, execute one, or both",
+  usage:
+    'cluster <table> --mode schedule|execute|scheduleAndExecute [--instant T] [--props FILE] [--force] [--memory-limit 2GB] [--temp-dir DIR] [--json]\n' +
     '  cluster <table> --via-state-machine local|<ARN> [--props FILE] [--force] [--json]   (the whole run through the Step Functions definition)',
   async run(args) {
-    const { values, positionals } = parseCommandArgs('cluster', args, {
-      mode: { type: 'string' },
-      instant: { type: 'string' },
-      props: { type: 'string' },
-      force: { type: 'boolean' },
-      'memory-limit': { type: 'string' },
-      'temp-dir': { type: 'string' },
-      json: { type: 'boolean' },
-      'via-state-machine': { type: 'string' },
-    }, ['table']);
+    const { values, positionals } = parseCommandArgs(
+      'cluster',
+      args,
+      {
+        mode: { type: 'string' },
+        instant: { type: 'string' },
+        props: { type: 'string' },
+        force: { type: 'boolean' },
+        'memory-limit': { type: 'string' },
+        'temp-dir': { type: 'string' },
+        json: { type: 'boolean' },
+        'via-state-machine': { type: 'string' },
+      },
+      ['table'],
+    );
     if (values['via-state-machine'] !== undefined) return runViaStateMachine(positionals[0]!, values['via-state-machine'], values);
     const mode = values.mode as ClusteringJobMode | undefined;
     if (mode === undefined || !CLUSTERING_JOB_MODES.includes(mode)) {
@@ -71,18 +77,25 @@ export const clusterCommand: Command = {
       });
       if (values.json) {
         const html = result.commit?.htmlReport;
-        out(JSON.stringify({
-          scheduled: result.scheduled ?? null,
-          instantTime: result.instantTime ?? null,
-          takenOver: result.takenOver ?? null,
-          report: result.commit?.report ?? null,
-          htmlReport: html === undefined ? null : 'path' in html ? table.storage.uriOf(html.path) : html,
-          metadataTable: result.commit?.metadataTable?.deltaCommit === undefined ? null : { partitions: result.commit.metadataTable.deltaCommit.partitions, disabled: result.commit.metadataTable.disabled ?? null },
-        }));
+        out(
+          JSON.stringify({
+            scheduled: result.scheduled ?? null,
+            instantTime: result.instantTime ?? null,
+            takenOver: result.takenOver ?? null,
+            report: result.commit?.report ?? null,
+            htmlReport: html === undefined ? null : 'path' in html ? table.storage.uriOf(html.path) : html,
+            metadataTable:
+              result.commit?.metadataTable?.deltaCommit === undefined
+                ? null
+                : { partitions: result.commit.metadataTable.deltaCommit.partitions, disabled: result.commit.metadataTable.disabled ?? null },
+          }),
+        );
         return 0;
       }
       if (result.takenOver !== undefined) {
-        out(`${result.takenOver.outcome === 'resumed' ? 'resumed' : 'rolled back'} pending clustering ${result.takenOver.instant} (${result.takenOver.reason})`);
+        out(
+          `${result.takenOver.outcome === 'resumed' ? 'resumed' : 'rolled back'} pending clustering ${result.takenOver.instant} (${result.takenOver.reason})`,
+        );
       }
       if (result.commit?.report !== undefined) {
         process.stdout.write(formatClusteringReport(result.commit.report));
@@ -91,7 +104,9 @@ export const clusterCommand: Command = {
       } else if (result.scheduled !== undefined) {
         out(`scheduled ${result.scheduled.instantTime}`);
         for (const group of result.scheduled.groups) {
-          out(`  group ${group.index}  ${group.partitionPath || '(non-partitioned)'}  ${group.inputFiles} file(s), ${size(group.inputBytes)} → ${group.numOutputFileGroups} file group(s)`);
+          out(
+            `  group ${group.index}  ${group.partitionPath || '(non-partitioned)'}  ${group.inputFiles} file(s), ${size(group.inputBytes)} → ${group.numOutputFileGroups} file group(s)`,
+          );
         }
       }
       return 0;
@@ -102,27 +117,46 @@ export const clusterCommand: Command = {
 };
 
 /** `--via-state-machine`: schedule, the Map over groups and commit, run by the state machine (local or deployed). */
-async function runViaStateMachine(tablePath: string, stateMachine: string, values: { props?: string; force?: boolean; json?: boolean; mode?: string; instant?: string }): Promise<number> {
+async function runViaStateMachine(
+  tablePath: string,
+  stateMachine: string,
+  values: { props?: string; force?: boolean; json?: boolean; mode?: string; instant?: string },
+): Promise<number> {
   if ((values.mode !== undefined && values.mode !== 'scheduleAndExecute') || values.instant !== undefined) {
-    throw new HudiError('--via-state-machine runs a whole clustering (schedule and execute); it takes no --instant or other --mode', { fix: 'drop --mode/--instant, or run without --via-state-machine' });
+    throw new HudiError('--via-state-machine runs a whole clustering (schedule and execute); it takes no --instant or other --mode', {
+      fix: 'drop --mode/--instant, or run without --via-state-machine',
+    });
   }
   const props = values.props === undefined ? new Map<string, string>() : await readPropsFile(values.props);
   const run = { properties: Object.fromEntries(props), force: values.force === true, onProgress: err };
   // Loaded on demand: the Step Functions client, or the local stand-ins (the interpreter, Lambda emulation), only here.
-  const result: ViaStateMachineResult & { readonly cost?: CostEstimate } = stateMachine === 'local'
-    ? await (await import('../serverless/local/via-state-machine.js')).clusterViaLocalStateMachine(tablePath, run)
-    : await (await import('../serverless/via-state-machine.js')).clusterViaStateMachine(tablePath, { stateMachine, ...run });
+  const result: ViaStateMachineResult & { readonly cost?: CostEstimate } =
+    stateMachine === 'local'
+      ? await (await import('../serverless/local/via-state-machine.js')).clusterViaLocalStateMachine(tablePath, run)
+      : await (await import('../serverless/via-state-machine.js')).clusterViaStateMachine(tablePath, { stateMachine, ...run });
   const output = (result.output ?? {}) as TableServicesOutput;
-  if (values.json) out(JSON.stringify({ status: result.status, executionArn: result.executionArn, output: result.output, error: result.error ?? null, cost: result.cost ?? null }));
+  if (values.json)
+    out(
+      JSON.stringify({
+        status: result.status,
+        executionArn: result.executionArn,
+        output: result.output,
+        error: result.error ?? null,
+        cost: result.cost ?? null,
+      }),
+    );
   else {
-    if (output.clustering?.report !== undefined) process.stdout.write(formatClusteringReport(output.clustering.report as Parameters<typeof formatClusteringReport>[0]));
+    if (output.clustering?.report !== undefined)
+      process.stdout.write(formatClusteringReport(output.clustering.report as Parameters<typeof formatClusteringReport>[0]));
     if (result.status === 'SUCCEEDED') for (const line of describeTableServices(output)) out(line);
     else out(`${result.status}: ${result.error ?? ''}`);
     // Only a local run is measured, and so priced.
     if (result.cost !== undefined) process.stdout.write((await import('../serverless/cost.js')).formatCostEstimate(result.cost));
   }
   if (result.status !== 'SUCCEEDED') {
-    throw new HudiError(`the clustering execution ${result.executionArn} ended ${result.status}: ${result.error ?? ''} ${result.cause ?? ''}`.trim(), { fix: 'see `show-clustering` for the pending plan; the README says how to retry or roll it back' });
+    throw new HudiError(`the clustering execution ${result.executionArn} ended ${result.status}: ${result.error ?? ''} ${result.cause ?? ''}`.trim(), {
+      fix: 'see `show-clustering` for the pending plan; the README says how to retry or roll it back',
+    });
   }
   return 0;
 }
@@ -144,7 +178,8 @@ function planLines(plan: ClusteringPlanSummary): string[] {
 }
 
 function historyLines(clustering: CompletedClusteringSummary): string[] {
-  const headline = `${clustering.instantTime}  completed  ${clustering.replacedFileGroups} file group(s) replaced → ${clustering.filesWritten} file(s), ` +
+  const headline =
+    `${clustering.instantTime}  completed  ${clustering.replacedFileGroups} file group(s) replaced → ${clustering.filesWritten} file(s), ` +
     `${size(clustering.bytesWritten)}, ${clustering.rowsWritten} rows`;
   if (clustering.summary === undefined) return [headline, '  no summary recorded (committed by Hudi, or by an older build)'];
   const summary = formatClusteringSummary(clustering.instantTime, clustering.summary).trimEnd().split('\n');
@@ -156,9 +191,16 @@ export const showClusteringCommand: Command = {
   summary: 'list pending clustering plans: groups, input files and bytes, expected output files; or, with --history, past runs (read-only)',
   usage: 'show-clustering <table> [--all | --history] [--json]',
   async run(args) {
-    const { values, positionals } = parseCommandArgs('show-clustering', args, { all: { type: 'boolean' }, history: { type: 'boolean' }, json: { type: 'boolean' } }, ['table']);
+    const { values, positionals } = parseCommandArgs(
+      'show-clustering',
+      args,
+      { all: { type: 'boolean' }, history: { type: 'boolean' }, json: { type: 'boolean' } },
+      ['table'],
+    );
     if (values.all === true && values.history === true) {
-      throw new HudiError('--all and --history list different things', { fix: 'give --all for every plan on the active timeline, or --history for the completed clusterings and their summaries' });
+      throw new HudiError('--all and --history list different things', {
+        fix: 'give --all for every plan on the active timeline, or --history for the completed clusterings and their summaries',
+      });
     }
     const table = await HudiTable.open(openStorage(positionals[0]!), { mode: 'read' });
     if (values.history === true) {

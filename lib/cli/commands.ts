@@ -26,15 +26,20 @@ const init: Command = {
   summary: 'create a new copy-on-write table (v6) from Hudi write properties',
   usage: 'init <table> --props FILE | [--table-name N --record-key F[,F] --partition-fields F[,F] --precombine F --key-generator CLASS --hive-style]',
   async run(args) {
-    const { values, positionals } = parseCommandArgs('init', args, {
-      props: { type: 'string' },
-      'table-name': { type: 'string' },
-      'record-key': { type: 'string' },
-      'partition-fields': { type: 'string' },
-      precombine: { type: 'string' },
-      'key-generator': { type: 'string' },
-      'hive-style': { type: 'boolean' },
-    }, ['table']);
+    const { values, positionals } = parseCommandArgs(
+      'init',
+      args,
+      {
+        props: { type: 'string' },
+        'table-name': { type: 'string' },
+        'record-key': { type: 'string' },
+        'partition-fields': { type: 'string' },
+        precombine: { type: 'string' },
+        'key-generator': { type: 'string' },
+        'hive-style': { type: 'boolean' },
+      },
+      ['table'],
+    );
     const props = values.props ? await readPropsFile(values.props) : new Map<string, string>();
     const flagKeys: [string | boolean | undefined, string][] = [
       [values['table-name'], 'hoodie.table.name'],
@@ -54,17 +59,22 @@ const init: Command = {
 
 const timeline: Command = {
   name: 'timeline',
-  summary: 'list the instants on the active timeline (with --archived, the archived timeline\'s first)',
+  summary: "list the instants on the active timeline (with --archived, the archived timeline's first)",
   usage: 'timeline <table> [--archived] [--json]',
   async run(args) {
     const { values, positionals } = parseCommandArgs('timeline', args, { json: { type: 'boolean' }, archived: { type: 'boolean' } }, ['table']);
     const table = await HudiTable.open(openStorage(positionals[0]!));
     const active = new Set(table.timeline.instants.map((instant) => `${instant.time}.${instant.action}`));
     // An interrupted archive run can leave an instant in both: the active timeline shows it.
-    const archived = values.archived ? (await loadArchivedHistory(table.storage, table.config.archiveLogFolder)).instants.filter((instant) => !active.has(`${instant.time}.${instant.action}`)) : [];
+    const archived = values.archived
+      ? (await loadArchivedHistory(table.storage, table.config.archiveLogFolder)).instants.filter((instant) => !active.has(`${instant.time}.${instant.action}`))
+      : [];
     for (const [instant, where] of [...archived.map((i) => [i, 'archived'] as const), ...table.timeline.instants.map((i) => [i, 'active'] as const)]) {
       if (values.json) out(JSON.stringify(values.archived ? { ...instant, timeline: where } : instant));
-      else out(`${instant.time}  ${instant.action.padEnd(13)}  ${instant.state === 'COMPLETED' ? 'COMPLETED' : `${instant.state} (pending)`}${where === 'archived' ? '  (archived)' : ''}`);
+      else
+        out(
+          `${instant.time}  ${instant.action.padEnd(13)}  ${instant.state === 'COMPLETED' ? 'COMPLETED' : `${instant.state} (pending)`}${where === 'archived' ? '  (archived)' : ''}`,
+        );
     }
     return 0;
   },
@@ -88,11 +98,16 @@ const files: Command = {
   summary: 'list the latest file slices (replaced file groups excluded)',
   usage: 'files <table> [--as-of T] [--all-slices] [--json]',
   async run(args) {
-    const { values, positionals } = parseCommandArgs('files', args, {
-      'as-of': { type: 'string' },
-      'all-slices': { type: 'boolean' },
-      json: { type: 'boolean' },
-    }, ['table']);
+    const { values, positionals } = parseCommandArgs(
+      'files',
+      args,
+      {
+        'as-of': { type: 'string' },
+        'all-slices': { type: 'boolean' },
+        json: { type: 'boolean' },
+      },
+      ['table'],
+    );
     const table = await HudiTable.open(openStorage(positionals[0]!));
     const view = await table.fileSystemView(values['as-of'] === undefined ? {} : { asOf: values['as-of'] });
     for (const group of view.fileGroups()) {
@@ -108,7 +123,10 @@ const files: Command = {
           pendingClustering: pending,
         };
         if (values.json) out(JSON.stringify(record));
-        else out(`${record.partition || '(non-partitioned)'}  ${record.fileId}  ${record.instant}  ${record.size}  ${record.path}${pending ? '  [in pending clustering]' : ''}`);
+        else
+          out(
+            `${record.partition || '(non-partitioned)'}  ${record.fileId}  ${record.instant}  ${record.size}  ${record.path}${pending ? '  [in pending clustering]' : ''}`,
+          );
       }
     }
     return 0;
@@ -120,18 +138,27 @@ const read: Command = {
   summary: 'print the rows of the latest snapshot (or as of an instant)',
   usage: 'read <table> [--as-of T] [--query-type snapshot|read_optimized] [--meta] [--format jsonl|table]',
   async run(args) {
-    const { values, positionals } = parseCommandArgs('read', args, {
-      'as-of': { type: 'string' },
-      'query-type': { type: 'string' },
-      meta: { type: 'boolean' },
-      format: { type: 'string', default: 'jsonl' },
-    }, ['table']);
+    const { values, positionals } = parseCommandArgs(
+      'read',
+      args,
+      {
+        'as-of': { type: 'string' },
+        'query-type': { type: 'string' },
+        meta: { type: 'boolean' },
+        format: { type: 'string', default: 'jsonl' },
+      },
+      ['table'],
+    );
     if (values.format !== 'jsonl' && values.format !== 'table') {
       throw new HudiError(`--format ${values.format} is not supported`, { fix: 'use --format jsonl or --format table' });
     }
     const table = await HudiTable.open(openStorage(positionals[0]!));
     const queryType = parseQueryType(values['query-type']);
-    const snapshot = await readSnapshot(table, { ...(values['as-of'] === undefined ? {} : { asOf: values['as-of'] }), includeMetaFields: values.meta === true, queryType });
+    const snapshot = await readSnapshot(table, {
+      ...(values['as-of'] === undefined ? {} : { asOf: values['as-of'] }),
+      includeMetaFields: values.meta === true,
+      queryType,
+    });
     if (values.format === 'table') process.stdout.write(formatTable(snapshot.rows, snapshot.columns));
     else for (const row of snapshot.rows) out(JSON.stringify(row));
     return 0;
@@ -155,14 +182,20 @@ const write: Command = {
   summary: 'write a batch (bulk_insert | insert | upsert | delete); creates the table from --props if needed',
   usage: 'write <table> --input FILE [--operation OP] [--props FILE] [--input-format jsonl|csv|parquet]',
   async run(args) {
-    const { values, positionals } = parseCommandArgs('write', args, {
-      input: { type: 'string' },
-      operation: { type: 'string' },
-      props: { type: 'string' },
-      'input-format': { type: 'string' },
-      quiet: { type: 'boolean' },
-    }, ['table']);
-    if (!values.input) throw new HudiError('--input FILE is required', { fix: 'usage: hudi-serverless write <table> --input FILE [--operation OP] [--props FILE]' });
+    const { values, positionals } = parseCommandArgs(
+      'write',
+      args,
+      {
+        input: { type: 'string' },
+        operation: { type: 'string' },
+        props: { type: 'string' },
+        'input-format': { type: 'string' },
+        quiet: { type: 'boolean' },
+      },
+      ['table'],
+    );
+    if (!values.input)
+      throw new HudiError('--input FILE is required', { fix: 'usage: hudi-serverless write <table> --input FILE [--operation OP] [--props FILE]' });
     const props = values.props ? await readPropsFile(values.props) : new Map<string, string>();
     const operation = parseWriteOperation(values.operation ?? props.get('hoodie.datasource.write.operation'));
     const result = await writeBatch(openStorage(positionals[0]!), {
@@ -171,7 +204,17 @@ const write: Command = {
       properties: props,
       ...(values.quiet ? {} : { onProgress: progressLine }),
     });
-    out(JSON.stringify({ instant: result.instantTime, operation: result.operation, inserted: result.inserted, updated: result.updated, deleted: result.deleted, files: result.stats.length, badRecords: result.badRecords.length }));
+    out(
+      JSON.stringify({
+        instant: result.instantTime,
+        operation: result.operation,
+        inserted: result.inserted,
+        updated: result.updated,
+        deleted: result.deleted,
+        files: result.stats.length,
+        badRecords: result.badRecords.length,
+      }),
+    );
     return 0;
   },
 };
@@ -184,7 +227,10 @@ const rollback: Command = {
     const { values, positionals } = parseCommandArgs('rollback', args, { props: { type: 'string' }, force: { type: 'boolean' } }, ['table', 'instant']);
     const props = values.props ? await readPropsFile(values.props) : new Map<string, string>();
     const table = await HudiTable.open(openStorage(positionals[0]!), { mode: 'write' });
-    const result = await rollbackInstant(table, positionals[1]!, { lock: lockProviderFor(props, table.config.name, table.storage), ignoreHeartbeat: values.force === true });
+    const result = await rollbackInstant(table, positionals[1]!, {
+      lock: lockProviderFor(props, table.config.name, table.storage),
+      ignoreHeartbeat: values.force === true,
+    });
     out(JSON.stringify(result));
     return 0;
   },
@@ -195,22 +241,35 @@ const generate: Command = {
   summary: 'generate seeded user records (id, name, birthday, createTime, position, dt) as JSON lines or Parquet',
   usage: 'generate --out FILE [--count N] [--seed S] [--id-start N] [--days D] [--start-date YYYY-MM-DD]',
   async run(args) {
-    const { values } = parseCommandArgs('generate', args, {
-      out: { type: 'string' },
-      count: { type: 'string', default: '1000' },
-      seed: { type: 'string', default: '1' },
-      'id-start': { type: 'string', default: '1' },
-      days: { type: 'string', default: '3' },
-      'start-date': { type: 'string', default: '2024-01-01' },
-    }, []);
+    const { values } = parseCommandArgs(
+      'generate',
+      args,
+      {
+        out: { type: 'string' },
+        count: { type: 'string', default: '1000' },
+        seed: { type: 'string', default: '1' },
+        'id-start': { type: 'string', default: '1' },
+        days: { type: 'string', default: '3' },
+        'start-date': { type: 'string', default: '2024-01-01' },
+      },
+      [],
+    );
     if (!values.out) throw new HudiError('--out FILE is required', { fix: 'e.g. --out users.jsonl or --out users.parquet' });
-    const numbers = Object.fromEntries((['count', 'seed', 'id-start', 'days'] as const).map((key) => {
-      const value = Number(values[key]);
-      if (!Number.isInteger(value) || value < 0) throw new HudiError(`--${key} ${values[key]} is not a whole number ≥ 0`);
-      return [key, value];
-    })) as Record<'count' | 'seed' | 'id-start' | 'days', number>;
+    const numbers = Object.fromEntries(
+      (['count', 'seed', 'id-start', 'days'] as const).map((key) => {
+        const value = Number(values[key]);
+        if (!Number.isInteger(value) || value < 0) throw new HudiError(`--${key} ${values[key]} is not a whole number ≥ 0`);
+        return [key, value];
+      }),
+    ) as Record<'count' | 'seed' | 'id-start' | 'days', number>;
     if (!/^\d{4}-\d{2}-\d{2}$/.test(values['start-date'])) throw new HudiError(`--start-date ${values['start-date']} is not YYYY-MM-DD`);
-    const records = generateUsers({ count: numbers.count, seed: numbers.seed, idStart: numbers['id-start'], days: numbers.days, startDate: values['start-date'] });
+    const records = generateUsers({
+      count: numbers.count,
+      seed: numbers.seed,
+      idStart: numbers['id-start'],
+      days: numbers.days,
+      startDate: values['start-date'],
+    });
     const parquet = values.out.endsWith('.parquet');
     const jsonFile = parquet ? `${values.out}.jsonl.tmp` : values.out;
     const count = await writeJsonLines(jsonFile, records);
@@ -224,7 +283,23 @@ const generate: Command = {
 };
 
 /** Every command, in the order `--help` lists them. */
-export const COMMANDS: Command[] = [init, status, timeline, files, read, write, clusterCommand, showClusteringCommand, compactCommand, showCompactionCommand, cleanCommand, archiveCommand, showCleanCommand, rollback, generate];
+export const COMMANDS: Command[] = [
+  init,
+  status,
+  timeline,
+  files,
+  read,
+  write,
+  clusterCommand,
+  showClusteringCommand,
+  compactCommand,
+  showCompactionCommand,
+  cleanCommand,
+  archiveCommand,
+  showCleanCommand,
+  rollback,
+  generate,
+];
 
 export function usage(): string {
   const lines = ['usage: hudi-serverless <command> [options] [--verbose]', '', 'commands:'];

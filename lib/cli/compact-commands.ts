@@ -17,19 +17,26 @@ type Mode = (typeof MODES)[number];
 
 export const compactCommand: Command = {
   name: 'compact',
-  summary: 'compact merge-on-read file slices (base + logs → new base files) like Hudi\'s compactor: schedule, execute, or both',
+  summary: "compact merge-on-read file slices (base + logs → new base files) like Hudi's compactor: schedule, execute, or both",
   usage: 'compact <table> --mode schedule|execute|scheduleAndExecute|rollback [--instant T] [--props FILE] [--force] [--json]',
   async run(args) {
-    const { values, positionals } = parseCommandArgs('compact', args, {
-      mode: { type: 'string' },
-      instant: { type: 'string' },
-      props: { type: 'string' },
-      force: { type: 'boolean' },
-      json: { type: 'boolean' },
-    }, ['table']);
+    const { values, positionals } = parseCommandArgs(
+      'compact',
+      args,
+      {
+        mode: { type: 'string' },
+        instant: { type: 'string' },
+        props: { type: 'string' },
+        force: { type: 'boolean' },
+        json: { type: 'boolean' },
+      },
+      ['table'],
+    );
     const mode = values.mode as Mode | undefined;
-    if (mode === undefined || !MODES.includes(mode)) throw new HudiError(`--mode ${values.mode ?? '(missing)'} is not a compaction mode`, { fix: `use --mode ${MODES.join(' | ')}` });
-    if (mode === 'rollback' && values.instant === undefined) throw new HudiError('--mode rollback needs --instant T', { fix: 'name the pending compaction (see `show-compaction <table>`)' });
+    if (mode === undefined || !MODES.includes(mode))
+      throw new HudiError(`--mode ${values.mode ?? '(missing)'} is not a compaction mode`, { fix: `use --mode ${MODES.join(' | ')}` });
+    if (mode === 'rollback' && values.instant === undefined)
+      throw new HudiError('--mode rollback needs --instant T', { fix: 'name the pending compaction (see `show-compaction <table>`)' });
     const props = values.props === undefined ? new Map<string, string>() : await readPropsFile(values.props);
     const config = compactionConfigFrom(props, values.props ?? 'properties');
     const storage = openStorage(positionals[0]!);
@@ -38,7 +45,11 @@ export const compactCommand: Command = {
     const lock = lockProviderFor(new Map([...table.config.properties, ...props]), table.config.name, storage);
     if (mode === 'rollback') {
       const { deleted } = await rollbackCompaction(table, values.instant!, { lock });
-      out(values.json ? JSON.stringify({ rolledBack: values.instant, deleted }) : `rolled back compaction ${values.instant}: ${deleted.length} file(s) deleted, plan kept as requested`);
+      out(
+        values.json
+          ? JSON.stringify({ rolledBack: values.instant, deleted })
+          : `rolled back compaction ${values.instant}: ${deleted.length} file(s) deleted, plan kept as requested`,
+      );
       return 0;
     }
     let scheduled: string | undefined;
@@ -48,20 +59,33 @@ export const compactCommand: Command = {
       if (result !== undefined) err(`scheduled compaction ${result.instantTime}: ${result.plan.operations.length} file slice(s)`);
     }
     const runs: CompactionRunResult[] = [];
-    if (mode === 'scheduleAndExecute' && scheduled !== undefined) runs.push(await runCompaction(await table.reload(), scheduled, { lock, properties: props, log: err }));
+    if (mode === 'scheduleAndExecute' && scheduled !== undefined)
+      runs.push(await runCompaction(await table.reload(), scheduled, { lock, properties: props, log: err }));
     if (mode === 'execute') {
       const current = await table.reload();
       if (values.instant !== undefined) runs.push(await runCompaction(current, values.instant, { lock, properties: props, log: err }));
       else runs.push(...(await runPendingCompactions(current, { lock, properties: props, log: err })));
     }
     if (values.json) {
-      out(JSON.stringify({
-        scheduled: scheduled ?? null,
-        runs: runs.map((run) => ({ instantTime: run.instantTime, outcome: run.outcome, resumed: run.resumed, files: run.writeStats.map((s) => s.path), bytesRead: run.bytesRead, millis: run.millis })),
-      }));
+      out(
+        JSON.stringify({
+          scheduled: scheduled ?? null,
+          runs: runs.map((run) => ({
+            instantTime: run.instantTime,
+            outcome: run.outcome,
+            resumed: run.resumed,
+            files: run.writeStats.map((s) => s.path),
+            bytesRead: run.bytesRead,
+            millis: run.millis,
+          })),
+        }),
+      );
     } else {
       if (mode !== 'execute') out(scheduled === undefined ? 'nothing scheduled' : `scheduled ${scheduled}`);
-      for (const run of runs) out(`${run.outcome} compaction ${run.instantTime}${run.resumed ? ' (resumed)' : ''}: ${run.writeStats.length} base file(s), ${run.bytesRead} bytes read in ${run.millis} ms`);
+      for (const run of runs)
+        out(
+          `${run.outcome} compaction ${run.instantTime}${run.resumed ? ' (resumed)' : ''}: ${run.writeStats.length} base file(s), ${run.bytesRead} bytes read in ${run.millis} ms`,
+        );
     }
     return 0;
   },
@@ -88,7 +112,9 @@ export const showCompactionCommand: Command = {
     for (const plan of plans) {
       out(`${plan.instantTime} ${plan.state}: ${plan.operations.length} file slice(s)`);
       for (const op of plan.operations) {
-        out(`  ${op.partitionPath === '' ? '(root)' : op.partitionPath}/${op.fileId} base ${op.dataFilePath ?? '(none)'} + ${op.deltaFilePaths.length} log file(s), ${op.metrics[CompactionMetric.TOTAL_LOG_FILES_SIZE] ?? 0} log bytes, ${op.metrics[CompactionMetric.TOTAL_IO_MB] ?? 0} MB IO`);
+        out(
+          `  ${op.partitionPath === '' ? '(root)' : op.partitionPath}/${op.fileId} base ${op.dataFilePath ?? '(none)'} + ${op.deltaFilePaths.length} log file(s), ${op.metrics[CompactionMetric.TOTAL_LOG_FILES_SIZE] ?? 0} log bytes, ${op.metrics[CompactionMetric.TOTAL_IO_MB] ?? 0} MB IO`,
+        );
       }
     }
     return 0;

@@ -26,8 +26,16 @@ import { listMarkers } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
 import {
-  clusteringSummaryOf, groupPartition, groupRecordKeysPath, loadClusteringInstant, readCompletedClustering, readGroupRecordKeys,
-  readGroupResults, sliceStoragePath, summaryMetadata, type GroupResult,
+  clusteringSummaryOf,
+  groupPartition,
+  groupRecordKeysPath,
+  loadClusteringInstant,
+  readCompletedClustering,
+  readGroupRecordKeys,
+  readGroupResults,
+  sliceStoragePath,
+  summaryMetadata,
+  type GroupResult,
 } from './instant.js';
 import { buildClusteringReport, summarizeClusteringReport, type ClusteringReport, type ClusteringSummary } from './report.js';
 import { clusteringReportPath, renderClusteringReportHtml } from './report-html.js';
@@ -89,13 +97,16 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
       `clustering ${instantTime} cannot complete: group${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${plan.inputGroups.length} ha${missing.length > 1 ? 've' : 's'} no result`,
       {
         location: storage.uriOf(clusteringWorkDir(instantTime)),
-        fix: `the plan stays pending: re-run the missing group(s) (cluster --mode execute --instant ${instantTime} runs only groups without a result), then commit; ` +
+        fix:
+          `the plan stays pending: re-run the missing group(s) (cluster --mode execute --instant ${instantTime} runs only groups without a result), then commit; ` +
           'or roll the attempt back with rollbackInflightClustering, which keeps the plan',
       },
     );
   }
   const complete = results as GroupResult[];
-  complete.forEach((result, index) => { checkGroupResult(plan, instantTime, index, result); });
+  complete.forEach((result, index) => {
+    checkGroupResult(plan, instantTime, index, result);
+  });
 
   const writeStats = complete.flatMap((result) => result.writeStats);
   const reportInput = {
@@ -171,7 +182,15 @@ async function alreadyCommitted(storage: Storage, instantTime: string): Promise<
   const metadata = await readCompletedClustering(storage, instantTime);
   // An earlier call may have died between its commit and its clean-up.
   await deleteInstantScratch(storage, instantTime);
-  return { instantTime, outcome: 'already-committed', metadata, report: undefined, summary: clusteringSummaryOf(metadata), removedFiles: [], metadataTable: undefined };
+  return {
+    instantTime,
+    outcome: 'already-committed',
+    metadata,
+    report: undefined,
+    summary: clusteringSummaryOf(metadata),
+    removedFiles: [],
+    metadataTable: undefined,
+  };
 }
 
 /**
@@ -185,10 +204,13 @@ async function recordIndexChanges(storage: Storage, instantTime: string, results
   for (const result of results) {
     const keys = await readGroupRecordKeys(storage, instantTime, result.groupIndex);
     if (keys === undefined) {
-      throw new HudiError(`clustering ${instantTime} group ${result.groupIndex} ran before the table had the metadata table's record index, and did not keep its record keys`, {
-        location: storage.uriOf(groupRecordKeysPath(instantTime, result.groupIndex)),
-        fix: `roll the attempt back keeping the plan (rollbackInflightClustering / the state machine's rollback), then execute it again`,
-      });
+      throw new HudiError(
+        `clustering ${instantTime} group ${result.groupIndex} ran before the table had the metadata table's record index, and did not keep its record keys`,
+        {
+          location: storage.uriOf(groupRecordKeysPath(instantTime, result.groupIndex)),
+          fix: `roll the attempt back keeping the plan (rollbackInflightClustering / the state machine's rollback), then execute it again`,
+        },
+      );
     }
     for (const stat of result.writeStats) {
       const fileKeys = keys.files[stat.fileId];
@@ -222,7 +244,12 @@ function checkGroupResult(plan: ClusteringPlan, instantTime: string, groupIndex:
   for (const stat of result.writeStats) {
     const fileName = (stat.path ?? '').slice((stat.path ?? '').lastIndexOf('/') + 1);
     const parsed = parseBaseFileName(fileName);
-    if (parsed === undefined || parsed.instantTime !== instantTime || parsed.fileId !== stat.fileId || stat.path !== joinPartitionPath(partitionPath, fileName)) {
+    if (
+      parsed === undefined ||
+      parsed.instantTime !== instantTime ||
+      parsed.fileId !== stat.fileId ||
+      stat.path !== joinPartitionPath(partitionPath, fileName)
+    ) {
       fail(`write stat path ${JSON.stringify(stat.path)} is not a base file of this instant in partition "${partitionPath}"`);
     }
   }
@@ -242,7 +269,8 @@ async function assertInputsUnchanged(table: HudiTable, instantTime: string, plan
       if (now !== planned) {
         throw new ConflictError(
           `file group ${slice.fileId} in "${slice.partitionPath}" changed since clustering ${instantTime} was planned (` +
-            (now === undefined ? 'it was replaced or removed' : `its latest base file is now ${now}, the plan read ${planned}`) + ')',
+            (now === undefined ? 'it was replaced or removed' : `its latest base file is now ${now}, the plan read ${planned}`) +
+            ')',
           {
             location: table.storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' })),
             fix: `roll the clustering back (rollback ${instantTime}) and schedule a new one`,

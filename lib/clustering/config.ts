@@ -15,7 +15,20 @@
  * caller decides whether to log them); other keys are ignored, so a full Hudi properties file can be passed as is.
  * A value that cannot be used throws a HudiError naming the key, the value and what is accepted.
  */
-import { anyText, bool, commaList, ConfigValueError, defineKey, javaInt, javaLong, namedValue, oneOf, optionalText, parseKeyText, type ConfigKey } from '../config/index.js';
+import {
+  anyText,
+  bool,
+  commaList,
+  ConfigValueError,
+  defineKey,
+  javaInt,
+  javaLong,
+  namedValue,
+  oneOf,
+  optionalText,
+  parseKeyText,
+  type ConfigKey,
+} from '../config/index.js';
 import { HudiError } from '../errors.js';
 export { envVarForKey } from '../config/index.js';
 import { parseJavaProperties } from '../properties.js';
@@ -39,10 +52,7 @@ export const REJECT_UPDATE_STRATEGY = `${UPDATE_STRATEGY_PACKAGE}.SparkRejectUpd
 export const ALLOW_UPDATE_STRATEGY = `${UPDATE_STRATEGY_PACKAGE}.SparkAllowUpdateStrategy`;
 
 /** The size-based planners: all three pick small files per partition the same way, which is what plan-strategy.ts does. */
-export type PlanStrategyClass =
-  | typeof SPARK_SIZE_BASED_PLAN_STRATEGY
-  | typeof FLINK_SIZE_BASED_PLAN_STRATEGY
-  | typeof JAVA_SIZE_BASED_PLAN_STRATEGY;
+export type PlanStrategyClass = typeof SPARK_SIZE_BASED_PLAN_STRATEGY | typeof FLINK_SIZE_BASED_PLAN_STRATEGY | typeof JAVA_SIZE_BASED_PLAN_STRATEGY;
 export type ExecutionStrategyClass = typeof SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY | typeof JAVA_SORT_AND_SIZE_EXECUTION_STRATEGY;
 export type UpdatesStrategyClass = typeof REJECT_UPDATE_STRATEGY | typeof ALLOW_UPDATE_STRATEGY;
 
@@ -52,7 +62,10 @@ export type UpdatesStrategyClass = typeof REJECT_UPDATE_STRATEGY | typeof ALLOW_
  */
 const DEPRECATED_PLAN_STRATEGIES: Readonly<Record<string, { readonly planStrategy: PlanStrategyClass; readonly filterMode: PartitionFilterMode }>> = {
   [`${PLAN_STRATEGY_PACKAGE}.SparkRecentDaysClusteringPlanStrategy`]: { planStrategy: SPARK_SIZE_BASED_PLAN_STRATEGY, filterMode: 'RECENT_DAYS' },
-  [`${PLAN_STRATEGY_PACKAGE}.SparkSelectedPartitionsClusteringPlanStrategy`]: { planStrategy: SPARK_SIZE_BASED_PLAN_STRATEGY, filterMode: 'SELECTED_PARTITIONS' },
+  [`${PLAN_STRATEGY_PACKAGE}.SparkSelectedPartitionsClusteringPlanStrategy`]: {
+    planStrategy: SPARK_SIZE_BASED_PLAN_STRATEGY,
+    filterMode: 'SELECTED_PARTITIONS',
+  },
   [`${PLAN_STRATEGY_PACKAGE}.JavaRecentDaysClusteringPlanStrategy`]: { planStrategy: JAVA_SIZE_BASED_PLAN_STRATEGY, filterMode: 'RECENT_DAYS' },
 };
 
@@ -149,7 +162,8 @@ export const CLUSTERING = {
     key: 'hoodie.clustering.inline',
     default: false,
     parser: bool,
-    description: 'Writers run clustering after each commit; makes scheduling wait for hoodie.clustering.inline.max.commits (with neither this nor async.enabled / schedule.inline on, `cluster` and the plan step schedule without waiting, as Hudi\'s HoodieClusteringJob).',
+    description:
+      "Writers run clustering after each commit; makes scheduling wait for hoodie.clustering.inline.max.commits (with neither this nor async.enabled / schedule.inline on, `cluster` and the plan step schedule without waiting, as Hudi's HoodieClusteringJob).",
     alternatives: ['hoodie.datasource.clustering.inline.enable'],
   }),
   inlineMaxCommits: defineKey({
@@ -175,7 +189,8 @@ export const CLUSTERING = {
     key: 'hoodie.clustering.async.max.commits',
     default: 4,
     parser: javaInt(0),
-    description: 'Commits needed since the last clustering before async clustering is scheduled; the serverless trigger waits for it too when no clustering key above is on (its own policy).',
+    description:
+      'Commits needed since the last clustering before async clustering is scheduled; the serverless trigger waits for it too when no clustering key above is on (its own policy).',
   }),
   planStrategyClass: defineKey({
     key: 'hoodie.clustering.plan.strategy.class',
@@ -187,7 +202,8 @@ export const CLUSTERING = {
     key: 'hoodie.clustering.execution.strategy.class',
     default: SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY as ExecutionStrategyClass | typeof SPARK_BINARY_COPY_EXECUTION_STRATEGY,
     parser: oneOf(EXECUTION_STRATEGIES, { exactCase: true }),
-    description: 'Executor named in the plan: sorts each group by the sort columns and writes files of about target.file.max.bytes. Hudi 1.1\'s SparkBinaryCopyClusteringExecutionStrategy is accepted and asks for binary copy (on by default here); plans then still name SparkSortAndSizeExecutionStrategy, which Hudi 0.15 can run.',
+    description:
+      "Executor named in the plan: sorts each group by the sort columns and writes files of about target.file.max.bytes. Hudi 1.1's SparkBinaryCopyClusteringExecutionStrategy is accepted and asks for binary copy (on by default here); plans then still name SparkSortAndSizeExecutionStrategy, which Hudi 0.15 can run.",
   }),
   partitionFilterMode: defineKey({
     key: 'hoodie.clustering.plan.partition.filter.mode',
@@ -259,7 +275,7 @@ export const CLUSTERING = {
     key: 'hoodie.clustering.plan.strategy.single.group.clustering.enabled',
     default: true,
     parser: bool,
-    description: 'Also plan a partition\'s last group when it holds a single file slice (always done when sort columns are set).',
+    description: "Also plan a partition's last group when it holds a single file slice (always done when sort columns are set).",
   }),
   sortColumns: defineKey({
     key: 'hoodie.clustering.plan.strategy.sort.columns',
@@ -271,25 +287,29 @@ export const CLUSTERING = {
     key: 'hoodie.clustering.plan.strategy.max.files.per.group',
     default: 10000,
     parser: javaInt(1),
-    description: 'Not a Hudi key: a group also closes once it holds this many files, however small they are, so one execute-group stays within a Lambda\'s 15 minutes and file handles on a table of tiny files (Hudi caps a group by bytes only).',
+    description:
+      "Not a Hudi key: a group also closes once it holds this many files, however small they are, so one execute-group stays within a Lambda's 15 minutes and file handles on a table of tiny files (Hudi caps a group by bytes only).",
   }),
   binaryCopyEnabled: defineKey({
     key: 'hoodie.clustering.plan.strategy.binary.copy.enable',
     default: true,
     parser: bool,
-    description: 'Not a Hudi key: a group without sort columns is clustered by copying its files\' Parquet row groups byte for byte into the new files (only _hoodie_file_name is re-encoded, the footer rebuilt), as Hudi 1.1\'s SparkBinaryCopyClusteringExecutionStrategy does; where that is not safe (see the run\'s report for the reason) the rows are rewritten. false always rewrites.',
+    description:
+      "Not a Hudi key: a group without sort columns is clustered by copying its files' Parquet row groups byte for byte into the new files (only _hoodie_file_name is re-encoded, the footer rebuilt), as Hudi 1.1's SparkBinaryCopyClusteringExecutionStrategy does; where that is not safe (see the run's report for the reason) the rows are rewritten. false always rewrites.",
   }),
   binaryCopySchemaEvolution: defineKey({
     key: 'hoodie.clustering.plan.strategy.binary.copy.schema.evolution.enable',
     default: false,
     parser: bool,
-    description: 'Binary copy of files whose Parquet schemas differ: older files may lack top-level columns of the newest one (written as nulls); with false only files of one schema are copied (Hudi 1.1\'s key).',
+    description:
+      "Binary copy of files whose Parquet schemas differ: older files may lack top-level columns of the newest one (written as nulls); with false only files of one schema are copied (Hudi 1.1's key).",
   }),
   binaryCopyMinRowGroupBytes: defineKey({
     key: 'hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes',
     default: 4 * MIB,
     parser: javaLong(0),
-    description: 'Not a Hudi key: binary copy keeps row groups as they are, so groups whose input row groups average fewer bytes than this are rewritten into large row groups instead.',
+    description:
+      'Not a Hudi key: binary copy keeps row groups as they are, so groups whose input row groups average fewer bytes than this are rewritten into large row groups instead.',
   }),
   maxParallelism: defineKey({
     key: 'hoodie.clustering.max.parallelism',
@@ -319,13 +339,17 @@ export const CLUSTERING = {
     key: 'hoodie.clustering.preserve.commit.metadata',
     default: true,
     parser: bool,
-    description: 'Keep the records\' _hoodie_commit_time when rewriting them (the plan\'s preserveHoodieMetadata).',
+    description: "Keep the records' _hoodie_commit_time when rewriting them (the plan's preserveHoodieMetadata).",
   }),
   layoutOptimizationStrategy: defineKey({
     key: 'hoodie.layout.optimize.strategy',
     default: 'linear' as SortLayout,
     defaultText: 'LINEAR',
-    parser: namedValue<SortLayout>({ linear: 'linear', 'z-order': 'z-order', zorder: 'z-order', hilbert: 'hilbert' }, (text) => text.toLowerCase(), SORT_LAYOUTS),
+    parser: namedValue<SortLayout>(
+      { linear: 'linear', 'z-order': 'z-order', zorder: 'z-order', hilbert: 'hilbert' },
+      (text) => text.toLowerCase(),
+      SORT_LAYOUTS,
+    ),
     description: 'Sort order for the sort columns: linear, z-order or hilbert (case-insensitive).',
   }),
   curveBuildMethod: defineKey({
@@ -372,32 +396,52 @@ export interface FlinkClusteringAlias {
   readonly note: string;
 }
 
-function flinkAlias(
-  flinkKey: string,
-  key: string | undefined,
-  flinkDefault: string | undefined,
-  note: string,
-  unit?: 'megabytes',
-): FlinkClusteringAlias {
+function flinkAlias(flinkKey: string, key: string | undefined, flinkDefault: string | undefined, note: string, unit?: 'megabytes'): FlinkClusteringAlias {
   return Object.freeze({ flinkKey, key, flinkDefault, unit, note });
 }
 
 /** Flink `clustering.*` options and the Spark keys they set, as Hudi's FlinkWriteClients maps them. */
 export const FLINK_CLUSTERING_ALIASES: readonly FlinkClusteringAlias[] = Object.freeze([
   flinkAlias('clustering.schedule.enabled', 'hoodie.clustering.async.enabled', 'false', 'Flink hands this to Hudi as hoodie.clustering.async.enabled.'),
-  flinkAlias('clustering.async.enabled', undefined, 'false', 'Runs clustering inside the Flink job; this service always executes what it plans, so it has no effect.'),
+  flinkAlias(
+    'clustering.async.enabled',
+    undefined,
+    'false',
+    'Runs clustering inside the Flink job; this service always executes what it plans, so it has no effect.',
+  ),
   flinkAlias('clustering.delta_commits', 'hoodie.clustering.async.max.commits', '4', 'Commits needed before clustering is scheduled.'),
   flinkAlias('clustering.tasks', 'hoodie.clustering.max.parallelism', undefined, 'Clustering parallelism (Flink defaults it to the write parallelism).'),
-  flinkAlias('clustering.plan.strategy.daybased.lookback.partitions', 'hoodie.clustering.plan.strategy.daybased.lookback.partitions', '2', 'RECENT_DAYS lookback.'),
-  flinkAlias('clustering.plan.strategy.daybased.skipfromlatest.partitions', 'hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions', '0', 'RECENT_DAYS skip.'),
+  flinkAlias(
+    'clustering.plan.strategy.daybased.lookback.partitions',
+    'hoodie.clustering.plan.strategy.daybased.lookback.partitions',
+    '2',
+    'RECENT_DAYS lookback.',
+  ),
+  flinkAlias(
+    'clustering.plan.strategy.daybased.skipfromlatest.partitions',
+    'hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions',
+    '0',
+    'RECENT_DAYS skip.',
+  ),
   flinkAlias('clustering.plan.strategy.cluster.begin.partition', 'hoodie.clustering.plan.strategy.cluster.begin.partition', '', 'SELECTED_PARTITIONS begin.'),
   flinkAlias('clustering.plan.strategy.cluster.end.partition', 'hoodie.clustering.plan.strategy.cluster.end.partition', '', 'SELECTED_PARTITIONS end.'),
   flinkAlias('clustering.plan.strategy.partition.regex.pattern', 'hoodie.clustering.plan.strategy.partition.regex.pattern', '', 'Partition regex.'),
   flinkAlias('clustering.plan.strategy.partition.selected', 'hoodie.clustering.plan.strategy.partition.selected', '', 'Selected partitions.'),
   flinkAlias('clustering.plan.strategy.class', 'hoodie.clustering.plan.strategy.class', FLINK_SIZE_BASED_PLAN_STRATEGY, 'Planner class.'),
   flinkAlias('clustering.plan.partition.filter.mode', 'hoodie.clustering.plan.partition.filter.mode', 'NONE', 'Partition filter mode.'),
-  flinkAlias('clustering.plan.strategy.target.file.max.bytes', 'hoodie.clustering.plan.strategy.target.file.max.bytes', String(1024 * MIB), 'Target file size, in bytes.'),
-  flinkAlias('clustering.plan.strategy.small.file.limit', 'hoodie.clustering.plan.strategy.small.file.limit', '600', 'Small file limit in MEGABYTES (Flink default 600 MB); converted to bytes.', 'megabytes'),
+  flinkAlias(
+    'clustering.plan.strategy.target.file.max.bytes',
+    'hoodie.clustering.plan.strategy.target.file.max.bytes',
+    String(1024 * MIB),
+    'Target file size, in bytes.',
+  ),
+  flinkAlias(
+    'clustering.plan.strategy.small.file.limit',
+    'hoodie.clustering.plan.strategy.small.file.limit',
+    '600',
+    'Small file limit in MEGABYTES (Flink default 600 MB); converted to bytes.',
+    'megabytes',
+  ),
   flinkAlias('clustering.plan.strategy.sort.columns', 'hoodie.clustering.plan.strategy.sort.columns', '', 'Sort columns.'),
   flinkAlias('clustering.plan.strategy.max.num.groups', 'hoodie.clustering.plan.strategy.max.num.groups', '30', 'Maximum number of groups.'),
 ]);
@@ -599,7 +643,8 @@ function buildConfig(settings: ReadonlyMap<string, Setting>, warnings: string[])
   const givenExecutionStrategy = read(K.executionStrategyClass);
   const binaryCopyEnabled = read(K.binaryCopyEnabled);
   if (givenExecutionStrategy === SPARK_BINARY_COPY_EXECUTION_STRATEGY) {
-    if (!binaryCopyEnabled) fail(K.binaryCopyEnabled, `contradicts hoodie.clustering.execution.strategy.class=${SPARK_BINARY_COPY_EXECUTION_STRATEGY}`, 'drop one of the two');
+    if (!binaryCopyEnabled)
+      fail(K.binaryCopyEnabled, `contradicts hoodie.clustering.execution.strategy.class=${SPARK_BINARY_COPY_EXECUTION_STRATEGY}`, 'drop one of the two');
     warnings.push(
       `hoodie.clustering.execution.strategy.class ${SPARK_BINARY_COPY_EXECUTION_STRATEGY} is Hudi 1.1's: binary copy is used where it is safe, ` +
         `and plans name ${SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY} so Hudi 0.15 can run them`,
@@ -612,7 +657,11 @@ function buildConfig(settings: ReadonlyMap<string, Setting>, warnings: string[])
       // The form filterPartitions uses (Java's Pattern.matches is a whole-string match).
       new RegExp(`^(?:${partitionRegexPattern})$`);
     } catch (error) {
-      fail(K.partitionRegexPattern, `is not a valid regular expression (${(error as Error).message})`, 'fix the pattern; it must match the whole partition path');
+      fail(
+        K.partitionRegexPattern,
+        `is not a valid regular expression (${(error as Error).message})`,
+        'fix the pattern; it must match the whole partition path',
+      );
     }
   }
 

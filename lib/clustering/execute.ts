@@ -34,8 +34,15 @@ import { readFooterKeyValues, readFooterSummary } from '../parquet/footer.js';
 import { CODEC, canRecompress } from '../parquet/pages.js';
 import type { ClusteringConfig } from './config.js';
 import {
-  assertClusteringPending, assertNotCompletedMeanwhile, ensureInflight, groupPartition, loadClusteringInstant, sliceStoragePath, writeGroupRecordKeys,
-  writeGroupResult, type GroupResult,
+  assertClusteringPending,
+  assertNotCompletedMeanwhile,
+  ensureInflight,
+  groupPartition,
+  loadClusteringInstant,
+  sliceStoragePath,
+  writeGroupRecordKeys,
+  writeGroupResult,
+  type GroupResult,
 } from './instant.js';
 import { toComparable, type ComparableValue, type FileSummary, type GroupExecution } from './report.js';
 import { groupOrder, groupOrderKind, planSortColumns, type GroupOrder } from './sort-columns.js';
@@ -163,10 +170,13 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   const declared = metadataTableState(table.config);
   const keepRecordKeys = [...declared.partitions, ...declared.inflightPartitions].includes('record_index');
   if (keepRecordKeys && !populateMetaFields) {
-    throw new HudiError('the table has the metadata table\'s record index and does not populate meta fields: this build takes record keys from _hoodie_record_key', {
-      location: storage.uriOf(PROPERTIES_FILE),
-      fix: 'cluster this table with Hudi, or drop the record index (a write with hoodie.metadata.record.index.enable=false)',
-    });
+    throw new HudiError(
+      "the table has the metadata table's record index and does not populate meta fields: this build takes record keys from _hoodie_record_key",
+      {
+        location: storage.uriOf(PROPERTIES_FILE),
+        fix: 'cluster this table with Hudi, or drop the record index (a write with hoodie.metadata.record.index.enable=false)',
+      },
+    );
   }
 
   // Keeps `.hoodie/.heartbeat/<instant>` fresh so a rollback does not take the instant for dead; other groups of
@@ -180,8 +190,19 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   try {
     const inputs = staged.localPaths;
     const context: GroupContext = {
-      table, instantTime, groupIndex, plan, inputs, sliceNames: inputPaths.map((path) => path.slice(path.lastIndexOf('/') + 1)),
-      outputDir: join(workDir, 'out'), numOutputFileGroups: group.numOutputFileGroups, order, sortColumns, schemaWithMeta, populateMetaFields, options,
+      table,
+      instantTime,
+      groupIndex,
+      plan,
+      inputs,
+      sliceNames: inputPaths.map((path) => path.slice(path.lastIndexOf('/') + 1)),
+      outputDir: join(workDir, 'out'),
+      numOutputFileGroups: group.numOutputFileGroups,
+      order,
+      sortColumns,
+      schemaWithMeta,
+      populateMetaFields,
+      options,
     };
     const copy = await binaryCopyPlan(context);
     const outcome = copy.layout !== undefined ? await copyGroup(context, copy.inputs, copy.layout) : await rewriteGroup(context, copy.reason);
@@ -227,7 +248,9 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
       for (const file of written) {
         const keys = [...(await options.engine.columnValues([{ file: file.file, rowStart: 0, rowCount: file.rows }], RECORD_KEY))];
         if (keys.length !== file.rows) {
-          throw new HudiError(`clustering ${instantTime} group ${groupIndex}: ${keys.length} record keys for ${file.rows} rows of ${file.fileName}`, { fix: 'this is a bug in the executor; run the group again' });
+          throw new HudiError(`clustering ${instantTime} group ${groupIndex}: ${keys.length} record keys for ${file.rows} rows of ${file.fileName}`, {
+            fix: 'this is a bug in the executor; run the group again',
+          });
         }
         files[file.fileId] = keys;
       }
@@ -304,19 +327,25 @@ function outputFooter(context: GroupContext, keys: Iterable<string>): Record<str
  * the reason when not. Binary copy changes nothing a reader sees but the file a row is in, so it is used whenever the
  * group keeps the rows' order and metadata and the files allow it; otherwise the group is rewritten.
  */
-async function binaryCopyPlan(context: GroupContext): Promise<{ inputs: CopyInput[]; layout: CopyLayout; reason?: undefined } | { reason: string; layout?: undefined }> {
+async function binaryCopyPlan(
+  context: GroupContext,
+): Promise<{ inputs: CopyInput[]; layout: CopyLayout; reason?: undefined } | { reason: string; layout?: undefined }> {
   const { config } = context.options;
   if (!config.binaryCopyEnabled) return { reason: 'binary copy is off (hoodie.clustering.plan.strategy.binary.copy.enable=false)' };
   if (context.order.kind !== 'input') return { reason: `the rows are sorted by ${context.sortColumns.join(', ')}` };
   if (context.populateMetaFields && !context.plan.preserveHoodieMetadata) {
-    return { reason: 'the plan does not preserve the records\' metadata (hoodie.clustering.preserve.commit.metadata=false), so _hoodie_commit_time and _hoodie_commit_seqno are rewritten' };
+    return {
+      reason:
+        "the plan does not preserve the records' metadata (hoodie.clustering.preserve.commit.metadata=false), so _hoodie_commit_time and _hoodie_commit_seqno are rewritten",
+    };
   }
   // Every file holds at least one row group: small files mean small row groups, without reading a footer.
   const sizes = await Promise.all(context.inputs.map(async (file) => (await stat(file)).size));
   const averageFile = sizes.reduce((total, size) => total + size, 0) / Math.max(1, sizes.length);
   if (averageFile < config.binaryCopyMinRowGroupBytes) {
     return {
-      reason: `the input files average ${(averageFile / 1024).toFixed(1)} KiB, so their row groups are smaller than ` +
+      reason:
+        `the input files average ${(averageFile / 1024).toFixed(1)} KiB, so their row groups are smaller than ` +
         `hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes=${config.binaryCopyMinRowGroupBytes}: a rewrite makes large row groups`,
     };
   }
@@ -356,7 +385,11 @@ async function copyGroup(context: GroupContext, inputs: readonly CopyInput[], la
       return entry;
     });
   });
-  const runs = planCopyOutputs(rowGroups.map((rowGroup) => rowGroup.bytes), config.targetFileMaxBytes, context.numOutputFileGroups);
+  const runs = planCopyOutputs(
+    rowGroups.map((rowGroup) => rowGroup.bytes),
+    config.targetFileMaxBytes,
+    context.numOutputFileGroups,
+  );
   // Hudi's way first: merge the inputs' footers (key range, bloom filter); from the record keys when that fails.
   let footersFromKeys: string | undefined;
   const footerOf = async (run: readonly (typeof rowGroups)[number][]): Promise<Record<string, string>> => {
@@ -393,13 +426,21 @@ async function copyGroup(context: GroupContext, inputs: readonly CopyInput[], la
     nextFooter?.catch(() => undefined);
     const run = rowGroups.slice(start, end);
     const result = await writeCopiedFile({
-      file, inputs, layout, rowGroups: run.map((rowGroup) => [rowGroup.input, rowGroup.index] as const), fileName, keyValues: footer,
+      file,
+      inputs,
+      layout,
+      rowGroups: run.map((rowGroup) => [rowGroup.input, rowGroup.index] as const),
+      fileName,
+      keyValues: footer,
       ...(codec === undefined ? {} : { codec }),
     });
     const expected = run.reduce((total, rowGroup) => total + rowGroup.rows, 0);
     const read = await engine.countRows([file]);
     if (result.rows !== expected || read !== expected) {
-      throw new HudiError(`binary copy wrote ${read} rows (by its footer) instead of ${expected}`, { location: file, fix: 'retry; if it repeats, report it as a bug' });
+      throw new HudiError(`binary copy wrote ${read} rows (by its footer) instead of ${expected}`, {
+        location: file,
+        fix: 'retry; if it repeats, report it as a bug',
+      });
     }
     written.push({ file, fileId, fileName, rows: expected, bytes: result.bytes });
   }
@@ -422,7 +463,9 @@ function copyCodec(name: string | undefined): number | undefined {
   if (name === undefined) return undefined;
   const code = (CODEC as Readonly<Record<string, number>>)[name.toUpperCase()];
   if (code === undefined || !canRecompress(CODEC.UNCOMPRESSED, code)) {
-    throw new HudiError(`hoodie.parquet.compression.codec "${name}" is not one binary copy can write`, { fix: 'use snappy, gzip, zstd, brotli or uncompressed' });
+    throw new HudiError(`hoodie.parquet.compression.codec "${name}" is not one binary copy can write`, {
+      fix: 'use snappy, gzip, zstd, brotli or uncompressed',
+    });
   }
   return code;
 }
@@ -486,7 +529,14 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
     written = await Promise.all(
       outputs.map(async (output, index) => {
         const fileName = output.file.slice(outputDir.length + 1);
-        return { file: output.file, fileId: fileName.slice(0, fileName.indexOf('_')), fileName, rows: output.rowCount, bytes: (await stat(output.file)).size, stats: outputStats[index]! };
+        return {
+          file: output.file,
+          fileId: fileName.slice(0, fileName.indexOf('_')),
+          fileName,
+          rows: output.rowCount,
+          bytes: (await stat(output.file)).size,
+          stats: outputStats[index]!,
+        };
       }),
     );
     // Hudi's writers roll over to a new file at target.file.max.bytes; one row group of slack is what that allows.
@@ -496,15 +546,17 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
     outputCount = Math.min(inputRows, Math.max(outputCount + 1, Math.ceil((outputCount * largest) / config.targetFileMaxBytes)));
     await rm(outputDir, { recursive: true, force: true });
   }
-  const samples = sortColumns.length === 0 || inputRows === 0
-    ? {}
-    : await sampleSortValues(engine, inputs, sortColumns, columnTypes, context.options.reportSamples ?? DEFAULT_REPORT_SAMPLES);
+  const samples =
+    sortColumns.length === 0 || inputRows === 0
+      ? {}
+      : await sampleSortValues(engine, inputs, sortColumns, columnTypes, context.options.reportSamples ?? DEFAULT_REPORT_SAMPLES);
   return {
     written,
     inputRows,
     inputBytes,
     writeMs: copyMs,
-    before: inputStats?.map((file, index) => fileSummary(file, inputSizes[index]!, sortColumns, columnTypes)) ??
+    before:
+      inputStats?.map((file, index) => fileSummary(file, inputSizes[index]!, sortColumns, columnTypes)) ??
       inputFileRows.map((rows, index) => ({ bytes: inputSizes[index]!, rows, ranges: {} })),
     after: written.map((file) => fileSummary(file.stats, file.bytes, sortColumns, columnTypes)),
     samples,
@@ -531,7 +583,7 @@ async function curveRanks(
       fix: 'check the sort columns’ types and values, or cluster with hoodie.layout.optimize.strategy=linear',
       cause: error,
     });
-  const asCurveColumns = (columns: readonly SortColumnDescription[], values: readonly (ArrayLike<SortValue>)[]): CurveSortColumn[] =>
+  const asCurveColumns = (columns: readonly SortColumnDescription[], values: readonly ArrayLike<SortValue>[]): CurveSortColumn[] =>
     columns.map((column, index) => ({ type: column.type, schemaPosition: column.schemaPosition, values: values[index]! }));
 
   let batch: CurveKeyBatch;

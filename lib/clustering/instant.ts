@@ -22,7 +22,13 @@ import { joinPartitionPath } from '../fs-view.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
-import { encodeClusteringPlan, readClusteringPlan, type ClusteringPlan, type ClusteringPlanGroup, type ClusteringPlanSlice } from '../timeline/clustering-plan.js';
+import {
+  encodeClusteringPlan,
+  readClusteringPlan,
+  type ClusteringPlan,
+  type ClusteringPlanGroup,
+  type ClusteringPlanSlice,
+} from '../timeline/clustering-plan.js';
 import { parseCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import type { Instant } from '../timeline/instant.js';
 import { instantPath } from '../timeline/timeline.js';
@@ -58,8 +64,14 @@ export async function loadClusteringInstant(table: HudiTable, instantTime: strin
   const { storage } = table;
   const instant = table.timeline.instants.find((candidate) => candidate.time === instantTime && candidate.action === 'replacecommit');
   if (instant === undefined) {
-    const pending = table.timeline.pending().filter((candidate) => candidate.action === 'replacecommit').map((candidate) => candidate.time);
-    throw new NotFoundError(storage.uriOf(requestedPath(instantTime)), pending.length > 0 ? `pending replacecommits: ${pending.join(', ')}` : 'there is no pending clustering; schedule one first');
+    const pending = table.timeline
+      .pending()
+      .filter((candidate) => candidate.action === 'replacecommit')
+      .map((candidate) => candidate.time);
+    throw new NotFoundError(
+      storage.uriOf(requestedPath(instantTime)),
+      pending.length > 0 ? `pending replacecommits: ${pending.join(', ')}` : 'there is no pending clustering; schedule one first',
+    );
   }
   const plan = await readClusteringPlan(storage, instantTime);
   if (plan === undefined) {
@@ -94,9 +106,12 @@ export function sliceStoragePath(slice: ClusteringPlanSlice): string {
 export function groupPartition(group: ClusteringPlanGroup, instantTime: string, groupIndex: number): string {
   const partitions = [...new Set(group.slices.map((slice) => slice.partitionPath))];
   if (partitions.length !== 1) {
-    throw new HudiError(`clustering ${instantTime} group ${groupIndex} spans ${partitions.length === 0 ? 'no' : partitions.length} partitions (${partitions.join(', ')})`, {
-      fix: 'this executor clusters one partition per group, as Hudi plans them; roll the plan back and schedule it again',
-    });
+    throw new HudiError(
+      `clustering ${instantTime} group ${groupIndex} spans ${partitions.length === 0 ? 'no' : partitions.length} partitions (${partitions.join(', ')})`,
+      {
+        fix: 'this executor clusters one partition per group, as Hudi plans them; roll the plan back and schedule it again',
+      },
+    );
   }
   return partitions[0]!;
 }
@@ -261,8 +276,10 @@ function isSummary(value: unknown): value is ClusteringSummary {
   if (typeof layout !== 'string' || !Array.isArray(sortColumns) || typeof groups !== 'number' || typeof partitions !== 'number') return false;
   if (typeof totals !== 'object' || totals === null) return false;
   const figures = totals as Record<string, unknown>;
-  return ['filesBefore', 'filesAfter', 'bytesBefore', 'bytesAfter', 'rowsBefore', 'rowsAfter'].every((key) => typeof figures[key] === 'number') &&
-    Array.isArray(figures['dataSkipping']);
+  return (
+    ['filesBefore', 'filesAfter', 'bytesBefore', 'bytesAfter', 'rowsBefore', 'rowsAfter'].every((key) => typeof figures[key] === 'number') &&
+    Array.isArray(figures['dataSkipping'])
+  );
 }
 
 /** The completed clustering's commit metadata (`T.replacecommit`). */

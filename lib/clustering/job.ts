@@ -152,7 +152,10 @@ export async function runClusteringJob(table: HudiTable, options: ClusteringJobO
 
 /** Run the groups of a pending clustering that have no result, then commit it. */
 async function executeAndCommit(
-  current: HudiTable, instantTime: string, options: ClusteringJobOptions, progress: (line: string) => void,
+  current: HudiTable,
+  instantTime: string,
+  options: ClusteringJobOptions,
+  progress: (line: string) => void,
 ): Promise<Omit<ClusteringJobResult, 'scheduled' | 'takenOver'>> {
   const lockWait = options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs };
   const { instant, plan } = await loadClusteringInstant(current, instantTime);
@@ -170,15 +173,25 @@ async function executeAndCommit(
       continue;
     }
     const result = await executeGroup(current, instantTime, index, {
-      engine: options.engine, tempDir: options.tempDir ?? tmpdir(), config: options.config, ...(options.bloom === undefined ? {} : { bloom: options.bloom }),
+      engine: options.engine,
+      tempDir: options.tempDir ?? tmpdir(),
+      config: options.config,
+      ...(options.bloom === undefined ? {} : { bloom: options.bloom }),
       ...(options.properties === undefined ? {} : { properties: options.properties }),
       ...(options.compressionCodec === undefined ? {} : { compressionCodec: options.compressionCodec }),
     });
     executedGroups.push(index);
     const outputRows = result.writeStats.reduce((sum, stat) => sum + stat.numWrites, 0);
     const execution = result.report.execution;
-    const how = execution === undefined ? '' : execution.method === 'binary-copy' ? `, binary copy of ${execution.rowGroups} row group(s)` : `, rewritten (${execution.reason})`;
-    progress(`group ${index + 1}/${total} done: ${result.inputFiles} file(s) → ${result.writeStats.length}, ${outputRows} rows, ${result.order} order${how}, ${result.durationMs} ms`);
+    const how =
+      execution === undefined
+        ? ''
+        : execution.method === 'binary-copy'
+          ? `, binary copy of ${execution.rowGroups} row group(s)`
+          : `, rewritten (${execution.reason})`;
+    progress(
+      `group ${index + 1}/${total} done: ${result.inputFiles} file(s) → ${result.writeStats.length}, ${outputRows} rows, ${result.order} order${how}, ${result.durationMs} ms`,
+    );
   }
   const committed = await commit(await current.reload(), instantTime, {
     lock: options.lock,
@@ -207,7 +220,13 @@ async function orphanedClustering(table: HudiTable, now: Date | undefined): Prom
   if (rollback !== undefined && rollback.state !== 'COMPLETED') return { instant: oldest, reason: `rollback ${rollback.time} of its attempt was interrupted` };
   const alive = await pendingWriterAlive(table.storage, oldest, table.config.timelineTimeZone, now === undefined ? {} : { now });
   if (alive !== undefined) return undefined;
-  return { instant: oldest, reason: (await table.storage.head(heartbeatPath(oldest))) === undefined ? 'it never started and its plan is older than the heartbeat expiry' : 'its heartbeat expired' };
+  return {
+    instant: oldest,
+    reason:
+      (await table.storage.head(heartbeatPath(oldest))) === undefined
+        ? 'it never started and its plan is older than the heartbeat expiry'
+        : 'its heartbeat expired',
+  };
 }
 
 /**
@@ -216,7 +235,11 @@ async function orphanedClustering(table: HudiTable, now: Date | undefined): Prom
  * input file group changed since it was planned) is rolled back instead, freeing its file groups.
  */
 async function resumeOrphan(table: HudiTable, orphan: Orphan, options: ClusteringJobOptions, progress: (line: string) => void): Promise<ClusteringJobResult> {
-  const rollbackOptions = { lock: options.lock, ...(options.now === undefined ? {} : { now: options.now }), ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }) };
+  const rollbackOptions = {
+    lock: options.lock,
+    ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
+  };
   const pendingRollback = await findRollbackOf(table.storage, table.timeline, orphan.instant);
   if (pendingRollback !== undefined && pendingRollback.state !== 'COMPLETED') {
     await rollbackInflightClustering(table, orphan.instant, rollbackOptions);
@@ -228,9 +251,16 @@ async function resumeOrphan(table: HudiTable, orphan: Orphan, options: Clusterin
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
     const rolledBack = await rollbackInstant(await table.reload(), orphan.instant, { ...rollbackOptions, ignoreHeartbeat: true });
-    progress(`rolled back clustering ${orphan.instant} (rollback ${rolledBack.rollbackInstantTime}): it cannot complete (${error.message}); its file groups are free for the next plan`);
+    progress(
+      `rolled back clustering ${orphan.instant} (rollback ${rolledBack.rollbackInstantTime}): it cannot complete (${error.message}); its file groups are free for the next plan`,
+    );
     return {
-      mode: options.mode, scheduled: undefined, instantTime: orphan.instant, executedGroups: [], reusedGroups: [], commit: undefined,
+      mode: options.mode,
+      scheduled: undefined,
+      instantTime: orphan.instant,
+      executedGroups: [],
+      reusedGroups: [],
+      commit: undefined,
       takenOver: { ...orphan, outcome: 'rolled-back', reason: `${orphan.reason}; ${error.message}` },
     };
   }
@@ -278,7 +308,7 @@ export interface ExecuteGroupFunctionSize {
 export function executeGroupCapacityBytes(size: ExecuteGroupFunctionSize, sorted: boolean): number {
   if (!(size.ephemeralStorageMb > 0) || !(size.memoryMb > 0)) {
     throw new HudiError(`execute-group size ${size.memoryMb} MB memory / ${size.ephemeralStorageMb} MB /tmp is not usable`, {
-      fix: 'set EXECUTE_GROUP_MEMORY_MB and EXECUTE_GROUP_EPHEMERAL_STORAGE_MB to the function\'s MemorySize and EphemeralStorage',
+      fix: "set EXECUTE_GROUP_MEMORY_MB and EXECUTE_GROUP_EPHEMERAL_STORAGE_MB to the function's MemorySize and EphemeralStorage",
     });
   }
   return Math.floor((size.ephemeralStorageMb * MIB * 0.9) / (sorted ? 3 : 2));
@@ -294,7 +324,8 @@ export function capGroupBytes(config: ClusteringConfig, size: ExecuteGroupFuncti
   if (config.maxBytesPerGroup <= capacity) return { config };
   return {
     config: { ...config, maxBytesPerGroup: capacity },
-    note: `hoodie.clustering.plan.strategy.max.bytes.per.group=${config.maxBytesPerGroup} lowered to ${capacity}: ` +
+    note:
+      `hoodie.clustering.plan.strategy.max.bytes.per.group=${config.maxBytesPerGroup} lowered to ${capacity}: ` +
       `what one execute-group of ${size.memoryMb} MB with ${size.ephemeralStorageMb} MB of /tmp can stage, write and spill ` +
       '(raise ExecuteGroupEphemeralStorageMb for larger groups)',
   };

@@ -14,7 +14,10 @@ import { sortColumnsParams } from './sort-columns.js';
 // ---------------------------------------------------------------------------------------------------------------
 // Scheduling.
 
-type ThresholdKeys = Pick<ClusteringConfig, 'inlineClustering' | 'inlineMaxCommits' | 'asyncClusteringEnabled' | 'scheduleInlineClustering' | 'asyncMaxCommits'>;
+type ThresholdKeys = Pick<
+  ClusteringConfig,
+  'inlineClustering' | 'inlineMaxCommits' | 'asyncClusteringEnabled' | 'scheduleInlineClustering' | 'asyncMaxCommits'
+>;
 
 /**
  * The number of completed commits since the last clustering that Hudi's ClusteringPlanActionExecutor waits for:
@@ -153,9 +156,7 @@ export function getEligibleSlices<Slice extends FileSliceInput>(
   pendingFileGroupIds: ReadonlySet<string>,
   smallFileLimit: number,
 ): Slice[] {
-  return latestSlices.filter(
-    (slice) => !pendingFileGroupIds.has(fileGroupKey(slice.partitionPath, slice.fileId)) && slice.baseFileSize < smallFileLimit,
-  );
+  return latestSlices.filter((slice) => !pendingFileGroupIds.has(fileGroupKey(slice.partitionPath, slice.fileId)) && slice.baseFileSize < smallFileLimit);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

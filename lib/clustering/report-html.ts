@@ -66,18 +66,26 @@ function fileSizeChart(sizes: { before: number[]; after: number[] }, largest: nu
         const height = largest === 0 ? 0 : Math.max(2, (bytes / largest) * (rowHeight - 14));
         const x = label + index * step + (step - barWidth) / 2;
         // Few bars: each labelled with its size (many: the tooltip only).
-        const caption = slots <= 16 ? `<text x="${(x + barWidth / 2).toFixed(1)}" y="${(top + rowHeight - height - 3).toFixed(1)}" class="size">${megabytes(bytes)}</text>` : '';
+        const caption =
+          slots <= 16
+            ? `<text x="${(x + barWidth / 2).toFixed(1)}" y="${(top + rowHeight - height - 3).toFixed(1)}" class="size">${megabytes(bytes)}</text>`
+            : '';
         return `<rect x="${x.toFixed(1)}" y="${(top + rowHeight - height).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${height.toFixed(1)}" fill="${color}"><title>${megabytes(bytes)}</title></rect>${caption}`;
       })
       .join('');
     const baseline = `<line x1="${label}" x2="${width - 8}" y1="${top + rowHeight}" y2="${top + rowHeight}" stroke="#9ca3af"/>`;
-    const caption = `<text x="0" y="${top + rowHeight / 2}" class="axis">${name}</text><text x="0" y="${top + rowHeight / 2 + 14}" class="axis">${values.length} file${values.length === 1 ? '' : 's'}</text>` +
+    const caption =
+      `<text x="0" y="${top + rowHeight / 2}" class="axis">${name}</text><text x="0" y="${top + rowHeight / 2 + 14}" class="axis">${values.length} file${values.length === 1 ? '' : 's'}</text>` +
       `<text x="0" y="${top + rowHeight / 2 + 28}" class="axis">${megabytes(values.reduce((total, bytes) => total + bytes, 0))}</text>`;
     return caption + bars + baseline;
   };
   const height = rowHeight * 2 + 24;
-  return `<svg class="chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="file sizes before and after">` +
-    row(sizes.before, 4, BEFORE, 'before') + row(sizes.after, rowHeight + 16, AFTER, 'after') + '</svg>';
+  return (
+    `<svg class="chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="file sizes before and after">` +
+    row(sizes.before, 4, BEFORE, 'before') +
+    row(sizes.after, rowHeight + 16, AFTER, 'after') +
+    '</svg>'
+  );
 }
 
 /** Per sort column: the share of files a point query reads, before and after, as two bars out of 100%. */
@@ -92,33 +100,49 @@ function dataSkippingChart(figures: readonly DataSkippingFigure[]): string {
     const line = (fraction: number, y: number, color: string): string =>
       `<rect x="${label}" y="${y}" width="${(plot * fraction).toFixed(1)}" height="${bar}" fill="${color}"/>` +
       `<text x="${(label + plot * fraction + 6).toFixed(1)}" y="${y + bar - 3}" class="value">${percent(fraction)}</text>`;
-    return `<text x="0" y="${top + bar + 4}" class="axis">${escapeHtml(figure.column)}</text>` +
+    return (
+      `<text x="0" y="${top + bar + 4}" class="axis">${escapeHtml(figure.column)}</text>` +
       `<rect x="${label}" y="${top}" width="${plot}" height="${bar * 2 + 2}" fill="#f3f4f6"/>` +
-      line(figure.before, top, BEFORE) + line(figure.after, top + bar + 2, AFTER);
+      line(figure.before, top, BEFORE) +
+      line(figure.after, top + bar + 2, AFTER)
+    );
   });
   const height = figures.length * (bar * 2 + 18) + 4;
   return `<svg class="chart" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="files a point query reads">${rows.join('')}</svg>`;
 }
 
 function figuresTable(figures: Omit<PartitionReport, 'partitionPath'>): string {
-  return '<table><tr><th></th><th>before</th><th>after</th></tr>' +
+  return (
+    '<table><tr><th></th><th>before</th><th>after</th></tr>' +
     `<tr><td>files</td><td>${figures.filesBefore}</td><td>${figures.filesAfter}</td></tr>` +
     `<tr><td>bytes</td><td>${megabytes(figures.bytesBefore)}</td><td>${megabytes(figures.bytesAfter)}</td></tr>` +
     `<tr><td>rows</td><td>${figures.rowsBefore}</td><td>${figures.rowsAfter}</td></tr>` +
-    figures.dataSkipping.map((figure) => `<tr><td>${escapeHtml(figure.column)}: files a point query reads</td><td>${percent(figure.before)}</td><td>${percent(figure.after)}</td></tr>`).join('') +
-    '</table>';
+    figures.dataSkipping
+      .map(
+        (figure) =>
+          `<tr><td>${escapeHtml(figure.column)}: files a point query reads</td><td>${percent(figure.before)}</td><td>${percent(figure.after)}</td></tr>`,
+      )
+      .join('') +
+    '</table>'
+  );
 }
 
 /** The page. `report` defaults to the one built from `input` (commit passes the one it built). */
-export function renderClusteringReportHtml(input: ClusteringReportInput, context: ReportPageContext, report: ClusteringReport = buildClusteringReport(input)): string {
+export function renderClusteringReportHtml(
+  input: ClusteringReportInput,
+  context: ReportPageContext,
+  report: ClusteringReport = buildClusteringReport(input),
+): string {
   const sizes = partitionFileSizes(input);
   const largest = Math.max(0, ...[...sizes.values()].flatMap((entry) => [...entry.before, ...entry.after]));
   const title = `Clustering ${report.instantTime}`;
   const layout = `${report.layout}${report.sortColumns.length > 0 ? ` by ${report.sortColumns.join(', ')}` : ''}`;
   const partitions = report.partitions.map((partition) => {
     const name = partition.partitionPath === '' ? '(non-partitioned)' : partition.partitionPath;
-    return `<section><h2>${escapeHtml(name)}</h2><div class="row"><div>${fileSizeChart(sizes.get(partition.partitionPath) ?? { before: [], after: [] }, largest)}` +
-      `${dataSkippingChart(partition.dataSkipping)}</div>${figuresTable(partition)}</div></section>`;
+    return (
+      `<section><h2>${escapeHtml(name)}</h2><div class="row"><div>${fileSizeChart(sizes.get(partition.partitionPath) ?? { before: [], after: [] }, largest)}` +
+      `${dataSkippingChart(partition.dataSkipping)}</div>${figuresTable(partition)}</div></section>`
+    );
   });
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>

@@ -28,11 +28,11 @@ export interface FileSummary {
  */
 export type GroupExecution =
   | {
-    readonly method: 'binary-copy';
-    readonly rowGroups: number;
-    /** Set when the outputs' Hudi footers were built from their record keys, not merged from the inputs' footers: why. */
-    readonly footersFromKeys?: string;
-  }
+      readonly method: 'binary-copy';
+      readonly rowGroups: number;
+      /** Set when the outputs' Hudi footers were built from their record keys, not merged from the inputs' footers: why. */
+      readonly footersFromKeys?: string;
+    }
   | { readonly method: 'rewrite'; readonly reason: string };
 
 /** One clustering group's part of the report: its input files, its output files and values sampled from its rows. */
@@ -150,7 +150,11 @@ export function rangeContains(range: readonly [ComparableValue | null, Comparabl
 }
 
 /** Average over the non-null samples of the fraction of `files` whose range of `column` contains the sample. */
-export function dataSkippingFraction(files: readonly FileSummary[], column: string, samples: readonly (ComparableValue | null)[]): { fraction: number; samples: number } {
+export function dataSkippingFraction(
+  files: readonly FileSummary[],
+  column: string,
+  samples: readonly (ComparableValue | null)[],
+): { fraction: number; samples: number } {
   const values = samples.filter((sample): sample is ComparableValue => sample !== null);
   if (values.length === 0 || files.length === 0) return { fraction: 0, samples: 0 };
   let total = 0;
@@ -185,7 +189,11 @@ export function buildClusteringReport(input: ClusteringReportInput): ClusteringR
       const was = dataSkippingFraction(before, column, samples);
       const is = dataSkippingFraction(after, column, samples);
       const running = overall.get(column) ?? { before: 0, after: 0, samples: 0 };
-      overall.set(column, { before: running.before + was.fraction * was.samples, after: running.after + is.fraction * is.samples, samples: running.samples + was.samples });
+      overall.set(column, {
+        before: running.before + was.fraction * was.samples,
+        after: running.after + is.fraction * is.samples,
+        samples: running.samples + was.samples,
+      });
       return { column, before: was.fraction, after: is.fraction, samples: was.samples };
     });
     return {
@@ -234,31 +242,42 @@ const megabytes = (bytes: number): string => `${(bytes / MIB).toFixed(2)} MB`;
 /** The report as text lines for a terminal. */
 export function formatClusteringReport(report: ClusteringReport): string {
   const lines = [reportHeadline(report.instantTime, report)];
-  for (const partition of report.partitions) lines.push(...figureLines(`  ${partition.partitionPath === '' ? '(non-partitioned)' : partition.partitionPath}`, partition));
+  for (const partition of report.partitions)
+    lines.push(...figureLines(`  ${partition.partitionPath === '' ? '(non-partitioned)' : partition.partitionPath}`, partition));
   lines.push(...figureLines('  total', report.totals));
   const execution = report.execution;
   if (execution !== undefined && execution.binaryCopyGroups + execution.rewrittenGroups > 0) {
-    lines.push(`  executed: ${execution.binaryCopyGroups} group${execution.binaryCopyGroups === 1 ? '' : 's'} by binary copy of row groups, ` +
-      `${execution.rewrittenGroups} rewritten${execution.rewriteReasons.length === 0 ? '' : ` (${execution.rewriteReasons.join('; ')})`}`);
+    lines.push(
+      `  executed: ${execution.binaryCopyGroups} group${execution.binaryCopyGroups === 1 ? '' : 's'} by binary copy of row groups, ` +
+        `${execution.rewrittenGroups} rewritten${execution.rewriteReasons.length === 0 ? '' : ` (${execution.rewriteReasons.join('; ')})`}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
 
 /** A stored summary as text lines, in the report's form (totals only). */
 export function formatClusteringSummary(instantTime: string, summary: ClusteringSummary): string {
-  const lines = [`${reportHeadline(instantTime, summary)}, ${summary.partitions} partition${summary.partitions === 1 ? '' : 's'}`, ...figureLines('  total', summary.totals)];
+  const lines = [
+    `${reportHeadline(instantTime, summary)}, ${summary.partitions} partition${summary.partitions === 1 ? '' : 's'}`,
+    ...figureLines('  total', summary.totals),
+  ];
   return `${lines.join('\n')}\n`;
 }
 
 function reportHeadline(instantTime: string, shape: Pick<ClusteringSummary, 'groups' | 'layout' | 'sortColumns'>): string {
-  return `clustering ${instantTime}: ${shape.groups} group${shape.groups === 1 ? '' : 's'}, layout ${shape.layout}` +
-    (shape.sortColumns.length > 0 ? ` by ${shape.sortColumns.join(', ')}` : ', no sort columns');
+  return (
+    `clustering ${instantTime}: ${shape.groups} group${shape.groups === 1 ? '' : 's'}, layout ${shape.layout}` +
+    (shape.sortColumns.length > 0 ? ` by ${shape.sortColumns.join(', ')}` : ', no sort columns')
+  );
 }
 
 function figureLines(label: string, figures: Omit<PartitionReport, 'partitionPath'>): string[] {
   return [
     `${label}: files ${figures.filesBefore} → ${figures.filesAfter}, ${megabytes(figures.bytesBefore)} → ${megabytes(figures.bytesAfter)}, ` +
       `rows ${figures.rowsBefore} → ${figures.rowsAfter}`,
-    ...figures.dataSkipping.map((figure) => `    ${figure.column}: a point query reads ${percent(figure.before)} → ${percent(figure.after)} of the files (${figure.samples} sampled values)`),
+    ...figures.dataSkipping.map(
+      (figure) =>
+        `    ${figure.column}: a point query reads ${percent(figure.before)} → ${percent(figure.after)} of the files (${figure.samples} sampled values)`,
+    ),
   ];
 }

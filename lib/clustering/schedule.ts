@@ -63,7 +63,9 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
     if (threshold.commits === 0 || options.force === true) return true;
     const since = await commitsSinceLastClustering(storage, timeline);
     if (shouldSchedule({ completedCommitsSinceLastClustering: since.count, maxCommits: threshold.commits })) return true;
-    log(`not scheduling: ${since.count} completed commit(s) since ${since.lastClustering === undefined ? 'the table was created' : `the last clustering ${since.lastClustering}`}, waiting for ${threshold.commits} (${threshold.setBy}); --force plans anyway`);
+    log(
+      `not scheduling: ${since.count} completed commit(s) since ${since.lastClustering === undefined ? 'the table was created' : `the last clustering ${since.lastClustering}`}, waiting for ${threshold.commits} (${threshold.setBy}); --force plans anyway`,
+    );
     return false;
   };
   // A periodic trigger that finds it is not time yet should not even take the lock.
@@ -87,7 +89,9 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
       }));
       const plan = buildClusteringPlan({ partitionPaths, latestSlices, pendingFileGroupIds: view.pendingClusteringFileGroups(), config });
       if (plan === undefined) {
-        log(`not scheduling: no file slice smaller than ${config.smallFileLimitBytes} bytes outside pending clustering plans in ${partitionPaths.length} partition(s)`);
+        log(
+          `not scheduling: no file slice smaller than ${config.smallFileLimitBytes} bytes outside pending clustering plans in ${partitionPaths.length} partition(s)`,
+        );
         return undefined;
       }
 

@@ -36,7 +36,10 @@ export function sortColumnsParams(settings: Pick<SortSettings, 'sortColumns'>): 
 
 /** The sort columns a plan names (its strategy params decide, as in Hudi's executor). */
 export function planSortColumns(plan: ClusteringPlan): string[] {
-  return (plan.strategy.strategyParams[SORT_COLUMNS_KEY] ?? '').split(',').map((column) => column.trim()).filter((column) => column !== '');
+  return (plan.strategy.strategyParams[SORT_COLUMNS_KEY] ?? '')
+    .split(',')
+    .map((column) => column.trim())
+    .filter((column) => column !== '');
 }
 
 /**

@@ -34,16 +34,36 @@ export const COMPACTION_KEYS = {
     parser: oneOf(TRIGGER_STRATEGIES),
     description: `when to schedule a compaction: ${TRIGGER_STRATEGIES.join(', ')}`,
   }),
-  maxDeltaCommits: defineKey({ key: 'hoodie.compact.inline.max.delta.commits', default: 5, parser: javaInt(1), description: 'delta commits since the last compaction before another is scheduled (NUM_* trigger strategies)' }),
-  maxDeltaSeconds: defineKey({ key: 'hoodie.compact.inline.max.delta.seconds', default: 3600, parser: javaInt(0), description: 'seconds since the last compaction before another is scheduled (TIME_ELAPSED, NUM_AND_TIME, NUM_OR_TIME)' }),
+  maxDeltaCommits: defineKey({
+    key: 'hoodie.compact.inline.max.delta.commits',
+    default: 5,
+    parser: javaInt(1),
+    description: 'delta commits since the last compaction before another is scheduled (NUM_* trigger strategies)',
+  }),
+  maxDeltaSeconds: defineKey({
+    key: 'hoodie.compact.inline.max.delta.seconds',
+    default: 3600,
+    parser: javaInt(0),
+    description: 'seconds since the last compaction before another is scheduled (TIME_ELAPSED, NUM_AND_TIME, NUM_OR_TIME)',
+  }),
   strategy: defineKey({
     key: 'hoodie.compaction.strategy',
     default: LOG_FILE_SIZE_STRATEGY as string,
     parser: oneOf(COMPACTION_STRATEGIES, { exactCase: true }),
     description: 'which file slices a compaction plan takes: LogFileSizeBasedCompactionStrategy (most log bytes first, bounded by hoodie.compaction.target.io)',
   }),
-  targetIoMb: defineKey({ key: 'hoodie.compaction.target.io', default: 500 * 1024, parser: javaLong(1), description: 'MB of IO a compaction plan takes at most (base + logs read, base written)' }),
-  logFileSizeThreshold: defineKey({ key: 'hoodie.compaction.logfile.size.threshold', default: 0, parser: javaLong(0), description: 'slices with fewer log-file bytes are not compacted' }),
+  targetIoMb: defineKey({
+    key: 'hoodie.compaction.target.io',
+    default: 500 * 1024,
+    parser: javaLong(1),
+    description: 'MB of IO a compaction plan takes at most (base + logs read, base written)',
+  }),
+  logFileSizeThreshold: defineKey({
+    key: 'hoodie.compaction.logfile.size.threshold',
+    default: 0,
+    parser: javaLong(0),
+    description: 'slices with fewer log-file bytes are not compacted',
+  }),
 } as const;
 
 export function compactionConfigFrom(props: ReadonlyMap<string, string>, location: string): CompactionConfig {

@@ -25,7 +25,15 @@ import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.
 import { stageFiles } from '../reader.js';
 import { withTableLock, type HudiTable } from '../table.js';
 import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
-import { compactionInstantPath, completeCompaction, pendingCompactions, readCompactionPlan, startCompaction, type CompactionOperation, type CompactionPlan } from '../timeline/compaction-plan.js';
+import {
+  compactionInstantPath,
+  completeCompaction,
+  pendingCompactions,
+  readCompactionPlan,
+  startCompaction,
+  type CompactionOperation,
+  type CompactionPlan,
+} from '../timeline/compaction-plan.js';
 import { AVRO_SCHEMA_FOOTER_KEY, hudiFooter } from '../writer/footer.js';
 import { writeConfigFromProperties } from '../writer/write-config.js';
 import { assertMergeOnRead } from './schedule.js';
@@ -63,7 +71,10 @@ export async function runCompaction(table: HudiTable, instantTime: string, optio
   }
   const pending = pendingCompactions(table.timeline).find((i) => i.time === instantTime);
   if (pending === undefined) {
-    throw new HudiError(`no pending compaction ${instantTime}`, { location: storage.uriOf('.hoodie'), fix: 'see `show-compaction <table>` for the pending ones, or schedule one with `compact --mode schedule`' });
+    throw new HudiError(`no pending compaction ${instantTime}`, {
+      location: storage.uriOf('.hoodie'),
+      fix: 'see `show-compaction <table>` for the pending ones, or schedule one with `compact --mode schedule`',
+    });
   }
   const plan = await readCompactionPlan(storage, instantTime);
   const resumed = pending.state === 'INFLIGHT';
@@ -84,27 +95,43 @@ export async function runCompaction(table: HudiTable, instantTime: string, optio
     if (options.engine === undefined) await engine.close();
   }
   const metadataTable = keepMetadataTable(storage, properties);
-  return withTableLock(table, options.lock, async (current, lease) => {
-    if (isCompleted(current, instantTime)) {
-      return { instantTime, outcome: 'already-committed' as const, resumed, writeStats, metadataTable: undefined, bytesRead, millis: Date.now() - started };
-    }
-    if (!pendingCompactions(current.timeline).some((i) => i.time === instantTime && i.state === 'INFLIGHT')) {
-      throw new ConflictError(`compaction ${instantTime} left the timeline while running (rolled back?)`, { location: storage.uriOf(compactionInstantPath(instantTime, 'INFLIGHT')), fix: 'schedule a new compaction' });
-    }
-    const schema = await current.schema();
-    const metadata: CommitMetadata = {
-      partitionToWriteStats: byPartition(writeStats),
-      compacted: true,
-      extraMetadata: schema === undefined ? {} : { schema: schema.text },
-      operationType: 'COMPACT',
-    };
-    await metadataTable.prepare('a compaction');
-    await lease.assertHeld();
-    await metadataTable.commit(instantTime, metadata, { lease });
-    await lease.assertHeld();
-    await completeCompaction(storage, instantTime, serializeCommitMetadata(metadata));
-    return { instantTime, outcome: 'committed' as const, resumed, writeStats, metadataTable: metadataTable.outcome(), bytesRead, millis: Date.now() - started };
-  }, { waitMs: options.lockWaitMs });
+  return withTableLock(
+    table,
+    options.lock,
+    async (current, lease) => {
+      if (isCompleted(current, instantTime)) {
+        return { instantTime, outcome: 'already-committed' as const, resumed, writeStats, metadataTable: undefined, bytesRead, millis: Date.now() - started };
+      }
+      if (!pendingCompactions(current.timeline).some((i) => i.time === instantTime && i.state === 'INFLIGHT')) {
+        throw new ConflictError(`compaction ${instantTime} left the timeline while running (rolled back?)`, {
+          location: storage.uriOf(compactionInstantPath(instantTime, 'INFLIGHT')),
+          fix: 'schedule a new compaction',
+        });
+      }
+      const schema = await current.schema();
+      const metadata: CommitMetadata = {
+        partitionToWriteStats: byPartition(writeStats),
+        compacted: true,
+        extraMetadata: schema === undefined ? {} : { schema: schema.text },
+        operationType: 'COMPACT',
+      };
+      await metadataTable.prepare('a compaction');
+      await lease.assertHeld();
+      await metadataTable.commit(instantTime, metadata, { lease });
+      await lease.assertHeld();
+      await completeCompaction(storage, instantTime, serializeCommitMetadata(metadata));
+      return {
+        instantTime,
+        outcome: 'committed' as const,
+        resumed,
+        writeStats,
+        metadataTable: metadataTable.outcome(),
+        bytesRead,
+        millis: Date.now() - started,
+      };
+    },
+    { waitMs: options.lockWaitMs },
+  );
 }
 
 /** Run every pending compaction, oldest first. */
@@ -114,7 +141,14 @@ export async function runPendingCompactions(table: HudiTable, options: Compactio
   return results;
 }
 
-async function compactOperation(table: HudiTable, instantTime: string, operation: CompactionOperation, ordinal: number, engine: ParquetEngine, properties: ReadonlyMap<string, string>): Promise<{ stat: WriteStat; bytesRead: number }> {
+async function compactOperation(
+  table: HudiTable,
+  instantTime: string,
+  operation: CompactionOperation,
+  ordinal: number,
+  engine: ParquetEngine,
+  properties: ReadonlyMap<string, string>,
+): Promise<{ stat: WriteStat; bytesRead: number }> {
   const { storage, config } = table;
   const { partitionPath, fileId } = operation;
   const listing = (await storage.listDir(partitionPath)).files;
@@ -134,31 +168,48 @@ async function compactOperation(table: HudiTable, instantTime: string, operation
     });
   }
   const order = new Map(operation.deltaFilePaths.map((name, index) => [name, index]));
-  const logFiles = logFilesOf(listing.filter((file) => order.has(nameOf(file.path))))
-    .sort((a, b) => order.get(nameOf(a.path))! - order.get(nameOf(b.path))!);
+  const logFiles = logFilesOf(listing.filter((file) => order.has(nameOf(file.path)))).sort((a, b) => order.get(nameOf(a.path))! - order.get(nameOf(b.path))!);
   const baseObject = byName.get(operation.dataFilePath)!;
   const parsed = parseBaseFileName(operation.dataFilePath);
-  if (parsed === undefined) throw new HudiError(`compaction ${instantTime} names base file ${operation.dataFilePath}, which is not a base file name`, { location: storage.uriOf(compactionInstantPath(instantTime, 'REQUESTED')) });
+  if (parsed === undefined)
+    throw new HudiError(`compaction ${instantTime} names base file ${operation.dataFilePath}, which is not a base file name`, {
+      location: storage.uriOf(compactionInstantPath(instantTime, 'REQUESTED')),
+    });
   const basePath = joinPartitionPath(partitionPath, operation.dataFilePath);
   const slice: MergedFileSlice = {
-    partitionPath, fileId, baseInstantTime: operation.baseInstantTime, logFiles,
+    partitionPath,
+    fileId,
+    baseInstantTime: operation.baseInstantTime,
+    logFiles,
     baseFile: { partitionPath, ...parsed, fileName: operation.dataFilePath, path: basePath, size: baseObject.size },
   };
   const name = baseFileName(fileId, writeToken(ordinal), instantTime);
   const outputPath = joinPartitionPath(partitionPath, name);
   // An earlier attempt's outputs (any write token) are rewritten from the plan.
-  const stale = listing.map((file) => file.path).filter((path) => {
-    const other = parseBaseFileName(nameOf(path));
-    return other !== undefined && other.fileId === fileId && other.instantTime === instantTime;
-  });
+  const stale = listing
+    .map((file) => file.path)
+    .filter((path) => {
+      const other = parseBaseFileName(nameOf(path));
+      return other !== undefined && other.fileId === fileId && other.instantTime === instantTime;
+    });
   if (stale.length > 0) await storage.delete(stale);
   const staged = await stageFiles(storage, [basePath]);
   const dir = await mkdtemp(join(tmpdir(), 'hudi-compact-'));
   try {
     const template = staged.localPaths[0]!;
-    const merged = await mergeSlice(slice, {
-      storage, config, timeline: table.timeline, queryInstant: instantTime, engine, localBaseFile: () => template,
-    }, tablePayload(storage, config), logBlockFilter(table.timeline, instantTime));
+    const merged = await mergeSlice(
+      slice,
+      {
+        storage,
+        config,
+        timeline: table.timeline,
+        queryInstant: instantTime,
+        engine,
+        localBaseFile: () => template,
+      },
+      tablePayload(storage, config),
+      logBlockFilter(table.timeline, instantTime),
+    );
     const rows: Row[] = merged.rows.map((row) => ({ ...row, _hoodie_file_name: name }));
     const keys = rows.map((row) => String(row['_hoodie_record_key']));
     const footer = await engine.readFooter(template);
@@ -166,7 +217,10 @@ async function compactOperation(table: HudiTable, instantTime: string, operation
     const writeConfig = writeConfigFromProperties(properties);
     const localOut = join(dir, name);
     const written = await engine.writeRows({
-      rows, template, outputFile: localOut, rowGroupSize: Math.max(1, footer.numRows || rows.length || 1),
+      rows,
+      template,
+      outputFile: localOut,
+      rowGroupSize: Math.max(1, footer.numRows || rows.length || 1),
       keyValues: hudiFooter(keys, avroSchema, { bloom: writeConfig.bloom, populateMetaFields: config.populateMetaFields }),
     });
     await storage.uploadFile(outputPath, localOut);
@@ -175,11 +229,19 @@ async function compactOperation(table: HudiTable, instantTime: string, operation
     return {
       bytesRead: baseObject.size + logBytes,
       stat: newWriteStat({
-        fileId, path: outputPath, partitionPath, prevCommit: operation.baseInstantTime,
-        numWrites: written.rowCount, numUpdateWrites: Math.min(written.rowCount, baseRows), numInserts: Math.max(0, written.rowCount - baseRows),
+        fileId,
+        path: outputPath,
+        partitionPath,
+        prevCommit: operation.baseInstantTime,
+        numWrites: written.rowCount,
+        numUpdateWrites: Math.min(written.rowCount, baseRows),
+        numInserts: Math.max(0, written.rowCount - baseRows),
         numDeletes: Math.max(0, baseRows - Math.min(written.rowCount, baseRows)),
-        totalWriteBytes: written.bytes, fileSizeInBytes: written.bytes,
-        totalLogFilesCompacted: logFiles.length, totalLogSizeCompacted: logBytes, totalUpdatedRecordsCompacted: merged.logRecords,
+        totalWriteBytes: written.bytes,
+        fileSizeInBytes: written.bytes,
+        totalLogFilesCompacted: logFiles.length,
+        totalLogSizeCompacted: logBytes,
+        totalUpdatedRecordsCompacted: merged.logRecords,
         totalLogRecords: merged.logRecords,
       }),
     };
@@ -190,27 +252,39 @@ async function compactOperation(table: HudiTable, instantTime: string, operation
 }
 
 /** Roll back a failed (inflight) compaction: delete its outputs and its inflight file; the plan stays requested. */
-export async function rollbackCompaction(table: HudiTable, instantTime: string, options: { lock: LockProvider; lockWaitMs?: number }): Promise<{ deleted: string[] }> {
+export async function rollbackCompaction(
+  table: HudiTable,
+  instantTime: string,
+  options: { lock: LockProvider; lockWaitMs?: number },
+): Promise<{ deleted: string[] }> {
   assertMergeOnRead(table);
-  return withTableLock(table, options.lock, async (current, lease) => {
-    const pending = pendingCompactions(current.timeline).find((i) => i.time === instantTime);
-    if (pending === undefined) {
-      throw new HudiError(`no pending compaction ${instantTime} to roll back`, { location: current.storage.uriOf('.hoodie'), fix: 'see `show-compaction <table>`' });
-    }
-    const plan: CompactionPlan = await readCompactionPlan(current.storage, instantTime);
-    const deleted: string[] = [];
-    for (const partitionPath of new Set(plan.operations.map((op) => op.partitionPath))) {
-      const fileIds = new Set(plan.operations.filter((op) => op.partitionPath === partitionPath).map((op) => op.fileId));
-      for (const file of (await current.storage.listDir(partitionPath)).files) {
-        const parsed = parseBaseFileName(file.path.slice(file.path.lastIndexOf('/') + 1));
-        if (parsed !== undefined && parsed.instantTime === instantTime && fileIds.has(parsed.fileId)) deleted.push(file.path);
+  return withTableLock(
+    table,
+    options.lock,
+    async (current, lease) => {
+      const pending = pendingCompactions(current.timeline).find((i) => i.time === instantTime);
+      if (pending === undefined) {
+        throw new HudiError(`no pending compaction ${instantTime} to roll back`, {
+          location: current.storage.uriOf('.hoodie'),
+          fix: 'see `show-compaction <table>`',
+        });
       }
-    }
-    await lease.assertHeld();
-    if (deleted.length > 0) await current.storage.delete(deleted);
-    if (pending.state === 'INFLIGHT') await current.storage.delete([compactionInstantPath(instantTime, 'INFLIGHT')]);
-    return { deleted };
-  }, { waitMs: options.lockWaitMs });
+      const plan: CompactionPlan = await readCompactionPlan(current.storage, instantTime);
+      const deleted: string[] = [];
+      for (const partitionPath of new Set(plan.operations.map((op) => op.partitionPath))) {
+        const fileIds = new Set(plan.operations.filter((op) => op.partitionPath === partitionPath).map((op) => op.fileId));
+        for (const file of (await current.storage.listDir(partitionPath)).files) {
+          const parsed = parseBaseFileName(file.path.slice(file.path.lastIndexOf('/') + 1));
+          if (parsed !== undefined && parsed.instantTime === instantTime && fileIds.has(parsed.fileId)) deleted.push(file.path);
+        }
+      }
+      await lease.assertHeld();
+      if (deleted.length > 0) await current.storage.delete(deleted);
+      if (pending.state === 'INFLIGHT') await current.storage.delete([compactionInstantPath(instantTime, 'INFLIGHT')]);
+      return { deleted };
+    },
+    { waitMs: options.lockWaitMs },
+  );
 }
 
 function isCompleted(table: HudiTable, instantTime: string): boolean {

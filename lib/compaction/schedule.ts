@@ -11,7 +11,16 @@ import type { LockProvider } from '../lock/port.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { withTableLock, type HudiTable } from '../table.js';
 import { PROPERTIES_FILE } from '../table-config.js';
-import { COMPACTION_PLAN_VERSION, CompactionMetric, pendingCompactions, readCompactionPlan, requestCompaction, sliceMetrics, type CompactionOperation, type CompactionPlan } from '../timeline/compaction-plan.js';
+import {
+  COMPACTION_PLAN_VERSION,
+  CompactionMetric,
+  pendingCompactions,
+  readCompactionPlan,
+  requestCompaction,
+  sliceMetrics,
+  type CompactionOperation,
+  type CompactionPlan,
+} from '../timeline/compaction-plan.js';
 import { compareInstantTimes, newInstantTime, parseInstantTime } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
 import { fileGroupKey, type MergedFileSlice } from '../fs-view.js';
@@ -45,7 +54,9 @@ export function assertMergeOnRead(table: HudiTable): void {
 
 /** Delta commits since the last completed compaction, and when that was (CompactionUtils.getDeltaCommitsSinceLatestCompaction). */
 export function deltaCommitsSinceLastCompaction(timeline: Timeline, afterLastRequest = false): { count: number; since: string | undefined } {
-  const compactions = timeline.instants.filter((i) => (afterLastRequest ? i.action === 'compaction' || (i.action === 'commit' && i.state === 'COMPLETED') : i.action === 'commit' && i.state === 'COMPLETED'));
+  const compactions = timeline.instants.filter((i) =>
+    afterLastRequest ? i.action === 'compaction' || (i.action === 'commit' && i.state === 'COMPLETED') : i.action === 'commit' && i.state === 'COMPLETED',
+  );
   const last = compactions.at(-1)?.time;
   const deltaCommits = timeline.instants.filter((i) => i.action === 'deltacommit' && (last === undefined || compareInstantTimes(i.time, last) > 0));
   return { count: deltaCommits.length, since: last ?? deltaCommits[0]?.time };
@@ -58,11 +69,18 @@ export function compactionDue(timeline: Timeline, config: CompactionConfig, now:
   const elapsed = sinceDate === undefined ? 0 : Math.floor((now.getTime() - sinceDate.getTime()) / 1000);
   const byCount = count >= config.maxDeltaCommits;
   const byTime = since !== undefined && elapsed >= config.maxDeltaSeconds;
-  const due = config.triggerStrategy === 'TIME_ELAPSED' ? byTime
-    : config.triggerStrategy === 'NUM_AND_TIME' ? byCount && byTime
-      : config.triggerStrategy === 'NUM_OR_TIME' ? byCount || byTime
-        : byCount;
-  return { due, reason: `${count} delta commit(s) and ${elapsed} s since ${since ?? 'the start'} (${config.triggerStrategy}: ${config.maxDeltaCommits} delta commits, ${config.maxDeltaSeconds} s)` };
+  const due =
+    config.triggerStrategy === 'TIME_ELAPSED'
+      ? byTime
+      : config.triggerStrategy === 'NUM_AND_TIME'
+        ? byCount && byTime
+        : config.triggerStrategy === 'NUM_OR_TIME'
+          ? byCount || byTime
+          : byCount;
+  return {
+    due,
+    reason: `${count} delta commit(s) and ${elapsed} s since ${since ?? 'the start'} (${config.triggerStrategy}: ${config.maxDeltaCommits} delta commits, ${config.maxDeltaSeconds} s)`,
+  };
 }
 
 /** The operations the strategy keeps, in plan order (LogFileSizeBasedCompactionStrategy over BoundedIOCompactionStrategy). */
@@ -89,7 +107,11 @@ export function compactionOperations(slices: readonly MergedFileSlice[], exclude
       dataFilePath: slice.baseFile?.fileName ?? null,
       fileId: slice.fileId,
       partitionPath: slice.partitionPath,
-      metrics: sliceMetrics(slice.baseFile?.size, slice.logFiles.map((log) => log.size), config.maxBaseFileSize),
+      metrics: sliceMetrics(
+        slice.baseFile?.size,
+        slice.logFiles.map((log) => log.size),
+        config.maxBaseFileSize,
+      ),
       bootstrapFilePath: null,
     }));
 }
@@ -104,7 +126,11 @@ export async function pendingCompactionFileGroups(table: HudiTable, timeline: Ti
 }
 
 /** Plan a compaction and persist it; undefined (nothing written) when it is not due or nothing has log files. */
-export async function scheduleCompaction(table: HudiTable, config: CompactionConfig, options: CompactionScheduleOptions): Promise<CompactionScheduleResult | undefined> {
+export async function scheduleCompaction(
+  table: HudiTable,
+  config: CompactionConfig,
+  options: CompactionScheduleOptions,
+): Promise<CompactionScheduleResult | undefined> {
   assertMergeOnRead(table);
   const log = options.log ?? (() => undefined);
   const properties = options.properties ?? new Map<string, string>();
@@ -116,27 +142,32 @@ export async function scheduleCompaction(table: HudiTable, config: CompactionCon
     return decision.due;
   };
   if (!due(table.timeline, options.now ?? new Date())) return undefined;
-  return withTableLock(table, options.lock, async (current, lease) => {
-    const now = options.now ?? new Date();
-    if (!due(current.timeline, now)) return undefined;
-    const pendingWrite = current.timeline.pending().find((i) => i.action === 'deltacommit' || i.action === 'commit' || i.action === 'replacecommit');
-    if (pendingWrite !== undefined) {
-      throw new HudiError(`write ${pendingWrite.time} (${pendingWrite.action}) is pending: a compaction must be later than every inflight write`, {
-        location: current.storage.uriOf('.hoodie'),
-        fix: `let it finish, or roll it back (\`rollback <table> ${pendingWrite.time}\` or Hudi's next write), then schedule again`,
-      });
-    }
-    const view = await current.fileSystemView();
-    const excluded = new Set([...(await pendingCompactionFileGroups(current, current.timeline)), ...view.pendingClusteringFileGroups()]);
-    const operations = orderAndFilter(compactionOperations(view.latestMergedSlices(), excluded, config), config);
-    if (operations.length === 0) {
-      log('not scheduling: no file slice with log files outside pending compactions and clusterings');
-      return undefined;
-    }
-    const plan: CompactionPlan = { operations, extraMetadata: {}, version: COMPACTION_PLAN_VERSION, strategy: null, preserveHoodieMetadata: false };
-    const instantTime = newInstantTime(current.timeline.allTimes(), now, current.config.timelineTimeZone);
-    await lease.assertHeld();
-    await requestCompaction(current.storage, instantTime, plan);
-    return { instantTime, plan };
-  }, { waitMs: options.lockWaitMs });
+  return withTableLock(
+    table,
+    options.lock,
+    async (current, lease) => {
+      const now = options.now ?? new Date();
+      if (!due(current.timeline, now)) return undefined;
+      const pendingWrite = current.timeline.pending().find((i) => i.action === 'deltacommit' || i.action === 'commit' || i.action === 'replacecommit');
+      if (pendingWrite !== undefined) {
+        throw new HudiError(`write ${pendingWrite.time} (${pendingWrite.action}) is pending: a compaction must be later than every inflight write`, {
+          location: current.storage.uriOf('.hoodie'),
+          fix: `let it finish, or roll it back (\`rollback <table> ${pendingWrite.time}\` or Hudi's next write), then schedule again`,
+        });
+      }
+      const view = await current.fileSystemView();
+      const excluded = new Set([...(await pendingCompactionFileGroups(current, current.timeline)), ...view.pendingClusteringFileGroups()]);
+      const operations = orderAndFilter(compactionOperations(view.latestMergedSlices(), excluded, config), config);
+      if (operations.length === 0) {
+        log('not scheduling: no file slice with log files outside pending compactions and clusterings');
+        return undefined;
+      }
+      const plan: CompactionPlan = { operations, extraMetadata: {}, version: COMPACTION_PLAN_VERSION, strategy: null, preserveHoodieMetadata: false };
+      const instantTime = newInstantTime(current.timeline.allTimes(), now, current.config.timelineTimeZone);
+      await lease.assertHeld();
+      await requestCompaction(current.storage, instantTime, plan);
+      return { instantTime, plan };
+    },
+    { waitMs: options.lockWaitMs },
+  );
 }

@@ -89,7 +89,11 @@ export function rawValue(props: ReadonlyMap<string, string>, key: ConfigKey<unkn
 export function readKey<T>(props: ReadonlyMap<string, string>, key: ConfigKey<T>, location?: string, warnings?: string[]): T {
   const raw = rawValue(props, key);
   if (raw === undefined) return key.default;
-  return parseKeyText(key, raw.text, { givenKey: raw.givenKey, ...(location === undefined ? {} : { location }), ...(warnings === undefined ? {} : { warnings }) });
+  return parseKeyText(key, raw.text, {
+    givenKey: raw.givenKey,
+    ...(location === undefined ? {} : { location }),
+    ...(warnings === undefined ? {} : { warnings }),
+  });
 }
 
 export interface ParseContext {
@@ -106,8 +110,11 @@ export function parseKeyText<T>(key: ConfigKey<T>, text: string, context: ParseC
   const parsed = key.parser.parse(text.trim());
   const given = context.givenKey === undefined || context.givenKey === key.key ? key.key : `${context.givenKey} (${key.key})`;
   if ('problem' in parsed) {
-    const fallback = key.defaultText === "" ? "" : `; default ${key.defaultText}`;
-    throw new ConfigValueError(given, text, parsed.problem, { ...(context.location === undefined ? {} : { location: context.location }), fix: `use ${key.parser.expected}${fallback}` });
+    const fallback = key.defaultText === '' ? '' : `; default ${key.defaultText}`;
+    throw new ConfigValueError(given, text, parsed.problem, {
+      ...(context.location === undefined ? {} : { location: context.location }),
+      fix: `use ${key.parser.expected}${fallback}`,
+    });
   }
   if (parsed.warning !== undefined) context.warnings?.push(`${given}=${text.trim()} ${parsed.warning}`);
   return parsed.value;
@@ -117,7 +124,11 @@ type ValueOf<K> = K extends ConfigKey<infer T> ? T : never;
 export type ConfigValues<Keys extends Readonly<Record<string, ConfigKey<unknown>>>> = { -readonly [Name in keyof Keys]: ValueOf<Keys[Name]> };
 
 /** Every key of a group read at once: `{ name: value }` for `{ name: key }`. */
-export function readKeys<Keys extends Readonly<Record<string, ConfigKey<unknown>>>>(props: ReadonlyMap<string, string>, keys: Keys, location?: string): ConfigValues<Keys> {
+export function readKeys<Keys extends Readonly<Record<string, ConfigKey<unknown>>>>(
+  props: ReadonlyMap<string, string>,
+  keys: Keys,
+  location?: string,
+): ConfigValues<Keys> {
   const values: Record<string, unknown> = {};
   for (const [name, key] of Object.entries(keys)) values[name] = readKey(props, key, location);
   return values as ConfigValues<Keys>;
@@ -207,5 +218,12 @@ export const optionalText: Parser<string | undefined> = { expected: 'text', pars
 /** A comma-separated list, items trimmed, empty items dropped. */
 export const commaList: Parser<readonly string[]> = {
   expected: 'a comma-separated list',
-  parse: (text) => ({ value: Object.freeze(text.split(',').map((item) => item.trim()).filter((item) => item !== '')) }),
+  parse: (text) => ({
+    value: Object.freeze(
+      text
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    ),
+  }),
 };

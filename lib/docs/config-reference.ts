@@ -22,7 +22,11 @@ function cell(text: string): string {
 }
 
 function table(entries: readonly Row[]): string {
-  return ['| key | default | what it does |', '|---|---|---|', ...entries.map((r) => `| \`${r.key}\` | ${r.defaultValue === '' ? '–' : `\`${cell(r.defaultValue)}\``} | ${cell(r.description)} |`)].join('\n');
+  return [
+    '| key | default | what it does |',
+    '|---|---|---|',
+    ...entries.map((r) => `| \`${r.key}\` | ${r.defaultValue === '' ? '–' : `\`${cell(r.defaultValue)}\``} | ${cell(r.description)} |`),
+  ].join('\n');
 }
 
 interface Row {
@@ -41,7 +45,10 @@ function rows(keys: readonly ConfigKey<unknown>[] | Readonly<Record<string, Conf
 }
 
 export function configReference(): string {
-  const clustering = rows(CLUSTERING_KEYS).map((r, i) => ({ ...r, description: `${r.description.replace(/\.$/, '')}. Env \`${CLUSTERING_KEYS.filter((k) => !k.deprecated)[i]!.envVar}\`.` }));
+  const clustering = rows(CLUSTERING_KEYS).map((r, i) => ({
+    ...r,
+    description: `${r.description.replace(/\.$/, '')}. Env \`${CLUSTERING_KEYS.filter((k) => !k.deprecated)[i]!.envVar}\`.`,
+  }));
   const flink = FLINK_CLUSTERING_ALIASES.map((a) => ({
     key: a.flinkKey,
     defaultValue: a.flinkDefault ?? '',
@@ -71,7 +78,7 @@ export function configReference(): string {
     '',
     table(write),
     '',
-    '### Hudi\'s metadata table (on writes)',
+    "### Hudi's metadata table (on writes)",
     '',
     table(METADATA_TABLE_KEYS),
     '',

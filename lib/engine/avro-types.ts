@@ -3,8 +3,22 @@
  * (a column added by a commit whose files are not the ones a write stages): what Spark's Hudi reader makes of them.
  */
 import {
-  BIGINT, BLOB, BOOLEAN, DATE, DOUBLE, DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, FLOAT, INTEGER,
-  TIMESTAMP, TIMESTAMP_MS, TIMESTAMPTZ, VARCHAR, type DuckDBType,
+  BIGINT,
+  BLOB,
+  BOOLEAN,
+  DATE,
+  DOUBLE,
+  DuckDBDecimalType,
+  DuckDBListType,
+  DuckDBMapType,
+  DuckDBStructType,
+  FLOAT,
+  INTEGER,
+  TIMESTAMP,
+  TIMESTAMP_MS,
+  TIMESTAMPTZ,
+  VARCHAR,
+  type DuckDBType,
 } from '@duckdb/node-api';
 
 /** The DuckDB type of an Avro type (nullable unions read as their non-null branch); undefined when there is none. */
@@ -32,7 +46,10 @@ export function duckDbTypeOfAvro(avro: unknown): DuckDBType | undefined {
       const fields = Array.isArray(node['fields']) ? (node['fields'] as { name: string; type: unknown }[]) : [];
       const types = fields.map((field) => duckDbTypeOfAvro(field.type));
       if (types.some((type) => type === undefined)) return undefined;
-      return new DuckDBStructType(fields.map((field) => field.name), types as DuckDBType[]);
+      return new DuckDBStructType(
+        fields.map((field) => field.name),
+        types as DuckDBType[],
+      );
     }
     case 'array': {
       const items = duckDbTypeOfAvro(node['items']);
@@ -42,12 +59,21 @@ export function duckDbTypeOfAvro(avro: unknown): DuckDBType | undefined {
       const values = duckDbTypeOfAvro(node['values']);
       return values === undefined ? undefined : new DuckDBMapType(VARCHAR, values);
     }
-    case 'enum': return VARCHAR;
-    case 'fixed': return BLOB;
-    default: return typeof node['type'] === 'string' && logical === undefined ? PRIMITIVES[node['type']] : undefined;
+    case 'enum':
+      return VARCHAR;
+    case 'fixed':
+      return BLOB;
+    default:
+      return typeof node['type'] === 'string' && logical === undefined ? PRIMITIVES[node['type']] : undefined;
   }
 }
 
 const PRIMITIVES: Readonly<Record<string, DuckDBType>> = {
-  boolean: BOOLEAN, int: INTEGER, long: BIGINT, float: FLOAT, double: DOUBLE, string: VARCHAR, bytes: BLOB,
+  boolean: BOOLEAN,
+  int: INTEGER,
+  long: BIGINT,
+  float: FLOAT,
+  double: DOUBLE,
+  string: VARCHAR,
+  bytes: BLOB,
 };

@@ -93,7 +93,10 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
         // The keys are computed beside the projection, over the input's own (uncast) columns, as the window did.
         const keys = (request.orderBy ?? []).map((key) => sortKeyParts(key, columns));
         const keyColumns = keys.map((key, index) => `${key.expression} AS ${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)}`);
-        const ordering = [...keys.map((key, index) => `${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)} ${key.direction}`), `${sqlIdentifier(INPUT_ROW_COLUMN)} ASC`];
+        const ordering = [
+          ...keys.map((key, index) => `${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)} ${key.direction}`),
+          `${sqlIdentifier(INPUT_ROW_COLUMN)} ASC`,
+        ];
         query = `SELECT ${outputColumnsSql(columns, single).join(', ')}
                  FROM (SELECT ${[...projection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')}
                        FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
@@ -113,11 +116,14 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       const onSide = footer !== undefined && inputs.length <= SIDE_SCAN_MAX_INPUTS;
       const [, sideKeyValues] = await settleAll([
         guardFiles(db.connection, inputs, () => copyTo(db, query, single.file, rowGroupSize, footer === undefined ? single.keyValues : {})),
-        !onSide ? Promise.resolve(undefined) : guardFiles(db.connection, inputs, () => columnValuesOnSide(db, inputs, footer.column)).then((values) => footer.build(values, single)),
+        !onSide
+          ? Promise.resolve(undefined)
+          : guardFiles(db.connection, inputs, () => columnValuesOnSide(db, inputs, footer.column)).then((values) => footer.build(values, single)),
       ]);
-      const footerKeyValues = footer === undefined || onSide
-        ? sideKeyValues
-        : footer.build(await guardFiles(db.connection, [single.file], () => columnValuesOnSide(db, [single.file], footer.column)), single);
+      const footerKeyValues =
+        footer === undefined || onSide
+          ? sideKeyValues
+          : footer.build(await guardFiles(db.connection, [single.file], () => columnValuesOnSide(db, [single.file], footer.column)), single);
       const result = await finishOutput(db, single, inputFields);
       if (footerKeyValues !== undefined) await setFooterKeyValues(single.file, { ...single.keyValues, ...footerKeyValues });
       assertCompatible([result], request.onTypeMismatch);
@@ -132,7 +138,10 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     if (sortedByKeys) {
       const keys = (request.orderBy ?? []).map((key) => sortKeyParts(key, columns));
       const keyColumns = keys.map((key, index) => `${key.expression} AS ${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)}`);
-      const ordering = [...keys.map((key, index) => `${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)} ${key.direction}`), `${sqlIdentifier(INPUT_ROW_COLUMN)} ASC`];
+      const ordering = [
+        ...keys.map((key, index) => `${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)} ${key.direction}`),
+        `${sqlIdentifier(INPUT_ROW_COLUMN)} ASC`,
+      ];
       await guardFiles(db.connection, inputs, () =>
         db.connection.run(
           `CREATE TEMP TABLE ${sortedTable} AS
@@ -150,9 +159,10 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     }
     const results: CopySortedOutput[] = [];
     for (const output of outputs) {
-      const keyValues = request.footerFromColumn === undefined
-        ? output.keyValues
-        : { ...output.keyValues, ...request.footerFromColumn.build(await rangeValues(db, table, request.footerFromColumn.column, output), output) };
+      const keyValues =
+        request.footerFromColumn === undefined
+          ? output.keyValues
+          : { ...output.keyValues, ...request.footerFromColumn.build(await rangeValues(db, table, request.footerFromColumn.column, output), output) };
       await mkdir(dirname(output.file), { recursive: true });
       written.push(output.file);
       results.push(await writeRange(db, table, columns, { ...output, keyValues }, rowGroupSize, inputFields, !sortedByKeys));
@@ -164,7 +174,8 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     throw error;
   } finally {
     await db.connection.run(`DROP VIEW IF EXISTS ${table}`).catch(() => undefined);
-    for (const name of [sortedTable, ranksTable, ...(filesTable === undefined ? [] : [filesTable])]) await db.connection.run(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
+    for (const name of [sortedTable, ranksTable, ...(filesTable === undefined ? [] : [filesTable])])
+      await db.connection.run(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
   }
 }
 
@@ -248,7 +259,9 @@ async function rangeValues(db: DuckDb, table: string, column: string, output: Ou
       continue;
     }
     const start = Number(piece) * JOINED_VALUES;
-    const values = await db.connection.runAndReadAll(`SELECT ${quoted} FROM ${table} WHERE ${where} AND ${rank} >= ${start} AND ${rank} < ${start + JOINED_VALUES}`);
+    const values = await db.connection.runAndReadAll(
+      `SELECT ${quoted} FROM ${table} WHERE ${where} AND ${rank} >= ${start} AND ${rank} < ${start + JOINED_VALUES}`,
+    );
     pieces.push(values.getRows().map((row) => String(row[0])));
   }
   return {
@@ -273,7 +286,9 @@ async function writeRange(
     db,
     `SELECT ${outputColumnsSql(columns, output).join(', ')} FROM ${table}
      WHERE ${rank} >= ${output.rowStart} AND ${rank} < ${output.rowStart + output.rowCount}${sortRange ? ` ORDER BY ${rank}` : ''}`,
-    output.file, rowGroupSize, output.keyValues,
+    output.file,
+    rowGroupSize,
+    output.keyValues,
   );
   return finishOutput(db, output, inputFields);
 }
@@ -336,7 +351,10 @@ function checkOutputColumns(outputs: readonly OutputRange[], footer: FooterFromC
     if (column === undefined || column.type.typeId !== DuckDBTypeId.VARCHAR) {
       throw new HudiError(`${what} "${name}" is ${column === undefined ? 'not a column of the inputs' : `of type ${column.type.toString()}, not VARCHAR`}`, {
         ...(location === undefined ? {} : { location }),
-        fix: `choose a text column: ${columns.filter((candidate) => candidate.type.typeId === DuckDBTypeId.VARCHAR).map((candidate) => candidate.name).join(', ')}`,
+        fix: `choose a text column: ${columns
+          .filter((candidate) => candidate.type.typeId === DuckDBTypeId.VARCHAR)
+          .map((candidate) => candidate.name)
+          .join(', ')}`,
       });
     }
   };
@@ -426,4 +444,3 @@ function assertCompatible(results: readonly CopySortedOutput[], onTypeMismatch: 
     },
   );
 }
-

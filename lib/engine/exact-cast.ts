@@ -8,20 +8,30 @@
  * Floating-point columns are the one exception: a fractional number takes the nearest FLOAT or DOUBLE, as it does
  * wherever such a column is written (JSON has no float type to be exact in). Whole numbers must convert exactly.
  */
-import {
-  type DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, VARCHAR, type DuckDBType,
-} from '@duckdb/node-api';
+import { type DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, VARCHAR, type DuckDBType } from '@duckdb/node-api';
 import { sqlString } from './sql.js';
 
 type Family = 'int' | 'decimal' | 'float' | 'string' | 'json' | 'bool' | 'date' | 'timestamp' | 'blob' | 'struct' | 'list' | 'map' | 'null' | 'other';
 
 const INTEGER_TYPES = new Set<DuckDBTypeId>([
-  DuckDBTypeId.TINYINT, DuckDBTypeId.SMALLINT, DuckDBTypeId.INTEGER, DuckDBTypeId.BIGINT, DuckDBTypeId.HUGEINT,
-  DuckDBTypeId.UTINYINT, DuckDBTypeId.USMALLINT, DuckDBTypeId.UINTEGER, DuckDBTypeId.UBIGINT, DuckDBTypeId.UHUGEINT,
+  DuckDBTypeId.TINYINT,
+  DuckDBTypeId.SMALLINT,
+  DuckDBTypeId.INTEGER,
+  DuckDBTypeId.BIGINT,
+  DuckDBTypeId.HUGEINT,
+  DuckDBTypeId.UTINYINT,
+  DuckDBTypeId.USMALLINT,
+  DuckDBTypeId.UINTEGER,
+  DuckDBTypeId.UBIGINT,
+  DuckDBTypeId.UHUGEINT,
 ]);
 /** Fractional-second digits each timestamp type keeps. */
 const TIMESTAMP_DIGITS = new Map<DuckDBTypeId, number>([
-  [DuckDBTypeId.TIMESTAMP_S, 0], [DuckDBTypeId.TIMESTAMP_MS, 3], [DuckDBTypeId.TIMESTAMP, 6], [DuckDBTypeId.TIMESTAMP_TZ, 6], [DuckDBTypeId.TIMESTAMP_NS, 9],
+  [DuckDBTypeId.TIMESTAMP_S, 0],
+  [DuckDBTypeId.TIMESTAMP_MS, 3],
+  [DuckDBTypeId.TIMESTAMP, 6],
+  [DuckDBTypeId.TIMESTAMP_TZ, 6],
+  [DuckDBTypeId.TIMESTAMP_NS, 9],
 ]);
 
 function familyOf(type: DuckDBType): Family {
@@ -29,17 +39,29 @@ function familyOf(type: DuckDBType): Family {
   if (INTEGER_TYPES.has(type.typeId)) return 'int';
   if (TIMESTAMP_DIGITS.has(type.typeId)) return 'timestamp';
   switch (type.typeId) {
-    case DuckDBTypeId.DECIMAL: return 'decimal';
-    case DuckDBTypeId.FLOAT: case DuckDBTypeId.DOUBLE: return 'float';
-    case DuckDBTypeId.VARCHAR: return 'string';
-    case DuckDBTypeId.BOOLEAN: return 'bool';
-    case DuckDBTypeId.DATE: return 'date';
-    case DuckDBTypeId.BLOB: return 'blob';
-    case DuckDBTypeId.STRUCT: return 'struct';
-    case DuckDBTypeId.LIST: return 'list';
-    case DuckDBTypeId.MAP: return 'map';
-    case DuckDBTypeId.SQLNULL: return 'null';
-    default: return 'other';
+    case DuckDBTypeId.DECIMAL:
+      return 'decimal';
+    case DuckDBTypeId.FLOAT:
+    case DuckDBTypeId.DOUBLE:
+      return 'float';
+    case DuckDBTypeId.VARCHAR:
+      return 'string';
+    case DuckDBTypeId.BOOLEAN:
+      return 'bool';
+    case DuckDBTypeId.DATE:
+      return 'date';
+    case DuckDBTypeId.BLOB:
+      return 'blob';
+    case DuckDBTypeId.STRUCT:
+      return 'struct';
+    case DuckDBTypeId.LIST:
+      return 'list';
+    case DuckDBTypeId.MAP:
+      return 'map';
+    case DuckDBTypeId.SQLNULL:
+      return 'null';
+    default:
+      return 'other';
   }
 }
 
@@ -183,10 +205,13 @@ function stringChanges(expr: string, to: DuckDBType, toFamily: Family, converted
 export function readType(inferred: DuckDBType, table: DuckDBType): DuckDBType {
   if (table.typeId === DuckDBTypeId.VARCHAR && table.alias === undefined) return VARCHAR;
   if (inferred instanceof DuckDBStructType && table instanceof DuckDBStructType) {
-    return new DuckDBStructType(inferred.entryNames, inferred.entryNames.map((name, index) => {
-      const tableIndex = table.entryNames.indexOf(name);
-      return tableIndex < 0 ? inferred.entryTypes[index]! : readType(inferred.entryTypes[index]!, table.entryTypes[tableIndex]!);
-    }));
+    return new DuckDBStructType(
+      inferred.entryNames,
+      inferred.entryNames.map((name, index) => {
+        const tableIndex = table.entryNames.indexOf(name);
+        return tableIndex < 0 ? inferred.entryTypes[index]! : readType(inferred.entryTypes[index]!, table.entryTypes[tableIndex]!);
+      }),
+    );
   }
   if (inferred instanceof DuckDBListType && table instanceof DuckDBListType) return new DuckDBListType(readType(inferred.valueType, table.valueType));
   if (inferred instanceof DuckDBMapType && table instanceof DuckDBMapType) {

@@ -162,7 +162,10 @@ class DuckDBParquetEngine implements ParquetEngine {
       const available = await guardFiles(this.connection, files, () => describeColumns(this.connection, files));
       for (const name of [...options.columns, ...options.hashColumns]) {
         if (!available.some((column) => column.name === name)) {
-          throw new HudiError(`no column ${JSON.stringify(name)}`, { location: files[0], fix: `choose from: ${available.map((column) => column.name).join(', ')}` });
+          throw new HudiError(`no column ${JSON.stringify(name)}`, {
+            location: files[0],
+            fix: `choose from: ${available.map((column) => column.name).join(', ')}`,
+          });
         }
       }
       const seed = Math.trunc(options.seed ?? 0);
@@ -175,7 +178,16 @@ class DuckDBParquetEngine implements ParquetEngine {
 }
 
 const MEMORY_UNITS: Record<string, number> = {
-  bytes: 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40,
+  bytes: 1,
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
 };
 
 /** DuckDB's memory setting text ('1.8 GiB', '512.0 MiB', '2GB') → bytes. */

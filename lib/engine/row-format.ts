@@ -164,9 +164,7 @@ const displayWidth = (text: string): number => [...text].length;
 export function formatTable(rows: readonly Row[], columns: readonly string[]): string {
   const cells = rows.map((row) => columns.map((column) => cellText(row[column])));
   const headers = columns.map((column) => cellText(column));
-  const widths = headers.map((header, index) =>
-    Math.max(displayWidth(header), ...cells.map((line) => displayWidth(line[index] ?? ''))),
-  );
+  const widths = headers.map((header, index) => Math.max(displayWidth(header), ...cells.map((line) => displayWidth(line[index] ?? ''))));
   const numeric = columns.map(
     (column) => rows.some((row) => row[column] !== null) && rows.every((row) => row[column] === null || typeof row[column] === 'number'),
   );

@@ -45,16 +45,7 @@ export async function readSchemas(connection: DuckDBConnection, files: readonly 
   return new Map([...byFile].map(([file, elements]) => [file, schemaEntries(elements)]));
 }
 
-const PHYSICAL_TYPES: readonly ParquetPhysicalType[] = [
-  'BOOLEAN',
-  'INT32',
-  'INT64',
-  'INT96',
-  'FLOAT',
-  'DOUBLE',
-  'BYTE_ARRAY',
-  'FIXED_LEN_BYTE_ARRAY',
-];
+const PHYSICAL_TYPES: readonly ParquetPhysicalType[] = ['BOOLEAN', 'INT32', 'INT64', 'INT96', 'FLOAT', 'DOUBLE', 'BYTE_ARRAY', 'FIXED_LEN_BYTE_ARRAY'];
 
 const LOGICAL_TYPE_NAMES: Record<string, string> = {
   StringType: 'STRING',
@@ -143,4 +134,3 @@ function columnInfo(row: Record<string, DuckDBValue>, name: string, path: string
 function repetitionOf(text: string | undefined): ParquetColumnInfo['repetition'] {
   return text === 'REQUIRED' || text === 'REPEATED' ? text : 'OPTIONAL';
 }
-

@@ -63,10 +63,7 @@ function preservingType(type: DuckDBType, node: TypeNode): DuckDBType {
   }
   if (node.kind === 'list' && type instanceof DuckDBListType) return new DuckDBListType(preservingType(type.valueType, node.element));
   if (node.kind === 'map' && type instanceof DuckDBMapType) {
-    return new DuckDBMapType(
-      preservingType(type.keyType, node.key),
-      node.value === undefined ? type.valueType : preservingType(type.valueType, node.value),
-    );
+    return new DuckDBMapType(preservingType(type.keyType, node.key), node.value === undefined ? type.valueType : preservingType(type.valueType, node.value));
   }
   if (node.kind === 'struct' && type instanceof DuckDBStructType) {
     return new DuckDBStructType(

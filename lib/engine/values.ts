@@ -26,17 +26,7 @@ import {
 } from '@duckdb/node-api';
 import type { DuckDBResultReader, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { RowSet } from './port.js';
-import {
-  bytesToJson,
-  dateToJson,
-  decimalToJson,
-  float32ToJson,
-  float64ToJson,
-  integerToJson,
-  mapToJson,
-  timestampToJson,
-  timeToJson,
-} from './row-format.js';
+import { bytesToJson, dateToJson, decimalToJson, float32ToJson, float64ToJson, integerToJson, mapToJson, timestampToJson, timeToJson } from './row-format.js';
 import type { JsonValue, Row } from './row-format.js';
 
 const POSITIVE_INFINITY_TEXT = 'infinity';
@@ -79,9 +69,7 @@ function duckValueToJson(value: DuckDBValue, type: DuckDBType | undefined): Json
         break;
       case DuckDBTypeId.MAP:
         if (value instanceof DuckDBMapValue) {
-          return mapToJson(
-            value.entries.map((entry) => [duckValueToJson(entry.key, type.keyType), duckValueToJson(entry.value, type.valueType)] as const),
-          );
+          return mapToJson(value.entries.map((entry) => [duckValueToJson(entry.key, type.keyType), duckValueToJson(entry.value, type.valueType)] as const));
         }
         break;
       default:
@@ -116,12 +104,7 @@ function scalarToJson(value: DuckDBValue): JsonValue {
     return mapToJson(value.entries.map((entry) => [scalarToJson(entry.key), scalarToJson(entry.value)] as const));
   }
   if (value instanceof DuckDBUnionValue) return scalarToJson(value.value);
-  if (
-    value instanceof DuckDBUUIDValue ||
-    value instanceof DuckDBIntervalValue ||
-    value instanceof DuckDBTimeTZValue ||
-    value instanceof DuckDBBitValue
-  ) {
+  if (value instanceof DuckDBUUIDValue || value instanceof DuckDBIntervalValue || value instanceof DuckDBTimeTZValue || value instanceof DuckDBBitValue) {
     return value.toString();
   }
   return String(value);
@@ -151,4 +134,3 @@ export function optionalNumber(value: DuckDBValue | undefined): number | undefin
 export function optionalText(value: DuckDBValue | undefined): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
-

@@ -6,8 +6,15 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import {
-  DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, TIMESTAMPTZ,
-  type DuckDBConnection, type DuckDBInstance, type DuckDBType,
+  type DuckDBDecimalType,
+  DuckDBListType,
+  DuckDBMapType,
+  DuckDBStructType,
+  DuckDBTypeId,
+  TIMESTAMPTZ,
+  type DuckDBConnection,
+  type DuckDBInstance,
+  type DuckDBType,
 } from '@duckdb/node-api';
 import { HudiError, InputError } from '../errors.js';
 import type { DeclarativeKeyPlan } from '../keygen.js';
@@ -176,7 +183,8 @@ export class WriteSession {
     const [counted] = await this.query(`SELECT count(*) AS n FROM ${source}`);
     const rowCount = Number(counted?.['n'] ?? 0);
     // DuckDB reads an empty JSON-lines file as one JSON column named "json": it has no columns at all.
-    if (rowCount === 0 && input.format === 'jsonl' && described.length === 1 && described[0]!.name === 'json' && described[0]!.type.alias === 'JSON') described = [];
+    if (rowCount === 0 && input.format === 'jsonl' && described.length === 1 && described[0]!.name === 'json' && described[0]!.type.alias === 'JSON')
+      described = [];
     let inputColumns = described.filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name));
     let projection: string[];
     let addedColumns: string[] = [];
@@ -204,16 +212,24 @@ export class WriteSession {
       }
       const casts = tableColumns.map((column) => {
         const present = inputColumns.find((c) => c.name === column.name);
-        return present === undefined ? undefined : { column: column.name, from: present.type, to: column.type, ...exactCast(sqlIdentifier(column.name), present.type, column.type) };
+        return present === undefined
+          ? undefined
+          : { column: column.name, from: present.type, to: column.type, ...exactCast(sqlIdentifier(column.name), present.type, column.type) };
       });
-      await this.refuseChangedValues(input.file, source, casts.filter((c): c is NonNullable<typeof c> => c !== undefined));
+      await this.refuseChangedValues(
+        input.file,
+        source,
+        casts.filter((c): c is NonNullable<typeof c> => c !== undefined),
+      );
       projection = tableColumns.map((column, index) => {
         const cast = casts[index];
         return `${cast === undefined ? `CAST(NULL AS ${typeSql(column.type)})` : cast.cast} AS ${sqlIdentifier(column.name)}`;
       });
       this.columns = tableColumns.map((c) => ({ name: c.name, type: typeSql(c.type) }));
     } else {
-      projection = inputColumns.map((c) => (c.type.typeId === DuckDBTypeId.TIMESTAMP ? `CAST(${sqlIdentifier(c.name)} AS TIMESTAMPTZ) AS ${sqlIdentifier(c.name)}` : sqlIdentifier(c.name)));
+      projection = inputColumns.map((c) =>
+        c.type.typeId === DuckDBTypeId.TIMESTAMP ? `CAST(${sqlIdentifier(c.name)} AS TIMESTAMPTZ) AS ${sqlIdentifier(c.name)}` : sqlIdentifier(c.name),
+      );
       this.columns = inputColumns.map((c) => ({ name: c.name, type: c.type.typeId === DuckDBTypeId.TIMESTAMP ? 'TIMESTAMP WITH TIME ZONE' : typeSql(c.type) }));
     }
     await this.run(`DROP TABLE IF EXISTS ${BATCH}`);
@@ -238,7 +254,8 @@ export class WriteSession {
     } catch (cause) {
       throw new InputError(`cannot read the input as ${input.format}: ${duckdbReason(cause)}`, {
         location: input.file,
-        fix: input.format === 'jsonl' ? 'each line must be one JSON object' : input.format === 'csv' ? 'the CSV needs a header line' : 'the file must be Parquet',
+        fix:
+          input.format === 'jsonl' ? 'each line must be one JSON object' : input.format === 'csv' ? 'the CSV needs a header line' : 'the file must be Parquet',
         cause,
       });
     }
@@ -248,7 +265,12 @@ export class WriteSession {
    * The input's columns against the table's: what it adds (returned; Hudi evolves the schema), what it lacks
    * (Hudi: MissingSchemaFieldException unless set.null.for.missing.columns).
    */
-  private checkColumns(file: string, input: readonly { name: string; type: DuckDBType }[], table: readonly { name: string; type: DuckDBType }[], missingColumns: 'refuse' | 'null'): string[] {
+  private checkColumns(
+    file: string,
+    input: readonly { name: string; type: DuckDBType }[],
+    table: readonly { name: string; type: DuckDBType }[],
+    missingColumns: 'refuse' | 'null',
+  ): string[] {
     const added = input.filter((c) => !table.some((t) => t.name === c.name)).map((c) => c.name);
     const missing = table.filter((t) => !input.some((c) => c.name === t.name)).map((t) => t.name);
     for (const column of input) {
@@ -268,7 +290,11 @@ export class WriteSession {
   }
 
   /** One pass over the input: the first value (by row) that a cast would change is refused with its column, row and value. */
-  private async refuseChangedValues(file: string, source: string, casts: readonly ({ column: string; from: DuckDBType; to: DuckDBType } & ExactCast)[]): Promise<void> {
+  private async refuseChangedValues(
+    file: string,
+    source: string,
+    casts: readonly ({ column: string; from: DuckDBType; to: DuckDBType } & ExactCast)[],
+  ): Promise<void> {
     const checked = casts.filter((c) => c.changes !== undefined);
     if (checked.length === 0) return;
     const numbered = `(SELECT row_number() OVER () AS __row, * FROM ${source})`;
@@ -280,14 +306,25 @@ export class WriteSession {
     const offender = offenders[0];
     if (offender === undefined) return;
     const { cast, row } = offender;
-    const [shown] = await this.query(`SELECT CAST(${sqlIdentifier(cast.column)} AS VARCHAR) AS value, CAST(${cast.tryCast} AS VARCHAR) AS stored FROM ${numbered} WHERE __row = ${Number(row)}`);
+    const [shown] = await this.query(
+      `SELECT CAST(${sqlIdentifier(cast.column)} AS VARCHAR) AS value, CAST(${cast.tryCast} AS VARCHAR) AS stored FROM ${numbered} WHERE __row = ${Number(row)}`,
+    );
     const stored = shown?.['stored'];
     const outcome = stored === null || stored === undefined ? 'it cannot be converted' : `it would be stored as ${String(stored)}`;
-    const others = offenders.length > 1 ? `; column(s) ${offenders.slice(1).map((o) => `"${o.cast.column}"`).join(', ')} have such values too` : '';
-    throw new InputError(`row ${Number(row)}, column "${cast.column}": ${String(shown?.['value'])} (${typeSql(cast.from)}) does not fit the table's type ${typeSql(cast.to)} exactly (${outcome})${others}`, {
-      location: file,
-      fix: 'correct the value in the input: a write changes no value and no column type; nothing was written',
-    });
+    const others =
+      offenders.length > 1
+        ? `; column(s) ${offenders
+            .slice(1)
+            .map((o) => `"${o.cast.column}"`)
+            .join(', ')} have such values too`
+        : '';
+    throw new InputError(
+      `row ${Number(row)}, column "${cast.column}": ${String(shown?.['value'])} (${typeSql(cast.from)}) does not fit the table's type ${typeSql(cast.to)} exactly (${outcome})${others}`,
+      {
+        location: file,
+        fix: 'correct the value in the input: a write changes no value and no column type; nothing was written',
+      },
+    );
   }
 
   /** An Avro schema for a new table from the batch's column types, named as Spark's Hudi writer names it. */
@@ -341,18 +378,25 @@ export class WriteSession {
     let valid: string;
     if (plan.complexRecordKey) {
       recordKey = plan.recordKeyFields
-        .map((f) => `${sqlString(`${f}:`)} || CASE WHEN ${value(f)} IS NULL THEN ${sqlString(plan.nullPlaceholder)} WHEN ${value(f)} = '' THEN ${sqlString(plan.emptyPlaceholder)} ELSE ${value(f)} END`)
+        .map(
+          (f) =>
+            `${sqlString(`${f}:`)} || CASE WHEN ${value(f)} IS NULL THEN ${sqlString(plan.nullPlaceholder)} WHEN ${value(f)} = '' THEN ${sqlString(plan.emptyPlaceholder)} ELSE ${value(f)} END`,
+        )
         .join(` || ',' || `);
       valid = `NOT (${plan.recordKeyFields.map(missing).join(' AND ')})`;
     } else {
       recordKey = value(plan.recordKeyFields[0]!);
       valid = `NOT ${missing(plan.recordKeyFields[0]!)}`;
     }
-    const partition = plan.partitionFields.length === 0
-      ? `''`
-      : plan.partitionFields
-        .map((f) => `${plan.hiveStylePartitioning ? `${sqlString(`${f}=`)} || ` : ''}CASE WHEN ${missing(f)} THEN ${sqlString(plan.defaultPartition)} ELSE ${value(f)} END`)
-        .join(` || '/' || `);
+    const partition =
+      plan.partitionFields.length === 0
+        ? `''`
+        : plan.partitionFields
+            .map(
+              (f) =>
+                `${plan.hiveStylePartitioning ? `${sqlString(`${f}=`)} || ` : ''}CASE WHEN ${missing(f)} THEN ${sqlString(plan.defaultPartition)} ELSE ${value(f)} END`,
+            )
+            .join(` || '/' || `);
     await this.run(`DROP TABLE IF EXISTS ${KEYS}`);
     await this.run(`CREATE TABLE ${KEYS} AS SELECT __row, ${recordKey} AS __key, ${partition} AS __partition FROM ${BATCH} WHERE ${valid}`);
     const bad = await this.query(`SELECT __row FROM ${BATCH} WHERE NOT (${valid}) ORDER BY __row LIMIT ${BAD_ROW_LIMIT}`);
@@ -387,7 +431,9 @@ export class WriteSession {
 
   /** Keyed rows whose `column` is NULL (at most `limit`), in row order. */
   async keyedRowsWithNull(column: string, limit = BAD_ROW_LIMIT): Promise<number[]> {
-    const rows = await this.query(`SELECT k.__row FROM ${KEYS} k JOIN ${BATCH} b USING (__row) WHERE b.${sqlIdentifier(column)} IS NULL ORDER BY k.__row LIMIT ${limit}`);
+    const rows = await this.query(
+      `SELECT k.__row FROM ${KEYS} k JOIN ${BATCH} b USING (__row) WHERE b.${sqlIdentifier(column)} IS NULL ORDER BY k.__row LIMIT ${limit}`,
+    );
     return rows.map((r) => Number(r['__row']));
   }
 
@@ -415,8 +461,10 @@ export class WriteSession {
    */
   async buildIncoming(options: { combine: boolean; precombineField?: string }): Promise<number> {
     await this.run(`DROP TABLE IF EXISTS ${INCOMING}`);
-    const precombine = options.precombineField !== undefined && this.columns.some((c) => c.name === options.precombineField)
-      ? `b.${sqlIdentifier(options.precombineField)} DESC NULLS LAST, ` : '';
+    const precombine =
+      options.precombineField !== undefined && this.columns.some((c) => c.name === options.precombineField)
+        ? `b.${sqlIdentifier(options.precombineField)} DESC NULLS LAST, `
+        : '';
     const dedupe = options.combine ? `QUALIFY row_number() OVER (PARTITION BY k.__partition, k.__key ORDER BY ${precombine}k.__row DESC) = 1` : '';
     await this.run(`CREATE TABLE ${INCOMING} AS SELECT k.__row, k.__key, k.__partition FROM ${KEYS} k JOIN ${BATCH} b USING (__row) ${dedupe}`);
     const [count] = await this.query(`SELECT count(*) AS n FROM ${INCOMING}`);
@@ -447,9 +495,10 @@ export class WriteSession {
     const partitionOf = files.map((f) => f.partitionPath);
     const partitionValues = partitionOf.length === 0 ? '' : `(VALUES ${partitionOf.map((p, i) => `(${i}, ${sqlString(p)})`).join(', ')})`;
     // An existing record matches when the key is stored in a file of the same partition (Hudi's non-global index).
-    const matchSql = files.length === 0 || !options.lookUp
-      ? `SELECT i.*, NULL::INTEGER AS __file FROM ${INCOMING} i`
-      : `SELECT i.*, e.__file FROM ${INCOMING} i LEFT JOIN (SELECT e.__key, e.__file, e.__ordering, fp.partition FROM ${EXISTING} e JOIN ${partitionValues} fp(idx, partition) ON e.__file = fp.idx) e
+    const matchSql =
+      files.length === 0 || !options.lookUp
+        ? `SELECT i.*, NULL::INTEGER AS __file FROM ${INCOMING} i`
+        : `SELECT i.*, e.__file FROM ${INCOMING} i LEFT JOIN (SELECT e.__key, e.__file, e.__ordering, fp.partition FROM ${EXISTING} e JOIN ${partitionValues} fp(idx, partition) ON e.__file = fp.idx) e
            ON i.__key = e.__key AND i.__partition = e.partition
          ${ordering === undefined ? '' : `JOIN ${BATCH} b ON b.__row = i.__row WHERE e.__file IS NULL OR e.__ordering IS NULL OR b.${sqlIdentifier(ordering)} IS NULL OR b.${sqlIdentifier(ordering)} >= e.__ordering`}`;
     await this.run(`CREATE OR REPLACE TABLE ${INCOMING} AS ${matchSql}`);
@@ -471,9 +520,14 @@ export class WriteSession {
     await this.run(`DROP TABLE IF EXISTS ${RANGES}`);
     await this.run(`CREATE TABLE ${RANGES} (partition VARCHAR, start_rank BIGINT, end_rank BIGINT, bucket INTEGER)`);
     if (insertRanges.length > 0) {
-      await this.run(`INSERT INTO ${RANGES} VALUES ${insertRanges.map((r) => `(${sqlString(r.partitionPath)}, ${r.start}, ${r.start + r.count}, ${r.bucket})`).join(', ')}`);
+      await this.run(
+        `INSERT INTO ${RANGES} VALUES ${insertRanges.map((r) => `(${sqlString(r.partitionPath)}, ${r.start}, ${r.start + r.count}, ${r.bucket})`).join(', ')}`,
+      );
     }
-    const fileBuckets = bucketOfFile.size === 0 ? '(SELECT NULL::INTEGER AS f, NULL::INTEGER AS bucket WHERE false) fb' : `(VALUES ${[...bucketOfFile].map(([f, b]) => `(${f}, ${b})`).join(', ')}) fb(f, bucket)`;
+    const fileBuckets =
+      bucketOfFile.size === 0
+        ? '(SELECT NULL::INTEGER AS f, NULL::INTEGER AS bucket WHERE false) fb'
+        : `(VALUES ${[...bucketOfFile].map(([f, b]) => `(${f}, ${b})`).join(', ')}) fb(f, bucket)`;
     await this.run(`DROP TABLE IF EXISTS ${ASSIGNED}`);
     await this.run(
       `CREATE TABLE ${ASSIGNED} AS
@@ -490,7 +544,9 @@ export class WriteSession {
     );
     const [unassigned] = await this.query(`SELECT count(*) AS n FROM ${ASSIGNED} WHERE __bucket IS NULL AND NOT (__delete AND __file IS NULL)`);
     if (Number(unassigned?.['n'] ?? 0) > 0) {
-      throw new HudiError(`${String(unassigned?.['n'])} records were not assigned to a file group`, { fix: 'this is a bug in the bucket plan; nothing was written' });
+      throw new HudiError(`${String(unassigned?.['n'])} records were not assigned to a file group`, {
+        fix: 'this is a bug in the bucket plan; nothing was written',
+      });
     }
     // Join once and sort by bucket, so each file group's write reads one contiguous, zone-mapped range.
     await this.run(`DROP TABLE IF EXISTS ${STAGED}`);
@@ -506,7 +562,10 @@ export class WriteSession {
 
   /** The record keys a file group will hold after this write (for the bloom filter and min/max footer keys). */
   async fileGroupRecordKeys(bucket: number, existingFile: number | undefined): Promise<string[]> {
-    const kept = existingFile === undefined ? '' : `SELECT __key FROM ${EXISTING} WHERE __file = ${existingFile} AND __key NOT IN (SELECT __key FROM ${ASSIGNED} WHERE __bucket = ${bucket}) UNION ALL `;
+    const kept =
+      existingFile === undefined
+        ? ''
+        : `SELECT __key FROM ${EXISTING} WHERE __file = ${existingFile} AND __key NOT IN (SELECT __key FROM ${ASSIGNED} WHERE __bucket = ${bucket}) UNION ALL `;
     const reader = await this.connection.runAndReadAll(`${kept}SELECT __key FROM ${STAGED} WHERE __bucket = ${bucket} AND NOT __delete`);
     return (reader.getColumnsJS()[0] ?? []) as string[];
   }
@@ -553,7 +612,10 @@ export class WriteSession {
     }
     const columnList = [...META_FIELD_NAMES, ...dataColumns].map(sqlIdentifier).join(', ');
     const rowGroupSize = Math.max(1, Math.floor(spec.rowGroupSize));
-    await this.run(copyToParquetSql(`SELECT ${columnList} FROM (${body}) ORDER BY __src, __ord`, spec.outputFile, rowGroupSize, spec.keyValues), spec.outputFile);
+    await this.run(
+      copyToParquetSql(`SELECT ${columnList} FROM (${body}) ORDER BY __src, __ord`, spec.outputFile, rowGroupSize, spec.keyValues),
+      spec.outputFile,
+    );
     const templates = spec.existingFile !== undefined ? [this.existingFiles[spec.existingFile]!.localPath] : spec.typeTemplates;
     // Existing tables: their files' types. A new table, and columns or struct fields new to the table: the written
     // types with Hudi's fixed-length decimals.
@@ -630,7 +692,10 @@ export function widenedType(input: DuckDBType, table: DuckDBType): DuckDBType {
 }
 
 /** An Avro record with the fields of `columns` it lacks appended (recursively into struct fields it has). */
-function evolveRecord(record: { name: string; namespace?: string; fields: AvroField[] }, columns: readonly { name: string; type: DuckDBType }[]): { name: string; namespace?: string; fields: AvroField[] } {
+function evolveRecord(
+  record: { name: string; namespace?: string; fields: AvroField[] },
+  columns: readonly { name: string; type: DuckDBType }[],
+): { name: string; namespace?: string; fields: AvroField[] } {
   const childNamespace = record.namespace === undefined || record.namespace === '' ? record.name : `${record.namespace}.${record.name}`;
   const fields = record.fields.map((field) => {
     const column = columns.find((c) => c.name === field.name);
@@ -650,7 +715,10 @@ function evolveAvroType(avro: unknown, type: DuckDBType): unknown {
   const node = avro as Record<string, unknown>;
   if (node['type'] === 'record' && Array.isArray(node['fields']) && type instanceof DuckDBStructType) {
     const record = node as unknown as { name: string; namespace?: string; fields: AvroField[] };
-    return evolveRecord(record, type.entryNames.map((name, i) => ({ name, type: type.entryTypes[i]! })));
+    return evolveRecord(
+      record,
+      type.entryNames.map((name, i) => ({ name, type: type.entryTypes[i]! })),
+    );
   }
   if (node['type'] === 'array' && type instanceof DuckDBListType) return { ...node, items: evolveAvroType(node['items'], type.valueType) };
   if (node['type'] === 'map' && type instanceof DuckDBMapType) return { ...node, values: evolveAvroType(node['values'], type.valueType) };
@@ -664,14 +732,21 @@ function inputSql(file: string, format: InputFormat, overrides?: ReadOverrides):
   const path = sqlString(file);
   const types = overrides === undefined ? '' : `{${overrides.map((c) => `${sqlString(c.name)}: ${sqlString(typeSql(c.type))}`).join(', ')}}`;
   switch (format) {
-    case 'jsonl': return `read_json(${path}, format = 'newline_delimited'${overrides === undefined ? '' : `, columns = ${types}`})`;
-    case 'csv': return `read_csv(${path}, header = true${overrides === undefined ? '' : `, types = ${types}`})`;
-    case 'parquet': return `read_parquet(${path}, ${READ_OPTIONS})`;
+    case 'jsonl':
+      return `read_json(${path}, format = 'newline_delimited'${overrides === undefined ? '' : `, columns = ${types}`})`;
+    case 'csv':
+      return `read_csv(${path}, header = true${overrides === undefined ? '' : `, types = ${types}`})`;
+    case 'parquet':
+      return `read_parquet(${path}, ${READ_OPTIONS})`;
   }
 }
 
 /** The read types that keep the table's text columns the input's text (readType), or undefined when none differ. */
-function textReadOverrides(format: InputFormat, input: readonly { name: string; type: DuckDBType }[], table: readonly { name: string; type: DuckDBType }[]): ReadOverrides | undefined {
+function textReadOverrides(
+  format: InputFormat,
+  input: readonly { name: string; type: DuckDBType }[],
+  table: readonly { name: string; type: DuckDBType }[],
+): ReadOverrides | undefined {
   if (format === 'parquet') return undefined;
   const read = input.map((column) => {
     const tableColumn = table.find((t) => t.name === column.name);
@@ -689,7 +764,10 @@ function keyFieldSql(field: string, columns: readonly BatchColumn[]): string {
   if (column === undefined) {
     throw new InputError(`key field "${field}" is not a column of the input`, { fix: `input columns: ${columns.map((c) => c.name).join(', ')}` });
   }
-  const access = [sqlIdentifier(top!), ...rest.map((part) => sqlString(part))].reduce((acc, part, i) => (i === 0 ? part : `struct_extract(${acc}, ${part})`), '');
+  const access = [sqlIdentifier(top!), ...rest.map((part) => sqlString(part))].reduce(
+    (acc, part, i) => (i === 0 ? part : `struct_extract(${acc}, ${part})`),
+    '',
+  );
   const type = rest.length === 0 ? column.type : 'UNKNOWN';
   if (type === 'DATE') return `strftime(${access}, '%Y-%m-%d')`;
   if (type.startsWith('TIMESTAMP')) return `epoch_us(${access})::VARCHAR`;
@@ -699,20 +777,43 @@ function keyFieldSql(field: string, columns: readonly BatchColumn[]): string {
 /** Avro for a DuckDB type, nullable parts as ["null", T] like Spark's AvroConversionUtils; nested records get Spark-style names. */
 function avroTypeOf(type: DuckDBType, namespace: string, name: string): unknown {
   switch (type.typeId) {
-    case DuckDBTypeId.BOOLEAN: return 'boolean';
-    case DuckDBTypeId.TINYINT: case DuckDBTypeId.SMALLINT: case DuckDBTypeId.INTEGER:
-    case DuckDBTypeId.UTINYINT: case DuckDBTypeId.USMALLINT: return 'int';
-    case DuckDBTypeId.BIGINT: case DuckDBTypeId.UINTEGER: return 'long';
-    case DuckDBTypeId.FLOAT: return 'float';
-    case DuckDBTypeId.DOUBLE: return 'double';
-    case DuckDBTypeId.VARCHAR: return 'string';
-    case DuckDBTypeId.BLOB: return 'bytes';
-    case DuckDBTypeId.DATE: return { type: 'int', logicalType: 'date' };
-    case DuckDBTypeId.TIMESTAMP: case DuckDBTypeId.TIMESTAMP_TZ: return { type: 'long', logicalType: 'timestamp-micros' };
-    case DuckDBTypeId.TIMESTAMP_MS: return { type: 'long', logicalType: 'timestamp-millis' };
+    case DuckDBTypeId.BOOLEAN:
+      return 'boolean';
+    case DuckDBTypeId.TINYINT:
+    case DuckDBTypeId.SMALLINT:
+    case DuckDBTypeId.INTEGER:
+    case DuckDBTypeId.UTINYINT:
+    case DuckDBTypeId.USMALLINT:
+      return 'int';
+    case DuckDBTypeId.BIGINT:
+    case DuckDBTypeId.UINTEGER:
+      return 'long';
+    case DuckDBTypeId.FLOAT:
+      return 'float';
+    case DuckDBTypeId.DOUBLE:
+      return 'double';
+    case DuckDBTypeId.VARCHAR:
+      return 'string';
+    case DuckDBTypeId.BLOB:
+      return 'bytes';
+    case DuckDBTypeId.DATE:
+      return { type: 'int', logicalType: 'date' };
+    case DuckDBTypeId.TIMESTAMP:
+    case DuckDBTypeId.TIMESTAMP_TZ:
+      return { type: 'long', logicalType: 'timestamp-micros' };
+    case DuckDBTypeId.TIMESTAMP_MS:
+      return { type: 'long', logicalType: 'timestamp-millis' };
     case DuckDBTypeId.DECIMAL: {
       const decimal = type as DuckDBDecimalType;
-      return { type: 'fixed', name: 'fixed', namespace: `${namespace}.${name}`, size: decimalFixedBytes(decimal.width), logicalType: 'decimal', precision: decimal.width, scale: decimal.scale };
+      return {
+        type: 'fixed',
+        name: 'fixed',
+        namespace: `${namespace}.${name}`,
+        size: decimalFixedBytes(decimal.width),
+        logicalType: 'decimal',
+        precision: decimal.width,
+        scale: decimal.scale,
+      };
     }
     case DuckDBTypeId.LIST: {
       const list = type as DuckDBListType;
@@ -725,15 +826,20 @@ function avroTypeOf(type: DuckDBType, namespace: string, name: string): unknown 
     case DuckDBTypeId.STRUCT: {
       const struct = type as DuckDBStructType;
       return {
-        type: 'record', name, namespace,
-        fields: struct.entryNames.map((entry, i) => ({ name: entry, type: ['null', avroTypeOf(struct.entryTypes[i]!, `${namespace}.${name}`, entry)], default: null })),
+        type: 'record',
+        name,
+        namespace,
+        fields: struct.entryNames.map((entry, i) => ({
+          name: entry,
+          type: ['null', avroTypeOf(struct.entryTypes[i]!, `${namespace}.${name}`, entry)],
+          default: null,
+        })),
       };
     }
     default:
       throw new HudiError(`column "${name}" has type ${type.toString()}, which Hudi tables cannot store`, { fix: 'cast it to a supported type in the input' });
   }
 }
-
 
 /** Convert JSON lines to Parquet (naive timestamps become UTC timestamps, as Spark writes them). */
 export async function jsonLinesToParquet(input: string, output: string): Promise<void> {
@@ -742,8 +848,12 @@ export async function jsonLinesToParquet(input: string, output: string): Promise
     await mkdir(dirname(output), { recursive: true });
     const reader = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${inputSql(input, 'jsonl')}`);
     const columns = reader.getRowObjectsJS().map((r) => ({ name: String(r['column_name']), type: String(r['column_type']) }));
-    const projection = columns.map((c) => (c.type === 'TIMESTAMP' ? `CAST(${sqlIdentifier(c.name)} AS TIMESTAMPTZ) AS ${sqlIdentifier(c.name)}` : sqlIdentifier(c.name)));
-    await connection.run(`COPY (SELECT ${projection.join(', ')} FROM ${inputSql(input, 'jsonl')}) TO ${sqlString(output)} (FORMAT parquet, COMPRESSION snappy)`);
+    const projection = columns.map((c) =>
+      c.type === 'TIMESTAMP' ? `CAST(${sqlIdentifier(c.name)} AS TIMESTAMPTZ) AS ${sqlIdentifier(c.name)}` : sqlIdentifier(c.name),
+    );
+    await connection.run(
+      `COPY (SELECT ${projection.join(', ')} FROM ${inputSql(input, 'jsonl')}) TO ${sqlString(output)} (FORMAT parquet, COMPRESSION snappy)`,
+    );
   } catch (cause) {
     throw new HudiError(`cannot convert to Parquet: ${duckdbReason(cause)}`, { location: input, cause });
   } finally {

@@ -118,7 +118,12 @@ export function readBlock(bytes: Uint8Array, offset: number, compression: Compre
     throw new HFileFormatError(`expected a ${expected} block at offset ${offset}, found ${header.type}`);
   }
   const onDiskSize = BLOCK_HEADER_SIZE + header.onDiskSizeWithoutHeader;
-  if (header.onDiskSizeWithoutHeader < 0 || offset + onDiskSize > bytes.length || header.onDiskDataSizeWithHeader < BLOCK_HEADER_SIZE || header.onDiskDataSizeWithHeader > onDiskSize) {
+  if (
+    header.onDiskSizeWithoutHeader < 0 ||
+    offset + onDiskSize > bytes.length ||
+    header.onDiskDataSizeWithHeader < BLOCK_HEADER_SIZE ||
+    header.onDiskDataSizeWithHeader > onDiskSize
+  ) {
     throw new HFileFormatError(`block at offset ${offset} claims ${onDiskSize} bytes, past the end of the file (${bytes.length} bytes)`);
   }
   verifyChecksums(bytes, offset, header);
@@ -180,7 +185,11 @@ export function serializeBlock(type: BlockType, payload: Uint8Array, prevBlockOf
   const dataSize = BLOCK_HEADER_SIZE + stored.length;
   const chunks = checksumCount(dataSize, bytesPerChecksum);
   const out = new ByteWriter(dataSize + chunks * 4);
-  out.bytes(magicBytes(type)).i32(stored.length + chunks * 4).i32(payload.length).i64(prevBlockOffset);
+  out
+    .bytes(magicBytes(type))
+    .i32(stored.length + chunks * 4)
+    .i32(payload.length)
+    .i64(prevBlockOffset);
   out.u8(ChecksumType.CRC32C).i32(bytesPerChecksum).i32(dataSize).bytes(stored);
   for (let chunk = 0; chunk < chunks; chunk++) out.i32(0);
   const bytes = out.toBytes();

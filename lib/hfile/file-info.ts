@@ -96,6 +96,8 @@ export function serializeFileInfo(entries: ReadonlyArray<{ key: Uint8Array; valu
   for (let i = 1; i < sorted.length; i++) {
     if (compareBytes(sorted[i - 1]!.key, sorted[i]!.key) === 0) throw new RangeError(`file info key ${utf8String(sorted[i]!.key)} is given twice`);
   }
-  return new ByteWriter(1024).bytes(PBUF_MAGIC).bytes(delimited(encodeInfo(sorted))).toBytes();
+  return new ByteWriter(1024)
+    .bytes(PBUF_MAGIC)
+    .bytes(delimited(encodeInfo(sorted)))
+    .toBytes();
 }
-

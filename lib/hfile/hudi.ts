@@ -67,7 +67,9 @@ export function writeHudiBaseHFile(records: Iterable<HudiHFileRecord>, options: 
   const sorted = sortedRecords(records);
   for (let i = 1; i < sorted.length; i++) {
     if (compareBytes(sorted[i - 1]!.row, sorted[i]!.row) === 0) {
-      throw new HFileWriteError(`duplicate record key ${JSON.stringify(sorted[i]!.key)} in an HFile base file`, { fix: 'merge the records of each key before writing' });
+      throw new HFileWriteError(`duplicate record key ${JSON.stringify(sorted[i]!.key)} in an HFile base file`, {
+        fix: 'merge the records of each key before writing',
+      });
     }
   }
   return writeHFile(

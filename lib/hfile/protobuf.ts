@@ -52,7 +52,8 @@ interface Field {
 
 function javaLong(value: bigint, name: string): number {
   const signed = BigInt.asIntN(64, value);
-  if (signed < BigInt(Number.MIN_SAFE_INTEGER) || signed > BigInt(Number.MAX_SAFE_INTEGER)) throw new HFileFormatError(`trailer field ${name}: ${signed} is out of range`);
+  if (signed < BigInt(Number.MIN_SAFE_INTEGER) || signed > BigInt(Number.MAX_SAFE_INTEGER))
+    throw new HFileFormatError(`trailer field ${name}: ${signed} is out of range`);
   return Number(signed);
 }
 
@@ -101,13 +102,20 @@ export function encodeTrailer(trailer: TrailerFields): Uint8Array {
   for (const [number, name] of TRAILER_NUMBER_FIELDS) if (number <= 10) emitNumber(number, trailer[name]);
   if (trailer.comparatorClassName !== undefined) writeString(out, 11, trailer.comparatorClassName);
   emitNumber(12, trailer.compressionCodec);
-  if (trailer.encryptionKey !== undefined) out.varint(13 * 8 + LENGTH_DELIMITED).varint(trailer.encryptionKey.length).bytes(trailer.encryptionKey);
+  if (trailer.encryptionKey !== undefined)
+    out
+      .varint(13 * 8 + LENGTH_DELIMITED)
+      .varint(trailer.encryptionKey.length)
+      .bytes(trailer.encryptionKey);
   return out.toBytes();
 }
 
 function writeString(out: ByteWriter, number: number, text: string): void {
   const bytes = new TextEncoder().encode(text);
-  out.varint(number * 8 + LENGTH_DELIMITED).varint(bytes.length).bytes(bytes);
+  out
+    .varint(number * 8 + LENGTH_DELIMITED)
+    .varint(bytes.length)
+    .bytes(bytes);
 }
 
 /** One file-info entry: raw key and value bytes. */
@@ -136,10 +144,19 @@ export function encodeInfo(entries: readonly InfoEntry[]): Uint8Array {
   const out = new ByteWriter(1024);
   for (const { key, value } of entries) {
     const pair = new ByteWriter(key.length + value.length + 16);
-    pair.varint(1 * 8 + LENGTH_DELIMITED).varint(key.length).bytes(key);
-    pair.varint(2 * 8 + LENGTH_DELIMITED).varint(value.length).bytes(value);
+    pair
+      .varint(1 * 8 + LENGTH_DELIMITED)
+      .varint(key.length)
+      .bytes(key);
+    pair
+      .varint(2 * 8 + LENGTH_DELIMITED)
+      .varint(value.length)
+      .bytes(value);
     const pairBytes = pair.toBytes();
-    out.varint(1 * 8 + LENGTH_DELIMITED).varint(pairBytes.length).bytes(pairBytes);
+    out
+      .varint(1 * 8 + LENGTH_DELIMITED)
+      .varint(pairBytes.length)
+      .bytes(pairBytes);
   }
   return out.toBytes();
 }

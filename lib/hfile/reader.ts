@@ -178,7 +178,10 @@ export function readHFileCells(bytes: Uint8Array, options: ReadHFileOptions = {}
     cells.push({ ...cell, row: cell.row.slice(), family: cell.family.slice(), qualifier: cell.qualifier.slice(), value: cell.value.slice() });
   }
   if (cells.length !== file.entryCount) {
-    throw new HFileFormatError(`the data blocks hold ${cells.length} cells, the trailer says ${file.entryCount}`, options.location ? { location: options.location } : {});
+    throw new HFileFormatError(
+      `the data blocks hold ${cells.length} cells, the trailer says ${file.entryCount}`,
+      options.location ? { location: options.location } : {},
+    );
   }
   return cells;
 }

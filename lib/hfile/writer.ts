@@ -93,9 +93,12 @@ export function writeHFile(cells: Iterable<HFileCellInput>, options: HFileWriteO
     const order = previousRow === undefined ? 1 : compareBytes(row, previousRow);
     if (order < 0 || (order === 0 && !options.allowDuplicateKeys)) {
       const shown = (bytes: Uint8Array): string => JSON.stringify(new TextDecoder().decode(bytes));
-      throw new HFileWriteError(`keys must be written in ascending byte order${options.allowDuplicateKeys ? '' : ' without duplicates'}: ${shown(row)} follows ${shown(previousRow!)}`, {
-        fix: 'sort the records by the UTF-8 bytes of their keys',
-      });
+      throw new HFileWriteError(
+        `keys must be written in ascending byte order${options.allowDuplicateKeys ? '' : ' without duplicates'}: ${shown(row)} follows ${shown(previousRow!)}`,
+        {
+          fix: 'sort the records by the UTF-8 bytes of their keys',
+        },
+      );
     }
     const key = encodeKey(hudiCellKey(row));
     if (order !== 0 && block.length >= blockSize) finishDataBlock();

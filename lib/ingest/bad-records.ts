@@ -32,7 +32,10 @@ export async function quarantineObject(
 ): Promise<string> {
   const errorsKey = errorKeyOf(object.errorPrefix, object.key, '.error.json');
   await landing.uploadFile(errorKeyOf(object.errorPrefix, object.key), object.localFile);
-  await landing.put(errorsKey, `${JSON.stringify({ source: object.source, key: object.key, etag: object.etag, reason, at: new Date().toISOString() }, null, 2)}\n`);
+  await landing.put(
+    errorsKey,
+    `${JSON.stringify({ source: object.source, key: object.key, etag: object.etag, reason, at: new Date().toISOString() }, null, 2)}\n`,
+  );
   return errorsKey;
 }
 

@@ -134,9 +134,11 @@ export async function applyExactlyOnce(
     }
     const attempt = await readAttempt(claimStorage);
     const record = (outcome: Omit<DoneRecord, 'source' | 'bucket' | 'key' | 'etag' | 'completedAt'>): Promise<void> =>
-      writeDone(table, donePath, { source, bucket: version.bucket, key: version.key, etag: version.etag, ...outcome, completedAt: now().toISOString() }).then(() => {
-        recorded = true;
-      });
+      writeDone(table, donePath, { source, bucket: version.bucket, key: version.key, etag: version.etag, ...outcome, completedAt: now().toISOString() }).then(
+        () => {
+          recorded = true;
+        },
+      );
 
     if (attempt !== undefined) {
       const found = await findCommitOf(table, source, new Date(Date.parse(attempt.firstAttemptAt) - CLOCK_SKEW_MS));
@@ -146,10 +148,13 @@ export async function applyExactlyOnce(
         return { outcome: 'duplicate', originalOutcome: 'ingested', source, ...found, recovered: true };
       }
     }
-    await claimStorage.put('attempt.json', JSON.stringify({
-      firstAttemptAt: attempt?.firstAttemptAt ?? now().toISOString(),
-      attempts: (attempt?.attempts ?? 0) + 1,
-    } satisfies AttemptRecord));
+    await claimStorage.put(
+      'attempt.json',
+      JSON.stringify({
+        firstAttemptAt: attempt?.firstAttemptAt ?? now().toISOString(),
+        attempts: (attempt?.attempts ?? 0) + 1,
+      } satisfies AttemptRecord),
+    );
 
     const beforeCommit = async (): Promise<void> => {
       // The lease must still be ours at the commit, and a previous holder must not have committed meanwhile.
@@ -167,7 +172,11 @@ export async function applyExactlyOnce(
       return { outcome: 'duplicate', originalOutcome: 'ingested', source, ...error.found, recovered: true };
     }
     await record({
-      outcome: result.outcome, inserted: result.inserted, updated: result.updated, deleted: result.deleted, badRecords: result.badRecords,
+      outcome: result.outcome,
+      inserted: result.inserted,
+      updated: result.updated,
+      deleted: result.deleted,
+      badRecords: result.badRecords,
       ...(result.instantTime === undefined ? {} : { instantTime: result.instantTime }),
       ...(result.errorsKey === undefined ? {} : { errorsKey: result.errorsKey }),
       ...(result.reason === undefined ? {} : { reason: result.reason }),
@@ -187,14 +196,23 @@ export async function findCommitOf(table: Storage, source: string, since: Date):
   if (timeline.completedWrites().length === 0) return undefined;
   // Instant times are on the table's clock (hoodie.table.timeline.timezone).
   const sinceTime = formatInstantTime(since, (await readTableConfig(table)).timelineTimeZone);
-  const candidates = timeline.completedWrites().filter((i) => i.action === 'commit' && compareInstantTimes(i.time, sinceTime) >= 0).reverse();
+  const candidates = timeline
+    .completedWrites()
+    .filter((i) => i.action === 'commit' && compareInstantTimes(i.time, sinceTime) >= 0)
+    .reverse();
   for (const instant of candidates) {
     const metadata = await readCommitMetadata(table, instant);
     if (metadata.extraMetadata[INGEST_SOURCE_KEY] !== source) continue;
     const stats = Object.values(metadata.partitionToWriteStats).flat();
     const sum = (pick: (s: (typeof stats)[number]) => number) => stats.reduce((total, s) => total + pick(s), 0);
     // Bad records are not in the commit; the errors file (written before the commit for JSON lines) has them.
-    return { instantTime: instant.time, inserted: sum((s) => s.numInserts), updated: sum((s) => s.numUpdateWrites), deleted: sum((s) => s.numDeletes), badRecords: 0 };
+    return {
+      instantTime: instant.time,
+      inserted: sum((s) => s.numInserts),
+      updated: sum((s) => s.numUpdateWrites),
+      deleted: sum((s) => s.numDeletes),
+      badRecords: 0,
+    };
   }
   return undefined;
 }
@@ -207,7 +225,10 @@ async function readJson(storage: Storage, path: string): Promise<unknown> {
   } catch (error) {
     if (error instanceof NotFoundError) return undefined;
     if (error instanceof SyntaxError) {
-      throw new HudiError(`ingest record is not JSON: ${error.message}`, { location: storage.uriOf(path), fix: 'delete it to let the object be ingested again' });
+      throw new HudiError(`ingest record is not JSON: ${error.message}`, {
+        location: storage.uriOf(path),
+        fix: 'delete it to let the object be ingested again',
+      });
     }
     throw error;
   }
@@ -227,7 +248,8 @@ async function readAttempt(claimStorage: Storage): Promise<AttemptRecord | undef
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as Partial<AttemptRecord>;
   // An unreadable time still proves an attempt: scan everything then.
-  const firstAttemptAt = typeof record.firstAttemptAt === 'string' && !Number.isNaN(Date.parse(record.firstAttemptAt)) ? record.firstAttemptAt : new Date(0).toISOString();
+  const firstAttemptAt =
+    typeof record.firstAttemptAt === 'string' && !Number.isNaN(Date.parse(record.firstAttemptAt)) ? record.firstAttemptAt : new Date(0).toISOString();
   return { firstAttemptAt, attempts: typeof record.attempts === 'number' ? record.attempts : 1 };
 }
 
@@ -242,8 +264,13 @@ async function writeDone(table: Storage, path: string, record: DoneRecord): Prom
 
 function duplicateOf(done: DoneRecord): IngestResult {
   return {
-    outcome: 'duplicate', originalOutcome: done.outcome, source: done.source,
-    inserted: done.inserted ?? 0, updated: done.updated ?? 0, deleted: done.deleted ?? 0, badRecords: done.badRecords ?? 0,
+    outcome: 'duplicate',
+    originalOutcome: done.outcome,
+    source: done.source,
+    inserted: done.inserted ?? 0,
+    updated: done.updated ?? 0,
+    deleted: done.deleted ?? 0,
+    badRecords: done.badRecords ?? 0,
     ...(done.instantTime === undefined ? {} : { instantTime: done.instantTime }),
     ...(done.errorsKey === undefined ? {} : { errorsKey: done.errorsKey }),
     ...(done.reason === undefined ? {} : { reason: done.reason }),
@@ -253,7 +280,10 @@ function duplicateOf(done: DoneRecord): IngestResult {
 /** A Storage rooted at `prefix` under another (the claim's lock lives in its own folder per object). */
 function prefixedStorage(base: Storage, prefix: string): Storage {
   const full = (path: string) => (path === '' ? prefix : `${prefix}/${path}`);
-  const relative = (object: StoredObject): StoredObject => ({ ...object, path: object.path.startsWith(`${prefix}/`) ? object.path.slice(prefix.length + 1) : object.path });
+  const relative = (object: StoredObject): StoredObject => ({
+    ...object,
+    path: object.path.startsWith(`${prefix}/`) ? object.path.slice(prefix.length + 1) : object.path,
+  });
   return {
     uri: base.uriOf(prefix),
     uriOf: (path) => base.uriOf(full(path)),

@@ -44,7 +44,13 @@ export interface LandedObject {
 }
 
 /** Download the version with `etag` into `workDir`; undefined when the key holds another version now, or none. */
-export async function downloadLanded(landing: LandingBucket, key: string, etag: string, workDir: string, defaultFormat: InputFormat | undefined): Promise<LandedObject | undefined> {
+export async function downloadLanded(
+  landing: LandingBucket,
+  key: string,
+  etag: string,
+  workDir: string,
+  defaultFormat: InputFormat | undefined,
+): Promise<LandedObject | undefined> {
   const compressed = /\.gz$/i.test(key);
   const format = formatOfKey(key, defaultFormat);
   // Keep the extension: DuckDB picks decompression from it.

@@ -63,10 +63,7 @@ export async function ingestObject(request: IngestRequest): Promise<IngestResult
 }
 
 /** Download, validate, write. Returns 'ingested', 'failed' or 'superseded'; throws what should be retried. */
-async function applyObject(
-  request: IngestRequest,
-  context: { etag: string; source: string; beforeCommit: () => Promise<void> },
-): Promise<HandledResult> {
+async function applyObject(request: IngestRequest, context: { etag: string; source: string; beforeCommit: () => Promise<void> }): Promise<HandledResult> {
   const { source: landing, key, table, tableProperties: props, log } = request;
   const { etag, source } = context;
   const workDir = await mkdtemp(join(request.tempDir ?? tmpdir(), 'hudi-ingest-'));
@@ -84,7 +81,9 @@ async function applyObject(
       return { outcome: 'failed', ...zero, badRecords, errorsKey, reason };
     };
     if (format === undefined) {
-      return await quarantine('unknown input format: the key has no .jsonl/.json/.ndjson/.csv/.parquet extension (optionally .gz) and no default format is configured');
+      return await quarantine(
+        'unknown input format: the key has no .jsonl/.json/.ndjson/.csv/.parquet extension (optionally .gz) and no default format is configured',
+      );
     }
     if (format === 'parquet' && compressed) return await quarantine('.parquet.gz is not supported: Parquet compresses internally, upload the .parquet file');
 
@@ -109,7 +108,10 @@ async function applyObject(
       const goodFile = join(workDir, 'good.jsonl');
       const split = await splitJsonLines(plain, goodFile, errorsFile, keygen);
       if (split.objects === 0 && split.rejected > 0) {
-        return await quarantine(`not JSON lines: no line is a JSON object (line ${split.firstRejection!.line}: ${split.firstRejection!.reason})`, split.rejected);
+        return await quarantine(
+          `not JSON lines: no line is a JSON object (line ${split.firstRejection!.line}: ${split.firstRejection!.reason})`,
+          split.rejected,
+        );
       }
       preRejected = split.rejected;
       // Written before the commit: a crash after it must not lose them.
@@ -148,8 +150,14 @@ async function applyObject(
     if (written.badRecords.length > 0) await appendWriterRejections(landing, errorsKey, errorsFile, written.badRecords, errorLineOf);
     const badRecords = preRejected + written.badRecords.length;
     return {
-      outcome: 'ingested', source, instantTime: written.instantTime, inserted: written.inserted, updated: written.updated, deleted: written.deleted,
-      badRecords, ...(badRecords > 0 ? { errorsKey } : {}),
+      outcome: 'ingested',
+      source,
+      instantTime: written.instantTime,
+      inserted: written.inserted,
+      updated: written.updated,
+      deleted: written.deleted,
+      badRecords,
+      ...(badRecords > 0 ? { errorsKey } : {}),
     };
   } finally {
     await rm(workDir, { recursive: true, force: true });

@@ -19,19 +19,7 @@ import { HilbertIndexer } from './hilbert.js';
 // ---------------------------------------------------------------------------------------------
 
 /** Spark SQL types Hudi's curve builders accept for a sort column. */
-export type SortColumnKind =
-  | 'int'
-  | 'long'
-  | 'short'
-  | 'byte'
-  | 'boolean'
-  | 'float'
-  | 'double'
-  | 'string'
-  | 'date'
-  | 'timestamp'
-  | 'decimal'
-  | 'binary';
+export type SortColumnKind = 'int' | 'long' | 'short' | 'byte' | 'boolean' | 'float' | 'double' | 'string' | 'date' | 'timestamp' | 'decimal' | 'binary';
 
 /** Decimals need their scale: Hudi uses `BigDecimal.longValue()`, the integer part, not the unscaled value. */
 export interface DecimalColumnType {
@@ -161,12 +149,7 @@ function setUtf8Prefix(value: string): void {
       const next = i + 1 < value.length ? value.charCodeAt(i + 1) : 0;
       if (unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
         const codePoint = 0x10000 + ((unit - 0xd800) << 10) + (next - 0xdc00);
-        bytes = [
-          0xf0 | (codePoint >> 18),
-          0x80 | ((codePoint >> 12) & 0x3f),
-          0x80 | ((codePoint >> 6) & 0x3f),
-          0x80 | (codePoint & 0x3f),
-        ];
+        bytes = [0xf0 | (codePoint >> 18), 0x80 | ((codePoint >> 12) & 0x3f), 0x80 | ((codePoint >> 6) & 0x3f), 0x80 | (codePoint & 0x3f)];
         i++;
       } else {
         bytes = [0x3f];
@@ -674,12 +657,18 @@ export function computeDirectCurveKeys(layout: CurveLayout, columns: readonly Cu
 
 /** DIRECT Z-order key of one row (columns in the order given). */
 export function directZOrderKey(types: readonly SortColumnType[], row: readonly SortValue[]): Uint8Array {
-  return computeDirectCurveKeys('z-order', types.map((type, index) => ({ type, values: [row[index]] }))).keys;
+  return computeDirectCurveKeys(
+    'z-order',
+    types.map((type, index) => ({ type, values: [row[index]] })),
+  ).keys;
 }
 
 /** DIRECT Hilbert key of one row (columns in the order given): 63 bytes. */
 export function directHilbertKey(types: readonly SortColumnType[], row: readonly SortValue[]): Uint8Array {
-  return computeDirectCurveKeys('hilbert', types.map((type, index) => ({ type, values: [row[index]] }))).keys;
+  return computeDirectCurveKeys(
+    'hilbert',
+    types.map((type, index) => ({ type, values: [row[index]] })),
+  ).keys;
 }
 
 /**
@@ -993,11 +982,7 @@ function reservoirCapacity(sampleSize: number): number {
  * deterministic), each weighing rows / candidates, and each column gets up to
  * min(sampleSize, candidates) - 1 bounds. Columns in the configured sort-column order.
  */
-export function buildSampleRangeBounds(
-  columns: readonly CurveColumnValues[],
-  sampleSize: number = DEFAULT_CURVE_SAMPLE_SIZE,
-  seed = 0,
-): SampleRangeBounds {
+export function buildSampleRangeBounds(columns: readonly CurveColumnValues[], sampleSize: number = DEFAULT_CURVE_SAMPLE_SIZE, seed = 0): SampleRangeBounds {
   if (columns.length === 0) throw new RangeError('sample range bounds need at least one sort column');
   if (!Number.isInteger(sampleSize) || sampleSize < 0) throw new RangeError(`sample size must be a non-negative integer, got ${sampleSize}`);
   const rowCount = rowCountOf(columns);
@@ -1040,9 +1025,7 @@ export function buildSampleRangeBounds(
     const sorted = BigInt64Array.from(keys, (key) => BigInt(key)).sort();
     const bounds = determineBounds(sorted, weight, partitions, isGreater);
     // Safe-integer bounds compare exactly as doubles, which is much faster than BigInt.
-    return bounds.every((bound) => bound >= -9007199254740991n && bound <= 9007199254740991n)
-      ? Float64Array.from(bounds, Number)
-      : BigInt64Array.from(bounds);
+    return bounds.every((bound) => bound >= -9007199254740991n && bound <= 9007199254740991n) ? Float64Array.from(bounds, Number) : BigInt64Array.from(bounds);
   });
 
   const maxLength = Math.max(...rawBounds.map((bounds) => bounds.length));
@@ -1129,12 +1112,7 @@ export function mapToBucket(bounds: SampleRangeBounds, columnIndex: number, valu
  * (8 × columns bytes), or Hilbert `bits(32)` over the ranks padded to 32 bytes (needs 2+ columns).
  * The all-types sampler always builds Z-order keys, as Hudi does.
  */
-export function computeSampleCurveKeys(
-  layout: CurveLayout,
-  columns: readonly CurveColumnValues[],
-  bounds: SampleRangeBounds,
-  seed = 0,
-): CurveKeyBatch {
+export function computeSampleCurveKeys(layout: CurveLayout, columns: readonly CurveColumnValues[], bounds: SampleRangeBounds, seed = 0): CurveKeyBatch {
   const rowCount = rowCountOf(columns);
   const columnCount = columns.length;
   if (columnCount !== bounds.columns.length) throw new RangeError(`${columnCount} sort columns but bounds for ${bounds.columns.length}`);
@@ -1202,8 +1180,14 @@ export function buildCurveKeys(columns: readonly CurveSortColumn[], options: Cur
   if (columns.length === 0) throw new RangeError('no sort columns: Hudi leaves the rows in their input order');
   if (method === 'direct') {
     if (columns.length === 1) throw new RangeError('one sort column: Hudi range-sorts on it instead of building a curve');
-    const order = hudiDirectColumnOrder(columns.map((column) => column.schemaPosition), options.javaRuntime);
-    return computeDirectCurveKeys(options.layout, order.map((index) => columns[index]!));
+    const order = hudiDirectColumnOrder(
+      columns.map((column) => column.schemaPosition),
+      options.javaRuntime,
+    );
+    return computeDirectCurveKeys(
+      options.layout,
+      order.map((index) => columns[index]!),
+    );
   }
   if (options.layout === 'hilbert' && columns.length === 1) {
     throw new RangeError('hilbert with one sort column and the sample build method fails in Hudi (a Hilbert curve needs 2+ dimensions)');

@@ -287,14 +287,18 @@ const INTERLEAVE_NIBBLES: Uint8Array = (() => {
 /** davidmoten `HilbertCurve.bits(bits).dimensions(point.length).index(point)`. */
 export function hilbertIndex(point: readonly bigint[], bits = MAX_HILBERT_BITS): bigint {
   const indexer = new HilbertIndexer(bits, point.length);
-  point.forEach((value, dimension) => { indexer.setCoordinate(dimension, value); });
+  point.forEach((value, dimension) => {
+    indexer.setCoordinate(dimension, value);
+  });
   return indexer.indexBigInt();
 }
 
 /** Hudi `HilbertCurveUtils.indexBytes(HilbertCurve.bits(bits).dimensions(n), point, paddingBytes)`. */
 export function hilbertIndexBytes(point: readonly bigint[], bits = MAX_HILBERT_BITS, paddingBytes = bits): Uint8Array {
   const indexer = new HilbertIndexer(bits, point.length);
-  point.forEach((value, dimension) => { indexer.setCoordinate(dimension, value); });
+  point.forEach((value, dimension) => {
+    indexer.setCoordinate(dimension, value);
+  });
   const out = new Uint8Array(paddingBytes);
   indexer.writeIndexBytes(out, 0, paddingBytes);
   return out;

@@ -187,20 +187,23 @@ class DynamoDbLeaseBackend implements LeaseBackend<ObservedHolder, DynamoDbHeld>
       const version = randomUUID();
       attempted.add(version);
       const written = await this.conditionally(
-        () => this.lock.client.send(new UpdateItemCommand({
-          TableName: this.lock.tableName,
-          Key: this.key(),
-          UpdateExpression: 'SET #version = :newVersion, #lease = :lease, #ttl = :ttl',
-          ConditionExpression: IS_OURS,
-          ExpressionAttributeNames: NAMES,
-          ExpressionAttributeValues: {
-            ':newVersion': { S: version },
-            ':lease': { S: String(this.lock.leaseMs) },
-            ':ttl': { N: String(ttlSeconds(this.lock.leaseMs)) },
-            ':heldVersion': { S: expected },
-            ':owner': { S: this.lock.ownerName },
-          },
-        })),
+        () =>
+          this.lock.client.send(
+            new UpdateItemCommand({
+              TableName: this.lock.tableName,
+              Key: this.key(),
+              UpdateExpression: 'SET #version = :newVersion, #lease = :lease, #ttl = :ttl',
+              ConditionExpression: IS_OURS,
+              ExpressionAttributeNames: NAMES,
+              ExpressionAttributeValues: {
+                ':newVersion': { S: version },
+                ':lease': { S: String(this.lock.leaseMs) },
+                ':ttl': { N: String(ttlSeconds(this.lock.leaseMs)) },
+                ':heldVersion': { S: expected },
+                ':owner': { S: this.lock.ownerName },
+              },
+            }),
+          ),
         'renew the lock',
       );
       if (written) return { version };
@@ -225,13 +228,16 @@ class DynamoDbLeaseBackend implements LeaseBackend<ObservedHolder, DynamoDbHeld>
   async release(held: DynamoDbHeld): Promise<void> {
     // Conditional on owner and version: a stale holder never deletes its successor's item.
     await this.conditionally(
-      () => this.lock.client.send(new DeleteItemCommand({
-        TableName: this.lock.tableName,
-        Key: this.key(),
-        ConditionExpression: IS_OURS,
-        ExpressionAttributeNames: { '#key': NAMES['#key'], '#version': NAMES['#version'], '#owner': NAMES['#owner'] },
-        ExpressionAttributeValues: { ':heldVersion': { S: held.version }, ':owner': { S: this.lock.ownerName } },
-      })),
+      () =>
+        this.lock.client.send(
+          new DeleteItemCommand({
+            TableName: this.lock.tableName,
+            Key: this.key(),
+            ConditionExpression: IS_OURS,
+            ExpressionAttributeNames: { '#key': NAMES['#key'], '#version': NAMES['#version'], '#owner': NAMES['#owner'] },
+            ExpressionAttributeValues: { ':heldVersion': { S: held.version }, ':owner': { S: this.lock.ownerName } },
+          }),
+        ),
       'release the lock',
     );
   }
@@ -252,9 +258,7 @@ class DynamoDbLeaseBackend implements LeaseBackend<ObservedHolder, DynamoDbHeld>
 
   private async readItem(): Promise<Record<string, AttributeValue> | undefined> {
     try {
-      const response = await this.lock.client.send(
-        new GetItemCommand({ TableName: this.lock.tableName, Key: this.key(), ConsistentRead: true }),
-      );
+      const response = await this.lock.client.send(new GetItemCommand({ TableName: this.lock.tableName, Key: this.key(), ConsistentRead: true }));
       return response.Item;
     } catch (error) {
       throw this.describe(error, 'read the lock');
@@ -427,4 +431,3 @@ function ttlSeconds(leaseMs: number): number {
 function errorNameOf(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'name' in error && typeof error.name === 'string' ? error.name : undefined;
 }
-

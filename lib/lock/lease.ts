@@ -132,15 +132,12 @@ export async function acquireLease<Holder extends ObservedHolder, Held>(
 
     const current = now();
     if (current >= deadline) {
-      throw new ConflictError(
-        `lock is held by "${holder.owner}", who kept renewing it while this writer waited ${Math.round(current - startedAt)} ms`,
-        {
-          location: backend.description,
-          fix:
-            'another writer is working on this table: retry later, or wait longer (hoodie.write.lock.wait_time_ms); ' +
-            `a holder that stops renewing loses the lock ${holder.leaseMs} ms after its last renewal`,
-        },
-      );
+      throw new ConflictError(`lock is held by "${holder.owner}", who kept renewing it while this writer waited ${Math.round(current - startedAt)} ms`, {
+        location: backend.description,
+        fix:
+          'another writer is working on this table: retry later, or wait longer (hoodie.write.lock.wait_time_ms); ' +
+          `a holder that stops renewing loses the lock ${holder.leaseMs} ms after its last renewal`,
+      });
     }
     const untilStale = watched.since + holder.leaseMs - current;
     await sleep(Math.max(MIN_POLL_MS, Math.min(timing.pollMs, untilStale, deadline - current)));

@@ -218,7 +218,10 @@ class StorageLeaseBackend implements LeaseBackend<StorageHolder, StorageHeld> {
 
 function pathOf(generation: number): string {
   if (!Number.isSafeInteger(generation) || generation <= 0 || String(generation).length > GENERATION_DIGITS) {
-    throw new HudiError(`lock generation ${generation} is out of range`, { location: STORAGE_LOCK_FOLDER, fix: `delete ${STORAGE_LOCK_FOLDER}/ when no writer is running` });
+    throw new HudiError(`lock generation ${generation} is out of range`, {
+      location: STORAGE_LOCK_FOLDER,
+      fix: `delete ${STORAGE_LOCK_FOLDER}/ when no writer is running`,
+    });
   }
   return `${STORAGE_LOCK_FOLDER}/lease-${String(generation).padStart(GENERATION_DIGITS, '0')}.json`;
 }

@@ -100,7 +100,10 @@ export function readAvroDataBlock(block: LogBlock, options: DecodeAvroRecordsOpt
   if (block.type !== 'AVRO_DATA_BLOCK') throw wrongType(block, 'AVRO_DATA_BLOCK', options.location);
   const schema = block.header.SCHEMA;
   if (schema === undefined) {
-    throw new LogFormatError(`Avro data block at offset ${block.offset} has no SCHEMA header`, options.location === undefined ? {} : { location: options.location });
+    throw new LogFormatError(
+      `Avro data block at offset ${block.offset} has no SCHEMA header`,
+      options.location === undefined ? {} : { location: options.location },
+    );
   }
   return decodeAvroDataBlockContent(block.content, schema, options);
 }

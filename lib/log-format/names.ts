@@ -116,10 +116,7 @@ export function compareLogFileNames(a: LogFileName, b: LogFileName): number {
  * The version the next log file of a file slice gets on storage without append (FSUtils.computeNextLogVersion):
  * one past the highest version of that file id, base instant and extension, whatever the write token.
  */
-export function nextLogVersion(
-  existing: readonly LogFileName[],
-  slice: { fileId: string; baseInstant: string; extension?: LogFileExtension },
-): number {
+export function nextLogVersion(existing: readonly LogFileName[], slice: { fileId: string; baseInstant: string; extension?: LogFileExtension }): number {
   const extension = slice.extension ?? 'log';
   let highest: number | undefined;
   for (const name of existing) {

@@ -4,7 +4,19 @@
  * unions and bigint longs; the schema says how each value maps (logical types included).
  */
 import { HudiError } from '../errors.js';
-import { bytesToJson, dateToJson, decimalToJson, float32ToJson, float64ToJson, integerToJson, mapToJson, timeToJson, timestampToJson, type JsonValue, type Row } from '../engine/row-format.js';
+import {
+  bytesToJson,
+  dateToJson,
+  decimalToJson,
+  float32ToJson,
+  float64ToJson,
+  integerToJson,
+  mapToJson,
+  timeToJson,
+  timestampToJson,
+  type JsonValue,
+  type Row,
+} from '../engine/row-format.js';
 import { twosComplementToBigint } from '../log-format/index.js';
 
 export type AvroSchemaJson = string | readonly AvroSchemaJson[] | { readonly [key: string]: unknown };
@@ -54,7 +66,9 @@ function toJson(schema: AvroSchemaJson, value: unknown, named: Map<string, AvroS
     case 'array':
       return (value as unknown[]).map((item) => toJson(object['items'] as AvroSchemaJson, item, named));
     case 'map':
-      return mapToJson(Object.entries(value as Record<string, unknown>).map(([key, entry]) => [key, toJson(object['values'] as AvroSchemaJson, entry, named)] as const));
+      return mapToJson(
+        Object.entries(value as Record<string, unknown>).map(([key, entry]) => [key, toJson(object['values'] as AvroSchemaJson, entry, named)] as const),
+      );
     default:
       return toJson(type, value, named);
   }
@@ -100,7 +114,8 @@ function union(branches: readonly AvroSchemaJson[], value: unknown, named: Map<s
   const [branchName, inner] = entries[0] ?? [];
   if (branchName === undefined) return null;
   const nonNull = branches.filter((branch) => branch !== 'null');
-  const chosen = nonNull.length === 1 ? nonNull[0]! : nonNull.find((branch) => branchNameOf(branch) === branchName || branchName.endsWith(`.${branchNameOf(branch)}`));
+  const chosen =
+    nonNull.length === 1 ? nonNull[0]! : nonNull.find((branch) => branchNameOf(branch) === branchName || branchName.endsWith(`.${branchNameOf(branch)}`));
   if (chosen === undefined) throw new HudiError(`union branch "${branchName}" of a log block record is not in its schema`);
   return toJson(chosen, inner, named);
 }

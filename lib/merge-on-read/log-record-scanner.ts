@@ -12,7 +12,15 @@ import { join } from 'node:path';
 import type { ParquetEngine } from '../engine/port.js';
 import type { Row } from '../engine/row-format.js';
 import { HudiError } from '../errors.js';
-import { iterateLogBlocks, readAvroDataBlock, readCommandBlock, readDeleteBlock, UnsupportedLogBlockError, type LogBlock, type LogFile } from '../log-format/index.js';
+import {
+  iterateLogBlocks,
+  readAvroDataBlock,
+  readCommandBlock,
+  readDeleteBlock,
+  UnsupportedLogBlockError,
+  type LogBlock,
+  type LogFile,
+} from '../log-format/index.js';
 import type { Storage } from '../storage/port.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import { WRITE_ACTIONS, type Timeline } from '../timeline/timeline.js';
@@ -58,7 +66,11 @@ export async function scanLogRecords(storage: Storage, logFiles: readonly LogFil
     for (const block of iterateLogBlocks(await storage.get(file.path), location)) {
       const time = block.header.INSTANT_TIME;
       if (block.type !== 'CORRUPT_BLOCK') {
-        if (time === undefined) throw new HudiError(`log block at offset ${block.offset} has no INSTANT_TIME header`, { location, fix: 'the log file is corrupt; restore it or roll back its instant' });
+        if (time === undefined)
+          throw new HudiError(`log block at offset ${block.offset} has no INSTANT_TIME header`, {
+            location,
+            fix: 'the log file is corrupt; restore it or roll back its instant',
+          });
         if (compareInstantTimes(time, options.filter.latestInstant) > 0) break scan;
       }
       if (block.type === 'COMMAND_BLOCK') {
@@ -82,7 +94,10 @@ export async function scanLogRecords(storage: Storage, logFiles: readonly LogFil
   const addRow = (row: Row, location: string) => {
     const key = row['_hoodie_record_key'];
     if (typeof key !== 'string') {
-      throw new HudiError('a log record has no _hoodie_record_key', { location, fix: 'merge-on-read tables without meta fields (hoodie.populate.meta.fields=false) are not readable by this build' });
+      throw new HudiError('a log record has no _hoodie_record_key', {
+        location,
+        fix: 'merge-on-read tables without meta fields (hoodie.populate.meta.fields=false) are not readable by this build',
+      });
     }
     records.set(key, mergeLogRecords(records.get(key), { kind: 'data', row, ordering: orderingOf(row, options.precombineField) }));
   };

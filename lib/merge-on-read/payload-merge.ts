@@ -54,7 +54,8 @@ export function mergeLogRecords(older: LogRecord | undefined, newer: LogRecord):
     const deleteOrdering = newer.ordering;
     // Hudi's default ordering value int 0 means "no ordering": natural order, the delete wins.
     const natural = deleteOrdering === null || (deleteOrdering.type === 'int' && deleteOrdering.value === 0);
-    if (!natural && sameKind(older.ordering, orderingOfDelete(deleteOrdering)) && compareOrdering(older.ordering, orderingOfDelete(deleteOrdering)) > 0) return older;
+    if (!natural && sameKind(older.ordering, orderingOfDelete(deleteOrdering)) && compareOrdering(older.ordering, orderingOfDelete(deleteOrdering)) > 0)
+      return older;
     return newer;
   }
   return compareOrdering(older.ordering, newer.ordering) > 0 ? older : newer;

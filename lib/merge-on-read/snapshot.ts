@@ -53,7 +53,12 @@ export async function readMergedSlices(view: FileSystemView, context: MergeOnRea
 }
 
 /** One file slice's rows: its base file's, merged with its log records (keys only in the logs after them). */
-export async function mergeSlice(slice: MergedFileSlice, context: MergeOnReadContext, payload: RecordPayload, filter: LogBlockFilter): Promise<{ columns: string[]; rows: Row[]; logRecords: number }> {
+export async function mergeSlice(
+  slice: MergedFileSlice,
+  context: MergeOnReadContext,
+  payload: RecordPayload,
+  filter: LogBlockFilter,
+): Promise<{ columns: string[]; rows: Row[]; logRecords: number }> {
   const precombineField = context.config.precombineField;
   const base = slice.baseFile === undefined ? { columns: [], rows: [] } : await context.engine.readRows([context.localBaseFile(slice.baseFile.path)]);
   const logs = await scanLogRecords(context.storage, slice.logFiles, { filter, precombineField, engine: context.engine });

@@ -46,12 +46,18 @@ export interface MetadataCleanDecision {
 
 /** Whether cleanIfNecessary would clean now, and at which instant. */
 export function decideMetadataClean(metadataTimeline: Timeline): MetadataCleanDecision {
-  const latest = metadataTimeline.completed().filter((i) => i.action === 'deltacommit').map((i) => i.time).sort(compareInstantTimes).at(-1);
+  const latest = metadataTimeline
+    .completed()
+    .filter((i) => i.action === 'deltacommit')
+    .map((i) => i.time)
+    .sort(compareInstantTimes)
+    .at(-1);
   if (latest === undefined) return { instantTime: undefined, reason: 'the metadata table has no completed deltacommit' };
   const compaction = completedCompactions(metadataTimeline).at(-1);
   if (compaction !== undefined) {
     const after = metadataTimeline.completed().filter((i) => compareInstantTimes(i.time, compaction.time) > 0).length;
-    if (after < INSTANTS_AFTER_COMPACTION) return { instantTime: undefined, reason: `${after} instant(s) completed after compaction ${compaction.time}, ${INSTANTS_AFTER_COMPACTION} needed` };
+    if (after < INSTANTS_AFTER_COMPACTION)
+      return { instantTime: undefined, reason: `${after} instant(s) completed after compaction ${compaction.time}, ${INSTANTS_AFTER_COMPACTION} needed` };
   }
   const instantTime = `${latest}${CLEAN_SUFFIX}`;
   if (metadataTimeline.instants.some((i) => i.time === instantTime)) return { instantTime: undefined, reason: `clean ${instantTime} exists already` };
@@ -73,22 +79,34 @@ export async function planMetadataClean(
   const partitions: PartitionCleanPlan[] = [];
   for (const partition of [...fileGroups.keys()].sort()) {
     const files = (await mdt.listDir(partition)).files.map((file) => ({ name: file.path.slice(file.path.lastIndexOf('/') + 1), size: file.size }));
-    partitions.push(planPartition({ partitionPath: partition, files }, {
-      policy: 'KEEP_LATEST_COMMITS',
-      fileVersionsRetained: 0,
-      earliestCommitToRetain: retain.instant.time,
-      retentionReached: commits.filter((i) => i.state === 'COMPLETED').length > commitsRetained,
-      timeline: metadataTimeline.instants,
-      replacedFileGroups: {},
-      pendingClustering: {},
-      savepointedFiles: {},
-      // Metadata-table partitions are never removed by a clean.
-      isPartitioned: false,
-    }, { timeline: metadataTimeline }));
+    partitions.push(
+      planPartition(
+        { partitionPath: partition, files },
+        {
+          policy: 'KEEP_LATEST_COMMITS',
+          fileVersionsRetained: 0,
+          earliestCommitToRetain: retain.instant.time,
+          retentionReached: commits.filter((i) => i.state === 'COMPLETED').length > commitsRetained,
+          timeline: metadataTimeline.instants,
+          replacedFileGroups: {},
+          pendingClustering: {},
+          savepointedFiles: {},
+          // Metadata-table partitions are never removed by a clean.
+          isPartitioned: false,
+        },
+        { timeline: metadataTimeline },
+      ),
+    );
   }
   const lastCompleted = commits.filter((i) => i.state === 'COMPLETED').at(-1)?.time ?? '';
   return assembleCleanerPlan(
-    { policy: 'KEEP_LATEST_COMMITS', earliestCommitToRetain: retain.instant, lastCompletedCommitTimestamp: lastCompleted, savepointTimes: [], isPartitioned: false },
+    {
+      policy: 'KEEP_LATEST_COMMITS',
+      earliestCommitToRetain: retain.instant,
+      lastCompletedCommitTimestamp: lastCompleted,
+      savepointTimes: [],
+      isPartitioned: false,
+    },
     partitions,
     (path) => mdt.uriOf(path),
   );
@@ -104,7 +122,12 @@ export interface MetadataCleanResult {
 const cleanPath = (time: string, state: Instant['state']): string => `${METADATA_TABLE_METAFOLDER}/${instantFileName({ time, action: 'clean', state })}`;
 
 /** Schedule clean `instantTime` with `plan` on the metadata timeline and run it. */
-export async function scheduleAndRunMetadataClean(storage: Storage, instantTime: string, plan: HoodieCleanerPlan, lease?: LockLease): Promise<MetadataCleanResult> {
+export async function scheduleAndRunMetadataClean(
+  storage: Storage,
+  instantTime: string,
+  plan: HoodieCleanerPlan,
+  lease?: LockLease,
+): Promise<MetadataCleanResult> {
   await lease?.assertHeld();
   await storage.putIfAbsent(cleanPath(instantTime, 'REQUESTED'), encodeTimelineAvro('cleanerPlan', plan));
   return runMetadataClean(storage, instantTime, plan, 'REQUESTED', false, lease);
@@ -121,7 +144,14 @@ export async function resumePendingMetadataCleans(storage: Storage, metadataTime
   return results;
 }
 
-async function runMetadataClean(storage: Storage, instantTime: string, plan: HoodieCleanerPlan, state: Instant['state'], resumed: boolean, lease?: LockLease): Promise<MetadataCleanResult> {
+async function runMetadataClean(
+  storage: Storage,
+  instantTime: string,
+  plan: HoodieCleanerPlan,
+  state: Instant['state'],
+  resumed: boolean,
+  lease?: LockLease,
+): Promise<MetadataCleanResult> {
   const started = Date.now();
   if (state === 'REQUESTED') await storage.putIfAbsent(cleanPath(instantTime, 'INFLIGHT'), await storage.get(cleanPath(instantTime, 'REQUESTED')));
   const stats = await executeCleanerPlan(prefixedStorage(storage, METADATA_TABLE_FOLDER), plan, { concurrency: CLEAN_CONCURRENCY, isPartitioned: false });

@@ -136,7 +136,12 @@ export function fromAvroValue(value: Record<string, unknown>, key: string): Meta
       return {
         key,
         type,
-        bloomFilter: { type: bloom['type'] as string, timestamp: bloom['timestamp'] as string, bloomFilter: new Uint8Array(bloom['bloomFilter'] as Uint8Array), isDeleted: bloom['isDeleted'] as boolean },
+        bloomFilter: {
+          type: bloom['type'] as string,
+          timestamp: bloom['timestamp'] as string,
+          bloomFilter: new Uint8Array(bloom['bloomFilter'] as Uint8Array),
+          isDeleted: bloom['isDeleted'] as boolean,
+        },
       };
     }
     case 5: {

@@ -120,16 +120,28 @@ function topLevelLeaves(metadata: ThriftStruct): Map<string, Leaf> {
     if (physical === undefined || name === undefined) return;
     const logical = element.struct(10);
     const converted = element.int(6);
-    const kind: Kind = logical?.has(LOGICAL_DECIMAL) || (logical === undefined && converted === CONVERTED_DECIMAL) ? 'decimal'
-      : logical?.has(LOGICAL_DATE) || (logical === undefined && converted === CONVERTED_DATE) ? 'date'
-      : logical?.has(LOGICAL_STRING) || (logical === undefined && converted === CONVERTED_UTF8) ? 'utf8'
-      : 'other';
+    const kind: Kind =
+      logical?.has(LOGICAL_DECIMAL) || (logical === undefined && converted === CONVERTED_DECIMAL)
+        ? 'decimal'
+        : logical?.has(LOGICAL_DATE) || (logical === undefined && converted === CONVERTED_DATE)
+          ? 'date'
+          : logical?.has(LOGICAL_STRING) || (logical === undefined && converted === CONVERTED_UTF8)
+            ? 'utf8'
+            : 'other';
     const scale = logical?.struct(LOGICAL_DECIMAL)?.int(1) ?? element.int(7) ?? 0;
     const order = orders?.[ordinal];
     // Without column_orders parquet-mr assumes type-defined order, except for INT96 (and INTERVAL).
     const typeDefinedOrder = orders === undefined ? physical !== 'INT96' : order?.has(1) === true;
-    const unsigned = physical === 'BYTE_ARRAY' || physical === 'FIXED_LEN_BYTE_ARRAY' || physical === 'INT96' || kind === 'decimal' || converted === CONVERTED_ENUM;
-    leaves.set(Buffer.from(name).toString('utf8'), { name: Buffer.from(name).toString('utf8'), physical, kind, scale, typeDefinedOrder, signedSortOrder: !unsigned });
+    const unsigned =
+      physical === 'BYTE_ARRAY' || physical === 'FIXED_LEN_BYTE_ARRAY' || physical === 'INT96' || kind === 'decimal' || converted === CONVERTED_ENUM;
+    leaves.set(Buffer.from(name).toString('utf8'), {
+      name: Buffer.from(name).toString('utf8'),
+      physical,
+      kind,
+      scale,
+      typeDefinedOrder,
+      signedSortOrder: !unsigned,
+    });
   };
   for (let i = 0; i < rootChildren; i++) walk(true);
   return leaves;
@@ -228,7 +240,11 @@ function nativeLong(leaf: Leaf, value: bigint): NativeValue {
 
 function decode(leaf: Leaf, bytes: Uint8Array, fileName: string): NativeValue {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const short = (needed: number): HudiError => new HudiError(`column ${leaf.name}: a ${leaf.physical} statistic of ${bytes.length} bytes (needs ${needed})`, { location: fileName, fix: 'the footer is corrupt' });
+  const short = (needed: number): HudiError =>
+    new HudiError(`column ${leaf.name}: a ${leaf.physical} statistic of ${bytes.length} bytes (needs ${needed})`, {
+      location: fileName,
+      fix: 'the footer is corrupt',
+    });
   switch (leaf.physical) {
     case 'BOOLEAN':
       if (buffer.length < 1) throw short(1);
@@ -257,10 +273,13 @@ function decode(leaf: Leaf, bytes: Uint8Array, fileName: string): NativeValue {
 }
 
 function unsupported(leaf: Leaf, fileName: string): HudiError {
-  return new HudiError(`column ${leaf.name} is ${leaf.physical} without a decimal type; Hudi cannot index it in column_stats either (its wrapValueIntoAvro rejects the value)`, {
-    location: fileName,
-    fix: `leave it out with hoodie.metadata.index.column.stats.column.list, as a Hudi writer would have to`,
-  });
+  return new HudiError(
+    `column ${leaf.name} is ${leaf.physical} without a decimal type; Hudi cannot index it in column_stats either (its wrapValueIntoAvro rejects the value)`,
+    {
+      location: fileName,
+      fix: `leave it out with hoodie.metadata.index.column.stats.column.list, as a Hudi writer would have to`,
+    },
+  );
 }
 
 function twosComplement(bytes: Uint8Array): bigint {
@@ -325,7 +344,8 @@ function wrap(value: NativeValue | null, fileName: string, column: string): Wrap
         unscaled *= 10n ** BigInt(WRAPPED_DECIMAL_SCALE - value.scale);
       } else {
         const divisor = 10n ** BigInt(value.scale - WRAPPED_DECIMAL_SCALE);
-        if (unscaled % divisor !== 0n) throw decimalError(fileName, column, `scale ${value.scale} cannot be written as scale ${WRAPPED_DECIMAL_SCALE} without rounding`);
+        if (unscaled % divisor !== 0n)
+          throw decimalError(fileName, column, `scale ${value.scale} cannot be written as scale ${WRAPPED_DECIMAL_SCALE} without rounding`);
         unscaled /= divisor;
       }
       const digits = (unscaled < 0n ? -unscaled : unscaled).toString().length;

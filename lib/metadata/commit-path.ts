@@ -35,7 +35,11 @@ export interface MetadataTableSession {
   prepare(what: string): Promise<void>;
   commit(instantTime: string, metadata: CommitMetadata, input?: Omit<MetadataCommitInput, 'properties'>): Promise<MetadataCommitResult | undefined>;
   /** The same for a clean about to complete (`tableSchema`: the table's schema, for the indexed columns). */
-  commitClean(instantTime: string, metadata: HoodieCleanMetadata, input?: Omit<MetadataCommitInput, 'properties' | 'recordIndex' | 'localFiles'> & { readonly tableSchema?: () => Promise<string | undefined> }): Promise<MetadataCommitResult | undefined>;
+  commitClean(
+    instantTime: string,
+    metadata: HoodieCleanMetadata,
+    input?: Omit<MetadataCommitInput, 'properties' | 'recordIndex' | 'localFiles'> & { readonly tableSchema?: () => Promise<string | undefined> },
+  ): Promise<MetadataCommitResult | undefined>;
   outcome(): MetadataTableOutcome;
 }
 
@@ -50,11 +54,14 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
     const config = await readTableConfig(storage);
     const report = await applyMetadataTableWriteConfig(storage, config, properties);
     if (report.removedPartitions.length === 0 && !report.deletedMetadataTable) return MetadataTable.open(storage, { config });
-    disabled = disabled === undefined ? report : {
-      removedPartitions: [...new Set([...disabled.removedPartitions, ...report.removedPartitions])],
-      deletedMetadataTable: disabled.deletedMetadataTable || report.deletedMetadataTable,
-      reason: disabled.reason ?? report.reason,
-    };
+    disabled =
+      disabled === undefined
+        ? report
+        : {
+            removedPartitions: [...new Set([...disabled.removedPartitions, ...report.removedPartitions])],
+            deletedMetadataTable: disabled.deletedMetadataTable || report.deletedMetadataTable,
+            reason: disabled.reason ?? report.reason,
+          };
     return MetadataTable.open(storage);
   };
   /** The table after its own services, ready for the deltacommit. */
@@ -100,7 +107,10 @@ export async function removeMetadataTableDeltaCommit(storage: Storage, instantTi
  * commit drops the metadata table first, so nothing is refused. `config` is hoodie.properties if already read.
  */
 export async function assertMetadataTableKeepable(
-  storage: Storage, what: string, properties: ReadonlyMap<string, string>, config?: TableConfig,
+  storage: Storage,
+  what: string,
+  properties: ReadonlyMap<string, string>,
+  config?: TableConfig,
 ): Promise<void> {
   if (properties.get(METADATA_ENABLE_KEY)?.trim().toLowerCase() === 'false') return;
   (await MetadataTable.open(storage, config === undefined ? {} : { config }))?.assertMaintainable(what, { properties });

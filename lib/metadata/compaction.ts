@@ -27,8 +27,15 @@ import type { LockLease } from '../lock/port.js';
 import { logFilesOf } from '../log-format/index.js';
 import type { Storage } from '../storage/port.js';
 import {
-  COMPACTION_PLAN_VERSION, completeCompaction, pendingCompactions, readCompactionPlan, requestCompaction, sliceMetrics,
-  startCompaction, type CompactionOperation, type CompactionPlan,
+  COMPACTION_PLAN_VERSION,
+  completeCompaction,
+  pendingCompactions,
+  readCompactionPlan,
+  requestCompaction,
+  sliceMetrics,
+  startCompaction,
+  type CompactionOperation,
+  type CompactionPlan,
 } from '../timeline/compaction-plan.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
@@ -47,7 +54,8 @@ export const COMPACT_MAX_DELTA_COMMITS = defineKey({
   key: 'hoodie.metadata.compact.max.delta.commits',
   default: 10,
   parser: javaInt(1),
-  description: 'once the metadata table has this many deltacommits since its last compaction, the next commit compacts it first (HFile base files, a `<deltacommit>001` commit), as Hudi\'s writers do; not while a data instant at or before its latest deltacommit is pending',
+  description:
+    "once the metadata table has this many deltacommits since its last compaction, the next commit compacts it first (HFile base files, a `<deltacommit>001` commit), as Hudi's writers do; not while a data instant at or before its latest deltacommit is pending",
 });
 export const COMPACT_MAX_DELTA_COMMITS_KEY = COMPACT_MAX_DELTA_COMMITS.key;
 export const DEFAULT_COMPACT_MAX_DELTA_COMMITS = COMPACT_MAX_DELTA_COMMITS.default;
@@ -70,13 +78,21 @@ export interface CompactionDecision {
 
 /** Whether to schedule a metadata-table compaction now, and at which instant (Hudi's rules, above). */
 export function decideCompaction(dataTimeline: Timeline, metadataTimeline: Timeline, limit: number): CompactionDecision {
-  const latest = metadataTimeline.completed().filter((i) => i.action === 'deltacommit').map((i) => i.time).sort(compareInstantTimes).at(-1);
+  const latest = metadataTimeline
+    .completed()
+    .filter((i) => i.action === 'deltacommit')
+    .map((i) => i.time)
+    .sort(compareInstantTimes)
+    .at(-1);
   if (latest === undefined) return { instantTime: undefined, reason: 'the metadata table has no completed deltacommit' };
   const count = deltaCommitsSinceLastCompaction(metadataTimeline).length;
   if (count < limit) return { instantTime: undefined, reason: `${count} deltacommit(s) since the last compaction, ${limit} needed` };
   const blocking = dataTimeline.pending().filter((i) => compareInstantTimes(i.time, latest) <= 0);
   if (blocking.length > 0) {
-    return { instantTime: undefined, reason: `data-table ${blocking.map((i) => `${i.action} ${i.time}`).join(', ')} pending at or before the latest deltacommit ${latest}` };
+    return {
+      instantTime: undefined,
+      reason: `data-table ${blocking.map((i) => `${i.action} ${i.time}`).join(', ')} pending at or before the latest deltacommit ${latest}`,
+    };
   }
   const pending = metadataTimeline.pending().filter((i) => i.action === 'compaction' || i.action === 'logcompaction');
   const completedTimes = new Set(metadataTimeline.completed().map((i) => i.time));
@@ -100,7 +116,10 @@ export function planCompaction(fileGroups: ReadonlyMap<MetadataPartitionType, re
         dataFilePath: slice.baseFile?.name ?? null,
         fileId: group.fileId,
         partitionPath: partition,
-        metrics: sliceMetrics(slice.baseFile?.size, slice.logFiles.map((log) => log.size)),
+        metrics: sliceMetrics(
+          slice.baseFile?.size,
+          slice.logFiles.map((log) => log.size),
+        ),
         bootstrapFilePath: null,
       });
     }
@@ -140,7 +159,12 @@ export interface MetadataCompactionResult {
 }
 
 /** Schedule compaction `instantTime` with `plan`, then run it. */
-export async function scheduleAndRunCompaction(storage: Storage, instantTime: string, plan: CompactionPlan, context: CompactionContext): Promise<MetadataCompactionResult> {
+export async function scheduleAndRunCompaction(
+  storage: Storage,
+  instantTime: string,
+  plan: CompactionPlan,
+  context: CompactionContext,
+): Promise<MetadataCompactionResult> {
   await context.lease?.assertHeld();
   await requestCompaction(storage, instantTime, plan, METAFOLDER);
   await context.afterStorageWrite?.('compaction requested');
@@ -157,7 +181,14 @@ export async function resumePendingCompactions(storage: Storage, context: Compac
   return results;
 }
 
-async function runCompaction(storage: Storage, instantTime: string, plan: CompactionPlan, context: CompactionContext, resumed: boolean, inflight = false): Promise<MetadataCompactionResult> {
+async function runCompaction(
+  storage: Storage,
+  instantTime: string,
+  plan: CompactionPlan,
+  context: CompactionContext,
+  resumed: boolean,
+  inflight = false,
+): Promise<MetadataCompactionResult> {
   const started = Date.now();
   const step = context.afterStorageWrite ?? (async () => {});
   if (!inflight) {
@@ -176,7 +207,13 @@ async function runCompaction(storage: Storage, instantTime: string, plan: Compac
   return { instantTime, resumed, files, millis: Date.now() - started };
 }
 
-async function compactOperation(storage: Storage, instantTime: string, operation: CompactionOperation, ordinal: number, context: CompactionContext): Promise<CompactedFile> {
+async function compactOperation(
+  storage: Storage,
+  instantTime: string,
+  operation: CompactionOperation,
+  ordinal: number,
+  context: CompactionContext,
+): Promise<CompactedFile> {
   const started = Date.now();
   const { partitionPath: partition, fileId } = operation;
   if (!isMetadataPartitionType(partition)) {
@@ -198,8 +235,10 @@ async function compactOperation(storage: Storage, instantTime: string, operation
   }
   const wanted = new Set(operation.deltaFilePaths);
   const order = new Map(operation.deltaFilePaths.map((name, index) => [name, index]));
-  const logFiles = logFilesOf(listing.filter((file) => wanted.has(nameOf(file.path))), { extension: 'log' })
-    .sort((a, b) => order.get(nameOf(a.path))! - order.get(nameOf(b.path))!);
+  const logFiles = logFilesOf(
+    listing.filter((file) => wanted.has(nameOf(file.path))),
+    { extension: 'log' },
+  ).sort((a, b) => order.get(nameOf(a.path))! - order.get(nameOf(b.path))!);
   const base = operation.dataFilePath === null ? undefined : byName.get(operation.dataFilePath)!;
   const group: MetadataFileGroup = {
     partition,
@@ -215,10 +254,12 @@ async function compactOperation(storage: Storage, instantTime: string, operation
   const merged = await readFileGroup(storage, group, { metadataTimeline: context.metadataTimeline, validInstants: context.validInstants });
   const name = `${fileId}_${ordinal}-0-1_${instantTime}.hfile`;
   // An earlier attempt's output (ours, or another writer's under its own write token) is rewritten from the plan.
-  const stale = listing.map((file) => file.path).filter((path) => {
-    const other = nameOf(path);
-    return other !== name && other.startsWith(`${fileId}_`) && other.endsWith(`_${instantTime}.hfile`);
-  });
+  const stale = listing
+    .map((file) => file.path)
+    .filter((path) => {
+      const other = nameOf(path);
+      return other !== name && other.startsWith(`${fileId}_`) && other.endsWith(`_${instantTime}.hfile`);
+    });
   if (stale.length > 0) await storage.delete(stale);
   const type = metadataRecordType();
   const bloom = createBloomFilter(HUDI_BLOOM_FILTER_DEFAULTS);
@@ -279,5 +320,10 @@ function compactionCommitJson(files: readonly CompactedFile[]): string {
       runtimeStats: { totalScanTime: 0, totalUpsertTime: file.millis, totalCreateTime: 0 },
     });
   }
-  return toJacksonPrettyJson({ partitionToWriteStats: byPartition, compacted: true, extraMetadata: { schema: METADATA_RECORD_SCHEMA_TEXT }, operationType: 'COMPACT' });
+  return toJacksonPrettyJson({
+    partitionToWriteStats: byPartition,
+    compacted: true,
+    extraMetadata: { schema: METADATA_RECORD_SCHEMA_TEXT },
+    operationType: 'COMPACT',
+  });
 }

@@ -28,7 +28,15 @@ import { mapWithConcurrency } from '../storage/concurrency.js';
 import { columnRangesFromFooter } from './column-stats.js';
 import { footerBloomFilter } from './footers.js';
 import type { MetadataPartitionType } from './partitions.js';
-import { bloomFilterRecord, columnStatsRecord, deletedColumnRange, partitionFilesRecord, partitionListRecord, recordIndexRecord, type MetadataRecord } from './records.js';
+import {
+  bloomFilterRecord,
+  columnStatsRecord,
+  deletedColumnRange,
+  partitionFilesRecord,
+  partitionListRecord,
+  recordIndexRecord,
+  type MetadataRecord,
+} from './records.js';
 
 /** hoodie.bloom.index.filter.type's default. */
 export const DEFAULT_BLOOM_FILTER_TYPE = 'DYNAMIC_V0';
@@ -99,7 +107,10 @@ export async function convertCommitMetadata(metadata: CommitMetadata, context: C
       const footer = footers[index]!;
       if (wantBloom) {
         const bloom = footerBloomFilter(footer);
-        if (bloom !== undefined) blooms.push({ record: bloomFilterRecord(stat.partitionPath ?? partition, name, context.instantTime, { type: bloomType, serialized: bloom.serialized }) });
+        if (bloom !== undefined)
+          blooms.push({
+            record: bloomFilterRecord(stat.partitionPath ?? partition, name, context.instantTime, { type: bloomType, serialized: bloom.serialized }),
+          });
       }
       if (wantStats && name.endsWith('.parquet') && columns.length > 0) {
         for (const range of columnRangesFromFooter(footer, name, columns)) ranges.push({ record: columnStatsRecord(stat.partitionPath ?? partition, range) });
@@ -111,7 +122,7 @@ export async function convertCommitMetadata(metadata: CommitMetadata, context: C
 
   if (context.partitions.has('record_index')) {
     if (context.recordIndex === undefined) {
-      throw new HudiError('the table has the metadata table\'s record index, and this commit did not say where its records went', {
+      throw new HudiError("the table has the metadata table's record index, and this commit did not say where its records went", {
         fix: 'this is a bug in the commit path: pass the record-index changes to the metadata-table commit',
       });
     }
@@ -127,7 +138,10 @@ function isBaseFile(name: string): boolean {
 
 /** getColumnsToIndex: the configured list, else the writer schema's fields (meta fields first when populated). */
 export function columnsToIndex(metadata: CommitMetadata, context: Pick<ConvertContext, 'properties' | 'populateMetaFields'>): string[] {
-  const configured = (context.properties?.get(COLUMN_STATS_COLUMN_LIST_KEY) ?? '').split(',').map((c) => c.trim()).filter((c) => c !== '');
+  const configured = (context.properties?.get(COLUMN_STATS_COLUMN_LIST_KEY) ?? '')
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '');
   if (configured.length > 0) return configured;
   const schemaText = metadata.extraMetadata['schema'];
   if (schemaText === undefined || schemaText === '') return [];
@@ -135,7 +149,7 @@ export function columnsToIndex(metadata: CommitMetadata, context: Pick<ConvertCo
   try {
     schema = JSON.parse(schemaText) as { fields?: { name: string }[] };
   } catch (cause) {
-    throw new HudiError('the commit\'s writer schema is not JSON', { fix: 'this is a bug in the commit metadata', cause });
+    throw new HudiError("the commit's writer schema is not JSON", { fix: 'this is a bug in the commit metadata', cause });
   }
   const fields = (schema.fields ?? []).map((f) => f.name);
   // HoodieAvroUtils.addMetadataFields: the meta fields, then the others.
@@ -171,21 +185,38 @@ export interface ConvertCleanContext {
 /** The changes per metadata-table partition for one clean. */
 export function convertCleanMetadata(metadata: HoodieCleanMetadata, context: ConvertCleanContext): Map<MetadataPartitionType, MetadataChange[]> {
   const out = new Map<MetadataPartitionType, MetadataChange[]>();
-  const cleaned = Object.entries(metadata.partitionMetadata).map(([partition, entry]) => ({ partition, files: entry.deletePathPatterns, removed: entry.isPartitionDeleted }));
+  const cleaned = Object.entries(metadata.partitionMetadata).map(([partition, entry]) => ({
+    partition,
+    files: entry.deletePathPatterns,
+    removed: entry.isPartitionDeleted,
+  }));
   const files: MetadataChange[] = cleaned.map(({ partition, files: names }) => ({ record: partitionFilesRecord(partition, new Map(), names) }));
   const removed = cleaned.filter((entry) => entry.removed).map((entry) => entry.partition);
   if (removed.length > 0) files.push({ record: partitionListRecord(removed, true) });
   out.set('files', files);
 
   if (context.partitions.has('bloom_filters')) {
-    out.set('bloom_filters', cleaned.flatMap(({ partition, files: names }) =>
-      names.map(fileNameOf).filter(isBaseFile).map((name) => ({ record: bloomFilterRecord(partition, name, context.instantTime, undefined, true) }))));
+    out.set(
+      'bloom_filters',
+      cleaned.flatMap(({ partition, files: names }) =>
+        names
+          .map(fileNameOf)
+          .filter(isBaseFile)
+          .map((name) => ({ record: bloomFilterRecord(partition, name, context.instantTime, undefined, true) })),
+      ),
+    );
   }
   if (context.partitions.has('column_stats')) {
     const schema: Record<string, string> = context.tableSchemaText === undefined ? {} : { schema: context.tableSchemaText };
     const columns = columnsToIndex({ partitionToWriteStats: {}, compacted: false, extraMetadata: schema, operationType: null }, context);
-    out.set('column_stats', cleaned.flatMap(({ partition, files: names }) => names.filter((name) => name.endsWith('.parquet')).flatMap((name) =>
-      columns.map((column) => ({ record: columnStatsRecord(partition, deletedColumnRange(fileNameOf(name), column), true) })))));
+    out.set(
+      'column_stats',
+      cleaned.flatMap(({ partition, files: names }) =>
+        names
+          .filter((name) => name.endsWith('.parquet'))
+          .flatMap((name) => columns.map((column) => ({ record: columnStatsRecord(partition, deletedColumnRange(fileNameOf(name), column), true) }))),
+      ),
+    );
   }
   return out;
 }

@@ -60,9 +60,15 @@ interface GroupWork extends RoutedChanges {
 }
 
 /** The work per file group: each change routed to `fileGroups[mapRecordKeyToFileGroupIndex(key, count)]`. */
-export function routeChanges(partition: MetadataPartitionType, changes: readonly MetadataChange[], fileGroups: readonly MetadataFileGroup[]): Map<string, RoutedChanges> {
+export function routeChanges(
+  partition: MetadataPartitionType,
+  changes: readonly MetadataChange[],
+  fileGroups: readonly MetadataFileGroup[],
+): Map<string, RoutedChanges> {
   if (fileGroups.length === 0) {
-    throw new HudiError(`metadata-table partition ${partition} has no file group`, { fix: 'its initialization did not complete; rebuild the metadata table with Hudi' });
+    throw new HudiError(`metadata-table partition ${partition} has no file group`, {
+      fix: 'its initialization did not complete; rebuild the metadata table with Hudi',
+    });
   }
   const byGroup = new Map<string, RoutedChanges>();
   for (const change of changes) {
@@ -116,7 +122,10 @@ async function putNew(storage: Storage, path: string, body: string): Promise<voi
     await storage.putIfAbsent(path, body);
   } catch (error) {
     if (error instanceof AlreadyExistsError) {
-      throw new HudiError(`${path} already exists: another writer is committing the same instant to the metadata table`, { location: storage.uriOf(path), fix: 'retry the write' });
+      throw new HudiError(`${path} already exists: another writer is committing the same instant to the metadata table`, {
+        location: storage.uriOf(path),
+        fix: 'retry the write',
+      });
     }
     throw error;
   }
@@ -131,14 +140,20 @@ async function writeGroupLog(storage: Storage, instantTime: string, item: GroupW
     // Encoded here, one file group at a time: a large commit's bloom filters would not fit in memory twice.
     const type = metadataRecordType();
     const records = item.records.map((record) => ({ key: record.key, value: encodeMetadataRecord(record, type) }));
-    blocks.push({ type: 'HFILE_DATA_BLOCK', header, content: writeHudiLogBlockHFile(records, { schema: METADATA_RECORD_WRITER_SCHEMA_TEXT, gzipLevel: GZIP_LEVEL }) });
+    blocks.push({
+      type: 'HFILE_DATA_BLOCK',
+      header,
+      content: writeHudiLogBlockHFile(records, { schema: METADATA_RECORD_WRITER_SCHEMA_TEXT, gzipLevel: GZIP_LEVEL }),
+    });
   }
   if (item.deletes.length > 0) {
-    blocks.push(deleteBlock({
-      instantTime,
-      header: { SCHEMA: METADATA_RECORD_WRITER_SCHEMA_TEXT },
-      records: item.deletes.map((recordKey) => ({ recordKey, partitionPath: group.partition, orderingValue: DELETE_ORDERING_VALUE })),
-    }));
+    blocks.push(
+      deleteBlock({
+        instantTime,
+        header: { SCHEMA: METADATA_RECORD_WRITER_SCHEMA_TEXT },
+        records: item.deletes.map((recordKey) => ({ recordKey, partitionPath: group.partition, orderingValue: DELETE_ORDERING_VALUE })),
+      }),
+    );
   }
   const bytes = encodeLogBlocks(blocks);
   const folder = partitionFolder(group.partition);
@@ -171,8 +186,15 @@ async function writeGroupLog(storage: Storage, instantTime: string, item: GroupW
 }
 
 function writeStatJson(fields: {
-  fileId: string; path: string | null; prevCommit: string; numWrites: number; numDeletes: number; numUpdateWrites: number;
-  bytes: number; partitionPath: string | null; runtimeStats: JsonValue;
+  fileId: string;
+  path: string | null;
+  prevCommit: string;
+  numWrites: number;
+  numDeletes: number;
+  numUpdateWrites: number;
+  bytes: number;
+  partitionPath: string | null;
+  runtimeStats: JsonValue;
 }): { [key: string]: JsonValue } {
   return {
     fileId: fields.fileId,
@@ -205,11 +227,32 @@ function writeStatJson(fields: {
 function workloadProfileJson(work: readonly GroupWork[]): string {
   const byPartition: { [key: string]: JsonValue } = {};
   for (const item of work) {
-    const list = (byPartition[item.group.partition] ??= [writeStatJson({ fileId: '', path: null, prevCommit: 'null', numWrites: 0, numDeletes: 0, numUpdateWrites: 0, bytes: 0, partitionPath: null, runtimeStats: null })]) as JsonValue[];
-    list.push(writeStatJson({
-      fileId: item.group.fileId, path: null, prevCommit: item.group.latest.baseInstant, numWrites: 0, numDeletes: 0,
-      numUpdateWrites: item.records.length + item.deletes.length, bytes: 0, partitionPath: null, runtimeStats: null,
-    }));
+    const list = (byPartition[item.group.partition] ??= [
+      writeStatJson({
+        fileId: '',
+        path: null,
+        prevCommit: 'null',
+        numWrites: 0,
+        numDeletes: 0,
+        numUpdateWrites: 0,
+        bytes: 0,
+        partitionPath: null,
+        runtimeStats: null,
+      }),
+    ]) as JsonValue[];
+    list.push(
+      writeStatJson({
+        fileId: item.group.fileId,
+        path: null,
+        prevCommit: item.group.latest.baseInstant,
+        numWrites: 0,
+        numDeletes: 0,
+        numUpdateWrites: item.records.length + item.deletes.length,
+        bytes: 0,
+        partitionPath: null,
+        runtimeStats: null,
+      }),
+    );
   }
   return toJacksonPrettyJson({ partitionToWriteStats: byPartition, compacted: false, extraMetadata: {}, operationType: 'UPSERT_PREPPED' });
 }
@@ -221,8 +264,14 @@ function deltaCommitJson(stats: readonly FileGroupWriteStat[]): string {
     const list = (byPartition[stat.partition] ??= []) as JsonValue[];
     list.push({
       ...writeStatJson({
-        fileId: stat.fileId, path: stat.path, prevCommit: stat.baseInstant, numWrites: stat.records, numDeletes: stat.deletes,
-        numUpdateWrites: stat.records, bytes: stat.bytes, partitionPath: stat.partition,
+        fileId: stat.fileId,
+        path: stat.path,
+        prevCommit: stat.baseInstant,
+        numWrites: stat.records,
+        numDeletes: stat.deletes,
+        numUpdateWrites: stat.records,
+        bytes: stat.bytes,
+        partitionPath: stat.partition,
         runtimeStats: { totalScanTime: 0, totalUpsertTime: stat.millis, totalCreateTime: 0 },
       }),
       logVersion: stat.logVersion,
@@ -232,5 +281,10 @@ function deltaCommitJson(stats: readonly FileGroupWriteStat[]): string {
       recordsStats: { val: null },
     });
   }
-  return toJacksonPrettyJson({ partitionToWriteStats: byPartition, compacted: false, extraMetadata: { schema: METADATA_RECORD_SCHEMA_TEXT }, operationType: 'UPSERT_PREPPED' });
+  return toJacksonPrettyJson({
+    partitionToWriteStats: byPartition,
+    compacted: false,
+    extraMetadata: { schema: METADATA_RECORD_SCHEMA_TEXT },
+    operationType: 'UPSERT_PREPPED',
+  });
 }

@@ -40,15 +40,24 @@ const isFalse = (value: string | undefined): boolean => value !== undefined && v
  * Apply the user's metadata keys to the table before a commit (under the table lock): drop the metadata table or
  * the partitions they disable. Returns what was removed (nothing when the keys are absent or already satisfied).
  */
-export async function applyMetadataTableWriteConfig(storage: Storage, config: TableConfig, properties: ReadonlyMap<string, string>): Promise<MetadataDisableReport> {
+export async function applyMetadataTableWriteConfig(
+  storage: Storage,
+  config: TableConfig,
+  properties: ReadonlyMap<string, string>,
+): Promise<MetadataDisableReport> {
   const { partitions } = metadataTableState(config);
   if (isFalse(properties.get(METADATA_ENABLE_KEY))) {
     const listing = await storage.listDir(METADATA_TABLE_FOLDER);
     const folderExists = listing.files.length > 0 || listing.dirs.length > 0;
     const state = metadataTableState(config);
-    if (!folderExists && state.partitions.length === 0 && state.inflightPartitions.length === 0) return { removedPartitions: [], deletedMetadataTable: false, reason: undefined };
+    if (!folderExists && state.partitions.length === 0 && state.inflightPartitions.length === 0)
+      return { removedPartitions: [], deletedMetadataTable: false, reason: undefined };
     await deleteMetadataTable(storage);
-    return { removedPartitions: [...new Set([...state.partitions, ...state.inflightPartitions])], deletedMetadataTable: true, reason: `${METADATA_ENABLE_KEY}=false` };
+    return {
+      removedPartitions: [...new Set([...state.partitions, ...state.inflightPartitions])],
+      deletedMetadataTable: true,
+      reason: `${METADATA_ENABLE_KEY}=false`,
+    };
   }
   const removed: string[] = [];
   const reasons: string[] = [];
@@ -75,7 +84,13 @@ export async function deleteMetadataTable(storage: Storage): Promise<void> {
 /** deleteMetadataTablePartition: drop one partition from both lists, then delete its folder (`files` drops all). */
 export async function deleteMetadataPartition(storage: Storage, partition: MetadataPartitionType): Promise<void> {
   if (partition === 'files') return deleteMetadataTable(storage);
-  const without = (value: string | undefined) => (value ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '' && p !== partition).sort().join(',');
+  const without = (value: string | undefined) =>
+    (value ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter((p) => p !== '' && p !== partition)
+      .sort()
+      .join(',');
   await updateTableProperties(storage, (props) => {
     props.set(METADATA_PARTITIONS_KEY, without(props.get(METADATA_PARTITIONS_KEY)));
     props.set(METADATA_PARTITIONS_INFLIGHT_KEY, without(props.get(METADATA_PARTITIONS_INFLIGHT_KEY)));

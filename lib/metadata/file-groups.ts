@@ -72,7 +72,10 @@ export function fileGroupsOf(partition: MetadataPartitionType, listing: readonly
     const candidates = new Set<string>([...(bases.get(fileId) ?? []).map((b) => b.instantTime), ...groupLogs.map((l) => l.name.baseInstant)]);
     const latestInstant = [...candidates].filter(committed).sort(compareInstantTimes).at(-1);
     if (latestInstant === undefined) continue;
-    const baseFile = (bases.get(fileId) ?? []).filter((b) => b.instantTime === latestInstant).sort((a, b) => (a.name < b.name ? -1 : 1)).at(-1);
+    const baseFile = (bases.get(fileId) ?? [])
+      .filter((b) => b.instantTime === latestInstant)
+      .sort((a, b) => (a.name < b.name ? -1 : 1))
+      .at(-1);
     groups.push({
       partition,
       fileId,

@@ -27,7 +27,7 @@ function round(acc: bigint, input: bigint): bigint {
 }
 
 function mergeRound(acc: bigint, value: bigint): bigint {
-  return (((acc ^ round(0n, value)) * PRIME_1) + PRIME_4) & MASK;
+  return ((acc ^ round(0n, value)) * PRIME_1 + PRIME_4) & MASK;
 }
 
 /** XXH64 of `bytes` with a 64-bit seed, as an unsigned bigint. */

@@ -7,9 +7,24 @@ export { MetadataTable, MetadataTableReader, COMPACT_MAX_DELTA_COMMITS_KEY, DEFA
 export type { MetadataCommitInput, MetadataCommitResult, MetadataRemoveResult, MetadataTableProblem, MetadataTableServicesResult } from './metadata-table.js';
 export { decideMetadataClean, planMetadataClean, metadataCleanerCommitsRetained, CLEAN_SUFFIX, type MetadataCleanResult } from './clean.js';
 export type { RecordIndexChanges, MetadataChange } from './convert.js';
-export { decideCompaction, planCompaction, compactionLimit, COMPACTION_SUFFIX, type MetadataCompactionResult, type CompactedFile, type CompactionDecision } from './compaction.js';
+export {
+  decideCompaction,
+  planCompaction,
+  compactionLimit,
+  COMPACTION_SUFFIX,
+  type MetadataCompactionResult,
+  type CompactedFile,
+  type CompactionDecision,
+} from './compaction.js';
 export { convertCommitMetadata, columnsToIndex } from './convert.js';
-export { applyMetadataTableWriteConfig, deleteMetadataTable, deleteMetadataPartition, METADATA_ENABLE_KEY, PARTITION_ENABLE_KEYS, type MetadataDisableReport } from './disable.js';
+export {
+  applyMetadataTableWriteConfig,
+  deleteMetadataTable,
+  deleteMetadataPartition,
+  METADATA_ENABLE_KEY,
+  PARTITION_ENABLE_KEYS,
+  type MetadataDisableReport,
+} from './disable.js';
 export { metadataTableState, hasMetadataTable, METADATA_PARTITIONS_KEY, METADATA_PARTITIONS_INFLIGHT_KEY, type MetadataTableState } from './state.js';
 export { METADATA_PARTITION_TYPES, type MetadataPartitionType, mapRecordKeyToFileGroupIndex, fileGroupId, partitionIdentifier } from './partitions.js';
 export { METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER, loadMetadataTimeline, completedCompactions } from './timeline.js';
@@ -18,5 +33,11 @@ export { recordIndexFileId } from './records.js';
 export { columnRangesFromFooter } from './column-stats.js';
 export { columnIndexId, partitionIndexId, fileIndexId, bloomFilterIndexKey, columnStatsIndexKey, xxHash64 } from './hash-ids.js';
 export { METADATA_RECORD_SCHEMA_TEXT, METADATA_RECORD_WRITER_SCHEMA_TEXT } from './schema.js';
-export { assertMetadataTableKeepable, keepMetadataTable, removeMetadataTableDeltaCommit, type MetadataTableOutcome, type MetadataTableSession } from './commit-path.js';
+export {
+  assertMetadataTableKeepable,
+  keepMetadataTable,
+  removeMetadataTableDeltaCommit,
+  type MetadataTableOutcome,
+  type MetadataTableSession,
+} from './commit-path.js';
 export { METADATA_TABLE_KEYS } from './keys.js';

@@ -21,18 +21,44 @@ import { parseCommitMetadata, type CommitMetadata } from '../timeline/commit-met
 import { compareInstantTimes, type Instant } from '../timeline/instant.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { convertCleanMetadata, convertCommitMetadata, type MetadataChange, type RecordIndexChanges } from './convert.js';
-import { compactionLimit, decideCompaction, planCompaction, resumePendingCompactions, scheduleAndRunCompaction, type MetadataCompactionResult } from './compaction.js';
-import { decideMetadataClean, metadataCleanerCommitsRetained, planMetadataClean, resumePendingMetadataCleans, scheduleAndRunMetadataClean, type MetadataCleanResult } from './clean.js';
+import {
+  compactionLimit,
+  decideCompaction,
+  planCompaction,
+  resumePendingCompactions,
+  scheduleAndRunCompaction,
+  type MetadataCompactionResult,
+} from './compaction.js';
+import {
+  decideMetadataClean,
+  metadataCleanerCommitsRetained,
+  planMetadataClean,
+  resumePendingMetadataCleans,
+  scheduleAndRunMetadataClean,
+  type MetadataCleanResult,
+} from './clean.js';
 import { writeDeltaCommit, type FileGroupWriteStat } from './delta-commit.js';
 import { fileGroupsOf, partitionFolder, type MetadataFileGroup } from './file-groups.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
-import { isMetadataPartitionType, mapRecordKeyToFileGroupIndex, PARTITION_LIST_KEY, partitionIdentifier, partitionPathOfIdentifier, type MetadataPartitionType } from './partitions.js';
+import {
+  isMetadataPartitionType,
+  mapRecordKeyToFileGroupIndex,
+  PARTITION_LIST_KEY,
+  partitionIdentifier,
+  partitionPathOfIdentifier,
+  type MetadataPartitionType,
+} from './partitions.js';
 import { readFileGroup } from './reader.js';
 import { isDeletedRecord, recordIndexFileId, type MergedRecord, type MetadataRecord } from './records.js';
 import { METADATA_PARTITIONS_KEY, METADATA_PARTITIONS_INFLIGHT_KEY, metadataTableState } from './state.js';
 import {
-  completedCompactions, listMetadataInstantFiles, loadMetadataTimeline, metadataInstantPath,
-  METADATA_TABLE_METAFOLDER, METADATA_TABLE_PROPERTIES, validInstantTimes,
+  completedCompactions,
+  listMetadataInstantFiles,
+  loadMetadataTimeline,
+  metadataInstantPath,
+  METADATA_TABLE_METAFOLDER,
+  METADATA_TABLE_PROPERTIES,
+  validInstantTimes,
 } from './timeline.js';
 
 export { COMPACT_MAX_DELTA_COMMITS_KEY, DEFAULT_COMPACT_MAX_DELTA_COMMITS } from './compaction.js';
@@ -101,7 +127,10 @@ export class MetadataTable {
     if (partitions.length === 0 && inflightPartitions.length === 0) return undefined;
     let metadataProperties: Map<string, string> | undefined;
     try {
-      metadataProperties = parseJavaProperties(Buffer.from(await storage.get(METADATA_TABLE_PROPERTIES)).toString('utf8'), storage.uriOf(METADATA_TABLE_PROPERTIES));
+      metadataProperties = parseJavaProperties(
+        Buffer.from(await storage.get(METADATA_TABLE_PROPERTIES)).toString('utf8'),
+        storage.uriOf(METADATA_TABLE_PROPERTIES),
+      );
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
     }
@@ -136,11 +165,19 @@ export class MetadataTable {
       });
     }
     if (this.metadataProperties === undefined) {
-      problems.push({ partition: undefined, problem: `hoodie.properties declares metadata-table partitions but ${METADATA_TABLE_PROPERTIES} is missing`, fix: rebuild });
+      problems.push({
+        partition: undefined,
+        problem: `hoodie.properties declares metadata-table partitions but ${METADATA_TABLE_PROPERTIES} is missing`,
+        fix: rebuild,
+      });
       return problems;
     }
     const get = (key: string) => this.metadataProperties!.get(key);
-    if (get('hoodie.table.type') !== 'MERGE_ON_READ' || get('hoodie.table.base.file.format') !== 'HFILE' || get('hoodie.table.version') !== String(this.config.version)) {
+    if (
+      get('hoodie.table.type') !== 'MERGE_ON_READ' ||
+      get('hoodie.table.base.file.format') !== 'HFILE' ||
+      get('hoodie.table.version') !== String(this.config.version)
+    ) {
       problems.push({
         partition: undefined,
         problem: `the metadata table is ${get('hoodie.table.type') ?? '?'} with ${get('hoodie.table.base.file.format') ?? '?'} base files at version ${get('hoodie.table.version') ?? '?'}, not merge-on-read HFile at the data table's version ${this.config.version}`,
@@ -152,7 +189,11 @@ export class MetadataTable {
     }
     for (const partition of this.partitions) {
       if (!isMetadataPartitionType(partition)) {
-        problems.push({ partition, problem: `partition ${partition} is not one Hudi 0.14/0.15 has (files, column_stats, bloom_filters, record_index)`, fix: 'this table was written by a newer Hudi; use that Hudi' });
+        problems.push({
+          partition,
+          problem: `partition ${partition} is not one Hudi 0.14/0.15 has (files, column_stats, bloom_filters, record_index)`,
+          fix: 'this table was written by a newer Hudi; use that Hudi',
+        });
       } else if ((this.fileGroups.get(partition) ?? []).length === 0) {
         problems.push({ partition, problem: `partition ${partition} has no committed file group`, fix: rebuild });
       }
@@ -162,7 +203,11 @@ export class MetadataTable {
     const completedTimes = new Set(this.timeline.completed().map((i) => i.time));
     const pending = this.timeline.pending().filter((i) => i.action === 'logcompaction' && !completedTimes.has(i.time));
     for (const instant of pending) {
-      problems.push({ partition: undefined, problem: `the metadata table has a pending ${instant.action} ${instant.time}; new log files would belong to the slice it is writing`, fix: 'run one Spark write on the table (Hudi finishes pending metadata log compactions first), then retry' });
+      problems.push({
+        partition: undefined,
+        problem: `the metadata table has a pending ${instant.action} ${instant.time}; new log files would belong to the slice it is writing`,
+        fix: 'run one Spark write on the table (Hudi finishes pending metadata log compactions first), then retry',
+      });
     }
     compactionLimit(options.properties);
     return problems;
@@ -173,10 +218,17 @@ export class MetadataTable {
     const problems = this.problems(options);
     if (problems.length === 0) return;
     const first = problems[0]!;
-    throw new MetadataTableError(`${what} cannot keep Hudi's metadata table correct: ${problems.map((p) => p.problem).join('; ')}`, this.partitions, this.inflightPartitions, {
-      location: this.storage.uriOf(first.partition === undefined || !isMetadataPartitionType(first.partition) ? PROPERTIES_FILE : partitionFolder(first.partition)),
-      fix: first.fix,
-    });
+    throw new MetadataTableError(
+      `${what} cannot keep Hudi's metadata table correct: ${problems.map((p) => p.problem).join('; ')}`,
+      this.partitions,
+      this.inflightPartitions,
+      {
+        location: this.storage.uriOf(
+          first.partition === undefined || !isMetadataPartitionType(first.partition) ? PROPERTIES_FILE : partitionFolder(first.partition),
+        ),
+        fix: first.fix,
+      },
+    );
   }
 
   /**
@@ -189,9 +241,12 @@ export class MetadataTable {
     this.assertMaintainable(`committing ${instantTime}`, input.properties === undefined ? {} : { properties: input.properties });
     if (this.timeline.instants.some((i) => i.time === instantTime)) await this.removeDeltaCommit(instantTime);
     const partitions = this.updatedPartitions;
-    const recordIndex = partitions.has('record_index') && input.recordIndex !== undefined
-      ? (typeof input.recordIndex === 'function' ? await input.recordIndex() : input.recordIndex)
-      : undefined;
+    const recordIndex =
+      partitions.has('record_index') && input.recordIndex !== undefined
+        ? typeof input.recordIndex === 'function'
+          ? await input.recordIndex()
+          : input.recordIndex
+        : undefined;
     const changes = await convertCommitMetadata(metadata, {
       instantTime,
       partitions,
@@ -213,7 +268,11 @@ export class MetadataTable {
    * cleaned base file. `tableSchema` (the table's Avro schema, read only for column_stats) gives the indexed
    * columns when no column list is configured. An earlier attempt at the same instant is removed first.
    */
-  async commitClean(instantTime: string, metadata: HoodieCleanMetadata, input: MetadataCommitInput & { readonly tableSchema?: () => Promise<string | undefined> } = {}): Promise<MetadataCommitResult> {
+  async commitClean(
+    instantTime: string,
+    metadata: HoodieCleanMetadata,
+    input: MetadataCommitInput & { readonly tableSchema?: () => Promise<string | undefined> } = {},
+  ): Promise<MetadataCommitResult> {
     const started = Date.now();
     this.assertMaintainable(`completing clean ${instantTime}`, input.properties === undefined ? {} : { properties: input.properties });
     if (this.timeline.instants.some((i) => i.time === instantTime)) await this.removeDeltaCommit(instantTime);
@@ -229,7 +288,12 @@ export class MetadataTable {
     return this.writeChanges(instantTime, changes, input, started);
   }
 
-  private async writeChanges(instantTime: string, changes: ReadonlyMap<MetadataPartitionType, readonly MetadataChange[]>, input: MetadataCommitInput, started: number): Promise<MetadataCommitResult> {
+  private async writeChanges(
+    instantTime: string,
+    changes: ReadonlyMap<MetadataPartitionType, readonly MetadataChange[]>,
+    input: MetadataCommitInput,
+    started: number,
+  ): Promise<MetadataCommitResult> {
     const logFiles = await writeDeltaCommit(this.storage, {
       instantTime,
       changes,
@@ -298,12 +362,20 @@ export class MetadataTable {
       }
     }
     // Log files are written after the inflight file: without one, there are none.
-    const candidates = completed === undefined && inflight === undefined ? [] : [...this.fileGroups.values()].flat().flatMap((group) =>
-      fileIds === undefined || fileIds.has(`${group.partition}/${group.fileId}`) ? group.allLogFiles.map((f) => f.path) : []);
-    await mapWithConcurrency(candidates.filter((path) => !found.has(path)), 8, async (path) => {
-      const times = await blockInstants(this.storage, path);
-      if (times.has(instantTime)) found.add(path);
-    });
+    const candidates =
+      completed === undefined && inflight === undefined
+        ? []
+        : [...this.fileGroups.values()]
+            .flat()
+            .flatMap((group) => (fileIds === undefined || fileIds.has(`${group.partition}/${group.fileId}`) ? group.allLogFiles.map((f) => f.path) : []));
+    await mapWithConcurrency(
+      candidates.filter((path) => !found.has(path)),
+      8,
+      async (path) => {
+        const times = await blockInstants(this.storage, path);
+        if (times.has(instantTime)) found.add(path);
+      },
+    );
     for (const path of found) {
       const times = await blockInstants(this.storage, path);
       const others = [...times].filter((t) => t !== instantTime);
@@ -379,7 +451,10 @@ export class MetadataTableReader {
   async readPartition(partition: MetadataPartitionType): Promise<Map<string, MetadataRecord>> {
     const out = new Map<string, MetadataRecord>();
     for (const group of this.table.fileGroups.get(partition) ?? []) {
-      for (const [key, record] of await readFileGroup(this.table.storage, group, { metadataTimeline: this.table.timeline, validInstants: this.validInstants })) {
+      for (const [key, record] of await readFileGroup(this.table.storage, group, {
+        metadataTimeline: this.table.timeline,
+        validInstants: this.validInstants,
+      })) {
         if (!isDeletedRecord(record)) out.set(key, record);
       }
     }
@@ -398,7 +473,13 @@ export class MetadataTableReader {
     for (const [index, wanted] of byGroup) {
       const group = groups[index];
       if (group === undefined) continue;
-      for (const [key, record] of await readFileGroup(this.table.storage, group, { metadataTimeline: this.table.timeline, validInstants: this.validInstants }, { keys: wanted })) out.set(key, record);
+      for (const [key, record] of await readFileGroup(
+        this.table.storage,
+        group,
+        { metadataTimeline: this.table.timeline, validInstants: this.validInstants },
+        { keys: wanted },
+      ))
+        out.set(key, record);
     }
     return out;
   }
@@ -407,7 +488,10 @@ export class MetadataTableReader {
   async allPartitionPaths(): Promise<string[]> {
     const record = (await this.readKeys('files', [PARTITION_LIST_KEY])).get(PARTITION_LIST_KEY);
     if (record === undefined || isDeletedRecord(record) || (record.type !== 1 && record.type !== 2)) return [];
-    return [...record.files].filter(([, info]) => !info.isDeleted).map(([name]) => partitionPathOfIdentifier(name)).sort();
+    return [...record.files]
+      .filter(([, info]) => !info.isDeleted)
+      .map(([name]) => partitionPathOfIdentifier(name))
+      .sort();
   }
 
   /** The files `files` lists for a data partition, with their sizes. */
@@ -425,7 +509,11 @@ export class MetadataTableReader {
     const out = new Map<string, { partitionPath: string; fileId: string; instantTimeMillis: bigint | null }>();
     for (const [key, record] of await this.readKeys('record_index', recordKeys)) {
       if (isDeletedRecord(record) || record.type !== 5) continue;
-      out.set(key, { partitionPath: record.recordIndex.partitionName ?? '', fileId: recordIndexFileId(record.recordIndex), instantTimeMillis: record.recordIndex.instantTime });
+      out.set(key, {
+        partitionPath: record.recordIndex.partitionName ?? '',
+        fileId: recordIndexFileId(record.recordIndex),
+        instantTimeMillis: record.recordIndex.instantTime,
+      });
     }
     return out;
   }

@@ -25,7 +25,12 @@ export interface ReadContext {
 }
 
 /** Every key of a file group's latest slice, merged (deleted keys come back as tombstones only if `keepDeleted`). */
-export async function readFileGroup(storage: Storage, group: MetadataFileGroup, context: ReadContext, options: { keys?: ReadonlySet<string>; keepDeleted?: boolean } = {}): Promise<Map<string, MergedRecord>> {
+export async function readFileGroup(
+  storage: Storage,
+  group: MetadataFileGroup,
+  context: ReadContext,
+  options: { keys?: ReadonlySet<string>; keepDeleted?: boolean } = {},
+): Promise<Map<string, MergedRecord>> {
   const wanted = options.keys;
   const logRecords = await scanLogs(storage, group, context, wanted);
   const merged = new Map<string, MergedRecord>();
@@ -42,11 +47,20 @@ export async function readFileGroup(storage: Storage, group: MetadataFileGroup, 
   return merged;
 }
 
-async function scanLogs(storage: Storage, group: MetadataFileGroup, context: ReadContext, wanted: ReadonlySet<string> | undefined): Promise<Map<string, MergedRecord>> {
+async function scanLogs(
+  storage: Storage,
+  group: MetadataFileGroup,
+  context: ReadContext,
+  wanted: ReadonlySet<string> | undefined,
+): Promise<Map<string, MergedRecord>> {
   const completed = new Set(context.metadataTimeline.completed().map((i) => i.time));
   const inflight = new Set(context.metadataTimeline.pending().map((i) => i.time));
   const first = context.metadataTimeline.instants[0]?.time;
-  const latest = context.metadataTimeline.completed().map((i) => i.time).sort(compareInstantTimes).at(-1);
+  const latest = context.metadataTimeline
+    .completed()
+    .map((i) => i.time)
+    .sort(compareInstantTimes)
+    .at(-1);
   const counts = (time: string | undefined): boolean => {
     if (time === undefined) return false;
     const committed = completed.has(time) || (first !== undefined && compareInstantTimes(time, first) < 0);
@@ -98,7 +112,10 @@ async function scanLogs(storage: Storage, group: MetadataFileGroup, context: Rea
       case 'CORRUPT_BLOCK':
         break;
       default:
-        throw new HudiError(`metadata-table log block of type ${block.type} is not readable here`, { location: storage.uriOf(group.latest.logFiles[0]?.path ?? ''), fix: 'compact the metadata table with Hudi' });
+        throw new HudiError(`metadata-table log block of type ${block.type} is not readable here`, {
+          location: storage.uriOf(group.latest.logFiles[0]?.path ?? ''),
+          fix: 'compact the metadata table with Hudi',
+        });
     }
   }
   return records;

@@ -91,7 +91,10 @@ export function partitionListRecord(partitionPaths: Iterable<string>, isDeleted 
 export function partitionFilesRecord(partitionPath: string, added: ReadonlyMap<string, number>, deleted: Iterable<string> = []): MetadataRecord {
   const files = new Map<string, FileInfo>();
   for (const [name, size] of added) {
-    if (!(size > 0)) throw new HudiError(`file ${name} in partition "${partitionPath}" has size ${size}; the metadata table lists only files with data`, { fix: 'this is a bug in the commit metadata' });
+    if (!(size > 0))
+      throw new HudiError(`file ${name} in partition "${partitionPath}" has size ${size}; the metadata table lists only files with data`, {
+        fix: 'this is a bug in the commit metadata',
+      });
     files.set(name, { size, isDeleted: false });
   }
   for (const name of deleted) files.set(name, { size: 0, isDeleted: true });
@@ -99,7 +102,13 @@ export function partitionFilesRecord(partitionPath: string, added: ReadonlyMap<s
 }
 
 /** createBloomFilterMetadataRecord. */
-export function bloomFilterRecord(partitionPath: string, fileName: string, instantTime: string, bloom: { type: string; serialized: string } | undefined, isDeleted = false): MetadataRecord {
+export function bloomFilterRecord(
+  partitionPath: string,
+  fileName: string,
+  instantTime: string,
+  bloom: { type: string; serialized: string } | undefined,
+  isDeleted = false,
+): MetadataRecord {
   return {
     key: bloomFilterIndexKey(partitionIdentifier(partitionPath), fileName),
     type: 4,
@@ -163,7 +172,9 @@ export function recordIndexRecord(recordKey: string, partitionPath: string, file
   const uuid = bare ? fileId : fileId.slice(0, dash);
   const fileIndex = bare ? -1 : Number(fileId.slice(dash + 1));
   if (!UUID.test(uuid) || !Number.isSafeInteger(fileIndex)) {
-    throw new HudiError(`file id ${fileId} is not <uuid>-<index>; the record index stores it as a UUID`, { fix: 'record-index updates need file ids Hudi writes' });
+    throw new HudiError(`file id ${fileId} is not <uuid>-<index>; the record index stores it as a UUID`, {
+      fix: 'record-index updates need file ids Hudi writes',
+    });
   }
   const hex = uuid.replaceAll('-', '');
   return {
@@ -184,7 +195,10 @@ export function recordIndexRecord(recordKey: string, partitionPath: string, file
 /** The file id a record-index entry names (HoodieTableMetadataUtil.getLocationFromRecordIndexInfo). */
 export function recordIndexFileId(info: RecordIndexInfo): string {
   if (info.fileIdEncoding !== 0) return info.fileId ?? '';
-  const hex = (value: bigint | null) => BigInt.asUintN(64, value ?? 0n).toString(16).padStart(16, '0');
+  const hex = (value: bigint | null) =>
+    BigInt.asUintN(64, value ?? 0n)
+      .toString(16)
+      .padStart(16, '0');
   const all = hex(info.fileIdHighBits) + hex(info.fileIdLowBits);
   const uuid = `${all.slice(0, 8)}-${all.slice(8, 12)}-${all.slice(12, 16)}-${all.slice(16, 20)}-${all.slice(20)}`;
   return info.fileIndex === -1 || info.fileIndex === null ? uuid : `${uuid}-${info.fileIndex}`;
@@ -197,7 +211,9 @@ export function recordIndexFileId(info: RecordIndexInfo): string {
 export function mergeRecords(older: MergedRecord | undefined, newer: MergedRecord): MergedRecord {
   if (older === undefined || isDeletedRecord(newer) || isDeletedRecord(older)) return newer;
   if (older.type !== newer.type) {
-    throw new HudiError(`metadata-table key ${newer.key} holds records of types ${older.type} and ${newer.type}`, { fix: 'the metadata table is corrupt; rebuild it (a Spark write with hoodie.metadata.enable=false, then true)' });
+    throw new HudiError(`metadata-table key ${newer.key} holds records of types ${older.type} and ${newer.type}`, {
+      fix: 'the metadata table is corrupt; rebuild it (a Spark write with hoodie.metadata.enable=false, then true)',
+    });
   }
   switch (newer.type) {
     case 1:

@@ -16,7 +16,7 @@ export const HOODIE_METADATA_RECORD_SCHEMA = {
   namespace: 'org.apache.hudi.avro.model',
   doc: 'A record saved within the Metadata Table',
   fields: [
-    { name: 'key', type: { type: 'string', "avro.java.string": 'String' } },
+    { name: 'key', type: { type: 'string', 'avro.java.string': 'String' } },
     { name: 'type', type: 'int', doc: 'Type of the metadata record' },
     {
       name: 'filesystemMetadata',
@@ -36,7 +36,7 @@ export const HOODIE_METADATA_RECORD_SCHEMA = {
               },
             ],
           },
-          "avro.java.string": 'String',
+          'avro.java.string': 'String',
         },
       ],
       doc: 'Contains information about partitions and files within the dataset',
@@ -52,12 +52,12 @@ export const HOODIE_METADATA_RECORD_SCHEMA = {
           fields: [
             {
               name: 'type',
-              type: { type: 'string', "avro.java.string": 'String' },
+              type: { type: 'string', 'avro.java.string': 'String' },
               doc: 'Bloom filter type code',
             },
             {
               name: 'timestamp',
-              type: { type: 'string', "avro.java.string": 'String' },
+              type: { type: 'string', 'avro.java.string': 'String' },
               doc: 'Instant timestamp when this metadata was created/updated',
             },
             {
@@ -87,13 +87,13 @@ export const HOODIE_METADATA_RECORD_SCHEMA = {
           fields: [
             {
               name: 'fileName',
-              type: ['null', { type: 'string', "avro.java.string": 'String' }],
+              type: ['null', { type: 'string', 'avro.java.string': 'String' }],
               doc: 'File name for which this column statistics applies',
               default: null,
             },
             {
               name: 'columnName',
-              type: ['null', { type: 'string', "avro.java.string": 'String' }],
+              type: ['null', { type: 'string', 'avro.java.string': 'String' }],
               doc: 'Column name for which this column statistics applies',
               default: null,
             },
@@ -144,7 +144,7 @@ export const HOODIE_METADATA_RECORD_SCHEMA = {
                   fields: [
                     {
                       name: 'value',
-                      type: { type: 'string', "avro.java.string": 'String' },
+                      type: { type: 'string', 'avro.java.string': 'String' },
                     },
                   ],
                 },
@@ -255,7 +255,7 @@ export const HOODIE_METADATA_RECORD_SCHEMA = {
           fields: [
             {
               name: 'partitionName',
-              type: ['null', { type: 'string', "avro.java.string": 'String' }],
+              type: ['null', { type: 'string', 'avro.java.string': 'String' }],
               doc: 'Refers to the partition name the record belongs to',
               default: null,
             },
@@ -279,7 +279,7 @@ export const HOODIE_METADATA_RECORD_SCHEMA = {
             },
             {
               name: 'fileId',
-              type: ['null', { type: 'string', "avro.java.string": 'String' }],
+              type: ['null', { type: 'string', 'avro.java.string': 'String' }],
               doc: 'Represents fileId of the location where record belongs to. When the encoding is 1, fileID is stored in raw string format.',
               default: null,
             },
@@ -305,8 +305,12 @@ export const HOODIE_METADATA_RECORD_SCHEMA = {
 } as const;
 
 /** The five meta fields Hudi puts in front of a record schema (nullable strings, doc "", default null). */
-const META_FIELDS = ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name']
-  .map((name) => ({ name, type: ['null', 'string'], doc: '', default: null }));
+const META_FIELDS = ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name'].map((name) => ({
+  name,
+  type: ['null', 'string'],
+  doc: '',
+  default: null,
+}));
 
 /** `HoodieMetadataRecord.getClassSchema().toString()`: the deltacommit's extraMetadata `schema`. */
 export const METADATA_RECORD_SCHEMA_TEXT: string = JSON.stringify(HOODIE_METADATA_RECORD_SCHEMA);

@@ -16,7 +16,11 @@ export interface MetadataTableState {
 
 /** The MDT partitions hoodie.properties lists, ready and being built. */
 export function metadataTableState(config: Pick<TableConfig, 'properties'>): MetadataTableState {
-  const list = (key: string) => (config.properties.get(key) ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const list = (key: string) =>
+    (config.properties.get(key) ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '');
   return { partitions: list(METADATA_PARTITIONS_KEY), inflightPartitions: list(METADATA_PARTITIONS_INFLIGHT_KEY) };
 }
 

@@ -23,7 +23,18 @@ export const PARTITION_INITIALIZATION_SUFFIX = '010';
 /** HoodieInstantTimeGenerator.MILLIS_INSTANT_ID_LENGTH. */
 const MILLIS_INSTANT_ID_LENGTH = 17;
 
-const ACTIONS: readonly InstantAction[] = ['commit', 'deltacommit', 'replacecommit', 'clean', 'rollback', 'compaction', 'savepoint', 'restore', 'indexing', 'logcompaction'];
+const ACTIONS: readonly InstantAction[] = [
+  'commit',
+  'deltacommit',
+  'replacecommit',
+  'clean',
+  'rollback',
+  'compaction',
+  'savepoint',
+  'restore',
+  'indexing',
+  'logcompaction',
+];
 const TIME = /^\d{14}(\d{3}){0,2}$/;
 
 /** An instant file name of the metadata timeline (times of 14, 17 or 20 digits). */

@@ -15,18 +15,44 @@ import { encodeFooter, FILE_METADATA, readFileFooter, readRange } from './footer
 import { canRecompress, constantByteArrayChunk, nullChunk, recompressChunk, writtenChunkMetadata, type RecompressedChunk } from './pages.js';
 import { columnInfosFromSchemaElements, describeParquetType, topLevelFields, type ParquetColumnInfo, type TypeNode } from './schema.js';
 import {
-  CompactReader, CompactWriter, isStruct, ThriftList, ThriftStruct, THRIFT_BINARY, THRIFT_I16, THRIFT_I32, THRIFT_I64, THRIFT_LIST, THRIFT_STRUCT,
+  CompactReader,
+  CompactWriter,
+  isStruct,
+  ThriftList,
+  ThriftStruct,
+  THRIFT_BINARY,
+  THRIFT_I16,
+  THRIFT_I32,
+  THRIFT_I64,
+  THRIFT_LIST,
+  THRIFT_STRUCT,
 } from './thrift.js';
 
 // parquet.thrift field ids.
 const ROW_GROUP = { columns: 1, totalByteSize: 2, numRows: 3, sortingColumns: 4, fileOffset: 5, totalCompressedSize: 6, ordinal: 7 } as const;
 const COLUMN_CHUNK = {
-  filePath: 1, fileOffset: 2, metaData: 3, offsetIndexOffset: 4, offsetIndexLength: 5, columnIndexOffset: 6, columnIndexLength: 7,
-  cryptoMetadata: 8, encryptedColumnMetadata: 9,
+  filePath: 1,
+  fileOffset: 2,
+  metaData: 3,
+  offsetIndexOffset: 4,
+  offsetIndexLength: 5,
+  columnIndexOffset: 6,
+  columnIndexLength: 7,
+  cryptoMetadata: 8,
+  encryptedColumnMetadata: 9,
 } as const;
 const COLUMN_META = {
-  type: 1, path: 3, codec: 4, numValues: 5, totalUncompressedSize: 6, totalCompressedSize: 7, dataPageOffset: 9, indexPageOffset: 10,
-  dictionaryPageOffset: 11, bloomFilterOffset: 14, bloomFilterLength: 15,
+  type: 1,
+  path: 3,
+  codec: 4,
+  numValues: 5,
+  totalUncompressedSize: 6,
+  totalCompressedSize: 7,
+  dataPageOffset: 9,
+  indexPageOffset: 10,
+  dictionaryPageOffset: 11,
+  bloomFilterOffset: 14,
+  bloomFilterLength: 15,
 } as const;
 const FILE_VERSION = 1;
 const FILE_COLUMN_ORDERS = 7;
@@ -142,7 +168,10 @@ export async function readCopyInput(file: string): Promise<CopyInput> {
       rowGroups,
       bloomFilterType: typeof typeCode === 'string' ? typeCode : keyValues.has(HUDI_BLOOM_FILTER_KEY) ? 'SIMPLE' : undefined,
       refusal,
-      schemaKey: schema.slice(1).map((element) => new CompactWriter().struct(element).bytes().toString('latin1')).join('\u0000'),
+      schemaKey: schema
+        .slice(1)
+        .map((element) => new CompactWriter().struct(element).bytes().toString('latin1'))
+        .join('\u0000'),
     };
   } finally {
     await handle.close();
@@ -533,9 +562,10 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
         const codec = request.codec ?? sourceChunk?.struct(COLUMN_CHUNK.metaData)?.int(COLUMN_META.codec) ?? firstCodec(sourceChunks);
         let chunk: ThriftStruct;
         if (leafIndex === layout.fileNameLeaf || sourceChunk === undefined) {
-          const written = leafIndex === layout.fileNameLeaf
-            ? constantByteArrayChunk(request.fileName, source.numRows, leaf.maxDefinition, codec)
-            : nullChunk(source.numRows, leaf.maxDefinition, leaf.maxRepetition, codec);
+          const written =
+            leafIndex === layout.fileNameLeaf
+              ? constantByteArrayChunk(request.fileName, source.numRows, leaf.maxDefinition, codec)
+              : nullChunk(source.numRows, leaf.maxDefinition, leaf.maxRepetition, codec);
           const start = writer.position;
           await writer.write(written.bytes);
           chunk = new ThriftStruct();
@@ -600,12 +630,19 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
     metadata.set(FILE_METADATA.schema, THRIFT_LIST, new ThriftList(THRIFT_STRUCT, [...layout.schema]));
     metadata.set(FILE_METADATA.numRows, THRIFT_I64, BigInt(rows));
     metadata.set(FILE_METADATA.rowGroups, THRIFT_LIST, new ThriftList(THRIFT_STRUCT, rowGroups));
-    metadata.set(FILE_METADATA.keyValueMetadata, THRIFT_LIST, new ThriftList(THRIFT_STRUCT, Object.entries(await request.keyValues).map(([key, value]) => {
-      const entry = new ThriftStruct();
-      entry.set(1, THRIFT_BINARY, Buffer.from(key, 'utf8'));
-      entry.set(2, THRIFT_BINARY, Buffer.from(value, 'utf8'));
-      return entry;
-    })));
+    metadata.set(
+      FILE_METADATA.keyValueMetadata,
+      THRIFT_LIST,
+      new ThriftList(
+        THRIFT_STRUCT,
+        Object.entries(await request.keyValues).map(([key, value]) => {
+          const entry = new ThriftStruct();
+          entry.set(1, THRIFT_BINARY, Buffer.from(key, 'utf8'));
+          entry.set(2, THRIFT_BINARY, Buffer.from(value, 'utf8'));
+          return entry;
+        }),
+      ),
+    );
     metadata.set(FILE_METADATA.createdBy, THRIFT_BINARY, Buffer.from(layout.createdBy, 'utf8'));
     if (layout.columnOrders !== undefined) metadata.set(FILE_COLUMN_ORDERS, THRIFT_LIST, layout.columnOrders);
     await writer.write(encodeFooter(metadata));
@@ -626,7 +663,14 @@ function firstCodec(chunks: readonly ThriftStruct[]): number {
 }
 
 /** The metadata of a chunk recompressed into `codec` and written at `start`; its indexes are queued to be copied. */
-function recompressedChunkMetadata(source: ThriftStruct, written: RecompressedChunk, start: number, codec: number, input: number, indexes: IndexCopy[]): ThriftStruct {
+function recompressedChunkMetadata(
+  source: ThriftStruct,
+  written: RecompressedChunk,
+  start: number,
+  codec: number,
+  input: number,
+  indexes: IndexCopy[],
+): ThriftStruct {
   const chunk = shallowCopy(source);
   const meta = shallowCopy(source.struct(COLUMN_CHUNK.metaData)!);
   chunk.set(COLUMN_CHUNK.metaData, THRIFT_STRUCT, meta);
@@ -638,7 +682,15 @@ function recompressedChunkMetadata(source: ThriftStruct, written: RecompressedCh
   meta.delete(COLUMN_META.indexPageOffset);
   if (written.dictionaryPageOffset === undefined) meta.delete(COLUMN_META.dictionaryPageOffset);
   else meta.set(COLUMN_META.dictionaryPageOffset, THRIFT_I64, BigInt(start + written.dictionaryPageOffset));
-  queueIndexes(source, chunk, meta, input, 0, indexes, written.dataPages.map((page) => ({ offset: start + page.offset, size: page.size })));
+  queueIndexes(
+    source,
+    chunk,
+    meta,
+    input,
+    0,
+    indexes,
+    written.dataPages.map((page) => ({ offset: start + page.offset, size: page.size })),
+  );
   return chunk;
 }
 
@@ -664,7 +716,12 @@ function rebasedChunk(source: ThriftStruct, delta: number, input: number, indexe
 
 /** Queue a chunk's column index, offset index and bloom filter to be copied after the row groups. */
 function queueIndexes(
-  source: ThriftStruct, chunk: ThriftStruct, meta: ThriftStruct, input: number, delta: number, indexes: IndexCopy[],
+  source: ThriftStruct,
+  chunk: ThriftStruct,
+  meta: ThriftStruct,
+  input: number,
+  delta: number,
+  indexes: IndexCopy[],
   pages?: readonly { offset: number; size: number }[],
 ): void {
   const queue = (kind: IndexCopy['kind'], owner: ThriftStruct, offsetField: number, lengthField: number, fromStruct: ThriftStruct): void => {

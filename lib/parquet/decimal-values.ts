@@ -50,12 +50,16 @@ export function encodePlain(values: readonly bigint[], encoding: DecimalEncoding
   switch (encoding.physical) {
     case 'INT32': {
       const out = Buffer.alloc(values.length * 4);
-      values.forEach((value, index) => { out.writeInt32LE(Number(value), index * 4); });
+      values.forEach((value, index) => {
+        out.writeInt32LE(Number(value), index * 4);
+      });
       return out;
     }
     case 'INT64': {
       const out = Buffer.alloc(values.length * 8);
-      values.forEach((value, index) => { out.writeBigInt64LE(value, index * 8); });
+      values.forEach((value, index) => {
+        out.writeBigInt64LE(value, index * 8);
+      });
       return out;
     }
     case 'FIXED_LEN_BYTE_ARRAY':

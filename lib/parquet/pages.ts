@@ -135,7 +135,10 @@ export function constantByteArrayChunk(value: string, rows: number, maxDefinitio
     dataPageOffset: dictionary.bytes.length,
     dictionaryPageOffset: 0,
     encodings: [ENCODING_PLAIN_DICTIONARY, ENCODING_RLE],
-    encodingStats: [[PAGE_DICTIONARY, ENCODING_PLAIN_DICTIONARY, 1], [PAGE_DATA, ENCODING_PLAIN_DICTIONARY, 1]],
+    encodingStats: [
+      [PAGE_DICTIONARY, ENCODING_PLAIN_DICTIONARY, 1],
+      [PAGE_DATA, ENCODING_PLAIN_DICTIONARY, 1],
+    ],
     statistics,
     numValues: rows,
   };
@@ -186,7 +189,14 @@ export function writtenChunkMetadata(chunk: WrittenChunk, physicalType: number, 
   const meta = new ThriftStruct();
   meta.set(1, THRIFT_I32, physicalType);
   meta.set(2, THRIFT_LIST, new ThriftList(THRIFT_I32, [...chunk.encodings]));
-  meta.set(3, THRIFT_LIST, new ThriftList(THRIFT_BINARY, path.map((name) => Buffer.from(name, 'utf8'))));
+  meta.set(
+    3,
+    THRIFT_LIST,
+    new ThriftList(
+      THRIFT_BINARY,
+      path.map((name) => Buffer.from(name, 'utf8')),
+    ),
+  );
   meta.set(4, THRIFT_I32, chunk.codec);
   meta.set(5, THRIFT_I64, BigInt(chunk.numValues));
   meta.set(6, THRIFT_I64, BigInt(chunk.uncompressedSize));
@@ -194,13 +204,20 @@ export function writtenChunkMetadata(chunk: WrittenChunk, physicalType: number, 
   meta.set(9, THRIFT_I64, BigInt(start + chunk.dataPageOffset));
   if (chunk.dictionaryPageOffset !== undefined) meta.set(11, THRIFT_I64, BigInt(start + chunk.dictionaryPageOffset));
   meta.set(12, THRIFT_STRUCT, chunk.statistics);
-  meta.set(13, THRIFT_LIST, new ThriftList(THRIFT_STRUCT, chunk.encodingStats.map(([pageType, encoding, count]) => {
-    const stats = new ThriftStruct();
-    stats.set(1, THRIFT_I32, pageType);
-    stats.set(2, THRIFT_I32, encoding);
-    stats.set(3, THRIFT_I32, count);
-    return stats;
-  })));
+  meta.set(
+    13,
+    THRIFT_LIST,
+    new ThriftList(
+      THRIFT_STRUCT,
+      chunk.encodingStats.map(([pageType, encoding, count]) => {
+        const stats = new ThriftStruct();
+        stats.set(1, THRIFT_I32, pageType);
+        stats.set(2, THRIFT_I32, encoding);
+        stats.set(3, THRIFT_I32, count);
+        return stats;
+      }),
+    ),
+  );
   return meta;
 }
 

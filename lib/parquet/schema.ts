@@ -6,15 +6,7 @@
  */
 import type { ThriftStruct } from './thrift.js';
 
-export type ParquetPhysicalType =
-  | 'BOOLEAN'
-  | 'INT32'
-  | 'INT64'
-  | 'INT96'
-  | 'FLOAT'
-  | 'DOUBLE'
-  | 'BYTE_ARRAY'
-  | 'FIXED_LEN_BYTE_ARRAY';
+export type ParquetPhysicalType = 'BOOLEAN' | 'INT32' | 'INT64' | 'INT96' | 'FLOAT' | 'DOUBLE' | 'BYTE_ARRAY' | 'FIXED_LEN_BYTE_ARRAY';
 
 export type ParquetTimeUnit = 'MILLIS' | 'MICROS' | 'NANOS';
 
@@ -104,8 +96,7 @@ function readElement(cursor: SchemaCursor): TypeNode {
   const isMap = info.logicalType === 'MAP' || info.convertedType === 'MAP' || info.convertedType === 'MAP_KEY_VALUE';
   if (isList && info.numChildren === 1) {
     const repeated = cursor.columns[cursor.next]!;
-    const elementIsRepeatedGroup =
-      repeated.numChildren !== 1 || repeated.name === 'array' || repeated.name === `${info.name}_tuple`;
+    const elementIsRepeatedGroup = repeated.numChildren !== 1 || repeated.name === 'array' || repeated.name === `${info.name}_tuple`;
     if (repeated.numChildren === 0 || elementIsRepeatedGroup) {
       return { kind: 'list', element: readElement(cursor), twoLevel: true };
     }
@@ -209,9 +200,12 @@ export function withFixedDecimals(targets: TopLevelFields): TopLevelFields {
         if (info.physicalType === 'FIXED_LEN_BYTE_ARRAY' && info.typeLength === typeLength) return node;
         return { ...node, info: { ...info, physicalType: 'FIXED_LEN_BYTE_ARRAY', typeLength } };
       }
-      case 'list': return { ...node, element: visit(node.element) };
-      case 'map': return { ...node, key: visit(node.key), value: node.value === undefined ? undefined : visit(node.value) };
-      case 'struct': return { ...node, fields: new Map([...node.fields].map(([name, child]) => [name, visit(child)])) };
+      case 'list':
+        return { ...node, element: visit(node.element) };
+      case 'map':
+        return { ...node, key: visit(node.key), value: node.value === undefined ? undefined : visit(node.value) };
+      case 'struct':
+        return { ...node, fields: new Map([...node.fields].map(([name, child]) => [name, visit(child)])) };
     }
   };
   return new Map([...targets].map(([name, node]) => [name, visit(node)]));
@@ -231,13 +225,48 @@ const PHYSICAL_BY_CODE: readonly ParquetPhysicalType[] = ['BOOLEAN', 'INT32', 'I
 const REPETITION_BY_CODE: readonly ParquetColumnInfo['repetition'][] = ['REQUIRED', 'OPTIONAL', 'REPEATED'];
 /** ConvertedType, by its Thrift code. */
 const CONVERTED_BY_CODE: readonly string[] = [
-  'UTF8', 'MAP', 'MAP_KEY_VALUE', 'LIST', 'ENUM', 'DECIMAL', 'DATE', 'TIME_MILLIS', 'TIME_MICROS', 'TIMESTAMP_MILLIS', 'TIMESTAMP_MICROS',
-  'UINT_8', 'UINT_16', 'UINT_32', 'UINT_64', 'INT_8', 'INT_16', 'INT_32', 'INT_64', 'JSON', 'BSON', 'INTERVAL',
+  'UTF8',
+  'MAP',
+  'MAP_KEY_VALUE',
+  'LIST',
+  'ENUM',
+  'DECIMAL',
+  'DATE',
+  'TIME_MILLIS',
+  'TIME_MICROS',
+  'TIMESTAMP_MILLIS',
+  'TIMESTAMP_MICROS',
+  'UINT_8',
+  'UINT_16',
+  'UINT_32',
+  'UINT_64',
+  'INT_8',
+  'INT_16',
+  'INT_32',
+  'INT_64',
+  'JSON',
+  'BSON',
+  'INTERVAL',
 ];
 /** LogicalType union members, by field id. */
 const LOGICAL_BY_FIELD: Readonly<Record<number, string>> = {
-  1: 'STRING', 2: 'MAP', 3: 'LIST', 4: 'ENUM', 5: 'DECIMAL', 6: 'DATE', 7: 'TIME', 8: 'TIMESTAMP', 10: 'INTEGER', 11: 'UNKNOWN',
-  12: 'JSON', 13: 'BSON', 14: 'UUID', 15: 'FLOAT16', 16: 'VARIANT', 17: 'GEOMETRY', 18: 'GEOGRAPHY',
+  1: 'STRING',
+  2: 'MAP',
+  3: 'LIST',
+  4: 'ENUM',
+  5: 'DECIMAL',
+  6: 'DATE',
+  7: 'TIME',
+  8: 'TIMESTAMP',
+  10: 'INTEGER',
+  11: 'UNKNOWN',
+  12: 'JSON',
+  13: 'BSON',
+  14: 'UUID',
+  15: 'FLOAT16',
+  16: 'VARIANT',
+  17: 'GEOMETRY',
+  18: 'GEOGRAPHY',
 };
 const TIME_UNIT_BY_FIELD: Readonly<Record<number, ParquetTimeUnit>> = { 1: 'MILLIS', 2: 'MICROS', 3: 'NANOS' };
 
@@ -273,7 +302,12 @@ function columnInfoOf(element: ThriftStruct, name: string, path: string[], numCh
   if (element.int(7) !== undefined) info.scale = element.int(7);
   if (element.int(8) !== undefined) info.precision = element.int(8);
   const logical = element.struct(10);
-  const member = logical === undefined ? undefined : Object.keys(LOGICAL_BY_FIELD).map(Number).find((id) => logical.has(id));
+  const member =
+    logical === undefined
+      ? undefined
+      : Object.keys(LOGICAL_BY_FIELD)
+          .map(Number)
+          .find((id) => logical.has(id));
   if (logical !== undefined && member !== undefined) {
     info.logicalType = LOGICAL_BY_FIELD[member];
     const details = logical.struct(member);
@@ -313,7 +347,16 @@ export function applyConvertedType(info: ParquetColumnInfo, convertedType: strin
     info.isAdjustedToUTC = true;
     return;
   }
-  const named: Record<string, string> = { UTF8: 'STRING', DECIMAL: 'DECIMAL', DATE: 'DATE', LIST: 'LIST', MAP: 'MAP', ENUM: 'ENUM', JSON: 'JSON', BSON: 'BSON' };
+  const named: Record<string, string> = {
+    UTF8: 'STRING',
+    DECIMAL: 'DECIMAL',
+    DATE: 'DATE',
+    LIST: 'LIST',
+    MAP: 'MAP',
+    ENUM: 'ENUM',
+    JSON: 'JSON',
+    BSON: 'BSON',
+  };
   const logical = named[convertedType];
   if (logical !== undefined) info.logicalType = logical;
 }

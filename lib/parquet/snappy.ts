@@ -87,8 +87,7 @@ export function snappyCompress(input: Uint8Array): Buffer {
     }
   };
   const table = new Int32Array(1 << 14).fill(-1);
-  const read32 = (index: number): number =>
-    (input[index]! | (input[index + 1]! << 8) | (input[index + 2]! << 16) | (input[index + 3]! << 24)) >>> 0;
+  const read32 = (index: number): number => (input[index]! | (input[index + 1]! << 8) | (input[index + 2]! << 16) | (input[index + 3]! << 24)) >>> 0;
   let literalStart = 0;
   let position = 0;
   while (position + 4 <= input.length) {

@@ -254,9 +254,7 @@ function sourceEncoding(element: ThriftStruct): DecimalEncoding | undefined {
 }
 
 function targetEncoding(target: NonNullable<TypeRepair['decimal']>): DecimalEncoding {
-  return target.physical === 'FIXED_LEN_BYTE_ARRAY'
-    ? { physical: 'FIXED_LEN_BYTE_ARRAY', typeLength: target.typeLength ?? 16 }
-    : { physical: target.physical };
+  return target.physical === 'FIXED_LEN_BYTE_ARRAY' ? { physical: 'FIXED_LEN_BYTE_ARRAY', typeLength: target.typeLength ?? 16 } : { physical: target.physical };
 }
 
 function rewriteDecimalChunk(
@@ -350,12 +348,7 @@ function convertStatistics(statistics: ThriftStruct, writtenElement: ThriftStruc
   }
 }
 
-async function copyRange(
-  from: FileHandle,
-  to: FileHandle,
-  start: number,
-  end: number,
-): Promise<void> {
+async function copyRange(from: FileHandle, to: FileHandle, start: number, end: number): Promise<void> {
   const piece = 8 * 1024 * 1024;
   for (let position = start; position < end; position += piece) {
     await to.write(await readRange(from, position, Math.min(piece, end - position)));

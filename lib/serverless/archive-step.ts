@@ -51,14 +51,19 @@ export async function archiveStep(input: ClusteringExecutionInput, deps: StepDep
   }
   const result = await runArchive(table, { config, cleanConfig: cleanConfigFromProperties(props, ENV.clusteringProperties), lock });
   const archived = result.plan.instants.length;
-  deps.log.info(archived > 0 ? 'archived instants' : 'nothing to archive', { archived, archiveFile: result.archiveFile, activeCommits: result.plan.completedCommits - archived });
+  deps.log.info(archived > 0 ? 'archived instants' : 'nothing to archive', {
+    archived,
+    archiveFile: result.archiveFile,
+    activeCommits: result.plan.completedCommits - archived,
+  });
   return {
     ...base,
     status: result.outcome === 'archived' ? 'ARCHIVED' : 'NOTHING_TO_ARCHIVE',
     archived,
     instants: result.plan.instants.slice(0, MAX_REPORTED_INSTANTS).map((instant) => `${instant.time} ${instant.action}`),
     archiveFile: result.archiveFile ?? null,
-    activeCommits: result.plan.completedCommits - result.plan.instants.filter((instant) => ['commit', 'deltacommit', 'replacecommit'].includes(instant.action)).length,
+    activeCommits:
+      result.plan.completedCommits - result.plan.instants.filter((instant) => ['commit', 'deltacommit', 'replacecommit'].includes(instant.action)).length,
     keepMinCommits: result.plan.minToKeep,
     keepMaxCommits: result.plan.maxToKeep,
     finishedInterrupted: result.finishedInterrupted.length,

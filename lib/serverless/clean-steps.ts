@@ -54,7 +54,15 @@ import { openTableAndLock, tableStorage } from './clients.js';
 import { INCOMPLETE_ERROR, TaskError } from './errors.js';
 import { asObject, executionInputOf, optionalString, requiredNonNegative, requiredString, type JsonObject } from './events.js';
 import type { StepDependencies } from './plan-step.js';
-import { ENV, resolveStepSettings, tableServiceProperties, type ClusteringExecutionInput, type PropertyOverrides, type RunServices, type StepSettings } from './settings.js';
+import {
+  ENV,
+  resolveStepSettings,
+  tableServiceProperties,
+  type ClusteringExecutionInput,
+  type PropertyOverrides,
+  type RunServices,
+  type StepSettings,
+} from './settings.js';
 
 /** A Map item: which share to run. */
 export interface ShareReference {
@@ -253,7 +261,11 @@ export async function cleanPrepareStep(input: TableServiceInput, deps: StepDepen
   });
   const last = await readNothingToClean(storage);
   if (last !== undefined && sameCleanState(last, fingerprint)) {
-    return { ...base, status: 'NOTHING_TO_CLEAN', reason: `an earlier planning of this state found nothing to clean (earliest commit to retain ${fingerprint.earliestCommitToRetain ?? 'none'})` };
+    return {
+      ...base,
+      status: 'NOTHING_TO_CLEAN',
+      reason: `an earlier planning of this state found nothing to clean (earliest commit to retain ${fingerprint.earliestCommitToRetain ?? 'none'})`,
+    };
   }
   const nothing = async (reason: string): Promise<CleanStepOutput> => {
     await recordNothingToClean(storage, fingerprint, now);
@@ -275,8 +287,19 @@ export async function cleanPrepareStep(input: TableServiceInput, deps: StepDepen
   if (partitionPaths.length === 0) return nothing(`no partition to look at (${preparation.scope.reason})`);
 
   const planningId = newPlanningId(now, input.runId ?? `direct-${now.toISOString()}`);
-  const record = await writePlanningShares(storage, planningId, { ...preparation, context }, partitionPaths, { partitionsPerShare: settings.shares.partitionsPerShare, foldersListed, now, fingerprint });
-  deps.log.info('clean planning split into shares', { planningId, partitions: record.partitions, shares: record.shares, scope: preparation.scope.kind, earliestCommitToRetain: preparation.retention.instant?.time });
+  const record = await writePlanningShares(storage, planningId, { ...preparation, context }, partitionPaths, {
+    partitionsPerShare: settings.shares.partitionsPerShare,
+    foldersListed,
+    now,
+    fingerprint,
+  });
+  deps.log.info('clean planning split into shares', {
+    planningId,
+    partitions: record.partitions,
+    shares: record.shares,
+    scope: preparation.scope.kind,
+    earliestCommitToRetain: preparation.retention.instant?.time,
+  });
   return {
     ...base,
     status: 'PLAN',
@@ -312,7 +335,7 @@ export async function cleanScheduleStep(input: CleanScheduleInput, deps: StepDep
     const pending = current.timeline.pending().find((instant) => instant.action === 'clean');
     if (pending === undefined) return undefined;
     await deleteWorkDir(storage, planningDir);
-    deps.log.info('a clean is pending: executing it instead of this run\'s plan', { instant: pending.time, why });
+    deps.log.info("a clean is pending: executing it instead of this run's plan", { instant: pending.time, why });
     return executionOf(current, pending, settings, true, `clean ${pending.time} ${why}: executing it (a pending clean is finished first)`, now);
   };
   // A retried step whose first attempt scheduled the clean finds it pending here; so does a run racing another.
@@ -325,14 +348,18 @@ export async function cleanScheduleStep(input: CleanScheduleInput, deps: StepDep
     throw new TaskError(
       INCOMPLETE_ERROR,
       `clean planning ${input.planningId} cannot be scheduled: ${gathered.missing.length} of ${record.shares} share(s) have no result (${gathered.missing.slice(0, 20).join(', ')}${gathered.missing.length > 20 ? ', …' : ''}); ` +
-        'their clean-plan tasks failed — see those tasks\' errors in the execution history. Nothing was scheduled; the next run plans again',
+        "their clean-plan tasks failed — see those tasks' errors in the execution history. Nothing was scheduled; the next run plans again",
     );
   }
   const plan = assembleCleanerPlan(record.summary, gathered.partitions, (path) => storage.uriOf(path));
   if (plan === undefined) {
     await recordNothingToClean(storage, record.fingerprint, now);
     await deleteWorkDir(storage, planningDir);
-    return { ...settings.base, status: 'NOTHING_TO_CLEAN', reason: `no file is past retention in the ${record.partitions} partition(s) looked at (${record.scope.kind} scope)` };
+    return {
+      ...settings.base,
+      status: 'NOTHING_TO_CLEAN',
+      reason: `no file is past retention in the ${record.partitions} partition(s) looked at (${record.scope.kind} scope)`,
+    };
   }
   let scheduled: { instantTime: string };
   try {
@@ -349,7 +376,12 @@ export async function cleanScheduleStep(input: CleanScheduleInput, deps: StepDep
   const instant: Instant = { time: scheduled.instantTime, action: 'clean', state: 'REQUESTED' };
   const output = await executionOf(table, instant, settings, false, `scheduled clean ${scheduled.instantTime} from ${record.shares} planning share(s)`, now);
   await deleteWorkDir(storage, planningDir);
-  deps.log.info('clean scheduled', { instant: scheduled.instantTime, planningId: input.planningId, partitions: output.status === 'EXECUTE' ? output.partitions : 0, files: output.status === 'EXECUTE' ? output.files : 0 });
+  deps.log.info('clean scheduled', {
+    instant: scheduled.instantTime,
+    planningId: input.planningId,
+    partitions: output.status === 'EXECUTE' ? output.partitions : 0,
+    files: output.status === 'EXECUTE' ? output.files : 0,
+  });
   return output;
 }
 
@@ -392,14 +424,17 @@ export async function cleanCompleteStep(input: CleanCompleteInput, deps: StepDep
   }
   const manifest = await readCleanManifest(storage, input.instant);
   if (manifest === undefined) {
-    throw new TaskError(INCOMPLETE_ERROR, `clean ${input.instant} has no delete shares (its manifest is gone); it stays pending and the next run splits its plan again`);
+    throw new TaskError(
+      INCOMPLETE_ERROR,
+      `clean ${input.instant} has no delete shares (its manifest is gone); it stays pending and the next run splits its plan again`,
+    );
   }
   const results = await gatherDeleteResults(storage, manifest);
   if (results.missing.length > 0) {
     throw new TaskError(
       INCOMPLETE_ERROR,
       `clean ${input.instant} cannot complete: ${results.missing.length} of ${manifest.shares} delete share(s) have no result (${results.missing.slice(0, 20).join(', ')}${results.missing.length > 20 ? ', …' : ''}); ` +
-        'their clean-execute tasks failed — see those tasks\' errors in the execution history. The clean stays inflight; the next run finishes it from its plan',
+        "their clean-execute tasks failed — see those tasks' errors in the execution history. The clean stays inflight; the next run finishes it from its plan",
     );
   }
   const plan = (await readCleanerPlan(storage, input.instant)) ?? emptyCleanerPlan(settings.config);
@@ -411,6 +446,10 @@ export async function cleanCompleteStep(input: CleanCompleteInput, deps: StepDep
     if (error instanceof ConflictError && completedMeanwhile) return completedOutput('already-completed');
     throw error;
   }
-  deps.log.info('clean completed', { instant: input.instant, filesDeleted: metadata.totalFilesDeleted, partitions: Object.keys(metadata.partitionMetadata).length });
+  deps.log.info('clean completed', {
+    instant: input.instant,
+    filesDeleted: metadata.totalFilesDeleted,
+    partitions: Object.keys(metadata.partitionMetadata).length,
+  });
   return completedOutput('completed');
 }

@@ -73,17 +73,26 @@ export async function commitStep(input: CommitStepInput, deps: StepDependencies)
       throw new TaskError(
         INCOMPLETE_ERROR,
         `clustering ${input.instant} cannot complete: ${missing.length} of ${plan.inputGroups.length} group(s) have no result (${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''}); ` +
-          'their execute-group tasks failed — see those tasks\' errors in the execution history',
+          "their execute-group tasks failed — see those tasks' errors in the execution history",
       );
     }
   }
 
   const result = await commit(table, input.instant, { lock, properties: settings.jobProperties });
   if (result.htmlReport !== undefined && 'error' in result.htmlReport) deps.log.warn(`the HTML report was not written: ${result.htmlReport.error}`);
-  const catalogSync = await syncCatalogAfterCommit(await table.reload(), settings.jobProperties, { glue: (config) => glueClientOf(deps.clients, config, deps.env), log: deps.log });
+  const catalogSync = await syncCatalogAfterCommit(await table.reload(), settings.jobProperties, {
+    glue: (config) => glueClientOf(deps.clients, config, deps.env),
+    log: deps.log,
+  });
   const replaced = Object.values(result.metadata.partitionToReplaceFileIds ?? {}).reduce((total, ids) => total + ids.length, 0);
   const written = Object.values(result.metadata.partitionToWriteStats).reduce((total, stats) => total + stats.length, 0);
-  deps.log.info('clustering committed', { instant: input.instant, outcome: result.outcome, replacedFileGroups: replaced, newFiles: written, removedFiles: result.removedFiles.length });
+  deps.log.info('clustering committed', {
+    instant: input.instant,
+    outcome: result.outcome,
+    replacedFileGroups: replaced,
+    newFiles: written,
+    removedFiles: result.removedFiles.length,
+  });
   return {
     status: 'COMMITTED',
     tablePath: settings.tablePath,
@@ -92,8 +101,15 @@ export async function commitStep(input: CommitStepInput, deps: StepDependencies)
     replacedFileGroups: replaced,
     newFiles: written,
     removedFiles: result.removedFiles.length,
-    report: result.report !== undefined ? summarizeReport(result.report) : result.summary !== undefined ? fromStoredSummary(input.instant, result.summary) : undefined,
-    ...(result.htmlReport === undefined ? {} : { htmlReport: 'path' in result.htmlReport ? { uri: table.storage.uriOf(result.htmlReport.path) } : result.htmlReport }),
+    report:
+      result.report !== undefined
+        ? summarizeReport(result.report)
+        : result.summary !== undefined
+          ? fromStoredSummary(input.instant, result.summary)
+          : undefined,
+    ...(result.htmlReport === undefined
+      ? {}
+      : { htmlReport: 'path' in result.htmlReport ? { uri: table.storage.uriOf(result.htmlReport.path) } : result.htmlReport }),
     ...(catalogSync === undefined ? {} : { catalogSync }),
   };
 }

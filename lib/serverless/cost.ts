@@ -61,7 +61,21 @@ export interface CostEstimate {
   };
 }
 
-const S3_TIER1 = new Set(['PutObject', 'CopyObject', 'CreateMultipartUpload', 'UploadPart', 'UploadPartCopy', 'CompleteMultipartUpload', 'ListObjectsV2', 'ListObjects', 'ListObjectVersions', 'ListMultipartUploads', 'ListParts', 'CreateBucket', 'PutBucketNotificationConfiguration']);
+const S3_TIER1 = new Set([
+  'PutObject',
+  'CopyObject',
+  'CreateMultipartUpload',
+  'UploadPart',
+  'UploadPartCopy',
+  'CompleteMultipartUpload',
+  'ListObjectsV2',
+  'ListObjects',
+  'ListObjectVersions',
+  'ListMultipartUploads',
+  'ListParts',
+  'CreateBucket',
+  'PutBucketNotificationConfiguration',
+]);
 const S3_FREE = new Set(['DeleteObject', 'DeleteObjects', 'AbortMultipartUpload']);
 const DYNAMODB_READS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem']);
 const DYNAMODB_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
@@ -100,7 +114,9 @@ export function estimateCost(inputs: CostInputs): CostEstimate {
     }
   }
   const lambda =
-    gbSeconds * PRICES.lambdaGbSecond[inputs.architecture] + inputs.invocations.length * PRICES.lambdaRequest + ephemeralGbSeconds * PRICES.lambdaEphemeralGbSecond;
+    gbSeconds * PRICES.lambdaGbSecond[inputs.architecture] +
+    inputs.invocations.length * PRICES.lambdaRequest +
+    ephemeralGbSeconds * PRICES.lambdaEphemeralGbSecond;
   const s3 = tier1 * PRICES.s3Tier1Request + tier2 * PRICES.s3Tier2Request;
   const dynamoDb = reads * PRICES.dynamoDbReadRequest + writes * PRICES.dynamoDbWriteRequest;
   const stepFunctions = inputs.stateTransitions * PRICES.stateTransition;
@@ -122,12 +138,14 @@ const usd = (amount: number): string => (amount >= 0.01 ? `$${amount.toFixed(4)}
 
 export function formatCostEstimate(estimate: CostEstimate): string {
   const { dollars } = estimate;
-  return [
-    `cost on AWS (${PRICES.region} list prices as of ${PRICES.asOf}, ${estimate.architecture}, free tiers ignored):`,
-    `  Lambda         ${estimate.lambdaInvocations} invocations, ${estimate.lambdaGbSeconds.toFixed(2)} GB-s     ${usd(dollars.lambda)}`,
-    `  S3 requests    ${estimate.s3Tier1Requests} PUT/LIST, ${estimate.s3Tier2Requests} GET/HEAD, ${estimate.s3FreeRequests} DELETE (free)     ${usd(dollars.s3)}`,
-    `  DynamoDB lock  ${estimate.dynamoDbReads} reads, ${estimate.dynamoDbWrites} writes     ${usd(dollars.dynamoDb)}`,
-    `  Step Functions ${estimate.stateTransitions} state transitions     ${usd(dollars.stepFunctions)}`,
-    `  total          ${usd(dollars.total)} per run`,
-  ].join('\n') + '\n';
+  return (
+    [
+      `cost on AWS (${PRICES.region} list prices as of ${PRICES.asOf}, ${estimate.architecture}, free tiers ignored):`,
+      `  Lambda         ${estimate.lambdaInvocations} invocations, ${estimate.lambdaGbSeconds.toFixed(2)} GB-s     ${usd(dollars.lambda)}`,
+      `  S3 requests    ${estimate.s3Tier1Requests} PUT/LIST, ${estimate.s3Tier2Requests} GET/HEAD, ${estimate.s3FreeRequests} DELETE (free)     ${usd(dollars.s3)}`,
+      `  DynamoDB lock  ${estimate.dynamoDbReads} reads, ${estimate.dynamoDbWrites} writes     ${usd(dollars.dynamoDb)}`,
+      `  Step Functions ${estimate.stateTransitions} state transitions     ${usd(dollars.stepFunctions)}`,
+      `  total          ${usd(dollars.total)} per run`,
+    ].join('\n') + '\n'
+  );
 }

@@ -50,7 +50,16 @@ const TRANSIENT_AWS_NAMES = new Set([
   'TransactionConflictException',
 ]);
 /** Node.js socket error codes of a flaky network. */
-const TRANSIENT_NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+const TRANSIENT_NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 function fieldOf(value: unknown, field: string): unknown {
   return typeof value === 'object' && value !== null && field in value ? (value as Record<string, unknown>)[field] : undefined;

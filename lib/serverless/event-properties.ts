@@ -23,17 +23,27 @@ type Environment = Readonly<Record<string, string | undefined>>;
 
 export const EVENT_ALLOWED_PROPERTIES = 'EVENT_ALLOWED_PROPERTIES';
 /** Where a deployment sets what an event may not: the environment variable and the template parameter. */
-const CLUSTERING_PROPERTIES_WHERE = 'CLUSTERING_PROPERTIES (the template\'s ClusteringProperties)';
+const CLUSTERING_PROPERTIES_WHERE = "CLUSTERING_PROPERTIES (the template's ClusteringProperties)";
 const ALLOW_LIST_WHERE = `${EVENT_ALLOWED_PROPERTIES} (the template's EventAllowedProperties)`;
 
 /** Families of keys only a deployment sets: what they are, and where to set them instead. */
 const DEPLOYMENT_ONLY: readonly { readonly key: string; readonly family: boolean; readonly what: string; readonly setIn: string }[] = [
-  { key: 'hoodie.write.lock.', family: true, what: 'a table lock setting', setIn: `LOCK_TABLE (the template's LockTableName) or ${CLUSTERING_PROPERTIES_WHERE}` },
-  { key: 'hoodie.aws.', family: true, what: 'an AWS credential setting', setIn: 'nowhere: the functions sign with their IAM role (and endpoints come from AWS_ENDPOINT_URL_* of the deployment)' },
+  {
+    key: 'hoodie.write.lock.',
+    family: true,
+    what: 'a table lock setting',
+    setIn: `LOCK_TABLE (the template's LockTableName) or ${CLUSTERING_PROPERTIES_WHERE}`,
+  },
+  {
+    key: 'hoodie.aws.',
+    family: true,
+    what: 'an AWS credential setting',
+    setIn: 'nowhere: the functions sign with their IAM role (and endpoints come from AWS_ENDPOINT_URL_* of the deployment)',
+  },
   { key: 'hoodie.write.concurrency.', family: true, what: 'a concurrency setting', setIn: CLUSTERING_PROPERTIES_WHERE },
   { key: 'hoodie.cleaner.policy.failed.writes', family: false, what: 'a concurrency setting', setIn: CLUSTERING_PROPERTIES_WHERE },
-  { key: 'hoodie.table.', family: true, what: 'a table setting', setIn: 'the table\'s .hoodie/hoodie.properties' },
-  { key: 'hoodie.base.path', family: false, what: 'the table\'s path', setIn: 'TABLE_PATH (the template\'s TableBucket and TablePrefix)' },
+  { key: 'hoodie.table.', family: true, what: 'a table setting', setIn: "the table's .hoodie/hoodie.properties" },
+  { key: 'hoodie.base.path', family: false, what: "the table's path", setIn: "TABLE_PATH (the template's TableBucket and TablePrefix)" },
 ];
 
 /**
@@ -104,7 +114,11 @@ export function eventPropertyPolicy(env: Environment): EventPropertyPolicy {
   const entries = text.split(/[\s,]+/).filter((entry) => entry !== '');
   for (const entry of entries) {
     if (entry === 'none') {
-      if (entries.length > 1) throw new HudiError('"none" cannot be combined with other entries', { location: EVENT_ALLOWED_PROPERTIES, fix: 'give "none" alone, or a list of keys' });
+      if (entries.length > 1)
+        throw new HudiError('"none" cannot be combined with other entries', {
+          location: EVENT_ALLOWED_PROPERTIES,
+          fix: 'give "none" alone, or a list of keys',
+        });
       continue;
     }
     if (entry === 'default') {

@@ -59,7 +59,9 @@ export function optionalServices(object: JsonObject, what: string): RunServices 
   const value = optionalString(object, 'services', what);
   if (value === undefined) return undefined;
   if (!(RUN_SERVICES as readonly string[]).includes(value)) {
-    throw new HudiError(`${what}.services is "${value}"`, { fix: `give one of ${RUN_SERVICES.map((service) => `"${service}"`).join(', ')} (or leave it out: "all")` });
+    throw new HudiError(`${what}.services is "${value}"`, {
+      fix: `give one of ${RUN_SERVICES.map((service) => `"${service}"`).join(', ')} (or leave it out: "all")`,
+    });
   }
   return value as RunServices;
 }

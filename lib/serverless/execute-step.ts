@@ -111,12 +111,17 @@ function parquetBlockBytes(properties: ReadonlyMap<string, string>): number | un
   if (text === undefined || text === '') return undefined;
   const bytes = Number(text);
   if (!Number.isInteger(bytes) || bytes <= 0) {
-    throw new HudiError(`hoodie.parquet.block.size=${text} is not a positive whole number of bytes`, { fix: 'set it to e.g. 125829120 (Hudi\'s default)' });
+    throw new HudiError(`hoodie.parquet.block.size=${text} is not a positive whole number of bytes`, { fix: "set it to e.g. 125829120 (Hudi's default)" });
   }
   return bytes;
 }
 
-function summary(input: ExecuteGroupInput, outcome: ExecuteGroupOutput['outcome'], stats: readonly { numWrites: number }[], durationMs: number): ExecuteGroupOutput {
+function summary(
+  input: ExecuteGroupInput,
+  outcome: ExecuteGroupOutput['outcome'],
+  stats: readonly { numWrites: number }[],
+  durationMs: number,
+): ExecuteGroupOutput {
   return {
     instant: input.instant,
     groupIndex: input.groupIndex,

@@ -3,7 +3,13 @@
  * these), the trigger, `cluster --via-state-machine <ARN>` and the deployed functions' settings. See README.md. The local stand-ins (the state
  * machine run in-process, Lambda emulation, a local Step Functions endpoint) are ./local/, imported on their own.
  */
-export { clusterViaStateMachine, clusteringExecutionInput, type ViaStateMachineOptions, type ViaStateMachineResult, type ViaStateMachineRun } from './via-state-machine.js';
+export {
+  clusterViaStateMachine,
+  clusteringExecutionInput,
+  type ViaStateMachineOptions,
+  type ViaStateMachineResult,
+  type ViaStateMachineRun,
+} from './via-state-machine.js';
 export { FUNCTIONS, type DeployedFunction, type FunctionSettings } from './function-settings.js';
 export { estimateCost, formatCostEstimate, PRICES, type CostEstimate, type CostInputs } from './cost.js';
 export { planStep, parsePlanEvent, type PlanStepInput, type PlanStepOutput, type GroupReference } from './plan-step.js';
@@ -53,7 +59,16 @@ export {
   type IngestSummary,
   type ObjectSummary,
 } from './ingest-step.js';
-export { resolveStepSettings, tableServiceProperties, ENV, RUN_SERVICES, type ClusteringExecutionInput, type PropertyOverrides, type RunServices, type StepSettings } from './settings.js';
+export {
+  resolveStepSettings,
+  tableServiceProperties,
+  ENV,
+  RUN_SERVICES,
+  type ClusteringExecutionInput,
+  type PropertyOverrides,
+  type RunServices,
+  type StepSettings,
+} from './settings.js';
 export {
   EventPropertyError,
   eventPropertyPolicy,

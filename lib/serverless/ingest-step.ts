@@ -150,7 +150,10 @@ export async function ingestStep(input: IngestInput, deps: IngestStepDependencie
       if (summary.errors.length > 0) throw failedObjects(summary);
     };
     // In order, one message at a time, like the objects of one event; a batch that failed whole is reported, not thrown.
-    const response = await processPartialResponse(input.event, ingestMessage, new BatchProcessor(EventType.SQS), { processInParallel: false, throwOnFullBatchFailure: false });
+    const response = await processPartialResponse(input.event, ingestMessage, new BatchProcessor(EventType.SQS), {
+      processInParallel: false,
+      throwOnFullBatchFailure: false,
+    });
     await syncCatalog(committed, table, deps);
     await startTableServices(committed, deps);
     return response;
@@ -177,7 +180,10 @@ async function syncCatalog(committed: readonly string[], storage: Storage, deps:
   let outcome: CatalogSyncOutcome | undefined;
   try {
     const table = await HudiTable.open(storage, { mode: 'read' });
-    outcome = await syncCatalogAfterCommit(table, deps.config.tableProperties, { glue: deps.glue ?? ((config) => countRequests(glueClientFor(config), 'glue')), log: deps.log });
+    outcome = await syncCatalogAfterCommit(table, deps.config.tableProperties, {
+      glue: deps.glue ?? ((config) => countRequests(glueClientFor(config), 'glue')),
+      log: deps.log,
+    });
   } catch (error) {
     outcome = { status: 'FAILED', error: errorMessage(error) };
     deps.log.error('could not open the table to sync it to the Glue Data Catalog', { error: outcome.error });
@@ -207,15 +213,23 @@ async function startTableServices(committed: readonly string[], deps: IngestStep
 }
 
 function failedObjects(summary: IngestSummary): HudiError {
-  return new HudiError(`${summary.errors.length} object(s) failed and will be retried: ${summary.errors.map((e) => `s3://${e.bucket}/${e.key}: ${e.error}`).join('; ')}`);
+  return new HudiError(
+    `${summary.errors.length} object(s) failed and will be retried: ${summary.errors.map((e) => `s3://${e.bucket}/${e.key}: ${e.error}`).join('; ')}`,
+  );
 }
 
 function refusedObjects(summary: IngestSummary, config: IngestConfig): HudiError {
-  const failed = summary.errors.length === 0 ? '' : `; besides, ${summary.errors.length} object(s) failed: ${summary.errors.map((e) => `s3://${e.bucket}/${e.key}: ${e.error}`).join('; ')}`;
-  return new HudiError(`${summary.refused.length} object(s) refused: ${summary.refused.map((r) => `s3://${r.bucket}/${r.key} ${r.reason}`).join('; ')}${failed}`, {
-    location: config.tablePath,
-    fix: 'land data outside the table: give INGEST_PREFIX (the template\'s LandingPrefix) and ERROR_PREFIX prefixes outside the table\'s, and keep the table\'s prefix out of the notification',
-  });
+  const failed =
+    summary.errors.length === 0
+      ? ''
+      : `; besides, ${summary.errors.length} object(s) failed: ${summary.errors.map((e) => `s3://${e.bucket}/${e.key}: ${e.error}`).join('; ')}`;
+  return new HudiError(
+    `${summary.refused.length} object(s) refused: ${summary.refused.map((r) => `s3://${r.bucket}/${r.key} ${r.reason}`).join('; ')}${failed}`,
+    {
+      location: config.tablePath,
+      fix: "land data outside the table: give INGEST_PREFIX (the template's LandingPrefix) and ERROR_PREFIX prefixes outside the table's, and keep the table's prefix out of the notification",
+    },
+  );
 }
 
 async function ingestAll(deliveries: readonly Delivery[], table: Storage, deps: IngestStepDependencies): Promise<IngestSummary> {
@@ -297,7 +311,8 @@ export function prefixOverlapsTable(tablePath: string, bucket: string, prefix: s
 function whyRefused(delivery: Delivery, config: IngestConfig): string | undefined {
   const table = tableKeyPrefix(config.tablePath);
   if (table === undefined || delivery.bucket !== table.bucket) return undefined;
-  if (delivery.key.startsWith(table.prefix)) return `is under the table ${config.tablePath} itself: ingest never reads the table's own objects (it would write them again, and loop)`;
+  if (delivery.key.startsWith(table.prefix))
+    return `is under the table ${config.tablePath} itself: ingest never reads the table's own objects (it would write them again, and loop)`;
   if (prefixesOverlap(config.errorPrefix, table.prefix)) return `would be quarantined under ${config.errorPrefix}, inside the table ${config.tablePath}`;
   return undefined;
 }
@@ -314,18 +329,27 @@ export function ingestConfigFromEnv(env: Environment): IngestConfig {
   if (!tablePath) throw new HudiError('TABLE_PATH is not set', { location: 'the function environment', fix: 'set TABLE_PATH=s3://bucket/prefix of the table' });
   const format = env['INPUT_FORMAT']?.trim().toLowerCase() || undefined;
   if (format !== undefined && format !== 'jsonl' && format !== 'csv' && format !== 'parquet') {
-    throw new HudiError(`INPUT_FORMAT=${format} is not a format`, { location: 'the function environment', fix: 'use jsonl, csv or parquet, or leave it unset' });
+    throw new HudiError(`INPUT_FORMAT=${format} is not a format`, {
+      location: 'the function environment',
+      fix: 'use jsonl, csv or parquet, or leave it unset',
+    });
   }
   const ingestPrefix = (env['INGEST_PREFIX'] ?? '').replace(/^\/+/, '');
   const errorPrefix = (env['ERROR_PREFIX'] ?? 'errors/').trim().replace(/^\/+|\/+$/g, '');
   // The quarantined copy of an object would overwrite the object itself. (Keys under it are ignored, see whyIgnored.)
   if (errorPrefix === '') {
-    throw new HudiError('ERROR_PREFIX is empty', { location: 'the function environment', fix: 'give rejected records and objects a prefix of their own (default errors/)' });
+    throw new HudiError('ERROR_PREFIX is empty', {
+      location: 'the function environment',
+      fix: 'give rejected records and objects a prefix of their own (default errors/)',
+    });
   }
   const landingBucket = env['LANDING_BUCKET']?.trim() || undefined;
   if (landingBucket !== undefined) {
     // The same refusal as whyRefused's, made once at start: every delivery would be refused otherwise.
-    for (const [name, prefix] of [['INGEST_PREFIX', ingestPrefix], ['ERROR_PREFIX', `${errorPrefix}/`]] as const) {
+    for (const [name, prefix] of [
+      ['INGEST_PREFIX', ingestPrefix],
+      ['ERROR_PREFIX', `${errorPrefix}/`],
+    ] as const) {
       if (prefixOverlapsTable(tablePath, landingBucket, prefix)) {
         const tablePrefix = tableKeyPrefix(tablePath)?.prefix ?? '';
         throw new HudiError(`${name}=${prefix === '' ? '(empty: every key)' : prefix} overlaps the table ${tablePath} in the landing bucket ${landingBucket}`, {
@@ -340,8 +364,17 @@ export function ingestConfigFromEnv(env: Environment): IngestConfig {
   // Ingest takes the same lock as clustering (LOCK_TABLE), so the two never write the timeline at once.
   const tableProperties = new Map([...lockTableDefaults(env, (key) => given.has(key)), ...given]);
   // Read here so a bad value fails at start, naming the key (and not after the commits).
-  const automatic = cleanConfigFromProperties(tableProperties, 'TABLE_PROPERTIES').automatic || archivalConfigFromProperties(tableProperties, 'TABLE_PROPERTIES').automatic;
-  return { tablePath, tableProperties, ingestPrefix, errorPrefix: `${errorPrefix}/`, defaultFormat: format, landingBucket, tableServices: automatic ? 'after-commit' : 'off' };
+  const automatic =
+    cleanConfigFromProperties(tableProperties, 'TABLE_PROPERTIES').automatic || archivalConfigFromProperties(tableProperties, 'TABLE_PROPERTIES').automatic;
+  return {
+    tablePath,
+    tableProperties,
+    ingestPrefix,
+    errorPrefix: `${errorPrefix}/`,
+    defaultFormat: format,
+    landingBucket,
+    tableServices: automatic ? 'after-commit' : 'off',
+  };
 }
 
 // ---- events ----
@@ -352,7 +385,11 @@ function isSqsEvent(event: unknown): event is SQSEvent {
   if (pathOf(records[0], 'eventSource') !== 'aws:sqs') return false;
   // The batch processor reads every message's id and body: a batch with a message that has none is no SQS batch.
   const bad = records.findIndex((record) => typeof pathOf(record, 'messageId') !== 'string' || typeof pathOf(record, 'body') !== 'string');
-  if (bad >= 0) throw new EventError(`SQS Records[${bad}] is ${isRecord(records[bad]) ? 'a message without messageId or body (strings)' : describeValue(records[bad])}`, { location: 'the event', fix: EVENT_FIX });
+  if (bad >= 0)
+    throw new EventError(`SQS Records[${bad}] is ${isRecord(records[bad]) ? 'a message without messageId or body (strings)' : describeValue(records[bad])}`, {
+      location: 'the event',
+      fix: EVENT_FIX,
+    });
   return true;
 }
 
@@ -365,7 +402,8 @@ function unwrapSns(body: unknown): unknown {
   return body;
 }
 
-const EVENT_FIX = 'invoke ingest with an S3 notification ({"Records": [{"eventName": "ObjectCreated:Put", "s3": {...}}]}), an EventBridge S3 event, or SQS messages carrying one';
+const EVENT_FIX =
+  'invoke ingest with an S3 notification ({"Records": [{"eventName": "ObjectCreated:Put", "s3": {...}}]}), an EventBridge S3 event, or SQS messages carrying one';
 
 /** What a value is, for messages: "null", "a string", "an array", ... */
 function describeValue(value: unknown): string {
@@ -427,7 +465,10 @@ export function deliveriesOf(event: unknown, messageId?: string): Delivery[] {
     const etag = pathOf(event, 'detail', 'object', 'etag');
     return [{ bucket, key, etag: typeof etag === 'string' ? etag : undefined, eventName: detailType, created: detailType === 'Object Created', ...from }];
   }
-  throw new EventError('is an object without Records or an EventBridge S3 detail: not an S3 notification, EventBridge S3 event or SQS message batch', { location, fix: EVENT_FIX });
+  throw new EventError('is an object without Records or an EventBridge S3 detail: not an S3 notification, EventBridge S3 event or SQS message batch', {
+    location,
+    fix: EVENT_FIX,
+  });
 }
 
 /** S3 notifications URL-encode keys with `+` for spaces. */

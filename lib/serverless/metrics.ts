@@ -74,12 +74,20 @@ export function commitFigures(output: CommitStepOutput): RunFigure[] {
     );
     const skipping = totals.dataSkipping.filter((figure) => figure.samples > 0);
     if (skipping.length > 0) {
-      const mean = (pick: (figure: (typeof skipping)[number]) => number): number => (100 * skipping.reduce((total, figure) => total + pick(figure), 0)) / skipping.length;
-      figures.push({ name: METRIC.filesReadBefore, unit: MetricUnit.Percent, value: mean((f) => f.before) }, { name: METRIC.filesReadAfter, unit: MetricUnit.Percent, value: mean((f) => f.after) });
+      const mean = (pick: (figure: (typeof skipping)[number]) => number): number =>
+        (100 * skipping.reduce((total, figure) => total + pick(figure), 0)) / skipping.length;
+      figures.push(
+        { name: METRIC.filesReadBefore, unit: MetricUnit.Percent, value: mean((f) => f.before) },
+        { name: METRIC.filesReadAfter, unit: MetricUnit.Percent, value: mean((f) => f.after) },
+      );
     }
   }
   if (output.catalogSync !== undefined) {
-    figures.push(output.catalogSync.status === 'FAILED' ? count(METRIC.catalogSyncFailed, 1) : count(METRIC.catalogPartitionsAdded, output.catalogSync.result.partitionsAdded.length));
+    figures.push(
+      output.catalogSync.status === 'FAILED'
+        ? count(METRIC.catalogSyncFailed, 1)
+        : count(METRIC.catalogPartitionsAdded, output.catalogSync.result.partitionsAdded.length),
+    );
   }
   return figures;
 }

@@ -85,8 +85,13 @@ export function createObservability(step: string): Observability {
  * What this invocation would cost on AWS at list prices (cost.ts): its duration at its memory, and the requests it
  * sent. Undefined when the memory is unknown (not on Lambda and no AWS_LAMBDA_FUNCTION_MEMORY_SIZE).
  */
-export function invocationCost(context: Pick<Context, 'memoryLimitInMB'> | undefined, durationMs: number, requests: ReadonlyMap<string, number>): number | undefined {
+export function invocationCost(
+  context: Pick<Context, 'memoryLimitInMB'> | undefined,
+  durationMs: number,
+  requests: ReadonlyMap<string, number>,
+): number | undefined {
   const memoryMb = Number(context?.memoryLimitInMB ?? process.env['AWS_LAMBDA_FUNCTION_MEMORY_SIZE'] ?? NaN);
   if (!Number.isFinite(memoryMb) || memoryMb <= 0) return undefined;
-  return estimateCost({ architecture: process.arch === 'arm64' ? 'arm64' : 'x86_64', invocations: [{ memoryMb, durationMs }], requests, stateTransitions: 0 }).dollars.total;
+  return estimateCost({ architecture: process.arch === 'arm64' ? 'arm64' : 'x86_64', invocations: [{ memoryMb, durationMs }], requests, stateTransitions: 0 })
+    .dollars.total;
 }

@@ -78,7 +78,12 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
   for (const warning of settings.warnings) deps.log.warn(warning);
   const runId = input.runId ?? `direct-${now().toISOString()}`;
   if (input.services === 'clean-archive') {
-    return { tablePath: settings.tablePath, properties: settings.overrides, status: 'NOTHING_TO_DO', reason: 'the run was started for cleaning and archiving only ("services": "clean-archive")' };
+    return {
+      tablePath: settings.tablePath,
+      properties: settings.overrides,
+      status: 'NOTHING_TO_DO',
+      reason: 'the run was started for cleaning and archiving only ("services": "clean-archive")',
+    };
   }
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
   // Resuming a plan or scheduling one: either way the run must be able to keep the metadata table when it commits.
@@ -89,7 +94,12 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
   const fanOut = async (storage: Storage, instant: string, groups: readonly GroupReference[]) => {
     const choice = await chooseMap(storage, instant, groups, scaleOut);
     if (choice.note !== undefined) deps.log.warn(choice.note);
-    return { groupsToRun: groups.length, groups: choice.mapMode === 'DISTRIBUTED' ? [] : groups, mapMode: choice.mapMode, ...(choice.manifest === undefined ? {} : { manifest: choice.manifest }) };
+    return {
+      groupsToRun: groups.length,
+      groups: choice.mapMode === 'DISTRIBUTED' ? [] : groups,
+      mapMode: choice.mapMode,
+      ...(choice.manifest === undefined ? {} : { manifest: choice.manifest }),
+    };
   };
   // A service run beside writers: writes whose heartbeat expired are rolled back, leftovers of completed instants go.
   const healed = await healTable(table, { lock, policy: 'LAZY', now: now() });
@@ -155,7 +165,11 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
       instant: scheduled.instantTime,
       resumed: false,
       totalGroups: scheduled.groups.length,
-      ...(await fanOut(storage, scheduled.instantTime, scheduled.groups.map((group) => ({ index: group.index })))),
+      ...(await fanOut(
+        storage,
+        scheduled.instantTime,
+        scheduled.groups.map((group) => ({ index: group.index })),
+      )),
       maxConcurrency,
     };
   });

@@ -70,24 +70,36 @@ export function parseRegistry(text: string, location: string): TableRegistry {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new HudiError(`the table registry is not valid JSON: ${(error as Error).message}`, { location, fix: 'write {"tables": [{"path": "s3://bucket/prefix"}, ...]}' });
+    throw new HudiError(`the table registry is not valid JSON: ${(error as Error).message}`, {
+      location,
+      fix: 'write {"tables": [{"path": "s3://bucket/prefix"}, ...]}',
+    });
   }
   const tables = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as { tables?: unknown }).tables : undefined;
-  if (!Array.isArray(tables)) throw new HudiError('the table registry has no "tables" list', { location, fix: 'write {"tables": [{"path": "s3://bucket/prefix"}, ...]}' });
+  if (!Array.isArray(tables))
+    throw new HudiError('the table registry has no "tables" list', { location, fix: 'write {"tables": [{"path": "s3://bucket/prefix"}, ...]}' });
   const seen = new Set<string>();
   const entries = tables.map((entry: unknown, index): RegisteredTable => {
     const where = `${location} tables[${index}]`;
-    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new HudiError('is not an object', { location: where, fix: 'give {"path": "s3://bucket/prefix"}' });
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry))
+      throw new HudiError('is not an object', { location: where, fix: 'give {"path": "s3://bucket/prefix"}' });
     const { path, schedule, properties } = entry as { path?: unknown; schedule?: unknown; properties?: unknown };
     if (typeof path !== 'string' || parseS3Uri(path) === undefined || parseS3Uri(path)!.prefix === '') {
-      throw new HudiError(`path ${JSON.stringify(path)} is not an s3://bucket/prefix table path`, { location: where, fix: 'give the table\'s s3://bucket/prefix' });
+      throw new HudiError(`path ${JSON.stringify(path)} is not an s3://bucket/prefix table path`, {
+        location: where,
+        fix: "give the table's s3://bucket/prefix",
+      });
     }
     const normalized = stripSlashes(path);
     if (seen.has(normalized)) throw new HudiError(`${normalized} is registered twice`, { location: where, fix: 'keep one entry per table' });
     seen.add(normalized);
-    if (schedule !== undefined && typeof schedule !== 'string') throw new HudiError('schedule is not a string', { location: where, fix: 'write e.g. "rate(1 hour)"' });
+    if (schedule !== undefined && typeof schedule !== 'string')
+      throw new HudiError('schedule is not a string', { location: where, fix: 'write e.g. "rate(1 hour)"' });
     if (properties !== undefined && (typeof properties !== 'object' || properties === null || Array.isArray(properties))) {
-      throw new HudiError('properties is not an object of Hudi keys', { location: where, fix: 'write e.g. {"hoodie.clustering.plan.strategy.sort.columns": "a,b"}' });
+      throw new HudiError('properties is not an object of Hudi keys', {
+        location: where,
+        fix: 'write e.g. {"hoodie.clustering.plan.strategy.sort.columns": "a,b"}',
+      });
     }
     return {
       path: normalized,
@@ -99,7 +111,8 @@ export function parseRegistry(text: string, location: string): TableRegistry {
   // Nested tables would make a key's table ambiguous.
   for (const a of entries) {
     for (const b of entries) {
-      if (a !== b && b.path.startsWith(`${a.path}/`)) throw new HudiError(`${b.path} lies inside ${a.path}`, { location, fix: 'register tables that do not contain one another' });
+      if (a !== b && b.path.startsWith(`${a.path}/`))
+        throw new HudiError(`${b.path} lies inside ${a.path}`, { location, fix: 'register tables that do not contain one another' });
     }
   }
   return { location, tables: entries };
@@ -126,7 +139,7 @@ export function tableOfKey(registry: TableRegistry, bucket: string, key: string)
   if (found === undefined) {
     throw new UnregisteredTableError(`s3://${bucket}/${key.includes('/.hoodie/') ? key.slice(0, key.indexOf('/.hoodie/')) : key}`, {
       location: registry.location,
-      fix: 'the event\'s key lies under no registered table: register the table (and its path in the stack\'s RegisteredTablePaths), or stop the bucket\'s events for it',
+      fix: "the event's key lies under no registered table: register the table (and its path in the stack's RegisteredTablePaths), or stop the bucket's events for it",
     });
   }
   return found;
@@ -172,13 +185,19 @@ export async function registryFromEnv(env: Environment, s3: () => S3Client, now:
   const hit = cache.get(uri);
   if (hit !== undefined && now - hit.at < ttlMs) return hit.registry;
   const location = parseS3Uri(uri);
-  if (location === undefined || location.prefix === '') throw new HudiError(`${REGISTRY_ENV.registry}=${uri} is not an s3://bucket/key`, { fix: 'name the registry document, e.g. s3://config-bucket/hudi/tables.json' });
+  if (location === undefined || location.prefix === '')
+    throw new HudiError(`${REGISTRY_ENV.registry}=${uri} is not an s3://bucket/key`, {
+      fix: 'name the registry document, e.g. s3://config-bucket/hudi/tables.json',
+    });
   let text: string;
   try {
     const response = await s3().send(new GetObjectCommand({ Bucket: location.bucket, Key: location.prefix }));
     text = (await response.Body?.transformToString('utf8')) ?? '';
   } catch (error) {
-    throw new HudiError(`cannot read the table registry: ${(error as Error).message}`, { location: uri, fix: 'check the document exists and the function may read it (the stack\'s TableRegistry parameter)' });
+    throw new HudiError(`cannot read the table registry: ${(error as Error).message}`, {
+      location: uri,
+      fix: "check the document exists and the function may read it (the stack's TableRegistry parameter)",
+    });
   }
   const registry = parseRegistry(text, uri);
   cache.set(uri, { registry, at: now });

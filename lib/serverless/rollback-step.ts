@@ -89,10 +89,13 @@ export async function rollbackStep(input: RollbackStepInput, deps: StepDependenc
   if (!fromStateMachine && input.ignoreHeartbeat !== true) {
     const activity = await readRunActivity(table.storage, instantTime, deps.now?.() ?? new Date());
     if (isAlive(activity)) {
-      throw new HudiError(`clustering ${instantTime} is being run (heartbeat ${Math.round((activity.heartbeatAgeMs ?? 0) / 1000)} s old${activity.claim ? `, by ${activity.claim.runId}` : ''})`, {
-        location: table.storage.uriOf(`.hoodie/.heartbeat/${instantTime}`),
-        fix: 'wait for that run to end (or stop its execution), or pass "ignoreHeartbeat": true',
-      });
+      throw new HudiError(
+        `clustering ${instantTime} is being run (heartbeat ${Math.round((activity.heartbeatAgeMs ?? 0) / 1000)} s old${activity.claim ? `, by ${activity.claim.runId}` : ''})`,
+        {
+          location: table.storage.uriOf(`.hoodie/.heartbeat/${instantTime}`),
+          fix: 'wait for that run to end (or stop its execution), or pass "ignoreHeartbeat": true',
+        },
+      );
     }
   }
 

@@ -22,19 +22,26 @@ export interface TableServicesOutput {
 /** One line per service of a finished run's output. */
 export function describeTableServices(output: TableServicesOutput): string[] {
   const lines: string[] = [];
-  if (output.clustering !== undefined) lines.push(`clustering: committed ${output.clustering.instant} (${output.clustering.replacedFileGroups} file group(s) replaced by ${output.clustering.newFiles} file(s))`);
+  if (output.clustering !== undefined)
+    lines.push(
+      `clustering: committed ${output.clustering.instant} (${output.clustering.replacedFileGroups} file group(s) replaced by ${output.clustering.newFiles} file(s))`,
+    );
   else if (output.plan !== undefined) lines.push(`clustering: ${output.plan.status}${'reason' in output.plan ? ` (${output.plan.reason})` : ''}`);
   const clean = output.clean;
   if (clean !== undefined) {
-    lines.push(clean.status === 'CLEANED'
-      ? `clean: ${clean.outcome === 'completed' ? 'completed' : 'already completed'} ${clean.instant}: ${clean.filesDeleted} file(s) deleted in ${clean.partitions} partition(s)${clean.failedFiles > 0 ? `, ${clean.failedFiles} could not be` : ''}`
-      : `clean: ${clean.status}${'reason' in clean ? ` (${clean.reason})` : ''}`);
+    lines.push(
+      clean.status === 'CLEANED'
+        ? `clean: ${clean.outcome === 'completed' ? 'completed' : 'already completed'} ${clean.instant}: ${clean.filesDeleted} file(s) deleted in ${clean.partitions} partition(s)${clean.failedFiles > 0 ? `, ${clean.failedFiles} could not be` : ''}`
+        : `clean: ${clean.status}${'reason' in clean ? ` (${clean.reason})` : ''}`,
+    );
   }
   const archive = output.archive;
   if (archive !== undefined) {
-    lines.push(archive.status === 'SKIPPED'
-      ? `archive: SKIPPED (${archive.reason})`
-      : `archive: ${archive.archived} instant(s) archived; ${archive.activeCommits} completed commit(s) active (keep ${archive.keepMinCommits}..${archive.keepMaxCommits})`);
+    lines.push(
+      archive.status === 'SKIPPED'
+        ? `archive: SKIPPED (${archive.reason})`
+        : `archive: ${archive.archived} instant(s) archived; ${archive.activeCommits} completed commit(s) active (keep ${archive.keepMinCommits}..${archive.keepMaxCommits})`,
+    );
   }
   return lines;
 }

@@ -20,7 +20,8 @@ export const SERVERLESS_CLUSTERING_KEYS = {
     key: 'hoodie.serverless.clustering.inline.map.max.groups',
     default: 40,
     parser: javaInt(1),
-    description: 'serverless clustering: a plan with more groups to run than this runs them in a Step Functions Distributed Map (child executions, groups read from an S3 manifest) instead of an inline Map (not a Hudi key)',
+    description:
+      'serverless clustering: a plan with more groups to run than this runs them in a Step Functions Distributed Map (child executions, groups read from an S3 manifest) instead of an inline Map (not a Hudi key)',
   }),
 } as const;
 
@@ -42,7 +43,10 @@ export function scaleOutSettings(props: ReadonlyMap<string, string>, env: Enviro
   if (text !== undefined && text !== '') {
     lambdaConcurrency = Number(text);
     if (!Number.isInteger(lambdaConcurrency) || lambdaConcurrency < 1) {
-      throw new HudiError(`${LAMBDA_CONCURRENCY_ENV}=${text} is not a whole number ≥ 1`, { location: 'environment', fix: 'set the ClusteringLambdaConcurrency parameter to a whole number ≥ 1' });
+      throw new HudiError(`${LAMBDA_CONCURRENCY_ENV}=${text} is not a whole number ≥ 1`, {
+        location: 'environment',
+        fix: 'set the ClusteringLambdaConcurrency parameter to a whole number ≥ 1',
+      });
     }
   }
   return { inlineMapMaxGroups: readKey(props, k.inlineMapMaxGroups, location), lambdaConcurrency };
@@ -84,7 +88,10 @@ export async function chooseMap(
   const path = groupManifestPath(instantTime);
   const manifest = s3Location(storage, path);
   if (manifest === undefined) {
-    return { mapMode: 'INLINE', note: `${groups.length} groups exceed ${SERVERLESS_CLUSTERING_KEYS.inlineMapMaxGroups.key}=${settings.inlineMapMaxGroups}, but a Distributed Map reads its items from S3 only: running them inline` };
+    return {
+      mapMode: 'INLINE',
+      note: `${groups.length} groups exceed ${SERVERLESS_CLUSTERING_KEYS.inlineMapMaxGroups.key}=${settings.inlineMapMaxGroups}, but a Distributed Map reads its items from S3 only: running them inline`,
+    };
   }
   // Written before the plan step returns, so a retried plan step rewrites the same list.
   await storage.put(path, JSON.stringify(groups.map((group) => ({ index: group.index }))));

@@ -74,7 +74,6 @@ export interface StepSettings {
   readonly deploymentProperties: ReadonlyMap<string, string>;
 }
 
-
 /** Java properties text or a JSON object of scalar (or string list) values → key/value text. */
 export function parsePropertiesText(text: string, location: string): Map<string, string> {
   const trimmed = text.trim();
@@ -83,7 +82,10 @@ export function parsePropertiesText(text: string, location: string): Map<string,
   try {
     parsed = JSON.parse(trimmed);
   } catch (error) {
-    throw new HudiError(`is not valid JSON: ${(error as Error).message}`, { location, fix: 'give a JSON object of Hudi keys, or Java properties text (key=value lines)' });
+    throw new HudiError(`is not valid JSON: ${(error as Error).message}`, {
+      location,
+      fix: 'give a JSON object of Hudi keys, or Java properties text (key=value lines)',
+    });
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new HudiError('is JSON but not an object', { location, fix: 'give a JSON object such as {"hoodie.clustering.plan.strategy.sort.columns": "a,b"}' });
@@ -102,7 +104,10 @@ function propertyText(key: string, value: unknown, location: string): string {
 export function parsePropertyOverrides(value: unknown, location: string): PropertyOverrides {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new HudiError('`properties` must be an object of Hudi keys', { location, fix: 'pass e.g. {"properties": {"hoodie.clustering.plan.strategy.sort.columns": "a,b"}}' });
+    throw new HudiError('`properties` must be an object of Hudi keys', {
+      location,
+      fix: 'pass e.g. {"properties": {"hoodie.clustering.plan.strategy.sort.columns": "a,b"}}',
+    });
   }
   const out: Record<string, PropertyValue> = {};
   for (const [key, item] of Object.entries(value)) {
@@ -125,7 +130,9 @@ export function resolveTablePath(env: Environment, fromEvent: string | undefined
   }
   const tablePath = given ?? configured;
   if (tablePath === undefined) {
-    throw new HudiError(`no table: ${ENV.tablePath} is not set and the event has no tablePath`, { fix: `set ${ENV.tablePath}=s3://bucket/prefix on the function` });
+    throw new HudiError(`no table: ${ENV.tablePath} is not set and the event has no tablePath`, {
+      fix: `set ${ENV.tablePath}=s3://bucket/prefix on the function`,
+    });
   }
   return stripSlashes(tablePath);
 }
@@ -135,7 +142,7 @@ function stripSlashes(path: string): string {
 }
 
 /** Where an event's properties are named in messages. */
-export const EVENT_PROPERTIES_LOCATION = 'the event\'s properties (execution input)';
+export const EVENT_PROPERTIES_LOCATION = "the event's properties (execution input)";
 
 /**
  * Resolve a step's settings (throws HudiError on an unusable value, before anything is touched): an event property
@@ -197,7 +204,7 @@ export function lambdaMemoryMb(env: Environment, contextMemory: string | number 
   if (Number.isFinite(fromContext) && fromContext > 0) return fromContext;
   const fromEnv = Number(nonEmpty(env[ENV.memorySize]) ?? NaN);
   if (Number.isFinite(fromEnv) && fromEnv > 0) return fromEnv;
-  throw new HudiError('cannot tell this function\'s memory size', {
+  throw new HudiError("cannot tell this function's memory size", {
     location: ENV.memorySize,
     fix: `run it on Lambda, or set ${ENV.memorySize} (MB) so DuckDB's memory limit can be derived`,
   });
@@ -210,7 +217,7 @@ export function executeGroupSize(env: Environment): { memoryMb: number; ephemera
     if (text === undefined) return fallback;
     const value = Number(text);
     if (!Number.isInteger(value) || value <= 0) {
-      throw new HudiError(`${name}=${text} is not a whole number of MB`, { location: name, fix: 'set it to the function\'s size in MB, as template.yaml does' });
+      throw new HudiError(`${name}=${text} is not a whole number of MB`, { location: name, fix: "set it to the function's size in MB, as template.yaml does" });
     }
     return value;
   };

@@ -156,7 +156,13 @@ function slug(text: string, max: number): string {
  * that sees the same timeline. `resumeHour` (for a pending plan without a live run) lets a stuck plan be retried at
  * most once an hour even when no new instant completes.
  */
-export function executionNameFor(tableName: string, tablePath: string, latestCompleted: string | undefined, resumeHour?: string, kind: 'clustering' | 'clean' = 'clustering'): string {
+export function executionNameFor(
+  tableName: string,
+  tablePath: string,
+  latestCompleted: string | undefined,
+  resumeHour?: string,
+  kind: 'clustering' | 'clean' = 'clustering',
+): string {
   const hash = createHash('sha256').update(tablePath).digest('hex').slice(0, 8);
   const name = `hudi-${kind}-${slug(tableName, 20)}-${hash}-${latestCompleted ?? 'empty'}${resumeHour === undefined ? '' : `-r${resumeHour}`}`;
   return name.slice(0, 80);
@@ -179,7 +185,10 @@ export async function tableServicesDue(table: HudiTable, settings: Pick<StepSett
       // A run that just planned this state and found nothing: planning it again would find nothing again.
       const last = await readNothingToClean(table.storage);
       if (last !== undefined && sameCleanState(last, cleanFingerprint(table.timeline, { policy: clean.policy, ...outlook.facts }))) {
-        cleaning = { needed: false, reason: `the last planning found nothing to clean in this state (earliest commit to retain ${last.earliestCommitToRetain ?? 'none'})` };
+        cleaning = {
+          needed: false,
+          reason: `the last planning found nothing to clean in this state (earliest commit to retain ${last.earliestCommitToRetain ?? 'none'})`,
+        };
       }
     }
   }
@@ -188,9 +197,13 @@ export async function tableServicesDue(table: HudiTable, settings: Pick<StepSett
     archiving = { needed: false, reason: 'hoodie.archive.automatic=false' };
   } else {
     const plan = await planArchiveNow(table, archival, clean);
-    archiving = plan.instants.length > 0
-      ? { needed: true, reason: `${plan.instants.length} instant(s) to archive (${plan.completedCommits} completed commits active, hoodie.keep.max.commits=${plan.maxToKeep})` }
-      : { needed: false, reason: `nothing to archive (${plan.completedCommits} completed commits active, hoodie.keep.max.commits=${plan.maxToKeep})` };
+    archiving =
+      plan.instants.length > 0
+        ? {
+            needed: true,
+            reason: `${plan.instants.length} instant(s) to archive (${plan.completedCommits} completed commits active, hoodie.keep.max.commits=${plan.maxToKeep})`,
+          }
+        : { needed: false, reason: `nothing to archive (${plan.completedCommits} completed commits active, hoodie.keep.max.commits=${plan.maxToKeep})` };
   }
   return { due: cleaning.needed || archiving.needed, reason: `clean: ${cleaning.reason}; archive: ${archiving.reason}` };
 }
@@ -210,7 +223,7 @@ export async function tableServicesDue(table: HudiTable, settings: Pick<StepSett
  */
 export function triggerSchedulingThreshold(config: ClusteringConfig): SchedulingThreshold {
   if (clusteringServiceEnabled(config)) return hudiSchedulingThreshold(config);
-  return { commits: config.asyncMaxCommits, setBy: 'hoodie.clustering.async.max.commits, the trigger\'s policy' };
+  return { commits: config.asyncMaxCommits, setBy: "hoodie.clustering.async.max.commits, the trigger's policy" };
 }
 
 export interface TriggerDependencies extends StepDependencies {
@@ -234,7 +247,11 @@ export async function triggerStep(source: TriggerSource, deps: TriggerDependenci
   if (pending !== undefined) {
     const activity = await readRunActivity(storage, pending.instant.time, now);
     if (isAlive(activity)) {
-      return { status: 'RUNNING', reason: `clustering ${pending.instant.time} is running (heartbeat ${Math.round((activity.heartbeatAgeMs ?? 0) / 1000)} s old)`, pendingPlanAgeSeconds };
+      return {
+        status: 'RUNNING',
+        reason: `clustering ${pending.instant.time} is running (heartbeat ${Math.round((activity.heartbeatAgeMs ?? 0) / 1000)} s old)`,
+        pendingPlanAgeSeconds,
+      };
     }
     // A pending plan nobody works on: a run resumes it, whatever the commit count.
     name = executionNameFor(table.config.name, settings.tablePath, latestCompleted, formatInstantTime(now).slice(0, 10));
@@ -318,7 +335,10 @@ export async function triggerWithRegistry(source: TriggerSource, deps: TriggerDe
     try {
       outcomes.push({ tablePath: table.tablePath, due: true, outcome: await triggerStep(source, { ...deps, env: table.env, now: () => now }) });
     } catch (error) {
-      deps.log.warn('the check of one registered table failed; the others go on', { tablePath: table.tablePath, error: error instanceof Error ? error.message : String(error) });
+      deps.log.warn('the check of one registered table failed; the others go on', {
+        tablePath: table.tablePath,
+        error: error instanceof Error ? error.message : String(error),
+      });
       outcomes.push({ tablePath: table.tablePath, due: true, error: error instanceof Error ? error.message : String(error) });
     }
   }

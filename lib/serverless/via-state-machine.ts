@@ -54,18 +54,25 @@ export function clusteringExecutionInput(tablePath: string, run: ViaStateMachine
 
 export async function clusterViaStateMachine(tablePath: string, options: ViaStateMachineOptions): Promise<ViaStateMachineResult> {
   if (!options.stateMachine.startsWith('arn:')) {
-    throw new HudiError(`--via-state-machine ${options.stateMachine} is neither "local" nor a state machine ARN`, { fix: 'pass local, or arn:aws:states:<region>:<account>:stateMachine:<name> (the stack output ClusteringStateMachineArn)' });
+    throw new HudiError(`--via-state-machine ${options.stateMachine} is neither "local" nor a state machine ARN`, {
+      fix: 'pass local, or arn:aws:states:<region>:<account>:stateMachine:<name> (the stack output ClusteringStateMachineArn)',
+    });
   }
   // The deployed functions take the lock, credentials and table settings from their stack only, and refuse them in
   // an execution input: say so before starting an execution (what else the deployment allows only it knows).
-  assertEventProperties(Object.keys(options.properties ?? {}), ANY_BUT_DEPLOYMENT_ONLY, 'the run\'s properties (--props), sent as the execution input');
+  assertEventProperties(Object.keys(options.properties ?? {}), ANY_BUT_DEPLOYMENT_ONLY, "the run's properties (--props), sent as the execution input");
   return runDeployed(clusteringExecutionInput(tablePath, options), options, options.onProgress ?? (() => undefined));
 }
 
 async function runDeployed(input: ClusteringExecutionInput, options: ViaStateMachineOptions, progress: (line: string) => void): Promise<ViaStateMachineResult> {
   const client = options.sfnClient ?? sfnClientFromEnv();
   const started = Date.now();
-  const name = options.executionName ?? `hudi-cli-${new Date().toISOString().replace(/[^0-9]/g, '').slice(0, 17)}`;
+  const name =
+    options.executionName ??
+    `hudi-cli-${new Date()
+      .toISOString()
+      .replace(/[^0-9]/g, '')
+      .slice(0, 17)}`;
   const { executionArn } = await client.send(new StartExecutionCommand({ stateMachineArn: options.stateMachine, name, input: JSON.stringify(input) }));
   if (executionArn === undefined) throw new HudiError('StartExecution returned no execution ARN', { location: options.stateMachine });
   progress(`started ${executionArn}`);

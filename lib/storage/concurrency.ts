@@ -9,11 +9,7 @@
  * Run `fn` over `items` with at most `limit` calls in flight; results keep the order of `items`.
  * After the first failure no new calls start; the ones in flight are awaited, then the first error is thrown.
  */
-export async function mapWithConcurrency<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
+export async function mapWithConcurrency<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   assertLimit(limit);
   const results = new Array<R>(items.length);
   let nextIndex = 0;
@@ -38,10 +34,12 @@ export async function mapWithConcurrency<T, R>(
 /** Await every promise; then throw the first rejection (in time), or return the values in order (typed as Promise.all). */
 export async function settleAll<T extends readonly unknown[] | []>(promises: T): Promise<{ -readonly [P in keyof T]: Awaited<T[P]> }> {
   let failure: { error: unknown } | undefined;
-  const settled = promises.map((promise) => Promise.resolve(promise).catch((error: unknown) => {
-    failure ??= { error };
-    return undefined;
-  }));
+  const settled = promises.map((promise) =>
+    Promise.resolve(promise).catch((error: unknown) => {
+      failure ??= { error };
+      return undefined;
+    }),
+  );
   const values = await Promise.all(settled);
   if (failure !== undefined) throw failure.error;
   return values as { -readonly [P in keyof T]: Awaited<T[P]> };
@@ -65,12 +63,14 @@ export class BoundedTasks {
     while (this.failure === undefined && this.inFlight.size >= this.limit) await Promise.race(this.inFlight);
     if (this.failure !== undefined) return this.drain();
     // Handled from the start: a failure waits here for run or drain instead of surfacing as an unhandled rejection.
-    const settled: Promise<void> = (async () => task())().then(
-      () => undefined,
-      (error: unknown) => {
-        this.failure ??= { error };
-      },
-    ).finally(() => this.inFlight.delete(settled));
+    const settled: Promise<void> = (async () => task())()
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.failure ??= { error };
+        },
+      )
+      .finally(() => this.inFlight.delete(settled));
     this.inFlight.add(settled);
   }
 

@@ -8,7 +8,10 @@ import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject } from 
 export function prefixedStorage(inner: Storage, folder: string): Storage {
   const prefix = `${folder.replace(/\/+$/, '')}/`;
   const inside = (path: string): string => `${prefix}${path}`;
-  const outside = (object: StoredObject): StoredObject => ({ ...object, path: object.path.startsWith(prefix) ? object.path.slice(prefix.length) : object.path });
+  const outside = (object: StoredObject): StoredObject => ({
+    ...object,
+    path: object.path.startsWith(prefix) ? object.path.slice(prefix.length) : object.path,
+  });
   const view: Storage = {
     uri: inner.uriOf(folder),
     uriOf: (path) => inner.uriOf(inside(path)),

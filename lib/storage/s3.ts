@@ -111,9 +111,7 @@ export class S3Storage implements Storage, VersionedDownload {
     if (end <= start) return new Uint8Array(0);
     const key = this.keyOf(path);
     try {
-      const response = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${end - 1}` }),
-      );
+      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${end - 1}` }));
       return await bodyBytes(response);
     } catch (error) {
       // 416: the range starts at or past the end; nothing there, as with a local file.
@@ -317,9 +315,7 @@ export class S3Storage implements Storage, VersionedDownload {
     const file = await open(localFile, 'r');
     try {
       // CRC32 named on create and on every part so S3 checks each part and the whole (composite) object.
-      const created = await this.client.send(
-        new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ChecksumAlgorithm: 'CRC32' }),
-      );
+      const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ChecksumAlgorithm: 'CRC32' }));
       uploadId = created.UploadId;
       if (uploadId === undefined) throw new HudiError('S3 returned no upload id', { location: `s3://${this.bucket}/${key}` });
       const activeUploadId = uploadId;
@@ -359,9 +355,7 @@ export class S3Storage implements Storage, VersionedDownload {
     try {
       let first: GetObjectCommandOutput;
       try {
-        first = await this.client.send(
-          new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=0-${this.partSize - 1}` }),
-        );
+        first = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=0-${this.partSize - 1}` }));
       } catch (error) {
         // An empty object has no byte 0: S3 answers 416 to any range.
         if (httpStatusOf(error) !== 416) throw error;
@@ -374,9 +368,7 @@ export class S3Storage implements Storage, VersionedDownload {
       for (let start = firstBytes.length; start < totalSize; start += this.partSize) remainingStarts.push(start);
       await mapWithConcurrency(remainingStarts, this.transferConcurrency, async (start) => {
         const end = Math.min(start + this.partSize, totalSize);
-        const part = await this.client.send(
-          new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${end - 1}`, IfMatch: first.ETag }),
-        );
+        const part = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${end - 1}`, IfMatch: first.ETag }));
         const bytes = await bodyBytes(part);
         if (bytes.length !== end - start) {
           throw new HudiError(`expected ${end - start} bytes at offset ${start}, got ${bytes.length}`, {
@@ -550,7 +542,6 @@ function errorCode(error: unknown): string | undefined {
 function trimSlashes(value: string): string {
   return value.replace(/^\/+/, '').replace(/\/+$/, '');
 }
-
 
 /** An explicit length: the SDK treats an empty string body as a stream of unknown length. */
 function uploadBytes(body: Uint8Array | string): Uint8Array {

@@ -33,11 +33,15 @@ export interface AfterCommitSyncDependencies {
  * Sync `table` (re-read after the commit) when `writerProperties` over its hoodie.properties switch meta sync on;
  * undefined when they do not. Never throws: a bad sync key or a failed request is the outcome FAILED.
  */
-export async function syncCatalogAfterCommit(table: HudiTable, writerProperties: ReadonlyMap<string, string>, deps: AfterCommitSyncDependencies): Promise<CatalogSyncOutcome | undefined> {
+export async function syncCatalogAfterCommit(
+  table: HudiTable,
+  writerProperties: ReadonlyMap<string, string>,
+  deps: AfterCommitSyncDependencies,
+): Promise<CatalogSyncOutcome | undefined> {
   const props = new Map([...table.config.properties, ...writerProperties]);
   let config: GlueSyncConfig | undefined;
   try {
-    config = glueSyncConfigFromProperties(props, 'the writer\'s properties');
+    config = glueSyncConfigFromProperties(props, "the writer's properties");
   } catch (error) {
     // A bad sync key: the commit is done all the same; say so on every commit until it is fixed.
     deps.log.warn('the Glue Data Catalog sync is misconfigured', { error: errorMessage(error) });
@@ -58,7 +62,7 @@ export async function syncCatalogAfterCommit(table: HudiTable, writerProperties:
     });
     return { status: 'SYNCED', result };
   } catch (error) {
-    deps.log.warn('the Glue Data Catalog sync failed; the next commit\'s sync catches up', { error: errorMessage(error) });
+    deps.log.warn("the Glue Data Catalog sync failed; the next commit's sync catches up", { error: errorMessage(error) });
     return { status: 'FAILED', error: errorMessage(error) };
   }
 }

@@ -22,29 +22,140 @@ export const EXTRACTORS = {
 export type PartitionValueExtractor = (typeof EXTRACTORS)[keyof typeof EXTRACTORS];
 
 export const META_SYNC_KEYS = {
-  metaSyncEnable: defineKey({ key: 'hoodie.datasource.meta.sync.enable', default: false, parser: bool, description: 'sync the table to a data catalog after each commit (AWS Glue here)' }),
-  hiveSyncEnable: defineKey({ key: 'hoodie.datasource.hive_sync.enable', default: false, parser: bool, description: 'the same as hoodie.datasource.meta.sync.enable (the older name)' }),
-  toolClass: defineKey({ key: 'hoodie.meta.sync.client.tool.class', default: HIVE_SYNC_TOOL, parser: anyText, description: `the sync tool: ${GLUE_SYNC_TOOL} (or hoodie.datasource.hive_sync.mode=glue) syncs to AWS Glue; others are refused` }),
-  mode: defineKey({ key: 'hoodie.datasource.hive_sync.mode', default: undefined, parser: optionalText, description: 'glue: sync to the AWS Glue Data Catalog (as the Glue sync tool class does)' }),
-  database: defineKey({ key: 'hoodie.datasource.hive_sync.database', default: 'default', parser: anyText, description: 'the catalog database (default: hoodie.database.name, else `default`)' }),
-  table: defineKey({ key: 'hoodie.datasource.hive_sync.table', default: undefined, parser: optionalText, description: 'the catalog table (default: hoodie.table.name)' }),
-  partitionFields: defineKey({ key: 'hoodie.datasource.hive_sync.partition_fields', default: undefined, parser: optionalText, description: 'partition columns in the catalog (default: hoodie.table.partition.fields, else hoodie.datasource.write.partitionpath.field)' }),
-  partitionExtractor: defineKey({ key: 'hoodie.datasource.hive_sync.partition_extractor_class', default: EXTRACTORS.multiPart, parser: anyText, description: 'how partition values are read from a partition path: MultiPartKeysValueExtractor, SinglePartPartitionValueExtractor, HiveStylePartitionValueExtractor or NonPartitionedExtractor (default inferred from the partition fields, as Hudi does)' }),
-  autoCreateDatabase: defineKey({ key: 'hoodie.datasource.hive_sync.auto_create_database', default: true, parser: bool, description: 'create the database when it is missing' }),
-  createManagedTable: defineKey({ key: 'hoodie.datasource.hive_sync.create_managed_table', default: false, parser: bool, description: 'leave out EXTERNAL=TRUE from the table parameters' }),
-  syncAsDataSource: defineKey({ key: 'hoodie.datasource.hive_sync.sync_as_datasource', default: true, parser: bool, description: 'add Spark\'s data source table properties (spark.sql.sources.provider=hudi, the schema) and serde properties (path, hoodie.query.as.ro.table)' }),
-  schemaLengthThreshold: defineKey({ key: 'hoodie.datasource.hive_sync.schema_string_length_thresh', default: 4000, parser: javaInt(1), description: 'length of each spark.sql.sources.schema.part.N' }),
-  supportTimestamp: defineKey({ key: 'hoodie.datasource.hive_sync.support_timestamp', default: false, parser: bool, description: 'timestamp-millis/-micros columns as Hive timestamp (default: bigint, as Hudi)' }),
-  omitMetadataFields: defineKey({ key: 'hoodie.datasource.hive_sync.omit_metadata_fields', default: false, parser: bool, description: 'leave the _hoodie_* columns out of the catalog schema' }),
-  tableProperties: defineKey({ key: 'hoodie.datasource.hive_sync.table_properties', default: undefined, parser: optionalText, description: 'extra table parameters, key=value lines' }),
-  serdeProperties: defineKey({ key: 'hoodie.datasource.hive_sync.serde_properties', default: undefined, parser: optionalText, description: 'extra serde parameters, key=value lines' }),
-  sparkVersion: defineKey({ key: 'hoodie.meta_sync.spark.version', default: undefined, parser: optionalText, description: 'recorded as spark.sql.create.version when set' }),
-  glueMetadataListing: defineKey({ key: 'hoodie.datasource.meta.sync.glue.metadata_file_listing', default: false, parser: bool, description: 'recorded as the table parameter hudi.metadata-listing-enabled (Athena lists files from the metadata table)' }),
-  conditionalSync: defineKey({ key: 'hoodie.datasource.meta_sync.condition.sync', default: false, parser: bool, description: 'update last_commit_time_sync only when the schema, properties or partitions changed' }),
-  skipTableArchive: defineKey({ key: 'hoodie.datasource.meta.sync.glue.skip_table_archive', default: true, parser: bool, description: 'update the Glue table without archiving a table version each time' }),
-  incremental: defineKey({ key: 'hoodie.meta.sync.incremental', default: true, parser: bool, description: 'sync the partitions the commits since the last sync wrote (else list every partition)' }),
+  metaSyncEnable: defineKey({
+    key: 'hoodie.datasource.meta.sync.enable',
+    default: false,
+    parser: bool,
+    description: 'sync the table to a data catalog after each commit (AWS Glue here)',
+  }),
+  hiveSyncEnable: defineKey({
+    key: 'hoodie.datasource.hive_sync.enable',
+    default: false,
+    parser: bool,
+    description: 'the same as hoodie.datasource.meta.sync.enable (the older name)',
+  }),
+  toolClass: defineKey({
+    key: 'hoodie.meta.sync.client.tool.class',
+    default: HIVE_SYNC_TOOL,
+    parser: anyText,
+    description: `the sync tool: ${GLUE_SYNC_TOOL} (or hoodie.datasource.hive_sync.mode=glue) syncs to AWS Glue; others are refused`,
+  }),
+  mode: defineKey({
+    key: 'hoodie.datasource.hive_sync.mode',
+    default: undefined,
+    parser: optionalText,
+    description: 'glue: sync to the AWS Glue Data Catalog (as the Glue sync tool class does)',
+  }),
+  database: defineKey({
+    key: 'hoodie.datasource.hive_sync.database',
+    default: 'default',
+    parser: anyText,
+    description: 'the catalog database (default: hoodie.database.name, else `default`)',
+  }),
+  table: defineKey({
+    key: 'hoodie.datasource.hive_sync.table',
+    default: undefined,
+    parser: optionalText,
+    description: 'the catalog table (default: hoodie.table.name)',
+  }),
+  partitionFields: defineKey({
+    key: 'hoodie.datasource.hive_sync.partition_fields',
+    default: undefined,
+    parser: optionalText,
+    description: 'partition columns in the catalog (default: hoodie.table.partition.fields, else hoodie.datasource.write.partitionpath.field)',
+  }),
+  partitionExtractor: defineKey({
+    key: 'hoodie.datasource.hive_sync.partition_extractor_class',
+    default: EXTRACTORS.multiPart,
+    parser: anyText,
+    description:
+      'how partition values are read from a partition path: MultiPartKeysValueExtractor, SinglePartPartitionValueExtractor, HiveStylePartitionValueExtractor or NonPartitionedExtractor (default inferred from the partition fields, as Hudi does)',
+  }),
+  autoCreateDatabase: defineKey({
+    key: 'hoodie.datasource.hive_sync.auto_create_database',
+    default: true,
+    parser: bool,
+    description: 'create the database when it is missing',
+  }),
+  createManagedTable: defineKey({
+    key: 'hoodie.datasource.hive_sync.create_managed_table',
+    default: false,
+    parser: bool,
+    description: 'leave out EXTERNAL=TRUE from the table parameters',
+  }),
+  syncAsDataSource: defineKey({
+    key: 'hoodie.datasource.hive_sync.sync_as_datasource',
+    default: true,
+    parser: bool,
+    description: "add Spark's data source table properties (spark.sql.sources.provider=hudi, the schema) and serde properties (path, hoodie.query.as.ro.table)",
+  }),
+  schemaLengthThreshold: defineKey({
+    key: 'hoodie.datasource.hive_sync.schema_string_length_thresh',
+    default: 4000,
+    parser: javaInt(1),
+    description: 'length of each spark.sql.sources.schema.part.N',
+  }),
+  supportTimestamp: defineKey({
+    key: 'hoodie.datasource.hive_sync.support_timestamp',
+    default: false,
+    parser: bool,
+    description: 'timestamp-millis/-micros columns as Hive timestamp (default: bigint, as Hudi)',
+  }),
+  omitMetadataFields: defineKey({
+    key: 'hoodie.datasource.hive_sync.omit_metadata_fields',
+    default: false,
+    parser: bool,
+    description: 'leave the _hoodie_* columns out of the catalog schema',
+  }),
+  tableProperties: defineKey({
+    key: 'hoodie.datasource.hive_sync.table_properties',
+    default: undefined,
+    parser: optionalText,
+    description: 'extra table parameters, key=value lines',
+  }),
+  serdeProperties: defineKey({
+    key: 'hoodie.datasource.hive_sync.serde_properties',
+    default: undefined,
+    parser: optionalText,
+    description: 'extra serde parameters, key=value lines',
+  }),
+  sparkVersion: defineKey({
+    key: 'hoodie.meta_sync.spark.version',
+    default: undefined,
+    parser: optionalText,
+    description: 'recorded as spark.sql.create.version when set',
+  }),
+  glueMetadataListing: defineKey({
+    key: 'hoodie.datasource.meta.sync.glue.metadata_file_listing',
+    default: false,
+    parser: bool,
+    description: 'recorded as the table parameter hudi.metadata-listing-enabled (Athena lists files from the metadata table)',
+  }),
+  conditionalSync: defineKey({
+    key: 'hoodie.datasource.meta_sync.condition.sync',
+    default: false,
+    parser: bool,
+    description: 'update last_commit_time_sync only when the schema, properties or partitions changed',
+  }),
+  skipTableArchive: defineKey({
+    key: 'hoodie.datasource.meta.sync.glue.skip_table_archive',
+    default: true,
+    parser: bool,
+    description: 'update the Glue table without archiving a table version each time',
+  }),
+  incremental: defineKey({
+    key: 'hoodie.meta.sync.incremental',
+    default: true,
+    parser: bool,
+    description: 'sync the partitions the commits since the last sync wrote (else list every partition)',
+  }),
   glueRegion: defineKey({ key: 'hoodie.aws.glue.region', default: undefined, parser: optionalText, description: 'the Glue region (default: AWS_REGION)' }),
-  glueEndpoint: defineKey({ key: 'hoodie.aws.glue.endpoint', default: undefined, parser: optionalText, description: 'a Glue endpoint override (default: AWS_ENDPOINT_URL_GLUE / AWS_ENDPOINT_URL)' }),
+  glueEndpoint: defineKey({
+    key: 'hoodie.aws.glue.endpoint',
+    default: undefined,
+    parser: optionalText,
+    description: 'a Glue endpoint override (default: AWS_ENDPOINT_URL_GLUE / AWS_ENDPOINT_URL)',
+  }),
 } as const;
 
 export interface GlueSyncConfig {
@@ -75,7 +186,10 @@ function text(props: ReadonlyMap<string, string>, key: string): string | undefin
 }
 
 function splitList(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((part) => part.trim()).filter((part) => part !== '');
+  return (value ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
 }
 
 /** Hudi's ConfigUtils.toMap: key=value lines (also `\n`-escaped in one line). */
@@ -103,19 +217,27 @@ export function glueSyncConfigFromProperties(props: ReadonlyMap<string, string>,
   const mode = text(props, k.mode.key)?.toLowerCase();
   const glue = tool === GLUE_SYNC_TOOL || (mode === 'glue' && (tool === undefined || tool === HIVE_SYNC_TOOL));
   if (!glue) {
-    throw new HudiError(`meta sync is on, but ${tool === undefined ? `${k.toolClass.key} is not set (Hudi's default is ${HIVE_SYNC_TOOL}, a Hive metastore)` : `${k.toolClass.key}=${tool}`}: this build syncs to AWS Glue only`, {
-      location,
-      fix: `set ${k.toolClass.key}=${GLUE_SYNC_TOOL} (or ${k.mode.key}=glue), or switch ${k.metaSyncEnable.key} and ${k.hiveSyncEnable.key} off`,
-    });
+    throw new HudiError(
+      `meta sync is on, but ${tool === undefined ? `${k.toolClass.key} is not set (Hudi's default is ${HIVE_SYNC_TOOL}, a Hive metastore)` : `${k.toolClass.key}=${tool}`}: this build syncs to AWS Glue only`,
+      {
+        location,
+        fix: `set ${k.toolClass.key}=${GLUE_SYNC_TOOL} (or ${k.mode.key}=glue), or switch ${k.metaSyncEnable.key} and ${k.hiveSyncEnable.key} off`,
+      },
+    );
   }
   const table = text(props, k.table.key) ?? text(props, 'hoodie.table.name') ?? text(props, 'hoodie.datasource.write.table.name');
   if (table === undefined) {
     throw new HudiError(`meta sync is on but names no table: ${k.table.key} and hoodie.table.name are not set`, { location, fix: `set ${k.table.key}` });
   }
-  const partitionFields = splitList(text(props, k.partitionFields.key) ?? text(props, 'hoodie.table.partition.fields') ?? text(props, 'hoodie.datasource.write.partitionpath.field'));
+  const partitionFields = splitList(
+    text(props, k.partitionFields.key) ?? text(props, 'hoodie.table.partition.fields') ?? text(props, 'hoodie.datasource.write.partitionpath.field'),
+  );
   const extractorText = text(props, k.partitionExtractor.key) ?? inferExtractor(partitionFields, props);
   if (!(Object.values(EXTRACTORS) as string[]).includes(extractorText)) {
-    throw new HudiError(`${k.partitionExtractor.key}=${extractorText} is not a partition value extractor this build knows`, { location, fix: `use one of ${Object.values(EXTRACTORS).join(', ')}` });
+    throw new HudiError(`${k.partitionExtractor.key}=${extractorText} is not a partition value extractor this build knows`, {
+      location,
+      fix: `use one of ${Object.values(EXTRACTORS).join(', ')}`,
+    });
   }
   return {
     database: text(props, k.database.key) ?? text(props, 'hoodie.database.name') ?? k.database.default,
@@ -156,7 +278,11 @@ export function partitionValues(extractor: PartitionValueExtractor, partitionPat
       return [partitionPath.replaceAll('/', '-')];
     case EXTRACTORS.hiveStyle: {
       const parts = partitionPath.split('=');
-      if (parts.length !== 2) throw new HudiError(`partition path ${partitionPath} is not in the form partition_key=partition_value`, { location, fix: `set ${META_SYNC_KEYS.partitionExtractor.key} to match the table's partition paths` });
+      if (parts.length !== 2)
+        throw new HudiError(`partition path ${partitionPath} is not in the form partition_key=partition_value`, {
+          location,
+          fix: `set ${META_SYNC_KEYS.partitionExtractor.key} to match the table's partition paths`,
+        });
       return [parts[1]!];
     }
     case EXTRACTORS.multiPart:
@@ -164,7 +290,11 @@ export function partitionValues(extractor: PartitionValueExtractor, partitionPat
       return partitionPath.split('/').map((part) => {
         if (!part.includes('=')) return part;
         const pieces = part.split('=');
-        if (pieces.length !== 2) throw new HudiError(`partition field (${part}) is not in the form key=value`, { location, fix: `set ${META_SYNC_KEYS.partitionExtractor.key} to match the table's partition paths` });
+        if (pieces.length !== 2)
+          throw new HudiError(`partition field (${part}) is not in the form key=value`, {
+            location,
+            fix: `set ${META_SYNC_KEYS.partitionExtractor.key} to match the table's partition paths`,
+          });
         return pieces[1]!;
       });
   }

@@ -97,7 +97,9 @@ export function catalogSchema(table: HudiTable, schema: Parameters<typeof withMe
   const nodes = parquetSchemaOf(config.omitMetadataFields ? schema : withMetaFields(schema), location);
   const hiveSchema = hiveSchemaOf(nodes, config.supportTimestamp, location);
   // AWSGlueCatalogSyncClient: lower-case types, empty comments, partition fields apart.
-  const columns = [...hiveSchema].filter(([name]) => !config.partitionFields.includes(name)).map(([name, type]) => ({ Name: name, Type: type.toLowerCase(), Comment: '' }));
+  const columns = [...hiveSchema]
+    .filter(([name]) => !config.partitionFields.includes(name))
+    .map(([name, type]) => ({ Name: name, Type: type.toLowerCase(), Comment: '' }));
   const partitionKeys = config.partitionFields.map((name) => ({ Name: name, Type: partitionKeyType(hiveSchema, name).toLowerCase(), Comment: '' }));
   return { columns, partitionKeys, hiveSchema, nodes };
 }
@@ -111,7 +113,8 @@ export function tableProperties(config: GlueSyncConfig, schema: CatalogSchema, l
   const json = sparkSchemaJson(schema.nodes, config.partitionFields, location);
   const parts = Math.ceil(json.length / config.schemaLengthThreshold);
   props.set('spark.sql.sources.schema.numParts', String(parts));
-  for (let i = 0; i < parts; i++) props.set(`spark.sql.sources.schema.part.${i}`, json.slice(i * config.schemaLengthThreshold, (i + 1) * config.schemaLengthThreshold));
+  for (let i = 0; i < parts; i++)
+    props.set(`spark.sql.sources.schema.part.${i}`, json.slice(i * config.schemaLengthThreshold, (i + 1) * config.schemaLengthThreshold));
   if (config.partitionFields.length > 0) {
     props.set('spark.sql.sources.schema.numPartCols', String(config.partitionFields.length));
     config.partitionFields.forEach((field, i) => {
@@ -173,7 +176,9 @@ function inputOf(table: Table, now: Date, change: Partial<TableInput>): TableInp
 
 /** Whether the Glue columns (with partition keys) differ from the schema's: names or lower-cased types. */
 function schemaDiffers(table: Table, schema: CatalogSchema): boolean {
-  const remote = new Map([...(table.StorageDescriptor?.Columns ?? []), ...(table.PartitionKeys ?? [])].map((c) => [c.Name?.toLowerCase(), c.Type?.toLowerCase()]));
+  const remote = new Map(
+    [...(table.StorageDescriptor?.Columns ?? []), ...(table.PartitionKeys ?? [])].map((c) => [c.Name?.toLowerCase(), c.Type?.toLowerCase()]),
+  );
   const local = new Map([...schema.columns, ...schema.partitionKeys].map((c) => [c.Name?.toLowerCase(), c.Type?.toLowerCase()]));
   if (remote.size !== local.size) return true;
   for (const [name, type] of local) if (remote.get(name) !== type) return true;
@@ -203,7 +208,7 @@ export async function syncGlueCatalog(table: HudiTable, config: GlueSyncConfig, 
     if (error instanceof CatalogSyncError) throw error;
     throw new CatalogSyncError(`syncing ${table.storage.uri} to the Glue Data Catalog failed: ${errorMessage(error)}`, {
       location: id,
-      fix: 'check the functions\' Glue permissions and the hoodie.datasource.hive_sync.* keys; the next commit\'s sync catches up',
+      fix: "check the functions' Glue permissions and the hoodie.datasource.hive_sync.* keys; the next commit's sync catches up",
       cause: error,
     });
   }
@@ -218,8 +223,16 @@ async function sync(table: HudiTable, config: GlueSyncConfig, glue: GlueClient, 
 
   let databaseCreated = false;
   if (!(await databaseExists(glue, database))) {
-    if (!config.autoCreateDatabase) throw new CatalogSyncError(`the Glue database ${database} does not exist`, { location, fix: 'create it, or set hoodie.datasource.hive_sync.auto_create_database=true' });
-    await glue.send(new CreateDatabaseCommand({ DatabaseInput: { Name: database, Description: 'Automatically created by org.apache.hudi.aws.sync.AWSGlueCatalogSyncClient' } }));
+    if (!config.autoCreateDatabase)
+      throw new CatalogSyncError(`the Glue database ${database} does not exist`, {
+        location,
+        fix: 'create it, or set hoodie.datasource.hive_sync.auto_create_database=true',
+      });
+    await glue.send(
+      new CreateDatabaseCommand({
+        DatabaseInput: { Name: database, Description: 'Automatically created by org.apache.hudi.aws.sync.AWSGlueCatalogSyncClient' },
+      }),
+    );
     databaseCreated = true;
   }
 
@@ -235,7 +248,13 @@ async function sync(table: HudiTable, config: GlueSyncConfig, glue: GlueClient, 
     schemaChanged = schemaDiffers(existing, schema);
     if (schemaChanged) {
       // updateTableSchema: the table's storage descriptor with the new columns; parameters and partition keys kept.
-      await glue.send(new UpdateTableCommand({ DatabaseName: database, SkipArchive: skipArchive, TableInput: inputOf(existing, now, { StorageDescriptor: { ...existing.StorageDescriptor, Columns: schema.columns } }) }));
+      await glue.send(
+        new UpdateTableCommand({
+          DatabaseName: database,
+          SkipArchive: skipArchive,
+          TableInput: inputOf(existing, now, { StorageDescriptor: { ...existing.StorageDescriptor, Columns: schema.columns } }),
+        }),
+      );
       existing = (await getTable(glue, database, tableName))!;
     }
     const wanted = tableProperties(config, schema, basePath);
@@ -291,7 +310,14 @@ async function getTable(glue: GlueClient, database: string, name: string): Promi
 }
 
 /** AWSGlueCatalogSyncClient.updateTableParameters: merge `updating` in, unless every one is there already. */
-async function updateTableParameters(glue: GlueClient, database: string, table: Table, updating: ReadonlyMap<string, string>, now: Date, skipArchive: boolean): Promise<boolean> {
+async function updateTableParameters(
+  glue: GlueClient,
+  database: string,
+  table: Table,
+  updating: ReadonlyMap<string, string>,
+  now: Date,
+  skipArchive: boolean,
+): Promise<boolean> {
   const remote = table.Parameters ?? {};
   if ([...updating].every(([key, value]) => remote[key] === value)) return false;
   const parameters = { ...remote, ...Object.fromEntries(updating) };
@@ -371,21 +397,37 @@ async function syncPartitions(
     StorageDescriptor: { ...sd, Location: `${s3aToS3(basePath)}/${partition}` } satisfies StorageDescriptor,
   });
   for (const batch of chunks(add, MAX_PARTITIONS_PER_CHANGE_REQUEST)) {
-    const response = await glue.send(new BatchCreatePartitionCommand({ DatabaseName: config.database, TableName: config.table, PartitionInputList: batch.map(input) }));
+    const response = await glue.send(
+      new BatchCreatePartitionCommand({ DatabaseName: config.database, TableName: config.table, PartitionInputList: batch.map(input) }),
+    );
     const errors = (response.Errors ?? []).filter((e) => e.ErrorDetail?.ErrorCode !== 'AlreadyExistsException');
-    if (errors.length > 0) throw new CatalogSyncError(`adding partitions failed: ${errors.map((e) => `${(e.PartitionValues ?? []).join('/')}: ${e.ErrorDetail?.ErrorCode} ${e.ErrorDetail?.ErrorMessage ?? ''}`).join('; ')}`, { location });
+    if (errors.length > 0)
+      throw new CatalogSyncError(
+        `adding partitions failed: ${errors.map((e) => `${(e.PartitionValues ?? []).join('/')}: ${e.ErrorDetail?.ErrorCode} ${e.ErrorDetail?.ErrorMessage ?? ''}`).join('; ')}`,
+        { location },
+      );
   }
   for (const batch of chunks(update, MAX_PARTITIONS_PER_CHANGE_REQUEST)) {
-    const response = await glue.send(new BatchUpdatePartitionCommand({
-      DatabaseName: config.database,
-      TableName: config.table,
-      Entries: batch.map((partition) => ({ PartitionValueList: partitionValues(config.extractor, partition, location), PartitionInput: input(partition) })),
-    }));
+    const response = await glue.send(
+      new BatchUpdatePartitionCommand({
+        DatabaseName: config.database,
+        TableName: config.table,
+        Entries: batch.map((partition) => ({ PartitionValueList: partitionValues(config.extractor, partition, location), PartitionInput: input(partition) })),
+      }),
+    );
     if ((response.Errors ?? []).length > 0) throw new CatalogSyncError(`updating partitions failed: ${JSON.stringify(response.Errors)}`, { location });
   }
-  const dropValues = full ? inGlue.filter((p) => dropped.has(relativePartition(p.location, basePath) ?? p.values.join('/'))).map((p) => p.values) : drop.map((partition) => partitionValues(config.extractor, partition, location));
+  const dropValues = full
+    ? inGlue.filter((p) => dropped.has(relativePartition(p.location, basePath) ?? p.values.join('/'))).map((p) => p.values)
+    : drop.map((partition) => partitionValues(config.extractor, partition, location));
   for (const batch of chunks(dropValues, MAX_DELETE_PARTITIONS_PER_REQUEST)) {
-    const response = await glue.send(new BatchDeletePartitionCommand({ DatabaseName: config.database, TableName: config.table, PartitionsToDelete: batch.map((values) => ({ Values: values })) }));
+    const response = await glue.send(
+      new BatchDeletePartitionCommand({
+        DatabaseName: config.database,
+        TableName: config.table,
+        PartitionsToDelete: batch.map((values) => ({ Values: values })),
+      }),
+    );
     if ((response.Errors ?? []).length > 0) throw new CatalogSyncError(`dropping partitions failed: ${JSON.stringify(response.Errors)}`, { location });
   }
   return { mode: full ? 'full' : 'incremental', added: add, updated: update, dropped: drop };
@@ -401,7 +443,9 @@ async function allPartitions(glue: GlueClient, database: string, table: string):
   const out: { values: string[]; location: string }[] = [];
   let token: string | undefined;
   do {
-    const response = await glue.send(new GetPartitionsCommand({ DatabaseName: database, TableName: table, ...(token === undefined ? {} : { NextToken: token }) }));
+    const response = await glue.send(
+      new GetPartitionsCommand({ DatabaseName: database, TableName: table, ...(token === undefined ? {} : { NextToken: token }) }),
+    );
     for (const partition of response.Partitions ?? []) out.push({ values: partition.Values ?? [], location: partition.StorageDescriptor?.Location ?? '' });
     token = response.NextToken;
   } while (token !== undefined && token !== '');

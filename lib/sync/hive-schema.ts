@@ -9,21 +9,45 @@ import { HudiError } from '../errors.js';
 import type { AvroRecordSchema } from '../schema.js';
 
 type Repetition = 'REQUIRED' | 'OPTIONAL' | 'REPEATED';
-type Original = 'UTF8' | 'ENUM' | 'DATE' | 'DECIMAL' | 'TIMESTAMP_MILLIS' | 'TIMESTAMP_MICROS' | 'TIME_MILLIS' | 'TIME_MICROS' | 'LIST' | 'MAP' | 'MAP_KEY_VALUE';
+type Original =
+  | 'UTF8'
+  | 'ENUM'
+  | 'DATE'
+  | 'DECIMAL'
+  | 'TIMESTAMP_MILLIS'
+  | 'TIMESTAMP_MICROS'
+  | 'TIME_MILLIS'
+  | 'TIME_MICROS'
+  | 'LIST'
+  | 'MAP'
+  | 'MAP_KEY_VALUE';
 
 /** The part of a Parquet schema node the two conversions read. */
 export type ParquetNode =
-  | { readonly kind: 'primitive'; readonly name: string; readonly repetition: Repetition; readonly type: 'BOOLEAN' | 'INT32' | 'INT64' | 'FLOAT' | 'DOUBLE' | 'BINARY' | 'FIXED_LEN_BYTE_ARRAY'; readonly original?: Original; readonly precision?: number; readonly scale?: number }
+  | {
+      readonly kind: 'primitive';
+      readonly name: string;
+      readonly repetition: Repetition;
+      readonly type: 'BOOLEAN' | 'INT32' | 'INT64' | 'FLOAT' | 'DOUBLE' | 'BINARY' | 'FIXED_LEN_BYTE_ARRAY';
+      readonly original?: Original;
+      readonly precision?: number;
+      readonly scale?: number;
+    }
   | { readonly kind: 'group'; readonly name: string; readonly repetition: Repetition; readonly original?: Original; readonly fields: readonly ParquetNode[] };
 
 function unsupported(what: string, location: string): HudiError {
-  return new HudiError(`the table schema has ${what}, which the catalog sync cannot describe`, { location, fix: 'switch hoodie.datasource.meta.sync.enable off for this table, or change the column' });
+  return new HudiError(`the table schema has ${what}, which the catalog sync cannot describe`, {
+    location,
+    fix: 'switch hoodie.datasource.meta.sync.enable off for this table, or change the column',
+  });
 }
 
 /** parquet-avro's conversion of one Avro type (named `name`, nullable unions made OPTIONAL). */
 function avroToParquet(name: string, type: unknown, repetition: Repetition, location: string): ParquetNode {
   if (Array.isArray(type)) {
-    const members = type.filter((member) => member !== 'null' && !(typeof member === 'object' && member !== null && (member as { type?: unknown }).type === 'null'));
+    const members = type.filter(
+      (member) => member !== 'null' && !(typeof member === 'object' && member !== null && (member as { type?: unknown }).type === 'null'),
+    );
     if (members.length === 1) return avroToParquet(name, members[0], type.length > members.length ? 'OPTIONAL' : repetition, location);
     throw unsupported(`a union of ${members.length} types in ${name}`, location);
   }
@@ -32,9 +56,18 @@ function avroToParquet(name: string, type: unknown, repetition: Repetition, loca
   const avroType = schema['type'];
   if (typeof avroType === 'object') return avroToParquet(name, avroType, repetition, location);
   const logical = schema['logicalType'];
-  const decimal = (base: 'INT32' | 'INT64' | 'BINARY' | 'FIXED_LEN_BYTE_ARRAY'): ParquetNode => ({ kind: 'primitive', name, repetition, type: base, original: 'DECIMAL', precision: Number(schema['precision']), scale: Number(schema['scale'] ?? 0) });
+  const decimal = (base: 'INT32' | 'INT64' | 'BINARY' | 'FIXED_LEN_BYTE_ARRAY'): ParquetNode => ({
+    kind: 'primitive',
+    name,
+    repetition,
+    type: base,
+    original: 'DECIMAL',
+    precision: Number(schema['precision']),
+    scale: Number(schema['scale'] ?? 0),
+  });
   switch (avroType) {
-    case 'boolean': return { kind: 'primitive', name, repetition, type: 'BOOLEAN' };
+    case 'boolean':
+      return { kind: 'primitive', name, repetition, type: 'BOOLEAN' };
     case 'int':
       if (logical === 'date') return { kind: 'primitive', name, repetition, type: 'INT32', original: 'DATE' };
       if (logical === 'time-millis') return { kind: 'primitive', name, repetition, type: 'INT32', original: 'TIME_MILLIS' };
@@ -45,24 +78,49 @@ function avroToParquet(name: string, type: unknown, repetition: Repetition, loca
       if (logical === 'time-micros') return { kind: 'primitive', name, repetition, type: 'INT64', original: 'TIME_MICROS' };
       // local-timestamp-*: not adjusted to UTC, so no converted type (a plain INT64).
       return { kind: 'primitive', name, repetition, type: 'INT64' };
-    case 'float': return { kind: 'primitive', name, repetition, type: 'FLOAT' };
-    case 'double': return { kind: 'primitive', name, repetition, type: 'DOUBLE' };
-    case 'string': return { kind: 'primitive', name, repetition, type: 'BINARY', original: 'UTF8' };
-    case 'enum': return { kind: 'primitive', name, repetition, type: 'BINARY', original: 'ENUM' };
-    case 'bytes': return logical === 'decimal' ? decimal('BINARY') : { kind: 'primitive', name, repetition, type: 'BINARY' };
-    case 'fixed': return logical === 'decimal' ? decimal('FIXED_LEN_BYTE_ARRAY') : { kind: 'primitive', name, repetition, type: 'FIXED_LEN_BYTE_ARRAY' };
+    case 'float':
+      return { kind: 'primitive', name, repetition, type: 'FLOAT' };
+    case 'double':
+      return { kind: 'primitive', name, repetition, type: 'DOUBLE' };
+    case 'string':
+      return { kind: 'primitive', name, repetition, type: 'BINARY', original: 'UTF8' };
+    case 'enum':
+      return { kind: 'primitive', name, repetition, type: 'BINARY', original: 'ENUM' };
+    case 'bytes':
+      return logical === 'decimal' ? decimal('BINARY') : { kind: 'primitive', name, repetition, type: 'BINARY' };
+    case 'fixed':
+      return logical === 'decimal' ? decimal('FIXED_LEN_BYTE_ARRAY') : { kind: 'primitive', name, repetition, type: 'FIXED_LEN_BYTE_ARRAY' };
     case 'record': {
       const fields = schema['fields'];
       if (!Array.isArray(fields)) throw unsupported(`a record without fields in ${name}`, location);
-      return { kind: 'group', name, repetition, fields: fields.map((field: { name: string; type: unknown }) => avroToParquet(field.name, field.type, 'REQUIRED', location)) };
+      return {
+        kind: 'group',
+        name,
+        repetition,
+        fields: fields.map((field: { name: string; type: unknown }) => avroToParquet(field.name, field.type, 'REQUIRED', location)),
+      };
     }
     case 'array':
       // AvroSchemaConverter's old list structure: the element repeated as `array`.
       return { kind: 'group', name, repetition, original: 'LIST', fields: [avroToParquet('array', schema['items'], 'REPEATED', location)] };
     case 'map':
       return {
-        kind: 'group', name, repetition, original: 'MAP',
-        fields: [{ kind: 'group', name: 'key_value', repetition: 'REPEATED', original: 'MAP_KEY_VALUE', fields: [{ kind: 'primitive', name: 'key', repetition: 'REQUIRED', type: 'BINARY', original: 'UTF8' }, avroToParquet('value', schema['values'], 'REQUIRED', location)] }],
+        kind: 'group',
+        name,
+        repetition,
+        original: 'MAP',
+        fields: [
+          {
+            kind: 'group',
+            name: 'key_value',
+            repetition: 'REPEATED',
+            original: 'MAP_KEY_VALUE',
+            fields: [
+              { kind: 'primitive', name: 'key', repetition: 'REQUIRED', type: 'BINARY', original: 'UTF8' },
+              avroToParquet('value', schema['values'], 'REQUIRED', location),
+            ],
+          },
+        ],
       };
     default:
       throw unsupported(`the Avro type ${String(avroType)} in ${name}`, location);
@@ -82,13 +140,20 @@ function hiveType(node: ParquetNode, supportTimestamp: boolean, location: string
     if (node.original === 'DATE') return 'DATE';
     if (supportTimestamp && (node.original === 'TIMESTAMP_MICROS' || node.original === 'TIMESTAMP_MILLIS')) return 'TIMESTAMP';
     switch (node.type) {
-      case 'BOOLEAN': return 'boolean';
-      case 'INT32': return 'int';
-      case 'INT64': return 'bigint';
-      case 'FLOAT': return 'float';
-      case 'DOUBLE': return 'double';
-      case 'FIXED_LEN_BYTE_ARRAY': return 'binary';
-      case 'BINARY': return node.original === 'UTF8' || node.original === 'ENUM' ? 'string' : 'binary';
+      case 'BOOLEAN':
+        return 'boolean';
+      case 'INT32':
+        return 'int';
+      case 'INT64':
+        return 'bigint';
+      case 'FLOAT':
+        return 'float';
+      case 'DOUBLE':
+        return 'double';
+      case 'FIXED_LEN_BYTE_ARRAY':
+        return 'binary';
+      case 'BINARY':
+        return node.original === 'UTF8' || node.original === 'ENUM' ? 'string' : 'binary';
     }
   }
   if (node.original === 'LIST') {
@@ -109,7 +174,12 @@ function hiveType(node: ParquetNode, supportTimestamp: boolean, location: string
 
 /** Column name → Hive type, in schema order (HiveSchemaUtil.parquetSchemaToMapSchema). */
 export function hiveSchemaOf(nodes: readonly ParquetNode[], supportTimestamp: boolean, location: string): Map<string, string> {
-  return new Map(nodes.map((node) => [node.name, node.repetition === 'REPEATED' ? `ARRAY<${hiveType(node, supportTimestamp, location)}>` : hiveType(node, supportTimestamp, location)]));
+  return new Map(
+    nodes.map((node) => [
+      node.name,
+      node.repetition === 'REPEATED' ? `ARRAY<${hiveType(node, supportTimestamp, location)}>` : hiveType(node, supportTimestamp, location),
+    ]),
+  );
 }
 
 /** HiveSchemaUtil.getPartitionKeyType: the column's type, or string for a partition field not in the schema. */
@@ -122,9 +192,12 @@ export function partitionKeyType(hiveSchema: ReadonlyMap<string, string>, key: s
 function sparkPrimitive(node: Extract<ParquetNode, { kind: 'primitive' }>, location: string): string {
   const decimal = `decimal(${node.precision},${node.scale})`;
   switch (node.type) {
-    case 'BOOLEAN': return 'boolean';
-    case 'FLOAT': return 'float';
-    case 'DOUBLE': return 'double';
+    case 'BOOLEAN':
+      return 'boolean';
+    case 'FLOAT':
+      return 'float';
+    case 'DOUBLE':
+      return 'double';
     case 'INT32':
       if (node.original === undefined) return 'integer';
       if (node.original === 'DATE') return 'date';
@@ -180,7 +253,9 @@ function sparkStruct(fields: readonly ParquetNode[], location: string): string {
 /** Spark's schema JSON of the table: data columns, then the partition columns (string when not in the schema). */
 export function sparkSchemaJson(nodes: readonly ParquetNode[], partitionFields: readonly string[], location: string): string {
   const byName = new Map(nodes.map((node) => [node.name, node]));
-  const partitionColumns = partitionFields.map((name): ParquetNode => byName.get(name) ?? { kind: 'primitive', name, repetition: 'REQUIRED', type: 'BINARY', original: 'UTF8' });
+  const partitionColumns = partitionFields.map(
+    (name): ParquetNode => byName.get(name) ?? { kind: 'primitive', name, repetition: 'REQUIRED', type: 'BINARY', original: 'UTF8' },
+  );
   const dataColumns = nodes.filter((node) => !partitionFields.includes(node.name));
   return sparkStruct([...dataColumns, ...partitionColumns], location);
 }

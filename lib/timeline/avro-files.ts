@@ -32,8 +32,7 @@ const MAX_INFLATED_BLOCK_BYTES = 256 * 1024 * 1024;
 const LONG_TYPE = avro.Type.forSchema('long');
 const METADATA_MAP_TYPE = avro.Type.forSchema({ type: 'map', values: 'bytes' });
 
-const FIX_UNREADABLE =
-  'an interrupted write or copy leaves a cut-short file; restore it from a backup or the original table';
+const FIX_UNREADABLE = 'an interrupted write or copy leaves a cut-short file; restore it from a backup or the original table';
 
 export interface EncodeTimelineAvroOptions {
   /** The container's 16-byte sync marker; random when omitted (as Java does). Set it for reproducible bytes. */
@@ -44,11 +43,7 @@ export interface EncodeTimelineAvroOptions {
  * Encode one timeline record as the Avro container file Hudi writes for it.
  * Throws HudiError when the record does not fit the schema (naming the offending field).
  */
-export function encodeTimelineAvro<K extends TimelineAvroKind>(
-  kind: K,
-  record: TimelineAvroRecords[K],
-  options: EncodeTimelineAvroOptions = {},
-): Uint8Array {
+export function encodeTimelineAvro<K extends TimelineAvroKind>(kind: K, record: TimelineAvroRecords[K], options: EncodeTimelineAvroOptions = {}): Uint8Array {
   const type = timelineType(kind);
   const problems: string[] = [];
   const valid = type.isValid(record, {
@@ -68,15 +63,7 @@ export function encodeTimelineAvro<K extends TimelineAvroKind>(
   }
   const recordBytes = type.toBuffer(record);
   const metadata = METADATA_MAP_TYPE.toBuffer({ 'avro.schema': Buffer.from(timelineAvroSchemaText(kind), 'utf8') });
-  return concatBytes([
-    MAGIC,
-    metadata,
-    syncMarker,
-    LONG_TYPE.toBuffer(1),
-    LONG_TYPE.toBuffer(recordBytes.length),
-    recordBytes,
-    syncMarker,
-  ]);
+  return concatBytes([MAGIC, metadata, syncMarker, LONG_TYPE.toBuffer(1), LONG_TYPE.toBuffer(recordBytes.length), recordBytes, syncMarker]);
 }
 
 /**
@@ -85,11 +72,7 @@ export function encodeTimelineAvro<K extends TimelineAvroKind>(
  * `location` names the file in error messages. Throws HudiError when the file is empty (the caller decides what an
  * empty instant file means), truncated, not an Avro container, holds another record type or not exactly one record.
  */
-export function decodeTimelineAvro<K extends TimelineAvroKind>(
-  kind: K,
-  bytes: Uint8Array,
-  location: string,
-): TimelineAvroRecords[K] {
+export function decodeTimelineAvro<K extends TimelineAvroKind>(kind: K, bytes: Uint8Array, location: string): TimelineAvroRecords[K] {
   const expectedName = TIMELINE_AVRO_RECORD_NAMES[kind];
   if (bytes.length === 0) {
     throw new HudiError(`instant file is empty (0 bytes); expected an Avro ${expectedName} record`, { location });

@@ -13,13 +13,7 @@
  */
 
 /** A JSON value, as Avro schemas are written. */
-export type AvroSchemaJson =
-  | string
-  | number
-  | boolean
-  | null
-  | readonly AvroSchemaJson[]
-  | { readonly [key: string]: AvroSchemaJson };
+export type AvroSchemaJson = string | number | boolean | null | readonly AvroSchemaJson[] | { readonly [key: string]: AvroSchemaJson };
 
 /** Namespace of every Hudi timeline record. */
 export const HUDI_AVRO_NAMESPACE = 'org.apache.hudi.avro.model';
@@ -372,16 +366,9 @@ const rollbackMetadataSchema = topLevelRecord('HoodieRollbackMetadata', [
   fieldWithDefault('instantsRollback', { type: 'array', items: instantInfoSchema, default: [] }, []),
 ]);
 
-const actionInstantSchema = record('HoodieActionInstant', [
-  field('timestamp', javaString),
-  field('action', javaString),
-  field('state', javaString),
-]);
+const actionInstantSchema = record('HoodieActionInstant', [field('timestamp', javaString), field('action', javaString), field('state', javaString)]);
 
-const cleanFileInfoSchema = record('HoodieCleanFileInfo', [
-  nullableField('filePath', javaString),
-  nullableField('isBootstrapBaseFile', 'boolean'),
-]);
+const cleanFileInfoSchema = record('HoodieCleanFileInfo', [nullableField('filePath', javaString), nullableField('isBootstrapBaseFile', 'boolean')]);
 
 const cleanerPlanSchema = topLevelRecord('HoodieCleanerPlan', [
   nullableField('earliestInstantToRetain', actionInstantSchema),

@@ -5,9 +5,24 @@ import { HudiError } from '../errors.js';
 import { toJacksonPrettyJson, type JsonValue } from '../util/jackson-json.js';
 
 export type WriteOperationType =
-  | 'INSERT' | 'INSERT_PREPPED' | 'UPSERT' | 'UPSERT_PREPPED' | 'BULK_INSERT' | 'BULK_INSERT_PREPPED' | 'DELETE' | 'DELETE_PREPPED'
-  | 'BOOTSTRAP' | 'INSERT_OVERWRITE' | 'INSERT_OVERWRITE_TABLE' | 'CLUSTER' | 'DELETE_PARTITION' | 'COMPACT' | 'LOG_COMPACT'
-  | 'INDEX' | 'ALTER_SCHEMA' | 'UNKNOWN';
+  | 'INSERT'
+  | 'INSERT_PREPPED'
+  | 'UPSERT'
+  | 'UPSERT_PREPPED'
+  | 'BULK_INSERT'
+  | 'BULK_INSERT_PREPPED'
+  | 'DELETE'
+  | 'DELETE_PREPPED'
+  | 'BOOTSTRAP'
+  | 'INSERT_OVERWRITE'
+  | 'INSERT_OVERWRITE_TABLE'
+  | 'CLUSTER'
+  | 'DELETE_PARTITION'
+  | 'COMPACT'
+  | 'LOG_COMPACT'
+  | 'INDEX'
+  | 'ALTER_SCHEMA'
+  | 'UNKNOWN';
 
 export interface RuntimeStats {
   totalScanTime: number;
@@ -53,19 +68,54 @@ export interface CommitMetadata {
 }
 
 const WRITE_STAT_FIELDS: readonly (keyof WriteStat)[] = [
-  'fileId', 'path', 'cdcStats', 'prevCommit', 'numWrites', 'numDeletes', 'numUpdateWrites', 'numInserts', 'totalWriteBytes',
-  'totalWriteErrors', 'tempPath', 'partitionPath', 'totalLogRecords', 'totalLogFilesCompacted', 'totalLogSizeCompacted',
-  'totalUpdatedRecordsCompacted', 'totalLogBlocks', 'totalCorruptLogBlock', 'totalRollbackBlocks', 'fileSizeInBytes',
-  'minEventTime', 'maxEventTime', 'runtimeStats',
+  'fileId',
+  'path',
+  'cdcStats',
+  'prevCommit',
+  'numWrites',
+  'numDeletes',
+  'numUpdateWrites',
+  'numInserts',
+  'totalWriteBytes',
+  'totalWriteErrors',
+  'tempPath',
+  'partitionPath',
+  'totalLogRecords',
+  'totalLogFilesCompacted',
+  'totalLogSizeCompacted',
+  'totalUpdatedRecordsCompacted',
+  'totalLogBlocks',
+  'totalCorruptLogBlock',
+  'totalRollbackBlocks',
+  'fileSizeInBytes',
+  'minEventTime',
+  'maxEventTime',
+  'runtimeStats',
 ];
 
 /** A write stat with Hudi's defaults for everything not given. */
 export function newWriteStat(fields: Partial<WriteStat> & Pick<WriteStat, 'fileId' | 'path' | 'partitionPath'>): WriteStat {
   return {
-    cdcStats: null, prevCommit: 'null', numWrites: 0, numDeletes: 0, numUpdateWrites: 0, numInserts: 0, totalWriteBytes: 0,
-    totalWriteErrors: 0, tempPath: null, totalLogRecords: 0, totalLogFilesCompacted: 0, totalLogSizeCompacted: 0,
-    totalUpdatedRecordsCompacted: 0, totalLogBlocks: 0, totalCorruptLogBlock: 0, totalRollbackBlocks: 0, fileSizeInBytes: 0,
-    minEventTime: null, maxEventTime: null, runtimeStats: null,
+    cdcStats: null,
+    prevCommit: 'null',
+    numWrites: 0,
+    numDeletes: 0,
+    numUpdateWrites: 0,
+    numInserts: 0,
+    totalWriteBytes: 0,
+    totalWriteErrors: 0,
+    tempPath: null,
+    totalLogRecords: 0,
+    totalLogFilesCompacted: 0,
+    totalLogSizeCompacted: 0,
+    totalUpdatedRecordsCompacted: 0,
+    totalLogBlocks: 0,
+    totalCorruptLogBlock: 0,
+    totalRollbackBlocks: 0,
+    fileSizeInBytes: 0,
+    minEventTime: null,
+    maxEventTime: null,
+    runtimeStats: null,
     ...fields,
   };
 }
@@ -74,9 +124,14 @@ function orderedWriteStat(stat: WriteStat): { [key: string]: JsonValue } {
   const out: { [key: string]: JsonValue } = {};
   for (const field of WRITE_STAT_FIELDS) {
     const value = stat[field];
-    out[field] = field === 'runtimeStats' && value !== null
-      ? { totalScanTime: stat.runtimeStats!.totalScanTime, totalUpsertTime: stat.runtimeStats!.totalUpsertTime, totalCreateTime: stat.runtimeStats!.totalCreateTime }
-      : (value as JsonValue);
+    out[field] =
+      field === 'runtimeStats' && value !== null
+        ? {
+            totalScanTime: stat.runtimeStats!.totalScanTime,
+            totalUpsertTime: stat.runtimeStats!.totalUpsertTime,
+            totalCreateTime: stat.runtimeStats!.totalCreateTime,
+          }
+        : (value as JsonValue);
   }
   return out;
 }
@@ -123,7 +178,14 @@ export function parseCommitMetadata(text: string, location: string): CommitMetad
   const partitionToWriteStats: Record<string, WriteStat[]> = {};
   for (const [partition, list] of Object.entries(stats)) {
     if (!Array.isArray(list)) throw badField('partitionToWriteStats', location);
-    partitionToWriteStats[partition] = list.map((item) => newWriteStat({ ...(item as Partial<WriteStat>), fileId: (item as WriteStat).fileId ?? '', path: (item as WriteStat).path ?? null, partitionPath: (item as WriteStat).partitionPath ?? null }));
+    partitionToWriteStats[partition] = list.map((item) =>
+      newWriteStat({
+        ...(item as Partial<WriteStat>),
+        fileId: (item as WriteStat).fileId ?? '',
+        path: (item as WriteStat).path ?? null,
+        partitionPath: (item as WriteStat).partitionPath ?? null,
+      }),
+    );
   }
   const extra = asRecord(object['extraMetadata'], 'extraMetadata', location);
   const metadata: CommitMetadata = {

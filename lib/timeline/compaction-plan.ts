@@ -102,7 +102,10 @@ export function encodeCompactionPlan(plan: CompactionPlan): Uint8Array {
     })),
     extraMetadata: { ...plan.extraMetadata },
     version: plan.version,
-    strategy: plan.strategy === null ? null : { compactorClassName: plan.strategy.compactorClassName, strategyParams: { ...plan.strategy.strategyParams }, version: plan.strategy.version },
+    strategy:
+      plan.strategy === null
+        ? null
+        : { compactorClassName: plan.strategy.compactorClassName, strategyParams: { ...plan.strategy.strategyParams }, version: plan.strategy.version },
     preserveHoodieMetadata: plan.preserveHoodieMetadata,
   };
   return encodeTimelineAvro('compactionPlan', record);
@@ -137,11 +140,14 @@ export function decodeCompactionPlan(bytes: Uint8Array, location: string): Compa
     operations,
     extraMetadata: record.extraMetadata ?? {},
     version: Math.max(version, COMPACTION_PLAN_VERSION),
-    strategy: record.strategy === null ? null : {
-      compactorClassName: record.strategy.compactorClassName,
-      strategyParams: record.strategy.strategyParams ?? {},
-      version: record.strategy.version ?? 1,
-    },
+    strategy:
+      record.strategy === null
+        ? null
+        : {
+            compactorClassName: record.strategy.compactorClassName,
+            strategyParams: record.strategy.strategyParams ?? {},
+            version: record.strategy.version ?? 1,
+          },
     preserveHoodieMetadata: record.preserveHoodieMetadata ?? false,
   };
 }
@@ -157,7 +163,10 @@ async function createOnce(storage: Storage, path: string, body: Uint8Array | str
     await storage.putIfAbsent(path, body);
   } catch (error) {
     if (error instanceof AlreadyExistsError) {
-      throw new ConflictError(`${path} already exists: another writer is moving the same compaction`, { location: storage.uriOf(path), fix: 'look at the timeline, then retry' });
+      throw new ConflictError(`${path} already exists: another writer is moving the same compaction`, {
+        location: storage.uriOf(path),
+        fix: 'look at the timeline, then retry',
+      });
     }
     throw error;
   }

@@ -3,7 +3,17 @@
  * Timeline files live flat in `.hoodie/` (timeline layout 1, table version 6).
  */
 export type InstantState = 'REQUESTED' | 'INFLIGHT' | 'COMPLETED';
-export type InstantAction = 'commit' | 'deltacommit' | 'replacecommit' | 'clean' | 'rollback' | 'compaction' | 'savepoint' | 'restore' | 'indexing' | 'logcompaction';
+export type InstantAction =
+  | 'commit'
+  | 'deltacommit'
+  | 'replacecommit'
+  | 'clean'
+  | 'rollback'
+  | 'compaction'
+  | 'savepoint'
+  | 'restore'
+  | 'indexing'
+  | 'logcompaction';
 
 export interface Instant {
   /** yyyyMMddHHmmssSSS (17 digits) or legacy yyyyMMddHHmmss (14 digits). */
@@ -12,7 +22,18 @@ export interface Instant {
   readonly state: InstantState;
 }
 
-const ACTIONS: readonly InstantAction[] = ['commit', 'deltacommit', 'replacecommit', 'clean', 'rollback', 'compaction', 'savepoint', 'restore', 'indexing', 'logcompaction'];
+const ACTIONS: readonly InstantAction[] = [
+  'commit',
+  'deltacommit',
+  'replacecommit',
+  'clean',
+  'rollback',
+  'compaction',
+  'savepoint',
+  'restore',
+  'indexing',
+  'logcompaction',
+];
 const INSTANT_TIME = /^\d{14}(\d{3})?$/;
 
 /** Parse a file name in `.hoodie/`; undefined when it is not an instant file (hoodie.properties, folders, .crc …). */
@@ -107,7 +128,9 @@ export function newInstantTime(existingTimes: Iterable<string>, now: Date, zone:
 export function parseInstantTime(time: string, zone: TimelineTimeZone = 'UTC'): Date | undefined {
   if (!INSTANT_TIME.test(time)) return undefined;
   const t = time.length === 14 ? `${time}000` : time;
-  const [y, mo, d, h, mi, s, ms] = [t.slice(0, 4), t.slice(4, 6), t.slice(6, 8), t.slice(8, 10), t.slice(10, 12), t.slice(12, 14), t.slice(14, 17)].map(Number) as [number, number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s, ms] = [t.slice(0, 4), t.slice(4, 6), t.slice(6, 8), t.slice(8, 10), t.slice(10, 12), t.slice(12, 14), t.slice(14, 17)].map(
+    Number,
+  ) as [number, number, number, number, number, number, number];
   const date = zone === 'LOCAL' ? new Date(y, mo - 1, d, h, mi, s, ms) : new Date(Date.UTC(y, mo - 1, d, h, mi, s, ms));
   if (formatInstantTime(date, zone) !== t) return undefined;
   return date;

@@ -95,7 +95,9 @@ export async function listMarkers(storage: Storage, instantTime: string): Promis
     // Anything else without the marker infix (e.g. a stray .crc) is not a marker; Hudi skips it too.
     if (relative.includes(MARKER_INFIX)) add(relative, storage.uriOf(object.path));
   }
-  return [...found.values()].sort((a, b) => a.partitionPath.localeCompare(b.partitionPath) || a.fileName.localeCompare(b.fileName) || a.type.localeCompare(b.type));
+  return [...found.values()].sort(
+    (a, b) => a.partitionPath.localeCompare(b.partitionPath) || a.fileName.localeCompare(b.fileName) || a.type.localeCompare(b.type),
+  );
 }
 
 /** Remove an instant's marker folder (every marker object, and the empty folders on a local disk). */

@@ -33,7 +33,12 @@ export async function createRequested(storage: Storage, time: string, action: In
   return instant;
 }
 
-export async function transitionToInflight(storage: Storage, time: string, action: InstantAction, body: Uint8Array | string = new Uint8Array()): Promise<Instant> {
+export async function transitionToInflight(
+  storage: Storage,
+  time: string,
+  action: InstantAction,
+  body: Uint8Array | string = new Uint8Array(),
+): Promise<Instant> {
   const instant = instantOf(time, action, 'INFLIGHT');
   await createOnce(storage, instant, body);
   return instant;

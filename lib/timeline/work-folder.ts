@@ -55,4 +55,3 @@ export async function deleteInstantScratch(storage: Storage, instantTime: string
   await deleteClusteringWorkDir(storage, instantTime);
   await deleteMarkerDir(storage, instantTime);
 }
-

@@ -79,7 +79,7 @@ export function hadoopMurmurHash(data: Uint8Array, offset: number, length: numbe
   let i = offset;
   for (; i < wholeWordsEnd; i += 4) {
     // Sign extension of data[i + 3] is shifted out, so unsigned bytes give Java's value.
-    let k = (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24));
+    let k = data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24);
     k = Math.imul(k, m);
     k ^= k >>> 24;
     k = Math.imul(k, m);
@@ -346,13 +346,18 @@ export class HoodieBloomFilter {
   static union(filters: readonly HoodieBloomFilter[], maxEntries: number = HUDI_BLOOM_FILTER_DEFAULTS.maxEntries): HoodieBloomFilter | undefined {
     const first = filters[0];
     if (first === undefined) return undefined;
-    const compatible = filters.every((filter) =>
-      filter.typeCode === first.typeCode && filter.vectorSize === first.vectorSize && filter.numHashes === first.numHashes &&
-      (first.typeCode === 'SIMPLE' || filter.rowCapacity === first.rowCapacity));
+    const compatible = filters.every(
+      (filter) =>
+        filter.typeCode === first.typeCode &&
+        filter.vectorSize === first.vectorSize &&
+        filter.numHashes === first.numHashes &&
+        (first.typeCode === 'SIMPLE' || filter.rowCapacity === first.rowCapacity),
+    );
     if (!compatible) return undefined;
     const capacity = Math.max(1, first.rowCapacity);
     const pieces = filters.flatMap((filter) =>
-      filter.#rows.map((row, index) => ({ row, keys: index < filter.#rows.length - 1 ? filter.rowCapacity : filter.#currentRowRecordCount })));
+      filter.#rows.map((row, index) => ({ row, keys: index < filter.#rows.length - 1 ? filter.rowCapacity : filter.#currentRowRecordCount })),
+    );
     const maxRows = first.typeCode === 'SIMPLE' ? 1 : Math.max(1, Math.ceil(maxEntries / capacity));
     const bins: { row: Uint8Array; keys: number }[] = [];
     for (const piece of [...pieces].sort((a, b) => b.keys - a.keys)) {
@@ -383,9 +388,7 @@ export class HoodieBloomFilter {
     const rowBytes = this.#rows[0]!.length;
     const rowSerializedBytes = FILTER_HEADER_BYTES + rowBytes;
     const isDynamic = this.typeCode === 'DYNAMIC_V0';
-    const total = isDynamic
-      ? FILTER_HEADER_BYTES + DYNAMIC_HEADER_BYTES + this.#rows.length * rowSerializedBytes
-      : rowSerializedBytes;
+    const total = isDynamic ? FILTER_HEADER_BYTES + DYNAMIC_HEADER_BYTES + this.#rows.length * rowSerializedBytes : rowSerializedBytes;
     const buffer = Buffer.allocUnsafe(total);
     let offset = 0;
     if (isDynamic) {
@@ -485,10 +488,9 @@ class BigEndianReader {
 
   #need(count: number): void {
     if (this.#offset + count > this.#bytes.length) {
-      throw new HudiError(
-        `bloom filter is truncated: needs ${count} bytes at offset ${this.#offset}, has ${this.#bytes.length}`,
-        { fix: 'the footer value is corrupt' },
-      );
+      throw new HudiError(`bloom filter is truncated: needs ${count} bytes at offset ${this.#offset}, has ${this.#bytes.length}`, {
+        fix: 'the footer value is corrupt',
+      });
     }
   }
 

@@ -3,8 +3,13 @@
  * and the Avro schema (with meta fields) the file was written with.
  */
 import {
-  BLOOM_FILTER_FOOTER_KEY, BLOOM_FILTER_TYPE_CODE_FOOTER_KEY, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY,
-  HoodieBloomFilter, createBloomFilter, type BloomFilterOptions,
+  BLOOM_FILTER_FOOTER_KEY,
+  BLOOM_FILTER_TYPE_CODE_FOOTER_KEY,
+  MAX_RECORD_KEY_FOOTER_KEY,
+  MIN_RECORD_KEY_FOOTER_KEY,
+  HoodieBloomFilter,
+  createBloomFilter,
+  type BloomFilterOptions,
 } from './bloom-filter.js';
 
 export const AVRO_SCHEMA_FOOTER_KEY = 'parquet.avro.schema';
@@ -13,7 +18,11 @@ export const AVRO_SCHEMA_FOOTER_KEY = 'parquet.avro.schema';
  * Footer key/values for a base file holding `recordKeys` (any order). Min/max compare as Java's String.compareTo
  * (UTF-16 code units), which is how JavaScript compares strings too. Tables without meta fields get no bloom filter.
  */
-export function hudiFooter(recordKeys: Iterable<string>, avroSchemaWithMetaFields: string, options: { bloom?: Partial<BloomFilterOptions>; populateMetaFields?: boolean } = {}): Record<string, string> {
+export function hudiFooter(
+  recordKeys: Iterable<string>,
+  avroSchemaWithMetaFields: string,
+  options: { bloom?: Partial<BloomFilterOptions>; populateMetaFields?: boolean } = {},
+): Record<string, string> {
   const footer: Record<string, string> = { [AVRO_SCHEMA_FOOTER_KEY]: avroSchemaWithMetaFields, 'writer.model.name': 'avro' };
   if (options.populateMetaFields === false) return footer;
   const bloom = createBloomFilter(options.bloom);
@@ -74,7 +83,8 @@ export function mergedHudiFooter(
     if (input.bloomFilter === undefined || input.minRecordKey === undefined || input.maxRecordKey === undefined) {
       return { reason: `input ${index} has no ${input.bloomFilter === undefined ? 'bloom filter' : 'record key range'} in its footer` };
     }
-    if (input.bloomFilterType !== 'DYNAMIC_V0' && input.bloomFilterType !== 'SIMPLE') return { reason: `input ${index} has a bloom filter of type ${String(input.bloomFilterType)}` };
+    if (input.bloomFilterType !== 'DYNAMIC_V0' && input.bloomFilterType !== 'SIMPLE')
+      return { reason: `input ${index} has a bloom filter of type ${String(input.bloomFilterType)}` };
     try {
       filters.push(HoodieBloomFilter.deserialize(input.bloomFilter, input.bloomFilterType));
     } catch (error) {
@@ -84,7 +94,7 @@ export function mergedHudiFooter(
     if (max === undefined || input.maxRecordKey > max) max = input.maxRecordKey;
   }
   const bloom = HoodieBloomFilter.union(filters, options.maxEntries);
-  if (bloom === undefined || min === undefined || max === undefined) return { reason: 'the inputs\' bloom filters differ in size or hash count' };
+  if (bloom === undefined || min === undefined || max === undefined) return { reason: "the inputs' bloom filters differ in size or hash count" };
   return {
     footer: {
       [AVRO_SCHEMA_FOOTER_KEY]: avroSchemaWithMetaFields,

@@ -4,7 +4,8 @@
  */
 import type { KeyGeneratorOptions } from '../keygen.js';
 
-export interface PartitionPathRules extends Pick<KeyGeneratorOptions, 'keyGeneratorClass' | 'partitionFields' | 'hiveStylePartitioning' | 'urlEncodePartitioning'> {
+export interface PartitionPathRules
+  extends Pick<KeyGeneratorOptions, 'keyGeneratorClass' | 'partitionFields' | 'hiveStylePartitioning' | 'urlEncodePartitioning'> {
   /** Local tables are read in place, and DuckDB expands glob characters in the paths it reads. */
   readonly localStorage: boolean;
 }
@@ -49,12 +50,18 @@ export function partitionPathProblem(partitionPath: string, rules: PartitionPath
   }
   const control = CONTROL_CHARACTER.exec(partitionPath);
   if (control !== null) {
-    return { reason: `partition path ${JSON.stringify(partitionPath)} holds the control character U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`, fix: encodeFix };
+    return {
+      reason: `partition path ${JSON.stringify(partitionPath)} holds the control character U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`,
+      fix: encodeFix,
+    };
   }
   if (rules.localStorage) {
     const glob = GLOB_CHARACTER.exec(partitionPath);
     if (glob !== null) {
-      return { reason: `partition path "${partitionPath}" holds the glob character "${glob[0]}", which DuckDB would expand when reading the local table`, fix: encodeFix };
+      return {
+        reason: `partition path "${partitionPath}" holds the glob character "${glob[0]}", which DuckDB would expand when reading the local table`,
+        fix: encodeFix,
+      };
     }
   }
   return undefined;

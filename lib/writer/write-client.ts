@@ -119,7 +119,10 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const latest = existing === undefined ? undefined : (await existing.schema())?.schema;
     // Partition columns a table drops from its files stay out of them.
     const schemaFields = latest?.fields.filter((f) => !(tableConfig.dropPartitionColumns && tableConfig.partitionFields.includes(f.name)));
-    const batch = await session.loadBatch(options.input, templates.localPaths, { missingColumns: config.missingColumns, ...(schemaFields === undefined ? {} : { schemaFields }) });
+    const batch = await session.loadBatch(options.input, templates.localPaths, {
+      missingColumns: config.missingColumns,
+      ...(schemaFields === undefined ? {} : { schemaFields }),
+    });
     progress(`loaded ${batch.rowCount} records from ${options.input.file}`);
     if (existing === undefined && batch.rowCount === 0) throw noRecordsError(options.input.file, true, false);
 
@@ -133,7 +136,8 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
       if (batch.addedColumns.length > 0) progress(`the input adds ${batch.addedColumns.join(', ')} to the table's schema`);
     }
     const prepared = await prepareRecords(session, tableConfig, storage, batch.rowCount, config, options);
-    if (prepared.records === 0 && (existing === undefined || !config.allowEmptyCommit)) throw noRecordsError(options.input.file, existing === undefined, batch.rowCount > 0);
+    if (prepared.records === 0 && (existing === undefined || !config.allowEmptyCommit))
+      throw noRecordsError(options.input.file, existing === undefined, batch.rowCount > 0);
 
     let table = existing;
     if (table === undefined) {
@@ -151,7 +155,9 @@ function noRecordsError(file: string, newTable: boolean, hadRows: boolean): Inpu
   const what = `the input has no records${hadRows ? ' that can be written' : ''}`;
   return new InputError(newTable ? `${what}, so there is nothing to create the table from` : `${what} and ${WRITE_KEYS.allowEmptyCommit.key}=false`, {
     location: file,
-    fix: newTable ? 'write a batch with records to create the table; nothing was written' : `nothing was written (with ${WRITE_KEYS.allowEmptyCommit.key}=true, Hudi's default, an empty input makes an empty commit)`,
+    fix: newTable
+      ? 'write a batch with records to create the table; nothing was written'
+      : `nothing was written (with ${WRITE_KEYS.allowEmptyCommit.key}=true, Hudi's default, an empty input makes an empty commit)`,
   });
 }
 
@@ -166,7 +172,10 @@ async function openOrNull(storage: Storage): Promise<HudiTable | undefined> {
 
 function assertWritable(config: TableConfig, location: string): void {
   if (!config.populateMetaFields) {
-    throw new HudiError('writes to tables without meta fields (hoodie.populate.meta.fields=false) are not supported', { location, fix: 'write this table with Hudi' });
+    throw new HudiError('writes to tables without meta fields (hoodie.populate.meta.fields=false) are not supported', {
+      location,
+      fix: 'write this table with Hudi',
+    });
   }
 }
 
@@ -199,7 +208,12 @@ interface RecordProblem extends BadRecord {
  * it combines records. Records failing one are refused (default) or left out and reported (`badRecords: 'skip'`).
  */
 async function prepareRecords(
-  session: WriteSession, tableConfig: TableConfig, storage: Storage, rowCount: number, config: WriteConfig, options: WriteOptions,
+  session: WriteSession,
+  tableConfig: TableConfig,
+  storage: Storage,
+  rowCount: number,
+  config: WriteConfig,
+  options: WriteOptions,
 ): Promise<PreparedRecords> {
   const props = options.properties ?? new Map<string, string>();
   const operation = options.operation;
@@ -223,10 +237,12 @@ async function prepareRecords(
   const skip = (options.badRecords ?? 'fail') === 'skip';
 
   const rules = { ...keygenOptions, localStorage: storage.localPath?.(PROPERTIES_FILE) !== undefined };
-  const badPartitions = new Map(partitions.flatMap((p) => {
-    const problem = partitionPathProblem(p, rules);
-    return problem === undefined ? [] : [[p, problem] as const];
-  }));
+  const badPartitions = new Map(
+    partitions.flatMap((p) => {
+      const problem = partitionPathProblem(p, rules);
+      return problem === undefined ? [] : [[p, problem] as const];
+    }),
+  );
   if (badPartitions.size > 0) {
     for (const { row, partitionPath } of await session.rowsInPartitions([...badPartitions.keys()])) {
       const problem = badPartitions.get(partitionPath)!;
@@ -240,10 +256,19 @@ async function prepareRecords(
   // Hudi gives records an ordering value whenever it combines them, and refuses a null one.
   if (combine && operation !== 'delete' && precombineField !== undefined) {
     if (!session.batchColumns().some((c) => c.name === precombineField)) {
-      throw new InputError(`the precombine field "${precombineField}" is not in the input`, { location: options.input.file, fix: `add the column, or write with ${combineKey(operation)}=false` });
+      throw new InputError(`the precombine field "${precombineField}" is not in the input`, {
+        location: options.input.file,
+        fix: `add the column, or write with ${combineKey(operation)}=false`,
+      });
     }
     const nullRows = await session.keyedRowsWithNull(precombineField);
-    problems.push(...nullRows.map((row) => ({ row, reason: nullOrderingReason(precombineField), fix: `give every record a ${precombineField} value, or write with ${combineKey(operation)}=false` })));
+    problems.push(
+      ...nullRows.map((row) => ({
+        row,
+        reason: nullOrderingReason(precombineField),
+        fix: `give every record a ${precombineField} value, or write with ${combineKey(operation)}=false`,
+      })),
+    );
     if (skip && nullRows.length > 0) await session.dropKeyedRows({ nullColumn: precombineField });
   }
 
@@ -262,12 +287,20 @@ async function prepareRecords(
   // Skipping every record would leave an empty commit that says nothing of why: the input is refused instead.
   if (keyed.rows === 0 && badRecords.length > 0) throw refuse();
   // The payload decides how records merge: against stored ones on upsert, among a batch's duplicates when combining.
-  const payload = operation === 'upsert' || (combine && operation !== 'delete') ? resolveRecordPayload(config, tableConfig.properties, storage.uriOf(PROPERTIES_FILE)) : undefined;
+  const payload =
+    operation === 'upsert' || (combine && operation !== 'delete')
+      ? resolveRecordPayload(config, tableConfig.properties, storage.uriOf(PROPERTIES_FILE))
+      : undefined;
   await session.buildIncoming({ combine, ...(precombineField === undefined ? {} : { precombineField }) });
   const lock = options.lock ?? lockProviderFor(props, tableConfig.name, storage);
   return {
-    rowCount, records: keyed.rows, badRecords: badRecords.map(({ row, reason }) => ({ row, reason })), partitions: keyed.partitions,
-    precombineField, payload, lock,
+    rowCount,
+    records: keyed.rows,
+    badRecords: badRecords.map(({ row, reason }) => ({ row, reason })),
+    partitions: keyed.partitions,
+    precombineField,
+    payload,
+    lock,
   };
 }
 
@@ -276,8 +309,16 @@ function combineKey(operation: WriteOperation): string {
 }
 
 async function writeToTable(
-  table: HudiTable, startView: FileSystemView | undefined, tableTemplates: readonly string[], session: WriteSession, tableSchema: AvroRecordSchema, config: WriteConfig,
-  options: WriteOptions, workDir: string, createdTable: boolean, prepared: PreparedRecords,
+  table: HudiTable,
+  startView: FileSystemView | undefined,
+  tableTemplates: readonly string[],
+  session: WriteSession,
+  tableSchema: AvroRecordSchema,
+  config: WriteConfig,
+  options: WriteOptions,
+  workDir: string,
+  createdTable: boolean,
+  prepared: PreparedRecords,
 ): Promise<WriteResult> {
   const { storage } = table;
   const progress = options.onProgress ?? (() => {});
@@ -288,23 +329,35 @@ async function writeToTable(
   const startTimeline = table.timeline;
   const completedAtStart = new Set(startTimeline.completed().map((i) => `${i.time}.${i.action}`));
   // Hudi's startCommit: failed writes go before a new instant starts (EAGER: all of them; LAZY: expired ones).
-  const healed = await healTable(table, { lock, policy: failedWritesPolicy(options.properties ?? new Map<string, string>()).policy, now: now(), lockWaitMs: config.lockWaitMs });
+  const healed = await healTable(table, {
+    lock,
+    policy: failedWritesPolicy(options.properties ?? new Map<string, string>()).policy,
+    now: now(),
+    lockWaitMs: config.lockWaitMs,
+  });
   for (const line of describeHeal(healed)) progress(line);
   const metadataTable = keepMetadataTable(storage, options.properties ?? new Map<string, string>());
-  const instantTime = await withTableLock(table, lock, async (current) => {
-    const time = newInstantTime(current.timeline.allTimes(), now(), current.config.timelineTimeZone);
-    // Before anything is written: apply the user's hoodie.metadata.* keys, and refuse a metadata table we cannot keep.
-    await metadataTable.prepare('a write');
-    try {
-      await createRequested(storage, time, 'commit');
-    } catch (error) {
-      // The request may have landed although its answer did not (a timeout): T is ours alone, so take it back.
-      await storage.delete([instantPath({ time, action: 'commit', state: 'REQUESTED' })]).catch(() => undefined);
-      throw error;
-    }
-    return time;
-  }, { waitMs: config.lockWaitMs });
-  progress(`instant ${instantTime}: ${operation} of ${rowCount} records into ${partitions.length} partition(s)${payload === undefined ? '' : `, merged with ${payload.className.slice(payload.className.lastIndexOf('.') + 1)} (${payload.source})`}`);
+  const instantTime = await withTableLock(
+    table,
+    lock,
+    async (current) => {
+      const time = newInstantTime(current.timeline.allTimes(), now(), current.config.timelineTimeZone);
+      // Before anything is written: apply the user's hoodie.metadata.* keys, and refuse a metadata table we cannot keep.
+      await metadataTable.prepare('a write');
+      try {
+        await createRequested(storage, time, 'commit');
+      } catch (error) {
+        // The request may have landed although its answer did not (a timeout): T is ours alone, so take it back.
+        await storage.delete([instantPath({ time, action: 'commit', state: 'REQUESTED' })]).catch(() => undefined);
+        throw error;
+      }
+      return time;
+    },
+    { waitMs: config.lockWaitMs },
+  );
+  progress(
+    `instant ${instantTime}: ${operation} of ${rowCount} records into ${partitions.length} partition(s)${payload === undefined ? '' : `, merged with ${payload.className.slice(payload.className.lastIndexOf('.') + 1)} (${payload.source})`}`,
+  );
 
   let heartbeat: Heartbeat | undefined;
   /** Every data file this write uploaded (or began to), for the clean-up when another writer took the instant away. */
@@ -316,22 +369,39 @@ async function writeToTable(
     heartbeat = await startHeartbeat(storage, instantTime);
     const view = startView ?? (await table.fileSystemView());
     const latest = operation === 'bulk_insert' ? [] : partitions.flatMap((p) => view.latestBaseFiles(p));
-    const stagedFiles = await stageFiles(storage, latest.map((f) => f.path), workDir);
+    const stagedFiles = await stageFiles(
+      storage,
+      latest.map((f) => f.path),
+      workDir,
+    );
     const candidates: CandidateFile[] = latest.map((f, index) => ({
-      index, partitionPath: f.partitionPath, fileId: f.fileId, size: f.size, instantTime: f.instantTime,
+      index,
+      partitionPath: f.partitionPath,
+      fileId: f.fileId,
+      size: f.size,
+      instantTime: f.instantTime,
       inPendingClustering: view.isInPendingClustering(f.partitionPath, f.fileId),
     }));
     const existing: ExistingBaseFile[] = latest.map((f, i) => ({ localPath: stagedFiles.localPaths[i]!, partitionPath: f.partitionPath, fileId: f.fileId }));
     // insert and bulk_insert do not look records up (Hudi's insert may duplicate keys); upsert and delete do.
     const orderingField = operation === 'upsert' && payload?.orderingAgainstStored === true ? precombineField : undefined;
-    const tagging = await session.tagLocations(existing, { lookUp: operation === 'upsert' || operation === 'delete', ...(orderingField === undefined ? {} : { orderingField }) });
+    const tagging = await session.tagLocations(existing, {
+      lookUp: operation === 'upsert' || operation === 'delete',
+      ...(orderingField === undefined ? {} : { orderingField }),
+    });
     if (config.rejectUpdatesDuringClustering) {
       const blocked = [...tagging.updatesByFile.keys()].map((i) => candidates[i]!).filter((f) => f.inPendingClustering);
       if (blocked.length > 0) {
-        throw new ConflictError(`${blocked.length} file group(s) this ${operation} would update are in a pending clustering plan (${blocked.slice(0, 3).map((f) => `${f.partitionPath}/${f.fileId}`).join(', ')})`, {
-          location: storage.uri,
-          fix: 'wait for the clustering to complete (or roll it back), then retry; hoodie.clustering.updates.strategy=reject',
-        });
+        throw new ConflictError(
+          `${blocked.length} file group(s) this ${operation} would update are in a pending clustering plan (${blocked
+            .slice(0, 3)
+            .map((f) => `${f.partitionPath}/${f.fileId}`)
+            .join(', ')})`,
+          {
+            location: storage.uri,
+            fix: 'wait for the clustering to complete (or roll it back), then retry; hoodie.clustering.updates.strategy=reject',
+          },
+        );
       }
     }
     const commits = await recentCommitMetadata(table, startTimeline);
@@ -346,7 +416,12 @@ async function writeToTable(
       newFileId: () => `${randomUUID()}-0`,
     });
     await session.assignBuckets(plan.bucketOfFile, plan.insertAssignments, { deletes: operation === 'delete' });
-    await transitionToInflight(storage, instantTime, 'commit', serializeCommitMetadata(workloadProfile(plan.buckets, plan.insertAssignments, tagging.updatesByFile, plan.bucketOfFile, operation)));
+    await transitionToInflight(
+      storage,
+      instantTime,
+      'commit',
+      serializeCommitMetadata(workloadProfile(plan.buckets, plan.insertAssignments, tagging.updatesByFile, plan.bucketOfFile, operation)),
+    );
 
     const schemaWithMeta = JSON.stringify(withMetaFields(tableSchema));
     const rowGroupSize = rowGroupRows(config, averageSize);
@@ -366,19 +441,36 @@ async function writeToTable(
       const localFile = join(workDir, 'out', `${index}.parquet`);
       const started = Date.now();
       const result = await session.writeFileGroup({
-        bucket: index, ...(existingFile === undefined ? {} : { existingFile }), outputFile: localFile, partitionPath: bucket.partitionPath,
-        fileName, commitTime: instantTime, taskPartitionId: index, rowGroupSize, keyValues: hudiFooter(recordKeys, schemaWithMeta, { bloom: config.bloom }),
+        bucket: index,
+        ...(existingFile === undefined ? {} : { existingFile }),
+        outputFile: localFile,
+        partitionPath: bucket.partitionPath,
+        fileName,
+        commitTime: instantTime,
+        taskPartitionId: index,
+        rowGroupSize,
+        keyValues: hudiFooter(recordKeys, schemaWithMeta, { bloom: config.bloom }),
         typeTemplates: stagedFiles.localPaths.length > 0 ? [stagedFiles.localPaths[0]!] : tableTemplates,
       });
       inserted += result.inserts;
       updated += result.updates;
       deleted += result.deletes;
       stats[index] = newWriteStat({
-        fileId: bucket.fileId, path, partitionPath: bucket.partitionPath,
+        fileId: bucket.fileId,
+        path,
+        partitionPath: bucket.partitionPath,
         prevCommit: bucket.kind === 'UPDATE' ? bucket.previousInstant : 'null',
-        numWrites: result.rowCount, numDeletes: result.deletes, numUpdateWrites: result.updates, numInserts: result.inserts,
-        totalWriteBytes: result.bytes, fileSizeInBytes: result.bytes,
-        runtimeStats: { totalScanTime: 0, totalUpsertTime: bucket.kind === 'UPDATE' ? Date.now() - started : 0, totalCreateTime: bucket.kind === 'INSERT' ? Date.now() - started : 0 },
+        numWrites: result.rowCount,
+        numDeletes: result.deletes,
+        numUpdateWrites: result.updates,
+        numInserts: result.inserts,
+        totalWriteBytes: result.bytes,
+        fileSizeInBytes: result.bytes,
+        runtimeStats: {
+          totalScanTime: 0,
+          totalUpsertTime: bucket.kind === 'UPDATE' ? Date.now() - started : 0,
+          totalCreateTime: bucket.kind === 'INSERT' ? Date.now() - started : 0,
+        },
       });
       uploaded.push(path);
       localFiles.set(path, localFile);
@@ -392,7 +484,11 @@ async function writeToTable(
       await uploads.drain().catch(() => undefined);
     }
     await uploads.drain();
-    await writePartitionMetadata(storage, partitions.filter((p) => !view.allPartitionPaths().includes(p)), instantTime);
+    await writePartitionMetadata(
+      storage,
+      partitions.filter((p) => !view.allPartitionPaths().includes(p)),
+      instantTime,
+    );
     if (options.afterDataFiles) await options.afterDataFiles();
 
     const metadata: CommitMetadata = {
@@ -402,46 +498,65 @@ async function writeToTable(
       operationType: OPERATION_TYPES[operation],
     };
     const ours = new Set(plan.buckets.filter((b) => b.kind === 'UPDATE').map((b) => fileGroupKey(b.partitionPath, b.fileId)));
-    await withTableLock(table, lock, async (fresh, lease) => {
-      const current = fresh.timeline;
-      // First: once another writer rolled T back, that is the error, whatever else changed meanwhile (a Spark writer
-      // that rolls T back eagerly may also have bootstrapped the metadata table or updated our file groups).
-      await assertStillInflight(storage, current, instantTime);
-      const completedSinceStart = await settleAll(current.completedWrites()
-        .filter((i) => !completedAtStart.has(`${i.time}.${i.action}`) && i.time !== instantTime)
-        .map(async (i) => ({ time: i.time, action: i.action, metadata: await readCommitMetadata(storage, i) })));
-      const pending = (await pendingClusteringPlans(storage, current)).map(({ instant, plan: clustering }) => ({
-        instant: instant.time,
-        fileGroups: new Set(clustering.inputGroups.flatMap((g) => g.slices.map((s) => fileGroupKey(s.partitionPath, s.fileId)))),
-      }));
-      const conflicts = findConflicts({ ours, completedSinceStart, pendingClustering: pending });
-      if (conflicts.length > 0) {
-        const first = conflicts[0]!;
-        throw new ConflictError(
-          `write ${instantTime} conflicts with ${first.reason === 'completed-write' ? 'commit' : 'pending clustering'} ${first.instant} on file group(s) ${first.fileGroups.map(describeFileGroup).join(', ')}`,
-          { location: storage.uri, fix: 'nothing of this write is visible; retry it' },
+    await withTableLock(
+      table,
+      lock,
+      async (fresh, lease) => {
+        const current = fresh.timeline;
+        // First: once another writer rolled T back, that is the error, whatever else changed meanwhile (a Spark writer
+        // that rolls T back eagerly may also have bootstrapped the metadata table or updated our file groups).
+        await assertStillInflight(storage, current, instantTime);
+        const completedSinceStart = await settleAll(
+          current
+            .completedWrites()
+            .filter((i) => !completedAtStart.has(`${i.time}.${i.action}`) && i.time !== instantTime)
+            .map(async (i) => ({ time: i.time, action: i.action, metadata: await readCommitMetadata(storage, i) })),
         );
-      }
-      await lease.assertHeld();
-      // The metadata table's deltacommit for this instant completes first; readers apply it once T.commit exists.
-      await metadataTable.commit(instantTime, metadata, {
-        lease,
-        localFiles,
-        ...(options.afterMetadataTableWrite === undefined ? {} : { afterStorageWrite: options.afterMetadataTableWrite }),
-        recordIndex: async () => {
-          const changes = await session.recordLocationChanges();
-          return {
-            updates: changes.inserted.map(({ bucket, recordKey, partitionPath }) => ({ recordKey, partitionPath, fileId: plan.buckets[bucket]!.fileId })),
-            deletes: changes.deleted,
-          };
-        },
-      });
-      await lease.assertHeld();
-      await transitionToCompleted(storage, instantTime, 'commit', serializeCommitMetadata(metadata));
-    }, { waitMs: config.lockWaitMs });
+        const pending = (await pendingClusteringPlans(storage, current)).map(({ instant, plan: clustering }) => ({
+          instant: instant.time,
+          fileGroups: new Set(clustering.inputGroups.flatMap((g) => g.slices.map((s) => fileGroupKey(s.partitionPath, s.fileId)))),
+        }));
+        const conflicts = findConflicts({ ours, completedSinceStart, pendingClustering: pending });
+        if (conflicts.length > 0) {
+          const first = conflicts[0]!;
+          throw new ConflictError(
+            `write ${instantTime} conflicts with ${first.reason === 'completed-write' ? 'commit' : 'pending clustering'} ${first.instant} on file group(s) ${first.fileGroups.map(describeFileGroup).join(', ')}`,
+            { location: storage.uri, fix: 'nothing of this write is visible; retry it' },
+          );
+        }
+        await lease.assertHeld();
+        // The metadata table's deltacommit for this instant completes first; readers apply it once T.commit exists.
+        await metadataTable.commit(instantTime, metadata, {
+          lease,
+          localFiles,
+          ...(options.afterMetadataTableWrite === undefined ? {} : { afterStorageWrite: options.afterMetadataTableWrite }),
+          recordIndex: async () => {
+            const changes = await session.recordLocationChanges();
+            return {
+              updates: changes.inserted.map(({ bucket, recordKey, partitionPath }) => ({ recordKey, partitionPath, fileId: plan.buckets[bucket]!.fileId })),
+              deletes: changes.deleted,
+            };
+          },
+        });
+        await lease.assertHeld();
+        await transitionToCompleted(storage, instantTime, 'commit', serializeCommitMetadata(metadata));
+      },
+      { waitMs: config.lockWaitMs },
+    );
     await deleteMarkerDir(storage, instantTime).catch(() => undefined);
     progress(`committed ${instantTime}: ${inserted} inserted, ${updated} updated, ${deleted} deleted in ${plan.buckets.length} file group(s)`);
-    return { instantTime, operation, stats, inserted, updated, deleted, badRecords, averageRecordSize: averageSize, createdTable, metadataTable: metadataTable.outcome() };
+    return {
+      instantTime,
+      operation,
+      stats,
+      inserted,
+      updated,
+      deleted,
+      badRecords,
+      averageRecordSize: averageSize,
+      createdTable,
+      metadataTable: metadataTable.outcome(),
+    };
   } catch (error) {
     await rollbackAfterFailure(table, instantTime, lock, error, uploaded);
     throw error;
@@ -459,7 +574,8 @@ async function assertStillInflight(storage: Storage, timeline: Timeline, instant
   const instant = timeline.instants.find((i) => i.time === instantTime && i.action === 'commit');
   const rollback = await findRollbackOf(storage, timeline, instantTime);
   if (instant?.state === 'INFLIGHT' && rollback === undefined) return;
-  const fix = 'nothing of this write is visible and its files were removed; retry it. Another writer rolls back pending writes: ' +
+  const fix =
+    'nothing of this write is visible and its files were removed; retry it. Another writer rolls back pending writes: ' +
     'every writer of a table with more than one writer needs hoodie.write.concurrency.mode=optimistic_concurrency_control, ' +
     'hoodie.cleaner.policy.failed.writes=LAZY and the same lock provider';
   if (rollback !== undefined) {
@@ -470,7 +586,10 @@ async function assertStillInflight(storage: Storage, timeline: Timeline, instant
     });
   }
   const what = instant === undefined ? 'its timeline files were removed while it ran' : `it is ${instant.state.toLowerCase()} now, not inflight`;
-  throw new InstantRolledBackError(instantTime, what, { location: storage.uriOf(instantPath({ time: instantTime, action: 'commit', state: 'INFLIGHT' })), fix });
+  throw new InstantRolledBackError(instantTime, what, {
+    location: storage.uriOf(instantPath({ time: instantTime, action: 'commit', state: 'INFLIGHT' })),
+    fix,
+  });
 }
 
 /** Remove what a failed write left (it is not visible either way); a failure here leaves the instant for `rollback`. */
@@ -505,7 +624,12 @@ async function removeLeftovers(storage: Storage, instantTime: string, uploaded: 
   await deleteMarkerDir(storage, instantTime);
 }
 
-function computeKeys(values: KeyFieldColumns, rowCount: number, fields: readonly string[], keygen: ReturnType<typeof createKeyGenerator>): { keys: RowKey[]; badRecords: BadRecord[] } {
+function computeKeys(
+  values: KeyFieldColumns,
+  rowCount: number,
+  fields: readonly string[],
+  keygen: ReturnType<typeof createKeyGenerator>,
+): { keys: RowKey[]; badRecords: BadRecord[] } {
   const keys: RowKey[] = [];
   const badRecords: BadRecord[] = [];
   const record: Record<string, unknown> = {};
@@ -545,32 +669,43 @@ function groupByPartition(stats: readonly WriteStat[]): Record<string, WriteStat
 
 /** The inflight file's workload profile: per partition, inserts per new bucket and updates per file group. */
 function workloadProfile(
-  buckets: readonly Bucket[], inserts: readonly { bucket: number; count: number }[], updatesByFile: ReadonlyMap<number, number>,
-  bucketOfFile: ReadonlyMap<number, number>, operation: WriteOperation,
+  buckets: readonly Bucket[],
+  inserts: readonly { bucket: number; count: number }[],
+  updatesByFile: ReadonlyMap<number, number>,
+  bucketOfFile: ReadonlyMap<number, number>,
+  operation: WriteOperation,
 ): CommitMetadata {
   const stats: WriteStat[] = buckets.map((bucket, index) => {
     const insertCount = inserts.filter((a) => a.bucket === index).reduce((sum, a) => sum + a.count, 0);
     const fileIndex = [...bucketOfFile].find(([, b]) => b === index)?.[0];
     const updates = fileIndex === undefined ? 0 : (updatesByFile.get(fileIndex) ?? 0);
     return newWriteStat({
-      fileId: bucket.kind === 'UPDATE' ? bucket.fileId : '', path: null, partitionPath: null,
-      numInserts: insertCount, numUpdateWrites: operation === 'delete' ? 0 : updates, numDeletes: operation === 'delete' ? updates : 0,
+      fileId: bucket.kind === 'UPDATE' ? bucket.fileId : '',
+      path: null,
+      partitionPath: null,
+      numInserts: insertCount,
+      numUpdateWrites: operation === 'delete' ? 0 : updates,
+      numDeletes: operation === 'delete' ? updates : 0,
     });
   });
   const byPartition: Record<string, WriteStat[]> = {};
-  buckets.forEach((bucket, i) => { (byPartition[bucket.partitionPath] ??= []).push(stats[i]!); });
+  buckets.forEach((bucket, i) => {
+    (byPartition[bucket.partitionPath] ??= []).push(stats[i]!);
+  });
   return { partitionToWriteStats: byPartition, compacted: false, extraMetadata: {}, operationType: OPERATION_TYPES[operation] };
 }
 
 /** `.hoodie_partition_metadata` in each new partition folder, as Hudi writes it. */
 async function writePartitionMetadata(storage: Storage, partitions: readonly string[], instantTime: string): Promise<void> {
-  await settleAll(partitions.map(async (partition) => {
-    const depth = partition === '' ? 0 : partition.split('/').length;
-    const body = `#partition metadata\n#${new Date().toUTCString()}\ncommitTime=${instantTime}\npartitionDepth=${depth}\n`;
-    try {
-      await storage.putIfAbsent(joinPartitionPath(partition, PARTITION_METAFILE), body);
-    } catch (error) {
-      if (!(error instanceof AlreadyExistsError)) throw error;
-    }
-  }));
+  await settleAll(
+    partitions.map(async (partition) => {
+      const depth = partition === '' ? 0 : partition.split('/').length;
+      const body = `#partition metadata\n#${new Date().toUTCString()}\ncommitTime=${instantTime}\npartitionDepth=${depth}\n`;
+      try {
+        await storage.putIfAbsent(joinPartitionPath(partition, PARTITION_METAFILE), body);
+      } catch (error) {
+        if (!(error instanceof AlreadyExistsError)) throw error;
+      }
+    }),
+  );
 }

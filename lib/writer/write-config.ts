@@ -43,21 +43,62 @@ export interface WriteConfig {
 }
 
 export const WRITE_KEYS = {
-  smallFileLimit: defineKey({ key: 'hoodie.parquet.small.file.limit', default: 104857600, parser: javaLong(0), description: 'base files smaller than this receive inserts (bytes; 0 turns small-file handling off)' }),
-  maxFileSize: defineKey({ key: 'hoodie.parquet.max.file.size', default: 125829120, parser: javaLong(1), description: 'target maximum base file size (bytes)' }),
-  recordSizeEstimate: defineKey({ key: 'hoodie.copyonwrite.record.size.estimate', default: 1024, parser: javaInt(1), description: 'average record size (bytes) until a commit large enough to measure it exists' }),
-  recordSizeEstimationThreshold: defineKey({ key: 'hoodie.record.size.estimation.threshold', default: 1.0, parser: decimalNumber(0), description: 'a commit is used to measure record size when it wrote more than this × small.file.limit bytes' }),
-  insertAutoSplit: defineKey({ key: 'hoodie.copyonwrite.insert.auto.split', default: true, parser: bool, description: 'size new file groups as max.file.size / average record size records' }),
-  insertSplitSize: defineKey({ key: 'hoodie.copyonwrite.insert.split.size', default: 500000, parser: javaInt(1), description: 'records per new file group when auto split is off' }),
+  smallFileLimit: defineKey({
+    key: 'hoodie.parquet.small.file.limit',
+    default: 104857600,
+    parser: javaLong(0),
+    description: 'base files smaller than this receive inserts (bytes; 0 turns small-file handling off)',
+  }),
+  maxFileSize: defineKey({
+    key: 'hoodie.parquet.max.file.size',
+    default: 125829120,
+    parser: javaLong(1),
+    description: 'target maximum base file size (bytes)',
+  }),
+  recordSizeEstimate: defineKey({
+    key: 'hoodie.copyonwrite.record.size.estimate',
+    default: 1024,
+    parser: javaInt(1),
+    description: 'average record size (bytes) until a commit large enough to measure it exists',
+  }),
+  recordSizeEstimationThreshold: defineKey({
+    key: 'hoodie.record.size.estimation.threshold',
+    default: 1.0,
+    parser: decimalNumber(0),
+    description: 'a commit is used to measure record size when it wrote more than this × small.file.limit bytes',
+  }),
+  insertAutoSplit: defineKey({
+    key: 'hoodie.copyonwrite.insert.auto.split',
+    default: true,
+    parser: bool,
+    description: 'size new file groups as max.file.size / average record size records',
+  }),
+  insertSplitSize: defineKey({
+    key: 'hoodie.copyonwrite.insert.split.size',
+    default: 500000,
+    parser: javaInt(1),
+    description: 'records per new file group when auto split is off',
+  }),
   parquetBlockSize: defineKey({ key: 'hoodie.parquet.block.size', default: 125829120, parser: javaInt(1), description: 'Parquet row group size (bytes)' }),
-  combineBeforeInsert: defineKey({ key: 'hoodie.combine.before.insert', default: false, parser: bool, description: 'de-duplicate records of one batch on insert / bulk_insert' }),
-  combineBeforeUpsert: defineKey({ key: 'hoodie.combine.before.upsert', default: true, parser: bool, description: 'de-duplicate records of one batch on upsert (precombine field decides)' }),
+  combineBeforeInsert: defineKey({
+    key: 'hoodie.combine.before.insert',
+    default: false,
+    parser: bool,
+    description: 'de-duplicate records of one batch on insert / bulk_insert',
+  }),
+  combineBeforeUpsert: defineKey({
+    key: 'hoodie.combine.before.upsert',
+    default: true,
+    parser: bool,
+    description: 'de-duplicate records of one batch on upsert (precombine field decides)',
+  }),
   combineBeforeDelete: defineKey({ key: 'hoodie.combine.before.delete', default: true, parser: bool, description: 'de-duplicate keys of one batch on delete' }),
   failedWritesPolicy: defineKey({
     key: 'hoodie.cleaner.policy.failed.writes',
     default: 'EAGER' as 'EAGER' | 'LAZY' | 'NEVER',
     parser: oneOf(['EAGER', 'LAZY', 'NEVER'] as const),
-    description: 'how a write heals the table from killed writes before it starts (lib/failed-writes.ts): EAGER rolls back every pending commit, ' +
+    description:
+      'how a write heals the table from killed writes before it starts (lib/failed-writes.ts): EAGER rolls back every pending commit, ' +
       'LAZY only those whose heartbeat is older than 120 s, NEVER none. LAZY whenever hoodie.write.concurrency.mode=optimistic_concurrency_control (as Hudi) ' +
       'or, when unset, with the DynamoDB lock (a lock shared with other writers)',
   }),
@@ -65,7 +106,8 @@ export const WRITE_KEYS = {
     key: 'hoodie.datasource.write.payload.class',
     default: 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload',
     parser: anyText,
-    description: 'how an upsert merges with the stored record (unset: the table\'s hoodie.compaction.payload.class, else this default, as Hudi 0.x). ' +
+    description:
+      "how an upsert merges with the stored record (unset: the table's hoodie.compaction.payload.class, else this default, as Hudi 0.x). " +
       'OverwriteWithLatestAvroPayload: the incoming record wins; DefaultHoodieRecordPayload: a stored record with a greater precombine value is kept. ' +
       'With either, duplicates within one batch keep the greatest precombine value (the later record on a tie)',
   }),
@@ -73,25 +115,52 @@ export const WRITE_KEYS = {
     key: 'hoodie.write.set.null.for.missing.columns',
     default: false,
     parser: bool,
-    description: 'store NULL in table columns the input lacks (false: such an input is refused, as Hudi\'s MissingSchemaFieldException)',
+    description: "store NULL in table columns the input lacks (false: such an input is refused, as Hudi's MissingSchemaFieldException)",
   }),
   reconcileSchema: defineKey({
     key: 'hoodie.datasource.write.reconcile.schema',
     default: false,
     parser: bool,
-    description: 'conform the input to the table\'s schema: columns it lacks are stored as NULL; columns (and struct fields) it adds extend the schema, as they do without it',
+    description:
+      "conform the input to the table's schema: columns it lacks are stored as NULL; columns (and struct fields) it adds extend the schema, as they do without it",
   }),
   allowColumnDrop: defineKey({
     key: 'hoodie.write.schema.allow.auto.evolution.column.drop',
     default: false,
     parser: bool,
-    description: 'true would let an input without some table columns drop them from the schema (Hudi); this writer refuses the setting and never drops a column',
+    description:
+      'true would let an input without some table columns drop them from the schema (Hudi); this writer refuses the setting and never drops a column',
   }),
-  allowEmptyCommit: defineKey({ key: 'hoodie.allow.empty.commit', default: true, parser: bool, description: 'an input without records makes an empty commit (false: it writes nothing)' }),
-  bloomNumEntries: defineKey({ key: 'hoodie.index.bloom.num_entries', default: 60000, parser: javaInt(1), description: 'bloom filter entries per row (its size: about 430 KB per base file at the default)' }),
-  bloomFpp: defineKey({ key: 'hoodie.index.bloom.fpp', default: 0.000000001, parser: decimalNumber(0), description: 'bloom filter false-positive probability' }),
-  bloomMaxEntries: defineKey({ key: 'hoodie.bloom.index.filter.dynamic.max.entries', default: 100000, parser: javaInt(1), description: 'entries at which the dynamic bloom filter stops growing' }),
-  bloomType: defineKey({ key: 'hoodie.bloom.index.filter.type', default: 'DYNAMIC_V0' as 'DYNAMIC_V0' | 'SIMPLE', parser: oneOf(['DYNAMIC_V0', 'SIMPLE'] as const), description: 'DYNAMIC_V0 or SIMPLE' }),
+  allowEmptyCommit: defineKey({
+    key: 'hoodie.allow.empty.commit',
+    default: true,
+    parser: bool,
+    description: 'an input without records makes an empty commit (false: it writes nothing)',
+  }),
+  bloomNumEntries: defineKey({
+    key: 'hoodie.index.bloom.num_entries',
+    default: 60000,
+    parser: javaInt(1),
+    description: 'bloom filter entries per row (its size: about 430 KB per base file at the default)',
+  }),
+  bloomFpp: defineKey({
+    key: 'hoodie.index.bloom.fpp',
+    default: 0.000000001,
+    parser: decimalNumber(0),
+    description: 'bloom filter false-positive probability',
+  }),
+  bloomMaxEntries: defineKey({
+    key: 'hoodie.bloom.index.filter.dynamic.max.entries',
+    default: 100000,
+    parser: javaInt(1),
+    description: 'entries at which the dynamic bloom filter stops growing',
+  }),
+  bloomType: defineKey({
+    key: 'hoodie.bloom.index.filter.type',
+    default: 'DYNAMIC_V0' as 'DYNAMIC_V0' | 'SIMPLE',
+    parser: oneOf(['DYNAMIC_V0', 'SIMPLE'] as const),
+    description: 'DYNAMIC_V0 or SIMPLE',
+  }),
 } as const;
 
 /** Keys other settings own that a write reads too (listed in the README under their owners). */
@@ -147,7 +216,11 @@ export interface RecordPayload {
  * default). Classes from the com.uber.hoodie days are read as org.apache.hudi, as Hudi does. Payloads this writer
  * cannot reproduce are refused rather than merged some other way.
  */
-export function resolveRecordPayload(config: Pick<WriteConfig, 'payloadClass'>, tableProperties: ReadonlyMap<string, string>, tableLocation: string): RecordPayload {
+export function resolveRecordPayload(
+  config: Pick<WriteConfig, 'payloadClass'>,
+  tableProperties: ReadonlyMap<string, string>,
+  tableLocation: string,
+): RecordPayload {
   const fromTable = nonEmpty(tableProperties.get(TABLE_PAYLOAD_CLASS_KEY));
   const source: RecordPayload['source'] = config.payloadClass !== undefined ? 'write properties' : fromTable !== undefined ? 'hoodie.properties' : 'default';
   const given = config.payloadClass ?? fromTable ?? WRITE_KEYS.payloadClass.default;
@@ -156,7 +229,8 @@ export function resolveRecordPayload(config: Pick<WriteConfig, 'payloadClass'>, 
   if (className === PAYLOAD_CLASSES.default) return { className, orderingAgainstStored: true, source };
   throw new HudiError(`payload class ${given} is not supported by this writer`, {
     location: source === 'hoodie.properties' ? `${tableLocation} (${TABLE_PAYLOAD_CLASS_KEY})` : WRITE_KEYS.payloadClass.key,
-    fix: `set ${WRITE_KEYS.payloadClass.key} to ${PAYLOAD_CLASSES.overwriteWithLatest} (Hudi's default: the incoming record wins) or ` +
+    fix:
+      `set ${WRITE_KEYS.payloadClass.key} to ${PAYLOAD_CLASSES.overwriteWithLatest} (Hudi's default: the incoming record wins) or ` +
       `${PAYLOAD_CLASSES.default} (a stored record with a greater precombine value is kept), or write this table with Hudi`,
   });
 }

@@ -21,5 +21,8 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env): Cl
 }
 
 export function jsonLines(text: string): Record<string, unknown>[] {
-  return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }

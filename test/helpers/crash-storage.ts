@@ -14,7 +14,10 @@ import type { Storage, StoredObject } from '../../lib/storage/port.js';
 
 /** The simulated death. Not a HudiError: nothing in lib/ should recognise (and handle) it. */
 export class ProcessCrash extends Error {
-  constructor(readonly call: number, readonly operation: string) {
+  constructor(
+    readonly call: number,
+    readonly operation: string,
+  ) {
     super(`process crashed at call ${call} (${operation})`);
     this.name = 'ProcessCrash';
   }
@@ -51,7 +54,10 @@ export class CrashPoint {
 }
 
 export class CrashStorage implements Storage {
-  constructor(private readonly inner: Storage, readonly point: CrashPoint) {}
+  constructor(
+    private readonly inner: Storage,
+    readonly point: CrashPoint,
+  ) {}
 
   get uri(): string {
     return this.inner.uri;
@@ -110,7 +116,10 @@ interface StoppableLease extends LockLease {
 }
 
 export class CrashLock implements LockProvider {
-  constructor(private readonly inner: LockProvider, readonly point: CrashPoint) {}
+  constructor(
+    private readonly inner: LockProvider,
+    readonly point: CrashPoint,
+  ) {}
 
   get description(): string {
     return this.inner.description;

@@ -7,7 +7,11 @@
 import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject } from '../../lib/storage/port.js';
 
 export class SimulatedCrash extends Error {
-  constructor(readonly call: number, readonly operation: string, readonly paths: readonly string[]) {
+  constructor(
+    readonly call: number,
+    readonly operation: string,
+    readonly paths: readonly string[],
+  ) {
     super(`simulated crash at storage call ${call}: ${operation} ${paths.slice(0, 3).join(', ')}${paths.length > 3 ? ', …' : ''}`);
     this.name = 'SimulatedCrash';
   }

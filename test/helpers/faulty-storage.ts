@@ -14,7 +14,18 @@ import { describeS3Error, type S3Action } from '../../lib/storage/s3.js';
 import { deleteMany } from '../../lib/storage/delete-many.js';
 import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject } from '../../lib/storage/port.js';
 
-export type StorageMethod = 'get' | 'getRange' | 'head' | 'put' | 'putIfAbsent' | 'uploadFile' | 'downloadFile' | 'listDir' | 'listRecursive' | 'delete' | 'deleteMany';
+export type StorageMethod =
+  | 'get'
+  | 'getRange'
+  | 'head'
+  | 'put'
+  | 'putIfAbsent'
+  | 'uploadFile'
+  | 'downloadFile'
+  | 'listDir'
+  | 'listRecursive'
+  | 'delete'
+  | 'deleteMany';
 
 export interface StorageCall {
   /** 1-based position among this storage's calls. */
@@ -36,9 +47,17 @@ export interface FaultPlan {
 }
 
 const ACTION: Record<StorageMethod, S3Action> = {
-  get: 'read', getRange: 'read', head: 'read', downloadFile: 'read',
-  put: 'write', putIfAbsent: 'write', uploadFile: 'write',
-  listDir: 'list', listRecursive: 'list', delete: 'delete', deleteMany: 'delete',
+  get: 'read',
+  getRange: 'read',
+  head: 'read',
+  downloadFile: 'read',
+  put: 'write',
+  putIfAbsent: 'write',
+  uploadFile: 'write',
+  listDir: 'list',
+  listRecursive: 'list',
+  delete: 'delete',
+  deleteMany: 'delete',
 };
 
 /** The SDK's error for a fault, as the S3 client throws it. */
@@ -46,11 +65,16 @@ function sdkError(fault: S3Fault): Error {
   const service = (name: string, httpStatusCode: number, message: string, $fault: 'client' | 'server') =>
     new S3ServiceException({ name, $fault, message, $metadata: { httpStatusCode, requestId: 'INJECTED', attempts: 3 } });
   switch (fault) {
-    case 'access-denied': return service('AccessDenied', 403, 'Access Denied', 'client');
-    case 'internal-error': return service('InternalError', 500, 'We encountered an internal error. Please try again.', 'server');
-    case 'slow-down': return service('SlowDown', 503, 'Please reduce your request rate.', 'server');
-    case 'timeout': return Object.assign(new Error('Connection timed out after 30000 ms'), { name: 'TimeoutError', code: 'ETIMEDOUT' });
-    case 'connection-reset': return Object.assign(new Error('socket hang up'), { name: 'Error', code: 'ECONNRESET' });
+    case 'access-denied':
+      return service('AccessDenied', 403, 'Access Denied', 'client');
+    case 'internal-error':
+      return service('InternalError', 500, 'We encountered an internal error. Please try again.', 'server');
+    case 'slow-down':
+      return service('SlowDown', 503, 'Please reduce your request rate.', 'server');
+    case 'timeout':
+      return Object.assign(new Error('Connection timed out after 30000 ms'), { name: 'TimeoutError', code: 'ETIMEDOUT' });
+    case 'connection-reset':
+      return Object.assign(new Error('socket hang up'), { name: 'Error', code: 'ECONNRESET' });
   }
 }
 
@@ -64,7 +88,10 @@ export class FaultyStorage implements Storage {
   readonly injected: StorageCall[] = [];
   private plan: FaultPlan | undefined;
 
-  constructor(readonly inner: Storage, plan?: FaultPlan) {
+  constructor(
+    readonly inner: Storage,
+    plan?: FaultPlan,
+  ) {
     this.plan = plan;
   }
 

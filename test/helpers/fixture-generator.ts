@@ -15,8 +15,18 @@ import { HudiHarnessError, type HudiHarness, type JavaExpression, type RowSet } 
 // The sample rows (the shapes and values of hudi-rs's sample tables, crates/test/data/sample_table)
 
 export const SAMPLE_SCHEMA = [
-  'id INT', 'name STRING', 'isActive BOOLEAN', 'shortField SHORT', 'intField INT', 'longField BIGINT', 'floatField FLOAT',
-  'doubleField DOUBLE', 'decimalField DECIMAL(10,5)', 'dateField DATE', 'timestampField TIMESTAMP', 'binaryField BINARY',
+  'id INT',
+  'name STRING',
+  'isActive BOOLEAN',
+  'shortField SHORT',
+  'intField INT',
+  'longField BIGINT',
+  'floatField FLOAT',
+  'doubleField DOUBLE',
+  'decimalField DECIMAL(10,5)',
+  'dateField DATE',
+  'timestampField TIMESTAMP',
+  'binaryField BINARY',
   'arrayField ARRAY<STRUCT<arr_struct_f1: STRING, arr_struct_f2: INT>>',
   'mapField MAP<STRING, STRUCT<map_field_value_struct_f1: DOUBLE, map_field_value_struct_f2: BOOLEAN>>',
   'structField STRUCT<field1: STRING, field2: INT, child_struct: STRUCT<child_field1: DOUBLE, child_field2: BOOLEAN>>',
@@ -26,34 +36,100 @@ export const SAMPLE_SCHEMA = [
 const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
 
 const ALICE: Row = {
-  id: 1, name: 'Alice', isActive: true, shortField: 300, intField: 15000, longField: 1234567890, floatField: 1.0, doubleField: 3.14159,
-  decimalField: '12345.67890', dateField: '2023-04-01', timestampField: '2023-04-01T17:01:00.000Z', binaryField: b64('binary data'),
-  arrayField: [{ arr_struct_f1: 'red', arr_struct_f2: 100 }, { arr_struct_f1: 'blue', arr_struct_f2: 200 }, { arr_struct_f1: 'green', arr_struct_f2: 300 }],
-  mapField: { key1: { map_field_value_struct_f1: 123.456, map_field_value_struct_f2: true }, key2: { map_field_value_struct_f1: 789.012, map_field_value_struct_f2: false } },
+  id: 1,
+  name: 'Alice',
+  isActive: true,
+  shortField: 300,
+  intField: 15000,
+  longField: 1234567890,
+  floatField: 1.0,
+  doubleField: 3.14159,
+  decimalField: '12345.67890',
+  dateField: '2023-04-01',
+  timestampField: '2023-04-01T17:01:00.000Z',
+  binaryField: b64('binary data'),
+  arrayField: [
+    { arr_struct_f1: 'red', arr_struct_f2: 100 },
+    { arr_struct_f1: 'blue', arr_struct_f2: 200 },
+    { arr_struct_f1: 'green', arr_struct_f2: 300 },
+  ],
+  mapField: {
+    key1: { map_field_value_struct_f1: 123.456, map_field_value_struct_f2: true },
+    key2: { map_field_value_struct_f1: 789.012, map_field_value_struct_f2: false },
+  },
   structField: { field1: 'Alice', field2: 30, child_struct: { child_field1: 123.456, child_field2: true } },
   byteField: 10,
 };
 const BOB: Row = {
-  id: 2, name: 'Bob', isActive: false, shortField: 100, intField: 25000, longField: 9876543210, floatField: 2.0, doubleField: 2.71828,
-  decimalField: '67890.12345', dateField: '2023-04-02', timestampField: '2023-04-02T18:02:00.000Z', binaryField: b64('more binary data'),
-  arrayField: [{ arr_struct_f1: 'yellow', arr_struct_f2: 400 }, { arr_struct_f1: 'purple', arr_struct_f2: 500 }],
-  mapField: { key3: { map_field_value_struct_f1: 234.567, map_field_value_struct_f2: true }, key4: { map_field_value_struct_f1: 567.89, map_field_value_struct_f2: false } },
+  id: 2,
+  name: 'Bob',
+  isActive: false,
+  shortField: 100,
+  intField: 25000,
+  longField: 9876543210,
+  floatField: 2.0,
+  doubleField: 2.71828,
+  decimalField: '67890.12345',
+  dateField: '2023-04-02',
+  timestampField: '2023-04-02T18:02:00.000Z',
+  binaryField: b64('more binary data'),
+  arrayField: [
+    { arr_struct_f1: 'yellow', arr_struct_f2: 400 },
+    { arr_struct_f1: 'purple', arr_struct_f2: 500 },
+  ],
+  mapField: {
+    key3: { map_field_value_struct_f1: 234.567, map_field_value_struct_f2: true },
+    key4: { map_field_value_struct_f1: 567.89, map_field_value_struct_f2: false },
+  },
   structField: { field1: 'Bob', field2: 40, child_struct: { child_field1: 789.012, child_field2: false } },
   byteField: 20,
 };
 const CAROL: Row = {
-  id: 3, name: 'Carol', isActive: true, shortField: 200, intField: 35000, longField: 1928374650, floatField: 3.0, doubleField: 1.41421,
-  decimalField: '11111.22222', dateField: '2023-04-03', timestampField: '2023-04-03T19:03:00.000Z', binaryField: b64('even more binary data'),
-  arrayField: [{ arr_struct_f1: 'black', arr_struct_f2: 600 }, { arr_struct_f1: 'white', arr_struct_f2: 700 }, { arr_struct_f1: 'pink', arr_struct_f2: 800 }],
-  mapField: { key5: { map_field_value_struct_f1: 345.678, map_field_value_struct_f2: true }, key6: { map_field_value_struct_f1: 654.321, map_field_value_struct_f2: false } },
+  id: 3,
+  name: 'Carol',
+  isActive: true,
+  shortField: 200,
+  intField: 35000,
+  longField: 1928374650,
+  floatField: 3.0,
+  doubleField: 1.41421,
+  decimalField: '11111.22222',
+  dateField: '2023-04-03',
+  timestampField: '2023-04-03T19:03:00.000Z',
+  binaryField: b64('even more binary data'),
+  arrayField: [
+    { arr_struct_f1: 'black', arr_struct_f2: 600 },
+    { arr_struct_f1: 'white', arr_struct_f2: 700 },
+    { arr_struct_f1: 'pink', arr_struct_f2: 800 },
+  ],
+  mapField: {
+    key5: { map_field_value_struct_f1: 345.678, map_field_value_struct_f2: true },
+    key6: { map_field_value_struct_f1: 654.321, map_field_value_struct_f2: false },
+  },
   structField: { field1: 'Carol', field2: 25, child_struct: { child_field1: 456.789, child_field2: true } },
   byteField: 10,
 };
 const DIANA: Row = {
-  id: 4, name: 'Diana', isActive: true, shortField: 500, intField: 45000, longField: 987654321, floatField: 4.0, doubleField: 2.468,
-  decimalField: '65432.12345', dateField: '2023-04-04', timestampField: '2023-04-04T20:04:00.000Z', binaryField: b64('new binary data'),
-  arrayField: [{ arr_struct_f1: 'orange', arr_struct_f2: 900 }, { arr_struct_f1: 'gray', arr_struct_f2: 1000 }],
-  mapField: { key7: { map_field_value_struct_f1: 456.789, map_field_value_struct_f2: true }, key8: { map_field_value_struct_f1: 123.456, map_field_value_struct_f2: false } },
+  id: 4,
+  name: 'Diana',
+  isActive: true,
+  shortField: 500,
+  intField: 45000,
+  longField: 987654321,
+  floatField: 4.0,
+  doubleField: 2.468,
+  decimalField: '65432.12345',
+  dateField: '2023-04-04',
+  timestampField: '2023-04-04T20:04:00.000Z',
+  binaryField: b64('new binary data'),
+  arrayField: [
+    { arr_struct_f1: 'orange', arr_struct_f2: 900 },
+    { arr_struct_f1: 'gray', arr_struct_f2: 1000 },
+  ],
+  mapField: {
+    key7: { map_field_value_struct_f1: 456.789, map_field_value_struct_f2: true },
+    key8: { map_field_value_struct_f1: 123.456, map_field_value_struct_f2: false },
+  },
   structField: { field1: 'Diana', field2: 50, child_struct: { child_field1: 987.654, child_field2: true } },
   byteField: 30,
 };
@@ -170,7 +246,7 @@ const TRINO_SCHEMA = 'id INT, name STRING, ts BIGINT, dt STRING, hh STRING';
 export const RECIPES: readonly Recipe[] = [
   {
     name: 'v6_nonpartitioned',
-    description: 'COW, NonpartitionedKeyGenerator, two upserts: 1 file group, 2 file slices. Hudi\'s default bloom filter settings.',
+    description: "COW, NonpartitionedKeyGenerator, two upserts: 1 file group, 2 file slices. Hudi's default bloom filter settings.",
     read: 'snapshot-and-as-of',
     make: (context) => twoCommits(context, NONPARTITIONED),
   },
@@ -187,13 +263,19 @@ export const RECIPES: readonly Recipe[] = [
     make: (context) => {
       // As in hudi-rs's table: Carol shares Alice's partition, Diana is in byteField=30/shortField=100.
       const carol = (row: Row): Row => (row['id'] === 3 ? { ...row, shortField: 300 } : row['id'] === 4 ? { ...row, shortField: 100 } : row);
-      return twoCommits(context, {
-        'hoodie.datasource.write.keygenerator.class': 'org.apache.hudi.keygen.ComplexKeyGenerator',
-        'hoodie.datasource.write.recordkey.field': 'id,name',
-        'hoodie.datasource.write.partitionpath.field': 'byteField,shortField',
-        'hoodie.datasource.write.hive_style_partitioning': 'true',
-        ...SMALL_BLOOM,
-      }, SAMPLE_SCHEMA, FIRST_COMMIT_ROWS.map(carol), SECOND_COMMIT_ROWS.map(carol));
+      return twoCommits(
+        context,
+        {
+          'hoodie.datasource.write.keygenerator.class': 'org.apache.hudi.keygen.ComplexKeyGenerator',
+          'hoodie.datasource.write.recordkey.field': 'id,name',
+          'hoodie.datasource.write.partitionpath.field': 'byteField,shortField',
+          'hoodie.datasource.write.hive_style_partitioning': 'true',
+          ...SMALL_BLOOM,
+        },
+        SAMPLE_SCHEMA,
+        FIRST_COMMIT_ROWS.map(carol),
+        SECOND_COMMIT_ROWS.map(carol),
+      );
     },
   },
   {
@@ -205,7 +287,12 @@ export const RECIPES: readonly Recipe[] = [
       await context.hudi.write(context.path, {
         schema: SAMPLE_SCHEMA,
         rows: latest,
-        options: writeOptions(context.name, { ...SIMPLE_BY_BYTE, 'hoodie.datasource.write.hive_style_partitioning': 'true', 'hoodie.populate.meta.fields': 'false', ...SMALL_BLOOM }),
+        options: writeOptions(context.name, {
+          ...SIMPLE_BY_BYTE,
+          'hoodie.datasource.write.hive_style_partitioning': 'true',
+          'hoodie.populate.meta.fields': 'false',
+          ...SMALL_BLOOM,
+        }),
       });
     },
   },
@@ -229,15 +316,21 @@ export const RECIPES: readonly Recipe[] = [
     read: 'snapshot-and-as-of',
     make: (context) => {
       const withTs = (row: Row): Row => ({ ...row, ts_str: `2023-04-0${String(row['id'])}T${row['id'] === 4 ? '13' : '12'}:01:00.123Z` });
-      return twoCommits(context, {
-        'hoodie.datasource.write.keygenerator.class': 'org.apache.hudi.keygen.TimestampBasedKeyGenerator',
-        'hoodie.datasource.write.partitionpath.field': 'ts_str',
-        'hoodie.keygen.timebased.timestamp.type': 'DATE_STRING',
-        'hoodie.keygen.timebased.input.dateformat': "yyyy-MM-dd'T'HH:mm:ss.SSSZ",
-        'hoodie.keygen.timebased.output.dateformat': 'yyyy/MM/dd/HH',
-        'hoodie.keygen.timebased.timezone': 'GMT',
-        ...SMALL_BLOOM,
-      }, `${SAMPLE_SCHEMA}, ts_str STRING`, FIRST_COMMIT_ROWS.map(withTs), SECOND_COMMIT_ROWS.map(withTs));
+      return twoCommits(
+        context,
+        {
+          'hoodie.datasource.write.keygenerator.class': 'org.apache.hudi.keygen.TimestampBasedKeyGenerator',
+          'hoodie.datasource.write.partitionpath.field': 'ts_str',
+          'hoodie.keygen.timebased.timestamp.type': 'DATE_STRING',
+          'hoodie.keygen.timebased.input.dateformat': "yyyy-MM-dd'T'HH:mm:ss.SSSZ",
+          'hoodie.keygen.timebased.output.dateformat': 'yyyy/MM/dd/HH',
+          'hoodie.keygen.timebased.timezone': 'GMT',
+          ...SMALL_BLOOM,
+        },
+        `${SAMPLE_SCHEMA}, ts_str STRING`,
+        FIRST_COMMIT_ROWS.map(withTs),
+        SECOND_COMMIT_ROWS.map(withTs),
+      );
     },
   },
   {
@@ -259,7 +352,8 @@ export const RECIPES: readonly Recipe[] = [
   },
   {
     name: 'v6_clustering_pending',
-    description: 'COW, SimpleKeyGenerator on dt hive-style, three inserts of small files (small.file.limit 0) in two partitions, then a clustering plan scheduled by CALL run_clustering (pending, requested only).',
+    description:
+      'COW, SimpleKeyGenerator on dt hive-style, three inserts of small files (small.file.limit 0) in two partitions, then a clustering plan scheduled by CALL run_clustering (pending, requested only).',
     read: 'snapshot',
     make: async (context) => {
       const schema = 'id INT, name STRING, ts BIGINT, dt STRING';
@@ -286,7 +380,8 @@ export const RECIPES: readonly Recipe[] = [
   },
   {
     name: 'v6_rollback',
-    description: 'COW nonpartitioned: an upsert, a second upsert that fails pre-commit validation (left inflight), then a third upsert, before which Hudi rolls the failed one back (rollback.requested / .inflight / .rollback).',
+    description:
+      'COW nonpartitioned: an upsert, a second upsert that fails pre-commit validation (left inflight), then a third upsert, before which Hudi rolls the failed one back (rollback.requested / .inflight / .rollback).',
     read: 'snapshot-and-as-of',
     make: async (context) => {
       const options = writeOptions(context.name, { ...NONPARTITIONED, ...SMALL_BLOOM });
@@ -297,7 +392,8 @@ export const RECIPES: readonly Recipe[] = [
   },
   {
     name: 'v5_cow_clustered_pending',
-    description: 'Table version 5 (downgraded by CALL downgrade_table from 6), COW, ComplexKeyGenerator on id, hive-style dt/hh: three upserts, a completed clustering (CALL run_clustering), an upsert, a clean (retain 1 commit, removing the replaced files), then a write that fails pre-commit validation and stays pending (requested + inflight, data file, timeline-server markers).',
+    description:
+      'Table version 5 (downgraded by CALL downgrade_table from 6), COW, ComplexKeyGenerator on id, hive-style dt/hh: three upserts, a completed clustering (CALL run_clustering), an upsert, a clean (retain 1 commit, removing the replaced files), then a write that fails pre-commit validation and stays pending (requested + inflight, data file, timeline-server markers).',
     read: 'snapshot',
     make: async (context) => {
       const options = writeOptions(context.name, {
@@ -313,7 +409,9 @@ export const RECIPES: readonly Recipe[] = [
       await context.hudi.sql(`CREATE TABLE ${context.name} USING hudi LOCATION '${context.path}'`);
       await context.hudi.write(context.path, { schema: TRINO_SCHEMA, rows: [row(2, '11')], options });
       await context.hudi.write(context.path, { schema: TRINO_SCHEMA, rows: [row(3, '11')], options });
-      const clustered = await context.hudi.sql(`CALL run_clustering(path => '${context.path}', op => 'scheduleAndExecute', options => 'hoodie.index.bloom.num_entries=1000')`);
+      const clustered = await context.hudi.sql(
+        `CALL run_clustering(path => '${context.path}', op => 'scheduleAndExecute', options => 'hoodie.index.bloom.num_entries=1000')`,
+      );
       await context.hudi.write(context.path, { schema: TRINO_SCHEMA, rows: [{ ...row(1, '10'), ts: 2000 }], options });
       await context.hudi.sql(`CALL run_clean(table => '${context.name}', retain_commits => 1)`);
       await failedWrite(context, TRINO_SCHEMA, [row(4, '11')], options);
@@ -342,7 +440,8 @@ function tidy(dir: string): void {
   }
 }
 
-const INSTANT_FILE = /^(\d{14,17})\.(?:(commit|deltacommit|replacecommit|rollback|clean|compaction|savepoint|restore|indexing)(?:\.(requested|inflight))?|(inflight))$/;
+const INSTANT_FILE =
+  /^(\d{14,17})\.(?:(commit|deltacommit|replacecommit|rollback|clean|compaction|savepoint|restore|indexing)(?:\.(requested|inflight))?|(inflight))$/;
 
 /** The active timeline from the .hoodie file names, each instant at its furthest state. */
 export function readTimeline(table: string): TimelineEntry[] {
@@ -437,7 +536,8 @@ function generateV8(outDir: string): void {
   writeFileSync(join(path, '.hoodie/hoodie.properties'), v8);
   const expected: ExpectedTable = {
     name: V8_NAME,
-    description: 'Hand-made (Hudi 1.x is not in the toolchain): v6_nonpartitioned\'s hoodie.properties with hoodie.table.version=8 and timeline layout 2, no instants, no data. For refusal tests only.',
+    description:
+      "Hand-made (Hudi 1.x is not in the toolchain): v6_nonpartitioned's hoodie.properties with hoodie.table.version=8 and timeline layout 2, no instants, no data. For refusal tests only.",
     generatedBy: 'test/fixtures/generate.ts from v6_nonpartitioned (no Spark)',
     tableVersion: 8,
     timeline: [],
@@ -449,7 +549,12 @@ function generateV8(outDir: string): void {
 export const TABLE_NAMES: readonly string[] = [...RECIPES.map((recipe) => recipe.name), V8_NAME];
 
 /** Every table (or the named ones) into `outDir` (test/fixtures/tables). */
-export async function generateTables(hudi: HudiHarness, outDir: string, names: readonly string[] = TABLE_NAMES, log: (line: string) => void = () => {}): Promise<void> {
+export async function generateTables(
+  hudi: HudiHarness,
+  outDir: string,
+  names: readonly string[] = TABLE_NAMES,
+  log: (line: string) => void = () => {},
+): Promise<void> {
   for (const recipe of RECIPES.filter((r) => names.includes(r.name))) {
     const started = Date.now();
     await generateTable(hudi, recipe, outDir);
@@ -462,7 +567,15 @@ export async function generateTables(hudi: HudiHarness, outDir: string, names: r
 // Avro schemas
 
 /** The timeline record schemas the tests read with (each self-contained: nested named types are inlined). */
-export const AVRO_SCHEMA_NAMES = ['HoodieRequestedReplaceMetadata', 'HoodieRollbackPlan', 'HoodieRollbackMetadata', 'HoodieCleanerPlan', 'HoodieCleanMetadata', 'HoodieSavepointMetadata', 'HoodieMergeArchiveFilePlan'] as const;
+export const AVRO_SCHEMA_NAMES = [
+  'HoodieRequestedReplaceMetadata',
+  'HoodieRollbackPlan',
+  'HoodieRollbackMetadata',
+  'HoodieCleanerPlan',
+  'HoodieCleanMetadata',
+  'HoodieSavepointMetadata',
+  'HoodieMergeArchiveFilePlan',
+] as const;
 
 /** `<Name>.avsc.json`: org.apache.hudi.avro.model.<Name>.getClassSchema() from the 0.15 bundle. */
 export async function generateAvroSchemas(hudi: HudiHarness, outDir: string): Promise<void> {
@@ -480,17 +593,28 @@ const HILBERT_CURVE_UTILS = 'org.apache.hudi.optimize.HilbertCurveUtils';
 
 /** Java double literals by the label the vectors file gives them. */
 const DOUBLE_INPUTS: Readonly<Record<string, JavaExpression>> = {
-  '0.0': { double: '0.0' }, '-0.0': { double: '-0.0' }, '1.0': { double: '1.0' }, '-1.0': { double: '-1.0' }, '1.05': { double: '1.05' },
-  '-2.3': { double: '-2.3' }, '10000.002': { double: '10000.002' }, 'Double.MAX_VALUE': { double: '1.7976931348623157e308' },
-  'Double.MIN_VALUE': { double: '5e-324' }, NaN: { double: 'NaN' }, Infinity: { double: 'Infinity' }, '-Infinity': { double: '-Infinity' },
-  '(double)1.05f': { float: '1.05' }, '-2.5': { double: '-2.5' },
+  '0.0': { double: '0.0' },
+  '-0.0': { double: '-0.0' },
+  '1.0': { double: '1.0' },
+  '-1.0': { double: '-1.0' },
+  '1.05': { double: '1.05' },
+  '-2.3': { double: '-2.3' },
+  '10000.002': { double: '10000.002' },
+  'Double.MAX_VALUE': { double: '1.7976931348623157e308' },
+  'Double.MIN_VALUE': { double: '5e-324' },
+  NaN: { double: 'NaN' },
+  Infinity: { double: 'Infinity' },
+  '-Infinity': { double: '-Infinity' },
+  '(double)1.05f': { float: '1.05' },
+  '-2.5': { double: '-2.5' },
 };
 
 const MAPPING_INPUTS: ReadonlyArray<[string, number | string | number[]]> = [
   ...[0, 1, -1, -2, 2, 10000, -100000, 2147483647, -2147483648].map((n): [string, number] => ['intTo8Byte', n]),
   ...['0', '1', '-1', '1700000000000', '9223372036854775807', '-9223372036854775808'].map((n): [string, string] => ['longTo8Byte', n]),
-  ...['0.0', '-0.0', '1.0', '-1.0', '1.05', '-2.3', '10000.002', 'Double.MAX_VALUE', 'Double.MIN_VALUE', 'NaN', 'Infinity', '-Infinity', '(double)1.05f']
-    .map((d): [string, string] => ['doubleTo8Byte', d]),
+  ...['0.0', '-0.0', '1.0', '-1.0', '1.05', '-2.3', '10000.002', 'Double.MAX_VALUE', 'Double.MIN_VALUE', 'NaN', 'Infinity', '-Infinity', '(double)1.05f'].map(
+    (d): [string, string] => ['doubleTo8Byte', d],
+  ),
   ...['', 'a', 'abc', 'abcdefgh', 'abcdefghij', 'é', '日本', '😀x'].map((s): [string, string] => ['utf8To8Byte', s]),
   ...[0, 1, -1, 127, -128].map((n): [string, number] => ['byteTo8Byte', n]),
   ...[[0], [1, 2, 3], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [255, 128]].map((b): [string, number[]] => ['paddingTo8Byte', b]),
@@ -520,9 +644,23 @@ const INTERLEAVING_INPUTS: ReadonlyArray<{ types: string[]; values: Array<number
 ];
 
 const HILBERT_INPUTS: ReadonlyArray<{ bits: number; point: string[]; bytes: boolean }> = [
-  ...[['0', '0'], ['1', '0'], ['0', '1'], ['1', '1'], ['1', '2'], ['5', '5'], ['1', '9'], ['9', '1'], ['-1', '0'], ['9223372036854775807', '0'],
-    ['9223372036854775807', '9223372036854775807'], ['1700000000000', '42'], ['1', '2', '3'], ['6382179', '4609434218613702656', '7'],
-    ['-9223372036854775808', '5', '-1', '123456789']].map((point) => ({ bits: 63, point, bytes: true })),
+  ...[
+    ['0', '0'],
+    ['1', '0'],
+    ['0', '1'],
+    ['1', '1'],
+    ['1', '2'],
+    ['5', '5'],
+    ['1', '9'],
+    ['9', '1'],
+    ['-1', '0'],
+    ['9223372036854775807', '0'],
+    ['9223372036854775807', '9223372036854775807'],
+    ['1700000000000', '42'],
+    ['1', '2', '3'],
+    ['6382179', '4609434218613702656', '7'],
+    ['-9223372036854775808', '5', '-1', '123456789'],
+  ].map((point) => ({ bits: 63, point, bytes: true })),
   { bits: 2, point: ['1', '2'], bytes: false },
   { bits: 5, point: ['0', '16'], bytes: false },
   { bits: 10, point: ['1023', '0', '512'], bytes: false },
@@ -580,7 +718,8 @@ export async function generateSpaceCurves(hudi: HudiHarness, outDir: string): Pr
   for (const bits of [1, 2, 3, 4]) {
     const side = 2 ** bits;
     const calls: JavaExpression[] = [];
-    for (let x = 0; x < side; x++) for (let y = 0; y < side; y++) calls.push({ call: 'index', on: hilbertCurve(bits, 2), args: [{ longArray: [String(x), String(y)] }] });
+    for (let x = 0; x < side; x++)
+      for (let y = 0; y < side; y++) calls.push({ call: 'index', on: hilbertCurve(bits, 2), args: [{ longArray: [String(x), String(y)] }] });
     const flat = (await hudi.jvmEval(calls)) as unknown[];
     tables[String(bits)] = Array.from({ length: side }, (_, x) => flat.slice(x * side, (x + 1) * side).map(String));
   }

@@ -177,7 +177,10 @@ export interface HudiHarness {
   readMany(paths: readonly string[], columns: readonly string[], options?: Record<string, string>): Promise<{ columns: string[]; tables: Row[][] }>;
   sql(statement: string): Promise<RowSet>;
   /** A filtered read run to the end: rows returned and files read (the scans' numFiles metric, after data skipping). */
-  scanFiles(path: string, request: { where: string; options?: Record<string, string> }): Promise<{ rows: number; numFiles: number; scans: { node: string; numFiles: number }[] }>;
+  scanFiles(
+    path: string,
+    request: { where: string; options?: Record<string, string> },
+  ): Promise<{ rows: number; numFiles: number; scans: { node: string; numFiles: number }[] }>;
   hudiRsRead(path: string, options?: { asOf?: string; meta?: boolean }): Promise<RowSet>;
   validateMetadataTable(path: string, checks?: readonly string[]): Promise<ValidationReport>;
   avroSchema(name: string): Promise<unknown>;
@@ -229,7 +232,11 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
   let exited: Error | undefined;
   const tail = (): string => {
     try {
-      return readFileSync(logFile, 'utf8').split('\n').filter((line) => !/^\s+at /.test(line)).slice(-15).join('\n');
+      return readFileSync(logFile, 'utf8')
+        .split('\n')
+        .filter((line) => !/^\s+at /.test(line))
+        .slice(-15)
+        .join('\n');
     } catch {
       return '';
     }
@@ -273,7 +280,8 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
     readMany: (paths, columns, readOptions = {}) => call<{ columns: string[]; tables: Row[][] }>('read_many', { paths, columns, options: readOptions }),
     sql: (statement) => call<RowSet>('sql', { statement }),
     scanFiles: (path, request) => call('scan_files', { path, ...request }),
-    hudiRsRead: (path, readOptions = {}) => call<RowSet>('hudi_rs_read', { path, ...readOptions, ...(options.s3 ? { storageOptions: hudiRsS3Options() } : {}) }),
+    hudiRsRead: (path, readOptions = {}) =>
+      call<RowSet>('hudi_rs_read', { path, ...readOptions, ...(options.s3 ? { storageOptions: hudiRsS3Options() } : {}) }),
     validateMetadataTable: (path, checks) => call<ValidationReport>('validate_metadata_table', { path, ...(checks ? { checks } : {}) }),
     avroSchema: (name) => call<unknown>('avro_schema', { name }),
     hfileWrite: async (path, request) => {

@@ -31,23 +31,38 @@ export async function parquetInput(dir: string, select: string): Promise<string>
 export async function parquetFromRows(dir: string, rows: readonly Record<string, unknown>[], columns: Readonly<Record<string, string>>): Promise<string> {
   const jsonl = join(dir, `rows-${++inputs}.jsonl`);
   writeFileSync(jsonl, rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
-  const spec = Object.entries(columns).map(([name, type]) => `${JSON.stringify(name)}: '${type}'`).join(', ');
+  const spec = Object.entries(columns)
+    .map(([name, type]) => `${JSON.stringify(name)}: '${type}'`)
+    .join(', ');
   return parquetInput(dir, `SELECT * FROM read_json('${jsonl.replaceAll("'", "''")}', format = 'newline_delimited', columns = {${spec}})`);
 }
 
 /** One batch through lib/writer/write-client.ts. */
 export function ourWrite(
-  table: string, operation: WriteOperation, file: string, properties: ReadonlyMap<string, string>, extra: Partial<WriteOptions> = {},
+  table: string,
+  operation: WriteOperation,
+  file: string,
+  properties: ReadonlyMap<string, string>,
+  extra: Partial<WriteOptions> = {},
 ): Promise<WriteResult> {
   return writeBatch(openStorage(table), { input: { file, format: 'parquet' }, operation, properties, ...extra });
 }
 
 /** One batch through the CLI (`hudi-serverless write`, run from source as `npm run cli` does); its JSON result line. */
-export function cliWrite(table: string, operation: WriteOperation, file: string, propsFile: string): { instant: string; inserted: number; updated: number; deleted: number } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'lib/cli/main.ts'), 'write', table, '--input', file, '--operation', operation, '--props', propsFile, '--quiet'], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-  });
+export function cliWrite(
+  table: string,
+  operation: WriteOperation,
+  file: string,
+  propsFile: string,
+): { instant: string; inserted: number; updated: number; deleted: number } {
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(REPO_ROOT, 'lib/cli/main.ts'), 'write', table, '--input', file, '--operation', operation, '--props', propsFile, '--quiet'],
+    {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    },
+  );
   if (result.status !== 0) throw new Error(`hudi-serverless write failed (${result.status}): ${result.stderr}`);
   const lines = result.stdout.split('\n').filter((line) => line.trim() !== '');
   return JSON.parse(lines.at(-1)!) as { instant: string; inserted: number; updated: number; deleted: number };
@@ -78,7 +93,9 @@ export function filesUnder(table: string): string[] {
 
 /** The instant files in `.hoodie/` (timeline layout 1 keeps them flat). */
 export function timelineFiles(table: string): string[] {
-  return readdirSync(join(table, '.hoodie')).filter((name) => /^\d{17}\./.test(name)).sort();
+  return readdirSync(join(table, '.hoodie'))
+    .filter((name) => /^\d{17}\./.test(name))
+    .sort();
 }
 
 /** Rows keyed by a column, failing on a repeated key (a duplicate record). */

@@ -36,7 +36,11 @@ if (process.argv[1] === SELF) {
     properties: await readPropsFile(propsFile),
     ...(metadataAt === undefined
       ? { afterDataFiles: die }
-      : { afterMetadataTableWrite: async (what: string) => { if (++metadataWrites === Number(metadataAt) || what === metadataAt) await die(); } }),
+      : {
+          afterMetadataTableWrite: async (what: string) => {
+            if (++metadataWrites === Number(metadataAt) || what === metadataAt) await die();
+          },
+        }),
   });
   // Only if the hook never ran: the test must see that the write was not killed.
   process.exitCode = 3;

@@ -11,7 +11,15 @@
  * test/interop/metadata-table-*.test.ts checks with Hudi's validator that Hudi reads such a table and our commits on it.
  */
 import { deleteBlock, encodeLogBlocks, logFileName } from '../../lib/log-format/index.js';
-import { fileGroupId, METADATA_RECORD_SCHEMA_TEXT, METADATA_TABLE_METAFOLDER, METADATA_TABLE_FOLDER, METADATA_PARTITIONS_KEY, METADATA_PARTITIONS_INFLIGHT_KEY, type MetadataPartitionType } from '../../lib/metadata/index.js';
+import {
+  fileGroupId,
+  METADATA_RECORD_SCHEMA_TEXT,
+  METADATA_TABLE_METAFOLDER,
+  METADATA_TABLE_FOLDER,
+  METADATA_PARTITIONS_KEY,
+  METADATA_PARTITIONS_INFLIGHT_KEY,
+  type MetadataPartitionType,
+} from '../../lib/metadata/index.js';
 import { formatJavaProperties } from '../../lib/properties.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { readTableConfig, tableChecksum, updateTableProperties } from '../../lib/table-config.js';
@@ -20,7 +28,11 @@ import { toJacksonPrettyJson } from '../../lib/util/jackson-json.js';
 /** File groups per partition Hudi initializes by default (record index: its minimum for a small table). */
 export const DEFAULT_FILE_GROUP_COUNTS: Readonly<Record<MetadataPartitionType, number>> = { files: 1, column_stats: 2, bloom_filters: 4, record_index: 10 };
 
-export async function initMetadataTable(storage: Storage, partitions: readonly MetadataPartitionType[], counts: Partial<Record<MetadataPartitionType, number>> = {}): Promise<void> {
+export async function initMetadataTable(
+  storage: Storage,
+  partitions: readonly MetadataPartitionType[],
+  counts: Partial<Record<MetadataPartitionType, number>> = {},
+): Promise<void> {
   const config = await readTableConfig(storage);
   const name = `${config.name}_metadata`;
   const props = new Map([
@@ -38,19 +50,33 @@ export async function initMetadataTable(storage: Storage, partitions: readonly M
     ['hoodie.table.base.file.format', 'HFILE'],
     ['hoodie.table.version', String(config.version)],
   ]);
-  await storage.put(`${METADATA_TABLE_METAFOLDER}/hoodie.properties`, formatJavaProperties(props, ['Properties saved on 2024-01-01T00:00:00Z', 'Mon Jan 01 00:00:00 UTC 2024']));
+  await storage.put(
+    `${METADATA_TABLE_METAFOLDER}/hoodie.properties`,
+    formatJavaProperties(props, ['Properties saved on 2024-01-01T00:00:00Z', 'Mon Jan 01 00:00:00 UTC 2024']),
+  );
   const ordered = (['files', 'bloom_filters', 'column_stats', 'record_index'] as const).filter((p) => partitions.includes(p));
   for (const [offset, partition] of ordered.entries()) {
     const instant = `00000000000000${String(10 + offset).padStart(3, '0')}`;
     await storage.put(`${METADATA_TABLE_METAFOLDER}/${instant}.deltacommit.requested`, '');
     await storage.put(`${METADATA_TABLE_METAFOLDER}/${instant}.deltacommit.inflight`, '');
-    await storage.put(`${METADATA_TABLE_FOLDER}/${partition}/.hoodie_partition_metadata`, `#partition metadata\n#Mon Jan 01 00:00:00 UTC 2024\ncommitTime=${instant}\npartitionDepth=1\n`);
+    await storage.put(
+      `${METADATA_TABLE_FOLDER}/${partition}/.hoodie_partition_metadata`,
+      `#partition metadata\n#Mon Jan 01 00:00:00 UTC 2024\ncommitTime=${instant}\npartitionDepth=1\n`,
+    );
     const bytes = encodeLogBlocks([deleteBlock({ instantTime: instant, records: [] })]);
     for (let index = 0; index < (counts[partition] ?? DEFAULT_FILE_GROUP_COUNTS[partition]); index++) {
       const log = logFileName({ fileId: fileGroupId(partition, index), baseInstant: instant, version: 1, writeToken: '0-0-0' });
       await storage.put(`${METADATA_TABLE_FOLDER}/${partition}/${log}`, bytes);
     }
-    await storage.put(`${METADATA_TABLE_METAFOLDER}/${instant}.deltacommit`, toJacksonPrettyJson({ partitionToWriteStats: {}, compacted: false, extraMetadata: { schema: METADATA_RECORD_SCHEMA_TEXT }, operationType: 'BULK_INSERT' }));
+    await storage.put(
+      `${METADATA_TABLE_METAFOLDER}/${instant}.deltacommit`,
+      toJacksonPrettyJson({
+        partitionToWriteStats: {},
+        compacted: false,
+        extraMetadata: { schema: METADATA_RECORD_SCHEMA_TEXT },
+        operationType: 'BULK_INSERT',
+      }),
+    );
   }
   await updateTableProperties(storage, (p) => {
     p.set(METADATA_PARTITIONS_KEY, [...partitions].sort().join(','));

@@ -31,7 +31,12 @@ export interface OracleFileInfo {
 /** Every row of the given Parquet files, read by pyarrow (values via Python's json with str() for dates, decimals, bytes). */
 export function pyarrowRead(files: readonly string[]): Record<string, unknown>[] {
   try {
-    const stdout = execFileSync(hudiToolchain().python, ['-c', READ_SCRIPT], { input: JSON.stringify(files), encoding: 'utf8', maxBuffer: 1024 * 1024 * 1024, stdio: ['pipe', 'pipe', 'pipe'] });
+    const stdout = execFileSync(hudiToolchain().python, ['-c', READ_SCRIPT], {
+      input: JSON.stringify(files),
+      encoding: 'utf8',
+      maxBuffer: 1024 * 1024 * 1024,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     return JSON.parse(stdout) as Record<string, unknown>[];
   } catch (error) {
     throw new Error(`pyarrow failed: ${(error as { stderr?: string }).stderr ?? String(error)}`);

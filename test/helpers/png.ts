@@ -70,7 +70,8 @@ export function countColour(pixels: Pixels, hex: string, tolerance = 24): number
   const [r, g, b] = [1, 3, 5].map((at) => parseInt(hex.slice(at, at + 2), 16));
   let count = 0;
   for (let i = 0; i < pixels.rgb.length; i += 3) {
-    if (Math.abs(pixels.rgb[i]! - r!) <= tolerance && Math.abs(pixels.rgb[i + 1]! - g!) <= tolerance && Math.abs(pixels.rgb[i + 2]! - b!) <= tolerance) count += 1;
+    if (Math.abs(pixels.rgb[i]! - r!) <= tolerance && Math.abs(pixels.rgb[i + 1]! - g!) <= tolerance && Math.abs(pixels.rgb[i + 2]! - b!) <= tolerance)
+      count += 1;
   }
   return count;
 }

@@ -12,7 +12,9 @@ import type { Storage } from '../../lib/storage/port.js';
 
 export function requireS3(): void {
   if (!process.env['AWS_ENDPOINT_URL_S3'] && !process.env['AWS_ENDPOINT_URL'] && !process.env['HUDI_SERVERLESS_TEST_BUCKET']) {
-    throw new Error('no S3 endpoint: run the tests with `npm test` (it starts the local stack), or set AWS_ENDPOINT_URL_S3 (MinIO) or HUDI_SERVERLESS_TEST_BUCKET (AWS)');
+    throw new Error(
+      'no S3 endpoint: run the tests with `npm test` (it starts the local stack), or set AWS_ENDPOINT_URL_S3 (MinIO) or HUDI_SERVERLESS_TEST_BUCKET (AWS)',
+    );
   }
 }
 

@@ -30,7 +30,11 @@ function localFiles(dir: string): string[] {
 
 /** Upload the local table's files that `include` accepts (all by default), in parallel. */
 export async function uploadFiles(localDir: string, storage: Storage, include: (path: string) => boolean = () => true): Promise<void> {
-  await Promise.all(localFiles(localDir).filter(include).map((path) => storage.uploadFile(path, join(localDir, path))));
+  await Promise.all(
+    localFiles(localDir)
+      .filter(include)
+      .map((path) => storage.uploadFile(path, join(localDir, path))),
+  );
 }
 
 /** Copy a table from storage into a local folder (the independent reader needs local files). */

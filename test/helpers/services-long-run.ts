@@ -56,8 +56,13 @@ export async function runServicesLongRun(options: LongRunOptions): Promise<LongR
   const afterCommit = async (storage: LocalStorage, instant: string, kind: 'commit' | 'replacecommit'): Promise<void> => {
     if (kind === 'replacecommit') {
       // Read here, before the archiver moves it: the replacecommit as it completed.
-      const metadata = JSON.parse(Buffer.from(await storage.get(`.hoodie/${instant}.replacecommit`)).toString('utf8')) as { partitionToReplaceFileIds?: Record<string, string[]> };
-      replaced.set(instant, Object.entries(metadata.partitionToReplaceFileIds ?? {}).flatMap(([partition, ids]) => ids.map((id) => `${partition}/${id}`)));
+      const metadata = JSON.parse(Buffer.from(await storage.get(`.hoodie/${instant}.replacecommit`)).toString('utf8')) as {
+        partitionToReplaceFileIds?: Record<string, string[]>;
+      };
+      replaced.set(
+        instant,
+        Object.entries(metadata.partitionToReplaceFileIds ?? {}).flatMap(([partition, ids]) => ids.map((id) => `${partition}/${id}`)),
+      );
     }
     const lock = new StorageLockProvider(storage, { waitMs: 10_000, pollMs: 20 });
     const cleaned = await runClean(await HudiTable.open(storage, { mode: 'write' }), { config: clean, lock });
@@ -65,9 +70,18 @@ export async function runServicesLongRun(options: LongRunOptions): Promise<LongR
     const archived = await runArchive(await HudiTable.open(storage, { mode: 'write' }), { config: archival, cleanConfig: clean, lock });
     archivedInstants += archived.outcome === 'archived' ? archived.plan.instants.length : 0;
     step += 1;
-    if (step % 20 === 0) options.onProgress?.(`${step} commits and clusterings, ${cleans} cleans, ${archivedInstants} instants archived, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    if (step % 20 === 0)
+      options.onProgress?.(
+        `${step} commits and clusterings, ${cleans} cleans, ${archivedInstants} instants archived, ${((Date.now() - started) / 1000).toFixed(0)} s`,
+      );
   };
-  const table = await writeServicesTable({ dir: options.dir, partitions: options.partitions, commits: options.commits, clusterEvery: options.clusterEvery, afterCommit });
+  const table = await writeServicesTable({
+    dir: options.dir,
+    partitions: options.partitions,
+    commits: options.commits,
+    clusterEvery: options.clusterEvery,
+    afterCommit,
+  });
   return {
     table,
     clean,
@@ -128,7 +142,11 @@ export function checkRetention(run: LongRunResult): RetentionCheck {
       continue;
     }
     if (file.instant >= earliest) continue;
-    const newestBefore = byGroup.get(file.group)!.filter((instant) => instant < earliest).sort().at(-1);
+    const newestBefore = byGroup
+      .get(file.group)!
+      .filter((instant) => instant < earliest)
+      .sort()
+      .at(-1);
     if (file.instant !== newestBefore) beyondRetention.push(`${file.path} (superseded before ${earliest} by ${newestBefore})`);
   }
   return { earliestCommitToRetain: earliest, dataFiles: files.length, beyondRetention: beyondRetention.sort() };

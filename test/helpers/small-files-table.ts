@@ -95,7 +95,10 @@ export async function createSmallFilesTable(options: SmallFilesTableOptions): Pr
   const instants = Array.from({ length: options.commits }, (_, index) => formatInstantTime(new Date(start.getTime() + index * 1000)));
   for (const partition of partitions) {
     await mkdir(join(options.dir, partition), { recursive: true });
-    await writeFile(join(options.dir, partition, '.hoodie_partition_metadata'), `#partition metadata\n#${start.toUTCString()}\ncommitTime=${instants[0]}\npartitionDepth=1\n`);
+    await writeFile(
+      join(options.dir, partition, '.hoodie_partition_metadata'),
+      `#partition metadata\n#${start.toUTCString()}\ncommitTime=${instants[0]}\npartitionDepth=1\n`,
+    );
   }
 
   const instance = await DuckDBInstance.create(':memory:');
@@ -112,10 +115,13 @@ export async function createSmallFilesTable(options: SmallFilesTableOptions): Pr
         const relative = joinPartitionPath(partition, fileName);
         const firstId = (commit * options.partitions + partitionIndex) * options.rowsPerFile + 1;
         const keys = Array.from({ length: options.rowsPerFile }, (_, row) => String(firstId + row));
-        const footer = options.bloom === false
-          ? { 'parquet.avro.schema': schemaWithMeta, 'writer.model.name': 'avro' }
-          : hudiFooter(keys, schemaWithMeta, { bloom: { numEntries: 1000, fpp: 0.001, maxEntries: 10000, ...options.bloom } });
-        const kv = Object.entries(footer).map(([key, value]) => `${sql(key)}: ${sql(value)}`).join(', ');
+        const footer =
+          options.bloom === false
+            ? { 'parquet.avro.schema': schemaWithMeta, 'writer.model.name': 'avro' }
+            : hudiFooter(keys, schemaWithMeta, { bloom: { numEntries: 1000, fpp: 0.001, maxEntries: 10000, ...options.bloom } });
+        const kv = Object.entries(footer)
+          .map(([key, value]) => `${sql(key)}: ${sql(value)}`)
+          .join(', ');
         // Distinct md5s per row: filler that does not compress away.
         const pieces = Array.from({ length: Math.ceil((options.notesBytes ?? 0) / 32) }, (_, piece) => `md5(id::VARCHAR || '/${piece}')`);
         const notes = options.notesBytes ? `substr(concat(${pieces.join(', ')}), 1, ${options.notesBytes})` : 'NULL::VARCHAR';
@@ -140,7 +146,15 @@ export async function createSmallFilesTable(options: SmallFilesTableOptions): Pr
         bytes += size;
         files.push(relative);
         (stats[partition] ??= []).push(
-          newWriteStat({ fileId, path: relative, partitionPath: partition, numWrites: options.rowsPerFile, numInserts: options.rowsPerFile, totalWriteBytes: size, fileSizeInBytes: size }),
+          newWriteStat({
+            fileId,
+            path: relative,
+            partitionPath: partition,
+            numWrites: options.rowsPerFile,
+            numInserts: options.rowsPerFile,
+            totalWriteBytes: size,
+            fileSizeInBytes: size,
+          }),
         );
       }
       await storage.put(`.hoodie/${instant}.commit.requested`, '');

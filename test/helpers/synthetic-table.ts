@@ -70,7 +70,10 @@ export class SyntheticTable {
   private async partitionMetadata(partition: string, time: string): Promise<void> {
     if (this.partitionsMade.has(partition)) return;
     this.partitionsMade.add(partition);
-    await this.storage.put(joinPartitionPath(partition, PARTITION_METAFILE), `#partition metadata\ncommitTime=${time}\npartitionDepth=${partition === '' ? 0 : 1}\n`);
+    await this.storage.put(
+      joinPartitionPath(partition, PARTITION_METAFILE),
+      `#partition metadata\ncommitTime=${time}\npartitionDepth=${partition === '' ? 0 : 1}\n`,
+    );
   }
 
   private static metadataOf(stats: readonly WriteStat[], operationType: WriteOperationType, replaced?: Record<string, string[]>): CommitMetadata {
@@ -90,7 +93,10 @@ export class SyntheticTable {
     const stats = await this.writeFiles(time, writes);
     await this.storage.put(instantPath({ time, action: 'commit', state: 'REQUESTED' }), '');
     await this.storage.put(instantPath({ time, action: 'commit', state: 'INFLIGHT' }), '');
-    await this.storage.put(instantPath({ time, action: 'commit', state: 'COMPLETED' }), serializeCommitMetadata(SyntheticTable.metadataOf(stats, operationType)));
+    await this.storage.put(
+      instantPath({ time, action: 'commit', state: 'COMPLETED' }),
+      serializeCommitMetadata(SyntheticTable.metadataOf(stats, operationType)),
+    );
   }
 
   /** A commit that wrote its files but never completed. */
@@ -108,32 +114,40 @@ export class SyntheticTable {
     const stats = await this.writeFiles(time, written);
     const byPartition: Record<string, string[]> = {};
     for (const group of replaced) (byPartition[group.partition] ??= []).push(group.fileId);
-    await this.storage.put(instantPath({ time, action: 'replacecommit', state: 'COMPLETED' }), serializeCommitMetadata(SyntheticTable.metadataOf(stats, 'CLUSTER', byPartition)));
+    await this.storage.put(
+      instantPath({ time, action: 'replacecommit', state: 'COMPLETED' }),
+      serializeCommitMetadata(SyntheticTable.metadataOf(stats, 'CLUSTER', byPartition)),
+    );
   }
 
   /** A clustering plan that has not run (requested only). */
   async pendingClustering(time: string, groups: readonly (FileWrite & { readonly baseInstant: string })[]): Promise<void> {
-    await this.storage.put(instantPath({ time, action: 'replacecommit', state: 'REQUESTED' }), encodeTimelineAvro('requestedReplace', this.clusteringPlan(groups, time)));
+    await this.storage.put(
+      instantPath({ time, action: 'replacecommit', state: 'REQUESTED' }),
+      encodeTimelineAvro('requestedReplace', this.clusteringPlan(groups, time)),
+    );
   }
 
   private clusteringPlan(groups: readonly (FileWrite & { readonly baseInstant?: string })[], time: string): HoodieRequestedReplaceMetadata {
     return {
       operationType: 'CLUSTER',
       clusteringPlan: {
-        inputGroups: [{
-          slices: groups.map((group) => ({
-            dataFilePath: this.storage.uriOf(SyntheticTable.fileOf(group, group.baseInstant ?? time)),
-            deltaFilePaths: [],
-            fileId: group.fileId,
-            partitionPath: group.partition,
-            bootstrapFilePath: '',
+        inputGroups: [
+          {
+            slices: groups.map((group) => ({
+              dataFilePath: this.storage.uriOf(SyntheticTable.fileOf(group, group.baseInstant ?? time)),
+              deltaFilePaths: [],
+              fileId: group.fileId,
+              partitionPath: group.partition,
+              bootstrapFilePath: '',
+              version: 1,
+            })),
+            metrics: {},
+            numOutputFileGroups: 1,
+            extraMetadata: null,
             version: 1,
-          })),
-          metrics: {},
-          numOutputFileGroups: 1,
-          extraMetadata: null,
-          version: 1,
-        }],
+          },
+        ],
         strategy: { strategyClassName: 'org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy', strategyParams: {}, version: 1 },
         extraMetadata: {},
         version: 1,
@@ -161,6 +175,9 @@ export class SyntheticTable {
 
   /** Every base file on storage, sorted. */
   async baseFiles(): Promise<string[]> {
-    return (await this.storage.listRecursive('')).map((object) => object.path).filter((path) => path.endsWith('.parquet')).sort();
+    return (await this.storage.listRecursive(''))
+      .map((object) => object.path)
+      .filter((path) => path.endsWith('.parquet'))
+      .sort();
   }
 }

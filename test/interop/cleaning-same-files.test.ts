@@ -55,16 +55,26 @@ function baseFiles(table: string): string[] {
 }
 
 function cleanFiles(table: string, suffix: '.clean.requested' | '.clean'): string[] {
-  return readdirSync(join(table, '.hoodie')).filter((name) => name.endsWith(suffix)).sort();
+  return readdirSync(join(table, '.hoodie'))
+    .filter((name) => name.endsWith(suffix))
+    .sort();
 }
 
 /** A plan's files as partition → sorted file names (paths differ: each copy is elsewhere). */
 function planFiles(plan: HoodieCleanerPlan): Record<string, string[]> {
-  return Object.fromEntries(Object.entries(plan.filePathsToBeDeletedPerPartition ?? {}).map(([p, files]) => [p, files.map((f) => f.filePath!.slice(f.filePath!.lastIndexOf('/') + 1)).sort()]).sort(([a], [b]) => (a! < b! ? -1 : 1)));
+  return Object.fromEntries(
+    Object.entries(plan.filePathsToBeDeletedPerPartition ?? {})
+      .map(([p, files]) => [p, files.map((f) => f.filePath!.slice(f.filePath!.lastIndexOf('/') + 1)).sort()])
+      .sort(([a], [b]) => (a! < b! ? -1 : 1)),
+  );
 }
 
 function metadataFiles(metadata: HoodieCleanMetadata): Record<string, { deleted: string[]; failed: string[]; partitionDeleted: boolean | null }> {
-  return Object.fromEntries(Object.entries(metadata.partitionMetadata).map(([p, m]) => [p, { deleted: [...m.successDeleteFiles].sort(), failed: [...m.failedDeleteFiles].sort(), partitionDeleted: m.isPartitionDeleted }]).sort(([a], [b]) => (a! < b! ? -1 : 1)));
+  return Object.fromEntries(
+    Object.entries(metadata.partitionMetadata)
+      .map(([p, m]) => [p, { deleted: [...m.successDeleteFiles].sort(), failed: [...m.failedDeleteFiles].sort(), partitionDeleted: m.isPartitionDeleted }])
+      .sort(([a], [b]) => (a! < b! ? -1 : 1)),
+  );
 }
 
 describe('cleaning: Spark and we delete the same files', () => {
@@ -85,7 +95,10 @@ describe('cleaning: Spark and we delete the same files', () => {
 
   async function ours(path: string, props: Record<string, string>): Promise<CleanResult> {
     const storage = new LocalStorage(path);
-    return runClean(await HudiTable.open(storage), { config: cleanConfigFromProperties(new Map(Object.entries(props))), lock: new StorageLockProvider(storage) });
+    return runClean(await HudiTable.open(storage), {
+      config: cleanConfigFromProperties(new Map(Object.entries(props))),
+      lock: new StorageLockProvider(storage),
+    });
   }
 
   before(async () => {
@@ -93,7 +106,11 @@ describe('cleaning: Spark and we delete the same files', () => {
     // Procedures build their write client from the session's hoodie.* settings: keep the metadata table off.
     await hudi.sql(`SET ${NO_MDT}`);
     source = join(tempDir('clean-source-'), 'clean_src');
-    await hudi.write(source, { schema: SCHEMA, rows: [row(1, 1, 'a'), row(2, 1, 'a'), row(3, 1, 'b'), row(4, 1, 'b'), row(5, 1, 'c'), row(6, 1, 'c')], options: options('insert') });
+    await hudi.write(source, {
+      schema: SCHEMA,
+      rows: [row(1, 1, 'a'), row(2, 1, 'a'), row(3, 1, 'b'), row(4, 1, 'b'), row(5, 1, 'c'), row(6, 1, 'c')],
+      options: options('insert'),
+    });
     await hudi.write(source, { schema: SCHEMA, rows: [row(1, 2, 'a'), row(3, 2, 'b')], options: options('upsert') });
     await hudi.sql(`CREATE TABLE clean_src USING hudi LOCATION '${source}'`);
     const commits = await hudi.sql(`CALL show_commits(table => 'clean_src', limit => 10)`);
@@ -104,10 +121,18 @@ describe('cleaning: Spark and we delete the same files', () => {
     await hudi.write(source, { schema: SCHEMA, rows: [row(7, 1, 'd'), row(8, 1, 'd')], options: options('insert') });
     await hudi.write(source, { schema: SCHEMA, rows: [row(1, 4, 'a'), row(3, 4, 'b')], options: options('upsert') });
     // Every file group of partition d replaced: a clean past it removes the partition.
-    await hudi.write(source, { schema: SCHEMA, rows: [row(7, 1, 'd')], options: options('delete_partition', { 'hoodie.datasource.write.partitions.to.delete': 'd' }) });
+    await hudi.write(source, {
+      schema: SCHEMA,
+      rows: [row(7, 1, 'd')],
+      options: options('delete_partition', { 'hoodie.datasource.write.partitions.to.delete': 'd' }),
+    });
     await hudi.write(source, { schema: SCHEMA, rows: [row(1, 5, 'a'), row(6, 5, 'c')], options: options('upsert') });
     await hudi.write(source, { schema: SCHEMA, rows: [row(2, 6, 'a')], options: options('upsert') });
-    assert.equal(readFileSync(join(source, '.hoodie', 'hoodie.properties'), 'utf8').match(/^hoodie\.table\.metadata\.partitions=(.*)$/m)?.[1] ?? '', '', 'no metadata table');
+    assert.equal(
+      readFileSync(join(source, '.hoodie', 'hoodie.properties'), 'utf8').match(/^hoodie\.table\.metadata\.partitions=(.*)$/m)?.[1] ?? '',
+      '',
+      'no metadata table',
+    );
     rowsBefore = canonicalRows((await hudi.read(source, { options: { 'hoodie.metadata.enable': 'false' } })).rows);
   });
 
@@ -116,8 +141,16 @@ describe('cleaning: Spark and we delete the same files', () => {
   });
 
   const policies: { name: string; call: string; props: Record<string, string> }[] = [
-    { name: 'KEEP_LATEST_COMMITS, 2 retained', call: `clean_policy => 'KEEP_LATEST_COMMITS', retain_commits => 2`, props: { 'hoodie.cleaner.policy': 'KEEP_LATEST_COMMITS', 'hoodie.cleaner.commits.retained': '2' } },
-    { name: 'KEEP_LATEST_FILE_VERSIONS, 1 retained', call: `clean_policy => 'KEEP_LATEST_FILE_VERSIONS', file_versions_retained => 1`, props: { 'hoodie.cleaner.policy': 'KEEP_LATEST_FILE_VERSIONS', 'hoodie.cleaner.fileversions.retained': '1' } },
+    {
+      name: 'KEEP_LATEST_COMMITS, 2 retained',
+      call: `clean_policy => 'KEEP_LATEST_COMMITS', retain_commits => 2`,
+      props: { 'hoodie.cleaner.policy': 'KEEP_LATEST_COMMITS', 'hoodie.cleaner.commits.retained': '2' },
+    },
+    {
+      name: 'KEEP_LATEST_FILE_VERSIONS, 1 retained',
+      call: `clean_policy => 'KEEP_LATEST_FILE_VERSIONS', file_versions_retained => 1`,
+      props: { 'hoodie.cleaner.policy': 'KEEP_LATEST_FILE_VERSIONS', 'hoodie.cleaner.fileversions.retained': '1' },
+    },
   ];
   for (const policy of policies) {
     it(`${policy.name}: the same files remain, the plans and the clean metadata agree, the rows read the same`, async () => {
@@ -135,12 +168,32 @@ describe('cleaning: Spark and we delete the same files', () => {
       // Our decoder reads Spark's files; the plans and metadata agree but for where the copies are and the times.
       const [sparkRequested] = cleanFiles(spark.path, '.clean.requested');
       const sparkPlan = decodeTimelineAvro('cleanerPlan', readFileSync(join(spark.path, '.hoodie', sparkRequested!)), sparkRequested!);
-      const sparkInflight = decodeTimelineAvro('cleanerPlan', readFileSync(join(spark.path, '.hoodie', sparkRequested!.replace('.requested', '.inflight'))), 'inflight');
+      const sparkInflight = decodeTimelineAvro(
+        'cleanerPlan',
+        readFileSync(join(spark.path, '.hoodie', sparkRequested!.replace('.requested', '.inflight'))),
+        'inflight',
+      );
       assert.deepEqual(sparkInflight, sparkPlan);
       const plan = result.clean!.plan;
       assert.deepEqual(
-        [plan.policy, plan.earliestInstantToRetain, plan.lastCompletedCommitTimestamp, plan.version, plan.extraMetadata, [...(plan.partitionsToBeDeleted ?? [])].sort(), plan.filesToBeDeletedPerPartition],
-        [sparkPlan.policy, sparkPlan.earliestInstantToRetain, sparkPlan.lastCompletedCommitTimestamp, sparkPlan.version, sparkPlan.extraMetadata, [...(sparkPlan.partitionsToBeDeleted ?? [])].sort(), sparkPlan.filesToBeDeletedPerPartition],
+        [
+          plan.policy,
+          plan.earliestInstantToRetain,
+          plan.lastCompletedCommitTimestamp,
+          plan.version,
+          plan.extraMetadata,
+          [...(plan.partitionsToBeDeleted ?? [])].sort(),
+          plan.filesToBeDeletedPerPartition,
+        ],
+        [
+          sparkPlan.policy,
+          sparkPlan.earliestInstantToRetain,
+          sparkPlan.lastCompletedCommitTimestamp,
+          sparkPlan.version,
+          sparkPlan.extraMetadata,
+          [...(sparkPlan.partitionsToBeDeleted ?? [])].sort(),
+          sparkPlan.filesToBeDeletedPerPartition,
+        ],
       );
       assert.deepEqual(planFiles(plan), planFiles(sparkPlan));
       assert.equal(existsSync(join(mine.path, 'd')), existsSync(join(spark.path, 'd')), 'partition d: gone from both or from neither');
@@ -148,8 +201,22 @@ describe('cleaning: Spark and we delete the same files', () => {
       const sparkMetadata = decodeTimelineAvro('cleanMetadata', readFileSync(join(spark.path, '.hoodie', sparkClean!)), sparkClean!);
       const metadata = result.clean!.metadata;
       assert.deepEqual(
-        [metadata.totalFilesDeleted, metadata.earliestCommitToRetain, metadata.lastCompletedCommitTimestamp, metadata.version, metadata.extraMetadata, metadata.bootstrapPartitionMetadata],
-        [sparkMetadata.totalFilesDeleted, sparkMetadata.earliestCommitToRetain, sparkMetadata.lastCompletedCommitTimestamp, sparkMetadata.version, sparkMetadata.extraMetadata, sparkMetadata.bootstrapPartitionMetadata],
+        [
+          metadata.totalFilesDeleted,
+          metadata.earliestCommitToRetain,
+          metadata.lastCompletedCommitTimestamp,
+          metadata.version,
+          metadata.extraMetadata,
+          metadata.bootstrapPartitionMetadata,
+        ],
+        [
+          sparkMetadata.totalFilesDeleted,
+          sparkMetadata.earliestCommitToRetain,
+          sparkMetadata.lastCompletedCommitTimestamp,
+          sparkMetadata.version,
+          sparkMetadata.extraMetadata,
+          sparkMetadata.bootstrapPartitionMetadata,
+        ],
       );
       assert.deepEqual(metadataFiles(metadata), metadataFiles(sparkMetadata));
 
@@ -166,17 +233,29 @@ describe('cleaning: Spark and we delete the same files', () => {
     const inner = new LocalStorage(mine.path);
     // Calls: requested, inflight, the deletes, the completed file. Die at the last: files gone, no T.clean.
     await assert.rejects(
-      runClean(await HudiTable.open(new CrashingStorage(inner, 4)), { config: cleanConfigFromProperties(new Map([['hoodie.cleaner.commits.retained', '2']])), lock: new StorageLockProvider(inner) }),
+      runClean(await HudiTable.open(new CrashingStorage(inner, 4)), {
+        config: cleanConfigFromProperties(new Map([['hoodie.cleaner.commits.retained', '2']])),
+        lock: new StorageLockProvider(inner),
+      }),
       SimulatedCrash,
     );
     const [pending] = readdirSync(join(mine.path, '.hoodie')).filter((name) => name.endsWith('.clean.inflight'));
     assert.ok(pending !== undefined && cleanFiles(mine.path, '.clean').length === 0);
     const readOptions = { options: { 'hoodie.metadata.enable': 'false' } };
     assert.deepEqual(canonicalRows((await hudi.read(mine.path, readOptions)).rows), rowsBefore);
-    await hudi.write(mine.path, { schema: SCHEMA, rows: [row(4, 7, 'b')], options: options('upsert', { 'hoodie.clean.automatic': 'true', 'hoodie.cleaner.commits.retained': '2' }) });
+    await hudi.write(mine.path, {
+      schema: SCHEMA,
+      rows: [row(4, 7, 'b')],
+      options: options('upsert', { 'hoodie.clean.automatic': 'true', 'hoodie.cleaner.commits.retained': '2' }),
+    });
     const instant = pending!.slice(0, pending!.indexOf('.'));
     assert.ok(cleanFiles(mine.path, '.clean').includes(`${instant}.clean`), 'Spark completed our clean from its plan');
-    assert.deepEqual(readdirSync(join(mine.path, '.hoodie')).filter((name) => name.endsWith('.clean.inflight') || name.endsWith('.clean.requested')).filter((name) => !readdirSync(join(mine.path, '.hoodie')).includes(name.replace(/\.(inflight|requested)$/, ''))), []);
+    assert.deepEqual(
+      readdirSync(join(mine.path, '.hoodie'))
+        .filter((name) => name.endsWith('.clean.inflight') || name.endsWith('.clean.requested'))
+        .filter((name) => !readdirSync(join(mine.path, '.hoodie')).includes(name.replace(/\.(inflight|requested)$/, ''))),
+      [],
+    );
     const expected = canonicalRows((await hudi.read(mine.path, readOptions)).rows);
     assert.deepEqual(canonicalRows((await readSnapshot(await HudiTable.open(inner), { includeMetaFields: true })).rows), expected);
   });
@@ -185,7 +264,11 @@ describe('cleaning: Spark and we delete the same files', () => {
     const mine = await copy('ours-then-spark');
     const first = await ours(mine.path, { 'hoodie.cleaner.commits.retained': '2' });
     assert.equal(first.outcome, 'cleaned');
-    await hudi.write(mine.path, { schema: SCHEMA, rows: [row(1, 7, 'a'), row(3, 7, 'b')], options: options('upsert', { 'hoodie.clean.automatic': 'true', 'hoodie.cleaner.commits.retained': '2' }) });
+    await hudi.write(mine.path, {
+      schema: SCHEMA,
+      rows: [row(1, 7, 'a'), row(3, 7, 'b')],
+      options: options('upsert', { 'hoodie.clean.automatic': 'true', 'hoodie.cleaner.commits.retained': '2' }),
+    });
     const sparkCleans = cleanFiles(mine.path, '.clean');
     assert.equal(sparkCleans.length, 2, 'Spark cleaned after its commit');
     const sparkMetadata = decodeTimelineAvro('cleanMetadata', readFileSync(join(mine.path, '.hoodie', sparkCleans[1]!)), sparkCleans[1]!);

@@ -22,7 +22,16 @@ import { HudiTable } from '../../lib/table.js';
 import { canonicalRows, hudiToolchain, startHudi, type HudiHarness, type RowSet } from '../helpers/hudi.js';
 import { pyarrowFileInfo, pyarrowRead } from '../helpers/oracle.js';
 import { tempDir } from '../helpers/paths.js';
-import { SCHEMA, assertFileNamesMatchOutputs, commitJson, sparkOptions, tableRow, timelineFiles, withoutFileName, writeSmallFiles } from './clustering-helpers.js';
+import {
+  SCHEMA,
+  assertFileNamesMatchOutputs,
+  commitJson,
+  sparkOptions,
+  tableRow,
+  timelineFiles,
+  withoutFileName,
+  writeSmallFiles,
+} from './clustering-helpers.js';
 
 const PARTITIONS = ['2024-02-01', '2024-02-02'];
 const ROWS = 24;
@@ -73,7 +82,7 @@ after(async () => {
 describe('bin-pack clustering by binary copy of a Spark-written table', () => {
   const outputFileIds = new Set<string>();
 
-  it('copies Spark\'s row groups into one output in one partition and three in the other: every reader reads the rows it read before', async () => {
+  it("copies Spark's row groups into one output in one partition and three in the other: every reader reads the rows it read before", async () => {
     const storage = openStorage(table);
     const engine = await openParquetEngine();
     try {
@@ -87,7 +96,13 @@ describe('bin-pack clustering by binary copy of a Spark-written table', () => {
           },
         }).config;
         return runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
-          mode: 'scheduleAndExecute', config, lock, engine, tempDir: tempDir(), force: true, ...(compressionCodec === undefined ? {} : { compressionCodec }),
+          mode: 'scheduleAndExecute',
+          config,
+          lock,
+          engine,
+          tempDir: tempDir(),
+          force: true,
+          ...(compressionCodec === undefined ? {} : { compressionCodec }),
         });
       };
       // Spark's files are ~436 KB, nearly all of it the bloom filter: 600 KB a file makes three outputs of four files.
@@ -107,7 +122,10 @@ describe('bin-pack clustering by binary copy of a Spark-written table', () => {
       // A filtered read, which lets parquet-mr use the copied (and rebuilt) column and offset indexes.
       await hudi.sql(`CREATE TABLE copied USING hudi LOCATION '${table}'`);
       const filtered = await hudi.sql('SELECT id, name FROM copied WHERE id IN (5, 6, 17) ORDER BY id');
-      assert.deepEqual(filtered.rows.map((row) => row['id']), [5, 6, 17]);
+      assert.deepEqual(
+        filtered.rows.map((row) => row['id']),
+        [5, 6, 17],
+      );
       for (const [index, result] of results.entries()) {
         const commit = await commitJson(storage, result.instantTime!, 'replacecommit');
         assertFileNamesMatchOutputs(spark.rows, commit, [PARTITIONS[index]!]);
@@ -115,11 +133,17 @@ describe('bin-pack clustering by binary copy of a Spark-written table', () => {
         const files = stats.map((stat) => join(table, stat.path));
         // pyarrow reads our footers and pages; the row groups are Spark's, one per input file.
         const infos = pyarrowFileInfo(files);
-        assert.deepEqual(infos.map((info) => info.rows), stats.map((stat) => stat.numWrites));
+        assert.deepEqual(
+          infos.map((info) => info.rows),
+          stats.map((stat) => stat.numWrites),
+        );
         assert.ok(infos.every((info) => info.kv['hoodie_bloom_filter_type_code'] === 'DYNAMIC_V0' && info.kv['hoodie_min_record_key'] !== undefined));
-        assert.equal(pyarrowRead(files).length, stats.reduce((total, stat) => total + stat.numWrites, 0));
+        assert.equal(
+          pyarrowRead(files).length,
+          stats.reduce((total, stat) => total + stat.numWrites, 0),
+        );
         const codecs = new Set(pyarrowCodecs(files));
-        assert.deepEqual([...codecs], index === 0 ? ['GZIP'] : ['SNAPPY'], 'Spark\'s gzip chunks kept, or recompressed to snappy');
+        assert.deepEqual([...codecs], index === 0 ? ['GZIP'] : ['SNAPPY'], "Spark's gzip chunks kept, or recompressed to snappy");
         let rowGroups = 0;
         for (const file of files) rowGroups += await rowGroupsOf(file);
         assert.equal(rowGroups, 4, 'the four Spark row groups, copied');
@@ -138,10 +162,20 @@ describe('bin-pack clustering by binary copy of a Spark-written table', () => {
       options: sparkOptions({ 'hoodie.datasource.write.operation': 'upsert', 'hoodie.index.type': 'BLOOM' }),
     });
     const storage = openStorage(table);
-    const upsert = (await timelineFiles(storage)).filter((name) => name.endsWith('.commit')).at(-1)!.slice(0, 17);
+    const upsert = (await timelineFiles(storage))
+      .filter((name) => name.endsWith('.commit'))
+      .at(-1)!
+      .slice(0, 17);
     const stats = Object.values((await commitJson(storage, upsert, 'commit')).partitionToWriteStats).flat();
-    assert.equal(stats.reduce((total, stat) => total + stat.numUpdateWrites, 0), ROWS, 'every key was found in a base file');
-    assert.ok(stats.filter((stat) => stat.numUpdateWrites > 0).every((stat) => outputFileIds.has(stat.fileId)), 'the updates went into our file groups');
+    assert.equal(
+      stats.reduce((total, stat) => total + stat.numUpdateWrites, 0),
+      ROWS,
+      'every key was found in a base file',
+    );
+    assert.ok(
+      stats.filter((stat) => stat.numUpdateWrites > 0).every((stat) => outputFileIds.has(stat.fileId)),
+      'the updates went into our file groups',
+    );
     const rows = (await hudi.read(table)).rows;
     assert.equal(rows.length, ROWS + 1);
     assert.equal(new Set(rows.map((row) => row['id'])).size, ROWS + 1);

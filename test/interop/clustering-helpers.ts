@@ -69,7 +69,12 @@ export interface ClusterCliResult {
  */
 export function clusterWithCli(table: string, props: Record<string, string>, mode: 'schedule' | 'scheduleAndExecute' = 'scheduleAndExecute'): ClusterCliResult {
   const file = join(tempDir('clustering-props-'), 'clustering.properties');
-  writeFileSync(file, Object.entries(props).map(([key, value]) => `${key}=${value}\n`).join(''));
+  writeFileSync(
+    file,
+    Object.entries(props)
+      .map(([key, value]) => `${key}=${value}\n`)
+      .join(''),
+  );
   const run = runCli(['cluster', table, '--mode', mode, '--props', file, '--json']);
   assert.equal(run.code, 0, `cluster failed:\n${run.stderr}`);
   const [result] = jsonLines(run.stdout) as [{ instantTime: string | null; scheduled: { instantTime: string; groups: ClusterCliResult['groups'] } | null }];
@@ -91,13 +96,19 @@ export async function commitJson(storage: Storage, instantTime: string, action: 
 /** Instant files in `.hoodie/` (not its subfolders). */
 export async function timelineFiles(storage: Storage): Promise<string[]> {
   const { files } = await storage.listDir('.hoodie');
-  return files.map((file) => file.path.slice(file.path.lastIndexOf('/') + 1)).filter((name) => /^\d{17}\./.test(name)).sort();
+  return files
+    .map((file) => file.path.slice(file.path.lastIndexOf('/') + 1))
+    .filter((name) => /^\d{17}\./.test(name))
+    .sort();
 }
 
 /** Base files (`.parquet`) of a partition folder. */
 export async function baseFiles(storage: Storage, partition: string): Promise<string[]> {
   const { files } = await storage.listDir(partition);
-  return files.map((file) => file.path.slice(file.path.lastIndexOf('/') + 1)).filter((name) => name.endsWith('.parquet')).sort();
+  return files
+    .map((file) => file.path.slice(file.path.lastIndexOf('/') + 1))
+    .filter((name) => name.endsWith('.parquet'))
+    .sort();
 }
 
 /**

@@ -26,8 +26,17 @@ import { HudiTable } from '../../lib/table.js';
 import { canonicalRows, startHudi, type HudiHarness, type RowSet } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 import {
-  SCHEMA, assertFileNamesMatchOutputs, baseFiles, clusterWithCli, commitJson, sparkOptions, tableRow, timelineFiles,
-  withoutFileName, writeSmallFiles, type ClusterCliResult,
+  SCHEMA,
+  assertFileNamesMatchOutputs,
+  baseFiles,
+  clusterWithCli,
+  commitJson,
+  sparkOptions,
+  tableRow,
+  timelineFiles,
+  withoutFileName,
+  writeSmallFiles,
+  type ClusterCliResult,
 } from './clustering-helpers.js';
 
 const PARTITIONS = ['2024-01-01', '2024-01-02', '2024-01-03'];
@@ -89,32 +98,41 @@ describe('our clustering of a Spark-written table (metadata table off)', () => {
   it('linear, z-order and hilbert, one and several output files per group: Spark and hudi-rs read the rows they read before', async () => {
     table = copyTable(base, 'clustered');
     // Each partition holds 4 Spark base files of ~436 KB (the bloom filter is most of it).
-    clusterings.push(clusterWithCli(table, {
-      'hoodie.clustering.plan.strategy.partition.selected': PARTITIONS[0]!,
-      'hoodie.layout.optimize.strategy': 'linear',
-      'hoodie.clustering.plan.strategy.sort.columns': 'score,qty',
-    }));
-    clusterings.push(clusterWithCli(table, {
-      'hoodie.clustering.plan.strategy.partition.selected': PARTITIONS[1]!,
-      'hoodie.layout.optimize.strategy': 'z-order',
-      'hoodie.clustering.plan.strategy.sort.columns': 'score,ts',
-      'hoodie.clustering.plan.strategy.target.file.max.bytes': '600000',
-    }));
-    clusterings.push(clusterWithCli(table, {
-      'hoodie.clustering.plan.partition.filter.mode': 'SELECTED_PARTITIONS',
-      'hoodie.clustering.plan.strategy.cluster.begin.partition': PARTITIONS[2]!,
-      'hoodie.clustering.plan.strategy.cluster.end.partition': PARTITIONS[2]!,
-      'hoodie.layout.optimize.strategy': 'hilbert',
-      'hoodie.clustering.plan.strategy.sort.columns': 'qty,score',
-      'hoodie.clustering.plan.strategy.small.file.limit': '1000000',
-      'hoodie.clustering.plan.strategy.max.bytes.per.group': '900000',
-      'hoodie.clustering.plan.strategy.target.file.max.bytes': '500000',
-    }));
+    clusterings.push(
+      clusterWithCli(table, {
+        'hoodie.clustering.plan.strategy.partition.selected': PARTITIONS[0]!,
+        'hoodie.layout.optimize.strategy': 'linear',
+        'hoodie.clustering.plan.strategy.sort.columns': 'score,qty',
+      }),
+    );
+    clusterings.push(
+      clusterWithCli(table, {
+        'hoodie.clustering.plan.strategy.partition.selected': PARTITIONS[1]!,
+        'hoodie.layout.optimize.strategy': 'z-order',
+        'hoodie.clustering.plan.strategy.sort.columns': 'score,ts',
+        'hoodie.clustering.plan.strategy.target.file.max.bytes': '600000',
+      }),
+    );
+    clusterings.push(
+      clusterWithCli(table, {
+        'hoodie.clustering.plan.partition.filter.mode': 'SELECTED_PARTITIONS',
+        'hoodie.clustering.plan.strategy.cluster.begin.partition': PARTITIONS[2]!,
+        'hoodie.clustering.plan.strategy.cluster.end.partition': PARTITIONS[2]!,
+        'hoodie.layout.optimize.strategy': 'hilbert',
+        'hoodie.clustering.plan.strategy.sort.columns': 'qty,score',
+        'hoodie.clustering.plan.strategy.small.file.limit': '1000000',
+        'hoodie.clustering.plan.strategy.max.bytes.per.group': '900000',
+        'hoodie.clustering.plan.strategy.target.file.max.bytes': '500000',
+      }),
+    );
     const shapes = clusterings.map((run) => run.groups.map((group) => [group.partitionPath, group.inputFiles, group.numOutputFileGroups]));
     assert.deepEqual(shapes, [
       [[PARTITIONS[0], 4, 1]],
       [[PARTITIONS[1], 4, 3]],
-      [[PARTITIONS[2], 2, 2], [PARTITIONS[2], 2, 2]],
+      [
+        [PARTITIONS[2], 2, 2],
+        [PARTITIONS[2], 2, 2],
+      ],
     ]);
 
     const storage = openStorage(table);
@@ -144,10 +162,20 @@ describe('our clustering of a Spark-written table (metadata table off)', () => {
       options: sparkOptions({ 'hoodie.datasource.write.operation': 'upsert', 'hoodie.index.type': 'BLOOM', ...CLEAN_AND_ARCHIVE }),
     });
     const storage = openStorage(table);
-    const upsert = (await timelineFiles(storage)).filter((name) => name.endsWith('.commit')).at(-1)!.slice(0, 17);
+    const upsert = (await timelineFiles(storage))
+      .filter((name) => name.endsWith('.commit'))
+      .at(-1)!
+      .slice(0, 17);
     const stats = Object.values((await commitJson(storage, upsert, 'commit')).partitionToWriteStats).flat();
-    assert.equal(stats.reduce((total, stat) => total + stat.numUpdateWrites, 0), ROWS, 'every key was found in a base file');
-    assert.ok(stats.filter((stat) => stat.numUpdateWrites > 0).every((stat) => ourOutputFileIds.has(stat.fileId)), 'the updates went into our file groups');
+    assert.equal(
+      stats.reduce((total, stat) => total + stat.numUpdateWrites, 0),
+      ROWS,
+      'every key was found in a base file',
+    );
+    assert.ok(
+      stats.filter((stat) => stat.numUpdateWrites > 0).every((stat) => ourOutputFileIds.has(stat.fileId)),
+      'the updates went into our file groups',
+    );
 
     const rows = await readAlike(table);
     assert.equal(rows.length, ROWS + 1);
@@ -155,10 +183,13 @@ describe('our clustering of a Spark-written table (metadata table off)', () => {
     assert.ok(rows.every((row) => row['name'] === `n${row['id'] as number}-v${row['id'] === ROWS + 1 ? 0 : 1}`));
   });
 
-  it('Spark\'s clean and archival run past our replacecommits; Spark, hudi-rs and our reader still agree', async () => {
+  it("Spark's clean and archival run past our replacecommits; Spark, hudi-rs and our reader still agree", async () => {
     const storage = openStorage(table);
     // Two more upserts (0.15's default index) so that the archiver, keeping 2 commits, reaches past the last replacecommit.
-    for (const [version, ids] of [[2, [1, 2, 3, 4, 5, 6]], [3, [7, 8, 9, 10, 11, 12]]] as const) {
+    for (const [version, ids] of [
+      [2, [1, 2, 3, 4, 5, 6]],
+      [3, [7, 8, 9, 10, 11, 12]],
+    ] as const) {
       await hudi.write(table, {
         schema: SCHEMA,
         rows: ids.map((id) => tableRow(id, PARTITIONS, version)),
@@ -167,8 +198,14 @@ describe('our clustering of a Spark-written table (metadata table off)', () => {
     }
     const active = await timelineFiles(storage);
     for (const run of clusterings) assert.ok(!active.some((name) => name.startsWith(run.instantTime)), `${run.instantTime} was archived`);
-    assert.ok(active.some((name) => name.endsWith('.clean')), 'Spark cleaned');
-    assert.ok((await storage.listDir('.hoodie/archived')).files.some((file) => /\/\.commits_\.archive\.\d+_/.test(file.path)), 'an archive file holds the archived instants');
+    assert.ok(
+      active.some((name) => name.endsWith('.clean')),
+      'Spark cleaned',
+    );
+    assert.ok(
+      (await storage.listDir('.hoodie/archived')).files.some((file) => /\/\.commits_\.archive\.\d+_/.test(file.path)),
+      'an archive file holds the archived instants',
+    );
     // The clean deleted every file of the groups our clusterings replaced, so nothing is left for a view to hide.
     for (const byPartition of replaced) {
       for (const [partition, fileIds] of Object.entries(byPartition)) {
@@ -179,18 +216,26 @@ describe('our clustering of a Spark-written table (metadata table off)', () => {
 
     const rows = await readAlike(table);
     const version = (id: number): number => (id <= 6 ? 2 : id <= 12 ? 3 : id <= ROWS ? 1 : 0);
-    assert.deepEqual(rows.map((row) => [row['id'], row['name']]).sort((a, b) => (a[0] as number) - (b[0] as number)),
-      Array.from({ length: ROWS + 1 }, (_, index) => [index + 1, `n${index + 1}-v${version(index + 1)}`]));
+    assert.deepEqual(
+      rows.map((row) => [row['id'], row['name']]).sort((a, b) => (a[0] as number) - (b[0] as number)),
+      Array.from({ length: ROWS + 1 }, (_, index) => [index + 1, `n${index + 1}-v${version(index + 1)}`]),
+    );
     // Hudi reads our archived replacecommits back (HoodieArchivedTimeline, via MetadataConversionUtils' entries).
     await hudi.sql(`CREATE TABLE archived_clustering USING hudi LOCATION '${table}'`);
     // Without start_ts/end_ts it lists only instants 10 to 1 days old; the range excludes start_ts.
-    const archived = await hudi.sql(`CALL show_archived_commits(table => 'archived_clustering', limit => 50, start_ts => '0', end_ts => '${clusterings.at(-1)!.instantTime}')`);
+    const archived = await hudi.sql(
+      `CALL show_archived_commits(table => 'archived_clustering', limit => 50, start_ts => '0', end_ts => '${clusterings.at(-1)!.instantTime}')`,
+    );
     const byInstant = new Map(archived.rows.map((row) => [row['commit_time'], row]));
     for (const run of clusterings) {
       const entry = byInstant.get(run.instantTime);
       assert.ok(entry, `Hudi lists ${run.instantTime} as archived: ${JSON.stringify(archived.rows)}`);
       const outputs = run.groups.reduce((total, group) => total + group.numOutputFileGroups, 0);
-      assert.deepEqual([entry['total_records_written'], entry['total_files_added']], [ROWS / PARTITIONS.length, outputs], `${run.instantTime}'s stats as Hudi read them back`);
+      assert.deepEqual(
+        [entry['total_records_written'], entry['total_files_added']],
+        [ROWS / PARTITIONS.length, outputs],
+        `${run.instantTime}'s stats as Hudi read them back`,
+      );
     }
   });
 
@@ -243,9 +288,15 @@ describe('our failed clustering left pending, finished or rolled back by Hudi (a
     try {
       await assert.rejects(
         runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
-          mode: 'scheduleAndExecute', config, lock: new StorageLockProvider(storage, { waitMs: 10_000 }), engine: failingEngine(engine, state), tempDir: tempDir(),
+          mode: 'scheduleAndExecute',
+          config,
+          lock: new StorageLockProvider(storage, { waitMs: 10_000 }),
+          engine: failingEngine(engine, state),
+          tempDir: tempDir(),
           // Group 0 of 2 finishes; group 1 dies.
-          onProgress: (line) => { if (/^group 1\/2 done/.test(line)) state.failing = true; },
+          onProgress: (line) => {
+            if (/^group 1\/2 done/.test(line)) state.failing = true;
+          },
         }),
         /simulated Lambda timeout/,
       );
@@ -259,21 +310,37 @@ describe('our failed clustering left pending, finished or rolled back by Hudi (a
     attemptFiles = (await baseFiles(storage, PARTITIONS[0]!)).filter((name) => name.endsWith(`_${instantTime}.parquet`));
     assert.equal(attemptFiles.length, 2, 'group 0 uploaded its two files');
     const markers = (await storage.listRecursive(`.hoodie/.temp/${instantTime}`)).map((object) => object.path.slice(object.path.lastIndexOf('/') + 1));
-    assert.deepEqual(markers.sort(), attemptFiles.map((name) => `${name}.marker.CREATE`).sort(), 'the marker folder holds one marker per uploaded file and nothing else');
+    assert.deepEqual(
+      markers.sort(),
+      attemptFiles.map((name) => `${name}.marker.CREATE`).sort(),
+      'the marker folder holds one marker per uploaded file and nothing else',
+    );
     pendingCopy = copyTable(pending, 'rolledback');
   });
 
-  it('Hudi\'s run_clustering rolls back our attempt and executes our plan: the rows Spark read before', async () => {
+  it("Hudi's run_clustering rolls back our attempt and executes our plan: the rows Spark read before", async () => {
     const table = pending;
-    const result = await hudi.sql(`CALL run_clustering(path => '${table}', instants => '${instantTime}', op => 'execute', options => 'hoodie.metadata.enable=false')`);
-    assert.deepEqual(result.rows.map((row) => [row['timestamp'], row['state']]), [[instantTime, 'COMPLETED']]);
+    const result = await hudi.sql(
+      `CALL run_clustering(path => '${table}', instants => '${instantTime}', op => 'execute', options => 'hoodie.metadata.enable=false')`,
+    );
+    assert.deepEqual(
+      result.rows.map((row) => [row['timestamp'], row['state']]),
+      [[instantTime, 'COMPLETED']],
+    );
 
     const storage = openStorage(table);
     const timeline = await timelineFiles(storage);
     assert.ok(timeline.includes(`${instantTime}.replacecommit`));
-    assert.ok(timeline.some((name) => name.endsWith('.rollback')), 'Hudi rolled our inflight attempt back first');
+    assert.ok(
+      timeline.some((name) => name.endsWith('.rollback')),
+      'Hudi rolled our inflight attempt back first',
+    );
     const files = await baseFiles(storage, PARTITIONS[0]!);
-    assert.deepEqual(attemptFiles.filter((name) => files.includes(name)), [], 'our attempt\'s files were deleted by Hudi\'s marker-based rollback');
+    assert.deepEqual(
+      attemptFiles.filter((name) => files.includes(name)),
+      [],
+      "our attempt's files were deleted by Hudi's marker-based rollback",
+    );
     assert.deepEqual(await storage.listRecursive('.hoodie/metadata'), [], 'no metadata table');
     const rows = await readAlike(table);
     // Hudi's executor keeps _hoodie_commit_time and _hoodie_commit_seqno too (the plan's preserveHoodieMetadata).
@@ -281,7 +348,7 @@ describe('our failed clustering left pending, finished or rolled back by Hudi (a
     assertFileNamesMatchOutputs(rows, await commitJson(storage, instantTime, 'replacecommit'), [PARTITIONS[0]!]);
   });
 
-  it('Hudi\'s rollback_to_instant rolls it back: the table reads as before, and our clustering runs again', async () => {
+  it("Hudi's rollback_to_instant rolls it back: the table reads as before, and our clustering runs again", async () => {
     const table = pendingCopy;
     await hudi.sql(`CREATE TABLE rolled_back_clustering USING hudi LOCATION '${table}'`);
     const result = await hudi.sql(`CALL rollback_to_instant(table => 'rolled_back_clustering', instant_time => '${instantTime}')`);
@@ -289,9 +356,17 @@ describe('our failed clustering left pending, finished or rolled back by Hudi (a
 
     const storage = openStorage(table);
     const timeline = await timelineFiles(storage);
-    assert.deepEqual(timeline.filter((name) => name.startsWith(instantTime)), [], 'the clustering instant is gone');
+    assert.deepEqual(
+      timeline.filter((name) => name.startsWith(instantTime)),
+      [],
+      'the clustering instant is gone',
+    );
     assert.ok(timeline.some((name) => name.endsWith('.rollback')));
-    assert.deepEqual((await baseFiles(storage, PARTITIONS[0]!)).filter((name) => name.includes(instantTime)), [], 'the attempt\'s files were deleted');
+    assert.deepEqual(
+      (await baseFiles(storage, PARTITIONS[0]!)).filter((name) => name.includes(instantTime)),
+      [],
+      "the attempt's files were deleted",
+    );
     assert.deepEqual(canonicalRows(await readAlike(table)), canonicalRows(sparkBefore.rows));
 
     // Our next clustering plans the same file groups again and completes.
@@ -300,7 +375,10 @@ describe('our failed clustering left pending, finished or rolled back by Hudi (a
       'hoodie.layout.optimize.strategy': 'z-order',
       'hoodie.clustering.plan.strategy.sort.columns': 'score,ts',
     });
-    assert.deepEqual(again.groups.map((group) => group.inputFiles), [4]);
+    assert.deepEqual(
+      again.groups.map((group) => group.inputFiles),
+      [4],
+    );
     assert.deepEqual(withoutFileName(await readAlike(table)), withoutFileName(sparkBefore.rows));
   });
 });

@@ -13,7 +13,15 @@ import { readClusteringPlan } from '../../lib/timeline/clustering-plan.js';
 import { canonicalRows, startHudi, type HudiHarness, type RowSet } from '../helpers/hudi.js';
 import { s3TablePath } from '../helpers/s3.js';
 import {
-  SCHEMA, assertFileNamesMatchOutputs, clusterWithCli, commitJson, sparkOptions, tableRow, timelineFiles, withoutFileName, writeSmallFiles,
+  SCHEMA,
+  assertFileNamesMatchOutputs,
+  clusterWithCli,
+  commitJson,
+  sparkOptions,
+  tableRow,
+  timelineFiles,
+  withoutFileName,
+  writeSmallFiles,
 } from './clustering-helpers.js';
 
 const PARTITIONS = ['2024-01-01', '2024-01-02'];
@@ -55,12 +63,19 @@ describe('clustering a Spark-written table on S3', () => {
       // 3 files of ~436 KB per partition → 2 output files each.
       'hoodie.clustering.plan.strategy.target.file.max.bytes': '700000',
     });
-    assert.deepEqual(run.groups.map((group) => [group.partitionPath, group.inputFiles, group.numOutputFileGroups]), PARTITIONS.map((partition) => [partition, 3, 2]));
+    assert.deepEqual(
+      run.groups.map((group) => [group.partitionPath, group.inputFiles, group.numOutputFileGroups]),
+      PARTITIONS.map((partition) => [partition, 3, 2]),
+    );
     const rows = await readAlike(table);
     assert.deepEqual(withoutFileName(rows), withoutFileName(sparkBefore.rows));
     const commit = await commitJson(openStorage(table), run.instantTime, 'replacecommit');
     assertFileNamesMatchOutputs(rows, commit, PARTITIONS);
-    outputFileIds = new Set(Object.values(commit.partitionToWriteStats).flat().map((stat) => stat.fileId));
+    outputFileIds = new Set(
+      Object.values(commit.partitionToWriteStats)
+        .flat()
+        .map((stat) => stat.fileId),
+    );
   });
 
   it('a Spark upsert of every record through the bloom index updates them in our files on S3', async () => {
@@ -71,16 +86,23 @@ describe('clustering a Spark-written table on S3', () => {
       options: sparkOptions({ 'hoodie.datasource.write.operation': 'upsert', 'hoodie.index.type': 'BLOOM' }),
     });
     const storage = openStorage(table);
-    const upsert = (await timelineFiles(storage)).filter((name) => name.endsWith('.commit')).at(-1)!.slice(0, 17);
+    const upsert = (await timelineFiles(storage))
+      .filter((name) => name.endsWith('.commit'))
+      .at(-1)!
+      .slice(0, 17);
     const stats = Object.values((await commitJson(storage, upsert, 'commit')).partitionToWriteStats).flat();
-    assert.equal(stats.reduce((total, stat) => total + stat.numUpdateWrites, 0), ROWS, 'every key was found in our base files');
+    assert.equal(
+      stats.reduce((total, stat) => total + stat.numUpdateWrites, 0),
+      ROWS,
+      'every key was found in our base files',
+    );
     assert.ok(stats.filter((stat) => stat.numUpdateWrites > 0).every((stat) => outputFileIds.has(stat.fileId)));
     const rows = await readAlike(table);
     assert.equal(new Set(rows.map((row) => row['id'])).size, ROWS + 1);
     assert.equal(rows.length, ROWS + 1);
   });
 
-  it('a plan we schedule on the s3a:// name is executed by Hudi\'s run_clustering', async () => {
+  it("a plan we schedule on the s3a:// name is executed by Hudi's run_clustering", async () => {
     // Hudi opens a plan's file paths with the base path's file system; Hadoop's S3A refuses s3:// paths ("Wrong FS"),
     // so a plan for a Spark that names the table s3a:// must name its files s3a:// too.
     const s3a = table.replace(/^s3:/, 's3a:');
@@ -89,10 +111,18 @@ describe('clustering a Spark-written table on S3', () => {
     const storage = openStorage(table);
     const plan = await readClusteringPlan(storage, scheduled.instantTime);
     assert.ok(plan !== undefined);
-    assert.ok(plan.inputGroups.flatMap((group) => group.slices).every((slice) => slice.dataFilePath.startsWith(`${s3a}/`)), 'the plan names s3a:// files');
+    assert.ok(
+      plan.inputGroups.flatMap((group) => group.slices).every((slice) => slice.dataFilePath.startsWith(`${s3a}/`)),
+      'the plan names s3a:// files',
+    );
 
-    const result = await hudi.sql(`CALL run_clustering(path => '${s3a}', instants => '${scheduled.instantTime}', op => 'execute', options => 'hoodie.metadata.enable=false')`);
-    assert.deepEqual(result.rows.map((row) => [row['timestamp'], row['state']]), [[scheduled.instantTime, 'COMPLETED']]);
+    const result = await hudi.sql(
+      `CALL run_clustering(path => '${s3a}', instants => '${scheduled.instantTime}', op => 'execute', options => 'hoodie.metadata.enable=false')`,
+    );
+    assert.deepEqual(
+      result.rows.map((row) => [row['timestamp'], row['state']]),
+      [[scheduled.instantTime, 'COMPLETED']],
+    );
     assert.deepEqual(withoutFileName(await readAlike(table)), withoutFileName(before.rows));
   });
 });

@@ -311,7 +311,10 @@ async function committedOutputs(table: string, commit: CommitJson): Promise<Outp
 
 async function readRequested(table: string, instant: string): Promise<Pick<SideResult, 'requested' | 'requestedFile'>> {
   const read = await readOfficial(readFileSync(join(table, '.hoodie', `${instant}.replacecommit.requested`)), 'HoodieRequestedReplaceMetadata');
-  return { requested: read.record as RequestedReplace, requestedFile: { codec: read.codec, metadataKeys: [...read.metadataKeys].sort(), writerName: read.writerName } };
+  return {
+    requested: read.record as RequestedReplace,
+    requestedFile: { codec: read.codec, metadataKeys: [...read.metadataKeys].sort(), writerName: read.writerName },
+  };
 }
 
 function readCommit(table: string, instant: string): CommitJson {
@@ -330,7 +333,9 @@ async function runHudi(hudi: HudiHarness, layoutCase: LayoutCase, base: BaseTabl
     `path => '${table}'`,
     `order => '${layoutCase.order.join(',')}'`,
     `order_strategy => '${layoutCase.layout}'`,
-    `options => '${optionPairs(layoutCase, base).map(([key, value]) => `${key}=${value}`).join(',')}'`,
+    `options => '${optionPairs(layoutCase, base)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(',')}'`,
     ...(layoutCase.selectedPartitions === undefined ? [] : [`selected_partitions => '${layoutCase.selectedPartitions.join(',')}'`]),
   ];
   const scheduled = await hudi.sql(`CALL run_clustering(${[...args, "op => 'schedule'"].join(', ')})`);
@@ -341,7 +346,10 @@ async function runHudi(hudi: HudiHarness, layoutCase: LayoutCase, base: BaseTabl
   const shown = shownRows[0]!;
   const requested = await readRequested(table, instant);
   const executed = await hudi.sql(`CALL run_clustering(${[...args, "op => 'execute'"].join(', ')})`);
-  assert.deepEqual(executed.rows.map((row) => [row['timestamp'], row['state']]), [[instant, 'COMPLETED']]);
+  assert.deepEqual(
+    executed.rows.map((row) => [row['timestamp'], row['state']]),
+    [[instant, 'COMPLETED']],
+  );
   const commit = readCommit(table, instant);
   return {
     table,
@@ -464,8 +472,12 @@ function firstOutOfOrder(layoutCase: LayoutCase, rows: readonly RowValues[], key
   for (let row = 1; row < rows.length; row++) {
     const order =
       layoutCase.layout === 'linear'
-        ? layoutCase.order.map((column) => compareSparkValues(rows[row - 1]![column], rows[row]![column])).find((c) => c !== 0) ?? 0
-        : keys[row - 1]! < keys[row]! ? -1 : keys[row - 1] === keys[row] ? 0 : 1;
+        ? (layoutCase.order.map((column) => compareSparkValues(rows[row - 1]![column], rows[row]![column])).find((c) => c !== 0) ?? 0)
+        : keys[row - 1]! < keys[row]!
+          ? -1
+          : keys[row - 1] === keys[row]
+            ? 0
+            : 1;
     if (order > 0) return row;
   }
   return -1;
@@ -541,7 +553,10 @@ describe('clustering side by side with Hudi 0.15 (run_clustering) on copies of o
       for (const name of files) {
         const fileId = BASE_FILE.exec(name)![1]!;
         const file = join(path, partition, name);
-        keysByFileId.set(fileId, (await rowsInFileOrder(file)).map((row) => row['_hoodie_record_key'] as string));
+        keysByFileId.set(
+          fileId,
+          (await rowsInFileOrder(file)).map((row) => row['_hoodie_record_key'] as string),
+        );
         footers.push({ footer: await footerOf(file) });
         const { size } = statSync(file);
         if (size > largestFile.size) largestFile = { fileId, size };
@@ -580,11 +595,15 @@ describe('clustering side by side with Hudi 0.15 (run_clustering) on copies of o
           // Without partition.selected Hudi plans partitions in the order its file system lists the table's folder
           // (on local disk the directory order, not sorted; on S3 sorted), we in sorted order, which is S3's.
           const listed = directoryOrder(hudiSide.table).filter((name) => PARTITIONS.includes(name));
-          const partitionOrder = (plan: RequestedReplace): string[] => [...new Set(plan.clusteringPlan.inputGroups.map((group) => group.slices[0]!.partitionPath))];
+          const partitionOrder = (plan: RequestedReplace): string[] => [
+            ...new Set(plan.clusteringPlan.inputGroups.map((group) => group.slices[0]!.partitionPath)),
+          ];
           assert.deepEqual(partitionOrder(hudiPlan), listed, 'Hudi plans partitions in listing order');
           assert.deepEqual(partitionOrder(ourPlan), [...listed].sort(), 'we plan partitions in sorted order');
           const byPartition = (plan: RequestedReplace): PlanGroup[] =>
-            [...plan.clusteringPlan.inputGroups].sort((left, right) => PARTITIONS.indexOf(left.slices[0]!.partitionPath) - PARTITIONS.indexOf(right.slices[0]!.partitionPath));
+            [...plan.clusteringPlan.inputGroups].sort(
+              (left, right) => PARTITIONS.indexOf(left.slices[0]!.partitionPath) - PARTITIONS.indexOf(right.slices[0]!.partitionPath),
+            );
           // A stable sort: within a partition the groups keep their planned order.
           hudiPlan.clusteringPlan.inputGroups = byPartition(hudiPlan);
           ourPlan.clusteringPlan.inputGroups = byPartition(ourPlan);
@@ -606,12 +625,13 @@ describe('clustering side by side with Hudi 0.15 (run_clustering) on copies of o
         assert.equal(ours.shown.groups, hudiSide.shown.groups);
         // show_clustering's involved_partitions names every slice's partition, sorted (HoodieCLIUtils.extractPartitions);
         // show-clustering lists each partition once, in plan order.
-        const slicePartitions = (side: SideResult): string[] => side.requested.clusteringPlan.inputGroups.flatMap((group) => group.slices.map((slice) => slice.partitionPath));
+        const slicePartitions = (side: SideResult): string[] =>
+          side.requested.clusteringPlan.inputGroups.flatMap((group) => group.slices.map((slice) => slice.partitionPath));
         assert.deepEqual(hudiSide.shown.partitions, slicePartitions(hudiSide).sort());
         assert.deepEqual(ours.shown.partitions, [...new Set(slicePartitions(ours))]);
       });
 
-      it('writes each group\'s rows in the same order; splits them between files as its engine does', (t) => {
+      it("writes each group's rows in the same order; splits them between files as its engine does", (t) => {
         const hudiGroups = outputsByGroup(hudiSide, base);
         const ourGroups = outputsByGroup(ours, base);
         const tiedRuns: string[][] = [];
@@ -619,7 +639,11 @@ describe('clustering side by side with Hudi 0.15 (run_clustering) on copies of o
         let splitsDiffer = false;
         let exactOrder = true;
         // Match groups by their slices (group order may differ by partition order, see the plan test).
-        const groupId = (group: PlanGroup): string => group.slices.map((slice) => slice.fileId).sort().join(',');
+        const groupId = (group: PlanGroup): string =>
+          group.slices
+            .map((slice) => slice.fileId)
+            .sort()
+            .join(',');
         const ourIndexByGroup = new Map(ours.requested.clusteringPlan.inputGroups.map((group, index) => [groupId(group), index]));
         hudiSide.requested.clusteringPlan.inputGroups.forEach((group, hudiIndex) => {
           const ourIndex = ourIndexByGroup.get(groupId(group));
@@ -659,12 +683,16 @@ describe('clustering side by side with Hudi 0.15 (run_clustering) on copies of o
           if (JSON.stringify(sizes(hudiFiles)) !== JSON.stringify(sizes(ourFiles))) splitsDiffer = true;
         });
         assert.equal(splitsDiffer, layoutCase.splitsDiffer, 'some group split differently');
-        assert.deepEqual(tiedRuns, layoutCase.ties.map((keys) => [...keys].sort()), 'rows tie exactly where the data was made to');
+        assert.deepEqual(
+          tiedRuns,
+          layoutCase.ties.map((keys) => [...keys].sort()),
+          'rows tie exactly where the data was made to',
+        );
         t.diagnostic(`rows per output file: ${splits.join('; ')}`);
         t.diagnostic(`record keys in exactly Hudi's order, ties included: ${exactOrder ? 'yes' : 'no (Spark orders ties arbitrarily)'}`);
       });
 
-      it('keeps every row\'s values and meta columns, with _hoodie_file_name naming the new file', () => {
+      it("keeps every row's values and meta columns, with _hoodie_file_name naming the new file", () => {
         const byKey = (side: SideResult): Map<string, RowValues> => {
           const rows = new Map<string, RowValues>();
           for (const output of side.outputs) {
@@ -723,9 +751,16 @@ describe('clustering side by side with Hudi 0.15 (run_clustering) on copies of o
         assert.ok(summaryText !== undefined, `our replacecommit records ${CLUSTERING_SUMMARY_KEY}`);
         const summary = JSON.parse(summaryText) as { totals: { filesAfter: number; rowsAfter: number } };
         assert.equal(summary.totals.filesAfter, ours.outputs.length);
-        assert.equal(summary.totals.rowsAfter, ours.outputs.reduce((total, output) => total + output.rows.length, 0));
+        assert.equal(
+          summary.totals.rowsAfter,
+          ours.outputs.reduce((total, output) => total + output.rows.length, 0),
+        );
         const replaced = (side: SideResult): Record<string, string[]> =>
-          Object.fromEntries(Object.entries(side.commit.partitionToReplaceFileIds).map(([partition, ids]) => [partition, [...ids].sort()]).sort());
+          Object.fromEntries(
+            Object.entries(side.commit.partitionToReplaceFileIds)
+              .map(([partition, ids]) => [partition, [...ids].sort()])
+              .sort(),
+          );
         assert.deepEqual(replaced(ours), replaced(hudiSide));
         const statKeys = (side: SideResult): string[] => [...new Set(side.outputs.map((output) => JSON.stringify(Object.keys(output.stat))))];
         assert.deepEqual(statKeys(ours), statKeys(hudiSide), 'write stat fields, in order');

@@ -111,7 +111,11 @@ function keepForSpark(dir: string, name: string, rows: string[], what: string, d
 /** After the next ordinary run: nothing pending, no marker folder of any instant left. */
 async function assertHealed(dir: string, label: string): Promise<void> {
   const timeline = await loadTimeline(new LocalStorage(dir));
-  assert.deepEqual(timeline.pending().map((i) => `${i.time}.${i.action}.${i.state}`), [], `${label}: pending instants after the next run`);
+  assert.deepEqual(
+    timeline.pending().map((i) => `${i.time}.${i.action}.${i.state}`),
+    [],
+    `${label}: pending instants after the next run`,
+  );
   const temp = join(dir, '.hoodie/.temp');
   assert.deepEqual(existsSync(temp) ? readdirSync(temp) : [], [], `${label}: marker folders after the next run`);
 }
@@ -199,7 +203,13 @@ const noAws = (): never => {
 /** The state machine's three steps as one run would call them, on `storage` and `lock`. */
 async function stateMachineRun(storage: Storage, lock: LockProvider, dir: string, now: () => Date, marks?: number[], point?: CrashPoint): Promise<void> {
   const clients: ServiceClients = { s3: noAws, dynamoDb: noAws, storage: () => storage, lock: () => lock };
-  const env = { TABLE_PATH: dir, CLUSTERING_PROPERTIES: Object.entries(CLUSTERING).map(([k, v]) => `${k}=${v}`).join('\n'), SCRATCH_DIR: join(root, 'scratch') };
+  const env = {
+    TABLE_PATH: dir,
+    CLUSTERING_PROPERTIES: Object.entries(CLUSTERING)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n'),
+    SCRATCH_DIR: join(root, 'scratch'),
+  };
   const log = { info: () => undefined, warn: () => undefined };
   const deps = { env, clients, log, now };
   const planned = await planStep({ runId: `run-${now().getTime()}` }, deps);
@@ -213,10 +223,18 @@ async function stateMachineRun(storage: Storage, lock: LockProvider, dir: string
 /** The state machine's Rollback task after a failed Map: the attempt goes, the plan stays. */
 async function stateMachineRollback(storage: Storage, lock: LockProvider, dir: string): Promise<void> {
   const clients: ServiceClients = { s3: noAws, dynamoDb: noAws, storage: () => storage, lock: () => lock };
-  const env = { TABLE_PATH: dir, CLUSTERING_PROPERTIES: Object.entries(CLUSTERING).map(([k, v]) => `${k}=${v}`).join('\n') };
+  const env = {
+    TABLE_PATH: dir,
+    CLUSTERING_PROPERTIES: Object.entries(CLUSTERING)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n'),
+  };
   const table = await HudiTable.open(new LocalStorage(dir));
   const instant = table.timeline.pending().find((i) => i.action === 'replacecommit')!.time;
-  await rollbackStep({ instant, error: { Error: 'Hudi.Error', Cause: '{"errorMessage":"a group failed"}' } }, { env, clients, log: { info: () => undefined, warn: () => undefined } });
+  await rollbackStep(
+    { instant, error: { Error: 'Hudi.Error', Cause: '{"errorMessage":"a group failed"}' } },
+    { env, clients, log: { info: () => undefined, warn: () => undefined } },
+  );
 }
 
 async function clusterJob(storage: Storage, lock: LockProvider, now?: Date): Promise<void> {
@@ -241,12 +259,18 @@ describe('crash harness: every storage and lock call of write, clustering and ro
     const storage = new LocalStorage(baseDir);
     for (let batch = 0; batch < 3; batch++) {
       const file = join(root, `base-${batch}.jsonl`);
-      await writeJsonLines(file, [1, 2, 3, 4].map((i) => record(batch * 4 + i, 1)));
+      await writeJsonLines(
+        file,
+        [1, 2, 3, 4].map((i) => record(batch * 4 + i, 1)),
+      );
       await writeBatch(storage, { input: { file, format: 'jsonl' }, operation: 'bulk_insert', properties: PROPS, lock: lockFor(baseDir) });
     }
     baseRows.push(...(await ourRows(baseDir)));
     // Updates of 9..12, inserts of 13..15.
-    await writeJsonLines(upsertFile, [9, 10, 11, 12, 13, 14, 15].map((id) => record(id, 2)));
+    await writeJsonLines(
+      upsertFile,
+      [9, 10, 11, 12, 13, 14, 15].map((id) => record(id, 2)),
+    );
     const expected = new Map(baseRows.map((row) => [row.split('|')[0]!, row]));
     for (const id of [9, 10, 11, 12, 13, 14, 15]) expected.set(String(id), key(record(id, 2)));
     upsertRows.push(...[...expected.values()].sort());
@@ -316,7 +340,14 @@ describe('crash harness: every storage and lock call of write, clustering and ro
     copyOf(baseDir)(calibration);
     const marks: number[] = [];
     const point = new CrashPoint();
-    await stateMachineRun(new CrashStorage(new LocalStorage(calibration), point), new CrashLock(lockFor(calibration), point), calibration, () => new Date(), marks, point);
+    await stateMachineRun(
+      new CrashStorage(new LocalStorage(calibration), point),
+      new CrashLock(lockFor(calibration), point),
+      calibration,
+      () => new Date(),
+      marks,
+      point,
+    );
     assert.equal(marks.length, 2, 'the calibration run planned a clustering');
     const { points } = await crashAtEveryCall({
       name: 'state-machine',
@@ -337,11 +368,17 @@ describe('crash harness: every storage and lock call of write, clustering and ro
     assert.ok(firstGroup > 0, point.log.join('; '));
     copyOf(baseDir)(failedRunDir);
     const killed = new CrashPoint(firstGroup + 2);
-    await assert.rejects(stateMachineRun(new CrashStorage(new LocalStorage(failedRunDir), killed), new CrashLock(lockFor(failedRunDir), killed), failedRunDir, () => new Date()), ProcessCrash);
-    assert.deepEqual((await loadTimeline(new LocalStorage(failedRunDir))).pending().map((i) => `${i.action}.${i.state}`), ['replacecommit.INFLIGHT']);
+    await assert.rejects(
+      stateMachineRun(new CrashStorage(new LocalStorage(failedRunDir), killed), new CrashLock(lockFor(failedRunDir), killed), failedRunDir, () => new Date()),
+      ProcessCrash,
+    );
+    assert.deepEqual(
+      (await loadTimeline(new LocalStorage(failedRunDir))).pending().map((i) => `${i.action}.${i.state}`),
+      ['replacecommit.INFLIGHT'],
+    );
   });
 
-  it('the state machine\'s Rollback task, killed at every call: same rows; the next run finishes the rollback, resumes the plan and commits', async () => {
+  it("the state machine's Rollback task, killed at every call: same rows; the next run finishes the rollback, resumes the plan and commits", async () => {
     const { points, logs } = await crashAtEveryCall({
       name: 'state-machine-rollback',
       prepare: copyOf(failedRunDir),
@@ -354,11 +391,14 @@ describe('crash harness: every storage and lock call of write, clustering and ro
     completeRuns['state machine: rollback'] = logs.at(-1)!;
   });
 
-  it('real Hudi reads every crashed table (distinct ones) and one healed table per operation with our reader\'s rows', async () => {
+  it("real Hudi reads every crashed table (distinct ones) and one healed table per operation with our reader's rows", async () => {
     for (const [operation, calls] of Object.entries(completeRuns)) console.log(`${operation}: ${calls.join('; ')}`);
     console.log(`crash points: ${JSON.stringify(crashPoints)}; Spark reads ${forSpark.length} tables`);
     assert.ok(forSpark.length > 0);
-    const { tables } = await hudi.readMany(forSpark.map((table) => table.path), COLUMNS);
+    const { tables } = await hudi.readMany(
+      forSpark.map((table) => table.path),
+      COLUMNS,
+    );
     forSpark.forEach((table, index) => {
       assert.deepEqual(sorted(tables[index]! as Record<string, unknown>[]), table.rows, `Spark reads ${table.what}`);
     });

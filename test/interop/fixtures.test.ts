@@ -68,15 +68,20 @@ function shapeOf(expected: ExpectedTable) {
 function rowsShape(expected: ExpectedTable, rows: readonly Row[] | undefined): string[] {
   const normalize = normalizer(expected);
   // File ids are random: a row keeps which of its table's rows share its file, not the file's rank.
-  return canonicalRows((rows ?? []).map((row) => {
-    const out = normalize(row) as Row;
-    if (typeof out['_hoodie_file_name'] === 'string') out['_hoodie_file_name'] = out['_hoodie_file_name'].replace(/<file group \d+>/, '<file group>');
-    return out;
-  }));
+  return canonicalRows(
+    (rows ?? []).map((row) => {
+      const out = normalize(row) as Row;
+      if (typeof out['_hoodie_file_name'] === 'string') out['_hoodie_file_name'] = out['_hoodie_file_name'].replace(/<file group \d+>/, '<file group>');
+      return out;
+    }),
+  );
 }
 
 function propertiesWithoutDates(text: string): string[] {
-  return text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).sort();
+  return text
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .sort();
 }
 
 describe('regenerated fixtures match the committed ones', () => {
@@ -91,7 +96,8 @@ describe('regenerated fixtures match the committed ones', () => {
     await generateSpaceCurves(hudi, join(fresh, 'spacecurve'));
     const names = filesOf(join(FIXTURES, 'spacecurve'));
     assert.deepEqual(filesOf(join(fresh, 'spacecurve')), names);
-    for (const name of names) assert.equal(readFileSync(join(fresh, 'spacecurve', name), 'utf8'), readFileSync(join(FIXTURES, 'spacecurve', name), 'utf8'), name);
+    for (const name of names)
+      assert.equal(readFileSync(join(fresh, 'spacecurve', name), 'utf8'), readFileSync(join(FIXTURES, 'spacecurve', name), 'utf8'), name);
   });
 
   it('tables: rows, timeline shape, hoodie.properties, partitions / file groups / slices', async () => {
@@ -102,7 +108,11 @@ describe('regenerated fixtures match the committed ones', () => {
       const regenerated = expectedIn(fresh, name);
       assert.equal(regenerated.description, committed.description, name);
       assert.equal(regenerated.tableVersion, committed.tableVersion, name);
-      assert.deepEqual(regenerated.timeline.map((i) => [i.action, i.state]), committed.timeline.map((i) => [i.action, i.state]), `${name}: timeline`);
+      assert.deepEqual(
+        regenerated.timeline.map((i) => [i.action, i.state]),
+        committed.timeline.map((i) => [i.action, i.state]),
+        `${name}: timeline`,
+      );
       assert.deepEqual(shapeOf(regenerated), shapeOf(committed), `${name}: file groups and slices`);
       assert.deepEqual(rowsShape(regenerated, regenerated.snapshot?.rows), rowsShape(committed, committed.snapshot?.rows), `${name}: snapshot rows`);
       assert.deepEqual(Object.keys(regenerated.asOf ?? {}).length, Object.keys(committed.asOf ?? {}).length, `${name}: as-of reads`);
@@ -113,7 +123,9 @@ describe('regenerated fixtures match the committed ones', () => {
       assert.deepEqual(properties(fresh), properties(FIXTURES), `${name}: hoodie.properties`);
       // The same files, up to instant times, file ids and write tokens.
       const files = (root: string, expected: ExpectedTable) =>
-        filesOf(join(root, 'tables', name)).map((file) => String(normalizer(expected)(file)).replace(/<file group \d+>/, '<file group>')).sort();
+        filesOf(join(root, 'tables', name))
+          .map((file) => String(normalizer(expected)(file)).replace(/<file group \d+>/, '<file group>'))
+          .sort();
       assert.deepEqual(files(fresh, regenerated), files(FIXTURES, committed), `${name}: files`);
     }
   });

@@ -17,7 +17,15 @@ import avro from 'avsc';
 
 import { compareBytes } from '../../lib/hfile/bytes.js';
 import { parseBlockHeader, readBlock } from '../../lib/hfile/block.js';
-import { readHFile, readHFileCells, readHudiHFile, writeHFile, writeHudiBaseHFile, writeHudiLogBlockHFile, type HudiHFileRecord } from '../../lib/hfile/index.js';
+import {
+  readHFile,
+  readHFileCells,
+  readHudiHFile,
+  writeHFile,
+  writeHudiBaseHFile,
+  writeHudiLogBlockHFile,
+  type HudiHFileRecord,
+} from '../../lib/hfile/index.js';
 import { startHudi, type HudiHarness, type RowSet } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
@@ -34,7 +42,10 @@ interface Snapshot {
 function baseFiles(table: string): string[] {
   return MDT_PARTITIONS.flatMap((partition) => {
     const dir = join(table, '.hoodie/metadata', partition);
-    return readdirSync(dir).filter((name) => name.endsWith('.hfile')).sort().map((name) => join(dir, name));
+    return readdirSync(dir)
+      .filter((name) => name.endsWith('.hfile'))
+      .sort()
+      .map((name) => join(dir, name));
   });
 }
 
@@ -112,12 +123,19 @@ describe('HFile and real Hudi 0.15', { timeout: 900_000 }, () => {
     // Values are written with HoodieMetadataRecord's schema behind Hudi's five `_hoodie_*` meta fields.
     const recordSchema = (await hudi.avroSchema('HoodieMetadataRecord')) as typeof writerSchema;
     writerSchema = JSON.parse(readHudiHFile(readFileSync(baseFiles(table)[0]!)).schema!) as typeof writerSchema;
-    assert.deepEqual(writerSchema.fields.slice(0, 5).map((field) => field.name), ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name']);
+    assert.deepEqual(
+      writerSchema.fields.slice(0, 5).map((field) => field.name),
+      ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name'],
+    );
     assert.deepEqual({ ...writerSchema, fields: writerSchema.fields.slice(5) }, recordSchema);
     mdtType = avro.Type.forSchema(writerSchema as unknown as avro.Schema);
     // Hudi compacts the metadata table at the start of the next write, up to the last delta commit: the base
     // files that compaction writes hold the state Hudi reports now.
-    const lastDelta = mdtInstants().filter((name) => name.endsWith('.deltacommit')).sort().at(-1)!.split('.')[0]!;
+    const lastDelta = mdtInstants()
+      .filter((name) => name.endsWith('.deltacommit'))
+      .sort()
+      .at(-1)!
+      .split('.')[0]!;
     atCompaction = await snapshot();
     await writeCommit(2);
     compaction = `${lastDelta}001`;
@@ -133,7 +151,11 @@ describe('HFile and real Hudi 0.15', { timeout: 900_000 }, () => {
 
   test('every base file Spark wrote reads as Hudi’s own two HFile readers read it', async (t) => {
     const paths = baseFiles(table);
-    for (const partition of MDT_PARTITIONS) assert.ok(paths.some((path) => path.includes(`/${partition}/`)), `no ${partition} base file`);
+    for (const partition of MDT_PARTITIONS)
+      assert.ok(
+        paths.some((path) => path.includes(`/${partition}/`)),
+        `no ${partition} base file`,
+      );
     let cells = 0;
     for (const path of paths) {
       const ours = readHudiHFile(readFileSync(path), { location: path });
@@ -148,7 +170,11 @@ describe('HFile and real Hudi 0.15', { timeout: 900_000 }, () => {
       for (const reader of ['native', 'hbase'] as const) {
         const theirs = await hudi.hfileRead(path, { reader, bloom: true, bloomKeys: [...keys, 'no-such-key'] });
         assert.equal(theirs.totalRecords, keys.length, `${reader} count of ${path}`);
-        assert.deepEqual(decoded, theirs.records.map((value) => mdtType.fromBuffer(Buffer.from(value, 'base64'))), `${reader} records of ${path}`);
+        assert.deepEqual(
+          decoded,
+          theirs.records.map((value) => mdtType.fromBuffer(Buffer.from(value, 'base64'))),
+          `${reader} records of ${path}`,
+        );
         assert.deepEqual(theirs.minMaxKeys, [ours.minRecordKey, ours.maxRecordKey]);
         assert.deepEqual([keys[0] ?? '', keys.at(-1) ?? ''], [ours.minRecordKey, ours.maxRecordKey]);
         assert.equal(theirs.bloomTypeCode, ours.bloomFilter!.typeCode);
@@ -165,11 +191,17 @@ describe('HFile and real Hudi 0.15', { timeout: 900_000 }, () => {
     const newest = files.reduce((a, b) => (instantOf(a) > instantOf(b) ? a : b));
     assert.equal(instantOf(newest), compaction);
     const ours = readHudiHFile(readFileSync(newest));
-    assert.deepEqual(ours.records.map((record) => record.key), [...PARTITIONS, '__all_partitions__']);
+    assert.deepEqual(
+      ours.records.map((record) => record.key),
+      [...PARTITIONS, '__all_partitions__'],
+    );
     const byKey = new Map(ours.records.map((record) => [record.key, decodeRecord(mdtType, record)]));
     const live = (key: string): string[] => {
       const metadata = byKey.get(key)!['filesystemMetadata'] as Record<string, { isDeleted: boolean }>;
-      return Object.entries(metadata).filter(([, info]) => !info.isDeleted).map(([name]) => name).sort();
+      return Object.entries(metadata)
+        .filter(([, info]) => !info.isDeleted)
+        .map(([name]) => name)
+        .sort();
     };
     assert.equal(byKey.get('__all_partitions__')!['type'], 1);
     assert.deepEqual(live('__all_partitions__'), atCompaction.partitions);
@@ -194,14 +226,21 @@ describe('HFile and real Hudi 0.15', { timeout: 900_000 }, () => {
           writeFileSync(contentPath, content);
           const theirs = await hudi.hfileRead(contentPath, { fromBytes: true });
           const expected = theirs.records.map((value) => mdtType.fromBuffer(Buffer.from(value, 'base64')));
-          assert.deepEqual(ours.records.map((record) => decodeRecord(mdtType, record)), expected);
+          assert.deepEqual(
+            ours.records.map((record) => decodeRecord(mdtType, record)),
+            expected,
+          );
           assert.equal(cells.length, expected.length);
           logCells += cells.length;
           const rewritten = join(scratch, `ours-${blocks}.hfile`);
           writeFileSync(rewritten, writeHudiLogBlockHFile(ours.records, { schema: ours.schema! }));
           for (const reader of ['native', 'hbase'] as const) {
             const back = await hudi.hfileRead(rewritten, { reader, fromBytes: true });
-            assert.deepEqual(back.records.map((value) => mdtType.fromBuffer(Buffer.from(value, 'base64'))), expected, `${reader} reading our log block`);
+            assert.deepEqual(
+              back.records.map((value) => mdtType.fromBuffer(Buffer.from(value, 'base64'))),
+              expected,
+              `${reader} reading our log block`,
+            );
           }
           blocks++;
         }
@@ -256,14 +295,25 @@ describe('HFile and real Hudi 0.15', { timeout: 900_000 }, () => {
       }),
     );
     const listed = await hudi.sql(`CALL show_metadata_table_files(table => 'hfile_t', partition => '${partition}')`);
-    assert.deepEqual(listed.rows.map((row) => String(row['file_path'])).sort(), before1.files[partition]!.filter((name) => name !== dropped));
+    assert.deepEqual(
+      listed.rows.map((row) => String(row['file_path'])).sort(),
+      before1.files[partition]!.filter((name) => name !== dropped),
+    );
     // Then a faithful one: everything Hudi reports through the metadata table is as it was with Spark's file.
     replace(theirs.records);
     assert.deepEqual(await snapshot(), before1);
   });
 
   test('Hudi’s writer with small blocks: our reader reads it, and our writer matches it byte for byte but for index keys', async () => {
-    const schema = JSON.stringify({ type: 'record', name: 'R', fields: [{ name: 'key', type: 'string' }, { name: 'n', type: 'long' }, { name: 's', type: 'string' }] });
+    const schema = JSON.stringify({
+      type: 'record',
+      name: 'R',
+      fields: [
+        { name: 'key', type: 'string' },
+        { name: 'n', type: 'long' },
+        { name: 's', type: 'string' },
+      ],
+    });
     const type = avro.Type.forSchema(JSON.parse(schema) as avro.Schema);
     const keys = Array.from({ length: 400 }, (_, i) => `k${String(i * 7).padStart(5, '0')}${i % 10 === 0 ? '-long-suffix' : ''}`);
     const fields = keys.map((key, i) => ({ key, n: i, s: 'v'.repeat(i % 60) }));
@@ -287,7 +337,12 @@ describe('HFile and real Hudi 0.15', { timeout: 900_000 }, () => {
       for (const key of keys) assert.equal(theirs.file.get(key)?.key, key);
       for (const absent of ['k', 'k00001', 'k00700-', 'k9', ...keys.map((key) => `${key}0`)]) assert.equal(theirs.file.get(absent), undefined, absent);
 
-      const ours = writeHFile(records, { blockSize: spec.blockSize, compression: spec.compression, fileInfo: { schema, minRecordKey: keys[0]!, maxRecordKey: keys.at(-1)!, bloomFilterTypeCode: 'DYNAMIC_V0' }, metaBlocks: [{ name: 'bloomFilter', payload: theirs.file.metaBlock('bloomFilter')! }] });
+      const ours = writeHFile(records, {
+        blockSize: spec.blockSize,
+        compression: spec.compression,
+        fileInfo: { schema, minRecordKey: keys[0]!, maxRecordKey: keys.at(-1)!, bloomFilterTypeCode: 'DYNAMIC_V0' },
+        metaBlocks: [{ name: 'bloomFilter', payload: theirs.file.metaBlock('bloomFilter')! }],
+      });
       const oursFile = readHFile(ours);
       assert.equal(oursFile.dataIndex.length, theirs.file.dataIndex.length, `${spec.name}: same block boundaries`);
       oursFile.dataIndex.forEach((entry, i) => {

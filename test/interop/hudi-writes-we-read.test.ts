@@ -126,9 +126,25 @@ function lifecycle(replace: 'insert_overwrite' | 'insert_overwrite_table', overw
 }
 
 const WIDE_SCHEMA = [
-  'id INT', 'part STRING', 'ver BIGINT', 'b BOOLEAN', 'i8 TINYINT', 'i16 SMALLINT', 'i32 INT', 'i64 BIGINT', 'f32 FLOAT', 'f64 DOUBLE',
-  'dec_small DECIMAL(10,2)', 'dec_large DECIMAL(38,10)', 's STRING', 'd DATE', 'ts TIMESTAMP', 'bin BINARY',
-  'ints ARRAY<INT>', 'structs ARRAY<STRUCT<x: INT, y: STRING>>', 'm MAP<STRING, STRUCT<p: DOUBLE, q: BOOLEAN>>',
+  'id INT',
+  'part STRING',
+  'ver BIGINT',
+  'b BOOLEAN',
+  'i8 TINYINT',
+  'i16 SMALLINT',
+  'i32 INT',
+  'i64 BIGINT',
+  'f32 FLOAT',
+  'f64 DOUBLE',
+  'dec_small DECIMAL(10,2)',
+  'dec_large DECIMAL(38,10)',
+  's STRING',
+  'd DATE',
+  'ts TIMESTAMP',
+  'bin BINARY',
+  'ints ARRAY<INT>',
+  'structs ARRAY<STRUCT<x: INT, y: STRING>>',
+  'm MAP<STRING, STRUCT<p: DOUBLE, q: BOOLEAN>>',
   'nested STRUCT<a: INT, inner: STRUCT<b: STRING, c: ARRAY<BIGINT>, d: DATE>>',
 ].join(', ');
 
@@ -138,35 +154,133 @@ const b64 = (bytes: number[]): string => Buffer.from(bytes).toString('base64');
 // ("Set parquet.avro.write-old-list-structure=false"): arrays here have no null elements; everything else does.
 const WIDE_ROWS: Input[] = [
   {
-    id: 1, part: 'a', ver: 1, b: true, i8: -128, i16: 32767, i32: -2147483648, i64: '9223372036854775807', f32: 1.1, f64: 'NaN',
-    dec_small: '-12345678.90', dec_large: '-1234567890123456789012345678.0123456789', s: 'héllo ✓ 𝄞 "quoted"\n',
-    d: '1969-12-31', ts: '1969-12-31T23:59:59.999999Z', bin: b64([0, 255, 1, 128]),
-    ints: [1, -2, 3], structs: [{ x: 1, y: null }, { x: null, y: 'z' }], m: { k1: { p: 'Infinity', q: false }, k2: null, 'ключ': { p: -0.5, q: null } },
+    id: 1,
+    part: 'a',
+    ver: 1,
+    b: true,
+    i8: -128,
+    i16: 32767,
+    i32: -2147483648,
+    i64: '9223372036854775807',
+    f32: 1.1,
+    f64: 'NaN',
+    dec_small: '-12345678.90',
+    dec_large: '-1234567890123456789012345678.0123456789',
+    s: 'héllo ✓ 𝄞 "quoted"\n',
+    d: '1969-12-31',
+    ts: '1969-12-31T23:59:59.999999Z',
+    bin: b64([0, 255, 1, 128]),
+    ints: [1, -2, 3],
+    structs: [
+      { x: 1, y: null },
+      { x: null, y: 'z' },
+    ],
+    m: { k1: { p: 'Infinity', q: false }, k2: null, ключ: { p: -0.5, q: null } },
     nested: { a: 5, inner: { b: '', c: ['9007199254740993', '-9223372036854775808'], d: '1900-01-01' } },
   },
   {
-    id: 2, part: 'b', ver: 1, b: null, i8: null, i16: null, i32: null, i64: null, f32: null, f64: null, dec_small: null, dec_large: null,
-    s: null, d: null, ts: null, bin: null, ints: null, structs: null, m: null, nested: null,
+    id: 2,
+    part: 'b',
+    ver: 1,
+    b: null,
+    i8: null,
+    i16: null,
+    i32: null,
+    i64: null,
+    f32: null,
+    f64: null,
+    dec_small: null,
+    dec_large: null,
+    s: null,
+    d: null,
+    ts: null,
+    bin: null,
+    ints: null,
+    structs: null,
+    m: null,
+    nested: null,
   },
   {
-    id: 3, part: 'b', ver: 1, b: false, i8: 127, i16: -32768, i32: 0, i64: '-9007199254740993', f32: '-Infinity', f64: -1e-300,
-    dec_small: '0.01', dec_large: '99999999999999999999999999.9999999999', s: '', d: '1582-10-04', ts: '1900-01-01T00:00:00.000Z', bin: '',
-    ints: [], structs: [], m: {}, nested: { a: null, inner: null },
+    id: 3,
+    part: 'b',
+    ver: 1,
+    b: false,
+    i8: 127,
+    i16: -32768,
+    i32: 0,
+    i64: '-9007199254740993',
+    f32: '-Infinity',
+    f64: -1e-300,
+    dec_small: '0.01',
+    dec_large: '99999999999999999999999999.9999999999',
+    s: '',
+    d: '1582-10-04',
+    ts: '1900-01-01T00:00:00.000Z',
+    bin: '',
+    ints: [],
+    structs: [],
+    m: {},
+    nested: { a: null, inner: null },
   },
   {
-    id: 4, part: 'a', ver: 1, b: true, i8: 1, i16: 1, i32: 2147483647, i64: 1, f32: 3.4028235e38, f64: 'Infinity',
-    dec_small: '99999999.99', dec_large: '0.0000000001', s: '中文', d: '9999-12-31', ts: '2262-04-11T23:47:16.854775Z', bin: b64([10]),
-    ints: [0], structs: [{ x: 2, y: '' }], m: { '': { p: 'NaN', q: true } }, nested: { a: 0, inner: { b: 'x', c: [], d: null } },
+    id: 4,
+    part: 'a',
+    ver: 1,
+    b: true,
+    i8: 1,
+    i16: 1,
+    i32: 2147483647,
+    i64: 1,
+    f32: 3.4028235e38,
+    f64: 'Infinity',
+    dec_small: '99999999.99',
+    dec_large: '0.0000000001',
+    s: '中文',
+    d: '9999-12-31',
+    ts: '2262-04-11T23:47:16.854775Z',
+    bin: b64([10]),
+    ints: [0],
+    structs: [{ x: 2, y: '' }],
+    m: { '': { p: 'NaN', q: true } },
+    nested: { a: 0, inner: { b: 'x', c: [], d: null } },
   },
 ];
 
 // (Not 0001-01-01T00:00Z itself: pyspark's conversion to Python datetimes probes a day earlier and fails on year 0.)
 const WIDE_UPDATES: Input[] = [
-  { ...WIDE_ROWS[1]!, ver: 2, s: 'was null', f32: 0.1, f64: -0.0, dec_small: '-0.01', d: '0001-01-01', ts: '0001-01-02T00:00:00.000001Z', ints: [7], m: { z: null } },
+  {
+    ...WIDE_ROWS[1]!,
+    ver: 2,
+    s: 'was null',
+    f32: 0.1,
+    f64: -0.0,
+    dec_small: '-0.01',
+    d: '0001-01-01',
+    ts: '0001-01-02T00:00:00.000001Z',
+    ints: [7],
+    m: { z: null },
+  },
   { ...WIDE_ROWS[2]!, ver: 2, b: null, structs: null, nested: null, dec_large: '-0.0000000001' },
   {
-    id: 5, part: 'c', ver: 1, b: false, i8: -1, i16: 2, i32: 3, i64: 4, f32: -5.5, f64: 6.25, dec_small: '7.00', dec_large: '8.0000000000', s: 'new',
-    d: '2024-02-29', ts: '2024-02-29T12:34:56.789Z', bin: b64([1, 2]), ints: [1, 2], structs: [{ x: 3, y: 'w' }], m: { a: { p: 1, q: false } },
+    id: 5,
+    part: 'c',
+    ver: 1,
+    b: false,
+    i8: -1,
+    i16: 2,
+    i32: 3,
+    i64: 4,
+    f32: -5.5,
+    f64: 6.25,
+    dec_small: '7.00',
+    dec_large: '8.0000000000',
+    s: 'new',
+    d: '2024-02-29',
+    ts: '2024-02-29T12:34:56.789Z',
+    bin: b64([1, 2]),
+    ints: [1, 2],
+    structs: [{ x: 3, y: 'w' }],
+    m: { a: { p: 1, q: false } },
     nested: { a: 9, inner: { b: 'y', c: [1], d: '2024-02-29' } },
   },
 ];
@@ -175,7 +289,13 @@ const cases: TableCase[] = [
   {
     name: 'simple key, hive-style, metadata table on: insert, upsert, delete, insert_overwrite; empty and null partition values',
     schema: BASE_SCHEMA,
-    options: { 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.partitionpath.field': 'dt', 'hoodie.datasource.write.keygenerator.class': KEYGEN.simple, 'hoodie.datasource.write.hive_style_partitioning': 'true', 'hoodie.metadata.enable': 'true' },
+    options: {
+      'hoodie.datasource.write.recordkey.field': 'id',
+      'hoodie.datasource.write.partitionpath.field': 'dt',
+      'hoodie.datasource.write.keygenerator.class': KEYGEN.simple,
+      'hoodie.datasource.write.hive_style_partitioning': 'true',
+      'hoodie.metadata.enable': 'true',
+    },
     steps: [
       { operation: 'insert', rows: [...rows([1, 2, 3, 4, 5]), row(6, { dt: '' }), row(9, { dt: null })] },
       { operation: 'upsert', rows: [...updated([2, 3]), ...rows([7, 8]), row(6, { dt: '', ver: 2, name: 'six' })] },
@@ -189,7 +309,13 @@ const cases: TableCase[] = [
   {
     name: 'simple key, plain paths, metadata table off: insert, upsert, delete, insert_overwrite_table',
     schema: BASE_SCHEMA,
-    options: { 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.partitionpath.field': 'dt', 'hoodie.datasource.write.keygenerator.class': KEYGEN.simple, 'hoodie.datasource.write.hive_style_partitioning': 'false', 'hoodie.metadata.enable': 'false' },
+    options: {
+      'hoodie.datasource.write.recordkey.field': 'id',
+      'hoodie.datasource.write.partitionpath.field': 'dt',
+      'hoodie.datasource.write.keygenerator.class': KEYGEN.simple,
+      'hoodie.datasource.write.hive_style_partitioning': 'false',
+      'hoodie.metadata.enable': 'false',
+    },
     steps: lifecycle('insert_overwrite_table', rows([20, 21])),
     finalIds: [20, 21],
     sparkPartitionValues: 'stored',
@@ -198,7 +324,13 @@ const cases: TableCase[] = [
   {
     name: 'complex key (2 fields), 2 partition levels, hive-style, metadata table off: insert, upsert, delete, insert_overwrite',
     schema: BASE_SCHEMA,
-    options: { 'hoodie.datasource.write.recordkey.field': 'id,name', 'hoodie.datasource.write.partitionpath.field': 'region,dt', 'hoodie.datasource.write.keygenerator.class': KEYGEN.complex, 'hoodie.datasource.write.hive_style_partitioning': 'true', 'hoodie.metadata.enable': 'false' },
+    options: {
+      'hoodie.datasource.write.recordkey.field': 'id,name',
+      'hoodie.datasource.write.partitionpath.field': 'region,dt',
+      'hoodie.datasource.write.keygenerator.class': KEYGEN.complex,
+      'hoodie.datasource.write.hive_style_partitioning': 'true',
+      'hoodie.metadata.enable': 'false',
+    },
     // region=us/dt=2024-01-02 holds 1 (deleted) and 7: overwritten by 31.
     steps: lifecycle('insert_overwrite', [row(31, { region: 'us', dt: '2024-01-02' })]),
     finalIds: [2, 3, 5, 6, 8, 31],
@@ -207,9 +339,19 @@ const cases: TableCase[] = [
   {
     name: 'complex key (2 fields), plain paths, URL-encoded partition values, metadata table on: insert, upsert',
     schema: BASE_SCHEMA,
-    options: { 'hoodie.datasource.write.recordkey.field': 'id,name', 'hoodie.datasource.write.partitionpath.field': 'region', 'hoodie.datasource.write.keygenerator.class': KEYGEN.complex, 'hoodie.datasource.write.hive_style_partitioning': 'false', 'hoodie.datasource.write.partitionpath.urlencode': 'true', 'hoodie.metadata.enable': 'true' },
+    options: {
+      'hoodie.datasource.write.recordkey.field': 'id,name',
+      'hoodie.datasource.write.partitionpath.field': 'region',
+      'hoodie.datasource.write.keygenerator.class': KEYGEN.complex,
+      'hoodie.datasource.write.hive_style_partitioning': 'false',
+      'hoodie.datasource.write.partitionpath.urlencode': 'true',
+      'hoodie.metadata.enable': 'true',
+    },
     steps: [
-      { operation: 'insert', rows: [row(1, { region: 'eu/west:1' }), row(2, { region: 'us east#2?' }), row(3, { region: '100%=ü' }), row(4, { region: 'eu/west:1' })] },
+      {
+        operation: 'insert',
+        rows: [row(1, { region: 'eu/west:1' }), row(2, { region: 'us east#2?' }), row(3, { region: '100%=ü' }), row(4, { region: 'eu/west:1' })],
+      },
       { operation: 'upsert', rows: [row(2, { region: 'us east#2?', ver: 2, amount: '2.22' }), row(5, { region: '100%=ü' })] },
     ],
     finalIds: [1, 2, 3, 4, 5],
@@ -219,9 +361,14 @@ const cases: TableCase[] = [
     name: 'timestamp-based key (EPOCHMILLISECONDS → yyyy/MM/dd), plain paths, metadata table on: insert, upsert',
     schema: BASE_SCHEMA,
     options: {
-      'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.partitionpath.field': 'ems', 'hoodie.datasource.write.keygenerator.class': KEYGEN.timestamp,
-      'hoodie.keygen.timebased.timestamp.type': 'EPOCHMILLISECONDS', 'hoodie.keygen.timebased.output.dateformat': 'yyyy/MM/dd', 'hoodie.keygen.timebased.output.timezone': 'UTC',
-      'hoodie.datasource.write.hive_style_partitioning': 'false', 'hoodie.metadata.enable': 'true',
+      'hoodie.datasource.write.recordkey.field': 'id',
+      'hoodie.datasource.write.partitionpath.field': 'ems',
+      'hoodie.datasource.write.keygenerator.class': KEYGEN.timestamp,
+      'hoodie.keygen.timebased.timestamp.type': 'EPOCHMILLISECONDS',
+      'hoodie.keygen.timebased.output.dateformat': 'yyyy/MM/dd',
+      'hoodie.keygen.timebased.output.timezone': 'UTC',
+      'hoodie.datasource.write.hive_style_partitioning': 'false',
+      'hoodie.metadata.enable': 'true',
     },
     steps: [
       { operation: 'insert', rows: rows([1, 2, 3, 7]) },
@@ -234,10 +381,15 @@ const cases: TableCase[] = [
     name: 'timestamp-based key (DATE_STRING yyyy-MM-dd HH:mm:ss → yyyy-MM-dd), hive-style, metadata table off: insert, upsert, insert_overwrite',
     schema: BASE_SCHEMA,
     options: {
-      'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.partitionpath.field': 'event', 'hoodie.datasource.write.keygenerator.class': KEYGEN.timestamp,
-      'hoodie.keygen.timebased.timestamp.type': 'DATE_STRING', 'hoodie.keygen.timebased.input.dateformat': 'yyyy-MM-dd HH:mm:ss',
-      'hoodie.keygen.timebased.output.dateformat': 'yyyy-MM-dd', 'hoodie.keygen.timebased.timezone': 'UTC',
-      'hoodie.datasource.write.hive_style_partitioning': 'true', 'hoodie.metadata.enable': 'false',
+      'hoodie.datasource.write.recordkey.field': 'id',
+      'hoodie.datasource.write.partitionpath.field': 'event',
+      'hoodie.datasource.write.keygenerator.class': KEYGEN.timestamp,
+      'hoodie.keygen.timebased.timestamp.type': 'DATE_STRING',
+      'hoodie.keygen.timebased.input.dateformat': 'yyyy-MM-dd HH:mm:ss',
+      'hoodie.keygen.timebased.output.dateformat': 'yyyy-MM-dd',
+      'hoodie.keygen.timebased.timezone': 'UTC',
+      'hoodie.datasource.write.hive_style_partitioning': 'true',
+      'hoodie.metadata.enable': 'false',
     },
     steps: [
       { operation: 'insert', rows: rows([1, 2, 3, 7]) },
@@ -251,10 +403,21 @@ const cases: TableCase[] = [
   {
     name: 'non-partitioned, metadata table on: insert, upsert with _hoodie_is_deleted soft deletes, delete, insert_overwrite_table',
     schema: `${BASE_SCHEMA}, _hoodie_is_deleted BOOLEAN`,
-    options: { 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.keygenerator.class': KEYGEN.nonPartitioned, 'hoodie.metadata.enable': 'true' },
+    options: {
+      'hoodie.datasource.write.recordkey.field': 'id',
+      'hoodie.datasource.write.keygenerator.class': KEYGEN.nonPartitioned,
+      'hoodie.metadata.enable': 'true',
+    },
     steps: [
       { operation: 'insert', rows: rows([1, 2, 3, 4, 5], { _hoodie_is_deleted: false }) },
-      { operation: 'upsert', rows: [row(2, { ver: 2, _hoodie_is_deleted: true }), row(3, { ver: 2, name: 'three', _hoodie_is_deleted: false }), row(6, { _hoodie_is_deleted: false })] },
+      {
+        operation: 'upsert',
+        rows: [
+          row(2, { ver: 2, _hoodie_is_deleted: true }),
+          row(3, { ver: 2, name: 'three', _hoodie_is_deleted: false }),
+          row(6, { _hoodie_is_deleted: false }),
+        ],
+      },
       { operation: 'delete', rows: rows([1], { _hoodie_is_deleted: false }) },
       { operation: 'insert_overwrite_table', rows: rows([50, 51], { _hoodie_is_deleted: false }) },
     ],
@@ -267,18 +430,30 @@ const cases: TableCase[] = [
     // on Spark cannot read them back from row-writer files, a NullPointerException in its vectorized reader.)
     name: 'non-partitioned, metadata table off: bulk_insert (row writer), upsert, delete; lists, maps and structs',
     schema: `${BASE_SCHEMA}, tags ARRAY<STRING>, attrs MAP<STRING, STRUCT<n: BIGINT, at: TIMESTAMP>>, info STRUCT<city: STRING, zip: DECIMAL(5,0)>`,
-    options: { 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.keygenerator.class': KEYGEN.nonPartitioned, 'hoodie.metadata.enable': 'false' },
-    steps: lifecycle('insert_overwrite', []).slice(0, 3).map((step, index) => ({
-      operation: index === 0 ? 'bulk_insert' : step.operation,
-      rows: step.rows.map((r) => withNested(r)),
-    })),
+    options: {
+      'hoodie.datasource.write.recordkey.field': 'id',
+      'hoodie.datasource.write.keygenerator.class': KEYGEN.nonPartitioned,
+      'hoodie.metadata.enable': 'false',
+    },
+    steps: lifecycle('insert_overwrite', [])
+      .slice(0, 3)
+      .map((step, index) => ({
+        operation: index === 0 ? 'bulk_insert' : step.operation,
+        rows: step.rows.map((r) => withNested(r)),
+      })),
     finalIds: [2, 3, 5, 6, 7, 8],
     sparkPartitionValues: 'stored',
   },
   {
     name: 'hoodie.populate.meta.fields=false (virtual keys), simple key, plain paths, metadata table off: insert, upsert, delete',
     schema: BASE_SCHEMA,
-    options: { 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.partitionpath.field': 'region', 'hoodie.datasource.write.keygenerator.class': KEYGEN.simple, 'hoodie.populate.meta.fields': 'false', 'hoodie.metadata.enable': 'false' },
+    options: {
+      'hoodie.datasource.write.recordkey.field': 'id',
+      'hoodie.datasource.write.partitionpath.field': 'region',
+      'hoodie.datasource.write.keygenerator.class': KEYGEN.simple,
+      'hoodie.populate.meta.fields': 'false',
+      'hoodie.metadata.enable': 'false',
+    },
     steps: lifecycle('insert_overwrite', []).slice(0, 3),
     finalIds: [2, 3, 5, 6, 7, 8],
     sparkPartitionValues: 'stored',
@@ -286,7 +461,14 @@ const cases: TableCase[] = [
   {
     name: 'hoodie.datasource.write.drop.partition.columns=true, complex key, 2 partition levels, hive-style: insert, upsert, delete',
     schema: BASE_SCHEMA,
-    options: { 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.partitionpath.field': 'dt,hr', 'hoodie.datasource.write.keygenerator.class': KEYGEN.complex, 'hoodie.datasource.write.hive_style_partitioning': 'true', 'hoodie.datasource.write.drop.partition.columns': 'true', 'hoodie.metadata.enable': 'false' },
+    options: {
+      'hoodie.datasource.write.recordkey.field': 'id',
+      'hoodie.datasource.write.partitionpath.field': 'dt,hr',
+      'hoodie.datasource.write.keygenerator.class': KEYGEN.complex,
+      'hoodie.datasource.write.hive_style_partitioning': 'true',
+      'hoodie.datasource.write.drop.partition.columns': 'true',
+      'hoodie.metadata.enable': 'false',
+    },
     steps: [
       { operation: 'insert', rows: [...rows([1, 2, 3, 4]), row(5, { hr: null })] },
       { operation: 'upsert', rows: [...updated([2]), row(5, { hr: null, ver: 2, name: 'five' }), ...rows([6])] },
@@ -299,7 +481,12 @@ const cases: TableCase[] = [
   {
     name: 'every Spark type Hudi writes, with edge values, simple key, plain paths, metadata table on: insert, upsert, delete',
     schema: WIDE_SCHEMA,
-    options: { 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.partitionpath.field': 'part', 'hoodie.datasource.write.keygenerator.class': KEYGEN.simple, 'hoodie.metadata.enable': 'true' },
+    options: {
+      'hoodie.datasource.write.recordkey.field': 'id',
+      'hoodie.datasource.write.partitionpath.field': 'part',
+      'hoodie.datasource.write.keygenerator.class': KEYGEN.simple,
+      'hoodie.metadata.enable': 'true',
+    },
     steps: [
       { operation: 'insert', rows: WIDE_ROWS },
       { operation: 'upsert', rows: WIDE_UPDATES },
@@ -435,12 +622,18 @@ describe('Hudi 0.15 (Spark) writes copy-on-write tables, we read them', () => {
       // Spark lists through the metadata table when there is one, else lists the folders.
       const readOptions = { 'hoodie.metadata.enable': String(metadataTable) };
 
-      const reads: { label: string; asOf?: string }[] = [{ label: 'snapshot' }, ...instants.map((i) => ({ label: `as of ${i.time} (${i.action})`, asOf: i.time }))];
+      const reads: { label: string; asOf?: string }[] = [
+        { label: 'snapshot' },
+        ...instants.map((i) => ({ label: `as of ${i.time} (${i.action})`, asOf: i.time })),
+      ];
       if (tableCase.cli) {
         // A time between the first two instants reads as of the first; one before the first reads nothing.
         const between = String(BigInt(instants[0]!.time) + 1n);
         assert.ok(between < instants[1]!.time);
-        reads.push({ label: `as of ${between} (between instants)`, asOf: between }, { label: 'as of 20000101000000000 (before the first instant)', asOf: '20000101000000000' });
+        reads.push(
+          { label: `as of ${between} (between instants)`, asOf: between },
+          { label: 'as of 20000101000000000 (before the first instant)', asOf: '20000101000000000' },
+        );
       }
       for (const { label, asOf } of reads) {
         const spark = await hudi.read(path, { options: asOf === undefined ? readOptions : { ...readOptions, 'as.of.instant': asOf } });
@@ -457,7 +650,12 @@ describe('Hudi 0.15 (Spark) writes copy-on-write tables, we read them', () => {
           assertSameRows(ours, rs, `${label}: ours vs hudi-rs`);
         }
         if (asOf === undefined) assert.deepEqual(ids(ours), tableCase.finalIds, 'final record ids');
-        if (asOf === instants[0]!.time) assert.deepEqual(ids(ours), tableCase.steps[0]!.rows.map((r) => Number(r['id'])).sort((a, b) => a - b), 'first instant: the first batch');
+        if (asOf === instants[0]!.time)
+          assert.deepEqual(
+            ids(ours),
+            tableCase.steps[0]!.rows.map((r) => Number(r['id'])).sort((a, b) => a - b),
+            'first instant: the first batch',
+          );
       }
       if (tableCase.hudiRsRefuses !== undefined) {
         await assert.rejects(hudi.hudiRsRead(path), (error: unknown) => error instanceof HudiHarnessError && tableCase.hudiRsRefuses!.test(error.message));
@@ -471,9 +669,13 @@ describe('Hudi 0.15 (Spark) writes copy-on-write tables, we read them', () => {
       name: 'ts-hive',
       schema: BASE_SCHEMA,
       options: {
-        'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.partitionpath.field': 'ems', 'hoodie.datasource.write.keygenerator.class': KEYGEN.timestamp,
-        'hoodie.keygen.timebased.timestamp.type': 'EPOCHMILLISECONDS', 'hoodie.keygen.timebased.output.dateformat': 'yyyy-MM-dd',
-        'hoodie.datasource.write.hive_style_partitioning': 'true', 'hoodie.metadata.enable': 'false',
+        'hoodie.datasource.write.recordkey.field': 'id',
+        'hoodie.datasource.write.partitionpath.field': 'ems',
+        'hoodie.datasource.write.keygenerator.class': KEYGEN.timestamp,
+        'hoodie.keygen.timebased.timestamp.type': 'EPOCHMILLISECONDS',
+        'hoodie.keygen.timebased.output.dateformat': 'yyyy-MM-dd',
+        'hoodie.datasource.write.hive_style_partitioning': 'true',
+        'hoodie.metadata.enable': 'false',
       },
       steps: [{ operation: 'insert', rows: rows([1, 2, 7]) }],
       finalIds: [1, 2, 7],
@@ -485,6 +687,9 @@ describe('Hudi 0.15 (Spark) writes copy-on-write tables, we read them', () => {
     const ours = await ourRead(path);
     assertSameRows(ours, await hudi.hudiRsRead(path), 'ours vs hudi-rs');
     assert.deepEqual(ids(ours), tableCase.finalIds);
-    assert.deepEqual(ours.rows.filter((r) => r['id'] === 7).map((r) => [r['_hoodie_partition_path'], r['ems']]), [['ems=1969-12-31', -DAY_MS + 3_600_000]]);
+    assert.deepEqual(
+      ours.rows.filter((r) => r['id'] === 7).map((r) => [r['_hoodie_partition_path'], r['ems']]),
+      [['ems=1969-12-31', -DAY_MS + 3_600_000]],
+    );
   });
 });

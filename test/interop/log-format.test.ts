@@ -155,7 +155,10 @@ describe('log format: real Hudi 0.15 files', () => {
     }
     // The rolled-back upsert's block is still there; the rollback's command block names it, and Spark ignores it.
     const commands = dataLogs().flatMap((log) => log.blocks.filter((block) => block.type === 'COMMAND_BLOCK').map((block) => readCommandBlock(block)));
-    assert.deepEqual(commands.map((command) => [command.command, command.targetInstantTime]), [['ROLLBACK_BLOCK', rolledBackInstant]]);
+    assert.deepEqual(
+      commands.map((command) => [command.command, command.targetInstantTime]),
+      [['ROLLBACK_BLOCK', rolledBackInstant]],
+    );
     assert.equal(sparkRow(6)?.['name'], 'n6-ins');
 
     const deletes = dataLogs().flatMap((log) => log.blocks.filter((block) => block.type === 'DELETE_BLOCK').flatMap((block) => readDeleteBlock(block)));
@@ -224,7 +227,11 @@ describe('log format: real Hudi 0.15 files', () => {
     const archivedInstants = [...new Set(entries.map((entry) => String(entry['commitTime'])))];
     assert.ok(archivedInstants.length >= 1);
     for (const instant of archivedInstants) {
-      assert.deepEqual(active.filter((name) => name.startsWith(instant)), [], `${instant} left the active timeline`);
+      assert.deepEqual(
+        active.filter((name) => name.startsWith(instant)),
+        [],
+        `${instant} left the active timeline`,
+      );
       const states = entries.filter((entry) => entry['commitTime'] === instant);
       assert.deepEqual(
         states.map((entry) => [entry['actionType'], entry['actionState']]),
@@ -305,8 +312,15 @@ describe('log format: real Hudi 0.15 files', () => {
 
   /** `<instant>.deltacommit` (with requested and inflight) for one write stat, as Hudi's writer completes it. */
   async function commitDeltaCommit(instant: string, stat: Record<string, unknown>): Promise<void> {
-    const spark = JSON.parse(new TextDecoder().decode(await storage.get(`.hoodie/${latestDeltaCommit()}.deltacommit`))) as { extraMetadata: Record<string, string> };
-    const metadata = { partitionToWriteStats: { b: [stat] }, compacted: false, extraMetadata: { schema: spark.extraMetadata['schema'] }, operationType: 'UPSERT' };
+    const spark = JSON.parse(new TextDecoder().decode(await storage.get(`.hoodie/${latestDeltaCommit()}.deltacommit`))) as {
+      extraMetadata: Record<string, string>;
+    };
+    const metadata = {
+      partitionToWriteStats: { b: [stat] },
+      compacted: false,
+      extraMetadata: { schema: spark.extraMetadata['schema'] },
+      operationType: 'UPSERT',
+    };
     await storage.put(`.hoodie/${instant}.deltacommit.requested`, '');
     const inflight = { partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'UPSERT' };
     await storage.put(`.hoodie/${instant}.deltacommit.inflight`, JSON.stringify(inflight));
@@ -326,7 +340,11 @@ function nextInstant(timeline: readonly string[]): string {
   const date = `${now.getUTCFullYear()}${pad(now.getUTCMonth() + 1)}${pad(now.getUTCDate())}`;
   const time = `${pad(now.getUTCHours())}${pad(now.getUTCMinutes())}${pad(now.getUTCSeconds())}${pad(now.getUTCMilliseconds(), 3)}`;
   const fromClock = `${date}${time}`;
-  const latest = timeline.filter((name) => /^\d{17}$/.test(name)).sort().at(-1) ?? '';
+  const latest =
+    timeline
+      .filter((name) => /^\d{17}$/.test(name))
+      .sort()
+      .at(-1) ?? '';
   assert.ok(fromClock > latest, `clock instant ${fromClock} after ${latest}`);
   return fromClock;
 }

@@ -23,7 +23,14 @@ import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, price DOUBLE, amount DECIMAL(10,2), day DATE, at TIMESTAMP, ts BIGINT, dt STRING';
 const row = (id: number, ts: number, tag: string) => ({
-  id, name: `n${id}-${tag}`, price: id * 1.5, amount: `${id}.25`, day: `2024-01-0${(id % 9) + 1}`, at: `2024-02-0${(id % 9) + 1}T10:00:00.123456Z`, ts, dt: id % 2 === 1 ? 'a' : 'b',
+  id,
+  name: `n${id}-${tag}`,
+  price: id * 1.5,
+  amount: `${id}.25`,
+  day: `2024-01-0${(id % 9) + 1}`,
+  at: `2024-02-0${(id % 9) + 1}T10:00:00.123456Z`,
+  ts,
+  dt: id % 2 === 1 ? 'a' : 'b',
 });
 const options = (operation: string, extra: Record<string, string> = {}) => ({
   'hoodie.table.name': 'mor_c',
@@ -57,7 +64,8 @@ async function spark(hudi: HudiHarness, path: string, queryType?: QueryType): Pr
   return (await hudi.read(path, { options: queryType === undefined ? {} : { 'hoodie.datasource.query.type': queryType } })).rows;
 }
 const withoutFileName = (rows: readonly Row[]) => canonicalRows(rows.map(({ _hoodie_file_name: _name, ...rest }) => rest));
-const sortOps = (ops: readonly CompactionOperation[]) => [...ops].sort((a, b) => `${a.partitionPath}/${a.fileId}`.localeCompare(`${b.partitionPath}/${b.fileId}`));
+const sortOps = (ops: readonly CompactionOperation[]) =>
+  [...ops].sort((a, b) => `${a.partitionPath}/${a.fileId}`.localeCompare(`${b.partitionPath}/${b.fileId}`));
 
 describe('merge-on-read compaction: ours and Hudi 0.15 agree', () => {
   let hudi: HudiHarness;
@@ -81,7 +89,7 @@ describe('merge-on-read compaction: ours and Hudi 0.15 agree', () => {
     await hudi?.close();
   });
 
-  it('plans the operations Hudi\'s run_compaction schedules on a copy of the same table', async () => {
+  it("plans the operations Hudi's run_compaction schedules on a copy of the same table", async () => {
     const mine = await scheduleCompaction(await open(table), config, { lock: lockOf(await open(table)), properties: PROPS });
     assert.ok(mine, 'scheduled: 3 delta commits since the start');
     const hudiCopy = join(root, 'hudi');
@@ -91,7 +99,7 @@ describe('merge-on-read compaction: ours and Hudi 0.15 agree', () => {
     const theirPlan = await readCompactionPlan(openStorage(hudiCopy), theirs.time);
     assert.deepEqual(sortOps(mine.plan.operations), sortOps(theirPlan.operations));
     assert.deepEqual({ ...mine.plan, operations: [] }, { ...theirPlan, operations: [] });
-    assert.equal(mine.plan.operations.length, 2, 'both partitions\' file groups have logs');
+    assert.equal(mine.plan.operations.length, 2, "both partitions' file groups have logs");
   });
 
   it('after our compaction Spark reads the same snapshot, and read-optimized equals it', async () => {
@@ -106,7 +114,10 @@ describe('merge-on-read compaction: ours and Hudi 0.15 agree', () => {
     assert.deepEqual(canonicalRows(ro), canonicalRows(snapshot), 'every file group was compacted: the base files hold the snapshot');
     assert.deepEqual(canonicalRows(await ours(table)), canonicalRows(snapshot));
     assert.deepEqual(canonicalRows(await ours(table, 'read_optimized')), canonicalRows(ro));
-    assert.ok(snapshot.every((r) => String(r['_hoodie_file_name']).endsWith(`_${pending!.time}.parquet`)), 'records name the compacted base files');
+    assert.ok(
+      snapshot.every((r) => String(r['_hoodie_file_name']).endsWith(`_${pending!.time}.parquet`)),
+      'records name the compacted base files',
+    );
   });
 
   it('Spark writes and compacts on top of our compaction', async () => {
@@ -114,7 +125,7 @@ describe('merge-on-read compaction: ours and Hudi 0.15 agree', () => {
     await hudi.sql(`CALL run_compaction(op => 'schedule', path => '${table}', options => 'hoodie.compact.inline.max.delta.commits=1')`);
     await hudi.sql(`CALL run_compaction(op => 'run', path => '${table}')`);
     const t = await open(table);
-    assert.equal(t.timeline.completed().filter((i) => i.action === 'commit').length, 2, 'ours and Spark\'s compactions');
+    assert.equal(t.timeline.completed().filter((i) => i.action === 'commit').length, 2, "ours and Spark's compactions");
     const snapshot = await sameAsSpark(hudi, table);
     assert.equal(snapshot.find((r) => Number(r['id']) === 1)?.['name'], 'n1-up3');
     await sameAsSpark(hudi, table, 'read_optimized');
@@ -144,7 +155,7 @@ describe('merge-on-read compaction: ours and Hudi 0.15 agree', () => {
     assert.deepEqual(withoutFileName(rows), withoutFileName(before0));
   });
 
-  it('on a table with Hudi\'s metadata table: our compaction keeps it (Hudi\'s validator), Spark reads the same rows', async () => {
+  it("on a table with Hudi's metadata table: our compaction keeps it (Hudi's validator), Spark reads the same rows", async () => {
     const mdt = join(root, 'mdt');
     const mdtOptions = (operation: string) => options(operation, { 'hoodie.table.name': 'mor_m', 'hoodie.metadata.enable': 'true' });
     await hudi.write(mdt, { schema: SCHEMA, rows: [1, 2, 3, 4].map((id) => row(id, 1, 'ins')), options: mdtOptions('insert') });
@@ -157,7 +168,12 @@ describe('merge-on-read compaction: ours and Hudi 0.15 agree', () => {
     assert.ok(result.metadataTable?.deltaCommit !== undefined, 'a metadata-table deltacommit for the compaction');
     const report = await hudi.validateMetadataTable(mdt, ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups']);
     assert.deepEqual(report.errors, []);
-    assert.deepEqual(Object.entries(report.checks).filter(([, check]) => check.status !== 'passed').map(([name, check]) => `${name}: ${check.details}`), []);
+    assert.deepEqual(
+      Object.entries(report.checks)
+        .filter(([, check]) => check.status !== 'passed')
+        .map(([name, check]) => `${name}: ${check.details}`),
+      [],
+    );
     const afterRows = await sameAsSpark(hudi, mdt);
     assert.deepEqual(withoutFileName(afterRows), withoutFileName(beforeRows));
   });

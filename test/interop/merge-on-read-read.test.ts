@@ -22,8 +22,15 @@ import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA_A = 'id BIGINT, name STRING, price DOUBLE, qty INT, amount DECIMAL(10,2), day DATE, at TIMESTAMP, ts BIGINT, dt STRING';
 const rowA = (id: number, ts: number, tag: string) => ({
-  id, name: `n${id}-${tag}`, price: id * 1.5, qty: id * 10, amount: `${id}.25`, day: `2024-01-0${(id % 9) + 1}`,
-  at: `2024-02-0${(id % 9) + 1}T10:00:00.123456Z`, ts, dt: id % 2 === 1 ? 'a' : 'b',
+  id,
+  name: `n${id}-${tag}`,
+  price: id * 1.5,
+  qty: id * 10,
+  amount: `${id}.25`,
+  day: `2024-01-0${(id % 9) + 1}`,
+  at: `2024-02-0${(id % 9) + 1}T10:00:00.123456Z`,
+  ts,
+  dt: id % 2 === 1 ? 'a' : 'b',
 });
 const COMMON: Record<string, string> = {
   'hoodie.datasource.write.table.type': 'MERGE_ON_READ',
@@ -128,7 +135,10 @@ describe('merge-on-read reads: Spark-written tables read as Spark reads them', (
     // Spark's next write rolls the failed one back first (rollback command blocks in the logs), then upserts.
     await hudi.write(tableA, { schema: SCHEMA_A, rows: [rowA(2, 10, 'up4')], options: optionsA('upsert') });
     const table = await HudiTable.open(openStorage(tableA));
-    assert.ok(table.timeline.completed().some((i) => i.action === 'rollback'), 'Spark rolled the failed delta commit back');
+    assert.ok(
+      table.timeline.completed().some((i) => i.action === 'rollback'),
+      'Spark rolled the failed delta commit back',
+    );
     const latest = await sameAsSpark(hudi, tableA);
     assert.equal(byId(latest, 2)?.['name'], 'n2-up4');
     assert.equal(byId(latest, 6)?.['name'], 'n6-ins');

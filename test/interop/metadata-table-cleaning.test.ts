@@ -24,7 +24,16 @@ import { tempDir } from '../helpers/paths.js';
 import { SCHEMA, sparkOptions, tableRow } from './clustering-helpers.js';
 
 const PARTITIONS = ['2024-01-01', '2024-01-02'];
-const CHECKS = ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups', 'all-column-stats', 'bloom-filters', 'record-index-count', 'record-index-content'];
+const CHECKS = [
+  'partitions',
+  'latest-file-slices',
+  'latest-base-files',
+  'all-file-groups',
+  'all-column-stats',
+  'bloom-filters',
+  'record-index-count',
+  'record-index-content',
+];
 /**
  * Once Spark's clean has written bloom-filter tombstones over the HFile base files its compaction made, the
  * validator's record-index checks (a Spark datasource read of the whole metadata table, as Hudi's validator does)
@@ -52,9 +61,17 @@ describe('our clean and archive on a Spark table with the metadata table, checke
     const report = await hudi.validateMetadataTable(table, checks);
     const failed = Object.entries(report.checks).filter(([, check]) => check.status !== 'passed');
     assert.deepEqual(report.errors, [], `${step}: validator errors`);
-    assert.deepEqual(failed.map(([name, check]) => `${name}: ${check.status} ${check.details}`), [], `${step}: failed checks`);
+    assert.deepEqual(
+      failed.map(([name, check]) => `${name}: ${check.status} ${check.details}`),
+      [],
+      `${step}: failed checks`,
+    );
     assert.deepEqual(Object.keys(report.checks).sort(), [...checks].sort(), `${step}: every check ran`);
-    t.diagnostic(`${step}: ${Object.entries(report.checks).map(([name, check]) => `${name} ${check.status}${check.counts ? ` ${JSON.stringify(check.counts)}` : ''}`).join('; ')}`);
+    t.diagnostic(
+      `${step}: ${Object.entries(report.checks)
+        .map(([name, check]) => `${name} ${check.status}${check.counts ? ` ${JSON.stringify(check.counts)}` : ''}`)
+        .join('; ')}`,
+    );
   }
 
   async function readBoth(table: string, step: string): Promise<number[]> {
@@ -80,54 +97,110 @@ describe('our clean and archive on a Spark table with the metadata table, checke
       'hoodie.archive.automatic': 'false',
     });
     const ids = Array.from({ length: 30 }, (_, i) => i + 1);
-    await hudi.write(table, { schema: SCHEMA, rows: ids.map((id) => tableRow(id, PARTITIONS)), options: { ...options, 'hoodie.datasource.write.operation': 'insert' } });
+    await hudi.write(table, {
+      schema: SCHEMA,
+      rows: ids.map((id) => tableRow(id, PARTITIONS)),
+      options: { ...options, 'hoodie.datasource.write.operation': 'insert' },
+    });
     // Three upserts of every file group: old file versions for the cleaner.
     for (let version = 1; version <= 3; version++) {
-      await hudi.write(table, { schema: SCHEMA, rows: [1, 2, 3, 4].map((id) => tableRow(id, PARTITIONS, version)), options: { ...options, 'hoodie.datasource.write.operation': 'upsert' } });
+      await hudi.write(table, {
+        schema: SCHEMA,
+        rows: [1, 2, 3, 4].map((id) => tableRow(id, PARTITIONS, version)),
+        options: { ...options, 'hoodie.datasource.write.operation': 'upsert' },
+      });
     }
 
     const storage = openStorage(table);
     const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
-    const cleaned = await runClean(await HudiTable.open(storage, { mode: 'write' }), { config: cleanConfigFromProperties(SERVICES), lock, properties: new Map() });
+    const cleaned = await runClean(await HudiTable.open(storage, { mode: 'write' }), {
+      config: cleanConfigFromProperties(SERVICES),
+      lock,
+      properties: new Map(),
+    });
     assert.equal(cleaned.outcome, 'cleaned');
     const clean = cleaned.clean!;
-    const files = Object.entries(clean.metadata.partitionMetadata).flatMap(([partition, entry]) => entry.successDeleteFiles.map((file) => join(table, partition, file)));
+    const files = Object.entries(clean.metadata.partitionMetadata).flatMap(([partition, entry]) =>
+      entry.successDeleteFiles.map((file) => join(table, partition, file)),
+    );
     assert.ok(files.length >= 4, `old versions were cleaned (${files.length})`);
-    assert.ok(files.every((file) => !existsSync(file)), 'the cleaned files are gone');
+    assert.ok(
+      files.every((file) => !existsSync(file)),
+      'the cleaned files are gone',
+    );
     assert.ok(clean.metadataTable.deltaCommit, 'the clean got its deltacommit');
-    t.diagnostic(`our clean ${clean.instantTime}: ${files.length} file(s) deleted; its deltacommit: ${JSON.stringify(clean.metadataTable.deltaCommit.partitions)}`);
+    t.diagnostic(
+      `our clean ${clean.instantTime}: ${files.length} file(s) deleted; its deltacommit: ${JSON.stringify(clean.metadataTable.deltaCommit.partitions)}`,
+    );
     await validate(t, table, 'after our clean');
     assert.deepEqual(await readBoth(table, 'after our clean'), ids);
 
     // Spark writes on (its record index finds the keys), compacts its metadata table, then cleans.
-    await hudi.write(table, { schema: SCHEMA, rows: [1, 5, 31].map((id) => tableRow(id, PARTITIONS, 4)), options: { ...options, 'hoodie.datasource.write.operation': 'upsert' } });
-    await hudi.write(table, { schema: SCHEMA, rows: [2, 6].map((id) => tableRow(id, PARTITIONS, 5)), options: { ...options, 'hoodie.datasource.write.operation': 'delete' } });
+    await hudi.write(table, {
+      schema: SCHEMA,
+      rows: [1, 5, 31].map((id) => tableRow(id, PARTITIONS, 4)),
+      options: { ...options, 'hoodie.datasource.write.operation': 'upsert' },
+    });
+    await hudi.write(table, {
+      schema: SCHEMA,
+      rows: [2, 6].map((id) => tableRow(id, PARTITIONS, 5)),
+      options: { ...options, 'hoodie.datasource.write.operation': 'delete' },
+    });
     await hudi.write(table, {
       schema: SCHEMA,
       rows: [3, 7].map((id) => tableRow(id, PARTITIONS, 6)),
-      options: { ...options, 'hoodie.datasource.write.operation': 'upsert', 'hoodie.metadata.compact.max.delta.commits': '1', 'hoodie.clean.automatic': 'true', 'hoodie.cleaner.commits.retained': '1' },
+      options: {
+        ...options,
+        'hoodie.datasource.write.operation': 'upsert',
+        'hoodie.metadata.compact.max.delta.commits': '1',
+        'hoodie.clean.automatic': 'true',
+        'hoodie.cleaner.commits.retained': '1',
+      },
     });
     const expected = [...ids, 31].filter((id) => id !== 2 && id !== 6);
-    const afterSpark = await readBoth(table, 'after Spark\'s writes and clean');
+    const afterSpark = await readBoth(table, "after Spark's writes and clean");
     assert.equal(new Set(afterSpark).size, afterSpark.length, 'no duplicates');
     assert.deepEqual(afterSpark, expected);
     const mdt = (await MetadataTable.open(storage))!;
-    const compaction = mdt.timeline.completed().filter((i) => i.action === 'commit').at(-1);
+    const compaction = mdt.timeline
+      .completed()
+      .filter((i) => i.action === 'commit')
+      .at(-1);
     assert.ok(compaction, 'Spark compacted the metadata table over our deltacommits');
     const timeline = (await HudiTable.open(storage)).timeline;
-    assert.ok(timeline.completed().some((i) => i.action === 'clean' && i.time !== clean.instantTime), 'Spark cleaned after ours');
-    await validate(t, table, 'after Spark\'s writes, compaction and clean', CHECKS_AFTER_SPARK_CLEAN);
+    assert.ok(
+      timeline.completed().some((i) => i.action === 'clean' && i.time !== clean.instantTime),
+      'Spark cleaned after ours',
+    );
+    await validate(t, table, "after Spark's writes, compaction and clean", CHECKS_AFTER_SPARK_CLEAN);
 
     // Our archive: never past the metadata table's latest compaction.
-    const archived = await runArchive(await HudiTable.open(storage, { mode: 'write' }), { config: archivalConfigFromProperties(SERVICES), cleanConfig: cleanConfigFromProperties(SERVICES), lock });
+    const archived = await runArchive(await HudiTable.open(storage, { mode: 'write' }), {
+      config: archivalConfigFromProperties(SERVICES),
+      cleanConfig: cleanConfigFromProperties(SERVICES),
+      lock,
+    });
     // Hudi compares the instant times as strings: T is before T001, the compaction of the metadata table at T.
-    assert.ok(archived.plan.instants.every((instant) => compareInstantTimes(instant.time, compaction.time) < 0), `nothing at or after the metadata table's compaction ${compaction.time} is archived`);
-    t.diagnostic(`our archive: ${archived.outcome}, ${archived.plan.instants.length} instant(s) archived; bounds: ${archived.plan.bounds.map((bound) => `${bound.rule} ${bound.time}`).join(', ')}`);
+    assert.ok(
+      archived.plan.instants.every((instant) => compareInstantTimes(instant.time, compaction.time) < 0),
+      `nothing at or after the metadata table's compaction ${compaction.time} is archived`,
+    );
+    t.diagnostic(
+      `our archive: ${archived.outcome}, ${archived.plan.instants.length} instant(s) archived; bounds: ${archived.plan.bounds.map((bound) => `${bound.rule} ${bound.time}`).join(', ')}`,
+    );
     await validate(t, table, 'after our archive', CHECKS_AFTER_SPARK_CLEAN);
     assert.deepEqual(await readBoth(table, 'after our archive'), expected);
     // Spark's upsert through the record index after all of it: no duplicates.
-    await hudi.write(table, { schema: SCHEMA, rows: [8, 32].map((id) => tableRow(id, PARTITIONS, 7)), options: { ...options, 'hoodie.datasource.write.operation': 'upsert' } });
-    const last = await readBoth(table, 'after Spark\'s last upsert');
-    assert.deepEqual(last, [...expected, 32].sort((a, b) => a - b), 'no duplicates after Spark\'s last upsert');
+    await hudi.write(table, {
+      schema: SCHEMA,
+      rows: [8, 32].map((id) => tableRow(id, PARTITIONS, 7)),
+      options: { ...options, 'hoodie.datasource.write.operation': 'upsert' },
+    });
+    const last = await readBoth(table, "after Spark's last upsert");
+    assert.deepEqual(
+      last,
+      [...expected, 32].sort((a, b) => a - b),
+      "no duplicates after Spark's last upsert",
+    );
   });
 });

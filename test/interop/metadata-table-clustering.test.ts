@@ -36,9 +36,17 @@ describe('our clustering on Spark tables with the metadata table, checked by Hud
     const report = await hudi.validateMetadataTable(table, checks);
     const failed = Object.entries(report.checks).filter(([, check]) => check.status !== 'passed');
     assert.deepEqual(report.errors, [], `${step}: validator errors`);
-    assert.deepEqual(failed.map(([name, check]) => `${name}: ${check.status} ${check.details}`), [], `${step}: failed checks`);
+    assert.deepEqual(
+      failed.map(([name, check]) => `${name}: ${check.status} ${check.details}`),
+      [],
+      `${step}: failed checks`,
+    );
     assert.deepEqual(Object.keys(report.checks).sort(), [...checks].sort(), `${step}: every check ran`);
-    t.diagnostic(`${step}: ${Object.entries(report.checks).map(([name, check]) => `${name} ${check.status}${check.counts ? ` ${JSON.stringify(check.counts)}` : ''}`).join('; ')}`);
+    t.diagnostic(
+      `${step}: ${Object.entries(report.checks)
+        .map(([name, check]) => `${name} ${check.status}${check.counts ? ` ${JSON.stringify(check.counts)}` : ''}`)
+        .join('; ')}`,
+    );
   }
 
   /** Spark's rows with and without the metadata table (equal); their ids. */
@@ -50,7 +58,12 @@ describe('our clustering on Spark tables with the metadata table, checked by Hud
   }
 
   /** `batches` Spark inserts of `rows` rows (one new small base file per partition and batch), metadata table on. */
-  async function sparkTable(name: string, metadata: Record<string, string>, batches: number, rows: number): Promise<{ table: string; options: Record<string, string>; ids: number[] }> {
+  async function sparkTable(
+    name: string,
+    metadata: Record<string, string>,
+    batches: number,
+    rows: number,
+  ): Promise<{ table: string; options: Record<string, string>; ids: number[] }> {
     const table = join(tempDir('mdt-cluster-interop-'), name);
     const options = sparkOptions({ 'hoodie.table.name': name, 'hoodie.metadata.enable': 'true', 'hoodie.index.bloom.num_entries': '1000', ...metadata });
     let id = 0;
@@ -62,17 +75,34 @@ describe('our clustering on Spark tables with the metadata table, checked by Hud
   }
 
   /** Spark upserts (some clustered keys, some new) and deletes with the table's options; no duplicates after. */
-  async function sparkWritesOn(t: TestContext, table: string, options: Record<string, string>, ids: number[], checks: readonly string[], step: string): Promise<void> {
+  async function sparkWritesOn(
+    t: TestContext,
+    table: string,
+    options: Record<string, string>,
+    ids: number[],
+    checks: readonly string[],
+    step: string,
+  ): Promise<void> {
     const updated = [ids[0]!, ids[5]!, ids[ids.length - 1]!, 1001, 1002];
-    await hudi.write(table, { schema: SCHEMA, rows: updated.map((id) => tableRow(id, PARTITIONS, 1)), options: { ...options, 'hoodie.datasource.write.operation': 'upsert' } });
+    await hudi.write(table, {
+      schema: SCHEMA,
+      rows: updated.map((id) => tableRow(id, PARTITIONS, 1)),
+      options: { ...options, 'hoodie.datasource.write.operation': 'upsert' },
+    });
     const deleted = [ids[1]!, ids[6]!, 1001];
-    await hudi.write(table, { schema: SCHEMA, rows: deleted.map((id) => tableRow(id, PARTITIONS, 2)), options: { ...options, 'hoodie.datasource.write.operation': 'delete' } });
+    await hudi.write(table, {
+      schema: SCHEMA,
+      rows: deleted.map((id) => tableRow(id, PARTITIONS, 2)),
+      options: { ...options, 'hoodie.datasource.write.operation': 'delete' },
+    });
     await validate(t, table, `${step}, after Spark's upsert and delete`, checks);
     const after = await readBoth(table, `${step}, after Spark's writes`);
     assert.equal(new Set(after).size, after.length, 'no duplicates');
     const expected = [...new Set([...ids, 1001, 1002])].filter((id) => !deleted.includes(id)).sort((a, b) => a - b);
     assert.deepEqual(after, expected, `${step}: the table's keys after Spark's writes`);
-    const names = new Map((await hudi.read(table, { meta: false, where: `id IN (${updated.join(', ')})` })).rows.map((row) => [Number(row['id']), row['name']]));
+    const names = new Map(
+      (await hudi.read(table, { meta: false, where: `id IN (${updated.join(', ')})` })).rows.map((row) => [Number(row['id']), row['name']]),
+    );
     for (const id of [ids[0]!, ids[5]!, 1002]) assert.equal(names.get(id), `n${id}-v1`, `Spark's update of ${id} applied once`);
   }
 
@@ -94,13 +124,18 @@ describe('our clustering on Spark tables with the metadata table, checked by Hud
     const mdt = (await MetadataTable.open(storage))!;
     assert.equal(mdt.timeline.find(clustered.instantTime)?.state, 'COMPLETED', 'the replacecommit has its deltacommit');
     const commit = await commitJson(storage, clustered.instantTime, 'replacecommit');
-    assert.ok(Object.values(commit.partitionToWriteStats).every((stats) => stats.length >= 3), 'several output files per partition');
+    assert.ok(
+      Object.values(commit.partitionToWriteStats).every((stats) => stats.length >= 3),
+      'several output files per partition',
+    );
 
     await validate(t, table, 'z-order, after our clustering', checks);
     assert.deepEqual(await readBoth(table, 'z-order, after our clustering'), ids);
     const afterScan = await hudi.scanFiles(table, skipping);
     assert.equal(afterScan.rows, beforeScan.rows, 'the query returns the same rows');
-    t.diagnostic(`data skipping on score, qty (${skipping.where}): Spark read ${beforeScan.numFiles} file(s) before our z-order clustering, ${afterScan.numFiles} after (${afterScan.rows} rows)`);
+    t.diagnostic(
+      `data skipping on score, qty (${skipping.where}): Spark read ${beforeScan.numFiles} file(s) before our z-order clustering, ${afterScan.numFiles} after (${afterScan.rows} rows)`,
+    );
     assert.ok(afterScan.numFiles < beforeScan.numFiles, `fewer files read after clustering: ${beforeScan.numFiles} → ${afterScan.numFiles}`);
 
     await sparkWritesOn(t, table, options, ids, checks, 'z-order');
@@ -108,17 +143,29 @@ describe('our clustering on Spark tables with the metadata table, checked by Hud
 
   it('linear with the record index: validator passes (record index count and content), reads agree, Spark upserts and deletes through the record index', async (t) => {
     const checks = [...BASE_CHECKS, 'all-column-stats', 'bloom-filters', 'record-index-count', 'record-index-content'];
-    const { table, options, ids } = await sparkTable('mdt_linear_rli', { ...STATS, 'hoodie.metadata.record.index.enable': 'true', 'hoodie.index.type': 'RECORD_INDEX' }, 3, 30);
+    const { table, options, ids } = await sparkTable(
+      'mdt_linear_rli',
+      { ...STATS, 'hoodie.metadata.record.index.enable': 'true', 'hoodie.index.type': 'RECORD_INDEX' },
+      3,
+      30,
+    );
     const clustered = clusterWithCli(table, { 'hoodie.clustering.plan.strategy.sort.columns': 'id', 'hoodie.index.bloom.num_entries': '1000' });
     const storage = openStorage(table);
     const mdt = (await MetadataTable.open(storage))!;
     assert.equal(mdt.timeline.find(clustered.instantTime)?.state, 'COMPLETED', 'the replacecommit has its deltacommit');
     const reader = await mdt.reader();
     const commit = await commitJson(storage, clustered.instantTime, 'replacecommit');
-    const outputs = new Set(Object.values(commit.partitionToWriteStats).flat().map((stat) => stat.fileId));
+    const outputs = new Set(
+      Object.values(commit.partitionToWriteStats)
+        .flat()
+        .map((stat) => stat.fileId),
+    );
     const locations = await reader.recordLocations(ids.map(String));
     assert.equal(locations.size, ids.length);
-    assert.ok([...locations.values()].every((location) => outputs.has(location.fileId)), 'every record is located in an output file group');
+    assert.ok(
+      [...locations.values()].every((location) => outputs.has(location.fileId)),
+      'every record is located in an output file group',
+    );
 
     await validate(t, table, 'linear, after our clustering', checks);
     assert.deepEqual(await readBoth(table, 'linear, after our clustering'), ids);

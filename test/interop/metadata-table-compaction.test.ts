@@ -21,7 +21,16 @@ import { startHudi, type HudiHarness, type ValidationReport } from '../helpers/h
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, f DOUBLE, b BOOLEAN, dt STRING';
-const CHECKS = ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups', 'all-column-stats', 'bloom-filters', 'record-index-count', 'record-index-content'];
+const CHECKS = [
+  'partitions',
+  'latest-file-slices',
+  'latest-base-files',
+  'all-file-groups',
+  'all-column-stats',
+  'bloom-filters',
+  'record-index-count',
+  'record-index-content',
+];
 const NAME = 'mdt_compaction';
 const SPARK_CHECKS = CHECKS.filter((check) => !check.startsWith('record-index'));
 
@@ -73,9 +82,17 @@ describe('our metadata-table compaction, checked by Hudi', { timeout: 3_600_000 
     const report: ValidationReport = await hudi.validateMetadataTable(table, checks);
     const failed = Object.entries(report.checks).filter(([, check]) => check.status !== 'passed');
     assert.deepEqual(report.errors, [], `${step}: validator errors`);
-    assert.deepEqual(failed.map(([name, check]) => `${name}: ${check.status} ${check.details}`), [], `${step}: failed checks`);
+    assert.deepEqual(
+      failed.map(([name, check]) => `${name}: ${check.status} ${check.details}`),
+      [],
+      `${step}: failed checks`,
+    );
     assert.deepEqual(Object.keys(report.checks).sort(), [...checks].sort(), `${step}: every check ran`);
-    t.diagnostic(`${step}: ${Object.entries(report.checks).map(([name, check]) => `${name} ${check.status}${check.counts ? ` ${JSON.stringify(check.counts)}` : ''}`).join('; ')}`);
+    t.diagnostic(
+      `${step}: ${Object.entries(report.checks)
+        .map(([name, check]) => `${name} ${check.status}${check.counts ? ` ${JSON.stringify(check.counts)}` : ''}`)
+        .join('; ')}`,
+    );
   }
 
   /** `id:name` of every row Spark reads with the metadata table on and off, and our reader: all equal. */
@@ -92,7 +109,9 @@ describe('our metadata-table compaction, checked by Hudi', { timeout: 3_600_000 
   /** Our reader's record index names, for every row Spark reads, the file group holding it, and nothing else. */
   async function assertRecordIndex(table: string, step: string): Promise<void> {
     const rowsRead = (await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' } })).rows;
-    const expected = new Map(rowsRead.map((row) => [String(row['_hoodie_record_key']), `${String(row['_hoodie_partition_path'])}/${String(row['_hoodie_file_name']).split('_')[0]}`]));
+    const expected = new Map(
+      rowsRead.map((row) => [String(row['_hoodie_record_key']), `${String(row['_hoodie_partition_path'])}/${String(row['_hoodie_file_name']).split('_')[0]}`]),
+    );
     const reader = await (await MetadataTable.open(openStorage(table)))!.reader();
     const keys = [...(await reader.readPartition('record_index')).keys()];
     const actual = new Map([...(await reader.recordLocations(keys))].map(([key, location]) => [key, `${location.partitionPath}/${location.fileId}`]));
@@ -110,7 +129,12 @@ describe('our metadata-table compaction, checked by Hudi', { timeout: 3_600_000 
     for (let i = 0; i < 15; i++) {
       const version = 10 + i;
       const operation: WriteOptions['operation'] = i % 5 === 4 ? 'delete' : i % 2 === 0 ? 'insert' : 'upsert';
-      const ids = operation === 'delete' ? [[...expected.keys()].sort((a, b) => a - b)[i % expected.size]!] : operation === 'insert' ? [20 + 2 * i, 21 + 2 * i] : [1 + (i % 6), 20 + i];
+      const ids =
+        operation === 'delete'
+          ? [[...expected.keys()].sort((a, b) => a - b)[i % expected.size]!]
+          : operation === 'insert'
+            ? [20 + 2 * i, 21 + 2 * i]
+            : [1 + (i % 6), 20 + i];
       const result = await ourWrite(table, rows(ids, version), operation);
       for (const id of ids) {
         if (operation === 'delete') expected.delete(id);
@@ -118,7 +142,9 @@ describe('our metadata-table compaction, checked by Hudi', { timeout: 3_600_000 
       }
       for (const compaction of result.metadataTable.compactions) {
         compactions.push(compaction.instantTime);
-        t.diagnostic(`commit ${i + 1} (${result.instantTime}) compacted the metadata table at ${compaction.instantTime}: ${compaction.files.length} base files, ${compaction.files.reduce((s, f) => s + f.bytes, 0)} bytes, ${compaction.millis} ms`);
+        t.diagnostic(
+          `commit ${i + 1} (${result.instantTime}) compacted the metadata table at ${compaction.instantTime}: ${compaction.files.length} base files, ${compaction.files.reduce((s, f) => s + f.bytes, 0)} bytes, ${compaction.millis} ms`,
+        );
       }
       for (const clean of result.metadataTable.cleans) {
         cleans.push(clean.instantTime);
@@ -131,7 +157,10 @@ describe('our metadata-table compaction, checked by Hudi', { timeout: 3_600_000 
     const mdt = (await MetadataTable.open(storage))!;
     for (const time of compactions) {
       assert.match(time, /^\d{17}001$/);
-      assert.ok(mdt.timeline.completed().some((i) => i.time === time && i.action === 'commit'), `${time}.commit`);
+      assert.ok(
+        mdt.timeline.completed().some((i) => i.time === time && i.action === 'commit'),
+        `${time}.commit`,
+      );
     }
     const last = compactions.at(-1)!;
     for (const group of [...mdt.fileGroups.values()].flat()) {
@@ -163,10 +192,22 @@ describe('our metadata-table compaction, checked by Hudi', { timeout: 3_600_000 
     assert.ok(plan.operations.length > 0);
     for (const operation of plan.operations) {
       assert.ok(['files', 'column_stats', 'bloom_filters', 'record_index'].includes(operation.partitionPath), operation.partitionPath);
-      assert.ok(operation.deltaFilePaths.every((name) => parseLogFileName(name)?.fileId === operation.fileId), `${operation.fileId}: log file names`);
-      assert.equal(operation.dataFilePath === null ? ourCompactions.has(operation.baseInstantTime) : operation.dataFilePath.startsWith(`${operation.fileId}_`) && operation.dataFilePath.endsWith(`_${operation.baseInstantTime}.hfile`), true, `${operation.fileId}: base file of its slice`);
+      assert.ok(
+        operation.deltaFilePaths.every((name) => parseLogFileName(name)?.fileId === operation.fileId),
+        `${operation.fileId}: log file names`,
+      );
+      assert.equal(
+        operation.dataFilePath === null
+          ? ourCompactions.has(operation.baseInstantTime)
+          : operation.dataFilePath.startsWith(`${operation.fileId}_`) && operation.dataFilePath.endsWith(`_${operation.baseInstantTime}.hfile`),
+        true,
+        `${operation.fileId}: base file of its slice`,
+      );
     }
-    assert.ok(plan.operations.some((op) => ourCompactions.has(op.baseInstantTime)), "Spark's plan compacts slices of our compaction");
+    assert.ok(
+      plan.operations.some((op) => ourCompactions.has(op.baseInstantTime)),
+      "Spark's plan compacts slices of our compaction",
+    );
     // Hudi's plan has what ours has around the operations.
     assert.deepEqual([plan.version, plan.strategy, plan.preserveHoodieMetadata, plan.extraMetadata], [2, null, false, {}]);
     // Hudi's record-index checks are left out from here on: after Spark's own compaction, Hudi 0.15's validator
@@ -183,7 +224,12 @@ describe('our metadata-table compaction, checked by Hudi', { timeout: 3_600_000 
     // Each log file extends its file group's latest slice, a compacted one (a group without log files since an
     // earlier compaction is not in the later plan, so slices may differ between groups).
     const afterOurs = (await MetadataTable.open(storage))!;
-    const compacted = new Set(afterOurs.timeline.completed().filter((x) => x.action === 'commit').map((x) => x.time));
+    const compacted = new Set(
+      afterOurs.timeline
+        .completed()
+        .filter((x) => x.action === 'commit')
+        .map((x) => x.time),
+    );
     for (const log of result.metadataTable.deltaCommit!.logFiles) {
       const group = afterOurs.fileGroups.get(log.partition)!.find((g) => g.fileId === log.fileId)!;
       assert.equal(log.baseInstant, group.latest.baseInstant, `${log.path} is in the latest slice`);

@@ -27,8 +27,14 @@ import { startHudi, type HudiHarness } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
 const INPUTS = [
-  '', 'a', 'price', '2024-01-01', '.', 'dt=2024-01-01/hh=05',
-  'a-column-name-that-is-longer-than-thirty-two-bytes', 'naïve/日本語/emoji-🙂',
+  '',
+  'a',
+  'price',
+  '2024-01-01',
+  '.',
+  'dt=2024-01-01/hh=05',
+  'a-column-name-that-is-longer-than-thirty-two-bytes',
+  'naïve/日本語/emoji-🙂',
   '7e3e694c-264a-4dc9-b93d-fae90ab7c84b-0_1-42-199_20240101000000000.parquet',
 ];
 const KEYS = ['1', '42', 'polygenelubricants', 'id:7,name:Alice', 'zzzzzzzz', '日本語', 'a'.repeat(100)];
@@ -42,8 +48,9 @@ describe('metadata-table keys and records against Hudi 0.15', { timeout: 1_200_0
     await hudi?.close();
   });
 
-  it('hashed ids and file-group mapping equal Hudi\'s', async () => {
-    const id = (cls: string, input: string) => hudi.jvmEval({ call: 'asBase64EncodedString', on: { static: `org.apache.hudi.common.util.hash.${cls}`, args: [input] } });
+  it("hashed ids and file-group mapping equal Hudi's", async () => {
+    const id = (cls: string, input: string) =>
+      hudi.jvmEval({ call: 'asBase64EncodedString', on: { static: `org.apache.hudi.common.util.hash.${cls}`, args: [input] } });
     for (const input of INPUTS) {
       assert.equal(columnIndexId(input), await id('ColumnIndexID', input), `ColumnIndexID(${JSON.stringify(input)})`);
       assert.equal(partitionIndexId(input), await id('PartitionIndexID', input), `PartitionIndexID(${JSON.stringify(input)})`);
@@ -51,16 +58,20 @@ describe('metadata-table keys and records against Hudi 0.15', { timeout: 1_200_0
     }
     for (const key of KEYS) {
       for (const count of [1, 2, 4, 10, 37]) {
-        assert.equal(mapRecordKeyToFileGroupIndex(key, count), await hudi.jvmStatic('org.apache.hudi.metadata.HoodieTableMetadataUtil', 'mapRecordKeyToFileGroupIndex', [key, count]), `${key} over ${count}`);
+        assert.equal(
+          mapRecordKeyToFileGroupIndex(key, count),
+          await hudi.jvmStatic('org.apache.hudi.metadata.HoodieTableMetadataUtil', 'mapRecordKeyToFileGroupIndex', [key, count]),
+          `${key} over ${count}`,
+        );
       }
     }
   });
 
-  it('HoodieMetadataRecord\'s schema is the bundle\'s', async () => {
+  it("HoodieMetadataRecord's schema is the bundle's", async () => {
     assert.deepEqual(HOODIE_METADATA_RECORD_SCHEMA, await hudi.avroSchema('HoodieMetadataRecord'));
   });
 
-  it('our records for each of Spark\'s commits are the ones Spark\'s metadata writer wrote', async (t) => {
+  it("our records for each of Spark's commits are the ones Spark's metadata writer wrote", async (t) => {
     const name = 'mdt_keys';
     const table = join(tempDir('mdt-keys-'), name);
     const options = {
@@ -77,10 +88,19 @@ describe('metadata-table keys and records against Hudi 0.15', { timeout: 1_200_0
       'hoodie.index.type': 'RECORD_INDEX',
     };
     const schema = 'id BIGINT, name STRING, ts BIGINT, price DECIMAL(12,3), d DATE, t TIMESTAMP, f FLOAT, b BOOLEAN, n INT, dt STRING';
-    const rows = (ids: number[], version: number) => ids.map((id) => ({
-      id, name: `n${id}-${version}`, ts: version, price: `${id * 7}.125`, d: `2023-12-${String(1 + (id % 28)).padStart(2, '0')}`,
-      t: `2024-01-01T00:00:${String(id % 60).padStart(2, '0')}Z`, f: id / 4, b: id % 3 === 0, n: id % 2 === 0 ? null : id, dt: id % 2 === 0 ? '2024-01-02' : '2024-01-01',
-    }));
+    const rows = (ids: number[], version: number) =>
+      ids.map((id) => ({
+        id,
+        name: `n${id}-${version}`,
+        ts: version,
+        price: `${id * 7}.125`,
+        d: `2023-12-${String(1 + (id % 28)).padStart(2, '0')}`,
+        t: `2024-01-01T00:00:${String(id % 60).padStart(2, '0')}Z`,
+        f: id / 4,
+        b: id % 3 === 0,
+        n: id % 2 === 0 ? null : id,
+        dt: id % 2 === 0 ? '2024-01-02' : '2024-01-01',
+      }));
     await hudi.write(table, { schema, rows: rows([1, 2, 3, 4, 5, 6], 1), options });
     await hudi.write(table, { schema, rows: rows([2, 3, 7, 8], 2), options });
     await hudi.write(table, { schema, rows: rows([1, 8], 3), options: { ...options, 'hoodie.datasource.write.operation': 'delete' } });
@@ -88,7 +108,8 @@ describe('metadata-table keys and records against Hudi 0.15', { timeout: 1_200_0
     const storage = openStorage(table);
     const db = await DuckDBInstance.create(':memory:');
     const connection = await db.connect();
-    const keysOf = async (path: string): Promise<string[]> => ((await connection.runAndReadAll(`SELECT _hoodie_record_key FROM read_parquet('${join(table, path)}')`)).getColumnsJS()[0] ?? []) as string[];
+    const keysOf = async (path: string): Promise<string[]> =>
+      ((await connection.runAndReadAll(`SELECT _hoodie_record_key FROM read_parquet('${join(table, path)}')`)).getColumnsJS()[0] ?? []) as string[];
     const partitions = new Set<MetadataPartitionType>(METADATA_PARTITION_TYPES);
     let compared = 0;
     for (const instant of (await loadTimeline(storage)).completedWrites()) {
@@ -98,14 +119,20 @@ describe('metadata-table keys and records against Hudi 0.15', { timeout: 1_200_0
       const deletes: string[] = [];
       for (const stat of Object.values(metadata.partitionToWriteStats).flat()) {
         const now = new Set(await keysOf(stat.path!));
-        const previousName = readdirSync(join(table, stat.partitionPath!)).find((file) => file.startsWith(stat.fileId) && file.endsWith(`_${stat.prevCommit}.parquet`));
+        const previousName = readdirSync(join(table, stat.partitionPath!)).find(
+          (file) => file.startsWith(stat.fileId) && file.endsWith(`_${stat.prevCommit}.parquet`),
+        );
         const before = new Set(previousName === undefined ? [] : await keysOf(`${stat.partitionPath}/${previousName}`));
         for (const key of now) if (!before.has(key)) updates.push({ recordKey: key, partitionPath: stat.partitionPath!, fileId: stat.fileId });
         for (const key of before) if (!now.has(key)) deletes.push(key);
       }
       const ours = await convertCommitMetadata(metadata, {
-        instantTime: instant.time, partitions, populateMetaFields: true, footer: (path, size) => readStoredFooter(storage, path, size),
-        properties: new Map(Object.entries(options)), recordIndex: { updates, deletes },
+        instantTime: instant.time,
+        partitions,
+        populateMetaFields: true,
+        footer: (path, size) => readStoredFooter(storage, path, size),
+        properties: new Map(Object.entries(options)),
+        recordIndex: { updates, deletes },
       });
       const theirs = sparkChanges(table, instant.time);
       for (const partition of METADATA_PARTITION_TYPES) {
@@ -145,17 +172,19 @@ function sparkChanges(table: string, instant: string): Map<MetadataPartitionType
 /** Comparable form: sorted by key, maps as sorted entries, bigints and bytes as text; record-index times in this zone. */
 function normalize(changes: readonly MetadataChange[]): string[] {
   const zoneless = new Date(2024, 0, 1).getTimezoneOffset() !== 0;
-  return changes.map((change) => {
-    if ('deleteKey' in change) return `delete ${change.deleteKey}`;
-    const record: MetadataRecord = change.record;
-    const plain = JSON.stringify(record, (key, value: unknown) => {
-      if (value instanceof Map) return [...value].sort(([a], [b]) => (a < b ? -1 : 1));
-      if (typeof value === 'bigint') return value.toString();
-      if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
-      // Hudi parses the instant in the JVM's zone (UTC in the harness), we in ours.
-      if (key === 'instantTime' && zoneless) return undefined;
-      return value;
-    });
-    return `${record.key} ${plain}`;
-  }).sort();
+  return changes
+    .map((change) => {
+      if ('deleteKey' in change) return `delete ${change.deleteKey}`;
+      const record: MetadataRecord = change.record;
+      const plain = JSON.stringify(record, (key, value: unknown) => {
+        if (value instanceof Map) return [...value].sort(([a], [b]) => (a < b ? -1 : 1));
+        if (typeof value === 'bigint') return value.toString();
+        if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
+        // Hudi parses the instant in the JVM's zone (UTC in the harness), we in ours.
+        if (key === 'instantTime' && zoneless) return undefined;
+        return value;
+      });
+      return `${record.key} ${plain}`;
+    })
+    .sort();
 }

@@ -23,7 +23,16 @@ import { canonicalRows, hudiToolchain, startHudi, type HudiHarness } from '../he
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, f DOUBLE, dt STRING';
-const CHECKS = ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups', 'all-column-stats', 'bloom-filters', 'record-index-count', 'record-index-content'];
+const CHECKS = [
+  'partitions',
+  'latest-file-slices',
+  'latest-base-files',
+  'all-file-groups',
+  'all-column-stats',
+  'bloom-filters',
+  'record-index-count',
+  'record-index-content',
+];
 
 const rows = (ids: readonly number[], version: number) =>
   ids.map((id) => ({ id, name: `v${version}-${id}`, ts: version, f: id + version / 10, dt: id % 2 === 0 ? '2024-01-02' : '2024-01-01' }));
@@ -45,19 +54,24 @@ function sparkOptions(name: string): Record<string, string> {
   };
 }
 
-const ourProps = (name: string) => new Map([
-  ['hoodie.table.name', name],
-  ['hoodie.datasource.write.recordkey.field', 'id'],
-  ['hoodie.datasource.write.precombine.field', 'ts'],
-  ['hoodie.datasource.write.partitionpath.field', 'dt'],
-  ['hoodie.index.bloom.num_entries', '1000'],
-]);
+const ourProps = (name: string) =>
+  new Map([
+    ['hoodie.table.name', name],
+    ['hoodie.datasource.write.recordkey.field', 'id'],
+    ['hoodie.datasource.write.precombine.field', 'ts'],
+    ['hoodie.datasource.write.partitionpath.field', 'dt'],
+    ['hoodie.index.bloom.num_entries', '1000'],
+  ]);
 
 const mdtInstants = (table: string) => readdirSync(join(table, '.hoodie/metadata/.hoodie')).filter((name) => /^\d+\./.test(name));
 /** Commits with an inflight file and no completed one. */
 function pendingDataInstants(table: string): string[] {
   const names = readdirSync(join(table, '.hoodie'));
-  return names.filter((name) => /^\d{17}\.inflight$/.test(name)).map((name) => name.slice(0, 17)).filter((time) => !names.includes(`${time}.commit`)).sort();
+  return names
+    .filter((name) => /^\d{17}\.inflight$/.test(name))
+    .map((name) => name.slice(0, 17))
+    .filter((time) => !names.includes(`${time}.commit`))
+    .sort();
 }
 
 describe('rollbacks and the metadata table, with Hudi', { timeout: 1_800_000 }, () => {
@@ -76,8 +90,18 @@ describe('rollbacks and the metadata table, with Hudi', { timeout: 1_800_000 }, 
   async function validate(t: TestContext, table: string, step: string): Promise<void> {
     const report = await hudi.validateMetadataTable(table, CHECKS);
     assert.deepEqual(report.errors, [], `${step}: validator errors`);
-    assert.deepEqual(Object.entries(report.checks).filter(([, c]) => c.status !== 'passed').map(([n, c]) => `${n}: ${c.status} ${c.details}`), [], `${step}: failed checks`);
-    t.diagnostic(`${step}: ${Object.entries(report.checks).map(([n, c]) => `${n} ${c.status}`).join(', ')}`);
+    assert.deepEqual(
+      Object.entries(report.checks)
+        .filter(([, c]) => c.status !== 'passed')
+        .map(([n, c]) => `${n}: ${c.status} ${c.details}`),
+      [],
+      `${step}: failed checks`,
+    );
+    t.diagnostic(
+      `${step}: ${Object.entries(report.checks)
+        .map(([n, c]) => `${n} ${c.status}`)
+        .join(', ')}`,
+    );
   }
 
   async function readBoth(table: string, step: string): Promise<number[]> {
@@ -103,7 +127,10 @@ describe('rollbacks and the metadata table, with Hudi', { timeout: 1_800_000 }, 
       const [failed] = pendingDataInstants(table);
       assert.ok(failed, 'the killed write is pending');
       assert.equal(existsSync(join(table, `.hoodie/metadata/.hoodie/${failed}.deltacommit`)), killAfter === 'completed');
-      assert.ok(mdtInstants(table).some((file) => file.startsWith(failed)), 'its metadata-table deltacommit is there');
+      assert.ok(
+        mdtInstants(table).some((file) => file.startsWith(failed)),
+        'its metadata-table deltacommit is there',
+      );
       assert.deepEqual(await readBoth(table, 'after the kill'), range(1, 10), 'Spark reads the rows before the killed write');
       await validate(t, table, `killed after ${killAfter}, before any rollback`);
 
@@ -120,31 +147,38 @@ describe('rollbacks and the metadata table, with Hudi', { timeout: 1_800_000 }, 
     });
   }
 
-  it('Spark\'s write dying between its metadata-table deltacommit and its commit: our rollback removes that deltacommit; both sides write on', async (t) => {
+  it("Spark's write dying between its metadata-table deltacommit and its commit: our rollback removes that deltacommit; both sides write on", async (t) => {
     const name = 'mdt_spark_failed';
     const table = join(tempDir('mdt-rollback-'), name);
     await hudi.write(table, { schema: SCHEMA, rows: rows(range(1, 10), 1), options: sparkOptions(name) });
     await hudi.write(table, { schema: SCHEMA, rows: rows([2, 4, 40], 2), options: sparkOptions(name) });
     // What a Spark writer killed right after its metadata-table deltacommit leaves: the data commit's completed
     // file never written (its requested and inflight files, data files and deltacommit are there).
-    const failed = readdirSync(join(table, '.hoodie')).filter((n) => /^\d{17}\.commit$/.test(n)).map((n) => n.slice(0, 17)).sort().at(-1)!;
+    const failed = readdirSync(join(table, '.hoodie'))
+      .filter((n) => /^\d{17}\.commit$/.test(n))
+      .map((n) => n.slice(0, 17))
+      .sort()
+      .at(-1)!;
     rmSync(join(table, `.hoodie/${failed}.commit`));
     assert.deepEqual(pendingDataInstants(table), [failed]);
-    assert.ok(existsSync(join(table, `.hoodie/metadata/.hoodie/${failed}.deltacommit`)), 'Spark\'s deltacommit completed');
+    assert.ok(existsSync(join(table, `.hoodie/metadata/.hoodie/${failed}.deltacommit`)), "Spark's deltacommit completed");
     assert.deepEqual(await readBoth(table, 'after Spark died'), range(1, 10));
     const storage = openStorage(table);
-    const result = await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), failed, { lock: new StorageLockProvider(storage, { waitMs: 10_000 }), ignoreHeartbeat: true });
+    const result = await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), failed, {
+      lock: new StorageLockProvider(storage, { waitMs: 10_000 }),
+      ignoreHeartbeat: true,
+    });
     assert.equal(result.outcome, 'rolled-back');
     assert.ok(result.deletedFiles.length > 0, 'its data files are deleted');
     assert.ok(!mdtInstants(table).some((file) => file.startsWith(failed)), 'no metadata-table instant of the rolled-back write is left');
-    await validate(t, table, 'after our rollback of Spark\'s dead write');
+    await validate(t, table, "after our rollback of Spark's dead write");
     assert.deepEqual(await readBoth(table, 'after our rollback'), range(1, 10));
 
     const input = join(tempDir(), 'batch.jsonl');
     await writeJsonLines(input, rows([3, 4, 50], 4));
     await writeBatch(storage, { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: ourProps(name) });
     await hudi.write(table, { schema: SCHEMA, rows: rows([5, 60], 5), options: sparkOptions(name) });
-    await validate(t, table, 'after our write and Spark\'s');
+    await validate(t, table, "after our write and Spark's");
     assert.deepEqual(await readBoth(table, 'at the end'), [...range(1, 10), 50, 60]);
   });
 });

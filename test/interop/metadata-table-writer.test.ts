@@ -71,8 +71,10 @@ const CASES: readonly Case[] = [
   {
     name: 'record_index',
     spark: {
-      'hoodie.metadata.index.column.stats.enable': 'true', 'hoodie.metadata.index.bloom.filter.enable': 'true',
-      'hoodie.metadata.record.index.enable': 'true', 'hoodie.index.type': 'RECORD_INDEX',
+      'hoodie.metadata.index.column.stats.enable': 'true',
+      'hoodie.metadata.index.bloom.filter.enable': 'true',
+      'hoodie.metadata.record.index.enable': 'true',
+      'hoodie.index.type': 'RECORD_INDEX',
     },
     checks: [...BASE_CHECKS, 'all-column-stats', 'bloom-filters', 'record-index-count', 'record-index-content'],
   },
@@ -123,9 +125,17 @@ describe('our writes on Spark tables with the metadata table, checked by Hudi', 
     const report: ValidationReport = await hudi.validateMetadataTable(table, checks);
     const failed = Object.entries(report.checks).filter(([, check]) => check.status !== 'passed');
     assert.deepEqual(report.errors, [], `${step}: validator errors`);
-    assert.deepEqual(failed.map(([name, check]) => `${name}: ${check.status} ${check.details}`), [], `${step}: failed checks`);
+    assert.deepEqual(
+      failed.map(([name, check]) => `${name}: ${check.status} ${check.details}`),
+      [],
+      `${step}: failed checks`,
+    );
     assert.deepEqual(Object.keys(report.checks).sort(), [...checks].sort(), `${step}: every check ran`);
-    t.diagnostic(`${step}: ${Object.entries(report.checks).map(([name, check]) => `${name} ${check.status}${check.counts ? ` ${JSON.stringify(check.counts)}` : ''}`).join('; ')}`);
+    t.diagnostic(
+      `${step}: ${Object.entries(report.checks)
+        .map(([name, check]) => `${name} ${check.status}${check.counts ? ` ${JSON.stringify(check.counts)}` : ''}`)
+        .join('; ')}`,
+    );
   }
 
   /** Spark reads the same rows with and without the metadata table; returns them (meta columns left out). */
@@ -145,33 +155,49 @@ describe('our writes on Spark tables with the metadata table, checked by Hudi', 
 
       const expected = new Map<number, Row>(rows(range(1, 12), 1).map((row) => [row.id, row]));
       const steps: [string, () => Promise<void>][] = [
-        ['bulk_insert', async () => {
-          const data = rows(range(13, 24), 2);
-          await ourWrite(table, name, data, 'bulk_insert');
-          for (const row of data) expected.set(row.id, row);
-        }],
-        ['insert', async () => {
-          const data = rows(range(25, 30), 3);
-          await ourWrite(table, name, data, 'insert');
-          for (const row of data) expected.set(row.id, row);
-        }],
-        ['upsert', async () => {
-          const data = rows([...range(5, 10), ...range(20, 22), ...range(31, 34)], 4);
-          await ourWrite(table, name, data, 'upsert');
-          for (const row of data) expected.set(row.id, row);
-        }],
-        ['delete', async () => {
-          const data = rows([2, 3, 14, 21, 33, 99], 5);
-          const result = await ourWrite(table, name, data, 'delete');
-          assert.equal(result.deleted, 5);
-          for (const row of data) expected.delete(row.id);
-        }],
+        [
+          'bulk_insert',
+          async () => {
+            const data = rows(range(13, 24), 2);
+            await ourWrite(table, name, data, 'bulk_insert');
+            for (const row of data) expected.set(row.id, row);
+          },
+        ],
+        [
+          'insert',
+          async () => {
+            const data = rows(range(25, 30), 3);
+            await ourWrite(table, name, data, 'insert');
+            for (const row of data) expected.set(row.id, row);
+          },
+        ],
+        [
+          'upsert',
+          async () => {
+            const data = rows([...range(5, 10), ...range(20, 22), ...range(31, 34)], 4);
+            await ourWrite(table, name, data, 'upsert');
+            for (const row of data) expected.set(row.id, row);
+          },
+        ],
+        [
+          'delete',
+          async () => {
+            const data = rows([2, 3, 14, 21, 33, 99], 5);
+            const result = await ourWrite(table, name, data, 'delete');
+            assert.equal(result.deleted, 5);
+            for (const row of data) expected.delete(row.id);
+          },
+        ],
       ];
       for (const [step, run] of steps) {
         await run();
         await validate(t, table, `${testCase.name} after our ${step}`, testCase.checks);
         const read = await readBoth(table, `${testCase.name} after our ${step}`);
-        assert.deepEqual(read.map((row) => Number(row['id'])).sort((a, b) => a - b), [...expected.keys()].sort((a, b) => a - b), `${step}: the table's keys`);
+        assert.deepEqual(
+          read.map((row) => Number(row['id'])).sort((a, b) => a - b),
+          [...expected.keys()].sort((a, b) => a - b),
+          `${step}: the table's keys`,
+        );
       }
 
       // Spark continues with its defaults (for this table's metadata table and index).
@@ -185,22 +211,34 @@ describe('our writes on Spark tables with the metadata table, checked by Hudi', 
       const read = await readBoth(table, `${testCase.name} after Spark's writes`);
       const ids = read.map((row) => Number(row['id']));
       assert.equal(new Set(ids).size, ids.length, 'no duplicates');
-      assert.deepEqual(ids.sort((a, b) => a - b), [...expected.keys()].sort((a, b) => a - b));
+      assert.deepEqual(
+        ids.sort((a, b) => a - b),
+        [...expected.keys()].sort((a, b) => a - b),
+      );
       const byId = new Map(read.map((row) => [Number(row['id']), row]));
       for (const id of [1, 5, 13, 31]) assert.equal(byId.get(id)?.['name'], `v6-${id}`, `Spark's update of ${id} applied`);
       for (const id of [7, 20]) assert.equal(byId.get(id)?.['name'], `v4-${id}`, `our update of ${id} kept`);
 
       // Spark compacted the metadata table; our next write goes into the compacted file slices.
       const mdt = (await MetadataTable.open(openStorage(table)))!;
-      const compaction = mdt.timeline.completed().filter((i) => i.action === 'commit').at(-1);
+      const compaction = mdt.timeline
+        .completed()
+        .filter((i) => i.action === 'commit')
+        .at(-1);
       assert.ok(compaction, 'Spark compacted the metadata table');
       const ours = rows([1, 42], 8);
       const result = await ourWrite(table, name, ours, 'upsert');
       for (const row of ours) expected.set(row.id, row);
-      assert.ok(result.metadataTable.deltaCommit!.logFiles.every((log) => log.baseInstant === compaction.time), 'our log files extend the compacted slices');
+      assert.ok(
+        result.metadataTable.deltaCommit!.logFiles.every((log) => log.baseInstant === compaction.time),
+        'our log files extend the compacted slices',
+      );
       await validate(t, table, `${testCase.name} after our upsert on Spark's compaction`, testCase.checks);
       const last = await readBoth(table, `${testCase.name} at the end`);
-      assert.deepEqual(last.map((row) => Number(row['id'])).sort((a, b) => a - b), [...expected.keys()].sort((a, b) => a - b));
+      assert.deepEqual(
+        last.map((row) => Number(row['id'])).sort((a, b) => a - b),
+        [...expected.keys()].sort((a, b) => a - b),
+      );
     });
   }
 
@@ -217,9 +255,16 @@ describe('our writes on Spark tables with the metadata table, checked by Hudi', 
     const checks = CASES[2]!.checks;
     await validate(t, table, 'helper-made metadata table after our insert and upsert', checks);
     await readBoth(table, 'helper-made metadata table');
-    await hudi.write(table, { schema: 'id BIGINT, name STRING, ts BIGINT, f DOUBLE, b BOOLEAN, dt STRING', rows: simple([1, 2, 20], 6), options: sparkOptions(name, CASES[2]!.spark) });
-    await validate(t, table, 'helper-made metadata table after Spark\'s upsert', checks);
+    await hudi.write(table, {
+      schema: 'id BIGINT, name STRING, ts BIGINT, f DOUBLE, b BOOLEAN, dt STRING',
+      rows: simple([1, 2, 20], 6),
+      options: sparkOptions(name, CASES[2]!.spark),
+    });
+    await validate(t, table, "helper-made metadata table after Spark's upsert", checks);
     const ids = (await readBoth(table, 'after Spark')).map((row) => Number(row['id']));
-    assert.deepEqual(ids.sort((a, b) => a - b), [...range(1, 14), 20]);
+    assert.deepEqual(
+      ids.sort((a, b) => a - b),
+      [...range(1, 14), 20],
+    );
   });
 });

@@ -77,7 +77,10 @@ before(async () => {
 
 after(async () => {
   await hudi?.close();
-  if (lockTable !== undefined) await dynamoDbClientFromEnv().send(new DeleteTableCommand({ TableName: lockTable })).catch(() => undefined);
+  if (lockTable !== undefined)
+    await dynamoDbClientFromEnv()
+      .send(new DeleteTableCommand({ TableName: lockTable }))
+      .catch(() => undefined);
 });
 
 describe('Spark after our serverless clean and archive, on S3', () => {
@@ -90,13 +93,19 @@ describe('Spark after our serverless clean and archive, on S3', () => {
 
     const s3a = `s3a://${tablePath.slice('s3://'.length)}`;
     await hudi.sql(`CREATE TABLE services_s3 USING hudi LOCATION '${s3a}'`);
-    const shown = await hudi.sql(`CALL show_archived_commits(table => 'services_s3', limit => 200, start_ts => '20000101000000000', end_ts => '29991231235959999')`);
+    const shown = await hudi.sql(
+      `CALL show_archived_commits(table => 'services_s3', limit => 200, start_ts => '20000101000000000', end_ts => '29991231235959999')`,
+    );
     const table = await HudiTable.open(storage);
     const archived = archivedInstants((await readArchivedRecords(storage, archiveFolder(table.config.archiveLogFolder))).records)
       .filter((entry) => ['commit', 'replacecommit'].includes(entry.instant.action))
       .map((entry) => entry.instant.time);
     assert.ok(archived.length > 0);
-    assert.deepEqual([...new Set(shown.rows.map((row) => String(row['commit_time'])))].sort(), [...archived].sort(), 'show_archived_commits lists what we archived');
+    assert.deepEqual(
+      [...new Set(shown.rows.map((row) => String(row['commit_time'])))].sort(),
+      [...archived].sort(),
+      'show_archived_commits lists what we archived',
+    );
   });
 
   it('Spark keeps writing with its cleaner and archiver on; we read what it reads, and our next run cleans and archives after it', async () => {
@@ -119,7 +128,11 @@ describe('Spark after our serverless clean and archive, on S3', () => {
     const targets = [...rows.values()].slice(0, 3);
     for (const [round, target] of targets.entries()) {
       const updated: ServicesRow = { ...target, name: `n${target.id}@spark${round}`, ts: 1_000 + round };
-      await hudi.write(tablePath, { schema: 'id BIGINT, name STRING, ts BIGINT, dt STRING', rows: [{ ...updated }], options: { ...sparkServices, 'hoodie.datasource.write.operation': 'upsert' } });
+      await hudi.write(tablePath, {
+        schema: 'id BIGINT, name STRING, ts BIGINT, dt STRING',
+        rows: [{ ...updated }],
+        options: { ...sparkServices, 'hoodie.datasource.write.operation': 'upsert' },
+      });
       rows.set(updated.id, updated);
     }
     const expected = rowLines(rows.values());

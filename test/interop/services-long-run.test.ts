@@ -42,7 +42,10 @@ describe('a table of ours through 200 commits and 20 clusterings, cleaned and ar
   it('ends with at most keep.max.commits commits active, every other instant archived exactly once', async () => {
     const storage = new LocalStorage(dir);
     const timeline = await loadTimeline(storage);
-    const active = timeline.completed().filter((instant) => ['commit', 'replacecommit'].includes(instant.action)).map((instant) => instant.time);
+    const active = timeline
+      .completed()
+      .filter((instant) => ['commit', 'replacecommit'].includes(instant.action))
+      .map((instant) => instant.time);
     assert.equal(run.commits.length, 220);
     assert.equal(run.clusterings, 20);
     assert.ok(active.length <= run.archival.maxCommits, `${active.length} active commits, at most ${run.archival.maxCommits}`);
@@ -50,7 +53,10 @@ describe('a table of ours through 200 commits and 20 clusterings, cleaned and ar
     assert.ok(run.cleans > 0 && run.archivedInstants > 0);
     // The rest of the active timeline is cleans, which Hudi archives by their own count (past keep.max.commits of them).
     const others = timeline.instants.filter((instant) => !['commit', 'replacecommit'].includes(instant.action));
-    assert.ok(others.every((instant) => instant.action === 'clean' && instant.state === 'COMPLETED'), others.map((instant) => `${instant.time}.${instant.action}`).join(' '));
+    assert.ok(
+      others.every((instant) => instant.action === 'clean' && instant.state === 'COMPLETED'),
+      others.map((instant) => `${instant.time}.${instant.action}`).join(' '),
+    );
     assert.ok(others.length <= run.archival.maxCommits, `${others.length} cleans active`);
     const table = await HudiTable.open(storage);
     const archived = archivedInstants((await readArchivedRecords(storage, archiveFolder(table.config.archiveLogFolder))).records)

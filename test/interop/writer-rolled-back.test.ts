@@ -26,18 +26,22 @@ const COLUMNS = { id: 'BIGINT', name: 'VARCHAR', seq: 'BIGINT', dt: 'VARCHAR' } 
 const SPARK_SCHEMA = 'id BIGINT, name STRING, seq BIGINT, dt STRING';
 const row = (id: number, name: string, seq: number, dt = id % 2 === 0 ? '2024-01-02' : '2024-01-01'): Row => ({ id, name, seq, dt });
 
-const props = (name: string) => new Map([
-  ['hoodie.table.name', name],
-  ['hoodie.datasource.write.recordkey.field', 'id'],
-  ['hoodie.datasource.write.partitionpath.field', 'dt'],
-  ['hoodie.datasource.write.precombine.field', 'seq'],
-  ['hoodie.index.bloom.num_entries', '1000'],
-]);
+const props = (name: string) =>
+  new Map([
+    ['hoodie.table.name', name],
+    ['hoodie.datasource.write.recordkey.field', 'id'],
+    ['hoodie.datasource.write.partitionpath.field', 'dt'],
+    ['hoodie.datasource.write.precombine.field', 'seq'],
+    ['hoodie.index.bloom.num_entries', '1000'],
+  ]);
 
 /** The one pending commit on the timeline: ours, paused after its data files. */
 function pendingInstant(table: string): string {
   const files = timelineFiles(table);
-  const pending = files.filter((name) => name.endsWith('.inflight')).map((name) => name.slice(0, 17)).filter((time) => !files.includes(`${time}.commit`));
+  const pending = files
+    .filter((name) => name.endsWith('.inflight'))
+    .map((name) => name.slice(0, 17))
+    .filter((time) => !files.includes(`${time}.commit`));
   assert.equal(pending.length, 1, `one pending instant: ${pending.join(', ')}`);
   return pending[0]!;
 }
@@ -59,9 +63,21 @@ describe('interop: our in-flight write rolled back by a Spark writer before we c
   });
 
   /** A table of ours with ids 1–4; our paused upsert; what ran in the pause; the error our commit threw. */
-  async function rolledBackWrite(name: string, inThePause: (table: string, ours: string) => Promise<void>): Promise<{ table: string; ours: string; base: Row[] }> {
+  async function rolledBackWrite(
+    name: string,
+    inThePause: (table: string, ours: string) => Promise<void>,
+  ): Promise<{ table: string; ours: string; base: Row[] }> {
     const table = join(dir, name);
-    await ourWrite(table, 'bulk_insert', await parquetFromRows(dir, [1, 2, 3, 4].map((id) => row(id, `ours-${id}`, 1)), COLUMNS), props(name));
+    await ourWrite(
+      table,
+      'bulk_insert',
+      await parquetFromRows(
+        dir,
+        [1, 2, 3, 4].map((id) => row(id, `ours-${id}`, 1)),
+        COLUMNS,
+      ),
+      props(name),
+    );
     const base = await ourRows(table);
     let ours: string | undefined;
     const update = [row(1, 'ours-1-v2', 2), row(3, 'ours-3-v2', 2), row(9, 'ours-9', 1, '2024-01-09')];
@@ -110,7 +126,11 @@ describe('interop: our in-flight write rolled back by a Spark writer before we c
     assert.ok(existsSync(join(table, '.hoodie/metadata/.hoodie/hoodie.properties')));
     const report = await hudi.validateMetadataTable(table);
     assert.equal(report.ok, true, JSON.stringify(report.errors));
-    assert.deepEqual(canonicalRows((await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' } })).rows), canonicalRows(spark.rows), 'a read through the metadata table');
+    assert.deepEqual(
+      canonicalRows((await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' } })).rows),
+      canonicalRows(spark.rows),
+      'a read through the metadata table',
+    );
   });
 
   it('CALL rollback_to_instant on our pending instant: our commit fails, nothing of ours is visible', async () => {
@@ -142,7 +162,16 @@ describe('interop: our in-flight write rolled back by a Spark writer before we c
   it('a Spark write with LAZY failed-writes cleaning reads our heartbeat as alive and leaves our write alone: both commit', async () => {
     const name = 'lazy';
     const table = join(dir, name);
-    await ourWrite(table, 'bulk_insert', await parquetFromRows(dir, [1, 2, 3, 4].map((id) => row(id, `ours-${id}`, 1)), COLUMNS), props(name));
+    await ourWrite(
+      table,
+      'bulk_insert',
+      await parquetFromRows(
+        dir,
+        [1, 2, 3, 4].map((id) => row(id, `ours-${id}`, 1)),
+        COLUMNS,
+      ),
+      props(name),
+    );
     let ours: string | undefined;
     const result = await ourWrite(table, 'upsert', await parquetFromRows(dir, [row(1, 'ours-1-v2', 2)], COLUMNS), props(name), {
       afterDataFiles: async () => {
@@ -162,7 +191,11 @@ describe('interop: our in-flight write rolled back by a Spark writer before we c
       },
     });
     assert.equal(result.instantTime, ours);
-    assert.equal(timelineFiles(table).some((file) => file.endsWith('.rollback')), false, 'nothing was rolled back');
+    assert.equal(
+      timelineFiles(table).some((file) => file.endsWith('.rollback')),
+      false,
+      'nothing was rolled back',
+    );
     const rows = byKey((await hudi.read(table)).rows, 'id');
     assert.equal(rows.get('1')!['name'], 'ours-1-v2');
     assert.equal(rows.get('1')!['_hoodie_commit_time'], ours);

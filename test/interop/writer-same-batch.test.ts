@@ -57,7 +57,11 @@ function expectedSnapshot(payloadClass: string, hiveStyle: boolean): Row[] {
     const keepStored = payloadClass === PAYLOAD_CLASSES.default && stored !== undefined && (stored['seq'] as number) > (r['seq'] as number);
     if (!keepStored) result.set(id, r);
   }
-  return [...result.values()].map((r) => ({ _hoodie_record_key: String(r['id']), _hoodie_partition_path: hiveStyle ? `dt=${String(r['dt'])}` : r['dt']!, ...r }));
+  return [...result.values()].map((r) => ({
+    _hoodie_record_key: String(r['id']),
+    _hoodie_partition_path: hiveStyle ? `dt=${String(r['dt'])}` : r['dt']!,
+    ...r,
+  }));
 }
 
 describe('interop: the same upsert batch applied by Spark (datasource defaults) and by us (our defaults)', () => {
@@ -77,7 +81,11 @@ describe('interop: the same upsert batch applied by Spark (datasource defaults) 
     const copy = `${table}_ours`;
     cpSync(table, copy, { recursive: true });
     // Spark's datasource defaults: upsert, no payload option, the metadata table on; it fills the rest from hoodie.properties.
-    await hudi.write(table, { schema: SPARK_SCHEMA, rows: BATCH, options: { 'hoodie.table.name': name, 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.precombine.field': 'seq' } });
+    await hudi.write(table, {
+      schema: SPARK_SCHEMA,
+      rows: BATCH,
+      options: { 'hoodie.table.name': name, 'hoodie.datasource.write.recordkey.field': 'id', 'hoodie.datasource.write.precombine.field': 'seq' },
+    });
     // Ours: no options at all.
     await ourWrite(copy, 'upsert', await parquetFromRows(dir, BATCH, COLUMNS), new Map());
     const spark = project((await hudi.read(table)).rows, COMPARED);
@@ -110,8 +118,10 @@ describe('interop: the same upsert batch applied by Spark (datasource defaults) 
 
   it('a table Spark SQL created (CREATE TABLE ... USING hudi, INSERT INTO; no payload class recorded either): both apply OverwriteWithLatestAvroPayload', async () => {
     const table = join(dir, 'sql_table');
-    await hudi.sql(`CREATE TABLE sql_table (id BIGINT, name STRING, seq BIGINT, dt STRING) USING hudi PARTITIONED BY (dt) LOCATION '${table}' ` +
-      `TBLPROPERTIES (type = 'cow', primaryKey = 'id', preCombineField = 'seq', 'hoodie.metadata.enable' = 'false')`);
+    await hudi.sql(
+      `CREATE TABLE sql_table (id BIGINT, name STRING, seq BIGINT, dt STRING) USING hudi PARTITIONED BY (dt) LOCATION '${table}' ` +
+        `TBLPROPERTIES (type = 'cow', primaryKey = 'id', preCombineField = 'seq', 'hoodie.metadata.enable' = 'false')`,
+    );
     await hudi.sql(`INSERT INTO sql_table VALUES ${STORED.map((r) => `(${r['id']}, '${r['name']}', ${r['seq']}, '${r['dt']}')`).join(', ')}`);
     assert.equal(existsSync(join(table, '.hoodie/metadata')), false, 'no metadata table');
     const properties = tableProperties(table);

@@ -17,10 +17,19 @@ import { tempDir } from '../helpers/paths.js';
 
 /** DuckDB types of the typed table's input; SPARK_SCHEMA is the same in Spark DDL. */
 const COLUMNS = {
-  id: 'BIGINT', name: 'VARCHAR', amount: 'DECIMAL(12,3)', ts: 'TIMESTAMPTZ', d: 'DATE',
-  addr: 'STRUCT(city VARCHAR, zip INTEGER)', tags: 'VARCHAR[]', attrs: 'MAP(VARCHAR, INTEGER)', seq: 'BIGINT', dt: 'VARCHAR',
+  id: 'BIGINT',
+  name: 'VARCHAR',
+  amount: 'DECIMAL(12,3)',
+  ts: 'TIMESTAMPTZ',
+  d: 'DATE',
+  addr: 'STRUCT(city VARCHAR, zip INTEGER)',
+  tags: 'VARCHAR[]',
+  attrs: 'MAP(VARCHAR, INTEGER)',
+  seq: 'BIGINT',
+  dt: 'VARCHAR',
 } as const;
-const SPARK_SCHEMA = 'id BIGINT, name STRING, amount DECIMAL(12,3), ts TIMESTAMP, d DATE, addr STRUCT<city: STRING, zip: INT>, ' +
+const SPARK_SCHEMA =
+  'id BIGINT, name STRING, amount DECIMAL(12,3), ts TIMESTAMP, d DATE, addr STRUCT<city: STRING, zip: INT>, ' +
   'tags ARRAY<STRING>, attrs MAP<STRING, INT>, seq BIGINT, dt STRING';
 const DATA_COLUMNS = Object.keys(COLUMNS);
 
@@ -29,8 +38,12 @@ function typedRow(id: number, v: number, dt: string): Row {
   return {
     id,
     name: `user-${id}-v${v}`,
-    amount: `${id * 100 + v}.${String(id * 7 + v).padStart(3, '0').slice(-3)}`,
-    ts: `2024-0${1 + (id % 9)}-1${v % 10}T0${id % 10}:1${v % 10}:00.${String(id * 11 + v).padStart(3, '0').slice(-3)}Z`,
+    amount: `${id * 100 + v}.${String(id * 7 + v)
+      .padStart(3, '0')
+      .slice(-3)}`,
+    ts: `2024-0${1 + (id % 9)}-1${v % 10}T0${id % 10}:1${v % 10}:00.${String(id * 11 + v)
+      .padStart(3, '0')
+      .slice(-3)}Z`,
     d: `2023-1${id % 3}-0${1 + (v % 9)}`,
     addr: { city: `city-${id}-${v}`, zip: id * 1000 + v },
     tags: v % 2 === 0 ? [`t${id}`, `v${v}`] : [`t${id}`],
@@ -77,7 +90,14 @@ function assertMatches(table: string, rows: readonly Row[], expected: Expected, 
   assert.deepEqual([...actual.keys()].sort(), [...expected.keys()].sort(), `${reader}: record keys`);
   for (const [key, { row, commit }] of expected) {
     const got = actual.get(key)!;
-    assert.deepEqual(project([got], DATA_COLUMNS.filter((c) => c in row)), [row], `${reader}: record ${key}`);
+    assert.deepEqual(
+      project(
+        [got],
+        DATA_COLUMNS.filter((c) => c in row),
+      ),
+      [row],
+      `${reader}: record ${key}`,
+    );
     assert.equal(got['_hoodie_commit_time'], commit, `${reader}: record ${key} commit time`);
     assert.equal(got['_hoodie_partition_path'], partitioned ? row['dt'] : '', `${reader}: record ${key} partition path`);
     // The file holding the record now: a merge rewrites the file name of the records it copies, not their commit.
@@ -115,8 +135,14 @@ describe('interop: Spark reads and writes tables our writer created', () => {
       return result.instantTime;
     };
     const days = ['2024-01-01', '2024-01-02'];
-    await write('bulk_insert', [1, 2, 3, 4, 5, 6].map((id) => typedRow(id, 1, days[id % 2]!)));
-    await write('insert', [7, 8].map((id) => typedRow(id, 1, '2024-01-03')));
+    await write(
+      'bulk_insert',
+      [1, 2, 3, 4, 5, 6].map((id) => typedRow(id, 1, days[id % 2]!)),
+    );
+    await write(
+      'insert',
+      [7, 8].map((id) => typedRow(id, 1, '2024-01-03')),
+    );
     await write('upsert', [typedRow(1, 2, days[1]!), typedRow(4, 2, days[0]!), typedRow(9, 1, days[1]!)]);
     const lastOurs = await write('delete', [typedRow(2, 1, days[0]!), typedRow(7, 1, '2024-01-03')]);
     assert.equal(expected.size, 7);
@@ -129,7 +155,11 @@ describe('interop: Spark reads and writes tables our writer created', () => {
     // A Spark upsert with the bloom index (our footers' bloom filters and key ranges) and the metadata table on.
     const propsBefore = tableProperties(table);
     const updates = [typedRow(3, 5, days[1]!), typedRow(8, 5, '2024-01-03'), typedRow(9, 2, days[1]!), typedRow(10, 1, days[0]!)];
-    await hudi.write(table, { schema: SPARK_SCHEMA, rows: updates, options: { ...TYPED_SPARK_OPTIONS, 'hoodie.datasource.write.operation': 'upsert', 'hoodie.index.type': 'BLOOM' } });
+    await hudi.write(table, {
+      schema: SPARK_SCHEMA,
+      rows: updates,
+      options: { ...TYPED_SPARK_OPTIONS, 'hoodie.datasource.write.operation': 'upsert', 'hoodie.index.type': 'BLOOM' },
+    });
     const afterSpark = await hudi.read(table);
     const sparkCommit = String(afterSpark.rows.find((row) => row['id'] === 10)!['_hoodie_commit_time']);
     assert.ok(sparkCommit > lastOurs, `Spark's instant ${sparkCommit} follows ours (${lastOurs})`);
@@ -143,32 +173,43 @@ describe('interop: Spark reads and writes tables our writer created', () => {
     assertOnlyMetadataKeysAdded(propsBefore, tableProperties(table));
     const report = await hudi.validateMetadataTable(table);
     assert.equal(report.ok, true, JSON.stringify(report.errors));
-    for (const check of ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups']) assert.equal(report.checks[check]?.status, 'passed', check);
+    for (const check of ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups'])
+      assert.equal(report.checks[check]?.status, 'passed', check);
 
     // Our writes keep the metadata table Spark bootstrapped (lib/metadata): the write goes through, and Hudi's validator still passes.
     await ourWrite(table, 'upsert', await parquetFromRows(dir, [typedRow(1, 9, days[1]!)], COLUMNS), TYPED_PROPS);
     const afterOurs = await hudi.validateMetadataTable(table);
     assert.equal(afterOurs.ok, true, JSON.stringify(afterOurs.errors));
-    for (const check of ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups']) assert.equal(afterOurs.checks[check]?.status, 'passed', `${check} after our write`);
+    for (const check of ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups'])
+      assert.equal(afterOurs.checks[check]?.status, 'passed', `${check} after our write`);
   });
 
   it('non-partitioned, CLI write: bulk_insert, insert, upsert, delete; Spark reads it exactly, upserts in place (its default index), bootstraps the metadata table', async () => {
     const table = join(dir, 'flat');
     const propsFile = join(dir, 'flat.properties');
-    writeFileSync(propsFile, [
-      'hoodie.table.name=flat',
-      'hoodie.datasource.write.recordkey.field=id',
-      'hoodie.datasource.write.precombine.field=seq',
-      'hoodie.index.bloom.num_entries=1000',
-    ].join('\n'));
+    writeFileSync(
+      propsFile,
+      [
+        'hoodie.table.name=flat',
+        'hoodie.datasource.write.recordkey.field=id',
+        'hoodie.datasource.write.precombine.field=seq',
+        'hoodie.index.bloom.num_entries=1000',
+      ].join('\n'),
+    );
     const expected: Expected = new Map();
     const write = async (operation: 'bulk_insert' | 'insert' | 'upsert' | 'delete', rows: Row[]): Promise<string> => {
       const result = cliWrite(table, operation, await parquetFromRows(dir, rows, COLUMNS), propsFile);
       apply(expected, rows, result.instant, operation === 'delete' ? 'delete' : 'write');
       return result.instant;
     };
-    await write('bulk_insert', [1, 2, 3, 4].map((id) => typedRow(id, 1, 'x')));
-    await write('insert', [5, 6].map((id) => typedRow(id, 1, 'y')));
+    await write(
+      'bulk_insert',
+      [1, 2, 3, 4].map((id) => typedRow(id, 1, 'x')),
+    );
+    await write(
+      'insert',
+      [5, 6].map((id) => typedRow(id, 1, 'y')),
+    );
     await write('upsert', [typedRow(2, 3, 'x'), typedRow(7, 1, 'z')]);
     const lastOurs = await write('delete', [typedRow(4, 1, 'x')]);
     const props = tableProperties(table);
@@ -202,6 +243,7 @@ describe('interop: Spark reads and writes tables our writer created', () => {
     assertOnlyMetadataKeysAdded(props, tableProperties(table));
     const report = await hudi.validateMetadataTable(table);
     assert.equal(report.ok, true, JSON.stringify(report.errors));
-    for (const check of ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups']) assert.equal(report.checks[check]?.status, 'passed', check);
+    for (const check of ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups'])
+      assert.equal(report.checks[check]?.status, 'passed', check);
   });
 });

@@ -33,13 +33,14 @@ const SPARK_SCHEMA = 'id BIGINT, name STRING, seq BIGINT, dt STRING';
 const DT = '2024-01-01';
 const row = (id: number, name: string, seq: number): Row => ({ id, name, seq, dt: DT });
 
-const props = (name: string) => new Map([
-  ['hoodie.table.name', name],
-  ['hoodie.datasource.write.recordkey.field', 'id'],
-  ['hoodie.datasource.write.partitionpath.field', 'dt'],
-  ['hoodie.datasource.write.precombine.field', 'seq'],
-  ['hoodie.index.bloom.num_entries', '1000'],
-]);
+const props = (name: string) =>
+  new Map([
+    ['hoodie.table.name', name],
+    ['hoodie.datasource.write.recordkey.field', 'id'],
+    ['hoodie.datasource.write.partitionpath.field', 'dt'],
+    ['hoodie.datasource.write.precombine.field', 'seq'],
+    ['hoodie.index.bloom.num_entries', '1000'],
+  ]);
 /** The table's key settings as Spark options; the metadata table stays off so that our writer may write again. */
 const sparkOptions = (name: string, extra: Record<string, string> = {}) => ({
   'hoodie.table.name': name,
@@ -53,14 +54,18 @@ const sparkOptions = (name: string, extra: Record<string, string> = {}) => ({
 
 /** The newest completed commit on the timeline other than `known`. */
 function newCommit(table: string, known: ReadonlySet<string>): string {
-  const commits = timelineFiles(table).filter((name) => name.endsWith('.commit')).map((name) => name.slice(0, 17)).filter((time) => !known.has(time));
+  const commits = timelineFiles(table)
+    .filter((name) => name.endsWith('.commit'))
+    .map((name) => name.slice(0, 17))
+    .filter((time) => !known.has(time));
   assert.equal(commits.length, 1, `one new commit on ${table}: ${commits.join(', ')}`);
   return commits[0]!;
 }
 
 /** How far behind UTC an instant is, in whole hours (Los Angeles: 7 or 8). */
 function hoursBehind(instant: string, reference: string): number {
-  const toMs = (t: string) => Date.UTC(+t.slice(0, 4), +t.slice(4, 6) - 1, +t.slice(6, 8), +t.slice(8, 10), +t.slice(10, 12), +t.slice(12, 14), +t.slice(14, 17));
+  const toMs = (t: string) =>
+    Date.UTC(+t.slice(0, 4), +t.slice(4, 6) - 1, +t.slice(6, 8), +t.slice(8, 10), +t.slice(10, 12), +t.slice(12, 14), +t.slice(14, 17));
   return Math.round((toMs(reference) - toMs(instant)) / 3_600_000);
 }
 
@@ -75,8 +80,20 @@ describe('interop: a Spark writer in America/Los_Angeles after our commits', () 
   before(async () => {
     hudi = await startHudi({ timezone: 'America/Los_Angeles' });
     assert.equal(hudi.info.jvmTimezone, 'America/Los_Angeles');
-    for (const [table, name] of [[withKey, 'tz_utc'], [withoutKey, 'tz_local']] as const) {
-      const first = await ourWrite(table, 'bulk_insert', await parquetFromRows(dir, [1, 2, 3, 4].map((id) => row(id, `ours-${id}`, 1)), COLUMNS), props(name));
+    for (const [table, name] of [
+      [withKey, 'tz_utc'],
+      [withoutKey, 'tz_local'],
+    ] as const) {
+      const first = await ourWrite(
+        table,
+        'bulk_insert',
+        await parquetFromRows(
+          dir,
+          [1, 2, 3, 4].map((id) => row(id, `ours-${id}`, 1)),
+          COLUMNS,
+        ),
+        props(name),
+      );
       if (table === withoutKey) {
         // As a table created before the key was recorded: the same properties without it.
         const properties = tableProperties(table);
@@ -103,7 +120,7 @@ describe('interop: a Spark writer in America/Los_Angeles after our commits', () 
   }
 
   // First in this JVM (see above): the only write on the Los Angeles clock.
-  it('a table without hoodie.table.timeline.timezone (LOCAL): the writer\'s instants are Los Angeles time, older than ours, and its update is lost', async () => {
+  it("a table without hoodie.table.timeline.timezone (LOCAL): the writer's instants are Los Angeles time, older than ours, and its update is lost", async () => {
     const latestOurs = instants.get(withoutKey)!.at(-1)!;
     const spark = await sparkUpsert(withoutKey, 'tz_local', row(2, 'spark-la-2', 5));
     assert.ok(spark < latestOurs, `Spark's instant ${spark} sorts before our ${latestOurs}`);
@@ -115,7 +132,7 @@ describe('interop: a Spark writer in America/Los_Angeles after our commits', () 
     assert.equal(tableProperties(withoutKey).has(TIMELINE_TIMEZONE_KEY), false, 'Spark does not record the key');
   });
 
-  it('our table (hoodie.table.timeline.timezone=UTC): the writer takes the table\'s zone without being told, its instant follows ours, its update wins', async () => {
+  it("our table (hoodie.table.timeline.timezone=UTC): the writer takes the table's zone without being told, its instant follows ours, its update wins", async () => {
     const spark = await sparkUpsert(withKey, 'tz_utc', row(2, 'spark-2', 5));
     assertWins(withKey, spark, await hudi.read(withKey), '2', 'spark-2');
     assert.equal(tableProperties(withKey).get(TIMELINE_TIMEZONE_KEY), 'UTC');
@@ -129,15 +146,27 @@ describe('interop: a Spark writer in America/Los_Angeles after our commits', () 
   });
 
   it('our next writes follow the Spark instants on both tables', async () => {
-    for (const [table, name] of [[withKey, 'tz_utc'], [withoutKey, 'tz_local']] as const) {
+    for (const [table, name] of [
+      [withKey, 'tz_utc'],
+      [withoutKey, 'tz_local'],
+    ] as const) {
       const next = await ourWrite(table, 'upsert', await parquetFromRows(dir, [row(4, 'ours-4-v2', 2)], COLUMNS), props(name));
-      assert.ok(instants.get(table)!.every((time) => next.instantTime > time), `${name}: ${next.instantTime} follows every instant`);
+      assert.ok(
+        instants.get(table)!.every((time) => next.instantTime > time),
+        `${name}: ${next.instantTime} follows every instant`,
+      );
       assert.equal(byKey(await ourRows(table), 'id').get('4')!['name'], 'ours-4-v2');
     }
   });
 
   function assertWins(table: string, spark: string, read: { rows: Row[] }, id: string, name: string): void {
-    assert.ok(instants.get(table)!.slice(0, -1).every((time) => spark > time), `${spark} follows every earlier instant (${instants.get(table)!.join(', ')})`);
+    assert.ok(
+      instants
+        .get(table)!
+        .slice(0, -1)
+        .every((time) => spark > time),
+      `${spark} follows every earlier instant (${instants.get(table)!.join(', ')})`,
+    );
     const rows = byKey(read.rows, 'id');
     assert.equal(rows.get(id)!['name'], name, 'the Spark update won');
     assert.equal(rows.get(id)!['_hoodie_commit_time'], spark);

@@ -26,7 +26,10 @@ const ITEMS_PATH = '$.localDistributedMapItems';
 type StateRecord = Record<string, unknown>;
 
 /** The definition with its Distributed Maps rewritten, and the names of the Task states that read their items. */
-export function inlineDistributedMaps(definition: StateMachineDefinition): { readonly definition: StateMachineDefinition; readonly itemReaders: readonly string[] } {
+export function inlineDistributedMaps(definition: StateMachineDefinition): {
+  readonly definition: StateMachineDefinition;
+  readonly itemReaders: readonly string[];
+} {
   const copy = structuredClone(definition) as unknown as { States: Record<string, StateRecord> };
   const itemReaders: string[] = [];
   const rewrite = (states: Record<string, StateRecord>): void => {
@@ -44,11 +47,15 @@ export function inlineDistributedMaps(definition: StateMachineDefinition): { rea
 
 function standIn(name: string, state: StateRecord, itemReaders: string[]): StateRecord {
   const refuse = (what: string): never => {
-    throw new HudiError(`the local runner cannot run Distributed Map ${name}: ${what}`, { location: name, fix: 'use an S3 ItemReader with ReaderConfig.InputType JSON, no ResultWriter and no ItemBatcher' });
+    throw new HudiError(`the local runner cannot run Distributed Map ${name}: ${what}`, {
+      location: name,
+      fix: 'use an S3 ItemReader with ReaderConfig.InputType JSON, no ResultWriter and no ItemBatcher',
+    });
   };
   const reader = state['ItemReader'] as { Resource?: string; ReaderConfig?: { InputType?: string }; Parameters?: unknown } | undefined;
   if (reader === undefined) refuse('it has no ItemReader');
-  if (reader!.Resource !== S3_GET_OBJECT || reader!.ReaderConfig?.InputType !== 'JSON') refuse(`ItemReader ${reader!.Resource ?? ''} with ${reader!.ReaderConfig?.InputType ?? 'no'} input type`);
+  if (reader!.Resource !== S3_GET_OBJECT || reader!.ReaderConfig?.InputType !== 'JSON')
+    refuse(`ItemReader ${reader!.Resource ?? ''} with ${reader!.ReaderConfig?.InputType ?? 'no'} input type`);
   if (state['ResultWriter'] !== undefined) refuse('ResultWriter');
   if (state['ItemBatcher'] !== undefined) refuse('ItemBatcher');
   const tolerated = state['ToleratedFailurePercentage'] ?? 0;
@@ -83,7 +90,8 @@ export async function readItems(input: JsonValue): Promise<JsonValue> {
   const params = typeof input === 'object' && input !== null && !Array.isArray(input) ? input : {};
   const bucket = params['Bucket'];
   const key = params['Key'];
-  if (typeof bucket !== 'string' || typeof key !== 'string') throw new HudiError('the ItemReader needs Bucket and Key strings', { location: JSON.stringify(input) });
+  if (typeof bucket !== 'string' || typeof key !== 'string')
+    throw new HudiError('the ItemReader needs Bucket and Key strings', { location: JSON.stringify(input) });
   const response = await s3ClientFromEnv().send(new GetObjectCommand({ Bucket: bucket, Key: key }));
   const text = (await response.Body?.transformToString('utf8')) ?? '';
   const items = JSON.parse(text) as JsonValue;

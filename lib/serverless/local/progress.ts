@@ -5,9 +5,31 @@
 import { stateErrorMessage } from '../errors.js';
 
 export type ProgressEvent =
-  | { readonly kind: 'state-entered' | 'state-exited'; readonly state: string; readonly stateType: string; readonly index: number | undefined; readonly elapsedMs: number; readonly output?: unknown }
-  | { readonly kind: 'state-failed' | 'state-retried' | 'state-caught'; readonly state: string; readonly stateType: string; readonly index: number | undefined; readonly elapsedMs: number; readonly error: string; readonly cause: string }
-  | { readonly kind: 'group-finished'; readonly index: number; readonly elapsedMs: number; readonly outcome: string; readonly finished: number; readonly total: number }
+  | {
+      readonly kind: 'state-entered' | 'state-exited';
+      readonly state: string;
+      readonly stateType: string;
+      readonly index: number | undefined;
+      readonly elapsedMs: number;
+      readonly output?: unknown;
+    }
+  | {
+      readonly kind: 'state-failed' | 'state-retried' | 'state-caught';
+      readonly state: string;
+      readonly stateType: string;
+      readonly index: number | undefined;
+      readonly elapsedMs: number;
+      readonly error: string;
+      readonly cause: string;
+    }
+  | {
+      readonly kind: 'group-finished';
+      readonly index: number;
+      readonly elapsedMs: number;
+      readonly outcome: string;
+      readonly finished: number;
+      readonly total: number;
+    }
   | { readonly kind: 'execution-finished'; readonly status: 'SUCCEEDED' | 'FAILED'; readonly elapsedMs: number };
 
 interface LoggedEvent {
@@ -73,7 +95,15 @@ export async function followEvents(
       case 'StateCaught': {
         if (event.type === 'StateRetried') transitions += 1;
         const kind = event.type === 'StateFailed' ? 'state-failed' : event.type === 'StateRetried' ? 'state-retried' : 'state-caught';
-        emit({ kind, state, stateType, index, elapsedMs, error: event.Error ?? '', cause: typeof event.Cause === 'string' ? event.Cause : JSON.stringify(event.Cause ?? '') });
+        emit({
+          kind,
+          state,
+          stateType,
+          index,
+          elapsedMs,
+          error: event.Error ?? '',
+          cause: typeof event.Cause === 'string' ? event.Cause : JSON.stringify(event.Cause ?? ''),
+        });
         break;
       }
       default:
@@ -95,11 +125,14 @@ export function formatProgressEvent(event: ProgressEvent): string | undefined {
       return event.index === undefined ? `[${seconds(event.elapsedMs)}] → ${event.state}` : undefined;
     case 'state-exited': {
       if (event.index !== undefined) return undefined;
-      const output = event.output as { status?: unknown; instant?: unknown; groupsToRun?: unknown; mapMode?: unknown; resumed?: unknown; reason?: unknown } | undefined;
+      const output = event.output as
+        | { status?: unknown; instant?: unknown; groupsToRun?: unknown; mapMode?: unknown; resumed?: unknown; reason?: unknown }
+        | undefined;
       if (event.state === 'Plan' && output !== undefined) {
-        const detail = output.status === 'CLUSTER'
-          ? `${output.resumed === true ? 'resumed' : 'planned'} clustering ${String(output.instant)}: ${typeof output.groupsToRun === 'number' ? output.groupsToRun : 0} group(s) to run${output.mapMode === 'DISTRIBUTED' ? ' (Distributed Map)' : ''}`
-          : `${String(output.status)}: ${String(output.reason ?? '')}`;
+        const detail =
+          output.status === 'CLUSTER'
+            ? `${output.resumed === true ? 'resumed' : 'planned'} clustering ${String(output.instant)}: ${typeof output.groupsToRun === 'number' ? output.groupsToRun : 0} group(s) to run${output.mapMode === 'DISTRIBUTED' ? ' (Distributed Map)' : ''}`
+            : `${String(output.status)}: ${String(output.reason ?? '')}`;
         return `[${seconds(event.elapsedMs)}] ✓ Plan — ${detail}`;
       }
       return `[${seconds(event.elapsedMs)}] ✓ ${event.state}`;

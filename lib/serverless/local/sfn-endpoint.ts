@@ -42,7 +42,10 @@ export interface LocalStepFunctions {
 }
 
 class ApiError extends Error {
-  constructor(readonly type: string, message: string) {
+  constructor(
+    readonly type: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -55,13 +58,15 @@ export async function startLocalStepFunctionsEndpoint(options: LocalRunOptions &
   const executions = new Map<string, LocalExecutionState>();
 
   const start = (body: Record<string, unknown>): { executionArn: string; startDate: number } => {
-    if (body['stateMachineArn'] !== stateMachineArn) throw new ApiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${String(body['stateMachineArn'])}'`);
+    if (body['stateMachineArn'] !== stateMachineArn)
+      throw new ApiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${String(body['stateMachineArn'])}'`);
     const name = typeof body['name'] === 'string' ? body['name'] : `local-${Date.now()}-${Math.random().toString(36).slice(2, 10)}`;
     if (!NAME_RULE.test(name)) throw new ApiError('InvalidName', `Invalid Name: '${name}'`);
     const input = typeof body['input'] === 'string' ? body['input'] : '{}';
     const existing = executions.get(name);
     if (existing !== undefined) {
-      if (existing.status === 'RUNNING' && existing.input === input) return { executionArn: existing.executionArn, startDate: existing.startDate.getTime() / 1000 };
+      if (existing.status === 'RUNNING' && existing.input === input)
+        return { executionArn: existing.executionArn, startDate: existing.startDate.getTime() / 1000 };
       throw new ApiError('ExecutionAlreadyExists', `Execution Already Exists: '${existing.executionArn}'`);
     }
     let parsed: ClusteringExecutionInput;
@@ -98,7 +103,9 @@ export async function startLocalStepFunctionsEndpoint(options: LocalRunOptions &
         },
         (error: unknown) => {
           state.status = 'FAILED';
-          record('ExecutionFailed', { executionFailedEventDetails: { error: 'States.Runtime', cause: error instanceof Error ? error.message : String(error) } });
+          record('ExecutionFailed', {
+            executionFailedEventDetails: { error: 'States.Runtime', cause: error instanceof Error ? error.message : String(error) },
+          });
         },
       ),
     };
@@ -127,7 +134,9 @@ export async function startLocalStepFunctionsEndpoint(options: LocalRunOptions &
           ? {}
           : {
               stopDate: (execution.startDate.getTime() + execution.result.durationMs) / 1000,
-              ...(execution.result.status === 'SUCCEEDED' ? { output: JSON.stringify(execution.result.output ?? null) } : { error: execution.result.error, cause: execution.result.cause }),
+              ...(execution.result.status === 'SUCCEEDED'
+                ? { output: JSON.stringify(execution.result.output ?? null) }
+                : { error: execution.result.error, cause: execution.result.cause }),
             }),
       };
     },
@@ -185,11 +194,17 @@ export async function startLocalStepFunctionsEndpoint(options: LocalRunOptions &
 function recordHistory(record: (type: string, details?: Record<string, unknown>) => void, event: ProgressEvent): void {
   switch (event.kind) {
     case 'state-entered':
-      record(`${event.stateType}StateEntered`, { stateEnteredEventDetails: { name: event.state, ...(event.index === undefined ? {} : { index: event.index }) } });
+      record(`${event.stateType}StateEntered`, {
+        stateEnteredEventDetails: { name: event.state, ...(event.index === undefined ? {} : { index: event.index }) },
+      });
       break;
     case 'state-exited':
       record(`${event.stateType}StateExited`, {
-        stateExitedEventDetails: { name: event.state, ...(event.index === undefined ? {} : { index: event.index }), output: JSON.stringify(event.output ?? null) },
+        stateExitedEventDetails: {
+          name: event.state,
+          ...(event.index === undefined ? {} : { index: event.index }),
+          output: JSON.stringify(event.output ?? null),
+        },
       });
       break;
     case 'state-retried':

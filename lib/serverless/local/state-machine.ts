@@ -99,7 +99,11 @@ export function loadDefinition(file: string = defaultDefinitionFile()): StateMac
   }
   const substituted = text.replace(/\$\{([A-Za-z0-9]+)\}/g, (whole, name: string) => {
     const fn = FUNCTION_SUBSTITUTIONS[name];
-    if (fn === undefined) throw new HudiError(`unknown substitution ${whole} in the state machine definition`, { location: file, fix: `use one of ${Object.keys(FUNCTION_SUBSTITUTIONS).join(', ')}` });
+    if (fn === undefined)
+      throw new HudiError(`unknown substitution ${whole} in the state machine definition`, {
+        location: file,
+        fix: `use one of ${Object.keys(FUNCTION_SUBSTITUTIONS).join(', ')}`,
+      });
     return localFunctionArn(fn);
   });
   return JSON.parse(substituted) as StateMachineDefinition;
@@ -121,7 +125,8 @@ export function taskFunctions(definition: StateMachineDefinition): Map<string, F
         const nested = record[nestedKey] as { States?: Record<string, unknown> } | undefined;
         if (nested?.States !== undefined) visit(nested.States);
       }
-      if (Array.isArray(record['Branches'])) for (const branch of record['Branches'] as { States?: Record<string, unknown> }[]) if (branch.States) visit(branch.States);
+      if (Array.isArray(record['Branches']))
+        for (const branch of record['Branches'] as { States?: Record<string, unknown> }[]) if (branch.States) visit(branch.States);
     }
   };
   visit(definition.States as unknown as Record<string, unknown>);
@@ -140,7 +145,9 @@ export async function runStateMachineLocally(input: ClusteringExecutionInput, op
   const functionsDir = options.functionsDir ?? defaultFunctionsDir();
   const handlerOf = options.handlerOf ?? ((fn: FunctionName) => loadBundledHandler(fn, functionsDir));
   const memory = Object.fromEntries(
-    (Object.keys(FUNCTIONS) as DeployedFunction[]).filter((fn): fn is FunctionName => fn !== 'ingest').map((fn) => [fn, options.memoryMb?.[fn] ?? FUNCTIONS[fn].memoryMb]),
+    (Object.keys(FUNCTIONS) as DeployedFunction[])
+      .filter((fn): fn is FunctionName => fn !== 'ingest')
+      .map((fn) => [fn, options.memoryMb?.[fn] ?? FUNCTIONS[fn].memoryMb]),
   ) as Record<FunctionName, number>;
   const invocations: InvocationRecord[] = [];
   const attempts = new Map<string, number>();
@@ -189,7 +196,8 @@ export async function runStateMachineLocally(input: ClusteringExecutionInput, op
   const executionArn = `arn:aws:states:us-east-1:000000000000:execution:hudi-clustering:${name}`;
   const startedAt = new Date();
   const machine = new StateMachine(definition, { validationOptions: { checkArn: true, checkPaths: true } });
-  const retryIntervalOverrides = options.retryPauseMs === undefined ? undefined : Object.fromEntries([...tasks.keys()].map((state) => [state, options.retryPauseMs!]));
+  const retryIntervalOverrides =
+    options.retryPauseMs === undefined ? undefined : Object.fromEntries([...tasks.keys()].map((state) => [state, options.retryPauseMs!]));
   const restoreEnvironment = applyEnvironment(options.environment);
   try {
     const execution = machine.run(input as JsonValue, {
@@ -216,7 +224,11 @@ export async function runStateMachineLocally(input: ClusteringExecutionInput, op
     for (const invocation of invocations) for (const [key, count] of invocation.requests) requests.set(key, (requests.get(key) ?? 0) + count);
     const cost = estimateCost({
       architecture: options.architecture ?? 'arm64',
-      invocations: invocations.map((invocation) => ({ memoryMb: invocation.memoryMb, durationMs: invocation.durationMs, ephemeralStorageMb: invocation.ephemeralStorageMb })),
+      invocations: invocations.map((invocation) => ({
+        memoryMb: invocation.memoryMb,
+        durationMs: invocation.durationMs,
+        ephemeralStorageMb: invocation.ephemeralStorageMb,
+      })),
       requests,
       stateTransitions: transitions,
     });

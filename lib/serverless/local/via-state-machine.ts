@@ -37,7 +37,16 @@ export async function clusterViaLocalStateMachine(tablePath: string, options: Lo
       if (line !== undefined) progress(line);
     },
   });
-  return { status: local.status, executionArn: local.executionArn, output: local.output, error: local.error, cause: local.cause, durationMs: local.durationMs, cost: local.cost, local };
+  return {
+    status: local.status,
+    executionArn: local.executionArn,
+    output: local.output,
+    error: local.error,
+    cause: local.cause,
+    durationMs: local.durationMs,
+    cost: local.cost,
+    local,
+  };
 }
 
 /** The run's properties an execution input may carry, and the environment (CLUSTERING_PROPERTIES) for the rest. */
