@@ -56,8 +56,7 @@ import { runClusteringJob } from '../lib/clustering/job.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { rollbackInflightClustering } from '../lib/rollback.js';
 import { runClean } from '../lib/cleaning/clean.js';
-import { SimulatedCrash } from './helpers/crashing-storage.js';
-import type { DeleteManyOptions, DeleteManyResult, StoredObject } from '../lib/storage/port.js';
+import { CrashingStorage, SimulatedCrash } from './helpers/crashing-storage.js';
 import { cleanConfigFromProperties } from '../lib/cleaning/config.js';
 import { tempDir } from './helpers/fixtures.js';
 import { initMetadataTable } from './helpers/metadata-table.js';
@@ -659,77 +658,6 @@ describe("cleaning with Hudi's metadata table", () => {
   });
 });
 
-/**
- * A Storage that dies like a killed process once armed: from `arm()` on, every call that changes storage is counted,
- * and the one numbered `crashAt` throws before it happens, as does every later one (a dead process writes nothing
- * more, not even its own clean-up). Reads pass through.
- */
-class ArmedCrashingStorage implements Storage {
-  armed = false;
-  calls = 0;
-  readonly log: string[] = [];
-  constructor(
-    private readonly inner: Storage,
-    private readonly crashAt: number,
-  ) {}
-  get uri(): string {
-    return this.inner.uri;
-  }
-  arm(): void {
-    this.armed = true;
-  }
-  private mutate(operation: string, paths: readonly string[]): void {
-    if (!this.armed) return;
-    this.calls++;
-    this.log.push(`${operation} ${paths.join(',')}`);
-    if (this.calls >= this.crashAt) throw new SimulatedCrash(this.calls, operation, paths);
-  }
-  uriOf(path: string): string {
-    return this.inner.uriOf(path);
-  }
-  get(path: string): Promise<Uint8Array> {
-    return this.inner.get(path);
-  }
-  getRange(path: string, start: number, end: number): Promise<Uint8Array> {
-    return this.inner.getRange(path, start, end);
-  }
-  head(path: string): Promise<StoredObject | undefined> {
-    return this.inner.head(path);
-  }
-  localPath(path: string): string | undefined {
-    return this.inner.localPath?.(path);
-  }
-  async put(path: string, body: Uint8Array | string): Promise<void> {
-    this.mutate('put', [path]);
-    await this.inner.put(path, body);
-  }
-  async putIfAbsent(path: string, body: Uint8Array | string): Promise<void> {
-    this.mutate('putIfAbsent', [path]);
-    await this.inner.putIfAbsent(path, body);
-  }
-  async uploadFile(path: string, localFile: string): Promise<void> {
-    this.mutate('uploadFile', [path]);
-    await this.inner.uploadFile(path, localFile);
-  }
-  downloadFile(path: string, localFile: string): Promise<void> {
-    return this.inner.downloadFile(path, localFile);
-  }
-  listDir(dir: string): Promise<{ files: StoredObject[]; dirs: string[] }> {
-    return this.inner.listDir(dir);
-  }
-  listRecursive(dir: string): Promise<StoredObject[]> {
-    return this.inner.listRecursive(dir);
-  }
-  async delete(paths: readonly string[]): Promise<void> {
-    this.mutate('delete', paths);
-    await this.inner.delete(paths);
-  }
-  async deleteMany(paths: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult> {
-    this.mutate('deleteMany', paths);
-    return this.inner.deleteMany!(paths, options);
-  }
-}
-
 describe('crashes in the metadata-table path', () => {
   it("a write killed at every storage call from its commit on (the metadata table's deltacommit, then T.commit): readers see before or after, the next run completes", async () => {
     const { table, storage } = await mdtTable();
@@ -743,7 +671,7 @@ describe('crashes in the metadata-table path', () => {
       const input = join(tempDir(), `crash-${crashAt}.jsonl`);
       const batch = [...users(3, 171 + crashAt, 1), ...users(2, 171 + crashAt, 500 + 2 * crashAt)];
       await writeJsonLines(input, batch);
-      const crashing = new ArmedCrashingStorage(storage, crashAt);
+      const crashing = new CrashingStorage(storage, crashAt, { armed: false });
       let outcome: 'crashed' | 'completed';
       try {
         // Armed once the data files are up: what is counted is the commit section, the metadata table's part first.
@@ -793,7 +721,7 @@ describe('crashes in the metadata-table path', () => {
       const config = cleanConfigFromProperties(new Map([['hoodie.cleaner.commits.retained', '1']]));
       const rows = (await readSnapshot(await HudiTable.open(storage))).rows;
       // Every storage change of the clean is counted: its plan, the deletes, the deltacommit, T.clean.
-      const crashing = new ArmedCrashingStorage(storage, crashAt);
+      const crashing = new CrashingStorage(storage, crashAt, { armed: false });
       crashing.arm();
       let outcome: 'crashed' | 'completed';
       try {
@@ -850,7 +778,7 @@ describe('crashes in the metadata-table path', () => {
       const before = (await readSnapshot(await HudiTable.open(storage))).rows.length;
       const input = join(tempDir(), `compaction-crash-${crashAt}.jsonl`);
       await writeJsonLines(input, [...users(3, 191, 1), ...users(2, 191, 500)]);
-      const crashing = new ArmedCrashingStorage(storage, crashAt);
+      const crashing = new CrashingStorage(storage, crashAt, { armed: false });
       let outcome: 'crashed' | 'completed';
       let result: Awaited<ReturnType<typeof writeBatch>> | undefined;
       try {

@@ -8,7 +8,7 @@
  */
 import type { Storage } from '../storage/port.js';
 import { decodeTimelineAvro } from '../timeline/avro-files.js';
-import { compareInstants, instantFileName, type Instant, type InstantAction, type InstantState } from '../timeline/instant.js';
+import { compareInstants, INSTANT_ACTIONS, instantFileName, type Instant, type InstantAction, type InstantState } from '../timeline/instant.js';
 import { Timeline, instantPath } from '../timeline/timeline.js';
 
 export const METADATA_TABLE_FOLDER = '.hoodie/metadata';
@@ -23,18 +23,6 @@ export const PARTITION_INITIALIZATION_SUFFIX = '010';
 /** HoodieInstantTimeGenerator.MILLIS_INSTANT_ID_LENGTH. */
 const MILLIS_INSTANT_ID_LENGTH = 17;
 
-const ACTIONS: readonly InstantAction[] = [
-  'commit',
-  'deltacommit',
-  'replacecommit',
-  'clean',
-  'rollback',
-  'compaction',
-  'savepoint',
-  'restore',
-  'indexing',
-  'logcompaction',
-];
 const TIME = /^\d{14}(\d{3}){0,2}$/;
 
 /** An instant file name of the metadata timeline (times of 14, 17 or 20 digits). */
@@ -44,7 +32,7 @@ export function parseMetadataInstantFileName(fileName: string): Instant | undefi
   const time = fileName.slice(0, dot);
   if (!TIME.test(time)) return undefined;
   const [action, state, extra] = fileName.slice(dot + 1).split('.');
-  if (extra !== undefined || !ACTIONS.includes(action as InstantAction)) return undefined;
+  if (extra !== undefined || !INSTANT_ACTIONS.includes(action as InstantAction)) return undefined;
   if (state === undefined) {
     if (action === 'compaction' || action === 'logcompaction') return undefined;
     return { time, action: action as InstantAction, state: 'COMPLETED' };

@@ -22,7 +22,8 @@ export interface Instant {
   readonly state: InstantState;
 }
 
-const ACTIONS: readonly InstantAction[] = [
+/** Every action Hudi 0.14/0.15 writes into a timeline (the data table's and the metadata table's). */
+export const INSTANT_ACTIONS: readonly InstantAction[] = [
   'commit',
   'deltacommit',
   'replacecommit',
@@ -46,7 +47,7 @@ export function parseInstantFileName(fileName: string): Instant | undefined {
   // A COW commit's inflight file is plain `T.inflight` (no action), as Hudi writes it.
   if (suffix === 'inflight') return { time, action: 'commit', state: 'INFLIGHT' };
   const [action, state, extra] = suffix.split('.');
-  if (extra !== undefined || !ACTIONS.includes(action as InstantAction)) return undefined;
+  if (extra !== undefined || !INSTANT_ACTIONS.includes(action as InstantAction)) return undefined;
   if (state === undefined) {
     // Compaction and log compaction complete as a commit / deltacommit; a bare `T.compaction` does not exist.
     if (action === 'compaction' || action === 'logcompaction') return undefined;

@@ -2,7 +2,8 @@
  * A Storage that dies like a killed process: every call that changes storage (put, putIfAbsent, delete,
  * deleteMany, uploadFile) is counted, and the one numbered `crashAt` (from 1) throws before it happens, as does
  * every later call. Reads pass through. Run a service once with crashAt = 1, 2, … until it completes to test that
- * every prefix of its storage calls leaves a table the next run can finish.
+ * every prefix of its storage calls leaves a table the next run can finish. Made with `{ armed: false }` it counts
+ * nothing until `arm()` (to crash only inside one section, after a setup that writes).
  */
 import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject } from '../../lib/storage/port.js';
 
@@ -22,10 +23,19 @@ export class CrashingStorage implements Storage {
   calls = 0;
   readonly log: string[] = [];
 
+  armed: boolean;
+
   constructor(
     private readonly inner: Storage,
     private readonly crashAt: number = Number.POSITIVE_INFINITY,
-  ) {}
+    options: { armed?: boolean } = {},
+  ) {
+    this.armed = options.armed ?? true;
+  }
+
+  arm(): void {
+    this.armed = true;
+  }
 
   get uri(): string {
     return this.inner.uri;
@@ -36,6 +46,7 @@ export class CrashingStorage implements Storage {
   }
 
   private mutate(operation: string, paths: readonly string[]): void {
+    if (!this.armed) return;
     this.calls++;
     this.log.push(`${operation} ${paths.join(',')}`);
     if (this.calls >= this.crashAt) throw new SimulatedCrash(this.calls, operation, paths);
@@ -52,6 +63,9 @@ export class CrashingStorage implements Storage {
   }
   head(path: string): Promise<StoredObject | undefined> {
     return this.inner.head(path);
+  }
+  localPath(path: string): string | undefined {
+    return this.inner.localPath?.(path);
   }
   async put(path: string, body: Uint8Array | string): Promise<void> {
     this.mutate('put', [path]);
