@@ -18,6 +18,9 @@
  *
  * Completed instants are never rolled back here: undoing a completed commit is Hudi's restore, which this build
  * does not support.
+ *
+ * Why one long file: the plan, its execution and the recovery of an interrupted rollback are one protocol over the
+ * same instants and file lists (Hudi's executor is one class too).
  */
 import { ConflictError, HudiError } from './errors.js';
 import { joinPartitionPath, parseBaseFileName } from './fs-view.js';

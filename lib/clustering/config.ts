@@ -14,6 +14,9 @@
  * Unknown keys under `hoodie.clustering.`, `hoodie.layout.optimize` and Flink's `clustering.` become warnings (the
  * caller decides whether to log them); other keys are ignored, so a full Hudi properties file can be passed as is.
  * A value that cannot be used throws a HudiError naming the key, the value and what is accepted.
+ *
+ * Why one long file: about half of it is the key table itself (one definition per key, with its description for the
+ * README) and the Flink alias table; the resolver that merges the sources is the rest.
  */
 import {
   anyText,

@@ -7,6 +7,9 @@
  * Retries are safe by construction: output names are derived from (instant, group, output index), so running a
  * group again overwrites the same objects with the same rows and nothing becomes visible twice. A group is done
  * when its result object (instant.ts writeGroupResult) exists; it is written after every output is uploaded.
+ *
+ * Why one long file: one group's run is one sequence (stage, order, write, footers, stats, upload, result) whose steps
+ * hand each other local files and a DuckDB connection; the algorithms are in lib/engine/ and lib/layout/.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';

@@ -2,6 +2,9 @@
  * The DuckDB side of Hudi writes: load a batch, attach record keys, de-duplicate, tag existing records, assign
  * rows to file groups (buckets) and write each file group's new base file. The writer domain
  * (lib/writer/write-client.ts) decides everything from plain values; this module only runs SQL over local files.
+ *
+ * Why one long file: every step runs over the same DuckDB tables of one batch (BATCH, its keys, the tagged rows)
+ * whose names and column order the statements share; the pure decisions already live in lib/writer/.
  */
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';

@@ -11,6 +11,10 @@
  * Keys sort as unsigned bytes (Hudi's ByteArraySorting). Java semantics worth knowing when reading:
  * longs wrap at 64 bits, `String.getBytes(UTF_8)` writes '?' for a lone surrogate, `Double.doubleToLongBits`
  * canonicalises NaN.
+ *
+ * Why one long file: the three parts (BinaryUtil's byte mappings, the DIRECT mapping, the SAMPLE build method) share
+ * module-private scratch buffers that stand in for Java longs so the per-row loops allocate nothing; splitting them
+ * would export that mutable state. Each part starts at a `// ---` banner.
  */
 import { HilbertIndexer } from './hilbert.js';
 

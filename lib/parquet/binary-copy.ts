@@ -9,6 +9,9 @@
  * copied at all), planBinaryCopy (whether a set of inputs can be copied into files of one schema, with the reason
  * when not, and how), writeCopiedFile (one output from a run of row groups). planCopyOutputs cuts the row groups into
  * output files of at most a target size, which Hudi's strategy does not (it writes one file per group).
+ *
+ * Why one long file: the three steps share the footer model they rebuild (offsets, page indexes, bloom filters); the
+ * page-level re-encoding is already apart in pages.ts.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { encodeFooter, FILE_METADATA, readFileFooter, readRange } from './footer.js';

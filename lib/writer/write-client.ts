@@ -17,6 +17,10 @@
  * Record location ("tagging"): the record keys of the touched partitions' latest base files are read with the
  * engine and joined with the batch. It is exact (no false positives to re-check) and the files have to be local
  * anyway for the merge; the bloom filters we write keep Hudi's own bloom index working on our files.
+ *
+ * Why one long file: it is the whole write protocol of one batch in timeline order (checks, requested, inflight, data
+ * files, conflict check, commit, rollback on failure); each step's logic is in a module of its own (small-files,
+ * conflict, record-checks, footer, lib/engine/write.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
