@@ -75,6 +75,7 @@ export class ByteWriter {
   }
 }
 
+/** One fresh array (not a Buffer from Node's shared pool, so `.buffer` holds only these bytes). */
 export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
   let offset = 0;

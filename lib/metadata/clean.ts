@@ -23,7 +23,7 @@ import { compareInstantTimes, instantFileName, type Instant } from '../timeline/
 import type { Timeline } from '../timeline/timeline.js';
 import type { MetadataFileGroup } from './file-groups.js';
 import type { MetadataPartitionType } from './partitions.js';
-import { completedCompactions, METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER } from './timeline.js';
+import { completedCompactions, latestCompletedDeltaCommit, METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER } from './timeline.js';
 
 /** HoodieTableMetadataUtil.OperationSuffix.CLEAN. */
 export const CLEAN_SUFFIX = '002';
@@ -46,12 +46,7 @@ export interface MetadataCleanDecision {
 
 /** Whether cleanIfNecessary would clean now, and at which instant. */
 export function decideMetadataClean(metadataTimeline: Timeline): MetadataCleanDecision {
-  const latest = metadataTimeline
-    .completed()
-    .filter((i) => i.action === 'deltacommit')
-    .map((i) => i.time)
-    .sort(compareInstantTimes)
-    .at(-1);
+  const latest = latestCompletedDeltaCommit(metadataTimeline);
   if (latest === undefined) return { instantTime: undefined, reason: 'the metadata table has no completed deltacommit' };
   const compaction = completedCompactions(metadataTimeline).at(-1);
   if (compaction !== undefined) {

@@ -47,7 +47,7 @@ import { isMetadataPartitionType, type MetadataPartitionType } from './partition
 import { readFileGroup } from './reader.js';
 import { isDeletedRecord, type MetadataRecord } from './records.js';
 import { METADATA_RECORD_SCHEMA_TEXT, METADATA_RECORD_WRITER_SCHEMA_TEXT, metadataRecordType } from './schema.js';
-import { deltaCommitsSinceLastCompaction, METADATA_TABLE_METAFOLDER } from './timeline.js';
+import { deltaCommitsSinceLastCompaction, latestCompletedDeltaCommit, METADATA_TABLE_METAFOLDER } from './timeline.js';
 
 /** hoodie.metadata.compact.max.delta.commits (HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS). */
 export const COMPACT_MAX_DELTA_COMMITS = defineKey({
@@ -78,12 +78,7 @@ export interface CompactionDecision {
 
 /** Whether to schedule a metadata-table compaction now, and at which instant (Hudi's rules, above). */
 export function decideCompaction(dataTimeline: Timeline, metadataTimeline: Timeline, limit: number): CompactionDecision {
-  const latest = metadataTimeline
-    .completed()
-    .filter((i) => i.action === 'deltacommit')
-    .map((i) => i.time)
-    .sort(compareInstantTimes)
-    .at(-1);
+  const latest = latestCompletedDeltaCommit(metadataTimeline);
   if (latest === undefined) return { instantTime: undefined, reason: 'the metadata table has no completed deltacommit' };
   const count = deltaCommitsSinceLastCompaction(metadataTimeline).length;
   if (count < limit) return { instantTime: undefined, reason: `${count} deltacommit(s) since the last compaction, ${limit} needed` };

@@ -8,7 +8,7 @@
  */
 import type { Storage } from '../storage/port.js';
 import { decodeTimelineAvro } from '../timeline/avro-files.js';
-import { compareInstants, INSTANT_ACTIONS, instantFileName, type Instant, type InstantAction, type InstantState } from '../timeline/instant.js';
+import { compareInstants, compareInstantTimes, INSTANT_ACTIONS, instantFileName, type Instant, type InstantAction, type InstantState } from '../timeline/instant.js';
 import { Timeline, instantPath } from '../timeline/timeline.js';
 
 export const METADATA_TABLE_FOLDER = '.hoodie/metadata';
@@ -122,4 +122,14 @@ async function rolledBackInstants(storage: Storage, instant: Instant): Promise<s
   }
   // Restores are not written by this build; their metadata is a map of rollback metadata lists.
   return [];
+}
+
+/** The latest completed deltacommit of the metadata timeline (what compaction and cleaning both start from). */
+export function latestCompletedDeltaCommit(metadataTimeline: Timeline): string | undefined {
+  return metadataTimeline
+    .completed()
+    .filter((i) => i.action === 'deltacommit')
+    .map((i) => i.time)
+    .sort(compareInstantTimes)
+    .at(-1);
 }

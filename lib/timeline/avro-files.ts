@@ -11,6 +11,7 @@ import avro from 'avsc';
 import { randomBytes } from 'node:crypto';
 import { inflateRawSync } from 'node:zlib';
 import { HudiError, errorMessage } from '../errors.js';
+import { concatBytes } from '../log-format/bytes.js';
 import {
   TIMELINE_AVRO_RECORD_NAMES,
   TIMELINE_AVRO_SCHEMAS,
@@ -379,16 +380,6 @@ function toPlainData(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, toPlainData(entry)]));
 }
 
-function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  // A fresh array, not a Buffer from Node's shared pool, so `.buffer` holds only this file.
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
 
 function describeValue(value: unknown): string {
   if (value === undefined) return 'undefined';
