@@ -575,6 +575,7 @@ export const AVRO_SCHEMA_NAMES = [
   'HoodieCleanMetadata',
   'HoodieSavepointMetadata',
   'HoodieMergeArchiveFilePlan',
+  'HoodieCompactionPlan',
 ] as const;
 
 /** `<Name>.avsc.json`: org.apache.hudi.avro.model.<Name>.getClassSchema() from the 0.15 bundle. */
