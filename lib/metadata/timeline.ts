@@ -8,7 +8,15 @@
  */
 import type { Storage } from '../storage/port.js';
 import { decodeTimelineAvro } from '../timeline/avro-files.js';
-import { compareInstants, compareInstantTimes, INSTANT_ACTIONS, instantFileName, type Instant, type InstantAction, type InstantState } from '../timeline/instant.js';
+import {
+  compareInstants,
+  compareInstantTimes,
+  INSTANT_ACTIONS,
+  instantFileName,
+  type Instant,
+  type InstantAction,
+  type InstantState,
+} from '../timeline/instant.js';
 import { Timeline, instantPath } from '../timeline/timeline.js';
 
 export const METADATA_TABLE_FOLDER = '.hoodie/metadata';

@@ -380,7 +380,6 @@ function toPlainData(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, toPlainData(entry)]));
 }
 
-
 function describeValue(value: unknown): string {
   if (value === undefined) return 'undefined';
   const text = JSON.stringify(value) ?? String(value);
