@@ -2,7 +2,7 @@
  * Cleaner settings from Hudi's own keys with Hudi 0.15's defaults (HoodieCleanConfig). The failed-writes policy
  * (hoodie.cleaner.policy.failed.writes) is not here: failed writes are rolled back by lib/rollback.ts, not by a clean.
  */
-import { bool, defineKey, javaInt, oneOf, readKey, readKeys } from '../config/index.js';
+import { bool, defineKey, javaInt, oneOf, readKeys } from '../config/index.js';
 
 export type CleaningPolicy = 'KEEP_LATEST_COMMITS' | 'KEEP_LATEST_FILE_VERSIONS' | 'KEEP_LATEST_BY_HOURS';
 export const CLEANING_POLICIES: readonly CleaningPolicy[] = ['KEEP_LATEST_COMMITS', 'KEEP_LATEST_FILE_VERSIONS', 'KEEP_LATEST_BY_HOURS'];
@@ -97,14 +97,4 @@ export const DEFAULT_CLEAN_CONFIG: CleanConfig = cleanConfigFromProperties(new M
 export function automaticCleaning(config: Pick<CleanConfig, 'automatic' | 'async'>): 'off' | 'after-commit' | 'async' {
   if (!config.automatic) return 'off';
   return config.async ? 'async' : 'after-commit';
-}
-
-/** One whole-number key read with the kernel, for settings not yet declared with `defineKey` (prefer a definition). */
-export function integerOf(props: ReadonlyMap<string, string>, key: string, fallback: number, location: string, min: number): number {
-  return readKey(props, defineKey({ key, default: fallback, parser: javaInt(min), description: key }), location);
-}
-
-/** One true/false key read with the kernel, for settings not yet declared with `defineKey` (prefer a definition). */
-export function booleanOf(props: ReadonlyMap<string, string>, key: string, fallback: boolean, location: string): boolean {
-  return readKey(props, defineKey({ key, default: fallback, parser: bool, description: key }), location);
 }

@@ -12,7 +12,8 @@
  *   all on the metadata timeline; a pending one is finished from its plan first.
  */
 import { earliestCommitToRetain, assembleCleanerPlan, commitsAndCompactionTimeline, planPartition, type PartitionCleanPlan } from '../cleaning/plan.js';
-import { CLEAN_KEYS, integerOf } from '../cleaning/config.js';
+import { CLEAN_KEYS } from '../cleaning/config.js';
+import { readKey } from '../config/index.js';
 import { cleanMetadataOf } from '../cleaning/commit.js';
 import { executeCleanerPlan } from '../cleaning/execute.js';
 import type { LockLease } from '../lock/port.js';
@@ -35,7 +36,7 @@ const CLEAN_CONCURRENCY = 8;
 
 /** The commits the metadata table's cleaner retains, from the data table's writer properties. */
 export function metadataCleanerCommitsRetained(properties: ReadonlyMap<string, string> | undefined): number {
-  const dataRetained = integerOf(properties ?? new Map(), CLEAN_KEYS.commitsRetained.key, CLEAN_KEYS.commitsRetained.default, 'write properties', 0);
+  const dataRetained = readKey(properties ?? new Map(), CLEAN_KEYS.commitsRetained, 'write properties');
   return Math.min(dataRetained, MAX_METADATA_CLEANER_COMMITS_RETAINED);
 }
 
