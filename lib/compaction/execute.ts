@@ -1,7 +1,8 @@
 /**
  * Running a compaction plan, as Hudi 0.15's HoodieCompactor and the commit of RunCompactionActionExecutor: the
  * instant goes inflight, every operation's file slice (base file and the plan's log files) is merged by the reader's
- * rules (lib/merge-on-read: blocks of completed instants, the table's payload class) into a new base file
+ * rules (lib/merge-on-read: blocks of completed instants, the table's payload class; the log records' outcome per key
+ * decided by mergeOutcome, the rows merged in DuckDB without the base rows coming into JavaScript) into a new base file
  * `<fileId>_<token>_<instant>.parquet` of the base file's schema and Hudi's footers (records keep their commit time and
  * sequence number, `_hoodie_file_name` names the new file), then `<instant>.commit` (operationType COMPACT, compacted)
  * is written under the lock after the metadata table's deltacommit, as Hudi commits a compaction.
@@ -15,14 +16,14 @@ import { join } from 'node:path';
 import { ConflictError, HudiError } from '../errors.js';
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import type { ParquetEngine } from '../engine/port.js';
-import type { Row } from '../engine/row-format.js';
 import { baseFileName, joinPartitionPath, parseBaseFileName, type MergedFileSlice } from '../fs-view.js';
 import type { LockProvider } from '../lock/port.js';
 import { logFilesOf } from '../log-format/index.js';
 import { logBlockFilter } from '../merge-on-read/log-record-scanner.js';
-import { mergeSlice, tablePayload } from '../merge-on-read/snapshot.js';
+import { sliceChanges, tablePayload } from '../merge-on-read/snapshot.js';
 import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../reader.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
 import { withTableLock, type HudiTable } from '../table.js';
 import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import {
@@ -57,6 +58,9 @@ export interface CompactionRunResult {
   readonly millis: number;
 }
 
+/** Operations compacted at once by one run. */
+const PIPELINE = 2;
+
 /** The write token of operation `ordinal`'s output (partition id, stage, attempt). */
 const writeToken = (ordinal: number) => `${ordinal}-0-1`;
 
@@ -85,11 +89,15 @@ export async function runCompaction(table: HudiTable, instantTime: string, optio
   const writeStats: WriteStat[] = [];
   let bytesRead = 0;
   try {
-    for (const [ordinal, operation] of plan.operations.entries()) {
+    // Two at a time: one operation's log decoding (JavaScript) overlaps another's merge (DuckDB, off the main thread).
+    const results = await mapWithConcurrency(plan.operations, PIPELINE, async (operation, ordinal) => {
       const result = await compactOperation(table, instantTime, operation, ordinal, engine, properties);
+      log(`compacted ${result.stat.path}: ${result.stat.numWrites} records from ${operation.deltaFilePaths.length} log file(s)`);
+      return result;
+    });
+    for (const result of results) {
       writeStats.push(result.stat);
       bytesRead += result.bytesRead;
-      log(`compacted ${result.stat.path}: ${result.stat.numWrites} records from ${operation.deltaFilePaths.length} log file(s)`);
     }
   } finally {
     if (options.engine === undefined) await engine.close();
@@ -197,7 +205,7 @@ async function compactOperation(
   const dir = await mkdtemp(join(tmpdir(), 'hudi-compact-'));
   try {
     const template = staged.localPaths[0]!;
-    const merged = await mergeSlice(
+    const changes = await sliceChanges(
       slice,
       {
         storage,
@@ -210,18 +218,20 @@ async function compactOperation(
       tablePayload(storage, config),
       logBlockFilter(table.timeline, instantTime),
     );
-    const rows: Row[] = merged.rows.map((row) => ({ ...row, _hoodie_file_name: name }));
-    const keys = rows.map((row) => String(row['_hoodie_record_key']));
     const footer = await engine.readFooter(template);
     const avroSchema = footer.keyValues[AVRO_SCHEMA_FOOTER_KEY] ?? (await table.requireSchema('compacting it')).text;
     const writeConfig = writeConfigFromProperties(properties);
     const localOut = join(dir, name);
-    const written = await engine.writeRows({
-      rows,
-      template,
+    // The merge runs in DuckDB: the base rows stay there, only the log records' changes go in.
+    const written = await engine.mergeIntoBase({
+      base: template,
+      keyColumn: '_hoodie_record_key',
+      upserts: changes.upserts,
+      deletes: changes.deletes,
+      constantColumns: { _hoodie_file_name: name },
       outputFile: localOut,
-      rowGroupSize: Math.max(1, footer.numRows || rows.length || 1),
-      keyValues: hudiFooter(keys, avroSchema, { bloom: writeConfig.bloom, populateMetaFields: config.populateMetaFields }),
+      rowGroupSize: Math.max(1, footer.numRows || changes.upserts.length || 1),
+      footer: (keys) => hudiFooter(keys, avroSchema, { bloom: writeConfig.bloom, populateMetaFields: config.populateMetaFields }),
     });
     await storage.uploadFile(outputPath, localOut);
     const logBytes = logFiles.reduce((sum, log) => sum + log.size, 0);
@@ -241,8 +251,8 @@ async function compactOperation(
         fileSizeInBytes: written.bytes,
         totalLogFilesCompacted: logFiles.length,
         totalLogSizeCompacted: logBytes,
-        totalUpdatedRecordsCompacted: merged.logRecords,
-        totalLogRecords: merged.logRecords,
+        totalUpdatedRecordsCompacted: changes.logRecords,
+        totalLogRecords: changes.logRecords,
       }),
     };
   } finally {
