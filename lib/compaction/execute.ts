@@ -14,6 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConflictError, HudiError } from '../errors.js';
+import { compactionWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import type { ParquetEngine } from '../engine/port.js';
 import { baseFileName, joinPartitionPath, parseBaseFileName, type MergedFileSlice } from '../fs-view.js';
@@ -58,21 +59,33 @@ export interface CompactionRunResult {
   readonly millis: number;
 }
 
+/** A compaction whose operations did not all store a result: the commit waits for them (the state machine does not retry it). */
+export class IncompleteCompactionError extends HudiError {
+  constructor(problem: string, options: { location?: string; fix?: string } = {}) {
+    super(problem, options);
+    this.name = 'IncompleteCompactionError';
+  }
+}
+
 /** Operations compacted at once by one run. */
 const PIPELINE = 2;
 
 /** The write token of operation `ordinal`'s output (partition id, stage, attempt). */
 const writeToken = (ordinal: number) => `${ordinal}-0-1`;
 
-/** Run pending compaction `instantTime` (requested or inflight) to its commit. */
-export async function runCompaction(table: HudiTable, instantTime: string, options: CompactionRunOptions): Promise<CompactionRunResult> {
+/** A pending compaction about to run: its plan, and whether an earlier attempt had started it. */
+export interface CompactionStart {
+  readonly instantTime: string;
+  readonly outcome: 'pending' | 'already-committed';
+  readonly plan: CompactionPlan | undefined;
+  readonly resumed: boolean;
+}
+
+/** Take up pending compaction `instantTime`: requested → inflight (an inflight one is resumed from its plan). */
+export async function startCompactionRun(table: HudiTable, instantTime: string, log: (line: string) => void = () => undefined): Promise<CompactionStart> {
   assertMergeOnRead(table);
-  const started = Date.now();
-  const log = options.log ?? (() => undefined);
   const { storage } = table;
-  if (isCompleted(table, instantTime)) {
-    return { instantTime, outcome: 'already-committed', resumed: false, writeStats: [], metadataTable: undefined, bytesRead: 0, millis: 0 };
-  }
+  if (isCompleted(table, instantTime)) return { instantTime, outcome: 'already-committed', plan: undefined, resumed: false };
   const pending = pendingCompactions(table.timeline).find((i) => i.time === instantTime);
   if (pending === undefined) {
     throw new HudiError(`no pending compaction ${instantTime}`, {
@@ -83,33 +96,98 @@ export async function runCompaction(table: HudiTable, instantTime: string, optio
   const plan = await readCompactionPlan(storage, instantTime);
   const resumed = pending.state === 'INFLIGHT';
   if (!resumed) await startCompaction(storage, instantTime);
-  else log(`resuming compaction ${instantTime}: rewriting its outputs from the plan`);
-  const properties = options.properties ?? new Map<string, string>();
-  const engine = options.engine ?? (await openParquetEngine());
-  const writeStats: WriteStat[] = [];
-  let bytesRead = 0;
-  try {
-    // Two at a time: one operation's log decoding (JavaScript) overlaps another's merge (DuckDB, off the main thread).
-    const results = await mapWithConcurrency(plan.operations, PIPELINE, async (operation, ordinal) => {
-      const result = await compactOperation(table, instantTime, operation, ordinal, engine, properties);
-      log(`compacted ${result.stat.path}: ${result.stat.numWrites} records from ${operation.deltaFilePaths.length} log file(s)`);
-      return result;
+  else log(`resuming compaction ${instantTime}: operations without a stored result are rewritten from the plan`);
+  return { instantTime, outcome: 'pending', plan, resumed };
+}
+
+/** What one operation left: its write stat and input bytes, stored in the compaction's work folder. */
+export interface OperationResult {
+  readonly ordinal: number;
+  readonly stat: WriteStat;
+  readonly bytesRead: number;
+}
+
+export interface OperationRunResult extends OperationResult {
+  /** 'already-done' when an earlier attempt stored the operation's result. */
+  readonly outcome: 'executed' | 'already-done';
+}
+
+const operationResultPath = (instantTime: string, ordinal: number) => `${compactionWorkDir(instantTime)}/operation-${ordinal}.json`;
+
+async function readOperationResult(storage: HudiTable['storage'], instantTime: string, ordinal: number): Promise<OperationResult | undefined> {
+  const path = operationResultPath(instantTime, ordinal);
+  if ((await storage.head(path)) === undefined) return undefined;
+  return JSON.parse(Buffer.from(await storage.get(path)).toString('utf8')) as OperationResult;
+}
+
+/**
+ * Run operation `ordinal` of inflight compaction `instantTime`: merge its file slice into the new base file, then
+ * store the result. Safe to repeat: an operation with a result returns it; one that ran partway is rewritten.
+ */
+export async function executeCompactionOperation(
+  table: HudiTable,
+  instantTime: string,
+  ordinal: number,
+  options: { engine: ParquetEngine; properties?: ReadonlyMap<string, string>; plan?: CompactionPlan },
+): Promise<OperationRunResult> {
+  assertMergeOnRead(table);
+  const earlier = await readOperationResult(table.storage, instantTime, ordinal);
+  if (earlier !== undefined) return { ...earlier, outcome: 'already-done' };
+  if (!pendingCompactions(table.timeline).some((i) => i.time === instantTime && i.state === 'INFLIGHT')) {
+    throw new ConflictError(`compaction ${instantTime} is not inflight`, {
+      location: table.storage.uriOf(compactionInstantPath(instantTime, 'INFLIGHT')),
+      fix: 'start it first (its schedule step moves it inflight), or schedule a new compaction',
     });
-    for (const result of results) {
-      writeStats.push(result.stat);
-      bytesRead += result.bytesRead;
-    }
-  } finally {
-    if (options.engine === undefined) await engine.close();
   }
-  const metadataTable = keepMetadataTable(storage, properties);
-  return withTableLock(
+  const plan = options.plan ?? (await readCompactionPlan(table.storage, instantTime));
+  const operation = plan.operations[ordinal];
+  if (operation === undefined) {
+    throw new HudiError(`compaction ${instantTime} has ${plan.operations.length} operation(s), no operation ${ordinal}`, {
+      location: table.storage.uriOf(compactionInstantPath(instantTime, 'REQUESTED')),
+    });
+  }
+  const result = await compactOperation(table, instantTime, operation, ordinal, options.engine, options.properties ?? new Map());
+  const stored: OperationResult = { ordinal, stat: result.stat, bytesRead: result.bytesRead };
+  await table.storage.put(operationResultPath(instantTime, ordinal), JSON.stringify(stored));
+  return { ...stored, outcome: 'executed' };
+}
+
+/** Operations of `plan` that have no stored result yet. */
+export async function operationsWithoutResult(table: HudiTable, instantTime: string, plan: CompactionPlan): Promise<number[]> {
+  const dir = compactionWorkDir(instantTime);
+  const stored = new Set((await table.storage.listDir(dir)).files.map((file) => file.path.slice(dir.length + 1)));
+  return plan.operations.flatMap((_, ordinal) => (stored.has(`operation-${ordinal}.json`) ? [] : [ordinal]));
+}
+
+/** Commit inflight compaction `instantTime` from its operations' stored results, under the table lock. */
+export async function commitCompaction(
+  table: HudiTable,
+  instantTime: string,
+  options: { lock: LockProvider; lockWaitMs?: number; properties?: ReadonlyMap<string, string> },
+): Promise<CompactionRunResult> {
+  assertMergeOnRead(table);
+  const started = Date.now();
+  const { storage } = table;
+  const done = (current: HudiTable) => isCompleted(current, instantTime);
+  if (done(table)) return alreadyCommitted(instantTime);
+  const plan = await readCompactionPlan(storage, instantTime);
+  const missing = await operationsWithoutResult(table, instantTime, plan);
+  if (missing.length > 0) {
+    throw new IncompleteCompactionError(
+      `compaction ${instantTime} cannot commit: ${missing.length} of ${plan.operations.length} operation(s) have no result (${missing.slice(0, 20).join(', ')})`,
+      { location: storage.uriOf(compactionWorkDir(instantTime)), fix: 'run those operations again (or the whole compaction: `compact --mode execute`)' },
+    );
+  }
+  const results: OperationResult[] = [];
+  for (const ordinal of plan.operations.keys()) results.push((await readOperationResult(storage, instantTime, ordinal))!);
+  const writeStats = results.map((result) => result.stat);
+  const bytesRead = results.reduce((sum, result) => sum + result.bytesRead, 0);
+  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map());
+  const outcome = await withTableLock(
     table,
     options.lock,
     async (current, lease) => {
-      if (isCompleted(current, instantTime)) {
-        return { instantTime, outcome: 'already-committed' as const, resumed, writeStats, metadataTable: undefined, bytesRead, millis: Date.now() - started };
-      }
+      if (done(current)) return alreadyCommitted(instantTime);
       if (!pendingCompactions(current.timeline).some((i) => i.time === instantTime && i.state === 'INFLIGHT')) {
         throw new ConflictError(`compaction ${instantTime} left the timeline while running (rolled back?)`, {
           location: storage.uriOf(compactionInstantPath(instantTime, 'INFLIGHT')),
@@ -131,7 +209,7 @@ export async function runCompaction(table: HudiTable, instantTime: string, optio
       return {
         instantTime,
         outcome: 'committed' as const,
-        resumed,
+        resumed: false,
         writeStats,
         metadataTable: metadataTable.outcome(),
         bytesRead,
@@ -140,6 +218,45 @@ export async function runCompaction(table: HudiTable, instantTime: string, optio
     },
     { waitMs: options.lockWaitMs },
   );
+  // What the instant leaves behind, once completed (a crash before this leaves only these small files).
+  if (outcome.outcome === 'committed') await deleteWorkDir(storage, compactionWorkDir(instantTime));
+  return outcome;
+}
+
+/** Run pending compaction `instantTime` (requested or inflight) to its commit. */
+export async function runCompaction(table: HudiTable, instantTime: string, options: CompactionRunOptions): Promise<CompactionRunResult> {
+  const started = Date.now();
+  const log = options.log ?? (() => undefined);
+  const start = await startCompactionRun(table, instantTime, log);
+  if (start.outcome === 'already-committed' || start.plan === undefined) return alreadyCommitted(instantTime);
+  const plan = start.plan;
+  const current = await table.reload();
+  const engine = options.engine ?? (await openParquetEngine());
+  try {
+    // Two at a time: one operation's log decoding (JavaScript) overlaps another's merge (DuckDB, off the main thread).
+    await mapWithConcurrency(plan.operations, PIPELINE, async (operation, ordinal) => {
+      const result = await executeCompactionOperation(current, instantTime, ordinal, {
+        engine,
+        plan,
+        ...(options.properties === undefined ? {} : { properties: options.properties }),
+      });
+      if (result.outcome === 'executed')
+        log(`compacted ${result.stat.path}: ${result.stat.numWrites} records from ${operation.deltaFilePaths.length} log file(s)`);
+      return result;
+    });
+  } finally {
+    if (options.engine === undefined) await engine.close();
+  }
+  const committed = await commitCompaction(current, instantTime, {
+    lock: options.lock,
+    ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
+    ...(options.properties === undefined ? {} : { properties: options.properties }),
+  });
+  return { ...committed, resumed: start.resumed, millis: Date.now() - started };
+}
+
+function alreadyCommitted(instantTime: string): CompactionRunResult {
+  return { instantTime, outcome: 'already-committed', resumed: false, writeStats: [], metadataTable: undefined, bytesRead: 0, millis: 0 };
 }
 
 /** Run every pending compaction, oldest first. */
@@ -288,6 +405,8 @@ export async function rollbackCompaction(
           if (parsed !== undefined && parsed.instantTime === instantTime && fileIds.has(parsed.fileId)) deleted.push(file.path);
         }
       }
+      // Results first: a result must never outlive the output it names.
+      await deleteWorkDir(current.storage, compactionWorkDir(instantTime));
       await lease.assertHeld();
       if (deleted.length > 0) await current.storage.delete(deleted);
       if (pending.state === 'INFLIGHT') await current.storage.delete([compactionInstantPath(instantTime, 'INFLIGHT')]);
