@@ -36,6 +36,7 @@ import {
   type CompactionOperation,
   type CompactionPlan,
 } from '../timeline/compaction-plan.js';
+import { withMetaFields } from '../schema.js';
 import { AVRO_SCHEMA_FOOTER_KEY, hudiFooter } from '../writer/footer.js';
 import { writeConfigFromProperties } from '../writer/write-config.js';
 import { assertMergeOnRead } from './schedule.js';
@@ -286,27 +287,26 @@ async function compactOperation(
       fix: `roll the compaction back (\`compact <table> --mode rollback --instant ${instantTime}\`) and schedule a new one`,
     });
   }
-  if (operation.dataFilePath === null) {
-    throw new HudiError(`compaction ${instantTime} has a slice of log files only (${partitionPath}/${fileId}), which this build does not compact yet`, {
-      location: storage.uriOf(compactionInstantPath(instantTime, 'REQUESTED')),
-      fix: 'run this compaction with Hudi (CALL run_compaction), or roll it back',
-    });
-  }
   const order = new Map(operation.deltaFilePaths.map((name, index) => [name, index]));
   const logFiles = logFilesOf(listing.filter((file) => order.has(nameOf(file.path)))).sort((a, b) => order.get(nameOf(a.path))! - order.get(nameOf(b.path))!);
-  const baseObject = byName.get(operation.dataFilePath)!;
-  const parsed = parseBaseFileName(operation.dataFilePath);
-  if (parsed === undefined)
-    throw new HudiError(`compaction ${instantTime} names base file ${operation.dataFilePath}, which is not a base file name`, {
+  const dataFile = operation.dataFilePath;
+  const parsed = dataFile === null ? undefined : parseBaseFileName(dataFile);
+  if (dataFile !== null && parsed === undefined)
+    throw new HudiError(`compaction ${instantTime} names base file ${dataFile}, which is not a base file name`, {
       location: storage.uriOf(compactionInstantPath(instantTime, 'REQUESTED')),
     });
-  const basePath = joinPartitionPath(partitionPath, operation.dataFilePath);
+  const baseObject = dataFile === null ? undefined : byName.get(dataFile)!;
+  const basePath = dataFile === null ? undefined : joinPartitionPath(partitionPath, dataFile);
+  // A slice of log files only (inserts into log files, as indexes that index log files write them) has no base file.
   const slice: MergedFileSlice = {
     partitionPath,
     fileId,
     baseInstantTime: operation.baseInstantTime,
     logFiles,
-    baseFile: { partitionPath, ...parsed, fileName: operation.dataFilePath, path: basePath, size: baseObject.size },
+    baseFile:
+      dataFile === null || basePath === undefined || baseObject === undefined
+        ? undefined
+        : { partitionPath, ...parsed!, fileName: dataFile, path: basePath, size: baseObject.size },
   };
   const name = baseFileName(fileId, writeToken(ordinal), instantTime);
   const outputPath = joinPartitionPath(partitionPath, name);
@@ -318,10 +318,23 @@ async function compactOperation(
       return other !== undefined && other.fileId === fileId && other.instantTime === instantTime;
     });
   if (stale.length > 0) await storage.delete(stale);
-  const staged = await stageFiles(storage, [basePath]);
+  const staged = await stageFiles(storage, basePath === undefined ? [] : [basePath]);
   const dir = await mkdtemp(join(tmpdir(), 'hudi-compact-'));
   try {
-    const template = staged.localPaths[0]!;
+    let template: string;
+    let avroSchema: string;
+    let baseRows = 0;
+    if (basePath === undefined) {
+      // No base file to take the columns from: the table schema's, typed as Hudi's Avro writer types them.
+      avroSchema = JSON.stringify(withMetaFields((await table.requireSchema('compacting a slice of log files only')).schema));
+      template = join(dir, 'template.parquet');
+      await engine.writeEmptyFile({ avroSchema, outputFile: template });
+    } else {
+      template = staged.localPaths[0]!;
+      const footer = await engine.readFooter(template);
+      avroSchema = footer.keyValues[AVRO_SCHEMA_FOOTER_KEY] ?? (await table.requireSchema('compacting it')).text;
+      baseRows = footer.numRows;
+    }
     const changes = await sliceChanges(
       slice,
       {
@@ -335,8 +348,6 @@ async function compactOperation(
       tablePayload(storage, config),
       logBlockFilter(table.timeline, instantTime),
     );
-    const footer = await engine.readFooter(template);
-    const avroSchema = footer.keyValues[AVRO_SCHEMA_FOOTER_KEY] ?? (await table.requireSchema('compacting it')).text;
     const writeConfig = writeConfigFromProperties(properties);
     const localOut = join(dir, name);
     // The merge runs in DuckDB: the base rows stay there, only the log records' changes go in.
@@ -347,14 +358,13 @@ async function compactOperation(
       deletes: changes.deletes,
       constantColumns: { _hoodie_file_name: name },
       outputFile: localOut,
-      rowGroupSize: Math.max(1, footer.numRows || changes.upserts.length || 1),
+      rowGroupSize: Math.max(1, baseRows || changes.upserts.length || 1),
       footer: (keys) => hudiFooter(keys, avroSchema, { bloom: writeConfig.bloom, populateMetaFields: config.populateMetaFields }),
     });
     await storage.uploadFile(outputPath, localOut);
     const logBytes = logFiles.reduce((sum, log) => sum + log.size, 0);
-    const baseRows = footer.numRows;
     return {
-      bytesRead: baseObject.size + logBytes,
+      bytesRead: (baseObject?.size ?? 0) + logBytes,
       stat: newWriteStat({
         fileId,
         path: outputPath,

@@ -205,6 +205,11 @@ export interface ParquetEngine {
    * is dropped. The output has the base file's column types.
    */
   mergeIntoBase(request: MergeIntoBaseRequest): Promise<WriteRowsResult>;
+  /**
+   * An empty Parquet file whose columns are an Avro record schema's fields with the types Hudi's Avro writer gives
+   * them (decimals as FIXED_LEN_BYTE_ARRAY): the template of a base file written from log records only.
+   */
+  writeEmptyFile(request: { readonly avroSchema: string; readonly outputFile: string }): Promise<void>;
   close(): Promise<void>;
 }
 

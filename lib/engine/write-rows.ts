@@ -15,6 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
+import { withFixedDecimals } from '../parquet/schema.js';
+import { duckDbTypeOfAvro } from './avro-types.js';
 import { readJoinedValues } from './column-values.js';
 import { assertFilesExist, guardFiles } from './connection.js';
 import type { MergeIntoBaseRequest, WriteRowsRequest, WriteRowsResult } from './port.js';
@@ -119,6 +121,23 @@ export async function mergeIntoBase(connection: DuckDBConnection, request: Merge
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** ParquetEngine.writeEmptyFile (port.ts). */
+export async function writeEmptyFileOfAvro(connection: DuckDBConnection, avroSchema: string, outputFile: string): Promise<void> {
+  const fields = (JSON.parse(avroSchema) as { fields?: { name: string; type: unknown }[] }).fields ?? [];
+  const columns = fields.map((field) => {
+    const type = duckDbTypeOfAvro(field.type);
+    if (type === undefined) {
+      throw new HudiError(`field "${field.name}" has an Avro type this build cannot write (${JSON.stringify(field.type)})`, {
+        fix: 'compact this file slice with Hudi (CALL run_compaction)',
+      });
+    }
+    return `NULL::${type.toString()} AS ${sqlIdentifier(field.name)}`;
+  });
+  if (columns.length === 0) throw new HudiError('the table schema has no fields', { fix: 'check the table schema (extraMetadata.schema)' });
+  await connection.run(copyToParquetSql(`SELECT ${columns.join(', ')} WHERE false`, outputFile, 1, {}));
+  await conformParquetTypes(connection, outputFile, withFixedDecimals(parquetTypeTargets([outputFile])));
 }
 
 /** A column as JSON lines carry it: DuckDB's type name, binary as base64 text. */
