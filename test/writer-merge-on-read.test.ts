@@ -215,4 +215,20 @@ describe('merge-on-read writes', () => {
     await write(table, [{ ...first[1]!, name: 'later', createTime: '2024-01-01 23:59:59' }], 'upsert', { 'hoodie.parquet.small.file.limit': '0' });
     assert.equal((await rows(table)).get(first[1]!.id)!['name'], 'later');
   });
+
+  it('refuses what it does not write (parquet log blocks, log column stats) before anything is written', async () => {
+    const table = join(tempDir(), 'users_mor');
+    const first = users(5, 9, 1, 1);
+    await write(table, first, 'insert');
+    const storage = openStorage(table);
+    const instants = async () => (await loadTimeline(storage)).instants.length;
+    const before = await instants();
+    await assert.rejects(write(table, first.slice(0, 1), 'upsert', { 'hoodie.logfile.data.block.format': 'parquet' }), /writes Avro data blocks/);
+    // A metadata table with column_stats: Hudi would record the log files' column stats, which this writer does not compute.
+    const propsPath = '.hoodie/hoodie.properties';
+    const text = Buffer.from(await storage.get(propsPath)).toString('utf8');
+    await storage.put(propsPath, `${text}hoodie.table.metadata.partitions=files,column_stats\n`);
+    await assert.rejects(write(table, first.slice(0, 1), 'delete', { 'hoodie.metadata.enable': 'true' }), /column_stats is not supported/);
+    assert.equal(await instants(), before);
+  });
 });

@@ -32,7 +32,7 @@ import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type 
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
 import type { LockProvider } from '../lock/port.js';
-import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
+import { keepMetadataTable, METADATA_ENABLE_KEY, METADATA_PARTITIONS_KEY, PARTITION_ENABLE_KEYS, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../reader.js';
 import { isLogFileName } from '../log-format/index.js';
 import { describeHeal, failedWritesPolicy, healTable } from '../failed-writes.js';
@@ -119,6 +119,7 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const newTable = existing === undefined ? newTableOptionsFromWriteProperties(props, 'write properties') : undefined;
     const tableConfig = existing?.config ?? tableConfigFromProperties(newTableProperties(newTable!), 'write properties');
     assertWritable(tableConfig, existing === undefined ? 'write properties' : storage.uriOf(PROPERTIES_FILE), config);
+    assertLogColumnStatsNotNeeded(tableConfig, options.operation, props, storage.uriOf(PROPERTIES_FILE));
     // One listing serves the type template now and the write's file groups later.
     const view = existing === undefined ? undefined : await existing.fileSystemView();
     const template = view === undefined ? undefined : newestBaseFile(view);
@@ -191,6 +192,27 @@ function assertWritable(config: TableConfig, location: string, writeConfig: Writ
       fix: 'unset it (Avro is the default for Parquet tables), or write this table with Hudi',
     });
   }
+}
+
+/**
+ * Hudi records column stats of the log files it appends when the metadata table's column_stats index is on
+ * (HoodieAppendHandle's record stats); this writer does not compute them yet, so merge-on-read upserts and deletes,
+ * which append, are refused on such a table rather than leave the index without its log files. Inserts only write
+ * base files, whose stats are recorded.
+ */
+function assertLogColumnStatsNotNeeded(config: TableConfig, operation: WriteOperation, props: ReadonlyMap<string, string>, location: string): void {
+  if (config.type !== 'MERGE_ON_READ' || (operation !== 'upsert' && operation !== 'delete')) return;
+  const partitions = (config.properties.get(METADATA_PARTITIONS_KEY) ?? '').split(',').map((p) => p.trim());
+  if (!partitions.includes('column_stats')) return;
+  const off = (key: string) => props.get(key)?.trim().toLowerCase() === 'false';
+  if (off(METADATA_ENABLE_KEY) || off(PARTITION_ENABLE_KEYS.column_stats)) return;
+  throw new HudiError(
+    `${operation} on a merge-on-read table whose metadata table has column_stats is not supported: its log files' column stats are not computed by this writer`,
+    {
+      location,
+      fix: `write with ${PARTITION_ENABLE_KEYS.column_stats}=false (drops the column_stats index, as Hudi does), or write this table with Hudi`,
+    },
+  );
 }
 
 /** The newest latest base file, whose Parquet types new files copy (Hudi's decimal and timestamp encodings). */
