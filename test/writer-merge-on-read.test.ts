@@ -16,6 +16,10 @@ import { loadTimeline } from '../lib/timeline/timeline.js';
 import { planBuckets, type CandidateFile } from '../lib/writer/small-files.js';
 import { writeConfigFromProperties } from '../lib/writer/write-config.js';
 import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
+import { compactionConfigFrom } from '../lib/compaction/config.js';
+import { runCompaction } from '../lib/compaction/execute.js';
+import { scheduleCompaction } from '../lib/compaction/schedule.js';
+import { lockProviderFor } from '../lib/lock/index.js';
 import { tempDir } from './helpers/paths.js';
 
 const PROPS = new Map([
@@ -230,5 +234,37 @@ describe('merge-on-read writes', () => {
     await storage.put(propsPath, `${text}hoodie.table.metadata.partitions=files,column_stats\n`);
     await assert.rejects(write(table, first.slice(0, 1), 'delete', { 'hoodie.metadata.enable': 'true' }), /column_stats is not supported/);
     assert.equal(await instants(), before);
+  });
+
+  it("updates to a file group under a pending compaction go to the compaction instant's slice, which the compaction keeps", async () => {
+    const table = join(tempDir(), 'users_mor');
+    const first = users(10, 10, 1, 1);
+    await write(table, first, 'bulk_insert');
+    const noSmallFiles = { 'hoodie.parquet.small.file.limit': '0' };
+    await write(table, [{ ...first[0]!, name: 'v2', createTime: '2024-01-01 23:59:58' }], 'upsert', noSmallFiles);
+    const storage = openStorage(table);
+    const opened = await HudiTable.open(storage);
+    const lock = lockProviderFor(opened.config.properties, opened.config.name, storage);
+    const compactionProps = new Map([['hoodie.metadata.enable', 'false']]);
+    const scheduled = await scheduleCompaction(opened, compactionConfigFrom(compactionProps, 'test'), { lock, force: true, properties: compactionProps });
+    assert.ok(scheduled);
+    const r = await write(table, [{ ...first[1]!, name: 'v3', createTime: '2024-01-01 23:59:59' }], 'upsert', noSmallFiles);
+    const stat = r.stats[0]!;
+    assert.equal(stat.prevCommit, scheduled.instantTime);
+    assert.ok(stat.path!.includes(`_${scheduled.instantTime}.log.1_`), stat.path!);
+    assert.match(Buffer.from(await storage.get(`.hoodie/${r.instantTime}.deltacommit`)).toString('utf8'), /"baseFile" : ""/);
+    // Before and after the compaction, the snapshot has both updates.
+    const check = async () => {
+      const snapshot = await rows(table);
+      assert.equal(snapshot.get(first[0]!.id)!['name'], 'v2');
+      assert.equal(snapshot.get(first[1]!.id)!['name'], 'v3');
+      assert.equal(snapshot.size, 10);
+    };
+    await check();
+    await runCompaction(await HudiTable.open(storage), scheduled.instantTime, { lock, properties: compactionProps });
+    await check();
+    const ro = await rows(table, 'read_optimized');
+    assert.equal(ro.get(first[0]!.id)!['name'], 'v2');
+    assert.equal(ro.get(first[1]!.id)!['name'], first[1]!.name);
   });
 });

@@ -154,5 +154,40 @@ describe('merge-on-read writes: Hudi 0.15 reads our delta commits', () => {
     assert.ok(rows.every((r) => r['name'] !== 'n4-killed' && r['name'] !== 'n6-killed'));
     assert.equal(rows.find((r) => Number(r['id']) === 8)!['name'], 'n8-after');
     assert.deepEqual(canonicalRows(await ours(table)), canonicalRows(rows));
+    // The rollback's log file (a rollback block) and the killed write's are in the metadata table's files.
+    const report = await hudi.validateMetadataTable(table, ['partitions', 'latest-file-slices', 'all-file-groups']);
+    assert.deepEqual(report.errors, []);
+    assert.deepEqual(
+      Object.entries(report.checks)
+        .filter(([, check]) => check.status !== 'passed')
+        .map(([name, check]) => `${name}: ${check.details}`),
+      [],
+    );
+  });
+
+  it('a merge-on-read table we create (no metadata table) reads in Spark as in our reader', async () => {
+    const path = join(tempDir('mor-ours-'), 'mor_ours');
+    const create = {
+      'hoodie.table.name': 'mor_ours',
+      'hoodie.datasource.write.table.type': 'MERGE_ON_READ',
+      'hoodie.datasource.write.recordkey.field': 'id',
+      'hoodie.datasource.write.precombine.field': 'ts',
+      'hoodie.datasource.write.partitionpath.field': 'dt',
+      'hoodie.metadata.enable': 'false',
+    };
+    await ourWrite(
+      path,
+      [1, 2, 3, 4].map((id) => row(id, 1, 'ins')),
+      'insert',
+      create,
+    );
+    await ourWrite(path, [row(1, 2, 'up'), row(2, 2, 'up')], 'upsert', create);
+    await ourWrite(path, [row(4, 2, 'del')], 'delete', create);
+    const snapshot = await spark(hudi, path);
+    assert.deepEqual(ids(snapshot), [1, 2, 3]);
+    assert.deepEqual(canonicalRows(await ours(path)), canonicalRows(snapshot));
+    const ro = await spark(hudi, path, 'read_optimized');
+    assert.deepEqual(ids(ro), [1, 2, 3, 4]);
+    assert.deepEqual(canonicalRows(await ours(path, 'read_optimized')), canonicalRows(ro));
   });
 });
