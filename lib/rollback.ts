@@ -425,7 +425,7 @@ async function executeRollback(
     });
   }
   if (!ROLLBACK_ACTIONS.has(target.action as InstantAction)) {
-    throw new HudiError(`rollback plan ${rollback.time} targets a ${target.action}; this build rolls back commits and replacecommits only`, {
+    throw new HudiError(`rollback plan ${rollback.time} targets a ${target.action}; this build rolls back commits, deltacommits and replacecommits only`, {
       location: storage.uriOf(instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' })),
       fix: 'finish this rollback with Hudi (hudi-cli)',
     });
@@ -655,7 +655,7 @@ function writeInstantAt(timeline: Timeline, instantTime: string): Instant | unde
   const write = atTime.find((i) => ROLLBACK_ACTIONS.has(i.action));
   if (write === undefined && atTime.length > 0) {
     const actions = atTime.map((i) => `${i.action} (${i.state})`).join(', ');
-    throw new HudiError(`instant ${instantTime} is a ${actions}; only commit and replacecommit instants can be rolled back`, {
+    throw new HudiError(`instant ${instantTime} is a ${actions}; only commit, deltacommit and replacecommit instants can be rolled back`, {
       fix: 'pending clean and rollback instants are finished by re-running them, not rolled back',
     });
   }
