@@ -23,6 +23,7 @@
  * conflict, record-checks, footer, lib/engine/write.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { readKey } from '../config/index.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +33,7 @@ import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type 
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
 import type { LockProvider } from '../lock/port.js';
-import { keepMetadataTable, METADATA_ENABLE_KEY, METADATA_PARTITIONS_KEY, PARTITION_ENABLE_KEYS, type MetadataTableOutcome } from '../metadata/index.js';
+import { keepMetadataTable, METADATA_ENABLE, METADATA_PARTITIONS_KEY, PARTITION_ENABLE, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../reader.js';
 import { isLogFileName } from '../log-format/index.js';
 import { describeHeal, failedWritesPolicy, healTable } from '../failed-writes.js';
@@ -204,13 +205,12 @@ function assertLogColumnStatsNotNeeded(config: TableConfig, operation: WriteOper
   if (config.type !== 'MERGE_ON_READ' || (operation !== 'upsert' && operation !== 'delete')) return;
   const partitions = (config.properties.get(METADATA_PARTITIONS_KEY) ?? '').split(',').map((p) => p.trim());
   if (!partitions.includes('column_stats')) return;
-  const off = (key: string) => props.get(key)?.trim().toLowerCase() === 'false';
-  if (off(METADATA_ENABLE_KEY) || off(PARTITION_ENABLE_KEYS.column_stats)) return;
+  if (readKey(props, METADATA_ENABLE, 'write properties') === false || readKey(props, PARTITION_ENABLE.column_stats, 'write properties') === false) return;
   throw new HudiError(
     `${operation} on a merge-on-read table whose metadata table has column_stats is not supported: its log files' column stats are not computed by this writer`,
     {
       location,
-      fix: `write with ${PARTITION_ENABLE_KEYS.column_stats}=false (drops the column_stats index, as Hudi does), or write this table with Hudi`,
+      fix: `write with ${PARTITION_ENABLE.column_stats.key}=false (drops the column_stats index, as Hudi does), or write this table with Hudi`,
     },
   );
 }
