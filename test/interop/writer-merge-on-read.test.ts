@@ -190,4 +190,36 @@ describe('merge-on-read writes: Hudi 0.15 reads our delta commits', () => {
     assert.deepEqual(ids(ro), [1, 2, 3, 4]);
     assert.deepEqual(canonicalRows(await ours(path, 'read_optimized')), canonicalRows(ro));
   });
+
+  it('with record_index and bloom_filters in the metadata table, our delta commits keep both as Hudi does', async () => {
+    const path = join(tempDir('mor-rli-'), 'mor_rli');
+    const indexed = {
+      ...sparkOptions('insert'),
+      'hoodie.table.name': 'mor_rli',
+      'hoodie.metadata.record.index.enable': 'true',
+      'hoodie.metadata.index.bloom.filter.enable': 'true',
+    };
+    await hudi.write(path, { schema: SCHEMA, rows: [1, 2, 3, 4, 5, 6].map((id) => row(id, 1, 'ins')), options: indexed });
+    // Inserts with updates (the small file is rewritten: new records in the index), updates alone (logs), deletes (logs).
+    await ourWrite(path, [row(1, 2, 'u1'), row(7, 1, 'ins'), row(8, 1, 'ins')], 'upsert');
+    await ourWrite(path, [row(2, 3, 'u2'), row(3, 3, 'u2')], 'upsert');
+    await ourWrite(path, [row(4, 1, 'del')], 'delete');
+    const report = await hudi.validateMetadataTable(path, [
+      'latest-file-slices',
+      'all-file-groups',
+      'bloom-filters',
+      'record-index-count',
+      'record-index-content',
+    ]);
+    assert.deepEqual(report.errors, []);
+    assert.deepEqual(
+      Object.entries(report.checks)
+        .filter(([, check]) => check.status !== 'passed')
+        .map(([name, check]) => `${name}: ${check.details}`),
+      [],
+    );
+    const snapshot = await spark(hudi, path);
+    assert.deepEqual(ids(snapshot), [1, 2, 3, 5, 6, 7, 8]);
+    assert.deepEqual(canonicalRows(await ours(path)), canonicalRows(snapshot));
+  });
 });
