@@ -228,6 +228,7 @@ describe('merge-on-read writes', () => {
     const instants = async () => (await loadTimeline(storage)).instants.length;
     const before = await instants();
     await assert.rejects(write(table, first.slice(0, 1), 'upsert', { 'hoodie.logfile.data.block.format': 'parquet' }), /writes Avro data blocks/);
+    await assert.rejects(write(table, first.slice(0, 1), 'upsert', { 'hoodie.index.type': 'bucket' }), /that index puts inserts in log files/);
     // A metadata table with column_stats: Hudi would record the log files' column stats, which this writer does not compute.
     const propsPath = '.hoodie/hoodie.properties';
     const text = Buffer.from(await storage.get(propsPath)).toString('utf8');

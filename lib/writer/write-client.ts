@@ -103,6 +103,9 @@ export interface WriteResult {
 
 type WriteAction = 'commit' | 'deltacommit';
 
+/** Hudi 0.15's indexes whose canIndexLogFiles() is true. */
+const LOG_INDEXING_INDEXES: readonly string[] = ['BUCKET', 'HBASE', 'INMEMORY', 'FLINK_STATE'];
+
 const OPERATION_TYPES: Record<WriteOperation, WriteOperationType> = { bulk_insert: 'BULK_INSERT', insert: 'INSERT', upsert: 'UPSERT', delete: 'DELETE' };
 const UPLOAD_CONCURRENCY = 4;
 
@@ -185,6 +188,13 @@ function assertWritable(config: TableConfig, location: string, writeConfig: Writ
     throw new HudiError('writes to tables without meta fields (hoodie.populate.meta.fields=false) are not supported', {
       location,
       fix: 'write this table with Hudi',
+    });
+  }
+  // SparkUpsertDeltaCommitPartitioner sends inserts to log files when the index can index them (canIndexLogFiles).
+  if (config.type === 'MERGE_ON_READ' && writeConfig.indexType !== undefined && LOG_INDEXING_INDEXES.includes(writeConfig.indexType)) {
+    throw new HudiError(`${WRITE_KEYS.indexType.key}=${writeConfig.indexType} is not supported on merge-on-read tables: that index puts inserts in log files`, {
+      location: WRITE_KEYS.indexType.key,
+      fix: 'unset it (this writer places records as the bloom and simple indexes do), or write this table with Hudi',
     });
   }
   if (config.type === 'MERGE_ON_READ' && writeConfig.logDataBlockFormat !== undefined && writeConfig.logDataBlockFormat !== 'avro') {

@@ -42,6 +42,8 @@ export interface WriteConfig {
   readonly smallFileGroupCandidatesLimit: number;
   /** Merge-on-read: the data block format of log files (only avro is written). */
   readonly logDataBlockFormat: string | undefined;
+  /** hoodie.index.type as given (upper case), undefined when unset. */
+  readonly indexType: string | undefined;
   /** Bloom filter of record keys in each base file footer (Hudi's bloom index reads it). */
   readonly bloom: { numEntries: number; fpp: number; maxEntries: number; type: 'DYNAMIC_V0' | 'SIMPLE' };
 }
@@ -153,6 +155,13 @@ export const WRITE_KEYS = {
     parser: optionalText,
     description: 'merge-on-read: the data block format of log files; this writer writes avro (the default for Parquet tables) and refuses others',
   }),
+  indexType: defineKey({
+    key: 'hoodie.index.type',
+    default: undefined,
+    parser: optionalText,
+    description:
+      'merge-on-read: inserts go to base files as with the bloom and simple indexes (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX); indexes that index log files (BUCKET, HBASE, INMEMORY, FLINK_STATE) are refused',
+  }),
   bloomNumEntries: defineKey({
     key: 'hoodie.index.bloom.num_entries',
     default: 60000,
@@ -204,6 +213,7 @@ export function writeConfigFromProperties(props: ReadonlyMap<string, string>, lo
     allowEmptyCommit: read(k.allowEmptyCommit),
     smallFileGroupCandidatesLimit: read(k.smallFileGroupCandidatesLimit),
     logDataBlockFormat: read(k.logDataBlockFormat)?.trim().toLowerCase() || undefined,
+    indexType: read(k.indexType)?.trim().toUpperCase() || undefined,
     bloom: { numEntries: read(k.bloomNumEntries), fpp: read(k.bloomFpp), maxEntries: read(k.bloomMaxEntries), type: read(k.bloomType) },
   };
 }
