@@ -60,8 +60,9 @@ const MB_PER_VCPU = 1769;
 const DOWNLOADS_IN_FLIGHT = 8;
 const UPLOADS_IN_FLIGHT = 4;
 /**
- * Requests of a group besides its data: the instant and plan read (GET/HEAD), the heartbeat's first write, the
- * markers' folder, the result. Counted from a run on moto (test/serverless-clustering.test.ts counts the data part).
+ * Requests of a group besides its transfers: the instant and plan read (GET/HEAD), the heartbeat's first write, the
+ * result. An estimate; the transfers themselves (a GET per range, a marker and a PUT or the parts per output) are
+ * what the adapter counts, and test/serverless-clustering.test.ts holds a run on moto to exactly that.
  */
 const GROUP_OVERHEAD: RequestCounts = { get: 4, head: 4, put: 2 };
 /** A run's plan, commit, clean check and archive: timeline reads and writes and listings (an estimate, small beside the groups'). */

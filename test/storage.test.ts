@@ -33,7 +33,8 @@ import {
   type VersionedDownload,
 } from '../lib/storage/index.js';
 import { BoundedTasks, settleAll } from '../lib/storage/concurrency.js';
-import { countedStorage, formatRequestCounts, RequestCounter, sumRequestCounts } from '../lib/storage/request-counts.js';
+import { countedStorage } from '../lib/storage/counted.js';
+import { formatRequestCounts, RequestCounter, sumRequestCounts } from '../lib/storage/request-counts.js';
 
 const MiB = 1024 * 1024;
 const HOW_TO_RUN =

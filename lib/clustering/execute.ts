@@ -23,7 +23,8 @@ import { assertMetadataTableKeepable, metadataTableState } from '../metadata/ind
 import { withMetaFields } from '../schema.js';
 import { planBinaryCopy, planCopyOutputs, readCopyInput, writeCopiedFile, type CopyInput, type CopyLayout } from '../parquet/binary-copy.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
-import { countedStorage, RequestCounter } from '../storage/request-counts.js';
+import { countedStorage } from '../storage/counted.js';
+import { RequestCounter } from '../storage/request-counts.js';
 import type { HudiTable } from '../table.js';
 import { PROPERTIES_FILE } from '../table-config.js';
 import type { ClusteringPlan } from '../timeline/clustering-plan.js';

@@ -24,8 +24,8 @@ export {
 } from './s3.js';
 export { BoundedTasks, mapWithConcurrency, settleAll } from './concurrency.js';
 export { deleteMany } from './delete-many.js';
+export { countedStorage } from './counted.js';
 export {
-  countedStorage,
   formatRequestCounts,
   RequestCounter,
   STORAGE_REQUEST_KINDS,

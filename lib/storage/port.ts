@@ -64,7 +64,7 @@ export interface Storage {
   deleteMany?(paths: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult>;
   /**
    * The same storage, also counting the requests it sends in `counter` (S3: what is billed per request). Optional:
-   * a storage that sends none (a local disk) has no such view; countedStorage (request-counts.ts) falls back to itself.
+   * a storage that sends none (a local disk) has no such view; countedStorage (counted.ts) falls back to itself.
    */
   withRequestCounter?(counter: RequestCounter): Storage;
 }

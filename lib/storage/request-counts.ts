@@ -3,8 +3,6 @@
  * multipart calls at another; DELETE free). Counted in the adapter, once per request it sends (the SDK's own retries
  * of a request are not seen here; the serverless clients' middleware counts those, lib/serverless/clients.ts).
  */
-import type { Storage } from './port.js';
-
 export const STORAGE_REQUEST_KINDS = [
   'get',
   'head',
@@ -66,9 +64,4 @@ export function formatRequestCounts(counts: RequestCounts): string {
     parts.push(`${counts.multipartCreate ?? 0} multipart upload(s) of ${counts.multipartPart ?? 0} part(s)${aborted}`);
   }
   return parts.length === 0 ? 'none' : parts.join(', ');
-}
-
-/** `storage` counting into `counter` too where it sends requests; itself where it sends none (a local disk). */
-export function countedStorage(storage: Storage, counter: RequestCounter): Storage {
-  return storage.withRequestCounter?.(counter) ?? storage;
 }
