@@ -7,7 +7,8 @@
  * 1. Measured: CPU seconds per GB of input of executeGroup (stage, order, write with Hudi footers, upload to a local
  *    table) for each layout, on a group of --group-mb MB of realistic-width rows (about 250 bytes a row) made of
  *    5 MB files ("small") and of 100 MB files ("large"), with the engine settings execute-group's Lambda gets
- *    (lambdaEngineOptions of the template's memory). --cpu-s-per-gb gives figures instead (bench:clustering's).
+ *    (lambdaEngineOptions of the template's memory), the input files with Hudi's default bloom filter in their
+ *    footers. --cpu-s-per-gb gives figures instead (bench:clustering's).
  * 2. Modelled, for three table shapes (30,000 files of 5 MB; 1,000 of 100 MB; 100 of 1 GB), every file rewritten:
  *    - the groups the planner makes (buildClusteringGroupsForPartition under the default config, capped to what one
  *      execute-group can take, capGroupBytes), each one execute-group invocation;
@@ -25,6 +26,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
 import { executeGroup } from '../lib/clustering/execute.js';
+import type { GroupExecution } from '../lib/clustering/report.js';
 import { capGroupBytes, lambdaEngineOptions } from '../lib/clustering/job.js';
 import { buildClusteringGroupsForPartition, type FileSliceInput } from '../lib/clustering/plan-strategy.js';
 import { schedule } from '../lib/clustering/schedule.js';
@@ -54,6 +56,8 @@ const SORT_COLUMNS = ['birthday', 'createTime'];
 /** About 250 bytes of Parquet a row with 230 bytes of filler (bench:clustering's realistic width). */
 const NOTES_BYTES = 230;
 const BYTES_PER_ROW = 250;
+/** hoodie.index.bloom.num_entries, hoodie.index.bloom.fpp, hoodie.bloom.index.filter.dynamic.max.entries defaults. */
+const HUDI_DEFAULT_BLOOM = { numEntries: 60_000, fpp: 0.000_000_001, maxEntries: 100_000 };
 /** Lambda gives one vCPU per 1,769 MB of memory (AWS Lambda docs, "Memory and computing power"). */
 const MB_PER_VCPU = 1769;
 /** stageFiles' downloads in flight (lib/reader.ts) and uploads of a group (execute.ts): requests in flight at once. */
@@ -98,7 +102,8 @@ async function measureCpuPerGb(layout: Layout, fileClass: FileClass): Promise<nu
       commits: files,
       rowsPerFile: Math.ceil(fileBytes / BYTES_PER_ROW),
       notesBytes: NOTES_BYTES,
-      bloom: false,
+      // Footers as Hudi's writers leave them (its default bloom filter), so binary copy merges them as on a real table.
+      bloom: HUDI_DEFAULT_BLOOM,
     });
     const storage = openStorage(table.dir);
     // One group of all the files, outputs of the default target size.
@@ -109,11 +114,12 @@ async function measureCpuPerGb(layout: Layout, fileClass: FileClass): Promise<nu
     const engine = await openParquetEngine(lambdaEngineOptions(FUNCTIONS['execute-group'].memoryMb, join(work, 'scratch')));
     try {
       const cpu = process.cpuUsage();
-      await executeGroup(await hudiTable.reload(), scheduled.instantTime, 0, { engine, tempDir: join(work, 'scratch'), config });
+      const result = await executeGroup(await hudiTable.reload(), scheduled.instantTime, 0, { engine, tempDir: join(work, 'scratch'), config });
       const used = process.cpuUsage(cpu);
       const cpuSeconds = (used.user + used.system) / 1e6;
       console.log(
-        `  ${layout.padEnd(8)} ${fileClass.padEnd(5)} group: ${table.files.length} files, ${(table.bytes / MB).toFixed(0)} MB: ${cpuSeconds.toFixed(2)} CPU s, ${(cpuSeconds / (table.bytes / GB)).toFixed(2)} CPU s/GB`,
+        `  ${layout.padEnd(8)} ${fileClass.padEnd(5)} group: ${table.files.length} files, ${(table.bytes / MB).toFixed(0)} MB: ${cpuSeconds.toFixed(2)} CPU s, ${(cpuSeconds / (table.bytes / GB)).toFixed(2)} CPU s/GB` +
+          ` (${describeExecution(result.report.execution)})`,
       );
       return cpuSeconds / (table.bytes / GB);
     } finally {
@@ -122,6 +128,12 @@ async function measureCpuPerGb(layout: Layout, fileClass: FileClass): Promise<nu
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+function describeExecution(execution: GroupExecution | undefined): string {
+  if (execution === undefined) return 'method not recorded';
+  if (execution.method === 'rewrite') return `rewritten: ${execution.reason}`;
+  return `binary copy of ${execution.rowGroups} row groups${execution.footersFromKeys === undefined ? '' : `, footers from keys: ${execution.footersFromKeys}`}`;
 }
 
 /** `no-sort:small=1.2,linear:large=6` → figures by layout and file class. */
