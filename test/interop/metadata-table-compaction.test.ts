@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { writeJsonLines } from '../../lib/generate.js';
 import { MetadataTable, METADATA_TABLE_METAFOLDER } from '../../lib/metadata/index.js';
 import { readSnapshot } from '../../lib/reader.js';
@@ -17,22 +17,13 @@ import { HudiTable } from '../../lib/table.js';
 import { parseLogFileName } from '../../lib/log-format/index.js';
 import { readCompactionPlan } from '../../lib/timeline/compaction-plan.js';
 import { writeBatch, type WriteOptions } from '../../lib/writer/write-client.js';
-import { startHudi, type HudiHarness, type ValidationReport } from '../helpers/hudi.js';
+import { startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { metadataTableChecks, WITHOUT_RECORD_INDEX } from '../helpers/metadata-table-checks.js';
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, f DOUBLE, b BOOLEAN, dt STRING';
-const CHECKS = [
-  'partitions',
-  'latest-file-slices',
-  'latest-base-files',
-  'all-file-groups',
-  'all-column-stats',
-  'bloom-filters',
-  'record-index-count',
-  'record-index-content',
-];
 const NAME = 'mdt_compaction';
-const SPARK_CHECKS = CHECKS.filter((check) => !check.startsWith('record-index'));
+const SPARK_CHECKS = WITHOUT_RECORD_INDEX;
 
 type Row = { id: number; name: string; ts: number; f: number; b: boolean; dt: string };
 
@@ -78,32 +69,15 @@ describe('our metadata-table compaction, checked by Hudi', { timeout: 3_600_000 
     await hudi?.close();
   });
 
-  async function validate(t: TestContext, table: string, step: string, checks: readonly string[] = CHECKS): Promise<void> {
-    const report: ValidationReport = await hudi.validateMetadataTable(table, checks);
-    const failed = Object.entries(report.checks).filter(([, check]) => check.status !== 'passed');
-    assert.deepEqual(report.errors, [], `${step}: validator errors`);
-    assert.deepEqual(
-      failed.map(([name, check]) => `${name}: ${check.status} ${check.details}`),
-      [],
-      `${step}: failed checks`,
-    );
-    assert.deepEqual(Object.keys(report.checks).sort(), [...checks].sort(), `${step}: every check ran`);
-    t.diagnostic(
-      `${step}: ${Object.entries(report.checks)
-        .map(([name, check]) => `${name} ${check.status}${check.counts ? ` ${JSON.stringify(check.counts)}` : ''}`)
-        .join('; ')}`,
-    );
-  }
+  const { validate, readBoth } = metadataTableChecks(() => hudi);
 
   /** `id:name` of every row Spark reads with the metadata table on and off, and our reader: all equal. */
   async function readAll(table: string, step: string): Promise<string[]> {
     const key = (row: Record<string, unknown>) => `${Number(row['id'])}:${String(row['name'])}`;
-    const on = (await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' }, meta: false })).rows.map(key).sort();
-    const off = (await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' }, meta: false })).rows.map(key).sort();
+    const spark = (await readBoth(table, step)).map(key).sort();
     const ours = (await readSnapshot(await HudiTable.open(openStorage(table)))).rows.map(key).sort();
-    assert.deepEqual(on, off, `${step}: Spark with and without the metadata table`);
-    assert.deepEqual(ours, on, `${step}: our reader and Spark`);
-    return on;
+    assert.deepEqual(ours, spark, `${step}: our reader and Spark`);
+    return spark;
   }
 
   /** Our reader's record index names, for every row Spark reads, the file group holding it, and nothing else. */

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { writeJsonLines } from '../../lib/generate.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { rollbackInstant } from '../../lib/rollback.js';
@@ -19,20 +19,11 @@ import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { runKilledWrite } from '../helpers/killed-write.js';
-import { canonicalRows, hudiToolchain, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { hudiToolchain, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { metadataTableChecks } from '../helpers/metadata-table-checks.js';
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, f DOUBLE, dt STRING';
-const CHECKS = [
-  'partitions',
-  'latest-file-slices',
-  'latest-base-files',
-  'all-file-groups',
-  'all-column-stats',
-  'bloom-filters',
-  'record-index-count',
-  'record-index-content',
-];
 
 const rows = (ids: readonly number[], version: number) =>
   ids.map((id) => ({ id, name: `v${version}-${id}`, ts: version, f: id + version / 10, dt: id % 2 === 0 ? '2024-01-02' : '2024-01-01' }));
@@ -87,31 +78,7 @@ describe('rollbacks and the metadata table, with Hudi', { timeout: 1_800_000 }, 
     await hudi?.close();
   });
 
-  async function validate(t: TestContext, table: string, step: string): Promise<void> {
-    const report = await hudi.validateMetadataTable(table, CHECKS);
-    assert.deepEqual(report.errors, [], `${step}: validator errors`);
-    assert.deepEqual(
-      Object.entries(report.checks)
-        .filter(([, c]) => c.status !== 'passed')
-        .map(([n, c]) => `${n}: ${c.status} ${c.details}`),
-      [],
-      `${step}: failed checks`,
-    );
-    t.diagnostic(
-      `${step}: ${Object.entries(report.checks)
-        .map(([n, c]) => `${n} ${c.status}`)
-        .join(', ')}`,
-    );
-  }
-
-  async function readBoth(table: string, step: string): Promise<number[]> {
-    const on = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' }, meta: false });
-    const off = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' }, meta: false });
-    assert.deepEqual(canonicalRows(on.rows), canonicalRows(off.rows), `${step}: rows with and without the metadata table`);
-    const ids = off.rows.map((row) => Number(row['id'])).sort((a, b) => a - b);
-    assert.equal(new Set(ids).size, ids.length, `${step}: no duplicates`);
-    return ids;
-  }
+  const { validate, readIds } = metadataTableChecks(() => hudi);
 
   for (const killAfter of ['completed', '3'] as const) {
     it(`our write killed after its metadata-table ${killAfter === 'completed' ? 'deltacommit completed' : 'first log file'}: Spark reads the previous rows, and rolls it back on its next write`, async (t) => {
@@ -131,19 +98,19 @@ describe('rollbacks and the metadata table, with Hudi', { timeout: 1_800_000 }, 
         mdtInstants(table).some((file) => file.startsWith(failed)),
         'its metadata-table deltacommit is there',
       );
-      assert.deepEqual(await readBoth(table, 'after the kill'), range(1, 10), 'Spark reads the rows before the killed write');
+      assert.deepEqual(await readIds(table, 'after the kill'), range(1, 10), 'Spark reads the rows before the killed write');
       await validate(t, table, `killed after ${killAfter}, before any rollback`);
 
       // Spark's next write (eager failed-writes cleaning) rolls our instant back, on the metadata table too.
       await hudi.write(table, { schema: SCHEMA, rows: rows([1, 2, 30], 3), options: sparkOptions(name) });
       assert.deepEqual(pendingDataInstants(table), [], 'Spark rolled the killed write back');
       await validate(t, table, `killed after ${killAfter}, after Spark's write`);
-      assert.deepEqual(await readBoth(table, 'after Spark'), [...range(1, 10), 30]);
+      assert.deepEqual(await readIds(table, 'after Spark'), [...range(1, 10), 30]);
       // And we write on.
       const ours = await writeBatch(openStorage(table), { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: ourProps(name) });
       assert.ok(ours.metadataTable.deltaCommit);
       await validate(t, table, `killed after ${killAfter}, after our next write`);
-      assert.deepEqual(await readBoth(table, 'after ours'), [...range(1, 10), ...range(20, 23), 30]);
+      assert.deepEqual(await readIds(table, 'after ours'), [...range(1, 10), ...range(20, 23), 30]);
     });
   }
 
@@ -162,7 +129,7 @@ describe('rollbacks and the metadata table, with Hudi', { timeout: 1_800_000 }, 
     rmSync(join(table, `.hoodie/${failed}.commit`));
     assert.deepEqual(pendingDataInstants(table), [failed]);
     assert.ok(existsSync(join(table, `.hoodie/metadata/.hoodie/${failed}.deltacommit`)), "Spark's deltacommit completed");
-    assert.deepEqual(await readBoth(table, 'after Spark died'), range(1, 10));
+    assert.deepEqual(await readIds(table, 'after Spark died'), range(1, 10));
     const storage = openStorage(table);
     const result = await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), failed, {
       lock: new StorageLockProvider(storage, { waitMs: 10_000 }),
@@ -172,13 +139,13 @@ describe('rollbacks and the metadata table, with Hudi', { timeout: 1_800_000 }, 
     assert.ok(result.deletedFiles.length > 0, 'its data files are deleted');
     assert.ok(!mdtInstants(table).some((file) => file.startsWith(failed)), 'no metadata-table instant of the rolled-back write is left');
     await validate(t, table, "after our rollback of Spark's dead write");
-    assert.deepEqual(await readBoth(table, 'after our rollback'), range(1, 10));
+    assert.deepEqual(await readIds(table, 'after our rollback'), range(1, 10));
 
     const input = join(tempDir(), 'batch.jsonl');
     await writeJsonLines(input, rows([3, 4, 50], 4));
     await writeBatch(storage, { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: ourProps(name) });
     await hudi.write(table, { schema: SCHEMA, rows: rows([5, 60], 5), options: sparkOptions(name) });
     await validate(t, table, "after our write and Spark's");
-    assert.deepEqual(await readBoth(table, 'at the end'), [...range(1, 10), 50, 60]);
+    assert.deepEqual(await readIds(table, 'at the end'), [...range(1, 10), 50, 60]);
   });
 });
