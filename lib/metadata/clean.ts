@@ -15,7 +15,7 @@
  */
 import { earliestCommitToRetain, assembleCleanerPlan, commitsAndCompactionTimeline, planPartition, type PartitionCleanPlan } from '../cleaning/plan.js';
 import { cleanConfigFromProperties, type CleanConfig } from '../cleaning/config.js';
-import { cleanMetadataOf } from '../cleaning/commit.js';
+import { cleanMetadataOf } from '../cleaning/clean-metadata.js';
 import { executeCleanerPlan } from '../cleaning/execute.js';
 import type { LockLease } from '../lock/port.js';
 import { prefixedStorage } from '../storage/prefixed.js';
