@@ -117,7 +117,7 @@ async function ours(
 /** How the group was written, with the reason binary copy was not taken (or its footers were built from keys). */
 function methodOf(execution: GroupExecution | undefined): string {
   if (execution === undefined) return '?';
-  if (execution.method === 'rewrite') return `rewrite (${execution.reason})`;
+  if (execution.method === 'rewrite') return `rewrite (${execution.reason}${execution.split === undefined ? '' : `; ${execution.split}`})`;
   return `binary copy${execution.footersFromKeys === undefined ? '' : ` (footers from keys: ${execution.footersFromKeys})`}`;
 }
 
