@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { BIGINT, type DuckDBBigIntVector, DuckDBDataChunk, DuckDBTypeId, DuckDBVector } from '@duckdb/node-api';
+import { DuckDBDataChunk, DuckDBTypeId, type DuckDBUIntegerVector, DuckDBVector, UINTEGER } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import { planBinaryCopy, readCopyInput, writeCopiedFile, type CopyInput } from '../parquet/binary-copy.js';
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
@@ -76,8 +76,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     filesTable = inputsTable;
     let rankJoin = '';
     if (request.rowRanks !== undefined) {
-      await loadRanks(db, ranksTable, request.rowRanks);
-      rankJoin = `JOIN ${ranksTable} USING (${sqlIdentifier(INPUT_ROW_COLUMN)})`;
+      rankJoin = `JOIN ${await loadRanks(db, ranksTable, request.rowRanks)} USING (${sqlIdentifier(INPUT_ROW_COLUMN)})`;
     }
     /** Every row, ordered (input order, the keys, or rowRanks), with the columns of `columnsOf` (its constants). */
     const orderedQuery = (columnsOf: OutputRange): string => {
@@ -245,24 +244,24 @@ async function columnValuesOnSide(db: DuckDb, files: readonly string[], column: 
   }
 }
 
-/** rowRanks → a table (input row, rank) through DuckDB's appender, 2,048 rows per chunk. */
-async function loadRanks(db: DuckDb, table: string, ranks: Uint32Array): Promise<void> {
-  await db.connection.run(`CREATE TEMP TABLE ${table} (${sqlIdentifier(INPUT_ROW_COLUMN)} BIGINT, ${sqlIdentifier(RANK_VALUE_COLUMN)} BIGINT)`);
+/**
+ * rowRanks → a table of the ranks in input order through DuckDB's appender, 2,048 rows per chunk, and the
+ * (input row, rank) relation to join on: the input row is the table's rowid (rows are appended in order), so only
+ * the ranks cross over, as 32-bit numbers (no BigInt per row).
+ */
+async function loadRanks(db: DuckDb, table: string, ranks: Uint32Array): Promise<string> {
+  const rank = sqlIdentifier(RANK_VALUE_COLUMN);
+  await db.connection.run(`CREATE TEMP TABLE ${table} (${rank} UINTEGER)`);
   const appender = await db.connection.createAppender(table.slice(1, -1), 'main', 'temp');
   try {
     const chunkRows = DuckDBVector.standardSize();
-    const chunk = DuckDBDataChunk.create([BIGINT, BIGINT], chunkRows);
+    const chunk = DuckDBDataChunk.create([UINTEGER], chunkRows);
     for (let start = 0; start < ranks.length; start += chunkRows) {
       const count = Math.min(chunkRows, ranks.length - start);
       chunk.reset();
       chunk.rowCount = count;
-      const rows = chunk.getColumnVector(0) as DuckDBBigIntVector;
-      const values = chunk.getColumnVector(1) as DuckDBBigIntVector;
-      for (let index = 0; index < count; index++) {
-        rows.setItem(index, BigInt(start + index));
-        values.setItem(index, BigInt(ranks[start + index]!));
-      }
-      rows.flush();
+      const values = chunk.getColumnVector(0) as DuckDBUIntegerVector;
+      for (let index = 0; index < count; index++) values.setItem(index, ranks[start + index]!);
       values.flush();
       appender.appendDataChunk(chunk);
     }
@@ -270,6 +269,7 @@ async function loadRanks(db: DuckDb, table: string, ranks: Uint32Array): Promise
   } finally {
     appender.closeSync();
   }
+  return `(SELECT rowid AS ${sqlIdentifier(INPUT_ROW_COLUMN)}, CAST(${rank} AS BIGINT) AS ${rank} FROM ${table})`;
 }
 
 /**
