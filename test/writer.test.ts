@@ -195,6 +195,48 @@ describe('writer: operations', () => {
     assert.equal(readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.commit')).length, commitsBefore, 'nothing was written');
   });
 
+  it("each file's new records are stored in key order and numbered in that order, after the records it keeps", async () => {
+    const table = join(tempDir(), 'users');
+    // Given in descending id order, so that storing them in key order is the writer's doing.
+    const first = await write(table, users(300, 8).reverse(), 'bulk_insert');
+    const second = await write(
+      table,
+      [...users(60, 8, 121), ...users(40, 9, 1000)].map((user) => ({ ...user, name: `${user.name}-v2` })),
+      'upsert',
+    );
+    assert.ok(second.updated > 0 && second.inserted > 0);
+    const inOrder = (file: string, written: readonly Record<string, unknown>[], numbered: boolean): void => {
+      const keys = written.map((row) => String(row['_hoodie_record_key']));
+      assert.deepEqual(keys, [...keys].sort(), `${file}: in key order`);
+      if (!numbered) return;
+      assert.deepEqual(
+        written.map((row) => Number(String(row['_hoodie_commit_seqno']).split('_').at(-1))),
+        written.map((_, index) => index),
+        `${file}: sequence numbers follow the order`,
+      );
+    };
+    let checked = 0;
+    for (const file of independentLatestBaseFiles(table)) {
+      const rows = pyarrowRead([file]);
+      const firstNew = rows.findIndex((row) => row['_hoodie_commit_time'] === second.instantTime);
+      const kept = firstNew === -1 ? rows : rows.slice(0, firstNew);
+      const fresh = firstNew === -1 ? [] : rows.slice(firstNew);
+      assert.ok(
+        kept.every((row) => row['_hoodie_commit_time'] === first.instantTime),
+        `${file}: the kept records come first`,
+      );
+      assert.ok(
+        fresh.every((row) => row['_hoodie_commit_time'] === second.instantTime),
+        `${file}: then the new ones`,
+      );
+      // Kept records keep their order and numbers (with gaps where records were updated); a file the upsert did not touch is the bulk_insert's.
+      inOrder(file, kept, firstNew === -1);
+      inOrder(file, fresh, true);
+      checked += rows.length;
+    }
+    assert.ok(checked >= 100, `${checked} records checked`);
+  });
+
   it('meta columns, footers and bloom filters as Hudi writes them', async () => {
     const table = join(tempDir(), 'users');
     const result = await write(table, users(200, 4), 'insert');
