@@ -2,17 +2,22 @@
  * Clustering throughput and memory (not a test).
  *
  *   npm run bench:clustering -- [--files 200] [--rows-per-file 5000] [--notes-bytes 0] [--outputs 1] [--runs 3] [--threads 2]
- *                               [--big-gb 1] [--memory-limit 2GB] [--big-layout z-order] [--skip-big]
+ *                               [--big-gb 1] [--memory-limit 2GB | --lambda-memory-mb 2048] [--big-layout z-order] [--skip-big]
+ *                               [--no-input-bloom]
  *
  * A realistic 1 GB group: --files 100 --rows-per-file 43000 --notes-bytes 230 (about 250 bytes a row); --outputs 2
  * sets the target file size to half the group, so two output files (what Hudi's defaults give a 2 GB group).
+ * The realistic table's base files carry Hudi's default bloom filter in their footers, as every file Hudi writes
+ * does, so binary copy merges the inputs' footers; --no-input-bloom writes them without one (binary copy then builds
+ * each output's footer from its record keys: the "how" column says so).
  *
  * 1. One clustering group over `--files` small files: our executeGroup (the unit one Lambda runs: stage, order,
  *    write with Hudi footers, markers, upload to a local table) with no sort columns, linear and z-order, beside
  *    DuckDB's own `COPY (SELECT * FROM read_parquet([...]) [ORDER BY ...]) TO ...` on the same files in the same run
  *    (DuckDB has no z-order, so z-order is set beside its ORDER BY of the same columns). Input MB/s, medians of --runs.
  * 2. One group of about --big-gb GB of input under a --memory-limit DuckDB limit (spilling to disk), in a child
- *    process so its peak RSS is its own.
+ *    process so its peak RSS is its own. --lambda-memory-mb M sizes DuckDB as execute-group does in a Lambda of M MB
+ *    (lambdaEngineOptions: limit, threads, allocator, spill directory) instead; template.yaml gives it 2048.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
@@ -21,13 +26,17 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { resolveClusteringConfig } from '../lib/clustering/config.js';
+import { lambdaEngineOptions } from '../lib/clustering/job.js';
 import { executeGroup } from '../lib/clustering/execute.js';
+import type { GroupExecution } from '../lib/clustering/report.js';
 import { schedule } from '../lib/clustering/schedule.js';
 import type { SortLayout } from '../lib/clustering/sort-columns.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import type { ParquetEngineOptions } from '../lib/engine/port.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { openStorage } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
+import { HUDI_BLOOM_FILTER_DEFAULTS } from '../lib/writer/bloom-filter.js';
 import { createSmallFilesTable, type SmallFilesTable } from '../test/helpers/small-files-table.js';
 
 const { values: flags } = parseArgs({
@@ -42,7 +51,10 @@ const { values: flags } = parseArgs({
     'notes-bytes': { type: 'string', default: '0' },
     outputs: { type: 'string', default: '1' },
     'skip-big': { type: 'boolean', default: false },
+    'no-input-bloom': { type: 'boolean', default: false },
     'child-big': { type: 'string' },
+    'child-bytes': { type: 'string' },
+    'lambda-memory-mb': { type: 'string' },
   },
 });
 
@@ -67,8 +79,8 @@ function configFor(mode: Mode | SortLayout, extra: Record<string, string> = {}) 
 async function ours(
   table: SmallFilesTable,
   mode: Mode | SortLayout,
-  engineOptions: { memoryLimit?: string; tempDirectory?: string },
-): Promise<{ seconds: number; cpuSeconds: number; outputs: number }> {
+  engineOptions: ParquetEngineOptions,
+): Promise<{ seconds: number; cpuSeconds: number; outputs: number; method: string }> {
   const work = mkdtempSync(join(tmpdir(), 'bench-clustering-'));
   try {
     const dir = join(work, 'table');
@@ -88,7 +100,12 @@ async function ours(
       const cpu = process.cpuUsage();
       const started = performance.now();
       const result = await executeGroup(await hudiTable.reload(), scheduled.instantTime, 0, { engine, tempDir: join(work, 'scratch'), config });
-      return { seconds: (performance.now() - started) / 1000, cpuSeconds: cpuSince(cpu), outputs: result.writeStats.length };
+      return {
+        seconds: (performance.now() - started) / 1000,
+        cpuSeconds: cpuSince(cpu),
+        outputs: result.writeStats.length,
+        method: methodOf(result.report.execution),
+      };
     } finally {
       await engine.close();
     }
@@ -97,7 +114,13 @@ async function ours(
   }
 }
 
-/** DuckDB alone: one COPY of the same files, optionally ORDER BY the sort columns. */
+/** How the group was written, with the reason binary copy was not taken (or its footers were built from keys). */
+function methodOf(execution: GroupExecution | undefined): string {
+  if (execution === undefined) return '?';
+  if (execution.method === 'rewrite') return `rewrite (${execution.reason}${execution.split === undefined ? '' : `; ${execution.split}`})`;
+  return `binary copy${execution.footersFromKeys === undefined ? '' : ` (footers from keys: ${execution.footersFromKeys})`}`;
+}
+
 /** CPU seconds of this process (every thread: DuckDB's too) since `start`. */
 function cpuSince(start: NodeJS.CpuUsage): number {
   const used = process.cpuUsage(start);
@@ -109,6 +132,7 @@ function totalBytes(table: SmallFilesTable): number {
   return table.bytes ?? 0;
 }
 
+/** DuckDB alone: one COPY of the same files, optionally ORDER BY the sort columns. */
 async function duckdb(table: SmallFilesTable, sorted: boolean): Promise<{ seconds: number; cpuSeconds: number }> {
   const work = mkdtempSync(join(tmpdir(), 'bench-duckdb-'));
   const instance = await DuckDBInstance.create(':memory:', { threads: String(threads) });
@@ -141,19 +165,21 @@ async function throughput(): Promise<void> {
       partitions: 1,
       commits: files,
       rowsPerFile: Number(flags['rows-per-file']),
-      ...(notesBytes > 0 ? { notesBytes, bloom: false } : {}),
+      ...(notesBytes > 0 ? { notesBytes, bloom: flags['no-input-bloom'] ? false : HUDI_BLOOM_FILTER_DEFAULTS } : {}),
     });
     const inputMb = table.bytes / MB;
     console.log(`group of ${table.files.length} files, ${table.rows} rows, ${fixed(inputMb)} MB; ${threads} threads; median of ${flags.runs} run(s)`);
-    console.log('mode      ours s  ours CPU s  DuckDB s  DuckDB CPU s  CPU DuckDB/ours  outputs');
+    console.log('mode      ours s  ours CPU s  DuckDB s  DuckDB CPU s  CPU DuckDB/ours  outputs  how');
     for (const mode of ['no-sort', 'linear', 'z-order'] as const) {
       const oursRuns: { seconds: number; cpuSeconds: number }[] = [];
       const duckRuns: { seconds: number; cpuSeconds: number }[] = [];
       let outputs = 0;
+      let method = '';
       for (let run = 0; run < Number(flags.runs); run++) {
         const result = await ours(table, mode, {});
         oursRuns.push(result);
         outputs = result.outputs;
+        method = result.method;
         duckRuns.push(await duckdb(table, mode !== 'no-sort'));
       }
       const oursSeconds = median(oursRuns.map((run) => run.seconds));
@@ -162,7 +188,7 @@ async function throughput(): Promise<void> {
       const duckCpu = median(duckRuns.map((run) => run.cpuSeconds));
       console.log(
         `${mode.padEnd(8)}  ${fixed(oursSeconds, 2).padStart(6)}  ${fixed(oursCpu, 2).padStart(10)}  ${fixed(duckSeconds, 2).padStart(8)}  ` +
-          `${fixed(duckCpu, 2).padStart(12)}  ${fixed(duckCpu / oursCpu, 2).padStart(15)}  ${String(outputs).padStart(7)}`,
+          `${fixed(duckCpu, 2).padStart(12)}  ${fixed(duckCpu / oursCpu, 2).padStart(15)}  ${String(outputs).padStart(7)}  ${method}`,
       );
     }
     console.log(
@@ -178,7 +204,11 @@ async function bigChild(dir: string): Promise<void> {
   const scratch = mkdtempSync(join(tmpdir(), 'bench-big-scratch-'));
   try {
     const layout = flags['big-layout'] as SortLayout;
-    const result = await ours({ dir } as SmallFilesTable, layout, { memoryLimit: flags['memory-limit'], tempDirectory: join(scratch, 'spill') });
+    // The table's bytes: --outputs N sets the target file size from them.
+    const lambdaMb = flags['lambda-memory-mb'];
+    const engineOptions =
+      lambdaMb === undefined ? { memoryLimit: flags['memory-limit'], tempDirectory: join(scratch, 'spill') } : lambdaEngineOptions(Number(lambdaMb), scratch);
+    const result = await ours({ dir, bytes: Number(flags['child-bytes']) } as SmallFilesTable, layout, engineOptions);
     process.stdout.write(`${JSON.stringify({ ...result, maxRssKb: process.resourceUsage().maxRSS })}\n`);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -193,7 +223,14 @@ async function bigGroup(): Promise<void> {
     const files = 100;
     const rowsPerFile = Math.max(1, Math.ceil(targetBytes / 250 / files));
     const generated = performance.now();
-    const table = await createSmallFilesTable({ dir: join(base, 't'), partitions: 1, commits: files, rowsPerFile, notesBytes: 230, bloom: false });
+    const table = await createSmallFilesTable({
+      dir: join(base, 't'),
+      partitions: 1,
+      commits: files,
+      rowsPerFile,
+      notesBytes: 230,
+      bloom: flags['no-input-bloom'] ? false : HUDI_BLOOM_FILTER_DEFAULTS,
+    });
     console.log(
       `\nbig group: ${table.files.length} files, ${table.rows} rows, ${fixed(table.bytes / MB / 1024, 2)} GB (generated in ${fixed((performance.now() - generated) / 1000)} s)`,
     );
@@ -206,10 +243,15 @@ async function bigGroup(): Promise<void> {
         table.dir,
         '--memory-limit',
         flags['memory-limit']!,
+        ...(flags['lambda-memory-mb'] === undefined ? [] : ['--lambda-memory-mb', flags['lambda-memory-mb']]),
         '--big-layout',
         flags['big-layout']!,
         '--threads',
         String(threads),
+        '--outputs',
+        flags.outputs!,
+        '--child-bytes',
+        String(table.bytes),
       ],
       {
         encoding: 'utf8',
@@ -218,10 +260,16 @@ async function bigGroup(): Promise<void> {
       },
     );
     if (child.status !== 0) throw new Error(`the big-group run failed (exit ${child.status})`);
-    const result = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { seconds: number; outputs: number; maxRssKb: number };
+    const result = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as {
+      seconds: number;
+      cpuSeconds: number;
+      outputs: number;
+      maxRssKb: number;
+      method: string;
+    };
     console.log(
-      `${flags['big-layout']}, DuckDB memory limit ${flags['memory-limit']}: ${fixed(result.seconds)} s, ${fixed(table.bytes / MB / result.seconds)} MB/s, ` +
-        `${result.outputs} output file(s), peak RSS ${fixed(result.maxRssKb / 1024 / 1024, 2)} GB`,
+      `${flags['big-layout']}, ${flags['lambda-memory-mb'] === undefined ? `DuckDB memory limit ${flags['memory-limit']}` : `as a ${flags['lambda-memory-mb']} MB execute-group`}: ${fixed(result.seconds)} s (${fixed(result.cpuSeconds)} CPU s), ` +
+        `${fixed(table.bytes / MB / result.seconds)} MB/s, ${result.outputs} output file(s), peak RSS ${fixed(result.maxRssKb / 1024 / 1024, 2)} GB; ${result.method}`,
     );
   } finally {
     rmSync(base, { recursive: true, force: true });

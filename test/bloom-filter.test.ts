@@ -251,19 +251,26 @@ describe('sizing and hashing', () => {
     }
   });
 
-  test('the per-key fast path equals chained hadoopMurmurHash calls on random keys', () => {
+  test('the per-key fast path equals chained hadoopMurmurHash calls on random keys, for vectors of any size', () => {
     let seed = 12345;
     const nextRandom = (): number => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
       return seed / 2 ** 32;
     };
     const alphabet = ['a', 'Z', '7', ':', ',', 'é', 'ß', '日', '€', '\u{1F600}', '\ud800', '\udfff', '\u0080', '\u07ff'];
-    const filter = createBloomFilter({ numEntries: 1000, fpp: 0.01, type: 'SIMPLE' });
-    for (let n = 0; n < 500; n++) {
+    // Vectors of 2, 3, 9,586 and 2,587,966 bits (Hudi's default): the remainder is computed in doubles, so small
+    // and large divisors are checked against Java's int remainder.
+    const settings = [
+      { numEntries: 1, fpp: 0.5 },
+      { numEntries: 2, fpp: 0.5 },
+      { numEntries: 1000, fpp: 0.01 },
+      { numEntries: 60_000, fpp: 0.000000001 },
+    ];
+    for (let n = 0; n < 1000; n++) {
+      const options = { ...settings[n % settings.length]!, type: 'SIMPLE' as const };
       const key = Array.from({ length: 1 + Math.floor(nextRandom() * 40) }, () => alphabet[Math.floor(nextRandom() * alphabet.length)]).join('');
-      const single = createBloomFilter({ numEntries: 1000, fpp: 0.01, type: 'SIMPLE' });
+      const single = createBloomFilter(options);
       single.add(key);
-      filter.add(key);
       const bytes = Buffer.from(key.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '?'), 'utf8');
       const expected = new Set<number>();
       for (let i = 0, hash = 0; i < single.numHashes; i++) {

@@ -259,6 +259,119 @@ describe('scanSortColumns', () => {
   });
 });
 
+describe('copySorted: several outputs from one sort', () => {
+  /** Rows without a decimal (DuckDB stores small decimals as integers, which binary copy refuses). */
+  const plainRowsSql = (from: number, count: number): string =>
+    `SELECT 'k' || lpad(range::VARCHAR, 5, '0') AS _hoodie_record_key, 'old' AS _hoodie_file_name, 'c_' || range AS _hoodie_commit_seqno,
+            range::INTEGER AS id, (DATE '2000-01-01' + (range * 7 % 11)::INTEGER) AS day,
+            (TIMESTAMP '2024-01-01' + to_milliseconds(range * 1000))::TIMESTAMP_MS AS ts,
+            CASE WHEN range % 5 = 0 THEN NULL ELSE 'n' || range END AS label, [range, range + 1] AS nested
+     FROM range(${from}, ${from + count})`;
+  const rangesOf = (name: string, bounds: readonly number[]): OutputRange[] =>
+    bounds.slice(0, -1).map((rowStart, index) => ({
+      file: join(workDir, `${name}-${index}.parquet`),
+      rowStart,
+      rowCount: bounds[index + 1]! - rowStart,
+      keyValues: { output: String(index) },
+      constantColumns: { _hoodie_file_name: `${name}-${index}` },
+    }));
+  const keysBuilt = (seen: Map<string, string[]>) => ({
+    column: '_hoodie_record_key',
+    build(values: Iterable<string>, output: OutputRange) {
+      const keys = [...values].sort();
+      seen.set(output.file, keys);
+      return { count: String(keys.length), min: keys[0]! };
+    },
+  });
+
+  test('sorted once, cut at row groups and inside them: every output its range of the order, its name, its keys', async () => {
+    const a = join(workDir, 'split-a.parquet');
+    const b = join(workDir, 'split-b.parquet');
+    await duckdb(`COPY (${plainRowsSql(0, 3000)}) TO '${a}' (FORMAT parquet)`);
+    await duckdb(`COPY (${plainRowsSql(3000, 2000)}) TO '${b}' (FORMAT parquet)`);
+    const outputs = rangesOf('split', [0, 1234, 3000, 5000]);
+    const seen = new Map<string, string[]>();
+    const result = await engine.copySorted({
+      inputs: [a, b],
+      orderBy: [{ column: 'id', descending: true }],
+      outputs,
+      rowGroupSize: 300,
+      footerFromColumn: keysBuilt(seen),
+    });
+    assert.equal(result.split?.method, 'copy');
+    assert.ok(result.split.method === 'copy' && result.split.pieces > 0, 'a boundary inside a row group is split');
+    const expected = (await engine.readRows([a, b])).rows.sort((x, y) => Number(y.id) - Number(x.id));
+    let at = 0;
+    for (const [index, output] of outputs.entries()) {
+      const { rows } = await engine.readRows([output.file]);
+      const keys = rows.map((row) => String(row._hoodie_record_key)).sort();
+      assert.equal(result.outputs[index]!.rowCount, output.rowCount);
+      assert.deepEqual(
+        rows,
+        expected.slice(at, at + output.rowCount).map((row) => ({ ...row, _hoodie_file_name: `split-${index}` })),
+      );
+      assert.deepEqual(seen.get(output.file), keys);
+      assert.deepEqual((await engine.readFooter(output.file)).keyValues, { output: String(index), count: String(keys.length), min: keys[0] });
+      assert.deepEqual(
+        result.outputs[index]!.deviations.filter((deviation) => !deviation.compatible),
+        [],
+      );
+      at += output.rowCount;
+    }
+  });
+
+  test('outputs of fewer than four row groups each are written from a temp table, not cut', async () => {
+    const outputs = rangesOf('small', [0, 4, 10]);
+    const result = await engine.copySorted({ inputs: [first, second], orderBy: ['id'], outputs, rowGroupSize: 2 });
+    assert.equal(result.split, undefined);
+    assert.deepEqual(
+      (await engine.readRows([outputs[1]!.file])).rows.map((row) => [row.id, row._hoodie_file_name]),
+      [4, 5, 6, 7, 8, 9].map((id) => [id, 'small-1']),
+    );
+  });
+
+  test('rowRanks too; outputs given out of order keep their own ranges', async () => {
+    const ranks = Uint32Array.from({ length: 10 }, (_, row) => (row * 3) % 10);
+    const [low, high] = rangesOf('ranked', [0, 4, 10]);
+    const result = await engine.copySorted({ inputs: [first, second], rowRanks: ranks, outputs: [high!, low!], rowGroupSize: 1 });
+    assert.ok(result.split !== undefined);
+    const byRank = [...ranks.keys()].sort((x, y) => ranks[x]! - ranks[y]!);
+    assert.deepEqual(
+      (await engine.readRows([low!.file])).rows.map((row) => [row.id, row._hoodie_file_name]),
+      byRank.slice(0, 4).map((id) => [id, 'ranked-0']),
+    );
+    assert.deepEqual(
+      (await engine.readRows([high!.file])).rows.map((row) => [row.id, row._hoodie_file_name]),
+      byRank.slice(4).map((id) => [id, 'ranked-1']),
+    );
+  });
+
+  test('a schema binary copy refuses (a decimal stored as an integer): each output rewritten from the one sort, with the reason', async () => {
+    const outputs = rangesOf('rewrite', [0, 4, 10]);
+    const seen = new Map<string, string[]>();
+    const result = await engine.copySorted({
+      inputs: [first, second],
+      orderBy: [{ column: 'id', descending: true }],
+      outputs,
+      rowGroupSize: 1,
+      footerFromColumn: keysBuilt(seen),
+    });
+    assert.equal(result.split?.method, 'rewrite');
+    assert.match(result.split.method === 'rewrite' ? result.split.reason : '', /amount is a decimal stored as INT64/);
+    const expected = (await engine.readRows([first, second])).rows.sort((x, y) => Number(y.id) - Number(x.id));
+    assert.deepEqual(
+      (await engine.readRows([outputs[0]!.file])).rows,
+      expected.slice(0, 4).map((row) => ({ ...row, _hoodie_file_name: 'rewrite-0' })),
+    );
+    assert.deepEqual(
+      (await engine.readRows([outputs[1]!.file])).rows,
+      expected.slice(4).map((row) => ({ ...row, _hoodie_file_name: 'rewrite-1' })),
+    );
+    assert.deepEqual(seen.get(outputs[0]!.file), ['k0006', 'k0007', 'k0008', 'k0009']);
+    assert.equal((await engine.readFooter(outputs[1]!.file)).keyValues.count, '6');
+  });
+});
+
 describe('sampleRows', () => {
   test('picks the same rows whatever the files’ order or names', async () => {
     const copy = join(workDir, 'renamed-b.parquet');

@@ -515,6 +515,7 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
   let outputCount = Math.min(context.numOutputFileGroups, Math.max(inputRows, 1));
   let written: (WrittenOutput & { stats: FileColumnStats })[] = [];
   let copyMs = 0;
+  let split: string | undefined;
   for (let attempt = 1; inputRows > 0; attempt++) {
     const ranges = planOutputRanges(inputRows, outputCount);
     const outputs: OutputRange[] = ranges.map((range, outputIndex) => {
@@ -532,7 +533,7 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
       };
     });
     const copyStarted = Date.now();
-    await engine.copySorted({
+    const copied = await engine.copySorted({
       inputs,
       inputFooters: footers,
       ...sorting,
@@ -541,6 +542,14 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
       ...(populateMetaFields ? { footerFromColumn: { column: RECORD_KEY, build: (keys: Iterable<string>) => outputFooter(context, keys) } } : {}),
     });
     copyMs = Date.now() - copyStarted;
+    split =
+      copied.split === undefined
+        ? undefined
+        : copied.split.method === 'copy'
+          ? `one sort, its ${copied.split.rowGroups} row groups copied into the outputs (${copied.split.pieces} split at output boundaries and rewritten)`
+          : copied.split.method === 'rewrite'
+            ? `one sort, each output rewritten from it: ${copied.split.reason}`
+            : `each output written from a temp table of the rows: ${copied.split.reason}`;
     const outputStats = await engine.columnStats(outputs.map((output) => output.file));
     written = await Promise.all(
       outputs.map(async (output, index) => {
@@ -576,7 +585,7 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
       inputFileRows.map((rows, index) => ({ bytes: inputSizes[index]!, rows, ranges: {} })),
     after: written.map((file) => fileSummary(file.stats, file.bytes, sortColumns, columnTypes)),
     samples,
-    execution: { method: 'rewrite', reason },
+    execution: { method: 'rewrite', reason, ...(split === undefined ? {} : { split }) },
   };
 }
 

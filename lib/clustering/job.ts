@@ -188,7 +188,7 @@ async function executeAndCommit(
         ? ''
         : execution.method === 'binary-copy'
           ? `, binary copy of ${execution.rowGroups} row group(s)`
-          : `, rewritten (${execution.reason})`;
+          : `, rewritten (${execution.reason}${execution.split === undefined ? '' : `; ${execution.split}`})`;
     progress(
       `group ${index + 1}/${total} done: ${result.inputFiles} file(s) → ${result.writeStats.length}, ${outputRows} rows, ${result.order} order${how}, ${result.durationMs} ms`,
     );

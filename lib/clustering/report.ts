@@ -34,7 +34,12 @@ export type GroupExecution =
       /** Set when the outputs' Hudi footers were built from their record keys, not merged from the inputs' footers: why. */
       readonly footersFromKeys?: string;
     }
-  | { readonly method: 'rewrite'; readonly reason: string };
+  | {
+      readonly method: 'rewrite';
+      readonly reason: string;
+      /** Several outputs cut from one sorted file: how (its row groups copied, or each output rewritten from it, and why). */
+      readonly split?: string;
+    };
 
 /** One clustering group's part of the report: its input files, its output files and values sampled from its rows. */
 export interface GroupReportInput {

@@ -8,9 +8,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { BIGINT, type DuckDBBigIntVector, DuckDBDataChunk, DuckDBTypeId, DuckDBVector } from '@duckdb/node-api';
+import { dirname, join } from 'node:path';
+import { DuckDBDataChunk, DuckDBTypeId, type DuckDBUIntegerVector, DuckDBVector, UINTEGER } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
+import { planBinaryCopy, readCopyInput, writeCopiedFile, type CopyInput } from '../parquet/binary-copy.js';
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
 import { compareFields } from '../parquet/schema.js';
 import { assertFilesExist, duckdbReason, guardFiles, type DuckDb } from './connection.js';
@@ -71,23 +72,17 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
   const ranksTable = sqlIdentifier(`__hudi_ranks_${suffix}`);
   const written: string[] = [];
   try {
-    filesTable = await createInputsTable(db.connection, inputs, fileRows);
+    const inputsTable = await createInputsTable(db.connection, inputs, fileRows);
+    filesTable = inputsTable;
     let rankJoin = '';
     if (request.rowRanks !== undefined) {
-      await loadRanks(db, ranksTable, request.rowRanks);
-      rankJoin = `JOIN ${ranksTable} USING (${sqlIdentifier(INPUT_ROW_COLUMN)})`;
+      rankJoin = `JOIN ${await loadRanks(db, ranksTable, request.rowRanks)} USING (${sqlIdentifier(INPUT_ROW_COLUMN)})`;
     }
-    const single = outputs[0]!;
-    if (outputs.length === 1 && single.rowStart === 0 && single.rowCount === totalInputRows && single.sequenceColumns === undefined) {
-      // One output holding every row: sort and write in one COPY (as DuckDB alone would), while a second
-      // connection reads the footer column, in any order, for the footer (bloom filter, min/max keys).
-      await mkdir(dirname(single.file), { recursive: true });
-      written.push(single.file);
-      const footer = request.footerFromColumn;
+    /** Every row, ordered (input order, the keys, or rowRanks), with the columns of `columnsOf` (its constants). */
+    const orderedQuery = (columnsOf: OutputRange): string => {
       // Input order needs no sort: DuckDB scans the files in list order, rows in file order.
-      let query: string;
       if (request.rowRanks === undefined && !sortedByKeys) {
-        query = `SELECT ${outputColumnsSql(columns, single).join(', ')} FROM (SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}))`;
+        return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')} FROM (SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}))`;
       } else if (sortedByKeys) {
         // ORDER BY the keys themselves: a row_number() window over them and then a sort by it costs a second sort.
         // The keys are computed beside the projection, over the input's own (uncast) columns, as the window did.
@@ -97,18 +92,27 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
           ...keys.map((key, index) => `${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)} ${key.direction}`),
           `${sqlIdentifier(INPUT_ROW_COLUMN)} ASC`,
         ];
-        query = `SELECT ${outputColumnsSql(columns, single).join(', ')}
-                 FROM (SELECT ${[...projection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')}
-                       FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
-                             FROM ${inputScanSql(inputs, filesTable)}) AS source)
-                 ORDER BY ${ordering.join(', ')}`;
+        return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')}
+               FROM (SELECT ${[...projection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')}
+                     FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
+                           FROM ${inputScanSql(inputs, inputsTable)}) AS source)
+               ORDER BY ${ordering.join(', ')}`;
       } else {
-        query = `SELECT ${outputColumnsSql(columns, single).join(', ')}
-                 FROM (SELECT ${projection.join(', ')}, ${sqlIdentifier(RANK_VALUE_COLUMN)}
-                       FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, filesTable)}) AS source
-                       ${rankJoin})
-                 ORDER BY ${sqlIdentifier(RANK_VALUE_COLUMN)}`;
+        return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')}
+               FROM (SELECT ${projection.join(', ')}, ${sqlIdentifier(RANK_VALUE_COLUMN)}
+                     FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, inputsTable)}) AS source
+                     ${rankJoin})
+               ORDER BY ${sqlIdentifier(RANK_VALUE_COLUMN)}`;
       }
+    };
+    const single = outputs[0]!;
+    if (outputs.length === 1 && single.rowStart === 0 && single.rowCount === totalInputRows && single.sequenceColumns === undefined) {
+      // One output holding every row: sort and write in one COPY (as DuckDB alone would), while a second
+      // connection reads the footer column, in any order, for the footer (bloom filter, min/max keys).
+      await mkdir(dirname(single.file), { recursive: true });
+      written.push(single.file);
+      const footer = request.footerFromColumn;
+      const query = orderedQuery(single);
       // Both settle before anything else happens: on a failure the catch below removes the file the other may still write.
       // Few inputs: the footer (bloom filter: JavaScript on this thread) is built from a side scan of the inputs while
       // DuckDB's threads write the file. Many inputs: opening every input twice costs more than reading the one
@@ -128,6 +132,34 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       if (footerKeyValues !== undefined) await setFooterKeyValues(single.file, { ...single.keyValues, ...footerKeyValues });
       assertCompatible([result], request.onTypeMismatch);
       return { totalInputRows, outputs: [result] };
+    }
+    // Several outputs covering every row, each of a few row groups at least: one ordered COPY, as for one output,
+    // cut into the outputs at its row groups. (Smaller outputs would be mostly pieces of cut row groups.)
+    const splitColumn = splittableColumn(outputs, totalInputRows);
+    let splitFallback: string | undefined;
+    if (splitColumn !== undefined && Math.min(...outputs.map((output) => output.rowCount)) >= SPLIT_MIN_ROW_GROUPS * rowGroupSize) {
+      const splitDir = join(dirname(single.file), `.hudi-split-${suffix}`);
+      try {
+        const split = await guardFiles(db.connection, inputs, () =>
+          writeSplit(db, {
+            query: orderedQuery(single),
+            outputs,
+            column: splitColumn,
+            dir: splitDir,
+            rowGroupSize,
+            inputFields,
+            footer: request.footerFromColumn,
+            written,
+          }),
+        );
+        if (typeof split !== 'string') {
+          assertCompatible(split.outputs, request.onTypeMismatch);
+          return { totalInputRows, ...split };
+        }
+        splitFallback = split;
+      } finally {
+        await rm(splitDir, { recursive: true, force: true });
+      }
     }
     // Several outputs: the rows go into a temp table once, with their rank, and each output is one COPY of a rank
     // range. Sorted by keys, the table is filled by one ORDER BY (its rowid is then the rank: no output re-sorts, and
@@ -168,7 +200,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       results.push(await writeRange(db, table, columns, { ...output, keyValues }, rowGroupSize, inputFields, !sortedByKeys));
     }
     assertCompatible(results, request.onTypeMismatch);
-    return { totalInputRows, outputs: results };
+    return { totalInputRows, outputs: results, ...(splitFallback === undefined ? {} : { split: { method: 'ranges' as const, reason: splitFallback } }) };
   } catch (error) {
     await settleAll(written.map((file) => rm(file, { force: true })));
     throw error;
@@ -212,24 +244,24 @@ async function columnValuesOnSide(db: DuckDb, files: readonly string[], column: 
   }
 }
 
-/** rowRanks → a table (input row, rank) through DuckDB's appender, 2,048 rows per chunk. */
-async function loadRanks(db: DuckDb, table: string, ranks: Uint32Array): Promise<void> {
-  await db.connection.run(`CREATE TEMP TABLE ${table} (${sqlIdentifier(INPUT_ROW_COLUMN)} BIGINT, ${sqlIdentifier(RANK_VALUE_COLUMN)} BIGINT)`);
+/**
+ * rowRanks → a table of the ranks in input order through DuckDB's appender, 2,048 rows per chunk, and the
+ * (input row, rank) relation to join on: the input row is the table's rowid (rows are appended in order), so only
+ * the ranks cross over, as 32-bit numbers (no BigInt per row).
+ */
+async function loadRanks(db: DuckDb, table: string, ranks: Uint32Array): Promise<string> {
+  const rank = sqlIdentifier(RANK_VALUE_COLUMN);
+  await db.connection.run(`CREATE TEMP TABLE ${table} (${rank} UINTEGER)`);
   const appender = await db.connection.createAppender(table.slice(1, -1), 'main', 'temp');
   try {
     const chunkRows = DuckDBVector.standardSize();
-    const chunk = DuckDBDataChunk.create([BIGINT, BIGINT], chunkRows);
+    const chunk = DuckDBDataChunk.create([UINTEGER], chunkRows);
     for (let start = 0; start < ranks.length; start += chunkRows) {
       const count = Math.min(chunkRows, ranks.length - start);
       chunk.reset();
       chunk.rowCount = count;
-      const rows = chunk.getColumnVector(0) as DuckDBBigIntVector;
-      const values = chunk.getColumnVector(1) as DuckDBBigIntVector;
-      for (let index = 0; index < count; index++) {
-        rows.setItem(index, BigInt(start + index));
-        values.setItem(index, BigInt(ranks[start + index]!));
-      }
-      rows.flush();
+      const values = chunk.getColumnVector(0) as DuckDBUIntegerVector;
+      for (let index = 0; index < count; index++) values.setItem(index, ranks[start + index]!);
       values.flush();
       appender.appendDataChunk(chunk);
     }
@@ -237,6 +269,7 @@ async function loadRanks(db: DuckDb, table: string, ranks: Uint32Array): Promise
   } finally {
     appender.closeSync();
   }
+  return `(SELECT rowid AS ${sqlIdentifier(INPUT_ROW_COLUMN)}, CAST(${rank} AS BIGINT) AS ${rank} FROM ${table})`;
 }
 
 /**
@@ -293,6 +326,203 @@ async function writeRange(
   return finishOutput(db, output, inputFields);
 }
 
+/**
+ * The one text column whose value differs between outputs (Hudi's `_hoodie_file_name`) when several outputs can be
+ * cut from one ordered file: together they hold every row, none numbers its rows (sequence columns), and all set
+ * the same constant columns, at most one of them to differing values (binary copy re-encodes one column).
+ */
+function splittableColumn(outputs: readonly OutputRange[], totalRows: number): string | undefined {
+  if (outputs.length < 2) return undefined;
+  if (outputs.some((output) => Object.keys(output.sequenceColumns ?? {}).length > 0)) return undefined;
+  let next = 0;
+  for (const output of [...outputs].sort((a, b) => a.rowStart - b.rowStart)) {
+    if (output.rowStart !== next) return undefined;
+    next += output.rowCount;
+  }
+  if (next !== totalRows) return undefined;
+  const first = outputs[0]!.constantColumns ?? {};
+  const names = Object.keys(first).sort();
+  if (names.length === 0) return undefined;
+  if (outputs.some((output) => JSON.stringify(Object.keys(output.constantColumns ?? {}).sort()) !== JSON.stringify(names))) return undefined;
+  const varying = names.filter((name) => outputs.some((output) => output.constantColumns?.[name] !== first[name]));
+  return varying.length > 1 ? undefined : (varying[0] ?? names[0]);
+}
+
+interface SplitRequest {
+  /** Every row, in rank order, with the first output's constant columns. */
+  readonly query: string;
+  readonly outputs: readonly OutputRange[];
+  /** The constant column each output gets its own value of (splittableColumn). */
+  readonly column: string;
+  /** Scratch directory for the ordered file and the pieces (the caller removes it). */
+  readonly dir: string;
+  readonly rowGroupSize: number;
+  readonly inputFields: ParquetTypeTargets;
+  readonly footer: FooterFromColumn | undefined;
+  /** Output files, as they are started (removed by the caller on a failure). */
+  readonly written: string[];
+}
+
+/**
+ * Several outputs from one sort: the ordered rows are written once (the single COPY DuckDB alone would run), then
+ * each output is made of that file's row groups copied byte for byte (lib/parquet/binary-copy.ts, which re-encodes
+ * the split column), and where a range boundary falls inside a row group, of the two pieces of that row group,
+ * rewritten by DuckDB (its file_row_number filter reads only that row group). The outputs' record keys come from one
+ * scan of the ordered file. Should the pieces not be copyable with it (a schema the copy refuses), each output is
+ * rewritten from the ordered file instead: still one sort. When the ordered COPY runs out of memory, the reason
+ * (nothing is written yet).
+ */
+async function writeSplit(db: DuckDb, request: SplitRequest): Promise<{ outputs: CopySortedOutput[]; split: NonNullable<CopySortedResult['split']> } | string> {
+  const { outputs, dir, inputFields, column } = request;
+  await mkdir(dir, { recursive: true });
+  for (const output of outputs) await mkdir(dirname(output.file), { recursive: true });
+  const ordered = join(dir, 'ordered.parquet');
+  try {
+    await copyTo(db, request.query, ordered, request.rowGroupSize, {});
+  } catch (error) {
+    // A sort feeding a Parquet writer spills less than one feeding a table: the caller takes the temp-table way.
+    if (outOfMemory(error)) return `one ordered COPY ran out of memory (${duckdbReason(error).split('\n')[0]})`;
+    throw error;
+  }
+  const conformed = await conformParquetTypes(db.connection, ordered, inputFields);
+  const orderedInput = await readCopyInput(ordered);
+  const totalRows = outputs.reduce((total, output) => total + output.rowCount, 0);
+  if (orderedInput.numRows !== totalRows) {
+    throw new HudiError(`wrote ${orderedInput.numRows} ordered rows instead of ${totalRows}`, {
+      location: ordered,
+      fix: 'retry; if it repeats, report it as a bug',
+    });
+  }
+  const keys = request.footer === undefined ? undefined : await valuesByOutput(db, ordered, request.footer.column, outputs);
+
+  // The ordered file's columns, cast as the inputs' were, for the pieces (and the rewrite if the copy refuses).
+  const orderedColumns = await describeColumns(db.connection, [ordered]);
+  const projection = orderedColumns.map((described) => {
+    const target = preservingDuckDbType(described.type, inputFields, described.name);
+    const quoted = sqlIdentifier(described.name);
+    return target.toString() === described.type.toString() ? quoted : `CAST(${quoted} AS ${target.toString()}) AS ${quoted}`;
+  });
+  const rowsOf = (from: number, to: number): string =>
+    `SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql([ordered])}, ${READ_OPTIONS}, file_row_number = true)
+     WHERE file_row_number >= ${from} AND file_row_number < ${to}`;
+
+  // Each output's row groups: [input, row group] over [ordered file, pieces...].
+  const pieces: CopyInput[] = [];
+  const runs: [number, number][][] = [];
+  const groupStarts: number[] = [];
+  let at = 0;
+  for (const group of orderedInput.rowGroups) {
+    groupStarts.push(at);
+    at += group.numRows;
+  }
+  for (const output of outputs) {
+    const end = output.rowStart + output.rowCount;
+    const run: [number, number][] = [];
+    for (const [index, group] of orderedInput.rowGroups.entries()) {
+      const groupStart = groupStarts[index]!;
+      const groupEnd = groupStart + group.numRows;
+      if (groupEnd <= output.rowStart || groupStart >= end) continue;
+      if (groupStart >= output.rowStart && groupEnd <= end) {
+        run.push([0, index]);
+        continue;
+      }
+      const piece = join(dir, `piece-${pieces.length}.parquet`);
+      await copyTo(db, rowsOf(Math.max(groupStart, output.rowStart), Math.min(groupEnd, end)), piece, request.rowGroupSize, {});
+      await conformParquetTypes(db.connection, piece, inputFields);
+      const pieceInput = await readCopyInput(piece);
+      pieces.push(pieceInput);
+      for (let pieceGroup = 0; pieceGroup < pieceInput.rowGroups.length; pieceGroup++) run.push([pieces.length, pieceGroup]);
+    }
+    runs.push(run);
+  }
+  const inputs = [orderedInput, ...pieces];
+  const plan = planBinaryCopy(inputs, { fileNameColumn: column, schemaEvolution: false, minRowGroupBytes: 0, schemaFrom: 0 });
+
+  const results: CopySortedOutput[] = [];
+  for (const [index, output] of outputs.entries()) {
+    const keyValues = request.footer === undefined ? output.keyValues : { ...output.keyValues, ...request.footer.build(keys![index]!, output) };
+    request.written.push(output.file);
+    if (plan.layout === undefined) {
+      const end = output.rowStart + output.rowCount;
+      await copyTo(
+        db,
+        `SELECT ${outputColumnsSql(orderedColumns, output).join(', ')} FROM (${rowsOf(output.rowStart, end)})`,
+        output.file,
+        request.rowGroupSize,
+        keyValues,
+      );
+      results.push(await finishOutput(db, output, inputFields));
+      continue;
+    }
+    const copied = await writeCopiedFile({
+      file: output.file,
+      inputs,
+      layout: plan.layout,
+      rowGroups: runs[index]!,
+      fileName: output.constantColumns![column]!,
+      keyValues,
+    });
+    const rowCount = rowsPerFile([output.file])[0] ?? 0;
+    if (copied.rows !== output.rowCount || rowCount !== output.rowCount) {
+      throw new HudiError(`wrote ${rowCount} rows instead of ${output.rowCount}`, { location: output.file, fix: 'retry; if it repeats, report it as a bug' });
+    }
+    results.push({ file: output.file, rowCount, repairedColumns: conformed.repairedColumns, deviations: compareFields(inputFields, conformed.types) });
+  }
+  return {
+    outputs: results,
+    split:
+      plan.layout === undefined
+        ? { method: 'rewrite', reason: plan.refusal }
+        : { method: 'copy', rowGroups: runs.reduce((total, run) => total + run.length, 0), pieces: pieces.length },
+  };
+}
+
+/**
+ * One column's non-null text values in each output's range of the ordered file, from one scan: joined by DuckDB
+ * JOINED_VALUES at a time with NUL separators (a piece whose count does not match, a value holding NUL, is read
+ * value by value).
+ */
+async function valuesByOutput(db: DuckDb, file: string, column: string, outputs: readonly OutputRange[]): Promise<Iterable<string>[]> {
+  const quoted = sqlIdentifier(column);
+  const source = `read_parquet(${fileListSql([file])}, ${READ_OPTIONS}, file_row_number = true)`;
+  const outputOf = `CASE ${outputs
+    .map((output, index) => `WHEN file_row_number >= ${output.rowStart} AND file_row_number < ${output.rowStart + output.rowCount} THEN ${index}`)
+    .join(' ')} END`;
+  const reader = await db.connection.runAndReadAll(
+    `SELECT ${outputOf} AS output, file_row_number // ${JOINED_VALUES} AS piece, count(*) AS n, string_agg(${quoted}, chr(0)) AS joined
+     FROM ${source} WHERE ${quoted} IS NOT NULL GROUP BY ALL`,
+  );
+  const pieces: (string | string[])[][] = outputs.map(() => []);
+  for (const [outputIndex, piece, count, joined] of reader.getRows()) {
+    const list = pieces[Number(outputIndex)]!;
+    const text = String(joined ?? '');
+    if (text.split('\u0000', Number(count) + 1).length === Number(count)) {
+      list.push(text);
+      continue;
+    }
+    const output = outputs[Number(outputIndex)]!;
+    const start = Math.max(output.rowStart, Number(piece) * JOINED_VALUES);
+    const end = Math.min(output.rowStart + output.rowCount, (Number(piece) + 1) * JOINED_VALUES);
+    const values = await db.connection.runAndReadAll(
+      `SELECT ${quoted} FROM ${source} WHERE ${quoted} IS NOT NULL AND file_row_number >= ${start} AND file_row_number < ${end}`,
+    );
+    list.push(values.getRows().map((row) => String(row[0])));
+  }
+  return pieces.map((list) => ({
+    *[Symbol.iterator]() {
+      for (const piece of list) yield* typeof piece === 'string' ? piece.split('\u0000') : piece;
+    },
+  }));
+}
+
+/** Whether DuckDB failed for want of memory (its error says so only in its text, as "Out of Memory Error: …"). */
+function outOfMemory(error: unknown): boolean {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    if (/^Out of Memory Error/.test(cause.message)) return true;
+  }
+  return false;
+}
+
 /** COPY a query to one Parquet file (Hudi's footer key/values included when given). */
 async function copyTo(db: DuckDb, query: string, file: string, rowGroupSize: number, keyValues: Readonly<Record<string, string>>): Promise<void> {
   try {
@@ -326,6 +556,8 @@ const SORT_KEY_PREFIX = '__hudi_sort_key_';
 const RANK_VALUE_COLUMN = '__hudi_rank_value';
 /** Above this many inputs a single output's footer column is read back from the output, not beside the COPY. */
 const SIDE_SCAN_MAX_INPUTS = 64;
+/** Several outputs are cut from one ordered file only when each holds at least this many row groups. */
+const SPLIT_MIN_ROW_GROUPS = 4;
 /** Values per string_agg piece when reading a column's values for footers. */
 const JOINED_VALUES = 65_536;
 const INTERNAL_COLUMNS = [RANK_COLUMN, SOURCE_FILE_COLUMN, FILE_OFFSET_COLUMN, INPUT_ROW_COLUMN, RANK_VALUE_COLUMN] as const;

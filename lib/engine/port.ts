@@ -131,6 +131,13 @@ export interface CopySortedOutput {
 export interface CopySortedResult {
   totalInputRows: number;
   outputs: CopySortedOutput[];
+  /**
+   * Several outputs holding every row, cut from one ordered file: 'copy' when they are its row groups copied byte
+   * for byte (pieces: row groups split at a range boundary, rewritten), 'rewrite' (with the reason) when each output
+   * was rewritten from it; 'ranges' (with the reason) when one ordered COPY did not fit DuckDB's memory limit and
+   * each output was written from a temp table of the rows instead. Absent for one output, or outputs too small to cut.
+   */
+  split?: { method: 'copy'; rowGroups: number; pieces: number } | { method: 'rewrite' | 'ranges'; reason: string };
 }
 
 export interface ReadRowsOptions {

@@ -106,8 +106,15 @@ let keyScratch = new Uint8Array(256);
 function encodeKeyUtf8(key: string): number {
   if (keyScratch.length < key.length * 3) keyScratch = new Uint8Array(key.length * 3);
   const out = keyScratch;
-  let length = 0;
-  for (let i = 0; i < key.length; i++) {
+  // ASCII (every generated key, most natural ones) one byte per unit; from the first other unit, the full encoding.
+  let ascii = 0;
+  for (; ascii < key.length; ascii++) {
+    const code = key.charCodeAt(ascii);
+    if (code >= 0x80) break;
+    out[ascii] = code;
+  }
+  let length = ascii;
+  for (let i = ascii; i < key.length; i++) {
     const code = key.charCodeAt(i);
     if (code < 0x80) {
       out[length++] = code;
@@ -140,11 +147,12 @@ let mixedWordsScratch = new Int32Array(64);
 
 /**
  * Hadoop `HashFunction#hash(Key)`: nbHash chained Murmur hashes, each seeded with the previous one,
- * mapped to bit positions by Java's `Math.abs(h % vectorSize)`. Returns the shared position buffer.
- * Same result as calling {@link hadoopMurmurHash} nbHash times, but the per-word mixing does not
- * depend on the seed, so it is done once per key instead of once per hash.
+ * mapped to bit positions by Java's `Math.abs(h % vectorSize)`. Same result as calling
+ * {@link hadoopMurmurHash} nbHash times, but the per-word mixing does not depend on the seed, so it is
+ * done once per key instead of once per hash. With `row`, each position's bit is set in it as it is
+ * computed (adding a key); otherwise the positions are written to `positions` (looking one up).
  */
-function bitPositionsOfKey(key: string, vectorSize: number, positions: Int32Array): Int32Array {
+function hashKey(key: string, vectorSize: number, positions: Int32Array, row: Uint8Array | undefined): void {
   const length = encodeKeyUtf8(key);
   if (length === 0) {
     throw new HudiError('bloom filter keys must not be empty', {
@@ -163,11 +171,13 @@ function bitPositionsOfKey(key: string, vectorSize: number, positions: Int32Arra
     mixedWords[w] = Math.imul(k, m);
   }
   const tailLength = length & 3;
-  const tailStart = wordCount << 2;
-  const tail = tailOf(bytes, tailStart, tailLength);
-
+  const tail = tailOf(bytes, wordCount << 2, tailLength);
+  // Math.abs(h % vectorSize) in doubles: an int32 remainder by a divisor known only at run time is an integer
+  // division, the slowest step of the loop. |h| < 2^31, so h / vectorSize never rounds across an integer and the
+  // truncated quotient, hence the remainder, is exact.
+  const count = positions.length;
   let hash = 0;
-  for (let n = 0; n < positions.length; n++) {
+  for (let n = 0; n < count; n++) {
     let h = hash ^ length;
     for (let w = 0; w < wordCount; w++) h = Math.imul(h, m) ^ mixedWords[w]!;
     if (tailLength !== 0) h = Math.imul(h ^ tail, m);
@@ -175,9 +185,10 @@ function bitPositionsOfKey(key: string, vectorSize: number, positions: Int32Arra
     h = Math.imul(h, m);
     h ^= h >>> 15;
     hash = h;
-    positions[n] = Math.abs(h % vectorSize);
+    const position = Math.abs(h - Math.trunc(h / vectorSize) * vectorSize);
+    if (row === undefined) positions[n] = position;
+    else row[position >>> 3]! |= 1 << (position & 7);
   }
-  return positions;
 }
 
 /** One Hadoop `BloomFilter` bit vector, already in its serialized layout (bit i = byte i>>3, mask 1<<(i&7)). */
@@ -191,13 +202,6 @@ function rowHasAll(row: Uint8Array, positions: Int32Array): boolean {
     if ((row[position >>> 3]! & (1 << (position & 7))) === 0) return false;
   }
   return true;
-}
-
-function setAll(row: Uint8Array, positions: Int32Array): void {
-  for (let i = 0; i < positions.length; i++) {
-    const position = positions[i]!;
-    row[position >>> 3]! |= 1 << (position & 7);
-  }
 }
 
 interface FilterState {
@@ -294,18 +298,21 @@ export class HoodieBloomFilter {
 
   /** Adds the UTF-8 bytes of `key`, as Hudi does for each record key written. */
   add(key: string): void {
-    const positions = bitPositionsOfKey(key, this.vectorSize, this.#positions);
     if (this.typeCode === 'SIMPLE') {
-      setAll(this.#rows[0]!, positions);
+      hashKey(key, this.vectorSize, this.#positions, this.#rows[0]!);
       return;
     }
-    setAll(this.#activeRowForAdd(), positions);
+    // An empty key must fail before a row is started for it.
+    if (key.length === 0) hashKey(key, this.vectorSize, this.#positions, undefined);
+    const row = this.#activeRowForAdd();
+    hashKey(key, this.vectorSize, this.#positions, row);
     this.#currentRowRecordCount++;
   }
 
   /** False means the key is definitely absent; true means it may be present. */
   mightContain(key: string): boolean {
-    const positions = bitPositionsOfKey(key, this.vectorSize, this.#positions);
+    const positions = this.#positions;
+    hashKey(key, this.vectorSize, positions, undefined);
     for (const row of this.#rows) {
       if (rowHasAll(row, positions)) return true;
     }
