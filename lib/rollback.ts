@@ -587,8 +587,10 @@ function assertRollbackable(table: HudiTable, instantTime: string): void {
       fix: 'give it as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)',
     });
   }
-  // A rollback writes to the timeline: the same table versions and types as any other write (COW, version 6).
-  assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'write');
+  // A rollback writes to the timeline: the same table versions and types as any other write (COW, version 6). A
+  // clustering's replacecommit is rolled back the same way on merge-on-read tables (its outputs are base files).
+  const clustering = table.timeline.instants.some((i) => i.time === instantTime && i.action === 'replacecommit');
+  assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), clustering ? 'clustering' : 'write');
 }
 
 async function assertWriterNotAlive(storage: Storage, target: Instant, zone: TimelineTimeZone, options: RollbackOptions): Promise<void> {

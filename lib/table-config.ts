@@ -251,7 +251,13 @@ export const READABLE_TABLE_VERSIONS: readonly number[] = [5, 6];
  * Refuse tables this build cannot handle, with the reason and what to do. Version 5 copy-on-write tables share
  * version 6's on-storage layout, so they are readable; writes need version 6, as Hudi 0.14 upgrades before writing.
  */
-export function assertSupported(config: TableConfig, location: string, mode: 'read' | 'write' = 'read'): void {
+/**
+ * What a table is opened for: reading; writing (commits and the table services built for copy-on-write only); or
+ * clustering, which also rewrites merge-on-read file slices (their log files merged in, as Hudi does).
+ */
+export type TableAccess = 'read' | 'write' | 'clustering';
+
+export function assertSupported(config: TableConfig, location: string, mode: TableAccess = 'read'): void {
   const accepted = mode === 'read' ? READABLE_TABLE_VERSIONS : [SUPPORTED_TABLE_VERSION];
   if (!accepted.includes(config.version)) {
     const problem =
@@ -268,8 +274,8 @@ export function assertSupported(config: TableConfig, location: string, mode: 're
           : 'use a Hudi 0.14/0.15 table, or downgrade it with hudi-cli `downgrade table --toVersion SIX`',
     });
   }
-  // Merge-on-read tables are readable (snapshot, read-optimized, as-of); writing them (delta commits) and their
-  // table services (clustering of slices with logs, cleaning, archival) are not built yet.
+  // Merge-on-read tables are readable (snapshot, read-optimized, as-of) and can be clustered; writing them (delta
+  // commits) and their other table services (cleaning, archival) are not built yet.
   if (config.type !== 'COPY_ON_WRITE' && mode === 'write') {
     throw new UnsupportedTableError(
       `writes and table services on ${config.type} tables are not supported yet; this build reads them and writes COPY_ON_WRITE tables`,
