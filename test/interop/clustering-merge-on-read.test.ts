@@ -1,28 +1,36 @@
 /**
  * Clustering of merge-on-read tables against real Hudi 0.15 (Spark 3.5.1). A Spark-written MOR table with the
  * metadata table has updates and a delete in log files; on copies of it:
- * - our plan equals the one Hudi's `run_clustering` schedules (slices, their log files as deltaFilePaths, metrics);
+ * - our plan equals the one Hudi's `run_clustering` schedules (slices, their log files as deltaFilePaths, metrics),
+ *   and while it is pending, Hudi's reject update strategy refuses Spark's delta commits into its file groups;
  * - after our clustering (linear on one copy, z-order on another) Spark's snapshot and read-optimized reads both equal
  *   the snapshot Spark read before (but for `_hoodie_file_name`), Hudi's metadata-table validator passes, and our
  *   reader reads what Spark reads;
- * - Spark then upserts into the clustered file groups and compacts them on top of ours.
+ * - Spark then upserts into the clustered file groups and compacts them on top of ours;
+ * - the state machine (the bundled Lambdas, on moto S3) clusters a copy the same way, skipping the clean and archive
+ *   this build does not do on merge-on-read tables.
  */
 import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { Row } from '../../lib/engine/row-format.js';
-import { lockProviderFor } from '../../lib/lock/index.js';
+import { dynamoDbClientFromEnv, lockProviderFor } from '../../lib/lock/index.js';
 import { readSnapshot, type QueryType } from '../../lib/reader.js';
+import { runStateMachineLocally } from '../../lib/serverless/local/index.js';
+import type { TableServicesOutput } from '../../lib/serverless/run-output.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table.js';
 import { readClusteringPlan, type ClusteringPlan } from '../../lib/timeline/clustering-plan.js';
 import { pendingClusteringPlans } from '../../lib/timeline/queries.js';
 import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
+import { s3TablePath } from '../helpers/s3.js';
+import { createLockTable, downloadTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
 import { commitJson, withoutFileName } from './clustering-helpers.js';
 
 const SCHEMA = 'id BIGINT, name STRING, score DOUBLE, qty INT, ts BIGINT, dt STRING';
@@ -132,7 +140,7 @@ describe('clustering merge-on-read tables: ours and Hudi 0.15 agree', { timeout:
       [8, 4, 1].map((id) => row(id, 3)),
       'upsert',
     );
-    for (const name of ['hudi', 'zorder']) cpSync(table, join(root, name), { recursive: true });
+    for (const name of ['hudi', 'zorder', 'serverless']) cpSync(table, join(root, name), { recursive: true });
     snapshotBefore = await spark(hudi, table);
   });
 
@@ -174,6 +182,14 @@ describe('clustering merge-on-read tables: ours and Hudi 0.15 agree', { timeout:
     );
   });
 
+  it("Hudi's reject update strategy refuses Spark's delta commit into a file group of our pending plan", async () => {
+    await assert.rejects(
+      hudi.write(table, { schema: SCHEMA, rows: [row(2, 5)], options: sparkOptions('upsert') }),
+      /clustering file group|pending clustering/i,
+      "Hudi's SparkRejectUpdateStrategy sees our plan's file groups",
+    );
+  });
+
   it("executes the linear plan: Spark's snapshot and read-optimized reads are the snapshot before; the validator passes", async (t) => {
     const result = await cluster(table, SORTED, 'execute');
     assert.equal(result.commit?.outcome, 'committed');
@@ -198,6 +214,38 @@ describe('clustering merge-on-read tables: ours and Hudi 0.15 agree', { timeout:
     assert.deepEqual(withoutFileName(await spark(hudi, path)), withoutFileName(snapshotBefore));
     assert.deepEqual(withoutFileName(await spark(hudi, path, 'read_optimized')), withoutFileName(snapshotBefore));
     await validate(t, path, 'after our z-order clustering');
+  });
+
+  it('the state machine clusters a copy on S3 the same way, and skips the clean and archive it does not do on merge-on-read tables', async (t) => {
+    process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
+    process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
+    const functionsDir = ensureBundles();
+    const lockTable = await createLockTable('hudi-serverless-mor-clustering');
+    try {
+      const tablePath = await s3TablePath('mor-clustering');
+      const storage = openStorage(tablePath);
+      await uploadFiles(join(root, 'serverless'), storage);
+      const execution = await runStateMachineLocally(
+        { tablePath, properties: SORTED },
+        { functionsDir, retryPauseMs: 20, environment: { LOCK_TABLE: lockTable } },
+      );
+      assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
+      const output = execution.output as TableServicesOutput;
+      assert.equal(output.clustering?.status, 'COMMITTED', JSON.stringify(output.clustering));
+      assert.equal(output.clustering?.replacedFileGroups, 4);
+      assert.equal(output.clean?.status, 'SKIPPED');
+      assert.match(String((output.clean as { reason?: string } | undefined)?.reason), /merge-on-read/);
+      assert.equal(output.archive?.status, 'SKIPPED');
+      const local = join(tempDir('mor-cluster-sls-'), 'table');
+      await downloadTable(storage, local);
+      assert.deepEqual(withoutFileName(await spark(hudi, local)), withoutFileName(snapshotBefore));
+      assert.deepEqual(withoutFileName(await spark(hudi, local, 'read_optimized')), withoutFileName(snapshotBefore));
+      await validate(t, local, 'after the serverless clustering');
+    } finally {
+      await dynamoDbClientFromEnv()
+        .send(new DeleteTableCommand({ TableName: lockTable }))
+        .catch(() => undefined);
+    }
   });
 
   it('Spark upserts into the clustered file groups and compacts them on top of ours', async (t) => {
