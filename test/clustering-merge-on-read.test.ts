@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { resolveClusteringConfig } from '../lib/clustering/config.js';
 import { runClusteringJob } from '../lib/clustering/job.js';
+import { describeClusteringPlans } from '../lib/clustering/show.js';
 import { compactionConfigFrom } from '../lib/compaction/config.js';
 import { scheduleCompaction } from '../lib/compaction/schedule.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
@@ -160,6 +161,11 @@ describe('clustering merge-on-read tables (no Spark)', () => {
     const metrics = plan.inputGroups[0]!.metrics;
     assert.equal(metrics['TOTAL_LOG_FILES'], 3);
     assert.ok((metrics['TOTAL_IO_WRITE_MB'] ?? 0) >= 120, 'the slice without a base file counts as hoodie.parquet.max.file.size to write');
+    const files = (await table.storage.listDir('p')).files.filter((file) => file.path.endsWith('.parquet') || file.path.includes('.log.'));
+    const bytes = files.reduce((total, file) => total + file.size, 0);
+    assert.equal(scheduled.scheduled.groups[0]?.inputBytes, bytes, 'the scheduled group counts base and log bytes');
+    const [shown] = await describeClusteringPlans(await HudiTable.open(table.storage));
+    assert.deepEqual([shown?.groups[0]?.inputBytes, shown?.groups[0]?.bytesFrom], [bytes, 'files'], 'show-clustering counts them too');
 
     // On a copy without the clustering: a compaction takes the groups with logs, so clustering gets the other one.
     const other = await morTable();

@@ -112,11 +112,50 @@ function relative(plan: ClusteringPlan, tableUri: string): unknown {
   };
 }
 
+async function rawCommit(path: string, instant: string): Promise<Record<string, unknown>> {
+  return JSON.parse(Buffer.from(await openStorage(path).get(`.hoodie/${instant}.replacecommit`)).toString('utf8')) as Record<string, unknown>;
+}
+
+/** What a clustering's replacecommit says beyond file names and sizes: its operation, the groups replaced, each output's counts. */
+function commitShape(commit: Record<string, unknown>): unknown {
+  const COUNTS = [
+    'prevCommit',
+    'numWrites',
+    'numDeletes',
+    'numUpdateWrites',
+    'numInserts',
+    'totalLogRecords',
+    'totalLogFilesCompacted',
+    'totalLogSizeCompacted',
+    'totalUpdatedRecordsCompacted',
+    'totalLogBlocks',
+    'totalCorruptLogBlock',
+    'totalRollbackBlocks',
+    'partitionPath',
+  ];
+  const stats = commit['partitionToWriteStats'] as Record<string, Record<string, unknown>[]>;
+  const replaced = commit['partitionToReplaceFileIds'] as Record<string, string[]>;
+  return {
+    operationType: commit['operationType'],
+    compacted: commit['compacted'],
+    replaced: Object.fromEntries(Object.entries(replaced).map(([partition, ids]) => [partition, [...ids].sort()])),
+    stats: Object.fromEntries(
+      Object.entries(stats).map(([partition, list]) => [
+        partition,
+        list
+          .map((stat): Record<string, unknown> => ({ keys: Object.keys(stat).sort(), ...Object.fromEntries(COUNTS.map((key) => [key, stat[key]])) }))
+          .sort((a, b) => Number(a['numWrites']) - Number(b['numWrites'])),
+      ]),
+    ),
+  };
+}
+
 describe('clustering merge-on-read tables: ours and Hudi 0.15 agree', { timeout: 3_600_000 }, () => {
   let hudi: HudiHarness;
   let root: string;
   let table: string;
   let snapshotBefore: Row[];
+  let hudiCommit: Record<string, unknown> | undefined;
 
   before(async () => {
     hudi = await startHudi();
@@ -180,6 +219,10 @@ describe('clustering merge-on-read tables: ours and Hudi 0.15 agree', { timeout:
       slices.filter((slice) => slice.deltaFilePaths.length > 0).length >= 3,
       'the updated and deleted records are in log files of three file groups or more',
     );
+    // Hudi executes its plan on the copy: the replacecommit ours is compared with below.
+    await hudi.sql(`CALL run_clustering(path => '${copy}', instants => '${theirs.instant.time}', op => 'execute')`);
+    hudiCommit = await rawCommit(copy, theirs.instant.time);
+    assert.deepEqual(withoutFileName(await spark(hudi, copy)), withoutFileName(snapshotBefore), "Hudi's own clustering keeps the snapshot");
   });
 
   it("Hudi's reject update strategy refuses Spark's delta commit into a file group of our pending plan", async () => {
@@ -205,6 +248,10 @@ describe('clustering merge-on-read tables: ours and Hudi 0.15 agree', { timeout:
       'every record is in an output of the clustering',
     );
     await validate(t, table, 'after our linear clustering');
+    const mine = await rawCommit(table, result.instantTime!);
+    t.diagnostic(`our write stats: ${JSON.stringify(mine['partitionToWriteStats'])}`);
+    t.diagnostic(`Hudi's write stats: ${JSON.stringify(hudiCommit?.['partitionToWriteStats'])}`);
+    assert.deepEqual(commitShape(mine), commitShape(hudiCommit!), "the replacecommit records what Hudi's does");
   });
 
   it('executes a z-order plan on another copy with the same outcome', async (t) => {
