@@ -20,7 +20,9 @@ import {
   type ConfigKey,
 } from '../lib/config/index.js';
 import { HudiError } from '../lib/errors.js';
+import { COMPACTION_KEYS } from '../lib/compaction/config.js';
 import { LOCK_KEYS } from '../lib/lock/keys.js';
+import { METADATA_TABLE_KEYS, metadataTableDisabled, partitionDisabled } from '../lib/metadata/keys.js';
 import { SERVERLESS_CLUSTERING_KEYS } from '../lib/serverless/scale-out.js';
 import { META_SYNC_KEYS } from '../lib/sync/config.js';
 import { NEW_TABLE_KEYS, TABLE_KEYS } from '../lib/table-config.js';
@@ -104,6 +106,8 @@ describe('config kernel: one definition per key', () => {
       Object.values(TABLE_KEYS),
       Object.values(META_SYNC_KEYS),
       Object.values(SERVERLESS_CLUSTERING_KEYS),
+      Object.values(METADATA_TABLE_KEYS),
+      Object.values(COMPACTION_KEYS),
     ];
     const seen = new Map<string, number>();
     groups.forEach((group, index) => {
@@ -119,5 +123,16 @@ describe('config kernel: one definition per key', () => {
     });
     // New-table keys read the table's own names as alternatives: they reuse the definitions, not copies of the strings.
     assert.ok(NEW_TABLE_KEYS.recordKeyFields.alternatives.includes(TABLE_KEYS.recordKeyFields.key));
+  });
+
+  it("metadata-table switches count only when set, and a value that is not a boolean is refused rather than read as false (Java's parseBoolean)", () => {
+    assert.equal(metadataTableDisabled(props({})), false);
+    assert.equal(metadataTableDisabled(props({ 'hoodie.metadata.enable': 'FALSE' })), true);
+    assert.equal(partitionDisabled(props({ 'hoodie.metadata.record.index.enable': 'false' }), 'record_index'), true);
+    assert.equal(partitionDisabled(props({ 'hoodie.metadata.record.index.enable': 'true' }), 'record_index'), false);
+    assert.throws(
+      () => metadataTableDisabled(props({ 'hoodie.metadata.enable': 'off' })),
+      (error: unknown) => error instanceof ConfigValueError && error.key === 'hoodie.metadata.enable' && /true or false/.test(error.fix ?? ''),
+    );
   });
 });

@@ -13,7 +13,7 @@ import { test } from 'node:test';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { FUNCTIONS } from '../lib/serverless/function-settings.js';
 import { prefixOverlapsTable } from '../lib/serverless/ingest-step.js';
-import { METRIC } from '../lib/serverless/metrics.js';
+import { METRIC } from '../lib/serverless/metric-names.js';
 import { groupManifestPath, LAMBDA_CONCURRENCY_ENV } from '../lib/serverless/scale-out.js';
 import { FUNCTION_SUBSTITUTIONS, inlineDistributedMaps, loadDefinition, taskFunctions } from '../lib/serverless/local/index.js';
 import { REPO_ROOT, tempDir } from './helpers/fixtures.js';

@@ -11,7 +11,7 @@ import { schedule } from '../lib/clustering/schedule.js';
 import { dynamoDbClientFromEnv, lockProviderFor } from '../lib/lock/index.js';
 import type { CommitStepOutput } from '../lib/serverless/commit-step.js';
 import { lambdaContext, loadBundledHandler, startLocalStepFunctionsEndpoint } from '../lib/serverless/local/index.js';
-import { METRIC } from '../lib/serverless/metrics.js';
+import { METRIC } from '../lib/serverless/metric-names.js';
 import type { TableServicesOutput } from '../lib/serverless/run-output.js';
 import type { TriggerOutput } from '../lib/serverless/trigger.js';
 import { openStorage } from '../lib/storage/index.js';

@@ -17,7 +17,8 @@ import { encodeTimelineAvro, type HoodieCleanerPlan, type HoodieCleanMetadata } 
 import type { Instant } from '../timeline/instant.js';
 import { instantPath, loadTimeline } from '../timeline/timeline.js';
 import { transitionToInflight } from '../timeline/transitions.js';
-import { cleanMetadataOf, completeClean } from './commit.js';
+import { cleanMetadataOf } from './clean-metadata.js';
+import { completeClean } from './commit.js';
 import type { CleanConfig } from './config.js';
 import { executeCleanerPlan, type PartitionCleanStat } from './execute.js';
 import { planClean, scheduleClean, type CleanPlanning } from './schedule.js';

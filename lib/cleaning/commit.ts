@@ -12,71 +12,9 @@ import { latestCommitSchema } from '../timeline/queries.js';
 import { loadTimeline } from '../timeline/timeline.js';
 import { readTableConfig } from '../table-config.js';
 import type { Storage } from '../storage/port.js';
-import { encodeTimelineAvro, type HoodieCleanerPlan, type HoodieCleanMetadata, type HoodieCleanPartitionMetadata } from '../timeline/avro-files.js';
+import { encodeTimelineAvro, type HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { instantPath } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
-import type { PartitionCleanStat } from './execute.js';
-
-/** Version of the clean metadata Hudi 0.14/0.15 write (CleanerUtils.LATEST_CLEAN_METADATA_VERSION). */
-export const CLEAN_METADATA_VERSION = 2;
-
-/**
- * The metadata of a clean at `instantTime`: one entry per partition of the plan (file names, as Hudi records them),
- * the plan's earliest commit to retain, last completed commit and extra metadata.
- */
-export function cleanMetadataOf(
-  instantTime: string,
-  plan: HoodieCleanerPlan,
-  stats: readonly PartitionCleanStat[],
-  timeTakenInMillis: number,
-): HoodieCleanMetadata {
-  const partitionMetadata: Record<string, HoodieCleanPartitionMetadata> = {};
-  let totalFilesDeleted = 0;
-  for (const stat of stats) {
-    partitionMetadata[stat.partitionPath] = {
-      partitionPath: stat.partitionPath,
-      policy: plan.policy,
-      deletePathPatterns: [...stat.deletePathPatterns],
-      successDeleteFiles: [...stat.successDeleteFiles],
-      failedDeleteFiles: [...stat.failedDeleteFiles],
-      isPartitionDeleted: stat.partitionDeleted,
-    };
-    totalFilesDeleted += stat.successDeleteFiles.length;
-  }
-  return {
-    startCleanTime: instantTime,
-    timeTakenInMillis,
-    totalFilesDeleted,
-    earliestCommitToRetain: plan.earliestInstantToRetain?.timestamp ?? '',
-    lastCompletedCommitTimestamp: plan.lastCompletedCommitTimestamp,
-    partitionMetadata,
-    version: CLEAN_METADATA_VERSION,
-    bootstrapPartitionMetadata: {},
-    extraMetadata: plan.extraMetadata,
-  };
-}
-
-/** Merge the stats of workers that each cleaned some partitions of one plan (a partition's stats may be split too). */
-export function mergePartitionStats(parts: readonly (readonly PartitionCleanStat[])[]): PartitionCleanStat[] {
-  const merged = new Map<string, PartitionCleanStat>();
-  for (const stat of parts.flat()) {
-    const seen = merged.get(stat.partitionPath);
-    merged.set(
-      stat.partitionPath,
-      seen === undefined
-        ? stat
-        : {
-            partitionPath: stat.partitionPath,
-            deletePathPatterns: [...seen.deletePathPatterns, ...stat.deletePathPatterns],
-            successDeleteFiles: [...seen.successDeleteFiles, ...stat.successDeleteFiles],
-            failedDeleteFiles: [...seen.failedDeleteFiles, ...stat.failedDeleteFiles],
-            failures: [...seen.failures, ...stat.failures],
-            partitionDeleted: seen.partitionDeleted || stat.partitionDeleted,
-          },
-    );
-  }
-  return [...merged.values()];
-}
 
 export interface CompleteCleanOptions {
   readonly lock: LockProvider;

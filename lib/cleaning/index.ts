@@ -7,6 +7,7 @@ export * from './config.js';
 export * from './plan.js';
 export * from './schedule.js';
 export * from './execute.js';
+export * from './clean-metadata.js';
 export * from './commit.js';
 export * from './clean.js';
 export * from './show.js';

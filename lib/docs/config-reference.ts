@@ -80,7 +80,7 @@ export function configReference(): string {
     '',
     "### Hudi's metadata table (on writes)",
     '',
-    table(METADATA_TABLE_KEYS),
+    table(rows(METADATA_TABLE_KEYS)),
     '',
     '### Cleaning (`clean`)',
     '',

@@ -14,7 +14,7 @@
 import { earliestCommitToRetain, assembleCleanerPlan, commitsAndCompactionTimeline, planPartition, type PartitionCleanPlan } from '../cleaning/plan.js';
 import { CLEAN_KEYS } from '../cleaning/config.js';
 import { readKey } from '../config/index.js';
-import { cleanMetadataOf } from '../cleaning/commit.js';
+import { cleanMetadataOf } from '../cleaning/clean-metadata.js';
 import { executeCleanerPlan } from '../cleaning/execute.js';
 import type { LockLease } from '../lock/port.js';
 import { prefixedStorage } from '../storage/prefixed.js';

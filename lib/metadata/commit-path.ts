@@ -15,7 +15,8 @@ import type { Storage } from '../storage/port.js';
 import { readTableConfig, type TableConfig } from '../table-config.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import type { CommitMetadata } from '../timeline/commit-metadata.js';
-import { applyMetadataTableWriteConfig, METADATA_ENABLE_KEY, type MetadataDisableReport } from './disable.js';
+import { applyMetadataTableWriteConfig, type MetadataDisableReport } from './disable.js';
+import { metadataTableDisabled } from './keys.js';
 import type { MetadataCleanResult } from './clean.js';
 import type { MetadataCompactionResult } from './compaction.js';
 import { MetadataTable, type MetadataCommitInput, type MetadataCommitResult, type MetadataRemoveResult } from './metadata-table.js';
@@ -112,6 +113,6 @@ export async function assertMetadataTableKeepable(
   properties: ReadonlyMap<string, string>,
   config?: TableConfig,
 ): Promise<void> {
-  if (properties.get(METADATA_ENABLE_KEY)?.trim().toLowerCase() === 'false') return;
+  if (metadataTableDisabled(properties)) return;
   (await MetadataTable.open(storage, config === undefined ? {} : { config }))?.assertMaintainable(what, { properties });
 }

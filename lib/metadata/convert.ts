@@ -25,6 +25,9 @@ import type { CommitMetadata } from '../timeline/commit-metadata.js';
 import { META_FIELD_NAMES } from '../schema.js';
 import type { ThriftStruct } from '../parquet/thrift.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
+import { readKey } from '../config/index.js';
+import { WRITE_KEYS } from '../writer/write-config.js';
+import { configuredColumnStatsColumns } from './keys.js';
 import { columnRangesFromFooter } from './column-stats.js';
 import { footerBloomFilter } from './footers.js';
 import type { MetadataPartitionType } from './partitions.js';
@@ -38,10 +41,6 @@ import {
   type MetadataRecord,
 } from './records.js';
 
-/** hoodie.bloom.index.filter.type's default. */
-export const DEFAULT_BLOOM_FILTER_TYPE = 'DYNAMIC_V0';
-export const COLUMN_STATS_COLUMN_LIST_KEY = 'hoodie.metadata.index.column.stats.column.list';
-export const BLOOM_FILTER_TYPE_KEY = 'hoodie.bloom.index.filter.type';
 const FOOTER_CONCURRENCY = 16;
 
 /** Where each record changed location in a commit, for the record index. */
@@ -96,7 +95,7 @@ export async function convertCommitMetadata(metadata: CommitMetadata, context: C
   const wantBloom = context.partitions.has('bloom_filters');
   const wantStats = context.partitions.has('column_stats');
   if (wantBloom || wantStats) {
-    const bloomType = context.properties?.get(BLOOM_FILTER_TYPE_KEY)?.trim() || DEFAULT_BLOOM_FILTER_TYPE;
+    const bloomType = readKey(context.properties ?? new Map<string, string>(), WRITE_KEYS.bloomType, 'write properties');
     const columns = wantStats ? columnsToIndex(metadata, context) : [];
     const blooms: MetadataChange[] = [];
     const ranges: MetadataChange[] = [];
@@ -138,11 +137,8 @@ function isBaseFile(name: string): boolean {
 
 /** getColumnsToIndex: the configured list, else the writer schema's fields (meta fields first when populated). */
 export function columnsToIndex(metadata: CommitMetadata, context: Pick<ConvertContext, 'properties' | 'populateMetaFields'>): string[] {
-  const configured = (context.properties?.get(COLUMN_STATS_COLUMN_LIST_KEY) ?? '')
-    .split(',')
-    .map((c) => c.trim())
-    .filter((c) => c !== '');
-  if (configured.length > 0) return configured;
+  const configured = configuredColumnStatsColumns(context.properties);
+  if (configured.length > 0) return [...configured];
   const schemaText = metadata.extraMetadata['schema'];
   if (schemaText === undefined || schemaText === '') return [];
   let schema: { fields?: { name: string }[] };

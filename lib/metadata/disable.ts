@@ -15,15 +15,8 @@ import type { Storage } from '../storage/port.js';
 import { updateTableProperties, type TableConfig } from '../table-config.js';
 import { METADATA_PARTITION_TYPES, type MetadataPartitionType } from './partitions.js';
 import { METADATA_PARTITIONS_INFLIGHT_KEY, METADATA_PARTITIONS_KEY, metadataTableState } from './state.js';
+import { METADATA_ENABLE, metadataTableDisabled, PARTITION_ENABLE, partitionDisabled } from './keys.js';
 import { METADATA_TABLE_FOLDER } from './timeline.js';
-
-export const METADATA_ENABLE_KEY = 'hoodie.metadata.enable';
-/** The write keys that turn one index partition off (HoodieTable.shouldDeleteMetadataPartition). */
-export const PARTITION_ENABLE_KEYS: Readonly<Record<Exclude<MetadataPartitionType, 'files'>, string>> = {
-  column_stats: 'hoodie.metadata.index.column.stats.enable',
-  bloom_filters: 'hoodie.metadata.index.bloom.filter.enable',
-  record_index: 'hoodie.metadata.record.index.enable',
-};
 
 export interface MetadataDisableReport {
   /** Partitions no longer declared (and their folders deleted); every one when the whole table went. */
@@ -33,8 +26,6 @@ export interface MetadataDisableReport {
   /** The key that asked for it. */
   readonly reason: string | undefined;
 }
-
-const isFalse = (value: string | undefined): boolean => value !== undefined && value.trim().toLowerCase() === 'false';
 
 /**
  * Apply the user's metadata keys to the table before a commit (under the table lock): drop the metadata table or
@@ -46,7 +37,7 @@ export async function applyMetadataTableWriteConfig(
   properties: ReadonlyMap<string, string>,
 ): Promise<MetadataDisableReport> {
   const { partitions } = metadataTableState(config);
-  if (isFalse(properties.get(METADATA_ENABLE_KEY))) {
+  if (metadataTableDisabled(properties)) {
     const listing = await storage.listDir(METADATA_TABLE_FOLDER);
     const folderExists = listing.files.length > 0 || listing.dirs.length > 0;
     const state = metadataTableState(config);
@@ -56,18 +47,17 @@ export async function applyMetadataTableWriteConfig(
     return {
       removedPartitions: [...new Set([...state.partitions, ...state.inflightPartitions])],
       deletedMetadataTable: true,
-      reason: `${METADATA_ENABLE_KEY}=false`,
+      reason: `${METADATA_ENABLE.key}=false`,
     };
   }
   const removed: string[] = [];
   const reasons: string[] = [];
   for (const partition of METADATA_PARTITION_TYPES) {
     if (partition === 'files') continue;
-    const key = PARTITION_ENABLE_KEYS[partition];
-    if (!isFalse(properties.get(key)) || !partitions.includes(partition)) continue;
+    if (!partitionDisabled(properties, partition) || !partitions.includes(partition)) continue;
     await deleteMetadataPartition(storage, partition);
     removed.push(partition);
-    reasons.push(`${key}=false`);
+    reasons.push(`${PARTITION_ENABLE[partition].key}=false`);
   }
   return { removedPartitions: removed, deletedMetadataTable: false, reason: reasons.length > 0 ? reasons.join(', ') : undefined };
 }

@@ -21,8 +21,6 @@ export {
   applyMetadataTableWriteConfig,
   deleteMetadataTable,
   deleteMetadataPartition,
-  METADATA_ENABLE_KEY,
-  PARTITION_ENABLE_KEYS,
   type MetadataDisableReport,
 } from './disable.js';
 export { metadataTableState, hasMetadataTable, METADATA_PARTITIONS_KEY, METADATA_PARTITIONS_INFLIGHT_KEY, type MetadataTableState } from './state.js';
@@ -40,4 +38,4 @@ export {
   type MetadataTableOutcome,
   type MetadataTableSession,
 } from './commit-path.js';
-export { METADATA_TABLE_KEYS } from './keys.js';
+export { METADATA_TABLE_KEYS, METADATA_ENABLE, PARTITION_ENABLE } from './keys.js';

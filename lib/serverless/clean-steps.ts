@@ -19,7 +19,8 @@
  */
 import { cleanConfigFromProperties, type CleanConfig } from '../cleaning/config.js';
 import { emptyCleanerPlan } from '../cleaning/clean.js';
-import { cleanMetadataOf, completeClean, mergePartitionStats } from '../cleaning/commit.js';
+import { cleanMetadataOf, mergePartitionStats } from '../cleaning/clean-metadata.js';
+import { completeClean } from '../cleaning/commit.js';
 import { walkPartitions } from '../cleaning/listing.js';
 import { assembleCleanerPlan } from '../cleaning/plan.js';
 import { prepareClean, scheduleClean } from '../cleaning/schedule.js';

@@ -54,7 +54,7 @@ import type { GlueClient } from '@aws-sdk/client-glue';
 import { lockTableDefaults, parsePropertiesText, type Environment } from './settings.js';
 import type { TriggerOutput } from './trigger.js';
 import { countRequests, requestCountsSince, requestCountsSnapshot } from './clients.js';
-import { METRIC } from './metrics.js';
+import { METRIC } from './metric-names.js';
 import { invocationCost } from './observability.js';
 
 /** One object a notification names. */

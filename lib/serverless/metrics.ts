@@ -9,43 +9,8 @@ import type { ArchiveStepOutput } from './archive-step.js';
 import type { CommitStepOutput } from './commit-step.js';
 import type { ExecuteGroupOutput } from './execute-step.js';
 import type { PlanStepOutput } from './plan-step.js';
+import { METRIC, type RunFigure } from './metric-names.js';
 import type { TriggerOutput } from './trigger.js';
-
-type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
-
-export interface RunFigure {
-  readonly name: string;
-  readonly unit: Unit;
-  readonly value: number;
-}
-
-/** Every metric name this service publishes (namespace POWERTOOLS_METRICS_NAMESPACE, dimensions service and step). */
-export const METRIC = {
-  succeeded: 'Succeeded',
-  failed: 'Failed',
-  durationMs: 'DurationMs',
-  estimatedCost: 'EstimatedCostUSD',
-  groupsPlanned: 'GroupsPlanned',
-  groups: 'Groups',
-  filesIn: 'FilesIn',
-  filesOut: 'FilesOut',
-  bytesIn: 'BytesIn',
-  bytesOut: 'BytesOut',
-  rowsIn: 'RowsIn',
-  rowsOut: 'RowsOut',
-  /** The average share of a partition's files a point query on the sort columns reads, before and after (percent). */
-  filesReadBefore: 'DataSkippingFilesReadBeforePercent',
-  filesReadAfter: 'DataSkippingFilesReadAfterPercent',
-  groupOutputFiles: 'GroupOutputFiles',
-  groupRows: 'GroupRows',
-  /** Age of the oldest pending clustering or clean plan, published by every trigger check (0: none pending). */
-  pendingPlanAge: 'PendingPlanAgeSeconds',
-  runsStarted: 'RunsStarted',
-  filesCleaned: 'FilesCleaned',
-  instantsArchived: 'InstantsArchived',
-  catalogSyncFailed: 'CatalogSyncFailed',
-  catalogPartitionsAdded: 'CatalogPartitionsAdded',
-} as const;
 
 const count = (name: string, value: number): RunFigure => ({ name, unit: MetricUnit.Count, value });
 

@@ -8,7 +8,7 @@ import type { Context } from 'aws-lambda';
 import { requestCountsSince, requestCountsSnapshot } from './clients.js';
 import { estimateCost } from './cost.js';
 import { asTaskError } from './errors.js';
-import { METRIC, type RunFigure } from './metrics.js';
+import { METRIC, type RunFigure } from './metric-names.js';
 
 /** What the steps log through (a Powertools Logger fits). */
 export interface StepLog {

@@ -159,7 +159,7 @@ export const WRITE_KEYS = {
     key: 'hoodie.bloom.index.filter.type',
     default: 'DYNAMIC_V0' as 'DYNAMIC_V0' | 'SIMPLE',
     parser: oneOf(['DYNAMIC_V0', 'SIMPLE'] as const),
-    description: 'DYNAMIC_V0 or SIMPLE',
+    description: "DYNAMIC_V0 or SIMPLE: the base files' bloom filter, and the type the metadata table's bloom_filters partition records for them",
   }),
 } as const;
 

@@ -1,0 +1,41 @@
+/**
+ * Every metric name this service publishes and the shape of one figure: the names the dashboard, the alarms, the
+ * steps' figures (metrics.ts) and every invocation's own figures (observability.ts) share.
+ */
+import type { MetricUnit } from '@aws-lambda-powertools/metrics';
+
+type Unit = (typeof MetricUnit)[keyof typeof MetricUnit];
+
+export interface RunFigure {
+  readonly name: string;
+  readonly unit: Unit;
+  readonly value: number;
+}
+
+/** Every metric name this service publishes (namespace POWERTOOLS_METRICS_NAMESPACE, dimensions service and step). */
+export const METRIC = {
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  durationMs: 'DurationMs',
+  estimatedCost: 'EstimatedCostUSD',
+  groupsPlanned: 'GroupsPlanned',
+  groups: 'Groups',
+  filesIn: 'FilesIn',
+  filesOut: 'FilesOut',
+  bytesIn: 'BytesIn',
+  bytesOut: 'BytesOut',
+  rowsIn: 'RowsIn',
+  rowsOut: 'RowsOut',
+  /** The average share of a partition's files a point query on the sort columns reads, before and after (percent). */
+  filesReadBefore: 'DataSkippingFilesReadBeforePercent',
+  filesReadAfter: 'DataSkippingFilesReadAfterPercent',
+  groupOutputFiles: 'GroupOutputFiles',
+  groupRows: 'GroupRows',
+  /** Age of the oldest pending clustering or clean plan, published by every trigger check (0: none pending). */
+  pendingPlanAge: 'PendingPlanAgeSeconds',
+  runsStarted: 'RunsStarted',
+  filesCleaned: 'FilesCleaned',
+  instantsArchived: 'InstantsArchived',
+  catalogSyncFailed: 'CatalogSyncFailed',
+  catalogPartitionsAdded: 'CatalogPartitionsAdded',
+} as const;
