@@ -197,7 +197,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
     let nextBase = 0;
     for (const slice of group.slices) localBaseFiles.push(sliceHasBaseFile(slice) ? staged.localPaths[nextBase++] : undefined);
     // Slices with log files are read merged (base file + logs of completed instants), as Hudi's clustering reads them.
-    const merged = group.slices.some(sliceHasLogs)
+    const merged = group.slices.some((slice) => sliceHasLogs(slice) || !sliceHasBaseFile(slice))
       ? await mergeGroupSlices({
           table,
           instantTime,
