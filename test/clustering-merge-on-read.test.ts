@@ -6,6 +6,7 @@
  * the commit refuses a slice that got a log file after the plan. Spark's agreement: test/interop/clustering-merge-on-read.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { resolveClusteringConfig } from '../lib/clustering/config.js';
@@ -27,6 +28,7 @@ import { formatTableProperties, readTableConfig } from '../lib/table-config.js';
 import { HudiTable } from '../lib/table.js';
 import { readClusteringPlan } from '../lib/timeline/clustering-plan.js';
 import { writeBatch } from '../lib/writer/write-client.js';
+import { jsonLines, runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/paths.js';
 
 const WRITER = new Map([
@@ -203,6 +205,27 @@ describe('clustering merge-on-read tables (no Spark)', () => {
     assert.deepEqual(names, [...names].sort(), 'sorted by name');
     const replaced = result.commit?.metadata.partitionToReplaceFileIds?.['p'] ?? [];
     assert.deepEqual([...replaced].sort(), [...table.fileIds, LOG_ONLY].sort(), 'the file group of logs only is replaced too');
+  });
+
+  it('the `cluster` and `show-clustering` commands take merge-on-read tables', async () => {
+    const table = await morTable();
+    await withLogs(table);
+    const before = await read(table.path);
+    const props = join(tempDir('clustering-mor-props-'), 'clustering.properties');
+    writeFileSync(props, 'hoodie.clustering.plan.strategy.sort.columns=name\n');
+    const scheduled = runCli(['cluster', table.path, '--mode', 'schedule', '--props', props, '--json']);
+    assert.equal(scheduled.code, 0, scheduled.stderr);
+    const shown = runCli(['show-clustering', table.path, '--json']);
+    assert.equal(shown.code, 0, shown.stderr);
+    const plans = jsonLines(shown.stdout) as { inputFiles: number; groups: { bytesFrom: string }[] }[];
+    assert.deepEqual(
+      plans.map((plan) => [plan.inputFiles, plan.groups.map((group) => group.bytesFrom)]),
+      [[3, ['files']]],
+      'one plan of the three slices, its bytes from their base and log files',
+    );
+    const executed = runCli(['cluster', table.path, '--mode', 'execute', '--props', props, '--json']);
+    assert.equal(executed.code, 0, executed.stderr);
+    assert.deepEqual(withoutFileName(await read(table.path, 'read_optimized')), withoutFileName(before));
   });
 
   it('refuses to commit when a slice got a log file after the plan: that delta commit would be lost', async () => {
