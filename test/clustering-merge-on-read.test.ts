@@ -58,7 +58,13 @@ interface MorTable {
   /** The file groups with a base file, by the ids their base file holds first. */
   readonly fileIds: readonly string[];
   /** Appends a log file of a new completed delta commit to a file group: these records (a data block), these deleted keys. */
-  readonly appendLog: (fileId: string, time: string, records: readonly ReturnType<typeof row>[], deletedIds?: readonly number[]) => Promise<void>;
+  readonly appendLog: (
+    fileId: string,
+    time: string,
+    records: readonly ReturnType<typeof row>[],
+    deletedIds?: readonly number[],
+    partitionPath?: string,
+  ) => Promise<void>;
 }
 
 /** Two base file groups of 3 rows (ids 1-3, 4-6), then made merge-on-read; logs are appended by the tests. */
@@ -85,7 +91,7 @@ async function morTable(): Promise<MorTable> {
   const slices = (await table.fileSystemView()).latestSlices('p');
   const baseInstants = new Map(slices.map((slice) => [slice.fileId, slice.baseInstantTime]));
   const byFirstInstant = [...slices].sort((a, b) => a.baseInstantTime.localeCompare(b.baseInstantTime)).map((slice) => slice.fileId);
-  const appendLog: MorTable['appendLog'] = async (fileId, time, records, deletedIds = []) => {
+  const appendLog: MorTable['appendLog'] = async (fileId, time, records, deletedIds = [], partitionPath = 'p') => {
     await completeDeltaCommit(storage, time);
     const blocks = [];
     if (records.length > 0) {
@@ -93,17 +99,20 @@ async function morTable(): Promise<MorTable> {
         _hoodie_commit_time: time,
         _hoodie_commit_seqno: `${time}_0_${index}`,
         _hoodie_record_key: String(record.id),
-        _hoodie_partition_path: 'p',
+        _hoodie_partition_path: partitionPath,
         _hoodie_file_name: fileId,
         ...record,
       }));
       blocks.push(avroDataBlock({ instantTime: time, schema, records: avroRecords }));
     }
     if (deletedIds.length > 0) {
-      blocks.push(deleteBlock({ instantTime: time, records: deletedIds.map((id) => ({ recordKey: String(id), partitionPath: 'p', orderingValue: null })) }));
+      blocks.push(deleteBlock({ instantTime: time, records: deletedIds.map((id) => ({ recordKey: String(id), partitionPath, orderingValue: null })) }));
     }
     // A file group of log files only has its first delta commit as base instant.
-    await writeLogFile(storage, { partitionPath: 'p', fileId, baseInstant: baseInstants.get(fileId) ?? time, writeToken: '0-1-2', blocks });
+    if (partitionPath !== 'p') {
+      await storage.put(`${partitionPath}/.hoodie_partition_metadata`, `#partition metadata\ncommitTime=${time}\npartitionDepth=1\n`);
+    }
+    await writeLogFile(storage, { partitionPath, fileId, baseInstant: baseInstants.get(fileId) ?? time, writeToken: '0-1-2', blocks });
     if (!baseInstants.has(fileId)) baseInstants.set(fileId, time);
   };
   return { path, storage, fileIds: byFirstInstant, appendLog };
@@ -205,6 +214,26 @@ describe('clustering merge-on-read tables (no Spark)', () => {
     assert.deepEqual(names, [...names].sort(), 'sorted by name');
     const replaced = result.commit?.metadata.partitionToReplaceFileIds?.['p'] ?? [];
     assert.deepEqual([...replaced].sort(), [...table.fileIds, LOG_ONLY].sort(), 'the file group of logs only is replaced too');
+  });
+
+  it('clusters a partition of log files only, taking the column types from a base file elsewhere in the table', async () => {
+    const table = await morTable();
+    await table.appendLog(
+      'only-logs-0',
+      '20300101000000004',
+      [
+        { ...row(9, 4), dt: 'q' },
+        { ...row(10, 4), dt: 'q' },
+      ],
+      [],
+      'q',
+    );
+    const before = await read(table.path);
+    assert.equal(before.filter((r) => r['dt'] === 'q').length, 2);
+    const result = await cluster(table.path, { ...SORTED, 'hoodie.clustering.plan.strategy.partition.selected': 'q' }, 'scheduleAndExecute');
+    assert.equal(result.commit?.outcome, 'committed');
+    assert.deepEqual(result.commit?.metadata.partitionToReplaceFileIds, { q: ['only-logs-0'] });
+    assert.deepEqual(withoutFileName(await read(table.path, 'read_optimized')), withoutFileName(before), 'the logs of q are in a base file now');
   });
 
   it('the `cluster` and `show-clustering` commands take merge-on-read tables', async () => {

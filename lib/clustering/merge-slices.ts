@@ -15,6 +15,8 @@ import { logBlockFilter } from '../merge-on-read/log-record-scanner.js';
 import { mergeSlice, tablePayload } from '../merge-on-read/snapshot.js';
 import type { HudiTable } from '../table.js';
 import type { ClusteringPlanSlice } from '../timeline/clustering-plan.js';
+import { stageFiles } from '../reader.js';
+import { compareInstantTimes } from '../timeline/instant.js';
 import { instantPath } from '../timeline/timeline.js';
 
 /** A file name at the end of a plan path (plans hold full URIs of wherever the table was). */
@@ -50,7 +52,8 @@ export interface MergedGroupSlices {
 
 /**
  * The group's inputs with every slice's log files merged in. The merged files take the Parquet column types of the
- * slice's own base file, or of another base file of the group for a slice of log files only.
+ * slice's own base file; a slice of log files only, those of another base file of the group, else of the table's
+ * newest base file.
  */
 export async function mergeGroupSlices(input: MergeGroupSlicesInput): Promise<MergedGroupSlices> {
   const { table, instantTime, partitionPath, slices, engine } = input;
@@ -62,69 +65,82 @@ export async function mergeGroupSlices(input: MergeGroupSlicesInput): Promise<Me
   // Blocks of instants completed before this clustering count, as Hudi's scanner bounded by the latest completed one.
   const filter = logBlockFilter(table.timeline, instantTime);
   await mkdir(input.outputDir, { recursive: true });
-  const files: string[] = [];
-  let merged = 0;
-  let logFiles = 0;
-  let logBytes = 0;
-  for (const [index, planned] of slices.entries()) {
-    const localBase = input.localBaseFiles[index];
-    if (!sliceHasLogs(planned)) {
-      if (localBase === undefined) {
-        throw new HudiError(`clustering ${instantTime} names slice ${planned.fileId} in "${partitionPath}" with neither a base file nor log files`, {
-          location: requested,
-          fix: 'roll the clustering back and schedule a new one',
-        });
-      }
-      files.push(localBase);
-      continue;
+  // A group of log-only slices takes its column types from the table's newest base file (as the writer does).
+  let staged: { localPaths: string[]; cleanup: () => Promise<void> } | undefined;
+  const tableTemplate = async (): Promise<string | undefined> => {
+    if (staged === undefined) {
+      const newest = (await table.fileSystemView()).latestBaseFiles().sort((a, b) => compareInstantTimes(b.instantTime, a.instantTime))[0];
+      staged = await stageFiles(table.storage, newest === undefined ? [] : [newest.path], input.outputDir);
     }
-    const logs: LogFile[] = planned.deltaFilePaths.map((path) => {
-      const log = logsByName.get(nameOf(path));
-      if (log === undefined) {
-        throw new HudiError(`clustering ${instantTime} reads log file ${nameOf(path)} in "${partitionPath}", which is gone`, {
-          location: table.storage.uriOf(joinPartitionPath(partitionPath, nameOf(path))),
-          fix: 'roll the clustering back (a cleaner or compaction removed its inputs) and schedule a new one',
-        });
+    return staged.localPaths[0];
+  };
+  try {
+    const files: string[] = [];
+    let merged = 0;
+    let logFiles = 0;
+    let logBytes = 0;
+    for (const [index, planned] of slices.entries()) {
+      const localBase = input.localBaseFiles[index];
+      if (!sliceHasLogs(planned)) {
+        if (localBase === undefined) {
+          throw new HudiError(`clustering ${instantTime} names slice ${planned.fileId} in "${partitionPath}" with neither a base file nor log files`, {
+            location: requested,
+            fix: 'roll the clustering back and schedule a new one',
+          });
+        }
+        files.push(localBase);
+        continue;
       }
-      return log;
-    });
-    const template = localBase ?? anyBase;
-    if (template === undefined) {
-      throw new HudiError(
-        `clustering ${instantTime} group in "${partitionPath}" holds only slices of log files: this build takes the Parquet column types from a base file`,
-        { location: requested, fix: 'cluster this group with Hudi (CALL run_clustering), or compact the table first' },
+      const logs: LogFile[] = planned.deltaFilePaths.map((path) => {
+        const log = logsByName.get(nameOf(path));
+        if (log === undefined) {
+          throw new HudiError(`clustering ${instantTime} reads log file ${nameOf(path)} in "${partitionPath}", which is gone`, {
+            location: table.storage.uriOf(joinPartitionPath(partitionPath, nameOf(path))),
+            fix: 'roll the clustering back (a cleaner or compaction removed its inputs) and schedule a new one',
+          });
+        }
+        return log;
+      });
+      const template = localBase ?? anyBase ?? (await tableTemplate());
+      if (template === undefined) {
+        throw new HudiError(
+          `clustering ${instantTime} group in "${partitionPath}" holds only slices of log files, and the table has no base file: this build takes the Parquet column types from one`,
+          { location: requested, fix: 'cluster this group with Hudi (CALL run_clustering), or compact the table first' },
+        );
+      }
+      const baseName = sliceHasBaseFile(planned) ? nameOf(planned.dataFilePath) : undefined;
+      const parsed = baseName === undefined ? undefined : parseBaseFileName(baseName);
+      if (baseName !== undefined && parsed === undefined) {
+        throw new HudiError(`clustering ${instantTime} names base file ${baseName}, which is not a base file name`, { location: requested });
+      }
+      const basePath = baseName === undefined ? undefined : joinPartitionPath(partitionPath, baseName);
+      // Merged oldest first, in Hudi's log order, whatever order the plan lists them in (Hudi's FileSlice: newest first).
+      const ordered = [...logs].sort((a, b) => compareLogFileNames(a.name, b.name));
+      const slice: MergedFileSlice = {
+        partitionPath,
+        fileId: planned.fileId,
+        baseInstantTime: parsed?.instantTime ?? ordered[0]!.name.baseInstant,
+        baseFile:
+          parsed === undefined || basePath === undefined
+            ? undefined
+            : { partitionPath, ...parsed, fileName: baseName!, path: basePath, size: listing.find((file) => nameOf(file.path) === baseName)?.size ?? 0 },
+        logFiles: ordered,
+      };
+      const rows = await mergeSlice(
+        slice,
+        { storage: table.storage, config: table.config, timeline: table.timeline, queryInstant: instantTime, engine, localBaseFile: () => localBase! },
+        payload,
+        filter,
       );
+      const outputFile = join(input.outputDir, `merged-${index}.parquet`);
+      await engine.writeRows({ rows: rows.rows, template, outputFile, rowGroupSize: Math.max(1, rows.rows.length), keyValues: {} });
+      files.push(outputFile);
+      merged++;
+      logFiles += logs.length;
+      logBytes += logs.reduce((total, log) => total + log.size, 0);
     }
-    const baseName = sliceHasBaseFile(planned) ? nameOf(planned.dataFilePath) : undefined;
-    const parsed = baseName === undefined ? undefined : parseBaseFileName(baseName);
-    if (baseName !== undefined && parsed === undefined) {
-      throw new HudiError(`clustering ${instantTime} names base file ${baseName}, which is not a base file name`, { location: requested });
-    }
-    const basePath = baseName === undefined ? undefined : joinPartitionPath(partitionPath, baseName);
-    // Merged oldest first, in Hudi's log order, whatever order the plan lists them in (Hudi's FileSlice: newest first).
-    const ordered = [...logs].sort((a, b) => compareLogFileNames(a.name, b.name));
-    const slice: MergedFileSlice = {
-      partitionPath,
-      fileId: planned.fileId,
-      baseInstantTime: parsed?.instantTime ?? ordered[0]!.name.baseInstant,
-      baseFile:
-        parsed === undefined || basePath === undefined
-          ? undefined
-          : { partitionPath, ...parsed, fileName: baseName!, path: basePath, size: listing.find((file) => nameOf(file.path) === baseName)?.size ?? 0 },
-      logFiles: ordered,
-    };
-    const rows = await mergeSlice(
-      slice,
-      { storage: table.storage, config: table.config, timeline: table.timeline, queryInstant: instantTime, engine, localBaseFile: () => localBase! },
-      payload,
-      filter,
-    );
-    const outputFile = join(input.outputDir, `merged-${index}.parquet`);
-    await engine.writeRows({ rows: rows.rows, template, outputFile, rowGroupSize: Math.max(1, rows.rows.length), keyValues: {} });
-    files.push(outputFile);
-    merged++;
-    logFiles += logs.length;
-    logBytes += logs.reduce((total, log) => total + log.size, 0);
+    return { files, merged, logFiles, logBytes };
+  } finally {
+    await staged?.cleanup();
   }
-  return { files, merged, logFiles, logBytes };
 }
