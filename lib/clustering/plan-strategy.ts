@@ -142,7 +142,7 @@ export interface SliceLogFile {
   readonly size: number;
 }
 
-/** The latest file slice of a file group, as the planner needs it (copy-on-write: one base file). */
+/** The latest file slice of a file group, as the planner needs it (copy-on-write: one base file; merge-on-read: a base file and/or log files). */
 export interface FileSliceInput {
   readonly fileId: string;
   readonly partitionPath: string;
