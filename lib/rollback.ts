@@ -1,5 +1,9 @@
 /**
- * Rolling back failed writes on a copy-on-write table, as Hudi's CopyOnWriteRollbackActionExecutor does.
+ * Rolling back failed writes, as Hudi's CopyOnWriteRollbackActionExecutor does (and, for merge-on-read delta commits,
+ * MergeOnReadRollbackActionExecutor with table version 6's rollback helper: a log file the failed instant appended to
+ * an existing file slice is not deleted; a ROLLBACK command block naming the instant goes into the slice's next log
+ * version, written with an APPEND marker under the rollback instant, and the rollback's metadata records both files;
+ * with a metadata table, the rollback instant's deltacommit adds them to its `files` partition).
  *
  * A write that never completed (`T.commit.requested` / `T.inflight`, or a pending `T.replacecommit`) leaves data
  * files named with T that readers ignore but that take space and block the file groups. A rollback, under the table
@@ -24,6 +28,9 @@
  */
 import { ConflictError, HudiError } from './errors.js';
 import { joinPartitionPath, parseBaseFileName } from './fs-view.js';
+import { parseLogFileName, rollbackCommandBlock, UNKNOWN_WRITE_TOKEN, writeLogFile } from './log-format/index.js';
+import { keepMetadataTable } from './metadata/index.js';
+import { newWriteStat, type WriteStat } from './timeline/commit-metadata.js';
 import { deleteClusteringWorkDir, deleteInstantScratch } from './timeline/work-folder.js';
 import type { LockLease, LockProvider } from './lock/port.js';
 import { removeMetadataTableDeltaCommit } from './metadata/index.js';
@@ -48,13 +55,13 @@ import {
   type TimelineTimeZone,
 } from './timeline/instant.js';
 import { HEARTBEAT_INTERVAL_MS, heartbeatPath } from './timeline/heartbeat.js';
-import { listMarkers, type Marker } from './timeline/markers.js';
+import { createMarker, deleteMarkerDir, listMarkers, type Marker } from './timeline/markers.js';
 import { readClusteringPlan } from './timeline/clustering-plan.js';
 import { instantPath, loadTimeline, type Timeline } from './timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from './timeline/transitions.js';
 
 /** Actions whose failed instants this module rolls back (COW writes, clustering, insert_overwrite). */
-const ROLLBACK_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'replacecommit']);
+const ROLLBACK_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'replacecommit']);
 
 /**
  * A writer is presumed dead when its heartbeat is older than this: Hudi's hoodie.client.heartbeat.interval_in_ms
@@ -327,10 +334,8 @@ async function planRollback(storage: Storage, target: Instant): Promise<PlannedR
 
   for (const marker of markers) {
     if (marker.type === 'APPEND') {
-      throw new HudiError(`marker ${marker.fileName}.marker.APPEND names a log file append, which only merge-on-read tables have`, {
-        location: storage.uriOf(`${METAFOLDER}/.temp/${target.time}`),
-        fix: 'roll this instant back with Hudi (Spark/hudi-cli); this build rolls back copy-on-write writes only',
-      });
+      requests.push(await appendRequest(storage, target, marker));
+      continue;
     }
     // A marker naming another instant's file (a bug, or a hand-made marker) must never delete committed data.
     if (parseBaseFileName(marker.fileName)?.instantTime !== target.time) {
@@ -365,6 +370,31 @@ async function planRollback(storage: Storage, target: Instant): Promise<PlannedR
   };
 }
 
+/**
+ * MarkerBasedRollbackStrategy.getRollbackRequestForAppend (0.15): the marker names the log file. One the instant
+ * created for a new file group (its base instant is the instant) is deleted; one appended to an existing slice gets a
+ * rollback block (logBlocksToBeDeleted: its name and size); a file that was never created needs nothing.
+ */
+async function appendRequest(storage: Storage, target: Instant, marker: Marker): Promise<HoodieRollbackRequest> {
+  const name = parseLogFileName(marker.fileName);
+  if (name === undefined) {
+    throw new HudiError(`marker ${marker.fileName}.marker.APPEND names no log file (a marker of a Hudi before 0.10)`, {
+      location: storage.uriOf(`${METAFOLDER}/.temp/${target.time}`),
+      fix: 'roll this instant back with Hudi (Spark/hudi-cli)',
+    });
+  }
+  const path = joinPartitionPath(marker.partitionPath, marker.fileName);
+  const stored = await storage.head(path);
+  if (stored !== undefined && name.baseInstant === target.time) return fileRequest(marker.partitionPath, [storage.uriOf(path)]);
+  return {
+    partitionPath: marker.partitionPath,
+    fileId: name.fileId,
+    latestBaseInstant: name.baseInstant,
+    filesToBeDeleted: [],
+    logBlocksToBeDeleted: stored === undefined ? {} : { [marker.fileName]: stored.size },
+  };
+}
+
 function fileRequest(partitionPath: string, filesToBeDeleted: string[]): HoodieRollbackRequest {
   return { partitionPath, fileId: '', latestBaseInstant: '', filesToBeDeleted, logBlocksToBeDeleted: {} };
 }
@@ -395,7 +425,7 @@ async function executeRollback(
     });
   }
   if (!ROLLBACK_ACTIONS.has(target.action as InstantAction)) {
-    throw new HudiError(`rollback plan ${rollback.time} targets a ${target.action}; this build rolls back commits and replacecommits only`, {
+    throw new HudiError(`rollback plan ${rollback.time} targets a ${target.action}; this build rolls back commits, deltacommits and replacecommits only`, {
       location: storage.uriOf(instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' })),
       fix: 'finish this rollback with Hudi (hudi-cli)',
     });
@@ -408,6 +438,8 @@ async function executeRollback(
   // The metadata table's deltacommit of the instant goes before the rollback completes: from then on its readers
   // would apply the blocks of a rolled-back instant again (getValidInstantTimestamps). Idempotent on a resume.
   await removeMetadataTableDeltaCommit(storage, target.commitTime, lease);
+  const appended = await appendRollbackBlocks(storage, rollback.time, target.commitTime, plan);
+  if (appended.length > 0) await recordLogFilesInMetadataTable(storage, rollback.time, appended, lease);
   // Results first: a crash from here on must not leave a group "done" whose files are gone.
   await deleteClusteringWorkDir(storage, target.commitTime);
   // Missing files count as deleted: a retried rollback finds what the first attempt already removed.
@@ -420,10 +452,12 @@ async function executeRollback(
     await storage.delete([instantPath({ time: target.commitTime, action, state: 'REQUESTED' })]);
   }
 
-  const metadata = rollbackMetadata(rollback.time, Date.now() - startedMs, target, deleted);
+  const metadata = rollbackMetadata(rollback.time, Date.now() - startedMs, target, deleted, appended);
   await lease.assertHeld();
   await transitionToCompleted(storage, rollback.time, 'rollback', encodeTimelineAvro('rollbackMetadata', metadata));
   await deleteInstantScratch(storage, target.commitTime);
+  // The APPEND markers of the rollback's own log files (Hudi's finishRollback deletes them too).
+  if (appended.length > 0) await deleteMarkerDir(storage, rollback.time);
 
   return {
     rollbackInstantTime: rollback.time,
@@ -452,7 +486,7 @@ function filesToDelete(storage: Storage, rollbackTime: string, instantTime: stri
   for (const request of plan.RollbackRequests ?? []) {
     for (const planPath of request.filesToBeDeleted) {
       const fileName = planPath.slice(planPath.lastIndexOf('/') + 1);
-      if (parseBaseFileName(fileName)?.instantTime !== instantTime) {
+      if (parseBaseFileName(fileName)?.instantTime !== instantTime && parseLogFileName(fileName)?.baseInstant !== instantTime) {
         throw new HudiError(`rollback plan ${rollbackTime} would delete ${planPath}, which is not a base file of instant ${instantTime}`, {
           location: storage.uriOf(instantPath({ time: rollbackTime, action: 'rollback', state: 'REQUESTED' })),
           fix: 'this build only deletes base files of the rolled-back instant; finish this rollback with Hudi (hudi-cli) instead',
@@ -464,22 +498,99 @@ function filesToDelete(storage: Storage, rollbackTime: string, instantTime: stri
   return files;
 }
 
+/** A rollback block written into a file slice for one plan request. */
+interface AppendedRollbackBlock {
+  readonly partitionPath: string;
+  readonly fileId: string;
+  /** The new log file, relative to the table root (and as a URI, as Hudi records it), and its size. */
+  readonly path: string;
+  readonly uri: string;
+  readonly size: number;
+  /** The request's logBlocksToBeDeleted: the failed instant's log files and sizes. */
+  readonly failedLogFiles: Readonly<Record<string, number>>;
+}
+
+/**
+ * BaseRollbackHelper (table version 6) for requests with logBlocksToBeDeleted: a ROLLBACK command block naming the
+ * instant, in the slice's next log version (its APPEND marker under the rollback instant first). A resumed rollback
+ * writes another: two blocks naming the same instant read as one.
+ */
+async function appendRollbackBlocks(storage: Storage, rollbackTime: string, instantTime: string, plan: HoodieRollbackPlan): Promise<AppendedRollbackBlock[]> {
+  const out: AppendedRollbackBlock[] = [];
+  for (const request of plan.RollbackRequests ?? []) {
+    if (request.filesToBeDeleted.length > 0 || Object.keys(request.logBlocksToBeDeleted ?? {}).length === 0) continue;
+    const fileId = request.fileId ?? '';
+    const written = await writeLogFile(storage, {
+      partitionPath: request.partitionPath,
+      fileId,
+      baseInstant: request.latestBaseInstant ?? '',
+      writeToken: UNKNOWN_WRITE_TOKEN,
+      blocks: [rollbackCommandBlock({ instantTime: rollbackTime, targetInstantTime: instantTime })],
+      beforeCreate: async (fileName) => {
+        await createMarker(storage, rollbackTime, request.partitionPath, fileName, 'APPEND');
+      },
+    });
+    out.push({
+      partitionPath: request.partitionPath,
+      fileId,
+      path: written.path,
+      uri: storage.uriOf(written.path),
+      size: written.size,
+      failedLogFiles: request.logBlocksToBeDeleted ?? {},
+    });
+  }
+  return out;
+}
+
+/**
+ * Hudi's metadata writer for a rollback (table version 6): a deltacommit at the rollback instant adding to `files` the
+ * rollback's new log files and the failed instant's log files (they stay in the slice, their blocks skipped).
+ */
+async function recordLogFilesInMetadataTable(
+  storage: Storage,
+  rollbackTime: string,
+  appended: readonly AppendedRollbackBlock[],
+  lease: LockLease,
+): Promise<void> {
+  const partitionToWriteStats: Record<string, WriteStat[]> = {};
+  for (const block of appended) {
+    const stats = (partitionToWriteStats[block.partitionPath] ??= []);
+    const files = new Map<string, number>([[block.path.slice(block.path.lastIndexOf('/') + 1), block.size]]);
+    for (const [file, size] of Object.entries(block.failedLogFiles)) files.set(file.slice(file.lastIndexOf('/') + 1), size);
+    for (const [file, size] of files) {
+      stats.push(
+        newWriteStat({ fileId: block.fileId, path: joinPartitionPath(block.partitionPath, file), partitionPath: block.partitionPath, fileSizeInBytes: size }),
+      );
+    }
+  }
+  await keepMetadataTable(storage, new Map()).commit(
+    rollbackTime,
+    { partitionToWriteStats, compacted: false, extraMetadata: {}, operationType: null },
+    { lease, recordIndex: { updates: [], deletes: [] } },
+  );
+}
+
 function rollbackMetadata(
   rollbackTime: string,
   timeTakenInMillis: number,
   target: { commitTime: string; action: string },
   deleted: readonly FileToDelete[],
+  appended: readonly AppendedRollbackBlock[],
 ): HoodieRollbackMetadata {
   const partitionMetadata: Record<string, HoodieRollbackPartitionMetadata> = {};
-  for (const file of deleted) {
-    const partition = (partitionMetadata[file.partitionPath] ??= {
-      partitionPath: file.partitionPath,
+  const partitionOf = (partitionPath: string) =>
+    (partitionMetadata[partitionPath] ??= {
+      partitionPath,
       successDeleteFiles: [],
       failedDeleteFiles: [],
       rollbackLogFiles: {},
       logFilesFromFailedCommit: {},
     });
-    partition.successDeleteFiles.push(file.planPath);
+  for (const file of deleted) partitionOf(file.partitionPath).successDeleteFiles.push(file.planPath);
+  for (const block of appended) {
+    const partition = partitionOf(block.partitionPath);
+    partition.rollbackLogFiles = { ...partition.rollbackLogFiles, [block.uri]: block.size };
+    partition.logFilesFromFailedCommit = { ...partition.logFilesFromFailedCommit, ...block.failedLogFiles };
   }
   return {
     startRollbackTime: rollbackTime,
@@ -544,7 +655,7 @@ function writeInstantAt(timeline: Timeline, instantTime: string): Instant | unde
   const write = atTime.find((i) => ROLLBACK_ACTIONS.has(i.action));
   if (write === undefined && atTime.length > 0) {
     const actions = atTime.map((i) => `${i.action} (${i.state})`).join(', ');
-    throw new HudiError(`instant ${instantTime} is a ${actions}; only commit and replacecommit instants can be rolled back`, {
+    throw new HudiError(`instant ${instantTime} is a ${actions}; only commit, deltacommit and replacecommit instants can be rolled back`, {
       fix: 'pending clean and rollback instants are finished by re-running them, not rolled back',
     });
   }
@@ -587,10 +698,8 @@ function assertRollbackable(table: HudiTable, instantTime: string): void {
       fix: 'give it as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)',
     });
   }
-  // A rollback writes to the timeline: the same table versions and types as any other write (COW, version 6). A
-  // clustering's replacecommit is rolled back the same way on merge-on-read tables (its outputs are base files).
-  const clustering = table.timeline.instants.some((i) => i.time === instantTime && i.action === 'replacecommit');
-  assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), clustering ? 'clustering' : 'write');
+  // A rollback writes to the timeline: the same table versions and types as a write (version 6, COW or MOR).
+  assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'delta-write');
 }
 
 async function assertWriterNotAlive(storage: Storage, target: Instant, zone: TimelineTimeZone, options: RollbackOptions): Promise<void> {

@@ -141,6 +141,13 @@ export const NEW_TABLE_KEYS = {
     alternatives: [TABLE_KEYS.precombineField.key],
     description: 'ordering field',
   }),
+  tableType: defineKey({
+    key: 'hoodie.datasource.write.table.type',
+    default: 'COPY_ON_WRITE' as TableType,
+    parser: oneOf(['COPY_ON_WRITE', 'MERGE_ON_READ'] as const),
+    alternatives: [TABLE_KEYS.type.key],
+    description: "the new table's type: COPY_ON_WRITE, or MERGE_ON_READ (writes are delta commits with log files)",
+  }),
 } as const;
 
 export interface TableConfig {
@@ -252,12 +259,13 @@ export const READABLE_TABLE_VERSIONS: readonly number[] = [5, 6];
  * version 6's on-storage layout, so they are readable; writes need version 6, as Hudi 0.14 upgrades before writing.
  */
 /**
- * What a table is opened for: reading; writing (commits and the table services built for copy-on-write only); or
- * clustering, which also rewrites merge-on-read file slices (their log files merged in, as Hudi does).
+ * `delta-write` is a write that may be a merge-on-read delta commit (the writer's upsert/insert/delete/bulk_insert and
+ * the rollback of a failed one); `clustering` also rewrites merge-on-read file slices (their log files merged in, as
+ * Hudi does); `write` is every other table service, still copy-on-write only.
  */
-export type TableAccess = 'read' | 'write' | 'clustering';
+export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering';
 
-export function assertSupported(config: TableConfig, location: string, mode: TableAccess = 'read'): void {
+export function assertSupported(config: TableConfig, location: string, mode: TableAccessMode = 'read'): void {
   const accepted = mode === 'read' ? READABLE_TABLE_VERSIONS : [SUPPORTED_TABLE_VERSION];
   if (!accepted.includes(config.version)) {
     const problem =
@@ -274,16 +282,13 @@ export function assertSupported(config: TableConfig, location: string, mode: Tab
           : 'use a Hudi 0.14/0.15 table, or downgrade it with hudi-cli `downgrade table --toVersion SIX`',
     });
   }
-  // Merge-on-read tables are readable (snapshot, read-optimized, as-of) and can be clustered; writing them (delta
-  // commits) and their other table services (cleaning, archival) are not built yet.
+  // Merge-on-read tables are readable (snapshot, read-optimized, as-of), writable (delta commits, their rollback) and
+  // can be clustered; their other table services (cleaning, archival) are not built yet.
   if (config.type !== 'COPY_ON_WRITE' && mode === 'write') {
-    throw new UnsupportedTableError(
-      `writes and table services on ${config.type} tables are not supported yet; this build reads them and writes COPY_ON_WRITE tables`,
-      {
-        location,
-        fix: 'write and cluster merge-on-read tables with Hudi (Spark or Flink); read them with `read` (--query-type snapshot|read_optimized)',
-      },
-    );
+    throw new UnsupportedTableError(`table services on ${config.type} tables are not supported yet; this build reads, writes, compacts and clusters them`, {
+      location,
+      fix: 'clean and archive merge-on-read tables with Hudi (Spark or Flink); this build reads, writes, compacts and clusters them',
+    });
   }
   if (config.baseFileFormat !== 'PARQUET') {
     throw new UnsupportedTableError(`base file format ${config.baseFileFormat} is not supported; only PARQUET`, { location });
@@ -361,6 +366,10 @@ export interface NewTableOptions {
   hiveStylePartitioning?: boolean;
   urlEncodePartitioning?: boolean;
   populateMetaFields?: boolean;
+  /** Default COPY_ON_WRITE. */
+  tableType?: TableType;
+  /** Merge-on-read: hoodie.compaction.payload.class, which Hudi 0.14/0.15 stores for merge-on-read tables. */
+  payloadClass?: string;
   createSchema?: string;
   /** Extra table-level keys to persist (key generator options such as hoodie.keygen.timebased.*). */
   extraProperties?: Record<string, string>;
@@ -407,10 +416,15 @@ export function newTableOptionsFromWriteProperties(props: ReadonlyMap<string, st
   if (urlEncode !== undefined) options.urlEncodePartitioning = urlEncode;
   const populate = bool(TABLE_KEYS.populateMetaFields.key);
   if (populate !== undefined) options.populateMetaFields = populate;
+  const tableType = readKey(props, K.tableType, location);
+  if (tableType === 'MERGE_ON_READ') {
+    options.tableType = tableType;
+    options.payloadClass = props.get('hoodie.datasource.write.payload.class')?.trim() || 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload';
+  }
   return options;
 }
 
-/** The properties Hudi 0.14/0.15 writes for a new v6 copy-on-write table. */
+/** The properties Hudi 0.14/0.15 writes for a new v6 copy-on-write (or merge-on-read) table. */
 export function newTableProperties(options: NewTableOptions): Map<string, string> {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.tableName)) {
     throw new HudiError(`table name "${options.tableName}" is not valid`, { fix: 'use letters, digits and underscores, starting with a letter' });
@@ -425,7 +439,9 @@ export function newTableProperties(options: NewTableOptions): Map<string, string
   const props = new Map<string, string>();
   props.set(TABLE_KEYS.name.key, options.tableName);
   if (options.databaseName !== undefined) props.set(TABLE_KEYS.databaseName.key, options.databaseName);
-  props.set(TABLE_KEYS.type.key, 'COPY_ON_WRITE');
+  props.set(TABLE_KEYS.type.key, options.tableType ?? 'COPY_ON_WRITE');
+  if (options.tableType === 'MERGE_ON_READ')
+    props.set('hoodie.compaction.payload.class', options.payloadClass ?? 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload');
   props.set(TABLE_KEYS.version.key, String(SUPPORTED_TABLE_VERSION));
   props.set(TABLE_KEYS.timelineLayoutVersion.key, '1');
   props.set(TABLE_KEYS.archiveLogFolder.key, 'archived');

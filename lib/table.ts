@@ -8,7 +8,7 @@ import { withLock, type LockLease, type LockProvider } from './lock/port.js';
 import { parseAvroRecordSchema, withoutMetaFields, type AvroRecordSchema } from './schema.js';
 import { mapWithConcurrency, settleAll } from './storage/concurrency.js';
 import type { Storage } from './storage/port.js';
-import { assertSupported, METAFOLDER, PROPERTIES_FILE, readTableConfig, type TableAccess, type TableConfig } from './table-config.js';
+import { assertSupported, METAFOLDER, PROPERTIES_FILE, readTableConfig, type TableAccessMode, type TableConfig } from './table-config.js';
 import { loadArchivedHistory, type ArchivedHistory } from './archival/history.js';
 import { planFileGroups } from './timeline/clustering-plan.js';
 import { compareInstantTimes, isValidInstantTime } from './timeline/instant.js';
@@ -20,7 +20,7 @@ export const PARTITION_METAFILE = '.hoodie_partition_metadata';
 const LISTING_CONCURRENCY = 16;
 
 export interface OpenTableOptions {
-  readonly mode?: TableAccess;
+  readonly mode?: TableAccessMode;
   readonly allowUnsupported?: boolean;
 }
 

@@ -257,6 +257,36 @@ describe('clustering merge-on-read tables (no Spark)', () => {
     assert.deepEqual(withoutFileName(await read(table.path, 'read_optimized')), withoutFileName(before));
   });
 
+  it("our delta commits follow the reject update strategy: refused into the pending plan's file groups, appended to the clustered ones after", async () => {
+    const table = await morTable();
+    await withLogs(table);
+    const scheduled = await cluster(table.path, SORTED, 'schedule');
+    assert.ok(scheduled.scheduled);
+    const upsert = async (rows: readonly ReturnType<typeof row>[]) => {
+      const input = join(tempDir('clustering-mor-up-'), 'batch.jsonl');
+      await writeJsonLines(input, rows);
+      return writeBatch(table.storage, { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: WRITER });
+    };
+    await assert.rejects(upsert([row(4, 20)]), (error: unknown) => {
+      assert.ok(error instanceof ConflictError, String(error));
+      assert.match(error.message, /in a pending clustering plan/);
+      return true;
+    });
+    const executed = await cluster(table.path, SORTED, 'execute');
+    assert.equal(executed.commit?.outcome, 'committed');
+    const written = await upsert([row(4, 21)]);
+    const timeline = (await HudiTable.open(table.storage)).timeline;
+    assert.equal(timeline.instants.find((i) => i.time === written.instantTime)?.action, 'deltacommit', 'a delta commit');
+    const rows = await read(table.path);
+    assert.equal(rows.find((r) => Number(r['id']) === 4)?.['name'], 'n4-v21');
+    const base = (await read(table.path, 'read_optimized')).find((r) => Number(r['id']) === 4)!;
+    assert.equal(base['name'], 'n4-v0', 'the update is in a log file, not a new base file');
+    const fileId = String(base['_hoodie_file_name']).split('_')[0]!;
+    assert.ok(String(base['_hoodie_file_name']).endsWith(`_${executed.instantTime}.parquet`), 'the record is in an output of the clustering');
+    const logs = (await table.storage.listDir('p')).files.map((file) => file.path).filter((path) => path.includes(`.${fileId}_${executed.instantTime}.log.`));
+    assert.equal(logs.length, 1, 'one log file on the clustered file group');
+  });
+
   it('refuses to commit when a slice got a log file after the plan: that delta commit would be lost', async () => {
     const table = await morTable();
     await withLogs(table);

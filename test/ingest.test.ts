@@ -614,3 +614,46 @@ describe("ingest: never the table's own objects", () => {
     }
   });
 });
+
+describe('ingest: merge-on-read tables', () => {
+  it('creates a merge-on-read table and applies later objects as delta commits, updates in log files', async () => {
+    process.env['POWERTOOLS_LOG_LEVEL'] ??= 'ERROR';
+    process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
+    const { module } = await loadHandler();
+    const client = s3ClientFromEnv();
+    const bucket = await testBucket();
+    const run = `landing-${randomUUID().slice(0, 8)}`;
+    const tablePath = await s3TablePath('ingest-mor');
+    Object.assign(process.env, {
+      TABLE_PATH: tablePath,
+      TABLE_PROPERTIES: JSON.stringify({ ...PROPS, 'hoodie.table.name': 'landed_mor', 'hoodie.datasource.write.table.type': 'MERGE_ON_READ' }),
+      INGEST_PREFIX: `${run}/`,
+      ERROR_PREFIX: `${run}-errors/`,
+    });
+    const ingest = async (name: string, records: readonly unknown[]) => {
+      const key = `${run}/${name}`;
+      const body = jsonLines(records);
+      const response = await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+      const summary = (await module.handler(s3PutEvent(bucket, key, response.ETag!, Buffer.byteLength(body)), lambdaContext())) as IngestSummary;
+      assert.equal(summary.results[0]?.outcome, 'ingested', JSON.stringify(summary));
+      return summary.results[0]!;
+    };
+    assert.equal((await ingest('first.jsonl', [user(1, 'Alice'), user(2, 'Bob'), user(3, 'Carol')])).inserted, 3);
+    // Updates only: no partition has inserts, so no small file takes them; they go to a log file.
+    const second = await ingest('second.jsonl', [user(1, 'Alice v2', 2), user(3, 'Carol v2', 2)]);
+    assert.equal(second.updated, 2);
+
+    const storage = openStorage(tablePath);
+    const table = await HudiTable.open(storage);
+    assert.equal(table.config.type, 'MERGE_ON_READ');
+    const writes = (await loadTimeline(storage)).completedWrites();
+    assert.deepEqual(
+      writes.map((i) => i.action),
+      ['deltacommit', 'deltacommit'],
+    );
+    const stats = Object.values((await readCommitMetadata(storage, writes[1]!)).partitionToWriteStats).flat();
+    assert.ok(stats.length > 0 && stats.every((s) => /\/\..+\.log\.1_/.test(s.path ?? '')), JSON.stringify(stats.map((s) => s.path)));
+    const { rows } = await readSnapshot(table);
+    assert.deepEqual(rows.map((r) => `${String(r['id'])}:${String(r['name'])}`).sort(), ['1:Alice v2', '2:Bob', '3:Carol v2']);
+  });
+});

@@ -573,6 +573,15 @@ export class WriteSession {
     return (reader.getColumnsJS()[0] ?? []) as string[];
   }
 
+  /** The stored keys a bucket deletes (after assignBuckets): a merge-on-read delete block's records. */
+  async bucketDeletedKeys(bucket: number): Promise<{ recordKey: string; partitionPath: string }[]> {
+    const reader = await this.connection.runAndReadAll(
+      `SELECT __key, __partition FROM ${STAGED} WHERE __bucket = ${bucket} AND __delete AND __file IS NOT NULL ORDER BY __key`,
+    );
+    const [keys = [], partitions = []] = reader.getColumnsJS() as [string[]?, string[]?];
+    return keys.map((recordKey, i) => ({ recordKey, partitionPath: partitions[i]! }));
+  }
+
   /**
    * What the write changes in the record index (after assignBuckets): the keys it puts where no file had them
    * (inserts, with their bucket and partition) and the stored keys it deletes. Updates stay in their file group.

@@ -90,6 +90,11 @@ export interface WriteLogFileOptions extends EncodeLogBlockOptions {
   blocks: readonly LogBlockInput[];
   /** How often to take the next version when another writer created the chosen one first. Default 5. */
   maxAttempts?: number;
+  /**
+   * Called with the chosen file name before the file is created (Hudi's LogFileCreationCallback: the writer's APPEND
+   * marker goes first, so a rollback finds the file even if the write dies right after creating it).
+   */
+  beforeCreate?: (fileName: string) => Promise<void>;
 }
 
 export interface WrittenLogFile extends LogFile {
@@ -120,6 +125,7 @@ export async function writeLogFile(storage: Storage, options: WriteLogFileOption
     );
     const base = logFileName({ fileId: options.fileId, baseInstant: options.baseInstant, version, writeToken: options.writeToken, extension });
     const path = options.partitionPath === '' ? base : `${options.partitionPath.replace(/\/+$/, '')}/${base}`;
+    if (options.beforeCreate !== undefined) await options.beforeCreate(base);
     try {
       await storage.putIfAbsent(path, bytes);
     } catch (error) {

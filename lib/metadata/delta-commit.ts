@@ -15,7 +15,7 @@ import { deleteBlock, encodeLogBlocks, logFileName, nextLogVersion, type LogBloc
 import type { LockLease } from '../lock/port.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import { toJacksonPrettyJson, type JsonValue } from '../util/jackson-json.js';
+import { newWriteStat, serializeCommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import { encodeMetadataRecord } from './codec.js';
 import type { MetadataChange } from './convert.js';
 import type { MetadataRecord } from './records.js';
@@ -185,103 +185,45 @@ async function writeGroupLog(storage: Storage, instantTime: string, item: GroupW
   }
 }
 
-function writeStatJson(fields: {
-  fileId: string;
-  path: string | null;
-  prevCommit: string;
-  numWrites: number;
-  numDeletes: number;
-  numUpdateWrites: number;
-  bytes: number;
-  partitionPath: string | null;
-  runtimeStats: JsonValue;
-}): { [key: string]: JsonValue } {
-  return {
-    fileId: fields.fileId,
-    path: fields.path,
-    cdcStats: null,
-    prevCommit: fields.prevCommit,
-    numWrites: fields.numWrites,
-    numDeletes: fields.numDeletes,
-    numUpdateWrites: fields.numUpdateWrites,
-    numInserts: 0,
-    totalWriteBytes: fields.bytes,
-    totalWriteErrors: 0,
-    tempPath: null,
-    partitionPath: fields.partitionPath,
-    totalLogRecords: 0,
-    totalLogFilesCompacted: 0,
-    totalLogSizeCompacted: 0,
-    totalUpdatedRecordsCompacted: 0,
-    totalLogBlocks: 0,
-    totalCorruptLogBlock: 0,
-    totalRollbackBlocks: 0,
-    fileSizeInBytes: fields.bytes,
-    minEventTime: null,
-    maxEventTime: null,
-    runtimeStats: fields.runtimeStats,
-  };
-}
-
 /** The inflight file: per partition an empty insert entry and one update count per touched file group. */
 function workloadProfileJson(work: readonly GroupWork[]): string {
-  const byPartition: { [key: string]: JsonValue } = {};
+  const byPartition: Record<string, WriteStat[]> = {};
   for (const item of work) {
-    const list = (byPartition[item.group.partition] ??= [
-      writeStatJson({
-        fileId: '',
-        path: null,
-        prevCommit: 'null',
-        numWrites: 0,
-        numDeletes: 0,
-        numUpdateWrites: 0,
-        bytes: 0,
-        partitionPath: null,
-        runtimeStats: null,
-      }),
-    ]) as JsonValue[];
+    const list = (byPartition[item.group.partition] ??= [newWriteStat({ fileId: '', path: null, partitionPath: null })]);
     list.push(
-      writeStatJson({
+      newWriteStat({
         fileId: item.group.fileId,
         path: null,
-        prevCommit: item.group.latest.baseInstant,
-        numWrites: 0,
-        numDeletes: 0,
-        numUpdateWrites: item.records.length + item.deletes.length,
-        bytes: 0,
         partitionPath: null,
-        runtimeStats: null,
+        prevCommit: item.group.latest.baseInstant,
+        numUpdateWrites: item.records.length + item.deletes.length,
       }),
     );
   }
-  return toJacksonPrettyJson({ partitionToWriteStats: byPartition, compacted: false, extraMetadata: {}, operationType: 'UPSERT_PREPPED' });
+  return serializeCommitMetadata({ partitionToWriteStats: byPartition, compacted: false, extraMetadata: {}, operationType: 'UPSERT_PREPPED' });
 }
 
 /** The completed deltacommit: HoodieCommitMetadata with HoodieDeltaWriteStats, the metadata schema, UPSERT_PREPPED. */
 function deltaCommitJson(stats: readonly FileGroupWriteStat[]): string {
-  const byPartition: { [key: string]: JsonValue } = {};
+  const byPartition: Record<string, WriteStat[]> = {};
   for (const stat of stats) {
-    const list = (byPartition[stat.partition] ??= []) as JsonValue[];
-    list.push({
-      ...writeStatJson({
+    (byPartition[stat.partition] ??= []).push(
+      newWriteStat({
         fileId: stat.fileId,
         path: stat.path,
+        partitionPath: stat.partition,
         prevCommit: stat.baseInstant,
         numWrites: stat.records,
         numDeletes: stat.deletes,
         numUpdateWrites: stat.records,
-        bytes: stat.bytes,
-        partitionPath: stat.partition,
+        totalWriteBytes: stat.bytes,
+        fileSizeInBytes: stat.bytes,
         runtimeStats: { totalScanTime: 0, totalUpsertTime: stat.millis, totalCreateTime: 0 },
+        delta: { logVersion: stat.logVersion, logOffset: 0, baseFile: stat.baseFile, logFiles: [...stat.logFiles] },
       }),
-      logVersion: stat.logVersion,
-      logOffset: 0,
-      baseFile: stat.baseFile,
-      logFiles: [...stat.logFiles],
-      recordsStats: { val: null },
-    });
+    );
   }
-  return toJacksonPrettyJson({
+  return serializeCommitMetadata({
     partitionToWriteStats: byPartition,
     compacted: false,
     extraMetadata: { schema: METADATA_RECORD_SCHEMA_TEXT },

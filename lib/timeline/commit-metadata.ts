@@ -56,6 +56,20 @@ export interface WriteStat {
   minEventTime: number | null;
   maxEventTime: number | null;
   runtimeStats: RuntimeStats | null;
+  /** A log file's stat (HoodieDeltaWriteStat): serialized after the fields above, as Jackson writes the subclass. */
+  delta?: DeltaWriteFields;
+}
+
+/** HoodieDeltaWriteStat's own fields, as HoodieAppendHandle fills them. */
+export interface DeltaWriteFields {
+  /** The version of the log file written. */
+  readonly logVersion: number;
+  /** Where the append started in the file: 0 for a new file (storage without append). */
+  readonly logOffset: number;
+  /** The slice's base file name, '' when the slice has none (e.g. under a pending compaction). */
+  readonly baseFile: string;
+  /** The slice's log files before this write (newest first, as FileSlice keeps them), then the one written. */
+  readonly logFiles: readonly string[];
 }
 
 export interface CommitMetadata {
@@ -132,6 +146,13 @@ function orderedWriteStat(stat: WriteStat): { [key: string]: JsonValue } {
             totalCreateTime: stat.runtimeStats!.totalCreateTime,
           }
         : (value as JsonValue);
+  }
+  if (stat.delta !== undefined) {
+    out['logVersion'] = stat.delta.logVersion;
+    out['logOffset'] = stat.delta.logOffset;
+    out['baseFile'] = stat.delta.baseFile;
+    out['logFiles'] = [...stat.delta.logFiles];
+    out['recordsStats'] = { val: null };
   }
   return out;
 }

@@ -1,6 +1,13 @@
 /**
  * Where each write's records go: Hudi's UpsertPartitioner for copy-on-write tables (assignUpdates, getSmallFiles,
- * assignInserts) and AverageRecordSizeUtils, as pure functions over plain values.
+ * assignInserts), SparkUpsertDeltaCommitPartitioner's small files for merge-on-read tables, and
+ * AverageRecordSizeUtils, as pure functions over plain values.
+ *
+ * Merge-on-read, with the bloom or simple index (which cannot index log files, canIndexLogFiles() = false): inserts go
+ * to new base files or to the smallest base files of slices without log files (not under pending compaction), at most
+ * hoodie.merge.small.file.group.candidates.limit of them per partition; a bucket of such a small file is written like
+ * copy-on-write (a new base file version, BaseSparkDeltaCommitActionExecutor.handleUpdate), every other file group
+ * with updates or deletes gets a log file (an APPEND bucket).
  */
 import type { CommitMetadata } from '../timeline/commit-metadata.js';
 import type { WriteConfig, WriteOperation } from './write-config.js';
@@ -14,11 +21,17 @@ export interface CandidateFile {
   readonly size: number;
   readonly instantTime: string;
   readonly inPendingClustering: boolean;
+  /** Merge-on-read: the group's latest slice has log files (it cannot take inserts without compacting them). */
+  readonly hasLogFiles?: boolean;
+  /** Merge-on-read: the group is in a pending compaction plan (its latest slice is the compaction's). */
+  readonly inPendingCompaction?: boolean;
 }
 
 export type Bucket =
   | { readonly kind: 'UPDATE'; readonly partitionPath: string; readonly fileId: string; readonly existingFile: number; readonly previousInstant: string }
-  | { readonly kind: 'INSERT'; readonly partitionPath: string; readonly fileId: string };
+  | { readonly kind: 'INSERT'; readonly partitionPath: string; readonly fileId: string }
+  /** Merge-on-read: the group's updates and deletes go to a new log file of its latest slice. */
+  | { readonly kind: 'APPEND'; readonly partitionPath: string; readonly fileId: string; readonly existingFile: number; readonly previousInstant: string };
 
 export interface InsertAssignment {
   readonly partitionPath: string;
@@ -70,6 +83,24 @@ export interface PlanBucketsInput {
   readonly config: WriteConfig;
   /** New file group ids, e.g. `<uuid>-0`. */
   readonly newFileId: () => string;
+  /** Merge-on-read table: small files as SparkUpsertDeltaCommitPartitioner picks them, updates to others as appends. */
+  readonly mergeOnRead?: { readonly smallFileGroupCandidatesLimit: number };
+}
+
+/**
+ * The small files of a partition, before the pending-clustering filter. Copy-on-write (UpsertPartitioner): every
+ * latest base file under the limit, in view order. Merge-on-read (SparkUpsertDeltaCommitPartitioner, index that
+ * cannot index logs): slices without log files and outside pending compactions whose base file is under the limit,
+ * smallest first, the first `smallFileGroupCandidatesLimit`.
+ */
+export function smallFileCandidates(input: Pick<PlanBucketsInput, 'files' | 'config' | 'mergeOnRead'>, partitionPath: string): CandidateFile[] {
+  const limit = input.config.smallFileLimit;
+  const inPartition = input.files.filter((f) => f.partitionPath === partitionPath && f.size < limit);
+  if (input.mergeOnRead === undefined) return inPartition;
+  return inPartition
+    .filter((f) => f.hasLogFiles !== true && f.inPendingCompaction !== true)
+    .sort((a, b) => a.size - b.size)
+    .slice(0, Math.max(0, input.mergeOnRead.smallFileGroupCandidatesLimit));
 }
 
 export function planBuckets(input: PlanBucketsInput): BucketPlan {
@@ -77,6 +108,8 @@ export function planBuckets(input: PlanBucketsInput): BucketPlan {
   const bucketOfFile = new Map<number, number>();
   const insertAssignments: InsertAssignment[] = [];
   const fileByIndex = new Map(input.files.map((f) => [f.index, f]));
+  /** Hudi's getSmallFileIds: the small files of partitions with inserts, whether or not any insert fit. */
+  const smallFileIds = new Set<string>();
 
   const updateBucketFor = (file: CandidateFile): number => {
     const existing = bucketOfFile.get(file.index);
@@ -98,7 +131,8 @@ export function planBuckets(input: PlanBucketsInput): BucketPlan {
     let rank = 0;
     // bulk_insert does no small-file packing, as in Hudi.
     if (input.operation !== 'bulk_insert' && input.config.smallFileLimit > 0) {
-      const smallFiles = input.files.filter((f) => f.partitionPath === partitionPath && f.size < input.config.smallFileLimit && !f.inPendingClustering);
+      const smallFiles = smallFileCandidates(input, partitionPath).filter((f) => !f.inPendingClustering);
+      if (unassigned > 0) for (const file of smallFiles) smallFileIds.add(file.fileId);
       for (const file of smallFiles) {
         if (unassigned <= 0) break;
         const capacity = Math.floor((input.config.maxFileSize - file.size) / input.averageRecordSize);
@@ -124,7 +158,12 @@ export function planBuckets(input: PlanBucketsInput): BucketPlan {
       }
     }
   }
-  return { buckets, bucketOfFile, insertAssignments, averageRecordSize: input.averageRecordSize };
+  // Merge-on-read: only small files are rewritten (handleUpdate's small-file correction); other updates append.
+  const planned =
+    input.mergeOnRead === undefined
+      ? buckets
+      : buckets.map((bucket): Bucket => (bucket.kind === 'UPDATE' && !smallFileIds.has(bucket.fileId) ? { ...bucket, kind: 'APPEND' } : bucket));
+  return { buckets: planned, bucketOfFile, insertAssignments, averageRecordSize: input.averageRecordSize };
 }
 
 /** Rows per Parquet row group from hoodie.parquet.block.size and the average record size. */

@@ -23,6 +23,7 @@
  * conflict, record-checks, footer, lib/engine/write.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { readKey } from '../config/index.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,8 +33,9 @@ import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type 
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
 import type { LockProvider } from '../lock/port.js';
-import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
+import { keepMetadataTable, METADATA_ENABLE, METADATA_PARTITIONS_KEY, PARTITION_ENABLE, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../reader.js';
+import { isLogFileName } from '../log-format/index.js';
 import { describeHeal, failedWritesPolicy, healTable } from '../failed-writes.js';
 import { findRollbackOf, rollbackInstant } from '../rollback.js';
 import { withMetaFields, type AvroRecordSchema } from '../schema.js';
@@ -50,6 +52,7 @@ import { pendingClusteringPlans } from '../timeline/queries.js';
 import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { describeFileGroup, findConflicts } from './conflict.js';
+import { latestSlices, LogAppender } from './log-append.js';
 import { hudiFooter } from './footer.js';
 import { averageRecordSize, planBuckets, rowGroupRows, type Bucket, type CandidateFile } from './small-files.js';
 import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
@@ -98,6 +101,11 @@ export interface WriteResult {
   readonly metadataTable: MetadataTableOutcome;
 }
 
+type WriteAction = 'commit' | 'deltacommit';
+
+/** Hudi 0.15's indexes whose canIndexLogFiles() is true. */
+const LOG_INDEXING_INDEXES: readonly string[] = ['BUCKET', 'HBASE', 'INMEMORY', 'FLINK_STATE'];
+
 const OPERATION_TYPES: Record<WriteOperation, WriteOperationType> = { bulk_insert: 'BULK_INSERT', insert: 'INSERT', upsert: 'UPSERT', delete: 'DELETE' };
 const UPLOAD_CONCURRENCY = 4;
 
@@ -114,7 +122,8 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const existing = await openOrNull(storage);
     const newTable = existing === undefined ? newTableOptionsFromWriteProperties(props, 'write properties') : undefined;
     const tableConfig = existing?.config ?? tableConfigFromProperties(newTableProperties(newTable!), 'write properties');
-    assertWritable(tableConfig, existing === undefined ? 'write properties' : storage.uriOf(PROPERTIES_FILE));
+    assertWritable(tableConfig, existing === undefined ? 'write properties' : storage.uriOf(PROPERTIES_FILE), config);
+    assertLogColumnStatsNotNeeded(tableConfig, options.operation, props, storage.uriOf(PROPERTIES_FILE));
     // One listing serves the type template now and the write's file groups later.
     const view = existing === undefined ? undefined : await existing.fileSystemView();
     const template = view === undefined ? undefined : newestBaseFile(view);
@@ -146,7 +155,7 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     let table = existing;
     if (table === undefined) {
       await createTable(storage, { ...newTable!, createSchema: JSON.stringify(tableSchema) });
-      table = await HudiTable.open(storage, { mode: 'write' });
+      table = await HudiTable.open(storage, { mode: 'delta-write' });
     }
     return await writeToTable(table, view, templates.localPaths, session, tableSchema, config, options, workDir, existing === undefined, prepared);
   } finally {
@@ -167,20 +176,53 @@ function noRecordsError(file: string, newTable: boolean, hadRows: boolean): Inpu
 
 async function openOrNull(storage: Storage): Promise<HudiTable | undefined> {
   try {
-    return await HudiTable.open(storage, { mode: 'write' });
+    return await HudiTable.open(storage, { mode: 'delta-write' });
   } catch (error) {
     if (error instanceof NotAHudiTableError) return undefined;
     throw error;
   }
 }
 
-function assertWritable(config: TableConfig, location: string): void {
+function assertWritable(config: TableConfig, location: string, writeConfig: WriteConfig): void {
   if (!config.populateMetaFields) {
     throw new HudiError('writes to tables without meta fields (hoodie.populate.meta.fields=false) are not supported', {
       location,
       fix: 'write this table with Hudi',
     });
   }
+  // SparkUpsertDeltaCommitPartitioner sends inserts to log files when the index can index them (canIndexLogFiles).
+  if (config.type === 'MERGE_ON_READ' && writeConfig.indexType !== undefined && LOG_INDEXING_INDEXES.includes(writeConfig.indexType)) {
+    throw new HudiError(`${WRITE_KEYS.indexType.key}=${writeConfig.indexType} is not supported on merge-on-read tables: that index puts inserts in log files`, {
+      location: WRITE_KEYS.indexType.key,
+      fix: 'unset it (this writer places records as the bloom and simple indexes do), or write this table with Hudi',
+    });
+  }
+  if (config.type === 'MERGE_ON_READ' && writeConfig.logDataBlockFormat !== undefined && writeConfig.logDataBlockFormat !== 'avro') {
+    throw new HudiError(`${WRITE_KEYS.logDataBlockFormat.key}=${writeConfig.logDataBlockFormat} is not supported: this writer writes Avro data blocks`, {
+      location: WRITE_KEYS.logDataBlockFormat.key,
+      fix: 'unset it (Avro is the default for Parquet tables), or write this table with Hudi',
+    });
+  }
+}
+
+/**
+ * Hudi records column stats of the log files it appends when the metadata table's column_stats index is on
+ * (HoodieAppendHandle's record stats); this writer does not compute them yet, so merge-on-read upserts and deletes,
+ * which append, are refused on such a table rather than leave the index without its log files. Inserts only write
+ * base files, whose stats are recorded.
+ */
+function assertLogColumnStatsNotNeeded(config: TableConfig, operation: WriteOperation, props: ReadonlyMap<string, string>, location: string): void {
+  if (config.type !== 'MERGE_ON_READ' || (operation !== 'upsert' && operation !== 'delete')) return;
+  const partitions = (config.properties.get(METADATA_PARTITIONS_KEY) ?? '').split(',').map((p) => p.trim());
+  if (!partitions.includes('column_stats')) return;
+  if (readKey(props, METADATA_ENABLE, 'write properties') === false || readKey(props, PARTITION_ENABLE.column_stats, 'write properties') === false) return;
+  throw new HudiError(
+    `${operation} on a merge-on-read table whose metadata table has column_stats is not supported: its log files' column stats are not computed by this writer`,
+    {
+      location,
+      fix: `write with ${PARTITION_ENABLE.column_stats.key}=false (drops the column_stats index, as Hudi does), or write this table with Hudi`,
+    },
+  );
 }
 
 /** The newest latest base file, whose Parquet types new files copy (Hudi's decimal and timestamp encodings). */
@@ -328,6 +370,9 @@ async function writeToTable(
   const progress = options.onProgress ?? (() => {});
   const operation = options.operation;
   const { rowCount, badRecords, partitions, precombineField, payload, lock } = prepared;
+  // Merge-on-read: every write is a delta commit (BaseSparkDeltaCommitActionExecutor), copy-on-write a commit.
+  const mergeOnRead = table.config.type === 'MERGE_ON_READ';
+  const action: WriteAction = mergeOnRead ? 'deltacommit' : 'commit';
 
   const now = options.now ?? (() => new Date());
   const startTimeline = table.timeline;
@@ -349,10 +394,10 @@ async function writeToTable(
       // Before anything is written: apply the user's hoodie.metadata.* keys, and refuse a metadata table we cannot keep.
       await metadataTable.prepare('a write');
       try {
-        await createRequested(storage, time, 'commit');
+        await createRequested(storage, time, action);
       } catch (error) {
         // The request may have landed although its answer did not (a timeout): T is ours alone, so take it back.
-        await storage.delete([instantPath({ time, action: 'commit', state: 'REQUESTED' })]).catch(() => undefined);
+        await storage.delete([instantPath({ time, action, state: 'REQUESTED' })]).catch(() => undefined);
         throw error;
       }
       return time;
@@ -378,14 +423,20 @@ async function writeToTable(
       latest.map((f) => f.path),
       workDir,
     );
-    const candidates: CandidateFile[] = latest.map((f, index) => ({
-      index,
-      partitionPath: f.partitionPath,
-      fileId: f.fileId,
-      size: f.size,
-      instantTime: f.instantTime,
-      inPendingClustering: view.isInPendingClustering(f.partitionPath, f.fileId),
-    }));
+    // Merge-on-read: each group's latest slice (read after T was requested: a compaction scheduled before T is seen).
+    const slices = mergeOnRead ? await latestSlices(storage, view, partitions) : undefined;
+    const candidates: CandidateFile[] = latest.map((f, index) => {
+      const slice = slices?.get(fileGroupKey(f.partitionPath, f.fileId));
+      return {
+        index,
+        partitionPath: f.partitionPath,
+        fileId: f.fileId,
+        size: f.size,
+        instantTime: f.instantTime,
+        inPendingClustering: view.isInPendingClustering(f.partitionPath, f.fileId),
+        ...(slice === undefined ? {} : { hasLogFiles: slice.logFiles.length > 0, inPendingCompaction: slice.pendingCompaction }),
+      };
+    });
     const existing: ExistingBaseFile[] = latest.map((f, i) => ({ localPath: stagedFiles.localPaths[i]!, partitionPath: f.partitionPath, fileId: f.fileId }));
     // insert and bulk_insert do not look records up (Hudi's insert may duplicate keys); upsert and delete do.
     const orderingField = operation === 'upsert' && payload?.orderingAgainstStored === true ? precombineField : undefined;
@@ -418,12 +469,13 @@ async function writeToTable(
       averageRecordSize: averageSize,
       config,
       newFileId: () => `${randomUUID()}-0`,
+      ...(mergeOnRead ? { mergeOnRead: { smallFileGroupCandidatesLimit: config.smallFileGroupCandidatesLimit } } : {}),
     });
     await session.assignBuckets(plan.bucketOfFile, plan.insertAssignments, { deletes: operation === 'delete' });
     await transitionToInflight(
       storage,
       instantTime,
-      'commit',
+      action,
       serializeCommitMetadata(workloadProfile(plan.buckets, plan.insertAssignments, tagging.updatesByFile, plan.bucketOfFile, operation)),
     );
 
@@ -435,7 +487,32 @@ async function writeToTable(
     let inserted = 0;
     let updated = 0;
     let deleted = 0;
+    const appender =
+      mergeOnRead && plan.buckets.some((b) => b.kind === 'APPEND')
+        ? new LogAppender({
+            storage,
+            session,
+            instantTime,
+            workDir,
+            schemaWithMeta: withMetaFields(tableSchema),
+            rowGroupSize,
+            templates: stagedFiles.localPaths,
+          })
+        : undefined;
     const writeBucket = async (bucket: Bucket, index: number): Promise<void> => {
+      if (bucket.kind === 'APPEND') {
+        const slice = slices?.get(fileGroupKey(bucket.partitionPath, bucket.fileId));
+        const appended = await appender!.append(bucket, index, slice);
+        inserted += appended.result.inserts;
+        updated += appended.result.updates;
+        deleted += appended.result.deletes;
+        stats[index] = appended.stat;
+        uploaded.push(appended.stat.path!);
+        progress(
+          `file group ${index + 1}/${plan.buckets.length}: ${appended.result.rowCount} records, ${appended.result.deletes} deletes → ${appended.stat.path}`,
+        );
+        return;
+      }
       const writeToken = `${index}-1-0`;
       const fileName = baseFileName(bucket.fileId, writeToken, instantTime);
       const path = joinPartitionPath(bucket.partitionPath, fileName);
@@ -486,6 +563,7 @@ async function writeToTable(
     } finally {
       // Also when writing a file failed: no upload may still be landing while the rollback deletes.
       await uploads.drain().catch(() => undefined);
+      await appender?.close();
     }
     await uploads.drain();
     await writePartitionMetadata(
@@ -501,7 +579,7 @@ async function writeToTable(
       extraMetadata: { ...options.extraMetadata, schema: JSON.stringify(tableSchema) },
       operationType: OPERATION_TYPES[operation],
     };
-    const ours = new Set(plan.buckets.filter((b) => b.kind === 'UPDATE').map((b) => fileGroupKey(b.partitionPath, b.fileId)));
+    const ours = new Set(plan.buckets.filter((b) => b.kind !== 'INSERT').map((b) => fileGroupKey(b.partitionPath, b.fileId)));
     await withTableLock(
       table,
       lock,
@@ -509,7 +587,7 @@ async function writeToTable(
         const current = fresh.timeline;
         // First: once another writer rolled T back, that is the error, whatever else changed meanwhile (a Spark writer
         // that rolls T back eagerly may also have bootstrapped the metadata table or updated our file groups).
-        await assertStillInflight(storage, current, instantTime);
+        await assertStillInflight(storage, current, instantTime, action);
         const completedSinceStart = await settleAll(
           current
             .completedWrites()
@@ -543,7 +621,7 @@ async function writeToTable(
           },
         });
         await lease.assertHeld();
-        await transitionToCompleted(storage, instantTime, 'commit', serializeCommitMetadata(metadata));
+        await transitionToCompleted(storage, instantTime, action, serializeCommitMetadata(metadata));
       },
       { waitMs: config.lockWaitMs },
     );
@@ -574,8 +652,8 @@ async function writeToTable(
  * may have rolled it back meanwhile (Spark's EAGER failed-writes cleaning rolls back every pending commit; a LAZY one
  * does once our heartbeat looks expired), deleting our files; committing then would publish files that are gone.
  */
-async function assertStillInflight(storage: Storage, timeline: Timeline, instantTime: string): Promise<void> {
-  const instant = timeline.instants.find((i) => i.time === instantTime && i.action === 'commit');
+async function assertStillInflight(storage: Storage, timeline: Timeline, instantTime: string, action: WriteAction): Promise<void> {
+  const instant = timeline.instants.find((i) => i.time === instantTime && i.action === action);
   const rollback = await findRollbackOf(storage, timeline, instantTime);
   if (instant?.state === 'INFLIGHT' && rollback === undefined) return;
   const fix =
@@ -591,7 +669,7 @@ async function assertStillInflight(storage: Storage, timeline: Timeline, instant
   }
   const what = instant === undefined ? 'its timeline files were removed while it ran' : `it is ${instant.state.toLowerCase()} now, not inflight`;
   throw new InstantRolledBackError(instantTime, what, {
-    location: storage.uriOf(instantPath({ time: instantTime, action: 'commit', state: 'INFLIGHT' })),
+    location: storage.uriOf(instantPath({ time: instantTime, action, state: 'INFLIGHT' })),
     fix,
   });
 }
@@ -622,8 +700,13 @@ async function rollbackAfterFailure(table: HudiTable, instantTime: string, lock:
 
 /** Our data files of an instant no longer on the timeline (only files named with it), then its marker folder. */
 async function removeLeftovers(storage: Storage, instantTime: string, uploaded: readonly string[]): Promise<void> {
-  const marked = (await listMarkers(storage, instantTime)).map((marker) => joinPartitionPath(marker.partitionPath, marker.fileName));
-  const ours = [...new Set([...uploaded, ...marked])].filter((path) => parseBaseFileName(path.slice(path.lastIndexOf('/') + 1))?.instantTime === instantTime);
+  const markers = await listMarkers(storage, instantTime);
+  const marked = markers.map((marker) => joinPartitionPath(marker.partitionPath, marker.fileName));
+  // Log files carry their slice's base instant, not T: those of T are the ones its APPEND markers name.
+  const appended = new Set(markers.filter((m) => m.type === 'APPEND').map((m) => joinPartitionPath(m.partitionPath, m.fileName)));
+  const ours = [...new Set([...uploaded, ...marked])].filter(
+    (path) => parseBaseFileName(path.slice(path.lastIndexOf('/') + 1))?.instantTime === instantTime || (appended.has(path) && isLogFileName(path)),
+  );
   await storage.delete(ours);
   await deleteMarkerDir(storage, instantTime);
 }
@@ -659,10 +742,21 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
   node[parts.at(-1)!] = value;
 }
 
-/** Completed commits newest first, for the average record size (Hudi reads the commit timeline in reverse). */
+/**
+ * Completed commits newest first, for the average record size (Hudi reads the commit timeline in reverse). Of a
+ * deltacommit only the base files count (AverageRecordSizeUtils): log records are not Parquet-sized.
+ */
 async function recentCommitMetadata(table: HudiTable, timeline: Timeline): Promise<CommitMetadata[]> {
   const writes = timeline.completedWrites().slice(-20).reverse();
-  return mapWithConcurrency(writes, 8, (instant) => readCommitMetadata(table.storage, instant));
+  return mapWithConcurrency(writes, 8, async (instant) => {
+    const metadata = await readCommitMetadata(table.storage, instant);
+    if (instant.action !== 'deltacommit') return metadata;
+    const baseFilesOnly: Record<string, WriteStat[]> = {};
+    for (const [partition, stats] of Object.entries(metadata.partitionToWriteStats)) {
+      baseFilesOnly[partition] = stats.filter((stat) => stat.path !== null && parseBaseFileName(stat.path.slice(stat.path.lastIndexOf('/') + 1)) !== undefined);
+    }
+    return { ...metadata, partitionToWriteStats: baseFilesOnly };
+  });
 }
 
 function groupByPartition(stats: readonly WriteStat[]): Record<string, WriteStat[]> {
@@ -684,7 +778,7 @@ function workloadProfile(
     const fileIndex = [...bucketOfFile].find(([, b]) => b === index)?.[0];
     const updates = fileIndex === undefined ? 0 : (updatesByFile.get(fileIndex) ?? 0);
     return newWriteStat({
-      fileId: bucket.kind === 'UPDATE' ? bucket.fileId : '',
+      fileId: bucket.kind === 'INSERT' ? '' : bucket.fileId,
       path: null,
       partitionPath: null,
       numInserts: insertCount,

@@ -2,7 +2,7 @@
  * Write settings, from Hudi's own keys with Hudi's defaults (HoodieStorageConfig, HoodieCompactionConfig, HoodieWriteConfig).
  */
 import { CLUSTERING, REJECT_UPDATE_STRATEGY } from '../clustering/config.js';
-import { anyText, bool, decimalNumber, defineKey, javaInt, javaLong, oneOf, rawValue, readKey, type ConfigKey } from '../config/index.js';
+import { anyText, bool, optionalText, decimalNumber, defineKey, javaInt, javaLong, oneOf, rawValue, readKey, type ConfigKey } from '../config/index.js';
 import { HudiError } from '../errors.js';
 import { LOCK_KEYS } from '../lock/keys.js';
 
@@ -38,6 +38,12 @@ export interface WriteConfig {
   readonly allowColumnDrop: false;
   /** An input without records still makes a commit (hoodie.allow.empty.commit, default true as in Hudi). */
   readonly allowEmptyCommit: boolean;
+  /** Merge-on-read: base files per partition that may take inserts (hoodie.merge.small.file.group.candidates.limit). */
+  readonly smallFileGroupCandidatesLimit: number;
+  /** Merge-on-read: the data block format of log files (only avro is written). */
+  readonly logDataBlockFormat: string | undefined;
+  /** hoodie.index.type as given (upper case), undefined when unset. */
+  readonly indexType: string | undefined;
   /** Bloom filter of record keys in each base file footer (Hudi's bloom index reads it). */
   readonly bloom: { numEntries: number; fpp: number; maxEntries: number; type: 'DYNAMIC_V0' | 'SIMPLE' };
 }
@@ -137,6 +143,25 @@ export const WRITE_KEYS = {
     parser: bool,
     description: 'an input without records makes an empty commit (false: it writes nothing)',
   }),
+  smallFileGroupCandidatesLimit: defineKey({
+    key: 'hoodie.merge.small.file.group.candidates.limit',
+    default: 1,
+    parser: javaInt(0),
+    description: 'merge-on-read: how many small base files (of slices without log files) per partition may take inserts; the smallest first',
+  }),
+  logDataBlockFormat: defineKey({
+    key: 'hoodie.logfile.data.block.format',
+    default: undefined,
+    parser: optionalText,
+    description: 'merge-on-read: the data block format of log files; this writer writes avro (the default for Parquet tables) and refuses others',
+  }),
+  indexType: defineKey({
+    key: 'hoodie.index.type',
+    default: undefined,
+    parser: optionalText,
+    description:
+      'merge-on-read: inserts go to base files as with the bloom and simple indexes (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX); indexes that index log files (BUCKET, HBASE, INMEMORY, FLINK_STATE) are refused',
+  }),
   bloomNumEntries: defineKey({
     key: 'hoodie.index.bloom.num_entries',
     default: 60000,
@@ -186,6 +211,9 @@ export function writeConfigFromProperties(props: ReadonlyMap<string, string>, lo
     allowColumnDrop: refuseColumnDrop(read(k.allowColumnDrop), location),
     missingColumns: read(k.setNullForMissingColumns) || read(k.reconcileSchema) ? 'null' : 'refuse',
     allowEmptyCommit: read(k.allowEmptyCommit),
+    smallFileGroupCandidatesLimit: read(k.smallFileGroupCandidatesLimit),
+    logDataBlockFormat: read(k.logDataBlockFormat)?.trim().toLowerCase() || undefined,
+    indexType: read(k.indexType)?.trim().toUpperCase() || undefined,
     bloom: { numEntries: read(k.bloomNumEntries), fpp: read(k.bloomFpp), maxEntries: read(k.bloomMaxEntries), type: read(k.bloomType) },
   };
 }

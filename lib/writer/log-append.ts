@@ -1,0 +1,162 @@
+/**
+ * Merge-on-read appends (Hudi 0.15's HoodieAppendHandle on storage without append): a file group's updates and
+ * deletes of one delta commit go to a new log file of its latest file slice, the next version after the slice's
+ * highest (HoodieLogFormatWriter rolls over when the file exists), named `.<fileId>_<baseInstant>.log.<v>_<token>`.
+ * It holds an Avro data block of the records (meta fields filled as the append handle does, `_hoodie_file_name` =
+ * the file id) and a delete block of the deleted keys, both with the INSTANT_TIME and SCHEMA headers. The APPEND
+ * marker naming the file is created before the file (Hudi's LogFileCreationCallback), so a rollback finds it.
+ *
+ * The latest slice of a group under a pending compaction is the compaction's (base instant = the compaction instant,
+ * no base file yet): its updates go there, so the compaction, which reads the slice before, does not lose them.
+ */
+import { join } from 'node:path';
+import { openParquetEngine } from '../engine/parquet-engine.js';
+import type { ParquetEngine } from '../engine/port.js';
+import type { FileGroupWriteResult, WriteSession } from '../engine/write.js';
+import { fileGroupKey, type FileSystemView } from '../fs-view.js';
+import { avroDataBlock, deleteBlock, writeLogFile, type LogBlockInput, type LogFile } from '../log-format/index.js';
+import type { AvroRecordSchema } from '../schema.js';
+import type { Storage } from '../storage/port.js';
+import { newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
+import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
+import { createMarker } from '../timeline/markers.js';
+import { loadTimeline } from '../timeline/timeline.js';
+import { rowToAvroRecord } from './avro-records.js';
+import type { Bucket } from './small-files.js';
+
+/** A file group's latest file slice, as the append handle sees it (rtView.getLatestFileSlice). */
+export interface LatestSlice {
+  readonly baseInstant: string;
+  /** '' when the slice has no base file. */
+  readonly baseFileName: string;
+  /** The slice's log files, in log order. */
+  readonly logFiles: readonly LogFile[];
+  readonly pendingCompaction: boolean;
+}
+
+/** What Spark datasource deletes carry as ordering value: EmptyHoodieRecordPayload's, int 0. */
+const DELETE_ORDERING_VALUE = { type: 'int', value: 0 } as const;
+
+/**
+ * The latest slice of every file group of the partitions, by fileGroupKey. Pending compactions are read from a fresh
+ * timeline: one scheduled after the caller's view was built opened a new slice for its groups.
+ */
+export async function latestSlices(storage: Storage, view: FileSystemView, partitions: readonly string[]): Promise<Map<string, LatestSlice>> {
+  const timeline = await loadTimeline(storage);
+  const compactionOf = new Map<string, string>();
+  for (const instant of pendingCompactions(timeline)) {
+    for (const op of (await readCompactionPlan(storage, instant.time)).operations) {
+      const key = fileGroupKey(op.partitionPath, op.fileId);
+      const known = compactionOf.get(key);
+      if (known === undefined || known < instant.time) compactionOf.set(key, instant.time);
+    }
+  }
+  const out = new Map<string, LatestSlice>();
+  for (const partition of partitions) {
+    for (const slice of view.latestMergedSlices(partition)) {
+      const key = fileGroupKey(slice.partitionPath, slice.fileId);
+      const compaction = compactionOf.get(key);
+      out.set(
+        key,
+        compaction === undefined
+          ? { baseInstant: slice.baseInstantTime, baseFileName: slice.baseFile?.fileName ?? '', logFiles: slice.logFiles, pendingCompaction: false }
+          : { baseInstant: compaction, baseFileName: '', logFiles: slice.logFiles.filter((f) => f.name.baseInstant === compaction), pendingCompaction: true },
+      );
+    }
+  }
+  return out;
+}
+
+export interface LogAppenderOptions {
+  readonly storage: Storage;
+  readonly session: WriteSession;
+  readonly instantTime: string;
+  readonly workDir: string;
+  /** The writer schema with the meta fields (the SCHEMA header). */
+  readonly schemaWithMeta: AvroRecordSchema;
+  readonly rowGroupSize: number;
+  /** Staged latest base files, by the index the buckets' existingFile names (their column types). */
+  readonly templates: readonly string[];
+}
+
+export interface AppendedFileGroup {
+  readonly stat: WriteStat;
+  readonly result: FileGroupWriteResult;
+}
+
+/** Writes the APPEND buckets of one delta commit. */
+export class LogAppender {
+  private engine: ParquetEngine | undefined;
+
+  constructor(private readonly options: LogAppenderOptions) {}
+
+  async append(bucket: Extract<Bucket, { kind: 'APPEND' }>, index: number, slice: LatestSlice | undefined): Promise<AppendedFileGroup> {
+    const { storage, session, instantTime } = this.options;
+    const started = Date.now();
+    const baseInstant = slice?.baseInstant ?? bucket.previousInstant;
+    // The bucket's records with their meta fields, through the engine (types as the group's base file has them).
+    const localFile = join(this.options.workDir, 'out', `${index}.append.parquet`);
+    const template = this.options.templates[bucket.existingFile];
+    const result = await session.writeFileGroup({
+      bucket: index,
+      outputFile: localFile,
+      partitionPath: bucket.partitionPath,
+      fileName: bucket.fileId,
+      commitTime: instantTime,
+      taskPartitionId: index,
+      rowGroupSize: this.options.rowGroupSize,
+      keyValues: {},
+      typeTemplates: template === undefined ? [] : [template],
+    });
+    const header = { SCHEMA: JSON.stringify(this.options.schemaWithMeta) };
+    const blocks: LogBlockInput[] = [];
+    if (result.rowCount > 0) {
+      this.engine ??= await openParquetEngine({ tempDirectory: join(this.options.workDir, 'append-engine') });
+      const { rows } = await this.engine.readRows([localFile]);
+      const records = rows.map((row) => rowToAvroRecord(this.options.schemaWithMeta, row));
+      blocks.push(avroDataBlock({ instantTime, schema: this.options.schemaWithMeta, records, header, longs: 'bigint' }));
+    }
+    const deletes = await session.bucketDeletedKeys(index);
+    if (deletes.length > 0) {
+      blocks.push(deleteBlock({ instantTime, header, records: deletes.map((d) => ({ ...d, orderingValue: DELETE_ORDERING_VALUE })) }));
+    }
+    const written = await writeLogFile(storage, {
+      partitionPath: bucket.partitionPath,
+      fileId: bucket.fileId,
+      baseInstant,
+      writeToken: `${index}-1-0`,
+      blocks,
+      beforeCreate: async (fileName) => {
+        await createMarker(storage, instantTime, bucket.partitionPath, fileName, 'APPEND');
+      },
+    });
+    const fileName = written.path.slice(written.path.lastIndexOf('/') + 1);
+    // FileSlice keeps its logs newest first; the append handle adds the file it wrote at the end.
+    const previous = [...(slice?.logFiles ?? [])].reverse().map((f) => f.path.slice(f.path.lastIndexOf('/') + 1));
+    const stat = newWriteStat({
+      fileId: bucket.fileId,
+      path: written.path,
+      partitionPath: bucket.partitionPath,
+      prevCommit: baseInstant,
+      numWrites: result.rowCount,
+      numDeletes: deletes.length,
+      numUpdateWrites: result.updates,
+      numInserts: result.inserts,
+      totalWriteBytes: written.size,
+      fileSizeInBytes: written.size,
+      runtimeStats: { totalScanTime: 0, totalUpsertTime: Date.now() - started, totalCreateTime: 0 },
+      delta: {
+        logVersion: written.name.version,
+        logOffset: 0,
+        baseFile: slice?.baseFileName ?? '',
+        logFiles: previous.includes(fileName) ? previous : [...previous, fileName],
+      },
+    });
+    return { stat, result: { ...result, deletes: deletes.length } };
+  }
+
+  async close(): Promise<void> {
+    await this.engine?.close();
+    this.engine = undefined;
+  }
+}
