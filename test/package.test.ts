@@ -41,7 +41,8 @@ before(() => {
   // What prepack does (npm run build, npm run build:types), into a copy of the package's root: the repository's
   // dist/ stays as it is for the tests running next to this one.
   const root = tempDir('package-root-');
-  for (const file of ['package.json', 'README.md', 'infra/state-machine.asl.json']) cpSync(join(REPO_ROOT, file), join(root, file));
+  for (const file of ['package.json', 'README.md', 'infra/state-machine.asl.json', 'infra/compaction-state-machine.asl.json'])
+    cpSync(join(REPO_ROOT, file), join(root, file));
   ok(run(process.execPath, [join(REPO_ROOT, 'infra', 'build.mjs'), '--outdir', join(root, 'dist')], REPO_ROOT), 'infra/build.mjs');
   ok(
     run(
@@ -85,13 +86,14 @@ test('the tarball holds the CLI, the library and its types, the handlers and the
     'dist/functions/plan.mjs',
     'dist/functions/execute-group.mjs',
     'infra/state-machine.asl.json',
+    'infra/compaction-state-machine.asl.json',
   ]) {
     assert.ok(entries.includes(wanted), `${wanted} is in the tarball`);
   }
   const development = entries.filter(
     (entry) =>
       /^(test|bench|functions|lib|\.cache|\.aws-sam|build|node_modules)\//.test(entry) ||
-      (entry.startsWith('infra/') && entry !== 'infra/state-machine.asl.json') ||
+      (entry.startsWith('infra/') && !['infra/state-machine.asl.json', 'infra/compaction-state-machine.asl.json'].includes(entry)) ||
       /\.map$|\.ts$/.test(entry.replace(/\.d\.ts$/, '.d')) ||
       ['dist/demo.mjs', 'Makefile', 'samconfig.toml', 'template.yaml', 'tsconfig.json', 'tsconfig.types.json', 'package-lock.json', '.ci/run'].includes(entry),
   );

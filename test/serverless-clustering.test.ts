@@ -161,6 +161,8 @@ describe('serverless clustering through the state machine', () => {
     assert.ok(maxOverlap(execution, 'execute-group') > 1, 'groups ran in parallel');
     assert.ok(groups.every((invocation) => invocation.attempt === 1 && invocation.errorName === undefined));
     assert.ok(execution.cost.lambdaGbSeconds > 0 && execution.cost.s3Tier1Requests > 0 && execution.cost.dynamoDbWrites > 0);
+    // The groups' transfers, counted by the storage adapter: each small input one GET, each output a marker and a PUT.
+    assert.deepEqual(output.report?.requests, { get: output.replacedFileGroups, put: 2 * output.newFiles });
     await assertCommittedCleanly(storage, output);
   });
 

@@ -22,6 +22,7 @@ import { INSTALL_COMMAND, toolchainPaths } from '../infra/hudi-toolchain.mjs';
 
 const TEMPLATE = join(REPO_ROOT, 'template.yaml');
 const DEFINITION = join(REPO_ROOT, 'infra', 'state-machine.asl.json');
+const COMPACTION_DEFINITION = join(REPO_ROOT, 'infra', 'compaction-state-machine.asl.json');
 
 /** A command of the toolchain's virtualenv (sam, cfn-lint, python). */
 function toolchainTool(name: string): string {
@@ -48,10 +49,23 @@ test('template.yaml passes sam validate --lint, without an AWS account', () => {
   assert.match(result.stdout, /is a valid SAM Template/);
 });
 
-test('the state machine passes asl-validator', () => {
+test('the state machines pass asl-validator', () => {
   const validator = createRequire(import.meta.url).resolve('asl-validator/dist/bin/asl-validator.js');
-  const output = execFileSync(process.execPath, [validator, '--json-path', DEFINITION], { encoding: 'utf8' });
-  assert.match(output, /is valid/);
+  for (const file of [DEFINITION, COMPACTION_DEFINITION]) {
+    const output = execFileSync(process.execPath, [validator, '--json-path', file], { encoding: 'utf8' });
+    assert.match(output, /is valid/, file);
+  }
+});
+
+test('the compaction definition loads in aws-local-stepfunctions and binds a function to every task', () => {
+  const definition = loadDefinition(COMPACTION_DEFINITION);
+  assert.doesNotThrow(() => new StateMachine(definition, { validationOptions: { checkArn: true, checkPaths: true } }));
+  assert.deepEqual([...taskFunctions(definition)].sort(), [
+    ['Commit', 'compaction-commit'],
+    ['ExecuteOperation', 'compaction-execute'],
+    ['Rollback', 'compaction-rollback'],
+    ['Schedule', 'compaction-schedule'],
+  ]);
 });
 
 test('the definition loads in aws-local-stepfunctions and binds a function to every task', () => {
@@ -107,12 +121,18 @@ test("the Distributed Map runs the inline Map's task with the same retries and c
   assert.doesNotThrow(() => new StateMachine(local.definition, { validationOptions: { checkArn: true, checkPaths: true } }));
 });
 
-test('the template substitutes every placeholder of the definition', () => {
+test('the template substitutes every placeholder of the definitions', () => {
   const template = readFileSync(TEMPLATE, 'utf8');
-  const placeholders = [...readFileSync(DEFINITION, 'utf8').matchAll(/\$\{([A-Za-z0-9]+)\}/g)].map((match) => match[1]!);
+  const placeholders = [DEFINITION, COMPACTION_DEFINITION].flatMap((file) =>
+    [...readFileSync(file, 'utf8').matchAll(/\$\{([A-Za-z0-9]+)\}/g)].map((match) => match[1]!),
+  );
   assert.deepEqual([...new Set(placeholders)].sort(), Object.keys(FUNCTION_SUBSTITUTIONS).sort());
   for (const name of placeholders) assert.match(template, new RegExp(`^\\s+${name}: !GetAtt \\w+\\.Arn$`, 'm'), `${name} in DefinitionSubstitutions`);
   assert.match(template, /DefinitionUri: infra\/state-machine\.asl\.json/);
+  assert.match(template, /DefinitionUri: infra\/compaction-state-machine\.asl\.json/);
+  // The compaction schedule is off unless EnableCompactionSchedule says otherwise.
+  assert.match(template, /EnableCompactionSchedule:\n {4}Type: String\n(?: {4,}.*\n)*? {4}Default: 'false'/);
+  assert.match(template, /State: !If \[CompactionScheduleEnabled, ENABLED, DISABLED\]/);
 });
 
 /** The blocks of a CloudFormation YAML template: section (Parameters, Globals, Resources, …) → name → its lines. */

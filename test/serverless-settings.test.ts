@@ -281,6 +281,10 @@ describe('event properties over the wire', () => {
       'clean-execute': { tablePath, properties, instant: '20240101000000000', shareIndex: 0 },
       'clean-complete': { tablePath, properties, instant: '20240101000000000' },
       archive: { tablePath, properties },
+      'compaction-schedule': { tablePath, properties },
+      'compaction-execute': { tablePath, properties, instant: '20240101000000000', operationIndex: 0 },
+      'compaction-commit': { tablePath, properties, instant: '20240101000000000' },
+      'compaction-rollback': { tablePath, properties, instant: '20240101000000000' },
       // The trigger takes no properties at all.
       trigger: { properties },
     };

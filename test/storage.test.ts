@@ -11,6 +11,7 @@ import {
   CreateBucketCommand,
   DeleteBucketCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   S3ServiceException,
   type BucketLocationConstraint,
   type S3Client,
@@ -20,6 +21,7 @@ import { AlreadyExistsError, HudiError, NotFoundError } from '../lib/errors.js';
 import {
   deleteMany,
   describeS3Error,
+  downloadRequests,
   LocalStorage,
   mapWithConcurrency,
   openStorage,
@@ -27,9 +29,12 @@ import {
   S3Storage,
   s3ClientFromEnv,
   type Storage,
+  uploadRequests,
   type VersionedDownload,
 } from '../lib/storage/index.js';
 import { BoundedTasks, settleAll } from '../lib/storage/concurrency.js';
+import { countedStorage } from '../lib/storage/counted.js';
+import { formatRequestCounts, RequestCounter, sumRequestCounts } from '../lib/storage/request-counts.js';
 
 const MiB = 1024 * 1024;
 const HOW_TO_RUN =
@@ -83,7 +88,8 @@ const backends: Array<{ name: string; open: () => Promise<Backend> }> = [
       const client = s3ClientFromEnv();
       const bucket = uniqueBucketName();
       await createBucket(client, bucket);
-      const storage = new S3Storage(bucket, 'warehouse/table', { client });
+      // 8 MiB parts and ranges (not the 64 MiB default) so that a 20 MB file exercises multipart and ranged transfers.
+      const storage = new S3Storage(bucket, 'warehouse/table', { client, partSize: 8 * MiB, multipartThreshold: 16 * MiB, rangeSize: 8 * MiB });
       return {
         storage,
         async partCountOf(path) {
@@ -307,6 +313,115 @@ for (const backend of backends) {
     });
   });
 }
+
+describe('S3Storage transfers and request counts', () => {
+  let client: S3Client;
+  let bucket: string;
+  let scratch: string;
+
+  before(async () => {
+    requireS3Endpoint();
+    client = s3ClientFromEnv();
+    bucket = uniqueBucketName();
+    await createBucket(client, bucket);
+    scratch = await mkdtemp(join(tmpdir(), 'hudi-storage-transfers-'));
+  });
+  after(async () => {
+    if (bucket !== undefined) {
+      const everything = new S3Storage(bucket, '', { client });
+      await everything.delete((await everything.listRecursive('')).map((object) => object.path));
+      await client.send(new DeleteBucketCommand({ Bucket: bucket }));
+    }
+    client?.destroy();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  });
+
+  const partsOf = async (key: string): Promise<number> => {
+    const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    const match = /-(\d+)"?$/.exec(head.ETag ?? '');
+    return match?.[1] === undefined ? 1 : Number(match[1]);
+  };
+
+  it('by default puts a 20 MB file in one request and downloads it in 16 MiB ranges, byte for byte', async () => {
+    const storage = new S3Storage(bucket, 'defaults', { client });
+    const original = randomBytes(20 * MiB + 7);
+    const source = join(scratch, 'twenty.bin');
+    await writeFile(source, original);
+    await storage.uploadFile('f.parquet', source);
+    assert.equal(await partsOf('defaults/f.parquet'), 1, 'below one 64 MiB part: a plain PUT');
+    await storage.downloadFile('f.parquet', join(scratch, 'twenty-copy.bin'));
+    assert.ok((await readFile(join(scratch, 'twenty-copy.bin'))).equals(original));
+    assert.deepEqual(storage.requests.snapshot(), { put: 1, get: 2 });
+    assert.deepEqual(
+      sumRequestCounts([uploadRequests(original.length), downloadRequests(original.length)]),
+      { put: 1, get: 2 },
+      'the cost model counts the same',
+    );
+  });
+
+  it('uploads in parts of the size asked, counting every part, and downloads the same bytes', async () => {
+    const counter = new RequestCounter();
+    const storage = countedStorage(new S3Storage(bucket, 'parts', { client, partSize: 5 * MiB, multipartThreshold: 5 * MiB, rangeSize: 6 * MiB }), counter);
+    const original = randomBytes(12 * MiB + 1);
+    const source = join(scratch, 'twelve.bin');
+    await writeFile(source, original);
+    await storage.uploadFile('g.parquet', source);
+    assert.equal(await partsOf('parts/g.parquet'), 3);
+    await storage.downloadFile('g.parquet', join(scratch, 'twelve-copy.bin'));
+    assert.ok((await readFile(join(scratch, 'twelve-copy.bin'))).equals(original));
+    assert.equal((await storage.head('g.parquet'))?.size, original.length);
+    await storage.listDir('');
+    const counts = counter.snapshot();
+    assert.deepEqual(counts, { get: 3, head: 1, list: 1, multipartCreate: 1, multipartPart: 3, multipartComplete: 1 });
+    const sizes = { partSize: 5 * MiB, multipartThreshold: 5 * MiB, rangeSize: 6 * MiB };
+    assert.deepEqual(sumRequestCounts([uploadRequests(original.length, sizes), downloadRequests(original.length, sizes)]), {
+      get: 3,
+      multipartCreate: 1,
+      multipartPart: 3,
+      multipartComplete: 1,
+    });
+    assert.equal(formatRequestCounts(counts), '3 GET, 1 HEAD, 1 LIST, 1 multipart upload(s) of 3 part(s)');
+    assert.deepEqual(sumRequestCounts([counts, { put: 2, get: 1 }]), { ...counts, get: 4, put: 2 });
+  });
+
+  it('a failed part aborts the multipart upload: no object, no upload left to bill', async () => {
+    // The real server, with the second part's request failing before it is sent (a dropped connection, say).
+    const failing = s3ClientFromEnv();
+    failing.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = (args as { input?: { PartNumber?: number } }).input;
+        if (context.commandName === 'UploadPartCommand' && input?.PartNumber === 2) throw new Error('connection reset while sending part 2');
+        return next(args);
+      },
+      { step: 'initialize', name: 'failPartTwo' },
+    );
+    const counter = new RequestCounter();
+    const storage = new S3Storage(bucket, 'aborted', { client: failing, partSize: 5 * MiB, multipartThreshold: 5 * MiB, counters: [counter] });
+    const source = join(scratch, 'fifteen.bin');
+    await writeFile(source, randomBytes(15 * MiB));
+    await assert.rejects(storage.uploadFile('h.parquet', source), /part 2/);
+    assert.equal(await storage.head('h.parquet'), undefined, 'no object');
+    const pending = await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: 'aborted/' }));
+    assert.deepEqual(pending.Uploads ?? [], [], 'no multipart upload left behind');
+    const counts = counter.snapshot();
+    assert.equal(counts.multipartCreate, 1);
+    assert.equal(counts.multipartAbort, 1);
+    assert.equal(counts.multipartComplete, undefined);
+    failing.destroy();
+  });
+
+  it('a view made withRequestCounter counts in both tallies; local storage sends none', async () => {
+    const storage = new S3Storage(bucket, 'views', { client });
+    const group = new RequestCounter();
+    const view = countedStorage(storage, group);
+    await view.put('a', 'x');
+    await storage.put('b', 'y');
+    assert.deepEqual(group.snapshot(), { put: 1 });
+    assert.deepEqual(storage.requests.snapshot(), { put: 2 });
+    const local = new LocalStorage(join(scratch, 'local'));
+    assert.equal(countedStorage(local, group), local);
+  });
+});
 
 describe('S3Storage errors', () => {
   it('names the bucket when it does not exist', async () => {

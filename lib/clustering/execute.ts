@@ -23,6 +23,8 @@ import { assertMetadataTableKeepable, metadataTableState } from '../metadata/ind
 import { withMetaFields } from '../schema.js';
 import { planBinaryCopy, planCopyOutputs, readCopyInput, writeCopiedFile, type CopyInput, type CopyLayout } from '../parquet/binary-copy.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
+import { countedStorage } from '../storage/counted.js';
+import { RequestCounter } from '../storage/request-counts.js';
 import type { HudiTable } from '../table.js';
 import { PROPERTIES_FILE } from '../table-config.js';
 import type { ClusteringPlan } from '../timeline/clustering-plan.js';
@@ -190,8 +192,11 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   await mkdir(options.tempDir, { recursive: true });
   const workDir = await mkdtemp(join(options.tempDir, `cluster-${instantTime}-${groupIndex}-`));
   // Merge-on-read slices may have no base file (log files only): only base files are staged.
-  const basePaths = group.slices.filter(sliceHasBaseFile).map(sliceStoragePath);
-  const staged = await stageFiles(storage, basePaths, workDir);
+  const inputPaths = group.slices.filter(sliceHasBaseFile).map(sliceStoragePath);
+  // The group's transfers (inputs staged, markers, outputs uploaded) are counted for the report: S3 bills by request.
+  const counter = new RequestCounter();
+  const transfers = countedStorage(storage, counter);
+  const staged = await stageFiles(transfers, inputPaths, workDir);
   try {
     const localBaseFiles: (string | undefined)[] = [];
     let nextBase = 0;
@@ -230,10 +235,10 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
     const { written } = outcome;
 
     // Markers first: a rollback finds every object this attempt may have uploaded.
-    for (const file of written) await createMarker(storage, instantTime, partitionPath, file.fileName, 'CREATE');
+    for (const file of written) await createMarker(transfers, instantTime, partitionPath, file.fileName, 'CREATE');
     await assertNotCompletedMeanwhile(storage, instantTime);
     await mapWithConcurrency(written, options.uploadConcurrency ?? DEFAULT_UPLOAD_CONCURRENCY, (file) =>
-      storage.uploadFile(joinPartitionPath(partitionPath, file.fileName), file.file),
+      transfers.uploadFile(joinPartitionPath(partitionPath, file.fileName), file.file),
     );
 
     const perFileMs = written.length === 0 ? 0 : Math.round(outcome.writeMs / written.length);
@@ -261,7 +266,15 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
       sortColumns,
       writeStats,
       durationMs: Date.now() - started,
-      report: { groupIndex, partitionPath, before: outcome.before, after: outcome.after, samples: outcome.samples, execution: outcome.execution },
+      report: {
+        groupIndex,
+        partitionPath,
+        before: outcome.before,
+        after: outcome.after,
+        samples: outcome.samples,
+        execution: outcome.execution,
+        requests: counter.snapshot(),
+      },
     };
     if (keepRecordKeys) {
       // Read back from each output (binary copy or rewrite alike), before the result marks the group done.

@@ -5,6 +5,7 @@
  * the executor gathers the inputs (footer statistics, sampled values) and stores them with each group's result.
  */
 import type { JsonValue } from '../engine/row-format.js';
+import { formatRequestCounts, sumRequestCounts, type RequestCounts } from '../storage/request-counts.js';
 
 /** A statistic or sampled value in a form that compares correctly with `<`: numbers, or strings in byte-like order. */
 export type ComparableValue = number | string;
@@ -45,6 +46,8 @@ export interface GroupReportInput {
   readonly samples: Readonly<Record<string, readonly (ComparableValue | null)[]>>;
   /** Absent in results stored before binary copy existed. */
   readonly execution?: GroupExecution;
+  /** The storage requests of the group's transfers (staging, markers, uploads); absent in older results. */
+  readonly requests?: RequestCounts;
 }
 
 export interface DataSkippingFigure {
@@ -83,6 +86,8 @@ export interface ClusteringReport {
   readonly totals: Omit<PartitionReport, 'partitionPath'>;
   /** Absent in reports made before binary copy existed. */
   readonly execution?: ExecutionFigures;
+  /** Storage requests of the groups' transfers, summed (none on a local disk); absent in reports made before. */
+  readonly requests?: RequestCounts;
 }
 
 /**
@@ -218,6 +223,7 @@ export function buildClusteringReport(input: ClusteringReportInput): ClusteringR
       rewrittenGroups: executions.filter((execution) => execution.method === 'rewrite').length,
       rewriteReasons: [...new Set(executions.flatMap((execution) => (execution.method === 'rewrite' ? [execution.reason] : [])))],
     },
+    requests: sumRequestCounts(input.groups.map((group) => group.requests)),
     partitions,
     totals: {
       filesBefore: sum(partitions.map((p) => p.filesBefore)),
@@ -252,6 +258,7 @@ export function formatClusteringReport(report: ClusteringReport): string {
         `${execution.rewrittenGroups} rewritten${execution.rewriteReasons.length === 0 ? '' : ` (${execution.rewriteReasons.join('; ')})`}`,
     );
   }
+  if (report.requests !== undefined && Object.keys(report.requests).length > 0) lines.push(`  storage requests: ${formatRequestCounts(report.requests)}`);
   return `${lines.join('\n')}\n`;
 }
 

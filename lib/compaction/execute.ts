@@ -1,7 +1,8 @@
 /**
  * Running a compaction plan, as Hudi 0.15's HoodieCompactor and the commit of RunCompactionActionExecutor: the
  * instant goes inflight, every operation's file slice (base file and the plan's log files) is merged by the reader's
- * rules (lib/merge-on-read: blocks of completed instants, the table's payload class) into a new base file
+ * rules (lib/merge-on-read: blocks of completed instants, the table's payload class; the log records' outcome per key
+ * decided by mergeOutcome, the rows merged in DuckDB without the base rows coming into JavaScript) into a new base file
  * `<fileId>_<token>_<instant>.parquet` of the base file's schema and Hudi's footers (records keep their commit time and
  * sequence number, `_hoodie_file_name` names the new file), then `<instant>.commit` (operationType COMPACT, compacted)
  * is written under the lock after the metadata table's deltacommit, as Hudi commits a compaction.
@@ -13,16 +14,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConflictError, HudiError } from '../errors.js';
+import { compactionWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import type { ParquetEngine } from '../engine/port.js';
-import type { Row } from '../engine/row-format.js';
 import { baseFileName, joinPartitionPath, parseBaseFileName, type MergedFileSlice } from '../fs-view.js';
 import type { LockProvider } from '../lock/port.js';
 import { logFilesOf } from '../log-format/index.js';
 import { logBlockFilter } from '../merge-on-read/log-record-scanner.js';
-import { mergeSlice, tablePayload } from '../merge-on-read/snapshot.js';
+import { sliceChanges, tablePayload } from '../merge-on-read/snapshot.js';
 import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../reader.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
 import { withTableLock, type HudiTable } from '../table.js';
 import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import {
@@ -34,6 +36,7 @@ import {
   type CompactionOperation,
   type CompactionPlan,
 } from '../timeline/compaction-plan.js';
+import { withMetaFields } from '../schema.js';
 import { AVRO_SCHEMA_FOOTER_KEY, hudiFooter } from '../writer/footer.js';
 import { writeConfigFromProperties } from '../writer/write-config.js';
 import { assertMergeOnRead } from './schedule.js';
@@ -57,18 +60,33 @@ export interface CompactionRunResult {
   readonly millis: number;
 }
 
+/** A compaction whose operations did not all store a result: the commit waits for them (the state machine does not retry it). */
+export class IncompleteCompactionError extends HudiError {
+  constructor(problem: string, options: { location?: string; fix?: string } = {}) {
+    super(problem, options);
+    this.name = 'IncompleteCompactionError';
+  }
+}
+
+/** Operations compacted at once by one run. */
+const PIPELINE = 2;
+
 /** The write token of operation `ordinal`'s output (partition id, stage, attempt). */
 const writeToken = (ordinal: number) => `${ordinal}-0-1`;
 
-/** Run pending compaction `instantTime` (requested or inflight) to its commit. */
-export async function runCompaction(table: HudiTable, instantTime: string, options: CompactionRunOptions): Promise<CompactionRunResult> {
+/** A pending compaction about to run: its plan, and whether an earlier attempt had started it. */
+export interface CompactionStart {
+  readonly instantTime: string;
+  readonly outcome: 'pending' | 'already-committed';
+  readonly plan: CompactionPlan | undefined;
+  readonly resumed: boolean;
+}
+
+/** Take up pending compaction `instantTime`: requested → inflight (an inflight one is resumed from its plan). */
+export async function startCompactionRun(table: HudiTable, instantTime: string, log: (line: string) => void = () => undefined): Promise<CompactionStart> {
   assertMergeOnRead(table);
-  const started = Date.now();
-  const log = options.log ?? (() => undefined);
   const { storage } = table;
-  if (isCompleted(table, instantTime)) {
-    return { instantTime, outcome: 'already-committed', resumed: false, writeStats: [], metadataTable: undefined, bytesRead: 0, millis: 0 };
-  }
+  if (isCompleted(table, instantTime)) return { instantTime, outcome: 'already-committed', plan: undefined, resumed: false };
   const pending = pendingCompactions(table.timeline).find((i) => i.time === instantTime);
   if (pending === undefined) {
     throw new HudiError(`no pending compaction ${instantTime}`, {
@@ -79,29 +97,98 @@ export async function runCompaction(table: HudiTable, instantTime: string, optio
   const plan = await readCompactionPlan(storage, instantTime);
   const resumed = pending.state === 'INFLIGHT';
   if (!resumed) await startCompaction(storage, instantTime);
-  else log(`resuming compaction ${instantTime}: rewriting its outputs from the plan`);
-  const properties = options.properties ?? new Map<string, string>();
-  const engine = options.engine ?? (await openParquetEngine());
-  const writeStats: WriteStat[] = [];
-  let bytesRead = 0;
-  try {
-    for (const [ordinal, operation] of plan.operations.entries()) {
-      const result = await compactOperation(table, instantTime, operation, ordinal, engine, properties);
-      writeStats.push(result.stat);
-      bytesRead += result.bytesRead;
-      log(`compacted ${result.stat.path}: ${result.stat.numWrites} records from ${operation.deltaFilePaths.length} log file(s)`);
-    }
-  } finally {
-    if (options.engine === undefined) await engine.close();
+  else log(`resuming compaction ${instantTime}: operations without a stored result are rewritten from the plan`);
+  return { instantTime, outcome: 'pending', plan, resumed };
+}
+
+/** What one operation left: its write stat and input bytes, stored in the compaction's work folder. */
+export interface OperationResult {
+  readonly ordinal: number;
+  readonly stat: WriteStat;
+  readonly bytesRead: number;
+}
+
+export interface OperationRunResult extends OperationResult {
+  /** 'already-done' when an earlier attempt stored the operation's result. */
+  readonly outcome: 'executed' | 'already-done';
+}
+
+const operationResultPath = (instantTime: string, ordinal: number) => `${compactionWorkDir(instantTime)}/operation-${ordinal}.json`;
+
+async function readOperationResult(storage: HudiTable['storage'], instantTime: string, ordinal: number): Promise<OperationResult | undefined> {
+  const path = operationResultPath(instantTime, ordinal);
+  if ((await storage.head(path)) === undefined) return undefined;
+  return JSON.parse(Buffer.from(await storage.get(path)).toString('utf8')) as OperationResult;
+}
+
+/**
+ * Run operation `ordinal` of inflight compaction `instantTime`: merge its file slice into the new base file, then
+ * store the result. Safe to repeat: an operation with a result returns it; one that ran partway is rewritten.
+ */
+export async function executeCompactionOperation(
+  table: HudiTable,
+  instantTime: string,
+  ordinal: number,
+  options: { engine: ParquetEngine; properties?: ReadonlyMap<string, string>; plan?: CompactionPlan },
+): Promise<OperationRunResult> {
+  assertMergeOnRead(table);
+  const earlier = await readOperationResult(table.storage, instantTime, ordinal);
+  if (earlier !== undefined) return { ...earlier, outcome: 'already-done' };
+  if (!pendingCompactions(table.timeline).some((i) => i.time === instantTime && i.state === 'INFLIGHT')) {
+    throw new ConflictError(`compaction ${instantTime} is not inflight`, {
+      location: table.storage.uriOf(compactionInstantPath(instantTime, 'INFLIGHT')),
+      fix: 'start it first (its schedule step moves it inflight), or schedule a new compaction',
+    });
   }
-  const metadataTable = keepMetadataTable(storage, properties);
-  return withTableLock(
+  const plan = options.plan ?? (await readCompactionPlan(table.storage, instantTime));
+  const operation = plan.operations[ordinal];
+  if (operation === undefined) {
+    throw new HudiError(`compaction ${instantTime} has ${plan.operations.length} operation(s), no operation ${ordinal}`, {
+      location: table.storage.uriOf(compactionInstantPath(instantTime, 'REQUESTED')),
+    });
+  }
+  const result = await compactOperation(table, instantTime, operation, ordinal, options.engine, options.properties ?? new Map());
+  const stored: OperationResult = { ordinal, stat: result.stat, bytesRead: result.bytesRead };
+  await table.storage.put(operationResultPath(instantTime, ordinal), JSON.stringify(stored));
+  return { ...stored, outcome: 'executed' };
+}
+
+/** Operations of `plan` that have no stored result yet. */
+export async function operationsWithoutResult(table: HudiTable, instantTime: string, plan: CompactionPlan): Promise<number[]> {
+  const dir = compactionWorkDir(instantTime);
+  const stored = new Set((await table.storage.listDir(dir)).files.map((file) => file.path.slice(dir.length + 1)));
+  return plan.operations.flatMap((_, ordinal) => (stored.has(`operation-${ordinal}.json`) ? [] : [ordinal]));
+}
+
+/** Commit inflight compaction `instantTime` from its operations' stored results, under the table lock. */
+export async function commitCompaction(
+  table: HudiTable,
+  instantTime: string,
+  options: { lock: LockProvider; lockWaitMs?: number; properties?: ReadonlyMap<string, string> },
+): Promise<CompactionRunResult> {
+  assertMergeOnRead(table);
+  const started = Date.now();
+  const { storage } = table;
+  const done = (current: HudiTable) => isCompleted(current, instantTime);
+  if (done(table)) return alreadyCommitted(instantTime);
+  const plan = await readCompactionPlan(storage, instantTime);
+  const missing = await operationsWithoutResult(table, instantTime, plan);
+  if (missing.length > 0) {
+    throw new IncompleteCompactionError(
+      `compaction ${instantTime} cannot commit: ${missing.length} of ${plan.operations.length} operation(s) have no result (${missing.slice(0, 20).join(', ')})`,
+      { location: storage.uriOf(compactionWorkDir(instantTime)), fix: 'run those operations again (or the whole compaction: `compact --mode execute`)' },
+    );
+  }
+  const results: OperationResult[] = [];
+  for (const ordinal of plan.operations.keys()) results.push((await readOperationResult(storage, instantTime, ordinal))!);
+  const writeStats = results.map((result) => result.stat);
+  const bytesRead = results.reduce((sum, result) => sum + result.bytesRead, 0);
+  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map());
+  const outcome = await withTableLock(
     table,
     options.lock,
     async (current, lease) => {
-      if (isCompleted(current, instantTime)) {
-        return { instantTime, outcome: 'already-committed' as const, resumed, writeStats, metadataTable: undefined, bytesRead, millis: Date.now() - started };
-      }
+      if (done(current)) return alreadyCommitted(instantTime);
       if (!pendingCompactions(current.timeline).some((i) => i.time === instantTime && i.state === 'INFLIGHT')) {
         throw new ConflictError(`compaction ${instantTime} left the timeline while running (rolled back?)`, {
           location: storage.uriOf(compactionInstantPath(instantTime, 'INFLIGHT')),
@@ -123,7 +210,7 @@ export async function runCompaction(table: HudiTable, instantTime: string, optio
       return {
         instantTime,
         outcome: 'committed' as const,
-        resumed,
+        resumed: false,
         writeStats,
         metadataTable: metadataTable.outcome(),
         bytesRead,
@@ -132,6 +219,45 @@ export async function runCompaction(table: HudiTable, instantTime: string, optio
     },
     { waitMs: options.lockWaitMs },
   );
+  // What the instant leaves behind, once completed (a crash before this leaves only these small files).
+  if (outcome.outcome === 'committed') await deleteWorkDir(storage, compactionWorkDir(instantTime));
+  return outcome;
+}
+
+/** Run pending compaction `instantTime` (requested or inflight) to its commit. */
+export async function runCompaction(table: HudiTable, instantTime: string, options: CompactionRunOptions): Promise<CompactionRunResult> {
+  const started = Date.now();
+  const log = options.log ?? (() => undefined);
+  const start = await startCompactionRun(table, instantTime, log);
+  if (start.outcome === 'already-committed' || start.plan === undefined) return alreadyCommitted(instantTime);
+  const plan = start.plan;
+  const current = await table.reload();
+  const engine = options.engine ?? (await openParquetEngine());
+  try {
+    // Two at a time: one operation's log decoding (JavaScript) overlaps another's merge (DuckDB, off the main thread).
+    await mapWithConcurrency(plan.operations, PIPELINE, async (operation, ordinal) => {
+      const result = await executeCompactionOperation(current, instantTime, ordinal, {
+        engine,
+        plan,
+        ...(options.properties === undefined ? {} : { properties: options.properties }),
+      });
+      if (result.outcome === 'executed')
+        log(`compacted ${result.stat.path}: ${result.stat.numWrites} records from ${operation.deltaFilePaths.length} log file(s)`);
+      return result;
+    });
+  } finally {
+    if (options.engine === undefined) await engine.close();
+  }
+  const committed = await commitCompaction(current, instantTime, {
+    lock: options.lock,
+    ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
+    ...(options.properties === undefined ? {} : { properties: options.properties }),
+  });
+  return { ...committed, resumed: start.resumed, millis: Date.now() - started };
+}
+
+function alreadyCommitted(instantTime: string): CompactionRunResult {
+  return { instantTime, outcome: 'already-committed', resumed: false, writeStats: [], metadataTable: undefined, bytesRead: 0, millis: 0 };
 }
 
 /** Run every pending compaction, oldest first. */
@@ -161,27 +287,26 @@ async function compactOperation(
       fix: `roll the compaction back (\`compact <table> --mode rollback --instant ${instantTime}\`) and schedule a new one`,
     });
   }
-  if (operation.dataFilePath === null) {
-    throw new HudiError(`compaction ${instantTime} has a slice of log files only (${partitionPath}/${fileId}), which this build does not compact yet`, {
-      location: storage.uriOf(compactionInstantPath(instantTime, 'REQUESTED')),
-      fix: 'run this compaction with Hudi (CALL run_compaction), or roll it back',
-    });
-  }
   const order = new Map(operation.deltaFilePaths.map((name, index) => [name, index]));
   const logFiles = logFilesOf(listing.filter((file) => order.has(nameOf(file.path)))).sort((a, b) => order.get(nameOf(a.path))! - order.get(nameOf(b.path))!);
-  const baseObject = byName.get(operation.dataFilePath)!;
-  const parsed = parseBaseFileName(operation.dataFilePath);
-  if (parsed === undefined)
-    throw new HudiError(`compaction ${instantTime} names base file ${operation.dataFilePath}, which is not a base file name`, {
+  const dataFile = operation.dataFilePath;
+  const parsed = dataFile === null ? undefined : parseBaseFileName(dataFile);
+  if (dataFile !== null && parsed === undefined)
+    throw new HudiError(`compaction ${instantTime} names base file ${dataFile}, which is not a base file name`, {
       location: storage.uriOf(compactionInstantPath(instantTime, 'REQUESTED')),
     });
-  const basePath = joinPartitionPath(partitionPath, operation.dataFilePath);
+  const baseObject = dataFile === null ? undefined : byName.get(dataFile)!;
+  const basePath = dataFile === null ? undefined : joinPartitionPath(partitionPath, dataFile);
+  // A slice of log files only (inserts into log files, as indexes that index log files write them) has no base file.
   const slice: MergedFileSlice = {
     partitionPath,
     fileId,
     baseInstantTime: operation.baseInstantTime,
     logFiles,
-    baseFile: { partitionPath, ...parsed, fileName: operation.dataFilePath, path: basePath, size: baseObject.size },
+    baseFile:
+      dataFile === null || basePath === undefined || baseObject === undefined
+        ? undefined
+        : { partitionPath, ...parsed!, fileName: dataFile, path: basePath, size: baseObject.size },
   };
   const name = baseFileName(fileId, writeToken(ordinal), instantTime);
   const outputPath = joinPartitionPath(partitionPath, name);
@@ -193,11 +318,24 @@ async function compactOperation(
       return other !== undefined && other.fileId === fileId && other.instantTime === instantTime;
     });
   if (stale.length > 0) await storage.delete(stale);
-  const staged = await stageFiles(storage, [basePath]);
+  const staged = await stageFiles(storage, basePath === undefined ? [] : [basePath]);
   const dir = await mkdtemp(join(tmpdir(), 'hudi-compact-'));
   try {
-    const template = staged.localPaths[0]!;
-    const merged = await mergeSlice(
+    let template: string;
+    let avroSchema: string;
+    let baseRows = 0;
+    if (basePath === undefined) {
+      // No base file to take the columns from: the table schema's, typed as Hudi's Avro writer types them.
+      avroSchema = JSON.stringify(withMetaFields((await table.requireSchema('compacting a slice of log files only')).schema));
+      template = join(dir, 'template.parquet');
+      await engine.writeEmptyFile({ avroSchema, outputFile: template });
+    } else {
+      template = staged.localPaths[0]!;
+      const footer = await engine.readFooter(template);
+      avroSchema = footer.keyValues[AVRO_SCHEMA_FOOTER_KEY] ?? (await table.requireSchema('compacting it')).text;
+      baseRows = footer.numRows;
+    }
+    const changes = await sliceChanges(
       slice,
       {
         storage,
@@ -210,24 +348,23 @@ async function compactOperation(
       tablePayload(storage, config),
       logBlockFilter(table.timeline, instantTime),
     );
-    const rows: Row[] = merged.rows.map((row) => ({ ...row, _hoodie_file_name: name }));
-    const keys = rows.map((row) => String(row['_hoodie_record_key']));
-    const footer = await engine.readFooter(template);
-    const avroSchema = footer.keyValues[AVRO_SCHEMA_FOOTER_KEY] ?? (await table.requireSchema('compacting it')).text;
     const writeConfig = writeConfigFromProperties(properties);
     const localOut = join(dir, name);
-    const written = await engine.writeRows({
-      rows,
-      template,
+    // The merge runs in DuckDB: the base rows stay there, only the log records' changes go in.
+    const written = await engine.mergeIntoBase({
+      base: template,
+      keyColumn: '_hoodie_record_key',
+      upserts: changes.upserts,
+      deletes: changes.deletes,
+      constantColumns: { _hoodie_file_name: name },
       outputFile: localOut,
-      rowGroupSize: Math.max(1, footer.numRows || rows.length || 1),
-      keyValues: hudiFooter(keys, avroSchema, { bloom: writeConfig.bloom, populateMetaFields: config.populateMetaFields }),
+      rowGroupSize: Math.max(1, baseRows || changes.upserts.length || 1),
+      footer: (keys) => hudiFooter(keys, avroSchema, { bloom: writeConfig.bloom, populateMetaFields: config.populateMetaFields }),
     });
     await storage.uploadFile(outputPath, localOut);
     const logBytes = logFiles.reduce((sum, log) => sum + log.size, 0);
-    const baseRows = footer.numRows;
     return {
-      bytesRead: baseObject.size + logBytes,
+      bytesRead: (baseObject?.size ?? 0) + logBytes,
       stat: newWriteStat({
         fileId,
         path: outputPath,
@@ -241,8 +378,8 @@ async function compactOperation(
         fileSizeInBytes: written.bytes,
         totalLogFilesCompacted: logFiles.length,
         totalLogSizeCompacted: logBytes,
-        totalUpdatedRecordsCompacted: merged.logRecords,
-        totalLogRecords: merged.logRecords,
+        totalUpdatedRecordsCompacted: changes.logRecords,
+        totalLogRecords: changes.logRecords,
       }),
     };
   } finally {
@@ -278,6 +415,8 @@ export async function rollbackCompaction(
           if (parsed !== undefined && parsed.instantTime === instantTime && fileIds.has(parsed.fileId)) deleted.push(file.path);
         }
       }
+      // Results first: a result must never outlive the output it names.
+      await deleteWorkDir(current.storage, compactionWorkDir(instantTime));
       await lease.assertHeld();
       if (deleted.length > 0) await current.storage.delete(deleted);
       if (pending.state === 'INFLIGHT') await current.storage.delete([compactionInstantPath(instantTime, 'INFLIGHT')]);

@@ -32,13 +32,21 @@ export async function columnValues(connection: DuckDBConnection, ranges: readonl
     return `(${sqlString(range.file)}, ${start}, ${start + nonNegativeInteger(range.rowCount, 'rowCount')})`;
   });
   // A range join keeps each file's rows within its ranges; pieces of JOINED_VALUES rows come back as one string each.
-  const source = `SELECT ${quoted} AS value, file_row_number AS row, ranges.start
+  const source = `SELECT ${quoted} AS value, file_row_number AS row, ranges.start AS piece
     FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}, file_row_number = true, filename = ${sqlString(FILE_COLUMN)}) AS data
     JOIN (VALUES ${bounds.join(', ')}) AS ranges(file, start, stop)
       ON data.${sqlIdentifier(FILE_COLUMN)} = ranges.file AND data.file_row_number >= ranges.start AND data.file_row_number < ranges.stop
     WHERE ${quoted} IS NOT NULL`;
-  const reader = await guardFiles(connection, files, () =>
-    connection.runAndReadAll(`SELECT count(*) AS n, string_agg(value, chr(0)) AS joined FROM (${source}) GROUP BY start, row // ${JOINED_VALUES}`),
+  return guardFiles(connection, files, () => readJoinedValues(connection, source));
+}
+
+/**
+ * The `value` column of `source` (a SELECT of `value`, `piece` and `row`, values non-null), in no particular order:
+ * DuckDB joins each piece's values into strings of JOINED_VALUES, split here.
+ */
+export async function readJoinedValues(connection: DuckDBConnection, source: string): Promise<Iterable<string>> {
+  const reader = await connection.runAndReadAll(
+    `SELECT count(*) AS n, string_agg(value, chr(0)) AS joined FROM (${source}) GROUP BY piece, row // ${JOINED_VALUES}`,
   );
   const pieces: string[] = [];
   let withNul = false;
@@ -49,7 +57,7 @@ export async function columnValues(connection: DuckDBConnection, ranges: readonl
   }
   if (withNul) {
     // A value holding NUL breaks the joined form: read them one by one instead (rare: record keys are text).
-    const all = await guardFiles(connection, files, () => connection.runAndReadAll(`SELECT value FROM (${source})`));
+    const all = await connection.runAndReadAll(`SELECT value FROM (${source})`);
     return all.getRows().map((row) => String(row[0]));
   }
   return {

@@ -22,6 +22,7 @@ import type {
   CopySortedResult,
   FileColumnStats,
   FileRows,
+  MergeIntoBaseRequest,
   ParquetEngine,
   ParquetEngineOptions,
   ParquetFooter,
@@ -33,7 +34,7 @@ import type {
   WriteRowsRequest,
   WriteRowsResult,
 } from './port.js';
-import { writeRowsLikeTemplate } from './write-rows.js';
+import { mergeIntoBase, writeEmptyFileOfAvro, writeRowsLikeTemplate } from './write-rows.js';
 import { describeColumns, readSchemas } from './schema-rows.js';
 import { scanSortColumns } from './sort-columns.js';
 import { fileListSql, nonNegativeInteger, READ_OPTIONS, sqlIdentifier } from './sql.js';
@@ -141,6 +142,14 @@ class DuckDBParquetEngine implements ParquetEngine {
 
   writeRows(request: WriteRowsRequest): Promise<WriteRowsResult> {
     return this.exclusive(() => writeRowsLikeTemplate(this.connection, request));
+  }
+
+  mergeIntoBase(request: MergeIntoBaseRequest): Promise<WriteRowsResult> {
+    return this.exclusive(() => mergeIntoBase(this.connection, request));
+  }
+
+  writeEmptyFile(request: { readonly avroSchema: string; readonly outputFile: string }): Promise<void> {
+    return this.exclusive(() => writeEmptyFileOfAvro(this.connection, request.avroSchema, request.outputFile));
   }
 
   copySorted(request: CopySortedRequest): Promise<CopySortedResult> {

@@ -199,6 +199,17 @@ export interface ParquetEngine {
   copySorted(request: CopySortedRequest): Promise<CopySortedResult>;
   /** Write rows (values as readRows gives them) into one Parquet file with a template file's column types. */
   writeRows(request: WriteRowsRequest): Promise<WriteRowsResult>;
+  /**
+   * Write a base file's rows with changes applied, in SQL (the base rows never come into JavaScript): rows replacing
+   * the base row of their key in place or, for keys the base lacks, appended in the order given; keys whose base row
+   * is dropped. The output has the base file's column types.
+   */
+  mergeIntoBase(request: MergeIntoBaseRequest): Promise<WriteRowsResult>;
+  /**
+   * An empty Parquet file whose columns are an Avro record schema's fields with the types Hudi's Avro writer gives
+   * them (decimals as FIXED_LEN_BYTE_ARRAY): the template of a base file written from log records only.
+   */
+  writeEmptyFile(request: { readonly avroSchema: string; readonly outputFile: string }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -215,4 +226,21 @@ export interface WriteRowsRequest {
 export interface WriteRowsResult {
   readonly rowCount: number;
   readonly bytes: number;
+}
+
+export interface MergeIntoBaseRequest {
+  /** The local base file: its rows in file order, and the column types of the output. */
+  readonly base: string;
+  /** The VARCHAR column matching change rows to base rows (Hudi: `_hoodie_record_key`). */
+  readonly keyColumn: string;
+  /** Rows (values as readRows gives them) replacing the base row of their key, else appended; one per key. */
+  readonly upserts: readonly Row[];
+  /** Keys whose base row is dropped (keys also in `upserts` must not be here). */
+  readonly deletes: readonly string[];
+  /** VARCHAR columns written as this text in every row (Hudi: `_hoodie_file_name`). */
+  readonly constantColumns?: Readonly<Record<string, string>>;
+  readonly outputFile: string;
+  readonly rowGroupSize: number;
+  /** Footer key/values from the output's key column values (any order; Hudi's bloom filter, min/max keys). */
+  readonly footer: (keys: Iterable<string>) => Record<string, string>;
 }

@@ -468,8 +468,13 @@ export class WriteSession {
       options.precombineField !== undefined && this.columns.some((c) => c.name === options.precombineField)
         ? `b.${sqlIdentifier(options.precombineField)} DESC NULLS LAST, `
         : '';
-    const dedupe = options.combine ? `QUALIFY row_number() OVER (PARTITION BY k.__partition, k.__key ORDER BY ${precombine}k.__row DESC) = 1` : '';
-    await this.run(`CREATE TABLE ${INCOMING} AS SELECT k.__row, k.__key, k.__partition FROM ${KEYS} k JOIN ${BATCH} b USING (__row) ${dedupe}`);
+    // Without combining every keyed row is a record: the batch's columns are not needed (no join).
+    await this.run(
+      options.combine
+        ? `CREATE TABLE ${INCOMING} AS SELECT k.__row, k.__key, k.__partition FROM ${KEYS} k JOIN ${BATCH} b USING (__row)
+           QUALIFY row_number() OVER (PARTITION BY k.__partition, k.__key ORDER BY ${precombine}k.__row DESC) = 1`
+        : `CREATE TABLE ${INCOMING} AS SELECT __row, __key, __partition FROM ${KEYS}`,
+    );
     const [count] = await this.query(`SELECT count(*) AS n FROM ${INCOMING}`);
     return Number(count?.['n'] ?? 0);
   }
@@ -551,15 +556,19 @@ export class WriteSession {
         fix: 'this is a bug in the bucket plan; nothing was written',
       });
     }
-    // Join once and sort by bucket, so each file group's write reads one contiguous, zone-mapped range.
+    // Records numbered by key within their file group on the narrow table (the sort by key compares strings: cheaper
+    // without the batch's columns), then joined once and sorted by (bucket, number), integers, so each file group's
+    // write reads one contiguous, zone-mapped range already in its order.
     await this.run(`DROP TABLE IF EXISTS ${STAGED}`);
     await this.run(
       `CREATE TABLE ${STAGED} AS
-       SELECT a.__bucket, a.__key, a.__partition, a.__file, a.__delete,
-              (row_number() OVER (PARTITION BY a.__bucket, a.__delete ORDER BY a.__key, a.__row) - 1)::BIGINT AS __seq,
+       WITH numbered AS (
+         SELECT *, (row_number() OVER (PARTITION BY __bucket, __delete ORDER BY __key, __row) - 1)::BIGINT AS __seq FROM ${ASSIGNED}
+       )
+       SELECT a.__bucket, a.__key, a.__partition, a.__file, a.__delete, a.__seq,
               ${this.columns.map((c) => `b.${sqlIdentifier(c.name)}`).join(', ')}
-       FROM ${ASSIGNED} a JOIN ${BATCH} b USING (__row)
-       ORDER BY a.__bucket, a.__key, a.__row`,
+       FROM numbered a JOIN ${BATCH} b USING (__row)
+       ORDER BY a.__bucket, a.__seq`,
     );
   }
 

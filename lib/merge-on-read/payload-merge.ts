@@ -61,12 +61,30 @@ export function mergeLogRecords(older: LogRecord | undefined, newer: LogRecord):
   return compareOrdering(older.ordering, newer.ordering) > 0 ? older : newer;
 }
 
+/**
+ * Which record a key reads as, the one rule both the row-by-row reader and the compaction's SQL merge follow:
+ * 'base' keeps the base record, 'log' takes the merged log record, 'deleted' drops the key. `baseOrdering` is the
+ * base record's ordering value, undefined when the key has no base record.
+ */
+export type MergeOutcome = 'base' | 'log' | 'deleted';
+
+export function mergeOutcome(payload: RecordPayload, baseOrdering: JsonValue | undefined, log: LogRecord | undefined): MergeOutcome {
+  if (log === undefined) return 'base';
+  if (log.kind === 'delete') return 'deleted';
+  if (baseOrdering !== undefined && payload.orderingAgainstStored && baseOrdering !== null && compareOrdering(baseOrdering, log.ordering) > 0) return 'base';
+  return log.row[IS_DELETED_FIELD] === true ? 'deleted' : 'log';
+}
+
+/** Whether mergeOutcome needs the base record's ordering value to decide (else any base value gives the same outcome). */
+export function needsBaseOrdering(payload: RecordPayload, precombineField: string | undefined): boolean {
+  return payload.orderingAgainstStored && precombineField !== undefined;
+}
+
 /** The row a key reads as: the base row merged with the key's log record; undefined when the key is deleted. */
 export function mergeOntoBase(payload: RecordPayload, base: Row | undefined, baseOrdering: JsonValue, log: LogRecord | undefined): Row | undefined {
-  if (log === undefined) return base;
-  if (log.kind === 'delete') return undefined;
-  if (base !== undefined && payload.orderingAgainstStored && baseOrdering !== null && compareOrdering(baseOrdering, log.ordering) > 0) return base;
-  return log.row[IS_DELETED_FIELD] === true ? undefined : log.row;
+  const outcome = mergeOutcome(payload, base === undefined ? undefined : baseOrdering, log);
+  if (outcome === 'base') return base;
+  return outcome === 'log' && log?.kind === 'data' ? log.row : undefined;
 }
 
 function sameKind(a: JsonValue, b: JsonValue): boolean {

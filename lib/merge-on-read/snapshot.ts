@@ -3,14 +3,14 @@
  * file group's latest merged slice, its base file's rows merged with its log records by the table's payload class.
  */
 import type { ParquetEngine } from '../engine/port.js';
-import type { Row } from '../engine/row-format.js';
+import type { JsonValue, Row } from '../engine/row-format.js';
 import type { FileSystemView, MergedFileSlice } from '../fs-view.js';
 import type { Storage } from '../storage/port.js';
 import { PROPERTIES_FILE, type TableConfig } from '../table-config.js';
 import type { Timeline } from '../timeline/timeline.js';
 import { resolveRecordPayload, type RecordPayload } from '../writer/write-config.js';
 import { logBlockFilter, scanLogRecords, type LogBlockFilter } from './log-record-scanner.js';
-import { mergeOntoBase, orderingOf } from './payload-merge.js';
+import { mergeOntoBase, mergeOutcome, needsBaseOrdering, orderingOf } from './payload-merge.js';
 
 export interface MergedRows {
   readonly columns: string[];
@@ -35,6 +35,8 @@ export interface MergeOnReadContext {
 export function tablePayload(storage: Storage, config: TableConfig): RecordPayload {
   return resolveRecordPayload({ payloadClass: undefined }, config.properties, storage.uriOf(PROPERTIES_FILE));
 }
+
+const KEY_FIELD = '_hoodie_record_key';
 
 export async function readMergedSlices(view: FileSystemView, context: MergeOnReadContext): Promise<MergedRows> {
   const payload = tablePayload(context.storage, context.config);
@@ -78,4 +80,46 @@ export async function mergeSlice(
     if (merged !== undefined) rows.push(merged);
   }
   return { columns, rows, logRecords: logs.records.size };
+}
+
+/** A file slice's log records as changes to its base file: what an SQL merge (ParquetEngine.mergeIntoBase) applies. */
+export interface SliceChanges {
+  /** Log rows that replace their key's base row, or add the key; in log order. */
+  readonly upserts: Row[];
+  /** Keys the logs delete. */
+  readonly deletes: string[];
+  /** Merged log records (one per key). */
+  readonly logRecords: number;
+}
+
+/**
+ * The changes the logs make to a slice's base file, by the same rule mergeSlice reads with (mergeOutcome): only the
+ * base file's ordering values are read, and only when the payload compares against the stored record.
+ */
+export async function sliceChanges(slice: MergedFileSlice, context: MergeOnReadContext, payload: RecordPayload, filter: LogBlockFilter): Promise<SliceChanges> {
+  const precombineField = context.config.precombineField;
+  const logs = await scanLogRecords(context.storage, slice.logFiles, { filter, precombineField, engine: context.engine });
+  const baseOrderings = new Map<string, JsonValue>();
+  if (slice.baseFile !== undefined && precombineField !== undefined && needsBaseOrdering(payload, precombineField) && logs.records.size > 0) {
+    const base = await context.engine.readRows([context.localBaseFile(slice.baseFile.path)], { columns: [KEY_FIELD, precombineField] });
+    for (const row of base.rows) {
+      const key = String(row[KEY_FIELD]);
+      if (logs.records.has(key)) baseOrderings.set(key, orderingOf(row, precombineField));
+    }
+  }
+  const upserts: Row[] = [];
+  const deletes: string[] = [];
+  for (const [key, record] of logs.records) {
+    switch (mergeOutcome(payload, baseOrderings.get(key), record)) {
+      case 'log':
+        if (record.kind === 'data') upserts.push(record.row);
+        break;
+      case 'deleted':
+        deletes.push(key);
+        break;
+      case 'base':
+        break;
+    }
+  }
+  return { upserts, deletes, logRecords: logs.records.size };
 }

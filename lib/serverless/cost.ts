@@ -25,6 +25,20 @@ export const PRICES = Object.freeze({
   stateTransition: 0.025 / 1000,
 });
 
+/**
+ * Amazon S3 Tables' managed compaction, us-east-1, from https://aws.amazon.com/s3/pricing/ (S3 Tables: "Compaction")
+ * as issue 13 quotes them (2025): per 1,000 objects processed, and per GB processed by the binpack strategy and by
+ * the sort and z-order strategies. Not re-checked against the live page in this session: the cost report
+ * (bench/cost.ts) prints them beside ours.
+ */
+export const S3_TABLES_PRICES = Object.freeze({
+  asOf: '2025 (issue 13)',
+  region: 'us-east-1',
+  per1000Objects: 0.002,
+  binPackPerGb: 0.005,
+  sortPerGb: 0.01,
+});
+
 export type Architecture = 'arm64' | 'x86_64';
 
 export interface BilledInvocation {

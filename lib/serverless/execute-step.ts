@@ -87,6 +87,8 @@ export async function executeGroupStep(input: ExecuteGroupInput, deps: ExecuteGr
       rows: result.inputRows,
       outputFiles: result.writeStats.length,
       order: result.order,
+      // The transfers' requests by kind (staging, markers, uploads: parts counted); the invocation's metrics count all.
+      storageRequests: result.report.requests ?? {},
     });
     return summary(input, 'executed', result.writeStats, Date.now() - started);
   } finally {

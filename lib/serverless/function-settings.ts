@@ -25,6 +25,11 @@ export const FUNCTIONS = {
   'clean-execute': { resource: 'CleanExecuteFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
   'clean-complete': { resource: 'CleanCompleteFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
   archive: { resource: 'ArchiveFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
+  'compaction-schedule': { resource: 'CompactionScheduleFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
+  // Sized as execute-group, by the same parameters.
+  'compaction-execute': { resource: 'CompactionExecuteFunction', memoryMb: 2048, timeoutSeconds: 900, ephemeralStorageMb: 4096 },
+  'compaction-commit': { resource: 'CompactionCommitFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
+  'compaction-rollback': { resource: 'CompactionRollbackFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
   trigger: { resource: 'TriggerFunction', memoryMb: 256, timeoutSeconds: 60, ephemeralStorageMb: 512 },
   ingest: { resource: 'IngestFunction', memoryMb: 2048, timeoutSeconds: 900, ephemeralStorageMb: 2048 },
 } as const satisfies Readonly<Record<string, FunctionSettings>>;

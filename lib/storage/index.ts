@@ -9,9 +9,31 @@ import { S3Storage } from './s3.js';
 export type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
 export { normalizeEtag } from './etag.js';
 export { LocalStorage } from './local.js';
-export { S3Storage, s3ClientFromEnv, describeS3Error, type S3StorageOptions, type S3Action } from './s3.js';
+export {
+  S3Storage,
+  s3ClientFromEnv,
+  DEFAULT_PART_SIZE,
+  DEFAULT_MULTIPART_THRESHOLD,
+  DEFAULT_RANGE_SIZE,
+  uploadRequests,
+  downloadRequests,
+  multipartPartSize,
+  describeS3Error,
+  type S3StorageOptions,
+  type S3Action,
+} from './s3.js';
 export { BoundedTasks, mapWithConcurrency, settleAll } from './concurrency.js';
 export { deleteMany } from './delete-many.js';
+export { countedStorage } from './counted.js';
+export {
+  formatRequestCounts,
+  RequestCounter,
+  STORAGE_REQUEST_KINDS,
+  sumRequestCounts,
+  totalRequests,
+  type RequestCounts,
+  type StorageRequestKind,
+} from './request-counts.js';
 
 export interface OpenStorageOptions {
   /** S3 client to use for s3:// paths (default: configured from the AWS environment variables). */

@@ -23,6 +23,8 @@ export interface DeleteManyOptions {
   readonly concurrency?: number;
 }
 
+import type { RequestCounter } from './request-counts.js';
+
 export interface Storage {
   /** A human-readable URI of the root, e.g. `s3://bucket/prefix` or `/data/table`. */
   readonly uri: string;
@@ -60,6 +62,11 @@ export interface Storage {
    * without it (a wrapper) gets deleteMany's fallback over `delete` (lib/storage/delete-many.ts).
    */
   deleteMany?(paths: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult>;
+  /**
+   * The same storage, also counting the requests it sends in `counter` (S3: what is billed per request). Optional:
+   * a storage that sends none (a local disk) has no such view; countedStorage (counted.ts) falls back to itself.
+   */
+  withRequestCounter?(counter: RequestCounter): Storage;
 }
 
 /**

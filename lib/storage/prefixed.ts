@@ -32,6 +32,7 @@ export function prefixedStorage(inner: Storage, folder: string): Storage {
     listRecursive: async (dir) => (await inner.listRecursive(inside(dir))).map(outside),
     delete: (paths) => inner.delete(paths.map(inside)),
   };
+  if (inner.withRequestCounter !== undefined) view.withRequestCounter = (counter) => prefixedStorage(inner.withRequestCounter!(counter), folder);
   if (inner.localPath !== undefined) view.localPath = (path) => inner.localPath!(inside(path));
   if (inner.deleteMany !== undefined) {
     view.deleteMany = async (paths: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult> => {

@@ -24,6 +24,7 @@ import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
 import { mapWithConcurrency } from './concurrency.js';
 import { normalizeEtag } from './etag.js';
 import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
+import { RequestCounter, type RequestCounts, type StorageRequestKind } from './request-counts.js';
 import { nonEmpty } from '../util/text.js';
 
 const MiB = 1024 * 1024;
@@ -35,21 +36,55 @@ const DELETE_BATCH = 1_000;
 /** DeleteObjects requests in flight at once for deleteMany unless told otherwise. */
 const DEFAULT_DELETE_CONCURRENCY = 4;
 
+/**
+ * Upload parts of 64 MiB: S3 bills each part as a PUT, so a 1 GB output is 16 parts + 2 calls instead of 128 + 2 at
+ * 8 MiB (the cost report's multipart figure). Four in flight hold 256 MiB, within every function the template sizes.
+ */
+export const DEFAULT_PART_SIZE = 64 * MiB;
+/** Files below one part go in one PUT (a single-part multipart upload is three requests for the same bytes). */
+export const DEFAULT_MULTIPART_THRESHOLD = DEFAULT_PART_SIZE;
+/**
+ * Download ranges of 16 MiB: a GET costs a twelfth of a PUT, and smaller ranges keep four connections busy on the
+ * 100 MB files a table of that shape has (seven ranges rather than two).
+ */
+export const DEFAULT_RANGE_SIZE = 16 * MiB;
+export const DEFAULT_TRANSFER_CONCURRENCY = 4;
+
 export interface S3StorageOptions {
   /** Defaults to a client configured from the standard AWS environment variables. */
   client?: S3Client;
-  /** Size of upload parts and download ranges (default 8 MiB). */
+  /** Size of upload parts (default DEFAULT_PART_SIZE, 64 MiB; at least S3's 5 MiB). */
   partSize?: number;
-  /** Files at least this large upload as multipart (default 16 MiB). */
+  /** Files at least this large upload as multipart (default DEFAULT_MULTIPART_THRESHOLD, one part). */
   multipartThreshold?: number;
+  /** Size of the ranges a download GETs in parallel (default DEFAULT_RANGE_SIZE, 16 MiB). */
+  rangeSize?: number;
   /** Parts in flight at once for one upload or download (default 4). */
   transferConcurrency?: number;
+  /** Where the requests this storage sends are counted, besides its own `requests` (a run's or a group's tally). */
+  counters?: readonly RequestCounter[];
   /**
    * The scheme of the URIs this storage gives out (`uri`, `uriOf`): `s3a` when the table was named `s3a://…`, as
    * open-source Spark's Hadoop S3A names it. Hudi opens the file paths of a clustering plan with the file system of
    * the table's base path and refuses another scheme ("Wrong FS"), so plans keep the one the user gave. Default s3.
    */
   scheme?: 's3' | 's3a';
+}
+
+/** The part size of a multipart upload of `size` bytes: the one asked for, raised to S3's minimum and to fit 10,000 parts. */
+export function multipartPartSize(size: number, partSize = DEFAULT_PART_SIZE): number {
+  return Math.max(partSize, MIN_PART_SIZE, Math.ceil(size / MAX_PARTS));
+}
+
+/** The requests uploadFile sends for a file of `size` bytes (the cost report counts with it; storage.test.ts checks it). */
+export function uploadRequests(size: number, options: Pick<S3StorageOptions, 'partSize' | 'multipartThreshold'> = {}): RequestCounts {
+  if (size < (options.multipartThreshold ?? DEFAULT_MULTIPART_THRESHOLD)) return { put: 1 };
+  return { multipartCreate: 1, multipartPart: Math.ceil(size / multipartPartSize(size, options.partSize)), multipartComplete: 1 };
+}
+
+/** The requests downloadFile sends for an object of `size` bytes: one GET per range (an empty object takes two). */
+export function downloadRequests(size: number, options: Pick<S3StorageOptions, 'rangeSize'> = {}): RequestCounts {
+  return { get: size === 0 ? 2 : Math.ceil(size / (options.rangeSize ?? DEFAULT_RANGE_SIZE)) };
 }
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -77,10 +112,15 @@ export class S3Storage implements Storage, VersionedDownload {
   readonly bucket: string;
   /** Key prefix of the root, without leading or trailing '/'; '' for the bucket's root. */
   readonly prefix: string;
+  /** Every request this storage (and the views withRequestCounter made of it) sent, by kind. */
+  readonly requests: RequestCounter;
   private readonly client: S3Client;
+  private readonly options: S3StorageOptions;
   private readonly partSize: number;
   private readonly multipartThreshold: number;
+  private readonly rangeSize: number;
   private readonly transferConcurrency: number;
+  private readonly counters: readonly RequestCounter[];
 
   constructor(bucket: string, prefix = '', options: S3StorageOptions = {}) {
     this.bucket = bucket;
@@ -88,9 +128,24 @@ export class S3Storage implements Storage, VersionedDownload {
     this.scheme = options.scheme ?? 's3';
     this.uri = this.prefix === '' ? `${this.scheme}://${bucket}` : `${this.scheme}://${bucket}/${this.prefix}`;
     this.client = options.client ?? s3ClientFromEnv();
-    this.partSize = options.partSize ?? 8 * MiB;
-    this.multipartThreshold = options.multipartThreshold ?? 16 * MiB;
-    this.transferConcurrency = options.transferConcurrency ?? 4;
+    this.options = { ...options, client: this.client };
+    this.partSize = options.partSize ?? DEFAULT_PART_SIZE;
+    this.multipartThreshold = options.multipartThreshold ?? DEFAULT_MULTIPART_THRESHOLD;
+    this.rangeSize = options.rangeSize ?? DEFAULT_RANGE_SIZE;
+    this.transferConcurrency = options.transferConcurrency ?? DEFAULT_TRANSFER_CONCURRENCY;
+    this.requests = options.counters?.[0] ?? new RequestCounter();
+    this.counters = options.counters ?? [this.requests];
+  }
+
+  /** The same storage (client, root, sizes), counting its requests in `counter` too: one group's or one run's tally. */
+  withRequestCounter(counter: RequestCounter): S3Storage {
+    return new S3Storage(this.bucket, this.prefix, { ...this.options, counters: [...this.counters, counter] });
+  }
+
+  /** Count one request about to be sent (a failed request is billed too). */
+  private count(kind: StorageRequestKind): S3Client {
+    for (const counter of this.counters) counter.add(kind);
+    return this.client;
   }
 
   uriOf(path: string): string {
@@ -100,7 +155,7 @@ export class S3Storage implements Storage, VersionedDownload {
   async get(path: string): Promise<Uint8Array> {
     const key = this.keyOf(path);
     try {
-      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const response = await this.count('get').send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
       return await bodyBytes(response);
     } catch (error) {
       throw this.describeError(error, 'read', key);
@@ -111,7 +166,7 @@ export class S3Storage implements Storage, VersionedDownload {
     if (end <= start) return new Uint8Array(0);
     const key = this.keyOf(path);
     try {
-      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${end - 1}` }));
+      const response = await this.count('get').send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${end - 1}` }));
       return await bodyBytes(response);
     } catch (error) {
       // 416: the range starts at or past the end; nothing there, as with a local file.
@@ -123,7 +178,7 @@ export class S3Storage implements Storage, VersionedDownload {
   async head(path: string): Promise<StoredObject | undefined> {
     const key = this.keyOf(path);
     try {
-      const response = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      const response = await this.count('head').send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
       return {
         path: this.relativeOf(key),
         size: response.ContentLength ?? 0,
@@ -140,7 +195,7 @@ export class S3Storage implements Storage, VersionedDownload {
     const key = this.keyOf(path);
     try {
       const bytes = uploadBytes(body);
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.length }));
+      await this.count('put').send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.length }));
     } catch (error) {
       throw this.describeError(error, 'write', key);
     }
@@ -150,7 +205,7 @@ export class S3Storage implements Storage, VersionedDownload {
     const key = this.keyOf(path);
     try {
       const bytes = uploadBytes(body);
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.length, IfNoneMatch: '*' }));
+      await this.count('put').send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes, ContentLength: bytes.length, IfNoneMatch: '*' }));
     } catch (error) {
       // 412: the object exists; 409: a concurrent conditional write of the same key is in progress.
       const status = httpStatusOf(error);
@@ -199,7 +254,7 @@ export class S3Storage implements Storage, VersionedDownload {
     try {
       // One GET conditional on the ETag (If-Match), so that a later overwrite is never read under this version's tag;
       // once it answers, S3 streams that version to the end.
-      body = (await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, IfMatch: `"${normalizeEtag(etag)}"` }))).Body;
+      body = (await this.count('get').send(new GetObjectCommand({ Bucket: this.bucket, Key: key, IfMatch: `"${normalizeEtag(etag)}"` }))).Body;
     } catch (error) {
       // 412: the key holds another version now; 404: none.
       const status = httpStatusOf(error);
@@ -260,7 +315,7 @@ export class S3Storage implements Storage, VersionedDownload {
       const keys = paths.slice(offset, offset + DELETE_BATCH).map((path) => this.keyOf(path));
       let failures;
       try {
-        const response = await this.client.send(
+        const response = await this.count('delete').send(
           new DeleteObjectsCommand({
             Bucket: this.bucket,
             Delete: { Objects: keys.map((key) => ({ Key: key })), Quiet: true },
@@ -288,7 +343,7 @@ export class S3Storage implements Storage, VersionedDownload {
       const keyToPath = new Map(batch.map((path) => [this.keyOf(path), path]));
       let response;
       try {
-        response = await this.client.send(
+        response = await this.count('delete').send(
           new DeleteObjectsCommand({
             Bucket: this.bucket,
             Delete: { Objects: [...keyToPath.keys()].map((key) => ({ Key: key })), Quiet: true },
@@ -309,13 +364,13 @@ export class S3Storage implements Storage, VersionedDownload {
   }
 
   private async uploadMultipart(key: string, localFile: string, size: number): Promise<void> {
-    const partSize = Math.max(this.partSize, MIN_PART_SIZE, Math.ceil(size / MAX_PARTS));
+    const partSize = multipartPartSize(size, this.partSize);
     const partCount = Math.ceil(size / partSize);
     let uploadId: string | undefined;
     const file = await open(localFile, 'r');
     try {
       // CRC32 named on create and on every part so S3 checks each part and the whole (composite) object.
-      const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ChecksumAlgorithm: 'CRC32' }));
+      const created = await this.count('multipartCreate').send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ChecksumAlgorithm: 'CRC32' }));
       uploadId = created.UploadId;
       if (uploadId === undefined) throw new HudiError('S3 returned no upload id', { location: `s3://${this.bucket}/${key}` });
       const activeUploadId = uploadId;
@@ -323,7 +378,7 @@ export class S3Storage implements Storage, VersionedDownload {
       const parts = await mapWithConcurrency(partNumbers, this.transferConcurrency, async (partNumber): Promise<CompletedPart> => {
         const offset = (partNumber - 1) * partSize;
         const body = await readExactly(file, offset, Math.min(partSize, size - offset));
-        const uploaded = await this.client.send(
+        const uploaded = await this.count('multipartPart').send(
           new UploadPartCommand({
             Bucket: this.bucket,
             Key: key,
@@ -335,13 +390,15 @@ export class S3Storage implements Storage, VersionedDownload {
         );
         return { PartNumber: partNumber, ETag: uploaded.ETag, ...(uploaded.ChecksumCRC32 ? { ChecksumCRC32: uploaded.ChecksumCRC32 } : {}) };
       });
-      await this.client.send(
+      await this.count('multipartComplete').send(
         new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: activeUploadId, MultipartUpload: { Parts: parts } }),
       );
     } catch (error) {
       if (uploadId !== undefined) {
         // Abandoned parts are billed until aborted.
-        await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+        await this.count('multipartAbort')
+          .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }))
+          .catch(() => undefined);
       }
       throw error instanceof HudiError ? error : this.describeError(error, 'write', key);
     } finally {
@@ -355,20 +412,22 @@ export class S3Storage implements Storage, VersionedDownload {
     try {
       let first: GetObjectCommandOutput;
       try {
-        first = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=0-${this.partSize - 1}` }));
+        first = await this.count('get').send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=0-${this.rangeSize - 1}` }));
       } catch (error) {
         // An empty object has no byte 0: S3 answers 416 to any range.
         if (httpStatusOf(error) !== 416) throw error;
-        first = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+        first = await this.count('get').send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
       }
       const firstBytes = await bodyBytes(first);
       await writeAll(file, firstBytes, 0);
       const totalSize = totalSizeOf(first.ContentRange) ?? firstBytes.length;
       const remainingStarts: number[] = [];
-      for (let start = firstBytes.length; start < totalSize; start += this.partSize) remainingStarts.push(start);
+      for (let start = firstBytes.length; start < totalSize; start += this.rangeSize) remainingStarts.push(start);
       await mapWithConcurrency(remainingStarts, this.transferConcurrency, async (start) => {
-        const end = Math.min(start + this.partSize, totalSize);
-        const part = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${end - 1}`, IfMatch: first.ETag }));
+        const end = Math.min(start + this.rangeSize, totalSize);
+        const part = await this.count('get').send(
+          new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${end - 1}`, IfMatch: first.ETag }),
+        );
         const bytes = await bodyBytes(part);
         if (bytes.length !== end - start) {
           throw new HudiError(`expected ${end - start} bytes at offset ${start}, got ${bytes.length}`, {
@@ -393,7 +452,7 @@ export class S3Storage implements Storage, VersionedDownload {
     do {
       let page: ListObjectsV2CommandOutput;
       try {
-        page = await this.client.send(
+        page = await this.count('list').send(
           new ListObjectsV2Command({
             Bucket: this.bucket,
             Prefix: listPrefix,

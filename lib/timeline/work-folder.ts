@@ -2,7 +2,8 @@
  * Our work folder, `.hoodie/.aux/hudi-serverless/`: state of ours that must not sit in Hudi's marker folder
  * (`.hoodie/.temp/<T>/`, whose every file Hudi's marker-based rollback parses as a marker). Hudi lists `.aux` only for
  * its own instant files, never these subfolders. Clustering keeps its group results and the serverless run claim
- * here, a clean fanned out over several workers its partition shares and their results (`clean/`); whatever an
+ * here, a clean fanned out over several workers its partition shares and their results (`clean/`), a compaction its
+ * operations' results (`compaction/`); whatever an
  * instant leaves behind is removed once it completed or was rolled back.
  */
 import { rm } from 'node:fs/promises';
@@ -26,6 +27,12 @@ export const CLEAN_WORK_ROOT = `${WORK_ROOT}/clean`;
 export function cleanWorkDir(instantTime: string): string {
   assertInstantTime(instantTime);
   return `${CLEAN_WORK_ROOT}/${instantTime}`;
+}
+
+/** `.hoodie/.aux/hudi-serverless/compaction/<instant>`: the results of compaction `<instant>`'s operations. */
+export function compactionWorkDir(instantTime: string): string {
+  assertInstantTime(instantTime);
+  return `${WORK_ROOT}/compaction/${instantTime}`;
 }
 
 /** A planning id: `plan-<17 digits>-<8 hex>` (a clean has no instant time until its plan is scheduled). */

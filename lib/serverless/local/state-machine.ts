@@ -46,6 +46,10 @@ export const FUNCTION_SUBSTITUTIONS: Readonly<Record<string, FunctionName>> = {
   CleanExecuteFunctionArn: 'clean-execute',
   CleanCompleteFunctionArn: 'clean-complete',
   ArchiveFunctionArn: 'archive',
+  CompactionScheduleFunctionArn: 'compaction-schedule',
+  CompactionExecuteFunctionArn: 'compaction-execute',
+  CompactionCommitFunctionArn: 'compaction-commit',
+  CompactionRollbackFunctionArn: 'compaction-rollback',
 };
 
 export interface LocalRunOptions {

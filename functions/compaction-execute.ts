@@ -1,0 +1,24 @@
+/**
+ * Lambda `compaction-execute`: merge one file slice of a pending compaction into its new base file (a Map iteration;
+ * lib/serverless/compaction-steps.ts). DuckDB's memory limit and spill folder follow this function's memory.
+ */
+import type { Context } from 'aws-lambda';
+import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
+import { compactionExecuteStep, parseCompactionOperationEvent, type CompactionOperationOutput } from '../lib/serverless/compaction-steps.js';
+import { createObservability } from '../lib/serverless/observability.js';
+import { stepEnvironment } from '../lib/serverless/registry.js';
+import { lambdaMemoryMb } from '../lib/serverless/settings.js';
+
+const observability = createObservability('compaction-execute');
+const clients = serviceClientsFromEnv();
+
+export async function handler(event: unknown, context: Context): Promise<CompactionOperationOutput> {
+  return observability.invoke(context, async () =>
+    compactionExecuteStep(parseCompactionOperationEvent(event), {
+      env: await stepEnvironment(process.env, event, clients.s3),
+      clients,
+      log: observability.log,
+      memoryMb: lambdaMemoryMb(process.env, context.memoryLimitInMB),
+    }),
+  );
+}

@@ -1,0 +1,209 @@
+/**
+ * Compaction as state machine steps (functions/compaction-*.ts are their shells), the shape of the clustering's:
+ *
+ * 1. schedule (`compaction-schedule`): take up the oldest pending compaction (resumed from its plan), else schedule
+ *    one when Hudi's trigger says it is due (`hoodie.compact.inline.max.delta.commits`, the trigger strategy; `force`
+ *    plans anyway), and move it inflight; returns the operation numbers still without a result;
+ * 2. execute an operation (`compaction-execute`, a Map iteration): merge one file slice into its new base file and
+ *    store the result in the compaction's work folder (safe to retry: a stored result returns at once);
+ * 3. commit (`compaction-commit`): the commit from the stored results, under the table lock;
+ * 4. on a failure of 2 or 3, rollback (`compaction-rollback`): delete the attempt's outputs and results, back to
+ *    requested (Hudi's rollbackInflightCompaction); the next run executes the same plan again.
+ *
+ * The state carries operation numbers only; the plan stays on the timeline, the results in the work folder.
+ */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lambdaEngineOptions } from '../clustering/job.js';
+import { compactionConfigFrom } from '../compaction/config.js';
+import {
+  commitCompaction,
+  executeCompactionOperation,
+  IncompleteCompactionError,
+  operationsWithoutResult,
+  rollbackCompaction,
+  startCompactionRun,
+} from '../compaction/execute.js';
+import { scheduleCompaction } from '../compaction/schedule.js';
+import { openParquetEngine } from '../engine/parquet-engine.js';
+import { pendingCompactions } from '../timeline/compaction-plan.js';
+import { openTableAndLock } from './clients.js';
+import { INCOMPLETE_ERROR, TaskError } from './errors.js';
+import { asObject, executionInputOf, optionalString, requiredIndex, requiredString } from './events.js';
+import type { StepDependencies } from './plan-step.js';
+import { ENV, resolveStepSettings, type ClusteringExecutionInput, type PropertyOverrides } from './settings.js';
+
+/** Opened as the CLI's compaction opens it: 'write' refuses merge-on-read tables, which compaction asserts instead. */
+const COMPACTION_OPEN_MODE = 'read';
+
+/** At most this many operations run at once (a Map's MaxConcurrency), whatever the plan holds. */
+export const COMPACTION_MAX_CONCURRENCY = 20;
+
+export interface CompactionStepBase {
+  readonly tablePath: string;
+  readonly properties: PropertyOverrides;
+}
+
+export type CompactionScheduleOutput =
+  | (CompactionStepBase & { readonly status: 'NOTHING_TO_COMPACT'; readonly reason: string })
+  | (CompactionStepBase & {
+      readonly status: 'EXECUTE';
+      readonly instant: string;
+      readonly resumed: boolean;
+      readonly totalOperations: number;
+      /** The operations still without a result: all of a new compaction's. */
+      readonly operations: readonly { readonly index: number }[];
+      readonly maxConcurrency: number;
+    });
+
+export interface CompactionInstantInput extends ClusteringExecutionInput {
+  readonly instant: string;
+}
+
+export interface CompactionOperationInput extends CompactionInstantInput {
+  readonly operationIndex: number;
+}
+
+function instantInputOf(event: unknown, what: string): CompactionInstantInput {
+  const object = asObject(event, what);
+  return { ...executionInputOf(object, what), instant: requiredString(object, 'instant', what) };
+}
+
+export function parseCompactionScheduleEvent(event: unknown): ClusteringExecutionInput {
+  const object = asObject(event, 'compaction-schedule event');
+  // The state machine passes its execution input as is; a direct invocation may too.
+  return executionInputOf(object, 'compaction-schedule event');
+}
+
+export function parseCompactionOperationEvent(event: unknown): CompactionOperationInput {
+  const object = asObject(event, 'compaction-execute event');
+  return { ...instantInputOf(event, 'compaction-execute event'), operationIndex: requiredIndex(object, 'operationIndex', 'compaction-execute event') };
+}
+
+export function parseCompactionInstantEvent(event: unknown): CompactionInstantInput {
+  return instantInputOf(event, 'compaction event');
+}
+
+export async function compactionScheduleStep(input: ClusteringExecutionInput, deps: StepDependencies): Promise<CompactionScheduleOutput> {
+  const settings = resolveStepSettings(deps.env, input);
+  const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: COMPACTION_OPEN_MODE });
+  const base = { tablePath: settings.tablePath, properties: settings.overrides };
+  let instant = pendingCompactions(table.timeline)[0]?.time;
+  if (instant === undefined) {
+    const config = compactionConfigFrom(settings.jobProperties, ENV.clusteringProperties);
+    const scheduled = await scheduleCompaction(table, config, {
+      lock,
+      properties: settings.jobProperties,
+      force: input.force === true,
+      log: (line) => deps.log.info(line),
+      ...(deps.now === undefined ? {} : { now: deps.now() }),
+    });
+    if (scheduled === undefined) return { ...base, status: 'NOTHING_TO_COMPACT', reason: 'no compaction is due (or no file slice has log files)' };
+    instant = scheduled.instantTime;
+  }
+  const start = await startCompactionRun(await table.reload(), instant, (line) => deps.log.info(line));
+  if (start.plan === undefined) return { ...base, status: 'NOTHING_TO_COMPACT', reason: `compaction ${instant} is committed already` };
+  const open = await operationsWithoutResult(await table.reload(), instant, start.plan);
+  deps.log.info('compaction to execute', { instant, resumed: start.resumed, operations: start.plan.operations.length, withoutResult: open.length });
+  return {
+    ...base,
+    status: 'EXECUTE',
+    instant,
+    resumed: start.resumed,
+    totalOperations: start.plan.operations.length,
+    operations: open.map((index) => ({ index })),
+    maxConcurrency: COMPACTION_MAX_CONCURRENCY,
+  };
+}
+
+export interface CompactionOperationOutput {
+  readonly instant: string;
+  readonly operationIndex: number;
+  readonly outcome: 'executed' | 'already-done';
+  readonly path: string | null;
+  readonly records: number;
+  readonly bytesRead: number;
+  readonly durationMs: number;
+}
+
+export async function compactionExecuteStep(
+  input: CompactionOperationInput,
+  deps: StepDependencies & { readonly memoryMb: number },
+): Promise<CompactionOperationOutput> {
+  const started = Date.now();
+  const settings = resolveStepSettings(deps.env, input);
+  const { table } = await openTableAndLock(settings, deps.clients, { mode: COMPACTION_OPEN_MODE });
+  const scratchRoot = optionalString(deps.env, ENV.scratchDir, 'environment') ?? tmpdir();
+  await mkdir(scratchRoot, { recursive: true });
+  const scratch = await mkdtemp(join(scratchRoot, `hudi-compaction-${input.operationIndex}-`));
+  const engine = await openParquetEngine(lambdaEngineOptions(deps.memoryMb, scratch));
+  try {
+    const result = await executeCompactionOperation(table, input.instant, input.operationIndex, { engine, properties: settings.jobProperties });
+    deps.log.info('compaction operation done', {
+      instant: input.instant,
+      operationIndex: input.operationIndex,
+      outcome: result.outcome,
+      path: result.stat.path,
+    });
+    return {
+      instant: input.instant,
+      operationIndex: input.operationIndex,
+      outcome: result.outcome,
+      path: result.stat.path,
+      records: result.stat.numWrites,
+      bytesRead: result.bytesRead,
+      durationMs: Date.now() - started,
+    };
+  } finally {
+    await engine.close();
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+export interface CompactionCommitOutput {
+  readonly status: 'COMMITTED';
+  readonly tablePath: string;
+  readonly instant: string;
+  readonly outcome: 'committed' | 'already-committed';
+  readonly fileGroups: number;
+  readonly records: number;
+  readonly bytesRead: number;
+}
+
+export async function compactionCommitStep(input: CompactionInstantInput, deps: StepDependencies): Promise<CompactionCommitOutput> {
+  const settings = resolveStepSettings(deps.env, input);
+  const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: COMPACTION_OPEN_MODE });
+  try {
+    const result = await commitCompaction(table, input.instant, { lock, properties: settings.jobProperties });
+    deps.log.info('compaction committed', { instant: input.instant, outcome: result.outcome, fileGroups: result.writeStats.length });
+    return {
+      status: 'COMMITTED',
+      tablePath: settings.tablePath,
+      instant: input.instant,
+      outcome: result.outcome,
+      fileGroups: result.writeStats.length,
+      records: result.writeStats.reduce((sum, stat) => sum + stat.numWrites, 0),
+      bytesRead: result.bytesRead,
+    };
+  } catch (error) {
+    // Not retried by the state machine: operations failed, so it rolls back.
+    if (error instanceof IncompleteCompactionError) throw new TaskError(INCOMPLETE_ERROR, error.message);
+    throw error;
+  }
+}
+
+export interface CompactionRollbackOutput {
+  readonly status: 'ROLLED_BACK' | 'NOTHING_PENDING';
+  readonly instant: string;
+  readonly deletedFiles: number;
+}
+
+export async function compactionRollbackStep(input: CompactionInstantInput, deps: StepDependencies): Promise<CompactionRollbackOutput> {
+  const settings = resolveStepSettings(deps.env, input);
+  const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: COMPACTION_OPEN_MODE });
+  if (!pendingCompactions(table.timeline).some((i) => i.time === input.instant)) return { status: 'NOTHING_PENDING', instant: input.instant, deletedFiles: 0 };
+  const { deleted } = await rollbackCompaction(table, input.instant, { lock });
+  deps.log.info('compaction rolled back to requested', { instant: input.instant, deletedFiles: deleted.length });
+  return { status: 'ROLLED_BACK', instant: input.instant, deletedFiles: deleted.length };
+}
