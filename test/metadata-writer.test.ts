@@ -19,11 +19,12 @@ import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync 
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { generateUsers, writeJsonLines } from '../lib/generate.js';
-import { decodeLogBlocks } from '../lib/log-format/index.js';
+import { decodeLogBlocks, parseLogFileName } from '../lib/log-format/index.js';
 import {
   columnRangesFromFooter,
   columnsToIndex,
   MetadataTable,
+  metadataCleanConfig,
   METADATA_PARTITIONS_KEY,
   METADATA_PARTITIONS_INFLIGHT_KEY,
   type MetadataPartitionType,
@@ -46,6 +47,7 @@ import { HudiTable, listPartitions } from '../lib/table.js';
 import { joinPartitionPath, parseBaseFileName } from '../lib/fs-view.js';
 import { newTableOptionsFromWriteProperties, tableChecksum } from '../lib/table-config.js';
 import { createTable } from '../lib/table-init.js';
+import { compareInstantTimes } from '../lib/timeline/instant.js';
 import { loadTimeline, readCommitMetadata } from '../lib/timeline/timeline.js';
 import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
@@ -421,22 +423,46 @@ describe("writer with Hudi's metadata table", () => {
     }
   });
 
-  it("cleans the metadata table after a compaction as Hudi does: <deltacommit>002, KEEP_LATEST_COMMITS, the old slices' files go", async () => {
-    // 4 initialization deltacommits + 1 write reach 5: the 2nd write compacts; 3 instants after it, the 5th cleans.
-    const props = new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '5'], ['hoodie.cleaner.commits.retained', '2']]);
+  it("derives the metadata table's cleaner from the data table's as Hudi does: same policy, 1.2 times the retention, at least 20 commits", () => {
+    const of = (entries: [string, string][]) => metadataCleanConfig(new Map(entries));
+    assert.equal(of([]).policy, 'KEEP_LATEST_COMMITS');
+    assert.equal(of([]).commitsRetained, 20, 'the default 10 retained: max(20, 12)');
+    assert.equal(of([['hoodie.cleaner.commits.retained', '2']]).commitsRetained, 20);
+    assert.equal(of([['hoodie.cleaner.commits.retained', '19']]).commitsRetained, 22, 'floor(22.8)');
+    const versions = of([
+      ['hoodie.cleaner.policy', 'KEEP_LATEST_FILE_VERSIONS'],
+      ['hoodie.cleaner.fileversions.retained', '1'],
+    ]);
+    assert.deepEqual([versions.policy, versions.fileVersionsRetained], ['KEEP_LATEST_FILE_VERSIONS', 2], 'ceil(1.2)');
+    const hours = of([
+      ['hoodie.cleaner.policy', 'KEEP_LATEST_BY_HOURS'],
+      ['hoodie.cleaner.hours.retained', '24'],
+    ]);
+    assert.deepEqual([hours.policy, hours.hoursRetained], ['KEEP_LATEST_BY_HOURS', 29], 'ceil(28.8)');
+  });
+
+  it("cleans the metadata table after a compaction as Hudi does: <deltacommit>002, the data table's policy, the old slices' files go", async () => {
+    // 4 initialization deltacommits + 1 write reach 5: the 2nd write compacts, 5 deltacommits later the 7th again.
+    // One file version retained on the data table keeps 2 in the metadata table: the initialization slices go at
+    // the first write 3 instants after the second compaction (the 10th), not before.
+    const props = new Map([
+      ...PROPS,
+      ['hoodie.metadata.compact.max.delta.commits', '5'],
+      ['hoodie.cleaner.policy', 'KEEP_LATEST_FILE_VERSIONS'],
+      ['hoodie.cleaner.fileversions.retained', '1'],
+    ]);
     const { table, storage } = await mdtTable(ALL, props);
-    const logFiles = async () => new Set([...(await MetadataTable.open(storage))!.fileGroups.values()].flat().flatMap((g) => g.allLogFiles.map((l) => l.path)));
-    let before = new Set<string>();
-    const results = [];
-    for (let i = 0; i < 5; i++) {
+    let before = new Map<string, Map<string, string[]>>();
+    const results: { latest: string; result: Awaited<ReturnType<typeof write>> }[] = [];
+    for (let i = 0; i < 10; i++) {
       const latest = (await MetadataTable.open(storage))!.timeline
         .completed()
         .filter((x) => x.action === 'deltacommit')
         .at(-1)!.time;
       const result = await write(table, users(3, 200 + i, 1 + 2 * i), i === 0 ? 'bulk_insert' : 'upsert', { props });
       results.push({ latest, result });
-      // Before the compaction, every log file is in a slice the compaction supersedes.
-      if (i === 0) before = await logFiles();
+      // Before the clean: each file group's slices (base instant → files), from the listing.
+      if (i === 8) before = await slicesOf(table, storage);
       await assertInSync(table);
     }
     assert.deepEqual(
@@ -446,20 +472,54 @@ describe("writer with Hudi's metadata table", () => {
         [1, 0],
         [0, 0],
         [0, 0],
+        [0, 0],
+        [0, 0],
+        [1, 0],
+        [0, 0],
+        [0, 0],
         [0, 1],
       ],
     );
-    const clean = results[4]!.result.metadataTable.cleans[0]!;
-    assert.equal(clean.instantTime, `${results[4]!.latest}002`);
+    const clean = results[9]!.result.metadataTable.cleans[0]!;
+    assert.equal(clean.instantTime, `${results[9]!.latest}002`);
     assert.ok(mdtInstantFiles(table).includes(`${clean.instantTime}.clean`));
-    // The slices before the compaction (initialization logs and the bulk_insert's) are gone, nothing else.
-    const left = await logFiles();
-    for (const path of before) assert.ok(!left.has(path), `${path} was cleaned`);
-    assert.equal(clean.filesDeleted, before.size);
-    const after = (await MetadataTable.open(storage))!;
-    for (const group of [...after.fileGroups.values()].flat())
-      assert.equal(group.latest.baseInstant, results[1]!.result.metadataTable.compactions[0]!.instantTime);
+    // Each file group keeps its two newest slices (a group without log files since the first compaction is not in
+    // the second, so it keeps its initialization slice); the older slices' files are gone, nothing else.
+    const after = await slicesOf(table, storage);
+    let deleted = 0;
+    for (const [group, slices] of before) {
+      const instants = [...slices.keys()].sort(compareInstantTimes);
+      const kept = instants.slice(-2);
+      assert.deepEqual([...after.get(group)!.keys()].sort(compareInstantTimes), kept, `${group}: the two newest slices kept`);
+      for (const instant of instants.slice(0, -2)) deleted += slices.get(instant)!.length;
+    }
+    assert.ok(deleted > 0);
+    assert.equal(clean.filesDeleted, deleted);
+    const compactions = [1, 6].map((i) => results[i]!.result.metadataTable.compactions[0]!.instantTime);
+    assert.ok(
+      [...after.values()].some((slices) => slices.has(compactions[0]!) && slices.has(compactions[1]!)),
+      'groups in both compactions keep both',
+    );
     await write(table, users(2, 260, 3), 'upsert', { props });
+    await assertInSync(table);
+  });
+
+  it('keeps 20 commits in the metadata table under KEEP_LATEST_COMMITS whatever fewer the data table keeps', async () => {
+    // Two compactions and 3 instants after the second: with min(2, 20) the first slices would go; Hudi keeps them.
+    const props = new Map([...PROPS, ['hoodie.metadata.compact.max.delta.commits', '5'], ['hoodie.cleaner.commits.retained', '2']]);
+    const { table } = await mdtTable(ALL, props);
+    const results = [];
+    for (let i = 0; i < 10; i++) results.push(await write(table, users(3, 300 + i, 1 + 2 * i), i === 0 ? 'bulk_insert' : 'upsert', { props }));
+    assert.deepEqual(
+      results.map((r) => r.metadataTable.compactions.length),
+      [0, 1, 0, 0, 0, 0, 1, 0, 0, 0],
+      'the compactions of the test before: min(2, 20) would clean at the 10th write',
+    );
+    assert.deepEqual(
+      results.flatMap((r) => r.metadataTable.cleans),
+      [],
+      'fewer than 20 commits after the first slices: nothing to clean',
+    );
     await assertInSync(table);
   });
 
@@ -482,6 +542,25 @@ describe("writer with Hudi's metadata table", () => {
     await assertInSync(table, ['files']);
   });
 });
+
+/** Per metadata-table file group (`partition/fileId`): its slices' files by base instant, from the listings. */
+async function slicesOf(table: string, storage: Storage): Promise<Map<string, Map<string, string[]>>> {
+  const slices = new Map<string, Map<string, string[]>>();
+  for (const group of [...(await MetadataTable.open(storage))!.fileGroups.values()].flat()) {
+    const byInstant = new Map<string, string[]>();
+    for (const name of readdirSync(join(table, '.hoodie/metadata', group.partition))) {
+      const instant =
+        name.startsWith(`${group.fileId}_`) && name.endsWith('.hfile')
+          ? /_(\d+)\.hfile$/.exec(name)?.[1]
+          : parseLogFileName(name)?.fileId === group.fileId
+            ? parseLogFileName(name)!.baseInstant
+            : undefined;
+      if (instant !== undefined) byInstant.set(instant, [...(byInstant.get(instant) ?? []), name]);
+    }
+    slices.set(`${group.partition}/${group.fileId}`, byInstant);
+  }
+  return slices;
+}
 
 describe("clustering with Hudi's metadata table", () => {
   const clustering = (layout: 'linear' | 'z-order') =>

@@ -5,15 +5,16 @@
  * - skipped while fewer than 3 instants completed after the latest compaction (Hudi leaves readers that opened
  *   the old slices' files time to finish);
  * - at `<L>002` (createCleanTimestamp of the latest completed deltacommit L), never twice at the same time;
- * - KEEP_LATEST_COMMITS with min(hoodie.cleaner.commits.retained, 20) commits retained (HoodieMetadataWriteUtils),
- *   planned by lib/cleaning's planner over the metadata table's timeline and file slices (a slice's base HFile and
- *   log files go together); no clean instant when nothing is to be deleted, as Hudi's requestClean;
+ * - the data table's cleaner policy with 1.2 times its retention (HoodieMetadataWriteUtils.createMetadataWriteConfig):
+ *   KEEP_LATEST_COMMITS keeps max(20, floor(1.2 × hoodie.cleaner.commits.retained)) commits, KEEP_LATEST_FILE_VERSIONS
+ *   ceil(1.2 × hoodie.cleaner.fileversions.retained) slices, KEEP_LATEST_BY_HOURS ceil(1.2 × hoodie.cleaner.hours.retained)
+ *   hours; planned by lib/cleaning's planner over the metadata table's timeline and file slices (a slice's base HFile
+ *   and log files go together); no clean instant when nothing is to be deleted, as Hudi's requestClean;
  * - `.clean.requested` (the plan) → `.clean.inflight` (the same bytes) → deletes → `.clean` (HoodieCleanMetadata),
  *   all on the metadata timeline; a pending one is finished from its plan first.
  */
 import { earliestCommitToRetain, assembleCleanerPlan, commitsAndCompactionTimeline, planPartition, type PartitionCleanPlan } from '../cleaning/plan.js';
-import { CLEAN_KEYS } from '../cleaning/config.js';
-import { readKey } from '../config/index.js';
+import { cleanConfigFromProperties, type CleanConfig } from '../cleaning/config.js';
 import { cleanMetadataOf } from '../cleaning/clean-metadata.js';
 import { executeCleanerPlan } from '../cleaning/execute.js';
 import type { LockLease } from '../lock/port.js';
@@ -28,16 +29,31 @@ import { completedCompactions, latestCompletedDeltaCommit, METADATA_TABLE_FOLDER
 
 /** HoodieTableMetadataUtil.OperationSuffix.CLEAN. */
 export const CLEAN_SUFFIX = '002';
-/** HoodieMetadataWriteUtils.DEFAULT_METADATA_CLEANER_COMMITS_RETAINED: the most the metadata table retains. */
-export const MAX_METADATA_CLEANER_COMMITS_RETAINED = 20;
+/** HoodieMetadataConfig.DEFAULT_METADATA_CLEANER_COMMITS_RETAINED: the fewest commits the metadata table retains. */
+export const MIN_METADATA_CLEANER_COMMITS_RETAINED = 20;
+/** HoodieMetadataWriteUtils: the metadata table keeps 1.2 times what the data table's cleaner keeps. */
+const METADATA_RETENTION_FACTOR = 1.2;
 /** cleanIfNecessary's buffer: completed instants after the latest compaction before its old slices go. */
 const INSTANTS_AFTER_COMPACTION = 3;
 const CLEAN_CONCURRENCY = 8;
 
-/** The commits the metadata table's cleaner retains, from the data table's writer properties. */
-export function metadataCleanerCommitsRetained(properties: ReadonlyMap<string, string> | undefined): number {
-  const dataRetained = readKey(properties ?? new Map(), CLEAN_KEYS.commitsRetained, 'write properties');
-  return Math.min(dataRetained, MAX_METADATA_CLEANER_COMMITS_RETAINED);
+export type MetadataCleanConfig = Pick<CleanConfig, 'policy' | 'commitsRetained' | 'fileVersionsRetained' | 'hoursRetained'>;
+
+/**
+ * The metadata table's cleaner settings from the data table's writer properties, as Hudi 0.15 derives them: the
+ * same policy, its retention scaled by 1.2 (and never fewer than 20 commits); the settings of the other policies
+ * are unused.
+ */
+export function metadataCleanConfig(properties: ReadonlyMap<string, string> | undefined): MetadataCleanConfig {
+  const data = cleanConfigFromProperties(properties ?? new Map(), 'write properties');
+  const scaled = (n: number) => Math.ceil(n * METADATA_RETENTION_FACTOR);
+  return {
+    policy: data.policy,
+    // Hudi computes max(20.0, retained * 1.2) in doubles and truncates it.
+    commitsRetained: Math.trunc(Math.max(MIN_METADATA_CLEANER_COMMITS_RETAINED, data.commitsRetained * METADATA_RETENTION_FACTOR)),
+    fileVersionsRetained: data.policy === 'KEEP_LATEST_FILE_VERSIONS' ? scaled(data.fileVersionsRetained) : data.fileVersionsRetained,
+    hoursRetained: data.policy === 'KEEP_LATEST_BY_HOURS' ? scaled(data.hoursRetained) : data.hoursRetained,
+  };
 }
 
 export interface MetadataCleanDecision {
@@ -65,12 +81,13 @@ export async function planMetadataClean(
   storage: Storage,
   metadataTimeline: Timeline,
   fileGroups: ReadonlyMap<MetadataPartitionType, readonly MetadataFileGroup[]>,
-  commitsRetained: number,
+  config: MetadataCleanConfig,
+  now: Date = new Date(),
 ): Promise<HoodieCleanerPlan | undefined> {
-  const config = { policy: 'KEEP_LATEST_COMMITS' as const, commitsRetained, hoursRetained: 0 };
   const commits = commitsAndCompactionTimeline(metadataTimeline);
-  const retain = earliestCommitToRetain(commits, config, new Date(), 'UTC');
-  if (retain.instant === undefined) return undefined;
+  const retain = earliestCommitToRetain(commits, config, now, 'UTC');
+  if (retain.instant === undefined && config.policy !== 'KEEP_LATEST_FILE_VERSIONS') return undefined;
+  const completed = commits.filter((i) => i.state === 'COMPLETED');
   const mdt = prefixedStorage(storage, METADATA_TABLE_FOLDER);
   const partitions: PartitionCleanPlan[] = [];
   for (const partition of [...fileGroups.keys()].sort()) {
@@ -79,10 +96,10 @@ export async function planMetadataClean(
       planPartition(
         { partitionPath: partition, files },
         {
-          policy: 'KEEP_LATEST_COMMITS',
-          fileVersionsRetained: 0,
-          earliestCommitToRetain: retain.instant.time,
-          retentionReached: commits.filter((i) => i.state === 'COMPLETED').length > commitsRetained,
+          policy: config.policy,
+          fileVersionsRetained: config.fileVersionsRetained,
+          earliestCommitToRetain: retain.instant?.time,
+          retentionReached: completed.length > (config.policy === 'KEEP_LATEST_COMMITS' ? config.commitsRetained : 0),
           timeline: metadataTimeline.instants,
           replacedFileGroups: {},
           pendingClustering: {},
@@ -94,12 +111,11 @@ export async function planMetadataClean(
       ),
     );
   }
-  const lastCompleted = commits.filter((i) => i.state === 'COMPLETED').at(-1)?.time ?? '';
   return assembleCleanerPlan(
     {
-      policy: 'KEEP_LATEST_COMMITS',
+      policy: config.policy,
       earliestCommitToRetain: retain.instant,
-      lastCompletedCommitTimestamp: lastCompleted,
+      lastCompletedCommitTimestamp: completed.at(-1)?.time ?? '',
       savepointTimes: [],
       isPartitioned: false,
     },

@@ -5,7 +5,7 @@
  */
 export { MetadataTable, MetadataTableReader, COMPACT_MAX_DELTA_COMMITS_KEY, DEFAULT_COMPACT_MAX_DELTA_COMMITS } from './metadata-table.js';
 export type { MetadataCommitInput, MetadataCommitResult, MetadataRemoveResult, MetadataTableProblem, MetadataTableServicesResult } from './metadata-table.js';
-export { decideMetadataClean, planMetadataClean, metadataCleanerCommitsRetained, CLEAN_SUFFIX, type MetadataCleanResult } from './clean.js';
+export { decideMetadataClean, planMetadataClean, metadataCleanConfig, type MetadataCleanConfig, CLEAN_SUFFIX, type MetadataCleanResult } from './clean.js';
 export type { RecordIndexChanges, MetadataChange } from './convert.js';
 export {
   decideCompaction,

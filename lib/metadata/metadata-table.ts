@@ -31,7 +31,7 @@ import {
 } from './compaction.js';
 import {
   decideMetadataClean,
-  metadataCleanerCommitsRetained,
+  metadataCleanConfig,
   planMetadataClean,
   resumePendingMetadataCleans,
   scheduleAndRunMetadataClean,
@@ -407,7 +407,7 @@ export class MetadataTable {
     if (compactions.length > 0 || cleans.length > 0) return { compactions, cleans };
     const clean = decideMetadataClean(this.timeline);
     if (clean.instantTime !== undefined) {
-      const plan = await planMetadataClean(this.storage, this.timeline, this.fileGroups, metadataCleanerCommitsRetained(input.properties));
+      const plan = await planMetadataClean(this.storage, this.timeline, this.fileGroups, metadataCleanConfig(input.properties));
       if (plan !== undefined) return { compactions, cleans: [await scheduleAndRunMetadataClean(this.storage, clean.instantTime, plan, lease)] };
     }
     const decision = decideCompaction(dataTimeline, this.timeline, compactionLimit(input.properties));

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { runArchive } from '../../lib/archival/archive.js';
 import { archivalConfigFromProperties } from '../../lib/archival/config.js';
 import { runClean } from '../../lib/cleaning/clean.js';
@@ -19,29 +19,21 @@ import { MetadataTable } from '../../lib/metadata/index.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table.js';
 import { compareInstantTimes } from '../../lib/timeline/instant.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { metadataTableChecks, WITHOUT_RECORD_INDEX } from '../helpers/metadata-table-checks.js';
 import { tempDir } from '../helpers/paths.js';
 import { SCHEMA, sparkOptions, tableRow } from './clustering-helpers.js';
 
 const PARTITIONS = ['2024-01-01', '2024-01-02'];
-const CHECKS = [
-  'partitions',
-  'latest-file-slices',
-  'latest-base-files',
-  'all-file-groups',
-  'all-column-stats',
-  'bloom-filters',
-  'record-index-count',
-  'record-index-content',
-];
 /**
  * Once Spark's clean has written bloom-filter tombstones over the HFile base files its compaction made, the
  * validator's record-index checks (a Spark datasource read of the whole metadata table, as Hudi's validator does)
  * fail inside Hudi: merging a base row with a log record of the same bloom-filter key, HoodieMetadataPayload casts the
- * Spark-converted Utf8 `type` to String (ClassCastException). Those records are Spark's own, so from then on the
- * record index is checked by Spark's upserts through it instead.
+ * Spark-converted Utf8 `type` to String (ClassCastException). Those records are Spark's own, and a table only Spark
+ * wrote fails the same way (metadata-table-compaction.test.ts shows it; fixed in Hudi after 0.15 by apache/hudi#18240),
+ * so from then on the record index is checked by Spark's upserts through it instead.
  */
-const CHECKS_AFTER_SPARK_CLEAN = CHECKS.filter((check) => !check.startsWith('record-index'));
+const CHECKS_AFTER_SPARK_CLEAN = WITHOUT_RECORD_INDEX;
 const SERVICES = new Map([
   ['hoodie.cleaner.commits.retained', '1'],
   ['hoodie.keep.min.commits', '2'],
@@ -56,30 +48,7 @@ describe('our clean and archive on a Spark table with the metadata table, checke
   after(async () => {
     await hudi?.close();
   });
-
-  async function validate(t: TestContext, table: string, step: string, checks: readonly string[] = CHECKS): Promise<void> {
-    const report = await hudi.validateMetadataTable(table, checks);
-    const failed = Object.entries(report.checks).filter(([, check]) => check.status !== 'passed');
-    assert.deepEqual(report.errors, [], `${step}: validator errors`);
-    assert.deepEqual(
-      failed.map(([name, check]) => `${name}: ${check.status} ${check.details}`),
-      [],
-      `${step}: failed checks`,
-    );
-    assert.deepEqual(Object.keys(report.checks).sort(), [...checks].sort(), `${step}: every check ran`);
-    t.diagnostic(
-      `${step}: ${Object.entries(report.checks)
-        .map(([name, check]) => `${name} ${check.status}${check.counts ? ` ${JSON.stringify(check.counts)}` : ''}`)
-        .join('; ')}`,
-    );
-  }
-
-  async function readBoth(table: string, step: string): Promise<number[]> {
-    const on = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' }, meta: false });
-    const off = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' }, meta: false });
-    assert.deepEqual(canonicalRows(on.rows), canonicalRows(off.rows), `${step}: rows with and without the metadata table`);
-    return off.rows.map((row) => Number(row['id'])).sort((a, b) => a - b);
-  }
+  const { validate, readIds } = metadataTableChecks(() => hudi);
 
   it('our clean keeps the metadata table; Spark writes, compacts and cleans on top; our archive stops at its compaction', async (t) => {
     const name = 'mdt_clean';
@@ -133,7 +102,7 @@ describe('our clean and archive on a Spark table with the metadata table, checke
       `our clean ${clean.instantTime}: ${files.length} file(s) deleted; its deltacommit: ${JSON.stringify(clean.metadataTable.deltaCommit.partitions)}`,
     );
     await validate(t, table, 'after our clean');
-    assert.deepEqual(await readBoth(table, 'after our clean'), ids);
+    assert.deepEqual(await readIds(table, 'after our clean'), ids);
 
     // Spark writes on (its record index finds the keys), compacts its metadata table, then cleans.
     await hudi.write(table, {
@@ -158,7 +127,7 @@ describe('our clean and archive on a Spark table with the metadata table, checke
       },
     });
     const expected = [...ids, 31].filter((id) => id !== 2 && id !== 6);
-    const afterSpark = await readBoth(table, "after Spark's writes and clean");
+    const afterSpark = await readIds(table, "after Spark's writes and clean");
     assert.equal(new Set(afterSpark).size, afterSpark.length, 'no duplicates');
     assert.deepEqual(afterSpark, expected);
     const mdt = (await MetadataTable.open(storage))!;
@@ -189,14 +158,14 @@ describe('our clean and archive on a Spark table with the metadata table, checke
       `our archive: ${archived.outcome}, ${archived.plan.instants.length} instant(s) archived; bounds: ${archived.plan.bounds.map((bound) => `${bound.rule} ${bound.time}`).join(', ')}`,
     );
     await validate(t, table, 'after our archive', CHECKS_AFTER_SPARK_CLEAN);
-    assert.deepEqual(await readBoth(table, 'after our archive'), expected);
+    assert.deepEqual(await readIds(table, 'after our archive'), expected);
     // Spark's upsert through the record index after all of it: no duplicates.
     await hudi.write(table, {
       schema: SCHEMA,
       rows: [8, 32].map((id) => tableRow(id, PARTITIONS, 7)),
       options: { ...options, 'hoodie.datasource.write.operation': 'upsert' },
     });
-    const last = await readBoth(table, "after Spark's last upsert");
+    const last = await readIds(table, "after Spark's last upsert");
     assert.deepEqual(
       last,
       [...expected, 32].sort((a, b) => a - b),

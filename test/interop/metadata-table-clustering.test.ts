@@ -15,12 +15,12 @@ import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { MetadataTable } from '../../lib/metadata/index.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { ALL_CHECKS, metadataTableChecks, WITHOUT_RECORD_INDEX } from '../helpers/metadata-table-checks.js';
 import { tempDir } from '../helpers/paths.js';
 import { clusterWithCli, commitJson, SCHEMA, sparkOptions, tableRow } from './clustering-helpers.js';
 
 const PARTITIONS = ['2024-01-01', '2024-01-02'];
-const BASE_CHECKS = ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups'];
 const STATS = { 'hoodie.metadata.index.column.stats.enable': 'true', 'hoodie.metadata.index.bloom.filter.enable': 'true' };
 
 describe('our clustering on Spark tables with the metadata table, checked by Hudi', { timeout: 3_600_000 }, () => {
@@ -32,30 +32,7 @@ describe('our clustering on Spark tables with the metadata table, checked by Hud
     await hudi?.close();
   });
 
-  async function validate(t: TestContext, table: string, step: string, checks: readonly string[]): Promise<void> {
-    const report = await hudi.validateMetadataTable(table, checks);
-    const failed = Object.entries(report.checks).filter(([, check]) => check.status !== 'passed');
-    assert.deepEqual(report.errors, [], `${step}: validator errors`);
-    assert.deepEqual(
-      failed.map(([name, check]) => `${name}: ${check.status} ${check.details}`),
-      [],
-      `${step}: failed checks`,
-    );
-    assert.deepEqual(Object.keys(report.checks).sort(), [...checks].sort(), `${step}: every check ran`);
-    t.diagnostic(
-      `${step}: ${Object.entries(report.checks)
-        .map(([name, check]) => `${name} ${check.status}${check.counts ? ` ${JSON.stringify(check.counts)}` : ''}`)
-        .join('; ')}`,
-    );
-  }
-
-  /** Spark's rows with and without the metadata table (equal); their ids. */
-  async function readBoth(table: string, step: string): Promise<number[]> {
-    const on = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' }, meta: false });
-    const off = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' }, meta: false });
-    assert.deepEqual(canonicalRows(on.rows), canonicalRows(off.rows), `${step}: rows with and without the metadata table`);
-    return off.rows.map((row) => Number(row['id'])).sort((a, b) => a - b);
-  }
+  const { validate, readIds } = metadataTableChecks(() => hudi);
 
   /** `batches` Spark inserts of `rows` rows (one new small base file per partition and batch), metadata table on. */
   async function sparkTable(
@@ -96,7 +73,7 @@ describe('our clustering on Spark tables with the metadata table, checked by Hud
       options: { ...options, 'hoodie.datasource.write.operation': 'delete' },
     });
     await validate(t, table, `${step}, after Spark's upsert and delete`, checks);
-    const after = await readBoth(table, `${step}, after Spark's writes`);
+    const after = await readIds(table, `${step}, after Spark's writes`);
     assert.equal(new Set(after).size, after.length, 'no duplicates');
     const expected = [...new Set([...ids, 1001, 1002])].filter((id) => !deleted.includes(id)).sort((a, b) => a - b);
     assert.deepEqual(after, expected, `${step}: the table's keys after Spark's writes`);
@@ -107,7 +84,7 @@ describe('our clustering on Spark tables with the metadata table, checked by Hud
   }
 
   it('z-order on files + column_stats + bloom_filters: validator passes, reads agree, Spark writes on; data skipping reads fewer files', async (t) => {
-    const checks = [...BASE_CHECKS, 'all-column-stats', 'bloom-filters'];
+    const checks = WITHOUT_RECORD_INDEX;
     const { table, options, ids } = await sparkTable('mdt_zorder', STATS, 4, 40);
     const skipping = { where: 'score BETWEEN 2 AND 3 AND qty <= 1', options: { 'hoodie.metadata.enable': 'true', 'hoodie.enable.data.skipping': 'true' } };
     const beforeScan = await hudi.scanFiles(table, skipping);
@@ -130,7 +107,7 @@ describe('our clustering on Spark tables with the metadata table, checked by Hud
     );
 
     await validate(t, table, 'z-order, after our clustering', checks);
-    assert.deepEqual(await readBoth(table, 'z-order, after our clustering'), ids);
+    assert.deepEqual(await readIds(table, 'z-order, after our clustering'), ids);
     const afterScan = await hudi.scanFiles(table, skipping);
     assert.equal(afterScan.rows, beforeScan.rows, 'the query returns the same rows');
     t.diagnostic(
@@ -142,7 +119,7 @@ describe('our clustering on Spark tables with the metadata table, checked by Hud
   });
 
   it('linear with the record index: validator passes (record index count and content), reads agree, Spark upserts and deletes through the record index', async (t) => {
-    const checks = [...BASE_CHECKS, 'all-column-stats', 'bloom-filters', 'record-index-count', 'record-index-content'];
+    const checks = ALL_CHECKS;
     const { table, options, ids } = await sparkTable(
       'mdt_linear_rli',
       { ...STATS, 'hoodie.metadata.record.index.enable': 'true', 'hoodie.index.type': 'RECORD_INDEX' },
@@ -168,7 +145,7 @@ describe('our clustering on Spark tables with the metadata table, checked by Hud
     );
 
     await validate(t, table, 'linear, after our clustering', checks);
-    assert.deepEqual(await readBoth(table, 'linear, after our clustering'), ids);
+    assert.deepEqual(await readIds(table, 'linear, after our clustering'), ids);
     await sparkWritesOn(t, table, options, ids, checks, 'linear');
   });
 });

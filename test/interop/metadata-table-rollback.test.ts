@@ -6,33 +6,31 @@
  *   Spark's next write rolls our instant back (its eager failed-writes cleaning, on the data and metadata tables)
  *   and Hudi's validator passes, without duplicates;
  * - Spark's write dying between its metadata-table deltacommit and its data commit: our rollback removes that
- *   deltacommit, Hudi's validator passes, and both sides write on.
+ *   deltacommit, Hudi's validator passes, and both sides write on;
+ * - on each metadata configuration (files; files + column_stats + bloom_filters; with record_index): our rollback of
+ *   our own killed write and of our own clustering failed after its deltacommit, the clustering's plan then run to
+ *   the end (linear), and a z-order clustering: after each, Hudi's validator passes and Spark reads agree; then
+ *   Spark upserts and deletes.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { writeJsonLines } from '../../lib/generate.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
-import { rollbackInstant } from '../../lib/rollback.js';
+import { rollbackInflightClustering, rollbackInstant } from '../../lib/rollback.js';
+import { resolveClusteringConfig } from '../../lib/clustering/config.js';
+import { runClusteringJob } from '../../lib/clustering/job.js';
+import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { runKilledWrite } from '../helpers/killed-write.js';
-import { canonicalRows, hudiToolchain, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { hudiToolchain, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { ALL_CHECKS, FILES_CHECKS, metadataTableChecks, WITHOUT_RECORD_INDEX } from '../helpers/metadata-table-checks.js';
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, f DOUBLE, dt STRING';
-const CHECKS = [
-  'partitions',
-  'latest-file-slices',
-  'latest-base-files',
-  'all-file-groups',
-  'all-column-stats',
-  'bloom-filters',
-  'record-index-count',
-  'record-index-content',
-];
 
 const rows = (ids: readonly number[], version: number) =>
   ids.map((id) => ({ id, name: `v${version}-${id}`, ts: version, f: id + version / 10, dt: id % 2 === 0 ? '2024-01-02' : '2024-01-01' }));
@@ -87,31 +85,7 @@ describe('rollbacks and the metadata table, with Hudi', { timeout: 1_800_000 }, 
     await hudi?.close();
   });
 
-  async function validate(t: TestContext, table: string, step: string): Promise<void> {
-    const report = await hudi.validateMetadataTable(table, CHECKS);
-    assert.deepEqual(report.errors, [], `${step}: validator errors`);
-    assert.deepEqual(
-      Object.entries(report.checks)
-        .filter(([, c]) => c.status !== 'passed')
-        .map(([n, c]) => `${n}: ${c.status} ${c.details}`),
-      [],
-      `${step}: failed checks`,
-    );
-    t.diagnostic(
-      `${step}: ${Object.entries(report.checks)
-        .map(([n, c]) => `${n} ${c.status}`)
-        .join(', ')}`,
-    );
-  }
-
-  async function readBoth(table: string, step: string): Promise<number[]> {
-    const on = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' }, meta: false });
-    const off = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' }, meta: false });
-    assert.deepEqual(canonicalRows(on.rows), canonicalRows(off.rows), `${step}: rows with and without the metadata table`);
-    const ids = off.rows.map((row) => Number(row['id'])).sort((a, b) => a - b);
-    assert.equal(new Set(ids).size, ids.length, `${step}: no duplicates`);
-    return ids;
-  }
+  const { validate, readIds } = metadataTableChecks(() => hudi);
 
   for (const killAfter of ['completed', '3'] as const) {
     it(`our write killed after its metadata-table ${killAfter === 'completed' ? 'deltacommit completed' : 'first log file'}: Spark reads the previous rows, and rolls it back on its next write`, async (t) => {
@@ -131,19 +105,19 @@ describe('rollbacks and the metadata table, with Hudi', { timeout: 1_800_000 }, 
         mdtInstants(table).some((file) => file.startsWith(failed)),
         'its metadata-table deltacommit is there',
       );
-      assert.deepEqual(await readBoth(table, 'after the kill'), range(1, 10), 'Spark reads the rows before the killed write');
+      assert.deepEqual(await readIds(table, 'after the kill'), range(1, 10), 'Spark reads the rows before the killed write');
       await validate(t, table, `killed after ${killAfter}, before any rollback`);
 
       // Spark's next write (eager failed-writes cleaning) rolls our instant back, on the metadata table too.
       await hudi.write(table, { schema: SCHEMA, rows: rows([1, 2, 30], 3), options: sparkOptions(name) });
       assert.deepEqual(pendingDataInstants(table), [], 'Spark rolled the killed write back');
       await validate(t, table, `killed after ${killAfter}, after Spark's write`);
-      assert.deepEqual(await readBoth(table, 'after Spark'), [...range(1, 10), 30]);
+      assert.deepEqual(await readIds(table, 'after Spark'), [...range(1, 10), 30]);
       // And we write on.
       const ours = await writeBatch(openStorage(table), { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: ourProps(name) });
       assert.ok(ours.metadataTable.deltaCommit);
       await validate(t, table, `killed after ${killAfter}, after our next write`);
-      assert.deepEqual(await readBoth(table, 'after ours'), [...range(1, 10), ...range(20, 23), 30]);
+      assert.deepEqual(await readIds(table, 'after ours'), [...range(1, 10), ...range(20, 23), 30]);
     });
   }
 
@@ -162,7 +136,7 @@ describe('rollbacks and the metadata table, with Hudi', { timeout: 1_800_000 }, 
     rmSync(join(table, `.hoodie/${failed}.commit`));
     assert.deepEqual(pendingDataInstants(table), [failed]);
     assert.ok(existsSync(join(table, `.hoodie/metadata/.hoodie/${failed}.deltacommit`)), "Spark's deltacommit completed");
-    assert.deepEqual(await readBoth(table, 'after Spark died'), range(1, 10));
+    assert.deepEqual(await readIds(table, 'after Spark died'), range(1, 10));
     const storage = openStorage(table);
     const result = await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), failed, {
       lock: new StorageLockProvider(storage, { waitMs: 10_000 }),
@@ -172,13 +146,128 @@ describe('rollbacks and the metadata table, with Hudi', { timeout: 1_800_000 }, 
     assert.ok(result.deletedFiles.length > 0, 'its data files are deleted');
     assert.ok(!mdtInstants(table).some((file) => file.startsWith(failed)), 'no metadata-table instant of the rolled-back write is left');
     await validate(t, table, "after our rollback of Spark's dead write");
-    assert.deepEqual(await readBoth(table, 'after our rollback'), range(1, 10));
+    assert.deepEqual(await readIds(table, 'after our rollback'), range(1, 10));
 
     const input = join(tempDir(), 'batch.jsonl');
     await writeJsonLines(input, rows([3, 4, 50], 4));
     await writeBatch(storage, { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: ourProps(name) });
     await hudi.write(table, { schema: SCHEMA, rows: rows([5, 60], 5), options: sparkOptions(name) });
     await validate(t, table, "after our write and Spark's");
-    assert.deepEqual(await readBoth(table, 'at the end'), [...range(1, 10), 50, 60]);
+    assert.deepEqual(await readIds(table, 'at the end'), [...range(1, 10), 50, 60]);
   });
+
+  const CONFIGS = [
+    {
+      name: 'files',
+      spark: {
+        'hoodie.metadata.index.column.stats.enable': 'false',
+        'hoodie.metadata.index.bloom.filter.enable': 'false',
+        'hoodie.metadata.record.index.enable': 'false',
+        'hoodie.index.type': 'BLOOM',
+      },
+      checks: FILES_CHECKS,
+    },
+    { name: 'stats', spark: { 'hoodie.metadata.record.index.enable': 'false', 'hoodie.index.type': 'BLOOM' }, checks: WITHOUT_RECORD_INDEX },
+    { name: 'record_index', spark: {}, checks: ALL_CHECKS },
+  ] as const;
+  const clustering = (layout: 'linear' | 'z-order') =>
+    resolveClusteringConfig({
+      event: { 'hoodie.clustering.plan.strategy.sort.columns': layout === 'linear' ? 'id' : 'id,f', 'hoodie.layout.optimize.strategy': layout },
+    }).config;
+
+  for (const config of CONFIGS) {
+    it(`${config.name}: our rollback of our killed write and of our failed clustering; the plan rerun, a z-order clustering; Spark writes on`, async (t) => {
+      const name = `mdt_ours_rolled_back_${config.name}`;
+      const table = join(tempDir('mdt-rollback-'), name);
+      // Small files: every Spark batch its own base files, so the clusterings have groups to rewrite.
+      const options = { ...sparkOptions(name), ...config.spark, 'hoodie.parquet.small.file.limit': '0' };
+      await hudi.write(table, { schema: SCHEMA, rows: rows(range(1, 10), 1), options });
+      await hudi.write(table, { schema: SCHEMA, rows: rows(range(11, 16), 1), options: { ...options, 'hoodie.datasource.write.operation': 'insert' } });
+      const storage = openStorage(table);
+      const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+      const open = () => HudiTable.open(storage, { mode: 'write' });
+      const step = async (what: string, ids: number[]) => {
+        await validate(t, table, `${config.name}: ${what}`, config.checks);
+        assert.deepEqual(await readIds(table, `${config.name}: ${what}`), ids);
+      };
+
+      // Our write killed after its deltacommit completed; our rollback.
+      const propsFile = join(tempDir(), 'props');
+      writeFileSync(propsFile, [...ourProps(name)].map(([k, v]) => `${k}=${v}`).join('\n'));
+      const input = join(tempDir(), 'batch.jsonl');
+      await writeJsonLines(input, rows([...range(3, 6), 20, 21], 2));
+      assert.notEqual(runKilledWrite(table, input, propsFile, 'upsert', 'metadata:completed').code, 0);
+      const [failed] = pendingDataInstants(table);
+      assert.ok(failed, 'the killed write is pending');
+      const rolledBack = await rollbackInstant(await open(), failed, { lock, ignoreHeartbeat: true });
+      assert.equal(rolledBack.outcome, 'rolled-back');
+      assert.ok(!mdtInstants(table).some((file) => file.startsWith(`${failed}.`)), 'its deltacommit is gone');
+      await step('after our rollback of our killed write', range(1, 16));
+
+      // Our clustering failing after its deltacommit completed (the replacecommit never came); our rollback keeps
+      // the plan, which then runs to the end.
+      const engine = await openParquetEngine();
+      try {
+        const scheduled = await runClusteringJob(await open(), {
+          mode: 'schedule',
+          config: clustering('linear'),
+          force: true,
+          lock,
+          engine,
+          properties: ourProps(name),
+        });
+        const instant = scheduled.scheduled!.instantTime;
+        await assert.rejects(
+          runClusteringJob(await open(), {
+            mode: 'execute',
+            instant,
+            config: clustering('linear'),
+            lock,
+            engine,
+            tempDir: tempDir(),
+            properties: ourProps(name),
+            afterMetadataTableWrite: async (what) => {
+              if (what === 'completed') throw new Error('killed after the deltacommit');
+            },
+          }),
+          /killed after the deltacommit/,
+        );
+        assert.ok(existsSync(join(table, `.hoodie/metadata/.hoodie/${instant}.deltacommit`)), "the clustering's deltacommit completed");
+        await step('after our clustering failed', range(1, 16));
+        const undone = await rollbackInflightClustering(await open(), instant, { lock });
+        assert.equal(undone?.outcome, 'rolled-back');
+        assert.ok(!mdtInstants(table).some((file) => file.startsWith(`${instant}.`)), "the clustering's deltacommit is gone");
+        await step('after our rollback of our failed clustering', range(1, 16));
+        const rerun = await runClusteringJob(await open(), {
+          mode: 'execute',
+          instant,
+          config: clustering('linear'),
+          lock,
+          engine,
+          tempDir: tempDir(),
+          properties: ourProps(name),
+        });
+        assert.equal(rerun.commit?.outcome, 'committed');
+        await step('after the linear plan ran to the end', range(1, 16));
+        const zorder = await runClusteringJob(await open(), {
+          mode: 'scheduleAndExecute',
+          config: clustering('z-order'),
+          force: true,
+          lock,
+          engine,
+          tempDir: tempDir(),
+          properties: ourProps(name),
+        });
+        assert.equal(zorder.commit?.outcome, 'committed');
+        await step('after our z-order clustering', range(1, 16));
+      } finally {
+        await engine.close();
+      }
+
+      // Spark writes on with the table's index.
+      await hudi.write(table, { schema: SCHEMA, rows: rows([1, 12, 30], 3), options });
+      await hudi.write(table, { schema: SCHEMA, rows: rows([2, 13], 4), options: { ...options, 'hoodie.datasource.write.operation': 'delete' } });
+      await step("after Spark's upsert and delete", [1, ...range(3, 12), ...range(14, 16), 30]);
+    });
+  }
 });

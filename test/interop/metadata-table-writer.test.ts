@@ -9,14 +9,15 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { writeJsonLines } from '../../lib/generate.js';
 import { MetadataTable } from '../../lib/metadata/index.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { newTableOptionsFromWriteProperties } from '../../lib/table-config.js';
 import { createTable } from '../../lib/table-init.js';
 import { writeBatch, type WriteOptions } from '../../lib/writer/write-client.js';
-import { canonicalRows, startHudi, type HudiHarness, type ValidationReport } from '../helpers/hudi.js';
+import { startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { ALL_CHECKS, FILES_CHECKS, metadataTableChecks, WITHOUT_RECORD_INDEX } from '../helpers/metadata-table-checks.js';
 import { initMetadataTable } from '../helpers/metadata-table.js';
 import { tempDir } from '../helpers/paths.js';
 
@@ -60,13 +61,12 @@ interface Case {
   checks: readonly string[];
 }
 
-const BASE_CHECKS = ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups'];
 const CASES: readonly Case[] = [
-  { name: 'files', spark: {}, checks: BASE_CHECKS },
+  { name: 'files', spark: {}, checks: FILES_CHECKS },
   {
     name: 'files_stats_bloom',
     spark: { 'hoodie.metadata.index.column.stats.enable': 'true', 'hoodie.metadata.index.bloom.filter.enable': 'true' },
-    checks: [...BASE_CHECKS, 'all-column-stats', 'bloom-filters'],
+    checks: WITHOUT_RECORD_INDEX,
   },
   {
     name: 'record_index',
@@ -76,7 +76,7 @@ const CASES: readonly Case[] = [
       'hoodie.metadata.record.index.enable': 'true',
       'hoodie.index.type': 'RECORD_INDEX',
     },
-    checks: [...BASE_CHECKS, 'all-column-stats', 'bloom-filters', 'record-index-count', 'record-index-content'],
+    checks: ALL_CHECKS,
   },
 ];
 
@@ -120,31 +120,7 @@ describe('our writes on Spark tables with the metadata table, checked by Hudi', 
     await hudi?.close();
   });
 
-  /** The validator's checks all pass; one line per check for the run's output. */
-  async function validate(t: TestContext, table: string, step: string, checks: readonly string[]): Promise<void> {
-    const report: ValidationReport = await hudi.validateMetadataTable(table, checks);
-    const failed = Object.entries(report.checks).filter(([, check]) => check.status !== 'passed');
-    assert.deepEqual(report.errors, [], `${step}: validator errors`);
-    assert.deepEqual(
-      failed.map(([name, check]) => `${name}: ${check.status} ${check.details}`),
-      [],
-      `${step}: failed checks`,
-    );
-    assert.deepEqual(Object.keys(report.checks).sort(), [...checks].sort(), `${step}: every check ran`);
-    t.diagnostic(
-      `${step}: ${Object.entries(report.checks)
-        .map(([name, check]) => `${name} ${check.status}${check.counts ? ` ${JSON.stringify(check.counts)}` : ''}`)
-        .join('; ')}`,
-    );
-  }
-
-  /** Spark reads the same rows with and without the metadata table; returns them (meta columns left out). */
-  async function readBoth(table: string, step: string): Promise<Record<string, unknown>[]> {
-    const on = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' }, meta: false });
-    const off = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' }, meta: false });
-    assert.deepEqual(canonicalRows(on.rows), canonicalRows(off.rows), `${step}: rows with and without the metadata table`);
-    return off.rows;
-  }
+  const { validate, readBoth } = metadataTableChecks(() => hudi);
 
   for (const testCase of CASES) {
     it(`${testCase.name}: our bulk_insert, insert, upsert, delete; then Spark's upsert and delete`, async (t) => {
