@@ -260,9 +260,10 @@ export const READABLE_TABLE_VERSIONS: readonly number[] = [5, 6];
  */
 /**
  * `delta-write` is a write that may be a merge-on-read delta commit (the writer's upsert/insert/delete/bulk_insert and
- * the rollback of a failed one); `write` is every other table service, still copy-on-write only.
+ * the rollback of a failed one); `clustering` also rewrites merge-on-read file slices (their log files merged in, as
+ * Hudi does); `write` is every other table service, still copy-on-write only.
  */
-export type TableAccessMode = 'read' | 'write' | 'delta-write';
+export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering';
 
 export function assertSupported(config: TableConfig, location: string, mode: TableAccessMode = 'read'): void {
   const accepted = mode === 'read' ? READABLE_TABLE_VERSIONS : [SUPPORTED_TABLE_VERSION];
@@ -281,12 +282,12 @@ export function assertSupported(config: TableConfig, location: string, mode: Tab
           : 'use a Hudi 0.14/0.15 table, or downgrade it with hudi-cli `downgrade table --toVersion SIX`',
     });
   }
-  // Merge-on-read tables are readable (snapshot, read-optimized, as-of) and writable (delta commits, their rollback);
-  // their other table services (clustering of slices with logs, cleaning, archival) are not built yet.
+  // Merge-on-read tables are readable (snapshot, read-optimized, as-of), writable (delta commits, their rollback) and
+  // can be clustered; their other table services (cleaning, archival) are not built yet.
   if (config.type !== 'COPY_ON_WRITE' && mode === 'write') {
-    throw new UnsupportedTableError(`table services on ${config.type} tables are not supported yet; this build reads them and writes delta commits to them`, {
+    throw new UnsupportedTableError(`table services on ${config.type} tables are not supported yet; this build reads, writes, compacts and clusters them`, {
       location,
-      fix: 'cluster, clean and archive merge-on-read tables with Hudi (Spark or Flink); read them with `read` (--query-type snapshot|read_optimized)',
+      fix: 'clean and archive merge-on-read tables with Hudi (Spark or Flink); this build reads, writes, compacts and clusters them',
     });
   }
   if (config.baseFileFormat !== 'PARQUET') {

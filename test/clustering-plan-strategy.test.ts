@@ -333,6 +333,70 @@ describe('buildGroupMetrics', () => {
   });
 });
 
+/** A merge-on-read slice: a base file of `baseFileSize` bytes (none when undefined) and log files of these sizes. */
+function morSlice(fileId: string, baseFileSize: number | undefined, logSizes: readonly number[], partitionPath = 'p'): FileSliceInput {
+  const base = slice(fileId, baseFileSize ?? 0, partitionPath);
+  return {
+    ...base,
+    baseFilePath: baseFileSize === undefined ? '' : base.baseFilePath,
+    logFiles: logSizes.map((size, index) => ({
+      path: `s3://bucket/table/${partitionPath}/.${fileId}_20240101000000000.log.${logSizes.length - index}_0-1-2`,
+      size,
+    })),
+  };
+}
+
+describe('merge-on-read slices', () => {
+  const grouping = (overrides: Partial<ClusteringConfig> = {}) => configWith(overrides);
+  it("lists a slice's log files as deltaFilePaths in the slice's order, and an absent base file as ''", () => {
+    const [group] = buildClusteringGroupsForPartition('p', [morSlice('f1', 10, [3, 2]), morSlice('f2', undefined, [5])], grouping());
+    assert.deepEqual(
+      group!.slices.map((info) => [info.fileId, info.dataFilePath, info.deltaFilePaths]),
+      [
+        ['f2', '', ['s3://bucket/table/p/.f2_20240101000000000.log.1_0-1-2']],
+        [
+          'f1',
+          's3://bucket/table/p/f1_0-1-2_20240101000000000.parquet',
+          ['s3://bucket/table/p/.f1_20240101000000000.log.2_0-1-2', 's3://bucket/table/p/.f1_20240101000000000.log.1_0-1-2'],
+        ],
+      ],
+      'the slice of log files only counts as hoodie.parquet.max.file.size, so it sorts first',
+    );
+  });
+
+  it('groups a slice of log files only as 120 MB (hoodie.parquet.max.file.size), a slice with a base file by that file', () => {
+    const groups = buildClusteringGroupsForPartition(
+      'p',
+      [morSlice('a', MIB, [50 * MIB]), morSlice('logs', undefined, [MIB]), morSlice('b', MIB, [])],
+      grouping({ maxBytesPerGroup: 121 * MIB, targetFileMaxBytes: 100 * MIB }),
+    );
+    // 120 MB + 1 MB fits 121 MB; the next 1 MB does not. The log bytes of `a` do not count.
+    assert.deepEqual(summary(groups), [
+      { ids: ['logs', 'a'], out: 2 },
+      { ids: ['b'], out: 1 },
+    ]);
+  });
+
+  it('is eligible whatever its log bytes when its base file is under small.file.limit, and always without a base file', () => {
+    const slices = [morSlice('small', 10, [10 * MIB]), morSlice('large', 100, []), morSlice('logs', undefined, [10 * MIB])];
+    assert.deepEqual(
+      getEligibleSlices(slices, new Set(), 50).map((s) => s.fileId),
+      ['small', 'logs'],
+    );
+  });
+
+  it("counts log files and their bytes in the group's metrics (FileSliceMetricUtils)", () => {
+    // read = (1.5 MB base + 0.75 MB + 0.5 MB logs) = 2.75 MB -> 2; write = 1.5 MB + 120 MB (no base) = 121.5 -> 121.
+    assert.deepEqual(buildGroupMetrics([morSlice('a', 1.5 * MIB, [0.5 * MIB]), morSlice('b', undefined, [0.25 * MIB, 0.5 * MIB])]), {
+      TOTAL_LOG_FILES: 3,
+      TOTAL_IO_MB: 123,
+      TOTAL_IO_READ_MB: 2,
+      TOTAL_LOG_FILES_SIZE: 1.25 * MIB,
+      TOTAL_IO_WRITE_MB: 121,
+    });
+  });
+});
+
 describe('buildClusteringPlan', () => {
   it('reproduces the plan Hudi 0.15 scheduled (CALL run_clustering) on a generated table, from the same files', async () => {
     const expected = expectedOf('v6_clustering_pending');

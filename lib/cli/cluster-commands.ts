@@ -56,7 +56,7 @@ export const clusterCommand: Command = {
     for (const warning of warnings) err(`warning: ${warning}`);
 
     const storage = openStorage(positionals[0]!);
-    const table = await HudiTable.open(storage, { mode: 'write' });
+    const table = await HudiTable.open(storage, { mode: 'clustering' });
     const lock = lockProviderFor(new Map([...table.config.properties, ...props]), table.config.name, storage);
     const engine = await openParquetEngine({
       ...(values['memory-limit'] === undefined ? {} : { memoryLimit: values['memory-limit'] }),

@@ -37,6 +37,7 @@ import {
   summaryMetadata,
   type GroupResult,
 } from './instant.js';
+import { sliceHasBaseFile } from './merge-slices.js';
 import { buildClusteringReport, summarizeClusteringReport, type ClusteringReport, type ClusteringSummary } from './report.js';
 import { clusteringReportPath, renderClusteringReportHtml } from './report-html.js';
 import { planSortColumns } from './sort-columns.js';
@@ -257,19 +258,37 @@ function checkGroupResult(plan: ClusteringPlan, instantTime: string, groupIndex:
 
 /**
  * The plan's slices must still be the latest of live file groups: a write that landed in one of them since (a
- * concurrent upsert with updates allowed, or another replacecommit) would be lost by replacing the group.
+ * concurrent upsert with updates allowed, or another replacecommit) would be lost by replacing the group. On
+ * merge-on-read tables a delta commit adds log files to the slice instead: every log file of the slice now must be
+ * one the plan merged.
  */
 async function assertInputsUnchanged(table: HudiTable, instantTime: string, plan: ClusteringPlan): Promise<void> {
   const view = await table.fileSystemView();
-  const latest = new Map(view.latestSlices().map((slice) => [fileGroupKey(slice.partitionPath, slice.fileId), slice.baseFile.path]));
+  const mergeOnRead = table.config.type === 'MERGE_ON_READ';
+  const latest = new Map(
+    mergeOnRead
+      ? view
+          .latestMergedSlices()
+          .map((slice) => [
+            fileGroupKey(slice.partitionPath, slice.fileId),
+            { base: slice.baseFile?.path ?? '', logs: slice.logFiles.map((log) => log.path.slice(log.path.lastIndexOf('/') + 1)) },
+          ])
+      : view.latestSlices().map((slice) => [fileGroupKey(slice.partitionPath, slice.fileId), { base: slice.baseFile.path, logs: [] as string[] }]),
+  );
   for (const group of plan.inputGroups) {
     for (const slice of group.slices) {
       const now = latest.get(fileGroupKey(slice.partitionPath, slice.fileId));
-      const planned = sliceStoragePath(slice);
-      if (now !== planned) {
+      const planned = sliceHasBaseFile(slice) ? sliceStoragePath(slice) : '';
+      const plannedLogs = new Set(slice.deltaFilePaths.map((path) => path.slice(path.lastIndexOf('/') + 1)));
+      const newLogs = now?.logs.filter((name) => !plannedLogs.has(name)) ?? [];
+      if (now?.base !== planned || newLogs.length > 0) {
         throw new ConflictError(
           `file group ${slice.fileId} in "${slice.partitionPath}" changed since clustering ${instantTime} was planned (` +
-            (now === undefined ? 'it was replaced or removed' : `its latest base file is now ${now}, the plan read ${planned}`) +
+            (now === undefined
+              ? 'it was replaced or removed'
+              : now.base !== planned
+                ? `its latest base file is now ${now.base || 'none'}, the plan read ${planned || 'none'}`
+                : `log file(s) ${newLogs.join(', ')} were written to it after the plan`) +
             ')',
           {
             location: table.storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' })),

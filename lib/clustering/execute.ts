@@ -38,6 +38,7 @@ import { HUDI_FOOTER_KEYS, hudiFooter, hudiFooterValues, mergedHudiFooter } from
 import { readFooterKeyValues, readFooterSummary } from '../parquet/footer.js';
 import { CODEC, canRecompress } from '../parquet/pages.js';
 import type { ClusteringConfig } from './config.js';
+import { mergeGroupSlices, sliceHasBaseFile, sliceHasLogs } from './merge-slices.js';
 import {
   assertClusteringPending,
   assertNotCompletedMeanwhile,
@@ -190,20 +191,37 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   await ensureInflight(storage, instantTime);
   await mkdir(options.tempDir, { recursive: true });
   const workDir = await mkdtemp(join(options.tempDir, `cluster-${instantTime}-${groupIndex}-`));
-  const inputPaths = group.slices.map(sliceStoragePath);
+  // Merge-on-read slices may have no base file (log files only): only base files are staged.
+  const inputPaths = group.slices.filter(sliceHasBaseFile).map(sliceStoragePath);
   // The group's transfers (inputs staged, markers, outputs uploaded) are counted for the report: S3 bills by request.
   const counter = new RequestCounter();
   const transfers = countedStorage(storage, counter);
   const staged = await stageFiles(transfers, inputPaths, workDir);
   try {
-    const inputs = staged.localPaths;
+    const localBaseFiles: (string | undefined)[] = [];
+    let nextBase = 0;
+    for (const slice of group.slices) localBaseFiles.push(sliceHasBaseFile(slice) ? staged.localPaths[nextBase++] : undefined);
+    // Slices with log files are read merged (base file + logs of completed instants), as Hudi's clustering reads them.
+    const merged = group.slices.some((slice) => sliceHasLogs(slice) || !sliceHasBaseFile(slice))
+      ? await mergeGroupSlices({
+          table,
+          instantTime,
+          partitionPath,
+          slices: group.slices,
+          localBaseFiles,
+          engine: options.engine,
+          outputDir: join(workDir, 'merged'),
+        })
+      : undefined;
+    const inputs = merged?.files ?? staged.localPaths;
     const context: GroupContext = {
       table,
       instantTime,
       groupIndex,
       plan,
       inputs,
-      sliceNames: inputPaths.map((path) => path.slice(path.lastIndexOf('/') + 1)),
+      slicesWithLogs: merged?.merged ?? 0,
+      sliceNames: group.slices.map((slice) => sliceStoragePath(slice).slice(sliceStoragePath(slice).lastIndexOf('/') + 1)),
       outputDir: join(workDir, 'out'),
       numOutputFileGroups: group.numOutputFileGroups,
       order,
@@ -289,8 +307,10 @@ interface GroupContext {
   readonly instantTime: string;
   readonly groupIndex: number;
   readonly plan: ClusteringPlan;
-  /** Local paths of the staged input files, in plan order. */
+  /** Local paths of the staged input files (merge-on-read slices with logs: their merged rows), in plan order. */
   readonly inputs: readonly string[];
+  /** Merge-on-read slices whose log files were merged into their input. */
+  readonly slicesWithLogs: number;
   /** The input files' own names (`<fileId>_<token>_<instant>.parquet`), in plan order. */
   readonly sliceNames: readonly string[];
   readonly outputDir: string;
@@ -348,6 +368,7 @@ async function binaryCopyPlan(
 ): Promise<{ inputs: CopyInput[]; layout: CopyLayout; reason?: undefined } | { reason: string; layout?: undefined }> {
   const { config } = context.options;
   if (!config.binaryCopyEnabled) return { reason: 'binary copy is off (hoodie.clustering.plan.strategy.binary.copy.enable=false)' };
+  if (context.slicesWithLogs > 0) return { reason: `${context.slicesWithLogs} slice(s) have log files, whose records are merged into the rewrite` };
   if (context.order.kind !== 'input') return { reason: `the rows are sorted by ${context.sortColumns.join(', ')}` };
   if (context.populateMetaFields && !context.plan.preserveHoodieMetadata) {
     return {

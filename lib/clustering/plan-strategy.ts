@@ -2,8 +2,9 @@
  * Clustering planning as Hudi 0.14's SparkSizeBasedClusteringPlanStrategy does it (PartitionAwareClusteringPlanStrategy
  * + ClusteringPlanPartitionFilter + FileSliceMetricUtils), and when to plan (ClusteringPlanActionExecutor), as pure
  * functions over plain values. The plan is the ClusteringPlan of lib/timeline/clustering-plan.ts, with the values
- * Hudi 0.14 fills in (field order and values as in a real Hudi-written plan), for copy-on-write tables: slices have a
- * base file and no log files.
+ * Hudi 0.14 fills in (field order and values as in a real Hudi-written plan). Merge-on-read slices carry their log
+ * files (deltaFilePaths), and a slice of log files only counts as hoodie.parquet.max.file.size when grouped, as in
+ * Hudi 0.15.
  */
 import { HudiError } from '../errors.js';
 import { fileGroupKey } from '../fs-view.js';
@@ -135,20 +136,36 @@ export function filterPartitions(
 // ---------------------------------------------------------------------------------------------------------------
 // File slices.
 
-/** The latest file slice of a file group, as the planner needs it (copy-on-write: one base file). */
+/** A log file of a merge-on-read slice: its full path as Hudi records it in plans, and its size. */
+export interface SliceLogFile {
+  readonly path: string;
+  readonly size: number;
+}
+
+/** The latest file slice of a file group, as the planner needs it (copy-on-write: one base file; merge-on-read: a base file and/or log files). */
 export interface FileSliceInput {
   readonly fileId: string;
   readonly partitionPath: string;
-  /** The base file's full path as Hudi records it in plans (e.g. `s3://bucket/table/2024/01/01/<file>.parquet`). */
+  /**
+   * The base file's full path as Hudi records it in plans (e.g. `s3://bucket/table/2024/01/01/<file>.parquet`); ''
+   * for a merge-on-read slice of log files only (Hudi's StringUtils.EMPTY_STRING).
+   */
   readonly baseFilePath: string;
+  /** 0 without a base file. */
   readonly baseFileSize: number;
-  /** The base file's instant time. */
+  /** The slice's base instant time. */
   readonly instantTime: string;
+  /** Merge-on-read: the slice's log files in the slice's order (FileSlice keeps them newest first); none on copy-on-write. */
+  readonly logFiles?: readonly SliceLogFile[];
 }
+
+/** Whether the slice has a base file (merge-on-read slices may hold log files only). */
+export const hasBaseFile = (slice: FileSliceInput): boolean => slice.baseFilePath !== '';
 
 /**
  * Slices that may be clustered (SparkSizeBasedClusteringPlanStrategy.getFileSlicesEligibleForClustering): not in a
- * pending clustering or compaction plan, and with a base file strictly smaller than small.file.limit.
+ * pending clustering or compaction plan, and with a base file strictly smaller than small.file.limit (a slice of
+ * log files only counts as 0 bytes, so it is always eligible).
  * `pendingFileGroupIds` holds fs-view's `fileGroupKey(partition, fileId)`, as HudiTable.pendingClusteringFileGroups returns them.
  */
 export function getEligibleSlices<Slice extends FileSliceInput>(
@@ -184,23 +201,40 @@ export function numberOfOutputFileGroups(groupBytes: number, targetFileMaxBytes:
 /** FSUtils.getSizeInMB: whole megabytes, rounded down (Java long division). */
 const sizeInMB = (bytes: number): number => Math.floor(bytes / BYTES_PER_MB);
 
-/** FileSliceMetricUtils.addFileSliceCommonMetrics for base-file-only slices (no log files on copy-on-write). */
+/**
+ * FileSliceMetricUtils.addFileSliceCommonMetrics: read is every base and log byte, write every base file's size
+ * (hoodie.parquet.max.file.size for a slice without one), both in whole megabytes of the group's totals.
+ */
 export function buildGroupMetrics(slices: readonly FileSliceInput[]): ClusteringGroupMetrics {
   let readBytes = 0;
   let writeBytes = 0;
+  let logFiles = 0;
+  let logBytes = 0;
   for (const slice of slices) {
+    for (const log of slice.logFiles ?? []) {
+      logFiles++;
+      if (log.size >= 0) logBytes += log.size;
+    }
     readBytes += slice.baseFileSize;
     writeBytes += slice.baseFileSize > 0 ? slice.baseFileSize : DEFAULT_PARQUET_MAX_FILE_SIZE;
   }
-  const readMB = sizeInMB(readBytes);
+  const readMB = sizeInMB(readBytes + logBytes);
   const writeMB = sizeInMB(writeBytes);
-  return { TOTAL_LOG_FILES: 0, TOTAL_IO_MB: readMB + writeMB, TOTAL_IO_READ_MB: readMB, TOTAL_LOG_FILES_SIZE: 0, TOTAL_IO_WRITE_MB: writeMB };
+  return { TOTAL_LOG_FILES: logFiles, TOTAL_IO_MB: readMB + writeMB, TOTAL_IO_READ_MB: readMB, TOTAL_LOG_FILES_SIZE: logBytes, TOTAL_IO_WRITE_MB: writeMB };
+}
+
+/**
+ * The bytes a slice adds to its group (PartitionAwareClusteringPlanStrategy.buildClusteringGroupsForPartition): its
+ * base file's size, or hoodie.parquet.max.file.size for a slice of log files only.
+ */
+export function groupingBytes(slice: FileSliceInput): number {
+  return hasBaseFile(slice) ? slice.baseFileSize : DEFAULT_PARQUET_MAX_FILE_SIZE;
 }
 
 function sliceInfo(slice: FileSliceInput): ClusteringPlanSlice {
   return {
     dataFilePath: slice.baseFilePath,
-    deltaFilePaths: [],
+    deltaFilePaths: (slice.logFiles ?? []).map((log) => log.path),
     fileId: slice.fileId,
     partitionPath: slice.partitionPath,
     bootstrapFilePath: '',
@@ -255,14 +289,15 @@ export function buildClusteringGroupsForPartition(
       fix: 'pass only the slices of the partition being grouped',
     });
   }
-  const bySizeDescending = [...eligibleSlices].sort((left, right) => right.baseFileSize - left.baseFileSize);
+  const bySizeDescending = [...eligibleSlices].sort((left, right) => groupingBytes(right) - groupingBytes(left));
   const maxFiles = config.maxFilesPerGroup ?? Number.POSITIVE_INFINITY;
 
   const groups: ClusteringPlanGroup[] = [];
   let currentGroup: FileSliceInput[] = [];
   let currentBytes = 0;
   for (const slice of bySizeDescending) {
-    if ((currentBytes + slice.baseFileSize > config.maxBytesPerGroup || currentGroup.length >= maxFiles) && currentGroup.length > 0) {
+    const bytes = groupingBytes(slice);
+    if ((currentBytes + bytes > config.maxBytesPerGroup || currentGroup.length >= maxFiles) && currentGroup.length > 0) {
       groups.push(clusteringGroup(currentGroup, currentBytes, config.targetFileMaxBytes));
       currentGroup = [];
       currentBytes = 0;
@@ -270,7 +305,7 @@ export function buildClusteringGroupsForPartition(
       if (groups.length >= config.maxNumGroups) break;
     }
     currentGroup.push(slice);
-    currentBytes += slice.baseFileSize;
+    currentBytes += bytes;
   }
   if (currentGroup.length > 1 || (currentGroup.length === 1 && shouldClusterSingleGroup(config))) {
     groups.push(clusteringGroup(currentGroup, currentBytes, config.targetFileMaxBytes));

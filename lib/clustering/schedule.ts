@@ -3,8 +3,14 @@
  * last clustering (only when inline or async clustering is enabled, see plan-strategy.ts hudiSchedulingThreshold),
  * plan the small file slices of the selected partitions into groups, and persist the plan as
  * `<instant>.replacecommit.requested` (Avro HoodieRequestedReplaceMetadata, operationType CLUSTER) under the lock.
+ * On merge-on-read tables the slices are the latest merged ones (base file and log files) outside pending
+ * compactions and clusterings, as ClusteringPlanStrategy.getFileSlicesEligibleForClustering takes them.
  */
+import { pendingCompactionFileGroups } from '../compaction/schedule.js';
+import { fileGroupKey, type FileSystemView } from '../fs-view.js';
 import type { LockProvider } from '../lock/port.js';
+import { compareLogFileNames } from '../log-format/index.js';
+import type { Storage } from '../storage/port.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { withTableLock, type HudiTable } from '../table.js';
 import { assertSupported, METAFOLDER, PROPERTIES_FILE } from '../table-config.js';
@@ -52,7 +58,7 @@ export interface ScheduleResult {
 export async function schedule(table: HudiTable, config: ClusteringConfig, options: ScheduleOptions): Promise<ScheduleResult | undefined> {
   const { storage } = table;
   const log = options.log ?? (() => undefined);
-  assertSupported(table.config, storage.uriOf(PROPERTIES_FILE), 'write');
+  assertSupported(table.config, storage.uriOf(PROPERTIES_FILE), 'clustering');
   // A plan whose commit could not keep the metadata table would only stay pending.
   const properties = options.properties ?? new Map<string, string>();
   await assertMetadataTableKeepable(storage, 'a clustering', properties, table.config);
@@ -79,18 +85,17 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
 
       const view = await current.fileSystemView();
       const now = options.now ?? new Date();
-      const partitionPaths = filterPartitions(view.partitionPaths(), config, now.getHours());
-      const latestSlices: FileSliceInput[] = view.latestSlices().map((slice) => ({
-        fileId: slice.fileId,
-        partitionPath: slice.partitionPath,
-        baseFilePath: storage.uriOf(slice.baseFile.path),
-        baseFileSize: slice.baseFile.size,
-        instantTime: slice.baseInstantTime,
-      }));
-      const plan = buildClusteringPlan({ partitionPaths, latestSlices, pendingFileGroupIds: view.pendingClusteringFileGroups(), config });
+      const mergeOnRead = current.config.type === 'MERGE_ON_READ';
+      const latestSlices = mergeOnRead ? mergedSliceInputs(storage, view) : copyOnWriteSliceInputs(storage, view);
+      const tablePartitions = [...new Set([...view.partitionPaths(), ...latestSlices.map((slice) => slice.partitionPath)])].sort();
+      const partitionPaths = filterPartitions(tablePartitions, config, now.getHours());
+      const pendingFileGroupIds = mergeOnRead
+        ? new Set([...view.pendingClusteringFileGroups(), ...(await pendingCompactionFileGroups(current, current.timeline))])
+        : view.pendingClusteringFileGroups();
+      const plan = buildClusteringPlan({ partitionPaths, latestSlices, pendingFileGroupIds, config });
       if (plan === undefined) {
         log(
-          `not scheduling: no file slice smaller than ${config.smallFileLimitBytes} bytes outside pending clustering plans in ${partitionPaths.length} partition(s)`,
+          `not scheduling: no file slice smaller than ${config.smallFileLimitBytes} bytes outside pending clustering${mergeOnRead ? ' and compaction' : ''} plans in ${partitionPaths.length} partition(s)`,
         );
         return undefined;
       }
@@ -105,13 +110,42 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
   );
 }
 
+/** Copy-on-write: every live file group's latest base file. */
+function copyOnWriteSliceInputs(storage: Storage, view: FileSystemView): FileSliceInput[] {
+  return view.latestSlices().map((slice) => ({
+    fileId: slice.fileId,
+    partitionPath: slice.partitionPath,
+    baseFilePath: storage.uriOf(slice.baseFile.path),
+    baseFileSize: slice.baseFile.size,
+    instantTime: slice.baseInstantTime,
+  }));
+}
+
+/**
+ * Merge-on-read: every live file group's latest merged slice, its log files newest first as Hudi's FileSlice holds
+ * them (and so lists them in deltaFilePaths). Groups in pending compaction are left out by the caller.
+ */
+function mergedSliceInputs(storage: Storage, view: FileSystemView): FileSliceInput[] {
+  return view.latestMergedSlices().map((slice) => ({
+    fileId: slice.fileId,
+    partitionPath: slice.partitionPath,
+    baseFilePath: slice.baseFile === undefined ? '' : storage.uriOf(slice.baseFile.path),
+    baseFileSize: slice.baseFile?.size ?? 0,
+    instantTime: slice.baseInstantTime,
+    logFiles: [...slice.logFiles].sort((a, b) => compareLogFileNames(b.name, a.name)).map((log) => ({ path: storage.uriOf(log.path), size: log.size })),
+  }));
+}
+
 function scheduledGroups(plan: ClusteringPlan, slices: readonly FileSliceInput[]): ScheduledGroup[] {
-  const sizes = new Map(slices.map((slice) => [slice.baseFilePath, slice.baseFileSize]));
+  const bySlice = new Map(slices.map((slice) => [fileGroupKey(slice.partitionPath, slice.fileId), slice]));
   return plan.inputGroups.map((group, index) => ({
     index,
     partitionPath: group.slices[0]?.partitionPath ?? '',
     inputFiles: group.slices.length,
-    inputBytes: group.slices.reduce((total, slice) => total + (sizes.get(slice.dataFilePath) ?? 0), 0),
+    inputBytes: group.slices.reduce((total, planned) => {
+      const slice = bySlice.get(fileGroupKey(planned.partitionPath, planned.fileId));
+      return total + (slice?.baseFileSize ?? 0) + (slice?.logFiles ?? []).reduce((sum, log) => sum + log.size, 0);
+    }, 0),
     numOutputFileGroups: group.numOutputFileGroups,
   }));
 }

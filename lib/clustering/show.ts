@@ -3,12 +3,14 @@
  * files are absent (input sizes then come from the plan's TOTAL_IO_READ_MB metric); and the completed clusterings
  * with the summaries their replacecommits recorded (`--history`).
  */
+import { joinPartitionPath } from '../fs-view.js';
 import { mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { HudiTable } from '../table.js';
 import { readClusteringPlan, type ClusteringPlanGroup } from '../timeline/clustering-plan.js';
 import type { InstantState } from '../timeline/instant.js';
 import { completedClusterings } from '../timeline/queries.js';
 import { clusteringSummaryOf, groupResultsDone, sliceStoragePath } from './instant.js';
+import { sliceHasBaseFile } from './merge-slices.js';
 import type { ClusteringSummary } from './report.js';
 import { planSortColumns } from './sort-columns.js';
 
@@ -79,7 +81,12 @@ export async function describeClusteringPlans(table: HudiTable, options: { inclu
 }
 
 async function groupInputBytes(table: HudiTable, group: ClusteringPlanGroup): Promise<Pick<ClusteringGroupSummary, 'inputBytes' | 'bytesFrom'>> {
-  const sizes = await mapWithConcurrency(group.slices, HEAD_CONCURRENCY, async (slice) => (await table.storage.head(sliceStoragePath(slice)))?.size);
+  // A merge-on-read slice's bytes are its base file's (when it has one) and its log files'.
+  const files = group.slices.flatMap((slice) => [
+    ...(sliceHasBaseFile(slice) ? [sliceStoragePath(slice)] : []),
+    ...slice.deltaFilePaths.map((path) => joinPartitionPath(slice.partitionPath, path.slice(path.lastIndexOf('/') + 1))),
+  ]);
+  const sizes = await mapWithConcurrency(files, HEAD_CONCURRENCY, async (path) => (await table.storage.head(path))?.size);
   if (sizes.every((size): size is number => size !== undefined)) {
     return { inputBytes: sizes.reduce((total, size) => total + size, 0), bytesFrom: 'files' };
   }

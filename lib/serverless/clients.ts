@@ -12,6 +12,7 @@ import { ConflictError } from '../errors.js';
 import { dynamoDbClientFromEnv, lockProviderFor, LOCK_PROPERTY, type LockLease, type LockProvider } from '../lock/index.js';
 import { openStorage, s3ClientFromEnv, type Storage } from '../storage/index.js';
 import { HudiTable } from '../table.js';
+import type { TableAccessMode } from '../table-config.js';
 import { TaskError, TRANSIENT_ERROR } from './errors.js';
 import { lockProperties, type Environment, type StepSettings } from './settings.js';
 
@@ -114,7 +115,7 @@ export function tableStorage(settings: Pick<StepSettings, 'tablePath'>, clients:
 export async function openTableAndLock(
   settings: StepSettings,
   clients: ServiceClients,
-  options: { mode: 'read' | 'write'; ownerName?: string },
+  options: { mode: TableAccessMode; ownerName?: string },
 ): Promise<{ table: HudiTable; lock: LockProvider }> {
   const storage = tableStorage(settings, clients);
   const table = await HudiTable.open(storage, { mode: options.mode });

@@ -63,7 +63,7 @@ function fromStoredSummary(instantTime: string, summary: ClusteringSummary): Rep
 export async function commitStep(input: CommitStepInput, deps: StepDependencies): Promise<CommitStepOutput> {
   const settings = resolveStepSettings(deps.env, input);
   for (const warning of settings.warnings) deps.log.warn(warning);
-  const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
+  const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'clustering' });
 
   const { instant, plan } = await loadClusteringInstant(table, input.instant);
   if (instant.state !== 'COMPLETED') {

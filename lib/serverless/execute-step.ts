@@ -52,7 +52,7 @@ export async function executeGroupStep(input: ExecuteGroupInput, deps: ExecuteGr
   const started = Date.now();
   const settings = resolveStepSettings(deps.env, input);
   for (const warning of settings.warnings) deps.log.warn(warning);
-  const { table } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
+  const { table } = await openTableAndLock(settings, deps.clients, { mode: 'clustering' });
 
   const earlier = await readGroupResult(table.storage, input.instant, input.groupIndex);
   if (earlier !== undefined) {

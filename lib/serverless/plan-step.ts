@@ -85,7 +85,7 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
       reason: 'the run was started for cleaning and archiving only ("services": "clean-archive")',
     };
   }
-  const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
+  const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'clustering' });
   // Resuming a plan or scheduling one: either way the run must be able to keep the metadata table when it commits.
   await assertMetadataTableKeepable(table.storage, 'a clustering', settings.jobProperties, table.config);
   const base: PlanOutputBase = { tablePath: settings.tablePath, properties: settings.overrides };

@@ -70,7 +70,8 @@ export async function rollbackStep(input: RollbackStepInput, deps: StepDependenc
     return { ...base, outcome: 'nothing-to-roll-back', planKept: false, rollbackInstant: undefined, deletedFiles: 0 };
   }
   const instantTime = input.instant;
-  const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
+  // It rolls back clustering attempts only, which merge-on-read tables have too.
+  const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'clustering' });
   const instant = table.timeline.instants.find((candidate) => candidate.time === instantTime && candidate.action === 'replacecommit');
   if (instant === undefined) {
     // Rolled back by someone else (Hudi knows nothing of our group results): leave nothing of it behind.

@@ -207,8 +207,8 @@ describe('merge-on-read reads: Spark-written tables read as Spark reads them', (
     await sameAsSpark(hudi, tableB, { queryType: 'read_optimized' });
   });
 
-  it('writes and clustering of MOR tables are still refused, naming the table type', () => {
-    const result = runCli(['cluster', tableB, '--mode', 'schedule']);
+  it('cleaning MOR tables is still refused, naming the table type', () => {
+    const result = runCli(['clean', tableB, '--dry-run']);
     assert.notEqual(result.code, 0);
     assert.match(result.stderr, /MERGE_ON_READ tables are not supported yet/);
   });
