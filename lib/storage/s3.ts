@@ -1,3 +1,13 @@
+/**
+ * The S3 adapter of the storage port: put-if-absent (If-None-Match) for the timeline, ETag-conditional downloads
+ * (If-Match), parallel ranged GETs (16 MiB) into local files, multipart uploads in 64 MiB
+ * parts (one PUT below a part) aborted on failure, batched deletes, listings, and a count of every request it
+ * sends by kind (request-counts.ts), which the run reports and the cost model use.
+ *
+ * Why one long file: every operation shares the client, the error translation (not found, precondition failed,
+ * access denied with the permission needed) and the request counting; split, each part would re-export the
+ * others' internals.
+ */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
