@@ -28,6 +28,9 @@ export interface DeleteRecord {
   readonly orderingValue: OrderingValue | null;
 }
 
+/** The ordering value Hudi's deletes carry when they have none of their own: EmptyHoodieRecordPayload's, int 0. */
+export const EMPTY_PAYLOAD_ORDERING_VALUE = { type: 'int', value: 0 } as const satisfies OrderingValue;
+
 const NS = WRAPPER_NAMESPACE;
 
 const JAVA_STRING = { type: 'string', 'avro.java.string': 'String' };

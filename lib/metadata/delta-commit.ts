@@ -11,7 +11,7 @@
  */
 import { AlreadyExistsError, HudiError } from '../errors.js';
 import { writeHudiLogBlockHFile } from '../hfile/index.js';
-import { deleteBlock, encodeLogBlocks, logFileName, nextLogVersion, type LogBlockInput } from '../log-format/index.js';
+import { deleteBlock, EMPTY_PAYLOAD_ORDERING_VALUE, encodeLogBlocks, logFileName, nextLogVersion, type LogBlockInput } from '../log-format/index.js';
 import type { LockLease } from '../lock/port.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
@@ -31,8 +31,6 @@ const WRITE_CONCURRENCY = 8;
  * for ~25% more bytes, and every level reads back the same.
  */
 const GZIP_LEVEL = 1;
-/** What the delete blocks of the metadata table name as each key's partition (the metadata partition). */
-const DELETE_ORDERING_VALUE = { type: 'int', value: 0 } as const;
 
 export interface FileGroupWriteStat {
   readonly partition: MetadataPartitionType;
@@ -151,7 +149,7 @@ async function writeGroupLog(storage: Storage, instantTime: string, item: GroupW
       deleteBlock({
         instantTime,
         header: { SCHEMA: METADATA_RECORD_WRITER_SCHEMA_TEXT },
-        records: item.deletes.map((recordKey) => ({ recordKey, partitionPath: group.partition, orderingValue: DELETE_ORDERING_VALUE })),
+        records: item.deletes.map((recordKey) => ({ recordKey, partitionPath: group.partition, orderingValue: EMPTY_PAYLOAD_ORDERING_VALUE })),
       }),
     );
   }

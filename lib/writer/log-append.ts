@@ -14,7 +14,7 @@ import { openParquetEngine } from '../engine/parquet-engine.js';
 import type { ParquetEngine } from '../engine/port.js';
 import type { FileGroupWriteResult, WriteSession } from '../engine/write.js';
 import { fileGroupKey, type FileSystemView } from '../fs-view.js';
-import { avroDataBlock, deleteBlock, writeLogFile, type LogBlockInput, type LogFile } from '../log-format/index.js';
+import { avroDataBlock, deleteBlock, EMPTY_PAYLOAD_ORDERING_VALUE, writeLogFile, type LogBlockInput, type LogFile } from '../log-format/index.js';
 import type { AvroRecordSchema } from '../schema.js';
 import type { Storage } from '../storage/port.js';
 import { newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
@@ -33,9 +33,6 @@ export interface LatestSlice {
   readonly logFiles: readonly LogFile[];
   readonly pendingCompaction: boolean;
 }
-
-/** What Spark datasource deletes carry as ordering value: EmptyHoodieRecordPayload's, int 0. */
-const DELETE_ORDERING_VALUE = { type: 'int', value: 0 } as const;
 
 /**
  * The latest slice of every file group of the partitions, by fileGroupKey. Pending compactions are read from a fresh
@@ -118,7 +115,7 @@ export class LogAppender {
     }
     const deletes = await session.bucketDeletedKeys(index);
     if (deletes.length > 0) {
-      blocks.push(deleteBlock({ instantTime, header, records: deletes.map((d) => ({ ...d, orderingValue: DELETE_ORDERING_VALUE })) }));
+      blocks.push(deleteBlock({ instantTime, header, records: deletes.map((d) => ({ ...d, orderingValue: EMPTY_PAYLOAD_ORDERING_VALUE })) }));
     }
     const written = await writeLogFile(storage, {
       partitionPath: bucket.partitionPath,
