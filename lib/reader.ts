@@ -16,6 +16,7 @@ import { keyGeneratorOptionsFromTable, partitionValuesFromPath } from './keygen.
 import { mapWithConcurrency } from './storage/concurrency.js';
 import type { Storage } from './storage/port.js';
 import type { HudiTable, TableSchema } from './table.js';
+import { fileNameOf } from './util/paths.js';
 
 export const META_FIELDS = ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name'] as const;
 const DOWNLOAD_CONCURRENCY = 8;
@@ -72,7 +73,7 @@ export async function stageFiles(
   }
   const dir = await mkdtemp(join(tempParent, 'hudi-stage-'));
   const localPaths = await mapWithConcurrency([...paths], DOWNLOAD_CONCURRENCY, async (path, index) => {
-    const local = join(dir, `${index}-${path.slice(path.lastIndexOf('/') + 1)}`);
+    const local = join(dir, `${index}-${fileNameOf(path)}`);
     await storage.downloadFile(path, local);
     toUri.set(local, storage.uriOf(path));
     return local;

@@ -59,6 +59,7 @@ import { createMarker, deleteMarkerDir, listMarkers, type Marker } from './timel
 import { readClusteringPlan } from './timeline/clustering-plan.js';
 import { instantPath, loadTimeline, type Timeline } from './timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from './timeline/transitions.js';
+import { fileNameOf } from './util/paths.js';
 
 /** Actions whose failed instants this module rolls back (COW writes, clustering, insert_overwrite). */
 const ROLLBACK_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'replacecommit']);
@@ -485,7 +486,7 @@ function filesToDelete(storage: Storage, rollbackTime: string, instantTime: stri
   const files: FileToDelete[] = [];
   for (const request of plan.RollbackRequests ?? []) {
     for (const planPath of request.filesToBeDeleted) {
-      const fileName = planPath.slice(planPath.lastIndexOf('/') + 1);
+      const fileName = fileNameOf(planPath);
       if (parseBaseFileName(fileName)?.instantTime !== instantTime && parseLogFileName(fileName)?.baseInstant !== instantTime) {
         throw new HudiError(`rollback plan ${rollbackTime} would delete ${planPath}, which is not a base file of instant ${instantTime}`, {
           location: storage.uriOf(instantPath({ time: rollbackTime, action: 'rollback', state: 'REQUESTED' })),
@@ -555,8 +556,8 @@ async function recordLogFilesInMetadataTable(
   const partitionToWriteStats: Record<string, WriteStat[]> = {};
   for (const block of appended) {
     const stats = (partitionToWriteStats[block.partitionPath] ??= []);
-    const files = new Map<string, number>([[block.path.slice(block.path.lastIndexOf('/') + 1), block.size]]);
-    for (const [file, size] of Object.entries(block.failedLogFiles)) files.set(file.slice(file.lastIndexOf('/') + 1), size);
+    const files = new Map<string, number>([[fileNameOf(block.path), block.size]]);
+    for (const [file, size] of Object.entries(block.failedLogFiles)) files.set(fileNameOf(file), size);
     for (const [file, size] of files) {
       stats.push(
         newWriteStat({ fileId: block.fileId, path: joinPartitionPath(block.partitionPath, file), partitionPath: block.partitionPath, fileSizeInBytes: size }),

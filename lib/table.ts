@@ -14,6 +14,7 @@ import { planFileGroups } from './timeline/clustering-plan.js';
 import { compareInstantTimes, isValidInstantTime } from './timeline/instant.js';
 import { latestCommitSchema, pendingClusteringPlans } from './timeline/queries.js';
 import { loadTimeline, readCommitMetadata, Timeline, WRITE_ACTIONS } from './timeline/timeline.js';
+import { fileNameOf, folderNameOf } from './util/paths.js';
 
 export const PARTITION_METAFILE = '.hoodie_partition_metadata';
 /** How many folders are listed at once while discovering partitions. */
@@ -160,13 +161,13 @@ export async function listPartitions(storage: Storage): Promise<ListedPartition[
     const listings = await mapWithConcurrency(frontier, LISTING_CONCURRENCY, async (dir) => ({ dir, listing: await storage.listDir(dir) }));
     const next: string[] = [];
     for (const { dir, listing } of listings) {
-      const names = listing.files.map((f) => ({ name: f.path.slice(f.path.lastIndexOf('/') + 1), size: f.size }));
+      const names = listing.files.map((f) => ({ name: fileNameOf(f.path), size: f.size }));
       if (names.some((f) => f.name === PARTITION_METAFILE)) {
         found.push({ partitionPath: dir, files: names });
         continue;
       }
       for (const sub of listing.dirs) {
-        const name = sub.replace(/\/$/, '').slice(sub.replace(/\/$/, '').lastIndexOf('/') + 1);
+        const name = folderNameOf(sub);
         if (name.startsWith('.')) continue;
         next.push(dir === '' ? name : `${dir}/${name}`);
       }

@@ -39,6 +39,7 @@ import { ARCHIVED_META_ENTRY_SCHEMA_TEXT, archivedMetaEntryOf, type ArchivedMeta
 import { ARCHIVE_FILE_ID, MERGE_ARCHIVE_PLAN_NAME, archiveFolder, listArchiveFiles, readArchivedRecords } from './archived-timeline.js';
 import type { ArchivalConfig } from './config.js';
 import { planArchive, type ArchivePlan } from './plan.js';
+import { fileNameOf, folderNameOf } from '../util/paths.js';
 
 export interface ArchiveOptions {
   readonly config: ArchivalConfig;
@@ -171,7 +172,7 @@ async function rawInstantFiles(storage: Storage): Promise<RawInstantFile[]> {
   const { files } = await storage.listDir(METAFOLDER);
   const out: RawInstantFile[] = [];
   for (const object of files) {
-    const instant = parseInstantFileName(object.path.slice(object.path.lastIndexOf('/') + 1));
+    const instant = parseInstantFileName(fileNameOf(object.path));
     if (instant !== undefined) out.push({ instant, object });
   }
   return out.sort((a, b) => compareInstants(a.instant, b.instant));
@@ -226,7 +227,7 @@ async function archiveInstants(
   const entries: ArchivedMetaEntry[] = [];
   // deleteAnyLeftOverMarkers: only instants that still have a marker (or work) folder.
   const [markerDirs, workDirs] = await settleAll([storage.listDir(MARKERS_ROOT), storage.listDir(`${WORK_ROOT}/clustering`)]);
-  const leftOver = new Set([...markerDirs.dirs, ...workDirs.dirs].map((dir) => dir.replace(/\/$/, '').slice(dir.replace(/\/$/, '').lastIndexOf('/') + 1)));
+  const leftOver = new Set([...markerDirs.dirs, ...workDirs.dirs].map((dir) => folderNameOf(dir)));
   for (const instant of instants) if (leftOver.has(instant.time)) await deleteInstantScratch(storage, instant.time);
   const read = await mapWithConcurrency(files, 16, async (file) => ({ file, bytes: await storage.get(file.object.path) }));
   for (const { file, bytes } of read) {
@@ -322,7 +323,7 @@ async function recoverMerge(storage: Storage, folder: string, config: ArchivalCo
     await storage.delete([planPath]);
     return 'discarded-unreadable-plan';
   }
-  const candidates = (plan.candidate ?? []).map((path) => `${folder}/${path.slice(path.lastIndexOf('/') + 1)}`);
+  const candidates = (plan.candidate ?? []).map((path) => `${folder}/${fileNameOf(path)}`);
   const merged = `${folder}/${plan.mergedArchiveFileName ?? ''}`;
   const present = await settleAll(candidates.map(async (path) => (await storage.head(path)) !== undefined));
   let outcome: ArchiveResult['recoveredMerge'];

@@ -9,6 +9,7 @@ import { deleteMany } from '../storage/delete-many.js';
 import type { Storage } from '../storage/port.js';
 import type { HoodieCleanerPlan } from '../timeline/avro-schemas.js';
 import { planDeletes } from './plan.js';
+import { fileNameOf } from '../util/paths.js';
 
 export interface PartitionCleanStat {
   readonly partitionPath: string;
@@ -72,8 +73,7 @@ export async function executeCleanerPlan(storage: Storage, plan: HoodieCleanerPl
  */
 async function deletePartitionFolder(storage: Storage, partitionPath: string, concurrency: number): Promise<boolean> {
   const objects = await storage.listRecursive(partitionPath);
-  const name = (path: string) => path.slice(path.lastIndexOf('/') + 1);
-  if (objects.some((object) => parseBaseFileName(name(object.path)) !== undefined)) return false;
+  if (objects.some((object) => parseBaseFileName(fileNameOf(object.path)) !== undefined)) return false;
   const result = await deleteMany(
     storage,
     objects.map((object) => object.path),

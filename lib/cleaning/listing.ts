@@ -6,16 +6,12 @@ import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { PARTITION_METAFILE } from '../table.js';
 import type { PartitionListing } from './plan.js';
-
-function nameOf(path: string): string {
-  const trimmed = path.replace(/\/$/, '');
-  return trimmed.slice(trimmed.lastIndexOf('/') + 1);
-}
+import { folderNameOf } from '../util/paths.js';
 
 /** One partition folder's files (an absent folder lists as empty). */
 export async function listPartition(storage: Storage, partitionPath: string): Promise<PartitionListing> {
   const { files } = await storage.listDir(partitionPath);
-  return { partitionPath, files: files.map((file) => ({ name: nameOf(file.path), size: file.size })) };
+  return { partitionPath, files: files.map((file) => ({ name: folderNameOf(file.path), size: file.size })) };
 }
 
 /** List the given partitions, `concurrency` at a time, handing each listing to `visit` as it arrives. */
@@ -42,13 +38,13 @@ export async function walkPartitions(storage: Storage, concurrency: number, visi
     const next: string[][] = await mapWithConcurrency(frontier, concurrency, async (dir) => {
       const listing = await storage.listDir(dir);
       listed++;
-      const files = listing.files.map((file) => ({ name: nameOf(file.path), size: file.size }));
+      const files = listing.files.map((file) => ({ name: folderNameOf(file.path), size: file.size }));
       if (files.some((file) => file.name === PARTITION_METAFILE)) {
         await visit({ partitionPath: dir, files });
         return [];
       }
       return listing.dirs
-        .map(nameOf)
+        .map(folderNameOf)
         .filter((name) => !name.startsWith('.'))
         .map((name) => (dir === '' ? name : `${dir}/${name}`));
     });

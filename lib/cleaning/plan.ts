@@ -21,6 +21,7 @@ import type { HoodieCleanerPlan, HoodieCleanFileInfo, HoodieCleanMetadata } from
 import { compareInstants, compareInstantTimes, formatInstantTime, type Instant, type InstantAction, type TimelineTimeZone } from '../timeline/instant.js';
 import { Timeline } from '../timeline/timeline.js';
 import type { CleanConfig, CleaningPolicy } from './config.js';
+import { fileNameOf } from '../util/paths.js';
 
 /** Version of the plans Hudi 0.14/0.15 write (CleanPlanner.LATEST_CLEAN_PLAN_VERSION). */
 export const CLEAN_PLAN_VERSION = 2;
@@ -498,7 +499,7 @@ export function planDeletes(plan: HoodieCleanerPlan): { partitionPath: string; f
   for (const [partitionPath, files] of Object.entries(perPartition)) {
     for (const file of files) {
       if (file.filePath === null || file.filePath === '') throw new HudiError(`the cleaner plan names a file without a path in partition "${partitionPath}"`);
-      const fileName = file.filePath.slice(file.filePath.lastIndexOf('/') + 1);
+      const fileName = fileNameOf(file.filePath);
       out.push({ partitionPath, fileName, path: joinPartitionPath(partitionPath, fileName) });
     }
   }
@@ -506,7 +507,7 @@ export function planDeletes(plan: HoodieCleanerPlan): { partitionPath: string; f
   if (Object.keys(perPartition).length === 0) {
     for (const [partitionPath, names] of Object.entries(plan.filesToBeDeletedPerPartition ?? {})) {
       for (const name of names) {
-        const fileName = name.slice(name.lastIndexOf('/') + 1);
+        const fileName = fileNameOf(name);
         out.push({ partitionPath, fileName, path: joinPartitionPath(partitionPath, fileName) });
       }
     }

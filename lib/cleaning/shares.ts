@@ -30,6 +30,7 @@ import { executeCleanerPlan, type PartitionCleanStat } from './execute.js';
 import type { CleanScopeSummary, PartitionCleanPlan, PartitionContext, RetentionPoint } from './plan.js';
 import { sliceContext } from './plan.js';
 import { planPartitions, type CleanPlanning, type CleanPreparation } from './schedule.js';
+import { fileNameOf, folderNameOf } from '../util/paths.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Settings (ours, not Hudi's: Hudi's cleaner runs in one Spark job).
@@ -97,7 +98,7 @@ async function getJsonIfPresent<T>(storage: Storage, path: string): Promise<T | 
 /** Which of `count` indexed files exist under `dir` (one listing). */
 async function present(storage: Storage, dir: string, prefix: string, count: number): Promise<boolean[]> {
   const { files } = await storage.listDir(dir);
-  const names = new Set(files.map((file) => file.path.slice(file.path.lastIndexOf('/') + 1)));
+  const names = new Set(files.map((file) => fileNameOf(file.path)));
   return Array.from({ length: count }, (_, index) => names.has(`${prefix}-${index}.json`));
 }
 
@@ -498,7 +499,7 @@ export async function tidyCleanWorkFolder(storage: Storage, timeline: Timeline, 
   };
   const removed: string[] = [];
   for (const dir of dirs) {
-    const name = dir.replace(/\/$/, '').slice(dir.replace(/\/$/, '').lastIndexOf('/') + 1);
+    const name = folderNameOf(dir);
     let stale: boolean;
     if (/^\d{17}$/.test(name)) {
       stale = completed.has(name) || (!pending.has(name) && (await untouchedFor(cleanWorkDir(name))) > STALE_PLANNING_MS);

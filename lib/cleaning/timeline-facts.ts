@@ -10,6 +10,7 @@ import { instantFileName, type Instant } from '../timeline/instant.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import type { LastClean } from './plan.js';
+import { fileNameOf } from '../util/paths.js';
 
 /** Reads of instant files in flight at once. */
 const READ_CONCURRENCY = 16;
@@ -60,7 +61,7 @@ export async function readSavepoints(storage: Storage, timeline: Timeline): Prom
     const files: Record<string, string[]> = {};
     for (const [partition, entry] of Object.entries(metadata.partitionMetadata)) {
       // Hudi stores file names; strip any folder a writer may have left in.
-      files[partition] = entry.savepointDataFile.map((file) => file.slice(file.lastIndexOf('/') + 1));
+      files[partition] = entry.savepointDataFile.map((file) => fileNameOf(file));
     }
     return { time: instant.time, files };
   });

@@ -41,6 +41,7 @@ import { sliceHasBaseFile } from './merge-slices.js';
 import { buildClusteringReport, summarizeClusteringReport, type ClusteringReport, type ClusteringSummary } from './report.js';
 import { clusteringReportPath, renderClusteringReportHtml } from './report-html.js';
 import { planSortColumns } from './sort-columns.js';
+import { fileNameOf } from '../util/paths.js';
 
 export interface CommitOptions {
   readonly lock: LockProvider;
@@ -243,7 +244,7 @@ function checkGroupResult(plan: ClusteringPlan, instantTime: string, groupIndex:
   if (written !== result.inputRows) fail(`read ${result.inputRows} rows from the input footers but wrote ${written}`);
   if (result.inputRows > 0 && result.writeStats.length === 0) fail('produced no output file');
   for (const stat of result.writeStats) {
-    const fileName = (stat.path ?? '').slice((stat.path ?? '').lastIndexOf('/') + 1);
+    const fileName = fileNameOf(stat.path ?? '');
     const parsed = parseBaseFileName(fileName);
     if (
       parsed === undefined ||
@@ -271,7 +272,7 @@ async function assertInputsUnchanged(table: HudiTable, instantTime: string, plan
           .latestMergedSlices()
           .map((slice) => [
             fileGroupKey(slice.partitionPath, slice.fileId),
-            { base: slice.baseFile?.path ?? '', logs: slice.logFiles.map((log) => log.path.slice(log.path.lastIndexOf('/') + 1)) },
+            { base: slice.baseFile?.path ?? '', logs: slice.logFiles.map((log) => fileNameOf(log.path)) },
           ])
       : view.latestSlices().map((slice) => [fileGroupKey(slice.partitionPath, slice.fileId), { base: slice.baseFile.path, logs: [] as string[] }]),
   );
@@ -279,7 +280,7 @@ async function assertInputsUnchanged(table: HudiTable, instantTime: string, plan
     for (const slice of group.slices) {
       const now = latest.get(fileGroupKey(slice.partitionPath, slice.fileId));
       const planned = sliceHasBaseFile(slice) ? sliceStoragePath(slice) : '';
-      const plannedLogs = new Set(slice.deltaFilePaths.map((path) => path.slice(path.lastIndexOf('/') + 1)));
+      const plannedLogs = new Set(slice.deltaFilePaths.map((path) => fileNameOf(path)));
       const newLogs = now?.logs.filter((name) => !plannedLogs.has(name)) ?? [];
       if (now?.base !== planned || newLogs.length > 0) {
         throw new ConflictError(

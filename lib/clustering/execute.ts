@@ -52,6 +52,7 @@ import {
 } from './instant.js';
 import { toComparable, type ComparableValue, type FileSummary, type GroupExecution } from './report.js';
 import { groupOrder, groupOrderKind, planSortColumns, type GroupOrder } from './sort-columns.js';
+import { fileNameOf } from '../util/paths.js';
 
 export interface ExecuteGroupOptions {
   readonly engine: ParquetEngine;
@@ -221,7 +222,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
       plan,
       inputs,
       slicesWithLogs: merged?.merged ?? 0,
-      sliceNames: group.slices.map((slice) => sliceStoragePath(slice).slice(sliceStoragePath(slice).lastIndexOf('/') + 1)),
+      sliceNames: group.slices.map((slice) => fileNameOf(sliceStoragePath(slice))),
       outputDir: join(workDir, 'out'),
       numOutputFileGroups: group.numOutputFileGroups,
       order,

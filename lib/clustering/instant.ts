@@ -36,6 +36,7 @@ import { clusteringWorkDir } from '../timeline/work-folder.js';
 import { createRequested, transitionToInflight } from '../timeline/transitions.js';
 import type { ClusteringSummary, GroupReportInput } from './report.js';
 import type { GroupOrderKind } from './sort-columns.js';
+import { fileNameOf } from '../util/paths.js';
 
 const HEAD_CONCURRENCY = 16;
 
@@ -98,7 +99,7 @@ export function assertClusteringPending(storage: Storage, instant: Instant): voi
  * table was when planned, so the partition path and file name are what identify the file.
  */
 export function sliceStoragePath(slice: ClusteringPlanSlice): string {
-  const fileName = slice.dataFilePath.slice(slice.dataFilePath.lastIndexOf('/') + 1);
+  const fileName = fileNameOf(slice.dataFilePath);
   return joinPartitionPath(slice.partitionPath, fileName);
 }
 

@@ -18,9 +18,9 @@ import type { ClusteringPlanSlice } from '../timeline/clustering-plan.js';
 import { stageFiles } from '../reader.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import { instantPath } from '../timeline/timeline.js';
+import { fileNameOf } from '../util/paths.js';
 
 /** A file name at the end of a plan path (plans hold full URIs of wherever the table was). */
-const nameOf = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
 /** Whether a planned slice has log files to merge. */
 export const sliceHasLogs = (slice: ClusteringPlanSlice): boolean => slice.deltaFilePaths.length > 0;
@@ -59,7 +59,7 @@ export async function mergeGroupSlices(input: MergeGroupSlicesInput): Promise<Me
   const { table, instantTime, partitionPath, slices, engine } = input;
   const requested = table.storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' }));
   const listing = (await table.storage.listDir(partitionPath)).files;
-  const logsByName = new Map(logFilesOf(listing).map((log) => [nameOf(log.path), log]));
+  const logsByName = new Map(logFilesOf(listing).map((log) => [fileNameOf(log.path), log]));
   const anyBase = input.localBaseFiles.find((file): file is string => file !== undefined);
   const payload = tablePayload(table.storage, table.config);
   // Blocks of instants completed before this clustering count, as Hudi's scanner bounded by the latest completed one.
@@ -92,10 +92,10 @@ export async function mergeGroupSlices(input: MergeGroupSlicesInput): Promise<Me
         continue;
       }
       const logs: LogFile[] = planned.deltaFilePaths.map((path) => {
-        const log = logsByName.get(nameOf(path));
+        const log = logsByName.get(fileNameOf(path));
         if (log === undefined) {
-          throw new HudiError(`clustering ${instantTime} reads log file ${nameOf(path)} in "${partitionPath}", which is gone`, {
-            location: table.storage.uriOf(joinPartitionPath(partitionPath, nameOf(path))),
+          throw new HudiError(`clustering ${instantTime} reads log file ${fileNameOf(path)} in "${partitionPath}", which is gone`, {
+            location: table.storage.uriOf(joinPartitionPath(partitionPath, fileNameOf(path))),
             fix: 'roll the clustering back (a cleaner or compaction removed its inputs) and schedule a new one',
           });
         }
@@ -108,7 +108,7 @@ export async function mergeGroupSlices(input: MergeGroupSlicesInput): Promise<Me
           { location: requested, fix: 'cluster this group with Hudi (CALL run_clustering), or compact the table first' },
         );
       }
-      const baseName = sliceHasBaseFile(planned) ? nameOf(planned.dataFilePath) : undefined;
+      const baseName = sliceHasBaseFile(planned) ? fileNameOf(planned.dataFilePath) : undefined;
       const parsed = baseName === undefined ? undefined : parseBaseFileName(baseName);
       if (baseName !== undefined && parsed === undefined) {
         throw new HudiError(`clustering ${instantTime} names base file ${baseName}, which is not a base file name`, { location: requested });
@@ -123,7 +123,7 @@ export async function mergeGroupSlices(input: MergeGroupSlicesInput): Promise<Me
         baseFile:
           parsed === undefined || basePath === undefined
             ? undefined
-            : { partitionPath, ...parsed, fileName: baseName!, path: basePath, size: listing.find((file) => nameOf(file.path) === baseName)?.size ?? 0 },
+            : { partitionPath, ...parsed, fileName: baseName!, path: basePath, size: listing.find((file) => fileNameOf(file.path) === baseName)?.size ?? 0 },
         logFiles: ordered,
       };
       const rows = await mergeSlice(

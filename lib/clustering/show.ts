@@ -13,6 +13,7 @@ import { clusteringSummaryOf, groupResultsDone, sliceStoragePath } from './insta
 import { sliceHasBaseFile } from './merge-slices.js';
 import type { ClusteringSummary } from './report.js';
 import { planSortColumns } from './sort-columns.js';
+import { fileNameOf } from '../util/paths.js';
 
 export interface ClusteringGroupSummary {
   readonly index: number;
@@ -84,7 +85,7 @@ async function groupInputBytes(table: HudiTable, group: ClusteringPlanGroup): Pr
   // A merge-on-read slice's bytes are its base file's (when it has one) and its log files'.
   const files = group.slices.flatMap((slice) => [
     ...(sliceHasBaseFile(slice) ? [sliceStoragePath(slice)] : []),
-    ...slice.deltaFilePaths.map((path) => joinPartitionPath(slice.partitionPath, path.slice(path.lastIndexOf('/') + 1))),
+    ...slice.deltaFilePaths.map((path) => joinPartitionPath(slice.partitionPath, fileNameOf(path))),
   ]);
   const sizes = await mapWithConcurrency(files, HEAD_CONCURRENCY, async (path) => (await table.storage.head(path))?.size);
   if (sizes.every((size): size is number => size !== undefined)) {

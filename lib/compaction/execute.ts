@@ -40,6 +40,7 @@ import { withMetaFields } from '../schema.js';
 import { AVRO_SCHEMA_FOOTER_KEY, hudiFooter } from '../writer/footer.js';
 import { writeConfigFromProperties } from '../writer/write-config.js';
 import { assertMergeOnRead } from './schedule.js';
+import { fileNameOf } from '../util/paths.js';
 
 export interface CompactionRunOptions {
   readonly lock: LockProvider;
@@ -278,8 +279,7 @@ async function compactOperation(
   const { storage, config } = table;
   const { partitionPath, fileId } = operation;
   const listing = (await storage.listDir(partitionPath)).files;
-  const nameOf = (path: string) => path.slice(path.lastIndexOf('/') + 1);
-  const byName = new Map(listing.map((file) => [nameOf(file.path), file]));
+  const byName = new Map(listing.map((file) => [fileNameOf(file.path), file]));
   const missing = [...operation.deltaFilePaths, ...(operation.dataFilePath === null ? [] : [operation.dataFilePath])].filter((name) => !byName.has(name));
   if (missing.length > 0) {
     throw new HudiError(`compaction ${instantTime} reads ${missing.join(', ')} in "${partitionPath}", which are gone`, {
@@ -288,7 +288,9 @@ async function compactOperation(
     });
   }
   const order = new Map(operation.deltaFilePaths.map((name, index) => [name, index]));
-  const logFiles = logFilesOf(listing.filter((file) => order.has(nameOf(file.path)))).sort((a, b) => order.get(nameOf(a.path))! - order.get(nameOf(b.path))!);
+  const logFiles = logFilesOf(listing.filter((file) => order.has(fileNameOf(file.path)))).sort(
+    (a, b) => order.get(fileNameOf(a.path))! - order.get(fileNameOf(b.path))!,
+  );
   const dataFile = operation.dataFilePath;
   const parsed = dataFile === null ? undefined : parseBaseFileName(dataFile);
   if (dataFile !== null && parsed === undefined)
@@ -314,7 +316,7 @@ async function compactOperation(
   const stale = listing
     .map((file) => file.path)
     .filter((path) => {
-      const other = parseBaseFileName(nameOf(path));
+      const other = parseBaseFileName(fileNameOf(path));
       return other !== undefined && other.fileId === fileId && other.instantTime === instantTime;
     });
   if (stale.length > 0) await storage.delete(stale);
@@ -411,7 +413,7 @@ export async function rollbackCompaction(
       for (const partitionPath of new Set(plan.operations.map((op) => op.partitionPath))) {
         const fileIds = new Set(plan.operations.filter((op) => op.partitionPath === partitionPath).map((op) => op.fileId));
         for (const file of (await current.storage.listDir(partitionPath)).files) {
-          const parsed = parseBaseFileName(file.path.slice(file.path.lastIndexOf('/') + 1));
+          const parsed = parseBaseFileName(fileNameOf(file.path));
           if (parsed !== undefined && parsed.instantTime === instantTime && fileIds.has(parsed.fileId)) deleted.push(file.path);
         }
       }

@@ -25,6 +25,7 @@ import { compareInstantTimes, newInstantTime, parseInstantTime } from '../timeli
 import type { Timeline } from '../timeline/timeline.js';
 import { fileGroupKey, type MergedFileSlice } from '../fs-view.js';
 import type { CompactionConfig } from './config.js';
+import { fileNameOf } from '../util/paths.js';
 
 export interface CompactionScheduleOptions {
   readonly lock: LockProvider;
@@ -103,7 +104,7 @@ export function compactionOperations(slices: readonly MergedFileSlice[], exclude
     .filter((slice) => slice.logFiles.length > 0 && !excluded.has(fileGroupKey(slice.partitionPath, slice.fileId)))
     .map((slice) => ({
       baseInstantTime: slice.baseInstantTime,
-      deltaFilePaths: slice.logFiles.map((log) => log.path.slice(log.path.lastIndexOf('/') + 1)),
+      deltaFilePaths: slice.logFiles.map((log) => fileNameOf(log.path)),
       dataFilePath: slice.baseFile?.fileName ?? null,
       fileId: slice.fileId,
       partitionPath: slice.partitionPath,

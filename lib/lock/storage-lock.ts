@@ -29,6 +29,7 @@ import {
   type ObservedHolder,
 } from './lease.js';
 import type { LockProvider } from './port.js';
+import { fileNameOf } from '../util/paths.js';
 
 export const STORAGE_LOCK_FOLDER = '.hoodie/.serverless-lock';
 const GENERATION_DIGITS = 12;
@@ -194,7 +195,7 @@ class StorageLeaseBackend implements LeaseBackend<StorageHolder, StorageHeld> {
     const { files } = await this.storage.listDir(STORAGE_LOCK_FOLDER);
     const generations: number[] = [];
     for (const file of files) {
-      const match = GENERATION_FILE.exec(file.path.slice(file.path.lastIndexOf('/') + 1));
+      const match = GENERATION_FILE.exec(fileNameOf(file.path));
       if (match?.[1] !== undefined) generations.push(Number(match[1]));
     }
     return generations.sort((a, b) => a - b);

@@ -12,6 +12,7 @@ import { concatBytes } from './bytes.js';
 import { encodeLogBlock, iterateLogBlocks, type EncodeLogBlockOptions, type LogBlock, type LogBlockInput } from './block.js';
 import { LogFormatError } from './errors.js';
 import { compareLogFileNames, logFileName, nextLogVersion, parseLogFileName, type LogFileExtension, type LogFileName } from './names.js';
+import { fileNameOf } from '../util/paths.js';
 
 export interface LogFile {
   /** Path under the storage root. */
@@ -40,7 +41,7 @@ export async function listLogFiles(storage: Storage, dir: string, filter: LogFil
 export function logFilesOf(objects: readonly StoredObject[], filter: LogFileFilter = {}): LogFile[] {
   const logs: LogFile[] = [];
   for (const object of objects) {
-    const base = object.path.slice(object.path.lastIndexOf('/') + 1);
+    const base = fileNameOf(object.path);
     if (base.startsWith('..') && base.endsWith('.crc')) continue;
     const name = parseLogFileName(base);
     if (name === undefined) continue;

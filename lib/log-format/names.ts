@@ -10,6 +10,7 @@
  * The write token is `<taskPartitionId>-<stageId>-<taskAttemptId>`; rollbacks and the archiver use `1-0-1`.
  */
 import { HudiError } from '../errors.js';
+import { fileNameOf } from '../util/paths.js';
 
 export type LogFileExtension = 'log' | 'archive';
 
@@ -38,7 +39,7 @@ const WRITE_TOKEN_PATTERN = /^\d+-\d+-\d+$/;
 
 /** The parts of a log file name (a bare name or a path), or undefined when it is not one. */
 export function parseLogFileName(nameOrPath: string): LogFileName | undefined {
-  const name = nameOrPath.slice(nameOrPath.lastIndexOf('/') + 1);
+  const name = fileNameOf(nameOrPath);
   const match = LOG_FILE_PATTERN.exec(name);
   if (match === null) return undefined;
   const version = Number(match[4]);

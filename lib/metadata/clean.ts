@@ -26,6 +26,7 @@ import type { Timeline } from '../timeline/timeline.js';
 import type { MetadataFileGroup } from './file-groups.js';
 import type { MetadataPartitionType } from './partitions.js';
 import { completedCompactions, latestCompletedDeltaCommit, METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER } from './timeline.js';
+import { fileNameOf } from '../util/paths.js';
 
 /** HoodieTableMetadataUtil.OperationSuffix.CLEAN. */
 export const CLEAN_SUFFIX = '002';
@@ -91,7 +92,7 @@ export async function planMetadataClean(
   const mdt = prefixedStorage(storage, METADATA_TABLE_FOLDER);
   const partitions: PartitionCleanPlan[] = [];
   for (const partition of [...fileGroups.keys()].sort()) {
-    const files = (await mdt.listDir(partition)).files.map((file) => ({ name: file.path.slice(file.path.lastIndexOf('/') + 1), size: file.size }));
+    const files = (await mdt.listDir(partition)).files.map((file) => ({ name: fileNameOf(file.path), size: file.size }));
     partitions.push(
       planPartition(
         { partitionPath: partition, files },

@@ -48,6 +48,7 @@ import { readFileGroup } from './reader.js';
 import { isDeletedRecord, type MetadataRecord } from './records.js';
 import { METADATA_RECORD_SCHEMA_TEXT, METADATA_RECORD_WRITER_SCHEMA_TEXT, metadataRecordType } from './schema.js';
 import { deltaCommitsSinceLastCompaction, latestCompletedDeltaCommit, METADATA_TABLE_METAFOLDER } from './timeline.js';
+import { fileNameOf } from '../util/paths.js';
 
 /** hoodie.metadata.compact.max.delta.commits (HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS). */
 export const COMPACT_MAX_DELTA_COMMITS = defineKey({
@@ -107,7 +108,7 @@ export function planCompaction(fileGroups: ReadonlyMap<MetadataPartitionType, re
       if (slice.logFiles.length === 0) continue;
       operations.push({
         baseInstantTime: slice.baseInstant,
-        deltaFilePaths: slice.logFiles.map((log) => log.path.slice(log.path.lastIndexOf('/') + 1)),
+        deltaFilePaths: slice.logFiles.map((log) => fileNameOf(log.path)),
         dataFilePath: slice.baseFile?.name ?? null,
         fileId: group.fileId,
         partitionPath: partition,
@@ -219,8 +220,7 @@ async function compactOperation(
   }
   const folder = partitionFolder(partition);
   const listing = (await storage.listDir(folder)).files;
-  const nameOf = (path: string) => path.slice(path.lastIndexOf('/') + 1);
-  const byName = new Map(listing.map((file) => [nameOf(file.path), file]));
+  const byName = new Map(listing.map((file) => [fileNameOf(file.path), file]));
   const missing = [...operation.deltaFilePaths, ...(operation.dataFilePath === null ? [] : [operation.dataFilePath])].filter((name) => !byName.has(name));
   if (missing.length > 0) {
     throw new HudiError(`compaction ${instantTime} reads ${missing.join(', ')} in ${partition}, which are gone`, {
@@ -231,9 +231,9 @@ async function compactOperation(
   const wanted = new Set(operation.deltaFilePaths);
   const order = new Map(operation.deltaFilePaths.map((name, index) => [name, index]));
   const logFiles = logFilesOf(
-    listing.filter((file) => wanted.has(nameOf(file.path))),
+    listing.filter((file) => wanted.has(fileNameOf(file.path))),
     { extension: 'log' },
-  ).sort((a, b) => order.get(nameOf(a.path))! - order.get(nameOf(b.path))!);
+  ).sort((a, b) => order.get(fileNameOf(a.path))! - order.get(fileNameOf(b.path))!);
   const base = operation.dataFilePath === null ? undefined : byName.get(operation.dataFilePath)!;
   const group: MetadataFileGroup = {
     partition,
@@ -241,7 +241,7 @@ async function compactOperation(
     latest: {
       fileId,
       baseInstant: operation.baseInstantTime,
-      baseFile: base === undefined ? undefined : { path: base.path, name: nameOf(base.path), instantTime: operation.baseInstantTime, size: base.size },
+      baseFile: base === undefined ? undefined : { path: base.path, name: fileNameOf(base.path), instantTime: operation.baseInstantTime, size: base.size },
       logFiles,
     },
     allLogFiles: logFiles,
@@ -252,7 +252,7 @@ async function compactOperation(
   const stale = listing
     .map((file) => file.path)
     .filter((path) => {
-      const other = nameOf(path);
+      const other = fileNameOf(path);
       return other !== name && other.startsWith(`${fileId}_`) && other.endsWith(`_${instantTime}.hfile`);
     });
   if (stale.length > 0) await storage.delete(stale);

@@ -40,6 +40,7 @@ import {
   recordIndexRecord,
   type MetadataRecord,
 } from './records.js';
+import { fileNameOf } from '../util/paths.js';
 
 const FOOTER_CONCURRENCY = 16;
 
@@ -65,11 +66,6 @@ export interface ConvertContext {
   readonly populateMetaFields: boolean;
   /** Required when `partitions` has record_index. */
   readonly recordIndex?: RecordIndexChanges;
-}
-
-/** FSUtils.getFileName: a write stat's path without its partition folder. */
-function fileNameOf(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1);
 }
 
 /** The changes per metadata-table partition for one completed data instant. */

@@ -23,6 +23,7 @@ import { partitionFolder, type MetadataFileGroup } from './file-groups.js';
 import { mapRecordKeyToFileGroupIndex, type MetadataPartitionType } from './partitions.js';
 import { METADATA_RECORD_SCHEMA_TEXT, METADATA_RECORD_WRITER_SCHEMA_TEXT, metadataRecordType } from './schema.js';
 import { metadataInstantPath } from './timeline.js';
+import { fileNameOf } from '../util/paths.js';
 
 const WRITE_CONCURRENCY = 8;
 /**
@@ -177,7 +178,7 @@ async function writeGroupLog(storage: Storage, instantTime: string, item: GroupW
       deletes: item.deletes.length,
       bytes: bytes.length,
       baseFile: group.latest.baseFile?.name ?? '',
-      logFiles: [...group.latest.logFiles.map((file) => file.path.slice(file.path.lastIndexOf('/') + 1)), name],
+      logFiles: [...group.latest.logFiles.map((file) => fileNameOf(file.path)), name],
       millis: Date.now() - started,
     };
   }

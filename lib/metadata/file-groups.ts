@@ -11,6 +11,7 @@ import { compareInstantTimes } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
 import { FILE_ID_PREFIX, type MetadataPartitionType } from './partitions.js';
 import { METADATA_TABLE_FOLDER } from './timeline.js';
+import { fileNameOf } from '../util/paths.js';
 
 const HFILE_BASE_FILE = /^(.+)_(\d+-\d+-\d+)_(\d{14}(?:\d{3}){0,2})\.hfile$/;
 
@@ -52,7 +53,7 @@ export function fileGroupsOf(partition: MetadataPartitionType, listing: readonly
   };
   const bases = new Map<string, MetadataBaseFile[]>();
   for (const object of listing) {
-    const name = object.path.slice(object.path.lastIndexOf('/') + 1);
+    const name = fileNameOf(object.path);
     const match = HFILE_BASE_FILE.exec(name);
     if (match === null || !match[1]!.startsWith(prefix)) continue;
     const list = bases.get(match[1]!) ?? [];

@@ -18,6 +18,7 @@ import {
   type InstantState,
 } from '../timeline/instant.js';
 import { Timeline, instantPath } from '../timeline/timeline.js';
+import { fileNameOf } from '../util/paths.js';
 
 export const METADATA_TABLE_FOLDER = '.hoodie/metadata';
 export const METADATA_TABLE_METAFOLDER = `${METADATA_TABLE_FOLDER}/.hoodie`;
@@ -60,7 +61,7 @@ export async function listMetadataInstantFiles(storage: Storage): Promise<Instan
   const { files } = await storage.listDir(METADATA_TABLE_METAFOLDER);
   const instants: Instant[] = [];
   for (const file of files) {
-    const instant = parseMetadataInstantFileName(file.path.slice(file.path.lastIndexOf('/') + 1));
+    const instant = parseMetadataInstantFileName(fileNameOf(file.path));
     if (instant !== undefined) instants.push(instant);
   }
   return instants.sort(compareInstants);

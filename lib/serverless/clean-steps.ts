@@ -64,6 +64,7 @@ import {
   type RunServices,
   type StepSettings,
 } from './settings.js';
+import { fileNameOf } from '../util/paths.js';
 
 /** A Map item: which share to run. */
 export interface ShareReference {
@@ -219,7 +220,7 @@ async function executionOf(table: HudiTable, instant: Instant, settings: CleanSe
   const { storage } = table;
   const plan = (await readCleanerPlan(storage, instant.time)) ?? emptyCleanerPlan(settings.config);
   const { manifest } = await startCleanExecution(storage, instant, plan, { isPartitioned: table.isPartitioned, settings: settings.shares, now });
-  const done = (await storage.listDir(cleanWorkDir(instant.time))).files.map((file) => file.path.slice(file.path.lastIndexOf('/') + 1));
+  const done = (await storage.listDir(cleanWorkDir(instant.time))).files.map((file) => fileNameOf(file.path));
   const shares = Array.from({ length: manifest.shares }, (_, index) => ({ index })).filter(({ index }) => !done.includes(`result-${index}.json`));
   return {
     ...settings.base,

@@ -21,6 +21,7 @@ import { decodeTimelineAvro, encodeTimelineAvro } from './avro-files.js';
 import type { HoodieCompactionPlan } from './avro-schemas.js';
 import { instantFileName, type Instant, type InstantState } from './instant.js';
 import type { Timeline } from './timeline.js';
+import { fileNameOf } from '../util/paths.js';
 
 /** CompactionUtils.LATEST_COMPACTION_METADATA_VERSION. */
 export const COMPACTION_PLAN_VERSION = 2;
@@ -112,7 +113,6 @@ export function encodeCompactionPlan(plan: CompactionPlan): Uint8Array {
 }
 
 /** A version-1 plan's full path, reduced to the file name a version-2 plan holds. */
-const fileName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
 /** The plan in `<instant>.compaction.requested` bytes; `location` names the file in errors. */
 export function decodeCompactionPlan(bytes: Uint8Array, location: string): CompactionPlan {
@@ -125,11 +125,11 @@ export function decodeCompactionPlan(bytes: Uint8Array, location: string): Compa
         fix: 'the plan is damaged; roll the compaction back with Hudi (hudi-cli compaction unschedule) and let it be planned again',
       });
     }
-    const names = (op.deltaFilePaths ?? []).map((p) => (version < COMPACTION_PLAN_VERSION ? fileName(p) : p));
+    const names = (op.deltaFilePaths ?? []).map((p) => (version < COMPACTION_PLAN_VERSION ? fileNameOf(p) : p));
     return {
       baseInstantTime: op.baseInstantTime,
       deltaFilePaths: names,
-      dataFilePath: op.dataFilePath === null ? null : version < COMPACTION_PLAN_VERSION ? fileName(op.dataFilePath) : op.dataFilePath,
+      dataFilePath: op.dataFilePath === null ? null : version < COMPACTION_PLAN_VERSION ? fileNameOf(op.dataFilePath) : op.dataFilePath,
       fileId: op.fileId,
       partitionPath: op.partitionPath ?? '',
       metrics: op.metrics ?? {},

@@ -6,6 +6,7 @@ import type { Storage } from '../storage/port.js';
 import { METAFOLDER } from '../table-config.js';
 import { parseCommitMetadata, type CommitMetadata } from './commit-metadata.js';
 import { compareInstants, compareInstantTimes, instantFileName, parseInstantFileName, type Instant, type InstantAction } from './instant.js';
+import { fileNameOf } from '../util/paths.js';
 
 /** Actions whose completed instants produce or replace base files on a COW table. */
 export const WRITE_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'replacecommit']);
@@ -96,7 +97,7 @@ export async function loadTimeline(storage: Storage): Promise<Timeline> {
   const { files } = await storage.listDir(METAFOLDER);
   const instants: Instant[] = [];
   for (const file of files) {
-    const name = file.path.slice(file.path.lastIndexOf('/') + 1);
+    const name = fileNameOf(file.path);
     const instant = parseInstantFileName(name);
     if (instant !== undefined) instants.push(instant);
   }

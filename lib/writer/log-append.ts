@@ -23,6 +23,7 @@ import { createMarker } from '../timeline/markers.js';
 import { loadTimeline } from '../timeline/timeline.js';
 import { rowToAvroRecord } from './avro-records.js';
 import type { Bucket } from './small-files.js';
+import { fileNameOf } from '../util/paths.js';
 
 /** A file group's latest file slice, as the append handle sees it (rtView.getLatestFileSlice). */
 export interface LatestSlice {
@@ -127,9 +128,9 @@ export class LogAppender {
         await createMarker(storage, instantTime, bucket.partitionPath, fileName, 'APPEND');
       },
     });
-    const fileName = written.path.slice(written.path.lastIndexOf('/') + 1);
+    const fileName = fileNameOf(written.path);
     // FileSlice keeps its logs newest first; the append handle adds the file it wrote at the end.
-    const previous = [...(slice?.logFiles ?? [])].reverse().map((f) => f.path.slice(f.path.lastIndexOf('/') + 1));
+    const previous = [...(slice?.logFiles ?? [])].reverse().map((f) => fileNameOf(f.path));
     const stat = newWriteStat({
       fileId: bucket.fileId,
       path: written.path,

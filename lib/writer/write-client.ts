@@ -57,6 +57,7 @@ import { hudiFooter } from './footer.js';
 import { averageRecordSize, planBuckets, rowGroupRows, type Bucket, type CandidateFile } from './small-files.js';
 import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
 import { resolveRecordPayload, writeConfigFromProperties, WRITE_KEYS, type RecordPayload, type WriteConfig, type WriteOperation } from './write-config.js';
+import { fileNameOf } from '../util/paths.js';
 
 export interface BadRecord {
   /** 0-based row of the input. */
@@ -705,7 +706,7 @@ async function removeLeftovers(storage: Storage, instantTime: string, uploaded: 
   // Log files carry their slice's base instant, not T: those of T are the ones its APPEND markers name.
   const appended = new Set(markers.filter((m) => m.type === 'APPEND').map((m) => joinPartitionPath(m.partitionPath, m.fileName)));
   const ours = [...new Set([...uploaded, ...marked])].filter(
-    (path) => parseBaseFileName(path.slice(path.lastIndexOf('/') + 1))?.instantTime === instantTime || (appended.has(path) && isLogFileName(path)),
+    (path) => parseBaseFileName(fileNameOf(path))?.instantTime === instantTime || (appended.has(path) && isLogFileName(path)),
   );
   await storage.delete(ours);
   await deleteMarkerDir(storage, instantTime);
@@ -753,7 +754,7 @@ async function recentCommitMetadata(table: HudiTable, timeline: Timeline): Promi
     if (instant.action !== 'deltacommit') return metadata;
     const baseFilesOnly: Record<string, WriteStat[]> = {};
     for (const [partition, stats] of Object.entries(metadata.partitionToWriteStats)) {
-      baseFilesOnly[partition] = stats.filter((stat) => stat.path !== null && parseBaseFileName(stat.path.slice(stat.path.lastIndexOf('/') + 1)) !== undefined);
+      baseFilesOnly[partition] = stats.filter((stat) => stat.path !== null && parseBaseFileName(fileNameOf(stat.path)) !== undefined);
     }
     return { ...metadata, partitionToWriteStats: baseFilesOnly };
   });
