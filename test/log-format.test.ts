@@ -355,6 +355,22 @@ describe('block contents', () => {
 });
 
 describe('log files on a Storage', () => {
+  it('takes the version after the log files the caller knows, and the next one when another writer took it', async () => {
+    const storage = new LocalStorage(tempDir('log-format-'));
+    const slice = { partitionPath: 'p', fileId: 'fg-0', baseInstant: '001', writeToken: '0-1-0' };
+    const block = avroDataBlock({ instantTime: '002', schema: TINY_SCHEMA, records: [{ k: 'a' }] });
+    const first = await writeLogFile(storage, { ...slice, blocks: [block] });
+    // Known: version 1. Another writer with the same write token created version 2 since, unseen by the caller.
+    await writeLogFile(storage, { ...slice, blocks: [block] });
+    const known = [first.name];
+    const third = await writeLogFile(storage, { ...slice, writeToken: '0-1-0', blocks: [block], knownLogFiles: known });
+    assert.equal(third.path, 'p/.fg-0_001.log.3_0-1-0');
+    assert.deepEqual(known, [first.name], 'the caller’s list is left as it was');
+    // Without a conflict the known list alone decides: version 9 follows a known version 8, whatever the folder holds.
+    const ahead = await writeLogFile(storage, { ...slice, blocks: [block], knownLogFiles: [{ ...first.name, version: 8 }] });
+    assert.equal(ahead.name.version, 9);
+  });
+
   it('writes each append as the next version and reads the file group back in Hudi’s order', async () => {
     const storage = new LocalStorage(tempDir('log-format-'));
     const slice = { partitionPath: 'p/q', fileId: 'fg-0', baseInstant: '001', writeToken: '0-1-2' };

@@ -96,6 +96,12 @@ export interface WriteLogFileOptions extends EncodeLogBlockOptions {
    * marker goes first, so a rollback finds the file even if the write dies right after creating it).
    */
   beforeCreate?: (fileName: string) => Promise<void>;
+  /**
+   * The file group's log files as the caller has just listed them (the metadata table's writer knows its file
+   * groups): the first attempt takes the version after them without listing the folder again; after a conflict the
+   * version another writer took is added. Without it, each attempt lists the folder.
+   */
+  knownLogFiles?: readonly LogFileName[];
 }
 
 export interface WrittenLogFile extends LogFile {
@@ -118,19 +124,21 @@ export async function writeLogFile(storage: Storage, options: WriteLogFileOption
   }
   const extension = options.extension ?? 'log';
   const maxAttempts = options.maxAttempts ?? 5;
+  let known = options.knownLogFiles;
   for (let attempt = 1; ; attempt++) {
-    const existing = await listLogFiles(storage, options.partitionPath, { fileId: options.fileId, extension });
-    const version = nextLogVersion(
-      existing.map((file) => file.name),
-      { fileId: options.fileId, baseInstant: options.baseInstant, extension },
-    );
+    const existing = known ?? (await listLogFiles(storage, options.partitionPath, { fileId: options.fileId, extension })).map((file) => file.name);
+    const version = nextLogVersion(existing, { fileId: options.fileId, baseInstant: options.baseInstant, extension });
     const base = logFileName({ fileId: options.fileId, baseInstant: options.baseInstant, version, writeToken: options.writeToken, extension });
     const path = options.partitionPath === '' ? base : `${options.partitionPath.replace(/\/+$/, '')}/${base}`;
     if (options.beforeCreate !== undefined) await options.beforeCreate(base);
     try {
       await storage.putIfAbsent(path, bytes);
     } catch (error) {
-      if (error instanceof AlreadyExistsError && attempt < maxAttempts) continue;
+      if (error instanceof AlreadyExistsError && attempt < maxAttempts) {
+        if (known !== undefined)
+          known = [...known, { fileId: options.fileId, baseInstant: options.baseInstant, extension, version, writeToken: undefined, suffix: '' }];
+        continue;
+      }
       throw error;
     }
     return { path, name: parseLogFileName(base)!, size: bytes.length, blocks };

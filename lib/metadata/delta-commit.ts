@@ -11,7 +11,7 @@
  */
 import { AlreadyExistsError, HudiError } from '../errors.js';
 import { writeHudiLogBlockHFile } from '../hfile/index.js';
-import { deleteBlock, EMPTY_PAYLOAD_ORDERING_VALUE, encodeLogBlocks, logFileName, nextLogVersion, type LogBlockInput } from '../log-format/index.js';
+import { deleteBlock, EMPTY_PAYLOAD_ORDERING_VALUE, type LogBlockInput, writeLogFile } from '../log-format/index.js';
 import type { LockLease } from '../lock/port.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
@@ -154,34 +154,30 @@ async function writeGroupLog(storage: Storage, instantTime: string, item: GroupW
       }),
     );
   }
-  const bytes = encodeLogBlocks(blocks);
-  const folder = partitionFolder(group.partition);
-  let existing = group.allLogFiles.map((file) => file.name);
-  for (let attempt = 1; ; attempt++) {
-    const version = nextLogVersion(existing, { fileId: group.fileId, baseInstant: group.latest.baseInstant });
-    const name = logFileName({ fileId: group.fileId, baseInstant: group.latest.baseInstant, version, writeToken: `${item.ordinal}-1-0` });
-    try {
-      await storage.putIfAbsent(`${folder}/${name}`, bytes);
-    } catch (error) {
-      // Another writer took this version (it holds no lock of ours): take the next one, as Hudi's log writer rolls over.
-      if (!(error instanceof AlreadyExistsError) || attempt >= 5) throw error;
-      existing = [...existing, { fileId: group.fileId, baseInstant: group.latest.baseInstant, extension: 'log', version, writeToken: undefined, suffix: '' }];
-      continue;
-    }
-    return {
-      partition: group.partition,
-      fileId: group.fileId,
-      path: `${group.partition}/${name}`,
-      baseInstant: group.latest.baseInstant,
-      logVersion: version,
-      records: item.records.length,
-      deletes: item.deletes.length,
-      bytes: bytes.length,
-      baseFile: group.latest.baseFile?.name ?? '',
-      logFiles: [...group.latest.logFiles.map((file) => fileNameOf(file.path)), name],
-      millis: Date.now() - started,
-    };
-  }
+  const written = await writeLogFile(storage, {
+    partitionPath: partitionFolder(group.partition),
+    fileId: group.fileId,
+    baseInstant: group.latest.baseInstant,
+    writeToken: `${item.ordinal}-1-0`,
+    blocks,
+    // The file group's listing is already in hand; another writer taking a version (it holds no lock of ours) makes
+    // the next attempt take the one after, as Hudi's log writer rolls over.
+    knownLogFiles: group.allLogFiles.map((file) => file.name),
+  });
+  const name = fileNameOf(written.path);
+  return {
+    partition: group.partition,
+    fileId: group.fileId,
+    path: `${group.partition}/${name}`,
+    baseInstant: group.latest.baseInstant,
+    logVersion: written.name.version,
+    records: item.records.length,
+    deletes: item.deletes.length,
+    bytes: written.size,
+    baseFile: group.latest.baseFile?.name ?? '',
+    logFiles: [...group.latest.logFiles.map((file) => fileNameOf(file.path)), name],
+    millis: Date.now() - started,
+  };
 }
 
 /** The inflight file: per partition an empty insert entry and one update count per touched file group. */
