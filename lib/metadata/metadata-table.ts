@@ -391,29 +391,35 @@ export class MetadataTable {
 
   /**
    * The metadata table's own services before a commit adds its deltacommit, as Hudi's performTableServices: finish
-   * pending compactions and cleans, clean when due (clean.ts), then compact when due (compaction.ts). Call it under
-   * the data table's lock; when anything ran, open the table again (its file slices changed).
+   * pending compactions and cleans, clean when due (clean.ts), then compact when due (compaction.ts), all in one
+   * pass (Hudi does not stop after the first that ran). Each step sees the table as the previous one left it. Call it
+   * under the data table's lock; when anything ran, open the table again (its file slices changed).
    */
   async runTableServices(input: Pick<MetadataCommitInput, 'properties' | 'lease'> = {}): Promise<MetadataTableServicesResult> {
     const dataTimeline = await loadTimeline(this.storage);
     const lease = input.lease;
-    const context = {
-      metadataTimeline: this.timeline,
-      validInstants: await validInstantTimes(this.storage, dataTimeline, this.timeline),
+    const contextOf = async (table: MetadataTable) => ({
+      metadataTimeline: table.timeline,
+      validInstants: await validInstantTimes(this.storage, dataTimeline, table.timeline),
       ...(lease === undefined ? {} : { lease }),
-    };
-    const compactions = await resumePendingCompactions(this.storage, context);
-    const cleans = await resumePendingMetadataCleans(this.storage, this.timeline, lease);
-    if (compactions.length > 0 || cleans.length > 0) return { compactions, cleans };
-    const clean = decideMetadataClean(this.timeline);
+    });
+    const reopened = async (): Promise<MetadataTable> => (await MetadataTable.open(this.storage)) ?? this;
+    const compactions = [...(await resumePendingCompactions(this.storage, await contextOf(this)))];
+    const cleans = [...(await resumePendingMetadataCleans(this.storage, this.timeline, lease))];
+    let table: MetadataTable = compactions.length > 0 || cleans.length > 0 ? await reopened() : this;
+    const clean = decideMetadataClean(table.timeline);
     if (clean.instantTime !== undefined) {
-      const plan = await planMetadataClean(this.storage, this.timeline, this.fileGroups, metadataCleanConfig(input.properties));
-      if (plan !== undefined) return { compactions, cleans: [await scheduleAndRunMetadataClean(this.storage, clean.instantTime, plan, lease)] };
+      const plan = await planMetadataClean(this.storage, table.timeline, table.fileGroups, metadataCleanConfig(input.properties));
+      if (plan !== undefined) {
+        cleans.push(await scheduleAndRunMetadataClean(this.storage, clean.instantTime, plan, lease));
+        table = await reopened();
+      }
     }
-    const decision = decideCompaction(dataTimeline, this.timeline, compactionLimit(input.properties));
-    if (decision.instantTime === undefined) return { compactions, cleans };
-    const plan = planCompaction(this.fileGroups);
-    return { compactions: [await scheduleAndRunCompaction(this.storage, decision.instantTime, plan, context)], cleans };
+    const decision = decideCompaction(dataTimeline, table.timeline, compactionLimit(input.properties));
+    if (decision.instantTime !== undefined) {
+      compactions.push(await scheduleAndRunCompaction(this.storage, decision.instantTime, planCompaction(table.fileGroups), await contextOf(table)));
+    }
+    return { compactions, cleans };
   }
 
   /** A reader of the metadata table as it is now, against the data table's timeline. */
