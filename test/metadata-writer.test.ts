@@ -423,6 +423,27 @@ describe("writer with Hudi's metadata table", () => {
     }
   });
 
+  it('cleans and compacts the metadata table in the same commit when both are due, as Hudi’s performTableServices', async () => {
+    const props = new Map([
+      ...PROPS,
+      ['hoodie.metadata.compact.max.delta.commits', '3'],
+      ['hoodie.cleaner.policy', 'KEEP_LATEST_FILE_VERSIONS'],
+      ['hoodie.cleaner.fileversions.retained', '1'],
+    ]);
+    const { table, storage } = await mdtTable(ALL, props);
+    let both = 0;
+    for (let i = 0; i < 16; i++) {
+      const mdt = (await MetadataTable.open(storage))!;
+      const due = deltaCommitsSinceLastCompaction(mdt.timeline).length >= 3;
+      const result = await write(table, users(2, 200 + i, 1 + i), 'upsert', { props });
+      // A due compaction is never put off by a clean that runs first.
+      assert.equal(result.metadataTable.compactions.length, due ? 1 : 0, `write ${i}`);
+      if (result.metadataTable.cleans.length > 0 && result.metadataTable.compactions.length > 0) both++;
+      await assertInSync(table);
+    }
+    assert.ok(both > 0, 'some commit both cleaned and compacted the metadata table');
+  });
+
   it("derives the metadata table's cleaner from the data table's as Hudi does: same policy, 1.2 times the retention, at least 20 commits", () => {
     const of = (entries: [string, string][]) => metadataCleanConfig(new Map(entries));
     assert.equal(of([]).policy, 'KEEP_LATEST_COMMITS');
