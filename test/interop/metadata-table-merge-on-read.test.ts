@@ -8,11 +8,12 @@
  * - on a copy of the table taken before those commits, our upsert and delete of the same records write the same
  *   column_stats records for their log files as Spark's did for its (file names and the commit-time columns aside,
  *   which name each side's instant); HoodieMetadataTableValidator passes; Spark with
- *   `hoodie.enable.data.skipping=true` returns the same rows as without; Spark upserts on top and the validator
- *   still passes.
+ *   `hoodie.enable.data.skipping=true` returns the same rows as without; a write of ours killed once its
+ *   deltacommit (with its log files' column stats) completed is rolled back by the next, which takes that deltacommit
+ *   away; Spark upserts on top and the validator still passes.
  */
 import assert from 'node:assert/strict';
-import { cpSync } from 'node:fs';
+import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { writeJsonLines } from '../../lib/generate.js';
@@ -28,6 +29,7 @@ import type { CommitMetadata } from '../../lib/timeline/commit-metadata.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { writeBatch, type WriteOptions } from '../../lib/writer/write-client.js';
 import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { runKilledWrite } from '../helpers/killed-write.js';
 import { metadataTableChecks, WITHOUT_RECORD_INDEX } from '../helpers/metadata-table-checks.js';
 import { normalizeChanges, sparkChanges } from '../helpers/metadata-records.js';
 import { tempDir } from '../helpers/paths.js';
@@ -196,6 +198,22 @@ describe('column stats of merge-on-read log files against Hudi 0.15', { timeout:
 
     await validate(t, ours, 'after our upsert and delete', WITHOUT_RECORD_INDEX);
     await sameWithDataSkipping(t, 'after our upsert and delete');
+
+    // Killed after its deltacommit completed: the next write rolls it back, its column_stats records go with it.
+    const dir = tempDir('mor-colstats-killed-');
+    const input = join(dir, 'input.jsonl');
+    await writeJsonLines(input, [row(1, 4, 'killed'), row(3, 4, 'killed')]);
+    const propsFile = join(dir, 'write.properties');
+    writeFileSync(propsFile, 'hoodie.index.bloom.num_entries=1000\n');
+    const killed = runKilledWrite(ours, input, propsFile, 'upsert', 'metadata:completed');
+    assert.notEqual(killed.code, 0, killed.stderr);
+    const pending = (await loadTimeline(openStorage(ours))).pending().find((i) => i.action === 'deltacommit');
+    assert.ok(pending !== undefined, 'the killed write left its delta commit pending');
+    assert.ok((sparkChanges(ours, pending.time).get('column_stats') ?? []).length > 0, "the killed write's deltacommit has column stats");
+    await ourWrite(ours, [row(8, 4, 'after')], 'upsert');
+    assert.deepEqual(sparkChanges(ours, pending.time).get('column_stats') ?? [], [], 'rolled back with its deltacommit');
+    await validate(t, ours, 'after the rollback of a killed write', WITHOUT_RECORD_INDEX);
+    await sameWithDataSkipping(t, 'after the rollback of a killed write');
     await hudi.write(ours, {
       schema: SCHEMA,
       rows: [row(1, 5, 's'), row(7, 5, 's'), row(9, 5, 's')],
@@ -206,7 +224,7 @@ describe('column stats of merge-on-read log files against Hudi 0.15', { timeout:
   });
 
   async function sameWithDataSkipping(t: TestContext, step: string): Promise<void> {
-    const wheres = ["name = 'n1-u'", 'price > 5', 'n IS NULL', "name = 'n7-s'", 'amount < 10'];
+    const wheres = ["name = 'n1-u'", 'price > 5', 'n IS NULL', "name = 'n7-s'", "name = 'n8-after'", 'amount < 10'];
     for (const where of wheres) {
       const read = (skipping: boolean) =>
         hudi.read(ours, { meta: false, where, options: { 'hoodie.metadata.enable': 'true', 'hoodie.enable.data.skipping': String(skipping) } });
