@@ -1,7 +1,7 @@
 /**
  * The metadata table's building blocks (lib/metadata) on their own: the hashes behind its keys, the mapping of keys
- * to file groups, HoodieMetadataRecord values and how versions of a key merge, column ranges from Parquet footers,
- * and which log blocks a reader applies. Hudi computes the same (test/interop/metadata-table-keys.test.ts compares
+ * to file groups, HoodieMetadataRecord values and how versions of a key merge, column ranges from Parquet footers and
+ * from the records of a log file's data block, and which log blocks a reader applies. Hudi computes the same (test/interop/metadata-table-keys.test.ts compares
  * with Hudi's own classes and with Spark-written metadata tables).
  */
 import assert from 'node:assert/strict';
@@ -11,7 +11,10 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { deleteBlock, encodeLogBlocks, rollbackCommandBlock, type LogBlockInput } from '../lib/log-format/index.js';
 import { writeHudiLogBlockHFile } from '../lib/hfile/index.js';
 import { decodeMetadataRecord, encodeMetadataRecord } from '../lib/metadata/codec.js';
-import { columnRangesFromFooter } from '../lib/metadata/column-stats.js';
+import { columnRangesFromFooter, columnRangesFromRecords } from '../lib/metadata/column-stats.js';
+import { convertCommitMetadata } from '../lib/metadata/convert.js';
+import { bigintToTwosComplement } from '../lib/log-format/value-wrappers.js';
+import type { AvroRecordSchema } from '../lib/schema.js';
 import { fileGroupsOf } from '../lib/metadata/file-groups.js';
 import { readLocalFooter } from '../lib/metadata/footers.js';
 import { bloomFilterIndexKey, columnIndexId, columnStatsIndexKey, fileIndexId, partitionIndexId, xxHash64 } from '../lib/metadata/hash-ids.js';
@@ -222,6 +225,130 @@ describe("column ranges from Parquet footers (parquet-mr's statistics, Hudi's co
     assert.ok(xMin?.type === 'double' && Object.is(xMin.value, -0), 'a 0.0 minimum reads as -0.0');
     const sizes = [...ranges.values()].every((r) => r.totalSize > 0 && r.totalUncompressedSize > 0);
     assert.ok(sizes, 'column chunk sizes add up over the row groups');
+  });
+});
+
+describe("column ranges of a log file's records (HoodieAppendHandle's collectColumnRangeMetadata)", () => {
+  const schema: AvroRecordSchema = {
+    type: 'record',
+    name: 'r',
+    fields: [
+      { name: '_hoodie_commit_time', type: ['null', 'string'] },
+      { name: 's', type: ['null', 'string'] },
+      { name: 'l', type: 'long' },
+      { name: 'n', type: ['null', 'int'] },
+      { name: 'x', type: ['null', 'double'] },
+      { name: 'b', type: ['null', 'boolean'] },
+      { name: 'd', type: ['null', { type: 'int', logicalType: 'date' }] },
+      { name: 'p', type: ['null', { type: 'bytes', logicalType: 'decimal', precision: 10, scale: 2 }] },
+      { name: 't', type: ['null', { type: 'long', logicalType: 'timestamp-micros' }] },
+      { name: 'raw', type: ['null', 'bytes'] },
+      { name: 'm', type: ['null', { type: 'map', values: 'int' }] },
+      { name: 'nested', type: ['null', { type: 'record', name: 'inner', fields: [{ name: 'a', type: 'int' }] }] },
+    ],
+  };
+  const decimal = (unscaled: bigint) => bigintToTwosComplement(unscaled);
+  const records = [
+    {
+      _hoodie_commit_time: '1',
+      s: 'zebra',
+      l: 5n,
+      n: null,
+      x: 0,
+      b: true,
+      d: 19723,
+      p: decimal(-150n),
+      t: 2n,
+      raw: Buffer.from([0x7f]),
+      m: { k: 1 },
+      nested: { a: 1 },
+    },
+    // U+FFFD sorts after U+1F600 in UTF-16 code units, before it in UTF-8 bytes: Avro's Utf8 compares the bytes.
+    {
+      _hoodie_commit_time: '1',
+      s: '\u{1F600}',
+      l: -3n,
+      n: 7,
+      x: -0,
+      b: false,
+      d: 19700,
+      p: decimal(99n),
+      t: 9n,
+      raw: Buffer.from([0x80]),
+      m: null,
+      nested: null,
+    },
+    { _hoodie_commit_time: '1', s: '\uFFFD', l: 0n, n: -2, x: Number.NaN, b: null, d: null, p: null, t: null, raw: null, m: { j: 2 }, nested: { a: 0 } },
+  ];
+
+  it('min/max as Avro compares the values, nulls and values counted, no sizes; every field unless listed', () => {
+    const ranges = new Map(columnRangesFromRecords(schema, records, [], '.f_1.log.1_0-1-0').map((r) => [r.columnName, r]));
+    assert.deepEqual(
+      [...ranges.keys()],
+      schema.fields.map((f) => f.name),
+      "every field, in the schema's order",
+    );
+    const of = (name: string) => {
+      const r = ranges.get(name)!;
+      return [r.minValue, r.maxValue, r.nullCount, r.valueCount];
+    };
+    assert.deepEqual(of('s'), [{ type: 'string', value: 'zebra' }, { type: 'string', value: '\u{1F600}' }, 0, 3]);
+    assert.deepEqual(of('l'), [{ type: 'long', value: -3n }, { type: 'long', value: 5n }, 0, 3]);
+    assert.deepEqual(of('n'), [{ type: 'int', value: -2 }, { type: 'int', value: 7 }, 1, 3]);
+    // Float.compareTo: -0.0 below 0.0, NaN above everything.
+    const [xMin, xMax] = of('x') as unknown as [{ value: number }, { value: number }];
+    assert.ok(Object.is(xMin.value, -0) && Number.isNaN(xMax.value));
+    assert.deepEqual(of('b'), [{ type: 'boolean', value: false }, { type: 'boolean', value: true }, 1, 3]);
+    assert.deepEqual(of('d'), [{ type: 'date', value: 19700 }, { type: 'date', value: 19723 }, 1, 3]);
+    // decimal(10, 2) → decimal(30, 15).
+    assert.deepEqual(of('p'), [{ type: 'decimal', unscaled: -150n * 10n ** 13n }, { type: 'decimal', unscaled: 99n * 10n ** 13n }, 1, 3]);
+    assert.deepEqual(of('t'), [{ type: 'long', value: 2n }, { type: 'long', value: 9n }, 1, 3]);
+    // ByteBuffer.compareTo: signed bytes, 0x80 (-128) below 0x7f.
+    assert.deepEqual(of('raw'), [{ type: 'bytes', value: new Uint8Array([0x80]) }, { type: 'bytes', value: new Uint8Array([0x7f]) }, 1, 3]);
+    assert.deepEqual(of('m'), [null, null, 3, 3], 'a map cannot be compared: every value counts as a null');
+    assert.deepEqual(of('nested'), [null, null, 1, 3], 'a record has no min/max');
+    assert.ok([...ranges.values()].every((r) => r.totalSize === 0 && r.totalUncompressedSize === 0));
+
+    const listed = columnRangesFromRecords(schema, records, ['n', 'missing', 's'], 'f');
+    assert.deepEqual(
+      listed.map((r) => r.columnName),
+      ['s', 'n'],
+      "the listed fields the schema has, in the schema's order",
+    );
+    // A log file of deletes only: every column, no values.
+    assert.deepEqual(
+      columnRangesFromRecords(schema, [], ['l'], 'f').map((r) => [r.minValue, r.maxValue, r.nullCount, r.valueCount]),
+      [[null, null, 0, 0]],
+    );
+    const fixed: AvroRecordSchema = { type: 'record', name: 'r', fields: [{ name: 'f', type: { type: 'fixed', name: 'f4', size: 4 } }] };
+    assert.throws(() => columnRangesFromRecords(fixed, [{ f: Buffer.alloc(4) }], [], 'f'), /fixed without a decimal type/);
+  });
+
+  it('a delta commit writes the ranges given for its log files, next to its base files', async () => {
+    const ranges = columnRangesFromRecords(schema, records, ['l'], '.f1_001.log.1_0-1-0');
+    const changes = await convertCommitMetadata(
+      {
+        partitionToWriteStats: {
+          p: [
+            { path: 'p/.f1_001.log.1_0-1-0', partitionPath: 'p', fileSizeInBytes: 10 } as never,
+            { path: 'p/.f2_001.log.1_0-1-0', partitionPath: 'p', fileSizeInBytes: 10 } as never,
+          ],
+        },
+        compacted: false,
+        extraMetadata: { schema: JSON.stringify(schema) },
+        operationType: 'UPSERT',
+      },
+      {
+        instantTime: '002',
+        partitions: new Set(['files', 'column_stats']),
+        populateMetaFields: true,
+        footer: () => Promise.reject(new Error('no base files here')),
+        properties: new Map([['hoodie.metadata.index.column.stats.column.list', 'l']]),
+        logColumnRanges: new Map([['p/.f1_001.log.1_0-1-0', ranges]]),
+      },
+    );
+    // f2 has no ranges given (as a Hudi write stat without record stats): nothing for it.
+    assert.deepEqual(changes.get('column_stats'), [{ record: columnStatsRecord('p', ranges[0]!) }]);
   });
 });
 

@@ -14,10 +14,14 @@
  * - row groups combine by min/max (Java compareTo) and summed counts and sizes (total_compressed_size,
  *   total_uncompressed_size).
  * Then HoodieAvroUtils.wrapValueIntoAvro wraps each value; decimals become decimal(30, 15) and fail beyond it.
+ *
+ * And the ranges of a merge-on-read log file (columnRangesFromRecords): HoodieAppendHandle.processAppendResult
+ * collects them over the Avro records of the data block it appended (collectColumnRangeMetadata), see there.
  */
 import { HudiError } from '../errors.js';
 import { FILE_METADATA } from '../parquet/footer.js';
 import { isStruct, type ThriftStruct } from '../parquet/thrift.js';
+import type { AvroRecordSchema } from '../schema.js';
 import { compareSignedBytes, type ColumnRange, type WrappedValue } from './records.js';
 
 const PHYSICAL = ['BOOLEAN', 'INT32', 'INT64', 'INT96', 'FLOAT', 'DOUBLE', 'BYTE_ARRAY', 'FIXED_LEN_BYTE_ARRAY'] as const;
@@ -376,4 +380,127 @@ function decimalError(fileName: string, column: string, problem: string): HudiEr
     location: fileName,
     fix: 'leave the column out with hoodie.metadata.index.column.stats.column.list',
   });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Log files: ranges over the records of a data block
+
+/**
+ * HoodieTableMetadataUtil.collectColumnRangeMetadata over the records HoodieAppendHandle put in one log file's data
+ * block (none for a file of deletes only), for the fields of the writer schema with meta fields (`schema`) named in
+ * `columns` (every field when empty), in the schema's order:
+ *
+ * - each record counts in every column's value count; a null (and any value of a map, which Avro cannot compare)
+ *   counts as a null;
+ * - min/max by Avro's GenericData.compare of the values Hudi converts them to: strings by their UTF-8 bytes, bytes
+ *   as signed bytes (ByteBuffer), numbers, booleans, dates (epoch days) and decimals by value, floats as Java's
+ *   Float.compareTo (NaN above everything, -0.0 below 0.0); timestamps stay longs;
+ * - records, arrays and enums count as values but have no min/max (coerceToComparable gives null for them);
+ * - sizes are 0 (Hudi sets them so, not to mix them with Parquet's);
+ * - a column without records has no min/max and counts 0.
+ *
+ * Then wrapped as the footer ranges are. A fixed that is not a decimal fails, as Hudi's coerceToComparable does.
+ */
+export function columnRangesFromRecords(
+  schema: AvroRecordSchema,
+  records: readonly Readonly<Record<string, unknown>>[],
+  columns: readonly string[],
+  fileName: string,
+): ColumnRange[] {
+  const wanted = new Set(columns);
+  const fields = schema.fields.filter((field) => wanted.size === 0 || wanted.has(field.name));
+  return fields.map((field) => {
+    const type = recordFieldType(field.type);
+    let min: NativeValue | null = null;
+    let max: NativeValue | null = null;
+    let nullCount = 0;
+    for (const record of records) {
+      const raw = record[field.name];
+      if (raw === null || raw === undefined || type.kind === 'map') {
+        nullCount++;
+        continue;
+      }
+      if (type.kind !== 'primitive') continue;
+      const value = recordValue(type, raw, field.name, fileName);
+      if (min === null || compareRecordValues(value, min) < 0) min = value;
+      if (max === null || compareRecordValues(value, max) > 0) max = value;
+    }
+    return {
+      fileName,
+      columnName: field.name,
+      minValue: wrap(min, fileName, field.name),
+      maxValue: wrap(max, fileName, field.name),
+      nullCount,
+      valueCount: records.length,
+      totalSize: 0,
+      totalUncompressedSize: 0,
+    };
+  });
+}
+
+/** A field's Avro type as the collector treats it (nullable unions resolved, as getNestedFieldSchemaFromWriteSchema). */
+type RecordFieldType =
+  | { readonly kind: 'map' | 'complex' }
+  | { readonly kind: 'primitive'; readonly type: string; readonly logical: unknown; readonly scale: number };
+
+function recordFieldType(type: unknown): RecordFieldType {
+  if (Array.isArray(type)) {
+    const branches = type.filter((branch) => branch !== 'null');
+    return branches.length === 1 ? recordFieldType(branches[0]) : { kind: 'complex' };
+  }
+  if (typeof type === 'string') return PRIMITIVE_TYPES.has(type) ? { kind: 'primitive', type, logical: undefined, scale: 0 } : { kind: 'complex' };
+  if (typeof type !== 'object' || type === null) return { kind: 'complex' };
+  const object = type as Readonly<Record<string, unknown>>;
+  const inner = object['type'];
+  if (inner === 'map') return { kind: 'map' };
+  if (inner === 'record' || inner === 'array' || inner === 'enum') return { kind: 'complex' };
+  if (typeof inner !== 'string') return recordFieldType(inner);
+  return { kind: 'primitive', type: inner, logical: object['logicalType'], scale: Number(object['scale'] ?? 0) };
+}
+
+const PRIMITIVE_TYPES = new Set(['boolean', 'int', 'long', 'float', 'double', 'bytes', 'string', 'fixed']);
+
+/** The value as Hudi holds it after convertValueForSpecificDataTypes (avsc's datum: bigint longs, Buffer bytes). */
+function recordValue(type: Extract<RecordFieldType, { kind: 'primitive' }>, raw: unknown, column: string, fileName: string): NativeValue {
+  const bad = (): HudiError =>
+    new HudiError(`column ${column}: a ${type.type} value of type ${typeof raw} in a log data block`, {
+      location: fileName,
+      fix: 'this is a bug in the log writer: its records do not match the writer schema',
+    });
+  if ((type.type === 'bytes' || type.type === 'fixed') && type.logical === 'decimal') {
+    if (!(raw instanceof Uint8Array)) throw bad();
+    return { kind: 'decimal', unscaled: twosComplement(raw), scale: type.scale };
+  }
+  switch (type.type) {
+    case 'boolean':
+      if (typeof raw !== 'boolean') throw bad();
+      return { kind: 'boolean', value: raw };
+    case 'int':
+      if (typeof raw !== 'number') throw bad();
+      return type.logical === 'date' ? { kind: 'date', value: raw } : { kind: 'int', value: raw };
+    case 'long':
+      if (typeof raw !== 'bigint' && typeof raw !== 'number') throw bad();
+      return { kind: 'long', value: BigInt(raw) };
+    case 'float':
+    case 'double':
+      if (typeof raw !== 'number') throw bad();
+      return { kind: type.type, value: raw };
+    case 'string':
+      if (typeof raw !== 'string') throw bad();
+      return { kind: 'string', value: raw };
+    case 'bytes':
+      if (!(raw instanceof Uint8Array)) throw bad();
+      return { kind: 'bytes', value: new Uint8Array(raw) };
+    default:
+      throw new HudiError(`column ${column} is a fixed without a decimal type; Hudi cannot index it in column_stats either (coerceToComparable rejects it)`, {
+        location: fileName,
+        fix: 'leave it out with hoodie.metadata.index.column.stats.column.list, as a Hudi writer would have to',
+      });
+  }
+}
+
+/** GenericData.compare: Avro strings (Utf8) by their UTF-8 bytes, unsigned; everything else as Java compares it. */
+function compareRecordValues(a: NativeValue, b: NativeValue): number {
+  if (a.kind === 'string' && b.kind === 'string') return Buffer.compare(Buffer.from(a.value, 'utf8'), Buffer.from(b.value, 'utf8'));
+  return compareNative(a, b);
 }

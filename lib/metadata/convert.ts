@@ -9,7 +9,8 @@
  *   hoodie.bloom.index.filter.type (DYNAMIC_V0), stamped with the instant. Files without a filter get none.
  * - `column_stats`: per written Parquet file and indexed column, the footer's range. Indexed columns are
  *   hoodie.metadata.index.column.stats.column.list, or else every field of the commit's writer schema, meta fields
- *   first when the table populates them.
+ *   first when the table populates them. Per written log file, the ranges its append collected over its records
+ *   (HoodieDeltaWriteStat's record stats; translateWriteStatToColumnStats takes them as they are).
  * - `record_index`: per record written to a new location (an insert, or a move by clustering) its location, and a
  *   deletion per deleted key (HoodieBackedTableMetadataWriter.getRecordIndexUpserts).
  *
@@ -38,6 +39,7 @@ import {
   partitionFilesRecord,
   partitionListRecord,
   recordIndexRecord,
+  type ColumnRange,
   type MetadataRecord,
 } from './records.js';
 import { fileNameOf } from '../util/paths.js';
@@ -66,6 +68,8 @@ export interface ConvertContext {
   readonly populateMetaFields: boolean;
   /** Required when `partitions` has record_index. */
   readonly recordIndex?: RecordIndexChanges;
+  /** The column ranges of each written log file, by its write stat's path (what the append handle collected). */
+  readonly logColumnRanges?: ReadonlyMap<string, readonly ColumnRange[]>;
 }
 
 /** The changes per metadata-table partition for one completed data instant. */
@@ -109,6 +113,12 @@ export async function convertCommitMetadata(metadata: CommitMetadata, context: C
       }
       if (wantStats && name.endsWith('.parquet') && columns.length > 0) {
         for (const range of columnRangesFromFooter(footer, name, columns)) ranges.push({ record: columnStatsRecord(stat.partitionPath ?? partition, range) });
+      }
+    }
+    if (wantStats && columns.length > 0) {
+      for (const { partition, stat } of stats) {
+        const logRanges = stat.path === null ? undefined : context.logColumnRanges?.get(stat.path);
+        for (const range of logRanges ?? []) ranges.push({ record: columnStatsRecord(stat.partitionPath ?? partition, range) });
       }
     }
     if (wantBloom) out.set('bloom_filters', blooms);

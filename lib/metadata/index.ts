@@ -28,7 +28,7 @@ export { METADATA_PARTITION_TYPES, type MetadataPartitionType, mapRecordKeyToFil
 export { METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER, loadMetadataTimeline, completedCompactions } from './timeline.js';
 export type { MetadataRecord, MergedRecord, ColumnRange, WrappedValue } from './records.js';
 export { recordIndexFileId } from './records.js';
-export { columnRangesFromFooter } from './column-stats.js';
+export { columnRangesFromFooter, columnRangesFromRecords } from './column-stats.js';
 export { columnIndexId, partitionIndexId, fileIndexId, bloomFilterIndexKey, columnStatsIndexKey, xxHash64 } from './hash-ids.js';
 export { METADATA_RECORD_SCHEMA_TEXT, METADATA_RECORD_WRITER_SCHEMA_TEXT } from './schema.js';
 export {
@@ -38,4 +38,4 @@ export {
   type MetadataTableOutcome,
   type MetadataTableSession,
 } from './commit-path.js';
-export { METADATA_TABLE_KEYS, METADATA_ENABLE, PARTITION_ENABLE } from './keys.js';
+export { configuredColumnStatsColumns, METADATA_TABLE_KEYS, METADATA_ENABLE, PARTITION_ENABLE } from './keys.js';

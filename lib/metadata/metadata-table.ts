@@ -49,7 +49,7 @@ import {
   type MetadataPartitionType,
 } from './partitions.js';
 import { readFileGroup } from './reader.js';
-import { isDeletedRecord, recordIndexFileId, type MergedRecord, type MetadataRecord } from './records.js';
+import { isDeletedRecord, recordIndexFileId, type ColumnRange, type MergedRecord, type MetadataRecord } from './records.js';
 import { METADATA_PARTITIONS_KEY, METADATA_PARTITIONS_INFLIGHT_KEY, metadataTableState } from './state.js';
 import {
   completedCompactions,
@@ -72,6 +72,8 @@ export interface MetadataCommitInput {
   readonly recordIndex?: RecordIndexChanges | (() => Promise<RecordIndexChanges>);
   /** The data table's lock lease, checked before the deltacommit completes. */
   readonly lease?: LockLease;
+  /** The column ranges of the commit's new log files by table path (merge-on-read appends), for column_stats. */
+  readonly logColumnRanges?: ReadonlyMap<string, readonly ColumnRange[]>;
   /** Fault injection for tests: called after each storage write of the deltacommit. */
   readonly afterStorageWrite?: (what: string) => Promise<void>;
 }
@@ -257,6 +259,7 @@ export class MetadataTable {
       },
       ...(input.properties === undefined ? {} : { properties: input.properties }),
       ...(recordIndex === undefined ? {} : { recordIndex }),
+      ...(input.logColumnRanges === undefined ? {} : { logColumnRanges: input.logColumnRanges }),
     });
     return this.writeChanges(instantTime, changes, input, started);
   }

@@ -8,10 +8,14 @@
  *
  * The latest slice of a group under a pending compaction is the compaction's (base instant = the compaction instant,
  * no base file yet): its updates go there, so the compaction, which reads the slice before, does not lose them.
+ *
+ * When the metadata table indexes column stats, the file's ranges over the data block's records come with it
+ * (HoodieAppendHandle.processAppendResult): the metadata-table commit writes them as the file's column_stats records.
  */
 import { join } from 'node:path';
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import type { ParquetEngine } from '../engine/port.js';
+import { columnRangesFromRecords, type ColumnRange } from '../metadata/index.js';
 import type { FileGroupWriteResult, WriteSession } from '../engine/write.js';
 import { fileGroupKey, type FileSystemView } from '../fs-view.js';
 import { avroDataBlock, deleteBlock, EMPTY_PAYLOAD_ORDERING_VALUE, writeLogFile, type LogBlockInput, type LogFile } from '../log-format/index.js';
@@ -75,11 +79,15 @@ export interface LogAppenderOptions {
   readonly rowGroupSize: number;
   /** Staged latest base files, by the index the buckets' existingFile names (their column types). */
   readonly templates: readonly string[];
+  /** The column_stats columns (hoodie.metadata.index.column.stats.column.list, empty: every field); unset: none. */
+  readonly columnStatsColumns?: readonly string[];
 }
 
 export interface AppendedFileGroup {
   readonly stat: WriteStat;
   readonly result: FileGroupWriteResult;
+  /** The log file's column ranges, when column stats are indexed. */
+  readonly columnRanges?: readonly ColumnRange[];
 }
 
 /** Writes the APPEND buckets of one delta commit. */
@@ -108,10 +116,11 @@ export class LogAppender {
     });
     const header = { SCHEMA: JSON.stringify(this.options.schemaWithMeta) };
     const blocks: LogBlockInput[] = [];
+    let records: Record<string, unknown>[] = [];
     if (result.rowCount > 0) {
       this.engine ??= await openParquetEngine({ tempDirectory: join(this.options.workDir, 'append-engine') });
       const { rows } = await this.engine.readRows([localFile]);
-      const records = rows.map((row) => rowToAvroRecord(this.options.schemaWithMeta, row));
+      records = rows.map((row) => rowToAvroRecord(this.options.schemaWithMeta, row));
       blocks.push(avroDataBlock({ instantTime, schema: this.options.schemaWithMeta, records, header, longs: 'bigint' }));
     }
     const deletes = await session.bucketDeletedKeys(index);
@@ -150,7 +159,9 @@ export class LogAppender {
         logFiles: previous.includes(fileName) ? previous : [...previous, fileName],
       },
     });
-    return { stat, result: { ...result, deletes: deletes.length } };
+    const columns = this.options.columnStatsColumns;
+    const columnRanges = columns === undefined ? undefined : columnRangesFromRecords(this.options.schemaWithMeta, records, columns, fileName);
+    return { stat, result: { ...result, deletes: deletes.length }, ...(columnRanges === undefined ? {} : { columnRanges }) };
   }
 
   async close(): Promise<void> {

@@ -23,7 +23,6 @@
  * conflict, record-checks, footer, lib/engine/write.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { readKey } from '../config/index.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +32,7 @@ import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type 
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
 import type { LockProvider } from '../lock/port.js';
-import { keepMetadataTable, METADATA_ENABLE, METADATA_PARTITIONS_KEY, PARTITION_ENABLE, type MetadataTableOutcome } from '../metadata/index.js';
+import { configuredColumnStatsColumns, keepMetadataTable, METADATA_PARTITIONS_KEY, type ColumnRange, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../reader.js';
 import { isLogFileName } from '../log-format/index.js';
 import { describeHeal, failedWritesPolicy, healTable } from '../failed-writes.js';
@@ -42,7 +41,14 @@ import { withMetaFields, type AvroRecordSchema } from '../schema.js';
 import { BoundedTasks, mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { HudiTable, PARTITION_METAFILE, withTableLock } from '../table.js';
-import { newTableOptionsFromWriteProperties, newTableProperties, PROPERTIES_FILE, tableConfigFromProperties, type TableConfig } from '../table-config.js';
+import {
+  newTableOptionsFromWriteProperties,
+  newTableProperties,
+  PROPERTIES_FILE,
+  readTableConfig,
+  tableConfigFromProperties,
+  type TableConfig,
+} from '../table-config.js';
 import { createTable } from '../table-init.js';
 import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
 import { newInstantTime } from '../timeline/instant.js';
@@ -124,7 +130,6 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const newTable = existing === undefined ? newTableOptionsFromWriteProperties(props, 'write properties') : undefined;
     const tableConfig = existing?.config ?? tableConfigFromProperties(newTableProperties(newTable!), 'write properties');
     assertWritable(tableConfig, existing === undefined ? 'write properties' : storage.uriOf(PROPERTIES_FILE), config);
-    assertLogColumnStatsNotNeeded(tableConfig, options.operation, props, storage.uriOf(PROPERTIES_FILE));
     // One listing serves the type template now and the write's file groups later.
     const view = existing === undefined ? undefined : await existing.fileSystemView();
     const template = view === undefined ? undefined : newestBaseFile(view);
@@ -204,26 +209,6 @@ function assertWritable(config: TableConfig, location: string, writeConfig: Writ
       fix: 'unset it (Avro is the default for Parquet tables), or write this table with Hudi',
     });
   }
-}
-
-/**
- * Hudi records column stats of the log files it appends when the metadata table's column_stats index is on
- * (HoodieAppendHandle's record stats); this writer does not compute them yet, so merge-on-read upserts and deletes,
- * which append, are refused on such a table rather than leave the index without its log files. Inserts only write
- * base files, whose stats are recorded.
- */
-function assertLogColumnStatsNotNeeded(config: TableConfig, operation: WriteOperation, props: ReadonlyMap<string, string>, location: string): void {
-  if (config.type !== 'MERGE_ON_READ' || (operation !== 'upsert' && operation !== 'delete')) return;
-  const partitions = (config.properties.get(METADATA_PARTITIONS_KEY) ?? '').split(',').map((p) => p.trim());
-  if (!partitions.includes('column_stats')) return;
-  if (readKey(props, METADATA_ENABLE, 'write properties') === false || readKey(props, PARTITION_ENABLE.column_stats, 'write properties') === false) return;
-  throw new HudiError(
-    `${operation} on a merge-on-read table whose metadata table has column_stats is not supported: its log files' column stats are not computed by this writer`,
-    {
-      location,
-      fix: `write with ${PARTITION_ENABLE.column_stats.key}=false (drops the column_stats index, as Hudi does), or write this table with Hudi`,
-    },
-  );
 }
 
 /** The newest latest base file, whose Parquet types new files copy (Hudi's decimal and timestamp encodings). */
@@ -414,6 +399,8 @@ async function writeToTable(
   const uploaded: string[] = [];
   /** The local copy of each new base file (the metadata table reads their footers there). */
   const localFiles = new Map<string, string>();
+  /** The column ranges of each log file appended (only when the metadata table indexes column stats). */
+  const logColumnRanges = new Map<string, readonly ColumnRange[]>();
   try {
     // Inside the try: once T is requested, every failure reaches the rollback.
     heartbeat = await startHeartbeat(storage, instantTime);
@@ -488,6 +475,12 @@ async function writeToTable(
     let inserted = 0;
     let updated = 0;
     let deleted = 0;
+    // The column_stats partition the metadata-table commit updates needs the ranges of the log files appended.
+    const indexesColumnStats =
+      (await readTableConfig(storage)).properties
+        .get(METADATA_PARTITIONS_KEY)
+        ?.split(',')
+        .some((p) => p.trim() === 'column_stats') === true;
     const appender =
       mergeOnRead && plan.buckets.some((b) => b.kind === 'APPEND')
         ? new LogAppender({
@@ -498,6 +491,7 @@ async function writeToTable(
             schemaWithMeta: withMetaFields(tableSchema),
             rowGroupSize,
             templates: stagedFiles.localPaths,
+            ...(indexesColumnStats ? { columnStatsColumns: configuredColumnStatsColumns(options.properties) } : {}),
           })
         : undefined;
     const writeBucket = async (bucket: Bucket, index: number): Promise<void> => {
@@ -508,6 +502,7 @@ async function writeToTable(
         updated += appended.result.updates;
         deleted += appended.result.deletes;
         stats[index] = appended.stat;
+        if (appended.columnRanges !== undefined) logColumnRanges.set(appended.stat.path!, appended.columnRanges);
         uploaded.push(appended.stat.path!);
         progress(
           `file group ${index + 1}/${plan.buckets.length}: ${appended.result.rowCount} records, ${appended.result.deletes} deletes → ${appended.stat.path}`,
@@ -612,6 +607,7 @@ async function writeToTable(
         await metadataTable.commit(instantTime, metadata, {
           lease,
           localFiles,
+          logColumnRanges,
           ...(options.afterMetadataTableWrite === undefined ? {} : { afterStorageWrite: options.afterMetadataTableWrite }),
           recordIndex: async () => {
             const changes = await session.recordLocationChanges();

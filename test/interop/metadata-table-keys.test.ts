@@ -8,22 +8,19 @@
  *   Spark's metadata writer put in the deltacommit of the same instant, key by key.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { readHudiHFile } from '../../lib/hfile/index.js';
-import { decodeLogBlocks, readDeleteBlock } from '../../lib/log-format/index.js';
-import { decodeMetadataRecord } from '../../lib/metadata/codec.js';
-import { convertCommitMetadata, type MetadataChange } from '../../lib/metadata/convert.js';
+import { convertCommitMetadata } from '../../lib/metadata/convert.js';
 import { readStoredFooter } from '../../lib/metadata/footers.js';
 import { columnIndexId, fileIndexId, partitionIndexId } from '../../lib/metadata/hash-ids.js';
 import { mapRecordKeyToFileGroupIndex, METADATA_PARTITION_TYPES, type MetadataPartitionType } from '../../lib/metadata/partitions.js';
-import type { MetadataRecord } from '../../lib/metadata/records.js';
-import { HOODIE_METADATA_RECORD_SCHEMA, metadataRecordTypeOf } from '../../lib/metadata/schema.js';
+import { HOODIE_METADATA_RECORD_SCHEMA } from '../../lib/metadata/schema.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { normalizeChanges, sparkChanges } from '../helpers/metadata-records.js';
 import { tempDir } from '../helpers/paths.js';
 
 const INPUTS = [
@@ -136,7 +133,7 @@ describe('metadata-table keys and records against Hudi 0.15', { timeout: 1_200_0
       });
       const theirs = sparkChanges(table, instant.time);
       for (const partition of METADATA_PARTITION_TYPES) {
-        assert.deepEqual(normalize(ours.get(partition) ?? []), normalize(theirs.get(partition) ?? []), `${instant.time}: ${partition}`);
+        assert.deepEqual(normalizeChanges(ours.get(partition) ?? []), normalizeChanges(theirs.get(partition) ?? []), `${instant.time}: ${partition}`);
         compared += (theirs.get(partition) ?? []).length;
       }
     }
@@ -145,46 +142,3 @@ describe('metadata-table keys and records against Hudi 0.15', { timeout: 1_200_0
     t.diagnostic(`${compared} metadata records of 3 Spark commits equal ours`);
   });
 });
-
-/** The records and deletions Spark wrote in its deltacommit `instant`, by metadata partition. */
-function sparkChanges(table: string, instant: string): Map<MetadataPartitionType, MetadataChange[]> {
-  const out = new Map<MetadataPartitionType, MetadataChange[]>();
-  for (const partition of METADATA_PARTITION_TYPES) {
-    const dir = join(table, '.hoodie/metadata', partition);
-    const changes: MetadataChange[] = [];
-    for (const file of readdirSync(dir).filter((name) => name.includes('.log.') && !name.endsWith('.crc'))) {
-      for (const block of decodeLogBlocks(readFileSync(join(dir, file)))) {
-        if (block.header.INSTANT_TIME !== instant) continue;
-        if (block.type === 'HFILE_DATA_BLOCK') {
-          const hfile = readHudiHFile(block.content);
-          const type = metadataRecordTypeOf(hfile.schema!);
-          for (const record of hfile.records) changes.push({ record: decodeMetadataRecord(record.value, record.key, type) });
-        } else if (block.type === 'DELETE_BLOCK') {
-          for (const deleted of readDeleteBlock(block)) changes.push({ deleteKey: deleted.recordKey! });
-        }
-      }
-    }
-    out.set(partition, changes);
-  }
-  return out;
-}
-
-/** Comparable form: sorted by key, maps as sorted entries, bigints and bytes as text; record-index times in this zone. */
-function normalize(changes: readonly MetadataChange[]): string[] {
-  const zoneless = new Date(2024, 0, 1).getTimezoneOffset() !== 0;
-  return changes
-    .map((change) => {
-      if ('deleteKey' in change) return `delete ${change.deleteKey}`;
-      const record: MetadataRecord = change.record;
-      const plain = JSON.stringify(record, (key, value: unknown) => {
-        if (value instanceof Map) return [...value].sort(([a], [b]) => (a < b ? -1 : 1));
-        if (typeof value === 'bigint') return value.toString();
-        if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
-        // Hudi parses the instant in the JVM's zone (UTC in the harness), we in ours.
-        if (key === 'instantTime' && zoneless) return undefined;
-        return value;
-      });
-      return `${record.key} ${plain}`;
-    })
-    .sort();
-}
