@@ -3,13 +3,15 @@
  *
  *   npm run bench:clustering -- [--files 200] [--rows-per-file 5000] [--notes-bytes 0] [--outputs 1] [--runs 3] [--threads 2]
  *                               [--big-gb 1] [--memory-limit 2GB | --lambda-memory-mb 2048] [--big-layout z-order] [--skip-big]
- *                               [--no-input-bloom]
+ *                               [--no-input-bloom] [--s3]
  *
  * A realistic 1 GB group: --files 100 --rows-per-file 43000 --notes-bytes 230 (about 250 bytes a row); --outputs 2
  * sets the target file size to half the group, so two output files (what Hudi's defaults give a 2 GB group).
  * The realistic table's base files carry Hudi's default bloom filter in their footers, as every file Hudi writes
  * does, so binary copy merges the inputs' footers; --no-input-bloom writes them without one (binary copy then builds
- * each output's footer from its record keys: the "how" column says so).
+ * each output's footer from its record keys: the "how" column says so). --s3 puts the table on the S3 endpoint of
+ * the environment (moto: `node infra/with-local-stack.mjs npm run bench:clustering -- --s3 ...`), so executeGroup
+ * stages its inputs from S3 and uploads its outputs there.
  *
  * 1. One clustering group over `--files` small files: our executeGroup (the unit one Lambda runs: stage, order,
  *    write with Hudi footers, markers, upload to a local table) with no sort columns, linear and z-order, beside
@@ -20,9 +22,9 @@
  *    (lambdaEngineOptions: limit, threads, allocator, spill directory) instead; template.yaml gives it 2048.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { resolveClusteringConfig } from '../lib/clustering/config.js';
@@ -34,7 +36,8 @@ import type { SortLayout } from '../lib/clustering/sort-columns.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import type { ParquetEngineOptions } from '../lib/engine/port.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
-import { openStorage } from '../lib/storage/index.js';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { mapWithConcurrency, openStorage, s3ClientFromEnv, type Storage } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
 import { HUDI_BLOOM_FILTER_DEFAULTS } from '../lib/writer/bloom-filter.js';
 import { createSmallFilesTable, type SmallFilesTable } from '../test/helpers/small-files-table.js';
@@ -55,8 +58,10 @@ const { values: flags } = parseArgs({
     'child-big': { type: 'string' },
     'child-bytes': { type: 'string' },
     'lambda-memory-mb': { type: 'string' },
+    s3: { type: 'boolean', default: false },
   },
 });
+const S3_BUCKET = 'bench-clustering';
 
 const MB = 1024 * 1024;
 const SORT_COLUMNS = ['birthday', 'createTime'];
@@ -85,7 +90,7 @@ async function ours(
   try {
     const dir = join(work, 'table');
     cpSync(table.dir, dir, { recursive: true });
-    const storage = openStorage(dir);
+    const storage = flags.s3 ? await tableOnS3(dir) : openStorage(dir);
     const outputs = Number(flags.outputs);
     // --outputs N: a target file size of a 1/N of the group, so N output files (Hudi's defaults give several for a 2 GB group).
     const config = configFor(
@@ -112,6 +117,20 @@ async function ours(
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** --s3: the table copied to a fresh prefix of the bench bucket (on the S3 endpoint of the environment). */
+async function tableOnS3(dir: string): Promise<Storage> {
+  if (!process.env.AWS_ENDPOINT_URL_S3) throw new Error('--s3 needs AWS_ENDPOINT_URL_S3: run it under `node infra/with-local-stack.mjs`');
+  const client = s3ClientFromEnv();
+  await client.send(new CreateBucketCommand({ Bucket: S3_BUCKET })).catch(() => undefined);
+  const storage = openStorage(`s3://${S3_BUCKET}/table-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`, { s3Client: client });
+  const files = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+  await mapWithConcurrency(files, 8, (entry) => {
+    const local = join(entry.parentPath, entry.name);
+    return storage.uploadFile(relative(dir, local), local);
+  });
+  return storage;
 }
 
 /** How the group was written, with the reason binary copy was not taken (or its footers were built from keys). */

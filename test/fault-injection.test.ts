@@ -11,10 +11,11 @@
  * prints each run before it starts. The table's storage lock is kept out of the injection (see lockOn).
  */
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { resolveClusteringConfig } from '../lib/clustering/config.js';
+import { readCompletedClustering } from '../lib/clustering/instant.js';
 import { runClusteringJob } from '../lib/clustering/job.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import type { ParquetEngine } from '../lib/engine/port.js';
@@ -275,47 +276,63 @@ describe('S3 failures at every call', () => {
     });
   });
 
-  it('of a clustering (cluster --mode scheduleAndExecute): one clear error, no unhandled rejection, the same rows, the plan rolls back cleanly', async () => {
-    const base = join(tempDir('fault-cluster-'), 'base');
-    await createSmallFilesTable({ dir: base, partitions: 2, commits: 3, rowsPerFile: 5 });
-    const config = resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.sort.columns': 'birthday' } }).config;
-    const cluster = async (storage: FaultyStorage) =>
-      runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
-        mode: 'scheduleAndExecute',
-        config,
-        force: true,
-        lock: lockOn(storage),
-        engine,
-        tempDir: tempDir('fault-cluster-work-'),
-      });
+  // Sorted: the rows are rewritten and the outputs uploaded after. Unsorted with a target file size of one input file:
+  // binary copy, one output per input, each uploading while the next is written.
+  for (const [how, event, outputsPerGroup] of [
+    ['sorted', { 'hoodie.clustering.plan.strategy.sort.columns': 'birthday' }, 1],
+    ['by binary copy into several outputs', { 'hoodie.clustering.plan.strategy.target.file.max.bytes': 'largest input' }, 3],
+  ] as const) {
+    it(`of a clustering ${how} (cluster --mode scheduleAndExecute): one clear error, no unhandled rejection, the same rows, the plan rolls back cleanly`, async () => {
+      const base = join(tempDir('fault-cluster-'), 'base');
+      await createSmallFilesTable({ dir: base, partitions: 2, commits: 3, rowsPerFile: 5 });
+      const largest = Math.max(...dataFiles(base).map((file) => statSync(join(base, file)).size));
+      const config = resolveClusteringConfig({
+        event: Object.fromEntries(Object.entries(event).map(([key, value]) => [key, value === 'largest input' ? String(largest) : value])),
+      }).config;
+      const cluster = async (storage: FaultyStorage) =>
+        runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+          mode: 'scheduleAndExecute',
+          config,
+          force: true,
+          lock: lockOn(storage),
+          engine,
+          tempDir: tempDir('fault-cluster-work-'),
+        });
 
-    const beforeRows = await snapshotRows(base);
-    const beforeFiles = dataFiles(base);
-    const counting = faultyStorage(copyOf(base), undefined);
-    const done = await cluster(counting);
-    assert.equal(done.executedGroups.length, 2);
-    await checkEveryFault({
-      name: 'clustering',
-      calls: [...counting.calls],
-      table: () => copyOf(base),
-      operation: cluster,
-      minCalls: 20,
-      check: async (table, label, failed) => {
-        const timeline = await loadTimeline(openStorage(table));
-        const committed = timeline.instants.some((i) => i.action === 'replacecommit' && i.state === 'COMPLETED');
-        if (!failed) assert.ok(committed, `${label}: a clustering that succeeded committed`);
-        assert.deepEqual(await snapshotRows(table), beforeRows, `${label}: the same rows`);
-        const rolledBack = await rollBackPending(table);
-        assert.deepEqual(await snapshotRows(table), beforeRows, `${label}: the same rows after rolling back`);
-        assert.deepEqual(await strayDataFiles(table, beforeFiles), [], `${label}: no data file outside a completed instant`);
-        if (!committed) {
-          assert.deepEqual(
-            dataFiles(table),
-            beforeFiles,
-            `${label}: no file of the failed clustering is left (rolled back ${rolledBack.join(', ') || 'nothing'})`,
-          );
-        }
-      },
+      const beforeRows = await snapshotRows(base);
+      const beforeFiles = dataFiles(base);
+      const countingTable = copyOf(base);
+      const counting = faultyStorage(countingTable, undefined);
+      const done = await cluster(counting);
+      assert.equal(done.executedGroups.length, 2);
+      const stats = Object.values((await readCompletedClustering(openStorage(countingTable), done.instantTime!)).partitionToWriteStats);
+      assert.deepEqual(
+        stats.map((partition) => partition.length),
+        [outputsPerGroup, outputsPerGroup],
+      );
+      await checkEveryFault({
+        name: 'clustering',
+        calls: [...counting.calls],
+        table: () => copyOf(base),
+        operation: cluster,
+        minCalls: 20,
+        check: async (table, label, failed) => {
+          const timeline = await loadTimeline(openStorage(table));
+          const committed = timeline.instants.some((i) => i.action === 'replacecommit' && i.state === 'COMPLETED');
+          if (!failed) assert.ok(committed, `${label}: a clustering that succeeded committed`);
+          assert.deepEqual(await snapshotRows(table), beforeRows, `${label}: the same rows`);
+          const rolledBack = await rollBackPending(table);
+          assert.deepEqual(await snapshotRows(table), beforeRows, `${label}: the same rows after rolling back`);
+          assert.deepEqual(await strayDataFiles(table, beforeFiles), [], `${label}: no data file outside a completed instant`);
+          if (!committed) {
+            assert.deepEqual(
+              dataFiles(table),
+              beforeFiles,
+              `${label}: no file of the failed clustering is left (rolled back ${rolledBack.join(', ') || 'nothing'})`,
+            );
+          }
+        },
+      });
     });
-  });
+  }
 });

@@ -22,7 +22,7 @@ import { stageFiles, withTableLocations } from '../reader.js';
 import { assertMetadataTableKeepable, metadataTableState } from '../metadata/index.js';
 import { withMetaFields } from '../schema.js';
 import { planBinaryCopy, planCopyOutputs, readCopyInput, writeCopiedFile, type CopyInput, type CopyLayout } from '../parquet/binary-copy.js';
-import { mapWithConcurrency } from '../storage/concurrency.js';
+import { BoundedTasks, mapWithConcurrency } from '../storage/concurrency.js';
 import { countedStorage } from '../storage/counted.js';
 import { RequestCounter } from '../storage/request-counts.js';
 import type { HudiTable } from '../table.js';
@@ -81,6 +81,8 @@ export interface ExecuteGroupOptions {
 export const PARQUET_BLOCK_BYTES = 120 * 1024 * 1024;
 const DEFAULT_REPORT_SAMPLES = 100;
 const DEFAULT_UPLOAD_CONCURRENCY = 4;
+/** Binary copy's uploads in flight beside the writing of the next output (bounds the memory their parts take). */
+const OVERLAPPED_UPLOADS = 2;
 /** Rewrites with more outputs when a file came out above target.file.max.bytes by more than a row group. */
 const MAX_SIZING_ATTEMPTS = 3;
 const RECORD_KEY = '_hoodie_record_key';
@@ -198,6 +200,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   const counter = new RequestCounter();
   const transfers = countedStorage(storage, counter);
   const staged = await stageFiles(transfers, inputPaths, workDir);
+  let uploads: BoundedTasks | undefined;
   try {
     const localBaseFiles: (string | undefined)[] = [];
     let nextBase = 0;
@@ -232,15 +235,33 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
       options,
     };
     const copy = await binaryCopyPlan(context);
-    const outcome = copy.layout !== undefined ? await copyGroup(context, copy.inputs, copy.layout) : await rewriteGroup(context, copy.reason);
+    // Each output's upload: its marker first (a rollback finds every object this attempt may have uploaded), and
+    // before the first upload a check that the instant was not completed meanwhile.
+    let notCompleted: Promise<void> | undefined;
+    const upload = async (file: WrittenOutput): Promise<void> => {
+      await createMarker(transfers, instantTime, partitionPath, file.fileName, 'CREATE');
+      notCompleted ??= assertNotCompletedMeanwhile(storage, instantTime);
+      await notCompleted;
+      await transfers.uploadFile(joinPartitionPath(partitionPath, file.fileName), file.file);
+    };
+    let outcome: GroupOutcome;
+    if (copy.layout !== undefined) {
+      // Binary copy writes the outputs one by one: output k uploads while output k+1 is written, with at most
+      // OVERLAPPED_UPLOADS in flight (a slot frees before the next output starts uploading). Every upload started
+      // settles before the group goes on or fails.
+      uploads = new BoundedTasks(Math.min(OVERLAPPED_UPLOADS, options.uploadConcurrency ?? DEFAULT_UPLOAD_CONCURRENCY));
+      const overlapped = uploads;
+      outcome = await copyGroup(context, copy.inputs, copy.layout, (file) => overlapped.run(() => upload(file)));
+      await overlapped.drain();
+    } else {
+      // A rewrite writes every output in one engine call (and may write them again at another count): uploads follow.
+      outcome = await rewriteGroup(context, copy.reason);
+      uploads = new BoundedTasks(options.uploadConcurrency ?? DEFAULT_UPLOAD_CONCURRENCY);
+      const after = uploads;
+      for (const file of outcome.written) await after.run(() => upload(file));
+      await after.drain();
+    }
     const { written } = outcome;
-
-    // Markers first: a rollback finds every object this attempt may have uploaded.
-    for (const file of written) await createMarker(transfers, instantTime, partitionPath, file.fileName, 'CREATE');
-    await assertNotCompletedMeanwhile(storage, instantTime);
-    await mapWithConcurrency(written, options.uploadConcurrency ?? DEFAULT_UPLOAD_CONCURRENCY, (file) =>
-      transfers.uploadFile(joinPartitionPath(partitionPath, file.fileName), file.file),
-    );
 
     const perFileMs = written.length === 0 ? 0 : Math.round(outcome.writeMs / written.length);
     const writeStats = written.map((file) =>
@@ -294,6 +315,8 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
     await writeGroupResult(storage, result);
     return result;
   } catch (error) {
+    // Uploads still in flight settle before the outputs they read are removed and the error reaches a rollback.
+    await uploads?.drain().catch(() => undefined);
     throw withTableLocations(error, staged.toUri);
   } finally {
     await beat.stop();
@@ -410,9 +433,15 @@ function newestInput(names: readonly string[]): number {
 /**
  * Copy the inputs' row groups, in plan order, into files of at most target.file.max.bytes (cut at row group
  * boundaries; at least the plan's numOutputFileGroups when there are enough row groups). Each output's Hudi footer
- * comes from its record keys, read by the engine while the previous output's pages are copied.
+ * comes from its record keys, read by the engine while the previous output's pages are copied. `onWritten` gets
+ * each output once written (its upload starts while the next is written).
  */
-async function copyGroup(context: GroupContext, inputs: readonly CopyInput[], layout: CopyLayout): Promise<GroupOutcome> {
+async function copyGroup(
+  context: GroupContext,
+  inputs: readonly CopyInput[],
+  layout: CopyLayout,
+  onWritten: (file: WrittenOutput) => Promise<void>,
+): Promise<GroupOutcome> {
   const { engine, config } = context.options;
   await mkdir(context.outputDir, { recursive: true });
   const rowGroups = inputs.flatMap((input, inputIndex) => {
@@ -451,11 +480,13 @@ async function copyGroup(context: GroupContext, inputs: readonly CopyInput[], la
     return outputFooter(context, await engine.columnValues(ranges, RECORD_KEY));
   };
   const codec = copyCodec(context.options.compressionCodec);
-  const started = Date.now();
+  /** Time spent writing the outputs (not waiting for an upload slot). */
+  let writeMs = 0;
   const written: WrittenOutput[] = [];
   let nextFooter = runs.length > 0 ? footerOf(rowGroups.slice(...runs[0]!)) : undefined;
   nextFooter?.catch(() => undefined);
   for (const [outputIndex, [start, end]] of runs.entries()) {
+    const outputStarted = Date.now();
     const { fileId, fileName } = outputName(context.instantTime, context.groupIndex, outputIndex);
     const file = join(context.outputDir, fileName);
     const footer = nextFooter!;
@@ -480,9 +511,12 @@ async function copyGroup(context: GroupContext, inputs: readonly CopyInput[], la
         fix: 'retry; if it repeats, report it as a bug',
       });
     }
-    written.push({ file, fileId, fileName, rows: expected, bytes: result.bytes });
+    const output = { file, fileId, fileName, rows: expected, bytes: result.bytes };
+    written.push(output);
+    writeMs += Date.now() - outputStarted;
+    // Waits while the uploads in flight fill their slots: the next output is written once one is free.
+    await onWritten(output);
   }
-  const writeMs = Date.now() - started;
   const inputRows = inputs.reduce((total, input) => total + input.numRows, 0);
   return {
     written,
