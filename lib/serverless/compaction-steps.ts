@@ -3,7 +3,9 @@
  *
  * 1. schedule (`compaction-schedule`): take up the oldest pending compaction (resumed from its plan), else schedule
  *    one when Hudi's trigger says it is due (`hoodie.compact.inline.max.delta.commits`, the trigger strategy; `force`
- *    plans anyway), and move it inflight; returns the operation numbers still without a result;
+ *    plans anyway), claim it for this execution and move it inflight; returns the operation numbers still without a
+ *    result. A pending compaction that another execution claimed and heartbeats (run-claim.ts: two overlapping
+ *    scheduled executions) ends this one with ALREADY_RUNNING;
  * 2. execute an operation (`compaction-execute`, a Map iteration): merge one file slice into its new base file and
  *    store the result in the compaction's work folder (safe to retry: a stored result returns at once);
  * 3. commit (`compaction-commit`): the commit from the stored results, under the table lock;
@@ -27,11 +29,14 @@ import {
 } from '../compaction/execute.js';
 import { scheduleCompaction } from '../compaction/schedule.js';
 import { openParquetEngine } from '../engine/parquet-engine.js';
+import { withTableLock } from '../table.js';
+import { startHeartbeat } from '../timeline/heartbeat.js';
 import { pendingCompactions } from '../timeline/compaction-plan.js';
-import { openTableAndLock } from './clients.js';
+import { heldLock, openTableAndLock } from './clients.js';
 import { INCOMPLETE_ERROR, TaskError } from './errors.js';
 import { asObject, executionInputOf, optionalString, requiredIndex, requiredString } from './events.js';
-import type { StepDependencies } from './plan-step.js';
+import { parseRunEvent, type PlanStepInput, type StepDependencies } from './plan-step.js';
+import { claimRun, isAlive, readRunActivity, releaseRun } from './run-claim.js';
 import { ENV, resolveStepSettings, type ClusteringExecutionInput, type PropertyOverrides } from './settings.js';
 
 /** Opened as the CLI's compaction opens it: 'write' refuses merge-on-read tables, which compaction asserts instead. */
@@ -47,6 +52,8 @@ export interface CompactionStepBase {
 
 export type CompactionScheduleOutput =
   | (CompactionStepBase & { readonly status: 'NOTHING_TO_COMPACT'; readonly reason: string })
+  /** Another execution claimed the pending compaction and heartbeats it (run-claim.ts): this one ends. */
+  | (CompactionStepBase & { readonly status: 'ALREADY_RUNNING'; readonly instant: string; readonly reason: string })
   | (CompactionStepBase & {
       readonly status: 'EXECUTE';
       readonly instant: string;
@@ -70,10 +77,11 @@ function instantInputOf(event: unknown, what: string): CompactionInstantInput {
   return { ...executionInputOf(object, what), instant: requiredString(object, 'instant', what) };
 }
 
-export function parseCompactionScheduleEvent(event: unknown): ClusteringExecutionInput {
-  const object = asObject(event, 'compaction-schedule event');
-  // The state machine passes its execution input as is; a direct invocation may too.
-  return executionInputOf(object, 'compaction-schedule event');
+/** The state machine's `{input, runId}` (its execution id claims the compaction), or a bare execution input. */
+export type CompactionScheduleInput = PlanStepInput;
+
+export function parseCompactionScheduleEvent(event: unknown): CompactionScheduleInput {
+  return parseRunEvent(event, 'compaction-schedule event');
 }
 
 export function parseCompactionOperationEvent(event: unknown): CompactionOperationInput {
@@ -85,23 +93,44 @@ export function parseCompactionInstantEvent(event: unknown): CompactionInstantIn
   return instantInputOf(event, 'compaction event');
 }
 
-export async function compactionScheduleStep(input: ClusteringExecutionInput, deps: StepDependencies): Promise<CompactionScheduleOutput> {
+export async function compactionScheduleStep(input: CompactionScheduleInput, deps: StepDependencies): Promise<CompactionScheduleOutput> {
+  const now = deps.now ?? (() => new Date());
   const settings = resolveStepSettings(deps.env, input);
+  const runId = input.runId ?? `direct-${now().toISOString()}`;
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: COMPACTION_OPEN_MODE });
   const base = { tablePath: settings.tablePath, properties: settings.overrides };
-  let instant = pendingCompactions(table.timeline)[0]?.time;
-  if (instant === undefined) {
+  // Under the table lock: of two overlapping executions, exactly one claims the compaction (run-claim.ts).
+  const claimed = await withTableLock(table, lock, async (current, lease) => {
+    const storage = current.storage;
+    const pending = pendingCompactions(current.timeline)[0]?.time;
+    if (pending !== undefined) {
+      const activity = await readRunActivity(storage, pending, now(), 'compaction');
+      if (isAlive(activity) && activity.claim?.runId !== runId) {
+        const reason = `compaction ${pending} is being run by ${activity.claim?.runId ?? 'another writer'} (heartbeat ${Math.round((activity.heartbeatAgeMs ?? 0) / 1000)} s old)`;
+        deps.log.info('another run owns the pending compaction', { instant: pending, owner: activity.claim?.runId });
+        return { status: 'ALREADY_RUNNING' as const, instant: pending, reason };
+      }
+      await lease.assertHeld();
+      await claimRun(storage, pending, runId, now(), 'compaction');
+      return { status: 'CLAIMED' as const, instant: pending };
+    }
     const config = compactionConfigFrom(settings.jobProperties, ENV.clusteringProperties);
-    const scheduled = await scheduleCompaction(table, config, {
-      lock,
+    const scheduled = await scheduleCompaction(current, config, {
+      // Already inside the lock: schedule's own lock must not wait for ourselves.
+      lock: heldLock(lease, lock.description),
       properties: settings.jobProperties,
       force: input.force === true,
       log: (line) => deps.log.info(line),
-      ...(deps.now === undefined ? {} : { now: deps.now() }),
+      now: now(),
     });
-    if (scheduled === undefined) return { ...base, status: 'NOTHING_TO_COMPACT', reason: 'no compaction is due (or no file slice has log files)' };
-    instant = scheduled.instantTime;
-  }
+    if (scheduled === undefined) return undefined;
+    await lease.assertHeld();
+    await claimRun(storage, scheduled.instantTime, runId, now(), 'compaction');
+    return { status: 'CLAIMED' as const, instant: scheduled.instantTime };
+  });
+  if (claimed === undefined) return { ...base, status: 'NOTHING_TO_COMPACT', reason: 'no compaction is due (or no file slice has log files)' };
+  if (claimed.status === 'ALREADY_RUNNING') return { ...base, ...claimed };
+  const { instant } = claimed;
   const start = await startCompactionRun(await table.reload(), instant, (line) => deps.log.info(line));
   if (start.plan === undefined) return { ...base, status: 'NOTHING_TO_COMPACT', reason: `compaction ${instant} is committed already` };
   const open = await operationsWithoutResult(await table.reload(), instant, start.plan);
@@ -138,6 +167,9 @@ export async function compactionExecuteStep(
   await mkdir(scratchRoot, { recursive: true });
   const scratch = await mkdtemp(join(scratchRoot, `hudi-compaction-${input.operationIndex}-`));
   const engine = await openParquetEngine(lambdaEngineOptions(deps.memoryMb, scratch));
+  // The run's heartbeat stays fresh while an operation runs (an overlapping execution sees the run alive); the file
+  // stays when the operation ends, since others may still run: commit and rollback remove it.
+  const beat = await startHeartbeat(table.storage, input.instant, { keepFile: true });
   try {
     const result = await executeCompactionOperation(table, input.instant, input.operationIndex, { engine, properties: settings.jobProperties });
     deps.log.info('compaction operation done', {
@@ -156,6 +188,7 @@ export async function compactionExecuteStep(
       durationMs: Date.now() - started,
     };
   } finally {
+    await beat.stop();
     await engine.close();
     await rm(scratch, { recursive: true, force: true });
   }
@@ -176,6 +209,8 @@ export async function compactionCommitStep(input: CompactionInstantInput, deps: 
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: COMPACTION_OPEN_MODE });
   try {
     const result = await commitCompaction(table, input.instant, { lock, properties: settings.jobProperties });
+    // The work folder (and the claim in it) went with the commit; the heartbeat goes now.
+    await releaseRun(table.storage, input.instant, 'compaction');
     deps.log.info('compaction committed', { instant: input.instant, outcome: result.outcome, fileGroups: result.writeStats.length });
     return {
       status: 'COMMITTED',
@@ -204,6 +239,8 @@ export async function compactionRollbackStep(input: CompactionInstantInput, deps
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: COMPACTION_OPEN_MODE });
   if (!pendingCompactions(table.timeline).some((i) => i.time === input.instant)) return { status: 'NOTHING_PENDING', instant: input.instant, deletedFiles: 0 };
   const { deleted } = await rollbackCompaction(table, input.instant, { lock });
+  // The run is over: the next execution takes the plan up at once rather than waiting for the heartbeat to expire.
+  await releaseRun(table.storage, input.instant, 'compaction');
   deps.log.info('compaction rolled back to requested', { instant: input.instant, deletedFiles: deleted.length });
   return { status: 'ROLLED_BACK', instant: input.instant, deletedFiles: deleted.length };
 }
