@@ -33,6 +33,7 @@ import { withTableLock } from '../table.js';
 import { startHeartbeat } from '../timeline/heartbeat.js';
 import { pendingCompactions } from '../timeline/compaction-plan.js';
 import { heldLock, openTableAndLock } from './clients.js';
+import { pendingPlanAge } from './trigger.js';
 import { INCOMPLETE_ERROR, TaskError } from './errors.js';
 import { asObject, executionInputOf, optionalString, requiredIndex, requiredString } from './events.js';
 import { parseRunEvent, type PlanStepInput, type StepDependencies } from './plan-step.js';
@@ -50,7 +51,12 @@ export interface CompactionStepBase {
   readonly properties: PropertyOverrides;
 }
 
-export type CompactionScheduleOutput =
+export type CompactionScheduleOutput = CompactionScheduleStatus & {
+  /** Seconds the oldest pending compaction had waited when the step began (0: none): the metric the alarm watches. */
+  readonly pendingPlanAgeSeconds: number;
+};
+
+type CompactionScheduleStatus =
   | (CompactionStepBase & { readonly status: 'NOTHING_TO_COMPACT'; readonly reason: string })
   /** Another execution claimed the pending compaction and heartbeats it (run-claim.ts): this one ends. */
   | (CompactionStepBase & { readonly status: 'ALREADY_RUNNING'; readonly instant: string; readonly reason: string })
@@ -98,7 +104,7 @@ export async function compactionScheduleStep(input: CompactionScheduleInput, dep
   const settings = resolveStepSettings(deps.env, input);
   const runId = input.runId ?? `direct-${now().toISOString()}`;
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: COMPACTION_OPEN_MODE });
-  const base = { tablePath: settings.tablePath, properties: settings.overrides };
+  const base = { tablePath: settings.tablePath, properties: settings.overrides, pendingPlanAgeSeconds: pendingPlanAge(table.timeline, now(), ['compaction']) };
   // Under the table lock: of two overlapping executions, exactly one claims the compaction (run-claim.ts).
   const claimed = await withTableLock(table, lock, async (current, lease) => {
     const storage = current.storage;
@@ -199,9 +205,13 @@ export interface CompactionCommitOutput {
   readonly tablePath: string;
   readonly instant: string;
   readonly outcome: 'committed' | 'already-committed';
+  /** One new base file per file group (operation). */
   readonly fileGroups: number;
+  /** Base and log files the operations read. */
+  readonly filesIn: number;
   readonly records: number;
   readonly bytesRead: number;
+  readonly bytesWritten: number;
 }
 
 export async function compactionCommitStep(input: CompactionInstantInput, deps: StepDependencies): Promise<CompactionCommitOutput> {
@@ -218,8 +228,11 @@ export async function compactionCommitStep(input: CompactionInstantInput, deps: 
       instant: input.instant,
       outcome: result.outcome,
       fileGroups: result.writeStats.length,
+      // A slice's base file had rows (updated or deleted now) when it existed: a log-only slice has none.
+      filesIn: result.writeStats.reduce((sum, stat) => sum + stat.totalLogFilesCompacted + (stat.numUpdateWrites + stat.numDeletes > 0 ? 1 : 0), 0),
       records: result.writeStats.reduce((sum, stat) => sum + stat.numWrites, 0),
       bytesRead: result.bytesRead,
+      bytesWritten: result.writeStats.reduce((sum, stat) => sum + stat.fileSizeInBytes, 0),
     };
   } catch (error) {
     // Not retried by the state machine: operations failed, so it rolls back.
