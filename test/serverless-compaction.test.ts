@@ -13,6 +13,7 @@ import { parseBaseFileName } from '../lib/fs-view.js';
 import { dynamoDbClientFromEnv } from '../lib/lock/index.js';
 import { readSnapshot, type QueryType } from '../lib/reader.js';
 import type { CompactionCommitOutput, CompactionScheduleOutput } from '../lib/serverless/compaction-steps.js';
+import { SERVERLESS_COMPACTION_KEYS } from '../lib/serverless/scale-out.js';
 import { runStateMachineLocally, type LocalExecution, type LocalRunOptions } from '../lib/serverless/local/index.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 import { openStorage } from '../lib/storage/index.js';
@@ -154,5 +155,32 @@ describe('the compaction state machine', () => {
       (object) => object.path.includes(committed.instant) && /\.heartbeat|\.aux/.test(object.path),
     );
     assert.deepEqual(leftovers, [], 'the heartbeat and the claim are gone with the commit');
+  });
+
+  test('a plan with more operations than the inline limit runs them in the Distributed Map, from the manifest in its work folder', async () => {
+    const { tablePath, storage } = await freshTable('sm-compaction-distributed');
+    const entered: string[] = [];
+    const execution = await run(tablePath, true, {
+      environment: { LOCK_TABLE: lockTable, CLUSTERING_PROPERTIES: `${SERVERLESS_COMPACTION_KEYS.inlineMapMaxOperations.key}=1` },
+      onProgress: (event) => {
+        if (event.kind === 'state-entered') entered.push(event.state);
+      },
+    });
+    assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
+    assert.ok(entered.includes('ExecuteOperationsDistributed') && !entered.includes('ExecuteOperations'), `the Distributed Map ran: ${entered.join(', ')}`);
+    const reads = execution.invocations.filter((invocation) => invocation.functionName === 'compaction-execute');
+    assert.deepEqual(
+      reads.map((invocation) => invocation.attempt),
+      [1, 1],
+      'each operation once',
+    );
+    const output = execution.output as CompactionCommitOutput;
+    assert.equal(output.fileGroups, 2);
+    assert.deepEqual(await read(storage, 'read_optimized'), before0);
+    assert.deepEqual(
+      (await storage.listRecursive('.hoodie/.aux')).filter((object) => object.path.includes(output.instant)),
+      [],
+      'the manifest went with the work folder at commit',
+    );
   });
 });

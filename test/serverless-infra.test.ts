@@ -64,6 +64,7 @@ test('the compaction definition loads in aws-local-stepfunctions and binds a fun
     ['Commit', 'compaction-commit'],
     ['ExecuteOperation', 'compaction-execute'],
     ['Rollback', 'compaction-rollback'],
+    ['RunOperation', 'compaction-execute'],
     ['Schedule', 'compaction-schedule'],
   ]);
 });

@@ -34,6 +34,7 @@ import { startHeartbeat } from '../timeline/heartbeat.js';
 import { pendingCompactions } from '../timeline/compaction-plan.js';
 import { heldLock, openTableAndLock } from './clients.js';
 import { pendingPlanAge } from './trigger.js';
+import { chooseMap, COMPACTION_FAN_OUT, mapConcurrency, scaleOutSettings, type GroupManifest, type MapMode } from './scale-out.js';
 import { INCOMPLETE_ERROR, TaskError } from './errors.js';
 import { asObject, executionInputOf, optionalString, requiredIndex, requiredString } from './events.js';
 import { parseRunEvent, type PlanStepInput, type StepDependencies } from './plan-step.js';
@@ -66,7 +67,14 @@ type CompactionScheduleStatus =
       readonly resumed: boolean;
       readonly totalOperations: number;
       /** The operations still without a result: all of a new compaction's. */
+      /** Those operations for the inline Map; empty for the Distributed Map, which reads them from `manifest`. */
       readonly operations: readonly { readonly index: number }[];
+      /** Which Map runs the operations (the state machine's Choice reads it): scale-out.ts. */
+      readonly mapMode: MapMode;
+      /** DISTRIBUTED: the S3 object listing the operations (its ItemReader). */
+      readonly manifest?: GroupManifest;
+      readonly operationsToRun: number;
+      /** COMPACTION_MAX_CONCURRENCY, bounded by the template's CompactionLambdaConcurrency: the Maps' MaxConcurrencyPath. */
       readonly maxConcurrency: number;
     });
 
@@ -139,16 +147,28 @@ export async function compactionScheduleStep(input: CompactionScheduleInput, dep
   const { instant } = claimed;
   const start = await startCompactionRun(await table.reload(), instant, (line) => deps.log.info(line));
   if (start.plan === undefined) return { ...base, status: 'NOTHING_TO_COMPACT', reason: `compaction ${instant} is committed already` };
-  const open = await operationsWithoutResult(await table.reload(), instant, start.plan);
-  deps.log.info('compaction to execute', { instant, resumed: start.resumed, operations: start.plan.operations.length, withoutResult: open.length });
+  const open = (await operationsWithoutResult(await table.reload(), instant, start.plan)).map((index) => ({ index }));
+  const scaleOut = scaleOutSettings(settings.jobProperties, deps.env, 'compaction properties', COMPACTION_FAN_OUT);
+  const choice = await chooseMap(table.storage, instant, open, scaleOut, COMPACTION_FAN_OUT);
+  if (choice.note !== undefined) deps.log.warn(choice.note);
+  deps.log.info('compaction to execute', {
+    instant,
+    resumed: start.resumed,
+    operations: start.plan.operations.length,
+    withoutResult: open.length,
+    mapMode: choice.mapMode,
+  });
   return {
     ...base,
     status: 'EXECUTE',
     instant,
     resumed: start.resumed,
     totalOperations: start.plan.operations.length,
-    operations: open.map((index) => ({ index })),
-    maxConcurrency: COMPACTION_MAX_CONCURRENCY,
+    operationsToRun: open.length,
+    operations: choice.mapMode === 'DISTRIBUTED' ? [] : open,
+    mapMode: choice.mapMode,
+    ...(choice.manifest === undefined ? {} : { manifest: choice.manifest }),
+    maxConcurrency: mapConcurrency(COMPACTION_MAX_CONCURRENCY, scaleOut),
   };
 }
 

@@ -77,7 +77,7 @@ export function archiveFigures(output: ArchiveStepOutput): RunFigure[] {
 export function compactionScheduleFigures(output: CompactionScheduleOutput): RunFigure[] {
   return [
     { name: METRIC.pendingPlanAge, unit: MetricUnit.Seconds, value: output.pendingPlanAgeSeconds },
-    count(METRIC.operationsPlanned, output.status === 'EXECUTE' ? output.operations.length : 0),
+    count(METRIC.operationsPlanned, output.status === 'EXECUTE' ? output.operationsToRun : 0),
   ];
 }
 
