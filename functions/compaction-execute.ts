@@ -5,6 +5,7 @@
 import type { Context } from 'aws-lambda';
 import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
 import { compactionExecuteStep, parseCompactionOperationEvent, type CompactionOperationOutput } from '../lib/serverless/compaction-steps.js';
+import { compactionOperationFigures } from '../lib/serverless/metrics.js';
 import { createObservability } from '../lib/serverless/observability.js';
 import { stepEnvironment } from '../lib/serverless/registry.js';
 import { lambdaMemoryMb } from '../lib/serverless/settings.js';
@@ -13,12 +14,15 @@ const observability = createObservability('compaction-execute');
 const clients = serviceClientsFromEnv();
 
 export async function handler(event: unknown, context: Context): Promise<CompactionOperationOutput> {
-  return observability.invoke(context, async () =>
-    compactionExecuteStep(parseCompactionOperationEvent(event), {
-      env: await stepEnvironment(process.env, event, clients.s3),
-      clients,
-      log: observability.log,
-      memoryMb: lambdaMemoryMb(process.env, context.memoryLimitInMB),
-    }),
+  return observability.invoke(
+    context,
+    async () =>
+      compactionExecuteStep(parseCompactionOperationEvent(event), {
+        env: await stepEnvironment(process.env, event, clients.s3),
+        clients,
+        log: observability.log,
+        memoryMb: lambdaMemoryMb(process.env, context.memoryLimitInMB),
+      }),
+    compactionOperationFigures,
   );
 }

@@ -4,6 +4,7 @@
 import type { Context } from 'aws-lambda';
 import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
 import { parseCompactionScheduleEvent, compactionScheduleStep, type CompactionScheduleOutput } from '../lib/serverless/compaction-steps.js';
+import { compactionScheduleFigures } from '../lib/serverless/metrics.js';
 import { createObservability } from '../lib/serverless/observability.js';
 import { stepEnvironment } from '../lib/serverless/registry.js';
 
@@ -11,11 +12,14 @@ const observability = createObservability('compaction-schedule');
 const clients = serviceClientsFromEnv();
 
 export async function handler(event: unknown, context: Context): Promise<CompactionScheduleOutput> {
-  return observability.invoke(context, async () =>
-    compactionScheduleStep(parseCompactionScheduleEvent(event), {
-      env: await stepEnvironment(process.env, event, clients.s3),
-      clients,
-      log: observability.log,
-    }),
+  return observability.invoke(
+    context,
+    async () =>
+      compactionScheduleStep(parseCompactionScheduleEvent(event), {
+        env: await stepEnvironment(process.env, event, clients.s3),
+        clients,
+        log: observability.log,
+      }),
+    compactionScheduleFigures,
   );
 }

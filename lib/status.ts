@@ -1,6 +1,7 @@
 /**
  * What a user asks of a table first (`hudi-serverless status <table>`): the pending instants and how long they have
- * waited, the last clustering, clean and archive, and per partition how many files the latest snapshot reads and
+ * waited, the last clustering, clean and archive (and of a merge-on-read table its pending compactions and the last
+ * compaction), and per partition how many files the latest snapshot reads and
  * how their sizes spread (small files are what clustering is for).
  */
 import { archiveFolder } from './archival/archived-timeline.js';
@@ -46,6 +47,8 @@ export interface TableStatus {
   readonly pending: readonly PendingInstantStatus[];
   readonly lastClustering: LastServiceStatus | undefined;
   readonly lastClean: LastServiceStatus | undefined;
+  /** Merge-on-read tables only (undefined otherwise): pending compaction plans, oldest first, and the last completed one. */
+  readonly compaction: { readonly pending: readonly PendingInstantStatus[]; readonly last: LastServiceStatus | undefined } | undefined;
   /** When the archiver last wrote (its newest archive file), and how many instants are archived. */
   readonly lastArchive: { readonly at: string; readonly ageSeconds: number; readonly archivedInstants: number } | undefined;
   readonly partitions: readonly PartitionStatus[];
@@ -97,6 +100,20 @@ export async function tableStatus(table: HudiTable, options: { now?: Date; small
     clustering?.instant.time,
     clustering === undefined ? archivedCompleted.filter((i) => i.action === 'replacecommit').at(-1)?.time : undefined,
   );
+  // On a merge-on-read table a completed `commit` is a compaction (deltacommits carry the writes).
+  const compaction =
+    config.type === 'MERGE_ON_READ'
+      ? {
+          pending: pending.filter((instant) => instant.action === 'compaction'),
+          last: lastOf(
+            timeline
+              .completed()
+              .filter((i) => i.action === 'commit')
+              .at(-1)?.time,
+            archivedCompleted.filter((i) => i.action === 'commit').at(-1)?.time,
+          ),
+        }
+      : undefined;
   const newestArchiveFile = archiveListing.files.reduce<number | undefined>(
     (newest, file) => (newest === undefined || file.modifiedMs > newest ? file.modifiedMs : newest),
     undefined,
@@ -128,6 +145,7 @@ export async function tableStatus(table: HudiTable, options: { now?: Date; small
     pending,
     lastClustering,
     lastClean,
+    compaction,
     lastArchive:
       newestArchiveFile === undefined
         ? undefined
@@ -166,6 +184,12 @@ export function formatTableStatus(status: TableStatus): string {
   const last = (label: string, service: LastServiceStatus | undefined): string =>
     `  last ${label}: ${service === undefined ? 'never' : `${service.instant} (${formatAge(service.ageSeconds)}${service.archived ? ', archived' : ''})`}`;
   lines.push(last('clustering', status.lastClustering), last('clean', status.lastClean));
+  if (status.compaction !== undefined) {
+    const { pending } = status.compaction;
+    lines.push(
+      `${last('compaction', status.compaction.last)}; pending compactions: ${pending.length === 0 ? 'none' : pending.map((p) => `${p.instant} ${p.state.toLowerCase()} (${formatAge(p.ageSeconds)})`).join(', ')}`,
+    );
+  }
   lines.push(
     `  last archive: ${status.lastArchive === undefined ? 'never' : `${status.lastArchive.at} (${formatAge(status.lastArchive.ageSeconds)}), ${status.lastArchive.archivedInstants} instant(s) archived`}`,
   );

@@ -2,7 +2,8 @@
 // aws-local-stepfunctions, its tasks bound to the bundled handlers (dist/functions/compaction-*.mjs), against moto S3
 // and DynamoDB Local (started by infra/with-local-stack.mjs), the function sizes from lib/serverless/function-settings
 // (held to template.yaml by test/serverless-infra). A run compacts every file slice with logs; a run whose operation
-// always fails rolls the attempt back to requested, and the next run compacts from the same plan.
+// always fails rolls the attempt back to requested, and the next run compacts from the same plan; of two overlapping
+// executions the second finds the first's claim (lib/serverless/run-claim.ts) and ends.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -12,6 +13,7 @@ import { parseBaseFileName } from '../lib/fs-view.js';
 import { dynamoDbClientFromEnv } from '../lib/lock/index.js';
 import { readSnapshot, type QueryType } from '../lib/reader.js';
 import type { CompactionCommitOutput, CompactionScheduleOutput } from '../lib/serverless/compaction-steps.js';
+import { SERVERLESS_COMPACTION_KEYS } from '../lib/serverless/scale-out.js';
 import { runStateMachineLocally, type LocalExecution, type LocalRunOptions } from '../lib/serverless/local/index.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 import { openStorage } from '../lib/storage/index.js';
@@ -73,6 +75,7 @@ describe('the compaction state machine', () => {
     const { tablePath, storage } = await freshTable('sm-compaction');
     const execution = await run(tablePath, true);
     assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
+    assert.match(execution.executionArn, /:execution:hudi-compaction:/, 'named for what it runs');
     const output = execution.output as { schedule: CompactionScheduleOutput } & CompactionCommitOutput;
     assert.equal(output.status, 'COMMITTED');
     assert.equal(output.fileGroups, 2);
@@ -124,5 +127,60 @@ describe('the compaction state machine', () => {
     const output = resumed.output as CompactionCommitOutput;
     assert.equal(output.instant, pending[0]!.time, 'the same compaction, from its plan');
     assert.deepEqual(await read(storage, 'read_optimized'), before0);
+  });
+
+  test("two overlapping executions: the second finds the first one's claim and ends saying so; the first commits", async () => {
+    const { tablePath, storage } = await freshTable('sm-compaction-overlap');
+    let second: LocalExecution | undefined;
+    const first = await run(tablePath, true, {
+      executionName: 'first',
+      handlerOf: withFaults(functionsDir, async (call) => {
+        // While the first execution's operation 0 runs (claimed, heartbeat fresh), the next scheduled one starts.
+        if (call.functionName === 'compaction-execute' && call.phase === 'before' && (call.input as { operationIndex: number }).operationIndex === 0)
+          second ??= await run(tablePath, false, { executionName: 'second' });
+      }),
+    });
+    assert.ok(second !== undefined);
+    assert.equal(second.status, 'SUCCEEDED', `${second.error}: ${second.cause}`);
+    const refused = (second.output as { schedule: CompactionScheduleOutput }).schedule;
+    assert.equal(refused.status, 'ALREADY_RUNNING');
+    assert.match(refused.status === 'ALREADY_RUNNING' ? refused.reason : '', /is being run by arn:aws:states:.*:execution:hudi-compaction:first/);
+    assert.deepEqual(functionsOf(second), ['compaction-schedule'], 'nothing executed, nothing rolled back');
+    assert.equal(first.status, 'SUCCEEDED', `${first.error}: ${first.cause}`);
+    const committed = first.output as CompactionCommitOutput;
+    assert.equal(committed.status, 'COMMITTED');
+    assert.equal(refused.status === 'ALREADY_RUNNING' ? refused.instant : '', committed.instant);
+    assert.deepEqual(await read(storage, 'read_optimized'), before0);
+    const leftovers = (await storage.listRecursive('.hoodie')).filter(
+      (object) => object.path.includes(committed.instant) && /\.heartbeat|\.aux/.test(object.path),
+    );
+    assert.deepEqual(leftovers, [], 'the heartbeat and the claim are gone with the commit');
+  });
+
+  test('a plan with more operations than the inline limit runs them in the Distributed Map, from the manifest in its work folder', async () => {
+    const { tablePath, storage } = await freshTable('sm-compaction-distributed');
+    const entered: string[] = [];
+    const execution = await run(tablePath, true, {
+      environment: { LOCK_TABLE: lockTable, CLUSTERING_PROPERTIES: `${SERVERLESS_COMPACTION_KEYS.inlineMapMaxOperations.key}=1` },
+      onProgress: (event) => {
+        if (event.kind === 'state-entered') entered.push(event.state);
+      },
+    });
+    assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
+    assert.ok(entered.includes('ExecuteOperationsDistributed') && !entered.includes('ExecuteOperations'), `the Distributed Map ran: ${entered.join(', ')}`);
+    const reads = execution.invocations.filter((invocation) => invocation.functionName === 'compaction-execute');
+    assert.deepEqual(
+      reads.map((invocation) => invocation.attempt),
+      [1, 1],
+      'each operation once',
+    );
+    const output = execution.output as CompactionCommitOutput;
+    assert.equal(output.fileGroups, 2);
+    assert.deepEqual(await read(storage, 'read_optimized'), before0);
+    assert.deepEqual(
+      (await storage.listRecursive('.hoodie/.aux')).filter((object) => object.path.includes(output.instant)),
+      [],
+      'the manifest went with the work folder at commit',
+    );
   });
 });

@@ -64,6 +64,7 @@ test('the compaction definition loads in aws-local-stepfunctions and binds a fun
     ['Commit', 'compaction-commit'],
     ['ExecuteOperation', 'compaction-execute'],
     ['Rollback', 'compaction-rollback'],
+    ['RunOperation', 'compaction-execute'],
     ['Schedule', 'compaction-schedule'],
   ]);
 });
@@ -366,6 +367,26 @@ test('the template: alarms on failed executions and a plan pending too long, and
     { Name: 'step', Value: 'trigger' },
   ]);
 
+  // Compaction's: its own state machine's failed executions, and the age its schedule step publishes.
+  const compactionFailed = resources['CompactionFailedExecutionsAlarm']!.Properties;
+  assert.deepEqual(
+    [compactionFailed['Namespace'], compactionFailed['MetricName'], compactionFailed['Dimensions']],
+    ['AWS/States', 'ExecutionsFailed', [{ Name: 'StateMachineArn', Value: { Ref: 'CompactionStateMachine' } }]],
+  );
+  const compactionPending = resources['CompactionPendingTooLongAlarm']!.Properties;
+  assert.deepEqual(
+    [compactionPending['Namespace'], compactionPending['MetricName'], compactionPending['Threshold'], compactionPending['Dimensions']],
+    [
+      globals['POWERTOOLS_METRICS_NAMESPACE'],
+      METRIC.pendingPlanAge,
+      { Ref: 'MaxPlanPendingSeconds' },
+      [
+        { Name: 'service', Value: globals['POWERTOOLS_SERVICE_NAME'] },
+        { Name: 'step', Value: 'compaction-schedule' },
+      ],
+    ],
+  );
+
   // The dashboard's body is JSON once CloudFormation substitutes it, and names only metrics the code publishes.
   const body = (resources['OperationsDashboard']!.Properties['DashboardBody'] as { 'Fn::Join': [string, Json[]] })['Fn::Join'][1];
   const render = (node: Json, ingest: boolean): string => {
@@ -395,6 +416,14 @@ test('the template: alarms on failed executions and a plan pending too long, and
       'every metric on the dashboard is published',
     );
     assert.equal(names.includes('ApproximateNumberOfMessagesVisible'), ingest, 'the dead-letter queue only with ingest');
+    const compactionRows = dashboard.widgets
+      .flatMap((widget) => widget.properties.metrics)
+      .filter((row) => row[0] !== '...' && row.includes('compaction-commit'));
+    assert.deepEqual(
+      compactionRows.map((row) => row[1]),
+      [METRIC.operations, METRIC.filesIn, METRIC.bytesIn],
+      "compaction's totals (the rows after each repeat its dimensions)",
+    );
   }
 });
 

@@ -1,7 +1,8 @@
 // CloudWatch metrics in embedded metric format, as the bundled handlers print them (Powertools): a scheduled trigger
 // on a table whose clustering plan has waited an hour publishes PendingPlanAgeSeconds and starts a run; the run's
 // plan, execute-group and commit invocations (the real ASL under aws-local-stepfunctions, against moto S3 and
-// DynamoDB Local) publish their figures, which must equal what the run's output reports.
+// DynamoDB Local) publish their figures, which must equal what the run's output reports. A compaction execution (its
+// real ASL) publishes its pending plan's age and its totals the same way.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -16,7 +17,16 @@ import type { TableServicesOutput } from '../lib/serverless/run-output.js';
 import type { TriggerOutput } from '../lib/serverless/trigger.js';
 import { openStorage } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
-import { tempDir } from './helpers/fixtures.js';
+import { join } from 'node:path';
+import { compactionConfigFrom } from '../lib/compaction/config.js';
+import { scheduleCompaction } from '../lib/compaction/schedule.js';
+import type { CompactionCommitOutput } from '../lib/serverless/compaction-steps.js';
+import { runStateMachineLocally } from '../lib/serverless/local/index.js';
+import { pendingPlanAge } from '../lib/serverless/trigger.js';
+import { parseInstantTime } from '../lib/timeline/instant.js';
+import { PAYLOAD_CLASSES } from '../lib/writer/write-config.js';
+import { tableWithLogs } from './helpers/compaction-table.js';
+import { REPO_ROOT, tempDir } from './helpers/fixtures.js';
 import { s3TablePath } from './helpers/s3.js';
 import { createLockTable, ensureBundles, uploadFiles } from './helpers/serverless.js';
 import { createSmallFilesTable, type SmallFilesTable } from './helpers/small-files-table.js';
@@ -199,5 +209,74 @@ describe('EMF metrics from the handlers', () => {
       }
       await endpoint.close();
     }
+  });
+
+  test("a compaction execution publishes the pending compaction's age, its operations, files, bytes and rows in and out, and cost", async () => {
+    const tablePath = await s3TablePath('metrics-compaction');
+    const storage = openStorage(tablePath);
+    await uploadFiles((await tableWithLogs(PAYLOAD_CLASSES.overwriteWithLatest)).root, storage);
+    // A compaction planned and not run. The helper's delta commit is dated 2999, so the plan is too: its age is 0 now,
+    // and an hour after it was made 3600 s.
+    const table = await HudiTable.open(storage);
+    const planned = await scheduleCompaction(table, compactionConfigFrom(new Map(), 'test'), {
+      lock: lockProviderFor(new Map(), table.config.name, storage),
+      force: true,
+    });
+    assert.ok(planned !== undefined, 'a compaction plan');
+    const timeline = (await table.reload()).timeline;
+    const anHourLater = new Date(parseInstantTime(planned.instantTime)!.getTime() + 3_600_000);
+    assert.equal(pendingPlanAge(timeline, anHourLater, ['compaction']), 3600);
+    assert.equal(pendingPlanAge(timeline, anHourLater), 0, "the trigger's age is of clustering and clean plans");
+    const { result: execution, records } = await capturingEmf(() =>
+      runStateMachineLocally(
+        { tablePath },
+        {
+          definitionFile: join(REPO_ROOT, 'infra', 'compaction-state-machine.asl.json'),
+          functionsDir,
+          retryPauseMs: 20,
+          environment: { LOCK_TABLE: lockTable, POWERTOOLS_METRICS_NAMESPACE: 'HudiServerlessTest' },
+        },
+      ),
+    );
+    assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
+    const committed = execution.output as CompactionCommitOutput;
+    assert.equal(committed.instant, planned.instantTime);
+    for (const record of records) {
+      assert.equal(record._aws.CloudWatchMetrics[0]!.Namespace, 'HudiServerlessTest');
+      assert.equal(metric(record, METRIC.succeeded, 'Count'), 1);
+      assert.ok(metric(record, METRIC.durationMs, 'Milliseconds') >= 0);
+      assert.ok(metric(record, METRIC.estimatedCost) > 0, 'an invocation costs something');
+    }
+    const [scheduleRecord] = recordsOf(records, 'compaction-schedule');
+    assert.ok(scheduleRecord !== undefined, 'the schedule step published');
+    // What template.yaml's CompactionPendingTooLongAlarm and dashboard select on.
+    assert.deepEqual(scheduleRecord._aws.CloudWatchMetrics[0]!.Dimensions, [['service', 'step']]);
+    assert.equal(metric(scheduleRecord, METRIC.pendingPlanAge, 'Seconds'), pendingPlanAge(timeline, new Date(), ['compaction']));
+    assert.equal(metric(scheduleRecord, METRIC.operationsPlanned, 'Count'), planned.plan.operations.length);
+
+    const operationRecords = recordsOf(records, 'compaction-execute');
+    assert.equal(operationRecords.length, planned.plan.operations.length, 'one record per operation');
+    assert.equal(
+      operationRecords.reduce((total, record) => total + metric(record, METRIC.operationRows, 'Count'), 0),
+      committed.records,
+    );
+    const [commitRecord] = recordsOf(records, 'compaction-commit');
+    assert.ok(commitRecord !== undefined, 'the commit published');
+    assert.deepEqual(
+      [METRIC.operations, METRIC.filesIn, METRIC.filesOut, METRIC.rowsOut].map((name) => metric(commitRecord, name, 'Count')),
+      [
+        planned.plan.operations.length,
+        planned.plan.operations.reduce((total, op) => total + op.deltaFilePaths.length + (op.dataFilePath ? 1 : 0), 0),
+        committed.fileGroups,
+        committed.records,
+      ],
+    );
+    const committedFiles = (await storage.listRecursive('')).filter(
+      (object) => object.path.endsWith('.parquet') && object.path.includes(`_${committed.instant}.`),
+    );
+    assert.deepEqual(
+      [metric(commitRecord, METRIC.bytesIn, 'Bytes'), metric(commitRecord, METRIC.bytesOut, 'Bytes')],
+      [committed.bytesRead, committedFiles.reduce((total, object) => total + object.size, 0)],
+    );
   });
 });

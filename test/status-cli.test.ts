@@ -1,6 +1,6 @@
 /**
  * `hudi-serverless status <table>` through the built CLI: a pending clustering plan with its age, the last
- * clustering once it ran, and per partition the files and sizes the latest snapshot reads (checked against `files`).
+ * clustering once it ran, of a merge-on-read table its pending compaction and the last compaction, and per partition the files and sizes the latest snapshot reads (checked against `files`).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -8,6 +8,8 @@ import type { TableStatus } from '../lib/status.js';
 import { jsonLines, runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/fixtures.js';
 import { createSmallFilesTable } from './helpers/small-files-table.js';
+import { tableWithLogs } from './helpers/compaction-table.js';
+import { PAYLOAD_CLASSES } from '../lib/writer/write-config.js';
 
 function status(dir: string): TableStatus {
   const result = runCli(['status', dir, '--json']);
@@ -87,5 +89,31 @@ describe('status', () => {
       ),
     );
     assert.match(runCli(['status', dir]).stdout, new RegExp(`^ {2}last clustering: ${instant} \\(`, 'm'));
+  });
+});
+
+describe('status of a merge-on-read table', () => {
+  it('shows the pending compaction plan, then the compaction that ran it', async () => {
+    const { root } = await tableWithLogs(PAYLOAD_CLASSES.overwriteWithLatest);
+    const dir = root;
+    const before = status(dir);
+    // The helper's table was bulk-inserted copy-on-write: on a merge-on-read timeline its commit reads as a compaction.
+    assert.deepEqual(before.compaction?.pending, []);
+    assert.match(runCli(['status', dir]).stdout, /^ {2}last compaction: \d{17} \(.*; pending compactions: none$/m);
+
+    const scheduled = runCli(['compact', dir, '--mode', 'schedule', '--force']);
+    assert.equal(scheduled.code, 0, scheduled.stderr);
+    const pending = status(dir).compaction?.pending ?? [];
+    assert.equal(pending.length, 1);
+    assert.equal(pending[0]!.state, 'REQUESTED');
+    const instant = pending[0]!.instant;
+    assert.match(runCli(['status', dir]).stdout, new RegExp(`pending compactions: ${instant} requested \\(`));
+
+    const executed = runCli(['compact', dir, '--mode', 'execute', '--instant', instant]);
+    assert.equal(executed.code, 0, executed.stderr);
+    const after = status(dir);
+    assert.deepEqual(after.compaction?.pending, []);
+    assert.equal(after.compaction?.last?.instant, instant);
+    assert.match(runCli(['status', dir]).stdout, new RegExp(`^ {2}last compaction: ${instant} \\(.*; pending compactions: none$`, 'm'));
   });
 });

@@ -5,7 +5,7 @@
 import { ARCHIVAL_KEYS } from '../archival/config.js';
 import { CLEAN_KEYS } from '../cleaning/config.js';
 import { SERVERLESS_CLEAN_KEYS } from '../cleaning/shares.js';
-import { SERVERLESS_CLUSTERING_KEYS } from '../serverless/scale-out.js';
+import { SERVERLESS_CLUSTERING_KEYS, SERVERLESS_COMPACTION_KEYS } from '../serverless/scale-out.js';
 import { CLUSTERING_KEYS, FLINK_CLUSTERING_ALIASES } from '../clustering/config.js';
 import { COMPACTION_KEYS } from '../compaction/config.js';
 import type { ConfigKey } from '../config/index.js';
@@ -70,9 +70,9 @@ export function configReference(): string {
     '',
     table(flink),
     '',
-    '### Serverless clustering fan-out (the state machine)',
+    '### Serverless clustering and compaction fan-out (the state machines)',
     '',
-    table(rows(SERVERLESS_CLUSTERING_KEYS)),
+    table([...rows(SERVERLESS_CLUSTERING_KEYS), ...rows(SERVERLESS_COMPACTION_KEYS)]),
     '',
     '### Writes and small-file handling',
     '',

@@ -31,9 +31,17 @@ export const METRIC = {
   filesReadAfter: 'DataSkippingFilesReadAfterPercent',
   groupOutputFiles: 'GroupOutputFiles',
   groupRows: 'GroupRows',
-  /** Age of the oldest pending clustering or clean plan, published by every trigger check (0: none pending). */
+  /**
+   * Age of the oldest pending clustering or clean plan, published by every trigger check (0: none pending); with step
+   * compaction-schedule, of the oldest pending compaction, published by every compaction execution.
+   */
   pendingPlanAge: 'PendingPlanAgeSeconds',
   runsStarted: 'RunsStarted',
+  /** Compaction (step compaction-schedule): operations (file slices) the compaction to run has without a result. */
+  operationsPlanned: 'OperationsPlanned',
+  /** Compaction (step compaction-commit): operations committed; compaction-execute: rows one operation wrote. */
+  operations: 'Operations',
+  operationRows: 'OperationRows',
   filesCleaned: 'FilesCleaned',
   instantsArchived: 'InstantsArchived',
   catalogSyncFailed: 'CatalogSyncFailed',

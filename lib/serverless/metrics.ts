@@ -7,6 +7,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { ArchiveStepOutput } from './archive-step.js';
 import type { CommitStepOutput } from './commit-step.js';
+import type { CompactionCommitOutput, CompactionOperationOutput, CompactionScheduleOutput } from './compaction-steps.js';
 import type { ExecuteGroupOutput } from './execute-step.js';
 import type { PlanStepOutput } from './plan-step.js';
 import { METRIC, type RunFigure } from './metric-names.js';
@@ -70,4 +71,29 @@ export function cleanShareFigures(output: { readonly deleted: number }): RunFigu
 
 export function archiveFigures(output: ArchiveStepOutput): RunFigure[] {
   return output.status === 'SKIPPED' ? [] : [count(METRIC.instantsArchived, output.archived)];
+}
+
+/** Compaction's schedule step: the oldest pending compaction's age (every execution) and the operations to run. */
+export function compactionScheduleFigures(output: CompactionScheduleOutput): RunFigure[] {
+  return [
+    { name: METRIC.pendingPlanAge, unit: MetricUnit.Seconds, value: output.pendingPlanAgeSeconds },
+    count(METRIC.operationsPlanned, output.status === 'EXECUTE' ? output.operationsToRun : 0),
+  ];
+}
+
+export function compactionOperationFigures(output: CompactionOperationOutput): RunFigure[] {
+  return [count(METRIC.operationRows, output.records), { name: METRIC.bytesIn, unit: MetricUnit.Bytes, value: output.bytesRead }];
+}
+
+/** The compaction's totals, as clustering's commit publishes them (FilesIn/Out, BytesIn/Out, RowsOut). */
+export function compactionCommitFigures(output: CompactionCommitOutput): RunFigure[] {
+  if (output.outcome === 'already-committed') return [];
+  return [
+    count(METRIC.operations, output.fileGroups),
+    count(METRIC.filesIn, output.filesIn),
+    count(METRIC.filesOut, output.fileGroups),
+    { name: METRIC.bytesIn, unit: MetricUnit.Bytes, value: output.bytesRead },
+    { name: METRIC.bytesOut, unit: MetricUnit.Bytes, value: output.bytesWritten },
+    count(METRIC.rowsOut, output.records),
+  ];
 }

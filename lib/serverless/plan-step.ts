@@ -63,13 +63,20 @@ export interface StepDependencies {
   readonly now?: () => Date;
 }
 
-/** Accepts the state machine's `{input, runId}` wrapper or a bare execution input (a direct invocation). */
-export function parsePlanEvent(event: unknown): PlanStepInput {
-  const object = asObject(event, 'plan event');
+/**
+ * Accepts the state machine's `{input, runId}` wrapper or a bare execution input (a direct invocation): the plan
+ * step's event, and compaction's schedule step's.
+ */
+export function parseRunEvent(event: unknown, what: string): PlanStepInput {
+  const object = asObject(event, what);
   const wrapped = object['input'] !== undefined && typeof object['input'] === 'object' && object['input'] !== null;
-  const inputObject: JsonObject = wrapped ? asObject(object['input'], 'plan event input') : object;
-  const runId = optionalString(object, 'runId', 'plan event');
-  return { ...executionInputOf(inputObject, 'plan event input'), ...(runId === undefined ? {} : { runId }) };
+  const inputObject: JsonObject = wrapped ? asObject(object['input'], `${what} input`) : object;
+  const runId = optionalString(object, 'runId', what);
+  return { ...executionInputOf(inputObject, `${what} input`), ...(runId === undefined ? {} : { runId }) };
+}
+
+export function parsePlanEvent(event: unknown): PlanStepInput {
+  return parseRunEvent(event, 'plan event');
 }
 
 export async function planStep(input: PlanStepInput, deps: StepDependencies): Promise<PlanStepOutput> {

@@ -1,6 +1,10 @@
 /**
  * How the state machine fans a clustering out over its groups: an inline Map for ordinary plans, a Distributed Map
- * (items read from an S3 manifest, one child execution per group) for plans with many groups.
+ * (items read from an S3 manifest, one child execution per group) for plans with many groups. The compaction state
+ * machine fans out over a plan's operations (file slices) the same way (COMPACTION_FAN_OUT): its own threshold key,
+ * since an operation is not a clustering group and Hudi names each service's keys under its own prefix, the same
+ * default (the same inline-Map and history bounds apply), its manifest in the compaction's work folder, and its own
+ * template parameter bounding the execute Lambdas at once.
  *
  * Why a threshold of 40 groups by default: an inline Map runs at most 40 iterations at once whatever MaxConcurrency
  * says, and all of its events land in the parent execution's history (25,000 events at most). A group costs about
@@ -9,8 +13,8 @@
  * Beyond 40 groups the inline Map can no longer run as many groups at once as hoodie.clustering.max.parallelism may
  * ask, so that is where the Distributed Map starts paying for its child executions.
  */
-import { clusteringWorkDir } from '../timeline/work-folder.js';
-import { defineKey, javaInt, readKey } from '../config/index.js';
+import { clusteringWorkDir, compactionWorkDir } from '../timeline/work-folder.js';
+import { defineKey, javaInt, readKey, type ConfigKey } from '../config/index.js';
 import { HudiError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import type { Environment } from './settings.js';
@@ -25,8 +29,46 @@ export const SERVERLESS_CLUSTERING_KEYS = {
   }),
 } as const;
 
+export const SERVERLESS_COMPACTION_KEYS = {
+  inlineMapMaxOperations: defineKey({
+    key: 'hoodie.serverless.compaction.inline.map.max.operations',
+    default: 40,
+    parser: javaInt(1),
+    description:
+      'serverless compaction: a plan with more operations (file slices) to run than this runs them in a Step Functions Distributed Map (child executions, operations read from an S3 manifest) instead of an inline Map (not a Hudi key)',
+  }),
+} as const;
+
 /** The template's ClusteringLambdaConcurrency: execute-group invocations the account can spare at once. */
 export const LAMBDA_CONCURRENCY_ENV = 'CLUSTERING_LAMBDA_CONCURRENCY';
+/** The template's CompactionLambdaConcurrency: compaction-execute invocations the account can spare at once. */
+export const COMPACTION_LAMBDA_CONCURRENCY_ENV = 'COMPACTION_LAMBDA_CONCURRENCY';
+
+/** What one state machine fans out over: its threshold key, its concurrency variable, where its manifest goes. */
+export interface FanOut {
+  /** What an item is, for messages: groups, operations. */
+  readonly items: string;
+  readonly inlineMapMaxKey: ConfigKey<number>;
+  readonly concurrencyEnv: string;
+  readonly concurrencyParameter: string;
+  manifestPath(instantTime: string): string;
+}
+
+export const CLUSTERING_FAN_OUT: FanOut = {
+  items: 'groups',
+  inlineMapMaxKey: SERVERLESS_CLUSTERING_KEYS.inlineMapMaxGroups,
+  concurrencyEnv: LAMBDA_CONCURRENCY_ENV,
+  concurrencyParameter: 'ClusteringLambdaConcurrency',
+  manifestPath: (instantTime) => groupManifestPath(instantTime),
+};
+
+export const COMPACTION_FAN_OUT: FanOut = {
+  items: 'operations',
+  inlineMapMaxKey: SERVERLESS_COMPACTION_KEYS.inlineMapMaxOperations,
+  concurrencyEnv: COMPACTION_LAMBDA_CONCURRENCY_ENV,
+  concurrencyParameter: 'CompactionLambdaConcurrency',
+  manifestPath: (instantTime) => `${compactionWorkDir(instantTime)}/operations.json`,
+};
 
 export type MapMode = 'INLINE' | 'DISTRIBUTED';
 
@@ -36,20 +78,25 @@ export interface ScaleOutSettings {
   readonly lambdaConcurrency: number | undefined;
 }
 
-export function scaleOutSettings(props: ReadonlyMap<string, string>, env: Environment, location = 'clustering properties'): ScaleOutSettings {
-  const k = SERVERLESS_CLUSTERING_KEYS;
-  const text = env[LAMBDA_CONCURRENCY_ENV]?.trim();
+/** `inlineMapMaxGroups` is the fan-out's threshold (groups for clustering, operations for compaction). */
+export function scaleOutSettings(
+  props: ReadonlyMap<string, string>,
+  env: Environment,
+  location = 'clustering properties',
+  fanOut: FanOut = CLUSTERING_FAN_OUT,
+): ScaleOutSettings {
+  const text = env[fanOut.concurrencyEnv]?.trim();
   let lambdaConcurrency: number | undefined;
   if (text !== undefined && text !== '') {
     lambdaConcurrency = Number(text);
     if (!Number.isInteger(lambdaConcurrency) || lambdaConcurrency < 1) {
-      throw new HudiError(`${LAMBDA_CONCURRENCY_ENV}=${text} is not a whole number ≥ 1`, {
+      throw new HudiError(`${fanOut.concurrencyEnv}=${text} is not a whole number ≥ 1`, {
         location: 'environment',
-        fix: 'set the ClusteringLambdaConcurrency parameter to a whole number ≥ 1',
+        fix: `set the ${fanOut.concurrencyParameter} parameter to a whole number ≥ 1`,
       });
     }
   }
-  return { inlineMapMaxGroups: readKey(props, k.inlineMapMaxGroups, location), lambdaConcurrency };
+  return { inlineMapMaxGroups: readKey(props, fanOut.inlineMapMaxKey, location), lambdaConcurrency };
 }
 
 /** Groups running at once: hoodie.clustering.max.parallelism, never more than the account's Lambda share. */
@@ -75,7 +122,7 @@ export function s3Location(storage: Storage, path: string): GroupManifest | unde
 }
 
 /**
- * Inline or distributed, from the plan: distributed when more groups are to run than the inline Map should carry and
+ * Inline or distributed, from the plan: distributed when more groups (operations) are to run than the inline Map should carry and
  * the table is on S3 (where Step Functions can read the manifest). Writes the manifest in that case.
  */
 export async function chooseMap(
@@ -83,14 +130,15 @@ export async function chooseMap(
   instantTime: string,
   groups: readonly { readonly index: number }[],
   settings: ScaleOutSettings,
+  fanOut: FanOut = CLUSTERING_FAN_OUT,
 ): Promise<{ readonly mapMode: MapMode; readonly manifest?: GroupManifest; readonly note?: string }> {
   if (groups.length <= settings.inlineMapMaxGroups) return { mapMode: 'INLINE' };
-  const path = groupManifestPath(instantTime);
+  const path = fanOut.manifestPath(instantTime);
   const manifest = s3Location(storage, path);
   if (manifest === undefined) {
     return {
       mapMode: 'INLINE',
-      note: `${groups.length} groups exceed ${SERVERLESS_CLUSTERING_KEYS.inlineMapMaxGroups.key}=${settings.inlineMapMaxGroups}, but a Distributed Map reads its items from S3 only: running them inline`,
+      note: `${groups.length} ${fanOut.items} exceed ${fanOut.inlineMapMaxKey.key}=${settings.inlineMapMaxGroups}, but a Distributed Map reads its items from S3 only: running them inline`,
     };
   }
   // Written before the plan step returns, so a retried plan step rewrites the same list.

@@ -291,11 +291,12 @@ export async function triggerStep(source: TriggerSource, deps: TriggerDependenci
 }
 
 /**
- * Seconds since the oldest pending clustering (replacecommit) or clean was planned, by its instant time; 0 when none
- * is. The alarm on it (template.yaml: PlanPendingTooLongAlarm) catches plans no run finishes.
+ * Seconds since the oldest pending clustering (replacecommit) or clean was planned (or, with `actions`, another
+ * table service's plan: compaction's schedule step passes ['compaction']), by its instant time; 0 when none is. The
+ * alarms on it (template.yaml: PlanPendingTooLongAlarm, CompactionPendingTooLongAlarm) catch plans no run finishes.
  */
-export function pendingPlanAge(timeline: HudiTable['timeline'], now: Date): number {
-  const oldest = timeline.pending().find((instant) => instant.action === 'replacecommit' || instant.action === 'clean');
+export function pendingPlanAge(timeline: HudiTable['timeline'], now: Date, actions: readonly string[] = ['replacecommit', 'clean']): number {
+  const oldest = timeline.pending().find((instant) => actions.includes(instant.action));
   if (oldest === undefined) return 0;
   const planned = parseInstantTime(oldest.time);
   return planned === undefined ? 0 : Math.max(0, Math.round((now.getTime() - planned.getTime()) / 1000));

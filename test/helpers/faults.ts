@@ -8,7 +8,7 @@ import { loadBundledHandler, type FunctionName, type LambdaHandler, type LocalRu
 export interface FaultContext {
   readonly functionName: FunctionName;
   readonly input: unknown;
-  /** 1 for the first attempt of this function (and group or share), 2 for the first retry, … within one execution. */
+  /** 1 for the first attempt of this function (and group, share or operation), 2 for the first retry, … within one execution. */
   readonly attempt: number;
   readonly phase: 'before' | 'after';
 }
@@ -21,8 +21,8 @@ export function withFaults(functionsDir: string, fault: FaultHook): NonNullable<
   return async (functionName) => {
     const handler = await loadBundledHandler(functionName, functionsDir);
     const faulty: LambdaHandler = async (input, context) => {
-      const item = typeof input === 'object' && input !== null ? (input as { groupIndex?: unknown; shareIndex?: unknown }) : {};
-      const index = typeof item.groupIndex === 'number' ? item.groupIndex : typeof item.shareIndex === 'number' ? item.shareIndex : '';
+      const item = typeof input === 'object' && input !== null ? (input as { groupIndex?: unknown; shareIndex?: unknown; operationIndex?: unknown }) : {};
+      const index = [item.groupIndex, item.shareIndex, item.operationIndex].find((value) => typeof value === 'number') ?? '';
       const key = `${functionName}/${index}`;
       const attempt = (attempts.get(key) ?? 0) + 1;
       attempts.set(key, attempt);

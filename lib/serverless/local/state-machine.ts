@@ -137,10 +137,18 @@ export function taskFunctions(definition: StateMachineDefinition): Map<string, F
   return found;
 }
 
+/**
+ * The state machine a definition is, named for what it runs (the execution ARNs carry it): `hudi-compaction` for the
+ * compaction definition (its tasks are the compaction functions), `hudi-clustering` for the table services one.
+ */
+export function stateMachineNameOf(tasks: ReadonlyMap<string, FunctionName>): string {
+  return [...tasks.values()].some((fn) => fn.startsWith('compaction-')) ? 'hudi-compaction' : 'hudi-clustering';
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Running.
 
-/** Run one execution of the clustering state machine locally. Never throws for a failed execution: see `status`. */
+/** Run one execution of a state machine (clustering's by default, or compaction's) locally. Never throws for a failed execution: see `status`. */
 export async function runStateMachineLocally(input: ClusteringExecutionInput, options: LocalRunOptions = {}): Promise<LocalExecution> {
   quietPowertools();
   // aws-local-stepfunctions runs every Map inline: Distributed Maps get a stand-in that reads their items (distributed-map.ts).
@@ -163,7 +171,8 @@ export async function runStateMachineLocally(input: ClusteringExecutionInput, op
       const item = typeof taskInput === 'object' && taskInput !== null && !Array.isArray(taskInput) ? taskInput : {};
       const groupIndex = typeof item['groupIndex'] === 'number' ? item['groupIndex'] : undefined;
       const shareIndex = typeof item['shareIndex'] === 'number' ? item['shareIndex'] : undefined;
-      const attemptKey = `${state}/${groupIndex ?? shareIndex ?? ''}`;
+      const operationIndex = typeof item['operationIndex'] === 'number' ? item['operationIndex'] : undefined;
+      const attemptKey = `${state}/${groupIndex ?? shareIndex ?? operationIndex ?? ''}`;
       const attempt = (attempts.get(attemptKey) ?? 0) + 1;
       attempts.set(attemptKey, attempt);
       const record: InvocationRecord = {
@@ -197,7 +206,7 @@ export async function runStateMachineLocally(input: ClusteringExecutionInput, op
   for (const state of itemReaders) handlers[state] = readItems;
 
   const name = options.executionName ?? `local-${randomUUID()}`;
-  const executionArn = `arn:aws:states:us-east-1:000000000000:execution:hudi-clustering:${name}`;
+  const executionArn = `arn:aws:states:us-east-1:000000000000:execution:${stateMachineNameOf(tasks)}:${name}`;
   const startedAt = new Date();
   const machine = new StateMachine(definition, { validationOptions: { checkArn: true, checkPaths: true } });
   const retryIntervalOverrides =
