@@ -61,7 +61,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
   }
   checkOutputColumns(outputs, request.footerFromColumn, columns);
   const inputFields = typeTargetsOf(footers.map((footer) => footer.columns));
-  const projection = columns.map((column) => {
+  const allProjection = columns.map((column) => {
     const target = preservingDuckDbType(column.type, inputFields, column.name);
     const quoted = sqlIdentifier(column.name);
     return target.toString() === column.type.toString() ? quoted : `CAST(${quoted} AS ${target.toString()}) AS ${quoted}`;
@@ -86,6 +86,9 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     }
     /** Every row, ordered (input order, the keys, or rowRanks), with the columns of `columnsOf` (its constants). */
     const orderedQuery = (columnsOf: OutputRange): string => {
+      // Columns an output replaces by a constant (`_hoodie_file_name`, a text per row) are not carried through the sort.
+      const replaced = columnsOf.constantColumns ?? {};
+      const projection = allProjection.filter((_, index) => replaced[columns[index]!.name] === undefined);
       // Input order needs no sort: DuckDB scans the files in list order, rows in file order.
       if (request.rowRanks === undefined && !sortedByKeys) {
         return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')} FROM (SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}))`;
@@ -183,7 +186,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       await guardFiles(db.connection, inputs, () =>
         db.connection.run(
           `CREATE TEMP TABLE ${sortedTable} AS
-           SELECT * FROM (SELECT ${[...projection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')} FROM ${source})
+           SELECT * FROM (SELECT ${[...allProjection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')} FROM ${source})
            ORDER BY ${ordering.join(', ')}`,
         ),
       );
@@ -191,7 +194,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     } else {
       const rank = request.rowRanks !== undefined ? sqlIdentifier(RANK_VALUE_COLUMN) : inputRow;
       await guardFiles(db.connection, inputs, () =>
-        db.connection.run(`CREATE TEMP TABLE ${sortedTable} AS SELECT ${projection.join(', ')}, ${rank} AS ${sqlIdentifier(RANK_COLUMN)} FROM ${source}`),
+        db.connection.run(`CREATE TEMP TABLE ${sortedTable} AS SELECT ${allProjection.join(', ')}, ${rank} AS ${sqlIdentifier(RANK_COLUMN)} FROM ${source}`),
       );
       await db.connection.run(`CREATE TEMP VIEW ${table} AS SELECT * FROM ${sortedTable}`);
     }
