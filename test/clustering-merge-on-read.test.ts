@@ -67,10 +67,13 @@ interface MorTable {
   ) => Promise<void>;
 }
 
-/** Two base file groups of 3 rows (ids 1-3, 4-6), then made merge-on-read; logs are appended by the tests. */
-async function morTable(): Promise<MorTable> {
+/**
+ * Two base file groups of 3 rows (ids 1-3, 4-6), then made merge-on-read; logs are appended by the tests. Without
+ * base files: a merge-on-read table of the same properties and schema (hoodie.table.create.schema) and no commit yet.
+ */
+async function morTable(options: { baseFiles?: boolean } = {}): Promise<MorTable> {
   const path = join(tempDir('clustering-mor-'), 'table');
-  const storage = openStorage(path);
+  const written = openStorage(path);
   for (const ids of [
     [1, 2, 3],
     [4, 5, 6],
@@ -80,12 +83,19 @@ async function morTable(): Promise<MorTable> {
       input,
       ids.map((id) => row(id, 0)),
     );
-    await writeBatch(storage, { input: { file: input, format: 'jsonl' }, operation: 'insert', properties: WRITER });
+    await writeBatch(written, { input: { file: input, format: 'jsonl' }, operation: 'insert', properties: WRITER });
   }
-  const config = await readTableConfig(storage);
+  const config = await readTableConfig(written);
   const properties = new Map(config.properties);
   properties.set('hoodie.table.type', 'MERGE_ON_READ');
-  await storage.put('.hoodie/hoodie.properties', formatTableProperties(properties));
+  await written.put('.hoodie/hoodie.properties', formatTableProperties(properties));
+  const schemaText = (await (await HudiTable.open(written)).requireSchema('the test')).text;
+  const tablePath = options.baseFiles === false ? join(tempDir('clustering-mor-logs-'), 'table') : path;
+  const storage = options.baseFiles === false ? openStorage(tablePath) : written;
+  if (options.baseFiles === false) {
+    properties.set('hoodie.table.create.schema', schemaText);
+    await storage.put('.hoodie/hoodie.properties', formatTableProperties(properties));
+  }
   const table = await HudiTable.open(storage);
   const schema = withMetaFields((await table.requireSchema('the test')).schema);
   const slices = (await table.fileSystemView()).latestSlices('p');
@@ -108,14 +118,15 @@ async function morTable(): Promise<MorTable> {
     if (deletedIds.length > 0) {
       blocks.push(deleteBlock({ instantTime: time, records: deletedIds.map((id) => ({ recordKey: String(id), partitionPath, orderingValue: null })) }));
     }
-    // A file group of log files only has its first delta commit as base instant.
-    if (partitionPath !== 'p') {
+    // The partition's metadata file comes with its first write.
+    if ((await storage.head(`${partitionPath}/.hoodie_partition_metadata`)) === undefined) {
       await storage.put(`${partitionPath}/.hoodie_partition_metadata`, `#partition metadata\ncommitTime=${time}\npartitionDepth=1\n`);
     }
+    // A file group of log files only has its first delta commit as base instant.
     await writeLogFile(storage, { partitionPath, fileId, baseInstant: baseInstants.get(fileId) ?? time, writeToken: '0-1-2', blocks });
     if (!baseInstants.has(fileId)) baseInstants.set(fileId, time);
   };
-  return { path, storage, fileIds: byFirstInstant, appendLog };
+  return { path: tablePath, storage, fileIds: byFirstInstant, appendLog };
 }
 
 async function cluster(path: string, properties: Record<string, string>, mode: 'schedule' | 'execute' | 'scheduleAndExecute') {
@@ -216,7 +227,26 @@ describe('clustering merge-on-read tables (no Spark)', () => {
     assert.deepEqual([...replaced].sort(), [...table.fileIds, LOG_ONLY].sort(), 'the file group of logs only is replaced too');
   });
 
-  it('clusters a partition of log files only, taking the column types from a base file elsewhere in the table', async () => {
+  it('clusters a table without base files: its file groups of log files only merge into the table schema’s columns', async () => {
+    const table = await morTable({ baseFiles: false });
+    assert.deepEqual(table.fileIds, [], 'no base file');
+    await table.appendLog('only-logs-0', '20300101000000004', [row(9, 4), row(10, 4)]);
+    await table.appendLog('only-logs-0', '20300101000000005', [row(9, 5)], [10]);
+    await table.appendLog('only-logs-1', '20300101000000006', [row(11, 6)]);
+    const before = await read(table.path);
+    assert.deepEqual(before.map((r) => `${r['id']}:${r['name']}`).sort(), ['11:n11-v6', '9:n9-v5'], 'the second delta commit updates 9 and deletes 10');
+    const result = await cluster(table.path, SORTED, 'scheduleAndExecute');
+    assert.equal(result.commit?.outcome, 'committed');
+    assert.deepEqual([...(result.commit?.metadata.partitionToReplaceFileIds?.['p'] ?? [])].sort(), ['only-logs-0', 'only-logs-1']);
+    const after = await read(table.path, 'read_optimized');
+    assert.deepEqual(withoutFileName(after), withoutFileName(before), 'the logs are in base files now');
+    assert.ok(
+      after.every((r) => typeof r['ts'] === 'number' && typeof r['id'] === 'number'),
+      'columns of the table schema’s types',
+    );
+  });
+
+  it('clusters a partition of log files only, taking the column types from the table schema', async () => {
     const table = await morTable();
     await table.appendLog(
       'only-logs-0',

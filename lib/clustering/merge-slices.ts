@@ -1,9 +1,10 @@
 /**
  * A clustering group's merge-on-read slices read merged, as Hudi 0.15's MultipleSparkJobExecutionStrategy
  * readRecordsForGroupWithLogs does: a slice with log files (the plan's deltaFilePaths) is its base file's records
- * merged with the records of the log blocks of completed instants by the table's payload class (lib/merge-on-read,
- * the snapshot reader's rules), deleted records dropped. Each such slice becomes one local Parquet file of the merged
- * rows, which the executor then sorts and sizes like any base file; slices without log files are used as they are.
+ * merged with the records of the log blocks of completed instants by the table's payload class, deleted records
+ * dropped. Each such slice becomes one local Parquet file of the merged rows, merged in DuckDB as compaction merges
+ * (lib/merge-on-read/file-slice-merge.ts), which the executor then sorts and sizes like any base file; slices without
+ * log files are used as they are.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,12 +12,9 @@ import type { ParquetEngine } from '../engine/port.js';
 import { HudiError } from '../errors.js';
 import { joinPartitionPath, parseBaseFileName, type MergedFileSlice } from '../fs-view.js';
 import { compareLogFileNames, logFilesOf, type LogFile } from '../log-format/index.js';
-import { logBlockFilter } from '../merge-on-read/log-record-scanner.js';
-import { mergeSlice, tablePayload } from '../merge-on-read/snapshot.js';
+import { mergeFileSlice } from '../merge-on-read/file-slice-merge.js';
 import type { HudiTable } from '../table.js';
 import type { ClusteringPlanSlice } from '../timeline/clustering-plan.js';
-import { stageFiles } from '../reader.js';
-import { compareInstantTimes } from '../timeline/instant.js';
 import { instantPath } from '../timeline/timeline.js';
 import { fileNameOf } from '../util/paths.js';
 
@@ -52,95 +50,72 @@ export interface MergedGroupSlices {
 
 /**
  * The group's inputs with every slice's log files merged in. The merged files take the Parquet column types of the
- * slice's own base file; a slice of log files only, those of another base file of the group, else of the table's
- * newest base file.
+ * slice's own base file; a slice of log files only, those of the table schema (as compaction writes it).
  */
 export async function mergeGroupSlices(input: MergeGroupSlicesInput): Promise<MergedGroupSlices> {
   const { table, instantTime, partitionPath, slices, engine } = input;
   const requested = table.storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' }));
   const listing = (await table.storage.listDir(partitionPath)).files;
   const logsByName = new Map(logFilesOf(listing).map((log) => [fileNameOf(log.path), log]));
-  const anyBase = input.localBaseFiles.find((file): file is string => file !== undefined);
-  const payload = tablePayload(table.storage, table.config);
-  // Blocks of instants completed before this clustering count, as Hudi's scanner bounded by the latest completed one.
-  const filter = logBlockFilter(table.timeline, instantTime);
   await mkdir(input.outputDir, { recursive: true });
-  // A group of log-only slices takes its column types from the table's newest base file (as the writer does).
-  let staged: { localPaths: string[]; cleanup: () => Promise<void> } | undefined;
-  const tableTemplate = async (): Promise<string | undefined> => {
-    if (staged === undefined) {
-      const newest = (await table.fileSystemView()).latestBaseFiles().sort((a, b) => compareInstantTimes(b.instantTime, a.instantTime))[0];
-      staged = await stageFiles(table.storage, newest === undefined ? [] : [newest.path], input.outputDir);
+  const files: string[] = [];
+  let merged = 0;
+  let logFiles = 0;
+  let logBytes = 0;
+  for (const [index, planned] of slices.entries()) {
+    const localBase = input.localBaseFiles[index];
+    if (!sliceHasLogs(planned)) {
+      if (localBase === undefined) {
+        throw new HudiError(`clustering ${instantTime} names slice ${planned.fileId} in "${partitionPath}" with neither a base file nor log files`, {
+          location: requested,
+          fix: 'roll the clustering back and schedule a new one',
+        });
+      }
+      files.push(localBase);
+      continue;
     }
-    return staged.localPaths[0];
-  };
-  try {
-    const files: string[] = [];
-    let merged = 0;
-    let logFiles = 0;
-    let logBytes = 0;
-    for (const [index, planned] of slices.entries()) {
-      const localBase = input.localBaseFiles[index];
-      if (!sliceHasLogs(planned)) {
-        if (localBase === undefined) {
-          throw new HudiError(`clustering ${instantTime} names slice ${planned.fileId} in "${partitionPath}" with neither a base file nor log files`, {
-            location: requested,
-            fix: 'roll the clustering back and schedule a new one',
-          });
-        }
-        files.push(localBase);
-        continue;
+    const logs: LogFile[] = planned.deltaFilePaths.map((path) => {
+      const log = logsByName.get(fileNameOf(path));
+      if (log === undefined) {
+        throw new HudiError(`clustering ${instantTime} reads log file ${fileNameOf(path)} in "${partitionPath}", which is gone`, {
+          location: table.storage.uriOf(joinPartitionPath(partitionPath, fileNameOf(path))),
+          fix: 'roll the clustering back (a cleaner or compaction removed its inputs) and schedule a new one',
+        });
       }
-      const logs: LogFile[] = planned.deltaFilePaths.map((path) => {
-        const log = logsByName.get(fileNameOf(path));
-        if (log === undefined) {
-          throw new HudiError(`clustering ${instantTime} reads log file ${fileNameOf(path)} in "${partitionPath}", which is gone`, {
-            location: table.storage.uriOf(joinPartitionPath(partitionPath, fileNameOf(path))),
-            fix: 'roll the clustering back (a cleaner or compaction removed its inputs) and schedule a new one',
-          });
-        }
-        return log;
-      });
-      const template = localBase ?? anyBase ?? (await tableTemplate());
-      if (template === undefined) {
-        throw new HudiError(
-          `clustering ${instantTime} group in "${partitionPath}" holds only slices of log files, and the table has no base file: this build takes the Parquet column types from one`,
-          { location: requested, fix: 'cluster this group with Hudi (CALL run_clustering), or compact the table first' },
-        );
-      }
-      const baseName = sliceHasBaseFile(planned) ? fileNameOf(planned.dataFilePath) : undefined;
-      const parsed = baseName === undefined ? undefined : parseBaseFileName(baseName);
-      if (baseName !== undefined && parsed === undefined) {
-        throw new HudiError(`clustering ${instantTime} names base file ${baseName}, which is not a base file name`, { location: requested });
-      }
-      const basePath = baseName === undefined ? undefined : joinPartitionPath(partitionPath, baseName);
-      // Merged oldest first, in Hudi's log order, whatever order the plan lists them in (Hudi's FileSlice: newest first).
-      const ordered = [...logs].sort((a, b) => compareLogFileNames(a.name, b.name));
-      const slice: MergedFileSlice = {
-        partitionPath,
-        fileId: planned.fileId,
-        baseInstantTime: parsed?.instantTime ?? ordered[0]!.name.baseInstant,
-        baseFile:
-          parsed === undefined || basePath === undefined
-            ? undefined
-            : { partitionPath, ...parsed, fileName: baseName!, path: basePath, size: listing.find((file) => fileNameOf(file.path) === baseName)?.size ?? 0 },
-        logFiles: ordered,
-      };
-      const rows = await mergeSlice(
-        slice,
-        { storage: table.storage, config: table.config, timeline: table.timeline, queryInstant: instantTime, engine, localBaseFile: () => localBase! },
-        payload,
-        filter,
-      );
-      const outputFile = join(input.outputDir, `merged-${index}.parquet`);
-      await engine.writeRows({ rows: rows.rows, template, outputFile, rowGroupSize: Math.max(1, rows.rows.length), keyValues: {} });
-      files.push(outputFile);
-      merged++;
-      logFiles += logs.length;
-      logBytes += logs.reduce((total, log) => total + log.size, 0);
+      return log;
+    });
+    const baseName = sliceHasBaseFile(planned) ? fileNameOf(planned.dataFilePath) : undefined;
+    const parsed = baseName === undefined ? undefined : parseBaseFileName(baseName);
+    if (baseName !== undefined && parsed === undefined) {
+      throw new HudiError(`clustering ${instantTime} names base file ${baseName}, which is not a base file name`, { location: requested });
     }
-    return { files, merged, logFiles, logBytes };
-  } finally {
-    await staged?.cleanup();
+    const basePath = baseName === undefined ? undefined : joinPartitionPath(partitionPath, baseName);
+    // Merged oldest first, in Hudi's log order, whatever order the plan lists them in (Hudi's FileSlice: newest first).
+    const ordered = [...logs].sort((a, b) => compareLogFileNames(a.name, b.name));
+    const slice: MergedFileSlice = {
+      partitionPath,
+      fileId: planned.fileId,
+      baseInstantTime: parsed?.instantTime ?? ordered[0]!.name.baseInstant,
+      baseFile:
+        parsed === undefined || basePath === undefined
+          ? undefined
+          : { partitionPath, ...parsed, fileName: baseName!, path: basePath, size: listing.find((file) => fileNameOf(file.path) === baseName)?.size ?? 0 },
+      logFiles: ordered,
+    };
+    const outputFile = join(input.outputDir, `merged-${index}.parquet`);
+    await mergeFileSlice({
+      table,
+      instantTime,
+      slice,
+      localBaseFile: localBase,
+      engine,
+      outputFile,
+      purpose: 'clustering a slice of log files only',
+    });
+    files.push(outputFile);
+    merged++;
+    logFiles += logs.length;
+    logBytes += logs.reduce((total, log) => total + log.size, 0);
   }
+  return { files, merged, logFiles, logBytes };
 }

@@ -20,8 +20,7 @@ import type { ParquetEngine } from '../engine/port.js';
 import { baseFileName, joinPartitionPath, parseBaseFileName, type MergedFileSlice } from '../fs-view.js';
 import type { LockProvider } from '../lock/port.js';
 import { logFilesOf } from '../log-format/index.js';
-import { logBlockFilter } from '../merge-on-read/log-record-scanner.js';
-import { sliceChanges, tablePayload } from '../merge-on-read/snapshot.js';
+import { mergeFileSlice } from '../merge-on-read/file-slice-merge.js';
 import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../reader.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
@@ -36,8 +35,7 @@ import {
   type CompactionOperation,
   type CompactionPlan,
 } from '../timeline/compaction-plan.js';
-import { withMetaFields } from '../schema.js';
-import { AVRO_SCHEMA_FOOTER_KEY, hudiFooter } from '../writer/footer.js';
+import { hudiFooter } from '../writer/footer.js';
 import { writeConfigFromProperties } from '../writer/write-config.js';
 import { assertMergeOnRead } from './schedule.js';
 import { fileNameOf } from '../util/paths.js';
@@ -323,46 +321,20 @@ async function compactOperation(
   const staged = await stageFiles(storage, basePath === undefined ? [] : [basePath]);
   const dir = await mkdtemp(join(tmpdir(), 'hudi-compact-'));
   try {
-    let template: string;
-    let avroSchema: string;
-    let baseRows = 0;
-    if (basePath === undefined) {
-      // No base file to take the columns from: the table schema's, typed as Hudi's Avro writer types them.
-      avroSchema = JSON.stringify(withMetaFields((await table.requireSchema('compacting a slice of log files only')).schema));
-      template = join(dir, 'template.parquet');
-      await engine.writeEmptyFile({ avroSchema, outputFile: template });
-    } else {
-      template = staged.localPaths[0]!;
-      const footer = await engine.readFooter(template);
-      avroSchema = footer.keyValues[AVRO_SCHEMA_FOOTER_KEY] ?? (await table.requireSchema('compacting it')).text;
-      baseRows = footer.numRows;
-    }
-    const changes = await sliceChanges(
-      slice,
-      {
-        storage,
-        config,
-        timeline: table.timeline,
-        queryInstant: instantTime,
-        engine,
-        localBaseFile: () => template,
-      },
-      tablePayload(storage, config),
-      logBlockFilter(table.timeline, instantTime),
-    );
     const writeConfig = writeConfigFromProperties(properties);
     const localOut = join(dir, name);
-    // The merge runs in DuckDB: the base rows stay there, only the log records' changes go in.
-    const written = await engine.mergeIntoBase({
-      base: template,
-      keyColumn: '_hoodie_record_key',
-      upserts: changes.upserts,
-      deletes: changes.deletes,
-      constantColumns: { _hoodie_file_name: name },
+    const written = await mergeFileSlice({
+      table,
+      instantTime,
+      slice,
+      localBaseFile: staged.localPaths[0],
+      engine,
       outputFile: localOut,
-      rowGroupSize: Math.max(1, baseRows || changes.upserts.length || 1),
-      footer: (keys) => hudiFooter(keys, avroSchema, { bloom: writeConfig.bloom, populateMetaFields: config.populateMetaFields }),
+      purpose: basePath === undefined ? 'compacting a slice of log files only' : 'compacting it',
+      constantColumns: { _hoodie_file_name: name },
+      footer: (keys, avroSchema) => hudiFooter(keys, avroSchema, { bloom: writeConfig.bloom, populateMetaFields: config.populateMetaFields }),
     });
+    const { baseRows } = written;
     await storage.uploadFile(outputPath, localOut);
     const logBytes = logFiles.reduce((sum, log) => sum + log.size, 0);
     return {
@@ -380,8 +352,8 @@ async function compactOperation(
         fileSizeInBytes: written.bytes,
         totalLogFilesCompacted: logFiles.length,
         totalLogSizeCompacted: logBytes,
-        totalUpdatedRecordsCompacted: changes.logRecords,
-        totalLogRecords: changes.logRecords,
+        totalUpdatedRecordsCompacted: written.logRecords,
+        totalLogRecords: written.logRecords,
       }),
     };
   } finally {
