@@ -15,6 +15,31 @@ import type { TriggerOutput } from './trigger.js';
 
 const count = (name: string, value: number): RunFigure => ({ name, unit: MetricUnit.Count, value });
 
+interface CommitTotals {
+  /** Clustering groups or compaction operations, published under `unitsMetric`. */
+  readonly units: number;
+  readonly filesIn: number;
+  readonly filesOut: number;
+  readonly bytesIn: number;
+  readonly bytesOut: number;
+  /** Absent where the service does not count the rows it read (compaction). */
+  readonly rowsIn?: number;
+  readonly rowsOut: number;
+}
+
+/** What a service's commit publishes of its run, under the same names for clustering and compaction. */
+function commitTotals(unitsMetric: string, totals: CommitTotals): RunFigure[] {
+  return [
+    count(unitsMetric, totals.units),
+    count(METRIC.filesIn, totals.filesIn),
+    count(METRIC.filesOut, totals.filesOut),
+    { name: METRIC.bytesIn, unit: MetricUnit.Bytes, value: totals.bytesIn },
+    { name: METRIC.bytesOut, unit: MetricUnit.Bytes, value: totals.bytesOut },
+    ...(totals.rowsIn === undefined ? [] : [count(METRIC.rowsIn, totals.rowsIn)]),
+    count(METRIC.rowsOut, totals.rowsOut),
+  ];
+}
+
 export function planFigures(output: PlanStepOutput): RunFigure[] {
   return output.status === 'CLUSTER' ? [count(METRIC.groupsPlanned, output.groupsToRun)] : [count(METRIC.groupsPlanned, 0)];
 }
@@ -30,13 +55,15 @@ export function commitFigures(output: CommitStepOutput): RunFigure[] {
   if (report !== undefined) {
     const { totals } = report;
     figures.push(
-      count(METRIC.groups, report.groups),
-      count(METRIC.filesIn, totals.filesBefore),
-      count(METRIC.filesOut, totals.filesAfter),
-      { name: METRIC.bytesIn, unit: MetricUnit.Bytes, value: totals.bytesBefore },
-      { name: METRIC.bytesOut, unit: MetricUnit.Bytes, value: totals.bytesAfter },
-      count(METRIC.rowsIn, totals.rowsBefore),
-      count(METRIC.rowsOut, totals.rowsAfter),
+      ...commitTotals(METRIC.groups, {
+        units: report.groups,
+        filesIn: totals.filesBefore,
+        filesOut: totals.filesAfter,
+        bytesIn: totals.bytesBefore,
+        bytesOut: totals.bytesAfter,
+        rowsIn: totals.rowsBefore,
+        rowsOut: totals.rowsAfter,
+      }),
     );
     const skipping = totals.dataSkipping.filter((figure) => figure.samples > 0);
     if (skipping.length > 0) {
@@ -88,12 +115,12 @@ export function compactionOperationFigures(output: CompactionOperationOutput): R
 /** The compaction's totals, as clustering's commit publishes them (FilesIn/Out, BytesIn/Out, RowsOut). */
 export function compactionCommitFigures(output: CompactionCommitOutput): RunFigure[] {
   if (output.outcome === 'already-committed') return [];
-  return [
-    count(METRIC.operations, output.fileGroups),
-    count(METRIC.filesIn, output.filesIn),
-    count(METRIC.filesOut, output.fileGroups),
-    { name: METRIC.bytesIn, unit: MetricUnit.Bytes, value: output.bytesRead },
-    { name: METRIC.bytesOut, unit: MetricUnit.Bytes, value: output.bytesWritten },
-    count(METRIC.rowsOut, output.records),
-  ];
+  return commitTotals(METRIC.operations, {
+    units: output.fileGroups,
+    filesIn: output.filesIn,
+    filesOut: output.fileGroups,
+    bytesIn: output.bytesRead,
+    bytesOut: output.bytesWritten,
+    rowsOut: output.records,
+  });
 }
