@@ -31,10 +31,9 @@ import type {
   SampleRowsOptions,
   SortColumnBatch,
   SortColumnDescription,
-  WriteRowsRequest,
   WriteRowsResult,
 } from './port.js';
-import { mergeIntoBase, writeEmptyFileOfAvro, writeRowsLikeTemplate } from './write-rows.js';
+import { mergeIntoBase, writeEmptyFileOfAvro } from './write-rows.js';
 import { describeColumns, readSchemas } from './schema-rows.js';
 import { scanSortColumns } from './sort-columns.js';
 import { fileListSql, nonNegativeInteger, READ_OPTIONS, sqlIdentifier } from './sql.js';
@@ -138,10 +137,6 @@ class DuckDBParquetEngine implements ParquetEngine {
       await assertFilesExist(files);
       return guardFiles(this.connection, files, () => readColumnStats(this.connection, files));
     });
-  }
-
-  writeRows(request: WriteRowsRequest): Promise<WriteRowsResult> {
-    return this.exclusive(() => writeRowsLikeTemplate(this.connection, request));
   }
 
   mergeIntoBase(request: MergeIntoBaseRequest): Promise<WriteRowsResult> {

@@ -204,8 +204,6 @@ export interface ParquetEngine {
   memoryLimitBytes(): Promise<number>;
   /** Sort the inputs once, then write each output's rank range to its own file, keeping the input's Parquet types. */
   copySorted(request: CopySortedRequest): Promise<CopySortedResult>;
-  /** Write rows (values as readRows gives them) into one Parquet file with a template file's column types. */
-  writeRows(request: WriteRowsRequest): Promise<WriteRowsResult>;
   /**
    * Write a base file's rows with changes applied, in SQL (the base rows never come into JavaScript): rows replacing
    * the base row of their key in place or, for keys the base lacks, appended in the order given; keys whose base row
@@ -218,16 +216,6 @@ export interface ParquetEngine {
    */
   writeEmptyFile(request: { readonly avroSchema: string; readonly outputFile: string }): Promise<void>;
   close(): Promise<void>;
-}
-
-export interface WriteRowsRequest {
-  readonly rows: readonly Row[];
-  /** A Parquet file whose columns (names, order, types) the output takes. */
-  readonly template: string;
-  readonly outputFile: string;
-  readonly rowGroupSize: number;
-  /** Footer key/values (Hudi's bloom filter, min/max keys, Avro schema). */
-  readonly keyValues: Readonly<Record<string, string>>;
 }
 
 export interface WriteRowsResult {

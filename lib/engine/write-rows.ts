@@ -1,8 +1,7 @@
 /**
- * Rows (row-format.ts values) into Parquet with the column types of a template Parquet file: what a compaction needs
- * to write a file slice's merged records as a new base file of the same schema as the old one.
+ * A file slice's merged records into Parquet with the column types of its base file: what compaction and clustering
+ * of merge-on-read slices write (lib/merge-on-read/file-slice-merge.ts).
  *
- * - writeRowsLikeTemplate writes given rows as they are.
  * - mergeIntoBase merges in SQL: the base file's rows stay in DuckDB (never materialised in JavaScript), the rows
  *   that replace or extend them and the keys that drop them come in, and one statement writes the result. The caller
  *   decides per key which record wins (lib/merge-on-read/payload-merge.ts mergeOutcome); this only moves the data.
@@ -19,33 +18,13 @@ import { withFixedDecimals } from '../parquet/schema.js';
 import { duckDbTypeOfAvro } from './avro-types.js';
 import { readJoinedValues } from './column-values.js';
 import { assertFilesExist, guardFiles } from './connection.js';
-import type { MergeIntoBaseRequest, WriteRowsRequest, WriteRowsResult } from './port.js';
+import type { MergeIntoBaseRequest, WriteRowsResult } from './port.js';
 import type { JsonValue, Row } from './row-format.js';
 import { describeColumns, type ColumnDescription } from './schema-rows.js';
 import { copyToParquetSql, fileListSql, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
 import { conformParquetTypes, parquetTypeTargets } from './type-targets.js';
 
 const COMPACT_FIX = "the merged records do not fit the base file's column types; compact this slice with Hudi";
-
-export async function writeRowsLikeTemplate(connection: DuckDBConnection, request: WriteRowsRequest): Promise<WriteRowsResult> {
-  const columns = await describeColumns(connection, [request.template]);
-  const dir = await mkdtemp(join(tmpdir(), 'hudi-rows-'));
-  try {
-    const source =
-      request.rows.length === 0
-        ? `SELECT ${columns.map((c) => `NULL::${c.type.toString()} AS ${sqlIdentifier(c.name)}`).join(', ')} WHERE false`
-        : await jsonRowsSource(join(dir, 'rows.jsonl'), request.rows, columns.map(jsonColumn));
-    try {
-      await connection.run(copyToParquetSql(source, request.outputFile, Math.max(1, Math.floor(request.rowGroupSize)), request.keyValues));
-    } catch (cause) {
-      throw new HudiError(`could not write ${request.outputFile}: ${(cause as Error).message}`, { cause, fix: COMPACT_FIX });
-    }
-    await conformParquetTypes(connection, request.outputFile, parquetTypeTargets([request.template]));
-    return { rowCount: request.rows.length, bytes: (await stat(request.outputFile)).size };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 /** Extra columns of the change rows: their position among the appended rows, and whether the row only drops its key. */
 const ORDINAL = '__hudi_change_ordinal';
