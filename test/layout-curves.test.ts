@@ -466,6 +466,21 @@ describe('bulk keys and sorting', () => {
       assert.deepEqual([...sortRowsByCurveKey(batch)], expected);
     }
     assert.deepEqual([...sortRowsByCurveKey({ rowCount: 0, keyLength: 8, keys: new Uint8Array(0) })], []);
+    // Random keys with constant bytes between varying ones, few values per byte (many ties), odd varying counts.
+    let seed = 7;
+    const next = (): number => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24;
+    for (const [keyLength, varyingAt] of [
+      [16, [1, 5, 6, 7, 15]],
+      [63, [0, 2, 3, 4, 9, 10, 30, 31, 62]],
+      [8, [3]],
+    ] as const) {
+      const rows = 3000;
+      const keys = new Uint8Array(rows * keyLength).fill(0xa5);
+      for (let row = 0; row < rows; row++) for (const position of varyingAt) keys[row * keyLength + position] = next() % 4 === 0 ? 0xff : next() & 3;
+      const batch = { rowCount: rows, keyLength, keys };
+      const expected = Array.from({ length: rows }, (_, row) => row).sort((a, b) => compareUnsignedBytes(curveKeyAt(batch, a), curveKeyAt(batch, b)) || a - b);
+      assert.deepEqual([...sortRowsByCurveKey(batch)], expected, `${keyLength}-byte keys`);
+    }
   });
 });
 

@@ -677,36 +677,55 @@ export function directHilbertKey(types: readonly SortColumnType[], row: readonly
 
 /**
  * Row numbers in ascending unsigned key order, ties in row order (Spark's sort gives ties no defined
- * order). LSD radix sort over the key bytes, skipping byte positions that hold one value in every row.
+ * order). LSD radix sort, a byte a pass, over the byte positions that do not hold one value in every row: those
+ * bytes are first packed into big-endian words beside each row number, and every pass moves the words with the
+ * row, so a pass reads its input in order instead of looking up each row's key (a cache miss a row).
  */
 export function sortRowsByCurveKey(batch: CurveKeyBatch): Uint32Array {
   const { rowCount, keyLength, keys } = batch;
-  let order = new Uint32Array(rowCount);
-  for (let row = 0; row < rowCount; row++) order[row] = row;
-  if (rowCount < 2) return order;
-  // One sequential pass builds every position's histogram.
+  let rows = new Uint32Array(rowCount);
+  for (let row = 0; row < rowCount; row++) rows[row] = row;
+  if (rowCount < 2) return rows;
+  // One sequential pass builds every position's histogram; positions with one value in every row sort nothing.
   const histograms = new Uint32Array(keyLength * 256);
   for (let row = 0, base = 0; row < rowCount; row++, base += keyLength) {
     for (let position = 0; position < keyLength; position++) histograms[position * 256 + keys[base + position]!]!++;
   }
-  let spare = new Uint32Array(rowCount);
+  const varying: number[] = [];
+  for (let position = 0; position < keyLength; position++) if (histograms[position * 256 + keys[position]!] !== rowCount) varying.push(position);
+  if (varying.length === 0) return rows;
+  // Packed key: varying byte i is byte (i % 4) of word ⌊i / 4⌋, most significant first.
+  const wordCount = Math.ceil(varying.length / 4);
+  let words = Array.from({ length: wordCount }, () => new Uint32Array(rowCount));
+  for (let row = 0, base = 0; row < rowCount; row++, base += keyLength) {
+    for (let index = 0; index < varying.length; index++) {
+      const word = words[index >>> 2]!;
+      word[row] = (word[row]! | (keys[base + varying[index]!]! << (24 - 8 * (index & 3)))) >>> 0;
+    }
+  }
+  let spareRows = new Uint32Array(rowCount);
+  let spareWords = Array.from({ length: wordCount }, () => new Uint32Array(rowCount));
   const starts = new Uint32Array(256);
-  for (let position = keyLength - 1; position >= 0; position--) {
-    const histogram = histograms.subarray(position * 256, position * 256 + 256);
-    if (histogram[keys[position]!] === rowCount) continue;
+  for (let index = varying.length - 1; index >= 0; index--) {
+    const histogram = histograms.subarray(varying[index]! * 256, varying[index]! * 256 + 256);
     let running = 0;
     for (let digit = 0; digit < 256; digit++) {
       starts[digit] = running;
       running += histogram[digit]!;
     }
+    const keyWord = words[index >>> 2]!;
+    const shift = 24 - 8 * (index & 3);
+    // Words before the digit's own (more significant, and itself) still sort later passes; those after are done.
+    const carried = (index >>> 2) + 1;
     for (let i = 0; i < rowCount; i++) {
-      const row = order[i]!;
-      const digit = keys[row * keyLength + position]!;
-      spare[starts[digit]!++] = row;
+      const at = starts[(keyWord[i]! >>> shift) & 0xff]!++;
+      spareRows[at] = rows[i]!;
+      for (let word = 0; word < carried; word++) spareWords[word]![at] = words[word]![i]!;
     }
-    [order, spare] = [spare, order];
+    [rows, spareRows] = [spareRows, rows];
+    [words, spareWords] = [spareWords, words];
   }
-  return order;
+  return rows;
 }
 
 // ---------------------------------------------------------------------------------------------
