@@ -18,6 +18,7 @@ import {
   bloomFilterNumHashes,
   createBloomFilter,
   hadoopMurmurHash,
+  expectedPassRate,
 } from '../lib/writer/bloom-filter.js';
 
 /*
@@ -592,5 +593,29 @@ describe("union (binary copy merges the inputs' filters)", () => {
     assert.equal(HoodieBloomFilter.union([one, createBloomFilter({ numEntries: 200, fpp: 0.001 })]), undefined);
     assert.equal(HoodieBloomFilter.union([one, createBloomFilter({ numEntries: 100, fpp: 0.001, type: 'SIMPLE' })]), undefined);
     assert.equal(HoodieBloomFilter.union([]), undefined);
+  });
+});
+
+describe('pass rates (how full a filter is)', () => {
+  test('expectedPassRate predicts the share of absent keys a filter of n keys lets through; passRate measures it', () => {
+    const absent = Array.from({ length: 20_000 }, (_, i) => `absent-${i}`);
+    for (const [options, counts] of [
+      [{ numEntries: 1000, fpp: 0.01, maxEntries: 3000 }, [100, 1000, 2500, 6000, 20_000]],
+      [{ numEntries: 1000, fpp: 0.01, maxEntries: 3000, type: 'SIMPLE' as const }, [500, 3000, 8000]],
+    ] as const) {
+      for (const count of counts) {
+        const filter = HoodieBloomFilter.create(options);
+        for (let i = 0; i < count; i++) filter.add(`key-${i}`);
+        const measured = absent.filter((key) => filter.mightContain(key)).length / absent.length;
+        const expected = expectedPassRate(options, count);
+        const label = `${options.type ?? 'DYNAMIC_V0'} with ${count} keys: expected ${expected}, passRate ${filter.passRate()}, measured ${measured}`;
+        assert.ok(Math.abs(expected - measured) < 0.02 + 0.1 * expected, label);
+        assert.ok(Math.abs(filter.passRate() - measured) < 0.02 + 0.1 * measured, label);
+      }
+    }
+    // Hudi's defaults (2 rows of 60,000 keys, then round robin): past about 2 million keys every lookup passes.
+    assert.ok(expectedPassRate({}, 3_000_000) > 0.9999);
+    assert.ok(expectedPassRate({}, 1_000_000) < 0.999);
+    assert.ok(expectedPassRate({}, 50_000) < 1e-6);
   });
 });

@@ -25,7 +25,9 @@ import {
   MAX_RECORD_KEY_FOOTER_KEY,
   MIN_RECORD_KEY_FOOTER_KEY,
   type BloomFilterTypeCode,
+  expectedPassRate,
 } from '../lib/writer/bloom-filter.js';
+import { hudiFooter, hudiFooterValues, mergedHudiFooter } from '../lib/writer/footer.js';
 import { tempDir } from './helpers/fixtures.js';
 import { pyarrowRead } from './helpers/oracle.js';
 import { createSmallFilesTable } from './helpers/small-files-table.js';
@@ -172,6 +174,62 @@ describe('bin-pack clustering by binary copy', () => {
       assert.ok(keys.every((key) => bloom.mightContain(key)));
       assert.equal(keyValues.get(MIN_RECORD_KEY_FOOTER_KEY), [...keys].sort()[0]);
     });
+  });
+
+  it("a sorted rewrite's outputs take the inputs' merged bloom filter where their own would be full, else hash their keys", async () => {
+    // A small filter (480 bits, 7 hashes, 50 keys a row, 2 rows at most): 3,000 keys set every bit of both rows.
+    const small = { numEntries: 50, fpp: 0.01, maxEntries: 100 };
+    for (const [bloom, saturated] of [
+      [small, true],
+      [undefined, false],
+    ] as const) {
+      const dir = tempDir('sorted-footers-');
+      const made = await createSmallFilesTable({ dir, partitions: 1, commits: 4, rowsPerFile: 1500, ...(bloom === undefined ? {} : { bloom }) });
+      const storage = openStorage(dir);
+      const inputFooters = await Promise.all(made.files.map(async (file) => hudiFooterValues((await footerOf(join(dir, file))).keyValues)));
+      const config = resolveClusteringConfig({
+        event: {
+          'hoodie.clustering.plan.strategy.sort.columns': 'id',
+          'hoodie.clustering.plan.strategy.target.file.max.bytes': String(Math.ceil(made.bytes / 2)),
+          'hoodie.clustering.plan.strategy.small.file.limit': String(1 << 30),
+        },
+      }).config;
+      await withEngine(async (engine) => {
+        const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+          mode: 'scheduleAndExecute',
+          config,
+          lock: new StorageLockProvider(storage, { waitMs: 10_000 }),
+          engine,
+          tempDir: tempDir(),
+          force: true,
+          ...(bloom === undefined ? {} : { bloom }),
+        });
+        const stats = Object.values(result.commit!.metadata.partitionToWriteStats).flat();
+        assert.equal(stats.length, 2);
+        const merged = mergedHudiFooter(inputFooters, 'schema', { maxEntries: small.maxEntries });
+        for (const stat of stats) {
+          const { keyValues } = await footerOf(join(dir, stat.path!));
+          const keys = pyarrowRead([join(dir, stat.path!)]).map((row) => String(row['_hoodie_record_key']));
+          const sorted = [...keys].sort();
+          assert.equal(keyValues.get(MIN_RECORD_KEY_FOOTER_KEY), sorted[0], 'its own key range');
+          assert.equal(keyValues.get(MAX_RECORD_KEY_FOOTER_KEY), sorted.at(-1));
+          const filter = HoodieBloomFilter.deserialize(
+            keyValues.get(BLOOM_FILTER_FOOTER_KEY)!,
+            keyValues.get(BLOOM_FILTER_TYPE_CODE_FOOTER_KEY) as BloomFilterTypeCode,
+          );
+          assert.ok(
+            keys.every((key) => filter.mightContain(key)),
+            'the bloom filter holds every key',
+          );
+          if (saturated) {
+            assert.ok(expectedPassRate(small, keys.length) > 0.9999, 'its own filter would let every key through');
+            assert.equal(keyValues.get(BLOOM_FILTER_FOOTER_KEY), merged.footer![BLOOM_FILTER_FOOTER_KEY], "the inputs' filters merged");
+          } else {
+            assert.equal(keyValues.get(BLOOM_FILTER_FOOTER_KEY), hudiFooter(keys, 'schema')[BLOOM_FILTER_FOOTER_KEY], "Hudi's filter of its own keys");
+          }
+        }
+      });
+    }
   });
 
   it('rewrites instead, with the reason in the report: small row groups, sort columns, binary copy off', async () => {

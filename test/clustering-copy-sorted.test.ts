@@ -284,18 +284,60 @@ describe('copySorted: several outputs from one sort', () => {
     },
   });
 
+  test('a few outputs are range-partitioned by the sort key: each its range of the order (ties by input position), its name, its keys', async () => {
+    const a = join(workDir, 'keyed-a.parquet');
+    const b = join(workDir, 'keyed-b.parquet');
+    await duckdb(`COPY (${plainRowsSql(0, 1500)}) TO '${a}' (FORMAT parquet)`);
+    await duckdb(`COPY (${plainRowsSql(1500, 1000)}) TO '${b}' (FORMAT parquet)`);
+    // 11 days and labels with NULLs: most rows tie on the keys, so the input position decides, across both files.
+    const outputs = rangesOf('keyed', [0, 917, 918, 2500]);
+    const seen = new Map<string, string[]>();
+    const result = await engine.copySorted({
+      inputs: [a, b],
+      orderBy: [{ column: 'day', descending: true }, 'label'],
+      outputs,
+      rowGroupSize: 100,
+      footerFromColumn: keysBuilt(seen),
+    });
+    assert.deepEqual(result.split, { method: 'key-ranges', outputs: 3 });
+    const inputRows = (await engine.readRows([a, b])).rows;
+    const position = new Map(inputRows.map((row, index) => [row.id, index]));
+    const text = (value: unknown): string | undefined => (value === null ? undefined : String(value));
+    const expected = [...inputRows].sort((x, y) => {
+      const days = String(y.day).localeCompare(String(x.day));
+      if (days !== 0) return days;
+      const [lx, ly] = [text(x.label), text(y.label)];
+      if (lx !== ly) return lx === undefined ? -1 : ly === undefined ? 1 : lx < ly ? -1 : 1;
+      return position.get(x.id)! - position.get(y.id)!;
+    });
+    let at = 0;
+    for (const [index, output] of outputs.entries()) {
+      const { rows } = await engine.readRows([output.file]);
+      const keys = rows.map((row) => String(row._hoodie_record_key)).sort();
+      assert.equal(result.outputs[index]!.rowCount, output.rowCount);
+      assert.deepEqual(
+        rows,
+        expected.slice(at, at + output.rowCount).map((row) => ({ ...row, _hoodie_file_name: `keyed-${index}` })),
+      );
+      assert.deepEqual(seen.get(output.file), keys);
+      assert.deepEqual((await engine.readFooter(output.file)).keyValues, { output: String(index), count: String(keys.length), min: keys[0] });
+      at += output.rowCount;
+    }
+  });
+
   test('sorted once, cut at row groups and inside them: every output its range of the order, its name, its keys', async () => {
     const a = join(workDir, 'split-a.parquet');
     const b = join(workDir, 'split-b.parquet');
     await duckdb(`COPY (${plainRowsSql(0, 3000)}) TO '${a}' (FORMAT parquet)`);
     await duckdb(`COPY (${plainRowsSql(3000, 2000)}) TO '${b}' (FORMAT parquet)`);
-    const outputs = rangesOf('split', [0, 1234, 3000, 5000]);
+    // More outputs than are range-partitioned: one ordered file, cut.
+    const outputs = rangesOf('split', [0, 700, 1234, 2000, 3000, 5000]);
     const seen = new Map<string, string[]>();
     const result = await engine.copySorted({
       inputs: [a, b],
       orderBy: [{ column: 'id', descending: true }],
       outputs,
-      rowGroupSize: 300,
+      rowGroupSize: 100,
       footerFromColumn: keysBuilt(seen),
     });
     assert.equal(result.split?.method, 'copy');
@@ -320,13 +362,13 @@ describe('copySorted: several outputs from one sort', () => {
     }
   });
 
-  test('outputs of fewer than four row groups each are written from a temp table, not cut', async () => {
-    const outputs = rangesOf('small', [0, 4, 10]);
+  test('many outputs of fewer than four row groups each are written from a temp table, not cut', async () => {
+    const outputs = rangesOf('small', [0, 2, 4, 6, 8, 10]);
     const result = await engine.copySorted({ inputs: [first, second], orderBy: ['id'], outputs, rowGroupSize: 2 });
     assert.equal(result.split, undefined);
     assert.deepEqual(
-      (await engine.readRows([outputs[1]!.file])).rows.map((row) => [row.id, row._hoodie_file_name]),
-      [4, 5, 6, 7, 8, 9].map((id) => [id, 'small-1']),
+      (await engine.readRows([outputs[3]!.file])).rows.map((row) => [row.id, row._hoodie_file_name]),
+      [6, 7].map((id) => [id, 'small-3']),
     );
   });
 
@@ -334,7 +376,7 @@ describe('copySorted: several outputs from one sort', () => {
     const ranks = Uint32Array.from({ length: 10 }, (_, row) => (row * 3) % 10);
     const [low, high] = rangesOf('ranked', [0, 4, 10]);
     const result = await engine.copySorted({ inputs: [first, second], rowRanks: ranks, outputs: [high!, low!], rowGroupSize: 1 });
-    assert.ok(result.split !== undefined);
+    assert.deepEqual(result.split, { method: 'key-ranges', outputs: 2 });
     const byRank = [...ranks.keys()].sort((x, y) => ranks[x]! - ranks[y]!);
     assert.deepEqual(
       (await engine.readRows([low!.file])).rows.map((row) => [row.id, row._hoodie_file_name]),
@@ -347,10 +389,13 @@ describe('copySorted: several outputs from one sort', () => {
   });
 
   test('a schema binary copy refuses (a decimal stored as an integer): each output rewritten from the one sort, with the reason', async () => {
-    const outputs = rangesOf('rewrite', [0, 4, 10]);
+    const outputs = rangesOf('rewrite', [0, 4, 8, 12, 16, 20]);
     const seen = new Map<string, string[]>();
+    const [c, d] = [join(workDir, 'decimal-c.parquet'), join(workDir, 'decimal-d.parquet')];
+    await duckdb(`COPY (${rowsSql(0, 12)}) TO '${c}' (FORMAT parquet)`);
+    await duckdb(`COPY (${rowsSql(12, 8)}) TO '${d}' (FORMAT parquet)`);
     const result = await engine.copySorted({
-      inputs: [first, second],
+      inputs: [c, d],
       orderBy: [{ column: 'id', descending: true }],
       outputs,
       rowGroupSize: 1,
@@ -358,17 +403,15 @@ describe('copySorted: several outputs from one sort', () => {
     });
     assert.equal(result.split?.method, 'rewrite');
     assert.match(result.split.method === 'rewrite' ? result.split.reason : '', /amount is a decimal stored as INT64/);
-    const expected = (await engine.readRows([first, second])).rows.sort((x, y) => Number(y.id) - Number(x.id));
-    assert.deepEqual(
-      (await engine.readRows([outputs[0]!.file])).rows,
-      expected.slice(0, 4).map((row) => ({ ...row, _hoodie_file_name: 'rewrite-0' })),
-    );
-    assert.deepEqual(
-      (await engine.readRows([outputs[1]!.file])).rows,
-      expected.slice(4).map((row) => ({ ...row, _hoodie_file_name: 'rewrite-1' })),
-    );
-    assert.deepEqual(seen.get(outputs[0]!.file), ['k0006', 'k0007', 'k0008', 'k0009']);
-    assert.equal((await engine.readFooter(outputs[1]!.file)).keyValues.count, '6');
+    const expected = (await engine.readRows([c, d])).rows.sort((x, y) => Number(y.id) - Number(x.id));
+    for (const [index, output] of outputs.entries()) {
+      assert.deepEqual(
+        (await engine.readRows([output.file])).rows,
+        expected.slice(4 * index, 4 * index + 4).map((row) => ({ ...row, _hoodie_file_name: `rewrite-${index}` })),
+      );
+      assert.equal((await engine.readFooter(output.file)).keyValues.count, '4');
+    }
+    assert.deepEqual(seen.get(outputs[0]!.file), ['k0016', 'k0017', 'k0018', 'k0019']);
   });
 });
 

@@ -15,7 +15,17 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HudiError } from '../errors.js';
-import type { ColumnStats, FileColumnStats, FileRows, OutputRange, ParquetColumnInfo, ParquetEngine, SortColumnDescription, SortKey } from '../engine/port.js';
+import type {
+  ColumnStats,
+  FileColumnStats,
+  FileRows,
+  FooterFromColumn,
+  OutputRange,
+  ParquetColumnInfo,
+  ParquetEngine,
+  SortColumnDescription,
+  SortKey,
+} from '../engine/port.js';
 import { baseFileName, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
 import { buildCurveKeys, sortRowsByCurveKey, type CurveKeyBatch, type CurveSortColumn, type SortValue } from '../layout/curves.js';
 import { stageFiles, withTableLocations } from '../reader.js';
@@ -33,7 +43,13 @@ import { compareInstantTimes } from '../timeline/instant.js';
 import { startHeartbeat } from '../timeline/heartbeat.js';
 import { createMarker } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
-import { BLOOM_FILTER_TYPE_CODE_FOOTER_KEY, type BloomFilterOptions } from '../writer/bloom-filter.js';
+import {
+  BLOOM_FILTER_TYPE_CODE_FOOTER_KEY,
+  type BloomFilterOptions,
+  expectedPassRate,
+  MAX_RECORD_KEY_FOOTER_KEY,
+  MIN_RECORD_KEY_FOOTER_KEY,
+} from '../writer/bloom-filter.js';
 import { HUDI_FOOTER_KEYS, hudiFooter, hudiFooterValues, mergedHudiFooter } from '../writer/footer.js';
 import { readFooterKeyValues, readFooterSummary } from '../parquet/footer.js';
 import { CODEC, canRecompress } from '../parquet/pages.js';
@@ -242,7 +258,8 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
       await createMarker(transfers, instantTime, partitionPath, file.fileName, 'CREATE');
       notCompleted ??= assertNotCompletedMeanwhile(storage, instantTime);
       await notCompleted;
-      await transfers.uploadFile(joinPartitionPath(partitionPath, file.fileName), file.file);
+      // The record index reads each output's keys after the uploads; otherwise nothing reads an output again.
+      await transfers.uploadFile(joinPartitionPath(partitionPath, file.fileName), file.file, { consume: !keepRecordKeys });
     };
     let outcome: GroupOutcome;
     if (copy.layout !== undefined) {
@@ -462,12 +479,9 @@ async function copyGroup(
   const footerOf = async (run: readonly (typeof rowGroups)[number][]): Promise<Record<string, string>> => {
     if (!context.populateMetaFields) return outputFooter(context, []);
     if (footersFromKeys === undefined) {
-      const files = [...new Set(run.map((rowGroup) => inputs[rowGroup.input]!.file))];
-      const values = await mapWithConcurrency(files, FOOTER_CONCURRENCY, async (file) => hudiFooterValues(await readFooterKeyValues(file, HUDI_FOOTER_KEYS)));
-      const merged = mergedHudiFooter(values, context.schemaWithMeta, { maxEntries: context.options.bloom?.maxEntries });
-      const wanted = context.options.bloom?.type;
-      if (merged.footer !== undefined && (wanted === undefined || merged.footer[BLOOM_FILTER_TYPE_CODE_FOOTER_KEY] === wanted)) return merged.footer;
-      footersFromKeys = merged.reason ?? `the inputs' bloom filters are not of type ${wanted ?? ''} (hoodie.bloom.index.filter.type)`;
+      const merged = await mergedInputFooters(context, [...new Set(run.map((rowGroup) => inputs[rowGroup.input]!.file))]);
+      if (merged.footer !== undefined) return merged.footer;
+      footersFromKeys = merged.reason;
     }
     // Consecutive row groups of one input are one range of its rows.
     const ranges: FileRows[] = [];
@@ -530,6 +544,39 @@ async function copyGroup(
   };
 }
 
+/** The Hudi footers of these inputs merged (key range, bloom filters), as Hudi's binary copy merges them, or why not. */
+async function mergedInputFooters(context: GroupContext, files: readonly string[]): Promise<ReturnType<typeof mergedHudiFooter>> {
+  const values = await mapWithConcurrency([...files], FOOTER_CONCURRENCY, async (file) => hudiFooterValues(await readFooterKeyValues(file, HUDI_FOOTER_KEYS)));
+  const merged = mergedHudiFooter(values, context.schemaWithMeta, { maxEntries: context.options.bloom?.maxEntries });
+  const wanted = context.options.bloom?.type;
+  if (merged.footer === undefined || wanted === undefined || merged.footer[BLOOM_FILTER_TYPE_CODE_FOOTER_KEY] === wanted) return merged;
+  return { reason: `the inputs' bloom filters are not of type ${wanted} (hoodie.bloom.index.filter.type)` };
+}
+
+/**
+ * Footers that need no record keys, for a rewrite's outputs whose bloom filter would be full. Hudi's filter takes
+ * numEntries keys a row up to maxEntries and then round-robins over its rows, so from a few hundred thousand keys
+ * on (Hudi's defaults) every bit is set and it lets every key through. An output that large takes the inputs'
+ * filters merged, when they are as full: it holds every key of the group, so it gives the same answer (maybe) to
+ * every lookup. Its key range is its own. Undefined when the inputs' filters do not merge or are not that full.
+ */
+async function saturatedFooters(context: GroupContext, used: { count: number }): Promise<FooterFromColumn['fromRange']> {
+  const merged = await mergedInputFooters(context, context.inputs);
+  if (merged.footer === undefined || merged.passRate < SATURATED_PASS_RATE) return undefined;
+  const { footer } = merged;
+  const bloom = context.options.bloom ?? {};
+  return {
+    applies: (output) => expectedPassRate(bloom, output.rowCount) >= SATURATED_PASS_RATE,
+    build: (range) => {
+      used.count++;
+      return { ...footer, [MIN_RECORD_KEY_FOOTER_KEY]: range.min, [MAX_RECORD_KEY_FOOTER_KEY]: range.max };
+    },
+  };
+}
+
+/** A bloom filter letting this share of absent keys through tells a lookup nothing (1 in 10,000 is told "absent"). */
+const SATURATED_PASS_RATE = 0.9999;
+
 /** hoodie.parquet.compression.codec → the parquet.thrift code binary copy recompresses to. */
 function copyCodec(name: string | undefined): number | undefined {
   if (name === undefined) return undefined;
@@ -567,11 +614,14 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
         ? { rowRanks: await curveRanks(engine, inputs, order, inputRows, config.buildCurveSampleSize, groupSeed(instantTime, groupIndex)) }
         : {};
 
+  const saturatedUsed = { count: 0 };
+  const saturated = populateMetaFields ? await saturatedFooters(context, saturatedUsed) : undefined;
   const blockBytes = rowGroupBytesFor(await engine.memoryLimitBytes(), context.options.parquetBlockBytes);
   let outputCount = Math.min(context.numOutputFileGroups, Math.max(inputRows, 1));
   let written: (WrittenOutput & { stats: FileColumnStats })[] = [];
   let copyMs = 0;
   let split: string | undefined;
+  let saturatedCount = 0;
   for (let attempt = 1; inputRows > 0; attempt++) {
     const ranges = planOutputRanges(inputRows, outputCount);
     const outputs: OutputRange[] = ranges.map((range, outputIndex) => {
@@ -595,17 +645,31 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
       ...sorting,
       outputs,
       rowGroupSize: rowGroupRows(inputBytes, inputRows, ranges[0]!.rowCount, blockBytes),
-      ...(populateMetaFields ? { footerFromColumn: { column: RECORD_KEY, build: (keys: Iterable<string>) => outputFooter(context, keys) } } : {}),
+      ...(populateMetaFields
+        ? {
+            footerFromColumn: {
+              column: RECORD_KEY,
+              build: (keys: Iterable<string>) => outputFooter(context, keys),
+              ...(saturated === undefined ? {} : { fromRange: saturated }),
+            },
+          }
+        : {}),
     });
     copyMs = Date.now() - copyStarted;
+    saturatedCount = saturatedUsed.count;
+    saturatedUsed.count = 0;
     split =
       copied.split === undefined
         ? undefined
-        : copied.split.method === 'copy'
-          ? `one sort, its ${copied.split.rowGroups} row groups copied into the outputs (${copied.split.pieces} split at output boundaries and rewritten)`
-          : copied.split.method === 'rewrite'
-            ? `one sort, each output rewritten from it: ${copied.split.reason}`
-            : `each output written from a temp table of the rows: ${copied.split.reason}`;
+        : copied.split.method === 'key-ranges'
+          ? `one sort, range-partitioned by the sort key into the ${copied.split.outputs} outputs`
+          : copied.split.method === 'copy'
+            ? `one sort, its ${copied.split.rowGroups} row groups copied into the outputs (${copied.split.pieces} split at output boundaries and rewritten)${
+                copied.split.keyRangesRefused === undefined ? '' : `; not range-partitioned: ${copied.split.keyRangesRefused}`
+              }`
+            : copied.split.method === 'rewrite'
+              ? `one sort, each output rewritten from it: ${copied.split.reason}`
+              : `each output written from a temp table of the rows: ${copied.split.reason}`;
     const outputStats = await engine.columnStats(outputs.map((output) => output.file));
     written = await Promise.all(
       outputs.map(async (output, index) => {
@@ -641,7 +705,12 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
       inputFileRows.map((rows, index) => ({ bytes: inputSizes[index]!, rows, ranges: {} })),
     after: written.map((file) => fileSummary(file.stats, file.bytes, sortColumns, columnTypes)),
     samples,
-    execution: { method: 'rewrite', reason, ...(split === undefined ? {} : { split }) },
+    execution: {
+      method: 'rewrite',
+      reason,
+      ...(split === undefined ? {} : { split }),
+      ...(saturatedCount === 0 ? {} : { saturatedBloomFilters: saturatedCount }),
+    },
   };
 }
 

@@ -39,6 +39,11 @@ export type GroupExecution =
       readonly reason: string;
       /** Several outputs cut from one sorted file: how (its row groups copied, or each output rewritten from it, and why). */
       readonly split?: string;
+      /**
+       * Outputs whose bloom filter is the inputs' merged, as full as the one their own keys would make (which lets
+       * every key through): their footers needed only their key range.
+       */
+      readonly saturatedBloomFilters?: number;
     };
 
 /** One clustering group's part of the report: its input files, its output files and values sampled from its rows. */

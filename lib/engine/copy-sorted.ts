@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { DuckDBDataChunk, DuckDBTypeId, type DuckDBUIntegerVector, DuckDBVector, UINTEGER } from '@duckdb/node-api';
+import { DuckDBBlobValue, DuckDBDataChunk, DuckDBListValue, DuckDBTypeId, type DuckDBUIntegerVector, DuckDBVector, UINTEGER } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import { planBinaryCopy, readCopyInput, writeCopiedFile, type CopyInput } from '../parquet/binary-copy.js';
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
@@ -126,7 +126,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       // Few inputs: the footer (bloom filter: JavaScript on this thread) is built from a side scan of the inputs while
       // DuckDB's threads write the file. Many inputs: opening every input twice costs more than reading the one
       // column back from the one output, and the side scan's buffers would sit in memory beside the COPY's.
-      const onSide = footer !== undefined && inputs.length <= SIDE_SCAN_MAX_INPUTS;
+      const onSide = footer !== undefined && inputs.length <= SIDE_SCAN_MAX_INPUTS && footer.fromRange?.applies(single) !== true;
       const [, sideKeyValues] = await settleAll([
         guardFiles(db.connection, inputs, () => copyTo(db, query, single.file, rowGroupSize, footer === undefined ? single.keyValues : {})),
         !onSide
@@ -134,13 +134,45 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
           : guardFiles(db.connection, inputs, () => columnValuesOnSide(db, inputs, footer.column)).then((values) => footer.build(values, single)),
       ]);
       const footerKeyValues =
-        footer === undefined || onSide
-          ? sideKeyValues
-          : footer.build(await guardFiles(db.connection, [single.file], () => columnValuesOnSide(db, [single.file], footer.column)), single);
+        footer === undefined || onSide ? sideKeyValues : await guardFiles(db.connection, [single.file], () => footerOfOutput(db, footer, single));
       const result = await finishOutput(db, single, inputFields);
       if (footerKeyValues !== undefined) await setFooterKeyValues(single.file, { ...single.keyValues, ...footerKeyValues });
       assertCompatible([result], request.onTypeMismatch);
       return { totalInputRows, outputs: [result] };
+    }
+    // A few outputs sorted by keys: range-partitioned by the sort key, as Spark's sortBy is (its RangePartitioner),
+    // so no output sorts more than its own rows and nothing is written twice.
+    let keyRangesRefused: string | undefined;
+    const ranked = request.rowRanks !== undefined;
+    if ((sortedByKeys || ranked) && outputs.length <= KEY_RANGES_MAX_OUTPUTS && outputs.every((output) => output.sequenceColumns === undefined)) {
+      const ranged = await guardFiles(db.connection, inputs, () =>
+        writeKeyRanges(db, {
+          inputs,
+          outputs,
+          totalRows: totalInputRows,
+          order: ranked
+            ? {
+                kind: 'ranks',
+                keyed: `(SELECT *, ${sqlIdentifier(RANK_VALUE_COLUMN)} AS ${sqlIdentifier(SORT_KEY_COLUMN)}
+                         FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, inputsTable)}) AS source ${rankJoin})`,
+              }
+            : { kind: 'keys', keys: (request.orderBy ?? []).map((key) => sortKeyParts(key, columns)) },
+          projectionOf: (output) => {
+            const replaced = output.constantColumns ?? {};
+            return allProjection.filter((_, index) => replaced[columns[index]!.name] === undefined);
+          },
+          columns,
+          rowGroupSize,
+          inputFields,
+          footer: request.footerFromColumn,
+          written,
+        }),
+      );
+      if (typeof ranged !== 'string') {
+        assertCompatible(ranged, request.onTypeMismatch);
+        return { totalInputRows, outputs: ranged, split: { method: 'key-ranges', outputs: ranged.length } };
+      }
+      keyRangesRefused = ranged;
     }
     // Several outputs covering every row, each of a few row groups at least: one ordered COPY, as for one output,
     // cut into the outputs at its row groups. (Smaller outputs would be mostly pieces of cut row groups.)
@@ -163,7 +195,12 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
         );
         if (typeof split !== 'string') {
           assertCompatible(split.outputs, request.onTypeMismatch);
-          return { totalInputRows, ...split };
+          const { split: how } = split;
+          return {
+            totalInputRows,
+            outputs: split.outputs,
+            split: how.method === 'copy' && keyRangesRefused !== undefined ? { ...how, keyRangesRefused } : how,
+          };
         }
         splitFallback = split;
       } finally {
@@ -219,6 +256,29 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       await db.connection.run(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
   }
 }
+
+/**
+ * An output's footer entries from its own column: from the column's range where the footer needs no more
+ * (fromRange) and DuckDB's byte order of the bounds is Java's (ASCII bounds: a least or greatest ASCII string is
+ * so in both orders), else from its values.
+ */
+async function footerOfOutput(db: DuckDb, footer: FooterFromColumn, output: OutputRange): Promise<Record<string, string>> {
+  if (footer.fromRange?.applies(output) === true) {
+    const side = await db.instance.connect();
+    try {
+      const quoted = sqlIdentifier(footer.column);
+      const reader = await side.runAndReadAll(`SELECT min(${quoted}), max(${quoted}) FROM read_parquet(${fileListSql([output.file])}, ${READ_OPTIONS})`);
+      const [min, max] = reader.getRows()[0] ?? [];
+      if (typeof min === 'string' && typeof max === 'string' && ASCII_ONLY.test(min) && ASCII_ONLY.test(max))
+        return footer.fromRange.build({ min, max }, output);
+    } finally {
+      side.closeSync();
+    }
+  }
+  return footer.build(await columnValuesOnSide(db, [output.file], footer.column), output);
+}
+
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 /** One column's non-null values of some files, read on a connection of its own (so it can run beside a COPY). */
 async function columnValuesOnSide(db: DuckDb, files: readonly string[], column: string): Promise<string[]> {
@@ -486,6 +546,108 @@ async function writeSplit(db: DuckDb, request: SplitRequest): Promise<{ outputs:
   };
 }
 
+interface KeyRangesRequest {
+  readonly inputs: readonly string[];
+  readonly outputs: readonly OutputRange[];
+  readonly totalRows: number;
+  /**
+   * The sort keys (each row's key is then create_sort_key of them and the input position), or a relation of the
+   * input rows with their rank as SORT_KEY_COLUMN (rowRanks joined on).
+   */
+  readonly order: { kind: 'keys'; keys: readonly { expression: string; direction: string }[] } | { kind: 'ranks'; keyed: string };
+  /** The input columns an output carries through its sort (those it does not replace by a constant). */
+  readonly projectionOf: (output: OutputRange) => string[];
+  readonly columns: readonly ColumnDescription[];
+  readonly rowGroupSize: number;
+  readonly inputFields: ParquetTypeTargets;
+  readonly footer: FooterFromColumn | undefined;
+  /** Output files, as they are started (removed by the caller on a failure). */
+  readonly written: string[];
+}
+
+/**
+ * Several outputs from a range-partitioned sort. Every row's sort key is DuckDB's create_sort_key of the sort keys
+ * and the input position (file_index, file_row_number), so keys are unique and compare as the ORDER BY does; one
+ * pass finds the keys at the outputs' first ranks (quantile_disc picks rank ⌈q·n⌉ − 1, so q = (rank + ½)/n), then each output is one
+ * COPY of the rows between its bounds, ordered by that key. Each output's footer (bloom filter) is built from its
+ * keys while the next output is written. Returns the reason, having written nothing, when DuckDB cannot build such
+ * keys (a sort column type create_sort_key refuses) or the bounds do not give the planned row counts.
+ */
+async function writeKeyRanges(db: DuckDb, request: KeyRangesRequest): Promise<CopySortedOutput[] | string> {
+  const { inputs, outputs, totalRows } = request;
+  if (request.order.kind === 'keys' && request.columns.some((column) => column.name === 'file_index'))
+    return 'an input column is named file_index, the position the sort key needs';
+  const sortKey = sqlIdentifier(SORT_KEY_COLUMN);
+  const { order } = request;
+  const keyed =
+    order.kind === 'ranks'
+      ? order.keyed
+      : `(SELECT *, create_sort_key(${[
+          ...order.keys.map((key) => `${key.expression}, ${sqlString(key.direction)}`),
+          `file_index, 'ASC NULLS LAST'`,
+          `file_row_number, 'ASC NULLS LAST'`,
+        ].join(', ')}) AS ${sortKey}
+         FROM (SELECT *, file_index FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}, file_row_number = true)))`;
+  // The ranks where an output starts or ends (0 and totalRows need no bound).
+  const ranks = [...new Set(outputs.flatMap((output) => [output.rowStart, output.rowStart + output.rowCount]))]
+    .filter((rank) => rank > 0 && rank < totalRows)
+    .sort((a, b) => a - b);
+  const bounds = new Map<number, string>();
+  if (order.kind === 'ranks') for (const rank of ranks) bounds.set(rank, String(rank));
+  else if (ranks.length > 0) {
+    let found: readonly unknown[];
+    try {
+      const fractions = ranks.map((rank) => (rank + 0.5) / totalRows);
+      const reader = await db.connection.runAndReadAll(`SELECT quantile_disc(${sortKey}, [${fractions.join(', ')}]) FROM ${keyed}`);
+      const list = reader.getRows()[0]?.[0];
+      found = list instanceof DuckDBListValue ? list.items : [];
+    } catch (error) {
+      return `DuckDB could not build a sort key of the rows (${duckdbReason(error).split('\n')[0]})`;
+    }
+    for (const [index, rank] of ranks.entries()) {
+      const value = found[index];
+      if (!(value instanceof DuckDBBlobValue)) return `no sort key was found at rank ${rank}`;
+      bounds.set(rank, `from_hex(${sqlString(Buffer.from(value.bytes).toString('hex'))})`);
+    }
+  }
+  const results: CopySortedOutput[] = [];
+  /** The previous output's footer, built while this one is written. */
+  let pendingFooter: Promise<void> = Promise.resolve();
+  try {
+    for (const output of outputs) {
+      const end = output.rowStart + output.rowCount;
+      const where = [
+        ...(bounds.has(output.rowStart) ? [`${sortKey} >= ${bounds.get(output.rowStart)!}`] : []),
+        ...(bounds.has(end) ? [`${sortKey} < ${bounds.get(end)!}`] : []),
+      ];
+      const query = `SELECT ${outputColumnsSql(request.columns, output).join(', ')}
+                     FROM (SELECT ${[...request.projectionOf(output), sortKey].join(', ')} FROM ${keyed}
+                           ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`})
+                     ORDER BY ${sortKey}`;
+      await mkdir(dirname(output.file), { recursive: true });
+      request.written.push(output.file);
+      await settleAll([copyTo(db, query, output.file, request.rowGroupSize, request.footer === undefined ? output.keyValues : {}), pendingFooter]);
+      const rows = rowsPerFile([output.file])[0] ?? 0;
+      if (rows !== output.rowCount) {
+        await pendingFooter.catch(() => undefined);
+        await settleAll(outputs.map((written) => rm(written.file, { force: true })));
+        return `the sort key bounds gave ${rows} rows instead of ${output.rowCount}`;
+      }
+      results.push(await finishOutput(db, output, request.inputFields));
+      const { footer } = request;
+      if (footer !== undefined) {
+        pendingFooter = footerOfOutput(db, footer, output).then((keyValues) => setFooterKeyValues(output.file, { ...output.keyValues, ...keyValues }));
+        pendingFooter.catch(() => undefined);
+      }
+    }
+    await pendingFooter;
+  } catch (error) {
+    await pendingFooter.catch(() => undefined);
+    throw error;
+  }
+  return results;
+}
+
 /**
  * One column's non-null text values in each output's range of the ordered file, from one scan: joined by DuckDB
  * JOINED_VALUES at a time with NUL separators (a piece whose count does not match, a value holding NUL, is read
@@ -567,9 +729,16 @@ const RANK_VALUE_COLUMN = '__hudi_rank_value';
 const SIDE_SCAN_MAX_INPUTS = 64;
 /** Several outputs are cut from one ordered file only when each holds at least this many row groups. */
 const SPLIT_MIN_ROW_GROUPS = 4;
+/**
+ * Up to this many outputs sorted by keys are range-partitioned (each output scans every input again, which past
+ * about four outputs costs more than one ordered file cut into them: measured on a 1.1 GB group).
+ */
+const KEY_RANGES_MAX_OUTPUTS = 4;
+/** create_sort_key of the sort keys and the input position, unique per row, in the range-partitioned sort. */
+const SORT_KEY_COLUMN = '__hudi_sort_key';
 /** Values per string_agg piece when reading a column's values for footers. */
 const JOINED_VALUES = 65_536;
-const INTERNAL_COLUMNS = [RANK_COLUMN, SOURCE_FILE_COLUMN, FILE_OFFSET_COLUMN, INPUT_ROW_COLUMN, RANK_VALUE_COLUMN] as const;
+const INTERNAL_COLUMNS = [RANK_COLUMN, SOURCE_FILE_COLUMN, FILE_OFFSET_COLUMN, INPUT_ROW_COLUMN, RANK_VALUE_COLUMN, SORT_KEY_COLUMN] as const;
 
 /** rowRanks must be a permutation: a repeated rank would write one row twice and drop another. */
 function checkRowRanks(ranks: Uint32Array, totalRows: number): void {

@@ -82,6 +82,15 @@ export interface FooterFromColumn {
   column: string;
   /** Called once per output with that output's values (any order); its entries override the output's keyValues. */
   build(values: Iterable<string>, output: OutputRange): Record<string, string>;
+  /**
+   * Outputs whose footer needs only the column's least and greatest value (Hudi: a bloom filter that would let
+   * every key through, so one that needs no keys serves): `applies` says which, `build` gets the range (compared as
+   * Java compares strings; when DuckDB's byte order might differ, non-ASCII bounds, the values go to `build` above).
+   */
+  fromRange?: {
+    applies(output: OutputRange): boolean;
+    build(range: { readonly min: string; readonly max: string }, output: OutputRange): Record<string, string>;
+  };
 }
 
 /** Rows [rowStart, rowStart + rowCount) of a local file (0-based, in file order). */
@@ -135,9 +144,14 @@ export interface CopySortedResult {
    * Several outputs holding every row, cut from one ordered file: 'copy' when they are its row groups copied byte
    * for byte (pieces: row groups split at a range boundary, rewritten), 'rewrite' (with the reason) when each output
    * was rewritten from it; 'ranges' (with the reason) when one ordered COPY did not fit DuckDB's memory limit and
-   * each output was written from a temp table of the rows instead. Absent for one output, or outputs too small to cut.
+   * each output was written from a temp table of the rows instead; 'key-ranges' when the rows were range-partitioned
+   * by their sort key (one pass finds each output's first and last key, then each output sorts only its own rows).
+   * Absent for one output, or outputs too small to cut.
    */
-  split?: { method: 'copy'; rowGroups: number; pieces: number } | { method: 'rewrite' | 'ranges'; reason: string };
+  split?:
+    | { method: 'copy'; rowGroups: number; pieces: number; keyRangesRefused?: string }
+    | { method: 'rewrite' | 'ranges'; reason: string }
+    | { method: 'key-ranges'; outputs: number };
 }
 
 export interface ReadRowsOptions {

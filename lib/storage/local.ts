@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
 import { mapWithConcurrency } from './concurrency.js';
 import { normalizeEtag } from './etag.js';
-import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
+import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, UploadOptions, VersionedDownload } from './port.js';
 
 /** Marks our in-progress temp files so listings can hide them. */
 /**
@@ -110,9 +110,19 @@ export class LocalStorage implements Storage, VersionedDownload {
     }
   }
 
-  async uploadFile(path: string, localFile: string): Promise<void> {
+  async uploadFile(path: string, localFile: string, options: UploadOptions = {}): Promise<void> {
     const file = this.absolute(path);
     await mkdir(dirname(file), { recursive: true });
+    if (options.consume === true) {
+      // One rename, atomic as the copy's last step is; across file systems (EXDEV) the copy below.
+      try {
+        await rename(localFile, file);
+        return;
+      } catch (error) {
+        if (isMissing(error)) throw new NotFoundError(localFile, 'the local file to upload does not exist');
+        if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+      }
+    }
     const temp = tempNameFor(file);
     try {
       await copyFile(localFile, temp);

@@ -44,7 +44,7 @@ export interface Storage {
    */
   putIfAbsent(path: string, body: Uint8Array | string): Promise<void>;
   /** Upload a local file (multipart on S3 for large files). */
-  uploadFile(path: string, localFile: string): Promise<void>;
+  uploadFile(path: string, localFile: string, options?: UploadOptions): Promise<void>;
   /** Download an object to a local file (ranged and parallel on S3 for large objects). */
   downloadFile(path: string, localFile: string): Promise<void>;
   /** Objects directly under a folder (not recursive): files and sub-folder names. */
@@ -82,3 +82,11 @@ export interface VersionedDownload {
 }
 
 export { NotFoundError } from '../errors.js';
+
+export interface UploadOptions {
+  /**
+   * The caller no longer needs the local file (a group's output, removed once uploaded): a table on the same local
+   * disk takes it by rename instead of a copy. Unset, the local file is left as it was.
+   */
+  readonly consume?: boolean;
+}

@@ -23,7 +23,7 @@ export function prefixedStorage(inner: Storage, folder: string): Storage {
     },
     put: (path, body) => inner.put(inside(path), body),
     putIfAbsent: (path, body) => inner.putIfAbsent(inside(path), body),
-    uploadFile: (path, localFile) => inner.uploadFile(inside(path), localFile),
+    uploadFile: (path, localFile, options) => inner.uploadFile(inside(path), localFile, options),
     downloadFile: (path, localFile) => inner.downloadFile(inside(path), localFile),
     listDir: async (dir) => {
       const listed = await inner.listDir(inside(dir));

@@ -57,6 +57,37 @@ export function bloomFilterNumHashes(bitSize: number, numEntries: number): numbe
   return Math.ceil((Math.log(2) * bitSize) / numEntries);
 }
 
+/** Set bits of each byte value. */
+const BITS_SET = Uint8Array.from({ length: 256 }, (_, value) => {
+  let count = 0;
+  for (let bits = value; bits !== 0; bits >>= 1) count += bits & 1;
+  return count;
+});
+
+/**
+ * The share of absent keys a filter built by Hudi from `keyCount` keys would let through (the expected density of
+ * each row, filled as `add` fills them: DYNAMIC_V0 rows of numEntries keys up to maxEntries, then round robin).
+ * Past a few times maxEntries it is 1 to many decimals: such a filter answers "may contain" to every key.
+ */
+export function expectedPassRate(options: Partial<BloomFilterOptions>, keyCount: number): number {
+  const { numEntries, fpp, maxEntries, type } = { ...HUDI_BLOOM_FILTER_DEFAULTS, ...definedOnly(options) };
+  const bits = bloomFilterBitSize(numEntries, fpp);
+  const hashes = bloomFilterNumHashes(bits, numEntries);
+  const loads: number[] = [];
+  if (type === 'SIMPLE') loads.push(keyCount);
+  else {
+    const maxRows = Math.max(1, Math.ceil(maxEntries / numEntries));
+    if (keyCount <= maxRows * numEntries) {
+      for (let left = keyCount; left > 0 || loads.length === 0; left -= numEntries) loads.push(Math.max(0, Math.min(numEntries, left)));
+    } else {
+      for (let row = 0; row < maxRows; row++) loads.push(numEntries + (keyCount - maxRows * numEntries) / maxRows);
+    }
+  }
+  let none = 1;
+  for (const load of loads) none *= 1 - (1 - Math.exp((-hashes * load) / bits)) ** hashes;
+  return 1 - none;
+}
+
 /**
  * The 1–3 bytes after the last whole word, as Hudi's (and Hadoop's) MurmurHash folds them in: the last byte
  * unshifted, the one before it shifted by 8, the one before that by 16 (`h ^= data[length - 3] << 16; …`), each a
@@ -391,6 +422,20 @@ export class HoodieBloomFilter {
   }
 
   /** Hudi's `serializeToString()`: the Hadoop `Writable` bytes, standard Base64 with padding. */
+  /**
+   * The share of absent keys this filter lets through, from its set bits: a key passes a row when all its
+   * numHashes bits are set there (density^numHashes), and the filter when any row passes it.
+   */
+  passRate(): number {
+    let none = 1;
+    for (const row of this.#rows) {
+      let set = 0;
+      for (const byte of row) set += BITS_SET[byte]!;
+      none *= 1 - (set / this.vectorSize) ** this.numHashes;
+    }
+    return 1 - none;
+  }
+
   serialize(): string {
     const rowBytes = this.#rows[0]!.length;
     const rowSerializedBytes = FILTER_HEADER_BYTES + rowBytes;

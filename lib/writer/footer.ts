@@ -75,7 +75,7 @@ export function mergedHudiFooter(
   inputs: readonly HudiFooterValues[],
   avroSchemaWithMetaFields: string,
   options: { maxEntries?: number } = {},
-): { footer: Record<string, string>; reason?: undefined } | { footer?: undefined; reason: string } {
+): { footer: Record<string, string>; passRate: number; reason?: undefined } | { footer?: undefined; reason: string } {
   const filters: HoodieBloomFilter[] = [];
   let min: string | undefined;
   let max: string | undefined;
@@ -96,6 +96,7 @@ export function mergedHudiFooter(
   const bloom = HoodieBloomFilter.union(filters, options.maxEntries);
   if (bloom === undefined || min === undefined || max === undefined) return { reason: "the inputs' bloom filters differ in size or hash count" };
   return {
+    passRate: bloom.passRate(),
     footer: {
       [AVRO_SCHEMA_FOOTER_KEY]: avroSchemaWithMetaFields,
       'writer.model.name': 'avro',
