@@ -276,6 +276,20 @@ for (const backend of backends) {
       assert.equal((await storage.get('small/empty.bin')).length, 0);
     });
 
+    it('an upload that consumes its local file leaves the same bytes in the table (a local table takes the file by rename)', async () => {
+      const kept = join(scratch, 'kept.bin');
+      const consumed = join(scratch, 'consumed.bin');
+      await writeFile(kept, 'kept body');
+      await writeFile(consumed, 'consumed body');
+      await storage.uploadFile('upload/kept.bin', kept);
+      await storage.uploadFile('upload/consumed.bin', consumed, { consume: true });
+      assert.equal(Buffer.from(await storage.get('upload/kept.bin')).toString(), 'kept body');
+      assert.equal(Buffer.from(await storage.get('upload/consumed.bin')).toString(), 'consumed body');
+      assert.equal(existsSync(kept), true, 'without consume the local file stays');
+      if (storage.localPath !== undefined) assert.equal(existsSync(consumed), false, 'moved, not copied');
+      await assert.rejects(storage.uploadFile('upload/none.bin', join(scratch, 'no-such-file'), { consume: true }), NotFoundError);
+    });
+
     it('downloadFileIfMatch reads the version its ETag names, and nothing once the object changed or is gone', async () => {
       // S3's ETag of a single-part upload is the content's MD5; the local disk's by definition.
       const etagOf = (body: string): string => createHash('md5').update(body).digest('hex');
