@@ -271,12 +271,10 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
       outcome = await copyGroup(context, copy.inputs, copy.layout, (file) => overlapped.run(() => upload(file)));
       await overlapped.drain();
     } else {
-      // A rewrite writes every output in one engine call (and may write them again at another count): uploads follow.
+      // A rewrite writes every output in one engine call (and may write them again at another count): uploads follow
+      // (all settled before a failure is thrown).
       outcome = await rewriteGroup(context, copy.reason);
-      uploads = new BoundedTasks(options.uploadConcurrency ?? DEFAULT_UPLOAD_CONCURRENCY);
-      const after = uploads;
-      for (const file of outcome.written) await after.run(() => upload(file));
-      await after.drain();
+      await mapWithConcurrency(outcome.written, options.uploadConcurrency ?? DEFAULT_UPLOAD_CONCURRENCY, upload);
     }
     const { written } = outcome;
 

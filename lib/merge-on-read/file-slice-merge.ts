@@ -76,7 +76,7 @@ export async function mergeFileSlice(input: FileSliceMergeInput): Promise<FileSl
       deletes: changes.deletes,
       ...(input.constantColumns === undefined ? {} : { constantColumns: input.constantColumns }),
       outputFile: input.outputFile,
-      rowGroupSize: Math.max(1, baseRows || changes.upserts.length || 1),
+      rowGroupSize: baseRows || changes.upserts.length || 1,
       footer: (keys) => (footer === undefined ? {} : footer(keys, avroSchema)),
     });
     return { rowCount: written.rowCount, bytes: written.bytes, baseRows, logRecords: changes.logRecords };
