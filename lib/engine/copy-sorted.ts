@@ -21,7 +21,7 @@ import { planBinaryCopy, readCopyInput, writeCopiedFile, type CopyInput } from '
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
 import { compareFields } from '../parquet/schema.js';
 import { assertFilesExist, duckdbReason, guardFiles, type DuckDb } from './connection.js';
-import { createInputsTable, FILE_OFFSET_COLUMN, INPUT_ROW_SQL, inputScanSql, rowsPerFile, SOURCE_FILE_COLUMN } from './input-order.js';
+import { createInputsTable, FILE_INDEX_COLUMN, FILE_OFFSET_COLUMN, INPUT_ROW_SQL, inputScanSql, rowsPerFile, SOURCE_FILE_COLUMN } from './input-order.js';
 import type { CopySortedOutput, CopySortedRequest, CopySortedResult, FooterFromColumn, OutputRange, SortKey } from './port.js';
 import { describeColumns, type ColumnDescription } from './schema-rows.js';
 import { settleAll } from '../storage/concurrency.js';
@@ -51,7 +51,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
 
   const columns = await guardFiles(db.connection, inputs, () => describeColumns(db.connection, inputs));
   const sortKeyNamed = columns.find((column) => column.name.startsWith(SORT_KEY_PREFIX));
-  for (const reserved of [...INTERNAL_COLUMNS, 'file_row_number', ...(sortKeyNamed === undefined ? [] : [sortKeyNamed.name])]) {
+  for (const reserved of [...INTERNAL_COLUMNS, 'file_row_number', FILE_INDEX_COLUMN, ...(sortKeyNamed === undefined ? [] : [sortKeyNamed.name])]) {
     if (columns.some((column) => column.name === reserved)) {
       throw new HudiError(`input has a column named "${reserved}", which copySorted uses internally`, {
         location: inputs[0],
@@ -575,8 +575,6 @@ interface KeyRangesRequest {
  */
 async function writeKeyRanges(db: DuckDb, request: KeyRangesRequest): Promise<CopySortedOutput[] | string> {
   const { inputs, outputs, totalRows } = request;
-  if (request.order.kind === 'keys' && request.columns.some((column) => column.name === 'file_index'))
-    return 'an input column is named file_index, the position the sort key needs';
   const sortKey = sqlIdentifier(SORT_KEY_COLUMN);
   const { order } = request;
   const keyed =
@@ -584,10 +582,10 @@ async function writeKeyRanges(db: DuckDb, request: KeyRangesRequest): Promise<Co
       ? order.keyed
       : `(SELECT *, create_sort_key(${[
           ...order.keys.map((key) => `${key.expression}, ${sqlString(key.direction)}`),
-          `file_index, 'ASC NULLS LAST'`,
+          `${FILE_INDEX_COLUMN}, 'ASC NULLS LAST'`,
           `file_row_number, 'ASC NULLS LAST'`,
         ].join(', ')}) AS ${sortKey}
-         FROM (SELECT *, file_index FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}, file_row_number = true)))`;
+         FROM (SELECT *, ${FILE_INDEX_COLUMN} FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}, file_row_number = true)))`;
   // The ranks where an output starts or ends (0 and totalRows need no bound).
   const ranks = [...new Set(outputs.flatMap((output) => [output.rowStart, output.rowStart + output.rowCount]))]
     .filter((rank) => rank > 0 && rank < totalRows)

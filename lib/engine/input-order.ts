@@ -1,14 +1,17 @@
 /**
  * Input order, the order copySorted breaks ties by and rowRanks and sort-column batches are keyed by: inputs in the
- * order given, rows in file order. A temp table maps each input file to the global row number of its first row, so
- * a scan can compute every row's input position as `file offset + file_row_number`.
+ * order given, rows in file order. A temp table maps each input's position in the list (DuckDB's `file_index`) to
+ * the global row number of its first row, so a scan can compute every row's input position as
+ * `file offset + file_row_number` (an integer join on a table of one row per file, not a join on file names).
  */
 import { randomUUID } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { readFooterSummary } from '../parquet/footer.js';
-import { fileListSql, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
+import { fileListSql, READ_OPTIONS, sqlIdentifier } from './sql.js';
 
 export const SOURCE_FILE_COLUMN = '__hudi_source_file';
+/** DuckDB's virtual column of a row's file position in the read_parquet list (an input column of that name is refused). */
+export const FILE_INDEX_COLUMN = 'file_index';
 export const FILE_OFFSET_COLUMN = '__hudi_file_offset';
 
 /** A row's 0-based position in input order, over a scan joined with the inputs table. */
@@ -19,23 +22,23 @@ export function rowsPerFile(files: readonly string[]): number[] {
   return files.map((file) => readFooterSummary(file).numRows);
 }
 
-/** A temp table (source file, offset) for the inputs, whose rows per file are `fileRows`; drop it when done. */
+/** A temp table (file index, offset) for the inputs, whose rows per file are `fileRows`; drop it when done. */
 export async function createInputsTable(connection: DuckDBConnection, files: readonly string[], fileRows: readonly number[]): Promise<string> {
   const table = sqlIdentifier(`__hudi_inputs_${randomUUID().replaceAll('-', '')}`);
   let offset = 0;
-  const entries = files.map((file, index) => {
-    const entry = `(${sqlString(file)}, ${offset})`;
+  const entries = files.map((_, index) => {
+    const entry = `(${index}::UBIGINT, ${offset}::BIGINT)`;
     offset += fileRows[index]!;
     return entry;
   });
   await connection.run(
-    `CREATE TEMP TABLE ${table} AS SELECT * FROM (VALUES ${entries.join(', ')}) AS t(${sqlIdentifier(SOURCE_FILE_COLUMN)}, ${sqlIdentifier(FILE_OFFSET_COLUMN)})`,
+    `CREATE TEMP TABLE ${table} AS SELECT * FROM (VALUES ${entries.join(', ')}) AS t(${sqlIdentifier(FILE_INDEX_COLUMN)}, ${sqlIdentifier(FILE_OFFSET_COLUMN)})`,
   );
   return table;
 }
 
 /** The inputs' rows with `file_row_number` and their file's offset (so INPUT_ROW_SQL works on them). */
 export function inputScanSql(files: readonly string[], inputsTable: string): string {
-  return `read_parquet(${fileListSql(files)}, ${READ_OPTIONS}, file_row_number = true, filename = ${sqlString(SOURCE_FILE_COLUMN)})
-                 JOIN ${inputsTable} USING (${sqlIdentifier(SOURCE_FILE_COLUMN)})`;
+  return `(SELECT *, ${FILE_INDEX_COLUMN} FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}, file_row_number = true))
+                 JOIN ${inputsTable} USING (${sqlIdentifier(FILE_INDEX_COLUMN)})`;
 }

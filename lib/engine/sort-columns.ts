@@ -7,7 +7,7 @@ import type { DuckDBType, DuckDBVector } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import type { SortColumnType, SortValue } from '../layout/curves.js';
 import { assertFilesExist, guardFiles, type DuckDb } from './connection.js';
-import { createInputsTable, INPUT_ROW_SQL, inputScanSql, rowsPerFile } from './input-order.js';
+import { createInputsTable, FILE_INDEX_COLUMN, INPUT_ROW_SQL, inputScanSql, rowsPerFile } from './input-order.js';
 import type { SortColumnBatch, SortColumnDescription } from './port.js';
 import { describeColumns, type ColumnDescription } from './schema-rows.js';
 import { sqlIdentifier } from './sql.js';
@@ -24,6 +24,14 @@ export async function scanSortColumns(
   if (new Set(files).size !== files.length) throw new HudiError('an input file is listed twice', { fix: 'pass each input once' });
   await assertFilesExist(files);
   const available = await guardFiles(connection, files, () => describeColumns(connection, files));
+  for (const reserved of [FILE_INDEX_COLUMN, 'file_row_number']) {
+    if (available.some((column) => column.name === reserved)) {
+      throw new HudiError(`input has a column named "${reserved}", which the sort-column scan uses internally`, {
+        location: files[0],
+        fix: 'rename the column',
+      });
+    }
+  }
   const descriptions = columns.map((name) => sortColumnDescription(name, available, files[0]!));
   const fileRows = rowsPerFile(files);
   const footerRows = fileRows.reduce((sum, rows) => sum + rows, 0);
