@@ -61,6 +61,11 @@ function canonical(rows: readonly Record<string, unknown>[]): string[] {
   return rows.map((row) => JSON.stringify(ROW_COLUMNS.map((column) => String(row[column])))).sort();
 }
 
+/** The bloom filter of a footer's key/values. */
+function bloomOf(keyValues: ReadonlyMap<string, string>): HoodieBloomFilter {
+  return HoodieBloomFilter.deserialize(keyValues.get(BLOOM_FILTER_FOOTER_KEY)!, keyValues.get(BLOOM_FILTER_TYPE_CODE_FOOTER_KEY) as BloomFilterTypeCode);
+}
+
 async function withEngine<T>(work: (engine: ParquetEngine) => Promise<T>): Promise<T> {
   const engine = await openParquetEngine();
   try {
@@ -128,10 +133,7 @@ describe('bin-pack clustering by binary copy', () => {
         assert.ok(direct.every((row) => row['_hoodie_file_name'] === fileName));
         // The merged footer: every key in the range and passing the bloom filter.
         const keys = rows.map((row) => String(row['_hoodie_record_key']));
-        const bloom = HoodieBloomFilter.deserialize(
-          keyValues.get(BLOOM_FILTER_FOOTER_KEY)!,
-          keyValues.get(BLOOM_FILTER_TYPE_CODE_FOOTER_KEY) as BloomFilterTypeCode,
-        );
+        const bloom = bloomOf(keyValues);
         assert.ok(
           keys.every((key) => bloom.mightContain(key)),
           'the bloom filter holds every key',
@@ -165,10 +167,7 @@ describe('bin-pack clustering by binary copy', () => {
       const file = join(dir, stat!.path!);
       const { keyValues, rowGroups } = await footerOf(file);
       assert.equal(rowGroups, 4);
-      const bloom = HoodieBloomFilter.deserialize(
-        keyValues.get(BLOOM_FILTER_FOOTER_KEY)!,
-        keyValues.get(BLOOM_FILTER_TYPE_CODE_FOOTER_KEY) as BloomFilterTypeCode,
-      );
+      const bloom = bloomOf(keyValues);
       const keys = pyarrowRead([file]).map((row) => String(row['_hoodie_record_key']));
       assert.equal(keys.length, made.rows);
       assert.ok(keys.every((key) => bloom.mightContain(key)));
@@ -213,10 +212,7 @@ describe('bin-pack clustering by binary copy', () => {
           const sorted = [...keys].sort();
           assert.equal(keyValues.get(MIN_RECORD_KEY_FOOTER_KEY), sorted[0], 'its own key range');
           assert.equal(keyValues.get(MAX_RECORD_KEY_FOOTER_KEY), sorted.at(-1));
-          const filter = HoodieBloomFilter.deserialize(
-            keyValues.get(BLOOM_FILTER_FOOTER_KEY)!,
-            keyValues.get(BLOOM_FILTER_TYPE_CODE_FOOTER_KEY) as BloomFilterTypeCode,
-          );
+          const filter = bloomOf(keyValues);
           assert.ok(
             keys.every((key) => filter.mightContain(key)),
             'the bloom filter holds every key',

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { duckdb } from './helpers/duckdb.js';
 import { after, before, describe, test } from 'node:test';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
-import type { OutputRange, ParquetEngine, SortColumnBatch, SortColumnDescription } from '../lib/engine/port.js';
+import type { CopySortedResult, OutputRange, ParquetEngine, SortColumnBatch, SortColumnDescription } from '../lib/engine/port.js';
 import { HudiError } from '../lib/errors.js';
 
 let workDir: string;
@@ -284,6 +284,33 @@ describe('copySorted: several outputs from one sort', () => {
     },
   });
 
+  /** Each output holds its range of `expected` with its own file name, its footer built from its own keys, its types kept. */
+  const assertOutputsInOrder = async (
+    result: CopySortedResult,
+    outputs: readonly OutputRange[],
+    expected: readonly Record<string, unknown>[],
+    name: string,
+    seen: ReadonlyMap<string, string[]>,
+  ): Promise<void> => {
+    let at = 0;
+    for (const [index, output] of outputs.entries()) {
+      const { rows } = await engine.readRows([output.file]);
+      const keys = rows.map((row) => String(row._hoodie_record_key)).sort();
+      assert.equal(result.outputs[index]!.rowCount, output.rowCount);
+      assert.deepEqual(
+        rows,
+        expected.slice(at, at + output.rowCount).map((row) => ({ ...row, _hoodie_file_name: `${name}-${index}` })),
+      );
+      assert.deepEqual(seen.get(output.file), keys);
+      assert.deepEqual((await engine.readFooter(output.file)).keyValues, { output: String(index), count: String(keys.length), min: keys[0] });
+      assert.deepEqual(
+        result.outputs[index]!.deviations.filter((deviation) => !deviation.compatible),
+        [],
+      );
+      at += output.rowCount;
+    }
+  };
+
   test('a few outputs are range-partitioned by the sort key: each its range of the order (ties by input position), its name, its keys', async () => {
     const a = join(workDir, 'keyed-a.parquet');
     const b = join(workDir, 'keyed-b.parquet');
@@ -310,19 +337,7 @@ describe('copySorted: several outputs from one sort', () => {
       if (lx !== ly) return lx === undefined ? -1 : ly === undefined ? 1 : lx < ly ? -1 : 1;
       return position.get(x.id)! - position.get(y.id)!;
     });
-    let at = 0;
-    for (const [index, output] of outputs.entries()) {
-      const { rows } = await engine.readRows([output.file]);
-      const keys = rows.map((row) => String(row._hoodie_record_key)).sort();
-      assert.equal(result.outputs[index]!.rowCount, output.rowCount);
-      assert.deepEqual(
-        rows,
-        expected.slice(at, at + output.rowCount).map((row) => ({ ...row, _hoodie_file_name: `keyed-${index}` })),
-      );
-      assert.deepEqual(seen.get(output.file), keys);
-      assert.deepEqual((await engine.readFooter(output.file)).keyValues, { output: String(index), count: String(keys.length), min: keys[0] });
-      at += output.rowCount;
-    }
+    await assertOutputsInOrder(result, outputs, expected, 'keyed', seen);
   });
 
   test('sorted once, cut at row groups and inside them: every output its range of the order, its name, its keys', async () => {
@@ -343,23 +358,7 @@ describe('copySorted: several outputs from one sort', () => {
     assert.equal(result.split?.method, 'copy');
     assert.ok(result.split.method === 'copy' && result.split.pieces > 0, 'a boundary inside a row group is split');
     const expected = (await engine.readRows([a, b])).rows.sort((x, y) => Number(y.id) - Number(x.id));
-    let at = 0;
-    for (const [index, output] of outputs.entries()) {
-      const { rows } = await engine.readRows([output.file]);
-      const keys = rows.map((row) => String(row._hoodie_record_key)).sort();
-      assert.equal(result.outputs[index]!.rowCount, output.rowCount);
-      assert.deepEqual(
-        rows,
-        expected.slice(at, at + output.rowCount).map((row) => ({ ...row, _hoodie_file_name: `split-${index}` })),
-      );
-      assert.deepEqual(seen.get(output.file), keys);
-      assert.deepEqual((await engine.readFooter(output.file)).keyValues, { output: String(index), count: String(keys.length), min: keys[0] });
-      assert.deepEqual(
-        result.outputs[index]!.deviations.filter((deviation) => !deviation.compatible),
-        [],
-      );
-      at += output.rowCount;
-    }
+    await assertOutputsInOrder(result, outputs, expected, 'split', seen);
   });
 
   test('many outputs of fewer than four row groups each are written from a temp table, not cut', async () => {
