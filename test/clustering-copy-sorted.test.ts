@@ -427,4 +427,27 @@ describe('sampleRows', () => {
     const other = await engine.sampleRows([first, second], { ...options, seed: 99 });
     assert.notDeepEqual(other.rows, one.rows);
   });
+
+  test('picks the same rows from a clustering’s sorted outputs as from its inputs (the executor samples the outputs)', async () => {
+    const outputs = [0, 1].map((index) => ({
+      file: join(workDir, `sampled-${index}.parquet`),
+      rowStart: index * 5,
+      rowCount: 5,
+      keyValues: {},
+      constantColumns: { _hoodie_file_name: `sampled-${index}` },
+    }));
+    await engine.copySorted({ inputs: [first, second], orderBy: [{ column: 'day', descending: true }], outputs, rowGroupSize: 2 });
+    const options = { columns: ['id', 'day'], count: 6, hashColumns: ['_hoodie_record_key', 'day'] };
+    const fromInputs = await engine.sampleRows([first, second], options);
+    assert.equal(fromInputs.rows.length, 6);
+    assert.deepEqual(
+      (
+        await engine.sampleRows(
+          outputs.map((output) => output.file),
+          options,
+        )
+      ).rows,
+      fromInputs.rows,
+    );
+  });
 });

@@ -689,10 +689,18 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
     outputCount = Math.min(inputRows, Math.max(outputCount + 1, Math.ceil((outputCount * largest) / config.targetFileMaxBytes)));
     await rm(outputDir, { recursive: true, force: true });
   }
+  // Sampled from the outputs: the same rows as the inputs (a sample is picked by a hash of the record key and the
+  // sort columns, whatever the files), in a few files instead of many (10,000 small inputs: 5 CPU s of opening files).
   const samples =
     sortColumns.length === 0 || inputRows === 0
       ? {}
-      : await sampleSortValues(engine, inputs, sortColumns, columnTypes, context.options.reportSamples ?? DEFAULT_REPORT_SAMPLES);
+      : await sampleSortValues(
+          engine,
+          written.map((file) => file.file),
+          sortColumns,
+          columnTypes,
+          context.options.reportSamples ?? DEFAULT_REPORT_SAMPLES,
+        );
   return {
     written,
     inputRows,
