@@ -570,8 +570,9 @@ interface KeyRangesRequest {
  * and the input position (file_index, file_row_number), so keys are unique and compare as the ORDER BY does; one
  * pass finds the keys at the outputs' first ranks (quantile_disc picks rank ⌈q·n⌉ − 1, so q = (rank + ½)/n), then each output is one
  * COPY of the rows between its bounds, ordered by that key. Each output's footer (bloom filter) is built from its
- * keys while the next output is written. Returns the reason, having written nothing, when DuckDB cannot build such
- * keys (a sort column type create_sort_key refuses) or the bounds do not give the planned row counts.
+ * keys while the next output is written. Returns the reason, leaving no output behind, when DuckDB cannot build such
+ * keys (a sort column type create_sort_key refuses), runs out of memory, or the bounds do not give the planned row
+ * counts.
  */
 async function writeKeyRanges(db: DuckDb, request: KeyRangesRequest): Promise<CopySortedOutput[] | string> {
   const { inputs, outputs, totalRows } = request;
@@ -600,7 +601,8 @@ async function writeKeyRanges(db: DuckDb, request: KeyRangesRequest): Promise<Co
       const list = reader.getRows()[0]?.[0];
       found = list instanceof DuckDBListValue ? list.items : [];
     } catch (error) {
-      return `DuckDB could not build a sort key of the rows (${duckdbReason(error).split('\n')[0]})`;
+      const reason = duckdbReason(error).split('\n')[0];
+      return outOfMemory(error) ? `finding the outputs' bounds ran out of memory (${reason})` : `DuckDB could not build a sort key of the rows (${reason})`;
     }
     for (const [index, rank] of ranks.entries()) {
       const value = found[index];
@@ -624,13 +626,20 @@ async function writeKeyRanges(db: DuckDb, request: KeyRangesRequest): Promise<Co
                      ORDER BY ${sortKey}`;
       await mkdir(dirname(output.file), { recursive: true });
       request.written.push(output.file);
-      await settleAll([copyTo(db, query, output.file, request.rowGroupSize, request.footer === undefined ? output.keyValues : {}), pendingFooter]);
-      const rows = rowsPerFile([output.file])[0] ?? 0;
-      if (rows !== output.rowCount) {
+      /** Nothing of this way stays when the caller takes another. */
+      const refuse = async (reason: string): Promise<string> => {
         await pendingFooter.catch(() => undefined);
         await settleAll(outputs.map((written) => rm(written.file, { force: true })));
-        return `the sort key bounds gave ${rows} rows instead of ${output.rowCount}`;
+        return reason;
+      };
+      try {
+        await settleAll([copyTo(db, query, output.file, request.rowGroupSize, request.footer === undefined ? output.keyValues : {}), pendingFooter]);
+      } catch (error) {
+        if (!outOfMemory(error)) throw error;
+        return await refuse(`a range of the sort ran out of memory (${duckdbReason(error).split('\n')[0]})`);
       }
+      const rows = rowsPerFile([output.file])[0] ?? 0;
+      if (rows !== output.rowCount) return await refuse(`the sort key bounds gave ${rows} rows instead of ${output.rowCount}`);
       results.push(await finishOutput(db, output, request.inputFields));
       const { footer } = request;
       if (footer !== undefined) {
