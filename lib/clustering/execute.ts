@@ -612,10 +612,13 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
         ? { rowRanks: await curveRanks(engine, inputs, order, inputRows, config.buildCurveSampleSize, groupSeed(instantTime, groupIndex)) }
         : {};
 
-  const saturatedUsed = { count: 0 };
-  const saturated = populateMetaFields ? await saturatedFooters(context, saturatedUsed) : undefined;
   const blockBytes = rowGroupBytesFor(await engine.memoryLimitBytes(), context.options.parquetBlockBytes);
   let outputCount = Math.min(context.numOutputFileGroups, Math.max(inputRows, 1));
+  // The inputs' footers are merged only when the largest output (the first count; a retry makes more, smaller ones)
+  // could have a full filter: a group of many small outputs would read every input's filter for nothing.
+  const saturatedUsed = { count: 0 };
+  const mayBeFull = expectedPassRate(context.options.bloom ?? {}, Math.ceil(inputRows / outputCount)) >= SATURATED_PASS_RATE;
+  const saturated = populateMetaFields && mayBeFull ? await saturatedFooters(context, saturatedUsed) : undefined;
   let written: (WrittenOutput & { stats: FileColumnStats })[] = [];
   let copyMs = 0;
   let split: string | undefined;
