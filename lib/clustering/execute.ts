@@ -553,18 +553,21 @@ async function mergedInputFooters(context: GroupContext, files: readonly string[
 
 /**
  * Footers that need no record keys, for a rewrite's outputs whose bloom filter would be full. Hudi's filter takes
- * numEntries keys a row up to maxEntries and then round-robins over its rows, so from a few hundred thousand keys
- * on (Hudi's defaults) every bit is set and it lets every key through. An output that large takes the inputs'
- * filters merged, when they are as full: it holds every key of the group, so it gives the same answer (maybe) to
- * every lookup. Its key range is its own. Undefined when the inputs' filters do not merge or are not that full.
+ * numEntries keys a row up to maxEntries and then round-robins over its rows, so from about two million keys on
+ * (Hudi's defaults) every bit is set and it lets every key through. An output that large takes the inputs' filters
+ * merged, when they are as full: it holds every key of the group, so it gives the same answer (maybe) to every
+ * lookup. Its key range is its own. Undefined when no output of `largestOutputRows` rows could be that full (the
+ * inputs' footers are then not read), or the inputs' filters do not merge or are not that full.
  */
-async function saturatedFooters(context: GroupContext, used: { count: number }): Promise<FooterFromColumn['fromRange']> {
+async function saturatedFooters(context: GroupContext, largestOutputRows: number, used: { count: number }): Promise<FooterFromColumn['fromRange']> {
+  const bloom = context.options.bloom ?? {};
+  const full = (rows: number): boolean => expectedPassRate(bloom, rows) >= SATURATED_PASS_RATE;
+  if (!full(largestOutputRows)) return undefined;
   const merged = await mergedInputFooters(context, context.inputs);
   if (merged.footer === undefined || merged.passRate < SATURATED_PASS_RATE) return undefined;
   const { footer } = merged;
-  const bloom = context.options.bloom ?? {};
   return {
-    applies: (output) => expectedPassRate(bloom, output.rowCount) >= SATURATED_PASS_RATE,
+    applies: (output) => full(output.rowCount),
     build: (range) => {
       used.count++;
       return { ...footer, [MIN_RECORD_KEY_FOOTER_KEY]: range.min, [MAX_RECORD_KEY_FOOTER_KEY]: range.max };
@@ -614,11 +617,9 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
 
   const blockBytes = rowGroupBytesFor(await engine.memoryLimitBytes(), context.options.parquetBlockBytes);
   let outputCount = Math.min(context.numOutputFileGroups, Math.max(inputRows, 1));
-  // The inputs' footers are merged only when the largest output (the first count; a retry makes more, smaller ones)
-  // could have a full filter: a group of many small outputs would read every input's filter for nothing.
+  // The largest output is one of the first count's (a retry makes more, smaller ones).
   const saturatedUsed = { count: 0 };
-  const mayBeFull = expectedPassRate(context.options.bloom ?? {}, Math.ceil(inputRows / outputCount)) >= SATURATED_PASS_RATE;
-  const saturated = populateMetaFields && mayBeFull ? await saturatedFooters(context, saturatedUsed) : undefined;
+  const saturated = populateMetaFields ? await saturatedFooters(context, Math.ceil(inputRows / outputCount), saturatedUsed) : undefined;
   let written: (WrittenOutput & { stats: FileColumnStats })[] = [];
   let copyMs = 0;
   let split: string | undefined;
