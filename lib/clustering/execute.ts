@@ -15,17 +15,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HudiError } from '../errors.js';
-import type {
-  ColumnStats,
-  FileColumnStats,
-  FileRows,
-  FooterFromColumn,
-  OutputRange,
-  ParquetColumnInfo,
-  ParquetEngine,
-  SortColumnDescription,
-  SortKey,
-} from '../engine/port.js';
+import { columnStatsOf, type ColumnStats, type FileColumnStats } from '../engine/column-stats.js';
+import type { FileRows, FooterFromColumn, OutputRange, ParquetColumnInfo, ParquetEngine, SortColumnDescription, SortKey } from '../engine/port.js';
 import { baseFileName, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
 import { buildCurveKeys, sortRowsByCurveKey, type CurveKeyBatch, type CurveSortColumn, type SortValue } from '../layout/curves.js';
 import { stageFiles, withTableLocations } from '../reader.js';
@@ -597,11 +588,11 @@ function copyCodec(name: string | undefined): number | undefined {
 async function rewriteGroup(context: GroupContext, reason: string): Promise<GroupOutcome> {
   const { engine, config } = context.options;
   const { inputs, order, plan, populateMetaFields, instantTime, groupIndex, sortColumns, outputDir } = context;
-  // Without sort columns the report needs only each input's rows: its footer's num_rows, not every chunk's statistics
-  // (DuckDB's parquet_metadata rows for 10,000 files cost more than rewriting their rows).
-  // One footer read per input gives the rows, sizes and schemas every later step uses (copySorted included).
-  const footers = inputs.map((file) => readFooterSummary(file));
-  const inputStats = sortColumns.length === 0 ? undefined : await engine.columnStats(inputs);
+  // One footer read per input gives the rows, sizes and schemas every later step uses (copySorted included), and,
+  // for sort columns, the chunk statistics of the report's "before" ranges (decoded here: DuckDB's parquet_metadata
+  // over 10,000 small files cost more than rewriting their rows).
+  const footers = inputs.map((file) => readFooterSummary(file, { statistics: sortColumns.length > 0 }));
+  const inputStats = sortColumns.length === 0 ? undefined : footers.map(columnStatsOf);
   const inputFileRows = footers.map((footer) => footer.numRows);
   const inputRows = inputFileRows.reduce((total, rows) => total + rows, 0);
   const inputSizes = footers.map((footer) => footer.bytes);
@@ -672,7 +663,7 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
             : copied.split.method === 'rewrite'
               ? `one sort, each output rewritten from it: ${copied.split.reason}`
               : `each output written from a temp table of the rows: ${copied.split.reason}`;
-    const outputStats = await engine.columnStats(outputs.map((output) => output.file));
+    const outputStats = outputs.map((output) => columnStatsOf(readFooterSummary(output.file, { statistics: true })));
     written = await Promise.all(
       outputs.map(async (output, index) => {
         const fileName = output.file.slice(outputDir.length + 1);

@@ -13,14 +13,12 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
-import { readColumnStats } from './column-stats.js';
 import { columnValues } from './column-values.js';
 import { assertFilesExist, guardFiles, openDuckDb, queryObjects, type DuckDb } from './connection.js';
 import { copySorted } from './copy-sorted.js';
 import type {
   CopySortedRequest,
   CopySortedResult,
-  FileColumnStats,
   FileRows,
   MergeIntoBaseRequest,
   ParquetEngine,
@@ -128,14 +126,6 @@ class DuckDBParquetEngine implements ParquetEngine {
     return this.exclusive(async () => {
       const [row] = await queryObjects(this.connection, `SELECT current_setting('memory_limit') AS text`);
       return parseMemorySize(String(row?.text ?? ''));
-    });
-  }
-
-  columnStats(files: readonly string[]): Promise<FileColumnStats[]> {
-    return this.exclusive(async () => {
-      if (files.length === 0) return [];
-      await assertFilesExist(files);
-      return guardFiles(this.connection, files, () => readColumnStats(this.connection, files));
     });
   }
 

@@ -4,8 +4,8 @@
  * (parquet-engine.ts); only lib/engine/ knows that DuckDB is behind it.
  */
 import type { SortColumnType, SortValue } from '../layout/curves.js';
-import type { ParquetColumnInfo, ParquetPhysicalType, SchemaDeviation } from '../parquet/schema.js';
-import type { JsonValue, Row } from './row-format.js';
+import type { ParquetColumnInfo, SchemaDeviation } from '../parquet/schema.js';
+import type { Row } from './row-format.js';
 
 export type { ParquetColumnInfo, ParquetPhysicalType, ParquetTimeUnit, SchemaDeviation } from '../parquet/schema.js';
 
@@ -31,26 +31,6 @@ export interface ParquetFooter {
   rowGroupCount: number;
   createdBy: string | undefined;
   schema: ParquetColumnInfo[];
-}
-
-/** Min/max/null figures of one leaf column of one file, summed over its row groups. */
-export interface ColumnStats {
-  /** Parquet column path joined by '.', as Hudi's column stats name it (e.g. 'structField.field1'). */
-  column: string;
-  physicalType: ParquetPhysicalType;
-  /** JSON-ready like row values (row-format.ts); null when some row group has no min/max or the type has no comparable form (BLOB). */
-  min: JsonValue;
-  max: JsonValue;
-  /** null when some row group does not record it. */
-  nullCount: number | null;
-  valueCount: number;
-}
-
-export interface FileColumnStats {
-  file: string;
-  rowCount: number;
-  rowGroupCount: number;
-  columns: ColumnStats[];
 }
 
 /**
@@ -205,8 +185,6 @@ export interface ParquetEngine {
   /** Up to `count` rows picked deterministically from the data (by value hash, not by position); values as readRows. */
   sampleRows(files: readonly string[], options: SampleRowsOptions): Promise<RowSet>;
   readFooter(file: string): Promise<ParquetFooter>;
-  /** Row-group statistics per file and leaf column; reads footers only. */
-  columnStats(files: readonly string[]): Promise<FileColumnStats[]>;
   /**
    * One VARCHAR column's non-null values over row ranges of files, in no particular order: what a footer computed
    * from a file's rows needs (Hudi's bloom filter of a copied file's record keys).

@@ -18,6 +18,7 @@
  *   Infinite dates and timestamps (DuckDB/Postgres 'infinity') are the strings "infinity" / "-infinity".
  * - Binary is base64 of the raw bytes. Maps become JSON objects keyed by the key's string form.
  */
+import type { StatisticValue } from '../parquet/statistics.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -97,6 +98,27 @@ const two = (value: number | bigint): string => value.toString().padStart(2, '0'
 export function dateToJson(daysSinceEpoch: number | bigint): string {
   const { year, month, day } = civilFromDays(BigInt(daysSinceEpoch));
   return `${formatYear(year)}-${two(month)}-${two(day)}`;
+}
+
+/** A footer statistic (lib/parquet/statistics.ts) printed by the same rules as a row's value of its type. */
+export function statisticToJson(value: StatisticValue): JsonValue {
+  switch (value.kind) {
+    case 'boolean':
+    case 'string':
+      return value.value;
+    case 'integer':
+      return integerToJson(value.value);
+    case 'float':
+      return float32ToJson(value.value);
+    case 'double':
+      return float64ToJson(value.value);
+    case 'decimal':
+      return decimalToJson(value.unscaled, value.scale);
+    case 'date':
+      return dateToJson(value.days);
+    case 'timestamp':
+      return timestampToJson(value.epochNanos);
+  }
 }
 
 const NANOS_PER_DAY = 86_400_000_000_000n;

@@ -19,6 +19,7 @@
  * collects them over the Avro records of the data block it appended (collectColumnRangeMetadata), see there.
  */
 import { HudiError } from '../errors.js';
+import { signedBigEndian } from '../parquet/decimal-values.js';
 import { FILE_METADATA } from '../parquet/footer.js';
 import { isStruct, type ThriftStruct } from '../parquet/thrift.js';
 import type { AvroRecordSchema } from '../schema.js';
@@ -267,7 +268,7 @@ function decode(leaf: Leaf, bytes: Uint8Array, fileName: string): NativeValue {
       return { kind: 'double', value: buffer.readDoubleLE(0) };
     case 'BYTE_ARRAY':
     case 'FIXED_LEN_BYTE_ARRAY':
-      if (leaf.kind === 'decimal') return { kind: 'decimal', unscaled: twosComplement(buffer), scale: leaf.scale };
+      if (leaf.kind === 'decimal') return { kind: 'decimal', unscaled: signedBigEndian(buffer), scale: leaf.scale };
       if (leaf.kind === 'utf8') return { kind: 'string', value: buffer.toString('utf8') };
       if (leaf.physical === 'BYTE_ARRAY') return { kind: 'bytes', value: new Uint8Array(buffer) };
       throw unsupported(leaf, fileName);
@@ -284,13 +285,6 @@ function unsupported(leaf: Leaf, fileName: string): HudiError {
       fix: `leave it out with hoodie.metadata.index.column.stats.column.list, as a Hudi writer would have to`,
     },
   );
-}
-
-function twosComplement(bytes: Uint8Array): bigint {
-  if (bytes.length === 0) return 0n;
-  let value = 0n;
-  for (const byte of bytes) value = (value << 8n) | BigInt(byte);
-  return (bytes[0]! & 0x80) !== 0 ? value - (1n << BigInt(bytes.length * 8)) : value;
 }
 
 /** ParquetUtils.combineRanges. */
@@ -469,7 +463,7 @@ function recordValue(type: Extract<RecordFieldType, { kind: 'primitive' }>, raw:
     });
   if ((type.type === 'bytes' || type.type === 'fixed') && type.logical === 'decimal') {
     if (!(raw instanceof Uint8Array)) throw bad();
-    return { kind: 'decimal', unscaled: twosComplement(raw), scale: type.scale };
+    return { kind: 'decimal', unscaled: signedBigEndian(raw), scale: type.scale };
   }
   switch (type.type) {
     case 'boolean':

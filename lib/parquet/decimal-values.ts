@@ -76,7 +76,8 @@ export function encodePlain(values: readonly bigint[], encoding: DecimalEncoding
   }
 }
 
-function signedBigEndian(bytes: Uint8Array): bigint {
+/** A big-endian two's-complement integer (FIXED_LEN_BYTE_ARRAY and BYTE_ARRAY decimals; empty is 0). */
+export function signedBigEndian(bytes: Uint8Array): bigint {
   if (bytes.length === 0) return 0n;
   let value = 0n;
   for (const byte of bytes) value = (value << 8n) | BigInt(byte);

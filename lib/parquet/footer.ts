@@ -7,6 +7,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { HudiError } from '../errors.js';
 import { columnInfosFromSchemaElements, type ParquetColumnInfo } from './schema.js';
+import { footerStatistics, type FileStatistics } from './statistics.js';
 import { CompactReader, CompactWriter, isStruct, ThriftList, ThriftStruct, THRIFT_BINARY, THRIFT_LIST, THRIFT_STRUCT } from './thrift.js';
 
 /** FileMetaData field ids (parquet.thrift). */
@@ -116,6 +117,15 @@ export interface FooterSummary {
   readonly columns: readonly ParquetColumnInfo[];
   /** The footer key/values asked for, as text (absent keys left out). */
   readonly keyValues: ReadonlyMap<string, string>;
+  /** Column chunk statistics per leaf, when asked for (statistics.ts). */
+  readonly statistics?: FileStatistics;
+}
+
+export interface FooterSummaryOptions {
+  /** Footer key/values to return as text. */
+  readonly keys?: readonly string[];
+  /** Also decode every leaf's column chunk statistics. */
+  readonly statistics?: boolean;
 }
 
 /** Bytes read from a file's end at first: a footer without a large bloom filter fits, so one read does. */
@@ -125,7 +135,8 @@ const FOOTER_PROBE_BYTES = 64 * 1024;
  * Read a file's footer once for row counts, schema and some key/values. Synchronous reads on purpose: for thousands
  * of small local files the promise per read costs more than the read (a group of 10,000 files is read in a second).
  */
-export function readFooterSummary(file: string, keys: readonly string[] = []): FooterSummary {
+export function readFooterSummary(file: string, options: FooterSummaryOptions = {}): FooterSummary {
+  const keys = options.keys ?? [];
   let descriptor: number;
   try {
     descriptor = openSync(file, 'r');
@@ -157,13 +168,15 @@ export function readFooterSummary(file: string, keys: readonly string[] = []): F
         if (value !== undefined) keyValues.set(key, Buffer.from(value).toString('utf8'));
       }
     }
+    const columns = columnInfosFromSchemaElements(metadata.list(FILE_METADATA.schema)?.items.filter(isStruct) ?? []);
     return {
       file,
       bytes: size,
       numRows: Number(metadata.bigint(FILE_METADATA.numRows) ?? 0n),
       rowGroupCount: metadata.list(FILE_METADATA.rowGroups)?.items.length ?? 0,
-      columns: columnInfosFromSchemaElements(metadata.list(FILE_METADATA.schema)?.items.filter(isStruct) ?? []),
+      columns,
       keyValues,
+      ...(options.statistics === true ? { statistics: footerStatistics(metadata, columns) } : {}),
     };
   } finally {
     closeSync(descriptor);
