@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -9,6 +9,7 @@ import { duckdb } from './helpers/duckdb.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { describeParquetType } from '../lib/parquet/schema.js';
 import { readFooterSummary } from '../lib/parquet/footer.js';
+import { READ_OPTIONS, readOptionsFor } from '../lib/engine/sql.js';
 import { columnStatsOf, type FileColumnStats } from '../lib/engine/column-stats.js';
 import type { ParquetColumnInfo, ParquetEngine } from '../lib/engine/port.js';
 import { dateToJson, decimalToJson, float32ToJson, formatTable, integerToJson, timestampToJson, timeToJson } from '../lib/engine/row-format.js';
@@ -264,6 +265,40 @@ describe('reading', () => {
     assert.deepEqual(byName.get('nothing'), { column: 'nothing', physicalType: 'INT32', min: null, max: null, nullCount: 5000, valueCount: 5000 });
     assert.deepEqual([byName.get('nan')?.min, byName.get('nan')?.max], [null, null]);
     assert.deepEqual([byName.get('bin')?.min, byName.get('bin')?.max], [null, null]);
+  });
+});
+
+describe('read options', () => {
+  test('inputs of one schema are read without union_by_name; any difference (a column, its order, its type) binds by name', async () => {
+    const dir = join(workDir, 'read-options');
+    const write = async (name: string, select: string): Promise<string> => {
+      const file = join(dir, name);
+      await duckdb(`COPY (SELECT ${select}) TO '${file}' (FORMAT parquet)`);
+      return file;
+    };
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    const a = await write('a.parquet', '1::INTEGER AS id, 10::BIGINT AS n');
+    const b = await write('b.parquet', '2::INTEGER AS id, 20::BIGINT AS n');
+    const reordered = await write('c.parquet', '30::BIGINT AS n, 3::INTEGER AS id');
+    const wider = await write('d.parquet', '4::BIGINT AS id, 40::BIGINT AS n');
+    const footers = (files: string[]) => files.map((file) => readFooterSummary(file).columns);
+    assert.equal(readOptionsFor(footers([a, b])), 'hive_partitioning = false');
+    assert.equal(readOptionsFor(footers([a, b, reordered])), READ_OPTIONS);
+    assert.equal(readOptionsFor(footers([a, wider])), READ_OPTIONS);
+    // Either way the rows come out by column name.
+    for (const inputs of [
+      [a, b],
+      [a, b, reordered],
+    ]) {
+      const out = join(dir, `out-${inputs.length}.parquet`);
+      await engine.copySorted({ inputs, orderBy: ['id'], outputs: [{ file: out, rowStart: 0, rowCount: inputs.length, keyValues: {} }], rowGroupSize: 10 });
+      const { rows } = await engine.readRows([out]);
+      assert.deepEqual(
+        rows.map((row) => [row.id, row.n]),
+        inputs.map((_, index) => [index + 1, (index + 1) * 10]),
+      );
+    }
   });
 });
 

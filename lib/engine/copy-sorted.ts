@@ -21,7 +21,16 @@ import { planBinaryCopy, readCopyInput, writeCopiedFile, type CopyInput } from '
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
 import { compareFields } from '../parquet/schema.js';
 import { assertFilesExist, duckdbReason, guardFiles, type DuckDb } from './connection.js';
-import { createInputsTable, FILE_INDEX_COLUMN, FILE_OFFSET_COLUMN, INPUT_ROW_SQL, inputScanSql, rowsPerFile, SOURCE_FILE_COLUMN } from './input-order.js';
+import {
+  createInputsTable,
+  FILE_INDEX_COLUMN,
+  FILE_OFFSET_COLUMN,
+  INPUT_ROW_SQL,
+  inputFacts,
+  inputScanSql,
+  rowsPerFile,
+  SOURCE_FILE_COLUMN,
+} from './input-order.js';
 import type { CopySortedOutput, CopySortedRequest, CopySortedResult, FooterFromColumn, OutputRange, SortKey } from './port.js';
 import { describeColumns, type ColumnDescription } from './schema-rows.js';
 import { settleAll } from '../storage/concurrency.js';
@@ -41,7 +50,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
   if (footers.length !== inputs.length) {
     throw new HudiError(`copySorted got ${footers.length} input footers for ${inputs.length} inputs`, { fix: 'pass one footer per input, in input order' });
   }
-  const fileRows = footers.map((footer) => footer.numRows);
+  const { fileRows, readOptions } = inputFacts(footers);
   const totalInputRows = fileRows.reduce((sum, rows) => sum + rows, 0);
   checkOutputRanges(outputs, totalInputRows);
   if (request.rowRanks !== undefined) {
@@ -49,7 +58,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     checkRowRanks(request.rowRanks, totalInputRows);
   }
 
-  const columns = await guardFiles(db.connection, inputs, () => describeColumns(db.connection, inputs));
+  const columns = await guardFiles(db.connection, inputs, () => describeColumns(db.connection, inputs, readOptions));
   const sortKeyNamed = columns.find((column) => column.name.startsWith(SORT_KEY_PREFIX));
   for (const reserved of [...INTERNAL_COLUMNS, 'file_row_number', FILE_INDEX_COLUMN, ...(sortKeyNamed === undefined ? [] : [sortKeyNamed.name])]) {
     if (columns.some((column) => column.name === reserved)) {
@@ -91,7 +100,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       const projection = allProjection.filter((_, index) => replaced[columns[index]!.name] === undefined);
       // Input order needs no sort: DuckDB scans the files in list order, rows in file order.
       if (request.rowRanks === undefined && !sortedByKeys) {
-        return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')} FROM (SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}))`;
+        return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')} FROM (SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql(inputs)}, ${readOptions}))`;
       } else if (sortedByKeys) {
         // ORDER BY the keys themselves: a row_number() window over them and then a sort by it costs a second sort.
         // The keys are computed beside the projection, over the input's own (uncast) columns, as the window did.
@@ -104,12 +113,12 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
         return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')}
                FROM (SELECT ${[...projection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')}
                      FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
-                           FROM ${inputScanSql(inputs, inputsTable)}) AS source)
+                           FROM ${inputScanSql(inputs, inputsTable, readOptions)}) AS source)
                ORDER BY ${ordering.join(', ')}`;
       } else {
         return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')}
                FROM (SELECT ${projection.join(', ')}, ${sqlIdentifier(RANK_VALUE_COLUMN)}
-                     FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, inputsTable)}) AS source
+                     FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, inputsTable, readOptions)}) AS source
                      ${rankJoin})
                ORDER BY ${sqlIdentifier(RANK_VALUE_COLUMN)}`;
       }
@@ -131,7 +140,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
         guardFiles(db.connection, inputs, () => copyTo(db, query, single.file, rowGroupSize, footer === undefined ? single.keyValues : {})),
         !onSide
           ? Promise.resolve(undefined)
-          : guardFiles(db.connection, inputs, () => columnValuesOnSide(db, inputs, footer.column)).then((values) => footer.build(values, single)),
+          : guardFiles(db.connection, inputs, () => columnValuesOnSide(db, inputs, footer.column, readOptions)).then((values) => footer.build(values, single)),
       ]);
       const footerKeyValues =
         footer === undefined || onSide ? sideKeyValues : await guardFiles(db.connection, [single.file], () => footerOfOutput(db, footer, single));
@@ -148,13 +157,14 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       const ranged = await guardFiles(db.connection, inputs, () =>
         writeKeyRanges(db, {
           inputs,
+          readOptions,
           outputs,
           totalRows: totalInputRows,
           order: ranked
             ? {
                 kind: 'ranks',
                 keyed: `(SELECT *, ${sqlIdentifier(RANK_VALUE_COLUMN)} AS ${sqlIdentifier(SORT_KEY_COLUMN)}
-                         FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, inputsTable)}) AS source ${rankJoin})`,
+                         FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, inputsTable, readOptions)}) AS source ${rankJoin})`,
               }
             : { kind: 'keys', keys: (request.orderBy ?? []).map((key) => sortKeyParts(key, columns)) },
           projectionOf: (output) => {
@@ -212,7 +222,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     // a plain sort spills past DuckDB's memory limit where the row_number() window it replaces ran out of memory).
     // When the rank is known up front (input order, rowRanks) the table is filled unsorted and each range is sorted
     // on its own: k sorts of n/k rows hold less in memory than one of n.
-    const source = `(SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, filesTable)}) AS source ${rankJoin}`;
+    const source = `(SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, filesTable, readOptions)}) AS source ${rankJoin}`;
     if (sortedByKeys) {
       const keys = (request.orderBy ?? []).map((key) => sortKeyParts(key, columns));
       const keyColumns = keys.map((key, index) => `${key.expression} AS ${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)}`);
@@ -275,13 +285,13 @@ async function footerOfOutput(db: DuckDb, footer: FooterFromColumn, output: Outp
       side.closeSync();
     }
   }
-  return footer.build(await columnValuesOnSide(db, [output.file], footer.column), output);
+  return footer.build(await columnValuesOnSide(db, [output.file], footer.column, READ_OPTIONS), output);
 }
 
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 /** One column's non-null values of some files, read on a connection of its own (so it can run beside a COPY). */
-async function columnValuesOnSide(db: DuckDb, files: readonly string[], column: string): Promise<string[]> {
+async function columnValuesOnSide(db: DuckDb, files: readonly string[], column: string, readOptions: string): Promise<string[]> {
   const side = await db.instance.connect();
   try {
     // Joined with NUL separators, JOINED_VALUES rows of a file at a time (a few strings instead of a million values
@@ -291,7 +301,7 @@ async function columnValuesOnSide(db: DuckDb, files: readonly string[], column: 
     const fileColumn = sqlIdentifier(SOURCE_FILE_COLUMN);
     const reader = await side.runAndReadAll(
       `SELECT ${fileColumn}, file_row_number // ${JOINED_VALUES} AS piece, count(*), string_agg(${quoted}, chr(0))
-       FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}, filename = ${sqlString(SOURCE_FILE_COLUMN)}, file_row_number = true)
+       FROM read_parquet(${fileListSql(files)}, ${readOptions}, filename = ${sqlString(SOURCE_FILE_COLUMN)}, file_row_number = true)
        WHERE ${quoted} IS NOT NULL GROUP BY ALL`,
     );
     const values: string[] = [];
@@ -548,6 +558,8 @@ async function writeSplit(db: DuckDb, request: SplitRequest): Promise<{ outputs:
 
 interface KeyRangesRequest {
   readonly inputs: readonly string[];
+  /** read_parquet options for the inputs (readOptionsFor). */
+  readonly readOptions: string;
   readonly outputs: readonly OutputRange[];
   readonly totalRows: number;
   /**
@@ -586,7 +598,7 @@ async function writeKeyRanges(db: DuckDb, request: KeyRangesRequest): Promise<Co
           `${FILE_INDEX_COLUMN}, 'ASC NULLS LAST'`,
           `file_row_number, 'ASC NULLS LAST'`,
         ].join(', ')}) AS ${sortKey}
-         FROM (SELECT *, ${FILE_INDEX_COLUMN} FROM read_parquet(${fileListSql(inputs)}, ${READ_OPTIONS}, file_row_number = true)))`;
+         FROM (SELECT *, ${FILE_INDEX_COLUMN} FROM read_parquet(${fileListSql(inputs)}, ${request.readOptions}, file_row_number = true)))`;
   // The ranks where an output starts or ends (0 and totalRows need no bound).
   const ranks = [...new Set(outputs.flatMap((output) => [output.rowStart, output.rowStart + output.rowCount]))]
     .filter((rank) => rank > 0 && rank < totalRows)

@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { readFooterSummary } from '../parquet/footer.js';
-import { fileListSql, READ_OPTIONS, sqlIdentifier } from './sql.js';
+import type { InputFooter } from './port.js';
+import { fileListSql, READ_OPTIONS, readOptionsFor, sqlIdentifier } from './sql.js';
 
 export const SOURCE_FILE_COLUMN = '__hudi_source_file';
 /** DuckDB's virtual column of a row's file position in the read_parquet list (an input column of that name is refused). */
@@ -20,6 +21,11 @@ export const INPUT_ROW_SQL = `(${sqlIdentifier(FILE_OFFSET_COLUMN)} + file_row_n
 /** Footer row counts, file by file (read in JavaScript: DuckDB's parquet_file_metadata costs 0.2 ms a file). */
 export function rowsPerFile(files: readonly string[]): number[] {
   return files.map((file) => readFooterSummary(file).numRows);
+}
+
+/** What a scan of the inputs needs from their footers: rows per file and the read_parquet options their schemas allow. */
+export function inputFacts(footers: readonly InputFooter[]): { fileRows: number[]; readOptions: string } {
+  return { fileRows: footers.map((footer) => footer.numRows), readOptions: readOptionsFor(footers.map((footer) => footer.columns)) };
 }
 
 /** A temp table (file index, offset) for the inputs, whose rows per file are `fileRows`; drop it when done. */
@@ -38,7 +44,7 @@ export async function createInputsTable(connection: DuckDBConnection, files: rea
 }
 
 /** The inputs' rows with `file_row_number` and their file's offset (so INPUT_ROW_SQL works on them). */
-export function inputScanSql(files: readonly string[], inputsTable: string): string {
-  return `(SELECT *, ${FILE_INDEX_COLUMN} FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}, file_row_number = true))
+export function inputScanSql(files: readonly string[], inputsTable: string, readOptions = READ_OPTIONS): string {
+  return `(SELECT *, ${FILE_INDEX_COLUMN} FROM read_parquet(${fileListSql(files)}, ${readOptions}, file_row_number = true))
                  JOIN ${inputsTable} USING (${sqlIdentifier(FILE_INDEX_COLUMN)})`;
 }

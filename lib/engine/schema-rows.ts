@@ -15,8 +15,8 @@ export interface ColumnDescription {
   type: DuckDBType;
 }
 
-export async function describeColumns(connection: DuckDBConnection, files: readonly string[]): Promise<ColumnDescription[]> {
-  const reader = await connection.runAndReadAll(`SELECT * FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS}) LIMIT 0`);
+export async function describeColumns(connection: DuckDBConnection, files: readonly string[], readOptions = READ_OPTIONS): Promise<ColumnDescription[]> {
+  const reader = await connection.runAndReadAll(`SELECT * FROM read_parquet(${fileListSql(files)}, ${readOptions}) LIMIT 0`);
   const types = reader.columnTypes();
   return reader.columnNames().map((name, index) => ({ name, type: types[index]! }));
 }

@@ -7,7 +7,8 @@ import type { DuckDBType, DuckDBVector } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import type { SortColumnType, SortValue } from '../layout/curves.js';
 import { assertFilesExist, guardFiles, type DuckDb } from './connection.js';
-import { createInputsTable, FILE_INDEX_COLUMN, INPUT_ROW_SQL, inputScanSql, rowsPerFile } from './input-order.js';
+import { readFooterSummary } from '../parquet/footer.js';
+import { createInputsTable, FILE_INDEX_COLUMN, INPUT_ROW_SQL, inputFacts, inputScanSql } from './input-order.js';
 import type { SortColumnBatch, SortColumnDescription } from './port.js';
 import { describeColumns, type ColumnDescription } from './schema-rows.js';
 import { sqlIdentifier } from './sql.js';
@@ -23,7 +24,8 @@ export async function scanSortColumns(
   if (files.length === 0) throw new HudiError('scanSortColumns needs at least one input file', { fix: 'pass the input base files' });
   if (new Set(files).size !== files.length) throw new HudiError('an input file is listed twice', { fix: 'pass each input once' });
   await assertFilesExist(files);
-  const available = await guardFiles(connection, files, () => describeColumns(connection, files));
+  const { fileRows, readOptions } = inputFacts(files.map((file) => readFooterSummary(file)));
+  const available = await guardFiles(connection, files, () => describeColumns(connection, files, readOptions));
   for (const reserved of [FILE_INDEX_COLUMN, 'file_row_number']) {
     if (available.some((column) => column.name === reserved)) {
       throw new HudiError(`input has a column named "${reserved}", which the sort-column scan uses internally`, {
@@ -33,7 +35,6 @@ export async function scanSortColumns(
     }
   }
   const descriptions = columns.map((name) => sortColumnDescription(name, available, files[0]!));
-  const fileRows = rowsPerFile(files);
   const footerRows = fileRows.reduce((sum, rows) => sum + rows, 0);
   let filesTable: string | undefined;
   let rowCount = 0;
@@ -41,7 +42,9 @@ export async function scanSortColumns(
     const table = await createInputsTable(connection, files, fileRows);
     filesTable = table;
     const result = await guardFiles(connection, files, () =>
-      connection.stream(`SELECT CAST(${INPUT_ROW_SQL} AS UINTEGER), ${descriptions.map(sortColumnSql).join(', ')} FROM ${inputScanSql(files, table)}`),
+      connection.stream(
+        `SELECT CAST(${INPUT_ROW_SQL} AS UINTEGER), ${descriptions.map(sortColumnSql).join(', ')} FROM ${inputScanSql(files, table, readOptions)}`,
+      ),
     );
     for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
       const inputRows = Uint32Array.from(chunk.getColumnVector(0).toArray() as number[]);
