@@ -42,7 +42,7 @@ import {
   MIN_RECORD_KEY_FOOTER_KEY,
 } from '../writer/bloom-filter.js';
 import { HUDI_FOOTER_KEYS, hudiFooter, hudiFooterValues, mergedHudiFooter } from '../writer/footer.js';
-import { readFooterKeyValues, readFooterSummary } from '../parquet/footer.js';
+import { readFooterKeyValues, readFooterSummary, type FooterSummary } from '../parquet/footer.js';
 import { CODEC, canRecompress } from '../parquet/pages.js';
 import type { ClusteringConfig } from './config.js';
 import { mergeGroupSlices, sliceHasBaseFile, sliceHasLogs } from './merge-slices.js';
@@ -603,7 +603,7 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
     order.kind === 'linear'
       ? { orderBy: order.columns.map((column) => ({ column })) }
       : order.kind === 'curve' && inputRows > 0
-        ? { rowRanks: await curveRanks(engine, inputs, order, inputRows, config.buildCurveSampleSize, groupSeed(instantTime, groupIndex)) }
+        ? { rowRanks: await curveRanks(engine, inputs, footers, order, inputRows, config.buildCurveSampleSize, groupSeed(instantTime, groupIndex)) }
         : {};
 
   const blockBytes = rowGroupBytesFor(await engine.memoryLimitBytes(), context.options.parquetBlockBytes);
@@ -723,6 +723,7 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
 async function curveRanks(
   engine: ParquetEngine,
   inputs: readonly string[],
+  inputFooters: readonly FooterSummary[],
   order: Extract<GroupOrder, { kind: 'curve' }>,
   totalRows: number,
   sampleSize: number,
@@ -741,27 +742,37 @@ async function curveRanks(
   if (order.buildMethod === 'direct') {
     const keyLength = order.layout === 'z-order' ? 8 * order.columns.length : 63;
     const keys = new Uint8Array(totalRows * keyLength);
-    await engine.scanSortColumns(inputs, order.columns, (rows, columns) => {
-      let computed: CurveKeyBatch;
-      try {
-        computed = buildCurveKeys(asCurveColumns(columns, rows.values), { layout: order.layout, buildMethod: 'direct' });
-      } catch (error) {
-        throw curveError(error);
-      }
-      for (let row = 0; row < rows.inputRows.length; row++) {
-        keys.set(computed.keys.subarray(row * keyLength, (row + 1) * keyLength), rows.inputRows[row]! * keyLength);
-      }
-    });
+    await engine.scanSortColumns(
+      inputs,
+      order.columns,
+      (rows, columns) => {
+        let computed: CurveKeyBatch;
+        try {
+          computed = buildCurveKeys(asCurveColumns(columns, rows.values), { layout: order.layout, buildMethod: 'direct' });
+        } catch (error) {
+          throw curveError(error);
+        }
+        for (let row = 0; row < rows.inputRows.length; row++) {
+          keys.set(computed.keys.subarray(row * keyLength, (row + 1) * keyLength), rows.inputRows[row]! * keyLength);
+        }
+      },
+      { inputFooters },
+    );
     batch = { rowCount: totalRows, keyLength, keys };
   } else {
     const values = order.columns.map(() => new Array<SortValue>(totalRows));
     let described: readonly SortColumnDescription[] = [];
-    await engine.scanSortColumns(inputs, order.columns, (rows, columns) => {
-      described = columns;
-      rows.values.forEach((columnValues, column) => {
-        for (let row = 0; row < rows.inputRows.length; row++) values[column]![rows.inputRows[row]!] = columnValues[row];
-      });
-    });
+    await engine.scanSortColumns(
+      inputs,
+      order.columns,
+      (rows, columns) => {
+        described = columns;
+        rows.values.forEach((columnValues, column) => {
+          for (let row = 0; row < rows.inputRows.length; row++) values[column]![rows.inputRows[row]!] = columnValues[row];
+        });
+      },
+      { inputFooters },
+    );
     try {
       batch = buildCurveKeys(asCurveColumns(described, values), { layout: order.layout, buildMethod: 'sample', sampleSize, seed });
     } catch (error) {

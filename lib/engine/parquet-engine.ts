@@ -20,6 +20,7 @@ import type {
   CopySortedRequest,
   CopySortedResult,
   FileRows,
+  InputFooter,
   MergeIntoBaseRequest,
   ParquetEngine,
   ParquetEngineOptions,
@@ -145,8 +146,9 @@ class DuckDBParquetEngine implements ParquetEngine {
     files: readonly string[],
     columns: readonly string[],
     onBatch: (batch: SortColumnBatch, columns: readonly SortColumnDescription[]) => void,
+    options: { readonly inputFooters?: readonly InputFooter[] } = {},
   ): Promise<{ columns: SortColumnDescription[]; rowCount: number }> {
-    return this.exclusive(() => scanSortColumns(this.db, files, columns, onBatch));
+    return this.exclusive(() => scanSortColumns(this.db, files, columns, onBatch, options.inputFooters));
   }
 
   sampleRows(files: readonly string[], options: SampleRowsOptions): Promise<RowSet> {

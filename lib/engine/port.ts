@@ -181,6 +181,7 @@ export interface ParquetEngine {
     files: readonly string[],
     columns: readonly string[],
     onBatch: (batch: SortColumnBatch, columns: readonly SortColumnDescription[]) => void,
+    options?: { readonly inputFooters?: readonly InputFooter[] },
   ): Promise<{ columns: SortColumnDescription[]; rowCount: number }>;
   /** Up to `count` rows picked deterministically from the data (by value hash, not by position); values as readRows. */
   sampleRows(files: readonly string[], options: SampleRowsOptions): Promise<RowSet>;
