@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { generateUsers, writeJsonLines, type UserRecord } from '../lib/generate.js';
 import { readSnapshot } from '../lib/reader.js';
 import { openStorage } from '../lib/storage/index.js';
@@ -193,6 +194,35 @@ describe('writer: operations', () => {
         /OverwriteWithLatestAvroPayload/.test(error.message),
     );
     assert.equal(readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.commit')).length, commitsBefore, 'nothing was written');
+  });
+
+  it('a large bulk_insert (several row groups, both threads) stores each file in key order, numbered in that order', async () => {
+    const table = join(tempDir(), 'users');
+    // Reversed and shuffled by day, so that the order in the files is the writer's.
+    const records = users(240_000, 12, 1, '2024-01-01', 2).reverse();
+    await write(table, records, 'bulk_insert', { 'hoodie.parquet.max.file.size': String(4 * 1024 * 1024) });
+    const files = independentLatestBaseFiles(table);
+    assert.ok(files.length >= 2, files.join(','));
+    const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
+    const connection = await instance.connect();
+    try {
+      for (const file of files) {
+        const reader = await connection.runAndReadAll(
+          `SELECT count(*)::INTEGER AS n,
+                  count(*) FILTER (WHERE key < previous)::INTEGER AS out_of_order,
+                  count(*) FILTER (WHERE seq <> file_row_number)::INTEGER AS misnumbered
+           FROM (SELECT _hoodie_record_key AS key, lag(_hoodie_record_key) OVER (ORDER BY file_row_number) AS previous,
+                        split_part(_hoodie_commit_seqno, '_', 3)::BIGINT AS seq, file_row_number
+                 FROM read_parquet('${file}', file_row_number = true))`,
+        );
+        const [n, outOfOrder, misnumbered] = reader.getRows()[0]!;
+        assert.ok(Number(n) > 0);
+        assert.deepEqual([outOfOrder, misnumbered], [0, 0], `${file}: in key order, numbered in that order`);
+      }
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
   });
 
   it("each file's new records are stored in key order and numbered in that order, after the records it keeps", async () => {

@@ -545,7 +545,8 @@ export class WriteSession {
        )
        SELECT r.__row, r.__key, r.__partition, r.__file,
               COALESCE(fb.bucket, rg.bucket) AS __bucket,
-              ${options.deletes ? 'true' : 'false'} AS __delete
+              ${options.deletes ? 'true' : 'false'} AS __delete,
+              (r.__insert_rank - rg.start_rank)::BIGINT AS __range_seq
        FROM ranked r
        LEFT JOIN ${fileBuckets} ON r.__file = fb.f
        LEFT JOIN ${RANGES} rg ON r.__file IS NULL AND r.__partition = rg.partition AND r.__insert_rank >= rg.start_rank AND r.__insert_rank < rg.end_rank`,
@@ -558,12 +559,23 @@ export class WriteSession {
     }
     // Records numbered by key within their file group on the narrow table (the sort by key compares strings: cheaper
     // without the batch's columns), then joined once and sorted by (bucket, number), integers, so each file group's
-    // write reads one contiguous, zone-mapped range already in its order.
+    // write reads one contiguous, zone-mapped range already in its order. A file group of new records from one insert
+    // range (every bulk_insert's) is numbered by its rank in the range: the ranks are in key order already.
+    const rangesOfBucket = new Map<number, number>();
+    for (const range of insertRanges) rangesOfBucket.set(range.bucket, (rangesOfBucket.get(range.bucket) ?? 0) + 1);
+    const fileBucketSet = new Set(bucketOfFile.values());
+    const rankNumbered = options.deletes
+      ? []
+      : [...rangesOfBucket].filter(([bucket, ranges]) => ranges === 1 && !fileBucketSet.has(bucket)).map(([bucket]) => bucket);
+    const inRankNumbered = rankNumbered.length === 0 ? 'false' : `__bucket IN (${rankNumbered.join(', ')})`;
     await this.run(`DROP TABLE IF EXISTS ${STAGED}`);
     await this.run(
       `CREATE TABLE ${STAGED} AS
        WITH numbered AS (
-         SELECT *, (row_number() OVER (PARTITION BY __bucket, __delete ORDER BY __key, __row) - 1)::BIGINT AS __seq FROM ${ASSIGNED}
+         SELECT * EXCLUDE (__range_seq), __range_seq AS __seq FROM ${ASSIGNED} WHERE ${inRankNumbered}
+         UNION ALL
+         SELECT * EXCLUDE (__range_seq), (row_number() OVER (PARTITION BY __bucket, __delete ORDER BY __key, __row) - 1)::BIGINT AS __seq
+         FROM ${ASSIGNED} WHERE NOT (${inRankNumbered}) OR __bucket IS NULL
        )
        SELECT a.__bucket, a.__key, a.__partition, a.__file, a.__delete, a.__seq,
               ${this.columns.map((c) => `b.${sqlIdentifier(c.name)}`).join(', ')}
@@ -634,7 +646,13 @@ export class WriteSession {
     const columnList = [...META_FIELD_NAMES, ...dataColumns].map(sqlIdentifier).join(', ');
     const rowGroupSize = Math.max(1, Math.floor(spec.rowGroupSize));
     await this.run(
-      copyToParquetSql(`SELECT ${columnList} FROM (${body}) ORDER BY __src, __ord`, spec.outputFile, rowGroupSize, spec.keyValues),
+      // New rows alone are read in the staged table's order, which is theirs (DuckDB keeps insertion order).
+      copyToParquetSql(
+        `SELECT ${columnList} FROM (${body})${spec.existingFile === undefined ? '' : ' ORDER BY __src, __ord'}`,
+        spec.outputFile,
+        rowGroupSize,
+        spec.keyValues,
+      ),
       spec.outputFile,
     );
     const templates = spec.existingFile !== undefined ? [this.existingFiles[spec.existingFile]!.localPath] : spec.typeTemplates;
