@@ -466,13 +466,18 @@ export class WriteSession {
     await this.run(`DROP TABLE IF EXISTS ${INCOMING}`);
     const precombine =
       options.precombineField !== undefined && this.columns.some((c) => c.name === options.precombineField)
-        ? `b.${sqlIdentifier(options.precombineField)} DESC NULLS LAST, `
-        : '';
-    // Without combining every keyed row is a record: the batch's columns are not needed (no join).
+        ? sqlIdentifier(options.precombineField)
+        : undefined;
+    // The winner per (partition, key) by a hash aggregate (a window over every key sorted them all): the greatest
+    // (precombine value present, precombine value, batch row), so a NULL value loses to any other and ties go to the
+    // later row. Without a precombine field: the later row. Without combining every keyed row is a record: the
+    // batch's columns are not needed (no join).
+    const winner =
+      precombine === undefined ? 'max(k.__row)' : `arg_max(k.__row, {'present': b.${precombine} IS NOT NULL, 'value': b.${precombine}, 'row': k.__row})`;
     await this.run(
       options.combine
-        ? `CREATE TABLE ${INCOMING} AS SELECT k.__row, k.__key, k.__partition FROM ${KEYS} k JOIN ${BATCH} b USING (__row)
-           QUALIFY row_number() OVER (PARTITION BY k.__partition, k.__key ORDER BY ${precombine}k.__row DESC) = 1`
+        ? `CREATE TABLE ${INCOMING} AS SELECT ${winner} AS __row, k.__key, k.__partition
+           FROM ${KEYS} k ${precombine === undefined ? '' : `JOIN ${BATCH} b USING (__row)`} GROUP BY k.__partition, k.__key`
         : `CREATE TABLE ${INCOMING} AS SELECT __row, __key, __partition FROM ${KEYS}`,
     );
     const [count] = await this.query(`SELECT count(*) AS n FROM ${INCOMING}`);
