@@ -176,6 +176,7 @@ export interface ParquetEngine {
   /**
    * Stream sort-column values of every input row to `onBatch` (batches of up to 2,048 rows), mapped to the Spark
    * types Hudi's curve builders take; refuses columns of other types. Returns the columns' descriptions and the row count.
+   * `inputFooters`: the inputs' footers, in input order, when the caller has read them (as copySorted takes them).
    */
   scanSortColumns(
     files: readonly string[],
