@@ -76,17 +76,6 @@ function civilFromDays(daysSinceEpoch: bigint): { year: bigint; month: number; d
   return { year: yearOfEra + era * 400n + (month <= 2 ? 1n : 0n), month, day };
 }
 
-/** Year/month/day → days since 1970-01-01 (H. Hinnant's days_from_civil); the inverse of civilFromDays. */
-export function daysFromCivil(year: bigint, month: number, day: number): bigint {
-  const y = month <= 2 ? year - 1n : year;
-  const era = (y >= 0n ? y : y - 399n) / 400n;
-  const yearOfEra = y - era * 400n;
-  const m = BigInt(month);
-  const dayOfYear = (153n * (m > 2n ? m - 3n : m + 9n) + 2n) / 5n + BigInt(day) - 1n;
-  const dayOfEra = yearOfEra * 365n + yearOfEra / 4n - yearOfEra / 100n + dayOfYear;
-  return era * 146097n + dayOfEra - 719468n;
-}
-
 function formatYear(year: bigint): string {
   if (year >= 0n && year <= 9999n) return year.toString().padStart(4, '0');
   return (year < 0n ? '-' : '+') + (year < 0n ? -year : year).toString().padStart(6, '0');

@@ -23,16 +23,14 @@ export async function describeColumns(connection: DuckDBConnection, files: reado
 
 export interface SchemaEntry {
   info: ParquetColumnInfo;
-  /** DuckDB's type for a leaf, e.g. 'DECIMAL(10,5)' (for statistics text). */
-  duckdbType: string | undefined;
 }
 
-/** Schema elements per file, root excluded, with the DuckDB leaf type. */
+/** Schema elements per file, root excluded. */
 export async function readSchemas(connection: DuckDBConnection, files: readonly string[]): Promise<Map<string, SchemaEntry[]>> {
   if (files.length === 0) return new Map();
   const rows = await queryObjects(
     connection,
-    `SELECT file_name, name, type, type_length, repetition_type, num_children, converted_type, scale, precision, logical_type, duckdb_type
+    `SELECT file_name, name, type, type_length, repetition_type, num_children, converted_type, scale, precision, logical_type
      FROM parquet_schema(${fileListSql(files)})`,
   );
   const byFile = new Map<string, Record<string, DuckDBValue>[]>();
@@ -83,7 +81,7 @@ function schemaEntries(rows: readonly Record<string, DuckDBValue>[]): SchemaEntr
     const parent = stack[stack.length - 1];
     if (parent !== undefined) parent.remaining -= 1;
     const path = [...(parent?.path ?? []), name];
-    entries.push({ info: columnInfo(row, name, path, numChildren), duckdbType: optionalText(row.duckdb_type) });
+    entries.push({ info: columnInfo(row, name, path, numChildren) });
     if (numChildren > 0) stack.push({ path, remaining: numChildren });
   });
   return entries;
