@@ -32,7 +32,7 @@ import {
   uploadRequests,
   type VersionedDownload,
 } from '../lib/storage/index.js';
-import { BoundedTasks, settleAll } from '../lib/storage/concurrency.js';
+import { BoundedTasks, settleAll, Slots } from '../lib/storage/concurrency.js';
 import { countedStorage } from '../lib/storage/counted.js';
 import { formatRequestCounts, RequestCounter, sumRequestCounts } from '../lib/storage/request-counts.js';
 
@@ -424,6 +424,45 @@ describe('S3Storage transfers and request counts', () => {
     failing.destroy();
   });
 
+  it('concurrent uploads through a storage and its views hold at most transferConcurrency bodies in memory at once; ranges download byte for byte', async () => {
+    // The real server; a middleware counts the upload requests in flight (a part or a PUT holds its body until sent).
+    const watched = s3ClientFromEnv();
+    let inFlight = 0;
+    let peak = 0;
+    watched.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'UploadPartCommand' && context.commandName !== 'PutObjectCommand') return next(args);
+        peak = Math.max(peak, ++inFlight);
+        try {
+          return await next(args);
+        } finally {
+          inFlight--;
+        }
+      },
+      { step: 'initialize', name: 'countUploadsInFlight' },
+    );
+    const sizes = { client: watched, partSize: 5 * MiB, multipartThreshold: 5 * MiB, rangeSize: 5 * MiB, transferConcurrency: 3 };
+    const storage = new S3Storage(bucket, 'bounded', sizes);
+    const views = [storage, countedStorage(storage, new RequestCounter()), countedStorage(storage, new RequestCounter())];
+    // Four files of four parts and two below a part, through three views: 18 bodies, 9 wanted at once unbounded.
+    const files = await Promise.all(
+      [21, 21, 21, 21, 2, 3].map(async (mb, index) => {
+        const source = join(scratch, `bounded-${index}.bin`);
+        const bytes = randomBytes(mb * MiB + index);
+        await writeFile(source, bytes);
+        return { path: `f${index}.bin`, source, bytes };
+      }),
+    );
+    await Promise.all(files.map((file, index) => views[index % views.length]!.uploadFile(file.path, file.source)));
+    assert.equal(peak, 3, 'every view shares the three bodies');
+    for (const file of files) {
+      const copy = join(scratch, `${file.path}.copy`);
+      await storage.downloadFile(file.path, copy);
+      assert.ok((await readFile(copy)).equals(file.bytes), file.path);
+    }
+    watched.destroy();
+  });
+
   it('a view made withRequestCounter counts in both tallies; local storage sends none', async () => {
     const storage = new S3Storage(bucket, 'views', { client });
     const group = new RequestCounter();
@@ -638,6 +677,31 @@ describe('settleAll and BoundedTasks', () => {
     assert.equal(running, 0);
     assert.equal(peak, 3);
     assert.throws(() => new BoundedTasks(0), RangeError);
+  });
+
+  it('Slots: at most the limit hold one, a slot passes to waiters in arrival order, and a failure frees its slot', async () => {
+    const slots = new Slots(2);
+    let running = 0;
+    let peak = 0;
+    const order: number[] = [];
+    const results = await Promise.allSettled(
+      Array.from({ length: 7 }, (_, index) =>
+        slots.use(async () => {
+          order.push(index);
+          running++;
+          peak = Math.max(peak, running);
+          await delay(2);
+          running--;
+          if (index === 1) throw new Error('task 1 failed');
+          return index;
+        }),
+      ),
+    );
+    assert.equal(peak, 2);
+    assert.deepEqual(order, [0, 1, 2, 3, 4, 5, 6]);
+    assert.equal(results.filter((result) => result.status === 'rejected').length, 1);
+    assert.equal(await slots.use(async () => 'free again'), 'free again', 'no slot was lost to the failure');
+    assert.throws(() => new Slots(0), RangeError);
   });
 });
 

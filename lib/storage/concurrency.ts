@@ -81,6 +81,32 @@ export class BoundedTasks {
   }
 }
 
+/**
+ * At most `limit` holders at once, for whoever shares the instance (every upload of one storage holding a body in
+ * memory): `use` waits for a slot, runs `fn`, and hands the slot to the next waiter in arrival order.
+ */
+export class Slots {
+  private used = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {
+    assertLimit(limit);
+  }
+
+  async use<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.used < this.limit) this.used++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await fn();
+    } finally {
+      // The slot passes straight to the next waiter, so `used` counts it still.
+      const next = this.waiting.shift();
+      if (next === undefined) this.used--;
+      else next();
+    }
+  }
+}
+
 function assertLimit(limit: number): void {
   if (!Number.isInteger(limit) || limit < 1) {
     throw new RangeError(`concurrency limit must be a positive integer, got ${limit}`);

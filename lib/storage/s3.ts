@@ -1,7 +1,7 @@
 /**
  * The S3 adapter of the storage port: put-if-absent (If-None-Match) for the timeline, ETag-conditional downloads
- * (If-Match), parallel ranged GETs (16 MiB) into local files, multipart uploads in 64 MiB
- * parts (one PUT below a part) aborted on failure, batched deletes, listings, and a count of every request it
+ * (If-Match), parallel ranged GETs (16 MiB) streamed into local files, multipart uploads in 64 MiB
+ * parts (one PUT below a part) aborted on failure, a bound on the upload buffers held at once, batched deletes, listings, and a count of every request it
  * sends by kind (request-counts.ts), which the run reports and the cost model use.
  *
  * Why one long file: every operation shares the client, the error translation (not found, precondition failed,
@@ -31,7 +31,7 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
-import { mapWithConcurrency } from './concurrency.js';
+import { mapWithConcurrency, Slots } from './concurrency.js';
 import { normalizeEtag } from './etag.js';
 import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
 import { RequestCounter, type RequestCounts, type StorageRequestKind } from './request-counts.js';
@@ -48,7 +48,8 @@ const DEFAULT_DELETE_CONCURRENCY = 4;
 
 /**
  * Upload parts of 64 MiB: S3 bills each part as a PUT, so a 1 GB output is 16 parts + 2 calls instead of 128 + 2 at
- * 8 MiB (the cost report's multipart figure). Four in flight hold 256 MiB, within every function the template sizes.
+ * 8 MiB (the cost report's multipart figure). Four in flight hold 256 MiB, within every function the template sizes:
+ * four in all, however many files upload at once (S3Storage's uploadBuffers).
  */
 export const DEFAULT_PART_SIZE = 64 * MiB;
 /** Files below one part go in one PUT (a single-part multipart upload is three requests for the same bytes). */
@@ -69,10 +70,15 @@ export interface S3StorageOptions {
   multipartThreshold?: number;
   /** Size of the ranges a download GETs in parallel (default DEFAULT_RANGE_SIZE, 16 MiB). */
   rangeSize?: number;
-  /** Parts in flight at once for one upload or download (default 4). */
+  /**
+   * Ranges in flight at once for one download (default 4), and upload bodies held in memory at once by this storage
+   * and every view withRequestCounter makes of it, however many uploads run (parts, and files below a part).
+   */
   transferConcurrency?: number;
   /** Where the requests this storage sends are counted, besides its own `requests` (a run's or a group's tally). */
   counters?: readonly RequestCounter[];
+  /** Shared by a storage's views (withRequestCounter): the upload bodies in memory at once. Made from transferConcurrency. */
+  uploadBuffers?: Slots;
   /**
    * The scheme of the URIs this storage gives out (`uri`, `uriOf`): `s3a` when the table was named `s3a://…`, as
    * open-source Spark's Hadoop S3A names it. Hudi opens the file paths of a clustering plan with the file system of
@@ -131,6 +137,8 @@ export class S3Storage implements Storage, VersionedDownload {
   private readonly rangeSize: number;
   private readonly transferConcurrency: number;
   private readonly counters: readonly RequestCounter[];
+  /** Upload bodies read into memory wait for one of these: concurrent uploads share them, so memory stays bounded. */
+  private readonly uploadBuffers: Slots;
 
   constructor(bucket: string, prefix = '', options: S3StorageOptions = {}) {
     this.bucket = bucket;
@@ -138,11 +146,12 @@ export class S3Storage implements Storage, VersionedDownload {
     this.scheme = options.scheme ?? 's3';
     this.uri = this.prefix === '' ? `${this.scheme}://${bucket}` : `${this.scheme}://${bucket}/${this.prefix}`;
     this.client = options.client ?? s3ClientFromEnv();
-    this.options = { ...options, client: this.client };
     this.partSize = options.partSize ?? DEFAULT_PART_SIZE;
     this.multipartThreshold = options.multipartThreshold ?? DEFAULT_MULTIPART_THRESHOLD;
     this.rangeSize = options.rangeSize ?? DEFAULT_RANGE_SIZE;
     this.transferConcurrency = options.transferConcurrency ?? DEFAULT_TRANSFER_CONCURRENCY;
+    this.uploadBuffers = options.uploadBuffers ?? new Slots(this.transferConcurrency);
+    this.options = { ...options, client: this.client, uploadBuffers: this.uploadBuffers };
     this.requests = options.counters?.[0] ?? new RequestCounter();
     this.counters = options.counters ?? [this.requests];
   }
@@ -237,7 +246,7 @@ export class S3Storage implements Storage, VersionedDownload {
       throw error;
     }
     if (size < this.multipartThreshold) {
-      await this.put(path, new Uint8Array(await readFile(localFile)));
+      await this.uploadBuffers.use(async () => this.put(path, new Uint8Array(await readFile(localFile))));
       return;
     }
     await this.uploadMultipart(key, localFile, size);
@@ -387,16 +396,17 @@ export class S3Storage implements Storage, VersionedDownload {
       const partNumbers = Array.from({ length: partCount }, (_, index) => index + 1);
       const parts = await mapWithConcurrency(partNumbers, this.transferConcurrency, async (partNumber): Promise<CompletedPart> => {
         const offset = (partNumber - 1) * partSize;
-        const body = await readExactly(file, offset, Math.min(partSize, size - offset));
-        const uploaded = await this.count('multipartPart').send(
-          new UploadPartCommand({
-            Bucket: this.bucket,
-            Key: key,
-            UploadId: activeUploadId,
-            PartNumber: partNumber,
-            Body: body,
-            ChecksumAlgorithm: 'CRC32',
-          }),
+        const uploaded = await this.uploadBuffers.use(async () =>
+          this.count('multipartPart').send(
+            new UploadPartCommand({
+              Bucket: this.bucket,
+              Key: key,
+              UploadId: activeUploadId,
+              PartNumber: partNumber,
+              Body: await readExactly(file, offset, Math.min(partSize, size - offset)),
+              ChecksumAlgorithm: 'CRC32',
+            }),
+          ),
         );
         return { PartNumber: partNumber, ETag: uploaded.ETag, ...(uploaded.ChecksumCRC32 ? { ChecksumCRC32: uploaded.ChecksumCRC32 } : {}) };
       });
@@ -416,7 +426,10 @@ export class S3Storage implements Storage, VersionedDownload {
     }
   }
 
-  /** First range tells the size; the rest come in parallel, pinned to the first response's ETag. */
+  /**
+   * First range tells the size; the rest come in parallel, pinned to the first response's ETag. Each range is written
+   * as its bytes arrive, so a download holds a few socket buffers, not its ranges.
+   */
   private async downloadTo(key: string, localFile: string): Promise<void> {
     const file = await open(localFile, 'w');
     try {
@@ -428,24 +441,22 @@ export class S3Storage implements Storage, VersionedDownload {
         if (httpStatusOf(error) !== 416) throw error;
         first = await this.count('get').send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
       }
-      const firstBytes = await bodyBytes(first);
-      await writeAll(file, firstBytes, 0);
-      const totalSize = totalSizeOf(first.ContentRange) ?? firstBytes.length;
+      const firstLength = await writeBodyAt(file, first, 0);
+      const totalSize = totalSizeOf(first.ContentRange) ?? firstLength;
       const remainingStarts: number[] = [];
-      for (let start = firstBytes.length; start < totalSize; start += this.rangeSize) remainingStarts.push(start);
+      for (let start = firstLength; start < totalSize; start += this.rangeSize) remainingStarts.push(start);
       await mapWithConcurrency(remainingStarts, this.transferConcurrency, async (start) => {
         const end = Math.min(start + this.rangeSize, totalSize);
         const part = await this.count('get').send(
           new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${end - 1}`, IfMatch: first.ETag }),
         );
-        const bytes = await bodyBytes(part);
-        if (bytes.length !== end - start) {
-          throw new HudiError(`expected ${end - start} bytes at offset ${start}, got ${bytes.length}`, {
+        const length = await writeBodyAt(file, part, start, end - start);
+        if (length !== end - start) {
+          throw new HudiError(`expected ${end - start} bytes at offset ${start}, got ${length}`, {
             location: `s3://${this.bucket}/${key}`,
             fix: 'the object changed during the download; retry',
           });
         }
-        await writeAll(file, bytes, start);
       });
     } catch (error) {
       if (httpStatusOf(error) === 412) {
@@ -564,6 +575,31 @@ export function describeS3Error(error: unknown, where: { bucket: string; key: st
 async function bodyBytes(response: GetObjectCommandOutput): Promise<Uint8Array> {
   if (response.Body === undefined) return new Uint8Array(0);
   return response.Body.transformToByteArray();
+}
+
+/**
+ * Write a GET's body into `file` from `position` as it arrives; the bytes written. Stops reading past `limit` bytes
+ * (a body longer than its range is reported by the count, without holding the rest).
+ */
+async function writeBodyAt(file: Awaited<ReturnType<typeof open>>, response: GetObjectCommandOutput, position: number, limit = Infinity): Promise<number> {
+  const body = response.Body;
+  if (body === undefined) return 0;
+  if (!(body instanceof Readable)) {
+    // Not Node's stream (other runtimes): the SDK's byte helper.
+    const bytes = await body.transformToByteArray();
+    await writeAll(file, bytes, position);
+    return bytes.length;
+  }
+  let written = 0;
+  for await (const chunk of body as AsyncIterable<Uint8Array>) {
+    await writeAll(file, chunk, position + written);
+    written += chunk.length;
+    if (written > limit) {
+      body.destroy();
+      break;
+    }
+  }
+  return written;
 }
 
 /** "bytes 0-8388607/20971520" → 20971520 */
