@@ -2,7 +2,8 @@
  * Bin-pack clustering (no sort columns) side by side with DuckDB (not a test).
  *
  *   npm run bench:bin-pack -- [--gb 0.5] [--files 50] [--many 10000] [--many-rows 50] [--runs 1] [--threads 2]
- *                             [--skip-big] [--skip-many]
+ *                             [--skip-big] [--skip-many] [--skip-local] [--skip-function]
+ *   node infra/with-local-stack.mjs npm run bench:bin-pack -- …   (adds section 3, on S3; run `npm run build` first)
  *
  * 1. One group of about --gb GB of input in --files base files (Hudi-sized bloom filters in their footers, ~250
  *    bytes a row): our executeGroup by binary copy of row groups (the default), our executeGroup rewriting the rows
@@ -10,6 +11,10 @@
  *    TO ...` of the same files.
  * 2. One group of --many small files: our executeGroup (rewrite: the row groups are too small to copy) beside
  *    DuckDB's COPY of the same files.
+ * 3. Under `node infra/with-local-stack.mjs` (AWS_ENDPOINT_URL_S3 set), the first table again on S3: the bundled plan
+ *    handler plans it, and each group runs in the bundled handler the plan names (execute-copy-group or
+ *    execute-group, dist/functions), alone in a plain Node process (lambda-invoke.mjs) that is given its function's
+ *    template memory: its peak RSS is what that Lambda would hold (Node, the bundle, DuckDB, the transfers' buffers).
  * Each run is a child process, so its CPU time (every thread: DuckDB's too) and peak RSS are its own. Ratios are
  * DuckDB's CPU seconds over ours (above 1: we use less CPU, which Lambda bills). Medians of --runs.
  */
@@ -18,15 +23,21 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { resolveClusteringConfig } from '../lib/clustering/config.js';
 import { executeGroup } from '../lib/clustering/execute.js';
 import { schedule } from '../lib/clustering/schedule.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
-import { openStorage } from '../lib/storage/index.js';
+import { FUNCTIONS } from '../lib/serverless/function-settings.js';
+import { lambdaContext, loadBundledHandler, type FunctionName } from '../lib/serverless/local/index.js';
+import { applyEnvironment, bundledHandlerFile, quietPowertools } from '../lib/serverless/local/lambda.js';
+import type { PlanStepOutput } from '../lib/serverless/plan-step.js';
+import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table.js';
 import { HUDI_BLOOM_FILTER_DEFAULTS } from '../lib/writer/bloom-filter.js';
+import { createLockTable, uploadFiles } from '../test/helpers/serverless.js';
 import { createSmallFilesTable, type SmallFilesTable } from '../test/helpers/small-files-table.js';
 
 const { values: flags } = parseArgs({
@@ -39,6 +50,8 @@ const { values: flags } = parseArgs({
     threads: { type: 'string', default: '2' },
     'skip-big': { type: 'boolean', default: false },
     'skip-many': { type: 'boolean', default: false },
+    'skip-function': { type: 'boolean', default: false },
+    'skip-local': { type: 'boolean', default: false },
     child: { type: 'string' },
   },
 });
@@ -120,21 +133,86 @@ function measured(started: number, cpu: NodeJS.CpuUsage, outputs: number, method
   };
 }
 
+/** What one child process is told to run. */
+interface ChildSpec {
+  readonly runner: Runner;
+  readonly dir: string;
+  readonly files: readonly string[];
+}
+
+/** lambda-invoke.mjs's spec: one bundled handler, one event. */
+interface InvocationSpec {
+  readonly bundle: string;
+  readonly functionName: string;
+  readonly memoryMb: number;
+  readonly timeoutSeconds: number;
+  readonly event: unknown;
+  readonly environment: Readonly<Record<string, string>>;
+}
+
+/** One child process running `spec` (this script's runner, or a Lambda invocation); its measurements. */
+function runChild(name: string, tableDir: string, spec: ChildSpec | InvocationSpec): Measured {
+  // Through a file: a list of 10,000 paths is longer than one argument may be.
+  const specFile = join(tableDir, '..', `${name}.json`);
+  writeFileSync(specFile, JSON.stringify(spec));
+  const args =
+    'bundle' in spec
+      ? [join(import.meta.dirname, 'lambda-invoke.mjs'), specFile]
+      : [...process.execArgv, process.argv[1]!, '--child', specFile, '--threads', String(threads)];
+  const result = spawnSync(process.execPath, args, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 * MB,
+  });
+  if (result.status !== 0) throw new Error(`${name} failed (exit ${result.status})`);
+  return JSON.parse(result.stdout.trim().split('\n').at(-1)!) as Measured;
+}
+
 function run(runner: Runner, table: SmallFilesTable): Measured {
   const runs: Measured[] = [];
-  for (let index = 0; index < Number(flags.runs); index++) {
-    // Through a file: a list of 10,000 paths is longer than one argument may be.
-    const spec = join(table.dir, '..', `${runner}.json`);
-    writeFileSync(spec, JSON.stringify({ runner, dir: table.dir, files: table.files }));
-    const result = spawnSync(process.execPath, [...process.execArgv, process.argv[1]!, '--child', spec, '--threads', String(threads)], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-      maxBuffer: 64 * MB,
-    });
-    if (result.status !== 0) throw new Error(`${runner} failed (exit ${result.status})`);
-    runs.push(JSON.parse(result.stdout.trim().split('\n').at(-1)!) as Measured);
-  }
+  for (let index = 0; index < Number(flags.runs); index++) runs.push(runChild(runner, table.dir, { runner, dir: table.dir, files: table.files }));
   return runs.sort((a, b) => a.cpuSeconds - b.cpuSeconds)[Math.floor(runs.length / 2)]!;
+}
+
+/** Section 3: plan the table on S3 with the bundled plan handler, then run each group in its own function's child. */
+async function functionReport(table: SmallFilesTable): Promise<void> {
+  const client = s3ClientFromEnv();
+  const bucket = `bench-bin-pack-${Date.now().toString(36)}`;
+  await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  const tablePath = `s3://${bucket}/table`;
+  await uploadFiles(table.dir, openStorage(tablePath));
+  const environment = { LOCK_TABLE: await createLockTable('bench-bin-pack') };
+  quietPowertools();
+  const restore = applyEnvironment(environment);
+  // Hudi's group and file sizes; every file counts as small, as in the other sections.
+  const properties = { 'hoodie.clustering.plan.strategy.small.file.limit': String(64 * 1024 * MB) };
+  let planned: PlanStepOutput;
+  try {
+    planned = (await (await loadBundledHandler('plan'))({ tablePath, properties }, lambdaContext('plan'))) as PlanStepOutput;
+  } finally {
+    restore();
+  }
+  if (planned.status !== 'CLUSTER' || planned.mapMode !== 'INLINE') throw new Error(`expected an inline plan, got ${JSON.stringify(planned)}`);
+  console.log(
+    `\none Lambda per group on S3 (${process.env['AWS_ENDPOINT_URL_S3']}): ${table.files.length} files, ${(table.bytes / MB).toFixed(1)} MB, ${planned.groups.length} group(s)`,
+  );
+  console.log('group  function            memory MB  wall s   CPU s  peak RSS MB  share of memory  outputs');
+  for (const group of planned.groups) {
+    const fn: FunctionName = group.executor === 'copy' ? 'execute-copy-group' : 'execute-group';
+    const memoryMb = FUNCTIONS[fn].memoryMb;
+    const result = runChild(`function-${group.index}`, table.dir, {
+      bundle: bundledHandlerFile(fn),
+      functionName: `hudi-clustering-${fn}`,
+      memoryMb,
+      timeoutSeconds: FUNCTIONS[fn].timeoutSeconds,
+      event: { tablePath, instant: planned.instant, properties: planned.properties, groupIndex: group.index },
+      environment,
+    });
+    console.log(
+      `${String(group.index).padStart(5)}  ${fn.padEnd(18)}  ${String(memoryMb).padStart(9)}  ${result.seconds.toFixed(2).padStart(6)}  ${result.cpuSeconds.toFixed(2).padStart(6)}  ` +
+        `${(result.maxRssKb / 1024).toFixed(0).padStart(11)}  ${`${((100 * result.maxRssKb) / 1024 / memoryMb).toFixed(0)}%`.padStart(15)}  ${String(result.outputs).padStart(7)}`,
+    );
+  }
 }
 
 function report(title: string, table: SmallFilesTable, runners: readonly Runner[]): void {
@@ -168,7 +246,8 @@ async function main(): Promise<void> {
         bloom: HUDI_BLOOM_FILTER_DEFAULTS,
       });
       console.log(`(generated in ${((performance.now() - generated) / 1000).toFixed(0)} s)`);
-      report('bin-pack group', table, ['binary-copy', 'rewrite', 'duckdb']);
+      if (!flags['skip-local']) report('bin-pack group', table, ['binary-copy', 'rewrite', 'duckdb']);
+      if (!flags['skip-function'] && process.env['AWS_ENDPOINT_URL_S3'] !== undefined) await functionReport(table);
       rmSync(table.dir, { recursive: true, force: true });
     }
     if (!flags['skip-many']) {
@@ -188,7 +267,7 @@ async function main(): Promise<void> {
 }
 
 if (flags.child !== undefined) {
-  const spec = JSON.parse(readFileSync(flags.child, 'utf8')) as { runner: Runner; dir: string; files: string[] };
+  const spec = JSON.parse(readFileSync(flags.child, 'utf8')) as ChildSpec;
   process.stdout.write(`${JSON.stringify(await child(spec.runner, spec.dir, spec.files))}\n`);
 } else {
   await main();

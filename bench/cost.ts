@@ -16,8 +16,10 @@
  *      against moto in test/storage.test.ts), plus each output's marker, each group's result and heartbeats;
  *    - each group's duration: its CPU seconds over the vCPUs its memory buys (one per 1,769 MB), plus its transfers at
  *      --s3-mb-per-s with --first-byte-ms per request (assumptions, not measured: moto says nothing of S3's speed);
- *    - Lambda GB-seconds at the template's memory and /tmp (arm64 price), Step Functions transitions of the state
- *      machine's path (infra/state-machine.asl.json: 9 states + one per group).
+ *    - Lambda GB-seconds at the memory and /tmp of the function the plan names (arm64 price): execute-copy-group
+ *      for bin-pack of files binary copy takes (lib/clustering/executor.ts), execute-group for the rest; Step
+ *      Functions transitions of the state machine's path (infra/state-machine.asl.json: 9 states + two per group,
+ *      the Map iteration's Choice of function and its task).
  *    Prices: lib/serverless/cost.ts (PRICES, S3_TABLES_PRICES), each with its source and date.
  */
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -27,6 +29,7 @@ import { parseArgs } from 'node:util';
 import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
 import { executeGroup } from '../lib/clustering/execute.js';
 import type { GroupExecution } from '../lib/clustering/report.js';
+import { binaryCopyRefusal } from '../lib/clustering/executor.js';
 import { capGroupBytes, lambdaEngineOptions } from '../lib/clustering/job.js';
 import { buildClusteringGroupsForPartition, type FileSliceInput } from '../lib/clustering/plan-strategy.js';
 import { schedule } from '../lib/clustering/schedule.js';
@@ -75,11 +78,30 @@ const RUN_OVERHEAD: RequestCounts = { get: 60, head: 30, put: 20, list: 20 };
 const RUN_STEP_SECONDS = { plan: 10, commit: 10, 'clean-prepare': 2, archive: 2 } as const;
 /** WhichServices, Plan, AnythingToCluster, InlineOrDistributed, ExecuteGroups, Commit, CleanPrepare, CleanNext, Archive. */
 const FIXED_TRANSITIONS = 9;
+/** Each Map iteration: WhichFunction (its Choice) and ExecuteGroup or ExecuteCopyGroup. */
+const TRANSITIONS_PER_GROUP = 2;
 
 type Layout = 'no-sort' | 'linear' | 'z-order';
 type FileClass = 'small' | 'large';
 const layouts = flags.layouts!.split(',').map((layout) => layout.trim()) as Layout[];
 for (const layout of layouts) if (!['no-sort', 'linear', 'z-order'].includes(layout)) throw new Error(`unknown layout ${layout}: no-sort, linear or z-order`);
+
+/**
+ * The function the plan step sends this shape's groups to (lib/clustering/executor.ts): bin-pack of files whose row
+ * groups binary copy takes goes to execute-copy-group, everything else to execute-group.
+ */
+function executorFor(layout: Layout, fileBytes: number): 'execute-group' | 'execute-copy-group' {
+  const config = configFor(layout);
+  const refusal = binaryCopyRefusal({
+    config,
+    slicesWithLogs: 0,
+    sortColumns: config.sortColumns,
+    populateMetaFields: true,
+    preserveHoodieMetadata: true,
+    averageFileBytes: fileBytes,
+  });
+  return refusal === undefined ? 'execute-copy-group' : 'execute-group';
+}
 
 function configFor(layout: Layout): ClusteringConfig {
   return resolveClusteringConfig({
@@ -111,7 +133,7 @@ async function measureCpuPerGb(layout: Layout, fileClass: FileClass): Promise<nu
     const hudiTable = await HudiTable.open(storage, { mode: 'write' });
     const scheduled = await schedule(hudiTable, config, { lock: new StorageLockProvider(storage), force: true });
     if (scheduled === undefined || scheduled.groups.length !== 1) throw new Error(`expected one group, got ${scheduled?.groups.length ?? 0}`);
-    const engine = await openParquetEngine(lambdaEngineOptions(FUNCTIONS['execute-group'].memoryMb, join(work, 'scratch')));
+    const engine = await openParquetEngine(lambdaEngineOptions(FUNCTIONS[executorFor(layout, fileBytes)].memoryMb, join(work, 'scratch')));
     try {
       const cpu = process.cpuUsage();
       const result = await executeGroup(await hudiTable.reload(), scheduled.instantTime, 0, { engine, tempDir: join(work, 'scratch'), config });
@@ -167,11 +189,15 @@ interface RunCost {
   readonly outputs: number;
   readonly requests: RequestCounts;
   readonly groupSeconds: number;
+  /** The memory of the function the groups run in (execute-group or execute-copy-group). */
+  readonly memoryMb: number;
   readonly dollars: { readonly s3: number; readonly lambda: number; readonly stepFunctions: number; readonly total: number };
 }
 
 const s3MbPerSecond = Number(flags['s3-mb-per-s']);
 const firstByteSeconds = Number(flags['first-byte-ms']) / 1000;
+
+const gbSeconds = (seconds: number, memoryMb: number): number => seconds * (memoryMb / 1024);
 
 /** Seconds to move `bytes` in `requests` requests, `inFlight` at once, at the function's bandwidth. */
 function transferSeconds(bytes: number, requests: number, inFlight: number): number {
@@ -179,7 +205,7 @@ function transferSeconds(bytes: number, requests: number, inFlight: number): num
 }
 
 function modelRun(shape: Shape, layout: Layout, cpuPerGb: number): RunCost {
-  const size = FUNCTIONS['execute-group'];
+  const size = FUNCTIONS[executorFor(layout, shape.fileBytes)];
   const config = capGroupBytes(configFor(layout), size).config;
   const slices: FileSliceInput[] = Array.from({ length: shape.files }, (_, index) => ({
     fileId: `f${index}`,
@@ -218,11 +244,18 @@ function modelRun(shape: Shape, layout: Layout, cpuPerGb: number): RunCost {
   const s3 = tier1 * PRICES.s3Tier1Request + tier2 * PRICES.s3Tier2Request;
   const stepSeconds = Object.values(RUN_STEP_SECONDS).reduce((sum, seconds) => sum + seconds, 0);
   const lambda =
-    (groupSeconds * (size.memoryMb / 1024) + stepSeconds * (FUNCTIONS.plan.memoryMb / 1024)) * PRICES.lambdaGbSecond.arm64 +
+    (gbSeconds(groupSeconds, size.memoryMb) + stepSeconds * (FUNCTIONS.plan.memoryMb / 1024)) * PRICES.lambdaGbSecond.arm64 +
     ephemeralGbSeconds * PRICES.lambdaEphemeralGbSecond +
     (groups.length + Object.keys(RUN_STEP_SECONDS).length) * PRICES.lambdaRequest;
-  const stepFunctions = (FIXED_TRANSITIONS + groups.length) * PRICES.stateTransition;
-  return { groups: groups.length, outputs, requests, groupSeconds, dollars: { s3, lambda, stepFunctions, total: s3 + lambda + stepFunctions } };
+  const stepFunctions = (FIXED_TRANSITIONS + TRANSITIONS_PER_GROUP * groups.length) * PRICES.stateTransition;
+  return {
+    groups: groups.length,
+    outputs,
+    requests,
+    groupSeconds,
+    memoryMb: size.memoryMb,
+    dollars: { s3, lambda, stepFunctions, total: s3 + lambda + stepFunctions },
+  };
 }
 
 /** S3 Tables' compaction of the same bytes and objects (its price per object processed and per GB processed). */
@@ -241,13 +274,15 @@ const asl = JSON.parse(readFileSync(new URL('../infra/state-machine.asl.json', i
 for (const state of ['WhichServices', 'Plan', 'AnythingToCluster', 'InlineOrDistributed', 'ExecuteGroups', 'Commit', 'CleanPrepare', 'CleanNext', 'Archive']) {
   if (asl.States[state] === undefined) throw new Error(`state ${state} is not in infra/state-machine.asl.json: update FIXED_TRANSITIONS`);
 }
-if (asl.States.ExecuteGroups?.ItemProcessor?.States.ExecuteGroup === undefined) throw new Error('ExecuteGroups has no ExecuteGroup state: update the model');
+for (const state of ['WhichFunction', 'ExecuteGroup', 'ExecuteCopyGroup']) {
+  if (asl.States.ExecuteGroups?.ItemProcessor?.States[state] === undefined) throw new Error(`ExecuteGroups has no ${state} state: update the model`);
+}
 
 const given = flags['cpu-s-per-gb'] === undefined ? undefined : givenFigures(flags['cpu-s-per-gb']);
 const cpuPerGb = new Map<string, number>();
 console.log(
   given === undefined
-    ? `measuring CPU s per GB (execute-group: ${FUNCTIONS['execute-group'].memoryMb} MB, ${lambdaEngineOptions(FUNCTIONS['execute-group'].memoryMb).threads} thread(s)):`
+    ? `measuring CPU s per GB (execute-group: ${FUNCTIONS['execute-group'].memoryMb} MB; bin-pack of files binary copy takes: execute-copy-group, ${FUNCTIONS['execute-copy-group'].memoryMb} MB; ${lambdaEngineOptions(FUNCTIONS['execute-group'].memoryMb).threads} thread):`
     : 'CPU s per GB as given:',
 );
 for (const layout of layouts) {
@@ -265,7 +300,7 @@ console.log(
   `\nper TiB clustered (${PRICES.region} list prices as of ${PRICES.asOf}, arm64; S3 Tables as of ${S3_TABLES_PRICES.asOf}); ` +
     `transfers at ${s3MbPerSecond} MB/s and ${flags['first-byte-ms']} ms a request (assumed)`,
 );
-console.log('shape            layout    groups/TiB  requests/TiB (GET, PUT+parts)  GB-s/TiB    S3      Lambda  SFN     total   S3 Tables  ours/S3T');
+console.log('shape            layout    fn MB  groups/TiB  requests/TiB (GET, PUT+parts)  GB-s/TiB    S3      Lambda  SFN     total   S3 Tables  ours/S3T');
 for (const shape of SHAPES) {
   for (const layout of layouts) {
     const figure = cpuPerGb.get(`${layout}:${shape.fileBytes <= 5 * MB ? 'small' : 'large'}`)!;
@@ -274,12 +309,12 @@ for (const shape of SHAPES) {
     const perTib = (value: number): number => value * scale;
     const gets = (run.requests.get ?? 0) + (run.requests.head ?? 0);
     const puts = (run.requests.put ?? 0) + (run.requests.multipartPart ?? 0) + (run.requests.multipartCreate ?? 0) + (run.requests.multipartComplete ?? 0);
-    const gbSeconds = run.groupSeconds * (FUNCTIONS['execute-group'].memoryMb / 1024);
+    const groupGbSeconds = gbSeconds(run.groupSeconds, run.memoryMb);
     const theirs = s3TablesPerTib(shape, layout);
     const total = perTib(run.dollars.total);
     console.log(
-      `${shape.name.padEnd(16)} ${layout.padEnd(8)} ${perTib(run.groups).toFixed(0).padStart(10)}  ` +
-        `${`${perTib(gets).toFixed(0)}, ${perTib(puts).toFixed(0)}`.padStart(29)}  ${perTib(gbSeconds).toFixed(0).padStart(8)}  ` +
+      `${shape.name.padEnd(16)} ${layout.padEnd(8)} ${String(run.memoryMb).padStart(5)}  ${perTib(run.groups).toFixed(0).padStart(10)}  ` +
+        `${`${perTib(gets).toFixed(0)}, ${perTib(puts).toFixed(0)}`.padStart(29)}  ${perTib(groupGbSeconds).toFixed(0).padStart(8)}  ` +
         `${usd(perTib(run.dollars.s3)).padStart(6)}  ${usd(perTib(run.dollars.lambda)).padStart(6)}  ${usd(perTib(run.dollars.stepFunctions)).padStart(6)}  ` +
         `${usd(total).padStart(6)}  ${usd(theirs).padStart(9)}  ${(total / theirs).toFixed(2).padStart(8)}`,
     );

@@ -166,6 +166,53 @@ describe('serverless clustering through the state machine', () => {
     await assertCommittedCleanly(storage, output);
   });
 
+  test('sorted groups run in execute-group; groups the plan expects binary copy to do run in the smaller execute-copy-group (inline and Distributed Map)', async () => {
+    // Sorted: every group is a rewrite, in execute-group.
+    const sorted = await run((await freshTable('sm-executor-sorted')).tablePath);
+    assert.equal(sorted.status, 'SUCCEEDED', `${sorted.error}: ${sorted.cause}`);
+    assert.ok(planOf(sorted).groups.length > 0 && planOf(sorted).groups.every((group) => group.executor === 'rewrite'), JSON.stringify(planOf(sorted).groups));
+    assert.equal(sorted.invocations.filter((invocation) => invocation.functionName === 'execute-copy-group').length, 0);
+    // Bin-pack of row groups the copy takes (min.row.group.bytes 0: the test's files are a few KiB).
+    const binPack: Record<string, string> = Object.fromEntries(
+      Object.entries(clusteringProperties).filter(
+        ([key]) => key !== 'hoodie.layout.optimize.strategy' && key !== 'hoodie.clustering.plan.strategy.sort.columns',
+      ),
+    );
+    binPack['hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes'] = '0';
+    for (const [name, environment] of [
+      ['sm-executor-inline', {}],
+      ['sm-executor-distributed', DISTRIBUTED_ENVIRONMENT],
+    ] as const) {
+      const { tablePath, storage } = await freshTable(name);
+      const execution = await runStateMachineLocally(
+        { tablePath, properties: binPack },
+        { functionsDir, retryPauseMs: RETRY_PAUSE_MS, environment: { LOCK_TABLE: lockTable, ...environment } },
+      );
+      assert.equal(execution.status, 'SUCCEEDED', `${name}: ${execution.error}: ${execution.cause}`);
+      const plan = planOf(execution);
+      assert.equal(plan.mapMode, name.endsWith('distributed') ? 'DISTRIBUTED' : 'INLINE');
+      const copies = execution.invocations.filter((invocation) => invocation.functionName === 'execute-copy-group');
+      assert.deepEqual(
+        copies.map((invocation) => invocation.groupIndex).sort((a, b) => a! - b!),
+        Array.from({ length: plan.groupsToRun }, (_, index) => index),
+        `${name}: every group ran once, in execute-copy-group`,
+      );
+      assert.equal(execution.invocations.filter((invocation) => invocation.functionName === 'execute-group').length, 0, name);
+      assert.ok(
+        copies.every((invocation) => invocation.memoryMb === 1024),
+        `${name}: billed at execute-copy-group's memory`,
+      );
+      const output = committed(execution);
+      assert.equal(output.replacedFileGroups, PARTITIONS * COMMITS);
+      assert.deepEqual(
+        { copied: output.report?.execution?.binaryCopyGroups, rewritten: output.report?.execution?.rewrittenGroups },
+        { copied: plan.groupsToRun, rewritten: 0 },
+        `${name}: every group was a binary copy`,
+      );
+      await assertCommittedCleanly(storage, output);
+    }
+  });
+
   test('an execute-group that fails once is retried: no duplicate rows, no stray files', async () => {
     const { tablePath, storage } = await freshTable('sm-retry');
     let injected = 0;

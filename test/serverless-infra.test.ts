@@ -78,10 +78,12 @@ test('the definition loads in aws-local-stepfunctions and binds a function to ev
     ['Commit', 'commit'],
     ['CompleteClean', 'clean-complete'],
     ['ExecuteCleanShare', 'clean-execute'],
+    ['ExecuteCopyGroup', 'execute-copy-group'],
     ['ExecuteGroup', 'execute-group'],
     ['Plan', 'plan'],
     ['PlanCleanShare', 'clean-plan'],
     ['Rollback', 'rollback'],
+    ['RunCopyGroup', 'execute-copy-group'],
     ['RunGroup', 'execute-group'],
     ['ScheduleClean', 'clean-schedule'],
   ]);
@@ -109,6 +111,24 @@ test("the Distributed Map runs the inline Map's task with the same retries and c
   const inlineProcessor = inline['ItemProcessor'] as Processor;
   const processor = distributed['ItemProcessor'] as Processor;
   assert.deepEqual(processor.ProcessorConfig, { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' });
+  // Each Map iteration first picks its function from the item (lib/clustering/executor.ts), in both Maps alike.
+  for (const [map, which, task, copyTask] of [
+    [inlineProcessor, 'WhichFunction', 'ExecuteGroup', 'ExecuteCopyGroup'],
+    [processor, 'WhichRunFunction', 'RunGroup', 'RunCopyGroup'],
+  ] as const) {
+    assert.equal((map as unknown as { StartAt: string }).StartAt, which);
+    assert.deepEqual(map.States[which], {
+      ...map.States[which],
+      Type: 'Choice',
+      Choices: [{ Variable: '$.executor', StringEquals: 'copy', Next: copyTask }],
+      Default: task,
+    });
+    const { Resource: resource, ...rest } = map.States[task]!;
+    const { Resource: copyResource, ...copyRest } = map.States[copyTask]!;
+    assert.deepEqual(copyRest, rest, `${copyTask}: the same timeout, retries and catch as ${task}`);
+    assert.notEqual(copyResource, resource);
+  }
+  assert.deepEqual((inline['ItemSelector'] as Record<string, string>)['executor.$'], '$$.Map.Item.Value.executor');
   const task = processor.States['RunGroup']!;
   const inlineTask = inlineProcessor.States['ExecuteGroup']!;
   for (const field of ['Resource', 'TimeoutSeconds', 'Retry']) assert.deepEqual(task[field], inlineTask[field], field);

@@ -273,6 +273,7 @@ describe('event properties over the wire', () => {
     const events: Record<FunctionName, unknown> = {
       plan: { input: { tablePath, properties }, runId: 'run-1' },
       'execute-group': { tablePath, properties, instant: '20240101000000000', groupIndex: 0 },
+      'execute-copy-group': { tablePath, properties, instant: '20240101000000000', groupIndex: 0, executor: 'copy' },
       commit: { tablePath, properties, instant: '20240101000000000' },
       rollback: { tablePath, properties, instant: '20240101000000000' },
       'clean-prepare': { input: { tablePath, properties }, runId: 'run-1' },

@@ -45,6 +45,7 @@ import { HUDI_FOOTER_KEYS, hudiFooter, hudiFooterValues, mergedHudiFooter } from
 import { readFooterKeyValues, readFooterSummary, type FooterSummary } from '../parquet/footer.js';
 import { CODEC, canRecompress } from '../parquet/pages.js';
 import type { ClusteringConfig } from './config.js';
+import { binaryCopyRefusal } from './executor.js';
 import { mergeGroupSlices, sliceHasBaseFile, sliceHasLogs } from './merge-slices.js';
 import {
   assertClusteringPending,
@@ -397,25 +398,17 @@ async function binaryCopyPlan(
   context: GroupContext,
 ): Promise<{ inputs: CopyInput[]; layout: CopyLayout; reason?: undefined } | { reason: string; layout?: undefined }> {
   const { config } = context.options;
-  if (!config.binaryCopyEnabled) return { reason: 'binary copy is off (hoodie.clustering.plan.strategy.binary.copy.enable=false)' };
-  if (context.slicesWithLogs > 0) return { reason: `${context.slicesWithLogs} slice(s) have log files, whose records are merged into the rewrite` };
-  if (context.order.kind !== 'input') return { reason: `the rows are sorted by ${context.sortColumns.join(', ')}` };
-  if (context.populateMetaFields && !context.plan.preserveHoodieMetadata) {
-    return {
-      reason:
-        "the plan does not preserve the records' metadata (hoodie.clustering.preserve.commit.metadata=false), so _hoodie_commit_time and _hoodie_commit_seqno are rewritten",
-    };
-  }
-  // Every file holds at least one row group: small files mean small row groups, without reading a footer.
+  // Small files mean small row groups: their sizes decide before any footer is read.
   const sizes = await Promise.all(context.inputs.map(async (file) => (await stat(file)).size));
-  const averageFile = sizes.reduce((total, size) => total + size, 0) / Math.max(1, sizes.length);
-  if (averageFile < config.binaryCopyMinRowGroupBytes) {
-    return {
-      reason:
-        `the input files average ${(averageFile / 1024).toFixed(1)} KiB, so their row groups are smaller than ` +
-        `hoodie.clustering.plan.strategy.binary.copy.min.row.group.bytes=${config.binaryCopyMinRowGroupBytes}: a rewrite makes large row groups`,
-    };
-  }
+  const refusal = binaryCopyRefusal({
+    config,
+    slicesWithLogs: context.slicesWithLogs,
+    sortColumns: context.order.kind === 'input' ? [] : context.sortColumns,
+    populateMetaFields: context.populateMetaFields,
+    preserveHoodieMetadata: context.plan.preserveHoodieMetadata,
+    averageFileBytes: sizes.reduce((total, size) => total + size, 0) / Math.max(1, sizes.length),
+  });
+  if (refusal !== undefined) return { reason: refusal };
   const inputs = await mapWithConcurrency([...context.inputs], FOOTER_CONCURRENCY, (file) => readCopyInput(file));
   const plan = planBinaryCopy(inputs, {
     fileNameColumn: FILE_NAME_COLUMN,

@@ -48,6 +48,8 @@ export interface ScheduledGroup {
 export interface ScheduleResult {
   readonly instantTime: string;
   readonly groups: readonly ScheduledGroup[];
+  /** The plan as written to the requested instant. */
+  readonly plan: ClusteringPlan;
 }
 
 /**
@@ -104,7 +106,7 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
       await assertMetadataTableKeepable(storage, 'a clustering', properties);
       await lease.assertHeld();
       await writeClusteringPlan(storage, instantTime, plan);
-      return { instantTime, groups: scheduledGroups(plan, latestSlices) };
+      return { instantTime, groups: scheduledGroups(plan, latestSlices), plan };
     },
     { waitMs: options.lockWaitMs },
   );

@@ -17,6 +17,8 @@ export const FUNCTIONS = {
   plan: { resource: 'PlanFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
   // ExecuteGroupMemoryMb and ExecuteGroupEphemeralStorageMb are parameters: these are their defaults.
   'execute-group': { resource: 'ExecuteGroupFunction', memoryMb: 2048, timeoutSeconds: 900, ephemeralStorageMb: 4096 },
+  // The groups the plan expects binary copy to do (ExecuteCopyGroupMemoryMb); /tmp as execute-group's.
+  'execute-copy-group': { resource: 'ExecuteCopyGroupFunction', memoryMb: 1024, timeoutSeconds: 900, ephemeralStorageMb: 4096 },
   commit: { resource: 'CommitFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
   rollback: { resource: 'RollbackFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
   'clean-prepare': { resource: 'CleanPrepareFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },

@@ -4,6 +4,8 @@
  * itself stays on the timeline, since Step Functions caps a state's data at 256 KB.
  */
 import { discardStaleGroupResults, groupResultsDone } from '../clustering/instant.js';
+import type { ClusteringConfig } from '../clustering/config.js';
+import { groupExecutor, type GroupExecutor } from '../clustering/executor.js';
 import { capGroupBytes } from '../clustering/job.js';
 import { schedule } from '../clustering/schedule.js';
 import { describeHeal, healTable } from '../failed-writes.js';
@@ -11,6 +13,7 @@ import { findRollbackOf, rollbackInflightClustering } from '../rollback.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { withTableLock } from '../table.js';
 import type { Storage } from '../storage/port.js';
+import type { ClusteringPlan } from '../timeline/clustering-plan.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { heldLock, openTableAndLock, type ServiceClients } from './clients.js';
 import { asObject, executionInputOf, optionalString, type JsonObject } from './events.js';
@@ -24,9 +27,15 @@ export interface PlanStepInput extends ClusteringExecutionInput {
   readonly runId?: string;
 }
 
-/** A Map item: which group to run. Small on purpose. */
+/** A Map item: which group to run, and in which function (the ItemProcessor's Choice reads it). Small on purpose. */
 export interface GroupReference {
   readonly index: number;
+  readonly executor: GroupExecutor;
+}
+
+/** The Map items of `plan`'s groups `indices`. */
+function groupReferences(plan: ClusteringPlan, indices: readonly number[], config: ClusteringConfig, populateMetaFields: boolean): GroupReference[] {
+  return indices.map((index) => ({ index, executor: groupExecutor(plan, plan.inputGroups[index]!, config, populateMetaFields) }));
 }
 
 interface PlanOutputBase {
@@ -135,7 +144,12 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
       const state = (await current.reload()).timeline.instants.find((i) => i.time === instant && i.action === 'replacecommit') ?? pending.instant;
       await discardStaleGroupResults(storage, state, total);
       const done = await groupResultsDone(storage, instant, total);
-      const groups = done.flatMap((finished, index) => (finished ? [] : [{ index }]));
+      const groups = groupReferences(
+        pending.plan,
+        done.flatMap((finished, index) => (finished ? [] : [index])),
+        settings.clustering,
+        current.config.populateMetaFields,
+      );
       await lease.assertHeld();
       await claimRun(storage, instant, runId, now());
       deps.log.info('resuming pending clustering', { instant, state: pending.instant.state, totalGroups: total, groupsToRun: groups.length });
@@ -175,7 +189,12 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
       ...(await fanOut(
         storage,
         scheduled.instantTime,
-        scheduled.groups.map((group) => ({ index: group.index })),
+        groupReferences(
+          scheduled.plan,
+          scheduled.groups.map((group) => group.index),
+          capped.config,
+          current.config.populateMetaFields,
+        ),
       )),
       maxConcurrency,
     };

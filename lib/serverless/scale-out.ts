@@ -110,7 +110,7 @@ export interface GroupManifest {
   readonly key: string;
 }
 
-/** `.hoodie/.aux/hudi-serverless/clustering/<instant>/groups.json`: the groups to run, a JSON array of `{index}`. */
+/** `.hoodie/.aux/hudi-serverless/clustering/<instant>/groups.json`: the groups to run, a JSON array of the Map items, `{index, executor}`. */
 export function groupManifestPath(instantTime: string): string {
   return `${clusteringWorkDir(instantTime)}/groups.json`;
 }
@@ -141,7 +141,8 @@ export async function chooseMap(
       note: `${groups.length} ${fanOut.items} exceed ${fanOut.inlineMapMaxKey.key}=${settings.inlineMapMaxGroups}, but a Distributed Map reads its items from S3 only: running them inline`,
     };
   }
-  // Written before the plan step returns, so a retried plan step rewrites the same list.
-  await storage.put(path, JSON.stringify(groups.map((group) => ({ index: group.index }))));
+  // Written before the plan step returns, so a retried plan step rewrites the same list; the items as the inline Map
+  // would carry them (a clustering group's item names its function).
+  await storage.put(path, JSON.stringify(groups));
   return { mapMode: 'DISTRIBUTED', manifest };
 }

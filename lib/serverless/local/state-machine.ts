@@ -38,6 +38,7 @@ import { followEvents, type ProgressEvent } from './progress.js';
 export const FUNCTION_SUBSTITUTIONS: Readonly<Record<string, FunctionName>> = {
   PlanFunctionArn: 'plan',
   ExecuteGroupFunctionArn: 'execute-group',
+  ExecuteCopyGroupFunctionArn: 'execute-copy-group',
   CommitFunctionArn: 'commit',
   RollbackFunctionArn: 'rollback',
   CleanPrepareFunctionArn: 'clean-prepare',
