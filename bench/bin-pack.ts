@@ -3,6 +3,7 @@
  *
  *   npm run bench:bin-pack -- [--gb 0.5] [--files 50] [--many 10000] [--many-rows 50] [--runs 1] [--threads 2]
  *                             [--skip-big] [--skip-many] [--skip-local] [--skip-function]
+ *                             [--function-sort <columns> [--function-layout linear|z-order|hilbert]]
  *   node infra/with-local-stack.mjs npm run bench:bin-pack -- …   (adds section 3, on S3; run `npm run build` first)
  *
  * 1. One group of about --gb GB of input in --files base files (Hudi-sized bloom filters in their footers, ~250
@@ -15,6 +16,7 @@
  *    handler plans it, and each group runs in the bundled handler the plan names (execute-copy-group or
  *    execute-group, dist/functions), alone in a plain Node process (lambda-invoke.mjs) that is given its function's
  *    template memory: its peak RSS is what that Lambda would hold (Node, the bundle, DuckDB, the transfers' buffers).
+ *    --function-sort birthday,createTime [--function-layout z-order] sorts the rows instead (execute-group).
  * Each run is a child process, so its CPU time (every thread: DuckDB's too) and peak RSS are its own. Ratios are
  * DuckDB's CPU seconds over ours (above 1: we use less CPU, which Lambda bills). Medians of --runs.
  */
@@ -52,6 +54,9 @@ const { values: flags } = parseArgs({
     'skip-many': { type: 'boolean', default: false },
     'skip-function': { type: 'boolean', default: false },
     'skip-local': { type: 'boolean', default: false },
+    /** Section 3 with the rows sorted (a rewrite, in execute-group): columns, and the layout (linear, z-order, hilbert). */
+    'function-sort': { type: 'string' },
+    'function-layout': { type: 'string', default: 'linear' },
     child: { type: 'string' },
   },
 });
@@ -185,7 +190,11 @@ async function functionReport(table: SmallFilesTable): Promise<void> {
   quietPowertools();
   const restore = applyEnvironment(environment);
   // Hudi's group and file sizes; every file counts as small, as in the other sections.
-  const properties = { 'hoodie.clustering.plan.strategy.small.file.limit': String(64 * 1024 * MB) };
+  const properties: Record<string, string> = { 'hoodie.clustering.plan.strategy.small.file.limit': String(64 * 1024 * MB) };
+  if (flags['function-sort'] !== undefined) {
+    properties['hoodie.clustering.plan.strategy.sort.columns'] = flags['function-sort'];
+    properties['hoodie.layout.optimize.strategy'] = flags['function-layout'];
+  }
   let planned: PlanStepOutput;
   try {
     planned = (await (await loadBundledHandler('plan'))({ tablePath, properties }, lambdaContext('plan'))) as PlanStepOutput;

@@ -11,8 +11,11 @@ import {
   CreateBucketCommand,
   DeleteBucketCommand,
   HeadObjectCommand,
+  GetObjectCommand,
   ListMultipartUploadsCommand,
+  PutObjectCommand,
   S3ServiceException,
+  UploadPartCommand,
   type BucketLocationConstraint,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -473,6 +476,45 @@ describe('S3Storage transfers and request counts', () => {
     assert.deepEqual(storage.requests.snapshot(), { put: 2 });
     const local = new LocalStorage(join(scratch, 'local'));
     assert.equal(countedStorage(local, group), local);
+  });
+});
+
+describe('S3 request signing', () => {
+  /** The x-amz-content-sha256 each command is signed with, captured as it would be sent (nothing is sent). */
+  async function signedPayloadHashes(endpoint: string): Promise<Record<string, string | undefined>> {
+    const client = s3ClientFromEnv({ AWS_ENDPOINT_URL_S3: endpoint, AWS_REGION: 'us-east-1' });
+    client.config.credentials = async () => ({ accessKeyId: 'test', secretAccessKey: 'test' });
+    const captured: Record<string, string | undefined> = {};
+    client.middlewareStack.add(
+      (_next, context) => async (args) => {
+        const request = args.request as { headers: Record<string, string> };
+        captured[context.commandName ?? '?'] = request.headers['x-amz-content-sha256'];
+        throw new Error('captured, not sent');
+      },
+      { step: 'deserialize', name: 'captureSigned' },
+    );
+    const body = randomBytes(1024);
+    for (const command of [
+      new PutObjectCommand({ Bucket: 'b', Key: 'k', Body: body }),
+      new UploadPartCommand({ Bucket: 'b', Key: 'k', UploadId: 'u', PartNumber: 1, Body: body, ChecksumAlgorithm: 'CRC32' }),
+      new GetObjectCommand({ Bucket: 'b', Key: 'k' }),
+    ]) {
+      await assert.rejects(client.send(command as PutObjectCommand), /captured, not sent/);
+    }
+    client.destroy();
+    return captured;
+  }
+
+  it('upload bodies over HTTPS are signed as UNSIGNED-PAYLOAD (S3 checks their CRC32); over plain HTTP they stay signed by their SHA-256', async () => {
+    const secure = await signedPayloadHashes('https://127.0.0.1:9');
+    assert.equal(secure['PutObjectCommand'], 'UNSIGNED-PAYLOAD');
+    assert.equal(secure['UploadPartCommand'], 'UNSIGNED-PAYLOAD');
+    const emptyBodyHash = createHash('sha256').update('').digest('hex');
+    assert.equal(secure['GetObjectCommand'], emptyBodyHash, 'a request without a body keeps its hash');
+    const plain = await signedPayloadHashes('http://127.0.0.1:9');
+    assert.match(plain['PutObjectCommand'] ?? '', /^[0-9a-f]{64}$/);
+    assert.notEqual(plain['PutObjectCommand'], emptyBodyHash);
+    assert.match(plain['UploadPartCommand'] ?? '', /^[0-9a-f]{64}$/);
   });
 });
 
