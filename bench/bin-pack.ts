@@ -3,7 +3,7 @@
  *
  *   npm run bench:bin-pack -- [--gb 0.5] [--files 50] [--many 10000] [--many-rows 50] [--runs 1] [--threads 2]
  *                             [--skip-big] [--skip-many] [--skip-local] [--skip-function]
- *                             [--function-sort <columns> [--function-layout linear|z-order|hilbert]]
+ *                             [--function-sort <columns> [--function-layout linear|z-order|hilbert]] [--function-properties k=v,…]
  *   node infra/with-local-stack.mjs npm run bench:bin-pack -- …   (adds section 3, on S3; run `npm run build` first)
  *
  * 1. One group of about --gb GB of input in --files base files (Hudi-sized bloom filters in their footers, ~250
@@ -57,6 +57,8 @@ const { values: flags } = parseArgs({
     /** Section 3 with the rows sorted (a rewrite, in execute-group): columns, and the layout (linear, z-order, hilbert). */
     'function-sort': { type: 'string' },
     'function-layout': { type: 'string', default: 'linear' },
+    /** Section 3 with more properties, key=value,… (e.g. binary.copy.min.row.group.bytes above the inputs' row groups). */
+    'function-properties': { type: 'string' },
     child: { type: 'string' },
   },
 });
@@ -194,6 +196,11 @@ async function functionReport(table: SmallFilesTable): Promise<void> {
   if (flags['function-sort'] !== undefined) {
     properties['hoodie.clustering.plan.strategy.sort.columns'] = flags['function-sort'];
     properties['hoodie.layout.optimize.strategy'] = flags['function-layout'];
+  }
+  for (const entry of flags['function-properties']?.split(',') ?? []) {
+    const [key, value] = entry.split('=');
+    if (key === undefined || value === undefined) throw new Error(`--function-properties entry "${entry}": write key=value`);
+    properties[key.trim()] = value.trim();
   }
   let planned: PlanStepOutput;
   try {
