@@ -317,6 +317,26 @@ function hudiRsS3Options(): Record<string, string> {
 }
 
 /** Rows without Hudi's `_hoodie_*` columns. */
+/**
+ * Spark write options every merge-on-read interop table shares: keyed by `id`, precombined by `ts`, no table
+ * service inline (each test runs the ones it checks, ours or Hudi's), no timeline server, `parallelism` shuffle tasks
+ * for inserts, upserts and deletes. Each test adds its table's name, operation, partitioning and indexes.
+ */
+export function mergeOnReadWriteOptions(parallelism = 2): Record<string, string> {
+  return {
+    'hoodie.datasource.write.table.type': 'MERGE_ON_READ',
+    'hoodie.datasource.write.recordkey.field': 'id',
+    'hoodie.datasource.write.precombine.field': 'ts',
+    'hoodie.compact.inline': 'false',
+    'hoodie.clean.automatic': 'false',
+    'hoodie.archive.automatic': 'false',
+    'hoodie.embed.timeline.server': 'false',
+    'hoodie.insert.shuffle.parallelism': String(parallelism),
+    'hoodie.upsert.shuffle.parallelism': String(parallelism),
+    'hoodie.delete.shuffle.parallelism': String(parallelism),
+  };
+}
+
 export function withoutMetaColumns(rows: readonly Row[]): Row[] {
   return rows.map((row) => Object.fromEntries(Object.entries(row).filter(([column]) => !column.startsWith('_hoodie_'))));
 }

@@ -27,7 +27,7 @@ import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table.js';
 import { readClusteringPlan, type ClusteringPlan } from '../../lib/timeline/clustering-plan.js';
 import { pendingClusteringPlans } from '../../lib/timeline/queries.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRows, mergeOnReadWriteOptions, startHudi, type HudiHarness } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath } from '../helpers/s3.js';
 import { createLockTable, downloadTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
@@ -44,23 +44,14 @@ const row = (id: number, version: number) => ({
   dt: id % 2 === 1 ? 'a' : 'b',
 });
 const sparkOptions = (operation: string): Record<string, string> => ({
+  ...mergeOnReadWriteOptions(1),
   'hoodie.table.name': 'mor_cluster',
-  'hoodie.datasource.write.table.type': 'MERGE_ON_READ',
   'hoodie.datasource.write.operation': operation,
-  'hoodie.datasource.write.recordkey.field': 'id',
-  'hoodie.datasource.write.precombine.field': 'ts',
   'hoodie.datasource.write.partitionpath.field': 'dt',
   'hoodie.table.timeline.timezone': 'UTC',
   'hoodie.metadata.enable': 'true',
   // Every insert batch makes new file groups: two small ones per partition.
   'hoodie.parquet.small.file.limit': '0',
-  'hoodie.compact.inline': 'false',
-  'hoodie.clean.automatic': 'false',
-  'hoodie.archive.automatic': 'false',
-  'hoodie.embed.timeline.server': 'false',
-  'hoodie.insert.shuffle.parallelism': '1',
-  'hoodie.upsert.shuffle.parallelism': '1',
-  'hoodie.delete.shuffle.parallelism': '1',
 });
 
 const open = (path: string) => HudiTable.open(openStorage(path), { mode: 'clustering' });

@@ -15,7 +15,7 @@ import { lockProviderFor } from '../../lib/lock/index.js';
 import { readSnapshot, type QueryType } from '../../lib/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRows, mergeOnReadWriteOptions, startHudi, type HudiHarness } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, amount DECIMAL(10,2), at TIMESTAMP, ts BIGINT, dt STRING';
@@ -28,20 +28,12 @@ const row = (id: number, ts: number, tag: string) => ({
   dt: id % 2 === 1 ? 'a' : 'b',
 });
 const options = (operation: string, index = 'SIMPLE') => ({
+  ...mergeOnReadWriteOptions(),
   'hoodie.table.name': 'mor_bucket',
-  'hoodie.datasource.write.table.type': 'MERGE_ON_READ',
   'hoodie.datasource.write.operation': operation,
-  'hoodie.datasource.write.recordkey.field': 'id',
-  'hoodie.datasource.write.precombine.field': 'ts',
   'hoodie.datasource.write.partitionpath.field': 'dt',
   'hoodie.index.type': index,
   'hoodie.metadata.enable': 'false',
-  'hoodie.compact.inline': 'false',
-  'hoodie.clean.automatic': 'false',
-  'hoodie.archive.automatic': 'false',
-  'hoodie.embed.timeline.server': 'false',
-  'hoodie.insert.shuffle.parallelism': '2',
-  'hoodie.upsert.shuffle.parallelism': '2',
 });
 const withoutFileName = (rows: readonly Row[]) => canonicalRows(rows.map(({ _hoodie_file_name: _name, ...rest }) => rest));
 

@@ -18,7 +18,7 @@ import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table.js';
 import { pendingCompactions, readCompactionPlan, startCompaction, type CompactionOperation } from '../../lib/timeline/compaction-plan.js';
 import { jsonLines, runCli } from '../helpers/cli.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRows, mergeOnReadWriteOptions, startHudi, type HudiHarness } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, price DOUBLE, amount DECIMAL(10,2), day DATE, at TIMESTAMP, ts BIGINT, dt STRING';
@@ -33,20 +33,11 @@ const row = (id: number, ts: number, tag: string) => ({
   dt: id % 2 === 1 ? 'a' : 'b',
 });
 const options = (operation: string, extra: Record<string, string> = {}) => ({
+  ...mergeOnReadWriteOptions(),
   'hoodie.table.name': 'mor_c',
-  'hoodie.datasource.write.table.type': 'MERGE_ON_READ',
   'hoodie.datasource.write.operation': operation,
-  'hoodie.datasource.write.recordkey.field': 'id',
-  'hoodie.datasource.write.precombine.field': 'ts',
   'hoodie.datasource.write.partitionpath.field': 'dt',
   'hoodie.metadata.enable': 'false',
-  'hoodie.compact.inline': 'false',
-  'hoodie.clean.automatic': 'false',
-  'hoodie.archive.automatic': 'false',
-  'hoodie.embed.timeline.server': 'false',
-  'hoodie.insert.shuffle.parallelism': '2',
-  'hoodie.upsert.shuffle.parallelism': '2',
-  'hoodie.delete.shuffle.parallelism': '2',
   ...extra,
 });
 const PROPS = new Map([['hoodie.compact.inline.max.delta.commits', '3']]);

@@ -17,7 +17,7 @@ import { readSnapshot, type QueryType } from '../../lib/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table.js';
 import { jsonLines, runCli } from '../helpers/cli.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRows, mergeOnReadWriteOptions, startHudi, type HudiHarness } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA_A = 'id BIGINT, name STRING, price DOUBLE, qty INT, amount DECIMAL(10,2), day DATE, at TIMESTAMP, ts BIGINT, dt STRING';
@@ -32,18 +32,7 @@ const rowA = (id: number, ts: number, tag: string) => ({
   ts,
   dt: id % 2 === 1 ? 'a' : 'b',
 });
-const COMMON: Record<string, string> = {
-  'hoodie.datasource.write.table.type': 'MERGE_ON_READ',
-  'hoodie.datasource.write.recordkey.field': 'id',
-  'hoodie.datasource.write.precombine.field': 'ts',
-  'hoodie.compact.inline': 'false',
-  'hoodie.clean.automatic': 'false',
-  'hoodie.archive.automatic': 'false',
-  'hoodie.embed.timeline.server': 'false',
-  'hoodie.insert.shuffle.parallelism': '2',
-  'hoodie.upsert.shuffle.parallelism': '2',
-  'hoodie.delete.shuffle.parallelism': '2',
-};
+const COMMON = mergeOnReadWriteOptions();
 const optionsA = (operation: string, extra: Record<string, string> = {}) => ({
   ...COMMON,
   'hoodie.table.name': 'mor_a',

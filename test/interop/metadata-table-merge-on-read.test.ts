@@ -28,7 +28,7 @@ import type { Storage } from '../../lib/storage/port.js';
 import type { CommitMetadata } from '../../lib/timeline/commit-metadata.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { writeBatch, type WriteOptions } from '../../lib/writer/write-client.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRows, mergeOnReadWriteOptions, startHudi, type HudiHarness } from '../helpers/hudi.js';
 import { runKilledWrite } from '../helpers/killed-write.js';
 import { metadataTableChecks, WITHOUT_RECORD_INDEX } from '../helpers/metadata-table-checks.js';
 import { normalizeChanges, sparkChanges } from '../helpers/metadata-records.js';
@@ -48,21 +48,13 @@ const row = (id: number, ts: number, tag: string) => ({
   dt: id % 2 === 1 ? 'a' : 'b',
 });
 const OPTIONS = {
+  ...mergeOnReadWriteOptions(),
   'hoodie.table.name': 'mor_stats',
-  'hoodie.datasource.write.table.type': 'MERGE_ON_READ',
-  'hoodie.datasource.write.recordkey.field': 'id',
-  'hoodie.datasource.write.precombine.field': 'ts',
   'hoodie.datasource.write.partitionpath.field': 'dt',
   'hoodie.metadata.enable': 'true',
   'hoodie.metadata.index.column.stats.enable': 'true',
   'hoodie.metadata.index.bloom.filter.enable': 'true',
   'hoodie.index.bloom.num_entries': '1000',
-  'hoodie.compact.inline': 'false',
-  'hoodie.clean.automatic': 'false',
-  'hoodie.archive.automatic': 'false',
-  'hoodie.embed.timeline.server': 'false',
-  'hoodie.insert.shuffle.parallelism': '2',
-  'hoodie.upsert.shuffle.parallelism': '2',
 };
 const UPSERT = [row(1, 2, 'u'), row(2, 2, 'u'), row(3, 2, 'u'), row(6, 2, 'u')];
 const DELETE = [row(4, 3, 'd'), row(5, 3, 'd')];

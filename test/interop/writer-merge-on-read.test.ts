@@ -20,7 +20,7 @@ import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { writeBatch, type WriteOptions } from '../../lib/writer/write-client.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRows, mergeOnReadWriteOptions, startHudi, type HudiHarness } from '../helpers/hudi.js';
 import { runKilledWrite } from '../helpers/killed-write.js';
 import { tempDir } from '../helpers/paths.js';
 
@@ -36,19 +36,11 @@ const row = (id: number, ts: number, tag: string) => ({
   dt: id % 2 === 1 ? 'a' : 'b',
 });
 const sparkOptions = (operation: string) => ({
+  ...mergeOnReadWriteOptions(),
   'hoodie.table.name': 'mor_w',
-  'hoodie.datasource.write.table.type': 'MERGE_ON_READ',
   'hoodie.datasource.write.operation': operation,
-  'hoodie.datasource.write.recordkey.field': 'id',
-  'hoodie.datasource.write.precombine.field': 'ts',
   'hoodie.datasource.write.partitionpath.field': 'dt',
   'hoodie.metadata.enable': 'true',
-  'hoodie.compact.inline': 'false',
-  'hoodie.clean.automatic': 'false',
-  'hoodie.archive.automatic': 'false',
-  'hoodie.embed.timeline.server': 'false',
-  'hoodie.insert.shuffle.parallelism': '2',
-  'hoodie.upsert.shuffle.parallelism': '2',
 });
 const OUR_PROPS = new Map([['hoodie.index.bloom.num_entries', '1000']]);
 const PROPS = new Map([['hoodie.compact.inline.max.delta.commits', '1']]);
