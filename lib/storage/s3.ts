@@ -1,8 +1,8 @@
 /**
  * The S3 adapter of the storage port: put-if-absent (If-None-Match) for the timeline, ETag-conditional downloads
- * (If-Match), parallel ranged GETs (16 MiB) streamed into local files, multipart uploads in 64 MiB
- * parts (one PUT below a part) aborted on failure, a bound on the upload buffers held at once, batched deletes, listings, and a count of every request it
- * sends by kind (request-counts.ts), which the run reports and the cost model use.
+ * (If-Match), parallel ranged GETs (16 MiB) streamed into local files, multipart uploads in 64 MiB parts (one PUT
+ * below a part) aborted on failure, a bound on the upload bodies held in memory at once, batched deletes, listings,
+ * and a count of every request it sends by kind (request-counts.ts), which the run reports and the cost model use.
  *
  * Why one long file: every operation shares the client, the error translation (not found, precondition failed,
  * access denied with the permission needed) and the request counting; split, each part would re-export the
@@ -602,8 +602,8 @@ async function bodyBytes(response: GetObjectCommandOutput): Promise<Uint8Array> 
 }
 
 /**
- * Write a GET's body into `file` from `position` as it arrives; the bytes written. Stops reading past `limit` bytes
- * (a body longer than its range is reported by the count, without holding the rest).
+ * Write a GET's body into `file` from `position` as it arrives; the bytes received. A body longer than `limit` is
+ * reported by that count without writing past `limit` (the next range's bytes) or reading the rest.
  */
 async function writeBodyAt(file: Awaited<ReturnType<typeof open>>, response: GetObjectCommandOutput, position: number, limit = Infinity): Promise<number> {
   const body = response.Body;
@@ -616,12 +616,12 @@ async function writeBodyAt(file: Awaited<ReturnType<typeof open>>, response: Get
   }
   let written = 0;
   for await (const chunk of body as AsyncIterable<Uint8Array>) {
+    if (written + chunk.length > limit) {
+      body.destroy();
+      return written + chunk.length;
+    }
     await writeAll(file, chunk, position + written);
     written += chunk.length;
-    if (written > limit) {
-      body.destroy();
-      break;
-    }
   }
   return written;
 }
