@@ -29,6 +29,7 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { resolveClusteringConfig } from '../lib/clustering/config.js';
 import { executeGroup } from '../lib/clustering/execute.js';
+import { EXECUTOR_FUNCTION } from '../lib/clustering/executor.js';
 import { schedule } from '../lib/clustering/schedule.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
@@ -214,7 +215,7 @@ async function functionReport(table: SmallFilesTable): Promise<void> {
   );
   console.log('group  function            memory MB  wall s   CPU s  peak RSS MB  share of memory  outputs');
   for (const group of planned.groups) {
-    const fn: FunctionName = group.executor === 'copy' ? 'execute-copy-group' : 'execute-group';
+    const fn: FunctionName = EXECUTOR_FUNCTION[group.executor];
     const memoryMb = FUNCTIONS[fn].memoryMb;
     const result = runChild(`function-${group.index}`, table.dir, {
       bundle: bundledHandlerFile(fn),

@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
 import { executeGroup } from '../lib/clustering/execute.js';
 import type { GroupExecution } from '../lib/clustering/report.js';
-import { binaryCopyRefusal } from '../lib/clustering/executor.js';
+import { binaryCopyRefusal, EXECUTOR_FUNCTION, executorOf } from '../lib/clustering/executor.js';
 import { capGroupBytes, lambdaEngineOptions } from '../lib/clustering/job.js';
 import { buildClusteringGroupsForPartition, type FileSliceInput } from '../lib/clustering/plan-strategy.js';
 import { schedule } from '../lib/clustering/schedule.js';
@@ -90,7 +90,7 @@ for (const layout of layouts) if (!['no-sort', 'linear', 'z-order'].includes(lay
  * The function the plan step sends this shape's groups to (lib/clustering/executor.ts): bin-pack of files whose row
  * groups binary copy takes goes to execute-copy-group, everything else to execute-group.
  */
-function executorFor(layout: Layout, fileBytes: number): 'execute-group' | 'execute-copy-group' {
+function executorFor(layout: Layout, fileBytes: number): (typeof EXECUTOR_FUNCTION)[keyof typeof EXECUTOR_FUNCTION] {
   const config = configFor(layout);
   const refusal = binaryCopyRefusal({
     config,
@@ -100,7 +100,7 @@ function executorFor(layout: Layout, fileBytes: number): 'execute-group' | 'exec
     preserveHoodieMetadata: true,
     averageFileBytes: fileBytes,
   });
-  return refusal === undefined ? 'execute-copy-group' : 'execute-group';
+  return EXECUTOR_FUNCTION[executorOf(refusal)];
 }
 
 function configFor(layout: Layout): ClusteringConfig {

@@ -14,6 +14,9 @@ import { planSortColumns } from './sort-columns.js';
 /** `copy`: ExecuteCopyGroupFunction; `rewrite`: ExecuteGroupFunction. */
 export type GroupExecutor = 'copy' | 'rewrite';
 
+/** The function each executor names (the state machine's Choice in both Maps makes the same mapping). */
+export const EXECUTOR_FUNCTION = { copy: 'execute-copy-group', rewrite: 'execute-group' } as const satisfies Record<GroupExecutor, string>;
+
 /** What decides, before any footer is read, that a group cannot be a binary copy. */
 export interface BinaryCopyFacts {
   readonly config: Pick<ClusteringConfig, 'binaryCopyEnabled' | 'binaryCopyMinRowGroupBytes'>;
@@ -62,5 +65,10 @@ export function groupExecutor(plan: ClusteringPlan, group: ClusteringPlanGroup, 
     preserveHoodieMetadata: plan.preserveHoodieMetadata,
     averageFileBytes: readMb === undefined || !Number.isFinite(readMb) || group.slices.length === 0 ? undefined : (readMb * MIB) / group.slices.length,
   });
+  return executorOf(refusal);
+}
+
+/** `copy` when nothing refuses binary copy before the footers are read. */
+export function executorOf(refusal: string | undefined): GroupExecutor {
   return refusal === undefined ? 'copy' : 'rewrite';
 }
