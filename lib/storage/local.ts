@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, type Dirent } from 'node:fs';
+import { createReadStream, createWriteStream, statSync, type Dirent } from 'node:fs';
 import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Transform } from 'node:stream';
@@ -180,17 +180,17 @@ export class LocalStorage implements Storage, VersionedDownload {
     const folder = this.absolute(dir);
     const entries = await readDirIfExists(folder);
     const dirs: string[] = [];
-    const fileNames: string[] = [];
+    const files: StoredObject[] = [];
+    const prefix = this.relativePath(folder);
     for (const entry of entries) {
       if (entry.name.includes(TEMP_MARKER)) continue;
       if (entry.isDirectory()) dirs.push(entry.name);
-      else if (entry.isFile() || entry.isSymbolicLink()) fileNames.push(entry.name);
+      else if (entry.isFile() || entry.isSymbolicLink()) {
+        const object = statFileSync(join(folder, entry.name), prefix === '' ? entry.name : `${prefix}/${entry.name}`);
+        if (object !== undefined) files.push(object);
+      }
     }
-    const stated = await mapWithConcurrency(fileNames, STAT_CONCURRENCY, (name) => this.statFile(join(folder, name)));
-    return {
-      files: stated.filter((object): object is StoredObject => object !== undefined).sort(byPath),
-      dirs: dirs.sort(),
-    };
+    return { files: files.sort(byPath), dirs: dirs.sort() };
   }
 
   async listRecursive(dir: string): Promise<StoredObject[]> {
@@ -198,15 +198,16 @@ export class LocalStorage implements Storage, VersionedDownload {
     const walk = async (folder: string): Promise<void> => {
       const entries = await readDirIfExists(folder);
       const subFolders: string[] = [];
-      const files: string[] = [];
+      const prefix = this.relativePath(folder);
       for (const entry of entries) {
         if (entry.name.includes(TEMP_MARKER)) continue;
         const full = join(folder, entry.name);
         if (entry.isDirectory()) subFolders.push(full);
-        else if (entry.isFile() || entry.isSymbolicLink()) files.push(full);
+        else if (entry.isFile() || entry.isSymbolicLink()) {
+          const object = statFileSync(full, prefix === '' ? entry.name : `${prefix}/${entry.name}`);
+          if (object !== undefined) found.push(object);
+        }
       }
-      const stated = await mapWithConcurrency(files, STAT_CONCURRENCY, (file) => this.statFile(file));
-      for (const object of stated) if (object !== undefined) found.push(object);
       for (const subFolder of subFolders) await walk(subFolder);
     };
     await walk(this.absolute(dir));
@@ -246,16 +247,6 @@ export class LocalStorage implements Storage, VersionedDownload {
 
   private relativePath(file: string): string {
     return relative(this.root, file).split(sep).join('/');
-  }
-
-  private async statFile(file: string): Promise<StoredObject | undefined> {
-    try {
-      const stats = await stat(file);
-      return stats.isFile() ? { path: this.relativePath(file), size: stats.size, modifiedMs: stats.mtimeMs } : undefined;
-    } catch (error) {
-      if (isMissing(error)) return undefined; // deleted between readdir and stat
-      throw error;
-    }
   }
 
   private async writeTemp(file: string, body: Uint8Array | string): Promise<string> {
@@ -309,4 +300,13 @@ function isMissing(error: unknown): boolean {
 function isLinkUnsupported(error: unknown): boolean {
   const code = errorCode(error);
   return code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EXDEV' || code === 'EMLINK';
+}
+
+/**
+ * A listed file's size and time. Synchronous on purpose: a listing stats every file of a folder (a timeline of
+ * 10,000 commits holds 30,000), and a promise per stat cost four times the stat (0.8 CPU s for 30,000 files).
+ */
+function statFileSync(file: string, path: string): StoredObject | undefined {
+  const stats = statSync(file, { throwIfNoEntry: false }); // undefined: deleted between readdir and stat
+  return stats?.isFile() === true ? { path, size: stats.size, modifiedMs: stats.mtimeMs } : undefined;
 }
