@@ -28,18 +28,27 @@ export function inputFacts(footers: readonly InputFooter[]): { fileRows: number[
   return { fileRows: footers.map((footer) => footer.numRows), readOptions: readOptionsFor(footers.map((footer) => footer.columns)) };
 }
 
-/** A temp table (file index, offset) for the inputs, whose rows per file are `fileRows`; drop it when done. */
+/**
+ * A temp table (file index, offset) for the inputs, whose rows per file are `fileRows`; drop it when done. Filled
+ * through DuckDB's appender: a VALUES list of one row per input took 40 µs a row to parse (0.4 s for 10,000 files).
+ */
 export async function createInputsTable(connection: DuckDBConnection, files: readonly string[], fileRows: readonly number[]): Promise<string> {
-  const table = sqlIdentifier(`__hudi_inputs_${randomUUID().replaceAll('-', '')}`);
-  let offset = 0;
-  const entries = files.map((_, index) => {
-    const entry = `(${index}::UBIGINT, ${offset}::BIGINT)`;
-    offset += fileRows[index]!;
-    return entry;
-  });
-  await connection.run(
-    `CREATE TEMP TABLE ${table} AS SELECT * FROM (VALUES ${entries.join(', ')}) AS t(${sqlIdentifier(FILE_INDEX_COLUMN)}, ${sqlIdentifier(FILE_OFFSET_COLUMN)})`,
-  );
+  const name = `__hudi_inputs_${randomUUID().replaceAll('-', '')}`;
+  const table = sqlIdentifier(name);
+  await connection.run(`CREATE TEMP TABLE ${table} (${sqlIdentifier(FILE_INDEX_COLUMN)} UBIGINT, ${sqlIdentifier(FILE_OFFSET_COLUMN)} BIGINT)`);
+  const appender = await connection.createAppender(name, 'main', 'temp');
+  try {
+    let offset = 0;
+    for (let index = 0; index < files.length; index++) {
+      appender.appendUBigInt(BigInt(index));
+      appender.appendBigInt(BigInt(offset));
+      appender.endRow();
+      offset += fileRows[index]!;
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
   return table;
 }
 
