@@ -494,6 +494,20 @@ async function writeToTable(
             ...(indexesColumnStats ? { columnStatsColumns: configuredColumnStatsColumns(options.properties) } : {}),
           })
         : undefined;
+    // A base file's footer (bloom filter, key range) needs its record keys: the next file group's are read and hashed
+    // while DuckDB writes this one's file (its threads), instead of between the writes.
+    const footers = new Map<number, Promise<Record<string, string>>>();
+    const footerOf = (bucket: Bucket, index: number): Promise<Record<string, string>> =>
+      session
+        .fileGroupRecordKeys(index, bucket.kind === 'UPDATE' ? bucket.existingFile : undefined)
+        .then((recordKeys) => hudiFooter(recordKeys, schemaWithMeta, { bloom: config.bloom }));
+    const prepareFooter = (from: number): void => {
+      const next = plan.buckets.findIndex((bucket, index) => index >= from && bucket.kind !== 'APPEND');
+      if (next < 0 || footers.has(next)) return;
+      const footer = footerOf(plan.buckets[next]!, next);
+      footer.catch(() => undefined); // awaited when its file group is written; the write loop's own error wins
+      footers.set(next, footer);
+    };
     const writeBucket = async (bucket: Bucket, index: number): Promise<void> => {
       if (bucket.kind === 'APPEND') {
         const slice = slices?.get(fileGroupKey(bucket.partitionPath, bucket.fileId));
@@ -514,7 +528,10 @@ async function writeToTable(
       const path = joinPartitionPath(bucket.partitionPath, fileName);
       await createMarker(storage, instantTime, bucket.partitionPath, fileName, bucket.kind === 'UPDATE' ? 'MERGE' : 'CREATE');
       const existingFile = bucket.kind === 'UPDATE' ? bucket.existingFile : undefined;
-      const recordKeys = await session.fileGroupRecordKeys(index, existingFile);
+      prepareFooter(index);
+      const keyValues = await footers.get(index)!;
+      footers.delete(index);
+      prepareFooter(index + 1);
       const localFile = join(workDir, 'out', `${index}.parquet`);
       const started = Date.now();
       const result = await session.writeFileGroup({
@@ -526,7 +543,7 @@ async function writeToTable(
         commitTime: instantTime,
         taskPartitionId: index,
         rowGroupSize,
-        keyValues: hudiFooter(recordKeys, schemaWithMeta, { bloom: config.bloom }),
+        keyValues,
         typeTemplates: stagedFiles.localPaths.length > 0 ? [stagedFiles.localPaths[0]!] : tableTemplates,
       });
       inserted += result.inserts;
@@ -559,6 +576,7 @@ async function writeToTable(
     } finally {
       // Also when writing a file failed: no upload may still be landing while the rollback deletes.
       await uploads.drain().catch(() => undefined);
+      await Promise.allSettled(footers.values()); // a read still running on the session when it closes would crash
       await appender?.close();
     }
     await uploads.drain();
