@@ -68,13 +68,13 @@ describe('Thrift compact protocol', () => {
     const struct = reader.readStruct();
     assert.equal(reader.position, HAND_BUILT.length);
     assert.equal(struct.int(1), -3);
-    assert.equal(struct.fields.get(2)?.value, true);
-    assert.equal(struct.fields.get(3)?.value, false);
+    assert.equal(struct.value(2), true);
+    assert.equal(struct.value(3), false);
     assert.equal(Buffer.from(struct.binary(4)!).toString('utf8'), 'hi');
     assert.equal(struct.bigint(20), 300n);
     assert.deepEqual(struct.list(21)?.items, [1, 2]);
     assert.equal(struct.struct(22)?.int(1), 7);
-    assert.equal(struct.fields.get(23)?.value, 1.5);
+    assert.equal(struct.value(23), 1.5);
     assert.equal(struct.has(5), false);
   });
 
@@ -105,7 +105,7 @@ describe('Thrift compact protocol', () => {
     const listHeader = bytes.indexOf(0xf5);
     assert.ok(listHeader > 0 && bytes[listHeader + 1] === 20, 'a 20-element list has the long header');
     const decoded = new CompactReader(bytes).readStruct();
-    assert.equal(decoded.fields.get(1)?.value, false);
+    assert.equal(decoded.value(1), false);
     assert.equal(decoded.int(2), 2 ** 31 - 1);
     assert.equal(decoded.bigint(3), -(2n ** 62n));
     assert.deepEqual(

@@ -743,7 +743,7 @@ function queueIndexes(
 
 function shallowCopy(struct: ThriftStruct): ThriftStruct {
   const copy = new ThriftStruct();
-  for (const [id, field] of struct.fields) copy.set(id, field.type, field.value);
+  for (const field of struct.fields()) copy.set(field.id, field.type, field.value);
   return copy;
 }
 

@@ -26,40 +26,73 @@ export class ThriftList {
   ) {}
 }
 
+/**
+ * A struct's fields in the order they were read or set (ids, types and values side by side: a footer has hundreds
+ * of thousands of fields over 10,000 files, and an object per field was most of the time spent decoding them).
+ */
 export class ThriftStruct {
-  readonly fields = new Map<number, { type: number; value: ThriftValue }>();
+  readonly #ids: number[];
+  readonly #types: number[];
+  readonly #values: ThriftValue[];
+
+  constructor(ids: number[] = [], types: number[] = [], values: ThriftValue[] = []) {
+    this.#ids = ids;
+    this.#types = types;
+    this.#values = values;
+  }
 
   has(id: number): boolean {
-    return this.fields.has(id);
+    return this.#ids.includes(id);
   }
   set(id: number, type: number, value: ThriftValue): void {
-    this.fields.set(id, { type, value });
+    const index = this.#ids.indexOf(id);
+    if (index < 0) {
+      this.#ids.push(id);
+      this.#types.push(type);
+      this.#values.push(value);
+      return;
+    }
+    this.#types[index] = type;
+    this.#values[index] = value;
   }
   delete(id: number): void {
-    this.fields.delete(id);
+    const index = this.#ids.indexOf(id);
+    if (index < 0) return;
+    this.#ids.splice(index, 1);
+    this.#types.splice(index, 1);
+    this.#values.splice(index, 1);
+  }
+  /** A field's value as read (an i64 is a number while it is a safe integer, else a bigint). */
+  value(id: number): ThriftValue | undefined {
+    const index = this.#ids.indexOf(id);
+    return index < 0 ? undefined : this.#values[index];
+  }
+  /** The fields in id order, as they are written. */
+  fields(): { id: number; type: number; value: ThriftValue }[] {
+    return this.#ids.map((id, index) => ({ id, type: this.#types[index]!, value: this.#values[index]! })).sort((a, b) => a.id - b.id);
   }
   int(id: number): number | undefined {
-    const value = this.fields.get(id)?.value;
+    const value = this.value(id);
     return typeof value === 'number' ? value : typeof value === 'bigint' ? Number(value) : undefined;
   }
   bigint(id: number): bigint | undefined {
-    const value = this.fields.get(id)?.value;
+    const value = this.value(id);
     return typeof value === 'bigint' ? value : typeof value === 'number' ? BigInt(value) : undefined;
   }
   bool(id: number): boolean | undefined {
-    const value = this.fields.get(id)?.value;
+    const value = this.value(id);
     return typeof value === 'boolean' ? value : undefined;
   }
   binary(id: number): Uint8Array | undefined {
-    const value = this.fields.get(id)?.value;
+    const value = this.value(id);
     return value instanceof Uint8Array ? value : undefined;
   }
   struct(id: number): ThriftStruct | undefined {
-    const value = this.fields.get(id)?.value;
+    const value = this.value(id);
     return value instanceof ThriftStruct ? value : undefined;
   }
   list(id: number): ThriftList | undefined {
-    const value = this.fields.get(id)?.value;
+    const value = this.value(id);
     return value instanceof ThriftList ? value : undefined;
   }
 }
@@ -69,10 +102,16 @@ export function isStruct(value: ThriftValue): value is ThriftStruct {
 }
 
 export class CompactReader {
+  private readonly bytes: Uint8Array;
+
+  /** Binary values are views of `bytes` (as Buffer.slice gives), so `bytes` must not change while they are used. */
   constructor(
-    private readonly bytes: Uint8Array,
+    bytes: Uint8Array,
     public position = 0,
-  ) {}
+  ) {
+    // A plain view: a Buffer's subarray builds a Buffer object per binary value, several times slower.
+    this.bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
 
   private byte(): number {
     const value = this.bytes[this.position++];
@@ -80,14 +119,22 @@ export class CompactReader {
     return value;
   }
 
-  /** A varint as a number while it fits in 53 bits (every length, id and i32; nearly every i64), else exact. */
+  /** A varint as a number while it fits in 49 bits (every length, id and i32; nearly every i64), else exact. */
   private varint(): number | bigint {
+    const bytes = this.bytes;
+    let position = this.position;
     let result = 0;
-    for (let shift = 0; shift < 49; shift += 7) {
-      const byte = this.byte();
-      result += (byte & 0x7f) * 2 ** shift;
-      if ((byte & 0x80) === 0) return result;
+    // Multiplying by a running power of two instead of `2 ** shift`, a quarter of the decoding time.
+    for (let scale = 1; scale < 2 ** 49; scale *= 128) {
+      const byte = bytes[position++];
+      if (byte === undefined) throw new Error('truncated Thrift data');
+      result += (byte & 0x7f) * scale;
+      if (byte < 0x80) {
+        this.position = position;
+        return result;
+      }
     }
+    this.position = position;
     let big = BigInt(result);
     for (let shift = 49n; ; shift += 7n) {
       const byte = this.byte();
@@ -112,17 +159,28 @@ export class CompactReader {
   }
 
   readStruct(): ThriftStruct {
-    const struct = new ThriftStruct();
+    const ids: number[] = [];
+    const types: number[] = [];
+    const values: ThriftValue[] = [];
     let lastId = 0;
     for (;;) {
       const header = this.byte();
-      if (header === 0) return struct;
+      if (header === 0) return new ThriftStruct(ids, types, values);
       const type = header & 0x0f;
       const delta = header >> 4;
       const id = delta === 0 ? Number(this.zigzag()) : lastId + delta;
       lastId = id;
-      if (type === 1 || type === 2) struct.set(id, THRIFT_BOOL, type === 1);
-      else struct.set(id, type, this.value(type));
+      // A repeated id keeps the last value, as a map would.
+      const seen = ids.indexOf(id);
+      const index = seen < 0 ? ids.length : seen;
+      ids[index] = id;
+      if (type === 1 || type === 2) {
+        types[index] = THRIFT_BOOL;
+        values[index] = type === 1;
+      } else {
+        types[index] = type;
+        values[index] = this.value(type);
+      }
     }
   }
 
@@ -138,10 +196,9 @@ export class CompactReader {
       case THRIFT_I16:
       case THRIFT_I32:
         return Number(this.zigzag());
-      case THRIFT_I64: {
-        const value = this.zigzag();
-        return typeof value === 'bigint' ? value : BigInt(value);
-      }
+      case THRIFT_I64:
+        // A number while exact (a BigInt per offset and size was a tenth of a footer's decoding), else a bigint.
+        return this.zigzag();
       case THRIFT_DOUBLE: {
         if (this.position + 8 > this.bytes.length) throw new Error('truncated Thrift double');
         const view = new DataView(this.bytes.buffer, this.bytes.byteOffset + this.position, 8);
@@ -151,7 +208,7 @@ export class CompactReader {
       case THRIFT_BINARY: {
         const length = this.smallVarint();
         if (this.position + length > this.bytes.length) throw new Error('truncated Thrift binary');
-        const value = this.bytes.slice(this.position, this.position + length);
+        const value = this.bytes.subarray(this.position, this.position + length);
         this.position += length;
         return value;
       }
@@ -222,7 +279,8 @@ export class CompactWriter {
 
   struct(struct: ThriftStruct): this {
     let lastId = 0;
-    for (const [id, field] of [...struct.fields].sort((a, b) => a[0] - b[0])) {
+    for (const field of struct.fields()) {
+      const { id } = field;
       const isBool = field.type === THRIFT_BOOL;
       const type = isBool ? (field.value === true ? 1 : 2) : field.type;
       const delta = id - lastId;
