@@ -204,6 +204,19 @@ describe('reading', () => {
                     (range / 4.0)::DECIMAL(12,2) AS d, (TIMESTAMP '2024-01-01' + to_seconds(range))::TIMESTAMP AS t
              FROM range(10000)) TO '${multi}' (FORMAT parquet, ROW_GROUP_SIZE 2048)`,
     );
+    // Asked for some leaves only (a nested one among them): exactly those, as the whole footer's statistics give them.
+    const some = ['decimalField', 'arrayField.array.arr_struct_f2', 'dateField'];
+    const picked = columnStatsOf(readFooterSummary(join(workDir, DIANA_FILE), { statistics: some }));
+    assert.deepEqual(
+      picked.columns,
+      diana.columns.filter((column) => some.includes(column.column)),
+    );
+    assert.deepEqual(
+      picked.columns.map((column) => column.column),
+      diana.columns.map((column) => column.column).filter((column) => some.includes(column)),
+      'in schema order',
+    );
+
     const [multiStats] = columnStats([multi]);
     assert.ok(multiStats);
     assert.ok(multiStats.rowGroupCount > 1);

@@ -12,6 +12,7 @@
  * hand each other local files and a DuckDB connection; the algorithms are in lib/engine/ and lib/layout/.
  */
 import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HudiError } from '../errors.js';
@@ -398,16 +399,18 @@ async function binaryCopyPlan(
   context: GroupContext,
 ): Promise<{ inputs: CopyInput[]; layout: CopyLayout; reason?: undefined } | { reason: string; layout?: undefined }> {
   const { config } = context.options;
-  // Small files mean small row groups: their sizes decide before any footer is read.
-  const sizes = await Promise.all(context.inputs.map(async (file) => (await stat(file)).size));
-  const refusal = binaryCopyRefusal({
+  const facts = {
     config,
     slicesWithLogs: context.slicesWithLogs,
     sortColumns: context.order.kind === 'input' ? [] : context.sortColumns,
     populateMetaFields: context.populateMetaFields,
     preserveHoodieMetadata: context.plan.preserveHoodieMetadata,
-    averageFileBytes: sizes.reduce((total, size) => total + size, 0) / Math.max(1, sizes.length),
-  });
+  };
+  // Small files mean small row groups: their sizes decide before any footer is read, but only once nothing else
+  // refuses (a stat per input is wasted on a sorted group of 10,000 files).
+  const averageFileBytes = (): number => context.inputs.reduce((total, file) => total + statSync(file).size, 0) / Math.max(1, context.inputs.length);
+  const refusal =
+    binaryCopyRefusal({ ...facts, averageFileBytes: Number.POSITIVE_INFINITY }) ?? binaryCopyRefusal({ ...facts, averageFileBytes: averageFileBytes() });
   if (refusal !== undefined) return { reason: refusal };
   const inputs = await mapWithConcurrency([...context.inputs], FOOTER_CONCURRENCY, (file) => readCopyInput(file));
   const plan = planBinaryCopy(inputs, {
@@ -583,8 +586,9 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
   const { inputs, order, plan, populateMetaFields, instantTime, groupIndex, sortColumns, outputDir } = context;
   // One footer read per input gives the rows, sizes and schemas every later step uses (copySorted included), and,
   // for sort columns, the chunk statistics of the report's "before" ranges (decoded here: DuckDB's parquet_metadata
-  // over 10,000 small files cost more than rewriting their rows).
-  const footers = inputs.map((file) => readFooterSummary(file, { statistics: sortColumns.length > 0 }));
+  // over 10,000 small files cost more than rewriting their rows; of the sort columns only, since every leaf's cost
+  // more than the rest of the footer).
+  const footers = inputs.map((file) => readFooterSummary(file, sortColumns.length > 0 ? { statistics: sortColumns } : {}));
   const inputStats = sortColumns.length === 0 ? undefined : footers.map(columnStatsOf);
   const inputFileRows = footers.map((footer) => footer.numRows);
   const inputRows = inputFileRows.reduce((total, rows) => total + rows, 0);

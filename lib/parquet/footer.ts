@@ -117,15 +117,15 @@ export interface FooterSummary {
   readonly columns: readonly ParquetColumnInfo[];
   /** The footer key/values asked for, as text (absent keys left out). */
   readonly keyValues: ReadonlyMap<string, string>;
-  /** Column chunk statistics per leaf, when asked for (statistics.ts). */
+  /** Column chunk statistics per leaf (or per leaf asked for), when asked for (statistics.ts). */
   readonly statistics?: FileStatistics;
 }
 
 export interface FooterSummaryOptions {
   /** Footer key/values to return as text. */
   readonly keys?: readonly string[];
-  /** Also decode every leaf's column chunk statistics. */
-  readonly statistics?: boolean;
+  /** Also decode column chunk statistics: of every leaf (true), or of these leaves only (paths joined by '.'). */
+  readonly statistics?: boolean | readonly string[];
 }
 
 /** Bytes read from a file's end at first: a footer without a large bloom filter fits, so one read does. */
@@ -176,7 +176,9 @@ export function readFooterSummary(file: string, options: FooterSummaryOptions = 
       rowGroupCount: metadata.list(FILE_METADATA.rowGroups)?.items.length ?? 0,
       columns,
       keyValues,
-      ...(options.statistics === true ? { statistics: footerStatistics(metadata, columns) } : {}),
+      ...(options.statistics === true || Array.isArray(options.statistics)
+        ? { statistics: footerStatistics(metadata, columns, options.statistics === true ? undefined : new Set(options.statistics)) }
+        : {}),
     };
   } finally {
     closeSync(descriptor);

@@ -58,9 +58,23 @@ const FILE_ROW_GROUPS = 4;
 const ROW_GROUP_COLUMNS = 1;
 const ROW_GROUP_NUM_ROWS = 3;
 
-/** The statistics of a footer (its FileMetaData) whose schema `columns` describes (columnInfosFromSchemaElements). */
-export function footerStatistics(metadata: ThriftStruct, columns: readonly ParquetColumnInfo[]): FileStatistics {
-  const leaves = columns.filter((column) => column.numChildren === 0);
+/**
+ * The statistics of a footer (its FileMetaData) whose schema `columns` describes (columnInfosFromSchemaElements): of
+ * every leaf, or of the leaves in `only` (paths joined by '.'), in schema order.
+ */
+export function footerStatistics(metadata: ThriftStruct, columns: readonly ParquetColumnInfo[], only?: ReadonlySet<string>): FileStatistics {
+  const leaves: ParquetColumnInfo[] = [];
+  // A chunk's place in its row group is its leaf's place among all leaves.
+  const chunkIndexes: number[] = [];
+  let leafCount = 0;
+  for (const column of columns) {
+    if (column.numChildren !== 0) continue;
+    if (only === undefined || only.has(column.path.join('.'))) {
+      leaves.push(column);
+      chunkIndexes.push(leafCount);
+    }
+    leafCount++;
+  }
   const decoders = leaves.map(decoderFor);
   const rowGroups = metadata.list(FILE_ROW_GROUPS)?.items.filter(isStruct) ?? [];
   const ranges = leaves.map(() => ({
@@ -76,7 +90,7 @@ export function footerStatistics(metadata: ThriftStruct, columns: readonly Parqu
     const chunks = rowGroup.list(ROW_GROUP_COLUMNS)?.items.filter(isStruct) ?? [];
     for (let leaf = 0; leaf < leaves.length; leaf++) {
       const range = ranges[leaf]!;
-      const meta = chunks[leaf]?.struct(CHUNK_META_DATA);
+      const meta = chunks[chunkIndexes[leaf]!]?.struct(CHUNK_META_DATA);
       if (meta === undefined) {
         range.complete = false;
         range.nullCount = null;
