@@ -588,7 +588,9 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
   // for sort columns, the chunk statistics of the report's "before" ranges (decoded here: DuckDB's parquet_metadata
   // over 10,000 small files cost more than rewriting their rows; of the sort columns only, since every leaf's cost
   // more than the rest of the footer).
-  const footers = inputs.map((file) => readFooterSummary(file, sortColumns.length > 0 ? { statistics: sortColumns } : {}));
+  // A curve's sort columns are decoded from their pages (scanSortColumns), so their chunks are located here too.
+  const footerOptions = { ...(sortColumns.length > 0 ? { statistics: sortColumns } : {}), ...(order.kind === 'curve' ? { chunks: order.columns } : {}) };
+  const footers = inputs.map((file) => readFooterSummary(file, footerOptions));
   const inputStats = sortColumns.length === 0 ? undefined : footers.map(columnStatsOf);
   const inputFileRows = footers.map((footer) => footer.numRows);
   const inputRows = inputFileRows.reduce((total, rows) => total + rows, 0);

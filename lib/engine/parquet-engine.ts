@@ -30,6 +30,7 @@ import type {
   SampleRowsOptions,
   SortColumnBatch,
   SortColumnDescription,
+  SortColumnScan,
   WriteRowsResult,
 } from './port.js';
 import { mergeIntoBase, writeEmptyFileOfAvro } from './write-rows.js';
@@ -147,7 +148,7 @@ class DuckDBParquetEngine implements ParquetEngine {
     columns: readonly string[],
     onBatch: (batch: SortColumnBatch, columns: readonly SortColumnDescription[]) => void,
     options: { readonly inputFooters?: readonly InputFooter[] } = {},
-  ): Promise<{ columns: SortColumnDescription[]; rowCount: number }> {
+  ): Promise<SortColumnScan> {
     return this.exclusive(() => scanSortColumns(this.db, files, columns, onBatch, options.inputFooters));
   }
 

@@ -4,6 +4,7 @@
  * (parquet-engine.ts); only lib/engine/ knows that DuckDB is behind it.
  */
 import type { SortColumnType, SortValue } from '../layout/curves.js';
+import type { ChunkLocation } from '../parquet/column-chunk.js';
 import type { ParquetColumnInfo, SchemaDeviation } from '../parquet/schema.js';
 import type { Row } from './row-format.js';
 
@@ -85,6 +86,8 @@ export interface InputFooter {
   numRows: number;
   /** The schema's non-root elements. */
   columns: readonly ParquetColumnInfo[];
+  /** Where some leaves' column chunks are (readFooterSummary's `chunks`): scanSortColumns decodes those itself. */
+  chunks?: ReadonlyMap<string, readonly ChunkLocation[]>;
 }
 
 export interface CopySortedRequest {
@@ -154,6 +157,13 @@ export interface SortColumnDescription {
   type: SortColumnType;
 }
 
+/** What scanSortColumns read: the columns, the rows, and whether from the files' pages (small files) or by a scan. */
+export interface SortColumnScan {
+  columns: SortColumnDescription[];
+  rowCount: number;
+  readFrom: 'pages' | 'scan';
+}
+
 /** Some rows' sort-column values, in no particular order: row i is input row `inputRows[i]` (input order as in rowRanks). */
 export interface SortColumnBatch {
   inputRows: Uint32Array;
@@ -174,8 +184,9 @@ export interface ParquetEngine {
   /** Rows of local Parquet files (columns united by name), values JSON-ready per row-format.ts. */
   readRows(files: readonly string[], options?: ReadRowsOptions): Promise<RowSet>;
   /**
-   * Stream sort-column values of every input row to `onBatch` (batches of up to 2,048 rows), mapped to the Spark
-   * types Hudi's curve builders take; refuses columns of other types. Returns the columns' descriptions and the row count.
+   * Stream sort-column values of every input row to `onBatch` (in batches), mapped to the Spark types Hudi's curve
+   * builders take; refuses columns of other types. Returns the columns' descriptions, the row count and how they were
+   * read: decoded from the pages of small files whose footers locate the columns' chunks, or by a scan.
    * `inputFooters`: the inputs' footers, in input order, when the caller has read them (as copySorted takes them).
    */
   scanSortColumns(
@@ -183,7 +194,7 @@ export interface ParquetEngine {
     columns: readonly string[],
     onBatch: (batch: SortColumnBatch, columns: readonly SortColumnDescription[]) => void,
     options?: { readonly inputFooters?: readonly InputFooter[] },
-  ): Promise<{ columns: SortColumnDescription[]; rowCount: number }>;
+  ): Promise<SortColumnScan>;
   /** Up to `count` rows picked deterministically from the data (by value hash, not by position); values as readRows. */
   sampleRows(files: readonly string[], options: SampleRowsOptions): Promise<RowSet>;
   readFooter(file: string): Promise<ParquetFooter>;

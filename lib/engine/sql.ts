@@ -45,10 +45,15 @@ export const READ_OPTIONS = 'union_by_name = true, hive_partitioning = false';
  * file first: over 10,000 small files that cost 1 to 3 CPU s a query.
  */
 export function readOptionsFor(schemas: readonly (readonly ParquetColumnInfo[])[]): string {
+  return schemas.length > 0 && isOneSchema(schemas) ? SAME_SCHEMA_READ_OPTIONS : READ_OPTIONS;
+}
+
+/** Whether these footers' schemas are all the same (vacuously for none). */
+export function isOneSchema(schemas: readonly (readonly ParquetColumnInfo[])[]): boolean {
   const first = schemas[0];
-  if (first === undefined) return READ_OPTIONS;
+  if (first === undefined) return true;
   const signature = JSON.stringify(first);
-  return schemas.every((schema) => schema === first || JSON.stringify(schema) === signature) ? SAME_SCHEMA_READ_OPTIONS : READ_OPTIONS;
+  return schemas.every((schema) => schema === first || JSON.stringify(schema) === signature);
 }
 
 const SAME_SCHEMA_READ_OPTIONS = 'hive_partitioning = false';

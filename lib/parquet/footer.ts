@@ -7,6 +7,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { HudiError } from '../errors.js';
 import { columnInfosFromSchemaElements, type ParquetColumnInfo } from './schema.js';
+import type { ChunkLocation } from './column-chunk.js';
 import { footerStatistics, type FileStatistics } from './statistics.js';
 import { CompactReader, CompactWriter, isStruct, ThriftList, ThriftStruct, THRIFT_BINARY, THRIFT_LIST, THRIFT_STRUCT } from './thrift.js';
 
@@ -119,6 +120,8 @@ export interface FooterSummary {
   readonly keyValues: ReadonlyMap<string, string>;
   /** Column chunk statistics per leaf (or per leaf asked for), when asked for (statistics.ts). */
   readonly statistics?: FileStatistics;
+  /** Where the chunks of the leaves asked for are, row group by row group, by leaf path joined by '.'. */
+  readonly chunks?: ReadonlyMap<string, readonly ChunkLocation[]>;
 }
 
 export interface FooterSummaryOptions {
@@ -126,6 +129,8 @@ export interface FooterSummaryOptions {
   readonly keys?: readonly string[];
   /** Also decode column chunk statistics: of every leaf (true), or of these leaves only (paths joined by '.'). */
   readonly statistics?: boolean | readonly string[];
+  /** Leaves (paths joined by '.') whose column chunk locations to return. */
+  readonly chunks?: readonly string[];
 }
 
 /** Bytes read from a file's end at first: a footer without a large bloom filter fits, so one read does. */
@@ -179,10 +184,45 @@ export function readFooterSummary(file: string, options: FooterSummaryOptions = 
       ...(options.statistics === true || Array.isArray(options.statistics)
         ? { statistics: footerStatistics(metadata, columns, options.statistics === true ? undefined : new Set(options.statistics)) }
         : {}),
+      ...(options.chunks === undefined ? {} : { chunks: chunkLocations(metadata, columns, options.chunks) }),
     };
   } finally {
     closeSync(descriptor);
   }
+}
+
+// RowGroup.columns, ColumnChunk.meta_data and the ColumnMetaData fields locating its pages (parquet.thrift).
+const ROW_GROUP_COLUMNS = 1;
+const CHUNK_META_DATA = 3;
+const META = { codec: 4, numValues: 5, totalCompressedSize: 7, dataPageOffset: 9, dictionaryPageOffset: 11 } as const;
+
+function chunkLocations(metadata: ThriftStruct, columns: readonly ParquetColumnInfo[], wanted: readonly string[]): Map<string, ChunkLocation[]> {
+  const leafIndex = new Map<string, number>();
+  for (const column of columns) if (column.numChildren === 0) leafIndex.set(column.path.join('.'), leafIndex.size);
+  const locations = new Map<string, ChunkLocation[]>();
+  const rowGroups = metadata.list(FILE_METADATA.rowGroups)?.items.filter(isStruct) ?? [];
+  for (const path of wanted) {
+    const index = leafIndex.get(path);
+    if (index === undefined) continue;
+    locations.set(
+      path,
+      rowGroups.map((rowGroup) => {
+        const meta = rowGroup.list(ROW_GROUP_COLUMNS)?.items[index];
+        const fields = meta instanceof ThriftStruct ? meta.struct(CHUNK_META_DATA) : undefined;
+        const data = fields?.int(META.dataPageOffset) ?? 0;
+        const dictionary = fields?.int(META.dictionaryPageOffset);
+        // Some writers put 0 (or the data page's place) in dictionary_page_offset when there is no dictionary.
+        const offset = dictionary !== undefined && dictionary > 0 && dictionary < data ? dictionary : data;
+        return {
+          codec: fields?.int(META.codec) ?? -1,
+          offset,
+          length: fields?.int(META.totalCompressedSize) ?? 0,
+          numValues: fields?.int(META.numValues) ?? 0,
+        };
+      }),
+    );
+  }
+  return locations;
 }
 
 function readAt(descriptor: number, start: number, length: number, file: string): Buffer {

@@ -238,6 +238,11 @@ const DECOMPRESSORS: ReadonlyMap<number, Decompressor> = new Map<number, Decompr
   ...(zstdDecompressSync === undefined ? [] : [[CODEC.ZSTD, (body: Buffer) => zstdDecompressSync(body)] as [number, Decompressor]]),
 ]);
 
+/** How this runtime decompresses a page of `codec` (a body and its uncompressed size), if it can. */
+export function decompressorFor(codec: number): Decompressor | undefined {
+  return DECOMPRESSORS.get(codec);
+}
+
 /** Whether this runtime can recompress pages from `from` to `to`. */
 export function canRecompress(from: number, to: number): boolean {
   return DECOMPRESSORS.has(from) && COMPRESSORS.has(to);
