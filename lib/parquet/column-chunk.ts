@@ -133,28 +133,23 @@ function countOnes(levels: Uint32Array): number {
   return ones;
 }
 
+/** PLAIN values of a fixed width, little-endian. */
+const FIXED_WIDTH_READERS: Partial<Record<ParquetPhysicalType, { width: number; read: (bytes: Buffer, at: number) => ChunkValue }>> = {
+  INT32: { width: 4, read: (bytes, at) => bytes.readInt32LE(at) },
+  INT64: { width: 8, read: (bytes, at) => bytes.readBigInt64LE(at) },
+  FLOAT: { width: 4, read: (bytes, at) => bytes.readFloatLE(at) },
+  DOUBLE: { width: 8, read: (bytes, at) => bytes.readDoubleLE(at) },
+};
+
 /** `count` PLAIN-encoded values from `start`. */
 function plainValues(bytes: Buffer, start: number, count: number, physicalType: ParquetPhysicalType, into: ChunkValue[]): void {
-  const need = (width: number): void => {
-    if (start + count * width > bytes.length) throw new UnsupportedChunkError('PLAIN values run past their page');
-  };
+  const fixed = FIXED_WIDTH_READERS[physicalType];
+  if (fixed !== undefined) {
+    if (start + count * fixed.width > bytes.length) throw new UnsupportedChunkError('PLAIN values run past their page');
+    for (let index = 0; index < count; index++) into.push(fixed.read(bytes, start + fixed.width * index));
+    return;
+  }
   switch (physicalType) {
-    case 'INT32':
-      need(4);
-      for (let index = 0; index < count; index++) into.push(bytes.readInt32LE(start + 4 * index));
-      return;
-    case 'INT64':
-      need(8);
-      for (let index = 0; index < count; index++) into.push(bytes.readBigInt64LE(start + 8 * index));
-      return;
-    case 'FLOAT':
-      need(4);
-      for (let index = 0; index < count; index++) into.push(bytes.readFloatLE(start + 4 * index));
-      return;
-    case 'DOUBLE':
-      need(8);
-      for (let index = 0; index < count; index++) into.push(bytes.readDoubleLE(start + 8 * index));
-      return;
     case 'BOOLEAN':
       if (start + Math.ceil(count / 8) > bytes.length) throw new UnsupportedChunkError('PLAIN booleans run past their page');
       for (let index = 0; index < count; index++) into.push((bytes[start + (index >>> 3)]! & (1 << (index & 7))) !== 0);
