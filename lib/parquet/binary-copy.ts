@@ -14,7 +14,8 @@
  * page-level re-encoding is already apart in pages.ts.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { encodeFooter, FILE_METADATA, readFileFooter, readRange } from './footer.js';
+import { encodeFooter, readFileFooter, readRange } from './footer.js';
+import { chunkPageRange, COLUMN_CHUNK, COLUMN_META, FILE_METADATA, ROW_GROUP } from './metadata-fields.js';
 import { canRecompress, constantByteArrayChunk, nullChunk, recompressChunk, writtenChunkMetadata, type RecompressedChunk } from './pages.js';
 import { columnInfosFromSchemaElements, describeParquetType, topLevelFields, type ParquetColumnInfo, type TypeNode } from './schema.js';
 import {
@@ -31,32 +32,6 @@ import {
   THRIFT_STRUCT,
 } from './thrift.js';
 
-// parquet.thrift field ids.
-const ROW_GROUP = { columns: 1, totalByteSize: 2, numRows: 3, sortingColumns: 4, fileOffset: 5, totalCompressedSize: 6, ordinal: 7 } as const;
-const COLUMN_CHUNK = {
-  filePath: 1,
-  fileOffset: 2,
-  metaData: 3,
-  offsetIndexOffset: 4,
-  offsetIndexLength: 5,
-  columnIndexOffset: 6,
-  columnIndexLength: 7,
-  cryptoMetadata: 8,
-  encryptedColumnMetadata: 9,
-} as const;
-const COLUMN_META = {
-  type: 1,
-  path: 3,
-  codec: 4,
-  numValues: 5,
-  totalUncompressedSize: 6,
-  totalCompressedSize: 7,
-  dataPageOffset: 9,
-  indexPageOffset: 10,
-  dictionaryPageOffset: 11,
-  bloomFilterOffset: 14,
-  bloomFilterLength: 15,
-} as const;
 const FILE_VERSION = 1;
 const FILE_COLUMN_ORDERS = 7;
 const FILE_ENCRYPTION_ALGORITHM = 8;
@@ -139,20 +114,20 @@ export async function readCopyInput(file: string): Promise<CopyInput> {
       let bytes = 0;
       const chunks = struct.list(ROW_GROUP.columns)?.items.filter(isStruct) ?? [];
       if (chunks.length !== leaves.length) refusal ??= `row group ${index} has ${chunks.length} column chunks for ${leaves.length} columns`;
-      const ranges: [number, number][] = [];
+      const ranges: { readonly start: number; readonly length: number }[] = [];
       for (const [leafIndex, chunk] of chunks.entries()) {
         const problem = chunkProblem(chunk, leaves[leafIndex], footerStart);
         if (problem !== undefined) {
           refusal ??= `row group ${index}, column ${leaves[leafIndex]?.path ?? leafIndex}: ${problem}`;
           continue;
         }
-        const range = chunkRange(chunk.struct(COLUMN_CHUNK.metaData)!);
+        const range = chunkPageRange(chunk.struct(COLUMN_CHUNK.metaData)!);
         ranges.push(range);
-        bytes += range[1];
+        bytes += range.length;
       }
-      ranges.sort((a, b) => a[0] - b[0]);
+      ranges.sort((a, b) => a.start - b.start);
       for (let next = 1; next < ranges.length; next++) {
-        if (ranges[next]![0] < ranges[next - 1]![0] + ranges[next - 1]![1]) refusal ??= `row group ${index} has overlapping column chunks`;
+        if (ranges[next]!.start < ranges[next - 1]!.start + ranges[next - 1]!.length) refusal ??= `row group ${index} has overlapping column chunks`;
       }
       rowGroups.push({ numRows, bytes, struct });
     }
@@ -181,15 +156,6 @@ export async function readCopyInput(file: string): Promise<CopyInput> {
   }
 }
 
-/** [start, length] of a chunk's pages: from its dictionary page when it has one, else its first data page. */
-function chunkRange(meta: ThriftStruct): [number, number] {
-  const data = Number(meta.bigint(COLUMN_META.dataPageOffset) ?? 0n);
-  const dictionary = Number(meta.bigint(COLUMN_META.dictionaryPageOffset) ?? 0n);
-  // Some writers put 0 (or junk) for "no dictionary page"; a real one comes before the first data page.
-  const start = dictionary > 0 && dictionary < data ? dictionary : data;
-  return [start, Number(meta.bigint(COLUMN_META.totalCompressedSize) ?? 0n)];
-}
-
 function chunkProblem(chunk: ThriftStruct, leaf: CopyLeaf | undefined, footerStart: number): string | undefined {
   if (chunk.has(COLUMN_CHUNK.filePath)) return 'its pages are in another file';
   if (chunk.has(COLUMN_CHUNK.cryptoMetadata) || chunk.has(COLUMN_CHUNK.encryptedColumnMetadata)) return 'it is encrypted';
@@ -197,7 +163,7 @@ function chunkProblem(chunk: ThriftStruct, leaf: CopyLeaf | undefined, footerSta
   if (meta === undefined) return 'it has no ColumnMetaData';
   const path = (meta.list(COLUMN_META.path)?.items ?? []).map((name) => Buffer.from(name as Uint8Array).toString('utf8')).join('.');
   if (leaf === undefined || path !== leaf.path) return `its path ${path} is not the schema's column ${leaf?.path ?? '(none)'}`;
-  const [start, length] = chunkRange(meta);
+  const { start, length } = chunkPageRange(meta);
   if (start < MAGIC.length || length <= 0 || start + length > footerStart) return `its pages [${start}, ${start + length}) are not within the file's pages`;
   return undefined;
 }
@@ -576,7 +542,7 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
           chunk.set(COLUMN_CHUNK.metaData, THRIFT_STRUCT, writtenChunkMetadata(written, leaf.physicalType, leaf.names, start));
         } else {
           const meta = sourceChunk.struct(COLUMN_CHUNK.metaData)!;
-          const [oldStart, length] = chunkRange(meta);
+          const { start: oldStart, length } = chunkPageRange(meta);
           const start = writer.position;
           const sourceCodec = meta.int(COLUMN_META.codec) ?? 0;
           if (request.codec !== undefined && sourceCodec !== request.codec && canRecompress(sourceCodec, request.codec)) {

@@ -6,13 +6,14 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { HudiError } from '../errors.js';
+import { chunkMetaData, chunkPageRange, COLUMN_META, FILE_METADATA, leafChunkIndexes } from './metadata-fields.js';
 import { columnInfosFromSchemaElements, type ParquetColumnInfo } from './schema.js';
 import type { ChunkLocation } from './column-chunk.js';
 import { footerStatistics, type FileStatistics } from './statistics.js';
 import { CompactReader, CompactWriter, isStruct, ThriftList, ThriftStruct, THRIFT_BINARY, THRIFT_LIST, THRIFT_STRUCT } from './thrift.js';
 
 /** FileMetaData field ids (parquet.thrift). */
-export const FILE_METADATA = { schema: 2, numRows: 3, rowGroups: 4, keyValueMetadata: 5, createdBy: 6 } as const;
+export { FILE_METADATA } from './metadata-fields.js';
 
 const MAGIC = Buffer.from('PAR1', 'latin1');
 
@@ -191,34 +192,20 @@ export function readFooterSummary(file: string, options: FooterSummaryOptions = 
   }
 }
 
-// RowGroup.columns, ColumnChunk.meta_data and the ColumnMetaData fields locating its pages (parquet.thrift).
-const ROW_GROUP_COLUMNS = 1;
-const CHUNK_META_DATA = 3;
-const META = { codec: 4, numValues: 5, totalCompressedSize: 7, dataPageOffset: 9, dictionaryPageOffset: 11 } as const;
-
 function chunkLocations(metadata: ThriftStruct, columns: readonly ParquetColumnInfo[], wanted: readonly string[]): Map<string, ChunkLocation[]> {
-  const leafIndex = new Map<string, number>();
-  for (const column of columns) if (column.numChildren === 0) leafIndex.set(column.path.join('.'), leafIndex.size);
+  const chunkIndexes = leafChunkIndexes(columns);
   const locations = new Map<string, ChunkLocation[]>();
   const rowGroups = metadata.list(FILE_METADATA.rowGroups)?.items.filter(isStruct) ?? [];
   for (const path of wanted) {
-    const index = leafIndex.get(path);
+    const index = chunkIndexes.get(path);
     if (index === undefined) continue;
     locations.set(
       path,
       rowGroups.map((rowGroup) => {
-        const meta = rowGroup.list(ROW_GROUP_COLUMNS)?.items[index];
-        const fields = meta instanceof ThriftStruct ? meta.struct(CHUNK_META_DATA) : undefined;
-        const data = fields?.int(META.dataPageOffset) ?? 0;
-        const dictionary = fields?.int(META.dictionaryPageOffset);
-        // Some writers put 0 (or the data page's place) in dictionary_page_offset when there is no dictionary.
-        const offset = dictionary !== undefined && dictionary > 0 && dictionary < data ? dictionary : data;
-        return {
-          codec: fields?.int(META.codec) ?? -1,
-          offset,
-          length: fields?.int(META.totalCompressedSize) ?? 0,
-          numValues: fields?.int(META.numValues) ?? 0,
-        };
+        const meta = chunkMetaData(rowGroup, index);
+        if (meta === undefined) return { codec: -1, offset: 0, length: 0, numValues: 0 };
+        const { start, length } = chunkPageRange(meta);
+        return { codec: meta.int(COLUMN_META.codec) ?? -1, offset: start, length, numValues: meta.int(COLUMN_META.numValues) ?? 0 };
       }),
     );
   }

@@ -13,6 +13,7 @@
  *   with a NaN bound, leaves the column's range unknown (null), so a reader knows it cannot skip the file.
  */
 import { signedBigEndian } from './decimal-values.js';
+import { chunkMetaData, COLUMN_META, FILE_METADATA, leafChunkIndexes, ROW_GROUP, STATISTICS } from './metadata-fields.js';
 import type { ParquetColumnInfo, ParquetPhysicalType } from './schema.js';
 import { isStruct, type ThriftStruct } from './thrift.js';
 
@@ -46,37 +47,23 @@ export interface FileStatistics {
   readonly columns: readonly LeafStatistics[];
 }
 
-// ColumnChunk.meta_data, ColumnMetaData.num_values and .statistics, Statistics' fields (parquet.thrift).
-const CHUNK_META_DATA = 3;
-const META_NUM_VALUES = 5;
-const META_STATISTICS = 12;
-const STATS_NULL_COUNT = 3;
-const STATS_MAX_VALUE = 5;
-const STATS_MIN_VALUE = 6;
-// FileMetaData.row_groups, RowGroup.columns and .num_rows.
-const FILE_ROW_GROUPS = 4;
-const ROW_GROUP_COLUMNS = 1;
-const ROW_GROUP_NUM_ROWS = 3;
-
 /**
  * The statistics of a footer (its FileMetaData) whose schema `columns` describes (columnInfosFromSchemaElements): of
  * every leaf, or of the leaves in `only` (paths joined by '.'), in schema order.
  */
 export function footerStatistics(metadata: ThriftStruct, columns: readonly ParquetColumnInfo[], only?: ReadonlySet<string>): FileStatistics {
   const leaves: ParquetColumnInfo[] = [];
-  // A chunk's place in its row group is its leaf's place among all leaves.
   const chunkIndexes: number[] = [];
-  let leafCount = 0;
+  const chunkIndexOf = leafChunkIndexes(columns);
   for (const column of columns) {
     if (column.numChildren !== 0) continue;
-    if (only === undefined || only.has(column.path.join('.'))) {
-      leaves.push(column);
-      chunkIndexes.push(leafCount);
-    }
-    leafCount++;
+    const path = column.path.join('.');
+    if (only !== undefined && !only.has(path)) continue;
+    leaves.push(column);
+    chunkIndexes.push(chunkIndexOf.get(path)!);
   }
   const decoders = leaves.map(decoderFor);
-  const rowGroups = metadata.list(FILE_ROW_GROUPS)?.items.filter(isStruct) ?? [];
+  const rowGroups = metadata.list(FILE_METADATA.rowGroups)?.items.filter(isStruct) ?? [];
   const ranges = leaves.map(() => ({
     min: null as StatisticValue | null,
     max: null as StatisticValue | null,
@@ -86,23 +73,22 @@ export function footerStatistics(metadata: ThriftStruct, columns: readonly Parqu
   }));
   let rowCount = 0;
   for (const rowGroup of rowGroups) {
-    rowCount += rowGroup.int(ROW_GROUP_NUM_ROWS) ?? 0;
-    const chunks = rowGroup.list(ROW_GROUP_COLUMNS)?.items.filter(isStruct) ?? [];
+    rowCount += rowGroup.int(ROW_GROUP.numRows) ?? 0;
     for (let leaf = 0; leaf < leaves.length; leaf++) {
       const range = ranges[leaf]!;
-      const meta = chunks[chunkIndexes[leaf]!]?.struct(CHUNK_META_DATA);
+      const meta = chunkMetaData(rowGroup, chunkIndexes[leaf]!);
       if (meta === undefined) {
         range.complete = false;
         range.nullCount = null;
         continue;
       }
-      const numValues = meta.int(META_NUM_VALUES) ?? 0;
+      const numValues = meta.int(COLUMN_META.numValues) ?? 0;
       range.valueCount += numValues;
-      const stats = meta.struct(META_STATISTICS);
-      const nulls = stats?.int(STATS_NULL_COUNT);
+      const stats = meta.struct(COLUMN_META.statistics);
+      const nulls = stats?.int(STATISTICS.nullCount);
       range.nullCount = nulls === undefined || range.nullCount === null ? null : range.nullCount + nulls;
-      const minBytes = stats?.binary(STATS_MIN_VALUE);
-      const maxBytes = stats?.binary(STATS_MAX_VALUE);
+      const minBytes = stats?.binary(STATISTICS.minValue);
+      const maxBytes = stats?.binary(STATISTICS.maxValue);
       if (minBytes === undefined && maxBytes === undefined && nulls !== undefined && nulls === numValues) continue;
       const decode = decoders[leaf]!;
       const min = minBytes === undefined ? undefined : decode(minBytes);
