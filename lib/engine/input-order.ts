@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { readFooterSummary } from '../parquet/footer.js';
 import type { InputFooter } from './port.js';
-import { fileListSql, READ_OPTIONS, readOptionsFor, sqlIdentifier } from './sql.js';
+import { fileListSql, isOneSchema, READ_OPTIONS, readOptionsWhen, sqlIdentifier } from './sql.js';
 
 export const SOURCE_FILE_COLUMN = '__hudi_source_file';
 /** DuckDB's virtual column of a row's file position in the read_parquet list (an input column of that name is refused). */
@@ -23,9 +23,19 @@ export function rowsPerFile(files: readonly string[]): number[] {
   return files.map((file) => readFooterSummary(file).numRows);
 }
 
-/** What a scan of the inputs needs from their footers: rows per file and the read_parquet options their schemas allow. */
-export function inputFacts(footers: readonly InputFooter[]): { fileRows: number[]; readOptions: string } {
-  return { fileRows: footers.map((footer) => footer.numRows), readOptions: readOptionsFor(footers.map((footer) => footer.columns)) };
+/** What a scan of the inputs needs from their footers. */
+export interface InputFacts {
+  /** Rows per file, in input order. */
+  readonly fileRows: number[];
+  /** Whether every input has the same schema (isOneSchema). */
+  readonly oneSchema: boolean;
+  /** The read_parquet options their schemas allow (readOptionsWhen). */
+  readonly readOptions: string;
+}
+
+export function inputFacts(footers: readonly InputFooter[]): InputFacts {
+  const oneSchema = footers.length > 0 && isOneSchema(footers.map((footer) => footer.columns));
+  return { fileRows: footers.map((footer) => footer.numRows), oneSchema, readOptions: readOptionsWhen(oneSchema) };
 }
 
 /**

@@ -15,7 +15,7 @@ import { readFooterSummary } from '../parquet/footer.js';
 import { createInputsTable, FILE_INDEX_COLUMN, INPUT_ROW_SQL, inputFacts, inputScanSql } from './input-order.js';
 import type { InputFooter, SortColumnBatch, SortColumnDescription, SortColumnScan } from './port.js';
 import { describeColumns, type ColumnDescription } from './schema-rows.js';
-import { isOneSchema, sqlIdentifier } from './sql.js';
+import { sqlIdentifier } from './sql.js';
 
 /**
  * Files of fewer rows than this on average are decoded from their pages when their footers locate the columns'
@@ -42,10 +42,10 @@ export async function scanSortColumns(
       fix: 'pass one footer per input, in input order',
     });
   }
-  const { fileRows, readOptions } = inputFacts(inputFooters ?? files.map((file) => readFooterSummary(file)));
+  const { fileRows, oneSchema, readOptions } = inputFacts(inputFooters ?? files.map((file) => readFooterSummary(file)));
   const footerRows = fileRows.reduce((sum, rows) => sum + rows, 0);
   const smallFiles = footerRows < files.length * SMALL_FILE_ROWS;
-  if (smallFiles && inputFooters !== undefined) {
+  if (smallFiles && oneSchema && inputFooters !== undefined) {
     const fromPages = sortColumnsFromPages(files, inputFooters, columns);
     if (fromPages !== undefined) {
       for (const batch of fromPages.batches) onBatch(batch, fromPages.columns);
@@ -168,9 +168,9 @@ const PAGE_BATCH_ROWS = 65_536;
 /**
  * The sort columns of small files decoded from their pages (lib/parquet/column-chunk.ts), as DuckDB's scan would
  * give them: opening 10,000 files once more in DuckDB cost 2 CPU s, decoding their two columns here a tenth of it.
- * Only when every input has the same schema, the columns are top-level primitives of a type read here the way
- * DuckDB reads it, and the footers locate their chunks; undefined otherwise (and for any page this decoder does not
- * read), and DuckDB scans the files.
+ * For inputs of one schema (the caller checks it), when the columns are top-level primitives of a type read here the
+ * way DuckDB reads it and the footers locate their chunks; undefined otherwise (and for any page this decoder does
+ * not read), and DuckDB scans the files.
  */
 function sortColumnsFromPages(
   files: readonly string[],
@@ -178,7 +178,7 @@ function sortColumnsFromPages(
   names: readonly string[],
 ): { columns: SortColumnDescription[]; batches: SortColumnBatch[] } | undefined {
   const schema = footers[0]!.columns;
-  if (names.length === 0 || !isOneSchema(footers.map((footer) => footer.columns))) return undefined;
+  if (names.length === 0) return undefined;
   const topLevel = schema.filter((column) => column.path.length === 1);
   const readers: { description: SortColumnDescription; convert: (value: ChunkValue) => SortValue; optional: boolean; leaf: ParquetColumnInfo }[] = [];
   for (const name of names) {

@@ -45,7 +45,12 @@ export const READ_OPTIONS = 'union_by_name = true, hive_partitioning = false';
  * file first: over 10,000 small files that cost 1 to 3 CPU s a query.
  */
 export function readOptionsFor(schemas: readonly (readonly ParquetColumnInfo[])[]): string {
-  return schemas.length > 0 && isOneSchema(schemas) ? SAME_SCHEMA_READ_OPTIONS : READ_OPTIONS;
+  return readOptionsWhen(schemas.length > 0 && isOneSchema(schemas));
+}
+
+/** read_parquet options for files known to share one schema, or not (readOptionsFor). */
+export function readOptionsWhen(oneSchema: boolean): string {
+  return oneSchema ? SAME_SCHEMA_READ_OPTIONS : READ_OPTIONS;
 }
 
 /** Whether these footers' schemas are all the same (vacuously for none). */
