@@ -8,7 +8,7 @@ import { isUtf8 } from 'node:buffer';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { HudiError } from '../errors.js';
 import type { SortColumnType, SortValue } from '../layout/curves.js';
-import { decodeFlatChunk, UnsupportedChunkError, type ChunkLocation, type ChunkValue } from '../parquet/column-chunk.js';
+import { decodeFlatChunk, UnsupportedChunkError, type ChunkLocation, type PresentChunkValue } from '../parquet/column-chunk.js';
 import type { ParquetColumnInfo } from '../parquet/schema.js';
 import { assertFilesExist, guardFiles, type DuckDb } from './connection.js';
 import { readFooterSummary } from '../parquet/footer.js';
@@ -162,6 +162,14 @@ function sortValues(vector: DuckDBVector, column: SortColumnDescription): SortVa
 // ---------------------------------------------------------------------------------------------------------------
 // Small files: the sort columns decoded from their pages.
 
+/** How one sort column is read from pages: its description, its leaf, and its stored values' conversion. */
+interface PageReader {
+  readonly description: SortColumnDescription;
+  readonly convert: (value: PresentChunkValue) => SortValue;
+  readonly optional: boolean;
+  readonly leaf: ParquetColumnInfo;
+}
+
 /** Rows handed to onBatch at a time from decoded pages. */
 const PAGE_BATCH_ROWS = 65_536;
 
@@ -180,7 +188,7 @@ function sortColumnsFromPages(
   const schema = footers[0]!.columns;
   if (names.length === 0) return undefined;
   const topLevel = schema.filter((column) => column.path.length === 1);
-  const readers: { description: SortColumnDescription; convert: (value: ChunkValue) => SortValue; optional: boolean; leaf: ParquetColumnInfo }[] = [];
+  const readers: PageReader[] = [];
   for (const name of names) {
     const schemaPosition = topLevel.findIndex((column) => column.name === name);
     const leaf = topLevel[schemaPosition];
@@ -208,9 +216,8 @@ function sortColumnsFromPages(
       const decoded = readFileChunks(file, chunks as (readonly ChunkLocation[])[], readers);
       if (decoded.some((values) => values.length !== footer.numRows)) return undefined;
       decoded.forEach((values, column) => {
-        const convert = readers[column]!.convert;
         const into = pending.values[column]!;
-        for (const value of values) into.push(convert(value));
+        for (const value of values) into.push(value);
       });
       row += footer.numRows;
       if (pending.values[0]!.length >= PAGE_BATCH_ROWS) flush();
@@ -224,11 +231,7 @@ function sortColumnsFromPages(
 }
 
 /** Each column's values in a file, row group by row group (one read when its chunks lie within a small span). */
-function readFileChunks(
-  file: string,
-  chunks: readonly (readonly ChunkLocation[])[],
-  columns: readonly { optional: boolean; leaf: ParquetColumnInfo }[],
-): ChunkValue[][] {
+function readFileChunks(file: string, chunks: readonly (readonly ChunkLocation[])[], columns: readonly PageReader[]): SortValue[][] {
   const all = chunks.flat();
   const start = Math.min(...all.map((chunk) => chunk.offset));
   const end = Math.max(...all.map((chunk) => chunk.offset + chunk.length));
@@ -236,12 +239,12 @@ function readFileChunks(
   try {
     const span = end - start <= ONE_READ_BYTES ? readBytes(descriptor, start, end - start) : undefined;
     return chunks.map((located, column) => {
-      const values: ChunkValue[] = [];
-      const { optional, leaf } = columns[column]!;
+      const values: SortValue[] = [];
+      const { optional, leaf, convert } = columns[column]!;
       for (const chunk of located) {
         const bytes =
           span === undefined ? readBytes(descriptor, chunk.offset, chunk.length) : span.subarray(chunk.offset - start, chunk.offset - start + chunk.length);
-        decodeFlatChunk(bytes, chunk, { physicalType: leaf.physicalType!, optional }, values);
+        decodeFlatChunk(bytes, chunk, { physicalType: leaf.physicalType!, optional, convert }, values);
       }
       return values;
     });
@@ -269,8 +272,8 @@ function readBytes(descriptor: number, start: number, length: number): Buffer {
  * the form sortValues gives: undefined for the types left to DuckDB (decimals, unsigned integers, binary, times,
  * nanosecond and INT96 timestamps, JSON, ENUM, UUID, FLOAT16).
  */
-function pageSortType(leaf: ParquetColumnInfo): { type: SortColumnType; convert: (value: ChunkValue) => SortValue } | undefined {
-  const same = (value: ChunkValue): SortValue => value as SortValue;
+function pageSortType(leaf: ParquetColumnInfo): { type: SortColumnType; convert: (value: PresentChunkValue) => SortValue } | undefined {
+  const same = (value: PresentChunkValue): SortValue => value as SortValue;
   const logical = leaf.logicalType;
   switch (leaf.physicalType) {
     case 'BOOLEAN':
@@ -286,8 +289,7 @@ function pageSortType(leaf: ParquetColumnInfo): { type: SortColumnType; convert:
     case 'INT64':
       if (logical === undefined || (logical === 'INTEGER' && leaf.isSigned !== false && leaf.bitWidth === 64)) return { type: 'long', convert: same };
       if (logical === 'TIMESTAMP' && leaf.timeUnit === 'MICROS') return { type: 'timestamp', convert: same };
-      if (logical === 'TIMESTAMP' && leaf.timeUnit === 'MILLIS')
-        return { type: 'timestamp', convert: (value) => (value === null ? null : (value as bigint) * 1000n) };
+      if (logical === 'TIMESTAMP' && leaf.timeUnit === 'MILLIS') return { type: 'timestamp', convert: (value) => (value as bigint) * 1000n };
       return undefined;
     case 'FLOAT':
       return logical === undefined ? { type: 'float', convert: same } : undefined;
@@ -298,7 +300,6 @@ function pageSortType(leaf: ParquetColumnInfo): { type: SortColumnType; convert:
       return {
         type: 'string',
         convert: (value) => {
-          if (value === null) return null;
           const bytes = value as Buffer;
           // DuckDB refuses a VARCHAR that is not UTF-8: left to it, so the error is its own.
           if (!isUtf8(bytes)) throw new UnsupportedChunkError('a string that is not UTF-8');

@@ -37,21 +37,31 @@ const ENCODING_PLAIN_DICTIONARY = 2;
 const ENCODING_RLE = 3;
 const ENCODING_RLE_DICTIONARY = 8;
 
-export interface FlatColumn {
+/** A value that is not null, as a page stores it. */
+export type PresentChunkValue = Exclude<ChunkValue, null>;
+
+export interface FlatColumn<T = PresentChunkValue> {
   readonly physicalType: ParquetPhysicalType;
   /** OPTIONAL columns have definition levels (max 1); REQUIRED ones none. */
   readonly optional: boolean;
+  /**
+   * What a stored value becomes in `into`. Applied once per dictionary entry, not once per row, so a conversion
+   * (say, bytes to a string) costs as many calls as the column has distinct values per chunk. It may throw
+   * UnsupportedChunkError for a value it does not read. Values as stored when absent.
+   */
+  readonly convert?: (value: PresentChunkValue) => T;
 }
 
 /**
- * The chunk's values, appended to `into` (one per row, `location.numValues` of them). `bytes` are the chunk's
- * bytes from `location.offset` on.
+ * The chunk's values, appended to `into` (one per row, `location.numValues` of them, null for a null). `bytes` are
+ * the chunk's bytes from `location.offset` on.
  */
-export function decodeFlatChunk(bytes: Uint8Array, location: ChunkLocation, column: FlatColumn, into: ChunkValue[]): void {
+export function decodeFlatChunk<T = PresentChunkValue>(bytes: Uint8Array, location: ChunkLocation, column: FlatColumn<T>, into: (T | null)[]): void {
+  const converted = (stored: PresentChunkValue[]): T[] => (column.convert === undefined ? (stored as T[]) : stored.map(column.convert));
   const decompress = decompressorFor(location.codec);
   if (decompress === undefined) throw new UnsupportedChunkError(`codec ${location.codec} has no decompressor here`);
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let dictionary: ChunkValue[] | undefined;
+  let dictionary: T[] | undefined;
   let decoded = 0;
   let position = 0;
   while (decoded < location.numValues) {
@@ -70,8 +80,9 @@ export function decodeFlatChunk(bytes: Uint8Array, location: ChunkLocation, colu
       const count = dictionaryHeader?.int(1) ?? 0;
       const encoding = dictionaryHeader?.int(2) ?? ENCODING_PLAIN;
       if (encoding !== ENCODING_PLAIN && encoding !== ENCODING_PLAIN_DICTIONARY) throw new UnsupportedChunkError(`dictionary encoding ${encoding}`);
-      dictionary = [];
-      plainValues(decompress(body, rawSize), 0, count, column.physicalType, dictionary);
+      const stored: PresentChunkValue[] = [];
+      plainValues(decompress(body, rawSize), 0, count, column.physicalType, stored);
+      dictionary = converted(stored);
       continue;
     }
     let count: number;
@@ -103,10 +114,13 @@ export function decodeFlatChunk(bytes: Uint8Array, location: ChunkLocation, colu
     } else {
       continue; // index pages carry no values
     }
-    const present: ChunkValue[] = [];
+    let present: T[] = [];
     const nonNull = levels === undefined ? count : countOnes(levels);
-    if (encoding === ENCODING_PLAIN) plainValues(values, valuesStart, nonNull, column.physicalType, present);
-    else if (encoding === ENCODING_PLAIN_DICTIONARY || encoding === ENCODING_RLE_DICTIONARY) {
+    if (encoding === ENCODING_PLAIN) {
+      const stored: PresentChunkValue[] = [];
+      plainValues(values, valuesStart, nonNull, column.physicalType, stored);
+      present = converted(stored);
+    } else if (encoding === ENCODING_PLAIN_DICTIONARY || encoding === ENCODING_RLE_DICTIONARY) {
       if (dictionary === undefined) throw new UnsupportedChunkError('a dictionary-encoded page without a dictionary');
       const bitWidth = values[valuesStart];
       if (bitWidth === undefined || bitWidth > 32) throw new UnsupportedChunkError(`dictionary index width ${String(bitWidth)}`);
@@ -134,7 +148,7 @@ function countOnes(levels: Uint32Array): number {
 }
 
 /** PLAIN values of a fixed width, little-endian. */
-const FIXED_WIDTH_READERS: Partial<Record<ParquetPhysicalType, { width: number; read: (bytes: Buffer, at: number) => ChunkValue }>> = {
+const FIXED_WIDTH_READERS: Partial<Record<ParquetPhysicalType, { width: number; read: (bytes: Buffer, at: number) => PresentChunkValue }>> = {
   INT32: { width: 4, read: (bytes, at) => bytes.readInt32LE(at) },
   INT64: { width: 8, read: (bytes, at) => bytes.readBigInt64LE(at) },
   FLOAT: { width: 4, read: (bytes, at) => bytes.readFloatLE(at) },
@@ -142,7 +156,7 @@ const FIXED_WIDTH_READERS: Partial<Record<ParquetPhysicalType, { width: number; 
 };
 
 /** `count` PLAIN-encoded values from `start`. */
-function plainValues(bytes: Buffer, start: number, count: number, physicalType: ParquetPhysicalType, into: ChunkValue[]): void {
+function plainValues(bytes: Buffer, start: number, count: number, physicalType: ParquetPhysicalType, into: PresentChunkValue[]): void {
   const fixed = FIXED_WIDTH_READERS[physicalType];
   if (fixed !== undefined) {
     if (start + count * fixed.width > bytes.length) throw new UnsupportedChunkError('PLAIN values run past their page');
