@@ -225,6 +225,19 @@ describe('reading', () => {
     assert.deepEqual([byName.get('s')?.min, byName.get('s')?.max, byName.get('s')?.nullCount], ['k00001', 'k09999', 1000]);
     assert.deepEqual([byName.get('d')?.min, byName.get('d')?.max], ['0.00', '2499.75']);
     assert.deepEqual([byName.get('t')?.min, byName.get('t')?.max], ['2024-01-01T00:00:00.000Z', '2024-01-01T02:46:39.000Z']);
+
+    // Footers are read through one reused buffer: a summary's string statistics must not change when the next file
+    // (same layout, other strings at the same places) is read.
+    const other = join(workDir, 'row-groups-other.parquet');
+    await duckdb(
+      `COPY (SELECT range::INTEGER AS n, CASE WHEN range % 10 = 0 THEN NULL ELSE 'z' || lpad(range::VARCHAR, 5, '0') END AS s,
+                    (range / 4.0)::DECIMAL(12,2) AS d, (TIMESTAMP '2024-01-01' + to_seconds(range))::TIMESTAMP AS t
+             FROM range(10000)) TO '${other}' (FORMAT parquet, ROW_GROUP_SIZE 2048)`,
+    );
+    const first = readFooterSummary(multi, { statistics: ['s'] }).statistics?.columns[0];
+    readFooterSummary(other, { statistics: ['s'] });
+    assert.ok(first?.min?.kind === 'string' && first.max?.kind === 'string');
+    assert.deepEqual([Buffer.from(first.min.bytes).toString('utf8'), Buffer.from(first.max.bytes).toString('utf8')], ['k00001', 'k09999']);
   });
 
   test('footer statistics of every type equal the min and max DuckDB computes from the rows, printed as rows are', async () => {

@@ -221,7 +221,12 @@ function decoderFor(leaf: ParquetColumnInfo): Decoder {
       };
     case 'BYTE_ARRAY':
       if (leaf.logicalType === 'STRING' || leaf.logicalType === 'ENUM' || leaf.logicalType === 'JSON') {
-        return (bytes) => ({ kind: 'string', value: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'), bytes });
+        // A copy: the footer's bytes may be a scratch buffer the next footer overwrites (readFooterSummary).
+        return (bytes) => ({
+          kind: 'string',
+          value: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+          bytes: Uint8Array.from(bytes),
+        });
       }
       return none;
     default:
