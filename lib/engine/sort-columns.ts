@@ -267,6 +267,15 @@ function readBytes(descriptor: number, start: number, length: number): Buffer {
   return buffer;
 }
 
+/** Milliseconds (a safe-integer number or a bigint) as microseconds: a number while the product stays exact. */
+function millisToMicros(value: PresentChunkValue): SortValue {
+  if (typeof value === 'number') {
+    const micros = value * 1000;
+    return Number.isSafeInteger(micros) ? micros : BigInt(value) * 1000n;
+  }
+  return (value as bigint) * 1000n;
+}
+
 /**
  * A leaf's curve type as DuckDB reads its Parquet type (sortColumnType of the DuckDB type), and its page values in
  * the form sortValues gives: undefined for the types left to DuckDB (decimals, unsigned integers, binary, times,
@@ -289,7 +298,7 @@ function pageSortType(leaf: ParquetColumnInfo): { type: SortColumnType; convert:
     case 'INT64':
       if (logical === undefined || (logical === 'INTEGER' && leaf.isSigned !== false && leaf.bitWidth === 64)) return { type: 'long', convert: same };
       if (logical === 'TIMESTAMP' && leaf.timeUnit === 'MICROS') return { type: 'timestamp', convert: same };
-      if (logical === 'TIMESTAMP' && leaf.timeUnit === 'MILLIS') return { type: 'timestamp', convert: (value) => (value as bigint) * 1000n };
+      if (logical === 'TIMESTAMP' && leaf.timeUnit === 'MILLIS') return { type: 'timestamp', convert: millisToMicros };
       return undefined;
     case 'FLOAT':
       return logical === undefined ? { type: 'float', convert: same } : undefined;
