@@ -7,7 +7,8 @@ import { completedWrites, expectedOf, fixtureTable } from './helpers/fixtures.js
 import { HudiError } from '../lib/errors.js';
 import { duckdb } from './helpers/duckdb.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
-import { describeParquetType } from '../lib/parquet/schema.js';
+import { columnInfosFromSchemaElements, describeParquetType } from '../lib/parquet/schema.js';
+import { CompactReader, isStruct } from '../lib/parquet/thrift.js';
 import { readFooterSummary } from '../lib/parquet/footer.js';
 import { READ_OPTIONS, readOptionsFor } from '../lib/engine/sql.js';
 import { columnStatsOf, type FileColumnStats } from '../lib/engine/column-stats.js';
@@ -238,6 +239,25 @@ describe('reading', () => {
     readFooterSummary(other, { statistics: ['s'] });
     assert.ok(first?.min?.kind === 'string' && first.max?.kind === 'string');
     assert.deepEqual([Buffer.from(first.min.bytes).toString('utf8'), Buffer.from(first.max.bytes).toString('utf8')], ['k00001', 'k09999']);
+
+    // Files of one schema share its decoded columns (one array); another schema between them is decoded as its own.
+    const [one, same, different, again] = [multi, other, join(workDir, DIANA_FILE), multi].map((file) => readFooterSummary(file).columns);
+    assert.equal(same, one);
+    assert.deepEqual(
+      one!.map((column) => column.name),
+      ['n', 's', 'd', 't'],
+    );
+    assert.ok(different!.some((column) => column.name === 'decimalField'));
+    for (const [file, columns] of [
+      [join(workDir, DIANA_FILE), different],
+      [multi, again],
+    ] as const) {
+      const bytes = await readFile(file);
+      const length = bytes.readUInt32LE(bytes.length - 8);
+      const metadata = new CompactReader(bytes.subarray(bytes.length - 8 - length, bytes.length - 8)).readStruct();
+      assert.deepEqual(columns, columnInfosFromSchemaElements(metadata.list(2)?.items.filter(isStruct) ?? []), 'as a whole decode gives them');
+    }
+    assert.deepEqual(again, one);
   });
 
   test('footer statistics of every type equal the min and max DuckDB computes from the rows, printed as rows are', async () => {

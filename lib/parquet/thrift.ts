@@ -158,7 +158,11 @@ export class CompactReader {
     return raw & 1n ? -(raw >> 1n) - 1n : raw >> 1n;
   }
 
-  readStruct(): ThriftStruct {
+  /**
+   * The struct at the current position. Fields whose ids are in `skipped` are passed over without being decoded
+   * (they are absent from the result), and their values' byte spans [start, end) reported to `onSkipped`.
+   */
+  readStruct(skipped?: ReadonlySet<number>, onSkipped?: (id: number, type: number, start: number, end: number) => void): ThriftStruct {
     const ids: number[] = [];
     const types: number[] = [];
     const values: ThriftValue[] = [];
@@ -170,6 +174,12 @@ export class CompactReader {
       const delta = header >> 4;
       const id = delta === 0 ? Number(this.zigzag()) : lastId + delta;
       lastId = id;
+      if (skipped?.has(id) === true) {
+        const start = this.position;
+        if (type !== 1 && type !== 2) this.skipValue(type);
+        onSkipped?.(id, type, start, this.position);
+        continue;
+      }
       // A repeated id keeps the last value, as a map would.
       const seen = ids.indexOf(id);
       const index = seen < 0 ? ids.length : seen;
@@ -182,6 +192,55 @@ export class CompactReader {
         values[index] = this.value(type);
       }
     }
+  }
+
+  /** Past a value of `type` (as a list element, or a field's value other than a bool's), decoding nothing. */
+  skipValue(type: number): void {
+    switch (type) {
+      case 1:
+      case 2:
+      case THRIFT_BYTE:
+        this.byte();
+        return;
+      case THRIFT_I16:
+      case THRIFT_I32:
+      case THRIFT_I64:
+        while ((this.byte() & 0x80) !== 0);
+        return;
+      case THRIFT_DOUBLE:
+        if (this.position + 8 > this.bytes.length) throw new Error('truncated Thrift double');
+        this.position += 8;
+        return;
+      case THRIFT_BINARY: {
+        const length = this.smallVarint();
+        if (this.position + length > this.bytes.length) throw new Error('truncated Thrift binary');
+        this.position += length;
+        return;
+      }
+      case THRIFT_LIST:
+      case THRIFT_SET: {
+        const header = this.byte();
+        const elementType = header & 0x0f;
+        const size = header >> 4 === 15 ? this.smallVarint() : header >> 4;
+        for (let index = 0; index < size; index++) this.skipValue(elementType);
+        return;
+      }
+      case THRIFT_STRUCT:
+        for (;;) {
+          const header = this.byte();
+          if (header === 0) return;
+          if (header >> 4 === 0) this.zigzag();
+          const fieldType = header & 0x0f;
+          if (fieldType !== 1 && fieldType !== 2) this.skipValue(fieldType);
+        }
+      default:
+        throw new Error(`unsupported Thrift type ${type}`);
+    }
+  }
+
+  /** A value of `type` at the current position (a list element's, or a field's other than a bool's). */
+  readValue(type: number): ThriftValue {
+    return this.value(type);
   }
 
   private value(type: number): ThriftValue {
