@@ -52,9 +52,10 @@ export function chunkMetaData(rowGroup: ThriftStruct, chunkIndex: number): Thrif
 
 /** Where a chunk's pages are: from its dictionary page when it has one, else from its first data page. */
 export function chunkPageRange(meta: ThriftStruct): { readonly start: number; readonly length: number } {
-  const data = Number(meta.bigint(COLUMN_META.dataPageOffset) ?? 0n);
-  const dictionary = Number(meta.bigint(COLUMN_META.dictionaryPageOffset) ?? 0n);
+  // int(), not bigint(): offsets read as numbers while exact, and a BigInt per chunk of 10,000 footers is waste.
+  const data = meta.int(COLUMN_META.dataPageOffset) ?? 0;
+  const dictionary = meta.int(COLUMN_META.dictionaryPageOffset) ?? 0;
   // Some writers put 0 (or the data page's place) for "no dictionary page"; a real one comes before the first data page.
   const start = dictionary > 0 && dictionary < data ? dictionary : data;
-  return { start, length: Number(meta.bigint(COLUMN_META.totalCompressedSize) ?? 0n) };
+  return { start, length: meta.int(COLUMN_META.totalCompressedSize) ?? 0 };
 }
