@@ -38,11 +38,18 @@ export const STATISTICS = { nullCount: 3, maxValue: 5, minValue: 6 } as const;
  * Each leaf's chunk index in a row group, by its path joined by '.': a row group holds one chunk per leaf, in the
  * schema's order of leaves (`columns` as columnInfosFromSchemaElements gives them).
  */
-export function leafChunkIndexes(columns: readonly ParquetColumnInfo[]): Map<string, number> {
-  const indexes = new Map<string, number>();
-  for (const column of columns) if (column.numChildren === 0) indexes.set(column.path.join('.'), indexes.size);
+export function leafChunkIndexes(columns: readonly ParquetColumnInfo[]): ReadonlyMap<string, number> {
+  // Footers of one schema share one columns array (readFooterSummary), so a group's files index it once.
+  let indexes = chunkIndexesOf.get(columns);
+  if (indexes === undefined) {
+    indexes = new Map();
+    for (const column of columns) if (column.numChildren === 0) indexes.set(column.path.join('.'), indexes.size);
+    chunkIndexesOf.set(columns, indexes);
+  }
   return indexes;
 }
+
+const chunkIndexesOf = new WeakMap<readonly ParquetColumnInfo[], Map<string, number>>();
 
 /** The ColumnMetaData of a row group's chunk `chunkIndex`, when the footer carries it. */
 export function chunkMetaData(rowGroup: ThriftStruct, chunkIndex: number): ThriftStruct | undefined {
