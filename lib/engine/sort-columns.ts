@@ -213,12 +213,10 @@ function sortColumnsFromPages(
       const footer = footers[index]!;
       const chunks = readers.map((reader) => footer.chunks?.get(reader.leaf.name));
       if (chunks.some((located) => located === undefined)) return undefined;
-      const decoded = readFileChunks(file, chunks as (readonly ChunkLocation[])[], readers);
-      if (decoded.some((values) => values.length !== footer.numRows)) return undefined;
-      decoded.forEach((values, column) => {
-        const into = pending.values[column]!;
-        for (const value of values) into.push(value);
-      });
+      // Decoded straight into the batch; a file whose pages hold another row count abandons the page path altogether.
+      const before = pending.values[0]!.length;
+      readFileChunks(file, chunks as (readonly ChunkLocation[])[], readers, pending.values);
+      if (pending.values.some((values) => values.length !== before + footer.numRows)) return undefined;
       row += footer.numRows;
       if (pending.values[0]!.length >= PAGE_BATCH_ROWS) flush();
     }
@@ -230,23 +228,24 @@ function sortColumnsFromPages(
   return { columns: readers.map((reader) => reader.description), batches };
 }
 
-/** Each column's values in a file, row group by row group (one read when its chunks lie within a small span). */
-function readFileChunks(file: string, chunks: readonly (readonly ChunkLocation[])[], columns: readonly PageReader[]): SortValue[][] {
+/**
+ * Each column's values in a file, row group by row group, appended to `into[column]` (one read when its chunks lie
+ * within a small span).
+ */
+function readFileChunks(file: string, chunks: readonly (readonly ChunkLocation[])[], columns: readonly PageReader[], into: SortValue[][]): void {
   const all = chunks.flat();
   const start = Math.min(...all.map((chunk) => chunk.offset));
   const end = Math.max(...all.map((chunk) => chunk.offset + chunk.length));
   const descriptor = openSync(file, 'r');
   try {
     const span = end - start <= ONE_READ_BYTES ? readBytes(descriptor, start, end - start) : undefined;
-    return chunks.map((located, column) => {
-      const values: SortValue[] = [];
+    chunks.forEach((located, column) => {
       const { optional, leaf, convert } = columns[column]!;
       for (const chunk of located) {
         const bytes =
           span === undefined ? readBytes(descriptor, chunk.offset, chunk.length) : span.subarray(chunk.offset - start, chunk.offset - start + chunk.length);
-        decodeFlatChunk(bytes, chunk, { physicalType: leaf.physicalType!, optional, convert }, values);
+        decodeFlatChunk(bytes, chunk, { physicalType: leaf.physicalType!, optional, convert }, into[column]!);
       }
-      return values;
     });
   } finally {
     closeSync(descriptor);
