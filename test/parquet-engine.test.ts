@@ -10,7 +10,8 @@ import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { columnInfosFromSchemaElements, describeParquetType } from '../lib/parquet/schema.js';
 import { CompactReader, isStruct } from '../lib/parquet/thrift.js';
 import { readFooterSummary } from '../lib/parquet/footer.js';
-import { READ_OPTIONS, readOptionsFor } from '../lib/engine/sql.js';
+import { READ_OPTIONS } from '../lib/engine/sql.js';
+import { inputFacts } from '../lib/engine/input-order.js';
 import { columnStatsOf, type FileColumnStats } from '../lib/engine/column-stats.js';
 import type { ParquetColumnInfo, ParquetEngine } from '../lib/engine/port.js';
 import { dateToJson, decimalToJson, float32ToJson, formatTable, integerToJson, timestampToJson, timeToJson } from '../lib/engine/row-format.js';
@@ -328,10 +329,10 @@ describe('read options', () => {
     const b = await write('b.parquet', '2::INTEGER AS id, 20::BIGINT AS n');
     const reordered = await write('c.parquet', '30::BIGINT AS n, 3::INTEGER AS id');
     const wider = await write('d.parquet', '4::BIGINT AS id, 40::BIGINT AS n');
-    const footers = (files: string[]) => files.map((file) => readFooterSummary(file).columns);
-    assert.equal(readOptionsFor(footers([a, b])), 'hive_partitioning = false');
-    assert.equal(readOptionsFor(footers([a, b, reordered])), READ_OPTIONS);
-    assert.equal(readOptionsFor(footers([a, wider])), READ_OPTIONS);
+    const facts = (files: string[]) => inputFacts(files.map((file) => readFooterSummary(file)));
+    assert.deepEqual([facts([a, b]).oneSchema, facts([a, b]).readOptions], [true, 'hive_partitioning = false']);
+    assert.deepEqual([facts([a, b, reordered]).oneSchema, facts([a, b, reordered]).readOptions], [false, READ_OPTIONS]);
+    assert.deepEqual([facts([a, wider]).oneSchema, facts([a, wider]).readOptions], [false, READ_OPTIONS]);
     // Either way the rows come out by column name.
     for (const inputs of [
       [a, b],

@@ -558,7 +558,7 @@ async function writeSplit(db: DuckDb, request: SplitRequest): Promise<{ outputs:
 
 interface KeyRangesRequest {
   readonly inputs: readonly string[];
-  /** read_parquet options for the inputs (readOptionsFor). */
+  /** read_parquet options for the inputs (inputFacts). */
   readonly readOptions: string;
   readonly outputs: readonly OutputRange[];
   readonly totalRows: number;

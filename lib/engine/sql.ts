@@ -40,15 +40,10 @@ export function fileListSql(files: readonly string[]): string {
 export const READ_OPTIONS = 'union_by_name = true, hive_partitioning = false';
 
 /**
- * read_parquet options for files whose footers describe these schemas: by name (READ_OPTIONS) when they differ, and
- * without union_by_name when every file has the same schema, for the same columns. Binding union_by_name opens every
- * file first: over 10,000 small files that cost 1 to 3 CPU s a query.
+ * read_parquet options for files that share one schema (isOneSchema), or not: by name (READ_OPTIONS) when they
+ * differ, and without union_by_name when every file has the same schema, for the same columns. Binding union_by_name
+ * opens every file first: over 10,000 small files that cost 1 to 3 CPU s a query.
  */
-export function readOptionsFor(schemas: readonly (readonly ParquetColumnInfo[])[]): string {
-  return readOptionsWhen(schemas.length > 0 && isOneSchema(schemas));
-}
-
-/** read_parquet options for files known to share one schema, or not (readOptionsFor). */
 export function readOptionsWhen(oneSchema: boolean): string {
   return oneSchema ? SAME_SCHEMA_READ_OPTIONS : READ_OPTIONS;
 }
