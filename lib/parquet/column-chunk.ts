@@ -153,7 +153,7 @@ function countOnes(levels: Uint32Array): number {
 /** PLAIN values of a fixed width, little-endian. */
 const FIXED_WIDTH_READERS: Partial<Record<ParquetPhysicalType, { width: number; read: (bytes: Buffer, at: number) => PresentChunkValue }>> = {
   INT32: { width: 4, read: (bytes, at) => bytes.readInt32LE(at) },
-  // A number while exact (high word within ±2^21, so |value| < 2^53): a BigInt per value was most of a curve's decode.
+  // A number while exact (high word within ±2^21, so |value| < 2^53): a BigInt per value is an allocation per row.
   INT64: {
     width: 8,
     read: (bytes, at) => {
