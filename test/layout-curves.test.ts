@@ -481,6 +481,21 @@ describe('bulk keys and sorting', () => {
       const expected = Array.from({ length: rows }, (_, row) => row).sort((a, b) => compareUnsignedBytes(curveKeyAt(batch, a), curveKeyAt(batch, b)) || a - b);
       assert.deepEqual([...sortRowsByCurveKey(batch)], expected, `${keyLength}-byte keys`);
     }
+    // Enough rows that buckets outgrow the insertion sort at several levels: clustered high bytes, full-entropy low
+    // bytes, and a fifth of the rows repeating earlier keys (ties across distant rows).
+    const rows = 40_000;
+    const keyLength = 16;
+    const keys = new Uint8Array(rows * keyLength);
+    for (let row = 0; row < rows; row++) {
+      const base = row * keyLength;
+      if (row > 0 && next() < 51) {
+        const source = ((next() * row) >>> 8) * keyLength;
+        keys.copyWithin(base, source, source + keyLength);
+      } else for (let position = 0; position < keyLength; position++) keys[base + position] = position < 3 ? next() & 1 : next();
+    }
+    const batch = { rowCount: rows, keyLength, keys };
+    const expected = Array.from({ length: rows }, (_, row) => row).sort((a, b) => compareUnsignedBytes(curveKeyAt(batch, a), curveKeyAt(batch, b)) || a - b);
+    assert.deepEqual([...sortRowsByCurveKey(batch)], expected, '40,000 clustered keys with repeats');
   });
 });
 

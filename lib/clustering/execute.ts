@@ -751,9 +751,7 @@ async function curveRanks(
         } catch (error) {
           throw curveError(error);
         }
-        for (let row = 0; row < rows.inputRows.length; row++) {
-          keys.set(computed.keys.subarray(row * keyLength, (row + 1) * keyLength), rows.inputRows[row]! * keyLength);
-        }
+        placeKeys(keys, computed.keys, rows.inputRows, keyLength);
       },
       { inputFooters },
     );
@@ -782,6 +780,16 @@ async function curveRanks(
   const ranks = new Uint32Array(totalRows);
   for (let position = 0; position < sorted.length; position++) ranks[sorted[position]!] = position;
   return ranks;
+}
+
+/** Batch row i's key into its input row's place; one copy per run of consecutive input rows (a page batch is one run). */
+function placeKeys(into: Uint8Array, keys: Uint8Array, inputRows: Uint32Array, keyLength: number): void {
+  for (let start = 0; start < inputRows.length; ) {
+    let end = start + 1;
+    while (end < inputRows.length && inputRows[end] === inputRows[end - 1]! + 1) end++;
+    into.set(keys.subarray(start * keyLength, end * keyLength), inputRows[start]! * keyLength);
+    start = end;
+  }
 }
 
 function columnInfoByName(schema: readonly ParquetColumnInfo[]): Map<string, ParquetColumnInfo> {

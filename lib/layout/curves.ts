@@ -677,55 +677,141 @@ export function directHilbertKey(types: readonly SortColumnType[], row: readonly
 
 /**
  * Row numbers in ascending unsigned key order, ties in row order (Spark's sort gives ties no defined
- * order). LSD radix sort, a byte a pass, over the byte positions that do not hold one value in every row: those
- * bytes are first packed into big-endian words beside each row number, and every pass moves the words with the
- * row, so a pass reads its input in order instead of looking up each row's key (a cache miss a row).
+ * order). The bytes that do not hold one value in every row are first packed into big-endian words beside each row
+ * number, so a pass reads its input in order instead of looking up each row's key (a cache miss a row). Then an
+ * MSD radix sort, a byte a level: the first levels cut a million curve keys into buckets of a few rows, which an
+ * insertion sort finishes (an LSD sort would take a pass over every row for each varying byte). Each level moves
+ * rows stably and the insertion sort is stable, so ties stay in row order.
  */
 export function sortRowsByCurveKey(batch: CurveKeyBatch): Uint32Array {
   const { rowCount, keyLength, keys } = batch;
-  let rows = new Uint32Array(rowCount);
+  const rows = new Uint32Array(rowCount);
   for (let row = 0; row < rowCount; row++) rows[row] = row;
   if (rowCount < 2) return rows;
-  // One sequential pass builds every position's histogram; positions with one value in every row sort nothing.
-  const histograms = new Uint32Array(keyLength * 256);
-  for (let row = 0, base = 0; row < rowCount; row++, base += keyLength) {
-    for (let position = 0; position < keyLength; position++) histograms[position * 256 + keys[base + position]!]!++;
+  // Positions with one value in every row sort nothing: a byte that differs from row 0's anywhere varies.
+  const differs = new Uint8Array(keyLength);
+  for (let row = 1, base = keyLength; row < rowCount; row++, base += keyLength) {
+    for (let position = 0; position < keyLength; position++) differs[position]! |= keys[base + position]! ^ keys[position]!;
   }
   const varying: number[] = [];
-  for (let position = 0; position < keyLength; position++) if (histograms[position * 256 + keys[position]!] !== rowCount) varying.push(position);
+  for (let position = 0; position < keyLength; position++) if (differs[position] !== 0) varying.push(position);
   if (varying.length === 0) return rows;
-  // Packed key: varying byte i is byte (i % 4) of word ⌊i / 4⌋, most significant first.
-  const wordCount = Math.ceil(varying.length / 4);
-  let words = Array.from({ length: wordCount }, () => new Uint32Array(rowCount));
-  for (let row = 0, base = 0; row < rowCount; row++, base += keyLength) {
-    for (let index = 0; index < varying.length; index++) {
-      const word = words[index >>> 2]!;
-      word[row] = (word[row]! | (keys[base + varying[index]!]! << (24 - 8 * (index & 3)))) >>> 0;
+  // Packed key: varying byte i is byte (i % 4) of word ⌊i / 4⌋, most significant first (a missing byte is 0).
+  const words: Uint32Array[] = [];
+  for (let first = 0; first < varying.length; first += 4) {
+    const word = new Uint32Array(rowCount);
+    const [p0, p1, p2, p3] = [0, 1, 2, 3].map((offset) => varying[first + offset] ?? -1) as [number, number, number, number];
+    const bytes = varying.length - first;
+    for (let row = 0, base = 0; row < rowCount; row++, base += keyLength) {
+      let value = keys[base + p0]! << 24;
+      if (bytes > 1) value |= keys[base + p1]! << 16;
+      if (bytes > 2) value |= keys[base + p2]! << 8;
+      if (bytes > 3) value |= keys[base + p3]!;
+      word[row] = value >>> 0;
     }
+    words.push(word);
   }
-  let spareRows = new Uint32Array(rowCount);
-  let spareWords = Array.from({ length: wordCount }, () => new Uint32Array(rowCount));
-  const starts = new Uint32Array(256);
-  for (let index = varying.length - 1; index >= 0; index--) {
-    const histogram = histograms.subarray(varying[index]! * 256, varying[index]! * 256 + 256);
-    let running = 0;
-    for (let digit = 0; digit < 256; digit++) {
-      starts[digit] = running;
-      running += histogram[digit]!;
-    }
-    const keyWord = words[index >>> 2]!;
-    const shift = 24 - 8 * (index & 3);
-    // Words before the digit's own (more significant, and itself) still sort later passes; those after are done.
-    const carried = (index >>> 2) + 1;
-    for (let i = 0; i < rowCount; i++) {
-      const at = starts[(keyWord[i]! >>> shift) & 0xff]!++;
-      spareRows[at] = rows[i]!;
-      for (let word = 0; word < carried; word++) spareWords[word]![at] = words[word]![i]!;
-    }
-    [rows, spareRows] = [spareRows, rows];
-    [words, spareWords] = [spareWords, words];
-  }
+  new CurveKeySorter(rows, words, varying.length).sort(0, rowCount, 0);
   return rows;
+}
+
+/** Buckets of at most this many rows are finished by insertion sort. */
+const INSERTION_SORT_MAX_ROWS = 24;
+
+/** The MSD radix sort of sortRowsByCurveKey over rows and their packed key words, in place. */
+class CurveKeySorter {
+  /** Where a level's rows, then each of their words, are moved before being copied back. */
+  readonly #spare: Uint32Array;
+  /** A level's digit counts and its bucket ends (one 256-entry slice per level: levels nest). */
+  readonly #counts: Uint32Array;
+  readonly #ends: Uint32Array;
+  /** Where each row of the level being sorted goes. */
+  readonly #targets: Uint32Array;
+  /** The key words of the row an insertion sort is placing. */
+  readonly #held: Uint32Array;
+
+  constructor(
+    readonly rows: Uint32Array,
+    readonly words: readonly Uint32Array[],
+    readonly digitCount: number,
+  ) {
+    this.#spare = new Uint32Array(rows.length);
+    this.#counts = new Uint32Array(digitCount * 256);
+    this.#ends = new Uint32Array(digitCount * 256);
+    this.#targets = new Uint32Array(rows.length);
+    this.#held = new Uint32Array(words.length);
+  }
+
+  #move(values: Uint32Array, lo: number, hi: number): void {
+    const targets = this.#targets;
+    const spare = this.#spare;
+    for (let i = lo; i < hi; i++) spare[targets[i]!] = values[i]!;
+    values.set(spare.subarray(lo, hi), lo);
+  }
+
+  /** Sorts rows [lo, hi), whose keys agree before byte `digit`. */
+  sort(lo: number, hi: number, digit: number): void {
+    const { rows, words, digitCount } = this;
+    for (; digit < digitCount; digit++) {
+      if (hi - lo <= INSERTION_SORT_MAX_ROWS) {
+        this.#insertionSort(lo, hi, digit >>> 2);
+        return;
+      }
+      const firstWord = digit >>> 2;
+      const keyWord = words[firstWord]!;
+      const shift = 24 - 8 * (digit & 3);
+      const counts = this.#counts;
+      const ends = this.#ends;
+      const base = digit * 256;
+      counts.fill(0, base, base + 256);
+      for (let i = lo; i < hi; i++) counts[base + ((keyWord[i]! >>> shift) & 0xff)]!++;
+      // Every row with the same byte here: nothing to move, the next byte decides.
+      if (counts[base + ((keyWord[lo]! >>> shift) & 0xff)] === hi - lo) continue;
+      for (let d = base, running = lo; d < base + 256; d++) {
+        ends[d] = running;
+        running += counts[d]!;
+      }
+      // ends[d] is bucket d's start until every row has its place, then its end. Words before firstWord agree here.
+      const targets = this.#targets;
+      for (let i = lo; i < hi; i++) targets[i] = ends[base + ((keyWord[i]! >>> shift) & 0xff)]!++;
+      this.#move(rows, lo, hi);
+      for (let w = firstWord; w < words.length; w++) this.#move(words[w]!, lo, hi);
+      for (let d = base, start = lo; d < base + 256; d++) {
+        const end = ends[d]!;
+        if (end - start > 1) this.sort(start, end, digit + 1);
+        start = end;
+      }
+      return;
+    }
+  }
+
+  /** Stable insertion sort of rows [lo, hi) by their key words from `firstWord` on. */
+  #insertionSort(lo: number, hi: number, firstWord: number): void {
+    const { rows, words } = this;
+    const held = this.#held;
+    const wordCount = words.length;
+    for (let i = lo + 1; i < hi; i++) {
+      for (let w = firstWord; w < wordCount; w++) held[w] = words[w]![i]!;
+      const row = rows[i]!;
+      let j = i - 1;
+      for (; j >= lo; j--) {
+        let greater = false;
+        for (let w = firstWord; w < wordCount; w++) {
+          const a = words[w]![j]!;
+          const b = held[w]!;
+          if (a !== b) {
+            greater = a > b;
+            break;
+          }
+        }
+        if (!greater) break;
+        rows[j + 1] = rows[j]!;
+        for (let w = firstWord; w < wordCount; w++) words[w]![j + 1] = words[w]![j]!;
+      }
+      rows[j + 1] = row;
+      for (let w = firstWord; w < wordCount; w++) words[w]![j + 1] = held[w]!;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
