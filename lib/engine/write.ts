@@ -27,6 +27,7 @@ import { duckDbTypeOfAvro } from './avro-types.js';
 import { duckdbReason, openDuckDb } from './connection.js';
 import type { ParquetEngineOptions } from './port.js';
 import { exactCast, nestedFieldDifferences, readType, typeSql, type ExactCast } from './exact-cast.js';
+import { readJoinedValues } from './column-values.js';
 import { describeColumns } from './schema-rows.js';
 import { copyToParquetSql, fileListSql, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
 import { conformParquetTypes, parquetTypeTargets, preservingDuckDbType, withNewTypesFrom, type ParquetTypeTargets } from './type-targets.js';
@@ -142,6 +143,9 @@ export class WriteSession {
   private readonly relationKinds = new Map<string, 'TABLE' | 'VIEW'>();
   /** A second connection, for reads that run beside a write (the next file group's record keys beside this one's COPY). */
   private side: Promise<DuckDBConnection> | undefined;
+  /** Connections for file group writes beside the main one's (writeFileGroup calls that overlap), idle ones here. */
+  private readonly writers: DuckDBConnection[] = [];
+  private readonly idleWriters: DuckDBConnection[] = [];
   private existingFiles: readonly ExistingBaseFile[] = [];
   private targets: ParquetTypeTargets = new Map();
 
@@ -157,13 +161,14 @@ export class WriteSession {
 
   async close(): Promise<void> {
     if (this.side !== undefined) (await this.side).closeSync();
+    for (const writer of this.writers) writer.closeSync();
     this.connection.closeSync();
     this.instance.closeSync();
   }
 
-  private async run(sql: string, location?: string): Promise<void> {
+  private async run(sql: string, location?: string, connection: DuckDBConnection = this.connection): Promise<void> {
     try {
-      await this.connection.run(sql);
+      await connection.run(sql);
     } catch (cause) {
       throw new HudiError(`write failed in the engine: ${duckdbReason(cause)}`, { ...(location === undefined ? {} : { location }), cause });
     }
@@ -181,9 +186,9 @@ export class WriteSession {
     this.relationKinds.set(name, kind);
   }
 
-  private async query(sql: string): Promise<Record<string, unknown>[]> {
+  private async query(sql: string, connection: DuckDBConnection = this.connection): Promise<Record<string, unknown>[]> {
     try {
-      const reader = await this.connection.runAndReadAll(sql);
+      const reader = await connection.runAndReadAll(sql);
       return reader.getRowObjectsJS() as Record<string, unknown>[];
     } catch (cause) {
       throw new HudiError(`write failed in the engine: ${duckdbReason(cause)}`, { cause });
@@ -616,15 +621,18 @@ export class WriteSession {
    * a connection of their own, so they can be read while another file group is written (after assignBuckets, which
    * they read; the caller lets every such read settle before closing the session).
    */
-  async fileGroupRecordKeys(bucket: number, existingFile: number | undefined): Promise<string[]> {
+  async fileGroupRecordKeys(bucket: number, existingFile: number | undefined): Promise<Iterable<string>> {
     this.side ??= this.instance.connect();
     const side = await this.side;
     const kept =
       existingFile === undefined
         ? ''
         : `SELECT __key FROM ${EXISTING} WHERE __file = ${existingFile} AND __key NOT IN (SELECT __key FROM ${ASSIGNED} WHERE __bucket = ${bucket}) UNION ALL `;
-    const reader = await side.runAndReadAll(`${kept}SELECT __key FROM ${STAGED} WHERE __bucket = ${bucket} AND NOT __delete`);
-    return (reader.getColumnsJS()[0] ?? []) as string[];
+    // Joined by DuckDB and split here: a string per value converted one by one cost more than hashing it.
+    return readJoinedValues(
+      side,
+      `SELECT __key AS value, 0 AS piece, row_number() OVER () AS row FROM (${kept}SELECT __key FROM ${STAGED} WHERE __bucket = ${bucket} AND NOT __delete)`,
+    );
   }
 
   /** The stored keys a bucket deletes (after assignBuckets): a merge-on-read delete block's records. */
@@ -653,9 +661,24 @@ export class WriteSession {
   /**
    * Write one file group's new base file: the previous base file's records (kept in their order, meta columns
    * preserved but `_hoodie_file_name`), minus updated and deleted keys, then the new and updated records ordered by
-   * key with fresh meta columns.
+   * key with fresh meta columns. Calls may overlap (after assignBuckets): each runs on a connection of its own.
    */
   async writeFileGroup(spec: FileGroupWrite): Promise<FileGroupWriteResult> {
+    const connection = this.idleWriters.pop() ?? (await this.newWriter());
+    try {
+      return await this.writeFileGroupOn(connection, spec);
+    } finally {
+      this.idleWriters.push(connection);
+    }
+  }
+
+  private async newWriter(): Promise<DuckDBConnection> {
+    const connection = await this.instance.connect();
+    this.writers.push(connection);
+    return connection;
+  }
+
+  private async writeFileGroupOn(connection: DuckDBConnection, spec: FileGroupWrite): Promise<FileGroupWriteResult> {
     await mkdir(dirname(spec.outputFile), { recursive: true });
     const dataColumns = this.columns.map((c) => c.name);
     const fileName = sqlString(spec.fileName);
@@ -669,7 +692,7 @@ export class WriteSession {
       const previous = this.existingFiles[spec.existingFile];
       if (previous === undefined) throw new HudiError(`no staged base file #${spec.existingFile}`, { fix: 'this is a bug in the bucket plan' });
       // A file from before the schema evolved lacks the new columns: its rows get NULL (struct casts fill new fields).
-      const stored = new Set((await describeColumns(this.connection, [previous.localPath])).map((c) => c.name));
+      const stored = new Set((await describeColumns(connection, [previous.localPath])).map((c) => c.name));
       const keep = `SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, ${fileName} AS _hoodie_file_name,
           ${dataColumns.map((c) => this.castToColumn(c, stored.has(c))).join(', ')}, 0 AS __src, file_row_number AS __ord
         FROM read_parquet(${fileListSql([previous.localPath])}, ${READ_OPTIONS}, file_row_number = true)
@@ -687,19 +710,21 @@ export class WriteSession {
         spec.keyValues,
       ),
       spec.outputFile,
+      connection,
     );
     const templates = spec.existingFile !== undefined ? [this.existingFiles[spec.existingFile]!.localPath] : spec.typeTemplates;
     // Existing tables: their files' types. A new table, and columns or struct fields new to the table: the written
     // types with Hudi's fixed-length decimals.
     const writtenTypes = withFixedDecimals(parquetTypeTargets([spec.outputFile]));
     const targets = templates.length > 0 ? withNewTypesFrom(parquetTypeTargets(templates), writtenTypes) : writtenTypes;
-    await conformParquetTypes(this.connection, spec.outputFile, targets);
+    await conformParquetTypes(connection, spec.outputFile, targets);
     const [counts] = await this.query(
       `SELECT count(*) FILTER (WHERE NOT __delete AND __file IS NULL) AS inserts, count(*) FILTER (WHERE NOT __delete AND __file IS NOT NULL) AS updates,
               count(*) FILTER (WHERE __delete AND __file IS NOT NULL) AS deletes
        FROM ${STAGED} WHERE __bucket = ${spec.bucket}`,
+      connection,
     );
-    const [written] = await this.query(`SELECT num_rows FROM parquet_file_metadata(${sqlString(spec.outputFile)})`);
+    const [written] = await this.query(`SELECT num_rows FROM parquet_file_metadata(${sqlString(spec.outputFile)})`, connection);
     return {
       rowCount: Number(written?.['num_rows'] ?? 0),
       inserts: Number(counts?.['inserts'] ?? 0),

@@ -115,6 +115,8 @@ const LOG_INDEXING_INDEXES: readonly string[] = ['BUCKET', 'HBASE', 'INMEMORY', 
 
 const OPERATION_TYPES: Record<WriteOperation, WriteOperationType> = { bulk_insert: 'BULK_INSERT', insert: 'INSERT', upsert: 'UPSERT', delete: 'DELETE' };
 const UPLOAD_CONCURRENCY = 4;
+/** Base files written at once (each on a DuckDB connection of its own). */
+const FILE_GROUP_WRITES_AT_ONCE = 2;
 
 /** Write one batch to the table at `storage`, creating the table from the properties when there is none. */
 export async function writeBatch(storage: Storage, options: WriteOptions): Promise<WriteResult> {
@@ -497,13 +499,15 @@ async function writeToTable(
     // A base file's footer (bloom filter, key range) needs its record keys: the next file group's are read and hashed
     // while DuckDB writes this one's file (its threads), instead of between the writes.
     const footers = new Map<number, Promise<Record<string, string>>>();
+    const footersStarted = new Set<number>();
     const footerOf = (bucket: Bucket, index: number): Promise<Record<string, string>> =>
       session
         .fileGroupRecordKeys(index, bucket.kind === 'UPDATE' ? bucket.existingFile : undefined)
         .then((recordKeys) => hudiFooter(recordKeys, schemaWithMeta, { bloom: config.bloom }));
     const prepareFooter = (from: number): void => {
       const next = plan.buckets.findIndex((bucket, index) => index >= from && bucket.kind !== 'APPEND');
-      if (next < 0 || footers.has(next)) return;
+      if (next < 0 || footersStarted.has(next)) return;
+      footersStarted.add(next);
       const footer = footerOf(plan.buckets[next]!, next);
       footer.catch(() => undefined); // awaited when its file group is written; the write loop's own error wins
       footers.set(next, footer);
@@ -572,7 +576,10 @@ async function writeToTable(
       progress(`file group ${index + 1}/${plan.buckets.length}: ${result.rowCount} records → ${path}`);
     };
     try {
-      for (const [index, bucket] of plan.buckets.entries()) await writeBucket(bucket, index);
+      // Base files are written FILE_GROUP_WRITES_AT_ONCE at a time: a file group of one row group is encoded by one of
+      // DuckDB's threads, so one write at a time left the others idle. Log appends stay one at a time.
+      const writesAtOnce = plan.buckets.some((bucket) => bucket.kind === 'APPEND') ? 1 : FILE_GROUP_WRITES_AT_ONCE;
+      await mapWithConcurrency(plan.buckets, writesAtOnce, writeBucket);
     } finally {
       // Also when writing a file failed: no upload may still be landing while the rollback deletes.
       await uploads.drain().catch(() => undefined);
