@@ -326,6 +326,34 @@ describe('serialization matches Java byte for byte', () => {
     assert.equal(simple.serialize(), JAVA_SMALL_SIMPLE);
     for (let i = 0; i < 7; i++) assert.ok(simple.mightContain(`simple-${i}`));
   });
+
+  test('a footer value that is not Base64 as Java decodes it is refused; padding of one or two is read', () => {
+    const refused = (text: string): boolean => {
+      try {
+        HoodieBloomFilter.deserialize(text, 'SIMPLE');
+        return false;
+      } catch (error) {
+        return error instanceof HudiError && error.message.includes('not valid Base64');
+      }
+    };
+    const valid = JAVA_SMALL_SIMPLE;
+    for (const corrupt of [
+      `*${valid}`,
+      `${valid.slice(0, 8)}-${valid.slice(9)}`,
+      `${valid.slice(0, 8)}_${valid.slice(9)}`,
+      `${valid.slice(0, 8)} ${valid.slice(9)}`,
+      `${valid.slice(0, 8)}=${valid.slice(9)}`,
+      `${valid}===`,
+      `${valid}é`,
+      `${valid}A`,
+    ]) {
+      assert.ok(refused(corrupt), `refused: ${corrupt.slice(0, 12)}…${corrupt.slice(-4)}`);
+    }
+    const stripped = valid.replace(/=+$/, '');
+    assert.equal(HoodieBloomFilter.deserialize(stripped, 'SIMPLE').serialize(), valid, 'padding is optional, as for Java’s decoder');
+    const padded = `${stripped}${'='.repeat((4 - (stripped.length % 4)) % 4)}`;
+    assert.equal(HoodieBloomFilter.deserialize(padded, 'SIMPLE').serialize(), valid);
+  });
 });
 
 describe('real Hudi base files', () => {
