@@ -143,6 +143,8 @@ export class WriteSession {
   private readonly relationKinds = new Map<string, 'TABLE' | 'VIEW'>();
   /** A second connection, for reads that run beside a write (the next file group's record keys beside this one's COPY). */
   private side: Promise<DuckDBConnection> | undefined;
+  /** The last read queued on `side`: one DuckDB connection runs one query at a time, so reads on it wait their turn. */
+  private sideQueue: Promise<unknown> = Promise.resolve();
   /** Connections for file group writes beside the main one's (writeFileGroup calls that overlap), idle ones here. */
   private readonly writers: DuckDBConnection[] = [];
   private readonly idleWriters: DuckDBConnection[] = [];
@@ -623,16 +625,20 @@ export class WriteSession {
    */
   async fileGroupRecordKeys(bucket: number, existingFile: number | undefined): Promise<Iterable<string>> {
     this.side ??= this.instance.connect();
-    const side = await this.side;
     const kept =
       existingFile === undefined
         ? ''
         : `SELECT __key FROM ${EXISTING} WHERE __file = ${existingFile} AND __key NOT IN (SELECT __key FROM ${ASSIGNED} WHERE __bucket = ${bucket}) UNION ALL `;
     // Joined by DuckDB and split here: a string per value converted one by one cost more than hashing it.
-    return readJoinedValues(
-      side,
-      `SELECT __key AS value, 0 AS piece, row_number() OVER () AS row FROM (${kept}SELECT __key FROM ${STAGED} WHERE __bucket = ${bucket} AND NOT __delete)`,
-    );
+    const read = async (): Promise<Iterable<string>> =>
+      readJoinedValues(
+        await this.side!,
+        `SELECT __key AS value, 0 AS piece, row_number() OVER () AS row FROM (${kept}SELECT __key FROM ${STAGED} WHERE __bucket = ${bucket} AND NOT __delete)`,
+      );
+    // File groups written at once may ask for their keys at once.
+    const keys = this.sideQueue.then(read, read);
+    this.sideQueue = keys.catch(() => undefined);
+    return keys;
   }
 
   /** The stored keys a bucket deletes (after assignBuckets): a merge-on-read delete block's records. */
