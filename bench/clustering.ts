@@ -136,7 +136,10 @@ async function tableOnS3(dir: string): Promise<Storage> {
 /** How the group was written, with the reason binary copy was not taken (or its footers were built from keys). */
 function methodOf(execution: GroupExecution | undefined): string {
   if (execution === undefined) return '?';
-  if (execution.method === 'rewrite') return `rewrite (${execution.reason}${execution.split === undefined ? '' : `; ${execution.split}`})`;
+  if (execution.method === 'rewrite') {
+    const curve = execution.curveKeys === undefined ? '' : `; curve keys: ${execution.curveKeys === 'engine' ? 'in the engine' : 'ranks'}`;
+    return `rewrite (${execution.reason}${execution.split === undefined ? '' : `; ${execution.split}`}${curve})`;
+  }
   return `binary copy${execution.footersFromKeys === undefined ? '' : ` (footers from keys: ${execution.footersFromKeys})`}`;
 }
 

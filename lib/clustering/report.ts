@@ -44,6 +44,8 @@ export type GroupExecution =
        * every key through): their footers needed only their key range.
        */
       readonly saturatedBloomFilters?: number;
+      /** A space curve's keys: computed by the engine inside its sort ('engine'), or here and handed to it as ranks. */
+      readonly curveKeys?: 'engine' | 'ranks';
     };
 
 /** One clustering group's part of the report: its input files, its output files and values sampled from its rows. */
@@ -85,6 +87,8 @@ export interface ExecutionFigures {
   readonly binaryCopyGroups: number;
   readonly rewrittenGroups: number;
   readonly rewriteReasons: readonly string[];
+  /** Rewritten groups whose space-curve keys the engine computed inside its own sort (absent when none). */
+  readonly curveKeysInEngine?: number;
 }
 
 export interface ClusteringReport {
@@ -223,6 +227,7 @@ export function buildClusteringReport(input: ClusteringReportInput): ClusteringR
     };
   });
   const executions = input.groups.map((group) => group.execution).filter((execution) => execution !== undefined);
+  const curveKeysInEngine = executions.filter((execution) => execution.method === 'rewrite' && execution.curveKeys === 'engine').length;
   return {
     instantTime: input.instantTime,
     layout: input.layout,
@@ -232,6 +237,7 @@ export function buildClusteringReport(input: ClusteringReportInput): ClusteringR
       binaryCopyGroups: executions.filter((execution) => execution.method === 'binary-copy').length,
       rewrittenGroups: executions.filter((execution) => execution.method === 'rewrite').length,
       rewriteReasons: [...new Set(executions.flatMap((execution) => (execution.method === 'rewrite' ? [execution.reason] : [])))],
+      ...(curveKeysInEngine === 0 ? {} : { curveKeysInEngine }),
     },
     requests: sumRequestCounts(input.groups.map((group) => group.requests)),
     partitions,
@@ -265,7 +271,8 @@ export function formatClusteringReport(report: ClusteringReport): string {
   if (execution !== undefined && execution.binaryCopyGroups + execution.rewrittenGroups > 0) {
     lines.push(
       `  executed: ${execution.binaryCopyGroups} group${execution.binaryCopyGroups === 1 ? '' : 's'} by binary copy of row groups, ` +
-        `${execution.rewrittenGroups} rewritten${execution.rewriteReasons.length === 0 ? '' : ` (${execution.rewriteReasons.join('; ')})`}`,
+        `${execution.rewrittenGroups} rewritten${execution.rewriteReasons.length === 0 ? '' : ` (${execution.rewriteReasons.join('; ')})`}` +
+        (execution.curveKeysInEngine === undefined ? '' : `; curve keys computed in the engine's sort for ${execution.curveKeysInEngine}`),
     );
   }
   if (report.requests !== undefined && Object.keys(report.requests).length > 0) lines.push(`  storage requests: ${formatRequestCounts(report.requests)}`);

@@ -31,6 +31,7 @@ import type {
   SortColumnBatch,
   SortColumnDescription,
   SortColumnScan,
+  SortKey,
   WriteRowsResult,
 } from './port.js';
 import { mergeIntoBase, writeEmptyFileOfAvro } from './write-rows.js';
@@ -38,6 +39,7 @@ import { describeColumns, readSchemas } from './schema-rows.js';
 import { scanSortColumns } from './sort-columns.js';
 import { fileListSql, nonNegativeInteger, READ_OPTIONS, sqlIdentifier } from './sql.js';
 import { blobText, rowSetOf, toNumber } from './values.js';
+import { directZOrderSortKeys } from './z-order-key.js';
 
 export async function openParquetEngine(options: ParquetEngineOptions = {}): Promise<ParquetEngine> {
   return new DuckDBParquetEngine(await openDuckDb(options));
@@ -150,6 +152,10 @@ class DuckDBParquetEngine implements ParquetEngine {
     options: { readonly inputFooters?: readonly InputFooter[] } = {},
   ): Promise<SortColumnScan> {
     return this.exclusive(() => scanSortColumns(this.db, files, columns, onBatch, options.inputFooters));
+  }
+
+  directZOrderSortKeys(columns: readonly string[], inputFooters: readonly InputFooter[]): SortKey[] | undefined {
+    return directZOrderSortKeys(inputFooters, columns);
   }
 
   sampleRows(files: readonly string[], options: SampleRowsOptions): Promise<RowSet> {

@@ -195,6 +195,12 @@ export interface ParquetEngine {
     onBatch: (batch: SortColumnBatch, columns: readonly SortColumnDescription[]) => void,
     options?: { readonly inputFooters?: readonly InputFooter[] },
   ): Promise<SortColumnScan>;
+  /**
+   * Sort keys under which copySorted orders the rows as Hudi's DIRECT z-order of `columns` (names as configured) does,
+   * computed by the engine in its own sort, for inputs of one schema (`inputFooters`, one per input); undefined where
+   * the engine cannot compute that key exactly (then compute the keys and pass rowRanks).
+   */
+  directZOrderSortKeys(columns: readonly string[], inputFooters: readonly InputFooter[]): SortKey[] | undefined;
   /** Up to `count` rows picked deterministically from the data (by value hash, not by position); values as readRows. */
   sampleRows(files: readonly string[], options: SampleRowsOptions): Promise<RowSet>;
   readFooter(file: string): Promise<ParquetFooter>;

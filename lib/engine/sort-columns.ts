@@ -187,14 +187,12 @@ function sortColumnsFromPages(
 ): { columns: SortColumnDescription[]; batches: SortColumnBatch[] } | undefined {
   const schema = footers[0]!.columns;
   if (names.length === 0) return undefined;
-  const topLevel = schema.filter((column) => column.path.length === 1);
   const readers: PageReader[] = [];
   for (const name of names) {
-    const schemaPosition = topLevel.findIndex((column) => column.name === name);
-    const leaf = topLevel[schemaPosition];
-    if (leaf === undefined || leaf.numChildren !== 0 || leaf.repetition === 'REPEATED') return undefined;
-    const read = pageSortType(leaf);
-    if (read === undefined) return undefined;
+    const found = topLevelPrimitive(schema, name);
+    const read = found === undefined ? undefined : pageSortType(found.leaf);
+    if (found === undefined || read === undefined) return undefined;
+    const { leaf, schemaPosition } = found;
     readers.push({ description: { name, schemaPosition, type: read.type }, convert: read.convert, optional: leaf.repetition === 'OPTIONAL', leaf });
   }
   const batches: SortColumnBatch[] = [];
@@ -280,7 +278,25 @@ function millisToMicros(value: PresentChunkValue): SortValue {
  * the form sortValues gives: undefined for the types left to DuckDB (decimals, unsigned integers, binary, times,
  * nanosecond and INT96 timestamps, JSON, ENUM, UUID, FLOAT16).
  */
-function pageSortType(leaf: ParquetColumnInfo): { type: SortColumnType; convert: (value: PresentChunkValue) => SortValue } | undefined {
+/**
+ * A top-level column that is a primitive leaf (not nested, not repeated), with its position among the top-level
+ * columns (the schema position Hudi's DIRECT curves order by).
+ */
+export function topLevelPrimitive(
+  schema: readonly ParquetColumnInfo[],
+  name: string,
+): { readonly leaf: ParquetColumnInfo; readonly schemaPosition: number } | undefined {
+  const topLevel = schema.filter((column) => column.path.length === 1);
+  const schemaPosition = topLevel.findIndex((column) => column.name === name);
+  const leaf = topLevel[schemaPosition];
+  return leaf === undefined || leaf.numChildren !== 0 || leaf.repetition === 'REPEATED' ? undefined : { leaf, schemaPosition };
+}
+
+/**
+ * The Spark type of a Parquet leaf read here from its pages (as DuckDB's scan reads it) and how a stored value
+ * converts; undefined for leaves this reads no other way than by a scan.
+ */
+export function pageSortType(leaf: ParquetColumnInfo): { type: SortColumnType; convert: (value: PresentChunkValue) => SortValue } | undefined {
   const same = (value: PresentChunkValue): SortValue => value as SortValue;
   const logical = leaf.logicalType;
   switch (leaf.physicalType) {

@@ -126,6 +126,8 @@ interface LayoutCase {
   readonly groups: number;
   /** Whether some group's rows are split between its files differently by Hudi and by us (see the row test). */
   readonly splitsDiffer: boolean;
+  /** Groups whose curve keys our engine computes in its own sort (lib/engine/z-order-key.ts), the others' in curves.ts. */
+  readonly curveKeysInEngine?: number;
 }
 
 /** 2 groups in a partition of 3 files (the largest two, then the third), and 2 output files for a group of two. */
@@ -153,6 +155,22 @@ const CASES: readonly LayoutCase[] = [
     ties: [['101', '102']],
     // Partition a's first group: 10 rows in 4 files.
     splitsDiffer: true,
+  },
+  {
+    layout: 'z-order',
+    // Two columns whose key DuckDB computes in its sort (a long and a string), not in schema order (l comes first).
+    // One output file per group: that is where our engine computes the key (several are range-partitioned by rank).
+    order: ['s', 'l'],
+    options: () => ({
+      ...GROUPING,
+      'hoodie.clustering.plan.strategy.target.file.max.bytes': '2000000',
+      'hoodie.layout.optimize.curve.build.method': 'direct',
+    }),
+    groups: 6,
+    // 101 and 102 tie: equal l, and strings that differ only after their first 8 UTF-8 bytes.
+    ties: [['101', '102']],
+    splitsDiffer: false,
+    curveKeysInEngine: 6,
   },
   {
     layout: 'hilbert',
@@ -246,6 +264,8 @@ interface SideResult {
   readonly shown: { groups: number; partitions: string[]; state: string };
   readonly commit: CommitJson;
   readonly outputs: readonly OutputFile[];
+  /** Ours only: the run report's figures of how the groups were executed. */
+  readonly execution?: { readonly rewrittenGroups: number; readonly curveKeysInEngine?: number };
 }
 
 let duck: DuckDBConnection;
@@ -385,7 +405,7 @@ async function runOurs(layoutCase: LayoutCase, base: BaseTable, table: string, p
   const shown = jsonLines(cli(['show-clustering', table, '--json']));
   assert.equal(shown.length, 1);
   const requested = await readRequested(table, instant);
-  cli(['cluster', table, '--mode', 'execute', '--props', propsFile, '--json']);
+  const executed = jsonLines(cli(['cluster', table, '--mode', 'execute', '--props', propsFile, '--json']))[0]!;
   const commit = readCommit(table, instant);
   return {
     table,
@@ -394,6 +414,7 @@ async function runOurs(layoutCase: LayoutCase, base: BaseTable, table: string, p
     shown: { groups: (shown[0]!['groups'] as unknown[]).length, partitions: shown[0]!['partitions'] as string[], state: shown[0]!['state'] as string },
     commit,
     outputs: await committedOutputs(table, commit),
+    execution: (executed['report'] as { execution: SideResult['execution'] }).execution,
   };
 }
 
@@ -578,7 +599,7 @@ describe('clustering side by side with Hudi 0.15 (run_clustering) on copies of o
       let ours: SideResult;
 
       before(async () => {
-        const caseDir = join(dir, layoutCase.layout);
+        const caseDir = join(dir, `${layoutCase.layout}-${layoutCase.order.join('-')}`);
         const [copyA, copyB] = [join(caseDir, 'A'), join(caseDir, 'B')];
         cpSync(base.path, copyA, { recursive: true });
         cpSync(base.path, copyB, { recursive: true });
@@ -617,6 +638,9 @@ describe('clustering side by side with Hudi 0.15 (run_clustering) on copies of o
         if (layoutCase.selectedPartitions === undefined) assert.deepEqual([...planned].sort(), expected.sort(), 'the planned file groups');
         assert.deepEqual(ours.requestedFile, hudiSide.requestedFile, 'the same Avro container header');
         assert.equal(ourPlan.clusteringPlan.strategy.strategyParams['hoodie.clustering.plan.strategy.sort.columns'], layoutCase.order.join(','));
+        // Which of our two ways built the curve keys the row test below holds to Hudi's order.
+        assert.equal(ours.execution?.rewrittenGroups, layoutCase.groups);
+        assert.equal(ours.execution?.curveKeysInEngine, layoutCase.curveKeysInEngine);
       });
 
       it('shows the same plan (show_clustering / show-clustering)', () => {
