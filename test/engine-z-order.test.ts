@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
-import type { ParquetEngine, SortColumnDescription, SortKey } from '../lib/engine/port.js';
+import type { EngineSortOrder, ParquetEngine, SortColumnDescription } from '../lib/engine/port.js';
+import { withDerivedColumns } from '../lib/engine/copy-sorted.js';
 import { buildCurveKeys, sortRowsByCurveKey, type SortValue } from '../lib/layout/curves.js';
 import { readFooterSummary } from '../lib/parquet/footer.js';
 import { duckdb } from './helpers/duckdb.js';
@@ -60,18 +61,17 @@ after(async () => {
 });
 
 /** The two unsigned 64-bit halves the keys give each row of `path`, in file order. */
-async function sqlKeys(path: string, keys: readonly SortKey[]): Promise<[bigint, bigint][]> {
+async function sqlKeys(path: string, order: EngineSortOrder): Promise<[bigint, bigint][]> {
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   try {
     await connection.run(`SET TimeZone = 'UTC'`);
-    const expressions = keys.map((key) => {
+    const expressions = order.orderBy.map((key) => {
       assert.ok(typeof key === 'object' && 'sqlExpression' in key, 'the engine gives SQL keys');
       return `(${key.sqlExpression})`;
     });
-    const reader = await connection.runAndReadAll(
-      `SELECT ${expressions.join(', ')} FROM read_parquet('${path}', file_row_number = true) ORDER BY file_row_number`,
-    );
+    const source = withDerivedColumns(`(SELECT * FROM read_parquet('${path}', file_row_number = true))`, order.derivedColumns);
+    const reader = await connection.runAndReadAll(`SELECT ${expressions.join(', ')} FROM ${source} ORDER BY file_row_number`);
     return reader.getRows().map((row) => [row[0] as bigint, row[1] as bigint]);
   } finally {
     connection.closeSync();
@@ -172,7 +172,7 @@ describe('directZOrderSortKeys', () => {
     const byKeys = join(workDir, 'by-keys.parquet');
     const byRanks = join(workDir, 'by-ranks.parquet');
     for (const [output, order] of [
-      [byKeys, { orderBy: keys }],
+      [byKeys, keys],
       [byRanks, { rowRanks: ranks }],
     ] as const) {
       await engine.copySorted({
@@ -187,5 +187,39 @@ describe('directZOrderSortKeys', () => {
     const expected = await ids(byRanks);
     assert.equal(expected.length, 800);
     assert.deepEqual(await ids(byKeys), expected);
+
+    // Several outputs (range-partitioned by the key): the derived columns feed the bounds' pass and each range too.
+    const halves = [join(workDir, 'half-0.parquet'), join(workDir, 'half-1.parquet')];
+    const split = await engine.copySorted({
+      inputs,
+      inputFooters: footers,
+      ...keys,
+      outputs: halves.map((file, index) => ({ file, rowStart: index * 400, rowCount: 400, keyValues: {} })),
+      rowGroupSize: 100,
+    });
+    assert.equal(split.split?.method, 'key-ranges');
+    assert.deepEqual([...(await ids(halves[0]!)), ...(await ids(halves[1]!))], expected);
+
+    // Derived columns are the engine's: named under its prefix, and only beside keys.
+    const misnamed = { name: 'x2', sqlExpression: 'x * 2' };
+    await assert.rejects(
+      engine.copySorted({
+        inputs,
+        orderBy: ['x'],
+        derivedColumns: [[misnamed]],
+        outputs: [{ file: join(workDir, 'no.parquet'), rowStart: 0, rowCount: 800, keyValues: {} }],
+        rowGroupSize: 100,
+      }),
+      /derived column "x2" is named twice or not under __hudi_derived_/,
+    );
+    await assert.rejects(
+      engine.copySorted({
+        inputs,
+        derivedColumns: keys.derivedColumns,
+        outputs: [{ file: join(workDir, 'no.parquet'), rowStart: 0, rowCount: 800, keyValues: {} }],
+        rowGroupSize: 100,
+      }),
+      /derivedColumns only with orderBy keys/,
+    );
   });
 });

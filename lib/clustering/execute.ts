@@ -17,7 +17,16 @@ import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HudiError } from '../errors.js';
 import { columnStatsOf, type ColumnStats, type FileColumnStats } from '../engine/column-stats.js';
-import type { FileRows, FooterFromColumn, OutputRange, ParquetColumnInfo, ParquetEngine, SortColumnDescription, SortKey } from '../engine/port.js';
+import type {
+  DerivedColumnLayers,
+  FileRows,
+  FooterFromColumn,
+  OutputRange,
+  ParquetColumnInfo,
+  ParquetEngine,
+  SortColumnDescription,
+  SortKey,
+} from '../engine/port.js';
 import { baseFileName, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
 import { buildCurveKeys, sortRowsByCurveKey, type CurveKeyBatch, type CurveSortColumn, type SortValue } from '../layout/curves.js';
 import { stageFiles, withTableLocations } from '../reader.js';
@@ -588,9 +597,15 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
   // for sort columns, the chunk statistics of the report's "before" ranges (decoded here: DuckDB's parquet_metadata
   // over 10,000 small files cost more than rewriting their rows; of the sort columns only, since every leaf's cost
   // more than the rest of the footer).
-  // A curve's sort columns are decoded from their pages (scanSortColumns), so their chunks are located here too.
-  const footerOptions = { ...(sortColumns.length > 0 ? { statistics: sortColumns } : {}), ...(order.kind === 'curve' ? { chunks: order.columns } : {}) };
-  const footers = inputs.map((file) => readFooterSummary(file, footerOptions));
+  // A curve's sort columns are decoded from their pages (scanSortColumns) for its ranks, so their chunks are located
+  // here too, unless DuckDB computes the keys in its own sort (see below): the first footer tells.
+  const statistics = sortColumns.length > 0 ? { statistics: sortColumns } : {};
+  const curveColumns = order.kind === 'curve' ? order.columns : undefined;
+  const directZOrder = order.kind === 'curve' && order.layout === 'z-order' && order.buildMethod === 'direct' ? order.columns : undefined;
+  const first = inputs.length > 0 && directZOrder !== undefined && context.numOutputFileGroups === 1 ? readFooterSummary(inputs[0]!, statistics) : undefined;
+  const keysInEngine = first !== undefined && directZOrder !== undefined && engine.directZOrderSortKeys(directZOrder, [first]) !== undefined;
+  const footerOptions = { ...statistics, ...(curveColumns !== undefined && !keysInEngine ? { chunks: curveColumns } : {}) };
+  const footers = inputs.map((file, index) => (index === 0 && keysInEngine ? first! : readFooterSummary(file, footerOptions)));
   const inputStats = sortColumns.length === 0 ? undefined : footers.map(columnStatsOf);
   const inputFileRows = footers.map((footer) => footer.numRows);
   const inputRows = inputFileRows.reduce((total, rows) => total + rows, 0);
@@ -599,19 +614,22 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
   const columnTypes = columnInfoByName(footers[footers.length - 1]?.columns ?? []);
 
   // A DIRECT z-order key the engine can compute is sorted on in its own COPY when the group writes one file, as a
-  // linear sort is. Several files are range-partitioned by rank instead: each output's range filter and the bounds'
-  // pass would compute that long key expression again for every row (a 1 GB group into two files took 95 CPU s).
+  // linear sort is. Several files are range-partitioned by rank instead: the bounds' pass and each output's range
+  // filter would compute the key again for every row (DuckDB inlines it into the filter: each pass then cost about
+  // as much as the whole sort).
   // Any other curve's keys are computed here and handed over as ranks.
-  const engineCurveKeys =
-    order.kind === 'curve' && order.layout === 'z-order' && order.buildMethod === 'direct' ? engine.directZOrderSortKeys(order.columns, footers) : undefined;
+  const engineCurveKeys = directZOrder === undefined ? undefined : engine.directZOrderSortKeys(directZOrder, footers);
+  /** The footers with the curve columns' chunks located, for the ranks (read again only where the engine's keys were expected). */
+  const footersForRanks = (): FooterSummary[] =>
+    keysInEngine ? inputs.map((file) => readFooterSummary(file, { ...statistics, chunks: curveColumns })) : footers;
   let curveRowRanks: Uint32Array | undefined;
   let curveKeys: 'engine' | 'ranks' | undefined;
-  const sortingFor = async (outputs: number): Promise<{ orderBy?: SortKey[]; rowRanks?: Uint32Array }> => {
+  const sortingFor = async (outputs: number): Promise<{ orderBy?: readonly SortKey[]; derivedColumns?: DerivedColumnLayers; rowRanks?: Uint32Array }> => {
     if (order.kind === 'linear') return { orderBy: order.columns.map((column) => ({ column })) };
     if (order.kind !== 'curve' || inputRows === 0) return {};
     curveKeys = outputs === 1 && engineCurveKeys !== undefined ? 'engine' : 'ranks';
-    if (curveKeys === 'engine') return { orderBy: engineCurveKeys };
-    curveRowRanks ??= await curveRanks(engine, inputs, footers, order, inputRows, config.buildCurveSampleSize, groupSeed(instantTime, groupIndex));
+    if (curveKeys === 'engine' && engineCurveKeys !== undefined) return engineCurveKeys;
+    curveRowRanks ??= await curveRanks(engine, inputs, footersForRanks(), order, inputRows, config.buildCurveSampleSize, groupSeed(instantTime, groupIndex));
     return { rowRanks: curveRowRanks };
   };
 

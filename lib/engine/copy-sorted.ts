@@ -31,7 +31,7 @@ import {
   rowsPerFile,
   SOURCE_FILE_COLUMN,
 } from './input-order.js';
-import type { CopySortedOutput, CopySortedRequest, CopySortedResult, FooterFromColumn, OutputRange, SortKey } from './port.js';
+import type { CopySortedOutput, CopySortedRequest, CopySortedResult, DerivedColumnLayers, FooterFromColumn, OutputRange, SortKey } from './port.js';
 import { describeColumns, type ColumnDescription } from './schema-rows.js';
 import { settleAll } from '../storage/concurrency.js';
 import { copyToParquetSql, fileListSql, nonNegativeInteger, positiveInteger, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
@@ -58,9 +58,11 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     checkRowRanks(request.rowRanks, totalInputRows);
   }
 
+  const derivedColumns = request.derivedColumns ?? [];
+  checkDerivedColumns(derivedColumns, request);
   const columns = await guardFiles(db.connection, inputs, () => describeColumns(db.connection, inputs, readOptions));
-  const sortKeyNamed = columns.find((column) => column.name.startsWith(SORT_KEY_PREFIX));
-  for (const reserved of [...INTERNAL_COLUMNS, 'file_row_number', FILE_INDEX_COLUMN, ...(sortKeyNamed === undefined ? [] : [sortKeyNamed.name])]) {
+  const prefixed = columns.filter((column) => column.name.startsWith(SORT_KEY_PREFIX) || column.name.startsWith(DERIVED_PREFIX)).map((column) => column.name);
+  for (const reserved of [...INTERNAL_COLUMNS, 'file_row_number', FILE_INDEX_COLUMN, ...prefixed]) {
     if (columns.some((column) => column.name === reserved)) {
       throw new HudiError(`input has a column named "${reserved}", which copySorted uses internally`, {
         location: inputs[0],
@@ -112,8 +114,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
         ];
         return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')}
                FROM (SELECT ${[...projection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')}
-                     FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)}
-                           FROM ${inputScanSql(inputs, inputsTable, readOptions)}) AS source)
+                     FROM ${withDerivedColumns(`(SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, inputsTable, readOptions)})`, derivedColumns)} AS source)
                ORDER BY ${ordering.join(', ')}`;
       } else {
         return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')}
@@ -166,7 +167,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
                 keyed: `(SELECT *, ${sqlIdentifier(RANK_VALUE_COLUMN)} AS ${sqlIdentifier(SORT_KEY_COLUMN)}
                          FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, inputsTable, readOptions)}) AS source ${rankJoin})`,
               }
-            : { kind: 'keys', keys: (request.orderBy ?? []).map((key) => sortKeyParts(key, columns)) },
+            : { kind: 'keys', keys: (request.orderBy ?? []).map((key) => sortKeyParts(key, columns)), derivedColumns },
           projectionOf: (output) => {
             const replaced = output.constantColumns ?? {};
             return allProjection.filter((_, index) => replaced[columns[index]!.name] === undefined);
@@ -222,7 +223,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     // a plain sort spills past DuckDB's memory limit where the row_number() window it replaces ran out of memory).
     // When the rank is known up front (input order, rowRanks) the table is filled unsorted and each range is sorted
     // on its own: k sorts of n/k rows hold less in memory than one of n.
-    const source = `(SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, filesTable, readOptions)}) AS source ${rankJoin}`;
+    const source = `${withDerivedColumns(`(SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, filesTable, readOptions)})`, derivedColumns)} AS source ${rankJoin}`;
     if (sortedByKeys) {
       const keys = (request.orderBy ?? []).map((key) => sortKeyParts(key, columns));
       const keyColumns = keys.map((key, index) => `${key.expression} AS ${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)}`);
@@ -566,7 +567,9 @@ interface KeyRangesRequest {
    * The sort keys (each row's key is then create_sort_key of them and the input position), or a relation of the
    * input rows with their rank as SORT_KEY_COLUMN (rowRanks joined on).
    */
-  readonly order: { kind: 'keys'; keys: readonly { expression: string; direction: string }[] } | { kind: 'ranks'; keyed: string };
+  readonly order:
+    | { kind: 'keys'; keys: readonly { expression: string; direction: string }[]; derivedColumns: DerivedColumnLayers }
+    | { kind: 'ranks'; keyed: string };
   /** The input columns an output carries through its sort (those it does not replace by a constant). */
   readonly projectionOf: (output: OutputRange) => string[];
   readonly columns: readonly ColumnDescription[];
@@ -598,7 +601,7 @@ async function writeKeyRanges(db: DuckDb, request: KeyRangesRequest): Promise<Co
           `${FILE_INDEX_COLUMN}, 'ASC NULLS LAST'`,
           `file_row_number, 'ASC NULLS LAST'`,
         ].join(', ')}) AS ${sortKey}
-         FROM (SELECT *, ${FILE_INDEX_COLUMN} FROM read_parquet(${fileListSql(inputs)}, ${request.readOptions}, file_row_number = true)))`;
+         FROM ${withDerivedColumns(`(SELECT *, ${FILE_INDEX_COLUMN} FROM read_parquet(${fileListSql(inputs)}, ${request.readOptions}, file_row_number = true))`, order.derivedColumns)})`;
   // The ranks where an output starts or ends (0 and totalRows need no bound).
   const ranks = [...new Set(outputs.flatMap((output) => [output.rowStart, output.rowStart + output.rowCount]))]
     .filter((rank) => rank > 0 && rank < totalRows)
@@ -743,6 +746,8 @@ const RANK_COLUMN = '__hudi_sort_rank';
 const INPUT_ROW_COLUMN = '__hudi_input_row';
 /** Sort keys computed beside the output's columns for one ORDER BY (`__hudi_sort_key_0`, …). */
 const SORT_KEY_PREFIX = '__hudi_sort_key_';
+/** Derived columns' names (DerivedColumn) start with this. */
+const DERIVED_PREFIX = '__hudi_derived_';
 const RANK_VALUE_COLUMN = '__hudi_rank_value';
 /** Above this many inputs a single output's footer column is read back from the output, not beside the COPY. */
 const SIDE_SCAN_MAX_INPUTS = 64;
@@ -841,6 +846,31 @@ function sortKeyParts(key: SortKey, columns: readonly ColumnDescription[]): { ex
   throw new HudiError(`no sort column ${JSON.stringify(name)}`, {
     fix: `choose from: ${columns.map((column) => column.name).join(', ')}`,
   });
+}
+
+/** Derived columns are for sort keys: named under DERIVED_PREFIX, each once, and only beside orderBy. */
+function checkDerivedColumns(layers: DerivedColumnLayers, request: CopySortedRequest): void {
+  const names = layers.flat().map((column) => column.name);
+  if (names.length === 0) return;
+  if ((request.orderBy ?? []).length === 0) {
+    throw new HudiError('copySorted takes derivedColumns only with orderBy keys', { fix: 'pass the sort keys that use them' });
+  }
+  const misnamed = names.find((name, index) => !name.startsWith(DERIVED_PREFIX) || names.indexOf(name) !== index);
+  if (misnamed !== undefined) {
+    throw new HudiError(`derived column "${misnamed}" is named twice or not under ${DERIVED_PREFIX}`, {
+      fix: `name each derived column once, ${DERIVED_PREFIX}…`,
+    });
+  }
+}
+
+/** `relation` with the derived columns appended, layer by layer (each layer one projection over the one before). */
+export function withDerivedColumns(relation: string, layers: DerivedColumnLayers): string {
+  let derived = relation;
+  for (const layer of layers) {
+    if (layer.length === 0) continue;
+    derived = `(SELECT *, ${layer.map((column) => `(${column.sqlExpression}) AS ${sqlIdentifier(column.name)}`).join(', ')} FROM ${derived})`;
+  }
+  return derived;
 }
 
 /** An output's columns: constants (the new `_hoodie_file_name`) and sequences (rewritten seqno) replace inputs. */

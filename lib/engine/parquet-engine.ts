@@ -31,7 +31,7 @@ import type {
   SortColumnBatch,
   SortColumnDescription,
   SortColumnScan,
-  SortKey,
+  EngineSortOrder,
   WriteRowsResult,
 } from './port.js';
 import { mergeIntoBase, writeEmptyFileOfAvro } from './write-rows.js';
@@ -154,7 +154,7 @@ class DuckDBParquetEngine implements ParquetEngine {
     return this.exclusive(() => scanSortColumns(this.db, files, columns, onBatch, options.inputFooters));
   }
 
-  directZOrderSortKeys(columns: readonly string[], inputFooters: readonly InputFooter[]): SortKey[] | undefined {
+  directZOrderSortKeys(columns: readonly string[], inputFooters: readonly InputFooter[]): EngineSortOrder | undefined {
     return directZOrderSortKeys(inputFooters, columns);
   }
 

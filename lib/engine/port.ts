@@ -41,6 +41,26 @@ export interface ParquetFooter {
  */
 export type SortKey = string | { column: string; descending?: boolean } | { sqlExpression: string; descending?: boolean };
 
+/** A column computed from each input row before the sort (a trusted SQL expression, as a sort key's). */
+export interface DerivedColumn {
+  /** Starts with `__hudi_derived_` (copySorted refuses inputs with a column so named). */
+  readonly name: string;
+  readonly sqlExpression: string;
+}
+
+/**
+ * Layers of derived columns: each layer's expressions see the input's columns and the layers before it. A value
+ * several later steps use is computed once in its layer, where one nested expression would repeat it in every use
+ * (DuckDB computes a repeat once in a projection, but not where a filter inlines it).
+ */
+export type DerivedColumnLayers = readonly (readonly DerivedColumn[])[];
+
+/** Sort keys the engine computes in its own sort, over the derived columns they name. */
+export interface EngineSortOrder {
+  readonly orderBy: readonly SortKey[];
+  readonly derivedColumns: DerivedColumnLayers;
+}
+
 export interface OutputRange {
   file: string;
   /** 0-based rank of the first row in the sorted input. */
@@ -96,6 +116,8 @@ export interface CopySortedRequest {
   inputFooters?: readonly InputFooter[];
   /** Empty or absent: input order (file by file, row by row). Ties always break by input file, then row. */
   orderBy?: readonly SortKey[];
+  /** Columns orderBy's `sqlExpression` keys may name, computed before them (not written to the outputs). */
+  derivedColumns?: DerivedColumnLayers;
   /**
    * An order computed outside the engine (space-filling curve keys): the 0-based rank of every input row, in input
    * order (inputs in the order given, rows in file order), a permutation of 0..rows-1. Replaces orderBy.
@@ -196,11 +218,12 @@ export interface ParquetEngine {
     options?: { readonly inputFooters?: readonly InputFooter[] },
   ): Promise<SortColumnScan>;
   /**
-   * Sort keys under which copySorted orders the rows as Hudi's DIRECT z-order of `columns` (names as configured) does,
-   * computed by the engine in its own sort, for inputs of one schema (`inputFooters`, one per input); undefined where
-   * the engine cannot compute that key exactly (then compute the keys and pass rowRanks).
+   * The order (sort keys and the columns they are computed from) under which copySorted orders the rows as Hudi's
+   * DIRECT z-order of `columns` (names as configured) does, computed by the engine in its own sort, for inputs of one
+   * schema (`inputFooters`, one per input); undefined where the engine cannot compute that key exactly (then compute
+   * the keys and pass rowRanks).
    */
-  directZOrderSortKeys(columns: readonly string[], inputFooters: readonly InputFooter[]): SortKey[] | undefined;
+  directZOrderSortKeys(columns: readonly string[], inputFooters: readonly InputFooter[]): EngineSortOrder | undefined;
   /** Up to `count` rows picked deterministically from the data (by value hash, not by position); values as readRows. */
   sampleRows(files: readonly string[], options: SampleRowsOptions): Promise<RowSet>;
   readFooter(file: string): Promise<ParquetFooter>;

@@ -14,15 +14,15 @@
  */
 import { hudiDirectColumnOrder, type SortColumnType } from '../layout/curves.js';
 import type { ParquetColumnInfo } from '../parquet/schema.js';
-import type { InputFooter, SortKey } from './port.js';
+import type { DerivedColumn, EngineSortOrder, InputFooter } from './port.js';
 import { pageSortType, topLevelPrimitive } from './sort-columns.js';
 import { sqlIdentifier } from './sql.js';
 
 /**
- * The sort keys giving Hudi's DIRECT z-order of `columns` (names, as configured) over inputs of one schema
+ * The sort keys (and the columns they are computed from) giving Hudi's DIRECT z-order of `columns` (names, as configured) over inputs of one schema
  * (`footers`, one per input), or undefined when the engine cannot compute that key exactly.
  */
-export function directZOrderSortKeys(footers: readonly InputFooter[], columns: readonly string[]): SortKey[] | undefined {
+export function directZOrderSortKeys(footers: readonly InputFooter[], columns: readonly string[]): EngineSortOrder | undefined {
   if (columns.length !== 2 || footers.length === 0) return undefined;
   const schema = footers[0]!.columns;
   if (footers.some((footer) => footer.columns !== schema && JSON.stringify(footer.columns) !== JSON.stringify(schema))) return undefined;
@@ -38,7 +38,7 @@ export function directZOrderSortKeys(footers: readonly InputFooter[], columns: r
   const words = [zOrderWordSql(first!.name, first!.type), zOrderWordSql(second!.name, second!.type)];
   if (words.some((word) => word === undefined)) return undefined;
   const [a, b] = words as [string, string];
-  return [{ sqlExpression: interleavedHalfSql(a, b, 'high') }, { sqlExpression: interleavedHalfSql(a, b, 'low') }];
+  return interleavedOrder(a, b);
 }
 
 /**
@@ -112,20 +112,35 @@ const SPREAD_STEPS: readonly (readonly [shift: number, mask: bigint])[] = [
   [1, 0x5555555555555555n],
 ];
 
-/** A 32-bit UBIGINT value with bit i moved to bit 2i. */
-function spreadSql(value: string): string {
-  let spread = value;
-  for (const [shift, mask] of SPREAD_STEPS) spread = `((${spread} | (${spread} << ${shift})) & ${mask}::UBIGINT)`;
-  return spread;
-}
+/** The derived columns' names (copySorted reserves the prefix). */
+const derived = (name: string): string => `__hudi_derived_z_${name}`;
 
 /**
- * Half of the 128-bit interleaving of words a and b: 'high' from their upper 32 bits, 'low' from their lower 32, a's
- * bits in the odd (more significant) places. The steps repeat each operand (32 copies of a word in a half), which
- * DuckDB computes once: measured as cheap as reading the words on 10,000 files of 100 rows, where a constant lookup
- * list cost 1.5 µs a row (it is set up again for every vector, and small files give vectors of 100 rows).
+ * The 128-bit interleaving of words a and b as two UBIGINT halves, in layers of columns: the words, their 32-bit
+ * halves, then each spread step of the four halves. Nested in one expression, every step would name the one before it
+ * twice (2^5 copies of each word in a half): DuckDB computes such repeats once in a projection, but a filter inlines
+ * the expression whole, and even in a projection the layers measured 15% faster on 10,000 files of 100 rows.
  */
-function interleavedHalfSql(a: string, b: string, half: 'high' | 'low'): string {
-  const part = (word: string): string => (half === 'high' ? `(${word} >> 32)` : `(${word} & 4294967295::UBIGINT)`);
-  return `((${spreadSql(part(a))} << 1) | ${spreadSql(part(b))})`;
+function interleavedOrder(a: string, b: string): EngineSortOrder {
+  const column = (name: string, sqlExpression: string): DerivedColumn => ({ name: derived(name), sqlExpression });
+  const ref = (name: string): string => sqlIdentifier(derived(name));
+  const parts = ['ah', 'al', 'bh', 'bl'] as const;
+  const layers: DerivedColumn[][] = [
+    [column('a', a), column('b', b)],
+    [
+      column('ah0', `${ref('a')} >> 32`),
+      column('al0', `${ref('a')} & 4294967295::UBIGINT`),
+      column('bh0', `${ref('b')} >> 32`),
+      column('bl0', `${ref('b')} & 4294967295::UBIGINT`),
+    ],
+  ];
+  SPREAD_STEPS.forEach(([shift, mask], step) => {
+    layers.push(parts.map((part) => column(`${part}${step + 1}`, `(${ref(`${part}${step}`)} | (${ref(`${part}${step}`)} << ${shift})) & ${mask}::UBIGINT`)));
+  });
+  const last = SPREAD_STEPS.length;
+  // a's bits in the odd (more significant) places of each half.
+  return {
+    orderBy: [{ sqlExpression: `(${ref(`ah${last}`)} << 1) | ${ref(`bh${last}`)}` }, { sqlExpression: `(${ref(`al${last}`)} << 1) | ${ref(`bl${last}`)}` }],
+    derivedColumns: layers,
+  };
 }
