@@ -603,9 +603,9 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
   const curveColumns = order.kind === 'curve' ? order.columns : undefined;
   const directZOrder = order.kind === 'curve' && order.layout === 'z-order' && order.buildMethod === 'direct' ? order.columns : undefined;
   const first = inputs.length > 0 && directZOrder !== undefined && context.numOutputFileGroups === 1 ? readFooterSummary(inputs[0]!, statistics) : undefined;
-  const keysInEngine = first !== undefined && directZOrder !== undefined && engine.directZOrderSortKeys(directZOrder, [first]) !== undefined;
-  const footerOptions = { ...statistics, ...(curveColumns !== undefined && !keysInEngine ? { chunks: curveColumns } : {}) };
-  const footers = inputs.map((file, index) => (index === 0 && keysInEngine ? first! : readFooterSummary(file, footerOptions)));
+  const keysExpectedInEngine = first !== undefined && directZOrder !== undefined && engine.directZOrderSortKeys(directZOrder, [first]) !== undefined;
+  const footerOptions = { ...statistics, ...(curveColumns !== undefined && !keysExpectedInEngine ? { chunks: curveColumns } : {}) };
+  const footers = inputs.map((file, index) => (index === 0 && keysExpectedInEngine ? first! : readFooterSummary(file, footerOptions)));
   const inputStats = sortColumns.length === 0 ? undefined : footers.map(columnStatsOf);
   const inputFileRows = footers.map((footer) => footer.numRows);
   const inputRows = inputFileRows.reduce((total, rows) => total + rows, 0);
@@ -621,7 +621,7 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
   const engineCurveKeys = directZOrder === undefined ? undefined : engine.directZOrderSortKeys(directZOrder, footers);
   /** The footers with the curve columns' chunks located, for the ranks (read again only where the engine's keys were expected). */
   const footersForRanks = (): FooterSummary[] =>
-    keysInEngine ? inputs.map((file) => readFooterSummary(file, { ...statistics, chunks: curveColumns })) : footers;
+    keysExpectedInEngine ? inputs.map((file) => readFooterSummary(file, { ...statistics, chunks: curveColumns })) : footers;
   let curveRowRanks: Uint32Array | undefined;
   let curveKeys: 'engine' | 'ranks' | undefined;
   const sortingFor = async (outputs: number): Promise<{ orderBy?: readonly SortKey[]; derivedColumns?: DerivedColumnLayers; rowRanks?: Uint32Array }> => {

@@ -31,7 +31,16 @@ import {
   rowsPerFile,
   SOURCE_FILE_COLUMN,
 } from './input-order.js';
-import type { CopySortedOutput, CopySortedRequest, CopySortedResult, DerivedColumnLayers, FooterFromColumn, OutputRange, SortKey } from './port.js';
+import {
+  DERIVED_COLUMN_PREFIX,
+  type CopySortedOutput,
+  type CopySortedRequest,
+  type CopySortedResult,
+  type DerivedColumnLayers,
+  type FooterFromColumn,
+  type OutputRange,
+  type SortKey,
+} from './port.js';
 import { describeColumns, type ColumnDescription } from './schema-rows.js';
 import { settleAll } from '../storage/concurrency.js';
 import { copyToParquetSql, fileListSql, nonNegativeInteger, positiveInteger, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
@@ -61,7 +70,9 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
   const derivedColumns = request.derivedColumns ?? [];
   checkDerivedColumns(derivedColumns, request);
   const columns = await guardFiles(db.connection, inputs, () => describeColumns(db.connection, inputs, readOptions));
-  const prefixed = columns.filter((column) => column.name.startsWith(SORT_KEY_PREFIX) || column.name.startsWith(DERIVED_PREFIX)).map((column) => column.name);
+  const prefixed = columns
+    .filter((column) => column.name.startsWith(SORT_KEY_PREFIX) || column.name.startsWith(DERIVED_COLUMN_PREFIX))
+    .map((column) => column.name);
   for (const reserved of [...INTERNAL_COLUMNS, 'file_row_number', FILE_INDEX_COLUMN, ...prefixed]) {
     if (columns.some((column) => column.name === reserved)) {
       throw new HudiError(`input has a column named "${reserved}", which copySorted uses internally`, {
@@ -91,6 +102,11 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
   try {
     const inputsTable = await createInputsTable(db.connection, inputs, fileRows);
     filesTable = inputsTable;
+    /** Every input row with its input position, then the derived columns the sort keys name (none without keys). */
+    const sourceRows = withDerivedColumns(
+      `(SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, inputsTable, readOptions)})`,
+      derivedColumns,
+    );
     let rankJoin = '';
     if (request.rowRanks !== undefined) {
       rankJoin = `JOIN ${await loadRanks(db, ranksTable, request.rowRanks)} USING (${sqlIdentifier(INPUT_ROW_COLUMN)})`;
@@ -114,12 +130,12 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
         ];
         return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')}
                FROM (SELECT ${[...projection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')}
-                     FROM ${withDerivedColumns(`(SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, inputsTable, readOptions)})`, derivedColumns)} AS source)
+                     FROM ${sourceRows} AS source)
                ORDER BY ${ordering.join(', ')}`;
       } else {
         return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')}
                FROM (SELECT ${projection.join(', ')}, ${sqlIdentifier(RANK_VALUE_COLUMN)}
-                     FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, inputsTable, readOptions)}) AS source
+                     FROM ${sourceRows} AS source
                      ${rankJoin})
                ORDER BY ${sqlIdentifier(RANK_VALUE_COLUMN)}`;
       }
@@ -165,7 +181,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
             ? {
                 kind: 'ranks',
                 keyed: `(SELECT *, ${sqlIdentifier(RANK_VALUE_COLUMN)} AS ${sqlIdentifier(SORT_KEY_COLUMN)}
-                         FROM (SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, inputsTable, readOptions)}) AS source ${rankJoin})`,
+                         FROM ${sourceRows} AS source ${rankJoin})`,
               }
             : { kind: 'keys', keys: (request.orderBy ?? []).map((key) => sortKeyParts(key, columns)), derivedColumns },
           projectionOf: (output) => {
@@ -223,7 +239,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     // a plain sort spills past DuckDB's memory limit where the row_number() window it replaces ran out of memory).
     // When the rank is known up front (input order, rowRanks) the table is filled unsorted and each range is sorted
     // on its own: k sorts of n/k rows hold less in memory than one of n.
-    const source = `${withDerivedColumns(`(SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, filesTable, readOptions)})`, derivedColumns)} AS source ${rankJoin}`;
+    const source = `${sourceRows} AS source ${rankJoin}`;
     if (sortedByKeys) {
       const keys = (request.orderBy ?? []).map((key) => sortKeyParts(key, columns));
       const keyColumns = keys.map((key, index) => `${key.expression} AS ${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)}`);
@@ -746,8 +762,6 @@ const RANK_COLUMN = '__hudi_sort_rank';
 const INPUT_ROW_COLUMN = '__hudi_input_row';
 /** Sort keys computed beside the output's columns for one ORDER BY (`__hudi_sort_key_0`, …). */
 const SORT_KEY_PREFIX = '__hudi_sort_key_';
-/** Derived columns' names (DerivedColumn) start with this. */
-const DERIVED_PREFIX = '__hudi_derived_';
 const RANK_VALUE_COLUMN = '__hudi_rank_value';
 /** Above this many inputs a single output's footer column is read back from the output, not beside the COPY. */
 const SIDE_SCAN_MAX_INPUTS = 64;
@@ -848,17 +862,17 @@ function sortKeyParts(key: SortKey, columns: readonly ColumnDescription[]): { ex
   });
 }
 
-/** Derived columns are for sort keys: named under DERIVED_PREFIX, each once, and only beside orderBy. */
+/** Derived columns are for sort keys: named under DERIVED_COLUMN_PREFIX, each once, and only beside orderBy. */
 function checkDerivedColumns(layers: DerivedColumnLayers, request: CopySortedRequest): void {
   const names = layers.flat().map((column) => column.name);
   if (names.length === 0) return;
   if ((request.orderBy ?? []).length === 0) {
     throw new HudiError('copySorted takes derivedColumns only with orderBy keys', { fix: 'pass the sort keys that use them' });
   }
-  const misnamed = names.find((name, index) => !name.startsWith(DERIVED_PREFIX) || names.indexOf(name) !== index);
+  const misnamed = names.find((name, index) => !name.startsWith(DERIVED_COLUMN_PREFIX) || names.indexOf(name) !== index);
   if (misnamed !== undefined) {
-    throw new HudiError(`derived column "${misnamed}" is named twice or not under ${DERIVED_PREFIX}`, {
-      fix: `name each derived column once, ${DERIVED_PREFIX}…`,
+    throw new HudiError(`derived column "${misnamed}" is named twice or not under ${DERIVED_COLUMN_PREFIX}`, {
+      fix: `name each derived column once, ${DERIVED_COLUMN_PREFIX}…`,
     });
   }
 }

@@ -41,9 +41,12 @@ export interface ParquetFooter {
  */
 export type SortKey = string | { column: string; descending?: boolean } | { sqlExpression: string; descending?: boolean };
 
+/** What every DerivedColumn's name starts with (copySorted refuses inputs with a column so named). */
+export const DERIVED_COLUMN_PREFIX = '__hudi_derived_';
+
 /** A column computed from each input row before the sort (a trusted SQL expression, as a sort key's). */
 export interface DerivedColumn {
-  /** Starts with `__hudi_derived_` (copySorted refuses inputs with a column so named). */
+  /** Starts with DERIVED_COLUMN_PREFIX. */
   readonly name: string;
   readonly sqlExpression: string;
 }

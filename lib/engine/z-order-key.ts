@@ -14,13 +14,14 @@
  */
 import { hudiDirectColumnOrder, type SortColumnType } from '../layout/curves.js';
 import type { ParquetColumnInfo } from '../parquet/schema.js';
-import type { DerivedColumn, EngineSortOrder, InputFooter } from './port.js';
+import { DERIVED_COLUMN_PREFIX, type DerivedColumn, type EngineSortOrder, type InputFooter } from './port.js';
 import { pageSortType, topLevelPrimitive } from './sort-columns.js';
 import { sqlIdentifier } from './sql.js';
 
 /**
- * The sort keys (and the columns they are computed from) giving Hudi's DIRECT z-order of `columns` (names, as configured) over inputs of one schema
- * (`footers`, one per input), or undefined when the engine cannot compute that key exactly.
+ * The sort keys (and the columns they are computed from) giving Hudi's DIRECT z-order of `columns` (names, as
+ * configured) over inputs of one schema (`footers`, one per input), or undefined when the engine cannot compute that
+ * key exactly.
  */
 export function directZOrderSortKeys(footers: readonly InputFooter[], columns: readonly string[]): EngineSortOrder | undefined {
   if (columns.length !== 2 || footers.length === 0) return undefined;
@@ -112,8 +113,8 @@ const SPREAD_STEPS: readonly (readonly [shift: number, mask: bigint])[] = [
   [1, 0x5555555555555555n],
 ];
 
-/** The derived columns' names (copySorted reserves the prefix). */
-const derived = (name: string): string => `__hudi_derived_z_${name}`;
+/** The derived columns' names. */
+const derived = (name: string): string => `${DERIVED_COLUMN_PREFIX}z_${name}`;
 
 /**
  * The 128-bit interleaving of words a and b as two UBIGINT halves, in layers of columns: the words, their 32-bit
