@@ -361,6 +361,52 @@ describe('copySorted: several outputs from one sort', () => {
     await assertOutputsInOrder(result, outputs, expected, 'split', seen);
   });
 
+  test('cut outputs whose footer needs only the key range get it from one scan; the others from their keys', async () => {
+    const a = join(workDir, 'ranged-a.parquet');
+    await duckdb(`COPY (${plainRowsSql(0, 5000)}) TO '${a}' (FORMAT parquet)`);
+    const outputs = rangesOf('ranged', [0, 700, 1234, 2000, 3000, 5000]);
+    const seen = new Map<string, string[]>();
+    const ranged = new Map<string, { min: string; max: string }>();
+    // Outputs of 1,000 rows or more take the range (as saturated bloom filters do); a non-ASCII bound would not.
+    const result = await engine.copySorted({
+      inputs: [a],
+      orderBy: [{ column: 'id', descending: true }],
+      outputs,
+      rowGroupSize: 100,
+      footerFromColumn: {
+        ...keysBuilt(seen),
+        fromRange: {
+          applies: (output) => output.rowCount >= 1000,
+          build: (range, output) => {
+            ranged.set(output.file, range);
+            return { min: range.min, max: range.max };
+          },
+        },
+      },
+    });
+    assert.equal(result.split?.method, 'copy');
+    const expected = (await engine.readRows([a])).rows.sort((x, y) => Number(y.id) - Number(x.id));
+    let at = 0;
+    for (const [index, output] of outputs.entries()) {
+      const keys = expected
+        .slice(at, at + output.rowCount)
+        .map((row) => String(row._hoodie_record_key))
+        .sort();
+      at += output.rowCount;
+      const footer = (await engine.readFooter(output.file)).keyValues;
+      if (output.rowCount >= 1000) {
+        assert.equal(seen.has(output.file), false, `output ${index}'s keys were not read one by one`);
+        assert.deepEqual(ranged.get(output.file), { min: keys[0], max: keys.at(-1) });
+        assert.deepEqual(footer, { output: String(index), min: keys[0], max: keys.at(-1) });
+      } else {
+        assert.equal(ranged.has(output.file), false);
+        assert.deepEqual(seen.get(output.file), keys);
+        assert.deepEqual(footer, { output: String(index), count: String(keys.length), min: keys[0] });
+      }
+    }
+    assert.deepEqual([...ranged.keys()].sort(), [outputs[3]!.file, outputs[4]!.file].sort());
+  });
+
   test('many outputs of fewer than four row groups each are written from a temp table, not cut', async () => {
     const outputs = rangesOf('small', [0, 2, 4, 6, 8, 10]);
     const result = await engine.copySorted({ inputs: [first, second], orderBy: ['id'], outputs, rowGroupSize: 2 });

@@ -59,7 +59,7 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
   if (footers.length !== inputs.length) {
     throw new HudiError(`copySorted got ${footers.length} input footers for ${inputs.length} inputs`, { fix: 'pass one footer per input, in input order' });
   }
-  const { fileRows, readOptions } = inputFacts(footers);
+  const { fileRows, oneSchema, readOptions } = inputFacts(footers);
   const totalInputRows = fileRows.reduce((sum, rows) => sum + rows, 0);
   checkOutputRanges(outputs, totalInputRows);
   if (request.rowRanks !== undefined) {
@@ -69,7 +69,8 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
 
   const derivedColumns = request.derivedColumns ?? [];
   checkDerivedColumns(derivedColumns, request);
-  const columns = await guardFiles(db.connection, inputs, () => describeColumns(db.connection, inputs, readOptions));
+  // Inputs of one schema read as the first does: describing it alone spares parsing every input's path again.
+  const columns = await guardFiles(db.connection, inputs, () => describeColumns(db.connection, oneSchema ? [inputs[0]!] : inputs, readOptions));
   const prefixed = columns
     .filter((column) => column.name.startsWith(SORT_KEY_PREFIX) || column.name.startsWith(DERIVED_COLUMN_PREFIX))
     .map((column) => column.name);
@@ -296,8 +297,8 @@ async function footerOfOutput(db: DuckDb, footer: FooterFromColumn, output: Outp
       const quoted = sqlIdentifier(footer.column);
       const reader = await side.runAndReadAll(`SELECT min(${quoted}), max(${quoted}) FROM read_parquet(${fileListSql([output.file])}, ${READ_OPTIONS})`);
       const [min, max] = reader.getRows()[0] ?? [];
-      if (typeof min === 'string' && typeof max === 'string' && ASCII_ONLY.test(min) && ASCII_ONLY.test(max))
-        return footer.fromRange.build({ min, max }, output);
+      const fromRange = footerFromRange(footer, output, min, max);
+      if (fromRange !== undefined) return fromRange;
     } finally {
       side.closeSync();
     }
@@ -305,7 +306,52 @@ async function footerOfOutput(db: DuckDb, footer: FooterFromColumn, output: Outp
   return footer.build(await columnValuesOnSide(db, [output.file], footer.column, READ_OPTIONS), output);
 }
 
+/** The footer from the column's least and greatest value, when DuckDB's byte order of them is Java's (ASCII). */
+function footerFromRange(footer: FooterFromColumn, output: OutputRange, min: unknown, max: unknown): Record<string, string> | undefined {
+  if (footer.fromRange === undefined || typeof min !== 'string' || typeof max !== 'string') return undefined;
+  return ASCII_ONLY.test(min) && ASCII_ONLY.test(max) ? footer.fromRange.build({ min, max }, output) : undefined;
+}
+
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
+
+/**
+ * Each output's footer entries from its rows of the ordered file: from the column's range, all outputs in one
+ * scan, where the footer needs no more (fromRange); else from the output's values (one more scan, of those only).
+ */
+async function footersOfRanges(db: DuckDb, file: string, footer: FooterFromColumn, outputs: readonly OutputRange[]): Promise<Record<string, string>[]> {
+  const footers: (Record<string, string> | undefined)[] = outputs.map(() => undefined);
+  const ranged = outputs.flatMap((output, index) => (footer.fromRange?.applies(output) === true ? [index] : []));
+  if (ranged.length > 0) {
+    const quoted = sqlIdentifier(footer.column);
+    const reader = await db.connection.runAndReadAll(
+      `SELECT ${outputOfRowSql(ranged.map((index) => outputs[index]!))} AS output, min(${quoted}), max(${quoted})
+       FROM read_parquet(${fileListSql([file])}, ${READ_OPTIONS}, file_row_number = true) GROUP BY ALL`,
+    );
+    for (const [position, min, max] of reader.getRows()) {
+      if (position === null) continue;
+      const index = ranged[Number(position)]!;
+      footers[index] = footerFromRange(footer, outputs[index]!, min, max);
+    }
+  }
+  const valued = outputs.flatMap((_, index) => (footers[index] === undefined ? [index] : []));
+  if (valued.length > 0) {
+    const values = await valuesByOutput(
+      db,
+      file,
+      footer.column,
+      valued.map((index) => outputs[index]!),
+    );
+    for (const [position, index] of valued.entries()) footers[index] = footer.build(values[position]!, outputs[index]!);
+  }
+  return footers.map((entries) => entries!);
+}
+
+/** The position in `outputs` of the output whose rows hold file_row_number (NULL for none). */
+function outputOfRowSql(outputs: readonly OutputRange[]): string {
+  return `CASE ${outputs
+    .map((output, index) => `WHEN file_row_number >= ${output.rowStart} AND file_row_number < ${output.rowStart + output.rowCount} THEN ${index}`)
+    .join(' ')} END`;
+}
 
 /** One column's non-null values of some files, read on a connection of its own (so it can run beside a COPY). */
 async function columnValuesOnSide(db: DuckDb, files: readonly string[], column: string, readOptions: string): Promise<string[]> {
@@ -489,7 +535,7 @@ async function writeSplit(db: DuckDb, request: SplitRequest): Promise<{ outputs:
       fix: 'retry; if it repeats, report it as a bug',
     });
   }
-  const keys = request.footer === undefined ? undefined : await valuesByOutput(db, ordered, request.footer.column, outputs);
+  const footers = request.footer === undefined ? undefined : await footersOfRanges(db, ordered, request.footer, outputs);
 
   // The ordered file's columns, cast as the inputs' were, for the pieces (and the rewrite if the copy refuses).
   const orderedColumns = await describeColumns(db.connection, [ordered]);
@@ -536,7 +582,7 @@ async function writeSplit(db: DuckDb, request: SplitRequest): Promise<{ outputs:
 
   const results: CopySortedOutput[] = [];
   for (const [index, output] of outputs.entries()) {
-    const keyValues = request.footer === undefined ? output.keyValues : { ...output.keyValues, ...request.footer.build(keys![index]!, output) };
+    const keyValues = footers === undefined ? output.keyValues : { ...output.keyValues, ...footers[index]! };
     request.written.push(output.file);
     if (plan.layout === undefined) {
       const end = output.rowStart + output.rowCount;
@@ -687,19 +733,17 @@ async function writeKeyRanges(db: DuckDb, request: KeyRangesRequest): Promise<Co
 }
 
 /**
- * One column's non-null text values in each output's range of the ordered file, from one scan: joined by DuckDB
- * JOINED_VALUES at a time with NUL separators (a piece whose count does not match, a value holding NUL, is read
- * value by value).
+ * One column's non-null text values in each output's range of the ordered file, from one scan (rows of no output
+ * skipped): joined by DuckDB JOINED_VALUES at a time with NUL separators (a piece whose count does not match, a value
+ * holding NUL, is read value by value).
  */
 async function valuesByOutput(db: DuckDb, file: string, column: string, outputs: readonly OutputRange[]): Promise<Iterable<string>[]> {
   const quoted = sqlIdentifier(column);
   const source = `read_parquet(${fileListSql([file])}, ${READ_OPTIONS}, file_row_number = true)`;
-  const outputOf = `CASE ${outputs
-    .map((output, index) => `WHEN file_row_number >= ${output.rowStart} AND file_row_number < ${output.rowStart + output.rowCount} THEN ${index}`)
-    .join(' ')} END`;
+  const outputOf = outputOfRowSql(outputs);
   const reader = await db.connection.runAndReadAll(
     `SELECT ${outputOf} AS output, file_row_number // ${JOINED_VALUES} AS piece, count(*) AS n, string_agg(${quoted}, chr(0)) AS joined
-     FROM ${source} WHERE ${quoted} IS NOT NULL GROUP BY ALL`,
+     FROM ${source} WHERE ${quoted} IS NOT NULL AND ${outputOf} IS NOT NULL GROUP BY ALL`,
   );
   const pieces: (string | string[])[][] = outputs.map(() => []);
   for (const [outputIndex, piece, count, joined] of reader.getRows()) {

@@ -23,6 +23,7 @@ import { HudiError, InputError } from '../errors.js';
 import type { DeclarativeKeyPlan } from '../keygen.js';
 import { hudiRecordName, META_FIELD_NAMES, type AvroField, type AvroRecordSchema } from '../schema.js';
 import { decimalFixedBytes, withFixedDecimals } from '../parquet/schema.js';
+import { readFooterSummary } from '../parquet/footer.js';
 import { duckDbTypeOfAvro } from './avro-types.js';
 import { duckdbReason, openDuckDb } from './connection.js';
 import type { ParquetEngineOptions } from './port.js';
@@ -149,6 +150,8 @@ export class WriteSession {
   private readonly writers: DuckDBConnection[] = [];
   private readonly idleWriters: DuckDBConnection[] = [];
   private existingFiles: readonly ExistingBaseFile[] = [];
+  /** Each bucket's inserts, updates and deletes, counted once by assignBuckets (not by each file group's write). */
+  private bucketCounts = new Map<number, { inserts: number; updates: number; deletes: number }>();
   private targets: ParquetTypeTargets = new Map();
 
   private constructor(
@@ -616,6 +619,14 @@ export class WriteSession {
        FROM numbered a JOIN ${BATCH} b USING (__row)
        ORDER BY a.__bucket, a.__seq`,
     );
+    const counts = await this.query(
+      `SELECT __bucket AS b, count(*) FILTER (WHERE NOT __delete AND __file IS NULL) AS inserts, count(*) FILTER (WHERE NOT __delete AND __file IS NOT NULL) AS updates,
+              count(*) FILTER (WHERE __delete AND __file IS NOT NULL) AS deletes
+       FROM ${ASSIGNED} WHERE __bucket IS NOT NULL GROUP BY __bucket`,
+    );
+    this.bucketCounts = new Map(
+      counts.map((row) => [Number(row['b']), { inserts: Number(row['inserts']), updates: Number(row['updates']), deletes: Number(row['deletes']) }]),
+    );
   }
 
   /**
@@ -724,20 +735,8 @@ export class WriteSession {
     const writtenTypes = withFixedDecimals(parquetTypeTargets([spec.outputFile]));
     const targets = templates.length > 0 ? withNewTypesFrom(parquetTypeTargets(templates), writtenTypes) : writtenTypes;
     await conformParquetTypes(connection, spec.outputFile, targets);
-    const [counts] = await this.query(
-      `SELECT count(*) FILTER (WHERE NOT __delete AND __file IS NULL) AS inserts, count(*) FILTER (WHERE NOT __delete AND __file IS NOT NULL) AS updates,
-              count(*) FILTER (WHERE __delete AND __file IS NOT NULL) AS deletes
-       FROM ${STAGED} WHERE __bucket = ${spec.bucket}`,
-      connection,
-    );
-    const [written] = await this.query(`SELECT num_rows FROM parquet_file_metadata(${sqlString(spec.outputFile)})`, connection);
-    return {
-      rowCount: Number(written?.['num_rows'] ?? 0),
-      inserts: Number(counts?.['inserts'] ?? 0),
-      updates: Number(counts?.['updates'] ?? 0),
-      deletes: Number(counts?.['deletes'] ?? 0),
-      bytes: (await stat(spec.outputFile)).size,
-    };
+    const counts = this.bucketCounts.get(spec.bucket) ?? { inserts: 0, updates: 0, deletes: 0 };
+    return { rowCount: readFooterSummary(spec.outputFile).numRows, ...counts, bytes: (await stat(spec.outputFile)).size };
   }
 
   /** Old files may predate a type the batch was cast to, or a column; cast them the same way so UNION ALL lines up. */
