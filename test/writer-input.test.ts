@@ -516,6 +516,25 @@ describe('writer input: every column type takes only values it holds exactly', (
   });
 });
 
+describe('writer input: Parquet inputs', () => {
+  it("a Parquet input's rows are the batch in file order (a tie on the precombine value goes to the later row), a column named file_row_number is data", async () => {
+    const dir = tempDir();
+    const parquet = join(dir, 'in.parquet');
+    // Row groups of 2 rows, so the file's row numbers run across row groups.
+    await duckdb(`COPY (SELECT (range % 3)::BIGINT AS id, 'v' || range AS name, 7::BIGINT AS ts, '2024-01-01' AS dt, 100 - range AS file_row_number
+      FROM range(9) ORDER BY range) TO '${parquet}' (FORMAT parquet, ROW_GROUP_SIZE 2)`);
+    const table = join(dir, 't');
+    const result = await write(table, parquet, { format: 'parquet', operation: 'upsert' });
+    assert.equal(result.inserted, 3);
+    const stored = (await rows(table)).map((row) => [row['id'], row['name'], row['file_row_number']]);
+    assert.deepEqual(stored, [
+      [0, 'v6', 94],
+      [1, 'v7', 93],
+      [2, 'v8', 92],
+    ]);
+  });
+});
+
 describe('writer input: empty inputs', () => {
   it('an empty input makes an empty commit, as Hudi does by default (hoodie.allow.empty.commit=true)', async () => {
     const table = await baseTable();
