@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { duckdb } from './helpers/duckdb.js';
 import { after, before, describe, test } from 'node:test';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
@@ -345,7 +346,7 @@ describe('copySorted: several outputs from one sort', () => {
     const b = join(workDir, 'split-b.parquet');
     await duckdb(`COPY (${plainRowsSql(0, 3000)}) TO '${a}' (FORMAT parquet)`);
     await duckdb(`COPY (${plainRowsSql(3000, 2000)}) TO '${b}' (FORMAT parquet)`);
-    // More outputs than are range-partitioned: one ordered file, cut.
+    // Outputs ordered by columns, most of several row groups: one ordered file, cut.
     const outputs = rangesOf('split', [0, 700, 1234, 2000, 3000, 5000]);
     const seen = new Map<string, string[]>();
     const result = await engine.copySorted({
@@ -359,6 +360,48 @@ describe('copySorted: several outputs from one sort', () => {
     assert.ok(result.split.method === 'copy' && result.split.pieces > 0, 'a boundary inside a row group is split');
     const expected = (await engine.readRows([a, b])).rows.sort((x, y) => Number(y.id) - Number(x.id));
     await assertOutputsInOrder(result, outputs, expected, 'split', seen);
+  });
+
+  test('two outputs ordered by columns are cut from one ordered file, where ranked rows are range-partitioned', async () => {
+    const a = join(workDir, 'two-a.parquet');
+    await duckdb(`COPY (${plainRowsSql(0, 9000)}) TO '${a}' (FORMAT parquet)`);
+    const outputs = rangesOf('two', [0, 4500, 9000]);
+    const seen = new Map<string, string[]>();
+    const result = await engine.copySorted({ inputs: [a], orderBy: ['label', 'id'], outputs, rowGroupSize: 100, footerFromColumn: keysBuilt(seen) });
+    assert.equal(result.split?.method, 'copy');
+    // The ordered file became the first output, its leading row groups (DuckDB writes 2,048 rows at least) in place.
+    assert.ok(result.split.method === 'copy' && result.split.inPlace >= 2, `${JSON.stringify(result.split)}`);
+    // NULL labels first, then labels in byte order, ties by id.
+    const text = (value: unknown): string => (value === null ? '' : `~${String(value)}`);
+    const expected = (await engine.readRows([a])).rows.sort((x, y) =>
+      text(x.label) === text(y.label) ? Number(x.id) - Number(y.id) : text(x.label) < text(y.label) ? -1 : 1,
+    );
+    await assertOutputsInOrder(result, outputs, expected, 'two', seen);
+    // The kept row groups' bloom filters (DuckDB writes them after the last row group, for dictionary-encoded columns
+    // such as day) moved with the file's end: no row group excludes a day it holds; each excludes one it lacks.
+    const probe = await DuckDBInstance.create(':memory:');
+    const connection = await probe.connect();
+    try {
+      const excluded = async (day: string): Promise<[number, number]> => {
+        const [row] = (
+          await connection.runAndReadAll(
+            `SELECT count(*) FILTER (WHERE bloom_filter_excludes), count(*) FROM parquet_bloom_probe('${outputs[0]!.file}', 'day', DATE '${day}')`,
+          )
+        ).getRows();
+        return [Number(row![0]), Number(row![1])];
+      };
+      const days = new Set(expected.slice(0, 4500).map((row) => String(row.day)));
+      assert.equal(days.size, 11);
+      for (const day of ['2000-01-01', '2000-01-06', '2000-01-11']) assert.equal((await excluded(day))[0], 0, `${day} is not excluded`);
+      const [absent, groups] = await excluded('1999-12-31');
+      assert.ok(absent === groups && groups >= 3, `a day no row holds is excluded from all ${groups} row groups (${absent})`);
+    } finally {
+      connection.closeSync();
+      probe.closeSync();
+    }
+    const ranks = Uint32Array.from({ length: 9000 }, (_, row) => 8999 - row);
+    const ranked = await engine.copySorted({ inputs: [a], rowRanks: ranks, outputs: rangesOf('two-ranked', [0, 4500, 9000]), rowGroupSize: 100 });
+    assert.deepEqual(ranked.split, { method: 'key-ranges', outputs: 2 });
   });
 
   test('cut outputs whose footer needs only the key range get it from one scan; the others from their keys', async () => {

@@ -143,8 +143,12 @@ describe('directZOrderSortKeys', () => {
     // Two inputs with repeated sort values (ties), one with rows the other repeats.
     const first = join(workDir, 'first.parquet');
     const second = join(workDir, 'second.parquet');
-    await duckdb(`COPY (SELECT r AS id, (r % 11 - 5)::INTEGER AS x, 'v' || (r % 7)::VARCHAR AS y FROM range(500) t(r)) TO '${first}' (FORMAT parquet)`);
-    await duckdb(`COPY (SELECT 1000 + r AS id, (r % 13 - 6)::INTEGER AS x, 'v' || (r % 5)::VARCHAR AS y FROM range(300) t(r)) TO '${second}' (FORMAT parquet)`);
+    await duckdb(
+      `COPY (SELECT r AS id, (r % 11 - 5)::INTEGER AS x, 'v' || (r % 7)::VARCHAR AS y, 'in' AS name FROM range(500) t(r)) TO '${first}' (FORMAT parquet)`,
+    );
+    await duckdb(
+      `COPY (SELECT 1000 + r AS id, (r % 13 - 6)::INTEGER AS x, 'v' || (r % 5)::VARCHAR AS y, 'in' AS name FROM range(300) t(r)) TO '${second}' (FORMAT parquet)`,
+    );
     const inputs = [first, second];
     const footers = inputs.map((path) => readFooterSummary(path));
     const keys = engine.directZOrderSortKeys(['y', 'x'], footers);
@@ -188,17 +192,29 @@ describe('directZOrderSortKeys', () => {
     assert.equal(expected.length, 800);
     assert.deepEqual(await ids(byKeys), expected);
 
-    // Several outputs (range-partitioned by the key): the derived columns feed the bounds' pass and each range too.
-    const halves = [join(workDir, 'half-0.parquet'), join(workDir, 'half-1.parquet')];
-    const split = await engine.copySorted({
-      inputs,
-      inputFooters: footers,
-      ...keys,
-      outputs: halves.map((file, index) => ({ file, rowStart: index * 400, rowCount: 400, keyValues: {} })),
-      rowGroupSize: 100,
-    });
-    assert.equal(split.split?.method, 'key-ranges');
-    assert.deepEqual([...(await ids(halves[0]!)), ...(await ids(halves[1]!))], expected);
+    // Several outputs are cut from one file ordered by the key, never range-partitioned by it (each range's filter
+    // would compute the key again); outputs that cannot be cut (no column of their own) come from a sorted temp table.
+    for (const [name, cut] of [
+      ['cut', true],
+      ['table', false],
+    ] as const) {
+      const halves = [join(workDir, `${name}-0.parquet`), join(workDir, `${name}-1.parquet`)];
+      const split = await engine.copySorted({
+        inputs,
+        inputFooters: footers,
+        ...keys,
+        outputs: halves.map((file, index) => ({
+          file,
+          rowStart: index * 400,
+          rowCount: 400,
+          keyValues: {},
+          ...(cut ? { constantColumns: { name: `${name}-${index}` } } : {}),
+        })),
+        rowGroupSize: 100,
+      });
+      assert.equal(split.split?.method, cut ? 'copy' : undefined);
+      assert.deepEqual([...(await ids(halves[0]!)), ...(await ids(halves[1]!))], expected);
+    }
 
     // Derived columns are the engine's: named under its prefix, and only beside keys.
     const misnamed = { name: 'x2', sqlExpression: 'x * 2' };

@@ -150,16 +150,18 @@ export interface CopySortedResult {
   outputs: CopySortedOutput[];
   /**
    * Several outputs holding every row, cut from one ordered file: 'copy' when they are its row groups copied byte
-   * for byte (pieces: row groups split at a range boundary, rewritten), 'rewrite' (with the reason) when each output
+   * for byte (pieces: row groups split at a range boundary, rewritten; inPlace: the first output's row groups left
+   * where they are, the ordered file becoming that output), 'rewrite' (with the reason) when each output
    * was rewritten from it; 'ranges' (with the reason) when one ordered COPY did not fit DuckDB's memory limit and
    * each output was written from a temp table of the rows instead; 'key-ranges' when the rows were range-partitioned
-   * by their sort key (one pass finds each output's first and last key, then each output sorts only its own rows).
-   * Absent for one output, or outputs too small to cut.
+   * by their sort key (one pass finds each output's first and last key, then each output sorts only its own rows),
+   * with the reason they were not cut from one ordered file when that was tried first (notCut). Absent for one
+   * output, or outputs too small to cut.
    */
   split?:
-    | { method: 'copy'; rowGroups: number; pieces: number; keyRangesRefused?: string }
+    | { method: 'copy'; rowGroups: number; pieces: number; inPlace: number; keyRangesRefused?: string }
     | { method: 'rewrite' | 'ranges'; reason: string }
-    | { method: 'key-ranges'; outputs: number };
+    | { method: 'key-ranges'; outputs: number; notCut?: string };
 }
 
 export interface ReadRowsOptions {

@@ -14,6 +14,8 @@
  * page-level re-encoding is already apart in pages.ts.
  */
 import { open, type FileHandle } from 'node:fs/promises';
+import { HudiError } from '../errors.js';
+import { copyFileRange } from '../util/file-range.js';
 import { encodeFooter, readFileFooter, readRange } from './footer.js';
 import { chunkPageRange, COLUMN_CHUNK, COLUMN_META, FILE_METADATA, ROW_GROUP } from './metadata-fields.js';
 import { canRecompress, constantByteArrayChunk, nullChunk, recompressChunk, writtenChunkMetadata, type RecompressedChunk } from './pages.js';
@@ -469,6 +471,13 @@ export interface CopyOutputRequest {
   readonly codec?: number;
   /** Footer key/values; a promise is awaited only once the pages are copied (they may be computed meanwhile). */
   readonly keyValues: Readonly<Record<string, string>> | Promise<Readonly<Record<string, string>>>;
+  /**
+   * The output is inputs[0]'s own file (`file`), whose first this many row groups (the first entries of rowGroups,
+   * in order) stay where they are, the file name column's chunks included: inputs[0] must already hold `fileName`
+   * there. The rest is written after them, and the file is cut at its new end. inputs[0]'s other row groups must not
+   * be asked for (their bytes are overwritten), nor a codec or a schema that would change the kept chunks.
+   */
+  readonly keptRowGroups?: number;
 }
 
 export interface CopyOutputResult {
@@ -494,7 +503,11 @@ interface IndexCopy {
 /** Write one output of a binary copy: its row groups' pages copied, the file name column re-encoded, a new footer. */
 export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyOutputResult> {
   const { layout, inputs } = request;
-  const out = await open(request.file, 'w');
+  const kept = request.keptRowGroups ?? 0;
+  const keepProblem = kept > 0 ? keptRowGroupsProblem(request, kept) : undefined;
+  if (keepProblem !== undefined)
+    throw new HudiError(`cannot keep row groups in place: ${keepProblem}`, { location: request.file, fix: 'this is a bug in the caller' });
+  const out = await open(request.file, kept > 0 ? 'r+' : 'w');
   const writer = new RangeWriter(out);
   const handles = new Map<number, FileHandle>();
   const handleOf = async (input: number): Promise<FileHandle> => {
@@ -512,18 +525,58 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
     return handle;
   };
   try {
-    await writer.write(MAGIC);
     const rowGroups: ThriftStruct[] = [];
     const indexes: IndexCopy[] = [];
+    /** Index bytes of the kept row groups, read before anything is written over them. */
+    const keptIndexBytes = new Map<IndexCopy, Buffer>();
     let rows = 0;
-    for (const [inputIndex, groupIndex] of request.rowGroups) {
+    /** The row group of `chunks`, written from `groupStart`, as the footer lists it. */
+    const addRowGroup = (source: CopyInput['rowGroups'][number], chunks: ThriftStruct[], groupStart: number, sameSchema: boolean): void => {
+      let uncompressed = 0n;
+      let compressed = 0n;
+      for (const chunk of chunks) {
+        const meta = chunk.struct(COLUMN_CHUNK.metaData)!;
+        uncompressed += meta.bigint(COLUMN_META.totalUncompressedSize) ?? 0n;
+        compressed += meta.bigint(COLUMN_META.totalCompressedSize) ?? 0n;
+      }
+      const group = new ThriftStruct();
+      group.set(ROW_GROUP.columns, THRIFT_LIST, new ThriftList(THRIFT_STRUCT, chunks));
+      group.set(ROW_GROUP.totalByteSize, THRIFT_I64, uncompressed);
+      group.set(ROW_GROUP.numRows, THRIFT_I64, BigInt(source.numRows));
+      const sorting = source.struct.list(ROW_GROUP.sortingColumns);
+      if (sorting !== undefined && sameSchema) group.set(ROW_GROUP.sortingColumns, THRIFT_LIST, sorting);
+      group.set(ROW_GROUP.fileOffset, THRIFT_I64, BigInt(groupStart));
+      group.set(ROW_GROUP.totalCompressedSize, THRIFT_I64, compressed);
+      // RowGroup.ordinal is an i16: past 32,767 row groups readers go by position.
+      if (rowGroups.length <= 0x7fff) group.set(ROW_GROUP.ordinal, THRIFT_I16, rowGroups.length);
+      rowGroups.push(group);
+      rows += source.numRows;
+    };
+    if (kept === 0) await writer.write(MAGIC);
+    else {
+      // The kept row groups' chunks stay at their offsets; writing starts past the last of them.
+      let end = MAGIC.length;
+      for (const [, groupIndex] of request.rowGroups.slice(0, kept)) {
+        const source = inputs[0]!.rowGroups[groupIndex]!;
+        const sourceChunks = source.struct.list(ROW_GROUP.columns)!.items.filter(isStruct);
+        const chunks = sourceChunks.map((chunk) => {
+          const { start, length } = chunkPageRange(chunk.struct(COLUMN_CHUNK.metaData)!);
+          end = Math.max(end, start + length);
+          return rebasedChunk(chunk, 0, 0, indexes);
+        });
+        const groupStart = Math.min(...sourceChunks.map((chunk) => chunkPageRange(chunk.struct(COLUMN_CHUNK.metaData)!).start));
+        addRowGroup(source, chunks, groupStart, true);
+      }
+      const handle = await handleOf(0);
+      for (const index of indexes) keptIndexBytes.set(index, await readRange(handle, index.offset, index.length));
+      writer.startAt(end);
+    }
+    for (const [inputIndex, groupIndex] of request.rowGroups.slice(kept)) {
       const input = inputs[inputIndex]!;
       const source = input.rowGroups[groupIndex]!;
       const sourceChunks = source.struct.list(ROW_GROUP.columns)!.items.filter(isStruct);
       const handle = await handleOf(inputIndex);
       const chunks: ThriftStruct[] = [];
-      let uncompressed = 0n;
-      let compressed = 0n;
       const groupStart = writer.position;
       for (const [leafIndex, leaf] of layout.leaves.entries()) {
         const sourceLeaf = layout.sources[inputIndex]![leafIndex];
@@ -554,28 +607,14 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
             chunk = rebasedChunk(sourceChunk, start - oldStart, inputIndex, indexes);
           }
         }
-        const meta = chunk.struct(COLUMN_CHUNK.metaData)!;
-        uncompressed += meta.bigint(COLUMN_META.totalUncompressedSize) ?? 0n;
-        compressed += meta.bigint(COLUMN_META.totalCompressedSize) ?? 0n;
         chunks.push(chunk);
       }
-      const group = new ThriftStruct();
-      group.set(ROW_GROUP.columns, THRIFT_LIST, new ThriftList(THRIFT_STRUCT, chunks));
-      group.set(ROW_GROUP.totalByteSize, THRIFT_I64, uncompressed);
-      group.set(ROW_GROUP.numRows, THRIFT_I64, BigInt(source.numRows));
-      const sorting = source.struct.list(ROW_GROUP.sortingColumns);
-      if (sorting !== undefined && layout.sameSchema[inputIndex]) group.set(ROW_GROUP.sortingColumns, THRIFT_LIST, sorting);
-      group.set(ROW_GROUP.fileOffset, THRIFT_I64, BigInt(groupStart));
-      group.set(ROW_GROUP.totalCompressedSize, THRIFT_I64, compressed);
-      // RowGroup.ordinal is an i16: past 32,767 row groups readers go by position.
-      if (rowGroups.length <= 0x7fff) group.set(ROW_GROUP.ordinal, THRIFT_I16, rowGroups.length);
-      rowGroups.push(group);
-      rows += source.numRows;
+      addRowGroup(source, chunks, groupStart, layout.sameSchema[inputIndex] === true);
     }
     // Page indexes and bloom filters after the row groups, as parquet-mr places them.
     for (const kind of ['column', 'offset', 'bloom'] as const) {
       for (const index of indexes.filter((candidate) => candidate.kind === kind)) {
-        const bytes = await readRange(await handleOf(index.input), index.offset, index.length);
+        const bytes = keptIndexBytes.get(index) ?? (await readRange(await handleOf(index.input), index.offset, index.length));
         const placed = writer.position;
         const moved = kind === 'offset' ? rebasedOffsetIndex(bytes, index.delta, index.pages) : bytes;
         // An offset index whose pages do not match the recompressed chunk's is dropped (readers then scan the pages).
@@ -616,11 +655,26 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
     if (layout.columnOrders !== undefined) metadata.set(FILE_COLUMN_ORDERS, THRIFT_LIST, layout.columnOrders);
     await writer.write(encodeFooter(metadata));
     await writer.flush();
+    if (kept > 0) await out.truncate(writer.position);
     return { rows, bytes: writer.position, rowGroups: rowGroups.length };
   } finally {
     for (const handle of handles.values()) await handle.close();
     await out.close();
   }
+}
+
+/** Why inputs[0]'s first `kept` row groups cannot stay in place (CopyOutputRequest.keptRowGroups), or undefined. */
+export function keptRowGroupsProblem(request: Omit<CopyOutputRequest, 'keyValues'>, kept: number): string | undefined {
+  const { inputs, layout } = request;
+  if (request.file !== inputs[0]?.file) return 'the output is not the first input';
+  if (request.rowGroups.length < kept || request.rowGroups.slice(0, kept).some(([input, group], index) => input !== 0 || group !== index)) {
+    return 'the kept row groups are not the first input’s first ones, in order';
+  }
+  if (request.rowGroups.slice(kept).some(([input]) => input === 0)) return 'a later row group comes from the first input, whose bytes are overwritten';
+  if (request.codec !== undefined || layout.sameSchema[0] !== true || layout.sources[0]?.some((source, leaf) => source !== leaf) !== false) {
+    return 'the kept chunks would change (codec or schema)';
+  }
+  return undefined;
 }
 
 function firstCodec(chunks: readonly ThriftStruct[]): number {
@@ -737,13 +791,12 @@ function rebasedOffsetIndex(bytes: Buffer, delta: number, pages?: readonly { off
 
 /**
  * Appends to a file: copies of ranges of other files (contiguous ones merged into one copy) and bytes, tracking the
- * position every piece lands at. Copies read 8 MiB at a time and overlap the next read with the current write.
+ * position every piece lands at.
  */
 class RangeWriter {
   position = 0;
   private written = 0;
   private pending: { from: FileHandle; start: number; end: number } | undefined;
-  private readonly buffers = [Buffer.allocUnsafe(PIECE_BYTES), Buffer.allocUnsafe(PIECE_BYTES)];
 
   constructor(private readonly out: FileHandle) {}
 
@@ -754,6 +807,12 @@ class RangeWriter {
       this.pending = { from, start, end: start + length };
     }
     this.position += length;
+  }
+
+  /** Continue at `offset` of the output, whose bytes before it are already in place. */
+  startAt(offset: number): void {
+    this.position = offset;
+    this.written = offset;
   }
 
   async write(bytes: Uint8Array): Promise<void> {
@@ -767,32 +826,11 @@ class RangeWriter {
     const pending = this.pending;
     if (pending === undefined) return;
     this.pending = undefined;
-    const read = async (buffer: Buffer, at: number): Promise<number> => {
-      const length = Math.min(PIECE_BYTES, pending.end - at);
-      let filled = 0;
-      while (filled < length) {
-        const { bytesRead } = await pending.from.read(buffer, filled, length - filled, at + filled);
-        if (bytesRead === 0) throw new Error(`unexpected end of file at ${at + filled}`);
-        filled += bytesRead;
-      }
-      return length;
-    };
-    let at = pending.start;
-    let turn = 0;
-    let next: Promise<number> | undefined = at < pending.end ? read(this.buffers[0]!, at) : undefined;
-    while (next !== undefined) {
-      const length = await next;
-      const buffer = this.buffers[turn]!;
-      at += length;
-      turn = 1 - turn;
-      next = at < pending.end ? read(this.buffers[turn]!, at) : undefined;
-      await writeAll(this.out, buffer.subarray(0, length), this.written);
-      this.written += length;
-    }
+    const length = pending.end - pending.start;
+    await copyFileRange(pending.from, this.out, pending.start, length, this.written);
+    this.written += length;
   }
 }
-
-const PIECE_BYTES = 8 * 1024 * 1024;
 
 async function writeAll(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
   let done = 0;

@@ -9,8 +9,9 @@
  * Only what DuckDB writes is handled (v1 data pages, PLAIN/dictionary values, RLE levels, Snappy or none).
  */
 import { randomUUID } from 'node:crypto';
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { HudiError } from '../errors.js';
+import { copyFileRange } from '../util/file-range.js';
 import { decodePlain, decodeStatisticValue, encodePlain, encodeStatisticValue, type DecimalEncoding } from './decimal-values.js';
 import { encodeFooter, FILE_METADATA, readFileFooter, readRange, writeFooterInPlace } from './footer.js';
 import type { ParquetColumnInfo, TopLevelFields, TypeNode } from './schema.js';
@@ -202,13 +203,20 @@ export async function repairParquetTypes(file: string, repairs: readonly TypeRep
     const output = await open(temporary, 'w');
     try {
       let position = 0;
+      let written = 0;
+      const append = async (bytes: Uint8Array): Promise<void> => {
+        await output.write(bytes, 0, bytes.length, written);
+        written += bytes.length;
+      };
       for (const chunk of rewritten) {
-        await copyRange(handle, output, position, chunk.start);
-        await output.write(chunk.bytes);
+        await copyFileRange(handle, output, position, chunk.start - position, written);
+        written += chunk.start - position;
+        await append(chunk.bytes);
         position = chunk.start + chunk.oldLength;
       }
-      await copyRange(handle, output, position, footer.start);
-      await output.write(encodeFooter(metadata));
+      await copyFileRange(handle, output, position, footer.start - position, written);
+      written += footer.start - position;
+      await append(encodeFooter(metadata));
     } finally {
       await output.close();
     }
@@ -345,12 +353,5 @@ function convertStatistics(statistics: ThriftStruct, writtenElement: ThriftStruc
     const [value] = decodeStatisticValue(Buffer.from(bytes), source);
     if (value === undefined) statistics.delete(field);
     else statistics.set(field, THRIFT_BINARY, encodeStatisticValue(value, destination));
-  }
-}
-
-async function copyRange(from: FileHandle, to: FileHandle, start: number, end: number): Promise<void> {
-  const piece = 8 * 1024 * 1024;
-  for (let position = start; position < end; position += piece) {
-    await to.write(await readRange(from, position, Math.min(piece, end - position)));
   }
 }
