@@ -474,11 +474,7 @@ export class HoodieBloomFilter {
         fix: 'expected DYNAMIC_V0 or SIMPLE in hoodie_bloom_filter_type_code',
       });
     }
-    // Java's Base64 decoder rejects what Buffer would silently skip.
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(serialized) || serialized.length % 4 === 1) {
-      throw new HudiError('bloom filter is not valid Base64', { fix: 'the footer value is corrupt' });
-    }
-    const reader = new BigEndianReader(Buffer.from(serialized, 'base64'));
+    const reader = new BigEndianReader(base64Strict(serialized));
     const header = readFilterHeader(reader);
     if (typeCode === 'SIMPLE') {
       return new HoodieBloomFilter({
@@ -597,4 +593,18 @@ function readRowBits(reader: BigEndianReader, vectorSize: number): Uint8Array {
   const usedBitsInLastByte = vectorSize & 7;
   if (usedBitsInLastByte !== 0) row[row.length - 1]! &= (1 << usedBitsInLastByte) - 1;
   return row;
+}
+
+/**
+ * Base64 as Java's basic decoder takes it: Buffer would silently skip what Java rejects (other characters, `=`
+ * before the end, whitespace) and take the URL-safe `-` and `_`. Skipped characters shorten the decoded bytes, so the
+ * length tells; a regular expression over the text cost 7 ms a filter (a 1.3 MB string), this well under 1 ms.
+ */
+function base64Strict(text: string): Buffer {
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  const bytes = Buffer.from(text, 'base64');
+  if (text.length % 4 === 1 || text.includes('-') || text.includes('_') || bytes.length !== Math.floor(((text.length - padding) * 3) / 4)) {
+    throw new HudiError('bloom filter is not valid Base64', { fix: 'the footer value is corrupt' });
+  }
+  return bytes;
 }
