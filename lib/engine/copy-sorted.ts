@@ -225,13 +225,23 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     };
     let keyRangesRefused: string | undefined;
     let splitFallback: string | undefined;
-    if (ranked && keyRangesApply) {
+    /** The outputs from key ranges, or undefined (keyRangesRefused says why) when that way refuses. */
+    const rangedResult = async (): Promise<CopySortedResult | undefined> => {
       const ranged = await keyRanges();
-      if (typeof ranged !== 'string') {
-        assertCompatible(ranged, request.onTypeMismatch);
-        return { totalInputRows, outputs: ranged, split: { method: 'key-ranges', outputs: ranged.length } };
+      if (typeof ranged === 'string') {
+        keyRangesRefused = ranged;
+        return undefined;
       }
-      keyRangesRefused = ranged;
+      assertCompatible(ranged, request.onTypeMismatch);
+      return {
+        totalInputRows,
+        outputs: ranged,
+        split: { method: 'key-ranges', outputs: ranged.length, ...(splitFallback === undefined ? {} : { notCut: splitFallback }) },
+      };
+    };
+    if (ranked && keyRangesApply) {
+      const ranged = await rangedResult();
+      if (ranged !== undefined) return ranged;
     }
     if (splitApplies) {
       const split = await cut();
@@ -250,16 +260,8 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     // each output's range filter computes them again for every row (DuckDB inlines them into it), each pass then
     // costing about as much as the whole sort, but each sort holds only its output's rows.
     if (!ranked && keyRangesApply && (derivedColumns.length === 0 || splitFallback !== undefined)) {
-      const ranged = await keyRanges();
-      if (typeof ranged !== 'string') {
-        assertCompatible(ranged, request.onTypeMismatch);
-        return {
-          totalInputRows,
-          outputs: ranged,
-          split: { method: 'key-ranges', outputs: ranged.length, ...(splitFallback === undefined ? {} : { notCut: splitFallback }) },
-        };
-      }
-      keyRangesRefused = ranged;
+      const ranged = await rangedResult();
+      if (ranged !== undefined) return ranged;
     }
     const refusals = [splitFallback, keyRangesRefused].filter((reason) => reason !== undefined);
     // Several outputs: the rows go into a temp table once, with their rank, and each output is one COPY of a rank

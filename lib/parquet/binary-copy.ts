@@ -15,7 +15,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { HudiError } from '../errors.js';
-import { copyFileRange } from '../util/file-range.js';
+import { copyFileRange, writeAt } from '../util/file-range.js';
 import { encodeFooter, readFileFooter, readRange } from './footer.js';
 import { chunkPageRange, COLUMN_CHUNK, COLUMN_META, FILE_METADATA, ROW_GROUP } from './metadata-fields.js';
 import { canRecompress, constantByteArrayChunk, nullChunk, recompressChunk, writtenChunkMetadata, type RecompressedChunk } from './pages.js';
@@ -558,13 +558,16 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
       let end = MAGIC.length;
       for (const [, groupIndex] of request.rowGroups.slice(0, kept)) {
         const source = inputs[0]!.rowGroups[groupIndex]!;
-        const sourceChunks = source.struct.list(ROW_GROUP.columns)!.items.filter(isStruct);
-        const chunks = sourceChunks.map((chunk) => {
-          const { start, length } = chunkPageRange(chunk.struct(COLUMN_CHUNK.metaData)!);
-          end = Math.max(end, start + length);
-          return rebasedChunk(chunk, 0, 0, indexes);
-        });
-        const groupStart = Math.min(...sourceChunks.map((chunk) => chunkPageRange(chunk.struct(COLUMN_CHUNK.metaData)!).start));
+        let groupStart = Number.POSITIVE_INFINITY;
+        const chunks = source.struct
+          .list(ROW_GROUP.columns)!
+          .items.filter(isStruct)
+          .map((chunk) => {
+            const { start, length } = chunkPageRange(chunk.struct(COLUMN_CHUNK.metaData)!);
+            groupStart = Math.min(groupStart, start);
+            end = Math.max(end, start + length);
+            return rebasedChunk(chunk, 0, 0, indexes);
+          });
         addRowGroup(source, chunks, groupStart, true);
       }
       const handle = await handleOf(0);
@@ -817,7 +820,7 @@ class RangeWriter {
 
   async write(bytes: Uint8Array): Promise<void> {
     await this.flush();
-    await writeAll(this.out, bytes, this.written);
+    await writeAt(this.out, bytes, this.written);
     this.written += bytes.length;
     this.position += bytes.length;
   }
@@ -829,13 +832,5 @@ class RangeWriter {
     const length = pending.end - pending.start;
     await copyFileRange(pending.from, this.out, pending.start, length, this.written);
     this.written += length;
-  }
-}
-
-async function writeAll(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
-  let done = 0;
-  while (done < bytes.length) {
-    const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position + done);
-    done += bytesWritten;
   }
 }

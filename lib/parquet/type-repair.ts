@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import { HudiError } from '../errors.js';
-import { copyFileRange } from '../util/file-range.js';
+import { copyFileRange, writeAt } from '../util/file-range.js';
 import { decodePlain, decodeStatisticValue, encodePlain, encodeStatisticValue, type DecimalEncoding } from './decimal-values.js';
 import { encodeFooter, FILE_METADATA, readFileFooter, readRange, writeFooterInPlace } from './footer.js';
 import type { ParquetColumnInfo, TopLevelFields, TypeNode } from './schema.js';
@@ -205,7 +205,7 @@ export async function repairParquetTypes(file: string, repairs: readonly TypeRep
       let position = 0;
       let written = 0;
       const append = async (bytes: Uint8Array): Promise<void> => {
-        await output.write(bytes, 0, bytes.length, written);
+        await writeAt(output, bytes, written);
         written += bytes.length;
       };
       for (const chunk of rewritten) {

@@ -36,6 +36,7 @@ import { normalizeEtag } from './etag.js';
 import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
 import { RequestCounter, type RequestCounts, type StorageRequestKind } from './request-counts.js';
 import { nonEmpty } from '../util/text.js';
+import { writeAt } from '../util/file-range.js';
 
 const MiB = 1024 * 1024;
 /** S3 allows at most 10,000 parts per multipart upload, each at least 5 MiB but the last. */
@@ -611,7 +612,7 @@ async function writeBodyAt(file: Awaited<ReturnType<typeof open>>, response: Get
   if (!(body instanceof Readable)) {
     // Not Node's stream (other runtimes): the SDK's byte helper.
     const bytes = await body.transformToByteArray();
-    await writeAll(file, bytes, position);
+    await writeAt(file, bytes, position);
     return bytes.length;
   }
   let written = 0;
@@ -620,7 +621,7 @@ async function writeBodyAt(file: Awaited<ReturnType<typeof open>>, response: Get
       body.destroy();
       return written + chunk.length;
     }
-    await writeAll(file, chunk, position + written);
+    await writeAt(file, chunk, position + written);
     written += chunk.length;
   }
   return written;
@@ -641,14 +642,6 @@ async function readExactly(file: Awaited<ReturnType<typeof open>>, offset: numbe
     filled += bytesRead;
   }
   return buffer;
-}
-
-async function writeAll(file: Awaited<ReturnType<typeof open>>, bytes: Uint8Array, position: number): Promise<void> {
-  let written = 0;
-  while (written < bytes.length) {
-    const { bytesWritten } = await file.write(bytes, written, bytes.length - written, position + written);
-    written += bytesWritten;
-  }
 }
 
 function errorNameOf(error: unknown): string | undefined {

@@ -33,6 +33,15 @@ export async function copyFileRange(from: FileHandle, to: FileHandle, start: num
   }
 }
 
+/** Writes all of `bytes` at `position` (a write may take fewer bytes than it is given). */
+export async function writeAt(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  let done = 0;
+  while (done < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position + done);
+    done += bytesWritten;
+  }
+}
+
 const PIECE_BYTES = 256 * 1024;
 const YIELD_BYTES = 32 * 1024 * 1024;
 
