@@ -1,7 +1,8 @@
 /**
- * Writer benchmark (not a test): bulk_insert and upsert of N generated records into a local table, beside DuckDB
- * writing the same rows the same way in the same run: Hudi's five meta columns, one folder per `dt` partition, rows
- * ordered by record key within it (as our files are); for the upsert, the stored rows merged with the updates
+ * Writer benchmark (not a test): bulk_insert (Hudi's default sort mode NONE, and GLOBAL_SORT) and upsert of N
+ * generated records into a local table, beside DuckDB writing the same rows in the same run: Hudi's five meta
+ * columns, one folder per `dt` partition, rows ordered by record key within it (as GLOBAL_SORT's and the upsert's
+ * new records are); for the upsert, the stored rows merged with the updates
  * (updated keys replaced, the rest kept). Also DuckDB's plain `COPY … TO … (FORMAT parquet)`, the floor.
  * Ratios are wall time and process CPU time (what Lambda bills) over DuckDB's with meta columns.
  *   npm run bench:writer -- [--records 1000000]
@@ -113,9 +114,20 @@ try {
   );
   report('DuckDB merge + meta columns, PARTITION_BY dt', merged, await dirBytes(mergedOut));
 
+  // Hudi's default bulk_insert keeps the input's order in each file (hoodie.bulkinsert.sort.mode=NONE); GLOBAL_SORT
+  // orders each file by key, as the DuckDB query above does.
+  const sortedTable = join(dir, 'table-sorted');
+  const sorted = await timed(() =>
+    writeBatch(openStorage(sortedTable), {
+      input: { file: input, format: 'parquet' },
+      operation: 'bulk_insert',
+      properties: new Map([...props, ['hoodie.bulkinsert.sort.mode', 'GLOBAL_SORT']]),
+    }),
+  );
+  report('hudi-serverless bulk_insert GLOBAL_SORT', sorted, await dirBytes(sortedTable));
   const table = join(dir, 'table');
   const bulk = await timed(() => writeBatch(openStorage(table), { input: { file: input, format: 'parquet' }, operation: 'bulk_insert', properties: props }));
-  report('hudi-serverless bulk_insert', bulk, await dirBytes(table));
+  report('hudi-serverless bulk_insert (sort mode NONE)', bulk, await dirBytes(table));
 
   let upsert: Awaited<ReturnType<typeof writeBatch>> | undefined;
   const upserted = await timed(async () => {
@@ -128,7 +140,9 @@ try {
   );
   const ratio = (ours: { seconds: number; cpuSeconds: number }, theirs: { seconds: number; cpuSeconds: number }): string =>
     `${(ours.seconds / theirs.seconds).toFixed(2)}× wall, ${(ours.cpuSeconds / theirs.cpuSeconds).toFixed(2)}× CPU`;
-  console.log(`bulk_insert / DuckDB with meta columns: ${ratio(bulk, meta)}; upsert / DuckDB merge: ${ratio(upserted, merged)}`);
+  console.log(
+    `bulk_insert / DuckDB with meta columns: ${ratio(bulk, meta)} (GLOBAL_SORT: ${ratio(sorted, meta)}); upsert / DuckDB merge: ${ratio(upserted, merged)}`,
+  );
   console.log(`bulk_insert / plain COPY: ${ratio(bulk, plain)}; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -510,6 +510,25 @@ describe('dynamic growth with Hudi defaults', () => {
     assert.equal(fresh.rowCount, 1);
   });
 
+  test('keys added two at a time (addPair) give the filter added one by one, across row growth and the cap', () => {
+    // Lengths 1 to 13 (every tail length, several words), non-ASCII and a lone surrogate (Java writes '?'), and an odd
+    // count so the last key goes alone; rows of 7 keys capped at 3 rows, so pairs straddle a new row and the round robin.
+    const keys = Array.from({ length: 61 }, (_, i) => `${'k'.repeat(i % 13)}${i}${i % 5 === 0 ? 'é€😀' : ''}${i % 17 === 0 ? '\ud800' : ''}`);
+    for (const options of [
+      { numEntries: 7, fpp: 0.01, maxEntries: 21 },
+      { numEntries: 7, fpp: 0.01, type: 'SIMPLE' as const },
+    ]) {
+      const oneByOne = createBloomFilter(options);
+      for (const key of keys) oneByOne.add(key);
+      const inPairs = createBloomFilter(options);
+      for (let i = 0; i + 1 < keys.length; i += 2) inPairs.addPair(keys[i]!, keys[i + 1]!);
+      inPairs.add(keys.at(-1)!);
+      assert.equal(inPairs.rowCount, oneByOne.rowCount);
+      assert.equal(inPairs.serialize(), oneByOne.serialize(), JSON.stringify(options));
+    }
+    assert.throws(() => createBloomFilter().addPair('a', ''), HudiError);
+  });
+
   test('SIMPLE never grows', () => {
     const filter = createBloomFilter({ numEntries: 10, fpp: 0.01, type: 'SIMPLE' });
     for (let i = 0; i < 100; i++) filter.add(`k${i}`);

@@ -196,39 +196,54 @@ describe('writer: operations', () => {
     assert.equal(readdirSync(join(table, '.hoodie')).filter((f) => f.endsWith('.commit')).length, commitsBefore, 'nothing was written');
   });
 
-  it('a large bulk_insert (several row groups, both threads) stores each file in key order, numbered in that order', async () => {
-    const table = join(tempDir(), 'users');
-    // Reversed and shuffled by day, so that the order in the files is the writer's.
-    const records = users(240_000, 12, 1, '2024-01-01', 2).reverse();
-    await write(table, records, 'bulk_insert', { 'hoodie.parquet.max.file.size': String(4 * 1024 * 1024) });
-    const files = independentLatestBaseFiles(table);
-    assert.ok(files.length >= 2, files.join(','));
-    const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
-    const connection = await instance.connect();
-    try {
-      for (const file of files) {
-        const reader = await connection.runAndReadAll(
-          `SELECT count(*)::INTEGER AS n,
-                  count(*) FILTER (WHERE key < previous)::INTEGER AS out_of_order,
-                  count(*) FILTER (WHERE seq <> file_row_number)::INTEGER AS misnumbered
-           FROM (SELECT _hoodie_record_key AS key, lag(_hoodie_record_key) OVER (ORDER BY file_row_number) AS previous,
-                        split_part(_hoodie_commit_seqno, '_', 3)::BIGINT AS seq, file_row_number
-                 FROM read_parquet('${file}', file_row_number = true))`,
-        );
-        const [n, outOfOrder, misnumbered] = reader.getRows()[0]!;
-        assert.ok(Number(n) > 0);
-        assert.deepEqual([outOfOrder, misnumbered], [0, 0], `${file}: in key order, numbered in that order`);
+  for (const [sortMode, order] of [
+    ['GLOBAL_SORT', 'key'],
+    [undefined, 'input'],
+  ] as const) {
+    it(`a large bulk_insert (several row groups, both threads) with sort mode ${sortMode ?? 'unset (NONE)'} stores each file in ${order} order, numbered in that order`, async () => {
+      const table = join(tempDir(), 'users');
+      // Reversed and shuffled by day, so that the order in the files is the writer's.
+      const records = users(240_000, 12, 1, '2024-01-01', 2).reverse();
+      const inputIndex = new Map(records.map((record, index) => [String(record.id), index]));
+      await write(table, records, 'bulk_insert', {
+        'hoodie.parquet.max.file.size': String(4 * 1024 * 1024),
+        ...(sortMode === undefined ? {} : { 'hoodie.bulkinsert.sort.mode': sortMode }),
+      });
+      const files = independentLatestBaseFiles(table);
+      assert.ok(files.length >= 2, files.join(','));
+      const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
+      const connection = await instance.connect();
+      let checked = 0;
+      try {
+        for (const file of files) {
+          const reader = await connection.runAndReadAll(
+            `SELECT _hoodie_record_key, split_part(_hoodie_commit_seqno, '_', 3)::INTEGER AS seq
+             FROM read_parquet('${file}', file_row_number = true) ORDER BY file_row_number`,
+          );
+          const rows = reader.getRowsJS() as [string, number][];
+          assert.ok(rows.length > 0);
+          const keys = rows.map(([key]) => key);
+          const expected = order === 'key' ? [...keys].sort() : [...keys].sort((a, b) => inputIndex.get(a)! - inputIndex.get(b)!);
+          assert.deepEqual(keys, expected, `${file}: in ${order} order`);
+          assert.deepEqual(
+            rows.map(([, seq]) => seq),
+            rows.map((_, index) => index),
+            `${file}: numbered in that order`,
+          );
+          checked += rows.length;
+        }
+      } finally {
+        connection.closeSync();
+        instance.closeSync();
       }
-    } finally {
-      connection.closeSync();
-      instance.closeSync();
-    }
-  });
+      assert.equal(checked, records.length);
+    });
+  }
 
   it("each file's new records are stored in key order and numbered in that order, after the records it keeps", async () => {
     const table = join(tempDir(), 'users');
     // Given in descending id order, so that storing them in key order is the writer's doing.
-    const first = await write(table, users(300, 8).reverse(), 'bulk_insert');
+    const first = await write(table, users(300, 8).reverse(), 'bulk_insert', { 'hoodie.bulkinsert.sort.mode': 'GLOBAL_SORT' });
     const second = await write(
       table,
       [...users(60, 8, 121), ...users(40, 9, 1000)].map((user) => ({ ...user, name: `${user.name}-v2` })),

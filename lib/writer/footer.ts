@@ -14,32 +14,80 @@ import {
 
 export const AVRO_SCHEMA_FOOTER_KEY = 'parquet.avro.schema';
 
+type FooterOptions = { bloom?: Partial<BloomFilterOptions>; populateMetaFields?: boolean };
+
 /**
  * Footer key/values for a base file holding `recordKeys` (any order). Min/max compare as Java's String.compareTo
  * (UTF-16 code units), which is how JavaScript compares strings too. Tables without meta fields get no bloom filter.
  */
-export function hudiFooter(
+export function hudiFooter(recordKeys: Iterable<string>, avroSchemaWithMetaFields: string, options: FooterOptions = {}): Record<string, string> {
+  const footer = new FooterOfKeys(avroSchemaWithMetaFields, options);
+  for (const key of recordKeys) footer.add(key);
+  return footer.keyValues();
+}
+
+/** Keys hashed between two turns of the event loop (about 3 ms). */
+const KEYS_PER_TURN = 8192;
+
+/**
+ * {@link hudiFooter}, giving the event loop a turn every few thousand keys: hashing a file group's keys while DuckDB
+ * writes others must not hold up what those writes do next (their footers, uploads, the next COPY).
+ */
+export async function hudiFooterInTurns(
   recordKeys: Iterable<string>,
   avroSchemaWithMetaFields: string,
-  options: { bloom?: Partial<BloomFilterOptions>; populateMetaFields?: boolean } = {},
-): Record<string, string> {
-  const footer: Record<string, string> = { [AVRO_SCHEMA_FOOTER_KEY]: avroSchemaWithMetaFields, 'writer.model.name': 'avro' };
-  if (options.populateMetaFields === false) return footer;
-  const bloom = createBloomFilter(options.bloom);
-  let min: string | undefined;
-  let max: string | undefined;
+  options: FooterOptions = {},
+): Promise<Record<string, string>> {
+  const footer = new FooterOfKeys(avroSchemaWithMetaFields, options);
+  let untilTurn = KEYS_PER_TURN;
   for (const key of recordKeys) {
-    bloom.add(key);
-    if (min === undefined || key < min) min = key;
-    if (max === undefined || key > max) max = key;
+    footer.add(key);
+    if (--untilTurn === 0) {
+      untilTurn = KEYS_PER_TURN;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
-  footer[BLOOM_FILTER_FOOTER_KEY] = bloom.serialize();
-  footer[BLOOM_FILTER_TYPE_CODE_FOOTER_KEY] = bloom.typeCode;
-  if (min !== undefined && max !== undefined) {
-    footer[MIN_RECORD_KEY_FOOTER_KEY] = min;
-    footer[MAX_RECORD_KEY_FOOTER_KEY] = max;
+  return footer.keyValues();
+}
+
+/** The bloom filter and key range of keys added one by one (the bloom filter takes them two at a time). */
+class FooterOfKeys {
+  readonly #schema: string;
+  readonly #bloom: HoodieBloomFilter | undefined;
+  #min: string | undefined;
+  #max: string | undefined;
+  #pending: string | undefined;
+
+  constructor(avroSchemaWithMetaFields: string, options: FooterOptions) {
+    this.#schema = avroSchemaWithMetaFields;
+    this.#bloom = options.populateMetaFields === false ? undefined : createBloomFilter(options.bloom);
   }
-  return footer;
+
+  add(key: string): void {
+    if (this.#bloom === undefined) return;
+    if (this.#pending === undefined) this.#pending = key;
+    else {
+      this.#bloom.addPair(this.#pending, key);
+      this.#pending = undefined;
+    }
+    if (this.#min === undefined || key < this.#min) this.#min = key;
+    if (this.#max === undefined || key > this.#max) this.#max = key;
+  }
+
+  keyValues(): Record<string, string> {
+    const footer: Record<string, string> = { [AVRO_SCHEMA_FOOTER_KEY]: this.#schema, 'writer.model.name': 'avro' };
+    const bloom = this.#bloom;
+    if (bloom === undefined) return footer;
+    if (this.#pending !== undefined) bloom.add(this.#pending);
+    this.#pending = undefined;
+    footer[BLOOM_FILTER_FOOTER_KEY] = bloom.serialize();
+    footer[BLOOM_FILTER_TYPE_CODE_FOOTER_KEY] = bloom.typeCode;
+    if (this.#min !== undefined && this.#max !== undefined) {
+      footer[MIN_RECORD_KEY_FOOTER_KEY] = this.#min;
+      footer[MAX_RECORD_KEY_FOOTER_KEY] = this.#max;
+    }
+    return footer;
+  }
 }
 
 /** The Hudi footer values of one input file, as binary copy merges them. */

@@ -59,10 +59,18 @@ import { instantPath, readCommitMetadata, type Timeline } from '../timeline/time
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { describeFileGroup, findConflicts } from './conflict.js';
 import { latestSlices, LogAppender } from './log-append.js';
-import { hudiFooter } from './footer.js';
+import { hudiFooterInTurns } from './footer.js';
 import { averageRecordSize, planBuckets, rowGroupRows, type Bucket, type CandidateFile } from './small-files.js';
 import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
-import { resolveRecordPayload, writeConfigFromProperties, WRITE_KEYS, type RecordPayload, type WriteConfig, type WriteOperation } from './write-config.js';
+import {
+  bulkInsertSortsByKey,
+  resolveRecordPayload,
+  writeConfigFromProperties,
+  WRITE_KEYS,
+  type RecordPayload,
+  type WriteConfig,
+  type WriteOperation,
+} from './write-config.js';
 import { fileNameOf } from '../util/paths.js';
 
 export interface BadRecord {
@@ -461,7 +469,10 @@ async function writeToTable(
       newFileId: () => `${randomUUID()}-0`,
       ...(mergeOnRead ? { mergeOnRead: { smallFileGroupCandidatesLimit: config.smallFileGroupCandidatesLimit } } : {}),
     });
-    await session.assignBuckets(plan.bucketOfFile, plan.insertAssignments, { deletes: operation === 'delete' });
+    await session.assignBuckets(plan.bucketOfFile, plan.insertAssignments, {
+      deletes: operation === 'delete',
+      insertOrder: operation === 'bulk_insert' && !bulkInsertSortsByKey(config.bulkInsertSortMode) ? 'input' : 'key',
+    });
     await transitionToInflight(
       storage,
       instantTime,
@@ -496,14 +507,14 @@ async function writeToTable(
             ...(indexesColumnStats ? { columnStatsColumns: configuredColumnStatsColumns(options.properties) } : {}),
           })
         : undefined;
-    // A base file's footer (bloom filter, key range) needs its record keys: the next file group's are read and hashed
-    // while DuckDB writes this one's file (its threads), instead of between the writes.
+    // A base file's footer (bloom filter, key range) needs its record keys: they are read and hashed while DuckDB
+    // writes the rows (its threads), and the next file group's are started, instead of between the writes.
     const footers = new Map<number, Promise<Record<string, string>>>();
     const footersStarted = new Set<number>();
     const footerOf = (bucket: Bucket, index: number): Promise<Record<string, string>> =>
       session
         .fileGroupRecordKeys(index, bucket.kind === 'UPDATE' ? bucket.existingFile : undefined)
-        .then((recordKeys) => hudiFooter(recordKeys, schemaWithMeta, { bloom: config.bloom }));
+        .then((recordKeys) => hudiFooterInTurns(recordKeys, schemaWithMeta, { bloom: config.bloom }));
     const prepareFooter = (from: number): void => {
       const next = plan.buckets.findIndex((bucket, index) => index >= from && bucket.kind !== 'APPEND');
       if (next < 0 || footersStarted.has(next)) return;
@@ -533,7 +544,8 @@ async function writeToTable(
       await createMarker(storage, instantTime, bucket.partitionPath, fileName, bucket.kind === 'UPDATE' ? 'MERGE' : 'CREATE');
       const existingFile = bucket.kind === 'UPDATE' ? bucket.existingFile : undefined;
       prepareFooter(index);
-      const keyValues = await footers.get(index)!;
+      // Awaited by the write once its rows are written: the keys are hashed while DuckDB writes them.
+      const keyValues = footers.get(index)!;
       footers.delete(index);
       prepareFooter(index + 1);
       const localFile = join(workDir, 'out', `${index}.parquet`);

@@ -9,6 +9,15 @@ import { LOCK_KEYS } from '../lock/keys.js';
 export type WriteOperation = 'bulk_insert' | 'insert' | 'upsert' | 'delete';
 export const WRITE_OPERATIONS: readonly WriteOperation[] = ['bulk_insert', 'insert', 'upsert', 'delete'];
 
+/** Hudi's BulkInsertSortMode values. */
+export const BULK_INSERT_SORT_MODES = ['NONE', 'GLOBAL_SORT', 'PARTITION_SORT', 'PARTITION_PATH_REPARTITION', 'PARTITION_PATH_REPARTITION_AND_SORT'] as const;
+export type BulkInsertSortMode = (typeof BULK_INSERT_SORT_MODES)[number];
+
+/** Whether a bulk_insert sort mode orders each file's records by key (else they keep the input's order). */
+export function bulkInsertSortsByKey(mode: BulkInsertSortMode): boolean {
+  return mode !== 'NONE' && mode !== 'PARTITION_PATH_REPARTITION';
+}
+
 export interface WriteConfig {
   readonly smallFileLimit: number;
   readonly maxFileSize: number;
@@ -18,6 +27,8 @@ export interface WriteConfig {
   readonly insertSplitSize: number;
   /** Parquet row group size in bytes (hoodie.parquet.block.size). */
   readonly parquetBlockSize: number;
+  /** hoodie.bulkinsert.sort.mode (bulk_insert only). */
+  readonly bulkInsertSortMode: BulkInsertSortMode;
   readonly combineBeforeInsert: boolean;
   readonly combineBeforeUpsert: boolean;
   readonly combineBeforeDelete: boolean;
@@ -86,6 +97,14 @@ export const WRITE_KEYS = {
     description: 'records per new file group when auto split is off',
   }),
   parquetBlockSize: defineKey({ key: 'hoodie.parquet.block.size', default: 125829120, parser: javaInt(1), description: 'Parquet row group size (bytes)' }),
+  bulkInsertSortMode: defineKey({
+    key: 'hoodie.bulkinsert.sort.mode',
+    default: 'NONE' as BulkInsertSortMode,
+    parser: oneOf(BULK_INSERT_SORT_MODES),
+    description:
+      "bulk_insert's order of records in a file: NONE and PARTITION_PATH_REPARTITION keep the input's order (Hudi's default); " +
+      'GLOBAL_SORT, PARTITION_SORT and PARTITION_PATH_REPARTITION_AND_SORT sort each file by record key (one writer task: the three sort alike)',
+  }),
   combineBeforeInsert: defineKey({
     key: 'hoodie.combine.before.insert',
     default: false,
@@ -202,6 +221,7 @@ export function writeConfigFromProperties(props: ReadonlyMap<string, string>, lo
     insertAutoSplit: read(k.insertAutoSplit),
     insertSplitSize: read(k.insertSplitSize),
     parquetBlockSize: read(k.parquetBlockSize),
+    bulkInsertSortMode: read(k.bulkInsertSortMode),
     combineBeforeInsert: read(k.combineBeforeInsert),
     combineBeforeUpsert: read(k.combineBeforeUpsert),
     combineBeforeDelete: read(k.combineBeforeDelete),
