@@ -327,6 +327,33 @@ describe('writer: operations', () => {
     for (const row of rows.filter((r) => r['_hoodie_file_name'] === name0)) assert.ok(filter.mightContain(String(row['_hoodie_record_key'])));
   });
 
+  it("after updates, inserts into small files and deletes, each file's bloom filter holds each of its records once", async () => {
+    const table = join(tempDir(), 'users');
+    const first = users(300, 8);
+    await write(table, first, 'bulk_insert');
+    const connection = await (await DuckDBInstance.create(':memory:')).connect();
+    const check = async (records: number): Promise<void> => {
+      const files = independentLatestBaseFiles(table);
+      let total = 0;
+      for (const file of files) {
+        const reader = await connection.runAndReadAll(`SELECT value FROM parquet_kv_metadata('${file}') WHERE key = 'org.apache.hudi.bloomfilter'`);
+        const filter = HoodieBloomFilter.deserialize(Buffer.from((reader.getRows()[0]![0] as { bytes: Uint8Array }).bytes).toString('utf8'), 'DYNAMIC_V0');
+        const keys = pyarrowRead([file]).map((row) => String(row['_hoodie_record_key']));
+        // One row of 60,000 keys: its count is the number of keys added, so a key added twice or left out shows.
+        assert.equal(filter.rowCount, 1);
+        assert.equal(filter.currentRowRecordCount, keys.length, `${file}: one key per record`);
+        for (const key of keys) assert.ok(filter.mightContain(key), `${file}: ${key}`);
+        total += keys.length;
+      }
+      assert.equal(total, records);
+    };
+    // Updates and new keys in the same partitions (the new ones go into the existing small files), then deletes.
+    await write(table, [...first.slice(0, 90).map((user) => ({ ...user, name: `${user.name}-v2` })), ...users(50, 8, 1000)], 'upsert');
+    await check(350);
+    await write(table, first.slice(40, 70), 'delete');
+    await check(320);
+  });
+
   it('upserts into a Hudi-written table keep its Parquet types (fixed decimals, UTC timestamps)', async () => {
     const table = fixtureTable('v6_simplekeygen_nonhivestyle');
     const update = {
