@@ -716,15 +716,11 @@ export class WriteSession {
     }
     this.inputOrderRanges = ranges;
     // The staged records of every bucket, for the queries that read them all (the record index's changes).
-    const bounds = [...ranges].map(([bucket, r]) => `(${bucket}, ${r.lo}, ${r.hi})`).join(', ');
+    const perBucket = [...ranges].map(([bucket, range]) => `SELECT * FROM ${this.inputOrderRowsSql(bucket, range)}`);
     await this.replaceRelation(
       STAGED,
       'VIEW',
-      ranges.size === 0
-        ? `SELECT * FROM ${this.inputOrderRowsSql(0, { lo: 0, hi: 0 })}`
-        : `SELECT g.bucket AS __bucket, r.__key, r.__partition, NULL::INTEGER AS __file, false AS __delete, (r.rowid - g.lo)::BIGINT AS __seq,
-                ${this.columns.map((c) => `r.${sqlIdentifier(c.name)}`).join(', ')}
-           FROM ${STAGED_ROWS} r JOIN (VALUES ${bounds}) g(bucket, lo, hi) ON r.rowid >= g.lo AND r.rowid < g.hi`,
+      perBucket.length === 0 ? `SELECT * FROM ${this.inputOrderRowsSql(0, { lo: 0, hi: 0 })}` : perBucket.join(' UNION ALL '),
     );
     this.bucketCounts = new Map([...ranges].map(([bucket, r]) => [bucket, { inserts: r.hi - r.lo, updates: 0, deletes: 0 }]));
   }
@@ -827,7 +823,7 @@ export class WriteSession {
       const keep = `SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, ${fileName} AS _hoodie_file_name,
           ${dataColumns.map((c) => this.castToColumn(c, stored.has(c))).join(', ')}, 0 AS __src, file_row_number AS __ord
         FROM read_parquet(${fileListSql([previous.localPath])}, ${READ_OPTIONS}, file_row_number = true)
-        WHERE _hoodie_record_key NOT IN (SELECT __key FROM ${STAGED} WHERE __bucket = ${spec.bucket})`;
+        WHERE _hoodie_record_key NOT IN (SELECT __key FROM ${this.stagedRowsOf(spec.bucket)})`;
       body = `${keep} UNION ALL ${newRows}`;
     }
     const columnList = [...META_FIELD_NAMES, ...dataColumns].map(sqlIdentifier).join(', ');
