@@ -4,6 +4,7 @@
  */
 import { DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
+import type { ChunkedIterable } from '../util/chunked.js';
 import { assertFilesExist, guardFiles } from './connection.js';
 import type { FileRows } from './port.js';
 import { describeColumns } from './schema-rows.js';
@@ -42,9 +43,9 @@ export async function columnValues(connection: DuckDBConnection, ranges: readonl
 
 /**
  * The `value` column of `source` (a SELECT of `value`, `piece` and `row`, values non-null), in no particular order:
- * DuckDB joins each piece's values into strings of JOINED_VALUES, split here.
+ * DuckDB joins each piece's values into strings of JOINED_VALUES, split here one piece at a time, as they are walked.
  */
-export async function readJoinedValues(connection: DuckDBConnection, source: string): Promise<Iterable<string>> {
+export async function readJoinedValues(connection: DuckDBConnection, source: string): Promise<ChunkedIterable<string>> {
   const reader = await connection.runAndReadAll(
     `SELECT count(*) AS n, string_agg(value, chr(0)) AS joined FROM (${source}) GROUP BY piece, row // ${JOINED_VALUES}`,
   );
@@ -52,17 +53,28 @@ export async function readJoinedValues(connection: DuckDBConnection, source: str
   let withNul = false;
   for (const [count, joined] of reader.getRows()) {
     const text = String(joined ?? '');
-    if (text.split('\u0000', Number(count) + 1).length === Number(count)) pieces.push(text);
+    if (separatorCount(text) === Number(count) - 1) pieces.push(text);
     else withNul = true;
   }
   if (withNul) {
     // A value holding NUL breaks the joined form: read them one by one instead (rare: record keys are text).
     const all = await connection.runAndReadAll(`SELECT value FROM (${source})`);
-    return all.getRows().map((row) => String(row[0]));
+    const values = all.getRows().map((row) => String(row[0]));
+    return { chunks: () => [values], [Symbol.iterator]: () => values[Symbol.iterator]() };
   }
   return {
+    *chunks() {
+      for (const piece of pieces) yield piece.split('\u0000');
+    },
     *[Symbol.iterator]() {
       for (const piece of pieces) yield* piece.split('\u0000');
     },
   };
+}
+
+/** NUL characters in `text`, counted without splitting it (no string per value). */
+function separatorCount(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf('\u0000'); at !== -1; at = text.indexOf('\u0000', at + 1)) count++;
+  return count;
 }

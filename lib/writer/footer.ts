@@ -11,6 +11,7 @@ import {
   createBloomFilter,
   type BloomFilterOptions,
 } from './bloom-filter.js';
+import { isChunked } from '../util/chunked.js';
 
 export const AVRO_SCHEMA_FOOTER_KEY = 'parquet.avro.schema';
 
@@ -22,7 +23,7 @@ type FooterOptions = { bloom?: Partial<BloomFilterOptions>; populateMetaFields?:
  */
 export function hudiFooter(recordKeys: Iterable<string>, avroSchemaWithMetaFields: string, options: FooterOptions = {}): Record<string, string> {
   const footer = new FooterOfKeys(avroSchemaWithMetaFields, options);
-  for (const key of recordKeys) footer.add(key);
+  for (const keys of keyArrays(recordKeys)) footer.addAll(keys, 0, keys.length);
   return footer.keyValues();
 }
 
@@ -39,18 +40,37 @@ export async function hudiFooterInTurns(
   options: FooterOptions = {},
 ): Promise<Record<string, string>> {
   const footer = new FooterOfKeys(avroSchemaWithMetaFields, options);
-  let untilTurn = KEYS_PER_TURN;
-  for (const key of recordKeys) {
-    footer.add(key);
-    if (--untilTurn === 0) {
-      untilTurn = KEYS_PER_TURN;
+  for (const keys of keyArrays(recordKeys)) {
+    for (let start = 0; start < keys.length; start += KEYS_PER_TURN) {
+      footer.addAll(keys, start, Math.min(keys.length, start + KEYS_PER_TURN));
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
   return footer.keyValues();
 }
 
-/** The bloom filter and key range of keys added one by one (the bloom filter takes them two at a time). */
+/** The keys as arrays to loop over: an array as it is, chunked values by their chunks, any other iterable in arrays of KEYS_PER_TURN. */
+function* keyArrays(recordKeys: Iterable<string>): Generator<readonly string[]> {
+  if (Array.isArray(recordKeys)) {
+    yield recordKeys as readonly string[];
+    return;
+  }
+  if (isChunked(recordKeys)) {
+    yield* recordKeys.chunks();
+    return;
+  }
+  let batch: string[] = [];
+  for (const key of recordKeys) {
+    batch.push(key);
+    if (batch.length === KEYS_PER_TURN) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** The bloom filter and key range of keys added in order (the bloom filter takes them two at a time). */
 class FooterOfKeys {
   readonly #schema: string;
   readonly #bloom: HoodieBloomFilter | undefined;
@@ -63,15 +83,27 @@ class FooterOfKeys {
     this.#bloom = options.populateMetaFields === false ? undefined : createBloomFilter(options.bloom);
   }
 
-  add(key: string): void {
-    if (this.#bloom === undefined) return;
-    if (this.#pending === undefined) this.#pending = key;
-    else {
-      this.#bloom.addPair(this.#pending, key);
+  /** keys[start..end), as one add each, in an index loop. */
+  addAll(keys: readonly string[], start: number, end: number): void {
+    const bloom = this.#bloom;
+    if (bloom === undefined || start >= end) return;
+    let min = this.#min ?? keys[start]!;
+    let max = this.#max ?? keys[start]!;
+    let at = start;
+    if (this.#pending !== undefined) {
+      bloom.addPair(this.#pending, keys[at]!);
       this.#pending = undefined;
+      at++;
     }
-    if (this.#min === undefined || key < this.#min) this.#min = key;
-    if (this.#max === undefined || key > this.#max) this.#max = key;
+    for (; at + 1 < end; at += 2) bloom.addPair(keys[at]!, keys[at + 1]!);
+    if (at < end) this.#pending = keys[at];
+    for (let i = start; i < end; i++) {
+      const key = keys[i]!;
+      if (key < min) min = key;
+      else if (key > max) max = key;
+    }
+    this.#min = min;
+    this.#max = max;
   }
 
   keyValues(): Record<string, string> {
