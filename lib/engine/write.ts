@@ -118,10 +118,10 @@ const INCOMING = 'hudi_incoming';
 /** The incoming records with the file holding each one's key (NULL: an insert). */
 const TAGGED = 'hudi_tagged';
 const EXISTING = 'hudi_existing';
-const ASSIGNED = 'hudi_assigned';
 const RANGES = 'hudi_insert_ranges';
+/** The staged records' keys, file groups and kinds (a view of STAGED_ROWS). */
 const STAGED = 'hudi_staged';
-/** Inserts in batch order, one partition after another (see stageInsertsInInputOrder). */
+/** The batch's records in write order, file group after file group (or, inserts in batch order, partition after partition). */
 const STAGED_ROWS = 'hudi_staged_rows';
 /** Bad records reported per kind (all of them are left out or refused). */
 const BAD_ROW_LIMIT = 100_000;
@@ -591,13 +591,14 @@ export class WriteSession {
            ON i.__key = e.__key AND i.__partition = e.partition
          ${ordering === undefined ? '' : `JOIN ${BATCH} b ON b.__row = i.__row WHERE e.__file IS NULL OR e.__ordering IS NULL OR b.${sqlIdentifier(ordering)} IS NULL OR b.${sqlIdentifier(ordering)} >= e.__ordering`}`;
     await this.replaceRelation(TAGGED, lookUp ? 'TABLE' : 'VIEW', matchSql);
-    const inserts = await this.query(`SELECT __partition AS p, count(*) AS n FROM ${TAGGED} WHERE __file IS NULL GROUP BY 1`);
-    const updates = await this.query(`SELECT __file AS f, count(*) AS n FROM ${TAGGED} WHERE __file IS NOT NULL GROUP BY 1`);
-    const [total] = await this.query(`SELECT count(*) AS n FROM ${TAGGED}`);
+    // One pass: inserts counted by partition, updates by file.
+    const counts = await this.query(`SELECT __file AS f, CASE WHEN __file IS NULL THEN __partition END AS p, count(*) AS n FROM ${TAGGED} GROUP BY ALL`);
+    const inserts = counts.filter((r) => r['f'] === null);
+    const updates = counts.filter((r) => r['f'] !== null);
     return {
       insertsByPartition: new Map(inserts.map((r) => [String(r['p']), Number(r['n'])])),
       updatesByFile: new Map(updates.map((r) => [Number(r['f']), Number(r['n'])])),
-      incomingRecords: Number(total?.['n'] ?? 0),
+      incomingRecords: counts.reduce((sum, r) => sum + Number(r['n']), 0),
     };
   }
 
@@ -627,40 +628,31 @@ export class WriteSession {
       bucketOfFile.size === 0
         ? '(SELECT NULL::INTEGER AS f, NULL::INTEGER AS bucket WHERE false) fb'
         : `(VALUES ${[...bucketOfFile].map(([f, b]) => `(${f}, ${b})`).join(', ')}) fb(f, bucket)`;
-    await this.run(`DROP TABLE IF EXISTS ${ASSIGNED}`);
     // Only inserts are ranked: a window over every record would sort the updates' keys too (an upsert of a million
     // updates: 0.3 s for nothing). __ord places a record in its file group: an update where its stored record is, an
-    // insert by its rank (key order).
+    // insert by its rank (key order). Then one sort of the batch's rows by file group, and within it as Hudi's merge
+    // writes them: updates where their stored records stand, new records by key, deletes (not written) last. Each file
+    // group is then one range of positions, its written records numbered by position (_hoodie_commit_seqno in write
+    // order): no window numbering them (0.4 s of an upsert of a million updates), no table of the assignment between.
+    await this.run(`DROP TABLE IF EXISTS ${STAGED_ROWS}`);
     await this.run(
-      `CREATE TABLE ${ASSIGNED} AS
+      `CREATE TABLE ${STAGED_ROWS} AS
        WITH ranked AS (
          SELECT i.*, row_number() OVER (PARTITION BY __partition ORDER BY __key, __row) - 1 AS __insert_rank FROM ${TAGGED} i WHERE __file IS NULL
          UNION ALL
          SELECT i.*, NULL::BIGINT AS __insert_rank FROM ${TAGGED} i WHERE __file IS NOT NULL
+       ),
+       assigned AS (
+         SELECT r.__row, r.__key, r.__partition, r.__file,
+                COALESCE(fb.bucket, rg.bucket) AS __bucket,
+                ${options.deletes ? 'true' : 'false'} AS __delete,
+                COALESCE(r.__pos, r.__insert_rank)::BIGINT AS __ord
+         FROM ranked r
+         LEFT JOIN ${fileBuckets} ON r.__file = fb.f
+         LEFT JOIN ${RANGES} rg ON r.__file IS NULL AND r.__partition = rg.partition AND r.__insert_rank >= rg.start_rank AND r.__insert_rank < rg.end_rank
        )
-       SELECT r.__row, r.__key, r.__partition, r.__file,
-              COALESCE(fb.bucket, rg.bucket) AS __bucket,
-              ${options.deletes ? 'true' : 'false'} AS __delete,
-              COALESCE(r.__pos, r.__insert_rank)::BIGINT AS __ord
-       FROM ranked r
-       LEFT JOIN ${fileBuckets} ON r.__file = fb.f
-       LEFT JOIN ${RANGES} rg ON r.__file IS NULL AND r.__partition = rg.partition AND r.__insert_rank >= rg.start_rank AND r.__insert_rank < rg.end_rank`,
-    );
-    const [unassigned] = await this.query(`SELECT count(*) AS n FROM ${ASSIGNED} WHERE __bucket IS NULL AND NOT (__delete AND __file IS NULL)`);
-    if (Number(unassigned?.['n'] ?? 0) > 0) {
-      throw new HudiError(`${String(unassigned?.['n'])} records were not assigned to a file group`, {
-        fix: 'this is a bug in the bucket plan; nothing was written',
-      });
-    }
-    // One sort of the batch's rows by file group, then as Hudi's merge writes them: updates where their stored
-    // records stand, new records by key, deletes (not written) last. Each file group is then one range of positions,
-    // its written records numbered by position (_hoodie_commit_seqno in write order): no window numbering them
-    // (0.4 s of an upsert of a million updates).
-    await this.run(`DROP TABLE IF EXISTS ${STAGED_ROWS}`);
-    await this.run(
-      `CREATE TABLE ${STAGED_ROWS} AS
        SELECT a.__bucket, a.__key, a.__partition, a.__file, a.__delete, a.__ord, ${this.columns.map((c) => `b.${sqlIdentifier(c.name)}`).join(', ')}
-       FROM ${ASSIGNED} a JOIN ${BATCH} b USING (__row) WHERE a.__bucket IS NOT NULL
+       FROM assigned a JOIN ${BATCH} b USING (__row) WHERE a.__bucket IS NOT NULL
        ORDER BY a.__bucket, a.__delete, a.__file IS NULL, a.__ord`,
     );
     const spans = await this.query(
@@ -668,6 +660,14 @@ export class WriteSession {
               count(*) FILTER (WHERE NOT __delete AND __file IS NOT NULL) AS updates, count(*) FILTER (WHERE __delete AND __file IS NOT NULL) AS deletes
        FROM ${STAGED_ROWS} GROUP BY __bucket`,
     );
+    // Every record has a file group but deletes of keys no file has (nothing to delete).
+    const [expected] = await this.query(`SELECT count(*) FILTER (WHERE NOT (${options.deletes ? '__file IS NULL' : 'false'})) AS n FROM ${TAGGED}`);
+    const staged = spans.reduce((sum, row) => sum + Number(row['n']), 0);
+    if (staged !== Number(expected?.['n'] ?? 0)) {
+      throw new HudiError(`${Number(expected?.['n'] ?? 0) - staged} records were not assigned to a file group`, {
+        fix: 'this is a bug in the bucket plan; nothing was written',
+      });
+    }
     this.stagedRanges = new Map(spans.map((row) => [Number(row['b']), { lo: Number(row['lo']), hi: Number(row['lo']) + Number(row['n']) }]));
     this.stagedWithBuckets = true;
     await this.replaceRelation(STAGED, 'VIEW', `SELECT __bucket, __key, __partition, __file, __delete FROM ${STAGED_ROWS}`);
@@ -743,7 +743,7 @@ export class WriteSession {
       existingFile === undefined
         ? `SELECT __key FROM ${this.stagedRowsOf(bucket)} WHERE NOT __delete`
         : deletes
-          ? `SELECT __key FROM ${EXISTING} WHERE __file = ${existingFile} AND __key NOT IN (SELECT __key FROM ${ASSIGNED} WHERE __bucket = ${bucket})
+          ? `SELECT __key FROM ${EXISTING} WHERE __file = ${existingFile} AND __key NOT IN (SELECT __key FROM ${this.stagedRowsOf(bucket)})
              UNION ALL SELECT __key FROM ${this.stagedRowsOf(bucket)} WHERE NOT __delete`
           : `SELECT __key FROM ${EXISTING} WHERE __file = ${existingFile} UNION ALL SELECT __key FROM ${this.stagedRowsOf(bucket)} WHERE __file IS NULL`;
     // Joined by DuckDB and split here: a string per value converted one by one cost more than hashing it.
