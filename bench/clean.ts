@@ -24,6 +24,7 @@ import { LocalStorage } from '../lib/storage/local.js';
 import { HudiTable } from '../lib/table.js';
 import { tempDir } from '../test/helpers/paths.js';
 import { SyntheticTable, fileId, t, type FileWrite } from '../test/helpers/synthetic-table.js';
+import { median } from './median.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -76,11 +77,6 @@ async function build(partitions: number): Promise<string> {
       groups.filter((_, p) => p % 100 === k - 12),
     );
   return made.dir;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 async function main(): Promise<void> {

@@ -41,6 +41,7 @@ import { mapWithConcurrency, openStorage, s3ClientFromEnv, type Storage } from '
 import { HudiTable } from '../lib/table.js';
 import { HUDI_BLOOM_FILTER_DEFAULTS } from '../lib/writer/bloom-filter.js';
 import { createSmallFilesTable, type SmallFilesTable } from '../test/helpers/small-files-table.js';
+import { median } from './median.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -174,7 +175,6 @@ async function duckdb(table: SmallFilesTable, sorted: boolean): Promise<{ second
   }
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const fixed = (value: number, digits = 1): string => value.toFixed(digits);
 
 async function throughput(): Promise<void> {

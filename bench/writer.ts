@@ -18,6 +18,7 @@ import { generateUsers, writeJsonLines } from '../lib/generate.js';
 import { jsonLinesToParquet } from '../lib/engine/write.js';
 import { openStorage } from '../lib/storage/index.js';
 import { writeBatch } from '../lib/writer/write-client.js';
+import { median } from './median.js';
 
 const { values } = parseArgs({ options: { records: { type: 'string', default: '1000000' }, rounds: { type: 'string', default: '3' } } });
 const records = Number(values.records);
@@ -71,12 +72,6 @@ const partitionedCopy = (query: string, out: string): string =>
   `COPY (${query} ORDER BY _hoodie_partition_path, _hoodie_record_key) TO '${out}' (FORMAT parquet, COMPRESSION snappy, PARTITION_BY (_hoodie_partition_path), WRITE_PARTITION_COLUMNS true)`;
 
 type Timing = { seconds: number; cpuSeconds: number };
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 /** One measurement's rounds: median wall and CPU seconds, and the written bytes of its last round. */
 function report(name: string, timings: readonly Timing[], bytes: number): void {

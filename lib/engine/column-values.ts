@@ -62,12 +62,13 @@ export async function readJoinedValues(connection: DuckDBConnection, source: str
     const values = all.getRows().map((row) => String(row[0]));
     return { chunks: () => [values], [Symbol.iterator]: () => values[Symbol.iterator]() };
   }
+  function* chunks(): Generator<string[]> {
+    for (const piece of pieces) yield piece.split('\u0000');
+  }
   return {
-    *chunks() {
-      for (const piece of pieces) yield piece.split('\u0000');
-    },
+    chunks,
     *[Symbol.iterator]() {
-      for (const piece of pieces) yield* piece.split('\u0000');
+      for (const chunk of chunks()) yield* chunk;
     },
   };
 }

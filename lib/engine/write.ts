@@ -661,7 +661,7 @@ export class WriteSession {
        FROM ${STAGED_ROWS} GROUP BY __bucket`,
     );
     // Every record has a file group but deletes of keys no file has (nothing to delete).
-    const [expected] = await this.query(`SELECT count(*) FILTER (WHERE NOT (${options.deletes ? '__file IS NULL' : 'false'})) AS n FROM ${TAGGED}`);
+    const [expected] = await this.query(`SELECT count(*) AS n FROM ${TAGGED}${options.deletes ? ' WHERE __file IS NOT NULL' : ''}`);
     const staged = spans.reduce((sum, row) => sum + Number(row['n']), 0);
     if (staged !== Number(expected?.['n'] ?? 0)) {
       throw new HudiError(`${Number(expected?.['n'] ?? 0) - staged} records were not assigned to a file group`, {
