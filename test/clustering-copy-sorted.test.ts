@@ -10,6 +10,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { duckdb } from './helpers/duckdb.js';
 import { after, before, describe, test } from 'node:test';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import { samplePositions } from '../lib/engine/input-order.js';
 import type { CopySortedResult, OutputRange, ParquetEngine, SortColumnBatch, SortColumnDescription } from '../lib/engine/port.js';
 import { HudiError } from '../lib/errors.js';
 
@@ -404,7 +405,7 @@ describe('copySorted: several outputs from one sort', () => {
     assert.deepEqual(ranked.split, { method: 'key-ranges', outputs: 2 });
   });
 
-  test('cut outputs whose footer needs only the key range get it from one scan; the others from their keys', async () => {
+  test('cut outputs whose footer needs only the key range get it without their keys; the others from their keys', async () => {
     const a = join(workDir, 'ranged-a.parquet');
     await duckdb(`COPY (${plainRowsSql(0, 5000)}) TO '${a}' (FORMAT parquet)`);
     const outputs = rangesOf('ranged', [0, 700, 1234, 2000, 3000, 5000]);
@@ -448,6 +449,43 @@ describe('copySorted: several outputs from one sort', () => {
       }
     }
     assert.deepEqual([...ranged.keys()].sort(), [outputs[3]!.file, outputs[4]!.file].sort());
+  });
+
+  test('a key range comes from row-group statistics only where they are exact: keys DuckDB truncates are scanned', async () => {
+    // DuckDB's statistics of strings past 256 bytes are prefixes flagged inexact: the greatest key would be too small.
+    const long = join(workDir, 'long-keys.parquet');
+    await duckdb(
+      `COPY (SELECT repeat('k', 300) || _hoodie_record_key AS _hoodie_record_key, * EXCLUDE (_hoodie_record_key) FROM (${plainRowsSql(0, 3000)})) TO '${long}' (FORMAT parquet)`,
+    );
+    for (const [name, inputs] of [
+      ['long', [long]],
+      ['short', [first, second]],
+    ] as const) {
+      const rows = (await engine.readRows([...inputs])).rows.length;
+      const outputs = rangesOf(`stats-${name}`, [0, Math.floor(rows / 2) + 1, rows]);
+      const ranged = new Map<string, { min: string; max: string }>();
+      await engine.copySorted({
+        inputs,
+        orderBy: [{ column: 'id', descending: true }],
+        outputs,
+        rowGroupSize: name === 'long' ? 100 : 2,
+        footerFromColumn: {
+          ...keysBuilt(new Map()),
+          fromRange: {
+            applies: () => true,
+            build: (range, output) => {
+              ranged.set(output.file, range);
+              return { min: range.min, max: range.max };
+            },
+          },
+        },
+      });
+      for (const output of outputs) {
+        const keys = (await engine.readRows([output.file])).rows.map((row) => String(row._hoodie_record_key)).sort();
+        assert.equal(keys.length, output.rowCount);
+        assert.deepEqual(ranged.get(output.file), { min: keys[0], max: keys.at(-1) }, `${name} ${output.file}`);
+      }
+    }
   });
 
   test('many outputs of fewer than four row groups each are written from a temp table, not cut', async () => {
@@ -504,20 +542,29 @@ describe('copySorted: several outputs from one sort', () => {
 });
 
 describe('sampleRows', () => {
-  test('picks the same rows whatever the files’ order or names', async () => {
-    const copy = join(workDir, 'renamed-b.parquet');
-    await duckdb(`COPY (${rowsSql(6, 4)}) TO '${copy}' (FORMAT parquet)`);
-    const options = { columns: ['id', 'day'], count: 4, hashColumns: ['_hoodie_record_key'] };
+  test('takes rows evenly spaced over the files’ rows in the order given, every row when there are fewer', async () => {
+    const options = { columns: ['id', 'day'], count: 4 };
+    // 10 rows: the middle rows of four slices of 2.5 are rows 1, 3, 6 and 8.
+    assert.deepEqual(samplePositions(10, 4), [1, 3, 6, 8]);
     const one = await engine.sampleRows([first, second], options);
-    const two = await engine.sampleRows([copy, first], options);
-    assert.equal(one.rows.length, 4);
-    assert.deepEqual(two.rows, one.rows);
     assert.deepEqual(one.columns, ['id', 'day']);
-    const other = await engine.sampleRows([first, second], { ...options, seed: 99 });
-    assert.notDeepEqual(other.rows, one.rows);
+    assert.deepEqual(
+      one.rows.map((row) => row.id),
+      [1, 3, 6, 8],
+    );
+    // second (ids 6-9) then first (ids 0-5): rows 1, 3, 6 and 8 of that order.
+    assert.deepEqual(
+      (await engine.sampleRows([second, first], options)).rows.map((row) => row.id),
+      [7, 9, 2, 4],
+    );
+    assert.deepEqual(
+      (await engine.sampleRows([first, second], { ...options, count: 50 })).rows.map((row) => row.id),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    );
+    assert.deepEqual((await engine.sampleRows([first], { ...options, count: 0 })).rows, []);
   });
 
-  test('picks the same rows from a clustering’s sorted outputs as from its inputs (the executor samples the outputs)', async () => {
+  test('over a sort’s outputs, one row per quantile of the sort order, from files of many row groups', async () => {
     const outputs = [0, 1].map((index) => ({
       file: join(workDir, `sampled-${index}.parquet`),
       rowStart: index * 5,
@@ -525,18 +572,15 @@ describe('sampleRows', () => {
       keyValues: {},
       constantColumns: { _hoodie_file_name: `sampled-${index}` },
     }));
-    await engine.copySorted({ inputs: [first, second], orderBy: [{ column: 'day', descending: true }], outputs, rowGroupSize: 2 });
-    const options = { columns: ['id', 'day'], count: 6, hashColumns: ['_hoodie_record_key', 'day'] };
-    const fromInputs = await engine.sampleRows([first, second], options);
-    assert.equal(fromInputs.rows.length, 6);
+    await engine.copySorted({ inputs: [first, second], orderBy: [{ column: 'id', descending: true }], outputs, rowGroupSize: 2 });
+    const { rows } = await engine.sampleRows(
+      outputs.map((output) => output.file),
+      { columns: ['id'], count: 3 },
+    );
+    // Ids 9..0 in order; the middle rows of three slices of 10/3 are rows 1, 5 and 8.
     assert.deepEqual(
-      (
-        await engine.sampleRows(
-          outputs.map((output) => output.file),
-          options,
-        )
-      ).rows,
-      fromInputs.rows,
+      rows.map((row) => row.id),
+      [8, 4, 1],
     );
   });
 });

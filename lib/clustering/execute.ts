@@ -712,8 +712,9 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
     outputCount = Math.min(inputRows, Math.max(outputCount + 1, Math.ceil((outputCount * largest) / config.targetFileMaxBytes)));
     await rm(outputDir, { recursive: true, force: true });
   }
-  // Sampled from the outputs: the same rows as the inputs (a sample is picked by a hash of the record key and the
-  // sort columns, whatever the files), in a few files instead of many (10,000 small inputs: 5 CPU s of opening files).
+  // Sampled from the outputs: the same rows as the inputs, in a few files instead of many (10,000 small inputs: 5 CPU s
+  // of opening files), and in sort order, so evenly spaced rows are one per quantile: only the sampled rows' row groups
+  // are decoded (a 1 GB group: 0.02 CPU s, where picking 100 rows by a hash of every record key took 0.3-0.7).
   const samples =
     sortColumns.length === 0 || inputRows === 0
       ? {}
@@ -843,7 +844,6 @@ async function sampleSortValues(
   types: ReadonlyMap<string, ParquetColumnInfo>,
   count: number,
 ): Promise<Record<string, (ComparableValue | null)[]>> {
-  const hashColumns = types.has(RECORD_KEY) ? [RECORD_KEY, ...sortColumns] : [...sortColumns];
-  const { rows } = await engine.sampleRows(inputs, { columns: sortColumns, count, hashColumns });
+  const { rows } = await engine.sampleRows(inputs, { columns: sortColumns, count });
   return Object.fromEntries(sortColumns.map((column) => [column, rows.map((row) => toComparable(row[column], types.get(column)))]));
 }

@@ -19,6 +19,8 @@ import { DuckDBBlobValue, DuckDBDataChunk, DuckDBListValue, DuckDBTypeId, type D
 import { HudiError } from '../errors.js';
 import { keptRowGroupsProblem, planBinaryCopy, readCopyInput, writeCopiedFile, type CopyInput } from '../parquet/binary-copy.js';
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
+import { chunkMetaData, leafChunkIndexes } from '../parquet/metadata-fields.js';
+import { exactByteRange } from '../parquet/statistics.js';
 import { compareFields } from '../parquet/schema.js';
 import { assertFilesExist, duckdbReason, guardFiles, type DuckDb } from './connection.js';
 import {
@@ -317,10 +319,18 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
 /**
  * An output's footer entries from its own column: from the column's range where the footer needs no more
  * (fromRange) and DuckDB's byte order of the bounds is Java's (ASCII bounds: a least or greatest ASCII string is
- * so in both orders), else from its values.
+ * so in both orders), else from its values. The range is its row groups' statistics where they are exact (no scan).
  */
 async function footerOfOutput(db: DuckDb, footer: FooterFromColumn, output: OutputRange): Promise<Record<string, string>> {
   if (footer.fromRange?.applies(output) === true) {
+    const written = await readCopyInput(output.file);
+    const range = rangeOfRowGroups(
+      [written],
+      written.rowGroups.map((_, group) => [0, group] as const),
+      footer.column,
+    );
+    const fromStatistics = range === undefined ? undefined : footerFromRange(footer, output, range.min, range.max);
+    if (fromStatistics !== undefined) return fromStatistics;
     const side = await db.instance.connect();
     try {
       const quoted = sqlIdentifier(footer.column);
@@ -344,12 +354,25 @@ function footerFromRange(footer: FooterFromColumn, output: OutputRange, min: unk
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 /**
- * Each output's footer entries from its rows of the ordered file: from the column's range, all outputs in one
- * scan, where the footer needs no more (fromRange); else from the output's values (one more scan, of those only).
+ * Each output's footer entries from its rows of the ordered file: from the column's range where the footer needs no
+ * more (fromRange), taken from its row groups' statistics (statisticsRange) or else, for all such outputs, from one
+ * scan; else from the output's values (one more scan, of those only).
  */
-async function footersOfRanges(db: DuckDb, file: string, footer: FooterFromColumn, outputs: readonly OutputRange[]): Promise<Record<string, string>[]> {
+async function footersOfRanges(
+  db: DuckDb,
+  file: string,
+  footer: FooterFromColumn,
+  outputs: readonly OutputRange[],
+  statisticsRange: (output: number) => StringRange | undefined,
+): Promise<Record<string, string>[]> {
   const footers: (Record<string, string> | undefined)[] = outputs.map(() => undefined);
-  const ranged = outputs.flatMap((output, index) => (footer.fromRange?.applies(output) === true ? [index] : []));
+  let ranged = outputs.flatMap((output, index) => (footer.fromRange?.applies(output) === true ? [index] : []));
+  // The range from the statistics of the output's row groups where they are exact; the others' from a scan.
+  for (const index of ranged) {
+    const range = statisticsRange(index);
+    if (range !== undefined) footers[index] = footerFromRange(footer, outputs[index]!, range.min, range.max);
+  }
+  ranged = ranged.filter((index) => footers[index] === undefined);
   if (ranged.length > 0) {
     const quoted = sqlIdentifier(footer.column);
     const reader = await db.connection.runAndReadAll(
@@ -373,6 +396,23 @@ async function footersOfRanges(db: DuckDb, file: string, footer: FooterFromColum
     for (const [position, index] of valued.entries()) footers[index] = footer.build(values[position]!, outputs[index]!);
   }
   return footers.map((entries) => entries!);
+}
+
+interface StringRange {
+  readonly min: string;
+  readonly max: string;
+}
+
+/** A string column's exact range over row groups ([input, row group] of `inputs`) from their statistics, if exact. */
+function rangeOfRowGroups(inputs: readonly CopyInput[], rowGroups: readonly (readonly [number, number])[], column: string): StringRange | undefined {
+  const range = exactByteRange(
+    rowGroups.map(([input, group]) => {
+      const source = inputs[input]!;
+      const chunk = leafChunkIndexes(source.columns).get(column);
+      return chunk === undefined ? undefined : chunkMetaData(source.rowGroups[group]!.struct, chunk);
+    }),
+  );
+  return range === undefined ? undefined : { min: Buffer.from(range.min).toString('utf8'), max: Buffer.from(range.max).toString('utf8') };
 }
 
 /** The position in `outputs` of the output whose rows hold file_row_number (NULL for none). */
@@ -538,8 +578,9 @@ interface SplitRequest {
  * Several outputs from one sort: the ordered rows are written once (the single COPY DuckDB alone would run), then
  * each output is made of that file's row groups copied byte for byte (lib/parquet/binary-copy.ts, which re-encodes
  * the split column), and where a range boundary falls inside a row group, of the two pieces of that row group,
- * rewritten by DuckDB (its file_row_number filter reads only that row group). The outputs' record keys come from one
- * scan of the ordered file. Should the pieces not be copyable with it (a schema the copy refuses), each output is
+ * rewritten by DuckDB (its file_row_number filter reads only that row group). An output's footer that needs only
+ * its key range takes it from its row groups' statistics where they are exact; other outputs' record keys come from
+ * one scan of the ordered file. Should the pieces not be copyable with it (a schema the copy refuses), each output is
  * rewritten from the ordered file instead: still one sort. When the ordered COPY runs out of memory, the reason
  * (nothing is written yet).
  */
@@ -564,7 +605,6 @@ async function writeSplit(db: DuckDb, request: SplitRequest): Promise<{ outputs:
       fix: 'retry; if it repeats, report it as a bug',
     });
   }
-  const footers = request.footer === undefined ? undefined : await footersOfRanges(db, ordered, request.footer, outputs);
 
   // The ordered file's columns, cast as the inputs' were, for the pieces (and the rewrite if the copy refuses).
   const orderedColumns = await describeColumns(db.connection, [ordered]);
@@ -607,6 +647,10 @@ async function writeSplit(db: DuckDb, request: SplitRequest): Promise<{ outputs:
     runs.push(run);
   }
   const inputs = [orderedInput, ...pieces];
+  const footers =
+    request.footer === undefined
+      ? undefined
+      : await footersOfRanges(db, ordered, request.footer, outputs, (index) => rangeOfRowGroups(inputs, runs[index]!, request.footer!.column));
   const plan = planBinaryCopy(inputs, { fileNameColumn: column, schemaEvolution: false, minRowGroupBytes: 0, schemaFrom: 0 });
 
   // The first output (whose file name the ordered file holds) keeps the ordered file's leading row groups where they

@@ -23,6 +23,12 @@ export function rowsPerFile(files: readonly string[]): number[] {
   return files.map((file) => readFooterSummary(file).numRows);
 }
 
+/** Positions (0-based, ascending) of `count` rows evenly spaced over `total`: the middle row of each of `count` equal slices. */
+export function samplePositions(total: number, count: number): number[] {
+  const taken = Math.max(0, Math.min(Math.trunc(count), total));
+  return Array.from({ length: taken }, (_, index) => Math.floor(((index + 0.5) * total) / taken));
+}
+
 /** What a scan of the inputs needs from their footers. */
 export interface InputFacts {
   /** Rows per file, in input order. */

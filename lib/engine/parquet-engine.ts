@@ -36,6 +36,7 @@ import type {
 } from './port.js';
 import { mergeIntoBase, writeEmptyFileOfAvro } from './write-rows.js';
 import { describeColumns, readSchemas } from './schema-rows.js';
+import { rowsPerFile, samplePositions } from './input-order.js';
 import { scanSortColumns } from './sort-columns.js';
 import { fileListSql, nonNegativeInteger, READ_OPTIONS, sqlIdentifier } from './sql.js';
 import { blobText, rowSetOf, toNumber } from './values.js';
@@ -163,7 +164,7 @@ class DuckDBParquetEngine implements ParquetEngine {
       if (files.length === 0 || options.count <= 0) return { columns: [...options.columns], rows: [] };
       await assertFilesExist(files);
       const available = await guardFiles(this.connection, files, () => describeColumns(this.connection, files));
-      for (const name of [...options.columns, ...options.hashColumns]) {
+      for (const name of options.columns) {
         if (!available.some((column) => column.name === name)) {
           throw new HudiError(`no column ${JSON.stringify(name)}`, {
             location: files[0],
@@ -171,10 +172,28 @@ class DuckDBParquetEngine implements ParquetEngine {
           });
         }
       }
-      const seed = Math.trunc(options.seed ?? 0);
-      const hashed = [...options.hashColumns.map(sqlIdentifier), String(seed)].join(', ');
-      const sql = `SELECT ${options.columns.map(sqlIdentifier).join(', ')} FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS})
-                   ORDER BY hash(${hashed}), ${options.columns.map(sqlIdentifier).join(', ')} LIMIT ${nonNegativeInteger(options.count, 'count')}`;
+      // Each file's sampled row numbers: DuckDB skips the row groups a file_row_number filter excludes.
+      const fileRows = rowsPerFile(files);
+      const positions = samplePositions(
+        fileRows.reduce((total, rows) => total + rows, 0),
+        nonNegativeInteger(options.count, 'count'),
+      );
+      const byFile = new Map<number, number[]>();
+      let file = 0;
+      let fileStart = 0;
+      for (const position of positions) {
+        while (position >= fileStart + fileRows[file]!) fileStart += fileRows[file++]!;
+        let rows = byFile.get(file);
+        if (rows === undefined) byFile.set(file, (rows = []));
+        rows.push(position - fileStart);
+      }
+      const projection = options.columns.map(sqlIdentifier).join(', ');
+      const perFile = [...byFile].map(
+        ([index, rows]) =>
+          `SELECT ${index} AS __sample_file, file_row_number AS __sample_row, ${projection}
+           FROM read_parquet(${fileListSql([files[index]!])}, ${READ_OPTIONS}, file_row_number = true) WHERE file_row_number IN (${rows.join(', ')})`,
+      );
+      const sql = `SELECT ${projection} FROM (${perFile.join(' UNION ALL ')}) ORDER BY __sample_file, __sample_row`;
       return rowSetOf(await guardFiles(this.connection, files, () => this.connection.runAndReadAll(sql)));
     });
   }

@@ -202,9 +202,6 @@ export interface SampleRowsOptions {
   /** Top-level columns to return. */
   columns: readonly string[];
   count: number;
-  /** Rows are picked by the hash of these columns' values (and the seed), so the same data gives the same sample wherever it is staged. */
-  hashColumns: readonly string[];
-  seed?: number;
 }
 
 export interface ParquetEngine {
@@ -230,6 +227,11 @@ export interface ParquetEngine {
    */
   directZOrderSortKeys(columns: readonly string[], inputFooters: readonly InputFooter[]): EngineSortOrder | undefined;
   /** Up to `count` rows picked deterministically from the data (by value hash, not by position); values as readRows. */
+  /**
+   * A systematic sample: `count` rows evenly spaced over the files' rows taken in order (samplePositions), in that
+   * order; every row when there are fewer. Over a sort's outputs that is one row per quantile of the sort order, and
+   * only the row groups holding a sampled row are decoded.
+   */
   sampleRows(files: readonly string[], options: SampleRowsOptions): Promise<RowSet>;
   readFooter(file: string): Promise<ParquetFooter>;
   /**

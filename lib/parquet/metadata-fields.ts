@@ -32,7 +32,7 @@ export const COLUMN_META = {
   bloomFilterOffset: 14,
   bloomFilterLength: 15,
 } as const;
-export const STATISTICS = { nullCount: 3, maxValue: 5, minValue: 6 } as const;
+export const STATISTICS = { nullCount: 3, maxValue: 5, minValue: 6, isMaxValueExact: 7, isMinValueExact: 8 } as const;
 
 /**
  * Each leaf's chunk index in a row group, by its path joined by '.': a row group holds one chunk per leaf, in the

@@ -119,6 +119,27 @@ export function footerStatistics(metadata: ThriftStruct, columns: readonly Parqu
   };
 }
 
+/**
+ * A column's least and greatest value over some of its chunks (their ColumnMetaData), as the bytes the statistics
+ * hold, in byte order: only when every chunk records both and flags them exact (is_min_value_exact,
+ * is_max_value_exact). A writer that truncates long values flags them inexact (DuckDB, past 256 bytes), and a
+ * truncated maximum is below the true one; an unflagged bound may be truncated too.
+ */
+export function exactByteRange(chunks: Iterable<ThriftStruct | undefined>): { readonly min: Uint8Array; readonly max: Uint8Array } | undefined {
+  let min: Uint8Array | undefined;
+  let max: Uint8Array | undefined;
+  for (const meta of chunks) {
+    const stats = meta?.struct(COLUMN_META.statistics);
+    if (stats === undefined || stats.bool(STATISTICS.isMinValueExact) !== true || stats.bool(STATISTICS.isMaxValueExact) !== true) return undefined;
+    const low = stats.binary(STATISTICS.minValue);
+    const high = stats.binary(STATISTICS.maxValue);
+    if (low === undefined || high === undefined) return undefined;
+    if (min === undefined || Buffer.compare(low, min) < 0) min = low;
+    if (max === undefined || Buffer.compare(high, max) > 0) max = high;
+  }
+  return min === undefined || max === undefined ? undefined : { min, max };
+}
+
 /** Order of two statistics of one column (same kind). */
 export function compareStatistics(a: StatisticValue, b: StatisticValue): number {
   const order = (x: bigint | number, y: bigint | number): number => (x < y ? -1 : x > y ? 1 : 0);
