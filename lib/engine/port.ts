@@ -226,11 +226,10 @@ export interface ParquetEngine {
    * the keys and pass rowRanks).
    */
   directZOrderSortKeys(columns: readonly string[], inputFooters: readonly InputFooter[]): EngineSortOrder | undefined;
-  /** Up to `count` rows picked deterministically from the data (by value hash, not by position); values as readRows. */
   /**
    * A systematic sample: `count` rows evenly spaced over the files' rows taken in order (samplePositions), in that
-   * order; every row when there are fewer. Over a sort's outputs that is one row per quantile of the sort order, and
-   * only the row groups holding a sampled row are decoded.
+   * order, values as readRows; every row when there are fewer. Over a sort's outputs that is one row per quantile of
+   * the sort order, and only the row groups holding a sampled row are decoded.
    */
   sampleRows(files: readonly string[], options: SampleRowsOptions): Promise<RowSet>;
   readFooter(file: string): Promise<ParquetFooter>;
