@@ -4,7 +4,7 @@
  * table's read-optimized view; latestMergedSlices adds the log files for snapshot reads.
  */
 import { compareLogFileNames, parseLogFileName, type LogFile } from './log-format/index.js';
-import { compareInstantTimes } from './timeline/instant.js';
+import { compareInstantTimes, INSTANT_TIME_PATTERN } from './timeline/instant.js';
 import type { Timeline } from './timeline/timeline.js';
 
 export interface BaseFile {
@@ -48,11 +48,22 @@ export function fileGroupKey(partitionPath: string, fileId: string): string {
   return `${partitionPath}\u0000${fileId}`;
 }
 
-const BASE_FILE = /^([^_]+)_([^_]+)_(\d{14}(?:\d{3})?)\.parquet$/;
+/** The base-file formats Hudi names files for: data tables' Parquet, the metadata table's HFile. */
+export type BaseFileExtension = 'parquet' | 'hfile';
+const BASE_FILE: Record<BaseFileExtension, RegExp> = {
+  parquet: new RegExp(`^([^_]+)_([^_]+)_(${INSTANT_TIME_PATTERN})\\.parquet$`),
+  hfile: new RegExp(`^([^_]+)_([^_]+)_(${INSTANT_TIME_PATTERN})\\.hfile$`),
+};
 
-/** Parse `<fileId>_<writeToken>_<instantTime>.parquet`; undefined for anything else (markers, .crc, partition metadata…). */
-export function parseBaseFileName(fileName: string): { fileId: string; writeToken: string; instantTime: string } | undefined {
-  const match = BASE_FILE.exec(fileName);
+/**
+ * Parse `<fileId>_<writeToken>_<instantTime>.<extension>` (FSUtils.getFileId / getCommitTime split on `_`);
+ * undefined for anything else (markers, .crc, partition metadata, a time outside Hudi's instant grammar…).
+ */
+export function parseBaseFileName(
+  fileName: string,
+  extension: BaseFileExtension = 'parquet',
+): { fileId: string; writeToken: string; instantTime: string } | undefined {
+  const match = BASE_FILE[extension].exec(fileName);
   if (!match) return undefined;
   return { fileId: match[1]!, writeToken: match[2]!, instantTime: match[3]! };
 }

@@ -278,14 +278,9 @@ interface Slice {
   readonly hasBase: boolean;
 }
 
-/** HFile base files (merge-on-read tables with HFILE base format, the metadata table's): `<fileId>_<token>_<instant>.hfile`. */
-const HFILE_BASE_FILE = /^([^_]+)_(\d+-\d+-\d+)_(\d{14}(?:\d{3}){0,2})\.hfile$/;
-
+/** A Parquet base file, or an HFile one (merge-on-read tables with HFILE base format: the metadata table's). */
 function parseSliceBaseFile(name: string): { fileId: string; instantTime: string } | undefined {
-  const parquet = parseBaseFileName(name);
-  if (parquet !== undefined) return parquet;
-  const match = HFILE_BASE_FILE.exec(name);
-  return match === null ? undefined : { fileId: match[1]!, instantTime: match[3]! };
+  return parseBaseFileName(name) ?? parseBaseFileName(name, 'hfile');
 }
 
 /**

@@ -21,7 +21,7 @@ import type { Storage } from '../storage/port.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { HoodieCleanerPlan } from '../timeline/avro-schemas.js';
 import { ConflictError } from '../errors.js';
-import { compareInstantTimes, formatInstantTime, type Instant } from '../timeline/instant.js';
+import { compareInstantTimes, formatInstantTime, isValidInstantTime, type Instant } from '../timeline/instant.js';
 import { instantPath, type Timeline } from '../timeline/timeline.js';
 import { transitionToInflight } from '../timeline/transitions.js';
 import { CLEAN_PLANNING_ID, CLEAN_WORK_ROOT, cleanPlanningDir, cleanWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
@@ -501,7 +501,7 @@ export async function tidyCleanWorkFolder(storage: Storage, timeline: Timeline, 
   for (const dir of dirs) {
     const name = folderNameOf(dir);
     let stale: boolean;
-    if (/^\d{17}$/.test(name)) {
+    if (isValidInstantTime(name)) {
       stale = completed.has(name) || (!pending.has(name) && (await untouchedFor(cleanWorkDir(name))) > STALE_PLANNING_MS);
     } else if (CLEAN_PLANNING_ID.test(name)) {
       stale = (await untouchedFor(cleanPlanningDir(name))) > STALE_PLANNING_MS;
@@ -516,5 +516,5 @@ export async function tidyCleanWorkFolder(storage: Storage, timeline: Timeline, 
 }
 
 function compareInstantTimesOrNames(a: string, b: string): number {
-  return /^\d{17}$/.test(a) && /^\d{17}$/.test(b) ? compareInstantTimes(a, b) : a < b ? -1 : a > b ? 1 : 0;
+  return isValidInstantTime(a) && isValidInstantTime(b) ? compareInstantTimes(a, b) : a < b ? -1 : a > b ? 1 : 0;
 }

@@ -4,13 +4,14 @@
 import { HudiError } from '../errors.js';
 import { formatTable } from '../engine/row-format.js';
 import { openStorage } from '../storage/index.js';
-import { HudiTable } from '../table.js';
+import { HudiTable, withTableLock } from '../table.js';
 import { createTable } from '../table-init.js';
 import { newTableOptionsFromWriteProperties } from '../table-config.js';
 import { parseQueryType, readSnapshot } from '../reader.js';
 import { jsonLinesToParquet, type InputFormat } from '../engine/write.js';
 import { generateUsers, writeJsonLines } from '../generate.js';
 import { lockProviderFor } from '../lock/index.js';
+import { checkMetadataTable, dropMetadataTable } from '../metadata/check.js';
 import { rollbackInstant } from '../rollback.js';
 import { parseWriteOperation } from '../writer/write-config.js';
 import { writeBatch } from '../writer/write-client.js';
@@ -236,6 +237,32 @@ const rollback: Command = {
   },
 };
 
+const metadata: Command = {
+  name: 'metadata',
+  summary: "check Hudi's metadata table against the data table (stranded log files, files listed or missing); drop it to repair",
+  usage: 'metadata <table> check|drop [--props FILE]  (drop: as hoodie.metadata.enable=false; the next Hudi write rebuilds it)',
+  async run(args) {
+    const { values, positionals } = parseCommandArgs('metadata', args, { props: { type: 'string' } }, ['table', 'action']);
+    const action = positionals[1];
+    if (action !== 'check' && action !== 'drop')
+      throw new HudiError(`metadata ${action}: not an action`, { fix: 'use `metadata <table> check` or `metadata <table> drop`' });
+    const table = await HudiTable.open(openStorage(positionals[0]!), { mode: action === 'drop' ? 'delta-write' : 'read' });
+    if (action === 'check') {
+      const report = await checkMetadataTable(table.storage);
+      if (report === undefined) {
+        out(JSON.stringify({ metadataTable: false, ok: true }));
+        return 0;
+      }
+      out(JSON.stringify({ metadataTable: true, ...report }));
+      return report.ok ? 0 : 1;
+    }
+    const props = values.props ? await readPropsFile(values.props) : new Map<string, string>();
+    const dropped = await withTableLock(table, lockProviderFor(props, table.config.name, table.storage), (current) => dropMetadataTable(current.storage));
+    out(JSON.stringify({ dropped }));
+    return 0;
+  },
+};
+
 const generate: Command = {
   name: 'generate',
   summary: 'generate seeded user records (id, name, birthday, createTime, position, dt) as JSON lines or Parquet',
@@ -298,6 +325,7 @@ export const COMMANDS: Command[] = [
   archiveCommand,
   showCleanCommand,
   rollback,
+  metadata,
   generate,
 ];
 

@@ -7,13 +7,12 @@
  */
 import type { StoredObject } from '../storage/port.js';
 import { logFilesOf, type LogFile } from '../log-format/index.js';
-import { compareInstantTimes } from '../timeline/instant.js';
+import { parseBaseFileName } from '../fs-view.js';
+import { compareInstantTimes, isValidInstantTime } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
 import { FILE_ID_PREFIX, type MetadataPartitionType } from './partitions.js';
 import { METADATA_TABLE_FOLDER } from './timeline.js';
 import { fileNameOf } from '../util/paths.js';
-
-const HFILE_BASE_FILE = /^(.+)_(\d+-\d+-\d+)_(\d{14}(?:\d{3}){0,2})\.hfile$/;
 
 export interface MetadataBaseFile {
   readonly path: string;
@@ -54,11 +53,11 @@ export function fileGroupsOf(partition: MetadataPartitionType, listing: readonly
   const bases = new Map<string, MetadataBaseFile[]>();
   for (const object of listing) {
     const name = fileNameOf(object.path);
-    const match = HFILE_BASE_FILE.exec(name);
-    if (match === null || !match[1]!.startsWith(prefix)) continue;
-    const list = bases.get(match[1]!) ?? [];
-    list.push({ path: object.path, name, instantTime: match[3]!, size: object.size });
-    bases.set(match[1]!, list);
+    const parsed = parseBaseFileName(name, 'hfile');
+    if (parsed === undefined || !parsed.fileId.startsWith(prefix)) continue;
+    const list = bases.get(parsed.fileId) ?? [];
+    list.push({ path: object.path, name, instantTime: parsed.instantTime, size: object.size });
+    bases.set(parsed.fileId, list);
   }
   const logs = new Map<string, LogFile[]>();
   for (const log of logFilesOf(listing, { extension: 'log' })) {
@@ -85,4 +84,21 @@ export function fileGroupsOf(partition: MetadataPartitionType, listing: readonly
     });
   }
   return groups;
+}
+
+/**
+ * Files of a metadata partition's folder whose slice cannot be told: HFile base files and log files whose instant
+ * is outside Hudi's grammar (or whose name does not parse at all). A group with one of them may have a newer slice
+ * than the one fileGroupsOf picks, so a commit must not append to it (MetadataTable.problems refuses).
+ */
+export function unreadableSliceFiles(listing: readonly StoredObject[]): string[] {
+  const unreadable: string[] = [];
+  for (const object of listing) {
+    const name = fileNameOf(object.path);
+    if (name.endsWith('.hfile') && parseBaseFileName(name, 'hfile') === undefined) unreadable.push(object.path);
+  }
+  for (const log of logFilesOf(listing, { extension: 'log' })) {
+    if (!isValidInstantTime(log.name.baseInstant)) unreadable.push(log.path);
+  }
+  return unreadable.sort();
 }

@@ -19,7 +19,7 @@ import { PROPERTIES_FILE, readTableConfig, type TableConfig } from '../table-con
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { parseCommitMetadata, type CommitMetadata } from '../timeline/commit-metadata.js';
 import { compareInstantTimes, type Instant } from '../timeline/instant.js';
-import { loadTimeline, type Timeline } from '../timeline/timeline.js';
+import { loadTimeline, Timeline } from '../timeline/timeline.js';
 import { convertCleanMetadata, convertCommitMetadata, type MetadataChange, type RecordIndexChanges } from './convert.js';
 import {
   compactionLimit,
@@ -38,7 +38,7 @@ import {
   type MetadataCleanResult,
 } from './clean.js';
 import { writeDeltaCommit, type FileGroupWriteStat } from './delta-commit.js';
-import { fileGroupsOf, partitionFolder, type MetadataFileGroup } from './file-groups.js';
+import { fileGroupsOf, partitionFolder, unreadableSliceFiles, type MetadataFileGroup } from './file-groups.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
 import {
   isMetadataPartitionType,
@@ -54,7 +54,7 @@ import { METADATA_PARTITIONS_KEY, METADATA_PARTITIONS_INFLIGHT_KEY, metadataTabl
 import {
   completedCompactions,
   listMetadataInstantFiles,
-  loadMetadataTimeline,
+  listMetadataTimeline,
   metadataInstantPath,
   METADATA_TABLE_METAFOLDER,
   METADATA_TABLE_PROPERTIES,
@@ -117,6 +117,8 @@ export class MetadataTable {
     readonly timeline: Timeline,
     readonly fileGroups: ReadonlyMap<MetadataPartitionType, readonly MetadataFileGroup[]>,
     readonly metadataProperties: ReadonlyMap<string, string> | undefined,
+    /** Instant files and slice files whose instant does not parse (listMetadataTimeline, unreadableSliceFiles). */
+    readonly unreadableFiles: readonly string[] = [],
   ) {}
 
   /**
@@ -136,13 +138,17 @@ export class MetadataTable {
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
     }
-    const timeline = await loadMetadataTimeline(storage);
+    const listing = await listMetadataTimeline(storage);
+    const timeline = new Timeline(listing.instants);
+    const unreadable = listing.unreadable.map((name) => `${METADATA_TABLE_METAFOLDER}/${name}`);
     const fileGroups = new Map<MetadataPartitionType, MetadataFileGroup[]>();
     for (const partition of new Set([...partitions, ...inflightPartitions])) {
       if (!isMetadataPartitionType(partition)) continue;
-      fileGroups.set(partition, fileGroupsOf(partition, (await storage.listDir(partitionFolder(partition))).files, timeline));
+      const files = (await storage.listDir(partitionFolder(partition))).files;
+      fileGroups.set(partition, fileGroupsOf(partition, files, timeline));
+      unreadable.push(...unreadableSliceFiles(files));
     }
-    return new MetadataTable(storage, config, partitions, inflightPartitions, timeline, fileGroups, metadataProperties);
+    return new MetadataTable(storage, config, partitions, inflightPartitions, timeline, fileGroups, metadataProperties, unreadable);
   }
 
   /** Whether `files` is ready (readers use the metadata table only then). */
@@ -164,6 +170,15 @@ export class MetadataTable {
         partition,
         problem: `partition ${partition} is being built (${METADATA_PARTITIONS_INFLIGHT_KEY}), by Hudi's async indexer or an initialization under way`,
         fix: 'wait until Hudi finishes building it, then retry',
+      });
+    }
+    // Never append to a slice whose successor we might not see: one unparsed compaction hides the latest slice.
+    if (this.unreadableFiles.length > 0) {
+      const [first, ...rest] = this.unreadableFiles;
+      problems.push({
+        partition: undefined,
+        problem: `${this.storage.uriOf(first!)}${rest.length > 0 ? ` and ${rest.length} more file(s)` : ''} name an instant outside Hudi's instant-time grammar, so the latest file slices cannot be told`,
+        fix: "remove a file that is not Hudi's; one a newer Hudi wrote needs that Hudi",
       });
     }
     if (this.metadataProperties === undefined) {

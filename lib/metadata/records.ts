@@ -165,7 +165,7 @@ const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
  * as epoch milliseconds, its time read on this process's clock (Hudi parses it in the JVM's default zone).
  */
 export function recordIndexRecord(recordKey: string, partitionPath: string, fileId: string, instantTime: string): MetadataRecord {
-  const millis = parseInstantTime(instantTime.slice(0, 17), 'LOCAL')?.getTime();
+  const millis = parseInstantTime(instantTime, 'LOCAL')?.getTime();
   if (millis === undefined) throw new HudiError(`instant time ${instantTime} does not parse`, { fix: 'record-index entries need a valid instant time' });
   const bare = fileId.length === 36;
   const dash = fileId.lastIndexOf('-');

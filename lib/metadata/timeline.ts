@@ -1,23 +1,16 @@
 /**
  * The metadata table's own timeline, `.hoodie/metadata/.hoodie/`, and which of its instants readers trust.
  *
- * Metadata-table instant times are the data instant they mirror (17 digits) or, for the metadata table's own
- * operations, a data instant plus a 3-digit suffix (HoodieTableMetadataUtil.OperationSuffix): `001` compaction,
- * `002` clean, `004` async indexer, `005` log compaction, `006` rollback, `007` restore, and `010`… for partition
- * initialization (`00000000000000010` when the data table had no instant yet). A compaction completes as a `commit`.
+ * Metadata-table instant times are the data instant they mirror or, for the metadata table's own operations, an
+ * instant plus a 3-digit suffix (HoodieTableMetadataUtil.OperationSuffix): `001` compaction, `002` clean, `004`
+ * async indexer, `005` log compaction, `006` rollback, `007` restore, and `010`… for partition initialization
+ * (`00000000000000010` on an empty data table). Suffixes stack (`<T>011001`: a compaction after an initialization);
+ * the grammar is INSTANT_TIME_PATTERN's. A compaction completes as a `commit`.
  */
 import type { Storage } from '../storage/port.js';
 import { decodeTimelineAvro } from '../timeline/avro-files.js';
-import {
-  compareInstants,
-  compareInstantTimes,
-  INSTANT_ACTIONS,
-  instantFileName,
-  type Instant,
-  type InstantAction,
-  type InstantState,
-} from '../timeline/instant.js';
-import { Timeline, instantPath } from '../timeline/timeline.js';
+import { compareInstantTimes, instantFileName, MILLIS_INSTANT_ID_LENGTH, type Instant } from '../timeline/instant.js';
+import { Timeline, instantPath, parseTimelineNames } from '../timeline/timeline.js';
 import { fileNameOf } from '../util/paths.js';
 
 export const METADATA_TABLE_FOLDER = '.hoodie/metadata';
@@ -29,42 +22,32 @@ export const SOLO_COMMIT_TIMESTAMP = '00000000000000';
 /** The suffixes of metadata-table operations (OperationSuffix), and the first partition-initialization suffix. */
 export const OPERATION_SUFFIXES = ['001', '002', '004', '005', '006', '007'] as const;
 export const PARTITION_INITIALIZATION_SUFFIX = '010';
-/** HoodieInstantTimeGenerator.MILLIS_INSTANT_ID_LENGTH. */
-const MILLIS_INSTANT_ID_LENGTH = 17;
-
-const TIME = /^\d{14}(\d{3}){0,2}$/;
-
-/** An instant file name of the metadata timeline (times of 14, 17 or 20 digits). */
-export function parseMetadataInstantFileName(fileName: string): Instant | undefined {
-  const dot = fileName.indexOf('.');
-  if (dot < 0) return undefined;
-  const time = fileName.slice(0, dot);
-  if (!TIME.test(time)) return undefined;
-  const [action, state, extra] = fileName.slice(dot + 1).split('.');
-  if (extra !== undefined || !INSTANT_ACTIONS.includes(action as InstantAction)) return undefined;
-  if (state === undefined) {
-    if (action === 'compaction' || action === 'logcompaction') return undefined;
-    return { time, action: action as InstantAction, state: 'COMPLETED' };
-  }
-  const states: Record<string, InstantState> = { requested: 'REQUESTED', inflight: 'INFLIGHT' };
-  const parsed = states[state];
-  return parsed === undefined ? undefined : { time, action: action as InstantAction, state: parsed };
-}
 
 /** `.hoodie/metadata/.hoodie/<instant file>`. */
 export function metadataInstantPath(instant: Instant): string {
   return `${METADATA_TABLE_METAFOLDER}/${instantFileName(instant)}`;
 }
 
+export interface MetadataTimelineListing {
+  /** Every instant file of the metadata timeline (requested, inflight and completed), in timeline order. */
+  readonly instants: Instant[];
+  /**
+   * Names in the metafolder that look like instant files (they start with a digit) but do not parse: a time outside
+   * Hudi's grammar, an action or state this build does not know. Where one of them is the latest compaction, the
+   * latest slice is unknown, so nothing may be written to the metadata table (see MetadataTable.problems).
+   */
+  readonly unreadable: string[];
+}
+
+/** The metadata timeline's instant files, and the instant-like names that did not parse. */
+export async function listMetadataTimeline(storage: Storage): Promise<MetadataTimelineListing> {
+  const { files } = await storage.listDir(METADATA_TABLE_METAFOLDER);
+  return parseTimelineNames(files.map((file) => fileNameOf(file.path)));
+}
+
 /** Every instant file of the metadata timeline (all states: requested, inflight and completed files). */
 export async function listMetadataInstantFiles(storage: Storage): Promise<Instant[]> {
-  const { files } = await storage.listDir(METADATA_TABLE_METAFOLDER);
-  const instants: Instant[] = [];
-  for (const file of files) {
-    const instant = parseMetadataInstantFileName(fileNameOf(file.path));
-    if (instant !== undefined) instants.push(instant);
-  }
-  return instants.sort(compareInstants);
+  return (await listMetadataTimeline(storage)).instants;
 }
 
 export async function loadMetadataTimeline(storage: Storage): Promise<Timeline> {

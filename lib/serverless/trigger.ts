@@ -24,7 +24,7 @@ import type { ClusteringConfig } from '../clustering/config.js';
 import { clusteringServiceEnabled, hudiSchedulingThreshold, shouldSchedule, type SchedulingThreshold } from '../clustering/plan-strategy.js';
 import { HudiError } from '../errors.js';
 import { parseS3Uri } from '../storage/index.js';
-import { formatInstantTime, parseInstantTime } from '../timeline/instant.js';
+import { formatInstantTime, INSTANT_TIME_PATTERN, parseInstantTime } from '../timeline/instant.js';
 import { commitsSinceLastClustering, pendingClusteringPlans } from '../timeline/queries.js';
 import type { HudiTable } from '../table.js';
 import { countRequests, openTableAndLock } from './clients.js';
@@ -82,8 +82,11 @@ export interface ExecutionStarter {
   start(request: StartRequest): Promise<StartOutcome>;
 }
 
-/** A completed write on the timeline: `.hoodie/<instant>.commit` or `.replacecommit` (not .requested / .inflight). */
-export const COMPLETED_COMMIT_KEY = /^(.*?)\.hoodie\/(\d{17})\.(commit|replacecommit)$/;
+/**
+ * A completed write on the data timeline: `<table>/.hoodie/<instant>.commit` or `.replacecommit` (not .requested /
+ * .inflight). The table's prefix holds no `.hoodie/`, so the metadata table's compaction commits do not match.
+ */
+export const COMPLETED_COMMIT_KEY = new RegExp(`^((?:(?!\\.hoodie/).)*)\\.hoodie/(${INSTANT_TIME_PATTERN})\\.(commit|replacecommit)$`);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Events.

@@ -16,7 +16,7 @@ export type InstantAction =
   | 'logcompaction';
 
 export interface Instant {
-  /** yyyyMMddHHmmssSSS (17 digits) or legacy yyyyMMddHHmmss (14 digits). */
+  /** An instant time: see INSTANT_TIME_PATTERN. */
   readonly time: string;
   readonly action: InstantAction;
   readonly state: InstantState;
@@ -35,7 +35,17 @@ export const INSTANT_ACTIONS: readonly InstantAction[] = [
   'indexing',
   'logcompaction',
 ];
-const INSTANT_TIME = /^\d{14}(\d{3})?$/;
+/**
+ * Hudi's instant-time grammar, the one definition every parser builds on: yyyyMMddHHmmss[SSS] (17 digits, or 14 for
+ * legacy second-granularity times) followed by any number of 3-digit suffixes. The metadata table appends suffixes
+ * to other instants for its own operations (HoodieTableMetadataUtil: `010`+ partition initialization, `001`
+ * compaction, `002` clean, …) and again to those: a compaction after an initialization is `<T>011001`. A source
+ * fragment, to compose into file-name patterns; see isValidInstantTime for whole strings.
+ */
+export const INSTANT_TIME_PATTERN = '\\d{14}(?:\\d{3})*';
+const INSTANT_TIME = new RegExp(`^${INSTANT_TIME_PATTERN}$`);
+/** HoodieInstantTimeGenerator.MILLIS_INSTANT_ID_LENGTH: a time without suffixes, to the millisecond. */
+export const MILLIS_INSTANT_ID_LENGTH = 17;
 
 /** Parse a file name in `.hoodie/`; undefined when it is not an instant file (hoodie.properties, folders, .crc …). */
 export function parseInstantFileName(fileName: string): Instant | undefined {
@@ -70,6 +80,7 @@ export function instantKey(instant: Instant): string {
   return `${instant.time}__${instant.action}__${instant.state}`;
 }
 
+/** Whether `time` is an instant time in Hudi's grammar (INSTANT_TIME_PATTERN), suffixed ones included. */
 export function isValidInstantTime(time: string): boolean {
   return INSTANT_TIME.test(time);
 }
@@ -125,10 +136,13 @@ export function newInstantTime(existingTimes: Iterable<string>, now: Date, zone:
   return candidate;
 }
 
-/** The moment an instant time names on the timeline's clock; undefined when it is not a valid time there. */
+/**
+ * The moment an instant time names on the timeline's clock; undefined when it is not a valid time there. A suffixed
+ * time names the moment of its first 17 digits, as HoodieInstantTimeGenerator.parseDateFromInstantTime trims it.
+ */
 export function parseInstantTime(time: string, zone: TimelineTimeZone = 'UTC'): Date | undefined {
   if (!INSTANT_TIME.test(time)) return undefined;
-  const t = time.length === 14 ? `${time}000` : time;
+  const t = time.length === 14 ? `${time}000` : time.slice(0, MILLIS_INSTANT_ID_LENGTH);
   const [y, mo, d, h, mi, s, ms] = [t.slice(0, 4), t.slice(4, 6), t.slice(6, 8), t.slice(8, 10), t.slice(10, 12), t.slice(12, 14), t.slice(14, 17)].map(
     Number,
   ) as [number, number, number, number, number, number, number];

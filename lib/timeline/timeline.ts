@@ -1,7 +1,7 @@
 /**
  * The active timeline: every instant file in `.hoodie/` (HoodieActiveTimeline), with the filters readers and writers need.
  */
-import { HudiError } from '../errors.js';
+import { HudiError, UnsupportedTableError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import { METAFOLDER } from '../table-config.js';
 import { parseCommitMetadata, type CommitMetadata } from './commit-metadata.js';
@@ -93,13 +93,33 @@ export class Timeline {
 }
 
 /** List `.hoodie/` and build the active timeline. */
-export async function loadTimeline(storage: Storage): Promise<Timeline> {
-  const { files } = await storage.listDir(METAFOLDER);
+/**
+ * The instant files among a timeline folder's file names, and the names that look like instant files (they start
+ * with a digit) but do not parse: a time outside Hudi's grammar, an action or state this build does not know.
+ */
+export function parseTimelineNames(names: Iterable<string>): { instants: Instant[]; unreadable: string[] } {
   const instants: Instant[] = [];
-  for (const file of files) {
-    const name = fileNameOf(file.path);
+  const unreadable: string[] = [];
+  for (const name of names) {
     const instant = parseInstantFileName(name);
     if (instant !== undefined) instants.push(instant);
+    else if (/^[0-9]/.test(name)) unreadable.push(name);
+  }
+  return { instants: instants.sort(compareInstants), unreadable: unreadable.sort() };
+}
+
+/** The active timeline. An instant-like file that does not parse is refused: an instant we cannot see is unknown. */
+export async function loadTimeline(storage: Storage): Promise<Timeline> {
+  const { files } = await storage.listDir(METAFOLDER);
+  const { instants, unreadable } = parseTimelineNames(files.map((file) => fileNameOf(file.path)));
+  if (unreadable.length > 0) {
+    throw new UnsupportedTableError(
+      `${unreadable.join(', ')} ${unreadable.length === 1 ? 'looks' : 'look'} like an instant file but is not one this build knows (Hudi's instant-time grammar, an action and state of table version 6)`,
+      {
+        location: storage.uriOf(`${METAFOLDER}/${unreadable[0]}`),
+        fix: "move a file that is not Hudi's out of .hoodie/; one a newer Hudi wrote needs that Hudi",
+      },
+    );
   }
   return new Timeline(instants);
 }

@@ -10,6 +10,7 @@ import { rm } from 'node:fs/promises';
 import type { Storage } from '../storage/port.js';
 import { METAFOLDER } from '../table-config.js';
 import { assertInstantTime, deleteMarkerDir } from './markers.js';
+import { INSTANT_TIME_PATTERN } from './instant.js';
 
 /** `.hoodie/.aux/hudi-serverless`: everything of ours under Hudi's auxiliary folder. */
 export const WORK_ROOT = `${METAFOLDER}/.aux/hudi-serverless`;
@@ -35,12 +36,12 @@ export function compactionWorkDir(instantTime: string): string {
   return `${WORK_ROOT}/compaction/${instantTime}`;
 }
 
-/** A planning id: `plan-<17 digits>-<8 hex>` (a clean has no instant time until its plan is scheduled). */
-export const CLEAN_PLANNING_ID = /^plan-\d{17}-[0-9a-f]{8}$/;
+/** A planning id: `plan-<time>-<8 hex>` (a clean has no instant time until its plan is scheduled). */
+export const CLEAN_PLANNING_ID = new RegExp(`^plan-${INSTANT_TIME_PATTERN}-[0-9a-f]{8}$`);
 
 /** `.hoodie/.aux/hudi-serverless/clean/plan-<time>-<run>`: the partition shares of a clean being planned, and their results. */
 export function cleanPlanningDir(planningId: string): string {
-  if (!CLEAN_PLANNING_ID.test(planningId)) throw new Error(`"${planningId}" is not a clean planning id (plan-<17 digits>-<8 hex digits>)`);
+  if (!CLEAN_PLANNING_ID.test(planningId)) throw new Error(`"${planningId}" is not a clean planning id (plan-<instant time>-<8 hex digits>)`);
   return `${CLEAN_WORK_ROOT}/${planningId}`;
 }
 
