@@ -12,7 +12,7 @@
 import { ByteCursor, ByteWriter } from './bytes.js';
 import { payloadCursor, readBlock, type Block, type CompressionCodecName } from './block.js';
 import { HFileFormatError } from './errors.js';
-import { decodeKey, type CellKey } from './key-value.js';
+import { decodeIndexKey, type CellKey } from './key-value.js';
 
 export interface IndexEntry {
   offset: number;
@@ -72,7 +72,7 @@ export function readDataIndex(bytes: Uint8Array, root: Block, count: number, lev
     const expected = level === levels - 1 ? 'LEAF_INDEX' : 'INTERMEDIATE_INDEX';
     entries = entries.flatMap((entry) => readNonRootIndexEntries(readBlock(bytes, entry.offset, compression, expected)));
   }
-  return entries.map((entry) => ({ ...entry, firstKey: decodeKey(entry.key, `data index key of the block at offset ${entry.offset}`) }));
+  return entries.map((entry) => ({ ...entry, firstKey: decodeIndexKey(entry.key, `data index key of the block at offset ${entry.offset}`) }));
 }
 
 /** The payload of a single-level root index block. */

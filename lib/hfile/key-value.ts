@@ -53,6 +53,20 @@ export function decodeKey(key: Uint8Array, what = 'key'): CellKey {
   return { row, family, qualifier, timestamp, type };
 }
 
+/**
+ * A data-index key: a KeyValue key as HBase's writer (Hudi 0.x, 1.0) puts in the index, or the row alone with its
+ * u16 length as Hudi 1.1's native HFile writer does (writer/IndexBlock: key length + 2, then the short length and
+ * the key). The two cannot be confused: a KeyValue key is longer than its row by at least 10 bytes. A row-only key
+ * stands for the row's first cell (latest timestamp, Put), which is the only cell Hudi writes for a row.
+ */
+export function decodeIndexKey(key: Uint8Array, what = 'index key'): CellKey {
+  if (key.length >= 2) {
+    const rowLength = (key[0]! << 8) | key[1]!;
+    if (key.length === 2 + rowLength) return hudiCellKey(key.subarray(2));
+  }
+  return decodeKey(key, what);
+}
+
 export function encodeKey(key: CellKey): Uint8Array {
   const out = new ByteWriter(KEY_INFRASTRUCTURE_SIZE + key.row.length + key.family.length + key.qualifier.length);
   return out.u16(key.row.length).bytes(key.row).u8(key.family.length).bytes(key.family).bytes(key.qualifier).i64(key.timestamp).u8(key.type).toBytes();

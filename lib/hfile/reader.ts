@@ -11,7 +11,7 @@ import { payloadCursor, readBlock, type Block, type CompressionCodecName } from 
 import { readDataIndex, readRootIndexEntries, type DataIndexEntry, type IndexEntry } from './block-index.js';
 import { HFileFormatError } from './errors.js';
 import { type FileInfo, FileInfoKey, KEY_VALUE_VERSION_WITH_MVCC, readFileInfo } from './file-info.js';
-import { decodeKey, readCell, type CellKey, type CellLayout, type HFileCell } from './key-value.js';
+import { decodeIndexKey, readCell, type CellKey, type CellLayout, type HFileCell } from './key-value.js';
 import { readTrailer, type HFileTrailer } from './trailer.js';
 
 export interface HFile {
@@ -75,7 +75,7 @@ function openHFile(bytes: Uint8Array): HFile {
   const metaEntries: IndexEntry[] = readRootIndexEntries(metaIndex, trailer.metaIndexCount);
   const metaBlockNames = metaEntries.map((entry) => new TextDecoder().decode(entry.key));
   const lastKeyBytes = fileInfo.get(FileInfoKey.LAST_KEY);
-  const lastKey = lastKeyBytes === undefined || lastKeyBytes.length === 0 ? undefined : decodeKey(lastKeyBytes, 'hfile.LASTKEY');
+  const lastKey = lastKeyBytes === undefined || lastKeyBytes.length === 0 ? undefined : decodeIndexKey(lastKeyBytes, 'hfile.LASTKEY');
   const layout: CellLayout = {
     includesMvcc: fileInfo.getInt(FileInfoKey.KEY_VALUE_VERSION) === KEY_VALUE_VERSION_WITH_MVCC,
     includesTags: fileInfo.has(FileInfoKey.MAX_TAGS_LEN),
