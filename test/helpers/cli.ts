@@ -2,9 +2,9 @@
  * Run the built CLI (dist/cli.mjs) as a user would, capturing stdout, stderr and the exit code.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from './fixtures.js';
+import { REPO_ROOT, tempDir } from './fixtures.js';
 
 const CLI = join(REPO_ROOT, 'dist/cli.mjs');
 
@@ -25,4 +25,16 @@ export function jsonLines(text: string): Record<string, unknown>[] {
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** A `--props` file of Hudi keys in a new temporary folder; returns its path. */
+export function propertiesFile(props: Readonly<Record<string, string>>): string {
+  const file = join(tempDir('cli-props-'), 'hudi.properties');
+  writeFileSync(
+    file,
+    Object.entries(props)
+      .map(([key, value]) => `${key}=${value}\n`)
+      .join(''),
+  );
+  return file;
 }

@@ -23,7 +23,12 @@ interface ToolchainSpec {
   maven: { artifact: string; role: string }[];
 }
 
-export type JarRole = 'hudi-spark-bundle' | 'hadoop-aws' | 'aws-java-sdk-bundle';
+export type JarRole = 'hudi-spark-bundle' | 'hudi-spark-bundle-1.0.2' | 'hudi-spark-bundle-1.1.1' | 'hadoop-aws' | 'aws-java-sdk-bundle';
+
+/** The Hudi releases the harness runs, one JVM (one Spark bundle) per harness: never two bundles on a classpath. */
+export const HUDI_VERSIONS = ['0.15.0', '1.0.2', '1.1.1'] as const;
+export type HudiVersion = (typeof HUDI_VERSIONS)[number];
+const BUNDLE_ROLE: Record<HudiVersion, JarRole> = { '0.15.0': 'hudi-spark-bundle', '1.0.2': 'hudi-spark-bundle-1.0.2', '1.1.1': 'hudi-spark-bundle-1.1.1' };
 
 /** Paths of the installed toolchain; throws naming the install command when something is missing. */
 export function hudiToolchain(): { python: string; jars: Record<string, string> } {
@@ -46,6 +51,8 @@ export interface RowSet {
 }
 
 export interface HarnessOptions {
+  /** Which Hudi's Spark bundle the JVM loads. Default 0.15.0. */
+  hudiVersion?: HudiVersion;
   /** The JVM's default time zone (`-Duser.timezone`); Spark's session zone stays UTC. Default UTC. */
   timezone?: string;
   /** Give Spark moto's (or MinIO's, AWS's) S3 through s3a, from the AWS_* environment. */
@@ -210,7 +217,10 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
   const toolchain = hudiToolchain();
   const workDir = tempDir('hudi-harness-');
   mkdirSync(join(workDir, 'spark-local'), { recursive: true });
-  const jars = [toolchain.jars['hudi-spark-bundle']!, ...(options.s3 ? [toolchain.jars['hadoop-aws']!, toolchain.jars['aws-java-sdk-bundle']!] : [])];
+  const jars = [
+    toolchain.jars[BUNDLE_ROLE[options.hudiVersion ?? '0.15.0']]!,
+    ...(options.s3 ? [toolchain.jars['hadoop-aws']!, toolchain.jars['aws-java-sdk-bundle']!] : []),
+  ];
   const config = {
     jars,
     timezone: options.timezone ?? 'UTC',

@@ -3,13 +3,10 @@
  * files per partition, metadata table off), our `cluster` command on it, and row comparisons across readers.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Row } from '../../lib/engine/row-format.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { canonicalRows, type HudiHarness } from '../helpers/hudi.js';
-import { jsonLines, runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/paths.js';
+import { jsonLines, propertiesFile, runCli } from '../helpers/cli.js';
 
 export const SCHEMA = 'id BIGINT, name STRING, score DOUBLE, qty INT, ts TIMESTAMP, dt STRING';
 
@@ -68,14 +65,7 @@ export interface ClusterCliResult {
  * `schedule` the plan is only written (instantTime is then the planned instant).
  */
 export function clusterWithCli(table: string, props: Record<string, string>, mode: 'schedule' | 'scheduleAndExecute' = 'scheduleAndExecute'): ClusterCliResult {
-  const file = join(tempDir('clustering-props-'), 'clustering.properties');
-  writeFileSync(
-    file,
-    Object.entries(props)
-      .map(([key, value]) => `${key}=${value}\n`)
-      .join(''),
-  );
-  const run = runCli(['cluster', table, '--mode', mode, '--props', file, '--json']);
+  const run = runCli(['cluster', table, '--mode', mode, '--props', propertiesFile(props), '--json']);
   assert.equal(run.code, 0, `cluster failed:\n${run.stderr}`);
   const [result] = jsonLines(run.stdout) as [{ instantTime: string | null; scheduled: { instantTime: string; groups: ClusterCliResult['groups'] } | null }];
   assert.ok(result.scheduled !== null && (mode === 'schedule' || result.instantTime === result.scheduled.instantTime), `nothing was clustered:\n${run.stderr}`);

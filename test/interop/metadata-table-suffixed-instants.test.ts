@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MetadataTable } from '../../lib/metadata/index.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { jsonLines, runCli } from '../helpers/cli.js';
+import { jsonLines, propertiesFile, runCli } from '../helpers/cli.js';
 import { startHudi, type HudiHarness } from '../helpers/hudi.js';
 import { initMetadataTable } from '../helpers/metadata-table.js';
 import { metadataTableChecks } from '../helpers/metadata-table-checks.js';
@@ -35,21 +35,10 @@ const rows = (ids: readonly number[], version: number): Row[] =>
   ids.map((id) => ({ id, name: `v${version}-${id}`, ts: version, dt: id % 2 === 0 ? '2024-01-02' : '2024-01-01' }));
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
 
-function propsFile(extra: Record<string, string> = {}): string {
-  const file = join(tempDir('suffixed-props-'), 'write.properties');
-  writeFileSync(
-    file,
-    Object.entries({ ...KEYS, ...extra })
-      .map(([key, value]) => `${key}=${value}\n`)
-      .join(''),
-  );
-  return file;
-}
-
 function ourWrite(table: string, data: readonly Row[], operation: 'insert' | 'upsert'): string {
   const input = join(tempDir('suffixed-in-'), 'batch.jsonl');
   writeFileSync(input, data.map((row) => `${JSON.stringify(row)}\n`).join(''));
-  const run = runCli(['write', table, '--input', input, '--operation', operation, '--props', propsFile()]);
+  const run = runCli(['write', table, '--input', input, '--operation', operation, '--props', propertiesFile(KEYS)]);
   assert.equal(run.code, 0, run.stderr);
   return String((jsonLines(run.stdout).at(-1) as { instant: string }).instant);
 }
@@ -68,7 +57,7 @@ describe('metadata-table instants of 23 digits, checked by Hudi 0.15', { timeout
   it('our upsert and clustering after a 23-digit metadata compaction: Spark reads every row, before and after its own upsert', async (t) => {
     const table = join(tempDir('suffixed-'), NAME);
     const storage = openStorage(table);
-    assert.equal(runCli(['init', table, '--props', propsFile()]).code, 0);
+    assert.equal(runCli(['init', table, '--props', propertiesFile(KEYS)]).code, 0);
     await initMetadataTable(storage, ['files']);
     const expected = new Map<number, string>();
     const apply = (data: readonly Row[]) => {
