@@ -33,6 +33,21 @@ export class InputError extends HudiError {
 }
 
 /**
+ * The batch's columns (or struct fields) have names a Hudi table cannot hold: not a valid Avro name, equal to another
+ * one but for case, or a Hudi meta field's name in another case. Refused before anything is written; `columns` are
+ * the offending names as paths (`a.b` for a struct field).
+ */
+export class ColumnNameError extends InputError {
+  readonly columns: readonly string[];
+
+  constructor(problem: string, columns: readonly string[], options: { location?: string; fix?: string } = {}) {
+    super(problem, options);
+    this.name = 'ColumnNameError';
+    this.columns = columns;
+  }
+}
+
+/**
  * A Lambda function was invoked with an event it does not handle (not an object, or without the fields it needs):
  * refused before anything is read or written. `location` names the event.
  */

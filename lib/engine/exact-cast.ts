@@ -11,7 +11,7 @@
 import { type DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, VARCHAR, type DuckDBType } from '@duckdb/node-api';
 import { sqlString } from './sql.js';
 
-type Family = 'int' | 'decimal' | 'float' | 'string' | 'json' | 'bool' | 'date' | 'timestamp' | 'blob' | 'struct' | 'list' | 'map' | 'null' | 'other';
+export type Family = 'int' | 'decimal' | 'float' | 'string' | 'json' | 'bool' | 'date' | 'timestamp' | 'blob' | 'struct' | 'list' | 'map' | 'null' | 'other';
 
 const INTEGER_TYPES = new Set<DuckDBTypeId>([
   DuckDBTypeId.TINYINT,
@@ -138,6 +138,9 @@ function changesSql(expr: string, from: DuckDBType, to: DuckDBType, depth: numbe
   }
 
   if (fromFamily === 'string') return stringChanges(expr, to, toFamily, converted);
+  // A value of one kind never becomes another: DuckDB's casts turn true into 1, 1 into true, a boolean into the text
+  // "true"; Hudi's schema evolution has no such promotion either.
+  if (kindChanges(fromFamily, toFamily)) return 'true';
   switch (toFamily) {
     case 'string':
       // Text of a number, date or timestamp reads back as the same value.
@@ -156,6 +159,20 @@ function changesSql(expr: string, from: DuckDBType, to: DuckDBType, depth: numbe
     default:
       return roundTrip;
   }
+}
+
+const NUMBER_FAMILIES: readonly Family[] = ['int', 'decimal', 'float'];
+const TIME_FAMILIES: readonly Family[] = ['date', 'timestamp'];
+
+/**
+ * Casts that change what kind of value it is, refused for every non-null value: booleans to or from anything else,
+ * numbers to or from dates and timestamps. Number to number (exact values only), number, date or timestamp to text
+ * and date to timestamp are the widenings kept (Hudi's allow the first two; the exactness checks keep the values).
+ */
+export function kindChanges(from: Family, to: Family): boolean {
+  if (from === to) return false;
+  if (from === 'bool' || to === 'bool') return true;
+  return (NUMBER_FAMILIES.includes(from) && TIME_FAMILIES.includes(to)) || (TIME_FAMILIES.includes(from) && NUMBER_FAMILIES.includes(to));
 }
 
 function listChanges(expr: string, from: DuckDBType, to: DuckDBType, depth: number): string | undefined {
