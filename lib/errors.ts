@@ -132,6 +132,26 @@ export class NotFoundError extends HudiError {
   }
 }
 
+/**
+ * A file that the table's timeline says a completed write produced, and that is still the latest of its file group,
+ * is not in storage: reading would silently give fewer rows or an older version, and writing would build on that.
+ * `location` is the file; `instantTime` the write that produced it.
+ */
+export class MissingFileError extends HudiError {
+  readonly path: string;
+  readonly instantTime: string;
+  /** Every missing file, with the instant that wrote it. */
+  readonly missing: readonly { readonly path: string; readonly instantTime: string }[];
+
+  constructor(problem: string, missing: readonly { readonly path: string; readonly instantTime: string }[], options: { location?: string; fix?: string } = {}) {
+    super(problem, options);
+    this.name = 'MissingFileError';
+    this.path = missing[0]!.path;
+    this.instantTime = missing[0]!.instantTime;
+    this.missing = missing;
+  }
+}
+
 /** The path holds no Hudi table (no `.hoodie/hoodie.properties`, no backup, no metafolder): a writer may create one. */
 export class NotAHudiTableError extends HudiError {
   constructor(location: string) {
