@@ -65,9 +65,19 @@ function familyOf(type: DuckDBType): Family {
   }
 }
 
-/** A type as SQL text (JSON keeps its name: DuckDB reports it as an aliased VARCHAR). */
+/**
+ * A type as SQL text. JSON keeps its name at any depth: DuckDB reports it as an aliased VARCHAR, and its own text of
+ * a struct, list or map drops the alias inside, so a struct field holding JSON would read as VARCHAR, compare equal
+ * to the table's VARCHAR and be written as JSON (whose values the next merge then fails to parse).
+ */
 export function typeSql(type: DuckDBType): string {
-  return type.alias === 'JSON' ? 'JSON' : type.toString();
+  if (type.alias === 'JSON') return 'JSON';
+  if (type instanceof DuckDBStructType) {
+    return `STRUCT(${type.entryNames.map((name, index) => `"${name.replaceAll('"', '""')}" ${typeSql(type.entryTypes[index]!)}`).join(', ')})`;
+  }
+  if (type instanceof DuckDBListType) return `${typeSql(type.valueType)}[]`;
+  if (type instanceof DuckDBMapType) return `MAP(${typeSql(type.keyType)}, ${typeSql(type.valueType)})`;
+  return type.toString();
 }
 
 export interface ExactCast {
