@@ -873,3 +873,24 @@ describe('writer input: the input path is one literal file', () => {
     assert.equal(existsSync(fresh), false);
   });
 });
+
+describe('writer input: a delete needs only the record key and partition fields, as Hudi', () => {
+  for (const type of ['COPY_ON_WRITE', 'MERGE_ON_READ'] as const) {
+    it(`${type}: a delete of keys alone removes the records; without a partition field it is refused`, async () => {
+      const table = await baseTable({ 'hoodie.datasource.write.table.type': type });
+      const props = { 'hoodie.datasource.write.table.type': type };
+      await assertRefused(
+        table,
+        () => write(table, [{ id: 1 }], { operation: 'delete', props }),
+        /a delete input lacks the record key or partition field\(s\) dt/,
+      );
+      await write(table, [{ id: 1, dt: 'p1' }], { operation: 'delete', props });
+      assert.deepEqual(
+        (await rows(table)).map((r) => [r['id'], r['name']]),
+        [[2, 'b']],
+      );
+      // An upsert still needs every column.
+      await assertRefused(table, () => write(table, [{ id: 2, dt: 'p2', ts: 2 }], { props }), /input lacks table column\(s\) name, note/);
+    });
+  }
+});

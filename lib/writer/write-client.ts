@@ -157,10 +157,12 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const latest = existing === undefined ? undefined : (await existing.schema())?.schema;
     // Partition columns a table drops from its files stay out of them.
     const schemaFields = latest?.fields.filter((f) => !(tableConfig.dropPartitionColumns && tableConfig.partitionFields.includes(f.name)));
+    // A delete needs only the record key and partition fields, as Hudi's: the other columns are never written.
     const batch = await session.loadBatch(await literalInput(options.input, workDir), templates.localPaths, {
-      missingColumns: config.missingColumns,
+      missingColumns: options.operation === 'delete' ? 'null' : config.missingColumns,
       ...(schemaFields === undefined ? {} : { schemaFields }),
     });
+    if (options.operation === 'delete' && batch.rowCount > 0) assertDeleteKeys(tableConfig, batch.inputColumns, options.input.file);
     progress(`loaded ${batch.rowCount} records from ${options.input.file}`);
     if (existing === undefined && batch.rowCount === 0) throw noRecordsError(options.input.file, true, false);
 
@@ -217,6 +219,17 @@ async function literalInput(input: WriteOptions['input'], workDir: string): Prom
   const readPath = join(workDir, `input${suffix}`);
   await symlink(resolve(input.file), readPath);
   return { ...input, readPath };
+}
+
+/** The top-level columns a delete input must have: those of the record key and partition fields. */
+function assertDeleteKeys(config: TableConfig, inputColumns: readonly string[], file: string): void {
+  const fields = [...config.recordKeyFields, ...config.partitionFields].map((field) => field.split(':')[0]!.split('.')[0]!);
+  const missing = [...new Set(fields)].filter((field) => field !== '' && !inputColumns.includes(field));
+  if (missing.length === 0) return;
+  throw new InputError(`a delete input lacks the record key or partition field(s) ${missing.join(', ')}`, {
+    location: file,
+    fix: 'a delete needs every record key and partition field to find its records (the other columns may be left out); nothing was written',
+  });
 }
 
 function noRecordsError(file: string, newTable: boolean, hadRows: boolean): InputError {
