@@ -9,7 +9,9 @@ import { parseCleanCompleteEvent, parseCleanExecuteShareEvent } from '../lib/ser
 import { parseCommitEvent } from '../lib/serverless/commit-step.js';
 import { parseCompactionInstantEvent, parseCompactionOperationEvent } from '../lib/serverless/compaction-steps.js';
 import { parseExecuteGroupEvent } from '../lib/serverless/execute-step.js';
+import { EventPropertyError } from '../lib/serverless/event-properties.js';
 import { parseRollbackEvent } from '../lib/serverless/rollback-step.js';
+import { parsePropertyOverrides, resolveStepSettings } from '../lib/serverless/settings.js';
 
 const PARSERS: [string, (event: unknown) => { instant?: string }, Record<string, unknown>][] = [
   ['commit', parseCommitEvent, {}],
@@ -35,4 +37,16 @@ describe('step events: instant fields are instant times', () => {
       assert.equal(parse({ ...rest, instant: '20240101120000' }).instant, '20240101120000');
     });
   }
+});
+
+describe('step events: properties', () => {
+  it('"__proto__" is a key like any other: kept by name, and refused by name as not allowed', () => {
+    const properties = parsePropertyOverrides(JSON.parse('{"__proto__": "x", "hoodie.clustering.plan.strategy.sort.columns": "a"}'), 'event.properties');
+    assert.deepEqual(Object.keys(properties).sort(), ['__proto__', 'hoodie.clustering.plan.strategy.sort.columns']);
+    assert.equal(Object.getPrototypeOf(properties), Object.prototype);
+    assert.throws(
+      () => resolveStepSettings({ TABLE_PATH: 's3://bucket/table' }, { properties }),
+      (error: unknown) => error instanceof EventPropertyError && error.keys.includes('__proto__'),
+    );
+  });
 });
