@@ -203,7 +203,14 @@ async function literalInput(input: WriteOptions['input'], workDir: string): Prom
   let info: Stats;
   try {
     info = await stat(input.file);
-  } catch {
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') {
+      throw new InputError(`cannot read the input: ${errorMessage(error)}`, {
+        location: input.file,
+        fix: 'check the file and its permissions; nothing was written',
+      });
+    }
     const pattern = GLOB_CHARACTERS.test(input.file);
     throw new InputError(pattern ? 'no input file has this name (the path is read as it is spelled, never as a pattern)' : 'no input file has this name', {
       location: input.file,
