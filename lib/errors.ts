@@ -33,6 +33,21 @@ export class InputError extends HudiError {
 }
 
 /**
+ * The batch's columns (or struct fields) have names a Hudi table cannot hold: not a valid Avro name, equal to another
+ * one but for case, or a Hudi meta field's name in another case. Refused before anything is written; `columns` are
+ * the offending names as paths (`a.b` for a struct field).
+ */
+export class ColumnNameError extends InputError {
+  readonly columns: readonly string[];
+
+  constructor(problem: string, columns: readonly string[], options: { location?: string; fix?: string } = {}) {
+    super(problem, options);
+    this.name = 'ColumnNameError';
+    this.columns = columns;
+  }
+}
+
+/**
  * A Lambda function was invoked with an event it does not handle (not an object, or without the fields it needs):
  * refused before anything is read or written. `location` names the event.
  */
@@ -114,6 +129,26 @@ export class NotFoundError extends HudiError {
   constructor(location: string, fix?: string) {
     super('not found', fix === undefined ? { location } : { location, fix });
     this.name = 'NotFoundError';
+  }
+}
+
+/**
+ * A file that the table's timeline says a completed write produced, and that is still the latest of its file group,
+ * is not in storage: reading would silently give fewer rows or an older version, and writing would build on that.
+ * `location` is the file; `instantTime` the write that produced it.
+ */
+export class MissingFileError extends HudiError {
+  readonly path: string;
+  readonly instantTime: string;
+  /** Every missing file, with the instant that wrote it. */
+  readonly missing: readonly { readonly path: string; readonly instantTime: string }[];
+
+  constructor(problem: string, missing: readonly { readonly path: string; readonly instantTime: string }[], options: { location?: string; fix?: string } = {}) {
+    super(problem, options);
+    this.name = 'MissingFileError';
+    this.path = missing[0]!.path;
+    this.instantTime = missing[0]!.instantTime;
+    this.missing = missing;
   }
 }
 

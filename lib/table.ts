@@ -10,6 +10,7 @@ import { mapWithConcurrency, settleAll } from './storage/concurrency.js';
 import type { Storage } from './storage/port.js';
 import { assertSupported, METAFOLDER, PROPERTIES_FILE, readTableConfig, type TableAccessMode, type TableConfig } from './table-config.js';
 import { loadArchivedHistory, type ArchivedHistory } from './archival/history.js';
+import { assertCommittedFilesPresent } from './missing-files.js';
 import { planFileGroups } from './timeline/clustering-plan.js';
 import { compareInstantTimes, isValidInstantTime } from './timeline/instant.js';
 import { latestCommitSchema, pendingClusteringPlans } from './timeline/queries.js';
@@ -97,6 +98,8 @@ export class HudiTable {
       this.replacedFileGroups(timeline, history),
       this.pendingClusteringFileGroups(),
     ]);
+    // The current view only: time travel may reach versions the cleaner removed by design.
+    if (options.asOf === undefined) await assertCommittedFilesPresent(this.storage, timeline, partitions, () => loadTimeline(this.storage));
     return new FileSystemView({ partitions, timeline, replacedFileGroups, pendingClusteringFileGroups });
   }
 

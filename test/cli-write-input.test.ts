@@ -100,6 +100,35 @@ describe('cli write: bad input is refused with one line, nothing written', () =>
     ]);
   });
 
+  it('reads --input as one literal path: a[1].jsonl is that file, a*.jsonl is refused though files match it', () => {
+    const inputs = tempDir('cli-write-literal-');
+    writeFileSync(join(inputs, 'a[1].jsonl'), jsonLines([record({ id: 21 })]));
+    writeFileSync(join(inputs, 'a1.jsonl'), jsonLines([record({ id: 22 })]));
+    assertRefused(join(inputs, 'a*.jsonl'), /a\*\.jsonl: no input file has this name \(the path is read as it is spelled, never as a pattern\)/);
+    const literal = join(tempDir('cli-write-literal-table-'), 't');
+    const result = write(join(inputs, 'a[1].jsonl'), [], literal);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(JSON.parse(result.stdout).inserted, 1);
+    const read = runCli(['read', literal]);
+    assert.deepEqual(
+      read.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).id),
+      [21],
+    );
+  });
+
+  it('refuses column names a Hudi table cannot hold and booleans into a number column', () => {
+    assertRefused(file(dir, 'case.jsonl', jsonLines([record({ Name: 'x' })])), /"name" and "Name" differ only in case/);
+    assertRefused(file(dir, 'avro.jsonl', jsonLines([record({ 'a.b': 1 })])), /"a\.b" is not a valid Avro name/);
+    assertRefused(file(dir, 'meta.jsonl', jsonLines([record({ _HOODIE_COMMIT_TIME: 'x' })])), /"_HOODIE_COMMIT_TIME" is Hudi's meta field/);
+    assertRefused(
+      file(dir, 'bool.jsonl', jsonLines([record({ ts: true })])),
+      /column "ts": true \(BOOLEAN\) does not fit the table's type BIGINT exactly \(it would be stored as 1\)/,
+    );
+  });
+
   it('refuses an empty input with allow.empty.commit=false, and never creates a table from one', () => {
     const empty = file(dir, 'empty.jsonl', '');
     assertRefused(empty, /the input has no records and hoodie\.allow\.empty\.commit=false/, ['hoodie.allow.empty.commit=false']);

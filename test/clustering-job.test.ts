@@ -31,6 +31,7 @@ import { markerDir } from '../lib/timeline/markers.js';
 import { tempDir } from './helpers/fixtures.js';
 import { independentLatestBaseFiles, pyarrowRead } from './helpers/oracle.js';
 import { generateUsers, writeJsonLines } from '../lib/generate.js';
+import { jsonLinesToParquet } from '../lib/engine/write.js';
 import { writeBatch } from '../lib/writer/write-client.js';
 import { requireS3, s3TablePath, uploadTable } from './helpers/s3.js';
 import { createSmallFilesTable, USERS_SCHEMA, type SmallFilesTable } from './helpers/small-files-table.js';
@@ -308,7 +309,15 @@ describe('clustering a table written by our writer, then upserting into it', () 
       for (let batch = 0; batch < 50; batch++) {
         const file = join(inputs, `b${batch}.jsonl`);
         await writeJsonLines(file, generateUsers({ count: 80, seed: 1000 + batch, idStart: 1 + batch * 80, days: 4 }));
-        await writeBatch(openStorage(dir), { input: { file, format: 'jsonl' }, operation: 'bulk_insert', properties: writerProps });
+        // The first batch types the table as `generate --out users.parquet` types it (JSON strings would stay strings,
+        // as Spark's JSON reader keeps them); later JSON batches take the table's DATE and TIMESTAMP types.
+        const input = batch === 0 ? join(inputs, 'b0.parquet') : file;
+        if (batch === 0) await jsonLinesToParquet(file, input);
+        await writeBatch(openStorage(dir), {
+          input: { file: input, format: batch === 0 ? 'parquet' : 'jsonl' },
+          operation: 'bulk_insert',
+          properties: writerProps,
+        });
       }
       return dir;
     })();

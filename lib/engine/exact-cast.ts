@@ -11,7 +11,7 @@
 import { type DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, VARCHAR, type DuckDBType } from '@duckdb/node-api';
 import { sqlString } from './sql.js';
 
-type Family = 'int' | 'decimal' | 'float' | 'string' | 'json' | 'bool' | 'date' | 'timestamp' | 'blob' | 'struct' | 'list' | 'map' | 'null' | 'other';
+export type Family = 'int' | 'decimal' | 'float' | 'string' | 'json' | 'bool' | 'date' | 'timestamp' | 'blob' | 'struct' | 'list' | 'map' | 'null' | 'other';
 
 const INTEGER_TYPES = new Set<DuckDBTypeId>([
   DuckDBTypeId.TINYINT,
@@ -65,9 +65,19 @@ function familyOf(type: DuckDBType): Family {
   }
 }
 
-/** A type as SQL text (JSON keeps its name: DuckDB reports it as an aliased VARCHAR). */
+/**
+ * A type as SQL text. JSON keeps its name at any depth: DuckDB reports it as an aliased VARCHAR, and its own text of
+ * a struct, list or map drops the alias inside, so a struct field holding JSON would read as VARCHAR, compare equal
+ * to the table's VARCHAR and be written as JSON (whose values the next merge then fails to parse).
+ */
 export function typeSql(type: DuckDBType): string {
-  return type.alias === 'JSON' ? 'JSON' : type.toString();
+  if (type.alias === 'JSON') return 'JSON';
+  if (type instanceof DuckDBStructType) {
+    return `STRUCT(${type.entryNames.map((name, index) => `"${name.replaceAll('"', '""')}" ${typeSql(type.entryTypes[index]!)}`).join(', ')})`;
+  }
+  if (type instanceof DuckDBListType) return `${typeSql(type.valueType)}[]`;
+  if (type instanceof DuckDBMapType) return `MAP(${typeSql(type.keyType)}, ${typeSql(type.valueType)})`;
+  return type.toString();
 }
 
 export interface ExactCast {
@@ -138,6 +148,9 @@ function changesSql(expr: string, from: DuckDBType, to: DuckDBType, depth: numbe
   }
 
   if (fromFamily === 'string') return stringChanges(expr, to, toFamily, converted);
+  // A value of one kind never becomes another: DuckDB's casts turn true into 1, 1 into true, a boolean into the text
+  // "true"; Hudi's schema evolution has no such promotion either.
+  if (kindChanges(fromFamily, toFamily)) return 'true';
   switch (toFamily) {
     case 'string':
       // Text of a number, date or timestamp reads back as the same value.
@@ -156,6 +169,20 @@ function changesSql(expr: string, from: DuckDBType, to: DuckDBType, depth: numbe
     default:
       return roundTrip;
   }
+}
+
+const NUMBER_FAMILIES: readonly Family[] = ['int', 'decimal', 'float'];
+const TIME_FAMILIES: readonly Family[] = ['date', 'timestamp'];
+
+/**
+ * Casts that change what kind of value it is, refused for every non-null value: booleans to or from anything else,
+ * numbers to or from dates and timestamps. Number to number (exact values only), number, date or timestamp to text
+ * and date to timestamp are the widenings kept (Hudi's allow the first two; the exactness checks keep the values).
+ */
+export function kindChanges(from: Family, to: Family): boolean {
+  if (from === to) return false;
+  if (from === 'bool' || to === 'bool') return true;
+  return (NUMBER_FAMILIES.includes(from) && TIME_FAMILIES.includes(to)) || (TIME_FAMILIES.includes(from) && NUMBER_FAMILIES.includes(to));
 }
 
 function listChanges(expr: string, from: DuckDBType, to: DuckDBType, depth: number): string | undefined {

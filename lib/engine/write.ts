@@ -14,14 +14,17 @@ import {
   DuckDBMapType,
   DuckDBStructType,
   DuckDBTypeId,
+  BIGINT,
   TIMESTAMPTZ,
+  VARCHAR,
   type DuckDBConnection,
   type DuckDBInstance,
   type DuckDBType,
 } from '@duckdb/node-api';
-import { HudiError, InputError } from '../errors.js';
+import { ColumnNameError, HudiError, InputError } from '../errors.js';
 import type { DeclarativeKeyPlan } from '../keygen.js';
-import { hudiRecordName, META_FIELD_NAMES, type AvroField, type AvroRecordSchema } from '../schema.js';
+import { fieldNameFix, fieldNameProblems, hudiRecordName, META_FIELD_NAMES, type AvroField, type AvroRecordSchema } from '../schema.js';
+import { fieldPaths, inputNameProblem, mayBeRenamed, namedFields } from './input-names.js';
 import { decimalFixedBytes, withFixedDecimals } from '../parquet/schema.js';
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
 import { duckDbTypeOfAvro } from './avro-types.js';
@@ -128,6 +131,13 @@ const BAD_ROW_LIMIT = 100_000;
 
 export interface WriteSessionOptions extends ParquetEngineOptions {}
 
+/** The input of a batch: `file` names it in messages; `readPath`, when given, is where it is read (a literal path). */
+export interface BatchInput {
+  readonly file: string;
+  readonly format: InputFormat;
+  readonly readPath?: string;
+}
+
 export interface LoadBatchOptions {
   /** Table columns the input lacks: refused (Hudi's default) or stored as NULL (set.null.for.missing.columns). */
   readonly missingColumns?: 'refuse' | 'null';
@@ -226,24 +236,35 @@ export class WriteSession {
    * the cast to the table's type would change is refused (lib/engine/exact-cast.ts). Every refusal is an
    * InputError, thrown before anything is written.
    */
-  async loadBatch(input: { file: string; format: InputFormat }, typeTemplates: readonly string[], options: LoadBatchOptions = {}): Promise<LoadedBatch> {
-    let source = inputSql(input.file, input.format);
+  async loadBatch(input: BatchInput, typeTemplates: readonly string[], options: LoadBatchOptions = {}): Promise<LoadedBatch> {
+    const readPath = input.readPath ?? input.file;
+    let source = inputSql(readPath, input.format);
     let described = await this.describeInput(source, input);
     const [counted] = await this.query(`SELECT count(*) AS n FROM ${source}`);
     const rowCount = Number(counted?.['n'] ?? 0);
     // DuckDB reads an empty JSON-lines file as one JSON column named "json": it has no columns at all.
     if (rowCount === 0 && input.format === 'jsonl' && described.length === 1 && described[0]!.name === 'json' && described[0]!.type.alias === 'JSON')
       described = [];
-    let inputColumns = described.filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name));
-    let projection: string[];
-    let addedColumns: string[] = [];
+    if (mayBeRenamed(namedFields(described), input.format)) await this.refuseHiddenInputNames(input);
+    let storedColumns: { name: string; type: DuckDBType }[] = [];
     if (typeTemplates.length > 0) {
       this.targets = parquetTypeTargets(typeTemplates);
       const templateColumns = (await describeColumns(this.connection, typeTemplates))
         .filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name))
         .map((c) => ({ name: c.name, type: preservingDuckDbType(c.type, this.targets, c.name) }));
-      const storedColumns = [...templateColumns, ...schemaOnlyColumns(options.schemaFields ?? [], templateColumns)];
-      if (described.length > 0) addedColumns = this.checkColumns(input.file, inputColumns, storedColumns, options.missingColumns ?? 'refuse');
+      storedColumns = [...templateColumns, ...schemaOnlyColumns(options.schemaFields ?? [], templateColumns)];
+    }
+    // Spark's JSON reader keeps strings strings (no date or timestamp inference by default): text that DuckDB would
+    // parse is read as text wherever the table has no column to say otherwise.
+    const textual = jsonTextOverrides(input.format, described, storedColumns);
+    if (textual !== undefined) {
+      source = inputSql(readPath, input.format, textual);
+      described = await this.describeInput(source, input);
+    }
+    let inputColumns = described.filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name));
+    let projection: string[];
+    let addedColumns: string[] = [];
+    if (typeTemplates.length > 0) {
       // Schema evolution: the table's columns, struct fields the input adds appended, then the input's new columns.
       const tableColumns = [
         ...storedColumns.map((column) => {
@@ -252,10 +273,12 @@ export class WriteSession {
         }),
         ...inputColumns.filter((c) => !storedColumns.some((t) => t.name === c.name)).map((c) => ({ name: c.name, type: evolvedColumnType(c.type) })),
       ];
+      refuseFieldNames(input.file, tableColumns, storedColumns);
+      if (described.length > 0) addedColumns = this.checkColumns(input.file, inputColumns, storedColumns, options.missingColumns ?? 'refuse');
       // Text the table keeps as text is read as text, not as what DuckDB would make of it.
       const overrides = textReadOverrides(input.format, inputColumns, tableColumns);
       if (overrides !== undefined) {
-        source = inputSql(input.file, input.format, overrides);
+        source = inputSql(readPath, input.format, overrides);
         described = await this.describeInput(source, input);
         inputColumns = described.filter((c) => !(META_FIELD_NAMES as readonly string[]).includes(c.name));
       }
@@ -276,6 +299,7 @@ export class WriteSession {
       });
       this.columns = tableColumns.map((c) => ({ name: c.name, type: typeSql(c.type) }));
     } else {
+      refuseFieldNames(input.file, inputColumns, []);
       projection = inputColumns.map((c) =>
         c.type.typeId === DuckDBTypeId.TIMESTAMP ? `CAST(${sqlIdentifier(c.name)} AS TIMESTAMPTZ) AS ${sqlIdentifier(c.name)}` : sqlIdentifier(c.name),
       );
@@ -288,10 +312,10 @@ export class WriteSession {
       // million rows). A glob's files would each start at 0, and an input column of that name would clash.
       const numbered =
         input.format === 'parquet' &&
-        source === inputSql(input.file, 'parquet') &&
-        !/[*?[{]/.test(input.file) &&
+        source === inputSql(readPath, 'parquet') &&
+        !/[*?[{]/.test(readPath) &&
         !described.some((c) => c.name === 'file_row_number')
-          ? { row: 'file_row_number::BIGINT', source: `read_parquet(${sqlString(input.file)}, ${READ_OPTIONS}, file_row_number = true)` }
+          ? { row: 'file_row_number::BIGINT', source: `read_parquet(${sqlString(readPath)}, ${READ_OPTIONS}, file_row_number = true)` }
           : { row: '(row_number() OVER () - 1)::BIGINT', source };
       await this.connection.run(`CREATE TABLE ${BATCH} AS SELECT ${numbered.row} AS __row${columnsSql} FROM ${numbered.source}`);
     } catch (cause) {
@@ -304,12 +328,14 @@ export class WriteSession {
     return { rowCount, columns: [...this.columns], inputColumns: inputColumns.map((c) => c.name), addedColumns };
   }
 
-  private async describeInput(source: string, input: { file: string; format: InputFormat }): Promise<{ name: string; type: DuckDBType }[]> {
+  private async describeInput(source: string, input: BatchInput): Promise<{ name: string; type: DuckDBType }[]> {
     try {
       const reader = await this.connection.runAndReadAll(`SELECT * FROM ${source} LIMIT 0`);
       const types = reader.columnTypes();
       return reader.columnNames().map((name, index) => ({ name, type: types[index]! }));
     } catch (cause) {
+      // DuckDB refuses a JSON struct with two keys equal but for case; the input's own keys name them.
+      if (input.format === 'jsonl') await this.refuseHiddenInputNames(input);
       throw new InputError(`cannot read the input as ${input.format}: ${duckdbReason(cause)}`, {
         location: input.file,
         fix:
@@ -317,6 +343,16 @@ export class WriteSession {
         cause,
       });
     }
+  }
+
+  /** Names of the input DuckDB would have renamed, invented or refused (inputNameProblem): one ColumnNameError naming them. */
+  private async refuseHiddenInputNames(input: BatchInput): Promise<void> {
+    const problem = await inputNameProblem(this.connection, input.readPath ?? input.file, input.format);
+    if (problem === undefined) return;
+    throw new ColumnNameError(`input column names a Hudi table cannot hold: ${problem.reason}`, problem.paths, {
+      location: input.file,
+      fix: fieldNameFix([problem]),
+    });
   }
 
   /**
@@ -869,6 +905,71 @@ function partitionInSql(partitions: readonly string[]): string {
 }
 
 /** Fields of the schema no template has, with their DuckDB types (fields without one are left to the input). */
+/**
+ * The one gate for the names a batch gives the table's schema (its columns and struct fields, the table's own
+ * included): names the table already has are not judged again, only what the batch adds (fieldNameProblems).
+ */
+function refuseFieldNames(file: string, columns: readonly { name: string; type: DuckDBType }[], stored: readonly { name: string; type: DuckDBType }[]): void {
+  const problems = fieldNameProblems(namedFields(columns), new Set(fieldPaths(namedFields(stored))));
+  if (problems.length === 0) return;
+  throw new ColumnNameError(
+    `input column names a Hudi table cannot hold: ${problems.map((problem) => problem.reason).join('; ')}`,
+    problems.flatMap((problem) => problem.paths),
+    { location: file, fix: fieldNameFix(problems) },
+  );
+}
+
+/** DuckDB types a JSON string may be read as: text to Spark's JSON reader. */
+const PARSED_TEXT_TYPES = new Set<DuckDBTypeId>([
+  DuckDBTypeId.DATE,
+  DuckDBTypeId.TIME,
+  DuckDBTypeId.TIME_TZ,
+  DuckDBTypeId.TIMESTAMP,
+  DuckDBTypeId.TIMESTAMP_TZ,
+  DuckDBTypeId.TIMESTAMP_S,
+  DuckDBTypeId.TIMESTAMP_MS,
+  DuckDBTypeId.TIMESTAMP_NS,
+  DuckDBTypeId.UUID,
+  DuckDBTypeId.INTERVAL,
+]);
+
+/**
+ * The type to read a JSON value as where the table has none (`table` undefined), as Spark's JSON reader infers it:
+ * what DuckDB parsed out of a string is the string, and whole numbers are BIGINT (DuckDB makes a column of positive
+ * and negative ones HUGEINT, which no Hudi type holds; a value past BIGINT's range is refused as it is read).
+ */
+function sparkJsonType(inferred: DuckDBType, table: DuckDBType | undefined): DuckDBType {
+  if (inferred instanceof DuckDBStructType) {
+    const tableStruct = table instanceof DuckDBStructType ? table : undefined;
+    return new DuckDBStructType(
+      inferred.entryNames,
+      inferred.entryNames.map((name, index) => {
+        const tableIndex = tableStruct?.entryNames.indexOf(name) ?? -1;
+        return sparkJsonType(inferred.entryTypes[index]!, tableIndex < 0 ? undefined : tableStruct!.entryTypes[tableIndex]);
+      }),
+    );
+  }
+  if (inferred instanceof DuckDBListType)
+    return new DuckDBListType(sparkJsonType(inferred.valueType, table instanceof DuckDBListType ? table.valueType : undefined));
+  if (inferred instanceof DuckDBMapType) {
+    return new DuckDBMapType(inferred.keyType, sparkJsonType(inferred.valueType, table instanceof DuckDBMapType ? table.valueType : undefined));
+  }
+  if (table !== undefined) return inferred;
+  if (inferred.typeId === DuckDBTypeId.HUGEINT || inferred.typeId === DuckDBTypeId.UBIGINT) return BIGINT;
+  return PARSED_TEXT_TYPES.has(inferred.typeId) ? VARCHAR : inferred;
+}
+
+/** Read types for a JSON input that keep its strings text where the table has no type for them, or undefined when none change. */
+function jsonTextOverrides(
+  format: InputFormat,
+  input: readonly { name: string; type: DuckDBType }[],
+  table: readonly { name: string; type: DuckDBType }[],
+): ReadOverrides | undefined {
+  if (format !== 'jsonl' || input.length === 0) return undefined;
+  const read = input.map((column) => ({ name: column.name, type: sparkJsonType(column.type, table.find((t) => t.name === column.name)?.type) }));
+  return read.some((column, index) => typeSql(column.type) !== typeSql(input[index]!.type)) ? read : undefined;
+}
+
 function schemaOnlyColumns(fields: readonly AvroField[], templateColumns: readonly { name: string }[]): { name: string; type: DuckDBType }[] {
   return fields.flatMap((field) => {
     if ((META_FIELD_NAMES as readonly string[]).includes(field.name) || templateColumns.some((c) => c.name === field.name)) return [];

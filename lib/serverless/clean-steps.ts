@@ -53,7 +53,7 @@ import { loadTimeline } from '../timeline/timeline.js';
 import { cleanPlanningDir, cleanWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
 import { openTableAndLock, tableStorage } from './clients.js';
 import { INCOMPLETE_ERROR, TaskError } from './errors.js';
-import { asObject, executionInputOf, optionalString, requiredNonNegative, requiredString, type JsonObject } from './events.js';
+import { asObject, executionInputOf, optionalString, requiredNonNegative, requiredString, type JsonObject, requiredInstant } from './events.js';
 import type { StepDependencies } from './plan-step.js';
 import {
   ENV,
@@ -198,7 +198,7 @@ export function parseCleanExecuteShareEvent(event: unknown): CleanExecuteShareIn
   const object = asObject(event, 'clean-execute event');
   return {
     ...executionInputOf(object, 'clean-execute event'),
-    instant: requiredString(object, 'instant', 'clean-execute event'),
+    instant: requiredInstant(object, 'instant', 'clean-execute event'),
     shareIndex: requiredNonNegative(object, 'shareIndex', 'clean-execute event'),
   };
 }
@@ -209,7 +209,7 @@ export interface CleanCompleteInput extends ClusteringExecutionInput {
 
 export function parseCleanCompleteEvent(event: unknown): CleanCompleteInput {
   const object = asObject(event, 'clean-complete event');
-  return { ...executionInputOf(object, 'clean-complete event'), instant: requiredString(object, 'instant', 'clean-complete event') };
+  return { ...executionInputOf(object, 'clean-complete event'), instant: requiredInstant(object, 'instant', 'clean-complete event') };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

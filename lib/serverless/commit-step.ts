@@ -8,7 +8,7 @@ import type { ClusteringReport, ClusteringSummary, PartitionReport } from '../cl
 import { syncCatalogAfterCommit, type CatalogSyncOutcome } from '../sync/index.js';
 import { glueClientOf, openTableAndLock } from './clients.js';
 import { INCOMPLETE_ERROR, TaskError } from './errors.js';
-import { asObject, executionInputOf, requiredString } from './events.js';
+import { asObject, executionInputOf, requiredInstant } from './events.js';
 import type { StepDependencies } from './plan-step.js';
 import { resolveStepSettings, type ClusteringExecutionInput } from './settings.js';
 
@@ -43,7 +43,7 @@ export const MAX_REPORTED_PARTITIONS = 50;
 
 export function parseCommitEvent(event: unknown): CommitStepInput {
   const object = asObject(event, 'commit event');
-  return { ...executionInputOf(object, 'commit event'), instant: requiredString(object, 'instant', 'commit event') };
+  return { ...executionInputOf(object, 'commit event'), instant: requiredInstant(object, 'instant', 'commit event') };
 }
 
 export function summarizeReport(report: ClusteringReport, maxPartitions = MAX_REPORTED_PARTITIONS): ReportSummary {

@@ -36,7 +36,7 @@ import { heldLock, openTableAndLock } from './clients.js';
 import { pendingPlanAge } from './trigger.js';
 import { chooseMap, COMPACTION_FAN_OUT, mapConcurrency, scaleOutSettings, type GroupManifest, type MapMode } from './scale-out.js';
 import { INCOMPLETE_ERROR, TaskError } from './errors.js';
-import { asObject, executionInputOf, optionalString, requiredIndex, requiredString } from './events.js';
+import { asObject, executionInputOf, optionalString, requiredIndex, requiredInstant } from './events.js';
 import { parseRunEvent, type PlanStepInput, type StepDependencies } from './plan-step.js';
 import { claimRun, isAlive, readRunActivity, releaseRun } from './run-claim.js';
 import { ENV, resolveStepSettings, type ClusteringExecutionInput, type PropertyOverrides } from './settings.js';
@@ -88,7 +88,7 @@ export interface CompactionOperationInput extends CompactionInstantInput {
 
 function instantInputOf(event: unknown, what: string): CompactionInstantInput {
   const object = asObject(event, what);
-  return { ...executionInputOf(object, what), instant: requiredString(object, 'instant', what) };
+  return { ...executionInputOf(object, what), instant: requiredInstant(object, 'instant', what) };
 }
 
 /** The state machine's `{input, runId}` (its execution id claims the compaction), or a bare execution input. */

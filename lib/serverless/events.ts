@@ -2,7 +2,8 @@
  * Reading the JSON events the clustering Lambdas receive (from Step Functions, EventBridge, or a person's
  * `aws lambda invoke`): untrusted values, checked field by field into typed inputs.
  */
-import { HudiError } from '../errors.js';
+import { EventError, HudiError } from '../errors.js';
+import { isValidInstantTime } from '../timeline/instant.js';
 import type { StateError } from './errors.js';
 import { parsePropertyOverrides, RUN_SERVICES, type ClusteringExecutionInput, type RunServices } from './settings.js';
 
@@ -26,6 +27,27 @@ export function requiredString(object: JsonObject, key: string, what: string): s
   const value = optionalString(object, key, what);
   if (value === undefined || value === '') throw new HudiError(`${what}.${key} is missing`);
   return value;
+}
+
+/**
+ * An instant time field (yyyyMMddHHmmssSSS, or Hudi's older yyyyMMddHHmmss): the steps build timeline paths from it,
+ * so anything else is refused before a path is formed.
+ */
+export function optionalInstant(object: JsonObject, key: string, what: string): string | undefined {
+  const value = optionalString(object, key, what);
+  if (value === undefined) return undefined;
+  if (!isValidInstantTime(value)) {
+    throw new EventError(`${what}.${key} ${JSON.stringify(value.slice(0, 40))} is not an instant time`, {
+      location: `${what}.${key}`,
+      fix: 'give the instant time as the timeline names it, e.g. 20240707001301554 (see `hudi-serverless timeline <table>`)',
+    });
+  }
+  return value;
+}
+
+export function requiredInstant(object: JsonObject, key: string, what: string): string {
+  requiredString(object, key, what);
+  return optionalInstant(object, key, what)!;
 }
 
 export function optionalBoolean(object: JsonObject, key: string, what: string): boolean | undefined {

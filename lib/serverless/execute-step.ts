@@ -12,7 +12,7 @@ import { lambdaEngineOptions } from '../clustering/job.js';
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import { HudiError } from '../errors.js';
 import { openTableAndLock } from './clients.js';
-import { asObject, executionInputOf, optionalString, requiredIndex, requiredString } from './events.js';
+import { asObject, executionInputOf, optionalString, requiredIndex, requiredInstant } from './events.js';
 import type { StepDependencies } from './plan-step.js';
 import { writeConfigFromProperties } from '../writer/write-config.js';
 import { ENV, resolveStepSettings, type ClusteringExecutionInput } from './settings.js';
@@ -38,7 +38,7 @@ export function parseExecuteGroupEvent(event: unknown): ExecuteGroupInput {
   const key = object['groupIndex'] !== undefined ? 'groupIndex' : 'index';
   return {
     ...executionInputOf(object, 'execute-group event'),
-    instant: requiredString(object, 'instant', 'execute-group event'),
+    instant: requiredInstant(object, 'instant', 'execute-group event'),
     groupIndex: requiredIndex(object, key, 'execute-group event'),
   };
 }

@@ -19,7 +19,7 @@ import { HudiError } from '../errors.js';
 import { rollbackInflightClustering, rollbackInstant, type RollbackResult } from '../rollback.js';
 import { openTableAndLock } from './clients.js';
 import { CONFLICT_ERROR, stateErrorMessage, type StateError } from './errors.js';
-import { asObject, executionInputOf, optionalBoolean, optionalStateError, optionalString } from './events.js';
+import { asObject, executionInputOf, optionalBoolean, optionalStateError, optionalInstant } from './events.js';
 import type { StepDependencies } from './plan-step.js';
 import { isAlive, readRunActivity, releaseRun } from './run-claim.js';
 import { resolveStepSettings, type ClusteringExecutionInput } from './settings.js';
@@ -49,7 +49,7 @@ export interface RollbackStepOutput {
 
 export function parseRollbackEvent(event: unknown): RollbackStepInput {
   const object = asObject(event, 'rollback event');
-  const instant = optionalString(object, 'instant', 'rollback event');
+  const instant = optionalInstant(object, 'instant', 'rollback event');
   const abandon = optionalBoolean(object, 'abandon', 'rollback event');
   const ignoreHeartbeat = optionalBoolean(object, 'ignoreHeartbeat', 'rollback event');
   const error = optionalStateError(object, 'error');

@@ -109,13 +109,15 @@ export function parsePropertyOverrides(value: unknown, location: string): Proper
       fix: 'pass e.g. {"properties": {"hoodie.clustering.plan.strategy.sort.columns": "a,b"}}',
     });
   }
-  const out: Record<string, PropertyValue> = {};
+  const entries: [string, PropertyValue][] = [];
   for (const [key, item] of Object.entries(value)) {
-    if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') out[key] = item;
-    else if (Array.isArray(item) && item.every((entry): entry is string => typeof entry === 'string')) out[key] = item;
+    if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') entries.push([key, item]);
+    else if (Array.isArray(item) && item.every((entry): entry is string => typeof entry === 'string')) entries.push([key, item]);
     else throw new HudiError(`properties.${key} is not a string, number, boolean or list of strings`, { location });
   }
-  return out;
+  // fromEntries defines each key as the object's own: assigning "__proto__" would set the prototype instead and drop
+  // the key silently, where every other key the deployment does not allow is refused by name.
+  return Object.fromEntries(entries);
 }
 
 /** The table path a step works on: the event's, TABLE_PATH's, and never two different ones. */

@@ -23,11 +23,20 @@
  * conflict, record-checks, footer, lib/engine/write.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { AlreadyExistsError, ConflictError, HudiError, InputError, InstantRolledBackError, NotAHudiTableError, errorMessage } from '../errors.js';
-import { WriteSession, type ExistingBaseFile, type InputFormat, type KeyFieldColumns, type RowKey, type WriteSessionOptions } from '../engine/write.js';
+import {
+  WriteSession,
+  type BatchInput,
+  type ExistingBaseFile,
+  type InputFormat,
+  type KeyFieldColumns,
+  type RowKey,
+  type WriteSessionOptions,
+} from '../engine/write.js';
 import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type FileSystemView } from '../fs-view.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
 import { lockProviderFor } from '../lock/index.js';
@@ -148,10 +157,12 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const latest = existing === undefined ? undefined : (await existing.schema())?.schema;
     // Partition columns a table drops from its files stay out of them.
     const schemaFields = latest?.fields.filter((f) => !(tableConfig.dropPartitionColumns && tableConfig.partitionFields.includes(f.name)));
-    const batch = await session.loadBatch(options.input, templates.localPaths, {
-      missingColumns: config.missingColumns,
+    // A delete needs only the record key and partition fields, as Hudi's: the other columns are never written.
+    const batch = await session.loadBatch(await literalInput(options.input, workDir), templates.localPaths, {
+      missingColumns: options.operation === 'delete' ? 'null' : config.missingColumns,
       ...(schemaFields === undefined ? {} : { schemaFields }),
     });
+    if (options.operation === 'delete' && batch.rowCount > 0) assertDeleteKeys(tableConfig, batch.inputColumns, options.input.file);
     progress(`loaded ${batch.rowCount} records from ${options.input.file}`);
     if (existing === undefined && batch.rowCount === 0) throw noRecordsError(options.input.file, true, false);
 
@@ -178,6 +189,54 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     await session.close();
     await rm(workDir, { recursive: true, force: true });
   }
+}
+
+const GLOB_CHARACTERS = /[*?[\]{}]/;
+
+/**
+ * The input as one literal file: DuckDB expands glob characters in the paths it reads, so `a[1].jsonl` would read
+ * `a1.jsonl` and `a*.jsonl` every match. The file is read through a link of its own in the write's folder, whose
+ * name keeps the input's suffix (DuckDB detects `.gz` by it) without those characters. A path that names no file
+ * is refused, a pattern included: a write applies one file.
+ */
+async function literalInput(input: WriteOptions['input'], workDir: string): Promise<BatchInput> {
+  let info: Stats;
+  try {
+    info = await stat(input.file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') {
+      throw new InputError(`cannot read the input: ${errorMessage(error)}`, {
+        location: input.file,
+        fix: 'check the file and its permissions; nothing was written',
+      });
+    }
+    const pattern = GLOB_CHARACTERS.test(input.file);
+    throw new InputError(pattern ? 'no input file has this name (the path is read as it is spelled, never as a pattern)' : 'no input file has this name', {
+      location: input.file,
+      fix: pattern
+        ? 'a write applies one file: name it exactly, or concatenate the files a pattern would match into one input; nothing was written'
+        : 'check the path; nothing was written',
+    });
+  }
+  if (!info.isFile()) throw new InputError('the input is not a file', { location: input.file, fix: 'name one input file; nothing was written' });
+  const name = basename(input.file);
+  const dot = name.indexOf('.');
+  const suffix = dot < 0 ? '' : name.slice(dot).replace(new RegExp(GLOB_CHARACTERS.source, 'g'), '_');
+  const readPath = join(workDir, `input${suffix}`);
+  await symlink(resolve(input.file), readPath);
+  return { ...input, readPath };
+}
+
+/** The top-level columns a delete input must have: those of the record key and partition fields. */
+function assertDeleteKeys(config: TableConfig, inputColumns: readonly string[], file: string): void {
+  const fields = [...config.recordKeyFields, ...config.partitionFields].map((field) => field.split(':')[0]!.split('.')[0]!);
+  const missing = [...new Set(fields)].filter((field) => field !== '' && !inputColumns.includes(field));
+  if (missing.length === 0) return;
+  throw new InputError(`a delete input lacks the record key or partition field(s) ${missing.join(', ')}`, {
+    location: file,
+    fix: 'a delete needs every record key and partition field to find its records (the other columns may be left out); nothing was written',
+  });
 }
 
 function noRecordsError(file: string, newTable: boolean, hadRows: boolean): InputError {
