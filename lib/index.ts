@@ -10,3 +10,4 @@ export { readSnapshot, type Snapshot, type SnapshotOptions } from './reader.js';
 export { writeBatch, type WriteOptions, type WriteResult } from './writer/write-client.js';
 export { LocalStorage, S3Storage, openStorage, type OpenStorageOptions, type Storage } from './storage/index.js';
 export { AlreadyExistsError, ConflictError, HudiError, NotFoundError, UnsupportedTableError } from './errors.js';
+export { UnsupportedLayoutError, type LayoutName, type TableService } from './table-layouts.js';

@@ -13,6 +13,7 @@ import { before, describe, it } from 'node:test';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context, S3Event, S3ObjectCreatedNotificationEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConflictError, MetadataTableError } from '../lib/errors.js';
+import { UnsupportedLayoutError } from '../lib/table-layouts.js';
 import { INGEST_FOLDER, ingestId, ingestObject, ingestSource, normalizeEtag, s3LandingBucket } from '../lib/ingest/index.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { readSnapshot } from '../lib/reader.js';
@@ -510,6 +511,41 @@ describe("ingest: a table with Hudi's metadata table it cannot keep", () => {
     const id = ingestId(ingestSource(bucket, second.key, second.etag));
     assert.deepEqual(await table.listRecursive(`${INGEST_FOLDER}/${id}`), [], 'not even claimed');
     assert.equal(await table.head(`${INGEST_FOLDER}/${id}.json`), undefined, 'not recorded as handled: it is retried once the table is fixed');
+    assert.equal((await loadTimeline(table)).completedWrites().length, 1, 'nothing written');
+  });
+});
+
+describe('ingest: a CDC table', () => {
+  it('is refused before the object is claimed or downloaded, naming CDC; nothing is written', async () => {
+    const client = s3ClientFromEnv();
+    const bucket = await testBucket();
+    const tablePath = await s3TablePath('ingest-cdc');
+    const landing = `landing-${randomUUID().slice(0, 8)}/in`;
+    const request = async (name: string, records: readonly unknown[]) => {
+      const key = `${landing}/${name}`;
+      const etag = (await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: jsonLines(records) }))).ETag!;
+      return {
+        source: s3LandingBucket(bucket, client),
+        key,
+        etag,
+        table: openStorage(tablePath),
+        tableProperties: new Map(Object.entries(PROPS).map(([k, v]) => [k, String(v)])),
+        errorPrefix: 'errors/',
+      };
+    };
+    assert.equal((await ingestObject(await request('first.jsonl', [user(1, 'Alice')]))).outcome, 'ingested');
+    const table = openStorage(tablePath);
+    const properties = Buffer.from(await table.get('.hoodie/hoodie.properties')).toString('utf8');
+    await table.put('.hoodie/hoodie.properties', `${properties}hoodie.table.cdc.enabled=true\n`);
+
+    const second = await request('second.jsonl', [user(2, 'Bob')]);
+    await assert.rejects(
+      ingestObject(second),
+      (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'cdc' && /CDC/.test(error.message),
+    );
+    const id = ingestId(ingestSource(bucket, second.key, second.etag));
+    assert.deepEqual(await table.listRecursive(`${INGEST_FOLDER}/${id}`), [], 'not even claimed');
+    assert.equal(await table.head(`${INGEST_FOLDER}/${id}.json`), undefined, 'not recorded as handled');
     assert.equal((await loadTimeline(table)).completedWrites().length, 1, 'nothing written');
   });
 });

@@ -20,6 +20,7 @@ import { compactionConfigFrom } from '../lib/compaction/config.js';
 import { runCompaction } from '../lib/compaction/execute.js';
 import { scheduleCompaction } from '../lib/compaction/schedule.js';
 import { lockProviderFor } from '../lib/lock/index.js';
+import { UnsupportedLayoutError } from '../lib/table-layouts.js';
 import { tempDir } from './helpers/paths.js';
 
 const PROPS = new Map([
@@ -228,7 +229,8 @@ describe('merge-on-read writes', () => {
     const instants = async () => (await loadTimeline(storage)).instants.length;
     const before = await instants();
     await assert.rejects(write(table, first.slice(0, 1), 'upsert', { 'hoodie.logfile.data.block.format': 'parquet' }), /writes Avro data blocks/);
-    await assert.rejects(write(table, first.slice(0, 1), 'upsert', { 'hoodie.index.type': 'bucket' }), /that index puts inserts in log files/);
+    await assert.rejects(write(table, first.slice(0, 1), 'upsert', { 'hoodie.index.type': 'bucket' }), UnsupportedLayoutError);
+    await assert.rejects(write(table, first.slice(0, 1), 'upsert', { 'hoodie.index.type': 'HBASE' }), /that index puts inserts in log files/);
     assert.equal(await instants(), before);
   });
 

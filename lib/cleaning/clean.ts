@@ -13,6 +13,7 @@ import type { LockLease, LockProvider } from '../lock/port.js';
 import { assertMetadataTableKeepable, type MetadataTableOutcome } from '../metadata/index.js';
 import type { HudiTable } from '../table.js';
 import { assertSupported, PROPERTIES_FILE } from '../table-config.js';
+import { assertLayoutSupports, tableLayout } from '../table-layouts.js';
 import { encodeTimelineAvro, type HoodieCleanerPlan, type HoodieCleanMetadata } from '../timeline/avro-files.js';
 import type { Instant } from '../timeline/instant.js';
 import { instantPath, loadTimeline } from '../timeline/timeline.js';
@@ -70,6 +71,7 @@ export interface CleanResult {
 export async function runClean(table: HudiTable, options: CleanOptions): Promise<CleanResult> {
   const location = table.storage.uriOf(PROPERTIES_FILE);
   assertSupported(table.config, location, 'write');
+  assertLayoutSupports(tableLayout(table.config, {}), 'clean', location);
   await assertMetadataTableKeepable(table.storage, 'a clean', options.properties ?? new Map(), table.config);
   const progress = options.onProgress ?? (() => {});
   const pending = table.timeline.pending().filter((instant) => instant.action === 'clean');

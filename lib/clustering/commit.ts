@@ -26,6 +26,7 @@ import { listMarkers } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
 import {
+  assertPlanLayoutSupported,
   clusteringSummaryOf,
   groupPartition,
   groupRecordKeysPath,
@@ -84,6 +85,7 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
   const { instant, plan } = await loadClusteringInstant(table, instantTime);
   if (instant.state === 'COMPLETED') return alreadyCommitted(storage, instantTime);
   const properties = options.properties ?? new Map<string, string>();
+  await assertPlanLayoutSupported(table, plan, properties);
   await assertMetadataTableKeepable(storage, 'a clustering', properties, table.config);
   if (instant.state === 'REQUESTED') {
     throw new HudiError(`clustering ${instantTime} has not started: no group has run`, {

@@ -60,6 +60,7 @@ import { mergeGroupSlices, sliceHasBaseFile, sliceHasLogs } from './merge-slices
 import {
   assertClusteringPending,
   assertNotCompletedMeanwhile,
+  assertPlanLayoutSupported,
   ensureInflight,
   groupPartition,
   loadClusteringInstant,
@@ -179,6 +180,9 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   const { config } = options;
   const { instant, plan } = await loadClusteringInstant(table, instantTime);
   assertClusteringPending(storage, instant);
+  // A pending plan on a bucket-index table (scheduled before refusals, or by another tool) is refused too: its
+  // outputs would take new file ids. Its inputs' file ids show the bucket numbers.
+  await assertPlanLayoutSupported(table, plan, options.properties ?? new Map());
   // Fail before the work: commit would refuse it (and checks again under the lock).
   await assertMetadataTableKeepable(storage, 'a clustering', options.properties ?? new Map(), table.config);
   const group = plan.inputGroups[groupIndex];

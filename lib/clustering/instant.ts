@@ -22,6 +22,8 @@ import { joinPartitionPath } from '../fs-view.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
+import { PROPERTIES_FILE } from '../table-config.js';
+import { assertLayoutSupports, detectTableLayout } from '../table-layouts.js';
 import {
   encodeClusteringPlan,
   readClusteringPlan,
@@ -82,6 +84,16 @@ export async function loadClusteringInstant(table: HudiTable, instantTime: strin
     });
   }
   return { instant, plan };
+}
+
+/**
+ * Refuse to execute or commit a plan on a layout clustering cannot keep (bucket index): a plan scheduled by an older
+ * build or another tool would still give its outputs new file ids. The inputs' file ids show the bucket numbers.
+ */
+export async function assertPlanLayoutSupported(table: HudiTable, plan: ClusteringPlan, properties: ReadonlyMap<string, string>): Promise<void> {
+  const fileIds = plan.inputGroups.flatMap((group) => group.slices.map((slice) => slice.fileId));
+  const layout = await detectTableLayout(table.storage, table.config, { properties, fileIds });
+  assertLayoutSupports(layout, 'clustering', table.storage.uriOf(PROPERTIES_FILE));
 }
 
 /** Refuse to work on a clustering that already completed. */

@@ -14,6 +14,7 @@ import type { Storage } from '../storage/port.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { withTableLock, type HudiTable } from '../table.js';
 import { assertSupported, METAFOLDER, PROPERTIES_FILE } from '../table-config.js';
+import { assertLayoutSupports, detectTableLayout, tableLayout, viewFileIds } from '../table-layouts.js';
 import type { ClusteringPlan } from '../timeline/clustering-plan.js';
 import { newInstantTime } from '../timeline/instant.js';
 import { commitsSinceLastClustering } from '../timeline/queries.js';
@@ -63,6 +64,8 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
   assertSupported(table.config, storage.uriOf(PROPERTIES_FILE), 'clustering');
   // A plan whose commit could not keep the metadata table would only stay pending.
   const properties = options.properties ?? new Map<string, string>();
+  // A layout clustering cannot keep (bucket index) is refused before the lock; its file ids are checked below.
+  assertLayoutSupports(await detectTableLayout(storage, table.config, { properties }), 'clustering', storage.uriOf(PROPERTIES_FILE));
   await assertMetadataTableKeepable(storage, 'a clustering', properties, table.config);
   // Refuse a bad configuration before taking the lock or writing anything.
   validateSortColumnsForSchema(config, (await table.requireSchema('clustering it')).schema, storage.uriOf(METAFOLDER));
@@ -86,6 +89,7 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
       if (!(await dueIn(current.timeline))) return undefined;
 
       const view = await current.fileSystemView();
+      assertLayoutSupports(tableLayout(current.config, { properties, fileIds: viewFileIds(view) }), 'clustering', storage.uriOf(PROPERTIES_FILE));
       const now = options.now ?? new Date();
       const mergeOnRead = current.config.type === 'MERGE_ON_READ';
       const latestSlices = mergeOnRead ? mergedSliceInputs(storage, view) : copyOnWriteSliceInputs(storage, view);

@@ -37,7 +37,7 @@ import {
 } from '../timeline/compaction-plan.js';
 import { hudiFooter } from '../writer/footer.js';
 import { writeConfigFromProperties } from '../writer/write-config.js';
-import { assertMergeOnRead } from './schedule.js';
+import { assertCompactable, assertMergeOnRead } from './schedule.js';
 import { fileNameOf } from '../util/paths.js';
 
 export interface CompactionRunOptions {
@@ -83,7 +83,7 @@ export interface CompactionStart {
 
 /** Take up pending compaction `instantTime`: requested → inflight (an inflight one is resumed from its plan). */
 export async function startCompactionRun(table: HudiTable, instantTime: string, log: (line: string) => void = () => undefined): Promise<CompactionStart> {
-  assertMergeOnRead(table);
+  assertCompactable(table);
   const { storage } = table;
   if (isCompleted(table, instantTime)) return { instantTime, outcome: 'already-committed', plan: undefined, resumed: false };
   const pending = pendingCompactions(table.timeline).find((i) => i.time === instantTime);
@@ -130,7 +130,7 @@ export async function executeCompactionOperation(
   ordinal: number,
   options: { engine: ParquetEngine; properties?: ReadonlyMap<string, string>; plan?: CompactionPlan },
 ): Promise<OperationRunResult> {
-  assertMergeOnRead(table);
+  assertCompactable(table);
   const earlier = await readOperationResult(table.storage, instantTime, ordinal);
   if (earlier !== undefined) return { ...earlier, outcome: 'already-done' };
   if (!pendingCompactions(table.timeline).some((i) => i.time === instantTime && i.state === 'INFLIGHT')) {
@@ -165,7 +165,7 @@ export async function commitCompaction(
   instantTime: string,
   options: { lock: LockProvider; lockWaitMs?: number; properties?: ReadonlyMap<string, string> },
 ): Promise<CompactionRunResult> {
-  assertMergeOnRead(table);
+  assertCompactable(table);
   const started = Date.now();
   const { storage } = table;
   const done = (current: HudiTable) => isCompleted(current, instantTime);

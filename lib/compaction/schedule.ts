@@ -11,6 +11,7 @@ import type { LockProvider } from '../lock/port.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { withTableLock, type HudiTable } from '../table.js';
 import { PROPERTIES_FILE } from '../table-config.js';
+import { assertLayoutSupports, tableLayout } from '../table-layouts.js';
 import {
   COMPACTION_PLAN_VERSION,
   CompactionMetric,
@@ -51,6 +52,16 @@ export function assertMergeOnRead(table: HudiTable): void {
       fix: 'compact merge-on-read tables (hoodie.table.type=MERGE_ON_READ); copy-on-write tables are clustered instead',
     });
   }
+}
+
+/**
+ * Refuse what compaction cannot do: copy-on-write tables, and layouts whose log records it cannot merge (see
+ * lib/table-layouts.ts). Compaction keeps every file id and Hudi writes no change data for it, so bucket-index and
+ * CDC tables are compacted.
+ */
+export function assertCompactable(table: HudiTable): void {
+  assertMergeOnRead(table);
+  assertLayoutSupports(tableLayout(table.config, {}), 'compaction', table.storage.uriOf(PROPERTIES_FILE));
 }
 
 /** Delta commits since the last completed compaction, and when that was (CompactionUtils.getDeltaCommitsSinceLatestCompaction). */
@@ -132,7 +143,7 @@ export async function scheduleCompaction(
   config: CompactionConfig,
   options: CompactionScheduleOptions,
 ): Promise<CompactionScheduleResult | undefined> {
-  assertMergeOnRead(table);
+  assertCompactable(table);
   const log = options.log ?? (() => undefined);
   const properties = options.properties ?? new Map<string, string>();
   await assertMetadataTableKeepable(table.storage, 'a compaction', properties, table.config);

@@ -18,7 +18,15 @@ import { createKeyGenerator, keyGeneratorOptionsFromTable, type KeyGenerator } f
 import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { normalizeEtag } from '../storage/etag.js';
 import type { Storage } from '../storage/port.js';
-import { newTableOptionsFromWriteProperties, newTableProperties, readTableConfig, tableConfigFromProperties, type TableConfig } from '../table-config.js';
+import {
+  newTableOptionsFromWriteProperties,
+  newTableProperties,
+  PROPERTIES_FILE,
+  readTableConfig,
+  tableConfigFromProperties,
+  type TableConfig,
+} from '../table-config.js';
+import { assertLayoutSupports, detectTableLayout } from '../table-layouts.js';
 import { writeBatch, type WriteResult } from '../writer/write-client.js';
 import { parseWriteOperation } from '../writer/write-config.js';
 import {
@@ -165,7 +173,7 @@ async function applyObject(request: IngestRequest, context: { etag: string; sour
 }
 
 /**
- * Refuse a table whose Hudi metadata table the write could not keep (a partition being built, a compaction due),
+ * Refuse a layout writes do not keep, and a table whose Hudi metadata table the write could not keep (a partition being built, a compaction due),
  * before claiming or downloading anything; writeBatch checks again under the lock and keeps the metadata table.
  * The error is thrown, not quarantined: the object is fine, the table is not.
  */
@@ -178,6 +186,9 @@ async function assertIngestable(table: Storage, properties: ReadonlyMap<string, 
     throw error;
   }
   await assertMetadataTableKeepable(table, 'an ingest', properties, config);
+  // A layout writes refuse (CDC, bucket index, …) is refused here too, before the object is claimed; writeBatch
+  // checks again with the table's file ids.
+  assertLayoutSupports(await detectTableLayout(table, config, { properties }), 'write', table.uriOf(PROPERTIES_FILE));
 }
 
 /** The table's key generator, or the one the properties will create the table with (writeBatch creates it). */

@@ -47,7 +47,8 @@ import { ConflictError, HudiError } from '../errors.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
 import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table.js';
-import { readTableConfig } from '../table-config.js';
+import { PROPERTIES_FILE, readTableConfig } from '../table-config.js';
+import { assertLayoutSupports, tableLayout } from '../table-layouts.js';
 import type { Instant } from '../timeline/instant.js';
 import { loadTimeline } from '../timeline/timeline.js';
 import { cleanPlanningDir, cleanWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
@@ -141,6 +142,7 @@ async function openForClean(input: ClusteringExecutionInput, deps: StepDependenc
   const step = resolveStepSettings(deps.env, input);
   for (const warning of step.warnings) deps.log.warn(warning);
   const { table, lock } = await openTableAndLock(step, deps.clients, { mode: 'write' });
+  assertLayoutSupports(tableLayout(table.config, {}), 'clean', table.storage.uriOf(PROPERTIES_FILE));
   // The clean's completion keeps the metadata table (completeClean); refuse one it could not keep before any work.
   await assertMetadataTableKeepable(table.storage, 'a clean', step.jobProperties, table.config);
   return { table, lock, settings: cleanSettings(step, table.config.properties, input.services) };

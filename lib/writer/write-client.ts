@@ -58,6 +58,7 @@ import {
   tableConfigFromProperties,
   type TableConfig,
 } from '../table-config.js';
+import { assertLayoutSupports, detectTableLayout, LAYOUT_KEYS, viewFileIds } from '../table-layouts.js';
 import { createTable } from '../table-init.js';
 import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
 import { newInstantTime } from '../timeline/instant.js';
@@ -148,9 +149,15 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const existing = await openOrNull(storage);
     const newTable = existing === undefined ? newTableOptionsFromWriteProperties(props, 'write properties') : undefined;
     const tableConfig = existing?.config ?? tableConfigFromProperties(newTableProperties(newTable!), 'write properties');
-    assertWritable(tableConfig, existing === undefined ? 'write properties' : storage.uriOf(PROPERTIES_FILE), config);
-    // One listing serves the type template now and the write's file groups later.
+    const configLocation = existing === undefined ? 'write properties' : storage.uriOf(PROPERTIES_FILE);
+    // One listing serves the layout check and type template now and the write's file groups later.
     const view = existing === undefined ? undefined : await existing.fileSystemView();
+    // Layouts this writer does not keep (bucket index, CDC), known from the properties, hoodie.properties (a new
+    // table's: the write's own keys) and the table's file ids.
+    const layoutConfig = existing?.config ?? tableConfigFromProperties(new Map([...newTableProperties(newTable!), ...cdcKeyOf(props)]), 'write properties');
+    const layout = await detectTableLayout(storage, layoutConfig, { properties: props, ...(view === undefined ? {} : { fileIds: viewFileIds(view) }) });
+    assertLayoutSupports(layout, 'write', configLocation);
+    assertWritable(tableConfig, config);
     const template = view === undefined ? undefined : newestBaseFile(view);
     const templates = await stageFiles(storage, template === undefined ? [] : [template], workDir);
     // The latest commit's schema (TableSchemaResolver): its columns are the table's even where the template lacks them.
@@ -239,6 +246,12 @@ function assertDeleteKeys(config: TableConfig, inputColumns: readonly string[], 
   });
 }
 
+/** A new table's hoodie.table.cdc.enabled as the write's properties give it (Hudi's writer copies it into the table). */
+function cdcKeyOf(props: ReadonlyMap<string, string>): [string, string][] {
+  const value = props.get(LAYOUT_KEYS.cdcEnabled.key);
+  return value === undefined ? [] : [[LAYOUT_KEYS.cdcEnabled.key, value]];
+}
+
 function noRecordsError(file: string, newTable: boolean, hadRows: boolean): InputError {
   const what = `the input has no records${hadRows ? ' that can be written' : ''}`;
   return new InputError(newTable ? `${what}, so there is nothing to create the table from` : `${what} and ${WRITE_KEYS.allowEmptyCommit.key}=false`, {
@@ -258,13 +271,7 @@ async function openOrNull(storage: Storage): Promise<HudiTable | undefined> {
   }
 }
 
-function assertWritable(config: TableConfig, location: string, writeConfig: WriteConfig): void {
-  if (!config.populateMetaFields) {
-    throw new HudiError('writes to tables without meta fields (hoodie.populate.meta.fields=false) are not supported', {
-      location,
-      fix: 'write this table with Hudi',
-    });
-  }
+function assertWritable(config: TableConfig, writeConfig: WriteConfig): void {
   // SparkUpsertDeltaCommitPartitioner sends inserts to log files when the index can index them (canIndexLogFiles).
   if (config.type === 'MERGE_ON_READ' && writeConfig.indexType !== undefined && LOG_INDEXING_INDEXES.includes(writeConfig.indexType)) {
     throw new HudiError(`${WRITE_KEYS.indexType.key}=${writeConfig.indexType} is not supported on merge-on-read tables: that index puts inserts in log files`, {

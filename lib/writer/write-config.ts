@@ -179,7 +179,7 @@ export const WRITE_KEYS = {
     default: undefined,
     parser: optionalText,
     description:
-      'merge-on-read: inserts go to base files as with the bloom and simple indexes (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX); indexes that index log files (BUCKET, HBASE, INMEMORY, FLINK_STATE) are refused',
+      'records are placed as the bloom and simple indexes place them (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX); BUCKET is refused by writes and clustering on either table type (see Table layouts), and on merge-on-read the other indexes that index log files (HBASE, INMEMORY, FLINK_STATE)',
   }),
   bloomNumEntries: defineKey({
     key: 'hoodie.index.bloom.num_entries',

@@ -46,6 +46,8 @@ export interface SmallFilesTableOptions {
   readonly bloom?: Partial<BloomFilterOptions> | false;
   /** Commits are one second apart from this time. */
   readonly start?: Date;
+  /** The file id of a commit's file group in a partition (default: a UUID-like id from a hash). */
+  readonly fileIdOf?: (commit: number, partition: number) => string;
 }
 
 export interface SmallFilesTable {
@@ -110,7 +112,7 @@ export async function createSmallFilesTable(options: SmallFilesTableOptions): Pr
     for (const [commit, instant] of instants.entries()) {
       const stats: Record<string, WriteStat[]> = {};
       for (const [partitionIndex, partition] of partitions.entries()) {
-        const fileId = fileIdOf(seed, commit, partitionIndex);
+        const fileId = options.fileIdOf?.(commit, partitionIndex) ?? fileIdOf(seed, commit, partitionIndex);
         const fileName = `${fileId}_${partitionIndex}-${commit + 1}-${commit + 1}_${instant}.parquet`;
         const relative = joinPartitionPath(partition, fileName);
         const firstId = (commit * options.partitions + partitionIndex) * options.rowsPerFile + 1;
