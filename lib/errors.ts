@@ -67,6 +67,17 @@ export class UnsupportedTableError extends HudiError {
 }
 
 /**
+ * The lock service could not be reached (a DynamoDB error that is neither a missing table nor access denied): the
+ * operation did nothing irreversible and can be retried. Serverless steps report it as Hudi.Transient.
+ */
+export class LockUnavailableError extends HudiError {
+  constructor(problem: string, options: { location?: string; fix?: string; cause?: unknown } = {}) {
+    super(problem, options);
+    this.name = 'LockUnavailableError';
+  }
+}
+
+/**
  * The table has Hudi's metadata table, which this build does not update yet: committing anything would leave it
  * stale (see lib/metadata/guard.ts).
  */

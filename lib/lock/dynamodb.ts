@@ -25,7 +25,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readKey, type ConfigKey } from '../config/index.js';
-import { HudiError, errorMessage } from '../errors.js';
+import { HudiError, LockUnavailableError, errorMessage } from '../errors.js';
 import { LOCK_KEYS } from './keys.js';
 import {
   DEFAULT_LEASE_MS,
@@ -292,7 +292,7 @@ class DynamoDbLeaseBackend implements LeaseBackend<ObservedHolder, DynamoDbHeld>
         cause: error,
       });
     }
-    return new HudiError(`cannot ${action}: ${errorMessage(error)}`, {
+    return new LockUnavailableError(`cannot ${action}: ${errorMessage(error)}`, {
       location: this.description,
       fix: 'check the DynamoDB endpoint, region and credentials; the operation can be retried',
       cause: error,

@@ -8,7 +8,7 @@ import type { GlueClient } from '@aws-sdk/client-glue';
 import { glueClientFor, type GlueSyncConfig } from '../sync/index.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { ConflictError } from '../errors.js';
+import { ConflictError, LockUnavailableError } from '../errors.js';
 import { dynamoDbClientFromEnv, lockProviderFor, LOCK_PROPERTY, type LockLease, type LockProvider } from '../lock/index.js';
 import { openStorage, s3ClientFromEnv, type Storage } from '../storage/index.js';
 import { HudiTable } from '../table.js';
@@ -135,8 +135,8 @@ export async function openTableAndLock(
  */
 export function transientLockFailures(lock: LockProvider): LockProvider {
   const transient = (error: unknown, doing: string): unknown => {
-    // ConflictError: held by another writer, or lost; "can be retried": DynamoDB unavailable (dynamodb.ts's wording).
-    if (error instanceof ConflictError || /can be retried/.test(error instanceof Error ? error.message : '')) {
+    // ConflictError: held by another writer, or lost; LockUnavailableError: DynamoDB could not be reached.
+    if (error instanceof ConflictError || error instanceof LockUnavailableError) {
       return new TaskError(TRANSIENT_ERROR, `${doing}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
     return error;
