@@ -146,7 +146,7 @@ async function archiveFacts(table: HudiTable, timeline: Timeline) {
     .map((instant) => instant.time);
   const mdt = metadataTableState(table.config);
   const metadataTable = mdt.partitions.includes('files') ? { latestCompaction: await metadataTableLatestCompaction(storage) } : undefined;
-  return { timeline, lastCleanRetainedFrom, savepointTimes, metadataTable, timeZone: table.config.timelineTimeZone };
+  return { timeline, lastCleanRetainedFrom, savepointTimes, metadataTable, timeZone: table.config.timelineTimeZone, tableType: table.config.type };
 }
 
 /**

@@ -92,10 +92,18 @@ export function archivedMetaEntryOf(file: ActiveInstantFile, zone: TimelineTimeZ
     case 'rollback':
       if (instant.state === 'COMPLETED') entry.hoodieRollbackMetadata = record(decodeTimelineAvro('rollbackMetadata', bytes, location));
       return entry;
+    case 'compaction':
+    case 'logcompaction':
+      // MetadataConversionUtils: the requested record carries the plan (its own bytes); the inflight one none.
+      if (instant.state === 'REQUESTED') entry.hoodieCompactionPlan = record(decodeTimelineAvro('compactionPlan', bytes, location));
+      return entry;
     default:
-      throw new HudiError(`archiving ${instant.action} instants is not supported (only commits, replacecommits, cleans and rollbacks are archived)`, {
-        location,
-      });
+      throw new HudiError(
+        `archiving ${instant.action} instants is not supported (only commits, delta commits, compactions, replacecommits, cleans and rollbacks are archived)`,
+        {
+          location,
+        },
+      );
   }
 }
 

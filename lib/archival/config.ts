@@ -2,7 +2,8 @@
  * Archiver settings from Hudi's own keys with Hudi 0.15's defaults (HoodieArchivalConfig).
  */
 import { HudiError } from '../errors.js';
-import { bool, defineKey, javaInt, javaLong, readKeys } from '../config/index.js';
+import { bool, defineKey, javaInt, javaLong, readKey, readKeys } from '../config/index.js';
+import { COMPACTION_KEYS, type CompactionTriggerStrategy } from '../compaction/config.js';
 
 export interface ArchivalConfig {
   /** hoodie.keep.min.commits: completed commits left on the active timeline after archiving. */
@@ -23,6 +24,12 @@ export interface ArchivalConfig {
   readonly beyondSavepoint: boolean;
   /** Instant file deletions in flight at once. */
   readonly deleteParallelism: number;
+  /**
+   * Merge-on-read: the compaction trigger (hoodie.compact.inline.trigger.strategy, max.delta.commits). With NUM_COMMITS
+   * or NUM_AND_TIME the archiver keeps the delta commits the next compaction's schedule counts.
+   */
+  readonly compactionTriggerStrategy: CompactionTriggerStrategy;
+  readonly compactionMaxDeltaCommits: number;
 }
 
 export const ARCHIVAL_KEYS = {
@@ -79,7 +86,11 @@ export const ARCHIVAL_KEYS = {
 } as const;
 
 export function archivalConfigFromProperties(props: ReadonlyMap<string, string>, location = 'archive properties'): ArchivalConfig {
-  const config = readKeys(props, ARCHIVAL_KEYS, location);
+  const config = {
+    ...readKeys(props, ARCHIVAL_KEYS, location),
+    compactionTriggerStrategy: readKey(props, COMPACTION_KEYS.triggerStrategy, location),
+    compactionMaxDeltaCommits: readKey(props, COMPACTION_KEYS.maxDeltaCommits, location),
+  };
   // HoodieWriteConfig's check.
   if (config.maxCommits <= config.minCommits) {
     const k = ARCHIVAL_KEYS;

@@ -10,6 +10,10 @@
  * - a replacecommit whose replaced files may not be cleaned yet (from the last clean's earliest commit to retain,
  *   or any replacecommit while no clean ran): without it on the timeline a reader would see the replaced files;
  * - the metadata table's latest compaction, when the table has one (nothing while it has none);
+ * - merge-on-read, with the compaction trigger NUM_COMMITS or NUM_AND_TIME: the delta commits the next compaction's
+ *   schedule counts (CompactionUtils.getOldestInstantToRetainForCompaction: the last compaction while fewer than
+ *   max.delta.commits delta commits followed it, else the delta commit max.delta.commits back from the newest);
+ *   a pending compaction is a pending write, so nothing from it on is archived either;
  * and keep.min.commits grows to keep every commit after the cleaner's earliest commit to retain, plus two.
  * Clean and rollback instants are archived per action, past keep.max.commits, down to keep.min.commits.
  */
@@ -29,7 +33,8 @@ export type ArchiveRule =
   | 'savepoint'
   | 'clustering-not-cleaned'
   | 'metadata-table-compaction'
-  | 'no-metadata-table-compaction';
+  | 'no-metadata-table-compaction'
+  | 'compaction-trigger';
 
 /** An instant time from which on (inclusive) nothing is archived, and why. */
 export interface ArchiveBound {
@@ -50,6 +55,8 @@ export interface ArchiveFacts {
   /** Undefined: the table has no metadata table; else its latest compaction (undefined when it has none yet). */
   readonly metadataTable: { readonly latestCompaction: string | undefined } | undefined;
   readonly timeZone: TimelineTimeZone;
+  /** The table's type (default COPY_ON_WRITE): merge-on-read tables keep the delta commits compaction counts. */
+  readonly tableType?: 'COPY_ON_WRITE' | 'MERGE_ON_READ';
 }
 
 export interface ArchivePlan {
@@ -111,6 +118,30 @@ export function oldestInstantToRetainForClustering(timeline: Timeline, lastClean
   return oldest;
 }
 
+/**
+ * CompactionUtils.getOldestInstantToRetainForCompaction (Hudi 0.15): the delta commits (any state) after the last
+ * completed `commit` (a compaction), or all of them when none completed; fewer than `maxDeltaCommits`: that last
+ * compaction (or the first delta commit); else the delta commit `maxDeltaCommits` back from the newest.
+ */
+export function oldestInstantToRetainForCompaction(timeline: Timeline, maxDeltaCommits: number): Instant | undefined {
+  const deltas = timeline.instants.filter((instant) => instant.action === 'deltacommit');
+  const lastCompaction = timeline
+    .completed()
+    .filter((instant) => instant.action === 'commit')
+    .at(-1);
+  let since: Instant[];
+  let anchor: Instant;
+  if (lastCompaction !== undefined) {
+    since = deltas.filter((instant) => compareInstantTimes(instant.time, lastCompaction.time) > 0);
+    anchor = lastCompaction;
+  } else if (deltas.length > 0) {
+    since = deltas;
+    anchor = deltas[0]!;
+  } else return undefined;
+  if (since.length < maxDeltaCommits) return anchor;
+  return since[since.length - maxDeltaCommits];
+}
+
 export function planArchive(
   facts: ArchiveFacts,
   config: ArchivalConfig,
@@ -156,6 +187,16 @@ export function planArchive(
           ? `replacecommit ${clustering.time}: no clean has removed its replaced files yet`
           : `${clustering.action} ${clustering.time}: the last clean retained from ${facts.lastCleanRetainedFrom}, so its replaced files may still be there`,
     });
+  }
+  const triggerCounts = config.compactionTriggerStrategy === 'NUM_COMMITS' || config.compactionTriggerStrategy === 'NUM_AND_TIME';
+  if (facts.tableType === 'MERGE_ON_READ' && triggerCounts) {
+    const retain = oldestInstantToRetainForCompaction(timeline, config.compactionMaxDeltaCommits);
+    if (retain !== undefined)
+      bounds.push({
+        rule: 'compaction-trigger',
+        time: retain.time,
+        detail: `${retain.action} ${retain.time}: the delta commits the next compaction's trigger counts (${config.compactionTriggerStrategy}, max.delta.commits=${config.compactionMaxDeltaCommits}) stay`,
+      });
   }
   bounds.sort((a, b) => compareInstantTimes(a.time, b.time));
 

@@ -9,6 +9,10 @@
  * and which partitions to look at), then `planPartition` per partition (any number of workers, each given the
  * `PartitionContext` slices of the partitions it plans), then `assembleCleanerPlan` (one step).
  *
+ * On merge-on-read tables a file slice (base file and the log files of its base instant) is kept or deleted whole,
+ * and a slice a pending compaction reads, or that it writes into, is kept (isFileSliceNeededForPendingCompaction:
+ * base instant at or after the operation's).
+ *
  * Two rules are stricter than Hudi's: file groups in a pending clustering plan are never touched (Hudi keeps only
  * their latest slice, which the plan reads; we keep all of them until the clustering completes and replaces them),
  * and a partition whose only files left are savepointed is not removed (Hudi's executor deletes the partition
@@ -211,18 +215,30 @@ export interface PartitionContext {
   readonly pendingClustering: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** partition → base file name → the savepoint keeping it. */
   readonly savepointedFiles: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /**
+   * Merge-on-read: partition → file id → the pending compaction whose plan takes the file group, and the base
+   * instant of the slice it compacts (absent: no pending compaction).
+   */
+  readonly pendingCompaction?: Readonly<Record<string, Readonly<Record<string, PendingCompactionOperation>>>>;
   readonly isPartitioned: boolean;
+}
+
+/** A pending compaction's operation on one file group. */
+export interface PendingCompactionOperation {
+  readonly instant: string;
+  readonly baseInstant: string;
 }
 
 /** The part of a context about `partitions`, to hand a worker. */
 export function sliceContext(context: PartitionContext, partitions: readonly string[]): PartitionContext {
-  const pick = (all: Readonly<Record<string, Readonly<Record<string, string>>>>) =>
+  const pick = <T>(all: Readonly<Record<string, T>>): Record<string, T> =>
     Object.fromEntries(partitions.filter((p) => all[p] !== undefined).map((p) => [p, all[p]!]));
   return {
     ...context,
     replacedFileGroups: pick(context.replacedFileGroups),
     pendingClustering: pick(context.pendingClustering),
     savepointedFiles: pick(context.savepointedFiles),
+    ...(context.pendingCompaction === undefined ? {} : { pendingCompaction: pick(context.pendingCompaction) }),
   };
 }
 
@@ -239,6 +255,7 @@ export type CleanRule =
   | 'retention-not-reached'
   | 'savepoint'
   | 'pending-clustering'
+  | 'pending-compaction'
   | 'uncommitted';
 
 export interface FileDecision {
@@ -298,6 +315,7 @@ export function planPartition(
   const replaced = context.replacedFileGroups[partition] ?? {};
   const clustering = context.pendingClustering[partition] ?? {};
   const savepointed = context.savepointedFiles[partition] ?? {};
+  const compaction = context.pendingCompaction?.[partition] ?? {};
   const deletes: FileDecision[] = [];
   const kept: FileDecision[] = [];
   const decision = (slice: Slice, rule: CleanRule, detail: string): FileDecision => ({
@@ -400,13 +418,22 @@ export function planPartition(
       for (const slice of slices) keep(slice, 'pending-clustering', `file group in pending clustering ${pending}`);
       continue;
     }
+    // The slices a pending compaction reads or writes into stay (their base instant is the operation's or later).
+    const operation = compaction[fileId];
+    const compacted = (slice: Slice): boolean => operation !== undefined && compareInstantTimes(slice.instantTime, operation.baseInstant) >= 0;
+    const compactionDetail = operation === undefined ? '' : `pending compaction ${operation.instant} compacts the slice of ${operation.baseInstant}`;
     if (!byCommits) {
-      slices.forEach((slice, index) => {
-        const savepoint = savepointed[slice.fileName];
-        if (index < context.fileVersionsRetained) keep(slice, 'within-file-versions', `version ${index + 1} of ${context.fileVersionsRetained} kept`);
-        else if (savepoint !== undefined) keep(slice, 'savepoint', `savepoint ${savepoint} keeps it`);
-        else remove(slice, 'beyond-file-versions', `version ${index + 1}, beyond the ${context.fileVersionsRetained} retained`);
-      });
+      // getFilesToCleanKeepingLatestVersions: those slices are set aside and count as one of the versions kept.
+      const versions = operation === undefined ? context.fileVersionsRetained : context.fileVersionsRetained - 1;
+      for (const slice of slices.filter(compacted)) keep(slice, 'pending-compaction', compactionDetail);
+      slices
+        .filter((slice) => !compacted(slice))
+        .forEach((slice, index) => {
+          const savepoint = savepointed[slice.fileName];
+          if (index < versions) keep(slice, 'within-file-versions', `version ${index + 1} of ${versions} kept`);
+          else if (savepoint !== undefined) keep(slice, 'savepoint', `savepoint ${savepoint} keeps it`);
+          else remove(slice, 'beyond-file-versions', `version ${index + 1}, beyond the ${versions} retained`);
+        });
       continue;
     }
     const latest = slices[0]!.instantTime;
@@ -418,6 +445,7 @@ export function planPartition(
       else if (slice.instantTime === latest) keep(slice, 'latest-version', 'the latest version of its file group');
       else if (slice.instantTime === lastBeforeRetain)
         keep(slice, 'last-version-before-retention', `the version a query as of the earliest commit to retain ${retain} reads`);
+      else if (compacted(slice)) keep(slice, 'pending-compaction', compactionDetail);
       else if (compareInstantTimes(retain!, slice.instantTime) > 0)
         remove(slice, 'older-than-retention', `superseded by ${lastBeforeRetain ?? latest} before the earliest commit to retain ${retain}`);
       else keep(slice, 'within-retention', `written at or after the earliest commit to retain ${retain}`);

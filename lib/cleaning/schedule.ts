@@ -33,7 +33,15 @@ import {
   type PartitionScope,
   type RetentionPoint,
 } from './plan.js';
-import { readLastClean, readPendingClusteringGroups, readReplacedFileGroups, readSavepoints, readTouchedPartitions, type Savepoint } from './timeline-facts.js';
+import {
+  readLastClean,
+  readPendingClusteringGroups,
+  readPendingCompactionOperations,
+  readReplacedFileGroups,
+  readSavepoints,
+  readTouchedPartitions,
+  type Savepoint,
+} from './timeline-facts.js';
 import { settleAll } from '../storage/concurrency.js';
 
 export interface CleanPlanning {
@@ -96,7 +104,11 @@ export async function prepareClean(table: HudiTable, config: CleanConfig, option
   };
   const basis = { lastCleanTime: lastClean?.instant.time, savepointTimes };
   if (scope.kind === 'none') return { due, retention, scope, summary, basis, context: undefined, partitionPaths: undefined };
-  const [replacedFileGroups, pendingClustering] = await settleAll([readReplacedFileGroups(storage, timeline), readPendingClusteringGroups(storage, timeline)]);
+  const [replacedFileGroups, pendingClustering, pendingCompaction] = await settleAll([
+    readReplacedFileGroups(storage, timeline),
+    readPendingClusteringGroups(storage, timeline),
+    table.config.type === 'MERGE_ON_READ' ? readPendingCompactionOperations(storage, timeline) : Promise.resolve({}),
+  ]);
   const context: PartitionContext = {
     policy: config.policy,
     fileVersionsRetained: config.fileVersionsRetained,
@@ -106,6 +118,7 @@ export async function prepareClean(table: HudiTable, config: CleanConfig, option
     replacedFileGroups,
     pendingClustering,
     savepointedFiles: savepointedFilesOf(savepoints),
+    pendingCompaction,
     isPartitioned: table.isPartitioned,
   };
   const partitionPaths = scope.kind === 'incremental' ? await readTouchedPartitions(storage, scope.instants) : undefined;

@@ -1,6 +1,6 @@
 /**
  * What the cleaner (and the archiver) read from the timeline besides instant names: the last clean, savepoints,
- * replaced and pending-clustering file groups, and the partitions a commit touched.
+ * replaced, pending-clustering and pending-compaction file groups, and the partitions a commit touched.
  */
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
@@ -9,7 +9,9 @@ import type { HoodieCleanerPlan, HoodieCleanMetadata, HoodieSavepointMetadata } 
 import { instantFileName, type Instant } from '../timeline/instant.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
-import type { LastClean } from './plan.js';
+import { UnsupportedTableError } from '../errors.js';
+import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
+import type { LastClean, PendingCompactionOperation } from './plan.js';
 import { fileNameOf } from '../util/paths.js';
 
 /** Reads of instant files in flight at once. */
@@ -104,4 +106,36 @@ export async function readTouchedPartitions(storage: Storage, instants: readonly
 /** `T.clean.requested` etc. of an instant, for messages. */
 export function cleanInstantFile(time: string, state: Instant['state']): string {
   return instantFileName({ time, action: 'clean', state });
+}
+
+/**
+ * Merge-on-read: partition → file id → the pending compaction taking it and its slice's base instant (CleanPlanner's
+ * fgIdToPendingCompactionOperations). A pending log compaction is refused: its protection is not built.
+ */
+export async function readPendingCompactionOperations(
+  storage: Storage,
+  timeline: Timeline,
+): Promise<Record<string, Record<string, PendingCompactionOperation>>> {
+  // A log compaction completes as a deltacommit of the same time.
+  const completedDeltas = new Set(
+    timeline
+      .completed()
+      .filter((i) => i.action === 'deltacommit')
+      .map((i) => i.time),
+  );
+  const logCompaction = timeline.pending().find((instant) => instant.action === 'logcompaction' && !completedDeltas.has(instant.time));
+  if (logCompaction !== undefined) {
+    throw new UnsupportedTableError(`log compaction ${logCompaction.time} is pending: cleaning a table with a pending log compaction is not supported yet`, {
+      location: storage.uriOf(instantPath(logCompaction)),
+      fix: 'let Hudi finish (or roll back) the log compaction, then clean',
+    });
+  }
+  const out: Record<string, Record<string, PendingCompactionOperation>> = {};
+  const plans = await mapWithConcurrency(pendingCompactions(timeline), READ_CONCURRENCY, async (instant) => ({
+    instant,
+    plan: await readCompactionPlan(storage, instant.time),
+  }));
+  for (const { instant, plan } of plans)
+    for (const op of plan.operations) (out[op.partitionPath] ??= {})[op.fileId] = { instant: instant.time, baseInstant: op.baseInstantTime };
+  return out;
 }

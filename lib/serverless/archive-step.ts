@@ -8,7 +8,7 @@ import { runArchive } from '../archival/archive.js';
 import { archivalConfigFromProperties } from '../archival/config.js';
 import { cleanConfigFromProperties } from '../cleaning/config.js';
 import { openTableAndLock } from './clients.js';
-import { mergeOnReadSkipReason, type TableServiceBase } from './clean-steps.js';
+import type { TableServiceBase } from './clean-steps.js';
 import { asObject, executionInputOf } from './events.js';
 import type { StepDependencies } from './plan-step.js';
 import { ENV, resolveStepSettings, tableServiceProperties, type ClusteringExecutionInput } from './settings.js';
@@ -42,10 +42,6 @@ export function parseArchiveEvent(event: unknown): ClusteringExecutionInput {
 export async function archiveStep(input: ClusteringExecutionInput, deps: StepDependencies): Promise<ArchiveStepOutput> {
   const settings = resolveStepSettings(deps.env, input);
   for (const warning of settings.warnings) deps.log.warn(warning);
-  const unsupported = await mergeOnReadSkipReason(input, deps, 'archiving');
-  if (unsupported !== undefined) {
-    return { tablePath: settings.tablePath, properties: settings.overrides, services: input.services ?? 'all', status: 'SKIPPED', reason: unsupported };
-  }
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
   const props = tableServiceProperties(table.config.properties, settings);
   const config = archivalConfigFromProperties(props, ENV.clusteringProperties);

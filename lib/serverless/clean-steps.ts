@@ -238,21 +238,8 @@ async function executionOf(table: HudiTable, instant: Instant, settings: CleanSe
   };
 }
 
-/** Why a run does not clean or archive this table (merge-on-read: those services are not built for it yet), or undefined. */
-export async function mergeOnReadSkipReason(input: ClusteringExecutionInput, deps: StepDependencies, service: string): Promise<string | undefined> {
-  const config = await readTableConfig(tableStorage(resolveStepSettings(deps.env, input), deps.clients));
-  return config.type === 'MERGE_ON_READ'
-    ? `${service} of merge-on-read tables is not built yet (this build clusters and compacts them); Hudi's ${service === 'cleaning' ? 'cleaner' : 'archiver'} runs on them`
-    : undefined;
-}
-
 export async function cleanPrepareStep(input: TableServiceInput, deps: StepDependencies): Promise<CleanStepOutput> {
   const now = deps.now?.() ?? new Date();
-  const unsupported = await mergeOnReadSkipReason(input, deps, 'cleaning');
-  if (unsupported !== undefined) {
-    const step = resolveStepSettings(deps.env, input);
-    return { tablePath: step.tablePath, properties: step.overrides, services: input.services ?? 'all', status: 'SKIPPED', reason: unsupported };
-  }
   const { table, settings } = await openForClean(input, deps);
   const { base, config } = settings;
   if (base.services !== 'clean-archive' && !config.automatic) {

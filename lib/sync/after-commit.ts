@@ -53,6 +53,7 @@ export async function syncCatalogAfterCommit(
     deps.log.info('synced the table to the Glue Data Catalog', {
       database: result.database,
       table: result.table,
+      tables: result.tables.map((synced) => synced.table),
       tableCreated: result.tableCreated,
       schemaChanged: result.schemaChanged,
       partitionsAdded: result.partitionsAdded.length,

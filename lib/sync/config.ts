@@ -6,7 +6,7 @@
  * choose it. Another sync tool (Hive metastore, DataHub, BigQuery) is refused with one error: this build syncs to
  * Glue only.
  */
-import { anyText, bool, defineKey, javaInt, optionalText, readKey } from '../config/index.js';
+import { anyText, bool, defineKey, javaInt, oneOf, optionalText, readKey } from '../config/index.js';
 import { HudiError } from '../errors.js';
 
 export const GLUE_SYNC_TOOL = 'org.apache.hudi.aws.sync.AwsGlueCatalogSyncTool';
@@ -20,6 +20,10 @@ export const EXTRACTORS = {
   nonPartitioned: 'org.apache.hudi.hive.NonPartitionedExtractor',
 } as const;
 export type PartitionValueExtractor = (typeof EXTRACTORS)[keyof typeof EXTRACTORS];
+
+/** HoodieSyncTableStrategy: which catalog tables a merge-on-read table gets. */
+export const TABLE_STRATEGIES = ['ALL', 'RO', 'RT'] as const;
+export type TableStrategy = (typeof TABLE_STRATEGIES)[number];
 
 export const META_SYNC_KEYS = {
   metaSyncEnable: defineKey({
@@ -149,6 +153,31 @@ export const META_SYNC_KEYS = {
     parser: bool,
     description: 'sync the partitions the commits since the last sync wrote (else list every partition)',
   }),
+  skipRoSuffix: defineKey({
+    key: 'hoodie.datasource.hive_sync.skip_ro_suffix',
+    default: false,
+    parser: bool,
+    description: "a merge-on-read table's read-optimized catalog table takes the bare table name instead of <table>_ro",
+  }),
+  tableStrategy: defineKey<TableStrategy>({
+    key: 'hoodie.datasource.hive_sync.table.strategy',
+    default: 'ALL',
+    parser: oneOf(TABLE_STRATEGIES),
+    description:
+      'the catalog tables of a merge-on-read table: ALL (<table>_ro, <table>_rt and, with sync_snapshot_with_table_name, <table>), RO (only the read-optimized one, as <table>) or RT (only the real-time one, as <table>)',
+  }),
+  syncSnapshotWithTableName: defineKey({
+    key: 'hoodie.meta.sync.sync_snapshot_with_table_name',
+    default: true,
+    parser: bool,
+    description: 'with table.strategy ALL, a merge-on-read table is also synced as <table> (real-time input format, as <table>_rt)',
+  }),
+  usePreApacheInputFormat: defineKey({
+    key: 'hoodie.datasource.hive_sync.use_pre_apache_input_format',
+    default: false,
+    parser: bool,
+    description: 'register the com.uber.hoodie input formats (tables migrated from com.uber.hoodie) instead of org.apache.hudi ones',
+  }),
   glueRegion: defineKey({ key: 'hoodie.aws.glue.region', default: undefined, parser: optionalText, description: 'the Glue region (default: AWS_REGION)' }),
   glueEndpoint: defineKey({
     key: 'hoodie.aws.glue.endpoint',
@@ -176,6 +205,10 @@ export interface GlueSyncConfig {
   readonly conditionalSync: boolean;
   readonly incremental: boolean;
   readonly skipTableArchive: boolean;
+  readonly skipRoSuffix: boolean;
+  readonly tableStrategy: TableStrategy;
+  readonly syncSnapshotWithTableName: boolean;
+  readonly usePreApacheInputFormat: boolean;
   readonly region: string | undefined;
   readonly endpoint: string | undefined;
 }
@@ -257,6 +290,10 @@ export function glueSyncConfigFromProperties(props: ReadonlyMap<string, string>,
     conditionalSync: readKey(props, k.conditionalSync, location),
     incremental: readKey(props, k.incremental, location),
     skipTableArchive: readKey(props, k.skipTableArchive, location),
+    skipRoSuffix: readKey(props, k.skipRoSuffix, location),
+    tableStrategy: readKey(props, k.tableStrategy, location),
+    syncSnapshotWithTableName: readKey(props, k.syncSnapshotWithTableName, location),
+    usePreApacheInputFormat: readKey(props, k.usePreApacheInputFormat, location),
     region: text(props, k.glueRegion.key),
     endpoint: text(props, k.glueEndpoint.key),
   };

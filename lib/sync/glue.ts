@@ -1,18 +1,25 @@
 /**
  * Sync a table to the AWS Glue Data Catalog the way Hudi 0.15's AwsGlueCatalogSyncTool does (HiveSyncTool's
- * syncHoodieTable over AWSGlueCatalogSyncClient), for copy-on-write tables:
+ * doSync and syncHoodieTable over AWSGlueCatalogSyncClient):
  *
+ * 0. the catalog tables: a copy-on-write table is one, under its name; a merge-on-read table is, with
+ *    hoodie.datasource.hive_sync.table.strategy ALL, `<name>_ro` (or `<name>` with skip_ro_suffix: read-optimized,
+ *    HoodieParquetInputFormat, hoodie.query.as.ro.table=true), then `<name>_rt` (HoodieParquetRealtimeInputFormat,
+ *    hoodie.query.as.ro.table=false), then `<name>` again as a real-time table when
+ *    hoodie.meta.sync.sync_snapshot_with_table_name is on (its default); RO or RT: that one table, as `<name>`.
+ *    Each is synced in turn by the steps below;
  * 1. the database: created when missing (hoodie.datasource.hive_sync.auto_create_database), else required;
  * 2. the table: created when missing — EXTERNAL_TABLE, Hudi's input format, Hive's Parquet output format and serde,
  *    the columns (Hive types, the _hoodie_* meta fields first, partition fields left out), the partition keys,
  *    parameters EXTERNAL=TRUE, hudi.metadata-listing-enabled and Spark's data source properties; when present, the
- *    columns are replaced if the schema changed and the parameters merged in when any is missing or different;
+ *    columns are replaced if the schema changed and the parameters merged in when any is missing or different (the
+ *    Glue client of 0.15 leaves an existing table's serde and input format alone: it has no updateSerdeProperties);
  * 3. the partitions: with no last_commit_time_sync (or one older than the active timeline), every partition on
  *    storage against every partition in Glue (add, relocate, drop); else the partitions the commits since then
  *    wrote (add, relocate) and deleted (drop). Each partition's storage descriptor is the table's with its own
  *    location;
- * 4. last_commit_time_sync: the newest completed instant of the commits timeline (a clustering's replacecommit
- *    too — which adds no partition, so that is all its sync changes).
+ * 4. last_commit_time_sync: the newest completed instant of the commits timeline (commits, delta commits,
+ *    replacecommits — a clustering's adds no partition, so that is all its sync changes).
  *
  * Hudi 0.15's Glue client records no last_commit_completion_time_sync (its Hive client does), so neither do we.
  */
@@ -41,12 +48,58 @@ import { withMetaFields } from '../schema.js';
 import { partitionValues, type GlueSyncConfig } from './config.js';
 import { hiveSchemaOf, parquetSchemaOf, partitionKeyType, sparkSchemaJson, type ParquetNode } from './hive-schema.js';
 
-/** The formats Hudi's HiveSyncTool registers for a copy-on-write table with Parquet base files. */
+/** The formats Hudi's HiveSyncTool registers for a copy-on-write table (and a read-optimized one) with Parquet base files. */
 export const HUDI_GLUE_FORMATS = {
   inputFormat: 'org.apache.hudi.hadoop.HoodieParquetInputFormat',
+  realtimeInputFormat: 'org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat',
   outputFormat: 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat',
   serde: 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe',
 } as const;
+
+/** HoodieInputFormatUtils' com.uber.hoodie classes (hoodie.datasource.hive_sync.use_pre_apache_input_format). */
+export const PRE_APACHE_INPUT_FORMATS = {
+  inputFormat: 'com.uber.hoodie.hadoop.HoodieInputFormat',
+  realtimeInputFormat: 'com.uber.hoodie.hadoop.realtime.HoodieRealtimeInputFormat',
+} as const;
+
+/** HiveSyncTool's SUFFIX_READ_OPTIMIZED_TABLE and SUFFIX_SNAPSHOT_TABLE. */
+export const READ_OPTIMIZED_SUFFIX = '_ro';
+export const SNAPSHOT_SUFFIX = '_rt';
+
+/** One catalog table a sync writes: its name, and how it reads the Hudi table. */
+export interface CatalogTable {
+  readonly name: string;
+  /** The real-time input format (base files merged with their log files). */
+  readonly realtime: boolean;
+  /** Spark's serde property hoodie.query.as.ro.table. */
+  readonly readOptimized: boolean;
+}
+
+/** HiveSyncTool.initTableNameVars and doSync: the catalog tables of `tableType`, in the order they are synced. */
+export function catalogTables(tableType: 'COPY_ON_WRITE' | 'MERGE_ON_READ', config: GlueSyncConfig): CatalogTable[] {
+  const name = config.table;
+  if (tableType === 'COPY_ON_WRITE') return [{ name, realtime: false, readOptimized: false }];
+  switch (config.tableStrategy) {
+    case 'RO':
+      return [{ name, realtime: false, readOptimized: true }];
+    case 'RT':
+      return [{ name, realtime: true, readOptimized: false }];
+    case 'ALL': {
+      const tables: CatalogTable[] = [
+        { name: config.skipRoSuffix ? name : `${name}${READ_OPTIMIZED_SUFFIX}`, realtime: false, readOptimized: true },
+        { name: `${name}${SNAPSHOT_SUFFIX}`, realtime: true, readOptimized: false },
+      ];
+      if (config.syncSnapshotWithTableName) tables.push({ name, realtime: true, readOptimized: false });
+      return tables;
+    }
+  }
+}
+
+/** HoodieInputFormatUtils.getInputFormatClassName for Parquet base files. */
+export function inputFormatOf(target: Pick<CatalogTable, 'realtime'>, config: Pick<GlueSyncConfig, 'usePreApacheInputFormat'>): string {
+  const formats = config.usePreApacheInputFormat ? PRE_APACHE_INPUT_FORMATS : HUDI_GLUE_FORMATS;
+  return target.realtime ? formats.realtimeInputFormat : formats.inputFormat;
+}
 
 /** Table parameter names Hudi's sync writes. */
 export const GLUE_PARAMETERS = {
@@ -58,10 +111,9 @@ export const GLUE_PARAMETERS = {
 const MAX_PARTITIONS_PER_CHANGE_REQUEST = 100;
 const MAX_DELETE_PARTITIONS_PER_REQUEST = 25;
 
-export interface GlueSyncResult {
-  readonly database: string;
+/** What the sync did to one catalog table. */
+export interface GlueTableSyncResult {
   readonly table: string;
-  readonly databaseCreated: boolean;
   readonly tableCreated: boolean;
   readonly schemaChanged: boolean;
   readonly propertiesChanged: boolean;
@@ -72,6 +124,16 @@ export interface GlueSyncResult {
   readonly partitionsDropped: readonly string[];
   /** What last_commit_time_sync says now (undefined: the table has no completed commit). */
   readonly lastCommitTimeSync: string | undefined;
+}
+
+/**
+ * What the sync did: the first catalog table's result at the top (a copy-on-write table's only one; a merge-on-read
+ * table's read-optimized one), and every catalog table's, in the order synced, in `tables`.
+ */
+export interface GlueSyncResult extends GlueTableSyncResult {
+  readonly database: string;
+  readonly databaseCreated: boolean;
+  readonly tables: readonly GlueTableSyncResult[];
 }
 
 /** Hudi's S3Utils.s3aToS3: catalogs get s3:// locations. */
@@ -125,33 +187,38 @@ export function tableProperties(config: GlueSyncConfig, schema: CatalogSchema, l
 }
 
 /** HiveSyncTool's serde properties: hive_sync.serde_properties, then Spark's (path, hoodie.query.as.ro.table). */
-export function serdeProperties(config: GlueSyncConfig, basePath: string): Map<string, string> {
+export function serdeProperties(config: GlueSyncConfig, basePath: string, readOptimized = false): Map<string, string> {
   const props = new Map(config.serdeProperties);
   if (config.syncAsDataSource) {
     props.set('path', basePath);
-    // A copy-on-write table is synced once, as a snapshot table (not read-optimized).
-    props.set('hoodie.query.as.ro.table', 'false');
+    props.set('hoodie.query.as.ro.table', String(readOptimized));
   }
   return props;
 }
 
-/** The TableInput AWSGlueCatalogSyncClient.createTable sends. */
-export function newTableInput(config: GlueSyncConfig, basePath: string, schema: CatalogSchema, now: Date): TableInput {
+/** The TableInput AWSGlueCatalogSyncClient.createTable sends (for `target`; default: a copy-on-write table's). */
+export function newTableInput(
+  config: GlueSyncConfig,
+  basePath: string,
+  schema: CatalogSchema,
+  now: Date,
+  target: CatalogTable = { name: config.table, realtime: false, readOptimized: false },
+): TableInput {
   const parameters: Record<string, string> = {};
   if (!config.createManagedTable) parameters[GLUE_PARAMETERS.external] = 'TRUE';
   parameters[GLUE_PARAMETERS.metadataListing] = String(config.metadataListing).toUpperCase();
   for (const [key, value] of tableProperties(config, schema, basePath)) parameters[key] = value;
-  const serde = Object.fromEntries(serdeProperties(config, basePath));
+  const serde = Object.fromEntries(serdeProperties(config, basePath, target.readOptimized));
   serde['serialization.format'] = '1';
   return {
-    Name: config.table,
+    Name: target.name,
     TableType: 'EXTERNAL_TABLE',
     Parameters: parameters,
     PartitionKeys: schema.partitionKeys,
     StorageDescriptor: {
       SerdeInfo: { SerializationLibrary: HUDI_GLUE_FORMATS.serde, Parameters: serde },
       Location: s3aToS3(basePath),
-      InputFormat: HUDI_GLUE_FORMATS.inputFormat,
+      InputFormat: inputFormatOf(target, config),
       OutputFormat: HUDI_GLUE_FORMATS.outputFormat,
       Columns: schema.columns,
     },
@@ -216,16 +283,13 @@ export async function syncGlueCatalog(table: HudiTable, config: GlueSyncConfig, 
 
 async function sync(table: HudiTable, config: GlueSyncConfig, glue: GlueClient, options: GlueSyncOptions): Promise<GlueSyncResult> {
   const now = options.now ?? new Date();
-  const skipArchive = config.skipTableArchive;
-  const basePath = table.storage.uri.replace(/\/+$/, '');
-  const { database, table: tableName } = config;
-  const location = `glue:${database}.${tableName}`;
+  const { database } = config;
 
   let databaseCreated = false;
   if (!(await databaseExists(glue, database))) {
     if (!config.autoCreateDatabase)
       throw new CatalogSyncError(`the Glue database ${database} does not exist`, {
-        location,
+        location: `glue:${database}`,
         fix: 'create it, or set hoodie.datasource.hive_sync.auto_create_database=true',
       });
     await glue.send(
@@ -238,12 +302,30 @@ async function sync(table: HudiTable, config: GlueSyncConfig, glue: GlueClient, 
 
   const tableSchema = await table.requireSchema('syncing it to a catalog');
   const schema = catalogSchema(table, tableSchema.schema, config);
+  const results: GlueTableSyncResult[] = [];
+  // Hudi syncs the catalog tables one after the other, each from its own last_commit_time_sync.
+  for (const target of catalogTables(table.config.type, config)) results.push(await syncTable(table, config, glue, schema, target, now));
+  return { ...results[0]!, database, databaseCreated, tables: results };
+}
+
+async function syncTable(
+  table: HudiTable,
+  config: GlueSyncConfig,
+  glue: GlueClient,
+  schema: CatalogSchema,
+  target: CatalogTable,
+  now: Date,
+): Promise<GlueTableSyncResult> {
+  const skipArchive = config.skipTableArchive;
+  const basePath = table.storage.uri.replace(/\/+$/, '');
+  const { database } = config;
+  const tableName = target.name;
   let existing = await getTable(glue, database, tableName);
   const tableCreated = existing === undefined;
   let schemaChanged = true;
   let propertiesChanged = true;
   if (existing === undefined) {
-    await glue.send(new CreateTableCommand({ DatabaseName: database, TableInput: newTableInput(config, basePath, schema, now) }));
+    await glue.send(new CreateTableCommand({ DatabaseName: database, TableInput: newTableInput(config, basePath, schema, now, target) }));
   } else {
     schemaChanged = schemaDiffers(existing, schema);
     if (schemaChanged) {
@@ -265,7 +347,7 @@ async function sync(table: HudiTable, config: GlueSyncConfig, glue: GlueClient, 
 
   const writes = table.timeline.completedWrites();
   const glueTable = (await getTable(glue, database, tableName))!;
-  const partitions = await syncPartitions(table, config, glue, glueTable, basePath, lastSynced, writes);
+  const partitions = await syncPartitions(table, config, tableName, glue, glueTable, basePath, lastSynced, writes);
 
   const changed = schemaChanged || propertiesChanged || partitions.added.length + partitions.updated.length + partitions.dropped.length > 0;
   const newest = writes.at(-1)?.time;
@@ -276,9 +358,7 @@ async function sync(table: HudiTable, config: GlueSyncConfig, glue: GlueClient, 
     lastCommitTimeSync = newest;
   }
   return {
-    database,
     table: tableName,
-    databaseCreated,
     tableCreated,
     schemaChanged,
     propertiesChanged,
@@ -335,6 +415,7 @@ interface PartitionChanges {
 async function syncPartitions(
   table: HudiTable,
   config: GlueSyncConfig,
+  tableName: string,
   glue: GlueClient,
   glueTable: Table,
   basePath: string,
@@ -342,7 +423,7 @@ async function syncPartitions(
   writes: ReturnType<HudiTable['timeline']['completedWrites']>,
 ): Promise<PartitionChanges> {
   if (config.partitionFields.length === 0) return { mode: 'none', added: [], updated: [], dropped: [] };
-  const location = `glue:${config.database}.${config.table}`;
+  const location = `glue:${config.database}.${tableName}`;
   const first = writes[0]?.time;
   // HiveSyncTool: no sync time, or one older than the active timeline (its commits were archived): list everything.
   const full = lastSynced === undefined || (first !== undefined && compareInstantTimes(lastSynced, first) < 0);
@@ -365,7 +446,7 @@ async function syncPartitions(
     written = [...touched].sort();
   }
 
-  const inGlue = await allPartitions(glue, config.database, config.table);
+  const inGlue = await allPartitions(glue, config.database, tableName);
   const byValues = new Map(inGlue.map((p) => [p.values.join(', '), p.location]));
   const add: string[] = [];
   const update: string[] = [];
@@ -398,7 +479,7 @@ async function syncPartitions(
   });
   for (const batch of chunks(add, MAX_PARTITIONS_PER_CHANGE_REQUEST)) {
     const response = await glue.send(
-      new BatchCreatePartitionCommand({ DatabaseName: config.database, TableName: config.table, PartitionInputList: batch.map(input) }),
+      new BatchCreatePartitionCommand({ DatabaseName: config.database, TableName: tableName, PartitionInputList: batch.map(input) }),
     );
     const errors = (response.Errors ?? []).filter((e) => e.ErrorDetail?.ErrorCode !== 'AlreadyExistsException');
     if (errors.length > 0)
@@ -411,7 +492,7 @@ async function syncPartitions(
     const response = await glue.send(
       new BatchUpdatePartitionCommand({
         DatabaseName: config.database,
-        TableName: config.table,
+        TableName: tableName,
         Entries: batch.map((partition) => ({ PartitionValueList: partitionValues(config.extractor, partition, location), PartitionInput: input(partition) })),
       }),
     );
@@ -424,7 +505,7 @@ async function syncPartitions(
     const response = await glue.send(
       new BatchDeletePartitionCommand({
         DatabaseName: config.database,
-        TableName: config.table,
+        TableName: tableName,
         PartitionsToDelete: batch.map((values) => ({ Values: values })),
       }),
     );
