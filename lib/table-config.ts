@@ -258,9 +258,6 @@ export const READABLE_TABLE_VERSIONS: readonly number[] = [5, 6];
  * Refuse tables this build cannot handle, with the reason and what to do. Version 5 copy-on-write tables share
  * version 6's on-storage layout, so they are readable; writes need version 6, as Hudi 0.14 upgrades before writing.
  */
-/** Hudi's hoodie.table.cdc.enabled: the table writes change-data-capture log files. */
-export const CDC_ENABLED_KEY = 'hoodie.table.cdc.enabled';
-
 /**
  * `delta-write` is a write that may be a merge-on-read delta commit (the writer's upsert/insert/delete/bulk_insert and
  * the rollback of a failed one); `clustering` also rewrites merge-on-read file slices (their log files merged in, as
@@ -285,15 +282,8 @@ export function assertSupported(config: TableConfig, location: string, mode: Tab
           : 'use a Hudi 0.14/0.15 table, or downgrade it with hudi-cli `downgrade table --toVersion SIX`',
     });
   }
-  // Merge-on-read tables are read, written, compacted, clustered, cleaned and archived. A change-data-capture table
-  // keeps `-cdc` log files beside its slices that this build's cleaner does not plan as Hudi's does: refused for
-  // the table services ('write') rather than leaving them behind.
-  if (config.type === 'MERGE_ON_READ' && mode === 'write' && config.properties.get(CDC_ENABLED_KEY)?.trim().toLowerCase() === 'true') {
-    throw new UnsupportedTableError(`table services on change-data-capture tables (${CDC_ENABLED_KEY}=true) are not supported yet`, {
-      location,
-      fix: 'clean and archive this table with Hudi (Spark or Flink); this build reads, writes, compacts and clusters it',
-    });
-  }
+  // Merge-on-read tables are read, written, compacted, clustered, cleaned and archived. Layouts a service does not
+  // keep (change-data-capture tables for the cleaner, bucket indexes, …) are refused in lib/table-layouts.ts.
   if (config.baseFileFormat !== 'PARQUET') {
     throw new UnsupportedTableError(`base file format ${config.baseFileFormat} is not supported; only PARQUET`, { location });
   }

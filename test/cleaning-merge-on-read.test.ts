@@ -21,6 +21,7 @@ import { compactionConfigFrom } from '../lib/compaction/config.js';
 import { runCompaction } from '../lib/compaction/execute.js';
 import { scheduleCompaction } from '../lib/compaction/schedule.js';
 import { UnsupportedTableError } from '../lib/errors.js';
+import { UnsupportedLayoutError } from '../lib/table-layouts.js';
 import { generateUsers, writeJsonLines, type UserRecord } from '../lib/generate.js';
 import { lockProviderFor } from '../lib/lock/index.js';
 import { parseLogFileName } from '../lib/log-format/names.js';
@@ -213,6 +214,7 @@ describe('clean: merge-on-read tables', () => {
     await write(path, updates(3, 2), 'upsert', NO_METADATA);
     await write(path, updates(3, 3), 'upsert', NO_METADATA);
     const { writeFileSync, readFileSync } = await import('node:fs');
+    const { rm } = await import('node:fs/promises');
     writeFileSync(join(path, '.hoodie', '29990101000000000.logcompaction.requested'), '');
     const timeline = await loadTimeline(openStorage(path));
     await assert.rejects(
@@ -225,7 +227,13 @@ describe('clean: merge-on-read tables', () => {
     const text = readFileSync(properties, 'utf8');
     const withCdc = text.replace(/\n?$/, '\nhoodie.table.cdc.enabled=true\n');
     writeFileSync(properties, withCdc);
-    await assert.rejects(HudiTable.open(openStorage(path), { mode: 'write' }), (error: unknown) => error instanceof UnsupportedTableError);
+    await rm(join(path, '.hoodie', '29990101000000000.logcompaction.requested'));
+    const before = await loadTimeline(openStorage(path));
+    await assert.rejects(
+      clean(path, { 'hoodie.cleaner.commits.retained': '1' }, NO_METADATA),
+      (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'cdc' && error.service === 'clean',
+    );
+    assert.deepEqual((await loadTimeline(openStorage(path))).instants, before.instants, 'nothing was written');
   });
 });
 
