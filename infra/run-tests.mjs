@@ -10,12 +10,15 @@
 //        node infra/run-tests.mjs --minio [test files...]   (just the MinIO phase, of MINIO_TESTS or the files given)
 
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = process.env.TEST_CONCURRENCY || '2';
+// Interop files mostly wait on the shared Spark servers (below), which queue their jobs; a third file keeps them busy.
+const INTEROP_CONCURRENCY = process.env.INTEROP_TEST_CONCURRENCY || process.env.TEST_CONCURRENCY || '3';
 const MINIO_TESTS = ['test/storage.test.ts', 'test/serverless-clustering.test.ts'];
 
 /** @param {string} dir */
@@ -26,19 +29,63 @@ function testFiles(dir) {
     .map((name) => join(dir, name));
 }
 
+/** @param {number} ms */
+function sleep(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** @param {number} pid */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Stop the Hudi harness servers the phase's files started (test/helpers/hudi.ts: `<key>-<slot>.pid` under the dir):
+ * SIGTERM lets each stop Spark; a server still there after the grace period is killed with its JVM (its group).
+ * @param {string} dir
+ */
+function stopHarnessServers(dir) {
+  const pids = readdirSync(dir)
+    .filter((name) => name.endsWith('.pid'))
+    .map((name) => Number(readFileSync(join(dir, name), 'utf8')))
+    .filter((pid) => pid > 0 && alive(pid));
+  for (const pid of pids) process.kill(pid, 'SIGTERM');
+  for (let waited = 0; waited < 20_000 && pids.some(alive); waited += 250) sleep(250);
+  for (const pid of pids.filter(alive)) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
 /**
  * @param {string} name
  * @param {string[]} files
  */
-function runPhase(name, files, { minio = false } = {}) {
+function runPhase(name, files, { minio = false, concurrency = CONCURRENCY } = {}) {
   process.stderr.write(`\nrun-tests: ${name}: ${files.length} files\n`);
   const started = Date.now();
-  const testCommand = [process.execPath, '--import', 'tsx', '--test', `--test-concurrency=${CONCURRENCY}`, ...files];
+  const testCommand = [process.execPath, '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files];
   // MinIO takes S3's place; SQS and DynamoDB stay the outer stack's.
   const command = minio ? [process.execPath, join(ROOT, 'infra', 'with-local-stack.mjs'), '--minio', ...testCommand] : testCommand;
-  const result = spawnSync(command[0], command.slice(1), { cwd: ROOT, stdio: 'inherit' });
-  const seconds = (Date.now() - started) / 1000;
-  return { name, files: files.length, seconds, ok: result.status === 0 };
+  // The phase's files share one Hudi harness server per configuration (a short path: it holds Unix sockets).
+  const harnessDir = mkdtempSync(join(tmpdir(), 'hudi-h-'));
+  const env = { ...process.env, HUDI_HARNESS_DIR: harnessDir };
+  try {
+    const result = spawnSync(command[0], command.slice(1), { cwd: ROOT, stdio: 'inherit', env });
+    const seconds = (Date.now() - started) / 1000;
+    return { name, files: files.length, seconds, ok: result.status === 0 };
+  } finally {
+    stopHarnessServers(harnessDir);
+  }
 }
 
 const minioOnly = process.argv[2] === '--minio';
@@ -49,7 +96,7 @@ const phases = minioOnly
     ? [runPhase('given files', given)]
     : [
         runPhase('our tests (local stack)', testFiles('test')),
-        runPhase('real-Hudi interop tests', testFiles('test/interop')),
+        runPhase('real-Hudi interop tests', testFiles('test/interop'), { concurrency: INTEROP_CONCURRENCY }),
         runPhase('storage and serverless clustering against MinIO', MINIO_TESTS, { minio: true }),
       ];
 
