@@ -335,7 +335,13 @@ async function connectShared(
     for (let slot = 0; slot < 64; slot++) {
       const base = join(dir, `${key}-${slot}`);
       if (!claimSlot(`${base}.claim`)) continue;
-      const release = (): void => rmSync(`${base}.claim`, { recursive: true, force: true });
+      // Once only: a second close() must not free the slot a later claimant (maybe this process) holds by then.
+      let released = false;
+      const release = (): void => {
+        if (released) return;
+        released = true;
+        rmSync(`${base}.claim`, { recursive: true, force: true });
+      };
       try {
         return { connection: await slotServer(base, python, config), logFile: `${base}.log`, release };
       } catch (error) {
