@@ -8,14 +8,19 @@
 // the suite's time with and without the Hudi tests. Both phases always run; the exit code is non-zero if either failed.
 // Usage: node infra/run-tests.mjs [test files...]   (files given: one phase with just those)
 //        node infra/run-tests.mjs --minio [test files...]   (just the MinIO phase, of MINIO_TESTS or the files given)
+//        node infra/run-tests.mjs --quick [rooms...]   (`npm run test:quick`: the first phase's files of the rooms
+//                                                       given, else of those changed since main)
 
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = process.env.TEST_CONCURRENCY || '2';
+// Interop files mostly wait on the shared Spark servers (below), which queue their jobs; a third file keeps them busy.
+const INTEROP_CONCURRENCY = process.env.INTEROP_TEST_CONCURRENCY || process.env.TEST_CONCURRENCY || '3';
 const MINIO_TESTS = ['test/storage.test.ts', 'test/serverless-clustering.test.ts'];
 
 /** @param {string} dir */
@@ -26,32 +31,138 @@ function testFiles(dir) {
     .map((name) => join(dir, name));
 }
 
+/** @param {number} ms */
+function sleep(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** @param {number} pid */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Stop the Hudi harness servers the phase's files started (test/helpers/hudi.ts: `<key>-<slot>.pid` under the dir):
+ * SIGTERM lets each stop Spark; a server still there after the grace period is killed with its JVM (its group).
+ * @param {string} dir
+ */
+function stopHarnessServers(dir) {
+  const pids = readdirSync(dir)
+    .filter((name) => name.endsWith('.pid'))
+    .map((name) => Number(readFileSync(join(dir, name), 'utf8')))
+    .filter((pid) => pid > 0 && alive(pid));
+  for (const pid of pids) process.kill(pid, 'SIGTERM');
+  for (let waited = 0; waited < 20_000 && pids.some(alive); waited += 250) sleep(250);
+  for (const pid of pids.filter(alive)) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
 /**
  * @param {string} name
  * @param {string[]} files
  */
-function runPhase(name, files, { minio = false } = {}) {
+function runPhase(name, files, { minio = false, concurrency = CONCURRENCY } = {}) {
   process.stderr.write(`\nrun-tests: ${name}: ${files.length} files\n`);
   const started = Date.now();
-  const testCommand = [process.execPath, '--import', 'tsx', '--test', `--test-concurrency=${CONCURRENCY}`, ...files];
+  const testCommand = [process.execPath, '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files];
   // MinIO takes S3's place; SQS and DynamoDB stay the outer stack's.
   const command = minio ? [process.execPath, join(ROOT, 'infra', 'with-local-stack.mjs'), '--minio', ...testCommand] : testCommand;
-  const result = spawnSync(command[0], command.slice(1), { cwd: ROOT, stdio: 'inherit' });
-  const seconds = (Date.now() - started) / 1000;
-  return { name, files: files.length, seconds, ok: result.status === 0 };
+  // The phase's files share one Hudi harness server per configuration (a short path: it holds Unix sockets).
+  const harnessDir = mkdtempSync(join(tmpdir(), 'hudi-h-'));
+  const env = { ...process.env, HUDI_HARNESS_DIR: harnessDir };
+  try {
+    const result = spawnSync(command[0], command.slice(1), { cwd: ROOT, stdio: 'inherit', env });
+    const seconds = (Date.now() - started) / 1000;
+    return { name, files: files.length, seconds, ok: result.status === 0 };
+  } finally {
+    stopHarnessServers(harnessDir);
+  }
+}
+
+/** @param {string[]} args */
+function git(args) {
+  const result = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+  return result.status === 0 ? result.stdout.split('\n').filter((line) => line !== '') : undefined;
+}
+
+/**
+ * The rooms a change touches: `lib/<room>/...` or `lib/<room>.ts` changed since main (committed or not, and new
+ * files), and the names of changed test files.
+ */
+function changedRooms() {
+  const main = ['main', 'origin/main'].find((ref) => git(['rev-parse', '--verify', '--quiet', ref]) !== undefined);
+  // From where this branch left main: what main gained since is not this change.
+  const base = (main === undefined ? undefined : git(['merge-base', main, 'HEAD'])?.[0]) ?? 'HEAD';
+  const changed = [...(git(['diff', '--name-only', base]) ?? []), ...(git(['ls-files', '--others', '--exclude-standard']) ?? [])];
+  const rooms = new Set();
+  for (const path of changed) {
+    const lib = /^lib\/([^/]+?)(?:\.ts$|\/)/.exec(path);
+    if (lib?.[1] !== undefined) rooms.add(lib[1]);
+    const test = /^test\/([^/]+)\.test\.ts$/.exec(path);
+    if (test?.[1] !== undefined) rooms.add(test[1]);
+  }
+  return [...rooms];
+}
+
+/**
+ * The quick loop's files: test/*.test.ts whose dash-separated name contains a room's name as whole words
+ * (`merge-on-read` picks merge-on-read, writer-merge-on-read, clustering-merge-on-read; `cli` picks clean-cli).
+ * @param {string[]} rooms
+ */
+function filesOfRooms(rooms) {
+  const words = (/** @type {string} */ name) => name.split('-');
+  const contains = (/** @type {string[]} */ name, /** @type {string[]} */ room) =>
+    name.some((_, start) => room.every((word, offset) => name[start + offset] === word));
+  return testFiles('test').filter((file) => {
+    const name = words(file.slice('test/'.length, -'.test.ts'.length));
+    return rooms.some((room) => contains(name, words(room)));
+  });
+}
+
+/**
+ * `--quick [rooms...]`: the first phase only, for the rooms given or else those changed since main; all of it when
+ * no room maps to a test. The serverless tests run the `sam build` output, rebuilt here only when they are picked.
+ * @param {string[]} asked
+ */
+function quickPhase(asked) {
+  const rooms = asked.length > 0 ? asked : changedRooms();
+  const picked = filesOfRooms(rooms);
+  const files = picked.length > 0 ? picked : testFiles('test');
+  process.stderr.write(
+    `run-tests: quick: ${picked.length > 0 ? `rooms ${rooms.join(', ')}` : `no room of ${rooms.length > 0 ? rooms.join(', ') : 'the change'} has tests of its own: all of`} test/*.test.ts\n`,
+  );
+  if (files.some((file) => /^test\/(serverless-|sam-build)/.test(file))) {
+    const built = spawnSync(process.execPath, [join(ROOT, 'infra', 'sam-build.mjs'), '--if-stale'], { cwd: ROOT, stdio: 'inherit' });
+    if (built.status !== 0) return [{ name: 'sam build', files: 0, seconds: 0, ok: false }];
+  }
+  return [runPhase('quick: our tests of the rooms changed', files)];
 }
 
 const minioOnly = process.argv[2] === '--minio';
-const given = process.argv.slice(minioOnly ? 3 : 2).map((file) => relative(ROOT, join(process.cwd(), file)));
-const phases = minioOnly
-  ? [runPhase('against MinIO', given.length > 0 ? given : MINIO_TESTS, { minio: true })]
-  : given.length > 0
-    ? [runPhase('given files', given)]
-    : [
-        runPhase('our tests (local stack)', testFiles('test')),
-        runPhase('real-Hudi interop tests', testFiles('test/interop')),
-        runPhase('storage and serverless clustering against MinIO', MINIO_TESTS, { minio: true }),
-      ];
+const quick = process.argv[2] === '--quick';
+const given = process.argv.slice(minioOnly || quick ? 3 : 2).map((file) => relative(ROOT, join(process.cwd(), file)));
+const phases = quick
+  ? quickPhase(process.argv.slice(3))
+  : minioOnly
+    ? [runPhase('against MinIO', given.length > 0 ? given : MINIO_TESTS, { minio: true })]
+    : given.length > 0
+      ? [runPhase('given files', given)]
+      : [
+          runPhase('our tests (local stack)', testFiles('test')),
+          runPhase('real-Hudi interop tests', testFiles('test/interop'), { concurrency: INTEROP_CONCURRENCY }),
+          runPhase('storage and serverless clustering against MinIO', MINIO_TESTS, { minio: true }),
+        ];
 
 process.stderr.write('\nrun-tests: summary\n');
 for (const phase of phases) {

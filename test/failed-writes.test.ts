@@ -24,6 +24,7 @@ import { loadTimeline } from '../lib/timeline/timeline.js';
 import { writeBatch } from '../lib/writer/write-client.js';
 import { CrashLock, CrashPoint, CrashStorage, ProcessCrash } from './helpers/crash-storage.js';
 import { tempDir } from './helpers/paths.js';
+import { LOAD_SCALE } from './helpers/load.js';
 
 const PROPS = new Map([
   ['hoodie.table.name', 'heal'],
@@ -33,7 +34,8 @@ const PROPS = new Map([
   ['hoodie.index.bloom.num_entries', '100'],
 ]);
 const record = (id: number, ts: number) => ({ id, name: `n${id}@${ts}`, ts, dt: id % 2 === 0 ? 'even' : 'odd' });
-const lockFor = (dir: string) => new StorageLockProvider(new LocalStorage(`${dir}.lock`), { leaseMs: 1500, pollMs: 20 });
+// A short lease keeps the crash loops fast (a crashed holder's lease is waited out), longer on a loaded machine.
+const lockFor = (dir: string) => new StorageLockProvider(new LocalStorage(`${dir}.lock`), { leaseMs: 1500 * LOAD_SCALE, pollMs: 20 });
 
 let engine: ParquetEngine;
 before(async () => {

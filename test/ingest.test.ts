@@ -22,6 +22,7 @@ import { HudiTable } from '../lib/table.js';
 import { loadTimeline, readCommitMetadata } from '../lib/timeline/timeline.js';
 import type { IngestSummary, ObjectSummary } from '../lib/serverless/ingest-step.js';
 import { s3TablePath, testBucket } from './helpers/s3.js';
+import { LOAD_SCALE } from './helpers/load.js';
 
 type HandlerModule = typeof import('../functions/ingest.js');
 
@@ -438,7 +439,7 @@ describe('ingest: claims (lib/ingest/idempotency.ts)', () => {
     const etag = response.ETag!;
     const id = ingestId(ingestSource(bucket, key, etag));
     // The claim's lock, exactly where ingestObject keeps it.
-    const claimLock = new StorageLockProvider(openStorage(`${tablePath}/${INGEST_FOLDER}/${id}`), { leaseMs: 1_000, pollMs: 100 });
+    const claimLock = new StorageLockProvider(openStorage(`${tablePath}/${INGEST_FOLDER}/${id}`), { leaseMs: 1_000 * LOAD_SCALE, pollMs: 100 });
     const request = {
       source: s3LandingBucket(bucket, client),
       key,
@@ -455,9 +456,9 @@ describe('ingest: claims (lib/ingest/idempotency.ts)', () => {
     const dead = await claimLock.acquire();
     dead.stopHeartbeat(); // crashed: never renews, never releases
     const started = Date.now();
-    const result = await ingestObject({ ...request, claim: { waitMs: 10_000, pollMs: 100 } });
+    const result = await ingestObject({ ...request, claim: { waitMs: 10_000 * LOAD_SCALE, pollMs: 100 } });
     assert.equal(result.outcome, 'ingested');
-    assert.ok(Date.now() - started >= 1_000, 'waited for the dead lease to run out');
+    assert.ok(Date.now() - started >= 1_000 * LOAD_SCALE, 'waited for the dead lease to run out');
     assert.equal((await loadTimeline(openStorage(tablePath))).completedWrites().length, 1);
   });
 

@@ -74,7 +74,7 @@ export interface DynamoDbLockOptions {
   tableName: string;
   /** Value of the `key` attribute: Hudi's hoodie.write.lock.dynamodb.partition_key, by default the table name. */
   partitionKey: string;
-  /** Lease per renewal (default 20000 ms), renewed every leaseMs/3; keep it well below the Lambda timeout. */
+  /** Lease per renewal (default 20000 ms), renewed every leaseMs/4; keep it well below the Lambda timeout. */
   leaseMs?: number;
   /** Default: `<function or host>:<pid>:<uuid>`. */
   ownerName?: string;

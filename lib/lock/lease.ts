@@ -24,6 +24,12 @@ export const DEFAULT_WAIT_MS = LOCK_KEYS.waitMs.default;
 export const DEFAULT_POLL_MS = LOCK_KEYS.pollMs.default;
 /** The holder distrusts the last 10% of its lease: covers clock-rate drift and scheduling delays. */
 const HOLDER_SAFETY_FRACTION = 0.9;
+/**
+ * Renewals per lease. A renewal must land before the holder's trust runs out, whatever delayed it: a timer firing
+ * late on a busy event loop or a starved CPU, a slow store. Renewing every quarter lease leaves it most of the
+ * lease (the trust window less one interval) rather than half of it.
+ */
+const RENEWALS_PER_LEASE = 4;
 /** Never poll faster than this, whatever the configuration. */
 const MIN_POLL_MS = 10;
 
@@ -157,8 +163,10 @@ async function tryClaim<Holder extends ObservedHolder, Held>(
 type LeaseState = { kind: 'held' } | { kind: 'lost'; reason: string; currentOwner: string | undefined } | { kind: 'released' };
 
 /**
- * A held lock: renewed every leaseMs/3 by an unref'd interval timer (it never keeps the process alive, and keeps
- * firing while the caller awaits native work). Renewals, checks and the release run one at a time.
+ * A held lock: renewed every leaseMs/4 by an unref'd timer (it never keeps the process alive, and keeps firing while
+ * the caller awaits native work). Each renewal schedules the next from when it finished, sooner when the trust left
+ * is short (a late or slow renewal) or the last one failed, so a delay is made up at once instead of waiting for a
+ * fixed tick. Renewals, checks and the release run one at a time.
  */
 export class HeartbeatLease<Held> implements LockLease {
   readonly owner: string;
@@ -169,7 +177,7 @@ export class HeartbeatLease<Held> implements LockLease {
   private trustedUntil: number;
   private state: LeaseState = { kind: 'held' };
   private timer: NodeJS.Timeout | undefined;
-  private renewing = false;
+  private stopped = false;
   private lastRenewalError: unknown;
   /** Serializes renewals, checks and the release. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -180,8 +188,7 @@ export class HeartbeatLease<Held> implements LockLease {
     this.leaseMs = timing.leaseMs;
     this.held = held;
     this.trustedUntil = claimSentAt + timing.leaseMs * HOLDER_SAFETY_FRACTION;
-    this.timer = setInterval(() => this.beat(), Math.max(MIN_POLL_MS, Math.floor(timing.leaseMs / 3)));
-    this.timer.unref();
+    this.scheduleBeat();
   }
 
   async assertHeld(): Promise<void> {
@@ -222,16 +229,26 @@ export class HeartbeatLease<Held> implements LockLease {
 
   /** Stop renewing without releasing, as a crashed holder would. For tests and for shutdown paths. */
   stopHeartbeat(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
   }
 
+  /**
+   * The next renewal: an interval after the last one, but early enough that the next one after it still has an
+   * interval before the trust runs out; half an interval after a failed one.
+   */
+  private scheduleBeat(): void {
+    if (this.stopped || this.state.kind !== 'held') return;
+    const interval = this.leaseMs / RENEWALS_PER_LEASE;
+    const due = this.lastRenewalError === undefined ? Math.min(interval, this.trustedUntil - now() - interval) : interval / 2;
+    this.timer = setTimeout(() => this.beat(), Math.max(MIN_POLL_MS, Math.floor(due)));
+    this.timer.unref();
+  }
+
   private beat(): void {
-    if (this.renewing) return; // the previous renewal is still in flight
-    this.renewing = true;
-    void this.serialized(() => this.renew()).finally(() => {
-      this.renewing = false;
-    });
+    this.timer = undefined;
+    void this.serialized(() => this.renew()).finally(() => this.scheduleBeat());
   }
 
   private async renew(): Promise<void> {

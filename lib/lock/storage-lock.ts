@@ -38,7 +38,7 @@ const GENERATION_FILE = /^lease-(\d{12})\.json$/;
 const MAX_READ_ATTEMPTS = 5;
 
 export interface StorageLockOptions {
-  /** Lease per renewal (default 20000 ms), renewed every leaseMs/3. */
+  /** Lease per renewal (default 20000 ms), renewed every leaseMs/4. */
   leaseMs?: number;
   /** Default: `<function or host>:<pid>:<uuid>`. */
   ownerName?: string;

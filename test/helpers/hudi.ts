@@ -1,6 +1,7 @@
 /**
  * Real Apache Hudi for tests: a client of test/hudi/harness.py, one SparkSession (Hudi 0.15 on Spark 3.5.1,
- * local[2]) per harness, reused across the tests of a file. It writes tables with Hudi's datasource, reads them
+ * local[2]) per harness, reused across the tests of a file; the JVM behind it is shared by the files of a test phase
+ * that ask for the same options (see startHudi). It writes tables with Hudi's datasource, reads them
  * (snapshot, as-of, with or without the metadata table), runs Hudi's own services through SQL `CALL`s, validates
  * the metadata table with Hudi's classes, and reads through hudi-rs, the second independent reader.
  *
@@ -8,10 +9,11 @@
  * runs first; a missing toolchain is an error naming that command, never a skip.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createConnection, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
 import type { Row } from '../../lib/engine/row-format.js';
 import { REPO_ROOT, tempDir } from './paths.js';
 
@@ -212,11 +214,187 @@ function s3Config(): { endpoint: string; accessKeyId: string; secretAccessKey: s
   return { endpoint, accessKeyId, secretAccessKey, region: process.env['AWS_REGION'] ?? 'us-east-1' };
 }
 
-/** Start a harness (a JVM with Hudi); close it in an `after` hook. */
+/** How long a client waits for a server's Spark to come up (it takes seconds, minutes on a loaded machine). */
+const SERVER_START_TIMEOUT_MS = 15 * 60_000;
+/** A shared server with no client for this long exits: a phase's files come one after another, a crashed run ends. */
+const SHARED_IDLE_SECONDS = 60;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readPid(file: string): number {
+  try {
+    return Number(readFileSync(file, 'utf8')) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function tailOf(logFile: string): string {
+  try {
+    return readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((line) => !/^\s+at /.test(line))
+      .slice(-15)
+      .join('\n');
+  } catch {
+    return '';
+  }
+}
+
+function startError(answer: Answer, logFile: string): Error {
+  return new Error(`the Hudi harness could not start Spark: ${answer.error?.message}\n${answer.error?.detail ?? ''}\nlog ${logFile}:\n${tailOf(logFile)}`);
+}
+
+/** Spawn the harness server; its output goes to logFile. */
+function spawnServer(python: string, config: Record<string, unknown>, logFile: string, detached: boolean): ChildProcess {
+  const log = openSync(logFile, 'a');
+  try {
+    return spawn(python, [HARNESS], {
+      cwd: config['workDir'] as string,
+      env: { ...process.env, HUDI_HARNESS_CONFIG: JSON.stringify(config), PYSPARK_PYTHON: python, SPARK_LOCAL_IP: '127.0.0.1' },
+      stdio: ['ignore', log, log],
+      detached,
+    });
+  } finally {
+    closeSync(log);
+  }
+}
+
+/** A client's line-oriented connection to a server, open once the server said it is ready (its first line). */
+interface Connection {
+  socket: Socket;
+  ready: Answer;
+  lines: ReturnType<typeof createInterface>;
+}
+
+/** A connection to the server at socketPath, or undefined while none listens there (or it left before answering). */
+function connect(socketPath: string): Promise<Connection | undefined> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(socketPath);
+    let settled = false;
+    socket.once('connect', () => {
+      const lines = createInterface({ input: socket });
+      // Socket errors reach the client through 'close' (see startHudi), not readline's re-emitted 'error'.
+      lines.on('error', () => undefined);
+      lines.once('line', (line) => {
+        settled = true;
+        resolve({ socket, ready: JSON.parse(line) as Answer, lines });
+      });
+    });
+    socket.once('close', () => {
+      if (!settled) resolve(undefined);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      if (settled) return;
+      settled = true;
+      if (error.code === 'ENOENT' || error.code === 'ECONNREFUSED' || error.code === 'ECONNRESET' || error.code === 'EPIPE') resolve(undefined);
+      else reject(error);
+    });
+  });
+}
+
+/**
+ * A slot's claim: a folder holding the claimant's pid, so one test process at a time uses the slot's server. A claim
+ * whose process is gone (a killed test file) is taken over.
+ */
+function claimSlot(claim: string): boolean {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      mkdirSync(claim);
+      writeFileSync(join(claim, 'pid'), String(process.pid));
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const pid = readPid(join(claim, 'pid'));
+      const age = Date.now() - (statSync(claim, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if ((pid > 0 && processAlive(pid)) || (pid === 0 && age < 60_000)) return false;
+      rmSync(claim, { recursive: true, force: true });
+    }
+  }
+  return false;
+}
+
+/**
+ * A connection to a shared server of this configuration under dir (HUDI_HARNESS_DIR, which infra/run-tests.mjs makes
+ * for a test phase). Servers are slots `<key>-<n>`: a client claims the lowest free one (so the warmest JVMs get the
+ * work), starts its server if none runs, and releases it on close; as many servers run as files use the
+ * configuration at once. Files: `.claim/` (the claimant), `.pid`, `.sock` (once it accepts clients), `.log`,
+ * `.error` (when Spark could not start).
+ */
+async function connectShared(
+  dir: string,
+  python: string,
+  config: Record<string, unknown>,
+): Promise<{ connection: Connection; logFile: string; release: () => void }> {
+  const key = createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
+  for (;;) {
+    for (let slot = 0; slot < 64; slot++) {
+      const base = join(dir, `${key}-${slot}`);
+      if (!claimSlot(`${base}.claim`)) continue;
+      // Once only: a second close() must not free the slot a later claimant (maybe this process) holds by then.
+      let released = false;
+      const release = (): void => {
+        if (released) return;
+        released = true;
+        rmSync(`${base}.claim`, { recursive: true, force: true });
+      };
+      try {
+        return { connection: await slotServer(base, python, config), logFile: `${base}.log`, release };
+      } catch (error) {
+        release();
+        throw error;
+      }
+    }
+    await sleep(250);
+  }
+}
+
+/** A connection to a claimed slot's server, started if it is not running. */
+async function slotServer(base: string, python: string, config: Record<string, unknown>): Promise<Connection> {
+  const [socketPath, pidFile, logFile, errorFile] = ['sock', 'pid', 'log', 'error'].map((ext) => `${base}.${ext}`) as [string, string, string, string];
+  const deadline = Date.now() + SERVER_START_TIMEOUT_MS;
+  for (;;) {
+    const connection = await connect(socketPath);
+    if (connection !== undefined) return connection;
+    if (Date.now() > deadline) throw new Error(`no Hudi harness came up at ${socketPath}; log ${logFile}:\n${tailOf(logFile)}`);
+    const pid = readPid(pidFile);
+    if (pid === 0 || !processAlive(pid)) {
+      // None running (or one that went idle, or could not start Spark: its error is the answer).
+      if (pid !== 0 && existsSync(errorFile)) {
+        const answer = JSON.parse(readFileSync(errorFile, 'utf8')) as Answer;
+        rmSync(errorFile, { force: true });
+        rmSync(pidFile, { force: true });
+        throw startError(answer, logFile);
+      }
+      rmSync(errorFile, { force: true });
+      const workDir = mkdtempSync(`${base}-`);
+      mkdirSync(join(workDir, 'spark-local'), { recursive: true });
+      const child = spawnServer(python, { ...config, workDir, socket: socketPath, idleSeconds: SHARED_IDLE_SECONDS, errorFile }, logFile, true);
+      writeFileSync(pidFile, String(child.pid));
+      child.unref();
+    }
+    await sleep(250);
+  }
+}
+
+/**
+ * A harness (a SparkSession of its own on a JVM with Hudi); close it in an `after` hook. Under infra/run-tests.mjs
+ * (HUDI_HARNESS_DIR set) the JVM is a server shared by every test file asking for the same options, so Spark starts
+ * and warms up once per phase; otherwise the file gets a server of its own, stopped when it closes.
+ */
 export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarness> {
   const toolchain = hudiToolchain();
-  const workDir = tempDir('hudi-harness-');
-  mkdirSync(join(workDir, 'spark-local'), { recursive: true });
   const jars = [
     toolchain.jars[BUNDLE_ROLE[options.hudiVersion ?? '0.15.0']]!,
     ...(options.s3 ? [toolchain.jars['hadoop-aws']!, toolchain.jars['aws-java-sdk-bundle']!] : []),
@@ -224,49 +402,56 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
   const config = {
     jars,
     timezone: options.timezone ?? 'UTC',
-    workDir,
     s3: options.s3 ? s3Config() : null,
     conf: options.conf ?? {},
   };
-  const logFile = join(workDir, 'spark.log');
-  const log = createWriteStream(logFile);
-  const child: ChildProcess = spawn(toolchain.python, [HARNESS], {
-    cwd: workDir,
-    env: { ...process.env, HUDI_HARNESS_CONFIG: JSON.stringify(config), PYSPARK_PYTHON: toolchain.python, SPARK_LOCAL_IP: '127.0.0.1' },
-    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-  });
-  child.stdout!.pipe(log, { end: false });
-  child.stderr!.pipe(log, { end: false });
-  const answers = createInterface({ input: child.stdio[3] as Readable });
+  const sharedDir = process.env['HUDI_HARNESS_DIR'];
+  let connection: Connection;
+  let logFile: string;
+  let release = (): void => undefined;
+  let own: ChildProcess | undefined;
+  if (sharedDir !== undefined && sharedDir !== '') {
+    ({ connection, logFile, release } = await connectShared(sharedDir, toolchain.python, config));
+  } else {
+    const workDir = tempDir('hudi-harness-');
+    mkdirSync(join(workDir, 'spark-local'), { recursive: true });
+    logFile = join(workDir, 'spark.log');
+    const socketPath = join(workDir, 'harness.sock');
+    const errorFile = join(workDir, 'error.json');
+    const child = spawnServer(toolchain.python, { ...config, workDir, socket: socketPath, idleSeconds: 0, errorFile }, logFile, false);
+    own = child;
+    let connected: Connection | undefined;
+    while (connected === undefined) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        if (existsSync(errorFile)) throw startError(JSON.parse(readFileSync(errorFile, 'utf8')) as Answer, logFile);
+        throw new Error(`the Hudi harness exited (${child.signalCode ?? `code ${child.exitCode}`}); its log ${logFile} ends:\n${tailOf(logFile)}`);
+      }
+      connected = await connect(socketPath);
+      if (connected === undefined) await sleep(250);
+    }
+    connection = connected;
+  }
+
+  const { socket, ready } = connection;
   const waiting = new Map<number, { resolve: (answer: Answer) => void; reject: (error: Error) => void }>();
   let exited: Error | undefined;
-  const tail = (): string => {
-    try {
-      return readFileSync(logFile, 'utf8')
-        .split('\n')
-        .filter((line) => !/^\s+at /.test(line))
-        .slice(-15)
-        .join('\n');
-    } catch {
-      return '';
-    }
-  };
-  answers.on('line', (line) => {
+  connection.lines.on('line', (line) => {
     const answer = JSON.parse(line) as Answer;
     const pending = waiting.get(answer.id);
     waiting.delete(answer.id);
     pending?.resolve(answer);
   });
-  child.once('exit', (code, signal) => {
-    exited = new Error(`the Hudi harness exited (${signal ?? `code ${code}`}); its log ${logFile} ends:\n${tail()}`);
+  socket.on('error', () => undefined);
+  socket.once('close', () => {
+    exited = new Error(`the Hudi harness closed the connection (it exited?); its log ${logFile} ends:\n${tailOf(logFile)}`);
     for (const pending of waiting.values()) pending.reject(exited);
     waiting.clear();
   });
-
-  const ready = await new Promise<Answer>((resolve, reject) => {
-    waiting.set(0, { resolve, reject });
-  });
-  if (!ready.ok) throw new Error(`the Hudi harness could not start Spark: ${ready.error?.message}\n${ready.error?.detail ?? ''}\nlog ${logFile}:\n${tail()}`);
+  if (!ready.ok) {
+    socket.end();
+    release();
+    throw startError(ready, logFile);
+  }
 
   let nextId = 1;
   const call = async <T>(op: string, request: Record<string, unknown>): Promise<T> => {
@@ -274,7 +459,7 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
     const id = nextId++;
     const answer = await new Promise<Answer>((resolve, reject) => {
       waiting.set(id, { resolve, reject });
-      (child.stdin as Writable).write(`${JSON.stringify({ id, op, ...request })}\n`);
+      socket.write(`${JSON.stringify({ id, op, ...request })}\n`);
     });
     if (!answer.ok) throw new HudiHarnessError(op, answer.error?.type ?? 'unknown', answer.error?.message ?? 'failed', answer.error?.detail ?? '');
     return answer.result as T;
@@ -301,14 +486,20 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
     jvmStatic: (className, method, args) => call<unknown>('jvm_static', { class: className, method, args }),
     jvmEval: (expression) => call<unknown>('jvm_eval', { expression }),
     close: async () => {
-      if (exited !== undefined) return;
-      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      await call('shutdown', {}).catch(() => undefined);
-      child.stdin!.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await gone;
-      clearTimeout(timer);
-      log.end();
+      if (exited === undefined) {
+        const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+        await call('shutdown', {}).catch(() => undefined);
+        socket.end();
+        await closed;
+      }
+      release();
+      // A server of our own exits once its only client has gone; a shared one stays for the phase's next file.
+      if (own !== undefined && own.exitCode === null && own.signalCode === null) {
+        const gone = new Promise<void>((resolve) => own.once('exit', () => resolve()));
+        const timer = setTimeout(() => own.kill('SIGKILL'), 20_000);
+        await gone;
+        clearTimeout(timer);
+      }
     },
   };
 }

@@ -2,12 +2,18 @@
 Real Apache Hudi for the TypeScript tests: one SparkSession (Hudi 0.15's Spark bundle on Spark 3.5.1, local[2])
 behind a JSON-lines protocol, plus reads by hudi-rs (PyPI `hudi`), a second, listing-based reader.
 
-Started by test/helpers/hudi.ts with the toolchain's Python (infra/hudi-toolchain.mjs installs it). Requests arrive
-one per line on stdin; each answer is one line on file descriptor 3, so whatever Spark or the JVM print on
-stdout/stderr never mixes with the protocol.
+Started by test/helpers/hudi.ts with the toolchain's Python (infra/hudi-toolchain.mjs installs it) as a server on a
+Unix socket, serving its clients one after another: each connection is one client (a HudiHarness of a test file)
+with a SparkSession of its own (SparkSession.newSession(): its own SQL conf and `SET`s), and the catalog tables and
+databases it created are dropped from the catalog (not from storage) when it leaves, so the next client's
+`CREATE TABLE ours` finds no earlier `ours`. Starting Spark and warming up Hudi's code paths is most of a small test
+file's time, so one server serves many files of a test phase (infra/run-tests.mjs) instead of one JVM per file.
+Requests arrive one per line; each answer is one line. Whatever Spark or the JVM print goes to stdout/stderr (the
+server's log), never into the protocol.
 
 Request:  {"id": 1, "op": "write", ...}
 Answer:   {"id": 1, "ok": true, "result": ...} or {"id": 1, "ok": false, "error": {"type", "message", "detail"}}
+On connecting, the client first gets {"id": 0, "ok": true, "result": <ping>}.
 
 Values cross in the project's canonical JSON (lib/engine/row-format.ts): decimals as exact strings with every scale
 digit, timestamps as UTC ISO-8601 with milliseconds (microseconds when not zero), dates as YYYY-MM-DD, binary as
@@ -15,7 +21,10 @@ base64, 64-bit integers beyond 2^53 as strings, floats as the shortest decimal o
 strings, maps as objects keyed by the key's string form, structs as objects.
 
 Configuration comes from the environment the client sets:
-  HUDI_HARNESS_CONFIG  JSON: {"jars": [...], "timezone": "UTC", "workDir": "...", "s3": {...} | null, "conf": {...}}
+  HUDI_HARNESS_CONFIG  JSON: {"jars": [...], "timezone": "UTC", "workDir": "...", "s3": {...} | null, "conf": {...},
+                       "socket": "<path>", "idleSeconds": N, "errorFile": "<path>" | null}
+  The server exits when it has had no client for idleSeconds (0: as soon as its first client has gone); if Spark
+  cannot start, it writes the error (an answer's JSON) to errorFile and exits.
 """
 import base64
 import datetime as dt
@@ -23,8 +32,11 @@ import decimal
 import json
 import math
 import os
+import signal
+import socket
 import struct
 import sys
+import threading
 import time
 import traceback
 
@@ -242,9 +254,11 @@ def rows_of(df, include_meta=True):
 
 
 class Harness:
-    def __init__(self, config):
+    """One client's SparkSession: a new session of the server's SparkContext (its own SQL conf and `SET`s)."""
+
+    def __init__(self, config, spark):
         self.config = config
-        self.spark = make_spark(config)
+        self.spark = spark.newSession()
 
     # -- operations ------------------------------------------------------------------------------------------
 
@@ -522,34 +536,141 @@ def _describe(error):
     return {"type": type(error).__name__, "message": str(error).split("\n")[0], "detail": traceback.format_exc(limit=3)}
 
 
+def _answer(harness, request):
+    handler = getattr(harness, f"op_{request.get('op')}", None)
+    try:
+        # This client's session is the JVM thread's active one (SparkSession.active is what Hudi's procedures use),
+        # whatever session another client's request last made active.
+        harness.spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(harness.spark._jsparkSession)
+        if handler is None:
+            raise ValueError(f"unknown harness operation {request.get('op')!r}")
+        started = time.time()
+        result = handler(request)
+        return {"id": request.get("id"), "ok": True, "result": result, "seconds": round(time.time() - started, 3)}
+    except Exception as error:  # noqa: BLE001 - every failure goes back to the test as data
+        return {"id": request.get("id"), "ok": False, "error": _describe(error)}
+
+
+class Server:
+    def __init__(self, config):
+        self.config = config
+        self.spark = make_spark(config)
+        self.lock = threading.Lock()
+        self.clients = 0
+        self.served = 0
+        self.idle_since = time.monotonic()
+
+    def catalog_names(self):
+        """The catalog's databases and tables, as (database, table) pairs (table None for the database itself)."""
+        catalog = self.spark._jsparkSession.sessionState().catalog().externalCatalog()
+        as_list = self.spark._jvm.scala.collection.JavaConverters.seqAsJavaList
+        names = set()
+        for database in as_list(catalog.listDatabases()):
+            names.add((database, None))
+            for table in as_list(catalog.listTables(database)):
+                names.add((database, table))
+        return names
+
+    def forget_tables(self, before):
+        """Drop what a client added to the shared catalog: entries only, a table's files stay where they are."""
+        catalog = self.spark._jsparkSession.sessionState().catalog().externalCatalog()
+        added = self.catalog_names() - before
+        for database, table in added:
+            if table is not None and (database, None) in before:
+                catalog.dropTable(database, table, True, False)
+        for database, table in added:
+            if table is None:
+                catalog.dropDatabase(database, True, True)
+
+    def client(self, connection, number):
+        """One client's requests, in order, on its own thread (py4j pins it to a JVM thread of its own)."""
+        with connection, connection.makefile("r", encoding="utf-8") as requests, \
+                connection.makefile("w", encoding="utf-8") as out:
+
+            def send(answer):
+                out.write(json.dumps(answer) + "\n")
+                out.flush()
+
+            before = None
+            try:
+                try:
+                    before = self.catalog_names()
+                    harness = Harness(self.config, self.spark)
+                    send({"id": 0, "ok": True, "result": harness.op_ping({})})
+                except Exception as error:  # noqa: BLE001 - reported to the client, which fails the test with it
+                    send({"id": 0, "ok": False, "error": _describe(error)})
+                    return
+                for line in requests:
+                    if not line.strip():
+                        continue
+                    request = json.loads(line)
+                    if request.get("op") == "shutdown":
+                        send({"id": request.get("id"), "ok": True, "result": None})
+                        break
+                    send(_answer(harness, request))
+            except OSError:
+                pass  # the client went away (its test process ended): its session goes with it
+            finally:
+                try:
+                    if before is not None:
+                        self.forget_tables(before)
+                except Exception:  # noqa: BLE001 - logged; the next client's CREATE TABLE names the leftover
+                    traceback.print_exc()
+                with self.lock:
+                    self.clients -= 1
+                    self.idle_since = time.monotonic()
+
+    def serve(self, path):
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # Bound under a temporary name and renamed: the socket's path appears only once it accepts connections.
+        pending = f"{path}.{os.getpid()}"
+        listener.bind(pending)
+        listener.listen(64)
+        os.rename(pending, path)
+        listener.settimeout(0.5)
+        idle_seconds = float(self.config.get("idleSeconds", 0))
+        try:
+            while True:
+                try:
+                    connection, _ = listener.accept()
+                except socket.timeout:
+                    with self.lock:
+                        idle = self.clients == 0 and time.monotonic() - self.idle_since >= idle_seconds
+                        if idle and (idle_seconds > 0 or self.served > 0):
+                            break
+                    continue
+                connection.settimeout(None)
+                with self.lock:
+                    self.clients += 1
+                    self.served += 1
+                    number = self.served
+                threading.Thread(target=self.client, args=(connection, number), daemon=True).start()
+        finally:
+            # Gone from the path first, so a client arriving now starts a new server rather than waiting on this one.
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            listener.close()
+
+
 def serve():
     config = json.loads(os.environ["HUDI_HARNESS_CONFIG"])
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    out = os.fdopen(3, "w", buffering=1, encoding="utf-8")
+    # SIGTERM (the test runner ending its phase) stops Spark through the finally below, not mid-write to the log.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        harness = Harness(config)
-    except Exception as error:  # noqa: BLE001 - reported to the client, which fails the test with it
-        out.write(json.dumps({"id": 0, "ok": False, "error": _describe(error)}) + "\n")
-        return
-    out.write(json.dumps({"id": 0, "ok": True, "result": harness.op_ping({})}) + "\n")
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        if request.get("op") == "shutdown":
-            out.write(json.dumps({"id": request.get("id"), "ok": True, "result": None}) + "\n")
-            break
-        handler = getattr(harness, f"op_{request.get('op')}", None)
-        try:
-            if handler is None:
-                raise ValueError(f"unknown harness operation {request.get('op')!r}")
-            started = time.time()
-            result = handler(request)
-            answer = {"id": request.get("id"), "ok": True, "result": result, "seconds": round(time.time() - started, 3)}
-        except Exception as error:  # noqa: BLE001 - every failure goes back to the test as data
-            answer = {"id": request.get("id"), "ok": False, "error": _describe(error)}
-        out.write(json.dumps(answer) + "\n")
-    harness.spark.stop()
+        server = Server(config)
+    except Exception as error:  # noqa: BLE001 - written for the clients, which fail their tests with it
+        if config.get("errorFile"):
+            with open(config["errorFile"], "w", encoding="utf-8") as out:
+                out.write(json.dumps({"id": 0, "ok": False, "error": _describe(error)}) + "\n")
+        traceback.print_exc()
+        sys.exit(1)
+    try:
+        server.serve(config["socket"])
+    finally:
+        server.spark.stop()
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ import { writeBatch } from '../../lib/writer/write-client.js';
 import { CrashLock, CrashPoint, CrashStorage, ProcessCrash } from '../helpers/crash-storage.js';
 import { startHudi, type HudiHarness } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
+import { LOAD_SCALE } from '../helpers/load.js';
 
 const PROPS = new Map([
   ['hoodie.table.name', 'crashes'],
@@ -68,7 +69,7 @@ const crashPoints: Record<string, number> = {};
 const completeRuns: Record<string, string[]> = {};
 
 function lockFor(dir: string): StorageLockProvider {
-  return new StorageLockProvider(new LocalStorage(`${dir}.lock`), { leaseMs: 1500, pollMs: 20, waitMs: 30_000 });
+  return new StorageLockProvider(new LocalStorage(`${dir}.lock`), { leaseMs: 1500 * LOAD_SCALE, pollMs: 20, waitMs: 30_000 * LOAD_SCALE });
 }
 
 async function ourRows(dir: string): Promise<string[]> {
