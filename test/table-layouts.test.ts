@@ -3,7 +3,7 @@
  * would break them, and the others still run: the refusals' error type, and the table's files unchanged after each.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { cleanConfigFromProperties } from '../lib/cleaning/config.js';
@@ -35,25 +35,13 @@ import {
 } from '../lib/table-layouts.js';
 import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
 import { tempDir } from './helpers/fixtures.js';
+import { tableFiles } from './helpers/paths.js';
 import { createSmallFilesTable } from './helpers/small-files-table.js';
 
 const config = (properties: Record<string, string> = {}): ClusteringConfig => resolveClusteringConfig({ event: properties }).config;
 const BUCKET_PROPS = new Map([['hoodie.index.type', 'BUCKET']]);
 /** The file id Hudi's simple bucket index gives bucket `n` (BucketIdentifier.newBucketFileIdPrefix, then `-0`). */
 const bucketFileId = (n: number, salt: number) => `${String(n).padStart(8, '0')}-1c2d-4e5f-a6b7-${String(salt).padStart(12, '0')}-0`;
-
-/**
- * Every file of the table (data, timeline, everything under .hoodie) with its size: nothing written means equal. The
- * storage lock's lease object is left out: taking and releasing the lock is not a change to the table.
- */
-function tableFiles(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name))
-    .filter((path) => !path.includes('/.hoodie/.serverless-lock/'))
-    .map((path) => `${path.slice(dir.length)} ${statSync(path).size}`)
-    .sort();
-}
 
 /** A copy-on-write table of 3 commits over 2 partitions; bucket file ids when `buckets` (one bucket per commit). */
 async function smallTable(options: { buckets?: boolean; cdc?: boolean } = {}) {

@@ -1,7 +1,7 @@
 /**
  * The repository root and temp folders for tests (removed when the test process exits).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,4 +18,17 @@ export function tempDir(prefix = 'hudi-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   tempDirs.push(dir);
   return dir;
+}
+
+/**
+ * Every file under a table folder with its size, sorted: compared before and after a refused operation to show that
+ * nothing was written (the storage lock's own lease files left out).
+ */
+export function tableFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .filter((path) => !path.includes('/.hoodie/.serverless-lock/'))
+    .map((path) => `${path.slice(dir.length)} ${statSync(path).size}`)
+    .sort();
 }

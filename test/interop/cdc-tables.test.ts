@@ -8,7 +8,6 @@
  * One Spark session for the file; each table takes two Spark writes before our services and one after.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runClean } from '../../lib/cleaning/clean.js';
@@ -29,7 +28,7 @@ import { UnsupportedLayoutError } from '../../lib/table-layouts.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { writeJsonLines } from '../../lib/generate.js';
 import { canonicalRows, mergeOnReadWriteOptions, startHudi, type HudiHarness } from '../helpers/hudi.js';
-import { tempDir } from '../helpers/paths.js';
+import { tableFiles, tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, dt STRING';
 const row = (id: number, ts: number) => ({ id, name: `n${id}-${ts}`, ts, dt: id % 2 === 0 ? 'a' : 'b' });
@@ -53,16 +52,6 @@ function options(table: string, type: 'COPY_ON_WRITE' | 'MERGE_ON_READ', operati
     // Each write's inserts become new file groups: small files for our clustering to merge.
     'hoodie.parquet.small.file.limit': '0',
   };
-}
-
-/** Every data and timeline file with its size (the storage lock's lease left out: it is not table content). */
-function tableFiles(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name))
-    .filter((path) => !path.includes('/.hoodie/.serverless-lock/'))
-    .map((path) => `${path.slice(dir.length)} ${statSync(path).size}`)
-    .sort();
 }
 
 let hudi: HudiHarness;
