@@ -478,24 +478,30 @@ describe('ingest: claims (lib/ingest/idempotency.ts)', () => {
   });
 });
 
+/** A new table on S3 and a builder of ingest requests for objects landed beside it. */
+async function landedObjects(tableName: string) {
+  const client = s3ClientFromEnv();
+  const bucket = await testBucket();
+  const tablePath = await s3TablePath(tableName);
+  const landing = `landing-${randomUUID().slice(0, 8)}/in`;
+  const request = async (name: string, records: readonly unknown[]) => {
+    const key = `${landing}/${name}`;
+    const etag = (await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: jsonLines(records) }))).ETag!;
+    return {
+      source: s3LandingBucket(bucket, client),
+      key,
+      etag,
+      table: openStorage(tablePath),
+      tableProperties: new Map(Object.entries(PROPS).map(([k, v]) => [k, String(v)])),
+      errorPrefix: 'errors/',
+    };
+  };
+  return { bucket, tablePath, request };
+}
+
 describe("ingest: a table with Hudi's metadata table it cannot keep", () => {
   it('is refused before the object is claimed or downloaded, naming the partition being built; nothing is written', async () => {
-    const client = s3ClientFromEnv();
-    const bucket = await testBucket();
-    const tablePath = await s3TablePath('ingest-mdt');
-    const landing = `landing-${randomUUID().slice(0, 8)}/in`;
-    const request = async (name: string, records: readonly unknown[]) => {
-      const key = `${landing}/${name}`;
-      const etag = (await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: jsonLines(records) }))).ETag!;
-      return {
-        source: s3LandingBucket(bucket, client),
-        key,
-        etag,
-        table: openStorage(tablePath),
-        tableProperties: new Map(Object.entries(PROPS).map(([k, v]) => [k, String(v)])),
-        errorPrefix: 'errors/',
-      };
-    };
+    const { bucket, tablePath, request } = await landedObjects('ingest-mdt');
     assert.equal((await ingestObject(await request('first.jsonl', [user(1, 'Alice')]))).outcome, 'ingested');
     const table = openStorage(tablePath);
     const properties = Buffer.from(await table.get('.hoodie/hoodie.properties')).toString('utf8');
@@ -518,22 +524,7 @@ describe("ingest: a table with Hudi's metadata table it cannot keep", () => {
 
 describe('ingest: a CDC table', () => {
   it('is refused before the object is claimed or downloaded, naming CDC; nothing is written', async () => {
-    const client = s3ClientFromEnv();
-    const bucket = await testBucket();
-    const tablePath = await s3TablePath('ingest-cdc');
-    const landing = `landing-${randomUUID().slice(0, 8)}/in`;
-    const request = async (name: string, records: readonly unknown[]) => {
-      const key = `${landing}/${name}`;
-      const etag = (await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: jsonLines(records) }))).ETag!;
-      return {
-        source: s3LandingBucket(bucket, client),
-        key,
-        etag,
-        table: openStorage(tablePath),
-        tableProperties: new Map(Object.entries(PROPS).map(([k, v]) => [k, String(v)])),
-        errorPrefix: 'errors/',
-      };
-    };
+    const { bucket, tablePath, request } = await landedObjects('ingest-cdc');
     assert.equal((await ingestObject(await request('first.jsonl', [user(1, 'Alice')]))).outcome, 'ingested');
     const table = openStorage(tablePath);
     const properties = Buffer.from(await table.get('.hoodie/hoodie.properties')).toString('utf8');
