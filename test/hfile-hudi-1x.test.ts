@@ -1,7 +1,7 @@
 /**
  * HFiles that Hudi 1.0.2 and 1.1.1 wrote into the metadata table of a version 6 table (Spark 3.5,
  * hoodie.write.table.version=6, column stats on, compacted after every commit): a `files` base file, a
- * `column_stats` base file and a `files` log file whose HFile data block holds a deltacommit's records.
+ * `column_stats` base file and a `files` log file (`files.log.1`) whose HFile data block holds a deltacommit's records.
  * test/fixtures/hfile-1x/README.md says how they were made.
  *
  * Hudi 1.0 writes HFiles with HBase's writer, as 0.x does. Hudi 1.1 writes them with its own writer, whose data
@@ -74,12 +74,12 @@ describe("HFiles of Hudi 1.x's metadata table", () => {
     });
 
     it(`${version}: a deltacommit's HFile data block in a files log file`, () => {
-      const bytes = bytesOf(version, 'files.log');
-      const blocks = [...iterateLogBlocks(bytes, `${version}/files.log`)].filter((block) => block.type === 'HFILE_DATA_BLOCK');
+      const bytes = bytesOf(version, 'files.log.1');
+      const blocks = [...iterateLogBlocks(bytes, `${version}/files.log.1`)].filter((block) => block.type === 'HFILE_DATA_BLOCK');
       assert.equal(blocks.length, 1);
       const block = blocks[0]!;
       assert.ok(block.type === 'HFILE_DATA_BLOCK');
-      assertFilesPartition(recordsOf(block.content, `${version}/files.log`), `${version} log block`);
+      assertFilesPartition(recordsOf(block.content, `${version}/files.log.1`), `${version} log block`);
     });
   }
 
