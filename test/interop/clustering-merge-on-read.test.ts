@@ -254,7 +254,7 @@ describe('clustering merge-on-read tables: ours and Hudi 0.15 agree', { timeout:
     await validate(t, path, 'after our z-order clustering');
   });
 
-  it('the state machine clusters a copy on S3 the same way, and skips the clean and archive it does not do on merge-on-read tables', async (t) => {
+  it('the state machine clusters a copy on S3 the same way, then runs the clean and archive of merge-on-read tables', async (t) => {
     process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
     process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
     const functionsDir = ensureBundles();
@@ -271,9 +271,10 @@ describe('clustering merge-on-read tables: ours and Hudi 0.15 agree', { timeout:
       const output = execution.output as TableServicesOutput;
       assert.equal(output.clustering?.status, 'COMMITTED', JSON.stringify(output.clustering));
       assert.equal(output.clustering?.replacedFileGroups, 4);
-      assert.equal(output.clean?.status, 'SKIPPED');
-      assert.match(String((output.clean as { reason?: string } | undefined)?.reason), /merge-on-read/);
-      assert.equal(output.archive?.status, 'SKIPPED');
+      // A copy just clustered has nothing the cleaner may delete yet (the replaced slices are within retention), and
+      // too few commits to archive: both steps run on merge-on-read tables and say so.
+      assert.equal(output.clean?.status, 'NOTHING_TO_CLEAN', JSON.stringify(output.clean));
+      assert.equal(output.archive?.status, 'NOTHING_TO_ARCHIVE', JSON.stringify(output.archive));
       const local = join(tempDir('mor-cluster-sls-'), 'table');
       await downloadTable(storage, local);
       assert.deepEqual(withoutFileName(await spark(hudi, local)), withoutFileName(snapshotBefore));
