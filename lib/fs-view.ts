@@ -50,10 +50,8 @@ export function fileGroupKey(partitionPath: string, fileId: string): string {
 
 /** The base-file formats Hudi names files for: data tables' Parquet, the metadata table's HFile. */
 export type BaseFileExtension = 'parquet' | 'hfile';
-const BASE_FILE: Record<BaseFileExtension, RegExp> = {
-  parquet: new RegExp(`^([^_]+)_([^_]+)_(${INSTANT_TIME_PATTERN})\\.parquet$`),
-  hfile: new RegExp(`^([^_]+)_([^_]+)_(${INSTANT_TIME_PATTERN})\\.hfile$`),
-};
+const baseFilePattern = (extension: BaseFileExtension) => new RegExp(`^([^_]+)_([^_]+)_(${INSTANT_TIME_PATTERN})\\.${extension}$`);
+const BASE_FILE: Record<BaseFileExtension, RegExp> = { parquet: baseFilePattern('parquet'), hfile: baseFilePattern('hfile') };
 
 /**
  * Parse `<fileId>_<writeToken>_<instantTime>.<extension>` (FSUtils.getFileId / getCommitTime split on `_`);

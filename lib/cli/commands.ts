@@ -257,7 +257,9 @@ const metadata: Command = {
       return report.ok ? 0 : 1;
     }
     const props = values.props ? await readPropsFile(values.props) : new Map<string, string>();
-    const dropped = await withTableLock(table, lockProviderFor(props, table.config.name, table.storage), (current) => dropMetadataTable(current.storage));
+    const dropped = await withTableLock(table, lockProviderFor(props, table.config.name, table.storage), (current) =>
+      dropMetadataTable(current.storage, current.config),
+    );
     out(JSON.stringify({ dropped }));
     return 0;
   },

@@ -14,7 +14,9 @@ import { joinPartitionPath, parseBaseFileName } from '../fs-view.js';
 import { listPartitions } from '../table.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import { loadTimeline } from '../timeline/timeline.js';
-import { deleteMetadataTable } from './disable.js';
+import type { TableConfig } from '../table-config.js';
+import { applyMetadataTableWriteConfig } from './disable.js';
+import { METADATA_ENABLE } from './keys.js';
 import { MetadataTable } from './metadata-table.js';
 
 /** A log file of a superseded slice holding blocks written after the slice that replaced it began. */
@@ -97,13 +99,10 @@ async function blockInstantsAfter(storage: Storage, log: LogFile, latest: string
 }
 
 /**
- * Drop the metadata table (call under the table lock): what `hoodie.metadata.enable=false` on a Hudi write does.
- * Returns whether there was one to drop.
+ * Drop the metadata table (call under the table lock): what `hoodie.metadata.enable=false` on a Hudi write does,
+ * through the same path a write with that key takes. Returns whether there was one to drop.
  */
-export async function dropMetadataTable(storage: Storage): Promise<boolean> {
-  const table = await MetadataTable.open(storage);
-  const listing = await storage.listDir('.hoodie/metadata');
-  if (table === undefined && listing.files.length === 0 && listing.dirs.length === 0) return false;
-  await deleteMetadataTable(storage);
-  return true;
+export async function dropMetadataTable(storage: Storage, config: TableConfig): Promise<boolean> {
+  const report = await applyMetadataTableWriteConfig(storage, config, new Map([[METADATA_ENABLE.key, 'false']]));
+  return report.deletedMetadataTable;
 }
