@@ -1,12 +1,9 @@
 /**
- * Executing one clustering group — the unit one Lambda runs — as Hudi's SparkSortAndSizeExecutionStrategy does for a
- * HoodieClusteringGroup: read the group's base files, order the rows (input order, linear sort, or a z-order /
- * hilbert curve built exactly as lib/layout/curves.ts does), and write numOutputFileGroups new file groups of
- * near-equal row counts, keeping the records' meta columns except `_hoodie_file_name`.
- *
- * Retries are safe by construction: output names are derived from (instant, group, output index), so running a
- * group again overwrites the same objects with the same rows and nothing becomes visible twice. A group is done
- * when its result object (instant.ts writeGroupResult) exists; it is written after every output is uploaded.
+ * Executing one clustering group, the unit one Lambda runs, as Hudi's SparkSortAndSizeExecutionStrategy does: read the
+ * group's base files, order the rows (input order, linear sort, or a z-order / hilbert curve as lib/layout/curves.ts
+ * builds it), write numOutputFileGroups file groups of near-equal row counts, keeping meta columns but
+ * `_hoodie_file_name`. Retries are safe: output names derive from (instant, group, output), so a rerun overwrites the
+ * same objects; a group is done when its result (instant.ts) exists, written after every output is uploaded.
  *
  * Why one long file: one group's run is one sequence (stage, order, write, footers, stats, upload, result) whose steps
  * hand each other local files and a DuckDB connection; the algorithms are in lib/engine/ and lib/layout/.

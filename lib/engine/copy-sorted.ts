@@ -1,16 +1,12 @@
 /**
  * copySorted: sort Parquet inputs once and write rank ranges of the sorted rows to output files, with the inputs'
- * Parquet types (casts where DuckDB has a type that writes them, type repair where it has none) and Hudi's footer.
+ * Parquet types (casts, or type repair) and Hudi's footer. Several outputs: one ordered COPY, then each output cut from
+ * it by copying row groups byte for byte (only the row group a boundary falls in is rewritten). Where that cannot be
+ * done (binary copy refuses the schema, the COPY runs out of memory, outputs of fewer than four row groups), a temp
+ * table whose rowid is the rank and one COPY per rank range; the reason is in the result.
  *
- * Several outputs: the rows are written by one ordered COPY (the one DuckDB alone would run), then each output is
- * cut from that file by copying its row groups byte for byte; only the row group an output boundary falls in is
- * rewritten by DuckDB, and the keys of every output come from one scan. Where that cannot be done (binary copy
- * refuses the schema, the ordered COPY runs out of memory, outputs of fewer than four row groups) the rows are
- * sorted once into a temp table whose rowid is the rank and each output is one COPY of a rank range; the reason is
- * in the result. An output holding every row is sorted and written by a single COPY.
- *
- * Why one long file: the split path and its fallbacks are one algorithm over the same sorted rows, ranks and
- * output checks; apart, each half would need the other's internals.
+ * Why one long file: the split path and its fallbacks are one algorithm over the same sorted rows, ranks and output
+ * checks; apart, each half would need the other's internals.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, rename, rm } from 'node:fs/promises';

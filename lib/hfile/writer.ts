@@ -1,15 +1,11 @@
 /**
- * Writing an HFile v3 as HBase 2's `HFileWriterImpl` does for Hudi (`HFile.getWriterFactory` with an
- * `HFileContext` of block size, compression and `HoodieHBaseKVComparator`; no tags, MVCC version 0, no data
- * block encoding):
- *
- *   data blocks | meta blocks (by name) | root data index | meta index | file info | trailer
- *
- * A data block is closed before a cell once it holds `blockSize` bytes of cells, except between cells of the
- * same row (HBase never splits equal keys across blocks). Every block is compressed with the file's codec
- * and followed by CRC32C checksums per 16 KiB. Index keys are each block's real first key (HBase shortens
- * them to a "midpoint" key; both are valid, and Hudi's own 1.x writer uses the first key too). The index is
- * always single-level, the only kind Hudi 0.15's reader handles.
+ * Writing an HFile v3 as HBase 2's `HFileWriterImpl` does for Hudi (block size, compression and
+ * `HoodieHBaseKVComparator`; no tags, MVCC version 0, no data block encoding):
+ * `data blocks | meta blocks (by name) | root data index | meta index | file info | trailer`.
+ * A data block closes before a cell once it holds `blockSize` bytes, except between cells of one row (HBase never
+ * splits equal keys). Blocks are compressed and followed by CRC32C checksums per 16 KiB. Index keys are each block's
+ * real first key (HBase shortens them to a "midpoint"; both are valid, Hudi's 1.x writer uses the first key too); the
+ * index is always single-level, the only kind Hudi 0.15's reader handles.
  */
 
 import { type BlockType, type SupportedCompression, serializeBlock } from './block.js';

@@ -1,20 +1,12 @@
 /**
- * Space-curve sort keys for clustering with `hoodie.layout.optimize.strategy` = z-order | hilbert,
- * byte-for-byte as Hudi's Spark path builds them:
+ * Space-curve sort keys for clustering with `hoodie.layout.optimize.strategy` = z-order | hilbert, byte-for-byte as
+ * Hudi's Spark path builds them: BinaryUtil (hudi-common: 8-byte mappings, bit interleaving), SpaceCurveSortingHelper
+ * (`curve.build.method = direct`) and RangeSampleSort / RangeSample (`sample`: values ranked among sampled bounds).
+ * Keys sort as unsigned bytes (ByteArraySorting). Java semantics to keep in mind: longs wrap at 64 bits,
+ * `String.getBytes(UTF_8)` writes '?' for a lone surrogate, `Double.doubleToLongBits` canonicalises NaN.
  *
- * - BinaryUtil (hudi-common): the per-value 8-byte mappings and bit interleaving;
- * - SpaceCurveSortingHelper (hudi-spark-client): `curve.build.method = direct` — each sort column
- *   mapped to 8 bytes (Z-order) or to a long (Hilbert), nulls replaced per type;
- * - RangeSampleSort / RangeSample (hudi-spark-client): `curve.build.method = sample` — values replaced
- *   by their rank among sampled range bounds before building the curve.
- *
- * Keys sort as unsigned bytes (Hudi's ByteArraySorting). Java semantics worth knowing when reading:
- * longs wrap at 64 bits, `String.getBytes(UTF_8)` writes '?' for a lone surrogate, `Double.doubleToLongBits`
- * canonicalises NaN.
- *
- * Why one long file: the three parts (BinaryUtil's byte mappings, the DIRECT mapping, the SAMPLE build method) share
- * module-private scratch buffers that stand in for Java longs so the per-row loops allocate nothing; splitting them
- * would export that mutable state. Each part starts at a `// ---` banner.
+ * Why one long file: the three parts share module-private scratch buffers that stand in for Java longs so the per-row
+ * loops allocate nothing; splitting them would export that mutable state. Each part starts at a `// ---` banner.
  */
 import { HilbertIndexer } from './hilbert.js';
 

@@ -1,14 +1,9 @@
 /**
  * Binary copy: new Parquet files made of the row groups of existing ones, byte for byte, as Hudi 1.1's
- * SparkBinaryCopyClusteringExecutionStrategy does (HoodieParquetBinaryCopyBase). The pages are copied without being
- * decoded; only the footer is rebuilt, with every offset rebased to where the bytes land. One column is re-encoded
- * (Hudi's `_hoodie_file_name`, which must name the new file): its chunks become a one-value dictionary (pages.ts).
- * Parquet's own page indexes and bloom filters move with their chunks (offset indexes rebased).
- *
- * Three steps, so the caller decides and reports: readCopyInput (a file's footer, and whether its pages can be
- * copied at all), planBinaryCopy (whether a set of inputs can be copied into files of one schema, with the reason
- * when not, and how), writeCopiedFile (one output from a run of row groups). planCopyOutputs cuts the row groups into
- * output files of at most a target size, which Hudi's strategy does not (it writes one file per group).
+ * SparkBinaryCopyClusteringExecutionStrategy does (HoodieParquetBinaryCopyBase): pages are not decoded, the footer is
+ * rebuilt with offsets rebased, `_hoodie_file_name` is re-encoded as a one-value dictionary (pages.ts), page indexes and
+ * bloom filters move with their chunks. Steps: readCopyInput, planBinaryCopy (whether and how, or why not),
+ * writeCopiedFile; planCopyOutputs cuts outputs at a target size, which Hudi's strategy does not.
  *
  * Why one long file: the three steps share the footer model they rebuild (offsets, page indexes, bloom filters); the
  * page-level re-encoding is already apart in pages.ts.

@@ -1,16 +1,10 @@
 /**
  * Column chunk statistics straight from a footer (ColumnMetaData.statistics), summed per file and leaf column: what
- * DuckDB's `parquet_metadata` reports as `stats_min_value`/`stats_max_value`, without a query per file. A group of
- * 10,000 small files paid more for that query than for rewriting their rows; the footers are already parsed here.
- *
- * Read as DuckDB reads them:
- * - only `min_value`/`max_value` (fields 6 and 5); the deprecated `min`/`max`, whose order is undefined for
- *   strings, are not used, so a chunk with only those has no known range;
- * - values by the leaf's logical type: integers (signed or not), floats, decimals (INT32, INT64, BYTE_ARRAY and
- *   FIXED_LEN_BYTE_ARRAY), dates, timestamps (any unit, and INT96), booleans, UTF-8 strings (STRING, ENUM, JSON);
- *   other types (binary, UUID, TIME, INTERVAL, FLOAT16) have no range here;
- * - a chunk of nulls only (null_count = num_values) without min/max needs none; any other chunk without them, or
- *   with a NaN bound, leaves the column's range unknown (null), so a reader knows it cannot skip the file.
+ * DuckDB's `parquet_metadata` reports as `stats_min_value`/`stats_max_value`, without a query per file (for a group of
+ * many small files that query cost more than rewriting their rows; the footers are already parsed here). Read as DuckDB
+ * reads them: only `min_value`/`max_value` (the deprecated `min`/`max` have an undefined string order), values by the
+ * leaf's logical type (binary, UUID, TIME, INTERVAL, FLOAT16 have no range here); a chunk without min/max, unless all
+ * null, or with a NaN bound leaves the column's range unknown (null), so a reader knows it cannot skip the file.
  */
 import { signedBigEndian } from './decimal-values.js';
 import { COLUMN_META, chunkMetaData, FILE_METADATA, leafChunkIndexes, ROW_GROUP, STATISTICS } from './metadata-fields.js';

@@ -1,26 +1,13 @@
 /**
- * Copy-on-write writes (HoodieWriteClient for COW tables): bulk_insert, insert, upsert and delete of one batch.
+ * Copy-on-write writes (HoodieWriteClient for COW tables): bulk_insert, insert, upsert and delete of one batch. Every
+ * check that can refuse the input runs before anything is written (a refusal is an InputError and leaves no file).
+ * Timeline as Hudi: `T.commit.requested` (under the lock) → `T.inflight` → data files (each announced by a marker) →
+ * under the lock, the check that T is still inflight and no rollback names it, the conflict check, and `T.commit`.
+ * Record location ("tagging"): the keys of the touched partitions' latest base files are read and joined with the batch:
+ * exact, and the files are local anyway for the merge; the bloom filters we write keep Hudi's bloom index working.
  *
- * Before anything is written, every check that can refuse the input: the table's config (a new table's is held in
- * memory until then), the input's columns and values against the table's schema and types (no value changes on the
- * way in, lib/engine/exact-cast.ts), record keys, partition paths and ordering values (record-checks.ts); a refusal
- * is an InputError and leaves no file behind.
- *
- * Timeline protocol, as Hudi: `T.commit.requested` (under the lock, T strictly greater than every instant) →
- * `T.inflight` (workload profile) → data files (each announced by a marker first) → under the lock, the check that T
- * is still inflight and no rollback names it (Hudi's transitionState requires the old state to exist), the conflict
- * check, and `T.commit`, the commit point. Readers never see a partial write: until `T.commit` exists, every
- * file named with T is invisible. A write that fails is rolled back (its files removed via markers); one killed
- * midway is rolled back by the next write (rollback/failed-writes.ts: at once with the default EAGER policy, once its
- * heartbeat expired with LAZY) or the next service run.
- *
- * Record location ("tagging"): the record keys of the touched partitions' latest base files are read with the
- * engine and joined with the batch. It is exact (no false positives to re-check) and the files have to be local
- * anyway for the merge; the bloom filters we write keep Hudi's own bloom index working on our files.
- *
- * Why one long file: it is the whole write protocol of one batch in timeline order (checks, requested, inflight, data
- * files, conflict check, commit, rollback on failure); each step's logic is in a module of its own (small-files,
- * conflict, record-checks, footer, lib/engine/write.ts).
+ * Why one long file: it is the whole write protocol of one batch in timeline order; each step's logic is in a module of
+ * its own (small-files, conflict, record-checks, footer, lib/engine/write.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Stats } from 'node:fs';
@@ -130,7 +117,17 @@ const UPLOAD_CONCURRENCY = 4;
 /** Base files written at once (each on a DuckDB connection of its own). */
 const FILE_GROUP_WRITES_AT_ONCE = 2;
 
-/** Write one batch to the table at `storage`, creating the table from the properties when there is none. */
+/**
+ * Write one batch to the table at `storage`, creating the table from the properties when there is none.
+ *
+ * Checks first: the table's config (a new table's is held in memory until then), the input's columns and values
+ * against the table's schema and types (no value changes on the way in, lib/engine/exact-cast.ts), record keys,
+ * partition paths and ordering values (record-checks.ts). T is strictly greater than every instant, and the final
+ * check of T's state mirrors Hudi's transitionState, which requires the old state to exist. Until `T.commit` exists,
+ * every file named with T is invisible. A write that fails is rolled back (its files removed via markers); one killed
+ * midway is rolled back by the next write (rollback/failed-writes.ts: at once with EAGER, once its heartbeat expired
+ * with LAZY) or the next service run.
+ */
 export async function writeBatch(storage: Storage, options: WriteOptions): Promise<WriteResult> {
   const props = options.properties ?? new Map<string, string>();
   const config = writeConfigFromProperties(props);

@@ -1,17 +1,8 @@
 /**
  * The clean, as state machine steps (functions/clean-*.ts are their shells), Hudi's cleaner fanned out over Lambdas:
- *
- * 1. prepare (`clean-prepare`): finish a pending clean first (any writer's: it is split into delete shares and
- *    executed, never re-planned); else, when a clean is due, find the earliest commit to retain and the partitions
- *    to look at (incremental: those the commits since the last clean touched; full: a walk of the table's folders),
- *    and write them to the work folder in shares of partitions, each with its slice of the planning context;
- * 2. plan a share (`clean-plan`, a Map iteration): list its partitions, apply the cleaner's rules, store the result;
- * 3. schedule (`clean-schedule`): assemble the plan from the shares' results, write `T.clean.requested` under the
- *    table lock (or take up a clean another writer scheduled meanwhile), move it inflight, split it into delete
- *    shares;
- * 4. execute a share (`clean-execute`, a Map iteration): delete its files (DeleteObjects, 1,000 keys a request),
- *    store its stats;
- * 5. complete (`clean-complete`): merge the stats into `T.clean` under the lock.
+ * prepare (finish a pending clean, else find what to look at and write it in shares of partitions) → plan each share
+ * (a Map) → schedule (assemble the plan, `T.clean.requested` under the lock, then inflight, split into delete shares) →
+ * execute each share (a Map; DeleteObjects, 1,000 keys a request) → complete (`T.clean` under the lock).
  *
  * The state carries share numbers only; partitions, plans and results stay in the work folder (shares.ts), so no
  * Lambda holds the whole table and no state nears Step Functions' 256 KB. A clean is never rolled back (Hudi does
