@@ -245,11 +245,11 @@ async function resumeOrphan(table: HudiTable, orphan: Orphan, options: Clusterin
 
 /**
  * Engine settings for a Lambda of `memoryMb`: DuckDB's limit is half of it and it spills beyond that to /tmp, so a
- * group larger than memory completes by spilling. Half, because the process grows past the limit: measured with
- * bench/clustering.ts on a 1 GB group, peak RSS was 1.3–1.65 × the limit (DuckDB allocations outside its buffer
- * manager, Node's heap with the curve keys, the runtime). Lambda gives one vCPU per 1,769 MB.
+ * group larger than memory completes by spilling. Half, because the process grows well past the limit (DuckDB
+ * allocations outside its buffer manager, Node's heap with the curve keys, the runtime; bench/clustering.ts prints
+ * the peak RSS). Lambda gives one vCPU per 1,769 MB.
  * The allocator hands freed memory back to the system above a small threshold, on background threads (issue 13:
- * that brought a 1 GB group with two outputs from 2.5 GB to 1.56 GB of RSS), and the spill may take a third of the
+ * it lowered a large group's peak RSS markedly), and the spill may take a third of the
  * /tmp free when the engine opens (`tmpFreeBytes`): the group's staged inputs and its outputs need the rest.
  */
 export function lambdaEngineOptions(memoryMb: number, scratchDir = '/tmp', tmpFreeBytes?: number): ParquetEngineOptions {

@@ -168,10 +168,10 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     // Several outputs covering every row, each of a few row groups at least, are cut from one ordered COPY (the one
     // DuckDB alone would run) at its row groups: one sort, then a byte copy. Smaller outputs would be mostly pieces
     // of cut row groups. A few outputs can instead be range-partitioned by the sort key, as Spark's sortBy is (its
-    // RangePartitioner): each output sorts only its own rows, but every output scans every input. Measured on a
-    // 1.1 GB group into two outputs, ordered by columns, the cut took 16.0–16.6 CPU s and the key ranges 16.2–19.4;
-    // ordered by a curve's ranks (joined to every row), the key ranges took 21.5 and the cut 22.4–24.3. So ranked
-    // rows take the key ranges first, rows ordered by columns the cut, and each falls back on the other.
+    // RangePartitioner): each output sorts only its own rows, but every output scans every input. Ordered by
+    // columns, the cut takes less CPU than the key ranges; ordered by a curve's ranks (joined to every row), the key
+    // ranges take less than the cut. So ranked rows take the key ranges first, rows ordered by columns the cut, and
+    // each falls back on the other.
     const ranked = request.rowRanks !== undefined;
     const keyRangesApply =
       (sortedByKeys || ranked) && outputs.length <= KEY_RANGES_MAX_OUTPUTS && outputs.every((output) => output.sequenceColumns === undefined);
@@ -651,7 +651,7 @@ async function writeSplit(db: DuckDb, request: SplitRequest): Promise<{ outputs:
 
   // The first output (whose file name the ordered file holds) keeps the ordered file's leading row groups where they
   // are: the file becomes that output (written last, as the others copy from it), so those bytes are not written
-  // again. Measured on a 1.1 GB group into two outputs, the copies took 0.95 CPU s with every output copied.
+  // again.
   const leading = runs[0]!.findIndex(([input, group], position) => input !== 0 || group !== position);
   const keptInPlace = leading === -1 ? runs[0]!.length : leading;
   const inPlace =
@@ -899,7 +899,7 @@ const SIDE_SCAN_MAX_INPUTS = 64;
 const SPLIT_MIN_ROW_GROUPS = 4;
 /**
  * Up to this many outputs sorted by keys are range-partitioned (each output scans every input again, which past
- * about four outputs costs more than one ordered file cut into them: measured on a 1.1 GB group).
+ * about four outputs costs more than one ordered file cut into them).
  */
 const KEY_RANGES_MAX_OUTPUTS = 4;
 /** create_sort_key of the sort keys and the input position, unique per row, in the range-partitioned sort. */

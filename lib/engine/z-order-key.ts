@@ -114,7 +114,7 @@ const derived = (name: string): string => `${DERIVED_COLUMN_PREFIX}z_${name}`;
  * The 128-bit interleaving of words a and b as two UBIGINT halves, in layers of columns: the words, their 32-bit
  * halves, then each spread step of the four halves. Nested in one expression, every step would name the one before it
  * twice (2^5 copies of each word in a half): DuckDB computes such repeats once in a projection, but a filter inlines
- * the expression whole, and even in a projection the layers measured 15% faster on 10,000 files of 100 rows.
+ * the expression whole, and even in a projection the layers are faster.
  */
 function interleavedOrder(a: string, b: string): EngineSortOrder {
   const column = (name: string, sqlExpression: string): DerivedColumn => ({ name: derived(name), sqlExpression });

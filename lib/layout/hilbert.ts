@@ -4,7 +4,7 @@
  * axes → transposed index → interleaved bits), plus Hudi's `HilbertCurveUtils.indexBytes` on top.
  *
  * Coordinates are Java longs. They are kept as two 32-bit halves so that computing a key needs no
- * BigInt (BigInt arithmetic is ~50x slower and the clustering benchmark encodes millions of rows).
+ * BigInt (BigInt arithmetic is far slower, and a clustering encodes millions of rows).
  * Bits at or above `bits` never influence the library's result (every mask it applies is below
  * 2^bits and `toIndex` reads only the low `bits` bits), so they are dropped on input: a negative
  * long is therefore indexed like its low 63 bits, e.g. -1 ≡ Long.MAX_VALUE for bits = 63.
