@@ -189,10 +189,9 @@ function decodeBlock(bytes: Uint8Array, offset: number, start: number, end: numb
   if (type === undefined || type === 'CORRUPT_BLOCK') throw fail(`block type ${typeOrdinal} is not one Hudi writes`);
   const header = decodeMetadata(reader, 'header', fail);
   const contentLength = reader.int64();
-  if (contentLength === undefined || contentLength < 0n || contentLength > BigInt(reader.remaining)) {
-    throw fail(`content length ${contentLength} does not fit in the block`);
-  }
-  const content = reader.take(Number(contentLength))!;
+  // take() refuses a negative length or one past the block's end.
+  const content = contentLength === undefined ? undefined : reader.take(Number(contentLength));
+  if (content === undefined) throw fail(`content length ${contentLength} does not fit in the block`);
   const footer = decodeMetadata(reader, 'footer', fail);
   reader.int64(); // the total length, checked before decoding
   if (reader.remaining !== 0) throw fail(`${reader.remaining} bytes between the footer and the total length`);
