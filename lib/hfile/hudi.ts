@@ -62,12 +62,14 @@ function sortedRecords(records: Iterable<HudiHFileRecord>): Array<HudiHFileRecor
  */
 export function writeHudiBaseHFile(records: Iterable<HudiHFileRecord>, options: HudiBaseHFileWriteOptions): Uint8Array {
   const sorted = sortedRecords(records);
-  for (let i = 1; i < sorted.length; i++) {
-    if (compareBytes(sorted[i - 1]!.row, sorted[i]!.row) === 0) {
-      throw new HFileWriteError(`duplicate record key ${JSON.stringify(sorted[i]!.key)} in an HFile base file`, {
+  let previous: Uint8Array | undefined;
+  for (const { row, key } of sorted) {
+    if (previous !== undefined && compareBytes(previous, row) === 0) {
+      throw new HFileWriteError(`duplicate record key ${JSON.stringify(key)} in an HFile base file`, {
         fix: 'merge the records of each key before writing',
       });
     }
+    previous = row;
   }
   return writeHFile(
     sorted.map(({ row, value }) => ({ key: row, value })),

@@ -88,10 +88,10 @@ export function writeHFile(cells: Iterable<HFileCellInput>, options: HFileWriteO
     const row = typeof cell.key === 'string' ? utf8Bytes(cell.key) : cell.key;
     if (row.length > MAX_ROW_LENGTH) throw new HFileWriteError(`a key of ${row.length} bytes is longer than HBase's row limit of ${MAX_ROW_LENGTH}`);
     const order = previousRow === undefined ? 1 : compareBytes(row, previousRow);
-    if (order < 0 || (order === 0 && !options.allowDuplicateKeys)) {
+    if (previousRow !== undefined && (order < 0 || (order === 0 && !options.allowDuplicateKeys))) {
       const shown = (bytes: Uint8Array): string => JSON.stringify(new TextDecoder().decode(bytes));
       throw new HFileWriteError(
-        `keys must be written in ascending byte order${options.allowDuplicateKeys ? '' : ' without duplicates'}: ${shown(row)} follows ${shown(previousRow!)}`,
+        `keys must be written in ascending byte order${options.allowDuplicateKeys ? '' : ' without duplicates'}: ${shown(row)} follows ${shown(previousRow)}`,
         {
           fix: 'sort the records by the UTF-8 bytes of their keys',
         },
@@ -115,7 +115,8 @@ export function writeHFile(cells: Iterable<HFileCellInput>, options: HFileWriteO
   metaBlocks.sort((a, b) => compareBytes(a.nameBytes, b.nameBytes));
   const metaIndex: IndexEntry[] = [];
   for (const meta of metaBlocks) {
-    if (metaIndex.length > 0 && compareBytes(metaIndex.at(-1)!.key, meta.nameBytes) === 0) throw new HFileWriteError(`meta block ${meta.name} is given twice`);
+    const last = metaIndex.at(-1);
+    if (last !== undefined && compareBytes(last.key, meta.nameBytes) === 0) throw new HFileWriteError(`meta block ${meta.name} is given twice`);
     const { offset, onDiskSize } = writeBlock('META', meta.payload);
     metaIndex.push({ offset, onDiskSize, key: meta.nameBytes });
   }
