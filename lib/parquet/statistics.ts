@@ -46,31 +46,27 @@ export interface FileStatistics {
  * every leaf, or of the leaves in `only` (paths joined by '.'), in schema order.
  */
 export function footerStatistics(metadata: ThriftStruct, columns: readonly ParquetColumnInfo[], only?: ReadonlySet<string>): FileStatistics {
-  const leaves: ParquetColumnInfo[] = [];
-  const chunkIndexes: number[] = [];
   const chunkIndexOf = leafChunkIndexes(columns);
-  for (const column of columns) {
-    if (column.numChildren !== 0) continue;
+  const leaves = columns.flatMap((column) => {
     const path = column.path.join('.');
-    if (only !== undefined && !only.has(path)) continue;
-    leaves.push(column);
-    chunkIndexes.push(chunkIndexOf.get(path)!);
-  }
-  const decoders = leaves.map(decoderFor);
+    const chunkIndex = chunkIndexOf.get(path);
+    // leafChunkIndexes numbers every leaf, so only groups (and leaves left out by `only`) have no chunk index.
+    if (column.numChildren !== 0 || chunkIndex === undefined || (only !== undefined && !only.has(path))) return [];
+    const range = {
+      min: null as StatisticValue | null,
+      max: null as StatisticValue | null,
+      complete: true,
+      nullCount: 0 as number | null,
+      valueCount: 0,
+    };
+    return [{ column, path, chunkIndex, decode: decoderFor(column), range }];
+  });
   const rowGroups = metadata.list(FILE_METADATA.rowGroups)?.items.filter(isStruct) ?? [];
-  const ranges = leaves.map(() => ({
-    min: null as StatisticValue | null,
-    max: null as StatisticValue | null,
-    complete: true,
-    nullCount: 0 as number | null,
-    valueCount: 0,
-  }));
   let rowCount = 0;
   for (const rowGroup of rowGroups) {
     rowCount += rowGroup.int(ROW_GROUP.numRows) ?? 0;
-    for (let leaf = 0; leaf < leaves.length; leaf++) {
-      const range = ranges[leaf]!;
-      const meta = chunkMetaData(rowGroup, chunkIndexes[leaf]!);
+    for (const { chunkIndex, decode, range } of leaves) {
+      const meta = chunkMetaData(rowGroup, chunkIndex);
       if (meta === undefined) {
         range.complete = false;
         range.nullCount = null;
@@ -84,7 +80,6 @@ export function footerStatistics(metadata: ThriftStruct, columns: readonly Parqu
       const minBytes = stats?.binary(STATISTICS.minValue);
       const maxBytes = stats?.binary(STATISTICS.maxValue);
       if (minBytes === undefined && maxBytes === undefined && nulls !== undefined && nulls === numValues) continue;
-      const decode = decoders[leaf]!;
       const min = minBytes === undefined ? undefined : decode(minBytes);
       const max = maxBytes === undefined ? undefined : decode(maxBytes);
       if (min === undefined || max === undefined) {
@@ -98,12 +93,11 @@ export function footerStatistics(metadata: ThriftStruct, columns: readonly Parqu
   return {
     rowCount,
     rowGroupCount: rowGroups.length,
-    columns: leaves.map((leaf, index) => {
-      const range = ranges[index]!;
+    columns: leaves.map(({ column, path, range }) => {
       const known = range.complete && rowGroups.length > 0;
       return {
-        column: leaf.path.join('.'),
-        physicalType: leaf.physicalType ?? 'BYTE_ARRAY',
+        column: path,
+        physicalType: column.physicalType ?? 'BYTE_ARRAY',
         min: known ? range.min : null,
         max: known ? range.max : null,
         nullCount: rowGroups.length > 0 ? range.nullCount : 0,
