@@ -4,7 +4,7 @@
 // A real MinIO server for the tests that also run against it (`node infra/with-local-stack.mjs --minio …`, the
 // MinIO phase of infra/run-tests.mjs). Built from source with `go install github.com/minio/minio@<MINIO_VERSION>`
 // from the Go module proxy (Go 1.24+), cached under .cache/minio/<version>/ (or HUDI_MINIO_DIR): a few minutes the
-// first time on a fresh machine, nothing after; with Go's module and build caches warm, a fresh clone rebuilds in ~30 s.
+// first time on a fresh machine, nothing after; with Go's module and build caches warm, a fresh clone rebuilds quickly.
 // MinIO is a separate program under the AGPL-3.0, run unmodified as a local test server; nothing of it is linked into
 // or shipped with this package.
 import { execFileSync, spawnSync } from 'node:child_process';

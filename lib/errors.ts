@@ -157,8 +157,10 @@ export class MissingFileError extends HudiError {
   constructor(problem: string, missing: readonly { readonly path: string; readonly instantTime: string }[], options: { location?: string; fix?: string } = {}) {
     super(problem, options);
     this.name = 'MissingFileError';
-    this.path = missing[0]!.path;
-    this.instantTime = missing[0]!.instantTime;
+    // The first missing file, for callers that report one; empty only if a caller passed no file at all.
+    const [first] = missing;
+    this.path = first?.path ?? '';
+    this.instantTime = first?.instantTime ?? '';
     this.missing = missing;
   }
 }

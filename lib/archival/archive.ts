@@ -1,18 +1,10 @@
 /**
- * The archive table service (HoodieTimelineArchiver.archiveIfRequired, Hudi 0.15), under the table lock:
- * 1. finish or undo a small-file merge a crash interrupted (verifyLastMergeArchiveFilesIfNecessary);
- * 2. pick the instants to archive (plan.ts);
- * 3. write every state file of each as a HoodieArchivedMetaEntry into a new archive log file, the next version of
- *    `.hoodie/archived/.commits_.archive.N_1-0-1` (storage without append gets a new file per run), in Avro data
- *    blocks of hoodie.commits.archival.batch records, after removing their leftover marker folders;
- * 4. delete the archived files from the active timeline: requested and inflight files first, then the completed
- *    files one by one, oldest first (deleteArchivedInstants: a completed file removed before its requested file
- *    would make readers take the instant for pending, and holes in the completed timeline confuse readers);
- * 5. with hoodie.archive.merge.enable, merge the newest small archive files into one (mergeArchiveFilesIfNecessary).
- *
- * A crash after step 3 leaves instants both archived and active, which readers tolerate; the next run first deletes
- * the active files of instants the newest archive file holds (finishing the interrupted run), so no instant is
- * archived twice.
+ * The archive table service (HoodieTimelineArchiver.archiveIfRequired, Hudi 0.15), under the table lock: finish or undo
+ * an interrupted small-file merge, pick the instants (plan.ts), write them as HoodieArchivedMetaEntry records into a new
+ * archive log file, delete them from the active timeline, and with hoodie.archive.merge.enable merge the newest small
+ * archive files (runArchive gives the steps). A crash after the write leaves instants both archived and active, which
+ * readers tolerate; the next run first deletes the active files of instants the newest archive file holds, so no
+ * instant is archived twice.
  */
 
 import type { CleanConfig } from '../cleaner/config.js';
@@ -70,6 +62,15 @@ export interface ArchiveResult {
   readonly finishedInterrupted: readonly string[];
 }
 
+/**
+ * 1. finish or undo a small-file merge a crash interrupted (verifyLastMergeArchiveFilesIfNecessary);
+ * 2. pick the instants to archive (plan.ts);
+ * 3. write every state file of each into the next version of `.hoodie/archived/.commits_.archive.N_1-0-1` (storage
+ *    without append gets a new file per run), in Avro data blocks of hoodie.commits.archival.batch records, after
+ *    removing their leftover marker folders;
+ * 4. delete them from the active timeline (deleteArchivedFiles);
+ * 5. with hoodie.archive.merge.enable, merge the newest small archive files into one (mergeArchiveFilesIfNecessary).
+ */
 export async function runArchive(table: HudiTable, options: ArchiveOptions): Promise<ArchiveResult> {
   assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'write');
   const { storage } = table;
@@ -196,7 +197,13 @@ async function finishInterruptedArchive(storage: Storage, folder: string, config
   return files.map((file) => file.object.path.slice(METAFOLDER.length + 1));
 }
 
-/** deleteArchivedInstants: requested and inflight files first (in parallel), then completed ones oldest first, one at a time. */
+/**
+ * deleteArchivedInstants: requested and inflight files first (in parallel), then completed ones oldest first, one at a time.
+ *
+ * Requested and inflight files first, then the completed files one by one, oldest first (deleteArchivedInstants: a
+ * completed file removed before its requested file would make readers take the instant for pending, and holes in the
+ * completed timeline confuse readers).
+ */
 async function deleteArchivedFiles(storage: Storage, files: readonly RawInstantFile[], config: ArchivalConfig): Promise<void> {
   const pending = files.filter((file) => file.instant.state !== 'COMPLETED').map((file) => file.object.path);
   const failed = (await deleteMany(storage, pending, { concurrency: config.deleteParallelism })).failed;

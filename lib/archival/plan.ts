@@ -1,21 +1,10 @@
 /**
  * Which instants to archive, as a pure function of the active timeline and a few facts (Hudi 0.15's
  * HoodieTimelineArchiver.getInstantsToArchive with ArchivalUtils.getMinAndMaxInstantsToKeep and
- * ClusteringUtils.getOldestInstantToRetainForClustering), and why archiving stops where it does.
- *
- * Commits (commit, deltacommit, replacecommit) are archived oldest first once more than keep.max.commits completed
- * ones are active, down to keep.min.commits, never reaching:
- * - the earliest pending write (nor the last commit completed before it: no hole in the timeline);
- * - the first savepoint (or, with hoodie.archive.beyond.savepoint, only the savepointed commits are kept);
- * - a replacecommit whose replaced files may not be cleaned yet (from the last clean's earliest commit to retain,
- *   or any replacecommit while no clean ran): without it on the timeline a reader would see the replaced files;
- * - the metadata table's latest compaction, when the table has one (nothing while it has none);
- * - merge-on-read, with the compaction trigger NUM_COMMITS or NUM_AND_TIME: the delta commits the next compaction's
- *   schedule counts (CompactionUtils.getOldestInstantToRetainForCompaction: the last compaction while fewer than
- *   max.delta.commits delta commits followed it, else the delta commit max.delta.commits back from the newest);
- *   a pending compaction is a pending write, so nothing from it on is archived either;
- * and keep.min.commits grows to keep every commit after the cleaner's earliest commit to retain, plus two.
- * Clean and rollback instants are archived per action, past keep.max.commits, down to keep.min.commits.
+ * ClusteringUtils.getOldestInstantToRetainForClustering), and why archiving stops where it does (ArchiveRule).
+ * Commits are archived oldest first once more than keep.max.commits completed ones are active, down to
+ * keep.min.commits, never past what planArchive lists; clean and rollback instants are archived per action, past
+ * keep.max.commits, down to keep.min.commits.
  */
 import type { CleanConfig } from '../cleaner/config.js';
 import { commitsTimeline, earliestCommitToRetain } from '../cleaner/plan.js';
@@ -122,6 +111,9 @@ export function oldestInstantToRetainForClustering(timeline: Timeline, lastClean
  * CompactionUtils.getOldestInstantToRetainForCompaction (Hudi 0.15): the delta commits (any state) after the last
  * completed `commit` (a compaction), or all of them when none completed; fewer than `maxDeltaCommits`: that last
  * compaction (or the first delta commit); else the delta commit `maxDeltaCommits` back from the newest.
+ *
+ * CompactionUtils.getOldestInstantToRetainForCompaction: the last compaction while fewer than max.delta.commits delta
+ * commits followed it, else the delta commit max.delta.commits back from the newest.
  */
 export function oldestInstantToRetainForCompaction(timeline: Timeline, maxDeltaCommits: number): Instant | undefined {
   const deltas = timeline.instants.filter((instant) => instant.action === 'deltacommit');
@@ -142,6 +134,18 @@ export function oldestInstantToRetainForCompaction(timeline: Timeline, maxDeltaC
   return since[since.length - maxDeltaCommits];
 }
 
+/**
+ * Commits (commit, deltacommit, replacecommit) are never archived from:
+ * - the earliest pending write (nor the last commit completed before it: no hole in the timeline);
+ * - the first savepoint (or, with hoodie.archive.beyond.savepoint, only the savepointed commits are kept);
+ * - a replacecommit whose replaced files may not be cleaned yet (from the last clean's earliest commit to retain, or
+ *   any replacecommit while no clean ran): without it on the timeline a reader would see the replaced files;
+ * - the metadata table's latest compaction, when the table has one (nothing while it has none);
+ * - merge-on-read, with the compaction trigger NUM_COMMITS or NUM_AND_TIME: the delta commits the next compaction's
+ *   schedule counts (oldestInstantToRetainForCompaction); a pending compaction is a pending write, so nothing from it
+ *   on is archived either;
+ * and keep.min.commits grows to keep every commit after the cleaner's earliest commit to retain, plus two.
+ */
 export function planArchive(
   facts: ArchiveFacts,
   config: ArchivalConfig,

@@ -3,6 +3,7 @@
  * and the Avro schema (with meta fields) the file was written with.
  */
 
+import { HudiError } from '../errors.js';
 import { isChunked } from '../util/chunked.js';
 import {
   BLOOM_FILTER_FOOTER_KEY,
@@ -88,18 +89,23 @@ class FooterOfKeys {
   addAll(keys: readonly string[], start: number, end: number): void {
     const bloom = this.#bloom;
     if (bloom === undefined || start >= end) return;
-    let min = this.#min ?? keys[start]!;
-    let max = this.#max ?? keys[start]!;
+    const keyAt = (index: number): string => {
+      const key = keys[index];
+      if (key === undefined) throw new HudiError(`record key ${index} is past the end of ${keys.length} keys`, { location: 'the footer of keys' });
+      return key;
+    };
+    let min = this.#min ?? keyAt(start);
+    let max = this.#max ?? keyAt(start);
     let at = start;
     if (this.#pending !== undefined) {
-      bloom.addPair(this.#pending, keys[at]!);
+      bloom.addPair(this.#pending, keyAt(at));
       this.#pending = undefined;
       at++;
     }
-    for (; at + 1 < end; at += 2) bloom.addPair(keys[at]!, keys[at + 1]!);
+    for (; at + 1 < end; at += 2) bloom.addPair(keyAt(at), keyAt(at + 1));
     if (at < end) this.#pending = keys[at];
     for (let i = start; i < end; i++) {
-      const key = keys[i]!;
+      const key = keyAt(i);
       if (key < min) min = key;
       else if (key > max) max = key;
     }

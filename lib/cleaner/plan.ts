@@ -1,22 +1,10 @@
 /**
- * The clean planner, as pure functions: from the timeline, a partition's file listing and a few facts read from the
- * timeline (replaced file groups, pending clusterings, savepoints, the last clean) to Hudi's HoodieCleanerPlan.
- * Nothing here reads storage; lib/cleaning/schedule.ts gathers the inputs. Follows Hudi 0.15's CleanPlanner,
- * CleanPlanActionExecutor.requestClean and CleanerUtils.getEarliestCommitToRetain, rule for rule, and says which rule
- * kept or deleted every file (for `clean --dry-run`).
- *
- * The planning splits where a serverless run fans out: `cleanScope` (one small step: the earliest commit to retain
- * and which partitions to look at), then `planPartition` per partition (any number of workers, each given the
- * `PartitionContext` slices of the partitions it plans), then `assembleCleanerPlan` (one step).
- *
- * On merge-on-read tables a file slice (base file and the log files of its base instant) is kept or deleted whole,
- * and a slice a pending compaction reads, or that it writes into, is kept (isFileSliceNeededForPendingCompaction:
- * base instant at or after the operation's).
- *
- * Two rules are stricter than Hudi's: file groups in a pending clustering plan are never touched (Hudi keeps only
- * their latest slice, which the plan reads; we keep all of them until the clustering completes and replaces them),
- * and a partition whose only files left are savepointed is not removed (Hudi's executor deletes the partition
- * folder, savepointed files included).
+ * The clean planner, as pure functions from the timeline, a partition's listing and a few timeline facts to Hudi's
+ * HoodieCleanerPlan, following Hudi 0.15's CleanPlanner, CleanPlanActionExecutor.requestClean and
+ * CleanerUtils.getEarliestCommitToRetain rule for rule, and saying which rule kept or deleted every file (for
+ * `clean --dry-run`). Nothing here reads storage (lib/cleaning/schedule.ts gathers the inputs). It splits where a
+ * serverless run fans out: partitionScope (one small step), planPartition per partition (any number of workers, each
+ * given its slice of the PartitionContext), assembleCleanerPlan (one step).
  */
 import { HudiError } from '../errors.js';
 import { parseLogFileName } from '../log-format/names.js';
@@ -304,6 +292,13 @@ function parseSliceBaseFile(name: string): { fileId: string; instantTime: string
  * CleanPlanner.getDeletePaths for one partition. `timeline` is the context's timeline as a Timeline (pass it to save
  * rebuilding it per partition). On merge-on-read tables a file slice is its base file (if any) and the log files of
  * its base instant, kept or deleted together, as Hudi's planner adds a deleted slice's log files.
+ *
+ * On merge-on-read tables a file slice (base file and the log files of its base instant) is kept or deleted whole, and
+ * a slice a pending compaction reads, or writes into, is kept (isFileSliceNeededForPendingCompaction: base instant at
+ * or after the operation's). Two rules are stricter than Hudi's: file groups in a pending clustering plan are never
+ * touched (Hudi keeps only their latest slice, which the plan reads; we keep all of them until the clustering completes
+ * and replaces them), and a partition whose only files left are savepointed is not removed (Hudi's executor deletes
+ * the partition folder, savepointed files included).
  */
 export function planPartition(
   listing: PartitionListing,

@@ -1,19 +1,11 @@
 /**
- * A clean split into shares of partitions, with everything the workers exchange kept in storage (the work folder,
- * lib/timeline/work-folder.ts) rather than in messages: so a serverless run can plan and delete a table of thousands
- * of partitions over many workers, none of them holding the whole table, and a state machine passes only share
- * numbers (Step Functions caps a state at 256 KB).
- *
- * Planning, before the clean has an instant time — `clean/plan-<time>-<run>/`:
- *   `planning.json` (what prepareClean found: due, retention, scope, the plan's summary and basis), `share-<i>.json`
- *   (a share's partition paths and the slice of the PartitionContext about them), `planned-<i>.json` (its planned
- *   partitions: the files to delete and the partitions to remove).
- * Executing clean T (scheduled by us, or pending from any writer) — `clean/<T>/`:
- *   `share-<i>.json` (the plan restricted to a share's partitions), `manifest.json` (written last: how many shares,
- *   when the execution started), `result-<i>.json` (a share's PartitionCleanStats).
- *
- * Every step is repeatable: a share with a result is not run again, a manifest is never rewritten (so a resumed
- * clean keeps its split and its results), and a result only says which files are gone, which stays true.
+ * A clean split into shares of partitions, with everything the workers exchange kept in the work folder
+ * (lib/timeline/work-folder.ts) rather than in messages: so a serverless run can plan and delete a table of thousands of
+ * partitions over many workers, none holding the whole table, and a state machine passes only share numbers (Step
+ * Functions caps a state at 256 KB). Planning goes under `clean/plan-<time>-<run>/` (planning.json, share-<i>.json,
+ * planned-<i>.json), executing clean T under `clean/<T>/` (share-<i>.json, manifest.json written last, result-<i>.json).
+ * Every step is repeatable: a share with a result is not run again, a manifest is never rewritten (a resumed clean keeps
+ * its split and results), and a result only says which files are gone, which stays true.
  */
 import { createHash } from 'node:crypto';
 import { executeCleanerPlan, type PartitionCleanStat } from '../cleaner/execute.js';

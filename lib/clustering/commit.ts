@@ -1,15 +1,11 @@
 /**
- * Completing a clustering (Hudi's completeClustering): read every group's stored result and check it against the
- * plan, then, under the lock, check the input file groups are still what the plan read, remove files an earlier
- * attempt left behind, and write `<instant>.replacecommit` — the commit point, one PUT after every output is
- * durable, with the run's summary in its extraMetadata — then drop the group results, the marker folder and the
- * heartbeat, and store the run's HTML report (report-html.ts, under .reports/clustering/ of the table). A retried
- * commit finds the instant completed and returns what it recorded.
- *
- * On a table with Hudi's metadata table, the replacecommit's deltacommit (same instant time) completes just before
- * it, under the same lock, as Hudi's writeTableMetadata for a clustering: `files` lists the new files (replaced file
- * groups stay listed until a clean removes them), column_stats and bloom_filters index the new files, and the record
- * index moves every record of the replaced groups to its new file group.
+ * Completing a clustering (Hudi's completeClustering): check every group's stored result against the plan; under the
+ * lock, check the input file groups are unchanged, remove files an earlier attempt left, write `<instant>.replacecommit`
+ * (the commit point, with the run's summary), then drop group results, markers and heartbeat and store the HTML report
+ * (report-html.ts). A retried commit finds the instant completed and returns what it recorded. With Hudi's metadata
+ * table, the same-instant deltacommit completes just before, under the same lock (Hudi's writeTableMetadata): `files`
+ * lists the new files (replaced groups stay until a clean), column_stats and bloom_filters index them, and the record
+ * index moves the replaced groups' records to their new file groups.
  */
 
 import { ConflictError, errorMessage, HudiError } from '../errors.js';

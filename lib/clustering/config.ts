@@ -1,19 +1,10 @@
 /**
  * Clustering configuration: Hudi's `hoodie.clustering.*` and `hoodie.layout.optimize.*` keys (HoodieClusteringConfig,
- * Hudi 0.14) with Hudi's Spark defaults, plus Flink's `clustering.*` option names as aliases, merged from a
- * properties file, environment variables and a Lambda event into one typed, frozen `ClusteringConfig`.
- *
- * Precedence, highest first: the Lambda event's `properties` > environment variables > the properties file >
- * Hudi's defaults. Within one source a `hoodie.*` key beats its older `hoodie.datasource.*` alternative, which beats
- * the Flink alias.
- *
- * Environment variables: the Spark key upper-cased with every character other than A-Z and 0-9 turned into `_`
- * (hoodie.clustering.plan.strategy.sort.columns → HOODIE_CLUSTERING_PLAN_STRATEGY_SORT_COLUMNS). Only variables that
- * start with HOODIE_CLUSTERING_ or HOODIE_LAYOUT_OPTIMIZE_ are looked at; an empty one counts as unset.
- *
- * Unknown keys under `hoodie.clustering.`, `hoodie.layout.optimize` and Flink's `clustering.` become warnings (the
- * caller decides whether to log them); other keys are ignored, so a full Hudi properties file can be passed as is.
- * A value that cannot be used throws a HudiError naming the key, the value and what is accepted.
+ * Hudi 0.14) with Hudi's Spark defaults, plus Flink's `clustering.*` names as aliases, merged into one frozen
+ * `ClusteringConfig`. Precedence: the Lambda event's `properties` > environment variables (the key upper-cased, other
+ * characters `_`; only HOODIE_CLUSTERING_* and HOODIE_LAYOUT_OPTIMIZE_*) > the properties file > Hudi's defaults;
+ * within a source `hoodie.*` beats `hoodie.datasource.*`, which beats the Flink alias. Unknown keys under our prefixes
+ * are warnings, others ignored, so a full Hudi properties file can be passed as is.
  *
  * Why one long file: about half of it is the key table itself (one definition per key, with its description for the
  * README) and the Flink alias table; the resolver that merges the sources is the rest.

@@ -1,12 +1,9 @@
 /**
- * Executing one clustering group — the unit one Lambda runs — as Hudi's SparkSortAndSizeExecutionStrategy does for a
- * HoodieClusteringGroup: read the group's base files, order the rows (input order, linear sort, or a z-order /
- * hilbert curve built exactly as lib/layout/curves.ts does), and write numOutputFileGroups new file groups of
- * near-equal row counts, keeping the records' meta columns except `_hoodie_file_name`.
- *
- * Retries are safe by construction: output names are derived from (instant, group, output index), so running a
- * group again overwrites the same objects with the same rows and nothing becomes visible twice. A group is done
- * when its result object (instant.ts writeGroupResult) exists; it is written after every output is uploaded.
+ * Executing one clustering group, the unit one Lambda runs, as Hudi's SparkSortAndSizeExecutionStrategy does: read the
+ * group's base files, order the rows (input order, linear sort, or a z-order / hilbert curve as lib/layout/curves.ts
+ * builds it), write numOutputFileGroups file groups of near-equal row counts, keeping meta columns but
+ * `_hoodie_file_name`. Retries are safe: output names derive from (instant, group, output), so a rerun overwrites the
+ * same objects; a group is done when its result (instant.ts) exists, written after every output is uploaded.
  *
  * Why one long file: one group's run is one sequence (stage, order, write, footers, stats, upload, result) whose steps
  * hand each other local files and a DuckDB connection; the algorithms are in lib/engine/ and lib/layout/.
@@ -146,8 +143,8 @@ export function clusteringWriteToken(groupIndex: number, outputIndex: number): s
 
 /**
  * DuckDB's own row group size. Its writer fills one row group on one thread, so a row group as large as
- * hoodie.parquet.block.size (an upper bound for Hudi's writers, not a target readers need) cost twice the CPU in
- * the 10,000-file bench (13.9 s against 6.6 s): row groups are kept to this many rows.
+ * hoodie.parquet.block.size (an upper bound for Hudi's writers, not a target readers need) costs much more CPU
+ * than smaller ones written in parallel: row groups are kept to this many rows.
  */
 export const WRITE_ROW_GROUP_ROWS = 122_880;
 
@@ -619,8 +616,7 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
 
   // A DIRECT z-order key the engine can compute is sorted on in its own COPY, as a linear sort is; several outputs
   // are then cut from that one ordered file (copySorted never range-partitions by such a key: each output's range
-  // filter would compute it again for every row). Measured on a 1.1 GB group into two files, that took 19.3 CPU s
-  // where ranks computed here and range-partitioned took 21.3–22.1.
+  // filter would compute it again for every row), which takes less CPU than ranks computed here and range-partitioned.
   // Any other curve's keys are computed here and handed over as ranks.
   const engineCurveKeys = directZOrder === undefined ? undefined : engine.directZOrderSortKeys(directZOrder, footers);
   /** The footers with the curve columns' chunks located, for the ranks (read again only where the engine's keys were expected). */
@@ -716,10 +712,9 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
     outputCount = Math.min(inputRows, Math.max(outputCount + 1, Math.ceil((outputCount * largest) / config.targetFileMaxBytes)));
     await rm(outputDir, { recursive: true, force: true });
   }
-  // Sampled from the outputs: the same rows as the inputs, in a few files instead of many (10,000 small inputs: 5 CPU s
-  // of opening files), and in sort order, so evenly spaced rows are one per quantile: only the sampled rows' row groups
-  // are decoded (a 1 GB group's two outputs: 0.04 CPU s, where picking 100 rows by a hash of every record key took
-  // 0.3-0.7).
+  // Sampled from the outputs: the same rows as the inputs, in a few files instead of many (opening thousands of small
+  // inputs costs seconds), and in sort order, so evenly spaced rows are one per quantile: only the sampled rows' row
+  // groups are decoded, a fraction of what picking rows by a hash of every record key costs.
   const samples =
     sortColumns.length === 0 || inputRows === 0
       ? {}

@@ -1,7 +1,7 @@
 /**
  * Which execute-group function runs a planned group. Binary copy (lib/parquet/binary-copy.ts) streams row groups
  * through small buffers and waits on its S3 transfers more than on CPU, so the groups it is expected to do run in a
- * smaller function (the template's ExecuteCopyGroupFunction): about the same seconds at half the GB-seconds.
+ * smaller function (the template's ExecuteCopyGroupFunction): about as fast, for fewer GB-seconds.
  * Every other group runs in ExecuteGroupFunction. The choice is a prediction from the plan alone; execute-group
  * still decides from the footers, and a group that falls back to a rewrite there completes in the smaller function
  * too (a rewrite without sort columns streams, and DuckDB spills past its limit).

@@ -1,21 +1,14 @@
 /**
- * A clustering instant T on storage: where its pieces live, and the one place they are read and written.
- * - `.hoodie/T.replacecommit.requested`: the plan (Avro; lib/timeline/clustering-plan.ts encodes it), written by
- *   schedule;
- * - `.hoodie/T.replacecommit.inflight`: 0 bytes, created when the first group starts;
- * - `.hoodie/.temp/T/<partition>/<file>.marker.CREATE`: one marker per written file (timeline/markers.ts);
- * - `.hoodie/.aux/hudi-serverless/clustering/T/`: our work folder — `group-<i>.result.json`, a finished group's
- *   write stats and report input; `group-<i>.record-keys.json`, the record keys of each output file (only when the
- *   table has the metadata table's record index, whose locations the commit updates); and the serverless run's
- *   claim (serverless/steps/run-claim.ts);
- * - `.hoodie/T.replacecommit`: the commit (JSON), written last, with the run's summary in its extraMetadata
- *   (CLUSTERING_SUMMARY_KEY), so it outlives the group results.
+ * A clustering instant T on storage, the one place its pieces are read and written: the plan
+ * `.hoodie/T.replacecommit.requested` (Avro, lib/timeline/clustering-plan.ts), the 0-byte `T.replacecommit.inflight`
+ * (created when the first group starts), a marker per written file under `.hoodie/.temp/T/` (timeline/markers.ts), our
+ * work folder `.hoodie/.aux/hudi-serverless/clustering/T/` (group results, record keys, the run's claim), and the
+ * commit `T.replacecommit` (JSON, with the run's summary in extraMetadata CLUSTERING_SUMMARY_KEY, so it outlives the
+ * group results).
  *
- * The work folder is not beside the markers: Hudi's marker-based rollback takes every file in `.hoodie/.temp/T/`
- * for a marker and parses its extension as an IOType (`IOType.valueOf("json")` throws), so one foreign file makes
- * Hudi unable to roll the instant back. Hudi only lists `.aux` itself for instant files by extension
- * (HoodieTimelineArchiver's aux clean-up), never this subfolder. The folder goes wherever the marker folder goes
- * (commit, rollback), so a result never outlives the files it names.
+ * The work folder is not beside the markers: Hudi's marker-based rollback parses every file in `.hoodie/.temp/T/` as a
+ * marker (`IOType.valueOf("json")` throws), so one foreign file would make Hudi unable to roll the instant back. It
+ * goes wherever the marker folder goes (commit, rollback), so a result never outlives the files it names.
  */
 import { ConflictError, HudiError, NotFoundError } from '../errors.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
@@ -215,7 +208,11 @@ export interface GroupRecordKeys {
   readonly files: Readonly<Record<string, readonly string[]>>;
 }
 
-/** `.hoodie/.aux/hudi-serverless/clustering/<instant>/group-<i>.record-keys.json` */
+/**
+ * `.hoodie/.aux/hudi-serverless/clustering/<instant>/group-<i>.record-keys.json`: the record keys of each output file,
+ * written only when the table has the metadata table's record index, whose locations the commit updates. Hudi lists
+ * `.aux` only for instant files by extension (HoodieTimelineArchiver's aux clean-up), never this subfolder.
+ */
 export function groupRecordKeysPath(instantTime: string, groupIndex: number): string {
   return `${clusteringWorkDir(instantTime)}/group-${groupIndex}.record-keys.json`;
 }

@@ -1,37 +1,13 @@
 /**
- * ## How a clustering runs
+ * A whole clustering in one process (`runClusteringJob`, the `cluster` command), like Hudi's HoodieClusteringJob with
+ * --mode schedule | execute | scheduleAndExecute; the Step Functions path runs the same three steps in Lambdas.
+ * A clustering is one `replacecommit` instant T: schedule writes the plan (`T.replacecommit.requested`, schedule.ts),
+ * execute runs each group (execute.ts, results in instant.ts), commit writes `T.replacecommit` (commit.ts).
  *
- * A clustering is one `replacecommit` instant T on the timeline, driven in three steps that each can run in its own
- * Lambda (Step Functions: schedule → a Map over the groups → commit), or all in one process (`runClusteringJob`,
- * the `cluster` command, like Hudi's HoodieClusteringJob with --mode schedule | execute | scheduleAndExecute):
- *
- * 1. **schedule** (under the table lock) picks the small base files of the selected partitions, groups them, and
- *    writes the plan as `.hoodie/T.replacecommit.requested`. From then on those file groups are "in pending
- *    clustering": planners skip them, and writers refuse to update them (Hudi's default reject strategy).
- * 2. **execute**, once per group and in parallel: the first group to start creates the 0-byte
- *    `.hoodie/T.replacecommit.inflight`. A group stages its input files, orders the rows, writes its new file
- *    groups, creates a marker per file under `.hoodie/.temp/T/`, uploads the files, and last writes
- *    `.hoodie/.aux/hudi-serverless/clustering/T/group-<i>.result.json` (its write stats and report input;
- *    instant.ts). Output file names are derived from (T, group, output), so running a group again overwrites the
- *    same objects. Readers ignore every file named with T until
- *    T completes.
- * 3. **commit** (under the lock) needs a result for every group, checks that each group wrote as many rows as its
- *    input files' footers hold and that no input file group changed meanwhile, deletes files of T that markers name
- *    but no result does, and writes `.hoodie/T.replacecommit` with the run's summary — from that instant readers see
- *    the new file groups and no longer the replaced ones. Then it removes the group results, `.hoodie/.temp/T/` and
- *    the heartbeat.
- *
- * ## When a group fails
- *
- * Nothing becomes visible and the plan stays pending (requested, or inflight once a group started); commit refuses,
- * naming the groups without a result. Either:
- * - **retry**: run execute again for the missing groups (`cluster <table> --mode execute --instant T` runs only the
- *   groups without a result, then commits; a Step Functions retry re-runs that group's task), then commit. A retried
- *   group overwrites its own files, so no row is ever written twice; or
- * - **roll back** the attempt with `rollbackInflightClustering(table, T, {lock})`: it deletes the files the markers
- *   name and `T.replacecommit.inflight` but keeps `T.replacecommit.requested`, so the same plan can be executed
- *   again later (Hudi rolls back an inflight clustering the same way before re-executing it). To drop the plan
- *   altogether (freeing its file groups for other plans and updates), roll the instant back with `rollbackInstant`.
+ * When a group fails, nothing becomes visible and the plan stays pending: run execute again for the groups without a
+ * result (`cluster <table> --mode execute --instant T`; a retried group overwrites its own files), or roll the attempt
+ * back with rollbackInflightClustering (keeps the plan) or the instant with rollbackInstant (drops it). The README's
+ * "Clustering: how a run goes, and what happens when it fails" tells the whole protocol.
  */
 
 import { tmpdir } from 'node:os';
@@ -269,11 +245,11 @@ async function resumeOrphan(table: HudiTable, orphan: Orphan, options: Clusterin
 
 /**
  * Engine settings for a Lambda of `memoryMb`: DuckDB's limit is half of it and it spills beyond that to /tmp, so a
- * group larger than memory completes by spilling. Half, because the process grows past the limit: measured with
- * bench/clustering.ts on a 1 GB group, peak RSS was 1.3–1.65 × the limit (DuckDB allocations outside its buffer
- * manager, Node's heap with the curve keys, the runtime). Lambda gives one vCPU per 1,769 MB.
+ * group larger than memory completes by spilling. Half, because the process grows well past the limit (DuckDB
+ * allocations outside its buffer manager, Node's heap with the curve keys, the runtime; bench/clustering.ts prints
+ * the peak RSS). Lambda gives one vCPU per 1,769 MB.
  * The allocator hands freed memory back to the system above a small threshold, on background threads (issue 13:
- * that brought a 1 GB group with two outputs from 2.5 GB to 1.56 GB of RSS), and the spill may take a third of the
+ * it lowered a large group's peak RSS markedly), and the spill may take a third of the
  * /tmp free when the engine opens (`tmpFreeBytes`): the group's staged inputs and its outputs need the rest.
  */
 export function lambdaEngineOptions(memoryMb: number, scratchDir = '/tmp', tmpFreeBytes?: number): ParquetEngineOptions {

@@ -204,7 +204,8 @@ export function namedValue<V>(names: Readonly<Record<string, V>>, normalize: (te
     parse: (text) => {
       const name = normalize(text);
       // Own keys only: "constructor" must not find Object.prototype's.
-      return Object.hasOwn(names, name) ? { value: names[name]! } : { problem: 'is not an accepted value' };
+      const value = Object.hasOwn(names, name) ? names[name] : undefined;
+      return value !== undefined ? { value } : { problem: 'is not an accepted value' };
     },
   };
 }

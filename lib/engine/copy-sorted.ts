@@ -1,16 +1,12 @@
 /**
  * copySorted: sort Parquet inputs once and write rank ranges of the sorted rows to output files, with the inputs'
- * Parquet types (casts where DuckDB has a type that writes them, type repair where it has none) and Hudi's footer.
+ * Parquet types (casts, or type repair) and Hudi's footer. Several outputs: one ordered COPY, then each output cut from
+ * it by copying row groups byte for byte (only the row group a boundary falls in is rewritten). Where that cannot be
+ * done (binary copy refuses the schema, the COPY runs out of memory, outputs of fewer than four row groups), a temp
+ * table whose rowid is the rank and one COPY per rank range; the reason is in the result.
  *
- * Several outputs: the rows are written by one ordered COPY (the one DuckDB alone would run), then each output is
- * cut from that file by copying its row groups byte for byte; only the row group an output boundary falls in is
- * rewritten by DuckDB, and the keys of every output come from one scan. Where that cannot be done (binary copy
- * refuses the schema, the ordered COPY runs out of memory, outputs of fewer than four row groups) the rows are
- * sorted once into a temp table whose rowid is the rank and each output is one COPY of a rank range; the reason is
- * in the result. An output holding every row is sorted and written by a single COPY.
- *
- * Why one long file: the split path and its fallbacks are one algorithm over the same sorted rows, ranks and
- * output checks; apart, each half would need the other's internals.
+ * Why one long file: the split path and its fallbacks are one algorithm over the same sorted rows, ranks and output
+ * checks; apart, each half would need the other's internals.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, rename, rm } from 'node:fs/promises';
@@ -172,10 +168,10 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     // Several outputs covering every row, each of a few row groups at least, are cut from one ordered COPY (the one
     // DuckDB alone would run) at its row groups: one sort, then a byte copy. Smaller outputs would be mostly pieces
     // of cut row groups. A few outputs can instead be range-partitioned by the sort key, as Spark's sortBy is (its
-    // RangePartitioner): each output sorts only its own rows, but every output scans every input. Measured on a
-    // 1.1 GB group into two outputs, ordered by columns, the cut took 16.0–16.6 CPU s and the key ranges 16.2–19.4;
-    // ordered by a curve's ranks (joined to every row), the key ranges took 21.5 and the cut 22.4–24.3. So ranked
-    // rows take the key ranges first, rows ordered by columns the cut, and each falls back on the other.
+    // RangePartitioner): each output sorts only its own rows, but every output scans every input. Ordered by
+    // columns, the cut takes less CPU than the key ranges; ordered by a curve's ranks (joined to every row), the key
+    // ranges take less than the cut. So ranked rows take the key ranges first, rows ordered by columns the cut, and
+    // each falls back on the other.
     const ranked = request.rowRanks !== undefined;
     const keyRangesApply =
       (sortedByKeys || ranked) && outputs.length <= KEY_RANGES_MAX_OUTPUTS && outputs.every((output) => output.sequenceColumns === undefined);
@@ -655,7 +651,7 @@ async function writeSplit(db: DuckDb, request: SplitRequest): Promise<{ outputs:
 
   // The first output (whose file name the ordered file holds) keeps the ordered file's leading row groups where they
   // are: the file becomes that output (written last, as the others copy from it), so those bytes are not written
-  // again. Measured on a 1.1 GB group into two outputs, the copies took 0.95 CPU s with every output copied.
+  // again.
   const leading = runs[0]!.findIndex(([input, group], position) => input !== 0 || group !== position);
   const keptInPlace = leading === -1 ? runs[0]!.length : leading;
   const inPlace =
@@ -903,7 +899,7 @@ const SIDE_SCAN_MAX_INPUTS = 64;
 const SPLIT_MIN_ROW_GROUPS = 4;
 /**
  * Up to this many outputs sorted by keys are range-partitioned (each output scans every input again, which past
- * about four outputs costs more than one ordered file cut into them: measured on a 1.1 GB group).
+ * about four outputs costs more than one ordered file cut into them).
  */
 const KEY_RANGES_MAX_OUTPUTS = 4;
 /** create_sort_key of the sort keys and the input position, unique per row, in the range-partitioned sort. */

@@ -18,7 +18,7 @@ export const FILE_OFFSET_COLUMN = '__hudi_file_offset';
 /** A row's 0-based position in input order, over a scan joined with the inputs table. */
 export const INPUT_ROW_SQL = `(${sqlIdentifier(FILE_OFFSET_COLUMN)} + file_row_number)`;
 
-/** Footer row counts, file by file (read in JavaScript: DuckDB's parquet_file_metadata costs 0.2 ms a file). */
+/** Footer row counts, file by file (read in JavaScript: a DuckDB parquet_file_metadata query per file costs more). */
 export function rowsPerFile(files: readonly string[]): number[] {
   return files.map((file) => readFooterSummary(file).numRows);
 }
@@ -46,7 +46,7 @@ export function inputFacts(footers: readonly InputFooter[]): InputFacts {
 
 /**
  * A temp table (file index, offset) for the inputs, whose rows per file are `fileRows`; drop it when done. Filled
- * through DuckDB's appender: a VALUES list of one row per input took 40 µs a row to parse (0.4 s for 10,000 files).
+ * through DuckDB's appender: a VALUES list of one row per input is slow to parse when there are thousands of files.
  */
 export async function createInputsTable(connection: DuckDBConnection, files: readonly string[], fileRows: readonly number[]): Promise<string> {
   const name = `__hudi_inputs_${randomUUID().replaceAll('-', '')}`;

@@ -1,15 +1,10 @@
 /**
- * The DuckDB Parquet engine: ParquetEngine (port.ts) over one DuckDB connection. lib/engine/ is the only folder that
- * imports DuckDB; the rest of lib/ sees plain paths, rows (row-format.ts) and the port's types.
- *
- * DuckDB facts this relies on (see shared/docs/parquet-engine.md):
- * - It reads and writes local paths only, so callers stage objects in a temp dir first.
- * - One COPY that splits its output over several files loses the global order on >1 thread, so
- *   copySorted (copy-sorted.ts) ranks the rows once and writes one COPY per output file over a rank range.
- * - It does not keep the input's Parquet types by itself. copySorted casts where a DuckDB type exists
- *   (TIMESTAMP_MILLIS → TIMESTAMP_MS, NANOS → TIMESTAMP_NS) and repairs the written file where none does
- *   (decimal physical types, the timestamp UTC flag: lib/parquet/type-repair.ts), then compares the output's schema
- *   with the input's.
+ * The DuckDB Parquet engine: ParquetEngine (port.ts) over one DuckDB connection; lib/engine/ is the only folder that
+ * imports DuckDB. DuckDB facts this relies on (shared/docs/parquet-engine.md): it reads and writes local paths only
+ * (callers stage objects in a temp dir); one COPY splitting its output over several files loses the global order on
+ * more than one thread (so copySorted writes one COPY per output over a rank range); it does not keep the input's
+ * Parquet types, so copySorted casts where a DuckDB type exists (TIMESTAMP_MILLIS → TIMESTAMP_MS, NANOS →
+ * TIMESTAMP_NS), repairs the file where none does (lib/parquet/type-repair.ts) and compares output and input schemas.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';

@@ -1,22 +1,10 @@
 /**
- * How table values look outside the engine (CLI JSONL, `--format table`, reports).
- * Engine-neutral: the Parquet engine decodes its own value objects and calls these helpers,
- * so the rules live in one place and hold for every reader.
- *
- * Rules (the CLI spec: "decimals as strings, timestamps ISO-8601, dates YYYY-MM-DD, binary base64,
- * nested values as JSON arrays/objects"):
- * - 64-bit (and wider) integers are JSON numbers while within ±(2^53 − 1), otherwise decimal strings,
- *   so no JSON parser silently rounds them.
- * - FLOAT (32-bit) prints the shortest decimal that reads back to the same float32 (1.1f → 1.1, not
- *   1.100000023841858); DOUBLE prints as JavaScript does. NaN and ±Infinity have no JSON form and become
- *   the strings "NaN", "Infinity", "-Infinity".
- * - Decimals are exact strings with all `scale` digits kept ("65432.12345", "1.50000").
- * - Timestamps are UTC, `YYYY-MM-DDTHH:MM:SS.sssZ` like `Date#toISOString()`; the fraction grows to
- *   6 digits when the microseconds are not zero and to 9 when the nanoseconds are not zero. Timestamps
- *   without a time zone (Parquet isAdjustedToUTC=false) are printed as if their wall clock were UTC.
- * - Dates are `YYYY-MM-DD`; years outside 0000–9999 use the `±YYYYYY` form of `toISOString()`.
- *   Infinite dates and timestamps (DuckDB/Postgres 'infinity') are the strings "infinity" / "-infinity".
- * - Binary is base64 of the raw bytes. Maps become JSON objects keyed by the key's string form.
+ * How table values look outside the engine (CLI JSONL, `--format table`, reports), by the CLI spec: "decimals as
+ * strings, timestamps ISO-8601, dates YYYY-MM-DD, binary base64, nested values as JSON arrays/objects". Engine-neutral:
+ * the Parquet engine decodes its own value objects and calls these helpers, so the rules live in one place and hold for
+ * every reader. Each helper says its rule; the ones a reader may not expect: 64-bit integers beyond ±(2^53 − 1) become
+ * decimal strings (no JSON parser silently rounds them), NaN and ±Infinity become the strings "NaN", "Infinity",
+ * "-Infinity", and timestamps without a time zone print as if their wall clock were UTC.
  */
 import type { StatisticValue } from '../parquet/statistics.js';
 
@@ -38,7 +26,11 @@ function nonFiniteToJson(value: number): string {
   return Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity';
 }
 
-/** A 32-bit float, printed with the fewest digits that read back to the same float32. */
+/**
+ * A 32-bit float, printed with the fewest digits that read back to the same float32.
+ *
+ * The shortest decimal that reads back to the same float32 (1.1f → 1.1, not 1.100000023841858).
+ */
 export function float32ToJson(value: number): number | string {
   if (!Number.isFinite(value)) return nonFiniteToJson(value);
   const single = Math.fround(value);
@@ -53,7 +45,11 @@ export function float64ToJson(value: number): number | string {
   return Number.isFinite(value) ? value : nonFiniteToJson(value);
 }
 
-/** Exact decimal string of `unscaled / 10^scale`, keeping every fractional digit. */
+/**
+ * Exact decimal string of `unscaled / 10^scale`, keeping every fractional digit.
+ *
+ * Exact, with all `scale` digits kept ("65432.12345", "1.50000").
+ */
 export function decimalToJson(unscaled: bigint, scale: number): string {
   const negative = unscaled < 0n;
   const digits = (negative ? -unscaled : unscaled).toString();
@@ -83,7 +79,12 @@ function formatYear(year: bigint): string {
 
 const two = (value: number | bigint): string => value.toString().padStart(2, '0');
 
-/** Days since 1970-01-01 → `YYYY-MM-DD`. */
+/**
+ * Days since 1970-01-01 → `YYYY-MM-DD`.
+ *
+ * `YYYY-MM-DD`; years outside 0000–9999 use the `±YYYYYY` form of `toISOString()`; infinite dates (DuckDB/Postgres
+ * 'infinity') are the strings "infinity" / "-infinity".
+ */
 export function dateToJson(daysSinceEpoch: number | bigint): string {
   const { year, month, day } = civilFromDays(BigInt(daysSinceEpoch));
   return `${formatYear(year)}-${two(month)}-${two(day)}`;
@@ -112,7 +113,12 @@ export function statisticToJson(value: StatisticValue): JsonValue {
 
 const NANOS_PER_DAY = 86_400_000_000_000n;
 
-/** Nanoseconds since the epoch (UTC) → ISO-8601 per the rule at the top of this file. */
+/**
+ * Nanoseconds since the epoch (UTC) → ISO-8601 per the rule at the top of this file.
+ *
+ * UTC, `YYYY-MM-DDTHH:MM:SS.sssZ` like `Date#toISOString()`; the fraction grows to 6 digits when the microseconds are
+ * not zero and to 9 when the nanoseconds are not zero.
+ */
 export function timestampToJson(epochNanos: bigint): string {
   let days = epochNanos / NANOS_PER_DAY;
   let nanosOfDay = epochNanos % NANOS_PER_DAY;

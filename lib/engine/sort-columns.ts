@@ -21,7 +21,7 @@ import { sqlIdentifier } from './sql.js';
 /**
  * Files of fewer rows than this on average are decoded from their pages when their footers locate the columns'
  * chunks (sortColumnsFromPages), else scanned in input order (ORDER BY the input row): a scan streams one chunk per
- * file, and 10,000 chunks of 100 rows handed over one by one took three times what a sort into full chunks does.
+ * file, and thousands of small chunks handed over one by one cost several times what a sort into full chunks does.
  * Larger files give full chunks (2,048 rows) anyway, and DuckDB decodes them faster than JavaScript.
  */
 const SMALL_FILE_ROWS = 4096;
@@ -176,7 +176,7 @@ const PAGE_BATCH_ROWS = 65_536;
 
 /**
  * The sort columns of small files decoded from their pages (lib/parquet/column-chunk.ts), as DuckDB's scan would
- * give them: opening 10,000 files once more in DuckDB cost 2 CPU s, decoding their two columns here a tenth of it.
+ * give them: decoding the columns here costs a fraction of opening every file once more in DuckDB.
  * For inputs of one schema (the caller checks it), when the columns are top-level primitives of a type read here the
  * way DuckDB reads it and the footers locate their chunks; undefined otherwise (and for any page this decoder does
  * not read), and DuckDB scans the files.

@@ -42,7 +42,7 @@ export const READ_OPTIONS = 'union_by_name = true, hive_partitioning = false';
 /**
  * read_parquet options for files that share one schema (isOneSchema), or not: by name (READ_OPTIONS) when they
  * differ, and without union_by_name when every file has the same schema, for the same columns. Binding union_by_name
- * opens every file first: over 10,000 small files that cost 1 to 3 CPU s a query.
+ * opens every file first, which over thousands of small files costs more than the query.
  */
 export function readOptionsWhen(oneSchema: boolean): string {
   return oneSchema ? SAME_SCHEMA_READ_OPTIONS : READ_OPTIONS;

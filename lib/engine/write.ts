@@ -208,8 +208,7 @@ export class WriteSession {
 
   /**
    * (Re)create `name` as a table holding `sql`'s rows, or as a view of it where that is only a projection of the
-   * relation before it (a bulk_insert's incoming records are its keyed rows: copying a million of them twice cost
-   * 0.4 CPU s).
+   * relation before it (a bulk_insert's incoming records are its keyed rows: no need to copy them twice).
    */
   private async replaceRelation(name: string, kind: 'TABLE' | 'VIEW', sql: string): Promise<void> {
     const previous = this.relationKinds.get(name);
@@ -308,8 +307,8 @@ export class WriteSession {
     await this.run(`DROP TABLE IF EXISTS ${BATCH}`);
     try {
       const columnsSql = projection.length === 0 ? '' : `, ${projection.join(', ')}`;
-      // One Parquet file numbers its own rows: no row_number() window, which numbers them on one thread (0.1 s a
-      // million rows). A glob's files would each start at 0, and an input column of that name would clash.
+      // One Parquet file numbers its own rows: no row_number() window, which numbers them on one thread. A
+      // glob's files would each start at 0, and an input column of that name would clash.
       const numbered =
         input.format === 'parquet' &&
         source === inputSql(readPath, 'parquet') &&
@@ -577,8 +576,8 @@ export class WriteSession {
     // batch's columns are not needed (no join).
     const winner =
       precombine === undefined ? 'max(k.__row)' : `arg_max(k.__row, {'present': b.${precombine} IS NOT NULL, 'value': b.${precombine}, 'row': k.__row})`;
-    // A batch without two records of one key (most) has nothing to combine: a check by a narrow hash aggregate (0.1 s
-    // for a million keys) spares the join with the batch and the arg_max (0.3 s).
+    // A batch without two records of one key (most) has nothing to combine: a check by a narrow hash aggregate (cheap)
+    // spares the join with the batch and the arg_max (several times its cost).
     const duplicated = options.combine ? await this.query(`SELECT 1 AS d FROM ${KEYS} GROUP BY __partition, __key HAVING count(*) > 1 LIMIT 1`) : [];
     if (duplicated.length > 0) {
       await this.replaceRelation(
@@ -664,12 +663,12 @@ export class WriteSession {
       bucketOfFile.size === 0
         ? '(SELECT NULL::INTEGER AS f, NULL::INTEGER AS bucket WHERE false) fb'
         : `(VALUES ${[...bucketOfFile].map(([f, b]) => `(${f}, ${b})`).join(', ')}) fb(f, bucket)`;
-    // Only inserts are ranked: a window over every record would sort the updates' keys too (an upsert of a million
-    // updates: 0.3 s for nothing). __ord places a record in its file group: an update where its stored record is, an
+    // Only inserts are ranked: a window over every record would sort the updates' keys too, for
+    // nothing. __ord places a record in its file group: an update where its stored record is, an
     // insert by its rank (key order). Then one sort of the batch's rows by file group, and within it as Hudi's merge
     // writes them: updates where their stored records stand, new records by key, deletes (not written) last. Each file
     // group is then one range of positions, its written records numbered by position (_hoodie_commit_seqno in write
-    // order): no window numbering them (0.4 s of an upsert of a million updates), no table of the assignment between.
+    // order): no window numbering them, no table of the assignment between.
     await this.run(`DROP TABLE IF EXISTS ${STAGED_ROWS}`);
     await this.run(
       `CREATE TABLE ${STAGED_ROWS} AS
@@ -715,7 +714,7 @@ export class WriteSession {
   /**
    * Inserts only, in the order of the batch (Hudi's bulk_insert without sorting): the rows sorted by partition and
    * batch row, so each insert range is one contiguous range of positions, read by position, numbered by it. No rank
-   * by key: a window over every key and a second sort of the wide rows (0.8 s of a million-row bulk_insert).
+   * by key: a window over every key and a second sort of the wide rows would cost most of a bulk_insert.
    */
   private async stageInsertsInInputOrder(insertRanges: readonly InsertRange[]): Promise<void> {
     const columns = this.columns.map((c) => `b.${sqlIdentifier(c.name)}`).join(', ');
@@ -773,7 +772,7 @@ export class WriteSession {
   async fileGroupRecordKeys(bucket: number, existingFile: number | undefined): Promise<Iterable<string>> {
     this.side ??= this.instance.connect();
     // The stored keys stay but those deleted; the bucket's other records are updates of stored keys and new keys. Without
-    // deletes that is every stored key and the new ones, with no anti-join (0.1 s for each file group of 100,000 keys).
+    // deletes that is every stored key and the new ones, with no anti-join.
     const deletes = (this.bucketCounts.get(bucket)?.deletes ?? 0) > 0;
     const keys =
       existingFile === undefined
@@ -875,7 +874,7 @@ export class WriteSession {
     const writtenTypes = withFixedDecimals(parquetTypeTargets([spec.outputFile]));
     const targets = templates.length > 0 ? withNewTypesFrom(parquetTypeTargets(templates), writtenTypes) : writtenTypes;
     await conformParquetTypes(connection, spec.outputFile, targets);
-    // Set after the write, not passed to the COPY: a bloom filter of 100,000 keys is a 0.9 MB literal DuckDB parses.
+    // Set after the write, not passed to the COPY: a bloom filter of many keys would be a literal of megabytes to parse.
     const keyValues = await spec.keyValues;
     if (Object.keys(keyValues).length > 0) await setFooterKeyValues(spec.outputFile, keyValues);
     const counts = this.bucketCounts.get(spec.bucket) ?? { inserts: 0, updates: 0, deletes: 0 };

@@ -55,7 +55,10 @@ export function readNonRootIndexEntries(block: Block): IndexEntry[] {
   const base = cursor.offset;
   const entries: IndexEntry[] = [];
   for (let i = 0; i < count; i++) {
-    const entry = new ByteCursor(block.payload, base + secondary[i]!, base + secondary[i + 1]!, cursor.what);
+    const start = secondary[i];
+    const end = secondary[i + 1];
+    if (start === undefined || end === undefined) throw new HFileFormatError(`${cursor.what}: no offsets for entry ${i}`); // count + 1 were read
+    const entry = new ByteCursor(block.payload, base + start, base + end, cursor.what);
     const offset = toOffset(entry.i64(), cursor.what);
     const onDiskSize = entry.i32();
     entries.push({ offset, onDiskSize, key: entry.take(entry.remaining) });

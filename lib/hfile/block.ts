@@ -9,7 +9,7 @@
  * The checksums cover the header and the payload as stored (compressed), chunk by chunk.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { ByteCursor, ByteWriter, readI32, readI64, writeI32 } from './bytes.js';
+import { ByteCursor, ByteWriter, byteAt, readI32, readI64, writeI32 } from './bytes.js';
 import { crc32c } from './crc32c.js';
 import { HFileFormatError } from './errors.js';
 
@@ -82,7 +82,7 @@ export function parseBlockHeader(bytes: Uint8Array, offset: number): BlockHeader
     onDiskSizeWithoutHeader: readI32(bytes, offset + 8),
     uncompressedSizeWithoutHeader: readI32(bytes, offset + 12),
     prevBlockOffset: readI64(bytes, offset + 16),
-    checksumType: bytes[offset + 24]!,
+    checksumType: byteAt(bytes, offset + 24, 'block header'),
     bytesPerChecksum: readI32(bytes, offset + 25),
     onDiskDataSizeWithHeader: readI32(bytes, offset + 29),
   };

@@ -32,7 +32,7 @@ export class ByteCursor {
 
   u8(): number {
     this.need(1);
-    return this.bytes[this.offset++]!;
+    return byteAt(this.bytes, this.offset++, this.what);
   }
 
   i8(): number {
@@ -108,12 +108,21 @@ export function toSafeNumber(value: bigint, what: string): number {
   return Number(value);
 }
 
+/** The byte at `offset`, or an HFileFormatError naming `what` when the bytes end before it. */
+export function byteAt(bytes: Uint8Array, offset: number, what: string): number {
+  const byte = bytes[offset];
+  if (byte === undefined) throw new HFileFormatError(`${what} ends early: no byte at offset ${offset} of ${bytes.length}`);
+  return byte;
+}
+
+// The multi-byte reads below run after their callers' range checks; a byte past the end reads as 0, as the bitwise
+// operators have always taken it.
 export function readU16(bytes: Uint8Array, offset: number): number {
-  return (bytes[offset]! << 8) | bytes[offset + 1]!;
+  return ((bytes[offset] ?? 0) << 8) | (bytes[offset + 1] ?? 0);
 }
 
 export function readI32(bytes: Uint8Array, offset: number): number {
-  return (bytes[offset]! << 24) | (bytes[offset + 1]! << 16) | (bytes[offset + 2]! << 8) | bytes[offset + 3]!;
+  return ((bytes[offset] ?? 0) << 24) | ((bytes[offset + 1] ?? 0) << 16) | ((bytes[offset + 2] ?? 0) << 8) | (bytes[offset + 3] ?? 0);
 }
 
 export function readI64(bytes: Uint8Array, offset: number): bigint {
@@ -133,7 +142,7 @@ export function writeI32(bytes: Uint8Array, offset: number, value: number): void
 export function compareBytes(a: Uint8Array, b: Uint8Array): number {
   const length = Math.min(a.length, b.length);
   for (let i = 0; i < length; i++) {
-    const diff = a[i]! - b[i]!;
+    const diff = (a[i] ?? 0) - (b[i] ?? 0); // i < both lengths
     if (diff !== 0) return diff;
   }
   return a.length - b.length;

@@ -15,6 +15,7 @@ const TABLE = (() => {
 /** CRC-32C of `bytes[start, end)`, as an unsigned 32-bit number. */
 export function crc32c(bytes: Uint8Array, start = 0, end = bytes.length): number {
   let crc = 0xffffffff;
-  for (let i = start; i < end; i++) crc = TABLE[(crc ^ bytes[i]!) & 0xff]! ^ (crc >>> 8);
+  // Indexes stay in range (i < end, a byte masked to 0..255), so `?? 0` never applies; it only satisfies the types.
+  for (let i = start; i < end; i++) crc = (TABLE[(crc ^ (bytes[i] ?? 0)) & 0xff] ?? 0) ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
 }

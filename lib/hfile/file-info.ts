@@ -94,8 +94,10 @@ export function fileInfoValue(value: FileInfoValue): Uint8Array {
 /** The file info block payload for these entries, sorted by key bytes as HBase's `TreeMap` keeps them. */
 export function serializeFileInfo(entries: ReadonlyArray<{ key: Uint8Array; value: Uint8Array }>): Uint8Array {
   const sorted = [...entries].sort((a, b) => compareBytes(a.key, b.key));
-  for (let i = 1; i < sorted.length; i++) {
-    if (compareBytes(sorted[i - 1]!.key, sorted[i]!.key) === 0) throw new RangeError(`file info key ${utf8String(sorted[i]!.key)} is given twice`);
+  let previous: Uint8Array | undefined;
+  for (const { key } of sorted) {
+    if (previous !== undefined && compareBytes(previous, key) === 0) throw new RangeError(`file info key ${utf8String(key)} is given twice`);
+    previous = key;
   }
   return new ByteWriter(1024)
     .bytes(PBUF_MAGIC)

@@ -1,21 +1,10 @@
 /**
- * Hudi's two uses of HFile, with the entries Hudi 0.15 puts around the cells:
- *
- * - Base files of the metadata table (`HoodieAvroHFileWriter`): cells sorted by record key, no duplicates; file
- *   info `schema` (the Avro writer schema), `minRecordKey`, `maxRecordKey`, `bloomFilterTypeCode`; a meta block
- *   `bloomFilter` holding the UTF-8 of the bloom filter's `serializeToString()`.
- * - HFile data blocks of log files (`HoodieHFileDataBlock` via `HFileUtils.serializeRecordsToLogBlock`): the
- *   block content is a whole HFile with the same cells and only `schema` in its file info.
- *
- * Values are Avro binary records (no container), written with the record-key field (`key` for the metadata
- * table) set to "" since the row already holds it; Hudi's readers put the row back into that field. Both
- * writers use GZ and 1 MiB blocks by default.
- *
- * Seen in Spark-written metadata tables (Hudi 0.15): the `schema` is HoodieMetadataRecord's behind the five
- * `_hoodie_*` meta fields; in base files `_hoodie_file_name` holds the base file's own name (null in log
- * blocks) and the other meta fields are null; the bloom filter uses Hudi's defaults (60000 entries, fpp 1e-9,
- * DYNAMIC_V0, max 100000). Hudi 0.15's own reader reads single-level block indexes only, which is all this
- * module writes.
+ * Hudi's two uses of HFile, with the entries Hudi 0.15 puts around the cells: base files of the metadata table
+ * (`HoodieAvroHFileWriter`: cells sorted by record key, no duplicates; file info `schema`, `minRecordKey`,
+ * `maxRecordKey`, `bloomFilterTypeCode`; a meta block `bloomFilter`), and HFile data blocks of log files
+ * (`HoodieHFileDataBlock`: a whole HFile with the same cells and only `schema` in its file info). Values are Avro
+ * binary records written with the record-key field set to "" (Hudi's readers put the row's key back). Both writers
+ * use GZ and 1 MiB blocks by default; Hudi 0.15's reader reads single-level block indexes only, all this module writes.
  */
 
 import type { SupportedCompression } from './block.js';
@@ -63,15 +52,24 @@ function sortedRecords(records: Iterable<HudiHFileRecord>): Array<HudiHFileRecor
   return [...records].map((record) => ({ ...record, row: utf8Bytes(record.key) })).sort((a, b) => compareBytes(a.row, b.row));
 }
 
-/** A metadata-table base file (`<fileId>_<writeToken>_<instant>.hfile`) as Hudi 0.15 writes it. Records may come in any order. */
+/**
+ * A metadata-table base file (`<fileId>_<writeToken>_<instant>.hfile`) as Hudi 0.15 writes it. Records may come in any order.
+ *
+ * As in Spark-written metadata tables (Hudi 0.15): the `schema` is HoodieMetadataRecord's behind the five `_hoodie_*`
+ * meta fields; `_hoodie_file_name` holds the base file's own name (null in log blocks) and the other meta fields are
+ * null; the `bloomFilter` meta block holds the UTF-8 of the filter's `serializeToString()`, with Hudi's defaults
+ * (60000 entries, fpp 1e-9, DYNAMIC_V0, max 100000).
+ */
 export function writeHudiBaseHFile(records: Iterable<HudiHFileRecord>, options: HudiBaseHFileWriteOptions): Uint8Array {
   const sorted = sortedRecords(records);
-  for (let i = 1; i < sorted.length; i++) {
-    if (compareBytes(sorted[i - 1]!.row, sorted[i]!.row) === 0) {
-      throw new HFileWriteError(`duplicate record key ${JSON.stringify(sorted[i]!.key)} in an HFile base file`, {
+  let previous: Uint8Array | undefined;
+  for (const { row, key } of sorted) {
+    if (previous !== undefined && compareBytes(previous, row) === 0) {
+      throw new HFileWriteError(`duplicate record key ${JSON.stringify(key)} in an HFile base file`, {
         fix: 'merge the records of each key before writing',
       });
     }
+    previous = row;
   }
   return writeHFile(
     sorted.map(({ row, value }) => ({ key: row, value })),

@@ -9,7 +9,7 @@
  * reader compares keys by row only; HBase's comparator (`HoodieHBaseKVComparator` is `CellComparatorImpl`)
  * orders by row, family, qualifier, then timestamp and type descending, the same order for such keys.
  */
-import { ByteCursor, ByteWriter, compareBytes, utf8String } from './bytes.js';
+import { ByteCursor, ByteWriter, compareBytes, readU16, utf8String } from './bytes.js';
 import { HFileFormatError } from './errors.js';
 
 /** HBase `KeyValue.Type` codes. */
@@ -61,7 +61,7 @@ export function decodeKey(key: Uint8Array, what = 'key'): CellKey {
  */
 export function decodeIndexKey(key: Uint8Array, what = 'index key'): CellKey {
   if (key.length >= 2) {
-    const rowLength = (key[0]! << 8) | key[1]!;
+    const rowLength = readU16(key, 0);
     if (key.length === 2 + rowLength) return hudiCellKey(key.subarray(2));
   }
   return decodeKey(key, what);

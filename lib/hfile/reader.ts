@@ -113,7 +113,9 @@ function openHFile(bytes: Uint8Array): HFile {
     let found = 0;
     while (low <= high) {
       const mid = (low + high) >>> 1;
-      if (compareBytes(dataIndex[mid]!.firstKey.row, row) < 0) {
+      const entry = dataIndex[mid];
+      if (entry === undefined) break; // mid lies in [low, high], inside the index
+      if (compareBytes(entry.firstKey.row, row) < 0) {
         found = mid;
         low = mid + 1;
       } else high = mid - 1;
@@ -162,9 +164,8 @@ function openHFile(bytes: Uint8Array): HFile {
     },
     getAll,
     metaBlock: (name) => {
-      const index = metaBlockNames.indexOf(name);
-      if (index < 0) return undefined;
-      const entry = metaEntries[index]!;
+      const entry = metaEntries[metaBlockNames.indexOf(name)]; // the names are the entries' keys, in order
+      if (entry === undefined) return undefined;
       return readBlock(bytes, entry.offset, compression, 'META').payload;
     },
     dataBlock,

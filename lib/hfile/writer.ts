@@ -1,15 +1,11 @@
 /**
- * Writing an HFile v3 as HBase 2's `HFileWriterImpl` does for Hudi (`HFile.getWriterFactory` with an
- * `HFileContext` of block size, compression and `HoodieHBaseKVComparator`; no tags, MVCC version 0, no data
- * block encoding):
- *
- *   data blocks | meta blocks (by name) | root data index | meta index | file info | trailer
- *
- * A data block is closed before a cell once it holds `blockSize` bytes of cells, except between cells of the
- * same row (HBase never splits equal keys across blocks). Every block is compressed with the file's codec
- * and followed by CRC32C checksums per 16 KiB. Index keys are each block's real first key (HBase shortens
- * them to a "midpoint" key; both are valid, and Hudi's own 1.x writer uses the first key too). The index is
- * always single-level, the only kind Hudi 0.15's reader handles.
+ * Writing an HFile v3 as HBase 2's `HFileWriterImpl` does for Hudi (block size, compression and
+ * `HoodieHBaseKVComparator`; no tags, MVCC version 0, no data block encoding):
+ * `data blocks | meta blocks (by name) | root data index | meta index | file info | trailer`.
+ * A data block closes before a cell once it holds `blockSize` bytes, except between cells of one row (HBase never
+ * splits equal keys). Blocks are compressed and followed by CRC32C checksums per 16 KiB. Index keys are each block's
+ * real first key (HBase shortens them to a "midpoint"; both are valid, Hudi's 1.x writer uses the first key too); the
+ * index is always single-level, the only kind Hudi 0.15's reader handles.
  */
 
 import { type BlockType, type SupportedCompression, serializeBlock } from './block.js';
@@ -92,10 +88,10 @@ export function writeHFile(cells: Iterable<HFileCellInput>, options: HFileWriteO
     const row = typeof cell.key === 'string' ? utf8Bytes(cell.key) : cell.key;
     if (row.length > MAX_ROW_LENGTH) throw new HFileWriteError(`a key of ${row.length} bytes is longer than HBase's row limit of ${MAX_ROW_LENGTH}`);
     const order = previousRow === undefined ? 1 : compareBytes(row, previousRow);
-    if (order < 0 || (order === 0 && !options.allowDuplicateKeys)) {
+    if (previousRow !== undefined && (order < 0 || (order === 0 && !options.allowDuplicateKeys))) {
       const shown = (bytes: Uint8Array): string => JSON.stringify(new TextDecoder().decode(bytes));
       throw new HFileWriteError(
-        `keys must be written in ascending byte order${options.allowDuplicateKeys ? '' : ' without duplicates'}: ${shown(row)} follows ${shown(previousRow!)}`,
+        `keys must be written in ascending byte order${options.allowDuplicateKeys ? '' : ' without duplicates'}: ${shown(row)} follows ${shown(previousRow)}`,
         {
           fix: 'sort the records by the UTF-8 bytes of their keys',
         },
@@ -119,7 +115,8 @@ export function writeHFile(cells: Iterable<HFileCellInput>, options: HFileWriteO
   metaBlocks.sort((a, b) => compareBytes(a.nameBytes, b.nameBytes));
   const metaIndex: IndexEntry[] = [];
   for (const meta of metaBlocks) {
-    if (metaIndex.length > 0 && compareBytes(metaIndex.at(-1)!.key, meta.nameBytes) === 0) throw new HFileWriteError(`meta block ${meta.name} is given twice`);
+    const last = metaIndex.at(-1);
+    if (last !== undefined && compareBytes(last.key, meta.nameBytes) === 0) throw new HFileWriteError(`meta block ${meta.name} is given twice`);
     const { offset, onDiskSize } = writeBlock('META', meta.payload);
     metaIndex.push({ offset, onDiskSize, key: meta.nameBytes });
   }

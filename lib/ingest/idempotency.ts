@@ -1,18 +1,9 @@
 /**
- * Exactly-once ingestion, per object version (bucket, key, ETag) — the `source`, `<bucket>/<key>#<etag>`:
- * 1. Done record `.hoodie/.ingest/<sha256(source)>.json` (created with putIfAbsent after the commit): when it
- *    exists, the object was handled (ingested, quarantined or superseded) and every later delivery is a 'duplicate'.
- * 2. Claim: before any work, a delivery takes a per-object lease, the storage lock (lib/lock/storage-lock.ts) kept
- *    under `.hoodie/.ingest/<id>/`: created with putIfAbsent, renewed every lease/3 while this process runs, taken
- *    over only after it stayed unrenewed for a whole lease (a crashed or timed-out Lambda). A concurrent delivery of
- *    the same event waits for the holder, then finds the done record. Only the holder writes.
- * 3. Commit marker: the Hudi commit carries `extraMetadata["hudi-serverless.ingest.source"] = source`. A process
- *    that dies after the commit but before the done record leaves `.hoodie/.ingest/<id>/attempt.json`; the next
- *    holder then scans the completed commits since that attempt for the marker and, when found, only writes the
- *    done record. It scans again just before its own commit (the `beforeCommit` guard handed to the work, which
- *    re-checks the lease first), so a previous holder that was still committing when the lease lapsed is not applied
- *    twice either. Residual risk: a holder whose renewals fail for a whole lease yet still commits, at the same moment
- *    as the taker's commit; with upsert (the default) that re-applies identical records, an extra commit but no new rows.
+ * Exactly-once ingestion per object version (bucket, key, ETag), the `source` `<bucket>/<key>#<etag>`, in three parts:
+ * a done record `.hoodie/.ingest/<sha256(source)>.json` (putIfAbsent after the commit: later deliveries are
+ * duplicates); a claim, a per-object storage lock (lib/lock/storage-lock.ts) under `.hoodie/.ingest/<id>/` that only
+ * its holder writes under; and a commit marker, `extraMetadata["hudi-serverless.ingest.source"]` on the Hudi commit, so
+ * a holder that died between commit and done record is found by the next (applyExactlyOnce tells how).
  */
 import { createHash } from 'node:crypto';
 import { AlreadyExistsError, ConflictError, HudiError, NotFoundError } from '../errors.js';
@@ -99,6 +90,15 @@ export interface ExactlyOnceRequest {
 /**
  * Claim the object version, recover an earlier attempt's commit or run `apply`, and record the outcome; see the
  * module comment. `apply` must call `beforeCommit` just before its commit (writeBatch's afterDataFiles hook).
+ *
+ * The claim is renewed every lease/3 while this process runs and taken over only after it stayed unrenewed for a whole
+ * lease (a crashed or timed-out Lambda); a concurrent delivery waits for the holder, then finds the done record. A
+ * process that dies after the commit but before the done record leaves `attempt.json`; the next holder scans the
+ * completed commits since that attempt for the marker and, when found, only writes the done record. It scans again just
+ * before its own commit (the `beforeCommit` guard, which re-checks the lease first), so a previous holder still
+ * committing when the lease lapsed is not applied twice either. Residual risk: a holder whose renewals fail for a whole
+ * lease yet still commits at the same moment as the taker; with upsert (the default) that re-applies identical records,
+ * an extra commit but no new rows.
  */
 export async function applyExactlyOnce(
   request: ExactlyOnceRequest,

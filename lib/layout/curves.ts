@@ -1,21 +1,14 @@
 /**
- * Space-curve sort keys for clustering with `hoodie.layout.optimize.strategy` = z-order | hilbert,
- * byte-for-byte as Hudi's Spark path builds them:
+ * Space-curve sort keys for clustering with `hoodie.layout.optimize.strategy` = z-order | hilbert, byte-for-byte as
+ * Hudi's Spark path builds them: BinaryUtil (hudi-common: 8-byte mappings, bit interleaving), SpaceCurveSortingHelper
+ * (`curve.build.method = direct`) and RangeSampleSort / RangeSample (`sample`: values ranked among sampled bounds).
+ * Keys sort as unsigned bytes (ByteArraySorting). Java semantics to keep in mind: longs wrap at 64 bits,
+ * `String.getBytes(UTF_8)` writes '?' for a lone surrogate, `Double.doubleToLongBits` canonicalises NaN.
  *
- * - BinaryUtil (hudi-common): the per-value 8-byte mappings and bit interleaving;
- * - SpaceCurveSortingHelper (hudi-spark-client): `curve.build.method = direct` — each sort column
- *   mapped to 8 bytes (Z-order) or to a long (Hilbert), nulls replaced per type;
- * - RangeSampleSort / RangeSample (hudi-spark-client): `curve.build.method = sample` — values replaced
- *   by their rank among sampled range bounds before building the curve.
- *
- * Keys sort as unsigned bytes (Hudi's ByteArraySorting). Java semantics worth knowing when reading:
- * longs wrap at 64 bits, `String.getBytes(UTF_8)` writes '?' for a lone surrogate, `Double.doubleToLongBits`
- * canonicalises NaN.
- *
- * Why one long file: the three parts (BinaryUtil's byte mappings, the DIRECT mapping, the SAMPLE build method) share
- * module-private scratch buffers that stand in for Java longs so the per-row loops allocate nothing; splitting them
- * would export that mutable state. Each part starts at a `// ---` banner.
+ * Why one long file: the three parts share module-private scratch buffers that stand in for Java longs so the per-row
+ * loops allocate nothing; splitting them would export that mutable state. Each part starts at a `// ---` banner.
  */
+import { HudiError } from '../errors.js';
 import { HilbertIndexer } from './hilbert.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -174,7 +167,7 @@ function setPaddedBytes(bytes: Uint8Array): void {
   resultHigh = 0;
   resultLow = 0;
   const count = Math.min(8, bytes.length);
-  for (let i = 0; i < count; i++) pushByte(bytes[i]!);
+  for (const byte of bytes.subarray(0, count)) pushByte(byte);
 }
 
 function writeWordBigEndian(out: Uint8Array, offset: number, high: number, low: number): void {
@@ -274,12 +267,14 @@ const SPREAD_BY_STRIDE: readonly Uint32Array[] = [1, 2, 3, 4].map((stride) => {
 function interleaveInto(columnBytes: Uint8Array, columnCount: number, size: number, out: Uint8Array, offset: number): void {
   if (columnCount <= 4) {
     // Byte k of every column fills exactly output bytes k*n .. k*n+n-1.
-    const spread = SPREAD_BY_STRIDE[columnCount - 1]!;
+    const spread = SPREAD_BY_STRIDE[columnCount - 1];
+    if (spread === undefined) throw new HudiError(`no spread table for ${columnCount} columns`); // 1..4 columns have one
     for (let k = 0; k < size; k++) {
       // At most 32 bits: int32 ops are exact (the top bit may land in the sign, read back with >>>).
       let group = 0;
       for (let column = 0; column < columnCount; column++) {
-        group |= spread[columnBytes[column * size + k]!]! << (columnCount - 1 - column);
+        // A byte indexes all 256 entries of the spread table; bytes read inside columnBytes.
+        group |= (spread[columnBytes[column * size + k] ?? 0] ?? 0) << (columnCount - 1 - column);
       }
       const base = offset + k * columnCount;
       for (let m = columnCount - 1; m >= 0; m--) {
@@ -295,7 +290,10 @@ function interleaveInto(columnBytes: Uint8Array, columnCount: number, size: numb
     const byteIndex = bit >> 3;
     const shift = 7 - (bit & 7);
     for (let column = 0; column < columnCount; column++, outBit++) {
-      if ((columnBytes[column * size + byteIndex]! >> shift) & 1) out[offset + (outBit >> 3)]! |= 0x80 >> (outBit & 7);
+      if (((columnBytes[column * size + byteIndex] ?? 0) >> shift) & 1) {
+        const at = offset + (outBit >> 3);
+        out[at] = (out[at] ?? 0) | (0x80 >> (outBit & 7));
+      }
     }
   }
 }
@@ -322,7 +320,7 @@ export function zOrderKey(values: readonly Uint8Array[]): Uint8Array {
 export function compareUnsignedBytes(a: Uint8Array, b: Uint8Array): number {
   const common = Math.min(a.length, b.length);
   for (let i = 0; i < common; i++) {
-    const difference = a[i]! - b[i]!;
+    const difference = (a[i] ?? 0) - (b[i] ?? 0); // i < both lengths
     if (difference !== 0) return difference;
   }
   return a.length - b.length;
@@ -632,27 +630,29 @@ export function computeDirectCurveKeys(layout: CurveLayout, columns: readonly Cu
   const rowCount = rowCountOf(columns);
   const columnCount = columns.length;
   if (layout === 'z-order') {
-    const encoders = columns.map((column) => zOrderEncoder(column.type));
+    const encoded = columns.map((column) => ({ encode: zOrderEncoder(column.type), values: column.values }));
     const keyLength = 8 * columnCount;
     const keys = new Uint8Array(rowCount * keyLength);
     const columnBytes = new Uint8Array(keyLength);
     for (let row = 0; row < rowCount; row++) {
-      for (let column = 0; column < columnCount; column++) {
-        encoders[column]!(columns[column]!.values[row]);
-        writeWordBigEndian(columnBytes, column * 8, resultHigh, resultLow);
+      let column = 0;
+      for (const { encode, values } of encoded) {
+        encode(values[row]);
+        writeWordBigEndian(columnBytes, 8 * column++, resultHigh, resultLow);
       }
       interleaveInto(columnBytes, columnCount, 8, keys, row * keyLength);
     }
     return { rowCount, keyLength, keys };
   }
-  const encoders = columns.map((column) => hilbertEncoder(column.type));
+  const encoded = columns.map((column) => ({ encode: hilbertEncoder(column.type), values: column.values }));
   const indexer = new HilbertIndexer(DIRECT_HILBERT_BITS, columnCount);
   const keyLength = DIRECT_HILBERT_BITS;
   const keys = new Uint8Array(rowCount * keyLength);
   for (let row = 0; row < rowCount; row++) {
-    for (let column = 0; column < columnCount; column++) {
-      encoders[column]!(columns[column]!.values[row]);
-      indexer.setCoordinateHalves(column, resultHigh, resultLow);
+    let column = 0;
+    for (const { encode, values } of encoded) {
+      encode(values[row]);
+      indexer.setCoordinateHalves(column++, resultHigh, resultLow);
     }
     indexer.writeIndexBytes(keys, row * keyLength, keyLength);
   }
@@ -691,7 +691,8 @@ export function sortRowsByCurveKey(batch: CurveKeyBatch): Uint32Array {
   // Positions with one value in every row sort nothing: a byte that differs from row 0's anywhere varies.
   const differs = new Uint8Array(keyLength);
   for (let row = 1, base = keyLength; row < rowCount; row++, base += keyLength) {
-    for (let position = 0; position < keyLength; position++) differs[position]! |= keys[base + position]! ^ keys[position]!;
+    for (let position = 0; position < keyLength; position++)
+      differs[position] = (differs[position] ?? 0) | ((keys[base + position] ?? 0) ^ (keys[position] ?? 0));
   }
   const varying: number[] = [];
   for (let position = 0; position < keyLength; position++) if (differs[position] !== 0) varying.push(position);
@@ -703,10 +704,10 @@ export function sortRowsByCurveKey(batch: CurveKeyBatch): Uint32Array {
     const [p0, p1, p2, p3] = [0, 1, 2, 3].map((offset) => varying[first + offset] ?? -1) as [number, number, number, number];
     const bytes = varying.length - first;
     for (let row = 0, base = 0; row < rowCount; row++, base += keyLength) {
-      let value = keys[base + p0]! << 24;
-      if (bytes > 1) value |= keys[base + p1]! << 16;
-      if (bytes > 2) value |= keys[base + p2]! << 8;
-      if (bytes > 3) value |= keys[base + p3]!;
+      let value = (keys[base + p0] ?? 0) << 24;
+      if (bytes > 1) value |= (keys[base + p1] ?? 0) << 16;
+      if (bytes > 2) value |= (keys[base + p2] ?? 0) << 8;
+      if (bytes > 3) value |= keys[base + p3] ?? 0;
       word[row] = value >>> 0;
     }
     words.push(word);
@@ -745,7 +746,7 @@ class CurveKeySorter {
   #move(values: Uint32Array, lo: number, hi: number): void {
     const targets = this.#targets;
     const spare = this.#spare;
-    for (let i = lo; i < hi; i++) spare[targets[i]!] = values[i]!;
+    for (let i = lo; i < hi; i++) spare[targets[i] ?? 0] = values[i] ?? 0; // i and every target lie in [lo, hi)
     values.set(spare.subarray(lo, hi), lo);
   }
 
@@ -758,26 +759,36 @@ class CurveKeySorter {
         return;
       }
       const firstWord = digit >>> 2;
-      const keyWord = words[firstWord]!;
+      const keyWord = words[firstWord];
+      if (keyWord === undefined) throw new HudiError(`digit ${digit} lies past the ${words.length} key words`); // digitCount ≤ 4 × words
       const shift = 24 - 8 * (digit & 3);
       const counts = this.#counts;
       const ends = this.#ends;
       const base = digit * 256;
       counts.fill(0, base, base + 256);
-      for (let i = lo; i < hi; i++) counts[base + ((keyWord[i]! >>> shift) & 0xff)]!++;
+      // Typed-array reads below stay inside [lo, hi) and the level's 256 slots; `?? 0` is for the types only.
+      for (let i = lo; i < hi; i++) {
+        const slot = base + (((keyWord[i] ?? 0) >>> shift) & 0xff);
+        counts[slot] = (counts[slot] ?? 0) + 1;
+      }
       // Every row with the same byte here: nothing to move, the next byte decides.
-      if (counts[base + ((keyWord[lo]! >>> shift) & 0xff)] === hi - lo) continue;
+      if (counts[base + (((keyWord[lo] ?? 0) >>> shift) & 0xff)] === hi - lo) continue;
       for (let d = base, running = lo; d < base + 256; d++) {
         ends[d] = running;
-        running += counts[d]!;
+        running += counts[d] ?? 0;
       }
       // ends[d] is bucket d's start until every row has its place, then its end. Words before firstWord agree here.
       const targets = this.#targets;
-      for (let i = lo; i < hi; i++) targets[i] = ends[base + ((keyWord[i]! >>> shift) & 0xff)]!++;
+      for (let i = lo; i < hi; i++) {
+        const slot = base + (((keyWord[i] ?? 0) >>> shift) & 0xff);
+        const target = ends[slot] ?? 0;
+        targets[i] = target;
+        ends[slot] = target + 1;
+      }
       this.#move(rows, lo, hi);
-      for (let w = firstWord; w < words.length; w++) this.#move(words[w]!, lo, hi);
+      for (const word of words.slice(firstWord)) this.#move(word, lo, hi);
       for (let d = base, start = lo; d < base + 256; d++) {
-        const end = ends[d]!;
+        const end = ends[d] ?? 0;
         if (end - start > 1) this.sort(start, end, digit + 1);
         start = end;
       }
@@ -787,29 +798,34 @@ class CurveKeySorter {
 
   /** Stable insertion sort of rows [lo, hi) by their key words from `firstWord` on. */
   #insertionSort(lo: number, hi: number, firstWord: number): void {
-    const { rows, words } = this;
+    const { rows } = this;
+    // The key words from firstWord on; held[w] is the placed row's word keyWords[w]. Indexes stay inside [lo, hi)
+    // and the words, so the typed-array reads' `?? 0` is for the types only.
+    const keyWords = this.words.slice(firstWord);
     const held = this.#held;
-    const wordCount = words.length;
     for (let i = lo + 1; i < hi; i++) {
-      for (let w = firstWord; w < wordCount; w++) held[w] = words[w]![i]!;
-      const row = rows[i]!;
+      let w = 0;
+      for (const word of keyWords) held[w++] = word[i] ?? 0;
+      const row = rows[i] ?? 0;
       let j = i - 1;
       for (; j >= lo; j--) {
         let greater = false;
-        for (let w = firstWord; w < wordCount; w++) {
-          const a = words[w]![j]!;
-          const b = held[w]!;
+        w = 0;
+        for (const word of keyWords) {
+          const a = word[j] ?? 0;
+          const b = held[w++] ?? 0;
           if (a !== b) {
             greater = a > b;
             break;
           }
         }
         if (!greater) break;
-        rows[j + 1] = rows[j]!;
-        for (let w = firstWord; w < wordCount; w++) words[w]![j + 1] = words[w]![j]!;
+        rows[j + 1] = rows[j] ?? 0;
+        for (const word of keyWords) word[j + 1] = word[j] ?? 0;
       }
       rows[j + 1] = row;
-      for (let w = firstWord; w < wordCount; w++) words[w]![j + 1] = held[w]!;
+      w = 0;
+      for (const word of keyWords) word[j + 1] = held[w++] ?? 0;
     }
   }
 }
@@ -926,9 +942,11 @@ function determineBounds<Key>(sortedKeys: ArrayLike<Key>, weight: number, partit
   let target = step;
   const bounds: Key[] = [];
   for (let i = 0; i < count && bounds.length < partitions - 1; i++) {
+    // biome-ignore lint/style/noNonNullAssertion: i < count, the number of sorted keys
     const key = sortedKeys[i]!;
     cumulative += weight;
-    if (cumulative >= target && (bounds.length === 0 || greater(key, bounds[bounds.length - 1]!))) {
+    const last = bounds.at(-1);
+    if (cumulative >= target && (last === undefined || greater(key, last))) {
       bounds.push(key);
       target += step;
     }
@@ -1003,6 +1021,7 @@ function decisionBound<Key>(key: Key, bounds: ArrayLike<Key>, compare: (a: Key, 
   const length = bounds.length;
   if (length <= 128) {
     let rank = 0;
+    // biome-ignore lint/style/noNonNullAssertion: rank < length
     while (rank < length && compare(key, bounds[rank]!) > 0) rank++;
     return rank;
   }
@@ -1010,6 +1029,7 @@ function decisionBound<Key>(key: Key, bounds: ArrayLike<Key>, compare: (a: Key, 
   let high = length - 1;
   while (low <= high) {
     const middle = (low + high) >>> 1;
+    // biome-ignore lint/style/noNonNullAssertion: low ≤ middle ≤ high < length
     const order = compare(bounds[middle]!, key);
     if (order < 0) low = middle + 1;
     else if (order > 0) high = middle - 1;
@@ -1023,6 +1043,7 @@ function rankAmongNumbers(key: number, bounds: Float64Array): number {
   const length = bounds.length;
   if (length <= 128) {
     let rank = 0;
+    // biome-ignore lint/style/noNonNullAssertion: rank < length
     while (rank < length && key > bounds[rank]!) rank++;
     return rank;
   }
@@ -1030,6 +1051,7 @@ function rankAmongNumbers(key: number, bounds: Float64Array): number {
   let high = length - 1;
   while (low <= high) {
     const middle = (low + high) >>> 1;
+    // biome-ignore lint/style/noNonNullAssertion: low ≤ middle ≤ high < length
     const bound = bounds[middle]!;
     if (bound < key) low = middle + 1;
     else if (bound > key) high = middle - 1;
@@ -1042,6 +1064,7 @@ function rankAmongBigInts(key: bigint, bounds: BigInt64Array): number {
   const length = bounds.length;
   if (length <= 128) {
     let rank = 0;
+    // biome-ignore lint/style/noNonNullAssertion: rank < length
     while (rank < length && key > bounds[rank]!) rank++;
     return rank;
   }
@@ -1049,6 +1072,7 @@ function rankAmongBigInts(key: bigint, bounds: BigInt64Array): number {
   let high = length - 1;
   while (low <= high) {
     const middle = (low + high) >>> 1;
+    // biome-ignore lint/style/noNonNullAssertion: low ≤ middle ≤ high < length
     const bound = bounds[middle]!;
     if (bound < key) low = middle + 1;
     else if (bound > key) high = middle - 1;
@@ -1062,6 +1086,7 @@ function rankAmongStrings(key: string, bounds: readonly string[]): number {
   const length = bounds.length;
   if (length <= 128) {
     let rank = 0;
+    // biome-ignore lint/style/noNonNullAssertion: rank < length
     while (rank < length && key > bounds[rank]!) rank++;
     return rank;
   }
@@ -1069,6 +1094,7 @@ function rankAmongStrings(key: string, bounds: readonly string[]): number {
   let high = length - 1;
   while (low <= high) {
     const middle = (low + high) >>> 1;
+    // biome-ignore lint/style/noNonNullAssertion: low ≤ middle ≤ high < length
     const bound = bounds[middle]!;
     if (bound < key) low = middle + 1;
     else if (bound > key) high = middle - 1;
@@ -1105,7 +1131,7 @@ export function buildSampleRangeBounds(columns: readonly CurveColumnValues[], sa
   const partitions = Math.min(sampleSize, sampledRows.length);
 
   const rawBounds = columns.map((column): Float64Array | BigInt64Array | string[] | SortValue[] => {
-    const sampledValue = (i: number): SortValue => column.values[sampledRows[i]!];
+    const sampledValue = (i: number): SortValue => column.values[sampledRows[i] ?? 0]; // i < sampledRows.length
     if (sampler === 'natural') {
       const keys = Array.from({ length: sampledRows.length }, (_, i) => sampledValue(i));
       const compare = naturalComparator(column.type);
@@ -1144,6 +1170,7 @@ export function buildSampleRangeBounds(columns: readonly CurveColumnValues[], sa
       types,
       columns: rawBounds.map((bounds, index) => ({
         kind: 'natural' as const,
+        // biome-ignore lint/style/noNonNullAssertion: rawBounds and types both map columns, index for index
         type: types[index]!,
         bounds: bounds as SortValue[],
         fillFactor: bounds.length === 0 ? 0 : maxLength / bounds.length,
@@ -1160,7 +1187,7 @@ export function buildSampleRangeBounds(columns: readonly CurveColumnValues[], sa
     const split = new Float64Array(bounds.length * fillFactor);
     const slice = 1 / fillFactor;
     for (let i = 0; i < bounds.length; i++) {
-      const base = Number(bounds[i]!);
+      const base = Number(bounds[i] ?? 0); // i < bounds.length
       for (let j = 0; j < fillFactor; j++) split[j + i * fillFactor] = base + (j + 1) * slice;
     }
     return { kind: 'expanded-long', bounds: split, fillFactor };
@@ -1228,7 +1255,8 @@ export function computeSampleCurveKeys(layout: CurveLayout, columns: readonly Cu
   const random = seededRandom(seed ^ 0x5bd1e995);
   const ranks = new Int32Array(columnCount);
   const rankRow = (row: number): void => {
-    for (let column = 0; column < columnCount; column++) ranks[column] = mapToBucket(bounds, column, columns[column]!.values[row], random);
+    let column = 0;
+    for (const { values } of columns) ranks[column] = mapToBucket(bounds, column++, values[row], random);
   };
   if (layout === 'z-order' || bounds.sampler === 'natural') {
     const keyLength = 8 * columnCount;
@@ -1236,7 +1264,8 @@ export function computeSampleCurveKeys(layout: CurveLayout, columns: readonly Cu
     const columnBytes = new Uint8Array(keyLength);
     for (let row = 0; row < rowCount; row++) {
       rankRow(row);
-      for (let column = 0; column < columnCount; column++) writeWordBigEndian(columnBytes, column * 8, 0, ranks[column]! ^ SIGN_BIT);
+      let column = 0;
+      for (const rank of ranks) writeWordBigEndian(columnBytes, 8 * column++, 0, rank ^ SIGN_BIT);
       interleaveInto(columnBytes, columnCount, 8, keys, row * keyLength);
     }
     return { rowCount, keyLength, keys };
@@ -1246,7 +1275,8 @@ export function computeSampleCurveKeys(layout: CurveLayout, columns: readonly Cu
   const keys = new Uint8Array(rowCount * keyLength);
   for (let row = 0; row < rowCount; row++) {
     rankRow(row);
-    for (let column = 0; column < columnCount; column++) indexer.setCoordinateNumber(column, ranks[column]!);
+    let column = 0;
+    for (const rank of ranks) indexer.setCoordinateNumber(column++, rank);
     indexer.writeIndexBytes(keys, row * keyLength, keyLength);
   }
   return { rowCount, keyLength, keys };
@@ -1295,7 +1325,11 @@ export function buildCurveKeys(columns: readonly CurveSortColumn[], options: Cur
     );
     return computeDirectCurveKeys(
       options.layout,
-      order.map((index) => columns[index]!),
+      order.map((index) => {
+        const column = columns[index];
+        if (column === undefined) throw new HudiError(`no sort column ${index} of ${columns.length}`); // a permutation of the columns
+        return column;
+      }),
     );
   }
   if (options.layout === 'hilbert' && columns.length === 1) {

@@ -4,7 +4,7 @@
  * axes → transposed index → interleaved bits), plus Hudi's `HilbertCurveUtils.indexBytes` on top.
  *
  * Coordinates are Java longs. They are kept as two 32-bit halves so that computing a key needs no
- * BigInt (BigInt arithmetic is ~50x slower and the clustering benchmark encodes millions of rows).
+ * BigInt (BigInt arithmetic is far slower, and a clustering encodes millions of rows).
  * Bits at or above `bits` never influence the library's result (every mask it applies is below
  * 2^bits and `toIndex` reads only the low `bits` bits), so they are dropped on input: a negative
  * long is therefore indexed like its low 63 bits, e.g. -1 ≡ Long.MAX_VALUE for bits = 63.
@@ -13,6 +13,9 @@
 /** `HilbertCurve.bits(...)` accepts 1..63. */
 export const MAX_HILBERT_BITS = 63;
 
+// Typed-array reads here index inside their arrays (a coordinate per dimension, 33 masks, 256 nibble pairs). They
+// read `?? 0` for the types only: the bitwise operators already read undefined as 0.
+
 const TWO_POW_32 = 4294967296;
 
 /** LOW_BITS[w]: the low `w` bits set (w = 0..32), as int32. A table: computing it was the hot spot. */
@@ -20,7 +23,7 @@ const LOW_BITS: Int32Array = Int32Array.from({ length: 33 }, (_, width) => (widt
 
 /** Mask of the low `width` bits of a 32-bit half; widths past 32 mean the whole half. */
 function lowBitsMask(width: number): number {
-  return width >= 32 ? -1 : LOW_BITS[width]!;
+  return width >= 32 ? -1 : (LOW_BITS[width] ?? 0);
 }
 
 /**
@@ -98,14 +101,14 @@ export class HilbertIndexer {
     while (firstNonZero < bufferLength && buffer[firstNonZero] === 0) firstNonZero++;
     let byteArrayLength = 1;
     if (firstNonZero < bufferLength) {
-      const bitLength = (bufferLength - firstNonZero - 1) * 8 + (32 - Math.clz32(buffer[firstNonZero]!));
+      const bitLength = (bufferLength - firstNonZero - 1) * 8 + (32 - Math.clz32(buffer[firstNonZero] ?? 0));
       byteArrayLength = (bitLength >> 3) + 1;
     }
     const end = byteArrayLength > paddingBytes ? bufferLength - byteArrayLength + paddingBytes : bufferLength;
     const start = Math.max(0, end - paddingBytes);
     const zeroFill = paddingBytes - (end - start);
     for (let i = 0; i < zeroFill; i++) out[offset + i] = 0;
-    for (let i = start, target = offset + zeroFill; i < end; i++, target++) out[target] = buffer[i]!;
+    for (let i = start, target = offset + zeroFill; i < end; i++, target++) out[target] = buffer[i] ?? 0;
   }
 
   /** Skilling's AxestoTranspose followed by davidmoten's `toIndex` bit interleaving into `indexBuffer`. */
@@ -121,15 +124,15 @@ export class HilbertIndexer {
     // only invert; step i > 0 inverts x[0] below the bit when x[i] has it, else swaps those bits.
     for (let bit = this.bits - 1; bit >= 32; bit--) {
       const shift = bit - 32;
-      const belowHigh = LOW_BITS[shift]!;
-      let high0 = high[0]!;
-      let low0 = low[0]!;
+      const belowHigh = LOW_BITS[shift] ?? 0;
+      let high0 = high[0] ?? 0;
+      let low0 = low[0] ?? 0;
       const when0 = -((high0 >>> shift) & 1);
       high0 ^= belowHigh & when0;
       low0 ^= when0;
       for (let i = 1; i < n; i++) {
-        const highI = high[i]!;
-        const lowI = low[i]!;
+        const highI = high[i] ?? 0;
+        const lowI = low[i] ?? 0;
         const when = -((highI >>> shift) & 1);
         const swapHigh = (high0 ^ highI) & belowHigh & ~when;
         const swapLow = (low0 ^ lowI) & ~when;
@@ -142,11 +145,11 @@ export class HilbertIndexer {
       low[0] = low0;
     }
     for (let bit = Math.min(this.bits - 1, 31); bit >= 1; bit--) {
-      const belowLow = LOW_BITS[bit]!;
-      let low0 = low[0]!;
+      const belowLow = LOW_BITS[bit] ?? 0;
+      let low0 = low[0] ?? 0;
       low0 ^= belowLow & -((low0 >>> bit) & 1);
       for (let i = 1; i < n; i++) {
-        const lowI = low[i]!;
+        const lowI = low[i] ?? 0;
         const when = -((lowI >>> bit) & 1);
         const swapLow = (low0 ^ lowI) & belowLow & ~when;
         low0 ^= swapLow ^ (belowLow & when);
@@ -156,13 +159,13 @@ export class HilbertIndexer {
     }
     // Gray encode.
     for (let i = 1; i < n; i++) {
-      high[i] = high[i]! ^ high[i - 1]!;
-      low[i] = low[i]! ^ low[i - 1]!;
+      high[i] = (high[i] ?? 0) ^ (high[i - 1] ?? 0);
+      low[i] = (low[i] ?? 0) ^ (low[i - 1] ?? 0);
     }
-    grayFlipMask(high[n - 1]!, low[n - 1]!);
+    grayFlipMask(high[n - 1] ?? 0, low[n - 1] ?? 0);
     for (let i = 0; i < n; i++) {
-      high[i] = high[i]! ^ flipHigh;
-      low[i] = low[i]! ^ flipLow;
+      high[i] = (high[i] ?? 0) ^ flipHigh;
+      low[i] = (low[i] ?? 0) ^ flipLow;
     }
     // toIndex: for each bit from the top, one bit per dimension, dimension 0 first. The bits come
     // out most significant first, so they are packed into bytes in order; the index is right-aligned,
@@ -176,7 +179,7 @@ export class HilbertIndexer {
     for (let bit = this.bits - 1; bit >= 32; bit--) {
       const shift = bit - 32;
       for (let j = 0; j < n; j++) {
-        pending = (pending << 1) | ((high[j]! >>> shift) & 1);
+        pending = (pending << 1) | (((high[j] ?? 0) >>> shift) & 1);
         if (--room === 0) {
           buffer[position++] = pending;
           pending = 0;
@@ -186,7 +189,7 @@ export class HilbertIndexer {
     }
     for (let bit = Math.min(this.bits - 1, 31); bit >= 0; bit--) {
       for (let j = 0; j < n; j++) {
-        pending = (pending << 1) | ((low[j]! >>> bit) & 1);
+        pending = (pending << 1) | (((low[j] ?? 0) >>> bit) & 1);
         if (--room === 0) {
           buffer[position++] = pending;
           pending = 0;
@@ -198,15 +201,15 @@ export class HilbertIndexer {
 
   /** The same algorithm unrolled for two dimensions (the common case) on local variables. */
   private computeIndex2d(): void {
-    let high0 = this.high[0]!;
-    let low0 = this.low[0]!;
-    let high1 = this.high[1]!;
-    let low1 = this.low[1]!;
+    let high0 = this.high[0] ?? 0;
+    let low0 = this.low[0] ?? 0;
+    let high1 = this.high[1] ?? 0;
+    let low1 = this.low[1] ?? 0;
     // Branch-free: on random data the invert-or-swap choice mispredicts about half the time.
     // `when0` / `when1` are all ones when the coordinate has the current bit set.
     for (let bit = this.bits - 1; bit >= 32; bit--) {
       const shift = bit - 32;
-      const belowHigh = LOW_BITS[shift]!;
+      const belowHigh = LOW_BITS[shift] ?? 0;
       const when0 = -((high0 >>> shift) & 1);
       high0 ^= belowHigh & when0;
       low0 ^= when0;
@@ -219,7 +222,7 @@ export class HilbertIndexer {
       low1 ^= swapLow;
     }
     for (let bit = Math.min(this.bits - 1, 31); bit >= 1; bit--) {
-      const belowLow = LOW_BITS[bit]!;
+      const belowLow = LOW_BITS[bit] ?? 0;
       const when0 = -((low0 >>> bit) & 1);
       low0 ^= belowLow & when0;
       const when1 = -((low1 >>> bit) & 1);
@@ -245,7 +248,7 @@ export class HilbertIndexer {
       const shift = (nibble & 7) * 4;
       const word0 = nibble < 8 ? low0 : high0;
       const word1 = nibble < 8 ? low1 : high1;
-      buffer[last - nibble] = INTERLEAVE_NIBBLES[(((word0 >>> shift) & 15) << 4) | ((word1 >>> shift) & 15)]!;
+      buffer[last - nibble] = INTERLEAVE_NIBBLES[(((word0 >>> shift) & 15) << 4) | ((word1 >>> shift) & 15)] ?? 0;
     }
   }
 }

@@ -1,17 +1,11 @@
 /**
- * A lock kept in the table's own storage, for local tables and single-writer setups without DynamoDB.
- *
- * S3 offers create-if-absent (If-None-Match) but the Storage port has no conditional overwrite or delete, so a
- * takeover cannot replace the holder's object atomically (delete + create would let two takers both win). Instead
- * the lock is a series of generations, `.hoodie/.serverless-lock/lease-<generation>.json`: the highest generation
- * is the lock. Taking it (when free, released, or stale) means creating the next generation with putIfAbsent, the
- * one arbiter; only the creator of a generation ever rewrites it (to renew, or to mark it released), and the new
- * holder deletes older generations. Hudi ignores folders inside `.hoodie/` it does not know, and this name is
- * neither an instant nor Hudi 1.x's `.hoodie/.locks/`.
- *
- * Limits: renewals are plain overwrites, so a renewal that lands after the lease ran out is void (the holder then
- * counts the lease as lost). It does not exclude Java writers: Hudi's FileSystemBasedLockProvider uses `.hoodie/lock`
- * with different rules. Use the DynamoDB lock when Hudi writers and this package write the same table.
+ * A lock kept in the table's own storage, for local tables and single-writer setups without DynamoDB. The Storage port
+ * has create-if-absent but no conditional overwrite or delete, so the lock is a series of generations,
+ * `.hoodie/.serverless-lock/lease-<generation>.json`, the highest being the lock: taking it means creating the next
+ * generation with putIfAbsent, the one arbiter; only a generation's creator rewrites it (renew, release), and the new
+ * holder deletes older ones. Hudi ignores this folder (neither an instant nor 1.x's `.hoodie/.locks/`).
+ * Limits: a renewal landing after the lease ran out is void; it does not exclude Java writers (Hudi's
+ * FileSystemBasedLockProvider uses `.hoodie/lock`), so use the DynamoDB lock when Hudi writers share the table.
  */
 import { randomUUID } from 'node:crypto';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';

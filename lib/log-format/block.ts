@@ -1,21 +1,9 @@
 /**
- * Log blocks, format version 1 (HoodieLogFormatWriter.appendBlocks / HoodieLogFileReader.readBlock, Hudi 0.14/0.15).
- * Every field is big-endian:
- *
- *   "#HUDI#"                       6 bytes
- *   block size              int64  bytes after this field through the trailing total length
- *   format version          int32  1
- *   block type              int32  HoodieLogBlockType ordinal
- *   header                         int32 entry count, then per entry: int32 key ordinal, int32 length, UTF-8 bytes
- *   content length          int64
- *   content                        block type specific
- *   footer                         same encoding as the header (always empty in practice)
- *   total length            int64  bytes from the magic through the footer = block size + 6
- *
- * Reading follows HoodieLogFileReader on a file system without transactional writes: a block whose size runs past
- * the end, whose trailing total length disagrees with its size, or that is not followed by a magic or the end of
- * the file is a torn write; it becomes a CORRUPT_BLOCK holding the bytes from after its magic up to the next magic
- * (found by scanning), and reading resumes there.
+ * Log blocks, format version 1 (HoodieLogFormatWriter.appendBlocks / HoodieLogFileReader.readBlock, Hudi 0.14/0.15);
+ * encodeLogBlock gives the layout. Reading follows HoodieLogFileReader on a file system without transactional writes:
+ * a block whose size runs past the end, whose trailing total length disagrees with its size, or that is not followed
+ * by a magic or the end of the file is a torn write; it becomes a CORRUPT_BLOCK holding the bytes from after its magic
+ * up to the next magic (found by scanning), and reading resumes there.
  */
 import { ByteReader, ByteWriter, indexOfBytes, utf8 } from './bytes.js';
 import { LogFormatError } from './errors.js';
@@ -87,7 +75,21 @@ export interface EncodeLogBlockOptions {
   allowHudi1HeaderKeys?: boolean;
 }
 
-/** One block's bytes, from its magic through its total length. */
+/**
+ * One block's bytes, from its magic through its total length.
+ *
+ * Every field is big-endian:
+ *
+ *   "#HUDI#"                       6 bytes
+ *   block size              int64  bytes after this field through the trailing total length
+ *   format version          int32  1
+ *   block type              int32  HoodieLogBlockType ordinal
+ *   header                         int32 entry count, then per entry: int32 key ordinal, int32 length, UTF-8 bytes
+ *   content length          int64
+ *   content                        block type specific
+ *   footer                         same encoding as the header (always empty in practice)
+ *   total length            int64  bytes from the magic through the footer = block size + 6
+ */
 export function encodeLogBlock(block: LogBlockInput, options: EncodeLogBlockOptions = {}): Uint8Array {
   const typeOrdinal = LOG_BLOCK_TYPES.indexOf(block.type);
   if (typeOrdinal < 0 || block.type === ('CORRUPT_BLOCK' as LogBlockType)) {
@@ -187,10 +189,9 @@ function decodeBlock(bytes: Uint8Array, offset: number, start: number, end: numb
   if (type === undefined || type === 'CORRUPT_BLOCK') throw fail(`block type ${typeOrdinal} is not one Hudi writes`);
   const header = decodeMetadata(reader, 'header', fail);
   const contentLength = reader.int64();
-  if (contentLength === undefined || contentLength < 0n || contentLength > BigInt(reader.remaining)) {
-    throw fail(`content length ${contentLength} does not fit in the block`);
-  }
-  const content = reader.take(Number(contentLength))!;
+  // take() refuses a negative length or one past the block's end.
+  const content = contentLength === undefined ? undefined : reader.take(Number(contentLength));
+  if (content === undefined) throw fail(`content length ${contentLength} does not fit in the block`);
   const footer = decodeMetadata(reader, 'footer', fail);
   reader.int64(); // the total length, checked before decoding
   if (reader.remaining !== 0) throw fail(`${reader.remaining} bytes between the footer and the total length`);

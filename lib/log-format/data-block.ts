@@ -1,16 +1,9 @@
 /**
- * Data block contents.
- *
- * AVRO_DATA_BLOCK (HoodieAvroDataBlock.serializeRecords, block version 3):
- *
- *   int32 version (3)   int32 record count   per record: int32 length, the record's Avro binary datum
- *
- * written with the block's SCHEMA header as the writer schema; Hudi reads them with its reader schema through Avro
- * schema resolution. Versions 1 and 2 have the same layout (HoodieAvroDataBlockVersion.hasRecordCount is always true).
- *
- * HFILE_DATA_BLOCK and PARQUET_DATA_BLOCK contents are a whole HFile / Parquet file (FileFormatUtils
- * .serializeRecordsToLogBlock), with no version prefix. This module hands their bytes to a DataBlockContentDecoder;
- * it does not parse them itself.
+ * Data block contents. AVRO_DATA_BLOCK (HoodieAvroDataBlock.serializeRecords, block version 3): int32 version (3),
+ * int32 record count, then per record an int32 length and the record's Avro binary datum, written with the block's
+ * SCHEMA header as the writer schema (Hudi reads through Avro schema resolution); versions 1 and 2 have the same layout
+ * (hasRecordCount is always true). HFILE_DATA_BLOCK and PARQUET_DATA_BLOCK contents are a whole HFile / Parquet file
+ * (FileFormatUtils.serializeRecordsToLogBlock), no version prefix, handed to a DataBlockContentDecoder.
  */
 import type avro from 'avsc';
 import { type AvroSchemaSource, type AvroTypeOptions, avroResolver, avroType, decodeDatum, encodeDatum, schemaText } from './avro.js';

@@ -6,7 +6,7 @@
  * object is created with putIfAbsent, so two writers racing for one version cannot overwrite each other: the loser
  * lists again and takes the next version.
  */
-import { AlreadyExistsError } from '../errors.js';
+import { AlreadyExistsError, HudiError } from '../errors.js';
 import type { Storage, StoredObject } from '../storage/port.js';
 import { fileNameOf } from '../util/paths.js';
 import { type EncodeLogBlockOptions, encodeLogBlock, iterateLogBlocks, type LogBlock, type LogBlockInput } from './block.js';
@@ -129,6 +129,13 @@ export async function writeLogFile(storage: Storage, options: WriteLogFileOption
     const existing = known ?? (await listLogFiles(storage, options.partitionPath, { fileId: options.fileId, extension })).map((file) => file.name);
     const version = nextLogVersion(existing, { fileId: options.fileId, baseInstant: options.baseInstant, extension });
     const base = logFileName({ fileId: options.fileId, baseInstant: options.baseInstant, version, writeToken: options.writeToken, extension });
+    const name = parseLogFileName(base);
+    if (name === undefined) {
+      throw new HudiError(`log file name ${base} does not parse back`, {
+        location: options.partitionPath,
+        fix: 'give a file id, base instant and write token as Hudi names them (no `_` or `.` in the file id)',
+      });
+    }
     const path = options.partitionPath === '' ? base : `${options.partitionPath.replace(/\/+$/, '')}/${base}`;
     if (options.beforeCreate !== undefined) await options.beforeCreate(base);
     try {
@@ -141,6 +148,6 @@ export async function writeLogFile(storage: Storage, options: WriteLogFileOption
       }
       throw error;
     }
-    return { path, name: parseLogFileName(base)!, size: bytes.length, blocks };
+    return { path, name, size: bytes.length, blocks };
   }
 }

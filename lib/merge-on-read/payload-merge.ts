@@ -1,15 +1,12 @@
 /**
- * How records of one key merge on read, as Hudi 0.14/0.15 do it with the table's payload class (the RecordPayload
- * our copy-on-write upserts resolve and merge with, lib/writer/write-config.ts):
- *
- * - between log records, in log order (HoodieMergedLogRecordScanner, merger in pre-combining mode): the payload's
- *   preCombine, for both payloads OverwriteWithLatestAvroPayload's: the greater ordering (precombine) value wins,
- *   the later record on a tie; a later record always replaces a deleted one;
+ * How records of one key merge on read, as Hudi 0.14/0.15 do with the table's payload class (lib/writer/write-config.ts):
+ * - between log records, in log order (HoodieMergedLogRecordScanner, preCombine of OverwriteWithLatestAvroPayload):
+ *   the greater ordering value wins, the later record on a tie; a later record always replaces a deleted one;
  * - a delete-block record after a data record (processNextDeletedRecord): the delete wins unless it carries a real
  *   ordering value (not Hudi's default int 0) of the stored value's type and the stored value is greater;
- * - the merged log record onto the base record (combineAndGetUpdateValue, what an upsert does against the stored
- *   record): OverwriteWithLatestAvroPayload takes the log record; DefaultHoodieRecordPayload keeps the base record
- *   when its ordering value is greater. A log record marked `_hoodie_is_deleted` (or a delete) removes the key.
+ * - onto the base record (combineAndGetUpdateValue): OverwriteWithLatestAvroPayload takes the log record,
+ *   DefaultHoodieRecordPayload keeps the base record when its ordering value is greater; `_hoodie_is_deleted` or a
+ *   delete removes the key.
  */
 import { bytesToJson, dateToJson, decimalToJson, integerToJson, type JsonValue, type Row, timestampToJson } from '../engine/row-format.js';
 import type { OrderingValue } from '../log-format/index.js';

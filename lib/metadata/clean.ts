@@ -1,17 +1,10 @@
 /**
  * Cleaning the metadata table, as Hudi 0.15's HoodieBackedTableMetadataWriter.cleanIfNecessary does before a writer
- * adds its deltacommit (after pending compactions, before a new one is scheduled):
- *
- * - skipped while fewer than 3 instants completed after the latest compaction (Hudi leaves readers that opened
- *   the old slices' files time to finish);
- * - at `<L>002` (createCleanTimestamp of the latest completed deltacommit L), never twice at the same time;
- * - the data table's cleaner policy with 1.2 times its retention (HoodieMetadataWriteUtils.createMetadataWriteConfig):
- *   KEEP_LATEST_COMMITS keeps max(20, floor(1.2 × hoodie.cleaner.commits.retained)) commits, KEEP_LATEST_FILE_VERSIONS
- *   ceil(1.2 × hoodie.cleaner.fileversions.retained) slices, KEEP_LATEST_BY_HOURS ceil(1.2 × hoodie.cleaner.hours.retained)
- *   hours; planned by lib/cleaning's planner over the metadata table's timeline and file slices (a slice's base HFile
- *   and log files go together); no clean instant when nothing is to be deleted, as Hudi's requestClean;
- * - `.clean.requested` (the plan) → `.clean.inflight` (the same bytes) → deletes → `.clean` (HoodieCleanMetadata),
- *   all on the metadata timeline; a pending one is finished from its plan first.
+ * adds its deltacommit (after pending compactions, before a new one is scheduled): skipped while fewer than 3 instants
+ * completed after the latest compaction (readers of the old slices get time to finish); at `<L>002`
+ * (createCleanTimestamp of the latest completed deltacommit L), never twice at the same time; planned by lib/cleaning's
+ * planner over the metadata timeline with the data table's policy (metadataCleanConfig); `.clean.requested` →
+ * `.clean.inflight` → deletes → `.clean`, a pending one finished from its plan first.
  */
 
 import { cleanMetadataOf } from '../cleaner/clean-metadata.js';
@@ -45,6 +38,12 @@ export type MetadataCleanConfig = Pick<CleanConfig, 'policy' | 'commitsRetained'
  * The metadata table's cleaner settings from the data table's writer properties, as Hudi 0.15 derives them: the
  * same policy, its retention scaled by 1.2 (and never fewer than 20 commits); the settings of the other policies
  * are unused.
+ *
+ * The data table's cleaner policy with 1.2 times its retention (HoodieMetadataWriteUtils.createMetadataWriteConfig):
+ * KEEP_LATEST_COMMITS keeps max(20, floor(1.2 × hoodie.cleaner.commits.retained)) commits, KEEP_LATEST_FILE_VERSIONS
+ * ceil(1.2 × hoodie.cleaner.fileversions.retained) slices, KEEP_LATEST_BY_HOURS ceil(1.2 × hoodie.cleaner.hours.retained)
+ * hours. A slice's base HFile and log files go together; no clean instant when nothing is to be deleted, as Hudi's
+ * requestClean.
  */
 export function metadataCleanConfig(properties: ReadonlyMap<string, string> | undefined): MetadataCleanConfig {
   const data = cleanConfigFromProperties(properties ?? new Map(), 'write properties');

@@ -1,22 +1,9 @@
 /**
  * Column ranges of a Parquet base file as Hudi 0.14/0.15 reads them for the `column_stats` partition
  * (ParquetUtils.readRangeFromParquetMetadata over parquet-mr 1.13's footer reading), so that our records equal the
- * ones Hudi would write for the same file:
- *
- * - only top-level leaf columns whose name is in the indexed list (a nested field's dotted path never matches);
- * - per row group, parquet-mr's Statistics: `min_value`/`max_value` when both are set (used if the column order is
- *   type-defined, or min equals max), else the deprecated `min`/`max` under the same sort-order rule; floats and
- *   doubles drop min/max holding NaN and widen 0.0 to -0.0 (min) and -0.0 to 0.0 (max); a primitive column without
- *   min/max reports Java's default value (0, false) as both, a binary one null;
- * - values as Hudi converts them: DECIMAL → its number, DATE → epoch days, UTF8 → string, other BINARY → bytes,
- *   other types as they are (timestamps stay longs);
- * - null count = the chunk's null_count, or the value count when the chunk has neither min/max nor a null count;
- * - row groups combine by min/max (Java compareTo) and summed counts and sizes (total_compressed_size,
- *   total_uncompressed_size).
- * Then HoodieAvroUtils.wrapValueIntoAvro wraps each value; decimals become decimal(30, 15) and fail beyond it.
- *
- * And the ranges of a merge-on-read log file (columnRangesFromRecords): HoodieAppendHandle.processAppendResult
- * collects them over the Avro records of the data block it appended (collectColumnRangeMetadata), see there.
+ * ones Hudi would write for the same file (columnRangesFromFooter lists parquet-mr's rules); and the ranges of a
+ * merge-on-read log file, collected over the Avro records of the data block an append wrote (columnRangesFromRecords,
+ * as HoodieAppendHandle.processAppendResult's collectColumnRangeMetadata).
  */
 import { HudiError } from '../errors.js';
 import { signedBigEndian } from '../parquet/decimal-values.js';
@@ -70,7 +57,21 @@ const LOGICAL_STRING = 1;
 const LOGICAL_DECIMAL = 5;
 const LOGICAL_DATE = 6;
 
-/** The columns of a file's footer that Hudi would index, as ranges. `columns` are the indexed top-level names. */
+/**
+ * The columns of a file's footer that Hudi would index, as ranges. `columns` are the indexed top-level names.
+ *
+ * - only top-level leaf columns whose name is in the indexed list (a nested field's dotted path never matches);
+ * - per row group, parquet-mr's Statistics: `min_value`/`max_value` when both are set (used if the column order is
+ *   type-defined, or min equals max), else the deprecated `min`/`max` under the same sort-order rule; floats and doubles
+ *   drop min/max holding NaN and widen 0.0 to -0.0 (min) and -0.0 to 0.0 (max); a primitive column without min/max
+ *   reports Java's default value (0, false) as both, a binary one null;
+ * - values as Hudi converts them: DECIMAL → its number, DATE → epoch days, UTF8 → string, other BINARY → bytes, other
+ *   types as they are (timestamps stay longs);
+ * - null count = the chunk's null_count, or the value count when the chunk has neither min/max nor a null count;
+ * - row groups combine by min/max (Java compareTo) and summed counts and sizes (total_compressed_size,
+ *   total_uncompressed_size).
+ * Then HoodieAvroUtils.wrapValueIntoAvro wraps each value; decimals become decimal(30, 15) and fail beyond it.
+ */
 export function columnRangesFromFooter(metadata: ThriftStruct, fileName: string, columns: readonly string[]): ColumnRange[] {
   const wanted = new Set(columns);
   const leaves = topLevelLeaves(metadata);

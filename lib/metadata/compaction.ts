@@ -1,22 +1,9 @@
 /**
  * Compacting the metadata table, as Hudi 0.15's HoodieBackedTableMetadataWriter does before a writer adds its
- * deltacommit (performTableServices: pending compactions first, then compactIfNecessary):
+ * deltacommit (performTableServices: pending compactions first, then compactIfNecessary): decideCompaction says when,
+ * planCompaction what, scheduleAndRunCompaction does it, completing as `<instant>.commit` (operationType COMPACT).
  *
- * - due once the deltacommits since the last compaction reach hoodie.metadata.compact.max.delta.commits
- *   (ScheduleCompactionActionExecutor's NUM_COMMITS trigger, every deltacommit counted, pending ones too);
- * - blocked while any data-table instant at or before the latest completed deltacommit L is pending
- *   (validateTimelineBeforeSchedulingCompaction: their blocks would be folded into base files before the data
- *   table decided on them), or while a compaction or log compaction is pending, or when L001 already completed;
- * - scheduled at `<L>001` (HoodieTableMetadataUtil.createCompactionTimestamp): one operation per file group whose
- *   latest slice has log files (CompactionUtils.buildFromFileSlice), written as `.compaction.requested`;
- * - executed per operation as HoodieCompactor does on the metadata table: the slice's base HFile and log blocks
- *   merged by key with HoodieMetadataPayload's rules, only blocks of valid instants (the instant range Hudi gives
- *   the scanner from getValidInstantTimestamps), deleted keys dropped; each file group gets a new HFile base file
- *   `<fileId>_<writeToken>_<instant>.hfile` (HoodieAvroHFileWriter: sorted keys, `_hoodie_file_name` set, bloom
- *   filter of the keys with Hudi's defaults, min/max keys in the file info);
- * - completed as `<instant>.commit`, HoodieCommitMetadata with operationType COMPACT and a write stat per file.
- *
- * Until the commit exists readers ignore the new base files (fileGroupsOf takes slices of completed instants only),
+ * Until that commit exists readers ignore the new base files (fileGroupsOf takes slices of completed instants only),
  * so a crash at any point leaves the table as before; the next commit resumes the plan (Hudi re-runs a pending
  * compaction's plan too, after rolling back what its inflight attempt wrote: here, the partial base files).
  */
@@ -78,7 +65,15 @@ export interface CompactionDecision {
   readonly reason: string;
 }
 
-/** Whether to schedule a metadata-table compaction now, and at which instant (Hudi's rules, above). */
+/**
+ * Whether to schedule a metadata-table compaction now, and at which instant (Hudi's rules, above).
+ *
+ * Due once the deltacommits since the last compaction reach hoodie.metadata.compact.max.delta.commits
+ * (ScheduleCompactionActionExecutor's NUM_COMMITS trigger, every deltacommit counted, pending ones too). Blocked while
+ * any data-table instant at or before the latest completed deltacommit L is pending
+ * (validateTimelineBeforeSchedulingCompaction: their blocks would be folded into base files before the data table
+ * decided on them), or while a compaction or log compaction is pending, or when L001 already completed.
+ */
 export function decideCompaction(dataTimeline: Timeline, metadataTimeline: Timeline, limit: number): CompactionDecision {
   const latest = latestCompletedDeltaCommit(metadataTimeline);
   if (latest === undefined) return { instantTime: undefined, reason: 'the metadata table has no completed deltacommit' };
@@ -100,7 +95,12 @@ export function decideCompaction(dataTimeline: Timeline, metadataTimeline: Timel
   return { instantTime, reason: `${count} deltacommit(s) since the last compaction (${COMPACT_MAX_DELTA_COMMITS_KEY}=${limit})` };
 }
 
-/** The plan: one operation per file group whose latest slice has log files, partitions and file ids in order. */
+/**
+ * The plan: one operation per file group whose latest slice has log files, partitions and file ids in order.
+ *
+ * Scheduled at `<L>001` (HoodieTableMetadataUtil.createCompactionTimestamp): one operation per file group whose latest
+ * slice has log files (CompactionUtils.buildFromFileSlice), written as `.compaction.requested`.
+ */
 export function planCompaction(fileGroups: ReadonlyMap<MetadataPartitionType, readonly MetadataFileGroup[]>): CompactionPlan {
   const operations: CompactionOperation[] = [];
   for (const partition of [...fileGroups.keys()].sort()) {
@@ -155,7 +155,15 @@ export interface MetadataCompactionResult {
   readonly millis: number;
 }
 
-/** Schedule compaction `instantTime` with `plan`, then run it. */
+/**
+ * Schedule compaction `instantTime` with `plan`, then run it.
+ *
+ * Each operation runs as HoodieCompactor does on the metadata table: the slice's base HFile and log blocks merged by
+ * key with HoodieMetadataPayload's rules, only blocks of valid instants (the range Hudi gives the scanner from
+ * getValidInstantTimestamps), deleted keys dropped; each file group gets a new HFile base file
+ * `<fileId>_<writeToken>_<instant>.hfile` (HoodieAvroHFileWriter: sorted keys, `_hoodie_file_name` set, bloom filter of
+ * the keys with Hudi's defaults, min/max keys in the file info), and a write stat in the commit.
+ */
 export async function scheduleAndRunCompaction(
   storage: Storage,
   instantTime: string,

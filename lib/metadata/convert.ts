@@ -1,24 +1,9 @@
 /**
- * A data-table commit as metadata-table records, as HoodieTableMetadataUtil.convertMetadataToRecords (Hudi 0.14/0.15)
- * and HoodieBackedTableMetadataWriter build them for a commit, deltacommit or replacecommit:
- *
- * - `files`: the partition-list record naming every partition of the commit, and per partition a file-list record
- *   adding each written file with its size (the largest when a file appears twice). Replaced file groups stay
- *   listed: the clean that deletes them removes them.
- * - `bloom_filters`: per written base file, its footer's bloom filter, typed with the writer's
- *   hoodie.bloom.index.filter.type (DYNAMIC_V0), stamped with the instant. Files without a filter get none.
- * - `column_stats`: per written Parquet file and indexed column, the footer's range. Indexed columns are
- *   hoodie.metadata.index.column.stats.column.list, or else every field of the commit's writer schema, meta fields
- *   first when the table populates them. Per written log file, the ranges its append collected over its records
- *   (HoodieDeltaWriteStat's record stats; translateWriteStatToColumnStats takes them as they are).
- * - `record_index`: per record written to a new location (an insert, or a move by clustering) its location, and a
- *   deletion per deleted key (HoodieBackedTableMetadataWriter.getRecordIndexUpserts).
- *
- * And a clean, as convertMetadataToRecords(HoodieCleanMetadata): per cleaned partition a file-list record deleting
- * its deletePathPatterns (the partition list names only partitions the clean removed, as deleted); a bloom_filters
- * tombstone per cleaned base file (type "", no bytes, stamped with the clean); a column_stats tombstone per cleaned
- * Parquet file and indexed column (HoodieColumnRangeMetadata.stub: no values, counts -1). The record index is not
- * touched.
+ * A data-table commit or clean as metadata-table records, as HoodieTableMetadataUtil.convertMetadataToRecords (Hudi
+ * 0.14/0.15) and HoodieBackedTableMetadataWriter build them, per partition: `files` (partition list, per partition the
+ * files added with their sizes), `bloom_filters` (each written base file's footer filter), `column_stats` (per written
+ * file and indexed column, its range) and `record_index` (per record at a new location its location, per deleted key a
+ * deletion). convertCommitMetadata and convertCleanMetadata say what each writes.
  */
 
 import { BLOOM_FILTER_KEYS } from '../base-file/bloom-filter.js';
@@ -73,7 +58,21 @@ export interface ConvertContext {
   readonly logColumnRanges?: ReadonlyMap<string, readonly ColumnRange[]>;
 }
 
-/** The changes per metadata-table partition for one completed data instant. */
+/**
+ * The changes per metadata-table partition for one completed data instant.
+ *
+ * For a commit, deltacommit or replacecommit:
+ * - `files`: the partition-list record naming every partition of the commit, and per partition a file-list record
+ *   adding each written file with its size (the largest when a file appears twice). Replaced file groups stay listed:
+ *   the clean that deletes them removes them.
+ * - `bloom_filters`: per written base file, its footer's bloom filter, typed with the writer's
+ *   hoodie.bloom.index.filter.type (DYNAMIC_V0), stamped with the instant. Files without a filter get none.
+ * - `column_stats`: per written Parquet file and indexed column (columnsToIndex), the footer's range; per written log
+ *   file, the ranges its append collected over its records (HoodieDeltaWriteStat's record stats, taken as they are by
+ *   translateWriteStatToColumnStats).
+ * - `record_index`: per record written to a new location (an insert, or a move by clustering) its location, and a
+ *   deletion per deleted key (HoodieBackedTableMetadataWriter.getRecordIndexUpserts).
+ */
 export async function convertCommitMetadata(metadata: CommitMetadata, context: ConvertContext): Promise<Map<MetadataPartitionType, MetadataChange[]>> {
   const out = new Map<MetadataPartitionType, MetadataChange[]>();
   const stats = Object.entries(metadata.partitionToWriteStats).flatMap(([partition, list]) => list.map((stat) => ({ partition, stat })));
@@ -142,7 +141,12 @@ function isBaseFile(name: string): boolean {
   return !name.startsWith('.') && /\.(parquet|orc|hfile)$/.test(name);
 }
 
-/** getColumnsToIndex: the configured list, else the writer schema's fields (meta fields first when populated). */
+/**
+ * getColumnsToIndex: the configured list, else the writer schema's fields (meta fields first when populated).
+ *
+ * hoodie.metadata.index.column.stats.column.list, or else every field of the commit's writer schema, meta fields first
+ * when the table populates them.
+ */
 export function columnsToIndex(metadata: CommitMetadata, context: Pick<ConvertContext, 'properties' | 'populateMetaFields'>): string[] {
   const configured = configuredColumnStatsColumns(context.properties);
   if (configured.length > 0) return [...configured];
@@ -185,7 +189,15 @@ export interface ConvertCleanContext {
   readonly tableSchemaText?: string;
 }
 
-/** The changes per metadata-table partition for one clean. */
+/**
+ * The changes per metadata-table partition for one clean.
+ *
+ * As convertMetadataToRecords(HoodieCleanMetadata): per cleaned partition a file-list record deleting its
+ * deletePathPatterns (the partition list names only partitions the clean removed, as deleted); a bloom_filters
+ * tombstone per cleaned base file (type "", no bytes, stamped with the clean); a column_stats tombstone per cleaned
+ * Parquet file and indexed column (HoodieColumnRangeMetadata.stub: no values, counts -1). The record index is not
+ * touched.
+ */
 export function convertCleanMetadata(metadata: HoodieCleanMetadata, context: ConvertCleanContext): Map<MetadataPartitionType, MetadataChange[]> {
   const out = new Map<MetadataPartitionType, MetadataChange[]>();
   const cleaned = Object.entries(metadata.partitionMetadata).map(([partition, entry]) => ({

@@ -28,8 +28,8 @@ import { metadataInstantPath } from './timeline.js';
 const WRITE_CONCURRENCY = 8;
 /**
  * zlib level of the HFile blocks: GZ as Hudi writes, at level 1 rather than Hadoop's 6. Bloom filters dominate a
- * large commit's bytes (Hudi's default filter serializes to ~430 KB per file); level 1 compresses them 6× faster
- * for ~25% more bytes, and every level reads back the same.
+ * large commit's bytes (Hudi's default filter is hundreds of KB per file); level 1 compresses them several times
+ * faster for somewhat more bytes, and every level reads back the same.
  */
 const GZIP_LEVEL = 1;
 

@@ -1,15 +1,10 @@
 /**
- * Metadata-table records (HoodieMetadataPayload): what each partition stores per key, how Hudi builds them from a
- * data-table change, how they are encoded as HoodieMetadataRecord Avro values, and how two versions of one key
- * merge (preCombine: the newer record wins, except that file listings and column stats combine).
- *
- * | type | partition     | key                                        | value                                        |
- * |------|---------------|--------------------------------------------|----------------------------------------------|
- * | 1    | files         | `__all_partitions__`                       | partition identifiers (size 0)               |
- * | 2    | files         | partition identifier (`.` non-partitioned) | file name → size, isDeleted                  |
- * | 3    | column_stats  | ColumnIndexID+PartitionIndexID+FileIndexID | HoodieMetadataColumnStats                    |
- * | 4    | bloom_filters | PartitionIndexID+FileIndexID               | HoodieMetadataBloomFilter                    |
- * | 5    | record_index  | the data record key                        | HoodieRecordIndexInfo (partition, file id, …) |
+ * Metadata-table records (HoodieMetadataPayload): per partition what is stored per key, how it is built from a
+ * data-table change, encoded as HoodieMetadataRecord and merged (preCombine: newer wins, file listings and column stats
+ * combine). Type 1 `files` `__all_partitions__` (partition identifiers); 2 `files` per partition identifier (`.` when
+ * non-partitioned: file name → size, isDeleted); 3 `column_stats` ColumnIndexID+PartitionIndexID+FileIndexID
+ * (HoodieMetadataColumnStats); 4 `bloom_filters` PartitionIndexID+FileIndexID (HoodieMetadataBloomFilter);
+ * 5 `record_index` the data record key (HoodieRecordIndexInfo: partition, file id, …).
  */
 import { HudiError } from '../errors.js';
 import type { WrappedValue } from '../log-format/value-wrappers.js';

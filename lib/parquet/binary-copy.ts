@@ -1,14 +1,9 @@
 /**
  * Binary copy: new Parquet files made of the row groups of existing ones, byte for byte, as Hudi 1.1's
- * SparkBinaryCopyClusteringExecutionStrategy does (HoodieParquetBinaryCopyBase). The pages are copied without being
- * decoded; only the footer is rebuilt, with every offset rebased to where the bytes land. One column is re-encoded
- * (Hudi's `_hoodie_file_name`, which must name the new file): its chunks become a one-value dictionary (pages.ts).
- * Parquet's own page indexes and bloom filters move with their chunks (offset indexes rebased).
- *
- * Three steps, so the caller decides and reports: readCopyInput (a file's footer, and whether its pages can be
- * copied at all), planBinaryCopy (whether a set of inputs can be copied into files of one schema, with the reason
- * when not, and how), writeCopiedFile (one output from a run of row groups). planCopyOutputs cuts the row groups into
- * output files of at most a target size, which Hudi's strategy does not (it writes one file per group).
+ * SparkBinaryCopyClusteringExecutionStrategy does (HoodieParquetBinaryCopyBase): pages are not decoded, the footer is
+ * rebuilt with offsets rebased, `_hoodie_file_name` is re-encoded as a one-value dictionary (pages.ts), page indexes and
+ * bloom filters move with their chunks. Steps: readCopyInput, planBinaryCopy (whether and how, or why not),
+ * writeCopiedFile; planCopyOutputs cuts outputs at a target size, which Hudi's strategy does not.
  *
  * Why one long file: the three steps share the footer model they rebuild (offsets, page indexes, bloom filters); the
  * page-level re-encoding is already apart in pages.ts.
@@ -45,6 +40,30 @@ const HUDI_BLOOM_FILTER_KEY = 'org.apache.hudi.bloomfilter';
 const HUDI_BLOOM_FILTER_TYPE_KEY = 'hoodie_bloom_filter_type_code';
 
 /** A leaf column of a file's schema, with what decides whether two files store it alike. */
+/** `items[index]`, which the plan or the request promised; its absence is a caller's bug, named by `what`. */
+function itemAt<T>(items: readonly T[], index: number, what: string): T {
+  const item = items[index];
+  if (item === undefined) throw new HudiError(`${what} ${index} does not exist (of ${items.length})`, { fix: 'this is a bug in the caller' });
+  return item;
+}
+
+function createdByOf(metadata: ThriftStruct): string | undefined {
+  const createdBy = metadata.binary(FILE_METADATA.createdBy);
+  return createdBy === undefined ? undefined : Buffer.from(createdBy).toString('utf8');
+}
+
+/** A column chunk's ColumnMetaData, which readCopyInput required of every chunk it accepted. */
+function chunkMetaOf(chunk: ThriftStruct): ThriftStruct {
+  const meta = chunk.struct(COLUMN_CHUNK.metaData);
+  if (meta === undefined) throw new HudiError('a column chunk has no ColumnMetaData', { fix: 'this is a bug: readCopyInput refuses such chunks' });
+  return meta;
+}
+
+/** A row group's column chunks. */
+function chunksOf(rowGroup: ThriftStruct): ThriftStruct[] {
+  return rowGroup.list(ROW_GROUP.columns)?.items.filter(isStruct) ?? [];
+}
+
 export interface CopyLeaf {
   /** Names from the top-level field down, joined by '.'. */
   readonly path: string;
@@ -123,13 +142,15 @@ export async function readCopyInput(file: string): Promise<CopyInput> {
           refusal ??= `row group ${index}, column ${leaves[leafIndex]?.path ?? leafIndex}: ${problem}`;
           continue;
         }
-        const range = chunkPageRange(chunk.struct(COLUMN_CHUNK.metaData)!);
+        const range = chunkPageRange(chunkMetaOf(chunk)); // chunkProblem found it
         ranges.push(range);
         bytes += range.length;
       }
       ranges.sort((a, b) => a.start - b.start);
-      for (let next = 1; next < ranges.length; next++) {
-        if (ranges[next]!.start < ranges[next - 1]!.start + ranges[next - 1]!.length) refusal ??= `row group ${index} has overlapping column chunks`;
+      let previousEnd = Number.NEGATIVE_INFINITY;
+      for (const range of ranges) {
+        if (range.start < previousEnd) refusal ??= `row group ${index} has overlapping column chunks`;
+        previousEnd = range.start + range.length;
       }
       rowGroups.push({ numRows, bytes, struct });
     }
@@ -139,7 +160,7 @@ export async function readCopyInput(file: string): Promise<CopyInput> {
       file,
       bytes: size,
       numRows,
-      createdBy: metadata.binary(FILE_METADATA.createdBy) === undefined ? undefined : Buffer.from(metadata.binary(FILE_METADATA.createdBy)!).toString('utf8'),
+      createdBy: createdByOf(metadata),
       version: metadata.int(FILE_VERSION) ?? 1,
       schema,
       columns,
@@ -268,7 +289,8 @@ export function planBinaryCopy(inputs: readonly CopyInput[], options: BinaryCopy
   const bloomTypes = new Set(inputs.map((input) => input.bloomFilterType ?? 'none'));
   if (bloomTypes.size > 1) return refuse(`the inputs carry Hudi bloom filters of different types (${[...bloomTypes].sort().join(', ')})`);
 
-  const target = inputs[options.schemaFrom] ?? inputs[inputs.length - 1]!;
+  const target = inputs[options.schemaFrom] ?? inputs.at(-1);
+  if (target === undefined) return refuse('there are no input files');
   const sources: (number | undefined)[][] = [];
   const sameSchema: boolean[] = [];
   for (const input of inputs) {
@@ -303,7 +325,8 @@ export function planBinaryCopy(inputs: readonly CopyInput[], options: BinaryCopy
       fileNameLeaf,
       sources,
       sameSchema,
-      createdBy: writers.size === 1 ? target.createdBy! : BINARY_COPY_CREATED_BY,
+      // statisticsQuirk refused inputs that do not name their writer, so one writer is a name.
+      createdBy: writers.size === 1 ? (target.createdBy ?? BINARY_COPY_CREATED_BY) : BINARY_COPY_CREATED_BY,
     },
   };
 }
@@ -349,8 +372,8 @@ function statisticsQuirk(createdBy: string | undefined): string | undefined {
   const version = /^(parquet-mr|parquet-cpp) version (\d+)\.(\d+)/.exec(createdBy);
   if (version === null) return undefined;
   const [, application, major, minor] = version;
-  const fixed = application === 'parquet-mr' ? [1, 10] : [1, 3];
-  const older = Number(major) < fixed[0]! || (Number(major) === fixed[0] && Number(minor) < fixed[1]!);
+  const [fixedMajor, fixedMinor] = application === 'parquet-mr' ? ([1, 10] as const) : ([1, 3] as const);
+  const older = Number(major) < fixedMajor || (Number(major) === fixedMajor && Number(minor) < fixedMinor);
   return older ? `it was written by ${createdBy}, whose statistics readers work around` : undefined;
 }
 
@@ -381,21 +404,21 @@ const STRING_LIKE = /^BYTE_ARRAY (STRING|ENUM|JSON)$/;
  * altogether (nulls can then be written as definition level 0 in every row). Columns the target lacks refuse.
  */
 function mapLeaves(input: CopyInput, target: CopyInput): (number | undefined)[] | string {
-  const byPath = new Map(input.leaves.map((leaf, index) => [leaf.path, index]));
+  const byPath = new Map(input.leaves.map((leaf, index) => [leaf.path, { own: leaf, index }]));
   const targetPaths = new Set(target.leaves.map((leaf) => leaf.path));
   const dropped = input.leaves.find((leaf) => !targetPaths.has(leaf.path));
   if (dropped !== undefined) return `it has column ${dropped.path}, which the newest file ${target.file} does not`;
   const inputTopLevel = new Set(input.leaves.map((leaf) => leaf.names[0]));
   const mapped: (number | undefined)[] = [];
   for (const leaf of target.leaves) {
-    const index = byPath.get(leaf.path);
-    if (index === undefined) {
+    const found = byPath.get(leaf.path);
+    if (found === undefined) {
       if (inputTopLevel.has(leaf.names[0])) return `it has ${leaf.names[0]} without its part ${leaf.path}, which a copy cannot fill in`;
       if (!leaf.repetitions.startsWith('OPTIONAL')) return `column ${leaf.path} is missing and not nullable`;
       mapped.push(undefined);
       continue;
     }
-    const own = input.leaves[index]!;
+    const { own, index } = found;
     const sameStorage = own.physicalType === leaf.physicalType && own.typeLength === leaf.typeLength && own.repetitions === leaf.repetitions;
     const sameType = own.type === leaf.type || (STRING_LIKE.test(own.type) && STRING_LIKE.test(leaf.type));
     if (!sameStorage || !sameType) return `column ${leaf.path} is ${describeLeaf(own)}, the newest file has ${describeLeaf(leaf)}`;
@@ -519,7 +542,7 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
         await other.close();
         handles.delete(index);
       }
-      handle = await open(inputs[input]!.file, 'r');
+      handle = await open(itemAt(inputs, input, 'input').file, 'r');
       handles.set(input, handle);
     }
     return handle;
@@ -535,7 +558,7 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
       let uncompressed = 0n;
       let compressed = 0n;
       for (const chunk of chunks) {
-        const meta = chunk.struct(COLUMN_CHUNK.metaData)!;
+        const meta = chunkMetaOf(chunk);
         uncompressed += meta.bigint(COLUMN_META.totalUncompressedSize) ?? 0n;
         compressed += meta.bigint(COLUMN_META.totalCompressedSize) ?? 0n;
       }
@@ -557,17 +580,14 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
       // The kept row groups' chunks stay at their offsets; writing starts past the last of them.
       let end = MAGIC.length;
       for (const [, groupIndex] of request.rowGroups.slice(0, kept)) {
-        const source = inputs[0]!.rowGroups[groupIndex]!;
+        const source = itemAt(itemAt(inputs, 0, 'input').rowGroups, groupIndex, 'row group');
         let groupStart = Number.POSITIVE_INFINITY;
-        const chunks = source.struct
-          .list(ROW_GROUP.columns)!
-          .items.filter(isStruct)
-          .map((chunk) => {
-            const { start, length } = chunkPageRange(chunk.struct(COLUMN_CHUNK.metaData)!);
-            groupStart = Math.min(groupStart, start);
-            end = Math.max(end, start + length);
-            return rebasedChunk(chunk, 0, 0, indexes);
-          });
+        const chunks = chunksOf(source.struct).map((chunk) => {
+          const { start, length } = chunkPageRange(chunkMetaOf(chunk));
+          groupStart = Math.min(groupStart, start);
+          end = Math.max(end, start + length);
+          return rebasedChunk(chunk, 0, 0, indexes);
+        });
         addRowGroup(source, chunks, groupStart, true);
       }
       const handle = await handleOf(0);
@@ -575,14 +595,15 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
       writer.startAt(end);
     }
     for (const [inputIndex, groupIndex] of request.rowGroups.slice(kept)) {
-      const input = inputs[inputIndex]!;
-      const source = input.rowGroups[groupIndex]!;
-      const sourceChunks = source.struct.list(ROW_GROUP.columns)!.items.filter(isStruct);
+      const input = itemAt(inputs, inputIndex, 'input');
+      const source = itemAt(input.rowGroups, groupIndex, 'row group');
+      const sourceChunks = chunksOf(source.struct);
+      const sources = itemAt(layout.sources, inputIndex, "the layout's sources of input");
       const handle = await handleOf(inputIndex);
       const chunks: ThriftStruct[] = [];
       const groupStart = writer.position;
       for (const [leafIndex, leaf] of layout.leaves.entries()) {
-        const sourceLeaf = layout.sources[inputIndex]![leafIndex];
+        const sourceLeaf = sources[leafIndex];
         const sourceChunk = sourceLeaf === undefined ? undefined : sourceChunks[sourceLeaf];
         const codec = request.codec ?? sourceChunk?.struct(COLUMN_CHUNK.metaData)?.int(COLUMN_META.codec) ?? firstCodec(sourceChunks);
         let chunk: ThriftStruct;
@@ -597,7 +618,7 @@ export async function writeCopiedFile(request: CopyOutputRequest): Promise<CopyO
           chunk.set(COLUMN_CHUNK.fileOffset, THRIFT_I64, BigInt(start + written.dataPageOffset));
           chunk.set(COLUMN_CHUNK.metaData, THRIFT_STRUCT, writtenChunkMetadata(written, leaf.physicalType, leaf.names, start));
         } else {
-          const meta = sourceChunk.struct(COLUMN_CHUNK.metaData)!;
+          const meta = chunkMetaOf(sourceChunk);
           const { start: oldStart, length } = chunkPageRange(meta);
           const start = writer.position;
           const sourceCodec = meta.int(COLUMN_META.codec) ?? 0;
@@ -698,7 +719,7 @@ function recompressedChunkMetadata(
   indexes: IndexCopy[],
 ): ThriftStruct {
   const chunk = shallowCopy(source);
-  const meta = shallowCopy(source.struct(COLUMN_CHUNK.metaData)!);
+  const meta = shallowCopy(chunkMetaOf(source));
   chunk.set(COLUMN_CHUNK.metaData, THRIFT_STRUCT, meta);
   chunk.set(COLUMN_CHUNK.fileOffset, THRIFT_I64, BigInt(start + written.dataPageOffset));
   meta.set(COLUMN_META.codec, THRIFT_I32, codec);
@@ -723,7 +744,7 @@ function recompressedChunkMetadata(
 /** A copy of a column chunk's metadata with its offsets moved by `delta`; its indexes are queued to be copied. */
 function rebasedChunk(source: ThriftStruct, delta: number, input: number, indexes: IndexCopy[]): ThriftStruct {
   const chunk = shallowCopy(source);
-  const meta = shallowCopy(source.struct(COLUMN_CHUNK.metaData)!);
+  const meta = shallowCopy(chunkMetaOf(source));
   chunk.set(COLUMN_CHUNK.metaData, THRIFT_STRUCT, meta);
   const move = (struct: ThriftStruct, field: number): void => {
     const offset = struct.bigint(field);
@@ -732,7 +753,7 @@ function rebasedChunk(source: ThriftStruct, delta: number, input: number, indexe
   move(chunk, COLUMN_CHUNK.fileOffset);
   move(meta, COLUMN_META.dataPageOffset);
   move(meta, COLUMN_META.indexPageOffset);
-  const data = Number(source.struct(COLUMN_CHUNK.metaData)!.bigint(COLUMN_META.dataPageOffset) ?? 0n);
+  const data = Number(chunkMetaOf(source).bigint(COLUMN_META.dataPageOffset) ?? 0n);
   const dictionary = Number(meta.bigint(COLUMN_META.dictionaryPageOffset) ?? -1n);
   if (dictionary > 0 && dictionary < data) move(meta, COLUMN_META.dictionaryPageOffset);
   else meta.delete(COLUMN_META.dictionaryPageOffset);
@@ -761,7 +782,7 @@ function queueIndexes(
   queue('column', chunk, COLUMN_CHUNK.columnIndexOffset, COLUMN_CHUNK.columnIndexLength, source);
   queue('offset', chunk, COLUMN_CHUNK.offsetIndexOffset, COLUMN_CHUNK.offsetIndexLength, source);
   // A bloom filter without its length (older writers) is dropped: its size is only in its own header.
-  queue('bloom', meta, COLUMN_META.bloomFilterOffset, COLUMN_META.bloomFilterLength, source.struct(COLUMN_CHUNK.metaData)!);
+  queue('bloom', meta, COLUMN_META.bloomFilterOffset, COLUMN_META.bloomFilterLength, chunkMetaOf(source));
 }
 
 function shallowCopy(struct: ThriftStruct): ThriftStruct {

@@ -128,16 +128,24 @@ export function decodeFlatChunk<T = PresentChunkValue>(bytes: Uint8Array, locati
       const bitWidth = values[valuesStart];
       if (bitWidth === undefined || bitWidth > 32) throw new UnsupportedChunkError(`dictionary index width ${String(bitWidth)}`);
       const indexes = rleHybrid(values, valuesStart + 1, values.length, bitWidth, nonNull);
-      for (let index = 0; index < nonNull; index++) {
-        const value = dictionary[indexes[index]!];
-        if (value === undefined) throw new UnsupportedChunkError(`dictionary index ${indexes[index]} of ${dictionary.length}`);
+      for (const dictionaryIndex of indexes) {
+        const value = dictionary[dictionaryIndex];
+        if (value === undefined) throw new UnsupportedChunkError(`dictionary index ${dictionaryIndex} of ${dictionary.length}`);
         present.push(value);
       }
     } else throw new UnsupportedChunkError(`data page encoding ${encoding}`);
     if (levels === undefined) for (const value of present) into.push(value);
     else {
       let next = 0;
-      for (let row = 0; row < count; row++) into.push(levels[row] === 1 ? present[next++]! : null);
+      for (let row = 0; row < count; row++) {
+        if (levels[row] !== 1) {
+          into.push(null);
+          continue;
+        }
+        const value = present[next++];
+        if (value === undefined) throw new UnsupportedChunkError(`the page holds ${present.length} values, fewer than its definition levels count`);
+        into.push(value);
+      }
     }
     decoded += count;
   }
@@ -146,7 +154,7 @@ export function decodeFlatChunk<T = PresentChunkValue>(bytes: Uint8Array, locati
 
 function countOnes(levels: Uint32Array): number {
   let ones = 0;
-  for (let index = 0; index < levels.length; index++) ones += levels[index]!;
+  for (const level of levels) ones += level;
   return ones;
 }
 
@@ -176,7 +184,7 @@ function plainValues(bytes: Buffer, start: number, count: number, physicalType: 
   switch (physicalType) {
     case 'BOOLEAN':
       if (start + Math.ceil(count / 8) > bytes.length) throw new UnsupportedChunkError('PLAIN booleans run past their page');
-      for (let index = 0; index < count; index++) into.push((bytes[start + (index >>> 3)]! & (1 << (index & 7))) !== 0);
+      for (let index = 0; index < count; index++) into.push(((bytes[start + (index >>> 3)] ?? 0) & (1 << (index & 7))) !== 0); // in range: checked above
       return;
     case 'BYTE_ARRAY': {
       let position = start;
@@ -213,7 +221,7 @@ export function rleHybrid(bytes: Uint8Array, start: number, end: number, bitWidt
     if (header % 2 === 0) {
       const run = header / 2;
       let value = 0;
-      for (let index = 0; index < valueBytes; index++) value += bytes[position + index]! * 2 ** (8 * index);
+      for (let index = 0; index < valueBytes; index++) value += (bytes[position + index] ?? 0) * 2 ** (8 * index); // past `end`: refused below
       position += valueBytes;
       if (position > end) throw new UnsupportedChunkError('RLE data ends early');
       out.fill(value, filled, Math.min(count, filled + run));
@@ -228,7 +236,7 @@ export function rleHybrid(bytes: Uint8Array, start: number, end: number, bitWidt
         let bit = index * bitWidth;
         let value = 0;
         for (let got = 0; got < bitWidth; ) {
-          const byte = bytes[position + (bit >>> 3)]!;
+          const byte = bytes[position + (bit >>> 3)] ?? 0; // inside the group, checked above
           const offset = bit & 7;
           const bits = Math.min(8 - offset, bitWidth - got);
           value += ((byte >>> offset) & ((1 << bits) - 1)) * 2 ** got;

@@ -81,7 +81,8 @@ export function signedBigEndian(bytes: Uint8Array): bigint {
   if (bytes.length === 0) return 0n;
   let value = 0n;
   for (const byte of bytes) value = (value << 8n) | BigInt(byte);
-  return bytes[0]! & 0x80 ? value - (1n << BigInt(bytes.length * 8)) : value;
+  const [first = 0] = bytes;
+  return first & 0x80 ? value - (1n << BigInt(bytes.length * 8)) : value;
 }
 
 function fixedBigEndian(value: bigint, length: number): Buffer {

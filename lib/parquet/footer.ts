@@ -153,7 +153,7 @@ export function readFooterSummary(file: string, options: FooterSummaryOptions = 
     const { size } = fstatSync(descriptor);
     if (size < 12) throw footerError(file, `${size} bytes are too few for a Parquet file`);
     const probeLength = Math.min(size, FOOTER_PROBE_BYTES);
-    // The probe goes into one reused buffer: a new one per file allocated 87 MB over 10,000 small files.
+    // The probe goes into one reused buffer: a new one per file adds up over thousands of small files.
     // Nothing read from it outlives this call (string statistics are copied), so the next footer may overwrite it.
     let tail = readAt(descriptor, size - probeLength, probeLength, file, footerProbe);
     if (!tail.subarray(probeLength - 4).equals(MAGIC)) throw footerError(file, 'no Parquet magic at the end');

@@ -4,6 +4,7 @@
  * Parquet spec's backward-compatibility rules (LogicalTypes.md, "Lists" and "Maps"). The tree is what type repair
  * plans over and what output types are compared by.
  */
+import { HudiError } from '../errors.js';
 import type { ThriftStruct } from './thrift.js';
 
 export type ParquetPhysicalType = 'BOOLEAN' | 'INT32' | 'INT64' | 'INT96' | 'FLOAT' | 'DOUBLE' | 'BYTE_ARRAY' | 'FIXED_LEN_BYTE_ARRAY';
@@ -62,12 +63,30 @@ interface SchemaCursor {
   leaves: number;
 }
 
+/** The element at the cursor; a group that claims more children than follow ends the schema early. */
+function peek(cursor: SchemaCursor): ParquetColumnInfo {
+  const column = cursor.columns[cursor.next];
+  if (column === undefined) {
+    throw new HudiError(`Parquet schema ends early: element ${cursor.next + 1} of ${cursor.columns.length} is missing`, {
+      fix: 'a group of the schema counts more children than the file has elements: the footer is corrupt',
+    });
+  }
+  return column;
+}
+
+/** The element at the cursor, moving past it. */
+function take(cursor: SchemaCursor): ParquetColumnInfo {
+  const column = peek(cursor);
+  cursor.next++;
+  return column;
+}
+
 /** Top-level columns of one file's schema (elements in schema order, root excluded) → their type trees. */
 export function topLevelFields(columns: readonly ParquetColumnInfo[]): Map<string, TypeNode> {
   const cursor: SchemaCursor = { columns, next: 0, leaves: 0 };
   const fields = new Map<string, TypeNode>();
   while (cursor.next < columns.length) {
-    const column = columns[cursor.next]!;
+    const column = peek(cursor);
     fields.set(column.name, readField(cursor));
   }
   return fields;
@@ -84,18 +103,18 @@ export function latestTopLevelFields(schemas: Iterable<readonly ParquetColumnInf
 
 /** Reads the element at the cursor and its subtree; a REPEATED field outside a list wrapper is a list itself. */
 function readField(cursor: SchemaCursor): TypeNode {
-  const info = cursor.columns[cursor.next]!;
+  const info = peek(cursor);
   const node = readElement(cursor);
   return info.repetition === 'REPEATED' ? { kind: 'list', element: node, twoLevel: true } : node;
 }
 
 function readElement(cursor: SchemaCursor): TypeNode {
-  const info = cursor.columns[cursor.next++]!;
+  const info = take(cursor);
   if (info.numChildren === 0) return { kind: 'primitive', info, leafIndex: cursor.leaves++ };
   const isList = info.logicalType === 'LIST' || info.convertedType === 'LIST';
   const isMap = info.logicalType === 'MAP' || info.convertedType === 'MAP' || info.convertedType === 'MAP_KEY_VALUE';
   if (isList && info.numChildren === 1) {
-    const repeated = cursor.columns[cursor.next]!;
+    const repeated = peek(cursor);
     const elementIsRepeatedGroup = repeated.numChildren !== 1 || repeated.name === 'array' || repeated.name === `${info.name}_tuple`;
     if (repeated.numChildren === 0 || elementIsRepeatedGroup) {
       return { kind: 'list', element: readElement(cursor), twoLevel: true };
@@ -104,7 +123,7 @@ function readElement(cursor: SchemaCursor): TypeNode {
     return { kind: 'list', element: readField(cursor), twoLevel: false };
   }
   if (isMap && info.numChildren === 1) {
-    const keyValue = cursor.columns[cursor.next++]!;
+    const keyValue = take(cursor);
     const key = readField(cursor);
     const value = keyValue.numChildren > 1 ? readField(cursor) : undefined;
     for (let extra = 2; extra < keyValue.numChildren; extra++) readField(cursor);
@@ -112,7 +131,7 @@ function readElement(cursor: SchemaCursor): TypeNode {
   }
   const fields = new Map<string, TypeNode>();
   for (let child = 0; child < info.numChildren; child++) {
-    const name = cursor.columns[cursor.next]!.name;
+    const name = peek(cursor).name;
     fields.set(name, readField(cursor));
   }
   return { kind: 'struct', fields };
@@ -276,10 +295,15 @@ const TIME_UNIT_BY_FIELD: Readonly<Record<number, ParquetTimeUnit>> = { 1: 'MILL
  */
 export function columnInfosFromSchemaElements(elements: readonly ThriftStruct[]): ParquetColumnInfo[] {
   const columns: ParquetColumnInfo[] = [];
-  const stack: { path: string[]; remaining: number }[] = [{ path: [], remaining: elements[0]?.int(5) ?? 0 }];
+  const root = { path: [] as string[], remaining: elements[0]?.int(5) ?? 0 };
+  // The root never leaves the stack, so the parent is always an element of it.
+  const stack: { path: string[]; remaining: number }[] = [root];
   for (const element of elements.slice(1)) {
-    while (stack.length > 1 && stack[stack.length - 1]!.remaining === 0) stack.pop();
-    const parent = stack[stack.length - 1]!;
+    let parent = stack.at(-1) ?? root;
+    while (stack.length > 1 && parent.remaining === 0) {
+      stack.pop();
+      parent = stack.at(-1) ?? root;
+    }
     parent.remaining -= 1;
     const name = Buffer.from(element.binary(4) ?? new Uint8Array()).toString('utf8');
     const numChildren = element.int(5) ?? 0;

@@ -1,16 +1,10 @@
 /**
  * Column chunk statistics straight from a footer (ColumnMetaData.statistics), summed per file and leaf column: what
- * DuckDB's `parquet_metadata` reports as `stats_min_value`/`stats_max_value`, without a query per file. A group of
- * 10,000 small files paid more for that query than for rewriting their rows; the footers are already parsed here.
- *
- * Read as DuckDB reads them:
- * - only `min_value`/`max_value` (fields 6 and 5); the deprecated `min`/`max`, whose order is undefined for
- *   strings, are not used, so a chunk with only those has no known range;
- * - values by the leaf's logical type: integers (signed or not), floats, decimals (INT32, INT64, BYTE_ARRAY and
- *   FIXED_LEN_BYTE_ARRAY), dates, timestamps (any unit, and INT96), booleans, UTF-8 strings (STRING, ENUM, JSON);
- *   other types (binary, UUID, TIME, INTERVAL, FLOAT16) have no range here;
- * - a chunk of nulls only (null_count = num_values) without min/max needs none; any other chunk without them, or
- *   with a NaN bound, leaves the column's range unknown (null), so a reader knows it cannot skip the file.
+ * DuckDB's `parquet_metadata` reports as `stats_min_value`/`stats_max_value`, without a query per file (for a group of
+ * many small files that query cost more than rewriting their rows; the footers are already parsed here). Read as DuckDB
+ * reads them: only `min_value`/`max_value` (the deprecated `min`/`max` have an undefined string order), values by the
+ * leaf's logical type (binary, UUID, TIME, INTERVAL, FLOAT16 have no range here); a chunk without min/max, unless all
+ * null, or with a NaN bound leaves the column's range unknown (null), so a reader knows it cannot skip the file.
  */
 import { signedBigEndian } from './decimal-values.js';
 import { COLUMN_META, chunkMetaData, FILE_METADATA, leafChunkIndexes, ROW_GROUP, STATISTICS } from './metadata-fields.js';
@@ -52,31 +46,27 @@ export interface FileStatistics {
  * every leaf, or of the leaves in `only` (paths joined by '.'), in schema order.
  */
 export function footerStatistics(metadata: ThriftStruct, columns: readonly ParquetColumnInfo[], only?: ReadonlySet<string>): FileStatistics {
-  const leaves: ParquetColumnInfo[] = [];
-  const chunkIndexes: number[] = [];
   const chunkIndexOf = leafChunkIndexes(columns);
-  for (const column of columns) {
-    if (column.numChildren !== 0) continue;
+  const leaves = columns.flatMap((column) => {
     const path = column.path.join('.');
-    if (only !== undefined && !only.has(path)) continue;
-    leaves.push(column);
-    chunkIndexes.push(chunkIndexOf.get(path)!);
-  }
-  const decoders = leaves.map(decoderFor);
+    const chunkIndex = chunkIndexOf.get(path);
+    // leafChunkIndexes numbers every leaf, so only groups (and leaves left out by `only`) have no chunk index.
+    if (column.numChildren !== 0 || chunkIndex === undefined || (only !== undefined && !only.has(path))) return [];
+    const range = {
+      min: null as StatisticValue | null,
+      max: null as StatisticValue | null,
+      complete: true,
+      nullCount: 0 as number | null,
+      valueCount: 0,
+    };
+    return [{ column, path, chunkIndex, decode: decoderFor(column), range }];
+  });
   const rowGroups = metadata.list(FILE_METADATA.rowGroups)?.items.filter(isStruct) ?? [];
-  const ranges = leaves.map(() => ({
-    min: null as StatisticValue | null,
-    max: null as StatisticValue | null,
-    complete: true,
-    nullCount: 0 as number | null,
-    valueCount: 0,
-  }));
   let rowCount = 0;
   for (const rowGroup of rowGroups) {
     rowCount += rowGroup.int(ROW_GROUP.numRows) ?? 0;
-    for (let leaf = 0; leaf < leaves.length; leaf++) {
-      const range = ranges[leaf]!;
-      const meta = chunkMetaData(rowGroup, chunkIndexes[leaf]!);
+    for (const { chunkIndex, decode, range } of leaves) {
+      const meta = chunkMetaData(rowGroup, chunkIndex);
       if (meta === undefined) {
         range.complete = false;
         range.nullCount = null;
@@ -90,7 +80,6 @@ export function footerStatistics(metadata: ThriftStruct, columns: readonly Parqu
       const minBytes = stats?.binary(STATISTICS.minValue);
       const maxBytes = stats?.binary(STATISTICS.maxValue);
       if (minBytes === undefined && maxBytes === undefined && nulls !== undefined && nulls === numValues) continue;
-      const decode = decoders[leaf]!;
       const min = minBytes === undefined ? undefined : decode(minBytes);
       const max = maxBytes === undefined ? undefined : decode(maxBytes);
       if (min === undefined || max === undefined) {
@@ -104,12 +93,11 @@ export function footerStatistics(metadata: ThriftStruct, columns: readonly Parqu
   return {
     rowCount,
     rowGroupCount: rowGroups.length,
-    columns: leaves.map((leaf, index) => {
-      const range = ranges[index]!;
+    columns: leaves.map(({ column, path, range }) => {
       const known = range.complete && rowGroups.length > 0;
       return {
-        column: leaf.path.join('.'),
-        physicalType: leaf.physicalType ?? 'BYTE_ARRAY',
+        column: path,
+        physicalType: column.physicalType ?? 'BYTE_ARRAY',
         min: known ? range.min : null,
         max: known ? range.max : null,
         nullCount: rowGroups.length > 0 ? range.nullCount : 0,

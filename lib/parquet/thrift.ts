@@ -69,7 +69,14 @@ export class ThriftStruct {
   }
   /** The fields in id order, as they are written. */
   fields(): { id: number; type: number; value: ThriftValue }[] {
-    return this.#ids.map((id, index) => ({ id, type: this.#types[index]!, value: this.#values[index]! })).sort((a, b) => a.id - b.id);
+    // #ids, #types and #values grow together, one entry per field.
+    return this.#ids
+      .flatMap((id, index) => {
+        const type = this.#types[index];
+        const value = this.#values[index];
+        return type === undefined || value === undefined ? [] : [{ id, type, value }];
+      })
+      .sort((a, b) => a.id - b.id);
   }
   int(id: number): number | undefined {
     const value = this.value(id);

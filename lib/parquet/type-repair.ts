@@ -94,12 +94,13 @@ interface LeafLayout {
   maxDefinition: number;
 }
 
-function leafLayouts(schema: readonly ThriftStruct[]): LeafLayout[] {
+function leafLayouts(file: string, schema: readonly ThriftStruct[]): LeafLayout[] {
   const leaves: LeafLayout[] = [];
   let next = 1; // element 0 is the root
   const walk = (count: number, repetition: number, definition: number): void => {
     for (let child = 0; child < count; child++) {
-      const element = schema[next++]!;
+      const element = schema[next++];
+      if (element === undefined) throw repairError(file, `the schema ends at element ${next - 1}, inside a group that counts more children`);
       const repetitionType = element.int(3) ?? REPETITION_REQUIRED;
       const childRepetition = repetition + (repetitionType === REPETITION_REPEATED ? 1 : 0);
       const childDefinition = definition + (repetitionType === REPETITION_REQUIRED ? 0 : 1);
@@ -126,7 +127,7 @@ export async function repairParquetTypes(file: string, repairs: readonly TypeRep
     const footer = await readFileFooter(handle, file);
     const { metadata } = footer;
     const schema = metadata.list(FILE_METADATA.schema)?.items.filter(isStruct) ?? [];
-    const leaves = leafLayouts(schema);
+    const leaves = leafLayouts(file, schema);
 
     const rewritten: RewrittenChunk[] = [];
     const chunkFixes: { meta: ThriftStruct; start: number; dictionaryOffset?: number; dataOffset: number }[] = [];
@@ -181,13 +182,18 @@ export async function repairParquetTypes(file: string, repairs: readonly TypeRep
       }
     }
     for (const fix of chunkFixes) {
-      const base = newStart.get(fix.start)!;
+      const base = newStart.get(fix.start);
+      if (base === undefined) throw repairError(file, `no rewritten chunk starts at ${fix.start}`); // every fix names a rewritten chunk
       fix.meta.set(9, THRIFT_I64, BigInt(base + fix.dataOffset));
       if (fix.dictionaryOffset === undefined) fix.meta.delete(11);
       else fix.meta.set(11, THRIFT_I64, BigInt(base + fix.dictionaryOffset));
     }
 
-    for (const repair of repairs) patchSchemaElement(leaves[repair.leafIndex]!.schemaElement, repair);
+    for (const repair of repairs) {
+      const leaf = leaves[repair.leafIndex];
+      if (leaf === undefined) throw repairError(file, `no leaf column ${repair.leafIndex}`); // checked with its chunk above
+      patchSchemaElement(leaf.schemaElement, repair);
+    }
 
     if (rewritten.length === 0) {
       // Schema-only repair: the pages stay where they are, only the footer changes.

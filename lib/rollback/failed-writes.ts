@@ -1,20 +1,11 @@
 /**
  * Healing after a crash, as Hudi's failed-writes cleaning does (hoodie.cleaner.policy.failed.writes): the next write
- * or service run rolls back the writes a killed process left pending, so nobody has to.
- *
- * - `EAGER` (Hudi's default for a single writer): a write starts by rolling back every pending commit /
- *   replacecommit other than clusterings — with one writer, none of them can be alive.
- * - `LAZY` (what Hudi switches to with hoodie.write.concurrency.mode=optimistic_concurrency_control, and what we use
- *   when the table's lock is Hudi's DynamoDB lock, shared with other writers): only instants whose heartbeat
- *   (`.hoodie/.heartbeat/T`, rewritten every 60 s) is older than 2 × 60 s are rolled back.
- * - `NEVER`: nothing is rolled back automatically.
- * Services (the clustering job, the state machine's plan step) clean LAZY whatever the policy: they run beside
- * writers, and Hudi's table services roll back only expired writers too (its clean with a LAZY policy; an EAGER
- * policy is applied by the writers themselves).
- *
- * Every run also removes what finished instants left behind: the marker folder (`.hoodie/.temp/T/`), our work
- * folder and the heartbeat of an instant that completed or was rolled back — a process killed just after its commit
- * (or its rollback) leaves them.
+ * or service run rolls back the writes a killed process left pending. EAGER (Hudi's default for a single writer): every
+ * pending commit / replacecommit other than clusterings. LAZY (Hudi's choice under optimistic concurrency, ours when
+ * the lock is Hudi's DynamoDB lock): only instants whose heartbeat (`.hoodie/.heartbeat/T`) expired. NEVER: none.
+ * Services clean LAZY whatever the policy: they run beside writers, and Hudi's table services roll back only expired
+ * writers too. Every run also removes the marker folder, work folder and heartbeat an instant left behind when its
+ * process was killed just after its commit or rollback.
  */
 
 import { defineKey, oneOf, rawValue, readKey } from '../config/index.js';

@@ -1,27 +1,9 @@
 /**
- * Rolling back failed writes, as Hudi's CopyOnWriteRollbackActionExecutor does (and, for merge-on-read delta commits,
- * MergeOnReadRollbackActionExecutor with table version 6's rollback helper: a log file the failed instant appended to
- * an existing file slice is not deleted; a ROLLBACK command block naming the instant goes into the slice's next log
- * version, written with an APPEND marker under the rollback instant, and the rollback's metadata records both files;
- * with a metadata table, the rollback instant's deltacommit adds them to its `files` partition).
- *
- * A write that never completed (`T.commit.requested` / `T.inflight`, or a pending `T.replacecommit`) leaves data
- * files named with T that readers ignore but that take space and block the file groups. A rollback, under the table
- * lock:
- * 1. picks a rollback instant R newer than every instant and writes `R.rollback.requested`: a HoodieRollbackPlan
- *    naming T and the files to delete, found through T's markers (`.hoodie/.temp/T/`), or — when the writer died
- *    before creating any — by listing every partition for base files of instant T (Hudi's listing-based rollback);
- * 2. writes `R.rollback.inflight` (0 bytes), drops T's work folder (a clustering's group results, which name the
- *    files about to go) and deletes those files;
- * 3. deletes T's timeline files, inflight first, then requested (Hudi's deleteInflightAndRequestedInstant);
- * 4. writes `R.rollback` (HoodieRollbackMetadata), the commit point, then removes T's marker folder.
- * Steps 3 and 4 are in Hudi's order (BaseRollbackActionExecutor.finishRollback): once R.rollback exists, nothing of
- * T is left on the timeline. A crash anywhere before step 4 leaves R pending with a plan naming T; running the
- * rollback of T again finds that plan and finishes it (Hudi re-executes pending rollbacks the same way) instead of
- * starting a second one.
- *
- * Completed instants are never rolled back here: undoing a completed commit is Hudi's restore, which this build
- * does not support.
+ * Rolling back writes that never completed, as Hudi's CopyOnWriteRollbackActionExecutor (and, for merge-on-read delta
+ * commits, MergeOnReadRollbackActionExecutor with table version 6's rollback helper) does, under the table lock:
+ * `R.rollback.requested` (a HoodieRollbackPlan naming T's files, from its markers or by listing) → `R.rollback.inflight`
+ * → T's files deleted → T's timeline files deleted → `R.rollback`, the commit point (rollbackInstant tells the steps).
+ * Completed instants are never rolled back: that is Hudi's restore, which this build does not support.
  *
  * Why one long file: the plan, its execution and the recovery of an interrupted rollback are one protocol over the
  * same instants and file lists (Hudi's executor is one class too).
@@ -121,6 +103,22 @@ type InstantFileHandling =
  * from the timeline, recording the rollback as `R.rollback`. A pending clustering replacecommit is abandoned too,
  * plan included (Hudi's explicit rollback of a clustering instant); use rollbackInflightClustering to keep the plan
  * for a retry. Idempotent: after a crash midway, running it again finishes the same rollback.
+ *
+ * A write that never completed (`T.commit.requested` / `T.inflight`, or a pending `T.replacecommit`) leaves data files
+ * named with T that readers ignore but that take space and block the file groups. The rollback:
+ * 1. picks a rollback instant R newer than every instant and writes `R.rollback.requested`: a HoodieRollbackPlan naming
+ *    T and the files to delete, found through T's markers (`.hoodie/.temp/T/`), or, when the writer died before
+ *    creating any, by listing every partition for base files of instant T (Hudi's listing-based rollback);
+ * 2. writes `R.rollback.inflight` (0 bytes), drops T's work folder (a clustering's group results, which name the files
+ *    about to go) and deletes those files;
+ * 3. deletes T's timeline files, inflight first, then requested (Hudi's deleteInflightAndRequestedInstant);
+ * 4. writes `R.rollback` (HoodieRollbackMetadata), the commit point, then removes T's marker folder.
+ * Steps 3 and 4 are in Hudi's order (BaseRollbackActionExecutor.finishRollback): once R.rollback exists, nothing of T
+ * is left on the timeline. A crash before step 4 leaves R pending with a plan naming T; rolling T back again finds that
+ * plan and finishes it (Hudi re-executes pending rollbacks the same way) instead of starting a second one.
+ * Merge-on-read: a log file the failed instant appended to an existing slice is not deleted; a ROLLBACK command block
+ * naming the instant goes into the slice's next log version (APPEND marker under R), and the rollback's metadata
+ * records both files; with a metadata table, R's deltacommit adds them to its `files` partition.
  */
 export async function rollbackInstant(table: HudiTable, instantTime: string, options: RollbackOptions): Promise<RollbackResult> {
   assertRollbackable(table, instantTime);

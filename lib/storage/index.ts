@@ -60,9 +60,9 @@ export function openStorage(tablePath: string, options: OpenStorageOptions = {})
 export function parseS3Uri(uri: string): { scheme: 's3' | 's3a'; bucket: string; prefix: string } | undefined {
   const match = /^(s3a?):\/\/([^/]*)\/?(.*)$/i.exec(uri);
   if (match === null) return undefined;
-  const bucket = match[2] ?? '';
+  const [, scheme = '', bucket = '', rest = ''] = match;
   if (bucket === '') {
     throw new HudiError('S3 path has no bucket', { location: uri, fix: 'write it as s3://bucket/prefix' });
   }
-  return { scheme: match[1]!.toLowerCase() === 's3a' ? 's3a' : 's3', bucket, prefix: (match[3] ?? '').replace(/\/+$/, '') };
+  return { scheme: scheme.toLowerCase() === 's3a' ? 's3a' : 's3', bucket, prefix: rest.replace(/\/+$/, '') };
 }

@@ -304,7 +304,7 @@ function isLinkUnsupported(error: unknown): boolean {
 
 /**
  * A listed file's size and time. Synchronous on purpose: a listing stats every file of a folder (a timeline of
- * 10,000 commits holds 30,000), and a promise per stat cost four times the stat (0.8 CPU s for 30,000 files).
+ * 10,000 commits holds 30,000), and a promise per stat costs several times the stat.
  */
 function statFileSync(file: string, path: string): StoredObject | undefined {
   const stats = statSync(file, { throwIfNoEntry: false }); // undefined: deleted between readdir and stat

@@ -32,11 +32,13 @@ export function prefixedStorage(inner: Storage, folder: string): Storage {
     listRecursive: async (dir) => (await inner.listRecursive(inside(dir))).map(outside),
     delete: (paths) => inner.delete(paths.map(inside)),
   };
-  if (inner.withRequestCounter !== undefined) view.withRequestCounter = (counter) => prefixedStorage(inner.withRequestCounter!(counter), folder);
-  if (inner.localPath !== undefined) view.localPath = (path) => inner.localPath!(inside(path));
-  if (inner.deleteMany !== undefined) {
+  // The optional methods are taken once and called with `inner` as `this`, as inner.method(...) would.
+  const { withRequestCounter, localPath, deleteMany } = inner;
+  if (withRequestCounter !== undefined) view.withRequestCounter = (counter) => prefixedStorage(withRequestCounter.call(inner, counter), folder);
+  if (localPath !== undefined) view.localPath = (path) => localPath.call(inner, inside(path));
+  if (deleteMany !== undefined) {
     view.deleteMany = async (paths: readonly string[], options?: DeleteManyOptions): Promise<DeleteManyResult> => {
-      const result = await inner.deleteMany!(paths.map(inside), options);
+      const result = await deleteMany.call(inner, paths.map(inside), options);
       const strip = (path: string) => (path.startsWith(prefix) ? path.slice(prefix.length) : path);
       return { deleted: result.deleted.map(strip), failed: result.failed.map((f) => ({ path: strip(f.path), reason: f.reason })) };
     };

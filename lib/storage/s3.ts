@@ -130,7 +130,7 @@ const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
 /**
  * Upload bodies sent over HTTPS are signed as UNSIGNED-PAYLOAD, as the AWS SDK for Java v2 signs uploads that carry
  * a checksum: TLS guards them in transit and S3 checks the CRC32 the SDK sends in a signed header, so hashing every
- * byte with SHA-256 for the signature (a tenth of an upload's CPU in a profile of execute-copy-group) buys nothing.
+ * byte with SHA-256 for the signature (a good part of an upload's CPU) buys nothing.
  * Over plain HTTP (a local test server) the body stays signed: nothing else would guard it.
  */
 export function signUploadBodiesUnsigned(client: S3Client): void {

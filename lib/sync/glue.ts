@@ -1,26 +1,10 @@
 /**
- * Sync a table to the AWS Glue Data Catalog the way Hudi 0.15's AwsGlueCatalogSyncTool does (HiveSyncTool's
- * doSync and syncHoodieTable over AWSGlueCatalogSyncClient):
- *
- * 0. the catalog tables: a copy-on-write table is one, under its name; a merge-on-read table is, with
- *    hoodie.datasource.hive_sync.table.strategy ALL, `<name>_ro` (or `<name>` with skip_ro_suffix: read-optimized,
- *    HoodieParquetInputFormat, hoodie.query.as.ro.table=true), then `<name>_rt` (HoodieParquetRealtimeInputFormat,
- *    hoodie.query.as.ro.table=false), then `<name>` again as a real-time table when
- *    hoodie.meta.sync.sync_snapshot_with_table_name is on (its default); RO or RT: that one table, as `<name>`.
- *    Each is synced in turn by the steps below;
+ * Sync a table to the AWS Glue Data Catalog the way Hudi 0.15's AwsGlueCatalogSyncTool does (HiveSyncTool's doSync
+ * and syncHoodieTable over AWSGlueCatalogSyncClient), for each catalog table (catalogTables) in turn:
  * 1. the database: created when missing (hoodie.datasource.hive_sync.auto_create_database), else required;
- * 2. the table: created when missing — EXTERNAL_TABLE, Hudi's input format, Hive's Parquet output format and serde,
- *    the columns (Hive types, the _hoodie_* meta fields first, partition fields left out), the partition keys,
- *    parameters EXTERNAL=TRUE, hudi.metadata-listing-enabled and Spark's data source properties; when present, the
- *    columns are replaced if the schema changed and the parameters merged in when any is missing or different (the
- *    Glue client of 0.15 leaves an existing table's serde and input format alone: it has no updateSerdeProperties);
- * 3. the partitions: with no last_commit_time_sync (or one older than the active timeline), every partition on
- *    storage against every partition in Glue (add, relocate, drop); else the partitions the commits since then
- *    wrote (add, relocate) and deleted (drop). Each partition's storage descriptor is the table's with its own
- *    location;
- * 4. last_commit_time_sync: the newest completed instant of the commits timeline (commits, delta commits,
- *    replacecommits — a clustering's adds no partition, so that is all its sync changes).
- *
+ * 2. the table: created when missing, else its columns replaced if the schema changed and its parameters merged;
+ * 3. the partitions: all of them against Glue's without a usable last_commit_time_sync, else those the commits since;
+ * 4. last_commit_time_sync: the newest completed instant of the commits timeline.
  * Hudi 0.15's Glue client records no last_commit_completion_time_sync (its Hive client does), so neither do we.
  */
 import {
@@ -75,7 +59,15 @@ export interface CatalogTable {
   readonly readOptimized: boolean;
 }
 
-/** HiveSyncTool.initTableNameVars and doSync: the catalog tables of `tableType`, in the order they are synced. */
+/**
+ * HiveSyncTool.initTableNameVars and doSync: the catalog tables of `tableType`, in the order they are synced.
+ *
+ * A copy-on-write table is one catalog table, under its name. A merge-on-read table is, with
+ * hoodie.datasource.hive_sync.table.strategy ALL, `<name>_ro` (or `<name>` with skip_ro_suffix: read-optimized,
+ * HoodieParquetInputFormat, hoodie.query.as.ro.table=true), then `<name>_rt` (HoodieParquetRealtimeInputFormat,
+ * hoodie.query.as.ro.table=false), then `<name>` again as a real-time table when
+ * hoodie.meta.sync.sync_snapshot_with_table_name is on (its default); RO or RT: that one table, as `<name>`.
+ */
 export function catalogTables(tableType: 'COPY_ON_WRITE' | 'MERGE_ON_READ', config: GlueSyncConfig): CatalogTable[] {
   const name = config.table;
   if (tableType === 'COPY_ON_WRITE') return [{ name, realtime: false, readOptimized: false }];
@@ -308,6 +300,13 @@ async function sync(table: HudiTable, config: GlueSyncConfig, glue: GlueClient, 
   return { ...results[0]!, database, databaseCreated, tables: results };
 }
 
+/**
+ * A missing table is created as EXTERNAL_TABLE with Hudi's input format, Hive's Parquet output format and serde, the
+ * columns (Hive types, the _hoodie_* meta fields first, partition fields left out), the partition keys, parameters
+ * EXTERNAL=TRUE, hudi.metadata-listing-enabled and Spark's data source properties. An existing one gets its columns
+ * replaced if the schema changed and the parameters merged in when any is missing or different; its serde and input
+ * format are left alone, as the 0.15 Glue client (it has no updateSerdeProperties) does.
+ */
 async function syncTable(
   table: HudiTable,
   config: GlueSyncConfig,
@@ -412,6 +411,12 @@ interface PartitionChanges {
   readonly dropped: string[];
 }
 
+/**
+ * With no last_commit_time_sync (or one older than the active timeline): every partition on storage against every
+ * partition in Glue (add, relocate, drop); else the partitions the commits since then wrote (add, relocate) and deleted
+ * (drop). Each partition's storage descriptor is the table's with its own location. A clustering adds no partition, so
+ * its sync only moves last_commit_time_sync (the newest of commits, delta commits and replacecommits).
+ */
 async function syncPartitions(
   table: HudiTable,
   config: GlueSyncConfig,

@@ -1,20 +1,7 @@
 /**
- * Table layouts some of our services cannot keep, and which services refuse them: the one place that decides, so
- * every service (CLI and Lambda alike) refuses the same layouts, before it writes anything.
- *
- * - Bucket index (hoodie.index.type=BUCKET): each bucket is one file group whose file id starts with its 8-digit
- *   bucket number, which Hudi's bucket index parses back (BucketIdentifier.bucketIdFromFileId). Clustering writes
- *   new file ids, so it is refused, as Hudi 0.15's Flink clustering refuses the simple engine ("Clustering is not
- *   supported for simple bucket index", ClusteringUtil.validateClusteringScheduling) and Spark's allows the
- *   consistent-hashing engine only with its own strategies (HoodieClusteringConfig.validate). Writes are refused:
- *   ours place records as the bloom and simple indexes do. Compaction, cleaning and archival keep every file id.
- * - CDC (hoodie.table.cdc.enabled=true): Hudi's data-changing writes leave change data (cdc log files) that Spark's
- *   CDC query needs; ours do not, so they are refused. Clustering and compaction change no data: Hudi writes no
- *   change data for them (its compaction merge handle has no change log) and its CDC extractor skips their instants
- *   (HoodieCDCExtractor keeps WriteOperationType.isDataChange operations only). Cleaning is refused: Hudi's cleaner
- *   also deletes the cdc log files of the slices it cleans, ours leaves them.
- * - Without meta fields (hoodie.populate.meta.fields=false) or with dropped partition columns: merging log records
- *   (compaction, clustering of merge-on-read slices) is not built for them; writes need stored record keys.
+ * Table layouts some of our services cannot keep, and which services refuse them: the one place that decides, so every
+ * service (CLI and Lambda alike) refuses the same layouts, before it writes anything. The README's "Table layouts:
+ * which services keep them" is the user's view; tableLayout gives Hudi's reasons, layout by layout.
  *
  * The index is a writer setting, not in hoodie.properties, so a bucket table is known from the run's properties or
  * from the table itself: its file ids (simple engine) or its consistent-hashing metadata folder.
@@ -94,7 +81,22 @@ export function cdcEnabled(config: TableConfig): boolean {
   return readKey(config.properties, LAYOUT_KEYS.cdcEnabled)?.trim().toLowerCase() === 'true';
 }
 
-/** The table's layout from what is known about it; each piece of evidence is optional. */
+/**
+ * The table's layout from what is known about it; each piece of evidence is optional.
+ *
+ * - Bucket index (hoodie.index.type=BUCKET): each bucket is one file group whose file id starts with its 8-digit bucket
+ *   number, which Hudi parses back (BucketIdentifier.bucketIdFromFileId). Clustering writes new file ids, so it is
+ *   refused, as Hudi 0.15's Flink clustering refuses the simple engine (ClusteringUtil.validateClusteringScheduling)
+ *   and Spark's allows the consistent-hashing engine only with its own strategies (HoodieClusteringConfig.validate).
+ *   Writes are refused: ours place records as the bloom and simple indexes do. Compaction, cleaning and archival keep
+ *   every file id.
+ * - CDC (hoodie.table.cdc.enabled=true): Hudi's data-changing writes leave change data (cdc log files) that Spark's CDC
+ *   query needs; ours do not, so they are refused. Clustering and compaction change no data: Hudi writes no change data
+ *   for them and its CDC extractor skips their instants (HoodieCDCExtractor keeps WriteOperationType.isDataChange
+ *   operations only). Cleaning is refused: Hudi's cleaner also deletes the cdc log files of the slices it cleans.
+ * - Without meta fields (hoodie.populate.meta.fields=false) or with dropped partition columns: merging log records
+ *   (compaction, clustering of merge-on-read slices) is not built for them; writes need stored record keys.
+ */
 export function tableLayout(config: TableConfig, evidence: LayoutEvidence): TableLayout {
   return {
     bucketIndex: bucketIndexOf(evidence),

@@ -1,15 +1,10 @@
 /**
  * Java `.properties` text, read and written as java.util.Properties `load` and `store(OutputStream, …)` do:
- * hoodie.properties and clustering job property files are both in this format.
- *
- * Reading: `key=value`, `key: value` and `key value`; `#` and `!` comment lines; `\` escapes (`\t \n \r \f`,
- * `\uXXXX`, any other `\c` is `c`); a line ending in an odd number of backslashes continues on the next line, whose
- * leading whitespace is dropped. Leading whitespace of a line is ignored, trailing whitespace of a value is kept.
- * A key given twice keeps its last value.
- *
- * Writing: `key=value` lines in the order given, with `\`, `=`, `:`, `#`, `!`, control characters and everything
- * outside printable ASCII escaped (non-ASCII as `\uXXXX`, upper-case hex), so the text is pure ASCII and reads back
- * the same in ISO-8859-1 (Java) and UTF-8.
+ * hoodie.properties and clustering job property files are both in this format. Reading: `key=value`, `key: value` and
+ * `key value`; `#` and `!` comments; `\` escapes (`\uXXXX`, any other `\c` is `c`); an odd number of trailing
+ * backslashes continues the line (next line's leading whitespace dropped); a value's trailing whitespace is kept; the
+ * last of a repeated key wins. Writing: `key=value` lines in order, with `\`, `=`, `:`, `#`, `!`, control characters
+ * and non-ASCII (as `\uXXXX`, upper-case hex) escaped, so the text reads back the same in ISO-8859-1 and UTF-8.
  */
 import { HudiError } from '../errors.js';
 

@@ -1,15 +1,12 @@
 /**
  * Avro records of Hudi's timeline files (table version 6, Hudi 0.14/0.15) and the writer schemas we embed in them.
- *
- * Field names and order follow apache/hudi `hudi-common/src/main/avro/*.avsc`. The schemas are written as Java's
- * `Schema.toString()` prints the generated classes' schemas (key order type/name/namespace/fields, field keys
- * name/type/doc/default, `"avro.java.string":"String"` on strings and map keys, nested named types without namespace),
- * so a file we write carries the same `avro.schema` text as one Hudi writes. The requested-replace, rollback-plan,
- * rollback-metadata, cleaner-plan and clean-metadata schemas equal, character for character, the ones embedded in
- * real 0.15 files (the clean ones keep the stray `"default":null` Hudi's .avsc files put inside some map types); the
- * savepoint, archive-merge-plan and compaction-plan schemas are the 0.15 bundle's. Hudi reads
- * timeline files with Avro schema resolution, so older and newer schema versions read each other as long as the
- * record full names match and fields missing on one side have defaults.
+ * Field names and order follow apache/hudi `hudi-common/src/main/avro/*.avsc`, printed as Java's `Schema.toString()`
+ * prints the generated classes' schemas (key order type/name/namespace/fields, `"avro.java.string":"String"` on
+ * strings and map keys, nested named types without namespace), so our files carry the same `avro.schema` text as
+ * Hudi's: the requested-replace, rollback and clean schemas equal real 0.15 files' character for character (the clean
+ * ones keep the stray `"default":null` inside some map types); savepoint, archive-merge-plan and compaction-plan are
+ * the 0.15 bundle's. Hudi reads timeline files with schema resolution, so versions read each other as long as record
+ * full names match and fields missing on one side have defaults.
  */
 
 /** A JSON value, as Avro schemas are written. */

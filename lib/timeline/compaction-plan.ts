@@ -1,19 +1,11 @@
 /**
- * The compaction plan and the compaction instant, for any merge-on-read table (the metadata table's, and the data
- * table's MOR compaction): the Avro HoodieCompactionPlan Hudi writes into `<instant>.compaction.requested`, and the
- * instant's moves as HoodieActiveTimeline makes them:
- *
- *   `<instant>.compaction.requested` (the plan) → `<instant>.compaction.inflight` (empty) → `<instant>.commit`
- *   (HoodieCommitMetadata, operationType COMPACT): a compaction completes as a commit.
- *
- * The type is Hudi's record with its nulls resolved, as in clustering-plan.ts; an operation's dataFilePath and
- * bootstrapFilePath stay nullable because Hudi writes null there for slices without a base file. Plans of version 2
- * (CompactionUtils.LATEST_COMPACTION_METADATA_VERSION, every 0.x writer since 0.5) name log and base files by file
- * name, relative to the operation's partition; version 1 plans held full paths, which are reduced to names on read,
- * as Hudi's CompactionPlanMigrator does.
- *
- * Every function takes the timeline folder (`.hoodie` for a data table, `.hoodie/metadata/.hoodie` for the metadata
- * table), since the storage is rooted at the data table.
+ * The compaction plan and instant of any merge-on-read table (the metadata table's and the data table's): the Avro
+ * HoodieCompactionPlan in `<instant>.compaction.requested` → `<instant>.compaction.inflight` (empty) → `<instant>.commit`
+ * (HoodieCommitMetadata, operationType COMPACT), as HoodieActiveTimeline moves it. Hudi's record type with its nulls
+ * resolved, except dataFilePath and bootstrapFilePath (null for slices without a base file). Version 2 plans name files
+ * relative to the operation's partition; version 1 plans held full paths, reduced to names on read as Hudi's
+ * CompactionPlanMigrator does. Every function takes the timeline folder (`.hoodie`, or `.hoodie/metadata/.hoodie`),
+ * since the storage is rooted at the data table.
  */
 import { AlreadyExistsError, ConflictError, HudiError } from '../errors.js';
 import type { Storage } from '../storage/port.js';

@@ -1,6 +1,6 @@
 /**
  * Values that can also be walked an array at a time: a loop over an array costs a fraction of an iterator step per
- * value (a million record keys hashed into a bloom filter: tens of milliseconds).
+ * value, which shows when a million record keys are hashed into a bloom filter.
  */
 export interface ChunkedIterable<T> extends Iterable<T> {
   chunks(): Iterable<readonly T[]>;

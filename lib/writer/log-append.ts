@@ -1,16 +1,10 @@
 /**
- * Merge-on-read appends (Hudi 0.15's HoodieAppendHandle on storage without append): a file group's updates and
- * deletes of one delta commit go to a new log file of its latest file slice, the next version after the slice's
- * highest (HoodieLogFormatWriter rolls over when the file exists), named `.<fileId>_<baseInstant>.log.<v>_<token>`.
- * It holds an Avro data block of the records (meta fields filled as the append handle does, `_hoodie_file_name` =
- * the file id) and a delete block of the deleted keys, both with the INSTANT_TIME and SCHEMA headers. The APPEND
- * marker naming the file is created before the file (Hudi's LogFileCreationCallback), so a rollback finds it.
- *
- * The latest slice of a group under a pending compaction is the compaction's (base instant = the compaction instant,
- * no base file yet): its updates go there, so the compaction, which reads the slice before, does not lose them.
- *
- * When the metadata table indexes column stats, the file's ranges over the data block's records come with it
- * (HoodieAppendHandle.processAppendResult): the metadata-table commit writes them as the file's column_stats records.
+ * Merge-on-read appends (Hudi 0.15's HoodieAppendHandle on storage without append): a file group's updates and deletes
+ * of one delta commit go to a new log file `.<fileId>_<baseInstant>.log.<v>_<token>` of its latest slice, the next
+ * version (HoodieLogFormatWriter rolls over when the file exists), holding an Avro data block and a delete block with
+ * INSTANT_TIME and SCHEMA headers; its APPEND marker comes first (LogFileCreationCallback), so a rollback finds it.
+ * A group under a pending compaction appends to the compaction's slice, so the compaction does not lose the updates.
+ * With column stats indexed, the file's ranges over its records come along for the metadata-table commit.
  */
 import { join } from 'node:path';
 import { openParquetEngine } from '../engine/parquet-engine.js';

@@ -124,7 +124,17 @@ const UPLOAD_CONCURRENCY = 4;
 /** Base files written at once (each on a DuckDB connection of its own). */
 const FILE_GROUP_WRITES_AT_ONCE = 2;
 
-/** Write one batch to the table at `storage`, creating the table from the properties when there is none. */
+/**
+ * Write one batch to the table at `storage`, creating the table from the properties when there is none.
+ *
+ * Checks first: the table's config (a new table's is held in memory until then), the input's columns and values
+ * against the table's schema and types (no value changes on the way in, lib/engine/exact-cast.ts), record keys,
+ * partition paths and ordering values (record-checks.ts). T is strictly greater than every instant, and the final
+ * check of T's state mirrors Hudi's transitionState, which requires the old state to exist. Until `T.commit` exists,
+ * every file named with T is invisible. A write that fails is rolled back (its files removed via markers); one killed
+ * midway is rolled back by the next write (rollback/failed-writes.ts: at once with EAGER, once its heartbeat expired
+ * with LAZY) or the next service run.
+ */
 export async function writeBatch(storage: Storage, options: WriteOptions): Promise<WriteResult> {
   const props = options.properties ?? new Map<string, string>();
   const config = writeConfigFromProperties(props);

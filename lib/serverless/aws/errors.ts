@@ -1,17 +1,10 @@
 /**
- * Error names a Lambda task reports to Step Functions. The Lambda runtime reports `error.name` as the task's Error
- * (its errorType), and the state machine's Retry and Catch rules match on it, so every handler renames what it throws
- * to one of these before it leaves (`asTaskError`):
- *
- * - `Hudi.Transient`: worth retrying with backoff — throttling, 5xx and network failures of S3 or DynamoDB, the table
- *   lock held by another writer or lost midway, an instant time taken by a concurrent writer.
- * - `Hudi.Conflict`: the clustering can never commit — an input file group changed since the plan, or the plan left
- *   the timeline. Not retried; the rollback step abandons the plan (a retry of it would fail the same way).
- * - `Hudi.Incomplete`: commit found groups without a result (their tasks failed for good). Not retried; the rollback
- *   step removes the attempt's files and keeps the plan for a later run.
- * - `Hudi.Error`: any other problem a person has to fix (configuration, a table this build cannot write). Not retried.
- * Anything else keeps its own name (an unexpected bug, a runtime error) and gets the state machine's small
- * `States.TaskFailed` retry budget.
+ * Error names a Lambda task reports to Step Functions: the runtime reports `error.name` as the task's Error, and the
+ * state machine's Retry and Catch rules match on it, so every handler renames what it throws before it leaves
+ * (`asTaskError`). `Hudi.Transient`: retried with backoff (throttling, 5xx, network, a lock held or lost, an instant
+ * time taken). `Hudi.Conflict`: the clustering can never commit; not retried, the rollback step abandons the plan.
+ * `Hudi.Incomplete`: groups without a result; not retried, the rollback keeps the plan. `Hudi.Error`: a person has to
+ * fix it. Anything else keeps its own name and gets the small `States.TaskFailed` retry budget.
  */
 import { AlreadyExistsError, ConflictError, HudiError } from '../../errors.js';
 

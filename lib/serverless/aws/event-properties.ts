@@ -1,19 +1,10 @@
 /**
- * Which Hudi properties a Step Functions execution input or a Lambda event may carry.
- *
- * Whoever may start an execution or invoke a function writes its event; the deployment (the functions' environment,
- * set by the template) is the operator's. So everything that decides which lock the functions take, where their
- * signed requests go and what is safe is the deployment's alone, and an event may only tune one run:
- *
- * - **Never from an event**, whatever the deployment allows: `hoodie.write.lock.*` (the provider, the DynamoDB table,
- *   partition key, region and endpoint, the waits), `hoodie.aws.*` (credentials), `hoodie.write.concurrency.*`,
- *   `hoodie.cleaner.policy.failed.writes`, `hoodie.table.*` and `hoodie.base.path`.
- * - **Allowed**: the keys in EVENT_ALLOWED_PROPERTIES — comma-separated keys, `prefix.*` for a family, `default` for
- *   the default list, `none` for no key at all. Unset or empty: the default list, every `hoodie.clustering.*` and
- *   `hoodie.layout.optimize.*` key (with Hudi's older names and Flink's aliases of them) except the three that change
- *   what is safe (UNSAFE_CLUSTERING_KEYS).
- *
- * Anything else is refused with one error that names each key and where it can be set instead.
+ * Which Hudi properties a Step Functions execution input or a Lambda event may carry. Whoever may start an execution
+ * writes its event; the deployment (the functions' environment) is the operator's. So what decides the lock, where
+ * signed requests go and what is safe is the deployment's alone: `hoodie.write.lock.*`, `hoodie.aws.*`,
+ * `hoodie.write.concurrency.*`, `hoodie.cleaner.policy.failed.writes`, `hoodie.table.*` and `hoodie.base.path` never
+ * come from an event. An event may only tune one run with the keys EVENT_ALLOWED_PROPERTIES allows (eventPropertyPolicy);
+ * anything else is refused with one error naming each key and where it can be set instead.
  */
 import { CLUSTERING_KEYS, FLINK_CLUSTERING_ALIASES } from '../../clustering/config.js';
 import { HudiError } from '../../errors.js';
@@ -105,7 +96,13 @@ export function isDeploymentOnlyKey(key: string): boolean {
   return deploymentOnly(key) !== undefined;
 }
 
-/** The deployment's EVENT_ALLOWED_PROPERTIES (see the top of this file). Throws when it lists a deployment-only key. */
+/**
+ * The deployment's EVENT_ALLOWED_PROPERTIES (see the top of this file). Throws when it lists a deployment-only key.
+ *
+ * EVENT_ALLOWED_PROPERTIES: comma-separated keys, `prefix.*` for a family, `default` for the default list, `none` for no
+ * key at all. Unset or empty: the default list, every `hoodie.clustering.*` and `hoodie.layout.optimize.*` key (with
+ * Hudi's older names and Flink's aliases of them) except the three that change what is safe (UNSAFE_CLUSTERING_KEYS).
+ */
 export function eventPropertyPolicy(env: Environment): EventPropertyPolicy {
   const text = nonEmpty(env[EVENT_ALLOWED_PROPERTIES]);
   if (text === undefined) return { keys: new Set(DEFAULT_EVENT_PROPERTIES), prefixes: [] };

@@ -1,25 +1,12 @@
 /**
- * Many tables, one deployment: a table registry, one JSON document on S3 named by TABLE_REGISTRY
- * (`s3://bucket/key`), lists the tables the functions serve, each with its own Hudi properties and schedule:
+ * Many tables, one deployment: the table registry, one JSON document on S3 named by TABLE_REGISTRY (`s3://bucket/key`),
+ * lists the tables the functions serve, each with its own Hudi properties (over CLUSTERING_PROPERTIES, trusted as the
+ * deployment's own: lock keys included) and schedule. The README's "Many tables, one deployment" shows the document.
  *
- *   {"tables": [
- *     {"path": "s3://lake/tables/users", "schedule": "rate(1 hour)", "properties": {"hoodie.clustering.plan.strategy.sort.columns": "country"}},
- *     {"path": "s3://lake/tables/orders"}
- *   ]}
- *
- * An S3 document rather than a DynamoDB table: the functions read S3 already, the whole list is read in one GET
- * (dozens of tables, a few KB), it is edited and versioned like any deployment file (`aws s3 cp`, bucket
- * versioning), and a PUT replaces it atomically; DynamoDB would add a table schema, a client and IAM for no query
- * the functions need. A container keeps what it read for REGISTRY_CACHE_SECONDS (60 by default).
- *
- * - The scheduled trigger fans out over the registered tables whose schedule is due at this tick (the deployment's
- *   ScheduleExpression, TRIGGER_SCHEDULE: a table with `rate(1 day)` is due at the one tick a day that crosses a
- *   multiple of a day since the epoch; no schedule: every tick), then decides for each as for a single table.
- * - A commit's S3 event maps its key to the registered table under whose prefix it lies.
- * - Every step runs a table only when it is TABLE_PATH (the single-table deployment) or registered: anything else is
- *   refused with an UnregisteredTableError before the table is read.
- * - A table's properties are the deployment's CLUSTERING_PROPERTIES with the entry's over them (trusted as the
- *   deployment's own: lock keys included).
+ * An S3 document rather than a DynamoDB table: the functions read S3 already, the whole list is one GET, it is edited
+ * and versioned like any deployment file (`aws s3 cp`, bucket versioning), and a PUT replaces it atomically; DynamoDB
+ * would add a table schema, a client and IAM for no query the functions need. Every step runs a table only when it is
+ * TABLE_PATH or registered: anything else is refused with an UnregisteredTableError before the table is read.
  */
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { HudiError, UnregisteredTableError } from '../../errors.js';

@@ -1,18 +1,11 @@
 /**
- * What every clustering Lambda reads from its environment and its event, resolved into one settings object.
- *
- * - `TABLE_PATH`: the table (s3://bucket/prefix). An event may name the table only when TABLE_PATH is unset or the
- *   same (a deployment is scoped, and its IAM policy is, to one table).
- * - `CLUSTERING_PROPERTIES`: Hudi properties as Java properties text or a JSON object — clustering keys and lock keys.
- * - `HOODIE_CLUSTERING_*` / `HOODIE_LAYOUT_OPTIMIZE_*`: single clustering keys (resolveClusteringConfig).
- * - the execution input's `properties` object: overrides for one run (highest precedence), limited to the keys
- *   EVENT_ALLOWED_PROPERTIES allows (event-properties.ts); lock, credential and table settings never come from it.
- * - `LOCK_TABLE`: a DynamoDB lock table; selects Hudi's DynamoDBBasedLockProvider on it unless CLUSTERING_PROPERTIES
- *   chooses a provider or a table itself.
- *
- * The lock is the deployment's alone: its properties are LOCK_TABLE's defaults and CLUSTERING_PROPERTIES, never the
- * event's nor the table's hoodie.properties (anyone who can write the table could otherwise send the functions'
- * signed DynamoDB requests, session token included, to an endpoint of their choosing).
+ * What every clustering Lambda reads from its environment and its event, resolved into one settings object:
+ * `TABLE_PATH` (an event may name the table only when it is unset or the same: a deployment and its IAM policy are
+ * scoped to one table), `CLUSTERING_PROPERTIES` (Java properties text or JSON), `HOODIE_CLUSTERING_*` /
+ * `HOODIE_LAYOUT_OPTIMIZE_*`, `LOCK_TABLE`, and the execution input's `properties` (one run's overrides, limited by
+ * event-properties.ts). The lock is the deployment's alone, never the event's nor the table's hoodie.properties: anyone
+ * who can write the table could otherwise send the functions' signed DynamoDB requests, session token included, to an
+ * endpoint of their choosing.
  */
 import { type ClusteringConfig, resolveClusteringConfig } from '../../clustering/config.js';
 import { HudiError } from '../../errors.js';

@@ -1,18 +1,10 @@
 /**
- * A local stand-in for Step Functions' Distributed Map. aws-local-stepfunctions 3.0 runs every Map inline: it ignores
- * ItemReader, ProcessorConfig, ToleratedFailurePercentage and ResultWriter, and reads items only from ItemsPath. So
- * before a run, each Map with `ProcessorConfig.Mode: DISTRIBUTED` and an S3 `ItemReader` is rewritten to what Step
- * Functions does with it:
- *
- *   X (Parallel, ResultPath null, X's Catch and Next)
- *     └ "X: read items" (Task: GetObject of the ItemReader's Bucket/Key from the same input, the items parsed as
- *                        the ReaderConfig's JSON array; ResultPath $.localDistributedMapItems)
- *     └ "X: items"      (X as an inline Map over $.localDistributedMapItems, ResultPath null)
- *
- * The Parallel keeps the state's input unchanged (as X with ResultPath null does) and carries X's Catch, so a failed
- * read or a failed item reaches the same next state as in Step Functions (ToleratedFailurePercentage 0, the only
- * tolerance supported here). What is not reproduced: child executions (items run as inline iterations, so their
- * events count in this run), ResultWriter (refused), and item batching (refused).
+ * A local stand-in for Step Functions' Distributed Map: aws-local-stepfunctions 3.0 runs every Map inline, ignoring
+ * ItemReader, ProcessorConfig, ToleratedFailurePercentage and ResultWriter. So before a run, each DISTRIBUTED Map X with
+ * an S3 ItemReader becomes a Parallel (X's Catch and Next, ResultPath null) of "X: read items" (GetObject of the items)
+ * and "X: items" (X as an inline Map over them), so a failed read or item reaches the same next state as in Step
+ * Functions (ToleratedFailurePercentage 0, the only tolerance supported). Not reproduced: child executions (items run as
+ * inline iterations, their events count in this run), ResultWriter and item batching (both refused).
  */
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import type { StateMachineDefinition } from 'aws-local-stepfunctions';

@@ -1,17 +1,8 @@
 /**
- * How the state machine fans a clustering out over its groups: an inline Map for ordinary plans, a Distributed Map
- * (items read from an S3 manifest, one child execution per group) for plans with many groups. The compaction state
- * machine fans out over a plan's operations (file slices) the same way (COMPACTION_FAN_OUT): its own threshold key,
- * since an operation is not a clustering group and Hudi names each service's keys under its own prefix, the same
- * default (the same inline-Map and history bounds apply), its manifest in the compaction's work folder, and its own
- * template parameter bounding the execute Lambdas at once.
- *
- * Why a threshold of 40 groups by default: an inline Map runs at most 40 iterations at once whatever MaxConcurrency
- * says, and all of its events land in the parent execution's history (25,000 events at most). A group costs about
- * 7 events when it succeeds first time and up to ~50 with every retry the definition allows (15 attempts of 3 events),
- * so the history bounds an inline Map to a few hundred groups in the worst case, the cleaning Maps' events included.
- * Beyond 40 groups the inline Map can no longer run as many groups at once as hoodie.clustering.max.parallelism may
- * ask, so that is where the Distributed Map starts paying for its child executions.
+ * How the state machines fan out: an inline Map for ordinary plans, a Distributed Map (items read from an S3 manifest,
+ * one child execution per item) for plans with many clustering groups or compaction operations. Compaction has its own
+ * threshold key (an operation is not a clustering group, and Hudi names each service's keys under its own prefix), the
+ * same default, its manifest in the compaction's work folder, and its own template parameter bounding its Lambdas.
  */
 
 import { type ConfigKey, defineKey, javaInt, readKey } from '../../config/index.js';
@@ -21,6 +12,14 @@ import { clusteringWorkDir, compactionWorkDir } from '../../timeline/work-folder
 import type { Environment } from '../aws/settings.js';
 
 export const SERVERLESS_CLUSTERING_KEYS = {
+  /**
+   * Why 40 by default: an inline Map runs at most 40 iterations at once whatever MaxConcurrency says, and all of its
+   * events land in the parent execution's history (25,000 events at most). A group costs a handful of events when it
+   * succeeds first time and up to ~50 with every retry the definition allows (15 attempts of 3 events), so the history
+   * bounds an inline Map to a few hundred groups in the worst case, the cleaning Maps' events included. Beyond 40 groups
+   * the inline Map can no longer run as many at once as hoodie.clustering.max.parallelism may ask, so that is where the
+   * Distributed Map starts paying for its child executions.
+   */
   inlineMapMaxGroups: defineKey({
     key: 'hoodie.serverless.clustering.inline.map.max.groups',
     default: 40,

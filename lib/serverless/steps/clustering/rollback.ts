@@ -1,17 +1,10 @@
 /**
  * What the state machine runs when a clustering attempt failed (its Catch), and what a person can invoke by hand.
- *
- * Default — **retry later**: the failed attempt's files (found through its markers) and `T.replacecommit.inflight`
- * are deleted, `T.replacecommit.requested` — the plan — is kept (rollbackInflightClustering, as Hudi does before it
- * re-executes a clustering). The heartbeat and the run's claim go too, so the next run (the next trigger) resumes the
- * same plan at once. The plan's file groups stay reserved for it meanwhile: other plans skip them and, with Hudi's
- * default reject strategy, writers refuse updates to them.
- *
- * `{ "abandon": true }` — **give up the plan**: the whole instant is rolled back (rollbackInstant): files, inflight and
- * requested, recorded as a `rollback` instant; its file groups are free again and the next run plans afresh. The
- * state machine abandons on its own when the attempt failed with Hudi.Conflict (the plan can never commit).
- *
- * Invoked by hand (no `error` in the event) it refuses while a live run heartbeats the instant, unless
+ * Default, retry later: the attempt's files (through its markers), `T.replacecommit.inflight`, the heartbeat and the
+ * run's claim go, the plan stays (rollbackInflightClustering, as Hudi before re-executing), so the next run resumes it;
+ * its file groups stay reserved meanwhile. `{ "abandon": true }`, give up the plan: the whole instant is rolled back
+ * (rollbackInstant) and its file groups are free; the state machine abandons on its own after Hudi.Conflict (the plan
+ * can never commit). By hand (no `error` in the event) it refuses while a live run heartbeats the instant, unless
  * `"ignoreHeartbeat": true`.
  */
 

@@ -1,18 +1,10 @@
 /**
- * Compaction as state machine steps (functions/compaction-*.ts are their shells), the shape of the clustering's:
- *
- * 1. schedule (`compaction-schedule`): take up the oldest pending compaction (resumed from its plan), else schedule
- *    one when Hudi's trigger says it is due (`hoodie.compact.inline.max.delta.commits`, the trigger strategy; `force`
- *    plans anyway), claim it for this execution and move it inflight; returns the operation numbers still without a
- *    result. A pending compaction that another execution claimed and heartbeats (run-claim.ts: two overlapping
- *    scheduled executions) ends this one with ALREADY_RUNNING;
- * 2. execute an operation (`compaction-execute`, a Map iteration): merge one file slice into its new base file and
- *    store the result in the compaction's work folder (safe to retry: a stored result returns at once);
- * 3. commit (`compaction-commit`): the commit from the stored results, under the table lock;
- * 4. on a failure of 2 or 3, rollback (`compaction-rollback`): delete the attempt's outputs and results, back to
- *    requested (Hudi's rollbackInflightCompaction); the next run executes the same plan again.
- *
- * The state carries operation numbers only; the plan stays on the timeline, the results in the work folder.
+ * Compaction as state machine steps (functions/compaction-*.ts are their shells), shaped as the clustering's:
+ * schedule (take up the oldest pending compaction, else schedule one when Hudi's trigger says it is due; claim it and
+ * move it inflight) → execute each operation (a Map: one file slice merged into its new base file, the result stored in
+ * the work folder, so a retry returns at once) → commit under the table lock; on a failure, rollback to requested
+ * (Hudi's rollbackInflightCompaction) and the next run executes the same plan. The state carries operation numbers
+ * only; the plan stays on the timeline, the results in the work folder.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -107,6 +99,11 @@ export function parseCompactionInstantEvent(event: unknown): CompactionInstantIn
   return instantInputOf(event, 'compaction event');
 }
 
+/**
+ * Due by `hoodie.compact.inline.max.delta.commits` and the trigger strategy (`force` plans anyway). Returns the
+ * operation numbers still without a result. A pending compaction another execution claimed and heartbeats (run-claim.ts:
+ * two overlapping scheduled executions) ends this one with ALREADY_RUNNING.
+ */
 export async function compactionScheduleStep(input: CompactionScheduleInput, deps: StepDependencies): Promise<CompactionScheduleOutput> {
   const now = deps.now ?? (() => new Date());
   const settings = resolveStepSettings(deps.env, input);

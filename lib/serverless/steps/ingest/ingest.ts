@@ -1,39 +1,12 @@
 /**
  * The ingest Lambda's work (functions/ingest.ts is its shell): the event names landed objects, lib/ingest/ ingests
- * each, one at a time.
+ * each, one at a time. Events: an S3 notification (`Records[].s3`), an EventBridge "Object Created" event (`detail`),
+ * or SQS messages carrying either (also inside an SNS envelope); S3 notification keys are URL-encoded (`+` is a space)
+ * and decoded, EventBridge keys are used as they are.
  *
- * Events: an S3 notification (`Records[].s3`), an EventBridge "Object Created" event (`detail`), or SQS messages
- * carrying either (also inside an SNS envelope). Keys of S3 notifications are URL-encoded (`+` is a space) and
- * are decoded; EventBridge keys are used as they are.
- *
- * Environment:
- * - TABLE_PATH: the table, `s3://bucket/prefix`.
- * - TABLE_PROPERTIES: Hudi write properties (hoodie.*), as Java properties text or a JSON object; the table is
- *   created from them when absent (hoodie.table.name, hoodie.datasource.write.recordkey.field, ...).
- * - INGEST_PREFIX: only keys under it are ingested (default: every key); others are logged and ignored.
- * - ERROR_PREFIX: where rejected records and objects go in the landing bucket (default `errors/`); keys under it
- *   are never ingested (exclude it from the notification too).
- * - LANDING_BUCKET: the landing bucket (optional; the template sets it). Objects of other buckets are ignored, and
- *   when it is the table's bucket, an INGEST_PREFIX or ERROR_PREFIX overlapping the table is refused at start.
- * - INPUT_FORMAT: jsonl, csv or parquet for keys without a known extension (default: such keys are rejected).
- * - LOCK_TABLE: the DynamoDB lock table clustering uses, as a default lock (settings.ts, lockTableDefaults).
- * - STATE_MACHINE_ARN: the table-services state machine. With hoodie.clean.automatic or hoodie.archive.automatic on
- *   in TABLE_PROPERTIES (Hudi's defaults), ingest follows them as Hudi's writers do after a commit — not by cleaning
- *   inside its own invocation, but by running the trigger's check (trigger.ts) once its objects are handled: it
- *   starts the run the trigger would (clustering when due, else straight to cleaning and archiving), named after the
- *   table's state, so the commit trigger and the schedule asking for the same state start nothing twice. Not set:
- *   the schedule alone starts the services. A failure to start is logged and counted (TableServicesNotStarted), never
- *   thrown: the objects are ingested, and a retry would only find them done.
- *
- * Never the table's own objects: a delivery of a key under the table's prefix (same bucket) is refused — ingesting
- * the table's data files would write them into it again, and each write would notify another round — and so is one
- * whose quarantined copy would land under the table (ERROR_PREFIX inside it). Refusals fail the invocation with one
- * error naming the keys, after the other objects had their turn, so the misconfiguration reaches the dead-letter
- * queue instead of vanishing.
- *
- * Failures: a poison object is quarantined and counts as handled; anything transient (S3, lock, conflict) makes
- * the invocation fail after the other objects were handled, so Lambda retries it (handled objects are then
- * duplicates). With SQS, Powertools' batch processor returns only the failed messages in batchItemFailures (enable
+ * Failures: a poison object is quarantined and counts as handled; anything transient (S3, lock, conflict) fails the
+ * invocation after the other objects were handled, so Lambda retries it (handled objects are then duplicates). With
+ * SQS, Powertools' batch processor returns only the failed messages in batchItemFailures (enable
  * ReportBatchItemFailures): a message fails when it is not an S3 event or when one of its objects failed.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
@@ -77,7 +50,7 @@ export interface ObjectSummary extends IngestResult {
 export interface IngestSummary {
   readonly results: ObjectSummary[];
   readonly ignored: { bucket: string; key: string; reason: string }[];
-  /** Deliveries refused for good: the table's own objects (see the top of this file). */
+  /** Deliveries refused for good: the table's own objects (see whyRefused). */
   readonly refused: { bucket: string; key: string; reason: string }[];
   readonly errors: { bucket: string; key: string; error: string }[];
   /** What starting the table services after the commits came to (absent when nothing was committed, or they are off). */
@@ -307,7 +280,13 @@ export function prefixOverlapsTable(tablePath: string, bucket: string, prefix: s
   return table !== undefined && table.bucket === bucket && prefixesOverlap(prefix, table.prefix);
 }
 
-/** Why a delivery must not be ingested at all: it is one of the table's own objects, or its quarantine would be. */
+/**
+ * Why a delivery must not be ingested at all: it is one of the table's own objects, or its quarantine would be.
+ *
+ * A key under the table's prefix (same bucket) is refused: ingesting the table's data files would write them into it
+ * again, and each write would notify another round. Refusals fail the invocation with one error naming the keys, after
+ * the other objects had their turn, so the misconfiguration reaches the dead-letter queue instead of vanishing.
+ */
 function whyRefused(delivery: Delivery, config: IngestConfig): string | undefined {
   const table = tableKeyPrefix(config.tablePath);
   if (table === undefined || delivery.bucket !== table.bucket) return undefined;
@@ -324,6 +303,25 @@ function claimWaitMs(context: IngestStepDependencies['context']): number {
 
 // ---- configuration ----
 
+/**
+ * The environment:
+ * - TABLE_PATH: the table, `s3://bucket/prefix`.
+ * - TABLE_PROPERTIES: Hudi write properties (hoodie.*), as Java properties text or a JSON object; the table is created
+ *   from them when absent (hoodie.table.name, hoodie.datasource.write.recordkey.field, ...).
+ * - INGEST_PREFIX: only keys under it are ingested (default: every key); others are logged and ignored.
+ * - ERROR_PREFIX: where rejected records and objects go in the landing bucket (default `errors/`); keys under it are
+ *   never ingested (exclude it from the notification too).
+ * - LANDING_BUCKET: the landing bucket (optional; the template sets it). Objects of other buckets are ignored, and when
+ *   it is the table's bucket, an INGEST_PREFIX or ERROR_PREFIX overlapping the table is refused at start.
+ * - INPUT_FORMAT: jsonl, csv or parquet for keys without a known extension (default: such keys are rejected).
+ * - LOCK_TABLE: the DynamoDB lock table clustering uses, as a default lock (settings.ts, lockTableDefaults).
+ * - STATE_MACHINE_ARN: the table-services state machine. With hoodie.clean.automatic or hoodie.archive.automatic on
+ *   (Hudi's defaults), ingest follows them as Hudi's writers do after a commit: not by cleaning inside its own
+ *   invocation, but by running the trigger's check (trigger.ts) once its objects are handled, named after the table's
+ *   state, so the commit trigger and the schedule asking for the same state start nothing twice. Not set: the schedule
+ *   alone starts the services. A failure to start is logged and counted (TableServicesNotStarted), never thrown: the
+ *   objects are ingested, and a retry would only find them done.
+ */
 export function ingestConfigFromEnv(env: Environment): IngestConfig {
   const tablePath = env['TABLE_PATH']?.trim();
   if (!tablePath) throw new HudiError('TABLE_PATH is not set', { location: 'the function environment', fix: 'set TABLE_PATH=s3://bucket/prefix of the table' });

@@ -1,17 +1,10 @@
 /**
  * Starting table-service runs: on a schedule (EventBridge), when a commit completes (an S3 "Object Created" event for
- * `.hoodie/<17 digits>.commit` or `.replacecommit`), or after an ingest's commit, start the state machine:
- * - a clustering run (which cleans and archives after its commit) once enough commits completed since the last
- *   clustering (triggerSchedulingThreshold, our policy), or when a pending plan has no live run to finish it;
- * - else a run straight to cleaning and archiving (`{"services": "clean-archive"}`) when a clean would find
- *   something (a pending clean, or one due by hoodie.clean.max.commits past the retention window: cleanOutlook) or
- *   archiving would (planArchiveNow), as far as hoodie.clean.automatic / hoodie.archive.automatic let it.
- *
- * Never two runs on one table state: the execution name is derived from the table and its latest completed instant,
- * so every trigger that sees the same timeline asks for the same execution — StartExecution with a running
- * execution's name and input returns that execution, and a name already used answers ExecutionAlreadyExists, which
- * counts as success (that state of the table was handled). A trigger also skips while a pending clustering
- * heartbeats, and the plan step checks the same under the table lock.
+ * `.hoodie/<17 digits>.commit` or `.replacecommit`), or after an ingest's commit. It starts a clustering run (which then
+ * cleans and archives) once enough commits completed since the last clustering or a pending plan has no live run; else
+ * a run straight to cleaning and archiving (`{"services": "clean-archive"}`) when a clean or archive would find work.
+ * Never two runs on one table state: the execution name derives from the table and its latest completed instant
+ * (executionNameFor), so every trigger that sees the same timeline asks for the same execution.
  */
 import { createHash } from 'node:crypto';
 import { type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
@@ -159,6 +152,10 @@ function slug(text: string, max: number): string {
  * `hudi-clustering-<table>-<hash of path>-<latest completed instant>[-r<yyyyMMddHH>]`: the same for every trigger
  * that sees the same timeline. `resumeHour` (for a pending plan without a live run) lets a stuck plan be retried at
  * most once an hour even when no new instant completes.
+ *
+ * StartExecution with a running execution's name and input returns that execution, and a name already used answers
+ * ExecutionAlreadyExists, which counts as success (that state of the table was handled). A trigger also skips while a
+ * pending clustering heartbeats, and the plan step checks the same under the table lock.
  */
 export function executionNameFor(
   tableName: string,
@@ -176,6 +173,10 @@ export function executionNameFor(
  * Whether a run that only cleans and archives would find work: a clean (cleanOutlook: a pending clean, or one due
  * with files possibly past retention) or archiving (instants past hoodie.keep.max.commits the archiver may move), as
  * far as hoodie.clean.automatic / hoodie.archive.automatic (the deployment's and the table's keys) let them run.
+ *
+ * A clean would find something when one is pending, or one is due by hoodie.clean.max.commits past the retention
+ * window (cleanOutlook); archiving when planArchiveNow finds instants; each only as far as hoodie.clean.automatic /
+ * hoodie.archive.automatic let it.
  */
 export async function tableServicesDue(table: HudiTable, settings: Pick<StepSettings, 'jobProperties'>, now: Date): Promise<{ due: boolean; reason: string }> {
   const props = tableServiceProperties(table.config.properties, settings);
