@@ -37,6 +37,7 @@ import {
   DERIVED_COLUMN_PREFIX,
   type DerivedColumnLayers,
   type FooterFromColumn,
+  type InputFooter,
   type OutputRange,
   type SortKey,
 } from './port.js';
@@ -46,6 +47,86 @@ import { conformParquetTypes, type ParquetTypeTargets, preservingDuckDbType, typ
 
 /** Sort the inputs once, then write each output's rank range to its own file, keeping the input's Parquet types. */
 export async function copySorted(db: DuckDb, request: CopySortedRequest): Promise<CopySortedResult> {
+  const checked = await checkRequest(request);
+  const described = await describeInputs(db, request, checked);
+  const suffix = randomUUID().replaceAll('-', '');
+  const names: TempNames = {
+    suffix,
+    sortedTable: sqlIdentifier(`__hudi_sorted_${suffix}`),
+    table: sqlIdentifier(`__hudi_ranked_${suffix}`),
+    ranksTable: sqlIdentifier(`__hudi_ranks_${suffix}`),
+  };
+  let filesTable: string | undefined;
+  const written: string[] = [];
+  try {
+    filesTable = await createInputsTable(db.connection, request.inputs, checked.fileRows);
+    /** Every input row with its input position, then the derived columns the sort keys name (none without keys). */
+    const sourceRows = withDerivedColumns(
+      `(SELECT *, ${INPUT_ROW_SQL} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(request.inputs, filesTable, checked.readOptions)})`,
+      checked.derivedColumns,
+    );
+    const rankJoin =
+      request.rowRanks === undefined ? '' : `JOIN ${await loadRanks(db, names.ranksTable, request.rowRanks)} USING (${sqlIdentifier(INPUT_ROW_COLUMN)})`;
+    const copy: SortedCopy = { db, request, ...checked, ...described, names, sourceRows, rankJoin, written };
+    const single = request.outputs[0]!;
+    if (request.outputs.length === 1 && single.rowStart === 0 && single.rowCount === checked.totalInputRows && single.sequenceColumns === undefined) {
+      return await copyWhole(copy, single);
+    }
+    const cutOrRanged = await cutOrKeyRanges(copy);
+    if (cutOrRanged.result !== undefined) return cutOrRanged.result;
+    return await copyRankRanges(copy, cutOrRanged.refusals);
+  } catch (error) {
+    await settleAll(written.map((file) => rm(file, { force: true })));
+    throw error;
+  } finally {
+    await db.connection.run(`DROP VIEW IF EXISTS ${names.table}`).catch(() => undefined);
+    for (const name of [names.sortedTable, names.ranksTable, ...(filesTable === undefined ? [] : [filesTable])])
+      await db.connection.run(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
+  }
+}
+
+/** What the request's checks establish about the inputs, before DuckDB reads them. */
+interface CheckedRequest {
+  readonly rowGroupSize: number;
+  readonly footers: readonly InputFooter[];
+  readonly fileRows: readonly number[];
+  readonly oneSchema: boolean;
+  readonly readOptions: string;
+  readonly totalInputRows: number;
+  readonly derivedColumns: DerivedColumnLayers;
+  /** Sorted by the request's keys (not input order, not rowRanks). */
+  readonly sortedByKeys: boolean;
+}
+
+/** The inputs' columns as DuckDB reads them, and how each is projected back to the inputs' Parquet type. */
+interface DescribedInputs {
+  readonly columns: readonly ColumnDescription[];
+  readonly allProjection: readonly string[];
+  readonly inputFields: ParquetTypeTargets;
+}
+
+interface TempNames {
+  readonly suffix: string;
+  readonly sortedTable: string;
+  /** The sorted rows with their rank (a view over sortedTable). */
+  readonly table: string;
+  readonly ranksTable: string;
+}
+
+/** One copySorted run: its request, what was checked and described, its temp names and the files it wrote. */
+interface SortedCopy extends CheckedRequest, DescribedInputs {
+  readonly db: DuckDb;
+  readonly request: CopySortedRequest;
+  readonly names: TempNames;
+  readonly sourceRows: string;
+  /** The join of rowRanks to every row (empty without rowRanks). */
+  readonly rankJoin: string;
+  /** Every output file begun, removed when the copy fails. */
+  readonly written: string[];
+}
+
+/** Every check of the request that needs no DuckDB: inputs, outputs, ranks, derived columns. */
+async function checkRequest(request: CopySortedRequest): Promise<CheckedRequest> {
   const { inputs, outputs } = request;
   if (inputs.length === 0) throw new HudiError('copySorted needs at least one input file', { fix: 'pass the input base files' });
   if (outputs.length === 0) throw new HudiError('copySorted needs at least one output range', { fix: 'pass the output files' });
@@ -64,11 +145,17 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
     if ((request.orderBy ?? []).length > 0) throw new HudiError('copySorted takes orderBy or rowRanks, not both', { fix: 'pass one of them' });
     checkRowRanks(request.rowRanks, totalInputRows);
   }
-
   const derivedColumns = request.derivedColumns ?? [];
   checkDerivedColumns(derivedColumns, request);
+  const sortedByKeys = request.rowRanks === undefined && (request.orderBy ?? []).length > 0;
+  return { rowGroupSize, footers, fileRows, oneSchema, readOptions, totalInputRows, derivedColumns, sortedByKeys };
+}
+
+/** The inputs' columns (none may be one copySorted uses internally) and their projection to the inputs' types. */
+async function describeInputs(db: DuckDb, request: CopySortedRequest, checked: CheckedRequest): Promise<DescribedInputs> {
+  const { inputs } = request;
   // Inputs of one schema read as the first does: describing it alone spares parsing every input's path again.
-  const columns = await guardFiles(db.connection, inputs, () => describeColumns(db.connection, oneSchema ? [inputs[0]!] : inputs, readOptions));
+  const columns = await guardFiles(db.connection, inputs, () => describeColumns(db.connection, checked.oneSchema ? [inputs[0]!] : inputs, checked.readOptions));
   const prefixed = columns
     .filter((column) => column.name.startsWith(SORT_KEY_PREFIX) || column.name.startsWith(DERIVED_COLUMN_PREFIX))
     .map((column) => column.name);
@@ -80,236 +167,236 @@ export async function copySorted(db: DuckDb, request: CopySortedRequest): Promis
       });
     }
   }
-  checkOutputColumns(outputs, request.footerFromColumn, columns);
-  const inputFields = typeTargetsOf(footers.map((footer) => footer.columns));
+  checkOutputColumns(request.outputs, request.footerFromColumn, columns);
+  const inputFields = typeTargetsOf(checked.footers.map((footer) => footer.columns));
   const allProjection = columns.map((column) => {
     const target = preservingDuckDbType(column.type, inputFields, column.name);
     const quoted = sqlIdentifier(column.name);
     return target.toString() === column.type.toString() ? quoted : `CAST(${quoted} AS ${target.toString()}) AS ${quoted}`;
   });
-  // Input order = position in `inputs`, then row in file: the tie-break of every sort, and the key rowRanks use.
-  const inputRow = INPUT_ROW_SQL;
-  const sortedByKeys = request.rowRanks === undefined && (request.orderBy ?? []).length > 0;
+  return { columns, allProjection, inputFields };
+}
 
-  const suffix = randomUUID().replaceAll('-', '');
-  const sortedTable = sqlIdentifier(`__hudi_sorted_${suffix}`);
-  /** The sorted rows with their rank (a view over sortedTable). */
-  const table = sqlIdentifier(`__hudi_ranked_${suffix}`);
-  let filesTable: string | undefined;
-  const ranksTable = sqlIdentifier(`__hudi_ranks_${suffix}`);
-  const written: string[] = [];
-  try {
-    const inputsTable = await createInputsTable(db.connection, inputs, fileRows);
-    filesTable = inputsTable;
-    /** Every input row with its input position, then the derived columns the sort keys name (none without keys). */
-    const sourceRows = withDerivedColumns(
-      `(SELECT *, ${inputRow} AS ${sqlIdentifier(INPUT_ROW_COLUMN)} FROM ${inputScanSql(inputs, inputsTable, readOptions)})`,
-      derivedColumns,
-    );
-    let rankJoin = '';
-    if (request.rowRanks !== undefined) {
-      rankJoin = `JOIN ${await loadRanks(db, ranksTable, request.rowRanks)} USING (${sqlIdentifier(INPUT_ROW_COLUMN)})`;
-    }
-    /** Every row, ordered (input order, the keys, or rowRanks), with the columns of `columnsOf` (its constants). */
-    const orderedQuery = (columnsOf: OutputRange): string => {
-      // Columns an output replaces by a constant (`_hoodie_file_name`, a text per row) are not carried through the sort.
-      const replaced = columnsOf.constantColumns ?? {};
-      const projection = allProjection.filter((_, index) => replaced[columns[index]!.name] === undefined);
-      // Input order needs no sort: DuckDB scans the files in list order, rows in file order.
-      if (request.rowRanks === undefined && !sortedByKeys) {
-        return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')} FROM (SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql(inputs)}, ${readOptions}))`;
-      } else if (sortedByKeys) {
-        // ORDER BY the keys themselves: a row_number() window over them and then a sort by it costs a second sort.
-        // The keys are computed beside the projection, over the input's own (uncast) columns, as the window did.
-        const keys = (request.orderBy ?? []).map((key) => sortKeyParts(key, columns));
-        const keyColumns = keys.map((key, index) => `${key.expression} AS ${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)}`);
-        const ordering = [
-          ...keys.map((key, index) => `${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)} ${key.direction}`),
-          `${sqlIdentifier(INPUT_ROW_COLUMN)} ASC`,
-        ];
-        return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')}
+/** The projection without the columns an output replaces by a constant (`_hoodie_file_name`, a text per row). */
+function projectionOf(copy: SortedCopy, output: OutputRange): string[] {
+  const replaced = output.constantColumns ?? {};
+  return copy.allProjection.filter((_, index) => replaced[copy.columns[index]!.name] === undefined);
+}
+
+/** The sort keys as SQL: each key's expression as a column, and the ORDER BY that breaks ties by input order. */
+function keySql(copy: SortedCopy): { keyColumns: string[]; ordering: string[] } {
+  const keys = (copy.request.orderBy ?? []).map((key) => sortKeyParts(key, copy.columns));
+  return {
+    keyColumns: keys.map((key, index) => `${key.expression} AS ${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)}`),
+    ordering: [...keys.map((key, index) => `${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)} ${key.direction}`), `${sqlIdentifier(INPUT_ROW_COLUMN)} ASC`],
+  };
+}
+
+/** Every row, ordered (input order, the keys, or rowRanks), with the columns of `output` (its constants). */
+function orderedQuery(copy: SortedCopy, output: OutputRange): string {
+  const { request, columns, sortedByKeys, sourceRows, rankJoin } = copy;
+  const projection = projectionOf(copy, output);
+  // Input order needs no sort: DuckDB scans the files in list order, rows in file order.
+  if (request.rowRanks === undefined && !sortedByKeys) {
+    return `SELECT ${outputColumnsSql(columns, output).join(', ')} FROM (SELECT ${projection.join(', ')} FROM read_parquet(${fileListSql(request.inputs)}, ${copy.readOptions}))`;
+  } else if (sortedByKeys) {
+    // ORDER BY the keys themselves: a row_number() window over them and then a sort by it costs a second sort.
+    // The keys are computed beside the projection, over the input's own (uncast) columns, as the window did.
+    const { keyColumns, ordering } = keySql(copy);
+    return `SELECT ${outputColumnsSql(columns, output).join(', ')}
                FROM (SELECT ${[...projection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')}
                      FROM ${sourceRows} AS source)
                ORDER BY ${ordering.join(', ')}`;
-      } else {
-        return `SELECT ${outputColumnsSql(columns, columnsOf).join(', ')}
+  } else {
+    return `SELECT ${outputColumnsSql(columns, output).join(', ')}
                FROM (SELECT ${projection.join(', ')}, ${sqlIdentifier(RANK_VALUE_COLUMN)}
                      FROM ${sourceRows} AS source
                      ${rankJoin})
                ORDER BY ${sqlIdentifier(RANK_VALUE_COLUMN)}`;
-      }
-    };
-    const single = outputs[0]!;
-    if (outputs.length === 1 && single.rowStart === 0 && single.rowCount === totalInputRows && single.sequenceColumns === undefined) {
-      // One output holding every row: sort and write in one COPY (as DuckDB alone would), while a second
-      // connection reads the footer column, in any order, for the footer (bloom filter, min/max keys).
-      await mkdir(dirname(single.file), { recursive: true });
-      written.push(single.file);
-      const footer = request.footerFromColumn;
-      const query = orderedQuery(single);
-      // Both settle before anything else happens: on a failure the catch below removes the file the other may still write.
-      // Few inputs: the footer (bloom filter: JavaScript on this thread) is built from a side scan of the inputs while
-      // DuckDB's threads write the file. Many inputs: opening every input twice costs more than reading the one
-      // column back from the one output, and the side scan's buffers would sit in memory beside the COPY's.
-      const onSide = footer !== undefined && inputs.length <= SIDE_SCAN_MAX_INPUTS && footer.fromRange?.applies(single) !== true;
-      const [, sideKeyValues] = await settleAll([
-        guardFiles(db.connection, inputs, () => copyTo(db, query, single.file, rowGroupSize, footer === undefined ? single.keyValues : {})),
-        !onSide
-          ? Promise.resolve(undefined)
-          : guardFiles(db.connection, inputs, () => columnValuesOnSide(db, inputs, footer.column, readOptions)).then((values) => footer.build(values, single)),
-      ]);
-      const footerKeyValues =
-        footer === undefined || onSide ? sideKeyValues : await guardFiles(db.connection, [single.file], () => footerOfOutput(db, footer, single));
-      const result = await finishOutput(db, single, inputFields);
-      if (footerKeyValues !== undefined) await setFooterKeyValues(single.file, { ...single.keyValues, ...footerKeyValues });
-      assertCompatible([result], request.onTypeMismatch);
-      return { totalInputRows, outputs: [result] };
-    }
-    // Several outputs covering every row, each of a few row groups at least, are cut from one ordered COPY (the one
-    // DuckDB alone would run) at its row groups: one sort, then a byte copy. Smaller outputs would be mostly pieces
-    // of cut row groups. A few outputs can instead be range-partitioned by the sort key, as Spark's sortBy is (its
-    // RangePartitioner): each output sorts only its own rows, but every output scans every input. Ordered by
-    // columns, the cut takes less CPU than the key ranges; ordered by a curve's ranks (joined to every row), the key
-    // ranges take less than the cut. So ranked rows take the key ranges first, rows ordered by columns the cut, and
-    // each falls back on the other.
-    const ranked = request.rowRanks !== undefined;
-    const keyRangesApply =
-      (sortedByKeys || ranked) && outputs.length <= KEY_RANGES_MAX_OUTPUTS && outputs.every((output) => output.sequenceColumns === undefined);
-    const keyRanges = (): Promise<CopySortedOutput[] | string> =>
-      guardFiles(db.connection, inputs, () =>
-        writeKeyRanges(db, {
-          inputs,
-          readOptions,
+  }
+}
+
+/**
+ * One output holding every row: sort and write in one COPY (as DuckDB alone would), while a second connection
+ * reads the footer column, in any order, for the footer (bloom filter, min/max keys).
+ */
+async function copyWhole(copy: SortedCopy, single: OutputRange): Promise<CopySortedResult> {
+  const { db, request, written } = copy;
+  const { inputs } = request;
+  await mkdir(dirname(single.file), { recursive: true });
+  written.push(single.file);
+  const footer = request.footerFromColumn;
+  const query = orderedQuery(copy, single);
+  // Both settle before anything else happens: on a failure the caller removes the file the other may still write.
+  // Few inputs: the footer (bloom filter: JavaScript on this thread) is built from a side scan of the inputs while
+  // DuckDB's threads write the file. Many inputs: opening every input twice costs more than reading the one
+  // column back from the one output, and the side scan's buffers would sit in memory beside the COPY's.
+  const onSide = footer !== undefined && inputs.length <= SIDE_SCAN_MAX_INPUTS && footer.fromRange?.applies(single) !== true;
+  const [, sideKeyValues] = await settleAll([
+    guardFiles(db.connection, inputs, () => copyTo(db, query, single.file, copy.rowGroupSize, footer === undefined ? single.keyValues : {})),
+    !onSide
+      ? Promise.resolve(undefined)
+      : guardFiles(db.connection, inputs, () => columnValuesOnSide(db, inputs, footer.column, copy.readOptions)).then((values) => footer.build(values, single)),
+  ]);
+  const footerKeyValues =
+    footer === undefined || onSide ? sideKeyValues : await guardFiles(db.connection, [single.file], () => footerOfOutput(db, footer, single));
+  const result = await finishOutput(db, single, copy.inputFields);
+  if (footerKeyValues !== undefined) await setFooterKeyValues(single.file, { ...single.keyValues, ...footerKeyValues });
+  assertCompatible([result], request.onTypeMismatch);
+  return { totalInputRows: copy.totalInputRows, outputs: [result] };
+}
+
+/**
+ * Several outputs covering every row, each of a few row groups at least, are cut from one ordered COPY (the one
+ * DuckDB alone would run) at its row groups: one sort, then a byte copy. Smaller outputs would be mostly pieces of
+ * cut row groups. A few outputs can instead be range-partitioned by the sort key, as Spark's sortBy is (its
+ * RangePartitioner): each output sorts only its own rows, but every output scans every input. Ordered by columns,
+ * the cut takes less CPU than the key ranges; ordered by a curve's ranks (joined to every row), the key ranges take
+ * less than the cut. So ranked rows take the key ranges first, rows ordered by columns the cut, and each falls back
+ * on the other. Neither applying: no result, and why each was refused.
+ */
+async function cutOrKeyRanges(copy: SortedCopy): Promise<{ result?: CopySortedResult; refusals: string[] }> {
+  const { db, request, columns, sortedByKeys, totalInputRows, written } = copy;
+  const { inputs, outputs } = request;
+  const single = outputs[0]!;
+  const ranked = request.rowRanks !== undefined;
+  const keyRangesApply =
+    (sortedByKeys || ranked) && outputs.length <= KEY_RANGES_MAX_OUTPUTS && outputs.every((output) => output.sequenceColumns === undefined);
+  const keyRanges = (): Promise<CopySortedOutput[] | string> =>
+    guardFiles(db.connection, inputs, () =>
+      writeKeyRanges(db, {
+        inputs,
+        readOptions: copy.readOptions,
+        outputs,
+        totalRows: totalInputRows,
+        order: ranked
+          ? {
+              kind: 'ranks',
+              keyed: `(SELECT *, ${sqlIdentifier(RANK_VALUE_COLUMN)} AS ${sqlIdentifier(SORT_KEY_COLUMN)}
+                         FROM ${copy.sourceRows} AS source ${copy.rankJoin})`,
+            }
+          : { kind: 'keys', keys: (request.orderBy ?? []).map((key) => sortKeyParts(key, columns)), derivedColumns: copy.derivedColumns },
+        projectionOf: (output) => projectionOf(copy, output),
+        columns,
+        rowGroupSize: copy.rowGroupSize,
+        inputFields: copy.inputFields,
+        footer: request.footerFromColumn,
+        written,
+      }),
+    );
+  const splitColumn = splittableColumn(outputs, totalInputRows);
+  const splitApplies = splitColumn !== undefined && Math.min(...outputs.map((output) => output.rowCount)) >= SPLIT_MIN_ROW_GROUPS * copy.rowGroupSize;
+  const cut = async (): Promise<Awaited<ReturnType<typeof writeSplit>>> => {
+    const splitDir = join(dirname(single.file), `.hudi-split-${copy.names.suffix}`);
+    try {
+      return await guardFiles(db.connection, inputs, () =>
+        writeSplit(db, {
+          query: orderedQuery(copy, single),
           outputs,
-          totalRows: totalInputRows,
-          order: ranked
-            ? {
-                kind: 'ranks',
-                keyed: `(SELECT *, ${sqlIdentifier(RANK_VALUE_COLUMN)} AS ${sqlIdentifier(SORT_KEY_COLUMN)}
-                         FROM ${sourceRows} AS source ${rankJoin})`,
-              }
-            : { kind: 'keys', keys: (request.orderBy ?? []).map((key) => sortKeyParts(key, columns)), derivedColumns },
-          projectionOf: (output) => {
-            const replaced = output.constantColumns ?? {};
-            return allProjection.filter((_, index) => replaced[columns[index]!.name] === undefined);
-          },
-          columns,
-          rowGroupSize,
-          inputFields,
+          column: splitColumn!,
+          dir: splitDir,
+          rowGroupSize: copy.rowGroupSize,
+          inputFields: copy.inputFields,
           footer: request.footerFromColumn,
           written,
         }),
       );
-    const splitColumn = splittableColumn(outputs, totalInputRows);
-    const splitApplies = splitColumn !== undefined && Math.min(...outputs.map((output) => output.rowCount)) >= SPLIT_MIN_ROW_GROUPS * rowGroupSize;
-    const cut = async (): Promise<Awaited<ReturnType<typeof writeSplit>>> => {
-      const splitDir = join(dirname(single.file), `.hudi-split-${suffix}`);
-      try {
-        return await guardFiles(db.connection, inputs, () =>
-          writeSplit(db, {
-            query: orderedQuery(single),
-            outputs,
-            column: splitColumn!,
-            dir: splitDir,
-            rowGroupSize,
-            inputFields,
-            footer: request.footerFromColumn,
-            written,
-          }),
-        );
-      } finally {
-        await rm(splitDir, { recursive: true, force: true });
-      }
-    };
-    let keyRangesRefused: string | undefined;
-    let splitFallback: string | undefined;
-    /** The outputs from key ranges, or undefined (keyRangesRefused says why) when that way refuses. */
-    const rangedResult = async (): Promise<CopySortedResult | undefined> => {
-      const ranged = await keyRanges();
-      if (typeof ranged === 'string') {
-        keyRangesRefused = ranged;
-        return undefined;
-      }
-      assertCompatible(ranged, request.onTypeMismatch);
-      return {
-        totalInputRows,
-        outputs: ranged,
-        split: { method: 'key-ranges', outputs: ranged.length, ...(splitFallback === undefined ? {} : { notCut: splitFallback }) },
-      };
-    };
-    if (ranked && keyRangesApply) {
-      const ranged = await rangedResult();
-      if (ranged !== undefined) return ranged;
+    } finally {
+      await rm(splitDir, { recursive: true, force: true });
     }
-    if (splitApplies) {
-      const split = await cut();
-      if (typeof split !== 'string') {
-        assertCompatible(split.outputs, request.onTypeMismatch);
-        const { split: how } = split;
-        return {
+  };
+  let keyRangesRefused: string | undefined;
+  let splitFallback: string | undefined;
+  /** The outputs from key ranges, or undefined (keyRangesRefused says why) when that way refuses. */
+  const rangedResult = async (): Promise<CopySortedResult | undefined> => {
+    const ranged = await keyRanges();
+    if (typeof ranged === 'string') {
+      keyRangesRefused = ranged;
+      return undefined;
+    }
+    assertCompatible(ranged, request.onTypeMismatch);
+    return {
+      totalInputRows,
+      outputs: ranged,
+      split: { method: 'key-ranges', outputs: ranged.length, ...(splitFallback === undefined ? {} : { notCut: splitFallback }) },
+    };
+  };
+  if (ranked && keyRangesApply) {
+    const ranged = await rangedResult();
+    if (ranged !== undefined) return { result: ranged, refusals: [] };
+  }
+  if (splitApplies) {
+    const split = await cut();
+    if (typeof split !== 'string') {
+      assertCompatible(split.outputs, request.onTypeMismatch);
+      const { split: how } = split;
+      return {
+        result: {
           totalInputRows,
           outputs: split.outputs,
           split: how.method === 'copy' && keyRangesRefused !== undefined ? { ...how, keyRangesRefused } : how,
-        };
-      }
-      splitFallback = split;
+        },
+        refusals: [],
+      };
     }
-    // Keys over derived columns (a curve's) are range-partitioned only when one ordered file did not fit in memory:
-    // each output's range filter computes them again for every row (DuckDB inlines them into it), each pass then
-    // costing about as much as the whole sort, but each sort holds only its output's rows.
-    if (!ranked && keyRangesApply && (derivedColumns.length === 0 || splitFallback !== undefined)) {
-      const ranged = await rangedResult();
-      if (ranged !== undefined) return ranged;
-    }
-    const refusals = [splitFallback, keyRangesRefused].filter((reason) => reason !== undefined);
-    // Several outputs: the rows go into a temp table once, with their rank, and each output is one COPY of a rank
-    // range. Sorted by keys, the table is filled by one ORDER BY (its rowid is then the rank: no output re-sorts, and
-    // a plain sort spills past DuckDB's memory limit where the row_number() window it replaces ran out of memory).
-    // When the rank is known up front (input order, rowRanks) the table is filled unsorted and each range is sorted
-    // on its own: k sorts of n/k rows hold less in memory than one of n.
-    const source = `${sourceRows} AS source ${rankJoin}`;
-    if (sortedByKeys) {
-      const keys = (request.orderBy ?? []).map((key) => sortKeyParts(key, columns));
-      const keyColumns = keys.map((key, index) => `${key.expression} AS ${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)}`);
-      const ordering = [
-        ...keys.map((key, index) => `${sqlIdentifier(`${SORT_KEY_PREFIX}${index}`)} ${key.direction}`),
-        `${sqlIdentifier(INPUT_ROW_COLUMN)} ASC`,
-      ];
-      await guardFiles(db.connection, inputs, () =>
-        db.connection.run(
-          `CREATE TEMP TABLE ${sortedTable} AS
-           SELECT * FROM (SELECT ${[...allProjection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')} FROM ${source})
-           ORDER BY ${ordering.join(', ')}`,
-        ),
-      );
-      await db.connection.run(`CREATE TEMP VIEW ${table} AS SELECT *, rowid AS ${sqlIdentifier(RANK_COLUMN)} FROM ${sortedTable}`);
-    } else {
-      const rank = request.rowRanks !== undefined ? sqlIdentifier(RANK_VALUE_COLUMN) : inputRow;
-      await guardFiles(db.connection, inputs, () =>
-        db.connection.run(`CREATE TEMP TABLE ${sortedTable} AS SELECT ${allProjection.join(', ')}, ${rank} AS ${sqlIdentifier(RANK_COLUMN)} FROM ${source}`),
-      );
-      await db.connection.run(`CREATE TEMP VIEW ${table} AS SELECT * FROM ${sortedTable}`);
-    }
-    const results: CopySortedOutput[] = [];
-    for (const output of outputs) {
-      const keyValues =
-        request.footerFromColumn === undefined
-          ? output.keyValues
-          : { ...output.keyValues, ...request.footerFromColumn.build(await rangeValues(db, table, request.footerFromColumn.column, output), output) };
-      await mkdir(dirname(output.file), { recursive: true });
-      written.push(output.file);
-      results.push(await writeRange(db, table, columns, { ...output, keyValues }, rowGroupSize, inputFields, !sortedByKeys));
-    }
-    assertCompatible(results, request.onTypeMismatch);
-    return { totalInputRows, outputs: results, ...(refusals.length === 0 ? {} : { split: { method: 'ranges' as const, reason: refusals.join('; ') } }) };
-  } catch (error) {
-    await settleAll(written.map((file) => rm(file, { force: true })));
-    throw error;
-  } finally {
-    await db.connection.run(`DROP VIEW IF EXISTS ${table}`).catch(() => undefined);
-    for (const name of [sortedTable, ranksTable, ...(filesTable === undefined ? [] : [filesTable])])
-      await db.connection.run(`DROP TABLE IF EXISTS ${name}`).catch(() => undefined);
+    splitFallback = split;
   }
+  // Keys over derived columns (a curve's) are range-partitioned only when one ordered file did not fit in memory:
+  // each output's range filter computes them again for every row (DuckDB inlines them into it), each pass then
+  // costing about as much as the whole sort, but each sort holds only its output's rows.
+  if (!ranked && keyRangesApply && (copy.derivedColumns.length === 0 || splitFallback !== undefined)) {
+    const ranged = await rangedResult();
+    if (ranged !== undefined) return { result: ranged, refusals: [] };
+  }
+  return { refusals: [splitFallback, keyRangesRefused].filter((reason) => reason !== undefined) };
+}
+
+/**
+ * The fallback for several outputs: the rows go into a temp table once, with their rank, and each output is one
+ * COPY of a rank range. Sorted by keys, the table is filled by one ORDER BY (its rowid is then the rank: no output
+ * re-sorts, and a plain sort spills past DuckDB's memory limit where a row_number() window ran out of memory). When
+ * the rank is known up front (input order, rowRanks) the table is filled unsorted and each range is sorted on its
+ * own: k sorts of n/k rows hold less in memory than one of n.
+ */
+async function copyRankRanges(copy: SortedCopy, refusals: readonly string[]): Promise<CopySortedResult> {
+  const { db, request, names, sortedByKeys, written } = copy;
+  const { inputs, outputs } = request;
+  const source = `${copy.sourceRows} AS source ${copy.rankJoin}`;
+  if (sortedByKeys) {
+    const { keyColumns, ordering } = keySql(copy);
+    await guardFiles(db.connection, inputs, () =>
+      db.connection.run(
+        `CREATE TEMP TABLE ${names.sortedTable} AS
+           SELECT * FROM (SELECT ${[...copy.allProjection, ...keyColumns, sqlIdentifier(INPUT_ROW_COLUMN)].join(', ')} FROM ${source})
+           ORDER BY ${ordering.join(', ')}`,
+      ),
+    );
+    await db.connection.run(`CREATE TEMP VIEW ${names.table} AS SELECT *, rowid AS ${sqlIdentifier(RANK_COLUMN)} FROM ${names.sortedTable}`);
+  } else {
+    const rank = request.rowRanks !== undefined ? sqlIdentifier(RANK_VALUE_COLUMN) : INPUT_ROW_SQL;
+    await guardFiles(db.connection, inputs, () =>
+      db.connection.run(
+        `CREATE TEMP TABLE ${names.sortedTable} AS SELECT ${copy.allProjection.join(', ')}, ${rank} AS ${sqlIdentifier(RANK_COLUMN)} FROM ${source}`,
+      ),
+    );
+    await db.connection.run(`CREATE TEMP VIEW ${names.table} AS SELECT * FROM ${names.sortedTable}`);
+  }
+  const results: CopySortedOutput[] = [];
+  for (const output of outputs) {
+    const keyValues =
+      request.footerFromColumn === undefined
+        ? output.keyValues
+        : { ...output.keyValues, ...request.footerFromColumn.build(await rangeValues(db, names.table, request.footerFromColumn.column, output), output) };
+    await mkdir(dirname(output.file), { recursive: true });
+    written.push(output.file);
+    results.push(await writeRange(db, names.table, copy.columns, { ...output, keyValues }, copy.rowGroupSize, copy.inputFields, !sortedByKeys));
+  }
+  assertCompatible(results, request.onTypeMismatch);
+  return {
+    totalInputRows: copy.totalInputRows,
+    outputs: results,
+    ...(refusals.length === 0 ? {} : { split: { method: 'ranges' as const, reason: refusals.join('; ') } }),
+  };
 }
 
 /**
