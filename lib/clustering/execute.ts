@@ -22,6 +22,7 @@ import {
 import { HUDI_FOOTER_KEYS, hudiFooter, hudiFooterValues, mergedHudiFooter } from '../base-file/footer.js';
 import { type ColumnStats, columnStatsOf, type FileColumnStats } from '../engine/column-stats.js';
 import type {
+  CopySortedResult,
   DerivedColumnLayers,
   FileRows,
   FooterFromColumn,
@@ -174,38 +175,8 @@ function groupSeed(instantTime: string, groupIndex: number): number {
 export async function executeGroup(table: HudiTable, instantTime: string, groupIndex: number, options: ExecuteGroupOptions): Promise<GroupResult> {
   const started = Date.now();
   const { storage } = table;
-  const { config } = options;
-  const { instant, plan } = await loadClusteringInstant(table, instantTime);
-  assertClusteringPending(storage, instant);
-  // A pending plan on a bucket-index table (scheduled before refusals, or by another tool) is refused too: its
-  // outputs would take new file ids. Its inputs' file ids show the bucket numbers.
-  await assertPlanLayoutSupported(table, plan, options.properties ?? new Map());
-  // Fail before the work: commit would refuse it (and checks again under the lock).
-  await assertMetadataTableKeepable(storage, 'a clustering', options.properties ?? new Map(), table.config);
-  const group = plan.inputGroups[groupIndex];
-  if (!Number.isInteger(groupIndex) || group === undefined) {
-    throw new HudiError(`clustering ${instantTime} has groups 0..${plan.inputGroups.length - 1}, not ${groupIndex}`, {
-      location: storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' })),
-      fix: 'pass a group index of the plan (see `show-clustering`)',
-    });
-  }
-  const partitionPath = groupPartition(group, instantTime, groupIndex);
-  const sortColumns = planSortColumns(plan);
-  const order = groupOrder(sortColumns, config);
-  const schemaWithMeta = JSON.stringify(withMetaFields((await table.requireSchema('clustering it')).schema));
-  const populateMetaFields = table.config.populateMetaFields;
-  // The commit moves every record of the group in the metadata table's record index: keep the keys of each output.
-  const declared = metadataTableState(table.config);
-  const keepRecordKeys = [...declared.partitions, ...declared.inflightPartitions].includes('record_index');
-  if (keepRecordKeys && !populateMetaFields) {
-    throw new HudiError(
-      "the table has the metadata table's record index and does not populate meta fields: this build takes record keys from _hoodie_record_key",
-      {
-        location: storage.uriOf(PROPERTIES_FILE),
-        fix: 'cluster this table with Hudi, or drop the record index (a write with hoodie.metadata.record.index.enable=false)',
-      },
-    );
-  }
+  const runnable = await checkGroupRunnable(table, instantTime, groupIndex, options);
+  const { plan, group, partitionPath, keepRecordKeys } = runnable;
 
   // Keeps `.hoodie/.heartbeat/<instant>` fresh so a rollback does not take the instant for dead; other groups of
   // the instant may still run, so the file stays when this group ends (the commit removes it).
@@ -247,10 +218,10 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
       sliceNames: group.slices.map((slice) => fileNameOf(sliceStoragePath(slice))),
       outputDir: join(workDir, 'out'),
       numOutputFileGroups: group.numOutputFileGroups,
-      order,
-      sortColumns,
-      schemaWithMeta,
-      populateMetaFields,
+      order: runnable.order,
+      sortColumns: runnable.sortColumns,
+      schemaWithMeta: runnable.schemaWithMeta,
+      populateMetaFields: runnable.populateMetaFields,
       options,
     };
     const copy = await binaryCopyPlan(context);
@@ -279,57 +250,9 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
       outcome = await rewriteGroup(context, copy.reason);
       await mapWithConcurrency(outcome.written, options.uploadConcurrency ?? DEFAULT_UPLOAD_CONCURRENCY, upload);
     }
-    const { written } = outcome;
-
-    const perFileMs = written.length === 0 ? 0 : Math.round(outcome.writeMs / written.length);
-    const writeStats = written.map((file) =>
-      newWriteStat({
-        fileId: file.fileId,
-        path: joinPartitionPath(partitionPath, file.fileName),
-        partitionPath,
-        prevCommit: 'null',
-        numWrites: file.rows,
-        numInserts: file.rows,
-        totalWriteBytes: file.bytes,
-        fileSizeInBytes: file.bytes,
-        runtimeStats: { totalScanTime: 0, totalUpsertTime: 0, totalCreateTime: perFileMs },
-      }),
-    );
-    const result: GroupResult = {
-      instantTime,
-      groupIndex,
-      partitionPath,
-      inputFiles: inputs.length,
-      inputBytes: outcome.inputBytes,
-      inputRows: outcome.inputRows,
-      order: groupOrderKind(order),
-      sortColumns,
-      writeStats,
-      durationMs: Date.now() - started,
-      report: {
-        groupIndex,
-        partitionPath,
-        before: outcome.before,
-        after: outcome.after,
-        samples: outcome.samples,
-        execution: outcome.execution,
-        requests: counter.snapshot(),
-      },
-    };
-    if (keepRecordKeys) {
-      // Read back from each output (binary copy or rewrite alike), before the result marks the group done.
-      const files: Record<string, readonly string[]> = {};
-      for (const file of written) {
-        const keys = [...(await options.engine.columnValues([{ file: file.file, rowStart: 0, rowCount: file.rows }], RECORD_KEY))];
-        if (keys.length !== file.rows) {
-          throw new HudiError(`clustering ${instantTime} group ${groupIndex}: ${keys.length} record keys for ${file.rows} rows of ${file.fileName}`, {
-            fix: 'this is a bug in the executor; run the group again',
-          });
-        }
-        files[file.fileId] = keys;
-      }
-      await writeGroupRecordKeys(storage, { instantTime, groupIndex, partitionPath, files });
-    }
+    const result = groupResultOf(context, partitionPath, outcome, { durationMs: Date.now() - started, requests: counter.snapshot() });
+    // Read back from each output (binary copy or rewrite alike), before the result marks the group done.
+    if (keepRecordKeys) await recordOutputKeys(context, partitionPath, outcome.written);
     await writeGroupResult(storage, result);
     return result;
   } catch (error) {
@@ -341,6 +264,117 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
     await staged.cleanup();
     await rm(workDir, { recursive: true, force: true });
   }
+}
+
+/** What a group's run needs from its plan and the table, once every check that can refuse it has passed. */
+interface RunnableGroup {
+  readonly plan: ClusteringPlan;
+  readonly group: ClusteringPlan['inputGroups'][number];
+  readonly partitionPath: string;
+  readonly sortColumns: string[];
+  readonly order: GroupOrder;
+  readonly schemaWithMeta: string;
+  readonly populateMetaFields: boolean;
+  /** The commit moves every record of the group in the metadata table's record index: keep each output's keys. */
+  readonly keepRecordKeys: boolean;
+}
+
+/** Every check that can refuse a group, before anything is written: the instant, the layout, the metadata table. */
+async function checkGroupRunnable(table: HudiTable, instantTime: string, groupIndex: number, options: ExecuteGroupOptions): Promise<RunnableGroup> {
+  const { storage } = table;
+  const { instant, plan } = await loadClusteringInstant(table, instantTime);
+  assertClusteringPending(storage, instant);
+  // A pending plan on a bucket-index table (scheduled before refusals, or by another tool) is refused too: its
+  // outputs would take new file ids. Its inputs' file ids show the bucket numbers.
+  await assertPlanLayoutSupported(table, plan, options.properties ?? new Map());
+  // Fail before the work: commit would refuse it (and checks again under the lock).
+  await assertMetadataTableKeepable(storage, 'a clustering', options.properties ?? new Map(), table.config);
+  const group = plan.inputGroups[groupIndex];
+  if (!Number.isInteger(groupIndex) || group === undefined) {
+    throw new HudiError(`clustering ${instantTime} has groups 0..${plan.inputGroups.length - 1}, not ${groupIndex}`, {
+      location: storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' })),
+      fix: 'pass a group index of the plan (see `show-clustering`)',
+    });
+  }
+  const partitionPath = groupPartition(group, instantTime, groupIndex);
+  const sortColumns = planSortColumns(plan);
+  const order = groupOrder(sortColumns, options.config);
+  const schemaWithMeta = JSON.stringify(withMetaFields((await table.requireSchema('clustering it')).schema));
+  const populateMetaFields = table.config.populateMetaFields;
+  const declared = metadataTableState(table.config);
+  const keepRecordKeys = [...declared.partitions, ...declared.inflightPartitions].includes('record_index');
+  if (keepRecordKeys && !populateMetaFields) {
+    throw new HudiError(
+      "the table has the metadata table's record index and does not populate meta fields: this build takes record keys from _hoodie_record_key",
+      {
+        location: storage.uriOf(PROPERTIES_FILE),
+        fix: 'cluster this table with Hudi, or drop the record index (a write with hoodie.metadata.record.index.enable=false)',
+      },
+    );
+  }
+  return { plan, group, partitionPath, sortColumns, order, schemaWithMeta, populateMetaFields, keepRecordKeys };
+}
+
+/** The group's result as the commit reads it: a write stat per output, and the report's figures. */
+function groupResultOf(
+  context: GroupContext,
+  partitionPath: string,
+  outcome: GroupOutcome,
+  run: { readonly durationMs: number; readonly requests: ReturnType<RequestCounter['snapshot']> },
+): GroupResult {
+  const { instantTime, groupIndex } = context;
+  const { written } = outcome;
+  const perFileMs = written.length === 0 ? 0 : Math.round(outcome.writeMs / written.length);
+  const writeStats = written.map((file) =>
+    newWriteStat({
+      fileId: file.fileId,
+      path: joinPartitionPath(partitionPath, file.fileName),
+      partitionPath,
+      prevCommit: 'null',
+      numWrites: file.rows,
+      numInserts: file.rows,
+      totalWriteBytes: file.bytes,
+      fileSizeInBytes: file.bytes,
+      runtimeStats: { totalScanTime: 0, totalUpsertTime: 0, totalCreateTime: perFileMs },
+    }),
+  );
+  return {
+    instantTime,
+    groupIndex,
+    partitionPath,
+    inputFiles: context.inputs.length,
+    inputBytes: outcome.inputBytes,
+    inputRows: outcome.inputRows,
+    order: groupOrderKind(context.order),
+    sortColumns: context.sortColumns,
+    writeStats,
+    durationMs: run.durationMs,
+    report: {
+      groupIndex,
+      partitionPath,
+      before: outcome.before,
+      after: outcome.after,
+      samples: outcome.samples,
+      execution: outcome.execution,
+      requests: run.requests,
+    },
+  };
+}
+
+/** Each output's record keys, read back from it, stored for the commit's record-index update. */
+async function recordOutputKeys(context: GroupContext, partitionPath: string, written: readonly WrittenOutput[]): Promise<void> {
+  const { instantTime, groupIndex, options } = context;
+  const files: Record<string, readonly string[]> = {};
+  for (const file of written) {
+    const keys = [...(await options.engine.columnValues([{ file: file.file, rowStart: 0, rowCount: file.rows }], RECORD_KEY))];
+    if (keys.length !== file.rows) {
+      throw new HudiError(`clustering ${instantTime} group ${groupIndex}: ${keys.length} record keys for ${file.rows} rows of ${file.fileName}`, {
+        fix: 'this is a bug in the executor; run the group again',
+      });
+    }
+    files[file.fileId] = keys;
+  }
+  await writeGroupRecordKeys(context.table.storage, { instantTime, groupIndex, partitionPath, files });
 }
 
 /** What both ways of writing a group's outputs need. */
@@ -593,7 +627,7 @@ function copyCodec(name: string | undefined): number | undefined {
 /** Read, order and write the group's rows with the engine (copySorted), for groups binary copy cannot do. */
 async function rewriteGroup(context: GroupContext, reason: string): Promise<GroupOutcome> {
   const { engine, config } = context.options;
-  const { inputs, order, plan, populateMetaFields, instantTime, groupIndex, sortColumns, outputDir } = context;
+  const { inputs, order, populateMetaFields, instantTime, groupIndex, sortColumns, outputDir } = context;
   // One footer read per input gives the rows, sizes and schemas every later step uses (copySorted included), and,
   // for sort columns, the chunk statistics of the report's "before" ranges (decoded here: DuckDB's parquet_metadata
   // over 10,000 small files cost more than rewriting their rows; of the sort columns only, since every leaf's cost
@@ -644,20 +678,7 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
   let saturatedCount = 0;
   for (let attempt = 1; inputRows > 0; attempt++) {
     const ranges = planOutputRanges(inputRows, outputCount);
-    const outputs: OutputRange[] = ranges.map((range, outputIndex) => {
-      const { fileName } = outputName(instantTime, groupIndex, outputIndex);
-      const keepMetadata = plan.preserveHoodieMetadata || !populateMetaFields;
-      const constantColumns: Record<string, string> = { [FILE_NAME_COLUMN]: fileName };
-      if (!keepMetadata) constantColumns['_hoodie_commit_time'] = instantTime;
-      return {
-        file: join(outputDir, fileName),
-        ...range,
-        keyValues: populateMetaFields ? {} : outputFooter(context, []),
-        constantColumns,
-        // HoodieRecord.generateSequenceId: <instant>_<task partition>_<record index>.
-        ...(keepMetadata ? {} : { sequenceColumns: { _hoodie_commit_seqno: `${instantTime}_${outputIndex}_` } }),
-      };
-    });
+    const outputs = outputRangesOf(context, ranges);
     const ordering = await sorting();
     const copyStarted = Date.now();
     const copied = await engine.copySorted({
@@ -679,32 +700,8 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
     copyMs = Date.now() - copyStarted;
     saturatedCount = saturatedUsed.count;
     saturatedUsed.count = 0;
-    split =
-      copied.split === undefined
-        ? undefined
-        : copied.split.method === 'key-ranges'
-          ? `one sort, range-partitioned by the sort key into the ${copied.split.outputs} outputs${copied.split.notCut === undefined ? '' : `; not cut from one ordered file: ${copied.split.notCut}`}`
-          : copied.split.method === 'copy'
-            ? `one sort, its ${copied.split.rowGroups} row groups copied into the outputs (${copied.split.pieces} split at output boundaries and rewritten, ${copied.split.inPlace} left in place)${
-                copied.split.keyRangesRefused === undefined ? '' : `; not range-partitioned: ${copied.split.keyRangesRefused}`
-              }`
-            : copied.split.method === 'rewrite'
-              ? `one sort, each output rewritten from it: ${copied.split.reason}`
-              : `each output written from a temp table of the rows: ${copied.split.reason}`;
-    const outputStats = outputs.map((output) => columnStatsOf(readFooterSummary(output.file, { statistics: true })));
-    written = await Promise.all(
-      outputs.map(async (output, index) => {
-        const fileName = output.file.slice(outputDir.length + 1);
-        return {
-          file: output.file,
-          fileId: fileName.slice(0, fileName.indexOf('_')),
-          fileName,
-          rows: output.rowCount,
-          bytes: (await stat(output.file)).size,
-          stats: outputStats[index]!,
-        };
-      }),
-    );
+    split = describeSplit(copied.split);
+    written = await writtenOutputsOf(outputs, outputDir);
     // Hudi's writers roll over to a new file at target.file.max.bytes; one row group of slack is what that allows.
     const oversized = written.filter((file) => file.bytes > config.targetFileMaxBytes + Math.ceil(file.bytes / Math.max(1, file.stats.rowGroupCount)));
     if (oversized.length === 0 || attempt >= MAX_SIZING_ATTEMPTS || outputCount >= inputRows) break;
@@ -743,6 +740,60 @@ async function rewriteGroup(context: GroupContext, reason: string): Promise<Grou
       ...(curveKeys === undefined ? {} : { curveKeys }),
     },
   };
+}
+
+/** The outputs of one attempt: each output's rank range, file, constant columns and (meta fields off) footer. */
+function outputRangesOf(context: GroupContext, ranges: ReturnType<typeof planOutputRanges>): OutputRange[] {
+  const { instantTime, groupIndex, plan, populateMetaFields, outputDir } = context;
+  return ranges.map((range, outputIndex) => {
+    const { fileName } = outputName(instantTime, groupIndex, outputIndex);
+    const keepMetadata = plan.preserveHoodieMetadata || !populateMetaFields;
+    const constantColumns: Record<string, string> = { [FILE_NAME_COLUMN]: fileName };
+    if (!keepMetadata) constantColumns['_hoodie_commit_time'] = instantTime;
+    return {
+      file: join(outputDir, fileName),
+      ...range,
+      keyValues: populateMetaFields ? {} : outputFooter(context, []),
+      constantColumns,
+      // HoodieRecord.generateSequenceId: <instant>_<task partition>_<record index>.
+      ...(keepMetadata ? {} : { sequenceColumns: { _hoodie_commit_seqno: `${instantTime}_${outputIndex}_` } }),
+    };
+  });
+}
+
+/** How copySorted split the sorted rows into the outputs, in the report's words. */
+function describeSplit(split: CopySortedResult['split']): string | undefined {
+  if (split === undefined) return undefined;
+  switch (split.method) {
+    case 'key-ranges':
+      return `one sort, range-partitioned by the sort key into the ${split.outputs} outputs${split.notCut === undefined ? '' : `; not cut from one ordered file: ${split.notCut}`}`;
+    case 'copy':
+      return `one sort, its ${split.rowGroups} row groups copied into the outputs (${split.pieces} split at output boundaries and rewritten, ${split.inPlace} left in place)${
+        split.keyRangesRefused === undefined ? '' : `; not range-partitioned: ${split.keyRangesRefused}`
+      }`;
+    case 'rewrite':
+      return `one sort, each output rewritten from it: ${split.reason}`;
+    default:
+      return `each output written from a temp table of the rows: ${split.reason}`;
+  }
+}
+
+/** The written outputs with their sizes and column statistics (read from their footers). */
+async function writtenOutputsOf(outputs: readonly OutputRange[], outputDir: string): Promise<(WrittenOutput & { stats: FileColumnStats })[]> {
+  const outputStats = outputs.map((output) => columnStatsOf(readFooterSummary(output.file, { statistics: true })));
+  return await Promise.all(
+    outputs.map(async (output, index) => {
+      const fileName = output.file.slice(outputDir.length + 1);
+      return {
+        file: output.file,
+        fileId: fileName.slice(0, fileName.indexOf('_')),
+        fileName,
+        rows: output.rowCount,
+        bytes: (await stat(output.file)).size,
+        stats: outputStats[index]!,
+      };
+    }),
+  );
 }
 
 /**
