@@ -27,9 +27,12 @@ export const ARCHIVING_OPTIONS: Readonly<Record<string, string>> = {
   'hoodie.upsert.shuffle.parallelism': '2',
 };
 
-/** `writes` upserts of a few rows each, one insert_overwrite (a replacecommit with a plan) among them. */
-export async function writeArchivingTable(hudi: HudiHarness, path: string, name: string, writes: number): Promise<void> {
-  for (let i = 1; i <= writes; i++) {
+/**
+ * `writes` upserts of a few rows each, numbered from `first`; the fourth is an insert_overwrite (a replacecommit
+ * with a plan).
+ */
+export async function writeArchivingTable(hudi: HudiHarness, path: string, name: string, writes: number, first = 1): Promise<void> {
+  for (let i = first; i < first + writes; i++) {
     const rows = [0, 1, 2].map((k) => ({ id: (i % 4) * 3 + k, name: `v${i}-${k}`, ts: i, dt: k % 2 === 0 ? '2024-01-01' : '2024-01-02' }));
     const operation = i === 4 ? 'insert_overwrite' : 'upsert';
     await hudi.write(path, {

@@ -3,3 +3,4 @@ export * from './archived-instant.js';
 export * from './layout.js';
 export * from './manifest.js';
 export * from './read.js';
+export * from './write.js';
