@@ -20,26 +20,26 @@
  *      for bin-pack of files binary copy takes (lib/clustering/executor.ts), execute-group for the rest; Step
  *      Functions transitions of the state machine's path (infra/state-machine.asl.json: 9 states + two per group,
  *      the Map iteration's Choice of function and its task).
- *    Prices: lib/serverless/cost.ts (PRICES, S3_TABLES_PRICES), each with its source and date.
+ *    Prices: lib/serverless/executions/cost.ts (PRICES, S3_TABLES_PRICES), each with its source and date.
  */
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
+import { type ClusteringConfig, resolveClusteringConfig } from '../lib/clustering/config.js';
 import { executeGroup } from '../lib/clustering/execute.js';
-import type { GroupExecution } from '../lib/clustering/report.js';
 import { binaryCopyRefusal, EXECUTOR_FUNCTION, executorOf } from '../lib/clustering/executor.js';
 import { capGroupBytes, lambdaEngineOptions } from '../lib/clustering/job.js';
 import { buildClusteringGroupsForPartition, type FileSliceInput } from '../lib/clustering/plan-strategy.js';
+import type { GroupExecution } from '../lib/clustering/report.js';
 import { schedule } from '../lib/clustering/schedule.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
-import { PRICES, S3_TABLES_PRICES } from '../lib/serverless/cost.js';
-import { FUNCTIONS } from '../lib/serverless/function-settings.js';
+import { PRICES, S3_TABLES_PRICES } from '../lib/serverless/aws/cost.js';
+import { FUNCTIONS } from '../lib/serverless/aws/function-settings.js';
+import { downloadRequests, openStorage, type RequestCounts, sumRequestCounts, uploadRequests } from '../lib/storage/index.js';
+import { HudiTable } from '../lib/table/table.js';
 import { HEARTBEAT_INTERVAL_MS } from '../lib/timeline/heartbeat.js';
-import { downloadRequests, openStorage, sumRequestCounts, uploadRequests, type RequestCounts } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
 import { createSmallFilesTable } from '../test/helpers/small-files-table.js';
 
 const { values: flags } = parseArgs({
@@ -63,7 +63,7 @@ const BYTES_PER_ROW = 250;
 const HUDI_DEFAULT_BLOOM = { numEntries: 60_000, fpp: 0.000_000_001, maxEntries: 100_000 };
 /** Lambda gives one vCPU per 1,769 MB of memory (AWS Lambda docs, "Memory and computing power"). */
 const MB_PER_VCPU = 1769;
-/** stageFiles' downloads in flight (lib/reader.ts) and uploads of a group (execute.ts): requests in flight at once. */
+/** stageFiles' downloads in flight (lib/read/reader.ts) and uploads of a group (execute.ts): requests in flight at once. */
 const DOWNLOADS_IN_FLIGHT = 8;
 const UPLOADS_IN_FLIGHT = 4;
 /**

@@ -4,10 +4,11 @@
 //                                                  target: <Name> is the logical id without "Function", e.g.
 //                                                  ExecuteGroup → functions/execute-group.ts → <dir>/execute-group.mjs)
 // DuckDB's native binding cannot be bundled: it stays external and ships with the package (or the Lambda layer).
-import { build } from 'esbuild';
+
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 

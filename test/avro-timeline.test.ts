@@ -4,30 +4,30 @@
  * byte-identical to Java's output, and unreadable input fails with a HudiError naming the file.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { deflateRawSync } from 'node:zlib';
 import avro from 'avsc';
 import { HudiError } from '../lib/errors.js';
-import { FIXTURE_TABLES, committedTable, completedWrites, expectedOf, officialAvroSchema } from './helpers/fixtures.js';
-import { nestedRecord, officialAvroType, readOfficial, readWithAvscStreams, type ThirdPartyRead } from './helpers/avro-official.js';
 import {
-  TIMELINE_AVRO_KINDS,
   decodeRequestedReplaceMetadata,
   decodeTimelineAvro,
   emptyRequestedReplaceMetadata,
   encodeTimelineAvro,
-  timelineAvroSchemaText,
-  type HoodieCleanMetadata,
   type HoodieCleanerPlan,
+  type HoodieCleanMetadata,
   type HoodieRequestedReplaceMetadata,
   type HoodieRollbackMetadata,
   type HoodieRollbackPlan,
   type HoodieSavepointMetadata,
+  TIMELINE_AVRO_KINDS,
   type TimelineAvroKind,
   type TimelineAvroRecords,
+  timelineAvroSchemaText,
 } from '../lib/timeline/avro-files.js';
+import { nestedRecord, officialAvroType, readOfficial, readWithAvscStreams, type ThirdPartyRead } from './helpers/avro-official.js';
+import { committedTable, completedWrites, expectedOf, FIXTURE_TABLES, officialAvroSchema } from './helpers/fixtures.js';
 
 /** Timeline files Hudi 0.15 wrote into the fixture tables. */
 const CLUSTERING_PLAN_FILE = path.join(

@@ -3,23 +3,22 @@ import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { DuckDBBlobValue, DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-
-import { HudiError } from '../lib/errors.js';
-import { FIXTURE_TABLES } from './helpers/fixtures.js';
+import { DuckDBBlobValue, type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import {
   BLOOM_FILTER_FOOTER_KEY,
   BLOOM_FILTER_TYPE_CODE_FOOTER_KEY,
-  HUDI_BLOOM_FILTER_DEFAULTS,
-  HoodieBloomFilter,
-  MAX_RECORD_KEY_FOOTER_KEY,
-  MIN_RECORD_KEY_FOOTER_KEY,
   bloomFilterBitSize,
   bloomFilterNumHashes,
   createBloomFilter,
-  hadoopMurmurHash,
   expectedPassRate,
-} from '../lib/writer/bloom-filter.js';
+  HoodieBloomFilter,
+  HUDI_BLOOM_FILTER_DEFAULTS,
+  hadoopMurmurHash,
+  MAX_RECORD_KEY_FOOTER_KEY,
+  MIN_RECORD_KEY_FOOTER_KEY,
+} from '../lib/base-file/bloom-filter.js';
+import { HudiError } from '../lib/errors.js';
+import { FIXTURE_TABLES } from './helpers/fixtures.js';
 
 /*
  * Expected values below come from Hudi 0.15 itself: its MurmurHash, HashFunction, BloomFilterFactory and

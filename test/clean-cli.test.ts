@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { jsonLines, runCli } from './helpers/cli.js';
 import { tempDir } from './helpers/paths.js';
-import { SyntheticTable, fileId, t, type FileWrite } from './helpers/synthetic-table.js';
+import { type FileWrite, fileId, SyntheticTable, t } from './helpers/synthetic-table.js';
 
 const A: FileWrite = { partition: 'dt=a', fileId: fileId(1) };
 const B: FileWrite = { partition: 'dt=b', fileId: fileId(2) };

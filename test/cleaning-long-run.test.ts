@@ -9,16 +9,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runArchive } from '../lib/archival/archive.js';
-import { archivedInstants, archiveFolder, readArchivedRecords } from '../lib/archival/archived-timeline.js';
 import { DEFAULT_ARCHIVAL_CONFIG } from '../lib/archival/config.js';
+import { DEFAULT_CLEAN_CONFIG } from '../lib/cleaner/config.js';
 import { runClean } from '../lib/cleaning/clean.js';
-import { DEFAULT_CLEAN_CONFIG } from '../lib/cleaning/config.js';
-import { parseBaseFileName } from '../lib/fs-view.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
-import { HudiTable } from '../lib/table.js';
+import { parseBaseFileName } from '../lib/table/file-system-view.js';
+import { HudiTable } from '../lib/table/table.js';
+import { archivedInstants, archiveFolder, readArchivedRecords } from '../lib/timeline/archived/archived-timeline.js';
 import { compareInstantTimes } from '../lib/timeline/instant.js';
 import { loadTimeline } from '../lib/timeline/timeline.js';
-import { SyntheticTable, fileId, t, type FileWrite } from './helpers/synthetic-table.js';
+import { type FileWrite, fileId, SyntheticTable, t } from './helpers/synthetic-table.js';
 
 const PARTITIONS = ['dt=1', 'dt=2', 'dt=3'];
 const COMMITS = 200;

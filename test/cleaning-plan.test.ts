@@ -4,19 +4,19 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cleanConfigFromProperties, DEFAULT_CLEAN_CONFIG } from '../lib/cleaning/config.js';
+import { cleanConfigFromProperties, DEFAULT_CLEAN_CONFIG } from '../lib/cleaner/config.js';
 import {
   assembleCleanerPlan,
   cleanIsDue,
   earliestCommitToRetain,
+  type PartitionContext,
+  type PartitionListing,
   partitionScope,
   planDeletes,
   planPartition,
-  type PartitionContext,
-  type PartitionListing,
-} from '../lib/cleaning/plan.js';
+} from '../lib/cleaner/plan.js';
 import { HudiError } from '../lib/errors.js';
-import { baseFileName } from '../lib/fs-view.js';
+import { baseFileName } from '../lib/table/file-system-view.js';
 import type { HoodieCleanMetadata } from '../lib/timeline/avro-schemas.js';
 import type { Instant, InstantAction, InstantState } from '../lib/timeline/instant.js';
 import { Timeline } from '../lib/timeline/timeline.js';

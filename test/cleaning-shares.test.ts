@@ -1,5 +1,5 @@
 /**
- * The serverless clean's steps (lib/serverless/clean-steps.ts over lib/cleaning/shares.ts), run in-process on a
+ * The serverless clean's steps (lib/serverless/steps/cleaning/steps.ts over lib/cleaning/shares.ts), run in-process on a
  * local table of 1,000 partitions as the state machine would run them: prepare, every planning share, schedule,
  * every delete share, complete. No worker lists more than its share of partitions, and the clean deletes exactly the
  * files, and writes the same plan, as the one-process clean (lib/cleaning/clean.ts) on a copy of the table.
@@ -8,27 +8,27 @@ import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { cleanConfigFromProperties } from '../lib/cleaner/config.js';
 import { runClean } from '../lib/cleaning/clean.js';
-import { cleanConfigFromProperties } from '../lib/cleaning/config.js';
+import { tidyCleanWorkFolder } from '../lib/cleaning/shares.js';
 import { readCleanerPlan, readCleanMetadata } from '../lib/cleaning/timeline-facts.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
 import {
+  type CleanStepOutput,
   cleanCompleteStep,
   cleanExecuteShareStep,
   cleanPlanShareStep,
   cleanPrepareStep,
   cleanScheduleStep,
-  type CleanStepOutput,
-} from '../lib/serverless/clean-steps.js';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import type { StepDependencies } from '../lib/serverless/plan-step.js';
+} from '../lib/serverless/steps/cleaning/steps.js';
+import type { StepDependencies } from '../lib/serverless/steps/contract.js';
 import { LocalStorage } from '../lib/storage/local.js';
-import { HudiTable } from '../lib/table.js';
-import { tidyCleanWorkFolder } from '../lib/cleaning/shares.js';
+import { HudiTable } from '../lib/table/table.js';
 import { loadTimeline } from '../lib/timeline/timeline.js';
 import { CLEAN_WORK_ROOT, cleanPlanningDir, cleanWorkDir } from '../lib/timeline/work-folder.js';
 import { tempDir } from './helpers/paths.js';
-import { SyntheticTable, fileId, t, type FileWrite } from './helpers/synthetic-table.js';
+import { type FileWrite, fileId, SyntheticTable, t } from './helpers/synthetic-table.js';
 
 const PARTITIONS = 1_000;
 const PER_SHARE = 150;

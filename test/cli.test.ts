@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { parseJavaProperties } from '../lib/properties.js';
-import { tableChecksum } from '../lib/table-config.js';
-import { runCli, jsonLines } from './helpers/cli.js';
+import { tableChecksum } from '../lib/table/config.js';
+import { parseJavaProperties } from '../lib/table/properties.js';
+import { jsonLines, runCli } from './helpers/cli.js';
 import { expectedOf, fixtureTable, tempDir } from './helpers/fixtures.js';
 
 describe('cli', () => {

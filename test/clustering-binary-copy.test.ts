@@ -9,25 +9,25 @@ import { statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import {
+  BLOOM_FILTER_FOOTER_KEY,
+  BLOOM_FILTER_TYPE_CODE_FOOTER_KEY,
+  type BloomFilterTypeCode,
+  expectedPassRate,
+  HoodieBloomFilter,
+  MAX_RECORD_KEY_FOOTER_KEY,
+  MIN_RECORD_KEY_FOOTER_KEY,
+} from '../lib/base-file/bloom-filter.js';
+import { hudiFooter, hudiFooterValues, mergedHudiFooter } from '../lib/base-file/footer.js';
 import { resolveClusteringConfig } from '../lib/clustering/config.js';
 import { runClusteringJob } from '../lib/clustering/job.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import type { ParquetEngine } from '../lib/engine/port.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { FILE_METADATA, footerKeyValues, readFileFooter } from '../lib/parquet/footer.js';
-import { readSnapshot } from '../lib/reader.js';
+import { readSnapshot } from '../lib/read/reader.js';
 import { openStorage } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
-import {
-  BLOOM_FILTER_FOOTER_KEY,
-  BLOOM_FILTER_TYPE_CODE_FOOTER_KEY,
-  HoodieBloomFilter,
-  MAX_RECORD_KEY_FOOTER_KEY,
-  MIN_RECORD_KEY_FOOTER_KEY,
-  type BloomFilterTypeCode,
-  expectedPassRate,
-} from '../lib/writer/bloom-filter.js';
-import { hudiFooter, hudiFooterValues, mergedHudiFooter } from '../lib/writer/footer.js';
+import { HudiTable } from '../lib/table/table.js';
 import { tempDir } from './helpers/fixtures.js';
 import { pyarrowRead } from './helpers/oracle.js';
 import { createSmallFilesTable } from './helpers/small-files-table.js';

@@ -1,25 +1,23 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { describe, it } from 'node:test';
 import { join } from 'node:path';
-import { committedTable } from './helpers/fixtures.js';
-
+import { describe, it } from 'node:test';
 import {
-  ALLOW_UPDATE_STRATEGY,
   CLUSTERING_KEYS,
   DEFAULT_CLUSTERING_CONFIG,
+  envVarForKey,
   FLINK_CLUSTERING_ALIASES,
   JAVA_SIZE_BASED_PLAN_STRATEGY,
-  REJECT_UPDATE_STRATEGY,
-  SPARK_SIZE_BASED_PLAN_STRATEGY,
-  SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY,
-  envVarForKey,
   parseProperties,
   resolveClusteringConfig,
+  SPARK_SIZE_BASED_PLAN_STRATEGY,
+  SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY,
 } from '../lib/clustering/config.js';
 import { validateSortColumns } from '../lib/clustering/sort-columns.js';
 import { HudiError } from '../lib/errors.js';
-import { formatJavaProperties, parseJavaProperties } from '../lib/properties.js';
+import { formatJavaProperties, parseJavaProperties } from '../lib/table/properties.js';
+import { ALLOW_UPDATE_STRATEGY, REJECT_UPDATE_STRATEGY } from '../lib/table/updates-strategy.js';
+import { committedTable } from './helpers/fixtures.js';
 
 /** A hoodie.properties Hudi wrote (0.15 downgrading a table to version 5: the header says 'Updated at'). */
 const HUDI_WRITTEN_PROPERTIES = join(committedTable('v5_cow_clustered_pending'), '.hoodie/hoodie.properties');

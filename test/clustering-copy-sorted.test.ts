@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { duckdb } from './helpers/duckdb.js';
 import { after, before, describe, test } from 'node:test';
-import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { samplePositions } from '../lib/engine/input-order.js';
+import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import type { CopySortedResult, OutputRange, ParquetEngine, SortColumnBatch, SortColumnDescription } from '../lib/engine/port.js';
 import { HudiError } from '../lib/errors.js';
+import { duckdb } from './helpers/duckdb.js';
 
 let workDir: string;
 let engine: ParquetEngine;

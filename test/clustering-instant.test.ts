@@ -12,12 +12,12 @@ import type { ClusteringSummary } from '../lib/clustering/report.js';
 import { HudiError } from '../lib/errors.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { openStorage } from '../lib/storage/index.js';
-import { HudiTable, withTableLock } from '../lib/table.js';
-import { createTable } from '../lib/table-init.js';
+import { createTable } from '../lib/table/init.js';
+import { HudiTable, withTableLock } from '../lib/table/table.js';
 import { decodeRequestedReplaceMetadata, decodeTimelineAvro } from '../lib/timeline/avro-files.js';
 import { decodeClusteringPlan, encodeClusteringPlan, planFileGroups, readClusteringPlan } from '../lib/timeline/clustering-plan.js';
-import { serializeCommitMetadata, type CommitMetadata } from '../lib/timeline/commit-metadata.js';
-import { fileGroupKey } from '../lib/fs-view.js';
+import { type CommitMetadata, serializeCommitMetadata } from '../lib/timeline/commit-metadata.js';
+import { fileGroupKey } from '../lib/timeline/file-group-key.js';
 import { committedTable, expectedOf, fixtureTable, tempDir } from './helpers/fixtures.js';
 
 const HUDI_PLANS = (['v6_clustering_pending', 'v5_cow_clustered_pending'] as const).map((name) => ({

@@ -1,25 +1,24 @@
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
-import { describe, it } from 'node:test';
 import { join } from 'node:path';
-import { committedTable, expectedOf, instantOfFile } from './helpers/fixtures.js';
-import { readOfficial } from './helpers/avro-official.js';
-
-import { DEFAULT_CLUSTERING_CONFIG, type ClusteringConfig } from '../lib/clustering/config.js';
+import { describe, it } from 'node:test';
+import { type ClusteringConfig, DEFAULT_CLUSTERING_CONFIG } from '../lib/clustering/config.js';
 import {
   buildClusteringGroupsForPartition,
   buildClusteringPlan,
   buildGroupMetrics,
+  type FileSliceInput,
   filterPartitions,
   getEligibleSlices,
   numberOfOutputFileGroups,
   requiredCommitsSinceLastClustering,
   shouldSchedule,
-  type FileSliceInput,
 } from '../lib/clustering/plan-strategy.js';
-import type { ClusteringPlan, ClusteringPlanGroup } from '../lib/timeline/clustering-plan.js';
 import { HudiError } from '../lib/errors.js';
-import { fileGroupKey } from '../lib/fs-view.js';
+import type { ClusteringPlan, ClusteringPlanGroup } from '../lib/timeline/clustering-plan.js';
+import { fileGroupKey } from '../lib/timeline/file-group-key.js';
+import { readOfficial } from './helpers/avro-official.js';
+import { committedTable, expectedOf, instantOfFile } from './helpers/fixtures.js';
 
 const MIB = 1024 * 1024;
 

@@ -3,10 +3,10 @@ import { describe, it } from 'node:test';
 import {
   buildClusteringReport,
   dataSkippingFraction,
+  type FileSummary,
   formatClusteringReport,
   rangeContains,
   toComparable,
-  type FileSummary,
 } from '../lib/clustering/report.js';
 
 const file = (bytes: number, rows: number, ranges: FileSummary['ranges']): FileSummary => ({ bytes, rows, ranges });

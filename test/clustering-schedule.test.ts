@@ -5,22 +5,22 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
+import { clusterCommand } from '../lib/cli/cluster-commands.js';
+import { type ClusteringConfig, resolveClusteringConfig } from '../lib/clustering/config.js';
+import { runClusteringJob } from '../lib/clustering/job.js';
 import { hudiSchedulingThreshold } from '../lib/clustering/plan-strategy.js';
 import { schedule } from '../lib/clustering/schedule.js';
-import { triggerSchedulingThreshold } from '../lib/serverless/trigger.js';
-import { clusterCommand } from '../lib/cli/cluster-commands.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { HudiError } from '../lib/errors.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
+import { triggerSchedulingThreshold } from '../lib/serverless/steps/trigger/trigger.js';
 import { openStorage } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
+import { HudiTable } from '../lib/table/table.js';
 import { readClusteringPlan } from '../lib/timeline/clustering-plan.js';
 import { commitsSinceLastClustering } from '../lib/timeline/queries.js';
+import { officialAvroType, readWithAvscStreams } from './helpers/avro-official.js';
 import { tempDir } from './helpers/fixtures.js';
-import { readWithAvscStreams, officialAvroType } from './helpers/avro-official.js';
 import { createSmallFilesTable } from './helpers/small-files-table.js';
-import { runClusteringJob } from '../lib/clustering/job.js';
 
 function config(properties: Record<string, string> = {}): ClusteringConfig {
   return resolveClusteringConfig({ event: properties }).config;

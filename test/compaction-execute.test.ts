@@ -14,10 +14,10 @@ import { scheduleCompaction } from '../lib/compaction/schedule.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import type { Row } from '../lib/engine/row-format.js';
 import { lockProviderFor } from '../lib/lock/index.js';
-import { readSnapshot, type QueryType } from '../lib/reader.js';
-import { LocalStorage } from '../lib/storage/local.js';
-import { HudiTable } from '../lib/table.js';
-import { PAYLOAD_CLASSES } from '../lib/writer/write-config.js';
+import { type QueryType, readSnapshot } from '../lib/read/reader.js';
+import type { LocalStorage } from '../lib/storage/local.js';
+import { PAYLOAD_CLASSES } from '../lib/table/payload.js';
+import { HudiTable } from '../lib/table/table.js';
 import { tableWithLogs } from './helpers/compaction-table.js';
 
 async function read(storage: LocalStorage, queryType: QueryType): Promise<Row[]> {

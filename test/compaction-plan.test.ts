@@ -12,6 +12,7 @@ import { ConflictError } from '../lib/errors.js';
 import { LocalStorage } from '../lib/storage/local.js';
 import { encodeTimelineAvro } from '../lib/timeline/avro-files.js';
 import {
+  type CompactionPlan,
   compactionInstantPath,
   completeCompaction,
   decodeCompactionPlan,
@@ -21,7 +22,6 @@ import {
   requestCompaction,
   sliceMetrics,
   startCompaction,
-  type CompactionPlan,
 } from '../lib/timeline/compaction-plan.js';
 import { Timeline } from '../lib/timeline/timeline.js';
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { COMPACTION_KEYS, compactionConfigFrom } from '../lib/compaction/config.js';
 import { compactionDue, deltaCommitsSinceLastCompaction, orderAndFilter } from '../lib/compaction/schedule.js';
-import { sliceMetrics, type CompactionOperation } from '../lib/timeline/compaction-plan.js';
+import { type CompactionOperation, sliceMetrics } from '../lib/timeline/compaction-plan.js';
 import type { Instant } from '../lib/timeline/instant.js';
 import { Timeline } from '../lib/timeline/timeline.js';
 

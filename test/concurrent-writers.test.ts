@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { generateUsers, writeJsonLines } from '../lib/generate.js';
+import { generateUsers, writeJsonLines } from '../lib/cli/generate.js';
 import { ConflictError } from '../lib/errors.js';
-import { readSnapshot } from '../lib/reader.js';
+import { readSnapshot } from '../lib/read/reader.js';
 import { openStorage } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
+import { HudiTable } from '../lib/table/table.js';
 import { loadTimeline } from '../lib/timeline/timeline.js';
-import { writeBatch, type WriteResult } from '../lib/writer/write-client.js';
+import { type WriteResult, writeBatch } from '../lib/writer/write-client.js';
 import { tempDir } from './helpers/fixtures.js';
 
 const PROPS = {

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ARCHIVAL_KEYS } from '../lib/archival/config.js';
-import { CLEAN_KEYS } from '../lib/cleaning/config.js';
+import { CLEAN_KEYS } from '../lib/cleaner/config.js';
 import { SERVERLESS_CLEAN_KEYS } from '../lib/cleaning/shares.js';
 import { CLUSTERING_KEYS } from '../lib/clustering/config.js';
+import { COMPACTION_KEYS } from '../lib/compaction/config.js';
 import {
   bool,
-  commaList,
+  type ConfigKey,
   ConfigValueError,
+  commaList,
   decimalNumber,
   defineKey,
   javaInt,
@@ -17,15 +19,13 @@ import {
   optionalText,
   readKey,
   readKeys,
-  type ConfigKey,
 } from '../lib/config/index.js';
 import { HudiError } from '../lib/errors.js';
-import { COMPACTION_KEYS } from '../lib/compaction/config.js';
 import { LOCK_KEYS } from '../lib/lock/keys.js';
 import { METADATA_TABLE_KEYS, metadataTableDisabled, partitionDisabled } from '../lib/metadata/keys.js';
-import { SERVERLESS_CLUSTERING_KEYS } from '../lib/serverless/scale-out.js';
+import { SERVERLESS_CLUSTERING_KEYS } from '../lib/serverless/steps/scale-out.js';
 import { META_SYNC_KEYS } from '../lib/sync/config.js';
-import { NEW_TABLE_KEYS, TABLE_KEYS } from '../lib/table-config.js';
+import { NEW_TABLE_KEYS, TABLE_KEYS } from '../lib/table/config.js';
 import { WRITE_KEYS } from '../lib/writer/write-config.js';
 
 const props = (entries: Record<string, string>) => new Map(Object.entries(entries));

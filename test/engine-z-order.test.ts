@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { withDerivedColumns } from '../lib/engine/copy-sorted.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import type { EngineSortOrder, ParquetEngine, SortColumnDescription } from '../lib/engine/port.js';
-import { withDerivedColumns } from '../lib/engine/copy-sorted.js';
-import { buildCurveKeys, sortRowsByCurveKey, type SortValue } from '../lib/layout/curves.js';
+import { buildCurveKeys, type SortValue, sortRowsByCurveKey } from '../lib/layout/curves.js';
 import { readFooterSummary } from '../lib/parquet/footer.js';
 import { duckdb } from './helpers/duckdb.js';
 

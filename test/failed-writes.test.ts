@@ -1,5 +1,5 @@
 /**
- * Healing after a crash without an operator (lib/failed-writes.ts, the clustering job's take-over): the policy as
+ * Healing after a crash without an operator (lib/rollback/failed-writes.ts, the clustering job's take-over): the policy as
  * Hudi resolves it, the next write rolling back a killed one (EAGER) or leaving a live one alone (LAZY), leftovers of
  * a write killed just after its commit, and a re-run of `cluster --mode scheduleAndExecute` resuming a killed run.
  */
@@ -7,24 +7,24 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { writeJsonLines } from '../lib/cli/generate.js';
 import { resolveClusteringConfig } from '../lib/clustering/config.js';
 import { runClusteringJob } from '../lib/clustering/job.js';
-import type { ParquetEngine } from '../lib/engine/port.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import type { ParquetEngine } from '../lib/engine/port.js';
 import { HudiError } from '../lib/errors.js';
-import { failedWritesPolicy } from '../lib/failed-writes.js';
-import { writeJsonLines } from '../lib/generate.js';
 import type { LockProvider } from '../lib/lock/port.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
-import { readSnapshot } from '../lib/reader.js';
+import { readSnapshot } from '../lib/read/reader.js';
+import { failedWritesPolicy } from '../lib/rollback/failed-writes.js';
 import { LocalStorage } from '../lib/storage/local.js';
 import type { Storage } from '../lib/storage/port.js';
-import { HudiTable } from '../lib/table.js';
+import { HudiTable } from '../lib/table/table.js';
 import { loadTimeline } from '../lib/timeline/timeline.js';
 import { writeBatch } from '../lib/writer/write-client.js';
 import { CrashLock, CrashPoint, CrashStorage, ProcessCrash } from './helpers/crash-storage.js';
-import { tempDir } from './helpers/paths.js';
 import { LOAD_SCALE } from './helpers/load.js';
+import { tempDir } from './helpers/paths.js';
 
 const PROPS = new Map([
   ['hoodie.table.name', 'heal'],

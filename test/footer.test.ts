@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { BLOOM_FILTER_FOOTER_KEY, createBloomFilter, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY } from '../lib/base-file/bloom-filter.js';
+import { hudiFooter, hudiFooterInTurns } from '../lib/base-file/footer.js';
 import { readJoinedValues } from '../lib/engine/column-values.js';
-import { createBloomFilter, MAX_RECORD_KEY_FOOTER_KEY, MIN_RECORD_KEY_FOOTER_KEY, BLOOM_FILTER_FOOTER_KEY } from '../lib/writer/bloom-filter.js';
-import { hudiFooter, hudiFooterInTurns } from '../lib/writer/footer.js';
 import type { ChunkedIterable } from '../lib/util/chunked.js';
 
 /** Keys of every tail length, non-ASCII ones, and one above U+E000 against a supplementary one (UTF-16 order). */

@@ -11,21 +11,21 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { GetPartitionsCommand, GetTableCommand, type GlueClient, type Table } from '@aws-sdk/client-glue';
+import { generateUsers, type UserRecord, writeJsonLines } from '../lib/cli/generate.js';
 import { ConfigValueError } from '../lib/config/index.js';
-import { generateUsers, writeJsonLines, type UserRecord } from '../lib/generate.js';
 import { openStorage } from '../lib/storage/index.js';
 import {
-  catalogTables,
-  glueClientFor,
-  inputFormatOf,
-  glueSyncConfigFromProperties,
-  syncCatalogAfterCommit,
   type CatalogSyncOutcome,
+  catalogTables,
   EXTRACTORS,
   GLUE_SYNC_TOOL,
+  glueClientFor,
+  glueSyncConfigFromProperties,
+  inputFormatOf,
+  syncCatalogAfterCommit,
 } from '../lib/sync/index.js';
-import { HudiTable } from '../lib/table.js';
-import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
+import { HudiTable } from '../lib/table/table.js';
+import { type WriteOptions, writeBatch } from '../lib/writer/write-client.js';
 import { tempDir } from './helpers/paths.js';
 import { s3TablePath } from './helpers/s3.js';
 

@@ -1,5 +1,5 @@
 /**
- * Glue Data Catalog sync (lib/sync/) against moto's Glue, on moto S3: ingest (lib/serverless/ingest-step.ts) with
+ * Glue Data Catalog sync (lib/sync/) against moto's Glue, on moto S3: ingest (lib/serverless/steps/ingest/ingest.ts) with
  * Hudi's meta-sync keys creates the Glue table with the fields Hudi's AwsGlueCatalogSyncTool writes, a commit into a
  * new partition adds that partition, a catalog schema that differs from the table's is replaced, and a clustering only moves
  * last_commit_time_sync. The expected values are Hudi 0.15's (AWSGlueCatalogSyncClient, HiveSyncTool,
@@ -9,16 +9,18 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { GetPartitionsCommand, GetTableCommand, type GlueClient, UpdateTableCommand, type Partition } from '@aws-sdk/client-glue';
+import { GetPartitionsCommand, GetTableCommand, type GlueClient, type Partition, UpdateTableCommand } from '@aws-sdk/client-glue';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { resolveClusteringConfig } from '../lib/clustering/config.js';
 import { runClusteringJob } from '../lib/clustering/job.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { HudiError } from '../lib/errors.js';
 import { lockProviderFor } from '../lib/lock/index.js';
-import { ingestStep, type IngestConfig, type IngestSummary } from '../lib/serverless/ingest-step.js';
+import { type IngestConfig, type IngestSummary, ingestStep } from '../lib/serverless/steps/ingest/ingest.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
 import {
+  EXTRACTORS,
+  GLUE_SYNC_TOOL,
   glueClientFor,
   glueSyncConfigFromProperties,
   hiveSchemaOf,
@@ -26,10 +28,8 @@ import {
   partitionValues,
   sparkSchemaJson,
   syncCatalogAfterCommit,
-  EXTRACTORS,
-  GLUE_SYNC_TOOL,
 } from '../lib/sync/index.js';
-import { HudiTable } from '../lib/table.js';
+import { HudiTable } from '../lib/table/table.js';
 import { s3TablePath } from './helpers/s3.js';
 
 const SYNC_PROPS: Record<string, string> = {

@@ -15,8 +15,8 @@ import { describe, it } from 'node:test';
 import { FileInfoKey, readHFile, readHudiHFile } from '../lib/hfile/index.js';
 import { iterateLogBlocks } from '../lib/log-format/index.js';
 import { decodeMetadataRecord } from '../lib/metadata/codec.js';
-import { metadataRecordTypeOf } from '../lib/metadata/schema.js';
 import type { MetadataRecord } from '../lib/metadata/records.js';
+import { metadataRecordTypeOf } from '../lib/metadata/schema.js';
 import { REPO_ROOT } from './helpers/paths.js';
 
 const FIXTURES = join(REPO_ROOT, 'test/fixtures/hfile-1x');

@@ -5,29 +5,28 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-
+import { BLOCK_HEADER_SIZE, parseBlockHeader, readBlock, serializeBlock } from '../lib/hfile/block.js';
 import { ByteCursor, ByteWriter } from '../lib/hfile/bytes.js';
-import { parseBlockHeader, readBlock, serializeBlock, BLOCK_HEADER_SIZE } from '../lib/hfile/block.js';
 import { crc32c } from '../lib/hfile/crc32c.js';
-import { readCell } from '../lib/hfile/key-value.js';
 import {
   FileInfoKey,
+  type HFileCellInput,
   HFileFormatError,
   HFileWriteError,
   HUDI_BLOOM_FILTER_META_BLOCK,
   HUDI_HFILE_COMPARATOR,
   HudiFileInfoKey,
+  hfileCellSize,
   KeyType,
   LATEST_TIMESTAMP,
-  hfileCellSize,
   readHFile,
   readHFileCells,
   readHudiHFile,
   writeHFile,
   writeHudiBaseHFile,
   writeHudiLogBlockHFile,
-  type HFileCellInput,
 } from '../lib/hfile/index.js';
+import { readCell } from '../lib/hfile/key-value.js';
 
 const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 const bytesOf = (value: string): Uint8Array => new TextEncoder().encode(value);

@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { EventError, HudiError, InputError } from '../lib/errors.js';
-import { INGEST_FOLDER, ingestId, ingestObject, ingestSource, s3LandingBucket, type IngestRequest } from '../lib/ingest/index.js';
-import { readSnapshot } from '../lib/reader.js';
+import { INGEST_FOLDER, type IngestRequest, ingestId, ingestObject, ingestSource, s3LandingBucket } from '../lib/ingest/index.js';
+import { readSnapshot } from '../lib/read/reader.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
 import type { Storage } from '../lib/storage/port.js';
-import { HudiTable } from '../lib/table.js';
+import { HudiTable } from '../lib/table/table.js';
 import { tempDir } from './helpers/paths.js';
 import { s3TablePath, testBucket } from './helpers/s3.js';
 

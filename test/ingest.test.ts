@@ -1,5 +1,5 @@
 /**
- * S3 → Lambda ingestion (functions/ingest.ts over lib/serverless/ingest-step.ts and lib/ingest/) on the local stack:
+ * S3 → Lambda ingestion (functions/ingest.ts over lib/serverless/steps/ingest/ingest.ts and lib/ingest/) on the local stack:
  * real S3 (moto), real events' shapes, the bundled handler when it is up to date (`npm test` builds first), else the
  * TypeScript source.
  */
@@ -7,22 +7,22 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { before, describe, it } from 'node:test';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context, S3Event, S3ObjectCreatedNotificationEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConflictError, MetadataTableError } from '../lib/errors.js';
-import { UnsupportedLayoutError } from '../lib/table-layouts.js';
 import { INGEST_FOLDER, ingestId, ingestObject, ingestSource, normalizeEtag, s3LandingBucket } from '../lib/ingest/index.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
-import { readSnapshot } from '../lib/reader.js';
+import { readSnapshot } from '../lib/read/reader.js';
+import type { IngestSummary, ObjectSummary } from '../lib/serverless/steps/ingest/ingest.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
+import { UnsupportedLayoutError } from '../lib/table/layouts.js';
+import { HudiTable } from '../lib/table/table.js';
 import { loadTimeline, readCommitMetadata } from '../lib/timeline/timeline.js';
-import type { IngestSummary, ObjectSummary } from '../lib/serverless/ingest-step.js';
-import { s3TablePath, testBucket } from './helpers/s3.js';
 import { LOAD_SCALE } from './helpers/load.js';
+import { s3TablePath, testBucket } from './helpers/s3.js';
 
 type HandlerModule = typeof import('../functions/ingest.js');
 

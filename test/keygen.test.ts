@@ -3,17 +3,17 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { readSnapshot } from '../lib/read/reader.js';
+import { openStorage } from '../lib/storage/index.js';
 import {
   createKeyGenerator,
   escapePathName,
-  keyGeneratorOptionsFromTable,
   formatWithPattern,
+  keyGeneratorOptionsFromTable,
   parseWithPattern,
   partitionValuesFromPath,
-} from '../lib/keygen.js';
-import { readSnapshot } from '../lib/reader.js';
-import { openStorage } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
+} from '../lib/table/key-generators.js';
+import { HudiTable } from '../lib/table/table.js';
 import { committedTable } from './helpers/fixtures.js';
 
 describe('key generators against Hudi-written rows', () => {

@@ -5,6 +5,7 @@ import {
   buildCurveKeys,
   buildSampleRangeBounds,
   byteTo8Byte,
+  type CurveColumnValues,
   compareUnsignedBytes,
   computeDirectCurveKeys,
   computeSampleCurveKeys,
@@ -22,13 +23,12 @@ import {
   mapValueTo8Bytes,
   mapValueToLong,
   paddingTo8Byte,
+  type SortColumnType,
+  type SortValue,
   seededRandom,
   sortRowsByCurveKey,
   utf8To8Byte,
   zOrderKey,
-  type CurveColumnValues,
-  type SortColumnType,
-  type SortValue,
 } from '../lib/layout/curves.js';
 import { HilbertIndexer, hilbertIndex, hilbertIndexBytes } from '../lib/layout/hilbert.js';
 import { spaceCurveFixture } from './helpers/fixtures.js';

@@ -2,31 +2,31 @@
 // plus a local temp dir. One behavioural contract for every provider, then provider-specific checks.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { DeleteTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { ConflictError, HudiError, NotFoundError } from '../lib/errors.js';
 import {
   DYNAMODB_LOCK_PROVIDER,
   DynamoDbLockProvider,
+  dynamoDbClientFromEnv,
+  ensureLockTable,
   FILE_SYSTEM_LOCK_PROVIDER,
   type HeartbeatLease,
   IN_PROCESS_LOCK_PROVIDER,
+  type LockProvider,
+  lockProviderFor,
   STORAGE_LOCK_FOLDER,
   StorageLockProvider,
-  dynamoDbClientFromEnv,
-  ensureLockTable,
-  lockProviderFor,
   withLock,
-  type LockProvider,
 } from '../lib/lock/index.js';
-import { LocalStorage, S3Storage, s3ClientFromEnv, type Storage } from '../lib/storage/index.js';
+import { LocalStorage, S3Storage, type Storage, s3ClientFromEnv } from '../lib/storage/index.js';
 import { REPO_ROOT } from './helpers/fixtures.js';
 
 /**

@@ -4,21 +4,22 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LocalStorage } from '../lib/storage/local.js';
 import {
-  LogFormatError,
-  UnsupportedLogBlockError,
   avroDataBlock,
   compareLogFileNames,
+  type DeleteRecord,
   decodeAvroDataBlockContent,
-  decodeDeleteBlockContent,
   decodeDataBlock,
+  decodeDeleteBlockContent,
   decodeLogBlocks,
   deleteBlock,
   encodeAvroDataBlockContent,
   encodeDeleteBlockContent,
   encodeLogBlock,
   encodeLogBlocks,
+  type LogBlockInput,
+  type LogFileName,
+  LogFormatError,
   listLogFiles,
   logFileName,
   logFilesOf,
@@ -31,11 +32,10 @@ import {
   readFileGroupLogs,
   rollbackCommandBlock,
   splitAvroDataBlockContent,
+  UnsupportedLogBlockError,
   writeLogFile,
-  type DeleteRecord,
-  type LogBlockInput,
-  type LogFileName,
 } from '../lib/log-format/index.js';
+import { LocalStorage } from '../lib/storage/local.js';
 import { tempDir } from './helpers/paths.js';
 
 const TINY_SCHEMA = '{"type":"record","name":"r","fields":[{"name":"k","type":"string"}]}';

@@ -8,13 +8,13 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Row } from '../lib/engine/row-format.js';
-import { avroDataBlock, deleteBlock, rollbackCommandBlock, writeLogFile, type DeleteRecord, type LogBlockInput } from '../lib/log-format/index.js';
+import { avroDataBlock, type DeleteRecord, deleteBlock, type LogBlockInput, rollbackCommandBlock, writeLogFile } from '../lib/log-format/index.js';
 import { compareOrdering, mergeLogRecords, mergeOntoBase } from '../lib/merge-on-read/payload-merge.js';
-import { readSnapshot } from '../lib/reader.js';
+import { readSnapshot } from '../lib/read/reader.js';
 import { LocalStorage } from '../lib/storage/local.js';
-import { formatTableProperties, newTableProperties } from '../lib/table-config.js';
-import { HudiTable } from '../lib/table.js';
-import { PAYLOAD_CLASSES } from '../lib/writer/write-config.js';
+import { formatTableProperties, newTableProperties } from '../lib/table/config.js';
+import { PAYLOAD_CLASSES } from '../lib/table/payload.js';
+import { HudiTable } from '../lib/table/table.js';
 import { tempDir } from './helpers/paths.js';
 
 const SCHEMA = {

@@ -8,13 +8,12 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { deleteBlock, encodeLogBlocks, rollbackCommandBlock, type LogBlockInput } from '../lib/log-format/index.js';
 import { writeHudiLogBlockHFile } from '../lib/hfile/index.js';
+import { deleteBlock, encodeLogBlocks, type LogBlockInput, rollbackCommandBlock } from '../lib/log-format/index.js';
+import { bigintToTwosComplement } from '../lib/log-format/value-wrappers.js';
 import { decodeMetadataRecord, encodeMetadataRecord } from '../lib/metadata/codec.js';
 import { columnRangesFromFooter, columnRangesFromRecords } from '../lib/metadata/column-stats.js';
 import { convertCommitMetadata } from '../lib/metadata/convert.js';
-import { bigintToTwosComplement } from '../lib/log-format/value-wrappers.js';
-import type { AvroRecordSchema } from '../lib/schema.js';
 import { fileGroupsOf } from '../lib/metadata/file-groups.js';
 import { readLocalFooter } from '../lib/metadata/footers.js';
 import { bloomFilterIndexKey, columnIndexId, columnStatsIndexKey, fileIndexId, partitionIndexId, xxHash64 } from '../lib/metadata/hash-ids.js';
@@ -23,15 +22,16 @@ import { readFileGroup } from '../lib/metadata/reader.js';
 import {
   bloomFilterRecord,
   columnStatsRecord,
+  type MetadataRecord,
   mergeRecords,
   partitionFilesRecord,
   partitionListRecord,
   recordIndexFileId,
   recordIndexRecord,
-  type MetadataRecord,
 } from '../lib/metadata/records.js';
 import { METADATA_RECORD_WRITER_SCHEMA_TEXT } from '../lib/metadata/schema.js';
 import { openStorage } from '../lib/storage/index.js';
+import type { AvroRecordSchema } from '../lib/table/schema.js';
 import { Timeline } from '../lib/timeline/timeline.js';
 import { tempDir } from './helpers/fixtures.js';
 

@@ -18,49 +18,48 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { generateUsers, writeJsonLines } from '../lib/generate.js';
+import { HoodieBloomFilter } from '../lib/base-file/bloom-filter.js';
+import { cleanConfigFromProperties } from '../lib/cleaner/config.js';
+import { runClean } from '../lib/cleaning/clean.js';
+import { generateUsers, writeJsonLines } from '../lib/cli/generate.js';
+import { commit as commitClustering } from '../lib/clustering/commit.js';
+import { resolveClusteringConfig } from '../lib/clustering/config.js';
+import { runClusteringJob } from '../lib/clustering/job.js';
+import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import { readHudiHFile } from '../lib/hfile/index.js';
+import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { decodeLogBlocks, parseLogFileName } from '../lib/log-format/index.js';
+import type { MetadataCompactionResult } from '../lib/metadata/compaction.js';
+import { footerBloomFilter, readLocalFooter } from '../lib/metadata/footers.js';
+import { bloomFilterIndexKey, columnStatsIndexKey } from '../lib/metadata/hash-ids.js';
 import {
   columnRangesFromFooter,
   columnsToIndex,
-  MetadataTable,
-  metadataCleanConfig,
-  METADATA_PARTITIONS_KEY,
   METADATA_PARTITIONS_INFLIGHT_KEY,
+  METADATA_PARTITIONS_KEY,
   type MetadataPartitionType,
   type MetadataRecord,
+  MetadataTable,
+  metadataCleanConfig,
 } from '../lib/metadata/index.js';
-import { readLocalFooter, footerBloomFilter } from '../lib/metadata/footers.js';
-import type { MetadataCompactionResult } from '../lib/metadata/compaction.js';
-import { deltaCommitsSinceLastCompaction } from '../lib/metadata/timeline.js';
-import { readHudiHFile } from '../lib/hfile/index.js';
-import { pendingCompactions, readCompactionPlan } from '../lib/timeline/compaction-plan.js';
-import { HoodieBloomFilter } from '../lib/writer/bloom-filter.js';
-import { columnStatsIndexKey, bloomFilterIndexKey } from '../lib/metadata/hash-ids.js';
 import { partitionIdentifier } from '../lib/metadata/partitions.js';
-import { parseJavaProperties } from '../lib/properties.js';
-import { readSnapshot } from '../lib/reader.js';
-import { rollbackInstant } from '../lib/rollback.js';
+import { deltaCommitsSinceLastCompaction } from '../lib/metadata/timeline.js';
+import { readSnapshot } from '../lib/read/reader.js';
+import { rollbackInflightClustering, rollbackInstant } from '../lib/rollback/rollback.js';
 import { openStorage } from '../lib/storage/index.js';
 import type { Storage } from '../lib/storage/port.js';
-import { HudiTable, listPartitions } from '../lib/table.js';
-import { joinPartitionPath, parseBaseFileName } from '../lib/fs-view.js';
-import { newTableOptionsFromWriteProperties, tableChecksum } from '../lib/table-config.js';
-import { createTable } from '../lib/table-init.js';
+import { newTableOptionsFromWriteProperties, tableChecksum } from '../lib/table/config.js';
+import { joinPartitionPath, parseBaseFileName } from '../lib/table/file-system-view.js';
+import { createTable } from '../lib/table/init.js';
+import { parseJavaProperties } from '../lib/table/properties.js';
+import { HudiTable, listPartitions } from '../lib/table/table.js';
+import { pendingCompactions, readCompactionPlan } from '../lib/timeline/compaction-plan.js';
 import { compareInstantTimes } from '../lib/timeline/instant.js';
 import { loadTimeline, readCommitMetadata } from '../lib/timeline/timeline.js';
-import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
-import { StorageLockProvider } from '../lib/lock/storage-lock.js';
-import { runKilledWrite } from './helpers/killed-write.js';
-import { resolveClusteringConfig } from '../lib/clustering/config.js';
-import { commit as commitClustering } from '../lib/clustering/commit.js';
-import { runClusteringJob } from '../lib/clustering/job.js';
-import { openParquetEngine } from '../lib/engine/parquet-engine.js';
-import { rollbackInflightClustering } from '../lib/rollback.js';
-import { runClean } from '../lib/cleaning/clean.js';
+import { type WriteOptions, writeBatch } from '../lib/writer/write-client.js';
 import { CrashingStorage, SimulatedCrash } from './helpers/crashing-storage.js';
-import { cleanConfigFromProperties } from '../lib/cleaning/config.js';
 import { tempDir } from './helpers/fixtures.js';
+import { runKilledWrite } from './helpers/killed-write.js';
 import { initMetadataTable } from './helpers/metadata-table.js';
 
 const PROPS = new Map([

@@ -8,11 +8,11 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { MissingFileError } from '../lib/errors.js';
-import { readSnapshot } from '../lib/reader.js';
+import { readSnapshot } from '../lib/read/reader.js';
 import { openStorage } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
+import { HudiTable } from '../lib/table/table.js';
 import { readCommitMetadata } from '../lib/timeline/timeline.js';
-import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
+import { type WriteOptions, writeBatch } from '../lib/writer/write-client.js';
 import { tempDir } from './helpers/fixtures.js';
 
 const PROPS: Record<string, string> = {

@@ -3,7 +3,7 @@
 // loads DuckDB's native binding from the installed dependencies), the library imported at run time, and its types
 // checked by TypeScript in the user's project. The tarball holds no development files.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { execFileSync, type SpawnSyncReturns, spawnSync } from 'node:child_process';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { before, test } from 'node:test';

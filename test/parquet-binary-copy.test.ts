@@ -5,16 +5,16 @@
  * are cut into output files.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { planBinaryCopy, planCopyOutputs, readCopyInput, writeCopiedFile, type BinaryCopyOptions, type CopyInput } from '../lib/parquet/binary-copy.js';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { type BinaryCopyOptions, type CopyInput, planBinaryCopy, planCopyOutputs, readCopyInput, writeCopiedFile } from '../lib/parquet/binary-copy.js';
 import { CODEC } from '../lib/parquet/pages.js';
 import { tempDir } from './helpers/fixtures.js';
-import { pyarrowRead } from './helpers/oracle.js';
-import { execFileSync } from 'node:child_process';
 import { hudiToolchain } from './helpers/hudi.js';
+import { pyarrowRead } from './helpers/oracle.js';
 
 let instance: DuckDBInstance;
 let connection: DuckDBConnection;

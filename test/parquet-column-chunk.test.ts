@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import type { ParquetEngine, SortColumnScan } from '../lib/engine/port.js';
 import type { SortValue } from '../lib/layout/curves.js';
-import { decodeFlatChunk, rleHybrid, UnsupportedChunkError, type ChunkValue } from '../lib/parquet/column-chunk.js';
+import { type ChunkValue, decodeFlatChunk, rleHybrid, UnsupportedChunkError } from '../lib/parquet/column-chunk.js';
 import { readFooterSummary } from '../lib/parquet/footer.js';
 import { duckdb } from './helpers/duckdb.js';
 import { fixtureTable } from './helpers/fixtures.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decodePlain, decodeStatisticValue, encodePlain, encodeStatisticValue, type DecimalEncoding } from '../lib/parquet/decimal-values.js';
+import { type DecimalEncoding, decodePlain, decodeStatisticValue, encodePlain, encodeStatisticValue } from '../lib/parquet/decimal-values.js';
 
 const hex = (text: string): Buffer => Buffer.from(text.replaceAll(' ', ''), 'hex');
 

@@ -3,19 +3,19 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { completedWrites, expectedOf, fixtureTable } from './helpers/fixtures.js';
-import { HudiError } from '../lib/errors.js';
-import { duckdb } from './helpers/duckdb.js';
+import { columnStatsOf, type FileColumnStats } from '../lib/engine/column-stats.js';
+import { inputFacts } from '../lib/engine/input-order.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
+import type { ParquetColumnInfo, ParquetEngine } from '../lib/engine/port.js';
+import type { Row } from '../lib/engine/row-format.js';
+import { dateToJson, decimalToJson, float32ToJson, formatTable, integerToJson, timestampToJson, timeToJson } from '../lib/engine/row-format.js';
+import { READ_OPTIONS } from '../lib/engine/sql.js';
+import { HudiError } from '../lib/errors.js';
+import { readFooterSummary } from '../lib/parquet/footer.js';
 import { columnInfosFromSchemaElements, describeParquetType } from '../lib/parquet/schema.js';
 import { CompactReader, isStruct } from '../lib/parquet/thrift.js';
-import { readFooterSummary } from '../lib/parquet/footer.js';
-import { READ_OPTIONS } from '../lib/engine/sql.js';
-import { inputFacts } from '../lib/engine/input-order.js';
-import { columnStatsOf, type FileColumnStats } from '../lib/engine/column-stats.js';
-import type { ParquetColumnInfo, ParquetEngine } from '../lib/engine/port.js';
-import { dateToJson, decimalToJson, float32ToJson, formatTable, integerToJson, timestampToJson, timeToJson } from '../lib/engine/row-format.js';
-import type { Row } from '../lib/engine/row-format.js';
+import { duckdb } from './helpers/duckdb.js';
+import { completedWrites, expectedOf, fixtureTable } from './helpers/fixtures.js';
 
 const OVERWRITE = expectedOf('v6_simplekeygen_nonhivestyle_overwritetable');
 /** The insert_overwrite_table commit's one base file: Diana alone, as Spark read her. */

@@ -1,4 +1,3 @@
-import { hudiToolchain } from './helpers/hudi.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFile, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -9,6 +8,7 @@ import { HudiError } from '../lib/errors.js';
 import { encodeFooter, FILE_METADATA, footerKeyValues, readFileFooter, setFooterKeyValues } from '../lib/parquet/footer.js';
 import { isStruct } from '../lib/parquet/thrift.js';
 import { duckdb } from './helpers/duckdb.js';
+import { hudiToolchain } from './helpers/hudi.js';
 import { pyarrowFileInfo, pyarrowRead } from './helpers/oracle.js';
 
 let workDir: string;

@@ -5,10 +5,10 @@ import {
   decimalFixedBytes,
   describeParquetType,
   latestTopLevelFields,
-  topLevelFields,
-  withFixedDecimals,
   type ParquetColumnInfo,
   type TypeNode,
+  topLevelFields,
+  withFixedDecimals,
 } from '../lib/parquet/schema.js';
 
 /** Schema elements in schema order, as a footer lists them: [path, repetition, children, annotations]. */

@@ -1,9 +1,9 @@
-import { hudiToolchain } from './helpers/hudi.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { snappyCompress, snappyDecompress } from '../lib/parquet/snappy.js';
+import { hudiToolchain } from './helpers/hudi.js';
 
 const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('latin1');
 

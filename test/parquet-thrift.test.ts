@@ -3,20 +3,20 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { duckdb } from './helpers/duckdb.js';
 import {
   CompactReader,
   CompactWriter,
   isStruct,
-  ThriftList,
-  ThriftStruct,
   THRIFT_BINARY,
   THRIFT_BOOL,
   THRIFT_I32,
   THRIFT_I64,
   THRIFT_LIST,
   THRIFT_STRUCT,
+  ThriftList,
+  ThriftStruct,
 } from '../lib/parquet/thrift.js';
+import { duckdb } from './helpers/duckdb.js';
 
 let workDir: string;
 

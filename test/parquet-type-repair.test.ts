@@ -1,4 +1,3 @@
-import { hudiToolchain } from './helpers/hudi.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFile, mkdtemp, open, readFile, rm } from 'node:fs/promises';
@@ -8,9 +7,10 @@ import { after, before, describe, test } from 'node:test';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import type { ParquetEngine } from '../lib/engine/port.js';
 import { readFileFooter } from '../lib/parquet/footer.js';
-import { topLevelFields, withFixedDecimals, type TopLevelFields, type TypeNode } from '../lib/parquet/schema.js';
+import { type TopLevelFields, type TypeNode, topLevelFields, withFixedDecimals } from '../lib/parquet/schema.js';
 import { planTypeRepairs, repairParquetTypes } from '../lib/parquet/type-repair.js';
 import { duckdb } from './helpers/duckdb.js';
+import { hudiToolchain } from './helpers/hudi.js';
 import { pyarrowFileInfo, pyarrowRead } from './helpers/oracle.js';
 
 let workDir: string;

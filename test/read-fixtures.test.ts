@@ -3,11 +3,11 @@
  * literals, and every column as Spark read it when the fixture was generated (expected.json).
  */
 import assert from 'node:assert/strict';
-import { writeFileSync, readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Row } from '../lib/engine/row-format.js';
-import { runCli, jsonLines } from './helpers/cli.js';
+import { jsonLines, runCli } from './helpers/cli.js';
 import { committedTable, completedWrites, expectedOf, fixtureTable, onlyFileGroup, tempDir } from './helpers/fixtures.js';
 import { canonicalRows, withoutMetaColumns } from './helpers/hudi.js';
 

@@ -3,9 +3,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runCli, jsonLines } from './helpers/cli.js';
+import { jsonLines, runCli } from './helpers/cli.js';
 import { completedWrites, expectedOf, fixtureTable } from './helpers/fixtures.js';
-import { s3TablePath, uploadTable, requireS3 } from './helpers/s3.js';
+import { requireS3, s3TablePath, uploadTable } from './helpers/s3.js';
 
 requireS3();
 

@@ -3,6 +3,7 @@
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { CONFIG_BEGIN, CONFIG_END, configReference } from '../lib/docs/config-reference.js';
@@ -42,4 +43,25 @@ it('README "What is where" names every folder and top-level module of lib/, and 
     s.startsWith('bench:'),
   );
   for (const script of scripts) assert.ok(section.includes(script), `${script} is not listed under bench/`);
+});
+
+it('README "What is where" shows the layers of infra/layers.cjs (the dependency check\'s), bottom to top', () => {
+  const { LAYERS } = createRequire(import.meta.url)(join(REPO_ROOT, 'infra/layers.cjs')) as { LAYERS: { name: string; rooms: string[] }[] };
+  const start = readme.indexOf('## What is where');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const layerOfPath = new Map<string, string>();
+  const order: string[] = [];
+  let layer = '';
+  for (const row of section.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| layer'))) {
+    const cells = row.split('|').map((cell) => cell.trim());
+    if (cells[1] !== '') order.push((layer = cells[1]!));
+    for (const m of (cells[2] ?? '').matchAll(/`([^`]+)`/g)) layerOfPath.set(m[1]!.replace(/\/$/, ''), layer);
+  }
+  assert.deepEqual(
+    order.slice(0, LAYERS.length),
+    LAYERS.map((l) => l.name),
+  );
+  for (const { name, rooms } of LAYERS) {
+    for (const room of rooms) assert.equal(layerOfPath.get(`lib/${room}`), name, `lib/${room} belongs to the layer "${name}" in the README`);
+  }
 });

@@ -11,18 +11,18 @@ import { before, describe, it } from 'node:test';
 import avro from 'avsc';
 import { ConflictError, HudiError } from '../lib/errors.js';
 import type { LockProvider } from '../lib/lock/port.js';
-import { readSnapshot } from '../lib/reader.js';
+import { readSnapshot } from '../lib/read/reader.js';
 import {
   heartbeatPath,
   pendingWriteInstants,
+  type RollbackResult,
   rollbackFailedWrites,
   rollbackInflightClustering,
   rollbackInstant,
-  type RollbackResult,
-} from '../lib/rollback.js';
+} from '../lib/rollback/rollback.js';
 import { openStorage } from '../lib/storage/index.js';
 import type { Storage, StoredObject } from '../lib/storage/port.js';
-import { HudiTable } from '../lib/table.js';
+import { HudiTable } from '../lib/table/table.js';
 import {
   decodeTimelineAvro,
   encodeTimelineAvro,
@@ -30,13 +30,13 @@ import {
   type HoodieRollbackMetadata,
   type HoodieRollbackPlan,
 } from '../lib/timeline/avro-files.js';
-import { createMarker, deleteMarkerDir, listMarkers, markerDir, type MarkerType } from '../lib/timeline/markers.js';
-import { pendingClusteringPlans } from '../lib/timeline/queries.js';
 import { formatInstantTime, parseInstantTime } from '../lib/timeline/instant.js';
+import { createMarker, deleteMarkerDir, listMarkers, type MarkerType, markerDir } from '../lib/timeline/markers.js';
+import { pendingClusteringPlans } from '../lib/timeline/queries.js';
 import { loadTimeline } from '../lib/timeline/timeline.js';
 import { createRequested, transitionToInflight } from '../lib/timeline/transitions.js';
-import { committedTable, completedWrites, expectedOf, fixtureTable, onlyFileGroup, tempDir } from './helpers/fixtures.js';
 import { officialAvroType, readWithAvscStreams } from './helpers/avro-official.js';
+import { committedTable, completedWrites, expectedOf, fixtureTable, onlyFileGroup, tempDir } from './helpers/fixtures.js';
 import { requireS3, s3TablePath, uploadTable } from './helpers/s3.js';
 
 /** v6_nonpartitioned: two commits of one file group, four rows. */

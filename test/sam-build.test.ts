@@ -4,15 +4,15 @@
 // (test/helpers/serverless.ts ensureBundles).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, openSync, readFileSync, readSync, closeSync, readdirSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { before, test } from 'node:test';
-import { FUNCTIONS } from '../lib/serverless/function-settings.js';
-import { REPO_ROOT } from './helpers/fixtures.js';
-import { ensureBundles } from './helpers/serverless.js';
+import { pathToFileURL } from 'node:url';
 // @ts-expect-error: plain JavaScript module without types
 import { toolchainPaths } from '../infra/hudi-toolchain.mjs';
+import { FUNCTIONS } from '../lib/serverless/aws/function-settings.js';
+import { REPO_ROOT } from './helpers/fixtures.js';
+import { ensureBundles } from './helpers/serverless.js';
 
 interface BuiltResource {
   readonly Type: string;

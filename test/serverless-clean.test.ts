@@ -10,35 +10,35 @@ import { after, before, describe, test } from 'node:test';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { cleanConfigFromProperties } from '../lib/cleaning/config.js';
+import { cleanConfigFromProperties } from '../lib/cleaner/config.js';
 import { planClean } from '../lib/cleaning/schedule.js';
 import { readCleanMetadata } from '../lib/cleaning/timeline-facts.js';
 import { dynamoDbClientFromEnv } from '../lib/lock/index.js';
-import { readSnapshot } from '../lib/reader.js';
-import type { CleanStepOutput } from '../lib/serverless/clean-steps.js';
-import { ingestStep, type IngestConfig } from '../lib/serverless/ingest-step.js';
+import { readSnapshot } from '../lib/read/reader.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import type { TableServicesOutput } from '../lib/serverless/executions/run-output.js';
 import {
+  type LocalExecution,
+  type LocalRunOptions,
   lambdaContext,
   loadBundledHandler,
   runStateMachineLocally,
   startLocalStepFunctionsEndpoint,
-  type LocalExecution,
-  type LocalRunOptions,
 } from '../lib/serverless/local/index.js';
-import type { TableServicesOutput } from '../lib/serverless/run-output.js';
-import { afterWriteStarterFromEnv, type TriggerOutput } from '../lib/serverless/trigger.js';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
+import type { CleanStepOutput } from '../lib/serverless/steps/cleaning/steps.js';
+import { type IngestConfig, ingestStep } from '../lib/serverless/steps/ingest/ingest.js';
+import { afterWriteStarterFromEnv, type TriggerOutput } from '../lib/serverless/steps/trigger/trigger.js';
 import { openStorage } from '../lib/storage/index.js';
-import { s3ClientFromEnv } from '../lib/storage/s3.js';
-import type { Storage } from '../lib/storage/port.js';
 import { LocalStorage } from '../lib/storage/local.js';
-import { HudiTable } from '../lib/table.js';
+import type { Storage } from '../lib/storage/port.js';
+import { s3ClientFromEnv } from '../lib/storage/s3.js';
+import { HudiTable } from '../lib/table/table.js';
 import { CLEAN_WORK_ROOT } from '../lib/timeline/work-folder.js';
 import { withFaults } from './helpers/faults.js';
 import { tempDir } from './helpers/fixtures.js';
 import { s3TablePath } from './helpers/s3.js';
 import { createLockTable, downloadTable, ensureBundles, oracleRows, uploadFiles } from './helpers/serverless.js';
-import { rowLines, SERVICES_TABLE_WRITE_PROPS, writeServicesTable, type ServicesTable } from './helpers/services-table.js';
+import { rowLines, SERVICES_TABLE_WRITE_PROPS, type ServicesTable, writeServicesTable } from './helpers/services-table.js';
 
 process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';

@@ -6,27 +6,27 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { DeleteTableCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { groupResultPath } from '../lib/clustering/instant.js';
-import { clusteringWorkDir } from '../lib/timeline/work-folder.js';
 import { dynamoDbClientFromEnv } from '../lib/lock/index.js';
-import type { CommitStepOutput } from '../lib/serverless/commit-step.js';
+import type { TableServicesOutput } from '../lib/serverless/executions/run-output.js';
+import { clusterViaStateMachine } from '../lib/serverless/executions/via-state-machine.js';
 import {
+  type LocalExecution,
+  type LocalRunOptions,
   lambdaContext,
   loadBundledHandler,
   runStateMachineLocally,
   startLocalStepFunctionsEndpoint,
-  type LocalExecution,
-  type LocalRunOptions,
 } from '../lib/serverless/local/index.js';
-import type { PlanStepOutput } from '../lib/serverless/plan-step.js';
-import { SERVERLESS_CLUSTERING_KEYS } from '../lib/serverless/scale-out.js';
-import type { RollbackStepOutput } from '../lib/serverless/rollback-step.js';
-import type { TableServicesOutput } from '../lib/serverless/run-output.js';
-import type { TriggerOutput } from '../lib/serverless/trigger.js';
-import { clusterViaStateMachine } from '../lib/serverless/via-state-machine.js';
+import type { CommitStepOutput } from '../lib/serverless/steps/clustering/commit.js';
+import type { PlanStepOutput } from '../lib/serverless/steps/clustering/plan.js';
+import type { RollbackStepOutput } from '../lib/serverless/steps/clustering/rollback.js';
+import { SERVERLESS_CLUSTERING_KEYS } from '../lib/serverless/steps/scale-out.js';
+import type { TriggerOutput } from '../lib/serverless/steps/trigger/trigger.js';
 import { openStorage } from '../lib/storage/index.js';
 import type { Storage } from '../lib/storage/port.js';
-import { HudiTable } from '../lib/table.js';
-import { withFaults, type FaultContext } from './helpers/faults.js';
+import { HudiTable } from '../lib/table/table.js';
+import { clusteringWorkDir } from '../lib/timeline/work-folder.js';
+import { type FaultContext, withFaults } from './helpers/faults.js';
 import { tempDir } from './helpers/fixtures.js';
 import { independentLatestBaseFiles } from './helpers/oracle.js';
 import { s3TablePath } from './helpers/s3.js';

@@ -3,26 +3,26 @@
 // and DynamoDB Local (started by infra/with-local-stack.mjs), the function sizes from lib/serverless/function-settings
 // (held to template.yaml by test/serverless-infra). A run compacts every file slice with logs; a run whose operation
 // always fails rolls the attempt back to requested, and the next run compacts from the same plan; of two overlapping
-// executions the second finds the first's claim (lib/serverless/run-claim.ts) and ends.
+// executions the second finds the first's claim (lib/serverless/steps/run-claim.ts) and ends.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import type { Row } from '../lib/engine/row-format.js';
-import { parseBaseFileName } from '../lib/fs-view.js';
 import { dynamoDbClientFromEnv } from '../lib/lock/index.js';
-import { readSnapshot, type QueryType } from '../lib/reader.js';
-import type { CompactionCommitOutput, CompactionScheduleOutput } from '../lib/serverless/compaction-steps.js';
-import { SERVERLESS_COMPACTION_KEYS } from '../lib/serverless/scale-out.js';
-import { runStateMachineLocally, type LocalExecution, type LocalRunOptions } from '../lib/serverless/local/index.js';
-import { REPO_ROOT } from './helpers/fixtures.js';
+import { type QueryType, readSnapshot } from '../lib/read/reader.js';
+import { type LocalExecution, type LocalRunOptions, runStateMachineLocally } from '../lib/serverless/local/index.js';
+import type { CompactionCommitOutput, CompactionScheduleOutput } from '../lib/serverless/steps/compaction/steps.js';
+import { SERVERLESS_COMPACTION_KEYS } from '../lib/serverless/steps/scale-out.js';
 import { openStorage } from '../lib/storage/index.js';
 import type { Storage } from '../lib/storage/port.js';
-import { HudiTable } from '../lib/table.js';
+import { parseBaseFileName } from '../lib/table/file-system-view.js';
+import { PAYLOAD_CLASSES } from '../lib/table/payload.js';
+import { HudiTable } from '../lib/table/table.js';
 import { pendingCompactions } from '../lib/timeline/compaction-plan.js';
-import { PAYLOAD_CLASSES } from '../lib/writer/write-config.js';
 import { tableWithLogs } from './helpers/compaction-table.js';
 import { withFaults } from './helpers/faults.js';
+import { REPO_ROOT } from './helpers/fixtures.js';
 import { s3TablePath } from './helpers/s3.js';
 import { createLockTable, ensureBundles, uploadFiles } from './helpers/serverless.js';
 

@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EventError } from '../lib/errors.js';
-import { parseCleanCompleteEvent, parseCleanExecuteShareEvent } from '../lib/serverless/clean-steps.js';
-import { parseCommitEvent } from '../lib/serverless/commit-step.js';
-import { parseCompactionInstantEvent, parseCompactionOperationEvent } from '../lib/serverless/compaction-steps.js';
-import { parseExecuteGroupEvent } from '../lib/serverless/execute-step.js';
-import { EventPropertyError } from '../lib/serverless/event-properties.js';
-import { parseRollbackEvent } from '../lib/serverless/rollback-step.js';
-import { parsePropertyOverrides, resolveStepSettings } from '../lib/serverless/settings.js';
+import { EventPropertyError } from '../lib/serverless/aws/event-properties.js';
+import { parsePropertyOverrides, resolveStepSettings } from '../lib/serverless/aws/settings.js';
+import { parseCleanCompleteEvent, parseCleanExecuteShareEvent } from '../lib/serverless/steps/cleaning/steps.js';
+import { parseCommitEvent } from '../lib/serverless/steps/clustering/commit.js';
+import { parseExecuteGroupEvent } from '../lib/serverless/steps/clustering/execute.js';
+import { parseRollbackEvent } from '../lib/serverless/steps/clustering/rollback.js';
+import { parseCompactionInstantEvent, parseCompactionOperationEvent } from '../lib/serverless/steps/compaction/steps.js';
 
 const PARSERS: [string, (event: unknown) => { instant?: string }, Record<string, unknown>][] = [
   ['commit', parseCommitEvent, {}],

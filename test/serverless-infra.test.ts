@@ -1,6 +1,6 @@
 // The deployment artefacts: template.yaml passes cfn-lint and `sam validate --lint` (SAM transform included), the
 // state machine passes asl-validator and loads in aws-local-stepfunctions, the template wires every `${…}` of the
-// definition, its functions' memory, timeout and /tmp are the one source's (lib/serverless/function-settings.ts),
+// definition, its functions' memory, timeout and /tmp are the one source's (lib/serverless/aws/function-settings.ts),
 // and its refusal of a landing prefix that overlaps the table agrees with the ingest function's own check.
 // cfn-lint and sam come from the real-Hudi toolchain's virtualenv (aws-sam-cli in test/hudi/toolchain.json, which
 // `npm test` installs).
@@ -11,14 +11,14 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { StateMachine } from 'aws-local-stepfunctions';
-import { FUNCTIONS } from '../lib/serverless/function-settings.js';
-import { prefixOverlapsTable } from '../lib/serverless/ingest-step.js';
-import { METRIC } from '../lib/serverless/metric-names.js';
-import { groupManifestPath, LAMBDA_CONCURRENCY_ENV } from '../lib/serverless/scale-out.js';
-import { FUNCTION_SUBSTITUTIONS, inlineDistributedMaps, loadDefinition, taskFunctions } from '../lib/serverless/local/index.js';
-import { REPO_ROOT, tempDir } from './helpers/fixtures.js';
 // @ts-expect-error: plain JavaScript module without types
 import { INSTALL_COMMAND, toolchainPaths } from '../infra/hudi-toolchain.mjs';
+import { FUNCTIONS } from '../lib/serverless/aws/function-settings.js';
+import { METRIC } from '../lib/serverless/aws/metric-names.js';
+import { FUNCTION_SUBSTITUTIONS, inlineDistributedMaps, loadDefinition, taskFunctions } from '../lib/serverless/local/index.js';
+import { prefixOverlapsTable } from '../lib/serverless/steps/ingest/ingest.js';
+import { groupManifestPath, LAMBDA_CONCURRENCY_ENV } from '../lib/serverless/steps/scale-out.js';
+import { REPO_ROOT, tempDir } from './helpers/fixtures.js';
 
 const TEMPLATE = join(REPO_ROOT, 'template.yaml');
 const DEFINITION = join(REPO_ROOT, 'infra', 'state-machine.asl.json');
@@ -205,7 +205,7 @@ function deployedFunctions(template: string): Map<string, { memoryMb: number; ti
   return found;
 }
 
-test("the template's functions have the memory, timeout and /tmp of lib/serverless/function-settings.ts, and the README says so", () => {
+test("the template's functions have the memory, timeout and /tmp of lib/serverless/aws/function-settings.ts, and the README says so", () => {
   const deployed = deployedFunctions(readFileSync(TEMPLATE, 'utf8'));
   assert.deepEqual(
     [...deployed.keys()].sort(),

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { ConflictError, HudiError, LockUnavailableError } from '../lib/errors.js';
 import type { LockProvider } from '../lib/lock/port.js';
-import { transientLockFailures } from '../lib/serverless/clients.js';
-import { TaskError, TRANSIENT_ERROR } from '../lib/serverless/errors.js';
+import { transientLockFailures } from '../lib/serverless/aws/clients.js';
+import { TaskError, TRANSIENT_ERROR } from '../lib/serverless/aws/errors.js';
 
 function failingLock(error: Error): LockProvider {
   return {

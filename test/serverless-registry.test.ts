@@ -1,4 +1,4 @@
-// Many tables, one deployment (lib/serverless/registry.ts): three tables in two buckets on moto, registered in one
+// Many tables, one deployment (lib/serverless/aws/registry.ts): three tables in two buckets on moto, registered in one
 // S3 document with their own schedules and properties; one scheduled trigger tick fans out over the two that are
 // due, and their runs (the real ASL under aws-local-stepfunctions, the bundled handlers, each resolving its table
 // from the registry) cluster them; the third is left alone. A commit event or a step for an unregistered table is
@@ -10,13 +10,14 @@ import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { UnregisteredTableError } from '../lib/errors.js';
 import { dynamoDbClientFromEnv } from '../lib/lock/index.js';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { isDue, parseRegistry, registryFromEnv, tableOfKey } from '../lib/serverless/aws/registry.js';
+import { sfnClientFromEnv } from '../lib/serverless/aws/sfn-client.js';
+import type { TableServicesOutput } from '../lib/serverless/executions/run-output.js';
 import { lambdaContext, loadBundledHandler, startLocalStepFunctionsEndpoint } from '../lib/serverless/local/index.js';
-import { isDue, parseRegistry, registryFromEnv, tableOfKey } from '../lib/serverless/registry.js';
-import type { TableServicesOutput } from '../lib/serverless/run-output.js';
-import { sfnClientFromEnv, StepFunctionsStarter, triggerWithRegistry } from '../lib/serverless/trigger.js';
+import { StepFunctionsStarter, triggerWithRegistry } from '../lib/serverless/steps/trigger/trigger.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
+import { HudiTable } from '../lib/table/table.js';
 import { tempDir } from './helpers/fixtures.js';
 import { testBucket } from './helpers/s3.js';
 import { createLockTable, ensureBundles, uploadFiles } from './helpers/serverless.js';

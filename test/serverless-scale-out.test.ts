@@ -1,4 +1,4 @@
-// Inline or Distributed Map (lib/serverless/scale-out.ts): the threshold, the concurrency bound, and the manifest the
+// Inline or Distributed Map (lib/serverless/steps/scale-out.ts): the threshold, the concurrency bound, and the manifest the
 // Distributed Map's ItemReader reads (written to moto S3 for an S3 table; never for a table on a local disk).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -8,9 +8,9 @@ import {
   groupManifestPath,
   LAMBDA_CONCURRENCY_ENV,
   mapConcurrency,
-  scaleOutSettings,
   SERVERLESS_CLUSTERING_KEYS,
-} from '../lib/serverless/scale-out.js';
+  scaleOutSettings,
+} from '../lib/serverless/steps/scale-out.js';
 import { openStorage } from '../lib/storage/index.js';
 import { tempDir } from './helpers/fixtures.js';
 import { s3TablePath } from './helpers/s3.js';

@@ -4,12 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { TableStatus } from '../lib/status.js';
+import type { TableStatus } from '../lib/status/status.js';
+import { PAYLOAD_CLASSES } from '../lib/table/payload.js';
 import { jsonLines, runCli } from './helpers/cli.js';
+import { tableWithLogs } from './helpers/compaction-table.js';
 import { tempDir } from './helpers/fixtures.js';
 import { createSmallFilesTable } from './helpers/small-files-table.js';
-import { tableWithLogs } from './helpers/compaction-table.js';
-import { PAYLOAD_CLASSES } from '../lib/writer/write-config.js';
 
 function status(dir: string): TableStatus {
   const result = runCli(['status', dir, '--json']);

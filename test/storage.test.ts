@@ -7,20 +7,22 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import {
+  type BucketLocationConstraint,
   CreateBucketCommand,
   DeleteBucketCommand,
-  HeadObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListMultipartUploadsCommand,
   PutObjectCommand,
+  type S3Client,
   S3ServiceException,
   UploadPartCommand,
-  type BucketLocationConstraint,
-  type S3Client,
 } from '@aws-sdk/client-s3';
-import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../lib/errors.js';
+import { BoundedTasks, Slots, settleAll } from '../lib/storage/concurrency.js';
+import { countedStorage } from '../lib/storage/counted.js';
 import {
   deleteMany,
   describeS3Error,
@@ -30,13 +32,11 @@ import {
   openStorage,
   parseS3Uri,
   S3Storage,
-  s3ClientFromEnv,
   type Storage,
+  s3ClientFromEnv,
   uploadRequests,
   type VersionedDownload,
 } from '../lib/storage/index.js';
-import { BoundedTasks, settleAll, Slots } from '../lib/storage/concurrency.js';
-import { countedStorage } from '../lib/storage/counted.js';
 import { formatRequestCounts, RequestCounter, sumRequestCounts } from '../lib/storage/request-counts.js';
 
 const MiB = 1024 * 1024;

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { parseJavaProperties } from '../lib/properties.js';
 import { openStorage } from '../lib/storage/index.js';
 import {
+  assertSupported,
   formatTableProperties,
   newTableOptionsFromWriteProperties,
   newTableProperties,
@@ -15,8 +15,8 @@ import {
   storedPropertiesProblem,
   tableChecksum,
   tableConfigFromProperties,
-  assertSupported,
-} from '../lib/table-config.js';
+} from '../lib/table/config.js';
+import { parseJavaProperties } from '../lib/table/properties.js';
 import { committedTable, fixtureTable } from './helpers/fixtures.js';
 
 describe('table config', () => {

@@ -6,10 +6,13 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { cleanConfigFromProperties } from '../lib/cleaning/config.js';
+import { runArchive } from '../lib/archival/archive.js';
+import { archivalConfigFromProperties } from '../lib/archival/config.js';
+import { cleanConfigFromProperties } from '../lib/cleaner/config.js';
 import { runClean } from '../lib/cleaning/clean.js';
+import { generateUsers, writeJsonLines } from '../lib/cli/generate.js';
 import { commit } from '../lib/clustering/commit.js';
-import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
+import { type ClusteringConfig, resolveClusteringConfig } from '../lib/clustering/config.js';
 import { executeGroup } from '../lib/clustering/execute.js';
 import { writeClusteringPlan } from '../lib/clustering/instant.js';
 import { runClusteringJob } from '../lib/clustering/job.js';
@@ -19,21 +22,18 @@ import { compactionConfigFrom } from '../lib/compaction/config.js';
 import { scheduleCompaction } from '../lib/compaction/schedule.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { UnsupportedTableError } from '../lib/errors.js';
-import { generateUsers, writeJsonLines } from '../lib/generate.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { openStorage } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
-import { runArchive } from '../lib/archival/archive.js';
-import { archivalConfigFromProperties } from '../lib/archival/config.js';
 import {
   bucketNumberOf,
   CONSISTENT_HASHING_METADATA_FOLDER,
   detectTableLayout,
+  type TableLayout,
   tableLayout,
   UnsupportedLayoutError,
-  type TableLayout,
-} from '../lib/table-layouts.js';
-import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
+} from '../lib/table/layouts.js';
+import { HudiTable } from '../lib/table/table.js';
+import { type WriteOptions, writeBatch } from '../lib/writer/write-client.js';
 import { tempDir } from './helpers/fixtures.js';
 import { tableFiles } from './helpers/paths.js';
 import { createSmallFilesTable } from './helpers/small-files-table.js';

@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { parseCommitMetadata, serializeCommitMetadata, newWriteStat } from '../lib/timeline/commit-metadata.js';
+import { generateUsers, writeJsonLines } from '../lib/cli/generate.js';
+import { HudiError } from '../lib/errors.js';
+import { tableConfigFromProperties } from '../lib/table/config.js';
+import { newWriteStat, parseCommitMetadata, serializeCommitMetadata } from '../lib/timeline/commit-metadata.js';
 import { compareInstantTimes, instantFileName, newInstantTime, parseInstantFileName, parseInstantTime } from '../lib/timeline/instant.js';
 import { Timeline } from '../lib/timeline/timeline.js';
-import { HudiError } from '../lib/errors.js';
-import { generateUsers, writeJsonLines } from '../lib/generate.js';
-import { tableConfigFromProperties } from '../lib/table-config.js';
 import { jsonLines, runCli } from './helpers/cli.js';
-import { committedTable, expectedOf, tempDir, type FixtureTableName } from './helpers/fixtures.js';
+import { committedTable, expectedOf, type FixtureTableName, tempDir } from './helpers/fixtures.js';
 
 describe('instants', () => {
   it('parses every timeline file name Hudi writes for v6', () => {

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import type { Row } from '../lib/engine/row-format.js';
 import { avroDataBlock, decodeLogBlocks, encodeLogBlock, readAvroDataBlock } from '../lib/log-format/index.js';
 import { avroRecordToRow } from '../lib/merge-on-read/avro-rows.js';
-import type { AvroRecordSchema } from '../lib/schema.js';
+import type { AvroRecordSchema } from '../lib/table/schema.js';
 import { rowToAvroRecord } from '../lib/writer/avro-records.js';
 
 const nullable = (type: unknown) => ['null', type];

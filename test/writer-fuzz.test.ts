@@ -19,12 +19,12 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
+import { seededRandom } from '../lib/cli/generate.js';
 import { InputError } from '../lib/errors.js';
-import { seededRandom } from '../lib/generate.js';
-import { readSnapshot } from '../lib/reader.js';
+import { readSnapshot } from '../lib/read/reader.js';
 import { openStorage } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
-import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
+import { HudiTable } from '../lib/table/table.js';
+import { type WriteOptions, writeBatch } from '../lib/writer/write-client.js';
 import { tempDir } from './helpers/fixtures.js';
 
 const SEEDS = Number(process.env['FUZZ_SEEDS'] ?? 4);

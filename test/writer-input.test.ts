@@ -12,10 +12,10 @@ import { runClusteringJob } from '../lib/clustering/job.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { ColumnNameError, HudiError, InputError } from '../lib/errors.js';
 import { StorageLockProvider } from '../lib/lock/index.js';
-import { readSnapshot } from '../lib/reader.js';
+import { readSnapshot } from '../lib/read/reader.js';
 import { openStorage } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
-import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
+import { HudiTable } from '../lib/table/table.js';
+import { type WriteOptions, writeBatch } from '../lib/writer/write-client.js';
 import { duckdb } from './helpers/duckdb.js';
 import { tempDir } from './helpers/fixtures.js';
 

@@ -6,21 +6,21 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { generateUsers, writeJsonLines, type UserRecord } from '../lib/generate.js';
-import { listLogFiles, readLogFile, readAvroDataBlock, readDeleteBlock } from '../lib/log-format/index.js';
-import { readSnapshot } from '../lib/reader.js';
-import { openStorage } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
-import { parseCommitMetadata } from '../lib/timeline/commit-metadata.js';
-import { loadTimeline } from '../lib/timeline/timeline.js';
-import { planBuckets, type CandidateFile } from '../lib/writer/small-files.js';
-import { writeConfigFromProperties } from '../lib/writer/write-config.js';
-import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
+import { generateUsers, type UserRecord, writeJsonLines } from '../lib/cli/generate.js';
 import { compactionConfigFrom } from '../lib/compaction/config.js';
 import { runCompaction } from '../lib/compaction/execute.js';
 import { scheduleCompaction } from '../lib/compaction/schedule.js';
 import { lockProviderFor } from '../lib/lock/index.js';
-import { UnsupportedLayoutError } from '../lib/table-layouts.js';
+import { listLogFiles, readAvroDataBlock, readDeleteBlock, readLogFile } from '../lib/log-format/index.js';
+import { readSnapshot } from '../lib/read/reader.js';
+import { openStorage } from '../lib/storage/index.js';
+import { UnsupportedLayoutError } from '../lib/table/layouts.js';
+import { HudiTable } from '../lib/table/table.js';
+import { parseCommitMetadata } from '../lib/timeline/commit-metadata.js';
+import { loadTimeline } from '../lib/timeline/timeline.js';
+import { type CandidateFile, planBuckets } from '../lib/writer/small-files.js';
+import { type WriteOptions, writeBatch } from '../lib/writer/write-client.js';
+import { writeConfigFromProperties } from '../lib/writer/write-config.js';
 import { tempDir } from './helpers/paths.js';
 
 const PROPS = new Map([

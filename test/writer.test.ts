@@ -3,27 +3,27 @@
  * Every table is checked with our reader and with pyarrow reading the latest base files (worked out independently).
  */
 import assert from 'node:assert/strict';
-import { readdirSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { generateUsers, writeJsonLines, type UserRecord } from '../lib/generate.js';
-import { readSnapshot } from '../lib/reader.js';
-import { openStorage } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
-import { HoodieBloomFilter } from '../lib/writer/bloom-filter.js';
-import { writeBatch, type WriteOptions } from '../lib/writer/write-client.js';
+import { HoodieBloomFilter } from '../lib/base-file/bloom-filter.js';
+import { generateUsers, type UserRecord, writeJsonLines } from '../lib/cli/generate.js';
 import { ConflictError, HudiError, InstantRolledBackError } from '../lib/errors.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
-import { rollbackInstant } from '../lib/rollback.js';
-import { loadTimeline } from '../lib/timeline/timeline.js';
+import { readSnapshot } from '../lib/read/reader.js';
+import { rollbackInstant } from '../lib/rollback/rollback.js';
+import { openStorage } from '../lib/storage/index.js';
+import { HudiTable } from '../lib/table/table.js';
 import { decodeTimelineAvro, encodeTimelineAvro } from '../lib/timeline/avro-files.js';
-import { runCli, jsonLines } from './helpers/cli.js';
+import { loadTimeline } from '../lib/timeline/timeline.js';
+import { type WriteOptions, writeBatch } from '../lib/writer/write-client.js';
+import { jsonLines, runCli } from './helpers/cli.js';
+import { duckdb } from './helpers/duckdb.js';
 import { fixtureTable, tempDir } from './helpers/fixtures.js';
 import { runKilledWrite } from './helpers/killed-write.js';
 import { independentLatestBaseFiles, pyarrowFileInfo, pyarrowRead } from './helpers/oracle.js';
-import { s3TablePath, requireS3 } from './helpers/s3.js';
-import { duckdb } from './helpers/duckdb.js';
+import { requireS3, s3TablePath } from './helpers/s3.js';
 
 const USERS_PROPS = new Map([
   ['hoodie.table.name', 'users'],

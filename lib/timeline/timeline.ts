@@ -3,10 +3,10 @@
  */
 import { HudiError, UnsupportedTableError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
-import { METAFOLDER } from '../table-config.js';
-import { parseCommitMetadata, type CommitMetadata } from './commit-metadata.js';
-import { compareInstants, compareInstantTimes, instantFileName, parseInstantFileName, type Instant, type InstantAction } from './instant.js';
 import { fileNameOf } from '../util/paths.js';
+import { type CommitMetadata, parseCommitMetadata } from './commit-metadata.js';
+import { compareInstants, compareInstantTimes, type Instant, type InstantAction, instantFileName, parseInstantFileName } from './instant.js';
+import { METAFOLDER } from './meta-folder.js';
 
 /** Actions whose completed instants produce or replace base files on a COW table. */
 export const WRITE_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'replacecommit']);

@@ -11,7 +11,7 @@
  * is still inflight and no rollback names it (Hudi's transitionState requires the old state to exist), the conflict
  * check, and `T.commit`, the commit point. Readers never see a partial write: until `T.commit` exists, every
  * file named with T is invisible. A write that fails is rolled back (its files removed via markers); one killed
- * midway is rolled back by the next write (failed-writes.ts: at once with the default EAGER policy, once its
+ * midway is rolled back by the next write (rollback/failed-writes.ts: at once with the default EAGER policy, once its
  * heartbeat expired with LAZY) or the next service run.
  *
  * Record location ("tagging"): the record keys of the touched partitions' latest base files are read with the
@@ -27,61 +27,55 @@ import type { Stats } from 'node:fs';
 import { mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { AlreadyExistsError, ConflictError, HudiError, InputError, InstantRolledBackError, NotAHudiTableError, errorMessage } from '../errors.js';
+import { hudiFooterInTurns } from '../base-file/footer.js';
 import {
-  WriteSession,
   type BatchInput,
   type ExistingBaseFile,
   type InputFormat,
   type KeyFieldColumns,
   type RowKey,
+  WriteSession,
   type WriteSessionOptions,
 } from '../engine/write.js';
-import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type FileSystemView } from '../fs-view.js';
-import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
+import { AlreadyExistsError, ConflictError, errorMessage, HudiError, InputError, InstantRolledBackError, NotAHudiTableError } from '../errors.js';
 import { lockProviderFor } from '../lock/index.js';
 import type { LockProvider } from '../lock/port.js';
-import { configuredColumnStatsColumns, keepMetadataTable, METADATA_PARTITIONS_KEY, type ColumnRange, type MetadataTableOutcome } from '../metadata/index.js';
-import { stageFiles } from '../reader.js';
 import { isLogFileName } from '../log-format/index.js';
-import { describeHeal, failedWritesPolicy, healTable } from '../failed-writes.js';
-import { findRollbackOf, rollbackInstant } from '../rollback.js';
-import { withMetaFields, type AvroRecordSchema } from '../schema.js';
+import { type ColumnRange, configuredColumnStatsColumns, keepMetadataTable, METADATA_PARTITIONS_KEY, type MetadataTableOutcome } from '../metadata/index.js';
+import { stageFiles } from '../read/reader.js';
+import { describeHeal, failedWritesPolicy, healTable } from '../rollback/failed-writes.js';
+import { findRollbackOf, rollbackInstant } from '../rollback/rollback.js';
 import { BoundedTasks, mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import { HudiTable, PARTITION_METAFILE, withTableLock } from '../table.js';
 import {
   newTableOptionsFromWriteProperties,
   newTableProperties,
   PROPERTIES_FILE,
   readTableConfig,
-  tableConfigFromProperties,
   type TableConfig,
-} from '../table-config.js';
-import { assertLayoutSupports, detectTableLayout, LAYOUT_KEYS, viewFileIds } from '../table-layouts.js';
-import { createTable } from '../table-init.js';
-import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
+  tableConfigFromProperties,
+} from '../table/config.js';
+import { baseFileName, type FileSystemView, joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
+import { createTable } from '../table/init.js';
+import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
+import { assertLayoutSupports, detectTableLayout, LAYOUT_KEYS, viewFileIds } from '../table/layouts.js';
+import { type RecordPayload, resolveRecordPayload } from '../table/payload.js';
+import { type AvroRecordSchema, withMetaFields } from '../table/schema.js';
+import { HudiTable, PARTITION_METAFILE, withTableLock } from '../table/table.js';
+import { type CommitMetadata, newWriteStat, serializeCommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
+import { fileGroupKey } from '../timeline/file-group-key.js';
+import { type Heartbeat, startHeartbeat } from '../timeline/heartbeat.js';
 import { newInstantTime } from '../timeline/instant.js';
-import { startHeartbeat, type Heartbeat } from '../timeline/heartbeat.js';
 import { createMarker, deleteMarkerDir, listMarkers } from '../timeline/markers.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
-import { describeFileGroup, findConflicts } from './conflict.js';
-import { latestSlices, LogAppender } from './log-append.js';
-import { hudiFooterInTurns } from './footer.js';
-import { averageRecordSize, planBuckets, rowGroupRows, type Bucket, type CandidateFile } from './small-files.js';
-import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
-import {
-  bulkInsertSortsByKey,
-  resolveRecordPayload,
-  writeConfigFromProperties,
-  WRITE_KEYS,
-  type RecordPayload,
-  type WriteConfig,
-  type WriteOperation,
-} from './write-config.js';
 import { fileNameOf } from '../util/paths.js';
+import { describeFileGroup, findConflicts } from './conflict.js';
+import { LogAppender, latestSlices } from './log-append.js';
+import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
+import { averageRecordSize, type Bucket, type CandidateFile, planBuckets, rowGroupRows } from './small-files.js';
+import { bulkInsertSortsByKey, WRITE_KEYS, type WriteConfig, type WriteOperation, writeConfigFromProperties } from './write-config.js';
 
 export interface BadRecord {
   /** 0-based row of the input. */
