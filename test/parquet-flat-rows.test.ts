@@ -9,10 +9,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { HudiError } from '../lib/errors.js';
 import { readFlatRows } from '../lib/parquet/flat-rows.js';
-import { writeFlatRows, type FlatWriteColumn } from '../lib/parquet/flat-writer.js';
+import { type FlatWriteColumn, writeFlatRows } from '../lib/parquet/flat-writer.js';
 import { CODEC } from '../lib/parquet/pages.js';
 import { REPO_ROOT } from './helpers/paths.js';
 

@@ -11,13 +11,13 @@ import { describe, test } from 'node:test';
 import { HudiError } from '../lib/errors.js';
 import { openStorage } from '../lib/storage/index.js';
 import {
+  type ArchivedInstant,
   appendToHistory,
   historyFolder,
+  type InstantToArchive,
   parseArchiveFileName,
   readTimelineHistory,
   writeLevelZero,
-  type ArchivedInstant,
-  type InstantToArchive,
 } from '../lib/timeline/history/index.js';
 import { REPO_ROOT, tableFiles, tempDir } from './helpers/paths.js';
 

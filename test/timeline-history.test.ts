@@ -11,6 +11,7 @@ import { describe, test } from 'node:test';
 import { TimelineHistoryError } from '../lib/errors.js';
 import { openStorage } from '../lib/storage/index.js';
 import {
+  type ArchivedInstant,
   archivedInstantOfRow,
   checkHistoryColumns,
   historyFolder,
@@ -18,7 +19,6 @@ import {
   parseManifest,
   readTimelineHistory,
   serializeManifest,
-  type ArchivedInstant,
 } from '../lib/timeline/history/index.js';
 import type { HudiArchivedInstant } from './helpers/hudi-1x-history.js';
 import { REPO_ROOT, tempDir } from './helpers/paths.js';

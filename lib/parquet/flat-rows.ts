@@ -6,8 +6,8 @@
  * file.
  */
 import { HudiError } from '../errors.js';
-import { decodeFlatChunk, UnsupportedChunkError, type ChunkValue } from './column-chunk.js';
-import { chunkMetaData, chunkPageRange, COLUMN_META, FILE_METADATA, leafChunkIndexes } from './metadata-fields.js';
+import { type ChunkValue, decodeFlatChunk, UnsupportedChunkError } from './column-chunk.js';
+import { COLUMN_META, chunkMetaData, chunkPageRange, FILE_METADATA, leafChunkIndexes } from './metadata-fields.js';
 import { columnInfosFromSchemaElements, type ParquetColumnInfo } from './schema.js';
 import { CompactReader, isStruct, ThriftList, type ThriftStruct } from './thrift.js';
 

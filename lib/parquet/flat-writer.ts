@@ -5,12 +5,13 @@
  * columns; the readers do not care which encoding a page uses). The inverse of flat-rows.ts.
  * Spec: apache/parquet-format, README.md (file layout, data pages) and Encodings.md.
  */
-import { encodeFooter } from './footer.js';
-import { CODEC, writtenChunkMetadata, type WrittenChunk } from './pages.js';
-import { snappyCompress } from './snappy.js';
-import { CompactWriter, ThriftList, ThriftStruct, THRIFT_BINARY, THRIFT_I32, THRIFT_I64, THRIFT_LIST, THRIFT_STRUCT } from './thrift.js';
+
 import { gzipSync } from 'node:zlib';
 import { HudiError } from '../errors.js';
+import { encodeFooter } from './footer.js';
+import { CODEC, type WrittenChunk, writtenChunkMetadata } from './pages.js';
+import { snappyCompress } from './snappy.js';
+import { CompactWriter, THRIFT_BINARY, THRIFT_I32, THRIFT_I64, THRIFT_LIST, THRIFT_STRUCT, ThriftList, ThriftStruct } from './thrift.js';
 
 const MAGIC = Buffer.from('PAR1', 'latin1');
 const PAGE_DATA = 0;

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { HUDI_VERSIONS, startHudi, type HudiVersion } from '../helpers/hudi.js';
+import { HUDI_VERSIONS, type HudiVersion, startHudi } from '../helpers/hudi.js';
 import { hudiArchivedInstants, writeArchivingTable } from '../helpers/hudi-1x-history.js';
 import { tempDir } from '../helpers/paths.js';
 

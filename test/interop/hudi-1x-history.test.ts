@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openStorage } from '../../lib/storage/index.js';
 import { appendToHistory, historyFolder, parseArchiveFileName, readTimelineHistory, type TimelineHistory } from '../../lib/timeline/history/index.js';
-import { startHudi, type HudiHarness, type HudiVersion } from '../helpers/hudi.js';
-import { hudiArchivedInstants, writeArchivingTable, type HudiArchivedInstant } from '../helpers/hudi-1x-history.js';
+import { type HudiHarness, type HudiVersion, startHudi } from '../helpers/hudi.js';
+import { type HudiArchivedInstant, hudiArchivedInstants, writeArchivingTable } from '../helpers/hudi-1x-history.js';
 import { tempDir } from '../helpers/paths.js';
 
 /** Enough writes for the archiver to compact three level-0 files into level 1 (batch size 3). */

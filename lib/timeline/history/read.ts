@@ -11,9 +11,9 @@
 import { HudiError, NotFoundError, TimelineHistoryError } from '../../errors.js';
 import { readFlatRows } from '../../parquet/flat-rows.js';
 import type { Storage } from '../../storage/port.js';
-import { archivedInstantOfRow, checkHistoryColumns, type ArchivedInstant } from './archived-instant.js';
-import { manifestFileName, MANIFEST_FILE_PREFIX, TEMP_FILE_SUFFIX, VERSION_FILE_NAME } from './layout.js';
-import { parseManifest, type HistoryManifest } from './manifest.js';
+import { type ArchivedInstant, archivedInstantOfRow, checkHistoryColumns } from './archived-instant.js';
+import { MANIFEST_FILE_PREFIX, manifestFileName, TEMP_FILE_SUFFIX, VERSION_FILE_NAME } from './layout.js';
+import { type HistoryManifest, parseManifest } from './manifest.js';
 
 export interface TimelineHistory {
   /** The snapshot version read; -1 when there is no history yet. */

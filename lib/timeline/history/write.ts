@@ -9,12 +9,12 @@
 import { HudiError, TimelineHistoryError } from '../../errors.js';
 import type { ChunkValue } from '../../parquet/column-chunk.js';
 import { readFlatRows } from '../../parquet/flat-rows.js';
-import { writeFlatRows, type FlatWriteColumn, type FlatWriteValue } from '../../parquet/flat-writer.js';
+import { type FlatWriteColumn, type FlatWriteValue, writeFlatRows } from '../../parquet/flat-writer.js';
 import { CODEC } from '../../parquet/pages.js';
 import type { Storage } from '../../storage/port.js';
-import { ARCHIVED_ACTIONS, checkHistoryColumns, type ArchivedAction } from './archived-instant.js';
+import { ARCHIVED_ACTIONS, type ArchivedAction, checkHistoryColumns } from './archived-instant.js';
 import { archiveFileName, MANIFEST_FILE_PREFIX, manifestFileName, parseArchiveFileName, TEMP_FILE_SUFFIX, VERSION_FILE_NAME } from './layout.js';
-import { serializeManifest, type HistoryManifest, type ManifestEntry } from './manifest.js';
+import { type HistoryManifest, type ManifestEntry, serializeManifest } from './manifest.js';
 import { latestSnapshotVersion, readManifest } from './read.js';
 
 /** One instant to archive: its times and action, and the bytes Hudi keeps of it (MetadataConversionUtils). */
