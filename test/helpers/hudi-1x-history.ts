@@ -27,18 +27,39 @@ export const ARCHIVING_OPTIONS: Readonly<Record<string, string>> = {
   'hoodie.upsert.shuffle.parallelism': '2',
 };
 
-/**
- * `writes` upserts of a few rows each, numbered from `first`; the fourth is an insert_overwrite (a replacecommit
- * with a plan).
- */
-export async function writeArchivingTable(hudi: HudiHarness, path: string, name: string, writes: number, first = 1): Promise<void> {
+export interface ArchivingWrites {
+  /** The number of the first write (rows and names follow it). Default 1. */
+  readonly first?: number;
+  /** The write that is an insert_overwrite (a replacecommit with a plan); none when undefined. Default 4. */
+  readonly insertOverwrite?: number | undefined;
+  /** More options: a table type, inline compaction or clustering. */
+  readonly options?: Readonly<Record<string, string>>;
+}
+
+/** Merge-on-read, compacted inline every two delta commits: commits with compaction plans in the history. */
+export const INLINE_COMPACTION: Readonly<Record<string, string>> = {
+  'hoodie.datasource.write.table.type': 'MERGE_ON_READ',
+  'hoodie.compact.inline': 'true',
+  'hoodie.compact.inline.max.delta.commits': '2',
+};
+
+/** Clustered inline every two commits: replacecommits with clustering plans in the history. */
+export const INLINE_CLUSTERING: Readonly<Record<string, string>> = {
+  'hoodie.clustering.inline': 'true',
+  'hoodie.clustering.inline.max.commits': '2',
+};
+
+/** `writes` upserts of a few rows each (see ArchivingWrites). */
+export async function writeArchivingTable(hudi: HudiHarness, path: string, name: string, writes: number, how: ArchivingWrites = {}): Promise<void> {
+  const first = how.first ?? 1;
+  const insertOverwrite = 'insertOverwrite' in how ? how.insertOverwrite : 4;
   for (let i = first; i < first + writes; i++) {
     const rows = [0, 1, 2].map((k) => ({ id: (i % 4) * 3 + k, name: `v${i}-${k}`, ts: i, dt: k % 2 === 0 ? '2024-01-01' : '2024-01-02' }));
-    const operation = i === 4 ? 'insert_overwrite' : 'upsert';
+    const operation = i === insertOverwrite ? 'insert_overwrite' : 'upsert';
     await hudi.write(path, {
       schema: SCHEMA,
       rows,
-      options: { ...ARCHIVING_OPTIONS, 'hoodie.table.name': name, 'hoodie.datasource.write.operation': operation },
+      options: { ...ARCHIVING_OPTIONS, ...how.options, 'hoodie.table.name': name, 'hoodie.datasource.write.operation': operation },
     });
   }
 }
