@@ -13,7 +13,7 @@
  *    - the groups the planner makes (buildClusteringGroupsForPartition under the default config, capped to what one
  *      execute-group can take, capGroupBytes), each one execute-group invocation;
  *    - S3 requests as S3Storage sends them (downloadRequests, uploadRequests: 16 MiB ranges, 64 MiB parts; checked
- *      against moto in test/storage.test.ts), plus each output's marker, each group's result and heartbeats;
+ *      against moto in test/storage/storage.test.ts), plus each output's marker, each group's result and heartbeats;
  *    - each group's duration: its CPU seconds over the vCPUs its memory buys (one per 1,769 MB), plus its transfers at
  *      --s3-mb-per-s with --first-byte-ms per request (assumptions, not measured: moto says nothing of S3's speed);
  *    - Lambda GB-seconds at the memory and /tmp of the function the plan names (arm64 price): execute-copy-group
@@ -69,7 +69,7 @@ const UPLOADS_IN_FLIGHT = 4;
 /**
  * Requests of a group besides its transfers: the instant and plan read (GET/HEAD), the heartbeat's first write, the
  * result. An estimate; the transfers themselves (a GET per range, a marker and a PUT or the parts per output) are
- * what the adapter counts, and test/serverless-clustering.test.ts holds a run on moto to exactly that.
+ * what the adapter counts, and test/serverless/clustering.test.ts holds a run on moto to exactly that.
  */
 const GROUP_OVERHEAD: RequestCounts = { get: 4, head: 4, put: 2 };
 /** A run's plan, commit, clean check and archive: timeline reads and writes and listings (an estimate, small beside the groups'). */

@@ -41,7 +41,7 @@ if (args[0] === '--sam-function') {
   await build({ ...COMMON, entryPoints: { [handler]: entry }, outdir });
   console.log(`built ${handler} into ${outdir}`);
 } else {
-  // --outdir DIR: the same bundles elsewhere (test/package.test.ts packs a copy without touching dist/).
+  // --outdir DIR: the same bundles elsewhere (test/repository/package.test.ts packs a copy without touching dist/).
   const outdirAt = args.indexOf('--outdir');
   const outdir = outdirAt >= 0 && args[outdirAt + 1] !== undefined ? args[outdirAt + 1] : join(root, 'dist');
   const handlers = existsSync(join(root, 'functions'))

@@ -1,6 +1,6 @@
 /**
  * The layers of lib/, bottom to top: a room imports its own layer (without a folder cycle) and the layers below,
- * never one above. Read by .dependency-cruiser.cjs (the check in `npm run lint`) and by test/readme.test.ts (the
+ * never one above. Read by .dependency-cruiser.cjs (the check in `npm run lint`) and by test/repository/readme.test.ts (the
  * README's "What is where" lists the same layers in the same order).
  */
 module.exports.LAYERS = [

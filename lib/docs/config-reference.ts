@@ -1,6 +1,6 @@
 /**
  * The configuration reference in README.md, generated from the key tables the code reads (so it cannot drift:
- * test/readme.test.ts checks the README holds exactly this text).
+ * test/repository/readme.test.ts checks the README holds exactly this text).
  */
 import { ARCHIVAL_KEYS } from '../archival/config.js';
 import { CLEAN_KEYS } from '../cleaner/config.js';

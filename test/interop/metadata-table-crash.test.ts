@@ -7,7 +7,7 @@
  * sees the rows from before the write or from after it. The next run (rollback of the dead write, the write again)
  * completes, and Hudi's validator passes on the healed table.
  *
- * test/metadata-writer.test.ts crashes the same path (and the clean's) with our reader only, on every call.
+ * test/metadata/writer.test.ts crashes the same path (and the clean's) with our reader only, on every call.
  */
 import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * The deployed functions' memory, timeout and /tmp, as template.yaml gives them (with its parameters' defaults).
  * A template cannot read them from a file of the repository (AWS::Include only takes a snippet already in S3, and
- * cfn-lint cannot follow it), so template.yaml states them too and test/serverless-infra.test.ts holds it to this one
+ * cfn-lint cannot follow it), so template.yaml states them too and test/serverless/infra.test.ts holds it to this one
  * source; the local state-machine runner emulates and bills these.
  */
 export interface FunctionSettings {
