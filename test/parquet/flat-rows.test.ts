@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { HudiError } from '../lib/errors.js';
-import { readFlatRows } from '../lib/parquet/flat-rows.js';
-import { type FlatWriteColumn, writeFlatRows } from '../lib/parquet/flat-writer.js';
-import { CODEC } from '../lib/parquet/pages.js';
-import { REPO_ROOT } from './helpers/paths.js';
+import { HudiError } from '../../lib/errors.js';
+import { readFlatRows } from '../../lib/parquet/flat-rows.js';
+import { type FlatWriteColumn, writeFlatRows } from '../../lib/parquet/flat-writer.js';
+import { CODEC } from '../../lib/parquet/pages.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
 let workDir: string;
 let instance: DuckDBInstance;

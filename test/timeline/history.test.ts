@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { TimelineHistoryError } from '../lib/errors.js';
-import { openStorage } from '../lib/storage/index.js';
+import { TimelineHistoryError } from '../../lib/errors.js';
+import { openStorage } from '../../lib/storage/index.js';
 import {
   type ArchivedInstant,
   archivedInstantOfRow,
@@ -19,9 +19,9 @@ import {
   parseManifest,
   readTimelineHistory,
   serializeManifest,
-} from '../lib/timeline/history/index.js';
-import type { HudiArchivedInstant } from './helpers/hudi-1x-history.js';
-import { REPO_ROOT, tempDir } from './helpers/paths.js';
+} from '../../lib/timeline/history/index.js';
+import type { HudiArchivedInstant } from '../helpers/hudi-1x-history.js';
+import { REPO_ROOT, tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(REPO_ROOT, 'test/fixtures/hudi-1x-history');
 const VERSIONS = ['1.0.2', '1.1.1'] as const;

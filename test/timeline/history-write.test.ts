@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { HudiError } from '../lib/errors.js';
-import { openStorage } from '../lib/storage/index.js';
+import { HudiError } from '../../lib/errors.js';
+import { openStorage } from '../../lib/storage/index.js';
 import {
   type ArchivedInstant,
   appendToHistory,
@@ -18,8 +18,8 @@ import {
   parseArchiveFileName,
   readTimelineHistory,
   writeLevelZero,
-} from '../lib/timeline/history/index.js';
-import { REPO_ROOT, tableFiles, tempDir } from './helpers/paths.js';
+} from '../../lib/timeline/history/index.js';
+import { REPO_ROOT, tableFiles, tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(REPO_ROOT, 'test/fixtures/hudi-1x-history');
 const FOLDER = historyFolder();
