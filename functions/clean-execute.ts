@@ -1,11 +1,11 @@
 /**
- * Lambda `clean-execute`: delete one share of a clean's files (lib/serverless/steps/cleaning/steps.ts).
+ * Lambda `clean-execute`: delete one share of a clean's files (lib/serverless/steps/cleaning/execute-share.ts).
  */
 import type { Context } from 'aws-lambda';
 import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
 import { createObservability } from '../lib/serverless/aws/observability.js';
 import { stepEnvironment } from '../lib/serverless/aws/registry.js';
-import { type CleanShareOutput, cleanExecuteShareStep, parseCleanExecuteShareEvent } from '../lib/serverless/steps/cleaning/steps.js';
+import { type CleanShareOutput, cleanExecuteShareStep, parseCleanExecuteShareEvent } from '../lib/serverless/steps/cleaning/index.js';
 import { cleanShareFigures } from '../lib/serverless/steps/metrics.js';
 
 const observability = createObservability('clean-execute');

@@ -52,7 +52,7 @@ export {
   parseCleanScheduleEvent,
   type ShareReference,
   type TableServiceBase,
-} from './steps/cleaning/steps.js';
+} from './steps/cleaning/index.js';
 export { type CommitStepInput, type CommitStepOutput, commitStep, parseCommitEvent, type ReportSummary } from './steps/clustering/commit.js';
 export { type ExecuteGroupInput, type ExecuteGroupOutput, executeGroupStep, parseExecuteGroupEvent } from './steps/clustering/execute.js';
 export { type GroupReference, type PlanStepOutput, parsePlanEvent, planStep } from './steps/clustering/plan.js';

@@ -1,5 +1,5 @@
 /**
- * The serverless clean's steps (lib/serverless/steps/cleaning/steps.ts over lib/cleaning/shares.ts), run in-process on a
+ * The serverless clean's steps (lib/serverless/steps/cleaning/ over lib/cleaning/shares.ts), run in-process on a
  * local table of 1,000 partitions as the state machine would run them: prepare, every planning share, schedule,
  * every delete share, complete. No worker lists more than its share of partitions, and the clean deletes exactly the
  * files, and writes the same plan, as the one-process clean (lib/cleaning/clean.ts) on a copy of the table.
@@ -21,7 +21,7 @@ import {
   cleanPlanShareStep,
   cleanPrepareStep,
   cleanScheduleStep,
-} from '../../lib/serverless/steps/cleaning/steps.js';
+} from '../../lib/serverless/steps/cleaning/index.js';
 import type { StepDependencies } from '../../lib/serverless/steps/contract.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';

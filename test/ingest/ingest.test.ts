@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context, S3Event, S3ObjectCreatedNotificationEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -21,12 +21,13 @@ import { openStorage, s3ClientFromEnv } from '../../lib/storage/index.js';
 import { UnsupportedLayoutError } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
+import { REPO_ROOT } from '../helpers/fixtures.js';
 import { LOAD_SCALE } from '../helpers/load.js';
 import { s3TablePath, testBucket } from '../helpers/s3.js';
 
 type HandlerModule = typeof import('../../functions/ingest.js');
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const root = REPO_ROOT;
 const PROPS = {
   'hoodie.table.name': 'landed_users',
   'hoodie.datasource.write.recordkey.field': 'id',

@@ -25,7 +25,7 @@ import {
   runStateMachineLocally,
   startLocalStepFunctionsEndpoint,
 } from '../../lib/serverless/local/index.js';
-import type { CleanStepOutput } from '../../lib/serverless/steps/cleaning/steps.js';
+import type { CleanStepOutput } from '../../lib/serverless/steps/cleaning/index.js';
 import { type IngestConfig, ingestStep } from '../../lib/serverless/steps/ingest/ingest.js';
 import { afterWriteStarterFromEnv, type TriggerOutput } from '../../lib/serverless/steps/trigger/trigger.js';
 import { openStorage } from '../../lib/storage/index.js';

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { EventError } from '../../lib/errors.js';
 import { EventPropertyError } from '../../lib/serverless/aws/event-properties.js';
 import { parsePropertyOverrides, resolveStepSettings } from '../../lib/serverless/aws/settings.js';
-import { parseCleanCompleteEvent, parseCleanExecuteShareEvent } from '../../lib/serverless/steps/cleaning/steps.js';
+import { parseCleanCompleteEvent, parseCleanExecuteShareEvent } from '../../lib/serverless/steps/cleaning/index.js';
 import { parseCommitEvent } from '../../lib/serverless/steps/clustering/commit.js';
 import { parseExecuteGroupEvent } from '../../lib/serverless/steps/clustering/execute.js';
 import { parseRollbackEvent } from '../../lib/serverless/steps/clustering/rollback.js';

@@ -3,7 +3,7 @@
  * No AWS client here: the CLI loads the Step Functions client only for `--via-state-machine`.
  */
 import type { ArchiveStepOutput } from '../steps/archival/archive.js';
-import type { CleanStepOutput } from '../steps/cleaning/steps.js';
+import type { CleanStepOutput } from '../steps/cleaning/index.js';
 import type { CommitStepOutput } from '../steps/clustering/commit.js';
 import type { PlanStepOutput } from '../steps/clustering/plan.js';
 

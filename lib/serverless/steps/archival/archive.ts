@@ -9,7 +9,7 @@ import { archivalConfigFromProperties } from '../../../archival/config.js';
 import { cleanConfigFromProperties } from '../../../cleaner/config.js';
 import { openTableAndLock } from '../../aws/clients.js';
 import { type ClusteringExecutionInput, ENV, resolveStepSettings, tableServiceProperties } from '../../aws/settings.js';
-import type { TableServiceBase } from '../cleaning/steps.js';
+import type { TableServiceBase } from '../cleaning/index.js';
 import type { StepDependencies } from '../contract.js';
 import { asObject, executionInputOf } from '../events.js';
 
