@@ -197,3 +197,15 @@ export class UnregisteredTableError extends HudiError {
     this.tablePath = tablePath;
   }
 }
+
+/**
+ * Hudi 1.x's timeline history (the LSM tree of archived instants under `.hoodie/timeline/history/`) holds something
+ * this build does not read as Hudi does: a malformed `_version_` or manifest, a file the manifest names that is
+ * missing or not an archive file, an unknown action, column or record. `location` names the file.
+ */
+export class TimelineHistoryError extends HudiError {
+  constructor(problem: string, options: { location?: string; fix?: string; cause?: unknown } = {}) {
+    super(problem, options);
+    this.name = 'TimelineHistoryError';
+  }
+}

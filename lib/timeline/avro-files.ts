@@ -76,29 +76,63 @@ export function encodeTimelineAvro<K extends TimelineAvroKind>(kind: K, record: 
  */
 export function decodeTimelineAvro<K extends TimelineAvroKind>(kind: K, bytes: Uint8Array, location: string): TimelineAvroRecords[K] {
   const expectedName = TIMELINE_AVRO_RECORD_NAMES[kind];
+  const readerType = timelineType(kind);
+  const { record } = decodeSingleRecord(bytes, location, [expectedName], (writerType) => {
+    try {
+      return { readerType, resolver: readerType.createResolver(writerType) };
+    } catch (cause) {
+      throw new HudiError(`its writer schema cannot be resolved to ${expectedName}: ${errorMessage(cause)}`, {
+        location,
+        fix: 'this Hudi version’s schema is not readable by this build; report the file’s avro.schema header',
+        cause,
+      });
+    }
+  });
+  // Our reader schema guarantees the shape; avsc returns class instances, callers get plain data.
+  return record as TimelineAvroRecords[K];
+}
+
+/** A record decoded with the schema its container file carries: its full name and its fields as plain data. */
+export interface WriterSchemaRecord {
+  readonly recordName: string;
+  readonly record: { readonly [field: string]: unknown };
+}
+
+/**
+ * Decode the single record of an Avro container file with the writer schema it carries (no reader schema of ours):
+ * for records whose every field the caller passes on as it is, such as the commit metadata Hudi 1.x keeps in its
+ * timeline history. The record's full name must be one of `expectedNames`; the same checks as decodeTimelineAvro.
+ */
+export function decodeWithWriterSchema(bytes: Uint8Array, location: string, expectedNames: readonly string[]): WriterSchemaRecord {
+  const { recordName, record } = decodeSingleRecord(bytes, location, expectedNames, (writerType) => ({ readerType: writerType, resolver: undefined }));
+  return { recordName, record: record as { readonly [field: string]: unknown } };
+}
+
+interface RecordReading {
+  readerType: avro.Type;
+  resolver: ReturnType<avro.Type['createResolver']> | undefined;
+}
+
+function decodeSingleRecord(
+  bytes: Uint8Array,
+  location: string,
+  expectedNames: readonly string[],
+  reading: (writerType: avro.Type) => RecordReading,
+): { recordName: string; record: unknown } {
+  const expected = expectedNames.join(' or ');
   if (bytes.length === 0) {
-    throw new HudiError(`instant file is empty (0 bytes); expected an Avro ${expectedName} record`, { location });
+    throw new HudiError(`instant file is empty (0 bytes); expected an Avro ${expected} record`, { location });
   }
   const container = readContainer(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), location);
 
   const writerType = parseWriterSchema(container.schemaText, location);
-  if (writerType.name !== expectedName) {
-    throw new HudiError(`holds an Avro ${writerType.name ?? writerType.typeName} record, expected ${expectedName}`, {
+  if (writerType.name === undefined || !expectedNames.includes(writerType.name)) {
+    throw new HudiError(`holds an Avro ${writerType.name ?? writerType.typeName} record, expected ${expected}`, {
       location,
       fix: 'check that the file name’s action and state match its content',
     });
   }
-  const readerType = timelineType(kind);
-  let resolver: ReturnType<avro.Type['createResolver']>;
-  try {
-    resolver = readerType.createResolver(writerType);
-  } catch (cause) {
-    throw new HudiError(`its writer schema cannot be resolved to ${expectedName}: ${errorMessage(cause)}`, {
-      location,
-      fix: 'this Hudi version’s schema is not readable by this build; report the file’s avro.schema header',
-      cause,
-    });
-  }
+  const { readerType, resolver } = reading(writerType);
 
   if (container.blocks.length === 0) throw unreadable(location, 'no data block after the header');
   const records: unknown[] = [];
@@ -123,13 +157,12 @@ export function decodeTimelineAvro<K extends TimelineAvroKind>(kind: K, bytes: U
     }
   }
   if (records.length !== 1) {
-    throw new HudiError(`holds ${records.length} Avro records, expected exactly one ${expectedName}`, {
+    throw new HudiError(`holds ${records.length} Avro records, expected exactly one ${expected}`, {
       location,
       fix: 'Hudi writes one record per timeline file; this file was not written by Hudi',
     });
   }
-  // Our reader schema guarantees the shape; avsc returns class instances, callers get plain data.
-  return toPlainData(records[0]) as TimelineAvroRecords[K];
+  return { recordName: writerType.name, record: toPlainData(records[0]) };
 }
 
 /**

@@ -1,0 +1,111 @@
+/**
+ * Tables whose timeline Hudi 1.x archives into its LSM history (`.hoodie/timeline/history/`), and Hudi's own view
+ * of that history. Shared by the fixture script (`test/hudi/make-1x-history-fixtures.ts`) and the interop test.
+ *
+ * The keys make the archiver run after almost every write: one cleaned commit retained, two to four completed
+ * instants kept on the active timeline, and a timeline compaction batch of three files, so a run of writes gives
+ * level-0 files, their compaction into level 1, and the cleaning of the compacted files.
+ */
+import type { HudiHarness, JavaExpression } from './hudi.js';
+
+const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, dt STRING';
+
+/** Archive early and often: see the module comment. */
+export const ARCHIVING_OPTIONS: Readonly<Record<string, string>> = {
+  'hoodie.datasource.write.recordkey.field': 'id',
+  'hoodie.datasource.write.partitionpath.field': 'dt',
+  'hoodie.datasource.write.precombine.field': 'ts',
+  'hoodie.datasource.write.table.type': 'COPY_ON_WRITE',
+  // The metadata table would hold archival back until its own compaction; it has nothing to do with the history.
+  'hoodie.metadata.enable': 'false',
+  'hoodie.clean.commits.retained': '1',
+  'hoodie.keep.min.commits': '2',
+  'hoodie.keep.max.commits': '3',
+  'hoodie.timeline.compaction.batch.size': '3',
+  'hoodie.embed.timeline.server': 'false',
+  'hoodie.insert.shuffle.parallelism': '2',
+  'hoodie.upsert.shuffle.parallelism': '2',
+};
+
+export interface ArchivingWrites {
+  /** The number of the first write (rows and names follow it). Default 1. */
+  readonly first?: number;
+  /** The write that is an insert_overwrite (a replacecommit with a plan); none when undefined. Default 4. */
+  readonly insertOverwrite?: number | undefined;
+  /** More options: a table type, inline compaction or clustering. */
+  readonly options?: Readonly<Record<string, string>>;
+}
+
+/** Merge-on-read, compacted inline every two delta commits: commits with compaction plans in the history. */
+export const INLINE_COMPACTION: Readonly<Record<string, string>> = {
+  'hoodie.datasource.write.table.type': 'MERGE_ON_READ',
+  'hoodie.compact.inline': 'true',
+  'hoodie.compact.inline.max.delta.commits': '2',
+};
+
+/** Clustered inline every two commits: replacecommits with clustering plans in the history. */
+export const INLINE_CLUSTERING: Readonly<Record<string, string>> = {
+  'hoodie.clustering.inline': 'true',
+  'hoodie.clustering.inline.max.commits': '2',
+};
+
+/** `writes` upserts of a few rows each (see ArchivingWrites). */
+export async function writeArchivingTable(hudi: HudiHarness, path: string, name: string, writes: number, how: ArchivingWrites = {}): Promise<void> {
+  const first = how.first ?? 1;
+  const insertOverwrite = 'insertOverwrite' in how ? how.insertOverwrite : 4;
+  for (let i = first; i < first + writes; i++) {
+    const rows = [0, 1, 2].map((k) => ({ id: (i % 4) * 3 + k, name: `v${i}-${k}`, ts: i, dt: k % 2 === 0 ? '2024-01-01' : '2024-01-02' }));
+    const operation = i === insertOverwrite ? 'insert_overwrite' : 'upsert';
+    await hudi.write(path, {
+      schema: SCHEMA,
+      rows,
+      options: { ...ARCHIVING_OPTIONS, ...how.options, 'hoodie.table.name': name, 'hoodie.datasource.write.operation': operation },
+    });
+  }
+}
+
+/** One archived instant as Hudi's ArchivedTimelineV2 reports it; metadata as base64, null when it has none. */
+export interface HudiArchivedInstant {
+  requestedTime: string;
+  completionTime: string;
+  action: string;
+  state: string;
+  metadata: string | null;
+}
+
+function metaClient(path: string): JavaExpression {
+  const hadoopConf: JavaExpression = { call: 'hadoopConfiguration', on: { static: 'org.apache.spark.SparkContext.getOrCreate' } };
+  const storageConf: JavaExpression = { static: 'org.apache.hudi.hadoop.fs.HadoopFSUtils.getStorageConf', args: [hadoopConf] };
+  const builder: JavaExpression = { static: 'org.apache.hudi.common.table.HoodieTableMetaClient.builder' };
+  return {
+    call: 'build',
+    on: { call: 'setBasePath', on: { call: 'setConf', on: builder, args: [storageConf] }, args: [path] },
+  };
+}
+
+// HoodieInstant.toString in 1.x: `[<requested>__<completion>__<action>__<state>]`.
+const INSTANT_TEXT = /^\[(\d+)__(\d+)__([a-z]+)__([A-Z]+)\]$/;
+
+/**
+ * Hudi's archived timeline of the table at `path`: `metaClient.getArchivedTimeline("0")` (every archived instant,
+ * loaded with its metadata bytes, as ArchivedTimelineV2 loads them), its instants in Hudi's order and for each
+ * `getInstantDetails`.
+ */
+export async function hudiArchivedInstants(hudi: HudiHarness, path: string): Promise<HudiArchivedInstant[]> {
+  const timeline: JavaExpression = { call: 'getArchivedTimeline', on: metaClient(path), args: ['0'] };
+  const instants: JavaExpression = { call: 'getInstants', on: timeline };
+  const texts = (await hudi.jvmEval(instants)) as unknown;
+  if (!Array.isArray(texts)) throw new Error(`getInstants gave ${JSON.stringify(texts)}`);
+  const result: HudiArchivedInstant[] = [];
+  for (let index = 0; index < texts.length; index++) {
+    const text = String(texts[index]);
+    const match = INSTANT_TEXT.exec(text);
+    if (match === null) throw new Error(`unexpected HoodieInstant text ${text}`);
+    const instant: JavaExpression = { call: 'get', on: instants, args: [index] };
+    const details: JavaExpression = { call: 'getInstantDetails', on: timeline, args: [instant] };
+    const present = (await hudi.jvmEval({ call: 'isPresent', on: details })) as boolean;
+    const metadata = present ? String(await hudi.jvmEval({ call: 'get', on: details })) : null;
+    result.push({ requestedTime: match[1]!, completionTime: match[2]!, action: match[3]!, state: match[4]!, metadata });
+  }
+  return result;
+}
