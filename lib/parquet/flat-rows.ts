@@ -54,8 +54,10 @@ export function readFlatRows(bytes: Uint8Array, location: string): FlatRows {
   const rowGroups = metadata.list(FILE_METADATA.rowGroups)?.items.filter(isStruct) ?? [];
   for (const [groupIndex, rowGroup] of rowGroups.entries()) {
     for (const column of columns) {
-      const meta = chunkMetaData(rowGroup, indexes.get(column.name)!);
-      if (meta === undefined || column.physicalType === undefined) {
+      const chunkIndex = indexes.get(column.name);
+      const meta = chunkIndex === undefined ? undefined : chunkMetaData(rowGroup, chunkIndex);
+      const columnValues = values.get(column.name);
+      if (meta === undefined || columnValues === undefined || column.physicalType === undefined) {
         throw unreadable(location, `row group ${groupIndex} has no chunk metadata for column ${column.name}`);
       }
       const { start, length } = chunkPageRange(meta);
@@ -68,7 +70,7 @@ export function readFlatRows(bytes: Uint8Array, location: string): FlatRows {
           buffer.subarray(start, start + length),
           chunk,
           { physicalType: column.physicalType, optional: column.repetition === 'OPTIONAL' },
-          values.get(column.name)!,
+          columnValues,
         );
       } catch (cause) {
         if (!(cause instanceof UnsupportedChunkError)) throw cause;

@@ -170,9 +170,9 @@ function definitionLevels(levels: readonly number[]): Buffer {
   if (groups === 0) return Buffer.alloc(0);
   const header = unsignedVarint(groups * 2 + 1);
   const packed = Buffer.alloc(groups);
-  levels.forEach((level, index) => {
-    if (level === 1) packed[index >>> 3]! |= 1 << (index & 7);
-  });
+  for (const [index, level] of levels.entries()) {
+    if (level === 1) packed.writeUInt8(packed.readUInt8(index >>> 3) | (1 << (index & 7)), index >>> 3);
+  }
   return Buffer.concat([Buffer.from(header), packed]);
 }
 
