@@ -3,6 +3,7 @@
  * The copy-on-write view (fileGroups, latestBaseFiles: a slice is one base file version) is also a merge-on-read
  * table's read-optimized view; latestMergedSlices adds the log files for snapshot reads.
  */
+import { sliceByCompletionTime, type CompletionSlicingInputs } from './file-group.js';
 import { compareLogFileNames, parseLogFileName, type LogFile } from './log-format/index.js';
 import { compareInstantTimes, INSTANT_TIME_PATTERN } from './timeline/instant.js';
 import type { Timeline } from './timeline/timeline.js';
@@ -81,8 +82,15 @@ export interface ListedPartition {
 
 export interface ViewInputs {
   readonly partitions: readonly ListedPartition[];
-  /** The timeline the view is built against (already cut with asOf for time travel). */
+  /**
+   * The timeline the view is built against: layout 1 already cut with asOf for time travel; layout 2 whole (its
+   * slices are cut by `completionSlicing.queryInstant`).
+   */
   readonly timeline: Timeline;
+  /** What a snapshot reads as of: the as-of time, else the latest completed write (layout 2: completionSlicing's). */
+  readonly queryInstant?: string;
+  /** Layout 2 (file slicing by completion time): what it needs besides the timeline and the replaced file groups. */
+  readonly completionSlicing?: Omit<CompletionSlicingInputs, 'timeline' | 'replacedFileGroups'>;
   /** File groups named by completed replacecommits on that timeline. */
   readonly replacedFileGroups: ReadonlySet<string>;
   /** File groups in pending clustering plans (fileGroupKey). */
@@ -95,6 +103,17 @@ export class FileSystemView {
 
   constructor(private readonly inputs: ViewInputs) {
     this.groupsByPartition = new Map();
+    this.mergedByPartition = new Map();
+    if (inputs.timeline.layout.fileSlicing === 'completion-time') {
+      if (inputs.completionSlicing === undefined) throw new Error('a layout-2 file system view needs its completion times');
+      const slicing: CompletionSlicingInputs = { ...inputs.completionSlicing, timeline: inputs.timeline, replacedFileGroups: inputs.replacedFileGroups };
+      for (const partition of inputs.partitions) {
+        const { groups, merged } = sliceByCompletionTime(partition, slicing);
+        this.groupsByPartition.set(partition.partitionPath, groups);
+        this.mergedByPartition.set(partition.partitionPath, merged);
+      }
+      return;
+    }
     for (const partition of inputs.partitions) {
       const byFileId = new Map<string, FileSlice[]>();
       for (const file of partition.files) {
@@ -121,7 +140,7 @@ export class FileSystemView {
       }
       this.groupsByPartition.set(partition.partitionPath, groups);
     }
-    this.mergedByPartition = new Map(inputs.partitions.map((partition) => [partition.partitionPath, this.buildMergedSlices(partition)]));
+    for (const partition of inputs.partitions) this.mergedByPartition.set(partition.partitionPath, this.buildMergedSlices(partition));
   }
 
   /**
@@ -191,6 +210,11 @@ export class FileSystemView {
     return result;
   }
 
+  /** The instant a snapshot of this view reads as of (log blocks after it do not count); undefined on an empty timeline. */
+  get queryInstant(): string | undefined {
+    return this.inputs.completionSlicing?.queryInstant ?? this.inputs.queryInstant;
+  }
+
   /** The latest merged file slice of every live file group (snapshot reads of merge-on-read tables). */
   latestMergedSlices(partitionPath?: string): MergedFileSlice[] {
     if (partitionPath !== undefined) return [...(this.mergedByPartition.get(partitionPath) ?? [])];
@@ -219,7 +243,15 @@ export class FileSystemView {
     return this.fileGroups(partitionPath).flatMap((group) => (group.slices[0] ? [group.slices[0]] : []));
   }
 
+  /**
+   * The base file of each live file group's latest slice: copy-on-write snapshots and read-optimized reads. Layout 2
+   * reads them off the merged slices, as Hudi 1.x's file index does (a slice whose compaction is pending reads the
+   * base file before it).
+   */
   latestBaseFiles(partitionPath?: string): BaseFile[] {
+    if (this.inputs.timeline.layout.fileSlicing === 'completion-time') {
+      return this.latestMergedSlices(partitionPath).flatMap((slice) => (slice.baseFile === undefined ? [] : [slice.baseFile]));
+    }
     return this.latestSlices(partitionPath).map((slice) => slice.baseFile);
   }
 

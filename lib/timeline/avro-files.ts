@@ -13,7 +13,10 @@ import { inflateRawSync } from 'node:zlib';
 import { HudiError, errorMessage } from '../errors.js';
 import { concatBytes } from '../log-format/bytes.js';
 import {
+  COMMIT_METADATA_AVRO_SCHEMAS,
+  HUDI_AVRO_NAMESPACE,
   TIMELINE_AVRO_RECORD_NAMES,
+  type CommitMetadataAvroRecords,
   TIMELINE_AVRO_SCHEMAS,
   emptyRequestedReplaceMetadata,
   timelineAvroSchemaText,
@@ -74,7 +77,26 @@ export function encodeTimelineAvro<K extends TimelineAvroKind>(kind: K, record: 
  * empty instant file means), truncated, not an Avro container, holds another record type or not exactly one record.
  */
 export function decodeTimelineAvro<K extends TimelineAvroKind>(kind: K, bytes: Uint8Array, location: string): TimelineAvroRecords[K] {
-  const expectedName = TIMELINE_AVRO_RECORD_NAMES[kind];
+  return decodeSingleRecord(TIMELINE_AVRO_RECORD_NAMES[kind], timelineType(kind), bytes, location) as TimelineAvroRecords[K];
+}
+
+const commitMetadataTypes = new Map<keyof CommitMetadataAvroRecords, avro.Type>();
+
+/**
+ * Decode a timeline layout 2 (Hudi 1.x) completed write's file: one HoodieCommitMetadata (`commit`, for commits and
+ * deltacommits) or HoodieReplaceCommitMetadata (`replace`) in an Avro container, resolved from its writer schema.
+ */
+export function decodeCommitMetadataAvro<K extends keyof CommitMetadataAvroRecords>(kind: K, bytes: Uint8Array, location: string): CommitMetadataAvroRecords[K] {
+  let type = commitMetadataTypes.get(kind);
+  if (type === undefined) {
+    type = avro.Type.forSchema(asAvscSchema(COMMIT_METADATA_AVRO_SCHEMAS[kind]), { wrapUnions: false });
+    commitMetadataTypes.set(kind, type);
+  }
+  const name = `${HUDI_AVRO_NAMESPACE}.${kind === 'commit' ? 'HoodieCommitMetadata' : 'HoodieReplaceCommitMetadata'}`;
+  return decodeSingleRecord(name, type, bytes, location) as CommitMetadataAvroRecords[K];
+}
+
+function decodeSingleRecord(expectedName: string, readerType: avro.Type, bytes: Uint8Array, location: string): unknown {
   if (bytes.length === 0) {
     throw new HudiError(`instant file is empty (0 bytes); expected an Avro ${expectedName} record`, { location });
   }
@@ -87,7 +109,6 @@ export function decodeTimelineAvro<K extends TimelineAvroKind>(kind: K, bytes: U
       fix: 'check that the file name’s action and state match its content',
     });
   }
-  const readerType = timelineType(kind);
   let resolver: ReturnType<avro.Type['createResolver']>;
   try {
     resolver = readerType.createResolver(writerType);
@@ -128,7 +149,7 @@ export function decodeTimelineAvro<K extends TimelineAvroKind>(kind: K, bytes: U
     });
   }
   // Our reader schema guarantees the shape; avsc returns class instances, callers get plain data.
-  return toPlainData(records[0]) as TimelineAvroRecords[K];
+  return toPlainData(records[0]);
 }
 
 /**
