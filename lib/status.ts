@@ -4,8 +4,6 @@
  * compaction), and per partition how many files the latest snapshot reads and
  * how their sizes spread (small files are what clustering is for).
  */
-import { archiveFolder } from './archival/archived-timeline.js';
-import { loadArchivedHistory } from './archival/history.js';
 import type { HudiTable } from './table.js';
 import { parseInstantTime } from './timeline/instant.js';
 import { lastCompletedClustering } from './timeline/queries.js';
@@ -79,8 +77,8 @@ export async function tableStatus(table: HudiTable, options: { now?: Date; small
 
   const [clustering, history, archiveListing, view] = await Promise.all([
     lastCompletedClustering(storage, timeline),
-    loadArchivedHistory(storage, config.archiveLogFolder),
-    storage.listDir(archiveFolder(config.archiveLogFolder)),
+    table.archivedHistory(),
+    storage.listDir(table.archiveFolder),
     table.fileSystemView(),
   ]);
   const lastOf = (activeTime: string | undefined, archivedTime: string | undefined): LastServiceStatus | undefined => {

@@ -13,6 +13,7 @@ import { assertSupported, METAFOLDER, PROPERTIES_FILE, readTableConfig, type Tab
 import { archivedCompletionTimes, CompletionTimes } from './timeline/completion-times.js';
 import { pendingCompactions, readCompactionPlan } from './timeline/compaction-plan.js';
 import { timelineLayoutOf, type TimelineLayout } from './timeline/layout.js';
+import { archiveFolder } from './archival/archived-timeline.js';
 import { loadArchivedHistory, type ArchivedHistory } from './archival/history.js';
 import { assertCommittedFilesPresent } from './missing-files.js';
 import { planFileGroups } from './timeline/clustering-plan.js';
@@ -153,6 +154,23 @@ export class HudiTable {
         pendingCompactions: pendingCompactionGroups,
       },
     });
+  }
+
+  /**
+   * The archived timeline's folder: layout 1's `.hoodie/<hoodie.archivelog.folder>`, layout 2's LSM history
+   * (`.hoodie/<hoodie.timeline.path>/<hoodie.timeline.history.path>`).
+   */
+  get archiveFolder(): string {
+    return this.layout.version === 2 ? this.historyFolder : archiveFolder(this.config.archiveLogFolder);
+  }
+
+  /**
+   * The archived instants. Layout 2's LSM history is read by its own module (not yet here): until it is plugged in,
+   * a layout-2 table reports none.
+   */
+  async archivedHistory(): Promise<ArchivedHistory> {
+    if (this.layout.version === 2) return { instants: [], replacedFileGroups: new Map(), archiveFiles: 0 };
+    return loadArchivedHistory(this.storage, this.config.archiveLogFolder);
   }
 
   /** Layout 2: the LSM history's folder (`.hoodie/<hoodie.timeline.path>/<hoodie.timeline.history.path>`). */
