@@ -7,7 +7,16 @@
  * before that delta commit's completion time (a pending one: the newest slice), so a log written while a compaction
  * was requested but completed after it belongs to the compaction's slice.
  */
-import { fileGroupKey, joinPartitionPath, parseBaseFileName, type BaseFile, type FileGroup, type FileSlice, type ListedPartition, type MergedFileSlice } from './fs-view.js';
+import {
+  fileGroupKey,
+  joinPartitionPath,
+  parseBaseFileName,
+  type BaseFile,
+  type FileGroup,
+  type FileSlice,
+  type ListedPartition,
+  type MergedFileSlice,
+} from './fs-view.js';
 import { compareLogFileNames, parseLogFileName, type LogFile } from './log-format/index.js';
 import type { CompletionTimes } from './timeline/completion-times.js';
 import { compareInstantTimes, type Instant } from './timeline/instant.js';
@@ -94,7 +103,10 @@ export function sliceByCompletionTime(partition: ListedPartition, inputs: Comple
     const name = parseLogFileName(file.name);
     if (name === undefined || name.extension !== 'log' || name.suffix !== '') continue;
     slicesOf(name.fileId);
-    logsByGroup.set(name.fileId, [...(logsByGroup.get(name.fileId) ?? []), { path: joinPartitionPath(partition.partitionPath, file.name), name, size: file.size }]);
+    logsByGroup.set(name.fileId, [
+      ...(logsByGroup.get(name.fileId) ?? []),
+      { path: joinPartitionPath(partition.partitionPath, file.name), name, size: file.size },
+    ]);
   }
 
   const groups: FileGroup[] = [];
@@ -123,7 +135,13 @@ export function sliceByCompletionTime(partition: ListedPartition, inputs: Comple
     if (latest === undefined) continue;
     // filterUncommittedLogs (the latest slice only), then fetchMergedFileSlice.
     const logs = latest.logFiles.filter((log) => inputs.completionTimes.isCompleted(log.name.baseInstant));
-    let result: MergedFileSlice = { partitionPath: partition.partitionPath, fileId, baseInstantTime: latest.baseInstant, baseFile: latest.baseFile, logFiles: logs };
+    let result: MergedFileSlice = {
+      partitionPath: partition.partitionPath,
+      fileId,
+      baseInstantTime: latest.baseInstant,
+      baseFile: latest.baseFile,
+      logFiles: logs,
+    };
     if (pendingCompaction === latest.baseInstant) {
       const previous = committed.find((slice) => compareInstantTimes(slice.baseInstant, pendingCompaction) < 0);
       if (previous !== undefined) {

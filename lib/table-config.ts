@@ -381,10 +381,13 @@ export function assertSupported(config: TableConfig, location: string, mode: Tab
   }
   if (HUDI_1X_TABLE_VERSIONS.includes(config.version)) assertReadable1x(config, location);
   else if (config.timelineLayoutVersion !== 1) {
-    throw new UnsupportedTableError(`${TABLE_KEYS.timelineLayoutVersion.key}=${config.timelineLayoutVersion} does not go with table version ${config.version} (layout 1)`, {
-      location,
-      fix: 'restore hoodie.properties from a backup',
-    });
+    throw new UnsupportedTableError(
+      `${TABLE_KEYS.timelineLayoutVersion.key}=${config.timelineLayoutVersion} does not go with table version ${config.version} (layout 1)`,
+      {
+        location,
+        fix: 'restore hoodie.properties from a backup',
+      },
+    );
   }
 }
 
@@ -426,7 +429,9 @@ function inferredMergeMode(config: TableConfig): string {
 }
 
 function tablePayloadClass(config: TableConfig): string | undefined {
-  return readKey(config.properties, TABLE_KEYS.legacyPayloadClass, 'hoodie.properties') ?? readKey(config.properties, TABLE_KEYS.payloadClass, 'hoodie.properties');
+  return (
+    readKey(config.properties, TABLE_KEYS.legacyPayloadClass, 'hoodie.properties') ?? readKey(config.properties, TABLE_KEYS.payloadClass, 'hoodie.properties')
+  );
 }
 
 /**
@@ -440,12 +445,18 @@ export function assertReadable1x(config: TableConfig, location: string): void {
   const K = TABLE_KEYS;
   const withHudi = `read it with Hudi ${config.version === 8 ? '1.0' : '1.1'}`;
   if (config.timelineLayoutVersion !== 2) {
-    refuse(`${K.timelineLayoutVersion.key}=${config.timelineLayoutVersion} does not go with table version ${config.version}, whose timeline is layout 2`, 'restore hoodie.properties from a backup');
+    refuse(
+      `${K.timelineLayoutVersion.key}=${config.timelineLayoutVersion} does not go with table version ${config.version}, whose timeline is layout 2`,
+      'restore hoodie.properties from a backup',
+    );
   }
   for (const key of [K.timelinePath, K.timelineHistoryPath]) {
     const value = readKey(config.properties, key, location);
     if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(value) || value.includes('..')) {
-      refuse(`${key.key}=${value} is not a folder name this build reads (one folder under ${key === K.timelinePath ? '.hoodie' : 'the timeline folder'})`, withHudi);
+      refuse(
+        `${key.key}=${value} is not a folder name this build reads (one folder under ${key === K.timelinePath ? '.hoodie' : 'the timeline folder'})`,
+        withHudi,
+      );
     }
   }
   const initial = readKey(config.properties, K.initialVersion, location);

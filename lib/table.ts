@@ -112,7 +112,13 @@ export class HudiTable {
     // The current view only: time travel may reach versions the cleaner removed by design.
     if (options.asOf === undefined) await assertCommittedFilesPresent(this.storage, timeline, partitions, () => loadTimeline(this.storage));
     const queryInstant = options.asOf ?? this.timeline.lastCompletedWrite()?.time;
-    return new FileSystemView({ partitions, timeline, replacedFileGroups, pendingClusteringFileGroups, ...(queryInstant === undefined ? {} : { queryInstant }) });
+    return new FileSystemView({
+      partitions,
+      timeline,
+      replacedFileGroups,
+      pendingClusteringFileGroups,
+      ...(queryInstant === undefined ? {} : { queryInstant }),
+    });
   }
 
   /**
@@ -123,10 +129,13 @@ export class HudiTable {
     const timeline = this.timeline;
     const queryInstant = asOf ?? latestQueryInstant(timeline);
     if (asOf !== undefined && timeline.instants.length > 0 && compareInstantTimes(asOf, timeline.instants[0]!.time) < 0) {
-      throw new UnsupportedTableError(`as of ${asOf} is before the active timeline (it starts at ${timeline.instants[0]!.time}); its instants are in the LSM history, which this build does not read yet`, {
-        location: this.storage.uriOf(this.historyFolder),
-        fix: 'read as of an instant on the active timeline (see `hudi-serverless timeline`), or read with Hudi',
-      });
+      throw new UnsupportedTableError(
+        `as of ${asOf} is before the active timeline (it starts at ${timeline.instants[0]!.time}); its instants are in the LSM history, which this build does not read yet`,
+        {
+          location: this.storage.uriOf(this.historyFolder),
+          fix: 'read as of an instant on the active timeline (see `hudi-serverless timeline`), or read with Hudi',
+        },
+      );
     }
     const replaceInstants = timeline
       .completed()
@@ -140,7 +149,8 @@ export class HudiTable {
     ]);
     const replacedFileGroups = new Set<string>();
     for (const metadata of replaced) {
-      for (const [partition, fileIds] of Object.entries(metadata.partitionToReplaceFileIds ?? {})) for (const fileId of fileIds) replacedFileGroups.add(fileGroupKey(partition, fileId));
+      for (const [partition, fileIds] of Object.entries(metadata.partitionToReplaceFileIds ?? {}))
+        for (const fileId of fileIds) replacedFileGroups.add(fileGroupKey(partition, fileId));
     }
     if (asOf === undefined) await assertCommittedFilesPresent(this.storage, timeline, partitions, async () => (await this.reload()).timeline);
     return new FileSystemView({
@@ -181,7 +191,9 @@ export class HudiTable {
   /** File groups in a pending compaction's plan: fileGroupKey → the compaction's instant (the newest one wins). */
   async pendingCompactionFileGroups(): Promise<Map<string, string>> {
     const pending = pendingCompactions(this.timeline);
-    const plans = await mapWithConcurrency(pending, LISTING_CONCURRENCY, (instant) => readCompactionPlan(this.storage, instant.time, { metaFolder: this.layout.folder }));
+    const plans = await mapWithConcurrency(pending, LISTING_CONCURRENCY, (instant) =>
+      readCompactionPlan(this.storage, instant.time, { metaFolder: this.layout.folder }),
+    );
     const groups = new Map<string, string>();
     pending.forEach((instant, index) => {
       for (const operation of plans[index]!.operations) groups.set(fileGroupKey(operation.partitionPath, operation.fileId), instant.time);

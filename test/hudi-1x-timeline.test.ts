@@ -159,7 +159,10 @@ describe('timeline layout 2 names (InstantFileNameParserV2, InstantGeneratorV2)'
   });
   it('a loaded timeline refuses an instant-like name it cannot read, and keeps one instant per clustering', () => {
     const layout = timelineLayout2('.hoodie/timeline', 'UTC');
-    const { instants, unreadable } = parseTimelineNames(['20250101000000000.clustering.requested', '20250101000000000.clustering.inflight', '20250101000000000_20250101000005000.replacecommit', '2025.bogus'], layout);
+    const { instants, unreadable } = parseTimelineNames(
+      ['20250101000000000.clustering.requested', '20250101000000000.clustering.inflight', '20250101000000000_20250101000005000.replacecommit', '2025.bogus'],
+      layout,
+    );
     assert.deepEqual(unreadable, ['2025.bogus']);
     assert.deepEqual(new Timeline(instants, layout).instants.map(hudiToString), ['[20250101000000000__20250101000005000__replacecommit__COMPLETED]']);
   });
@@ -180,7 +183,10 @@ describe('hoodie.properties of version 8 and 9: what is read and what is refused
   it('merge modes: stored, or inferred as Hudi infers them', () => {
     assert.equal(recordMergeModeOf(config('hoodie.record.merge.mode=COMMIT_TIME_ORDERING'), 'f'), 'COMMIT_TIME_ORDERING');
     assert.equal(recordMergeModeOf(config(), 'f'), 'EVENT_TIME_ORDERING');
-    assert.equal(recordMergeModeOf(config('hoodie.compaction.payload.class=org.apache.hudi.common.model.OverwriteWithLatestAvroPayload'), 'f'), 'COMMIT_TIME_ORDERING');
+    assert.equal(
+      recordMergeModeOf(config('hoodie.compaction.payload.class=org.apache.hudi.common.model.OverwriteWithLatestAvroPayload'), 'f'),
+      'COMMIT_TIME_ORDERING',
+    );
     assert.equal(recordMergeModeOf(config('hoodie.record.merge.strategy.id=ce9acb64-bde0-424c-9b91-f6ebba25356d'), 'f'), 'COMMIT_TIME_ORDERING');
     assert.equal(recordMergeModeOf(configOf(base.filter((line) => !line.includes('precombine')).join('\n')), 'f'), 'COMMIT_TIME_ORDERING');
     assert.equal(configOf([...base, 'hoodie.table.version=9', 'hoodie.table.ordering.fields=seq'].join('\n')).precombineField, 'seq');
@@ -190,10 +196,22 @@ describe('hoodie.properties of version 8 and 9: what is read and what is refused
     refused(/hoodie\.record\.merge\.mode=CUSTOM/, 'hoodie.record.merge.mode=CUSTOM');
     refused(/hoodie\.record\.merge\.mode=NEWEST_WINS is not a record merge mode/, 'hoodie.record.merge.mode=NEWEST_WINS');
     refused(/hoodie\.record\.merge\.mode=CUSTOM/, 'hoodie.compaction.payload.class=com.acme.MyPayload');
-    refused(/payload class com\.acme\.MyPayload \(a CUSTOM merge\)/, 'hoodie.record.merge.mode=EVENT_TIME_ORDERING', 'hoodie.compaction.payload.class=com.acme.MyPayload');
+    refused(
+      /payload class com\.acme\.MyPayload \(a CUSTOM merge\)/,
+      'hoodie.record.merge.mode=EVENT_TIME_ORDERING',
+      'hoodie.compaction.payload.class=com.acme.MyPayload',
+    );
     refused(/payload class com\.acme\.MyPayload/, 'hoodie.record.merge.mode=EVENT_TIME_ORDERING', 'hoodie.table.legacy.payload.class=com.acme.MyPayload');
-    refused(/hoodie\.record\.merge\.strategy\.id=00000000-0000-0000-0000-000000000000/, 'hoodie.record.merge.mode=EVENT_TIME_ORDERING', 'hoodie.record.merge.strategy.id=00000000-0000-0000-0000-000000000000');
-    refused(/hoodie\.record\.merge\.strategy\.id=abc is not a merge strategy/, 'hoodie.record.merge.mode=EVENT_TIME_ORDERING', 'hoodie.record.merge.strategy.id=abc');
+    refused(
+      /hoodie\.record\.merge\.strategy\.id=00000000-0000-0000-0000-000000000000/,
+      'hoodie.record.merge.mode=EVENT_TIME_ORDERING',
+      'hoodie.record.merge.strategy.id=00000000-0000-0000-0000-000000000000',
+    );
+    refused(
+      /hoodie\.record\.merge\.strategy\.id=abc is not a merge strategy/,
+      'hoodie.record.merge.mode=EVENT_TIME_ORDERING',
+      'hoodie.record.merge.strategy.id=abc',
+    );
     refused(
       /does not go with hoodie\.record\.merge\.mode=EVENT_TIME_ORDERING/,
       'hoodie.record.merge.mode=EVENT_TIME_ORDERING',
@@ -247,7 +265,12 @@ describe('file slicing by completion time (HoodieFileGroup.getBaseInstantTime)',
   });
 
   it('a log completed before the compaction was requested stays in the older slice; a pending one is left out', () => {
-    const instants = [instant(t(100), 'deltacommit', t(110)), instant(t(200), 'deltacommit', t(250)), instant(t(300), 'commit', t(350)), instant(t(400), 'deltacommit')];
+    const instants = [
+      instant(t(100), 'deltacommit', t(110)),
+      instant(t(200), 'deltacommit', t(250)),
+      instant(t(300), 'commit', t(350)),
+      instant(t(400), 'deltacommit'),
+    ];
     assert.deepEqual(slice(instants, [base(t(100)), base(t(300)), log(t(200)), log(t(400))]), [{ base: t(300), logs: [] }]);
     assert.deepEqual(slice(instants, [base(t(100)), base(t(300)), log(t(200))], undefined, t(250)), [{ base: t(100), logs: [t(200)] }]);
   });

@@ -81,7 +81,11 @@ export function mergeLogRecords(older: LogRecord | undefined, newer: LogRecord, 
   if (newer.kind === 'delete') {
     const deleteOrdering = newer.ordering;
     // Hudi's default ordering value int 0 means "no ordering": natural order, the delete wins.
-    if (!isNaturalOrdering(deleteOrdering) && sameKind(older.ordering, orderingOfDelete(deleteOrdering)) && compareOrdering(older.ordering, orderingOfDelete(deleteOrdering)) > 0)
+    if (
+      !isNaturalOrdering(deleteOrdering) &&
+      sameKind(older.ordering, orderingOfDelete(deleteOrdering)) &&
+      compareOrdering(older.ordering, orderingOfDelete(deleteOrdering)) > 0
+    )
       return older;
     return newer;
   }

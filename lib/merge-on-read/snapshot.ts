@@ -47,7 +47,11 @@ export function tableMerge(storage: Storage, config: TableConfig): RecordMerge {
     case undefined:
       return { payload: tablePayload(storage, config), orderingField: config.precombineField, eventTimeDeletes: false };
     case 'COMMIT_TIME_ORDERING':
-      return { payload: { className: 'COMMIT_TIME_ORDERING', orderingAgainstStored: false, source: 'hoodie.properties' }, orderingField: undefined, eventTimeDeletes: false };
+      return {
+        payload: { className: 'COMMIT_TIME_ORDERING', orderingAgainstStored: false, source: 'hoodie.properties' },
+        orderingField: undefined,
+        eventTimeDeletes: false,
+      };
     case 'EVENT_TIME_ORDERING':
       return {
         payload: { className: 'EVENT_TIME_ORDERING', orderingAgainstStored: true, source: 'hoodie.properties' },

@@ -86,7 +86,11 @@ const commitMetadataTypes = new Map<keyof CommitMetadataAvroRecords, avro.Type>(
  * Decode a timeline layout 2 (Hudi 1.x) completed write's file: one HoodieCommitMetadata (`commit`, for commits and
  * deltacommits) or HoodieReplaceCommitMetadata (`replace`) in an Avro container, resolved from its writer schema.
  */
-export function decodeCommitMetadataAvro<K extends keyof CommitMetadataAvroRecords>(kind: K, bytes: Uint8Array, location: string): CommitMetadataAvroRecords[K] {
+export function decodeCommitMetadataAvro<K extends keyof CommitMetadataAvroRecords>(
+  kind: K,
+  bytes: Uint8Array,
+  location: string,
+): CommitMetadataAvroRecords[K] {
   let type = commitMetadataTypes.get(kind);
   if (type === undefined) {
     type = avro.Type.forSchema(asAvscSchema(COMMIT_METADATA_AVRO_SCHEMAS[kind]), { wrapUnions: false });

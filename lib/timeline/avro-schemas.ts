@@ -540,7 +540,10 @@ const writeStatSchema = record('HoodieWriteStat', [
   nullableField('prevBaseFile', javaString),
   nullableLong('minEventTime'),
   nullableLong('maxEventTime'),
-  nullableField('runtimeStats', record('HoodieRuntimeStats', [nullableLong('totalScanTime'), nullableLong('totalCreateTime'), nullableLong('totalUpsertTime')])),
+  nullableField(
+    'runtimeStats',
+    record('HoodieRuntimeStats', [nullableLong('totalScanTime'), nullableLong('totalCreateTime'), nullableLong('totalUpsertTime')]),
+  ),
   nullableLong('totalLogFilesCompacted'),
   nullableLong('totalLogReadTimeMs'),
   nullableLong('totalLogSizeCompacted'),

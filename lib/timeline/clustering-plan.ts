@@ -118,7 +118,11 @@ export function decodeClusteringPlan(bytes: Uint8Array, location: string): Clust
 }
 
 /** The clustering plan of replacecommit `instantTime`, or undefined when it is not a clustering (e.g. insert_overwrite). */
-export async function readClusteringPlan(storage: Storage, instantTime: string, layout: TimelineLayout = TIMELINE_LAYOUT_1): Promise<ClusteringPlan | undefined> {
+export async function readClusteringPlan(
+  storage: Storage,
+  instantTime: string,
+  layout: TimelineLayout = TIMELINE_LAYOUT_1,
+): Promise<ClusteringPlan | undefined> {
   const path = instantPath({ time: instantTime, action: layout.clusteringAction, state: 'REQUESTED' }, layout);
   return decodeClusteringPlan(await storage.get(path), storage.uriOf(path));
 }

@@ -74,7 +74,10 @@ export class CompletionTimes {
     if (this.archived === undefined) {
       throw new UnsupportedTableError(
         `instant ${instantTime} is older than the active timeline, and its completion time is in the LSM history, which this build does not read yet`,
-        { location: this.historyLocation, fix: 'compact or cluster the file group with Hudi so its files are newer than the archived instants, or read the table with Hudi' },
+        {
+          location: this.historyLocation,
+          fix: 'compact or cluster the file group with Hudi so its files are newer than the archived instants, or read the table with Hudi',
+        },
       );
     }
     return this.archived.completionTime(instantTime);

@@ -55,9 +55,17 @@ const RECIPES: Record<'cow' | 'mor', { description: string; make: (hudi: HudiHar
       'COW: an insert, a write that fails pre-commit validation (rolled back by the next write), an upsert, a delete, a completed clustering (replacecommit), and a pending clustering (clustering.requested)',
     make: async (hudi, path) => {
       const options = hudi1xWriteOptions('cow', 'COPY_ON_WRITE');
-      await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([1, 2, 3, 4, 5, 6], 1), options: { ...options, 'hoodie.datasource.write.operation': 'insert' } });
+      await hudi.write(path, {
+        schema: HUDI_1X_SCHEMA,
+        rows: hudi1xRows([1, 2, 3, 4, 5, 6], 1),
+        options: { ...options, 'hoodie.datasource.write.operation': 'insert' },
+      });
       await failedWrite(hudi, path, options);
-      await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([2, 3, 7], 2), options: { ...options, 'hoodie.datasource.write.operation': 'upsert' } });
+      await hudi.write(path, {
+        schema: HUDI_1X_SCHEMA,
+        rows: hudi1xRows([2, 3, 7], 2),
+        options: { ...options, 'hoodie.datasource.write.operation': 'upsert' },
+      });
       await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([4], 3), options: { ...options, 'hoodie.datasource.write.operation': 'delete' } });
       await hudi.sql(`CALL run_clustering(path => '${path}', op => 'scheduleAndExecute')`);
       await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([8], 4), options: { ...options, 'hoodie.datasource.write.operation': 'insert' } });
@@ -69,7 +77,11 @@ const RECIPES: Record<'cow' | 'mor', { description: string; make: (hudi: HudiHar
       'MOR: an insert, upserts and a delete (log files), a completed compaction (compaction → commit), two upserts cleaned after automatically (hoodie.clean.commits.retained=1), and a pending compaction (compaction.requested)',
     make: async (hudi, path) => {
       const options = { ...hudi1xWriteOptions('mor', 'MERGE_ON_READ'), 'hoodie.clean.commits.retained': '1' };
-      await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([1, 2, 3, 4, 5, 6], 1), options: { ...options, 'hoodie.datasource.write.operation': 'insert' } });
+      await hudi.write(path, {
+        schema: HUDI_1X_SCHEMA,
+        rows: hudi1xRows([1, 2, 3, 4, 5, 6], 1),
+        options: { ...options, 'hoodie.datasource.write.operation': 'insert' },
+      });
       await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([2, 3], 2), options: { ...options, 'hoodie.datasource.write.operation': 'upsert' } });
       await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([4], 3), options: { ...options, 'hoodie.datasource.write.operation': 'delete' } });
       await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([1, 5], 4), options: { ...options, 'hoodie.datasource.write.operation': 'upsert' } });
@@ -162,4 +174,3 @@ export async function generateHudi1xFixtures(hudi: HudiHarness, version: Hudi1xV
   }
   rmSync(work, { recursive: true, force: true });
 }
-
