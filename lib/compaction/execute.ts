@@ -37,7 +37,7 @@ import {
 } from '../timeline/compaction-plan.js';
 import { hudiFooter } from '../writer/footer.js';
 import { writeConfigFromProperties } from '../writer/write-config.js';
-import { assertCompactable, assertMergeOnRead } from './schedule.js';
+import { assertCompactable, assertCompactionWrites } from './schedule.js';
 import { fileNameOf } from '../util/paths.js';
 
 export interface CompactionRunOptions {
@@ -368,7 +368,7 @@ export async function rollbackCompaction(
   instantTime: string,
   options: { lock: LockProvider; lockWaitMs?: number },
 ): Promise<{ deleted: string[] }> {
-  assertMergeOnRead(table);
+  assertCompactionWrites(table);
   return withTableLock(
     table,
     options.lock,
