@@ -251,6 +251,8 @@ export interface TableConfig {
    * for reading by assertSupported; recordMergeModeOf gives the mode a 1.x reader merges with.
    */
   readonly recordMergeMode: string | undefined;
+  /** hoodie.table.initial.version (Hudi 1.x): the version the table was created with; undefined when absent or not a number. */
+  readonly initialVersion: number | undefined;
   /** Every key as stored, for keys this type does not name (key generator options, …). */
   readonly properties: ReadonlyMap<string, string>;
 }
@@ -308,6 +310,7 @@ export function tableConfigFromProperties(properties: ReadonlyMap<string, string
     timelinePath: get(K.timelinePath),
     timelineHistoryPath: get(K.timelineHistoryPath),
     recordMergeMode: get(K.recordMergeMode),
+    initialVersion: /^\d+$/.test(get(K.initialVersion)?.trim() ?? '') ? Number(get(K.initialVersion)) : undefined,
     properties,
   };
 }

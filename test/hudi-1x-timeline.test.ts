@@ -46,6 +46,7 @@ for (const version of HUDI_1X_VERSIONS) {
         assert.equal(config.timelineLayoutVersion, 2);
         assert.equal(config.timelinePath, 'timeline');
         assert.equal(config.timelineHistoryPath, 'history');
+        assert.equal(config.initialVersion, config.version);
         assert.equal(layout.version, 2);
         assert.equal(layout.folder, '.hoodie/timeline');
         assert.equal(config.precombineField, 'ts');
