@@ -16,14 +16,14 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { cleanConfigFromProperties } from '../lib/cleaner/config.js';
 import { runClean } from '../lib/cleaning/clean.js';
-import { cleanConfigFromProperties } from '../lib/cleaning/config.js';
 import { planClean } from '../lib/cleaning/schedule.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { LocalStorage } from '../lib/storage/local.js';
-import { HudiTable } from '../lib/table.js';
+import { HudiTable } from '../lib/table/table.js';
 import { tempDir } from '../test/helpers/paths.js';
-import { SyntheticTable, fileId, t, type FileWrite } from '../test/helpers/synthetic-table.js';
+import { type FileWrite, fileId, SyntheticTable, t } from '../test/helpers/synthetic-table.js';
 import { median } from './median.js';
 
 const { values: flags } = parseArgs({

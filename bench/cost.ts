@@ -13,33 +13,33 @@
  *    - the groups the planner makes (buildClusteringGroupsForPartition under the default config, capped to what one
  *      execute-group can take, capGroupBytes), each one execute-group invocation;
  *    - S3 requests as S3Storage sends them (downloadRequests, uploadRequests: 16 MiB ranges, 64 MiB parts; checked
- *      against moto in test/storage.test.ts), plus each output's marker, each group's result and heartbeats;
+ *      against moto in test/storage/storage.test.ts), plus each output's marker, each group's result and heartbeats;
  *    - each group's duration: its CPU seconds over the vCPUs its memory buys (one per 1,769 MB), plus its transfers at
  *      --s3-mb-per-s with --first-byte-ms per request (assumptions, not measured: moto says nothing of S3's speed);
  *    - Lambda GB-seconds at the memory and /tmp of the function the plan names (arm64 price): execute-copy-group
  *      for bin-pack of files binary copy takes (lib/clustering/executor.ts), execute-group for the rest; Step
  *      Functions transitions of the state machine's path (infra/state-machine.asl.json: 9 states + two per group,
  *      the Map iteration's Choice of function and its task).
- *    Prices: lib/serverless/cost.ts (PRICES, S3_TABLES_PRICES), each with its source and date.
+ *    Prices: lib/serverless/executions/cost.ts (PRICES, S3_TABLES_PRICES), each with its source and date.
  */
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { resolveClusteringConfig, type ClusteringConfig } from '../lib/clustering/config.js';
+import { type ClusteringConfig, resolveClusteringConfig } from '../lib/clustering/config.js';
 import { executeGroup } from '../lib/clustering/execute.js';
-import type { GroupExecution } from '../lib/clustering/report.js';
 import { binaryCopyRefusal, EXECUTOR_FUNCTION, executorOf } from '../lib/clustering/executor.js';
 import { capGroupBytes, lambdaEngineOptions } from '../lib/clustering/job.js';
 import { buildClusteringGroupsForPartition, type FileSliceInput } from '../lib/clustering/plan-strategy.js';
+import type { GroupExecution } from '../lib/clustering/report.js';
 import { schedule } from '../lib/clustering/schedule.js';
 import { openParquetEngine } from '../lib/engine/parquet-engine.js';
 import { StorageLockProvider } from '../lib/lock/storage-lock.js';
-import { PRICES, S3_TABLES_PRICES } from '../lib/serverless/cost.js';
-import { FUNCTIONS } from '../lib/serverless/function-settings.js';
+import { PRICES, S3_TABLES_PRICES } from '../lib/serverless/aws/cost.js';
+import { FUNCTIONS } from '../lib/serverless/aws/function-settings.js';
+import { downloadRequests, openStorage, type RequestCounts, sumRequestCounts, uploadRequests } from '../lib/storage/index.js';
+import { HudiTable } from '../lib/table/table.js';
 import { HEARTBEAT_INTERVAL_MS } from '../lib/timeline/heartbeat.js';
-import { downloadRequests, openStorage, sumRequestCounts, uploadRequests, type RequestCounts } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
 import { createSmallFilesTable } from '../test/helpers/small-files-table.js';
 
 const { values: flags } = parseArgs({
@@ -63,13 +63,13 @@ const BYTES_PER_ROW = 250;
 const HUDI_DEFAULT_BLOOM = { numEntries: 60_000, fpp: 0.000_000_001, maxEntries: 100_000 };
 /** Lambda gives one vCPU per 1,769 MB of memory (AWS Lambda docs, "Memory and computing power"). */
 const MB_PER_VCPU = 1769;
-/** stageFiles' downloads in flight (lib/reader.ts) and uploads of a group (execute.ts): requests in flight at once. */
+/** stageFiles' downloads in flight (lib/read/reader.ts) and uploads of a group (execute.ts): requests in flight at once. */
 const DOWNLOADS_IN_FLIGHT = 8;
 const UPLOADS_IN_FLIGHT = 4;
 /**
  * Requests of a group besides its transfers: the instant and plan read (GET/HEAD), the heartbeat's first write, the
  * result. An estimate; the transfers themselves (a GET per range, a marker and a PUT or the parts per output) are
- * what the adapter counts, and test/serverless-clustering.test.ts holds a run on moto to exactly that.
+ * what the adapter counts, and test/serverless/clustering.test.ts holds a run on moto to exactly that.
  */
 const GROUP_OVERHEAD: RequestCounts = { get: 4, head: 4, put: 2 };
 /** A run's plan, commit, clean check and archive: timeline reads and writes and listings (an estimate, small beside the groups'). */

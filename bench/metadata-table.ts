@@ -17,13 +17,13 @@ import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { generateUsers, writeJsonLines } from '../lib/generate.js';
-import { MetadataTable, type MetadataPartitionType } from '../lib/metadata/index.js';
+import { generateUsers, writeJsonLines } from '../lib/cli/generate.js';
+import { type MetadataPartitionType, MetadataTable } from '../lib/metadata/index.js';
 import { openStorage } from '../lib/storage/index.js';
 import type { Storage } from '../lib/storage/port.js';
-import { newTableOptionsFromWriteProperties } from '../lib/table-config.js';
-import { createTable } from '../lib/table-init.js';
-import { newWriteStat, type CommitMetadata, type WriteStat } from '../lib/timeline/commit-metadata.js';
+import { newTableOptionsFromWriteProperties } from '../lib/table/config.js';
+import { createTable } from '../lib/table/init.js';
+import { type CommitMetadata, newWriteStat, type WriteStat } from '../lib/timeline/commit-metadata.js';
 import { writeBatch } from '../lib/writer/write-client.js';
 import { initMetadataTable } from '../test/helpers/metadata-table.js';
 

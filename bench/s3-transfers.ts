@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CreateBucketCommand, DeleteBucketCommand } from '@aws-sdk/client-s3';
-import { formatRequestCounts, S3Storage, s3ClientFromEnv, type S3StorageOptions } from '../lib/storage/index.js';
+import { formatRequestCounts, S3Storage, type S3StorageOptions, s3ClientFromEnv } from '../lib/storage/index.js';
 
 const { values: flags } = parseArgs({ options: { mb: { type: 'string', default: '256' }, runs: { type: 'string', default: '3' } } });
 const MiB = 1024 * 1024;

@@ -9,12 +9,12 @@
  * ratios (their range beside it), so that a slow spell of a shared machine skews one round, not the figure.
  *   npm run bench:writer -- [--records 1000000] [--rounds 3]
  */
-import { mkdir, mkdtemp, rm, stat, readdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { generateUsers, writeJsonLines } from '../lib/generate.js';
+import { generateUsers, writeJsonLines } from '../lib/cli/generate.js';
 import { jsonLinesToParquet } from '../lib/engine/write.js';
 import { openStorage } from '../lib/storage/index.js';
 import { writeBatch } from '../lib/writer/write-client.js';

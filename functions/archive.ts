@@ -1,13 +1,13 @@
 /**
  * Lambda `archive`: move old instants to the archived timeline under the table lock, as Hudi's archiver
- * (lib/serverless/archive-step.ts).
+ * (lib/serverless/steps/archival/archive.ts).
  */
 import type { Context } from 'aws-lambda';
-import { archiveStep, parseArchiveEvent, type ArchiveStepOutput } from '../lib/serverless/archive-step.js';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
-import { archiveFigures } from '../lib/serverless/metrics.js';
-import { createObservability } from '../lib/serverless/observability.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { type ArchiveStepOutput, archiveStep, parseArchiveEvent } from '../lib/serverless/steps/archival/archive.js';
+import { archiveFigures } from '../lib/serverless/steps/metrics.js';
 
 const observability = createObservability('archive');
 const clients = serviceClientsFromEnv();

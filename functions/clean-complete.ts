@@ -1,11 +1,11 @@
 /**
- * Lambda `clean-complete`: merge the shares' stats into T.clean under the table lock (lib/serverless/clean-steps.ts).
+ * Lambda `clean-complete`: merge the shares' stats into T.clean under the table lock (lib/serverless/steps/cleaning/complete.ts).
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
-import { cleanCompleteStep, parseCleanCompleteEvent, type CleanStepOutput } from '../lib/serverless/clean-steps.js';
-import { createObservability } from '../lib/serverless/observability.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { type CleanStepOutput, cleanCompleteStep, parseCleanCompleteEvent } from '../lib/serverless/steps/cleaning/index.js';
 
 const observability = createObservability('clean-complete');
 const clients = serviceClientsFromEnv();

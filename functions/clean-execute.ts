@@ -1,12 +1,12 @@
 /**
- * Lambda `clean-execute`: delete one share of a clean's files (lib/serverless/clean-steps.ts).
+ * Lambda `clean-execute`: delete one share of a clean's files (lib/serverless/steps/cleaning/execute-share.ts).
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
-import { cleanExecuteShareStep, parseCleanExecuteShareEvent, type CleanShareOutput } from '../lib/serverless/clean-steps.js';
-import { cleanShareFigures } from '../lib/serverless/metrics.js';
-import { createObservability } from '../lib/serverless/observability.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { type CleanShareOutput, cleanExecuteShareStep, parseCleanExecuteShareEvent } from '../lib/serverless/steps/cleaning/index.js';
+import { cleanShareFigures } from '../lib/serverless/steps/metrics.js';
 
 const observability = createObservability('clean-execute');
 const clients = serviceClientsFromEnv();

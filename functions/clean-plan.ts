@@ -1,11 +1,11 @@
 /**
- * Lambda `clean-plan`: list and plan one share of partitions of a clean (lib/serverless/clean-steps.ts).
+ * Lambda `clean-plan`: list and plan one share of partitions of a clean (lib/serverless/steps/cleaning/plan-share.ts).
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
-import { cleanPlanShareStep, parseCleanPlanShareEvent, type CleanShareOutput } from '../lib/serverless/clean-steps.js';
-import { createObservability } from '../lib/serverless/observability.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { type CleanShareOutput, cleanPlanShareStep, parseCleanPlanShareEvent } from '../lib/serverless/steps/cleaning/index.js';
 
 const observability = createObservability('clean-plan');
 const clients = serviceClientsFromEnv();

@@ -1,11 +1,11 @@
 /**
- * Lambda `clean-prepare`: finish a pending clean, or split the planning of a due clean into partition shares (lib/serverless/clean-steps.ts).
+ * Lambda `clean-prepare`: finish a pending clean, or split the planning of a due clean into partition shares (lib/serverless/steps/cleaning/prepare.ts).
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
-import { cleanPrepareStep, parseCleanPrepareEvent, type CleanStepOutput } from '../lib/serverless/clean-steps.js';
-import { createObservability } from '../lib/serverless/observability.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { type CleanStepOutput, cleanPrepareStep, parseCleanPrepareEvent } from '../lib/serverless/steps/cleaning/index.js';
 
 const observability = createObservability('clean-prepare');
 const clients = serviceClientsFromEnv();

@@ -1,11 +1,11 @@
 /**
- * Lambda `clean-schedule`: assemble the clean's plan from its shares and write T.clean.requested under the table lock (lib/serverless/clean-steps.ts).
+ * Lambda `clean-schedule`: assemble the clean's plan from its shares and write T.clean.requested under the table lock (lib/serverless/steps/cleaning/schedule.ts).
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
-import { cleanScheduleStep, parseCleanScheduleEvent, type CleanStepOutput } from '../lib/serverless/clean-steps.js';
-import { createObservability } from '../lib/serverless/observability.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { type CleanStepOutput, cleanScheduleStep, parseCleanScheduleEvent } from '../lib/serverless/steps/cleaning/index.js';
 
 const observability = createObservability('clean-schedule');
 const clients = serviceClientsFromEnv();

@@ -1,13 +1,13 @@
 /**
  * Lambda `commit`: read every group's result from storage and write the replacecommit under the table lock
- * (lib/serverless/commit-step.ts). Returns the run's report summary.
+ * (lib/serverless/steps/clustering/commit.ts). Returns the run's report summary.
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
-import { commitStep, parseCommitEvent, type CommitStepOutput } from '../lib/serverless/commit-step.js';
-import { commitFigures } from '../lib/serverless/metrics.js';
-import { createObservability } from '../lib/serverless/observability.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { type CommitStepOutput, commitStep, parseCommitEvent } from '../lib/serverless/steps/clustering/commit.js';
+import { commitFigures } from '../lib/serverless/steps/metrics.js';
 
 const observability = createObservability('commit');
 const clients = serviceClientsFromEnv();

@@ -1,12 +1,12 @@
 /**
- * Lambda `compaction-commit`: Commits a compaction from its operations' stored results, under the table lock (lib/serverless/compaction-steps.ts).
+ * Lambda `compaction-commit`: Commits a compaction from its operations' stored results, under the table lock (lib/serverless/steps/compaction/steps.ts).
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { parseCompactionInstantEvent, compactionCommitStep, type CompactionCommitOutput } from '../lib/serverless/compaction-steps.js';
-import { compactionCommitFigures } from '../lib/serverless/metrics.js';
-import { createObservability } from '../lib/serverless/observability.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { type CompactionCommitOutput, compactionCommitStep, parseCompactionInstantEvent } from '../lib/serverless/steps/compaction/steps.js';
+import { compactionCommitFigures } from '../lib/serverless/steps/metrics.js';
 
 const observability = createObservability('compaction-commit');
 const clients = serviceClientsFromEnv();

@@ -1,14 +1,14 @@
 /**
  * Lambda `compaction-execute`: merge one file slice of a pending compaction into its new base file (a Map iteration;
- * lib/serverless/compaction-steps.ts). DuckDB's memory limit and spill folder follow this function's memory.
+ * lib/serverless/steps/compaction/steps.ts). DuckDB's memory limit and spill folder follow this function's memory.
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { compactionExecuteStep, parseCompactionOperationEvent, type CompactionOperationOutput } from '../lib/serverless/compaction-steps.js';
-import { compactionOperationFigures } from '../lib/serverless/metrics.js';
-import { createObservability } from '../lib/serverless/observability.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
-import { lambdaMemoryMb } from '../lib/serverless/settings.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { lambdaMemoryMb } from '../lib/serverless/aws/settings.js';
+import { type CompactionOperationOutput, compactionExecuteStep, parseCompactionOperationEvent } from '../lib/serverless/steps/compaction/steps.js';
+import { compactionOperationFigures } from '../lib/serverless/steps/metrics.js';
 
 const observability = createObservability('compaction-execute');
 const clients = serviceClientsFromEnv();

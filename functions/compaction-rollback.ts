@@ -1,11 +1,11 @@
 /**
- * Lambda `compaction-rollback`: Rolls a failed compaction attempt back to requested (its outputs deleted; the plan stays) (lib/serverless/compaction-steps.ts).
+ * Lambda `compaction-rollback`: Rolls a failed compaction attempt back to requested (its outputs deleted; the plan stays) (lib/serverless/steps/compaction/steps.ts).
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { parseCompactionInstantEvent, compactionRollbackStep, type CompactionRollbackOutput } from '../lib/serverless/compaction-steps.js';
-import { createObservability } from '../lib/serverless/observability.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { type CompactionRollbackOutput, compactionRollbackStep, parseCompactionInstantEvent } from '../lib/serverless/steps/compaction/steps.js';
 
 const observability = createObservability('compaction-rollback');
 const clients = serviceClientsFromEnv();

@@ -1,12 +1,12 @@
 /**
- * Lambda `compaction-schedule`: Schedules a compaction when Hudi's trigger says it is due, or takes up a pending one, and moves it inflight (lib/serverless/compaction-steps.ts).
+ * Lambda `compaction-schedule`: Schedules a compaction when Hudi's trigger says it is due, or takes up a pending one, and moves it inflight (lib/serverless/steps/compaction/steps.ts).
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { parseCompactionScheduleEvent, compactionScheduleStep, type CompactionScheduleOutput } from '../lib/serverless/compaction-steps.js';
-import { compactionScheduleFigures } from '../lib/serverless/metrics.js';
-import { createObservability } from '../lib/serverless/observability.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { type CompactionScheduleOutput, compactionScheduleStep, parseCompactionScheduleEvent } from '../lib/serverless/steps/compaction/steps.js';
+import { compactionScheduleFigures } from '../lib/serverless/steps/metrics.js';
 
 const observability = createObservability('compaction-schedule');
 const clients = serviceClientsFromEnv();

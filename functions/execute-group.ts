@@ -1,14 +1,14 @@
 /**
- * Lambda `execute-group`: run one group of a pending clustering (lib/serverless/execute-step.ts). DuckDB's memory
+ * Lambda `execute-group`: run one group of a pending clustering (lib/serverless/steps/clustering/execute.ts). DuckDB's memory
  * limit and spill folder follow this function's memory and /tmp (lambdaEngineOptions).
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
-import { executeGroupStep, parseExecuteGroupEvent, type ExecuteGroupOutput } from '../lib/serverless/execute-step.js';
-import { executeGroupFigures } from '../lib/serverless/metrics.js';
-import { createObservability } from '../lib/serverless/observability.js';
-import { lambdaMemoryMb } from '../lib/serverless/settings.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { lambdaMemoryMb } from '../lib/serverless/aws/settings.js';
+import { type ExecuteGroupOutput, executeGroupStep, parseExecuteGroupEvent } from '../lib/serverless/steps/clustering/execute.js';
+import { executeGroupFigures } from '../lib/serverless/steps/metrics.js';
 
 const observability = createObservability('execute-group');
 const clients = serviceClientsFromEnv();

@@ -1,14 +1,14 @@
 /**
  * Lambda `ingest`: write the objects an S3 event names (S3 notification, EventBridge, or SQS messages carrying them)
- * into the Hudi table, at most once per object version (lib/serverless/ingest-step.ts over lib/ingest/). SQS
+ * into the Hudi table, at most once per object version (lib/serverless/steps/ingest/ingest.ts over lib/ingest/). SQS
  * batches report partial failures in batchItemFailures (enable ReportBatchItemFailures); other events throw after
  * every object had its turn when one failed, so Lambda retries them. After its commits, with hoodie.clean.automatic
  * or hoodie.archive.automatic on, it starts the table services (STATE_MACHINE_ARN) instead of cleaning inline.
  */
 import type { Context, SQSBatchResponse } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { createIngestObservability, ingestConfigFromEnv, ingestStep, parseIngestEvent, type IngestSummary } from '../lib/serverless/ingest-step.js';
-import { afterWriteStarterFromEnv } from '../lib/serverless/trigger.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createIngestObservability, type IngestSummary, ingestConfigFromEnv, ingestStep, parseIngestEvent } from '../lib/serverless/steps/ingest/ingest.js';
+import { afterWriteStarterFromEnv } from '../lib/serverless/steps/trigger/trigger.js';
 
 const observability = createIngestObservability();
 const clients = serviceClientsFromEnv();

@@ -1,13 +1,13 @@
 /**
- * Lambda `plan`: schedule a clustering under the table lock, or resume a pending one (lib/serverless/plan-step.ts).
+ * Lambda `plan`: schedule a clustering under the table lock, or resume a pending one (lib/serverless/steps/clustering/plan.ts).
  * Returns the instant and group references only; the plan stays on the timeline.
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
-import { planFigures } from '../lib/serverless/metrics.js';
-import { createObservability } from '../lib/serverless/observability.js';
-import { parsePlanEvent, planStep, type PlanStepOutput } from '../lib/serverless/plan-step.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { type PlanStepOutput, parsePlanEvent, planStep } from '../lib/serverless/steps/clustering/plan.js';
+import { planFigures } from '../lib/serverless/steps/metrics.js';
 
 const observability = createObservability('plan');
 const clients = serviceClientsFromEnv();

@@ -1,12 +1,12 @@
 /**
  * Lambda `rollback`: after a failed attempt, delete its files and keep the plan for a later run; with
- * `{"abandon": true}` roll the plan back entirely (lib/serverless/rollback-step.ts).
+ * `{"abandon": true}` roll the plan back entirely (lib/serverless/steps/clustering/rollback.ts).
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { stepEnvironment } from '../lib/serverless/registry.js';
-import { createObservability } from '../lib/serverless/observability.js';
-import { parseRollbackEvent, rollbackStep, type RollbackStepOutput } from '../lib/serverless/rollback-step.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { stepEnvironment } from '../lib/serverless/aws/registry.js';
+import { parseRollbackEvent, type RollbackStepOutput, rollbackStep } from '../lib/serverless/steps/clustering/rollback.js';
 
 const observability = createObservability('rollback');
 const clients = serviceClientsFromEnv();

@@ -1,21 +1,21 @@
 /**
  * Lambda `trigger`: on a schedule or a completed commit, start the clustering state machine (STATE_MACHINE_ARN) when
- * Hudi would schedule clustering, never twice for one table state (lib/serverless/trigger.ts).
+ * Hudi would schedule clustering, never twice for one table state (lib/serverless/steps/trigger/trigger.ts).
  */
 import type { Context } from 'aws-lambda';
-import { serviceClientsFromEnv } from '../lib/serverless/clients.js';
-import { triggerFigures } from '../lib/serverless/metrics.js';
-import { createObservability } from '../lib/serverless/observability.js';
-import { registryFromEnv } from '../lib/serverless/registry.js';
+import { serviceClientsFromEnv } from '../lib/serverless/aws/clients.js';
+import { createObservability } from '../lib/serverless/aws/observability.js';
+import { registryFromEnv } from '../lib/serverless/aws/registry.js';
+import { sfnClientFromEnv } from '../lib/serverless/aws/sfn-client.js';
+import { triggerFigures } from '../lib/serverless/steps/metrics.js';
 import {
   parseTriggerEvent,
-  sfnClientFromEnv,
-  stateMachineArnFromEnv,
   StepFunctionsStarter,
+  stateMachineArnFromEnv,
+  type TriggerOutput,
   triggerStep,
   triggerWithRegistry,
-  type TriggerOutput,
-} from '../lib/serverless/trigger.js';
+} from '../lib/serverless/steps/trigger/trigger.js';
 
 const observability = createObservability('trigger');
 const clients = serviceClientsFromEnv();

@@ -4,10 +4,11 @@
 //                                                  target: <Name> is the logical id without "Function", e.g.
 //                                                  ExecuteGroup → functions/execute-group.ts → <dir>/execute-group.mjs)
 // DuckDB's native binding cannot be bundled: it stays external and ships with the package (or the Lambda layer).
-import { build } from 'esbuild';
+
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -40,7 +41,7 @@ if (args[0] === '--sam-function') {
   await build({ ...COMMON, entryPoints: { [handler]: entry }, outdir });
   console.log(`built ${handler} into ${outdir}`);
 } else {
-  // --outdir DIR: the same bundles elsewhere (test/package.test.ts packs a copy without touching dist/).
+  // --outdir DIR: the same bundles elsewhere (test/repository/package.test.ts packs a copy without touching dist/).
   const outdirAt = args.indexOf('--outdir');
   const outdir = outdirAt >= 0 && args[outdirAt + 1] !== undefined ? args[outdirAt + 1] : join(root, 'dist');
   const handlers = existsSync(join(root, 'functions'))

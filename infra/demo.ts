@@ -10,24 +10,25 @@
  * Options: --commits N (40) --rows N per commit (250) --days N = partitions (4) --parallelism N (4)
  * --sort-columns a,b (birthday,createTime) --layout z-order|hilbert|linear.
  */
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
+
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { formatClusteringReport, type ClusteringReport } from '../lib/clustering/report.js';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { generateUsers, writeJsonLines } from '../lib/cli/generate.js';
+import { type ClusteringReport, formatClusteringReport } from '../lib/clustering/report.js';
 import { clusteringReportPath } from '../lib/clustering/report-html.js';
-import { generateUsers, writeJsonLines } from '../lib/generate.js';
-import { DYNAMODB_LOCK_PROVIDER, dynamoDbClientFromEnv, ensureLockTable } from '../lib/lock/index.js';
-import { readSnapshot } from '../lib/reader.js';
 import type { Row } from '../lib/engine/row-format.js';
-import type { CommitStepOutput } from '../lib/serverless/commit-step.js';
-import { describeTableServices, type TableServicesOutput } from '../lib/serverless/run-output.js';
-import { formatCostEstimate } from '../lib/serverless/cost.js';
-import { formatProgressEvent, runStateMachineLocally, type InvocationRecord } from '../lib/serverless/local/index.js';
+import { DYNAMODB_LOCK_PROVIDER, dynamoDbClientFromEnv, ensureLockTable } from '../lib/lock/index.js';
+import { readSnapshot } from '../lib/read/reader.js';
+import { formatCostEstimate } from '../lib/serverless/aws/cost.js';
+import { describeTableServices, type TableServicesOutput } from '../lib/serverless/executions/run-output.js';
+import { formatProgressEvent, type InvocationRecord, runStateMachineLocally } from '../lib/serverless/local/index.js';
+import type { CommitStepOutput } from '../lib/serverless/steps/clustering/commit.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
-import { HudiTable } from '../lib/table.js';
+import { HudiTable } from '../lib/table/table.js';
 import { writeBatch } from '../lib/writer/write-client.js';
 
 const { values } = parseArgs({

@@ -4,10 +4,10 @@
 // Plain JavaScript ESM so that it runs under Node 20 and 22 without a build step.
 
 import { spawn } from 'node:child_process';
-import { accessSync, closeSync, constants as fsConstants, existsSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, closeSync, existsSync, constants as fsConstants, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs the test suite in two phases under the local stack (started by infra/with-local-stack.mjs around this):
-//   1. test/*.test.ts          our code against moto S3/SQS, DynamoDB Local, pyarrow; no Spark
+//   1. test/<room>/*.test.ts   our code against moto S3/SQS, DynamoDB Local, pyarrow; no Spark (one folder per
+//                              room of lib/, and test/repository/ for the package, README and template)
 //   2. test/interop/*.test.ts  real Apache Hudi (Spark 3.5.1 + Hudi 0.15, hudi-rs) against our tables
 //   3. MINIO_TESTS             the storage suite and the serverless clustering end to end again, S3 being a real MinIO
 //                              server (infra/with-local-stack.mjs --minio: AWS_ENDPOINT_URL_S3, path style, its keys)
@@ -21,7 +22,19 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = process.env.TEST_CONCURRENCY || '2';
 // Interop files mostly wait on the shared Spark servers (below), which queue their jobs; a third file keeps them busy.
 const INTEROP_CONCURRENCY = process.env.INTEROP_TEST_CONCURRENCY || process.env.TEST_CONCURRENCY || '3';
-const MINIO_TESTS = ['test/storage.test.ts', 'test/serverless-clustering.test.ts'];
+const MINIO_TESTS = ['test/storage/storage.test.ts', 'test/serverless/clustering.test.ts'];
+
+/** Folders of test/ that are not rooms' tests: the interop phase, helpers, fixtures, the Hudi harness. */
+const NOT_OURS = new Set(['interop', 'helpers', 'fixtures', 'hudi']);
+
+/** The first phase's files: test/<room>/*.test.ts (and any test/*.test.ts). */
+function ourTestFiles() {
+  const rooms = readdirSync(join(ROOT, 'test'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && !NOT_OURS.has(entry.name))
+    .map((entry) => entry.name)
+    .sort();
+  return [...testFiles('test'), ...rooms.flatMap((room) => testFiles(join('test', room)))];
+}
 
 /** @param {string} dir */
 function testFiles(dir) {
@@ -98,7 +111,7 @@ function git(args) {
 
 /**
  * The rooms a change touches: `lib/<room>/...` or `lib/<room>.ts` changed since main (committed or not, and new
- * files), and the names of changed test files.
+ * files), and the rooms of changed test files (test/<room>/).
  */
 function changedRooms() {
   const main = ['main', 'origin/main'].find((ref) => git(['rev-parse', '--verify', '--quiet', ref]) !== undefined);
@@ -109,24 +122,24 @@ function changedRooms() {
   for (const path of changed) {
     const lib = /^lib\/([^/]+?)(?:\.ts$|\/)/.exec(path);
     if (lib?.[1] !== undefined) rooms.add(lib[1]);
-    const test = /^test\/([^/]+)\.test\.ts$/.exec(path);
-    if (test?.[1] !== undefined) rooms.add(test[1]);
+    const test = /^test\/([^/]+)\/[^/]+\.test\.ts$/.exec(path);
+    if (test?.[1] !== undefined && !NOT_OURS.has(test[1])) rooms.add(test[1]);
   }
   return [...rooms];
 }
 
 /**
- * The quick loop's files: test/*.test.ts whose dash-separated name contains a room's name as whole words
- * (`merge-on-read` picks merge-on-read, writer-merge-on-read, clustering-merge-on-read; `cli` picks clean-cli).
+ * The quick loop's files: those of test/<room>/, and those elsewhere whose dash-separated name contains the room's
+ * name as whole words (`merge-on-read` also picks writer/merge-on-read, clustering/merge-on-read).
  * @param {string[]} rooms
  */
 function filesOfRooms(rooms) {
   const words = (/** @type {string} */ name) => name.split('-');
   const contains = (/** @type {string[]} */ name, /** @type {string[]} */ room) =>
     name.some((_, start) => room.every((word, offset) => name[start + offset] === word));
-  return testFiles('test').filter((file) => {
-    const name = words(file.slice('test/'.length, -'.test.ts'.length));
-    return rooms.some((room) => contains(name, words(room)));
+  return ourTestFiles().filter((file) => {
+    const [folder, name] = file.slice('test/'.length, -'.test.ts'.length).split('/');
+    return rooms.some((room) => folder === room || contains(words(name ?? folder ?? ''), words(room)));
   });
 }
 
@@ -138,11 +151,11 @@ function filesOfRooms(rooms) {
 function quickPhase(asked) {
   const rooms = asked.length > 0 ? asked : changedRooms();
   const picked = filesOfRooms(rooms);
-  const files = picked.length > 0 ? picked : testFiles('test');
+  const files = picked.length > 0 ? picked : ourTestFiles();
   process.stderr.write(
-    `run-tests: quick: ${picked.length > 0 ? `rooms ${rooms.join(', ')}` : `no room of ${rooms.length > 0 ? rooms.join(', ') : 'the change'} has tests of its own: all of`} test/*.test.ts\n`,
+    `run-tests: quick: ${picked.length > 0 ? `the tests of rooms ${rooms.join(', ')}` : `no room of ${rooms.length > 0 ? rooms.join(', ') : 'the change'} has tests of its own: all of our tests`}\n`,
   );
-  if (files.some((file) => /^test\/(serverless-|sam-build)/.test(file))) {
+  if (files.some((file) => file.startsWith('test/serverless/'))) {
     const built = spawnSync(process.execPath, [join(ROOT, 'infra', 'sam-build.mjs'), '--if-stale'], { cwd: ROOT, stdio: 'inherit' });
     if (built.status !== 0) return [{ name: 'sam build', files: 0, seconds: 0, ok: false }];
   }
@@ -159,7 +172,7 @@ const phases = quick
     : given.length > 0
       ? [runPhase('given files', given)]
       : [
-          runPhase('our tests (local stack)', testFiles('test')),
+          runPhase('our tests (local stack)', ourTestFiles()),
           runPhase('real-Hudi interop tests', testFiles('test/interop'), { concurrency: INTEROP_CONCURRENCY }),
           runPhase('storage and serverless clustering against MinIO', MINIO_TESTS, { minio: true }),
         ];

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Installs (on first use) the machine packages the tests need beyond Node and the real-Hudi toolchain:
 //   java       DynamoDB Local (infra/local-stack.mjs) and Spark (the interop harness): a Java 17 runtime
-//   chromium   the HTML run report's rendering test (test/report-html.test.ts), Debian's headless Chromium
+//   chromium   the HTML run report's rendering test (test/clustering/report-html.test.ts), Debian's headless Chromium
 //   mvn        only while the toolchain's jars are missing (infra/hudi-toolchain.mjs fetches them with Maven)
 //   python3    only while the toolchain's virtualenv is missing, with the venv module that creates it
 // As root with apt-get (CI, the project's machine image): `apt-get update` then one `apt-get install`. Otherwise it
@@ -43,7 +43,7 @@ function requirements() {
       pkg: 'openjdk-17-jre-headless',
       present: () => (javaHome !== undefined && javaHome !== '' && executable(join(javaHome, 'bin', 'java'))) || onPath('java'),
     },
-    // The paths test/report-html.test.ts looks for.
+    // The paths test/clustering/report-html.test.ts looks for.
     { what: "Debian's chromium (the HTML report's test)", pkg: 'chromium', present: () => ['/usr/bin/chromium', '/usr/bin/chromium-browser'].some(existsSync) },
     ...(toolchain.jarsReady ? [] : [{ what: 'Maven (the toolchain fetches its jars with it)', pkg: 'maven', present: () => onPath('mvn') }]),
     ...(toolchain.pythonReady

@@ -3,11 +3,12 @@
  * copy-on-write tables (version 6) on S3 or a local disk, as the CLI does (clustering, cleaning and archiving: the
  * CLI and the deployed functions). Everything else in lib/ is internal.
  */
-export { HudiTable, type OpenTableOptions, type TableSchema } from './table.js';
-export { createTable } from './table-init.js';
-export { newTableOptionsFromWriteProperties, type NewTableOptions, type TableConfig } from './table-config.js';
-export { readSnapshot, type Snapshot, type SnapshotOptions } from './reader.js';
-export { writeBatch, type WriteOptions, type WriteResult } from './writer/write-client.js';
-export { LocalStorage, S3Storage, openStorage, type OpenStorageOptions, type Storage } from './storage/index.js';
+
 export { AlreadyExistsError, ConflictError, HudiError, NotFoundError, UnsupportedTableError } from './errors.js';
-export { UnsupportedLayoutError, type LayoutName, type TableService } from './table-layouts.js';
+export { readSnapshot, type Snapshot, type SnapshotOptions } from './read/reader.js';
+export { LocalStorage, type OpenStorageOptions, openStorage, S3Storage, type Storage } from './storage/index.js';
+export { type NewTableOptions, newTableOptionsFromWriteProperties, type TableConfig } from './table/config.js';
+export { createTable } from './table/init.js';
+export { type LayoutName, type TableService, UnsupportedLayoutError } from './table/layouts.js';
+export { HudiTable, type OpenTableOptions, type TableSchema } from './table/table.js';
+export { type WriteOptions, type WriteResult, writeBatch } from './writer/write-client.js';

@@ -14,32 +14,34 @@
  * the active files of instants the newest archive file holds (finishing the interrupted run), so no instant is
  * archived twice.
  */
+
+import type { CleanConfig } from '../cleaner/config.js';
+import { readCleanerPlan, readCleanMetadata } from '../cleaning/timeline-facts.js';
 import { HudiError } from '../errors.js';
-import { encodeAvroDataBlockContent } from '../log-format/data-block.js';
-import { encodeLogBlock, type LogBlockInput } from '../log-format/block.js';
-import { concatBytes } from '../log-format/bytes.js';
-import { UNKNOWN_WRITE_TOKEN, logFileName, nextLogVersion } from '../log-format/names.js';
-import { writeLogFile } from '../log-format/log-files.js';
 import type { LockProvider } from '../lock/port.js';
 import { withLock } from '../lock/port.js';
+import { encodeLogBlock, type LogBlockInput } from '../log-format/block.js';
+import { concatBytes } from '../log-format/bytes.js';
+import { encodeAvroDataBlockContent } from '../log-format/data-block.js';
+import { writeLogFile } from '../log-format/log-files.js';
+import { logFileName, nextLogVersion, UNKNOWN_WRITE_TOKEN } from '../log-format/names.js';
 import { completedCompactions, loadMetadataTimeline, metadataTableState } from '../metadata/index.js';
 import { mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import { deleteMany } from '../storage/delete-many.js';
 import type { Storage, StoredObject } from '../storage/port.js';
-import type { HudiTable } from '../table.js';
-import { assertSupported, METAFOLDER, PROPERTIES_FILE } from '../table-config.js';
+import { assertSupported, PROPERTIES_FILE } from '../table/config.js';
+import type { HudiTable } from '../table/table.js';
+import { ARCHIVE_FILE_ID, archiveFolder, listArchiveFiles, MERGE_ARCHIVE_PLAN_NAME, readArchivedRecords } from '../timeline/archived/archived-timeline.js';
+import { ARCHIVED_META_ENTRY_SCHEMA_TEXT, type ArchivedMetaEntry, archivedMetaEntryOf } from '../timeline/archived/meta-entry.js';
 import { decodeTimelineAvro, encodeTimelineAvro } from '../timeline/avro-files.js';
-import { compareInstants, compareInstantTimes, parseInstantFileName, type Instant, type InstantAction } from '../timeline/instant.js';
-import { loadTimeline, type Timeline } from '../timeline/timeline.js';
+import { compareInstants, compareInstantTimes, type Instant, type InstantAction, parseInstantFileName } from '../timeline/instant.js';
 import { MARKERS_ROOT } from '../timeline/markers.js';
+import { METAFOLDER } from '../timeline/meta-folder.js';
+import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { deleteInstantScratch, WORK_ROOT } from '../timeline/work-folder.js';
-import type { CleanConfig } from '../cleaning/config.js';
-import { readCleanerPlan, readCleanMetadata } from '../cleaning/timeline-facts.js';
-import { ARCHIVED_META_ENTRY_SCHEMA_TEXT, archivedMetaEntryOf, type ArchivedMetaEntry } from './archived-meta-entry.js';
-import { ARCHIVE_FILE_ID, MERGE_ARCHIVE_PLAN_NAME, archiveFolder, listArchiveFiles, readArchivedRecords } from './archived-timeline.js';
-import type { ArchivalConfig } from './config.js';
-import { planArchive, type ArchivePlan } from './plan.js';
 import { fileNameOf, folderNameOf } from '../util/paths.js';
+import type { ArchivalConfig } from './config.js';
+import { type ArchivePlan, planArchive } from './plan.js';
 
 export interface ArchiveOptions {
   readonly config: ArchivalConfig;

@@ -1,9 +1,10 @@
 /**
  * Archiver settings from Hudi's own keys with Hudi 0.15's defaults (HoodieArchivalConfig).
  */
-import { HudiError } from '../errors.js';
-import { bool, defineKey, javaInt, javaLong, readKey, readKeys } from '../config/index.js';
+
 import { COMPACTION_KEYS, type CompactionTriggerStrategy } from '../compaction/config.js';
+import { bool, defineKey, javaInt, javaLong, readKey, readKeys } from '../config/index.js';
+import { HudiError } from '../errors.js';
 
 export interface ArchivalConfig {
   /** hoodie.keep.min.commits: completed commits left on the active timeline after archiving. */

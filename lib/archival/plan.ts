@@ -17,9 +17,9 @@
  * and keep.min.commits grows to keep every commit after the cleaner's earliest commit to retain, plus two.
  * Clean and rollback instants are archived per action, past keep.max.commits, down to keep.min.commits.
  */
-import type { CleanConfig } from '../cleaning/config.js';
-import { commitsTimeline, earliestCommitToRetain } from '../cleaning/plan.js';
-import { compareInstantTimes, parseInstantTime, type Instant, type InstantAction, type TimelineTimeZone } from '../timeline/instant.js';
+import type { CleanConfig } from '../cleaner/config.js';
+import { commitsTimeline, earliestCommitToRetain } from '../cleaner/plan.js';
+import { compareInstantTimes, type Instant, type InstantAction, parseInstantTime, type TimelineTimeZone } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
 import type { ArchivalConfig } from './config.js';
 

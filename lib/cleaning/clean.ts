@@ -8,21 +8,22 @@
  * last, under the lock. Only files the plan names are ever deleted, and the plan only names files the retained
  * timeline no longer reads.
  */
+
+import { cleanMetadataOf } from '../cleaner/clean-metadata.js';
+import type { CleanConfig } from '../cleaner/config.js';
+import { executeCleanerPlan, type PartitionCleanStat } from '../cleaner/execute.js';
 import { ConflictError } from '../errors.js';
 import type { LockLease, LockProvider } from '../lock/port.js';
 import { assertMetadataTableKeepable, type MetadataTableOutcome } from '../metadata/index.js';
-import type { HudiTable } from '../table.js';
-import { assertSupported, PROPERTIES_FILE } from '../table-config.js';
-import { assertLayoutSupports, tableLayout } from '../table-layouts.js';
+import { assertSupported, PROPERTIES_FILE } from '../table/config.js';
+import { assertLayoutSupports, tableLayout } from '../table/layouts.js';
+import type { HudiTable } from '../table/table.js';
 import { encodeTimelineAvro, type HoodieCleanerPlan, type HoodieCleanMetadata } from '../timeline/avro-files.js';
 import type { Instant } from '../timeline/instant.js';
 import { instantPath, loadTimeline } from '../timeline/timeline.js';
 import { transitionToInflight } from '../timeline/transitions.js';
-import { cleanMetadataOf } from './clean-metadata.js';
 import { completeClean } from './commit.js';
-import type { CleanConfig } from './config.js';
-import { executeCleanerPlan, type PartitionCleanStat } from './execute.js';
-import { planClean, scheduleClean, type CleanPlanning } from './schedule.js';
+import { type CleanPlanning, planClean, scheduleClean } from './schedule.js';
 import { readCleanerPlan } from './timeline-facts.js';
 
 export interface CleanOptions {

@@ -6,14 +6,13 @@
  */
 import { ConflictError } from '../errors.js';
 import type { LockProvider } from '../lock/port.js';
-import { withLock, type LockLease } from '../lock/port.js';
+import { type LockLease, withLock } from '../lock/port.js';
 import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
-import { latestCommitSchema } from '../timeline/queries.js';
-import { loadTimeline } from '../timeline/timeline.js';
-import { readTableConfig } from '../table-config.js';
 import type { Storage } from '../storage/port.js';
+import { readTableConfig } from '../table/config.js';
 import { encodeTimelineAvro, type HoodieCleanMetadata } from '../timeline/avro-files.js';
-import { instantPath } from '../timeline/timeline.js';
+import { latestCommitSchema } from '../timeline/queries.js';
+import { instantPath, loadTimeline } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
 
 export interface CompleteCleanOptions {

@@ -1,11 +1,12 @@
 /**
  * Listing partitions for the cleaner one at a time, so planning a table with thousands of partitions holds one
- * partition's listing per worker at a time rather than the whole table (lib/table.ts's listPartitions keeps all).
+ * partition's listing per worker at a time rather than the whole table (lib/table/table.ts's listPartitions keeps all).
  */
+
+import type { PartitionListing } from '../cleaner/plan.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import { PARTITION_METAFILE } from '../table.js';
-import type { PartitionListing } from './plan.js';
+import { PARTITION_METAFILE } from '../table/table.js';
 import { folderNameOf } from '../util/paths.js';
 
 /** One partition folder's files (an absent folder lists as empty). */

@@ -6,33 +6,35 @@
  * partitions it takes long); scheduling takes the lock only to check that nothing the plan relied on changed (no
  * other clean appeared, the savepoints are the same) and to write the requested file under a fresh instant time.
  */
-import { ConflictError, HudiError } from '../errors.js';
-import type { LockProvider } from '../lock/port.js';
-import { withLock } from '../lock/port.js';
-import { assertMetadataTableKeepable } from '../metadata/index.js';
-import type { Storage } from '../storage/port.js';
-import type { HudiTable } from '../table.js';
-import { encodeTimelineAvro, type HoodieCleanerPlan } from '../timeline/avro-files.js';
-import { compareInstantTimes, newInstantTime } from '../timeline/instant.js';
-import { instantPath, loadTimeline, Timeline } from '../timeline/timeline.js';
-import { createRequested } from '../timeline/transitions.js';
-import type { CleanConfig } from './config.js';
-import { forEachListedPartition, walkPartitions } from './listing.js';
+
+import type { CleanConfig } from '../cleaner/config.js';
 import {
   assembleCleanerPlan,
+  type CleanScopeSummary,
   cleanIsDue,
   commitsAndCompactionTimeline,
   completedCommits,
   earliestCommitToRetain,
-  partitionScope,
-  planPartition,
-  type CleanScopeSummary,
   type PartitionCleanPlan,
   type PartitionContext,
   type PartitionListing,
   type PartitionScope,
+  partitionScope,
+  planPartition,
   type RetentionPoint,
-} from './plan.js';
+} from '../cleaner/plan.js';
+import { ConflictError, HudiError } from '../errors.js';
+import type { LockProvider } from '../lock/port.js';
+import { withLock } from '../lock/port.js';
+import { assertMetadataTableKeepable } from '../metadata/index.js';
+import { settleAll } from '../storage/concurrency.js';
+import type { Storage } from '../storage/port.js';
+import type { HudiTable } from '../table/table.js';
+import { encodeTimelineAvro, type HoodieCleanerPlan } from '../timeline/avro-files.js';
+import { compareInstantTimes, newInstantTime } from '../timeline/instant.js';
+import { instantPath, loadTimeline, Timeline } from '../timeline/timeline.js';
+import { createRequested } from '../timeline/transitions.js';
+import { forEachListedPartition, walkPartitions } from './listing.js';
 import {
   readLastClean,
   readPendingClusteringGroups,
@@ -42,7 +44,6 @@ import {
   readTouchedPartitions,
   type Savepoint,
 } from './timeline-facts.js';
-import { settleAll } from '../storage/concurrency.js';
 
 export interface CleanPlanning {
   /** Whether hoodie.clean.max.commits commits completed since the last clean. */

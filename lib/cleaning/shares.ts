@@ -16,21 +16,20 @@
  * clean keeps its split and its results), and a result only says which files are gone, which stays true.
  */
 import { createHash } from 'node:crypto';
-import { HudiError } from '../errors.js';
-import type { Storage } from '../storage/port.js';
+import { executeCleanerPlan, type PartitionCleanStat } from '../cleaner/execute.js';
+import type { CleanScopeSummary, PartitionCleanPlan, PartitionContext, RetentionPoint } from '../cleaner/plan.js';
+import { sliceContext } from '../cleaner/plan.js';
+import { defineKey, javaInt, readKeys } from '../config/index.js';
+import { ConflictError, HudiError } from '../errors.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
+import type { Storage } from '../storage/port.js';
 import type { HoodieCleanerPlan } from '../timeline/avro-schemas.js';
-import { ConflictError } from '../errors.js';
-import { compareInstantTimes, formatInstantTime, isValidInstantTime, type Instant } from '../timeline/instant.js';
+import { compareInstantTimes, formatInstantTime, type Instant, isValidInstantTime } from '../timeline/instant.js';
 import { instantPath, type Timeline } from '../timeline/timeline.js';
 import { transitionToInflight } from '../timeline/transitions.js';
 import { CLEAN_PLANNING_ID, CLEAN_WORK_ROOT, cleanPlanningDir, cleanWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
-import { defineKey, readKeys, javaInt } from '../config/index.js';
-import { executeCleanerPlan, type PartitionCleanStat } from './execute.js';
-import type { CleanScopeSummary, PartitionCleanPlan, PartitionContext, RetentionPoint } from './plan.js';
-import { sliceContext } from './plan.js';
-import { planPartitions, type CleanPlanning, type CleanPreparation } from './schedule.js';
 import { fileNameOf, folderNameOf } from '../util/paths.js';
+import { type CleanPlanning, type CleanPreparation, planPartitions } from './schedule.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Settings (ours, not Hudi's: Hudi's cleaner runs in one Spark job).

@@ -2,10 +2,11 @@
  * `show-clean`: the clean instants on the active timeline, as hudi-cli's `cleans show` and `clean showpartitions`
  * list them — completed cleans from their metadata, pending ones from their plan.
  */
+
+import { planDeletes } from '../cleaner/plan.js';
 import { NotFoundError } from '../errors.js';
-import type { HudiTable } from '../table.js';
+import type { HudiTable } from '../table/table.js';
 import { instantPath } from '../timeline/timeline.js';
-import { planDeletes } from './plan.js';
 import { readCleanerPlan, readCleanMetadata } from './timeline-facts.js';
 
 export interface CleanSummary {

@@ -2,16 +2,17 @@
  * What the cleaner (and the archiver) read from the timeline besides instant names: the last clean, savepoints,
  * replaced, pending-clustering and pending-compaction file groups, and the partitions a commit touched.
  */
+
+import type { LastClean, PendingCompactionOperation } from '../cleaner/plan.js';
+import { UnsupportedTableError } from '../errors.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { decodeTimelineAvro } from '../timeline/avro-files.js';
 import type { HoodieCleanerPlan, HoodieCleanMetadata, HoodieSavepointMetadata } from '../timeline/avro-schemas.js';
-import { instantFileName, type Instant } from '../timeline/instant.js';
+import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
+import { type Instant, instantFileName } from '../timeline/instant.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
-import { UnsupportedTableError } from '../errors.js';
-import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
-import type { LastClean, PendingCompactionOperation } from './plan.js';
 import { fileNameOf } from '../util/paths.js';
 
 /** Reads of instant files in flight at once. */

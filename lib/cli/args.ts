@@ -2,9 +2,9 @@
  * What every CLI command shares: its shape, flag parsing with usage errors, output, properties files.
  */
 import { readFile } from 'node:fs/promises';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { HudiError } from '../errors.js';
-import { parseJavaProperties } from '../properties.js';
+import { parseJavaProperties } from '../table/properties.js';
 
 export interface Command {
   readonly name: string;

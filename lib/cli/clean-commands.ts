@@ -2,15 +2,15 @@
  * `clean`, `archive` and `show-clean`: the table services as Hudi's cleaner and archiver, with `--dry-run` saying
  * what would go and which rule keeps the rest. Progress goes to stderr, results to stdout.
  */
-import { runArchive, type ArchiveResult } from '../archival/archive.js';
+import { type ArchiveResult, runArchive } from '../archival/archive.js';
 import { archivalConfigFromProperties } from '../archival/config.js';
-import { runClean, type CleanResult } from '../cleaning/clean.js';
-import { cleanConfigFromProperties } from '../cleaning/config.js';
+import { cleanConfigFromProperties } from '../cleaner/config.js';
+import { type CleanResult, runClean } from '../cleaning/clean.js';
 import { describeClean, describeCleans } from '../cleaning/show.js';
 import { lockProviderFor } from '../lock/index.js';
 import { openStorage } from '../storage/index.js';
-import { HudiTable } from '../table.js';
-import { err, out, parseCommandArgs, readPropsFile, type Command } from './args.js';
+import { HudiTable } from '../table/table.js';
+import { type Command, err, out, parseCommandArgs, readPropsFile } from './args.js';
 
 async function openWithProps(tablePath: string, propsFile: string | undefined) {
   const props = propsFile === undefined ? new Map<string, string>() : await readPropsFile(propsFile);

@@ -3,19 +3,19 @@
  * completed clusterings. Progress goes to stderr, results to stdout.
  */
 import { resolveClusteringConfig } from '../clustering/config.js';
-import { CLUSTERING_JOB_MODES, runClusteringJob, type ClusteringJobMode } from '../clustering/job.js';
+import { CLUSTERING_JOB_MODES, type ClusteringJobMode, runClusteringJob } from '../clustering/job.js';
 import { formatClusteringReport, formatClusteringSummary } from '../clustering/report.js';
-import { describeClusteringHistory, describeClusteringPlans, type ClusteringPlanSummary, type CompletedClusteringSummary } from '../clustering/show.js';
+import { type ClusteringPlanSummary, type CompletedClusteringSummary, describeClusteringHistory, describeClusteringPlans } from '../clustering/show.js';
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import { HudiError } from '../errors.js';
-import type { CostEstimate } from '../serverless/cost.js';
-import { describeTableServices, type TableServicesOutput } from '../serverless/run-output.js';
-import type { ViaStateMachineResult } from '../serverless/via-state-machine.js';
 import { lockProviderFor } from '../lock/index.js';
+import type { CostEstimate } from '../serverless/aws/cost.js';
+import { describeTableServices, type TableServicesOutput } from '../serverless/executions/run-output.js';
+import type { ViaStateMachineResult } from '../serverless/executions/via-state-machine.js';
 import { openStorage } from '../storage/index.js';
-import { HudiTable } from '../table.js';
+import { HudiTable } from '../table/table.js';
 import { writeConfigFromProperties } from '../writer/write-config.js';
-import { err, out, parseCommandArgs, readPropsFile, type Command } from './args.js';
+import { type Command, err, out, parseCommandArgs, readPropsFile } from './args.js';
 
 const MIB = 1024 * 1024;
 const size = (bytes: number): string => (bytes >= MIB ? `${(bytes / MIB).toFixed(2)} MB` : `${bytes} B`);
@@ -133,7 +133,7 @@ async function runViaStateMachine(
   const result: ViaStateMachineResult & { readonly cost?: CostEstimate } =
     stateMachine === 'local'
       ? await (await import('../serverless/local/via-state-machine.js')).clusterViaLocalStateMachine(tablePath, run)
-      : await (await import('../serverless/via-state-machine.js')).clusterViaStateMachine(tablePath, { stateMachine, ...run });
+      : await (await import('../serverless/executions/via-state-machine.js')).clusterViaStateMachine(tablePath, { stateMachine, ...run });
   const output = (result.output ?? {}) as TableServicesOutput;
   if (values.json)
     out(
@@ -151,7 +151,7 @@ async function runViaStateMachine(
     if (result.status === 'SUCCEEDED') for (const line of describeTableServices(output)) out(line);
     else out(`${result.status}: ${result.error ?? ''}`);
     // Only a local run is measured, and so priced.
-    if (result.cost !== undefined) process.stdout.write((await import('../serverless/cost.js')).formatCostEstimate(result.cost));
+    if (result.cost !== undefined) process.stdout.write((await import('../serverless/aws/cost.js')).formatCostEstimate(result.cost));
   }
   if (result.status !== 'SUCCEEDED') {
     throw new HudiError(`the clustering execution ${result.executionArn} ended ${result.status}: ${result.error ?? ''} ${result.cause ?? ''}`.trim(), {

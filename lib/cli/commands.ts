@@ -1,26 +1,27 @@
 /**
  * CLI commands. Kept apart from main.ts so tests can run a command in-process.
  */
-import { HudiError } from '../errors.js';
+
 import { formatTable } from '../engine/row-format.js';
-import { openStorage } from '../storage/index.js';
-import { HudiTable, withTableLock } from '../table.js';
-import { createTable } from '../table-init.js';
-import { newTableOptionsFromWriteProperties } from '../table-config.js';
-import { parseQueryType, readSnapshot } from '../reader.js';
-import { jsonLinesToParquet, type InputFormat } from '../engine/write.js';
-import { generateUsers, writeJsonLines } from '../generate.js';
+import { type InputFormat, jsonLinesToParquet } from '../engine/write.js';
+import { HudiError } from '../errors.js';
 import { lockProviderFor } from '../lock/index.js';
 import { checkMetadataTable, dropMetadataTable } from '../metadata/check.js';
-import { rollbackInstant } from '../rollback.js';
-import { parseWriteOperation } from '../writer/write-config.js';
+import { parseQueryType, readSnapshot } from '../read/reader.js';
+import { rollbackInstant } from '../rollback/rollback.js';
+import { formatTableStatus, tableStatus } from '../status/status.js';
+import { openStorage } from '../storage/index.js';
+import { newTableOptionsFromWriteProperties } from '../table/config.js';
+import { createTable } from '../table/init.js';
+import { HudiTable, withTableLock } from '../table/table.js';
+import { loadArchivedHistory } from '../timeline/archived/history.js';
 import { writeBatch } from '../writer/write-client.js';
-import { out, parseCommandArgs, readPropsFile, type Command } from './args.js';
+import { parseWriteOperation } from '../writer/write-config.js';
+import { type Command, out, parseCommandArgs, readPropsFile } from './args.js';
+import { archiveCommand, cleanCommand, showCleanCommand } from './clean-commands.js';
 import { clusterCommand, showClusteringCommand } from './cluster-commands.js';
 import { compactCommand, showCompactionCommand } from './compact-commands.js';
-import { archiveCommand, cleanCommand, showCleanCommand } from './clean-commands.js';
-import { loadArchivedHistory } from '../archival/history.js';
-import { formatTableStatus, tableStatus } from '../status.js';
+import { generateUsers, writeJsonLines } from './generate.js';
 
 const init: Command = {
   name: 'init',

@@ -3,14 +3,14 @@
  * execute the pending ones, or both; roll a failed one back), and the pending plans. Progress to stderr, results to stdout.
  */
 import { compactionConfigFrom } from '../compaction/config.js';
-import { runCompaction, runPendingCompactions, rollbackCompaction, type CompactionRunResult } from '../compaction/execute.js';
+import { type CompactionRunResult, rollbackCompaction, runCompaction, runPendingCompactions } from '../compaction/execute.js';
 import { assertCompactionWrites, assertMergeOnRead, scheduleCompaction } from '../compaction/schedule.js';
 import { HudiError } from '../errors.js';
 import { lockProviderFor } from '../lock/index.js';
 import { openStorage } from '../storage/index.js';
-import { HudiTable } from '../table.js';
+import { HudiTable } from '../table/table.js';
 import { CompactionMetric, pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
-import { err, out, parseCommandArgs, readPropsFile, type Command } from './args.js';
+import { type Command, err, out, parseCommandArgs, readPropsFile } from './args.js';
 
 const MODES = ['schedule', 'execute', 'scheduleAndExecute', 'rollback'] as const;
 type Mode = (typeof MODES)[number];

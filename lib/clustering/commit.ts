@@ -11,23 +11,27 @@
  * groups stay listed until a clean removes them), column_stats and bloom_filters index the new files, and the record
  * index moves every record of the replaced groups to its new file group.
  */
-import { clusteringWorkDir, deleteInstantScratch } from '../timeline/work-folder.js';
+
 import { ConflictError, errorMessage, HudiError } from '../errors.js';
-import { fileGroupKey, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
 import type { LockProvider } from '../lock/port.js';
 import { assertMetadataTableKeepable, keepMetadataTable, type MetadataTableOutcome, type RecordIndexChanges } from '../metadata/index.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import { withTableLock, type HudiTable } from '../table.js';
+import { joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
+import { type HudiTable, withTableLock } from '../table/table.js';
 import type { ClusteringPlan } from '../timeline/clustering-plan.js';
-import { serializeCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
+import { type CommitMetadata, serializeCommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
+import { fileGroupKey } from '../timeline/file-group-key.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
 import { listMarkers } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
+import { clusteringWorkDir, deleteInstantScratch } from '../timeline/work-folder.js';
+import { fileNameOf } from '../util/paths.js';
 import {
   assertPlanLayoutSupported,
   clusteringSummaryOf,
+  type GroupResult,
   groupPartition,
   groupRecordKeysPath,
   loadClusteringInstant,
@@ -36,13 +40,11 @@ import {
   readGroupResults,
   sliceStoragePath,
   summaryMetadata,
-  type GroupResult,
 } from './instant.js';
 import { sliceHasBaseFile } from './merge-slices.js';
-import { buildClusteringReport, summarizeClusteringReport, type ClusteringReport, type ClusteringSummary } from './report.js';
+import { buildClusteringReport, type ClusteringReport, type ClusteringSummary, summarizeClusteringReport } from './report.js';
 import { clusteringReportPath, renderClusteringReportHtml } from './report-html.js';
 import { planSortColumns } from './sort-columns.js';
-import { fileNameOf } from '../util/paths.js';
 
 export interface CommitOptions {
   readonly lock: LockProvider;

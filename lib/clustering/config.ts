@@ -21,8 +21,9 @@
 import {
   anyText,
   bool,
-  commaList,
+  type ConfigKey,
   ConfigValueError,
+  commaList,
   defineKey,
   javaInt,
   javaLong,
@@ -30,19 +31,20 @@ import {
   oneOf,
   optionalText,
   parseKeyText,
-  type ConfigKey,
 } from '../config/index.js';
 import { HudiError } from '../errors.js';
+import { UPDATES_STRATEGY, type UpdatesStrategyClass } from '../table/updates-strategy.js';
+
 export { envVarForKey } from '../config/index.js';
-import { parseJavaProperties } from '../properties.js';
-import { SORT_LAYOUTS, type CurveBuildMethod, type SortLayout } from './sort-columns.js';
+
+import { parseJavaProperties } from '../table/properties.js';
+import { type CurveBuildMethod, SORT_LAYOUTS, type SortLayout } from './sort-columns.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Strategy class names Hudi writes into configs and plans.
 
 const PLAN_STRATEGY_PACKAGE = 'org.apache.hudi.client.clustering.plan.strategy';
 const RUN_STRATEGY_PACKAGE = 'org.apache.hudi.client.clustering.run.strategy';
-const UPDATE_STRATEGY_PACKAGE = 'org.apache.hudi.client.clustering.update.strategy';
 
 export const SPARK_SIZE_BASED_PLAN_STRATEGY = `${PLAN_STRATEGY_PACKAGE}.SparkSizeBasedClusteringPlanStrategy`;
 export const FLINK_SIZE_BASED_PLAN_STRATEGY = `${PLAN_STRATEGY_PACKAGE}.FlinkSizeBasedClusteringPlanStrategy`;
@@ -51,13 +53,10 @@ export const SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY = `${RUN_STRATEGY_PACKAGE}.S
 /** Hudi 1.1's binary-copy executor: asks for binary copy (on by default here); plans still name SparkSortAndSize, which Hudi 0.15 can run. */
 export const SPARK_BINARY_COPY_EXECUTION_STRATEGY = `${RUN_STRATEGY_PACKAGE}.SparkBinaryCopyClusteringExecutionStrategy`;
 export const JAVA_SORT_AND_SIZE_EXECUTION_STRATEGY = `${RUN_STRATEGY_PACKAGE}.JavaSortAndSizeExecutionStrategy`;
-export const REJECT_UPDATE_STRATEGY = `${UPDATE_STRATEGY_PACKAGE}.SparkRejectUpdateStrategy`;
-export const ALLOW_UPDATE_STRATEGY = `${UPDATE_STRATEGY_PACKAGE}.SparkAllowUpdateStrategy`;
 
 /** The size-based planners: all three pick small files per partition the same way, which is what plan-strategy.ts does. */
 export type PlanStrategyClass = typeof SPARK_SIZE_BASED_PLAN_STRATEGY | typeof FLINK_SIZE_BASED_PLAN_STRATEGY | typeof JAVA_SIZE_BASED_PLAN_STRATEGY;
 export type ExecutionStrategyClass = typeof SPARK_SORT_AND_SIZE_EXECUTION_STRATEGY | typeof JAVA_SORT_AND_SIZE_EXECUTION_STRATEGY;
-export type UpdatesStrategyClass = typeof REJECT_UPDATE_STRATEGY | typeof ALLOW_UPDATE_STRATEGY;
 
 /**
  * Planner classes Hudi deprecated in favour of a size-based planner plus a partition filter mode
@@ -326,12 +325,7 @@ export const CLUSTERING = {
     parser: javaInt(1),
     description: 'Parallelism when reading the records of one clustering group.',
   }),
-  updatesStrategyClass: defineKey({
-    key: 'hoodie.clustering.updates.strategy',
-    default: REJECT_UPDATE_STRATEGY as UpdatesStrategyClass,
-    parser: oneOf([REJECT_UPDATE_STRATEGY, ALLOW_UPDATE_STRATEGY] as const, { exactCase: true }),
-    description: 'Updates to file groups in a pending clustering plan: SparkRejectUpdateStrategy refuses them, SparkAllowUpdateStrategy lets them through.',
-  }),
+  updatesStrategyClass: UPDATES_STRATEGY,
   rollbackPendingClusteringOnConflict: defineKey({
     key: 'hoodie.clustering.rollback.pending.replacecommit.on.conflict',
     default: false,

@@ -15,8 +15,15 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HudiError } from '../errors.js';
-import { columnStatsOf, type ColumnStats, type FileColumnStats } from '../engine/column-stats.js';
+import {
+  BLOOM_FILTER_TYPE_CODE_FOOTER_KEY,
+  type BloomFilterOptions,
+  expectedPassRate,
+  MAX_RECORD_KEY_FOOTER_KEY,
+  MIN_RECORD_KEY_FOOTER_KEY,
+} from '../base-file/bloom-filter.js';
+import { HUDI_FOOTER_KEYS, hudiFooter, hudiFooterValues, mergedHudiFooter } from '../base-file/footer.js';
+import { type ColumnStats, columnStatsOf, type FileColumnStats } from '../engine/column-stats.js';
 import type {
   DerivedColumnLayers,
   FileRows,
@@ -27,51 +34,44 @@ import type {
   SortColumnDescription,
   SortKey,
 } from '../engine/port.js';
-import { baseFileName, joinPartitionPath, parseBaseFileName } from '../fs-view.js';
-import { buildCurveKeys, sortRowsByCurveKey, type CurveKeyBatch, type CurveSortColumn, type SortValue } from '../layout/curves.js';
-import { stageFiles, withTableLocations } from '../reader.js';
+import { HudiError } from '../errors.js';
+import { buildCurveKeys, type CurveKeyBatch, type CurveSortColumn, type SortValue, sortRowsByCurveKey } from '../layout/curves.js';
 import { assertMetadataTableKeepable, metadataTableState } from '../metadata/index.js';
-import { withMetaFields } from '../schema.js';
-import { planBinaryCopy, planCopyOutputs, readCopyInput, writeCopiedFile, type CopyInput, type CopyLayout } from '../parquet/binary-copy.js';
+import { type CopyInput, type CopyLayout, planBinaryCopy, planCopyOutputs, readCopyInput, writeCopiedFile } from '../parquet/binary-copy.js';
+import { type FooterSummary, readFooterKeyValues, readFooterSummary } from '../parquet/footer.js';
+import { CODEC, canRecompress } from '../parquet/pages.js';
+import { stageFiles, withTableLocations } from '../read/reader.js';
 import { BoundedTasks, mapWithConcurrency } from '../storage/concurrency.js';
 import { countedStorage } from '../storage/counted.js';
 import { RequestCounter } from '../storage/request-counts.js';
-import type { HudiTable } from '../table.js';
-import { PROPERTIES_FILE } from '../table-config.js';
+import { PROPERTIES_FILE } from '../table/config.js';
+import { baseFileName, joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
+import { withMetaFields } from '../table/schema.js';
+import type { HudiTable } from '../table/table.js';
 import type { ClusteringPlan } from '../timeline/clustering-plan.js';
 import { newWriteStat } from '../timeline/commit-metadata.js';
-import { compareInstantTimes } from '../timeline/instant.js';
 import { startHeartbeat } from '../timeline/heartbeat.js';
+import { compareInstantTimes } from '../timeline/instant.js';
 import { createMarker } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
-import {
-  BLOOM_FILTER_TYPE_CODE_FOOTER_KEY,
-  type BloomFilterOptions,
-  expectedPassRate,
-  MAX_RECORD_KEY_FOOTER_KEY,
-  MIN_RECORD_KEY_FOOTER_KEY,
-} from '../writer/bloom-filter.js';
-import { HUDI_FOOTER_KEYS, hudiFooter, hudiFooterValues, mergedHudiFooter } from '../writer/footer.js';
-import { readFooterKeyValues, readFooterSummary, type FooterSummary } from '../parquet/footer.js';
-import { CODEC, canRecompress } from '../parquet/pages.js';
+import { fileNameOf } from '../util/paths.js';
 import type { ClusteringConfig } from './config.js';
 import { binaryCopyRefusal } from './executor.js';
-import { mergeGroupSlices, sliceHasBaseFile, sliceHasLogs } from './merge-slices.js';
 import {
   assertClusteringPending,
   assertNotCompletedMeanwhile,
   assertPlanLayoutSupported,
   ensureInflight,
+  type GroupResult,
   groupPartition,
   loadClusteringInstant,
   sliceStoragePath,
   writeGroupRecordKeys,
   writeGroupResult,
-  type GroupResult,
 } from './instant.js';
-import { toComparable, type ComparableValue, type FileSummary, type GroupExecution } from './report.js';
-import { groupOrder, groupOrderKind, planSortColumns, type GroupOrder } from './sort-columns.js';
-import { fileNameOf } from '../util/paths.js';
+import { mergeGroupSlices, sliceHasBaseFile, sliceHasLogs } from './merge-slices.js';
+import { type ComparableValue, type FileSummary, type GroupExecution, toComparable } from './report.js';
+import { type GroupOrder, groupOrder, groupOrderKind, planSortColumns } from './sort-columns.js';
 
 export interface ExecuteGroupOptions {
   readonly engine: ParquetEngine;

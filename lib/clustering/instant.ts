@@ -7,7 +7,7 @@
  * - `.hoodie/.aux/hudi-serverless/clustering/T/`: our work folder — `group-<i>.result.json`, a finished group's
  *   write stats and report input; `group-<i>.record-keys.json`, the record keys of each output file (only when the
  *   table has the metadata table's record index, whose locations the commit updates); and the serverless run's
- *   claim (serverless/run-claim.ts);
+ *   claim (serverless/steps/run-claim.ts);
  * - `.hoodie/T.replacecommit`: the commit (JSON), written last, with the run's summary in its extraMetadata
  *   (CLUSTERING_SUMMARY_KEY), so it outlives the group results.
  *
@@ -18,27 +18,27 @@
  * (commit, rollback), so a result never outlives the files it names.
  */
 import { ConflictError, HudiError, NotFoundError } from '../errors.js';
-import { joinPartitionPath } from '../fs-view.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import type { HudiTable } from '../table.js';
-import { PROPERTIES_FILE } from '../table-config.js';
-import { assertLayoutSupports, detectTableLayout } from '../table-layouts.js';
+import { PROPERTIES_FILE } from '../table/config.js';
+import { joinPartitionPath } from '../table/file-system-view.js';
+import { assertLayoutSupports, detectTableLayout } from '../table/layouts.js';
+import type { HudiTable } from '../table/table.js';
 import {
-  encodeClusteringPlan,
-  readClusteringPlan,
   type ClusteringPlan,
   type ClusteringPlanGroup,
   type ClusteringPlanSlice,
+  encodeClusteringPlan,
+  readClusteringPlan,
 } from '../timeline/clustering-plan.js';
-import { parseCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
+import { type CommitMetadata, parseCommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import type { Instant } from '../timeline/instant.js';
 import { instantPath } from '../timeline/timeline.js';
-import { clusteringWorkDir } from '../timeline/work-folder.js';
 import { createRequested, transitionToInflight } from '../timeline/transitions.js';
+import { clusteringWorkDir } from '../timeline/work-folder.js';
+import { fileNameOf } from '../util/paths.js';
 import type { ClusteringSummary, GroupReportInput } from './report.js';
 import type { GroupOrderKind } from './sort-columns.js';
-import { fileNameOf } from '../util/paths.js';
 
 const HEAD_CONCURRENCY = 16;
 

@@ -33,22 +33,23 @@
  *   again later (Hudi rolls back an inflight clustering the same way before re-executing it). To drop the plan
  *   altogether (freeing its file groups for other plans and updates), roll the instant back with `rollbackInstant`.
  */
-import { join } from 'node:path';
+
 import { tmpdir } from 'node:os';
-import { ConflictError, HudiError } from '../errors.js';
-import { describeHeal, healTable } from '../failed-writes.js';
-import { pendingWriterAlive, rollbackInflightClustering, rollbackInstant, findRollbackOf } from '../rollback.js';
+import { join } from 'node:path';
+import type { BloomFilterOptions } from '../base-file/bloom-filter.js';
 import type { ParquetEngine, ParquetEngineOptions } from '../engine/port.js';
+import { ConflictError, HudiError } from '../errors.js';
 import type { LockProvider } from '../lock/port.js';
-import type { BloomFilterOptions } from '../writer/bloom-filter.js';
-import type { HudiTable } from '../table.js';
+import { describeHeal, healTable } from '../rollback/failed-writes.js';
+import { findRollbackOf, pendingWriterAlive, rollbackInflightClustering, rollbackInstant } from '../rollback/rollback.js';
+import type { HudiTable } from '../table/table.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
-import { commit, type CommitResult } from './commit.js';
+import { type CommitResult, commit } from './commit.js';
 import type { ClusteringConfig } from './config.js';
 import { executeGroup } from './execute.js';
 import { assertClusteringPending, discardStaleGroupResults, loadClusteringInstant, readGroupResult } from './instant.js';
-import { schedule, type ScheduleResult } from './schedule.js';
+import { type ScheduleResult, schedule } from './schedule.js';
 
 export type ClusteringJobMode = 'schedule' | 'execute' | 'scheduleAndExecute';
 export const CLUSTERING_JOB_MODES: readonly ClusteringJobMode[] = ['schedule', 'execute', 'scheduleAndExecute'];
@@ -108,7 +109,7 @@ export async function runClusteringJob(table: HudiTable, options: ClusteringJobO
   const progress = options.onProgress ?? (() => undefined);
   const lockWait = options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs };
   const clock = options.now === undefined ? {} : { now: options.now };
-  // A service run beside writers: only writers whose heartbeat expired are rolled back (failed-writes.ts).
+  // A service run beside writers: only writers whose heartbeat expired are rolled back (rollback/failed-writes.ts).
   const healed = await healTable(table, { lock: options.lock, policy: 'LAZY', ...clock, ...lockWait });
   for (const line of describeHeal(healed)) progress(line);
   if (options.mode === 'scheduleAndExecute' && options.instant === undefined) {

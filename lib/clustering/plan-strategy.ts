@@ -7,8 +7,8 @@
  * Hudi 0.15.
  */
 import { HudiError } from '../errors.js';
-import { fileGroupKey } from '../fs-view.js';
 import { CLUSTERING_PLAN_VERSION, type ClusteringPlan, type ClusteringPlanGroup, type ClusteringPlanSlice } from '../timeline/clustering-plan.js';
+import { fileGroupKey } from '../timeline/file-group-key.js';
 import type { ClusteringConfig } from './config.js';
 import { sortColumnsParams } from './sort-columns.js';
 
@@ -318,7 +318,7 @@ export interface ClusteringPlanInput {
   readonly partitionPaths: readonly string[];
   /** The latest slice of every file group (of any partition; those outside partitionPaths are ignored). */
   readonly latestSlices: readonly FileSliceInput[];
-  /** File groups in pending clustering or compaction plans, as fileGroupKey(partition, fileId) (lib/fs-view.ts). */
+  /** File groups in pending clustering or compaction plans, as fileGroupKey(partition, fileId) (lib/table/file-system-view.ts). */
   readonly pendingFileGroupIds: ReadonlySet<string>;
   readonly config: GroupingConfig & Pick<ClusteringConfig, 'smallFileLimitBytes' | 'executionStrategyClass' | 'preserveCommitMetadata'>;
 }

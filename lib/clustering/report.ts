@@ -5,7 +5,7 @@
  * the executor gathers the inputs (footer statistics, sampled values) and stores them with each group's result.
  */
 import type { JsonValue } from '../engine/row-format.js';
-import { formatRequestCounts, sumRequestCounts, type RequestCounts } from '../storage/request-counts.js';
+import { formatRequestCounts, type RequestCounts, sumRequestCounts } from '../storage/request-counts.js';
 
 /** A statistic or sampled value in a form that compares correctly with `<`: numbers, or strings in byte-like order. */
 export type ComparableValue = number | string;

@@ -6,22 +6,25 @@
  * On merge-on-read tables the slices are the latest merged ones (base file and log files) outside pending
  * compactions and clusterings, as ClusteringPlanStrategy.getFileSlicesEligibleForClustering takes them.
  */
-import { pendingCompactionFileGroups } from '../compaction/schedule.js';
-import { fileGroupKey, type FileSystemView } from '../fs-view.js';
+
 import type { LockProvider } from '../lock/port.js';
 import { compareLogFileNames } from '../log-format/index.js';
-import type { Storage } from '../storage/port.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
-import { withTableLock, type HudiTable } from '../table.js';
-import { assertSupported, METAFOLDER, PROPERTIES_FILE } from '../table-config.js';
-import { assertLayoutSupports, detectTableLayout, tableLayout, viewFileIds } from '../table-layouts.js';
+import type { Storage } from '../storage/port.js';
+import { assertSupported, PROPERTIES_FILE } from '../table/config.js';
+import type { FileSystemView } from '../table/file-system-view.js';
+import { assertLayoutSupports, detectTableLayout, tableLayout, viewFileIds } from '../table/layouts.js';
+import { type HudiTable, withTableLock } from '../table/table.js';
 import type { ClusteringPlan } from '../timeline/clustering-plan.js';
+import { pendingCompactionFileGroups } from '../timeline/compaction-plan.js';
+import { fileGroupKey } from '../timeline/file-group-key.js';
 import { newInstantTime } from '../timeline/instant.js';
+import { METAFOLDER } from '../timeline/meta-folder.js';
 import { commitsSinceLastClustering } from '../timeline/queries.js';
 import type { Timeline } from '../timeline/timeline.js';
 import type { ClusteringConfig } from './config.js';
 import { writeClusteringPlan } from './instant.js';
-import { buildClusteringPlan, filterPartitions, hudiSchedulingThreshold, shouldSchedule, type FileSliceInput } from './plan-strategy.js';
+import { buildClusteringPlan, type FileSliceInput, filterPartitions, hudiSchedulingThreshold, shouldSchedule } from './plan-strategy.js';
 import { validateSortColumnsForSchema } from './sort-columns.js';
 
 export interface ScheduleOptions {
@@ -96,7 +99,7 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
       const tablePartitions = [...new Set([...view.partitionPaths(), ...latestSlices.map((slice) => slice.partitionPath)])].sort();
       const partitionPaths = filterPartitions(tablePartitions, config, now.getHours());
       const pendingFileGroupIds = mergeOnRead
-        ? new Set([...view.pendingClusteringFileGroups(), ...(await pendingCompactionFileGroups(current, current.timeline))])
+        ? new Set([...view.pendingClusteringFileGroups(), ...(await pendingCompactionFileGroups(current.storage, current.timeline))])
         : view.pendingClusteringFileGroups();
       const plan = buildClusteringPlan({ partitionPaths, latestSlices, pendingFileGroupIds, config });
       if (plan === undefined) {

@@ -3,17 +3,18 @@
  * files are absent (input sizes then come from the plan's TOTAL_IO_READ_MB metric); and the completed clusterings
  * with the summaries their replacecommits recorded (`--history`).
  */
-import { joinPartitionPath } from '../fs-view.js';
+
 import { mapWithConcurrency, settleAll } from '../storage/concurrency.js';
-import type { HudiTable } from '../table.js';
-import { readClusteringPlan, type ClusteringPlanGroup } from '../timeline/clustering-plan.js';
+import { joinPartitionPath } from '../table/file-system-view.js';
+import type { HudiTable } from '../table/table.js';
+import { type ClusteringPlanGroup, readClusteringPlan } from '../timeline/clustering-plan.js';
 import type { InstantState } from '../timeline/instant.js';
 import { completedClusterings } from '../timeline/queries.js';
+import { fileNameOf } from '../util/paths.js';
 import { clusteringSummaryOf, groupResultsDone, sliceStoragePath } from './instant.js';
 import { sliceHasBaseFile } from './merge-slices.js';
 import type { ClusteringSummary } from './report.js';
 import { planSortColumns } from './sort-columns.js';
-import { fileNameOf } from '../util/paths.js';
 
 export interface ClusteringGroupSummary {
   readonly index: number;

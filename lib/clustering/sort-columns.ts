@@ -7,7 +7,7 @@
  */
 import { HudiError } from '../errors.js';
 import type { CurveBuildMethod, CurveLayout } from '../layout/curves.js';
-import { fieldNames, withMetaFields, type AvroRecordSchema } from '../schema.js';
+import { type AvroRecordSchema, fieldNames, withMetaFields } from '../table/schema.js';
 import type { ClusteringPlan } from '../timeline/clustering-plan.js';
 
 export type { CurveBuildMethod, CurveLayout };

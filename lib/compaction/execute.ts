@@ -13,32 +13,32 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConflictError, HudiError } from '../errors.js';
-import { compactionWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
+import { hudiFooter } from '../base-file/footer.js';
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import type { ParquetEngine } from '../engine/port.js';
-import { baseFileName, joinPartitionPath, parseBaseFileName, type MergedFileSlice } from '../fs-view.js';
+import { ConflictError, HudiError } from '../errors.js';
 import type { LockProvider } from '../lock/port.js';
 import { logFilesOf } from '../log-format/index.js';
 import { mergeFileSlice } from '../merge-on-read/file-slice-merge.js';
 import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
-import { stageFiles } from '../reader.js';
+import { stageFiles } from '../read/reader.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
-import { withTableLock, type HudiTable } from '../table.js';
-import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
+import { baseFileName, joinPartitionPath, type MergedFileSlice, parseBaseFileName } from '../table/file-system-view.js';
+import { type HudiTable, withTableLock } from '../table/table.js';
+import { type CommitMetadata, newWriteStat, serializeCommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import {
+  type CompactionOperation,
+  type CompactionPlan,
   compactionInstantPath,
   completeCompaction,
   pendingCompactions,
   readCompactionPlan,
   startCompaction,
-  type CompactionOperation,
-  type CompactionPlan,
 } from '../timeline/compaction-plan.js';
-import { hudiFooter } from '../writer/footer.js';
+import { compactionWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
+import { fileNameOf } from '../util/paths.js';
 import { writeConfigFromProperties } from '../writer/write-config.js';
 import { assertCompactable, assertCompactionWrites } from './schedule.js';
-import { fileNameOf } from '../util/paths.js';
 
 export interface CompactionRunOptions {
   readonly lock: LockProvider;

@@ -9,24 +9,24 @@
 import { HudiError, UnsupportedTableError } from '../errors.js';
 import type { LockProvider } from '../lock/port.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
-import { withTableLock, type HudiTable } from '../table.js';
-import { assertSupported, PROPERTIES_FILE } from '../table-config.js';
-import { assertLayoutSupports, tableLayout } from '../table-layouts.js';
+import { assertSupported, PROPERTIES_FILE } from '../table/config.js';
+import type { MergedFileSlice } from '../table/file-system-view.js';
+import { assertLayoutSupports, tableLayout } from '../table/layouts.js';
+import { type HudiTable, withTableLock } from '../table/table.js';
 import {
   COMPACTION_PLAN_VERSION,
   CompactionMetric,
-  pendingCompactions,
-  readCompactionPlan,
-  requestCompaction,
-  sliceMetrics,
   type CompactionOperation,
   type CompactionPlan,
+  pendingCompactionFileGroups,
+  requestCompaction,
+  sliceMetrics,
 } from '../timeline/compaction-plan.js';
+import { fileGroupKey } from '../timeline/file-group-key.js';
 import { compareInstantTimes, newInstantTime, parseInstantTime } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
-import { fileGroupKey, type MergedFileSlice } from '../fs-view.js';
-import type { CompactionConfig } from './config.js';
 import { fileNameOf } from '../util/paths.js';
+import type { CompactionConfig } from './config.js';
 
 export interface CompactionScheduleOptions {
   readonly lock: LockProvider;
@@ -65,7 +65,7 @@ export function assertCompactionWrites(table: HudiTable): void {
 
 /**
  * Refuse what compaction cannot do: copy-on-write tables, and layouts whose log records it cannot merge (see
- * lib/table-layouts.ts). Compaction keeps every file id and Hudi writes no change data for it, so bucket-index and
+ * lib/table/layouts.ts). Compaction keeps every file id and Hudi writes no change data for it, so bucket-index and
  * CDC tables are compacted.
  */
 export function assertCompactable(table: HudiTable): void {
@@ -137,15 +137,6 @@ export function compactionOperations(slices: readonly MergedFileSlice[], exclude
     }));
 }
 
-/** File groups named by pending compaction plans. */
-export async function pendingCompactionFileGroups(table: HudiTable, timeline: Timeline): Promise<Set<string>> {
-  const groups = new Set<string>();
-  for (const instant of pendingCompactions(timeline)) {
-    for (const op of (await readCompactionPlan(table.storage, instant.time)).operations) groups.add(fileGroupKey(op.partitionPath, op.fileId));
-  }
-  return groups;
-}
-
 /** Plan a compaction and persist it; undefined (nothing written) when it is not due or nothing has log files. */
 export async function scheduleCompaction(
   table: HudiTable,
@@ -177,7 +168,7 @@ export async function scheduleCompaction(
         });
       }
       const view = await current.fileSystemView();
-      const excluded = new Set([...(await pendingCompactionFileGroups(current, current.timeline)), ...view.pendingClusteringFileGroups()]);
+      const excluded = new Set([...(await pendingCompactionFileGroups(current.storage, current.timeline)), ...view.pendingClusteringFileGroups()]);
       const operations = orderAndFilter(compactionOperations(view.latestMergedSlices(), excluded, config), config);
       if (operations.length === 0) {
         log('not scheduling: no file slice with log files outside pending compactions and clusterings');

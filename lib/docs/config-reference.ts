@@ -1,16 +1,16 @@
 /**
  * The configuration reference in README.md, generated from the key tables the code reads (so it cannot drift:
- * test/readme.test.ts checks the README holds exactly this text).
+ * test/repository/readme.test.ts checks the README holds exactly this text).
  */
 import { ARCHIVAL_KEYS } from '../archival/config.js';
-import { CLEAN_KEYS } from '../cleaning/config.js';
+import { CLEAN_KEYS } from '../cleaner/config.js';
 import { SERVERLESS_CLEAN_KEYS } from '../cleaning/shares.js';
-import { SERVERLESS_CLUSTERING_KEYS, SERVERLESS_COMPACTION_KEYS } from '../serverless/scale-out.js';
 import { CLUSTERING_KEYS, FLINK_CLUSTERING_ALIASES } from '../clustering/config.js';
 import { COMPACTION_KEYS } from '../compaction/config.js';
 import type { ConfigKey } from '../config/index.js';
 import { LOCK_KEYS } from '../lock/keys.js';
 import { METADATA_TABLE_KEYS } from '../metadata/keys.js';
+import { SERVERLESS_CLUSTERING_KEYS, SERVERLESS_COMPACTION_KEYS } from '../serverless/steps/scale-out.js';
 import { META_SYNC_KEYS } from '../sync/config.js';
 import { WRITE_KEYS } from '../writer/write-config.js';
 

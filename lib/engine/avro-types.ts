@@ -12,13 +12,13 @@ import {
   DuckDBListType,
   DuckDBMapType,
   DuckDBStructType,
+  type DuckDBType,
   FLOAT,
   INTEGER,
   TIMESTAMP,
   TIMESTAMP_MS,
   TIMESTAMPTZ,
   VARCHAR,
-  type DuckDBType,
 } from '@duckdb/node-api';
 
 /** The DuckDB type of an Avro type (nullable unions read as their non-null branch); undefined when there is none. */

@@ -4,7 +4,7 @@
  */
 import type { FooterSummary } from '../parquet/footer.js';
 import type { ParquetPhysicalType } from '../parquet/schema.js';
-import { statisticToJson, type JsonValue } from './row-format.js';
+import { type JsonValue, statisticToJson } from './row-format.js';
 
 /** Min/max/null figures of one leaf column of one file, summed over its row groups. */
 export interface ColumnStats {

@@ -2,7 +2,7 @@
  * One text column's values over row ranges of Parquet files, for footers computed from a file's rows without
  * rewriting it (Hudi's bloom filter and key range of a binary-copied file: its record keys).
  */
-import { DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBTypeId } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import type { ChunkedIterable } from '../util/chunked.js';
 import { assertFilesExist, guardFiles } from './connection.js';

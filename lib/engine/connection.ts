@@ -3,8 +3,8 @@
  * failures over Parquet files turned into HudiErrors that name the file at fault.
  */
 import { accessSync, constants as fsConstants } from 'node:fs';
-import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { errorMessage, HudiError, NotFoundError } from '../errors.js';
 import type { ParquetEngineOptions } from './port.js';
 import { fileListSql } from './sql.js';

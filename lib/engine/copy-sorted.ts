@@ -17,12 +17,13 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DuckDBBlobValue, DuckDBDataChunk, DuckDBListValue, DuckDBTypeId, type DuckDBUIntegerVector, DuckDBVector, UINTEGER } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
-import { keptRowGroupsProblem, planBinaryCopy, readCopyInput, writeCopiedFile, type CopyInput } from '../parquet/binary-copy.js';
+import { type CopyInput, keptRowGroupsProblem, planBinaryCopy, readCopyInput, writeCopiedFile } from '../parquet/binary-copy.js';
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
 import { chunkMetaData, leafChunkIndexes } from '../parquet/metadata-fields.js';
-import { exactByteRange } from '../parquet/statistics.js';
 import { compareFields } from '../parquet/schema.js';
-import { assertFilesExist, duckdbReason, guardFiles, type DuckDb } from './connection.js';
+import { exactByteRange } from '../parquet/statistics.js';
+import { settleAll } from '../storage/concurrency.js';
+import { assertFilesExist, type DuckDb, duckdbReason, guardFiles } from './connection.js';
 import {
   createInputsTable,
   FILE_INDEX_COLUMN,
@@ -34,19 +35,18 @@ import {
   SOURCE_FILE_COLUMN,
 } from './input-order.js';
 import {
-  DERIVED_COLUMN_PREFIX,
   type CopySortedOutput,
   type CopySortedRequest,
   type CopySortedResult,
+  DERIVED_COLUMN_PREFIX,
   type DerivedColumnLayers,
   type FooterFromColumn,
   type OutputRange,
   type SortKey,
 } from './port.js';
-import { describeColumns, type ColumnDescription } from './schema-rows.js';
-import { settleAll } from '../storage/concurrency.js';
+import { type ColumnDescription, describeColumns } from './schema-rows.js';
 import { copyToParquetSql, fileListSql, nonNegativeInteger, positiveInteger, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
-import { conformParquetTypes, preservingDuckDbType, typeTargetsOf, type ParquetTypeTargets } from './type-targets.js';
+import { conformParquetTypes, type ParquetTypeTargets, preservingDuckDbType, typeTargetsOf } from './type-targets.js';
 
 /** Sort the inputs once, then write each output's rank range to its own file, keeping the input's Parquet types. */
 export async function copySorted(db: DuckDb, request: CopySortedRequest): Promise<CopySortedResult> {

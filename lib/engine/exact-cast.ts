@@ -8,7 +8,7 @@
  * Floating-point columns are the one exception: a fractional number takes the nearest FLOAT or DOUBLE, as it does
  * wherever such a column is written (JSON has no float type to be exact in). Whole numbers must convert exactly.
  */
-import { type DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, VARCHAR, type DuckDBType } from '@duckdb/node-api';
+import { type DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, type DuckDBType, DuckDBTypeId, VARCHAR } from '@duckdb/node-api';
 import { sqlString } from './sql.js';
 
 export type Family = 'int' | 'decimal' | 'float' | 'string' | 'json' | 'bool' | 'date' | 'timestamp' | 'blob' | 'struct' | 'list' | 'map' | 'null' | 'other';

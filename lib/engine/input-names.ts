@@ -6,8 +6,8 @@
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { DuckDBListType, DuckDBMapType, DuckDBStructType, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
-import type { FieldNameProblem, NamedField } from '../schema.js';
+import { type DuckDBConnection, DuckDBListType, DuckDBMapType, DuckDBStructType, type DuckDBType } from '@duckdb/node-api';
+import type { FieldNameProblem, NamedField } from '../table/schema.js';
 import { queryObjects } from './connection.js';
 import { sqlString } from './sql.js';
 

@@ -14,11 +14,13 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import { columnValues } from './column-values.js';
-import { assertFilesExist, guardFiles, openDuckDb, queryObjects, type DuckDb } from './connection.js';
+import { assertFilesExist, type DuckDb, guardFiles, openDuckDb, queryObjects } from './connection.js';
 import { copySorted } from './copy-sorted.js';
+import { rowsPerFile, samplePositions } from './input-order.js';
 import type {
   CopySortedRequest,
   CopySortedResult,
+  EngineSortOrder,
   FileRows,
   InputFooter,
   MergeIntoBaseRequest,
@@ -31,15 +33,13 @@ import type {
   SortColumnBatch,
   SortColumnDescription,
   SortColumnScan,
-  EngineSortOrder,
   WriteRowsResult,
 } from './port.js';
-import { mergeIntoBase, writeEmptyFileOfAvro } from './write-rows.js';
 import { describeColumns, readSchemas } from './schema-rows.js';
-import { rowsPerFile, samplePositions } from './input-order.js';
 import { scanSortColumns } from './sort-columns.js';
 import { fileListSql, nonNegativeInteger, READ_OPTIONS, sqlIdentifier } from './sql.js';
 import { blobText, rowSetOf, toNumber } from './values.js';
+import { mergeIntoBase, writeEmptyFileOfAvro } from './write-rows.js';
 import { directZOrderSortKeys } from './z-order-key.js';
 
 export async function openParquetEngine(options: ParquetEngineOptions = {}): Promise<ParquetEngine> {

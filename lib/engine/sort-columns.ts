@@ -2,19 +2,20 @@
  * Sort-column values for the space-filling curves (lib/layout/curves.ts): every input row's values of the sort
  * columns, streamed in batches keyed by input-order row number, as the Spark types Hudi's curve builders take.
  */
-import { DuckDBBlobValue, DuckDBDecimalType, DuckDBDecimalValue, DuckDBTypeId } from '@duckdb/node-api';
-import type { DuckDBType, DuckDBVector } from '@duckdb/node-api';
+
 import { isUtf8 } from 'node:buffer';
 import { closeSync, openSync, readSync } from 'node:fs';
+import type { DuckDBType, DuckDBVector } from '@duckdb/node-api';
+import { DuckDBBlobValue, DuckDBDecimalType, DuckDBDecimalValue, DuckDBTypeId } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import type { SortColumnType, SortValue } from '../layout/curves.js';
-import { decodeFlatChunk, UnsupportedChunkError, type ChunkLocation, type PresentChunkValue } from '../parquet/column-chunk.js';
-import type { ParquetColumnInfo } from '../parquet/schema.js';
-import { assertFilesExist, guardFiles, type DuckDb } from './connection.js';
+import { type ChunkLocation, decodeFlatChunk, type PresentChunkValue, UnsupportedChunkError } from '../parquet/column-chunk.js';
 import { readFooterSummary } from '../parquet/footer.js';
+import type { ParquetColumnInfo } from '../parquet/schema.js';
+import { assertFilesExist, type DuckDb, guardFiles } from './connection.js';
 import { createInputsTable, FILE_INDEX_COLUMN, INPUT_ROW_SQL, inputFacts, inputScanSql } from './input-order.js';
 import type { InputFooter, SortColumnBatch, SortColumnDescription, SortColumnScan } from './port.js';
-import { describeColumns, type ColumnDescription } from './schema-rows.js';
+import { type ColumnDescription, describeColumns } from './schema-rows.js';
 import { sqlIdentifier } from './sql.js';
 
 /**

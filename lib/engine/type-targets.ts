@@ -3,8 +3,9 @@
  * cast a column to so that DuckDB writes them itself (timestamp units), and the repair-and-verify step that fixes
  * what DuckDB cannot write (lib/parquet/type-repair.ts) and proves the result decodes.
  */
-import { DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, TIMESTAMP_MS, TIMESTAMP_NS } from '@duckdb/node-api';
+
 import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
+import { DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, TIMESTAMP_MS, TIMESTAMP_NS } from '@duckdb/node-api';
 import { readFooterSummary } from '../parquet/footer.js';
 import { latestTopLevelFields, type ParquetColumnInfo, type TopLevelFields, type TypeNode } from '../parquet/schema.js';
 import { planTypeRepairs, repairParquetTypes } from '../parquet/type-repair.js';

@@ -2,6 +2,8 @@
  * DuckDB values → the JSON-ready values of row-format.ts (every rule lives there; this only unpacks DuckDB's value
  * objects), and the plain numbers and texts of DuckDB's metadata rows.
  */
+
+import type { DuckDBResultReader, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import {
   DuckDBArrayValue,
   DuckDBBitValue,
@@ -24,10 +26,9 @@ import {
   DuckDBUnionValue,
   DuckDBUUIDValue,
 } from '@duckdb/node-api';
-import type { DuckDBResultReader, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { RowSet } from './port.js';
-import { bytesToJson, dateToJson, decimalToJson, float32ToJson, float64ToJson, integerToJson, mapToJson, timestampToJson, timeToJson } from './row-format.js';
 import type { JsonValue, Row } from './row-format.js';
+import { bytesToJson, dateToJson, decimalToJson, float32ToJson, float64ToJson, integerToJson, mapToJson, timestampToJson, timeToJson } from './row-format.js';
 
 const POSITIVE_INFINITY_TEXT = 'infinity';
 const NEGATIVE_INFINITY_TEXT = '-infinity';

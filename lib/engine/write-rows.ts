@@ -12,7 +12,7 @@
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBTypeId } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import { withFixedDecimals } from '../parquet/schema.js';
 import { duckDbTypeOfAvro } from './avro-types.js';
@@ -20,7 +20,7 @@ import { readJoinedValues } from './column-values.js';
 import { assertFilesExist, guardFiles } from './connection.js';
 import type { MergeIntoBaseRequest, WriteRowsResult } from './port.js';
 import type { JsonValue, Row } from './row-format.js';
-import { describeColumns, type ColumnDescription } from './schema-rows.js';
+import { type ColumnDescription, describeColumns } from './schema-rows.js';
 import { copyToParquetSql, fileListSql, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
 import { conformParquetTypes, parquetTypeTargets } from './type-targets.js';
 

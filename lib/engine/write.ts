@@ -9,32 +9,32 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import {
+  BIGINT,
+  type DuckDBConnection,
   type DuckDBDecimalType,
+  type DuckDBInstance,
   DuckDBListType,
   DuckDBMapType,
   DuckDBStructType,
+  type DuckDBType,
   DuckDBTypeId,
-  BIGINT,
   TIMESTAMPTZ,
   VARCHAR,
-  type DuckDBConnection,
-  type DuckDBInstance,
-  type DuckDBType,
 } from '@duckdb/node-api';
 import { ColumnNameError, HudiError, InputError } from '../errors.js';
-import type { DeclarativeKeyPlan } from '../keygen.js';
-import { fieldNameFix, fieldNameProblems, hudiRecordName, META_FIELD_NAMES, type AvroField, type AvroRecordSchema } from '../schema.js';
-import { fieldPaths, inputNameProblem, mayBeRenamed, namedFields } from './input-names.js';
-import { decimalFixedBytes, withFixedDecimals } from '../parquet/schema.js';
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
+import { decimalFixedBytes, withFixedDecimals } from '../parquet/schema.js';
+import type { DeclarativeKeyPlan } from '../table/key-generators.js';
+import { type AvroField, type AvroRecordSchema, fieldNameFix, fieldNameProblems, hudiRecordName, META_FIELD_NAMES } from '../table/schema.js';
 import { duckDbTypeOfAvro } from './avro-types.js';
-import { duckdbReason, openDuckDb } from './connection.js';
-import type { ParquetEngineOptions } from './port.js';
-import { exactCast, nestedFieldDifferences, readType, typeSql, type ExactCast } from './exact-cast.js';
 import { readJoinedValues } from './column-values.js';
+import { duckdbReason, openDuckDb } from './connection.js';
+import { type ExactCast, exactCast, nestedFieldDifferences, readType, typeSql } from './exact-cast.js';
+import { fieldPaths, inputNameProblem, mayBeRenamed, namedFields } from './input-names.js';
+import type { ParquetEngineOptions } from './port.js';
 import { describeColumns } from './schema-rows.js';
 import { copyToParquetSql, fileListSql, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
-import { conformParquetTypes, parquetTypeTargets, preservingDuckDbType, withNewTypesFrom, type ParquetTypeTargets } from './type-targets.js';
+import { conformParquetTypes, type ParquetTypeTargets, parquetTypeTargets, preservingDuckDbType, withNewTypesFrom } from './type-targets.js';
 
 export type InputFormat = 'jsonl' | 'csv' | 'parquet';
 

@@ -9,10 +9,11 @@
  * numEntries (i32) | numEntries + 1 entry offsets (i32) | entries: offset (i64), on-disk size (i32), key bytes.
  * Hudi 0.15's own reader handles one level only, which is what Hudi's metadata files have in practice.
  */
+
+import { type Block, type CompressionCodecName, payloadCursor, readBlock } from './block.js';
 import { ByteCursor, ByteWriter } from './bytes.js';
-import { payloadCursor, readBlock, type Block, type CompressionCodecName } from './block.js';
 import { HFileFormatError } from './errors.js';
-import { decodeIndexKey, type CellKey } from './key-value.js';
+import { type CellKey, decodeIndexKey } from './key-value.js';
 
 export interface IndexEntry {
   offset: number;

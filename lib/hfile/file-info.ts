@@ -4,8 +4,9 @@
  * MVCC markers; Hudi adds its own (`schema`, and for base files `minRecordKey`, `maxRecordKey`,
  * `bloomFilterTypeCode`). HBase keeps the map sorted by key bytes, so that is the order entries are written in.
  */
+
+import { type Block, payloadCursor } from './block.js';
 import { ByteWriter, compareBytes, readI32, readI64, utf8Bytes, utf8String } from './bytes.js';
-import { payloadCursor, type Block } from './block.js';
 import { HFileFormatError } from './errors.js';
 import { decodeInfo, delimited, encodeInfo, readDelimited } from './protobuf.js';
 

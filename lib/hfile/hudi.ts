@@ -17,10 +17,11 @@
  * DYNAMIC_V0, max 100000). Hudi 0.15's own reader reads single-level block indexes only, which is all this
  * module writes.
  */
-import { utf8Bytes, utf8String, compareBytes } from './bytes.js';
+
 import type { SupportedCompression } from './block.js';
+import { compareBytes, utf8Bytes, utf8String } from './bytes.js';
 import { HFileWriteError } from './errors.js';
-import { readHFile, type HFile, type ReadHFileOptions } from './reader.js';
+import { type HFile, type ReadHFileOptions, readHFile } from './reader.js';
 import { writeHFile } from './writer.js';
 
 export const HudiFileInfoKey = {

@@ -6,13 +6,14 @@
  *   data blocks (and, in big files, inline leaf index blocks) | meta blocks | intermediate index blocks
  *   | load-on-open: root data index, meta index, file info | trailer (4096 bytes)
  */
+
+import { type Block, type CompressionCodecName, payloadCursor, readBlock } from './block.js';
+import { type DataIndexEntry, type IndexEntry, readDataIndex, readRootIndexEntries } from './block-index.js';
 import { compareBytes, utf8Bytes } from './bytes.js';
-import { payloadCursor, readBlock, type Block, type CompressionCodecName } from './block.js';
-import { readDataIndex, readRootIndexEntries, type DataIndexEntry, type IndexEntry } from './block-index.js';
 import { HFileFormatError } from './errors.js';
 import { type FileInfo, FileInfoKey, KEY_VALUE_VERSION_WITH_MVCC, readFileInfo } from './file-info.js';
-import { decodeIndexKey, readCell, type CellKey, type CellLayout, type HFileCell } from './key-value.js';
-import { readTrailer, type HFileTrailer } from './trailer.js';
+import { type CellKey, type CellLayout, decodeIndexKey, type HFileCell, readCell } from './key-value.js';
+import { type HFileTrailer, readTrailer } from './trailer.js';
 
 export interface HFile {
   readonly trailer: HFileTrailer;

@@ -6,8 +6,9 @@
  * It says where the load-on-open section (root data index, meta index, file info) starts, how many entries the
  * root indexes hold, the cell count, the compression codec and the comparator class.
  */
+
+import { COMPRESSION_CODECS, type CompressionCodecName, magicBytes } from './block.js';
 import { ByteCursor, ByteWriter, readI32 } from './bytes.js';
-import { COMPRESSION_CODECS, magicBytes, type CompressionCodecName } from './block.js';
 import { HFileFormatError } from './errors.js';
 import { decodeTrailer, encodeTrailer, readDelimited, type TrailerFields } from './protobuf.js';
 

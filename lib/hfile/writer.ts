@@ -11,13 +11,14 @@
  * them to a "midpoint" key; both are valid, and Hudi's own 1.x writer uses the first key too). The index is
  * always single-level, the only kind Hudi 0.15's reader handles.
  */
+
+import { type BlockType, type SupportedCompression, serializeBlock } from './block.js';
+import { type IndexEntry, serializeRootIndex } from './block-index.js';
 import { ByteWriter, compareBytes, utf8Bytes } from './bytes.js';
-import { serializeBlock, type BlockType, type SupportedCompression } from './block.js';
-import { serializeRootIndex, type IndexEntry } from './block-index.js';
 import { HFileWriteError } from './errors.js';
-import { FileInfoKey, KEY_VALUE_VERSION_WITH_MVCC, fileInfoValue, serializeFileInfo, type FileInfoValue } from './file-info.js';
-import { MAX_ROW_LENGTH, cellSize, encodeKey, hudiCellKey, writeCell } from './key-value.js';
-import { HFILE_MAJOR_VERSION, HFILE_MINOR_VERSION, TRAILER_SIZE, serializeTrailer } from './trailer.js';
+import { FileInfoKey, type FileInfoValue, fileInfoValue, KEY_VALUE_VERSION_WITH_MVCC, serializeFileInfo } from './file-info.js';
+import { cellSize, encodeKey, hudiCellKey, MAX_ROW_LENGTH, writeCell } from './key-value.js';
+import { HFILE_MAJOR_VERSION, HFILE_MINOR_VERSION, serializeTrailer, TRAILER_SIZE } from './trailer.js';
 
 /** The comparator Hudi's writers put in the trailer (HBase's reader instantiates it by name). */
 export const HUDI_HFILE_COMPARATOR = 'org.apache.hudi.io.storage.HoodieHBaseKVComparator';

@@ -9,8 +9,8 @@ import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
-import { ConflictError, HudiError, InputError, errorMessage } from '../errors.js';
-import type { KeyGenerator } from '../keygen.js';
+import { ConflictError, errorMessage, HudiError, InputError } from '../errors.js';
+import type { KeyGenerator } from '../table/key-generators.js';
 import type { BadRecord } from '../writer/write-client.js';
 import type { ErrorLine, LandingBucket } from './types.js';
 

@@ -20,7 +20,7 @@ import type { LockLease } from '../lock/port.js';
 import { StorageLockProvider } from '../lock/storage-lock.js';
 import { normalizeEtag } from '../storage/etag.js';
 import type { Storage, StoredObject } from '../storage/port.js';
-import { readTableConfig } from '../table-config.js';
+import { readTableConfig } from '../table/config.js';
 import { compareInstantTimes, formatInstantTime } from '../timeline/instant.js';
 import { loadTimeline, readCommitMetadata } from '../timeline/timeline.js';
 import type { ClaimOptions, HandledResult, IngestLog, IngestResult } from './types.js';

@@ -1,10 +1,11 @@
 /**
  * Ingestion of objects landed in S3 into a Hudi table, at most once per object version: the service (service.ts)
  * over the exactly-once protocol (idempotency.ts), the errors file and quarantine (bad-records.ts) and the landing
- * bucket (landing-bucket.ts). The Lambda's event handling is lib/serverless/ingest-step.ts.
+ * bucket (landing-bucket.ts). The Lambda's event handling is lib/serverless/steps/ingest/ingest.ts.
  */
-export { ingestObject } from './service.js';
-export { INGEST_FOLDER, INGEST_SOURCE_KEY, findCommitOf, ingestId, ingestSource, normalizeEtag, type ObjectVersion } from './idempotency.js';
+
 export { errorKeyOf } from './bad-records.js';
+export { findCommitOf, INGEST_FOLDER, INGEST_SOURCE_KEY, ingestId, ingestSource, normalizeEtag, type ObjectVersion } from './idempotency.js';
 export { formatOfKey, landingBucket, s3LandingBucket } from './landing-bucket.js';
+export { ingestObject } from './service.js';
 export type { ClaimOptions, ErrorLine, HandledResult, IngestLog, IngestOutcome, IngestRequest, IngestResult, LandingBucket } from './types.js';

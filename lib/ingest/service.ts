@@ -13,8 +13,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { InputFormat } from '../engine/write.js';
-import { HudiError, NotAHudiTableError, errorMessage } from '../errors.js';
-import { createKeyGenerator, keyGeneratorOptionsFromTable, type KeyGenerator } from '../keygen.js';
+import { errorMessage, HudiError, NotAHudiTableError } from '../errors.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { normalizeEtag } from '../storage/etag.js';
 import type { Storage } from '../storage/port.js';
@@ -23,15 +22,17 @@ import {
   newTableProperties,
   PROPERTIES_FILE,
   readTableConfig,
-  tableConfigFromProperties,
   type TableConfig,
-} from '../table-config.js';
-import { assertLayoutSupports, detectTableLayout } from '../table-layouts.js';
-import { writeBatch, type WriteResult } from '../writer/write-client.js';
+  tableConfigFromProperties,
+} from '../table/config.js';
+import { createKeyGenerator, type KeyGenerator, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
+import { assertLayoutSupports, detectTableLayout } from '../table/layouts.js';
+import { type WriteResult, writeBatch } from '../writer/write-client.js';
 import { parseWriteOperation } from '../writer/write-config.js';
 import {
   appendWriterRejections,
   csvErrorLine,
+  type ErrorLineOf,
   errorKeyOf,
   inputProblem,
   isZlibError,
@@ -39,9 +40,8 @@ import {
   quarantineObject,
   rowErrorLine,
   splitJsonLines,
-  type ErrorLineOf,
 } from './bad-records.js';
-import { applyExactlyOnce, handledBefore, ingestSource, INGEST_SOURCE_KEY } from './idempotency.js';
+import { applyExactlyOnce, handledBefore, INGEST_SOURCE_KEY, ingestSource } from './idempotency.js';
 import { downloadLanded } from './landing-bucket.js';
 import type { HandledResult, IngestRequest, IngestResult } from './types.js';
 

@@ -8,40 +8,41 @@
  * `isReleased` / `data` (written by the lock client, read here), plus `expireAt` (epoch seconds, our TTL attribute
  * so an abandoned item eventually disappears; the lock client ignores it and drops it when it takes over).
  */
+
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  type AttributeValue,
   CreateTableCommand,
   DeleteItemCommand,
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
   DynamoDBClient,
+  type DynamoDBClientConfig,
   GetItemCommand,
   PutItemCommand,
+  type PutItemCommandInput,
   UpdateItemCommand,
   UpdateTimeToLiveCommand,
-  type AttributeValue,
-  type PutItemCommandInput,
-  type DynamoDBClientConfig,
 } from '@aws-sdk/client-dynamodb';
-import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { readKey, type ConfigKey } from '../config/index.js';
-import { HudiError, LockUnavailableError, errorMessage } from '../errors.js';
+import { type ConfigKey, readKey } from '../config/index.js';
+import { errorMessage, HudiError, LockUnavailableError } from '../errors.js';
+import { nonEmpty } from '../util/text.js';
 import { LOCK_KEYS } from './keys.js';
 import {
+  acquireLease,
   DEFAULT_LEASE_MS,
   DEFAULT_POLL_MS,
   DEFAULT_WAIT_MS,
-  LOCK_PROPERTY,
-  LeaseLostError,
-  acquireLease,
   defaultOwnerName,
-  requirePositiveMs,
   type HeartbeatLease,
   type LeaseBackend,
+  LeaseLostError,
+  LOCK_PROPERTY,
   type ObservedHolder,
+  requirePositiveMs,
 } from './lease.js';
 import type { LockProvider } from './port.js';
-import { nonEmpty } from '../util/text.js';
 
 /** The table's hash key attribute (Hudi's DYNAMODB_ATTRIBUTE_NAME). */
 export const LOCK_KEY_ATTRIBUTE = 'key';

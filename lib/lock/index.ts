@@ -3,30 +3,30 @@
  * Java writers do (DynamoDB), or on the table's storage when Hudi itself would take no cross-process lock.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { readKey } from '../config/index.js';
 import { HudiError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import { dynamoDbLockFromProperties } from './dynamodb.js';
-import { readKey } from '../config/index.js';
 import { LOCK_KEYS, LOCK_PROPERTY } from './keys.js';
 import type { LockProvider } from './port.js';
 import { StorageLockProvider } from './storage-lock.js';
 
-export type { LockLease, LockProvider } from './port.js';
-export { withLock } from './port.js';
 export {
+  type BillingMode,
+  type DynamoDbLockOptions,
   DynamoDbLockProvider,
-  dynamoDbLockFromProperties,
   dynamoDbClientFromEnv,
+  dynamoDbLockFromProperties,
+  type EnsureLockTableOptions,
   ensureLockTable,
   LOCK_KEY_ATTRIBUTE,
   LOCK_TTL_ATTRIBUTE,
-  type BillingMode,
-  type DynamoDbLockOptions,
-  type EnsureLockTableOptions,
 } from './dynamodb.js';
-export { StorageLockProvider, STORAGE_LOCK_FOLDER, type StorageLockOptions, type StorageLockRecord } from './storage-lock.js';
-export { DEFAULT_LEASE_MS, DEFAULT_POLL_MS, DEFAULT_WAIT_MS, HeartbeatLease } from './lease.js';
 export { LOCK_KEYS, LOCK_PROPERTY } from './keys.js';
+export { DEFAULT_LEASE_MS, DEFAULT_POLL_MS, DEFAULT_WAIT_MS, HeartbeatLease } from './lease.js';
+export type { LockLease, LockProvider } from './port.js';
+export { withLock } from './port.js';
+export { STORAGE_LOCK_FOLDER, type StorageLockOptions, StorageLockProvider, type StorageLockRecord } from './storage-lock.js';
 
 export const DYNAMODB_LOCK_PROVIDER = 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider';
 export const IN_PROCESS_LOCK_PROVIDER = 'org.apache.hudi.client.transaction.lock.InProcessLockProvider';

@@ -7,10 +7,11 @@
  * saw it, which is after the holder began writing it. So the holder may trust its lease until
  * (start of its last successful renewal) + leaseMs; we keep a margin below that.
  */
-import { hostname } from 'node:os';
+
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConflictError, HudiError, errorMessage } from '../errors.js';
+import { ConflictError, errorMessage, HudiError } from '../errors.js';
 import { LOCK_KEYS } from './keys.js';
 import type { LockLease } from './port.js';
 

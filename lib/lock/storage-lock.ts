@@ -16,20 +16,20 @@
 import { randomUUID } from 'node:crypto';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
+import { fileNameOf } from '../util/paths.js';
 import {
+  acquireLease,
   DEFAULT_LEASE_MS,
   DEFAULT_POLL_MS,
   DEFAULT_WAIT_MS,
-  LeaseLostError,
-  acquireLease,
   defaultOwnerName,
-  requirePositiveMs,
   type HeartbeatLease,
   type LeaseBackend,
+  LeaseLostError,
   type ObservedHolder,
+  requirePositiveMs,
 } from './lease.js';
 import type { LockProvider } from './port.js';
-import { fileNameOf } from '../util/paths.js';
 
 export const STORAGE_LOCK_FOLDER = '.hoodie/.serverless-lock';
 const GENERATION_DIGITS = 12;

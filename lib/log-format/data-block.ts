@@ -13,9 +13,9 @@
  * it does not parse them itself.
  */
 import type avro from 'avsc';
-import { ByteReader, ByteWriter } from './bytes.js';
-import { avroResolver, avroType, decodeDatum, encodeDatum, schemaText, type AvroSchemaSource, type AvroTypeOptions } from './avro.js';
+import { type AvroSchemaSource, type AvroTypeOptions, avroResolver, avroType, decodeDatum, encodeDatum, schemaText } from './avro.js';
 import type { DataBlockType, LogBlock, LogBlockHeader, LogBlockInput } from './block.js';
+import { ByteReader, ByteWriter } from './bytes.js';
 import { LogFormatError, UnsupportedLogBlockError } from './errors.js';
 
 /** HoodieLogBlock.version: what 0.14/0.15 write into Avro data and delete blocks. */

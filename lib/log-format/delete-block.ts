@@ -10,12 +10,13 @@
  * Each record's ordering value sits in a union of single-field wrapper records (HoodieAvroUtils.wrapValueIntoAvro),
  * so a date and an int, or a timestamp and a long, are told apart by the branch.
  */
-import { ByteReader, ByteWriter } from './bytes.js';
+
 import { avroType, decodeDatum, encodeDatum } from './avro.js';
 import type { LogBlock, LogBlockHeader, LogBlockInput } from './block.js';
+import { ByteReader, ByteWriter } from './bytes.js';
 import { LOG_BLOCK_CONTENT_VERSION } from './data-block.js';
 import { LogFormatError, UnsupportedLogBlockError } from './errors.js';
-import { VALUE_WRAPPERS, WRAPPER_NAMESPACE, unwrapValue, wrapValue, type AvroWrappedValue, type WrappedValue } from './value-wrappers.js';
+import { type AvroWrappedValue, unwrapValue, VALUE_WRAPPERS, WRAPPER_NAMESPACE, type WrappedValue, wrapValue } from './value-wrappers.js';
 
 /** An ordering (precombine) value, tagged with the wrapper Hudi stores it in. */
 export type OrderingValue = WrappedValue;

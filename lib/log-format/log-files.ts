@@ -8,11 +8,11 @@
  */
 import { AlreadyExistsError } from '../errors.js';
 import type { Storage, StoredObject } from '../storage/port.js';
-import { concatBytes } from './bytes.js';
-import { encodeLogBlock, iterateLogBlocks, type EncodeLogBlockOptions, type LogBlock, type LogBlockInput } from './block.js';
-import { LogFormatError } from './errors.js';
-import { compareLogFileNames, logFileName, nextLogVersion, parseLogFileName, type LogFileExtension, type LogFileName } from './names.js';
 import { fileNameOf } from '../util/paths.js';
+import { type EncodeLogBlockOptions, encodeLogBlock, iterateLogBlocks, type LogBlock, type LogBlockInput } from './block.js';
+import { concatBytes } from './bytes.js';
+import { LogFormatError } from './errors.js';
+import { compareLogFileNames, type LogFileExtension, type LogFileName, logFileName, nextLogVersion, parseLogFileName } from './names.js';
 
 export interface LogFile {
   /** Path under the storage root. */

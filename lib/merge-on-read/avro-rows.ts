@@ -3,7 +3,7 @@
  * record merged from a log block and one read from a base file look alike. Records are decoded by avsc with wrapped
  * unions and bigint longs; the schema says how each value maps (logical types included).
  */
-import { HudiError } from '../errors.js';
+
 import {
   bytesToJson,
   dateToJson,
@@ -11,12 +11,13 @@ import {
   float32ToJson,
   float64ToJson,
   integerToJson,
-  mapToJson,
-  timeToJson,
-  timestampToJson,
   type JsonValue,
+  mapToJson,
   type Row,
+  timestampToJson,
+  timeToJson,
 } from '../engine/row-format.js';
+import { HudiError } from '../errors.js';
 import { twosComplementToBigint } from '../log-format/index.js';
 
 export type AvroSchemaJson = string | readonly AvroSchemaJson[] | { readonly [key: string]: unknown };

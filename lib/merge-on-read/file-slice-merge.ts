@@ -7,11 +7,11 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AVRO_SCHEMA_FOOTER_KEY } from '../base-file/footer.js';
 import type { ParquetEngine } from '../engine/port.js';
-import type { MergedFileSlice } from '../fs-view.js';
-import { withMetaFields } from '../schema.js';
-import type { HudiTable } from '../table.js';
-import { AVRO_SCHEMA_FOOTER_KEY } from '../writer/footer.js';
+import type { MergedFileSlice } from '../table/file-system-view.js';
+import { withMetaFields } from '../table/schema.js';
+import type { HudiTable } from '../table/table.js';
 import { logBlockFilter } from './log-record-scanner.js';
 import { sliceChanges, tablePayload } from './snapshot.js';
 

@@ -14,18 +14,18 @@ import type { Row } from '../engine/row-format.js';
 import { HudiError } from '../errors.js';
 import {
   iterateLogBlocks,
+  type LogBlock,
+  type LogFile,
   readAvroDataBlock,
   readCommandBlock,
   readDeleteBlock,
   UnsupportedLogBlockError,
-  type LogBlock,
-  type LogFile,
 } from '../log-format/index.js';
 import type { Storage } from '../storage/port.js';
 import { compareInstantTimes } from '../timeline/instant.js';
-import { WRITE_ACTIONS, type Timeline } from '../timeline/timeline.js';
-import { avroRecordToRow, recordFieldNames, type AvroSchemaJson } from './avro-rows.js';
-import { mergeLogRecords, orderingOf, type LogRecord } from './payload-merge.js';
+import { type Timeline, WRITE_ACTIONS } from '../timeline/timeline.js';
+import { type AvroSchemaJson, avroRecordToRow, recordFieldNames } from './avro-rows.js';
+import { type LogRecord, mergeLogRecords, orderingOf } from './payload-merge.js';
 
 /** Which instants' blocks count: built once per read from the table's active timeline. */
 export interface LogBlockFilter {

@@ -11,9 +11,9 @@
  *   record): OverwriteWithLatestAvroPayload takes the log record; DefaultHoodieRecordPayload keeps the base record
  *   when its ordering value is greater. A log record marked `_hoodie_is_deleted` (or a delete) removes the key.
  */
-import { bytesToJson, dateToJson, decimalToJson, integerToJson, timestampToJson, type JsonValue, type Row } from '../engine/row-format.js';
+import { bytesToJson, dateToJson, decimalToJson, integerToJson, type JsonValue, type Row, timestampToJson } from '../engine/row-format.js';
 import type { OrderingValue } from '../log-format/index.js';
-import type { RecordPayload } from '../writer/write-config.js';
+import type { RecordPayload } from '../table/payload.js';
 
 export const IS_DELETED_FIELD = '_hoodie_is_deleted';
 

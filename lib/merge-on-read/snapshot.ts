@@ -4,12 +4,12 @@
  */
 import type { ParquetEngine } from '../engine/port.js';
 import type { JsonValue, Row } from '../engine/row-format.js';
-import type { FileSystemView, MergedFileSlice } from '../fs-view.js';
 import type { Storage } from '../storage/port.js';
-import { PROPERTIES_FILE, recordMergeModeOf, type TableConfig } from '../table-config.js';
+import { PROPERTIES_FILE, recordMergeModeOf, type TableConfig } from '../table/config.js';
+import type { FileSystemView, MergedFileSlice } from '../table/file-system-view.js';
+import { type RecordPayload, resolveRecordPayload } from '../table/payload.js';
 import type { Timeline } from '../timeline/timeline.js';
-import { resolveRecordPayload, type RecordPayload } from '../writer/write-config.js';
-import { logBlockFilter, scanLogRecords, type LogBlockFilter } from './log-record-scanner.js';
+import { type LogBlockFilter, logBlockFilter, scanLogRecords } from './log-record-scanner.js';
 import { mergeOntoBase, mergeOutcome, needsBaseOrdering, orderingOf, type RecordMerge } from './payload-merge.js';
 
 export interface MergedRows {

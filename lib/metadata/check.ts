@@ -10,11 +10,11 @@
  */
 import { iterateLogBlocks, type LogFile } from '../log-format/index.js';
 import type { Storage } from '../storage/port.js';
-import { joinPartitionPath, parseBaseFileName } from '../fs-view.js';
-import { listPartitions } from '../table.js';
+import type { TableConfig } from '../table/config.js';
+import { joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
+import { listPartitions } from '../table/table.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import { loadTimeline } from '../timeline/timeline.js';
-import type { TableConfig } from '../table-config.js';
 import { applyMetadataTableWriteConfig } from './disable.js';
 import { METADATA_ENABLE } from './keys.js';
 import { MetadataTable } from './metadata-table.js';

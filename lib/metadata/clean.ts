@@ -13,20 +13,21 @@
  * - `.clean.requested` (the plan) → `.clean.inflight` (the same bytes) → deletes → `.clean` (HoodieCleanMetadata),
  *   all on the metadata timeline; a pending one is finished from its plan first.
  */
-import { earliestCommitToRetain, assembleCleanerPlan, commitsAndCompactionTimeline, planPartition, type PartitionCleanPlan } from '../cleaning/plan.js';
-import { cleanConfigFromProperties, type CleanConfig } from '../cleaning/config.js';
-import { cleanMetadataOf } from '../cleaning/clean-metadata.js';
-import { executeCleanerPlan } from '../cleaning/execute.js';
+
+import { cleanMetadataOf } from '../cleaner/clean-metadata.js';
+import { type CleanConfig, cleanConfigFromProperties } from '../cleaner/config.js';
+import { executeCleanerPlan } from '../cleaner/execute.js';
+import { assembleCleanerPlan, commitsAndCompactionTimeline, earliestCommitToRetain, type PartitionCleanPlan, planPartition } from '../cleaner/plan.js';
 import type { LockLease } from '../lock/port.js';
-import { prefixedStorage } from '../storage/prefixed.js';
 import type { Storage } from '../storage/port.js';
+import { prefixedStorage } from '../storage/prefixed.js';
 import { decodeTimelineAvro, encodeTimelineAvro, type HoodieCleanerPlan } from '../timeline/avro-files.js';
-import { compareInstantTimes, instantFileName, type Instant } from '../timeline/instant.js';
+import { compareInstantTimes, type Instant, instantFileName } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
+import { fileNameOf } from '../util/paths.js';
 import type { MetadataFileGroup } from './file-groups.js';
 import type { MetadataPartitionType } from './partitions.js';
 import { completedCompactions, latestCompletedDeltaCommit, METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER } from './timeline.js';
-import { fileNameOf } from '../util/paths.js';
 
 /** HoodieTableMetadataUtil.OperationSuffix.CLEAN. */
 export const CLEAN_SUFFIX = '002';

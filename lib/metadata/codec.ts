@@ -6,7 +6,9 @@ import type avro from 'avsc';
 import { HudiError } from '../errors.js';
 import { decodeDatum, encodeDatum } from '../log-format/avro.js';
 import { WRAPPER_NAMESPACE as NS, unwrapValue, wrapValue } from '../log-format/value-wrappers.js';
+
 export { bigintToTwosComplement, twosComplementToBigint } from '../log-format/value-wrappers.js';
+
 import type { ColumnStatsMetadata, FileInfo, MetadataRecord, RecordIndexInfo, WrappedValue } from './records.js';
 import { metadataRecordType } from './schema.js';
 

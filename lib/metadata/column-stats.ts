@@ -22,8 +22,8 @@ import { HudiError } from '../errors.js';
 import { signedBigEndian } from '../parquet/decimal-values.js';
 import { FILE_METADATA } from '../parquet/footer.js';
 import { isStruct, type ThriftStruct } from '../parquet/thrift.js';
-import type { AvroRecordSchema } from '../schema.js';
-import { compareSignedBytes, type ColumnRange, type WrappedValue } from './records.js';
+import type { AvroRecordSchema } from '../table/schema.js';
+import { type ColumnRange, compareSignedBytes, type WrappedValue } from './records.js';
 
 const PHYSICAL = ['BOOLEAN', 'INT32', 'INT64', 'INT96', 'FLOAT', 'DOUBLE', 'BYTE_ARRAY', 'FIXED_LEN_BYTE_ARRAY'] as const;
 type Physical = (typeof PHYSICAL)[number];

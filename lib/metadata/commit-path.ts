@@ -12,14 +12,14 @@
  */
 import type { LockLease } from '../lock/port.js';
 import type { Storage } from '../storage/port.js';
-import { readTableConfig, type TableConfig } from '../table-config.js';
+import { readTableConfig, type TableConfig } from '../table/config.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import type { CommitMetadata } from '../timeline/commit-metadata.js';
-import { applyMetadataTableWriteConfig, type MetadataDisableReport } from './disable.js';
-import { metadataTableDisabled } from './keys.js';
 import type { MetadataCleanResult } from './clean.js';
 import type { MetadataCompactionResult } from './compaction.js';
-import { MetadataTable, type MetadataCommitInput, type MetadataCommitResult, type MetadataRemoveResult } from './metadata-table.js';
+import { applyMetadataTableWriteConfig, type MetadataDisableReport } from './disable.js';
+import { metadataTableDisabled } from './keys.js';
+import { type MetadataCommitInput, type MetadataCommitResult, type MetadataRemoveResult, MetadataTable } from './metadata-table.js';
 
 export interface MetadataTableOutcome {
   /** The metadata table's deltacommit for the instant (undefined when the table has no metadata table). */

@@ -20,6 +20,8 @@
  * so a crash at any point leaves the table as before; the next commit resumes the plan (Hudi re-runs a pending
  * compaction's plan too, after rolling back what its inflight attempt wrote: here, the partial base files).
  */
+
+import { createBloomFilter, HUDI_BLOOM_FILTER_DEFAULTS } from '../base-file/bloom-filter.js';
 import { defineKey, javaInt, readKey } from '../config/index.js';
 import { HudiError } from '../errors.js';
 import { writeHudiBaseHFile } from '../hfile/index.js';
@@ -28,27 +30,26 @@ import { logFilesOf } from '../log-format/index.js';
 import type { Storage } from '../storage/port.js';
 import {
   COMPACTION_PLAN_VERSION,
+  type CompactionOperation,
+  type CompactionPlan,
   completeCompaction,
   pendingCompactions,
   readCompactionPlan,
   requestCompaction,
   sliceMetrics,
   startCompaction,
-  type CompactionOperation,
-  type CompactionPlan,
 } from '../timeline/compaction-plan.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
-import { toJacksonPrettyJson, type JsonValue } from '../util/jackson-json.js';
-import { createBloomFilter, HUDI_BLOOM_FILTER_DEFAULTS } from '../writer/bloom-filter.js';
+import { type JsonValue, toJacksonPrettyJson } from '../util/jackson-json.js';
+import { fileNameOf } from '../util/paths.js';
 import { encodeMetadataRecord } from './codec.js';
-import { partitionFolder, type MetadataFileGroup } from './file-groups.js';
+import { type MetadataFileGroup, partitionFolder } from './file-groups.js';
 import { isMetadataPartitionType, type MetadataPartitionType } from './partitions.js';
 import { readFileGroup } from './reader.js';
 import { isDeletedRecord, type MetadataRecord } from './records.js';
 import { METADATA_RECORD_SCHEMA_TEXT, METADATA_RECORD_WRITER_SCHEMA_TEXT, metadataRecordType } from './schema.js';
 import { deltaCommitsSinceLastCompaction, latestCompletedDeltaCommit, METADATA_TABLE_METAFOLDER } from './timeline.js';
-import { fileNameOf } from '../util/paths.js';
 
 /** hoodie.metadata.compact.max.delta.commits (HoodieMetadataConfig.COMPACT_NUM_DELTA_COMMITS). */
 export const COMPACT_MAX_DELTA_COMMITS = defineKey({

@@ -20,29 +20,30 @@
  * Parquet file and indexed column (HoodieColumnRangeMetadata.stub: no values, counts -1). The record index is not
  * touched.
  */
+
+import { BLOOM_FILTER_KEYS } from '../base-file/bloom-filter.js';
+import { readKey } from '../config/index.js';
 import { HudiError } from '../errors.js';
-import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
-import type { CommitMetadata } from '../timeline/commit-metadata.js';
-import { META_FIELD_NAMES } from '../schema.js';
 import type { ThriftStruct } from '../parquet/thrift.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
-import { readKey } from '../config/index.js';
-import { WRITE_KEYS } from '../writer/write-config.js';
-import { configuredColumnStatsColumns } from './keys.js';
+import { META_FIELD_NAMES } from '../table/schema.js';
+import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
+import type { CommitMetadata } from '../timeline/commit-metadata.js';
+import { fileNameOf } from '../util/paths.js';
 import { columnRangesFromFooter } from './column-stats.js';
 import { footerBloomFilter } from './footers.js';
+import { configuredColumnStatsColumns } from './keys.js';
 import type { MetadataPartitionType } from './partitions.js';
 import {
   bloomFilterRecord,
+  type ColumnRange,
   columnStatsRecord,
   deletedColumnRange,
+  type MetadataRecord,
   partitionFilesRecord,
   partitionListRecord,
   recordIndexRecord,
-  type ColumnRange,
-  type MetadataRecord,
 } from './records.js';
-import { fileNameOf } from '../util/paths.js';
 
 const FOOTER_CONCURRENCY = 16;
 
@@ -95,7 +96,7 @@ export async function convertCommitMetadata(metadata: CommitMetadata, context: C
   const wantBloom = context.partitions.has('bloom_filters');
   const wantStats = context.partitions.has('column_stats');
   if (wantBloom || wantStats) {
-    const bloomType = readKey(context.properties ?? new Map<string, string>(), WRITE_KEYS.bloomType, 'write properties');
+    const bloomType = readKey(context.properties ?? new Map<string, string>(), BLOOM_FILTER_KEYS.type, 'write properties');
     const columns = wantStats ? columnsToIndex(metadata, context) : [];
     const blooms: MetadataChange[] = [];
     const ranges: MetadataChange[] = [];

@@ -11,19 +11,19 @@
  */
 import { AlreadyExistsError, HudiError } from '../errors.js';
 import { writeHudiLogBlockHFile } from '../hfile/index.js';
-import { deleteBlock, EMPTY_PAYLOAD_ORDERING_VALUE, type LogBlockInput, writeLogFile } from '../log-format/index.js';
 import type { LockLease } from '../lock/port.js';
+import { deleteBlock, EMPTY_PAYLOAD_ORDERING_VALUE, type LogBlockInput, writeLogFile } from '../log-format/index.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { newWriteStat, serializeCommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
+import { fileNameOf } from '../util/paths.js';
 import { encodeMetadataRecord } from './codec.js';
 import type { MetadataChange } from './convert.js';
+import { type MetadataFileGroup, partitionFolder } from './file-groups.js';
+import { type MetadataPartitionType, mapRecordKeyToFileGroupIndex } from './partitions.js';
 import type { MetadataRecord } from './records.js';
-import { partitionFolder, type MetadataFileGroup } from './file-groups.js';
-import { mapRecordKeyToFileGroupIndex, type MetadataPartitionType } from './partitions.js';
 import { METADATA_RECORD_SCHEMA_TEXT, METADATA_RECORD_WRITER_SCHEMA_TEXT, metadataRecordType } from './schema.js';
 import { metadataInstantPath } from './timeline.js';
-import { fileNameOf } from '../util/paths.js';
 
 const WRITE_CONCURRENCY = 8;
 /**

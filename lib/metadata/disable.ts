@@ -12,10 +12,10 @@
  */
 import { rm } from 'node:fs/promises';
 import type { Storage } from '../storage/port.js';
-import { updateTableProperties, type TableConfig } from '../table-config.js';
+import { type TableConfig, updateTableProperties } from '../table/config.js';
+import { METADATA_ENABLE, metadataTableDisabled, PARTITION_ENABLE, partitionDisabled } from './keys.js';
 import { METADATA_PARTITION_TYPES, type MetadataPartitionType } from './partitions.js';
 import { METADATA_PARTITIONS_INFLIGHT_KEY, METADATA_PARTITIONS_KEY, metadataTableState } from './state.js';
-import { METADATA_ENABLE, metadataTableDisabled, PARTITION_ENABLE, partitionDisabled } from './keys.js';
 import { METADATA_TABLE_FOLDER } from './timeline.js';
 
 export interface MetadataDisableReport {

@@ -5,14 +5,15 @@
  * without a base file (a partition initialized on an empty table). A slice counts once its base instant is a
  * completed metadata-table instant, or older than the timeline's first instant (archived).
  */
+
+import { type LogFile, logFilesOf } from '../log-format/index.js';
 import type { StoredObject } from '../storage/port.js';
-import { logFilesOf, type LogFile } from '../log-format/index.js';
-import { parseBaseFileName } from '../fs-view.js';
+import { parseBaseFileName } from '../table/file-system-view.js';
 import { compareInstantTimes, isValidInstantTime } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
+import { fileNameOf } from '../util/paths.js';
 import { FILE_ID_PREFIX, type MetadataPartitionType } from './partitions.js';
 import { METADATA_TABLE_FOLDER } from './timeline.js';
-import { fileNameOf } from '../util/paths.js';
 
 export interface MetadataBaseFile {
   readonly path: string;

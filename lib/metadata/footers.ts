@@ -3,11 +3,11 @@
  * Read from a local copy when the writer still has one, else from storage with two ranged reads.
  */
 import { open } from 'node:fs/promises';
+import { BLOOM_FILTER_FOOTER_KEY, BLOOM_FILTER_TYPE_CODE_FOOTER_KEY } from '../base-file/bloom-filter.js';
 import { HudiError } from '../errors.js';
 import { footerKeyValues, readFileFooter } from '../parquet/footer.js';
 import { CompactReader, type ThriftStruct } from '../parquet/thrift.js';
 import type { Storage } from '../storage/port.js';
-import { BLOOM_FILTER_FOOTER_KEY, BLOOM_FILTER_TYPE_CODE_FOOTER_KEY } from '../writer/bloom-filter.js';
 
 const MAGIC = 'PAR1';
 

@@ -3,7 +3,7 @@
  * Absent switches keep what the table has (see disable.ts); the bloom filter type is the writer's key
  * (WRITE_KEYS.bloomType), since the bloom_filters partition records the type the data files were written with.
  */
-import { bool, commaList, defineKey, readKey, type ConfigKey } from '../config/index.js';
+import { bool, type ConfigKey, commaList, defineKey, readKey } from '../config/index.js';
 import { COMPACT_MAX_DELTA_COMMITS } from './compaction.js';
 import type { MetadataPartitionType } from './partitions.js';
 

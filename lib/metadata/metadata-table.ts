@@ -12,52 +12,52 @@
 import { HudiError, MetadataTableError, NotFoundError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
 import { iterateLogBlocks } from '../log-format/index.js';
-import { parseJavaProperties } from '../properties.js';
-import type { Storage } from '../storage/port.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
-import { PROPERTIES_FILE, readTableConfig, type TableConfig } from '../table-config.js';
+import type { Storage } from '../storage/port.js';
+import { PROPERTIES_FILE, readTableConfig, type TableConfig } from '../table/config.js';
+import { parseJavaProperties } from '../table/properties.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
-import { parseCommitMetadata, type CommitMetadata } from '../timeline/commit-metadata.js';
+import { type CommitMetadata, parseCommitMetadata } from '../timeline/commit-metadata.js';
 import { compareInstantTimes, type Instant } from '../timeline/instant.js';
 import { loadTimeline, Timeline } from '../timeline/timeline.js';
-import { convertCleanMetadata, convertCommitMetadata, type MetadataChange, type RecordIndexChanges } from './convert.js';
-import {
-  compactionLimit,
-  decideCompaction,
-  planCompaction,
-  resumePendingCompactions,
-  scheduleAndRunCompaction,
-  type MetadataCompactionResult,
-} from './compaction.js';
 import {
   decideMetadataClean,
+  type MetadataCleanResult,
   metadataCleanConfig,
   planMetadataClean,
   resumePendingMetadataCleans,
   scheduleAndRunMetadataClean,
-  type MetadataCleanResult,
 } from './clean.js';
-import { writeDeltaCommit, type FileGroupWriteStat } from './delta-commit.js';
-import { fileGroupsOf, partitionFolder, unreadableSliceFiles, type MetadataFileGroup } from './file-groups.js';
+import {
+  compactionLimit,
+  decideCompaction,
+  type MetadataCompactionResult,
+  planCompaction,
+  resumePendingCompactions,
+  scheduleAndRunCompaction,
+} from './compaction.js';
+import { convertCleanMetadata, convertCommitMetadata, type MetadataChange, type RecordIndexChanges } from './convert.js';
+import { type FileGroupWriteStat, writeDeltaCommit } from './delta-commit.js';
+import { fileGroupsOf, type MetadataFileGroup, partitionFolder, unreadableSliceFiles } from './file-groups.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
 import {
   isMetadataPartitionType,
+  type MetadataPartitionType,
   mapRecordKeyToFileGroupIndex,
   PARTITION_LIST_KEY,
   partitionIdentifier,
   partitionPathOfIdentifier,
-  type MetadataPartitionType,
 } from './partitions.js';
 import { readFileGroup } from './reader.js';
-import { isDeletedRecord, recordIndexFileId, type ColumnRange, type MergedRecord, type MetadataRecord } from './records.js';
-import { METADATA_PARTITIONS_KEY, METADATA_PARTITIONS_INFLIGHT_KEY, metadataTableState } from './state.js';
+import { type ColumnRange, isDeletedRecord, type MergedRecord, type MetadataRecord, recordIndexFileId } from './records.js';
+import { METADATA_PARTITIONS_INFLIGHT_KEY, METADATA_PARTITIONS_KEY, metadataTableState } from './state.js';
 import {
   completedCompactions,
   listMetadataInstantFiles,
   listMetadataTimeline,
-  metadataInstantPath,
   METADATA_TABLE_METAFOLDER,
   METADATA_TABLE_PROPERTIES,
+  metadataInstantPath,
   validInstantTimes,
 } from './timeline.js';
 

@@ -6,15 +6,16 @@
  * metadata table's own); a rollback command block drops the queued blocks of its target instant; scanning stops at
  * a block newer than the latest completed metadata instant.
  */
-import { readHudiHFile } from '../hfile/index.js';
-import { iterateLogBlocks, readCommandBlock, readDeleteBlock, readAvroDataBlock, type LogBlock } from '../log-format/index.js';
-import type { Storage } from '../storage/port.js';
+
 import { HudiError } from '../errors.js';
+import { readHudiHFile } from '../hfile/index.js';
+import { iterateLogBlocks, type LogBlock, readAvroDataBlock, readCommandBlock, readDeleteBlock } from '../log-format/index.js';
+import type { Storage } from '../storage/port.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
 import { decodeMetadataRecord, fromAvroValue } from './codec.js';
 import type { MetadataFileGroup } from './file-groups.js';
-import { mergeRecords, type MergedRecord } from './records.js';
+import { type MergedRecord, mergeRecords } from './records.js';
 import { metadataRecordTypeOf } from './schema.js';
 
 export interface ReadContext {

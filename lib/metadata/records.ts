@@ -12,10 +12,10 @@
  * | 5    | record_index  | the data record key                        | HoodieRecordIndexInfo (partition, file id, …) |
  */
 import { HudiError } from '../errors.js';
+import type { WrappedValue } from '../log-format/value-wrappers.js';
 import { parseInstantTime } from '../timeline/instant.js';
 import { bloomFilterIndexKey, columnStatsIndexKey } from './hash-ids.js';
 import { PARTITION_LIST_KEY, partitionIdentifier } from './partitions.js';
-import type { WrappedValue } from '../log-format/value-wrappers.js';
 
 export const RECORD_TYPE = { PARTITION_LIST: 1, FILE_LIST: 2, COLUMN_STATS: 3, BLOOM_FILTER: 4, RECORD_INDEX: 5 } as const;
 

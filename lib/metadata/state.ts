@@ -4,7 +4,7 @@
  * writers update every partition of both lists on each commit (getMetadataPartitionsToUpdate); readers use the
  * metadata table only when `files` is ready.
  */
-import type { TableConfig } from '../table-config.js';
+import type { TableConfig } from '../table/config.js';
 
 export const METADATA_PARTITIONS_KEY = 'hoodie.table.metadata.partitions';
 export const METADATA_PARTITIONS_INFLIGHT_KEY = 'hoodie.table.metadata.partitions.inflight';

@@ -9,8 +9,8 @@
  */
 import type { Storage } from '../storage/port.js';
 import { decodeTimelineAvro } from '../timeline/avro-files.js';
-import { compareInstantTimes, instantFileName, MILLIS_INSTANT_ID_LENGTH, type Instant } from '../timeline/instant.js';
-import { Timeline, instantPath, parseTimelineNames } from '../timeline/timeline.js';
+import { compareInstantTimes, type Instant, instantFileName, MILLIS_INSTANT_ID_LENGTH } from '../timeline/instant.js';
+import { instantPath, parseTimelineNames, Timeline } from '../timeline/timeline.js';
 import { fileNameOf } from '../util/paths.js';
 
 export const METADATA_TABLE_FOLDER = '.hoodie/metadata';

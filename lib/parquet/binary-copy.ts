@@ -13,25 +13,25 @@
  * Why one long file: the three steps share the footer model they rebuild (offsets, page indexes, bloom filters); the
  * page-level re-encoding is already apart in pages.ts.
  */
-import { open, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { HudiError } from '../errors.js';
 import { copyFileRange, writeAt } from '../util/file-range.js';
 import { encodeFooter, readFileFooter, readRange } from './footer.js';
-import { chunkPageRange, COLUMN_CHUNK, COLUMN_META, FILE_METADATA, ROW_GROUP } from './metadata-fields.js';
-import { canRecompress, constantByteArrayChunk, nullChunk, recompressChunk, writtenChunkMetadata, type RecompressedChunk } from './pages.js';
-import { columnInfosFromSchemaElements, describeParquetType, topLevelFields, type ParquetColumnInfo, type TypeNode } from './schema.js';
+import { COLUMN_CHUNK, COLUMN_META, chunkPageRange, FILE_METADATA, ROW_GROUP } from './metadata-fields.js';
+import { canRecompress, constantByteArrayChunk, nullChunk, type RecompressedChunk, recompressChunk, writtenChunkMetadata } from './pages.js';
+import { columnInfosFromSchemaElements, describeParquetType, type ParquetColumnInfo, type TypeNode, topLevelFields } from './schema.js';
 import {
   CompactReader,
   CompactWriter,
   isStruct,
-  ThriftList,
-  ThriftStruct,
   THRIFT_BINARY,
   THRIFT_I16,
   THRIFT_I32,
   THRIFT_I64,
   THRIFT_LIST,
   THRIFT_STRUCT,
+  ThriftList,
+  ThriftStruct,
 } from './thrift.js';
 
 const FILE_VERSION = 1;

@@ -4,13 +4,13 @@
  * (bloom filter, min/max record keys) are set through it after DuckDB has written the pages.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { HudiError } from '../errors.js';
-import { chunkMetaData, chunkPageRange, COLUMN_META, FILE_METADATA, leafChunkIndexes } from './metadata-fields.js';
-import { columnInfosFromSchemaElements, type ParquetColumnInfo } from './schema.js';
 import type { ChunkLocation } from './column-chunk.js';
-import { footerStatistics, type FileStatistics } from './statistics.js';
-import { CompactReader, CompactWriter, isStruct, ThriftList, ThriftStruct, THRIFT_BINARY, THRIFT_LIST, THRIFT_STRUCT } from './thrift.js';
+import { COLUMN_META, chunkMetaData, chunkPageRange, FILE_METADATA, leafChunkIndexes } from './metadata-fields.js';
+import { columnInfosFromSchemaElements, type ParquetColumnInfo } from './schema.js';
+import { type FileStatistics, footerStatistics } from './statistics.js';
+import { CompactReader, CompactWriter, isStruct, THRIFT_BINARY, THRIFT_LIST, THRIFT_STRUCT, ThriftList, ThriftStruct } from './thrift.js';
 
 /** FileMetaData field ids (parquet.thrift). */
 export { FILE_METADATA } from './metadata-fields.js';

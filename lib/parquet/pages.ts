@@ -6,7 +6,7 @@
  */
 import * as zlib from 'node:zlib';
 import { snappyCompress, snappyDecompress } from './snappy.js';
-import { CompactReader, CompactWriter, ThriftList, ThriftStruct, THRIFT_BINARY, THRIFT_I32, THRIFT_I64, THRIFT_LIST, THRIFT_STRUCT } from './thrift.js';
+import { CompactReader, CompactWriter, THRIFT_BINARY, THRIFT_I32, THRIFT_I64, THRIFT_LIST, THRIFT_STRUCT, ThriftList, ThriftStruct } from './thrift.js';
 
 /** parquet.thrift CompressionCodec. */
 export const CODEC = { UNCOMPRESSED: 0, SNAPPY: 1, GZIP: 2, LZO: 3, BROTLI: 4, LZ4: 5, ZSTD: 6, LZ4_RAW: 7 } as const;

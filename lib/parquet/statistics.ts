@@ -13,7 +13,7 @@
  *   with a NaN bound, leaves the column's range unknown (null), so a reader knows it cannot skip the file.
  */
 import { signedBigEndian } from './decimal-values.js';
-import { chunkMetaData, COLUMN_META, FILE_METADATA, leafChunkIndexes, ROW_GROUP, STATISTICS } from './metadata-fields.js';
+import { COLUMN_META, chunkMetaData, FILE_METADATA, leafChunkIndexes, ROW_GROUP, STATISTICS } from './metadata-fields.js';
 import type { ParquetColumnInfo, ParquetPhysicalType } from './schema.js';
 import { isStruct, type ThriftStruct } from './thrift.js';
 

@@ -12,11 +12,11 @@ import { randomUUID } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import { HudiError } from '../errors.js';
 import { copyFileRange, writeAt } from '../util/file-range.js';
-import { decodePlain, decodeStatisticValue, encodePlain, encodeStatisticValue, type DecimalEncoding } from './decimal-values.js';
+import { type DecimalEncoding, decodePlain, decodeStatisticValue, encodePlain, encodeStatisticValue } from './decimal-values.js';
 import { encodeFooter, FILE_METADATA, readFileFooter, readRange, writeFooterInPlace } from './footer.js';
 import type { ParquetColumnInfo, TopLevelFields, TypeNode } from './schema.js';
 import { snappyCompress, snappyDecompress } from './snappy.js';
-import { CompactReader, CompactWriter, isStruct, ThriftStruct, THRIFT_BINARY, THRIFT_BOOL, THRIFT_I32, THRIFT_I64, THRIFT_STRUCT } from './thrift.js';
+import { CompactReader, CompactWriter, isStruct, THRIFT_BINARY, THRIFT_BOOL, THRIFT_I32, THRIFT_I64, THRIFT_STRUCT, ThriftStruct } from './thrift.js';
 
 type TargetPhysical = 'INT32' | 'INT64' | 'FIXED_LEN_BYTE_ARRAY' | 'BYTE_ARRAY';
 

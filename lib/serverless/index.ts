@@ -3,80 +3,82 @@
  * these), the trigger, `cluster --via-state-machine <ARN>` and the deployed functions' settings. See README.md. The local stand-ins (the state
  * machine run in-process, Lambda emulation, a local Step Functions endpoint) are ./local/, imported on their own.
  */
+
+export { type CostEstimate, type CostInputs, estimateCost, formatCostEstimate, PRICES } from './aws/cost.js';
+export { CONFLICT_ERROR, INCOMPLETE_ERROR, PERMANENT_ERROR, TASK_ERROR_NAMES, TRANSIENT_ERROR, taskErrorName } from './aws/errors.js';
 export {
-  clusterViaStateMachine,
+  assertEventProperties,
+  DEFAULT_EVENT_PROPERTIES,
+  EVENT_ALLOWED_PROPERTIES,
+  EventPropertyError,
+  type EventPropertyPolicy,
+  eventPropertyPolicy,
+  isDeploymentOnlyKey,
+  UNSAFE_CLUSTERING_KEYS,
+} from './aws/event-properties.js';
+export { type DeployedFunction, FUNCTIONS, type FunctionSettings } from './aws/function-settings.js';
+export {
+  type ClusteringExecutionInput,
+  ENV,
+  type PropertyOverrides,
+  RUN_SERVICES,
+  type RunServices,
+  resolveStepSettings,
+  type StepSettings,
+  tableServiceProperties,
+} from './aws/settings.js';
+export { sfnClientFromEnv } from './aws/sfn-client.js';
+export { describeTableServices, type TableServicesOutput } from './executions/run-output.js';
+export {
   clusteringExecutionInput,
+  clusterViaStateMachine,
   type ViaStateMachineOptions,
   type ViaStateMachineResult,
   type ViaStateMachineRun,
-} from './via-state-machine.js';
-export { FUNCTIONS, type DeployedFunction, type FunctionSettings } from './function-settings.js';
-export { estimateCost, formatCostEstimate, PRICES, type CostEstimate, type CostInputs } from './cost.js';
-export { planStep, parsePlanEvent, type PlanStepInput, type PlanStepOutput, type GroupReference } from './plan-step.js';
-export { executeGroupStep, parseExecuteGroupEvent, type ExecuteGroupInput, type ExecuteGroupOutput } from './execute-step.js';
-export { commitStep, parseCommitEvent, type CommitStepInput, type CommitStepOutput, type ReportSummary } from './commit-step.js';
-export { rollbackStep, parseRollbackEvent, type RollbackStepInput, type RollbackStepOutput } from './rollback-step.js';
+} from './executions/via-state-machine.js';
+export { type ArchiveStepOutput, archiveStep, parseArchiveEvent } from './steps/archival/archive.js';
 export {
-  cleanPrepareStep,
-  cleanPlanShareStep,
-  cleanScheduleStep,
-  cleanExecuteShareStep,
-  cleanCompleteStep,
-  parseCleanPrepareEvent,
-  parseCleanPlanShareEvent,
-  parseCleanScheduleEvent,
-  parseCleanExecuteShareEvent,
-  parseCleanCompleteEvent,
-  type CleanStepOutput,
   type CleanShareOutput,
+  type CleanStepOutput,
+  cleanCompleteStep,
+  cleanExecuteShareStep,
+  cleanPlanShareStep,
+  cleanPrepareStep,
+  cleanScheduleStep,
+  parseCleanCompleteEvent,
+  parseCleanExecuteShareEvent,
+  parseCleanPlanShareEvent,
+  parseCleanPrepareEvent,
+  parseCleanScheduleEvent,
   type ShareReference,
   type TableServiceBase,
-} from './clean-steps.js';
-export { archiveStep, parseArchiveEvent, type ArchiveStepOutput } from './archive-step.js';
-export { describeTableServices, type TableServicesOutput } from './run-output.js';
+} from './steps/cleaning/index.js';
+export { type CommitStepInput, type CommitStepOutput, commitStep, parseCommitEvent, type ReportSummary } from './steps/clustering/commit.js';
+export { type ExecuteGroupInput, type ExecuteGroupOutput, executeGroupStep, parseExecuteGroupEvent } from './steps/clustering/execute.js';
+export { type GroupReference, type PlanStepOutput, parsePlanEvent, planStep } from './steps/clustering/plan.js';
+export { parseRollbackEvent, type RollbackStepInput, type RollbackStepOutput, rollbackStep } from './steps/clustering/rollback.js';
+export type { PlanStepInput, StepDependencies } from './steps/contract.js';
 export {
-  triggerStep,
-  tableServicesDue,
-  parseTriggerEvent,
-  executionNameFor,
-  StepFunctionsStarter,
-  sfnClientFromEnv,
-  type ExecutionStarter,
-  type StartRequest,
-  type StartOutcome,
-  type TriggerOutput,
-  type TriggerSource,
-} from './trigger.js';
-export {
-  ingestStep,
-  parseIngestEvent,
-  ingestConfigFromEnv,
   createIngestObservability,
   decodeS3EventKey,
   type IngestConfig,
   type IngestEvent,
   type IngestInput,
   type IngestSummary,
+  ingestConfigFromEnv,
+  ingestStep,
   type ObjectSummary,
-} from './ingest-step.js';
+  parseIngestEvent,
+} from './steps/ingest/ingest.js';
 export {
-  resolveStepSettings,
-  tableServiceProperties,
-  ENV,
-  RUN_SERVICES,
-  type ClusteringExecutionInput,
-  type PropertyOverrides,
-  type RunServices,
-  type StepSettings,
-} from './settings.js';
-export {
-  EventPropertyError,
-  eventPropertyPolicy,
-  assertEventProperties,
-  isDeploymentOnlyKey,
-  DEFAULT_EVENT_PROPERTIES,
-  UNSAFE_CLUSTERING_KEYS,
-  EVENT_ALLOWED_PROPERTIES,
-  type EventPropertyPolicy,
-} from './event-properties.js';
-export { TASK_ERROR_NAMES, TRANSIENT_ERROR, CONFLICT_ERROR, INCOMPLETE_ERROR, PERMANENT_ERROR, taskErrorName } from './errors.js';
+  type ExecutionStarter,
+  executionNameFor,
+  parseTriggerEvent,
+  type StartOutcome,
+  type StartRequest,
+  StepFunctionsStarter,
+  type TriggerOutput,
+  type TriggerSource,
+  tableServicesDue,
+  triggerStep,
+} from './steps/trigger/trigger.js';

@@ -6,34 +6,34 @@ import { LocalStorage } from './local.js';
 import type { Storage } from './port.js';
 import { S3Storage } from './s3.js';
 
-export type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
+export { BoundedTasks, mapWithConcurrency, settleAll } from './concurrency.js';
+export { countedStorage } from './counted.js';
+export { deleteMany } from './delete-many.js';
 export { normalizeEtag } from './etag.js';
 export { LocalStorage } from './local.js';
-export {
-  S3Storage,
-  s3ClientFromEnv,
-  DEFAULT_PART_SIZE,
-  DEFAULT_MULTIPART_THRESHOLD,
-  DEFAULT_RANGE_SIZE,
-  uploadRequests,
-  downloadRequests,
-  multipartPartSize,
-  describeS3Error,
-  type S3StorageOptions,
-  type S3Action,
-} from './s3.js';
-export { BoundedTasks, mapWithConcurrency, settleAll } from './concurrency.js';
-export { deleteMany } from './delete-many.js';
-export { countedStorage } from './counted.js';
+export type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
 export {
   formatRequestCounts,
   RequestCounter,
+  type RequestCounts,
   STORAGE_REQUEST_KINDS,
+  type StorageRequestKind,
   sumRequestCounts,
   totalRequests,
-  type RequestCounts,
-  type StorageRequestKind,
 } from './request-counts.js';
+export {
+  DEFAULT_MULTIPART_THRESHOLD,
+  DEFAULT_PART_SIZE,
+  DEFAULT_RANGE_SIZE,
+  describeS3Error,
+  downloadRequests,
+  multipartPartSize,
+  type S3Action,
+  S3Storage,
+  type S3StorageOptions,
+  s3ClientFromEnv,
+  uploadRequests,
+} from './s3.js';
 
 export interface OpenStorageOptions {
   /** S3 client to use for s3:// paths (default: configured from the AWS environment variables). */

@@ -1,7 +1,7 @@
 /**
  * Requests a storage adapter sent, by kind: what S3 bills per request (GET and HEAD at one price; PUT, LIST and the
  * multipart calls at another; DELETE free). Counted in the adapter, once per request it sends (the SDK's own retries
- * of a request are not seen here; the serverless clients' middleware counts those, lib/serverless/clients.ts).
+ * of a request are not seen here; the serverless clients' middleware counts those, lib/serverless/aws/clients.ts).
  */
 export const STORAGE_REQUEST_KINDS = [
   'get',

@@ -16,27 +16,27 @@ import { Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
+  type CompletedPart,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  type GetObjectCommandOutput,
   HeadObjectCommand,
   ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
   PutObjectCommand,
   S3Client,
-  UploadPartCommand,
-  type CompletedPart,
-  type GetObjectCommandOutput,
-  type ListObjectsV2CommandOutput,
   type S3ClientConfig,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
+import { writeAt } from '../util/file-range.js';
+import { nonEmpty } from '../util/text.js';
 import { mapWithConcurrency, Slots } from './concurrency.js';
 import { normalizeEtag } from './etag.js';
 import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, VersionedDownload } from './port.js';
 import { RequestCounter, type RequestCounts, type StorageRequestKind } from './request-counts.js';
-import { nonEmpty } from '../util/text.js';
-import { writeAt } from '../util/file-range.js';
 
 const MiB = 1024 * 1024;
 /** S3 allows at most 10,000 parts per multipart upload, each at least 5 MiB but the last. */

@@ -5,9 +5,9 @@
  */
 import { GlueClient } from '@aws-sdk/client-glue';
 import { errorMessage } from '../errors.js';
-import type { HudiTable } from '../table.js';
-import { glueSyncConfigFromProperties, type GlueSyncConfig } from './config.js';
-import { syncGlueCatalog, type GlueSyncResult } from './glue.js';
+import type { HudiTable } from '../table/table.js';
+import { type GlueSyncConfig, glueSyncConfigFromProperties } from './config.js';
+import { type GlueSyncResult, syncGlueCatalog } from './glue.js';
 
 export type CatalogSyncOutcome = { readonly status: 'SYNCED'; readonly result: GlueSyncResult } | { readonly status: 'FAILED'; readonly error: string };
 

@@ -27,26 +27,26 @@ import {
   BatchCreatePartitionCommand,
   BatchDeletePartitionCommand,
   BatchUpdatePartitionCommand,
+  type Column,
   CreateDatabaseCommand,
   CreateTableCommand,
   GetDatabaseCommand,
   GetPartitionsCommand,
   GetTableCommand,
-  UpdateTableCommand,
-  type Column,
   type GlueClient,
   type PartitionInput,
   type StorageDescriptor,
   type Table,
   type TableInput,
+  UpdateTableCommand,
 } from '@aws-sdk/client-glue';
 import { CatalogSyncError, errorMessage } from '../errors.js';
-import { listPartitions, type HudiTable } from '../table.js';
-import { readCommitMetadata } from '../timeline/timeline.js';
+import { withMetaFields } from '../table/schema.js';
+import { type HudiTable, listPartitions } from '../table/table.js';
 import { compareInstantTimes } from '../timeline/instant.js';
-import { withMetaFields } from '../schema.js';
-import { partitionValues, type GlueSyncConfig } from './config.js';
-import { hiveSchemaOf, parquetSchemaOf, partitionKeyType, sparkSchemaJson, type ParquetNode } from './hive-schema.js';
+import { readCommitMetadata } from '../timeline/timeline.js';
+import { type GlueSyncConfig, partitionValues } from './config.js';
+import { hiveSchemaOf, type ParquetNode, parquetSchemaOf, partitionKeyType, sparkSchemaJson } from './hive-schema.js';
 
 /** The formats Hudi's HiveSyncTool registers for a copy-on-write table (and a read-optimized one) with Parquet base files. */
 export const HUDI_GLUE_FORMATS = {

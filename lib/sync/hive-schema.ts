@@ -6,7 +6,7 @@
  * spark.sql.sources.schema.part.N). Kept as two small steps so each mirrors its Hudi counterpart.
  */
 import { HudiError } from '../errors.js';
-import type { AvroRecordSchema } from '../schema.js';
+import type { AvroRecordSchema } from '../table/schema.js';
 
 type Repetition = 'REQUIRED' | 'OPTIONAL' | 'REPEATED';
 type Original =

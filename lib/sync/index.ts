@@ -1,5 +1,6 @@
 /** Catalog sync (AWS Glue, Hudi's AwsGlueCatalogSyncTool): settings, schema mapping, the sync itself. */
-export * from './config.js';
-export * from './hive-schema.js';
-export * from './glue.js';
+
 export * from './after-commit.js';
+export * from './config.js';
+export * from './glue.js';
+export * from './hive-schema.js';

@@ -7,23 +7,24 @@
  * `avro.codec` key, and its decoder loops on whatever counts it reads, so a corrupt file could spin instead of
  * failing. avsc does the record encoding and the writer → reader schema resolution.
  */
-import avro from 'avsc';
+
 import { randomBytes } from 'node:crypto';
 import { inflateRawSync } from 'node:zlib';
-import { HudiError, errorMessage } from '../errors.js';
+import avro from 'avsc';
+import { errorMessage, HudiError } from '../errors.js';
 import { concatBytes } from '../log-format/bytes.js';
 import {
+  type AvroSchemaJson,
   COMMIT_METADATA_AVRO_SCHEMAS,
+  type CommitMetadataAvroRecords,
+  emptyRequestedReplaceMetadata,
+  type HoodieRequestedReplaceMetadata,
   HUDI_AVRO_NAMESPACE,
   TIMELINE_AVRO_RECORD_NAMES,
-  type CommitMetadataAvroRecords,
   TIMELINE_AVRO_SCHEMAS,
-  emptyRequestedReplaceMetadata,
-  timelineAvroSchemaText,
-  type AvroSchemaJson,
-  type HoodieRequestedReplaceMetadata,
   type TimelineAvroKind,
   type TimelineAvroRecords,
+  timelineAvroSchemaText,
 } from './avro-schemas.js';
 
 export * from './avro-schemas.js';

@@ -9,10 +9,11 @@
  * Here, not in lib/clustering/: the file-system view (pending file groups), the writer (updates to them) and rollback
  * read plans too, as Hudi's ClusteringUtils serves them from hudi-common.
  */
-import { fileGroupKey } from '../fs-view.js';
+
 import type { Storage } from '../storage/port.js';
 import { decodeRequestedReplaceMetadata, encodeTimelineAvro } from './avro-files.js';
 import type { HoodieClusteringPlan, HoodieRequestedReplaceMetadata } from './avro-schemas.js';
+import { fileGroupKey } from './file-group-key.js';
 import { TIMELINE_LAYOUT_1, type TimelineLayout } from './layout.js';
 import { instantPath } from './timeline.js';
 

@@ -2,7 +2,7 @@
  * Commit and replacecommit metadata (table version 6: Jackson JSON), with Hudi's field order.
  */
 import { HudiError } from '../errors.js';
-import { toJacksonPrettyJson, type JsonValue } from '../util/jackson-json.js';
+import { type JsonValue, toJacksonPrettyJson } from '../util/jackson-json.js';
 
 export type WriteOperationType =
   | 'INSERT'

@@ -17,16 +17,16 @@
  */
 import { AlreadyExistsError, ConflictError, HudiError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
+import { fileNameOf } from '../util/paths.js';
 import { decodeTimelineAvro, encodeTimelineAvro } from './avro-files.js';
 import type { HoodieCompactionPlan } from './avro-schemas.js';
-import { instantFileName, type Instant, type InstantState } from './instant.js';
+import { fileGroupKey } from './file-group-key.js';
+import { type Instant, type InstantState, instantFileName } from './instant.js';
+import { METAFOLDER } from './meta-folder.js';
 import type { Timeline } from './timeline.js';
-import { fileNameOf } from '../util/paths.js';
 
 /** CompactionUtils.LATEST_COMPACTION_METADATA_VERSION. */
 export const COMPACTION_PLAN_VERSION = 2;
-/** The data table's timeline folder. */
-export const DEFAULT_META_FOLDER = '.hoodie';
 
 /** CompactionStrategy's metric names (captureMetrics). */
 export const CompactionMetric = {
@@ -155,7 +155,7 @@ export function decodeCompactionPlan(bytes: Uint8Array, location: string): Compa
 /** The file of compaction `time` in `state`; a completed compaction is `<time>.commit`. */
 export function compactionInstantPath(time: string, state: InstantState, options: TimelineFolderOption = {}): string {
   const instant: Instant = state === 'COMPLETED' ? { time, action: 'commit', state } : { time, action: 'compaction', state };
-  return `${options.metaFolder ?? DEFAULT_META_FOLDER}/${instantFileName(instant)}`;
+  return `${options.metaFolder ?? METAFOLDER}/${instantFileName(instant)}`;
 }
 
 async function createOnce(storage: Storage, path: string, body: Uint8Array | string): Promise<void> {
@@ -197,4 +197,13 @@ export async function readCompactionPlan(storage: Storage, time: string, options
 export function pendingCompactions(timeline: Timeline): Instant[] {
   const completed = new Set(timeline.instants.filter((i) => i.action === 'commit' && i.state === 'COMPLETED').map((i) => i.time));
   return timeline.instants.filter((i) => i.action === 'compaction' && i.state !== 'COMPLETED' && !completed.has(i.time));
+}
+
+/** File groups named by pending compaction plans (fileGroupKey). */
+export async function pendingCompactionFileGroups(storage: Storage, timeline: Timeline): Promise<Set<string>> {
+  const groups = new Set<string>();
+  for (const instant of pendingCompactions(timeline)) {
+    for (const op of (await readCompactionPlan(storage, instant.time)).operations) groups.add(fileGroupKey(op.partitionPath, op.fileId));
+  }
+  return groups;
 }

@@ -3,7 +3,7 @@
  * write runs; its modification time tells a later rollback whether the writer may still be alive.
  */
 import type { Storage } from '../storage/port.js';
-import { METAFOLDER } from '../table-config.js';
+import { METAFOLDER } from './meta-folder.js';
 
 /** hoodie.client.heartbeat.interval_in_ms */
 export const HEARTBEAT_INTERVAL_MS = 60_000;

@@ -5,17 +5,16 @@
  * is written down; everything else asks the table's layout (docs/hudi-1x-format.md has the facts and their classes).
  */
 import { HudiError } from '../errors.js';
-import type { TableConfig } from '../table-config.js';
 import { decodeCommitMetadataAvro, type HoodieCommitMetadataRecord, type HoodieWriteStatRecord } from './avro-files.js';
-import { newWriteStat, parseCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from './commit-metadata.js';
+import { type CommitMetadata, newWriteStat, parseCommitMetadata, type WriteOperationType, type WriteStat } from './commit-metadata.js';
 import {
   formatInstantTime,
-  instantFileName,
-  isValidInstantTime,
-  parseInstantFileName,
   type Instant,
   type InstantAction,
   type InstantState,
+  instantFileName,
+  isValidInstantTime,
+  parseInstantFileName,
   type TimelineTimeZone,
 } from './instant.js';
 
@@ -150,7 +149,11 @@ export function timelineLayout2(folder: string, zone: TimelineTimeZone): Timelin
 }
 
 /** The layout of a table, from hoodie.properties (hoodie.timeline.layout.version, hoodie.timeline.path). */
-export function timelineLayoutOf(config: Pick<TableConfig, 'timelineLayoutVersion' | 'timelinePath' | 'timelineTimeZone'>): TimelineLayout {
+export function timelineLayoutOf(config: {
+  readonly timelineLayoutVersion: number;
+  readonly timelinePath: string;
+  readonly timelineTimeZone: TimelineTimeZone;
+}): TimelineLayout {
   return config.timelineLayoutVersion === 2 ? timelineLayout2(`.hoodie/${config.timelinePath}`, config.timelineTimeZone) : TIMELINE_LAYOUT_1;
 }
 

@@ -13,8 +13,8 @@
 import { rm } from 'node:fs/promises';
 import { AlreadyExistsError, HudiError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
-import { METAFOLDER } from '../table-config.js';
 import { isValidInstantTime } from './instant.js';
+import { METAFOLDER } from './meta-folder.js';
 
 /** Hudi's IOType: a new file group (CREATE), a new version of one (MERGE), or a log append (APPEND, MOR only). */
 export type MarkerType = 'CREATE' | 'MERGE' | 'APPEND';

@@ -4,7 +4,7 @@
  * by the table, schedule, the writer and the serverless trigger.
  */
 import type { Storage } from '../storage/port.js';
-import { readClusteringPlan, type ClusteringPlan } from './clustering-plan.js';
+import { type ClusteringPlan, readClusteringPlan } from './clustering-plan.js';
 import type { CommitMetadata } from './commit-metadata.js';
 import { compareInstantTimes, type Instant } from './instant.js';
 import { readCommitMetadata, type Timeline } from './timeline.js';

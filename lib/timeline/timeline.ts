@@ -4,10 +4,10 @@
  */
 import { HudiError, UnsupportedTableError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
+import { fileNameOf } from '../util/paths.js';
 import type { CommitMetadata } from './commit-metadata.js';
 import { compareInstants, compareInstantTimes, type Instant, type InstantAction } from './instant.js';
 import { TIMELINE_LAYOUT_1, type TimelineFile, type TimelineLayout } from './layout.js';
-import { fileNameOf } from '../util/paths.js';
 
 const COMPARABLE_ACTIONS: Partial<Record<InstantAction, InstantAction>> = { compaction: 'commit', logcompaction: 'deltacommit', clustering: 'replacecommit' };
 

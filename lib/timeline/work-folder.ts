@@ -8,9 +8,9 @@
  */
 import { rm } from 'node:fs/promises';
 import type { Storage } from '../storage/port.js';
-import { METAFOLDER } from '../table-config.js';
-import { assertInstantTime, deleteMarkerDir } from './markers.js';
 import { INSTANT_TIME_PATTERN } from './instant.js';
+import { assertInstantTime, deleteMarkerDir } from './markers.js';
+import { METAFOLDER } from './meta-folder.js';
 
 /** `.hoodie/.aux/hudi-serverless`: everything of ours under Hudi's auxiliary folder. */
 export const WORK_ROOT = `${METAFOLDER}/.aux/hudi-serverless`;

@@ -4,9 +4,10 @@
  * writer schema). The inverse of lib/merge-on-read/avro-rows.ts; values are shaped for avsc with bare unions and
  * bigint longs.
  */
-import { HudiError } from '../errors.js';
+
 import type { JsonValue, Row } from '../engine/row-format.js';
-import type { AvroRecordSchema } from '../schema.js';
+import { HudiError } from '../errors.js';
+import type { AvroRecordSchema } from '../table/schema.js';
 
 type AvroSchema = string | readonly AvroSchema[] | { readonly [key: string]: unknown };
 

@@ -3,8 +3,9 @@
  * a write conflicts with an instant completed since it began when both touched the same file group, and with a
  * pending clustering plan that will rewrite a file group it updated.
  */
-import { fileGroupKey } from '../fs-view.js';
-import { writtenFileIds, type CommitMetadata } from '../timeline/commit-metadata.js';
+
+import { type CommitMetadata, writtenFileIds } from '../timeline/commit-metadata.js';
+import { fileGroupKey } from '../timeline/file-group-key.js';
 
 export interface ConcurrentInstant {
   readonly time: string;

@@ -15,19 +15,20 @@
 import { join } from 'node:path';
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import type { ParquetEngine } from '../engine/port.js';
-import { columnRangesFromRecords, type ColumnRange } from '../metadata/index.js';
 import type { FileGroupWriteResult, WriteSession } from '../engine/write.js';
-import { fileGroupKey, type FileSystemView } from '../fs-view.js';
-import { avroDataBlock, deleteBlock, EMPTY_PAYLOAD_ORDERING_VALUE, writeLogFile, type LogBlockInput, type LogFile } from '../log-format/index.js';
-import type { AvroRecordSchema } from '../schema.js';
+import { avroDataBlock, deleteBlock, EMPTY_PAYLOAD_ORDERING_VALUE, type LogBlockInput, type LogFile, writeLogFile } from '../log-format/index.js';
+import { type ColumnRange, columnRangesFromRecords } from '../metadata/index.js';
 import type { Storage } from '../storage/port.js';
+import type { FileSystemView } from '../table/file-system-view.js';
+import type { AvroRecordSchema } from '../table/schema.js';
 import { newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
+import { fileGroupKey } from '../timeline/file-group-key.js';
 import { createMarker } from '../timeline/markers.js';
 import { loadTimeline } from '../timeline/timeline.js';
+import { fileNameOf } from '../util/paths.js';
 import { rowToAvroRecord } from './avro-records.js';
 import type { Bucket } from './small-files.js';
-import { fileNameOf } from '../util/paths.js';
 
 /** A file group's latest file slice, as the append handle sees it (rtView.getLatestFileSlice). */
 export interface LatestSlice {

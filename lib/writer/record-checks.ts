@@ -2,7 +2,7 @@
  * Per-record checks a write makes before its instant exists: partition paths a reader can find again, and the
  * ordering (precombine) value Hudi requires when it combines records.
  */
-import type { KeyGeneratorOptions } from '../keygen.js';
+import type { KeyGeneratorOptions } from '../table/key-generators.js';
 
 export interface PartitionPathRules
   extends Pick<KeyGeneratorOptions, 'keyGeneratorClass' | 'partitionFields' | 'hiveStylePartitioning' | 'urlEncodePartitioning'> {

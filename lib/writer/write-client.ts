@@ -1,87 +1,75 @@
 /**
- * Copy-on-write writes (HoodieWriteClient for COW tables): bulk_insert, insert, upsert and delete of one batch.
- *
- * Before anything is written, every check that can refuse the input: the table's config (a new table's is held in
- * memory until then), the input's columns and values against the table's schema and types (no value changes on the
- * way in, lib/engine/exact-cast.ts), record keys, partition paths and ordering values (record-checks.ts); a refusal
- * is an InputError and leaves no file behind.
- *
- * Timeline protocol, as Hudi: `T.commit.requested` (under the lock, T strictly greater than every instant) →
- * `T.inflight` (workload profile) → data files (each announced by a marker first) → under the lock, the check that T
- * is still inflight and no rollback names it (Hudi's transitionState requires the old state to exist), the conflict
- * check, and `T.commit`, the commit point. Readers never see a partial write: until `T.commit` exists, every
- * file named with T is invisible. A write that fails is rolled back (its files removed via markers); one killed
- * midway is rolled back by the next write (failed-writes.ts: at once with the default EAGER policy, once its
- * heartbeat expired with LAZY) or the next service run.
- *
- * Record location ("tagging"): the record keys of the touched partitions' latest base files are read with the
- * engine and joined with the batch. It is exact (no false positives to re-check) and the files have to be local
- * anyway for the merge; the bloom filters we write keep Hudi's own bloom index working on our files.
- *
- * Why one long file: it is the whole write protocol of one batch in timeline order (checks, requested, inflight, data
- * files, conflict check, commit, rollback on failure); each step's logic is in a module of its own (small-files,
- * conflict, record-checks, footer, lib/engine/write.ts).
+ * Hudi's write client for one batch (bulk_insert, insert, upsert, delete; COW commits, MOR delta commits), in
+ * Hudi's timeline order: checks that can refuse the input before anything is written (an InputError leaves no
+ * file behind), then requested → plan (tag records, assign file groups: small-files.ts) → inflight with the
+ * workload profile → file groups written (each announced by a marker) → under the lock, the check that T is still
+ * ours, the conflict check (conflict.ts), the metadata table's deltacommit and `T.commit`, the commit point.
+ * Readers never see a partial write; a failed write is rolled back, a killed one by the next writer
+ * (rollback/failed-writes.ts). Records are located by joining the batch with the touched base files' keys in the
+ * engine: exact, and the files are local for the merge anyway.
  */
 import { randomUUID } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { AlreadyExistsError, ConflictError, HudiError, InputError, InstantRolledBackError, NotAHudiTableError, errorMessage } from '../errors.js';
+import { hudiFooterInTurns } from '../base-file/footer.js';
 import {
-  WriteSession,
   type BatchInput,
   type ExistingBaseFile,
   type InputFormat,
   type KeyFieldColumns,
   type RowKey,
+  type TaggingSummary,
+  WriteSession,
   type WriteSessionOptions,
 } from '../engine/write.js';
-import { baseFileName, fileGroupKey, joinPartitionPath, parseBaseFileName, type FileSystemView } from '../fs-view.js';
-import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../keygen.js';
+import { AlreadyExistsError, ConflictError, errorMessage, HudiError, InputError, InstantRolledBackError, NotAHudiTableError } from '../errors.js';
 import { lockProviderFor } from '../lock/index.js';
 import type { LockProvider } from '../lock/port.js';
-import { configuredColumnStatsColumns, keepMetadataTable, METADATA_PARTITIONS_KEY, type ColumnRange, type MetadataTableOutcome } from '../metadata/index.js';
-import { stageFiles } from '../reader.js';
 import { isLogFileName } from '../log-format/index.js';
-import { describeHeal, failedWritesPolicy, healTable } from '../failed-writes.js';
-import { findRollbackOf, rollbackInstant } from '../rollback.js';
-import { withMetaFields, type AvroRecordSchema } from '../schema.js';
+import {
+  type ColumnRange,
+  configuredColumnStatsColumns,
+  keepMetadataTable,
+  METADATA_PARTITIONS_KEY,
+  type MetadataTableOutcome,
+  type MetadataTableSession,
+} from '../metadata/index.js';
+import { stageFiles } from '../read/reader.js';
+import { describeHeal, failedWritesPolicy, healTable } from '../rollback/failed-writes.js';
+import { findRollbackOf, rollbackInstant } from '../rollback/rollback.js';
 import { BoundedTasks, mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import { HudiTable, PARTITION_METAFILE, withTableLock } from '../table.js';
 import {
   newTableOptionsFromWriteProperties,
   newTableProperties,
   PROPERTIES_FILE,
   readTableConfig,
-  tableConfigFromProperties,
   type TableConfig,
-} from '../table-config.js';
-import { assertLayoutSupports, detectTableLayout, LAYOUT_KEYS, viewFileIds } from '../table-layouts.js';
-import { createTable } from '../table-init.js';
-import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
+  tableConfigFromProperties,
+} from '../table/config.js';
+import { baseFileName, type FileSystemView, joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
+import { createTable } from '../table/init.js';
+import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
+import { assertLayoutSupports, detectTableLayout, LAYOUT_KEYS, viewFileIds } from '../table/layouts.js';
+import { type RecordPayload, resolveRecordPayload } from '../table/payload.js';
+import { type AvroRecordSchema, withMetaFields } from '../table/schema.js';
+import { HudiTable, PARTITION_METAFILE, withTableLock } from '../table/table.js';
+import { type CommitMetadata, newWriteStat, serializeCommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
+import { fileGroupKey } from '../timeline/file-group-key.js';
+import { type Heartbeat, startHeartbeat } from '../timeline/heartbeat.js';
 import { newInstantTime } from '../timeline/instant.js';
-import { startHeartbeat, type Heartbeat } from '../timeline/heartbeat.js';
 import { createMarker, deleteMarkerDir, listMarkers } from '../timeline/markers.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
-import { describeFileGroup, findConflicts } from './conflict.js';
-import { latestSlices, LogAppender } from './log-append.js';
-import { hudiFooterInTurns } from './footer.js';
-import { averageRecordSize, planBuckets, rowGroupRows, type Bucket, type CandidateFile } from './small-files.js';
-import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
-import {
-  bulkInsertSortsByKey,
-  resolveRecordPayload,
-  writeConfigFromProperties,
-  WRITE_KEYS,
-  type RecordPayload,
-  type WriteConfig,
-  type WriteOperation,
-} from './write-config.js';
 import { fileNameOf } from '../util/paths.js';
+import { describeFileGroup, findConflicts } from './conflict.js';
+import { type LatestSlice, LogAppender, latestSlices } from './log-append.js';
+import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
+import { averageRecordSize, type Bucket, type BucketPlan, type CandidateFile, planBuckets, rowGroupRows } from './small-files.js';
+import { bulkInsertSortsByKey, WRITE_KEYS, type WriteConfig, type WriteOperation, writeConfigFromProperties } from './write-config.js';
 
 export interface BadRecord {
   /** 0-based row of the input. */
@@ -191,7 +179,18 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
       await createTable(storage, { ...newTable!, createSchema: JSON.stringify(tableSchema) });
       table = await HudiTable.open(storage, { mode: 'delta-write' });
     }
-    return await writeToTable(table, view, templates.localPaths, session, tableSchema, config, options, workDir, existing === undefined, prepared);
+    return await writeToTable({
+      table,
+      startView: view,
+      tableTemplates: templates.localPaths,
+      session,
+      tableSchema,
+      config,
+      options,
+      workDir,
+      createdTable: existing === undefined,
+      prepared,
+    });
   } finally {
     await session.close();
     await rm(workDir, { recursive: true, force: true });
@@ -416,41 +415,137 @@ function combineKey(operation: WriteOperation): string {
   return operation === 'upsert' ? WRITE_KEYS.combineBeforeUpsert.key : WRITE_KEYS.combineBeforeInsert.key;
 }
 
-async function writeToTable(
-  table: HudiTable,
-  startView: FileSystemView | undefined,
-  tableTemplates: readonly string[],
-  session: WriteSession,
-  tableSchema: AvroRecordSchema,
-  config: WriteConfig,
-  options: WriteOptions,
-  workDir: string,
-  createdTable: boolean,
-  prepared: PreparedRecords,
-): Promise<WriteResult> {
+/** What writeBatch hands the write's phases: the table, the batch loaded in the engine, and the checks' results. */
+interface WriteContext {
+  readonly table: HudiTable;
+  /** The listing the checks used (undefined for a table this write created): planning reuses it. */
+  readonly startView: FileSystemView | undefined;
+  /** The table's newest base file, staged: the type template when no existing file is staged. */
+  readonly tableTemplates: readonly string[];
+  readonly session: WriteSession;
+  readonly tableSchema: AvroRecordSchema;
+  readonly config: WriteConfig;
+  readonly options: WriteOptions;
+  readonly workDir: string;
+  readonly createdTable: boolean;
+  readonly prepared: PreparedRecords;
+}
+
+/** Everything the write decides before a file is written: where each record goes, and how. */
+interface WritePlan {
+  readonly view: FileSystemView;
+  /** The latest base files of the partitions written, staged locally (updates merge into them). */
+  readonly stagedFiles: readonly string[];
+  /** Merge-on-read: each file group's latest slice. */
+  readonly slices: Map<string, LatestSlice> | undefined;
+  readonly buckets: BucketPlan;
+  readonly updatesByFile: TaggingSummary['updatesByFile'];
+  readonly averageRecordSize: number;
+}
+
+/** What writing the file groups produced: the commit records it. */
+interface WrittenFiles {
+  readonly stats: WriteStat[];
+  readonly inserted: number;
+  readonly updated: number;
+  readonly deleted: number;
+  /** The local copy of each new base file (the metadata table reads their footers there). */
+  readonly localFiles: ReadonlyMap<string, string>;
+  /** The column ranges of each log file appended (only when the metadata table indexes column stats). */
+  readonly logColumnRanges: ReadonlyMap<string, readonly ColumnRange[]>;
+}
+
+/**
+ * One write as Hudi's write client runs it: request an instant, plan (tag records, assign file groups), record the
+ * plan on the inflight instant, write the file groups, commit under the lock. Any failure after the request rolls
+ * the instant back.
+ */
+async function writeToTable(context: WriteContext): Promise<WriteResult> {
+  const { table, options, prepared } = context;
   const { storage } = table;
   const progress = options.onProgress ?? (() => {});
-  const operation = options.operation;
-  const { rowCount, badRecords, partitions, precombineField, payload, lock } = prepared;
-  // Merge-on-read: every write is a delta commit (BaseSparkDeltaCommitActionExecutor), copy-on-write a commit.
-  const mergeOnRead = table.config.type === 'MERGE_ON_READ';
-  const action: WriteAction = mergeOnRead ? 'deltacommit' : 'commit';
+  const action = writeActionOf(table);
+  const completedAtStart = new Set(table.timeline.completed().map((i) => `${i.time}.${i.action}`));
+  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map<string, string>());
+  const instantTime = await requestWriteInstant(context, action, metadataTable);
+  const { payload } = prepared;
+  progress(
+    `instant ${instantTime}: ${options.operation} of ${prepared.rowCount} records into ${prepared.partitions.length} partition(s)${payload === undefined ? '' : `, merged with ${payload.className.slice(payload.className.lastIndexOf('.') + 1)} (${payload.source})`}`,
+  );
 
+  let heartbeat: Heartbeat | undefined;
+  /** Every data file this write uploaded (or began to), for the clean-up when another writer took the instant away. */
+  const uploaded: string[] = [];
+  try {
+    // Inside the try: once T is requested, every failure reaches the rollback.
+    heartbeat = await startHeartbeat(storage, instantTime);
+    const plan = await planWrite(context, storage);
+    await transitionToInflight(
+      storage,
+      instantTime,
+      action,
+      serializeCommitMetadata(
+        workloadProfile(plan.buckets.buckets, plan.buckets.insertAssignments, plan.updatesByFile, plan.buckets.bucketOfFile, options.operation),
+      ),
+    );
+    const written = await writeFileGroups(context, instantTime, plan, uploaded);
+    await writePartitionMetadata(
+      storage,
+      prepared.partitions.filter((p) => !plan.view.allPartitionPaths().includes(p)),
+      instantTime,
+    );
+    if (options.afterDataFiles) await options.afterDataFiles();
+    const metadata: CommitMetadata = {
+      partitionToWriteStats: groupByPartition(written.stats),
+      compacted: false,
+      extraMetadata: { ...options.extraMetadata, schema: JSON.stringify(context.tableSchema) },
+      operationType: OPERATION_TYPES[options.operation],
+    };
+    await commitWrite(context, { instantTime, action, plan, written, metadata, metadataTable, completedAtStart });
+    await deleteMarkerDir(storage, instantTime).catch(() => undefined);
+    progress(
+      `committed ${instantTime}: ${written.inserted} inserted, ${written.updated} updated, ${written.deleted} deleted in ${plan.buckets.buckets.length} file group(s)`,
+    );
+    return {
+      instantTime,
+      operation: options.operation,
+      stats: written.stats,
+      inserted: written.inserted,
+      updated: written.updated,
+      deleted: written.deleted,
+      badRecords: prepared.badRecords,
+      averageRecordSize: plan.averageRecordSize,
+      createdTable: context.createdTable,
+      metadataTable: metadataTable.outcome(),
+    };
+  } catch (error) {
+    await rollbackAfterFailure(table, instantTime, prepared.lock, error, uploaded);
+    throw error;
+  } finally {
+    await heartbeat?.stop();
+  }
+}
+
+/** Merge-on-read: every write is a delta commit (BaseSparkDeltaCommitActionExecutor), copy-on-write a commit. */
+function writeActionOf(table: HudiTable): WriteAction {
+  return table.config.type === 'MERGE_ON_READ' ? 'deltacommit' : 'commit';
+}
+
+/** Hudi's startCommit: failed writes go first (EAGER: all of them; LAZY: expired ones), then T is requested. */
+async function requestWriteInstant(context: WriteContext, action: WriteAction, metadataTable: MetadataTableSession): Promise<string> {
+  const { table, options, config, prepared } = context;
+  const { storage } = table;
   const now = options.now ?? (() => new Date());
-  const startTimeline = table.timeline;
-  const completedAtStart = new Set(startTimeline.completed().map((i) => `${i.time}.${i.action}`));
-  // Hudi's startCommit: failed writes go before a new instant starts (EAGER: all of them; LAZY: expired ones).
   const healed = await healTable(table, {
-    lock,
+    lock: prepared.lock,
     policy: failedWritesPolicy(options.properties ?? new Map<string, string>()).policy,
     now: now(),
     lockWaitMs: config.lockWaitMs,
   });
-  for (const line of describeHeal(healed)) progress(line);
-  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map<string, string>());
-  const instantTime = await withTableLock(
+  for (const line of describeHeal(healed)) (options.onProgress ?? (() => {}))(line);
+  return await withTableLock(
     table,
-    lock,
+    prepared.lock,
     async (current) => {
       const time = newInstantTime(current.timeline.allTimes(), now(), current.config.timelineTimeZone);
       // Before anything is written: apply the user's hoodie.metadata.* keys, and refuse a metadata table we cannot keep.
@@ -466,285 +561,274 @@ async function writeToTable(
     },
     { waitMs: config.lockWaitMs },
   );
-  progress(
-    `instant ${instantTime}: ${operation} of ${rowCount} records into ${partitions.length} partition(s)${payload === undefined ? '' : `, merged with ${payload.className.slice(payload.className.lastIndexOf('.') + 1)} (${payload.source})`}`,
+}
+
+/**
+ * Tag each record with the file it updates (upsert, delete), then assign records to file groups as Hudi's
+ * UpsertPartitioner does (small files first). The engine holds the records; the plan is plain values.
+ */
+async function planWrite(context: WriteContext, storage: Storage): Promise<WritePlan> {
+  const { table, session, config, options, prepared, workDir } = context;
+  const operation = options.operation;
+  const mergeOnRead = table.config.type === 'MERGE_ON_READ';
+  const view = context.startView ?? (await table.fileSystemView());
+  const latest = operation === 'bulk_insert' ? [] : prepared.partitions.flatMap((p) => view.latestBaseFiles(p));
+  const stagedFiles = await stageFiles(
+    storage,
+    latest.map((f) => f.path),
+    workDir,
   );
-
-  let heartbeat: Heartbeat | undefined;
-  /** Every data file this write uploaded (or began to), for the clean-up when another writer took the instant away. */
-  const uploaded: string[] = [];
-  /** The local copy of each new base file (the metadata table reads their footers there). */
-  const localFiles = new Map<string, string>();
-  /** The column ranges of each log file appended (only when the metadata table indexes column stats). */
-  const logColumnRanges = new Map<string, readonly ColumnRange[]>();
-  try {
-    // Inside the try: once T is requested, every failure reaches the rollback.
-    heartbeat = await startHeartbeat(storage, instantTime);
-    const view = startView ?? (await table.fileSystemView());
-    const latest = operation === 'bulk_insert' ? [] : partitions.flatMap((p) => view.latestBaseFiles(p));
-    const stagedFiles = await stageFiles(
-      storage,
-      latest.map((f) => f.path),
-      workDir,
-    );
-    // Merge-on-read: each group's latest slice (read after T was requested: a compaction scheduled before T is seen).
-    const slices = mergeOnRead ? await latestSlices(storage, view, partitions) : undefined;
-    const candidates: CandidateFile[] = latest.map((f, index) => {
-      const slice = slices?.get(fileGroupKey(f.partitionPath, f.fileId));
-      return {
-        index,
-        partitionPath: f.partitionPath,
-        fileId: f.fileId,
-        size: f.size,
-        instantTime: f.instantTime,
-        inPendingClustering: view.isInPendingClustering(f.partitionPath, f.fileId),
-        ...(slice === undefined ? {} : { hasLogFiles: slice.logFiles.length > 0, inPendingCompaction: slice.pendingCompaction }),
-      };
-    });
-    const existing: ExistingBaseFile[] = latest.map((f, i) => ({ localPath: stagedFiles.localPaths[i]!, partitionPath: f.partitionPath, fileId: f.fileId }));
-    // insert and bulk_insert do not look records up (Hudi's insert may duplicate keys); upsert and delete do.
-    const orderingField = operation === 'upsert' && payload?.orderingAgainstStored === true ? precombineField : undefined;
-    const tagging = await session.tagLocations(existing, {
-      lookUp: operation === 'upsert' || operation === 'delete',
-      ...(orderingField === undefined ? {} : { orderingField }),
-    });
-    if (config.rejectUpdatesDuringClustering) {
-      const blocked = [...tagging.updatesByFile.keys()].map((i) => candidates[i]!).filter((f) => f.inPendingClustering);
-      if (blocked.length > 0) {
-        throw new ConflictError(
-          `${blocked.length} file group(s) this ${operation} would update are in a pending clustering plan (${blocked
-            .slice(0, 3)
-            .map((f) => `${f.partitionPath}/${f.fileId}`)
-            .join(', ')})`,
-          {
-            location: storage.uri,
-            fix: 'wait for the clustering to complete (or roll it back), then retry; hoodie.clustering.updates.strategy=reject',
-          },
-        );
-      }
-    }
-    const commits = await recentCommitMetadata(table, startTimeline);
-    const averageSize = averageRecordSize(commits, config);
-    const plan = planBuckets({
-      operation,
-      insertsByPartition: operation === 'delete' ? new Map() : tagging.insertsByPartition,
-      updatesByFile: tagging.updatesByFile,
-      files: candidates,
-      averageRecordSize: averageSize,
-      config,
-      newFileId: () => `${randomUUID()}-0`,
-      ...(mergeOnRead ? { mergeOnRead: { smallFileGroupCandidatesLimit: config.smallFileGroupCandidatesLimit } } : {}),
-    });
-    await session.assignBuckets(plan.bucketOfFile, plan.insertAssignments, {
-      deletes: operation === 'delete',
-      insertOrder: operation === 'bulk_insert' && !bulkInsertSortsByKey(config.bulkInsertSortMode) ? 'input' : 'key',
-    });
-    await transitionToInflight(
-      storage,
-      instantTime,
-      action,
-      serializeCommitMetadata(workloadProfile(plan.buckets, plan.insertAssignments, tagging.updatesByFile, plan.bucketOfFile, operation)),
-    );
-
-    const schemaWithMeta = JSON.stringify(withMetaFields(tableSchema));
-    const rowGroupSize = rowGroupRows(config, averageSize);
-    const stats: WriteStat[] = new Array(plan.buckets.length);
-    // Each file uploads while the next is written; all uploads settle before the write goes on or rolls back.
-    const uploads = new BoundedTasks(UPLOAD_CONCURRENCY);
-    let inserted = 0;
-    let updated = 0;
-    let deleted = 0;
-    // The column_stats partition the metadata-table commit updates needs the ranges of the log files appended.
-    const indexesColumnStats =
-      (await readTableConfig(storage)).properties
-        .get(METADATA_PARTITIONS_KEY)
-        ?.split(',')
-        .some((p) => p.trim() === 'column_stats') === true;
-    const appender =
-      mergeOnRead && plan.buckets.some((b) => b.kind === 'APPEND')
-        ? new LogAppender({
-            storage,
-            session,
-            instantTime,
-            workDir,
-            schemaWithMeta: withMetaFields(tableSchema),
-            rowGroupSize,
-            templates: stagedFiles.localPaths,
-            ...(indexesColumnStats ? { columnStatsColumns: configuredColumnStatsColumns(options.properties) } : {}),
-          })
-        : undefined;
-    // A base file's footer (bloom filter, key range) needs its record keys: they are read and hashed while DuckDB
-    // writes the rows (its threads), and the next file group's are started, instead of between the writes.
-    const footers = new Map<number, Promise<Record<string, string>>>();
-    const footersStarted = new Set<number>();
-    const footerOf = (bucket: Bucket, index: number): Promise<Record<string, string>> =>
-      session
-        .fileGroupRecordKeys(index, bucket.kind === 'UPDATE' ? bucket.existingFile : undefined)
-        .then((recordKeys) => hudiFooterInTurns(recordKeys, schemaWithMeta, { bloom: config.bloom }));
-    const prepareFooter = (from: number): void => {
-      const next = plan.buckets.findIndex((bucket, index) => index >= from && bucket.kind !== 'APPEND');
-      if (next < 0 || footersStarted.has(next)) return;
-      footersStarted.add(next);
-      const footer = footerOf(plan.buckets[next]!, next);
-      footer.catch(() => undefined); // awaited when its file group is written; the write loop's own error wins
-      footers.set(next, footer);
+  // Merge-on-read: each group's latest slice (read after T was requested: a compaction scheduled before T is seen).
+  const slices = mergeOnRead ? await latestSlices(storage, view, prepared.partitions) : undefined;
+  const candidates: CandidateFile[] = latest.map((f, index) => {
+    const slice = slices?.get(fileGroupKey(f.partitionPath, f.fileId));
+    return {
+      index,
+      partitionPath: f.partitionPath,
+      fileId: f.fileId,
+      size: f.size,
+      instantTime: f.instantTime,
+      inPendingClustering: view.isInPendingClustering(f.partitionPath, f.fileId),
+      ...(slice === undefined ? {} : { hasLogFiles: slice.logFiles.length > 0, inPendingCompaction: slice.pendingCompaction }),
     };
-    const writeBucket = async (bucket: Bucket, index: number): Promise<void> => {
-      if (bucket.kind === 'APPEND') {
-        const slice = slices?.get(fileGroupKey(bucket.partitionPath, bucket.fileId));
-        const appended = await appender!.append(bucket, index, slice);
-        inserted += appended.result.inserts;
-        updated += appended.result.updates;
-        deleted += appended.result.deletes;
-        stats[index] = appended.stat;
-        if (appended.columnRanges !== undefined) logColumnRanges.set(appended.stat.path!, appended.columnRanges);
-        uploaded.push(appended.stat.path!);
-        progress(
-          `file group ${index + 1}/${plan.buckets.length}: ${appended.result.rowCount} records, ${appended.result.deletes} deletes → ${appended.stat.path}`,
+  });
+  const existing: ExistingBaseFile[] = latest.map((f, i) => ({ localPath: stagedFiles.localPaths[i]!, partitionPath: f.partitionPath, fileId: f.fileId }));
+  // insert and bulk_insert do not look records up (Hudi's insert may duplicate keys); upsert and delete do.
+  const orderingField = operation === 'upsert' && prepared.payload?.orderingAgainstStored === true ? prepared.precombineField : undefined;
+  const tagging = await session.tagLocations(existing, {
+    lookUp: operation === 'upsert' || operation === 'delete',
+    ...(orderingField === undefined ? {} : { orderingField }),
+  });
+  if (config.rejectUpdatesDuringClustering) assertNoUpdatesInPendingClustering(storage, operation, tagging, candidates);
+  const commits = await recentCommitMetadata(table, table.timeline);
+  const averageSize = averageRecordSize(commits, config);
+  const buckets = planBuckets({
+    operation,
+    insertsByPartition: operation === 'delete' ? new Map() : tagging.insertsByPartition,
+    updatesByFile: tagging.updatesByFile,
+    files: candidates,
+    averageRecordSize: averageSize,
+    config,
+    newFileId: () => `${randomUUID()}-0`,
+    ...(mergeOnRead ? { mergeOnRead: { smallFileGroupCandidatesLimit: config.smallFileGroupCandidatesLimit } } : {}),
+  });
+  await session.assignBuckets(buckets.bucketOfFile, buckets.insertAssignments, {
+    deletes: operation === 'delete',
+    insertOrder: operation === 'bulk_insert' && !bulkInsertSortsByKey(config.bulkInsertSortMode) ? 'input' : 'key',
+  });
+  return { view, stagedFiles: stagedFiles.localPaths, slices, buckets, updatesByFile: tagging.updatesByFile, averageRecordSize: averageSize };
+}
+
+/** hoodie.clustering.updates.strategy=reject: an update to a file group in a pending clustering plan is refused. */
+function assertNoUpdatesInPendingClustering(storage: Storage, operation: WriteOperation, tagging: TaggingSummary, candidates: readonly CandidateFile[]): void {
+  const blocked = [...tagging.updatesByFile.keys()].map((i) => candidates[i]!).filter((f) => f.inPendingClustering);
+  if (blocked.length === 0) return;
+  throw new ConflictError(
+    `${blocked.length} file group(s) this ${operation} would update are in a pending clustering plan (${blocked
+      .slice(0, 3)
+      .map((f) => `${f.partitionPath}/${f.fileId}`)
+      .join(', ')})`,
+    {
+      location: storage.uri,
+      fix: 'wait for the clustering to complete (or roll it back), then retry; hoodie.clustering.updates.strategy=reject',
+    },
+  );
+}
+
+/** Write every planned file group: base files through the engine (uploaded as the next is written), log appends. */
+async function writeFileGroups(context: WriteContext, instantTime: string, plan: WritePlan, uploaded: string[]): Promise<WrittenFiles> {
+  const { table, session, config, options, workDir, tableSchema } = context;
+  const { storage } = table;
+  const progress = options.onProgress ?? (() => {});
+  const buckets = plan.buckets.buckets;
+  const schemaWithMeta = JSON.stringify(withMetaFields(tableSchema));
+  const rowGroupSize = rowGroupRows(config, plan.averageRecordSize);
+  const stats: WriteStat[] = new Array(buckets.length);
+  const localFiles = new Map<string, string>();
+  const logColumnRanges = new Map<string, readonly ColumnRange[]>();
+  // Each file uploads while the next is written; all uploads settle before the write goes on or rolls back.
+  const uploads = new BoundedTasks(UPLOAD_CONCURRENCY);
+  let inserted = 0;
+  let updated = 0;
+  let deleted = 0;
+  // The column_stats partition the metadata-table commit updates needs the ranges of the log files appended.
+  const indexesColumnStats =
+    (await readTableConfig(storage)).properties
+      .get(METADATA_PARTITIONS_KEY)
+      ?.split(',')
+      .some((p) => p.trim() === 'column_stats') === true;
+  const appender =
+    table.config.type === 'MERGE_ON_READ' && buckets.some((b) => b.kind === 'APPEND')
+      ? new LogAppender({
+          storage,
+          session,
+          instantTime,
+          workDir,
+          schemaWithMeta: withMetaFields(tableSchema),
+          rowGroupSize,
+          templates: plan.stagedFiles,
+          ...(indexesColumnStats ? { columnStatsColumns: configuredColumnStatsColumns(options.properties) } : {}),
+        })
+      : undefined;
+  // A base file's footer (bloom filter, key range) needs its record keys: they are read and hashed while DuckDB
+  // writes the rows (its threads), and the next file group's are started, instead of between the writes.
+  const footers = new Map<number, Promise<Record<string, string>>>();
+  const footersStarted = new Set<number>();
+  const footerOf = (bucket: Bucket, index: number): Promise<Record<string, string>> =>
+    session
+      .fileGroupRecordKeys(index, bucket.kind === 'UPDATE' ? bucket.existingFile : undefined)
+      .then((recordKeys) => hudiFooterInTurns(recordKeys, schemaWithMeta, { bloom: config.bloom }));
+  const prepareFooter = (from: number): void => {
+    const next = buckets.findIndex((bucket, index) => index >= from && bucket.kind !== 'APPEND');
+    if (next < 0 || footersStarted.has(next)) return;
+    footersStarted.add(next);
+    const footer = footerOf(buckets[next]!, next);
+    footer.catch(() => undefined); // awaited when its file group is written; the write loop's own error wins
+    footers.set(next, footer);
+  };
+  const writeBucket = async (bucket: Bucket, index: number): Promise<void> => {
+    if (bucket.kind === 'APPEND') {
+      const slice = plan.slices?.get(fileGroupKey(bucket.partitionPath, bucket.fileId));
+      const appended = await appender!.append(bucket, index, slice);
+      inserted += appended.result.inserts;
+      updated += appended.result.updates;
+      deleted += appended.result.deletes;
+      stats[index] = appended.stat;
+      if (appended.columnRanges !== undefined) logColumnRanges.set(appended.stat.path!, appended.columnRanges);
+      uploaded.push(appended.stat.path!);
+      progress(`file group ${index + 1}/${buckets.length}: ${appended.result.rowCount} records, ${appended.result.deletes} deletes → ${appended.stat.path}`);
+      return;
+    }
+    const writeToken = `${index}-1-0`;
+    const fileName = baseFileName(bucket.fileId, writeToken, instantTime);
+    const path = joinPartitionPath(bucket.partitionPath, fileName);
+    await createMarker(storage, instantTime, bucket.partitionPath, fileName, bucket.kind === 'UPDATE' ? 'MERGE' : 'CREATE');
+    const existingFile = bucket.kind === 'UPDATE' ? bucket.existingFile : undefined;
+    prepareFooter(index);
+    // Awaited by the write once its rows are written: the keys are hashed while DuckDB writes them.
+    const keyValues = footers.get(index)!;
+    footers.delete(index);
+    prepareFooter(index + 1);
+    const localFile = join(workDir, 'out', `${index}.parquet`);
+    const started = Date.now();
+    const result = await session.writeFileGroup({
+      bucket: index,
+      ...(existingFile === undefined ? {} : { existingFile }),
+      outputFile: localFile,
+      partitionPath: bucket.partitionPath,
+      fileName,
+      commitTime: instantTime,
+      taskPartitionId: index,
+      rowGroupSize,
+      keyValues,
+      typeTemplates: plan.stagedFiles.length > 0 ? [plan.stagedFiles[0]!] : context.tableTemplates,
+    });
+    inserted += result.inserts;
+    updated += result.updates;
+    deleted += result.deletes;
+    stats[index] = newWriteStat({
+      fileId: bucket.fileId,
+      path,
+      partitionPath: bucket.partitionPath,
+      prevCommit: bucket.kind === 'UPDATE' ? bucket.previousInstant : 'null',
+      numWrites: result.rowCount,
+      numDeletes: result.deletes,
+      numUpdateWrites: result.updates,
+      numInserts: result.inserts,
+      totalWriteBytes: result.bytes,
+      fileSizeInBytes: result.bytes,
+      runtimeStats: {
+        totalScanTime: 0,
+        totalUpsertTime: bucket.kind === 'UPDATE' ? Date.now() - started : 0,
+        totalCreateTime: bucket.kind === 'INSERT' ? Date.now() - started : 0,
+      },
+    });
+    uploaded.push(path);
+    localFiles.set(path, localFile);
+    await uploads.run(() => storage.uploadFile(path, localFile));
+    progress(`file group ${index + 1}/${buckets.length}: ${result.rowCount} records → ${path}`);
+  };
+  try {
+    // Base files are written FILE_GROUP_WRITES_AT_ONCE at a time: a file group of one row group is encoded by one of
+    // DuckDB's threads, so one write at a time left the others idle. Log appends stay one at a time.
+    const writesAtOnce = buckets.some((bucket) => bucket.kind === 'APPEND') ? 1 : FILE_GROUP_WRITES_AT_ONCE;
+    await mapWithConcurrency(buckets, writesAtOnce, writeBucket);
+  } finally {
+    // Also when writing a file failed: no upload may still be landing while the rollback deletes.
+    await uploads.drain().catch(() => undefined);
+    await Promise.allSettled(footers.values()); // a read still running on the session when it closes would crash
+    await appender?.close();
+  }
+  await uploads.drain();
+  return { stats, inserted, updated, deleted, localFiles, logColumnRanges };
+}
+
+interface WriteCommit {
+  readonly instantTime: string;
+  readonly action: WriteAction;
+  readonly plan: WritePlan;
+  readonly written: WrittenFiles;
+  readonly metadata: CommitMetadata;
+  readonly metadataTable: MetadataTableSession;
+  /** Completed instants when the write started: those completed since may conflict. */
+  readonly completedAtStart: ReadonlySet<string>;
+}
+
+/**
+ * Under the lock: T must still be ours, no write completed since it started and no pending clustering may touch
+ * its file groups; then the metadata table's deltacommit, then `T.commit` (readers apply the former once it exists).
+ */
+async function commitWrite(context: WriteContext, commit: WriteCommit): Promise<void> {
+  const { table, session, config, options, prepared } = context;
+  const { storage } = table;
+  const { instantTime, action, plan, written, metadata, metadataTable, completedAtStart } = commit;
+  const buckets = plan.buckets.buckets;
+  const ours = new Set(buckets.filter((b) => b.kind !== 'INSERT').map((b) => fileGroupKey(b.partitionPath, b.fileId)));
+  await withTableLock(
+    table,
+    prepared.lock,
+    async (fresh, lease) => {
+      const current = fresh.timeline;
+      // First: once another writer rolled T back, that is the error, whatever else changed meanwhile (a Spark writer
+      // that rolls T back eagerly may also have bootstrapped the metadata table or updated our file groups).
+      await assertStillInflight(storage, current, instantTime, action);
+      const completedSinceStart = await settleAll(
+        current
+          .completedWrites()
+          .filter((i) => !completedAtStart.has(`${i.time}.${i.action}`) && i.time !== instantTime)
+          .map(async (i) => ({ time: i.time, action: i.action, metadata: await readCommitMetadata(storage, i) })),
+      );
+      const pending = (await pendingClusteringPlans(storage, current)).map(({ instant, plan: clustering }) => ({
+        instant: instant.time,
+        fileGroups: new Set(clustering.inputGroups.flatMap((g) => g.slices.map((s) => fileGroupKey(s.partitionPath, s.fileId)))),
+      }));
+      const conflicts = findConflicts({ ours, completedSinceStart, pendingClustering: pending });
+      if (conflicts.length > 0) {
+        const first = conflicts[0]!;
+        throw new ConflictError(
+          `write ${instantTime} conflicts with ${first.reason === 'completed-write' ? 'commit' : 'pending clustering'} ${first.instant} on file group(s) ${first.fileGroups.map(describeFileGroup).join(', ')}`,
+          { location: storage.uri, fix: 'nothing of this write is visible; retry it' },
         );
-        return;
       }
-      const writeToken = `${index}-1-0`;
-      const fileName = baseFileName(bucket.fileId, writeToken, instantTime);
-      const path = joinPartitionPath(bucket.partitionPath, fileName);
-      await createMarker(storage, instantTime, bucket.partitionPath, fileName, bucket.kind === 'UPDATE' ? 'MERGE' : 'CREATE');
-      const existingFile = bucket.kind === 'UPDATE' ? bucket.existingFile : undefined;
-      prepareFooter(index);
-      // Awaited by the write once its rows are written: the keys are hashed while DuckDB writes them.
-      const keyValues = footers.get(index)!;
-      footers.delete(index);
-      prepareFooter(index + 1);
-      const localFile = join(workDir, 'out', `${index}.parquet`);
-      const started = Date.now();
-      const result = await session.writeFileGroup({
-        bucket: index,
-        ...(existingFile === undefined ? {} : { existingFile }),
-        outputFile: localFile,
-        partitionPath: bucket.partitionPath,
-        fileName,
-        commitTime: instantTime,
-        taskPartitionId: index,
-        rowGroupSize,
-        keyValues,
-        typeTemplates: stagedFiles.localPaths.length > 0 ? [stagedFiles.localPaths[0]!] : tableTemplates,
-      });
-      inserted += result.inserts;
-      updated += result.updates;
-      deleted += result.deletes;
-      stats[index] = newWriteStat({
-        fileId: bucket.fileId,
-        path,
-        partitionPath: bucket.partitionPath,
-        prevCommit: bucket.kind === 'UPDATE' ? bucket.previousInstant : 'null',
-        numWrites: result.rowCount,
-        numDeletes: result.deletes,
-        numUpdateWrites: result.updates,
-        numInserts: result.inserts,
-        totalWriteBytes: result.bytes,
-        fileSizeInBytes: result.bytes,
-        runtimeStats: {
-          totalScanTime: 0,
-          totalUpsertTime: bucket.kind === 'UPDATE' ? Date.now() - started : 0,
-          totalCreateTime: bucket.kind === 'INSERT' ? Date.now() - started : 0,
+      await lease.assertHeld();
+      await metadataTable.commit(instantTime, metadata, {
+        lease,
+        localFiles: written.localFiles,
+        logColumnRanges: written.logColumnRanges,
+        ...(options.afterMetadataTableWrite === undefined ? {} : { afterStorageWrite: options.afterMetadataTableWrite }),
+        recordIndex: async () => {
+          const changes = await session.recordLocationChanges();
+          return {
+            updates: changes.inserted.map(({ bucket, recordKey, partitionPath }) => ({ recordKey, partitionPath, fileId: buckets[bucket]!.fileId })),
+            deletes: changes.deleted,
+          };
         },
       });
-      uploaded.push(path);
-      localFiles.set(path, localFile);
-      await uploads.run(() => storage.uploadFile(path, localFile));
-      progress(`file group ${index + 1}/${plan.buckets.length}: ${result.rowCount} records → ${path}`);
-    };
-    try {
-      // Base files are written FILE_GROUP_WRITES_AT_ONCE at a time: a file group of one row group is encoded by one of
-      // DuckDB's threads, so one write at a time left the others idle. Log appends stay one at a time.
-      const writesAtOnce = plan.buckets.some((bucket) => bucket.kind === 'APPEND') ? 1 : FILE_GROUP_WRITES_AT_ONCE;
-      await mapWithConcurrency(plan.buckets, writesAtOnce, writeBucket);
-    } finally {
-      // Also when writing a file failed: no upload may still be landing while the rollback deletes.
-      await uploads.drain().catch(() => undefined);
-      await Promise.allSettled(footers.values()); // a read still running on the session when it closes would crash
-      await appender?.close();
-    }
-    await uploads.drain();
-    await writePartitionMetadata(
-      storage,
-      partitions.filter((p) => !view.allPartitionPaths().includes(p)),
-      instantTime,
-    );
-    if (options.afterDataFiles) await options.afterDataFiles();
-
-    const metadata: CommitMetadata = {
-      partitionToWriteStats: groupByPartition(stats),
-      compacted: false,
-      extraMetadata: { ...options.extraMetadata, schema: JSON.stringify(tableSchema) },
-      operationType: OPERATION_TYPES[operation],
-    };
-    const ours = new Set(plan.buckets.filter((b) => b.kind !== 'INSERT').map((b) => fileGroupKey(b.partitionPath, b.fileId)));
-    await withTableLock(
-      table,
-      lock,
-      async (fresh, lease) => {
-        const current = fresh.timeline;
-        // First: once another writer rolled T back, that is the error, whatever else changed meanwhile (a Spark writer
-        // that rolls T back eagerly may also have bootstrapped the metadata table or updated our file groups).
-        await assertStillInflight(storage, current, instantTime, action);
-        const completedSinceStart = await settleAll(
-          current
-            .completedWrites()
-            .filter((i) => !completedAtStart.has(`${i.time}.${i.action}`) && i.time !== instantTime)
-            .map(async (i) => ({ time: i.time, action: i.action, metadata: await readCommitMetadata(storage, i) })),
-        );
-        const pending = (await pendingClusteringPlans(storage, current)).map(({ instant, plan: clustering }) => ({
-          instant: instant.time,
-          fileGroups: new Set(clustering.inputGroups.flatMap((g) => g.slices.map((s) => fileGroupKey(s.partitionPath, s.fileId)))),
-        }));
-        const conflicts = findConflicts({ ours, completedSinceStart, pendingClustering: pending });
-        if (conflicts.length > 0) {
-          const first = conflicts[0]!;
-          throw new ConflictError(
-            `write ${instantTime} conflicts with ${first.reason === 'completed-write' ? 'commit' : 'pending clustering'} ${first.instant} on file group(s) ${first.fileGroups.map(describeFileGroup).join(', ')}`,
-            { location: storage.uri, fix: 'nothing of this write is visible; retry it' },
-          );
-        }
-        await lease.assertHeld();
-        // The metadata table's deltacommit for this instant completes first; readers apply it once T.commit exists.
-        await metadataTable.commit(instantTime, metadata, {
-          lease,
-          localFiles,
-          logColumnRanges,
-          ...(options.afterMetadataTableWrite === undefined ? {} : { afterStorageWrite: options.afterMetadataTableWrite }),
-          recordIndex: async () => {
-            const changes = await session.recordLocationChanges();
-            return {
-              updates: changes.inserted.map(({ bucket, recordKey, partitionPath }) => ({ recordKey, partitionPath, fileId: plan.buckets[bucket]!.fileId })),
-              deletes: changes.deleted,
-            };
-          },
-        });
-        await lease.assertHeld();
-        await transitionToCompleted(storage, instantTime, action, serializeCommitMetadata(metadata));
-      },
-      { waitMs: config.lockWaitMs },
-    );
-    await deleteMarkerDir(storage, instantTime).catch(() => undefined);
-    progress(`committed ${instantTime}: ${inserted} inserted, ${updated} updated, ${deleted} deleted in ${plan.buckets.length} file group(s)`);
-    return {
-      instantTime,
-      operation,
-      stats,
-      inserted,
-      updated,
-      deleted,
-      badRecords,
-      averageRecordSize: averageSize,
-      createdTable,
-      metadataTable: metadataTable.outcome(),
-    };
-  } catch (error) {
-    await rollbackAfterFailure(table, instantTime, lock, error, uploaded);
-    throw error;
-  } finally {
-    await heartbeat?.stop();
-  }
+      await lease.assertHeld();
+      await transitionToCompleted(storage, instantTime, action, serializeCommitMetadata(metadata));
+    },
+    { waitMs: config.lockWaitMs },
+  );
 }
 
 /**

@@ -1,10 +1,15 @@
 /**
  * Write settings, from Hudi's own keys with Hudi's defaults (HoodieStorageConfig, HoodieCompactionConfig, HoodieWriteConfig).
  */
-import { CLUSTERING, REJECT_UPDATE_STRATEGY } from '../clustering/config.js';
-import { anyText, bool, optionalText, decimalNumber, defineKey, javaInt, javaLong, oneOf, rawValue, readKey, type ConfigKey } from '../config/index.js';
+
+import { BLOOM_FILTER_KEYS } from '../base-file/bloom-filter.js';
+import { bool, type ConfigKey, decimalNumber, defineKey, javaInt, javaLong, oneOf, optionalText, rawValue, readKey } from '../config/index.js';
 import { HudiError } from '../errors.js';
 import { LOCK_KEYS } from '../lock/keys.js';
+import { FAILED_WRITES_POLICY } from '../rollback/failed-writes.js';
+import { INDEX_TYPE } from '../table/layouts.js';
+import { PAYLOAD_CLASS, TABLE_PAYLOAD_CLASS_KEY } from '../table/payload.js';
+import { REJECT_UPDATE_STRATEGY, UPDATES_STRATEGY } from '../table/updates-strategy.js';
 
 export type WriteOperation = 'bulk_insert' | 'insert' | 'upsert' | 'delete';
 export const WRITE_OPERATIONS: readonly WriteOperation[] = ['bulk_insert', 'insert', 'upsert', 'delete'];
@@ -118,24 +123,8 @@ export const WRITE_KEYS = {
     description: 'de-duplicate records of one batch on upsert (precombine field decides)',
   }),
   combineBeforeDelete: defineKey({ key: 'hoodie.combine.before.delete', default: true, parser: bool, description: 'de-duplicate keys of one batch on delete' }),
-  failedWritesPolicy: defineKey({
-    key: 'hoodie.cleaner.policy.failed.writes',
-    default: 'EAGER' as 'EAGER' | 'LAZY' | 'NEVER',
-    parser: oneOf(['EAGER', 'LAZY', 'NEVER'] as const),
-    description:
-      'how a write heals the table from killed writes before it starts (lib/failed-writes.ts): EAGER rolls back every pending commit, ' +
-      'LAZY only those whose heartbeat is older than 120 s, NEVER none. LAZY whenever hoodie.write.concurrency.mode=optimistic_concurrency_control (as Hudi) ' +
-      'or, when unset, with the DynamoDB lock (a lock shared with other writers)',
-  }),
-  payloadClass: defineKey({
-    key: 'hoodie.datasource.write.payload.class',
-    default: 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload',
-    parser: anyText,
-    description:
-      "how an upsert merges with the stored record (unset: the table's hoodie.compaction.payload.class, else this default, as Hudi 0.x). " +
-      'OverwriteWithLatestAvroPayload: the incoming record wins; DefaultHoodieRecordPayload: a stored record with a greater precombine value is kept. ' +
-      'With either, duplicates within one batch keep the greatest precombine value (the later record on a tie)',
-  }),
+  failedWritesPolicy: FAILED_WRITES_POLICY,
+  payloadClass: PAYLOAD_CLASS,
   setNullForMissingColumns: defineKey({
     key: 'hoodie.write.set.null.for.missing.columns',
     default: false,
@@ -174,41 +163,15 @@ export const WRITE_KEYS = {
     parser: optionalText,
     description: 'merge-on-read: the data block format of log files; this writer writes avro (the default for Parquet tables) and refuses others',
   }),
-  indexType: defineKey({
-    key: 'hoodie.index.type',
-    default: undefined,
-    parser: optionalText,
-    description:
-      'records are placed as the bloom and simple indexes place them (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX); BUCKET is refused by writes and clustering on either table type (see Table layouts), and on merge-on-read the other indexes that index log files (HBASE, INMEMORY, FLINK_STATE)',
-  }),
-  bloomNumEntries: defineKey({
-    key: 'hoodie.index.bloom.num_entries',
-    default: 60000,
-    parser: javaInt(1),
-    description: 'bloom filter entries per row (its size: about 430 KB per base file at the default)',
-  }),
-  bloomFpp: defineKey({
-    key: 'hoodie.index.bloom.fpp',
-    default: 0.000000001,
-    parser: decimalNumber(0),
-    description: 'bloom filter false-positive probability',
-  }),
-  bloomMaxEntries: defineKey({
-    key: 'hoodie.bloom.index.filter.dynamic.max.entries',
-    default: 100000,
-    parser: javaInt(1),
-    description: 'entries at which the dynamic bloom filter stops growing',
-  }),
-  bloomType: defineKey({
-    key: 'hoodie.bloom.index.filter.type',
-    default: 'DYNAMIC_V0' as 'DYNAMIC_V0' | 'SIMPLE',
-    parser: oneOf(['DYNAMIC_V0', 'SIMPLE'] as const),
-    description: "DYNAMIC_V0 or SIMPLE: the base files' bloom filter, and the type the metadata table's bloom_filters partition records for them",
-  }),
+  indexType: INDEX_TYPE,
+  bloomNumEntries: BLOOM_FILTER_KEYS.numEntries,
+  bloomFpp: BLOOM_FILTER_KEYS.fpp,
+  bloomMaxEntries: BLOOM_FILTER_KEYS.maxEntries,
+  bloomType: BLOOM_FILTER_KEYS.type,
 } as const;
 
 /** Keys other settings own that a write reads too (listed in the README under their owners). */
-const SHARED_KEYS = { updatesStrategy: CLUSTERING.updatesStrategyClass, lockWaitMs: LOCK_KEYS.waitMs } as const;
+const SHARED_KEYS = { updatesStrategy: UPDATES_STRATEGY, lockWaitMs: LOCK_KEYS.waitMs } as const;
 
 export function writeConfigFromProperties(props: ReadonlyMap<string, string>, location = 'write properties'): WriteConfig {
   const k = WRITE_KEYS;
@@ -236,51 +199,6 @@ export function writeConfigFromProperties(props: ReadonlyMap<string, string>, lo
     indexType: read(k.indexType)?.trim().toUpperCase() || undefined,
     bloom: { numEntries: read(k.bloomNumEntries), fpp: read(k.bloomFpp), maxEntries: read(k.bloomMaxEntries), type: read(k.bloomType) },
   };
-}
-
-/** hoodie.properties' payload class (HoodieTableConfig.PAYLOAD_CLASS_NAME); Hudi 0.14/0.15 stores it for MOR tables only. */
-export const TABLE_PAYLOAD_CLASS_KEY = 'hoodie.compaction.payload.class';
-
-/** The payloads this writer merges as Hudi does. */
-export const PAYLOAD_CLASSES = {
-  overwriteWithLatest: 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload',
-  default: 'org.apache.hudi.common.model.DefaultHoodieRecordPayload',
-} as const;
-
-export interface RecordPayload {
-  readonly className: string;
-  /**
-   * DefaultHoodieRecordPayload: an incoming record whose precombine value is smaller than the stored record's is
-   * dropped. OverwriteWithLatestAvroPayload: the incoming record always replaces the stored one.
-   */
-  readonly orderingAgainstStored: boolean;
-  /** Where the class came from: the write properties, hoodie.properties, or Hudi's default. */
-  readonly source: 'write properties' | 'hoodie.properties' | 'default';
-}
-
-/**
- * The payload an upsert merges with, as Hudi 0.x resolves it for a datasource write: the writer's payload class,
- * else the table's hoodie.compaction.payload.class, else OverwriteWithLatestAvroPayload (HoodieWriteConfig's
- * default). Classes from the com.uber.hoodie days are read as org.apache.hudi, as Hudi does. Payloads this writer
- * cannot reproduce are refused rather than merged some other way.
- */
-export function resolveRecordPayload(
-  config: Pick<WriteConfig, 'payloadClass'>,
-  tableProperties: ReadonlyMap<string, string>,
-  tableLocation: string,
-): RecordPayload {
-  const fromTable = nonEmpty(tableProperties.get(TABLE_PAYLOAD_CLASS_KEY));
-  const source: RecordPayload['source'] = config.payloadClass !== undefined ? 'write properties' : fromTable !== undefined ? 'hoodie.properties' : 'default';
-  const given = config.payloadClass ?? fromTable ?? WRITE_KEYS.payloadClass.default;
-  const className = given.trim().replace(/^com\.uber\.hoodie\./, 'org.apache.hudi.');
-  if (className === PAYLOAD_CLASSES.overwriteWithLatest) return { className, orderingAgainstStored: false, source };
-  if (className === PAYLOAD_CLASSES.default) return { className, orderingAgainstStored: true, source };
-  throw new HudiError(`payload class ${given} is not supported by this writer`, {
-    location: source === 'hoodie.properties' ? `${tableLocation} (${TABLE_PAYLOAD_CLASS_KEY})` : WRITE_KEYS.payloadClass.key,
-    fix:
-      `set ${WRITE_KEYS.payloadClass.key} to ${PAYLOAD_CLASSES.overwriteWithLatest} (Hudi's default: the incoming record wins) or ` +
-      `${PAYLOAD_CLASSES.default} (a stored record with a greater precombine value is kept), or write this table with Hudi`,
-  });
 }
 
 /** Dropping columns by schema evolution is not something this writer does: say so rather than keep them. */

@@ -5,13 +5,13 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AVRO_SCHEMA_FOOTER_KEY } from '../../lib/base-file/footer.js';
+import { writeJsonLines } from '../../lib/cli/generate.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
-import { writeJsonLines } from '../../lib/generate.js';
 import { avroDataBlock, deleteBlock, writeLogFile } from '../../lib/log-format/index.js';
 import { LocalStorage } from '../../lib/storage/local.js';
-import { HudiTable } from '../../lib/table.js';
+import { HudiTable } from '../../lib/table/table.js';
 import { serializeCommitMetadata } from '../../lib/timeline/commit-metadata.js';
-import { AVRO_SCHEMA_FOOTER_KEY } from '../../lib/writer/footer.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from './paths.js';
 

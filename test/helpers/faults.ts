@@ -3,7 +3,7 @@
  * hook runs before each invocation and after it returned (its work done, its answer not yet delivered). Throw from
  * the hook to make that invocation fail as Lambda would report it.
  */
-import { loadBundledHandler, type FunctionName, type LambdaHandler, type LocalRunOptions } from '../../lib/serverless/local/index.js';
+import { type FunctionName, type LambdaHandler, type LocalRunOptions, loadBundledHandler } from '../../lib/serverless/local/index.js';
 
 export interface FaultContext {
   readonly functionName: FunctionName;

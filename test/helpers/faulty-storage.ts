@@ -10,9 +10,9 @@
  * The wrapper gives no local paths (localPath), so readers stage files through downloadFile as they do on S3.
  */
 import { S3ServiceException } from '@aws-sdk/client-s3';
-import { describeS3Error, type S3Action } from '../../lib/storage/s3.js';
 import { deleteMany } from '../../lib/storage/delete-many.js';
 import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject } from '../../lib/storage/port.js';
+import { describeS3Error, type S3Action } from '../../lib/storage/s3.js';
 
 export type StorageMethod =
   | 'get'

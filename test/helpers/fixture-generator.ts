@@ -9,7 +9,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Row } from '../../lib/engine/row-format.js';
-import { HudiHarnessError, type HudiHarness, type JavaExpression, type RowSet } from './hudi.js';
+import { type HudiHarness, HudiHarnessError, type JavaExpression, type RowSet } from './hudi.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // The sample rows (the shapes and values of hudi-rs's sample tables, crates/test/data/sample_table)

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import type { ExpectedTable, FileGroupEntry } from './fixture-generator.js';
 import { REPO_ROOT, tempDir } from './paths.js';
 
-export { REPO_ROOT, tempDir };
 export type { ExpectedTable, FileGroupEntry };
+export { REPO_ROOT, tempDir };
 
 export const FIXTURES = join(REPO_ROOT, 'test/fixtures');
 export const FIXTURE_TABLES = join(FIXTURES, 'tables');

@@ -10,7 +10,7 @@
  */
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { HudiHarnessError, type HudiHarness, type HudiVersion, type JavaExpression } from './hudi.js';
+import { type HudiHarness, HudiHarnessError, type HudiVersion, type JavaExpression } from './hudi.js';
 import { tempDir } from './paths.js';
 
 export const HUDI_1X_VERSIONS = ['1.0.2', '1.1.1'] as const satisfies readonly HudiVersion[];

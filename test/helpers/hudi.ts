@@ -8,12 +8,12 @@
  * The toolchain (a Python virtualenv and the jars) is installed by `node infra/hudi-toolchain.mjs`, which `npm test`
  * runs first; a missing toolchain is an error naming that command, never a skip.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
-import { createInterface } from 'node:readline';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { Row } from '../../lib/engine/row-format.js';
 import { REPO_ROOT, tempDir } from './paths.js';
 

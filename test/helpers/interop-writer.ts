@@ -3,14 +3,14 @@
  * library call and the CLI), our snapshot, the table's files as they are on disk.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Row } from '../../lib/engine/row-format.js';
-import { parseJavaProperties } from '../../lib/properties.js';
-import { readSnapshot } from '../../lib/reader.js';
+import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { HudiTable } from '../../lib/table.js';
-import { writeBatch, type WriteOptions, type WriteResult } from '../../lib/writer/write-client.js';
+import { parseJavaProperties } from '../../lib/table/properties.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { type WriteOptions, type WriteResult, writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { duckdb } from './duckdb.js';
 import { REPO_ROOT } from './paths.js';

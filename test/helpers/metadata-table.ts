@@ -13,16 +13,16 @@
 import { deleteBlock, encodeLogBlocks, logFileName } from '../../lib/log-format/index.js';
 import {
   fileGroupId,
-  METADATA_RECORD_SCHEMA_TEXT,
-  METADATA_TABLE_METAFOLDER,
-  METADATA_TABLE_FOLDER,
-  METADATA_PARTITIONS_KEY,
   METADATA_PARTITIONS_INFLIGHT_KEY,
+  METADATA_PARTITIONS_KEY,
+  METADATA_RECORD_SCHEMA_TEXT,
+  METADATA_TABLE_FOLDER,
+  METADATA_TABLE_METAFOLDER,
   type MetadataPartitionType,
 } from '../../lib/metadata/index.js';
-import { formatJavaProperties } from '../../lib/properties.js';
 import type { Storage } from '../../lib/storage/port.js';
-import { readTableConfig, tableChecksum, updateTableProperties } from '../../lib/table-config.js';
+import { readTableConfig, tableChecksum, updateTableProperties } from '../../lib/table/config.js';
+import { formatJavaProperties } from '../../lib/table/properties.js';
 import { toJacksonPrettyJson } from '../../lib/util/jackson-json.js';
 
 /** File groups per partition Hudi initializes by default (record index: its minimum for a small table). */

@@ -2,13 +2,14 @@
  * S3 for tests: the local stack's moto server by default, or MinIO / AWS when the environment points there.
  * Set HUDI_SERVERLESS_TEST_BUCKET to use an existing bucket (on AWS); otherwise a fresh bucket is created.
  */
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
+
 import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { s3ClientFromEnv } from '../../lib/storage/s3.js';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { openStorage } from '../../lib/storage/index.js';
 import type { Storage } from '../../lib/storage/port.js';
+import { s3ClientFromEnv } from '../../lib/storage/s3.js';
 
 export function requireS3(): void {
   if (!process.env['AWS_ENDPOINT_URL_S3'] && !process.env['AWS_ENDPOINT_URL'] && !process.env['HUDI_SERVERLESS_TEST_BUCKET']) {

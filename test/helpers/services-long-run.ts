@@ -9,13 +9,13 @@
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { runArchive } from '../../lib/archival/archive.js';
-import { archivalConfigFromProperties, type ArchivalConfig } from '../../lib/archival/config.js';
+import { type ArchivalConfig, archivalConfigFromProperties } from '../../lib/archival/config.js';
+import { type CleanConfig, cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { runClean } from '../../lib/cleaning/clean.js';
-import { cleanConfigFromProperties, type CleanConfig } from '../../lib/cleaning/config.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import type { LocalStorage } from '../../lib/storage/local.js';
-import { HudiTable } from '../../lib/table.js';
-import { writeServicesTable, type ServicesTable } from './services-table.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { type ServicesTable, writeServicesTable } from './services-table.js';
 
 export interface LongRunOptions {
   readonly dir: string;

@@ -4,13 +4,13 @@
  * so often, and the rows it should hold kept alongside (the model the readers are checked against).
  */
 import { join } from 'node:path';
+import { writeJsonLines } from '../../lib/cli/generate.js';
 import { resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
-import { writeJsonLines } from '../../lib/generate.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { LocalStorage } from '../../lib/storage/local.js';
-import { HudiTable } from '../../lib/table.js';
+import { HudiTable } from '../../lib/table/table.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from './paths.js';
 

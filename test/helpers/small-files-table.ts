@@ -8,14 +8,14 @@ import { createHash } from 'node:crypto';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { joinPartitionPath } from '../../lib/fs-view.js';
-import { withMetaFields, type AvroRecordSchema } from '../../lib/schema.js';
+import type { BloomFilterOptions } from '../../lib/base-file/bloom-filter.js';
+import { hudiFooter } from '../../lib/base-file/footer.js';
 import { LocalStorage } from '../../lib/storage/local.js';
-import { createTable } from '../../lib/table-init.js';
+import { joinPartitionPath } from '../../lib/table/file-system-view.js';
+import { createTable } from '../../lib/table/init.js';
+import { type AvroRecordSchema, withMetaFields } from '../../lib/table/schema.js';
 import { newWriteStat, serializeCommitMetadata, type WriteStat } from '../../lib/timeline/commit-metadata.js';
 import { formatInstantTime } from '../../lib/timeline/instant.js';
-import type { BloomFilterOptions } from '../../lib/writer/bloom-filter.js';
-import { hudiFooter } from '../../lib/writer/footer.js';
 
 export const USERS_SCHEMA: AvroRecordSchema = {
   type: 'record',

@@ -4,13 +4,13 @@
  * clustering plans and savepoints), so tests and the benchmark can say exactly which file every instant wrote.
  */
 import { join } from 'node:path';
-import { baseFileName, joinPartitionPath } from '../../lib/fs-view.js';
-import { LocalStorage } from '../../lib/storage/local.js';
 import { mapWithConcurrency } from '../../lib/storage/concurrency.js';
-import { PARTITION_METAFILE } from '../../lib/table.js';
-import { createTable } from '../../lib/table-init.js';
+import { LocalStorage } from '../../lib/storage/local.js';
+import { baseFileName, joinPartitionPath } from '../../lib/table/file-system-view.js';
+import { createTable } from '../../lib/table/init.js';
+import { PARTITION_METAFILE } from '../../lib/table/table.js';
 import { encodeTimelineAvro, type HoodieRequestedReplaceMetadata } from '../../lib/timeline/avro-files.js';
-import { newWriteStat, serializeCommitMetadata, type CommitMetadata, type WriteOperationType, type WriteStat } from '../../lib/timeline/commit-metadata.js';
+import { type CommitMetadata, newWriteStat, serializeCommitMetadata, type WriteOperationType, type WriteStat } from '../../lib/timeline/commit-metadata.js';
 import { formatInstantTime } from '../../lib/timeline/instant.js';
 import { instantPath } from '../../lib/timeline/timeline.js';
 import { tempDir } from './paths.js';

@@ -10,8 +10,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { runClean } from '../../lib/cleaning/clean.js';
-import { cleanConfigFromProperties } from '../../lib/cleaning/config.js';
+import { writeJsonLines } from '../../lib/cli/generate.js';
 import { resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
 import { compactionConfigFrom } from '../../lib/compaction/config.js';
@@ -21,13 +22,12 @@ import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { ParquetEngine } from '../../lib/engine/port.js';
 import type { Row } from '../../lib/engine/row-format.js';
 import { lockProviderFor } from '../../lib/lock/index.js';
-import { readSnapshot } from '../../lib/reader.js';
+import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { HudiTable } from '../../lib/table.js';
-import { UnsupportedLayoutError } from '../../lib/table-layouts.js';
+import { UnsupportedLayoutError } from '../../lib/table/layouts.js';
+import { HudiTable } from '../../lib/table/table.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
-import { writeJsonLines } from '../../lib/generate.js';
-import { canonicalRows, mergeOnReadWriteOptions, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, dt STRING';

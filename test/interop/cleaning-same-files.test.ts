@@ -12,19 +12,19 @@
  * The metadata table stays off (our cleaner refuses tables that have one): every Spark call sets it off.
  */
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, readFileSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runClean, type CleanResult } from '../../lib/cleaning/clean.js';
-import { cleanConfigFromProperties } from '../../lib/cleaning/config.js';
+import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
+import { type CleanResult, runClean } from '../../lib/cleaning/clean.js';
 import { planClean } from '../../lib/cleaning/schedule.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
-import { readSnapshot } from '../../lib/reader.js';
+import { readSnapshot } from '../../lib/read/reader.js';
 import { LocalStorage } from '../../lib/storage/local.js';
-import { HudiTable } from '../../lib/table.js';
+import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro, type HoodieCleanerPlan, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, dt STRING';

@@ -16,16 +16,16 @@ import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { Row } from '../../lib/engine/row-format.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { FILE_METADATA, readFileFooter } from '../../lib/parquet/footer.js';
-import { readSnapshot } from '../../lib/reader.js';
+import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { HudiTable } from '../../lib/table.js';
-import { canonicalRows, hudiToolchain, startHudi, type HudiHarness, type RowSet } from '../helpers/hudi.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { canonicalRows, type HudiHarness, hudiToolchain, type RowSet, startHudi } from '../helpers/hudi.js';
 import { pyarrowFileInfo, pyarrowRead } from '../helpers/oracle.js';
 import { tempDir } from '../helpers/paths.js';
 import {
-  SCHEMA,
   assertFileNamesMatchOutputs,
   commitJson,
+  SCHEMA,
   sparkOptions,
   tableRow,
   timelineFiles,

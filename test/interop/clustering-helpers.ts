@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import type { Row } from '../../lib/engine/row-format.js';
 import type { Storage } from '../../lib/storage/port.js';
-import { canonicalRows, type HudiHarness } from '../helpers/hudi.js';
 import { jsonLines, propertiesFile, runCli } from '../helpers/cli.js';
+import { canonicalRows, type HudiHarness } from '../helpers/hudi.js';
 
 export const SCHEMA = 'id BIGINT, name STRING, score DOUBLE, qty INT, ts TIMESTAMP, dt STRING';
 

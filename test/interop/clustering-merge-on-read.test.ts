@@ -12,22 +12,22 @@
  */
 import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { Row } from '../../lib/engine/row-format.js';
 import { dynamoDbClientFromEnv, lockProviderFor } from '../../lib/lock/index.js';
-import { readSnapshot, type QueryType } from '../../lib/reader.js';
+import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
+import type { TableServicesOutput } from '../../lib/serverless/executions/run-output.js';
 import { runStateMachineLocally } from '../../lib/serverless/local/index.js';
-import type { TableServicesOutput } from '../../lib/serverless/run-output.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { HudiTable } from '../../lib/table.js';
-import { readClusteringPlan, type ClusteringPlan } from '../../lib/timeline/clustering-plan.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { type ClusteringPlan, readClusteringPlan } from '../../lib/timeline/clustering-plan.js';
 import { pendingClusteringPlans } from '../../lib/timeline/queries.js';
-import { canonicalRows, mergeOnReadWriteOptions, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath } from '../helpers/s3.js';
 import { createLockTable, downloadTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';

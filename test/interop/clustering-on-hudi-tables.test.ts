@@ -20,23 +20,23 @@ import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { ParquetEngine } from '../../lib/engine/port.js';
 import type { Row } from '../../lib/engine/row-format.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
-import { readSnapshot } from '../../lib/reader.js';
+import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { HudiTable } from '../../lib/table.js';
-import { canonicalRows, startHudi, type HudiHarness, type RowSet } from '../helpers/hudi.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { canonicalRows, type HudiHarness, type RowSet, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 import {
-  SCHEMA,
   assertFileNamesMatchOutputs,
   baseFiles,
+  type ClusterCliResult,
   clusterWithCli,
   commitJson,
+  SCHEMA,
   sparkOptions,
   tableRow,
   timelineFiles,
   withoutFileName,
   writeSmallFiles,
-  type ClusterCliResult,
 } from './clustering-helpers.js';
 
 const PARTITIONS = ['2024-01-01', '2024-01-02', '2024-01-03'];

@@ -6,17 +6,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Row } from '../../lib/engine/row-format.js';
-import { readSnapshot } from '../../lib/reader.js';
+import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { HudiTable } from '../../lib/table.js';
+import { HudiTable } from '../../lib/table/table.js';
 import { readClusteringPlan } from '../../lib/timeline/clustering-plan.js';
-import { canonicalRows, startHudi, type HudiHarness, type RowSet } from '../helpers/hudi.js';
+import { canonicalRows, type HudiHarness, type RowSet, startHudi } from '../helpers/hudi.js';
 import { s3TablePath } from '../helpers/s3.js';
 import {
-  SCHEMA,
   assertFileNamesMatchOutputs,
   clusterWithCli,
   commitJson,
+  SCHEMA,
   sparkOptions,
   tableRow,
   timelineFiles,

@@ -18,12 +18,12 @@ import assert from 'node:assert/strict';
 import { cpSync, opendirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { CLUSTERING_SUMMARY_KEY } from '../../lib/clustering/instant.js';
 import { buildCurveKeys, curveKeyAt, type SortColumnType, type SortValue } from '../../lib/layout/curves.js';
 import { readOfficial } from '../helpers/avro-official.js';
 import { jsonLines, runCli } from '../helpers/cli.js';
-import { startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
 // ---------------------------------------------------------------------------------------------------------------

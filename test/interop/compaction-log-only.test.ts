@@ -12,10 +12,10 @@ import { runCompaction } from '../../lib/compaction/execute.js';
 import { scheduleCompaction } from '../../lib/compaction/schedule.js';
 import type { Row } from '../../lib/engine/row-format.js';
 import { lockProviderFor } from '../../lib/lock/index.js';
-import { readSnapshot, type QueryType } from '../../lib/reader.js';
+import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { HudiTable } from '../../lib/table.js';
-import { canonicalRows, mergeOnReadWriteOptions, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, amount DECIMAL(10,2), at TIMESTAMP, ts BIGINT, dt STRING';

@@ -7,13 +7,13 @@
  * vectors are compared byte for byte.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Row } from '../../lib/engine/row-format.js';
-import { TABLE_NAMES, generateAvroSchemas, generateSpaceCurves, generateTables, type ExpectedTable } from '../helpers/fixture-generator.js';
+import { type ExpectedTable, generateAvroSchemas, generateSpaceCurves, generateTables, TABLE_NAMES } from '../helpers/fixture-generator.js';
 import { FIXTURES, tempDir } from '../helpers/fixtures.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 
 let hudi: HudiHarness;
 const fresh = tempDir('fixtures-regenerated-');

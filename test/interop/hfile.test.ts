@@ -14,19 +14,18 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import avro from 'avsc';
-
-import { compareBytes } from '../../lib/hfile/bytes.js';
 import { parseBlockHeader, readBlock } from '../../lib/hfile/block.js';
+import { compareBytes } from '../../lib/hfile/bytes.js';
 import {
+  type HudiHFileRecord,
   readHFile,
   readHFileCells,
   readHudiHFile,
   writeHFile,
   writeHudiBaseHFile,
   writeHudiLogBlockHFile,
-  type HudiHFileRecord,
 } from '../../lib/hfile/index.js';
-import { startHudi, type HudiHarness, type RowSet } from '../helpers/hudi.js';
+import { type HudiHarness, type RowSet, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
 const MDT_PARTITIONS = ['files', 'column_stats', 'bloom_filters'];

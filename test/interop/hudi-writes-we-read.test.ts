@@ -2,7 +2,7 @@
  * Interop matrix, case 1: real Hudi (0.15 on Spark 3.5.1) writes copy-on-write tables, we read them.
  *
  * Each table is built by a short sequence of Spark datasource operations (insert, upsert, delete, insert_overwrite,
- * insert_overwrite_table, bulk_insert), then read by us (lib/reader.ts; the CLI for one table) as of now and as of
+ * insert_overwrite_table, bulk_insert), then read by us (lib/read/reader.ts; the CLI for one table) as of now and as of
  * every completed instant, and compared row for row, every column including the `_hoodie_*` ones, with Spark's
  * snapshot and time-travel (`as.of.instant`) reads, and with hudi-rs where it reads the shape.
  *
@@ -19,11 +19,11 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Row } from '../../lib/engine/row-format.js';
-import { readSnapshot } from '../../lib/reader.js';
+import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { HudiTable } from '../../lib/table.js';
+import { HudiTable } from '../../lib/table/table.js';
 import { jsonLines, runCli } from '../helpers/cli.js';
-import { canonicalRows, HudiHarnessError, startHudi, type HudiHarness, type RowSet } from '../helpers/hudi.js';
+import { canonicalRows, type HudiHarness, HudiHarnessError, type RowSet, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
 const KEYGEN = {

@@ -11,19 +11,19 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { writeJsonLines } from '../../lib/cli/generate.js';
 import { resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { ParquetEngine } from '../../lib/engine/port.js';
 import type { Row } from '../../lib/engine/row-format.js';
-import { writeJsonLines } from '../../lib/generate.js';
 import { lockProviderFor } from '../../lib/lock/index.js';
-import { readSnapshot } from '../../lib/reader.js';
+import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { HudiTable } from '../../lib/table.js';
-import { UnsupportedLayoutError } from '../../lib/table-layouts.js';
-import { writeBatch, type WriteResult } from '../../lib/writer/write-client.js';
-import { startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { UnsupportedLayoutError } from '../../lib/table/layouts.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { type WriteResult, writeBatch } from '../../lib/writer/write-client.js';
+import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, region STRING, event STRING';

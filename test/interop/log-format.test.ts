@@ -14,25 +14,25 @@ import type { RowSet as EngineRowSet } from '../../lib/engine/port.js';
 import type { Row } from '../../lib/engine/row-format.js';
 import {
   avroDataBlock,
+  type DataBlockContentDecoder,
   decodeDataBlock,
   deleteBlock,
   encodeAvroDataBlockContent,
   encodeDeleteBlockContent,
   encodeLogBlock,
   HOODIE_DELETE_RECORD_LIST_SCHEMA,
+  type LogBlock,
+  type LogFile,
   logFilesOf,
   readAvroDataBlock,
   readCommandBlock,
   readDeleteBlock,
   readLogFile,
   writeLogFile,
-  type DataBlockContentDecoder,
-  type LogBlock,
-  type LogFile,
 } from '../../lib/log-format/index.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import type { StoredObject } from '../../lib/storage/port.js';
-import { canonicalRow, canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRow, canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, price DOUBLE, ts BIGINT, dt STRING';

@@ -13,12 +13,12 @@ import { rollbackCompaction, runCompaction } from '../../lib/compaction/execute.
 import { scheduleCompaction } from '../../lib/compaction/schedule.js';
 import type { Row } from '../../lib/engine/row-format.js';
 import { lockProviderFor } from '../../lib/lock/index.js';
-import { readSnapshot, type QueryType } from '../../lib/reader.js';
+import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { HudiTable } from '../../lib/table.js';
-import { pendingCompactions, readCompactionPlan, startCompaction, type CompactionOperation } from '../../lib/timeline/compaction-plan.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { type CompactionOperation, pendingCompactions, readCompactionPlan, startCompaction } from '../../lib/timeline/compaction-plan.js';
 import { jsonLines, runCli } from '../helpers/cli.js';
-import { canonicalRows, mergeOnReadWriteOptions, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, price DOUBLE, amount DECIMAL(10,2), day DATE, at TIMESTAMP, ts BIGINT, dt STRING';

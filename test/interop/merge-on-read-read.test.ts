@@ -13,11 +13,11 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Row } from '../../lib/engine/row-format.js';
-import { readSnapshot, type QueryType } from '../../lib/reader.js';
+import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { HudiTable } from '../../lib/table.js';
+import { HudiTable } from '../../lib/table/table.js';
 import { jsonLines, runCli } from '../helpers/cli.js';
-import { canonicalRows, mergeOnReadWriteOptions, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA_A = 'id BIGINT, name STRING, price DOUBLE, qty INT, amount DECIMAL(10,2), day DATE, at TIMESTAMP, ts BIGINT, dt STRING';

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { MetadataTable } from '../../lib/metadata/index.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { ALL_CHECKS, metadataTableChecks, WITHOUT_RECORD_INDEX } from '../helpers/metadata-table-checks.js';
 import { tempDir } from '../helpers/paths.js';
 import { clusterWithCli, commitJson, SCHEMA, sparkOptions, tableRow } from './clustering-helpers.js';

@@ -18,17 +18,17 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { writeJsonLines } from '../../lib/generate.js';
-import { MetadataTable, METADATA_TABLE_METAFOLDER } from '../../lib/metadata/index.js';
-import { readSnapshot } from '../../lib/reader.js';
-import { openStorage } from '../../lib/storage/index.js';
-import { HudiTable } from '../../lib/table.js';
+import { writeJsonLines } from '../../lib/cli/generate.js';
 import { parseLogFileName } from '../../lib/log-format/index.js';
+import { METADATA_TABLE_METAFOLDER, MetadataTable } from '../../lib/metadata/index.js';
+import { readSnapshot } from '../../lib/read/reader.js';
+import { openStorage } from '../../lib/storage/index.js';
+import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro } from '../../lib/timeline/avro-files.js';
 import { readCompactionPlan } from '../../lib/timeline/compaction-plan.js';
 import { compareInstantTimes } from '../../lib/timeline/instant.js';
-import { writeBatch, type WriteOptions } from '../../lib/writer/write-client.js';
-import { startHudi, type HudiHarness, type ValidationReport } from '../helpers/hudi.js';
+import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
+import { type HudiHarness, startHudi, type ValidationReport } from '../helpers/hudi.js';
 import { ALL_CHECKS, metadataTableChecks, WITHOUT_RECORD_INDEX } from '../helpers/metadata-table-checks.js';
 import { tempDir } from '../helpers/paths.js';
 

@@ -7,22 +7,22 @@
  * sees the rows from before the write or from after it. The next run (rollback of the dead write, the write again)
  * completes, and Hudi's validator passes on the healed table.
  *
- * test/metadata-writer.test.ts crashes the same path (and the clean's) with our reader only, on every call.
+ * test/metadata/writer.test.ts crashes the same path (and the clean's) with our reader only, on every call.
  */
 import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { writeJsonLines } from '../../lib/generate.js';
+import { writeJsonLines } from '../../lib/cli/generate.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
-import { readSnapshot } from '../../lib/reader.js';
-import { rollbackInstant } from '../../lib/rollback.js';
+import { readSnapshot } from '../../lib/read/reader.js';
+import { rollbackInstant } from '../../lib/rollback/rollback.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { HudiTable } from '../../lib/table.js';
+import { HudiTable } from '../../lib/table/table.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
-import { hudiToolchain, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { type HudiHarness, hudiToolchain, startHudi } from '../helpers/hudi.js';
 import { metadataTableChecks } from '../helpers/metadata-table-checks.js';
 import { tempDir } from '../helpers/paths.js';
 

@@ -15,11 +15,11 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { convertCommitMetadata } from '../../lib/metadata/convert.js';
 import { readStoredFooter } from '../../lib/metadata/footers.js';
 import { columnIndexId, fileIndexId, partitionIndexId } from '../../lib/metadata/hash-ids.js';
-import { mapRecordKeyToFileGroupIndex, METADATA_PARTITION_TYPES, type MetadataPartitionType } from '../../lib/metadata/partitions.js';
+import { METADATA_PARTITION_TYPES, type MetadataPartitionType, mapRecordKeyToFileGroupIndex } from '../../lib/metadata/partitions.js';
 import { HOODIE_METADATA_RECORD_SCHEMA } from '../../lib/metadata/schema.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
-import { startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { normalizeChanges, sparkChanges } from '../helpers/metadata-records.js';
 import { tempDir } from '../helpers/paths.js';
 

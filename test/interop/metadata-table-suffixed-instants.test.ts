@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { MetadataTable } from '../../lib/metadata/index.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { jsonLines, propertiesFile, runCli } from '../helpers/cli.js';
-import { startHudi, type HudiHarness, type HudiVersion } from '../helpers/hudi.js';
+import { type HudiHarness, type HudiVersion, startHudi } from '../helpers/hudi.js';
 import { initMetadataTable } from '../helpers/metadata-table.js';
 import { metadataTableChecks } from '../helpers/metadata-table-checks.js';
 import { tempDir } from '../helpers/paths.js';

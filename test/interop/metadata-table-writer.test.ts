@@ -10,15 +10,15 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { writeJsonLines } from '../../lib/generate.js';
+import { writeJsonLines } from '../../lib/cli/generate.js';
 import { MetadataTable } from '../../lib/metadata/index.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { newTableOptionsFromWriteProperties } from '../../lib/table-config.js';
-import { createTable } from '../../lib/table-init.js';
-import { writeBatch, type WriteOptions } from '../../lib/writer/write-client.js';
-import { startHudi, type HudiHarness } from '../helpers/hudi.js';
-import { ALL_CHECKS, FILES_CHECKS, metadataTableChecks, WITHOUT_RECORD_INDEX } from '../helpers/metadata-table-checks.js';
+import { newTableOptionsFromWriteProperties } from '../../lib/table/config.js';
+import { createTable } from '../../lib/table/init.js';
+import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
+import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { initMetadataTable } from '../helpers/metadata-table.js';
+import { ALL_CHECKS, FILES_CHECKS, metadataTableChecks, WITHOUT_RECORD_INDEX } from '../helpers/metadata-table-checks.js';
 import { tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, price DECIMAL(10,2), d DATE, t TIMESTAMP, f DOUBLE, b BOOLEAN, n INT, dt STRING';

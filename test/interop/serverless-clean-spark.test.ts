@@ -9,19 +9,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { archiveFolder, archivedInstants, readArchivedRecords } from '../../lib/archival/archived-timeline.js';
 import { dynamoDbClientFromEnv } from '../../lib/lock/index.js';
-import { readSnapshot } from '../../lib/reader.js';
-import { runStateMachineLocally, type LocalExecution } from '../../lib/serverless/local/index.js';
-import type { TableServicesOutput } from '../../lib/serverless/run-output.js';
+import { readSnapshot } from '../../lib/read/reader.js';
+import type { TableServicesOutput } from '../../lib/serverless/executions/run-output.js';
+import { type LocalExecution, runStateMachineLocally } from '../../lib/serverless/local/index.js';
 import { openStorage } from '../../lib/storage/index.js';
 import type { Storage } from '../../lib/storage/port.js';
-import { HudiTable } from '../../lib/table.js';
-import { startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { archivedInstants, archiveFolder, readArchivedRecords } from '../../lib/timeline/archived/archived-timeline.js';
+import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath } from '../helpers/s3.js';
 import { createLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
-import { rowLines, writeServicesTable, type ServicesRow, type ServicesTable } from '../helpers/services-table.js';
+import { rowLines, type ServicesRow, type ServicesTable, writeServicesTable } from '../helpers/services-table.js';
 
 process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';

@@ -9,14 +9,14 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { archivedInstants, archiveFolder, readArchivedRecords } from '../../lib/archival/archived-timeline.js';
-import { readSnapshot } from '../../lib/reader.js';
+import { readSnapshot } from '../../lib/read/reader.js';
 import { LocalStorage } from '../../lib/storage/local.js';
-import { HudiTable } from '../../lib/table.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { archivedInstants, archiveFolder, readArchivedRecords } from '../../lib/timeline/archived/archived-timeline.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
-import { startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
-import { checkRetention, runServicesLongRun, type LongRunResult } from '../helpers/services-long-run.js';
+import { checkRetention, type LongRunResult, runServicesLongRun } from '../helpers/services-long-run.js';
 import { rowLines } from '../helpers/services-table.js';
 
 describe('a table of ours through 200 commits and 20 clusterings, cleaned and archived after every commit', () => {

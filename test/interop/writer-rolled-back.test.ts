@@ -17,8 +17,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Row } from '../../lib/engine/row-format.js';
 import { InstantRolledBackError } from '../../lib/errors.js';
-import { TIMELINE_TIMEZONE_KEY } from '../../lib/table-config.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { TIMELINE_TIMEZONE_KEY } from '../../lib/table/config.js';
+import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { byKey, filesUnder, ourRows, ourWrite, parquetFromRows, tableProperties, timelineFiles } from '../helpers/interop-writer.js';
 import { tempDir } from '../helpers/paths.js';
 

@@ -14,9 +14,9 @@ import { cpSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Row } from '../../lib/engine/row-format.js';
-import { formatJavaProperties } from '../../lib/properties.js';
-import { PAYLOAD_CLASSES, TABLE_PAYLOAD_CLASS_KEY } from '../../lib/writer/write-config.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { PAYLOAD_CLASSES, TABLE_PAYLOAD_CLASS_KEY } from '../../lib/table/payload.js';
+import { formatJavaProperties } from '../../lib/table/properties.js';
+import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { ourRows, ourWrite, parquetFromRows, project, tableProperties } from '../helpers/interop-writer.js';
 import { tempDir } from '../helpers/paths.js';
 

@@ -11,7 +11,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Row } from '../../lib/engine/row-format.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { byKey, cliWrite, ourRows, ourWrite, parquetFromRows, project, tableProperties } from '../helpers/interop-writer.js';
 import { tempDir } from '../helpers/paths.js';
 

@@ -19,9 +19,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Row } from '../../lib/engine/row-format.js';
-import { formatJavaProperties } from '../../lib/properties.js';
-import { TIMELINE_TIMEZONE_KEY } from '../../lib/table-config.js';
-import { canonicalRows, startHudi, type HudiHarness } from '../helpers/hudi.js';
+import { TIMELINE_TIMEZONE_KEY } from '../../lib/table/config.js';
+import { formatJavaProperties } from '../../lib/table/properties.js';
+import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { byKey, ourRows, ourWrite, parquetFromRows, tableProperties, timelineFiles } from '../helpers/interop-writer.js';
 import { tempDir } from '../helpers/paths.js';
 

@@ -3,16 +3,17 @@
  * imports them: the state machine run in-process (state-machine.ts) over emulated Lambda invocations (lambda.ts),
  * its progress (progress.ts), and a local Step Functions endpoint (sfn-endpoint.ts).
  */
+
+export { inlineDistributedMaps } from './distributed-map.js';
+export { type FunctionName, type InvocationRecord, type LambdaHandler, lambdaContext, loadBundledHandler } from './lambda.js';
+export { formatProgressEvent, type ProgressEvent } from './progress.js';
+export { type LocalStepFunctions, startLocalStepFunctionsEndpoint } from './sfn-endpoint.js';
 export {
-  runStateMachineLocally,
-  loadDefinition,
-  taskFunctions,
   FUNCTION_SUBSTITUTIONS,
   type LocalExecution,
   type LocalRunOptions,
+  loadDefinition,
+  runStateMachineLocally,
+  taskFunctions,
 } from './state-machine.js';
-export { inlineDistributedMaps } from './distributed-map.js';
-export { lambdaContext, loadBundledHandler, type FunctionName, type InvocationRecord, type LambdaHandler } from './lambda.js';
-export { formatProgressEvent, type ProgressEvent } from './progress.js';
-export { startLocalStepFunctionsEndpoint, type LocalStepFunctions } from './sfn-endpoint.js';
 export { clusterViaLocalStateMachine, type LocalViaStateMachineOptions, type LocalViaStateMachineResult } from './via-state-machine.js';

@@ -12,8 +12,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { HudiError } from '../../errors.js';
-import { installAwsRequestSink } from '../clients.js';
-import { FUNCTIONS, type DeployedFunction } from '../function-settings.js';
+import { installAwsRequestSink } from '../aws/clients.js';
+import { type DeployedFunction, FUNCTIONS } from '../aws/function-settings.js';
 
 /** The functions the state machine and its trigger use. */
 export type FunctionName = Exclude<DeployedFunction, 'ingest'>;

@@ -2,7 +2,7 @@
  * A local execution's progress: the interpreter's event log as typed events (state entered, retried, caught, a group
  * finished), the state transitions counted (what Standard workflows bill), and one line of text per event worth one.
  */
-import { stateErrorMessage } from '../errors.js';
+import { stateErrorMessage } from '../aws/errors.js';
 
 export type ProgressEvent =
   | {

@@ -7,9 +7,9 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ClusteringExecutionInput } from '../settings.js';
+import type { ClusteringExecutionInput } from '../aws/settings.js';
 import type { ProgressEvent } from './progress.js';
-import { runStateMachineLocally, type LocalExecution, type LocalRunOptions } from './state-machine.js';
+import { type LocalExecution, type LocalRunOptions, runStateMachineLocally } from './state-machine.js';
 
 export interface HistoryEvent {
   readonly id: number;

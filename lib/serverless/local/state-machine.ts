@@ -12,26 +12,26 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { HudiError } from '../../errors.js';
-import { estimateCost, type Architecture, type CostEstimate } from '../cost.js';
-import { FUNCTIONS, type DeployedFunction } from '../function-settings.js';
-import type { ClusteringExecutionInput } from '../settings.js';
+import { type Architecture, type CostEstimate, estimateCost } from '../aws/cost.js';
+import { type DeployedFunction, FUNCTIONS } from '../aws/function-settings.js';
+import type { ClusteringExecutionInput } from '../aws/settings.js';
+import { inlineDistributedMaps, readItems } from './distributed-map.js';
 import {
   applyEnvironment,
   asInvocation,
   asLambdaError,
   asStatePayload,
   defaultFunctionsDir,
+  type FunctionName,
+  type InvocationRecord,
+  type JsonValue,
+  type LambdaHandler,
   lambdaContext,
   loadBundledHandler,
   localFunctionArn,
   packageRoot,
   quietPowertools,
-  type FunctionName,
-  type InvocationRecord,
-  type JsonValue,
-  type LambdaHandler,
 } from './lambda.js';
-import { inlineDistributedMaps, readItems } from './distributed-map.js';
 import { followEvents, type ProgressEvent } from './progress.js';
 
 /** Which function each Task state of the definition invokes, by its DefinitionSubstitutions name. */

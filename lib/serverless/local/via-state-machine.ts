@@ -1,18 +1,18 @@
 /**
  * `hudi-serverless cluster <table> --via-state-machine local`: one clustering run through the state machine's
  * definition on this machine, with the bundled handlers (state-machine.ts), priced as on AWS. A deployed state
- * machine is ../via-state-machine.ts.
+ * machine is ../executions/via-state-machine.ts.
  *
  * A local run is its own deployment: the run's properties that an execution input may not carry (lock settings,
  * keys outside EVENT_ALLOWED_PROPERTIES) become the handlers' CLUSTERING_PROPERTIES for the run, over the
  * environment's own; the others go into the execution input, as a deployed run's would.
  */
-import type { CostEstimate } from '../cost.js';
-import { eventMaySet, eventPropertyPolicy } from '../event-properties.js';
-import { ENV, parsePropertiesText, type PropertyOverrides } from '../settings.js';
-import { clusteringExecutionInput, type ViaStateMachineResult, type ViaStateMachineRun } from '../via-state-machine.js';
+import type { CostEstimate } from '../aws/cost.js';
+import { eventMaySet, eventPropertyPolicy } from '../aws/event-properties.js';
+import { ENV, type PropertyOverrides, parsePropertiesText } from '../aws/settings.js';
+import { clusteringExecutionInput, type ViaStateMachineResult, type ViaStateMachineRun } from '../executions/via-state-machine.js';
 import { formatProgressEvent } from './progress.js';
-import { runStateMachineLocally, type LocalExecution, type LocalRunOptions } from './state-machine.js';
+import { type LocalExecution, type LocalRunOptions, runStateMachineLocally } from './state-machine.js';
 
 export interface LocalViaStateMachineOptions extends ViaStateMachineRun {
   /** Where the definition and bundles are, memory sizes, environment for the handlers. */

@@ -1,0 +1,256 @@
+/**
+ * Table layouts some of our services cannot keep, and which services refuse them: the one place that decides, so
+ * every service (CLI and Lambda alike) refuses the same layouts, before it writes anything.
+ *
+ * - Bucket index (hoodie.index.type=BUCKET): each bucket is one file group whose file id starts with its 8-digit
+ *   bucket number, which Hudi's bucket index parses back (BucketIdentifier.bucketIdFromFileId). Clustering writes
+ *   new file ids, so it is refused, as Hudi 0.15's Flink clustering refuses the simple engine ("Clustering is not
+ *   supported for simple bucket index", ClusteringUtil.validateClusteringScheduling) and Spark's allows the
+ *   consistent-hashing engine only with its own strategies (HoodieClusteringConfig.validate). Writes are refused:
+ *   ours place records as the bloom and simple indexes do. Compaction, cleaning and archival keep every file id.
+ * - CDC (hoodie.table.cdc.enabled=true): Hudi's data-changing writes leave change data (cdc log files) that Spark's
+ *   CDC query needs; ours do not, so they are refused. Clustering and compaction change no data: Hudi writes no
+ *   change data for them (its compaction merge handle has no change log) and its CDC extractor skips their instants
+ *   (HoodieCDCExtractor keeps WriteOperationType.isDataChange operations only). Cleaning is refused: Hudi's cleaner
+ *   also deletes the cdc log files of the slices it cleans, ours leaves them.
+ * - Without meta fields (hoodie.populate.meta.fields=false) or with dropped partition columns: merging log records
+ *   (compaction, clustering of merge-on-read slices) is not built for them; writes need stored record keys.
+ *
+ * The index is a writer setting, not in hoodie.properties, so a bucket table is known from the run's properties or
+ * from the table itself: its file ids (simple engine) or its consistent-hashing metadata folder.
+ */
+import { defineKey, optionalText, readKey } from '../config/index.js';
+import { UnsupportedTableError } from '../errors.js';
+import type { Storage } from '../storage/port.js';
+import { METAFOLDER } from '../timeline/meta-folder.js';
+import type { TableConfig } from './config.js';
+import type { FileSystemView } from './file-system-view.js';
+
+/** Hudi's index type (HoodieIndexConfig.INDEX_TYPE): layouts and writes refuse the indexes they do not keep. */
+export const INDEX_TYPE = defineKey({
+  key: 'hoodie.index.type',
+  default: undefined,
+  parser: optionalText,
+  description:
+    'records are placed as the bloom and simple indexes place them (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX); BUCKET is refused by writes and clustering on either table type (see Table layouts), and on merge-on-read the other indexes that index log files (HBASE, INMEMORY, FLINK_STATE)',
+});
+
+/** Our services that write to a table (`write`: upsert, insert, bulk_insert, delete, and ingest, which writes). */
+export type TableService = 'write' | 'clustering' | 'compaction' | 'clean' | 'archive';
+
+export type LayoutName = 'simple-bucket-index' | 'consistent-hashing-bucket-index' | 'cdc' | 'no-meta-fields' | 'dropped-partition-columns';
+
+export const LAYOUT_KEYS = {
+  indexType: INDEX_TYPE,
+  bucketEngine: defineKey({
+    key: 'hoodie.bucket.index.engine',
+    default: 'SIMPLE',
+    parser: optionalText,
+    description: 'the bucket index engine: SIMPLE or CONSISTENT_HASHING',
+  }),
+  cdcEnabled: defineKey({ key: 'hoodie.table.cdc.enabled', default: undefined, parser: optionalText, description: 'the table keeps change data' }),
+} as const;
+
+/** HoodieTableMetaClient.getHashingMetadataPath: the consistent-hashing engine's per-partition metadata. */
+export const CONSISTENT_HASHING_METADATA_FOLDER = `${METAFOLDER}/.bucket_index/consistent_hashing_metadata`;
+
+/**
+ * A file id Hudi's simple bucket index wrote: the bucket number in 8 digits, then the rest of a UUID. Bucket numbers
+ * are kept below 65,536 here so that random UUIDs (8 hex digits first) almost never pass for one.
+ */
+const BUCKET_FILE_ID = /^(\d{8})-/;
+const MAX_RECOGNISED_BUCKET = 65_536;
+
+/** The bucket number a file id starts with, or undefined when it does not look like a bucket file id. */
+export function bucketNumberOf(fileId: string): number | undefined {
+  const match = BUCKET_FILE_ID.exec(fileId);
+  if (match === null) return undefined;
+  const bucket = Number(match[1]);
+  return bucket < MAX_RECOGNISED_BUCKET ? bucket : undefined;
+}
+
+export interface TableLayout {
+  /** The bucket index and what showed it, or undefined. */
+  readonly bucketIndex: { readonly engine: 'SIMPLE' | 'CONSISTENT_HASHING'; readonly evidence: string } | undefined;
+  readonly cdc: boolean;
+  /** hoodie.populate.meta.fields=false: no stored record keys. */
+  readonly withoutMetaFields: boolean;
+  /** hoodie.datasource.write.drop.partition.columns=true on a partitioned table. */
+  readonly droppedPartitionColumns: boolean;
+  readonly mergeOnRead: boolean;
+}
+
+export interface LayoutEvidence {
+  /** The run's Hudi properties (hoodie.index.type, hoodie.bucket.index.engine). */
+  readonly properties?: ReadonlyMap<string, string>;
+  /** File ids of the table's live file groups (or of a plan's inputs): bucket numbers show a simple bucket index. */
+  readonly fileIds?: Iterable<string>;
+  /** The consistent-hashing metadata folder is there. */
+  readonly consistentHashingMetadata?: boolean;
+}
+
+/** hoodie.table.cdc.enabled, read as Hudi reads its own flags (true in any case). */
+export function cdcEnabled(config: TableConfig): boolean {
+  return readKey(config.properties, LAYOUT_KEYS.cdcEnabled)?.trim().toLowerCase() === 'true';
+}
+
+/** The table's layout from what is known about it; each piece of evidence is optional. */
+export function tableLayout(config: TableConfig, evidence: LayoutEvidence): TableLayout {
+  return {
+    bucketIndex: bucketIndexOf(evidence),
+    cdc: cdcEnabled(config),
+    withoutMetaFields: config.populateMetaFields === false,
+    droppedPartitionColumns: config.dropPartitionColumns === true && config.partitionFields.length > 0,
+    mergeOnRead: config.type === 'MERGE_ON_READ',
+  };
+}
+
+function bucketIndexOf(evidence: LayoutEvidence): TableLayout['bucketIndex'] {
+  const props = evidence.properties ?? new Map<string, string>();
+  const indexType = readKey(props, LAYOUT_KEYS.indexType)?.trim().toUpperCase();
+  if (indexType === 'BUCKET') {
+    const engine = readKey(props, LAYOUT_KEYS.bucketEngine)?.trim().toUpperCase() === 'CONSISTENT_HASHING' ? 'CONSISTENT_HASHING' : 'SIMPLE';
+    return { engine, evidence: `${LAYOUT_KEYS.indexType.key}=BUCKET, ${LAYOUT_KEYS.bucketEngine.key}=${engine}` };
+  }
+  if (evidence.consistentHashingMetadata === true) {
+    return { engine: 'CONSISTENT_HASHING', evidence: `the table has ${CONSISTENT_HASHING_METADATA_FOLDER}` };
+  }
+  // At least half the file groups, so a table one of our services already gave random file ids is still known.
+  const ids = [...(evidence.fileIds ?? [])];
+  const buckets = ids.filter((id) => bucketNumberOf(id) !== undefined);
+  if (buckets.length > 0 && buckets.length * 2 >= ids.length) {
+    return { engine: 'SIMPLE', evidence: `its file ids carry bucket numbers (${buckets.sort()[0]})` };
+  }
+  return undefined;
+}
+
+/** Whether the consistent-hashing engine's metadata folder exists (one listing). */
+export async function hasConsistentHashingMetadata(storage: Storage): Promise<boolean> {
+  const listed = await storage.listDir(CONSISTENT_HASHING_METADATA_FOLDER);
+  return listed.files.length > 0 || listed.dirs.length > 0;
+}
+
+/** Every live file group's id in a view, merge-on-read groups of log files only included. */
+export function viewFileIds(view: FileSystemView): string[] {
+  return [...new Set([...view.fileGroups().map((group) => group.fileId), ...view.latestMergedSlices().map((slice) => slice.fileId)])];
+}
+
+/** The table's layout from its properties, the run's properties, a view's file ids and the metadata folder. */
+export async function detectTableLayout(
+  storage: Storage,
+  config: TableConfig,
+  evidence: { readonly properties?: ReadonlyMap<string, string>; readonly fileIds?: Iterable<string> },
+): Promise<TableLayout> {
+  return tableLayout(config, { ...evidence, consistentHashingMetadata: await hasConsistentHashingMetadata(storage) });
+}
+
+/** A layout one of our services does not keep: refused before the service writes anything. */
+export class UnsupportedLayoutError extends UnsupportedTableError {
+  readonly layout: LayoutName;
+  readonly service: TableService;
+
+  constructor(layout: LayoutName, service: TableService, problem: string, options: { location?: string; fix?: string } = {}) {
+    super(problem, options);
+    this.name = 'UnsupportedLayoutError';
+    this.layout = layout;
+    this.service = service;
+  }
+}
+
+/**
+ * Which services each layout refuses (`always`, and on merge-on-read tables `mergeOnRead` too); the others keep it
+ * exactly. README's "Table layouts" table says the same.
+ */
+export const REFUSED_SERVICES: Readonly<Record<LayoutName, { readonly always: readonly TableService[]; readonly mergeOnRead: readonly TableService[] }>> = {
+  'simple-bucket-index': { always: ['write', 'clustering'], mergeOnRead: [] },
+  'consistent-hashing-bucket-index': { always: ['write', 'clustering'], mergeOnRead: [] },
+  cdc: { always: ['write', 'clean'], mergeOnRead: [] },
+  // Merging log records needs the stored record keys (_hoodie_record_key): merge-on-read compaction and the merged
+  // reads of merge-on-read clustering. Copy-on-write clustering copies rows as they are.
+  'no-meta-fields': { always: ['write', 'compaction'], mergeOnRead: ['clustering'] },
+  // Log records merged into base files without the partition columns, and delta writes of them, are not built
+  // (snapshot reads of such merge-on-read tables are refused alike).
+  'dropped-partition-columns': { always: ['compaction'], mergeOnRead: ['clustering', 'write'] },
+};
+
+const SERVICE_NAMES: Record<TableService, string> = {
+  write: 'writes (upsert, insert, bulk_insert, delete, ingest)',
+  clustering: 'clustering',
+  compaction: 'compaction',
+  clean: 'cleaning',
+  archive: 'archival',
+};
+
+const VERBS: Record<TableService, string> = { write: 'write', clustering: 'cluster', compaction: 'compact', clean: 'clean', archive: 'archive' };
+
+/** Throw UnsupportedLayoutError when `service` does not keep the table's layout. */
+export function assertLayoutSupports(layout: TableLayout, service: TableService, location: string): void {
+  const refuses = (name: LayoutName) =>
+    REFUSED_SERVICES[name].always.includes(service) || (layout.mergeOnRead && REFUSED_SERVICES[name].mergeOnRead.includes(service));
+  const bucket = layout.bucketIndex;
+  if (bucket !== undefined) {
+    const name: LayoutName = bucket.engine === 'SIMPLE' ? 'simple-bucket-index' : 'consistent-hashing-bucket-index';
+    if (refuses(name)) throw bucketRefusal(name, service, bucket.evidence, location);
+  }
+  if (layout.withoutMetaFields && refuses('no-meta-fields')) {
+    throw new UnsupportedLayoutError(
+      'no-meta-fields',
+      service,
+      `${SERVICE_NAMES[service]} of ${layout.mergeOnRead ? 'merge-on-read ' : ''}tables without meta fields (hoodie.populate.meta.fields=false) ${service === 'clustering' ? 'is' : 'are'} not supported: ${
+        service === 'write' ? 'this writer keys records by their stored _hoodie_record_key' : 'merging log records takes their keys from _hoodie_record_key'
+      }`,
+      { location, fix: `${VERBS[service]} this table with Hudi; nothing was written` },
+    );
+  }
+  if (layout.droppedPartitionColumns && refuses('dropped-partition-columns')) {
+    throw new UnsupportedLayoutError(
+      'dropped-partition-columns',
+      service,
+      `${SERVICE_NAMES[service]} of merge-on-read tables written with hoodie.datasource.write.drop.partition.columns=true ${service === 'clustering' ? 'is' : 'are'} not supported yet: ${
+        service === 'write'
+          ? 'log records without the partition columns are not written'
+          : 'merging their log records into base files without the partition columns is not built'
+      }`,
+      { location, fix: `${VERBS[service]} this table with Hudi; nothing was written` },
+    );
+  }
+  if (layout.cdc && refuses('cdc')) {
+    throw new UnsupportedLayoutError(
+      'cdc',
+      service,
+      `${SERVICE_NAMES[service]} of tables with ${LAYOUT_KEYS.cdcEnabled.key}=true (CDC) are not supported: ${
+        service === 'clean'
+          ? "Hudi's cleaner also deletes the cdc log files of the slices it cleans, and this build does not yet"
+          : "Hudi's writers write the change data (cdc log files) Spark's CDC query reads, and this build does not yet"
+      }`,
+      {
+        location,
+        fix: `${service === 'clean' ? 'clean' : 'write'} this table with Hudi (Spark or Flink); nothing was written (this build clusters, compacts and archives CDC tables: those write no change data)`,
+      },
+    );
+  }
+}
+
+function bucketRefusal(layout: LayoutName, service: TableService, evidence: string, location: string): UnsupportedLayoutError {
+  const engine = layout === 'simple-bucket-index' ? 'SIMPLE' : 'CONSISTENT_HASHING';
+  const index = `the bucket index (${LAYOUT_KEYS.indexType.key}=BUCKET, ${LAYOUT_KEYS.bucketEngine.key}=${engine}; ${evidence})`;
+  if (service === 'clustering') {
+    const why =
+      engine === 'SIMPLE'
+        ? 'clustering writes new file ids, and the bucket index finds a bucket\'s file group by the bucket number its file id starts with (Hudi 0.15 refuses it too: "Clustering is not supported for simple bucket index")'
+        : 'Hudi clusters it only with SparkConsistentBucketClusteringPlanStrategy and SparkConsistentBucketClusteringExecutionStrategy, which resize buckets and update the hashing metadata; this build has neither';
+    return new UnsupportedLayoutError(layout, service, `clustering tables with ${index} is not supported: ${why}`, {
+      location,
+      fix:
+        engine === 'SIMPLE'
+          ? 'nothing was written; compact, clean and archive it here, and leave its file layout to the bucket index (or move the table to the consistent-hashing engine and cluster it with Hudi)'
+          : 'nothing was written; cluster this table with Hudi (Spark) and its consistent-bucket strategies',
+    });
+  }
+  return new UnsupportedLayoutError(
+    layout,
+    service,
+    `${SERVICE_NAMES[service]} of tables with ${index} are not supported: this writer places records as the bloom and simple indexes do, not in the file group of their bucket`,
+    { location, fix: 'write this table with Hudi (Spark or Flink); nothing was written' },
+  );
+}

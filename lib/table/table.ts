@@ -1,0 +1,279 @@
+/**
+ * A Hudi table on a Storage: its config, timeline, schema and file-system view (HoodieTableMetaClient's job), and
+ * withTableLock, the way every commit path works on it under the table lock.
+ */
+import { HudiError, UnsupportedTableError } from '../errors.js';
+import { type LockLease, type LockProvider, withLock } from '../lock/port.js';
+import { mapWithConcurrency, settleAll } from '../storage/concurrency.js';
+import type { Storage } from '../storage/port.js';
+import { archiveFolder } from '../timeline/archived/archived-timeline.js';
+import { type ArchivedHistory, loadArchivedHistory } from '../timeline/archived/history.js';
+import { planFileGroups } from '../timeline/clustering-plan.js';
+import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
+import { archivedCompletionTimes, CompletionTimes } from '../timeline/completion-times.js';
+import { fileGroupKey } from '../timeline/file-group-key.js';
+import { compareInstantTimes, isValidInstantTime } from '../timeline/instant.js';
+import { type TimelineLayout, timelineLayoutOf } from '../timeline/layout.js';
+import { METAFOLDER } from '../timeline/meta-folder.js';
+import { latestCommitSchema, pendingClusteringPlans } from '../timeline/queries.js';
+import { loadTimeline, readCommitMetadata, Timeline, WRITE_ACTIONS } from '../timeline/timeline.js';
+import { fileNameOf, folderNameOf } from '../util/paths.js';
+import { assertSupported, PROPERTIES_FILE, readTableConfig, type TableAccessMode, type TableConfig } from './config.js';
+import { latestQueryInstant, sliceByCompletionTime } from './file-group.js';
+import { FileSystemView, type ListedPartition } from './file-system-view.js';
+import { assertCommittedFilesPresent } from './missing-files.js';
+import { type AvroRecordSchema, parseAvroRecordSchema, withoutMetaFields } from './schema.js';
+
+export const PARTITION_METAFILE = '.hoodie_partition_metadata';
+/** How many folders are listed at once while discovering partitions. */
+const LISTING_CONCURRENCY = 16;
+
+export interface OpenTableOptions {
+  readonly mode?: TableAccessMode;
+  readonly allowUnsupported?: boolean;
+}
+
+/** The table's schema: the Avro text as recorded, and the record schema without meta fields. */
+export interface TableSchema {
+  readonly text: string;
+  readonly schema: AvroRecordSchema;
+  /** Where it was found: the latest completed write's extraMetadata, or hoodie.table.create.schema. */
+  readonly from: 'commit' | 'create';
+}
+
+export class HudiTable {
+  private constructor(
+    readonly storage: Storage,
+    readonly config: TableConfig,
+    readonly timeline: Timeline,
+    private readonly options: OpenTableOptions,
+  ) {}
+
+  /** Open a table, refusing versions and types this build does not handle. */
+  static async open(storage: Storage, options: OpenTableOptions = {}): Promise<HudiTable> {
+    const config = await readConfig(storage, options);
+    return new HudiTable(storage, config, await loadTimeline(storage, timelineLayoutOf(config)), options);
+  }
+
+  /** Re-read the config and the timeline (after another writer may have committed), checked as when opened. */
+  async reload(): Promise<HudiTable> {
+    return HudiTable.open(this.storage, this.options);
+  }
+
+  /** Where the timeline is and how it is named and sliced (timeline layout 1 or 2). */
+  get layout(): TimelineLayout {
+    return this.timeline.layout;
+  }
+
+  /**
+   * The table's schema as Hudi's TableSchemaResolver finds it: the latest completed write that recorded one
+   * (extraMetadata.schema), else hoodie.table.create.schema; undefined when neither has one.
+   */
+  async schema(): Promise<TableSchema | undefined> {
+    const fromCommit = await latestCommitSchema(this.storage, this.timeline);
+    const text = fromCommit ?? (this.config.createSchema || undefined);
+    if (text === undefined) return undefined;
+    const location = this.storage.uriOf(fromCommit === undefined ? PROPERTIES_FILE : METAFOLDER);
+    return { text, schema: withoutMetaFields(parseAvroRecordSchema(text, location)), from: fromCommit === undefined ? 'create' : 'commit' };
+  }
+
+  /** The schema, or a HudiError saying `purpose` (e.g. "clustering it") needs one. */
+  async requireSchema(purpose: string): Promise<TableSchema> {
+    const found = await this.schema();
+    if (found !== undefined) return found;
+    throw new HudiError('no completed commit records the table schema (extraMetadata.schema), and hoodie.table.create.schema is not set', {
+      location: this.storage.uriOf(METAFOLDER),
+      fix: `write to the table with Hudi (or this tool) once before ${purpose}`,
+    });
+  }
+
+  get isPartitioned(): boolean {
+    return this.config.partitionFields.length > 0;
+  }
+
+  /** The view of committed file groups, optionally as of an instant time (time travel). */
+  async fileSystemView(options: { asOf?: string } = {}): Promise<FileSystemView> {
+    if (options.asOf !== undefined && !isValidInstantTime(options.asOf)) {
+      throw new HudiError(`"${options.asOf}" is not an instant time`, {
+        fix: 'give --as-of as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)',
+      });
+    }
+    if (this.layout.fileSlicing === 'completion-time') return this.completionTimeView(options.asOf);
+    let timeline = this.timeline;
+    let history: ArchivedHistory | undefined;
+    if (options.asOf !== undefined) {
+      // Older than the active timeline: its instants are on the archived timeline.
+      history = await this.archivedHistoryBefore(options.asOf);
+      timeline = (history === undefined ? timeline : new Timeline([...history.instants, ...timeline.instants])).asOf(options.asOf);
+    }
+    const [partitions, replacedFileGroups, pendingClusteringFileGroups] = await settleAll([
+      listPartitions(this.storage),
+      this.replacedFileGroups(timeline, history),
+      this.pendingClusteringFileGroups(),
+    ]);
+    // The current view only: time travel may reach versions the cleaner removed by design.
+    if (options.asOf === undefined) await assertCommittedFilesPresent(this.storage, timeline, partitions, () => loadTimeline(this.storage));
+    const queryInstant = options.asOf ?? this.timeline.lastCompletedWrite()?.time;
+    return new FileSystemView({
+      partitions,
+      timeline,
+      replacedFileGroups,
+      pendingClusteringFileGroups,
+      ...(queryInstant === undefined ? {} : { queryInstant }),
+    });
+  }
+
+  /**
+   * Layout 2's view (Hudi 1.x's getLatestMergedFileSlicesBeforeOrOn): the whole active timeline, slices cut by the
+   * query instant (the as-of time, else the read timeline's last instant), logs joined by completion time.
+   */
+  private async completionTimeView(asOf: string | undefined): Promise<FileSystemView> {
+    const timeline = this.timeline;
+    const queryInstant = asOf ?? latestQueryInstant(timeline);
+    if (asOf !== undefined && timeline.instants.length > 0 && compareInstantTimes(asOf, timeline.instants[0]!.time) < 0) {
+      throw new UnsupportedTableError(
+        `as of ${asOf} is before the active timeline (it starts at ${timeline.instants[0]!.time}); its instants are in the LSM history, which this build does not read yet`,
+        {
+          location: this.storage.uriOf(this.historyFolder),
+          fix: 'read as of an instant on the active timeline (see `hudi-serverless timeline`), or read with Hudi',
+        },
+      );
+    }
+    const replaceInstants = timeline
+      .completed()
+      .filter((instant) => instant.action === 'replacecommit' && (queryInstant === undefined || compareInstantTimes(instant.time, queryInstant) <= 0));
+    const [partitions, replaced, pendingClusteringFileGroups, pendingCompactionGroups, archived] = await settleAll([
+      listPartitions(this.storage),
+      mapWithConcurrency(replaceInstants, LISTING_CONCURRENCY, (instant) => readCommitMetadata(this.storage, instant, this.layout)),
+      this.pendingClusteringFileGroups(),
+      this.pendingCompactionFileGroups(),
+      archivedCompletionTimes(this.storage, this.historyFolder),
+    ]);
+    const replacedFileGroups = new Set<string>();
+    for (const metadata of replaced) {
+      for (const [partition, fileIds] of Object.entries(metadata.partitionToReplaceFileIds ?? {}))
+        for (const fileId of fileIds) replacedFileGroups.add(fileGroupKey(partition, fileId));
+    }
+    if (asOf === undefined) await assertCommittedFilesPresent(this.storage, timeline, partitions, async () => (await this.reload()).timeline);
+    const slicing = {
+      timeline,
+      completionTimes: new CompletionTimes(timeline, archived, this.storage.uriOf(this.historyFolder)),
+      queryInstant,
+      replacedFileGroups,
+      pendingCompactions: pendingCompactionGroups,
+    };
+    const byPartition = new Map(partitions.map((partition) => [partition.partitionPath, sliceByCompletionTime(partition, slicing)]));
+    return new FileSystemView({ partitions, timeline, replacedFileGroups, pendingClusteringFileGroups, completionSlicing: { queryInstant, byPartition } });
+  }
+
+  /**
+   * The archived timeline's folder: layout 1's `.hoodie/<hoodie.archivelog.folder>`, layout 2's LSM history
+   * (`.hoodie/<hoodie.timeline.path>/<hoodie.timeline.history.path>`).
+   */
+  get archiveFolder(): string {
+    return this.layout.version === 2 ? this.historyFolder : archiveFolder(this.config.archiveLogFolder);
+  }
+
+  /**
+   * The archived instants. Layout 2's LSM history is read by its own module (not yet here): until it is plugged in,
+   * a layout-2 table reports none.
+   */
+  async archivedHistory(): Promise<ArchivedHistory> {
+    if (this.layout.version === 2) return { instants: [], replacedFileGroups: new Map(), archiveFiles: 0 };
+    return loadArchivedHistory(this.storage, this.config.archiveLogFolder);
+  }
+
+  /** Layout 2: the LSM history's folder (`.hoodie/<hoodie.timeline.path>/<hoodie.timeline.history.path>`). */
+  get historyFolder(): string {
+    return `${this.layout.folder}/${this.config.timelineHistoryPath}`;
+  }
+
+  /** File groups in a pending compaction's plan: fileGroupKey → the compaction's instant (the newest one wins). */
+  async pendingCompactionFileGroups(): Promise<Map<string, string>> {
+    const pending = pendingCompactions(this.timeline);
+    const plans = await mapWithConcurrency(pending, LISTING_CONCURRENCY, (instant) =>
+      readCompactionPlan(this.storage, instant.time, { metaFolder: this.layout.folder }),
+    );
+    const groups = new Map<string, string>();
+    pending.forEach((instant, index) => {
+      for (const operation of plans[index]!.operations) groups.set(fileGroupKey(operation.partitionPath, operation.fileId), instant.time);
+    });
+    return groups;
+  }
+
+  /** The archived timeline, when `time` is before the first write on the active timeline and anything is archived. */
+  private async archivedHistoryBefore(time: string): Promise<ArchivedHistory | undefined> {
+    const firstWrite = this.timeline.instants.find((i) => WRITE_ACTIONS.has(i.action));
+    if (firstWrite !== undefined && compareInstantTimes(time, firstWrite.time) >= 0) return undefined;
+    const history = await loadArchivedHistory(this.storage, this.config.archiveLogFolder);
+    return history.instants.length === 0 ? undefined : history;
+  }
+
+  /** File groups named in completed replacecommits on the given timeline (archived ones from `history`). */
+  async replacedFileGroups(timeline: Timeline = this.timeline, history?: ArchivedHistory): Promise<Set<string>> {
+    const active = new Set(this.timeline.instants.map((i) => `${i.time}.${i.action}`));
+    const replaceInstants = timeline.completed().filter((i) => i.action === 'replacecommit' && active.has(`${i.time}.${i.action}`));
+    const metadatas = await mapWithConcurrency(replaceInstants, LISTING_CONCURRENCY, (instant) => readCommitMetadata(this.storage, instant, this.layout));
+    const replaced = new Set<string>();
+    for (const [key, time] of history?.replacedFileGroups ?? []) if (timeline.has(time, 'replacecommit')) replaced.add(key);
+    for (const metadata of metadatas) {
+      for (const [partition, fileIds] of Object.entries(metadata.partitionToReplaceFileIds ?? {})) {
+        for (const fileId of fileIds) replaced.add(fileGroupKey(partition, fileId));
+      }
+    }
+    return replaced;
+  }
+
+  /** File groups that a pending (requested or inflight) clustering plan will rewrite. */
+  async pendingClusteringFileGroups(): Promise<Set<string>> {
+    const plans = await pendingClusteringPlans(this.storage, this.timeline);
+    return new Set(plans.flatMap(({ plan }) => [...planFileGroups(plan)]));
+  }
+}
+
+async function readConfig(storage: Storage, options: OpenTableOptions): Promise<TableConfig> {
+  const config = await readTableConfig(storage);
+  if (!options.allowUnsupported) assertSupported(config, storage.uriOf(PROPERTIES_FILE), options.mode ?? 'read');
+  return config;
+}
+
+/**
+ * Every commit path's pattern: take the table lock, re-read the table (config and timeline: another writer may
+ * have committed, or changed the config, while we waited), run `work` on that fresh table, release the lock.
+ * Decisions made on the table from before the lock must be checked again on the one `work` gets.
+ */
+export async function withTableLock<T>(
+  table: HudiTable,
+  lock: LockProvider,
+  work: (current: HudiTable, lease: LockLease) => Promise<T>,
+  options: { readonly waitMs?: number | undefined } = {},
+): Promise<T> {
+  return withLock(lock, async (lease) => work(await table.reload(), lease), options.waitMs === undefined ? {} : { waitMs: options.waitMs });
+}
+
+/**
+ * Discover partitions by walking folders from the base path (bounded parallel listing); a folder holding
+ * `.hoodie_partition_metadata` is a partition and its files are kept. Folders starting with '.' are skipped (a plain `__HIVE_DEFAULT_PARTITION__` folder is a partition).
+ */
+export async function listPartitions(storage: Storage): Promise<ListedPartition[]> {
+  const found: ListedPartition[] = [];
+  let frontier: string[] = [''];
+  while (frontier.length > 0) {
+    const listings = await mapWithConcurrency(frontier, LISTING_CONCURRENCY, async (dir) => ({ dir, listing: await storage.listDir(dir) }));
+    const next: string[] = [];
+    for (const { dir, listing } of listings) {
+      const names = listing.files.map((f) => ({ name: fileNameOf(f.path), size: f.size }));
+      if (names.some((f) => f.name === PARTITION_METAFILE)) {
+        found.push({ partitionPath: dir, files: names });
+        continue;
+      }
+      for (const sub of listing.dirs) {
+        const name = folderNameOf(sub);
+        if (name.startsWith('.')) continue;
+        next.push(dir === '' ? name : `${dir}/${name}`);
+      }
+    }
+    frontier = next;
+  }
+  return found.sort((a, b) => a.partitionPath.localeCompare(b.partitionPath));
+}

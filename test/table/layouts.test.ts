@@ -1,0 +1,307 @@
+/**
+ * Layouts our services cannot keep (bucket index, CDC) are refused before anything is written, by every service that
+ * would break them, and the others still run: the refusals' error type, and the table's files unchanged after each.
+ */
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { runArchive } from '../../lib/archival/archive.js';
+import { archivalConfigFromProperties } from '../../lib/archival/config.js';
+import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
+import { runClean } from '../../lib/cleaning/clean.js';
+import { generateUsers, writeJsonLines } from '../../lib/cli/generate.js';
+import { commit } from '../../lib/clustering/commit.js';
+import { type ClusteringConfig, resolveClusteringConfig } from '../../lib/clustering/config.js';
+import { executeGroup } from '../../lib/clustering/execute.js';
+import { writeClusteringPlan } from '../../lib/clustering/instant.js';
+import { runClusteringJob } from '../../lib/clustering/job.js';
+import { buildClusteringPlan } from '../../lib/clustering/plan-strategy.js';
+import { schedule } from '../../lib/clustering/schedule.js';
+import { compactionConfigFrom } from '../../lib/compaction/config.js';
+import { scheduleCompaction } from '../../lib/compaction/schedule.js';
+import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
+import { UnsupportedTableError } from '../../lib/errors.js';
+import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
+import { openStorage } from '../../lib/storage/index.js';
+import {
+  bucketNumberOf,
+  CONSISTENT_HASHING_METADATA_FOLDER,
+  detectTableLayout,
+  type TableLayout,
+  tableLayout,
+  UnsupportedLayoutError,
+} from '../../lib/table/layouts.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
+import { tempDir } from '../helpers/fixtures.js';
+import { tableFiles } from '../helpers/paths.js';
+import { createSmallFilesTable } from '../helpers/small-files-table.js';
+
+const config = (properties: Record<string, string> = {}): ClusteringConfig => resolveClusteringConfig({ event: properties }).config;
+const BUCKET_PROPS = new Map([['hoodie.index.type', 'BUCKET']]);
+/** The file id Hudi's simple bucket index gives bucket `n` (BucketIdentifier.newBucketFileIdPrefix, then `-0`). */
+const bucketFileId = (n: number, salt: number) => `${String(n).padStart(8, '0')}-1c2d-4e5f-a6b7-${String(salt).padStart(12, '0')}-0`;
+
+/** A copy-on-write table of 3 commits over 2 partitions; bucket file ids when `buckets` (one bucket per commit). */
+async function smallTable(options: { buckets?: boolean; cdc?: boolean } = {}) {
+  const dir = tempDir('table-layouts-');
+  await createSmallFilesTable({
+    dir,
+    partitions: 2,
+    commits: 3,
+    rowsPerFile: 10,
+    ...(options.buckets === true ? { fileIdOf: (commit: number, partition: number) => bucketFileId(commit, partition) } : {}),
+  });
+  // The checksum covers only the table's name, so a key appended keeps the file whole.
+  if (options.cdc === true) appendFileSync(join(dir, '.hoodie', 'hoodie.properties'), 'hoodie.table.cdc.enabled=true\n');
+  const storage = openStorage(dir);
+  return { dir, storage, lock: new StorageLockProvider(storage, { waitMs: 5000 }), table: await HudiTable.open(storage, { mode: 'clustering' }) };
+}
+
+async function writeUsers(dir: string, operation: WriteOptions['operation'], properties: Map<string, string> = new Map()) {
+  const file = join(tempDir('table-layouts-input-'), 'batch.jsonl');
+  await writeJsonLines(file, generateUsers({ count: 5, seed: 3, idStart: 1, startDate: '2024-01-01', days: 2 }));
+  return writeBatch(openStorage(dir), { input: { file, format: 'jsonl' }, operation, properties });
+}
+
+/** Assert `promise` is refused with UnsupportedLayoutError for `layout` and `service`, mentioning `pattern`. */
+async function refused(promise: Promise<unknown>, layout: UnsupportedLayoutError['layout'], service: UnsupportedLayoutError['service'], pattern: RegExp) {
+  await assert.rejects(promise, (error: unknown) => {
+    assert.ok(error instanceof UnsupportedLayoutError, `an UnsupportedLayoutError, not ${String(error)}`);
+    assert.ok(error instanceof UnsupportedTableError);
+    assert.equal(error.layout, layout);
+    assert.equal(error.service, service);
+    assert.match(error.message, pattern);
+    return true;
+  });
+}
+
+describe('recognising a layout', () => {
+  const config0 = { properties: new Map<string, string>() } as unknown as Parameters<typeof tableLayout>[0];
+  const bucket = (layout: TableLayout) => layout.bucketIndex?.engine;
+
+  it('a bucket index from the run properties, the consistent-hashing folder, or file ids carrying bucket numbers', () => {
+    assert.equal(bucketNumberOf('00000003-1c2d-4e5f-a6b7-000000000001-0'), 3);
+    assert.equal(bucketNumberOf('3f2a9c1e-1c2d-4e5f-a6b7-000000000001-0'), undefined, 'a random UUID');
+    assert.equal(bucketNumberOf('12345678-1c2d-4e5f-a6b7-000000000001-0'), undefined, 'eight digits, but no bucket number a table has');
+    assert.equal(bucket(tableLayout(config0, { properties: BUCKET_PROPS })), 'SIMPLE');
+    assert.equal(bucket(tableLayout(config0, { properties: new Map([['hoodie.index.type', 'bucket']]) })), 'SIMPLE', 'Hudi reads the index type in any case');
+    assert.equal(
+      bucket(tableLayout(config0, { properties: new Map([...BUCKET_PROPS, ['hoodie.bucket.index.engine', 'CONSISTENT_HASHING']]) })),
+      'CONSISTENT_HASHING',
+    );
+    assert.equal(bucket(tableLayout(config0, { consistentHashingMetadata: true })), 'CONSISTENT_HASHING');
+    assert.equal(bucket(tableLayout(config0, { fileIds: [bucketFileId(0, 1), bucketFileId(1, 1)] })), 'SIMPLE');
+    // A bucket table one of our clusterings already gave a random file id is still one.
+    assert.equal(bucket(tableLayout(config0, { fileIds: [bucketFileId(0, 1), '3f2a9c1e-1c2d-4e5f-a6b7-000000000001-0'] })), 'SIMPLE');
+    assert.equal(bucket(tableLayout(config0, { fileIds: ['3f2a9c1e-1c2d-4e5f-a6b7-000000000001-0'] })), undefined);
+    assert.equal(bucket(tableLayout(config0, { fileIds: [] })), undefined);
+    assert.equal(bucket(tableLayout(config0, { properties: new Map([['hoodie.index.type', 'BLOOM']]) })), undefined);
+  });
+
+  it('CDC from hoodie.properties; the consistent-hashing folder from storage', async () => {
+    const { dir, storage, table } = await smallTable({ cdc: true });
+    assert.equal(tableLayout(table.config, {}).cdc, true);
+    assert.equal((await detectTableLayout(storage, table.config, {})).bucketIndex, undefined);
+    mkdirSync(join(dir, CONSISTENT_HASHING_METADATA_FOLDER, 'dt=2024-01-01'), { recursive: true });
+    writeFileSync(join(dir, CONSISTENT_HASHING_METADATA_FOLDER, 'dt=2024-01-01', '00000000000000.hashing_meta'), '{}');
+    assert.equal((await detectTableLayout(storage, table.config, {})).bucketIndex?.engine, 'CONSISTENT_HASHING');
+  });
+});
+
+describe('clustering a bucket-index table is refused before anything is written', () => {
+  it('scheduling: a table whose file ids carry bucket numbers (no properties), and one the properties call bucket-indexed', async () => {
+    const byFileIds = await smallTable({ buckets: true });
+    const before = tableFiles(byFileIds.dir);
+    await refused(schedule(byFileIds.table, config(), { lock: byFileIds.lock }), 'simple-bucket-index', 'clustering', /not supported for simple bucket index/);
+    assert.deepEqual(tableFiles(byFileIds.dir), before, 'nothing written');
+
+    const byProps = await smallTable();
+    const before2 = tableFiles(byProps.dir);
+    await refused(
+      schedule(byProps.table, config(), { lock: byProps.lock, properties: BUCKET_PROPS }),
+      'simple-bucket-index',
+      'clustering',
+      /hoodie\.index\.type=BUCKET/,
+    );
+    const consistent = new Map([...BUCKET_PROPS, ['hoodie.bucket.index.engine', 'consistent_hashing']]);
+    await refused(
+      schedule(byProps.table, config(), { lock: byProps.lock, properties: consistent }),
+      'consistent-hashing-bucket-index',
+      'clustering',
+      /SparkConsistentBucketClusteringPlanStrategy/,
+    );
+    assert.deepEqual(tableFiles(byProps.dir), before2, 'nothing written');
+  });
+
+  it('the CLI job (scheduleAndExecute) refuses the same way', async () => {
+    const { dir, table, lock } = await smallTable({ buckets: true });
+    const before = tableFiles(dir);
+    const engine = await openParquetEngine();
+    try {
+      await refused(
+        runClusteringJob(table, { mode: 'scheduleAndExecute', config: config(), lock, engine, tempDir: tempDir('table-layouts-job-') }),
+        'simple-bucket-index',
+        'clustering',
+        /file ids carry bucket numbers/,
+      );
+    } finally {
+      await engine.close();
+    }
+    assert.deepEqual(tableFiles(dir), before);
+  });
+
+  it('a pending plan on a bucket table is neither executed nor committed', async () => {
+    const { dir, storage, table, lock } = await smallTable({ buckets: true });
+    // A plan as an older build (or another tool) left it: built and written without the refusal.
+    const view = await table.fileSystemView();
+    const plan = buildClusteringPlan({
+      partitionPaths: view.partitionPaths(),
+      latestSlices: view.latestSlices().map((slice) => ({
+        fileId: slice.fileId,
+        partitionPath: slice.partitionPath,
+        baseFilePath: storage.uriOf(slice.baseFile.path),
+        baseFileSize: slice.baseFile.size,
+        instantTime: slice.baseInstantTime,
+      })),
+      pendingFileGroupIds: new Set(),
+      config: config(),
+    });
+    assert.ok(plan);
+    const instant = '20300101000000000';
+    await writeClusteringPlan(storage, instant, plan);
+    const current = await table.reload();
+    const before = tableFiles(dir);
+    const engine = await openParquetEngine();
+    try {
+      await refused(
+        executeGroup(current, instant, 0, { engine, tempDir: tempDir('table-layouts-exec-'), config: config() }),
+        'simple-bucket-index',
+        'clustering',
+        /bucket/,
+      );
+      await refused(
+        runClusteringJob(current, { mode: 'execute', instant, config: config(), lock, engine, tempDir: tempDir('table-layouts-job-') }),
+        'simple-bucket-index',
+        'clustering',
+        /bucket/,
+      );
+    } finally {
+      await engine.close();
+    }
+    await refused(commit(current, instant, { lock }), 'simple-bucket-index', 'clustering', /bucket/);
+    assert.deepEqual(tableFiles(dir), before, 'the plan stays requested, nothing else written');
+  });
+});
+
+describe('writes to a bucket-index table are refused before anything is written', () => {
+  it('copy-on-write: known from its file ids, or from hoodie.index.type=BUCKET', async () => {
+    const byFileIds = await smallTable({ buckets: true });
+    const before = tableFiles(byFileIds.dir);
+    await refused(writeUsers(byFileIds.dir, 'upsert'), 'simple-bucket-index', 'write', /bloom and simple indexes/);
+    await refused(writeUsers(byFileIds.dir, 'delete'), 'simple-bucket-index', 'write', /bucket/);
+    assert.deepEqual(tableFiles(byFileIds.dir), before);
+    const byProps = await smallTable();
+    const before2 = tableFiles(byProps.dir);
+    await refused(writeUsers(byProps.dir, 'insert', BUCKET_PROPS), 'simple-bucket-index', 'write', /hoodie\.index\.type=BUCKET/);
+    assert.deepEqual(tableFiles(byProps.dir), before2);
+  });
+
+  it('a new table asked for with the bucket index is not created', async () => {
+    const dir = join(tempDir('table-layouts-new-'), 'users');
+    const props = new Map([...BUCKET_PROPS, ['hoodie.table.name', 'users'], ['hoodie.datasource.write.recordkey.field', 'id']]);
+    await refused(writeUsers(dir, 'insert', props), 'simple-bucket-index', 'write', /bucket/);
+    assert.throws(() => statSync(join(dir, '.hoodie')), /ENOENT/);
+  });
+});
+
+describe('CDC tables: data-changing services are refused, the others run', () => {
+  it('writes (upsert, insert, bulk_insert, delete) are refused, naming CDC', async () => {
+    const { dir } = await smallTable({ cdc: true });
+    const before = tableFiles(dir);
+    for (const operation of ['upsert', 'insert', 'bulk_insert', 'delete'] as const) {
+      await refused(writeUsers(dir, operation), 'cdc', 'write', /hoodie\.table\.cdc\.enabled=true \(CDC\).*change data/);
+    }
+    assert.deepEqual(tableFiles(dir), before);
+  });
+
+  it('a new table asked for with CDC is not created', async () => {
+    const dir = join(tempDir('table-layouts-new-'), 'users');
+    const props = new Map([
+      ['hoodie.table.cdc.enabled', 'true'],
+      ['hoodie.table.name', 'users'],
+      ['hoodie.datasource.write.recordkey.field', 'id'],
+    ]);
+    await refused(writeUsers(dir, 'insert', props), 'cdc', 'write', /CDC/);
+    assert.throws(() => statSync(join(dir, '.hoodie')), /ENOENT/);
+  });
+
+  it('cleaning is refused (Hudi deletes the cdc logs of cleaned slices); clustering and archival run', async () => {
+    const { dir, table, lock } = await smallTable({ cdc: true });
+    const before = tableFiles(dir);
+    await refused(runClean(table, { config: cleanConfigFromProperties(new Map()), lock }), 'cdc', 'clean', /cdc log files/);
+    await refused(runClean(table, { config: cleanConfigFromProperties(new Map()), lock, dryRun: true }), 'cdc', 'clean', /CDC/);
+    assert.deepEqual(tableFiles(dir), before);
+    // Clustering writes no change data in Hudi either (its instants are not data changes for the CDC extractor).
+    const scheduled = await schedule(table, config(), { lock });
+    assert.ok(scheduled, 'a clustering plan');
+    const archived = await runArchive(await table.reload(), {
+      config: archivalConfigFromProperties(new Map()),
+      cleanConfig: cleanConfigFromProperties(new Map()),
+      lock,
+    });
+    assert.ok(archived);
+  });
+});
+
+describe('tables without meta fields or with dropped partition columns: merging log records is refused', () => {
+  /** A merge-on-read table of one insert (our writer), then the flag appended to hoodie.properties. */
+  async function mergeOnReadTable(flag: string) {
+    const dir = join(tempDir('table-layouts-mor-'), 'users_mor');
+    const props = new Map([
+      ['hoodie.table.name', 'users_mor'],
+      ['hoodie.datasource.write.table.type', 'MERGE_ON_READ'],
+      ['hoodie.datasource.write.recordkey.field', 'id'],
+      ['hoodie.datasource.write.partitionpath.field', 'dt'],
+      ['hoodie.datasource.write.precombine.field', 'createTime'],
+      ['hoodie.metadata.enable', 'false'],
+    ]);
+    await writeUsers(dir, 'insert', props);
+    appendFileSync(join(dir, '.hoodie', 'hoodie.properties'), `${flag}\n`);
+    const storage = openStorage(dir);
+    return { dir, table: await HudiTable.open(storage), lock: new StorageLockProvider(storage, { waitMs: 5000 }) };
+  }
+
+  it('hoodie.populate.meta.fields=false: compaction, merge-on-read clustering and writes refused; copy-on-write clustering runs', async () => {
+    const { dir, table, lock } = await mergeOnReadTable('hoodie.populate.meta.fields=false');
+    const before = tableFiles(dir);
+    await refused(
+      scheduleCompaction(table, compactionConfigFrom(new Map(), 'test'), { lock, force: true }),
+      'no-meta-fields',
+      'compaction',
+      /_hoodie_record_key/,
+    );
+    await refused(schedule(table, config(), { lock, force: true }), 'no-meta-fields', 'clustering', /merge-on-read tables without meta fields/);
+    await refused(writeUsers(dir, 'upsert'), 'no-meta-fields', 'write', /hoodie\.populate\.meta\.fields=false/);
+    assert.deepEqual(tableFiles(dir), before);
+
+    const cow = await smallTable();
+    appendFileSync(join(cow.dir, '.hoodie', 'hoodie.properties'), 'hoodie.populate.meta.fields=false\n');
+    assert.ok(await schedule(await HudiTable.open(cow.storage), config(), { lock: cow.lock }), 'copy-on-write clustering copies rows as they are');
+  });
+
+  it('hoodie.datasource.write.drop.partition.columns=true on merge-on-read: compaction, clustering and writes refused', async () => {
+    const { dir, table, lock } = await mergeOnReadTable('hoodie.datasource.write.drop.partition.columns=true');
+    const before = tableFiles(dir);
+    await refused(
+      scheduleCompaction(table, compactionConfigFrom(new Map(), 'test'), { lock, force: true }),
+      'dropped-partition-columns',
+      'compaction',
+      /drop\.partition\.columns/,
+    );
+    await refused(schedule(table, config(), { lock, force: true }), 'dropped-partition-columns', 'clustering', /not built/);
+    await refused(writeUsers(dir, 'upsert'), 'dropped-partition-columns', 'write', /log records without the partition columns/);
+    assert.deepEqual(tableFiles(dir), before);
+  });
+});
