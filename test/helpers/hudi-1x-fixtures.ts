@@ -1,6 +1,6 @@
 /**
  * Tables of table version 8 (Hudi 1.0.2) and 9 (Hudi 1.1.1), written by Spark with that release's bundle, and what
- * Hudi itself says about their timelines: the fixtures of test/hudi-1x-timeline.test.ts, kept under
+ * Hudi itself says about their timelines: the fixtures of test/timeline/hudi-1x.test.ts, kept under
  * test/fixtures/hudi-1x-tables/<version>/<table>/ (`npm run fixtures:generate -- hudi-1x`).
  *
  * Each table folder keeps hoodie.properties and the instant files of `.hoodie/timeline/` (no data files: the test
