@@ -4,7 +4,7 @@
  */
 import { compactionConfigFrom } from '../compaction/config.js';
 import { type CompactionRunResult, rollbackCompaction, runCompaction, runPendingCompactions } from '../compaction/execute.js';
-import { assertMergeOnRead, scheduleCompaction } from '../compaction/schedule.js';
+import { assertCompactionWrites, assertMergeOnRead, scheduleCompaction } from '../compaction/schedule.js';
 import { HudiError } from '../errors.js';
 import { lockProviderFor } from '../lock/index.js';
 import { openStorage } from '../storage/index.js';
@@ -41,7 +41,7 @@ export const compactCommand: Command = {
     const config = compactionConfigFrom(props, values.props ?? 'properties');
     const storage = openStorage(positionals[0]!);
     const table = await HudiTable.open(storage);
-    assertMergeOnRead(table);
+    assertCompactionWrites(table);
     const lock = lockProviderFor(new Map([...table.config.properties, ...props]), table.config.name, storage);
     if (mode === 'rollback') {
       const { deleted } = await rollbackCompaction(table, values.instant!, { lock });

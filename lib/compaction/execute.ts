@@ -38,7 +38,7 @@ import {
 import { compactionWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
 import { fileNameOf } from '../util/paths.js';
 import { writeConfigFromProperties } from '../writer/write-config.js';
-import { assertCompactable, assertMergeOnRead } from './schedule.js';
+import { assertCompactable, assertCompactionWrites } from './schedule.js';
 
 export interface CompactionRunOptions {
   readonly lock: LockProvider;
@@ -368,7 +368,7 @@ export async function rollbackCompaction(
   instantTime: string,
   options: { lock: LockProvider; lockWaitMs?: number },
 ): Promise<{ deleted: string[] }> {
-  assertMergeOnRead(table);
+  assertCompactionWrites(table);
   return withTableLock(
     table,
     options.lock,

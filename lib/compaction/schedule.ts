@@ -9,7 +9,7 @@
 import { HudiError, UnsupportedTableError } from '../errors.js';
 import type { LockProvider } from '../lock/port.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
-import { PROPERTIES_FILE } from '../table/config.js';
+import { assertSupported, PROPERTIES_FILE } from '../table/config.js';
 import type { MergedFileSlice } from '../table/file-system-view.js';
 import { assertLayoutSupports, tableLayout } from '../table/layouts.js';
 import { type HudiTable, withTableLock } from '../table/table.js';
@@ -55,12 +55,21 @@ export function assertMergeOnRead(table: HudiTable): void {
 }
 
 /**
+ * Compaction writes: a merge-on-read table this build only reads (Hudi 1.x's versions 8 and 9) is refused before
+ * anything is written, naming its version (the steps that only look open the table for reading).
+ */
+export function assertCompactionWrites(table: HudiTable): void {
+  assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'write');
+  assertMergeOnRead(table);
+}
+
+/**
  * Refuse what compaction cannot do: copy-on-write tables, and layouts whose log records it cannot merge (see
  * lib/table/layouts.ts). Compaction keeps every file id and Hudi writes no change data for it, so bucket-index and
  * CDC tables are compacted.
  */
 export function assertCompactable(table: HudiTable): void {
-  assertMergeOnRead(table);
+  assertCompactionWrites(table);
   assertLayoutSupports(tableLayout(table.config, {}), 'compaction', table.storage.uriOf(PROPERTIES_FILE));
 }
 

@@ -29,8 +29,9 @@ import { type LogRecord, mergeLogRecords, orderingOf } from './payload-merge.js'
 
 /** Which instants' blocks count: built once per read from the table's active timeline. */
 export interface LogBlockFilter {
-  /** Blocks newer than this end the scan (the query instant). */
+  /** Blocks newer than this end the scan (the query instant), or are skipped (timeline layout 2, as Hudi 1.x). */
   readonly latestInstant: string;
+  readonly newerBlocks: 'stop' | 'skip';
   counts(instantTime: string): boolean;
 }
 
@@ -41,6 +42,7 @@ export function logBlockFilter(timeline: Timeline, latestInstant: string): LogBl
   const first = writes.find((i) => i.state === 'COMPLETED')?.time;
   return {
     latestInstant,
+    newerBlocks: timeline.layout.newerLogBlock,
     counts: (time) => (completed.has(time) || (first !== undefined && compareInstantTimes(time, first) < 0)) && !inflight.has(time),
   };
 }
@@ -55,6 +57,8 @@ export interface ScannedLogRecords {
 export interface ScanOptions {
   readonly filter: LogBlockFilter;
   readonly precombineField: string | undefined;
+  /** Hudi 1.x's EVENT_TIME_ORDERING delete rule (payload-merge.ts RecordMerge.eventTimeDeletes). */
+  readonly eventTimeDeletes?: boolean;
   /** Decodes Parquet data blocks. */
   readonly engine: ParquetEngine;
 }
@@ -71,7 +75,17 @@ export async function scanLogRecords(storage: Storage, logFiles: readonly LogFil
             location,
             fix: 'the log file is corrupt; restore it or roll back its instant',
           });
-        if (compareInstantTimes(time, options.filter.latestInstant) > 0) break scan;
+        if (compareInstantTimes(time, options.filter.latestInstant) > 0) {
+          // Hudi 1.x skips only data and delete blocks newer than the query instant; command blocks still apply.
+          if (options.filter.newerBlocks === 'stop') break scan;
+          if (block.type !== 'COMMAND_BLOCK') continue;
+        }
+        if (block.header.IS_PARTIAL === 'true') {
+          throw new UnsupportedLogBlockError(`log block at offset ${block.offset} holds partial updates (IS_PARTIAL), which this build does not merge`, {
+            location,
+            fix: 'compact the table with Hudi, or read it with Hudi',
+          });
+        }
       }
       if (block.type === 'COMMAND_BLOCK') {
         const command = readCommandBlock(block, location);
@@ -99,7 +113,7 @@ export async function scanLogRecords(storage: Storage, logFiles: readonly LogFil
         fix: 'merge-on-read tables without meta fields (hoodie.populate.meta.fields=false) are not readable by this build',
       });
     }
-    records.set(key, mergeLogRecords(records.get(key), { kind: 'data', row, ordering: orderingOf(row, options.precombineField) }));
+    records.set(key, mergeLogRecords(records.get(key), { kind: 'data', row, ordering: orderingOf(row, options.precombineField) }, options.eventTimeDeletes));
   };
   for (const { block, location } of queue) {
     switch (block.type) {
@@ -118,7 +132,10 @@ export async function scanLogRecords(storage: Storage, logFiles: readonly LogFil
       case 'DELETE_BLOCK':
         for (const deleted of readDeleteBlock(block, location)) {
           if (deleted.recordKey === null) continue;
-          records.set(deleted.recordKey, mergeLogRecords(records.get(deleted.recordKey), { kind: 'delete', ordering: deleted.orderingValue }));
+          records.set(
+            deleted.recordKey,
+            mergeLogRecords(records.get(deleted.recordKey), { kind: 'delete', ordering: deleted.orderingValue }, options.eventTimeDeletes),
+          );
         }
         break;
       case 'CORRUPT_BLOCK':

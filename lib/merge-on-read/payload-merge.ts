@@ -44,14 +44,45 @@ export function orderingOf(row: Row, precombineField: string | undefined): JsonV
   return precombineField === undefined ? null : (row[precombineField] ?? null);
 }
 
+/**
+ * How a table's records merge: its payload (0.x) or merge mode (1.x) as a payload, the field records are ordered by
+ * (undefined: the later record wins), and whether deletes carry event time (Hudi 1.x's EVENT_TIME_ORDERING).
+ */
+export interface RecordMerge {
+  readonly payload: RecordPayload;
+  readonly orderingField: string | undefined;
+  /**
+   * EVENT_TIME_ORDERING (FileGroupRecordBuffer 1.0.2, BufferedRecordMergerFactory 1.1.1): a delete with a real
+   * ordering value (not the default int 0) loses to a base record ordered after it, and a later log record ordered
+   * before it loses to it. 0.x payloads apply a delete whatever its ordering value once it reaches the base record.
+   */
+  readonly eventTimeDeletes: boolean;
+}
+
+/** Hudi's default ordering value int 0 (or none) means "no ordering": commit time decides. */
+function isNaturalOrdering(value: OrderingValue | null): boolean {
+  return value === null || (value.type === 'int' && value.value === 0);
+}
+
 /** Merge a newer log record of a key into the older one (the scanner's rule). */
-export function mergeLogRecords(older: LogRecord | undefined, newer: LogRecord): LogRecord {
-  if (older === undefined || older.kind === 'delete') return newer;
+export function mergeLogRecords(older: LogRecord | undefined, newer: LogRecord, eventTimeDeletes = false): LogRecord {
+  if (older === undefined) return newer;
+  if (older.kind === 'delete') {
+    // 1.x's shouldKeepNewerRecord: a record ordered before an event-time delete does not bring the key back.
+    if (eventTimeDeletes && newer.kind === 'data' && !isNaturalOrdering(older.ordering)) {
+      const deleted = orderingOfDelete(older.ordering);
+      if (sameKind(newer.ordering, deleted) && compareOrdering(newer.ordering, deleted) < 0) return older;
+    }
+    return newer;
+  }
   if (newer.kind === 'delete') {
     const deleteOrdering = newer.ordering;
     // Hudi's default ordering value int 0 means "no ordering": natural order, the delete wins.
-    const natural = deleteOrdering === null || (deleteOrdering.type === 'int' && deleteOrdering.value === 0);
-    if (!natural && sameKind(older.ordering, orderingOfDelete(deleteOrdering)) && compareOrdering(older.ordering, orderingOfDelete(deleteOrdering)) > 0)
+    if (
+      !isNaturalOrdering(deleteOrdering) &&
+      sameKind(older.ordering, orderingOfDelete(deleteOrdering)) &&
+      compareOrdering(older.ordering, orderingOfDelete(deleteOrdering)) > 0
+    )
       return older;
     return newer;
   }
@@ -65,9 +96,15 @@ export function mergeLogRecords(older: LogRecord | undefined, newer: LogRecord):
  */
 export type MergeOutcome = 'base' | 'log' | 'deleted';
 
-export function mergeOutcome(payload: RecordPayload, baseOrdering: JsonValue | undefined, log: LogRecord | undefined): MergeOutcome {
+export function mergeOutcome(payload: RecordPayload, baseOrdering: JsonValue | undefined, log: LogRecord | undefined, eventTimeDeletes = false): MergeOutcome {
   if (log === undefined) return 'base';
-  if (log.kind === 'delete') return 'deleted';
+  if (log.kind === 'delete') {
+    // 1.x EVENT_TIME_ORDERING (merge / finalMerge): a base record ordered after the delete stays.
+    if (eventTimeDeletes && baseOrdering !== undefined && baseOrdering !== null && !isNaturalOrdering(log.ordering)) {
+      if (compareOrdering(baseOrdering, orderingOfDelete(log.ordering)) > 0) return 'base';
+    }
+    return 'deleted';
+  }
   if (baseOrdering !== undefined && payload.orderingAgainstStored && baseOrdering !== null && compareOrdering(baseOrdering, log.ordering) > 0) return 'base';
   return log.row[IS_DELETED_FIELD] === true ? 'deleted' : 'log';
 }
@@ -78,8 +115,14 @@ export function needsBaseOrdering(payload: RecordPayload, precombineField: strin
 }
 
 /** The row a key reads as: the base row merged with the key's log record; undefined when the key is deleted. */
-export function mergeOntoBase(payload: RecordPayload, base: Row | undefined, baseOrdering: JsonValue, log: LogRecord | undefined): Row | undefined {
-  const outcome = mergeOutcome(payload, base === undefined ? undefined : baseOrdering, log);
+export function mergeOntoBase(
+  payload: RecordPayload,
+  base: Row | undefined,
+  baseOrdering: JsonValue,
+  log: LogRecord | undefined,
+  eventTimeDeletes = false,
+): Row | undefined {
+  const outcome = mergeOutcome(payload, base === undefined ? undefined : baseOrdering, log, eventTimeDeletes);
   if (outcome === 'base') return base;
   return outcome === 'log' && log?.kind === 'data' ? log.row : undefined;
 }

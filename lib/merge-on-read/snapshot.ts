@@ -5,12 +5,12 @@
 import type { ParquetEngine } from '../engine/port.js';
 import type { JsonValue, Row } from '../engine/row-format.js';
 import type { Storage } from '../storage/port.js';
-import { PROPERTIES_FILE, type TableConfig } from '../table/config.js';
+import { PROPERTIES_FILE, recordMergeModeOf, type TableConfig } from '../table/config.js';
 import type { FileSystemView, MergedFileSlice } from '../table/file-system-view.js';
 import { type RecordPayload, resolveRecordPayload } from '../table/payload.js';
 import type { Timeline } from '../timeline/timeline.js';
 import { type LogBlockFilter, logBlockFilter, scanLogRecords } from './log-record-scanner.js';
-import { mergeOntoBase, mergeOutcome, needsBaseOrdering, orderingOf } from './payload-merge.js';
+import { mergeOntoBase, mergeOutcome, needsBaseOrdering, orderingOf, type RecordMerge } from './payload-merge.js';
 
 export interface MergedRows {
   readonly columns: string[];
@@ -36,16 +36,41 @@ export function tablePayload(storage: Storage, config: TableConfig): RecordPaylo
   return resolveRecordPayload({ payloadClass: undefined }, config.properties, storage.uriOf(PROPERTIES_FILE));
 }
 
+/**
+ * How a table's records merge on read: a 0.x table by its payload class and precombine field; a 1.x table by its
+ * record merge mode — COMMIT_TIME_ORDERING as the latest write wins (no ordering field, as Hudi 1.x reads it),
+ * EVENT_TIME_ORDERING by the ordering field with event-time deletes.
+ */
+export function tableMerge(storage: Storage, config: TableConfig): RecordMerge {
+  const location = storage.uriOf(PROPERTIES_FILE);
+  switch (recordMergeModeOf(config, location)) {
+    case undefined:
+      return { payload: tablePayload(storage, config), orderingField: config.precombineField, eventTimeDeletes: false };
+    case 'COMMIT_TIME_ORDERING':
+      return {
+        payload: { className: 'COMMIT_TIME_ORDERING', orderingAgainstStored: false, source: 'hoodie.properties' },
+        orderingField: undefined,
+        eventTimeDeletes: false,
+      };
+    case 'EVENT_TIME_ORDERING':
+      return {
+        payload: { className: 'EVENT_TIME_ORDERING', orderingAgainstStored: true, source: 'hoodie.properties' },
+        orderingField: config.precombineField,
+        eventTimeDeletes: true,
+      };
+  }
+}
+
 const KEY_FIELD = '_hoodie_record_key';
 
 export async function readMergedSlices(view: FileSystemView, context: MergeOnReadContext): Promise<MergedRows> {
-  const payload = tablePayload(context.storage, context.config);
+  const merge = tableMerge(context.storage, context.config);
   const filter = logBlockFilter(context.timeline, context.queryInstant);
   const columns: string[] = [];
   const rows: Row[] = [];
   const files: string[] = [];
   for (const slice of view.latestMergedSlices()) {
-    const merged = await mergeSlice(slice, context, payload, filter);
+    const merged = await mergeSlice(slice, context, merge, filter);
     for (const column of merged.columns) if (!columns.includes(column)) columns.push(column);
     rows.push(...merged.rows);
     if (slice.baseFile !== undefined) files.push(slice.baseFile.path);
@@ -58,12 +83,12 @@ export async function readMergedSlices(view: FileSystemView, context: MergeOnRea
 export async function mergeSlice(
   slice: MergedFileSlice,
   context: MergeOnReadContext,
-  payload: RecordPayload,
+  merge: RecordMerge,
   filter: LogBlockFilter,
 ): Promise<{ columns: string[]; rows: Row[]; logRecords: number }> {
-  const precombineField = context.config.precombineField;
+  const { payload, orderingField: precombineField, eventTimeDeletes } = merge;
   const base = slice.baseFile === undefined ? { columns: [], rows: [] } : await context.engine.readRows([context.localBaseFile(slice.baseFile.path)]);
-  const logs = await scanLogRecords(context.storage, slice.logFiles, { filter, precombineField, engine: context.engine });
+  const logs = await scanLogRecords(context.storage, slice.logFiles, { filter, precombineField, eventTimeDeletes, engine: context.engine });
   const columns = [...base.columns];
   for (const column of logs.columns) if (!columns.includes(column)) columns.push(column);
   const rows: Row[] = [];
@@ -71,12 +96,12 @@ export async function mergeSlice(
   for (const row of base.rows) {
     const key = String(row['_hoodie_record_key']);
     seen.add(key);
-    const merged = mergeOntoBase(payload, row, orderingOf(row, precombineField), logs.records.get(key));
+    const merged = mergeOntoBase(payload, row, orderingOf(row, precombineField), logs.records.get(key), eventTimeDeletes);
     if (merged !== undefined) rows.push(merged);
   }
   for (const [key, record] of logs.records) {
     if (seen.has(key)) continue;
-    const merged = mergeOntoBase(payload, undefined, null, record);
+    const merged = mergeOntoBase(payload, undefined, null, record, eventTimeDeletes);
     if (merged !== undefined) rows.push(merged);
   }
   return { columns, rows, logRecords: logs.records.size };

@@ -119,7 +119,7 @@ export async function readSnapshot(table: HudiTable, options: SnapshotOptions = 
 }
 
 async function readMergeOnReadSnapshot(table: HudiTable, view: FileSystemView, options: SnapshotOptions): Promise<Snapshot> {
-  const queryInstant = options.asOf ?? table.timeline.lastCompletedWrite()?.time;
+  const queryInstant = view.queryInstant;
   const slices = view.latestMergedSlices();
   if (queryInstant === undefined || slices.length === 0) return { columns: [], rows: [], files: [] };
   if (table.config.dropPartitionColumns && table.config.partitionFields.length > 0) {

@@ -6,8 +6,6 @@
  */
 
 import type { HudiTable } from '../table/table.js';
-import { archiveFolder } from '../timeline/archived/archived-timeline.js';
-import { loadArchivedHistory } from '../timeline/archived/history.js';
 import { parseInstantTime } from '../timeline/instant.js';
 import { lastCompletedClustering } from '../timeline/queries.js';
 import { WRITE_KEYS } from '../writer/write-config.js';
@@ -80,8 +78,8 @@ export async function tableStatus(table: HudiTable, options: { now?: Date; small
 
   const [clustering, history, archiveListing, view] = await Promise.all([
     lastCompletedClustering(storage, timeline),
-    loadArchivedHistory(storage, config.archiveLogFolder),
-    storage.listDir(archiveFolder(config.archiveLogFolder)),
+    table.archivedHistory(),
+    storage.listDir(table.archiveFolder),
     table.fileSystemView(),
   ]);
   const lastOf = (activeTime: string | undefined, archivedTime: string | undefined): LastServiceStatus | undefined => {

@@ -103,6 +103,63 @@ export const TABLE_KEYS = {
     description: "the archived timeline's folder under .hoodie",
   }),
   checksum: defineKey({ key: 'hoodie.table.checksum', default: undefined, parser: optionalText, description: 'CRC32 of "<database>.<table>"' }),
+  // Hudi 1.x keys (table versions 8 and 9); read leniently here, checked for reading in assertSupported.
+  timelinePath: defineKey({
+    key: 'hoodie.timeline.path',
+    default: 'timeline',
+    parser: anyText,
+    description: "layout 2: the active timeline's folder under .hoodie",
+  }),
+  timelineHistoryPath: defineKey({
+    key: 'hoodie.timeline.history.path',
+    default: 'history',
+    parser: anyText,
+    description: "layout 2: the LSM history's folder under the timeline folder",
+  }),
+  initialVersion: defineKey({
+    key: 'hoodie.table.initial.version',
+    default: undefined,
+    parser: optionalText,
+    description: 'the table version the table was created with (Hudi 1.x)',
+  }),
+  recordMergeMode: defineKey({
+    key: 'hoodie.record.merge.mode',
+    default: undefined,
+    parser: optionalText,
+    description: 'Hudi 1.x: EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING or CUSTOM',
+  }),
+  recordMergeStrategyId: defineKey({
+    key: 'hoodie.record.merge.strategy.id',
+    default: undefined,
+    parser: optionalText,
+    alternatives: ['hoodie.compaction.record.merger.strategy'],
+    description: "Hudi 1.x: the merger strategy's id",
+  }),
+  payloadClass: defineKey({
+    key: 'hoodie.compaction.payload.class',
+    default: undefined,
+    parser: optionalText,
+    description: 'the payload class (versions 6 and 8)',
+  }),
+  legacyPayloadClass: defineKey({
+    key: 'hoodie.table.legacy.payload.class',
+    default: undefined,
+    parser: optionalText,
+    description: 'Hudi 1.1 (version 9): the payload class the table was created with',
+  }),
+  orderingFields: defineKey({
+    key: 'hoodie.table.ordering.fields',
+    default: undefined,
+    parser: optionalText,
+    description: 'Hudi 1.1 (version 9): the ordering fields, before hoodie.table.precombine.field',
+  }),
+  partialUpdateMode: defineKey({
+    key: 'hoodie.table.partial.update.mode',
+    default: undefined,
+    parser: optionalText,
+    description: 'Hudi 1.1 (version 9): how partial records merge',
+  }),
+  tableFormat: defineKey({ key: 'hoodie.table.format', default: 'native', parser: anyText, description: 'Hudi 1.1 (version 9): the table format' }),
 } as const;
 
 /** The write properties a new table takes its identity from (Hudi's datasource keys, else the table's own). */
@@ -170,6 +227,17 @@ export interface TableConfig {
   readonly archiveLogFolder: string;
   /** hoodie.table.timeline.timezone: the clock of instant times; LOCAL (Hudi's default) when absent. */
   readonly timelineTimeZone: TimelineTimeZone;
+  /** hoodie.timeline.path (layout 2): the active timeline's folder under `.hoodie/`; `timeline` when absent. */
+  readonly timelinePath: string;
+  /** hoodie.timeline.history.path (layout 2): the LSM history's folder under the timeline folder; `history` when absent. */
+  readonly timelineHistoryPath: string;
+  /**
+   * hoodie.record.merge.mode as stored (Hudi 1.x), else undefined (0.x tables merge by their payload class). Checked
+   * for reading by assertSupported; recordMergeModeOf gives the mode a 1.x reader merges with.
+   */
+  readonly recordMergeMode: string | undefined;
+  /** hoodie.table.initial.version (Hudi 1.x): the version the table was created with; undefined when absent or not a number. */
+  readonly initialVersion: number | undefined;
   /** Every key as stored, for keys this type does not name (key generator options, …). */
   readonly properties: ReadonlyMap<string, string>;
 }
@@ -213,7 +281,8 @@ export function tableConfigFromProperties(properties: ReadonlyMap<string, string
     timelineLayoutVersion: Number(get(K.timelineLayoutVersion) ?? (version >= 8 ? 2 : 1)),
     recordKeyFields,
     partitionFields,
-    precombineField: get(K.precombineField),
+    // Hudi 1.1's ordering fields come first (HoodieTableConfig.ORDERING_FIELDS, alternative: the precombine field).
+    precombineField: get(K.orderingFields) ?? get(K.precombineField),
     keyGeneratorClass,
     hiveStylePartitioning: get(K.hiveStylePartitioning),
     urlEncodePartitioning: get(K.urlEncodePartitioning),
@@ -223,6 +292,10 @@ export function tableConfigFromProperties(properties: ReadonlyMap<string, string
     createSchema: get(K.createSchema),
     archiveLogFolder: get(K.archiveLogFolder),
     timelineTimeZone: timelineTimeZoneOf(properties.get(TIMELINE_TIMEZONE_KEY), location),
+    timelinePath: get(K.timelinePath),
+    timelineHistoryPath: get(K.timelineHistoryPath),
+    recordMergeMode: get(K.recordMergeMode),
+    initialVersion: /^\d+$/.test(get(K.initialVersion)?.trim() ?? '') ? Number(get(K.initialVersion)) : undefined,
     properties,
   };
 }
@@ -253,12 +326,11 @@ function timelineTimeZoneOf(text: string | undefined, location: string): Timelin
   return zone as TimelineTimeZone;
 }
 
-export const READABLE_TABLE_VERSIONS: readonly number[] = [5, 6];
+/** Table versions this build reads: 5 and 6 (Hudi 0.x, timeline layout 1), 8 and 9 (Hudi 1.0 and 1.1, layout 2). */
+export const READABLE_TABLE_VERSIONS: readonly number[] = [5, 6, 8, 9];
+/** Table versions of Hudi 1.x (timeline layout 2): read, never written. */
+export const HUDI_1X_TABLE_VERSIONS: readonly number[] = [8, 9];
 
-/**
- * Refuse tables this build cannot handle, with the reason and what to do. Version 5 copy-on-write tables share
- * version 6's on-storage layout, so they are readable; writes need version 6, as Hudi 0.14 upgrades before writing.
- */
 /**
  * `delta-write` is a write that may be a merge-on-read delta commit (the writer's upsert/insert/delete/bulk_insert and
  * the rollback of a failed one); `clustering` also rewrites merge-on-read file slices (their log files merged in, as
@@ -266,27 +338,144 @@ export const READABLE_TABLE_VERSIONS: readonly number[] = [5, 6];
  */
 export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering';
 
+/**
+ * Refuse tables this build cannot handle, with the reason and what to do. Version 5 copy-on-write tables share
+ * version 6's on-storage layout, so they are readable; writes need version 6, as Hudi 0.14 upgrades before writing.
+ * Versions 8 and 9 (Hudi 1.x) are read (their 1.x keys checked by assertReadable1x) and never written: every write
+ * service calls this before it writes anything.
+ */
 export function assertSupported(config: TableConfig, location: string, mode: TableAccessMode = 'read'): void {
   const accepted = mode === 'read' ? READABLE_TABLE_VERSIONS : [SUPPORTED_TABLE_VERSION];
   if (!accepted.includes(config.version)) {
-    const problem =
-      config.version === 8 || config.version === 9
-        ? `table version ${config.version} (Hudi 1.x timeline layout) is not supported yet; this build handles table version 6 (Hudi 0.14/0.15)`
-        : config.version > 9
-          ? `table version ${config.version} is not supported (unknown to this build); it handles table version 6 (Hudi 0.14/0.15)`
-          : `table version ${config.version} is not supported for ${mode === 'read' ? 'reading' : 'writing'}; this build handles table version 6 (Hudi 0.14/0.15)`;
+    const problem = HUDI_1X_TABLE_VERSIONS.includes(config.version)
+      ? `table version ${config.version} (Hudi ${config.version === 8 ? '1.0' : '1.1'}, timeline layout 2) is read-only to this build: it reads it but writes only table version 6 (Hudi 0.14/0.15)`
+      : config.version > 9
+        ? `table version ${config.version} is not supported (unknown to this build); it reads table versions 5, 6, 8 and 9 and writes version 6 (Hudi 0.14/0.15)`
+        : `table version ${config.version} is not supported for ${mode === 'read' ? 'reading' : 'writing'}; this build handles table version 6 (Hudi 0.14/0.15)`;
     throw new UnsupportedTableError(problem, {
       location,
       fix:
         config.version < 6
           ? 'upgrade the table to version 6 by writing to it once with Hudi 0.14 or 0.15'
-          : 'use a Hudi 0.14/0.15 table, or downgrade it with hudi-cli `downgrade table --toVersion SIX`',
+          : HUDI_1X_TABLE_VERSIONS.includes(config.version)
+            ? `run this service with Hudi ${config.version === 8 ? '1.0' : '1.1'}, or downgrade the table with hudi-cli \`downgrade table --toVersion SIX\``
+            : 'use a Hudi 0.14/0.15 table, or downgrade it with hudi-cli `downgrade table --toVersion SIX`',
     });
   }
   // Merge-on-read tables are read, written, compacted, clustered, cleaned and archived. Layouts a service does not
   // keep (change-data-capture tables for the cleaner, bucket indexes, …) are refused in lib/table/layouts.ts.
   if (config.baseFileFormat !== 'PARQUET') {
     throw new UnsupportedTableError(`base file format ${config.baseFileFormat} is not supported; only PARQUET`, { location });
+  }
+  if (HUDI_1X_TABLE_VERSIONS.includes(config.version)) assertReadable1x(config, location);
+  else if (config.timelineLayoutVersion !== 1) {
+    throw new UnsupportedTableError(
+      `${TABLE_KEYS.timelineLayoutVersion.key}=${config.timelineLayoutVersion} does not go with table version ${config.version} (layout 1)`,
+      {
+        location,
+        fix: 'restore hoodie.properties from a backup',
+      },
+    );
+  }
+}
+
+/** The record merge modes a 1.x table may name (RecordMergeMode), and the two this build reads. */
+export type RecordMergeMode = 'EVENT_TIME_ORDERING' | 'COMMIT_TIME_ORDERING';
+const MERGE_MODES = ['EVENT_TIME_ORDERING', 'COMMIT_TIME_ORDERING', 'CUSTOM'] as const;
+/** HoodieRecordMerger's strategy ids. */
+const MERGE_STRATEGY_IDS: Readonly<Record<string, (typeof MERGE_MODES)[number] | 'PAYLOAD'>> = {
+  'eeb8d96f-b1e4-49fd-bbf8-28ac514178e5': 'EVENT_TIME_ORDERING',
+  'ce9acb64-bde0-424c-9b91-f6ebba25356d': 'COMMIT_TIME_ORDERING',
+  '00000000-0000-0000-0000-000000000000': 'PAYLOAD',
+};
+/** HoodieTableConfig.inferRecordMergeModeFromPayloadClass (1.1 adds EventTimeAvroPayload); any other payload is CUSTOM. */
+const PAYLOAD_MERGE_MODES: Readonly<Record<string, RecordMergeMode>> = {
+  'org.apache.hudi.common.model.DefaultHoodieRecordPayload': 'EVENT_TIME_ORDERING',
+  'org.apache.hudi.common.model.EventTimeAvroPayload': 'EVENT_TIME_ORDERING',
+  'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload': 'COMMIT_TIME_ORDERING',
+};
+
+/**
+ * The merge mode a Hudi 1.x reader merges a table's records with: hoodie.record.merge.mode as stored, else as
+ * HoodieTableConfig.inferCorrectMergingBehavior infers it (from the strategy id, the payload class, else the ordering
+ * field); undefined for a 0.x table, which merges by its payload class.
+ */
+export function recordMergeModeOf(config: TableConfig, location: string): RecordMergeMode | undefined {
+  if (!HUDI_1X_TABLE_VERSIONS.includes(config.version)) return undefined;
+  assertReadable1x(config, location);
+  return inferredMergeMode(config) as RecordMergeMode;
+}
+
+function inferredMergeMode(config: TableConfig): string {
+  if (config.recordMergeMode !== undefined) return config.recordMergeMode.trim().toUpperCase();
+  const strategyId = readKey(config.properties, TABLE_KEYS.recordMergeStrategyId, 'hoodie.properties');
+  const byStrategy = strategyId === undefined ? undefined : MERGE_STRATEGY_IDS[strategyId];
+  if (byStrategy !== undefined) return byStrategy === 'PAYLOAD' ? 'CUSTOM' : byStrategy;
+  const payload = tablePayloadClass(config);
+  if (payload !== undefined) return PAYLOAD_MERGE_MODES[payload] ?? 'CUSTOM';
+  return config.precombineField === undefined ? 'COMMIT_TIME_ORDERING' : 'EVENT_TIME_ORDERING';
+}
+
+function tablePayloadClass(config: TableConfig): string | undefined {
+  return (
+    readKey(config.properties, TABLE_KEYS.legacyPayloadClass, 'hoodie.properties') ?? readKey(config.properties, TABLE_KEYS.payloadClass, 'hoodie.properties')
+  );
+}
+
+/**
+ * The Hudi 1.x keys of hoodie.properties, checked before a read: a value this build does not know is refused by
+ * name rather than read some other way (docs/hudi-1x-format.md lists them and the Java they come from).
+ */
+export function assertReadable1x(config: TableConfig, location: string): void {
+  const refuse = (problem: string, fix: string): never => {
+    throw new UnsupportedTableError(problem, { location, fix });
+  };
+  const K = TABLE_KEYS;
+  const withHudi = `read it with Hudi ${config.version === 8 ? '1.0' : '1.1'}`;
+  if (config.timelineLayoutVersion !== 2) {
+    refuse(
+      `${K.timelineLayoutVersion.key}=${config.timelineLayoutVersion} does not go with table version ${config.version}, whose timeline is layout 2`,
+      'restore hoodie.properties from a backup',
+    );
+  }
+  for (const key of [K.timelinePath, K.timelineHistoryPath]) {
+    const value = readKey(config.properties, key, location);
+    if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(value) || value.includes('..')) {
+      refuse(
+        `${key.key}=${value} is not a folder name this build reads (one folder under ${key === K.timelinePath ? '.hoodie' : 'the timeline folder'})`,
+        withHudi,
+      );
+    }
+  }
+  const initial = readKey(config.properties, K.initialVersion, location);
+  if (initial !== undefined && !(/^\d+$/.test(initial.trim()) && Number(initial) <= config.version)) {
+    refuse(`${K.initialVersion.key}=${initial} is not a table version at or below ${config.version}`, 'restore hoodie.properties from a backup');
+  }
+  const format = readKey(config.properties, K.tableFormat, location);
+  if (format.trim().toLowerCase() !== 'native') refuse(`${K.tableFormat.key}=${format} is not supported; this build reads Hudi's native format only`, withHudi);
+  const partial = readKey(config.properties, K.partialUpdateMode, location);
+  if (partial !== undefined && partial.trim() !== '') {
+    refuse(`${K.partialUpdateMode.key}=${partial} (partial updates) is not supported for reading`, withHudi);
+  }
+  if (config.precombineField?.includes(',')) {
+    refuse(`ordering fields ${config.precombineField} (more than one) are not supported for reading; this build orders by one field`, withHudi);
+  }
+  const mode = inferredMergeMode(config);
+  if (!(MERGE_MODES as readonly string[]).includes(mode)) {
+    refuse(`${K.recordMergeMode.key}=${mode} is not a record merge mode this build knows (EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM)`, withHudi);
+  }
+  if (mode === 'CUSTOM') refuse(`${K.recordMergeMode.key}=CUSTOM (a custom merger or payload) is not supported for reading`, withHudi);
+  const strategyId = readKey(config.properties, K.recordMergeStrategyId, location);
+  if (strategyId !== undefined) {
+    const byStrategy = MERGE_STRATEGY_IDS[strategyId.trim()];
+    if (byStrategy === undefined) refuse(`${K.recordMergeStrategyId.key}=${strategyId} is not a merge strategy this build knows`, withHudi);
+    if (byStrategy !== mode) refuse(`${K.recordMergeStrategyId.key}=${strategyId} (${byStrategy}) does not go with ${K.recordMergeMode.key}=${mode}`, withHudi);
+  }
+  const payload = tablePayloadClass(config);
+  if (payload !== undefined) {
+    const byPayload = PAYLOAD_MERGE_MODES[payload.trim()];
+    if (byPayload === undefined) refuse(`payload class ${payload} (a CUSTOM merge) is not supported for reading`, withHudi);
+    if (byPayload !== mode) refuse(`payload class ${payload} (${byPayload}) does not go with ${K.recordMergeMode.key}=${mode}`, withHudi);
   }
 }
 

@@ -77,10 +77,23 @@ export interface ListedPartition {
   readonly files: readonly { readonly name: string; readonly size: number }[];
 }
 
+/** One partition's file groups (committed base-file slices, newest first) and the merged slice a snapshot reads of each. */
+export interface CompletionSlices {
+  readonly groups: FileGroup[];
+  readonly merged: MergedFileSlice[];
+}
+
 export interface ViewInputs {
   readonly partitions: readonly ListedPartition[];
-  /** The timeline the view is built against (already cut with asOf for time travel). */
+  /**
+   * The timeline the view is built against: layout 1 already cut with asOf for time travel; layout 2 whole (its
+   * slices are cut by `completionSlicing.queryInstant`).
+   */
   readonly timeline: Timeline;
+  /** What a snapshot reads as of: the as-of time, else the latest completed write (layout 2: completionSlicing's). */
+  readonly queryInstant?: string;
+  /** Layout 2: each partition's file groups and merged slices, sliced by completion time (file-group.ts). */
+  readonly completionSlicing?: { readonly queryInstant: string | undefined; readonly byPartition: ReadonlyMap<string, CompletionSlices> };
   /** File groups named by completed replacecommits on that timeline. */
   readonly replacedFileGroups: ReadonlySet<string>;
   /** File groups in pending clustering plans (fileGroupKey). */
@@ -93,6 +106,16 @@ export class FileSystemView {
 
   constructor(private readonly inputs: ViewInputs) {
     this.groupsByPartition = new Map();
+    this.mergedByPartition = new Map();
+    if (inputs.timeline.layout.fileSlicing === 'completion-time') {
+      if (inputs.completionSlicing === undefined) throw new Error('a layout-2 file system view needs its slices cut by completion time');
+      for (const partition of inputs.partitions) {
+        const sliced = inputs.completionSlicing.byPartition.get(partition.partitionPath) ?? { groups: [], merged: [] };
+        this.groupsByPartition.set(partition.partitionPath, sliced.groups);
+        this.mergedByPartition.set(partition.partitionPath, sliced.merged);
+      }
+      return;
+    }
     for (const partition of inputs.partitions) {
       const byFileId = new Map<string, FileSlice[]>();
       for (const file of partition.files) {
@@ -119,7 +142,7 @@ export class FileSystemView {
       }
       this.groupsByPartition.set(partition.partitionPath, groups);
     }
-    this.mergedByPartition = new Map(inputs.partitions.map((partition) => [partition.partitionPath, this.buildMergedSlices(partition)]));
+    for (const partition of inputs.partitions) this.mergedByPartition.set(partition.partitionPath, this.buildMergedSlices(partition));
   }
 
   /**
@@ -189,6 +212,11 @@ export class FileSystemView {
     return result;
   }
 
+  /** The instant a snapshot of this view reads as of (log blocks after it do not count); undefined on an empty timeline. */
+  get queryInstant(): string | undefined {
+    return this.inputs.completionSlicing?.queryInstant ?? this.inputs.queryInstant;
+  }
+
   /** The latest merged file slice of every live file group (snapshot reads of merge-on-read tables). */
   latestMergedSlices(partitionPath?: string): MergedFileSlice[] {
     if (partitionPath !== undefined) return [...(this.mergedByPartition.get(partitionPath) ?? [])];
@@ -217,7 +245,15 @@ export class FileSystemView {
     return this.fileGroups(partitionPath).flatMap((group) => (group.slices[0] ? [group.slices[0]] : []));
   }
 
+  /**
+   * The base file of each live file group's latest slice: copy-on-write snapshots and read-optimized reads. Layout 2
+   * reads them off the merged slices, as Hudi 1.x's file index does (a slice whose compaction is pending reads the
+   * base file before it).
+   */
   latestBaseFiles(partitionPath?: string): BaseFile[] {
+    if (this.inputs.timeline.layout.fileSlicing === 'completion-time') {
+      return this.latestMergedSlices(partitionPath).flatMap((slice) => (slice.baseFile === undefined ? [] : [slice.baseFile]));
+    }
     return this.latestSlices(partitionPath).map((slice) => slice.baseFile);
   }
 

@@ -11,6 +11,7 @@ import type { Storage } from '../storage/port.js';
 import type { CommitMetadata } from '../timeline/commit-metadata.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
 import type { Instant } from '../timeline/instant.js';
+import type { TimelineLayout } from '../timeline/layout.js';
 import { readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { joinPartitionPath, type ListedPartition } from './file-system-view.js';
 
@@ -25,11 +26,11 @@ const READ_CONCURRENCY = 8;
 const METADATA_CACHE_LIMIT = 4096;
 const metadataCache = new Map<string, Promise<CommitMetadata>>();
 
-function cachedCommitMetadata(storage: Storage, instant: Instant): Promise<CommitMetadata> {
+function cachedCommitMetadata(storage: Storage, instant: Instant, layout: TimelineLayout): Promise<CommitMetadata> {
   const key = `${storage.uri}\u0000${instant.time}.${instant.action}`;
   let found = metadataCache.get(key);
   if (found === undefined) {
-    found = readCommitMetadata(storage, instant);
+    found = readCommitMetadata(storage, instant, layout);
     found.catch(() => metadataCache.delete(key));
     if (metadataCache.size >= METADATA_CACHE_LIMIT) metadataCache.delete(metadataCache.keys().next().value!);
     metadataCache.set(key, found);
@@ -40,7 +41,7 @@ function cachedCommitMetadata(storage: Storage, instant: Instant): Promise<Commi
 /** Per file group key, the files its newest completed write on `timeline` wrote; groups replaced by a replacecommit left out. */
 export async function latestCommittedFiles(storage: Storage, timeline: Timeline): Promise<Map<string, CommittedFile[]>> {
   const writes = timeline.completedWrites();
-  const metadatas = await mapWithConcurrency(writes, READ_CONCURRENCY, (instant) => cachedCommitMetadata(storage, instant));
+  const metadatas = await mapWithConcurrency(writes, READ_CONCURRENCY, (instant) => cachedCommitMetadata(storage, instant, timeline.layout));
   const latest = new Map<string, CommittedFile[]>();
   writes.forEach((instant, index) => {
     const metadata = metadatas[index]!;

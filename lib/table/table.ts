@@ -2,19 +2,24 @@
  * A Hudi table on a Storage: its config, timeline, schema and file-system view (HoodieTableMetaClient's job), and
  * withTableLock, the way every commit path works on it under the table lock.
  */
-import { HudiError } from '../errors.js';
+import { HudiError, UnsupportedTableError } from '../errors.js';
 import { type LockLease, type LockProvider, withLock } from '../lock/port.js';
 import { mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
+import { archiveFolder } from '../timeline/archived/archived-timeline.js';
 import { type ArchivedHistory, loadArchivedHistory } from '../timeline/archived/history.js';
 import { planFileGroups } from '../timeline/clustering-plan.js';
+import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
+import { archivedCompletionTimes, CompletionTimes } from '../timeline/completion-times.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
 import { compareInstantTimes, isValidInstantTime } from '../timeline/instant.js';
+import { type TimelineLayout, timelineLayoutOf } from '../timeline/layout.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
 import { latestCommitSchema, pendingClusteringPlans } from '../timeline/queries.js';
 import { loadTimeline, readCommitMetadata, Timeline, WRITE_ACTIONS } from '../timeline/timeline.js';
 import { fileNameOf, folderNameOf } from '../util/paths.js';
 import { assertSupported, PROPERTIES_FILE, readTableConfig, type TableAccessMode, type TableConfig } from './config.js';
+import { latestQueryInstant, sliceByCompletionTime } from './file-group.js';
 import { FileSystemView, type ListedPartition } from './file-system-view.js';
 import { assertCommittedFilesPresent } from './missing-files.js';
 import { type AvroRecordSchema, parseAvroRecordSchema, withoutMetaFields } from './schema.js';
@@ -46,13 +51,18 @@ export class HudiTable {
 
   /** Open a table, refusing versions and types this build does not handle. */
   static async open(storage: Storage, options: OpenTableOptions = {}): Promise<HudiTable> {
-    return new HudiTable(storage, await readConfig(storage, options), await loadTimeline(storage), options);
+    const config = await readConfig(storage, options);
+    return new HudiTable(storage, config, await loadTimeline(storage, timelineLayoutOf(config)), options);
   }
 
   /** Re-read the config and the timeline (after another writer may have committed), checked as when opened. */
   async reload(): Promise<HudiTable> {
-    const [config, timeline] = await settleAll([readConfig(this.storage, this.options), loadTimeline(this.storage)]);
-    return new HudiTable(this.storage, config, timeline, this.options);
+    return HudiTable.open(this.storage, this.options);
+  }
+
+  /** Where the timeline is and how it is named and sliced (timeline layout 1 or 2). */
+  get layout(): TimelineLayout {
+    return this.timeline.layout;
   }
 
   /**
@@ -83,14 +93,15 @@ export class HudiTable {
 
   /** The view of committed file groups, optionally as of an instant time (time travel). */
   async fileSystemView(options: { asOf?: string } = {}): Promise<FileSystemView> {
+    if (options.asOf !== undefined && !isValidInstantTime(options.asOf)) {
+      throw new HudiError(`"${options.asOf}" is not an instant time`, {
+        fix: 'give --as-of as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)',
+      });
+    }
+    if (this.layout.fileSlicing === 'completion-time') return this.completionTimeView(options.asOf);
     let timeline = this.timeline;
     let history: ArchivedHistory | undefined;
     if (options.asOf !== undefined) {
-      if (!isValidInstantTime(options.asOf)) {
-        throw new HudiError(`"${options.asOf}" is not an instant time`, {
-          fix: 'give --as-of as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)',
-        });
-      }
       // Older than the active timeline: its instants are on the archived timeline.
       history = await this.archivedHistoryBefore(options.asOf);
       timeline = (history === undefined ? timeline : new Timeline([...history.instants, ...timeline.instants])).asOf(options.asOf);
@@ -102,7 +113,92 @@ export class HudiTable {
     ]);
     // The current view only: time travel may reach versions the cleaner removed by design.
     if (options.asOf === undefined) await assertCommittedFilesPresent(this.storage, timeline, partitions, () => loadTimeline(this.storage));
-    return new FileSystemView({ partitions, timeline, replacedFileGroups, pendingClusteringFileGroups });
+    const queryInstant = options.asOf ?? this.timeline.lastCompletedWrite()?.time;
+    return new FileSystemView({
+      partitions,
+      timeline,
+      replacedFileGroups,
+      pendingClusteringFileGroups,
+      ...(queryInstant === undefined ? {} : { queryInstant }),
+    });
+  }
+
+  /**
+   * Layout 2's view (Hudi 1.x's getLatestMergedFileSlicesBeforeOrOn): the whole active timeline, slices cut by the
+   * query instant (the as-of time, else the read timeline's last instant), logs joined by completion time.
+   */
+  private async completionTimeView(asOf: string | undefined): Promise<FileSystemView> {
+    const timeline = this.timeline;
+    const queryInstant = asOf ?? latestQueryInstant(timeline);
+    if (asOf !== undefined && timeline.instants.length > 0 && compareInstantTimes(asOf, timeline.instants[0]!.time) < 0) {
+      throw new UnsupportedTableError(
+        `as of ${asOf} is before the active timeline (it starts at ${timeline.instants[0]!.time}); its instants are in the LSM history, which this build does not read yet`,
+        {
+          location: this.storage.uriOf(this.historyFolder),
+          fix: 'read as of an instant on the active timeline (see `hudi-serverless timeline`), or read with Hudi',
+        },
+      );
+    }
+    const replaceInstants = timeline
+      .completed()
+      .filter((instant) => instant.action === 'replacecommit' && (queryInstant === undefined || compareInstantTimes(instant.time, queryInstant) <= 0));
+    const [partitions, replaced, pendingClusteringFileGroups, pendingCompactionGroups, archived] = await settleAll([
+      listPartitions(this.storage),
+      mapWithConcurrency(replaceInstants, LISTING_CONCURRENCY, (instant) => readCommitMetadata(this.storage, instant, this.layout)),
+      this.pendingClusteringFileGroups(),
+      this.pendingCompactionFileGroups(),
+      archivedCompletionTimes(this.storage, this.historyFolder),
+    ]);
+    const replacedFileGroups = new Set<string>();
+    for (const metadata of replaced) {
+      for (const [partition, fileIds] of Object.entries(metadata.partitionToReplaceFileIds ?? {}))
+        for (const fileId of fileIds) replacedFileGroups.add(fileGroupKey(partition, fileId));
+    }
+    if (asOf === undefined) await assertCommittedFilesPresent(this.storage, timeline, partitions, async () => (await this.reload()).timeline);
+    const slicing = {
+      timeline,
+      completionTimes: new CompletionTimes(timeline, archived, this.storage.uriOf(this.historyFolder)),
+      queryInstant,
+      replacedFileGroups,
+      pendingCompactions: pendingCompactionGroups,
+    };
+    const byPartition = new Map(partitions.map((partition) => [partition.partitionPath, sliceByCompletionTime(partition, slicing)]));
+    return new FileSystemView({ partitions, timeline, replacedFileGroups, pendingClusteringFileGroups, completionSlicing: { queryInstant, byPartition } });
+  }
+
+  /**
+   * The archived timeline's folder: layout 1's `.hoodie/<hoodie.archivelog.folder>`, layout 2's LSM history
+   * (`.hoodie/<hoodie.timeline.path>/<hoodie.timeline.history.path>`).
+   */
+  get archiveFolder(): string {
+    return this.layout.version === 2 ? this.historyFolder : archiveFolder(this.config.archiveLogFolder);
+  }
+
+  /**
+   * The archived instants. Layout 2's LSM history is read by its own module (not yet here): until it is plugged in,
+   * a layout-2 table reports none.
+   */
+  async archivedHistory(): Promise<ArchivedHistory> {
+    if (this.layout.version === 2) return { instants: [], replacedFileGroups: new Map(), archiveFiles: 0 };
+    return loadArchivedHistory(this.storage, this.config.archiveLogFolder);
+  }
+
+  /** Layout 2: the LSM history's folder (`.hoodie/<hoodie.timeline.path>/<hoodie.timeline.history.path>`). */
+  get historyFolder(): string {
+    return `${this.layout.folder}/${this.config.timelineHistoryPath}`;
+  }
+
+  /** File groups in a pending compaction's plan: fileGroupKey → the compaction's instant (the newest one wins). */
+  async pendingCompactionFileGroups(): Promise<Map<string, string>> {
+    const pending = pendingCompactions(this.timeline);
+    const plans = await mapWithConcurrency(pending, LISTING_CONCURRENCY, (instant) =>
+      readCompactionPlan(this.storage, instant.time, { metaFolder: this.layout.folder }),
+    );
+    const groups = new Map<string, string>();
+    pending.forEach((instant, index) => {
+      for (const operation of plans[index]!.operations) groups.set(fileGroupKey(operation.partitionPath, operation.fileId), instant.time);
+    });
+    return groups;
   }
 
   /** The archived timeline, when `time` is before the first write on the active timeline and anything is archived. */
@@ -117,7 +213,7 @@ export class HudiTable {
   async replacedFileGroups(timeline: Timeline = this.timeline, history?: ArchivedHistory): Promise<Set<string>> {
     const active = new Set(this.timeline.instants.map((i) => `${i.time}.${i.action}`));
     const replaceInstants = timeline.completed().filter((i) => i.action === 'replacecommit' && active.has(`${i.time}.${i.action}`));
-    const metadatas = await mapWithConcurrency(replaceInstants, LISTING_CONCURRENCY, (instant) => readCommitMetadata(this.storage, instant));
+    const metadatas = await mapWithConcurrency(replaceInstants, LISTING_CONCURRENCY, (instant) => readCommitMetadata(this.storage, instant, this.layout));
     const replaced = new Set<string>();
     for (const [key, time] of history?.replacedFileGroups ?? []) if (timeline.has(time, 'replacecommit')) replaced.add(key);
     for (const metadata of metadatas) {

@@ -15,8 +15,11 @@ import { errorMessage, HudiError } from '../errors.js';
 import { concatBytes } from '../log-format/bytes.js';
 import {
   type AvroSchemaJson,
+  COMMIT_METADATA_AVRO_SCHEMAS,
+  type CommitMetadataAvroRecords,
   emptyRequestedReplaceMetadata,
   type HoodieRequestedReplaceMetadata,
+  HUDI_AVRO_NAMESPACE,
   TIMELINE_AVRO_RECORD_NAMES,
   TIMELINE_AVRO_SCHEMAS,
   type TimelineAvroKind,
@@ -76,8 +79,35 @@ export function encodeTimelineAvro<K extends TimelineAvroKind>(kind: K, record: 
  */
 export function decodeTimelineAvro<K extends TimelineAvroKind>(kind: K, bytes: Uint8Array, location: string): TimelineAvroRecords[K] {
   const expectedName = TIMELINE_AVRO_RECORD_NAMES[kind];
-  const readerType = timelineType(kind);
-  const { record } = decodeSingleRecord(bytes, location, [expectedName], (writerType) => {
+  const { record } = decodeSingleRecord(bytes, location, [expectedName], resolvedTo(timelineType(kind), expectedName, location));
+  // Our reader schema guarantees the shape; avsc returns class instances, callers get plain data.
+  return record as TimelineAvroRecords[K];
+}
+
+const commitMetadataTypes = new Map<keyof CommitMetadataAvroRecords, avro.Type>();
+
+/**
+ * Decode a timeline layout 2 (Hudi 1.x) completed write's file: one HoodieCommitMetadata (`commit`, for commits and
+ * deltacommits) or HoodieReplaceCommitMetadata (`replace`) in an Avro container, resolved from its writer schema.
+ */
+export function decodeCommitMetadataAvro<K extends keyof CommitMetadataAvroRecords>(
+  kind: K,
+  bytes: Uint8Array,
+  location: string,
+): CommitMetadataAvroRecords[K] {
+  let type = commitMetadataTypes.get(kind);
+  if (type === undefined) {
+    type = avro.Type.forSchema(asAvscSchema(COMMIT_METADATA_AVRO_SCHEMAS[kind]), { wrapUnions: false });
+    commitMetadataTypes.set(kind, type);
+  }
+  const name = `${HUDI_AVRO_NAMESPACE}.${kind === 'commit' ? 'HoodieCommitMetadata' : 'HoodieReplaceCommitMetadata'}`;
+  const { record } = decodeSingleRecord(bytes, location, [name], resolvedTo(type, name, location));
+  return record as CommitMetadataAvroRecords[K];
+}
+
+/** Reading with our schema: the writer schema resolved to it, or an error naming the record. */
+function resolvedTo(readerType: avro.Type, expectedName: string, location: string): (writerType: avro.Type) => RecordReading {
+  return (writerType) => {
     try {
       return { readerType, resolver: readerType.createResolver(writerType) };
     } catch (cause) {
@@ -87,9 +117,7 @@ export function decodeTimelineAvro<K extends TimelineAvroKind>(kind: K, bytes: U
         cause,
       });
     }
-  });
-  // Our reader schema guarantees the shape; avsc returns class instances, callers get plain data.
-  return record as TimelineAvroRecords[K];
+  };
 }
 
 /** A record decoded with the schema its container file carries: its full name and its fields as plain data. */

@@ -200,6 +200,55 @@ export interface HoodieCompactionPlan {
   preserveHoodieMetadata: boolean | null;
 }
 
+/** HoodieWriteStat as timeline layout 2 (Hudi 1.x) stores it inside commit metadata: every field nullable. */
+export interface HoodieWriteStatRecord {
+  fileId: string | null;
+  path: string | null;
+  prevCommit: string | null;
+  numWrites: number | null;
+  numDeletes: number | null;
+  numUpdateWrites: number | null;
+  totalWriteBytes: number | null;
+  totalWriteErrors: number | null;
+  partitionPath: string | null;
+  totalLogRecords: number | null;
+  totalLogFiles: number | null;
+  totalUpdatedRecordsCompacted: number | null;
+  numInserts: number | null;
+  totalLogBlocks: number | null;
+  totalCorruptLogBlock: number | null;
+  totalRollbackBlocks: number | null;
+  fileSizeInBytes: number | null;
+  logVersion: number | null;
+  logOffset: number | null;
+  baseFile: string | null;
+  logFiles: string[] | null;
+  cdcStats: Record<string, number> | null;
+  prevBaseFile: string | null;
+  minEventTime: number | null;
+  maxEventTime: number | null;
+  runtimeStats: { totalScanTime: number | null; totalCreateTime: number | null; totalUpsertTime: number | null } | null;
+  totalLogFilesCompacted: number | null;
+  totalLogReadTimeMs: number | null;
+  totalLogSizeCompacted: number | null;
+  tempPath: string | null;
+  numUpdates: number | null;
+}
+
+/** A completed commit or deltacommit in timeline layout 2 (CommitMetadataSerDeV2). */
+export interface HoodieCommitMetadataRecord {
+  partitionToWriteStats: Record<string, HoodieWriteStatRecord[]> | null;
+  compacted: boolean | null;
+  extraMetadata: Record<string, string> | null;
+  version: number | null;
+  operationType: string | null;
+}
+
+/** A completed replacecommit in timeline layout 2. */
+export interface HoodieReplaceCommitMetadataRecord extends HoodieCommitMetadataRecord {
+  partitionToReplaceFileIds: Record<string, string[]> | null;
+}
+
 /** The record held by each kind of Avro timeline file. */
 export interface TimelineAvroRecords {
   /** `.replacecommit.requested` */
@@ -459,6 +508,61 @@ const compactionPlanSchema = topLevelRecord('HoodieCompactionPlan', [
   fieldWithDefault('preserveHoodieMetadata', ['boolean', 'null'], false),
 ]);
 
+// HoodieCommitMetadata.avsc / HoodieReplaceCommitMetadata.avsc as Hudi 1.0.2 and 1.1.1 compile them (the same
+// text in both): the SCHEMA$ of org.apache.hudi.avro.model.HoodieCommitMetadata in hudi-common's sources jar.
+const nullableLong = (name: string) => nullableField(name, 'long');
+const writeStatSchema = record('HoodieWriteStat', [
+  nullableField('fileId', javaString),
+  nullableField('path', javaString),
+  nullableField('prevCommit', javaString),
+  nullableLong('numWrites'),
+  nullableLong('numDeletes'),
+  nullableLong('numUpdateWrites'),
+  nullableLong('totalWriteBytes'),
+  nullableLong('totalWriteErrors'),
+  nullableField('partitionPath', javaString),
+  nullableLong('totalLogRecords'),
+  nullableLong('totalLogFiles'),
+  nullableLong('totalUpdatedRecordsCompacted'),
+  nullableLong('numInserts'),
+  nullableLong('totalLogBlocks'),
+  nullableLong('totalCorruptLogBlock'),
+  nullableLong('totalRollbackBlocks'),
+  nullableLong('fileSizeInBytes'),
+  nullableField('logVersion', 'int'),
+  nullableLong('logOffset'),
+  nullableField('baseFile', javaString),
+  nullableField('logFiles', { type: 'array', items: javaString, default: null }),
+  nullableField('cdcStats', mapWithStrayDefault('long')),
+  nullableField('prevBaseFile', javaString),
+  nullableLong('minEventTime'),
+  nullableLong('maxEventTime'),
+  nullableField(
+    'runtimeStats',
+    record('HoodieRuntimeStats', [nullableLong('totalScanTime'), nullableLong('totalCreateTime'), nullableLong('totalUpsertTime')]),
+  ),
+  nullableLong('totalLogFilesCompacted'),
+  nullableLong('totalLogReadTimeMs'),
+  nullableLong('totalLogSizeCompacted'),
+  nullableField('tempPath', javaString),
+  nullableLong('numUpdates'),
+]);
+
+const commitMetadataFields = (extraMetadataType: AvroSchemaJson): AvroSchemaJson[] => [
+  nullableField('partitionToWriteStats', mapOf(arrayOf(writeStatSchema))),
+  nullableField('compacted', 'boolean'),
+  nullableField('extraMetadata', extraMetadataType),
+  versionField,
+  nullableField('operationType', javaString),
+];
+
+const commitMetadataSchema = topLevelRecord('HoodieCommitMetadata', commitMetadataFields(mapWithStrayDefault(javaString)));
+
+const replaceCommitMetadataSchema = topLevelRecord('HoodieReplaceCommitMetadata', [
+  ...commitMetadataFields(stringMap),
+  nullableField('partitionToReplaceFileIds', mapOf(arrayOf(javaString))),
+]);
+
 /** Our writer (and reader) schema for each kind of Avro timeline file. */
 export const TIMELINE_AVRO_SCHEMAS: { readonly [K in TimelineAvroKind]: AvroSchemaJson } = {
   requestedReplace: requestedReplaceMetadataSchema,
@@ -470,6 +574,16 @@ export const TIMELINE_AVRO_SCHEMAS: { readonly [K in TimelineAvroKind]: AvroSche
   mergeArchivePlan: mergeArchivePlanSchema,
   compactionPlan: compactionPlanSchema,
 };
+
+/**
+ * Timeline layout 2's (Hudi 1.x) completed-write records (CommitMetadataSerDeV2): `commit` for a commit or
+ * deltacommit, `replace` for a replacecommit. Not timeline kinds of their own: layout 1 writes these as JSON.
+ */
+export const COMMIT_METADATA_AVRO_SCHEMAS = { commit: commitMetadataSchema, replace: replaceCommitMetadataSchema } as const;
+export interface CommitMetadataAvroRecords {
+  commit: HoodieCommitMetadataRecord;
+  replace: HoodieReplaceCommitMetadataRecord;
+}
 
 /** Full record name of each kind, as stored in the files (`org.apache.hudi.avro.model.*`). */
 export const TIMELINE_AVRO_RECORD_NAMES: { readonly [K in TimelineAvroKind]: string } = {

@@ -14,6 +14,7 @@ import type { Storage } from '../storage/port.js';
 import { decodeRequestedReplaceMetadata, encodeTimelineAvro } from './avro-files.js';
 import type { HoodieClusteringPlan, HoodieRequestedReplaceMetadata } from './avro-schemas.js';
 import { fileGroupKey } from './file-group-key.js';
+import { TIMELINE_LAYOUT_1, type TimelineLayout } from './layout.js';
 import { instantPath } from './timeline.js';
 
 /** ClusteringPlanStrategy.CLUSTERING_PLAN_VERSION_1; slices, groups and strategies are version 1 as well. */
@@ -118,8 +119,12 @@ export function decodeClusteringPlan(bytes: Uint8Array, location: string): Clust
 }
 
 /** The clustering plan of replacecommit `instantTime`, or undefined when it is not a clustering (e.g. insert_overwrite). */
-export async function readClusteringPlan(storage: Storage, instantTime: string): Promise<ClusteringPlan | undefined> {
-  const path = instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' });
+export async function readClusteringPlan(
+  storage: Storage,
+  instantTime: string,
+  layout: TimelineLayout = TIMELINE_LAYOUT_1,
+): Promise<ClusteringPlan | undefined> {
+  const path = instantPath({ time: instantTime, action: layout.clusteringAction, state: 'REQUESTED' }, layout);
   return decodeClusteringPlan(await storage.get(path), storage.uriOf(path));
 }
 

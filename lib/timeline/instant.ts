@@ -1,6 +1,7 @@
 /**
  * Instants: one action at one time, in one state. Named after Hudi's HoodieInstant.
- * Timeline files live flat in `.hoodie/` (timeline layout 1, table version 6).
+ * The file names here are timeline layout 1's (table versions 5 and 6: flat in `.hoodie/`); layout 2's (Hudi 1.x) are
+ * in layout.ts, which picks one or the other for a table.
  */
 export type InstantState = 'REQUESTED' | 'INFLIGHT' | 'COMPLETED';
 export type InstantAction =
@@ -13,13 +14,24 @@ export type InstantAction =
   | 'savepoint'
   | 'restore'
   | 'indexing'
-  | 'logcompaction';
+  | 'logcompaction'
+  /** Timeline layout 2 only: a pending clustering (completes as a replacecommit). */
+  | 'clustering'
+  /** Timeline layout 2 only (HoodieTimeline.SCHEMA_COMMIT_ACTION). */
+  | 'schemacommit';
 
 export interface Instant {
   /** An instant time: see INSTANT_TIME_PATTERN. */
   readonly time: string;
   readonly action: InstantAction;
   readonly state: InstantState;
+  /**
+   * Timeline layout 2 (Hudi 1.x): when a completed instant completed, from its file name `<time>_<completion>.<action>`
+   * (a legacy name without one: the file's modification time, as Hudi takes it). Absent in layout 1 and while pending.
+   */
+  readonly completionTime?: string;
+  /** Timeline layout 2: a completed instant named the 0.x way (`<time>.<action>`), whose metadata is 0.x JSON. */
+  readonly legacy?: boolean;
 }
 
 /** Every action Hudi 0.14/0.15 writes into a timeline (the data table's and the metadata table's). */

@@ -19,7 +19,7 @@ export interface CompletedClustering {
 export async function* completedClusterings(storage: Storage, timeline: Timeline): AsyncGenerator<CompletedClustering> {
   const replaces = timeline.completedWrites().filter((instant) => instant.action === 'replacecommit');
   for (const instant of replaces.reverse()) {
-    const metadata = await readCommitMetadata(storage, instant);
+    const metadata = await readCommitMetadata(storage, instant, timeline.layout);
     if (metadata.operationType === 'CLUSTER') yield { instant, metadata };
   }
 }
@@ -50,8 +50,9 @@ export interface PendingClustering {
 /** Every pending clustering on the timeline, oldest first (the first is getFirstPendingClusterInstant's). */
 export async function pendingClusteringPlans(storage: Storage, timeline: Timeline): Promise<PendingClustering[]> {
   const out: PendingClustering[] = [];
-  for (const instant of timeline.pending().filter((candidate) => candidate.action === 'replacecommit')) {
-    const plan = await readClusteringPlan(storage, instant.time);
+  // Layout 2 names a pending clustering `clustering`; a pending replacecommit there is an insert overwrite.
+  for (const instant of timeline.pending().filter((candidate) => candidate.action === timeline.layout.clusteringAction)) {
+    const plan = await readClusteringPlan(storage, instant.time, timeline.layout);
     if (plan !== undefined) out.push({ instant, plan });
   }
   return out;
@@ -61,7 +62,7 @@ export async function pendingClusteringPlans(storage: Storage, timeline: Timelin
 export async function latestCommitSchema(storage: Storage, timeline: Timeline): Promise<string | undefined> {
   const writes = timeline.completedWrites();
   for (let i = writes.length - 1; i >= 0; i--) {
-    const schema = (await readCommitMetadata(storage, writes[i]!)).extraMetadata['schema'];
+    const schema = (await readCommitMetadata(storage, writes[i]!, timeline.layout)).extraMetadata['schema'];
     if (schema) return schema;
   }
   return undefined;

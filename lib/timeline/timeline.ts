@@ -1,12 +1,15 @@
 /**
- * The active timeline: every instant file in `.hoodie/` (HoodieActiveTimeline), with the filters readers and writers need.
+ * The active timeline: every instant file of the table's timeline folder (HoodieActiveTimeline), with the filters
+ * readers and writers need. Where the folder is and how its files are named is the table's layout (layout.ts).
  */
 import { HudiError, UnsupportedTableError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import { fileNameOf } from '../util/paths.js';
-import { type CommitMetadata, parseCommitMetadata } from './commit-metadata.js';
-import { compareInstants, compareInstantTimes, type Instant, type InstantAction, instantFileName, parseInstantFileName } from './instant.js';
-import { METAFOLDER } from './meta-folder.js';
+import type { CommitMetadata } from './commit-metadata.js';
+import { compareInstants, compareInstantTimes, type Instant, type InstantAction } from './instant.js';
+import { TIMELINE_LAYOUT_1, type TimelineFile, type TimelineLayout } from './layout.js';
+
+const COMPARABLE_ACTIONS: Partial<Record<InstantAction, InstantAction>> = { compaction: 'commit', logcompaction: 'deltacommit', clustering: 'replacecommit' };
 
 /** Actions whose completed instants produce or replace base files on a COW table. */
 export const WRITE_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'replacecommit']);
@@ -15,13 +18,17 @@ export class Timeline {
   /** Every instant, sorted by time then state; one entry per instant time and action (its furthest state). */
   readonly instants: readonly Instant[];
 
-  constructor(instants: Iterable<Instant>) {
+  constructor(
+    instants: Iterable<Instant>,
+    /** Where the instants' files are and how they are named. */
+    readonly layout: TimelineLayout = TIMELINE_LAYOUT_1,
+  ) {
     // Keep only the furthest state of each (time, action): a completed commit also has its requested/inflight files.
-    // A compaction completes as a commit, a log compaction as a deltacommit: the same instant, as Hudi's
-    // TimelineLayoutV1 compares them (HoodieInstant.getComparableAction).
+    // A compaction completes as a commit, a log compaction as a deltacommit, a (layout 2) clustering as a
+    // replacecommit: the same instant, as Hudi compares them (InstantComparatorV1/V2.getComparableAction).
     const latest = new Map<string, Instant>();
     for (const instant of instants) {
-      const action = instant.action === 'compaction' ? 'commit' : instant.action === 'logcompaction' ? 'deltacommit' : instant.action;
+      const action = COMPARABLE_ACTIONS[instant.action] ?? instant.action;
       const key = `${instant.time}.${action}`;
       const seen = latest.get(key);
       if (seen === undefined || compareInstants(instant, seen) > 0) latest.set(key, instant);
@@ -48,7 +55,10 @@ export class Timeline {
 
   /** The view as of an instant time: instants at or before it. */
   asOf(time: string): Timeline {
-    return new Timeline(this.instants.filter((i) => compareInstantTimes(i.time, time) <= 0));
+    return new Timeline(
+      this.instants.filter((i) => compareInstantTimes(i.time, time) <= 0),
+      this.layout,
+    );
   }
 
   has(time: string, action?: InstantAction): boolean {
@@ -92,48 +102,53 @@ export class Timeline {
   }
 }
 
-/** List `.hoodie/` and build the active timeline. */
 /**
- * The instant files among a timeline folder's file names, and the names that look like instant files (they start
- * with a digit) but do not parse: a time outside Hudi's grammar, an action or state this build does not know.
+ * The instant files among a timeline folder's files, and the names that look like instant files (they start with a
+ * digit) but do not parse: a time outside Hudi's grammar, an action or state this build does not know.
  */
-export function parseTimelineNames(names: Iterable<string>): { instants: Instant[]; unreadable: string[] } {
+export function parseTimelineNames(
+  files: Iterable<string | TimelineFile>,
+  layout: TimelineLayout = TIMELINE_LAYOUT_1,
+): { instants: Instant[]; unreadable: string[] } {
   const instants: Instant[] = [];
   const unreadable: string[] = [];
-  for (const name of names) {
-    const instant = parseInstantFileName(name);
+  for (const entry of files) {
+    const file = typeof entry === 'string' ? { name: entry, modifiedMs: 0 } : entry;
+    const instant = layout.parseFileName(file);
     if (instant !== undefined) instants.push(instant);
-    else if (/^[0-9]/.test(name)) unreadable.push(name);
+    else if (/^[0-9]/.test(file.name)) unreadable.push(file.name);
   }
   return { instants: instants.sort(compareInstants), unreadable: unreadable.sort() };
 }
 
 /** The active timeline. An instant-like file that does not parse is refused: an instant we cannot see is unknown. */
-export async function loadTimeline(storage: Storage): Promise<Timeline> {
-  const { files } = await storage.listDir(METAFOLDER);
-  const { instants, unreadable } = parseTimelineNames(files.map((file) => fileNameOf(file.path)));
+export async function loadTimeline(storage: Storage, layout: TimelineLayout = TIMELINE_LAYOUT_1): Promise<Timeline> {
+  const { files } = await storage.listDir(layout.folder);
+  const { instants, unreadable } = parseTimelineNames(
+    files.map((file) => ({ name: fileNameOf(file.path), modifiedMs: file.modifiedMs })),
+    layout,
+  );
   if (unreadable.length > 0) {
     throw new UnsupportedTableError(
-      `${unreadable.join(', ')} ${unreadable.length === 1 ? 'looks' : 'look'} like an instant file but is not one this build knows (Hudi's instant-time grammar, an action and state of table version 6)`,
+      `${unreadable.join(', ')} ${unreadable.length === 1 ? 'looks' : 'look'} like an instant file but is not one this build knows (Hudi's instant-time grammar, an action and state of timeline layout ${layout.version})`,
       {
-        location: storage.uriOf(`${METAFOLDER}/${unreadable[0]}`),
-        fix: "move a file that is not Hudi's out of .hoodie/; one a newer Hudi wrote needs that Hudi",
+        location: storage.uriOf(`${layout.folder}/${unreadable[0]}`),
+        fix: `move a file that is not Hudi's out of ${layout.folder}/; one a newer Hudi wrote needs that Hudi`,
       },
     );
   }
-  return new Timeline(instants);
+  return new Timeline(instants, layout);
 }
 
-export function instantPath(instant: Instant): string {
-  return `${METAFOLDER}/${instantFileName(instant)}`;
+export function instantPath(instant: Instant, layout: TimelineLayout = TIMELINE_LAYOUT_1): string {
+  return `${layout.folder}/${layout.fileName(instant)}`;
 }
 
-/** Read a completed commit or replacecommit's metadata. */
-export async function readCommitMetadata(storage: Storage, instant: Instant): Promise<CommitMetadata> {
+/** Read a completed commit, deltacommit or replacecommit's metadata, as the table's layout encodes it. */
+export async function readCommitMetadata(storage: Storage, instant: Instant, layout: TimelineLayout = TIMELINE_LAYOUT_1): Promise<CommitMetadata> {
   if (instant.state !== 'COMPLETED' || !WRITE_ACTIONS.has(instant.action)) {
     throw new HudiError(`instant ${instant.time} (${instant.action}, ${instant.state}) has no commit metadata to read`);
   }
-  const path = instantPath(instant);
-  const bytes = await storage.get(path);
-  return parseCommitMetadata(Buffer.from(bytes).toString('utf8'), storage.uriOf(path));
+  const path = instantPath(instant, layout);
+  return layout.decodeCommitMetadata(await storage.get(path), instant, storage.uriOf(path));
 }

@@ -115,7 +115,10 @@ describe('table config', () => {
       ]),
       'f',
     );
-    assert.throws(() => assertSupported(v8, 'f'), /table version 8/);
+    assert.doesNotThrow(() => assertSupported(v8, 'f', 'read'));
+    for (const mode of ['write', 'delta-write', 'clustering'] as const) {
+      assert.throws(() => assertSupported(v8, 'f', mode), /table version 8 \(Hudi 1\.0, timeline layout 2\) is read-only/);
+    }
     const v5 = tableConfigFromProperties(
       new Map([
         ['hoodie.table.name', 't'],

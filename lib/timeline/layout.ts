@@ -1,0 +1,228 @@
+/**
+ * The timeline layout of a table (Hudi's TimelineLayout): where its active timeline lives, how instant files are
+ * named and parsed, how completed writes' metadata is encoded, and how file slices are cut. The one place the
+ * difference between layout 1 (table versions 5 and 6, Hudi 0.x) and layout 2 (table versions 8 and 9, Hudi 1.x)
+ * is written down; everything else asks the table's layout (docs/hudi-1x-format.md has the facts and their classes).
+ */
+import { HudiError } from '../errors.js';
+import { decodeCommitMetadataAvro, type HoodieCommitMetadataRecord, type HoodieWriteStatRecord } from './avro-files.js';
+import { type CommitMetadata, newWriteStat, parseCommitMetadata, type WriteOperationType, type WriteStat } from './commit-metadata.js';
+import {
+  formatInstantTime,
+  type Instant,
+  type InstantAction,
+  type InstantState,
+  instantFileName,
+  isValidInstantTime,
+  parseInstantFileName,
+  type TimelineTimeZone,
+} from './instant.js';
+
+/** A file of a timeline folder: its name and when it was last modified (legacy layout-2 names need it). */
+export interface TimelineFile {
+  readonly name: string;
+  readonly modifiedMs: number;
+}
+
+export interface TimelineLayout {
+  /** hoodie.timeline.layout.version */
+  readonly version: 1 | 2;
+  /** The active timeline's folder, relative to the table's base path. */
+  readonly folder: string;
+  /** The action of a pending clustering: `replacecommit` (layout 1) or `clustering` (layout 2); both complete as a replacecommit. */
+  readonly clusteringAction: 'replacecommit' | 'clustering';
+  /**
+   * How log files join file slices: by the base instant in their name (layout 1), or by the completion time of the
+   * delta commit in their name (layout 2, HoodieFileGroup.getBaseInstantTime).
+   */
+  readonly fileSlicing: 'base-instant' | 'completion-time';
+  /**
+   * What the log scanner does with a data or delete block newer than the query instant: stop reading (0.x's
+   * HoodieMergedLogRecordScanner) or skip it and read on (1.x's BaseHoodieLogRecordReader).
+   */
+  readonly newerLogBlock: 'stop' | 'skip';
+  /** The instant a timeline file name stands for; undefined when it is no instant file of this layout. */
+  parseFileName(file: TimelineFile): Instant | undefined;
+  /** The file name of an instant (a completed one needs its completion time in layout 2). */
+  fileName(instant: Instant): string;
+  /** The metadata of a completed commit, deltacommit or replacecommit from its file's bytes. */
+  decodeCommitMetadata(bytes: Uint8Array, instant: Instant, location: string): CommitMetadata;
+}
+
+/** Layout 1: flat `.hoodie/`, `<time>.<action>[.<state>]`, Jackson JSON commit metadata, slices by base instant. */
+export const TIMELINE_LAYOUT_1: TimelineLayout = Object.freeze({
+  version: 1,
+  folder: '.hoodie',
+  clusteringAction: 'replacecommit',
+  fileSlicing: 'base-instant',
+  newerLogBlock: 'stop',
+  parseFileName: (file: TimelineFile) => parseInstantFileName(file.name),
+  fileName: instantFileName,
+  decodeCommitMetadata: (bytes: Uint8Array, _instant: Instant, location: string) => parseCommitMetadata(Buffer.from(bytes).toString('utf8'), location),
+});
+
+/**
+ * ActiveTimelineV2.VALID_EXTENSIONS_IN_ACTIVE_TIMELINE: the extensions (the name after the time part) of instant
+ * files, with the action and state each stands for. Anything else in the folder is not an instant to Hudi.
+ */
+const LAYOUT_2_EXTENSIONS: ReadonlyMap<string, { action: InstantAction; state: InstantState }> = new Map(
+  (
+    [
+      ['.commit', 'commit', 'COMPLETED'],
+      ['.inflight', 'commit', 'INFLIGHT'],
+      ['.commit.requested', 'commit', 'REQUESTED'],
+      ['.deltacommit', 'deltacommit', 'COMPLETED'],
+      ['.deltacommit.inflight', 'deltacommit', 'INFLIGHT'],
+      ['.deltacommit.requested', 'deltacommit', 'REQUESTED'],
+      ['.savepoint', 'savepoint', 'COMPLETED'],
+      ['.savepoint.inflight', 'savepoint', 'INFLIGHT'],
+      ['.clean', 'clean', 'COMPLETED'],
+      ['.clean.requested', 'clean', 'REQUESTED'],
+      ['.clean.inflight', 'clean', 'INFLIGHT'],
+      ['.compaction.inflight', 'compaction', 'INFLIGHT'],
+      ['.compaction.requested', 'compaction', 'REQUESTED'],
+      ['.restore.requested', 'restore', 'REQUESTED'],
+      ['.restore.inflight', 'restore', 'INFLIGHT'],
+      ['.restore', 'restore', 'COMPLETED'],
+      ['.logcompaction.inflight', 'logcompaction', 'INFLIGHT'],
+      ['.logcompaction.requested', 'logcompaction', 'REQUESTED'],
+      ['.rollback', 'rollback', 'COMPLETED'],
+      ['.rollback.requested', 'rollback', 'REQUESTED'],
+      ['.rollback.inflight', 'rollback', 'INFLIGHT'],
+      ['.replacecommit.requested', 'replacecommit', 'REQUESTED'],
+      ['.replacecommit.inflight', 'replacecommit', 'INFLIGHT'],
+      ['.replacecommit', 'replacecommit', 'COMPLETED'],
+      ['.indexing.requested', 'indexing', 'REQUESTED'],
+      ['.indexing.inflight', 'indexing', 'INFLIGHT'],
+      ['.indexing', 'indexing', 'COMPLETED'],
+      ['.schemacommit.requested', 'schemacommit', 'REQUESTED'],
+      ['.schemacommit.inflight', 'schemacommit', 'INFLIGHT'],
+      ['.schemacommit', 'schemacommit', 'COMPLETED'],
+      ['.clustering.requested', 'clustering', 'REQUESTED'],
+      ['.clustering.inflight', 'clustering', 'INFLIGHT'],
+    ] as const
+  ).map(([extension, action, state]) => [extension, { action, state }]),
+);
+
+/** InstantFileNameParserV2.NAME_FORMAT: the time part (`<requested>` or `<requested>_<completion>`) and the rest. */
+const LAYOUT_2_NAME = /^(\d+(_\d+)?)(\.\w+)(\.\D+)?$/;
+
+/** Parse a layout-2 timeline file name as InstantGeneratorV2.createNewInstant does. */
+export function parseLayout2FileName(file: TimelineFile, zone: TimelineTimeZone): Instant | undefined {
+  const match = LAYOUT_2_NAME.exec(file.name);
+  if (match === null) return undefined;
+  const known = LAYOUT_2_EXTENSIONS.get(file.name.slice(match[1]!.length));
+  if (known === undefined) return undefined;
+  const [time, completion] = match[1]!.split('_') as [string, string | undefined];
+  if (!isValidInstantTime(time) || (completion !== undefined && !isValidInstantTime(completion))) return undefined;
+  const { action, state } = known;
+  if (state !== 'COMPLETED') return completion === undefined ? { time, action, state } : undefined;
+  // A 0.x name left in a 1.x timeline: Hudi takes the file's modification time as its completion time.
+  if (completion === undefined) return { time, action, state, completionTime: formatInstantTime(new Date(file.modifiedMs), zone), legacy: true };
+  return { time, action, state, completionTime: completion };
+}
+
+/** InstantFileNameGeneratorV2.getFileName */
+export function layout2FileName(instant: Instant): string {
+  if (instant.state !== 'COMPLETED') return instantFileName(instant);
+  if (instant.legacy === true) return `${instant.time}.${instant.action}`;
+  if (instant.completionTime === undefined) {
+    throw new HudiError(`instant ${instant.time} (${instant.action}) is completed but has no completion time`, {
+      fix: 'a layout-2 timeline names each completed instant <requested>_<completion>.<action>; take the instant from the loaded timeline',
+    });
+  }
+  return `${instant.time}_${instant.completionTime}.${instant.action}`;
+}
+
+/** Layout 2 (`TimelineLayoutV2`) for a table whose active timeline is `folder`, its instant times on `zone`'s clock. */
+export function timelineLayout2(folder: string, zone: TimelineTimeZone): TimelineLayout {
+  return Object.freeze({
+    version: 2,
+    folder,
+    clusteringAction: 'clustering',
+    fileSlicing: 'completion-time',
+    newerLogBlock: 'skip',
+    parseFileName: (file: TimelineFile) => parseLayout2FileName(file, zone),
+    fileName: layout2FileName,
+    decodeCommitMetadata: decodeLayout2CommitMetadata,
+  });
+}
+
+/** The layout of a table, from hoodie.properties (hoodie.timeline.layout.version, hoodie.timeline.path). */
+export function timelineLayoutOf(config: {
+  readonly timelineLayoutVersion: number;
+  readonly timelinePath: string;
+  readonly timelineTimeZone: TimelineTimeZone;
+}): TimelineLayout {
+  return config.timelineLayoutVersion === 2 ? timelineLayout2(`.hoodie/${config.timelinePath}`, config.timelineTimeZone) : TIMELINE_LAYOUT_1;
+}
+
+/**
+ * CommitMetadataSerDeV2.deserialize: a legacy instant's file is 0.x JSON; an empty file is an empty metadata; else
+ * one Avro HoodieCommitMetadata (HoodieReplaceCommitMetadata for a replacecommit), converted to the POJO's fields.
+ */
+export function decodeLayout2CommitMetadata(bytes: Uint8Array, instant: Instant, location: string): CommitMetadata {
+  if (instant.legacy === true || bytes.length === 0) return parseCommitMetadata(Buffer.from(bytes).toString('utf8'), location);
+  const replace = instant.action === 'replacecommit';
+  const record: HoodieCommitMetadataRecord & { partitionToReplaceFileIds?: Record<string, string[]> | null } = replace
+    ? decodeCommitMetadataAvro('replace', bytes, location)
+    : decodeCommitMetadataAvro('commit', bytes, location);
+  const partitionToWriteStats: Record<string, WriteStat[]> = {};
+  for (const [partition, stats] of Object.entries(record.partitionToWriteStats ?? {})) {
+    partitionToWriteStats[partition] = stats.map((stat) => writeStatOf(stat));
+  }
+  const metadata: CommitMetadata = {
+    partitionToWriteStats,
+    compacted: record.compacted === true,
+    extraMetadata: { ...(record.extraMetadata ?? {}) },
+    operationType: (record.operationType ?? null) as WriteOperationType | null,
+  };
+  if (replace) {
+    metadata.partitionToReplaceFileIds = {};
+    for (const [partition, ids] of Object.entries(record.partitionToReplaceFileIds ?? {})) metadata.partitionToReplaceFileIds[partition] = [...ids];
+  }
+  return metadata;
+}
+
+/** Jackson's convertValue of an Avro HoodieWriteStat to the POJO: absent numbers are 0, as the POJO's fields start. */
+function writeStatOf(stat: HoodieWriteStatRecord): WriteStat {
+  const out = newWriteStat({
+    fileId: stat.fileId ?? '',
+    path: stat.path,
+    partitionPath: stat.partitionPath,
+    prevCommit: stat.prevCommit ?? 'null',
+    numWrites: stat.numWrites ?? 0,
+    numDeletes: stat.numDeletes ?? 0,
+    numUpdateWrites: stat.numUpdateWrites ?? 0,
+    numInserts: stat.numInserts ?? 0,
+    totalWriteBytes: stat.totalWriteBytes ?? 0,
+    totalWriteErrors: stat.totalWriteErrors ?? 0,
+    tempPath: stat.tempPath,
+    totalLogRecords: stat.totalLogRecords ?? 0,
+    totalLogFilesCompacted: stat.totalLogFilesCompacted ?? 0,
+    totalLogSizeCompacted: stat.totalLogSizeCompacted ?? 0,
+    totalUpdatedRecordsCompacted: stat.totalUpdatedRecordsCompacted ?? 0,
+    totalLogBlocks: stat.totalLogBlocks ?? 0,
+    totalCorruptLogBlock: stat.totalCorruptLogBlock ?? 0,
+    totalRollbackBlocks: stat.totalRollbackBlocks ?? 0,
+    fileSizeInBytes: stat.fileSizeInBytes ?? 0,
+    minEventTime: stat.minEventTime,
+    maxEventTime: stat.maxEventTime,
+    cdcStats: stat.cdcStats,
+    runtimeStats:
+      stat.runtimeStats === null
+        ? null
+        : {
+            totalScanTime: stat.runtimeStats.totalScanTime ?? 0,
+            totalUpsertTime: stat.runtimeStats.totalUpsertTime ?? 0,
+            totalCreateTime: stat.runtimeStats.totalCreateTime ?? 0,
+          },
+  });
+  if (stat.logFiles !== null || stat.logVersion !== null) {
+    return {
+      ...out,
+      delta: { logVersion: stat.logVersion ?? 0, logOffset: stat.logOffset ?? 0, baseFile: stat.baseFile ?? '', logFiles: [...(stat.logFiles ?? [])] },
+    };
+  }
+  return out;
+}

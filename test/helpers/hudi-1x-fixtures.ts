@@ -1,0 +1,176 @@
+/**
+ * Tables of table version 8 (Hudi 1.0.2) and 9 (Hudi 1.1.1), written by Spark with that release's bundle, and what
+ * Hudi itself says about their timelines: the fixtures of test/timeline/hudi-1x.test.ts, kept under
+ * test/fixtures/hudi-1x-tables/<version>/<table>/ (`npm run fixtures:generate -- hudi-1x`).
+ *
+ * Each table folder keeps hoodie.properties and the instant files of `.hoodie/timeline/` (no data files: the test
+ * parses names and decodes commit metadata), and expected.json: the file names, the instants as Hudi's
+ * HoodieActiveTimeline lists them (HoodieInstant.toString: requested time, completion time, action, state), and each
+ * completed write's metadata as Hudi decodes it (HoodieCommitMetadata.toJsonString through CommitMetadataSerDeV2).
+ */
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type HudiHarness, HudiHarnessError, type HudiVersion, type JavaExpression } from './hudi.js';
+import { tempDir } from './paths.js';
+
+export const HUDI_1X_VERSIONS = ['1.0.2', '1.1.1'] as const satisfies readonly HudiVersion[];
+export type Hudi1xVersion = (typeof HUDI_1X_VERSIONS)[number];
+
+export const HUDI_1X_SCHEMA = 'id BIGINT, name STRING, ts BIGINT, dt STRING';
+export type Hudi1xRow = { id: number; name: string; ts: number; dt: string };
+
+/** Rows of ids at one version: `name` says which write it came from, `ts` orders them. */
+export function hudi1xRows(ids: readonly number[], version: number): Hudi1xRow[] {
+  return ids.map((id) => ({ id, name: `v${version}-${id}`, ts: version, dt: id % 2 === 0 ? '2024-01-02' : '2024-01-01' }));
+}
+
+/** Hudi datasource keys of a small partitioned table with an ordering field (EVENT_TIME_ORDERING, Hudi's default). */
+export function hudi1xWriteOptions(name: string, type: 'COPY_ON_WRITE' | 'MERGE_ON_READ'): Record<string, string> {
+  return {
+    'hoodie.table.name': name,
+    'hoodie.datasource.write.recordkey.field': 'id',
+    'hoodie.datasource.write.partitionpath.field': 'dt',
+    'hoodie.datasource.write.precombine.field': 'ts',
+    'hoodie.datasource.write.table.type': type,
+    'hoodie.embed.timeline.server': 'false',
+    'hoodie.parquet.small.file.limit': '0',
+  };
+}
+
+export interface Hudi1xExpected {
+  readonly generatedBy: string;
+  readonly tableVersion: number;
+  /** Every file name the timeline folder held (instant files; `history/` and checksums left out). */
+  readonly timelineFiles: string[];
+  /** HoodieActiveTimeline.getInstants(), each HoodieInstant.toString(), in Hudi's order. */
+  readonly instants: string[];
+  /** Completed commit/deltacommit/replacecommit file name → Hudi's HoodieCommitMetadata.toJsonString(), parsed. */
+  readonly commits: Record<string, unknown>;
+}
+
+/** What each fixture table is made of, in the order Spark writes it. */
+const RECIPES: Record<'cow' | 'mor', { description: string; make: (hudi: HudiHarness, path: string) => Promise<void> }> = {
+  cow: {
+    description:
+      'COW: an insert, a write that fails pre-commit validation (rolled back by the next write), an upsert, a delete, a completed clustering (replacecommit), and a pending clustering (clustering.requested)',
+    make: async (hudi, path) => {
+      const options = hudi1xWriteOptions('cow', 'COPY_ON_WRITE');
+      await hudi.write(path, {
+        schema: HUDI_1X_SCHEMA,
+        rows: hudi1xRows([1, 2, 3, 4, 5, 6], 1),
+        options: { ...options, 'hoodie.datasource.write.operation': 'insert' },
+      });
+      await failedWrite(hudi, path, options);
+      await hudi.write(path, {
+        schema: HUDI_1X_SCHEMA,
+        rows: hudi1xRows([2, 3, 7], 2),
+        options: { ...options, 'hoodie.datasource.write.operation': 'upsert' },
+      });
+      await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([4], 3), options: { ...options, 'hoodie.datasource.write.operation': 'delete' } });
+      await hudi.sql(`CALL run_clustering(path => '${path}', op => 'scheduleAndExecute')`);
+      await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([8], 4), options: { ...options, 'hoodie.datasource.write.operation': 'insert' } });
+      await hudi.sql(`CALL run_clustering(path => '${path}', op => 'schedule')`);
+    },
+  },
+  mor: {
+    description:
+      'MOR: an insert, upserts and a delete (log files), a completed compaction (compaction → commit), two upserts cleaned after automatically (hoodie.clean.commits.retained=1), and a pending compaction (compaction.requested)',
+    make: async (hudi, path) => {
+      const options = { ...hudi1xWriteOptions('mor', 'MERGE_ON_READ'), 'hoodie.clean.commits.retained': '1' };
+      await hudi.write(path, {
+        schema: HUDI_1X_SCHEMA,
+        rows: hudi1xRows([1, 2, 3, 4, 5, 6], 1),
+        options: { ...options, 'hoodie.datasource.write.operation': 'insert' },
+      });
+      await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([2, 3], 2), options: { ...options, 'hoodie.datasource.write.operation': 'upsert' } });
+      await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([4], 3), options: { ...options, 'hoodie.datasource.write.operation': 'delete' } });
+      await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([1, 5], 4), options: { ...options, 'hoodie.datasource.write.operation': 'upsert' } });
+      await hudi.sql(`CALL run_compaction(op => 'scheduleAndExecute', path => '${path}', options => 'hoodie.compact.inline.max.delta.commits=1')`);
+      await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([6], 5), options: { ...options, 'hoodie.datasource.write.operation': 'upsert' } });
+      await hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([2], 6), options: { ...options, 'hoodie.datasource.write.operation': 'upsert' } });
+      await hudi.sql(`CALL run_compaction(op => 'schedule', path => '${path}', options => 'hoodie.compact.inline.max.delta.commits=1')`);
+    },
+  },
+};
+
+export const HUDI_1X_TABLES = Object.keys(RECIPES) as (keyof typeof RECIPES)[];
+
+/** A write whose pre-commit validation fails after its files are written: it stays pending until the next write rolls it back. */
+async function failedWrite(hudi: HudiHarness, path: string, options: Record<string, string>): Promise<void> {
+  try {
+    await hudi.write(path, {
+      schema: HUDI_1X_SCHEMA,
+      rows: hudi1xRows([9], 9),
+      options: {
+        ...options,
+        'hoodie.datasource.write.operation': 'upsert',
+        'hoodie.precommit.validators': 'org.apache.hudi.client.validator.SqlQuerySingleResultPreCommitValidator',
+        'hoodie.precommit.validators.single.value.sql.queries': 'select count(*) from <TABLE_NAME> where id is null#1',
+      },
+    });
+  } catch (error) {
+    if (error instanceof HudiHarnessError && /validation/i.test(error.message)) return;
+    throw error;
+  }
+  throw new Error(`${path}: the write meant to fail pre-commit validation succeeded`);
+}
+
+/** HoodieTableMetaClient.builder().setConf(HadoopFSUtils.getStorageConf()).setBasePath(path).build().getActiveTimeline() */
+export function activeTimelineExpression(path: string): JavaExpression {
+  const builder: JavaExpression = { static: 'org.apache.hudi.common.table.HoodieTableMetaClient.builder' };
+  const withConf: JavaExpression = { call: 'setConf', on: builder, args: [{ static: 'org.apache.hudi.hadoop.fs.HadoopFSUtils.getStorageConf' }] };
+  const metaClient: JavaExpression = { call: 'build', on: { call: 'setBasePath', on: withConf, args: [path] } };
+  return { call: 'getActiveTimeline', on: metaClient };
+}
+
+/** The instants Hudi's active timeline holds (HoodieInstant.toString()), and each completed write's metadata as Hudi reads it. */
+export async function hudiTimelineFacts(hudi: HudiHarness, path: string): Promise<{ instants: string[]; commits: Map<number, unknown> }> {
+  const timeline = activeTimelineExpression(path);
+  const instants = (await hudi.jvmEval({ call: 'getInstants', on: timeline })) as string[];
+  const commits = new Map<number, unknown>();
+  for (const [index, text] of instants.entries()) {
+    const match = /__(commit|deltacommit|replacecommit)__COMPLETED\]$/.exec(text);
+    if (match === null) continue;
+    const instant: JavaExpression = { call: 'get', on: { call: 'getInstants', on: timeline }, args: [index] };
+    const read = match[1] === 'replacecommit' ? 'readReplaceCommitMetadata' : 'readCommitMetadata';
+    const json = (await hudi.jvmEval({ call: 'toJsonString', on: { call: read, on: timeline, args: [instant] } })) as string;
+    commits.set(index, JSON.parse(json));
+  }
+  return { instants, commits };
+}
+
+/** Write the fixture tables of one Hudi version into `outDir/<table>/` (replacing what is there). */
+export async function generateHudi1xFixtures(hudi: HudiHarness, version: Hudi1xVersion, outDir: string, log: (line: string) => void = () => {}): Promise<void> {
+  const work = tempDir(`hudi-${version}-fixtures-`);
+  for (const name of HUDI_1X_TABLES) {
+    const path = join(work, name);
+    await RECIPES[name].make(hudi, path);
+    const timelineDir = join(path, '.hoodie/timeline');
+    const timelineFiles = readdirSync(timelineDir)
+      .filter((file) => !file.endsWith('.crc') && statSync(join(timelineDir, file)).isFile())
+      .sort();
+    const { instants, commits } = await hudiTimelineFacts(hudi, path);
+    const out = join(outDir, name);
+    rmSync(out, { recursive: true, force: true });
+    mkdirSync(join(out, 'timeline'), { recursive: true });
+    copyFileSync(join(path, '.hoodie/hoodie.properties'), join(out, 'hoodie.properties'));
+    for (const file of timelineFiles) copyFileSync(join(timelineDir, file), join(out, 'timeline', file));
+    const byName: Record<string, unknown> = {};
+    for (const [index, metadata] of commits) {
+      const [requested, completion, action] = /^\[(\d+)__(\d+)__(\w+)__COMPLETED\]$/.exec(instants[index]!)!.slice(1);
+      byName[`${requested}_${completion}.${action}`] = metadata;
+    }
+    const tableVersion = Number(/^hoodie\.table\.version=(\d+)$/m.exec(readFileSync(join(path, '.hoodie/hoodie.properties'), 'utf8'))?.[1]);
+    const expected: Hudi1xExpected & { description: string } = {
+      description: RECIPES[name].description,
+      generatedBy: `Apache Hudi ${version} on Spark 3.5.1 (test/helpers/hudi-1x-fixtures.ts)`,
+      tableVersion,
+      timelineFiles,
+      instants,
+      commits: byName,
+    };
+    writeFileSync(join(out, 'expected.json'), `${JSON.stringify(expected, null, 1)}\n`);
+    log(`hudi-1x ${version}/${name}: table version ${tableVersion}, ${timelineFiles.length} timeline files, ${instants.length} instants`);
+  }
+  rmSync(work, { recursive: true, force: true });
+}
