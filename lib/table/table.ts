@@ -10,8 +10,9 @@ import { archiveFolder } from '../timeline/archived/archived-timeline.js';
 import { type ArchivedHistory, loadArchivedHistory } from '../timeline/archived/history.js';
 import { planFileGroups } from '../timeline/clustering-plan.js';
 import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
-import { archivedCompletionTimes, CompletionTimes } from '../timeline/completion-times.js';
+import { CompletionTimes } from '../timeline/completion-times.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
+import { historyCompletionTimes } from '../timeline/history/index.js';
 import { compareInstantTimes, isValidInstantTime } from '../timeline/instant.js';
 import { type TimelineLayout, timelineLayoutOf } from '../timeline/layout.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
@@ -147,7 +148,7 @@ export class HudiTable {
       mapWithConcurrency(replaceInstants, LISTING_CONCURRENCY, (instant) => readCommitMetadata(this.storage, instant, this.layout)),
       this.pendingClusteringFileGroups(),
       this.pendingCompactionFileGroups(),
-      archivedCompletionTimes(this.storage, this.historyFolder),
+      historyCompletionTimes(this.storage, this.historyFolder),
     ]);
     const replacedFileGroups = new Set<string>();
     for (const metadata of replaced) {

@@ -1,11 +1,10 @@
 /**
  * When instants completed (timeline layout 2, Hudi 1.x's CompletionTimeQueryViewV2): what file slicing by completion
  * time asks. Completed instants of the active timeline carry their completion time in their file names; older ones
- * are in the LSM history (`.hoodie/<timeline>/<history>/`), which another module reads: ArchivedCompletionTimes is
- * its seam here.
+ * are in the LSM history (`.hoodie/<timeline>/<history>/`): the table reads it (timeline/history/) and hands
+ * them over as ArchivedCompletionTimes.
  */
 import { UnsupportedTableError } from '../errors.js';
-import type { Storage } from '../storage/port.js';
 import { compareInstantTimes } from './instant.js';
 import type { Timeline } from './timeline.js';
 import { WRITE_ACTIONS } from './timeline.js';
@@ -15,36 +14,8 @@ export interface ArchivedCompletionTimes {
   completionTime(requestedTime: string): string | undefined;
 }
 
-/**
- * Reads the archived completion times of a table, or says (undefined) that the history holds instants this build
- * cannot read. The LSM history reader plugs in here; until then `historyOrNothing` stands in.
- */
-export type ArchivedCompletionTimesLoader = (storage: Storage, historyFolder: string) => Promise<ArchivedCompletionTimes | undefined>;
-
 /** The rest of getWriteTimeline's actions: pending compactions and clusterings. */
 const PENDING_WRITE_ACTIONS: ReadonlySet<string> = new Set(['compaction', 'logcompaction', 'clustering']);
-
-const NOTHING_ARCHIVED: ArchivedCompletionTimes = { completionTime: () => undefined };
-
-/** No LSM history reader: an empty (or absent) history folder has nothing archived; anything in it is unreadable. */
-export const historyOrNothing: ArchivedCompletionTimesLoader = async (storage, historyFolder) => {
-  const listing = await storage.listDir(historyFolder);
-  return listing.files.length === 0 && listing.dirs.length === 0 ? NOTHING_ARCHIVED : undefined;
-};
-
-/**
- * The seam for the LSM history reader (issue 42's other half): set it to that module's loader once it exists. Until
- * then `historyOrNothing` reads an empty history as nothing archived and refuses to guess past a non-empty one.
- */
-let archivedLoader: ArchivedCompletionTimesLoader = historyOrNothing;
-
-export function useArchivedCompletionTimes(loader: ArchivedCompletionTimesLoader): void {
-  archivedLoader = loader;
-}
-
-export function archivedCompletionTimes(storage: Storage, historyFolder: string): Promise<ArchivedCompletionTimes | undefined> {
-  return archivedLoader(storage, historyFolder);
-}
 
 export class CompletionTimes {
   private readonly active: ReadonlyMap<string, string>;

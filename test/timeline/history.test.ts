@@ -14,6 +14,7 @@ import {
   type ArchivedInstant,
   archivedInstantOfRow,
   checkHistoryColumns,
+  historyCompletionTimes,
   historyFolder,
   parseArchiveFileName,
   parseManifest,
@@ -70,6 +71,17 @@ async function refusal(root: string, folder: string): Promise<TimelineHistoryErr
 
 for (const version of VERSIONS) {
   describe(`the timeline history Hudi ${version} wrote`, () => {
+    test('gives file slicing the completion time Hudi recorded for every archived instant, and none for others', async () => {
+      const { root, folder } = tableWithHistory(version);
+      const expected = JSON.parse(readFileSync(join(FIXTURES, version, 'hudi-archived-timeline.json'), 'utf8')) as HudiArchivedInstant[];
+      const times = await historyCompletionTimes(openStorage(root), folder);
+      assert.ok(expected.length > 0);
+      for (const instant of expected) assert.equal(times.completionTime(instant.requestedTime), instant.completionTime, instant.requestedTime);
+      assert.equal(times.completionTime('19700101000000000'), undefined);
+      const empty = tempDir('timeline-history-none-');
+      assert.equal((await historyCompletionTimes(openStorage(empty), folder)).completionTime(expected[0]!.requestedTime), undefined);
+    });
+
     test('lists the archived instants Hudi lists, in its order, with the same metadata bytes', async () => {
       const { root, folder } = tableWithHistory(version);
       assert.equal(folder, '.hoodie/timeline/history');

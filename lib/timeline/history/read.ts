@@ -8,9 +8,11 @@
  * Where Hudi falls back silently we refuse: a `_version_` that is not a number (Hudi logs it and lists manifests),
  * an empty manifest (Hudi reads no files). See docs/hudi-1x-history.md.
  */
+
 import { HudiError, NotFoundError, TimelineHistoryError } from '../../errors.js';
 import { readFlatRows } from '../../parquet/flat-rows.js';
 import type { Storage } from '../../storage/port.js';
+import type { ArchivedCompletionTimes } from '../completion-times.js';
 import { type ArchivedInstant, archivedInstantOfRow, checkHistoryColumns } from './archived-instant.js';
 import { MANIFEST_FILE_PREFIX, manifestFileName, TEMP_FILE_SUFFIX, VERSION_FILE_NAME } from './layout.js';
 import { type HistoryManifest, parseManifest } from './manifest.js';
@@ -129,4 +131,14 @@ function sameInstant(a: ArchivedInstant, b: ArchivedInstant): boolean {
   return (
     a.completionTime === b.completionTime && a.action === b.action && sameBytes(a.metadata?.bytes, b.metadata?.bytes) && sameBytes(a.plan?.bytes, b.plan?.bytes)
   );
+}
+
+/**
+ * The history's completion times by requested time: what file slicing by completion time looks up for instants
+ * older than the active timeline (CompletionTimeQueryViewV2's archived part). No history: nothing archived.
+ */
+export async function historyCompletionTimes(storage: Storage, folder: string): Promise<ArchivedCompletionTimes> {
+  const { instants } = await readTimelineHistory(storage, folder);
+  const byRequested = new Map(instants.map((instant) => [instant.requestedTime, instant.completionTime]));
+  return { completionTime: (requestedTime) => byRequested.get(requestedTime) };
 }
