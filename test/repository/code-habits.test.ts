@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { it } from 'node:test';
-import { REPO_ROOT } from './helpers/fixtures.js';
+import { REPO_ROOT } from '../helpers/fixtures.js';
 
 const ROOTS = ['lib', 'functions'];
 const MAX_HEADER_LINES = 12;
