@@ -12,7 +12,7 @@ import { planFileGroups } from '../timeline/clustering-plan.js';
 import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
 import { CompletionTimes } from '../timeline/completion-times.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
-import { historyCompletionTimes } from '../timeline/history/index.js';
+import { historyAsArchivedTimeline, historyCompletionTimes } from '../timeline/history/index.js';
 import { compareInstantTimes, isValidInstantTime } from '../timeline/instant.js';
 import { type TimelineLayout, timelineLayoutOf } from '../timeline/layout.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
@@ -175,12 +175,9 @@ export class HudiTable {
     return this.layout.version === 2 ? this.historyFolder : archiveFolder(this.config.archiveLogFolder);
   }
 
-  /**
-   * The archived instants. Layout 2's LSM history is read by its own module (not yet here): until it is plugged in,
-   * a layout-2 table reports none.
-   */
+  /** The archived instants: layout 1's archived timeline, layout 2's LSM history. */
   async archivedHistory(): Promise<ArchivedHistory> {
-    if (this.layout.version === 2) return { instants: [], replacedFileGroups: new Map(), archiveFiles: 0 };
+    if (this.layout.version === 2) return historyAsArchivedTimeline(this.storage, this.historyFolder);
     return loadArchivedHistory(this.storage, this.config.archiveLogFolder);
   }
 

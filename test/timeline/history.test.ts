@@ -14,6 +14,7 @@ import {
   type ArchivedInstant,
   archivedInstantOfRow,
   checkHistoryColumns,
+  historyAsArchivedTimeline,
   historyCompletionTimes,
   historyFolder,
   parseArchiveFileName,
@@ -71,6 +72,19 @@ async function refusal(root: string, folder: string): Promise<TimelineHistoryErr
 
 for (const version of VERSIONS) {
   describe(`the timeline history Hudi ${version} wrote`, () => {
+    test('is the archived timeline status and the services read: every archived instant, completed, in order', async () => {
+      const { root, folder } = tableWithHistory(version);
+      const expected = JSON.parse(readFileSync(join(FIXTURES, version, 'hudi-archived-timeline.json'), 'utf8')) as HudiArchivedInstant[];
+      const archived = await historyAsArchivedTimeline(openStorage(root), folder);
+      assert.deepEqual(
+        archived.instants.map((instant) => [instant.time, instant.completionTime, instant.state]),
+        expected.map((instant) => [instant.requestedTime, instant.completionTime, 'COMPLETED']),
+      );
+      assert.ok(archived.instants.every((instant) => instant.action !== 'clustering'));
+      assert.equal(archived.archiveFiles, (await readTimelineHistory(openStorage(root), folder)).manifest.files.length);
+      assert.ok(archived.archiveFiles > 0);
+    });
+
     test('gives file slicing the completion time Hudi recorded for every archived instant, and none for others', async () => {
       const { root, folder } = tableWithHistory(version);
       const expected = JSON.parse(readFileSync(join(FIXTURES, version, 'hudi-archived-timeline.json'), 'utf8')) as HudiArchivedInstant[];

@@ -12,7 +12,9 @@
 import { HudiError, NotFoundError, TimelineHistoryError } from '../../errors.js';
 import { readFlatRows } from '../../parquet/flat-rows.js';
 import type { Storage } from '../../storage/port.js';
+import type { ArchivedHistory } from '../archived/history.js';
 import type { ArchivedCompletionTimes } from '../completion-times.js';
+import { fileGroupKey } from '../file-group-key.js';
 import { type ArchivedInstant, archivedInstantOfRow, checkHistoryColumns } from './archived-instant.js';
 import { MANIFEST_FILE_PREFIX, manifestFileName, TEMP_FILE_SUFFIX, VERSION_FILE_NAME } from './layout.js';
 import { type HistoryManifest, parseManifest } from './manifest.js';
@@ -141,4 +143,29 @@ export async function historyCompletionTimes(storage: Storage, folder: string): 
   const { instants } = await readTimelineHistory(storage, folder);
   const byRequested = new Map(instants.map((instant) => [instant.requestedTime, instant.completionTime]));
   return { completionTime: (requestedTime) => byRequested.get(requestedTime) };
+}
+
+/**
+ * The history as the archived timeline the services and `status` look at: each archived instant completed (a
+ * completed clustering as the replacecommit it completed as), and the file groups archived replacecommits replaced.
+ */
+export async function historyAsArchivedTimeline(storage: Storage, folder: string): Promise<ArchivedHistory> {
+  const { instants, manifest } = await readTimelineHistory(storage, folder);
+  const replacedFileGroups = new Map<string, string>();
+  for (const instant of instants) {
+    if (instant.action !== 'replacecommit' && instant.action !== 'clustering') continue;
+    const replaced = (instant.metadata?.record['partitionToReplaceFileIds'] ?? {}) as Record<string, readonly string[] | null>;
+    for (const [partition, fileIds] of Object.entries(replaced))
+      for (const fileId of fileIds ?? []) replacedFileGroups.set(fileGroupKey(partition, fileId), instant.requestedTime);
+  }
+  return {
+    instants: instants.map((instant) => ({
+      time: instant.requestedTime,
+      action: instant.action === 'clustering' ? 'replacecommit' : instant.action,
+      state: 'COMPLETED',
+      completionTime: instant.completionTime,
+    })),
+    replacedFileGroups,
+    archiveFiles: manifest.files.length,
+  };
 }
