@@ -3,11 +3,13 @@
  * promise of the one-object path (service.ts): exactly once per object version, a poison object quarantined alone,
  * nothing lost on a crash.
  */
+
+import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { readKey } from '../config/index.js';
 import { errorMessage, HudiError } from '../errors.js';
@@ -262,10 +264,12 @@ async function commitGroup(group: readonly Prepared[], request: IngestBatchReque
     for (const prepared of remaining) {
       offsets.push(rows);
       rows += prepared.split.good;
-      await pipeline(createReadStream(prepared.goodFile), out, { end: false });
+      for await (const chunk of createReadStream(prepared.goodFile)) {
+        if (!out.write(chunk)) await once(out, 'drain');
+      }
     }
     out.end();
-    await new Promise<void>((resolve, reject) => out.once('finish', resolve).once('error', reject));
+    await finished(out);
 
     const sources = remaining.map((p) => p.held.source);
     const logged = { objects: remaining.length };
