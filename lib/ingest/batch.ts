@@ -13,6 +13,7 @@ import { finished, pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { readKey } from '../config/index.js';
 import { errorMessage, HudiError } from '../errors.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
 import { normalizeEtag } from '../storage/etag.js';
 import { type BadRecord, writeBatch } from '../writer/write-client.js';
 import { parseWriteOperation } from '../writer/write-config.js';
@@ -31,6 +32,9 @@ import { claimObject, commitMarkerOf, type FoundCommit, type HeldClaim, handledB
 import { downloadLanded, formatOfKey } from './landing-bucket.js';
 import { assertIngestable, ingestObject, keyGeneratorFor } from './service.js';
 import type { BatchObjectResult, HandledResult, IngestBatchRequest, IngestResult } from './types.js';
+
+/** Objects downloaded and split at once; the disk holds at most these beyond one commit's records. */
+const PREPARED_AT_ONCE = 8;
 
 /** A JSON-lines object claimed, downloaded and split, waiting for its group's commit. */
 interface Prepared {
@@ -72,17 +76,31 @@ export async function ingestObjects(request: IngestBatchRequest): Promise<BatchO
   const versionOf = (key: string, etag: string) => ({ bucket: landing.bucket, key, etag });
   const sourceOf = (key: string, etag: string) => ingestSource(landing.bucket, key, etag);
 
+  const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(errorMessage(error)));
   // The same version twice in one batch is handled once; the other gets its result.
   const firstOf = new Map<string, number>();
-  const pending: typeof objects = [];
+  const distinct: typeof objects = [];
   for (const object of objects) {
     const source = sourceOf(object.key, object.etag);
     if (firstOf.has(source)) continue;
     firstOf.set(source, object.index);
-    const done = await handledBefore(table, versionOf(object.key, object.etag));
-    if (done === undefined) pending.push(object);
-    else results.set(object.index, { key: object.key, etag: object.etag, result: done });
+    distinct.push(object);
   }
+  // The done records, looked up side by side (one read each): a redelivered batch ends here.
+  // An unreadable record fails its own object only.
+  const done = await mapWithConcurrency(distinct, PREPARED_AT_ONCE, (object) =>
+    handledBefore(table, versionOf(object.key, object.etag)).catch((error: unknown) => asError(error)),
+  );
+  const pending: typeof objects = [];
+  distinct.forEach((object, i) => {
+    const result = done[i];
+    if (result === undefined) pending.push(object);
+    else
+      results.set(
+        object.index,
+        result instanceof Error ? { key: object.key, etag: object.etag, error: result } : { key: object.key, etag: object.etag, result },
+      );
+  });
   if (pending.length > 0) await assertIngestable(table, props);
 
   const common = {
@@ -99,7 +117,6 @@ export async function ingestObjects(request: IngestBatchRequest): Promise<BatchO
   const settle = (index: number, key: string, etag: string, outcome: IngestResult | Error): void => {
     results.set(index, outcome instanceof Error ? { key, etag, error: outcome } : { key, etag, result: outcome });
   };
-  const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(errorMessage(error)));
 
   // Claimed in the order of their sources: two invocations with overlapping batches never wait on each other in a cycle.
   const lines = pending
@@ -135,41 +152,54 @@ export async function ingestObjects(request: IngestBatchRequest): Promise<BatchO
         await Promise.all(taken.map((prepared) => rm(join(workDir, String(prepared.index)), { recursive: true, force: true })));
       }
     };
-    for (const object of lines) {
-      let prepared: Prepared | HandledResult | IngestResult;
-      let held: HeldClaim | undefined;
-      try {
-        const claimed = await claimObject({
-          table,
-          version: versionOf(object.key, object.etag),
-          location: landing.uriOf(object.key),
-          ...(request.claim === undefined ? {} : { claim: request.claim }),
-          ...(log === undefined ? {} : { log }),
-          now,
-        });
-        if ('done' in claimed) {
-          settle(object.index, object.key, object.etag, claimed.done);
-          continue;
+    const fail = async (object: (typeof lines)[number], held: HeldClaim | undefined, error: unknown): Promise<undefined> => {
+      await held?.release().catch(() => undefined);
+      log?.warn('object failed; it will be retried', { key: object.key, error: errorMessage(error) });
+      settle(object.index, object.key, object.etag, asError(error));
+      return undefined;
+    };
+    for (let start = 0; start < lines.length; start += PREPARED_AT_ONCE) {
+      const window = lines.slice(start, start + PREPARED_AT_ONCE);
+      // Claims one after the other (in source order, see above); downloads and splits side by side.
+      const claims: (HeldClaim | undefined)[] = [];
+      for (const object of window) {
+        try {
+          const claimed = await claimObject({
+            table,
+            version: versionOf(object.key, object.etag),
+            location: landing.uriOf(object.key),
+            ...(request.claim === undefined ? {} : { claim: request.claim }),
+            ...(log === undefined ? {} : { log }),
+            now,
+          });
+          if ('done' in claimed) settle(object.index, object.key, object.etag, claimed.done);
+          claims.push('held' in claimed ? claimed.held : undefined);
+        } catch (error) {
+          claims.push(await fail(object, undefined, error));
         }
-        held = claimed.held;
-        prepared = await prepareObject(request, held, object, join(workDir, String(object.index)));
-        if (!('held' in prepared)) {
-          // Settled alone (superseded, quarantined, nothing to write): recorded now.
-          await held.record(prepared as HandledResult);
-          await held.release();
-          settle(object.index, object.key, object.etag, prepared);
-          continue;
-        }
-      } catch (error) {
-        await held?.release().catch(() => undefined);
-        log?.warn('object failed; it will be retried', { key: object.key, error: errorMessage(error) });
-        settle(object.index, object.key, object.etag, asError(error));
-        continue;
       }
-      // A group never grows past the bound; an object larger than the bound alone is a commit of its own.
-      if (group.length > 0 && groupBytes + prepared.goodBytes > maxBytes) await flush();
-      group.push(prepared);
-      groupBytes += prepared.goodBytes;
+      const prepared = await mapWithConcurrency(window, PREPARED_AT_ONCE, async (object, i): Promise<Prepared | undefined> => {
+        const held = claims[i];
+        if (held === undefined) return undefined;
+        try {
+          const outcome = await prepareObject(request, held, object, join(workDir, String(object.index)));
+          if ('held' in outcome) return outcome;
+          // Settled alone (superseded, quarantined, nothing to write): recorded now.
+          await held.record(outcome);
+          await held.release();
+          settle(object.index, object.key, object.etag, outcome);
+          return undefined;
+        } catch (error) {
+          return fail(object, held, error);
+        }
+      });
+      for (const object of prepared) {
+        if (object === undefined) continue;
+        // A group never grows past the bound; an object larger than the bound alone is a commit of its own.
+        if (group.length > 0 && groupBytes + object.goodBytes > maxBytes) await flush();
+        group.push(object);
+        groupBytes += object.goodBytes;
+      }
     }
     await flush();
   } finally {

@@ -9,6 +9,7 @@ import { before, describe, it } from 'node:test';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConfigValueError } from '../../lib/config/index.js';
+import { HudiError } from '../../lib/errors.js';
 import {
   type BatchObjectResult,
   INGEST_BATCH_MAX_BYTES,
@@ -141,6 +142,27 @@ describe('ingest: a batch of objects', () => {
     assert.deepEqual(commits[1]!.sources.sort(), [objects[4]!, objects[5]!].map(sourceOf).sort(), 'the second commit took only the new objects');
     assert.equal(results[2]!.instantTime, results[3]!.instantTime);
     assert.deepEqual(await rowIds(table), range(0, 60));
+  });
+
+  it('fails only the object whose ingest record is unreadable; the others commit', async () => {
+    const { land, request } = landing();
+    const table = openStorage(await s3TablePath('ingest-batch-bad-record'));
+    const objects = [];
+    for (let i = 0; i < 3; i++) objects.push(await land(`part-${i}.jsonl`, jsonLines(users(i * 10, 10))));
+    await table.put(`${INGEST_FOLDER}/${ingestId(sourceOf(objects[1]!))}.json`, '{ truncated');
+    const outcomes = await ingestObjects(request(table, objects));
+    const failed = outcomes[1]!;
+    assert.ok('error' in failed && failed.error instanceof HudiError && /ingest record is not JSON/.test(failed.error.message), JSON.stringify(failed));
+    assert.deepEqual(
+      [outcomes[0]!, outcomes[2]!].map((o) => resultOf(o).outcome),
+      ['ingested', 'ingested'],
+    );
+    const commits = await commitsOf(table);
+    assert.deepEqual(
+      commits.map((c) => c.sources.sort()),
+      [[sourceOf(objects[0]!), sourceOf(objects[2]!)].sort()],
+    );
+    assert.deepEqual(await rowIds(table), [...range(0, 10), ...range(20, 10)]);
   });
 
   it('quarantines the poison objects of a batch and commits the rest; bad lines go to their own errors file', async () => {
