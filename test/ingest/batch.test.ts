@@ -177,7 +177,11 @@ describe('ingest: a batch of objects', () => {
     const unreadable = await land('garbage.jsonl', garbage);
     // Readable, but the table refuses it whole: a fractional record key (the batch's id column turns DOUBLE).
     const refused = await land('fraction.jsonl', jsonLines([user(1000, { id: 1.5 })]));
-    const mixed = await land('mixed.jsonl', `${JSON.stringify(user(2000))}\nnot json\n${JSON.stringify({ name: 'no id' })}\n`);
+    // Bad lines: two the ingest rejects before the write, one (line 4) only the writer can judge.
+    const mixed = await land(
+      'mixed.jsonl',
+      `${JSON.stringify(user(2000))}\nnot json\n${JSON.stringify({ name: 'no id' })}\n${JSON.stringify(user(2001, { dt: '..' }))}\n`,
+    );
     const objects = [good[0]!, unreadable, good[1]!, good[2]!, refused, good[3]!, mixed, good[4]!];
     const results = (await ingestObjects(request(table, objects))).map(resultOf);
 
@@ -193,12 +197,19 @@ describe('ingest: a batch of objects', () => {
       assert.equal(described.etag, normalizeEtag(poison.etag), 'the quarantined copy is described');
     }
     for (const object of [...good, mixed]) assert.equal(outcome(object).outcome, 'ingested', object.key);
-    assert.equal(outcome(mixed).badRecords, 2);
+    assert.equal(outcome(mixed).badRecords, 3);
+    assert.ok(good.every((object) => outcome(object).badRecords === 0 && outcome(object).errorsKey === undefined));
     const errorLines = (await (await client.send(new GetObjectCommand({ Bucket: bucket, Key: outcome(mixed).errorsKey! }))).Body!.transformToString())
       .trim()
       .split('\n')
-      .map((line) => (JSON.parse(line) as { line: number }).line);
-    assert.deepEqual(errorLines, [2, 3]);
+      .map((line) => JSON.parse(line) as { line: number; reason: string; record?: string });
+    assert.deepEqual(
+      errorLines.map((e) => e.line),
+      [2, 3, 4],
+      'each rejected row by its line in its own object',
+    );
+    assert.match(errorLines[2]!.reason, /starting with "\."/);
+    assert.equal(errorLines[2]!.record, JSON.stringify(user(2001, { dt: '..' })));
     assert.equal(outcome(mixed).errorsKey, `${folder}/errors/${mixed.key}.errors.jsonl`);
 
     // Every good object in exactly one commit, no poison in any.
@@ -217,6 +228,34 @@ describe('ingest: a batch of objects', () => {
         ['duplicate', 'failed'],
       ],
     );
+  });
+
+  it('recovers a merge-on-read batch commit (a deltacommit) after a crash before its claims were recorded', async () => {
+    const { land, request } = landing();
+    const table = openStorage(await s3TablePath('ingest-batch-mor'));
+    const props = new Map([...PROPS, ['hoodie.datasource.write.table.type', 'MERGE_ON_READ']]);
+    const objects = [await land('a.jsonl', jsonLines(users(0, 10))), await land('b.jsonl', jsonLines(users(10, 10)))];
+    (await ingestObjects(request(table, objects, { tableProperties: props }))).map(resultOf);
+    assert.deepEqual(
+      (await loadTimeline(table)).completedWrites().map((i) => i.action),
+      ['deltacommit'],
+    );
+    // The state a crash after the commit leaves: no done records, the attempts still there.
+    for (const object of objects) {
+      const id = ingestId(sourceOf(object));
+      await table.delete([`${INGEST_FOLDER}/${id}.json`]);
+      await table.put(`${INGEST_FOLDER}/${id}/attempt.json`, JSON.stringify({ firstAttemptAt: new Date(Date.now() - 60_000).toISOString(), attempts: 1 }));
+    }
+    const retried = (await ingestObjects(request(table, objects, { tableProperties: props }))).map(resultOf);
+    assert.deepEqual(
+      retried.map((r) => [r.outcome, r.recovered, r.commitObjects]),
+      [
+        ['duplicate', true, 2],
+        ['duplicate', true, 2],
+      ],
+    );
+    assert.equal((await loadTimeline(table)).completedWrites().length, 1, 'no second deltacommit');
+    assert.deepEqual(await rowIds(table), range(0, 20));
   });
 
   it('splits a batch larger than the size bound into several commits, never refusing it', async () => {
