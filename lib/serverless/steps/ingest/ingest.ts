@@ -79,9 +79,8 @@ export interface IngestSummary {
   readonly results: ObjectSummary[];
   readonly ignored: { bucket: string; key: string; reason: string }[];
   /** Deliveries refused for good: the table's own objects (see the top of this file). */
-  readonly refused: { bucket: string; key: string; reason: string; messageId?: string }[];
-  /** Objects left for a retry; `messageId` is the SQS message that named them. */
-  readonly errors: { bucket: string; key: string; error: string; messageId?: string }[];
+  readonly refused: { bucket: string; key: string; reason: string }[];
+  readonly errors: { bucket: string; key: string; error: string }[];
   /** What starting the table services after the commits came to (absent when nothing was committed, or they are off). */
   tableServices?: TriggerOutput | { readonly status: 'FAILED'; readonly reason: string };
   /** The Glue Data Catalog sync after the commits (absent when nothing was committed or meta sync is off). */
@@ -151,14 +150,11 @@ export async function ingestStep(input: IngestInput, deps: IngestStepDependencie
         unreadable.set(record.messageId, error);
       }
     }
-    const summary = await ingestAll([...deliveriesOfMessage.values()].flat(), table, deps);
-    const failedIn = (messageId: string) => ({
-      refused: summary.refused.filter((r) => r.messageId === messageId),
-      errors: summary.errors.filter((e) => e.messageId === messageId),
-    });
+    const failedIn = new Map<string, MessageFailures>();
+    const summary = await ingestAll([...deliveriesOfMessage.values()].flat(), table, deps, failedIn);
     const checkMessage = async (record: SQSRecord): Promise<void> => {
       if (unreadable.has(record.messageId)) throw unreadable.get(record.messageId);
-      const own = { ...summary, ...failedIn(record.messageId) };
+      const own = { ...summary, refused: [], errors: [], ...failedIn.get(record.messageId) };
       if (own.refused.length > 0) throw refusedObjects(own, deps.config);
       if (own.errors.length > 0) throw failedObjects(own);
     };
@@ -247,10 +243,24 @@ function refusedObjects(summary: IngestSummary, config: IngestConfig): HudiError
   );
 }
 
-async function ingestAll(deliveries: readonly Delivery[], table: Storage, deps: IngestStepDependencies): Promise<IngestSummary> {
+/** The refused and failed objects of one SQS message. */
+type MessageFailures = Pick<IngestSummary, 'refused' | 'errors'>;
+
+/** Ingest the deliveries together; `perMessage` receives the refusals and failures of each SQS message. */
+async function ingestAll(
+  deliveries: readonly Delivery[],
+  table: Storage,
+  deps: IngestStepDependencies,
+  perMessage?: Map<string, MessageFailures>,
+): Promise<IngestSummary> {
   const { config, log, metrics } = deps;
   const summary: IngestSummary = { results: [], ignored: [], refused: [], errors: [] };
-  const fromMessage = (delivery: Delivery) => (delivery.messageId === undefined ? {} : { messageId: delivery.messageId });
+  const failuresOf = (delivery: Delivery): MessageFailures | undefined => {
+    if (delivery.messageId === undefined || perMessage === undefined) return undefined;
+    let failures = perMessage.get(delivery.messageId);
+    if (failures === undefined) perMessage.set(delivery.messageId, (failures = { refused: [], errors: [] }));
+    return failures;
+  };
   // Per landing bucket (one LandingBucket each), in the order they came.
   const wanted = new Map<string, Delivery[]>();
   for (const delivery of deliveries) {
@@ -264,7 +274,8 @@ async function ingestAll(deliveries: readonly Delivery[], table: Storage, deps: 
     const refusal = whyRefused(delivery, config);
     if (refusal !== undefined) {
       log.error('object refused', { bucket, key, reason: refusal });
-      summary.refused.push({ bucket, key, reason: refusal, ...fromMessage(delivery) });
+      summary.refused.push({ bucket, key, reason: refusal });
+      failuresOf(delivery)?.refused.push({ bucket, key, reason: refusal });
       metrics.addMetric('ObjectsRefused', MetricUnit.Count, 1);
       continue;
     }
@@ -295,7 +306,8 @@ async function ingestAll(deliveries: readonly Delivery[], table: Storage, deps: 
       const { key } = delivery;
       if ('error' in outcome) {
         log.error('object failed; the invocation will be retried', { bucket, key, error: errorMessage(outcome.error) });
-        summary.errors.push({ bucket, key, error: errorMessage(outcome.error), ...fromMessage(delivery) });
+        summary.errors.push({ bucket, key, error: errorMessage(outcome.error) });
+        failuresOf(delivery)?.errors.push({ bucket, key, error: errorMessage(outcome.error) });
         return;
       }
       const result = outcome.result;
