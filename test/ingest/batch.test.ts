@@ -24,6 +24,7 @@ import {
   sourcesOfCommit,
 } from '../../lib/ingest/index.js';
 import { readSnapshot } from '../../lib/read/reader.js';
+import { ingestConfigFromEnv } from '../../lib/serverless/steps/ingest/ingest.js';
 import { openStorage, s3ClientFromEnv } from '../../lib/storage/index.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
@@ -390,6 +391,18 @@ describe('ingest: a batch interrupted by a crash', () => {
       assert.ok(again.every((r) => r.outcome === 'duplicate' && r.recovered === undefined));
     });
   }
+});
+
+describe('ingest Lambda: the batch size bound from the environment', () => {
+  it('reads INGEST_BATCH_MAX_BYTES, and refuses a value that is not a size at start, naming it', () => {
+    const env = { TABLE_PATH: 's3://bucket/table', ERROR_PREFIX: 'errors/' };
+    assert.equal(ingestConfigFromEnv({ ...env, INGEST_BATCH_MAX_BYTES: '1048576' }).maxBatchBytes, 1_048_576);
+    assert.equal(ingestConfigFromEnv(env).maxBatchBytes, undefined, 'unset: the table properties or the default decide');
+    assert.throws(
+      () => ingestConfigFromEnv({ ...env, INGEST_BATCH_MAX_BYTES: '1 GB' }),
+      (error: unknown) => error instanceof ConfigValueError && error.key.startsWith('INGEST_BATCH_MAX_BYTES') && /the function environment/.test(error.message),
+    );
+  });
 });
 
 describe('ingest Lambda: an SQS batch', () => {
