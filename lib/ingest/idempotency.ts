@@ -20,6 +20,8 @@ export { normalizeEtag };
 
 /** The commit extraMetadata key naming the object a commit applied. */
 export const INGEST_SOURCE_KEY = 'hudi-serverless.ingest.source';
+/** The commit extraMetadata key naming the objects a batch commit applied: a JSON list of sources. */
+export const INGEST_SOURCES_KEY = 'hudi-serverless.ingest.sources';
 /** Idempotency records, inside the table's metafolder (Hudi ignores folders there it does not know). */
 export const INGEST_FOLDER = '.hoodie/.ingest';
 /** Commits this much older than the first attempt are not scanned (instant times come from writers' clocks). */
@@ -42,7 +44,10 @@ export interface ObjectVersion {
 }
 
 /** The done record's content: what handling the object came to, and which object version it was. */
-type DoneRecord = Pick<HandledResult, 'source' | 'outcome' | 'instantTime' | 'inserted' | 'updated' | 'deleted' | 'badRecords' | 'errorsKey' | 'reason'> & {
+type DoneRecord = Pick<
+  HandledResult,
+  'source' | 'outcome' | 'instantTime' | 'inserted' | 'updated' | 'deleted' | 'badRecords' | 'errorsKey' | 'reason' | 'commitObjects'
+> & {
   readonly bucket: string;
   readonly key: string;
   readonly etag: string;
@@ -54,8 +59,10 @@ interface AttemptRecord {
   readonly attempts: number;
 }
 
-interface FoundCommit {
+export interface FoundCommit {
   readonly instantTime: string;
+  /** How many objects the commit applied, when more than one (a batch; the counts are the whole commit's). */
+  readonly commitObjects?: number;
   readonly inserted: number;
   readonly updated: number;
   readonly deleted: number;
@@ -104,6 +111,53 @@ export async function applyExactlyOnce(
   request: ExactlyOnceRequest,
   apply: (beforeCommit: () => Promise<void>) => Promise<HandledResult>,
 ): Promise<IngestResult> {
+  const claimed = await claimObject(request);
+  if ('done' in claimed) return claimed.done;
+  const { held } = claimed;
+  try {
+    const beforeCommit = async (): Promise<void> => {
+      const found = await held.recheck();
+      if (found !== undefined) throw new AlreadyAppliedError(found);
+    };
+    let result: HandledResult;
+    try {
+      result = await apply(beforeCommit);
+    } catch (error) {
+      if (!(error instanceof AlreadyAppliedError)) throw error;
+      return await held.recordRecovered(error.found);
+    }
+    await held.record(result);
+    return result;
+  } finally {
+    await held.release();
+  }
+}
+
+/**
+ * A claim this process holds on one object version (steps 2 and 3 of the module comment), for a caller that
+ * commits several claimed objects at once (batch.ts): recheck each just before the commit, record each after it.
+ */
+export interface HeldClaim {
+  readonly source: string;
+  readonly version: ObjectVersion;
+  /**
+   * Just before the commit: throws when the lease is no longer ours; returns the commit of an earlier attempt that
+   * applied the object meanwhile (then it must not be written again), else undefined.
+   */
+  recheck(): Promise<FoundCommit | undefined>;
+  /** Write the done record with what handling the object came to. */
+  record(result: HandledResult): Promise<void>;
+  /** Record an earlier attempt's commit as the object's; returns the duplicate result a delivery reports. */
+  recordRecovered(found: FoundCommit): Promise<IngestResult>;
+  /** Release the lease (and drop the claim folder once recorded). Always call it. */
+  release(): Promise<void>;
+}
+
+/** Either the claim is held (the caller applies the object), or the object turned out done (a duplicate). */
+export type ClaimOutcome = { readonly held: HeldClaim } | { readonly done: IngestResult };
+
+/** Take the object's claim (waiting for a concurrent holder), and settle what is already settled; see the module comment. */
+export async function claimObject(request: ExactlyOnceRequest): Promise<ClaimOutcome> {
   const { table, version, log, now } = request;
   const source = ingestSource(version.bucket, version.key, version.etag);
   const id = ingestId(source);
@@ -125,27 +179,42 @@ export async function applyExactlyOnce(
   }
 
   let recorded = false;
+  let released = false;
+  const release = async (): Promise<void> => {
+    if (released) return;
+    released = true;
+    await lease.release();
+    // Once the done record exists the claim folder is no longer needed; a leftover costs one small object.
+    if (recorded) await deleteAll(claimStorage).catch(() => undefined);
+  };
+  const record = (outcome: Omit<DoneRecord, 'source' | 'bucket' | 'key' | 'etag' | 'completedAt'>): Promise<void> =>
+    writeDone(table, donePath, { source, bucket: version.bucket, key: version.key, etag: version.etag, ...outcome, completedAt: now().toISOString() }).then(
+      () => {
+        recorded = true;
+      },
+    );
+  const recordRecovered = async (found: FoundCommit): Promise<IngestResult> => {
+    log?.warn('an earlier attempt committed this object but did not record it; recording it now', { source, instantTime: found.instantTime });
+    await record({ outcome: 'ingested', ...found });
+    return { outcome: 'duplicate', originalOutcome: 'ingested', source, ...found, recovered: true };
+  };
+
   try {
     // The holder before us may have finished between our first look and the claim.
     const doneMeanwhile = await readDone(table, donePath);
     if (doneMeanwhile !== undefined) {
       recorded = true;
-      return duplicateOf(doneMeanwhile);
+      await release();
+      return { done: duplicateOf(doneMeanwhile) };
     }
     const attempt = await readAttempt(claimStorage);
-    const record = (outcome: Omit<DoneRecord, 'source' | 'bucket' | 'key' | 'etag' | 'completedAt'>): Promise<void> =>
-      writeDone(table, donePath, { source, bucket: version.bucket, key: version.key, etag: version.etag, ...outcome, completedAt: now().toISOString() }).then(
-        () => {
-          recorded = true;
-        },
-      );
-
-    if (attempt !== undefined) {
-      const found = await findCommitOf(table, source, new Date(Date.parse(attempt.firstAttemptAt) - CLOCK_SKEW_MS));
+    const since = attempt === undefined ? undefined : new Date(Date.parse(attempt.firstAttemptAt) - CLOCK_SKEW_MS);
+    if (since !== undefined) {
+      const found = await findCommitOf(table, source, since);
       if (found !== undefined) {
-        log?.warn('an earlier attempt committed this object but did not record it; recording it now', { source, instantTime: found.instantTime });
-        await record({ outcome: 'ingested', ...found });
-        return { outcome: 'duplicate', originalOutcome: 'ingested', source, ...found, recovered: true };
+        const done = await recordRecovered(found);
+        await release();
+        return { done };
       }
     }
     await claimStorage.put(
@@ -155,38 +224,61 @@ export async function applyExactlyOnce(
         attempts: (attempt?.attempts ?? 0) + 1,
       } satisfies AttemptRecord),
     );
-
-    const beforeCommit = async (): Promise<void> => {
-      // The lease must still be ours at the commit, and a previous holder must not have committed meanwhile.
-      await lease.assertHeld();
-      if (attempt === undefined) return;
-      const found = await findCommitOf(table, source, new Date(Date.parse(attempt.firstAttemptAt) - CLOCK_SKEW_MS));
-      if (found !== undefined) throw new AlreadyAppliedError(found);
+    return {
+      held: {
+        source,
+        version,
+        async recheck() {
+          // The lease must still be ours at the commit, and a previous holder must not have committed meanwhile.
+          await lease.assertHeld();
+          return since === undefined ? undefined : findCommitOf(table, source, since);
+        },
+        record: (result) =>
+          record({
+            outcome: result.outcome,
+            inserted: result.inserted,
+            updated: result.updated,
+            deleted: result.deleted,
+            badRecords: result.badRecords,
+            ...(result.instantTime === undefined ? {} : { instantTime: result.instantTime }),
+            ...(result.errorsKey === undefined ? {} : { errorsKey: result.errorsKey }),
+            ...(result.reason === undefined ? {} : { reason: result.reason }),
+            ...(result.commitObjects === undefined ? {} : { commitObjects: result.commitObjects }),
+          }),
+        recordRecovered,
+        release,
+      },
     };
-    let result: HandledResult;
-    try {
-      result = await apply(beforeCommit);
-    } catch (error) {
-      if (!(error instanceof AlreadyAppliedError)) throw error;
-      await record({ outcome: 'ingested', ...error.found });
-      return { outcome: 'duplicate', originalOutcome: 'ingested', source, ...error.found, recovered: true };
-    }
-    await record({
-      outcome: result.outcome,
-      inserted: result.inserted,
-      updated: result.updated,
-      deleted: result.deleted,
-      badRecords: result.badRecords,
-      ...(result.instantTime === undefined ? {} : { instantTime: result.instantTime }),
-      ...(result.errorsKey === undefined ? {} : { errorsKey: result.errorsKey }),
-      ...(result.reason === undefined ? {} : { reason: result.reason }),
-    });
-    return result;
-  } finally {
-    await lease.release();
-    // Once the done record exists the claim folder is no longer needed; a leftover costs one small object.
-    if (recorded) await deleteAll(claimStorage).catch(() => undefined);
+  } catch (error) {
+    await release();
+    throw error;
   }
+}
+
+/**
+ * The objects a commit applied, from its extraMetadata: one source under INGEST_SOURCE_KEY (a single object's commit,
+ * as every commit before batches), or a JSON list under INGEST_SOURCES_KEY (a batch's).
+ */
+export function sourcesOfCommit(extraMetadata: Readonly<Record<string, string>>): string[] {
+  const single = extraMetadata[INGEST_SOURCE_KEY];
+  const list = extraMetadata[INGEST_SOURCES_KEY];
+  const sources = single === undefined ? [] : [single];
+  if (list !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(list);
+    } catch {
+      parsed = undefined;
+    }
+    // Not ours to judge: a value that is no list of strings names no object.
+    if (Array.isArray(parsed)) sources.push(...parsed.filter((s): s is string => typeof s === 'string'));
+  }
+  return sources;
+}
+
+/** The extraMetadata naming the objects of a commit (the single-object form for one, so older readers keep finding it). */
+export function commitMarkerOf(sources: readonly string[]): Record<string, string> {
+  return sources.length === 1 ? { [INGEST_SOURCE_KEY]: sources[0]! } : { [INGEST_SOURCES_KEY]: JSON.stringify(sources) };
 }
 
 /** The completed commit (since `since`) whose extraMetadata names `source`, newest first. */
@@ -198,11 +290,13 @@ export async function findCommitOf(table: Storage, source: string, since: Date):
   const sinceTime = formatInstantTime(since, (await readTableConfig(table)).timelineTimeZone);
   const candidates = timeline
     .completedWrites()
-    .filter((i) => i.action === 'commit' && compareInstantTimes(i.time, sinceTime) >= 0)
+    // A merge-on-read table's ingest commits are deltacommits.
+    .filter((i) => (i.action === 'commit' || i.action === 'deltacommit') && compareInstantTimes(i.time, sinceTime) >= 0)
     .reverse();
   for (const instant of candidates) {
     const metadata = await readCommitMetadata(table, instant);
-    if (metadata.extraMetadata[INGEST_SOURCE_KEY] !== source) continue;
+    const sources = sourcesOfCommit(metadata.extraMetadata);
+    if (!sources.includes(source)) continue;
     const stats = Object.values(metadata.partitionToWriteStats).flat();
     const sum = (pick: (s: (typeof stats)[number]) => number) => stats.reduce((total, s) => total + pick(s), 0);
     // Bad records are not in the commit; the errors file (written before the commit for JSON lines) has them.
@@ -212,6 +306,7 @@ export async function findCommitOf(table: Storage, source: string, since: Date):
       updated: sum((s) => s.numUpdateWrites),
       deleted: sum((s) => s.numDeletes),
       badRecords: 0,
+      ...(sources.length > 1 ? { commitObjects: sources.length } : {}),
     };
   }
   return undefined;
@@ -274,6 +369,7 @@ function duplicateOf(done: DoneRecord): IngestResult {
     ...(done.instantTime === undefined ? {} : { instantTime: done.instantTime }),
     ...(done.errorsKey === undefined ? {} : { errorsKey: done.errorsKey }),
     ...(done.reason === undefined ? {} : { reason: done.reason }),
+    ...(done.commitObjects === undefined ? {} : { commitObjects: done.commitObjects }),
   };
 }
 

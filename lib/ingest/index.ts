@@ -5,7 +5,30 @@
  */
 
 export { errorKeyOf } from './bad-records.js';
-export { findCommitOf, INGEST_FOLDER, INGEST_SOURCE_KEY, ingestId, ingestSource, normalizeEtag, type ObjectVersion } from './idempotency.js';
+export { ingestObjects } from './batch.js';
+export { INGEST_BATCH_MAX_BYTES } from './config.js';
+export {
+  findCommitOf,
+  INGEST_FOLDER,
+  INGEST_SOURCE_KEY,
+  INGEST_SOURCES_KEY,
+  ingestId,
+  ingestSource,
+  normalizeEtag,
+  type ObjectVersion,
+  sourcesOfCommit,
+} from './idempotency.js';
 export { formatOfKey, landingBucket, s3LandingBucket } from './landing-bucket.js';
 export { ingestObject } from './service.js';
-export type { ClaimOptions, ErrorLine, HandledResult, IngestLog, IngestOutcome, IngestRequest, IngestResult, LandingBucket } from './types.js';
+export type {
+  BatchObjectResult,
+  ClaimOptions,
+  ErrorLine,
+  HandledResult,
+  IngestBatchRequest,
+  IngestLog,
+  IngestOutcome,
+  IngestRequest,
+  IngestResult,
+  LandingBucket,
+} from './types.js';

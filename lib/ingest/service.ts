@@ -177,7 +177,7 @@ async function applyObject(request: IngestRequest, context: { etag: string; sour
  * before claiming or downloading anything; writeBatch checks again under the lock and keeps the metadata table.
  * The error is thrown, not quarantined: the object is fine, the table is not.
  */
-async function assertIngestable(table: Storage, properties: ReadonlyMap<string, string>): Promise<void> {
+export async function assertIngestable(table: Storage, properties: ReadonlyMap<string, string>): Promise<void> {
   let config: TableConfig;
   try {
     config = await readTableConfig(table);
@@ -192,7 +192,7 @@ async function assertIngestable(table: Storage, properties: ReadonlyMap<string, 
 }
 
 /** The table's key generator, or the one the properties will create the table with (writeBatch creates it). */
-async function keyGeneratorFor(table: Storage, props: ReadonlyMap<string, string>): Promise<KeyGenerator> {
+export async function keyGeneratorFor(table: Storage, props: ReadonlyMap<string, string>): Promise<KeyGenerator> {
   let config: TableConfig;
   try {
     config = await readTableConfig(table);

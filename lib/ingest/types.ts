@@ -63,6 +63,11 @@ export interface IngestResult {
   /** For a duplicate: what the first handling did. */
   readonly originalOutcome?: Exclude<IngestOutcome, 'duplicate'>;
   readonly instantTime?: string;
+  /**
+   * How many objects the commit took, when more than one (a batch, ingestObjects): `inserted`, `updated` and
+   * `deleted` are then the whole commit's, shared by its objects (count them once per instant).
+   */
+  readonly commitObjects?: number;
   readonly inserted: number;
   readonly updated: number;
   readonly deleted: number;
@@ -85,3 +90,15 @@ export interface ErrorLine {
   readonly record?: string;
   readonly truncated?: boolean;
 }
+
+/** Several landed objects of one landing bucket for one table, to ingest in as few commits as their size allows. */
+export interface IngestBatchRequest extends Omit<IngestRequest, 'key' | 'etag'> {
+  readonly objects: readonly { readonly key: string; readonly etag: string }[];
+  /** Most bytes of good records per commit (default: INGEST_BATCH_MAX_BYTES in tableProperties, else its default). */
+  readonly maxBatchBytes?: number;
+}
+
+/** What became of one object of a batch: its result, or the error that leaves it for a retry. */
+export type BatchObjectResult =
+  | { readonly key: string; readonly etag: string; readonly result: IngestResult }
+  | { readonly key: string; readonly etag: string; readonly error: Error };

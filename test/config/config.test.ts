@@ -21,6 +21,7 @@ import {
   readKeys,
 } from '../../lib/config/index.js';
 import { HudiError } from '../../lib/errors.js';
+import { INGEST_BATCH_MAX_BYTES } from '../../lib/ingest/index.js';
 import { LOCK_KEYS } from '../../lib/lock/keys.js';
 import { METADATA_TABLE_KEYS, metadataTableDisabled, partitionDisabled } from '../../lib/metadata/keys.js';
 import { SERVERLESS_CLUSTERING_KEYS } from '../../lib/serverless/steps/scale-out.js';
@@ -108,6 +109,7 @@ describe('config kernel: one definition per key', () => {
       Object.values(SERVERLESS_CLUSTERING_KEYS),
       Object.values(METADATA_TABLE_KEYS),
       Object.values(COMPACTION_KEYS),
+      [INGEST_BATCH_MAX_BYTES],
     ];
     const seen = new Map<string, number>();
     groups.forEach((group, index) => {

@@ -13,6 +13,7 @@ import { test } from 'node:test';
 import { StateMachine } from 'aws-local-stepfunctions';
 // @ts-expect-error: plain JavaScript module without types
 import { INSTALL_COMMAND, toolchainPaths } from '../../infra/hudi-toolchain.mjs';
+import { INGEST_BATCH_MAX_BYTES } from '../../lib/ingest/index.js';
 import { FUNCTIONS } from '../../lib/serverless/aws/function-settings.js';
 import { METRIC } from '../../lib/serverless/aws/metric-names.js';
 import { FUNCTION_SUBSTITUTIONS, inlineDistributedMaps, loadDefinition, taskFunctions } from '../../lib/serverless/local/index.js';
@@ -348,9 +349,30 @@ test('the template: DLQ and alarm for ingest, log retention, the optional KMS ke
   assert.deepEqual(ingest['ReservedConcurrentExecutions'], { Ref: 'IngestReservedConcurrency' });
   const queueArn = { 'Fn::GetAtt': ['IngestDeadLetterQueue', 'Arn'] };
   assert.deepEqual((ingest['EventInvokeConfig'] as Record<string, Json>)['DestinationConfig'], { OnFailure: { Type: 'SQS', Destination: queueArn } });
+  // Landed objects go through IngestQueue, read in batches; only the failed messages come back.
   const target = (resources['LandingObjectCreatedRule']!.Properties['Targets'] as Record<string, Json>[])[0]!;
-  assert.deepEqual(target['Arn'], { 'Fn::GetAtt': ['IngestFunction', 'Arn'] });
+  assert.deepEqual(target['Arn'], { 'Fn::GetAtt': ['IngestQueue', 'Arn'] });
   assert.deepEqual(target['DeadLetterConfig'], { Arn: queueArn });
+  const landed = (ingest['Events'] as Record<string, { Type: string; Properties: Record<string, Json> }>)['Landed']!;
+  assert.equal(landed.Type, 'SQS');
+  assert.deepEqual(landed.Properties, {
+    Queue: { 'Fn::GetAtt': ['IngestQueue', 'Arn'] },
+    BatchSize: { Ref: 'IngestBatchSize' },
+    MaximumBatchingWindowInSeconds: { Ref: 'IngestBatchWindowSeconds' },
+    FunctionResponseTypes: ['ReportBatchItemFailures'],
+  });
+  const queue = resources['IngestQueue']!.Properties;
+  assert.deepEqual((queue['RedrivePolicy'] as Record<string, Json>)['deadLetterTargetArn'], queueArn);
+  assert.ok(Number(queue['VisibilityTimeout']) >= 6 * Number(ingest['Timeout']), 'a message outlasts an invocation, as Lambda advises for SQS');
+  const sendStatement = ((resources['IngestQueuePolicy']!.Properties['PolicyDocument'] as Record<string, Json[]>)['Statement']![0] as Record<string, Json>)[
+    'Condition'
+  ];
+  assert.deepEqual(sendStatement, { ArnEquals: { 'aws:SourceArn': { 'Fn::GetAtt': ['LandingObjectCreatedRule', 'Arn'] } } });
+  const parameters = template['Parameters'] as Record<string, Record<string, Json>>;
+  assert.deepEqual((ingest['Environment'] as Record<string, Record<string, Json>>)['Variables']![INGEST_BATCH_MAX_BYTES.envVar], {
+    Ref: 'IngestBatchMaxBytes',
+  });
+  assert.equal(parameters['IngestBatchMaxBytes']!['Default'], INGEST_BATCH_MAX_BYTES.default, "the default is the key's own");
   const alarm = resources['IngestDeadLetterAlarm']!.Properties;
   assert.deepEqual((alarm['Dimensions'] as Json[])[0], { Name: 'QueueName', Value: { 'Fn::GetAtt': ['IngestDeadLetterQueue', 'QueueName'] } });
 

@@ -17,9 +17,10 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Context, S3Event, S3ObjectCreatedNotificationEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { archivalConfigFromProperties } from '../../../archival/config.js';
 import { cleanConfigFromProperties } from '../../../cleaner/config.js';
+import { parseKeyText } from '../../../config/index.js';
 import type { InputFormat } from '../../../engine/write.js';
 import { EventError, errorMessage, HudiError } from '../../../errors.js';
-import { type IngestLog, type IngestResult, ingestObject, s3LandingBucket } from '../../../ingest/index.js';
+import { type BatchObjectResult, INGEST_BATCH_MAX_BYTES, type IngestLog, type IngestResult, ingestObjects, s3LandingBucket } from '../../../ingest/index.js';
 import { openStorage, parseS3Uri } from '../../../storage/index.js';
 import type { Storage } from '../../../storage/port.js';
 import { type CatalogSyncOutcome, type GlueSyncConfig, glueClientFor, syncCatalogAfterCommit } from '../../../sync/index.js';
@@ -72,6 +73,8 @@ export interface IngestConfig {
    * so the table services are started after the commits; `off`: both are off.
    */
   readonly tableServices?: 'after-commit' | 'off';
+  /** INGEST_BATCH_MAX_BYTES from the environment; unset: the key in TABLE_PROPERTIES, else its default. */
+  readonly maxBatchBytes?: number | undefined;
 }
 
 export type IngestEvent = S3Event | S3ObjectCreatedNotificationEvent | SQSEvent;
@@ -107,26 +110,33 @@ export function parseIngestEvent(event: unknown): IngestInput {
 export async function ingestStep(input: IngestInput, deps: IngestStepDependencies): Promise<IngestSummary | SQSBatchResponse> {
   const table = openStorage(deps.config.tablePath, { s3Client: deps.s3 });
   if (input.kind === 'sqs') {
-    const committed: string[] = [];
-    const ingestMessage = async (record: SQSRecord): Promise<void> => {
-      let deliveries: Delivery[];
+    // Every message's objects are read first and ingested together (ingestObjects: one commit per batch that fits
+    // its size bound); the batch processor then fails exactly the messages with an object that was not handled.
+    const deliveriesOfMessage = new Map<string, Delivery[]>();
+    const unreadable = new Map<string, unknown>();
+    for (const record of input.event.Records) {
       try {
-        deliveries = deliveriesOf(unwrapSns(JSON.parse(record.body)), record.messageId);
+        deliveriesOfMessage.set(record.messageId, deliveriesOf(unwrapSns(JSON.parse(record.body)), record.messageId));
       } catch (error) {
         // Unparseable: fail it, so it ends in the queue's dead-letter queue rather than vanishing.
         deps.log.error('SQS message is not an S3 event', { messageId: record.messageId, error: errorMessage(error) });
-        throw error;
+        unreadable.set(record.messageId, error);
       }
-      const summary = await ingestAll(deliveries, table, deps);
-      committed.push(...commitsOf(summary));
-      if (summary.refused.length > 0) throw refusedObjects(summary, deps.config);
-      if (summary.errors.length > 0) throw failedObjects(summary);
+    }
+    const failedIn = new Map<string, MessageFailures>();
+    const summary = await ingestAll([...deliveriesOfMessage.values()].flat(), table, deps, failedIn);
+    const checkMessage = async (record: SQSRecord): Promise<void> => {
+      if (unreadable.has(record.messageId)) throw unreadable.get(record.messageId);
+      const own = { ...summary, refused: [], errors: [], ...failedIn.get(record.messageId) };
+      if (own.refused.length > 0) throw refusedObjects(own, deps.config);
+      if (own.errors.length > 0) throw failedObjects(own);
     };
-    // In order, one message at a time, like the objects of one event; a batch that failed whole is reported, not thrown.
-    const response = await processPartialResponse(input.event, ingestMessage, new BatchProcessor(EventType.SQS), {
+    // A batch that failed whole is reported, not thrown.
+    const response = await processPartialResponse(input.event, checkMessage, new BatchProcessor(EventType.SQS), {
       processInParallel: false,
       throwOnFullBatchFailure: false,
     });
+    const committed = commitsOf(summary);
     await syncCatalog(committed, table, deps);
     await startTableServices(committed, deps);
     return response;
@@ -144,7 +154,8 @@ export async function ingestStep(input: IngestInput, deps: IngestStepDependencie
 
 /** The instants the ingested objects committed. */
 function commitsOf(summary: IngestSummary): string[] {
-  return summary.results.flatMap((result) => (result.outcome === 'ingested' && result.instantTime !== undefined ? [result.instantTime] : []));
+  // The objects of a batch share their commit.
+  return [...new Set(summary.results.flatMap((result) => (result.outcome === 'ingested' && result.instantTime !== undefined ? [result.instantTime] : [])))];
 }
 
 /** After the invocation's commits, sync the table to Glue when TABLE_PROPERTIES switch meta sync on (lib/sync). */
@@ -205,9 +216,26 @@ function refusedObjects(summary: IngestSummary, config: IngestConfig): HudiError
   );
 }
 
-async function ingestAll(deliveries: readonly Delivery[], table: Storage, deps: IngestStepDependencies): Promise<IngestSummary> {
+/** The refused and failed objects of one SQS message. */
+type MessageFailures = Pick<IngestSummary, 'refused' | 'errors'>;
+
+/** Ingest the deliveries together; `perMessage` receives the refusals and failures of each SQS message. */
+async function ingestAll(
+  deliveries: readonly Delivery[],
+  table: Storage,
+  deps: IngestStepDependencies,
+  perMessage?: Map<string, MessageFailures>,
+): Promise<IngestSummary> {
   const { config, log, metrics } = deps;
   const summary: IngestSummary = { results: [], ignored: [], refused: [], errors: [] };
+  const failuresOf = (delivery: Delivery): MessageFailures | undefined => {
+    if (delivery.messageId === undefined || perMessage === undefined) return undefined;
+    let failures = perMessage.get(delivery.messageId);
+    if (failures === undefined) perMessage.set(delivery.messageId, (failures = { refused: [], errors: [] }));
+    return failures;
+  };
+  // Per landing bucket (one LandingBucket each), in the order they came.
+  const wanted = new Map<string, Delivery[]>();
   for (const delivery of deliveries) {
     const { bucket, key } = delivery;
     const ignore = whyIgnored(delivery, config);
@@ -220,31 +248,52 @@ async function ingestAll(deliveries: readonly Delivery[], table: Storage, deps: 
     if (refusal !== undefined) {
       log.error('object refused', { bucket, key, reason: refusal });
       summary.refused.push({ bucket, key, reason: refusal });
+      failuresOf(delivery)?.refused.push({ bucket, key, reason: refusal });
       metrics.addMetric('ObjectsRefused', MetricUnit.Count, 1);
       continue;
     }
+    wanted.set(bucket, [...(wanted.get(bucket) ?? []), delivery]);
+  }
+  const countedInstants = new Set<string>();
+  for (const [bucket, group] of wanted) {
+    let outcomes: BatchObjectResult[];
     try {
-      const result = await ingestObject({
+      outcomes = await ingestObjects({
         source: s3LandingBucket(bucket, deps.s3),
-        key,
-        etag: delivery.etag!,
+        objects: group.map((delivery) => ({ key: delivery.key, etag: delivery.etag! })),
         table,
         tableProperties: config.tableProperties,
         errorPrefix: config.errorPrefix,
         ...(config.defaultFormat === undefined ? {} : { defaultFormat: config.defaultFormat }),
+        ...(config.maxBatchBytes === undefined ? {} : { maxBatchBytes: config.maxBatchBytes }),
         // Waiting for a concurrent delivery of the same object must leave time for this invocation's other work.
         claim: { waitMs: claimWaitMs(deps.context) },
         log,
       });
+    } catch (error) {
+      // The table refuses every ingest (its metadata table, its layout): every object is left for a retry.
+      outcomes = group.map((delivery) => ({ key: delivery.key, etag: delivery.etag!, error: error instanceof Error ? error : new Error(errorMessage(error)) }));
+    }
+    outcomes.forEach((outcome, i) => {
+      const delivery = group[i]!;
+      const { key } = delivery;
+      if ('error' in outcome) {
+        log.error('object failed; the invocation will be retried', { bucket, key, error: errorMessage(outcome.error) });
+        summary.errors.push({ bucket, key, error: errorMessage(outcome.error) });
+        failuresOf(delivery)?.errors.push({ bucket, key, error: errorMessage(outcome.error) });
+        return;
+      }
+      const result = outcome.result;
       summary.results.push({ bucket, key, ...result });
       log.info('object processed', { bucket, key, ...result });
-      if (result.outcome === 'ingested') metrics.addMetric('RecordsIngested', MetricUnit.Count, result.inserted + result.updated);
+      // A batch's objects share their commit's counts: counted once per instant.
+      if (result.outcome === 'ingested' && (result.instantTime === undefined || !countedInstants.has(result.instantTime))) {
+        if (result.instantTime !== undefined) countedInstants.add(result.instantTime);
+        metrics.addMetric('RecordsIngested', MetricUnit.Count, result.inserted + result.updated);
+      }
       if (result.outcome !== 'duplicate') metrics.addMetric('BadRecords', MetricUnit.Count, result.badRecords);
       if (result.outcome === 'failed') metrics.addMetric('ObjectsRejected', MetricUnit.Count, 1);
-    } catch (error) {
-      log.error('object failed; the invocation will be retried', { bucket, key, error: errorMessage(error) });
-      summary.errors.push({ bucket, key, error: errorMessage(error) });
-    }
+    });
   }
   return summary;
 }
@@ -364,9 +413,14 @@ export function ingestConfigFromEnv(env: Environment): IngestConfig {
   // Read here so a bad value fails at start, naming the key (and not after the commits).
   const automatic =
     cleanConfigFromProperties(tableProperties, 'TABLE_PROPERTIES').automatic || archivalConfigFromProperties(tableProperties, 'TABLE_PROPERTIES').automatic;
+  const batchBytes = env[INGEST_BATCH_MAX_BYTES.envVar]?.trim();
+  const maxBatchBytes = batchBytes
+    ? parseKeyText(INGEST_BATCH_MAX_BYTES, batchBytes, { givenKey: INGEST_BATCH_MAX_BYTES.envVar, location: 'the function environment' })
+    : undefined;
   return {
     tablePath,
     tableProperties,
+    maxBatchBytes,
     ingestPrefix,
     errorPrefix: `${errorPrefix}/`,
     defaultFormat: format,

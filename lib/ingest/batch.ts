@@ -1,0 +1,396 @@
+/**
+ * Micro-batched ingest: several landed objects of one table in as few commits as their size allows, with every
+ * promise of the one-object path (service.ts): exactly once per object version, a poison object quarantined alone,
+ * nothing lost on a crash.
+ */
+
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { finished, pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import { readKey } from '../config/index.js';
+import { errorMessage, HudiError } from '../errors.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
+import { normalizeEtag } from '../storage/etag.js';
+import { type BadRecord, writeBatch } from '../writer/write-client.js';
+import { parseWriteOperation } from '../writer/write-config.js';
+import {
+  appendWriterRejections,
+  errorKeyOf,
+  inputProblem,
+  isZlibError,
+  type JsonLinesSplit,
+  jsonLinesErrorLine,
+  quarantineObject,
+  splitJsonLines,
+} from './bad-records.js';
+import { INGEST_BATCH_MAX_BYTES } from './config.js';
+import { claimObject, commitMarkerOf, type FoundCommit, type HeldClaim, handledBefore, ingestSource } from './idempotency.js';
+import { downloadLanded, formatOfKey } from './landing-bucket.js';
+import { assertIngestable, ingestObject, keyGeneratorFor } from './service.js';
+import type { BatchObjectResult, HandledResult, IngestBatchRequest, IngestResult } from './types.js';
+
+/** Objects downloaded and split at once; the disk holds at most these beyond one commit's records. */
+const PREPARED_AT_ONCE = 8;
+
+/** A JSON-lines object claimed, downloaded and split, waiting for its group's commit. */
+interface Prepared {
+  readonly index: number;
+  readonly held: HeldClaim;
+  readonly key: string;
+  readonly etag: string;
+  readonly localObject: string;
+  readonly goodFile: string;
+  readonly goodBytes: number;
+  readonly split: JsonLinesSplit;
+  readonly errorsFile: string;
+  readonly errorsKey: string;
+  readonly preRejected: number;
+}
+
+/** Thrown from a group's pre-commit guard: earlier attempts' commits applied some of its objects already. */
+class GroupAlreadyAppliedError extends Error {
+  constructor(readonly found: ReadonlyMap<Prepared, FoundCommit>) {
+    super(`${found.size} object(s) already applied by an earlier attempt`);
+  }
+}
+
+/**
+ * Ingest the objects, each at most once, in as few commits as INGEST_BATCH_MAX_BYTES allows; one result per object,
+ * in the order given. JSON lines (the stream format) share commits; a CSV or Parquet object is its own commit, as
+ * their headers and schemas need not agree. An error that concerns one object (its claim is held elsewhere, its
+ * download failed) or one commit (a lock timeout, a conflict) is that object's or those objects' result, for a retry;
+ * only a table no ingest may write (assertIngestable) throws.
+ */
+export async function ingestObjects(request: IngestBatchRequest): Promise<BatchObjectResult[]> {
+  const { source: landing, table, tableProperties: props, log } = request;
+  if (request.errorPrefix.replace(/^\/+|\/+$/g, '') === '') {
+    throw new HudiError('the error prefix is empty', { fix: 'give rejected records and objects their own prefix, e.g. errors/ (ERROR_PREFIX)' });
+  }
+  const maxBytes = request.maxBatchBytes ?? readKey(props, INGEST_BATCH_MAX_BYTES, 'the table properties');
+  const results = new Map<number, BatchObjectResult>();
+  const objects = request.objects.map((object, index) => ({ ...object, index, etag: normalizeEtag(object.etag) }));
+  const versionOf = (key: string, etag: string) => ({ bucket: landing.bucket, key, etag });
+  const sourceOf = (key: string, etag: string) => ingestSource(landing.bucket, key, etag);
+
+  const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(errorMessage(error)));
+  // The same version twice in one batch is handled once; the other gets its result.
+  const firstOf = new Map<string, number>();
+  const distinct: typeof objects = [];
+  for (const object of objects) {
+    const source = sourceOf(object.key, object.etag);
+    if (firstOf.has(source)) continue;
+    firstOf.set(source, object.index);
+    distinct.push(object);
+  }
+  // The done records, looked up side by side (one read each): a redelivered batch ends here.
+  // An unreadable record fails its own object only.
+  const done = await mapWithConcurrency(distinct, PREPARED_AT_ONCE, (object) =>
+    handledBefore(table, versionOf(object.key, object.etag)).catch((error: unknown) => asError(error)),
+  );
+  const pending: typeof objects = [];
+  distinct.forEach((object, i) => {
+    const result = done[i];
+    if (result === undefined) pending.push(object);
+    else
+      results.set(
+        object.index,
+        result instanceof Error ? { key: object.key, etag: object.etag, error: result } : { key: object.key, etag: object.etag, result },
+      );
+  });
+  if (pending.length > 0) await assertIngestable(table, props);
+
+  const common = {
+    source: landing,
+    table,
+    tableProperties: props,
+    errorPrefix: request.errorPrefix,
+    ...(request.defaultFormat === undefined ? {} : { defaultFormat: request.defaultFormat }),
+    ...(request.tempDir === undefined ? {} : { tempDir: request.tempDir }),
+    ...(request.claim === undefined ? {} : { claim: request.claim }),
+    ...(log === undefined ? {} : { log }),
+    ...(request.now === undefined ? {} : { now: request.now }),
+  };
+  const settle = (index: number, key: string, etag: string, outcome: IngestResult | Error): void => {
+    results.set(index, outcome instanceof Error ? { key, etag, error: outcome } : { key, etag, result: outcome });
+  };
+
+  // Claimed in the order of their sources: two invocations with overlapping batches never wait on each other in a cycle.
+  const lines = pending
+    .filter((o) => formatOfKey(o.key, request.defaultFormat) === 'jsonl')
+    .sort((a, b) => sourceOf(a.key, a.etag).localeCompare(sourceOf(b.key, b.etag)));
+  for (const object of pending.filter((o) => !lines.includes(o))) {
+    try {
+      settle(object.index, object.key, object.etag, await ingestObject({ ...common, key: object.key, etag: object.etag }));
+    } catch (error) {
+      settle(object.index, object.key, object.etag, asError(error));
+    }
+  }
+
+  const workDir = await mkdtemp(join(request.tempDir ?? tmpdir(), 'hudi-ingest-batch-'));
+  const now = request.now ?? (() => new Date());
+  try {
+    let group: Prepared[] = [];
+    let groupBytes = 0;
+    const flush = async (): Promise<void> => {
+      const taken = group;
+      group = [];
+      groupBytes = 0;
+      if (taken.length === 0) return;
+      try {
+        for (const [prepared, result] of await commitGroup(taken, request, workDir)) settle(prepared.index, prepared.key, prepared.etag, result);
+      } catch (error) {
+        // Not recorded: every object of the group is retried, and the claims' attempt records keep a retry from
+        // applying one twice if this commit did land.
+        log?.warn('a batch commit failed; its objects will be retried', { objects: taken.length, error: errorMessage(error) });
+        for (const prepared of taken) settle(prepared.index, prepared.key, prepared.etag, asError(error));
+      } finally {
+        await Promise.all(taken.map((prepared) => prepared.held.release().catch(() => undefined)));
+        await Promise.all(taken.map((prepared) => rm(join(workDir, String(prepared.index)), { recursive: true, force: true })));
+      }
+    };
+    const fail = async (object: (typeof lines)[number], held: HeldClaim | undefined, error: unknown): Promise<undefined> => {
+      await held?.release().catch(() => undefined);
+      log?.warn('object failed; it will be retried', { key: object.key, error: errorMessage(error) });
+      settle(object.index, object.key, object.etag, asError(error));
+      return undefined;
+    };
+    for (let start = 0; start < lines.length; start += PREPARED_AT_ONCE) {
+      const window = lines.slice(start, start + PREPARED_AT_ONCE);
+      // Claims one after the other (in source order, see above); downloads and splits side by side.
+      const claims: (HeldClaim | undefined)[] = [];
+      for (const object of window) {
+        try {
+          const claimed = await claimObject({
+            table,
+            version: versionOf(object.key, object.etag),
+            location: landing.uriOf(object.key),
+            ...(request.claim === undefined ? {} : { claim: request.claim }),
+            ...(log === undefined ? {} : { log }),
+            now,
+          });
+          if ('done' in claimed) settle(object.index, object.key, object.etag, claimed.done);
+          claims.push('held' in claimed ? claimed.held : undefined);
+        } catch (error) {
+          claims.push(await fail(object, undefined, error));
+        }
+      }
+      const prepared = await mapWithConcurrency(window, PREPARED_AT_ONCE, async (object, i): Promise<Prepared | undefined> => {
+        const held = claims[i];
+        if (held === undefined) return undefined;
+        try {
+          const outcome = await prepareObject(request, held, object, join(workDir, String(object.index)));
+          if ('held' in outcome) return outcome;
+          // Settled alone (superseded, quarantined, nothing to write): recorded now.
+          await held.record(outcome);
+          await held.release();
+          settle(object.index, object.key, object.etag, outcome);
+          return undefined;
+        } catch (error) {
+          return fail(object, held, error);
+        }
+      });
+      for (const object of prepared) {
+        if (object === undefined) continue;
+        // A group never grows past the bound; an object larger than the bound alone is a commit of its own.
+        if (group.length > 0 && groupBytes + object.goodBytes > maxBytes) await flush();
+        group.push(object);
+        groupBytes += object.goodBytes;
+      }
+    }
+    await flush();
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+
+  return objects.map((object) => {
+    const own = results.get(object.index);
+    if (own !== undefined) return own;
+    // A repeat of a version earlier in the batch: the first one's fate.
+    const first = results.get(firstOf.get(sourceOf(object.key, object.etag))!)!;
+    return 'error' in first ? { key: object.key, etag: object.etag, error: first.error } : { key: object.key, etag: object.etag, result: first.result };
+  });
+}
+
+/** Download and split one JSON-lines object; a result when it is settled alone, else what its group commits. */
+async function prepareObject(
+  request: IngestBatchRequest,
+  held: HeldClaim,
+  object: { readonly index: number; readonly key: string; readonly etag: string },
+  dir: string,
+): Promise<Prepared | HandledResult> {
+  const { source: landing, log } = request;
+  const { key, etag } = object;
+  const source = held.source;
+  const zero = { source, inserted: 0, updated: 0, deleted: 0, badRecords: 0 };
+  await mkdir(dir, { recursive: true });
+  const landed = await downloadLanded(landing, key, etag, dir, request.defaultFormat);
+  if (landed === undefined) {
+    log?.warn('the object was overwritten or deleted since the event; its newer version has its own event', { source });
+    return { outcome: 'superseded', ...zero };
+  }
+  const quarantine = async (reason: string, badRecords = 0): Promise<HandledResult> => {
+    const errorsKey = await quarantineObject(landing, { key, etag, source, localFile: landed.file, errorPrefix: request.errorPrefix }, reason);
+    log?.warn('object rejected as a whole; copied to the error prefix', { source, reason, errorsKey });
+    return { outcome: 'failed', ...zero, badRecords, errorsKey, reason };
+  };
+  let plain = landed.file;
+  if (landed.compressed) {
+    plain = join(dir, 'object.jsonl');
+    try {
+      await pipeline(createReadStream(landed.file), createGunzip(), createWriteStream(plain));
+    } catch (error) {
+      if (isZlibError(error)) return await quarantine(`not gzip-compressed: ${errorMessage(error)}`);
+      throw error;
+    }
+  }
+  const goodFile = join(dir, 'good.jsonl');
+  const errorsFile = join(dir, 'errors.jsonl');
+  const errorsKey = errorKeyOf(request.errorPrefix, key, '.errors.jsonl');
+  const split = await splitJsonLines(plain, goodFile, errorsFile, await keyGeneratorFor(request.table, request.tableProperties));
+  if (split.objects === 0 && split.rejected > 0) {
+    return await quarantine(`not JSON lines: no line is a JSON object (line ${split.firstRejection!.line}: ${split.firstRejection!.reason})`, split.rejected);
+  }
+  // Written before the commit: a crash after it must not lose them.
+  if (split.rejected > 0) await landing.uploadFile(errorsKey, errorsFile);
+  if (split.good === 0) {
+    log?.info('no valid records to write', { source, badRecords: split.rejected });
+    return { outcome: 'ingested', ...zero, badRecords: split.rejected, ...(split.rejected > 0 ? { errorsKey } : {}) };
+  }
+  // Only the good lines wait for the commit: the download goes now, so the disk holds one group's records.
+  if (plain !== landed.file) await rm(plain, { force: true });
+  return {
+    index: object.index,
+    held,
+    key,
+    etag,
+    localObject: landed.file,
+    goodFile,
+    goodBytes: (await stat(goodFile)).size,
+    split,
+    errorsFile,
+    errorsKey,
+    preRejected: split.rejected,
+  };
+}
+
+/**
+ * One commit of the group's good lines, marked with every object it applies. When the table refuses the input as
+ * a whole, the group is halved until the object it refuses stands alone and is quarantined; the others commit.
+ */
+async function commitGroup(group: readonly Prepared[], request: IngestBatchRequest, workDir: string): Promise<Map<Prepared, IngestResult>> {
+  const { source: landing, table, tableProperties: props, log } = request;
+  const results = new Map<Prepared, IngestResult>();
+  let remaining = [...group];
+  while (remaining.length > 0) {
+    const input = join(workDir, `batch-${remaining[0]!.index}-${remaining.length}.jsonl`);
+    // Row i of the input is row i - offsets[j] of object j's good file.
+    const offsets: number[] = [];
+    const out = createWriteStream(input);
+    let rows = 0;
+    for (const prepared of remaining) {
+      offsets.push(rows);
+      rows += prepared.split.good;
+      for await (const chunk of createReadStream(prepared.goodFile)) {
+        if (!out.write(chunk)) await once(out, 'drain');
+      }
+    }
+    out.end();
+    await finished(out);
+
+    const sources = remaining.map((p) => p.held.source);
+    const logged = { objects: remaining.length };
+    try {
+      const written = await writeBatch(table, {
+        input: { file: input, format: 'jsonl' },
+        operation: parseWriteOperation(props.get('hoodie.datasource.write.operation')),
+        properties: props,
+        badRecords: 'skip',
+        tempDir: workDir,
+        extraMetadata: commitMarkerOf(sources),
+        afterDataFiles: async () => {
+          const found = new Map<Prepared, FoundCommit>();
+          for (const prepared of remaining) {
+            const commit = await prepared.held.recheck();
+            if (commit !== undefined) found.set(prepared, commit);
+          }
+          if (found.size > 0) throw new GroupAlreadyAppliedError(found);
+        },
+        ...(log === undefined ? {} : { onProgress: (message: string) => log.info(message, logged) }),
+      });
+      // Rows only the writer could judge go to their object's errors file, after the commit (see bad-records.ts).
+      const rejectedOf = new Map<Prepared, BadRecord[]>();
+      for (const bad of written.badRecords) {
+        let j = offsets.length - 1;
+        while (offsets[j]! > bad.row) j--;
+        const prepared = remaining[j]!;
+        rejectedOf.set(prepared, [...(rejectedOf.get(prepared) ?? []), { row: bad.row - offsets[j]!, reason: bad.reason }]);
+      }
+      for (const prepared of remaining) {
+        const rejected = rejectedOf.get(prepared) ?? [];
+        if (rejected.length > 0) {
+          await appendWriterRejections(landing, prepared.errorsKey, prepared.errorsFile, rejected, jsonLinesErrorLine(prepared.split, prepared.goodFile));
+        }
+        const badRecords = prepared.preRejected + rejected.length;
+        const result: HandledResult = {
+          outcome: 'ingested',
+          source: prepared.held.source,
+          instantTime: written.instantTime,
+          inserted: written.inserted,
+          updated: written.updated,
+          deleted: written.deleted,
+          badRecords,
+          ...(remaining.length > 1 ? { commitObjects: remaining.length } : {}),
+          ...(badRecords > 0 ? { errorsKey: prepared.errorsKey } : {}),
+        };
+        await prepared.held.record(result);
+        results.set(prepared, result);
+      }
+      log?.info('batch committed', { instantTime: written.instantTime, objects: remaining.length, inserted: written.inserted, updated: written.updated });
+      return results;
+    } catch (error) {
+      if (error instanceof GroupAlreadyAppliedError) {
+        // Recorded as the earlier attempt's; the rest is written again without them.
+        for (const [prepared, found] of error.found) results.set(prepared, await prepared.held.recordRecovered(found));
+        remaining = remaining.filter((p) => !error.found.has(p));
+        continue;
+      }
+      const reason = inputProblem(error, input);
+      if (reason === undefined) throw error;
+      if (remaining.length === 1) {
+        const prepared = remaining[0]!;
+        const errorsKey = await quarantineObject(
+          landing,
+          { key: prepared.key, etag: prepared.etag, source: prepared.held.source, localFile: prepared.localObject, errorPrefix: request.errorPrefix },
+          `the table refused the object: ${reason}`,
+        );
+        log?.warn('object rejected as a whole; copied to the error prefix', { source: prepared.held.source, reason, errorsKey });
+        const result: HandledResult = {
+          outcome: 'failed',
+          source: prepared.held.source,
+          inserted: 0,
+          updated: 0,
+          deleted: 0,
+          badRecords: prepared.preRejected,
+          errorsKey,
+          reason: `the table refused the object: ${reason}`,
+        };
+        await prepared.held.record(result);
+        results.set(prepared, result);
+        return results;
+      }
+      // Which object the table refuses is not known: halve until it stands alone.
+      const half = Math.ceil(remaining.length / 2);
+      for (const part of [remaining.slice(0, half), remaining.slice(half)]) {
+        for (const [prepared, result] of await commitGroup(part, request, workDir)) results.set(prepared, result);
+      }
+      return results;
+    } finally {
+      await rm(input, { force: true });
+    }
+  }
+  return results;
+}
