@@ -8,6 +8,7 @@ import { SERVERLESS_CLEAN_KEYS } from '../cleaning/shares.js';
 import { CLUSTERING_KEYS, FLINK_CLUSTERING_ALIASES } from '../clustering/config.js';
 import { COMPACTION_KEYS } from '../compaction/config.js';
 import type { ConfigKey } from '../config/index.js';
+import { INGEST_BATCH_MAX_BYTES } from '../ingest/config.js';
 import { LOCK_KEYS } from '../lock/keys.js';
 import { METADATA_TABLE_KEYS } from '../metadata/keys.js';
 import { SERVERLESS_CLUSTERING_KEYS, SERVERLESS_COMPACTION_KEYS } from '../serverless/steps/scale-out.js';
@@ -93,6 +94,10 @@ export function configReference(): string {
     '### Archiving (`archive`)',
     '',
     table(archive),
+    '',
+    '### Ingest of landed objects (the ingest function)',
+    '',
+    table(rows([INGEST_BATCH_MAX_BYTES])),
     '',
     '### Glue Data Catalog sync (after ingest and clustering commits)',
     '',
