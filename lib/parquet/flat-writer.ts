@@ -9,7 +9,7 @@
 import { gzipSync } from 'node:zlib';
 import { HudiError } from '../errors.js';
 import { encodeFooter } from './footer.js';
-import { CODEC, type WrittenChunk, writtenChunkMetadata } from './pages.js';
+import { CODEC, unsignedVarint, type WrittenChunk, writtenChunkMetadata } from './pages.js';
 import { snappyCompress } from './snappy.js';
 import { CompactWriter, THRIFT_BINARY, THRIFT_I32, THRIFT_I64, THRIFT_LIST, THRIFT_STRUCT, ThriftList, ThriftStruct } from './thrift.js';
 
@@ -174,17 +174,6 @@ function definitionLevels(levels: readonly number[]): Buffer {
     if (level === 1) packed.writeUInt8(packed.readUInt8(index >>> 3) | (1 << (index & 7)), index >>> 3);
   }
   return Buffer.concat([Buffer.from(header), packed]);
-}
-
-function unsignedVarint(value: number): number[] {
-  const bytes: number[] = [];
-  let rest = value;
-  while (rest >= 0x80) {
-    bytes.push((rest % 0x80) | 0x80);
-    rest = Math.floor(rest / 0x80);
-  }
-  bytes.push(rest);
-  return bytes;
 }
 
 function plainValue(value: FlatWriteValue, column: FlatWriteColumn): Buffer {

@@ -57,7 +57,8 @@ export function bitWidthOf(maxLevel: number): number {
   return width;
 }
 
-function unsignedVarint(value: number): number[] {
+/** An unsigned LEB128 varint's bytes (the RLE hybrid's run headers). */
+export function unsignedVarint(value: number): number[] {
   const bytes: number[] = [];
   let rest = value;
   while (rest >= 0x80) {
