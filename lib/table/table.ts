@@ -12,7 +12,7 @@ import { planFileGroups } from '../timeline/clustering-plan.js';
 import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
 import { CompletionTimes } from '../timeline/completion-times.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
-import { historyAsArchivedTimeline, historyCompletionTimes } from '../timeline/history/index.js';
+import { historyAsArchivedTimeline, historyCompletionTimes, readTimelineHistory, type TimelineHistory } from '../timeline/history/index.js';
 import { compareInstantTimes, isValidInstantTime } from '../timeline/instant.js';
 import { type TimelineLayout, timelineLayoutOf } from '../timeline/layout.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
@@ -43,6 +43,9 @@ export interface TableSchema {
 }
 
 export class HudiTable {
+  /** Layout 2's LSM history, once read (timelineHistory). */
+  private history: Promise<TimelineHistory> | undefined;
+
   private constructor(
     readonly storage: Storage,
     readonly config: TableConfig,
@@ -148,7 +151,7 @@ export class HudiTable {
       mapWithConcurrency(replaceInstants, LISTING_CONCURRENCY, (instant) => readCommitMetadata(this.storage, instant, this.layout)),
       this.pendingClusteringFileGroups(),
       this.pendingCompactionFileGroups(),
-      historyCompletionTimes(this.storage, this.historyFolder),
+      this.timelineHistory().then(historyCompletionTimes),
     ]);
     const replacedFileGroups = new Set<string>();
     for (const metadata of replaced) {
@@ -177,8 +180,14 @@ export class HudiTable {
 
   /** The archived instants: layout 1's archived timeline, layout 2's LSM history. */
   async archivedHistory(): Promise<ArchivedHistory> {
-    if (this.layout.version === 2) return historyAsArchivedTimeline(this.storage, this.historyFolder);
+    if (this.layout.version === 2) return historyAsArchivedTimeline(await this.timelineHistory());
     return loadArchivedHistory(this.storage, this.config.archiveLogFolder);
+  }
+
+  /** Layout 2's LSM history, read once per opened table: the file-system view and the archived timeline share it. */
+  private timelineHistory(): Promise<TimelineHistory> {
+    this.history ??= readTimelineHistory(this.storage, this.historyFolder);
+    return this.history;
   }
 
   /** Layout 2: the LSM history's folder (`.hoodie/<hoodie.timeline.path>/<hoodie.timeline.history.path>`). */

@@ -75,7 +75,7 @@ for (const version of VERSIONS) {
     test('is the archived timeline status and the services read: every archived instant, completed, in order', async () => {
       const { root, folder } = tableWithHistory(version);
       const expected = JSON.parse(readFileSync(join(FIXTURES, version, 'hudi-archived-timeline.json'), 'utf8')) as HudiArchivedInstant[];
-      const archived = await historyAsArchivedTimeline(openStorage(root), folder);
+      const archived = historyAsArchivedTimeline(await readTimelineHistory(openStorage(root), folder));
       assert.deepEqual(
         archived.instants.map((instant) => [instant.time, instant.completionTime, instant.state]),
         expected.map((instant) => [instant.requestedTime, instant.completionTime, 'COMPLETED']),
@@ -88,12 +88,12 @@ for (const version of VERSIONS) {
     test('gives file slicing the completion time Hudi recorded for every archived instant, and none for others', async () => {
       const { root, folder } = tableWithHistory(version);
       const expected = JSON.parse(readFileSync(join(FIXTURES, version, 'hudi-archived-timeline.json'), 'utf8')) as HudiArchivedInstant[];
-      const times = await historyCompletionTimes(openStorage(root), folder);
+      const times = historyCompletionTimes(await readTimelineHistory(openStorage(root), folder));
       assert.ok(expected.length > 0);
       for (const instant of expected) assert.equal(times.completionTime(instant.requestedTime), instant.completionTime, instant.requestedTime);
       assert.equal(times.completionTime('19700101000000000'), undefined);
       const empty = tempDir('timeline-history-none-');
-      assert.equal((await historyCompletionTimes(openStorage(empty), folder)).completionTime(expected[0]!.requestedTime), undefined);
+      assert.equal(historyCompletionTimes(await readTimelineHistory(openStorage(empty), folder)).completionTime(expected[0]!.requestedTime), undefined);
     });
 
     test('lists the archived instants Hudi lists, in its order, with the same metadata bytes', async () => {

@@ -137,10 +137,9 @@ function sameInstant(a: ArchivedInstant, b: ArchivedInstant): boolean {
 
 /**
  * The history's completion times by requested time: what file slicing by completion time looks up for instants
- * older than the active timeline (CompletionTimeQueryViewV2's archived part). No history: nothing archived.
+ * older than the active timeline (CompletionTimeQueryViewV2's archived part).
  */
-export async function historyCompletionTimes(storage: Storage, folder: string): Promise<ArchivedCompletionTimes> {
-  const { instants } = await readTimelineHistory(storage, folder);
+export function historyCompletionTimes({ instants }: TimelineHistory): ArchivedCompletionTimes {
   const byRequested = new Map(instants.map((instant) => [instant.requestedTime, instant.completionTime]));
   return { completionTime: (requestedTime) => byRequested.get(requestedTime) };
 }
@@ -149,8 +148,7 @@ export async function historyCompletionTimes(storage: Storage, folder: string): 
  * The history as the archived timeline the services and `status` look at: each archived instant completed (a
  * completed clustering as the replacecommit it completed as), and the file groups archived replacecommits replaced.
  */
-export async function historyAsArchivedTimeline(storage: Storage, folder: string): Promise<ArchivedHistory> {
-  const { instants, manifest } = await readTimelineHistory(storage, folder);
+export function historyAsArchivedTimeline({ instants, manifest }: TimelineHistory): ArchivedHistory {
   const replacedFileGroups = new Map<string, string>();
   for (const instant of instants) {
     if (instant.action !== 'replacecommit' && instant.action !== 'clustering') continue;
