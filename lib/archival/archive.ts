@@ -139,9 +139,9 @@ async function archiveFacts(table: HudiTable, timeline: Timeline) {
   let lastCleanRetainedFrom: string | undefined;
   if (lastClean !== undefined) {
     // ClusteringUtils reads the last completed clean's plan: its earliest instant to retain, else the clean's time.
-    const plan = await readCleanerPlan(storage, lastClean.time);
+    const plan = await readCleanerPlan(storage, lastClean.time, timeline.layout);
     lastCleanRetainedFrom =
-      plan?.earliestInstantToRetain?.timestamp || (await readCleanMetadata(storage, lastClean.time))?.earliestCommitToRetain || lastClean.time;
+      plan?.earliestInstantToRetain?.timestamp || (await readCleanMetadata(storage, lastClean.time, timeline.layout))?.earliestCommitToRetain || lastClean.time;
   }
   const savepointTimes = timeline
     .completed()

@@ -71,7 +71,7 @@ export interface CleanResult {
 
 export async function runClean(table: HudiTable, options: CleanOptions): Promise<CleanResult> {
   const location = table.storage.uriOf(PROPERTIES_FILE);
-  assertSupported(table.config, location, 'write');
+  assertSupported(table.config, location, 'clean');
   assertLayoutSupports(tableLayout(table.config, {}), 'clean', location);
   await assertMetadataTableKeepable(table.storage, 'a clean', options.properties ?? new Map(), table.config);
   const progress = options.onProgress ?? (() => {});
@@ -108,11 +108,14 @@ export async function runClean(table: HudiTable, options: CleanOptions): Promise
 
 /** Finish a pending clean from its plan; undefined when another runner completed it meanwhile. */
 async function resumePendingClean(table: HudiTable, instant: Instant, options: CleanOptions): Promise<CompletedClean | undefined> {
-  const plan = (await readCleanerPlan(table.storage, instant.time)) ?? emptyCleanerPlan(options.config);
+  const plan = (await readCleanerPlan(table.storage, instant.time, table.layout)) ?? emptyCleanerPlan(options.config);
   try {
     return await executeAndComplete(table, instant.time, plan, instant.state, Date.now(), true, options);
   } catch (error) {
-    if (error instanceof ConflictError && (await loadTimeline(table.storage)).completed().some((i) => i.action === 'clean' && i.time === instant.time))
+    if (
+      error instanceof ConflictError &&
+      (await loadTimeline(table.storage, table.layout)).completed().some((i) => i.action === 'clean' && i.time === instant.time)
+    )
       return undefined;
     throw error;
   }
@@ -127,16 +130,16 @@ async function executeAndComplete(
   resumed: boolean,
   options: CleanOptions,
 ): Promise<CompletedClean> {
-  const { storage } = table;
+  const { storage, layout } = table;
   // The inflight file holds the same plan, as Hudi's transitionCleanRequestedToInflight: the requested file's bytes.
-  if (state === 'REQUESTED' && (await storage.head(instantPath({ time: instantTime, action: 'clean', state: 'INFLIGHT' }))) === undefined) {
-    const requested = instantPath({ time: instantTime, action: 'clean', state: 'REQUESTED' });
+  if (state === 'REQUESTED' && (await storage.head(instantPath({ time: instantTime, action: 'clean', state: 'INFLIGHT' }, layout))) === undefined) {
+    const requested = instantPath({ time: instantTime, action: 'clean', state: 'REQUESTED' }, layout);
     const bytes = (await storage.head(requested)) === undefined ? encodeTimelineAvro('cleanerPlan', plan) : await storage.get(requested);
-    await transitionToInflight(storage, instantTime, 'clean', bytes);
+    await transitionToInflight(storage, layout, instantTime, 'clean', bytes);
   }
   const stats: PartitionCleanStat[] = await executeCleanerPlan(storage, plan, { concurrency: options.config.parallelism, isPartitioned: table.isPartitioned });
   const metadata = cleanMetadataOf(instantTime, plan, stats, Date.now() - started);
-  const metadataTable = await completeClean(storage, instantTime, metadata, {
+  const metadataTable = await completeClean(storage, layout, instantTime, metadata, {
     lock: options.lock,
     ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
     ...(options.beforeComplete === undefined ? {} : { beforeComplete: options.beforeComplete }),

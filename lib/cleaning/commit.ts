@@ -11,6 +11,7 @@ import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.
 import type { Storage } from '../storage/port.js';
 import { readTableConfig } from '../table/config.js';
 import { encodeTimelineAvro, type HoodieCleanMetadata } from '../timeline/avro-files.js';
+import type { TimelineLayout } from '../timeline/layout.js';
 import { latestCommitSchema } from '../timeline/queries.js';
 import { instantPath, loadTimeline } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
@@ -35,6 +36,7 @@ export interface CompleteCleanOptions {
  */
 export async function completeClean(
   storage: Storage,
+  layout: TimelineLayout,
   instantTime: string,
   metadata: HoodieCleanMetadata,
   options: CompleteCleanOptions,
@@ -44,12 +46,14 @@ export async function completeClean(
     options.lock,
     async (lease) => {
       await metadataTable.prepare('a clean');
-      const completed = instantPath({ time: instantTime, action: 'clean', state: 'COMPLETED' });
-      if ((await storage.head(completed)) !== undefined) {
-        throw new ConflictError(`clean ${instantTime} is already complete: another runner finished it`, { location: storage.uriOf(completed) });
+      const current = (await loadTimeline(storage, layout)).instants.find((i) => i.time === instantTime && i.action === 'clean');
+      if (current?.state === 'COMPLETED') {
+        throw new ConflictError(`clean ${instantTime} is already complete: another runner finished it`, {
+          location: storage.uriOf(instantPath(current, layout)),
+        });
       }
-      const inflight = instantPath({ time: instantTime, action: 'clean', state: 'INFLIGHT' });
-      if ((await storage.head(inflight)) === undefined) {
+      const inflight = instantPath({ time: instantTime, action: 'clean', state: 'INFLIGHT' }, layout);
+      if (current?.state !== 'INFLIGHT') {
         throw new ConflictError(`clean ${instantTime} is no longer inflight (its .clean.inflight is gone)`, {
           location: storage.uriOf(inflight),
           fix: 'another process removed it (an archiver or a restore); look at the timeline before cleaning again',
@@ -59,12 +63,12 @@ export async function completeClean(
       // The clean's deltacommit completes first; readers apply it once T.clean exists.
       await metadataTable.commitClean(instantTime, metadata, {
         lease,
-        tableSchema: () => tableSchemaText(storage),
+        tableSchema: () => tableSchemaText(storage, layout),
         ...(options.afterMetadataTableWrite === undefined ? {} : { afterStorageWrite: options.afterMetadataTableWrite }),
       });
       if (options.beforeComplete !== undefined) await options.beforeComplete(metadata, instantTime, lease);
       await lease.assertHeld();
-      await transitionToCompleted(storage, instantTime, 'clean', encodeTimelineAvro('cleanMetadata', metadata));
+      await transitionToCompleted(storage, layout, instantTime, 'clean', encodeTimelineAvro('cleanMetadata', metadata));
     },
     options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },
   );
@@ -72,7 +76,7 @@ export async function completeClean(
 }
 
 /** The table's schema as TableSchemaResolver finds it: the latest completed write's, else the create schema. */
-async function tableSchemaText(storage: Storage): Promise<string | undefined> {
-  const fromCommit = await latestCommitSchema(storage, await loadTimeline(storage));
+async function tableSchemaText(storage: Storage, layout: TimelineLayout): Promise<string | undefined> {
+  const fromCommit = await latestCommitSchema(storage, await loadTimeline(storage, layout));
   return fromCommit ?? ((await readTableConfig(storage)).createSchema || undefined);
 }

@@ -122,7 +122,7 @@ export async function prepareClean(table: HudiTable, config: CleanConfig, option
     pendingCompaction,
     isPartitioned: table.isPartitioned,
   };
-  const partitionPaths = scope.kind === 'incremental' ? await readTouchedPartitions(storage, scope.instants) : undefined;
+  const partitionPaths = scope.kind === 'incremental' ? await readTouchedPartitions(storage, scope.instants, timeline.layout) : undefined;
   return { due, retention, scope, summary, basis, context, partitionPaths };
 }
 
@@ -242,7 +242,7 @@ export async function scheduleClean(
     options.lock,
     async () => {
       await assertMetadataTableKeepable(storage, 'a clean', options.properties ?? new Map());
-      const timeline = await loadTimeline(storage);
+      const timeline = await loadTimeline(storage, table.layout);
       const cleans = timeline.instants.filter((instant) => instant.action === 'clean');
       const newer = cleans.filter(
         (instant) => planning.basis.lastCleanTime === undefined || compareInstantTimes(instant.time, planning.basis.lastCleanTime) > 0,
@@ -251,7 +251,7 @@ export async function scheduleClean(
       const raced = [...newer, ...pending][0];
       if (raced !== undefined) {
         throw new ConflictError(`another clean (${raced.time}, ${raced.state.toLowerCase()}) appeared while this one was planned`, {
-          location: storage.uriOf(instantPath(raced)),
+          location: storage.uriOf(instantPath(raced, table.layout)),
           fix: 'run the clean again: it finishes a pending clean first, then plans from the new state',
         });
       }
@@ -269,7 +269,7 @@ export async function scheduleClean(
         );
       }
       const instantTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), table.config.timelineTimeZone);
-      await createRequested(storage, instantTime, 'clean', encodeTimelineAvro('cleanerPlan', plan));
+      await createRequested(storage, table.layout, instantTime, 'clean', encodeTimelineAvro('cleanerPlan', plan));
       return { instantTime, plan };
     },
     options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },

@@ -17,6 +17,7 @@ import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import type { HoodieCleanerPlan } from '../timeline/avro-schemas.js';
 import { compareInstantTimes, formatInstantTime, type Instant, isValidInstantTime } from '../timeline/instant.js';
+import type { TimelineLayout } from '../timeline/layout.js';
 import { instantPath, type Timeline } from '../timeline/timeline.js';
 import { transitionToInflight } from '../timeline/transitions.js';
 import { CLEAN_PLANNING_ID, CLEAN_WORK_ROOT, cleanPlanningDir, cleanWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
@@ -323,17 +324,18 @@ export function restrictPlan(plan: HoodieCleanerPlan, partitions: readonly strin
  */
 export async function startCleanExecution(
   storage: Storage,
+  layout: TimelineLayout,
   instant: Instant,
   plan: HoodieCleanerPlan,
   options: { readonly isPartitioned: boolean; readonly settings: Pick<CleanShareSettings, 'partitionsPerShare' | 'filesPerShare'>; readonly now: Date },
 ): Promise<{ manifest: CleanManifest; created: boolean }> {
   if (instant.action !== 'clean' || instant.state === 'COMPLETED')
     throw new Error(`startCleanExecution needs a pending clean, got ${instant.action} ${instant.state}`);
-  const inflight = instantPath({ time: instant.time, action: 'clean', state: 'INFLIGHT' });
+  const inflight = instantPath({ time: instant.time, action: 'clean', state: 'INFLIGHT' }, layout);
   if ((await storage.head(inflight)) === undefined) {
-    const requested = instantPath({ time: instant.time, action: 'clean', state: 'REQUESTED' });
+    const requested = instantPath({ time: instant.time, action: 'clean', state: 'REQUESTED' }, layout);
     try {
-      await transitionToInflight(storage, instant.time, 'clean', await storage.get(requested));
+      await transitionToInflight(storage, layout, instant.time, 'clean', await storage.get(requested));
     } catch (error) {
       // Another run moved it inflight first: the same bytes, nothing to do.
       if (!(error instanceof ConflictError && (await storage.head(inflight)) !== undefined)) throw error;

@@ -38,7 +38,7 @@ export async function describeCleans(table: HudiTable): Promise<CleanSummary[]> 
   const out: CleanSummary[] = [];
   for (const instant of cleans) {
     if (instant.state === 'COMPLETED') {
-      const metadata = await readCleanMetadata(table.storage, instant.time);
+      const metadata = await readCleanMetadata(table.storage, instant.time, table.layout);
       const partitions = Object.values(metadata?.partitionMetadata ?? {});
       out.push({
         instantTime: instant.time,
@@ -52,7 +52,7 @@ export async function describeCleans(table: HudiTable): Promise<CleanSummary[]> 
         timeTakenInMillis: metadata?.timeTakenInMillis,
       });
     } else {
-      const plan = await readCleanerPlan(table.storage, instant.time);
+      const plan = await readCleanerPlan(table.storage, instant.time, table.layout);
       out.push({
         instantTime: instant.time,
         state: instant.state,
@@ -75,12 +75,12 @@ export async function describeClean(table: HudiTable, instantTime: string): Prom
   if (instant === undefined) {
     const cleans = table.timeline.instants.filter((candidate) => candidate.action === 'clean').map((candidate) => candidate.time);
     throw new NotFoundError(
-      table.storage.uriOf(instantPath({ time: instantTime, action: 'clean', state: 'COMPLETED' })),
+      table.storage.uriOf(instantPath({ time: instantTime, action: 'clean', state: 'REQUESTED' }, table.layout)),
       cleans.length > 0 ? `cleans on the timeline: ${cleans.join(', ')}` : 'the active timeline has no clean',
     );
   }
   if (instant.state === 'COMPLETED') {
-    const metadata = await readCleanMetadata(table.storage, instantTime);
+    const metadata = await readCleanMetadata(table.storage, instantTime, table.layout);
     return Object.values(metadata?.partitionMetadata ?? {}).map((partition) => ({
       partitionPath: partition.partitionPath,
       policy: partition.policy,
@@ -90,7 +90,7 @@ export async function describeClean(table: HudiTable, instantTime: string): Prom
       partitionDeleted: partition.isPartitionDeleted === true,
     }));
   }
-  const plan = await readCleanerPlan(table.storage, instantTime);
+  const plan = await readCleanerPlan(table.storage, instantTime, table.layout);
   if (plan === undefined) return [];
   const byPartition = new Map<string, string[]>();
   for (const file of planDeletes(plan)) byPartition.set(file.partitionPath, [...(byPartition.get(file.partitionPath) ?? []), file.fileName]);

@@ -4,15 +4,16 @@
  */
 
 import type { LastClean, PendingCompactionOperation } from '../cleaner/plan.js';
-import { UnsupportedTableError } from '../errors.js';
+import { NotFoundError, UnsupportedTableError } from '../errors.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { decodeTimelineAvro } from '../timeline/avro-files.js';
 import type { HoodieCleanerPlan, HoodieCleanMetadata, HoodieSavepointMetadata } from '../timeline/avro-schemas.js';
 import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
 import { type Instant, instantFileName } from '../timeline/instant.js';
+import type { TimelineLayout } from '../timeline/layout.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
-import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
+import { instantPath, loadTimeline, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { fileNameOf } from '../util/paths.js';
 
 /** Reads of instant files in flight at once. */
@@ -25,11 +26,24 @@ export async function readLastClean(storage: Storage, timeline: Timeline): Promi
     .filter((i) => i.action === 'clean')
     .at(-1);
   if (instant === undefined) return undefined;
-  return { instant, metadata: await readCleanMetadata(storage, instant.time) };
+  return { instant, metadata: await readCleanMetadataOf(storage, instant, timeline.layout) };
 }
 
-export async function readCleanMetadata(storage: Storage, time: string): Promise<HoodieCleanMetadata | undefined> {
-  const path = instantPath({ time, action: 'clean', state: 'COMPLETED' });
+/**
+ * The metadata of completed clean `time`. Layout 2 names the file by its completion time, which the timeline knows:
+ * it is listed once to find it.
+ */
+export async function readCleanMetadata(storage: Storage, time: string, layout: TimelineLayout): Promise<HoodieCleanMetadata | undefined> {
+  const instant =
+    layout.version === 1
+      ? { time, action: 'clean' as const, state: 'COMPLETED' as const }
+      : (await loadTimeline(storage, layout)).instants.find((i) => i.time === time && i.action === 'clean' && i.state === 'COMPLETED');
+  if (instant === undefined) throw new NotFoundError(storage.uriOf(`${layout.folder}/${time}_*.clean`), 'the clean is not completed on the timeline');
+  return readCleanMetadataOf(storage, instant, layout);
+}
+
+async function readCleanMetadataOf(storage: Storage, instant: Instant, layout: TimelineLayout): Promise<HoodieCleanMetadata | undefined> {
+  const path = instantPath(instant, layout);
   const bytes = await storage.get(path);
   return bytes.length === 0 ? undefined : decodeTimelineAvro('cleanMetadata', bytes, storage.uriOf(path));
 }
@@ -38,9 +52,9 @@ export async function readCleanMetadata(storage: Storage, time: string): Promise
  * The cleaner plan of a clean instant: `.clean.requested`, else (a Hudi writer may have lost it) `.clean.inflight`,
  * which holds the same plan. Undefined for an empty file (Hudi's empty clean).
  */
-export async function readCleanerPlan(storage: Storage, time: string): Promise<HoodieCleanerPlan | undefined> {
+export async function readCleanerPlan(storage: Storage, time: string, layout: TimelineLayout): Promise<HoodieCleanerPlan | undefined> {
   for (const state of ['REQUESTED', 'INFLIGHT'] as const) {
-    const path = instantPath({ time, action: 'clean', state });
+    const path = instantPath({ time, action: 'clean', state }, layout);
     const object = await storage.head(path);
     if (object === undefined) continue;
     const bytes = await storage.get(path);
@@ -59,7 +73,7 @@ export interface Savepoint {
 export async function readSavepoints(storage: Storage, timeline: Timeline): Promise<Savepoint[]> {
   const instants = timeline.completed().filter((i) => i.action === 'savepoint');
   return mapWithConcurrency(instants, READ_CONCURRENCY, async (instant) => {
-    const path = instantPath(instant);
+    const path = instantPath(instant, timeline.layout);
     const metadata: HoodieSavepointMetadata = decodeTimelineAvro('savepointMetadata', await storage.get(path), storage.uriOf(path));
     const files: Record<string, string[]> = {};
     for (const [partition, entry] of Object.entries(metadata.partitionMetadata)) {
@@ -73,7 +87,7 @@ export async function readSavepoints(storage: Storage, timeline: Timeline): Prom
 /** partition → file id → the completed replacecommit that replaced it (later replacements win). */
 export async function readReplacedFileGroups(storage: Storage, timeline: Timeline): Promise<Record<string, Record<string, string>>> {
   const replaces = timeline.completed().filter((i) => i.action === 'replacecommit');
-  const metadatas = await mapWithConcurrency(replaces, READ_CONCURRENCY, (instant) => readCommitMetadata(storage, instant));
+  const metadatas = await mapWithConcurrency(replaces, READ_CONCURRENCY, (instant) => readCommitMetadata(storage, instant, timeline.layout));
   const out: Record<string, Record<string, string>> = {};
   replaces.forEach((instant, index) => {
     for (const [partition, fileIds] of Object.entries(metadatas[index]!.partitionToReplaceFileIds ?? {})) {
@@ -94,8 +108,8 @@ export async function readPendingClusteringGroups(storage: Storage, timeline: Ti
 }
 
 /** The partitions each completed commit wrote or replaced in (CleanPlanner.getPartitionsForInstants). */
-export async function readTouchedPartitions(storage: Storage, instants: readonly Instant[]): Promise<string[]> {
-  const metadatas = await mapWithConcurrency(instants, READ_CONCURRENCY, (instant) => readCommitMetadata(storage, instant));
+export async function readTouchedPartitions(storage: Storage, instants: readonly Instant[], layout: TimelineLayout): Promise<string[]> {
+  const metadatas = await mapWithConcurrency(instants, READ_CONCURRENCY, (instant) => readCommitMetadata(storage, instant, layout));
   const partitions = new Set<string>();
   for (const metadata of metadatas) {
     for (const partition of Object.keys(metadata.partitionToReplaceFileIds ?? {})) partitions.add(partition);
@@ -127,14 +141,14 @@ export async function readPendingCompactionOperations(
   const logCompaction = timeline.pending().find((instant) => instant.action === 'logcompaction' && !completedDeltas.has(instant.time));
   if (logCompaction !== undefined) {
     throw new UnsupportedTableError(`log compaction ${logCompaction.time} is pending: cleaning a table with a pending log compaction is not supported yet`, {
-      location: storage.uriOf(instantPath(logCompaction)),
+      location: storage.uriOf(instantPath(logCompaction, timeline.layout)),
       fix: 'let Hudi finish (or roll back) the log compaction, then clean',
     });
   }
   const out: Record<string, Record<string, PendingCompactionOperation>> = {};
   const plans = await mapWithConcurrency(pendingCompactions(timeline), READ_CONCURRENCY, async (instant) => ({
     instant,
-    plan: await readCompactionPlan(storage, instant.time),
+    plan: await readCompactionPlan(storage, instant.time, { metaFolder: timeline.layout.folder }),
   }));
   for (const { instant, plan } of plans)
     for (const op of plan.operations) (out[op.partitionPath] ??= {})[op.fileId] = { instant: instant.time, baseInstant: op.baseInstantTime };

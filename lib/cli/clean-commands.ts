@@ -15,7 +15,7 @@ import { type Command, err, out, parseCommandArgs, readPropsFile } from './args.
 async function openWithProps(tablePath: string, propsFile: string | undefined) {
   const props = propsFile === undefined ? new Map<string, string>() : await readPropsFile(propsFile);
   const storage = openStorage(tablePath);
-  const table = await HudiTable.open(storage, { mode: 'write' });
+  const table = await HudiTable.open(storage, { mode: 'clean' });
   // The job's properties win over hoodie.properties, as a Hudi writer's options do.
   const merged = new Map([...table.config.properties, ...props]);
   return { table, props: merged, location: propsFile ?? storage.uriOf('.hoodie/hoodie.properties'), lock: lockProviderFor(merged, table.config.name, storage) };

@@ -19,6 +19,7 @@ import type { ClusteringPlan } from '../timeline/clustering-plan.js';
 import { type CommitMetadata, serializeCommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
+import { TIMELINE_LAYOUT_1 } from '../timeline/layout.js';
 import { listMarkers } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
@@ -41,6 +42,9 @@ import { sliceHasBaseFile } from './merge-slices.js';
 import { buildClusteringReport, type ClusteringReport, type ClusteringSummary, summarizeClusteringReport } from './report.js';
 import { clusteringReportPath, renderClusteringReportHtml } from './report-html.js';
 import { planSortColumns } from './sort-columns.js';
+
+/** Table versions 8 and 9 are refused here (assertSupported), so this service writes timeline layout 1's instant files. */
+const INSTANT_LAYOUT = TIMELINE_LAYOUT_1;
 
 export interface CommitOptions {
   readonly lock: LockProvider;
@@ -156,7 +160,7 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
       });
       await lease.assertHeld();
       try {
-        await transitionToCompleted(storage, instantTime, 'replacecommit', serializeCommitMetadata(metadata));
+        await transitionToCompleted(storage, INSTANT_LAYOUT, instantTime, 'replacecommit', serializeCommitMetadata(metadata));
       } catch (error) {
         // The PUT may have landed although its answer did not (a timeout): only this holder of the lock completes T.
         const completed = await storage.head(instantPath({ time: instantTime, action: 'replacecommit', state: 'COMPLETED' })).catch(() => undefined);

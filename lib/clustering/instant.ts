@@ -26,12 +26,16 @@ import {
 } from '../timeline/clustering-plan.js';
 import { type CommitMetadata, parseCommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import type { Instant } from '../timeline/instant.js';
+import { TIMELINE_LAYOUT_1 } from '../timeline/layout.js';
 import { instantPath } from '../timeline/timeline.js';
 import { createRequested, transitionToInflight } from '../timeline/transitions.js';
 import { clusteringWorkDir } from '../timeline/work-folder.js';
 import { fileNameOf } from '../util/paths.js';
 import type { ClusteringSummary, GroupReportInput } from './report.js';
 import type { GroupOrderKind } from './sort-columns.js';
+
+/** Table versions 8 and 9 are refused here (assertSupported), so this service writes timeline layout 1's instant files. */
+const INSTANT_LAYOUT = TIMELINE_LAYOUT_1;
 
 const HEAD_CONCURRENCY = 16;
 
@@ -43,7 +47,7 @@ const completedPath = (instantTime: string): string => instantPath({ time: insta
 
 /** Write the plan as `T.replacecommit.requested` (once: a second writer of the same instant gets a ConflictError). */
 export async function writeClusteringPlan(storage: Storage, instantTime: string, plan: ClusteringPlan): Promise<void> {
-  await createRequested(storage, instantTime, 'replacecommit', encodeClusteringPlan(plan));
+  await createRequested(storage, INSTANT_LAYOUT, instantTime, 'replacecommit', encodeClusteringPlan(plan));
 }
 
 export interface ClusteringInstant {
@@ -126,7 +130,7 @@ export function groupPartition(group: ClusteringPlanGroup, instantTime: string, 
 export async function ensureInflight(storage: Storage, instantTime: string): Promise<void> {
   if ((await storage.head(instantPath({ time: instantTime, action: 'replacecommit', state: 'INFLIGHT' }))) !== undefined) return;
   try {
-    await transitionToInflight(storage, instantTime, 'replacecommit');
+    await transitionToInflight(storage, INSTANT_LAYOUT, instantTime, 'replacecommit');
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
   }

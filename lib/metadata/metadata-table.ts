@@ -9,12 +9,12 @@
  * state (under the data table's lock), says whether this build can keep it correct, and writes, reads and removes
  * deltacommits.
  */
-import { HudiError, MetadataTableError, NotFoundError } from '../errors.js';
+import { HudiError, MetadataTableError, NotFoundError, UnsupportedTableError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
 import { iterateLogBlocks } from '../log-format/index.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import { PROPERTIES_FILE, readTableConfig, type TableConfig } from '../table/config.js';
+import { HUDI_1X_TABLE_VERSIONS, PROPERTIES_FILE, readTableConfig, type TableConfig } from '../table/config.js';
 import { parseJavaProperties } from '../table/properties.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { type CommitMetadata, parseCommitMetadata } from '../timeline/commit-metadata.js';
@@ -129,6 +129,17 @@ export class MetadataTable {
     const config = options.config ?? (await readTableConfig(storage));
     const { partitions, inflightPartitions } = metadataTableState(config);
     if (partitions.length === 0 && inflightPartitions.length === 0) return undefined;
+    if (HUDI_1X_TABLE_VERSIONS.includes(config.version)) {
+      // A 1.x metadata table is a layout-2 table with 1.x records (column_stats and partition_stats on by default):
+      // keeping it is not built, and a commit that left it behind would hide its files from Hudi's readers.
+      throw new UnsupportedTableError(
+        `the metadata table of this table version ${config.version} table (partitions ${[...partitions, ...inflightPartitions].join(', ')}) is not kept by this build yet`,
+        {
+          location: storage.uriOf(PROPERTIES_FILE),
+          fix: 'pass hoodie.metadata.enable=false to drop it first, as a Hudi writer with that setting does (Hudi rebuilds it on its next write with the metadata table on), or run this service with Hudi 1.x',
+        },
+      );
+    }
     let metadataProperties: Map<string, string> | undefined;
     try {
       metadataProperties = parseJavaProperties(

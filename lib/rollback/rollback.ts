@@ -36,12 +36,16 @@ import {
   parseInstantTime,
   type TimelineTimeZone,
 } from '../timeline/instant.js';
+import { TIMELINE_LAYOUT_1 } from '../timeline/layout.js';
 import { createMarker, deleteMarkerDir, listMarkers, type Marker } from '../timeline/markers.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
 import { instantPath, loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { deleteClusteringWorkDir, deleteInstantScratch } from '../timeline/work-folder.js';
 import { fileNameOf } from '../util/paths.js';
+
+/** Table versions 8 and 9 are refused here (assertSupported), so this service writes timeline layout 1's instant files. */
+const INSTANT_LAYOUT = TIMELINE_LAYOUT_1;
 
 /** Actions whose failed instants this module rolls back (COW writes, clustering, insert_overwrite). */
 const ROLLBACK_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'replacecommit']);
@@ -145,7 +149,7 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
 
       const planned = await planRollback(storage, target);
       const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), current.config.timelineTimeZone);
-      const requested = await createRequested(storage, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
+      const requested = await createRequested(storage, INSTANT_LAYOUT, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
       const result = await executeRollback(storage, lease, requested, planned.plan, {
         handling: 'delete-inflight-and-requested',
         outcome: 'rolled-back',
@@ -212,7 +216,7 @@ export async function rollbackInflightClustering(
 
       const planned = await planRollback(storage, target);
       const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), current.config.timelineTimeZone);
-      const requested = await createRequested(storage, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
+      const requested = await createRequested(storage, INSTANT_LAYOUT, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
       return executeRollback(storage, lease, requested, planned.plan, {
         handling: 'keep-requested',
         outcome: 'rolled-back',
@@ -430,7 +434,7 @@ async function executeRollback(
     });
   }
   const startedMs = Date.now();
-  if (rollback.state === 'REQUESTED') await transitionToInflight(storage, rollback.time, 'rollback');
+  if (rollback.state === 'REQUESTED') await transitionToInflight(storage, INSTANT_LAYOUT, rollback.time, 'rollback');
 
   const deleted = filesToDelete(storage, rollback.time, target.commitTime, plan);
   await lease.assertHeld();
@@ -453,7 +457,7 @@ async function executeRollback(
 
   const metadata = rollbackMetadata(rollback.time, Date.now() - startedMs, target, deleted, appended);
   await lease.assertHeld();
-  await transitionToCompleted(storage, rollback.time, 'rollback', encodeTimelineAvro('rollbackMetadata', metadata));
+  await transitionToCompleted(storage, INSTANT_LAYOUT, rollback.time, 'rollback', encodeTimelineAvro('rollbackMetadata', metadata));
   await deleteInstantScratch(storage, target.commitTime);
   // The APPEND markers of the rollback's own log files (Hudi's finishRollback deletes them too).
   if (appended.length > 0) await deleteMarkerDir(storage, rollback.time);

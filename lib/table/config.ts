@@ -328,15 +328,22 @@ function timelineTimeZoneOf(text: string | undefined, location: string): Timelin
 
 /** Table versions this build reads: 5 and 6 (Hudi 0.x, timeline layout 1), 8 and 9 (Hudi 1.0 and 1.1, layout 2). */
 export const READABLE_TABLE_VERSIONS: readonly number[] = [5, 6, 8, 9];
-/** Table versions of Hudi 1.x (timeline layout 2): read, never written. */
+/** Table versions of Hudi 1.x (timeline layout 2): read; written only by the services in HUDI_1X_WRITE_MODES. */
 export const HUDI_1X_TABLE_VERSIONS: readonly number[] = [8, 9];
 
 /**
  * `delta-write` is a write that may be a merge-on-read delta commit (the writer's upsert/insert/delete/bulk_insert and
  * the rollback of a failed one); `clustering` also rewrites merge-on-read file slices (their log files merged in, as
- * Hudi does); `write` is every other table service (clean, archive), on either table type.
+ * Hudi does); `clean` is the cleaner; `write` is every other table service (archive, compaction), on either table type.
  */
-export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering';
+export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering' | 'clean';
+
+/**
+ * The services that write Hudi 1.x tables, and on which table types: each was proven against Hudi 1.0.2 and 1.1.1 on
+ * Spark (test/interop/hudi-1x-services.test.ts). The cleaner's merge-on-read slices still follow layout 1's rule (a
+ * log file joins its base instant's slice), not 1.x's completion times, so merge-on-read waits.
+ */
+const HUDI_1X_WRITE_MODES: ReadonlyMap<TableAccessMode, readonly TableType[]> = new Map([['clean', ['COPY_ON_WRITE']]]);
 
 /**
  * Refuse tables this build cannot handle, with the reason and what to do. Version 5 copy-on-write tables share
@@ -345,10 +352,12 @@ export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering';
  * service calls this before it writes anything.
  */
 export function assertSupported(config: TableConfig, location: string, mode: TableAccessMode = 'read'): void {
-  const accepted = mode === 'read' ? READABLE_TABLE_VERSIONS : [SUPPORTED_TABLE_VERSION];
+  const writes1x = HUDI_1X_WRITE_MODES.get(mode);
+  const accepted =
+    mode === 'read' ? READABLE_TABLE_VERSIONS : writes1x === undefined ? [SUPPORTED_TABLE_VERSION] : [SUPPORTED_TABLE_VERSION, ...HUDI_1X_TABLE_VERSIONS];
   if (!accepted.includes(config.version)) {
     const problem = HUDI_1X_TABLE_VERSIONS.includes(config.version)
-      ? `table version ${config.version} (Hudi ${config.version === 8 ? '1.0' : '1.1'}, timeline layout 2) is read-only to this build: it reads it but writes only table version 6 (Hudi 0.14/0.15)`
+      ? `table version ${config.version} (Hudi ${config.version === 8 ? '1.0' : '1.1'}, timeline layout 2) is not written by ${mode === 'read' ? 'this build' : `this service (${mode})`} yet: of Hudi 1.x tables it reads every one and cleans copy-on-write ones`
       : config.version > 9
         ? `table version ${config.version} is not supported (unknown to this build); it reads table versions 5, 6, 8 and 9 and writes version 6 (Hudi 0.14/0.15)`
         : `table version ${config.version} is not supported for ${mode === 'read' ? 'reading' : 'writing'}; this build handles table version 6 (Hudi 0.14/0.15)`;
@@ -367,8 +376,15 @@ export function assertSupported(config: TableConfig, location: string, mode: Tab
   if (config.baseFileFormat !== 'PARQUET') {
     throw new UnsupportedTableError(`base file format ${config.baseFileFormat} is not supported; only PARQUET`, { location });
   }
-  if (HUDI_1X_TABLE_VERSIONS.includes(config.version)) assertReadable1x(config, location);
-  else if (config.timelineLayoutVersion !== 1) {
+  if (HUDI_1X_TABLE_VERSIONS.includes(config.version)) {
+    assertReadable1x(config, location);
+    if (writes1x !== undefined && !writes1x.includes(config.type)) {
+      throw new UnsupportedTableError(
+        `${mode} of a ${config.type} table at table version ${config.version} (Hudi ${config.version === 8 ? '1.0' : '1.1'}) is not supported yet; this build does it for ${writes1x.join(' and ')} tables`,
+        { location, fix: `run this service with Hudi ${config.version === 8 ? '1.0' : '1.1'}` },
+      );
+    }
+  } else if (config.timelineLayoutVersion !== 1) {
     throw new UnsupportedTableError(
       `${TABLE_KEYS.timelineLayoutVersion.key}=${config.timelineLayoutVersion} does not go with table version ${config.version} (layout 1)`,
       {

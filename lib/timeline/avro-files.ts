@@ -49,7 +49,22 @@ export interface EncodeTimelineAvroOptions {
  * Throws HudiError when the record does not fit the schema (naming the offending field).
  */
 export function encodeTimelineAvro<K extends TimelineAvroKind>(kind: K, record: TimelineAvroRecords[K], options: EncodeTimelineAvroOptions = {}): Uint8Array {
-  const type = timelineType(kind);
+  return encodeContainer(timelineType(kind), TIMELINE_AVRO_RECORD_NAMES[kind], timelineAvroSchemaText(kind), record, options);
+}
+
+/**
+ * Encode a timeline layout 2 (Hudi 1.x) completed write's record as CommitMetadataSerDe.getInstantWriter does: one
+ * HoodieCommitMetadata (`commit`) or HoodieReplaceCommitMetadata (`replace`) in an Avro container, null codec.
+ */
+export function encodeCommitMetadataAvro<K extends keyof CommitMetadataAvroRecords>(
+  kind: K,
+  record: CommitMetadataAvroRecords[K],
+  options: EncodeTimelineAvroOptions = {},
+): Uint8Array {
+  return encodeContainer(commitMetadataType(kind), commitMetadataRecordName(kind), JSON.stringify(COMMIT_METADATA_AVRO_SCHEMAS[kind]), record, options);
+}
+
+function encodeContainer(type: avro.Type, recordName: string, schemaText: string, record: unknown, options: EncodeTimelineAvroOptions): Uint8Array {
   const problems: string[] = [];
   const valid = type.isValid(record, {
     errorHook: (path: string[], value: unknown, fieldType: avro.Type) => {
@@ -57,7 +72,7 @@ export function encodeTimelineAvro<K extends TimelineAvroKind>(kind: K, record: 
     },
   });
   if (!valid) {
-    throw new HudiError(`cannot encode ${TIMELINE_AVRO_RECORD_NAMES[kind]}: ${problems.slice(0, 5).join('; ')}`, {
+    throw new HudiError(`cannot encode ${recordName}: ${problems.slice(0, 5).join('; ')}`, {
       fix: 'fill every field of the record with a value of its schema type (null only where the type allows it)',
     });
   }
@@ -67,7 +82,7 @@ export function encodeTimelineAvro<K extends TimelineAvroKind>(kind: K, record: 
     throw new HudiError(`an Avro sync marker must be ${SYNC_MARKER_SIZE} bytes, got ${syncMarker.length}`);
   }
   const recordBytes = type.toBuffer(record);
-  const metadata = METADATA_MAP_TYPE.toBuffer({ 'avro.schema': Buffer.from(timelineAvroSchemaText(kind), 'utf8') });
+  const metadata = METADATA_MAP_TYPE.toBuffer({ 'avro.schema': Buffer.from(schemaText, 'utf8') });
   return concatBytes([MAGIC, metadata, syncMarker, LONG_TYPE.toBuffer(1), LONG_TYPE.toBuffer(recordBytes.length), recordBytes, syncMarker]);
 }
 
@@ -95,14 +110,22 @@ export function decodeCommitMetadataAvro<K extends keyof CommitMetadataAvroRecor
   bytes: Uint8Array,
   location: string,
 ): CommitMetadataAvroRecords[K] {
+  const name = commitMetadataRecordName(kind);
+  const { record } = decodeSingleRecord(bytes, location, [name], resolvedTo(commitMetadataType(kind), name, location));
+  return record as CommitMetadataAvroRecords[K];
+}
+
+function commitMetadataType(kind: keyof CommitMetadataAvroRecords): avro.Type {
   let type = commitMetadataTypes.get(kind);
   if (type === undefined) {
     type = avro.Type.forSchema(asAvscSchema(COMMIT_METADATA_AVRO_SCHEMAS[kind]), { wrapUnions: false });
     commitMetadataTypes.set(kind, type);
   }
-  const name = `${HUDI_AVRO_NAMESPACE}.${kind === 'commit' ? 'HoodieCommitMetadata' : 'HoodieReplaceCommitMetadata'}`;
-  const { record } = decodeSingleRecord(bytes, location, [name], resolvedTo(type, name, location));
-  return record as CommitMetadataAvroRecords[K];
+  return type;
+}
+
+function commitMetadataRecordName(kind: keyof CommitMetadataAvroRecords): string {
+  return `${HUDI_AVRO_NAMESPACE}.${kind === 'commit' ? 'HoodieCommitMetadata' : 'HoodieReplaceCommitMetadata'}`;
 }
 
 /** Reading with our schema: the writer schema resolved to it, or an error naming the record. */

@@ -56,6 +56,11 @@ export interface WriteStat {
   minEventTime: number | null;
   maxEventTime: number | null;
   runtimeStats: RuntimeStats | null;
+  /**
+   * Hudi 1.x's HoodieWriteStat.prevBaseFile: the base file an update merged (layout 2 only; 0.x's POJO has no such
+   * field, so layout 1's JSON leaves it out).
+   */
+  prevBaseFile?: string | null;
   /** A log file's stat (HoodieDeltaWriteStat): serialized after the fields above, as Jackson writes the subclass. */
   delta?: DeltaWriteFields;
 }

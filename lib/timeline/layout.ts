@@ -5,8 +5,14 @@
  * is written down; everything else asks the table's layout (docs/hudi-1x-format.md has the facts and their classes).
  */
 import { HudiError } from '../errors.js';
-import { decodeCommitMetadataAvro, type HoodieCommitMetadataRecord, type HoodieWriteStatRecord } from './avro-files.js';
-import { type CommitMetadata, newWriteStat, parseCommitMetadata, type WriteOperationType, type WriteStat } from './commit-metadata.js';
+import {
+  decodeCommitMetadataAvro,
+  encodeCommitMetadataAvro,
+  type HoodieCommitMetadataRecord,
+  type HoodieReplaceCommitMetadataRecord,
+  type HoodieWriteStatRecord,
+} from './avro-files.js';
+import { type CommitMetadata, newWriteStat, parseCommitMetadata, serializeCommitMetadata, type WriteOperationType, type WriteStat } from './commit-metadata.js';
 import {
   formatInstantTime,
   type Instant,
@@ -14,6 +20,7 @@ import {
   type InstantState,
   instantFileName,
   isValidInstantTime,
+  newInstantTime,
   parseInstantFileName,
   type TimelineTimeZone,
 } from './instant.js';
@@ -47,6 +54,14 @@ export interface TimelineLayout {
   fileName(instant: Instant): string;
   /** The metadata of a completed commit, deltacommit or replacecommit from its file's bytes. */
   decodeCommitMetadata(bytes: Uint8Array, instant: Instant, location: string): CommitMetadata;
+  /** The bytes of a commit, deltacommit or replacecommit's metadata (its completed file, or a commit's inflight). */
+  encodeCommitMetadata(metadata: CommitMetadata, action: InstantAction): Uint8Array;
+  /**
+   * The completed instant a pending one becomes. Layout 2 stamps a completion time from the clock, later than every
+   * time in `existingTimes` (the folder's requested and completion times, read under the table lock), as Hudi's
+   * TimeGenerator does under its lock.
+   */
+  completedInstant(time: string, action: InstantAction, existingTimes: Iterable<string>, now: Date): Instant;
 }
 
 /** Layout 1: flat `.hoodie/`, `<time>.<action>[.<state>]`, Jackson JSON commit metadata, slices by base instant. */
@@ -59,6 +74,8 @@ export const TIMELINE_LAYOUT_1: TimelineLayout = Object.freeze({
   parseFileName: (file: TimelineFile) => parseInstantFileName(file.name),
   fileName: instantFileName,
   decodeCommitMetadata: (bytes: Uint8Array, _instant: Instant, location: string) => parseCommitMetadata(Buffer.from(bytes).toString('utf8'), location),
+  encodeCommitMetadata: (metadata: CommitMetadata) => new TextEncoder().encode(serializeCommitMetadata(metadata)),
+  completedInstant: (time: string, action: InstantAction): Instant => ({ time, action, state: 'COMPLETED' }),
 });
 
 /**
@@ -145,6 +162,13 @@ export function timelineLayout2(folder: string, zone: TimelineTimeZone): Timelin
     parseFileName: (file: TimelineFile) => parseLayout2FileName(file, zone),
     fileName: layout2FileName,
     decodeCommitMetadata: decodeLayout2CommitMetadata,
+    encodeCommitMetadata: encodeLayout2CommitMetadata,
+    completedInstant: (time: string, action: InstantAction, existingTimes: Iterable<string>, now: Date): Instant => ({
+      time,
+      action,
+      state: 'COMPLETED',
+      completionTime: newInstantTime([time, ...existingTimes], now, zone),
+    }),
   });
 }
 
@@ -209,6 +233,7 @@ function writeStatOf(stat: HoodieWriteStatRecord): WriteStat {
     minEventTime: stat.minEventTime,
     maxEventTime: stat.maxEventTime,
     cdcStats: stat.cdcStats,
+    ...(stat.prevBaseFile === null ? {} : { prevBaseFile: stat.prevBaseFile }),
     runtimeStats:
       stat.runtimeStats === null
         ? null
@@ -225,4 +250,62 @@ function writeStatOf(stat: HoodieWriteStatRecord): WriteStat {
     };
   }
   return out;
+}
+
+/**
+ * CommitMetadataSerDeV2's writer: MetadataConversionUtils.convertCommitMetadataToAvro is Jackson's convertValue of
+ * the POJO into the Avro class, so a field the POJO has keeps its value (numbers 0 when unset) and a field only the
+ * Avro record has (version, totalLogFiles; a plain stat's log fields) stays null.
+ */
+export function encodeLayout2CommitMetadata(metadata: CommitMetadata, action: InstantAction): Uint8Array {
+  const partitionToWriteStats: Record<string, HoodieWriteStatRecord[]> = {};
+  for (const [partition, stats] of Object.entries(metadata.partitionToWriteStats)) partitionToWriteStats[partition] = stats.map(writeStatRecordOf);
+  const record: HoodieCommitMetadataRecord = {
+    partitionToWriteStats,
+    compacted: metadata.compacted,
+    extraMetadata: { ...metadata.extraMetadata },
+    version: null,
+    operationType: metadata.operationType,
+  };
+  if (action !== 'replacecommit') return encodeCommitMetadataAvro('commit', record);
+  const replaced: Record<string, string[]> = {};
+  for (const [partition, ids] of Object.entries(metadata.partitionToReplaceFileIds ?? {})) replaced[partition] = [...ids];
+  const replace: HoodieReplaceCommitMetadataRecord = { ...record, partitionToReplaceFileIds: replaced };
+  return encodeCommitMetadataAvro('replace', replace);
+}
+
+function writeStatRecordOf(stat: WriteStat): HoodieWriteStatRecord {
+  return {
+    fileId: stat.fileId,
+    path: stat.path,
+    prevCommit: stat.prevCommit,
+    numWrites: stat.numWrites,
+    numDeletes: stat.numDeletes,
+    numUpdateWrites: stat.numUpdateWrites,
+    totalWriteBytes: stat.totalWriteBytes,
+    totalWriteErrors: stat.totalWriteErrors,
+    partitionPath: stat.partitionPath,
+    totalLogRecords: stat.totalLogRecords,
+    totalLogFiles: null,
+    totalUpdatedRecordsCompacted: stat.totalUpdatedRecordsCompacted,
+    numInserts: stat.numInserts,
+    totalLogBlocks: stat.totalLogBlocks,
+    totalCorruptLogBlock: stat.totalCorruptLogBlock,
+    totalRollbackBlocks: stat.totalRollbackBlocks,
+    fileSizeInBytes: stat.fileSizeInBytes,
+    logVersion: stat.delta?.logVersion ?? null,
+    logOffset: stat.delta?.logOffset ?? null,
+    baseFile: stat.delta?.baseFile ?? null,
+    logFiles: stat.delta === undefined ? null : [...stat.delta.logFiles],
+    cdcStats: stat.cdcStats === null ? null : { ...stat.cdcStats },
+    prevBaseFile: stat.prevBaseFile ?? null,
+    minEventTime: stat.minEventTime,
+    maxEventTime: stat.maxEventTime,
+    runtimeStats: stat.runtimeStats === null ? null : { ...stat.runtimeStats },
+    totalLogFilesCompacted: stat.totalLogFilesCompacted,
+    totalLogReadTimeMs: 0,
+    totalLogSizeCompacted: stat.totalLogSizeCompacted,
+    tempPath: stat.tempPath,
+    numUpdates: 0,
+  };
 }

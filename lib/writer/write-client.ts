@@ -60,6 +60,7 @@ import { type CommitMetadata, newWriteStat, serializeCommitMetadata, type WriteO
 import { fileGroupKey } from '../timeline/file-group-key.js';
 import { type Heartbeat, startHeartbeat } from '../timeline/heartbeat.js';
 import { newInstantTime } from '../timeline/instant.js';
+import { TIMELINE_LAYOUT_1 } from '../timeline/layout.js';
 import { createMarker, deleteMarkerDir, listMarkers } from '../timeline/markers.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
@@ -70,6 +71,9 @@ import { type LatestSlice, LogAppender, latestSlices } from './log-append.js';
 import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
 import { averageRecordSize, type Bucket, type BucketPlan, type CandidateFile, planBuckets, rowGroupRows } from './small-files.js';
 import { bulkInsertSortsByKey, WRITE_KEYS, type WriteConfig, type WriteOperation, writeConfigFromProperties } from './write-config.js';
+
+/** Table versions 8 and 9 are refused here (assertSupported), so this service writes timeline layout 1's instant files. */
+const INSTANT_LAYOUT = TIMELINE_LAYOUT_1;
 
 export interface BadRecord {
   /** 0-based row of the input. */
@@ -492,6 +496,7 @@ async function writeToTable(context: WriteContext): Promise<WriteResult> {
     const plan = await planWrite(context, storage);
     await transitionToInflight(
       storage,
+      INSTANT_LAYOUT,
       instantTime,
       action,
       serializeCommitMetadata(
@@ -561,7 +566,7 @@ async function requestWriteInstant(context: WriteContext, action: WriteAction, m
       // Before anything is written: apply the user's hoodie.metadata.* keys, and refuse a metadata table we cannot keep.
       await metadataTable.prepare('a write');
       try {
-        await createRequested(storage, time, action);
+        await createRequested(storage, INSTANT_LAYOUT, time, action);
       } catch (error) {
         // The request may have landed although its answer did not (a timeout): T is ours alone, so take it back.
         await storage.delete([instantPath({ time, action, state: 'REQUESTED' })]).catch(() => undefined);
@@ -835,7 +840,7 @@ async function commitWrite(context: WriteContext, commit: WriteCommit): Promise<
         },
       });
       await lease.assertHeld();
-      await transitionToCompleted(storage, instantTime, action, serializeCommitMetadata(metadata));
+      await transitionToCompleted(storage, INSTANT_LAYOUT, instantTime, action, serializeCommitMetadata(metadata));
     },
     { waitMs: config.lockWaitMs },
   );

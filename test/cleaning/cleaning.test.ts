@@ -20,6 +20,7 @@ import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro } from '../../lib/timeline/avro-files.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
 import { tempDir } from '../helpers/paths.js';
@@ -201,7 +202,7 @@ describe('clean: split over workers, as a serverless run does', () => {
       shares.map((share) => executeCleanerPlan(table.storage, plan!, { concurrency: 2, partitions: share, isPartitioned: true })),
     );
     const metadata = cleanMetadataOf(instantTime, plan!, mergePartitionStats(stats), 5);
-    await completeClean(table.storage, instantTime, metadata, { lock: lockOn(table.storage) });
+    await completeClean(table.storage, TIMELINE_LAYOUT_1, instantTime, metadata, { lock: lockOn(table.storage) });
     assert.equal(metadata.totalFilesDeleted, 4);
     assert.deepEqual(await table.baseFiles(), minus(ALL_FILES, FIRST_DELETES));
     assert.deepEqual(

@@ -25,6 +25,7 @@ import {
 import type { StepDependencies } from '../../lib/serverless/steps/contract.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { CLEAN_WORK_ROOT, cleanPlanningDir, cleanWorkDir } from '../../lib/timeline/work-folder.js';
 import { tempDir } from '../helpers/paths.js';
@@ -117,8 +118,8 @@ describe('the serverless clean in shares, on 1,000 partitions', () => {
     assert.equal(one.outcome, 'cleaned');
     const oneInstant = one.clean!.instantTime;
     const storage = new LocalStorage(table.dir);
-    const ours = await readCleanMetadata(storage, completed.instant);
-    const theirs = await readCleanMetadata(new LocalStorage(copy), oneInstant);
+    const ours = await readCleanMetadata(storage, completed.instant, TIMELINE_LAYOUT_1);
+    const theirs = await readCleanMetadata(new LocalStorage(copy), oneInstant, TIMELINE_LAYOUT_1);
     assert.ok(ours !== undefined && theirs !== undefined);
     const deleted = (metadata: typeof ours) =>
       Object.values(metadata!.partitionMetadata)
@@ -151,8 +152,11 @@ describe('the serverless clean in shares, on 1,000 partitions', () => {
       { ...theirs, partitionMetadata: {}, startCleanTime: '', timeTakenInMillis: 0 },
     );
     // The plans agree but for the absolute paths (each names its own table folder).
-    const plan = JSON.stringify(await readCleanerPlan(storage, completed.instant)).replaceAll(storage.uriOf(''), '<table>');
-    const onePlan = JSON.stringify(await readCleanerPlan(new LocalStorage(copy), oneInstant)).replaceAll(new LocalStorage(copy).uriOf(''), '<table>');
+    const plan = JSON.stringify(await readCleanerPlan(storage, completed.instant, TIMELINE_LAYOUT_1)).replaceAll(storage.uriOf(''), '<table>');
+    const onePlan = JSON.stringify(await readCleanerPlan(new LocalStorage(copy), oneInstant, TIMELINE_LAYOUT_1)).replaceAll(
+      new LocalStorage(copy).uriOf(''),
+      '<table>',
+    );
     assert.equal(plan, onePlan);
     assert.deepEqual(await storage.listRecursive(CLEAN_WORK_ROOT), [], 'no share or result is left');
   });

@@ -172,18 +172,20 @@ for (const version of HUDI_1X_VERSIONS) {
     it('a write service refuses the table before writing anything, naming its version', () => {
       const input = join(tempDir('hudi-1x-input-'), 'batch.jsonl');
       writeFileSync(input, `${JSON.stringify(hudi1xRows([1], 99)[0])}\n`);
-      for (const [path, args] of [
-        [cow, ['clean', cow]],
-        [cow, ['cluster', cow, '--mode', 'scheduleAndExecute', '--props', propertiesFile(hudi1xWriteOptions('cow', 'COPY_ON_WRITE'))]],
-        [cow, ['write', cow, '--input', input, '--operation', 'upsert']],
-        [mor, ['clean', mor]],
-        [mor, ['compact', mor, '--mode', 'scheduleAndExecute']],
-        [mor, ['write', mor, '--input', input, '--operation', 'upsert']],
+      const notWritten = new RegExp(`table version ${tableVersion} \\(Hudi 1\\.[01], timeline layout 2\\) is not written by this service`);
+      for (const [path, args, refusal] of [
+        // The cleaner writes 1.x copy-on-write tables, but not yet their metadata table (on by default).
+        [cow, ['clean', cow], new RegExp(`the metadata table of this table version ${tableVersion} table .* is not kept by this build yet`)],
+        [cow, ['cluster', cow, '--mode', 'scheduleAndExecute', '--props', propertiesFile(hudi1xWriteOptions('cow', 'COPY_ON_WRITE'))], notWritten],
+        [cow, ['write', cow, '--input', input, '--operation', 'upsert'], notWritten],
+        [mor, ['clean', mor], new RegExp(`clean of a MERGE_ON_READ table at table version ${tableVersion} .* is not supported yet`)],
+        [mor, ['compact', mor, '--mode', 'scheduleAndExecute'], notWritten],
+        [mor, ['write', mor, '--input', input, '--operation', 'upsert'], notWritten],
       ] as const) {
         const before = tableFiles(path);
         const run = runCli([...args]);
         assert.notEqual(run.code, 0, `${args.join(' ')} should refuse`);
-        assert.match(run.stderr, new RegExp(`table version ${tableVersion} \\(Hudi 1\\.[01], timeline layout 2\\) is read-only`), args.join(' '));
+        assert.match(run.stderr, refusal, args.join(' '));
         assert.deepEqual(tableFiles(path), before, `${args.join(' ')} left the table as it was`);
       }
     });

@@ -31,6 +31,7 @@ import {
   type HoodieRollbackPlan,
 } from '../../lib/timeline/avro-files.js';
 import { formatInstantTime, parseInstantTime } from '../../lib/timeline/instant.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { createMarker, deleteMarkerDir, listMarkers, type MarkerType, markerDir } from '../../lib/timeline/markers.js';
 import { pendingClusteringPlans } from '../../lib/timeline/queries.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
@@ -98,9 +99,10 @@ interface FailedFile {
 
 /** Simulate a COW write that died after writing its data files: requested + inflight, no completed file. */
 async function simulateFailedCommit(storage: Storage, time: string, files: readonly FailedFile[]): Promise<FailedWrite> {
-  await createRequested(storage, time, 'commit');
+  await createRequested(storage, TIMELINE_LAYOUT_1, time, 'commit');
   await transitionToInflight(
     storage,
+    TIMELINE_LAYOUT_1,
     time,
     'commit',
     JSON.stringify({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'UPSERT' }),
@@ -338,7 +340,7 @@ describe('rollback of a failed commit (local table)', () => {
 
   it('a requested-only commit: nothing written, only its requested file goes (empty plan)', async () => {
     const storage = openStorage(fixtureTable(NONPARTITIONED.table));
-    await createRequested(storage, FAILED, 'commit');
+    await createRequested(storage, TIMELINE_LAYOUT_1, FAILED, 'commit');
     const result = await rollbackInstant(await HudiTable.open(storage), FAILED, { lock: grantingLock });
     assert.equal(result.filesFrom, 'none');
     assert.deepEqual(result.metadata.partitionMetadata, {});
@@ -440,8 +442,8 @@ describe('an interrupted rollback is finished, not repeated', () => {
       })),
       version: 1,
     };
-    await createRequested(storage, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', plan));
-    await transitionToInflight(storage, rollbackTime, 'rollback');
+    await createRequested(storage, TIMELINE_LAYOUT_1, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', plan));
+    await transitionToInflight(storage, TIMELINE_LAYOUT_1, rollbackTime, 'rollback');
     await storage.delete([failed.files[0]!]);
 
     const result = await rollbackInstant(await HudiTable.open(storage), FAILED, { lock: grantingLock });
@@ -485,8 +487,8 @@ describe('failed clustering', () => {
       extraMetadata: {},
       version: 1,
     };
-    await createRequested(storage, FAILED, 'replacecommit', encodeTimelineAvro('requestedReplace', requested));
-    await transitionToInflight(storage, FAILED, 'replacecommit');
+    await createRequested(storage, TIMELINE_LAYOUT_1, FAILED, 'replacecommit', encodeTimelineAvro('requestedReplace', requested));
+    await transitionToInflight(storage, TIMELINE_LAYOUT_1, FAILED, 'replacecommit');
     const files = await writeDataFiles(storage, FAILED, [{ partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' }]);
     return { time: FAILED, files };
   }

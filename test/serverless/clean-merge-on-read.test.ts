@@ -24,6 +24,7 @@ import { openStorage } from '../../lib/storage/index.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { s3TablePath } from '../helpers/s3.js';
@@ -124,7 +125,7 @@ describe('cleaning and archiving a merge-on-read table through the state machine
     const output = execution.output as TableServicesOutput;
     const clean = output.clean;
     assert.ok(clean?.status === 'CLEANED', JSON.stringify(clean));
-    const metadata = await readCleanMetadata(storage, clean.instant);
+    const metadata = await readCleanMetadata(storage, clean.instant, TIMELINE_LAYOUT_1);
     const deleted = Object.values(metadata!.partitionMetadata)
       .flatMap((partition) => partition.successDeleteFiles.map((name) => `${partition.partitionPath}/${name}`))
       .sort();

@@ -33,6 +33,7 @@ import { LocalStorage } from '../../lib/storage/local.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { s3ClientFromEnv } from '../../lib/storage/s3.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { CLEAN_WORK_ROOT } from '../../lib/timeline/work-folder.js';
 import { withFaults } from '../helpers/faults.js';
 import { tempDir } from '../helpers/fixtures.js';
@@ -125,7 +126,7 @@ async function expectedDeletes(): Promise<string[]> {
 
 /** The files completed clean `instant` deleted, table-relative. */
 async function deletedBy(storage: Storage, instant: string): Promise<string[]> {
-  const metadata = await readCleanMetadata(storage, instant);
+  const metadata = await readCleanMetadata(storage, instant, TIMELINE_LAYOUT_1);
   assert.ok(metadata !== undefined);
   return Object.values(metadata.partitionMetadata)
     .flatMap((partition) => partition.successDeleteFiles.map((name) => `${partition.partitionPath}/${name}`))

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { UnsupportedTableError } from '../../lib/errors.js';
 import { openStorage } from '../../lib/storage/index.js';
 import {
   assertSupported,
@@ -117,8 +118,19 @@ describe('table config', () => {
     );
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'read'));
     for (const mode of ['write', 'delta-write', 'clustering'] as const) {
-      assert.throws(() => assertSupported(v8, 'f', mode), /table version 8 \(Hudi 1\.0, timeline layout 2\) is read-only/);
+      assert.throws(() => assertSupported(v8, 'f', mode), UnsupportedTableError, mode);
     }
+    // The cleaner writes 1.x copy-on-write tables; merge-on-read ones wait for completion-time slices.
+    assert.doesNotThrow(() => assertSupported(v8, 'f', 'clean'));
+    const v8MergeOnRead = tableConfigFromProperties(
+      new Map([
+        ['hoodie.table.name', 't'],
+        ['hoodie.table.version', '8'],
+        ['hoodie.table.type', 'MERGE_ON_READ'],
+      ]),
+      'f',
+    );
+    assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'clean'), UnsupportedTableError);
     const v5 = tableConfigFromProperties(
       new Map([
         ['hoodie.table.name', 't'],

@@ -32,7 +32,7 @@ export async function cleanCompleteStep(input: CleanCompleteInput, deps: StepDep
   const instant = table.timeline.instants.find((candidate) => candidate.action === 'clean' && candidate.time === input.instant);
   const completedOutput = async (outcome: 'completed' | 'already-completed'): Promise<CleanStepOutput> => {
     await deleteWorkDir(storage, cleanWorkDir(input.instant));
-    const metadata = await readCleanMetadata(storage, input.instant);
+    const metadata = await readCleanMetadata(storage, input.instant, table.layout);
     const partitions = Object.values(metadata?.partitionMetadata ?? {});
     return {
       ...settings.base,
@@ -48,7 +48,7 @@ export async function cleanCompleteStep(input: CleanCompleteInput, deps: StepDep
   if (instant?.state === 'COMPLETED') return completedOutput('already-completed');
   if (instant === undefined) {
     throw new HudiError(`clean ${input.instant} is not on the active timeline`, {
-      location: storage.uriOf(`.hoodie/${input.instant}.clean.inflight`),
+      location: storage.uriOf(`${table.layout.folder}/${input.instant}.clean.inflight`),
       fix: 'another process removed it (a restore?); look at the timeline, then start another run',
     });
   }
@@ -67,12 +67,14 @@ export async function cleanCompleteStep(input: CleanCompleteInput, deps: StepDep
         "their clean-execute tasks failed — see those tasks' errors in the execution history. The clean stays inflight; the next run finishes it from its plan",
     );
   }
-  const plan = (await readCleanerPlan(storage, input.instant)) ?? emptyCleanerPlan(settings.config);
+  const plan = (await readCleanerPlan(storage, input.instant, table.layout)) ?? emptyCleanerPlan(settings.config);
   const metadata = cleanMetadataOf(input.instant, plan, mergePartitionStats(results.stats), Math.max(0, now.getTime() - manifest.startedAtMs));
   try {
-    await completeClean(storage, input.instant, metadata, { lock });
+    await completeClean(storage, table.layout, input.instant, metadata, { lock });
   } catch (error) {
-    const completedMeanwhile = (await loadTimeline(storage)).completed().some((candidate) => candidate.action === 'clean' && candidate.time === input.instant);
+    const completedMeanwhile = (await loadTimeline(storage, table.layout))
+      .completed()
+      .some((candidate) => candidate.action === 'clean' && candidate.time === input.instant);
     if (error instanceof ConflictError && completedMeanwhile) return completedOutput('already-completed');
     throw error;
   }

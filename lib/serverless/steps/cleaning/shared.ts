@@ -100,7 +100,7 @@ export function cleanSettings(step: StepSettings, tableProperties: ReadonlyMap<s
 export async function openForClean(input: ClusteringExecutionInput, deps: StepDependencies) {
   const step = resolveStepSettings(deps.env, input);
   for (const warning of step.warnings) deps.log.warn(warning);
-  const { table, lock } = await openTableAndLock(step, deps.clients, { mode: 'write' });
+  const { table, lock } = await openTableAndLock(step, deps.clients, { mode: 'clean' });
   assertLayoutSupports(tableLayout(table.config, {}), 'clean', table.storage.uriOf(PROPERTIES_FILE));
   // The clean's completion keeps the metadata table (completeClean); refuse one it could not keep before any work.
   await assertMetadataTableKeepable(table.storage, 'a clean', step.jobProperties, table.config);
@@ -128,8 +128,8 @@ export async function executionOf(
   now: Date,
 ): Promise<CleanStepOutput> {
   const { storage } = table;
-  const plan = (await readCleanerPlan(storage, instant.time)) ?? emptyCleanerPlan(settings.config);
-  const { manifest } = await startCleanExecution(storage, instant, plan, { isPartitioned: table.isPartitioned, settings: settings.shares, now });
+  const plan = (await readCleanerPlan(storage, instant.time, table.layout)) ?? emptyCleanerPlan(settings.config);
+  const { manifest } = await startCleanExecution(storage, table.layout, instant, plan, { isPartitioned: table.isPartitioned, settings: settings.shares, now });
   const done = (await storage.listDir(cleanWorkDir(instant.time))).files.map((file) => fileNameOf(file.path));
   const shares = Array.from({ length: manifest.shares }, (_, index) => ({ index })).filter(({ index }) => !done.includes(`result-${index}.json`));
   return {
