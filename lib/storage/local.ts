@@ -93,6 +93,7 @@ export class LocalStorage implements Storage, VersionedDownload {
       await unlink(temp).catch(() => undefined);
       throw error;
     }
+    await rm(checksumSidecar(file), { force: true });
   }
 
   async putIfAbsent(path: string, body: Uint8Array | string): Promise<void> {
@@ -217,6 +218,7 @@ export class LocalStorage implements Storage, VersionedDownload {
   async delete(paths: readonly string[]): Promise<void> {
     await mapWithConcurrency(paths, STAT_CONCURRENCY, async (path) => {
       await rm(this.absolute(path), { force: true });
+      await rm(checksumSidecar(this.absolute(path)), { force: true });
     });
   }
 
@@ -224,6 +226,7 @@ export class LocalStorage implements Storage, VersionedDownload {
     const outcomes = await mapWithConcurrency(paths, options.concurrency ?? STAT_CONCURRENCY, async (path) => {
       try {
         await rm(this.absolute(path), { force: true });
+        await rm(checksumSidecar(this.absolute(path)), { force: true });
         return { path, reason: undefined };
       } catch (error) {
         return { path, reason: (error as NodeJS.ErrnoException).code ?? (error as Error).message };
@@ -309,4 +312,13 @@ function isLinkUnsupported(error: unknown): boolean {
 function statFileSync(file: string, path: string): StoredObject | undefined {
   const stats = statSync(file, { throwIfNoEntry: false }); // undefined: deleted between readdir and stat
   return stats?.isFile() === true ? { path, size: stats.size, modifiedMs: stats.mtimeMs } : undefined;
+}
+
+/**
+ * Hadoop's local file system (what Spark writes `file:` tables with) keeps a `.<name>.crc` checksum beside each file
+ * and fails a read whose checksum does not match. A file we replace or delete takes its sidecar with it, as Hadoop's
+ * ChecksumFileSystem does, so Spark reads what we wrote. Object stores have none.
+ */
+function checksumSidecar(file: string): string {
+  return join(dirname(file), `.${basename(file)}.crc`);
 }

@@ -61,6 +61,8 @@ export interface WriteStat {
    * field, so layout 1's JSON leaves it out).
    */
   prevBaseFile?: string | null;
+  /** Hudi 1.x's HoodieWriteStat.totalLogReadTimeMs (a compaction's log reading; layout 2 only, as prevBaseFile). */
+  totalLogReadTimeMs?: number;
   /** A log file's stat (HoodieDeltaWriteStat): serialized after the fields above, as Jackson writes the subclass. */
   delta?: DeltaWriteFields;
 }

@@ -234,6 +234,7 @@ function writeStatOf(stat: HoodieWriteStatRecord): WriteStat {
     maxEventTime: stat.maxEventTime,
     cdcStats: stat.cdcStats,
     ...(stat.prevBaseFile === null ? {} : { prevBaseFile: stat.prevBaseFile }),
+    ...(stat.totalLogReadTimeMs === null || stat.totalLogReadTimeMs === 0 ? {} : { totalLogReadTimeMs: stat.totalLogReadTimeMs }),
     runtimeStats:
       stat.runtimeStats === null
         ? null
@@ -303,7 +304,7 @@ function writeStatRecordOf(stat: WriteStat): HoodieWriteStatRecord {
     maxEventTime: stat.maxEventTime,
     runtimeStats: stat.runtimeStats === null ? null : { ...stat.runtimeStats },
     totalLogFilesCompacted: stat.totalLogFilesCompacted,
-    totalLogReadTimeMs: 0,
+    totalLogReadTimeMs: stat.totalLogReadTimeMs ?? 0,
     totalLogSizeCompacted: stat.totalLogSizeCompacted,
     tempPath: stat.tempPath,
     numUpdates: 0,

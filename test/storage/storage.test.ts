@@ -582,6 +582,26 @@ describe('openStorage', () => {
   });
 });
 
+describe("LocalStorage and Hadoop's checksum sidecars", () => {
+  it('a file replaced or deleted takes its `.<name>.crc` with it, so a stale checksum cannot fail a Spark read', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crc-sidecar-'));
+    try {
+      const storage = new LocalStorage(dir);
+      for (const name of ['hoodie.properties', 'a.parquet', 'b.parquet']) {
+        await storage.put(`t/${name}`, 'as Spark wrote it');
+        await writeFile(join(dir, 't', `.${name}.crc`), 'crc');
+      }
+      await storage.put('t/hoodie.properties', 'as we rewrote it');
+      await storage.delete(['t/a.parquet']);
+      await deleteMany(storage, ['t/b.parquet']);
+      assert.deepEqual(readdirSync(join(dir, 't')).sort(), ['hoodie.properties']);
+      assert.equal(await readFile(join(dir, 't', 'hoodie.properties'), 'utf8'), 'as we rewrote it');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('LocalStorage.deleteMany failures', () => {
   it('reports a path it could not delete with the reason, and deletes the rest', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'delete-many-'));

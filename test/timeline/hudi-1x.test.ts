@@ -41,7 +41,7 @@ for (const version of HUDI_1X_VERSIONS) {
       const layout = timelineLayoutOf(config);
       const files = readdirSync(join(dir, 'timeline')).sort();
 
-      it('hoodie.properties: the table version, layout 2 under .hoodie/timeline, readable and never writable', () => {
+      it('hoodie.properties: the table version, layout 2 under .hoodie/timeline, readable, and written by the cleaner only when copy-on-write', () => {
         assert.equal(config.version, expected.tableVersion);
         assert.equal(config.version, version === '1.0.2' ? 8 : 9);
         assert.equal(config.timelineLayoutVersion, 2);
