@@ -46,6 +46,7 @@ import {
   newTableProperties,
   PROPERTIES_FILE,
   readTableConfig,
+  recordMergeModeOf,
   type TableConfig,
   tableConfigFromProperties,
 } from '../table/config.js';
@@ -53,14 +54,13 @@ import { baseFileName, type FileSystemView, joinPartitionPath, parseBaseFileName
 import { createTable } from '../table/init.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
 import { assertLayoutSupports, detectTableLayout, LAYOUT_KEYS, viewFileIds } from '../table/layouts.js';
-import { type RecordPayload, resolveRecordPayload } from '../table/payload.js';
+import { type RecordPayload, resolveRecordPayload, writePayloadOf1xTable } from '../table/payload.js';
 import { type AvroRecordSchema, withMetaFields } from '../table/schema.js';
 import { HudiTable, PARTITION_METAFILE, withTableLock } from '../table/table.js';
-import { type CommitMetadata, newWriteStat, serializeCommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
+import { type CommitMetadata, newWriteStat, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
 import { type Heartbeat, startHeartbeat } from '../timeline/heartbeat.js';
 import { newInstantTime } from '../timeline/instant.js';
-import { TIMELINE_LAYOUT_1 } from '../timeline/layout.js';
 import { createMarker, deleteMarkerDir, listMarkers } from '../timeline/markers.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
@@ -71,9 +71,6 @@ import { type LatestSlice, LogAppender, latestSlices } from './log-append.js';
 import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
 import { averageRecordSize, type Bucket, type BucketPlan, type CandidateFile, planBuckets, rowGroupRows } from './small-files.js';
 import { bulkInsertSortsByKey, WRITE_KEYS, type WriteConfig, type WriteOperation, writeConfigFromProperties } from './write-config.js';
-
-/** Table versions 8 and 9 are refused here (assertSupported), so this service writes timeline layout 1's instant files. */
-const INSTANT_LAYOUT = TIMELINE_LAYOUT_1;
 
 export interface BadRecord {
   /** 0-based row of the input. */
@@ -408,9 +405,12 @@ async function prepareRecords(
   // Skipping every record would leave an empty commit that says nothing of why: the input is refused instead.
   if (keyed.rows === 0 && badRecords.length > 0) throw refuse();
   // The payload decides how records merge: against stored ones on upsert, among a batch's duplicates when combining.
+  const mergeMode = recordMergeModeOf(tableConfig, storage.uriOf(PROPERTIES_FILE));
   const payload =
     operation === 'upsert' || (combine && operation !== 'delete')
-      ? resolveRecordPayload(config, tableConfig.properties, storage.uriOf(PROPERTIES_FILE))
+      ? mergeMode === undefined
+        ? resolveRecordPayload(config, tableConfig.properties, storage.uriOf(PROPERTIES_FILE))
+        : writePayloadOf1xTable(mergeMode, config.payloadClass, storage.uriOf(PROPERTIES_FILE))
       : undefined;
   await session.buildIncoming({ combine, ...(precombineField === undefined ? {} : { precombineField }) });
   const lock = options.lock ?? lockProviderFor(props, tableConfig.name, storage);
@@ -450,6 +450,8 @@ interface WritePlan {
   readonly view: FileSystemView;
   /** The latest base files of the partitions written, staged locally (updates merge into them). */
   readonly stagedFiles: readonly string[];
+  /** Their names, in the same order: an update's write stat names the base file it merged (1.x's prevBaseFile). */
+  readonly stagedFileNames: readonly string[];
   /** Merge-on-read: each file group's latest slice. */
   readonly slices: Map<string, LatestSlice> | undefined;
   readonly buckets: BucketPlan;
@@ -496,11 +498,12 @@ async function writeToTable(context: WriteContext): Promise<WriteResult> {
     const plan = await planWrite(context, storage);
     await transitionToInflight(
       storage,
-      INSTANT_LAYOUT,
+      table.layout,
       instantTime,
       action,
-      serializeCommitMetadata(
+      table.layout.encodeCommitMetadata(
         workloadProfile(plan.buckets.buckets, plan.buckets.insertAssignments, plan.updatesByFile, plan.buckets.bucketOfFile, options.operation),
+        action,
       ),
     );
     const written = await writeFileGroups(context, instantTime, plan, uploaded);
@@ -566,10 +569,10 @@ async function requestWriteInstant(context: WriteContext, action: WriteAction, m
       // Before anything is written: apply the user's hoodie.metadata.* keys, and refuse a metadata table we cannot keep.
       await metadataTable.prepare('a write');
       try {
-        await createRequested(storage, INSTANT_LAYOUT, time, action);
+        await createRequested(storage, current.layout, time, action);
       } catch (error) {
         // The request may have landed although its answer did not (a timeout): T is ours alone, so take it back.
-        await storage.delete([instantPath({ time, action, state: 'REQUESTED' })]).catch(() => undefined);
+        await storage.delete([instantPath({ time, action, state: 'REQUESTED' }, current.layout)]).catch(() => undefined);
         throw error;
       }
       return time;
@@ -631,7 +634,15 @@ async function planWrite(context: WriteContext, storage: Storage): Promise<Write
     deletes: operation === 'delete',
     insertOrder: operation === 'bulk_insert' && !bulkInsertSortsByKey(config.bulkInsertSortMode) ? 'input' : 'key',
   });
-  return { view, stagedFiles: stagedFiles.localPaths, slices, buckets, updatesByFile: tagging.updatesByFile, averageRecordSize: averageSize };
+  return {
+    view,
+    stagedFiles: stagedFiles.localPaths,
+    stagedFileNames: latest.map((f) => fileNameOf(f.path)),
+    slices,
+    buckets,
+    updatesByFile: tagging.updatesByFile,
+    averageRecordSize: averageSize,
+  };
 }
 
 /** hoodie.clustering.updates.strategy=reject: an update to a file group in a pending clustering plan is refused. */
@@ -746,6 +757,7 @@ async function writeFileGroups(context: WriteContext, instantTime: string, plan:
       path,
       partitionPath: bucket.partitionPath,
       prevCommit: bucket.kind === 'UPDATE' ? bucket.previousInstant : 'null',
+      ...(bucket.kind === 'UPDATE' ? { prevBaseFile: plan.stagedFileNames[bucket.existingFile]! } : {}),
       numWrites: result.rowCount,
       numDeletes: result.deletes,
       numUpdateWrites: result.updates,
@@ -811,7 +823,7 @@ async function commitWrite(context: WriteContext, commit: WriteCommit): Promise<
         current
           .completedWrites()
           .filter((i) => !completedAtStart.has(`${i.time}.${i.action}`) && i.time !== instantTime)
-          .map(async (i) => ({ time: i.time, action: i.action, metadata: await readCommitMetadata(storage, i) })),
+          .map(async (i) => ({ time: i.time, action: i.action, metadata: await readCommitMetadata(storage, i, current.layout) })),
       );
       const pending = (await pendingClusteringPlans(storage, current)).map(({ instant, plan: clustering }) => ({
         instant: instant.time,
@@ -840,7 +852,7 @@ async function commitWrite(context: WriteContext, commit: WriteCommit): Promise<
         },
       });
       await lease.assertHeld();
-      await transitionToCompleted(storage, INSTANT_LAYOUT, instantTime, action, serializeCommitMetadata(metadata));
+      await transitionToCompleted(storage, current.layout, instantTime, action, current.layout.encodeCommitMetadata(metadata, action));
     },
     { waitMs: config.lockWaitMs },
   );
@@ -862,13 +874,13 @@ async function assertStillInflight(storage: Storage, timeline: Timeline, instant
   if (rollback !== undefined) {
     throw new InstantRolledBackError(instantTime, `rollback ${rollback.time} (${rollback.state.toLowerCase()}) rolled it back while it ran`, {
       rollbackInstant: rollback.time,
-      location: storage.uriOf(instantPath(rollback.state === 'COMPLETED' ? rollback : { ...rollback, state: 'REQUESTED' })),
+      location: storage.uriOf(instantPath(rollback.state === 'COMPLETED' ? rollback : { ...rollback, state: 'REQUESTED' }, timeline.layout)),
       fix,
     });
   }
   const what = instant === undefined ? 'its timeline files were removed while it ran' : `it is ${instant.state.toLowerCase()} now, not inflight`;
   throw new InstantRolledBackError(instantTime, what, {
-    location: storage.uriOf(instantPath({ time: instantTime, action, state: 'INFLIGHT' })),
+    location: storage.uriOf(instantPath({ time: instantTime, action, state: 'INFLIGHT' }, timeline.layout)),
     fix,
   });
 }
@@ -948,7 +960,7 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
 async function recentCommitMetadata(table: HudiTable, timeline: Timeline): Promise<CommitMetadata[]> {
   const writes = timeline.completedWrites().slice(-20).reverse();
   return mapWithConcurrency(writes, 8, async (instant) => {
-    const metadata = await readCommitMetadata(table.storage, instant);
+    const metadata = await readCommitMetadata(table.storage, instant, timeline.layout);
     if (instant.action !== 'deltacommit') return metadata;
     const baseFilesOnly: Record<string, WriteStat[]> = {};
     for (const [partition, stats] of Object.entries(metadata.partitionToWriteStats)) {

@@ -96,7 +96,7 @@ const RECIPES: Record<'cow' | 'mor', { description: string; make: (hudi: HudiHar
 export const HUDI_1X_TABLES = Object.keys(RECIPES) as (keyof typeof RECIPES)[];
 
 /** A write whose pre-commit validation fails after its files are written: it stays pending until the next write rolls it back. */
-async function failedWrite(hudi: HudiHarness, path: string, options: Record<string, string>): Promise<void> {
+export async function failedWrite(hudi: HudiHarness, path: string, options: Record<string, string>): Promise<void> {
   try {
     await hudi.write(path, {
       schema: HUDI_1X_SCHEMA,

@@ -177,10 +177,14 @@ for (const version of HUDI_1X_VERSIONS) {
         // The cleaner writes 1.x copy-on-write tables, but not yet their metadata table (on by default).
         [cow, ['clean', cow], new RegExp(`the metadata table of this table version ${tableVersion} table .* is not kept by this build yet`)],
         [cow, ['cluster', cow, '--mode', 'scheduleAndExecute', '--props', propertiesFile(hudi1xWriteOptions('cow', 'COPY_ON_WRITE'))], notWritten],
-        [cow, ['write', cow, '--input', input, '--operation', 'upsert'], notWritten],
+        [cow, ['write', cow, '--input', input, '--operation', 'upsert'], new RegExp(`the metadata table of this table version ${tableVersion} table`)],
         [mor, ['clean', mor], new RegExp(`clean of a MERGE_ON_READ table at table version ${tableVersion} .* is not supported yet`)],
         [mor, ['compact', mor, '--mode', 'scheduleAndExecute'], notWritten],
-        [mor, ['write', mor, '--input', input, '--operation', 'upsert'], notWritten],
+        [
+          mor,
+          ['write', mor, '--input', input, '--operation', 'upsert'],
+          new RegExp(`delta-write of a MERGE_ON_READ table at table version ${tableVersion} .* is not supported yet`),
+        ],
       ] as const) {
         const before = tableFiles(path);
         const run = runCli([...args]);

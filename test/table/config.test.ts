@@ -117,11 +117,12 @@ describe('table config', () => {
       'f',
     );
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'read'));
-    for (const mode of ['write', 'delta-write', 'clustering'] as const) {
+    for (const mode of ['write', 'clustering'] as const) {
       assert.throws(() => assertSupported(v8, 'f', mode), UnsupportedTableError, mode);
     }
-    // The cleaner writes 1.x copy-on-write tables; merge-on-read ones wait for completion-time slices.
+    // The writer and the cleaner write 1.x copy-on-write tables; merge-on-read ones wait for completion-time slices.
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'clean'));
+    assert.doesNotThrow(() => assertSupported(v8, 'f', 'delta-write'));
     const v8MergeOnRead = tableConfigFromProperties(
       new Map([
         ['hoodie.table.name', 't'],
@@ -131,6 +132,7 @@ describe('table config', () => {
       'f',
     );
     assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'clean'), UnsupportedTableError);
+    assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'delta-write'), UnsupportedTableError);
     const v5 = tableConfigFromProperties(
       new Map([
         ['hoodie.table.name', 't'],
