@@ -65,6 +65,12 @@ export const TABLE_KEYS = {
   partitionFields: defineKey({ key: 'hoodie.table.partition.fields', default: NO_FIELDS, parser: commaList, description: 'partition fields' }),
   precombineField: defineKey({ key: 'hoodie.table.precombine.field', default: undefined, parser: optionalText, description: 'the ordering field of upserts' }),
   keyGeneratorClass: defineKey({ key: 'hoodie.table.keygenerator.class', default: undefined, parser: optionalText, description: 'the key generator' }),
+  keyGeneratorType: defineKey({
+    key: 'hoodie.table.keygenerator.type',
+    default: undefined,
+    parser: optionalText,
+    description: 'the key generator as Hudi 1.x stores it (KeyGeneratorType), read when no class is stored',
+  }),
   hiveStylePartitioning: defineKey({
     key: 'hoodie.datasource.write.hive_style_partitioning',
     default: false,
@@ -242,6 +248,43 @@ export interface TableConfig {
   readonly properties: ReadonlyMap<string, string>;
 }
 
+/**
+ * KeyGeneratorType: the class each type names (Hudi 1.x stores the type, KeyGeneratorType.getKeyGeneratorClassName
+ * reads the class first). Which of them this build computes keys with is lib/table/key-generators.ts's to decide.
+ */
+const KEY_GENERATOR_TYPE_CLASSES: Readonly<Record<string, string>> = {
+  SIMPLE: KEY_GENERATORS.simple,
+  SIMPLE_AVRO: 'org.apache.hudi.keygen.SimpleAvroKeyGenerator',
+  COMPLEX: KEY_GENERATORS.complex,
+  COMPLEX_AVRO: 'org.apache.hudi.keygen.ComplexAvroKeyGenerator',
+  TIMESTAMP: KEY_GENERATORS.timestampBased,
+  TIMESTAMP_AVRO: 'org.apache.hudi.keygen.TimestampBasedAvroKeyGenerator',
+  CUSTOM: 'org.apache.hudi.keygen.CustomKeyGenerator',
+  CUSTOM_AVRO: 'org.apache.hudi.keygen.CustomAvroKeyGenerator',
+  NON_PARTITION: KEY_GENERATORS.nonPartitioned,
+  NON_PARTITION_AVRO: 'org.apache.hudi.keygen.NonpartitionedAvroKeyGenerator',
+  GLOBAL_DELETE: 'org.apache.hudi.keygen.GlobalDeleteKeyGenerator',
+  GLOBAL_DELETE_AVRO: 'org.apache.hudi.keygen.GlobalAvroDeleteKeyGenerator',
+  AUTO_RECORD: 'org.apache.hudi.keygen.AutoRecordGenWrapperKeyGenerator',
+  AUTO_RECORD_AVRO: 'org.apache.hudi.keygen.AutoRecordGenWrapperAvroKeyGenerator',
+  HOODIE_TABLE_METADATA: 'org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator',
+  SPARK_SQL: 'org.apache.spark.sql.hudi.command.SqlKeyGenerator',
+  SPARK_SQL_UUID: 'org.apache.spark.sql.hudi.command.UuidKeyGenerator',
+  SPARK_SQL_MERGE_INTO: 'org.apache.spark.sql.hudi.command.MergeIntoKeyGenerator',
+};
+
+function keyGeneratorClassOfType(type: string | undefined, location: string): string | undefined {
+  if (type === undefined) return undefined;
+  const className = KEY_GENERATOR_TYPE_CLASSES[type.trim()];
+  if (className === undefined) {
+    throw new UnsupportedTableError(`${TABLE_KEYS.keyGeneratorType.key}=${type} is not a key generator type this build knows`, {
+      location,
+      fix: 'read this table with the Hudi that wrote it',
+    });
+  }
+  return className;
+}
+
 /** hoodie.table.checksum: CRC32 of "<database>.<table>" (database defaults to ""). */
 export function tableChecksum(databaseName: string, tableName: string): number {
   return crc32(Buffer.from(`${databaseName}.${tableName}`, 'utf8'));
@@ -272,6 +315,7 @@ export function tableConfigFromProperties(properties: ReadonlyMap<string, string
   const recordKeyFields = get(K.recordKeyFields);
   const keyGeneratorClass =
     get(K.keyGeneratorClass) ??
+    keyGeneratorClassOfType(get(K.keyGeneratorType), location) ??
     (partitionFields.length === 0 ? KEY_GENERATORS.nonPartitioned : recordKeyFields.length > 1 ? KEY_GENERATORS.complex : KEY_GENERATORS.simple);
   return {
     name,
