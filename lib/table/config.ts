@@ -212,6 +212,13 @@ export const NEW_TABLE_KEYS = {
     alternatives: [TABLE_KEYS.type.key],
     description: "the new table's type: COPY_ON_WRITE, or MERGE_ON_READ (writes are delta commits with log files)",
   }),
+  tableVersion: defineKey({
+    key: 'hoodie.write.table.version',
+    default: '6',
+    parser: oneOf(['6', '8', '9'] as const),
+    description:
+      "the new table's version: 6 (Hudi 0.14/0.15, which Athena reads), or 8 (Hudi 1.0) / 9 (Hudi 1.1) for a copy-on-write table with an ordering field (EVENT_TIME_ORDERING); an existing table keeps its version",
+  }),
 } as const;
 
 export interface TableConfig {
@@ -621,6 +628,8 @@ export interface NewTableOptions {
   createSchema?: string;
   /** Extra table-level keys to persist (key generator options such as hoodie.keygen.timebased.*). */
   extraProperties?: Record<string, string>;
+  /** hoodie.table.version: 6 unless 8 or 9 (Hudi 1.x, timeline layout 2) is asked for. */
+  tableVersion?: 6 | 8 | 9;
 }
 
 /** Map a user's write properties (hoodie.datasource.write.* / hoodie.table.*) to NewTableOptions. */
@@ -669,6 +678,21 @@ export function newTableOptionsFromWriteProperties(props: ReadonlyMap<string, st
     options.tableType = tableType;
     options.payloadClass = props.get('hoodie.datasource.write.payload.class')?.trim() || 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload';
   }
+  const tableVersion = Number(readKey(props, K.tableVersion, location)) as 6 | 8 | 9;
+  if (tableVersion !== 6) {
+    // What a 1.x table of ours must be for our writes to it to be ones Hudi 1.x was seen to agree with.
+    const refuse = (problem: string, fix: string): never => {
+      throw new HudiError(`${K.tableVersion.key}=${tableVersion}: ${problem}`, { location, fix });
+    };
+    if (options.tableType === 'MERGE_ON_READ') refuse('merge-on-read tables of version 8 and 9 are not written by this build yet', 'create a copy-on-write table, or version 6');
+    if (options.precombineField === undefined) {
+      refuse(
+        'a table without an ordering field merges by COMMIT_TIME_ORDERING, which this build does not write yet',
+        `add ${K.precombineField.key}=<column> (EVENT_TIME_ORDERING), or create version 6`,
+      );
+    }
+    options.tableVersion = tableVersion;
+  }
   return options;
 }
 
@@ -690,13 +714,17 @@ export function newTableProperties(options: NewTableOptions): Map<string, string
   props.set(TABLE_KEYS.type.key, options.tableType ?? 'COPY_ON_WRITE');
   if (options.tableType === 'MERGE_ON_READ')
     props.set('hoodie.compaction.payload.class', options.payloadClass ?? 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload');
-  props.set(TABLE_KEYS.version.key, String(SUPPORTED_TABLE_VERSION));
-  props.set(TABLE_KEYS.timelineLayoutVersion.key, '1');
-  props.set(TABLE_KEYS.archiveLogFolder.key, 'archived');
+  const version = options.tableVersion ?? SUPPORTED_TABLE_VERSION;
+  props.set(TABLE_KEYS.version.key, String(version));
+  if (version === 8 || version === 9) for (const [key, value] of hudi1xCreationKeys(version, options, keyGeneratorClass)) props.set(key, value);
+  else {
+    props.set(TABLE_KEYS.timelineLayoutVersion.key, '1');
+    props.set(TABLE_KEYS.archiveLogFolder.key, 'archived');
+  }
   props.set(TABLE_KEYS.recordKeyFields.key, options.recordKeyFields.join(','));
   if (options.partitionFields.length > 0) props.set(TABLE_KEYS.partitionFields.key, options.partitionFields.join(','));
-  if (options.precombineField) props.set(TABLE_KEYS.precombineField.key, options.precombineField);
-  props.set(TABLE_KEYS.keyGeneratorClass.key, keyGeneratorClass);
+  if (options.precombineField && version !== 9) props.set(TABLE_KEYS.precombineField.key, options.precombineField);
+  if (version === SUPPORTED_TABLE_VERSION) props.set(TABLE_KEYS.keyGeneratorClass.key, keyGeneratorClass);
   props.set(TABLE_KEYS.hiveStylePartitioning.key, String(options.hiveStylePartitioning ?? false));
   props.set(TABLE_KEYS.urlEncodePartitioning.key, String(options.urlEncodePartitioning ?? false));
   props.set(TABLE_KEYS.dropPartitionColumns.key, 'false');
@@ -708,6 +736,43 @@ export function newTableProperties(options: NewTableOptions): Map<string, string
   for (const [key, value] of Object.entries(options.extraProperties ?? {})) props.set(key, value);
   props.set(TABLE_KEYS.checksum.key, String(tableChecksum(options.databaseName ?? '', options.tableName)));
   return props;
+}
+
+/**
+ * The keys Hudi 1.0.2 (version 8) and 1.1.1 (version 9) write for a new copy-on-write table with an ordering field and
+ * no metadata table, beside the ones every version has (HoodieTableMetaClient.TableBuilder, seen in the tables Spark
+ * wrote): timeline layout 2 and its folders, EVENT_TIME_ORDERING, the key generator as its type. Version 8 names the
+ * merge strategy and payload; 9 stores the ordering field as hoodie.table.ordering.fields and its table format.
+ */
+function hudi1xCreationKeys(version: 8 | 9, options: NewTableOptions, keyGeneratorClass: string): Map<string, string> {
+  const type = Object.entries(KEY_GENERATOR_TYPE_CLASSES).find(([, className]) => className === keyGeneratorClass)?.[0];
+  if (type === undefined) {
+    throw new HudiError(`key generator ${keyGeneratorClass} has no KeyGeneratorType, which a version ${version} table stores`, {
+      fix: 'use one of Hudi\'s key generators, or create version 6',
+    });
+  }
+  const keys = new Map<string, string>([
+    [TABLE_KEYS.initialVersion.key, String(version)],
+    [TABLE_KEYS.timelineLayoutVersion.key, '2'],
+    [TABLE_KEYS.timelinePath.key, 'timeline'],
+    [TABLE_KEYS.timelineHistoryPath.key, 'history'],
+    [TABLE_KEYS.archiveLogFolder.key, 'history'],
+    [TABLE_KEYS.recordMergeMode.key, 'EVENT_TIME_ORDERING'],
+    [TABLE_KEYS.keyGeneratorType.key, type],
+    ['hoodie.table.cdc.enabled', 'false'],
+    ['hoodie.table.multiple.base.file.formats.enable', 'false'],
+    ['hoodie.partition.metafile.use.base.format', 'false'],
+    [TABLE_KEYS.populateMetaFields.key, 'true'],
+    [TABLE_KEYS.baseFileFormat.key, 'PARQUET'],
+  ]);
+  if (version === 8) {
+    keys.set(TABLE_KEYS.recordMergeStrategyId.key, 'eeb8d96f-b1e4-49fd-bbf8-28ac514178e5');
+    keys.set(TABLE_KEYS.payloadClass.key, 'org.apache.hudi.common.model.DefaultHoodieRecordPayload');
+  } else {
+    keys.set(TABLE_KEYS.orderingFields.key, options.precombineField!);
+    keys.set(TABLE_KEYS.tableFormat.key, 'native');
+  }
+  return keys;
 }
 
 /** hoodie.properties text as Hudi writes it: two date comment lines, then the keys. */

@@ -14,6 +14,7 @@ import { mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { hudiFooterInTurns } from '../base-file/footer.js';
+import { readKey } from '../config/index.js';
 import {
   type BatchInput,
   type ExistingBaseFile,
@@ -24,7 +25,16 @@ import {
   WriteSession,
   type WriteSessionOptions,
 } from '../engine/write.js';
-import { AlreadyExistsError, ConflictError, errorMessage, HudiError, InputError, InstantRolledBackError, NotAHudiTableError } from '../errors.js';
+import {
+  AlreadyExistsError,
+  ConflictError,
+  errorMessage,
+  HudiError,
+  InputError,
+  InstantRolledBackError,
+  NotAHudiTableError,
+  UnsupportedTableError,
+} from '../errors.js';
 import { lockProviderFor } from '../lock/index.js';
 import type { LockProvider } from '../lock/port.js';
 import { isLogFileName } from '../log-format/index.js';
@@ -42,6 +52,7 @@ import { findRollbackOf, rollbackInstant } from '../rollback/rollback.js';
 import { BoundedTasks, mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import {
+  NEW_TABLE_KEYS,
   newTableOptionsFromWriteProperties,
   newTableProperties,
   PROPERTIES_FILE,
@@ -157,6 +168,7 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const layout = await detectTableLayout(storage, layoutConfig, { properties: props, ...(view === undefined ? {} : { fileIds: viewFileIds(view) }) });
     assertLayoutSupports(layout, 'write', configLocation);
     assertWritable(tableConfig, config);
+    if (existing !== undefined) assertSameTableVersion(existing.config, props, configLocation);
     const template = view === undefined ? undefined : newestBaseFile(view);
     const templates = await stageFiles(storage, template === undefined ? [] : [template], workDir);
     // The latest commit's schema (TableSchemaResolver): its columns are the table's even where the template lacks them.
@@ -295,6 +307,21 @@ function assertWritable(config: TableConfig, writeConfig: WriteConfig): void {
       fix: 'unset it (Avro is the default for Parquet tables), or write this table with Hudi',
     });
   }
+}
+
+/**
+ * hoodie.write.table.version names the version of a table a write creates. On an existing table a different version
+ * would ask for Hudi 1.x's in-place upgrade (or downgrade), which this build does not do: refused, not ignored.
+ */
+function assertSameTableVersion(config: TableConfig, props: ReadonlyMap<string, string>, location: string): void {
+  const key = NEW_TABLE_KEYS.tableVersion;
+  if (!props.has(key.key)) return;
+  const asked = Number(readKey(props, key, 'write properties'));
+  if (asked === config.version) return;
+  throw new UnsupportedTableError(`${key.key}=${asked} asks for table version ${asked}, but the table is version ${config.version}`, {
+    location,
+    fix: `upgrading or downgrading a table in place is not supported: drop ${key.key}, or set it to ${config.version}`,
+  });
 }
 
 /** The newest latest base file, whose Parquet types new files copy (Hudi's decimal and timestamp encodings). */

@@ -156,5 +156,39 @@ for (const version of HUDI_1X_VERSIONS) {
       assert.deepEqual(await ourRows(), spark);
       assert.ok(spark.some((row) => row.includes('"v7-2"')) && spark.some((row) => row.includes('"v6-10"')), JSON.stringify(spark));
     });
+
+    it(`a table we create with hoodie.write.table.version=${tableVersion}: Spark reads it, keeps writing with its defaults, and agrees with us`, async () => {
+      const created = join(root, 'created');
+      const input = join(root, 'created.jsonl');
+      writeFileSync(
+        input,
+        `${hudi1xRows([1, 2, 3, 4], 1)
+          .map((row) => JSON.stringify(row))
+          .join('\n')}\n`,
+      );
+      const props = new Map([...hudi1xWriteOptionsMap('created'), ['hoodie.write.table.version', String(tableVersion)], ['hoodie.metadata.enable', 'false']]);
+      await writeBatch(new LocalStorage(created), { input: { file: input, format: 'jsonl' }, operation: 'insert', properties: props });
+      const config = (await HudiTable.open(new LocalStorage(created))).config;
+      assert.equal(config.version, tableVersion);
+      assert.equal(config.timelineLayoutVersion, 2);
+      const read = async () => canonicalRows((await hudi.read(created)).rows);
+      const ours = async () => canonicalRows((await readSnapshot(await HudiTable.open(new LocalStorage(created)), { includeMetaFields: true })).rows);
+      assert.deepEqual(await read(), await ours());
+      // Spark with Hudi's defaults: its upsert builds the metadata table, and we read what it wrote.
+      await hudi.write(created, {
+        schema: HUDI_1X_SCHEMA,
+        rows: hudi1xRows([2, 5], 2),
+        options: { ...hudi1xWriteOptions('created', 'COPY_ON_WRITE'), 'hoodie.datasource.write.operation': 'upsert' },
+      });
+      const spark = await read();
+      assert.deepEqual(await ours(), spark);
+      assert.ok(spark.some((row) => row.includes('"v2-2"')) && spark.some((row) => row.includes('"v1-4"')), JSON.stringify(spark));
+      assert.equal((await HudiTable.open(new LocalStorage(created))).config.version, tableVersion, 'Spark kept the version');
+    });
   });
+}
+
+/** The Hudi keys of hudi1xWriteOptions, as write properties of ours. */
+function hudi1xWriteOptionsMap(name: string): [string, string][] {
+  return Object.entries(hudi1xWriteOptions(name, 'COPY_ON_WRITE'));
 }
