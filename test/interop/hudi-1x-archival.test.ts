@@ -141,7 +141,7 @@ for (const version of HUDI_1X_VERSIONS) {
       await hudi?.close();
     });
 
-    it(`archives the instants Hudi ${version}'s archiver archives, into the same history, leaving the same active timeline`, async () => {
+    it(`archives the instants Hudi ${version}'s archiver archives, into the same history, leaving the same active timeline`, async (t) => {
       const mine = join(root, 'mine');
       cpSync(source, mine, { recursive: true });
       const result = await ours(mine);
@@ -166,7 +166,9 @@ for (const version of HUDI_1X_VERSIONS) {
       // Time travel to the last archived commit: whatever Hudi answers on its own copy, it answers on ours.
       const asOf = theirHistory.filter((instant) => instant.action === 'commit').at(-1)!.requestedTime;
       const travel = async (path: string) => sparkRows(path, { 'as.of.instant': asOf }).catch((error: Error) => `refused: ${error.message.split('\n')[0]}`);
-      assert.deepEqual(await travel(mine), await travel(theirs));
+      const travelled = await travel(mine);
+      assert.deepEqual(travelled, await travel(theirs));
+      t.diagnostic(`time travel to the archived ${asOf}: ${typeof travelled === 'string' ? travelled : `${travelled.length} rows`}`);
 
       assert.equal((await ours(mine)).outcome, 'nothing-to-archive', 'a second run finds nothing left to archive');
     });
