@@ -5,15 +5,18 @@
  * storage call leaving a timeline and history that read, which the next run finishes as an uninterrupted run does.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readdirSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runArchive } from '../../lib/archival/archive.js';
 import { type ArchivalConfig, archivalConfigFromProperties } from '../../lib/archival/config.js';
 import { type LsmArchiveFacts, planArchiveLsm } from '../../lib/archival/plan-lsm.js';
 import { cleanConfigFromProperties, DEFAULT_CLEAN_CONFIG } from '../../lib/cleaner/config.js';
+import { archiveCommand } from '../../lib/cli/clean-commands.js';
 import { UnsupportedTableError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
+import { serviceClientsFromEnv } from '../../lib/serverless/aws/clients.js';
+import { archiveStep } from '../../lib/serverless/steps/archival/archive.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
@@ -236,5 +239,34 @@ describe('archiving the timeline Hudi 1.1.1 wrote', () => {
       if (!crashed) break;
     }
     assert.ok(crashes >= 5, `${crashes} crash points`);
+  });
+
+  it('the serverless archive step and the CLI archive command go through the same archiver', async () => {
+    const reference = fixtureTable();
+    await archive(new LocalStorage(reference));
+    const expected = timelineFiles(reference).filter((name) => /^\d/.test(name));
+
+    const stepTable = fixtureTable();
+    const log = { info: () => undefined, warn: () => undefined };
+    const output = await archiveStep(
+      { tablePath: stepTable, services: 'clean-archive' },
+      { env: { CLUSTERING_PROPERTIES: JSON.stringify(Object.fromEntries(PROPS)) }, clients: serviceClientsFromEnv({}), log },
+    );
+    assert.ok(output.status === 'ARCHIVED', JSON.stringify(output));
+    assert.equal(output.archived, 4);
+    assert.match(output.archiveFile ?? '', /^\.hoodie\/timeline\/history\/20261206054701022_20261206054726099_0\.parquet$/);
+    assert.deepEqual(
+      timelineFiles(stepTable).filter((name) => /^\d/.test(name)),
+      expected,
+    );
+
+    const cliTable = fixtureTable();
+    const props = join(tempDir('archive-lsm-props-'), 'archive.properties');
+    writeFileSync(props, [...PROPS].map(([key, value]) => `${key}=${value}`).join('\n'));
+    assert.equal(await archiveCommand.run([cliTable, '--props', props]), 0);
+    assert.deepEqual(
+      timelineFiles(cliTable).filter((name) => /^\d/.test(name)),
+      expected,
+    );
   });
 });
