@@ -385,19 +385,22 @@ export const HUDI_1X_TABLE_VERSIONS: readonly number[] = [8, 9];
 /**
  * `delta-write` is a write that may be a merge-on-read delta commit (the writer's upsert/insert/delete/bulk_insert and
  * the rollback of a failed one); `clustering` also rewrites merge-on-read file slices (their log files merged in, as
- * Hudi does); `clean` is the cleaner; `write` is every other table service (archive, compaction), on either table type.
+ * Hudi does); `clean` is the cleaner; `archive` the archiver; `write` is every other table service (compaction), on
+ * either table type.
  */
-export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering' | 'clean';
+export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering' | 'clean' | 'archive';
 
 /**
  * The services that write Hudi 1.x tables, and on which table types: each was proven against Hudi 1.0.2 and 1.1.1 on
- * Spark (test/interop/hudi-1x-services.test.ts, hudi-1x-writer.test.ts). Merge-on-read waits: the cleaner's slices
- * still follow layout 1's rule (a log file joins its base instant's slice), and 1.x names a log file by the delta
- * commit that wrote it.
+ * Spark (test/interop/hudi-1x-services.test.ts, hudi-1x-writer.test.ts, hudi-1x-archival.test.ts). Merge-on-read
+ * waits: the cleaner's slices still follow layout 1's rule (a log file joins its base instant's slice), 1.x names a
+ * log file by the delta commit that wrote it, and the archiver's merge-on-read rule (the delta commits compaction's
+ * trigger counts, by completion time) is not built.
  */
 const HUDI_1X_WRITE_MODES: ReadonlyMap<TableAccessMode, readonly TableType[]> = new Map([
   ['clean', ['COPY_ON_WRITE']],
   ['delta-write', ['COPY_ON_WRITE']],
+  ['archive', ['COPY_ON_WRITE']],
 ]);
 
 /**
@@ -412,7 +415,7 @@ export function assertSupported(config: TableConfig, location: string, mode: Tab
     mode === 'read' ? READABLE_TABLE_VERSIONS : writes1x === undefined ? [SUPPORTED_TABLE_VERSION] : [SUPPORTED_TABLE_VERSION, ...HUDI_1X_TABLE_VERSIONS];
   if (!accepted.includes(config.version)) {
     const problem = HUDI_1X_TABLE_VERSIONS.includes(config.version)
-      ? `table version ${config.version} (Hudi ${config.version === 8 ? '1.0' : '1.1'}, timeline layout 2) is not written by ${mode === 'read' ? 'this build' : `this service (${mode})`} yet: of Hudi 1.x tables it reads every one, and writes and cleans copy-on-write ones`
+      ? `table version ${config.version} (Hudi ${config.version === 8 ? '1.0' : '1.1'}, timeline layout 2) is not written by ${mode === 'read' ? 'this build' : `this service (${mode})`} yet: of Hudi 1.x tables it reads every one and runs ${[...HUDI_1X_WRITE_MODES].map(([service, types]) => `${service === 'delta-write' ? 'write' : service} on ${types.join(' and ')}`).join(', ')} tables`
       : config.version > 9
         ? `table version ${config.version} is not supported (unknown to this build); it reads table versions 5, 6, 8 and 9 and writes version 6 (Hudi 0.14/0.15)`
         : `table version ${config.version} is not supported for ${mode === 'read' ? 'reading' : 'writing'}; this build handles table version 6 (Hudi 0.14/0.15)`;
