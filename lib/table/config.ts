@@ -687,7 +687,8 @@ export function newTableOptionsFromWriteProperties(props: ReadonlyMap<string, st
     const refuse = (problem: string, fix: string): never => {
       throw new HudiError(`${K.tableVersion.key}=${tableVersion}: ${problem}`, { location, fix });
     };
-    if (options.tableType === 'MERGE_ON_READ') refuse('merge-on-read tables of version 8 and 9 are not written by this build yet', 'create a copy-on-write table, or version 6');
+    if (options.tableType === 'MERGE_ON_READ')
+      refuse('merge-on-read tables of version 8 and 9 are not written by this build yet', 'create a copy-on-write table, or version 6');
     if (options.precombineField === undefined) {
       refuse(
         'a table without an ordering field merges by COMMIT_TIME_ORDERING, which this build does not write yet',
@@ -751,7 +752,7 @@ function hudi1xCreationKeys(version: 8 | 9, options: NewTableOptions, keyGenerat
   const type = Object.entries(KEY_GENERATOR_TYPE_CLASSES).find(([, className]) => className === keyGeneratorClass)?.[0];
   if (type === undefined) {
     throw new HudiError(`key generator ${keyGeneratorClass} has no KeyGeneratorType, which a version ${version} table stores`, {
-      fix: 'use one of Hudi\'s key generators, or create version 6',
+      fix: "use one of Hudi's key generators, or create version 6",
     });
   }
   const keys = new Map<string, string>([
