@@ -296,10 +296,20 @@ export function partitionStatsRecords1x(partitionPath: string, files: readonly C
 /**
  * The HFILE_DATA_BLOCK Hudi 1.x appends to a metadata-table file group for one delta commit: header INSTANT_TIME
  * and SCHEMA (the version's writer schema), records sorted by key with the key field emptied (the cell key holds
- * it), in an HFile as writeHudiLogBlockHFile writes it.
+ * it), in an HFile as writeHudiLogBlockHFile writes it. Keys must be unique: both releases' HFileUtils
+ * .serializeRecordsToLogBlock refuse a repeated key, so the caller merges a key's records first.
  */
 export function metadataLogBlock1x(records: readonly MetadataRecord[], instantTime: string, tableVersion: MetadataTableVersion1x): LogBlockInput {
   const facts = metadataVersionFacts(tableVersion);
+  const seen = new Set<string>();
+  for (const record of records) {
+    if (seen.has(record.key)) {
+      throw new HudiError(`metadata-table record key ${record.key} appears twice in one log block`, {
+        fix: 'merge the records of each key (mergeRecords) before building the block, as Hudi does',
+      });
+    }
+    seen.add(record.key);
+  }
   const type = metadataRecordType1x(tableVersion);
   return {
     type: 'HFILE_DATA_BLOCK',

@@ -50,3 +50,27 @@ export function sparkMetadataRow(record: MetadataRecord): Record<string, unknown
   }
   return row;
 }
+
+/**
+ * A row in a form both sides reduce to: null fields dropped (Spark lists every struct field, every union member),
+ * numeric strings as numbers (the harness gives decimals and large longs as strings), -0 as 0, and non-integers at
+ * float precision (floats come back at their shortest float32 text).
+ */
+export function comparableMetadataRow(row: unknown): unknown {
+  if (row === null || row === undefined) return undefined;
+  if (Array.isArray(row)) return row.map(comparableMetadataRow);
+  if (typeof row === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(row as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const reduced = comparableMetadataRow(value);
+      if (reduced !== undefined) out[key] = reduced;
+    }
+    return out;
+  }
+  if (typeof row === 'string' && row.trim() !== '' && Number.isFinite(Number(row))) return comparableMetadataRow(Number(row));
+  if (typeof row === 'number') {
+    if (row === 0) return 0;
+    return Number.isInteger(row) ? row : Number(Math.fround(row).toPrecision(7));
+  }
+  return row;
+}

@@ -1,0 +1,170 @@
+/**
+ * The metadata tables Hudi 1.0.2 (table version 8) and 1.1.1 (table version 9) write with Spark's defaults (files,
+ * column_stats, partition_stats): what we read equals what Hudi reads (`hudi_metadata('<table>')`), and the records
+ * we produce for each commit from its write stats and the written files' footers equal, record by record, the ones
+ * Hudi wrote into that commit's metadata log blocks (decoded with our codecs), in the block we would write.
+ *
+ * Copy-on-write: an insert, upserts across the three partitions, several column types (long, string with nulls,
+ * double, int with nulls, boolean, date, decimal, timestamp, float). Merge-on-read: an insert and upserts into log
+ * files (read only: log files' column ranges come from the append handle, not from a footer).
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { readHudiHFile } from '../../lib/hfile/index.js';
+import { iterateLogBlocks } from '../../lib/log-format/index.js';
+import { decodeMetadataRecord } from '../../lib/metadata/codec.js';
+import { columnStatsRecords1x, columnsToIndex1x, metadataLogBlock1x, partitionStatsRecords1x } from '../../lib/metadata/convert-1x.js';
+import { readStoredFooter } from '../../lib/metadata/footers.js';
+import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
+import { type ColumnStatsMetadata, type MetadataRecord, partitionFilesRecord, partitionListRecord } from '../../lib/metadata/records.js';
+import { metadataRecordTypeOf } from '../../lib/metadata/schema.js';
+import { METADATA_1X_VERSIONS, type MetadataTableVersion1x } from '../../lib/metadata/schema-1x.js';
+import { openStorage } from '../../lib/storage/index.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { readCommitMetadata } from '../../lib/timeline/timeline.js';
+import { fileNameOf } from '../../lib/util/paths.js';
+import { type HudiHarness, startHudi } from '../helpers/hudi.js';
+import { comparableMetadataRow, sparkMetadataRow } from '../helpers/metadata-1x.js';
+import { tempDir } from '../helpers/paths.js';
+
+const SCHEMA =
+  'id BIGINT, name STRING, ts BIGINT, price DOUBLE, qty INT, flag BOOLEAN, d DATE, amount DECIMAL(10,2), created TIMESTAMP, score FLOAT, dt STRING';
+
+function rows(from: number, to: number, batch: number): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (let i = from; i < to; i++) {
+    out.push({
+      id: i,
+      name: i % 7 === 3 ? null : `n${i}-${batch}`,
+      ts: batch,
+      price: i * 1.5 - 3,
+      qty: i % 5 === 0 ? null : i * 10 - 50,
+      flag: i % 2 === 0,
+      d: `2024-01-${String(1 + (i % 20)).padStart(2, '0')}`,
+      amount: ((i * 100 + batch) / 100).toFixed(2),
+      created: `2024-02-01T00:00:${String(i % 60).padStart(2, '0')}.000Z`,
+      score: i / 4,
+      dt: `2024-01-0${1 + (i % 3)}`,
+    });
+  }
+  return out;
+}
+
+const WRITES: readonly [number, number, string][] = [
+  [0, 20, 'insert'],
+  [10, 25, 'upsert'],
+  [25, 32, 'upsert'],
+  [5, 9, 'upsert'],
+];
+
+function options(type: 'COPY_ON_WRITE' | 'MERGE_ON_READ', operation: string): Record<string, string> {
+  return {
+    'hoodie.table.name': 'mdt1x',
+    'hoodie.datasource.write.recordkey.field': 'id',
+    'hoodie.datasource.write.partitionpath.field': 'dt',
+    'hoodie.datasource.write.precombine.field': 'ts',
+    'hoodie.datasource.write.table.type': type,
+    'hoodie.datasource.write.operation': operation,
+    'hoodie.embed.timeline.server': 'false',
+  };
+}
+
+async function ourContents(path: string): Promise<MetadataRecord[]> {
+  const table = await HudiTable.open(openStorage(path));
+  const validDataInstants = new Set(table.timeline.completed().map((instant) => instant.time));
+  const contents = await readMetadataTable1x(openStorage(path), { validDataInstants });
+  return [...contents.partitions.values()].flatMap((records) => [...records.values()]);
+}
+
+/** The records of the HFile data blocks of a partition's log files named by `instant`. */
+function hudiBlockRecords(path: string, partition: string, instant: string, version: MetadataTableVersion1x): Map<string, MetadataRecord> {
+  const folder = join(path, '.hoodie/metadata', partition);
+  const out = new Map<string, MetadataRecord>();
+  for (const name of readdirSync(folder).filter((n) => n.startsWith('.') && n.includes(`_${instant}.log.`) && !n.endsWith('.crc'))) {
+    for (const block of iterateLogBlocks(readFileSync(join(folder, name)), name)) {
+      if (block.type !== 'HFILE_DATA_BLOCK') continue;
+      assert.equal(block.header.SCHEMA, METADATA_1X_VERSIONS[version].writerSchemaText, `${name}: the SCHEMA header is the version's writer schema`);
+      const type = metadataRecordTypeOf(block.header.SCHEMA!);
+      for (const record of readHudiHFile(block.content).records) out.set(record.key, decodeMetadataRecord(record.value, record.key, type));
+    }
+  }
+  return out;
+}
+
+for (const [release, version] of [
+  ['1.0.2', 8],
+  ['1.1.1', 9],
+] as const) {
+  describe(`metadata tables Hudi ${release} writes (table version ${version})`, { timeout: 1_800_000 }, () => {
+    let hudi: HudiHarness;
+    const root = tempDir(`mdt-${release}-`);
+    const cow = join(root, 'cow');
+    const mor = join(root, 'mor');
+
+    before(async () => {
+      hudi = await startHudi({ hudiVersion: release });
+      for (const [from, to, operation] of WRITES) {
+        const batch = WRITES.findIndex((w) => w[0] === from && w[1] === to);
+        await hudi.write(cow, { schema: SCHEMA, rows: rows(from, to, batch), options: options('COPY_ON_WRITE', operation) });
+      }
+      for (const [from, to, operation] of WRITES.slice(0, 3)) {
+        const batch = WRITES.findIndex((w) => w[0] === from && w[1] === to);
+        await hudi.write(mor, { schema: SCHEMA, rows: rows(from, to, batch), options: options('MERGE_ON_READ', operation) });
+      }
+    });
+    after(async () => hudi?.close());
+
+    for (const [kind, path] of [
+      ['copy-on-write', cow],
+      ['merge-on-read', mor],
+    ] as const) {
+      it(`Hudi ${release}: we read the ${kind} table's metadata records exactly as hudi_metadata() does`, async () => {
+        const theirs = (await hudi.sql(`select * from hudi_metadata('${path}')`)).rows;
+        const ours = await ourContents(path);
+        const sorted = (list: unknown[]) => list.map((row) => JSON.stringify(comparableMetadataRow(row))).sort();
+        assert.deepEqual(new Set(ours.map((r) => r.type)), new Set([1, 2, 3, 6]));
+        assert.deepEqual(sorted(ours.map(sparkMetadataRow)), sorted(theirs));
+      });
+    }
+
+    it(`Hudi ${release}: per commit, our files, column_stats and partition_stats records equal Hudi's log blocks`, async () => {
+      const storage = openStorage(cow);
+      const table = await HudiTable.open(storage);
+      const latestFileStats = new Map<string, { partition: string; stats: ColumnStatsMetadata[] }>();
+      const commits = table.timeline.completed().filter((instant) => instant.action === 'commit');
+      assert.equal(commits.length, WRITES.length);
+      for (const instant of commits) {
+        const metadata = await readCommitMetadata(storage, instant, table.layout);
+        const columns = columnsToIndex1x(metadata.extraMetadata['schema'] ?? '', version, { populateMetaFields: table.config.populateMetaFields });
+        const ours: Record<'files' | 'column_stats' | 'partition_stats', MetadataRecord[]> = {
+          files: [partitionListRecord(Object.keys(metadata.partitionToWriteStats))],
+          column_stats: [],
+          partition_stats: [],
+        };
+        for (const [partition, stats] of Object.entries(metadata.partitionToWriteStats)) {
+          ours.files.push(partitionFilesRecord(partition, new Map(stats.map((stat) => [fileNameOf(stat.path!), stat.fileSizeInBytes]))));
+          for (const stat of stats) {
+            const footer = await readStoredFooter(storage, stat.path!, stat.fileSizeInBytes);
+            const records = columnStatsRecords1x(partition, fileNameOf(stat.path!), footer, columns, version);
+            ours.column_stats.push(...records);
+            // A copy-on-write write replaces its file group's base file: the latest slice has the new one only.
+            latestFileStats.set(stat.fileId, { partition, stats: records.flatMap((r) => (r.type === 3 ? [r.columnStats] : [])) });
+          }
+          const latest = [...latestFileStats.values()].filter((file) => file.partition === partition).flatMap((file) => file.stats);
+          ours.partition_stats.push(...partitionStatsRecords1x(partition, latest, version));
+        }
+        for (const partition of ['files', 'column_stats', 'partition_stats'] as const) {
+          const theirs = hudiBlockRecords(cow, partition, instant.time, version);
+          const block = metadataLogBlock1x(ours[partition], instant.time, version);
+          assert.equal(block.header.INSTANT_TIME, instant.time);
+          const type = metadataRecordTypeOf(block.header.SCHEMA!);
+          const decoded = new Map(readHudiHFile(block.content).records.map((r) => [r.key, decodeMetadataRecord(r.value, r.key, type)]));
+          assert.ok(theirs.size > 0, `${instant.time} ${partition}: Hudi wrote records`);
+          assert.deepEqual(decoded, theirs, `${instant.time} ${partition}`);
+        }
+      }
+    });
+  });
+}
