@@ -7,9 +7,8 @@
  * HoodieMetadataPayload's rules (records.ts).
  *
  * A data or delete block counts when its INSTANT_TIME is a completed metadata instant at or before that instant (a
- * newer one is skipped, not an end: layout 2's scanInternalV1) and a valid instant (getValidInstantTimestamps: a
- * completed data instant, or the metadata table's own initialization `000…` instants); a rollback command block
- * drops the queued blocks of its target. Only files, column_stats and partition_stats are read: any other partition,
+ * newer one is skipped, not an end: layout 2's scanInternalV1) and a valid instant (validInstants); a rollback
+ * command block drops the queued blocks of its target. Only files, column_stats and partition_stats are read: any other partition,
  * record type or value wrapper is refused by name, as is a pending metadata-table compaction (its plan is not read).
  */
 import { UnsupportedTableError } from '../errors.js';
@@ -27,7 +26,7 @@ import { decodeMetadataRecord } from './codec.js';
 import { isDeletedRecord, type MergedRecord, type MetadataRecord, mergeRecords } from './records.js';
 import { metadataRecordTypeOf } from './schema.js';
 import { METADATA_1X_PARTITIONS, type Metadata1xPartition, metadata1xPartitionOf } from './schema-1x.js';
-import { METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER, SOLO_COMMIT_TIMESTAMP } from './timeline.js';
+import { METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER } from './timeline.js';
 
 /** hoodie.timeline.path of the metadata table: Hudi creates it with the default. */
 export const METADATA_1X_TIMELINE_FOLDER = `${METADATA_TABLE_METAFOLDER}/timeline`;
@@ -38,12 +37,12 @@ export async function loadMetadataTimeline1x(storage: Storage): Promise<Timeline
 }
 
 export interface Metadata1xReadOptions {
-  /**
-   * getValidInstantTimestamps: the completed data-table instants. Blocks of other instants (a data write that failed
-   * after its metadata deltacommit) are skipped; the metadata table's own `000…` initializations always count.
-   * Data-table rollbacks and restores, which add the instants they rolled back, are the caller's to add.
-   */
-  readonly validDataInstants: ReadonlySet<string>;
+  /** The data table's completed instants. */
+  readonly completedDataInstants: ReadonlySet<string>;
+  /** The data table's requested and inflight instants: a metadata deltacommit of one of them does not count. */
+  readonly pendingDataInstants: ReadonlySet<string>;
+  /** What the data table's completed rollbacks and restores rolled back (getRollbackedCommits); default none. */
+  readonly rolledBackDataInstants?: ReadonlySet<string>;
 }
 
 export interface Metadata1xContents {
@@ -71,7 +70,7 @@ export async function readMetadataTable1x(storage: Storage, options: Metadata1xR
   const queryInstant = latestQueryInstant(timeline);
   const completedAtOrBefore = (time: string): boolean =>
     queryInstant !== undefined && completionTimes.isCompleted(time) && compareInstantTimes(time, queryInstant) <= 0;
-  const valid = (time: string): boolean => options.validDataInstants.has(time) || time.startsWith(SOLO_COMMIT_TIMESTAMP);
+  const valid = validInstants(timeline, options);
 
   const { dirs } = await storage.listDir(METADATA_TABLE_FOLDER);
   const partitions = new Map<Metadata1xPartition, ReadonlyMap<string, MetadataRecord>>();
@@ -91,13 +90,30 @@ export async function readMetadataTable1x(storage: Storage, options: Metadata1xR
     );
     const records = new Map<string, MetadataRecord>();
     for (const slice of merged) {
-      for (const [key, record] of await readSlice(storage, partition, slice, (time) => completedAtOrBefore(time) && valid(time))) {
+      for (const [key, record] of await readSlice(storage, partition, slice, (time) => completedAtOrBefore(time) && valid.has(time))) {
         if (!isDeletedRecord(record)) records.set(key, record);
       }
     }
     partitions.set(partition, records);
   }
   return { queryInstant, partitions };
+}
+
+/**
+ * HoodieTableMetadataUtil.getValidInstantTimestamps (the same in 1.0.2 and 1.1.1): completed data instants; every
+ * completed metadata deltacommit whose instant is not pending on the data table (isValidInstant: the metadata table
+ * commits first, so a data write that failed after it leaves a deltacommit that must not count); what data
+ * rollbacks and restores rolled back; the metadata table's own completed rollbacks and restores; and its
+ * initializations (deltacommits `00000000000000` plus milliseconds).
+ */
+function validInstants(timeline: Timeline, options: Metadata1xReadOptions): Set<string> {
+  const valid = new Set([...options.completedDataInstants, ...(options.rolledBackDataInstants ?? [])]);
+  for (const instant of timeline.completed()) {
+    // Initializations (`00000000000000…`) are never data instants, so this takes them too.
+    if (instant.action === 'deltacommit' && !options.pendingDataInstants.has(instant.time)) valid.add(instant.time);
+    if (instant.action === 'rollback' || instant.action === 'restore') valid.add(instant.time);
+  }
+  return valid;
 }
 
 /**

@@ -71,10 +71,17 @@ function options(type: 'COPY_ON_WRITE' | 'MERGE_ON_READ', operation: string): Re
   };
 }
 
+/** The data timeline's facts the metadata reader needs (no rollbacks in these tables). */
+function dataInstants(table: HudiTable): { completedDataInstants: Set<string>; pendingDataInstants: Set<string> } {
+  return {
+    completedDataInstants: new Set(table.timeline.completed().map((instant) => instant.time)),
+    pendingDataInstants: new Set(table.timeline.pending().map((instant) => instant.time)),
+  };
+}
+
 async function ourContents(path: string): Promise<MetadataRecord[]> {
   const table = await HudiTable.open(openStorage(path));
-  const validDataInstants = new Set(table.timeline.completed().map((instant) => instant.time));
-  const contents = await readMetadataTable1x(openStorage(path), { validDataInstants });
+  const contents = await readMetadataTable1x(openStorage(path), dataInstants(table));
   return [...contents.partitions.values()].flatMap((records) => [...records.values()]);
 }
 
