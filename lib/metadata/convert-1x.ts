@@ -1,15 +1,13 @@
 /**
  * The metadata-table records Hudi 1.0.2 / 1.1.1 write for one data-table commit, as pure functions of the commit's
- * facts (HoodieTableMetadataUtil.convertMetadataToRecords and its column-stats and partition-stats parts), and the
- * log block they go into. No timeline is touched: the layout-2 write side calls these and writes the block.
+ * facts (HoodieTableMetadataUtil.convertMetadataToRecords), and the log block they go into. No timeline is touched:
+ * the layout-2 write side calls these and writes the block.
  *
- * - files: as 0.x (the partition list, and per partition the files written with their sizes): records.ts.
- * - column_stats: per written Parquet base file and indexed column, the footer's range (column-stats.ts, parquet-mr's
- *   rules as 0.x), isTightBound false; at column-stats index version 2 (1.1.x) stored as its ValueType (toV2Value).
- * - partition_stats: per touched partition and indexed column, the range over the partition's latest files
- *   (FileFormatUtils.getColumnRangeInPartition: min of mins, max of maxes, counts and sizes summed), fileName = the
- *   partition path, isTightBound true (Hudi recomputes it from the column_stats of every file of the latest slices
- *   whenever column_stats is on, isShouldScanColStatsForTightBound).
+ * - files: commitFilesRecords in convert.ts, the same code in 0.15, 1.0.2 and 1.1.1.
+ * - column_stats: per written Parquet base file and indexed column, the footer's range (column-stats.ts, as 0.x),
+ *   isTightBound false; at column-stats index version 2 (1.1.x) stored as its ValueType says (toV2Value).
+ * - partition_stats: per touched partition and indexed column, the range over the partition's latest files, tight
+ *   bound (partitionStatsRecords1x).
  */
 import { HudiError, UnsupportedTableError } from '../errors.js';
 import { writeHudiLogBlockHFile } from '../hfile/index.js';
@@ -291,6 +289,25 @@ export function partitionStatsRecords1x(partitionPath: string, files: readonly C
     });
   }
   return out;
+}
+
+/**
+ * One data partition's partition_stats records for a commit (convertMetadataToPartitionStatRecords): the column
+ * stats of the files the commit wrote there, plus the metadata table's column-stats records of that partition
+ * (`existing`, read by the key prefix ColumnIndexID + PartitionIndexID) whose file is in the partition's latest file
+ * slices, inflight ones included (`latestFileNames`: base and log file names). A file the commit wrote is taken
+ * from `written` only.
+ */
+export function partitionStatsForCommit1x(
+  partitionPath: string,
+  written: readonly ColumnStatsMetadata[],
+  existing: readonly ColumnStatsMetadata[],
+  latestFileNames: ReadonlySet<string>,
+  tableVersion: MetadataTableVersion1x,
+): MetadataRecord[] {
+  const writtenNames = new Set(written.map((stats) => stats.fileName));
+  const others = existing.filter((stats) => stats.fileName !== null && latestFileNames.has(stats.fileName) && !writtenNames.has(stats.fileName));
+  return partitionStatsRecords1x(partitionPath, [...written, ...others], tableVersion);
 }
 
 /**

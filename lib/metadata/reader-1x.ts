@@ -1,15 +1,12 @@
 /**
- * Reading a Hudi 1.x metadata table (table versions 8 and 9) as HoodieBackedTableMetadata does: the metadata table
- * is a merge-on-read table with timeline layout 2 (`.hoodie/metadata/.hoodie/timeline/`), so its log files, named by
- * the delta commit that wrote them, join file slices by completion time (lib/table/file-group.ts, the data tables'
- * slicing, with HFile base files). Per file group the latest merged slice before or on the last completed metadata
- * instant is read: its HFile base file, then its log blocks (HoodieMergedLogRecordScanner), merged with
- * HoodieMetadataPayload's rules (records.ts).
+ * Reading a Hudi 1.x metadata table (table versions 8 and 9) as HoodieBackedTableMetadata does: a merge-on-read
+ * table with timeline layout 2 (`.hoodie/metadata/.hoodie/timeline/`), whose log files, named by the delta commit
+ * that wrote them, join file slices by completion time (lib/table/file-group.ts, with HFile base files). Per file
+ * group the latest merged slice at or before the last completed metadata instant is read and merged with
+ * HoodieMetadataPayload's rules (records.ts); which blocks count is readSlice's and validInstants'.
  *
- * A data or delete block counts when its INSTANT_TIME is a completed metadata instant at or before that instant (a
- * newer one is skipped, not an end: layout 2's scanInternalV1) and a valid instant (validInstants); a rollback
- * command block drops the queued blocks of its target. Only files, column_stats and partition_stats are read: any other partition,
- * record type or value wrapper is refused by name, as is a pending metadata-table compaction (its plan is not read).
+ * Only files, column_stats and partition_stats are read: any other partition, record type or value wrapper is
+ * refused by name, as is a pending metadata-table compaction (its plan is not read).
  */
 import { UnsupportedTableError } from '../errors.js';
 import { readHudiHFile } from '../hfile/index.js';
@@ -118,7 +115,9 @@ function validInstants(timeline: Timeline, options: Metadata1xReadOptions): Set<
 
 /**
  * One merged file slice: the log blocks' records merged among themselves (a delete then a record leaves the record),
- * then onto the HFile base file's (HoodieMergedLogRecordScanner, then the base-file merge).
+ * then onto the HFile base file's (HoodieMergedLogRecordScanner, then the base-file merge). A data or delete block
+ * counts when `counts(INSTANT_TIME)`: completed at or before the query instant (a newer one is skipped, not an end:
+ * layout 2's scanInternalV1) and valid; a rollback command block drops the queued blocks of its target.
  */
 async function readSlice(
   storage: Storage,

@@ -2,23 +2,25 @@
  * The metadata tables Hudi 1.0.2 (table version 8) and 1.1.1 (table version 9) write with Spark's defaults (files,
  * column_stats, partition_stats): what we read equals what Hudi reads (`hudi_metadata('<table>')`), and the records
  * we produce for each commit from its write stats and the written files' footers equal, record by record, the ones
- * Hudi wrote into that commit's metadata log blocks (decoded with our codecs), in the block we would write.
+ * Hudi wrote into that commit's metadata log blocks (decoded with our codecs), in the block we would write, whose
+ * HFile Hudi's own reader (hudi-io's HFileReaderImpl) reads back.
  *
  * Copy-on-write: an insert, upserts across the three partitions, several column types (long, string with nulls,
  * double, int with nulls, boolean, date, decimal, timestamp, float). Merge-on-read: an insert and upserts into log
  * files (read only: log files' column ranges come from the append handle, not from a footer).
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readHudiHFile } from '../../lib/hfile/index.js';
 import { iterateLogBlocks } from '../../lib/log-format/index.js';
 import { decodeMetadataRecord } from '../../lib/metadata/codec.js';
-import { columnStatsRecords1x, columnsToIndex1x, metadataLogBlock1x, partitionStatsRecords1x } from '../../lib/metadata/convert-1x.js';
+import { commitFilesRecords } from '../../lib/metadata/convert.js';
+import { columnStatsRecords1x, columnsToIndex1x, metadataLogBlock1x, partitionStatsForCommit1x } from '../../lib/metadata/convert-1x.js';
 import { readStoredFooter } from '../../lib/metadata/footers.js';
 import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
-import { type ColumnStatsMetadata, type MetadataRecord, partitionFilesRecord, partitionListRecord } from '../../lib/metadata/records.js';
+import type { ColumnStatsMetadata, MetadataRecord } from '../../lib/metadata/records.js';
 import { metadataRecordTypeOf } from '../../lib/metadata/schema.js';
 import { METADATA_1X_VERSIONS, type MetadataTableVersion1x } from '../../lib/metadata/schema-1x.js';
 import { openStorage } from '../../lib/storage/index.js';
@@ -139,28 +141,33 @@ for (const [release, version] of [
     it(`Hudi ${release}: per commit, our files, column_stats and partition_stats records equal Hudi's log blocks`, async () => {
       const storage = openStorage(cow);
       const table = await HudiTable.open(storage);
-      const latestFileStats = new Map<string, { partition: string; stats: ColumnStatsMetadata[] }>();
+      // What the metadata table holds so far (our own records), and each file group's latest file name.
+      const columnStatsByPartition = new Map<string, ColumnStatsMetadata[]>();
+      const latestFileOfGroup = new Map<string, string>();
       const commits = table.timeline.completed().filter((instant) => instant.action === 'commit');
       assert.equal(commits.length, WRITES.length);
       for (const instant of commits) {
         const metadata = await readCommitMetadata(storage, instant, table.layout);
         const columns = columnsToIndex1x(metadata.extraMetadata['schema'] ?? '', version, { populateMetaFields: table.config.populateMetaFields });
         const ours: Record<'files' | 'column_stats' | 'partition_stats', MetadataRecord[]> = {
-          files: [partitionListRecord(Object.keys(metadata.partitionToWriteStats))],
+          files: commitFilesRecords(metadata),
           column_stats: [],
           partition_stats: [],
         };
         for (const [partition, stats] of Object.entries(metadata.partitionToWriteStats)) {
-          ours.files.push(partitionFilesRecord(partition, new Map(stats.map((stat) => [fileNameOf(stat.path!), stat.fileSizeInBytes]))));
+          const written: ColumnStatsMetadata[] = [];
           for (const stat of stats) {
             const footer = await readStoredFooter(storage, stat.path!, stat.fileSizeInBytes);
             const records = columnStatsRecords1x(partition, fileNameOf(stat.path!), footer, columns, version);
             ours.column_stats.push(...records);
+            written.push(...records.flatMap((r) => (r.type === 3 ? [r.columnStats] : [])));
             // A copy-on-write write replaces its file group's base file: the latest slice has the new one only.
-            latestFileStats.set(stat.fileId, { partition, stats: records.flatMap((r) => (r.type === 3 ? [r.columnStats] : [])) });
+            latestFileOfGroup.set(`${partition}/${stat.fileId}`, fileNameOf(stat.path!));
           }
-          const latest = [...latestFileStats.values()].filter((file) => file.partition === partition).flatMap((file) => file.stats);
-          ours.partition_stats.push(...partitionStatsRecords1x(partition, latest, version));
+          const latest = new Set([...latestFileOfGroup].filter(([group]) => group.startsWith(`${partition}/`)).map(([, name]) => name));
+          const existing = columnStatsByPartition.get(partition) ?? [];
+          ours.partition_stats.push(...partitionStatsForCommit1x(partition, written, existing, latest, version));
+          columnStatsByPartition.set(partition, [...existing, ...written]);
         }
         for (const partition of ['files', 'column_stats', 'partition_stats'] as const) {
           const theirs = hudiBlockRecords(cow, partition, instant.time, version);
@@ -170,6 +177,15 @@ for (const [release, version] of [
           const decoded = new Map(readHudiHFile(block.content).records.map((r) => [r.key, decodeMetadataRecord(r.value, r.key, type)]));
           assert.ok(theirs.size > 0, `${instant.time} ${partition}: Hudi wrote records`);
           assert.deepEqual(decoded, theirs, `${instant.time} ${partition}`);
+          // Hudi's own HFile reader (hudi-io's, as the metadata table reads log blocks) reads our block's HFile.
+          const file = join(root, `${partition}-${instant.time}.hfile`);
+          writeFileSync(file, block.content);
+          const read = await hudi.hfileReadIo(file);
+          assert.equal(read.schema, METADATA_1X_VERSIONS[version].writerSchemaText);
+          assert.deepEqual(
+            read.entries,
+            readHudiHFile(block.content).records.map((r) => ({ key: r.key, value: Buffer.from(r.value).toString('base64') })),
+          );
         }
       }
     });
