@@ -15,17 +15,18 @@ import type { LogBlockInput } from '../log-format/index.js';
 import { bigintToTwosComplement } from '../log-format/index.js';
 import { FILE_METADATA } from '../parquet/footer.js';
 import { isStruct, type ThriftStruct } from '../parquet/thrift.js';
-import { META_FIELD_NAMES } from '../table/schema.js';
+import { type AvroRecordSchema, META_FIELD_NAMES } from '../table/schema.js';
 import { encodeMetadataRecord } from './codec.js';
-import { columnRangesFromFooter } from './column-stats.js';
+import { columnRangesFromFooter, columnRangesFromRecords } from './column-stats.js';
 import { columnIndexId, partitionIndexId } from './hash-ids.js';
 import { partitionIdentifier } from './partitions.js';
 import {
   type ColumnRange,
   type ColumnStatsMetadata,
   columnStatsRecord,
-  compareWrapped,
+  compareStatsValues,
   type MetadataRecord,
+  VALUE_TYPE_ORDINAL,
   type ValueTypeInfo,
   type WrappedValue,
 } from './records.js';
@@ -97,23 +98,6 @@ export function columnsToIndex1x(
 
 // ---------------------------------------------------------------------------------------------------------------
 // Column-stats index version 2: ValueType (org.apache.hudi.stats.ValueType, ordinals) and how values are stored.
-
-export const VALUE_TYPE_ORDINAL = {
-  BOOLEAN: 2,
-  INT: 3,
-  LONG: 4,
-  FLOAT: 5,
-  DOUBLE: 6,
-  STRING: 7,
-  BYTES: 8,
-  FIXED: 9,
-  DECIMAL: 10,
-  DATE: 12,
-  TIMESTAMP_MILLIS: 15,
-  TIMESTAMP_MICROS: 16,
-  LOCAL_TIMESTAMP_MILLIS: 18,
-  LOCAL_TIMESTAMP_MICROS: 19,
-} as const;
 
 interface LeafType {
   readonly valueType: ValueTypeInfo;
@@ -232,6 +216,70 @@ export function columnStatsRecords1x(
   });
 }
 
+/**
+ * ValueType.fromSchema of an Avro field's type (nullable unions resolved): what index version 2 stores a log
+ * file's min/max as. Undefined for types Hudi does not index (record, map, array, enum) or this build does not give
+ * a type (nanosecond timestamps, UUIDs as fixed).
+ */
+function avroValueType(fieldType: unknown): LeafType | undefined {
+  const type = nonNull(fieldType);
+  const name = typeof type === 'string' ? type : ((type as { type?: unknown }).type as string | undefined);
+  const logical = typeof type === 'object' && type !== null ? (type as { logicalType?: string; precision?: number; scale?: number }) : {};
+  const plain = (ordinal: number): LeafType => ({ valueType: { typeOrdinal: ordinal, additionalInfo: null }, scale: 0 });
+  if (logical.logicalType === 'decimal' && (name === 'bytes' || name === 'fixed')) {
+    const scale = logical.scale ?? 0;
+    return { valueType: { typeOrdinal: VALUE_TYPE_ORDINAL.DECIMAL, additionalInfo: `${logical.precision ?? 0},${scale}` }, scale };
+  }
+  const byName: Record<string, Record<string, number>> = {
+    boolean: { '': VALUE_TYPE_ORDINAL.BOOLEAN },
+    int: { '': VALUE_TYPE_ORDINAL.INT, date: VALUE_TYPE_ORDINAL.DATE },
+    long: {
+      '': VALUE_TYPE_ORDINAL.LONG,
+      'timestamp-millis': VALUE_TYPE_ORDINAL.TIMESTAMP_MILLIS,
+      'timestamp-micros': VALUE_TYPE_ORDINAL.TIMESTAMP_MICROS,
+      'local-timestamp-millis': VALUE_TYPE_ORDINAL.LOCAL_TIMESTAMP_MILLIS,
+      'local-timestamp-micros': VALUE_TYPE_ORDINAL.LOCAL_TIMESTAMP_MICROS,
+    },
+    float: { '': VALUE_TYPE_ORDINAL.FLOAT },
+    double: { '': VALUE_TYPE_ORDINAL.DOUBLE },
+    string: { '': VALUE_TYPE_ORDINAL.STRING },
+    bytes: { '': VALUE_TYPE_ORDINAL.BYTES },
+    fixed: { '': VALUE_TYPE_ORDINAL.FIXED },
+  };
+  const ordinal = name === undefined ? undefined : byName[name]?.[logical.logicalType ?? ''];
+  return ordinal === undefined ? undefined : plain(ordinal);
+}
+
+/**
+ * One log file's column-stats records (HoodieAppendHandle's collectColumnRangeMetadata over the records it appended,
+ * taken as they are by translateWriteStatToColumnStats): `records` are the data block's Avro records as decoded
+ * (meta fields included), `schema` the block's writer schema. Ranges as column-stats.ts's columnRangesFromRecords
+ * (sizes 0); at index version 2 stored as the field's ValueType says.
+ */
+export function logColumnStatsRecords1x(
+  partitionPath: string,
+  logFileName: string,
+  schema: AvroRecordSchema,
+  records: readonly Readonly<Record<string, unknown>>[],
+  columns: readonly string[],
+  tableVersion: MetadataTableVersion1x,
+): MetadataRecord[] {
+  const facts = metadataVersionFacts(tableVersion);
+  const ranges = columnRangesFromRecords(schema, records, columns, logFileName);
+  if (facts.columnStatsIndexVersion === 1) return ranges.map((range) => withStatsFields(columnStatsRecord(partitionPath, range), false, undefined));
+  const fieldTypes = new Map(schema.fields.map((field) => [field.name, field.type as unknown]));
+  return ranges.map((range) => {
+    const leaf = avroValueType(fieldTypes.get(range.columnName));
+    if (leaf === undefined) {
+      throw new UnsupportedTableError(`column ${range.columnName} of ${logFileName} has an Avro type this build cannot give a column-stats value type`, {
+        fix: 'leave the column out of hoodie.metadata.index.column.stats.column.list',
+      });
+    }
+    const v2: ColumnRange = { ...range, minValue: toV2Value(range.minValue, leaf), maxValue: toV2Value(range.maxValue, leaf) };
+    return withStatsFields(columnStatsRecord(partitionPath, v2), false, leaf.valueType);
+  });
+}
+
 function withStatsFields(record: MetadataRecord, isTightBound: boolean, valueType: ValueTypeInfo | undefined): MetadataRecord {
   if (record.type !== 3 && record.type !== 6) return record;
   const columnStats: ColumnStatsMetadata = { ...record.columnStats, isTightBound, ...(valueType === undefined ? {} : { valueType }) };
@@ -257,13 +305,13 @@ export function partitionStatsRecords1x(partitionPath: string, files: readonly C
   }
   const out: MetadataRecord[] = [];
   for (const [column, list] of byColumn) {
+    const valueType = list[0]!.valueType;
     const pick = (values: (WrappedValue | null)[], sign: 1 | -1): WrappedValue | null =>
       values.reduce<WrappedValue | null>(
-        (best, value) => (value === null ? best : best === null || compareWrapped(value, best) * sign < 0 ? value : best),
+        (best, value) => (value === null ? best : best === null || compareStatsValues(value, best, valueType) * sign < 0 ? value : best),
         null,
       );
     const sum = (get: (s: ColumnStatsMetadata) => number | null) => list.reduce((total, s) => total + (get(s) ?? 0), 0);
-    const valueType = list[0]!.valueType;
     out.push({
       key: partitionStatsIndexKey(partitionPath, column),
       type: 6,

@@ -7,7 +7,7 @@
  * 5 `record_index` the data record key (HoodieRecordIndexInfo: partition, file id, …).
  */
 import { HudiError } from '../errors.js';
-import type { WrappedValue } from '../log-format/value-wrappers.js';
+import { twosComplementToBigint, type WrappedValue } from '../log-format/value-wrappers.js';
 import { parseInstantTime } from '../timeline/instant.js';
 import { bloomFilterIndexKey, columnStatsIndexKey } from './hash-ids.js';
 import { PARTITION_LIST_KEY, partitionIdentifier } from './partitions.js';
@@ -18,6 +18,24 @@ export const RECORD_TYPE = { PARTITION_LIST: 1, FILE_LIST: 2, COLUMN_STATS: 3, B
  * HoodieValueTypeInfo (1.1.x, column-stats index version 2): the ValueType ordinal the min/max are stored as, and for
  * decimals "precision,scale". Absent in 0.x and 1.0.x records.
  */
+/** org.apache.hudi.stats.ValueType ordinals (1.1.x) of the types our column stats carry. */
+export const VALUE_TYPE_ORDINAL = {
+  BOOLEAN: 2,
+  INT: 3,
+  LONG: 4,
+  FLOAT: 5,
+  DOUBLE: 6,
+  STRING: 7,
+  BYTES: 8,
+  FIXED: 9,
+  DECIMAL: 10,
+  DATE: 12,
+  TIMESTAMP_MILLIS: 15,
+  TIMESTAMP_MICROS: 16,
+  LOCAL_TIMESTAMP_MILLIS: 18,
+  LOCAL_TIMESTAMP_MICROS: 19,
+} as const;
+
 export interface ValueTypeInfo {
   readonly typeOrdinal: number;
   readonly additionalInfo: string | null;
@@ -265,7 +283,7 @@ function combineColumnStats(older: ColumnStatsMetadata, newer: ColumnStatsMetada
   const pick = (a: WrappedValue | null, b: WrappedValue | null, sign: 1 | -1): WrappedValue | null => {
     if (a === null) return b;
     if (b === null) return a;
-    return compareWrapped(a, b) * sign <= 0 ? a : b;
+    return compareStatsValues(a, b, newer.valueType) * sign <= 0 ? a : b;
   };
   const add = (a: number | null, b: number | null) => (a ?? 0) + (b ?? 0);
   return {
@@ -281,6 +299,18 @@ function combineColumnStats(older: ColumnStatsMetadata, newer: ColumnStatsMetada
     ...(newer.isTightBound === undefined ? {} : { isTightBound: newer.isTightBound }),
     ...(newer.valueType === undefined ? {} : { valueType: newer.valueType }),
   };
+}
+
+/**
+ * Two min/max values of one column compared as Hudi does: at column-stats index version 2 (1.1.x) as their ValueType
+ * says (a decimal, stored as unscaled bytes, by its value), else as the unwrapped Java values (compareWrapped).
+ */
+export function compareStatsValues(a: WrappedValue, b: WrappedValue, valueType: ValueTypeInfo | null | undefined): number {
+  if (valueType?.typeOrdinal === VALUE_TYPE_ORDINAL.DECIMAL && a.type === 'bytes' && b.type === 'bytes') {
+    const [x, y] = [twosComplementToBigint(a.value), twosComplementToBigint(b.value)];
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  return compareWrapped(a, b);
 }
 
 /** Java's compareTo of the unwrapped values (same wrapper type; other pairs compare equal). */

@@ -7,23 +7,30 @@
  *
  * Copy-on-write: an insert, upserts across the three partitions, several column types (long, string with nulls,
  * double, int with nulls, boolean, date, decimal, timestamp, float). Merge-on-read: an insert and upserts into log
- * files (read only: log files' column ranges come from the append handle, not from a footer).
+ * files, whose column ranges are the append's records' (taken from the data blocks Hudi wrote).
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readHudiHFile } from '../../lib/hfile/index.js';
-import { iterateLogBlocks } from '../../lib/log-format/index.js';
+import { iterateLogBlocks, readAvroDataBlock } from '../../lib/log-format/index.js';
 import { decodeMetadataRecord } from '../../lib/metadata/codec.js';
 import { commitFilesRecords } from '../../lib/metadata/convert.js';
-import { columnStatsRecords1x, columnsToIndex1x, metadataLogBlock1x, partitionStatsForCommit1x } from '../../lib/metadata/convert-1x.js';
+import {
+  columnStatsRecords1x,
+  columnsToIndex1x,
+  logColumnStatsRecords1x,
+  metadataLogBlock1x,
+  partitionStatsForCommit1x,
+} from '../../lib/metadata/convert-1x.js';
 import { readStoredFooter } from '../../lib/metadata/footers.js';
 import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import type { ColumnStatsMetadata, MetadataRecord } from '../../lib/metadata/records.js';
 import { metadataRecordTypeOf } from '../../lib/metadata/schema.js';
 import { METADATA_1X_VERSIONS, type MetadataTableVersion1x } from '../../lib/metadata/schema-1x.js';
 import { openStorage } from '../../lib/storage/index.js';
+import type { AvroRecordSchema } from '../../lib/table/schema.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { fileNameOf } from '../../lib/util/paths.js';
@@ -138,56 +145,76 @@ for (const [release, version] of [
       });
     }
 
-    it(`Hudi ${release}: per commit, our files, column_stats and partition_stats records equal Hudi's log blocks`, async () => {
-      const storage = openStorage(cow);
-      const table = await HudiTable.open(storage);
-      // What the metadata table holds so far (our own records), and each file group's latest file name.
-      const columnStatsByPartition = new Map<string, ColumnStatsMetadata[]>();
-      const latestFileOfGroup = new Map<string, string>();
-      const commits = table.timeline.completed().filter((instant) => instant.action === 'commit');
-      assert.equal(commits.length, WRITES.length);
-      for (const instant of commits) {
-        const metadata = await readCommitMetadata(storage, instant, table.layout);
-        const columns = columnsToIndex1x(metadata.extraMetadata['schema'] ?? '', version, { populateMetaFields: table.config.populateMetaFields });
-        const ours: Record<'files' | 'column_stats' | 'partition_stats', MetadataRecord[]> = {
-          files: commitFilesRecords(metadata),
-          column_stats: [],
-          partition_stats: [],
-        };
-        for (const [partition, stats] of Object.entries(metadata.partitionToWriteStats)) {
-          const written: ColumnStatsMetadata[] = [];
-          for (const stat of stats) {
-            const footer = await readStoredFooter(storage, stat.path!, stat.fileSizeInBytes);
-            const records = columnStatsRecords1x(partition, fileNameOf(stat.path!), footer, columns, version);
-            ours.column_stats.push(...records);
-            written.push(...records.flatMap((r) => (r.type === 3 ? [r.columnStats] : [])));
-            // A copy-on-write write replaces its file group's base file: the latest slice has the new one only.
-            latestFileOfGroup.set(`${partition}/${stat.fileId}`, fileNameOf(stat.path!));
+    for (const [kind, path, writes] of [
+      ['copy-on-write', cow, WRITES.length],
+      ['merge-on-read', mor, 3],
+    ] as const) {
+      it(`Hudi ${release}: per ${kind} commit, our files, column_stats and partition_stats records equal Hudi's log blocks`, async () => {
+        const storage = openStorage(path);
+        const table = await HudiTable.open(storage);
+        // What the metadata table holds so far (our own records), and each file group's latest slice's files.
+        const columnStatsByPartition = new Map<string, ColumnStatsMetadata[]>();
+        const latestSliceOfGroup = new Map<string, string[]>();
+        const commits = table.timeline.completed().filter((instant) => instant.action === 'commit' || instant.action === 'deltacommit');
+        assert.equal(commits.length, writes);
+        for (const instant of commits) {
+          const metadata = await readCommitMetadata(storage, instant, table.layout);
+          const schema = metadata.extraMetadata['schema'] ?? '';
+          const columns = columnsToIndex1x(schema, version, { populateMetaFields: table.config.populateMetaFields });
+          const ours: Record<'files' | 'column_stats' | 'partition_stats', MetadataRecord[]> = {
+            files: commitFilesRecords(metadata),
+            column_stats: [],
+            partition_stats: [],
+          };
+          for (const [partition, stats] of Object.entries(metadata.partitionToWriteStats)) {
+            const written: ColumnStatsMetadata[] = [];
+            for (const stat of stats) {
+              const name = fileNameOf(stat.path!);
+              const group = `${partition}/${stat.fileId}`;
+              let records: MetadataRecord[];
+              if (name.endsWith('.parquet')) {
+                const footer = await readStoredFooter(storage, stat.path!, stat.fileSizeInBytes);
+                records = columnStatsRecords1x(partition, name, footer, columns, version);
+                // A new base file starts its file group's latest slice.
+                latestSliceOfGroup.set(group, [name]);
+              } else {
+                // A log file: the records its append wrote, from the data blocks of this instant.
+                const blocks = [...iterateLogBlocks(await storage.get(stat.path!), name)].filter(
+                  (block) => block.type === 'AVRO_DATA_BLOCK' && block.header.INSTANT_TIME === instant.time,
+                );
+                const rows = blocks.flatMap((block) => readAvroDataBlock(block) as Record<string, unknown>[]);
+                const blockSchema = JSON.parse(blocks[0]!.header.SCHEMA!) as AvroRecordSchema;
+                records = logColumnStatsRecords1x(partition, name, blockSchema, rows, columns, version);
+                latestSliceOfGroup.set(group, [...(latestSliceOfGroup.get(group) ?? []), name]);
+              }
+              ours.column_stats.push(...records);
+              written.push(...records.flatMap((r) => (r.type === 3 ? [r.columnStats] : [])));
+            }
+            const latest = new Set([...latestSliceOfGroup].filter(([group]) => group.startsWith(`${partition}/`)).flatMap(([, names]) => names));
+            const existing = columnStatsByPartition.get(partition) ?? [];
+            ours.partition_stats.push(...partitionStatsForCommit1x(partition, written, existing, latest, version));
+            columnStatsByPartition.set(partition, [...existing, ...written]);
           }
-          const latest = new Set([...latestFileOfGroup].filter(([group]) => group.startsWith(`${partition}/`)).map(([, name]) => name));
-          const existing = columnStatsByPartition.get(partition) ?? [];
-          ours.partition_stats.push(...partitionStatsForCommit1x(partition, written, existing, latest, version));
-          columnStatsByPartition.set(partition, [...existing, ...written]);
+          for (const partition of ['files', 'column_stats', 'partition_stats'] as const) {
+            const theirs = hudiBlockRecords(path, partition, instant.time, version);
+            const block = metadataLogBlock1x(ours[partition], instant.time, version);
+            assert.equal(block.header.INSTANT_TIME, instant.time);
+            const type = metadataRecordTypeOf(block.header.SCHEMA!);
+            const decoded = new Map(readHudiHFile(block.content).records.map((r) => [r.key, decodeMetadataRecord(r.value, r.key, type)]));
+            assert.ok(theirs.size > 0, `${instant.time} ${partition}: Hudi wrote records`);
+            assert.deepEqual(decoded, theirs, `${instant.time} ${partition}`);
+            // Hudi's own HFile reader (hudi-io's, as the metadata table reads log blocks) reads our block's HFile.
+            const file = join(root, `${kind}-${partition}-${instant.time}.hfile`);
+            writeFileSync(file, block.content);
+            const read = await hudi.hfileReadIo(file);
+            assert.equal(read.schema, METADATA_1X_VERSIONS[version].writerSchemaText);
+            assert.deepEqual(
+              read.entries,
+              readHudiHFile(block.content).records.map((r) => ({ key: r.key, value: Buffer.from(r.value).toString('base64') })),
+            );
+          }
         }
-        for (const partition of ['files', 'column_stats', 'partition_stats'] as const) {
-          const theirs = hudiBlockRecords(cow, partition, instant.time, version);
-          const block = metadataLogBlock1x(ours[partition], instant.time, version);
-          assert.equal(block.header.INSTANT_TIME, instant.time);
-          const type = metadataRecordTypeOf(block.header.SCHEMA!);
-          const decoded = new Map(readHudiHFile(block.content).records.map((r) => [r.key, decodeMetadataRecord(r.value, r.key, type)]));
-          assert.ok(theirs.size > 0, `${instant.time} ${partition}: Hudi wrote records`);
-          assert.deepEqual(decoded, theirs, `${instant.time} ${partition}`);
-          // Hudi's own HFile reader (hudi-io's, as the metadata table reads log blocks) reads our block's HFile.
-          const file = join(root, `${partition}-${instant.time}.hfile`);
-          writeFileSync(file, block.content);
-          const read = await hudi.hfileReadIo(file);
-          assert.equal(read.schema, METADATA_1X_VERSIONS[version].writerSchemaText);
-          assert.deepEqual(
-            read.entries,
-            readHudiHFile(block.content).records.map((r) => ({ key: r.key, value: Buffer.from(r.value).toString('base64') })),
-          );
-        }
-      }
-    });
+      });
+    }
   });
 }

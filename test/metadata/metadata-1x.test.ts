@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { UnsupportedTableError } from '../../lib/errors.js';
 import { readHudiHFile } from '../../lib/hfile/index.js';
 import { encodeDatum } from '../../lib/log-format/avro.js';
-import { iterateLogBlocks } from '../../lib/log-format/index.js';
+import { bigintToTwosComplement, iterateLogBlocks } from '../../lib/log-format/index.js';
 import { decodeMetadataRecord } from '../../lib/metadata/codec.js';
 import { columnsToIndex1x, metadataLogBlock1x, partitionStatsIndexKey, partitionStatsRecords1x } from '../../lib/metadata/convert-1x.js';
 import { columnIndexId, partitionIndexId } from '../../lib/metadata/hash-ids.js';
@@ -242,6 +242,18 @@ describe('1.x metadata records', () => {
       isDeleted: false,
       isTightBound: true,
     });
+  });
+
+  it('partition stats at index version 2 compare decimals (unscaled bytes) by value, not by their bytes', () => {
+    const decimal = { typeOrdinal: 10, additionalInfo: '10,2' };
+    const bytes = (n: bigint) => ({ type: 'bytes' as const, value: new Uint8Array(bigintToTwosComplement(n)) });
+    const files = [
+      stats({ columnName: 'amount', minValue: bytes(703n), maxValue: bytes(3102n), valueType: decimal }),
+      stats({ columnName: 'amount', minValue: bytes(100n), maxValue: bytes(-5n), valueType: decimal }),
+    ];
+    const [record] = partitionStatsRecords1x('p', files, 9);
+    assert.ok(record?.type === 6);
+    assert.deepEqual([record.columnStats.minValue, record.columnStats.maxValue, record.columnStats.valueType], [bytes(100n), bytes(3102n), decimal]);
   });
 
   it('merging: a tight-bound newer record replaces the older one; otherwise ranges widen', () => {
