@@ -13,13 +13,20 @@ import { readHudiHFile } from '../../lib/hfile/index.js';
 import { encodeDatum } from '../../lib/log-format/avro.js';
 import { bigintToTwosComplement, iterateLogBlocks } from '../../lib/log-format/index.js';
 import { decodeMetadataRecord } from '../../lib/metadata/codec.js';
-import { columnsToIndex1x, metadataLogBlock1x, partitionStatsIndexKey, partitionStatsRecords1x } from '../../lib/metadata/convert-1x.js';
+import {
+  columnsToIndex1x,
+  logColumnStatsRecords1x,
+  metadataLogBlock1x,
+  partitionStatsIndexKey,
+  partitionStatsRecords1x,
+} from '../../lib/metadata/convert-1x.js';
 import { columnIndexId, partitionIndexId } from '../../lib/metadata/hash-ids.js';
 import { type Metadata1xReadOptions, readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import { type ColumnStatsMetadata, type MetadataRecord, mergeRecords } from '../../lib/metadata/records.js';
 import { metadataRecordTypeOf } from '../../lib/metadata/schema.js';
 import { METADATA_1X_VERSIONS, metadataRecordType1x } from '../../lib/metadata/schema-1x.js';
 import { openStorage } from '../../lib/storage/index.js';
+import type { AvroRecordSchema } from '../../lib/table/schema.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { comparableMetadataRow, sparkMetadataRow } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
@@ -254,6 +261,48 @@ describe('1.x metadata records', () => {
     const [record] = partitionStatsRecords1x('p', files, 9);
     assert.ok(record?.type === 6);
     assert.deepEqual([record.columnStats.minValue, record.columnStats.maxValue, record.columnStats.valueType], [bytes(100n), bytes(3102n), decimal]);
+  });
+
+  it('log-file column stats: 1.0 keeps 0.x wrappers, 1.1 stores dates as ints and decimals as unscaled bytes with their value type', () => {
+    const schema: AvroRecordSchema = {
+      type: 'record',
+      name: 'r',
+      fields: [
+        { name: 'd', type: ['null', { type: 'int', logicalType: 'date' }] },
+        { name: 'amount', type: ['null', { type: 'bytes', logicalType: 'decimal', precision: 10, scale: 2 }] },
+        { name: 'created', type: ['null', { type: 'long', logicalType: 'timestamp-micros' }] },
+      ],
+    };
+    const rows = [
+      { d: 19723, amount: bigintToTwosComplement(703n), created: 5n },
+      { d: 19700, amount: bigintToTwosComplement(100n), created: null },
+    ];
+    const byColumn = (records: MetadataRecord[]) =>
+      new Map(records.map((r) => [r.type === 3 ? r.columnStats.columnName : '', r.type === 3 ? r.columnStats : undefined]));
+    const v8 = byColumn(logColumnStatsRecords1x('p', '.f_1.log.1_0-1-0', schema, rows, ['d', 'amount', 'created'], 8));
+    assert.deepEqual([v8.get('d')?.minValue, v8.get('d')?.valueType, v8.get('d')?.isTightBound], [{ type: 'date', value: 19700 }, undefined, false]);
+    assert.deepEqual(v8.get('amount')?.minValue, { type: 'decimal', unscaled: 100n * 10n ** 13n });
+    const v9 = byColumn(logColumnStatsRecords1x('p', '.f_1.log.1_0-1-0', schema, rows, ['d', 'amount', 'created'], 9));
+    assert.deepEqual(
+      [v9.get('d')?.minValue, v9.get('d')?.valueType],
+      [
+        { type: 'int', value: 19700 },
+        { typeOrdinal: 12, additionalInfo: null },
+      ],
+    );
+    assert.deepEqual(
+      [v9.get('amount')?.minValue, v9.get('amount')?.maxValue, v9.get('amount')?.valueType],
+      [
+        { type: 'bytes', value: new Uint8Array(bigintToTwosComplement(100n)) },
+        { type: 'bytes', value: new Uint8Array(bigintToTwosComplement(703n)) },
+        { typeOrdinal: 10, additionalInfo: '10,2' },
+      ],
+    );
+    assert.deepEqual(
+      [v9.get('created')?.maxValue, v9.get('created')?.nullCount, v9.get('created')?.valueCount, v9.get('created')?.totalSize],
+      [{ type: 'long', value: 5n }, 1, 2, 0],
+    );
+    assert.deepEqual(v9.get('created')?.valueType, { typeOrdinal: 16, additionalInfo: null });
   });
 
   it('merging: a tight-bound newer record replaces the older one; otherwise ranges widen', () => {
