@@ -8,7 +8,7 @@
  * Only files, column_stats and partition_stats are read: any other partition, record type or value wrapper is
  * refused by name, as is a pending metadata-table compaction (its plan is not read).
  */
-import { UnsupportedTableError } from '../errors.js';
+import { HudiError, UnsupportedTableError } from '../errors.js';
 import { readHudiHFile } from '../hfile/index.js';
 import { iterateLogBlocks, type LogBlock, readCommandBlock, readDeleteBlock } from '../log-format/index.js';
 import type { Storage } from '../storage/port.js';
@@ -22,7 +22,7 @@ import { fileNameOf } from '../util/paths.js';
 import { decodeMetadataRecord } from './codec.js';
 import { isDeletedRecord, type MergedRecord, type MetadataRecord, mergeRecords } from './records.js';
 import { metadataRecordTypeOf } from './schema.js';
-import { METADATA_1X_PARTITIONS, type Metadata1xPartition, metadata1xPartitionOf } from './schema-1x.js';
+import { METADATA_1X_PARTITIONS, METADATA_1X_VERSIONS, type Metadata1xPartition, type MetadataTableVersion1x, metadata1xPartitionOf } from './schema-1x.js';
 import { METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER } from './timeline.js';
 
 /** hoodie.timeline.path of the metadata table: Hudi creates it with the default. */
@@ -31,6 +31,37 @@ export const METADATA_1X_TIMELINE_FOLDER = `${METADATA_TABLE_METAFOLDER}/timelin
 export async function loadMetadataTimeline1x(storage: Storage): Promise<Timeline> {
   // Metadata-table instant times are generated like the data table's; only their order and equality matter here.
   return loadTimeline(storage, timelineLayout2(METADATA_1X_TIMELINE_FOLDER, 'UTC'));
+}
+
+/** Where Hudi 1.x keeps its index definitions (HoodieTableMetaClient.getIndexDefinitionPath, the default). */
+export const INDEX_DEFINITIONS_PATH = '.hoodie/.index_defs/index.json';
+
+/**
+ * The column-stats index version of a 1.x table (HoodieTableMetadataUtil.existingIndexVersionOrDefault): the
+ * `column_stats` index definition's `version` ("V1", "V2"), else the table version's default (HoodieIndexVersion
+ * .getCurrentVersion). A table upgraded from version 8 to 9 can keep V1, which the version-9 producers do not write:
+ * callers compare this with metadataVersionFacts(tableVersion).columnStatsIndexVersion before producing records.
+ */
+export async function columnStatsIndexVersion1x(storage: Storage, tableVersion: MetadataTableVersion1x): Promise<1 | 2> {
+  const fallback = METADATA_1X_VERSIONS[tableVersion].columnStatsIndexVersion;
+  if ((await storage.head(INDEX_DEFINITIONS_PATH)) === undefined) return fallback;
+  let definitions: { indexDefinitions?: Record<string, { version?: string }> };
+  try {
+    definitions = JSON.parse(Buffer.from(await storage.get(INDEX_DEFINITIONS_PATH)).toString('utf8')) as typeof definitions;
+  } catch (cause) {
+    throw new HudiError('the index definitions are not JSON', {
+      location: storage.uriOf(INDEX_DEFINITIONS_PATH),
+      fix: 'repair or remove the file with Hudi',
+      cause,
+    });
+  }
+  const version = definitions.indexDefinitions?.['column_stats']?.version;
+  if (version === undefined) return fallback;
+  if (version === 'V1' || version === 'V2') return version === 'V1' ? 1 : 2;
+  throw new UnsupportedTableError(`the column_stats index definition has version ${version}, which this build does not know`, {
+    location: storage.uriOf(INDEX_DEFINITIONS_PATH),
+    fix: 'read the table with the Hudi that wrote it',
+  });
 }
 
 export interface Metadata1xReadOptions {

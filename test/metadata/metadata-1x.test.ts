@@ -21,7 +21,7 @@ import {
   partitionStatsRecords1x,
 } from '../../lib/metadata/convert-1x.js';
 import { columnIndexId, partitionIndexId } from '../../lib/metadata/hash-ids.js';
-import { type Metadata1xReadOptions, readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
+import { columnStatsIndexVersion1x, type Metadata1xReadOptions, readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import { type ColumnStatsMetadata, type MetadataRecord, mergeRecords } from '../../lib/metadata/records.js';
 import { metadataRecordTypeOf } from '../../lib/metadata/schema.js';
 import { METADATA_1X_VERSIONS, metadataRecordType1x } from '../../lib/metadata/schema-1x.js';
@@ -108,6 +108,18 @@ describe('1.x metadata tables Hudi wrote, read', () => {
         await assert.rejects(readAll(dir), (error: unknown) => error instanceof UnsupportedTableError && error.message.includes(`"${partition}"`));
       });
     }
+
+    it(`Hudi ${release}: the column-stats index version is the index definition's, else the table version's default`, async () => {
+      assert.equal(await columnStatsIndexVersion1x(openStorage(join(FIXTURES, release)), version), version === 8 ? 1 : 2);
+      const dir = copyFixture(release);
+      const path = join(dir, '.hoodie/.index_defs/index.json');
+      const definitions = JSON.parse(readFileSync(path, 'utf8')) as { indexDefinitions: { column_stats: { version?: string } } };
+      definitions.indexDefinitions.column_stats.version = 'V1';
+      writeFileSync(path, JSON.stringify(definitions));
+      assert.equal(await columnStatsIndexVersion1x(openStorage(dir), version), 1);
+      rmSync(path);
+      assert.equal(await columnStatsIndexVersion1x(openStorage(dir), version), version === 8 ? 1 : 2);
+    });
 
     it(`Hudi ${release}: a pending metadata-table compaction is refused`, async () => {
       const dir = copyFixture(release);
