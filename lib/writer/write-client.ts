@@ -162,6 +162,8 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     assertLayoutSupports(layout, 'write', configLocation);
     assertWritable(tableConfig, config);
     const bucketIndex = bucketIndexOfWrite(layout, config, props, tableConfig, options.operation, configLocation);
+    // Every bucket file group of the table is checked against the settings before the input is read.
+    if (bucketIndex !== undefined && view !== undefined) bucketFileGroups(bucketFileGroupsOf(view, view.partitionPaths(), new Map()), bucketIndex, storage.uri);
     const template = view === undefined ? undefined : newestBaseFile(view);
     const templates = await stageFiles(storage, template === undefined ? [] : [template], workDir);
     // The latest commit's schema (TableSchemaResolver): its columns are the table's even where the template lacks them.
@@ -189,10 +191,6 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const prepared = await prepareRecords(session, tableConfig, storage, batch.rowCount, config, options);
     if (prepared.records === 0 && (existing === undefined || !config.allowEmptyCommit))
       throw noRecordsError(options.input.file, existing === undefined, batch.rowCount > 0);
-    // The buckets' file groups are checked against the settings before the instant is requested.
-    if (bucketIndex !== undefined && view !== undefined) {
-      bucketFileGroups(bucketFileGroupsOf(view, prepared.partitions, new Map()), bucketIndex, storage.uri);
-    }
 
     let table = existing;
     if (table === undefined) {
