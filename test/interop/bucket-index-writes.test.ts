@@ -183,10 +183,28 @@ describe('writes into simple-bucket-index tables, against Hudi 0.15', () => {
       await readAlike(path, layout, expected);
 
       // Hudi's own services on our file groups, then one more write each.
-      const procedureOptions = Object.entries(bucketOptions(layout))
+      // With the bucket index named, Hudi's procedures also need the record key field (HoodieBucketIndex hashes on it).
+      const procedureOptions = Object.entries({ ...bucketOptions(layout), 'hoodie.datasource.write.recordkey.field': 'id' })
         .map(([key, value]) => `${key}=${value}`)
         .join(',');
       if (layout.type === 'MERGE_ON_READ') {
+        // A compaction Hudi scheduled: our upsert appends to the slice it opened, and Hudi's run keeps those records.
+        await hudi.sql(`CALL run_compaction(op => 'schedule', path => '${path}', options => '${procedureOptions},hoodie.compact.inline.max.delta.commits=1')`);
+        const pending = (await HudiTable.open(openStorage(path))).timeline.pending().filter((i) => i.action === 'compaction');
+        assert.equal(pending.length, 1, 'Hudi scheduled a compaction');
+        const appended = await ourWrite(
+          path,
+          layout,
+          ids(20, 25).map((id) => row(id, 10)),
+          'upsert',
+        );
+        apply(expected, ids(20, 25), 10);
+        assert.ok(
+          appended.stats.every((s) => s.path!.includes(`_${pending[0]!.time}.log.`)),
+          "our log files belong to the compaction's new slice",
+        );
+        await hudi.sql(`CALL run_compaction(op => 'run', path => '${path}', options => '${procedureOptions}')`);
+        await readAlike(path, layout, expected);
         await hudi.sql(
           `CALL run_compaction(op => 'scheduleAndExecute', path => '${path}', options => '${procedureOptions},hoodie.compact.inline.max.delta.commits=1')`,
         );
@@ -198,6 +216,8 @@ describe('writes into simple-bucket-index tables, against Hudi 0.15', () => {
       }
       await hudi.sql(`CREATE TABLE ${layout.name} USING hudi LOCATION '${path}'`);
       await hudi.sql(`CALL run_clean(table => '${layout.name}', retain_commits => 1, options => '${procedureOptions}')`);
+      const cleaned = (await HudiTable.open(openStorage(path))).timeline.completed().filter((i) => i.action === 'clean');
+      assert.equal(cleaned.length, 1, 'Hudi cleaned the table');
       await ourWrite(
         path,
         layout,
