@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { writeJsonLines } from '../../lib/cli/generate.js';
-import { HudiError } from '../../lib/errors.js';
+import { ConflictError, HudiError } from '../../lib/errors.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { bucketIdOf, hashKeysOf, javaStringHashCode, newBucketFileId } from '../../lib/table/bucket-index.js';
@@ -153,6 +153,34 @@ describe('writes into simple-bucket-index tables', () => {
       (await snapshot(table)).map((r) => Number(r['id'])).sort((a, b) => a - b),
       ids(1, 16).filter((id) => id !== 3 && id !== 4),
     );
+  });
+
+  it('two writers creating the same new bucket at once: the second to commit conflicts (partition and bucket number)', async () => {
+    const table = join(tempDir(), 'bucket_concurrent');
+    const occ = { 'hoodie.write.concurrency.mode': 'optimistic_concurrency_control' };
+    await write(table, [row(2, 1)], 'upsert', props('COPY_ON_WRITE', occ));
+    // Id 4 hashes to bucket 3 of partition a, which has no file group yet: each writer creates one, with its own file id.
+    let arrived = 0;
+    let release!: () => void;
+    const both = new Promise<void>((resolve) => (release = resolve));
+    const afterDataFiles = async () => {
+      arrived += 1;
+      if (arrived === 2) release();
+      await both;
+    };
+    const upsert = async (ts: number) => {
+      const file = join(tempDir(), `batch-${ts}.jsonl`);
+      await writeJsonLines(file, [row(4, ts)]);
+      return writeBatch(openStorage(table), { input: { file, format: 'jsonl' }, operation: 'upsert', properties: props('COPY_ON_WRITE', occ), afterDataFiles });
+    };
+    const results = await Promise.allSettled([upsert(2), upsert(3)]);
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1, 'one commits');
+    const failed = results.find((r) => r.status === 'rejected');
+    assert.ok(failed?.status === 'rejected' && failed.reason instanceof ConflictError, String(failed?.status === 'rejected' ? failed.reason : ''));
+    const rows = await snapshot(table);
+    assert.deepEqual(rows.map((r) => Number(r['id'])).sort(), [2, 4], 'no key twice');
+    const groups = (await (await HudiTable.open(openStorage(table))).fileSystemView()).fileGroups();
+    assert.equal(groups.length, 2, 'one file group per bucket');
   });
 
   it('refuses bad bucket settings, bulk_insert and a missing index type before anything is written', async () => {
