@@ -665,7 +665,8 @@ export class WriteSession {
    * and the file tagging found them in.
    */
   async setHashBuckets(bucketOf: (recordKey: string) => number): Promise<HashBucketGroup[]> {
-    const reader = await this.connection.runAndReadAll(`SELECT __row, __key FROM ${TAGGED}`);
+    // A key stored twice (inserts are not looked up) tags its record twice: hash each record once.
+    const reader = await this.connection.runAndReadAll(`SELECT DISTINCT __row, __key FROM ${TAGGED}`);
     const [rows = [], keys = []] = reader.getColumnsJS() as [(number | bigint)[]?, string[]?];
     await this.run(`DROP TABLE IF EXISTS ${HASHED}`);
     await this.run(`CREATE TABLE ${HASHED} (__row BIGINT, __hash INTEGER)`);
@@ -888,7 +889,9 @@ export class WriteSession {
    * Write one file group's new base file as Hudi's merge does: the previous base file's records in their order (meta
    * columns preserved but `_hoodie_file_name`), each updated one replaced where it stands and deleted ones left out,
    * then the new records by key; the records written anew get fresh meta columns, numbered in the order they are
-   * written. Calls may overlap (after assignBuckets): each runs on a connection of its own.
+   * written. Only records tagged to this file replace stored ones: an insert (not looked up) of a stored key is
+   * written beside it, as Hudi's HoodieConcatHandle does (hoodie.merge.allow.duplicate.on.inserts, true by default).
+   * Calls may overlap (after assignBuckets): each runs on a connection of its own.
    */
   async writeFileGroup(spec: FileGroupWrite): Promise<FileGroupWriteResult> {
     const connection = this.idleWriters.pop() ?? (await this.newWriter());
@@ -923,7 +926,7 @@ export class WriteSession {
       const keep = `SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, ${fileName} AS _hoodie_file_name,
           ${dataColumns.map((c) => this.castToColumn(c, stored.has(c))).join(', ')}, 0 AS __src, file_row_number AS __ord
         FROM read_parquet(${fileListSql([previous.localPath])}, ${READ_OPTIONS}, file_row_number = true)
-        WHERE _hoodie_record_key NOT IN (SELECT __key FROM ${this.stagedRowsOf(spec.bucket)})`;
+        WHERE _hoodie_record_key NOT IN (SELECT __key FROM ${this.stagedRowsOf(spec.bucket)} WHERE __file IS NOT NULL)`;
       body = `${keep} UNION ALL ${newRows}`;
     }
     const columnList = [...META_FIELD_NAMES, ...dataColumns].map(sqlIdentifier).join(', ');
