@@ -4,6 +4,7 @@
  * deletes put every record in its hash bucket's file group (merge-on-read: log files for existing buckets); Spark then
  * writes on top without error and without a key twice, Spark (metadata table on and off) and our reader read the same
  * rows; the table is written alternately by Spark and by us, and Hudi's compaction (merge-on-read) and clean run on top.
+ * On copy-on-write, an insert of a stored key keeps both records, Spark's and ours alike.
  *
  * Four tables cover both table types, 4 and 16 buckets and hive-style partitioning on and off pairwise: each type once
  * with 4 buckets and once with 16, hive-style on for one and off for the other.
@@ -130,7 +131,7 @@ describe('writes into simple-bucket-index tables, against Hudi 0.15', () => {
 
   for (const layout of LAYOUTS) {
     const what = `${layout.type === 'COPY_ON_WRITE' ? 'copy-on-write' : 'merge-on-read'}, ${layout.buckets} buckets, hive-style ${layout.hiveStyle ? 'on' : 'off'}`;
-    it(`${what}: Spark, our upsert/insert/delete, Spark again, alternately; Hudi's compaction and clean on top; every reader agrees`, async () => {
+    it(`${what}: Spark, our upsert/insert/delete, Spark again, alternately; ${layout.type === 'MERGE_ON_READ' ? "Hudi's compaction (scheduled before our append) and clean on top; every reader agrees" : "Hudi's clean on top; every reader agrees; an insert of a stored key keeps both, as Spark's does"}`, async () => {
       const path = join(tempDir('bucket-writes-'), layout.name);
       const expected = new Map<number, number>();
       await hudi.write(path, { schema: SCHEMA, rows: ids(1, 12).map((id) => row(id, 1)), options: sparkOptions(layout, 'insert') });
@@ -228,6 +229,20 @@ describe('writes into simple-bucket-index tables, against Hudi 0.15', () => {
       await hudi.write(path, { schema: SCHEMA, rows: ids(1, 6).map((id) => row(id, 9)), options: sparkOptions(layout, 'upsert') });
       apply(expected, ids(1, 6), 9);
       await readAlike(path, layout, expected);
+
+      if (layout.type === 'COPY_ON_WRITE') {
+        // An insert of a stored key is not looked up: Spark's (HoodieConcatHandle) and ours both keep the stored record.
+        await hudi.write(path, { schema: SCHEMA, rows: [row(7, 11)], options: sparkOptions(layout, 'insert') });
+        await ourWrite(path, layout, [row(8, 11)], 'insert');
+        const rows = (await hudi.read(path)).rows;
+        const names = (id: number) =>
+          rows
+            .filter((r) => Number(r['id']) === id)
+            .map((r) => String(r['name']))
+            .sort();
+        assert.deepEqual(names(7), [`n7-${expected.get(7)}`, 'n7-11'].sort(), "Spark's insert keeps the stored record");
+        assert.deepEqual(names(8), [`n8-${expected.get(8)}`, 'n8-11'].sort(), 'our insert keeps the stored record');
+      }
     });
   }
 });
