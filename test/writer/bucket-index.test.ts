@@ -226,5 +226,18 @@ describe('writes into simple-bucket-index tables', () => {
       (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'consistent-hashing-bucket-index' && error.service === 'write',
     );
     assert.deepEqual(tableFiles(table), files, 'nothing written');
+
+    // 8 buckets where the table has 4: the file ids pass (buckets 0..3 < 8), but key 5 is stored in bucket 0 and
+    // hashes to bucket 4. Found once the keys are tagged, after the instant was requested: it is rolled back.
+    await assert.rejects(
+      write(table, [row(5, 5)], 'upsert', props('COPY_ON_WRITE', { 'hoodie.bucket.index.num.buckets': '8' })),
+      (error: unknown) => error instanceof HudiError && /record key "5" is stored in file group 00000000-.* but hashes to bucket 4/.test(error.message),
+    );
+    const table0 = await HudiTable.open(openStorage(table));
+    assert.equal(table0.timeline.completedWrites().length, 1, 'no write committed');
+    assert.ok(
+      (await snapshot(table)).every((r) => r['name'] === `n${r['id']}-1`),
+      'no row changed',
+    );
   });
 });
