@@ -51,6 +51,7 @@ import { describeHeal, failedWritesPolicy, healTable } from '../rollback/failed-
 import { findRollbackOf, rollbackInstant } from '../rollback/rollback.js';
 import { BoundedTasks, mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
+import { type BucketIndexSpec, bucketIdOf, bucketIdStr, bucketIndexSpec, newBucketFileId } from '../table/bucket-index.js';
 import {
   NEW_TABLE_KEYS,
   newTableOptionsFromWriteProperties,
@@ -64,7 +65,7 @@ import {
 import { baseFileName, type FileSystemView, joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
 import { createTable } from '../table/init.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
-import { assertLayoutSupports, detectTableLayout, LAYOUT_KEYS, viewFileIds } from '../table/layouts.js';
+import { assertLayoutSupports, bucketNumberOf, detectTableLayout, LAYOUT_KEYS, type TableLayout, viewFileIds } from '../table/layouts.js';
 import { type RecordPayload, resolveRecordPayload, writePayloadOf1xTable } from '../table/payload.js';
 import { type AvroRecordSchema, withMetaFields } from '../table/schema.js';
 import { HudiTable, PARTITION_METAFILE, withTableLock } from '../table/table.js';
@@ -77,6 +78,7 @@ import { pendingClusteringPlans } from '../timeline/queries.js';
 import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
+import { type BucketFileGroup, bucketFileGroups, planBucketIndexWrite } from './bucket-plan.js';
 import { describeFileGroup, findConflicts } from './conflict.js';
 import { type LatestSlice, LogAppender, latestSlices } from './log-append.js';
 import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
@@ -128,8 +130,11 @@ export interface WriteResult {
 
 type WriteAction = 'commit' | 'deltacommit';
 
-/** Hudi 0.15's indexes whose canIndexLogFiles() is true. */
-const LOG_INDEXING_INDEXES: readonly string[] = ['BUCKET', 'HBASE', 'INMEMORY', 'FLINK_STATE'];
+/**
+ * Hudi 0.15's indexes whose canIndexLogFiles() is true. BUCKET is not here: its simple engine's is false
+ * (HoodieSimpleBucketIndex), and its consistent-hashing engine is refused as a layout (layouts.ts).
+ */
+const LOG_INDEXING_INDEXES: readonly string[] = ['HBASE', 'INMEMORY', 'FLINK_STATE'];
 
 const OPERATION_TYPES: Record<WriteOperation, WriteOperationType> = { bulk_insert: 'BULK_INSERT', insert: 'INSERT', upsert: 'UPSERT', delete: 'DELETE' };
 const UPLOAD_CONCURRENCY = 4;
@@ -169,6 +174,9 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     assertLayoutSupports(layout, 'write', configLocation);
     assertWritable(tableConfig, config);
     if (existing !== undefined) assertSameTableVersion(existing.config, props, configLocation);
+    const bucketIndex = bucketIndexOfWrite(layout, config, props, tableConfig, options.operation, configLocation);
+    // Every bucket file group of the table is checked against the settings before the input is read.
+    if (bucketIndex !== undefined && view !== undefined) bucketFileGroups(bucketFileGroupsOf(view, view.partitionPaths(), new Map()), bucketIndex, storage.uri);
     const template = view === undefined ? undefined : newestBaseFile(view);
     const templates = await stageFiles(storage, template === undefined ? [] : [template], workDir);
     // The latest commit's schema (TableSchemaResolver): its columns are the table's even where the template lacks them.
@@ -213,6 +221,7 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
       workDir,
       createdTable: existing === undefined,
       prepared,
+      bucketIndex,
     });
   } finally {
     await session.close();
@@ -322,6 +331,62 @@ function assertSameTableVersion(config: TableConfig, props: ReadonlyMap<string, 
     location,
     fix: `upgrading or downgrading a table in place is not supported: drop ${key.key}, or set it to ${config.version}`,
   });
+}
+
+/**
+ * The simple bucket index's settings when the write places records by bucket: the run names hoodie.index.type=BUCKET,
+ * or the table's file ids carry bucket numbers (then the run must name the index: Hudi's writers read it from their
+ * own configuration, not from the table). Refused before anything is written: bulk_insert (Hudi's bucket bulk insert
+ * partitioners are not built) and a table of bucket file ids written without the bucket index.
+ */
+function bucketIndexOfWrite(
+  layout: TableLayout,
+  config: WriteConfig,
+  props: ReadonlyMap<string, string>,
+  tableConfig: TableConfig,
+  operation: WriteOperation,
+  location: string,
+): BucketIndexSpec | undefined {
+  if (layout.bucketIndex?.engine !== 'SIMPLE') return undefined;
+  if (config.indexType !== 'BUCKET') {
+    throw new HudiError(
+      `the table is written with the simple bucket index (${layout.bucketIndex.evidence}), and this write names ${WRITE_KEYS.indexType.key}=${config.indexType ?? '(unset)'}`,
+      {
+        location: WRITE_KEYS.indexType.key,
+        fix: `write with ${WRITE_KEYS.indexType.key}=BUCKET and the table's hoodie.bucket.index.num.buckets (Hudi keeps neither in the table); nothing was written`,
+      },
+    );
+  }
+  if (operation === 'bulk_insert') {
+    throw new HudiError(
+      'bulk_insert into a bucket-index table is not supported: Hudi writes it with bucket bulk-insert partitioners this build does not have',
+      {
+        location: WRITE_KEYS.indexType.key,
+        fix: 'write the batch with insert or upsert, which place records in their buckets as Hudi does; nothing was written',
+      },
+    );
+  }
+  return bucketIndexSpec(props, tableConfig.recordKeyFields, location);
+}
+
+/**
+ * The live file groups of the partitions (a merge-on-read group of log files only included), each with the index of
+ * its latest base file in `baseFileIndex` (by fileGroupKey) when it was staged.
+ */
+function bucketFileGroupsOf(view: FileSystemView, partitions: readonly string[], baseFileIndex: ReadonlyMap<string, number>): BucketFileGroup[] {
+  const groups = new Map<string, BucketFileGroup>();
+  for (const partition of partitions) {
+    for (const slice of view.latestMergedSlices(partition)) {
+      const key = fileGroupKey(slice.partitionPath, slice.fileId);
+      groups.set(key, { partitionPath: slice.partitionPath, fileId: slice.fileId, baseFile: baseFileIndex.get(key), baseInstant: slice.baseInstantTime });
+    }
+    for (const file of view.latestBaseFiles(partition)) {
+      const key = fileGroupKey(file.partitionPath, file.fileId);
+      if (!groups.has(key))
+        groups.set(key, { partitionPath: file.partitionPath, fileId: file.fileId, baseFile: baseFileIndex.get(key), baseInstant: file.instantTime });
+    }
+  }
+  return [...groups.values()];
 }
 
 /** The newest latest base file, whose Parquet types new files copy (Hudi's decimal and timestamp encodings). */
@@ -470,6 +535,8 @@ interface WriteContext {
   readonly workDir: string;
   readonly createdTable: boolean;
   readonly prepared: PreparedRecords;
+  /** The simple bucket index's settings when records are placed by bucket. */
+  readonly bucketIndex: BucketIndexSpec | undefined;
 }
 
 /** Everything the write decides before a file is written: where each record goes, and how. */
@@ -647,6 +714,33 @@ async function planWrite(context: WriteContext, storage: Storage): Promise<Write
   if (config.rejectUpdatesDuringClustering) assertNoUpdatesInPendingClustering(storage, operation, tagging, candidates);
   const commits = await recentCommitMetadata(table, table.timeline);
   const averageSize = averageRecordSize(commits, config);
+  const spec = context.bucketIndex;
+  if (spec !== undefined) {
+    // Bucket index: every record to its partition's hash bucket (tagging above only tells updates from inserts).
+    const groups = await session.setHashBuckets((recordKey) => bucketIdOf(recordKey, spec));
+    const baseFileIndex = new Map(latest.map((f, index) => [fileGroupKey(f.partitionPath, f.fileId), index]));
+    const planned = planBucketIndexWrite(
+      {
+        operation,
+        groups,
+        fileGroups: bucketFileGroupsOf(view, prepared.partitions, baseFileIndex),
+        mergeOnRead,
+        spec,
+        newFileId: (bucket) => newBucketFileId(bucket, randomUUID()),
+      },
+      storage.uri,
+    );
+    await session.assignBuckets(planned.bucketOfFile, [], { deletes: operation === 'delete', hashBuckets: planned.hashBuckets });
+    return {
+      view,
+      stagedFiles: stagedFiles.localPaths,
+      stagedFileNames: latest.map((f) => fileNameOf(f.path)),
+      slices,
+      buckets: { ...planned, averageRecordSize: averageSize },
+      updatesByFile: tagging.updatesByFile,
+      averageRecordSize: averageSize,
+    };
+  }
   const buckets = planBuckets({
     operation,
     insertsByPartition: operation === 'delete' ? new Map() : tagging.insertsByPartition,
@@ -721,6 +815,8 @@ async function writeFileGroups(context: WriteContext, instantTime: string, plan:
           rowGroupSize,
           templates: plan.stagedFiles,
           ...(indexesColumnStats ? { columnStatsColumns: configuredColumnStatsColumns(options.properties) } : {}),
+          // Hudi's bucket index locates every record of an existing bucket: its append handle counts them as updates.
+          countsAllAsUpdates: context.bucketIndex !== undefined,
         })
       : undefined;
   // A base file's footer (bloom filter, key range) needs its record keys: they are read and hashed while DuckDB
@@ -837,7 +933,8 @@ async function commitWrite(context: WriteContext, commit: WriteCommit): Promise<
   const { storage } = table;
   const { instantTime, action, plan, written, metadata, metadataTable, completedAtStart } = commit;
   const buckets = plan.buckets.buckets;
-  const ours = new Set(buckets.filter((b) => b.kind !== 'INSERT').map((b) => fileGroupKey(b.partitionPath, b.fileId)));
+  // With the bucket index a new bucket conflicts too: two writers must not both create bucket n of a partition.
+  const ours = new Set(buckets.filter((b) => b.kind !== 'INSERT' || context.bucketIndex !== undefined).map((b) => fileGroupKey(b.partitionPath, b.fileId)));
   await withTableLock(
     table,
     prepared.lock,
@@ -856,7 +953,12 @@ async function commitWrite(context: WriteContext, commit: WriteCommit): Promise<
         instant: instant.time,
         fileGroups: new Set(clustering.inputGroups.flatMap((g) => g.slices.map((s) => fileGroupKey(s.partitionPath, s.fileId)))),
       }));
-      const conflicts = findConflicts({ ours, completedSinceStart, pendingClustering: pending });
+      const conflicts = findConflicts({
+        ours,
+        completedSinceStart,
+        pendingClustering: pending,
+        ...(context.bucketIndex === undefined ? {} : { conflictKey: bucketConflictKey }),
+      });
       if (conflicts.length > 0) {
         const first = conflicts[0]!;
         throw new ConflictError(
@@ -910,6 +1012,14 @@ async function assertStillInflight(storage: Storage, timeline: Timeline, instant
     location: storage.uriOf(instantPath({ time: instantTime, action, state: 'INFLIGHT' }, timeline.layout)),
     fix,
   });
+}
+
+/** A file group's partition and bucket number (BucketIdentifier.partitionBucketIdStr); other file ids stay themselves. */
+function bucketConflictKey(key: string): string {
+  // fileGroupKey joins the two with NUL; a file id holds none.
+  const at = key.lastIndexOf('\u0000');
+  const bucket = bucketNumberOf(key.slice(at + 1));
+  return bucket === undefined ? key : fileGroupKey(key.slice(0, at), bucketIdStr(bucket));
 }
 
 /** Remove what a failed write left (it is not visible either way); a failure here leaves the instant for `rollback`. */
