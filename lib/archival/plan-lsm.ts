@@ -6,12 +6,11 @@
  * an inflight replacecommit, and a pending clustering (layout 2's `clustering` action) is a pending write.
  */
 import type { CleanConfig } from '../cleaner/config.js';
-import { earliestCommitToRetain } from '../cleaner/plan.js';
 import type { HoodieCleanerPlan } from '../timeline/avro-schemas.js';
-import { compareInstantTimes, type Instant, type InstantAction, parseInstantTime, type TimelineTimeZone } from '../timeline/instant.js';
+import { compareInstantTimes, type Instant, type InstantAction, type TimelineTimeZone } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
 import type { ArchivalConfig } from './config.js';
-import type { ArchiveBound, ArchivePlan, ArchiveRule } from './plan.js';
+import { type ArchiveBound, type ArchivePlan, type ArchiveRule, minAndMaxOfCommits } from './plan.js';
 
 /** BaseTimelineV2.getWriteTimeline: a pending one of these holds archival back. */
 const WRITE_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'compaction', 'logcompaction', 'replacecommit', 'clustering']);
@@ -41,18 +40,7 @@ function completedCommitsOf(timeline: Timeline, tableType: LsmArchiveFacts['tabl
 /** ArchivalUtils.getMinAndMaxInstantsToKeep, over layout 2's commits timeline. */
 function minAndMaxToKeep(facts: LsmArchiveFacts, completed: readonly Instant[], config: Pick<ArchivalConfig, 'minCommits' | 'maxCommits'>, clean: CleanRules) {
   const commits = facts.timeline.instants.filter((instant) => COMMITS_ACTIONS.has(instant.action));
-  const latest = completed.at(-1);
-  const now = (latest === undefined ? undefined : parseInstantTime(latest.time, facts.timeZone)) ?? new Date();
-  const retain = earliestCommitToRetain(commits, clean, now, facts.timeZone).instant;
-  if (retain === undefined) return { min: config.minCommits, max: config.maxCommits, adjustment: undefined };
-  const needed = completed.filter((instant) => compareInstantTimes(instant.time, retain.time) > 0).length + 2;
-  if (config.minCommits >= needed) return { min: config.minCommits, max: config.maxCommits, adjustment: undefined };
-  const max = needed + config.maxCommits - config.minCommits;
-  return {
-    min: needed,
-    max,
-    adjustment: `the cleaner retains from ${retain.time}: keep.min.commits ${config.minCommits} → ${needed}, keep.max.commits ${config.maxCommits} → ${max} (as Hudi's ArchivalUtils)`,
-  };
+  return minAndMaxOfCommits(commits, completed, config, clean, facts.timeZone);
 }
 
 /** ClusteringUtils.getEarliestInstantToRetainForClustering (1.x) with getEarliestReplacedSavepointInClean. */

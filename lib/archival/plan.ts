@@ -75,7 +75,23 @@ export function minAndMaxToKeep(
   zone: TimelineTimeZone,
 ): { min: number; max: number; adjustment: string | undefined } {
   const commits = commitsTimeline(timeline);
-  const completed = commits.filter((instant) => instant.state === 'COMPLETED');
+  return minAndMaxOfCommits(
+    commits,
+    commits.filter((instant) => instant.state === 'COMPLETED'),
+    config,
+    clean,
+    zone,
+  );
+}
+
+/** minAndMaxToKeep over a commits timeline and its completed commits, as each timeline layout lists them. */
+export function minAndMaxOfCommits(
+  commits: readonly Instant[],
+  completed: readonly Instant[],
+  config: Pick<ArchivalConfig, 'minCommits' | 'maxCommits'>,
+  clean: Pick<CleanConfig, 'policy' | 'commitsRetained' | 'hoursRetained'>,
+  zone: TimelineTimeZone,
+): { min: number; max: number; adjustment: string | undefined } {
   const latest = completed.at(-1);
   const now = (latest === undefined ? undefined : parseInstantTime(latest.time, zone)) ?? new Date();
   const retain = earliestCommitToRetain(commits, clean, now, zone).instant;

@@ -13,8 +13,8 @@ import { HudiError, UnsupportedTableError } from '../errors.js';
 import { writeHudiLogBlockHFile } from '../hfile/index.js';
 import type { LogBlockInput } from '../log-format/index.js';
 import { bigintToTwosComplement } from '../log-format/index.js';
-import { FILE_METADATA } from '../parquet/footer.js';
-import { isStruct, type ThriftStruct } from '../parquet/thrift.js';
+import { topLevelLeafColumns } from '../parquet/footer.js';
+import type { ThriftStruct } from '../parquet/thrift.js';
 import { type AvroRecordSchema, META_FIELD_NAMES } from '../table/schema.js';
 import { encodeMetadataRecord } from './codec.js';
 import { columnRangesFromFooter, columnRangesFromRecords } from './column-stats.js';
@@ -115,24 +115,11 @@ const PHYSICAL_FIXED = 7;
 
 /** ValueType.fromParquetPrimitiveType (LogicalTypeParquetAdapter) of each top-level leaf column, by name. */
 function leafValueTypes(footer: ThriftStruct): Map<string, LeafType> {
-  const elements = footer.list(FILE_METADATA.schema)?.items.filter(isStruct) ?? [];
   const out = new Map<string, LeafType>();
-  let index = 1;
-  const walk = (topLevel: boolean): void => {
-    const element = elements[index++];
-    if (element === undefined) return;
-    const children = element.int(5) ?? 0;
-    if (children > 0) {
-      for (let i = 0; i < children; i++) walk(false);
-      return;
-    }
-    const name = element.binary(4);
-    if (!topLevel || name === undefined) return;
+  for (const { element, name } of topLevelLeafColumns(footer)) {
     const type = valueTypeOf(element);
-    if (type !== undefined) out.set(Buffer.from(name).toString('utf8'), type);
-  };
-  const rootChildren = elements[0]?.int(5) ?? 0;
-  for (let i = 0; i < rootChildren; i++) walk(true);
+    if (type !== undefined) out.set(name, type);
+  }
   return out;
 }
 
