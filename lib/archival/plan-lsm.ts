@@ -10,7 +10,7 @@ import type { HoodieCleanerPlan } from '../timeline/avro-schemas.js';
 import { compareInstantTimes, type Instant, type InstantAction, type TimelineTimeZone } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
 import type { ArchivalConfig } from './config.js';
-import { type ArchiveBound, type ArchivePlan, type ArchiveRule, minAndMaxOfCommits } from './plan.js';
+import { type ArchiveBound, type ArchivePlan, type ArchiveRule, commitsPastTheBounds, minAndMaxOfCommits } from './plan.js';
 
 /** BaseTimelineV2.getWriteTimeline: a pending one of these holds archival back. */
 const WRITE_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'compaction', 'logcompaction', 'replacecommit', 'clustering']);
@@ -128,26 +128,7 @@ export function planArchiveLsm(facts: LsmArchiveFacts, config: ArchivalConfig, c
   }
 
   bounds.sort((a, b) => compareInstantTimes(a.time, b.time));
-  const candidates = completed.filter((instant) => {
-    if (config.beyondSavepoint && facts.savepointTimes.includes(instant.time)) {
-      keptCommits.push({ instant, rule: 'savepoint', detail: 'savepointed (hoodie.archive.beyond.savepoint keeps it)' });
-      return false;
-    }
-    const bound = bounds.find((b) => compareInstantTimes(instant.time, b.time) >= 0);
-    if (bound !== undefined) {
-      keptCommits.push({ instant, rule: bound.rule, detail: bound.detail });
-      return false;
-    }
-    return true;
-  });
-  const limit = Math.max(0, completed.length - min);
-  const commits = candidates.slice(0, limit);
-  for (const instant of candidates.slice(limit))
-    keptCommits.push({
-      instant,
-      rule: 'min-commits',
-      detail: `among the ${min} newest commits kept (keep.min.commits${adjustment === undefined ? '' : ', adjusted'})`,
-    });
+  const commits = commitsPastTheBounds(completed, bounds, { savepointTimes: facts.savepointTimes, config, min, adjustment }, keptCommits);
   const last = commits.at(-1);
   if (last === undefined) return result([]);
   // getCleanAndRollbackInstantsToArchive: the commits archived are contiguous, so the last one bounds the rest.

@@ -106,6 +106,44 @@ export function minAndMaxOfCommits(
   };
 }
 
+/**
+ * The completed commits to archive once there are more than keep.max.commits: those before every bound (and not
+ * savepointed when hoodie.archive.beyond.savepoint is on), less the `min` newest. Why each other one stays goes to
+ * `kept`. The same rule on both timeline layouts (HoodieTimelineArchiver.getCommitInstantsToArchive).
+ */
+export function commitsPastTheBounds(
+  completed: readonly Instant[],
+  bounds: readonly ArchiveBound[],
+  rules: {
+    readonly savepointTimes: readonly string[];
+    readonly config: Pick<ArchivalConfig, 'beyondSavepoint'>;
+    readonly min: number;
+    readonly adjustment: string | undefined;
+  },
+  kept: ArchivePlan['keptCommits'][number][],
+): Instant[] {
+  const candidates = completed.filter((instant) => {
+    if (rules.config.beyondSavepoint && rules.savepointTimes.includes(instant.time)) {
+      kept.push({ instant, rule: 'savepoint', detail: 'savepointed (hoodie.archive.beyond.savepoint keeps it)' });
+      return false;
+    }
+    const bound = bounds.find((b) => compareInstantTimes(instant.time, b.time) >= 0);
+    if (bound !== undefined) {
+      kept.push({ instant, rule: bound.rule, detail: bound.detail });
+      return false;
+    }
+    return true;
+  });
+  const limit = Math.max(0, completed.length - rules.min);
+  for (const instant of candidates.slice(limit))
+    kept.push({
+      instant,
+      rule: 'min-commits',
+      detail: `among the ${rules.min} newest commits kept (keep.min.commits${rules.adjustment === undefined ? '' : ', adjusted'})`,
+    });
+  return candidates.slice(0, limit);
+}
+
 /** ClusteringUtils.getOldestInstantToRetainForClustering. */
 export function oldestInstantToRetainForClustering(timeline: Timeline, lastCleanRetainedFrom: string | undefined): Instant | undefined {
   const replaces = timeline.instants.filter((instant) => instant.action === 'replacecommit');
@@ -223,26 +261,7 @@ export function planArchive(
   const keptCommits: { instant: Instant; rule: ArchiveRule; detail: string }[] = [];
   let commitsToArchive: Instant[] = [];
   if (completed.length > max) {
-    const candidates = completed.filter((instant) => {
-      if (config.beyondSavepoint && facts.savepointTimes.includes(instant.time)) {
-        keptCommits.push({ instant, rule: 'savepoint', detail: `savepointed (hoodie.archive.beyond.savepoint keeps it)` });
-        return false;
-      }
-      const bound = bounds.find((b) => compareInstantTimes(instant.time, b.time) >= 0);
-      if (bound !== undefined) {
-        keptCommits.push({ instant, rule: bound.rule, detail: bound.detail });
-        return false;
-      }
-      return true;
-    });
-    const limit = completed.length - min;
-    commitsToArchive = candidates.slice(0, Math.max(0, limit));
-    for (const instant of candidates.slice(Math.max(0, limit)))
-      keptCommits.push({
-        instant,
-        rule: 'min-commits',
-        detail: `among the ${min} newest commits kept (keep.min.commits${adjustment === undefined ? '' : ', adjusted'})`,
-      });
+    commitsToArchive = commitsPastTheBounds(completed, bounds, { savepointTimes: facts.savepointTimes, config, min, adjustment }, keptCommits);
   } else {
     for (const instant of completed)
       keptCommits.push({ instant, rule: 'max-commits', detail: `${completed.length} completed commit(s), archiving starts above keep.max.commits=${max}` });

@@ -174,3 +174,21 @@ export async function generateHudi1xFixtures(hudi: HudiHarness, version: Hudi1xV
   }
   rmSync(work, { recursive: true, force: true });
 }
+
+/**
+ * A Spark write of hudi1xRows(ids, at) into copy-on-write table `name` (insert when `at` is 1, else upsert), with
+ * Hudi's automatic clean and archive off so that a test decides which service runs; `extra` adds or overrides keys.
+ */
+export function hudi1xCowWrite(hudi: HudiHarness, path: string, name: string, ids: number[], at: number, extra: Record<string, string> = {}): Promise<void> {
+  return hudi.write(path, {
+    schema: HUDI_1X_SCHEMA,
+    rows: hudi1xRows(ids, at),
+    options: {
+      ...hudi1xWriteOptions(name, 'COPY_ON_WRITE'),
+      'hoodie.datasource.write.operation': at === 1 ? 'insert' : 'upsert',
+      'hoodie.clean.automatic': 'false',
+      'hoodie.archive.automatic': 'false',
+      ...extra,
+    },
+  });
+}

@@ -23,7 +23,7 @@ import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { historyFolder, readTimelineHistory } from '../../lib/timeline/history/index.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { HUDI_1X_VERSIONS, hudi1xCowWrite } from '../helpers/hudi-1x-fixtures.js';
 import { hudiArchivedInstants } from '../helpers/hudi-1x-history.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 
@@ -104,17 +104,7 @@ for (const version of HUDI_1X_VERSIONS) {
     const sparkRows = async (path: string, options: Record<string, string> = {}) =>
       canonicalRows((await hudi.read(path, { options: { 'hoodie.metadata.enable': 'false', ...options } })).rows);
     const write = (path: string, name: string, ids: number[], at: number, extra: Record<string, string> = {}) =>
-      hudi.write(path, {
-        schema: HUDI_1X_SCHEMA,
-        rows: hudi1xRows(ids, at),
-        options: {
-          ...hudi1xWriteOptions(name, 'COPY_ON_WRITE'),
-          'hoodie.datasource.write.operation': at === 1 ? 'insert' : 'upsert',
-          'hoodie.clean.automatic': 'false',
-          'hoodie.archive.automatic': 'false',
-          ...extra,
-        },
-      });
+      hudi1xCowWrite(hudi, path, name, ids, at, extra);
 
     before(async () => {
       hudi = await startHudi({ hudiVersion: version });
