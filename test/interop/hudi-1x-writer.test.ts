@@ -4,7 +4,7 @@
  * and delete into it, rolling back a failed write of Spark's first (its pending commit) and later one of ours; after
  * each of our commits Spark reads the same rows as we do, now and as of each of our instants; our instant files are
  * layout 2's (Avro commit metadata, completion time in the name, prevBaseFile on updates); then Spark keeps writing,
- * cleaning and clustering on top, and we read what it wrote.
+ * cleaning and clustering on top, and we read what it wrote; a bulk_insert of ours after that.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -152,9 +152,11 @@ for (const version of HUDI_1X_VERSIONS) {
       await hudi.sql(`CALL run_clean(table => 'writer_${tableVersion}', retain_commits => 1, options => 'hoodie.metadata.enable=false')`);
       await hudi.sql(`CALL run_clustering(table => 'writer_${tableVersion}', op => 'scheduleAndExecute', options => 'hoodie.metadata.enable=false')`);
       await ours('upsert', [2, 11], 7);
+      await ours('bulk_insert', [12, 13], 8);
       const spark = await sparkRows();
       assert.deepEqual(await ourRows(), spark);
       assert.ok(spark.some((row) => row.includes('"v7-2"')) && spark.some((row) => row.includes('"v6-10"')), JSON.stringify(spark));
+      assert.ok(spark.some((row) => row.includes('"v8-12"')) && spark.some((row) => row.includes('"v8-13"')), JSON.stringify(spark));
     });
 
     it(`a table we create with hoodie.write.table.version=${tableVersion}: Spark reads it, keeps writing with its defaults, and agrees with us`, async () => {
