@@ -115,6 +115,17 @@ export class ConflictError extends HudiError {
  * A write's own instant stopped being inflight before the write could commit: another writer rolled it back (Hudi's
  * failed-writes cleaning took it for dead) or removed its timeline files. Nothing of the write is visible.
  */
+/**
+ * A rollback asked for an instant that is completed: rolling it back would be a restore. Healing failed writes meets
+ * it when a write it took for failed completed while the healer waited for the lock: that write was alive after all.
+ */
+export class InstantCompletedError extends HudiError {
+  constructor(message: string, options: { location?: string; fix?: string } = {}) {
+    super(message, options);
+    this.name = 'InstantCompletedError';
+  }
+}
+
 export class InstantRolledBackError extends ConflictError {
   readonly instantTime: string;
   /** The rollback instant that names it, when there is one. */

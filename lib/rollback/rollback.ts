@@ -8,7 +8,7 @@
  * Why one long file: the plan, its execution and the recovery of an interrupted rollback are one protocol over the
  * same instants and file lists (Hudi's executor is one class too).
  */
-import { ConflictError, HudiError } from '../errors.js';
+import { ConflictError, HudiError, InstantCompletedError } from '../errors.js';
 import type { LockLease, LockProvider } from '../lock/port.js';
 import { parseLogFileName, rollbackCommandBlock, UNKNOWN_WRITE_TOKEN, writeLogFile } from '../log-format/index.js';
 import { keepMetadataTable, removeMetadataTableDeltaCommit } from '../metadata/index.js';
@@ -271,7 +271,12 @@ export async function rollbackFailedWrites(
       (await writerAliveReason(storage, instant.time, table.config.timelineTimeZone, options)) !== undefined
     )
       continue;
-    results.push(await rollbackInstant(table, instant.time, { ...options, ignoreHeartbeat: eager }));
+    try {
+      results.push(await rollbackInstant(table, instant.time, { ...options, ignoreHeartbeat: eager }));
+    } catch (error) {
+      // It completed while this waited for the lock (an EAGER healer beside a live writer): not a failed write.
+      if (!(error instanceof InstantCompletedError)) throw error;
+    }
   }
   // Rollbacks whose target already left the timeline: only the rollback itself is left to finish.
   const pendingTimes = new Set(pending.map((instant) => instant.time));
@@ -673,10 +678,13 @@ function writeInstantAt(timeline: Timeline, instantTime: string): Instant | unde
 
 function assertPending(storage: Storage, layout: TimelineLayout, target: Instant): void {
   if (target.state === 'COMPLETED') {
-    throw new HudiError(`${target.action} ${target.time} is completed; rolling back a completed instant is a restore, which this build does not support`, {
-      location: storage.uriOf(instantPath(target, layout)),
-      fix: 'only failed (requested/inflight) instants can be rolled back; to undo a completed commit use Hudi’s restore (hudi-cli `savepoint rollback`/`commit rollback`)',
-    });
+    throw new InstantCompletedError(
+      `${target.action} ${target.time} is completed; rolling back a completed instant is a restore, which this build does not support`,
+      {
+        location: storage.uriOf(instantPath(target, layout)),
+        fix: 'only failed (requested/inflight) instants can be rolled back; to undo a completed commit use Hudi’s restore (hudi-cli `savepoint rollback`/`commit rollback`)',
+      },
+    );
   }
 }
 

@@ -9,7 +9,7 @@ import { readFileSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import avro from 'avsc';
-import { ConflictError, HudiError } from '../../lib/errors.js';
+import { ConflictError, HudiError, InstantCompletedError } from '../../lib/errors.js';
 import type { LockProvider } from '../../lib/lock/port.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import {
@@ -35,7 +35,7 @@ import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { createMarker, deleteMarkerDir, listMarkers, type MarkerType, markerDir } from '../../lib/timeline/markers.js';
 import { pendingClusteringPlans } from '../../lib/timeline/queries.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
-import { createRequested, transitionToInflight } from '../../lib/timeline/transitions.js';
+import { createRequested, transitionToCompleted, transitionToInflight } from '../../lib/timeline/transitions.js';
 import { officialAvroType, readWithAvscStreams } from '../helpers/avro-official.js';
 import { committedTable, completedWrites, expectedOf, fixtureTable, onlyFileGroup, tempDir } from '../helpers/fixtures.js';
 import { requireS3, s3TablePath, uploadTable } from '../helpers/s3.js';
@@ -568,6 +568,32 @@ describe('rollbackFailedWrites', () => {
       [freshHeartbeat.time, justStarted.time],
     );
     assert.deepEqual((await snapshotIds(storage)).ids, FOUR_ROWS);
+  });
+
+  it('EAGER: a write that completes while the healer waits for the lock was alive: it is left alone, not an error', async () => {
+    const storage = openStorage(fixtureTable(NONPARTITIONED.table));
+    const pending = await simulateFailedCommit(storage, FAILED, [
+      { partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' },
+    ]);
+    // The writer commits just before the healer gets the lock (what two single-writer clients racing can do).
+    const lockAfterTheCommit: LockProvider = {
+      description: 'test lock (the pending write commits first)',
+      acquire: async () => {
+        if (!(await exists(storage, `.hoodie/${FAILED}.commit`))) {
+          await transitionToCompleted(
+            storage,
+            TIMELINE_LAYOUT_1,
+            FAILED,
+            'commit',
+            JSON.stringify({ partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'UPSERT' }),
+          );
+        }
+        return grantingLock.acquire();
+      },
+    };
+    assert.deepEqual(await rollbackFailedWrites(await HudiTable.open(storage), { lock: lockAfterTheCommit, policy: 'EAGER' }), []);
+    for (const file of pending.files) assert.equal(await exists(storage, file), true, `${file} of the completed write stays`);
+    await assert.rejects(rollbackInstant(await HudiTable.open(storage), FAILED, { lock: grantingLock }), InstantCompletedError);
   });
 });
 
