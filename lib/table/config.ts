@@ -340,10 +340,14 @@ export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering' | 
 
 /**
  * The services that write Hudi 1.x tables, and on which table types: each was proven against Hudi 1.0.2 and 1.1.1 on
- * Spark (test/interop/hudi-1x-services.test.ts). The cleaner's merge-on-read slices still follow layout 1's rule (a
- * log file joins its base instant's slice), not 1.x's completion times, so merge-on-read waits.
+ * Spark (test/interop/hudi-1x-services.test.ts, hudi-1x-clustering.test.ts). The cleaner's merge-on-read slices still
+ * follow layout 1's rule (a log file joins its base instant's slice), not 1.x's completion times, so merge-on-read
+ * waits; so does clustering of merge-on-read tables, whose slices and log merging are layout 1's too.
  */
-const HUDI_1X_WRITE_MODES: ReadonlyMap<TableAccessMode, readonly TableType[]> = new Map([['clean', ['COPY_ON_WRITE']]]);
+const HUDI_1X_WRITE_MODES: ReadonlyMap<TableAccessMode, readonly TableType[]> = new Map([
+  ['clean', ['COPY_ON_WRITE']],
+  ['clustering', ['COPY_ON_WRITE']],
+]);
 
 /**
  * Refuse tables this build cannot handle, with the reason and what to do. Version 5 copy-on-write tables share
@@ -357,7 +361,7 @@ export function assertSupported(config: TableConfig, location: string, mode: Tab
     mode === 'read' ? READABLE_TABLE_VERSIONS : writes1x === undefined ? [SUPPORTED_TABLE_VERSION] : [SUPPORTED_TABLE_VERSION, ...HUDI_1X_TABLE_VERSIONS];
   if (!accepted.includes(config.version)) {
     const problem = HUDI_1X_TABLE_VERSIONS.includes(config.version)
-      ? `table version ${config.version} (Hudi ${config.version === 8 ? '1.0' : '1.1'}, timeline layout 2) is not written by ${mode === 'read' ? 'this build' : `this service (${mode})`} yet: of Hudi 1.x tables it reads every one and cleans copy-on-write ones`
+      ? `table version ${config.version} (Hudi ${config.version === 8 ? '1.0' : '1.1'}, timeline layout 2) is not written by ${mode === 'read' ? 'this build' : `this service (${mode})`} yet: of Hudi 1.x tables it reads every one and runs ${[...HUDI_1X_WRITE_MODES].map(([service, types]) => `${service} on ${types.join(' and ')}`).join(', ')} tables`
       : config.version > 9
         ? `table version ${config.version} is not supported (unknown to this build); it reads table versions 5, 6, 8 and 9 and writes version 6 (Hudi 0.14/0.15)`
         : `table version ${config.version} is not supported for ${mode === 'read' ? 'reading' : 'writing'}; this build handles table version 6 (Hudi 0.14/0.15)`;
