@@ -106,7 +106,11 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
       const mergeOnRead = current.config.type === 'MERGE_ON_READ';
       const latestSlices = mergeOnRead ? mergedSliceInputs(storage, view) : copyOnWriteSliceInputs(storage, view);
       const tablePartitions = [...new Set([...view.partitionPaths(), ...latestSlices.map((slice) => slice.partitionPath)])].sort();
-      const instantTime = newInstantTime(current.timeline.allTimes(), now, current.config.timelineTimeZone);
+      // Later than every requested and (layout 2) completion time, as Hudi's TimeGenerator hands times out under the lock.
+      const times = current.timeline.instants.flatMap((instant) =>
+        instant.completionTime === undefined ? [instant.time] : [instant.time, instant.completionTime],
+      );
+      const instantTime = newInstantTime(times, now, current.config.timelineTimeZone);
       const scope = await planningScope(current, config, tablePartitions, instantTime);
       if (scope === undefined) {
         log('not scheduling: no partition was written since the last clustering (hoodie.table.services.incremental.enabled)');
