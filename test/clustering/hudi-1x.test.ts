@@ -5,18 +5,23 @@
  * test/interop/hudi-1x-clustering.test.ts runs the whole service against Spark.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type ClusteringConfig, DEFAULT_CLUSTERING_CONFIG } from '../../lib/clustering/config.js';
+import { assertClusteringRollbackSupported, loadClusteringInstant } from '../../lib/clustering/instant.js';
 import { buildClusteringPlan, type FileSliceInput, javaHashSetOrder } from '../../lib/clustering/plan-strategy.js';
+import { describeClusteringPlans } from '../../lib/clustering/show.js';
 import { UnsupportedTableError } from '../../lib/errors.js';
+import { LocalStorage } from '../../lib/storage/local.js';
 import { assertSupported, tableConfigFromProperties } from '../../lib/table/config.js';
 import { parseJavaProperties } from '../../lib/table/properties.js';
+import { HudiTable } from '../../lib/table/table.js';
 import { decodeRequestedReplaceMetadata, decodeWithWriterSchema } from '../../lib/timeline/avro-files.js';
 import { decodeClusteringPlan, encodeClusteringPlan } from '../../lib/timeline/clustering-plan.js';
 import { TIMELINE_LAYOUT_1, timelineLayout2 } from '../../lib/timeline/layout.js';
 import { HUDI_1X_VERSIONS } from '../helpers/hudi-1x-fixtures.js';
+import { tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'hudi-1x-tables');
 const LAYOUT_2 = timelineLayout2('.hoodie/timeline', 'LOCAL');
@@ -142,6 +147,43 @@ describe('which Hudi 1.x tables clustering writes', () => {
         () => assertSupported(configOf('mor'), 'mor', 'clustering'),
         (error: unknown) =>
           error instanceof UnsupportedTableError && /clustering of a MERGE_ON_READ table/.test(error.message) && /COPY_ON_WRITE/.test(error.message),
+      );
+    });
+  }
+});
+
+describe("a Hudi 1.x table's clusterings, found through its layout", () => {
+  for (const version of HUDI_1X_VERSIONS) {
+    /** The fixture's hoodie.properties and timeline as a table folder (no data files: only the timeline is read). */
+    const openFixture = async () => {
+      const dir = tempDir(`hudi-${version}-clusterings-`);
+      mkdirSync(join(dir, '.hoodie'), { recursive: true });
+      cpSync(join(FIXTURES, version, 'cow', 'hoodie.properties'), join(dir, '.hoodie', 'hoodie.properties'));
+      cpSync(join(FIXTURES, version, 'cow', 'timeline'), join(dir, '.hoodie', 'timeline'), { recursive: true });
+      return HudiTable.open(new LocalStorage(dir), { mode: 'clustering' });
+    };
+    const timelineOf = (suffix: string) =>
+      readdirSync(join(FIXTURES, version, 'cow', 'timeline'))
+        .filter((name) => name.endsWith(suffix))
+        .map((name) => name.slice(0, 17))
+        .sort();
+
+    it(`Hudi ${version}: lists the pending plan, loads pending and completed clusterings, and refuses their rollback before writing`, async () => {
+      const table = await openFixture();
+      const [pending] = timelineOf('.clustering.requested').filter((time) => !timelineOf('.replacecommit').includes(time));
+      const [completed] = timelineOf('.replacecommit');
+      assert.ok(pending !== undefined && completed !== undefined);
+      assert.deepEqual(
+        (await describeClusteringPlans(table)).map((plan) => [plan.instantTime, plan.state]),
+        [[pending, 'REQUESTED']],
+      );
+      assert.deepEqual((await loadClusteringInstant(table, pending)).instant, { time: pending, action: 'clustering', state: 'REQUESTED' });
+      const done = await loadClusteringInstant(table, completed);
+      assert.equal(done.instant.action, 'replacecommit');
+      assert.equal(done.instant.state, 'COMPLETED');
+      assert.throws(
+        () => assertClusteringRollbackSupported(table, pending),
+        (error: unknown) => error instanceof UnsupportedTableError && /rolling back clustering/.test(error.message) && /run_clustering/.test(error.fix ?? ''),
       );
     });
   }
