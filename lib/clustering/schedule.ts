@@ -2,7 +2,9 @@
  * Scheduling a clustering, as Hudi's ClusteringPlanActionExecutor: decide whether enough commits happened since the
  * last clustering (only when inline or async clustering is enabled, see plan-strategy.ts hudiSchedulingThreshold),
  * plan the small file slices of the selected partitions into groups, and persist the plan as
- * `<instant>.replacecommit.requested` (Avro HoodieRequestedReplaceMetadata, operationType CLUSTER) under the lock.
+ * `<instant>.replacecommit.requested` (Avro HoodieRequestedReplaceMetadata, operationType CLUSTER) under the lock;
+ * on a Hudi 1.x table `<instant>.clustering.requested`, planned from the partitions 1.x's incremental table services
+ * pick (planningScope).
  * On merge-on-read tables the slices are the latest merged ones (base file and log files) outside pending
  * compactions and clusterings, as ClusteringPlanStrategy.getFileSlicesEligibleForClustering takes them.
  */
