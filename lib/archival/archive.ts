@@ -27,11 +27,13 @@ import { ARCHIVE_FILE_ID, archiveFolder, listArchiveFiles, MERGE_ARCHIVE_PLAN_NA
 import { ARCHIVED_META_ENTRY_SCHEMA_TEXT, type ArchivedMetaEntry, archivedMetaEntryOf } from '../timeline/archived/meta-entry.js';
 import { decodeTimelineAvro, encodeTimelineAvro } from '../timeline/avro-files.js';
 import { compareInstants, compareInstantTimes, type Instant, type InstantAction, parseInstantFileName } from '../timeline/instant.js';
+import type { TimelineLayout } from '../timeline/layout.js';
 import { MARKERS_ROOT } from '../timeline/markers.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { deleteInstantScratch, WORK_ROOT } from '../timeline/work-folder.js';
 import { fileNameOf, folderNameOf } from '../util/paths.js';
+import { planArchiveLsmNow, runArchiveLsm } from './archive-lsm.js';
 import type { ArchivalConfig } from './config.js';
 import { type ArchivePlan, planArchive } from './plan.js';
 
@@ -44,6 +46,11 @@ export interface ArchiveOptions {
   /** Plan and explain only. */
   readonly dryRun?: boolean;
   readonly onProgress?: (line: string) => void;
+  /**
+   * The job's Hudi properties. On a Hudi 1.x table hoodie.metadata.enable=false drops its metadata table first, as a
+   * Hudi writer with that setting does; without it a 1.x metadata table is refused before anything is written.
+   */
+  readonly properties?: ReadonlyMap<string, string>;
 }
 
 export interface ArchiveResult {
@@ -60,7 +67,26 @@ export interface ArchiveResult {
   readonly recoveredMerge: 'none' | 'undone' | 'finished' | 'discarded-unreadable-plan';
   /** Timeline files a crashed run had archived but not yet deleted, deleted now before planning. */
   readonly finishedInterrupted: readonly string[];
+  /** Timeline layout 2: the history files its compaction wrote after the archive (none in layout 1). */
+  readonly compacted: readonly string[];
 }
+
+/**
+ * The archiver of each timeline layout: 0.x's archived log files (this module), 1.x's LSM timeline history
+ * (archive-lsm.ts). The one place the layout picks the rules and the files.
+ */
+const ARCHIVERS: {
+  readonly [V in TimelineLayout['version']]: {
+    run(table: HudiTable, options: ArchiveOptions): Promise<ArchiveResult>;
+    plan(table: HudiTable, config: ArchivalConfig, cleanConfig: CleanConfig): Promise<ArchivePlan>;
+  };
+} = {
+  1: { run: runArchiveLayout1, plan: (table, config, cleanConfig) => planArchiveLayout1(table, config, cleanConfig) },
+  2: {
+    run: async (table, options) => ({ ...(await runArchiveLsm(table, options)), merged: undefined, recoveredMerge: 'none' }),
+    plan: planArchiveLsmNow,
+  },
+};
 
 /**
  * 1. finish or undo a small-file merge a crash interrupted (verifyLastMergeArchiveFilesIfNecessary);
@@ -72,13 +98,17 @@ export interface ArchiveResult {
  * 5. with hoodie.archive.merge.enable, merge the newest small archive files into one (mergeArchiveFilesIfNecessary).
  */
 export async function runArchive(table: HudiTable, options: ArchiveOptions): Promise<ArchiveResult> {
-  assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'write');
+  assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'archive');
+  return ARCHIVERS[table.layout.version].run(table, options);
+}
+
+async function runArchiveLayout1(table: HudiTable, options: ArchiveOptions): Promise<ArchiveResult> {
   const { storage } = table;
   const folder = archiveFolder(table.config.archiveLogFolder);
   return withLock(
     options.lock,
     async () => {
-      const timeline = await loadTimeline(storage);
+      const timeline = await loadTimeline(storage, table.layout);
       let plan = planArchive(await archiveFacts(table, timeline), options.config, options.cleanConfig);
       const empty = {
         archivedFiles: [],
@@ -87,6 +117,7 @@ export async function runArchive(table: HudiTable, options: ArchiveOptions): Pro
         merged: undefined,
         recoveredMerge: 'none' as const,
         finishedInterrupted: [],
+        compacted: [],
       };
       if (options.dryRun) return { outcome: 'dry-run' as const, plan, ...empty };
 
@@ -94,7 +125,7 @@ export async function runArchive(table: HudiTable, options: ArchiveOptions): Pro
       const finishedInterrupted = await finishInterruptedArchive(storage, folder, options.config);
       if (finishedInterrupted.length > 0) {
         options.onProgress?.(`finished an interrupted archive run: removed ${finishedInterrupted.length} already archived timeline file(s)`);
-        plan = planArchive(await archiveFacts(table, await loadTimeline(storage)), options.config, options.cleanConfig);
+        plan = planArchive(await archiveFacts(table, await loadTimeline(storage, table.layout)), options.config, options.cleanConfig);
       }
       let written: { archiveFile: string | undefined; recordsWritten: number; archivedFiles: string[] } = {
         archiveFile: undefined,
@@ -115,6 +146,7 @@ export async function runArchive(table: HudiTable, options: ArchiveOptions): Pro
         merged,
         recoveredMerge,
         finishedInterrupted,
+        compacted: [],
       };
     },
     options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },
@@ -126,6 +158,10 @@ export async function runArchive(table: HudiTable, options: ArchiveOptions): Pro
  * is taken). The serverless trigger asks it before starting a run that only cleans and archives.
  */
 export async function planArchiveNow(table: HudiTable, config: ArchivalConfig, cleanConfig: CleanConfig): Promise<ArchivePlan> {
+  return ARCHIVERS[table.layout.version].plan(table, config, cleanConfig);
+}
+
+async function planArchiveLayout1(table: HudiTable, config: ArchivalConfig, cleanConfig: CleanConfig): Promise<ArchivePlan> {
   return planArchive(await archiveFacts(table, table.timeline), config, cleanConfig);
 }
 
@@ -170,7 +206,7 @@ interface RawInstantFile {
   readonly object: StoredObject;
 }
 
-/** Every instant file of `.hoodie` (all states, not only the furthest). */
+/** Every instant file of `.hoodie` (all states, not only the furthest): layout 1 only, archive-lsm.ts lists layout 2. */
 async function rawInstantFiles(storage: Storage): Promise<RawInstantFile[]> {
   const { files } = await storage.listDir(METAFOLDER);
   const out: RawInstantFile[] = [];

@@ -1,5 +1,6 @@
 /**
- * Archiver settings from Hudi's own keys with Hudi 0.15's defaults (HoodieArchivalConfig).
+ * Archiver settings from Hudi's own keys with Hudi's defaults (HoodieArchivalConfig; 0.15's, and 1.x's one more key
+ * for its timeline history). The merge and batch keys are 0.x's archive log files' and play no part in layout 2.
  */
 
 import { COMPACTION_KEYS, type CompactionTriggerStrategy } from '../compaction/config.js';
@@ -25,6 +26,8 @@ export interface ArchivalConfig {
   readonly beyondSavepoint: boolean;
   /** Instant file deletions in flight at once. */
   readonly deleteParallelism: number;
+  /** Hudi 1.x (timeline layout 2): a level of the LSM history with this many files is compacted a level up. */
+  readonly timelineCompactionBatchSize: number;
   /**
    * Merge-on-read: the compaction trigger (hoodie.compact.inline.trigger.strategy, max.delta.commits). With NUM_COMMITS
    * or NUM_AND_TIME the archiver keeps the delta commits the next compaction's schedule counts.
@@ -83,6 +86,13 @@ export const ARCHIVAL_KEYS = {
     default: 100,
     parser: javaInt(1),
     description: 'archived instant files deleted at once',
+  }),
+  timelineCompactionBatchSize: defineKey({
+    key: 'hoodie.timeline.compaction.batch.size',
+    default: 10,
+    // One file alone is never compacted (LSMTimelineWriter needs two candidates): 1 would only look like a setting.
+    parser: javaInt(2),
+    description: 'Hudi 1.x timeline history: files of one level compacted into one file a level up',
   }),
 } as const;
 

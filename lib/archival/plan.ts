@@ -75,7 +75,23 @@ export function minAndMaxToKeep(
   zone: TimelineTimeZone,
 ): { min: number; max: number; adjustment: string | undefined } {
   const commits = commitsTimeline(timeline);
-  const completed = commits.filter((instant) => instant.state === 'COMPLETED');
+  return minAndMaxOfCommits(
+    commits,
+    commits.filter((instant) => instant.state === 'COMPLETED'),
+    config,
+    clean,
+    zone,
+  );
+}
+
+/** minAndMaxToKeep over a commits timeline and its completed commits, as each timeline layout lists them. */
+export function minAndMaxOfCommits(
+  commits: readonly Instant[],
+  completed: readonly Instant[],
+  config: Pick<ArchivalConfig, 'minCommits' | 'maxCommits'>,
+  clean: Pick<CleanConfig, 'policy' | 'commitsRetained' | 'hoursRetained'>,
+  zone: TimelineTimeZone,
+): { min: number; max: number; adjustment: string | undefined } {
   const latest = completed.at(-1);
   const now = (latest === undefined ? undefined : parseInstantTime(latest.time, zone)) ?? new Date();
   const retain = earliestCommitToRetain(commits, clean, now, zone).instant;
@@ -88,6 +104,44 @@ export function minAndMaxToKeep(
     max,
     adjustment: `the cleaner retains from ${retain.time}: keep.min.commits ${config.minCommits} → ${needed}, keep.max.commits ${config.maxCommits} → ${max} (as Hudi's ArchivalUtils)`,
   };
+}
+
+/**
+ * The completed commits to archive once there are more than keep.max.commits: those before every bound (and not
+ * savepointed when hoodie.archive.beyond.savepoint is on), less the `min` newest. Why each other one stays goes to
+ * `kept`. The same rule on both timeline layouts (HoodieTimelineArchiver.getCommitInstantsToArchive).
+ */
+export function commitsPastTheBounds(
+  completed: readonly Instant[],
+  bounds: readonly ArchiveBound[],
+  rules: {
+    readonly savepointTimes: readonly string[];
+    readonly config: Pick<ArchivalConfig, 'beyondSavepoint'>;
+    readonly min: number;
+    readonly adjustment: string | undefined;
+  },
+  kept: ArchivePlan['keptCommits'][number][],
+): Instant[] {
+  const candidates = completed.filter((instant) => {
+    if (rules.config.beyondSavepoint && rules.savepointTimes.includes(instant.time)) {
+      kept.push({ instant, rule: 'savepoint', detail: 'savepointed (hoodie.archive.beyond.savepoint keeps it)' });
+      return false;
+    }
+    const bound = bounds.find((b) => compareInstantTimes(instant.time, b.time) >= 0);
+    if (bound !== undefined) {
+      kept.push({ instant, rule: bound.rule, detail: bound.detail });
+      return false;
+    }
+    return true;
+  });
+  const limit = Math.max(0, completed.length - rules.min);
+  for (const instant of candidates.slice(limit))
+    kept.push({
+      instant,
+      rule: 'min-commits',
+      detail: `among the ${rules.min} newest commits kept (keep.min.commits${rules.adjustment === undefined ? '' : ', adjusted'})`,
+    });
+  return candidates.slice(0, limit);
 }
 
 /** ClusteringUtils.getOldestInstantToRetainForClustering. */
@@ -207,26 +261,7 @@ export function planArchive(
   const keptCommits: { instant: Instant; rule: ArchiveRule; detail: string }[] = [];
   let commitsToArchive: Instant[] = [];
   if (completed.length > max) {
-    const candidates = completed.filter((instant) => {
-      if (config.beyondSavepoint && facts.savepointTimes.includes(instant.time)) {
-        keptCommits.push({ instant, rule: 'savepoint', detail: `savepointed (hoodie.archive.beyond.savepoint keeps it)` });
-        return false;
-      }
-      const bound = bounds.find((b) => compareInstantTimes(instant.time, b.time) >= 0);
-      if (bound !== undefined) {
-        keptCommits.push({ instant, rule: bound.rule, detail: bound.detail });
-        return false;
-      }
-      return true;
-    });
-    const limit = completed.length - min;
-    commitsToArchive = candidates.slice(0, Math.max(0, limit));
-    for (const instant of candidates.slice(Math.max(0, limit)))
-      keptCommits.push({
-        instant,
-        rule: 'min-commits',
-        detail: `among the ${min} newest commits kept (keep.min.commits${adjustment === undefined ? '' : ', adjusted'})`,
-      });
+    commitsToArchive = commitsPastTheBounds(completed, bounds, { savepointTimes: facts.savepointTimes, config, min, adjustment }, keptCommits);
   } else {
     for (const instant of completed)
       keptCommits.push({ instant, rule: 'max-commits', detail: `${completed.length} completed commit(s), archiving starts above keep.max.commits=${max}` });

@@ -12,10 +12,10 @@ import { openStorage } from '../storage/index.js';
 import { HudiTable } from '../table/table.js';
 import { type Command, err, out, parseCommandArgs, readPropsFile } from './args.js';
 
-async function openWithProps(tablePath: string, propsFile: string | undefined) {
+async function openWithProps(tablePath: string, propsFile: string | undefined, mode: 'clean' | 'archive' = 'clean') {
   const props = propsFile === undefined ? new Map<string, string>() : await readPropsFile(propsFile);
   const storage = openStorage(tablePath);
-  const table = await HudiTable.open(storage, { mode: 'clean' });
+  const table = await HudiTable.open(storage, { mode });
   // The job's properties win over hoodie.properties, as a Hudi writer's options do.
   const merged = new Map([...table.config.properties, ...props]);
   return { table, props: merged, location: propsFile ?? storage.uriOf('.hoodie/hoodie.properties'), lock: lockProviderFor(merged, table.config.name, storage) };
@@ -104,11 +104,12 @@ export const archiveCommand: Command = {
       { props: { type: 'string' }, 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } },
       ['table'],
     );
-    const { table, props, location, lock } = await openWithProps(positionals[0]!, values.props);
+    const { table, props, location, lock } = await openWithProps(positionals[0]!, values.props, 'archive');
     const result = await runArchive(table, {
       config: archivalConfigFromProperties(props, location),
       cleanConfig: cleanConfigFromProperties(props, location),
       lock,
+      properties: props,
       dryRun: values['dry-run'] === true,
       onProgress: err,
     });
@@ -130,6 +131,7 @@ function archiveJson(result: ArchiveResult) {
     records: result.recordsWritten,
     archivedFiles: result.archivedFiles,
     merged: result.merged ?? null,
+    compacted: result.compacted,
     finishedInterrupted: result.finishedInterrupted,
   };
 }
@@ -146,6 +148,7 @@ function printArchive(result: ArchiveResult): void {
   else if (result.outcome === 'nothing-to-archive') out('nothing to archive');
   else out(`dry run: ${plan.instants.length} instant(s) would be archived`);
   if (result.merged !== undefined) out(`merged ${result.merged.candidates.length} small archive file(s) into ${result.merged.into}`);
+  for (const file of result.compacted) out(`compacted the timeline history into ${file}`);
 }
 
 export const showCleanCommand: Command = {

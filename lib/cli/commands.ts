@@ -25,8 +25,9 @@ import { generateUsers, writeJsonLines } from './generate.js';
 
 const init: Command = {
   name: 'init',
-  summary: 'create a new copy-on-write table (v6) from Hudi write properties',
-  usage: 'init <table> --props FILE | [--table-name N --record-key F[,F] --partition-fields F[,F] --precombine F --key-generator CLASS --hive-style]',
+  summary: 'create a new table from Hudi write properties: version 6, or 8/9 (Hudi 1.0/1.1) with --table-version',
+  usage:
+    'init <table> --props FILE | [--table-name N --record-key F[,F] --partition-fields F[,F] --precombine F --key-generator CLASS --hive-style --table-version 6|8|9]',
   async run(args) {
     const { values, positionals } = parseCommandArgs(
       'init',
@@ -39,6 +40,7 @@ const init: Command = {
         precombine: { type: 'string' },
         'key-generator': { type: 'string' },
         'hive-style': { type: 'boolean' },
+        'table-version': { type: 'string' },
       },
       ['table'],
     );
@@ -50,6 +52,7 @@ const init: Command = {
       [values.precombine, 'hoodie.datasource.write.precombine.field'],
       [values['key-generator'], 'hoodie.datasource.write.keygenerator.class'],
       [values['hive-style'], 'hoodie.datasource.write.hive_style_partitioning'],
+      [values['table-version'], 'hoodie.write.table.version'],
     ];
     for (const [value, key] of flagKeys) if (value !== undefined) props.set(key, String(value));
     const storage = openStorage(positionals[0]!);

@@ -110,14 +110,14 @@ export async function assertPlanLayoutSupported(table: HudiTable, plan: Clusteri
 }
 
 /**
- * Rolling a clustering back writes a rollback instant and, to keep the plan, reverts the pending state: the rollback
- * room writes layout 1's files only (table version 6), so on a Hudi 1.x table it is refused here, naming the way out,
- * before anything is written. Hudi 1.x itself rolls back a failed clustering attempt before executing it again.
+ * Rolling a clustering back writes a rollback instant and, to keep the plan, reverts the pending state. On a Hudi 1.x
+ * table (`T.clustering.*`) neither was compared with Hudi 1.x, so it is refused here, naming the way out, before
+ * anything is written. Hudi 1.x itself rolls back a failed clustering attempt before executing it again.
  */
 export function assertClusteringRollbackSupported(table: HudiTable, instantTime: string): void {
   if (table.layout.version === 1) return;
   throw new UnsupportedTableError(
-    `rolling back clustering ${instantTime} of this table version ${table.config.version} table (Hudi 1.x, timeline layout 2) is not built yet: this build's rollback writes table version 6's timeline files`,
+    `rolling back clustering ${instantTime} of this table version ${table.config.version} table (Hudi 1.x, timeline layout 2) is not built yet (a 1.x clustering's rollback was not compared with Hudi 1.x)`,
     {
       location: table.storage.uriOf(pendingClusteringPath(table.layout, instantTime, 'REQUESTED')),
       fix: `resume it instead (cluster --mode execute --instant ${instantTime} runs the groups without a result and commits), or let Hudi 1.x handle it (CALL run_clustering(table => ..., op => 'execute') rolls the failed attempt back and executes the plan)`,

@@ -87,6 +87,24 @@ export interface InsertRange {
  */
 export type InsertOrder = 'key' | 'input';
 
+/** Bucket index: the incoming records of one partition's hash bucket found in one base file (or in none: `file` null). */
+export interface HashBucketGroup {
+  readonly partitionPath: string;
+  readonly hashBucket: number;
+  /** Index into the files given to tagLocations, or null for records no file holds. */
+  readonly file: number | null;
+  readonly records: number;
+  /** One record key of the group (for messages). */
+  readonly sampleKey: string;
+}
+
+/** Bucket index: where a partition's hash bucket goes (a bucket of the write). */
+export interface HashBucketTarget {
+  readonly partitionPath: string;
+  readonly hashBucket: number;
+  readonly bucket: number;
+}
+
 export interface FileGroupWrite {
   readonly bucket: number;
   /** The previous base file of the group (merged) — index into the files given to tagLocations. */
@@ -122,6 +140,10 @@ const INCOMING = 'hudi_incoming';
 const TAGGED = 'hudi_tagged';
 const EXISTING = 'hudi_existing';
 const RANGES = 'hudi_insert_ranges';
+/** Bucket index: each incoming record's hash bucket (by batch row). */
+const HASHED = 'hudi_hash_buckets';
+/** Bucket index: the file group (write bucket) of each partition's hash bucket. */
+const HASH_PLAN = 'hudi_hash_plan';
 /** The staged records' keys, file groups and kinds (a view of STAGED_ROWS). */
 const STAGED = 'hudi_staged';
 /** The batch's records in write order, file group after file group (or, inserts in batch order, partition after partition). */
@@ -638,6 +660,38 @@ export class WriteSession {
   }
 
   /**
+   * Bucket index (after tagLocations): each incoming record's hash bucket, computed by `bucketOf` from its record key
+   * (the hash is Java's, so it runs here in JavaScript, not in SQL); then the records grouped by partition, hash bucket
+   * and the file tagging found them in.
+   */
+  async setHashBuckets(bucketOf: (recordKey: string) => number): Promise<HashBucketGroup[]> {
+    // A key stored twice (inserts are not looked up) tags its record twice: hash each record once.
+    const reader = await this.connection.runAndReadAll(`SELECT DISTINCT __row, __key FROM ${TAGGED}`);
+    const [rows = [], keys = []] = reader.getColumnsJS() as [(number | bigint)[]?, string[]?];
+    await this.run(`DROP TABLE IF EXISTS ${HASHED}`);
+    await this.run(`CREATE TABLE ${HASHED} (__row BIGINT, __hash INTEGER)`);
+    const appender = await this.connection.createAppender(HASHED);
+    for (let i = 0; i < keys.length; i++) {
+      appender.appendBigInt(BigInt(rows[i]!));
+      appender.appendInteger(bucketOf(keys[i]!));
+      appender.endRow();
+    }
+    appender.flushSync();
+    appender.closeSync();
+    const groups = await this.query(
+      `SELECT t.__partition AS p, h.__hash AS h, t.__file AS f, count(*) AS n, min(t.__key) AS k
+       FROM ${TAGGED} t JOIN ${HASHED} h USING (__row) GROUP BY ALL ORDER BY 1, 2, 3`,
+    );
+    return groups.map((g) => ({
+      partitionPath: String(g['p']),
+      hashBucket: Number(g['h']),
+      file: g['f'] === null ? null : Number(g['f']),
+      records: Number(g['n']),
+      sampleKey: String(g['k']),
+    }));
+  }
+
+  /**
    * Assign every incoming record to a bucket: updates (and deletes) to the bucket of their file, inserts by
    * their rank (ordered by key) within the partition's insert ranges. With `insertOrder: 'input'` and inserts only,
    * the rank is the record's place in the batch instead (stageInsertsInInputOrder).
@@ -645,10 +699,11 @@ export class WriteSession {
   async assignBuckets(
     bucketOfFile: ReadonlyMap<number, number>,
     insertRanges: readonly InsertRange[],
-    options: { deletes: boolean; insertOrder?: InsertOrder },
+    options: { deletes: boolean; insertOrder?: InsertOrder; hashBuckets?: readonly HashBucketTarget[] },
   ): Promise<void> {
     this.stagedRanges = new Map();
-    if (options.insertOrder === 'input' && bucketOfFile.size === 0 && !options.deletes) {
+    const hashed = options.hashBuckets !== undefined;
+    if (!hashed && options.insertOrder === 'input' && bucketOfFile.size === 0 && !options.deletes) {
       await this.stageInsertsInInputOrder(insertRanges);
       return;
     }
@@ -663,6 +718,17 @@ export class WriteSession {
       bucketOfFile.size === 0
         ? '(SELECT NULL::INTEGER AS f, NULL::INTEGER AS bucket WHERE false) fb'
         : `(VALUES ${[...bucketOfFile].map(([f, b]) => `(${f}, ${b})`).join(', ')}) fb(f, bucket)`;
+    // Bucket index: every record goes to its partition's hash bucket (setHashBuckets), updates and inserts alike.
+    await this.run(`DROP TABLE IF EXISTS ${HASH_PLAN}`);
+    await this.run(`CREATE TABLE ${HASH_PLAN} (partition VARCHAR, hash INTEGER, bucket INTEGER)`);
+    if (hashed && options.hashBuckets!.length > 0) {
+      await this.run(
+        `INSERT INTO ${HASH_PLAN} VALUES ${options.hashBuckets!.map((t) => `(${sqlString(t.partitionPath)}, ${t.hashBucket}, ${t.bucket})`).join(', ')}`,
+      );
+    }
+    const hashJoin = hashed
+      ? `LEFT JOIN ${HASHED} h ON h.__row = r.__row LEFT JOIN ${HASH_PLAN} hb ON hb.partition = r.__partition AND hb.hash = h.__hash`
+      : '';
     // Only inserts are ranked: a window over every record would sort the updates' keys too, for
     // nothing. __ord places a record in its file group: an update where its stored record is, an
     // insert by its rank (key order). Then one sort of the batch's rows by file group, and within it as Hudi's merge
@@ -679,12 +745,13 @@ export class WriteSession {
        ),
        assigned AS (
          SELECT r.__row, r.__key, r.__partition, r.__file,
-                COALESCE(fb.bucket, rg.bucket) AS __bucket,
+                ${hashed ? 'hb.bucket' : 'COALESCE(fb.bucket, rg.bucket)'} AS __bucket,
                 ${options.deletes ? 'true' : 'false'} AS __delete,
                 COALESCE(r.__pos, r.__insert_rank)::BIGINT AS __ord
          FROM ranked r
          LEFT JOIN ${fileBuckets} ON r.__file = fb.f
          LEFT JOIN ${RANGES} rg ON r.__file IS NULL AND r.__partition = rg.partition AND r.__insert_rank >= rg.start_rank AND r.__insert_rank < rg.end_rank
+         ${hashJoin}
        )
        SELECT a.__bucket, a.__key, a.__partition, a.__file, a.__delete, a.__ord, ${this.columns.map((c) => `b.${sqlIdentifier(c.name)}`).join(', ')}
        FROM assigned a JOIN ${BATCH} b USING (__row) WHERE a.__bucket IS NOT NULL
@@ -695,8 +762,12 @@ export class WriteSession {
               count(*) FILTER (WHERE NOT __delete AND __file IS NOT NULL) AS updates, count(*) FILTER (WHERE __delete AND __file IS NOT NULL) AS deletes
        FROM ${STAGED_ROWS} GROUP BY __bucket`,
     );
-    // Every record has a file group but deletes of keys no file has (nothing to delete).
-    const [expected] = await this.query(`SELECT count(*) AS n FROM ${TAGGED}${options.deletes ? ' WHERE __file IS NOT NULL' : ''}`);
+    // Every record has a file group but deletes of keys no file has (nothing to delete); with the bucket index, deletes
+    // of keys whose bucket has a file group (Hudi's delete keeps the records its index located).
+    const deletesExpected = hashed
+      ? ` t JOIN ${HASHED} h USING (__row) JOIN ${HASH_PLAN} hb ON hb.partition = t.__partition AND hb.hash = h.__hash`
+      : ' WHERE __file IS NOT NULL';
+    const [expected] = await this.query(`SELECT count(*) AS n FROM ${TAGGED}${options.deletes ? deletesExpected : ''}`);
     const staged = spans.reduce((sum, row) => sum + Number(row['n']), 0);
     if (staged !== Number(expected?.['n'] ?? 0)) {
       throw new HudiError(`${Number(expected?.['n'] ?? 0) - staged} records were not assigned to a file group`, {
@@ -790,11 +861,12 @@ export class WriteSession {
     return values;
   }
 
-  /** The stored keys a bucket deletes (after assignBuckets): a merge-on-read delete block's records. */
+  /**
+   * The keys a bucket deletes (after assignBuckets): a merge-on-read delete block's records. Those stored in its base
+   * file, and with the bucket index every key of the bucket's deletes (Hudi's append handle writes them unchecked).
+   */
   async bucketDeletedKeys(bucket: number): Promise<{ recordKey: string; partitionPath: string }[]> {
-    const reader = await this.connection.runAndReadAll(
-      `SELECT __key, __partition FROM ${STAGED} WHERE __bucket = ${bucket} AND __delete AND __file IS NOT NULL ORDER BY __key`,
-    );
+    const reader = await this.connection.runAndReadAll(`SELECT __key, __partition FROM ${STAGED} WHERE __bucket = ${bucket} AND __delete ORDER BY __key`);
     const [keys = [], partitions = []] = reader.getColumnsJS() as [string[]?, string[]?];
     return keys.map((recordKey, i) => ({ recordKey, partitionPath: partitions[i]! }));
   }
@@ -817,7 +889,9 @@ export class WriteSession {
    * Write one file group's new base file as Hudi's merge does: the previous base file's records in their order (meta
    * columns preserved but `_hoodie_file_name`), each updated one replaced where it stands and deleted ones left out,
    * then the new records by key; the records written anew get fresh meta columns, numbered in the order they are
-   * written. Calls may overlap (after assignBuckets): each runs on a connection of its own.
+   * written. Only records tagged to this file replace stored ones: an insert (not looked up) of a stored key is
+   * written beside it, as Hudi's HoodieConcatHandle does (hoodie.merge.allow.duplicate.on.inserts, true by default).
+   * Calls may overlap (after assignBuckets): each runs on a connection of its own.
    */
   async writeFileGroup(spec: FileGroupWrite): Promise<FileGroupWriteResult> {
     const connection = this.idleWriters.pop() ?? (await this.newWriter());
@@ -852,7 +926,7 @@ export class WriteSession {
       const keep = `SELECT _hoodie_commit_time, _hoodie_commit_seqno, _hoodie_record_key, _hoodie_partition_path, ${fileName} AS _hoodie_file_name,
           ${dataColumns.map((c) => this.castToColumn(c, stored.has(c))).join(', ')}, 0 AS __src, file_row_number AS __ord
         FROM read_parquet(${fileListSql([previous.localPath])}, ${READ_OPTIONS}, file_row_number = true)
-        WHERE _hoodie_record_key NOT IN (SELECT __key FROM ${this.stagedRowsOf(spec.bucket)})`;
+        WHERE _hoodie_record_key NOT IN (SELECT __key FROM ${this.stagedRowsOf(spec.bucket)} WHERE __file IS NOT NULL)`;
       body = `${keep} UNION ALL ${newRows}`;
     }
     const columnList = [...META_FIELD_NAMES, ...dataColumns].map(sqlIdentifier).join(', ');

@@ -6,13 +6,14 @@
  * a holder that died between commit and done record is found by the next (applyExactlyOnce tells how).
  */
 import { createHash } from 'node:crypto';
-import { AlreadyExistsError, ConflictError, HudiError, NotFoundError } from '../errors.js';
+import { AlreadyExistsError, ConflictError, HudiError, NotAHudiTableError, NotFoundError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
 import { StorageLockProvider } from '../lock/storage-lock.js';
 import { normalizeEtag } from '../storage/etag.js';
 import type { Storage, StoredObject } from '../storage/port.js';
 import { readTableConfig } from '../table/config.js';
 import { compareInstantTimes, formatInstantTime } from '../timeline/instant.js';
+import { timelineLayoutOf } from '../timeline/layout.js';
 import { loadTimeline, readCommitMetadata } from '../timeline/timeline.js';
 import type { ClaimOptions, HandledResult, IngestLog, IngestResult } from './types.js';
 
@@ -283,18 +284,23 @@ export function commitMarkerOf(sources: readonly string[]): Record<string, strin
 
 /** The completed commit (since `since`) whose extraMetadata names `source`, newest first. */
 export async function findCommitOf(table: Storage, source: string, since: Date): Promise<FoundCommit | undefined> {
-  const timeline = await loadTimeline(table);
-  // No commit yet (an earlier attempt may have died before it created the table): nothing to find.
+  const config = await readTableConfig(table).catch((error: unknown) => {
+    if (error instanceof NotAHudiTableError) return undefined;
+    throw error;
+  });
+  // No table yet (an earlier attempt may have died before it created it): nothing to find.
+  if (config === undefined) return undefined;
+  const timeline = await loadTimeline(table, timelineLayoutOf(config));
   if (timeline.completedWrites().length === 0) return undefined;
   // Instant times are on the table's clock (hoodie.table.timeline.timezone).
-  const sinceTime = formatInstantTime(since, (await readTableConfig(table)).timelineTimeZone);
+  const sinceTime = formatInstantTime(since, config.timelineTimeZone);
   const candidates = timeline
     .completedWrites()
     // A merge-on-read table's ingest commits are deltacommits.
     .filter((i) => (i.action === 'commit' || i.action === 'deltacommit') && compareInstantTimes(i.time, sinceTime) >= 0)
     .reverse();
   for (const instant of candidates) {
-    const metadata = await readCommitMetadata(table, instant);
+    const metadata = await readCommitMetadata(table, instant, timeline.layout);
     const sources = sourcesOfCommit(metadata.extraMetadata);
     if (!sources.includes(source)) continue;
     const stats = Object.values(metadata.partitionToWriteStats).flat();

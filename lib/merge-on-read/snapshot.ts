@@ -7,7 +7,7 @@ import type { JsonValue, Row } from '../engine/row-format.js';
 import type { Storage } from '../storage/port.js';
 import { PROPERTIES_FILE, recordMergeModeOf, type TableConfig } from '../table/config.js';
 import type { FileSystemView, MergedFileSlice } from '../table/file-system-view.js';
-import { type RecordPayload, resolveRecordPayload } from '../table/payload.js';
+import { payloadOfMergeMode, type RecordPayload, resolveRecordPayload } from '../table/payload.js';
 import type { Timeline } from '../timeline/timeline.js';
 import { type LogBlockFilter, logBlockFilter, scanLogRecords } from './log-record-scanner.js';
 import { mergeOntoBase, mergeOutcome, needsBaseOrdering, orderingOf, type RecordMerge } from './payload-merge.js';
@@ -47,17 +47,9 @@ export function tableMerge(storage: Storage, config: TableConfig): RecordMerge {
     case undefined:
       return { payload: tablePayload(storage, config), orderingField: config.precombineField, eventTimeDeletes: false };
     case 'COMMIT_TIME_ORDERING':
-      return {
-        payload: { className: 'COMMIT_TIME_ORDERING', orderingAgainstStored: false, source: 'hoodie.properties' },
-        orderingField: undefined,
-        eventTimeDeletes: false,
-      };
+      return { payload: payloadOfMergeMode('COMMIT_TIME_ORDERING'), orderingField: undefined, eventTimeDeletes: false };
     case 'EVENT_TIME_ORDERING':
-      return {
-        payload: { className: 'EVENT_TIME_ORDERING', orderingAgainstStored: true, source: 'hoodie.properties' },
-        orderingField: config.precombineField,
-        eventTimeDeletes: true,
-      };
+      return { payload: payloadOfMergeMode('EVENT_TIME_ORDERING'), orderingField: config.precombineField, eventTimeDeletes: true };
   }
 }
 

@@ -3,13 +3,13 @@
  * HFile blocks and base files: meta fields null, `key` empty (the HFile cell key holds it; readers put it back).
  */
 import type avro from 'avsc';
-import { HudiError } from '../errors.js';
+import { HudiError, UnsupportedTableError } from '../errors.js';
 import { decodeDatum, encodeDatum } from '../log-format/avro.js';
 import { WRAPPER_NAMESPACE as NS, unwrapValue, wrapValue } from '../log-format/value-wrappers.js';
 
 export { bigintToTwosComplement, twosComplementToBigint } from '../log-format/value-wrappers.js';
 
-import type { ColumnStatsMetadata, FileInfo, MetadataRecord, RecordIndexInfo, WrappedValue } from './records.js';
+import type { ColumnStatsMetadata, FileInfo, MetadataRecord, RecordIndexInfo, ValueTypeInfo, WrappedValue } from './records.js';
 import { metadataRecordType } from './schema.js';
 
 type Wrapped = Record<string, unknown> | null;
@@ -27,7 +27,11 @@ function wrapNullable(value: WrappedValue | null): Wrapped {
 }
 
 function unwrapNullable(wrapped: unknown): WrappedValue | null {
-  return unwrapValue(wrapped, (branch) => new HudiError(`column-stats value branch ${branch} is not one of Hudi's wrappers`));
+  // 1.x added LocalDateWrapper and (1.1) ArrayWrapper; Spark's writers do not use them for Parquet columns.
+  return unwrapValue(
+    wrapped,
+    (branch) => new UnsupportedTableError(`column-stats value branch ${branch} is not one this build reads`, { fix: 'read the table with Hudi' }),
+  );
 }
 
 const toLong = (value: number | null): Wrapped => optional('long', value === null ? null : BigInt(value));
@@ -59,7 +63,8 @@ export function toAvroValue(record: MetadataRecord, keyInValue = '', fileName?: 
       value['filesystemMetadata'] = { map };
       break;
     }
-    case 3: {
+    case 3:
+    case 6: {
       const stats = record.columnStats;
       value['ColumnStatsMetadata'] = {
         [`${NS}.HoodieMetadataColumnStats`]: {
@@ -72,6 +77,9 @@ export function toAvroValue(record: MetadataRecord, keyInValue = '', fileName?: 
           totalSize: toLong(stats.totalSize),
           totalUncompressedSize: toLong(stats.totalUncompressedSize),
           isDeleted: stats.isDeleted,
+          // 1.x fields: absent from 0.x records (a 0.x schema has no such fields, and avsc ignores extra keys).
+          ...(stats.isTightBound === undefined ? {} : { isTightBound: stats.isTightBound }),
+          ...(stats.valueType === undefined ? {} : { valueType: wrapValueType(stats.valueType) }),
         },
       };
       break;
@@ -116,7 +124,8 @@ export function fromAvroValue(value: Record<string, unknown>, key: string): Meta
       for (const [name, info] of Object.entries(map)) files.set(name, { size: Number(info.size), isDeleted: info.isDeleted });
       return { key, type, files };
     }
-    case 3: {
+    case 3:
+    case 6: {
       const stats = unwrap(value['ColumnStatsMetadata']) as Record<string, unknown> | null;
       if (stats === null) throw missing(key, 'ColumnStatsMetadata');
       const columnStats: ColumnStatsMetadata = {
@@ -129,6 +138,8 @@ export function fromAvroValue(value: Record<string, unknown>, key: string): Meta
         totalSize: fromLong(stats['totalSize']),
         totalUncompressedSize: fromLong(stats['totalUncompressedSize']),
         isDeleted: stats['isDeleted'] as boolean,
+        ...('isTightBound' in stats ? { isTightBound: stats['isTightBound'] as boolean } : {}),
+        ...('valueType' in stats ? { valueType: unwrapValueType(stats['valueType']) } : {}),
       };
       return { key, type, columnStats };
     }
@@ -160,9 +171,27 @@ export function fromAvroValue(value: Record<string, unknown>, key: string): Meta
       };
       return { key, type, recordIndex };
     }
+    case 7:
+      throw new UnsupportedTableError(`metadata-table record ${key} is a secondary-index record (type 7), which this build does not read`, {
+        fix: 'drop the secondary index with Hudi (DROP INDEX), or read the table with Hudi',
+      });
     default:
-      throw new HudiError(`metadata-table record ${key} has unknown type ${String(type)}`, { fix: 'the record was not written by Hudi 0.14/0.15' });
+      throw new UnsupportedTableError(`metadata-table record ${key} has unknown type ${String(type)}`, {
+        fix: 'the record was not written by Hudi 0.14/0.15 or 1.0/1.1; read the table with the Hudi that wrote it',
+      });
   }
+}
+
+/** HoodieValueTypeInfo in avsc's wrapped-union form (a nullable record; additionalInfo a nullable string). */
+function wrapValueType(info: ValueTypeInfo | null): Wrapped {
+  if (info === null) return null;
+  return { [`${NS}.HoodieValueTypeInfo`]: { typeOrdinal: info.typeOrdinal, additionalInfo: optional('string', info.additionalInfo) } };
+}
+
+function unwrapValueType(wrapped: unknown): ValueTypeInfo | null {
+  const info = unwrap(wrapped) as Record<string, unknown> | null;
+  if (info === null) return null;
+  return { typeOrdinal: info['typeOrdinal'] as number, additionalInfo: unwrap(info['additionalInfo']) as string | null };
 }
 
 function missing(key: string, field: string): HudiError {

@@ -7,7 +7,7 @@
  */
 import { HudiError } from '../errors.js';
 import { signedBigEndian } from '../parquet/decimal-values.js';
-import { FILE_METADATA } from '../parquet/footer.js';
+import { FILE_METADATA, topLevelLeafColumns } from '../parquet/footer.js';
 import { isStruct, type ThriftStruct } from '../parquet/thrift.js';
 import type { AvroRecordSchema } from '../table/schema.js';
 import { type ColumnRange, compareSignedBytes, type WrappedValue } from './records.js';
@@ -104,26 +104,11 @@ export function columnRangesFromFooter(metadata: ThriftStruct, fileName: string,
 
 /** Top-level primitive columns of the footer's schema, by name. */
 function topLevelLeaves(metadata: ThriftStruct): Map<string, Leaf> {
-  const elements = metadata.list(FILE_METADATA.schema)?.items.filter(isStruct) ?? [];
   const orders = metadata.list(7)?.items.filter(isStruct);
   const leaves = new Map<string, Leaf>();
-  // Depth-first: the root, then each child with its subtree. Leaf ordinals index column_orders.
-  let index = 1;
-  let leafOrdinal = 0;
-  const rootChildren = elements[0]?.int(5) ?? 0;
-  const walk = (topLevel: boolean): void => {
-    const element = elements[index++];
-    if (element === undefined) return;
-    const children = element.int(5) ?? 0;
-    if (children > 0) {
-      for (let i = 0; i < children; i++) walk(false);
-      return;
-    }
-    const ordinal = leafOrdinal++;
-    if (!topLevel) return;
+  for (const { element, name, leafOrdinal } of topLevelLeafColumns(metadata)) {
     const physical = PHYSICAL[element.int(1) ?? -1];
-    const name = element.binary(4);
-    if (physical === undefined || name === undefined) return;
+    if (physical === undefined) continue;
     const logical = element.struct(10);
     const converted = element.int(6);
     const kind: Kind =
@@ -135,21 +120,13 @@ function topLevelLeaves(metadata: ThriftStruct): Map<string, Leaf> {
             ? 'utf8'
             : 'other';
     const scale = logical?.struct(LOGICAL_DECIMAL)?.int(1) ?? element.int(7) ?? 0;
-    const order = orders?.[ordinal];
+    const order = orders?.[leafOrdinal];
     // Without column_orders parquet-mr assumes type-defined order, except for INT96 (and INTERVAL).
     const typeDefinedOrder = orders === undefined ? physical !== 'INT96' : order?.has(1) === true;
     const unsigned =
       physical === 'BYTE_ARRAY' || physical === 'FIXED_LEN_BYTE_ARRAY' || physical === 'INT96' || kind === 'decimal' || converted === CONVERTED_ENUM;
-    leaves.set(Buffer.from(name).toString('utf8'), {
-      name: Buffer.from(name).toString('utf8'),
-      physical,
-      kind,
-      scale,
-      typeDefinedOrder,
-      signedSortOrder: !unsigned,
-    });
-  };
-  for (let i = 0; i < rootChildren; i++) walk(true);
+    leaves.set(name, { name, physical, kind, scale, typeDefinedOrder, signedSortOrder: !unsigned });
+  }
   return leaves;
 }
 

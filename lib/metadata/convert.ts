@@ -77,19 +77,10 @@ export async function convertCommitMetadata(metadata: CommitMetadata, context: C
   const out = new Map<MetadataPartitionType, MetadataChange[]>();
   const stats = Object.entries(metadata.partitionToWriteStats).flatMap(([partition, list]) => list.map((stat) => ({ partition, stat })));
 
-  // files
-  const files: MetadataChange[] = [{ record: partitionListRecord(Object.keys(metadata.partitionToWriteStats)) }];
-  for (const [partition, list] of Object.entries(metadata.partitionToWriteStats)) {
-    const sizes = new Map<string, number>();
-    for (const stat of list) {
-      if (stat.path === null) continue;
-      const name = fileNameOf(stat.path);
-      sizes.set(name, Math.max(sizes.get(name) ?? 0, stat.fileSizeInBytes));
-      for (const [cdcPath, size] of Object.entries(stat.cdcStats ?? {})) sizes.set(fileNameOf(cdcPath), size);
-    }
-    files.push({ record: partitionFilesRecord(partition, sizes) });
-  }
-  out.set('files', files);
+  out.set(
+    'files',
+    commitFilesRecords(metadata).map((record) => ({ record })),
+  );
 
   const baseFiles = stats.filter(({ stat }) => stat.path !== null && isBaseFile(fileNameOf(stat.path)));
   const wantBloom = context.partitions.has('bloom_filters');
@@ -134,6 +125,26 @@ export async function convertCommitMetadata(metadata: CommitMetadata, context: C
     out.set('record_index', recordIndexChanges(context.recordIndex, context.instantTime));
   }
   return out;
+}
+
+/**
+ * convertMetadataToFilesPartitionRecords (0.14/0.15, and unchanged in 1.0.2 and 1.1.1): the partition-list record
+ * naming every partition of the commit, and per partition a file-list record adding each written file with its
+ * size (the largest when a file appears twice) and its CDC files.
+ */
+export function commitFilesRecords(metadata: CommitMetadata): MetadataRecord[] {
+  const records: MetadataRecord[] = [partitionListRecord(Object.keys(metadata.partitionToWriteStats))];
+  for (const [partition, list] of Object.entries(metadata.partitionToWriteStats)) {
+    const sizes = new Map<string, number>();
+    for (const stat of list) {
+      if (stat.path === null) continue;
+      const name = fileNameOf(stat.path);
+      sizes.set(name, Math.max(sizes.get(name) ?? 0, stat.fileSizeInBytes));
+      for (const [cdcPath, size] of Object.entries(stat.cdcStats ?? {})) sizes.set(fileNameOf(cdcPath), size);
+    }
+    records.push(partitionFilesRecord(partition, sizes));
+  }
+  return records;
 }
 
 /** Hudi's FSUtils.isBaseFile for the formats a table can have: Parquet, ORC, HFile. */

@@ -7,12 +7,39 @@
  * 5 `record_index` the data record key (HoodieRecordIndexInfo: partition, file id, …).
  */
 import { HudiError } from '../errors.js';
-import type { WrappedValue } from '../log-format/value-wrappers.js';
+import { twosComplementToBigint, type WrappedValue } from '../log-format/value-wrappers.js';
 import { parseInstantTime } from '../timeline/instant.js';
 import { bloomFilterIndexKey, columnStatsIndexKey } from './hash-ids.js';
 import { PARTITION_LIST_KEY, partitionIdentifier } from './partitions.js';
 
-export const RECORD_TYPE = { PARTITION_LIST: 1, FILE_LIST: 2, COLUMN_STATS: 3, BLOOM_FILTER: 4, RECORD_INDEX: 5 } as const;
+export const RECORD_TYPE = { PARTITION_LIST: 1, FILE_LIST: 2, COLUMN_STATS: 3, BLOOM_FILTER: 4, RECORD_INDEX: 5, PARTITION_STATS: 6 } as const;
+
+/**
+ * HoodieValueTypeInfo (1.1.x, column-stats index version 2): the ValueType ordinal the min/max are stored as, and for
+ * decimals "precision,scale". Absent in 0.x and 1.0.x records.
+ */
+/** org.apache.hudi.stats.ValueType ordinals (1.1.x) of the types our column stats carry. */
+export const VALUE_TYPE_ORDINAL = {
+  BOOLEAN: 2,
+  INT: 3,
+  LONG: 4,
+  FLOAT: 5,
+  DOUBLE: 6,
+  STRING: 7,
+  BYTES: 8,
+  FIXED: 9,
+  DECIMAL: 10,
+  DATE: 12,
+  TIMESTAMP_MILLIS: 15,
+  TIMESTAMP_MICROS: 16,
+  LOCAL_TIMESTAMP_MILLIS: 18,
+  LOCAL_TIMESTAMP_MICROS: 19,
+} as const;
+
+export interface ValueTypeInfo {
+  readonly typeOrdinal: number;
+  readonly additionalInfo: string | null;
+}
 
 export interface FileInfo {
   readonly size: number;
@@ -35,6 +62,10 @@ export interface ColumnStatsMetadata {
   readonly totalSize: number | null;
   readonly totalUncompressedSize: number | null;
   readonly isDeleted: boolean;
+  /** 1.x: whether min/max are exactly the range (partition stats recomputed over the latest files); absent before. */
+  readonly isTightBound?: boolean;
+  /** 1.1.x only. */
+  readonly valueType?: ValueTypeInfo | null;
 }
 
 export interface BloomFilterMetadata {
@@ -62,6 +93,8 @@ export interface RecordIndexInfo {
 export type MetadataRecord =
   | { readonly key: string; readonly type: 1 | 2; readonly files: ReadonlyMap<string, FileInfo> }
   | { readonly key: string; readonly type: 3; readonly columnStats: ColumnStatsMetadata }
+  /** 1.x partition_stats: one column's range over one data partition's latest files (fileName = partition path). */
+  | { readonly key: string; readonly type: 6; readonly columnStats: ColumnStatsMetadata }
   | { readonly key: string; readonly type: 4; readonly bloomFilter: BloomFilterMetadata }
   | { readonly key: string; readonly type: 5; readonly recordIndex: RecordIndexInfo };
 
@@ -215,7 +248,10 @@ export function mergeRecords(older: MergedRecord | undefined, newer: MergedRecor
     case 2:
       return { key: newer.key, type: newer.type, files: combineFiles((older as { files: ReadonlyMap<string, FileInfo> }).files, newer.files) };
     case 3:
-      return { key: newer.key, type: 3, columnStats: combineColumnStats((older as { columnStats: ColumnStatsMetadata }).columnStats, newer.columnStats) };
+    case 6: {
+      const columnStats = combineColumnStats((older as { columnStats: ColumnStatsMetadata }).columnStats, newer.columnStats);
+      return newer.type === 3 ? { key: newer.key, type: 3, columnStats } : { key: newer.key, type: 6, columnStats };
+    }
     default:
       // Bloom filters and record locations: the latest one is the truth.
       return newer;
@@ -238,13 +274,16 @@ function combineFiles(older: ReadonlyMap<string, FileInfo>, newer: ReadonlyMap<s
   return combined;
 }
 
-/** mergeColumnStatsRecords: a deletion on either side takes the newer record; else ranges widen and counts add up. */
+/**
+ * mergeColumnStatsRecords: a deletion on either side, or (1.x) a tight-bound newer record, takes the newer record;
+ * else ranges widen and counts add up, keeping the newer record's isTightBound and value type.
+ */
 function combineColumnStats(older: ColumnStatsMetadata, newer: ColumnStatsMetadata): ColumnStatsMetadata {
-  if (newer.isDeleted || older.isDeleted) return newer;
+  if (newer.isDeleted || older.isDeleted || newer.isTightBound === true) return newer;
   const pick = (a: WrappedValue | null, b: WrappedValue | null, sign: 1 | -1): WrappedValue | null => {
     if (a === null) return b;
     if (b === null) return a;
-    return compareWrapped(a, b) * sign <= 0 ? a : b;
+    return compareStatsValues(a, b, newer.valueType) * sign <= 0 ? a : b;
   };
   const add = (a: number | null, b: number | null) => (a ?? 0) + (b ?? 0);
   return {
@@ -257,7 +296,21 @@ function combineColumnStats(older: ColumnStatsMetadata, newer: ColumnStatsMetada
     totalSize: add(older.totalSize, newer.totalSize),
     totalUncompressedSize: add(older.totalUncompressedSize, newer.totalUncompressedSize),
     isDeleted: newer.isDeleted,
+    ...(newer.isTightBound === undefined ? {} : { isTightBound: newer.isTightBound }),
+    ...(newer.valueType === undefined ? {} : { valueType: newer.valueType }),
   };
+}
+
+/**
+ * Two min/max values of one column compared as Hudi does: at column-stats index version 2 (1.1.x) as their ValueType
+ * says (a decimal, stored as unscaled bytes, by its value), else as the unwrapped Java values (compareWrapped).
+ */
+export function compareStatsValues(a: WrappedValue, b: WrappedValue, valueType: ValueTypeInfo | null | undefined): number {
+  if (valueType?.typeOrdinal === VALUE_TYPE_ORDINAL.DECIMAL && a.type === 'bytes' && b.type === 'bytes') {
+    const [x, y] = [twosComplementToBigint(a.value), twosComplementToBigint(b.value)];
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  return compareWrapped(a, b);
 }
 
 /** Java's compareTo of the unwrapped values (same wrapper type; other pairs compare equal). */

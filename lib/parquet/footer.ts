@@ -265,3 +265,36 @@ export async function readRange(handle: FileHandle, start: number, length: numbe
 function footerError(file: string, problem: string): HudiError {
   return new HudiError(`not a readable Parquet footer: ${problem}`, { location: file, fix: 'the file is truncated or not Parquet; write it again' });
 }
+
+/** A top-level primitive column of a footer's schema, with its leaf ordinal (the index of its column_orders entry). */
+export interface TopLevelLeaf {
+  readonly element: ThriftStruct;
+  readonly name: string;
+  readonly leafOrdinal: number;
+}
+
+/**
+ * The footer schema's top-level primitive columns, in order. The schema is flattened depth-first (the root, then each
+ * child with its subtree), so nested leaves are walked past but still count in the leaf ordinals.
+ */
+export function topLevelLeafColumns(metadata: ThriftStruct): TopLevelLeaf[] {
+  const elements = metadata.list(FILE_METADATA.schema)?.items.filter(isStruct) ?? [];
+  const out: TopLevelLeaf[] = [];
+  let index = 1;
+  let leafOrdinal = 0;
+  const walk = (topLevel: boolean): void => {
+    const element = elements[index++];
+    if (element === undefined) return;
+    const children = element.int(5) ?? 0;
+    if (children > 0) {
+      for (let i = 0; i < children; i++) walk(false);
+      return;
+    }
+    const ordinal = leafOrdinal++;
+    const name = element.binary(4);
+    if (topLevel && name !== undefined) out.push({ element, name: Buffer.from(name).toString('utf8'), leafOrdinal: ordinal });
+  };
+  const rootChildren = elements[0]?.int(5) ?? 0;
+  for (let i = 0; i < rootChildren; i++) walk(true);
+  return out;
+}

@@ -16,6 +16,7 @@ import type { Storage } from '../storage/port.js';
 import type { HudiTable } from '../table/table.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
 import { isValidInstantTime } from '../timeline/instant.js';
+import type { TimelineLayout } from '../timeline/layout.js';
 import { MARKERS_ROOT } from '../timeline/markers.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
 import { loadTimeline } from '../timeline/timeline.js';
@@ -85,7 +86,7 @@ export async function healTable(table: HudiTable, options: HealOptions): Promise
           ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
           ...(options.heartbeatExpiryMs === undefined ? {} : { heartbeatExpiryMs: options.heartbeatExpiryMs }),
         });
-  const cleanedUp = await removeLeftoversOfCompletedInstants(table.storage);
+  const cleanedUp = await removeLeftoversOfCompletedInstants(table.storage, table.layout);
   return { rolledBack, cleanedUp };
 }
 
@@ -104,8 +105,8 @@ export function describeHeal(result: HealResult): string[] {
  * the timeline (a rollback killed after `R.rollback` leaves them). Only instants decided on a timeline read before
  * listing are touched: a completed instant stays completed, so nothing a running writer needs goes.
  */
-async function removeLeftoversOfCompletedInstants(storage: Storage): Promise<string[]> {
-  const timeline = await loadTimeline(storage);
+async function removeLeftoversOfCompletedInstants(storage: Storage, layout: TimelineLayout): Promise<string[]> {
+  const timeline = await loadTimeline(storage, layout);
   const [markers, work, heartbeats] = await Promise.all([
     storage.listDir(MARKERS_ROOT),
     storage.listDir(`${WORK_ROOT}/clustering`),

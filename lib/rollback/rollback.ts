@@ -36,16 +36,13 @@ import {
   parseInstantTime,
   type TimelineTimeZone,
 } from '../timeline/instant.js';
-import { TIMELINE_LAYOUT_1 } from '../timeline/layout.js';
+import type { TimelineLayout } from '../timeline/layout.js';
 import { createMarker, deleteMarkerDir, listMarkers, type Marker } from '../timeline/markers.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
 import { instantPath, loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { deleteClusteringWorkDir, deleteInstantScratch } from '../timeline/work-folder.js';
 import { fileNameOf } from '../util/paths.js';
-
-/** Table versions 8 and 9 are refused here (assertSupported), so this service writes timeline layout 1's instant files. */
-const INSTANT_LAYOUT = TIMELINE_LAYOUT_1;
 
 /** Actions whose failed instants this module rolls back (COW writes, clustering, insert_overwrite). */
 const ROLLBACK_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'replacecommit']);
@@ -132,6 +129,7 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
     options.lock,
     async (current, lease) => {
       const { timeline } = current;
+      const { layout } = timeline;
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'delete-inflight-and-requested');
       if (resumed !== undefined) return resumed;
 
@@ -144,13 +142,13 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
         }
         throw notOnTimeline(storage, timeline, instantTime);
       }
-      assertPending(storage, target);
+      assertPending(storage, layout, target);
       if (!options.ignoreHeartbeat) await assertWriterNotAlive(storage, target, current.config.timelineTimeZone, options);
 
       const planned = await planRollback(storage, target);
       const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), current.config.timelineTimeZone);
-      const requested = await createRequested(storage, INSTANT_LAYOUT, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
-      const result = await executeRollback(storage, lease, requested, planned.plan, {
+      const requested = await createRequested(storage, layout, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
+      const result = await executeRollback(storage, layout, lease, requested, planned.plan, {
         handling: 'delete-inflight-and-requested',
         outcome: 'rolled-back',
         filesFrom: planned.filesFrom,
@@ -175,7 +173,12 @@ async function resumePendingRollback(
   const pending = await findPendingRollback(storage, timeline, instantTime);
   if (pending === undefined) return undefined;
   assertNotCompletedSince(storage, timeline, instantTime, pending.rollback.time);
-  return executeRollback(storage, lease, pending.rollback, pending.plan, { handling, outcome: 'resumed', filesFrom: 'pending-plan', ignoredMarkers: [] });
+  return executeRollback(storage, timeline.layout, lease, pending.rollback, pending.plan, {
+    handling,
+    outcome: 'resumed',
+    filesFrom: 'pending-plan',
+    ignoredMarkers: [],
+  });
 }
 
 /**
@@ -205,10 +208,10 @@ export async function rollbackInflightClustering(
 
       const target = timeline.instants.find((i) => i.time === instantTime && i.action === 'replacecommit');
       if (target === undefined) throw notOnTimeline(storage, timeline, instantTime, 'replacecommit');
-      assertPending(storage, target);
-      if ((await readClusteringPlan(storage, instantTime)) === undefined) {
+      assertPending(storage, timeline.layout, target);
+      if ((await readClusteringPlan(storage, instantTime, timeline.layout)) === undefined) {
         throw new HudiError(`replacecommit ${instantTime} is not a clustering (its plan's operationType is not CLUSTER); there is no plan to retry`, {
-          location: storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' })),
+          location: storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' }, timeline.layout)),
           fix: `roll it back entirely with \`rollback <table> ${instantTime}\``,
         });
       }
@@ -216,8 +219,8 @@ export async function rollbackInflightClustering(
 
       const planned = await planRollback(storage, target);
       const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), current.config.timelineTimeZone);
-      const requested = await createRequested(storage, INSTANT_LAYOUT, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
-      return executeRollback(storage, lease, requested, planned.plan, {
+      const requested = await createRequested(storage, timeline.layout, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
+      return executeRollback(storage, timeline.layout, lease, requested, planned.plan, {
         handling: 'keep-requested',
         outcome: 'rolled-back',
         filesFrom: planned.filesFrom,
@@ -249,13 +252,15 @@ export async function rollbackFailedWrites(
   options: Omit<RollbackOptions, 'ignoreHeartbeat'> & { readonly olderThan?: string; readonly policy?: 'EAGER' | 'LAZY' },
 ): Promise<RollbackResult[]> {
   const { storage } = table;
-  const timeline = await loadTimeline(storage);
+  const timeline = await loadTimeline(storage, table.layout);
   const eager = options.policy === 'EAGER';
   const results: RollbackResult[] = [];
   const pending = pendingWriteInstants(timeline);
   const clusterings = new Set<string>();
   for (const instant of pending) {
-    if (instant.action === 'replacecommit' && (await readClusteringPlan(storage, instant.time)) !== undefined) clusterings.add(instant.time);
+    // Layout 2 gives a pending clustering its own action: a pending replacecommit there is an insert_overwrite.
+    const mayCluster = instant.action === 'replacecommit' && timeline.layout.clusteringAction === 'replacecommit';
+    if (mayCluster && (await readClusteringPlan(storage, instant.time, timeline.layout)) !== undefined) clusterings.add(instant.time);
   }
   for (const instant of pending) {
     if (options.olderThan !== undefined && compareInstantTimes(instant.time, options.olderThan) >= 0) continue;
@@ -271,7 +276,7 @@ export async function rollbackFailedWrites(
   // Rollbacks whose target already left the timeline: only the rollback itself is left to finish.
   const pendingTimes = new Set(pending.map((instant) => instant.time));
   for (const rollback of timeline.pending().filter((instant) => instant.action === 'rollback')) {
-    const path = instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' });
+    const path = instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' }, timeline.layout);
     const target = decodeTimelineAvro('rollbackPlan', await storage.get(path), storage.uriOf(path)).instantToRollback;
     if (target === null || pendingTimes.has(target.commitTime) || !ROLLBACK_ACTIONS.has(target.action as InstantAction)) continue;
     if (timeline.instants.some((i) => i.time === target.commitTime && i.state === 'COMPLETED')) continue;
@@ -300,7 +305,7 @@ export async function pendingWriterAlive(
 export async function findRollbackOf(storage: Storage, timeline: Timeline, instantTime: string): Promise<Instant | undefined> {
   const newer = timeline.instants.filter((i) => i.action === 'rollback' && compareInstantTimes(i.time, instantTime) > 0);
   for (const rollback of newer.reverse()) {
-    const path = instantPath(rollback.state === 'COMPLETED' ? rollback : { ...rollback, state: 'REQUESTED' });
+    const path = instantPath(rollback.state === 'COMPLETED' ? rollback : { ...rollback, state: 'REQUESTED' }, timeline.layout);
     const names =
       rollback.state === 'COMPLETED'
         ? decodeTimelineAvro('rollbackMetadata', await storage.get(path), storage.uriOf(path)).commitsRollback
@@ -415,6 +420,7 @@ interface ExecutionContext {
 /** Run a rollback whose plan is on the timeline (`rollback` is its requested or inflight instant). */
 async function executeRollback(
   storage: Storage,
+  layout: TimelineLayout,
   lease: LockLease,
   rollback: Instant,
   plan: HoodieRollbackPlan,
@@ -423,20 +429,20 @@ async function executeRollback(
   const target = plan.instantToRollback;
   if (target === null) {
     throw new HudiError(`rollback plan ${rollback.time} names no instant to roll back`, {
-      location: storage.uriOf(instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' })),
+      location: storage.uriOf(instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' }, layout)),
       fix: 'the plan was not written by Hudi or this build; delete its .rollback.requested/.inflight files after checking',
     });
   }
   if (!ROLLBACK_ACTIONS.has(target.action as InstantAction)) {
     throw new HudiError(`rollback plan ${rollback.time} targets a ${target.action}; this build rolls back commits, deltacommits and replacecommits only`, {
-      location: storage.uriOf(instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' })),
+      location: storage.uriOf(instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' }, layout)),
       fix: 'finish this rollback with Hudi (hudi-cli)',
     });
   }
   const startedMs = Date.now();
-  if (rollback.state === 'REQUESTED') await transitionToInflight(storage, INSTANT_LAYOUT, rollback.time, 'rollback');
+  if (rollback.state === 'REQUESTED') await transitionToInflight(storage, layout, rollback.time, 'rollback');
 
-  const deleted = filesToDelete(storage, rollback.time, target.commitTime, plan);
+  const deleted = filesToDelete(storage, layout, rollback.time, target.commitTime, plan);
   await lease.assertHeld();
   // The metadata table's deltacommit of the instant goes before the rollback completes: from then on its readers
   // would apply the blocks of a rolled-back instant again (getValidInstantTimestamps). Idempotent on a resume.
@@ -450,14 +456,14 @@ async function executeRollback(
 
   // Inflight first, so a crash in between leaves the instant requested (still pending), never inflight-only.
   const action = target.action as InstantAction;
-  await storage.delete([instantPath({ time: target.commitTime, action, state: 'INFLIGHT' })]);
+  await storage.delete([instantPath({ time: target.commitTime, action, state: 'INFLIGHT' }, layout)]);
   if (context.handling === 'delete-inflight-and-requested') {
-    await storage.delete([instantPath({ time: target.commitTime, action, state: 'REQUESTED' })]);
+    await storage.delete([instantPath({ time: target.commitTime, action, state: 'REQUESTED' }, layout)]);
   }
 
   const metadata = rollbackMetadata(rollback.time, Date.now() - startedMs, target, deleted, appended);
   await lease.assertHeld();
-  await transitionToCompleted(storage, INSTANT_LAYOUT, rollback.time, 'rollback', encodeTimelineAvro('rollbackMetadata', metadata));
+  await transitionToCompleted(storage, layout, rollback.time, 'rollback', encodeTimelineAvro('rollbackMetadata', metadata));
   await deleteInstantScratch(storage, target.commitTime);
   // The APPEND markers of the rollback's own log files (Hudi's finishRollback deletes them too).
   if (appended.length > 0) await deleteMarkerDir(storage, rollback.time);
@@ -484,14 +490,14 @@ interface FileToDelete {
  * The plan's files as storage paths. Resolved from the request's partition and the file name rather than the
  * absolute URI, so a plan written before the table was copied elsewhere (or with s3a://) still applies.
  */
-function filesToDelete(storage: Storage, rollbackTime: string, instantTime: string, plan: HoodieRollbackPlan): FileToDelete[] {
+function filesToDelete(storage: Storage, layout: TimelineLayout, rollbackTime: string, instantTime: string, plan: HoodieRollbackPlan): FileToDelete[] {
   const files: FileToDelete[] = [];
   for (const request of plan.RollbackRequests ?? []) {
     for (const planPath of request.filesToBeDeleted) {
       const fileName = fileNameOf(planPath);
       if (parseBaseFileName(fileName)?.instantTime !== instantTime && parseLogFileName(fileName)?.baseInstant !== instantTime) {
         throw new HudiError(`rollback plan ${rollbackTime} would delete ${planPath}, which is not a base file of instant ${instantTime}`, {
-          location: storage.uriOf(instantPath({ time: rollbackTime, action: 'rollback', state: 'REQUESTED' })),
+          location: storage.uriOf(instantPath({ time: rollbackTime, action: 'rollback', state: 'REQUESTED' }, layout)),
           fix: 'this build only deletes base files of the rolled-back instant; finish this rollback with Hudi (hudi-cli) instead',
         });
       }
@@ -615,7 +621,7 @@ async function findPendingRollback(
   instantTime: string,
 ): Promise<{ rollback: Instant; plan: HoodieRollbackPlan } | undefined> {
   for (const rollback of timeline.pending().filter((i) => i.action === 'rollback')) {
-    const path = instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' });
+    const path = instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' }, timeline.layout);
     const plan = decodeTimelineAvro('rollbackPlan', await storage.get(path), storage.uriOf(path));
     if (plan.instantToRollback?.commitTime === instantTime) return { rollback, plan };
   }
@@ -632,7 +638,7 @@ async function findCompletedRollback(
     .filter((i) => i.action === 'rollback')
     .reverse();
   for (const rollback of completed) {
-    const path = instantPath(rollback);
+    const path = instantPath(rollback, timeline.layout);
     const metadata = decodeTimelineAvro('rollbackMetadata', await storage.get(path), storage.uriOf(path));
     if (metadata.commitsRollback.includes(instantTime)) return { time: rollback.time, metadata };
   }
@@ -665,10 +671,10 @@ function writeInstantAt(timeline: Timeline, instantTime: string): Instant | unde
   return write;
 }
 
-function assertPending(storage: Storage, target: Instant): void {
+function assertPending(storage: Storage, layout: TimelineLayout, target: Instant): void {
   if (target.state === 'COMPLETED') {
     throw new HudiError(`${target.action} ${target.time} is completed; rolling back a completed instant is a restore, which this build does not support`, {
-      location: storage.uriOf(instantPath(target)),
+      location: storage.uriOf(instantPath(target, layout)),
       fix: 'only failed (requested/inflight) instants can be rolled back; to undo a completed commit use Hudi’s restore (hudi-cli `savepoint rollback`/`commit rollback`)',
     });
   }
@@ -679,8 +685,8 @@ function assertNotCompletedSince(storage: Storage, timeline: Timeline, instantTi
   const completed = timeline.instants.find((i) => i.time === instantTime && i.state === 'COMPLETED' && ROLLBACK_ACTIONS.has(i.action));
   if (completed !== undefined) {
     throw new ConflictError(`pending rollback ${rollbackTime} targets ${completed.action} ${instantTime}, which has completed since`, {
-      location: storage.uriOf(instantPath({ time: rollbackTime, action: 'rollback', state: 'REQUESTED' })),
-      fix: `the rollback is stale: delete .hoodie/${rollbackTime}.rollback.requested and .hoodie/${rollbackTime}.rollback.inflight after checking that ${instantTime} reads correctly`,
+      location: storage.uriOf(instantPath({ time: rollbackTime, action: 'rollback', state: 'REQUESTED' }, timeline.layout)),
+      fix: `the rollback is stale: delete ${timeline.layout.folder}/${rollbackTime}.rollback.requested and ${timeline.layout.folder}/${rollbackTime}.rollback.inflight after checking that ${instantTime} reads correctly`,
     });
   }
 }
@@ -689,7 +695,7 @@ function notOnTimeline(storage: Storage, timeline: Timeline, instantTime: string
   const pending = pendingWriteInstants(timeline).map((i) => `${i.time} (${i.action}, ${i.state.toLowerCase()})`);
   const what = action === undefined ? 'instant' : action;
   return new HudiError(`${what} ${instantTime} is not on the timeline`, {
-    location: storage.uriOf(METAFOLDER),
+    location: storage.uriOf(timeline.layout.folder),
     fix:
       pending.length === 0 ? 'there are no pending commits or replacecommits to roll back' : `pending instants that can be rolled back: ${pending.join(', ')}`,
   });

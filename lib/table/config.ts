@@ -65,6 +65,12 @@ export const TABLE_KEYS = {
   partitionFields: defineKey({ key: 'hoodie.table.partition.fields', default: NO_FIELDS, parser: commaList, description: 'partition fields' }),
   precombineField: defineKey({ key: 'hoodie.table.precombine.field', default: undefined, parser: optionalText, description: 'the ordering field of upserts' }),
   keyGeneratorClass: defineKey({ key: 'hoodie.table.keygenerator.class', default: undefined, parser: optionalText, description: 'the key generator' }),
+  keyGeneratorType: defineKey({
+    key: 'hoodie.table.keygenerator.type',
+    default: undefined,
+    parser: optionalText,
+    description: 'the key generator as Hudi 1.x stores it (KeyGeneratorType), read when no class is stored',
+  }),
   hiveStylePartitioning: defineKey({
     key: 'hoodie.datasource.write.hive_style_partitioning',
     default: false,
@@ -206,6 +212,13 @@ export const NEW_TABLE_KEYS = {
     alternatives: [TABLE_KEYS.type.key],
     description: "the new table's type: COPY_ON_WRITE, or MERGE_ON_READ (writes are delta commits with log files)",
   }),
+  tableVersion: defineKey({
+    key: 'hoodie.write.table.version',
+    default: '6',
+    parser: oneOf(['6', '8', '9'] as const),
+    description:
+      "the new table's version: 6 (Hudi 0.14/0.15, which Athena reads), or 8 (Hudi 1.0) / 9 (Hudi 1.1) for a copy-on-write table with an ordering field (EVENT_TIME_ORDERING); an existing table keeps its version",
+  }),
 } as const;
 
 export interface TableConfig {
@@ -242,6 +255,43 @@ export interface TableConfig {
   readonly properties: ReadonlyMap<string, string>;
 }
 
+/**
+ * KeyGeneratorType: the class each type names (Hudi 1.x stores the type, KeyGeneratorType.getKeyGeneratorClassName
+ * reads the class first). Which of them this build computes keys with is lib/table/key-generators.ts's to decide.
+ */
+const KEY_GENERATOR_TYPE_CLASSES: Readonly<Record<string, string>> = {
+  SIMPLE: KEY_GENERATORS.simple,
+  SIMPLE_AVRO: 'org.apache.hudi.keygen.SimpleAvroKeyGenerator',
+  COMPLEX: KEY_GENERATORS.complex,
+  COMPLEX_AVRO: 'org.apache.hudi.keygen.ComplexAvroKeyGenerator',
+  TIMESTAMP: KEY_GENERATORS.timestampBased,
+  TIMESTAMP_AVRO: 'org.apache.hudi.keygen.TimestampBasedAvroKeyGenerator',
+  CUSTOM: 'org.apache.hudi.keygen.CustomKeyGenerator',
+  CUSTOM_AVRO: 'org.apache.hudi.keygen.CustomAvroKeyGenerator',
+  NON_PARTITION: KEY_GENERATORS.nonPartitioned,
+  NON_PARTITION_AVRO: 'org.apache.hudi.keygen.NonpartitionedAvroKeyGenerator',
+  GLOBAL_DELETE: 'org.apache.hudi.keygen.GlobalDeleteKeyGenerator',
+  GLOBAL_DELETE_AVRO: 'org.apache.hudi.keygen.GlobalAvroDeleteKeyGenerator',
+  AUTO_RECORD: 'org.apache.hudi.keygen.AutoRecordGenWrapperKeyGenerator',
+  AUTO_RECORD_AVRO: 'org.apache.hudi.keygen.AutoRecordGenWrapperAvroKeyGenerator',
+  HOODIE_TABLE_METADATA: 'org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator',
+  SPARK_SQL: 'org.apache.spark.sql.hudi.command.SqlKeyGenerator',
+  SPARK_SQL_UUID: 'org.apache.spark.sql.hudi.command.UuidKeyGenerator',
+  SPARK_SQL_MERGE_INTO: 'org.apache.spark.sql.hudi.command.MergeIntoKeyGenerator',
+};
+
+function keyGeneratorClassOfType(type: string | undefined, location: string): string | undefined {
+  if (type === undefined) return undefined;
+  const className = KEY_GENERATOR_TYPE_CLASSES[type.trim()];
+  if (className === undefined) {
+    throw new UnsupportedTableError(`${TABLE_KEYS.keyGeneratorType.key}=${type} is not a key generator type this build knows`, {
+      location,
+      fix: 'read this table with the Hudi that wrote it',
+    });
+  }
+  return className;
+}
+
 /** hoodie.table.checksum: CRC32 of "<database>.<table>" (database defaults to ""). */
 export function tableChecksum(databaseName: string, tableName: string): number {
   return crc32(Buffer.from(`${databaseName}.${tableName}`, 'utf8'));
@@ -272,6 +322,7 @@ export function tableConfigFromProperties(properties: ReadonlyMap<string, string
   const recordKeyFields = get(K.recordKeyFields);
   const keyGeneratorClass =
     get(K.keyGeneratorClass) ??
+    keyGeneratorClassOfType(get(K.keyGeneratorType), location) ??
     (partitionFields.length === 0 ? KEY_GENERATORS.nonPartitioned : recordKeyFields.length > 1 ? KEY_GENERATORS.complex : KEY_GENERATORS.simple);
   return {
     name,
@@ -334,18 +385,23 @@ export const HUDI_1X_TABLE_VERSIONS: readonly number[] = [8, 9];
 /**
  * `delta-write` is a write that may be a merge-on-read delta commit (the writer's upsert/insert/delete/bulk_insert and
  * the rollback of a failed one); `clustering` also rewrites merge-on-read file slices (their log files merged in, as
- * Hudi does); `clean` is the cleaner; `write` is every other table service (archive, compaction), on either table type.
+ * Hudi does); `clean` is the cleaner; `archive` the archiver; `write` is every other table service (compaction), on
+ * either table type.
  */
-export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering' | 'clean';
+export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering' | 'clean' | 'archive';
 
 /**
  * The services that write Hudi 1.x tables, and on which table types: each was proven against Hudi 1.0.2 and 1.1.1 on
- * Spark (test/interop/hudi-1x-services.test.ts, hudi-1x-clustering.test.ts). The cleaner's merge-on-read slices still
- * follow layout 1's rule (a log file joins its base instant's slice), not 1.x's completion times, so merge-on-read
- * waits; so does clustering of merge-on-read tables, whose slices and log merging are layout 1's too.
+ * Spark (test/interop/hudi-1x-services.test.ts, hudi-1x-writer.test.ts, hudi-1x-archival.test.ts,
+ * hudi-1x-clustering.test.ts). Merge-on-read waits: the cleaner's slices still follow layout 1's rule (a log file joins
+ * its base instant's slice), 1.x names a log file by the delta commit that wrote it, the archiver's merge-on-read rule
+ * (the delta commits compaction's trigger counts, by completion time) is not built, and clustering's log merging is
+ * layout 1's.
  */
 const HUDI_1X_WRITE_MODES: ReadonlyMap<TableAccessMode, readonly TableType[]> = new Map([
   ['clean', ['COPY_ON_WRITE']],
+  ['delta-write', ['COPY_ON_WRITE']],
+  ['archive', ['COPY_ON_WRITE']],
   ['clustering', ['COPY_ON_WRITE']],
 ]);
 
@@ -361,7 +417,7 @@ export function assertSupported(config: TableConfig, location: string, mode: Tab
     mode === 'read' ? READABLE_TABLE_VERSIONS : writes1x === undefined ? [SUPPORTED_TABLE_VERSION] : [SUPPORTED_TABLE_VERSION, ...HUDI_1X_TABLE_VERSIONS];
   if (!accepted.includes(config.version)) {
     const problem = HUDI_1X_TABLE_VERSIONS.includes(config.version)
-      ? `table version ${config.version} (Hudi ${config.version === 8 ? '1.0' : '1.1'}, timeline layout 2) is not written by ${mode === 'read' ? 'this build' : `this service (${mode})`} yet: of Hudi 1.x tables it reads every one and runs ${[...HUDI_1X_WRITE_MODES].map(([service, types]) => `${service} on ${types.join(' and ')}`).join(', ')} tables`
+      ? `table version ${config.version} (Hudi ${config.version === 8 ? '1.0' : '1.1'}, timeline layout 2) is not written by ${mode === 'read' ? 'this build' : `this service (${mode})`} yet: of Hudi 1.x tables it reads every one and runs ${[...HUDI_1X_WRITE_MODES].map(([service, types]) => `${service === 'delta-write' ? 'write' : service} on ${types.join(' and ')}`).join(', ')} tables`
       : config.version > 9
         ? `table version ${config.version} is not supported (unknown to this build); it reads table versions 5, 6, 8 and 9 and writes version 6 (Hudi 0.14/0.15)`
         : `table version ${config.version} is not supported for ${mode === 'read' ? 'reading' : 'writing'}; this build handles table version 6 (Hudi 0.14/0.15)`;
@@ -577,6 +633,8 @@ export interface NewTableOptions {
   createSchema?: string;
   /** Extra table-level keys to persist (key generator options such as hoodie.keygen.timebased.*). */
   extraProperties?: Record<string, string>;
+  /** hoodie.table.version: 6 unless 8 or 9 (Hudi 1.x, timeline layout 2) is asked for. */
+  tableVersion?: 6 | 8 | 9;
 }
 
 /** Map a user's write properties (hoodie.datasource.write.* / hoodie.table.*) to NewTableOptions. */
@@ -625,6 +683,22 @@ export function newTableOptionsFromWriteProperties(props: ReadonlyMap<string, st
     options.tableType = tableType;
     options.payloadClass = props.get('hoodie.datasource.write.payload.class')?.trim() || 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload';
   }
+  const tableVersion = Number(readKey(props, K.tableVersion, location)) as 6 | 8 | 9;
+  if (tableVersion !== 6) {
+    // What a 1.x table of ours must be for our writes to it to be ones Hudi 1.x was seen to agree with.
+    const refuse = (problem: string, fix: string): never => {
+      throw new HudiError(`${K.tableVersion.key}=${tableVersion}: ${problem}`, { location, fix });
+    };
+    if (options.tableType === 'MERGE_ON_READ')
+      refuse('merge-on-read tables of version 8 and 9 are not written by this build yet', 'create a copy-on-write table, or version 6');
+    if (options.precombineField === undefined) {
+      refuse(
+        'a table without an ordering field merges by COMMIT_TIME_ORDERING, which this build does not write yet',
+        `add ${K.precombineField.key}=<column> (EVENT_TIME_ORDERING), or create version 6`,
+      );
+    }
+    options.tableVersion = tableVersion;
+  }
   return options;
 }
 
@@ -646,13 +720,17 @@ export function newTableProperties(options: NewTableOptions): Map<string, string
   props.set(TABLE_KEYS.type.key, options.tableType ?? 'COPY_ON_WRITE');
   if (options.tableType === 'MERGE_ON_READ')
     props.set('hoodie.compaction.payload.class', options.payloadClass ?? 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload');
-  props.set(TABLE_KEYS.version.key, String(SUPPORTED_TABLE_VERSION));
-  props.set(TABLE_KEYS.timelineLayoutVersion.key, '1');
-  props.set(TABLE_KEYS.archiveLogFolder.key, 'archived');
+  const version = options.tableVersion ?? SUPPORTED_TABLE_VERSION;
+  props.set(TABLE_KEYS.version.key, String(version));
+  if (version === 8 || version === 9) for (const [key, value] of hudi1xCreationKeys(version, options, keyGeneratorClass)) props.set(key, value);
+  else {
+    props.set(TABLE_KEYS.timelineLayoutVersion.key, '1');
+    props.set(TABLE_KEYS.archiveLogFolder.key, 'archived');
+  }
   props.set(TABLE_KEYS.recordKeyFields.key, options.recordKeyFields.join(','));
   if (options.partitionFields.length > 0) props.set(TABLE_KEYS.partitionFields.key, options.partitionFields.join(','));
-  if (options.precombineField) props.set(TABLE_KEYS.precombineField.key, options.precombineField);
-  props.set(TABLE_KEYS.keyGeneratorClass.key, keyGeneratorClass);
+  if (options.precombineField && version !== 9) props.set(TABLE_KEYS.precombineField.key, options.precombineField);
+  if (version === SUPPORTED_TABLE_VERSION) props.set(TABLE_KEYS.keyGeneratorClass.key, keyGeneratorClass);
   props.set(TABLE_KEYS.hiveStylePartitioning.key, String(options.hiveStylePartitioning ?? false));
   props.set(TABLE_KEYS.urlEncodePartitioning.key, String(options.urlEncodePartitioning ?? false));
   props.set(TABLE_KEYS.dropPartitionColumns.key, 'false');
@@ -664,6 +742,43 @@ export function newTableProperties(options: NewTableOptions): Map<string, string
   for (const [key, value] of Object.entries(options.extraProperties ?? {})) props.set(key, value);
   props.set(TABLE_KEYS.checksum.key, String(tableChecksum(options.databaseName ?? '', options.tableName)));
   return props;
+}
+
+/**
+ * The keys Hudi 1.0.2 (version 8) and 1.1.1 (version 9) write for a new copy-on-write table with an ordering field and
+ * no metadata table, beside the ones every version has (HoodieTableMetaClient.TableBuilder, seen in the tables Spark
+ * wrote): timeline layout 2 and its folders, EVENT_TIME_ORDERING, the key generator as its type. Version 8 names the
+ * merge strategy and payload; 9 stores the ordering field as hoodie.table.ordering.fields and its table format.
+ */
+function hudi1xCreationKeys(version: 8 | 9, options: NewTableOptions, keyGeneratorClass: string): Map<string, string> {
+  const type = Object.entries(KEY_GENERATOR_TYPE_CLASSES).find(([, className]) => className === keyGeneratorClass)?.[0];
+  if (type === undefined) {
+    throw new HudiError(`key generator ${keyGeneratorClass} has no KeyGeneratorType, which a version ${version} table stores`, {
+      fix: "use one of Hudi's key generators, or create version 6",
+    });
+  }
+  const keys = new Map<string, string>([
+    [TABLE_KEYS.initialVersion.key, String(version)],
+    [TABLE_KEYS.timelineLayoutVersion.key, '2'],
+    [TABLE_KEYS.timelinePath.key, 'timeline'],
+    [TABLE_KEYS.timelineHistoryPath.key, 'history'],
+    [TABLE_KEYS.archiveLogFolder.key, 'history'],
+    [TABLE_KEYS.recordMergeMode.key, 'EVENT_TIME_ORDERING'],
+    [TABLE_KEYS.keyGeneratorType.key, type],
+    ['hoodie.table.cdc.enabled', 'false'],
+    ['hoodie.table.multiple.base.file.formats.enable', 'false'],
+    ['hoodie.partition.metafile.use.base.format', 'false'],
+    [TABLE_KEYS.populateMetaFields.key, 'true'],
+    [TABLE_KEYS.baseFileFormat.key, 'PARQUET'],
+  ]);
+  if (version === 8) {
+    keys.set(TABLE_KEYS.recordMergeStrategyId.key, 'eeb8d96f-b1e4-49fd-bbf8-28ac514178e5');
+    keys.set(TABLE_KEYS.payloadClass.key, 'org.apache.hudi.common.model.DefaultHoodieRecordPayload');
+  } else {
+    keys.set(TABLE_KEYS.orderingFields.key, options.precombineField!);
+    keys.set(TABLE_KEYS.tableFormat.key, 'native');
+  }
+  return keys;
 }
 
 /** hoodie.properties text as Hudi writes it: two date comment lines, then the keys. */

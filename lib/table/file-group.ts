@@ -15,6 +15,7 @@ import { compareInstantTimes, type Instant } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
 import {
   type BaseFile,
+  type BaseFileExtension,
   type CompletionSlices,
   type FileGroup,
   type FileSlice,
@@ -34,6 +35,8 @@ export interface CompletionSlicingInputs {
   readonly replacedFileGroups: ReadonlySet<string>;
   /** File groups in a pending compaction plan (fileGroupKey → the compaction's instant). */
   readonly pendingCompactions: ReadonlyMap<string, string>;
+  /** The base-file format: Parquet for data tables, HFile for the metadata table. */
+  readonly baseFileExtension?: BaseFileExtension;
 }
 
 interface RawSlice {
@@ -88,7 +91,7 @@ export function sliceByCompletionTime(partition: ListedPartition, inputs: Comple
   };
   const logsByGroup = new Map<string, LogFile[]>();
   for (const file of [...partition.files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    const base = parseBaseFileName(file.name);
+    const base = parseBaseFileName(file.name, inputs.baseFileExtension);
     if (base !== undefined) {
       // addBaseFile: one base file per base instant (retried tasks' duplicates: the last listed wins).
       sliceAt(slicesOf(base.fileId), base.instantTime).baseFile = {

@@ -19,7 +19,7 @@ export const INDEX_TYPE = defineKey({
   default: undefined,
   parser: optionalText,
   description:
-    'records are placed as the bloom and simple indexes place them (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX); BUCKET is refused by writes and clustering on either table type (see Table layouts), and on merge-on-read the other indexes that index log files (HBASE, INMEMORY, FLINK_STATE)',
+    "records are placed as the bloom and simple indexes place them (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX), or with BUCKET as the simple bucket index places them (each record in its hash bucket's file group; needs hoodie.bucket.index.num.buckets; not bulk_insert); the consistent-hashing bucket engine is refused by writes and clustering, the simple one by clustering (see Table layouts), and on merge-on-read the other indexes that index log files (HBASE, INMEMORY, FLINK_STATE)",
 });
 
 /** Our services that write to a table (`write`: upsert, insert, bulk_insert, delete, and ingest, which writes). */
@@ -88,8 +88,9 @@ export function cdcEnabled(config: TableConfig): boolean {
  *   number, which Hudi parses back (BucketIdentifier.bucketIdFromFileId). Clustering writes new file ids, so it is
  *   refused, as Hudi 0.15's Flink clustering refuses the simple engine (ClusteringUtil.validateClusteringScheduling)
  *   and Spark's allows the consistent-hashing engine only with its own strategies (HoodieClusteringConfig.validate).
- *   Writes are refused: ours place records as the bloom and simple indexes do. Compaction, cleaning and archival keep
- *   every file id.
+ *   Writes keep the simple engine (lib/writer/bucket-plan.ts places records as HoodieSimpleBucketIndex does) and
+ *   refuse the consistent-hashing one, whose buckets come from its hashing metadata (ConsistentBucketIdentifier) and
+ *   split and merge. Compaction, cleaning and archival keep every file id.
  * - CDC (hoodie.table.cdc.enabled=true): Hudi's data-changing writes leave change data (cdc log files) that Spark's CDC
  *   query needs; ours do not, so they are refused. Clustering and compaction change no data: Hudi writes no change data
  *   for them and its CDC extractor skips their instants (HoodieCDCExtractor keeps WriteOperationType.isDataChange
@@ -164,7 +165,7 @@ export class UnsupportedLayoutError extends UnsupportedTableError {
  * exactly. README's "Table layouts" table says the same.
  */
 export const REFUSED_SERVICES: Readonly<Record<LayoutName, { readonly always: readonly TableService[]; readonly mergeOnRead: readonly TableService[] }>> = {
-  'simple-bucket-index': { always: ['write', 'clustering'], mergeOnRead: [] },
+  'simple-bucket-index': { always: ['clustering'], mergeOnRead: [] },
   'consistent-hashing-bucket-index': { always: ['write', 'clustering'], mergeOnRead: [] },
   cdc: { always: ['write', 'clean'], mergeOnRead: [] },
   // Merging log records needs the stored record keys (_hoodie_record_key): merge-on-read compaction and the merged
@@ -252,7 +253,10 @@ function bucketRefusal(layout: LayoutName, service: TableService, evidence: stri
   return new UnsupportedLayoutError(
     layout,
     service,
-    `${SERVICE_NAMES[service]} of tables with ${index} are not supported: this writer places records as the bloom and simple indexes do, not in the file group of their bucket`,
-    { location, fix: 'write this table with Hudi (Spark or Flink); nothing was written' },
+    `${SERVICE_NAMES[service]} of tables with ${index} are not supported: that engine finds a record's bucket in its hashing metadata (ConsistentBucketIdentifier), whose buckets Hudi splits and merges, and this writer does not read or keep it`,
+    {
+      location,
+      fix: 'write this table with Hudi (Spark or Flink); nothing was written (tables with the simple bucket engine, hoodie.bucket.index.engine=SIMPLE, are written here)',
+    },
   );
 }

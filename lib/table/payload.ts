@@ -3,7 +3,8 @@
  * properties or the table's (the writer, compaction and the merge-on-read reader all merge this way).
  */
 import { anyText, defineKey } from '../config/index.js';
-import { HudiError } from '../errors.js';
+import { HudiError, UnsupportedTableError } from '../errors.js';
+import type { RecordMergeMode } from './config.js';
 
 export const PAYLOAD_CLASS = defineKey({
   key: 'hoodie.datasource.write.payload.class',
@@ -58,6 +59,41 @@ export function resolveRecordPayload(
       `set ${PAYLOAD_CLASS.key} to ${PAYLOAD_CLASSES.overwriteWithLatest} (Hudi's default: the incoming record wins) or ` +
       `${PAYLOAD_CLASSES.default} (a stored record with a greater precombine value is kept), or write this table with Hudi`,
   });
+}
+
+/**
+ * How a Hudi 1.x table merges, as a payload: its record merge mode decides (hoodie.record.merge.mode, inferred as
+ * recordMergeModeOf does). EVENT_TIME_ORDERING keeps a stored record with a greater ordering value, as
+ * DefaultHoodieRecordPayload; COMMIT_TIME_ORDERING lets the latest write win.
+ */
+export function payloadOfMergeMode(mode: RecordMergeMode): RecordPayload {
+  return mode === 'EVENT_TIME_ORDERING'
+    ? { className: mode, orderingAgainstStored: true, source: 'hoodie.properties' }
+    : { className: mode, orderingAgainstStored: false, source: 'hoodie.properties' };
+}
+
+/**
+ * The payload a write merges a 1.x table's records with. Only EVENT_TIME_ORDERING writes were proven against Hudi 1.x
+ * (how it picks among a batch's duplicates under COMMIT_TIME_ORDERING was not), and a write's own payload class would
+ * merge differently from what the table's readers do: both are refused before anything is written.
+ */
+export function writePayloadOf1xTable(mode: RecordMergeMode, payloadClass: string | undefined, tableLocation: string): RecordPayload {
+  if (payloadClass !== undefined) {
+    throw new UnsupportedTableError(
+      `${PAYLOAD_CLASS.key}=${payloadClass} is not used on a Hudi 1.x table: its record merge mode (${mode}) decides how records merge`,
+      {
+        location: PAYLOAD_CLASS.key,
+        fix: `drop ${PAYLOAD_CLASS.key} from the write properties`,
+      },
+    );
+  }
+  if (mode !== 'EVENT_TIME_ORDERING') {
+    throw new UnsupportedTableError(`writes to a Hudi 1.x table with record merge mode ${mode} are not supported yet (EVENT_TIME_ORDERING tables are)`, {
+      location: `${tableLocation} (hoodie.record.merge.mode)`,
+      fix: 'write this table with Hudi 1.x',
+    });
+  }
+  return payloadOfMergeMode(mode);
 }
 
 function nonEmpty(text: string | undefined): string | undefined {

@@ -13,6 +13,7 @@
 import { rm } from 'node:fs/promises';
 import { AlreadyExistsError, HudiError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
+import { fileNameOf, isHadoopChecksumFile } from '../util/paths.js';
 import { isValidInstantTime } from './instant.js';
 import { METAFOLDER } from './meta-folder.js';
 
@@ -92,7 +93,9 @@ export async function listMarkers(storage: Storage, instantTime: string): Promis
       }
       continue;
     }
-    // Anything else without the marker infix (e.g. a stray .crc) is not a marker; Hudi skips it too.
+    // Hadoop's local file system hides the `.<name>.crc` beside each marker from Hudi's listing; so do we.
+    if (isHadoopChecksumFile(fileNameOf(relative))) continue;
+    // Anything else without the marker infix is not a marker; Hudi skips it too.
     if (relative.includes(MARKER_INFIX)) add(relative, storage.uriOf(object.path));
   }
   return [...found.values()].sort(

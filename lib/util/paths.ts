@@ -7,3 +7,11 @@ export function fileNameOf(path: string): string {
 export function folderNameOf(dir: string): string {
   return fileNameOf(dir.endsWith('/') ? dir.slice(0, -1) : dir);
 }
+
+/**
+ * A checksum Hadoop's local file system keeps beside each file it writes (`.<name>.crc`); its listings hide them, so
+ * Hudi never sees one.
+ */
+export function isHadoopChecksumFile(fileName: string): boolean {
+  return fileName.startsWith('.') && fileName.endsWith('.crc');
+}

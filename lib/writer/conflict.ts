@@ -32,10 +32,17 @@ export function findConflicts(input: {
   readonly completedSinceStart: readonly ConcurrentInstant[];
   /** Pending clustering plans' input file groups, by plan instant. */
   readonly pendingClustering: readonly { readonly instant: string; readonly fileGroups: ReadonlySet<string> }[];
+  /**
+   * What two writes must not share, from a file group's key: the file group itself, or with the bucket index its
+   * partition and bucket number (BucketIndexConcurrentFileWritesConflictResolutionStrategy), new buckets included.
+   */
+  readonly conflictKey?: (fileGroup: string) => string;
 }): Conflict[] {
   const conflicts: Conflict[] = [];
+  const keyOf = input.conflictKey ?? ((key: string) => key);
+  const ours = new Set([...input.ours].map(keyOf));
   for (const other of input.completedSinceStart) {
-    const shared = [...touchedFileGroups(other.metadata)].filter((key) => input.ours.has(key));
+    const shared = [...touchedFileGroups(other.metadata)].filter((key) => ours.has(keyOf(key)));
     if (shared.length > 0) conflicts.push({ instant: other.time, reason: 'completed-write', fileGroups: shared });
   }
   for (const plan of input.pendingClustering) {

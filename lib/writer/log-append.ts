@@ -76,6 +76,8 @@ export interface LogAppenderOptions {
   readonly templates: readonly string[];
   /** The column_stats columns (hoodie.metadata.index.column.stats.column.list, empty: every field); unset: none. */
   readonly columnStatsColumns?: readonly string[];
+  /** Count every record written as an update (the bucket index locates them all; HoodieAppendHandle.isUpdateRecord). */
+  readonly countsAllAsUpdates?: boolean;
 }
 
 export interface AppendedFileGroup {
@@ -97,7 +99,8 @@ export class LogAppender {
     const baseInstant = slice?.baseInstant ?? bucket.previousInstant;
     // The bucket's records with their meta fields, through the engine (types as the group's base file has them).
     const localFile = join(this.options.workDir, 'out', `${index}.append.parquet`);
-    const template = this.options.templates[bucket.existingFile];
+    // A group of log files only takes its types from any staged base file of the table's (the schema is one).
+    const template = this.options.templates[bucket.existingFile ?? 0];
     const result = await session.writeFileGroup({
       bucket: index,
       outputFile: localFile,
@@ -142,8 +145,8 @@ export class LogAppender {
       prevCommit: baseInstant,
       numWrites: result.rowCount,
       numDeletes: deletes.length,
-      numUpdateWrites: result.updates,
-      numInserts: result.inserts,
+      numUpdateWrites: this.options.countsAllAsUpdates === true ? result.rowCount : result.updates,
+      numInserts: this.options.countsAllAsUpdates === true ? 0 : result.inserts,
       totalWriteBytes: written.size,
       fileSizeInBytes: written.size,
       runtimeStats: { totalScanTime: 0, totalUpsertTime: Date.now() - started, totalCreateTime: 0 },

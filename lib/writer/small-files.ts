@@ -30,8 +30,17 @@ export interface CandidateFile {
 export type Bucket =
   | { readonly kind: 'UPDATE'; readonly partitionPath: string; readonly fileId: string; readonly existingFile: number; readonly previousInstant: string }
   | { readonly kind: 'INSERT'; readonly partitionPath: string; readonly fileId: string }
-  /** Merge-on-read: the group's updates and deletes go to a new log file of its latest slice. */
-  | { readonly kind: 'APPEND'; readonly partitionPath: string; readonly fileId: string; readonly existingFile: number; readonly previousInstant: string };
+  /**
+   * Merge-on-read: the group's updates and deletes go to a new log file of its latest slice (`existingFile`: its staged
+   * base file, undefined for a group of log files only).
+   */
+  | {
+      readonly kind: 'APPEND';
+      readonly partitionPath: string;
+      readonly fileId: string;
+      readonly existingFile: number | undefined;
+      readonly previousInstant: string;
+    };
 
 export interface InsertAssignment {
   readonly partitionPath: string;

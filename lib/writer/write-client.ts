@@ -14,6 +14,7 @@ import { mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { hudiFooterInTurns } from '../base-file/footer.js';
+import { readKey } from '../config/index.js';
 import {
   type BatchInput,
   type ExistingBaseFile,
@@ -24,7 +25,16 @@ import {
   WriteSession,
   type WriteSessionOptions,
 } from '../engine/write.js';
-import { AlreadyExistsError, ConflictError, errorMessage, HudiError, InputError, InstantRolledBackError, NotAHudiTableError } from '../errors.js';
+import {
+  AlreadyExistsError,
+  ConflictError,
+  errorMessage,
+  HudiError,
+  InputError,
+  InstantRolledBackError,
+  NotAHudiTableError,
+  UnsupportedTableError,
+} from '../errors.js';
 import { lockProviderFor } from '../lock/index.js';
 import type { LockProvider } from '../lock/port.js';
 import { isLogFileName } from '../log-format/index.js';
@@ -41,39 +51,39 @@ import { describeHeal, failedWritesPolicy, healTable } from '../rollback/failed-
 import { findRollbackOf, rollbackInstant } from '../rollback/rollback.js';
 import { BoundedTasks, mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
+import { type BucketIndexSpec, bucketIdOf, bucketIdStr, bucketIndexSpec, newBucketFileId } from '../table/bucket-index.js';
 import {
+  NEW_TABLE_KEYS,
   newTableOptionsFromWriteProperties,
   newTableProperties,
   PROPERTIES_FILE,
   readTableConfig,
+  recordMergeModeOf,
   type TableConfig,
   tableConfigFromProperties,
 } from '../table/config.js';
 import { baseFileName, type FileSystemView, joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
 import { createTable } from '../table/init.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
-import { assertLayoutSupports, detectTableLayout, LAYOUT_KEYS, viewFileIds } from '../table/layouts.js';
-import { type RecordPayload, resolveRecordPayload } from '../table/payload.js';
+import { assertLayoutSupports, bucketNumberOf, detectTableLayout, LAYOUT_KEYS, type TableLayout, viewFileIds } from '../table/layouts.js';
+import { type RecordPayload, resolveRecordPayload, writePayloadOf1xTable } from '../table/payload.js';
 import { type AvroRecordSchema, withMetaFields } from '../table/schema.js';
 import { HudiTable, PARTITION_METAFILE, withTableLock } from '../table/table.js';
-import { type CommitMetadata, newWriteStat, serializeCommitMetadata, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
+import { type CommitMetadata, newWriteStat, type WriteOperationType, type WriteStat } from '../timeline/commit-metadata.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
 import { type Heartbeat, startHeartbeat } from '../timeline/heartbeat.js';
 import { newInstantTime } from '../timeline/instant.js';
-import { TIMELINE_LAYOUT_1 } from '../timeline/layout.js';
 import { createMarker, deleteMarkerDir, listMarkers } from '../timeline/markers.js';
 import { pendingClusteringPlans } from '../timeline/queries.js';
 import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
+import { type BucketFileGroup, bucketFileGroups, planBucketIndexWrite } from './bucket-plan.js';
 import { describeFileGroup, findConflicts } from './conflict.js';
 import { type LatestSlice, LogAppender, latestSlices } from './log-append.js';
 import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
 import { averageRecordSize, type Bucket, type BucketPlan, type CandidateFile, planBuckets, rowGroupRows } from './small-files.js';
 import { bulkInsertSortsByKey, WRITE_KEYS, type WriteConfig, type WriteOperation, writeConfigFromProperties } from './write-config.js';
-
-/** Table versions 8 and 9 are refused here (assertSupported), so this service writes timeline layout 1's instant files. */
-const INSTANT_LAYOUT = TIMELINE_LAYOUT_1;
 
 export interface BadRecord {
   /** 0-based row of the input. */
@@ -120,8 +130,11 @@ export interface WriteResult {
 
 type WriteAction = 'commit' | 'deltacommit';
 
-/** Hudi 0.15's indexes whose canIndexLogFiles() is true. */
-const LOG_INDEXING_INDEXES: readonly string[] = ['BUCKET', 'HBASE', 'INMEMORY', 'FLINK_STATE'];
+/**
+ * Hudi 0.15's indexes whose canIndexLogFiles() is true. BUCKET is not here: its simple engine's is false
+ * (HoodieSimpleBucketIndex), and its consistent-hashing engine is refused as a layout (layouts.ts).
+ */
+const LOG_INDEXING_INDEXES: readonly string[] = ['HBASE', 'INMEMORY', 'FLINK_STATE'];
 
 const OPERATION_TYPES: Record<WriteOperation, WriteOperationType> = { bulk_insert: 'BULK_INSERT', insert: 'INSERT', upsert: 'UPSERT', delete: 'DELETE' };
 const UPLOAD_CONCURRENCY = 4;
@@ -160,6 +173,10 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const layout = await detectTableLayout(storage, layoutConfig, { properties: props, ...(view === undefined ? {} : { fileIds: viewFileIds(view) }) });
     assertLayoutSupports(layout, 'write', configLocation);
     assertWritable(tableConfig, config);
+    if (existing !== undefined) assertSameTableVersion(existing.config, props, configLocation);
+    const bucketIndex = bucketIndexOfWrite(layout, config, props, tableConfig, options.operation, configLocation);
+    // Every bucket file group of the table is checked against the settings before the input is read.
+    if (bucketIndex !== undefined && view !== undefined) bucketFileGroups(bucketFileGroupsOf(view, view.partitionPaths(), new Map()), bucketIndex, storage.uri);
     const template = view === undefined ? undefined : newestBaseFile(view);
     const templates = await stageFiles(storage, template === undefined ? [] : [template], workDir);
     // The latest commit's schema (TableSchemaResolver): its columns are the table's even where the template lacks them.
@@ -204,6 +221,7 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
       workDir,
       createdTable: existing === undefined,
       prepared,
+      bucketIndex,
     });
   } finally {
     await session.close();
@@ -298,6 +316,77 @@ function assertWritable(config: TableConfig, writeConfig: WriteConfig): void {
       fix: 'unset it (Avro is the default for Parquet tables), or write this table with Hudi',
     });
   }
+}
+
+/**
+ * hoodie.write.table.version names the version of a table a write creates. On an existing table a different version
+ * would ask for Hudi 1.x's in-place upgrade (or downgrade), which this build does not do: refused, not ignored.
+ */
+function assertSameTableVersion(config: TableConfig, props: ReadonlyMap<string, string>, location: string): void {
+  const key = NEW_TABLE_KEYS.tableVersion;
+  if (!props.has(key.key)) return;
+  const asked = Number(readKey(props, key, 'write properties'));
+  if (asked === config.version) return;
+  throw new UnsupportedTableError(`${key.key}=${asked} asks for table version ${asked}, but the table is version ${config.version}`, {
+    location,
+    fix: `upgrading or downgrading a table in place is not supported: drop ${key.key}, or set it to ${config.version}`,
+  });
+}
+
+/**
+ * The simple bucket index's settings when the write places records by bucket: the run names hoodie.index.type=BUCKET,
+ * or the table's file ids carry bucket numbers (then the run must name the index: Hudi's writers read it from their
+ * own configuration, not from the table). Refused before anything is written: bulk_insert (Hudi's bucket bulk insert
+ * partitioners are not built) and a table of bucket file ids written without the bucket index.
+ */
+function bucketIndexOfWrite(
+  layout: TableLayout,
+  config: WriteConfig,
+  props: ReadonlyMap<string, string>,
+  tableConfig: TableConfig,
+  operation: WriteOperation,
+  location: string,
+): BucketIndexSpec | undefined {
+  if (layout.bucketIndex?.engine !== 'SIMPLE') return undefined;
+  if (config.indexType !== 'BUCKET') {
+    throw new HudiError(
+      `the table is written with the simple bucket index (${layout.bucketIndex.evidence}), and this write names ${WRITE_KEYS.indexType.key}=${config.indexType ?? '(unset)'}`,
+      {
+        location: WRITE_KEYS.indexType.key,
+        fix: `write with ${WRITE_KEYS.indexType.key}=BUCKET and the table's hoodie.bucket.index.num.buckets (Hudi keeps neither in the table); nothing was written`,
+      },
+    );
+  }
+  if (operation === 'bulk_insert') {
+    throw new HudiError(
+      'bulk_insert into a bucket-index table is not supported: Hudi writes it with bucket bulk-insert partitioners this build does not have',
+      {
+        location: WRITE_KEYS.indexType.key,
+        fix: 'write the batch with insert or upsert, which place records in their buckets as Hudi does; nothing was written',
+      },
+    );
+  }
+  return bucketIndexSpec(props, tableConfig.recordKeyFields, location);
+}
+
+/**
+ * The live file groups of the partitions (a merge-on-read group of log files only included), each with the index of
+ * its latest base file in `baseFileIndex` (by fileGroupKey) when it was staged.
+ */
+function bucketFileGroupsOf(view: FileSystemView, partitions: readonly string[], baseFileIndex: ReadonlyMap<string, number>): BucketFileGroup[] {
+  const groups = new Map<string, BucketFileGroup>();
+  for (const partition of partitions) {
+    for (const slice of view.latestMergedSlices(partition)) {
+      const key = fileGroupKey(slice.partitionPath, slice.fileId);
+      groups.set(key, { partitionPath: slice.partitionPath, fileId: slice.fileId, baseFile: baseFileIndex.get(key), baseInstant: slice.baseInstantTime });
+    }
+    for (const file of view.latestBaseFiles(partition)) {
+      const key = fileGroupKey(file.partitionPath, file.fileId);
+      if (!groups.has(key))
+        groups.set(key, { partitionPath: file.partitionPath, fileId: file.fileId, baseFile: baseFileIndex.get(key), baseInstant: file.instantTime });
+    }
+  }
+  return [...groups.values()];
 }
 
 /** The newest latest base file, whose Parquet types new files copy (Hudi's decimal and timestamp encodings). */
@@ -408,9 +497,12 @@ async function prepareRecords(
   // Skipping every record would leave an empty commit that says nothing of why: the input is refused instead.
   if (keyed.rows === 0 && badRecords.length > 0) throw refuse();
   // The payload decides how records merge: against stored ones on upsert, among a batch's duplicates when combining.
+  const mergeMode = recordMergeModeOf(tableConfig, storage.uriOf(PROPERTIES_FILE));
   const payload =
     operation === 'upsert' || (combine && operation !== 'delete')
-      ? resolveRecordPayload(config, tableConfig.properties, storage.uriOf(PROPERTIES_FILE))
+      ? mergeMode === undefined
+        ? resolveRecordPayload(config, tableConfig.properties, storage.uriOf(PROPERTIES_FILE))
+        : writePayloadOf1xTable(mergeMode, config.payloadClass, storage.uriOf(PROPERTIES_FILE))
       : undefined;
   await session.buildIncoming({ combine, ...(precombineField === undefined ? {} : { precombineField }) });
   const lock = options.lock ?? lockProviderFor(props, tableConfig.name, storage);
@@ -443,6 +535,8 @@ interface WriteContext {
   readonly workDir: string;
   readonly createdTable: boolean;
   readonly prepared: PreparedRecords;
+  /** The simple bucket index's settings when records are placed by bucket. */
+  readonly bucketIndex: BucketIndexSpec | undefined;
 }
 
 /** Everything the write decides before a file is written: where each record goes, and how. */
@@ -450,6 +544,8 @@ interface WritePlan {
   readonly view: FileSystemView;
   /** The latest base files of the partitions written, staged locally (updates merge into them). */
   readonly stagedFiles: readonly string[];
+  /** Their names, in the same order: an update's write stat names the base file it merged (1.x's prevBaseFile). */
+  readonly stagedFileNames: readonly string[];
   /** Merge-on-read: each file group's latest slice. */
   readonly slices: Map<string, LatestSlice> | undefined;
   readonly buckets: BucketPlan;
@@ -496,11 +592,12 @@ async function writeToTable(context: WriteContext): Promise<WriteResult> {
     const plan = await planWrite(context, storage);
     await transitionToInflight(
       storage,
-      INSTANT_LAYOUT,
+      table.layout,
       instantTime,
       action,
-      serializeCommitMetadata(
+      table.layout.encodeCommitMetadata(
         workloadProfile(plan.buckets.buckets, plan.buckets.insertAssignments, plan.updatesByFile, plan.buckets.bucketOfFile, options.operation),
+        action,
       ),
     );
     const written = await writeFileGroups(context, instantTime, plan, uploaded);
@@ -566,10 +663,10 @@ async function requestWriteInstant(context: WriteContext, action: WriteAction, m
       // Before anything is written: apply the user's hoodie.metadata.* keys, and refuse a metadata table we cannot keep.
       await metadataTable.prepare('a write');
       try {
-        await createRequested(storage, INSTANT_LAYOUT, time, action);
+        await createRequested(storage, current.layout, time, action);
       } catch (error) {
         // The request may have landed although its answer did not (a timeout): T is ours alone, so take it back.
-        await storage.delete([instantPath({ time, action, state: 'REQUESTED' })]).catch(() => undefined);
+        await storage.delete([instantPath({ time, action, state: 'REQUESTED' }, current.layout)]).catch(() => undefined);
         throw error;
       }
       return time;
@@ -617,6 +714,33 @@ async function planWrite(context: WriteContext, storage: Storage): Promise<Write
   if (config.rejectUpdatesDuringClustering) assertNoUpdatesInPendingClustering(storage, operation, tagging, candidates);
   const commits = await recentCommitMetadata(table, table.timeline);
   const averageSize = averageRecordSize(commits, config);
+  const spec = context.bucketIndex;
+  if (spec !== undefined) {
+    // Bucket index: every record to its partition's hash bucket (tagging above only tells updates from inserts).
+    const groups = await session.setHashBuckets((recordKey) => bucketIdOf(recordKey, spec));
+    const baseFileIndex = new Map(latest.map((f, index) => [fileGroupKey(f.partitionPath, f.fileId), index]));
+    const planned = planBucketIndexWrite(
+      {
+        operation,
+        groups,
+        fileGroups: bucketFileGroupsOf(view, prepared.partitions, baseFileIndex),
+        mergeOnRead,
+        spec,
+        newFileId: (bucket) => newBucketFileId(bucket, randomUUID()),
+      },
+      storage.uri,
+    );
+    await session.assignBuckets(planned.bucketOfFile, [], { deletes: operation === 'delete', hashBuckets: planned.hashBuckets });
+    return {
+      view,
+      stagedFiles: stagedFiles.localPaths,
+      stagedFileNames: latest.map((f) => fileNameOf(f.path)),
+      slices,
+      buckets: { ...planned, averageRecordSize: averageSize },
+      updatesByFile: tagging.updatesByFile,
+      averageRecordSize: averageSize,
+    };
+  }
   const buckets = planBuckets({
     operation,
     insertsByPartition: operation === 'delete' ? new Map() : tagging.insertsByPartition,
@@ -631,7 +755,15 @@ async function planWrite(context: WriteContext, storage: Storage): Promise<Write
     deletes: operation === 'delete',
     insertOrder: operation === 'bulk_insert' && !bulkInsertSortsByKey(config.bulkInsertSortMode) ? 'input' : 'key',
   });
-  return { view, stagedFiles: stagedFiles.localPaths, slices, buckets, updatesByFile: tagging.updatesByFile, averageRecordSize: averageSize };
+  return {
+    view,
+    stagedFiles: stagedFiles.localPaths,
+    stagedFileNames: latest.map((f) => fileNameOf(f.path)),
+    slices,
+    buckets,
+    updatesByFile: tagging.updatesByFile,
+    averageRecordSize: averageSize,
+  };
 }
 
 /** hoodie.clustering.updates.strategy=reject: an update to a file group in a pending clustering plan is refused. */
@@ -683,6 +815,8 @@ async function writeFileGroups(context: WriteContext, instantTime: string, plan:
           rowGroupSize,
           templates: plan.stagedFiles,
           ...(indexesColumnStats ? { columnStatsColumns: configuredColumnStatsColumns(options.properties) } : {}),
+          // Hudi's bucket index locates every record of an existing bucket: its append handle counts them as updates.
+          countsAllAsUpdates: context.bucketIndex !== undefined,
         })
       : undefined;
   // A base file's footer (bloom filter, key range) needs its record keys: they are read and hashed while DuckDB
@@ -746,6 +880,7 @@ async function writeFileGroups(context: WriteContext, instantTime: string, plan:
       path,
       partitionPath: bucket.partitionPath,
       prevCommit: bucket.kind === 'UPDATE' ? bucket.previousInstant : 'null',
+      ...(bucket.kind === 'UPDATE' ? { prevBaseFile: plan.stagedFileNames[bucket.existingFile]! } : {}),
       numWrites: result.rowCount,
       numDeletes: result.deletes,
       numUpdateWrites: result.updates,
@@ -798,7 +933,8 @@ async function commitWrite(context: WriteContext, commit: WriteCommit): Promise<
   const { storage } = table;
   const { instantTime, action, plan, written, metadata, metadataTable, completedAtStart } = commit;
   const buckets = plan.buckets.buckets;
-  const ours = new Set(buckets.filter((b) => b.kind !== 'INSERT').map((b) => fileGroupKey(b.partitionPath, b.fileId)));
+  // With the bucket index a new bucket conflicts too: two writers must not both create bucket n of a partition.
+  const ours = new Set(buckets.filter((b) => b.kind !== 'INSERT' || context.bucketIndex !== undefined).map((b) => fileGroupKey(b.partitionPath, b.fileId)));
   await withTableLock(
     table,
     prepared.lock,
@@ -811,13 +947,18 @@ async function commitWrite(context: WriteContext, commit: WriteCommit): Promise<
         current
           .completedWrites()
           .filter((i) => !completedAtStart.has(`${i.time}.${i.action}`) && i.time !== instantTime)
-          .map(async (i) => ({ time: i.time, action: i.action, metadata: await readCommitMetadata(storage, i) })),
+          .map(async (i) => ({ time: i.time, action: i.action, metadata: await readCommitMetadata(storage, i, current.layout) })),
       );
       const pending = (await pendingClusteringPlans(storage, current)).map(({ instant, plan: clustering }) => ({
         instant: instant.time,
         fileGroups: new Set(clustering.inputGroups.flatMap((g) => g.slices.map((s) => fileGroupKey(s.partitionPath, s.fileId)))),
       }));
-      const conflicts = findConflicts({ ours, completedSinceStart, pendingClustering: pending });
+      const conflicts = findConflicts({
+        ours,
+        completedSinceStart,
+        pendingClustering: pending,
+        ...(context.bucketIndex === undefined ? {} : { conflictKey: bucketConflictKey }),
+      });
       if (conflicts.length > 0) {
         const first = conflicts[0]!;
         throw new ConflictError(
@@ -840,7 +981,7 @@ async function commitWrite(context: WriteContext, commit: WriteCommit): Promise<
         },
       });
       await lease.assertHeld();
-      await transitionToCompleted(storage, INSTANT_LAYOUT, instantTime, action, serializeCommitMetadata(metadata));
+      await transitionToCompleted(storage, current.layout, instantTime, action, current.layout.encodeCommitMetadata(metadata, action));
     },
     { waitMs: config.lockWaitMs },
   );
@@ -862,15 +1003,23 @@ async function assertStillInflight(storage: Storage, timeline: Timeline, instant
   if (rollback !== undefined) {
     throw new InstantRolledBackError(instantTime, `rollback ${rollback.time} (${rollback.state.toLowerCase()}) rolled it back while it ran`, {
       rollbackInstant: rollback.time,
-      location: storage.uriOf(instantPath(rollback.state === 'COMPLETED' ? rollback : { ...rollback, state: 'REQUESTED' })),
+      location: storage.uriOf(instantPath(rollback.state === 'COMPLETED' ? rollback : { ...rollback, state: 'REQUESTED' }, timeline.layout)),
       fix,
     });
   }
   const what = instant === undefined ? 'its timeline files were removed while it ran' : `it is ${instant.state.toLowerCase()} now, not inflight`;
   throw new InstantRolledBackError(instantTime, what, {
-    location: storage.uriOf(instantPath({ time: instantTime, action, state: 'INFLIGHT' })),
+    location: storage.uriOf(instantPath({ time: instantTime, action, state: 'INFLIGHT' }, timeline.layout)),
     fix,
   });
+}
+
+/** A file group's partition and bucket number (BucketIdentifier.partitionBucketIdStr); other file ids stay themselves. */
+function bucketConflictKey(key: string): string {
+  // fileGroupKey joins the two with NUL; a file id holds none.
+  const at = key.lastIndexOf('\u0000');
+  const bucket = bucketNumberOf(key.slice(at + 1));
+  return bucket === undefined ? key : fileGroupKey(key.slice(0, at), bucketIdStr(bucket));
 }
 
 /** Remove what a failed write left (it is not visible either way); a failure here leaves the instant for `rollback`. */
@@ -948,7 +1097,7 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
 async function recentCommitMetadata(table: HudiTable, timeline: Timeline): Promise<CommitMetadata[]> {
   const writes = timeline.completedWrites().slice(-20).reverse();
   return mapWithConcurrency(writes, 8, async (instant) => {
-    const metadata = await readCommitMetadata(table.storage, instant);
+    const metadata = await readCommitMetadata(table.storage, instant, timeline.layout);
     if (instant.action !== 'deltacommit') return metadata;
     const baseFilesOnly: Record<string, WriteStat[]> = {};
     for (const [partition, stats] of Object.entries(metadata.partitionToWriteStats)) {

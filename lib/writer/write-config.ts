@@ -7,6 +7,7 @@ import { bool, type ConfigKey, decimalNumber, defineKey, javaInt, javaLong, oneO
 import { HudiError } from '../errors.js';
 import { LOCK_KEYS } from '../lock/keys.js';
 import { FAILED_WRITES_POLICY } from '../rollback/failed-writes.js';
+import { BUCKET_INDEX_KEYS } from '../table/bucket-index.js';
 import { INDEX_TYPE } from '../table/layouts.js';
 import { PAYLOAD_CLASS, TABLE_PAYLOAD_CLASS_KEY } from '../table/payload.js';
 import { REJECT_UPDATE_STRATEGY, UPDATES_STRATEGY } from '../table/updates-strategy.js';
@@ -164,6 +165,8 @@ export const WRITE_KEYS = {
     description: 'merge-on-read: the data block format of log files; this writer writes avro (the default for Parquet tables) and refuses others',
   }),
   indexType: INDEX_TYPE,
+  bucketNumBuckets: BUCKET_INDEX_KEYS.numBuckets,
+  bucketHashField: BUCKET_INDEX_KEYS.hashField,
   bloomNumEntries: BLOOM_FILTER_KEYS.numEntries,
   bloomFpp: BLOOM_FILTER_KEYS.fpp,
   bloomMaxEntries: BLOOM_FILTER_KEYS.maxEntries,

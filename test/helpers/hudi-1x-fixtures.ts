@@ -96,7 +96,7 @@ const RECIPES: Record<'cow' | 'mor', { description: string; make: (hudi: HudiHar
 export const HUDI_1X_TABLES = Object.keys(RECIPES) as (keyof typeof RECIPES)[];
 
 /** A write whose pre-commit validation fails after its files are written: it stays pending until the next write rolls it back. */
-async function failedWrite(hudi: HudiHarness, path: string, options: Record<string, string>): Promise<void> {
+export async function failedWrite(hudi: HudiHarness, path: string, options: Record<string, string>): Promise<void> {
   try {
     await hudi.write(path, {
       schema: HUDI_1X_SCHEMA,
@@ -173,4 +173,22 @@ export async function generateHudi1xFixtures(hudi: HudiHarness, version: Hudi1xV
     log(`hudi-1x ${version}/${name}: table version ${tableVersion}, ${timelineFiles.length} timeline files, ${instants.length} instants`);
   }
   rmSync(work, { recursive: true, force: true });
+}
+
+/**
+ * A Spark write of hudi1xRows(ids, at) into copy-on-write table `name` (insert when `at` is 1, else upsert), with
+ * Hudi's automatic clean and archive off so that a test decides which service runs; `extra` adds or overrides keys.
+ */
+export function hudi1xCowWrite(hudi: HudiHarness, path: string, name: string, ids: number[], at: number, extra: Record<string, string> = {}): Promise<void> {
+  return hudi.write(path, {
+    schema: HUDI_1X_SCHEMA,
+    rows: hudi1xRows(ids, at),
+    options: {
+      ...hudi1xWriteOptions(name, 'COPY_ON_WRITE'),
+      'hoodie.datasource.write.operation': at === 1 ? 'insert' : 'upsert',
+      'hoodie.clean.automatic': 'false',
+      'hoodie.archive.automatic': 'false',
+      ...extra,
+    },
+  });
 }

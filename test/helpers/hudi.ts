@@ -197,6 +197,8 @@ export interface HudiHarness {
   hfileWrite(path: string, request: HFileWriteRequest): Promise<void>;
   /** Read an HFile with one of Hudi's HFile readers. */
   hfileRead(path: string, request?: HFileReadRequest): Promise<HFileReadResult>;
+  /** Read an HFile with hudi-io's HFileReaderImpl (Hudi 1.x's metadata-table reader): keys as text, values base64. */
+  hfileReadIo(path: string): Promise<{ count: number; schema: string | null; entries: { key: string; value: string }[] }>;
   /** A public static Java method on the harness's classpath, with JSON arguments (typed values as in {@link JavaExpression}). */
   jvmStatic(className: string, method: string, args: readonly unknown[]): Promise<unknown>;
   /** Evaluate a Java expression tree (static calls, calls on their results, typed values); its value as JSON. */
@@ -483,6 +485,7 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
       await call('hfile_write', { path, ...request });
     },
     hfileRead: (path, request = {}) => call<HFileReadResult>('hfile_read', { path, ...request }),
+    hfileReadIo: (path) => call<{ count: number; schema: string | null; entries: { key: string; value: string }[] }>('hfile_read_io', { path }),
     jvmStatic: (className, method, args) => call<unknown>('jvm_static', { class: className, method, args }),
     jvmEval: (expression) => call<unknown>('jvm_eval', { expression }),
     close: async () => {

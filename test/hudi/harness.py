@@ -451,6 +451,37 @@ class Harness:
         finally:
             reader.close()
 
+    def op_hfile_read_io(self, request):
+        """Read an HFile's bytes with hudi-io's HFileReaderImpl, the reader Hudi 1.x's metadata table opens base files
+        and log-block HFiles with (0.15 has it too): the entry count, the file info `schema`, and every entry's key
+        (the row key as text) and value (base64)."""
+        jvm = self.spark._jvm
+        with open(request["path"], "rb") as handle:
+            content = bytearray(handle.read())
+        stream = jvm.org.apache.hudi.io.ByteArraySeekableDataInputStream(
+            jvm.org.apache.hudi.common.util.io.ByteBufferBackedInputStream(content))
+        reader = jvm.org.apache.hudi.io.hfile.HFileReaderImpl(stream, len(content))
+        try:
+            reader.initializeMetadata()
+            schema = reader.getMetaInfo(jvm.org.apache.hudi.io.hfile.UTF8StringKey("schema"))
+            entries = []
+            if reader.seekTo():
+                while True:
+                    kv = reader.getKeyValue().get()
+                    offset = kv.getValueOffset()
+                    value = jvm.java.util.Arrays.copyOfRange(kv.getBytes(), offset, offset + kv.getValueLength())
+                    entries.append({"key": str(kv.getKey().getContentInString()),
+                                    "value": base64.b64encode(bytes(value)).decode("ascii")})
+                    if not reader.next():
+                        break
+            return {
+                "count": int(reader.getNumKeyValueEntries()),
+                "schema": bytes(schema.get()).decode("utf-8") if schema.isPresent() else None,
+                "entries": entries,
+            }
+        finally:
+            reader.close()
+
     def op_jvm_static(self, request):
         """Call a public static Java method with JSON-able arguments (generators of golden vectors use it)."""
         expression = {"static": f"{request['class']}.{request['method']}", "args": request.get("args", [])}

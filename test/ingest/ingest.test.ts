@@ -18,7 +18,8 @@ import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import type { IngestSummary, ObjectSummary } from '../../lib/serverless/steps/ingest/ingest.js';
 import { openStorage, s3ClientFromEnv } from '../../lib/storage/index.js';
-import { UnsupportedLayoutError } from '../../lib/table/layouts.js';
+import { bucketIdOf } from '../../lib/table/bucket-index.js';
+import { bucketNumberOf, UnsupportedLayoutError } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
@@ -684,5 +685,55 @@ describe('ingest: merge-on-read tables', () => {
     assert.ok(stats.length > 0 && stats.every((s) => /\/\..+\.log\.1_/.test(s.path ?? '')), JSON.stringify(stats.map((s) => s.path)));
     const { rows } = await readSnapshot(table);
     assert.deepEqual(rows.map((r) => `${String(r['id'])}:${String(r['name'])}`).sort(), ['1:Alice v2', '2:Bob', '3:Carol v2']);
+  });
+});
+
+describe('ingest: simple-bucket-index tables', () => {
+  it('feeds a merge-on-read bucket table: records in their hash buckets, inserts and updates of existing buckets in log files', async () => {
+    process.env['POWERTOOLS_LOG_LEVEL'] ??= 'ERROR';
+    process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
+    const { module } = await loadHandler();
+    const client = s3ClientFromEnv();
+    const bucket = await testBucket();
+    const run = `landing-${randomUUID().slice(0, 8)}`;
+    const tablePath = await s3TablePath('ingest-bucket');
+    const bucketProps = { 'hoodie.index.type': 'BUCKET', 'hoodie.bucket.index.num.buckets': '4' };
+    Object.assign(process.env, {
+      TABLE_PATH: tablePath,
+      TABLE_PROPERTIES: JSON.stringify({
+        ...PROPS,
+        'hoodie.table.name': 'landed_bucket',
+        'hoodie.datasource.write.table.type': 'MERGE_ON_READ',
+        ...bucketProps,
+      }),
+      INGEST_PREFIX: `${run}/`,
+      ERROR_PREFIX: `${run}-errors/`,
+    });
+    const ingest = async (name: string, records: readonly unknown[]) => {
+      const key = `${run}/${name}`;
+      const body = jsonLines(records);
+      const response = await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+      const summary = (await module.handler(s3PutEvent(bucket, key, response.ETag!, Buffer.byteLength(body)), lambdaContext())) as IngestSummary;
+      assert.equal(summary.results[0]?.outcome, 'ingested', JSON.stringify(summary));
+      return summary.results[0]!;
+    };
+    await ingest('first.jsonl', [user(1, 'Alice'), user(2, 'Bob')]);
+    const storage = openStorage(tablePath);
+    const firstGroups = new Set((await (await HudiTable.open(storage)).fileSystemView()).latestMergedSlices().map((s) => s.fileId));
+    // Id 1 updated; ids 5 and 6 hash to the buckets of 1 and 2 (4 buckets), id 3 and 4 to buckets without a file group.
+    await ingest('second.jsonl', [user(1, 'Alice v2', 2), user(3, 'Carol'), user(4, 'Dan'), user(5, 'Eve'), user(6, 'Fay')]);
+    const writes = (await loadTimeline(storage)).completedWrites();
+    const stats = Object.values((await readCommitMetadata(storage, writes[1]!)).partitionToWriteStats).flat();
+    for (const stat of stats) assert.equal(/\.log\.1_/.test(stat.path ?? ''), firstGroups.has(stat.fileId), `${stat.path}`);
+    assert.ok(
+      stats.some((s) => firstGroups.has(s.fileId) && s.numWrites === 2),
+      'an existing bucket took an insert beside the update',
+    );
+    const table = await HudiTable.open(storage);
+    const { rows } = await readSnapshot(table, { includeMetaFields: true });
+    assert.deepEqual(rows.map((r) => `${String(r['id'])}:${String(r['name'])}`).sort(), ['1:Alice v2', '2:Bob', '3:Carol', '4:Dan', '5:Eve', '6:Fay']);
+    for (const r of rows) {
+      assert.equal(bucketNumberOf(String(r['_hoodie_file_name'])), bucketIdOf(String(r['id']), { numBuckets: 4, hashFields: ['id'] }), `id ${r['id']}`);
+    }
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Our services on tables Hudi 0.15 (Spark 3.5.1) wrote with the simple bucket index (4 buckets, metadata table on,
- * as Spark's default): clustering and writes are refused before anything is written (a clustering's new file ids
- * would make Spark's bucket index fail to parse a bucket number); compaction, cleaning and archival run and keep
+ * as Spark's default): clustering is refused before anything is written (a clustering's new file ids would make
+ * Spark's bucket index fail to parse a bucket number), and so is a write that does not name the bucket index (our
+ * bucket-index writes are test/interop/bucket-index-writes.test.ts); compaction, cleaning and archival run and keep
  * every file id; Spark's bucket-index upsert then succeeds, no key is duplicated, and Spark (metadata table on and
  * off) and our reader read the same rows.
  *
@@ -22,6 +23,7 @@ import { runCompaction } from '../../lib/compaction/execute.js';
 import { scheduleCompaction } from '../../lib/compaction/schedule.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { ParquetEngine } from '../../lib/engine/port.js';
+import { HudiError } from '../../lib/errors.js';
 import { lockProviderFor } from '../../lib/lock/index.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
@@ -81,7 +83,7 @@ async function readAlike(path: string, expectedRows: number) {
   return withMdt.rows;
 }
 
-/** Our clustering (the CLI's job, scheduleAndExecute) and an upsert of ours are refused, and nothing is written. */
+/** Our clustering (the CLI's job, scheduleAndExecute) and an upsert without the bucket settings are refused; nothing is written. */
 async function assertClusteringAndWritesRefused(path: string) {
   const table = await HudiTable.open(openStorage(path), { mode: 'clustering' });
   const lock = lockProviderFor(table.config.properties, table.config.name, table.storage);
@@ -95,13 +97,13 @@ async function assertClusteringAndWritesRefused(path: string) {
   await writeJsonLines(input, generateUsers({ count: 2, seed: 1, idStart: 1, startDate: '2024-01-01', days: 1 }));
   await assert.rejects(
     writeBatch(openStorage(path), { input: { file: input, format: 'jsonl' }, operation: 'upsert' }),
-    (error: unknown) => error instanceof UnsupportedLayoutError && error.service === 'write',
+    (error: unknown) => error instanceof HudiError && /written with the simple bucket index/.test(error.message),
   );
   assert.deepEqual(tableFiles(path), before0, 'nothing written');
 }
 
 describe('simple bucket index tables written by Spark', () => {
-  it('copy-on-write: clustering and writes refused; clean and archival run; Spark bucket upserts and reads on top', async () => {
+  it('copy-on-write: clustering and writes without the bucket index refused; clean and archival run; Spark bucket upserts and reads on top', async () => {
     const path = join(tempDir('bucket-cow-'), 'bucket_cow');
     await hudi.write(path, { schema: SCHEMA, rows: ids(1, 16).map((id) => row(id, 1)), options: options('bucket_cow', 'COPY_ON_WRITE', 'insert') });
     await hudi.write(path, { schema: SCHEMA, rows: ids(1, 8).map((id) => row(id, 2)), options: options('bucket_cow', 'COPY_ON_WRITE', 'upsert') });
@@ -140,7 +142,7 @@ describe('simple bucket index tables written by Spark', () => {
     assert.ok((await liveFileIds(path)).every((id) => bucketNumberOf(id) !== undefined));
   });
 
-  it('merge-on-read: clustering and writes refused; compaction keeps the file ids; Spark bucket upserts and reads on top', async () => {
+  it('merge-on-read: clustering and writes without the bucket index refused; compaction keeps the file ids; Spark bucket upserts and reads on top', async () => {
     const path = join(tempDir('bucket-mor-'), 'bucket_mor');
     await hudi.write(path, { schema: SCHEMA, rows: ids(1, 16).map((id) => row(id, 1)), options: options('bucket_mor', 'MERGE_ON_READ', 'insert') });
     await hudi.write(path, { schema: SCHEMA, rows: ids(1, 8).map((id) => row(id, 2)), options: options('bucket_mor', 'MERGE_ON_READ', 'upsert') });

@@ -13,7 +13,7 @@
  */
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { type CleanResult, runClean } from '../../lib/cleaning/clean.js';
@@ -22,10 +22,11 @@ import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
-import { decodeTimelineAvro, type HoodieCleanerPlan, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
+import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
+import { baseFilesUnder, cleanerPlanFiles } from '../helpers/table-files.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, dt STRING';
 const NO_MDT = 'hoodie.metadata.enable=false';
@@ -46,27 +47,10 @@ const options = (operation: string, extra: Record<string, string> = {}) => ({
 });
 const row = (id: number, ts: number, dt: string) => ({ id, name: `n${id}@${ts}`, ts, dt });
 
-/** Base files under the table (not .hoodie), relative and sorted. */
-function baseFiles(table: string): string[] {
-  return readdirSync(table, { recursive: true, encoding: 'utf8' })
-    .filter((path) => path.endsWith('.parquet') && !path.startsWith('.hoodie'))
-    .map((path) => relative(table, join(table, path)))
-    .sort();
-}
-
 function cleanFiles(table: string, suffix: '.clean.requested' | '.clean'): string[] {
   return readdirSync(join(table, '.hoodie'))
     .filter((name) => name.endsWith(suffix))
     .sort();
-}
-
-/** A plan's files as partition → sorted file names (paths differ: each copy is elsewhere). */
-function planFiles(plan: HoodieCleanerPlan): Record<string, string[]> {
-  return Object.fromEntries(
-    Object.entries(plan.filePathsToBeDeletedPerPartition ?? {})
-      .map(([p, files]) => [p, files.map((f) => f.filePath!.slice(f.filePath!.lastIndexOf('/') + 1)).sort()])
-      .sort(([a], [b]) => (a! < b! ? -1 : 1)),
-  );
 }
 
 function metadataFiles(metadata: HoodieCleanMetadata): Record<string, { deleted: string[]; failed: string[]; partitionDeleted: boolean | null }> {
@@ -160,10 +144,10 @@ describe('cleaning: Spark and we delete the same files', () => {
       const result = await ours(mine.path, policy.props);
       assert.equal(result.outcome, 'cleaned');
 
-      const all = baseFiles(source);
-      const kept = baseFiles(spark.path);
+      const all = baseFilesUnder(source);
+      const kept = baseFilesUnder(spark.path);
       assert.ok(kept.length < all.length, `Spark cleaned ${all.length - kept.length} file(s)`);
-      assert.deepEqual(baseFiles(mine.path), kept, 'the same files remain');
+      assert.deepEqual(baseFilesUnder(mine.path), kept, 'the same files remain');
 
       // Our decoder reads Spark's files; the plans and metadata agree but for where the copies are and the times.
       const [sparkRequested] = cleanFiles(spark.path, '.clean.requested');
@@ -195,7 +179,7 @@ describe('cleaning: Spark and we delete the same files', () => {
           sparkPlan.filesToBeDeletedPerPartition,
         ],
       );
-      assert.deepEqual(planFiles(plan), planFiles(sparkPlan));
+      assert.deepEqual(cleanerPlanFiles(plan), cleanerPlanFiles(sparkPlan));
       assert.equal(existsSync(join(mine.path, 'd')), existsSync(join(spark.path, 'd')), 'partition d: gone from both or from neither');
       const [sparkClean] = cleanFiles(spark.path, '.clean');
       const sparkMetadata = decodeTimelineAvro('cleanMetadata', readFileSync(join(spark.path, '.hoodie', sparkClean!)), sparkClean!);

@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { type CleanResult, runClean } from '../../lib/cleaning/clean.js';
@@ -19,35 +19,20 @@ import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
-import { decodeTimelineAvro, type HoodieCleanerPlan, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
+import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { HUDI_1X_VERSIONS, hudi1xCowWrite } from '../helpers/hudi-1x-fixtures.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
+import { baseFilesUnder, cleanerPlanFiles } from '../helpers/table-files.js';
 
 const NO_MDT = 'hoodie.metadata.enable=false';
 const RETAIN = { 'hoodie.clean.policy': 'KEEP_LATEST_COMMITS', 'hoodie.cleaner.commits.retained': '2' };
-
-/** Base files under the table (not .hoodie), relative and sorted. */
-function baseFiles(table: string): string[] {
-  return readdirSync(table, { recursive: true, encoding: 'utf8' })
-    .filter((path) => path.endsWith('.parquet') && !path.startsWith('.hoodie'))
-    .map((path) => relative(table, join(table, path)))
-    .sort();
-}
 
 /** The clean files of the layout-2 timeline folder, by suffix. */
 function cleanFiles(table: string, suffix: '.clean.requested' | '.clean.inflight' | '.clean'): string[] {
   return readdirSync(join(table, '.hoodie', 'timeline'))
     .filter((name) => name.endsWith(suffix))
     .sort();
-}
-
-function planFiles(plan: HoodieCleanerPlan): Record<string, string[]> {
-  return Object.fromEntries(
-    Object.entries(plan.filePathsToBeDeletedPerPartition ?? {})
-      .map(([p, files]) => [p, files.map((f) => f.filePath!.slice(f.filePath!.lastIndexOf('/') + 1)).sort()])
-      .sort(([a], [b]) => (a! < b! ? -1 : 1)),
-  );
 }
 
 function metadataFiles(metadata: HoodieCleanMetadata): Record<string, string[]> {
@@ -87,17 +72,7 @@ for (const version of HUDI_1X_VERSIONS) {
     const withMetadata = join(root, 'with_mdt');
     let rowsBefore: string[];
     const write = (path: string, name: string, ids: number[], at: number, extra: Record<string, string> = {}) =>
-      hudi.write(path, {
-        schema: HUDI_1X_SCHEMA,
-        rows: hudi1xRows(ids, at),
-        options: {
-          ...hudi1xWriteOptions(name, 'COPY_ON_WRITE'),
-          'hoodie.datasource.write.operation': at === 1 ? 'insert' : 'upsert',
-          'hoodie.clean.automatic': 'false',
-          'hoodie.archive.automatic': 'false',
-          ...extra,
-        },
-      });
+      hudi1xCowWrite(hudi, path, name, ids, at, extra);
 
     before(async () => {
       hudi = await startHudi({ hudiVersion: version });
@@ -135,8 +110,8 @@ for (const version of HUDI_1X_VERSIONS) {
       await hudi.sql(`CALL run_clean(table => 'theirs', retain_commits => 2, options => '${NO_MDT}')`);
       const result = await ours(mine, RETAIN);
       assert.equal(result.outcome, 'cleaned');
-      assert.deepEqual(baseFiles(mine), baseFiles(theirs));
-      assert.ok(baseFiles(mine).length < baseFiles(source).length, 'the clean deleted files');
+      assert.deepEqual(baseFilesUnder(mine), baseFilesUnder(theirs));
+      assert.ok(baseFilesUnder(mine).length < baseFilesUnder(source).length, 'the clean deleted files');
 
       const [theirPlanFile, myPlanFile] = [cleanFiles(theirs, '.clean.requested'), cleanFiles(mine, '.clean.requested')];
       assert.equal(theirPlanFile.length, 1);
@@ -145,7 +120,7 @@ for (const version of HUDI_1X_VERSIONS) {
       assert.equal(myPlan.earliestInstantToRetain?.timestamp, theirPlan.earliestInstantToRetain?.timestamp);
       assert.equal(myPlan.lastCompletedCommitTimestamp, theirPlan.lastCompletedCommitTimestamp);
       assert.equal(myPlan.policy, theirPlan.policy);
-      assert.deepEqual(planFiles(myPlan), planFiles(theirPlan));
+      assert.deepEqual(cleanerPlanFiles(myPlan), cleanerPlanFiles(theirPlan));
 
       const [theirDone, myDone] = [cleanFiles(theirs, '.clean'), cleanFiles(mine, '.clean')];
       assert.equal(myDone.length, 1);

@@ -259,6 +259,14 @@ describe('markers', () => {
     ]);
   });
 
+  it("a marker's Hadoop checksum (`.<marker>.crc`, Spark on a local disk) is no marker, as Hadoop's listing hides it", async () => {
+    const storage = openStorage(tempDir());
+    const fileName = `${NEW_FILE_ID}_0-1-1_${FAILED}.parquet`;
+    await createMarker(storage, FAILED, 'p', fileName, 'CREATE');
+    await storage.put(`.hoodie/.temp/${FAILED}/p/.${fileName}.marker.CREATE.crc`, 'crc');
+    assert.deepEqual(await listMarkers(storage, FAILED), [{ partitionPath: 'p', fileName, type: 'CREATE' }]);
+  });
+
   it('a stray entry in the marker folder is named', async () => {
     const storage = openStorage(tempDir());
     await storage.put(`.hoodie/.temp/${FAILED}/MARKERS.type`, 'TIMELINE_SERVER_BASED');

@@ -81,6 +81,32 @@ describe('table config', () => {
     assert.equal(stored.get('hoodie.table.checksum'), String(tableChecksum('', 'users')));
   });
 
+  it("reads Hudi 1.x's hoodie.table.keygenerator.type when no class is stored, as KeyGeneratorType does", () => {
+    const v8 = (extra: [string, string][]) =>
+      tableConfigFromProperties(
+        new Map([
+          ['hoodie.table.name', 't'],
+          ['hoodie.table.version', '8'],
+          ['hoodie.table.recordkey.fields', 'id'],
+          ['hoodie.table.partition.fields', 'dt'],
+          ...extra,
+        ]),
+        'f',
+      );
+    assert.equal(v8([['hoodie.table.keygenerator.type', 'TIMESTAMP']]).keyGeneratorClass, 'org.apache.hudi.keygen.TimestampBasedKeyGenerator');
+    assert.equal(v8([['hoodie.table.keygenerator.type', 'CUSTOM']]).keyGeneratorClass, 'org.apache.hudi.keygen.CustomKeyGenerator');
+    assert.equal(
+      v8([
+        ['hoodie.table.keygenerator.type', 'TIMESTAMP'],
+        ['hoodie.table.keygenerator.class', 'org.apache.hudi.keygen.SimpleKeyGenerator'],
+      ]).keyGeneratorClass,
+      'org.apache.hudi.keygen.SimpleKeyGenerator',
+      'the class wins',
+    );
+    assert.equal(v8([]).keyGeneratorClass, 'org.apache.hudi.keygen.SimpleKeyGenerator', 'neither: inferred from the fields');
+    assert.throws(() => v8([['hoodie.table.keygenerator.type', 'NO_SUCH_TYPE']]), UnsupportedTableError);
+  });
+
   it('refuses bad input with the key named', () => {
     assert.throws(
       () => newTableOptionsFromWriteProperties(new Map([['hoodie.table.name', 't']]), 'p.properties'),
@@ -117,11 +143,11 @@ describe('table config', () => {
       'f',
     );
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'read'));
-    for (const mode of ['write', 'delta-write', 'clustering'] as const) {
-      assert.throws(() => assertSupported(v8, 'f', mode), UnsupportedTableError, mode);
-    }
-    // The cleaner writes 1.x copy-on-write tables; merge-on-read ones wait for completion-time slices.
+    assert.throws(() => assertSupported(v8, 'f', 'write'), UnsupportedTableError, 'write');
+    // The writer, the cleaner and clustering write 1.x copy-on-write tables; merge-on-read ones wait for completion-time slices.
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'clean'));
+    assert.doesNotThrow(() => assertSupported(v8, 'f', 'delta-write'));
+    assert.doesNotThrow(() => assertSupported(v8, 'f', 'clustering'));
     const v8MergeOnRead = tableConfigFromProperties(
       new Map([
         ['hoodie.table.name', 't'],
@@ -131,6 +157,8 @@ describe('table config', () => {
       'f',
     );
     assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'clean'), UnsupportedTableError);
+    assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'clustering'), UnsupportedTableError);
+    assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'delta-write'), UnsupportedTableError);
     const v5 = tableConfigFromProperties(
       new Map([
         ['hoodie.table.name', 't'],

@@ -22,7 +22,7 @@ import { schedule } from '../../lib/clustering/schedule.js';
 import { compactionConfigFrom } from '../../lib/compaction/config.js';
 import { scheduleCompaction } from '../../lib/compaction/schedule.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
-import { UnsupportedTableError } from '../../lib/errors.js';
+import { HudiError, UnsupportedTableError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { openStorage } from '../../lib/storage/index.js';
 import {
@@ -197,23 +197,39 @@ describe('clustering a bucket-index table is refused before anything is written'
   });
 });
 
-describe('writes to a bucket-index table are refused before anything is written', () => {
-  it('copy-on-write: known from its file ids, or from hoodie.index.type=BUCKET', async () => {
+describe('writes to a bucket-index table: the simple engine only with its settings, consistent hashing refused', () => {
+  /** Assert `promise` fails with a HudiError (not a layout refusal) mentioning `pattern`. */
+  async function refusedSettings(promise: Promise<unknown>, pattern: RegExp) {
+    await assert.rejects(promise, (error: unknown) => {
+      assert.ok(error instanceof HudiError && !(error instanceof UnsupportedLayoutError), `a HudiError, not ${String(error)}`);
+      assert.match(error.message, pattern);
+      return true;
+    });
+  }
+
+  it('copy-on-write: known from its file ids, or from hoodie.index.type=BUCKET; wrong settings refused', async () => {
     const byFileIds = await smallTable({ buckets: true });
     const before = tableFiles(byFileIds.dir);
-    await refused(writeUsers(byFileIds.dir, 'upsert'), 'simple-bucket-index', 'write', /bloom and simple indexes/);
-    await refused(writeUsers(byFileIds.dir, 'delete'), 'simple-bucket-index', 'write', /bucket/);
+    await refusedSettings(writeUsers(byFileIds.dir, 'upsert'), /written with the simple bucket index/);
+    await refusedSettings(writeUsers(byFileIds.dir, 'delete'), /hoodie\.index\.type/);
+    await refusedSettings(writeUsers(byFileIds.dir, 'upsert', BUCKET_PROPS), /need hoodie\.bucket\.index\.num\.buckets/);
+    await refused(
+      writeUsers(byFileIds.dir, 'upsert', new Map([...BUCKET_PROPS, ['hoodie.bucket.index.engine', 'CONSISTENT_HASHING']])),
+      'consistent-hashing-bucket-index',
+      'write',
+      /ConsistentBucketIdentifier/,
+    );
     assert.deepEqual(tableFiles(byFileIds.dir), before);
     const byProps = await smallTable();
     const before2 = tableFiles(byProps.dir);
-    await refused(writeUsers(byProps.dir, 'insert', BUCKET_PROPS), 'simple-bucket-index', 'write', /hoodie\.index\.type=BUCKET/);
+    await refusedSettings(writeUsers(byProps.dir, 'insert', new Map([...BUCKET_PROPS, ['hoodie.bucket.index.num.buckets', '4']])), /not a bucket's/);
     assert.deepEqual(tableFiles(byProps.dir), before2);
   });
 
-  it('a new table asked for with the bucket index is not created', async () => {
+  it('a new table asked for with the bucket index but no number of buckets is not created', async () => {
     const dir = join(tempDir('table-layouts-new-'), 'users');
     const props = new Map([...BUCKET_PROPS, ['hoodie.table.name', 'users'], ['hoodie.datasource.write.recordkey.field', 'id']]);
-    await refused(writeUsers(dir, 'insert', props), 'simple-bucket-index', 'write', /bucket/);
+    await refusedSettings(writeUsers(dir, 'insert', props), /hoodie\.bucket\.index\.num\.buckets/);
     assert.throws(() => statSync(join(dir, '.hoodie')), /ENOENT/);
   });
 });

@@ -14,7 +14,6 @@ import { lockProviderFor } from '../../lib/lock/index.js';
 import { listLogFiles, readAvroDataBlock, readDeleteBlock, readLogFile } from '../../lib/log-format/index.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { UnsupportedLayoutError } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { parseCommitMetadata } from '../../lib/timeline/commit-metadata.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
@@ -221,7 +220,7 @@ describe('merge-on-read writes', () => {
     assert.equal((await rows(table)).get(first[1]!.id)!['name'], 'later');
   });
 
-  it('refuses what it does not write (parquet log blocks, log-indexing indexes) before anything is written', async () => {
+  it('refuses what it does not write (parquet log blocks, log-indexing indexes, a bucket index the table lacks) before anything is written', async () => {
     const table = join(tempDir(), 'users_mor');
     const first = users(5, 9, 1, 1);
     await write(table, first, 'insert');
@@ -229,7 +228,12 @@ describe('merge-on-read writes', () => {
     const instants = async () => (await loadTimeline(storage)).instants.length;
     const before = await instants();
     await assert.rejects(write(table, first.slice(0, 1), 'upsert', { 'hoodie.logfile.data.block.format': 'parquet' }), /writes Avro data blocks/);
-    await assert.rejects(write(table, first.slice(0, 1), 'upsert', { 'hoodie.index.type': 'bucket' }), UnsupportedLayoutError);
+    // The bucket index on a table written without it: no number of buckets, then file ids without bucket numbers.
+    await assert.rejects(write(table, first.slice(0, 1), 'upsert', { 'hoodie.index.type': 'bucket' }), /need hoodie\.bucket\.index\.num\.buckets/);
+    await assert.rejects(
+      write(table, first.slice(0, 1), 'upsert', { 'hoodie.index.type': 'bucket', 'hoodie.bucket.index.num.buckets': '4' }),
+      /not a bucket's/,
+    );
     await assert.rejects(write(table, first.slice(0, 1), 'upsert', { 'hoodie.index.type': 'HBASE' }), /that index puts inserts in log files/);
     assert.equal(await instants(), before);
   });

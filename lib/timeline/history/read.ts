@@ -15,8 +15,9 @@ import type { Storage } from '../../storage/port.js';
 import type { ArchivedHistory } from '../archived/history.js';
 import type { ArchivedCompletionTimes } from '../completion-times.js';
 import { fileGroupKey } from '../file-group-key.js';
+import { compareInstantTimes } from '../instant.js';
 import { type ArchivedInstant, archivedInstantOfRow, checkHistoryColumns } from './archived-instant.js';
-import { MANIFEST_FILE_PREFIX, manifestFileName, TEMP_FILE_SUFFIX, VERSION_FILE_NAME } from './layout.js';
+import { MANIFEST_FILE_PREFIX, manifestFileName, parseArchiveFileName, TEMP_FILE_SUFFIX, VERSION_FILE_NAME } from './layout.js';
 import { type HistoryManifest, parseManifest } from './manifest.js';
 
 export interface TimelineHistory {
@@ -88,12 +89,19 @@ export async function readManifest(storage: Storage, folder: string, version: nu
   return parseManifest(Buffer.from(content).toString('utf8'), storage.uriOf(path));
 }
 
-/** The archived instants of the history in `folder` (see historyFolder), as Hudi's archived timeline lists them. */
-export async function readTimelineHistory(storage: Storage, folder: string): Promise<TimelineHistory> {
+/**
+ * The archived instants of the history in `folder` (see historyFolder), as Hudi's archived timeline lists them.
+ * With `from`, only the files whose name range reaches it (max instant at or after it) are read, as Hudi's
+ * time-filtered load skips files by name: the instants listed are then those files' rows, not the whole history.
+ */
+export async function readTimelineHistory(storage: Storage, folder: string, options: { readonly from?: string } = {}): Promise<TimelineHistory> {
   const version = await latestSnapshotVersion(storage, folder);
   const manifest = await readManifest(storage, folder, version);
   const byTime = new Map<string, ArchivedInstant>();
+  const from = options.from;
   for (const entry of manifest.files) {
+    const range = from === undefined ? undefined : parseArchiveFileName(entry.fileName);
+    if (from !== undefined && range !== undefined && compareInstantTimes(range.maxInstant, from) < 0) continue;
     const path = `${folder}/${entry.fileName}`;
     const location = storage.uriOf(path);
     const bytes = await getIfPresent(storage, path);

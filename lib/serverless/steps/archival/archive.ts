@@ -42,14 +42,14 @@ export function parseArchiveEvent(event: unknown): ClusteringExecutionInput {
 export async function archiveStep(input: ClusteringExecutionInput, deps: StepDependencies): Promise<ArchiveStepOutput> {
   const settings = resolveStepSettings(deps.env, input);
   for (const warning of settings.warnings) deps.log.warn(warning);
-  const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'write' });
+  const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'archive' });
   const props = tableServiceProperties(table.config.properties, settings);
   const config = archivalConfigFromProperties(props, ENV.clusteringProperties);
   const base: TableServiceBase = { tablePath: settings.tablePath, properties: settings.overrides, services: input.services ?? 'all' };
   if (base.services !== 'clean-archive' && !config.automatic) {
     return { ...base, status: 'SKIPPED', reason: 'hoodie.archive.automatic=false: runs archive only when started with {"services": "clean-archive"}' };
   }
-  const result = await runArchive(table, { config, cleanConfig: cleanConfigFromProperties(props, ENV.clusteringProperties), lock });
+  const result = await runArchive(table, { config, cleanConfig: cleanConfigFromProperties(props, ENV.clusteringProperties), lock, properties: props });
   const archived = result.plan.instants.length;
   deps.log.info(archived > 0 ? 'archived instants' : 'nothing to archive', {
     archived,

@@ -1,0 +1,114 @@
+/**
+ * What differs between the metadata tables of Hudi 1.0.x (table version 8) and 1.1.x (table version 9), in one
+ * place: the record schema, the column-stats index version (HoodieIndexVersion.getCurrentVersion: V1 below table
+ * version 9, V2 from it, for column_stats and partition_stats together), and the partitions Spark's writers turn on
+ * by default (HoodieMetadataConfig.Builder.build). Everything else of the 1.x record layer is the same for both.
+ */
+import type avro from 'avsc';
+import { UnsupportedTableError } from '../errors.js';
+import { avroType } from '../log-format/index.js';
+import { METADATA_RECORD_SCHEMA_TEXT_V8, METADATA_RECORD_SCHEMA_TEXT_V9 } from './schema-1x-text.js';
+
+export type MetadataTableVersion1x = 8 | 9;
+
+/**
+ * The partitions of a 1.x metadata table, with their file-id prefixes and default file-group counts
+ * (MetadataPartitionType, HoodieMetadataConfig *_FILE_GROUP_COUNT). Only files, column_stats and partition_stats
+ * are read and written here; the others are known by name so that a table holding one is refused by it.
+ */
+export const METADATA_1X_PARTITIONS = {
+  files: { prefix: 'files-', recordTypes: [1, 2], defaultFileGroups: 1 },
+  column_stats: { prefix: 'col-stats-', recordTypes: [3], defaultFileGroups: 2 },
+  partition_stats: { prefix: 'partition-stats-', recordTypes: [6], defaultFileGroups: 1 },
+} as const;
+export type Metadata1xPartition = keyof typeof METADATA_1X_PARTITIONS;
+
+/** Partitions (or partition-name prefixes) Hudi 1.x may create that this build does not read. */
+export const UNREAD_1X_PARTITIONS = ['bloom_filters', 'record_index', 'secondary_index_', 'expr_index_'] as const;
+
+export interface Metadata1xVersionFacts {
+  readonly hudiRelease: string;
+  /** HoodieMetadataRecord.SCHEMA$ of that release. */
+  readonly schemaText: string;
+  /** The schema behind Hudi's five meta fields: the SCHEMA header of its log blocks and HFiles. */
+  readonly writerSchemaText: string;
+  /**
+   * Column-stats index version: 1 stores min/max in 0.x's wrappers (dates in DateWrapper, decimals in
+   * DecimalWrapper at decimal(30,15)) and no value type; 2 stores them as their ValueType says (dates in IntWrapper,
+   * decimals as unscaled bytes in BytesWrapper with "precision,scale") and writes the value type.
+   */
+  readonly columnStatsIndexVersion: 1 | 2;
+  /**
+   * Whether partition_stats is on by default: 1.0.2 defaults hoodie.metadata.index.partition.stats.enable to the
+   * column-stats setting; 1.1.1 has no such switch (isPartitionStatsIndexEnabled is the column-stats setting).
+   */
+  readonly partitionStatsFollowsColumnStats: true;
+  /** hoodie.metadata.index.column.stats.max.columns.to.index default (COLUMN_STATS_INDEX_MAX_COLUMNS). */
+  readonly maxColumnsToIndex: number;
+}
+
+/** The five `_hoodie_*` meta fields Hudi puts in front of a record schema (HoodieAvroUtils.addMetadataFields). */
+const META_FIELDS_TEXT = ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name']
+  .map((name) => JSON.stringify({ name, type: ['null', 'string'], doc: '', default: null }))
+  .join(',');
+
+function withMetaFields(schemaText: string): string {
+  const at = schemaText.indexOf('"fields":[') + '"fields":['.length;
+  return `${schemaText.slice(0, at)}${META_FIELDS_TEXT},${schemaText.slice(at)}`;
+}
+
+export const METADATA_1X_VERSIONS: Readonly<Record<MetadataTableVersion1x, Metadata1xVersionFacts>> = {
+  8: {
+    hudiRelease: '1.0.2',
+    schemaText: METADATA_RECORD_SCHEMA_TEXT_V8,
+    writerSchemaText: withMetaFields(METADATA_RECORD_SCHEMA_TEXT_V8),
+    columnStatsIndexVersion: 1,
+    partitionStatsFollowsColumnStats: true,
+    maxColumnsToIndex: 32,
+  },
+  9: {
+    hudiRelease: '1.1.1',
+    schemaText: METADATA_RECORD_SCHEMA_TEXT_V9,
+    writerSchemaText: withMetaFields(METADATA_RECORD_SCHEMA_TEXT_V9),
+    columnStatsIndexVersion: 2,
+    partitionStatsFollowsColumnStats: true,
+    maxColumnsToIndex: 32,
+  },
+};
+
+export function metadataVersionFacts(tableVersion: number): Metadata1xVersionFacts {
+  if (tableVersion !== 8 && tableVersion !== 9) {
+    throw new UnsupportedTableError(`table version ${tableVersion} has no Hudi 1.x metadata table`, {
+      fix: 'the 1.x metadata-table record layer reads table versions 8 (Hudi 1.0) and 9 (Hudi 1.1)',
+    });
+  }
+  return METADATA_1X_VERSIONS[tableVersion];
+}
+
+const types = new Map<MetadataTableVersion1x, avro.Type>();
+
+/** The avsc type of a version's writer schema (wrapped unions, bigint longs, as the 0.x codec reads). */
+export function metadataRecordType1x(tableVersion: MetadataTableVersion1x): avro.Type {
+  let type = types.get(tableVersion);
+  if (type === undefined) {
+    type = avroType(
+      METADATA_1X_VERSIONS[tableVersion].writerSchemaText,
+      { wrapUnions: true, longs: 'bigint' },
+      `HoodieMetadataRecord schema (table version ${tableVersion})`,
+    );
+    types.set(tableVersion, type);
+  }
+  return type;
+}
+
+/** The 1.x partition a metadata-table folder name is, or a refusal naming it. */
+export function metadata1xPartitionOf(name: string, location: string): Metadata1xPartition {
+  if (name in METADATA_1X_PARTITIONS) return name as Metadata1xPartition;
+  const unread = UNREAD_1X_PARTITIONS.find((known) => (known.endsWith('_') ? name.startsWith(known) : name === known));
+  throw new UnsupportedTableError(
+    unread === undefined
+      ? `the metadata table has a partition "${name}" that Hudi 1.0/1.1 does not write`
+      : `the metadata table has the "${name}" partition, which this build does not read (it reads files, column_stats and partition_stats)`,
+    { location, fix: 'drop that index with Hudi (or turn it off), or read the table with Hudi' },
+  );
+}
