@@ -16,10 +16,10 @@ import type { Storage } from '../storage/port.js';
 import { joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
 import { type HudiTable, withTableLock } from '../table/table.js';
 import type { ClusteringPlan } from '../timeline/clustering-plan.js';
-import { type CommitMetadata, serializeCommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
+import type { CommitMetadata, WriteStat } from '../timeline/commit-metadata.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
 import { heartbeatPath } from '../timeline/heartbeat.js';
-import { TIMELINE_LAYOUT_1 } from '../timeline/layout.js';
+import type { TimelineLayout } from '../timeline/layout.js';
 import { listMarkers } from '../timeline/markers.js';
 import { instantPath } from '../timeline/timeline.js';
 import { transitionToCompleted } from '../timeline/transitions.js';
@@ -28,10 +28,13 @@ import { fileNameOf } from '../util/paths.js';
 import {
   assertPlanLayoutSupported,
   clusteringSummaryOf,
+  completedClusteringInstant,
+  findClusteringInstant,
   type GroupResult,
   groupPartition,
   groupRecordKeysPath,
   loadClusteringInstant,
+  pendingClusteringPath,
   readCompletedClustering,
   readGroupRecordKeys,
   readGroupResults,
@@ -42,9 +45,6 @@ import { sliceHasBaseFile } from './merge-slices.js';
 import { buildClusteringReport, type ClusteringReport, type ClusteringSummary, summarizeClusteringReport } from './report.js';
 import { clusteringReportPath, renderClusteringReportHtml } from './report-html.js';
 import { planSortColumns } from './sort-columns.js';
-
-/** Table versions 8 and 9 are refused here (assertSupported), so this service writes timeline layout 1's instant files. */
-const INSTANT_LAYOUT = TIMELINE_LAYOUT_1;
 
 export interface CommitOptions {
   readonly lock: LockProvider;
@@ -83,15 +83,15 @@ const HEAD_CONCURRENCY = 16;
  * input file group changed since the plan.
  */
 export async function commit(table: HudiTable, instantTime: string, options: CommitOptions): Promise<CommitResult> {
-  const { storage } = table;
+  const { storage, layout } = table;
   const { instant, plan } = await loadClusteringInstant(table, instantTime);
-  if (instant.state === 'COMPLETED') return alreadyCommitted(storage, instantTime);
+  if (instant.state === 'COMPLETED') return alreadyCommitted(storage, layout, instantTime);
   const properties = options.properties ?? new Map<string, string>();
   await assertPlanLayoutSupported(table, plan, properties);
   await assertMetadataTableKeepable(storage, 'a clustering', properties, table.config);
   if (instant.state === 'REQUESTED') {
     throw new HudiError(`clustering ${instantTime} has not started: no group has run`, {
-      location: storage.uriOf(instantPath(instant)),
+      location: storage.uriOf(instantPath(instant, layout)),
       fix: `execute its ${plan.inputGroups.length} group(s) first (cluster --mode execute --instant ${instantTime})`,
     });
   }
@@ -129,11 +129,11 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
     table,
     options.lock,
     async (current, lease) => {
-      const now = current.timeline.instants.find((candidate) => candidate.time === instantTime && candidate.action === 'replacecommit');
-      if (now?.state === 'COMPLETED') return alreadyCommitted(storage, instantTime);
+      const now = findClusteringInstant(current.timeline, instantTime);
+      if (now?.state === 'COMPLETED') return alreadyCommitted(storage, layout, instantTime);
       if (now === undefined) {
         throw new ConflictError(`clustering ${instantTime} left the timeline while committing (rolled back?)`, {
-          location: storage.uriOf(instantPath(instant)),
+          location: storage.uriOf(instantPath(instant, layout)),
           fix: 'schedule a new clustering',
         });
       }
@@ -160,10 +160,12 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
       });
       await lease.assertHeld();
       try {
-        await transitionToCompleted(storage, INSTANT_LAYOUT, instantTime, 'replacecommit', serializeCommitMetadata(metadata));
+        // Layout 2: the Avro HoodieReplaceCommitMetadata, named T_<completion>.replacecommit; the pending
+        // T.clustering.requested/.inflight stay beside it, as Hudi 1.x's transitionClusterInflightToComplete leaves them.
+        await transitionToCompleted(storage, layout, instantTime, 'replacecommit', layout.encodeCommitMetadata(metadata, 'replacecommit'));
       } catch (error) {
         // The PUT may have landed although its answer did not (a timeout): only this holder of the lock completes T.
-        const completed = await storage.head(instantPath({ time: instantTime, action: 'replacecommit', state: 'COMPLETED' })).catch(() => undefined);
+        const completed = await completedClusteringInstant(storage, layout, instantTime).catch(() => undefined);
         if (completed === undefined) throw error;
       }
       // Committed: what follows is clean-up a retried commit repeats (alreadyCommitted), so it cannot fail the run.
@@ -184,8 +186,8 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
   }
 }
 
-async function alreadyCommitted(storage: Storage, instantTime: string): Promise<CommitResult> {
-  const metadata = await readCompletedClustering(storage, instantTime);
+async function alreadyCommitted(storage: Storage, layout: TimelineLayout, instantTime: string): Promise<CommitResult> {
+  const metadata = await readCompletedClustering(storage, layout, instantTime);
   // An earlier call may have died between its commit and its clean-up.
   await deleteInstantScratch(storage, instantTime);
   return {
@@ -296,7 +298,7 @@ async function assertInputsUnchanged(table: HudiTable, instantTime: string, plan
                 : `log file(s) ${newLogs.join(', ')} were written to it after the plan`) +
             ')',
           {
-            location: table.storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' })),
+            location: table.storage.uriOf(pendingClusteringPath(table.layout, instantTime, 'REQUESTED')),
             fix: `roll the clustering back (rollback ${instantTime}) and schedule a new one`,
           },
         );

@@ -120,6 +120,12 @@ export interface ClusteringConfig {
   readonly rollbackPendingClusteringOnConflict: boolean;
   /** hoodie.clustering.preserve.commit.metadata: becomes the plan's preserveHoodieMetadata. */
   readonly preserveCommitMetadata: boolean;
+  /**
+   * hoodie.table.services.incremental.enabled (Hudi 1.x, default true): after a completed clustering, plan only the
+   * partitions written since it and those its plan left (missingSchedulePartitions). Hudi 0.x has no such key, so it
+   * applies to table versions 8 and 9 only.
+   */
+  readonly incrementalTableServices: boolean;
   /** hoodie.clustering.plan.strategy.binary.copy.enable (ours): bin-pack groups copy row groups instead of rewriting rows, where safe. */
   readonly binaryCopyEnabled: boolean;
   /** hoodie.clustering.plan.strategy.binary.copy.schema.evolution.enable (Hudi 1.1): copy files whose schemas differ by added columns. */
@@ -328,6 +334,13 @@ export const CLUSTERING = {
     default: true,
     parser: bool,
     description: "Keep the records' _hoodie_commit_time when rewriting them (the plan's preserveHoodieMetadata).",
+  }),
+  incrementalTableServices: defineKey({
+    key: 'hoodie.table.services.incremental.enabled',
+    default: true,
+    parser: bool,
+    description:
+      'Hudi 1.x tables only: after a completed clustering, plan only the partitions written since it and those its plan left for later (BaseTableServicePlanActionExecutor).',
   }),
   layoutOptimizationStrategy: defineKey({
     key: 'hoodie.layout.optimize.strategy',
@@ -679,6 +692,7 @@ function buildConfig(settings: ReadonlyMap<string, Setting>, warnings: string[])
     updatesStrategyClass: read(K.updatesStrategyClass),
     rollbackPendingClusteringOnConflict: read(K.rollbackPendingClusteringOnConflict),
     preserveCommitMetadata: read(K.preserveCommitMetadata),
+    incrementalTableServices: read(K.incrementalTableServices),
     binaryCopyEnabled,
     binaryCopySchemaEvolution: read(K.binaryCopySchemaEvolution),
     binaryCopyMinRowGroupBytes: read(K.binaryCopyMinRowGroupBytes),

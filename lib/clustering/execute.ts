@@ -51,7 +51,6 @@ import { newWriteStat } from '../timeline/commit-metadata.js';
 import { startHeartbeat } from '../timeline/heartbeat.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import { createMarker } from '../timeline/markers.js';
-import { instantPath } from '../timeline/timeline.js';
 import { fileNameOf } from '../util/paths.js';
 import type { ClusteringConfig } from './config.js';
 import { binaryCopyRefusal } from './executor.js';
@@ -63,6 +62,7 @@ import {
   type GroupResult,
   groupPartition,
   loadClusteringInstant,
+  pendingClusteringPath,
   sliceStoragePath,
   writeGroupRecordKeys,
   writeGroupResult,
@@ -181,7 +181,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
   // Keeps `.hoodie/.heartbeat/<instant>` fresh so a rollback does not take the instant for dead; other groups of
   // the instant may still run, so the file stays when this group ends (the commit removes it).
   const beat = await startHeartbeat(storage, instantTime, { keepFile: true });
-  await ensureInflight(storage, instantTime);
+  await ensureInflight(storage, table.layout, instantTime);
   await mkdir(options.tempDir, { recursive: true });
   const workDir = await mkdtemp(join(options.tempDir, `cluster-${instantTime}-${groupIndex}-`));
   // Merge-on-read slices may have no base file (log files only): only base files are staged.
@@ -230,7 +230,7 @@ export async function executeGroup(table: HudiTable, instantTime: string, groupI
     let notCompleted: Promise<void> | undefined;
     const upload = async (file: WrittenOutput): Promise<void> => {
       await createMarker(transfers, instantTime, partitionPath, file.fileName, 'CREATE');
-      notCompleted ??= assertNotCompletedMeanwhile(storage, instantTime);
+      notCompleted ??= assertNotCompletedMeanwhile(storage, table.layout, instantTime);
       await notCompleted;
       // The record index reads each output's keys after the uploads; otherwise nothing reads an output again.
       await transfers.uploadFile(joinPartitionPath(partitionPath, file.fileName), file.file, { consume: !keepRecordKeys });
@@ -283,7 +283,7 @@ interface RunnableGroup {
 async function checkGroupRunnable(table: HudiTable, instantTime: string, groupIndex: number, options: ExecuteGroupOptions): Promise<RunnableGroup> {
   const { storage } = table;
   const { instant, plan } = await loadClusteringInstant(table, instantTime);
-  assertClusteringPending(storage, instant);
+  assertClusteringPending(storage, table.layout, instant);
   // A pending plan on a bucket-index table (scheduled before refusals, or by another tool) is refused too: its
   // outputs would take new file ids. Its inputs' file ids show the bucket numbers.
   await assertPlanLayoutSupported(table, plan, options.properties ?? new Map());
@@ -292,7 +292,7 @@ async function checkGroupRunnable(table: HudiTable, instantTime: string, groupIn
   const group = plan.inputGroups[groupIndex];
   if (!Number.isInteger(groupIndex) || group === undefined) {
     throw new HudiError(`clustering ${instantTime} has groups 0..${plan.inputGroups.length - 1}, not ${groupIndex}`, {
-      location: storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' })),
+      location: storage.uriOf(pendingClusteringPath(table.layout, instantTime, 'REQUESTED')),
       fix: 'pass a group index of the plan (see `show-clustering`)',
     });
   }

@@ -4,13 +4,14 @@
  * (created when the first group starts), a marker per written file under `.hoodie/.temp/T/` (timeline/markers.ts), our
  * work folder `.hoodie/.aux/hudi-serverless/clustering/T/` (group results, record keys, the run's claim), and the
  * commit `T.replacecommit` (JSON, with the run's summary in extraMetadata CLUSTERING_SUMMARY_KEY, so it outlives the
- * group results).
+ * group results). On a Hudi 1.x table (timeline layout 2) the pending files are `.hoodie/timeline/T.clustering.*` and
+ * the commit `T_<completion>.replacecommit` (Avro); the table's layout names them (docs/hudi-1x-format.md).
  *
  * The work folder is not beside the markers: Hudi's marker-based rollback parses every file in `.hoodie/.temp/T/` as a
  * marker (`IOType.valueOf("json")` throws), so one foreign file would make Hudi unable to roll the instant back. It
  * goes wherever the marker folder goes (commit, rollback), so a result never outlives the files it names.
  */
-import { ConflictError, HudiError, NotFoundError } from '../errors.js';
+import { ConflictError, HudiError, NotFoundError, UnsupportedTableError } from '../errors.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { PROPERTIES_FILE } from '../table/config.js';
@@ -24,30 +25,44 @@ import {
   encodeClusteringPlan,
   readClusteringPlan,
 } from '../timeline/clustering-plan.js';
-import { type CommitMetadata, parseCommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
+import type { CommitMetadata, WriteStat } from '../timeline/commit-metadata.js';
 import type { Instant } from '../timeline/instant.js';
-import { TIMELINE_LAYOUT_1 } from '../timeline/layout.js';
-import { instantPath } from '../timeline/timeline.js';
+import type { TimelineLayout } from '../timeline/layout.js';
+import { instantPath, loadTimeline, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToInflight } from '../timeline/transitions.js';
 import { clusteringWorkDir } from '../timeline/work-folder.js';
 import { fileNameOf } from '../util/paths.js';
 import type { ClusteringSummary, GroupReportInput } from './report.js';
 import type { GroupOrderKind } from './sort-columns.js';
 
-/** Table versions 8 and 9 are refused here (assertSupported), so this service writes timeline layout 1's instant files. */
-const INSTANT_LAYOUT = TIMELINE_LAYOUT_1;
-
 const HEAD_CONCURRENCY = 16;
 
 // ---------------------------------------------------------------------------------------------------------------
 // The instant and its plan.
 
-const requestedPath = (instantTime: string): string => instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' });
-const completedPath = (instantTime: string): string => instantPath({ time: instantTime, action: 'replacecommit', state: 'COMPLETED' });
+/**
+ * A pending clustering's file: `T.replacecommit.<state>` in layout 1, `T.clustering.<state>` in layout 2 (Hudi 1.x
+ * ClusteringPlanActionExecutor names it CLUSTERING_ACTION when the table's timeline is layout 2).
+ */
+export function pendingClusteringPath(layout: TimelineLayout, instantTime: string, state: 'REQUESTED' | 'INFLIGHT'): string {
+  return instantPath({ time: instantTime, action: layout.clusteringAction, state }, layout);
+}
 
-/** Write the plan as `T.replacecommit.requested` (once: a second writer of the same instant gets a ConflictError). */
-export async function writeClusteringPlan(storage: Storage, instantTime: string, plan: ClusteringPlan): Promise<void> {
-  await createRequested(storage, INSTANT_LAYOUT, instantTime, 'replacecommit', encodeClusteringPlan(plan));
+/**
+ * The clustering instant at `instantTime` on a timeline, in any state: pending under the layout's clustering action,
+ * completed as a replacecommit (in both layouts).
+ */
+export function findClusteringInstant(timeline: Timeline, instantTime: string): Instant | undefined {
+  const { clusteringAction } = timeline.layout;
+  return timeline.instants.find(
+    (candidate) =>
+      candidate.time === instantTime && (candidate.state === 'COMPLETED' ? candidate.action === 'replacecommit' : candidate.action === clusteringAction),
+  );
+}
+
+/** Write the plan as the requested clustering file (once: a second writer of the same instant gets a ConflictError). */
+export async function writeClusteringPlan(storage: Storage, layout: TimelineLayout, instantTime: string, plan: ClusteringPlan): Promise<void> {
+  await createRequested(storage, layout, instantTime, layout.clusteringAction, encodeClusteringPlan(plan, layout));
 }
 
 export interface ClusteringInstant {
@@ -62,21 +77,22 @@ export interface ClusteringInstant {
  */
 export async function loadClusteringInstant(table: HudiTable, instantTime: string): Promise<ClusteringInstant> {
   const { storage } = table;
-  const instant = table.timeline.instants.find((candidate) => candidate.time === instantTime && candidate.action === 'replacecommit');
+  const { layout } = table;
+  const instant = findClusteringInstant(table.timeline, instantTime);
   if (instant === undefined) {
     const pending = table.timeline
       .pending()
-      .filter((candidate) => candidate.action === 'replacecommit')
+      .filter((candidate) => candidate.action === layout.clusteringAction)
       .map((candidate) => candidate.time);
     throw new NotFoundError(
-      storage.uriOf(requestedPath(instantTime)),
-      pending.length > 0 ? `pending replacecommits: ${pending.join(', ')}` : 'there is no pending clustering; schedule one first',
+      storage.uriOf(pendingClusteringPath(layout, instantTime, 'REQUESTED')),
+      pending.length > 0 ? `pending ${layout.clusteringAction} instants: ${pending.join(', ')}` : 'there is no pending clustering; schedule one first',
     );
   }
-  const plan = await readClusteringPlan(storage, instantTime);
+  const plan = await readClusteringPlan(storage, instantTime, layout);
   if (plan === undefined) {
     throw new HudiError(`replacecommit ${instantTime} is not a clustering (its operationType is not CLUSTER)`, {
-      location: storage.uriOf(requestedPath(instantTime)),
+      location: storage.uriOf(pendingClusteringPath(layout, instantTime, 'REQUESTED')),
       fix: 'pass the instant of a clustering plan (see `show-clustering`)',
     });
   }
@@ -93,11 +109,27 @@ export async function assertPlanLayoutSupported(table: HudiTable, plan: Clusteri
   assertLayoutSupports(layout, 'clustering', table.storage.uriOf(PROPERTIES_FILE));
 }
 
+/**
+ * Rolling a clustering back writes a rollback instant and, to keep the plan, reverts the pending state. On a Hudi 1.x
+ * table (`T.clustering.*`) neither was compared with Hudi 1.x, so it is refused here, naming the way out, before
+ * anything is written. Hudi 1.x itself rolls back a failed clustering attempt before executing it again.
+ */
+export function assertClusteringRollbackSupported(table: HudiTable, instantTime: string): void {
+  if (table.layout.version === 1) return;
+  throw new UnsupportedTableError(
+    `rolling back clustering ${instantTime} of this table version ${table.config.version} table (Hudi 1.x, timeline layout 2) is not built yet (a 1.x clustering's rollback was not compared with Hudi 1.x)`,
+    {
+      location: table.storage.uriOf(pendingClusteringPath(table.layout, instantTime, 'REQUESTED')),
+      fix: `resume it instead (cluster --mode execute --instant ${instantTime} runs the groups without a result and commits), or let Hudi 1.x handle it (CALL run_clustering(table => ..., op => 'execute') rolls the failed attempt back and executes the plan)`,
+    },
+  );
+}
+
 /** Refuse to work on a clustering that already completed. */
-export function assertClusteringPending(storage: Storage, instant: Instant): void {
+export function assertClusteringPending(storage: Storage, layout: TimelineLayout, instant: Instant): void {
   if (instant.state === 'COMPLETED') {
     throw new HudiError(`clustering ${instant.time} has already completed`, {
-      location: storage.uriOf(instantPath(instant)),
+      location: storage.uriOf(instantPath(instant, layout)),
       fix: 'nothing to do; schedule a new clustering for more work',
     });
   }
@@ -126,22 +158,25 @@ export function groupPartition(group: ClusteringPlanGroup, instantTime: string, 
   return partitions[0]!;
 }
 
-/** `.replacecommit.inflight` exists from the first group's start; parallel groups may race to create it. */
-export async function ensureInflight(storage: Storage, instantTime: string): Promise<void> {
-  if ((await storage.head(instantPath({ time: instantTime, action: 'replacecommit', state: 'INFLIGHT' }))) !== undefined) return;
+/**
+ * The 0-byte inflight clustering file exists from the first group's start (Hudi 1.x's transitionClusterRequestedToInflight
+ * with no content, as 0.x's replacecommit); parallel groups may race to create it.
+ */
+export async function ensureInflight(storage: Storage, layout: TimelineLayout, instantTime: string): Promise<void> {
+  if ((await storage.head(pendingClusteringPath(layout, instantTime, 'INFLIGHT'))) !== undefined) return;
   try {
-    await transitionToInflight(storage, INSTANT_LAYOUT, instantTime, 'replacecommit');
+    await transitionToInflight(storage, layout, instantTime, layout.clusteringAction);
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
   }
 }
 
 /** A straggling retry must not add files to a clustering that completed while it ran. */
-export async function assertNotCompletedMeanwhile(storage: Storage, instantTime: string): Promise<void> {
-  const completed = completedPath(instantTime);
-  if ((await storage.head(completed)) !== undefined) {
+export async function assertNotCompletedMeanwhile(storage: Storage, layout: TimelineLayout, instantTime: string): Promise<void> {
+  const completed = await completedClusteringInstant(storage, layout, instantTime);
+  if (completed !== undefined) {
     throw new ConflictError(`clustering ${instantTime} completed while this group ran; its files were not uploaded`, {
-      location: storage.uriOf(completed),
+      location: storage.uriOf(instantPath(completed, layout)),
       fix: 'nothing to do: another attempt of this group already committed',
     });
   }
@@ -296,8 +331,23 @@ function isSummary(value: unknown): value is ClusteringSummary {
   );
 }
 
-/** The completed clustering's commit metadata (`T.replacecommit`). */
-export async function readCompletedClustering(storage: Storage, instantTime: string): Promise<CommitMetadata> {
-  const path = completedPath(instantTime);
-  return parseCommitMetadata(Buffer.from(await storage.get(path)).toString('utf8'), storage.uriOf(path));
+/**
+ * The completed replacecommit of clustering `instantTime`, undefined while it is not completed. Layout 1 names it
+ * `T.replacecommit` (one HEAD); layout 2's name carries the completion time, so the timeline folder is listed.
+ */
+export async function completedClusteringInstant(storage: Storage, layout: TimelineLayout, instantTime: string): Promise<Instant | undefined> {
+  if (layout.version === 1) {
+    const instant: Instant = { time: instantTime, action: 'replacecommit', state: 'COMPLETED' };
+    return (await storage.head(instantPath(instant, layout))) === undefined ? undefined : instant;
+  }
+  return (await loadTimeline(storage, layout)).instants.find((i) => i.time === instantTime && i.action === 'replacecommit' && i.state === 'COMPLETED');
+}
+
+/** The completed clustering's commit metadata (`T.replacecommit`, or `T_C.replacecommit` in layout 2). */
+export async function readCompletedClustering(storage: Storage, layout: TimelineLayout, instantTime: string): Promise<CommitMetadata> {
+  const instant = (await completedClusteringInstant(storage, layout, instantTime)) ?? { time: instantTime, action: 'replacecommit', state: 'COMPLETED' };
+  if (instant.completionTime === undefined && layout.version === 2) {
+    throw new NotFoundError(storage.uriOf(`${layout.folder}/${instantTime}_*.replacecommit`), `clustering ${instantTime} has not completed`);
+  }
+  return readCommitMetadata(storage, instant, layout);
 }

@@ -54,7 +54,7 @@ export interface MergedGroupSlices {
  */
 export async function mergeGroupSlices(input: MergeGroupSlicesInput): Promise<MergedGroupSlices> {
   const { table, instantTime, partitionPath, slices, engine } = input;
-  const requested = table.storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' }));
+  const requested = table.storage.uriOf(instantPath({ time: instantTime, action: table.layout.clusteringAction, state: 'REQUESTED' }, table.layout));
   const listing = (await table.storage.listDir(partitionPath)).files;
   const logsByName = new Map(logFilesOf(listing).map((log) => [fileNameOf(log.path), log]));
   await mkdir(input.outputDir, { recursive: true });

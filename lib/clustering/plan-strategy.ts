@@ -85,20 +85,24 @@ const ascending = (left: string, right: string): number => (left < right ? -1 : 
  * - DAY_ROLLING: sorted ascending, those whose index % 24 equals the hour.
  * `nowHour` (0-23) defaults to the local hour, as Hudi uses the JVM's default time zone (UTC on Lambda).
  */
-export function filterPartitions(
+export function filterPartitions(allPartitions: readonly string[], config: PartitionFilterConfig, nowHour: number = new Date().getHours()): string[] {
+  return filterPartitionsWithMissing(allPartitions, config, nowHour).partitions;
+}
+
+type PartitionFilterConfig = Pick<
+  ClusteringConfig,
+  'partitionSelected' | 'partitionRegexPattern' | 'partitionFilterMode' | 'lookbackPartitions' | 'skipFromLatestPartitions' | 'beginPartition' | 'endPartition'
+>;
+
+/**
+ * filterPartitions, and what ClusteringPlanPartitionFilter.filter (Hudi 1.x) reports as missing: RECENT_DAYS' skipped
+ * latest partitions (the first skipfromlatest of the descending list); nothing for the other modes.
+ */
+export function filterPartitionsWithMissing(
   allPartitions: readonly string[],
-  config: Pick<
-    ClusteringConfig,
-    | 'partitionSelected'
-    | 'partitionRegexPattern'
-    | 'partitionFilterMode'
-    | 'lookbackPartitions'
-    | 'skipFromLatestPartitions'
-    | 'beginPartition'
-    | 'endPartition'
-  >,
+  config: PartitionFilterConfig,
   nowHour: number = new Date().getHours(),
-): string[] {
+): { partitions: string[]; missing: string[] } {
   let partitions: string[];
   if (config.partitionSelected.length > 0) {
     partitions = [...config.partitionSelected];
@@ -112,23 +116,27 @@ export function filterPartitions(
 
   switch (config.partitionFilterMode) {
     case 'NONE':
-      return partitions;
+      return { partitions, missing: [] };
     case 'RECENT_DAYS': {
       const take = config.lookbackPartitions > 0 ? config.lookbackPartitions : partitions.length;
       const skip = Math.max(config.skipFromLatestPartitions, 0);
-      return partitions.sort(descending).slice(skip, skip + take);
+      const sorted = partitions.sort(descending);
+      return { partitions: sorted.slice(skip, skip + take), missing: sorted.slice(0, skip) };
     }
     case 'SELECTED_PARTITIONS': {
       const { beginPartition, endPartition } = config;
-      return partitions.filter(
-        (partition) => (beginPartition === undefined || partition >= beginPartition) && (endPartition === undefined || partition <= endPartition),
-      );
+      return {
+        partitions: partitions.filter(
+          (partition) => (beginPartition === undefined || partition >= beginPartition) && (endPartition === undefined || partition <= endPartition),
+        ),
+        missing: [],
+      };
     }
     case 'DAY_ROLLING': {
       if (!Number.isInteger(nowHour) || nowHour < 0 || nowHour > 23) {
         throw new HudiError(`hour ${nowHour} is not a whole number from 0 to 23`, { location: 'DAY_ROLLING partition filter' });
       }
-      return partitions.sort(ascending).filter((_, index) => index % 24 === nowHour);
+      return { partitions: partitions.sort(ascending).filter((_, index) => index % 24 === nowHour), missing: [] };
     }
   }
 }
@@ -282,6 +290,15 @@ export function buildClusteringGroupsForPartition(
   eligibleSlices: readonly FileSliceInput[],
   config: GroupingConfig,
 ): ClusteringPlanGroup[] {
+  return groupPartition(partitionPath, eligibleSlices, config).groups;
+}
+
+/** The groups of a partition, and whether slices were left for a later plan (Hudi 1.x's partialScheduled). */
+function groupPartition(
+  partitionPath: string,
+  eligibleSlices: readonly FileSliceInput[],
+  config: GroupingConfig,
+): { groups: ClusteringPlanGroup[]; partial: boolean } {
   const stranger = eligibleSlices.find((slice) => slice.partitionPath !== partitionPath);
   if (stranger) {
     throw new HudiError(`file group ${stranger.fileId} of partition "${stranger.partitionPath}" given for partition "${partitionPath}"`, {
@@ -302,7 +319,7 @@ export function buildClusteringGroupsForPartition(
       currentGroup = [];
       currentBytes = 0;
       // At the cap, the slice that did not fit waits for a later plan with the rest of the partition.
-      if (groups.length >= config.maxNumGroups) break;
+      if (groups.length >= config.maxNumGroups) return { groups, partial: true };
     }
     currentGroup.push(slice);
     currentBytes += bytes;
@@ -310,7 +327,7 @@ export function buildClusteringGroupsForPartition(
   if (currentGroup.length > 1 || (currentGroup.length === 1 && shouldClusterSingleGroup(config))) {
     groups.push(clusteringGroup(currentGroup, currentBytes, config.targetFileMaxBytes));
   }
-  return groups.slice(0, config.maxNumGroups);
+  return { groups, partial: false };
 }
 
 export interface ClusteringPlanInput {
@@ -321,6 +338,13 @@ export interface ClusteringPlanInput {
   /** File groups in pending clustering or compaction plans, as fileGroupKey(partition, fileId) (lib/table/file-system-view.ts). */
   readonly pendingFileGroupIds: ReadonlySet<string>;
   readonly config: GroupingConfig & Pick<ClusteringConfig, 'smallFileLimitBytes' | 'executionStrategyClass' | 'preserveCommitMetadata'>;
+  /**
+   * Hudi 1.x with incremental table services (hoodie.table.services.incremental.enabled, on by default): the
+   * partitions left out before grouping (RECENT_DAYS' skipped latest ones; with partition.selected, the last
+   * clustering's missing ones). The plan then records, as missingSchedulePartitions, these and every partition whose
+   * slices were not all grouped. Undefined on 0.x tables (and with the key off), whose plans have no such list.
+   */
+  readonly missingPartitions?: readonly string[];
 }
 
 /**
@@ -337,20 +361,54 @@ export function buildClusteringPlan(input: ClusteringPlanInput): ClusteringPlan 
     else slicesByPartition.set(slice.partitionPath, [slice]);
   }
 
-  const inputGroups: ClusteringPlanGroup[] = [];
+  const collected: ClusteringPlanGroup[] = [];
+  // Java's HashSet of the partitions left for later, filled in Hudi 1.x's order (generateClusteringPlan).
+  const skipped: string[] = [];
   // A partition named twice (partition.selected) must not put its file groups in two groups.
   for (const partitionPath of new Set(input.partitionPaths)) {
-    if (inputGroups.length >= config.maxNumGroups) break;
     const eligible = getEligibleSlices(slicesByPartition.get(partitionPath) ?? [], input.pendingFileGroupIds, config.smallFileLimitBytes);
-    inputGroups.push(...buildClusteringGroupsForPartition(partitionPath, eligible, config));
+    const { groups, partial } = groupPartition(partitionPath, eligible, config);
+    if (groups.length > config.maxNumGroups || partial) skipped.push(partitionPath);
+    collected.push(...groups.slice(0, config.maxNumGroups));
   }
+  const inputGroups = collected.slice(0, config.maxNumGroups);
   if (inputGroups.length === 0) return undefined;
+  for (const group of collected.slice(config.maxNumGroups)) skipped.push(group.slices[0]?.partitionPath ?? '');
+  const missing = input.missingPartitions === undefined ? undefined : javaHashSetOrder([...skipped, ...input.missingPartitions]);
 
   return {
-    inputGroups: inputGroups.slice(0, config.maxNumGroups),
+    inputGroups,
     strategy: { strategyClassName: config.executionStrategyClass, strategyParams: sortColumnsParams(config), version: CLUSTERING_PLAN_VERSION },
     extraMetadata: {},
     version: CLUSTERING_PLAN_VERSION,
     preserveHoodieMetadata: config.preserveCommitMetadata,
+    ...(missing === undefined ? {} : { missingSchedulePartitions: missing }),
   };
+}
+
+/** Java's String.hashCode: over UTF-16 code units, in 32-bit arithmetic. */
+function javaStringHash(text: string): number {
+  let hash = 0;
+  for (let i = 0; i < text.length; i++) hash = (Math.imul(hash, 31) + text.charCodeAt(i)) | 0;
+  return hash;
+}
+
+/**
+ * The iteration order of a java.util.HashSet filled with `values` in this order (duplicates dropped): by bucket
+ * (HashMap.hash spreads the hash's high bits, the table doubles from 16 past a 0.75 load), then by insertion within
+ * a bucket, since a resize keeps each bucket's relative order. Hudi 1.x turns such sets into lists for its
+ * incremental partitions and a plan's missingSchedulePartitions.
+ */
+export function javaHashSetOrder(values: Iterable<string>): string[] {
+  const unique = [...new Set(values)];
+  let capacity = 16;
+  while (unique.length > capacity * 0.75) capacity *= 2;
+  const bucket = (value: string): number => {
+    const hash = javaStringHash(value);
+    return (hash ^ (hash >>> 16)) & (capacity - 1);
+  };
+  return unique
+    .map((value, index) => ({ value, index, bucket: bucket(value) }))
+    .sort((a, b) => a.bucket - b.bucket || a.index - b.index)
+    .map((entry) => entry.value);
 }

@@ -2,11 +2,14 @@
  * Scheduling a clustering, as Hudi's ClusteringPlanActionExecutor: decide whether enough commits happened since the
  * last clustering (only when inline or async clustering is enabled, see plan-strategy.ts hudiSchedulingThreshold),
  * plan the small file slices of the selected partitions into groups, and persist the plan as
- * `<instant>.replacecommit.requested` (Avro HoodieRequestedReplaceMetadata, operationType CLUSTER) under the lock.
+ * `<instant>.replacecommit.requested` (Avro HoodieRequestedReplaceMetadata, operationType CLUSTER) under the lock;
+ * on a Hudi 1.x table `<instant>.clustering.requested`, planned from the partitions 1.x's incremental table services
+ * pick (planningScope).
  * On merge-on-read tables the slices are the latest merged ones (base file and log files) outside pending
  * compactions and clusterings, as ClusteringPlanStrategy.getFileSlicesEligibleForClustering takes them.
  */
 
+import { NotFoundError } from '../errors.js';
 import type { LockProvider } from '../lock/port.js';
 import { compareLogFileNames } from '../log-format/index.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
@@ -15,16 +18,24 @@ import { assertSupported, PROPERTIES_FILE } from '../table/config.js';
 import type { FileSystemView } from '../table/file-system-view.js';
 import { assertLayoutSupports, detectTableLayout, tableLayout, viewFileIds } from '../table/layouts.js';
 import { type HudiTable, withTableLock } from '../table/table.js';
-import type { ClusteringPlan } from '../timeline/clustering-plan.js';
+import { type ClusteringPlan, readClusteringPlan } from '../timeline/clustering-plan.js';
 import { pendingCompactionFileGroups } from '../timeline/compaction-plan.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
-import { newInstantTime } from '../timeline/instant.js';
+import { compareInstantTimes, newInstantTime } from '../timeline/instant.js';
+import { TIMELINE_LAYOUT_1 } from '../timeline/layout.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
-import { commitsSinceLastClustering } from '../timeline/queries.js';
-import type { Timeline } from '../timeline/timeline.js';
+import { commitsSinceLastClustering, lastCompletedClustering } from '../timeline/queries.js';
+import { readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import type { ClusteringConfig } from './config.js';
 import { writeClusteringPlan } from './instant.js';
-import { buildClusteringPlan, type FileSliceInput, filterPartitions, hudiSchedulingThreshold, shouldSchedule } from './plan-strategy.js';
+import {
+  buildClusteringPlan,
+  type FileSliceInput,
+  filterPartitionsWithMissing,
+  hudiSchedulingThreshold,
+  javaHashSetOrder,
+  shouldSchedule,
+} from './plan-strategy.js';
 import { validateSortColumnsForSchema } from './sort-columns.js';
 
 export interface ScheduleOptions {
@@ -97,11 +108,29 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
       const mergeOnRead = current.config.type === 'MERGE_ON_READ';
       const latestSlices = mergeOnRead ? mergedSliceInputs(storage, view) : copyOnWriteSliceInputs(storage, view);
       const tablePartitions = [...new Set([...view.partitionPaths(), ...latestSlices.map((slice) => slice.partitionPath)])].sort();
-      const partitionPaths = filterPartitions(tablePartitions, config, now.getHours());
+      // Later than every requested and (layout 2) completion time, as Hudi's TimeGenerator hands times out under the lock.
+      const times = current.timeline.instants.flatMap((instant) =>
+        instant.completionTime === undefined ? [instant.time] : [instant.time, instant.completionTime],
+      );
+      const instantTime = newInstantTime(times, now, current.config.timelineTimeZone);
+      const scope = await planningScope(current, config, tablePartitions, instantTime);
+      if (scope === undefined) {
+        log('not scheduling: no partition was written since the last clustering (hoodie.table.services.incremental.enabled)');
+        return undefined;
+      }
+      const filtered = filterPartitionsWithMissing(scope.partitions, config, now.getHours());
+      const partitionPaths = filtered.partitions;
       const pendingFileGroupIds = mergeOnRead
         ? new Set([...view.pendingClusteringFileGroups(), ...(await pendingCompactionFileGroups(current.storage, current.timeline))])
         : view.pendingClusteringFileGroups();
-      const plan = buildClusteringPlan({ partitionPaths, latestSlices, pendingFileGroupIds, config });
+      const missingPartitions = scope.lastMissing === undefined ? undefined : [...scope.lastMissing, ...filtered.missing];
+      const plan = buildClusteringPlan({
+        partitionPaths,
+        latestSlices,
+        pendingFileGroupIds,
+        config,
+        ...(missingPartitions === undefined ? {} : { missingPartitions }),
+      });
       if (plan === undefined) {
         log(
           `not scheduling: no file slice smaller than ${config.smallFileLimitBytes} bytes outside pending clustering${mergeOnRead ? ' and compaction' : ''} plans in ${partitionPaths.length} partition(s)`,
@@ -109,14 +138,58 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
         return undefined;
       }
 
-      const instantTime = newInstantTime(current.timeline.allTimes(), now, current.config.timelineTimeZone);
       await assertMetadataTableKeepable(storage, 'a clustering', properties);
       await lease.assertHeld();
-      await writeClusteringPlan(storage, instantTime, plan);
+      await writeClusteringPlan(storage, current.layout, instantTime, plan);
       return { instantTime, groups: scheduledGroups(plan, latestSlices), plan };
     },
     { waitMs: options.lockWaitMs },
   );
+}
+
+/**
+ * The partitions a plan looks at, before partition.selected, the regex and the filter mode. Table version 6 (Hudi
+ * 0.x): every partition. Hudi 1.x with hoodie.table.services.incremental.enabled (BaseTableServicePlanActionExecutor
+ * .getPartitions): every partition until a clustering completed; after one, those that completed commits and
+ * replacecommits (copy-on-write's, the last clustering aside) wrote from its requested time up to this instant,
+ * plus its plan's missingSchedulePartitions — in Java HashSet order; undefined when there are none (no plan).
+ * `lastMissing` is undefined when the plan keeps no list (0.x, or the key off), else what the last plan left.
+ */
+async function planningScope(
+  table: HudiTable,
+  config: ClusteringConfig,
+  allPartitions: readonly string[],
+  instantTime: string,
+): Promise<{ partitions: string[]; lastMissing: readonly string[] | undefined } | undefined> {
+  if (table.layout.version === 1 || !config.incrementalTableServices) return { partitions: [...allPartitions], lastMissing: undefined };
+  const { storage, timeline, layout } = table;
+  const last = await lastCompletedClustering(storage, timeline);
+  if (last === undefined) return { partitions: [...allPartitions], lastMissing: [] };
+  const lastMissing = (await clusteringPlanOf(table, last.instant.time))?.missingSchedulePartitions ?? [];
+  // partition.selected replaces the partition list; the last plan's missing partitions are carried over (fetchMissingPartitions).
+  if (config.partitionSelected.length > 0) return { partitions: [...allPartitions], lastMissing };
+  const written: string[] = [];
+  const actions = table.config.type === 'MERGE_ON_READ' ? ['deltacommit', 'replacecommit'] : ['commit', 'replacecommit'];
+  for (const instant of timeline.completedWrites()) {
+    if (instant.time === last.instant.time || !actions.includes(instant.action)) continue;
+    const completion = instant.completionTime ?? instant.time;
+    if (compareInstantTimes(completion, last.instant.time) < 0 || compareInstantTimes(completion, instantTime) >= 0) continue;
+    const metadata = await readCommitMetadata(storage, instant, layout);
+    for (const stats of Object.values(metadata.partitionToWriteStats))
+      for (const stat of stats) if (stat.partitionPath !== null) written.push(stat.partitionPath);
+  }
+  const partitions = javaHashSetOrder([...written, ...lastMissing]);
+  return partitions.length === 0 ? undefined : { partitions, lastMissing: [] };
+}
+
+/** A clustering's plan whatever its requested file is named (an upgraded table keeps 0.x's `T.replacecommit.requested`). */
+async function clusteringPlanOf(table: HudiTable, instantTime: string): Promise<ClusteringPlan | undefined> {
+  try {
+    return await readClusteringPlan(table.storage, instantTime, table.layout);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    return readClusteringPlan(table.storage, instantTime, TIMELINE_LAYOUT_1).catch(() => undefined);
+  }
 }
 
 /** Copy-on-write: every live file group's latest base file. */

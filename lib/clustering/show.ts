@@ -46,12 +46,13 @@ const HEAD_CONCURRENCY = 16;
 /** Pending clustering plans, oldest first; with includeCompleted also the completed ones still on the active timeline. */
 export async function describeClusteringPlans(table: HudiTable, options: { includeCompleted?: boolean } = {}): Promise<ClusteringPlanSummary[]> {
   const { storage } = table;
-  const instants = table.timeline.instants.filter(
-    (instant) => instant.action === 'replacecommit' && (instant.state !== 'COMPLETED' || options.includeCompleted === true),
+  // Layout 2 names a pending clustering `clustering` and its completion a replacecommit; layout 1 both replacecommit.
+  const instants = table.timeline.instants.filter((instant) =>
+    instant.state === 'COMPLETED' ? instant.action === 'replacecommit' && options.includeCompleted === true : instant.action === table.layout.clusteringAction,
   );
   const summaries: ClusteringPlanSummary[] = [];
   for (const instant of instants) {
-    const plan = await readClusteringPlan(storage, instant.time);
+    const plan = await readClusteringPlan(storage, instant.time, table.layout);
     if (plan === undefined) continue;
     const done = instant.state === 'INFLIGHT' ? await groupResultsDone(storage, instant.time, plan.inputGroups.length) : [];
     const groups = await settleAll(

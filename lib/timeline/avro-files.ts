@@ -20,6 +20,7 @@ import {
   emptyRequestedReplaceMetadata,
   type HoodieRequestedReplaceMetadata,
   HUDI_AVRO_NAMESPACE,
+  REQUESTED_REPLACE_1X_SCHEMA,
   TIMELINE_AVRO_RECORD_NAMES,
   TIMELINE_AVRO_SCHEMAS,
   type TimelineAvroKind,
@@ -222,7 +223,34 @@ function decodeSingleRecord(
  */
 export function decodeRequestedReplaceMetadata(bytes: Uint8Array, location: string): HoodieRequestedReplaceMetadata {
   if (bytes.length === 0) return emptyRequestedReplaceMetadata();
-  return decodeTimelineAvro('requestedReplace', bytes, location);
+  // 1.x's schema is 0.x's plus one defaulted field, so it reads both and keeps missingSchedulePartitions.
+  const name = TIMELINE_AVRO_RECORD_NAMES.requestedReplace;
+  const { record } = decodeSingleRecord(bytes, location, [name], resolvedTo(requestedReplace1xType(), name, location));
+  const requested = record as HoodieRequestedReplaceMetadata;
+  // A plan without the list (0.x's, or 1.x's null) reads as 0.x's record did: without the field.
+  if (requested.clusteringPlan !== null && requested.clusteringPlan.missingSchedulePartitions == null)
+    delete requested.clusteringPlan.missingSchedulePartitions;
+  return requested;
+}
+
+/**
+ * A clustering plan's requested file as the table's Hudi line writes it: 0.x's schema (timeline layout 1), or
+ * 1.x's with missingSchedulePartitions (layout 2).
+ */
+export function encodeRequestedReplaceMetadata(
+  record: HoodieRequestedReplaceMetadata,
+  layoutVersion: 1 | 2,
+  options: EncodeTimelineAvroOptions = {},
+): Uint8Array {
+  if (layoutVersion === 1) return encodeTimelineAvro('requestedReplace', record, options);
+  return encodeContainer(requestedReplace1xType(), TIMELINE_AVRO_RECORD_NAMES.requestedReplace, JSON.stringify(REQUESTED_REPLACE_1X_SCHEMA), record, options);
+}
+
+let requestedReplace1x: avro.Type | undefined;
+
+function requestedReplace1xType(): avro.Type {
+  requestedReplace1x ??= avro.Type.forSchema(asAvscSchema(REQUESTED_REPLACE_1X_SCHEMA), { wrapUnions: false });
+  return requestedReplace1x;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -47,6 +47,11 @@ export interface HoodieClusteringPlan {
   extraMetadata: Record<string, string> | null;
   version: number | null;
   preserveHoodieMetadata: boolean | null;
+  /**
+   * Hudi 1.x only (appended, default null): the partitions an incremental plan left for the next one
+   * (PartitionAwareClusteringPlanStrategy). Absent from 0.x plans, read as null.
+   */
+  missingSchedulePartitions?: string[] | null;
 }
 
 /** `<instant>.replacecommit.requested`: a clustering plan, or all nulls for insert_overwrite. */
@@ -368,6 +373,28 @@ const clusteringPlanSchema = record('HoodieClusteringPlan', [
 const requestedReplaceMetadataSchema = topLevelRecord('HoodieRequestedReplaceMetadata', [
   nullableField('operationType', javaString),
   nullableField('clusteringPlan', clusteringPlanSchema),
+  nullableField('extraMetadata', stringMap),
+  versionField,
+]);
+
+/** Hudi 1.x's HoodieClusteringPlan: 0.x's fields, then missingSchedulePartitions (nullable, default null). */
+const clusteringPlanSchema1x = record('HoodieClusteringPlan', [
+  nullableField('inputGroups', arrayOf(clusteringGroupSchema)),
+  nullableField('strategy', clusteringStrategySchema),
+  nullableField('extraMetadata', stringMap),
+  versionField,
+  nullableField('preserveHoodieMetadata', 'boolean'),
+  nullableField('missingSchedulePartitions', arrayOf(javaString)),
+]);
+
+/**
+ * Hudi 1.x's HoodieRequestedReplaceMetadata (1.0.2 and 1.1.1 embed the same schema text): the writer schema of a
+ * clustering plan on a layout-2 table, and our reader schema for every plan (a 0.x plan resolves to it, its
+ * missingSchedulePartitions null).
+ */
+export const REQUESTED_REPLACE_1X_SCHEMA: AvroSchemaJson = topLevelRecord('HoodieRequestedReplaceMetadata', [
+  nullableField('operationType', javaString),
+  nullableField('clusteringPlan', clusteringPlanSchema1x),
   nullableField('extraMetadata', stringMap),
   versionField,
 ]);

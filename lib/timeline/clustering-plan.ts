@@ -11,7 +11,7 @@
  */
 
 import type { Storage } from '../storage/port.js';
-import { decodeRequestedReplaceMetadata, encodeTimelineAvro } from './avro-files.js';
+import { decodeRequestedReplaceMetadata, encodeRequestedReplaceMetadata } from './avro-files.js';
 import type { HoodieClusteringPlan, HoodieRequestedReplaceMetadata } from './avro-schemas.js';
 import { fileGroupKey } from './file-group-key.js';
 import { TIMELINE_LAYOUT_1, type TimelineLayout } from './layout.js';
@@ -56,10 +56,18 @@ export interface ClusteringPlan {
   readonly extraMetadata: Readonly<Record<string, string>>;
   readonly version: number;
   readonly preserveHoodieMetadata: boolean;
+  /**
+   * Hudi 1.x: the partitions this plan left for the next one (incremental table services, on by default in 1.x,
+   * write a list, empty when nothing was left); absent from 0.x plans and from 1.x plans that wrote null.
+   */
+  readonly missingSchedulePartitions?: readonly string[];
 }
 
-/** The plan as `<instant>.replacecommit.requested` bytes (Avro object container, as Hudi writes it). */
-export function encodeClusteringPlan(plan: ClusteringPlan): Uint8Array {
+/**
+ * The plan as the requested clustering file's bytes (Avro object container, as Hudi writes it): 0.x's schema in
+ * layout 1 (`T.replacecommit.requested`), 1.x's in layout 2 (`T.clustering.requested`).
+ */
+export function encodeClusteringPlan(plan: ClusteringPlan, layout: Pick<TimelineLayout, 'version'> = TIMELINE_LAYOUT_1): Uint8Array {
   const clusteringPlan: HoodieClusteringPlan = {
     inputGroups: plan.inputGroups.map((group) => ({
       slices: group.slices.map((slice) => ({
@@ -79,9 +87,10 @@ export function encodeClusteringPlan(plan: ClusteringPlan): Uint8Array {
     extraMetadata: { ...plan.extraMetadata },
     version: plan.version,
     preserveHoodieMetadata: plan.preserveHoodieMetadata,
+    ...(layout.version === 2 ? { missingSchedulePartitions: plan.missingSchedulePartitions === undefined ? null : [...plan.missingSchedulePartitions] } : {}),
   };
   const requested: HoodieRequestedReplaceMetadata = { operationType: 'CLUSTER', clusteringPlan, extraMetadata: {}, version: CLUSTERING_PLAN_VERSION };
-  return encodeTimelineAvro('requestedReplace', requested);
+  return encodeRequestedReplaceMetadata(requested, layout.version);
 }
 
 /**
@@ -115,6 +124,9 @@ export function decodeClusteringPlan(bytes: Uint8Array, location: string): Clust
     extraMetadata: plan.extraMetadata ?? {},
     version: plan.version ?? CLUSTERING_PLAN_VERSION,
     preserveHoodieMetadata: plan.preserveHoodieMetadata ?? true,
+    ...(plan.missingSchedulePartitions === null || plan.missingSchedulePartitions === undefined
+      ? {}
+      : { missingSchedulePartitions: plan.missingSchedulePartitions }),
   };
 }
 

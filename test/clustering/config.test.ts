@@ -197,6 +197,8 @@ describe('CLUSTERING_KEYS and defaults', () => {
       'hoodie.clustering.updates.strategy': 'org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy',
       'hoodie.clustering.rollback.pending.replacecommit.on.conflict': 'false',
       'hoodie.clustering.preserve.commit.metadata': 'true',
+      // Hudi 1.x's (HoodieWriteConfig), read for table versions 8 and 9 only.
+      'hoodie.table.services.incremental.enabled': 'true',
       'hoodie.layout.optimize.strategy': 'LINEAR',
       'hoodie.layout.optimize.curve.build.method': 'DIRECT',
       'hoodie.layout.optimize.build.curve.sample.size': '200000',
@@ -238,6 +240,7 @@ describe('CLUSTERING_KEYS and defaults', () => {
       updatesStrategyClass: REJECT_UPDATE_STRATEGY,
       rollbackPendingClusteringOnConflict: false,
       preserveCommitMetadata: true,
+      incrementalTableServices: true,
       binaryCopyEnabled: true,
       binaryCopySchemaEvolution: false,
       binaryCopyMinRowGroupBytes: 4194304,

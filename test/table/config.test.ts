@@ -143,12 +143,11 @@ describe('table config', () => {
       'f',
     );
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'read'));
-    for (const mode of ['write', 'clustering'] as const) {
-      assert.throws(() => assertSupported(v8, 'f', mode), UnsupportedTableError, mode);
-    }
-    // The writer and the cleaner write 1.x copy-on-write tables; merge-on-read ones wait for completion-time slices.
+    assert.throws(() => assertSupported(v8, 'f', 'write'), UnsupportedTableError, 'write');
+    // The writer, the cleaner and clustering write 1.x copy-on-write tables; merge-on-read ones wait for completion-time slices.
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'clean'));
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'delta-write'));
+    assert.doesNotThrow(() => assertSupported(v8, 'f', 'clustering'));
     const v8MergeOnRead = tableConfigFromProperties(
       new Map([
         ['hoodie.table.name', 't'],
@@ -158,6 +157,7 @@ describe('table config', () => {
       'f',
     );
     assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'clean'), UnsupportedTableError);
+    assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'clustering'), UnsupportedTableError);
     assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'delta-write'), UnsupportedTableError);
     const v5 = tableConfigFromProperties(
       new Map([

@@ -2,6 +2,7 @@
  * Layouts our services cannot keep (bucket index, CDC) are refused before anything is written, by every service that
  * would break them, and the others still run: the refusals' error type, and the table's files unchanged after each.
  */
+
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,6 +34,7 @@ import {
   UnsupportedLayoutError,
 } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { tableFiles } from '../helpers/paths.js';
@@ -170,7 +172,7 @@ describe('clustering a bucket-index table is refused before anything is written'
     });
     assert.ok(plan);
     const instant = '20300101000000000';
-    await writeClusteringPlan(storage, instant, plan);
+    await writeClusteringPlan(storage, TIMELINE_LAYOUT_1, instant, plan);
     const current = await table.reload();
     const before = tableFiles(dir);
     const engine = await openParquetEngine();

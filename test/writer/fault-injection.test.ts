@@ -10,6 +10,7 @@
  * The number of injection points per operation is printed (diagnostic lines of the test output); FAULT_TRACE=1
  * prints each run before it starts. The table's storage lock is kept out of the injection (see lockOn).
  */
+
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -26,6 +27,7 @@ import { readSnapshot } from '../../lib/read/reader.js';
 import { rollbackInstant } from '../../lib/rollback/rollback.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { collectUnhandledRejections, type FaultPlan, FaultyStorage, injectedError, S3_FAULTS, type StorageCall } from '../helpers/faulty-storage.js';
@@ -305,7 +307,7 @@ describe('S3 failures at every call', () => {
       const counting = faultyStorage(countingTable, undefined);
       const done = await cluster(counting);
       assert.equal(done.executedGroups.length, 2);
-      const stats = Object.values((await readCompletedClustering(openStorage(countingTable), done.instantTime!)).partitionToWriteStats);
+      const stats = Object.values((await readCompletedClustering(openStorage(countingTable), TIMELINE_LAYOUT_1, done.instantTime!)).partitionToWriteStats);
       assert.deepEqual(
         stats.map((partition) => partition.length),
         [outputsPerGroup, outputsPerGroup],

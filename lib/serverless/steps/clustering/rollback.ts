@@ -8,6 +8,7 @@
  * `"ignoreHeartbeat": true`.
  */
 
+import { assertClusteringRollbackSupported, findClusteringInstant } from '../../../clustering/instant.js';
 import { HudiError } from '../../../errors.js';
 import { type RollbackResult, rollbackInflightClustering, rollbackInstant } from '../../../rollback/rollback.js';
 import { deleteInstantScratch } from '../../../timeline/work-folder.js';
@@ -66,7 +67,7 @@ export async function rollbackStep(input: RollbackStepInput, deps: StepDependenc
   const instantTime = input.instant;
   // It rolls back clustering attempts only, which merge-on-read tables have too.
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'clustering' });
-  const instant = table.timeline.instants.find((candidate) => candidate.time === instantTime && candidate.action === 'replacecommit');
+  const instant = findClusteringInstant(table.timeline, instantTime);
   if (instant === undefined) {
     // Rolled back by someone else (Hudi knows nothing of our group results): leave nothing of it behind.
     await deleteInstantScratch(table.storage, instantTime);
@@ -94,6 +95,7 @@ export async function rollbackStep(input: RollbackStepInput, deps: StepDependenc
     }
   }
 
+  assertClusteringRollbackSupported(table, instantTime);
   const abandon = input.abandon === true || input.error?.Error === CONFLICT_ERROR;
   let result: RollbackResult | undefined;
   if (abandon) {

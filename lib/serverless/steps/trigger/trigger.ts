@@ -300,7 +300,7 @@ export async function triggerStep(source: TriggerSource, deps: TriggerDependenci
  * table service's plan: compaction's schedule step passes ['compaction']), by its instant time; 0 when none is. The
  * alarms on it (template.yaml: PlanPendingTooLongAlarm, CompactionPendingTooLongAlarm) catch plans no run finishes.
  */
-export function pendingPlanAge(timeline: HudiTable['timeline'], now: Date, actions: readonly string[] = ['replacecommit', 'clean']): number {
+export function pendingPlanAge(timeline: HudiTable['timeline'], now: Date, actions: readonly string[] = ['replacecommit', 'clustering', 'clean']): number {
   const oldest = timeline.pending().find((instant) => actions.includes(instant.action));
   if (oldest === undefined) return 0;
   const planned = parseInstantTime(oldest.time);
