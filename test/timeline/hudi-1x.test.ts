@@ -41,7 +41,7 @@ for (const version of HUDI_1X_VERSIONS) {
       const layout = timelineLayoutOf(config);
       const files = readdirSync(join(dir, 'timeline')).sort();
 
-      it('hoodie.properties: the table version, layout 2 under .hoodie/timeline, readable, and written by the writer and the cleaner only when copy-on-write', () => {
+      it('hoodie.properties: the table version, layout 2 under .hoodie/timeline, readable, and written by the writer, cleaner, archiver and clustering only when copy-on-write', () => {
         assert.equal(config.version, expected.tableVersion);
         assert.equal(config.version, version === '1.0.2' ? 8 : 9);
         assert.equal(config.timelineLayoutVersion, 2);
@@ -53,10 +53,9 @@ for (const version of HUDI_1X_VERSIONS) {
         assert.equal(config.precombineField, 'ts');
         assert.equal(recordMergeModeOf(config, 'f'), 'EVENT_TIME_ORDERING');
         assert.doesNotThrow(() => assertSupported(config, 'f', 'read'));
-        for (const mode of ['write', 'clustering'] as const) {
-          assert.throws(() => assertSupported(config, 'f', mode), UnsupportedTableError, mode);
-        }
-        for (const mode of ['clean', 'delta-write'] as const) {
+        // Compaction ('write') stays refused; the writer, cleaner, archiver and clustering run on copy-on-write only.
+        assert.throws(() => assertSupported(config, 'f', 'write'), UnsupportedTableError, 'write');
+        for (const mode of ['clean', 'delta-write', 'archive', 'clustering'] as const) {
           if (config.type === 'COPY_ON_WRITE') assert.doesNotThrow(() => assertSupported(config, 'f', mode), mode);
           else assert.throws(() => assertSupported(config, 'f', mode), UnsupportedTableError, mode);
         }
