@@ -10,7 +10,7 @@ import type { HoodieCleanerPlan } from '../timeline/avro-schemas.js';
 import { compareInstantTimes, type Instant, type InstantAction, type TimelineTimeZone } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
 import type { ArchivalConfig } from './config.js';
-import { type ArchiveBound, type ArchivePlan, type ArchiveRule, commitsPastTheBounds, minAndMaxOfCommits } from './plan.js';
+import { type ArchiveBound, type ArchivePlan, type ArchiveRule, commitsPastTheBounds, minAndMaxOfCommits, savepointBound } from './plan.js';
 
 /** BaseTimelineV2.getWriteTimeline: a pending one of these holds archival back. */
 const WRITE_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'compaction', 'logcompaction', 'replacecommit', 'clustering']);
@@ -118,14 +118,8 @@ export function planArchiveLsm(facts: LsmArchiveFacts, config: ArchivalConfig, c
   }
   const clustering = earliestInstantToRetainForClustering(facts, clean.policy);
   if (clustering !== undefined) bounds.push(clustering);
-  const firstSavepoint = facts.savepointTimes[0];
-  if (firstSavepoint !== undefined && !config.beyondSavepoint) {
-    bounds.push({
-      rule: 'savepoint',
-      time: firstSavepoint,
-      detail: `savepoint ${firstSavepoint}: nothing from it on is archived (hoodie.archive.beyond.savepoint=false)`,
-    });
-  }
+  const savepoint = savepointBound(facts.savepointTimes, config);
+  if (savepoint !== undefined) bounds.push(savepoint);
 
   bounds.sort((a, b) => compareInstantTimes(a.time, b.time));
   const commits = commitsPastTheBounds(completed, bounds, { savepointTimes: facts.savepointTimes, config, min, adjustment }, keptCommits);

@@ -144,6 +144,13 @@ export function commitsPastTheBounds(
   return candidates.slice(0, limit);
 }
 
+/** Without hoodie.archive.beyond.savepoint, nothing from the first savepoint on is archived (on both layouts). */
+export function savepointBound(savepointTimes: readonly string[], config: Pick<ArchivalConfig, 'beyondSavepoint'>): ArchiveBound | undefined {
+  const first = savepointTimes[0];
+  if (first === undefined || config.beyondSavepoint) return undefined;
+  return { rule: 'savepoint', time: first, detail: `savepoint ${first}: nothing from it on is archived (hoodie.archive.beyond.savepoint=false)` };
+}
+
 /** ClusteringUtils.getOldestInstantToRetainForClustering. */
 export function oldestInstantToRetainForClustering(timeline: Timeline, lastCleanRetainedFrom: string | undefined): Instant | undefined {
   const replaces = timeline.instants.filter((instant) => instant.action === 'replacecommit');
@@ -227,14 +234,8 @@ export function planArchive(
       detail: `${oldestPending.action} ${oldestPending.time} is pending: the commits from ${retain.time} on stay`,
     });
   }
-  const firstSavepoint = facts.savepointTimes[0];
-  if (firstSavepoint !== undefined && !config.beyondSavepoint) {
-    bounds.push({
-      rule: 'savepoint',
-      time: firstSavepoint,
-      detail: `savepoint ${firstSavepoint}: nothing from it on is archived (hoodie.archive.beyond.savepoint=false)`,
-    });
-  }
+  const savepoint = savepointBound(facts.savepointTimes, config);
+  if (savepoint !== undefined) bounds.push(savepoint);
   const clustering = oldestInstantToRetainForClustering(timeline, facts.lastCleanRetainedFrom);
   if (clustering !== undefined) {
     bounds.push({

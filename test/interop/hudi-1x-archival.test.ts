@@ -18,7 +18,6 @@ import { archivalConfigFromProperties } from '../../lib/archival/config.js';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { UnsupportedTableError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
-import { readSnapshot } from '../../lib/read/reader.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { historyFolder, readTimelineHistory } from '../../lib/timeline/history/index.js';
@@ -26,6 +25,7 @@ import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_VERSIONS, hudi1xCowWrite } from '../helpers/hudi-1x-fixtures.js';
 import { hudiArchivedInstants } from '../helpers/hudi-1x-history.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
+import { ourCanonicalRows } from '../helpers/table-files.js';
 
 const NO_MDT = 'hoodie.metadata.enable=false';
 const OURS = { 'hoodie.keep.min.commits': '2', 'hoodie.keep.max.commits': '3', 'hoodie.cleaner.commits.retained': '1' };
@@ -87,9 +87,7 @@ async function ours(path: string, props: Record<string, string> = OURS, storage:
   });
 }
 
-async function ourRows(path: string): Promise<string[]> {
-  return canonicalRows((await readSnapshot(await HudiTable.open(new LocalStorage(path)), { includeMetaFields: true })).rows);
-}
+const ourRows = (path: string): Promise<string[]> => ourCanonicalRows(path);
 
 for (const version of HUDI_1X_VERSIONS) {
   const tableVersion = version === '1.0.2' ? 8 : 9;

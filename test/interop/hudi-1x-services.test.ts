@@ -16,14 +16,13 @@ import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { type CleanResult, runClean } from '../../lib/cleaning/clean.js';
 import { UnsupportedTableError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
-import { readSnapshot } from '../../lib/read/reader.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_VERSIONS, hudi1xCowWrite } from '../helpers/hudi-1x-fixtures.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
-import { baseFilesUnder, cleanerPlanFiles } from '../helpers/table-files.js';
+import { baseFilesUnder, cleanerPlanFiles, ourCanonicalRows } from '../helpers/table-files.js';
 
 const NO_MDT = 'hoodie.metadata.enable=false';
 const RETAIN = { 'hoodie.clean.policy': 'KEEP_LATEST_COMMITS', 'hoodie.cleaner.commits.retained': '2' };
@@ -57,9 +56,7 @@ async function ours(path: string, props: Record<string, string>): Promise<CleanR
   });
 }
 
-async function ourRows(path: string): Promise<string[]> {
-  return canonicalRows((await readSnapshot(await HudiTable.open(new LocalStorage(path)), { includeMetaFields: true })).rows);
-}
+const ourRows = (path: string): Promise<string[]> => ourCanonicalRows(path);
 
 for (const version of HUDI_1X_VERSIONS) {
   const tableVersion = version === '1.0.2' ? 8 : 9;

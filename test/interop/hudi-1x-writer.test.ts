@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { readSnapshot } from '../../lib/read/reader.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { decodeCommitMetadataAvro } from '../../lib/timeline/avro-files.js';
@@ -19,6 +18,7 @@ import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { failedWrite, HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
 import { tempDir } from '../helpers/paths.js';
+import { ourCanonicalRows } from '../helpers/table-files.js';
 
 const NO_MDT = { 'hoodie.metadata.enable': 'false' };
 /** Our writes run with the table's own keys, as a user passes them. */
@@ -55,10 +55,7 @@ for (const version of HUDI_1X_VERSIONS) {
       return result.instantTime;
     }
 
-    async function ourRows(asOf?: string): Promise<string[]> {
-      const opened = await HudiTable.open(new LocalStorage(table));
-      return canonicalRows((await readSnapshot(opened, { includeMetaFields: true, ...(asOf === undefined ? {} : { asOf }) })).rows);
-    }
+    const ourRows = (asOf?: string): Promise<string[]> => ourCanonicalRows(table, asOf);
 
     async function sparkRows(asOf?: string): Promise<string[]> {
       return canonicalRows((await hudi.read(table, { options: { ...NO_MDT, ...(asOf === undefined ? {} : { 'as.of.instant': asOf }) } })).rows);
@@ -174,7 +171,7 @@ for (const version of HUDI_1X_VERSIONS) {
       assert.equal(config.version, tableVersion);
       assert.equal(config.timelineLayoutVersion, 2);
       const read = async () => canonicalRows((await hudi.read(created)).rows);
-      const ours = async () => canonicalRows((await readSnapshot(await HudiTable.open(new LocalStorage(created)), { includeMetaFields: true })).rows);
+      const ours = () => ourCanonicalRows(created);
       assert.deepEqual(await read(), await ours());
       // Spark with Hudi's defaults: its upsert builds the metadata table, and we read what it wrote.
       await hudi.write(created, {
