@@ -1,11 +1,10 @@
 /**
- * A clustering instant T on storage, the one place its pieces are read and written: the plan
- * `.hoodie/T.replacecommit.requested` (Avro, lib/timeline/clustering-plan.ts), the 0-byte `T.replacecommit.inflight`
- * (created when the first group starts), a marker per written file under `.hoodie/.temp/T/` (timeline/markers.ts), our
- * work folder `.hoodie/.aux/hudi-serverless/clustering/T/` (group results, record keys, the run's claim), and the
- * commit `T.replacecommit` (JSON, with the run's summary in extraMetadata CLUSTERING_SUMMARY_KEY, so it outlives the
- * group results). On a Hudi 1.x table (timeline layout 2) the pending files are `.hoodie/timeline/T.clustering.*` and
- * the commit `T_<completion>.replacecommit` (Avro); the table's layout names them (docs/hudi-1x-format.md).
+ * A clustering instant T on storage, the one place its pieces are read and written: the plan (`T.replacecommit
+ * .requested`, layout 2's `T.clustering.requested`; lib/timeline/clustering-plan.ts), the 0-byte inflight (made when
+ * the first group starts), a marker per written file under `.hoodie/.temp/T/`, our work folder
+ * `.hoodie/.aux/hudi-serverless/clustering/T/` (group results, record keys, the run's claim), and the commit
+ * `T.replacecommit` (layout 2: `T_<completion>.replacecommit`, Avro), whose extraMetadata CLUSTERING_SUMMARY_KEY holds
+ * the run's summary so it outlives the group results. The table's layout names the files (docs/hudi-1x-format.md).
  *
  * The work folder is not beside the markers: Hudi's marker-based rollback parses every file in `.hoodie/.temp/T/` as a
  * marker (`IOType.valueOf("json")` throws), so one foreign file would make Hudi unable to roll the instant back. It
