@@ -13,7 +13,7 @@ import { MetadataTableError, UnsupportedTableError } from '../../lib/errors.js';
 import { logFileName, parseLogFileName } from '../../lib/log-format/index.js';
 import { MetadataTable } from '../../lib/metadata/index.js';
 import { isMetadataOwnDeltaCommit, listMetadataTimeline } from '../../lib/metadata/timeline.js';
-import { COMPLETED_COMMIT_KEY } from '../../lib/serverless/steps/trigger/trigger.js';
+import { COMPLETED_COMMIT_KEY, isCommitOfTable } from '../../lib/serverless/steps/trigger/trigger.js';
 import { openStorage } from '../../lib/storage/index.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { newTableOptionsFromWriteProperties } from '../../lib/table/config.js';
@@ -94,6 +94,15 @@ describe('the instant-time grammar', () => {
     assert.equal(COMPLETED_COMMIT_KEY.exec(`lake/users/.hoodie/${T}.replacecommit`)?.[2], T);
     assert.equal(COMPLETED_COMMIT_KEY.test(`lake/users/.hoodie/metadata/.hoodie/${T}011001.commit`), false);
     assert.equal(COMPLETED_COMMIT_KEY.test(`lake/users/.hoodie/${T}.commit.requested`), false);
+    // Layout 2 (table versions 8 and 9): `<instant>_<completion>.<action>` under .hoodie/timeline/.
+    const completion = '20261206021501456';
+    assert.equal(COMPLETED_COMMIT_KEY.exec(`lake/users/.hoodie/timeline/${T}_${completion}.commit`)?.[3], T);
+    assert.equal(isCommitOfTable({ bucket: 'b', key: `lake/users/.hoodie/timeline/${T}_${completion}.replacecommit` }, 's3://b/lake/users'), true);
+    assert.equal(COMPLETED_COMMIT_KEY.test(`lake/users/.hoodie/timeline/${T}.clustering.requested`), false);
+    assert.equal(COMPLETED_COMMIT_KEY.test(`lake/users/.hoodie/timeline/${T}.commit`), false, 'layout 2 completes with its completion time');
+    assert.equal(COMPLETED_COMMIT_KEY.test(`lake/users/.hoodie/${T}_${completion}.commit`), false, 'layout 1 has no completion time');
+    assert.equal(COMPLETED_COMMIT_KEY.test(`lake/users/.hoodie/metadata/.hoodie/timeline/${T}_${completion}.commit`), false);
+    assert.equal(COMPLETED_COMMIT_KEY.test(`lake/users/.hoodie/timeline/history/${T}_${completion}_0.parquet`), false);
     assert.equal(CLEAN_PLANNING_ID.test(`plan-${T}-0a1b2c3d`), true);
     assert.equal(CLEAN_PLANNING_ID.test(`plan-${T}1-0a1b2c3d`), false);
   });

@@ -77,10 +77,14 @@ export interface ExecutionStarter {
 }
 
 /**
- * A completed write on the data timeline: `<table>/.hoodie/<instant>.commit` or `.replacecommit` (not .requested /
- * .inflight). The table's prefix holds no `.hoodie/`, so the metadata table's compaction commits do not match.
+ * A completed write on the data timeline (not .requested / .inflight): `<table>/.hoodie/<instant>.commit` or
+ * `.replacecommit` in layout 1 (table version 6), `<table>/.hoodie/timeline/<instant>_<completion>.commit` or
+ * `.replacecommit` in layout 2 (versions 8 and 9). Group 1 is the table's prefix; the instant is group 2 (layout 1) or 3. The prefix holds
+ * no `.hoodie/`, so the metadata table's compaction commits do not match.
  */
-export const COMPLETED_COMMIT_KEY = new RegExp(`^((?:(?!\\.hoodie/).)*)\\.hoodie/(${INSTANT_TIME_PATTERN})\\.(commit|replacecommit)$`);
+export const COMPLETED_COMMIT_KEY = new RegExp(
+  `^((?:(?!\\.hoodie/).)*)\\.hoodie/(?:(${INSTANT_TIME_PATTERN})|timeline/(${INSTANT_TIME_PATTERN})_${INSTANT_TIME_PATTERN})\\.(commit|replacecommit)$`,
+);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Events.
