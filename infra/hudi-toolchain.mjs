@@ -3,13 +3,14 @@
 //   .cache/hudi-toolchain/venv   a Python virtualenv with pyspark 3.5.1, pyarrow and hudi-rs (PyPI `hudi`), and the
 //                                AWS SAM CLI (`sam validate --lint`, with its cfn-lint) for the template's checks
 //   .cache/hudi-toolchain/jars   Hudi 0.15's Spark bundle and the rest of test/hudi/toolchain.json, from Maven Central
+//                                (a jar set, a pom's dependencies, in jars/<role>/)
 // Usage: node infra/hudi-toolchain.mjs           install what is missing, then print the paths
 //        node infra/hudi-toolchain.mjs --check   exit 1 (naming the install command) when something is missing
 // A stamp file records what was installed; a changed toolchain.json reinstalls only what changed.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,7 +19,7 @@ const SPEC_FILE = join(ROOT, 'test/hudi/toolchain.json');
 export const TOOLCHAIN_DIR = process.env.HUDI_TOOLCHAIN_DIR || join(ROOT, '.cache/hudi-toolchain');
 export const INSTALL_COMMAND = 'node infra/hudi-toolchain.mjs';
 
-/** @typedef {{ python: string[], maven: { artifact: string, role: string }[] }} ToolchainSpec */
+/** @typedef {{ python: string[], maven: { artifact: string, role: string }[], jarSets?: { role: string, pom: string }[] }} ToolchainSpec */
 
 /** @returns {ToolchainSpec} */
 function readSpec() {
@@ -36,9 +37,28 @@ function jarName(artifact) {
   return `${artifactId}-${version}.jar`;
 }
 
+/** @param {{ pom: string }} set the digest of a jar set's pom, kept beside its jars once they are all copied */
+function jarSetDigest(set) {
+  return digest(readFileSync(join(ROOT, set.pom), 'utf8'));
+}
+
+/** @param {string} role */
+function jarSetDir(role) {
+  return join(TOOLCHAIN_DIR, 'jars', role);
+}
+
+/** @param {{ role: string, pom: string }} set */
+function jarSetReady(set) {
+  try {
+    return readFileSync(join(jarSetDir(set.role), '.complete'), 'utf8') === jarSetDigest(set);
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Where everything is, and whether it is installed as the spec asks.
- * @returns {{ dir: string, python: string, jars: Record<string, string>, pythonReady: boolean, jarsReady: boolean }}
+ * Where everything is, and whether it is installed as the spec asks. A jar set's jars are listed once it is complete.
+ * @returns {{ dir: string, python: string, jars: Record<string, string>, jarSets: Record<string, string[]>, pythonReady: boolean, jarsReady: boolean }}
  */
 export function toolchainPaths() {
   const spec = readSpec();
@@ -46,13 +66,25 @@ export function toolchainPaths() {
   /** @type {Record<string, string>} */
   const jars = {};
   for (const { artifact, role } of spec.maven) jars[role] = join(TOOLCHAIN_DIR, 'jars', jarName(artifact));
+  /** @type {Record<string, string[]>} */
+  const jarSets = {};
+  for (const set of spec.jarSets ?? []) {
+    const dir = jarSetDir(set.role);
+    jarSets[set.role] = jarSetReady(set)
+      ? readdirSync(dir)
+          .filter((name) => name.endsWith('.jar'))
+          .sort()
+          .map((name) => join(dir, name))
+      : [];
+  }
   const stamp = readStamp();
   return {
     dir: TOOLCHAIN_DIR,
     python,
     jars,
+    jarSets,
     pythonReady: existsSync(python) && stamp.python === digest(spec.python),
-    jarsReady: Object.values(jars).every((jar) => existsSync(jar)),
+    jarsReady: Object.values(jars).every((jar) => existsSync(jar)) && (spec.jarSets ?? []).every(jarSetReady),
   };
 }
 
@@ -134,6 +166,29 @@ function installJars() {
       `fetching ${artifact} from Maven Central`,
     );
     progress(`${jarName(artifact)} ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  }
+  for (const set of spec.jarSets ?? []) {
+    if (jarSetReady(set)) continue;
+    const started = Date.now();
+    const dir = jarSetDir(set.role);
+    rmSync(dir, { recursive: true, force: true });
+    progress(`mvn dependency:copy-dependencies ${set.pom}`);
+    run(
+      'mvn',
+      [
+        '-q',
+        '-B',
+        '-Dstyle.color=never',
+        '-f',
+        join(ROOT, set.pom),
+        'dependency:copy-dependencies',
+        `-DoutputDirectory=${dir}`,
+        `-Dmaven.repo.local=${join(TOOLCHAIN_DIR, 'm2')}`,
+      ],
+      `fetching the jars of ${set.pom} from Maven Central`,
+    );
+    writeFileSync(join(dir, '.complete'), jarSetDigest(set));
+    progress(`${set.role} (${readdirSync(dir).filter((name) => name.endsWith('.jar')).length} jars) ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
   // The local Maven repository only served the copy; the jars folder is the cache.
   rmSync(join(TOOLCHAIN_DIR, 'm2'), { recursive: true, force: true });

@@ -14,18 +14,15 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, 
 import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { INSTALL_COMMAND, toolchainPaths } from '../../infra/hudi-toolchain.mjs';
 import type { Row } from '../../lib/engine/row-format.js';
 import { REPO_ROOT, tempDir } from './paths.js';
 
-const TOOLCHAIN_DIR = process.env['HUDI_TOOLCHAIN_DIR'] ?? join(REPO_ROOT, '.cache/hudi-toolchain');
 const HARNESS = join(REPO_ROOT, 'test/hudi/harness.py');
-const INSTALL_HINT = 'install it with `node infra/hudi-toolchain.mjs` (`npm test` does this on first use)';
-
-interface ToolchainSpec {
-  maven: { artifact: string; role: string }[];
-}
 
 export type JarRole = 'hudi-spark-bundle' | 'hudi-spark-bundle-1.0.2' | 'hudi-spark-bundle-1.1.1' | 'hadoop-aws' | 'aws-java-sdk-bundle';
+/** Jar sets of test/hudi/toolchain.json: hudi-aws-0.15.0 is Hudi 0.15's DynamoDBBasedLockProvider with its AWS SDK. */
+export type JarSetRole = 'hudi-aws-0.15.0';
 
 /** The Hudi releases the harness runs, one JVM (one Spark bundle) per harness: never two bundles on a classpath. */
 export const HUDI_VERSIONS = ['0.15.0', '1.0.2', '1.1.1'] as const;
@@ -33,17 +30,16 @@ export type HudiVersion = (typeof HUDI_VERSIONS)[number];
 const BUNDLE_ROLE: Record<HudiVersion, JarRole> = { '0.15.0': 'hudi-spark-bundle', '1.0.2': 'hudi-spark-bundle-1.0.2', '1.1.1': 'hudi-spark-bundle-1.1.1' };
 
 /** Paths of the installed toolchain; throws naming the install command when something is missing. */
-export function hudiToolchain(): { python: string; jars: Record<string, string> } {
-  const spec = JSON.parse(readFileSync(join(REPO_ROOT, 'test/hudi/toolchain.json'), 'utf8')) as ToolchainSpec;
-  const python = join(TOOLCHAIN_DIR, 'venv/bin/python');
-  const jars: Record<string, string> = {};
-  for (const { artifact, role } of spec.maven) {
-    const [, artifactId, version] = artifact.split(':');
-    jars[role] = join(TOOLCHAIN_DIR, 'jars', `${artifactId}-${version}.jar`);
+export function hudiToolchain(): { python: string; jars: Record<string, string>; jarSets: Record<string, string[]> } {
+  const paths = toolchainPaths();
+  const missing = [paths.python, ...Object.values(paths.jars)].filter((file) => !existsSync(file));
+  missing.push(...Object.entries(paths.jarSets).flatMap(([role, jars]) => (jars.length === 0 ? [`the jar set ${role}`] : [])));
+  if (missing.length > 0) {
+    throw new Error(
+      `the real-Hudi toolchain is not installed (missing ${missing.join(', ')}): install it with \`${INSTALL_COMMAND}\` (\`npm test\` does this on first use)`,
+    );
   }
-  const missing = [python, ...Object.values(jars)].filter((file) => !existsSync(file));
-  if (missing.length > 0) throw new Error(`the real-Hudi toolchain is not installed (missing ${missing.join(', ')}): ${INSTALL_HINT}`);
-  return { python, jars };
+  return { python: paths.python, jars: paths.jars, jarSets: paths.jarSets };
 }
 
 /** Rows and their columns as a reader returned them (canonical JSON values, see lib/engine/row-format.ts). */
@@ -61,6 +57,8 @@ export interface HarnessOptions {
   s3?: boolean;
   /** Extra Spark configuration. */
   conf?: Record<string, string>;
+  /** Jar sets to add to the bundle (a JVM of their own). */
+  jarSets?: readonly JarSetRole[];
 }
 
 export interface WriteRequest {
@@ -85,7 +83,7 @@ export interface ReadRequest {
 /**
  * A Java value for {@link HudiHarness.jvmEval} and jvmStatic's arguments: JSON values as they are (small integers
  * become int, larger ones long), or typed values and calls. Results come back as JSON: byte[] as base64, integers
- * beyond 2^53 as strings, other objects as their toString().
+ * beyond 2^53 as strings, other objects as their toString(). Kept values live as long as the harness's JVM.
  */
 export type JavaExpression =
   | string
@@ -101,7 +99,12 @@ export type JavaExpression =
   | { byteArrays: readonly string[] }
   | { longArray: readonly string[] }
   | { static: string; args?: readonly JavaExpression[] }
-  | { call: string; on: JavaExpression; args?: readonly JavaExpression[] };
+  | { call: string; on: JavaExpression; args?: readonly JavaExpression[] }
+  /** A new object of a class, e.g. `{ new: 'org.apache.hudi.common.config.TypedProperties' }`. */
+  | { new: string; args?: readonly JavaExpression[] }
+  /** Keep a value in the harness under a name (the value is returned too), and use it in a later request. */
+  | { keep: string; value: JavaExpression }
+  | { kept: string };
 
 export interface ValidationCheck {
   status: 'passed' | 'failed' | 'not-enabled';
@@ -400,6 +403,7 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
   const jars = [
     toolchain.jars[BUNDLE_ROLE[options.hudiVersion ?? '0.15.0']]!,
     ...(options.s3 ? [toolchain.jars['hadoop-aws']!, toolchain.jars['aws-java-sdk-bundle']!] : []),
+    ...(options.jarSets ?? []).flatMap((role) => toolchain.jarSets[role] ?? []),
   ];
   const config = {
     jars,

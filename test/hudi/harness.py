@@ -259,6 +259,8 @@ class Harness:
     def __init__(self, config, spark):
         self.config = config
         self.spark = spark.newSession()
+        # Java values a client keeps between requests (jvm_eval's "keep"), gone with the client.
+        self.kept = {}
 
     # -- operations ------------------------------------------------------------------------------------------
 
@@ -497,7 +499,9 @@ class Harness:
           {"long": "123"}, {"double": "NaN" | "1.5"}, {"float": "1.05"} (a float32 widened to double),
           {"byte": -1} (for byte parameters), {"bytes": "<base64>"} (byte[]), {"byteArrays": ["<base64>", ...]} (byte[][]),
           {"longArray": ["1", "2"]} (long[]),
-          {"static": "pkg.Class.method", "args": [...]}, {"call": "method", "on": <expression>, "args": [...]}.
+          {"static": "pkg.Class.method", "args": [...]}, {"call": "method", "on": <expression>, "args": [...]},
+          {"new": "pkg.Class", "args": [...]}, {"keep": "name", "value": <expression>} (kept for later requests, and
+          returned), {"kept": "name"}.
         Other values pass as they are (py4j turns small ints into int, larger ones into long).
         """
         if isinstance(value, list):
@@ -527,7 +531,19 @@ class Harness:
             for index, item in enumerate(items):
                 array[index] = int(item)
             return array
+        if "kept" in value:
+            if value["kept"] not in self.kept:
+                raise ValueError(f"no Java value kept as {value['kept']}")
+            return self.kept[value["kept"]]
+        if "keep" in value:
+            self.kept[value["keep"]] = self._evaluate(value["value"])
+            return self.kept[value["keep"]]
         args = [self._evaluate(arg) for arg in value.get("args", [])]
+        if "new" in value:
+            target = jvm
+            for part in value["new"].split("."):
+                target = getattr(target, part)
+            return target(*args)
         if "static" in value:
             *class_parts, method = value["static"].split(".")
             target = jvm

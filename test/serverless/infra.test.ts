@@ -11,7 +11,6 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { StateMachine } from 'aws-local-stepfunctions';
-// @ts-expect-error: plain JavaScript module without types
 import { INSTALL_COMMAND, toolchainPaths } from '../../infra/hudi-toolchain.mjs';
 import { INGEST_BATCH_MAX_BYTES } from '../../lib/ingest/index.js';
 import { FUNCTIONS } from '../../lib/serverless/aws/function-settings.js';
@@ -27,7 +26,7 @@ const COMPACTION_DEFINITION = join(REPO_ROOT, 'infra', 'compaction-state-machine
 
 /** A command of the toolchain's virtualenv (sam, cfn-lint, python). */
 function toolchainTool(name: string): string {
-  const paths = toolchainPaths() as { python: string; pythonReady: boolean };
+  const paths = toolchainPaths();
   const file = join(dirname(paths.python), name);
   assert.ok(paths.pythonReady && existsSync(file), `${file} is missing: run \`${INSTALL_COMMAND}\` (npm test does)`);
   return file;

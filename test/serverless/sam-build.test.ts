@@ -8,7 +8,6 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } 
 import { dirname, join } from 'node:path';
 import { before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-// @ts-expect-error: plain JavaScript module without types
 import { toolchainPaths } from '../../infra/hudi-toolchain.mjs';
 import { FUNCTIONS } from '../../lib/serverless/aws/function-settings.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
@@ -27,7 +26,7 @@ let resources: Record<string, BuiltResource>;
 before(() => {
   buildDir = ensureBundles();
   // SAM writes the built template with long-form intrinsics: plain YAML (the toolchain's PyYAML reads it).
-  const python = (toolchainPaths() as { python: string }).python;
+  const python = toolchainPaths().python;
   const script = 'import json, sys, yaml\nprint(json.dumps(yaml.safe_load(open(sys.argv[1]))))';
   const template = JSON.parse(execFileSync(python, ['-c', script, join(buildDir, 'template.yaml')], { encoding: 'utf8' })) as {
     Resources: Record<string, BuiltResource>;
