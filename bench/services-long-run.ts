@@ -14,7 +14,6 @@ import { parseArgs } from 'node:util';
 import { readSnapshot } from '../lib/read/reader.js';
 import { LocalStorage } from '../lib/storage/local.js';
 import { HudiTable } from '../lib/table/table.js';
-import { loadTimeline } from '../lib/timeline/timeline.js';
 import { startHudi } from '../test/helpers/hudi.js';
 import { checkRetention, runServicesLongRun } from '../test/helpers/services-long-run.js';
 import { rowLines } from '../test/helpers/services-table.js';
@@ -49,7 +48,7 @@ const run = await runServicesLongRun({
   onProgress: (line) => say(`  ${line}`),
 });
 const storage = new LocalStorage(dir);
-const timeline = await loadTimeline(storage);
+const { timeline } = await HudiTable.open(storage);
 const activeCommits = timeline.completed().filter((instant) => ['commit', 'deltacommit', 'replacecommit'].includes(instant.action)).length;
 const retention = checkRetention(run);
 const expected = rowLines(run.table.rows.values());

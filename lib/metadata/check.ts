@@ -18,6 +18,7 @@ import { loadTimeline } from '../timeline/timeline.js';
 import { applyMetadataTableWriteConfig } from './disable.js';
 import { METADATA_ENABLE } from './keys.js';
 import { MetadataTable } from './metadata-table.js';
+import { METADATA_0X_TIMELINE_LAYOUT } from './timeline.js';
 
 /** A log file of a superseded slice holding blocks written after the slice that replaced it began. */
 export interface StrandedLogFile {
@@ -61,7 +62,7 @@ export async function checkMetadataTable(storage: Storage): Promise<MetadataChec
   const missingFromStorage: string[] = [];
   // The listing comparison needs a readable `files` partition; the problems say why when it is not.
   if (problems.length === 0) {
-    const dataTimeline = await loadTimeline(storage);
+    const dataTimeline = await loadTimeline(storage, METADATA_0X_TIMELINE_LAYOUT);
     const reader = await table.reader(dataTimeline);
     const listed = new Set<string>();
     for (const partition of await reader.allPartitionPaths()) {

@@ -55,6 +55,7 @@ import {
   completedCompactions,
   listMetadataInstantFiles,
   listMetadataTimeline,
+  METADATA_0X_TIMELINE_LAYOUT,
   METADATA_TABLE_METAFOLDER,
   METADATA_TABLE_PROPERTIES,
   metadataInstantPath,
@@ -425,7 +426,7 @@ export class MetadataTable {
    * under the data table's lock; when anything ran, open the table again (its file slices changed).
    */
   async runTableServices(input: Pick<MetadataCommitInput, 'properties' | 'lease'> = {}): Promise<MetadataTableServicesResult> {
-    const dataTimeline = await loadTimeline(this.storage);
+    const dataTimeline = await loadTimeline(this.storage, METADATA_0X_TIMELINE_LAYOUT);
     const lease = input.lease;
     const contextOf = async (table: MetadataTable) => ({
       metadataTimeline: table.timeline,
@@ -453,7 +454,7 @@ export class MetadataTable {
 
   /** A reader of the metadata table as it is now, against the data table's timeline. */
   async reader(dataTimeline?: Timeline): Promise<MetadataTableReader> {
-    const data = dataTimeline ?? (await loadTimeline(this.storage));
+    const data = dataTimeline ?? (await loadTimeline(this.storage, METADATA_0X_TIMELINE_LAYOUT));
     return new MetadataTableReader(this, await validInstantTimes(this.storage, data, this.timeline));
   }
 }

@@ -10,8 +10,15 @@
 import type { Storage } from '../storage/port.js';
 import { decodeTimelineAvro } from '../timeline/avro-files.js';
 import { compareInstantTimes, type Instant, instantFileName, MILLIS_INSTANT_ID_LENGTH } from '../timeline/instant.js';
+import { TIMELINE_LAYOUT_1, type TimelineLayout } from '../timeline/layout.js';
 import { instantPath, parseTimelineNames, Timeline } from '../timeline/timeline.js';
 import { fileNameOf } from '../util/paths.js';
+
+/**
+ * The metadata table this room keeps is Hudi 0.x's (table version 6; MetadataTable.open refuses 1.x's): its own
+ * timeline and its data table's are layout 1.
+ */
+export const METADATA_0X_TIMELINE_LAYOUT: TimelineLayout = TIMELINE_LAYOUT_1;
 
 export const METADATA_TABLE_FOLDER = '.hoodie/metadata';
 export const METADATA_TABLE_METAFOLDER = `${METADATA_TABLE_FOLDER}/.hoodie`;
@@ -42,7 +49,10 @@ export interface MetadataTimelineListing {
 /** The metadata timeline's instant files, and the instant-like names that did not parse. */
 export async function listMetadataTimeline(storage: Storage): Promise<MetadataTimelineListing> {
   const { files } = await storage.listDir(METADATA_TABLE_METAFOLDER);
-  return parseTimelineNames(files.map((file) => fileNameOf(file.path)));
+  return parseTimelineNames(
+    files.map((file) => fileNameOf(file.path)),
+    METADATA_0X_TIMELINE_LAYOUT,
+  );
 }
 
 /** Every instant file of the metadata timeline (all states: requested, inflight and completed files). */
@@ -91,7 +101,7 @@ export async function validInstantTimes(storage: Storage, dataTimeline: Timeline
   }
   const earliest = [...valid].sort()[0] ?? SOLO_COMMIT_TIMESTAMP;
   for (const rollback of dataTimeline.completed().filter((i) => (i.action === 'rollback' || i.action === 'restore') && i.time > earliest)) {
-    for (const time of await rolledBackInstants(storage, rollback)) valid.add(time);
+    for (const time of await rolledBackInstants(storage, rollback, dataTimeline.layout)) valid.add(time);
   }
   for (const instant of metadataTimeline.completed()) {
     if (instant.action === 'rollback' || instant.action === 'restore') valid.add(instant.time);
@@ -101,12 +111,12 @@ export async function validInstantTimes(storage: Storage, dataTimeline: Timeline
 }
 
 /** What a completed data-table rollback or restore rolled back (an empty rollback file: its plan's instant). */
-async function rolledBackInstants(storage: Storage, instant: Instant): Promise<string[]> {
-  const path = instantPath(instant);
+async function rolledBackInstants(storage: Storage, instant: Instant, layout: TimelineLayout): Promise<string[]> {
+  const path = instantPath(instant, layout);
   const bytes = await storage.get(path);
   if (instant.action === 'rollback') {
     if (bytes.length === 0) {
-      const requested = instantPath({ time: instant.time, action: 'rollback', state: 'REQUESTED' });
+      const requested = instantPath({ time: instant.time, action: 'rollback', state: 'REQUESTED' }, layout);
       const plan = decodeTimelineAvro('rollbackPlan', await storage.get(requested), storage.uriOf(requested));
       return plan.instantToRollback === null ? [] : [plan.instantToRollback.commitTime];
     }

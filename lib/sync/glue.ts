@@ -441,7 +441,7 @@ async function syncPartitions(
     const since = writes.filter((instant) => compareInstantTimes(instant.time, lastSynced!) > 0);
     const touched = new Set<string>();
     for (const instant of since) {
-      const metadata = await readCommitMetadata(table.storage, instant);
+      const metadata = await readCommitMetadata(table.storage, instant, table.layout);
       for (const partition of Object.keys(metadata.partitionToWriteStats)) touched.add(partition);
       for (const partition of Object.keys(metadata.partitionToReplaceFileIds ?? {})) {
         touched.add(partition);

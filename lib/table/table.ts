@@ -116,7 +116,7 @@ export class HudiTable {
       this.pendingClusteringFileGroups(),
     ]);
     // The current view only: time travel may reach versions the cleaner removed by design.
-    if (options.asOf === undefined) await assertCommittedFilesPresent(this.storage, timeline, partitions, () => loadTimeline(this.storage));
+    if (options.asOf === undefined) await assertCommittedFilesPresent(this.storage, timeline, partitions, () => loadTimeline(this.storage, this.layout));
     const queryInstant = options.asOf ?? this.timeline.lastCompletedWrite()?.time;
     return new FileSystemView({
       partitions,

@@ -14,7 +14,7 @@ import type { Storage } from '../storage/port.js';
 import { decodeRequestedReplaceMetadata, encodeRequestedReplaceMetadata } from './avro-files.js';
 import type { HoodieClusteringPlan, HoodieRequestedReplaceMetadata } from './avro-schemas.js';
 import { fileGroupKey } from './file-group-key.js';
-import { TIMELINE_LAYOUT_1, type TimelineLayout } from './layout.js';
+import type { TimelineLayout } from './layout.js';
 import { instantPath } from './timeline.js';
 
 /** ClusteringPlanStrategy.CLUSTERING_PLAN_VERSION_1; slices, groups and strategies are version 1 as well. */
@@ -67,7 +67,7 @@ export interface ClusteringPlan {
  * The plan as the requested clustering file's bytes (Avro object container, as Hudi writes it): 0.x's schema in
  * layout 1 (`T.replacecommit.requested`), 1.x's in layout 2 (`T.clustering.requested`).
  */
-export function encodeClusteringPlan(plan: ClusteringPlan, layout: Pick<TimelineLayout, 'version'> = TIMELINE_LAYOUT_1): Uint8Array {
+export function encodeClusteringPlan(plan: ClusteringPlan, layout: Pick<TimelineLayout, 'version'>): Uint8Array {
   const clusteringPlan: HoodieClusteringPlan = {
     inputGroups: plan.inputGroups.map((group) => ({
       slices: group.slices.map((slice) => ({
@@ -131,11 +131,7 @@ export function decodeClusteringPlan(bytes: Uint8Array, location: string): Clust
 }
 
 /** The clustering plan of replacecommit `instantTime`, or undefined when it is not a clustering (e.g. insert_overwrite). */
-export async function readClusteringPlan(
-  storage: Storage,
-  instantTime: string,
-  layout: TimelineLayout = TIMELINE_LAYOUT_1,
-): Promise<ClusteringPlan | undefined> {
+export async function readClusteringPlan(storage: Storage, instantTime: string, layout: TimelineLayout): Promise<ClusteringPlan | undefined> {
   const path = instantPath({ time: instantTime, action: layout.clusteringAction, state: 'REQUESTED' }, layout);
   return decodeClusteringPlan(await storage.get(path), storage.uriOf(path));
 }

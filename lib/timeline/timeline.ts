@@ -20,7 +20,10 @@ export class Timeline {
 
   constructor(
     instants: Iterable<Instant>,
-    /** Where the instants' files are and how they are named. */
+    /**
+     * Where the instants' files are and how they are named. Layout 1 by default for instant lists without a table
+     * behind them (the cleaner's shares): files are always located through a layout loadTimeline gave.
+     */
     readonly layout: TimelineLayout = TIMELINE_LAYOUT_1,
   ) {
     // Keep only the furthest state of each (time, action): a completed commit also has its requested/inflight files.
@@ -106,10 +109,7 @@ export class Timeline {
  * The instant files among a timeline folder's files, and the names that look like instant files (they start with a
  * digit) but do not parse: a time outside Hudi's grammar, an action or state this build does not know.
  */
-export function parseTimelineNames(
-  files: Iterable<string | TimelineFile>,
-  layout: TimelineLayout = TIMELINE_LAYOUT_1,
-): { instants: Instant[]; unreadable: string[] } {
+export function parseTimelineNames(files: Iterable<string | TimelineFile>, layout: TimelineLayout): { instants: Instant[]; unreadable: string[] } {
   const instants: Instant[] = [];
   const unreadable: string[] = [];
   for (const entry of files) {
@@ -122,7 +122,7 @@ export function parseTimelineNames(
 }
 
 /** The active timeline. An instant-like file that does not parse is refused: an instant we cannot see is unknown. */
-export async function loadTimeline(storage: Storage, layout: TimelineLayout = TIMELINE_LAYOUT_1): Promise<Timeline> {
+export async function loadTimeline(storage: Storage, layout: TimelineLayout): Promise<Timeline> {
   const { files } = await storage.listDir(layout.folder);
   const { instants, unreadable } = parseTimelineNames(
     files.map((file) => ({ name: fileNameOf(file.path), modifiedMs: file.modifiedMs })),
@@ -140,12 +140,12 @@ export async function loadTimeline(storage: Storage, layout: TimelineLayout = TI
   return new Timeline(instants, layout);
 }
 
-export function instantPath(instant: Instant, layout: TimelineLayout = TIMELINE_LAYOUT_1): string {
+export function instantPath(instant: Instant, layout: TimelineLayout): string {
   return `${layout.folder}/${layout.fileName(instant)}`;
 }
 
 /** Read a completed commit, deltacommit or replacecommit's metadata, as the table's layout encodes it. */
-export async function readCommitMetadata(storage: Storage, instant: Instant, layout: TimelineLayout = TIMELINE_LAYOUT_1): Promise<CommitMetadata> {
+export async function readCommitMetadata(storage: Storage, instant: Instant, layout: TimelineLayout): Promise<CommitMetadata> {
   if (instant.state !== 'COMPLETED' || !WRITE_ACTIONS.has(instant.action)) {
     throw new HudiError(`instant ${instant.time} (${instant.action}, ${instant.state}) has no commit metadata to read`);
   }

@@ -18,6 +18,7 @@ import type { AvroRecordSchema } from '../table/schema.js';
 import { newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
+import type { TimelineLayout } from '../timeline/layout.js';
 import { createMarker } from '../timeline/markers.js';
 import { loadTimeline } from '../timeline/timeline.js';
 import { fileNameOf } from '../util/paths.js';
@@ -38,8 +39,13 @@ export interface LatestSlice {
  * The latest slice of every file group of the partitions, by fileGroupKey. Pending compactions are read from a fresh
  * timeline: one scheduled after the caller's view was built opened a new slice for its groups.
  */
-export async function latestSlices(storage: Storage, view: FileSystemView, partitions: readonly string[]): Promise<Map<string, LatestSlice>> {
-  const timeline = await loadTimeline(storage);
+export async function latestSlices(
+  storage: Storage,
+  layout: TimelineLayout,
+  view: FileSystemView,
+  partitions: readonly string[],
+): Promise<Map<string, LatestSlice>> {
+  const timeline = await loadTimeline(storage, layout);
   const compactionOf = new Map<string, string>();
   for (const instant of pendingCompactions(timeline)) {
     for (const op of (await readCompactionPlan(storage, instant.time)).operations) {

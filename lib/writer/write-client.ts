@@ -691,7 +691,7 @@ async function planWrite(context: WriteContext, storage: Storage): Promise<Write
     workDir,
   );
   // Merge-on-read: each group's latest slice (read after T was requested: a compaction scheduled before T is seen).
-  const slices = mergeOnRead ? await latestSlices(storage, view, prepared.partitions) : undefined;
+  const slices = mergeOnRead ? await latestSlices(storage, table.layout, view, prepared.partitions) : undefined;
   const candidates: CandidateFile[] = latest.map((f, index) => {
     const slice = slices?.get(fileGroupKey(f.partitionPath, f.fileId));
     return {

@@ -19,6 +19,7 @@ import { HudiTable } from '../../lib/table/table.js';
 import { archiveFolder, listArchiveFiles, readArchivedRecords } from '../../lib/timeline/archived/archived-timeline.js';
 import { archivedMetaEntryOf, avroCommitMetadata } from '../../lib/timeline/archived/meta-entry.js';
 import type { Instant, InstantAction, InstantState } from '../../lib/timeline/instant.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline, Timeline } from '../../lib/timeline/timeline.js';
 import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
 import { tempDir } from '../helpers/paths.js';
@@ -168,7 +169,7 @@ describe('archiving a hand-written table', () => {
     assert.deepEqual(times(result.plan.instants), ts(1, 2, 3, 4));
     assert.equal(result.archiveFile, '.hoodie/archived/.commits_.archive.1_1-0-1');
     assert.equal(result.recordsWritten, 12);
-    const active = await loadTimeline(table.storage);
+    const active = await loadTimeline(table.storage, TIMELINE_LAYOUT_1);
     assert.deepEqual(
       active.instants.map((i) => [i.time, i.state]),
       [
@@ -300,7 +301,7 @@ describe('archiving: a crash after any storage call', () => {
         `crash at ${crashAt}`,
       );
       if (crashed) await runArchive(await HudiTable.open(inner), { config: archival(SMALL), cleanConfig: RETAIN_1, lock: lockOn(inner) });
-      const active = await loadTimeline(inner);
+      const active = await loadTimeline(inner, TIMELINE_LAYOUT_1);
       assert.deepEqual(times(active.instants), ts(5, 6), `active timeline after the crash at ${crashAt}`);
       const { records } = await readArchivedRecords(inner, archiveFolder('archived'));
       assert.equal(records.length, 12, `records after the crash at ${crashAt}`);

@@ -170,7 +170,7 @@ describe('clean: KEEP_LATEST_COMMITS on a hand-written table', () => {
     assert.equal(result.planning!.scope.kind, 'none');
     assert.deepEqual(await table.baseFiles(), ALL_FILES);
     assert.deepEqual(
-      (await loadTimeline(table.storage)).instants.filter((i) => i.action === 'clean'),
+      (await loadTimeline(table.storage, TIMELINE_LAYOUT_1)).instants.filter((i) => i.action === 'clean'),
       [],
     );
   });
@@ -206,7 +206,7 @@ describe('clean: split over workers, as a serverless run does', () => {
     assert.equal(metadata.totalFilesDeleted, 4);
     assert.deepEqual(await table.baseFiles(), minus(ALL_FILES, FIRST_DELETES));
     assert.deepEqual(
-      (await loadTimeline(table.storage)).instants.filter((i) => i.action === 'clean').map((i) => i.state),
+      (await loadTimeline(table.storage, TIMELINE_LAYOUT_1)).instants.filter((i) => i.action === 'clean').map((i) => i.state),
       ['COMPLETED'],
     );
   });
@@ -352,7 +352,7 @@ describe('clean: a crash after any storage call', () => {
       }
       const next = await runClean(await HudiTable.open(inner), { config: config(), lock: lockOn(inner) });
       assert.deepEqual(await files(), minus(ALL_FILES, FIRST_DELETES), `after the crash at ${crashAt} (${crashing.log.at(-1)})`);
-      const cleans = (await loadTimeline(inner)).instants.filter((i) => i.action === 'clean');
+      const cleans = (await loadTimeline(inner, TIMELINE_LAYOUT_1)).instants.filter((i) => i.action === 'clean');
       assert.equal(cleans.length, 1, `one clean after the crash at ${crashAt}`);
       assert.equal(cleans[0]!.state, 'COMPLETED');
       assert.equal(next.resumed.length + (next.outcome === 'cleaned' ? 1 : 0), 1);

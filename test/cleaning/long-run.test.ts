@@ -17,6 +17,7 @@ import { parseBaseFileName } from '../../lib/table/file-system-view.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { archivedInstants, archiveFolder, readArchivedRecords } from '../../lib/timeline/archived/archived-timeline.js';
 import { compareInstantTimes } from '../../lib/timeline/instant.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { type FileWrite, fileId, SyntheticTable, t } from '../helpers/synthetic-table.js';
 
@@ -60,7 +61,7 @@ describe('cleaning and archiving a table through 200 commits and 20 clusterings'
       await runArchive(await opened.reload(), { config: DEFAULT_ARCHIVAL_CONFIG, cleanConfig: DEFAULT_CLEAN_CONFIG, lock });
     }
 
-    const timeline = await loadTimeline(table.storage);
+    const timeline = await loadTimeline(table.storage, TIMELINE_LAYOUT_1);
     const active = timeline.completedWrites();
     assert.ok(active.length <= DEFAULT_ARCHIVAL_CONFIG.maxCommits, `${active.length} active commits`);
     assert.ok(active.length >= DEFAULT_ARCHIVAL_CONFIG.minCommits, `${active.length} active commits`);

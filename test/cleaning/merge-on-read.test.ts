@@ -29,6 +29,7 @@ import { UnsupportedLayoutError } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { archiveFolder, listArchiveFiles, readArchivedRecords } from '../../lib/timeline/archived/archived-timeline.js';
 import type { Instant } from '../../lib/timeline/instant.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline, Timeline } from '../../lib/timeline/timeline.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from '../helpers/paths.js';
@@ -216,24 +217,24 @@ describe('clean: merge-on-read tables', () => {
     const { writeFileSync, readFileSync } = await import('node:fs');
     const { rm } = await import('node:fs/promises');
     writeFileSync(join(path, '.hoodie', '29990101000000000.logcompaction.requested'), '');
-    const timeline = await loadTimeline(openStorage(path));
+    const timeline = await loadTimeline(openStorage(path), TIMELINE_LAYOUT_1);
     await assert.rejects(
       clean(path, { 'hoodie.cleaner.commits.retained': '1' }, NO_METADATA),
       (error: unknown) => error instanceof UnsupportedTableError && error.message.includes('log compaction 29990101000000000'),
     );
-    assert.deepEqual((await loadTimeline(openStorage(path))).instants, timeline.instants, 'nothing was written');
+    assert.deepEqual((await loadTimeline(openStorage(path), TIMELINE_LAYOUT_1)).instants, timeline.instants, 'nothing was written');
 
     const properties = join(path, '.hoodie', 'hoodie.properties');
     const text = readFileSync(properties, 'utf8');
     const withCdc = text.replace(/\n?$/, '\nhoodie.table.cdc.enabled=true\n');
     writeFileSync(properties, withCdc);
     await rm(join(path, '.hoodie', '29990101000000000.logcompaction.requested'));
-    const before = await loadTimeline(openStorage(path));
+    const before = await loadTimeline(openStorage(path), TIMELINE_LAYOUT_1);
     await assert.rejects(
       clean(path, { 'hoodie.cleaner.commits.retained': '1' }, NO_METADATA),
       (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'cdc' && error.service === 'clean',
     );
-    assert.deepEqual((await loadTimeline(openStorage(path))).instants, before.instants, 'nothing was written');
+    assert.deepEqual((await loadTimeline(openStorage(path), TIMELINE_LAYOUT_1)).instants, before.instants, 'nothing was written');
   });
 });
 

@@ -172,7 +172,7 @@ describe('the serverless clean in shares, on 1,000 partitions', () => {
     const unknown = t(99);
     const planning = 'plan-20240101000000000-0123abcd';
     for (const dir of [cleanWorkDir(completed.instant), cleanWorkDir(unknown), cleanPlanningDir(planning)]) await storage.put(`${dir}/manifest.json`, '{}');
-    const timeline = await loadTimeline(storage);
+    const timeline = await loadTimeline(storage, TIMELINE_LAYOUT_1);
     assert.deepEqual(await tidyCleanWorkFolder(storage, timeline, new Date()), [completed.instant]);
     assert.deepEqual((await tidyCleanWorkFolder(storage, timeline, new Date(Date.now() + 2 * 3600_000))).sort(), [unknown, planning].sort());
     assert.deepEqual(await storage.listRecursive(CLEAN_WORK_ROOT), []);

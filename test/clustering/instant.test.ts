@@ -18,6 +18,7 @@ import { decodeRequestedReplaceMetadata, decodeTimelineAvro } from '../../lib/ti
 import { decodeClusteringPlan, encodeClusteringPlan, planFileGroups, readClusteringPlan } from '../../lib/timeline/clustering-plan.js';
 import { type CommitMetadata, serializeCommitMetadata } from '../../lib/timeline/commit-metadata.js';
 import { fileGroupKey } from '../../lib/timeline/file-group-key.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { committedTable, expectedOf, fixtureTable, tempDir } from '../helpers/fixtures.js';
 
 const HUDI_PLANS = (['v6_clustering_pending', 'v5_cow_clustered_pending'] as const).map((name) => ({
@@ -32,10 +33,10 @@ describe('the clustering plan: one type, one encoding', () => {
       const plan = decodeClusteringPlan(bytes, file);
       assert.ok(plan, 'a CLUSTER plan');
       const hudi = decodeRequestedReplaceMetadata(bytes, file);
-      const again = decodeTimelineAvro('requestedReplace', encodeClusteringPlan(plan), 'encoded');
+      const again = decodeTimelineAvro('requestedReplace', encodeClusteringPlan(plan, TIMELINE_LAYOUT_1), 'encoded');
       assert.equal(again.operationType, 'CLUSTER');
       assert.deepEqual(again.clusteringPlan, hudi.clusteringPlan, 'every plan field survives decode → encode');
-      assert.deepEqual(decodeClusteringPlan(encodeClusteringPlan(plan), 'encoded'), plan);
+      assert.deepEqual(decodeClusteringPlan(encodeClusteringPlan(plan, TIMELINE_LAYOUT_1), 'encoded'), plan);
       const slices = hudi.clusteringPlan!.inputGroups!.flatMap((group) => group.slices!);
       assert.deepEqual([...planFileGroups(plan)].sort(), slices.map((slice) => fileGroupKey(slice.partitionPath!, slice.fileId!)).sort());
     });
@@ -48,9 +49,9 @@ describe('the clustering plan: one type, one encoding', () => {
     assert.ok(requested.length > 0, 'the fixture has an insert_overwrite replacecommit');
     for (const path of requested) {
       const time = path.slice(path.lastIndexOf('/') + 1, path.indexOf('.replacecommit'));
-      assert.equal(await readClusteringPlan(storage, time), undefined, path);
+      assert.equal(await readClusteringPlan(storage, time, TIMELINE_LAYOUT_1), undefined, path);
       await storage.put(path, new Uint8Array(0));
-      assert.equal(await readClusteringPlan(storage, time), undefined, `${path} emptied`);
+      assert.equal(await readClusteringPlan(storage, time, TIMELINE_LAYOUT_1), undefined, `${path} emptied`);
     }
   });
 });

@@ -27,6 +27,7 @@ import { formatTableProperties, readTableConfig } from '../../lib/table/config.j
 import { withMetaFields } from '../../lib/table/schema.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { readClusteringPlan } from '../../lib/timeline/clustering-plan.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { jsonLines, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/paths.js';
@@ -159,7 +160,7 @@ describe('clustering merge-on-read tables (no Spark)', () => {
     await withLogs(table);
     const scheduled = await cluster(table.path, SORTED, 'schedule');
     assert.ok(scheduled.scheduled);
-    const plan = (await readClusteringPlan(table.storage, scheduled.scheduled.instantTime))!;
+    const plan = (await readClusteringPlan(table.storage, scheduled.scheduled.instantTime, TIMELINE_LAYOUT_1))!;
     const slices = plan.inputGroups.flatMap((group) => group.slices);
     const [first, second] = table.fileIds;
     const name = (path: string) => path.slice(path.lastIndexOf('/') + 1);
@@ -198,7 +199,7 @@ describe('clustering merge-on-read tables (no Spark)', () => {
     });
     assert.deepEqual(compaction?.plan.operations.map((op) => op.fileId).sort(), [other.fileIds[0]!, LOG_ONLY].sort());
     const after = await cluster(other.path, SORTED, 'schedule');
-    const rest = (await readClusteringPlan(other.storage, after.scheduled!.instantTime))!;
+    const rest = (await readClusteringPlan(other.storage, after.scheduled!.instantTime, TIMELINE_LAYOUT_1))!;
     assert.deepEqual(
       rest.inputGroups.flatMap((group) => group.slices.map((slice) => slice.fileId)),
       [other.fileIds[1]!],

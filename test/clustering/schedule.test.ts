@@ -17,6 +17,7 @@ import { triggerSchedulingThreshold } from '../../lib/serverless/steps/trigger/t
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { readClusteringPlan } from '../../lib/timeline/clustering-plan.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { commitsSinceLastClustering } from '../../lib/timeline/queries.js';
 import { officialAvroType, readWithAvscStreams } from '../helpers/avro-official.js';
 import { tempDir } from '../helpers/fixtures.js';
@@ -181,7 +182,7 @@ describe('the requested file', () => {
     assert.deepEqual(slices.map((slice) => slice.dataFilePath).sort(), made.files.map((file) => storage.uriOf(file)).sort());
     assert.ok(slices.every((slice) => slice.dataFilePath.includes(`/${slice.partitionPath}/${slice.fileId}_`)));
     // And our reader sees the same plan.
-    const ours = await readClusteringPlan(storage, scheduled.instantTime);
+    const ours = await readClusteringPlan(storage, scheduled.instantTime, TIMELINE_LAYOUT_1);
     assert.equal(ours?.inputGroups.length, plan.inputGroups.length);
   });
 });

@@ -12,6 +12,7 @@ import { PARTITION_METAFILE } from '../../lib/table/table.js';
 import { encodeTimelineAvro, type HoodieRequestedReplaceMetadata } from '../../lib/timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat, serializeCommitMetadata, type WriteOperationType, type WriteStat } from '../../lib/timeline/commit-metadata.js';
 import { formatInstantTime } from '../../lib/timeline/instant.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { instantPath } from '../../lib/timeline/timeline.js';
 import { tempDir } from './paths.js';
 
@@ -91,10 +92,10 @@ export class SyntheticTable {
   /** A completed commit writing (a new version of) each file group. */
   async commit(time: string, writes: readonly FileWrite[], operationType: WriteOperationType = 'UPSERT'): Promise<void> {
     const stats = await this.writeFiles(time, writes);
-    await this.storage.put(instantPath({ time, action: 'commit', state: 'REQUESTED' }), '');
-    await this.storage.put(instantPath({ time, action: 'commit', state: 'INFLIGHT' }), '');
+    await this.storage.put(instantPath({ time, action: 'commit', state: 'REQUESTED' }, TIMELINE_LAYOUT_1), '');
+    await this.storage.put(instantPath({ time, action: 'commit', state: 'INFLIGHT' }, TIMELINE_LAYOUT_1), '');
     await this.storage.put(
-      instantPath({ time, action: 'commit', state: 'COMPLETED' }),
+      instantPath({ time, action: 'commit', state: 'COMPLETED' }, TIMELINE_LAYOUT_1),
       serializeCommitMetadata(SyntheticTable.metadataOf(stats, operationType)),
     );
   }
@@ -102,20 +103,20 @@ export class SyntheticTable {
   /** A commit that wrote its files but never completed. */
   async pendingCommit(time: string, writes: readonly FileWrite[]): Promise<void> {
     await this.writeFiles(time, writes);
-    await this.storage.put(instantPath({ time, action: 'commit', state: 'REQUESTED' }), '');
-    await this.storage.put(instantPath({ time, action: 'commit', state: 'INFLIGHT' }), '');
+    await this.storage.put(instantPath({ time, action: 'commit', state: 'REQUESTED' }, TIMELINE_LAYOUT_1), '');
+    await this.storage.put(instantPath({ time, action: 'commit', state: 'INFLIGHT' }, TIMELINE_LAYOUT_1), '');
   }
 
   /** A completed clustering: new file groups replace the given ones. */
   async clustering(time: string, replaced: readonly FileWrite[], written: readonly FileWrite[]): Promise<void> {
     const plan = this.clusteringPlan(replaced, time);
-    await this.storage.put(instantPath({ time, action: 'replacecommit', state: 'REQUESTED' }), encodeTimelineAvro('requestedReplace', plan));
-    await this.storage.put(instantPath({ time, action: 'replacecommit', state: 'INFLIGHT' }), '');
+    await this.storage.put(instantPath({ time, action: 'replacecommit', state: 'REQUESTED' }, TIMELINE_LAYOUT_1), encodeTimelineAvro('requestedReplace', plan));
+    await this.storage.put(instantPath({ time, action: 'replacecommit', state: 'INFLIGHT' }, TIMELINE_LAYOUT_1), '');
     const stats = await this.writeFiles(time, written);
     const byPartition: Record<string, string[]> = {};
     for (const group of replaced) (byPartition[group.partition] ??= []).push(group.fileId);
     await this.storage.put(
-      instantPath({ time, action: 'replacecommit', state: 'COMPLETED' }),
+      instantPath({ time, action: 'replacecommit', state: 'COMPLETED' }, TIMELINE_LAYOUT_1),
       serializeCommitMetadata(SyntheticTable.metadataOf(stats, 'CLUSTER', byPartition)),
     );
   }
@@ -123,7 +124,7 @@ export class SyntheticTable {
   /** A clustering plan that has not run (requested only). */
   async pendingClustering(time: string, groups: readonly (FileWrite & { readonly baseInstant: string })[]): Promise<void> {
     await this.storage.put(
-      instantPath({ time, action: 'replacecommit', state: 'REQUESTED' }),
+      instantPath({ time, action: 'replacecommit', state: 'REQUESTED' }, TIMELINE_LAYOUT_1),
       encodeTimelineAvro('requestedReplace', this.clusteringPlan(groups, time)),
     );
   }
@@ -166,9 +167,9 @@ export class SyntheticTable {
       const partition = slash < 0 ? '' : file.slice(0, slash);
       (partitionMetadata[partition] ??= { partitionPath: partition, savepointDataFile: [] }).savepointDataFile.push(file.slice(slash + 1));
     }
-    await this.storage.put(instantPath({ time, action: 'savepoint', state: 'INFLIGHT' }), '');
+    await this.storage.put(instantPath({ time, action: 'savepoint', state: 'INFLIGHT' }, TIMELINE_LAYOUT_1), '');
     await this.storage.put(
-      instantPath({ time, action: 'savepoint', state: 'COMPLETED' }),
+      instantPath({ time, action: 'savepoint', state: 'COMPLETED' }, TIMELINE_LAYOUT_1),
       encodeTimelineAvro('savepointMetadata', { savepointedBy: 'test', savepointedAt: 0, comments: '', partitionMetadata, version: 1 }),
     );
   }

@@ -28,6 +28,7 @@ import { ingestConfigFromEnv } from '../../lib/serverless/steps/ingest/ingest.js
 import { openStorage, s3ClientFromEnv } from '../../lib/storage/index.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath, testBucket } from '../helpers/s3.js';
@@ -75,11 +76,11 @@ const resultOf = (outcome: BatchObjectResult): IngestResult => {
 
 /** The completed writes, each with the sources its marker names. */
 async function commitsOf(table: Storage): Promise<{ time: string; sources: string[] }[]> {
-  const timeline = await loadTimeline(table);
+  const timeline = await loadTimeline(table, TIMELINE_LAYOUT_1);
   return Promise.all(
     timeline
       .completedWrites()
-      .map(async (instant) => ({ time: instant.time, sources: sourcesOfCommit((await readCommitMetadata(table, instant)).extraMetadata) })),
+      .map(async (instant) => ({ time: instant.time, sources: sourcesOfCommit((await readCommitMetadata(table, instant, TIMELINE_LAYOUT_1)).extraMetadata) })),
   );
 }
 
@@ -238,7 +239,7 @@ describe('ingest: a batch of objects', () => {
     const objects = [await land('a.jsonl', jsonLines(users(0, 10))), await land('b.jsonl', jsonLines(users(10, 10)))];
     (await ingestObjects(request(table, objects, { tableProperties: props }))).map(resultOf);
     assert.deepEqual(
-      (await loadTimeline(table)).completedWrites().map((i) => i.action),
+      (await loadTimeline(table, TIMELINE_LAYOUT_1)).completedWrites().map((i) => i.action),
       ['deltacommit'],
     );
     // The state a crash after the commit leaves: no done records, the attempts still there.
@@ -255,7 +256,7 @@ describe('ingest: a batch of objects', () => {
         ['duplicate', true, 2],
       ],
     );
-    assert.equal((await loadTimeline(table)).completedWrites().length, 1, 'no second deltacommit');
+    assert.equal((await loadTimeline(table, TIMELINE_LAYOUT_1)).completedWrites().length, 1, 'no second deltacommit');
     assert.deepEqual(await rowIds(table), range(0, 20));
   });
 

@@ -21,6 +21,7 @@ import { openStorage, s3ClientFromEnv } from '../../lib/storage/index.js';
 import { bucketIdOf } from '../../lib/table/bucket-index.js';
 import { bucketNumberOf, UnsupportedLayoutError } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { LOAD_SCALE } from '../helpers/load.js';
@@ -119,7 +120,7 @@ describe('ingest: S3 put events into a Hudi table', () => {
     const response = await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
     return { key, etag: response.ETag!, event: s3PutEvent(bucket, key, response.ETag!, typeof body === 'string' ? Buffer.byteLength(body) : body.length) };
   };
-  const commits = async () => (await loadTimeline(openStorage(tablePath))).completedWrites().length;
+  const commits = async () => (await loadTimeline(openStorage(tablePath), TIMELINE_LAYOUT_1)).completedWrites().length;
   const rowsById = async () => {
     const { rows } = await readSnapshot(await HudiTable.open(openStorage(tablePath)));
     const byId = new Map(rows.map((r) => [Number(r['id']), r]));
@@ -192,7 +193,11 @@ describe('ingest: S3 put events into a Hudi table', () => {
     assert.match(errors[3]!.reason, /not a JSON object \(an array\)/);
     assert.equal(errors[3]!.record, '[1, 2, 3]');
 
-    const metadata = await readCommitMetadata(openStorage(tablePath), (await loadTimeline(openStorage(tablePath))).completedWrites()[0]!);
+    const metadata = await readCommitMetadata(
+      openStorage(tablePath),
+      (await loadTimeline(openStorage(tablePath), TIMELINE_LAYOUT_1)).completedWrites()[0]!,
+      TIMELINE_LAYOUT_1,
+    );
     assert.equal(metadata.extraMetadata['hudi-serverless.ingest.source'], `${bucket}/${first.key}#${normalizeEtag(first.etag)}`);
   });
 
@@ -461,7 +466,7 @@ describe('ingest: claims (lib/ingest/idempotency.ts)', () => {
     const result = await ingestObject({ ...request, claim: { waitMs: 10_000 * LOAD_SCALE, pollMs: 100 } });
     assert.equal(result.outcome, 'ingested');
     assert.ok(Date.now() - started >= 1_000 * LOAD_SCALE, 'waited for the dead lease to run out');
-    assert.equal((await loadTimeline(openStorage(tablePath))).completedWrites().length, 1);
+    assert.equal((await loadTimeline(openStorage(tablePath), TIMELINE_LAYOUT_1)).completedWrites().length, 1);
   });
 
   it('fails (for a retry) while another live delivery holds the claim', async () => {
@@ -475,7 +480,7 @@ describe('ingest: claims (lib/ingest/idempotency.ts)', () => {
     } finally {
       await live.release();
     }
-    assert.equal((await loadTimeline(openStorage(tablePath))).completedWrites().length, 0, 'nothing written');
+    assert.equal((await loadTimeline(openStorage(tablePath), TIMELINE_LAYOUT_1)).completedWrites().length, 0, 'nothing written');
     assert.equal((await ingestObject(request)).outcome, 'ingested', 'the retry, once the claim is free, writes');
   });
 });
@@ -520,7 +525,7 @@ describe("ingest: a table with Hudi's metadata table it cannot keep", () => {
     const id = ingestId(ingestSource(bucket, second.key, second.etag));
     assert.deepEqual(await table.listRecursive(`${INGEST_FOLDER}/${id}`), [], 'not even claimed');
     assert.equal(await table.head(`${INGEST_FOLDER}/${id}.json`), undefined, 'not recorded as handled: it is retried once the table is fixed');
-    assert.equal((await loadTimeline(table)).completedWrites().length, 1, 'nothing written');
+    assert.equal((await loadTimeline(table, TIMELINE_LAYOUT_1)).completedWrites().length, 1, 'nothing written');
   });
 });
 
@@ -540,7 +545,7 @@ describe('ingest: a CDC table', () => {
     const id = ingestId(ingestSource(bucket, second.key, second.etag));
     assert.deepEqual(await table.listRecursive(`${INGEST_FOLDER}/${id}`), [], 'not even claimed');
     assert.equal(await table.head(`${INGEST_FOLDER}/${id}.json`), undefined, 'not recorded as handled');
-    assert.equal((await loadTimeline(table)).completedWrites().length, 1, 'nothing written');
+    assert.equal((await loadTimeline(table, TIMELINE_LAYOUT_1)).completedWrites().length, 1, 'nothing written');
   });
 });
 
@@ -676,12 +681,12 @@ describe('ingest: merge-on-read tables', () => {
     const storage = openStorage(tablePath);
     const table = await HudiTable.open(storage);
     assert.equal(table.config.type, 'MERGE_ON_READ');
-    const writes = (await loadTimeline(storage)).completedWrites();
+    const writes = (await loadTimeline(storage, TIMELINE_LAYOUT_1)).completedWrites();
     assert.deepEqual(
       writes.map((i) => i.action),
       ['deltacommit', 'deltacommit'],
     );
-    const stats = Object.values((await readCommitMetadata(storage, writes[1]!)).partitionToWriteStats).flat();
+    const stats = Object.values((await readCommitMetadata(storage, writes[1]!, TIMELINE_LAYOUT_1)).partitionToWriteStats).flat();
     assert.ok(stats.length > 0 && stats.every((s) => /\/\..+\.log\.1_/.test(s.path ?? '')), JSON.stringify(stats.map((s) => s.path)));
     const { rows } = await readSnapshot(table);
     assert.deepEqual(rows.map((r) => `${String(r['id'])}:${String(r['name'])}`).sort(), ['1:Alice v2', '2:Bob', '3:Carol v2']);
@@ -722,8 +727,8 @@ describe('ingest: simple-bucket-index tables', () => {
     const firstGroups = new Set((await (await HudiTable.open(storage)).fileSystemView()).latestMergedSlices().map((s) => s.fileId));
     // Id 1 updated; ids 5 and 6 hash to the buckets of 1 and 2 (4 buckets), id 3 and 4 to buckets without a file group.
     await ingest('second.jsonl', [user(1, 'Alice v2', 2), user(3, 'Carol'), user(4, 'Dan'), user(5, 'Eve'), user(6, 'Fay')]);
-    const writes = (await loadTimeline(storage)).completedWrites();
-    const stats = Object.values((await readCommitMetadata(storage, writes[1]!)).partitionToWriteStats).flat();
+    const writes = (await loadTimeline(storage, TIMELINE_LAYOUT_1)).completedWrites();
+    const stats = Object.values((await readCommitMetadata(storage, writes[1]!, TIMELINE_LAYOUT_1)).partitionToWriteStats).flat();
     for (const stat of stats) assert.equal(/\.log\.1_/.test(stat.path ?? ''), firstGroups.has(stat.fileId), `${stat.path}`);
     assert.ok(
       stats.some((s) => firstGroups.has(s.fileId) && s.numWrites === 2),

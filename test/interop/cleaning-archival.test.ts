@@ -29,6 +29,7 @@ import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { archivedCommitMetadataOf, archivedInstants, archiveFolder, readArchivedRecords } from '../../lib/timeline/archived/archived-timeline.js';
 import { ARCHIVED_META_ENTRY_SCHEMA_TEXT } from '../../lib/timeline/archived/meta-entry.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
@@ -121,7 +122,7 @@ describe('archival: Spark reads our archived timeline and carries on', () => {
     assert.equal(archived.outcome, 'archived');
     archivedByUs = archived.plan.instants.filter((i) => i.action !== 'clean' && i.action !== 'rollback').map((i) => i.time);
     assert.ok(archivedByUs.length >= 3, `archived ${archivedByUs.join(', ')}`);
-    activeAfterUs = (await loadTimeline(storage)).completedWrites().map((i) => i.time);
+    activeAfterUs = (await loadTimeline(storage, TIMELINE_LAYOUT_1)).completedWrites().map((i) => i.time);
     await hudi.sql(`CREATE TABLE ours USING hudi LOCATION '${path}'`);
   });
 
@@ -196,7 +197,7 @@ describe('archival: Spark reads our archived timeline and carries on', () => {
     const shown = await hudi.sql(
       `CALL show_archived_commits(table => 'ours_killed', limit => 100, start_ts => '20000101000000000', end_ts => '29991231235959999')`,
     );
-    const active = new Set((await loadTimeline(inner)).instants.map((i) => i.time));
+    const active = new Set((await loadTimeline(inner, TIMELINE_LAYOUT_1)).instants.map((i) => i.time));
     assert.ok(
       shown.rows.every((r) => !active.has(String(r['commit_time']))),
       'Spark lists archived commits that are no longer active',
@@ -248,7 +249,7 @@ describe('archival: Spark reads our archived timeline and carries on', () => {
     assert.equal(
       archived.outcome,
       'archived',
-      JSON.stringify({ kept: archived.plan.keptCommits, bounds: archived.plan.bounds, timeline: (await loadTimeline(storage)).instants }),
+      JSON.stringify({ kept: archived.plan.keptCommits, bounds: archived.plan.bounds, timeline: (await loadTimeline(storage, TIMELINE_LAYOUT_1)).instants }),
     );
     assert.equal(archived.archiveFile, `.hoodie/archived/.commits_.archive.${files.length + 1}_1-0-1`);
     assert.deepEqual(await ourRows(path), canonicalRows((await hudi.read(path, NO_MDT)).rows));

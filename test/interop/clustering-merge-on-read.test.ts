@@ -26,6 +26,7 @@ import { runStateMachineLocally } from '../../lib/serverless/local/index.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { type ClusteringPlan, readClusteringPlan } from '../../lib/timeline/clustering-plan.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { pendingClusteringPlans } from '../../lib/timeline/queries.js';
 import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
@@ -200,7 +201,7 @@ describe('clustering merge-on-read tables: ours and Hudi 0.15 agree', { timeout:
     await hudi.sql(`CALL run_clustering(path => '${copy}', op => 'schedule', order => 'score')`);
     const [theirs] = await pendingClusteringPlans(openStorage(copy), (await open(copy)).timeline);
     assert.ok(theirs, 'Hudi scheduled a clustering');
-    const myPlan = await readClusteringPlan(openStorage(table), mine.scheduled.instantTime);
+    const myPlan = await readClusteringPlan(openStorage(table), mine.scheduled.instantTime, TIMELINE_LAYOUT_1);
     assert.ok(myPlan);
     t.diagnostic(`Hudi's plan: ${JSON.stringify(theirs.plan)}`);
     assert.deepEqual(relative(myPlan, openStorage(table).uri), relative(theirs.plan, openStorage(copy).uri));

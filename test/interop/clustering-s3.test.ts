@@ -10,6 +10,7 @@ import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { readClusteringPlan } from '../../lib/timeline/clustering-plan.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { canonicalRows, type HudiHarness, type RowSet, startHudi } from '../helpers/hudi.js';
 import { s3TablePath } from '../helpers/s3.js';
 import {
@@ -109,7 +110,7 @@ describe('clustering a Spark-written table on S3', () => {
     const before = await hudi.read(table);
     const scheduled = clusterWithCli(s3a, { 'hoodie.clustering.plan.strategy.sort.columns': 'qty' }, 'schedule');
     const storage = openStorage(table);
-    const plan = await readClusteringPlan(storage, scheduled.instantTime);
+    const plan = await readClusteringPlan(storage, scheduled.instantTime, TIMELINE_LAYOUT_1);
     assert.ok(plan !== undefined);
     assert.ok(
       plan.inputGroups.flatMap((group) => group.slices).every((slice) => slice.dataFilePath.startsWith(`${s3a}/`)),

@@ -33,6 +33,7 @@ import { rollbackStep } from '../../lib/serverless/steps/clustering/rollback.js'
 import { LocalStorage } from '../../lib/storage/local.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { CrashLock, CrashPoint, CrashStorage, ProcessCrash } from '../helpers/crash-storage.js';
@@ -111,7 +112,7 @@ function keepForSpark(dir: string, name: string, rows: string[], what: string, d
 
 /** After the next ordinary run: nothing pending, no marker folder of any instant left. */
 async function assertHealed(dir: string, label: string): Promise<void> {
-  const timeline = await loadTimeline(new LocalStorage(dir));
+  const timeline = await loadTimeline(new LocalStorage(dir), TIMELINE_LAYOUT_1);
   assert.deepEqual(
     timeline.pending().map((i) => `${i.time}.${i.action}.${i.state}`),
     [],
@@ -300,7 +301,7 @@ describe('crash harness: every storage and lock call of write, clustering and ro
     copyOf(baseDir)(killedWriteDir);
     const point = new CrashPoint(commitCall + 1);
     await assert.rejects(upsert(new CrashStorage(new LocalStorage(killedWriteDir), point), new CrashLock(lockFor(killedWriteDir), point)), ProcessCrash);
-    assert.equal((await loadTimeline(new LocalStorage(killedWriteDir))).pending().length, 1);
+    assert.equal((await loadTimeline(new LocalStorage(killedWriteDir), TIMELINE_LAYOUT_1)).pending().length, 1);
   });
 
   it('a rollback of a killed write, killed at every call, leaves the rows as they were; the next write finishes it', async () => {
@@ -374,7 +375,7 @@ describe('crash harness: every storage and lock call of write, clustering and ro
       ProcessCrash,
     );
     assert.deepEqual(
-      (await loadTimeline(new LocalStorage(failedRunDir))).pending().map((i) => `${i.action}.${i.state}`),
+      (await loadTimeline(new LocalStorage(failedRunDir), TIMELINE_LAYOUT_1)).pending().map((i) => `${i.action}.${i.state}`),
       ['replacecommit.INFLIGHT'],
     );
   });

@@ -19,6 +19,7 @@ import { readSnapshot } from '../../lib/read/reader.js';
 import { rollbackInstant } from '../../lib/rollback/rollback.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
@@ -117,7 +118,7 @@ describe('crashes in the metadata-table path, read by Hudi', { timeout: 3_600_00
       crashed.push({ crashAt, path: copy, call: crashing.log[crashAt - 1] ?? '', state });
 
       // The next run: the dead write rolled back, the write again.
-      const failed = (await loadTimeline(storage))
+      const failed = (await loadTimeline(storage, TIMELINE_LAYOUT_1))
         .pending()
         .filter((i) => i.action === 'commit')
         .map((i) => i.time);
@@ -146,7 +147,7 @@ describe('crashes in the metadata-table path, read by Hudi', { timeout: 3_600_00
     cpSync(last.path, healed, { recursive: true });
     const storage = openStorage(healed);
     const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
-    for (const time of (await loadTimeline(storage))
+    for (const time of (await loadTimeline(storage, TIMELINE_LAYOUT_1))
       .pending()
       .filter((i) => i.action === 'commit')
       .map((i) => i.time))

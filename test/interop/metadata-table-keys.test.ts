@@ -18,6 +18,7 @@ import { columnIndexId, fileIndexId, partitionIndexId } from '../../lib/metadata
 import { METADATA_PARTITION_TYPES, type MetadataPartitionType, mapRecordKeyToFileGroupIndex } from '../../lib/metadata/partitions.js';
 import { HOODIE_METADATA_RECORD_SCHEMA } from '../../lib/metadata/schema.js';
 import { openStorage } from '../../lib/storage/index.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { normalizeChanges, sparkChanges } from '../helpers/metadata-records.js';
@@ -109,8 +110,8 @@ describe('metadata-table keys and records against Hudi 0.15', { timeout: 1_200_0
       ((await connection.runAndReadAll(`SELECT _hoodie_record_key FROM read_parquet('${join(table, path)}')`)).getColumnsJS()[0] ?? []) as string[];
     const partitions = new Set<MetadataPartitionType>(METADATA_PARTITION_TYPES);
     let compared = 0;
-    for (const instant of (await loadTimeline(storage)).completedWrites()) {
-      const metadata = await readCommitMetadata(storage, instant);
+    for (const instant of (await loadTimeline(storage, TIMELINE_LAYOUT_1)).completedWrites()) {
+      const metadata = await readCommitMetadata(storage, instant, TIMELINE_LAYOUT_1);
       // Where records went, from the files: keys now in a file that its previous version did not hold, and keys gone.
       const updates: { recordKey: string; partitionPath: string; fileId: string }[] = [];
       const deletes: string[] = [];

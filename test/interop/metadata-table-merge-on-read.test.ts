@@ -26,6 +26,7 @@ import { openStorage } from '../../lib/storage/index.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { parseAvroRecordSchema } from '../../lib/table/schema.js';
 import type { CommitMetadata } from '../../lib/timeline/commit-metadata.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
@@ -119,7 +120,7 @@ describe('column stats of merge-on-read log files against Hudi 0.15', { timeout:
     await hudi.write(spark, { schema: SCHEMA, rows: UPSERT, options: { ...OPTIONS, 'hoodie.datasource.write.operation': 'upsert' } });
     await hudi.write(spark, { schema: SCHEMA, rows: DELETE, options: { ...OPTIONS, 'hoodie.datasource.write.operation': 'delete' } });
     sparkInstants.push(
-      ...(await loadTimeline(openStorage(spark)))
+      ...(await loadTimeline(openStorage(spark), TIMELINE_LAYOUT_1))
         .completedWrites()
         .slice(1)
         .map((instant) => instant.time),
@@ -132,12 +133,12 @@ describe('column stats of merge-on-read log files against Hudi 0.15', { timeout:
 
   it("our records for Spark's log files are the ones Spark's metadata writer wrote", async (t) => {
     const storage = openStorage(spark);
-    const timeline = await loadTimeline(storage);
+    const timeline = await loadTimeline(storage, TIMELINE_LAYOUT_1);
     let compared = 0;
     let deletesOnly = 0;
     for (const time of sparkInstants) {
       const instant = timeline.completedWrites().find((i) => i.time === time)!;
-      const metadata = await readCommitMetadata(storage, instant);
+      const metadata = await readCommitMetadata(storage, instant, TIMELINE_LAYOUT_1);
       const mine = await convertCommitMetadata(metadata, {
         instantTime: time,
         partitions: new Set(['files', 'column_stats']),
@@ -199,7 +200,7 @@ describe('column stats of merge-on-read log files against Hudi 0.15', { timeout:
     writeFileSync(propsFile, 'hoodie.index.bloom.num_entries=1000\n');
     const killed = runKilledWrite(ours, input, propsFile, 'upsert', 'metadata:completed');
     assert.notEqual(killed.code, 0, killed.stderr);
-    const pending = (await loadTimeline(openStorage(ours))).pending().find((i) => i.action === 'deltacommit');
+    const pending = (await loadTimeline(openStorage(ours), TIMELINE_LAYOUT_1)).pending().find((i) => i.action === 'deltacommit');
     assert.ok(pending !== undefined, 'the killed write left its delta commit pending');
     assert.ok((sparkChanges(ours, pending.time).get('column_stats') ?? []).length > 0, "the killed write's deltacommit has column stats");
     await ourWrite(ours, [row(8, 4, 'after')], 'upsert');

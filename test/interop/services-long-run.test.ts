@@ -13,6 +13,7 @@ import { readSnapshot } from '../../lib/read/reader.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { archivedInstants, archiveFolder, readArchivedRecords } from '../../lib/timeline/archived/archived-timeline.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
@@ -41,7 +42,7 @@ describe('a table of ours through 200 commits and 20 clusterings, cleaned and ar
 
   it('ends with at most keep.max.commits commits active, every other instant archived exactly once', async () => {
     const storage = new LocalStorage(dir);
-    const timeline = await loadTimeline(storage);
+    const timeline = await loadTimeline(storage, TIMELINE_LAYOUT_1);
     const active = timeline
       .completed()
       .filter((instant) => ['commit', 'replacecommit'].includes(instant.action))

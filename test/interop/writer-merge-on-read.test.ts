@@ -18,6 +18,7 @@ import { lockProviderFor } from '../../lib/lock/index.js';
 import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
@@ -139,7 +140,7 @@ describe('merge-on-read writes: Hudi 0.15 reads our delta commits', () => {
     assert.notEqual(killed.code, 3, killed.stderr);
     const next = await ourWrite(table, [row(8, 9, 'after')], 'upsert');
     assert.ok(next.instantTime);
-    const timeline = await loadTimeline(openStorage(table));
+    const timeline = await loadTimeline(openStorage(table), TIMELINE_LAYOUT_1);
     assert.equal(timeline.pending().filter((i) => i.action === 'deltacommit').length, 0);
     assert.ok(timeline.completed().some((i) => i.action === 'rollback'));
     const rows = await spark(hudi, table);

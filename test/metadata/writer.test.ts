@@ -55,6 +55,7 @@ import { parseJavaProperties } from '../../lib/table/properties.js';
 import { HudiTable, listPartitions } from '../../lib/table/table.js';
 import { pendingCompactions, readCompactionPlan } from '../../lib/timeline/compaction-plan.js';
 import { compareInstantTimes } from '../../lib/timeline/instant.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
@@ -108,7 +109,7 @@ const users = (count: number, seed: number, idStart = 1) =>
  * metadata table lists them until a clean deletes them).
  */
 async function committedBaseFiles(storage: Storage): Promise<Map<string, { partition: string; name: string; size: number; instant: string; fileId: string }>> {
-  const timeline = await loadTimeline(storage);
+  const timeline = await loadTimeline(storage, TIMELINE_LAYOUT_1);
   const out = new Map<string, { partition: string; name: string; size: number; instant: string; fileId: string }>();
   for (const partition of await listPartitions(storage)) {
     for (const file of partition.files) {
@@ -136,7 +137,7 @@ async function assertInSync(table: string, partitions: readonly MetadataPartitio
 
   // Every completed data write has its deltacommit; the metadata table has no other but its initializations and
   // those of data instants still pending (a writer died between the two; readers do not apply them).
-  const dataTimeline = await loadTimeline(storage);
+  const dataTimeline = await loadTimeline(storage, TIMELINE_LAYOUT_1);
   const data = dataTimeline
     .completed()
     .filter((i) => i.action !== 'rollback')
@@ -156,8 +157,8 @@ async function assertInSync(table: string, partitions: readonly MetadataPartitio
   if (partitions.includes('column_stats')) {
     // A clean leaves tombstones for the files it deleted (HoodieColumnRangeMetadata.stub records): not live stats.
     const stats = new Map([...(await reader.readPartition('column_stats'))].filter(([, record]) => !(record.type === 3 && record.columnStats.isDeleted)));
-    const commits = await loadTimeline(storage);
-    const metadata = await readCommitMetadata(storage, commits.completedWrites().at(-1)!);
+    const commits = await loadTimeline(storage, TIMELINE_LAYOUT_1);
+    const metadata = await readCommitMetadata(storage, commits.completedWrites().at(-1)!, TIMELINE_LAYOUT_1);
     const columns = columnsToIndex(metadata, { populateMetaFields: true });
     let checked = 0;
     for (const file of files.values()) {
@@ -293,7 +294,7 @@ describe("writer with Hudi's metadata table", () => {
       );
       assert.deepEqual(mdtInstantFiles(table), before, `failure after ${failAt}: the metadata timeline is as before`);
       assert.deepEqual(mdtLogsOf(table, instant), [], `failure after ${failAt}: no log file of ${instant} is left`);
-      assert.equal((await loadTimeline(openStorage(table))).find(instant)?.action, undefined, 'the data instant is gone');
+      assert.equal((await loadTimeline(openStorage(table), TIMELINE_LAYOUT_1)).find(instant)?.action, undefined, 'the data instant is gone');
       await assertInSync(table);
     }
     await write(table, users(3, 99, 1), 'upsert');
@@ -547,13 +548,13 @@ describe("writer with Hudi's metadata table", () => {
     const { table, storage } = await mdtTable(['files']);
     await write(table, users(2, 60, 1), 'insert');
     await storage.put('.hoodie/metadata/.hoodie/20240101000000000001.compaction.requested', '');
-    const before = (await loadTimeline(storage)).completed().map((i) => i.time);
+    const before = (await loadTimeline(storage, TIMELINE_LAYOUT_1)).completed().map((i) => i.time);
     await assert.rejects(
       write(table, users(2, 72, 950), 'insert'),
       /20240101000000000001\.compaction\.requested.*empty|empty.*20240101000000000001\.compaction\.requested/s,
     );
     assert.deepEqual(
-      (await loadTimeline(storage))
+      (await loadTimeline(storage, TIMELINE_LAYOUT_1))
         .completed()
         .filter((i) => i.action !== 'rollback')
         .map((i) => i.time),
@@ -652,7 +653,11 @@ describe("clustering with Hudi's metadata table", () => {
           }),
           new RegExp(`injected failure after ${failAt}`),
         );
-        assert.equal((await loadTimeline(storage)).find(instant)?.state, 'INFLIGHT', `failure after ${failAt}: the clustering stays pending`);
+        assert.equal(
+          (await loadTimeline(storage, TIMELINE_LAYOUT_1)).find(instant)?.state,
+          'INFLIGHT',
+          `failure after ${failAt}: the clustering stays pending`,
+        );
       };
       const schedule = async () =>
         (await runClusteringJob(await open(), { mode: 'schedule', config: clustering('linear'), force: true, lock, engine, properties: PROPS })).scheduled!
@@ -719,7 +724,7 @@ describe("cleaning with Hudi's metadata table", () => {
         new RegExp(`injected failure after ${failAt}`),
       );
       assert.ok(
-        (await loadTimeline(storage)).pending().some((i) => i.action === 'clean'),
+        (await loadTimeline(storage, TIMELINE_LAYOUT_1)).pending().some((i) => i.action === 'clean'),
         'the clean stays pending',
       );
     }
@@ -786,7 +791,7 @@ describe('crashes in the metadata-table path', () => {
         assert.ok(error instanceof SimulatedCrash, String(error));
         outcome = 'crashed';
       }
-      const timeline = await loadTimeline(storage);
+      const timeline = await loadTimeline(storage, TIMELINE_LAYOUT_1);
       const failed = timeline
         .pending()
         .filter((i) => i.action === 'commit')
@@ -841,11 +846,11 @@ describe('crashes in the metadata-table path', () => {
           `killed at call ${crashAt}: latest ${file.fileName} is listed`,
         );
       }
-      const pendingAfterCrash = (await loadTimeline(storage)).pending().filter((i) => i.action === 'clean').length;
+      const pendingAfterCrash = (await loadTimeline(storage, TIMELINE_LAYOUT_1)).pending().filter((i) => i.action === 'clean').length;
       const next = await runClean(await HudiTable.open(storage, { mode: 'write' }), { config, lock, properties: PROPS });
       if (pendingAfterCrash > 0) assert.equal(next.resumed.length, 1, `killed at call ${crashAt}: the next run finishes the pending clean`);
       else if (outcome === 'crashed') assert.equal(next.outcome, 'cleaned', `killed at call ${crashAt} before the clean was planned: the next run cleans`);
-      assert.equal((await loadTimeline(storage)).pending().filter((i) => i.action === 'clean').length, 0, 'no clean is left pending');
+      assert.equal((await loadTimeline(storage, TIMELINE_LAYOUT_1)).pending().filter((i) => i.action === 'clean').length, 0, 'no clean is left pending');
       await assertInSync(table, ['files', 'column_stats', 'bloom_filters']);
       if (outcome === 'completed') break;
       points++;
@@ -894,7 +899,7 @@ describe('crashes in the metadata-table path', () => {
         outcome = 'crashed';
       }
       const where = `killed at call ${crashAt} (${crashing.log.at(-1)})`;
-      const timeline = await loadTimeline(storage);
+      const timeline = await loadTimeline(storage, TIMELINE_LAYOUT_1);
       const failed = timeline
         .pending()
         .filter((i) => i.action === 'commit')

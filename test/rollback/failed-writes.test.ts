@@ -20,6 +20,7 @@ import { failedWritesPolicy } from '../../lib/rollback/failed-writes.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { CrashLock, CrashPoint, CrashStorage, ProcessCrash } from '../helpers/crash-storage.js';
@@ -109,7 +110,7 @@ describe('the next write heals the table', () => {
     const dir = join(tempDir(), 'table');
     await write(new LocalStorage(dir), dir, [1, 2]);
     await killedWrite(dir, [3, 4]);
-    const pending = (await loadTimeline(new LocalStorage(dir))).pending();
+    const pending = (await loadTimeline(new LocalStorage(dir), TIMELINE_LAYOUT_1)).pending();
     assert.deepEqual(
       pending.map((i) => i.action),
       ['commit'],
@@ -117,7 +118,7 @@ describe('the next write heals the table', () => {
     assert.deepEqual(await ids(dir), [1, 2]);
 
     await write(new LocalStorage(dir), dir, [5]);
-    const timeline = await loadTimeline(new LocalStorage(dir));
+    const timeline = await loadTimeline(new LocalStorage(dir), TIMELINE_LAYOUT_1);
     assert.deepEqual(timeline.pending(), []);
     assert.ok(
       timeline.completed().some((i) => i.action === 'rollback'),
@@ -135,7 +136,7 @@ describe('the next write heals the table', () => {
     const lazy = new Map([...PROPS, ['hoodie.write.concurrency.mode', 'optimistic_concurrency_control']]);
     await write(new LocalStorage(dir), dir, [5], lazy);
     assert.deepEqual(
-      (await loadTimeline(new LocalStorage(dir))).pending().map((i) => i.action),
+      (await loadTimeline(new LocalStorage(dir), TIMELINE_LAYOUT_1)).pending().map((i) => i.action),
       ['commit'],
       'left alone: its writer may be alive',
     );
@@ -146,7 +147,7 @@ describe('the next write heals the table', () => {
     const dir = join(tempDir(), 'table');
     await write(new LocalStorage(dir), dir, [1, 2]);
     await killedWrite(dir, [3, 4], true);
-    const committed = (await loadTimeline(new LocalStorage(dir))).completed().at(-1)!.time;
+    const committed = (await loadTimeline(new LocalStorage(dir), TIMELINE_LAYOUT_1)).completed().at(-1)!.time;
     assert.ok(existsSync(join(dir, '.hoodie/.temp', committed)), 'the killed write left its marker folder');
     assert.ok(existsSync(join(dir, '.hoodie/.heartbeat', committed)), 'and its heartbeat');
     assert.deepEqual(await ids(dir), [1, 2, 3, 4]);
@@ -195,7 +196,7 @@ describe('cluster --mode scheduleAndExecute after a killed run', () => {
     assert.ok(firstResult > 0, probe.log.join('; '));
     const point = new CrashPoint(firstResult + 1);
     await assert.rejects(job(new CrashStorage(new LocalStorage(dir), point), new CrashLock(lockFor(dir), point)), ProcessCrash);
-    const plan = (await loadTimeline(new LocalStorage(dir))).pending();
+    const plan = (await loadTimeline(new LocalStorage(dir), TIMELINE_LAYOUT_1)).pending();
     assert.deepEqual(
       plan.map((i) => `${i.action}.${i.state}`),
       ['replacecommit.INFLIGHT'],
@@ -203,7 +204,7 @@ describe('cluster --mode scheduleAndExecute after a killed run', () => {
 
     const fresh = await job(new LocalStorage(dir), lockFor(dir));
     assert.equal(fresh.takenOver, undefined, 'its heartbeat is fresh: the run may be alive');
-    assert.ok((await loadTimeline(new LocalStorage(dir))).pending().some((i) => i.time === plan[0]!.time));
+    assert.ok((await loadTimeline(new LocalStorage(dir), TIMELINE_LAYOUT_1)).pending().some((i) => i.time === plan[0]!.time));
 
     const lines: string[] = [];
     const later = await job(new LocalStorage(dir), lockFor(dir), new Date(Date.now() + 5 * 60_000), lines);
@@ -213,7 +214,7 @@ describe('cluster --mode scheduleAndExecute after a killed run', () => {
       lines.some((line) => line.startsWith(`resuming clustering ${plan[0]!.time}: its run is gone (its heartbeat expired)`)),
       lines.join('\n'),
     );
-    const timeline = await loadTimeline(new LocalStorage(dir));
+    const timeline = await loadTimeline(new LocalStorage(dir), TIMELINE_LAYOUT_1);
     assert.deepEqual(timeline.pending(), []);
     assert.equal(timeline.find(plan[0]!.time)?.state, 'COMPLETED');
     assert.deepEqual(await ids(dir), [1, 2, 3, 4, 5, 6]);

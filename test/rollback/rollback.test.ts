@@ -219,11 +219,11 @@ async function assertFailedWriteGone(storage: Storage, failed: FailedWrite): Pro
   for (const file of failed.files) assert.equal(await exists(storage, file), false, `${file} deleted`);
   assert.deepEqual(await instantFiles(storage, failed.time), [], 'no timeline file of the failed instant is left');
   assert.deepEqual(await storage.listRecursive(markerDir(failed.time)), [], 'markers deleted');
-  assert.equal((await loadTimeline(storage)).find(failed.time), undefined);
+  assert.equal((await loadTimeline(storage, TIMELINE_LAYOUT_1)).find(failed.time), undefined);
 }
 
 async function rollbackInstants(storage: Storage): Promise<string[]> {
-  return (await loadTimeline(storage)).instants.filter((i) => i.action === 'rollback').map((i) => `${i.time}:${i.state}`);
+  return (await loadTimeline(storage, TIMELINE_LAYOUT_1)).instants.filter((i) => i.action === 'rollback').map((i) => `${i.time}:${i.state}`);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -509,7 +509,7 @@ describe('failed clustering', () => {
     assert.deepEqual(result.deletedFiles, failed.files);
     assert.deepEqual(await instantFiles(storage, FAILED), [`${FAILED}.replacecommit.requested`]);
     await assertRollbackFiles(storage, result, { action: 'replacecommit', deleted: failed.files });
-    const plans = await pendingClusteringPlans(storage, await loadTimeline(storage));
+    const plans = await pendingClusteringPlans(storage, await loadTimeline(storage, TIMELINE_LAYOUT_1));
     assert.deepEqual(
       plans.map((p) => `${p.instant.time}:${p.instant.state}`),
       [`${FAILED}:REQUESTED`],
@@ -532,7 +532,7 @@ describe('failed clustering', () => {
     const result = await rollbackInstant(await HudiTable.open(storage), FAILED, { lock: grantingLock });
     await assertFailedWriteGone(storage, failed);
     await assertRollbackFiles(storage, result, { action: 'replacecommit', deleted: failed.files });
-    assert.deepEqual(await pendingClusteringPlans(storage, await loadTimeline(storage)), []);
+    assert.deepEqual(await pendingClusteringPlans(storage, await loadTimeline(storage, TIMELINE_LAYOUT_1)), []);
   });
 });
 
@@ -564,7 +564,7 @@ describe('rollbackFailedWrites', () => {
     await assertFailedWriteGone(storage, expiredHeartbeat);
     assert.equal(await exists(storage, heartbeatPath(expiredHeartbeat.time)), false);
     assert.deepEqual(
-      pendingWriteInstants(await loadTimeline(storage)).map((i) => i.time),
+      pendingWriteInstants(await loadTimeline(storage, TIMELINE_LAYOUT_1)).map((i) => i.time),
       [freshHeartbeat.time, justStarted.time],
     );
     assert.deepEqual((await snapshotIds(storage)).ids, FOUR_ROWS);

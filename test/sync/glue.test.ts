@@ -233,6 +233,34 @@ describe('Glue Data Catalog sync against moto', () => {
     assert.equal((await partitionsOf(database, tableName)).length, 2);
   });
 
+  test('a version 9 table: the incremental sync reads the partitions its 1.x commits wrote', async () => {
+    const tablePath = await s3TablePath('glue_sync_v9');
+    const tableName = `events_v9_${randomUUID().slice(0, 6)}`;
+    const database = `db_${randomUUID().slice(0, 6)}`;
+    const props = new Map<string, string>([
+      ['hoodie.table.name', tableName],
+      ['hoodie.datasource.write.recordkey.field', 'id'],
+      ['hoodie.datasource.write.partitionpath.field', 'dt'],
+      ['hoodie.datasource.write.precombine.field', 'ts'],
+      ['hoodie.write.table.version', '9'],
+      ['hoodie.metadata.enable', 'false'],
+      ['hoodie.datasource.hive_sync.database', database],
+      ...Object.entries(SYNC_PROPS),
+    ]);
+    const first = await ingest(tablePath, props, [{ id: 'a', ts: 1, name: 'x', dt: '2024-01-01' }]);
+    assert.equal(first.catalogSync?.status, 'SYNCED', JSON.stringify(first.catalogSync));
+    assert.equal((await HudiTable.open(openStorage(tablePath))).config.version, 9);
+    const second = await ingest(tablePath, props, [{ id: 'b', ts: 2, name: 'y', dt: '2024-01-02' }]);
+    assert.ok(
+      second.catalogSync?.status === 'SYNCED' && second.catalogSync.result.partitionSync === 'incremental',
+      JSON.stringify(second.catalogSync),
+    );
+    assert.deepEqual(
+      (await partitionsOf(database, tableName)).map((p) => p.Values),
+      [['2024-01-01'], ['2024-01-02']],
+    );
+  });
+
   test('meta sync off: nothing is synced; another sync tool is refused naming the key', async () => {
     assert.equal(glueSyncConfigFromProperties(new Map([['hoodie.table.name', 't']]), 'props'), undefined);
     assert.throws(

@@ -11,6 +11,7 @@ import { MissingFileError } from '../../lib/errors.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from '../helpers/fixtures.js';
@@ -46,7 +47,7 @@ async function read(table: string) {
 async function lastWritten(table: string): Promise<{ instant: string; paths: string[] }> {
   const opened = await HudiTable.open(openStorage(table));
   const instant = opened.timeline.completedWrites().at(-1)!;
-  const metadata = await readCommitMetadata(opened.storage, instant);
+  const metadata = await readCommitMetadata(opened.storage, instant, TIMELINE_LAYOUT_1);
   return { instant: instant.time, paths: Object.values(metadata.partitionToWriteStats).flatMap((stats) => stats.map((stat) => stat.path!)) };
 }
 

@@ -20,6 +20,7 @@ import { newTableOptionsFromWriteProperties } from '../../lib/table/config.js';
 import { parseBaseFileName } from '../../lib/table/file-system-view.js';
 import { createTable } from '../../lib/table/init.js';
 import { compareInstantTimes, instantFileName, isValidInstantTime, parseInstantFileName, parseInstantTime } from '../../lib/timeline/instant.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { CLEAN_PLANNING_ID } from '../../lib/timeline/work-folder.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
@@ -266,16 +267,16 @@ describe('a metadata table compacted at a suffixed time (23 digits)', () => {
       await storage.delete([path]);
     }
     await write(table, 1000);
-    assert.equal((await loadTimeline(storage)).completed().length, 2, 'a write goes through once the file is gone');
+    assert.equal((await loadTimeline(storage, TIMELINE_LAYOUT_1)).completed().length, 2, 'a write goes through once the file is gone');
   });
 
   it('refuses a data timeline holding an instant-like file outside the grammar', async () => {
     const { table, storage } = await mdtTable();
     await write(table, 1);
     await storage.put(`.hoodie/${T}1.commit`, '{}');
-    await assert.rejects(loadTimeline(storage), UnsupportedTableError);
+    await assert.rejects(loadTimeline(storage, TIMELINE_LAYOUT_1), UnsupportedTableError);
     await assert.rejects(write(table, 50), UnsupportedTableError);
     await storage.delete([`.hoodie/${T}1.commit`]);
-    assert.equal((await loadTimeline(storage)).completed().length, 1);
+    assert.equal((await loadTimeline(storage, TIMELINE_LAYOUT_1)).completed().length, 1);
   });
 });

@@ -11,6 +11,7 @@ import { ConflictError } from '../../lib/errors.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { type WriteResult, writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from '../helpers/fixtures.js';
@@ -95,7 +96,7 @@ describe('concurrent writers (README: Concurrent writers)', () => {
     assert.ok(failed[0]!.reason instanceof ConflictError, String(failed[0]!.reason));
     assert.match((failed[0]!.reason as Error).message, /conflicts with commit \d{17} on file group/);
     assert.deepEqual(await idsOf(table), [...Array.from({ length: 20 }, (_, i) => i + 1), ...Array.from({ length: 10 }, (_, i) => i + 101)]);
-    const timeline = await loadTimeline(openStorage(table));
+    const timeline = await loadTimeline(openStorage(table), TIMELINE_LAYOUT_1);
     assert.equal(timeline.completedWrites().length, 2, 'the seed and the winner');
     assert.equal(timeline.instants.filter((instant) => instant.action === 'rollback' && instant.state === 'COMPLETED').length, 1, 'the loser was rolled back');
   });

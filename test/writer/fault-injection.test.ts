@@ -68,8 +68,8 @@ function dataFiles(table: string): string[] {
 async function strayDataFiles(table: string, beforeFiles: readonly string[]): Promise<string[]> {
   const storage = openStorage(table);
   const committed = new Set<string>();
-  for (const instant of (await loadTimeline(storage)).completedWrites()) {
-    for (const stats of Object.values((await readCommitMetadata(storage, instant)).partitionToWriteStats)) {
+  for (const instant of (await loadTimeline(storage, TIMELINE_LAYOUT_1)).completedWrites()) {
+    for (const stats of Object.values((await readCommitMetadata(storage, instant, TIMELINE_LAYOUT_1)).partitionToWriteStats)) {
       for (const stat of stats) if (stat.path !== null) committed.add(stat.path);
     }
   }
@@ -107,11 +107,11 @@ function runsOf(calls: readonly StorageCall[]): Run[] {
 async function rollBackPending(table: string): Promise<string[]> {
   const storage = openStorage(table);
   const lock = new StorageLockProvider(openStorage(tempDir('fault-lock-')), { waitMs: 5_000 });
-  const pending = (await loadTimeline(storage)).instants.filter((i) => i.state !== 'COMPLETED' && i.action !== 'rollback');
+  const pending = (await loadTimeline(storage, TIMELINE_LAYOUT_1)).instants.filter((i) => i.state !== 'COMPLETED' && i.action !== 'rollback');
   for (const instant of pending) {
     await rollbackInstant(await HudiTable.open(storage, { mode: 'write' }), instant.time, { lock, ignoreHeartbeat: true });
   }
-  const left = (await loadTimeline(storage)).instants.filter((i) => i.state !== 'COMPLETED');
+  const left = (await loadTimeline(storage, TIMELINE_LAYOUT_1)).instants.filter((i) => i.state !== 'COMPLETED');
   assert.deepEqual(left, [], 'nothing pending after the rollback');
   return pending.map((i) => `${i.time}.${i.action}`);
 }
@@ -203,7 +203,7 @@ describe('S3 failures at every call', () => {
 
     const beforeRows = await snapshotRows(base);
     const beforeFiles = dataFiles(base);
-    const baseInstants = new Set((await loadTimeline(openStorage(base))).instants.map((i) => i.time));
+    const baseInstants = new Set((await loadTimeline(openStorage(base), TIMELINE_LAYOUT_1)).instants.map((i) => i.time));
     const clean = copyOf(base);
     const counting = faultyStorage(clean, undefined);
     const done = await write(counting);
@@ -216,7 +216,7 @@ describe('S3 failures at every call', () => {
       operation: write,
       minCalls: 20,
       check: async (table, label, failed) => {
-        const timeline = await loadTimeline(openStorage(table));
+        const timeline = await loadTimeline(openStorage(table), TIMELINE_LAYOUT_1);
         const committed = timeline.instants.some((i) => i.action === 'commit' && i.state === 'COMPLETED' && !baseInstants.has(i.time));
         if (!failed) assert.ok(committed, `${label}: a write that succeeded committed`);
         assert.deepEqual(
@@ -262,7 +262,7 @@ describe('S3 failures at every call', () => {
       minCalls: 10,
       check: async (table, label, failed) => {
         if (existsSync(join(table, '.hoodie/hoodie.properties'))) {
-          const committed = (await loadTimeline(openStorage(table))).completedWrites().length > 0;
+          const committed = (await loadTimeline(openStorage(table), TIMELINE_LAYOUT_1)).completedWrites().length > 0;
           assert.ok(committed || failed, `${label}: a write that succeeded committed`);
           assert.deepEqual(await snapshotRows(table), committed ? afterRows : [], `${label}: the new table reads as empty or as written, nothing partial`);
           await rollBackPending(table);
@@ -319,7 +319,7 @@ describe('S3 failures at every call', () => {
         operation: cluster,
         minCalls: 20,
         check: async (table, label, failed) => {
-          const timeline = await loadTimeline(openStorage(table));
+          const timeline = await loadTimeline(openStorage(table), TIMELINE_LAYOUT_1);
           const committed = timeline.instants.some((i) => i.action === 'replacecommit' && i.state === 'COMPLETED');
           if (!failed) assert.ok(committed, `${label}: a clustering that succeeded committed`);
           assert.deepEqual(await snapshotRows(table), beforeRows, `${label}: the same rows`);

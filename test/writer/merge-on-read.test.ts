@@ -16,6 +16,7 @@ import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { parseCommitMetadata } from '../../lib/timeline/commit-metadata.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { type CandidateFile, planBuckets } from '../../lib/writer/small-files.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
@@ -116,7 +117,7 @@ describe('merge-on-read writes', () => {
     const ro = await rows(table, 'read_optimized');
     assert.equal(ro.size, 40);
     assert.equal(ro.get(first[0]!.id)!['name'], first[0]!.name);
-    const timeline = await loadTimeline(storage);
+    const timeline = await loadTimeline(storage, TIMELINE_LAYOUT_1);
     assert.equal(timeline.completedWrites().filter((i) => i.action === 'deltacommit').length, 3);
   });
 
@@ -206,7 +207,7 @@ describe('merge-on-read writes', () => {
       }),
       /injected/,
     );
-    const timeline = await loadTimeline(storage);
+    const timeline = await loadTimeline(storage, TIMELINE_LAYOUT_1);
     const rollbacks = timeline.completed().filter((i) => i.action === 'rollback');
     assert.equal(rollbacks.length, 1);
     const logs = await listLogFiles(storage, first[1]!.dt);
@@ -225,7 +226,7 @@ describe('merge-on-read writes', () => {
     const first = users(5, 9, 1, 1);
     await write(table, first, 'insert');
     const storage = openStorage(table);
-    const instants = async () => (await loadTimeline(storage)).instants.length;
+    const instants = async () => (await loadTimeline(storage, TIMELINE_LAYOUT_1)).instants.length;
     const before = await instants();
     await assert.rejects(write(table, first.slice(0, 1), 'upsert', { 'hoodie.logfile.data.block.format': 'parquet' }), /writes Avro data blocks/);
     // The bucket index on a table written without it: no number of buckets, then file ids without bucket numbers.

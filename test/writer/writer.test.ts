@@ -16,6 +16,7 @@ import { rollbackInstant } from '../../lib/rollback/rollback.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro, encodeTimelineAvro } from '../../lib/timeline/avro-files.js';
+import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import { jsonLines, runCli } from '../helpers/cli.js';
@@ -621,7 +622,7 @@ describe('writer: concurrency and failures', () => {
       operation: 'upsert',
       properties: USERS_PROPS,
       afterDataFiles: async () => {
-        instantTime = (await loadTimeline(storage)).pending().find((i) => i.action === 'commit')!.time;
+        instantTime = (await loadTimeline(storage, TIMELINE_LAYOUT_1)).pending().find((i) => i.action === 'commit')!.time;
         assert.ok(
           readdirSync(join(table, '2024-01-01')).some((f) => f.endsWith(`_${instantTime}.parquet`)),
           'the write uploaded its files',
