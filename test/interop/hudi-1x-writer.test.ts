@@ -93,6 +93,7 @@ for (const version of HUDI_1X_VERSIONS) {
       await ours('delete', [3], 4);
       const now = await ourRows();
       assert.deepEqual(now, await sparkRows());
+      assert.deepEqual(canonicalRows((await hudi.hudiRsRead(table)).rows), now, 'hudi-rs reads our writes as Spark does');
       assert.ok(now.some((row) => row.includes('"v2-1"')) && !now.some((row) => row.includes('"v1-3"')), JSON.stringify(now));
       assert.ok(now.some((row) => row.includes('"v1-5"')) && !now.some((row) => row.includes('"v0-5"')), JSON.stringify(now));
       for (const instant of ourInstants) assert.deepEqual(await ourRows(instant), await sparkRows(instant), `as of ${instant}`);
@@ -173,6 +174,7 @@ for (const version of HUDI_1X_VERSIONS) {
       const read = async () => canonicalRows((await hudi.read(created)).rows);
       const ours = () => ourCanonicalRows(created);
       assert.deepEqual(await read(), await ours());
+      assert.deepEqual(canonicalRows((await hudi.hudiRsRead(created)).rows), await ours(), 'hudi-rs reads the table we created');
       // Spark with Hudi's defaults: its upsert builds the metadata table, and we read what it wrote.
       await hudi.write(created, {
         schema: HUDI_1X_SCHEMA,
