@@ -112,10 +112,6 @@ export class ConflictError extends HudiError {
 }
 
 /**
- * A write's own instant stopped being inflight before the write could commit: another writer rolled it back (Hudi's
- * failed-writes cleaning took it for dead) or removed its timeline files. Nothing of the write is visible.
- */
-/**
  * A rollback asked for an instant that is completed: rolling it back would be a restore. Healing failed writes meets
  * it when a write it took for failed completed while the healer waited for the lock: that write was alive after all.
  */
@@ -126,6 +122,10 @@ export class InstantCompletedError extends HudiError {
   }
 }
 
+/**
+ * A write's own instant stopped being inflight before the write could commit: another writer rolled it back (Hudi's
+ * failed-writes cleaning took it for dead) or removed its timeline files. Nothing of the write is visible.
+ */
 export class InstantRolledBackError extends ConflictError {
   readonly instantTime: string;
   /** The rollback instant that names it, when there is one. */
@@ -139,6 +139,27 @@ export class InstantRolledBackError extends ConflictError {
     this.name = 'InstantRolledBackError';
     this.instantTime = instantTime;
     this.rollbackInstant = options.rollbackInstant;
+  }
+}
+
+/**
+ * The table's version or timeline layout changed while a run worked on it: a Hudi 1.x writer upgraded it in place
+ * (or a downgrade ran). The run stops before it commits; Hudi's upgrade rolls back the writes it finds pending.
+ */
+export class TableVersionChangedError extends ConflictError {
+  constructor(
+    readonly from: { readonly version: number; readonly timelineLayoutVersion: number },
+    readonly to: { readonly version: number; readonly timelineLayoutVersion: number },
+    options: { location?: string } = {},
+  ) {
+    super(
+      `the table changed from version ${from.version} (timeline layout ${from.timelineLayoutVersion}) to version ${to.version} (timeline layout ${to.timelineLayoutVersion}) while this run worked on it: another writer upgraded or downgraded it`,
+      {
+        ...options,
+        fix: `nothing was committed (the other writer's upgrade rolls back pending writes); run it again: the next run opens the table at version ${to.version}`,
+      },
+    );
+    this.name = 'TableVersionChangedError';
   }
 }
 

@@ -2,7 +2,7 @@
  * A Hudi table on a Storage: its config, timeline, schema and file-system view (HoodieTableMetaClient's job), and
  * withTableLock, the way every commit path works on it under the table lock.
  */
-import { HudiError, UnsupportedTableError } from '../errors.js';
+import { HudiError, TableVersionChangedError, UnsupportedTableError } from '../errors.js';
 import { type LockLease, type LockProvider, withLock } from '../lock/port.js';
 import { mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
@@ -59,9 +59,20 @@ export class HudiTable {
     return new HudiTable(storage, config, await loadTimeline(storage, timelineLayoutOf(config)), options);
   }
 
-  /** Re-read the config and the timeline (after another writer may have committed), checked as when opened. */
+  /**
+   * Re-read the config and the timeline (after another writer may have committed), checked as when opened; a table
+   * whose version or timeline layout changed meanwhile is refused (TableVersionChangedError).
+   */
   async reload(): Promise<HudiTable> {
-    return HudiTable.open(this.storage, this.options);
+    const config = await readTableConfig(this.storage);
+    const from = { version: this.config.version, timelineLayoutVersion: this.config.timelineLayoutVersion };
+    const to = { version: config.version, timelineLayoutVersion: config.timelineLayoutVersion };
+    // A run that began at one version never goes on at another: its plan, paths and files are the old version's.
+    if (from.version !== to.version || from.timelineLayoutVersion !== to.timelineLayoutVersion) {
+      throw new TableVersionChangedError(from, to, { location: this.storage.uriOf(PROPERTIES_FILE) });
+    }
+    if (!this.options.allowUnsupported) assertSupported(config, this.storage.uriOf(PROPERTIES_FILE), this.options.mode ?? 'read');
+    return new HudiTable(this.storage, config, await loadTimeline(this.storage, timelineLayoutOf(config)), this.options);
   }
 
   /** Where the timeline is and how it is named and sliced (timeline layout 1 or 2). */

@@ -1,0 +1,116 @@
+/**
+ * A Hudi 1.x writer with its defaults upgrades, in place, a version 6 copy-on-write table we maintain (its first
+ * write moves the timeline to layout 2 and the table to version 8 or 9), while a write of ours is in flight:
+ * - our write fails at its commit (TableVersionChangedError: the reload under the lock finds the new version) and
+ *   nothing of it is left (Hudi's upgrade rolls back every pending write first, ours included:
+ *   UpgradeDowngradeUtils.rollbackFailedWritesAndCompact, EAGER);
+ * - our next write carries on with the table's new version, and Spark reads it and writes on top.
+ * Hudi 1.0.2 and 1.1.1, each on a JVM of its own.
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { TableVersionChangedError } from '../../lib/errors.js';
+import { openStorage } from '../../lib/storage/index.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { writeBatch } from '../../lib/writer/write-client.js';
+import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
+import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, type Hudi1xRow, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { filesUnder } from '../helpers/interop-writer.js';
+import { tempDir } from '../helpers/paths.js';
+import { ourCanonicalRows } from '../helpers/table-files.js';
+
+const TABLE_VERSION = { '1.0.2': 8, '1.1.1': 9 } as const;
+
+for (const version of HUDI_1X_VERSIONS) {
+  const tableVersion = TABLE_VERSION[version];
+  describe(`Hudi ${version} upgrades our version 6 table to version ${tableVersion} while we write`, { concurrency: false }, () => {
+    let hudi: HudiHarness;
+    const root = tempDir(`interop-upgrade-${version}-`);
+    const table = join(root, 'upgraded');
+    const name = 'upgraded';
+    let inputs = 0;
+    const input = (rows: readonly Hudi1xRow[]): string => {
+      const file = join(root, `input-${++inputs}.jsonl`);
+      writeFileSync(file, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
+      return file;
+    };
+    const ourProps = (extra: Record<string, string> = {}) => new Map(Object.entries({ ...hudi1xWriteOptions(name, 'COPY_ON_WRITE'), ...extra }));
+    const sparkRows = async () => canonicalRows((await hudi.read(table)).rows);
+
+    before(async () => {
+      hudi = await startHudi({ hudiVersion: version });
+    });
+    after(async () => {
+      await hudi?.close();
+    });
+
+    it('our write in flight across the upgrade fails at its commit; nothing of it is visible', async () => {
+      // A version 6 table of ours, with our metadata table (our default, as Hudi 0.15's).
+      await writeBatch(openStorage(table), {
+        input: { file: input(hudi1xRows([1, 2, 3, 4], 1)), format: 'jsonl' },
+        operation: 'insert',
+        properties: ourProps(),
+      });
+      assert.equal((await HudiTable.open(openStorage(table))).config.version, 6);
+
+      let ourInstant: string | undefined;
+      const attempt = writeBatch(openStorage(table), {
+        input: { file: input(hudi1xRows([1, 9], 2)), format: 'jsonl' },
+        operation: 'upsert',
+        properties: ourProps(),
+        afterDataFiles: async () => {
+          ourInstant = (await HudiTable.open(openStorage(table))).timeline.instants.find((i) => i.state !== 'COMPLETED')?.time;
+          // Hudi 1.x with its defaults (hoodie.write.auto.upgrade=true, the metadata table on) writes to the table.
+          await hudi.write(table, {
+            schema: HUDI_1X_SCHEMA,
+            rows: hudi1xRows([2, 5], 3),
+            options: { ...hudi1xWriteOptions(name, 'COPY_ON_WRITE'), 'hoodie.datasource.write.operation': 'upsert' },
+          });
+        },
+      });
+      await assert.rejects(attempt, (error: unknown) => {
+        assert.ok(error instanceof TableVersionChangedError, `TableVersionChangedError, got ${String(error)}`);
+        assert.deepEqual([error.from.version, error.to.version], [6, tableVersion]);
+        return true;
+      });
+      assert.ok(ourInstant !== undefined, 'our write was pending during the upgrade');
+      const upgraded = await HudiTable.open(openStorage(table));
+      assert.equal(upgraded.config.version, tableVersion, 'Hudi upgraded the table');
+      assert.equal(upgraded.config.timelineLayoutVersion, 2);
+      const spark = await sparkRows();
+      assert.ok(!spark.some((row) => row.includes('"v2-')), `no row of our failed write: ${spark.join('\n')}`);
+      assert.ok(spark.some((row) => row.includes('"v3-2"')) && spark.some((row) => row.includes('"v1-1"')), spark.join('\n'));
+      assert.deepEqual(await ourCanonicalRows(table), spark, 'we read what Spark reads');
+      // Hudi's upgrade rolled our pending write back before moving the timeline: no file names its instant.
+      assert.deepEqual(
+        filesUnder(table).filter((path) => path.includes(ourInstant!)),
+        [],
+        'no file of our write is left',
+      );
+    });
+
+    it('our next write carries on with the new version; Spark reads it and writes on top', async () => {
+      // The 1.x metadata table is not kept here yet: the write drops it, as a Hudi writer with that setting does.
+      await writeBatch(openStorage(table), {
+        input: { file: input(hudi1xRows([3, 7], 4)), format: 'jsonl' },
+        operation: 'upsert',
+        properties: ourProps({ 'hoodie.metadata.enable': 'false' }),
+      });
+      const after = await HudiTable.open(openStorage(table));
+      assert.equal(after.config.version, tableVersion, 'the table keeps its new version');
+      const spark = await sparkRows();
+      assert.ok(spark.some((row) => row.includes('"v4-3"')) && spark.some((row) => row.includes('"v4-7"')), spark.join('\n'));
+      assert.deepEqual(await ourCanonicalRows(table), spark);
+      await hudi.write(table, {
+        schema: HUDI_1X_SCHEMA,
+        rows: hudi1xRows([7, 8], 5),
+        options: { ...hudi1xWriteOptions(name, 'COPY_ON_WRITE'), 'hoodie.datasource.write.operation': 'upsert' },
+      });
+      const last = await sparkRows();
+      assert.ok(last.some((row) => row.includes('"v5-7"')) && last.some((row) => row.includes('"v4-3"')), last.join('\n'));
+      assert.deepEqual(await ourCanonicalRows(table), last);
+    });
+  });
+}
