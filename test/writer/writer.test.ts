@@ -23,6 +23,7 @@ import { duckdb } from '../helpers/duckdb.js';
 import { fixtureTable, tempDir } from '../helpers/fixtures.js';
 import { runKilledWrite } from '../helpers/killed-write.js';
 import { independentLatestBaseFiles, pyarrowFileInfo, pyarrowRead } from '../helpers/oracle.js';
+import { tableBytes } from '../helpers/paths.js';
 import { requireS3, s3TablePath } from '../helpers/s3.js';
 
 const USERS_PROPS = new Map([
@@ -568,7 +569,7 @@ describe('writer: concurrency and failures', () => {
     assert.equal(oracleById(table).size, 50);
   });
 
-  it('an upsert into a file group in a pending clustering plan is refused (updates strategy reject)', async () => {
+  it('an upsert into a file group in a pending clustering plan is refused before its instant exists (updates strategy reject)', async () => {
     const table = join(tempDir(), 'users');
     const seed = users(20, 7, 1, '2024-01-01', 1);
     const first = await write(table, seed, 'insert');
@@ -596,6 +597,7 @@ describe('writer: concurrency and failures', () => {
       version: 1,
     });
     writeFileSync(join(table, '.hoodie/20990101000000000.replacecommit.requested'), plan);
+    const before = tableBytes(table);
     await assert.rejects(
       write(
         table,
@@ -604,6 +606,7 @@ describe('writer: concurrency and failures', () => {
       ),
       (error: unknown) => error instanceof ConflictError && /pending clustering plan/.test(error.message),
     );
+    assert.deepEqual(tableBytes(table), before, 'no instant, rollback or marker: the table is byte for byte as it was');
     assert.equal((await snapshotById(table)).get(seed[0]!.id)?.['name'], seed[0]!.name);
   });
 
