@@ -21,16 +21,24 @@ import {
   TIMESTAMPTZ,
   VARCHAR,
 } from '@duckdb/node-api';
-import { ColumnNameError, HudiError, InputError } from '../errors.js';
+import { ColumnNameError, HudiError, InputError, NestingDepthError } from '../errors.js';
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
 import { decimalFixedBytes, withFixedDecimals } from '../parquet/schema.js';
 import type { DeclarativeKeyPlan } from '../table/key-generators.js';
-import { type AvroField, type AvroRecordSchema, fieldNameFix, fieldNameProblems, hudiRecordName, META_FIELD_NAMES } from '../table/schema.js';
+import {
+  type AvroField,
+  type AvroRecordSchema,
+  fieldNameFix,
+  fieldNameProblems,
+  hudiRecordName,
+  MAX_NESTING_DEPTH,
+  META_FIELD_NAMES,
+} from '../table/schema.js';
 import { duckDbTypeOfAvro } from './avro-types.js';
 import { readJoinedValues } from './column-values.js';
 import { duckdbReason, openDuckDb } from './connection.js';
 import { type ExactCast, exactCast, nestedFieldDifferences, readType, typeSql } from './exact-cast.js';
-import { fieldPaths, inputNameProblem, mayBeRenamed, namedFields } from './input-names.js';
+import { deepestNesting, fieldPaths, inputNameProblem, mayBeRenamed, namedFields } from './input-names.js';
 import type { ParquetEngineOptions } from './port.js';
 import { describeColumns } from './schema-rows.js';
 import { copyToParquetSql, fileListSql, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
@@ -266,6 +274,7 @@ export class WriteSession {
     // DuckDB reads an empty JSON-lines file as one JSON column named "json": it has no columns at all.
     if (rowCount === 0 && input.format === 'jsonl' && described.length === 1 && described[0]!.name === 'json' && described[0]!.type.alias === 'JSON')
       described = [];
+    refuseDeepNesting(input.file, described);
     if (mayBeRenamed(namedFields(described), input.format)) await this.refuseHiddenInputNames(input);
     let storedColumns: { name: string; type: DuckDBType }[] = [];
     if (typeTemplates.length > 0) {
@@ -990,6 +999,16 @@ function refuseFieldNames(file: string, columns: readonly { name: string; type: 
     problems.flatMap((problem) => problem.paths),
     { location: file, fix: fieldNameFix(problems) },
   );
+}
+
+/** Nesting beyond MAX_NESTING_DEPTH is refused before any name walk or SQL over the types could fail on it. */
+function refuseDeepNesting(file: string, columns: readonly { name: string; type: DuckDBType }[]): void {
+  const deepest = deepestNesting(columns);
+  if (deepest.depth <= MAX_NESTING_DEPTH) return;
+  throw new NestingDepthError(deepest.path.length > 80 ? `${deepest.path.slice(0, 80)}…` : deepest.path, deepest.depth, MAX_NESTING_DEPTH, {
+    location: file,
+    fix: `flatten the value to at most ${MAX_NESTING_DEPTH} levels of structs, lists and maps, or store it as JSON text in a string column; nothing was written`,
+  });
 }
 
 /** DuckDB types a JSON string may be read as: text to Spark's JSON reader. */
