@@ -715,6 +715,62 @@ describe('writer input: column names a Hudi table cannot hold (ColumnNameError)'
   });
 });
 
+describe("writer input: CSV cells are strings unless the table types them, as Spark's CSV reader reads them", () => {
+  it('a new table from CSV has string columns only; a table typed by JSON takes CSV cells as its types', async () => {
+    const csv = join(tempDir(), 'input.csv');
+    writeFileSync(csv, 'id,name,ts,note,dt\n1,007,2,2024-01-01T10:00:00Z,2024-01-01\n2,true,3,1.50,2024-01-02\n');
+    const fresh = join(tempDir(), 't');
+    await write(fresh, csv, { format: 'csv' });
+    const schema = (await (await HudiTable.open(openStorage(fresh))).schema())!.schema;
+    assert.deepEqual(
+      schema.fields.map((field) => [field.name, field.type]),
+      ['id', 'name', 'ts', 'note', 'dt'].map((name) => [name, ['null', 'string']]),
+    );
+    assert.deepEqual(
+      (await rows(fresh)).map((row) => [row['id'], row['name'], row['ts'], row['note'], row['dt']]),
+      [
+        ['1', '007', '2', '2024-01-01T10:00:00Z', '2024-01-01'],
+        ['2', 'true', '3', '1.50', '2024-01-02'],
+      ],
+    );
+    const typed = await baseTable();
+    const update = join(tempDir(), 'update.csv');
+    writeFileSync(update, 'id,name,ts,note,dt\n1,007,2,x,p1\n');
+    await write(typed, update, { format: 'csv' });
+    assert.deepEqual(
+      (await rows(typed)).map((row) => [row['id'], row['name'], row['ts']]),
+      [
+        [1, '007', 2],
+        [2, 'b', 1],
+      ],
+    );
+  });
+});
+
+describe('writer input: a malformed JSON line is named by its own line number', () => {
+  const good = (id: number) => JSON.stringify({ id, name: 'n', ts: 1, note: 'x', dt: 'p1' });
+
+  it('a truncated line 3 is line 3 (DuckDB names the line after it), on a new table and an existing one', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'bad.jsonl');
+    writeFileSync(file, `${good(1)}\n${good(2)}\n{"id": 3, "name": "c"\n${good(4)}\n`);
+    const fresh = join(dir, 't');
+    const message = /bad\.jsonl: cannot read the input as jsonl: line 3 is not one JSON object: .*\(column \d+\)/;
+    await assertRefused(fresh, () => write(fresh, file), message);
+    const table = await baseTable();
+    await assertRefused(table, () => write(table, file), message);
+  });
+
+  it('a bad line past the lines DuckDB samples for types is named too', async () => {
+    const file = join(tempDir(), 'late.jsonl');
+    const lines = Array.from({ length: 25_000 }, (_, i) => good(i + 1));
+    lines[23_999] = '{"id": 24000, "name": "x",, "ts": 1}';
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const table = await baseTable();
+    await assertRefused(table, () => write(table, file), /late\.jsonl: cannot read the input as jsonl: line 24000 is not one JSON object/);
+  });
+});
+
 describe('writer input: nesting beyond MAX_NESTING_DEPTH is refused at the schema gate', () => {
   /** One JSON line whose column `n` nests `depth` structs (or lists of structs) around a number, as text. */
   function nested(depth: number, id: number, list = false): string {
