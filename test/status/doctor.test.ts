@@ -13,6 +13,7 @@ import { encodeTimelineAvro } from '../../lib/timeline/avro-files.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/paths.js';
+import { clusteringPlanOf } from '../helpers/synthetic-table.js';
 
 const PROPS = {
   'hoodie.table.name': 't',
@@ -74,26 +75,7 @@ describe('doctor', () => {
     // A clustering plan requested long ago and never executed.
     const first = (await HudiTable.open(openStorage(table))).timeline.completed()[0]!;
     const files = (await (await HudiTable.open(openStorage(table))).fileSystemView()).latestBaseFiles('p1');
-    const plan = encodeTimelineAvro('requestedReplace', {
-      operationType: 'CLUSTER',
-      clusteringPlan: {
-        inputGroups: [
-          {
-            slices: files.map((f) => ({ dataFilePath: f.path, deltaFilePaths: [], fileId: f.fileId, partitionPath: 'p1', bootstrapFilePath: '', version: 1 })),
-            metrics: {},
-            numOutputFileGroups: 1,
-            extraMetadata: null,
-            version: 1,
-          },
-        ],
-        strategy: { strategyClassName: 'org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy', strategyParams: {}, version: 1 },
-        extraMetadata: {},
-        version: 1,
-        preserveHoodieMetadata: true,
-      },
-      extraMetadata: {},
-      version: 1,
-    });
+    const plan = encodeTimelineAvro('requestedReplace', clusteringPlanOf(files.map((f) => ({ dataFilePath: f.path, fileId: f.fileId, partitionPath: 'p1' }))));
     assert.ok(first.time > '20200101000000001');
     writeFileSync(join(table, '.hoodie/20200101000000001.replacecommit.requested'), plan);
     const report = await doctor(table);
