@@ -48,6 +48,24 @@ export class ColumnNameError extends InputError {
 }
 
 /**
+ * The batch nests struct, list or map types deeper than a table takes (`limit`, lib/table/schema.ts
+ * MAX_NESTING_DEPTH): refused before anything is written. `path` leads to the deepest value, `depth` is its level.
+ */
+export class NestingDepthError extends InputError {
+  readonly path: string;
+  readonly depth: number;
+  readonly limit: number;
+
+  constructor(path: string, depth: number, limit: number, options: { location?: string; fix?: string } = {}) {
+    super(`column "${path}" is nested ${depth} levels deep, beyond the ${limit} levels a table takes (MAX_NESTING_DEPTH)`, options);
+    this.name = 'NestingDepthError';
+    this.path = path;
+    this.depth = depth;
+    this.limit = limit;
+  }
+}
+
+/**
  * A Lambda function was invoked with an event it does not handle (not an object, or without the fields it needs):
  * refused before anything is read or written. `location` names the event.
  */

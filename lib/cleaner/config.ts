@@ -36,12 +36,14 @@ export const CLEAN_KEYS = {
     parser: oneOf(CLEANING_POLICIES),
     description: 'KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS',
   }),
-  // Hudi accepts 0 commits retained (everything but the latest and the one before the window goes).
+  // At least 1: with 0, Hudi's CleanPlanner finds no earliest commit to retain (nthInstant past the end) and fails
+  // on the empty Option; refused here by the key's range instead.
   commitsRetained: defineKey({
     key: 'hoodie.cleaner.commits.retained',
     default: 10,
-    parser: javaInt(0),
-    description: 'KEEP_LATEST_COMMITS: the last N completed commits stay readable (files older than the N-th newest are cleaned)',
+    parser: javaInt(1),
+    description:
+      "KEEP_LATEST_COMMITS: the last N completed commits stay readable (files older than the N-th newest are cleaned); at least 1: Hudi's planner fails on 0",
   }),
   fileVersionsRetained: defineKey({
     key: 'hoodie.cleaner.fileversions.retained',

@@ -9,6 +9,7 @@ import { lockProviderFor } from '../lock/index.js';
 import { checkMetadataTable, dropMetadataTable } from '../metadata/check.js';
 import { parseQueryType, readSnapshot } from '../read/reader.js';
 import { rollbackInstant } from '../rollback/rollback.js';
+import { doctorExitCode, doctorTable, formatDoctorReport } from '../status/doctor.js';
 import { formatTableStatus, tableStatus } from '../status/status.js';
 import { openStorage } from '../storage/index.js';
 import { newTableOptionsFromWriteProperties } from '../table/config.js';
@@ -95,6 +96,20 @@ const status: Command = {
     if (values.json) out(JSON.stringify(result));
     else process.stdout.write(formatTableStatus(result));
     return 0;
+  },
+};
+
+const doctor: Command = {
+  name: 'doctor',
+  summary:
+    'check a table: missing files, the metadata table, failed writes and abandoned plans, small files; each finding names its repair (exit 0 healthy, 3 warnings, 4 errors)',
+  usage: 'doctor <table> [--json]',
+  async run(args) {
+    const { values, positionals } = parseCommandArgs('doctor', args, { json: { type: 'boolean' } }, ['table']);
+    const report = await doctorTable(await HudiTable.open(openStorage(positionals[0]!)));
+    if (values.json) out(JSON.stringify(report));
+    else process.stdout.write(formatDoctorReport(report));
+    return doctorExitCode(report);
   },
 };
 
@@ -319,6 +334,7 @@ const generate: Command = {
 export const COMMANDS: Command[] = [
   init,
   status,
+  doctor,
   timeline,
   files,
   read,

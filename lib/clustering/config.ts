@@ -19,6 +19,7 @@ import {
   javaInt,
   javaLong,
   namedValue,
+  noteKeyRead,
   oneOf,
   optionalText,
   parseKeyText,
@@ -607,6 +608,7 @@ function describeSetting(key: string, setting: Setting | undefined): { name: str
 /** Reads typed values from the merged settings: a key's parser on the winning source's text, else its default. */
 function makeReader(settings: ReadonlyMap<string, Setting>, warnings: string[]) {
   const read = <T>(key: ConfigKey<T>): T => {
+    noteKeyRead(key);
     const setting = settings.get(key.key);
     if (setting === undefined || setting.value.trim() === '') return key.default;
     return parseKeyText(key, setting.value, { givenKey: setting.givenKey, location: setting.source, warnings });

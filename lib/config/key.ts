@@ -28,6 +28,8 @@ export type Parsed<T> = { readonly value: T; readonly warning?: string } | { rea
 export interface Parser<T> {
   /** What is accepted, for the error's fix ("true or false", "one of NONE, RECENT_DAYS"). */
   readonly expected: string;
+  /** A numeric parser's documented ends, as texts (no `max`: unbounded); the ranges test walks each key to them. */
+  readonly range?: { readonly min: string; readonly max?: string };
   parse(text: string): Parsed<T>;
 }
 
@@ -63,8 +65,34 @@ export function envVarForKey(key: string): string {
   return key.toUpperCase().replace(/[^A-Z0-9]/g, '_');
 }
 
+/** Every key defined so far, in definition order: the settings modules imported define theirs. */
+const DEFINED_KEYS: ConfigKey<unknown>[] = [];
+
+export function definedKeys(): readonly ConfigKey<unknown>[] {
+  return [...DEFINED_KEYS];
+}
+
+/** While set, told of every key a command reads (readKey, rawValue): which command reads which key. */
+let keyReadListener: ((key: ConfigKey<unknown>) => void) | undefined;
+
+/** Tells the listener a key was read where its value is looked up outside rawValue (clustering's merged settings). */
+export function noteKeyRead(key: ConfigKey<unknown>): void {
+  keyReadListener?.(key);
+}
+
+/** Runs `run`, collecting the keys it reads; not re-entrant (one at a time in a process). */
+export async function keysReadBy<R>(run: () => Promise<R>): Promise<{ readonly result: R; readonly keys: ReadonlySet<ConfigKey<unknown>> }> {
+  const keys = new Set<ConfigKey<unknown>>();
+  keyReadListener = (key) => keys.add(key);
+  try {
+    return { result: await run(), keys };
+  } finally {
+    keyReadListener = undefined;
+  }
+}
+
 export function defineKey<T>(options: KeyOptions<T>): ConfigKey<T> {
-  return Object.freeze({
+  const key: ConfigKey<T> = Object.freeze({
     key: options.key,
     default: options.default,
     defaultText: options.defaultText ?? (options.default === undefined ? '' : String(options.default)),
@@ -74,10 +102,13 @@ export function defineKey<T>(options: KeyOptions<T>): ConfigKey<T> {
     deprecated: options.deprecated ?? false,
     parser: options.parser,
   });
+  DEFINED_KEYS.push(key as ConfigKey<unknown>);
+  return key;
 }
 
 /** The text set for `key` in `props` (the key itself, else its first alternative set), trimmed; undefined when blank. */
 export function rawValue(props: ReadonlyMap<string, string>, key: ConfigKey<unknown>): { readonly givenKey: string; readonly text: string } | undefined {
+  noteKeyRead(key);
   for (const name of [key.key, ...key.alternatives]) {
     const text = props.get(name)?.trim();
     if (text !== undefined && text !== '') return { givenKey: name, text };
@@ -143,6 +174,7 @@ const JAVA_LONG_MAX = 2n ** 63n - 1n;
 function wholeNumberIn(min: number, max: bigint, expected: string, clampAbove: number): Parser<number> {
   return {
     expected,
+    range: { min: String(min), max: String(max) },
     parse: (text) => {
       if (!/^[+-]?\d+$/.test(text)) return { problem: 'is not a whole number' };
       const value = BigInt(text);
@@ -168,6 +200,7 @@ export function javaLong(min = 0): Parser<number> {
 export function decimalNumber(min = 0): Parser<number> {
   return {
     expected: `a number ≥ ${min}`,
+    range: { min: String(min) },
     parse: (text) => {
       const value = Number(text);
       if (!Number.isFinite(value)) return { problem: 'is not a number' };

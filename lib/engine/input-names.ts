@@ -6,7 +6,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { type DuckDBConnection, DuckDBListType, DuckDBMapType, DuckDBStructType, type DuckDBType } from '@duckdb/node-api';
+import { DuckDBArrayType, type DuckDBConnection, DuckDBListType, DuckDBMapType, DuckDBStructType, type DuckDBType } from '@duckdb/node-api';
 import type { FieldNameProblem, NamedField } from '../table/schema.js';
 import { queryObjects } from './connection.js';
 import { sqlString } from './sql.js';
@@ -23,6 +23,27 @@ function structFields(type: DuckDBType): NamedField[] {
   if (type instanceof DuckDBListType) return structFields(type.valueType);
   if (type instanceof DuckDBMapType) return structFields(type.valueType);
   return [];
+}
+
+/**
+ * The deepest nesting of struct, list and map types among the columns, with the path down to it. Walked with a
+ * stack of its own, not by recursion: an input nested thousands deep must be refusable, not a stack overflow.
+ */
+export function deepestNesting(columns: readonly { name: string; type: DuckDBType }[]): { readonly path: string; readonly depth: number } {
+  let deepest = { path: '', depth: 0 };
+  const pending = columns.map((column) => ({ path: column.name, type: column.type, depth: 0 }));
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { path, type, depth } = next;
+    if (depth > deepest.depth) deepest = { path, depth };
+    if (type instanceof DuckDBStructType) {
+      for (const [index, name] of type.entryNames.entries()) pending.push({ path: `${path}.${name}`, type: type.entryTypes[index]!, depth: depth + 1 });
+    } else if (type instanceof DuckDBListType || type instanceof DuckDBArrayType) {
+      pending.push({ path: `${path}[]`, type: type.valueType, depth: depth + 1 });
+    } else if (type instanceof DuckDBMapType) {
+      pending.push({ path: `${path}{}`, type: type.valueType, depth: depth + 1 });
+    }
+  }
+  return deepest;
 }
 
 /** Paths of a name tree, as fieldNameProblems names them. */

@@ -21,16 +21,25 @@ import {
   TIMESTAMPTZ,
   VARCHAR,
 } from '@duckdb/node-api';
-import { ColumnNameError, HudiError, InputError } from '../errors.js';
+import { ColumnNameError, HudiError, InputError, NestingDepthError } from '../errors.js';
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
 import { decimalFixedBytes, withFixedDecimals } from '../parquet/schema.js';
 import type { DeclarativeKeyPlan } from '../table/key-generators.js';
-import { type AvroField, type AvroRecordSchema, fieldNameFix, fieldNameProblems, hudiRecordName, META_FIELD_NAMES } from '../table/schema.js';
+import {
+  type AvroField,
+  type AvroRecordSchema,
+  fieldNameFix,
+  fieldNameProblems,
+  hudiRecordName,
+  MAX_NESTING_DEPTH,
+  META_FIELD_NAMES,
+} from '../table/schema.js';
 import { duckDbTypeOfAvro } from './avro-types.js';
 import { readJoinedValues } from './column-values.js';
 import { duckdbReason, openDuckDb } from './connection.js';
 import { type ExactCast, exactCast, nestedFieldDifferences, readType, typeSql } from './exact-cast.js';
-import { fieldPaths, inputNameProblem, mayBeRenamed, namedFields } from './input-names.js';
+import { deepestNesting, fieldPaths, inputNameProblem, mayBeRenamed, namedFields } from './input-names.js';
+import { firstMalformedJsonLine } from './json-lines.js';
 import type { ParquetEngineOptions } from './port.js';
 import { describeColumns } from './schema-rows.js';
 import { copyToParquetSql, fileListSql, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
@@ -261,11 +270,18 @@ export class WriteSession {
     const readPath = input.readPath ?? input.file;
     let source = inputSql(readPath, input.format);
     let described = await this.describeInput(source, input);
-    const [counted] = await this.query(`SELECT count(*) AS n FROM ${source}`);
+    // Counting reads every line: a malformed one past DuckDB's sample fails here.
+    const counted = await this.connection
+      .runAndReadAll(`SELECT count(*) AS n FROM ${source}`)
+      .then((reader) => reader.getRowObjectsJS()[0])
+      .catch(async (cause: unknown) => {
+        throw await this.unreadableInput(input, cause);
+      });
     const rowCount = Number(counted?.['n'] ?? 0);
     // DuckDB reads an empty JSON-lines file as one JSON column named "json": it has no columns at all.
     if (rowCount === 0 && input.format === 'jsonl' && described.length === 1 && described[0]!.name === 'json' && described[0]!.type.alias === 'JSON')
       described = [];
+    refuseDeepNesting(input.file, described);
     if (mayBeRenamed(namedFields(described), input.format)) await this.refuseHiddenInputNames(input);
     let storedColumns: { name: string; type: DuckDBType }[] = [];
     if (typeTemplates.length > 0) {
@@ -275,9 +291,9 @@ export class WriteSession {
         .map((c) => ({ name: c.name, type: preservingDuckDbType(c.type, this.targets, c.name) }));
       storedColumns = [...templateColumns, ...schemaOnlyColumns(options.schemaFields ?? [], templateColumns)];
     }
-    // Spark's JSON reader keeps strings strings (no date or timestamp inference by default): text that DuckDB would
-    // parse is read as text wherever the table has no column to say otherwise.
-    const textual = jsonTextOverrides(input.format, described, storedColumns);
+    // Spark's readers keep strings strings (JSON: no date or timestamp inference by default; CSV: no inference at
+    // all): text that DuckDB would parse is read as text wherever the table has no column to say otherwise.
+    const textual = sparkTextOverrides(input.format, described, storedColumns);
     if (textual !== undefined) {
       source = inputSql(readPath, input.format, textual);
       described = await this.describeInput(source, input);
@@ -357,13 +373,19 @@ export class WriteSession {
     } catch (cause) {
       // DuckDB refuses a JSON struct with two keys equal but for case; the input's own keys name them.
       if (input.format === 'jsonl') await this.refuseHiddenInputNames(input);
-      throw new InputError(`cannot read the input as ${input.format}: ${duckdbReason(cause)}`, {
-        location: input.file,
-        fix:
-          input.format === 'jsonl' ? 'each line must be one JSON object' : input.format === 'csv' ? 'the CSV needs a header line' : 'the file must be Parquet',
-        cause,
-      });
+      throw await this.unreadableInput(input, cause);
     }
+  }
+
+  /** The error for an input DuckDB could not read: a JSON-lines input's first malformed line by its own number. */
+  private async unreadableInput(input: BatchInput, cause: unknown): Promise<InputError> {
+    const malformed = input.format === 'jsonl' ? await firstMalformedJsonLine(input.readPath ?? input.file) : undefined;
+    const reason = malformed === undefined ? duckdbReason(cause) : `line ${malformed.line} is not one JSON object: ${malformed.reason}`;
+    return new InputError(`cannot read the input as ${input.format}: ${reason}`, {
+      location: input.file,
+      fix: input.format === 'jsonl' ? 'each line must be one JSON object' : input.format === 'csv' ? 'the CSV needs a header line' : 'the file must be Parquet',
+      cause,
+    });
   }
 
   /** Names of the input DuckDB would have renamed, invented or refused (inputNameProblem): one ColumnNameError naming them. */
@@ -992,6 +1014,16 @@ function refuseFieldNames(file: string, columns: readonly { name: string; type: 
   );
 }
 
+/** Nesting beyond MAX_NESTING_DEPTH is refused before any name walk or SQL over the types could fail on it. */
+function refuseDeepNesting(file: string, columns: readonly { name: string; type: DuckDBType }[]): void {
+  const deepest = deepestNesting(columns);
+  if (deepest.depth <= MAX_NESTING_DEPTH) return;
+  throw new NestingDepthError(deepest.path.length > 80 ? `${deepest.path.slice(0, 80)}…` : deepest.path, deepest.depth, MAX_NESTING_DEPTH, {
+    location: file,
+    fix: `flatten the value to at most ${MAX_NESTING_DEPTH} levels of structs, lists and maps, or store it as JSON text in a string column; nothing was written`,
+  });
+}
+
 /** DuckDB types a JSON string may be read as: text to Spark's JSON reader. */
 const PARSED_TEXT_TYPES = new Set<DuckDBTypeId>([
   DuckDBTypeId.DATE,
@@ -1032,15 +1064,26 @@ function sparkJsonType(inferred: DuckDBType, table: DuckDBType | undefined): Duc
   return PARSED_TEXT_TYPES.has(inferred.typeId) ? VARCHAR : inferred;
 }
 
-/** Read types for a JSON input that keep its strings text where the table has no type for them, or undefined when none change. */
-function jsonTextOverrides(
+/**
+ * Read types that keep an input's text text where the table has no type for it, as Spark's readers infer types:
+ * JSON by sparkJsonType; CSV cells are all strings (Spark's CSV reader without inferSchema, its default), so a
+ * new table or column from CSV is typed by a table that has the column, never by what the text looks like.
+ * Undefined when none change.
+ */
+function sparkTextOverrides(
   format: InputFormat,
   input: readonly { name: string; type: DuckDBType }[],
   table: readonly { name: string; type: DuckDBType }[],
 ): ReadOverrides | undefined {
-  if (format !== 'jsonl' || input.length === 0) return undefined;
-  const read = input.map((column) => ({ name: column.name, type: sparkJsonType(column.type, table.find((t) => t.name === column.name)?.type) }));
-  return read.some((column, index) => typeSql(column.type) !== typeSql(input[index]!.type)) ? read : undefined;
+  if (format === 'parquet' || input.length === 0) return undefined;
+  const read = input.map((column) => {
+    const tableType = table.find((t) => t.name === column.name)?.type;
+    return { name: column.name, type: format === 'csv' ? (tableType === undefined ? VARCHAR : column.type) : sparkJsonType(column.type, tableType) };
+  });
+  const changed = read.filter((column, index) => typeSql(column.type) !== typeSql(input[index]!.type));
+  if (changed.length === 0) return undefined;
+  // read_json takes the whole column list, read_csv the columns whose type changes.
+  return format === 'jsonl' ? read : changed;
 }
 
 function schemaOnlyColumns(fields: readonly AvroField[], templateColumns: readonly { name: string }[]): { name: string; type: DuckDBType }[] {

@@ -146,7 +146,7 @@ export interface HeldClaim {
    * applied the object meanwhile (then it must not be written again), else undefined.
    */
   recheck(): Promise<FoundCommit | undefined>;
-  /** Write the done record with what handling the object came to. */
+  /** Write the done record with what handling the object came to (none for a first attempt that found it superseded). */
   record(result: HandledResult): Promise<void>;
   /** Record an earlier attempt's commit as the object's; returns the duplicate result a delivery reports. */
   recordRecovered(found: FoundCommit): Promise<IngestResult>;
@@ -180,13 +180,14 @@ export async function claimObject(request: ExactlyOnceRequest): Promise<ClaimOut
   }
 
   let recorded = false;
+  let discarded = false;
   let released = false;
   const release = async (): Promise<void> => {
     if (released) return;
     released = true;
     await lease.release();
     // Once the done record exists the claim folder is no longer needed; a leftover costs one small object.
-    if (recorded) await deleteAll(claimStorage).catch(() => undefined);
+    if (recorded || discarded) await deleteAll(claimStorage).catch(() => undefined);
   };
   const record = (outcome: Omit<DoneRecord, 'source' | 'bucket' | 'key' | 'etag' | 'completedAt'>): Promise<void> =>
     writeDone(table, donePath, { source, bucket: version.bucket, key: version.key, etag: version.etag, ...outcome, completedAt: now().toISOString() }).then(
@@ -234,8 +235,14 @@ export async function claimObject(request: ExactlyOnceRequest): Promise<ClaimOut
           await lease.assertHeld();
           return since === undefined ? undefined : findCommitOf(table, source, since);
         },
-        record: (result) =>
-          record({
+        record: async (result) => {
+          // A version that no longer exists (an event for a deleted, overwritten or never-written object) leaves
+          // nothing under the table, unless an earlier attempt may have committed it: its claim folder says when.
+          if (result.outcome === 'superseded' && since === undefined) {
+            discarded = true;
+            return;
+          }
+          await record({
             outcome: result.outcome,
             inserted: result.inserted,
             updated: result.updated,
@@ -245,7 +252,8 @@ export async function claimObject(request: ExactlyOnceRequest): Promise<ClaimOut
             ...(result.errorsKey === undefined ? {} : { errorsKey: result.errorsKey }),
             ...(result.reason === undefined ? {} : { reason: result.reason }),
             ...(result.commitObjects === undefined ? {} : { commitObjects: result.commitObjects }),
-          }),
+          });
+        },
         recordRecovered,
         release,
       },

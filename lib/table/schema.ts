@@ -6,6 +6,13 @@ import { HudiError } from '../errors.js';
 
 export const META_FIELD_NAMES = ['_hoodie_commit_time', '_hoodie_commit_seqno', '_hoodie_record_key', '_hoodie_partition_path', '_hoodie_file_name'] as const;
 
+/**
+ * How deeply struct, list and map types may nest in a table's columns. Deeper ones fail in the engine's merge of an
+ * update (DuckDB's expression depth) and in the Avro schema's JSON, which Spark's Jackson parses with a nesting
+ * limit of 1000 (several JSON levels per struct level): refused at the schema gate instead.
+ */
+export const MAX_NESTING_DEPTH = 100;
+
 export interface AvroField {
   name: string;
   type: unknown;

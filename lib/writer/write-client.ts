@@ -62,7 +62,7 @@ import {
   type TableConfig,
   tableConfigFromProperties,
 } from '../table/config.js';
-import { baseFileName, type FileSystemView, joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
+import { type BaseFile, baseFileName, type FileSystemView, joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
 import { createTable } from '../table/init.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
 import { assertLayoutSupports, bucketNumberOf, detectTableLayout, LAYOUT_KEYS, type TableLayout, viewFileIds } from '../table/layouts.js';
@@ -78,7 +78,7 @@ import { pendingClusteringPlans } from '../timeline/queries.js';
 import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
-import { type BucketFileGroup, bucketFileGroups, planBucketIndexWrite } from './bucket-plan.js';
+import { type BucketFileGroup, type BucketIndexPlan, bucketFileGroups, planBucketIndexWrite } from './bucket-plan.js';
 import { describeFileGroup, findConflicts } from './conflict.js';
 import { type LatestSlice, LogAppender, latestSlices } from './log-append.js';
 import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
@@ -577,6 +577,8 @@ async function writeToTable(context: WriteContext): Promise<WriteResult> {
   const action = writeActionOf(table);
   const completedAtStart = new Set(table.timeline.completed().map((i) => `${i.time}.${i.action}`));
   const metadataTable = keepMetadataTable(storage, options.properties ?? new Map<string, string>());
+  // Refusals tagging can make come before T exists: the timeline stays as it was.
+  const tagged = await tagWrite(context, storage);
   const instantTime = await requestWriteInstant(context, action, metadataTable);
   const { payload } = prepared;
   progress(
@@ -589,7 +591,7 @@ async function writeToTable(context: WriteContext): Promise<WriteResult> {
   try {
     // Inside the try: once T is requested, every failure reaches the rollback.
     heartbeat = await startHeartbeat(storage, instantTime);
-    const plan = await planWrite(context, storage);
+    const plan = await planWrite(context, storage, tagged);
     await transitionToInflight(
       storage,
       table.layout,
@@ -675,14 +677,24 @@ async function requestWriteInstant(context: WriteContext, action: WriteAction, m
   );
 }
 
+/** What tagging found before T is requested: the listing, the staged base files and where each record goes. */
+interface TaggedWrite {
+  readonly view: FileSystemView;
+  readonly latest: readonly BaseFile[];
+  readonly stagedFiles: readonly string[];
+  readonly tagging: TaggingSummary;
+  /** Bucket index: the records placed by hash bucket. */
+  readonly bucketPlan: BucketIndexPlan | undefined;
+}
+
 /**
- * Tag each record with the file it updates (upsert, delete), then assign records to file groups as Hudi's
- * UpsertPartitioner does (small files first). The engine holds the records; the plan is plain values.
+ * Tag each record with the file it updates (upsert, delete) and, with the bucket index, place it by hash bucket.
+ * It runs before T is requested, on the listing the checks used: whatever it refuses (an update of a file group in
+ * a pending clustering, a stored key outside its bucket) leaves the timeline as it was.
  */
-async function planWrite(context: WriteContext, storage: Storage): Promise<WritePlan> {
+async function tagWrite(context: WriteContext, storage: Storage): Promise<TaggedWrite> {
   const { table, session, config, options, prepared, workDir } = context;
   const operation = options.operation;
-  const mergeOnRead = table.config.type === 'MERGE_ON_READ';
   const view = context.startView ?? (await table.fileSystemView());
   const latest = operation === 'bulk_insert' ? [] : prepared.partitions.flatMap((p) => view.latestBaseFiles(p));
   const stagedFiles = await stageFiles(
@@ -690,6 +702,42 @@ async function planWrite(context: WriteContext, storage: Storage): Promise<Write
     latest.map((f) => f.path),
     workDir,
   );
+  const existing: ExistingBaseFile[] = latest.map((f, i) => ({ localPath: stagedFiles.localPaths[i]!, partitionPath: f.partitionPath, fileId: f.fileId }));
+  // insert and bulk_insert do not look records up (Hudi's insert may duplicate keys); upsert and delete do.
+  const orderingField = operation === 'upsert' && prepared.payload?.orderingAgainstStored === true ? prepared.precombineField : undefined;
+  const tagging = await session.tagLocations(existing, {
+    lookUp: operation === 'upsert' || operation === 'delete',
+    ...(orderingField === undefined ? {} : { orderingField }),
+  });
+  if (config.rejectUpdatesDuringClustering) assertNoUpdatesInPendingClustering(storage, operation, tagging, latest, view);
+  const spec = context.bucketIndex;
+  if (spec === undefined) return { view, latest, stagedFiles: stagedFiles.localPaths, tagging, bucketPlan: undefined };
+  // Bucket index: every record to its partition's hash bucket (tagging above only tells updates from inserts).
+  const groups = await session.setHashBuckets((recordKey) => bucketIdOf(recordKey, spec));
+  const baseFileIndex = new Map(latest.map((f, index) => [fileGroupKey(f.partitionPath, f.fileId), index]));
+  const bucketPlan = planBucketIndexWrite(
+    {
+      operation,
+      groups,
+      fileGroups: bucketFileGroupsOf(view, prepared.partitions, baseFileIndex),
+      mergeOnRead: table.config.type === 'MERGE_ON_READ',
+      spec,
+      newFileId: (bucket) => newBucketFileId(bucket, randomUUID()),
+    },
+    storage.uri,
+  );
+  return { view, latest, stagedFiles: stagedFiles.localPaths, tagging, bucketPlan };
+}
+
+/**
+ * Assign the tagged records to file groups as Hudi's UpsertPartitioner does (small files first), after T was
+ * requested. The engine holds the records; the plan is plain values.
+ */
+async function planWrite(context: WriteContext, storage: Storage, tagged: TaggedWrite): Promise<WritePlan> {
+  const { table, session, config, options, prepared } = context;
+  const operation = options.operation;
+  const mergeOnRead = table.config.type === 'MERGE_ON_READ';
+  const { view, latest, tagging } = tagged;
   // Merge-on-read: each group's latest slice (read after T was requested: a compaction scheduled before T is seen).
   const slices = mergeOnRead ? await latestSlices(storage, table.layout, view, prepared.partitions) : undefined;
   const candidates: CandidateFile[] = latest.map((f, index) => {
@@ -704,42 +752,13 @@ async function planWrite(context: WriteContext, storage: Storage): Promise<Write
       ...(slice === undefined ? {} : { hasLogFiles: slice.logFiles.length > 0, inPendingCompaction: slice.pendingCompaction }),
     };
   });
-  const existing: ExistingBaseFile[] = latest.map((f, i) => ({ localPath: stagedFiles.localPaths[i]!, partitionPath: f.partitionPath, fileId: f.fileId }));
-  // insert and bulk_insert do not look records up (Hudi's insert may duplicate keys); upsert and delete do.
-  const orderingField = operation === 'upsert' && prepared.payload?.orderingAgainstStored === true ? prepared.precombineField : undefined;
-  const tagging = await session.tagLocations(existing, {
-    lookUp: operation === 'upsert' || operation === 'delete',
-    ...(orderingField === undefined ? {} : { orderingField }),
-  });
-  if (config.rejectUpdatesDuringClustering) assertNoUpdatesInPendingClustering(storage, operation, tagging, candidates);
   const commits = await recentCommitMetadata(table, table.timeline);
   const averageSize = averageRecordSize(commits, config);
-  const spec = context.bucketIndex;
-  if (spec !== undefined) {
-    // Bucket index: every record to its partition's hash bucket (tagging above only tells updates from inserts).
-    const groups = await session.setHashBuckets((recordKey) => bucketIdOf(recordKey, spec));
-    const baseFileIndex = new Map(latest.map((f, index) => [fileGroupKey(f.partitionPath, f.fileId), index]));
-    const planned = planBucketIndexWrite(
-      {
-        operation,
-        groups,
-        fileGroups: bucketFileGroupsOf(view, prepared.partitions, baseFileIndex),
-        mergeOnRead,
-        spec,
-        newFileId: (bucket) => newBucketFileId(bucket, randomUUID()),
-      },
-      storage.uri,
-    );
+  const staged = { view, stagedFiles: tagged.stagedFiles, stagedFileNames: latest.map((f) => fileNameOf(f.path)), slices };
+  if (tagged.bucketPlan !== undefined) {
+    const planned = tagged.bucketPlan;
     await session.assignBuckets(planned.bucketOfFile, [], { deletes: operation === 'delete', hashBuckets: planned.hashBuckets });
-    return {
-      view,
-      stagedFiles: stagedFiles.localPaths,
-      stagedFileNames: latest.map((f) => fileNameOf(f.path)),
-      slices,
-      buckets: { ...planned, averageRecordSize: averageSize },
-      updatesByFile: tagging.updatesByFile,
-      averageRecordSize: averageSize,
-    };
+    return { ...staged, buckets: { ...planned, averageRecordSize: averageSize }, updatesByFile: tagging.updatesByFile, averageRecordSize: averageSize };
   }
   const buckets = planBuckets({
     operation,
@@ -755,20 +774,18 @@ async function planWrite(context: WriteContext, storage: Storage): Promise<Write
     deletes: operation === 'delete',
     insertOrder: operation === 'bulk_insert' && !bulkInsertSortsByKey(config.bulkInsertSortMode) ? 'input' : 'key',
   });
-  return {
-    view,
-    stagedFiles: stagedFiles.localPaths,
-    stagedFileNames: latest.map((f) => fileNameOf(f.path)),
-    slices,
-    buckets,
-    updatesByFile: tagging.updatesByFile,
-    averageRecordSize: averageSize,
-  };
+  return { ...staged, buckets, updatesByFile: tagging.updatesByFile, averageRecordSize: averageSize };
 }
 
 /** hoodie.clustering.updates.strategy=reject: an update to a file group in a pending clustering plan is refused. */
-function assertNoUpdatesInPendingClustering(storage: Storage, operation: WriteOperation, tagging: TaggingSummary, candidates: readonly CandidateFile[]): void {
-  const blocked = [...tagging.updatesByFile.keys()].map((i) => candidates[i]!).filter((f) => f.inPendingClustering);
+function assertNoUpdatesInPendingClustering(
+  storage: Storage,
+  operation: WriteOperation,
+  tagging: TaggingSummary,
+  latest: readonly BaseFile[],
+  view: FileSystemView,
+): void {
+  const blocked = [...tagging.updatesByFile.keys()].map((i) => latest[i]!).filter((f) => view.isInPendingClustering(f.partitionPath, f.fileId));
   if (blocked.length === 0) return;
   throw new ConflictError(
     `${blocked.length} file group(s) this ${operation} would update are in a pending clustering plan (${blocked
@@ -777,7 +794,7 @@ function assertNoUpdatesInPendingClustering(storage: Storage, operation: WriteOp
       .join(', ')})`,
     {
       location: storage.uri,
-      fix: 'wait for the clustering to complete (or roll it back), then retry; hoodie.clustering.updates.strategy=reject',
+      fix: 'wait for the clustering to complete (or roll it back), then retry (hoodie.clustering.updates.strategy=reject); nothing was written',
     },
   );
 }

@@ -30,7 +30,7 @@ import { readClusteringPlan } from '../../lib/timeline/clustering-plan.js';
 import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { jsonLines, runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/paths.js';
+import { tableBytes, tempDir } from '../helpers/paths.js';
 
 const WRITER = new Map([
   ['hoodie.table.name', 'mor_clustering'],
@@ -298,11 +298,13 @@ describe('clustering merge-on-read tables (no Spark)', () => {
       await writeJsonLines(input, rows);
       return writeBatch(table.storage, { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: WRITER });
     };
+    const before = tableBytes(table.path);
     await assert.rejects(upsert([row(4, 20)]), (error: unknown) => {
       assert.ok(error instanceof ConflictError, String(error));
       assert.match(error.message, /in a pending clustering plan/);
       return true;
     });
+    assert.deepEqual(tableBytes(table.path), before, 'refused before its delta commit was requested: the table is byte for byte as it was');
     const executed = await cluster(table.path, SORTED, 'execute');
     assert.equal(executed.commit?.outcome, 'committed');
     const written = await upsert([row(4, 21)]);

@@ -1,9 +1,10 @@
 /**
  * The repository root and temp folders for tests (removed when the test process exits).
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -30,5 +31,18 @@ export function tableFiles(dir: string): string[] {
     .map((entry) => join(entry.parentPath, entry.name))
     .filter((path) => !path.includes('/.hoodie/.serverless-lock/'))
     .map((path) => `${path.slice(dir.length)} ${statSync(path).size}`)
+    .sort();
+}
+
+/**
+ * Every file under a folder with its whole content (hashed), sorted: equal before and after a refused operation
+ * only if the table is byte for byte as it was, timeline, markers and locks included. [] when the folder is absent.
+ */
+export function tableBytes(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .map((path) => `${relative(dir, path)} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`)
     .sort();
 }

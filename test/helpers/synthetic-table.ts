@@ -130,33 +130,13 @@ export class SyntheticTable {
   }
 
   private clusteringPlan(groups: readonly (FileWrite & { readonly baseInstant?: string })[], time: string): HoodieRequestedReplaceMetadata {
-    return {
-      operationType: 'CLUSTER',
-      clusteringPlan: {
-        inputGroups: [
-          {
-            slices: groups.map((group) => ({
-              dataFilePath: this.storage.uriOf(SyntheticTable.fileOf(group, group.baseInstant ?? time)),
-              deltaFilePaths: [],
-              fileId: group.fileId,
-              partitionPath: group.partition,
-              bootstrapFilePath: '',
-              version: 1,
-            })),
-            metrics: {},
-            numOutputFileGroups: 1,
-            extraMetadata: null,
-            version: 1,
-          },
-        ],
-        strategy: { strategyClassName: 'org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy', strategyParams: {}, version: 1 },
-        extraMetadata: {},
-        version: 1,
-        preserveHoodieMetadata: true,
-      },
-      extraMetadata: {},
-      version: 1,
-    };
+    return clusteringPlanOf(
+      groups.map((group) => ({
+        dataFilePath: this.storage.uriOf(SyntheticTable.fileOf(group, group.baseInstant ?? time)),
+        fileId: group.fileId,
+        partitionPath: group.partition,
+      })),
+    );
   }
 
   /** A completed savepoint of the commit at `time`, keeping `files` (storage paths of base files). */
@@ -181,4 +161,30 @@ export class SyntheticTable {
       .filter((path) => path.endsWith('.parquet'))
       .sort();
   }
+}
+
+/** A requested clustering plan (Hudi 0.15's Avro record) of one group of base-file slices, sorted and sized. */
+export function clusteringPlanOf(
+  slices: readonly { readonly dataFilePath: string; readonly fileId: string; readonly partitionPath: string | null }[],
+): HoodieRequestedReplaceMetadata {
+  return {
+    operationType: 'CLUSTER',
+    clusteringPlan: {
+      inputGroups: [
+        {
+          slices: slices.map((slice) => ({ ...slice, deltaFilePaths: [], bootstrapFilePath: '', version: 1 })),
+          metrics: {},
+          numOutputFileGroups: 1,
+          extraMetadata: null,
+          version: 1,
+        },
+      ],
+      strategy: { strategyClassName: 'org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy', strategyParams: {}, version: 1 },
+      extraMetadata: {},
+      version: 1,
+      preserveHoodieMetadata: true,
+    },
+    extraMetadata: {},
+    version: 1,
+  };
 }

@@ -247,6 +247,17 @@ describe('ingest: S3 put events into a Hudi table', () => {
     assert.equal((await rowsById()).get(1)?.['name'], 'Alice v2');
   });
 
+  it('events for objects that do not exist are superseded and leave nothing under the table (no idempotency record)', async () => {
+    const ingestFiles = async () => (await openStorage(tablePath).listRecursive(INGEST_FOLDER)).map((file) => file.path).sort();
+    const before = await ingestFiles();
+    for (let i = 0; i < 5; i++) {
+      const result = only(await invoke(s3PutEvent(bucket, `${run}/in/never-${i}.jsonl`, `"${randomUUID().replaceAll('-', '')}"`, 10)));
+      assert.equal(result.outcome, 'superseded');
+    }
+    assert.deepEqual(await ingestFiles(), before);
+    assert.equal(await commits(), 3);
+  });
+
   it('ignores keys outside INGEST_PREFIX and under ERROR_PREFIX', async () => {
     const outside = await put(`${run}/elsewhere/other.jsonl`, jsonLines([user(50, 'Outside')]));
     const summary = await invoke(outside.event);

@@ -23,13 +23,7 @@ import {
 import { openStorage } from '../../lib/storage/index.js';
 import type { Storage, StoredObject } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
-import {
-  decodeTimelineAvro,
-  encodeTimelineAvro,
-  type HoodieRequestedReplaceMetadata,
-  type HoodieRollbackMetadata,
-  type HoodieRollbackPlan,
-} from '../../lib/timeline/avro-files.js';
+import { decodeTimelineAvro, encodeTimelineAvro, type HoodieRollbackMetadata, type HoodieRollbackPlan } from '../../lib/timeline/avro-files.js';
 import { formatInstantTime, parseInstantTime } from '../../lib/timeline/instant.js';
 import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { createMarker, deleteMarkerDir, listMarkers, type MarkerType, markerDir } from '../../lib/timeline/markers.js';
@@ -39,6 +33,7 @@ import { createRequested, transitionToCompleted, transitionToInflight } from '..
 import { officialAvroType, readWithAvscStreams } from '../helpers/avro-official.js';
 import { committedTable, completedWrites, expectedOf, fixtureTable, onlyFileGroup, tempDir } from '../helpers/fixtures.js';
 import { requireS3, s3TablePath, uploadTable } from '../helpers/s3.js';
+import { clusteringPlanOf } from '../helpers/synthetic-table.js';
 
 /** v6_nonpartitioned: two commits of one file group, four rows. */
 const NONPARTITIONED = (() => {
@@ -466,35 +461,7 @@ describe('an interrupted rollback is finished, not repeated', () => {
 
 describe('failed clustering', () => {
   async function simulateFailedClustering(storage: Storage): Promise<FailedWrite> {
-    const requested: HoodieRequestedReplaceMetadata = {
-      operationType: 'CLUSTER',
-      clusteringPlan: {
-        inputGroups: [
-          {
-            slices: [
-              {
-                dataFilePath: NONPARTITIONED.latestBaseFile,
-                deltaFilePaths: [],
-                fileId: NONPARTITIONED.fileId,
-                partitionPath: '',
-                bootstrapFilePath: '',
-                version: 1,
-              },
-            ],
-            metrics: {},
-            numOutputFileGroups: 1,
-            extraMetadata: null,
-            version: 1,
-          },
-        ],
-        strategy: { strategyClassName: 'org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy', strategyParams: {}, version: 1 },
-        extraMetadata: {},
-        version: 1,
-        preserveHoodieMetadata: true,
-      },
-      extraMetadata: {},
-      version: 1,
-    };
+    const requested = clusteringPlanOf([{ dataFilePath: NONPARTITIONED.latestBaseFile, fileId: NONPARTITIONED.fileId, partitionPath: '' }]);
     await createRequested(storage, TIMELINE_LAYOUT_1, FAILED, 'replacecommit', encodeTimelineAvro('requestedReplace', requested));
     await transitionToInflight(storage, TIMELINE_LAYOUT_1, FAILED, 'replacecommit');
     const files = await writeDataFiles(storage, FAILED, [{ partitionPath: '', fileId: NEW_FILE_ID, copyOf: NONPARTITIONED.latestBaseFile, marker: 'CREATE' }]);

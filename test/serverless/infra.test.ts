@@ -503,3 +503,25 @@ test('the template: the state machine may start, describe and stop its own child
   const globals = (template['Globals'] as Record<string, Record<string, Record<string, Record<string, Json>>>>)['Function']!['Environment']!['Variables']!;
   assert.deepEqual(globals[LAMBDA_CONCURRENCY_ENV], { Ref: 'ClusteringLambdaConcurrency' });
 });
+
+test("the template: table paths refuse IAM wildcards, registered paths and buckets are validated, ARNs take the stack's partition", () => {
+  const template = templateJson();
+  const parameters = template['Parameters']! as Record<string, { AllowedPattern?: string; Default?: string }>;
+  const accepts = (name: string, value: string) => new RegExp(parameters[name]!.AllowedPattern!).test(value);
+  assert.ok(accepts('TablePrefix', 'tables/users'));
+  for (const bad of ['tables/*', 'tables/us?rs', '*', 'a//b', '/a', 'a/']) assert.ok(!accepts('TablePrefix', bad), `TablePrefix ${bad}`);
+  // A CommaDelimitedList's pattern applies to each item; the empty default must pass it.
+  for (const good of ['', 'bucket-1/tables/users', 'my.bucket/a/b']) assert.ok(accepts('RegisteredTablePaths', good), `RegisteredTablePaths ${good}`);
+  for (const bad of ['s3://bucket/t', 'bucket', 'bucket/', 'bucket/t/', 'bucket/t*', 'bucket/t?', 'Bucket/t']) {
+    assert.ok(!accepts('RegisteredTablePaths', bad), `RegisteredTablePaths ${bad}`);
+  }
+  for (const good of ['', 'bucket-1']) assert.ok(accepts('RegisteredBuckets', good));
+  for (const bad of ['s3://bucket', 'bucket/t', 'b*']) assert.ok(!accepts('RegisteredBuckets', bad), `RegisteredBuckets ${bad}`);
+  // Every ARN the template builds names the stack's partition: a literal "arn:aws:" only as the standard partition's
+  // branch beside aws-cn and aws-us-gov (a join's delimiter cannot be a !Sub).
+  const resources = JSON.stringify(template['Resources']);
+  const literal = resources.match(/arn:aws[a-z-]*:/g) ?? [];
+  assert.equal(literal.filter((arn) => arn === 'arn:aws:').length, literal.filter((arn) => arn === 'arn:aws-cn:').length);
+  assert.equal(literal.filter((arn) => arn === 'arn:aws-cn:').length, literal.filter((arn) => arn === 'arn:aws-us-gov:').length);
+  assert.ok(resources.includes('arn:${AWS::Partition}:s3:::${TableBucket}'));
+});

@@ -16,8 +16,8 @@
  * M batches per seed (`FUZZ_SEEDS=200 node --import tsx --test test/writer/fuzz.test.ts`).
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { seededRandom } from '../../lib/cli/generate.js';
 import { InputError } from '../../lib/errors.js';
@@ -26,6 +26,7 @@ import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { tableBytes } from '../helpers/paths.js';
 
 const SEEDS = Number(process.env['FUZZ_SEEDS'] ?? 4);
 const BATCHES = Number(process.env['FUZZ_BATCHES'] ?? 6);
@@ -105,15 +106,6 @@ function combined(batch: readonly FuzzRecord[]): Map<number, FuzzRecord> {
   return byKey;
 }
 
-function listing(table: string): string[] {
-  if (!existsSync(table)) return [];
-  return readdirSync(table, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name))
-    .map((path) => `${relative(table, path)} ${readFileSync(path).toString('base64')}`)
-    .sort();
-}
-
 let inputs = 0;
 async function write(table: string, records: readonly FuzzRecord[] | readonly object[], operation: WriteOptions['operation']) {
   const file = join(tempDir(), `fuzz-${inputs++}.jsonl`);
@@ -174,9 +166,9 @@ describe('writer fuzz: random batches against a model', () => {
         if (random() < 0.25) {
           refused++;
           if (adding !== undefined) added.delete(adding);
-          const before = listing(table);
+          const before = tableBytes(table);
           await assert.rejects(write(table, badBatch(random, records), 'upsert'), InputError, `seed ${seed} batch ${batch}`);
-          assert.deepEqual(listing(table), before, `seed ${seed} batch ${batch}: a refused batch changed the table`);
+          assert.deepEqual(tableBytes(table), before, `seed ${seed} batch ${batch}: a refused batch changed the table`);
           continue;
         }
         const operation = random() < 0.3 ? 'delete' : 'upsert';

@@ -4,20 +4,22 @@
  * as it was. Hudi 0.15's own behaviour for each case is in the comments (checked with Spark 3.5.1 + Hudi 0.15.0).
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
-import { ColumnNameError, HudiError, InputError } from '../../lib/errors.js';
+import { ColumnNameError, HudiError, InputError, NestingDepthError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/index.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
+import { MAX_NESTING_DEPTH } from '../../lib/table/schema.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import { duckdb } from '../helpers/duckdb.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { tableBytes } from '../helpers/paths.js';
 
 const PROPS: Record<string, string> = {
   'hoodie.table.name': 't',
@@ -47,40 +49,25 @@ async function write(
   });
 }
 
-/** Every file under the table (timeline, markers, heartbeats, locks and data), relative, sorted. */
-function listing(table: string): string[] {
-  if (!existsSync(table)) return [];
-  return readdirSync(table, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => relative(table, join(entry.parentPath, entry.name)))
-    .sort();
-}
-
 async function rows(table: string): Promise<Record<string, unknown>[]> {
   const { rows: read } = await readSnapshot(await HudiTable.open(openStorage(table)));
   return read.sort((a, b) => String(a['id']).localeCompare(String(b['id'])));
 }
 
-/** The write is refused with one InputError matching `message`, and not one file of the table changed. */
+/** The write is refused with one InputError matching `message`, and not one byte of the table changed. */
 async function assertRefused(
   table: string,
   attempt: () => Promise<unknown>,
   message: RegExp,
   errorClass: abstract new (...args: never[]) => HudiError = InputError,
 ): Promise<void> {
-  const before = listing(table);
-  const sizes = before.map((file) => statSync(join(table, file)).size);
+  const before = tableBytes(table);
   await assert.rejects(attempt(), (error: unknown) => {
     assert.ok(error instanceof errorClass, `expected ${errorClass.name}, got ${String(error)}`);
     assert.match((error as Error).message, message);
     return true;
   });
-  assert.deepEqual(listing(table), before, 'no file was added or removed');
-  assert.deepEqual(
-    before.map((file) => statSync(join(table, file)).size),
-    sizes,
-    'no file changed size',
-  );
+  assert.deepEqual(tableBytes(table), before, 'the table, timeline included, is byte for byte as it was');
 }
 
 // Partition values that do not look like dates: DuckDB would infer a DATE column from "2024-01-01".
@@ -725,6 +712,101 @@ describe('writer input: column names a Hudi table cannot hold (ColumnNameError)'
       (await rows(fresh)).map((r) => [r['name'], r['name_1']]),
       [['a', 'b']],
     );
+  });
+});
+
+describe("writer input: CSV cells are strings unless the table types them, as Spark's CSV reader reads them", () => {
+  it('a new table from CSV has string columns only; a table typed by JSON takes CSV cells as its types', async () => {
+    const csv = join(tempDir(), 'input.csv');
+    writeFileSync(csv, 'id,name,ts,note,dt\n1,007,2,2024-01-01T10:00:00Z,2024-01-01\n2,true,3,1.50,2024-01-02\n');
+    const fresh = join(tempDir(), 't');
+    await write(fresh, csv, { format: 'csv' });
+    const schema = (await (await HudiTable.open(openStorage(fresh))).schema())!.schema;
+    assert.deepEqual(
+      schema.fields.map((field) => [field.name, field.type]),
+      ['id', 'name', 'ts', 'note', 'dt'].map((name) => [name, ['null', 'string']]),
+    );
+    assert.deepEqual(
+      (await rows(fresh)).map((row) => [row['id'], row['name'], row['ts'], row['note'], row['dt']]),
+      [
+        ['1', '007', '2', '2024-01-01T10:00:00Z', '2024-01-01'],
+        ['2', 'true', '3', '1.50', '2024-01-02'],
+      ],
+    );
+    const typed = await baseTable();
+    const update = join(tempDir(), 'update.csv');
+    writeFileSync(update, 'id,name,ts,note,dt\n1,007,2,x,p1\n');
+    await write(typed, update, { format: 'csv' });
+    assert.deepEqual(
+      (await rows(typed)).map((row) => [row['id'], row['name'], row['ts']]),
+      [
+        [1, '007', 2],
+        [2, 'b', 1],
+      ],
+    );
+  });
+});
+
+describe('writer input: a malformed JSON line is named by its own line number', () => {
+  const good = (id: number) => JSON.stringify({ id, name: 'n', ts: 1, note: 'x', dt: 'p1' });
+
+  it('a truncated line 3 is line 3 (DuckDB names the line after it), on a new table and an existing one', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'bad.jsonl');
+    writeFileSync(file, `${good(1)}\n${good(2)}\n{"id": 3, "name": "c"\n${good(4)}\n`);
+    const fresh = join(dir, 't');
+    const message = /bad\.jsonl: cannot read the input as jsonl: line 3 is not one JSON object: .*\(column \d+\)/;
+    await assertRefused(fresh, () => write(fresh, file), message);
+    const table = await baseTable();
+    await assertRefused(table, () => write(table, file), message);
+  });
+
+  it('a bad line past the lines DuckDB samples for types is named too', async () => {
+    const file = join(tempDir(), 'late.jsonl');
+    const lines = Array.from({ length: 25_000 }, (_, i) => good(i + 1));
+    lines[23_999] = '{"id": 24000, "name": "x",, "ts": 1}';
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const table = await baseTable();
+    await assertRefused(table, () => write(table, file), /late\.jsonl: cannot read the input as jsonl: line 24000 is not one JSON object/);
+  });
+});
+
+describe('writer input: nesting beyond MAX_NESTING_DEPTH is refused at the schema gate', () => {
+  /** One JSON line whose column `n` nests `depth` structs (or lists of structs) around a number, as text. */
+  function nested(depth: number, id: number, list = false): string {
+    const file = join(tempDir(), `nested-${depth}.jsonl`);
+    const open = list ? '[{"a":' : '{"a":';
+    const close = list ? '}]' : '}';
+    writeFileSync(file, `{"id":${id},"name":"n","ts":1,"note":"x","dt":"p1","n":${open.repeat(depth)}1${close.repeat(depth)}}\n`);
+    return file;
+  }
+
+  for (const depth of [300, 3000]) {
+    it(`a struct nested ${depth} deep is refused, naming the limit, on a new table and an existing one`, async () => {
+      const fresh = join(tempDir(), 't');
+      const limit = new RegExp(`column "n\\.a\\.a.*" is nested ${depth} levels deep, beyond the ${MAX_NESTING_DEPTH} levels a table takes .*flatten the value`);
+      await assertRefused(fresh, () => write(fresh, nested(depth, 1)), limit, NestingDepthError);
+      const table = await baseTable({ 'hoodie.write.set.null.for.missing.columns': 'true' });
+      await assertRefused(
+        table,
+        () => write(table, nested(depth, 1), { props: { 'hoodie.write.set.null.for.missing.columns': 'true' } }),
+        limit,
+        NestingDepthError,
+      );
+    });
+  }
+
+  it(`${MAX_NESTING_DEPTH} levels are written and upserted (lists count as levels too: one more is refused)`, async () => {
+    const table = join(tempDir(), 't');
+    await write(table, nested(MAX_NESTING_DEPTH, 1), { operation: 'insert' });
+    await write(table, nested(MAX_NESTING_DEPTH, 1));
+    await write(table, nested(MAX_NESTING_DEPTH, 2));
+    assert.deepEqual(
+      (await rows(table)).map((row) => row['id']),
+      [1, 2],
+    );
+    const lists = join(tempDir(), 't');
+    await assertRefused(lists, () => write(lists, nested(MAX_NESTING_DEPTH / 2 + 1, 1, true)), /nested 102 levels deep/, NestingDepthError);
   });
 });
 

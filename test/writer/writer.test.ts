@@ -24,7 +24,9 @@ import { duckdb } from '../helpers/duckdb.js';
 import { fixtureTable, tempDir } from '../helpers/fixtures.js';
 import { runKilledWrite } from '../helpers/killed-write.js';
 import { independentLatestBaseFiles, pyarrowFileInfo, pyarrowRead } from '../helpers/oracle.js';
+import { tableBytes } from '../helpers/paths.js';
 import { requireS3, s3TablePath } from '../helpers/s3.js';
+import { clusteringPlanOf } from '../helpers/synthetic-table.js';
 
 const USERS_PROPS = new Map([
   ['hoodie.table.name', 'users'],
@@ -569,34 +571,17 @@ describe('writer: concurrency and failures', () => {
     assert.equal(oracleById(table).size, 50);
   });
 
-  it('an upsert into a file group in a pending clustering plan is refused (updates strategy reject)', async () => {
+  it('an upsert into a file group in a pending clustering plan is refused before its instant exists (updates strategy reject)', async () => {
     const table = join(tempDir(), 'users');
     const seed = users(20, 7, 1, '2024-01-01', 1);
     const first = await write(table, seed, 'insert');
     const stat = first.stats[0]!;
-    const plan = encodeTimelineAvro('requestedReplace', {
-      operationType: 'CLUSTER',
-      clusteringPlan: {
-        inputGroups: [
-          {
-            slices: [
-              { dataFilePath: stat.path, deltaFilePaths: [], fileId: stat.fileId, partitionPath: stat.partitionPath, bootstrapFilePath: '', version: 1 },
-            ],
-            metrics: {},
-            numOutputFileGroups: 1,
-            extraMetadata: null,
-            version: 1,
-          },
-        ],
-        strategy: { strategyClassName: 'org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy', strategyParams: {}, version: 1 },
-        extraMetadata: {},
-        version: 1,
-        preserveHoodieMetadata: true,
-      },
-      extraMetadata: {},
-      version: 1,
-    });
+    const plan = encodeTimelineAvro(
+      'requestedReplace',
+      clusteringPlanOf([{ dataFilePath: stat.path ?? '', fileId: stat.fileId, partitionPath: stat.partitionPath }]),
+    );
     writeFileSync(join(table, '.hoodie/20990101000000000.replacecommit.requested'), plan);
+    const before = tableBytes(table);
     await assert.rejects(
       write(
         table,
@@ -605,6 +590,7 @@ describe('writer: concurrency and failures', () => {
       ),
       (error: unknown) => error instanceof ConflictError && /pending clustering plan/.test(error.message),
     );
+    assert.deepEqual(tableBytes(table), before, 'no instant, rollback or marker: the table is byte for byte as it was');
     assert.equal((await snapshotById(table)).get(seed[0]!.id)?.['name'], seed[0]!.name);
   });
 

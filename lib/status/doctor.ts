@@ -1,0 +1,178 @@
+/**
+ * `hudi-serverless doctor <table>`, a first version of the check a user runs when something looks wrong: the files
+ * the timeline names exist, the metadata table agrees with storage, pending instants and whether their writers are
+ * alive (failed writes to heal, abandoned plans), and the small-file share per partition. Each finding has a
+ * severity and names its repair; it reads only.
+ */
+import { HudiError, MissingFileError } from '../errors.js';
+import { checkMetadataTable } from '../metadata/check.js';
+import { pendingWriterAlive } from '../rollback/rollback.js';
+import type { HudiTable } from '../table/table.js';
+import { parseInstantTime } from '../timeline/instant.js';
+import { tableStatus } from './status.js';
+
+export type Severity = 'info' | 'warning' | 'error';
+
+export interface Finding {
+  readonly severity: Severity;
+  /** Which check found it: missing-files, metadata-table, pending-instant, small-files. */
+  readonly check: string;
+  /** What it is about: a file, an instant, a partition. */
+  readonly subject: string;
+  readonly finding: string;
+  /** What to do about it (undefined for an info that needs nothing). */
+  readonly repair: string | undefined;
+}
+
+export interface DoctorReport {
+  readonly path: string;
+  readonly findings: readonly Finding[];
+  /** The worst severity found; 'info' when the table is healthy. */
+  readonly worst: Severity;
+}
+
+export interface DoctorOptions {
+  readonly now?: Date;
+  /** A pending plan (clustering, compaction) older than this is reported as abandoned. */
+  readonly abandonedPlanMs?: number;
+  /** Partitions where small files are more than this share of the files (and at least two) are reported. */
+  readonly smallFileShare?: number;
+}
+
+const DAY_MS = 86_400_000;
+/** Pending actions a rollback undoes when their writer is gone (a failed write, clustering or compaction). */
+const WRITE_ACTIONS: ReadonlySet<string> = new Set(['commit', 'deltacommit', 'replacecommit', 'compaction']);
+const RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2 };
+
+/** Exit status by the worst finding: 0 healthy, 3 warnings, 4 errors (1 and 2 stay the CLI's failure and usage). */
+export function doctorExitCode(report: DoctorReport): number {
+  return report.worst === 'error' ? 4 : report.worst === 'warning' ? 3 : 0;
+}
+
+export async function doctorTable(table: HudiTable, options: DoctorOptions = {}): Promise<DoctorReport> {
+  const now = options.now ?? new Date();
+  const findings: Finding[] = [];
+  const cli = `hudi-serverless`;
+  const path = table.storage.uri;
+
+  let status: Awaited<ReturnType<typeof tableStatus>> | undefined;
+  try {
+    status = await tableStatus(table, { now });
+  } catch (error) {
+    if (!(error instanceof MissingFileError)) throw error;
+    for (const file of error.missing) {
+      findings.push({
+        severity: 'error',
+        check: 'missing-files',
+        subject: file.path,
+        finding: `the latest file of its file group, written by instant ${file.instantTime}, is missing from storage`,
+        repair: `restore the file (a backup or an object version), or roll the table back to before ${file.instantTime} with Hudi (CALL rollback_to_instant)`,
+      });
+    }
+  }
+
+  const metadata = await checkMetadataTable(table.storage).catch((error: unknown) => {
+    if (error instanceof HudiError) {
+      findings.push({
+        severity: 'error',
+        check: 'metadata-table',
+        subject: '.hoodie/metadata',
+        finding: error.message,
+        repair: `${cli} metadata ${path} drop`,
+      });
+      return undefined;
+    }
+    throw error;
+  });
+  if (metadata !== undefined) {
+    const repair = `${cli} metadata ${path} drop (the next Hudi write rebuilds it)`;
+    for (const file of metadata.missingFromStorage)
+      findings.push({ severity: 'error', check: 'metadata-table', subject: file, finding: 'the metadata table lists it; storage lacks it', repair });
+    for (const file of metadata.missingFromMetadata)
+      findings.push({ severity: 'error', check: 'metadata-table', subject: file, finding: 'a committed base file the metadata table does not list', repair });
+    for (const log of metadata.stranded) {
+      findings.push({
+        severity: 'error',
+        check: 'metadata-table',
+        subject: log.path,
+        finding: `log blocks of instant(s) ${log.instants.join(', ')} written onto a superseded slice (the latest begins at ${log.latestBaseInstant})`,
+        repair,
+      });
+    }
+    for (const problem of metadata.problems)
+      findings.push({ severity: 'warning', check: 'metadata-table', subject: '.hoodie/metadata', finding: problem, repair });
+  }
+
+  const abandonedMs = options.abandonedPlanMs ?? DAY_MS;
+  for (const instant of table.timeline.pending()) {
+    const subject = `${instant.time}.${instant.action}.${instant.state.toLowerCase()}`;
+    const plan = instant.state === 'REQUESTED' && (instant.action === 'replacecommit' || instant.action === 'compaction');
+    if (plan) {
+      const started = parseInstantTime(instant.time, table.config.timelineTimeZone)?.getTime();
+      const old = started !== undefined && now.getTime() - started > abandonedMs;
+      const run = instant.action === 'compaction' ? 'compact' : 'cluster';
+      findings.push({
+        severity: old ? 'warning' : 'info',
+        check: 'pending-instant',
+        subject,
+        finding: old
+          ? `a ${instant.action} plan requested more than ${Math.round(abandonedMs / 3_600_000)} h ago and never executed`
+          : `a ${instant.action} plan waiting to run`,
+        repair: old ? `${cli} ${run} ${path} --mode execute --instant ${instant.time}, or ${cli} rollback ${path} ${instant.time}` : undefined,
+      });
+      continue;
+    }
+    if (instant.action === 'clean') {
+      findings.push({
+        severity: 'info',
+        check: 'pending-instant',
+        subject,
+        finding: 'a clean not finished',
+        repair: `${cli} clean ${path} (finishes it first)`,
+      });
+      continue;
+    }
+    if (!WRITE_ACTIONS.has(instant.action)) {
+      findings.push({ severity: 'info', check: 'pending-instant', subject, finding: `a pending ${instant.action}`, repair: undefined });
+      continue;
+    }
+    const alive = await pendingWriterAlive(table.storage, instant.time, table.config.timelineTimeZone, { now });
+    findings.push(
+      alive === undefined
+        ? {
+            severity: 'warning',
+            check: 'pending-instant',
+            subject,
+            finding: 'a failed write: no live writer (no heartbeat within the expiry)',
+            repair: `${cli} rollback ${path} ${instant.time} (the next write heals it too with hoodie.cleaner.policy.failed.writes=EAGER)`,
+          }
+        : { severity: 'info', check: 'pending-instant', subject, finding: `in progress: ${alive}`, repair: undefined },
+    );
+  }
+
+  const share = options.smallFileShare ?? 0.5;
+  for (const partition of status?.partitions ?? []) {
+    if (partition.smallFiles < 2 || partition.smallFiles / partition.files <= share) continue;
+    findings.push({
+      severity: 'warning',
+      check: 'small-files',
+      subject: partition.partition || '(non-partitioned)',
+      finding: `${partition.smallFiles} of ${partition.files} base files are smaller than ${status!.smallFileLimit} bytes (hoodie.parquet.small.file.limit)`,
+      repair: `${cli} cluster ${path} --mode scheduleAndExecute`,
+    });
+  }
+
+  const worst = findings.reduce<Severity>((max, f) => (RANK[f.severity] > RANK[max] ? f.severity : max), 'info');
+  return { path, findings, worst };
+}
+
+export function formatDoctorReport(report: DoctorReport): string {
+  const warnings = report.findings.filter((f) => f.severity === 'warning').length;
+  const errors = report.findings.filter((f) => f.severity === 'error').length;
+  const lines = [`${report.path}: ${errors} error(s), ${warnings} warning(s)${report.findings.length === 0 ? ', nothing found' : ''}`];
+  for (const f of report.findings) {
+    lines.push(`  ${f.severity.padEnd(7)}  ${f.check.padEnd(15)}  ${f.subject}: ${f.finding}`);
+    if (f.repair !== undefined) lines.push(`  ${''.padEnd(7)}  ${''.padEnd(15)}  repair: ${f.repair}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
