@@ -43,6 +43,19 @@ const SYNC_PROPS: Record<string, string> = {
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
+/** Write properties of a table keyed by id, partitioned by dt, synced to `database` after each commit. */
+function syncedTableProps(tableName: string, database: string, extra: Record<string, string> = {}): Map<string, string> {
+  return new Map<string, string>([
+    ['hoodie.table.name', tableName],
+    ['hoodie.datasource.write.recordkey.field', 'id'],
+    ['hoodie.datasource.write.partitionpath.field', 'dt'],
+    ['hoodie.datasource.write.precombine.field', 'ts'],
+    ['hoodie.datasource.hive_sync.database', database],
+    ...Object.entries(SYNC_PROPS),
+    ...Object.entries(extra),
+  ]);
+}
+
 function glue(): GlueClient {
   return glueClientFor({ region: undefined, endpoint: undefined });
 }
@@ -78,14 +91,7 @@ describe('Glue Data Catalog sync against moto', () => {
     const tablePath = await s3TablePath('glue_sync');
     const tableName = `events_${randomUUID().slice(0, 6)}`;
     const database = `db_${randomUUID().slice(0, 6)}`;
-    const props = new Map<string, string>([
-      ['hoodie.table.name', tableName],
-      ['hoodie.datasource.write.recordkey.field', 'id'],
-      ['hoodie.datasource.write.partitionpath.field', 'dt'],
-      ['hoodie.datasource.write.precombine.field', 'ts'],
-      ['hoodie.datasource.hive_sync.database', database],
-      ...Object.entries(SYNC_PROPS),
-    ]);
+    const props = syncedTableProps(tableName, database);
 
     // 1. The first commit creates the database, the table and its partition.
     const first = await ingest(tablePath, props, [
@@ -237,24 +243,12 @@ describe('Glue Data Catalog sync against moto', () => {
     const tablePath = await s3TablePath('glue_sync_v9');
     const tableName = `events_v9_${randomUUID().slice(0, 6)}`;
     const database = `db_${randomUUID().slice(0, 6)}`;
-    const props = new Map<string, string>([
-      ['hoodie.table.name', tableName],
-      ['hoodie.datasource.write.recordkey.field', 'id'],
-      ['hoodie.datasource.write.partitionpath.field', 'dt'],
-      ['hoodie.datasource.write.precombine.field', 'ts'],
-      ['hoodie.write.table.version', '9'],
-      ['hoodie.metadata.enable', 'false'],
-      ['hoodie.datasource.hive_sync.database', database],
-      ...Object.entries(SYNC_PROPS),
-    ]);
+    const props = syncedTableProps(tableName, database, { 'hoodie.write.table.version': '9', 'hoodie.metadata.enable': 'false' });
     const first = await ingest(tablePath, props, [{ id: 'a', ts: 1, name: 'x', dt: '2024-01-01' }]);
     assert.equal(first.catalogSync?.status, 'SYNCED', JSON.stringify(first.catalogSync));
     assert.equal((await HudiTable.open(openStorage(tablePath))).config.version, 9);
     const second = await ingest(tablePath, props, [{ id: 'b', ts: 2, name: 'y', dt: '2024-01-02' }]);
-    assert.ok(
-      second.catalogSync?.status === 'SYNCED' && second.catalogSync.result.partitionSync === 'incremental',
-      JSON.stringify(second.catalogSync),
-    );
+    assert.ok(second.catalogSync?.status === 'SYNCED' && second.catalogSync.result.partitionSync === 'incremental', JSON.stringify(second.catalogSync));
     assert.deepEqual(
       (await partitionsOf(database, tableName)).map((p) => p.Values),
       [['2024-01-01'], ['2024-01-02']],
