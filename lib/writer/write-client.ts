@@ -576,7 +576,7 @@ async function writeToTable(context: WriteContext): Promise<WriteResult> {
   const progress = options.onProgress ?? (() => {});
   const action = writeActionOf(table);
   const completedAtStart = new Set(table.timeline.completed().map((i) => `${i.time}.${i.action}`));
-  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map<string, string>());
+  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map<string, string>(), 'write');
   const instantTime = await requestWriteInstant(context, action, metadataTable);
   const { payload } = prepared;
   progress(

@@ -1,0 +1,100 @@
+/**
+ * MetadataTable1x on the metadata tables Hudi 1.0.2 and 1.1.1 wrote (test/fixtures/hudi-1x-metadata/): what it
+ * refuses by name before anything is written (other services, a due compaction or archival, an index it does not
+ * keep, a commit replacing file groups), and a deltacommit it writes in layout 2 that reader-1x reads back.
+ * test/interop/hudi-1x-metadata-writes.test.ts judges the writes against Spark.
+ */
+import assert from 'node:assert/strict';
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { MetadataTableError } from '../../lib/errors.js';
+import { MetadataTable1x } from '../../lib/metadata/metadata-table-1x.js';
+import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
+import { LocalStorage } from '../../lib/storage/local.js';
+import { readTableConfig } from '../../lib/table/config.js';
+import type { CommitMetadata } from '../../lib/timeline/commit-metadata.js';
+import { tempDir } from '../helpers/paths.js';
+
+const FIXTURES = join(import.meta.dirname, '../fixtures/hudi-1x-metadata');
+
+function copy(release: string): string {
+  const path = join(tempDir(`mdt1x-write-${release}-`), 'table');
+  cpSync(join(FIXTURES, release), path, { recursive: true });
+  return path;
+}
+
+async function open(path: string): Promise<MetadataTable1x> {
+  const storage = new LocalStorage(path);
+  const table = await MetadataTable1x.open(storage, await readTableConfig(storage));
+  assert.ok(table !== undefined);
+  return table;
+}
+
+const problemsOf = (table: MetadataTable1x, options: Parameters<MetadataTable1x['problems']>[0]) => table.problems(options).map((p) => p.problem);
+
+for (const release of ['1.0.2', '1.1.1']) {
+  describe(`MetadataTable1x on Hudi ${release}'s metadata table`, () => {
+    it('keeps it for a write, and names what it does not keep', async () => {
+      const table = await open(copy(release));
+      assert.deepEqual(problemsOf(table, { operation: 'write' }), []);
+      assert.match(problemsOf(table, { operation: 'other' }).join('\n'), /only for copy-on-write write commits/);
+      const compaction = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.metadata.compact.max.delta.commits', '3']]) });
+      assert.match(compaction.join('\n'), /compaction is due \(5 deltacommits/);
+      const archival = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.keep.max.commits', '2']]) });
+      assert.match(archival.join('\n'), /archival may be due/);
+      const clean = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.cleaner.commits.retained', '1']]) });
+      assert.deepEqual(clean, [], 'the metadata cleaner retains at least 20 commits');
+    });
+
+    it('refuses an index partition it does not keep, by name', async () => {
+      const path = copy(release);
+      const properties = join(path, '.hoodie/hoodie.properties');
+      writeFileSync(
+        properties,
+        readFileSync(properties, 'utf8').replace(
+          /^hoodie\.table\.metadata\.partitions=.*$/m,
+          'hoodie.table.metadata.partitions=column_stats,files,partition_stats,record_index',
+        ),
+      );
+      const table = await open(path);
+      assert.throws(
+        () => table.assertMaintainable('a write', { operation: 'write' }),
+        (error: unknown) => {
+          assert.ok(error instanceof MetadataTableError && /"record_index" partition/.test(error.message), String(error));
+          return true;
+        },
+      );
+    });
+
+    it('writes a layout-2 deltacommit with one log file per touched file group, which reader-1x reads', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      const table = await open(path);
+      const instant = '20261206120000000';
+      const metadata: CommitMetadata = {
+        partitionToWriteStats: {},
+        compacted: false,
+        extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
+        operationType: 'UPSERT',
+      };
+      const result = await table.commit(instant, metadata);
+      const timeline = readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline'));
+      assert.ok(timeline.includes(`${instant}.deltacommit.requested`) && timeline.includes(`${instant}.deltacommit.inflight`));
+      assert.ok(timeline.includes(`${instant}_${result.completionTime}.deltacommit`), timeline.join(', '));
+      assert.deepEqual(
+        result.logFiles.map((log) => log.path),
+        [`files/.files-0000-0_${instant}.log.1_0-1-0`],
+      );
+      const contents = await readMetadataTable1x(storage, { completedDataInstants: new Set(), pendingDataInstants: new Set() });
+      assert.equal(contents.queryInstant, instant);
+      assert.ok(contents.partitions.get('files')?.has('__all_partitions__'));
+
+      const before = readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort();
+      const replace: CommitMetadata = { ...metadata, partitionToReplaceFileIds: { '2024-01-01': ['f1'] }, operationType: 'CLUSTER' };
+      await assert.rejects((await open(path)).commit('20261206120000001', replace), MetadataTableError);
+      await assert.rejects((await open(path)).commit(instant, metadata), MetadataTableError);
+      assert.deepEqual(readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort(), before);
+    });
+  });
+}
