@@ -136,6 +136,16 @@ export async function removeMetadataTableDeltaCommit(storage: Storage, instantTi
 }
 
 /**
+ * Before a rollback writes anything (its plan, or the inflight of a resumed one): refuse a table whose metadata table
+ * this build cannot roll back with it. A 1.x metadata table needs Hudi 1.x's rollback deltacommit, which is not
+ * built; the 0.x one is handled by removeMetadataTableDeltaCommit.
+ */
+export async function assertRollbackKeepsMetadataTable(storage: Storage, what: string, config: TableConfig): Promise<void> {
+  if (!HUDI_1X_TABLE_VERSIONS.includes(config.version)) return;
+  (await MetadataTable1x.open(storage, config))?.assertMaintainable(what, { operation: 'other' });
+}
+
+/**
  * For steps that write no commit themselves but lead to one (clustering schedule / execute, an ingest before its
  * claim): refuse, before any work, a metadata table the commit could not keep. With hoodie.metadata.enable=false the
  * commit drops the metadata table first, so nothing is refused. `config` is hoodie.properties if already read.

@@ -1,7 +1,7 @@
 /**
  * MetadataTable1x on the metadata tables Hudi 1.0.2 and 1.1.1 wrote (test/fixtures/hudi-1x-metadata/): what it
- * refuses by name before anything is written (other services, a due compaction or archival, an index it does not
- * keep, a commit replacing file groups), and a deltacommit it writes in layout 2 that reader-1x reads back.
+ * refuses by name before anything is written (other services and rollbacks, a due compaction or archival, an index
+ * it does not keep, a commit replacing file groups), and a deltacommit it writes in layout 2 that reader-1x reads back.
  * test/interop/hudi-1x-metadata-writes.test.ts judges the writes against Spark.
  */
 import assert from 'node:assert/strict';
@@ -9,6 +9,7 @@ import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MetadataTableError } from '../../lib/errors.js';
+import { assertRollbackKeepsMetadataTable } from '../../lib/metadata/commit-path.js';
 import { MetadataTable1x } from '../../lib/metadata/metadata-table-1x.js';
 import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import { LocalStorage } from '../../lib/storage/local.js';
@@ -45,6 +46,11 @@ for (const release of ['1.0.2', '1.1.1']) {
       assert.match(archival.join('\n'), /archival may be due/);
       const clean = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.cleaner.commits.retained', '1']]) });
       assert.deepEqual(clean, [], 'the metadata cleaner retains at least 20 commits');
+    });
+
+    it('refuses rollbacks before their plan is written (their 1.x deltacommit is not built)', async () => {
+      const storage = new LocalStorage(copy(release));
+      await assert.rejects(assertRollbackKeepsMetadataTable(storage, 'rolling back 1', await readTableConfig(storage)), MetadataTableError);
     });
 
     it('refuses an index partition it does not keep, by name', async () => {
