@@ -57,7 +57,7 @@ async function openEither(storage: Storage, config: TableConfig): Promise<Metada
 
 /**
  * The metadata-table side of one commit, with the user's Hudi write properties. `operation` says what the commit
- * is ('write' for the writer's commits); a 1.x metadata table is kept for writes only, anything else refused.
+ * is ('write' for the writer's commits, 'clean'); a 1.x metadata table is kept for those only, anything else refused.
  */
 export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<string, string>, operation: MetadataOperation = 'other'): MetadataTableSession {
   let disabled: MetadataDisableReport | undefined;
@@ -112,7 +112,12 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
     async commitClean(instantTime, metadata, input = {}) {
       const table = await openForCommit(input.lease);
       if (table instanceof MetadataTable1x) {
-        table.assertMaintainable(`completing clean ${instantTime}`, { properties, operation: 'other' });
+        deltaCommit1x = await table.commitClean(instantTime, metadata, {
+          properties,
+          ...(input.tableSchema === undefined ? {} : { tableSchema: input.tableSchema }),
+          ...(input.lease === undefined ? {} : { lease: input.lease }),
+          ...(input.afterStorageWrite === undefined ? {} : { afterStorageWrite: input.afterStorageWrite }),
+        });
         return undefined;
       }
       deltaCommit = table === undefined ? undefined : await table.commitClean(instantTime, metadata, { ...input, properties });

@@ -25,6 +25,7 @@ import {
   type ColumnStatsMetadata,
   columnStatsRecord,
   compareStatsValues,
+  deletedColumnRange,
   type MetadataRecord,
   VALUE_TYPE_ORDINAL,
   type ValueTypeInfo,
@@ -295,6 +296,22 @@ function withStatsFields(record: MetadataRecord, isTightBound: boolean, valueTyp
   if (record.type !== 3 && record.type !== 6) return record;
   const columnStats: ColumnStatsMetadata = { ...record.columnStats, isTightBound, ...(valueType === undefined ? {} : { valueType }) };
   return record.type === 3 ? { ...record, columnStats } : { ...record, columnStats };
+}
+
+/**
+ * A clean's column-stats tombstones for one cleaned file (convertMetadataToColumnStatsRecords of a clean:
+ * HoodieColumnRangeMetadata.stub, no values, counts -1, isDeleted): at index version 2 with value type NULL
+ * (ValueMetadata.getEmptyValueMetadata), at 1 without one.
+ */
+export function cleanColumnStatsRecords1x(
+  partitionPath: string,
+  fileName: string,
+  columns: readonly string[],
+  tableVersion: MetadataTableVersion1x,
+): MetadataRecord[] {
+  const facts = metadataVersionFacts(tableVersion);
+  const valueType = facts.columnStatsIndexVersion === 2 ? { typeOrdinal: VALUE_TYPE_ORDINAL.NULL, additionalInfo: null } : undefined;
+  return columns.map((column) => withStatsFields(columnStatsRecord(partitionPath, deletedColumnRange(fileName, column), true), false, valueType));
 }
 
 /** HoodieTableMetadataUtil.getPartitionStatsIndexKey: ColumnIndexID + PartitionIndexID. */

@@ -5,8 +5,8 @@
  * 1.x records (convert-1x.ts: files, column_stats, partition_stats), completed as `T_<completion>.deltacommit`
  * before the data commit completes.
  *
- * Only those writes are built. Everything else Hudi would do to the metadata table here (its compaction, clean and
- * archival when due, clean / clustering / rollback deltacommits, a re-attempted instant) is refused by name before
+ * Cleans get theirs too (commitClean). Everything else Hudi would do to the metadata table here (its compaction,
+ * clean and archival when due, clustering / rollback deltacommits, a re-attempted instant) is refused by name before
  * anything is written: `problems` lists it, and the session asks before the data instant is requested.
  */
 import { HudiError, MetadataTableError, NotFoundError } from '../errors.js';
@@ -19,6 +19,7 @@ import { PROPERTIES_FILE, type TableConfig } from '../table/config.js';
 import { parseBaseFileName } from '../table/file-system-view.js';
 import { parseJavaProperties } from '../table/properties.js';
 import { HudiTable } from '../table/table.js';
+import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
 import { compareInstantTimes } from '../timeline/instant.js';
@@ -28,8 +29,8 @@ import { createRequested, transitionToCompleted, transitionToInflight } from '..
 import { fileNameOf } from '../util/paths.js';
 import { metadataCleanConfig } from './clean.js';
 import { compactionLimit } from './compaction.js';
-import { commitFilesRecords } from './convert.js';
-import { columnStatsRecords1x, columnsToIndex1x, metadataLogBlock1x, partitionStatsForCommit1x } from './convert-1x.js';
+import { commitFilesRecords, convertCleanMetadata } from './convert.js';
+import { cleanColumnStatsRecords1x, columnStatsRecords1x, columnsToIndex1x, metadataLogBlock1x, partitionStatsForCommit1x } from './convert-1x.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
 import { columnIndexId, partitionIndexId } from './hash-ids.js';
 import { configuredColumnStatsColumns } from './keys.js';
@@ -46,8 +47,8 @@ const INSTANTS_AFTER_COMPACTION_BEFORE_CLEAN = 3;
 const DEFAULT_KEEP_MAX_COMMITS = 30;
 const FOOTER_CONCURRENCY = 16;
 
-/** What a metadata-table change of ours is for: only write commits are built for a 1.x metadata table. */
-export type MetadataOperation = 'write' | 'other';
+/** What a metadata-table change of ours is for: write commits and cleans are built for a 1.x metadata table. */
+export type MetadataOperation = 'write' | 'clean' | 'other';
 
 export interface Metadata1xCommitInput {
   readonly properties?: ReadonlyMap<string, string>;
@@ -158,9 +159,9 @@ export class MetadataTable1x {
     const problems: Problem[] = [...this.openProblems];
     const timelineLocation = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
     const rebuild = 'a Spark write with hoodie.metadata.enable=false deletes it; a later one with the metadata table on rebuilds it';
-    if (options.operation !== 'write') {
+    if (options.operation !== 'write' && options.operation !== 'clean') {
       problems.push({
-        problem: `this build writes a Hudi 1.x metadata table only for copy-on-write write commits; its deltacommits for cleans, clusterings, compactions, rollbacks and archival are not built`,
+        problem: `this build writes a Hudi 1.x metadata table only for copy-on-write write commits and cleans; its deltacommits for clusterings, compactions, rollbacks and archival are not built`,
         fix: 'pass hoodie.metadata.enable=false to drop the metadata table first (Hudi rebuilds it on its next write with the metadata table on), or run this service with Hudi 1.x',
         location: this.storage.uriOf(PROPERTIES_FILE),
       });
@@ -289,17 +290,7 @@ export class MetadataTable1x {
     const properties = input.properties ?? new Map<string, string>();
     this.assertMaintainable(`committing ${instantTime}`, { properties, operation: 'write' });
     const location = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
-    if (this.timeline.instants.some((i) => i.time === instantTime)) {
-      throw new MetadataTableError(
-        `the metadata table already has an instant at ${instantTime}; re-attempting an instant is not built for a 1.x metadata table`,
-        this.partitions,
-        this.inflightPartitions,
-        {
-          location,
-          fix: 'retry the write (a new instant), or let Hudi roll the old attempt back',
-        },
-      );
-    }
+    this.assertNewInstant(instantTime);
     if (metadata.operationType === 'CLUSTER' || Object.keys(metadata.partitionToReplaceFileIds ?? {}).length > 0) {
       throw new MetadataTableError(
         `commit ${instantTime} replaces file groups; this build keeps a 1.x metadata table only for plain write commits`,
@@ -313,6 +304,62 @@ export class MetadataTable1x {
     }
     const records = await this.commitRecords(instantTime, metadata, input);
     return this.writeDeltaCommit(instantTime, records, input);
+  }
+
+  /**
+   * Write the deltacommit mirroring clean `instantTime` (about to complete; `metadata` its clean metadata), as
+   * convertMetadataToRecords of a clean in 1.0.2 and 1.1.1: `files` drops the cleaned files (and removed
+   * partitions), `column_stats` gets a tombstone per cleaned file and indexed column (the table schema's columns:
+   * getColumnsToIndex); partition_stats is not touched.
+   */
+  async commitClean(
+    instantTime: string,
+    metadata: HoodieCleanMetadata,
+    input: Metadata1xCommitInput & { readonly tableSchema?: () => Promise<string | undefined> } = {},
+  ): Promise<Metadata1xCommitResult> {
+    const properties = input.properties ?? new Map<string, string>();
+    this.assertMaintainable(`completing clean ${instantTime}`, { properties, operation: 'clean' });
+    this.assertNewInstant(instantTime);
+    const changes = convertCleanMetadata(metadata, { instantTime, partitions: new Set(['files']), populateMetaFields: this.config.populateMetaFields });
+    const records = new Map<Metadata1xPartition, MetadataRecord[]>([
+      ['files', (changes.get('files') ?? []).flatMap((change) => ('record' in change ? [change.record] : []))],
+    ]);
+    const cleaned = Object.entries(metadata.partitionMetadata).flatMap(([partition, entry]) =>
+      entry.deletePathPatterns.filter((name) => name.endsWith('.parquet')).map((name) => ({ partition, name: fileNameOf(name) })),
+    );
+    if (this.partitions.includes('column_stats') && cleaned.length > 0) {
+      const schema = await input.tableSchema?.();
+      if (schema === undefined) {
+        throw new MetadataTableError(`clean ${instantTime}: the table has no schema to tell the indexed columns by`, this.partitions, this.inflightPartitions, {
+          location: this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER),
+          fix: 'run this clean with Hudi 1.x',
+        });
+      }
+      const configured = configuredColumnStatsColumns(input.properties);
+      const columns = columnsToIndex1x(schema, this.version, {
+        populateMetaFields: this.config.populateMetaFields,
+        ...(configured.length > 0 ? { configured } : {}),
+      });
+      records.set(
+        'column_stats',
+        cleaned.flatMap(({ partition, name }) => cleanColumnStatsRecords1x(partition, name, columns, this.version)),
+      );
+    }
+    return this.writeDeltaCommit(instantTime, records, input);
+  }
+
+  private assertNewInstant(instantTime: string): void {
+    if (this.timeline.instants.some((i) => i.time === instantTime)) {
+      throw new MetadataTableError(
+        `the metadata table already has an instant at ${instantTime}; re-attempting an instant is not built for a 1.x metadata table`,
+        this.partitions,
+        this.inflightPartitions,
+        {
+          location: this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER),
+          fix: 'retry (a new instant), or let Hudi roll the old attempt back',
+        },
+      );
+    }
   }
 
   private async commitRecords(

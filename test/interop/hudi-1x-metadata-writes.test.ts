@@ -3,9 +3,9 @@
  * partition_stats on), judged by Hudi 1.0.2 and 1.1.1 on Spark 3.5.1 (one JVM per release). Spark writes the table;
  * we upsert, insert and delete; after each write Spark reads the same rows as we do with the metadata table on and
  * off, its `hudi_metadata()` equals what our reader-1x reads, `files` lists exactly the committed files in storage,
- * and each deltacommit of ours completed before its data commit. Services we do not keep a 1.x metadata table for
- * (clean, clustering) and a due metadata-table compaction are refused with nothing written; Spark then writes on
- * top until it compacts its metadata table, and we write again after that.
+ * and each deltacommit of ours completed before its data commit; the same after our clean. Services we do not keep
+ * a 1.x metadata table for (clustering, rollback) and a due metadata-table compaction are refused with nothing
+ * written; Spark then writes on top until it compacts its metadata table, and we write again after that.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, writeFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { runClean } from '../../lib/cleaning/clean.js';
 import { MetadataTableError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
-import { assertMetadataTableKeepable } from '../../lib/metadata/index.js';
+import { assertMetadataTableKeepable, assertRollbackKeepsMetadataTable } from '../../lib/metadata/index.js';
 import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
@@ -141,18 +141,31 @@ for (const version of HUDI_1X_VERSIONS) {
       }
     });
 
-    it('clean, clustering and a due metadata compaction are refused by name, nothing written', async () => {
+    it('our clean keeps it: cleaned files leave files, their column stats get tombstones', async () => {
+      const storage = new LocalStorage(table);
+      const retain = new Map([['hoodie.cleaner.commits.retained', '1']]);
+      const result = await runClean(await HudiTable.open(storage), {
+        config: cleanConfigFromProperties(retain),
+        lock: new StorageLockProvider(storage),
+        properties: retain,
+      });
+      assert.equal(result.outcome, 'cleaned');
+      const clean = readdirSync(join(table, '.hoodie/timeline')).find((n) => /^\d{17}_\d{17}\.clean$/.test(n));
+      assert.ok(clean !== undefined);
+      const instant = clean.slice(0, 17);
+      const mdt = readdirSync(join(table, '.hoodie/metadata/.hoodie/timeline')).find((n) => n.startsWith(`${instant}_`) && n.endsWith('.deltacommit'));
+      assert.ok(mdt !== undefined && mdt.slice(18, 35) <= clean.slice(18, 35), `${mdt} completed before ${clean}`);
+      await agree(`our clean ${instant}`);
+    });
+
+    it('clustering, a rollback and a due metadata compaction are refused by name, nothing written', async () => {
       // The table lock's lease files change with every lock taken; nothing else may.
       const files = () => listTree(table).filter((path) => !path.startsWith('.hoodie/.serverless-lock/'));
       const before = files();
       const storage = new LocalStorage(table);
-      const retain = new Map([['hoodie.cleaner.commits.retained', '1']]);
-      await assert.rejects(
-        runClean(await HudiTable.open(storage), { config: cleanConfigFromProperties(retain), lock: new StorageLockProvider(storage), properties: retain }),
-        MetadataTableError,
-      );
-      // What every clustering entry point (schedule, execute, commit) asks first.
+      // What every clustering entry point (schedule, execute, commit) asks first, and every rollback.
       await assert.rejects(assertMetadataTableKeepable(storage, 'a clustering', new Map()), MetadataTableError);
+      await assert.rejects(assertRollbackKeepsMetadataTable(storage, 'a rollback', (await HudiTable.open(storage)).config), MetadataTableError);
       await assert.rejects(ours('upsert', [4], new Map([...OUR_PROPS, ['hoodie.metadata.compact.max.delta.commits', '3']])), (error: unknown) => {
         assert.ok(error instanceof MetadataTableError && /compaction is due/.test(error.message), String(error));
         return true;

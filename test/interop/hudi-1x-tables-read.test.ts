@@ -7,8 +7,8 @@
  * (EVENT_TIME_ORDERING, the default with an ordering field): an insert into base files, upserts and a delete into
  * log files, one upsert ordered before the stored record, a compaction, a compaction left pending with an upsert
  * after it (its log joins the pending compaction's slice by completion time). Merge-on-read with
- * COMMIT_TIME_ORDERING: the later write wins whatever its ordering value. Then a write service (clean, cluster)
- * refuses the table before it writes anything, and `status` reads it.
+ * COMMIT_TIME_ORDERING: the later write wins whatever its ordering value. Then a write service (cluster, compact)
+ * refuses the table before it writes anything (cluster on copy-on-write: its metadata table), and `status` reads it.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -178,7 +178,6 @@ for (const version of HUDI_1X_VERSIONS) {
       const metadataKept =
         /cannot keep the Hudi 1\.[01]\.\d metadata table correct: this build writes a Hudi 1\.x metadata table only for copy-on-write write commits/;
       for (const [path, args, refusal] of [
-        [cow, ['clean', cow], metadataKept],
         [cow, ['cluster', cow, '--mode', 'scheduleAndExecute', '--props', propertiesFile(hudi1xWriteOptions('cow', 'COPY_ON_WRITE'))], metadataKept],
         [
           mor,

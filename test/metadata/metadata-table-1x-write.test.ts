@@ -1,7 +1,8 @@
 /**
  * MetadataTable1x on the metadata tables Hudi 1.0.2 and 1.1.1 wrote (test/fixtures/hudi-1x-metadata/): what it
  * refuses by name before anything is written (other services and rollbacks, a due compaction or archival, an index
- * it does not keep, a commit replacing file groups), and a deltacommit it writes in layout 2 that reader-1x reads back.
+ * it does not keep, a commit replacing file groups), and the deltacommits it writes in layout 2 (a commit's, a
+ * clean's) that reader-1x reads back.
  * test/interop/hudi-1x-metadata-writes.test.ts judges the writes against Spark.
  */
 import assert from 'node:assert/strict';
@@ -14,7 +15,10 @@ import { MetadataTable1x } from '../../lib/metadata/metadata-table-1x.js';
 import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { readTableConfig } from '../../lib/table/config.js';
+import { HudiTable } from '../../lib/table/table.js';
+import type { HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import type { CommitMetadata } from '../../lib/timeline/commit-metadata.js';
+import { latestCommitSchema } from '../../lib/timeline/queries.js';
 import { tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/hudi-1x-metadata');
@@ -101,6 +105,47 @@ for (const release of ['1.0.2', '1.1.1']) {
       await assert.rejects((await open(path)).commit('20261206120000001', replace), MetadataTableError);
       await assert.rejects((await open(path)).commit(instant, metadata), MetadataTableError);
       assert.deepEqual(readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort(), before);
+    });
+
+    it('mirrors a clean: files drops the cleaned file, its column stats are tombstoned and read as absent', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      const data = await HudiTable.open(storage);
+      const instants = { completedDataInstants: new Set(data.timeline.completed().map((i) => i.time)), pendingDataInstants: new Set<string>() };
+      const before = await readMetadataTable1x(storage, instants);
+      const listing = before.partitions.get('files')!;
+      const [partition, record] = [...listing].find(([key]) => key !== '__all_partitions__')!;
+      assert.ok(record.type === 2);
+      const name = [...record.files.keys()].find((file) => file.endsWith('.parquet'))!;
+      const statsOf = (contents: typeof before) =>
+        [...contents.partitions.get('column_stats')!.values()].filter((r) => r.type === 3 && r.columnStats.fileName === name);
+      assert.ok(statsOf(before).length > 0, `${name} has column stats`);
+      const clean: HoodieCleanMetadata = {
+        startCleanTime: '20261206120000000',
+        timeTakenInMillis: 1,
+        totalFilesDeleted: 1,
+        earliestCommitToRetain: '',
+        lastCompletedCommitTimestamp: '',
+        partitionMetadata: {
+          [partition]: {
+            partitionPath: partition,
+            policy: 'KEEP_LATEST_COMMITS',
+            deletePathPatterns: [name],
+            successDeleteFiles: [name],
+            failedDeleteFiles: [],
+            isPartitionDeleted: false,
+          },
+        },
+        version: 2,
+        bootstrapPartitionMetadata: null,
+        extraMetadata: null,
+      };
+      const result = await (await open(path)).commitClean('20261206120000000', clean, { tableSchema: () => latestCommitSchema(storage, data.timeline) });
+      assert.deepEqual(new Set(result.logFiles.map((log) => log.partition)), new Set(['column_stats', 'files']));
+      const after = await readMetadataTable1x(storage, instants);
+      const files = after.partitions.get('files')!.get(partition);
+      assert.ok(files?.type === 2 && !files.files.has(name), `${name} left files`);
+      assert.deepEqual(statsOf(after), []);
     });
   });
 }
