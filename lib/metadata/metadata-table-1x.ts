@@ -9,7 +9,7 @@
  * clean and archival when due, clustering / rollback deltacommits, a re-attempted instant) is refused by name before
  * anything is written: `problems` lists it, and the session asks before the data instant is requested.
  */
-import { HudiError, MetadataTableError, NotFoundError } from '../errors.js';
+import { HudiError, MetadataTableError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
 import { writeLogFile } from '../log-format/index.js';
 import type { ThriftStruct } from '../parquet/thrift.js';
@@ -17,7 +17,6 @@ import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { PROPERTIES_FILE, type TableConfig } from '../table/config.js';
 import { parseBaseFileName } from '../table/file-system-view.js';
-import { parseJavaProperties } from '../table/properties.js';
 import { HudiTable } from '../table/table.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
@@ -39,7 +38,7 @@ import { columnStatsIndexVersion1x, METADATA_1X_TIMELINE_FOLDER, readMetadataTab
 import type { ColumnStatsMetadata, MetadataRecord } from './records.js';
 import { METADATA_1X_PARTITIONS, type Metadata1xPartition, type MetadataTableVersion1x, metadata1xPartitionOf, metadataVersionFacts } from './schema-1x.js';
 import { metadataTableState } from './state.js';
-import { METADATA_TABLE_FOLDER, METADATA_TABLE_PROPERTIES } from './timeline.js';
+import { METADATA_TABLE_FOLDER, METADATA_TABLE_PROPERTIES, readMetadataTableProperties } from './timeline.js';
 
 /** Hudi's metadata writer cleans its table only after this many instants follow its last compaction (cleanIfNecessary). */
 const INSTANTS_AFTER_COMPACTION_BEFORE_CLEAN = 3;
@@ -105,15 +104,7 @@ export class MetadataTable1x {
     metadataVersionFacts(config.version);
     const version = config.version as MetadataTableVersion1x;
     const problems: Problem[] = [];
-    let metadataProperties: Map<string, string> | undefined;
-    try {
-      metadataProperties = parseJavaProperties(
-        Buffer.from(await storage.get(METADATA_TABLE_PROPERTIES)).toString('utf8'),
-        storage.uriOf(METADATA_TABLE_PROPERTIES),
-      );
-    } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-    }
+    const metadataProperties = await readMetadataTableProperties(storage);
     const fileIds = new Map<Metadata1xPartition, string[]>();
     const sliceBases = new Map<string, string>();
     for (const name of partitions) {
