@@ -73,7 +73,7 @@ export async function runClean(table: HudiTable, options: CleanOptions): Promise
   const location = table.storage.uriOf(PROPERTIES_FILE);
   assertSupported(table.config, location, 'clean');
   assertLayoutSupports(tableLayout(table.config, {}), 'clean', location);
-  await assertMetadataTableKeepable(table.storage, 'a clean', options.properties ?? new Map(), table.config);
+  await assertMetadataTableKeepable(table.storage, 'a clean', options.properties ?? new Map(), table.config, 'clean');
   const progress = options.onProgress ?? (() => {});
   const pending = table.timeline.pending().filter((instant) => instant.action === 'clean');
 

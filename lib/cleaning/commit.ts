@@ -41,7 +41,7 @@ export async function completeClean(
   metadata: HoodieCleanMetadata,
   options: CompleteCleanOptions,
 ): Promise<MetadataTableOutcome> {
-  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map());
+  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map(), 'clean');
   await withLock(
     options.lock,
     async (lease) => {

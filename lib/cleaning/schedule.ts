@@ -241,7 +241,7 @@ export async function scheduleClean(
   return withLock(
     options.lock,
     async () => {
-      await assertMetadataTableKeepable(storage, 'a clean', options.properties ?? new Map());
+      await assertMetadataTableKeepable(storage, 'a clean', options.properties ?? new Map(), undefined, 'clean');
       const timeline = await loadTimeline(storage, table.layout);
       const cleans = timeline.instants.filter((instant) => instant.action === 'clean');
       const newer = cleans.filter(

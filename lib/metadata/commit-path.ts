@@ -12,7 +12,7 @@
  */
 import type { LockLease } from '../lock/port.js';
 import type { Storage } from '../storage/port.js';
-import { readTableConfig, type TableConfig } from '../table/config.js';
+import { HUDI_1X_TABLE_VERSIONS, readTableConfig, type TableConfig } from '../table/config.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import type { CommitMetadata } from '../timeline/commit-metadata.js';
 import type { MetadataCleanResult } from './clean.js';
@@ -20,10 +20,13 @@ import type { MetadataCompactionResult } from './compaction.js';
 import { applyMetadataTableWriteConfig, type MetadataDisableReport } from './disable.js';
 import { metadataTableDisabled } from './keys.js';
 import { type MetadataCommitInput, type MetadataCommitResult, type MetadataRemoveResult, MetadataTable } from './metadata-table.js';
+import { type Metadata1xCommitResult, type MetadataOperation, MetadataTable1x } from './metadata-table-1x.js';
 
 export interface MetadataTableOutcome {
   /** The metadata table's deltacommit for the instant (undefined when the table has no metadata table). */
   readonly deltaCommit: MetadataCommitResult | undefined;
+  /** The same for a Hudi 1.x metadata table (table versions 8 and 9). */
+  readonly deltaCommit1x: Metadata1xCommitResult | undefined;
   /** What the user's keys turned off (nothing when they did not ask). */
   readonly disabled: MetadataDisableReport | undefined;
   /** Metadata-table compactions run before the deltacommit (finished pending ones, or one that was due). */
@@ -44,17 +47,29 @@ export interface MetadataTableSession {
   outcome(): MetadataTableOutcome;
 }
 
-/** The metadata-table side of one commit, with the user's Hudi write properties. */
-export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<string, string>): MetadataTableSession {
+/**
+ * The metadata table of the table as stored now: a 1.x one (MetadataTable1x) for table versions 8 and 9, else
+ * the 0.x one. Undefined when hoodie.properties declares none.
+ */
+async function openEither(storage: Storage, config: TableConfig): Promise<MetadataTable | MetadataTable1x | undefined> {
+  return HUDI_1X_TABLE_VERSIONS.includes(config.version) ? MetadataTable1x.open(storage, config) : MetadataTable.open(storage, { config });
+}
+
+/**
+ * The metadata-table side of one commit, with the user's Hudi write properties. `operation` says what the commit
+ * is ('write' for the writer's commits, 'clean'); a 1.x metadata table is kept for those only, anything else refused.
+ */
+export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<string, string>, operation: MetadataOperation = 'other'): MetadataTableSession {
   let disabled: MetadataDisableReport | undefined;
   let deltaCommit: MetadataCommitResult | undefined;
+  let deltaCommit1x: Metadata1xCommitResult | undefined;
   const compactions: MetadataCompactionResult[] = [];
   const cleans: MetadataCleanResult[] = [];
   /** Apply the user's keys to hoodie.properties as stored now; the metadata table left afterwards. */
-  const applyKeysAndOpen = async (): Promise<MetadataTable | undefined> => {
+  const applyKeysAndOpen = async (): Promise<MetadataTable | MetadataTable1x | undefined> => {
     const config = await readTableConfig(storage);
     const report = await applyMetadataTableWriteConfig(storage, config, properties);
-    if (report.removedPartitions.length === 0 && !report.deletedMetadataTable) return MetadataTable.open(storage, { config });
+    if (report.removedPartitions.length === 0 && !report.deletedMetadataTable) return openEither(storage, config);
     disabled =
       disabled === undefined
         ? report
@@ -63,12 +78,12 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
             deletedMetadataTable: disabled.deletedMetadataTable || report.deletedMetadataTable,
             reason: disabled.reason ?? report.reason,
           };
-    return MetadataTable.open(storage);
+    return openEither(storage, await readTableConfig(storage));
   };
   /** The table after its own services, ready for the deltacommit. */
-  const openForCommit = async (lease: MetadataCommitInput['lease']): Promise<MetadataTable | undefined> => {
+  const openForCommit = async (lease: MetadataCommitInput['lease']): Promise<MetadataTable | MetadataTable1x | undefined> => {
     const table = await applyKeysAndOpen();
-    if (table === undefined) return undefined;
+    if (table === undefined || table instanceof MetadataTable1x) return table;
     table.assertMaintainable('compacting the metadata table', { properties });
     const ran = await table.runTableServices({ properties, ...(lease === undefined ? {} : { lease }) });
     compactions.push(...ran.compactions);
@@ -77,19 +92,38 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
   };
   return {
     async prepare(what) {
-      (await applyKeysAndOpen())?.assertMaintainable(what, { properties });
+      (await applyKeysAndOpen())?.assertMaintainable(what, { properties, operation });
     },
     async commit(instantTime, metadata, input = {}) {
       const table = await openForCommit(input.lease);
+      if (table instanceof MetadataTable1x) {
+        table.assertMaintainable(`committing ${instantTime}`, { properties, operation });
+        deltaCommit1x = await table.commit(instantTime, metadata, {
+          properties,
+          ...(input.localFiles === undefined ? {} : { localFiles: input.localFiles }),
+          ...(input.lease === undefined ? {} : { lease: input.lease }),
+          ...(input.afterStorageWrite === undefined ? {} : { afterStorageWrite: input.afterStorageWrite }),
+        });
+        return undefined;
+      }
       deltaCommit = table === undefined ? undefined : await table.commit(instantTime, metadata, { ...input, properties });
       return deltaCommit;
     },
     async commitClean(instantTime, metadata, input = {}) {
       const table = await openForCommit(input.lease);
+      if (table instanceof MetadataTable1x) {
+        deltaCommit1x = await table.commitClean(instantTime, metadata, {
+          properties,
+          ...(input.tableSchema === undefined ? {} : { tableSchema: input.tableSchema }),
+          ...(input.lease === undefined ? {} : { lease: input.lease }),
+          ...(input.afterStorageWrite === undefined ? {} : { afterStorageWrite: input.afterStorageWrite }),
+        });
+        return undefined;
+      }
       deltaCommit = table === undefined ? undefined : await table.commitClean(instantTime, metadata, { ...input, properties });
       return deltaCommit;
     },
-    outcome: () => ({ deltaCommit, disabled, compactions, cleans }),
+    outcome: () => ({ deltaCommit, deltaCommit1x, disabled, compactions, cleans }),
   };
 }
 
@@ -98,8 +132,22 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
  * lock, before the rollback completes. Undefined when the table declares no metadata table.
  */
 export async function removeMetadataTableDeltaCommit(storage: Storage, instantTime: string, lease?: LockLease): Promise<MetadataRemoveResult | undefined> {
-  const table = await MetadataTable.open(storage);
+  const table = await openEither(storage, await readTableConfig(storage));
+  if (table instanceof MetadataTable1x) {
+    table.assertMaintainable(`rolling back ${instantTime}`, { operation: 'other' });
+    return undefined;
+  }
   return table?.removeDeltaCommit(instantTime, lease);
+}
+
+/**
+ * Before a rollback writes anything (its plan, or the inflight of a resumed one): refuse a table whose metadata table
+ * this build cannot roll back with it. A 1.x metadata table needs Hudi 1.x's rollback deltacommit, which is not
+ * built; the 0.x one is handled by removeMetadataTableDeltaCommit.
+ */
+export async function assertRollbackKeepsMetadataTable(storage: Storage, what: string, config: TableConfig): Promise<void> {
+  if (!HUDI_1X_TABLE_VERSIONS.includes(config.version)) return;
+  (await MetadataTable1x.open(storage, config))?.assertMaintainable(what, { operation: 'other' });
 }
 
 /**
@@ -112,7 +160,8 @@ export async function assertMetadataTableKeepable(
   what: string,
   properties: ReadonlyMap<string, string>,
   config?: TableConfig,
+  operation: MetadataOperation = 'other',
 ): Promise<void> {
   if (metadataTableDisabled(properties)) return;
-  (await MetadataTable.open(storage, config === undefined ? {} : { config }))?.assertMaintainable(what, { properties });
+  (await openEither(storage, config ?? (await readTableConfig(storage))))?.assertMaintainable(what, { properties, operation });
 }

@@ -25,6 +25,7 @@ import {
   type ColumnStatsMetadata,
   columnStatsRecord,
   compareStatsValues,
+  deletedColumnRange,
   type MetadataRecord,
   VALUE_TYPE_ORDINAL,
   type ValueTypeInfo,
@@ -112,6 +113,12 @@ const PHYSICAL_FLOAT = 4;
 const PHYSICAL_DOUBLE = 5;
 const PHYSICAL_BINARY = 6;
 const PHYSICAL_FIXED = 7;
+/** parquet-format ConvertedType values (SchemaElement field 6). */
+const CONVERTED_UTF8 = 0;
+const CONVERTED_DECIMAL = 5;
+const CONVERTED_DATE = 6;
+const CONVERTED_TIMESTAMP_MILLIS = 9;
+const CONVERTED_TIMESTAMP_MICROS = 10;
 
 /** ValueType.fromParquetPrimitiveType (LogicalTypeParquetAdapter) of each top-level leaf column, by name. */
 function leafValueTypes(footer: ThriftStruct): Map<string, LeafType> {
@@ -144,6 +151,24 @@ function valueTypeOf(element: ThriftStruct): LeafType | undefined {
     }
     // Nanosecond timestamps, times, UUIDs, integers of other widths: not written by Spark's Hudi writer here.
     return undefined;
+  }
+  // No logical type: parquet-mr derives one from the converted type (LogicalTypeAnnotation.fromOriginalType), as
+  // for files whose writer sets only that (ours).
+  switch (element.int(6)) {
+    case CONVERTED_UTF8:
+      return plain(VALUE_TYPE_ORDINAL.STRING);
+    case CONVERTED_DECIMAL: {
+      const scale = element.int(7) ?? 0;
+      return { valueType: { typeOrdinal: VALUE_TYPE_ORDINAL.DECIMAL, additionalInfo: `${element.int(8) ?? 0},${scale}` }, scale };
+    }
+    case CONVERTED_DATE:
+      return plain(VALUE_TYPE_ORDINAL.DATE);
+    case CONVERTED_TIMESTAMP_MILLIS:
+      return plain(VALUE_TYPE_ORDINAL.TIMESTAMP_MILLIS);
+    case CONVERTED_TIMESTAMP_MICROS:
+      return plain(VALUE_TYPE_ORDINAL.TIMESTAMP_MICROS);
+    default:
+      break;
   }
   switch (physical) {
     case PHYSICAL_BOOLEAN:
@@ -271,6 +296,22 @@ function withStatsFields(record: MetadataRecord, isTightBound: boolean, valueTyp
   if (record.type !== 3 && record.type !== 6) return record;
   const columnStats: ColumnStatsMetadata = { ...record.columnStats, isTightBound, ...(valueType === undefined ? {} : { valueType }) };
   return record.type === 3 ? { ...record, columnStats } : { ...record, columnStats };
+}
+
+/**
+ * A clean's column-stats tombstones for one cleaned file (convertMetadataToColumnStatsRecords of a clean:
+ * HoodieColumnRangeMetadata.stub, no values, counts -1, isDeleted): at index version 2 with value type NULL
+ * (ValueMetadata.getEmptyValueMetadata), at 1 without one.
+ */
+export function cleanColumnStatsRecords1x(
+  partitionPath: string,
+  fileName: string,
+  columns: readonly string[],
+  tableVersion: MetadataTableVersion1x,
+): MetadataRecord[] {
+  const facts = metadataVersionFacts(tableVersion);
+  const valueType = facts.columnStatsIndexVersion === 2 ? { typeOrdinal: VALUE_TYPE_ORDINAL.NULL, additionalInfo: null } : undefined;
+  return columns.map((column) => withStatsFields(columnStatsRecord(partitionPath, deletedColumnRange(fileName, column), true), false, valueType));
 }
 
 /** HoodieTableMetadataUtil.getPartitionStatsIndexKey: ColumnIndexID + PartitionIndexID. */

@@ -8,6 +8,7 @@ export { CLEAN_SUFFIX, decideMetadataClean, type MetadataCleanConfig, type Metad
 export { columnRangesFromFooter, columnRangesFromRecords } from './column-stats.js';
 export {
   assertMetadataTableKeepable,
+  assertRollbackKeepsMetadataTable,
   keepMetadataTable,
   type MetadataTableOutcome,
   type MetadataTableSession,

@@ -15,7 +15,6 @@ import { iterateLogBlocks } from '../log-format/index.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { HUDI_1X_TABLE_VERSIONS, PROPERTIES_FILE, readTableConfig, type TableConfig } from '../table/config.js';
-import { parseJavaProperties } from '../table/properties.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { type CommitMetadata, parseCommitMetadata } from '../timeline/commit-metadata.js';
 import { compareInstantTimes, type Instant } from '../timeline/instant.js';
@@ -59,6 +58,7 @@ import {
   METADATA_TABLE_METAFOLDER,
   METADATA_TABLE_PROPERTIES,
   metadataInstantPath,
+  readMetadataTableProperties,
   validInstantTimes,
 } from './timeline.js';
 
@@ -141,15 +141,7 @@ export class MetadataTable {
         },
       );
     }
-    let metadataProperties: Map<string, string> | undefined;
-    try {
-      metadataProperties = parseJavaProperties(
-        Buffer.from(await storage.get(METADATA_TABLE_PROPERTIES)).toString('utf8'),
-        storage.uriOf(METADATA_TABLE_PROPERTIES),
-      );
-    } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-    }
+    const metadataProperties = await readMetadataTableProperties(storage);
     const listing = await listMetadataTimeline(storage);
     const timeline = new Timeline(listing.instants);
     const unreadable = listing.unreadable.map((name) => `${METADATA_TABLE_METAFOLDER}/${name}`);

@@ -119,7 +119,8 @@ export async function readMetadataTable1x(storage: Storage, options: Metadata1xR
     const records = new Map<string, MetadataRecord>();
     for (const slice of merged) {
       for (const [key, record] of await readSlice(storage, partition, slice, (time) => completedAtOrBefore(time) && valid.has(time))) {
-        if (!isDeletedRecord(record)) records.set(key, record);
+        // A column-stats tombstone (a clean's) reads as absent, as HoodieMetadataPayload.getInsertValue has it.
+        if (!isDeletedRecord(record) && !((record.type === 3 || record.type === 6) && record.columnStats.isDeleted)) records.set(key, record);
       }
     }
     partitions.set(partition, records);

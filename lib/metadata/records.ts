@@ -20,6 +20,8 @@ export const RECORD_TYPE = { PARTITION_LIST: 1, FILE_LIST: 2, COLUMN_STATS: 3, B
  */
 /** org.apache.hudi.stats.ValueType ordinals (1.1.x) of the types our column stats carry. */
 export const VALUE_TYPE_ORDINAL = {
+  /** A tombstone's (ValueMetadata.NULL_METADATA). */
+  NULL: 1,
   BOOLEAN: 2,
   INT: 3,
   LONG: 4,

@@ -7,7 +7,9 @@
  * (`00000000000000010` on an empty data table). Suffixes stack (`<T>011001`: a compaction after an initialization);
  * the grammar is INSTANT_TIME_PATTERN's. A compaction completes as a `commit`.
  */
+import { NotFoundError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
+import { parseJavaProperties } from '../table/properties.js';
 import { decodeTimelineAvro } from '../timeline/avro-files.js';
 import { compareInstantTimes, type Instant, instantFileName, MILLIS_INSTANT_ID_LENGTH } from '../timeline/instant.js';
 import { TIMELINE_LAYOUT_1, type TimelineLayout } from '../timeline/layout.js';
@@ -29,6 +31,16 @@ export const SOLO_COMMIT_TIMESTAMP = '00000000000000';
 /** The suffixes of metadata-table operations (OperationSuffix), and the first partition-initialization suffix. */
 export const OPERATION_SUFFIXES = ['001', '002', '004', '005', '006', '007'] as const;
 export const PARTITION_INITIALIZATION_SUFFIX = '010';
+
+/** The metadata table's own hoodie.properties, or undefined when it has none. */
+export async function readMetadataTableProperties(storage: Storage): Promise<Map<string, string> | undefined> {
+  try {
+    return parseJavaProperties(Buffer.from(await storage.get(METADATA_TABLE_PROPERTIES)).toString('utf8'), storage.uriOf(METADATA_TABLE_PROPERTIES));
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    return undefined;
+  }
+}
 
 /** `.hoodie/metadata/.hoodie/<instant file>`. */
 export function metadataInstantPath(instant: Instant): string {

@@ -11,7 +11,7 @@
 import { ConflictError, HudiError, InstantCompletedError } from '../errors.js';
 import type { LockLease, LockProvider } from '../lock/port.js';
 import { parseLogFileName, rollbackCommandBlock, UNKNOWN_WRITE_TOKEN, writeLogFile } from '../log-format/index.js';
-import { keepMetadataTable, removeMetadataTableDeltaCommit } from '../metadata/index.js';
+import { assertRollbackKeepsMetadataTable, keepMetadataTable, removeMetadataTableDeltaCommit } from '../metadata/index.js';
 import type { Storage } from '../storage/port.js';
 import { assertSupported, PROPERTIES_FILE } from '../table/config.js';
 import { joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
@@ -130,6 +130,7 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
     async (current, lease) => {
       const { timeline } = current;
       const { layout } = timeline;
+      await assertRollbackKeepsMetadataTable(storage, `rolling back ${instantTime}`, current.config);
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'delete-inflight-and-requested');
       if (resumed !== undefined) return resumed;
 
@@ -203,6 +204,7 @@ export async function rollbackInflightClustering(
     options.lock,
     async (current, lease) => {
       const { timeline } = current;
+      await assertRollbackKeepsMetadataTable(storage, `rolling back clustering ${instantTime}`, current.config);
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'keep-requested');
       if (resumed !== undefined) return resumed;
 

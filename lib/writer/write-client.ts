@@ -576,7 +576,7 @@ async function writeToTable(context: WriteContext): Promise<WriteResult> {
   const progress = options.onProgress ?? (() => {});
   const action = writeActionOf(table);
   const completedAtStart = new Set(table.timeline.completed().map((i) => `${i.time}.${i.action}`));
-  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map<string, string>());
+  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map<string, string>(), 'write');
   // Refusals tagging can make come before T exists: the timeline stays as it was.
   const tagged = await tagWrite(context, storage);
   const instantTime = await requestWriteInstant(context, action, metadataTable);

@@ -4,9 +4,9 @@
  * with the metadata table off and its own cleaner off; the table is copied, and the same policy runs once through
  * Spark (`CALL run_clean`) and once through us. Then the same files remain, the plans and clean metadata agree, our
  * instant files are layout 2's (completion time in the name), Spark reads the same rows and keeps writing with its
- * automatic cleaner planning from our clean. On a table with the metadata table on (1.x's default), our clean
- * refuses before writing; with hoodie.metadata.enable=false it drops the metadata table first, as a Hudi writer with
- * that setting does, and Spark rebuilds it on its next write.
+ * automatic cleaner planning from our clean. On a table with the metadata table on (1.x's default), our clean keeps
+ * it (test/interop/hudi-1x-metadata-writes.test.ts judges it further); with hoodie.metadata.enable=false it drops
+ * the metadata table first, as a Hudi writer with that setting does, and Spark rebuilds it on its next write.
  */
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -14,14 +14,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { type CleanResult, runClean } from '../../lib/cleaning/clean.js';
-import { UnsupportedTableError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_VERSIONS, hudi1xCowWrite } from '../helpers/hudi-1x-fixtures.js';
-import { tableFiles, tempDir } from '../helpers/paths.js';
+import { tempDir } from '../helpers/paths.js';
 import { baseFilesUnder, cleanerPlanFiles, ourCanonicalRows } from '../helpers/table-files.js';
 
 const NO_MDT = 'hoodie.metadata.enable=false';
@@ -162,14 +161,19 @@ for (const version of HUDI_1X_VERSIONS) {
       assert.ok(spark.some((row) => row.includes('"v6-3"')));
     });
 
-    it('refuses a table with the metadata table before writing; with hoodie.metadata.enable=false drops it and cleans', async () => {
+    it('keeps the metadata table as it cleans; with hoodie.metadata.enable=false drops it and cleans', async () => {
+      const rows = canonicalRows((await hudi.read(withMetadata)).rows);
+      const kept = join(root, 'mdt_kept');
+      cpSync(withMetadata, kept, { recursive: true });
+      const cleaned = await ours(kept, { ...RETAIN, 'hoodie.cleaner.commits.retained': '1' });
+      assert.equal(cleaned.outcome, 'cleaned');
+      assert.ok(cleaned.clean?.metadataTable.deltaCommit1x !== undefined, 'the clean has its metadata deltacommit');
+      for (const enable of ['true', 'false']) {
+        assert.deepEqual(canonicalRows((await hudi.read(kept, { options: { 'hoodie.metadata.enable': enable } })).rows), rows, `metadata ${enable}`);
+      }
+
       const mine = join(root, 'mdt_mine');
       cpSync(withMetadata, mine, { recursive: true });
-      const before = tableFiles(mine);
-      await assert.rejects(ours(mine, { ...RETAIN, 'hoodie.cleaner.commits.retained': '1' }), UnsupportedTableError);
-      assert.deepEqual(tableFiles(mine), before, 'nothing written');
-
-      const rows = canonicalRows((await hudi.read(withMetadata)).rows);
       const result = await ours(mine, { ...RETAIN, 'hoodie.cleaner.commits.retained': '1', 'hoodie.metadata.enable': 'false' });
       assert.equal(result.outcome, 'cleaned');
       assert.equal(result.clean?.metadataTable.disabled?.deletedMetadataTable, true);

@@ -103,7 +103,7 @@ export async function openForClean(input: ClusteringExecutionInput, deps: StepDe
   const { table, lock } = await openTableAndLock(step, deps.clients, { mode: 'clean' });
   assertLayoutSupports(tableLayout(table.config, {}), 'clean', table.storage.uriOf(PROPERTIES_FILE));
   // The clean's completion keeps the metadata table (completeClean); refuse one it could not keep before any work.
-  await assertMetadataTableKeepable(table.storage, 'a clean', step.jobProperties, table.config);
+  await assertMetadataTableKeepable(table.storage, 'a clean', step.jobProperties, table.config, 'clean');
   return { table, lock, settings: cleanSettings(step, table.config.properties, input.services) };
 }
 

@@ -1,0 +1,547 @@
+/**
+ * Keeping a Hudi 1.x metadata table (table versions 8 and 9) on our copy-on-write write commits, as Hudi 1.0.2 /
+ * 1.1.1's HoodieBackedTableMetadataWriter does: per data instant T a deltacommit at T in the layout-2 timeline
+ * (`.hoodie/metadata/.hoodie/timeline/`), a new log file per touched file group named by T, HFile blocks of the
+ * 1.x records (convert-1x.ts: files, column_stats, partition_stats), completed as `T_<completion>.deltacommit`
+ * before the data commit completes.
+ *
+ * Cleans get theirs too (commitClean). Everything else Hudi would do to the metadata table here (its compaction,
+ * clean and archival when due, clustering / rollback deltacommits, a re-attempted instant) is refused by name before
+ * anything is written: `problems` lists it, and the session asks before the data instant is requested.
+ */
+import { HudiError, MetadataTableError } from '../errors.js';
+import type { LockLease } from '../lock/port.js';
+import { writeLogFile } from '../log-format/index.js';
+import type { ThriftStruct } from '../parquet/thrift.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
+import type { Storage } from '../storage/port.js';
+import { PROPERTIES_FILE, type TableConfig } from '../table/config.js';
+import { parseBaseFileName } from '../table/file-system-view.js';
+import { HudiTable } from '../table/table.js';
+import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
+import { type CommitMetadata, newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
+import { fileGroupKey } from '../timeline/file-group-key.js';
+import { compareInstantTimes } from '../timeline/instant.js';
+import { timelineLayout2 } from '../timeline/layout.js';
+import { loadTimeline, type Timeline } from '../timeline/timeline.js';
+import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
+import { fileNameOf } from '../util/paths.js';
+import { metadataCleanConfig } from './clean.js';
+import { compactionLimit } from './compaction.js';
+import { commitFilesRecords, convertCleanMetadata } from './convert.js';
+import { cleanColumnStatsRecords1x, columnStatsRecords1x, columnsToIndex1x, metadataLogBlock1x, partitionStatsForCommit1x } from './convert-1x.js';
+import { readLocalFooter, readStoredFooter } from './footers.js';
+import { columnIndexId, partitionIndexId } from './hash-ids.js';
+import { configuredColumnStatsColumns } from './keys.js';
+import { mapRecordKeyToFileGroupIndex, partitionIdentifier } from './partitions.js';
+import { columnStatsIndexVersion1x, METADATA_1X_TIMELINE_FOLDER, readMetadataTable1x } from './reader-1x.js';
+import type { ColumnStatsMetadata, MetadataRecord } from './records.js';
+import { METADATA_1X_PARTITIONS, type Metadata1xPartition, type MetadataTableVersion1x, metadata1xPartitionOf, metadataVersionFacts } from './schema-1x.js';
+import { metadataTableState } from './state.js';
+import { METADATA_TABLE_FOLDER, METADATA_TABLE_PROPERTIES, readMetadataTableProperties } from './timeline.js';
+
+/** Hudi's metadata writer cleans its table only after this many instants follow its last compaction (cleanIfNecessary). */
+const INSTANTS_AFTER_COMPACTION_BEFORE_CLEAN = 3;
+/** hoodie.keep.max.commits's default (HoodieArchivalConfig); the metadata table keeps one more (HoodieMetadataWriteUtils). */
+const DEFAULT_KEEP_MAX_COMMITS = 30;
+const FOOTER_CONCURRENCY = 16;
+
+/** What a metadata-table change of ours is for: write commits and cleans are built for a 1.x metadata table. */
+export type MetadataOperation = 'write' | 'clean' | 'other';
+
+export interface Metadata1xCommitInput {
+  readonly properties?: ReadonlyMap<string, string>;
+  /** Local copies of the commit's new base files by table path: their footers are read there, not from storage. */
+  readonly localFiles?: ReadonlyMap<string, string>;
+  /** The data table's lock lease, checked before the deltacommit completes. */
+  readonly lease?: LockLease;
+  /** Fault injection for tests: called after each storage write of the deltacommit. */
+  readonly afterStorageWrite?: (what: string) => Promise<void>;
+}
+
+export interface Metadata1xLogFile {
+  readonly partition: Metadata1xPartition;
+  readonly fileId: string;
+  /** Relative to the metadata table's base path: `<partition>/<log file>`. */
+  readonly path: string;
+  readonly records: number;
+  readonly bytes: number;
+}
+
+export interface Metadata1xCommitResult {
+  readonly instantTime: string;
+  readonly completionTime: string | undefined;
+  readonly logFiles: readonly Metadata1xLogFile[];
+}
+
+interface Problem {
+  readonly problem: string;
+  readonly fix: string;
+  readonly location: string;
+}
+
+export class MetadataTable1x {
+  private constructor(
+    readonly storage: Storage,
+    readonly config: TableConfig,
+    readonly version: MetadataTableVersion1x,
+    readonly partitions: readonly string[],
+    readonly inflightPartitions: readonly string[],
+    readonly timeline: Timeline,
+    /** The file ids of each partition, sorted (the order records are mapped to them in). */
+    readonly fileIds: ReadonlyMap<Metadata1xPartition, readonly string[]>,
+    /** Per `<partition>/<fileId>`, the instant of its newest HFile base file, else of its first log file. */
+    private readonly sliceBases: ReadonlyMap<string, string>,
+    readonly metadataProperties: ReadonlyMap<string, string> | undefined,
+    /** Problems found while opening (an unknown partition, an index version we do not write). */
+    private readonly openProblems: readonly Problem[],
+  ) {}
+
+  /** The 1.x metadata table of the table at `storage`, or undefined when hoodie.properties declares none. */
+  static async open(storage: Storage, config: TableConfig): Promise<MetadataTable1x | undefined> {
+    const { partitions, inflightPartitions } = metadataTableState(config);
+    if (partitions.length === 0 && inflightPartitions.length === 0) return undefined;
+    metadataVersionFacts(config.version);
+    const version = config.version as MetadataTableVersion1x;
+    const problems: Problem[] = [];
+    const metadataProperties = await readMetadataTableProperties(storage);
+    const fileIds = new Map<Metadata1xPartition, string[]>();
+    const sliceBases = new Map<string, string>();
+    for (const name of partitions) {
+      const location = storage.uriOf(`${METADATA_TABLE_FOLDER}/${name}`);
+      let partition: Metadata1xPartition;
+      try {
+        partition = metadata1xPartitionOf(name, location);
+      } catch (error) {
+        if (!(error instanceof HudiError)) throw error;
+        problems.push({ problem: error.message, fix: error.fix ?? 'turn that index off with Hudi', location });
+        continue;
+      }
+      const prefix = METADATA_1X_PARTITIONS[partition].prefix;
+      const ids = new Set<string>();
+      const bases = new Map<string, { base?: string; log?: string }>();
+      for (const file of (await storage.listDir(`${METADATA_TABLE_FOLDER}/${name}`)).files) {
+        const match = /^(\.?)([a-z-]+-\d{4}-\d+)_(?:[^_]+_)?(\d+)\.(hfile|log)/.exec(fileNameOf(file.path));
+        if (match === null || !match[2]!.startsWith(prefix)) continue;
+        const [, , fileId, time, kind] = match as unknown as [string, string, string, string, string];
+        ids.add(fileId);
+        const entry = bases.get(fileId) ?? {};
+        if (kind === 'hfile' && (entry.base === undefined || entry.base < time)) entry.base = time;
+        if (kind === 'log' && (entry.log === undefined || entry.log > time)) entry.log = time;
+        bases.set(fileId, entry);
+      }
+      fileIds.set(partition, [...ids].sort());
+      for (const [fileId, entry] of bases) sliceBases.set(`${partition}/${fileId}`, entry.base ?? entry.log ?? '');
+    }
+    const indexVersion = await columnStatsIndexVersion1x(storage, version);
+    if (partitions.includes('column_stats') && indexVersion !== metadataVersionFacts(version).columnStatsIndexVersion) {
+      problems.push({
+        problem: `the column_stats index is at version V${indexVersion}, which Hudi ${metadataVersionFacts(version).hudiRelease} (table version ${version}) does not create`,
+        fix: 'let Hudi write this table (an upgraded table keeps its older index version), or drop and rebuild the index with Hudi',
+        location: storage.uriOf('.hoodie/.index_defs/index.json'),
+      });
+    }
+    const timeline = await loadTimeline(storage, timelineLayout2(METADATA_1X_TIMELINE_FOLDER, 'UTC'));
+    return new MetadataTable1x(storage, config, version, partitions, inflightPartitions, timeline, fileIds, sliceBases, metadataProperties, problems);
+  }
+
+  /** Why a change of ours (`operation`) could not keep this metadata table as Hudi would; empty when it can. */
+  problems(options: { properties?: ReadonlyMap<string, string>; operation?: MetadataOperation } = {}): Problem[] {
+    const problems: Problem[] = [...this.openProblems];
+    const timelineLocation = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
+    const rebuild = 'a Spark write with hoodie.metadata.enable=false deletes it; a later one with the metadata table on rebuilds it';
+    if (options.operation !== 'write' && options.operation !== 'clean') {
+      problems.push({
+        problem: `this build writes a Hudi 1.x metadata table only for copy-on-write write commits and cleans; its deltacommits for clusterings, compactions, rollbacks and archival are not built`,
+        fix: 'pass hoodie.metadata.enable=false to drop the metadata table first (Hudi rebuilds it on its next write with the metadata table on), or run this service with Hudi 1.x',
+        location: this.storage.uriOf(PROPERTIES_FILE),
+      });
+    }
+    if (this.config.type !== 'COPY_ON_WRITE') {
+      problems.push({
+        problem: 'the 1.x metadata table is kept for copy-on-write tables only (log-file column stats of merge-on-read appends are not wired)',
+        fix: 'pass hoodie.metadata.enable=false, or write this table with Hudi 1.x',
+        location: this.storage.uriOf(PROPERTIES_FILE),
+      });
+    }
+    for (const partition of this.inflightPartitions) {
+      problems.push({
+        problem: `partition ${partition} is being built (hoodie.table.metadata.partitions.inflight)`,
+        fix: 'wait until Hudi finishes building it, then retry',
+        location: timelineLocation,
+      });
+    }
+    const get = (key: string) => this.metadataProperties?.get(key);
+    if (
+      get('hoodie.table.type') !== 'MERGE_ON_READ' ||
+      get('hoodie.table.base.file.format') !== 'HFILE' ||
+      get('hoodie.table.version') !== String(this.config.version) ||
+      get('hoodie.timeline.layout.version') !== '2' ||
+      get('hoodie.timeline.path') !== 'timeline'
+    ) {
+      problems.push({
+        problem: `the metadata table's hoodie.properties is missing or not Hudi ${metadataVersionFacts(this.version).hudiRelease}'s (merge-on-read, HFile, table version ${this.config.version}, timeline layout 2 in timeline/)`,
+        fix: rebuild,
+        location: this.storage.uriOf(METADATA_TABLE_PROPERTIES),
+      });
+    }
+    for (const partition of ['files', 'column_stats', 'partition_stats'] as const) {
+      const declared = this.partitions.includes(partition);
+      if (partition === 'files' ? !declared : declared && (this.fileIds.get(partition) ?? []).length === 0) {
+        problems.push({ problem: `metadata-table partition ${partition} is not declared or has no file group`, fix: rebuild, location: timelineLocation });
+      }
+    }
+    if (this.partitions.includes('partition_stats') && !this.partitions.includes('column_stats')) {
+      problems.push({
+        problem: 'the metadata table has partition_stats without column_stats, which this build does not derive partition stats without',
+        fix: 'turn partition stats off with Hudi too, or turn column stats back on',
+        location: timelineLocation,
+      });
+    }
+    const pending = this.timeline.pending();
+    if (pending.length > 0) {
+      const first = pending[0]!;
+      problems.push({
+        problem: `the metadata table has a pending ${first.action} ${first.time}${pending.length > 1 ? ` and ${pending.length - 1} more` : ''}; Hudi's writer finishes or rolls those back first, which this build does not do for a 1.x metadata table`,
+        fix: 'run one Spark write on the table, then retry',
+        location: timelineLocation,
+      });
+    }
+    problems.push(...this.servicesDue(options.properties));
+    return problems;
+  }
+
+  /**
+   * Hudi's performTableServices runs before each write's deltacommit: a compaction once the deltacommits since the
+   * last one reach hoodie.metadata.compact.max.delta.commits, a clean once its commits exceed the cleaner's
+   * retention (and 3 instants followed the last compaction), archival once its completed commits exceed the
+   * data table's hoodie.keep.max.commits + 1. Writing past any of them would leave a table Hudi would not have.
+   */
+  private servicesDue(properties: ReadonlyMap<string, string> | undefined): Problem[] {
+    const out: Problem[] = [];
+    const location = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
+    const fix = 'run one Spark write on the table (Hudi compacts, cleans and archives its metadata table first), then retry';
+    const compactions = this.timeline.instants.filter((i) => i.action === 'commit' && i.state === 'COMPLETED');
+    const last = compactions.at(-1);
+    const after = (i: { time: string }) => last === undefined || compareInstantTimes(i.time, last.time) > 0;
+    const deltaCommits = this.timeline.instants.filter((i) => i.action === 'deltacommit' && after(i)).length;
+    const limit = compactionLimit(properties);
+    if (deltaCommits >= limit) {
+      out.push({
+        problem: `a metadata-table compaction is due (${deltaCommits} deltacommits since the last one, hoodie.metadata.compact.max.delta.commits=${limit}), which this build does not write for a 1.x metadata table`,
+        fix,
+        location,
+      });
+    }
+    const completed = this.timeline.completed();
+    const commits = completed.filter((i) => i.action === 'deltacommit' || i.action === 'commit' || i.action === 'replacecommit').length;
+    const clean = metadataCleanConfig(properties);
+    const cleanMayRun = last === undefined || completed.filter(after).length >= INSTANTS_AFTER_COMPACTION_BEFORE_CLEAN;
+    if (cleanMayRun && (clean.policy !== 'KEEP_LATEST_COMMITS' ? last !== undefined : commits > clean.commitsRetained)) {
+      out.push({
+        problem: `a metadata-table clean may be due (${commits} completed commits, ${clean.policy} retaining ${clean.commitsRetained}), which this build does not write for a 1.x metadata table`,
+        fix,
+        location,
+      });
+    }
+    // Read as lib/archival's ARCHIVAL_KEYS.maxCommits does (that folder imports this one).
+    const raw = properties?.get('hoodie.keep.max.commits');
+    const keepMax = raw === undefined ? DEFAULT_KEEP_MAX_COMMITS : Number(raw);
+    if (!Number.isInteger(keepMax) || keepMax < 1) {
+      throw new HudiError(`hoodie.keep.max.commits=${raw} is not a positive integer`, { fix: 'pass a whole number of commits, or leave the key out' });
+    }
+    if (commits > keepMax + 1) {
+      out.push({
+        problem: `a metadata-table archival may be due (${commits} completed commits, more than hoodie.keep.max.commits + 1 = ${keepMax + 1}), which this build does not do for a 1.x metadata table`,
+        fix,
+        location,
+      });
+    }
+    return out;
+  }
+
+  /** Throw MetadataTableError naming every problem, the first one's fix and place. */
+  assertMaintainable(what: string, options: { properties?: ReadonlyMap<string, string>; operation?: MetadataOperation } = {}): void {
+    const problems = this.problems(options);
+    if (problems.length === 0) return;
+    const first = problems[0]!;
+    throw new MetadataTableError(
+      `${what} cannot keep the Hudi ${metadataVersionFacts(this.version).hudiRelease} metadata table correct: ${problems.map((p) => p.problem).join('; ')}`,
+      this.partitions,
+      this.inflightPartitions,
+      { location: first.location, fix: first.fix },
+    );
+  }
+
+  /**
+   * Write the deltacommit mirroring write commit `instantTime` (about to complete; `metadata` its commit metadata),
+   * completed when this returns: the caller completes the data instant after it, under the same lock.
+   */
+  async commit(instantTime: string, metadata: CommitMetadata, input: Metadata1xCommitInput = {}): Promise<Metadata1xCommitResult> {
+    const properties = input.properties ?? new Map<string, string>();
+    this.assertMaintainable(`committing ${instantTime}`, { properties, operation: 'write' });
+    const location = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
+    this.assertNewInstant(instantTime);
+    if (metadata.operationType === 'CLUSTER' || Object.keys(metadata.partitionToReplaceFileIds ?? {}).length > 0) {
+      throw new MetadataTableError(
+        `commit ${instantTime} replaces file groups; this build keeps a 1.x metadata table only for plain write commits`,
+        this.partitions,
+        this.inflightPartitions,
+        {
+          location,
+          fix: 'pass hoodie.metadata.enable=false, or run it with Hudi 1.x',
+        },
+      );
+    }
+    const records = await this.commitRecords(instantTime, metadata, input);
+    return this.writeDeltaCommit(instantTime, records, input);
+  }
+
+  /**
+   * Write the deltacommit mirroring clean `instantTime` (about to complete; `metadata` its clean metadata), as
+   * convertMetadataToRecords of a clean in 1.0.2 and 1.1.1: `files` drops the cleaned files (and removed
+   * partitions), `column_stats` gets a tombstone per cleaned file and indexed column (the table schema's columns:
+   * getColumnsToIndex); partition_stats is not touched.
+   */
+  async commitClean(
+    instantTime: string,
+    metadata: HoodieCleanMetadata,
+    input: Metadata1xCommitInput & { readonly tableSchema?: () => Promise<string | undefined> } = {},
+  ): Promise<Metadata1xCommitResult> {
+    const properties = input.properties ?? new Map<string, string>();
+    this.assertMaintainable(`completing clean ${instantTime}`, { properties, operation: 'clean' });
+    this.assertNewInstant(instantTime);
+    const changes = convertCleanMetadata(metadata, { instantTime, partitions: new Set(['files']), populateMetaFields: this.config.populateMetaFields });
+    const records = new Map<Metadata1xPartition, MetadataRecord[]>([
+      ['files', (changes.get('files') ?? []).flatMap((change) => ('record' in change ? [change.record] : []))],
+    ]);
+    const cleaned = Object.entries(metadata.partitionMetadata).flatMap(([partition, entry]) =>
+      entry.deletePathPatterns.filter((name) => name.endsWith('.parquet')).map((name) => ({ partition, name: fileNameOf(name) })),
+    );
+    if (this.partitions.includes('column_stats') && cleaned.length > 0) {
+      const schema = await input.tableSchema?.();
+      if (schema === undefined) {
+        throw new MetadataTableError(`clean ${instantTime}: the table has no schema to tell the indexed columns by`, this.partitions, this.inflightPartitions, {
+          location: this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER),
+          fix: 'run this clean with Hudi 1.x',
+        });
+      }
+      const configured = configuredColumnStatsColumns(input.properties);
+      const columns = columnsToIndex1x(schema, this.version, {
+        populateMetaFields: this.config.populateMetaFields,
+        ...(configured.length > 0 ? { configured } : {}),
+      });
+      records.set(
+        'column_stats',
+        cleaned.flatMap(({ partition, name }) => cleanColumnStatsRecords1x(partition, name, columns, this.version)),
+      );
+    }
+    return this.writeDeltaCommit(instantTime, records, input);
+  }
+
+  private assertNewInstant(instantTime: string): void {
+    if (this.timeline.instants.some((i) => i.time === instantTime)) {
+      throw new MetadataTableError(
+        `the metadata table already has an instant at ${instantTime}; re-attempting an instant is not built for a 1.x metadata table`,
+        this.partitions,
+        this.inflightPartitions,
+        {
+          location: this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER),
+          fix: 'retry (a new instant), or let Hudi roll the old attempt back',
+        },
+      );
+    }
+  }
+
+  private async commitRecords(
+    instantTime: string,
+    metadata: CommitMetadata,
+    input: Metadata1xCommitInput,
+  ): Promise<Map<Metadata1xPartition, MetadataRecord[]>> {
+    const out = new Map<Metadata1xPartition, MetadataRecord[]>([['files', commitFilesRecords(metadata)]]);
+    if (!this.partitions.includes('column_stats')) return out;
+    const stats = Object.entries(metadata.partitionToWriteStats).flatMap(([partition, list]) =>
+      list.filter((stat) => stat.path !== null).map((stat) => ({ partition: stat.partitionPath ?? partition, stat })),
+    );
+    for (const { stat } of stats) {
+      if (!fileNameOf(stat.path!).endsWith('.parquet')) {
+        throw new MetadataTableError(
+          `commit ${instantTime} wrote ${stat.path}, not a Parquet base file; only copy-on-write commits are kept in a 1.x metadata table`,
+          this.partitions,
+          this.inflightPartitions,
+          {
+            location: this.storage.uriOf(stat.path!),
+            fix: 'pass hoodie.metadata.enable=false, or write this table with Hudi 1.x',
+          },
+        );
+      }
+    }
+    const configured = configuredColumnStatsColumns(input.properties);
+    const columns = columnsToIndex1x(metadata.extraMetadata['schema'] ?? '', this.version, {
+      populateMetaFields: this.config.populateMetaFields,
+      ...(configured.length > 0 ? { configured } : {}),
+    });
+    const footers: ThriftStruct[] = await mapWithConcurrency(stats, FOOTER_CONCURRENCY, ({ stat }) => {
+      const local = input.localFiles?.get(stat.path!);
+      return local !== undefined
+        ? readLocalFooter(local)
+        : readStoredFooter(this.storage, stat.path!, stat.fileSizeInBytes > 0 ? stat.fileSizeInBytes : undefined);
+    });
+    const columnStats: MetadataRecord[] = [];
+    const written = new Map<string, ColumnStatsMetadata[]>();
+    for (const [index, { partition, stat }] of stats.entries()) {
+      const records = columnStatsRecords1x(partition, fileNameOf(stat.path!), footers[index]!, columns, this.version);
+      columnStats.push(...records);
+      const list = written.get(partition) ?? [];
+      for (const record of records) if (record.type === 3) list.push(record.columnStats);
+      written.set(partition, list);
+    }
+    out.set('column_stats', columnStats);
+    if (!this.partitions.includes('partition_stats')) return out;
+
+    const table = await HudiTable.open(this.storage);
+    const dataTimeline = table.timeline;
+    const contents = await readMetadataTable1x(this.storage, {
+      completedDataInstants: new Set(dataTimeline.completed().map((i) => i.time)),
+      pendingDataInstants: new Set(dataTimeline.pending().map((i) => i.time)),
+    });
+    const existing = [...(contents.partitions.get('column_stats')?.values() ?? [])];
+    const replaced = await table.replacedFileGroups();
+    const partitionStats: MetadataRecord[] = [];
+    for (const [partition, list] of written) {
+      const prefixes = columns.map((column) => columnIndexId(column) + partitionIndexId(partitionIdentifier(partition)));
+      const ofPartition = existing.flatMap((record) => (record.type === 3 && prefixes.some((p) => record.key.startsWith(p)) ? [record.columnStats] : []));
+      const latest = await latestBaseFileNames(this.storage, partition, dataTimeline, instantTime, replaced);
+      partitionStats.push(...partitionStatsForCommit1x(partition, list, ofPartition, latest, this.version));
+    }
+    out.set('partition_stats', partitionStats);
+    return out;
+  }
+
+  /** requested (empty), inflight (the workload), one log file per touched file group, then the completed file. */
+  private async writeDeltaCommit(
+    instantTime: string,
+    records: ReadonlyMap<Metadata1xPartition, readonly MetadataRecord[]>,
+    input: Metadata1xCommitInput,
+  ): Promise<Metadata1xCommitResult> {
+    const layout = timelineLayout2(METADATA_1X_TIMELINE_FOLDER, 'UTC');
+    const step = input.afterStorageWrite ?? (async () => {});
+    const work: { partition: Metadata1xPartition; fileId: string; records: MetadataRecord[] }[] = [];
+    for (const [partition, list] of records) {
+      const ids = this.fileIds.get(partition) ?? [];
+      const byGroup = new Map<string, MetadataRecord[]>();
+      for (const record of list) {
+        const fileId = ids[mapRecordKeyToFileGroupIndex(record.key, ids.length)]!;
+        byGroup.set(fileId, [...(byGroup.get(fileId) ?? []), record]);
+      }
+      for (const [fileId, group] of [...byGroup].sort(([a], [b]) => (a < b ? -1 : 1))) work.push({ partition, fileId, records: group });
+    }
+    await createRequested(this.storage, layout, instantTime, 'deltacommit');
+    await step('requested');
+    const profile: Record<string, WriteStat[]> = {};
+    for (const item of work) {
+      (profile[item.partition] ??= [newWriteStat({ fileId: '', path: null, partitionPath: null })]).push(
+        newWriteStat({
+          fileId: item.fileId,
+          path: null,
+          partitionPath: null,
+          prevCommit: this.latestBaseInstant(item.partition, item.fileId),
+          numUpdateWrites: item.records.length,
+        }),
+      );
+    }
+    await transitionToInflight(
+      this.storage,
+      layout,
+      instantTime,
+      'deltacommit',
+      layout.encodeCommitMetadata(deltaCommitMetadata(profile, this.version), 'deltacommit'),
+    );
+    await step('inflight');
+    const logFiles = await mapWithConcurrency(work, 8, async (item, ordinal) => {
+      const written = await writeLogFile(this.storage, {
+        partitionPath: `${METADATA_TABLE_FOLDER}/${item.partition}`,
+        fileId: item.fileId,
+        baseInstant: instantTime,
+        writeToken: `${ordinal}-1-0`,
+        blocks: [metadataLogBlock1x(item.records, instantTime, this.version)],
+      });
+      await step(`log ${written.path}`);
+      return {
+        partition: item.partition,
+        fileId: item.fileId,
+        path: `${item.partition}/${fileNameOf(written.path)}`,
+        records: item.records.length,
+        bytes: written.size,
+      };
+    });
+    const stats: Record<string, WriteStat[]> = {};
+    for (const log of logFiles) {
+      (stats[log.partition] ??= []).push(
+        newWriteStat({
+          fileId: log.fileId,
+          path: log.path,
+          partitionPath: log.partition,
+          prevCommit: instantTime,
+          numWrites: log.records,
+          numUpdateWrites: log.records,
+          totalWriteBytes: log.bytes,
+          fileSizeInBytes: log.bytes,
+          runtimeStats: { totalScanTime: 0, totalUpsertTime: 0, totalCreateTime: 0 },
+          delta: { logVersion: 1, logOffset: 0, baseFile: '', logFiles: [fileNameOf(log.path)] },
+        }),
+      );
+    }
+    await input.lease?.assertHeld();
+    const completed = await transitionToCompleted(
+      this.storage,
+      layout,
+      instantTime,
+      'deltacommit',
+      layout.encodeCommitMetadata(deltaCommitMetadata(stats, this.version), 'deltacommit'),
+    );
+    await step('completed');
+    return { instantTime, completionTime: completed.completionTime, logFiles };
+  }
+
+  /** The base instant of a file group's latest slice, as the workload profile's prevCommit names it. */
+  private latestBaseInstant(partition: Metadata1xPartition, fileId: string): string {
+    return this.sliceBases.get(`${partition}/${fileId}`) ?? 'null';
+  }
+}
+
+function deltaCommitMetadata(stats: Record<string, WriteStat[]>, version: MetadataTableVersion1x): CommitMetadata {
+  return {
+    partitionToWriteStats: stats,
+    compacted: false,
+    extraMetadata: { schema: metadataVersionFacts(version).schemaText },
+    operationType: 'UPSERT_PREPPED',
+  };
+}
+
+/**
+ * The base files of a data partition's latest file slices, inflight ones included (getPartitionLatestFileSlices
+ * IncludingInflight on a copy-on-write table): per file group not replaced, the newest base file whose instant is on
+ * the timeline in any state, older than it (archived), or `instantTime` (the commit being written).
+ */
+async function latestBaseFileNames(
+  storage: Storage,
+  partition: string,
+  timeline: Timeline,
+  instantTime: string,
+  replaced: ReadonlySet<string>,
+): Promise<Set<string>> {
+  const first = timeline.instants[0]?.time;
+  const onTimeline = new Set(timeline.instants.map((i) => i.time));
+  const newest = new Map<string, { time: string; name: string }>();
+  for (const file of (await storage.listDir(partition)).files) {
+    const name = fileNameOf(file.path);
+    const parsed = parseBaseFileName(name);
+    if (parsed === undefined || replaced.has(fileGroupKey(partition, parsed.fileId))) continue;
+    const time = parsed.instantTime;
+    if (time !== instantTime && !onTimeline.has(time) && !(first !== undefined && compareInstantTimes(time, first) < 0)) continue;
+    const current = newest.get(parsed.fileId);
+    if (current === undefined || compareInstantTimes(time, current.time) > 0) newest.set(parsed.fileId, { time, name });
+  }
+  return new Set([...newest.values()].map((entry) => entry.name));
+}

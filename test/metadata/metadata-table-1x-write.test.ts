@@ -1,0 +1,151 @@
+/**
+ * MetadataTable1x on the metadata tables Hudi 1.0.2 and 1.1.1 wrote (test/fixtures/hudi-1x-metadata/): what it
+ * refuses by name before anything is written (other services and rollbacks, a due compaction or archival, an index
+ * it does not keep, a commit replacing file groups), and the deltacommits it writes in layout 2 (a commit's, a
+ * clean's) that reader-1x reads back.
+ * test/interop/hudi-1x-metadata-writes.test.ts judges the writes against Spark.
+ */
+import assert from 'node:assert/strict';
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { MetadataTableError } from '../../lib/errors.js';
+import { assertRollbackKeepsMetadataTable } from '../../lib/metadata/commit-path.js';
+import { MetadataTable1x } from '../../lib/metadata/metadata-table-1x.js';
+import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
+import { LocalStorage } from '../../lib/storage/local.js';
+import { readTableConfig } from '../../lib/table/config.js';
+import { HudiTable } from '../../lib/table/table.js';
+import type { HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
+import type { CommitMetadata } from '../../lib/timeline/commit-metadata.js';
+import { latestCommitSchema } from '../../lib/timeline/queries.js';
+import { tempDir } from '../helpers/paths.js';
+
+const FIXTURES = join(import.meta.dirname, '../fixtures/hudi-1x-metadata');
+
+function copy(release: string): string {
+  const path = join(tempDir(`mdt1x-write-${release}-`), 'table');
+  cpSync(join(FIXTURES, release), path, { recursive: true });
+  return path;
+}
+
+async function open(path: string): Promise<MetadataTable1x> {
+  const storage = new LocalStorage(path);
+  const table = await MetadataTable1x.open(storage, await readTableConfig(storage));
+  assert.ok(table !== undefined);
+  return table;
+}
+
+const problemsOf = (table: MetadataTable1x, options: Parameters<MetadataTable1x['problems']>[0]) => table.problems(options).map((p) => p.problem);
+
+for (const release of ['1.0.2', '1.1.1']) {
+  describe(`MetadataTable1x on Hudi ${release}'s metadata table`, () => {
+    it('keeps it for a write, and names what it does not keep', async () => {
+      const table = await open(copy(release));
+      assert.deepEqual(problemsOf(table, { operation: 'write' }), []);
+      assert.match(problemsOf(table, { operation: 'other' }).join('\n'), /only for copy-on-write write commits/);
+      const compaction = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.metadata.compact.max.delta.commits', '3']]) });
+      assert.match(compaction.join('\n'), /compaction is due \(5 deltacommits/);
+      const archival = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.keep.max.commits', '2']]) });
+      assert.match(archival.join('\n'), /archival may be due/);
+      const clean = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.cleaner.commits.retained', '1']]) });
+      assert.deepEqual(clean, [], 'the metadata cleaner retains at least 20 commits');
+    });
+
+    it('refuses rollbacks before their plan is written (their 1.x deltacommit is not built)', async () => {
+      const storage = new LocalStorage(copy(release));
+      await assert.rejects(assertRollbackKeepsMetadataTable(storage, 'rolling back 1', await readTableConfig(storage)), MetadataTableError);
+    });
+
+    it('refuses an index partition it does not keep, by name', async () => {
+      const path = copy(release);
+      const properties = join(path, '.hoodie/hoodie.properties');
+      writeFileSync(
+        properties,
+        readFileSync(properties, 'utf8').replace(
+          /^hoodie\.table\.metadata\.partitions=.*$/m,
+          'hoodie.table.metadata.partitions=column_stats,files,partition_stats,record_index',
+        ),
+      );
+      const table = await open(path);
+      assert.throws(
+        () => table.assertMaintainable('a write', { operation: 'write' }),
+        (error: unknown) => {
+          assert.ok(error instanceof MetadataTableError && /"record_index" partition/.test(error.message), String(error));
+          return true;
+        },
+      );
+    });
+
+    it('writes a layout-2 deltacommit with one log file per touched file group, which reader-1x reads', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      const table = await open(path);
+      const instant = '20261206120000000';
+      const metadata: CommitMetadata = {
+        partitionToWriteStats: {},
+        compacted: false,
+        extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
+        operationType: 'UPSERT',
+      };
+      const result = await table.commit(instant, metadata);
+      const timeline = readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline'));
+      assert.ok(timeline.includes(`${instant}.deltacommit.requested`) && timeline.includes(`${instant}.deltacommit.inflight`));
+      assert.ok(timeline.includes(`${instant}_${result.completionTime}.deltacommit`), timeline.join(', '));
+      assert.deepEqual(
+        result.logFiles.map((log) => log.path),
+        [`files/.files-0000-0_${instant}.log.1_0-1-0`],
+      );
+      const contents = await readMetadataTable1x(storage, { completedDataInstants: new Set(), pendingDataInstants: new Set() });
+      assert.equal(contents.queryInstant, instant);
+      assert.ok(contents.partitions.get('files')?.has('__all_partitions__'));
+
+      const before = readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort();
+      const replace: CommitMetadata = { ...metadata, partitionToReplaceFileIds: { '2024-01-01': ['f1'] }, operationType: 'CLUSTER' };
+      await assert.rejects((await open(path)).commit('20261206120000001', replace), MetadataTableError);
+      await assert.rejects((await open(path)).commit(instant, metadata), MetadataTableError);
+      assert.deepEqual(readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort(), before);
+    });
+
+    it('mirrors a clean: files drops the cleaned file, its column stats are tombstoned and read as absent', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      const data = await HudiTable.open(storage);
+      const instants = { completedDataInstants: new Set(data.timeline.completed().map((i) => i.time)), pendingDataInstants: new Set<string>() };
+      const before = await readMetadataTable1x(storage, instants);
+      const listing = before.partitions.get('files')!;
+      const [partition, record] = [...listing].find(([key]) => key !== '__all_partitions__')!;
+      assert.ok(record.type === 2);
+      const name = [...record.files.keys()].find((file) => file.endsWith('.parquet'))!;
+      const statsOf = (contents: typeof before) =>
+        [...contents.partitions.get('column_stats')!.values()].filter((r) => r.type === 3 && r.columnStats.fileName === name);
+      assert.ok(statsOf(before).length > 0, `${name} has column stats`);
+      const clean: HoodieCleanMetadata = {
+        startCleanTime: '20261206120000000',
+        timeTakenInMillis: 1,
+        totalFilesDeleted: 1,
+        earliestCommitToRetain: '',
+        lastCompletedCommitTimestamp: '',
+        partitionMetadata: {
+          [partition]: {
+            partitionPath: partition,
+            policy: 'KEEP_LATEST_COMMITS',
+            deletePathPatterns: [name],
+            successDeleteFiles: [name],
+            failedDeleteFiles: [],
+            isPartitionDeleted: false,
+          },
+        },
+        version: 2,
+        bootstrapPartitionMetadata: null,
+        extraMetadata: null,
+      };
+      const result = await (await open(path)).commitClean('20261206120000000', clean, { tableSchema: () => latestCommitSchema(storage, data.timeline) });
+      assert.deepEqual(new Set(result.logFiles.map((log) => log.partition)), new Set(['column_stats', 'files']));
+      const after = await readMetadataTable1x(storage, instants);
+      const files = after.partitions.get('files')!.get(partition);
+      assert.ok(files?.type === 2 && !files.files.has(name), `${name} left files`);
+      assert.deepEqual(statsOf(after), []);
+    });
+  });
+}
