@@ -4,7 +4,7 @@
  */
 
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runArchive } from '../../lib/archival/archive.js';
@@ -26,6 +26,7 @@ import { HudiError, UnsupportedTableError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { openStorage } from '../../lib/storage/index.js';
 import {
+  assertLayoutSupports,
   bucketNumberOf,
   CONSISTENT_HASHING_METADATA_FOLDER,
   detectTableLayout,
@@ -36,7 +37,7 @@ import {
 import { HudiTable } from '../../lib/table/table.js';
 import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { fixtureTable, tempDir } from '../helpers/fixtures.js';
 import { tableFiles } from '../helpers/paths.js';
 import { createSmallFilesTable } from '../helpers/small-files-table.js';
 
@@ -270,6 +271,26 @@ describe('CDC tables: data-changing services are refused, the others run', () =>
       lock,
     });
     assert.ok(archived);
+  });
+
+  it('Hudi 1.x CDC tables: clustering and compaction refused too, before anything is written', async () => {
+    const dir = fixtureTable('v8_nonpartitioned');
+    const properties = join(dir, '.hoodie', 'hoodie.properties');
+    writeFileSync(properties, readFileSync(properties, 'utf8').replace('hoodie.table.cdc.enabled=false', 'hoodie.table.cdc.enabled=true'));
+    const storage = openStorage(dir);
+    const table = await HudiTable.open(storage, { mode: 'clustering' });
+    const layout = tableLayout(table.config, {});
+    assert.ok(layout.cdc && layout.hudi1x);
+    const before = tableFiles(dir);
+    await refused(schedule(table, config(), { lock: new StorageLockProvider(storage, { waitMs: 5000 }) }), 'cdc', 'clustering', /Hudi 1\.x .*CDC/);
+    // Compaction of any 1.x table is refused by its table version first; the layout refuses it as well.
+    assert.throws(
+      () => assertLayoutSupports(layout, 'compaction', 'hoodie.properties'),
+      (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'cdc' && error.service === 'compaction',
+    );
+    assert.deepEqual(tableFiles(dir), before);
+    // Version 6 CDC tables still compact and cluster.
+    assert.doesNotThrow(() => assertLayoutSupports({ ...layout, hudi1x: false }, 'compaction', 'hoodie.properties'));
   });
 });
 
