@@ -98,8 +98,8 @@ export function cdcEnabled(config: TableConfig): boolean {
  *   (HoodieMergeHandleFactory's compaction path takes no change-log handle) and the CDC extractor skips their instants
  *   (HoodieCDCExtractor keeps WriteOperationType.isDataChange operations only). Hudi 1.x compacts CDC tables with
  *   HoodieMergeHandleWithChangeLog for some indexes and may read compaction instants as changes, so on 1.x tables both
- *   are refused. Cleaning is refused: Hudi's cleaner also deletes the cdc log files of the slices it cleans.
- *   docs/hudi-cdc.md has the facts.
+ *   are refused. Our cleaner deletes a cleaned slice's cdc log files with it, as Hudi 0.15's CleanPlanner does, proven
+ *   on copy-on-write; merge-on-read and 1.x CDC tables are not cleaned yet. docs/hudi-cdc.md has the facts.
  * - Without meta fields (hoodie.populate.meta.fields=false) or with dropped partition columns: merging log records
  *   (compaction, clustering of merge-on-read slices) is not built for them; writes need stored record keys.
  */
@@ -175,7 +175,7 @@ export const REFUSED_SERVICES: Readonly<
 > = {
   'simple-bucket-index': { always: ['clustering'], mergeOnRead: [] },
   'consistent-hashing-bucket-index': { always: ['write', 'clustering'], mergeOnRead: [] },
-  cdc: { always: ['write', 'clean'], mergeOnRead: [], hudi1x: ['clustering', 'compaction'] },
+  cdc: { always: ['write'], mergeOnRead: ['clean'], hudi1x: ['clustering', 'compaction', 'clean'] },
   // Merging log records needs the stored record keys (_hoodie_record_key): merge-on-read compaction and the merged
   // reads of merge-on-read clustering. Copy-on-write clustering copies rows as they are.
   'no-meta-fields': { always: ['write', 'compaction'], mergeOnRead: ['clustering'] },
@@ -227,23 +227,27 @@ export function assertLayoutSupports(layout: TableLayout, service: TableService,
       { location, fix: `${VERBS[service]} this table with Hudi; nothing was written` },
     );
   }
-  if (layout.cdc && refuses('cdc')) {
-    throw new UnsupportedLayoutError(
-      'cdc',
-      service,
-      `${SERVICE_NAMES[service]} of ${service === 'clustering' || service === 'compaction' ? 'Hudi 1.x ' : ''}tables with ${LAYOUT_KEYS.cdcEnabled.key}=true (CDC) ${service === 'clustering' || service === 'compaction' ? 'is' : 'are'} not supported: ${
-        service === 'clean'
-          ? "Hudi's cleaner also deletes the cdc log files of the slices it cleans, and this build does not yet"
-          : service === 'write'
-            ? "Hudi's writers write the change data (cdc log files) Spark's CDC query reads, and this build does not yet"
-            : 'Hudi 1.x compacts CDC tables with a change-log merge handle for some indexes and its CDC reader may take compaction instants as changes; this build keeps CDC tables of version 6 (Hudi 0.15) only'
-      }`,
-      {
-        location,
-        fix: `${VERBS[service]} this table with Hudi (Spark or Flink); nothing was written (this build clusters, compacts and archives version 6 CDC tables: Hudi 0.15 writes no change data for those)`,
-      },
-    );
-  }
+  if (layout.cdc && refuses('cdc')) throw cdcRefusal(layout, service, location);
+}
+
+/** Why a service refuses a CDC table: writes always, cleaning on merge-on-read, the table services on Hudi 1.x. */
+function cdcRefusal(layout: TableLayout, service: TableService, location: string): UnsupportedLayoutError {
+  const tables = service === 'write' ? 'tables' : layout.hudi1x ? 'Hudi 1.x tables' : 'merge-on-read tables';
+  const why =
+    service === 'write'
+      ? "Hudi's writers write the change data (cdc log files) Spark's CDC query reads, and this build does not yet"
+      : layout.hudi1x
+        ? 'Hudi 1.x compacts CDC tables with a change-log merge handle for some indexes, its CDC reader may take compaction instants as changes, and its cdc log files are not proven here; this build keeps CDC tables of version 6 (Hudi 0.15)'
+        : "Hudi's cleaner deletes a cleaned slice's cdc log files (on merge-on-read tables written by small-file merges), and this build has that proven against Hudi on copy-on-write tables only";
+  return new UnsupportedLayoutError(
+    'cdc',
+    service,
+    `${SERVICE_NAMES[service]} of ${tables} with ${LAYOUT_KEYS.cdcEnabled.key}=true (CDC) ${service === 'write' ? 'are' : 'is'} not supported: ${why}`,
+    {
+      location,
+      fix: `${VERBS[service]} this table with Hudi (Spark or Flink); nothing was written (this build clusters, compacts and archives version 6 CDC tables, and cleans copy-on-write ones)`,
+    },
+  );
 }
 
 function bucketRefusal(layout: LayoutName, service: TableService, evidence: string, location: string): UnsupportedLayoutError {
