@@ -68,6 +68,23 @@ async function writeUsers(dir: string, operation: WriteOptions['operation'], pro
   return writeBatch(openStorage(dir), { input: { file, format: 'jsonl' }, operation, properties });
 }
 
+/** A merge-on-read table of one insert (our writer), then the flag appended to hoodie.properties. */
+async function mergeOnReadTable(flag: string) {
+  const dir = join(tempDir('table-layouts-mor-'), 'users_mor');
+  const props = new Map([
+    ['hoodie.table.name', 'users_mor'],
+    ['hoodie.datasource.write.table.type', 'MERGE_ON_READ'],
+    ['hoodie.datasource.write.recordkey.field', 'id'],
+    ['hoodie.datasource.write.partitionpath.field', 'dt'],
+    ['hoodie.datasource.write.precombine.field', 'createTime'],
+    ['hoodie.metadata.enable', 'false'],
+  ]);
+  await writeUsers(dir, 'insert', props);
+  appendFileSync(join(dir, '.hoodie', 'hoodie.properties'), `${flag}\n`);
+  const storage = openStorage(dir);
+  return { dir, table: await HudiTable.open(storage), lock: new StorageLockProvider(storage, { waitMs: 5000 }) };
+}
+
 /** Assert `promise` is refused with UnsupportedLayoutError for `layout` and `service`, mentioning `pattern`. */
 async function refused(promise: Promise<unknown>, layout: UnsupportedLayoutError['layout'], service: UnsupportedLayoutError['service'], pattern: RegExp) {
   await assert.rejects(promise, (error: unknown) => {
@@ -272,26 +289,9 @@ describe('CDC tables: data-changing services are refused, the others run', () =>
   });
 
   it('cleaning merge-on-read CDC tables is refused (not yet proven against Hudi)', async () => {
-    const dir = join(tempDir('table-layouts-cdc-mor-'), 'users_mor');
-    const props = new Map([
-      ['hoodie.table.name', 'users_mor'],
-      ['hoodie.datasource.write.table.type', 'MERGE_ON_READ'],
-      ['hoodie.datasource.write.recordkey.field', 'id'],
-      ['hoodie.datasource.write.partitionpath.field', 'dt'],
-      ['hoodie.datasource.write.precombine.field', 'createTime'],
-      ['hoodie.metadata.enable', 'false'],
-    ]);
-    await writeUsers(dir, 'insert', props);
-    appendFileSync(join(dir, '.hoodie', 'hoodie.properties'), 'hoodie.table.cdc.enabled=true\n');
-    const storage = openStorage(dir);
-    const table = await HudiTable.open(storage);
+    const { dir, table, lock } = await mergeOnReadTable('hoodie.table.cdc.enabled=true');
     const before = tableFiles(dir);
-    await refused(
-      runClean(table, { config: cleanConfigFromProperties(new Map()), lock: new StorageLockProvider(storage, { waitMs: 5000 }) }),
-      'cdc',
-      'clean',
-      /merge-on-read tables .*CDC/,
-    );
+    await refused(runClean(table, { config: cleanConfigFromProperties(new Map()), lock }), 'cdc', 'clean', /merge-on-read tables .*CDC/);
     assert.deepEqual(tableFiles(dir), before);
   });
 
@@ -319,23 +319,6 @@ describe('CDC tables: data-changing services are refused, the others run', () =>
 });
 
 describe('tables without meta fields or with dropped partition columns: merging log records is refused', () => {
-  /** A merge-on-read table of one insert (our writer), then the flag appended to hoodie.properties. */
-  async function mergeOnReadTable(flag: string) {
-    const dir = join(tempDir('table-layouts-mor-'), 'users_mor');
-    const props = new Map([
-      ['hoodie.table.name', 'users_mor'],
-      ['hoodie.datasource.write.table.type', 'MERGE_ON_READ'],
-      ['hoodie.datasource.write.recordkey.field', 'id'],
-      ['hoodie.datasource.write.partitionpath.field', 'dt'],
-      ['hoodie.datasource.write.precombine.field', 'createTime'],
-      ['hoodie.metadata.enable', 'false'],
-    ]);
-    await writeUsers(dir, 'insert', props);
-    appendFileSync(join(dir, '.hoodie', 'hoodie.properties'), `${flag}\n`);
-    const storage = openStorage(dir);
-    return { dir, table: await HudiTable.open(storage), lock: new StorageLockProvider(storage, { waitMs: 5000 }) };
-  }
-
   it('hoodie.populate.meta.fields=false: compaction, merge-on-read clustering and writes refused; copy-on-write clustering runs', async () => {
     const { dir, table, lock } = await mergeOnReadTable('hoodie.populate.meta.fields=false');
     const before = tableFiles(dir);
