@@ -7,12 +7,12 @@
  * given its slice of the PartitionContext), assembleCleanerPlan (one step).
  */
 import { HudiError } from '../errors.js';
-import { parseLogFileName } from '../log-format/names.js';
+import { CDC_LOG_SUFFIX, parseLogFileName } from '../log-format/names.js';
 import { joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
 import type { HoodieCleanerPlan, HoodieCleanFileInfo, HoodieCleanMetadata } from '../timeline/avro-schemas.js';
 import { compareInstants, compareInstantTimes, formatInstantTime, type Instant, type InstantAction, type TimelineTimeZone } from '../timeline/instant.js';
 import { Timeline } from '../timeline/timeline.js';
-import { fileNameOf } from '../util/paths.js';
+import { fileNameOf, isHadoopChecksumFile } from '../util/paths.js';
 import type { CleanConfig, CleaningPolicy } from './config.js';
 
 /** Version of the plans Hudi 0.14/0.15 write (CleanPlanner.LATEST_CLEAN_PLAN_VERSION). */
@@ -277,7 +277,7 @@ interface Slice {
   readonly fileId: string;
   readonly instantTime: string;
   readonly size: number;
-  /** Merge-on-read: the slice's log files (base instant = instantTime), deleted with it. */
+  /** The slice's log files (base instant = instantTime), deleted with it: merge-on-read logs, and cdc logs. */
   readonly logFiles: { name: string; size: number }[];
   /** False for a slice of log files only (fileName is then its first log file's). */
   readonly hasBase: boolean;
@@ -352,8 +352,12 @@ export function planPartition(
   }
   const logOnly = new Map<string, Slice>();
   for (const file of listing.files) {
+    // A `..<log>.crc` checksum matches the log pattern too; Hadoop's listings hide it, and deleting a log takes it along.
+    if (isHadoopChecksumFile(file.name)) continue;
     const log = parseLogFileName(file.name);
-    if (log === undefined || log.extension !== 'log' || log.suffix !== '') continue;
+    // A CDC table's `.cdc` logs join the slice of their base instant (the commit that wrote them beside its base
+    // file), as in Hudi's file-system view, so they go with it (CleanPlanner adds a cleaned slice's log files).
+    if (log === undefined || log.extension !== 'log' || (log.suffix !== '' && log.suffix !== CDC_LOG_SUFFIX)) continue;
     const key = `${log.fileId}/${log.baseInstant}`;
     const slice = byBase.get(key) ?? logOnly.get(key);
     if (slice !== undefined) {

@@ -27,6 +27,9 @@ export interface LogFileName {
   readonly suffix: string;
 }
 
+/** The suffix of a change-data-capture log file's name (HoodieCDCUtils.CDC_LOGFILE_SUFFIX). */
+export const CDC_LOG_SUFFIX = '.cdc';
+
 /** What Hudi uses when no Spark task is writing: rollback command blocks, the archiver. */
 export const UNKNOWN_WRITE_TOKEN = '1-0-1';
 /** The first version of a file slice's log (HoodieLogFile.LOGFILE_BASE_VERSION). */
@@ -85,8 +88,8 @@ export function logFileName(parts: LogFileNameParts): string {
       fix: `use digits like "0-0-0" or Hudi's "${UNKNOWN_WRITE_TOKEN}"`,
     });
   }
-  if (suffix !== '' && suffix !== '.cdc') {
-    throw new HudiError(`log file suffix "${suffix}" is not empty or ".cdc"`);
+  if (suffix !== '' && suffix !== CDC_LOG_SUFFIX) {
+    throw new HudiError(`log file suffix "${suffix}" is not empty or "${CDC_LOG_SUFFIX}"`);
   }
   const name = `.${parts.fileId}_${parts.baseInstant}.${extension}.${parts.version}_${parts.writeToken}${suffix}`;
   const parsed = parseLogFileName(name);

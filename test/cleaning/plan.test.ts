@@ -16,6 +16,7 @@ import {
   planPartition,
 } from '../../lib/cleaner/plan.js';
 import { HudiError } from '../../lib/errors.js';
+import { logFileName } from '../../lib/log-format/names.js';
 import { baseFileName } from '../../lib/table/file-system-view.js';
 import type { HoodieCleanMetadata } from '../../lib/timeline/avro-schemas.js';
 import type { Instant, InstantAction, InstantState } from '../../lib/timeline/instant.js';
@@ -255,6 +256,22 @@ describe('one partition (CleanPlanner.getDeletePaths)', () => {
       ],
     );
     assert.equal(planned.kept.find((k) => k.fileName === file(1, 1).name)?.rule, 'savepoint');
+  });
+
+  it("a CDC table's .cdc log files go with the slice of their base instant, as in Hudi's file-system view", () => {
+    // The name Hudi's merge handle gives a cdc log (HoodieWriteHandle.createLogWriter with CDC_LOGFILE_SUFFIX).
+    const cdc = (id: number, time: number) => ({
+      name: logFileName({ fileId: fileId(id), baseInstant: t(time), version: 1, writeToken: '0-1-1', suffix: '.cdc' }),
+      size: 5,
+    });
+    const planned = planPartition({ partitionPath: 'p', files: [file(1, 2), file(1, 3), cdc(1, 3), file(1, 5), cdc(1, 5), file(1, 7), cdc(1, 7)] }, context, {
+      explain: true,
+    });
+    // A: t3 is superseded before the earliest commit to retain (t6): its base file and its cdc log go; t5 and t7 stay.
+    assert.deepEqual(
+      planned.deletes.map((d) => d.fileName),
+      [file(1, 3).name, cdc(1, 3).name, file(1, 2).name],
+    );
   });
 
   it('nothing while the retention window is not full', () => {

@@ -4,7 +4,7 @@
  */
 
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runArchive } from '../../lib/archival/archive.js';
@@ -26,6 +26,7 @@ import { HudiError, UnsupportedTableError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { openStorage } from '../../lib/storage/index.js';
 import {
+  assertLayoutSupports,
   bucketNumberOf,
   CONSISTENT_HASHING_METADATA_FOLDER,
   detectTableLayout,
@@ -36,7 +37,7 @@ import {
 import { HudiTable } from '../../lib/table/table.js';
 import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
-import { tempDir } from '../helpers/fixtures.js';
+import { fixtureTable, tempDir } from '../helpers/fixtures.js';
 import { tableFiles } from '../helpers/paths.js';
 import { createSmallFilesTable } from '../helpers/small-files-table.js';
 
@@ -65,6 +66,23 @@ async function writeUsers(dir: string, operation: WriteOptions['operation'], pro
   const file = join(tempDir('table-layouts-input-'), 'batch.jsonl');
   await writeJsonLines(file, generateUsers({ count: 5, seed: 3, idStart: 1, startDate: '2024-01-01', days: 2 }));
   return writeBatch(openStorage(dir), { input: { file, format: 'jsonl' }, operation, properties });
+}
+
+/** A merge-on-read table of one insert (our writer), then the flag appended to hoodie.properties. */
+async function mergeOnReadTable(flag: string) {
+  const dir = join(tempDir('table-layouts-mor-'), 'users_mor');
+  const props = new Map([
+    ['hoodie.table.name', 'users_mor'],
+    ['hoodie.datasource.write.table.type', 'MERGE_ON_READ'],
+    ['hoodie.datasource.write.recordkey.field', 'id'],
+    ['hoodie.datasource.write.partitionpath.field', 'dt'],
+    ['hoodie.datasource.write.precombine.field', 'createTime'],
+    ['hoodie.metadata.enable', 'false'],
+  ]);
+  await writeUsers(dir, 'insert', props);
+  appendFileSync(join(dir, '.hoodie', 'hoodie.properties'), `${flag}\n`);
+  const storage = openStorage(dir);
+  return { dir, table: await HudiTable.open(storage), lock: new StorageLockProvider(storage, { waitMs: 5000 }) };
 }
 
 /** Assert `promise` is refused with UnsupportedLayoutError for `layout` and `service`, mentioning `pattern`. */
@@ -255,12 +273,10 @@ describe('CDC tables: data-changing services are refused, the others run', () =>
     assert.throws(() => statSync(join(dir, '.hoodie')), /ENOENT/);
   });
 
-  it('cleaning is refused (Hudi deletes the cdc logs of cleaned slices); clustering and archival run', async () => {
-    const { dir, table, lock } = await smallTable({ cdc: true });
-    const before = tableFiles(dir);
-    await refused(runClean(table, { config: cleanConfigFromProperties(new Map()), lock }), 'cdc', 'clean', /cdc log files/);
-    await refused(runClean(table, { config: cleanConfigFromProperties(new Map()), lock, dryRun: true }), 'cdc', 'clean', /CDC/);
-    assert.deepEqual(tableFiles(dir), before);
+  it('cleaning, clustering and archival run on version 6 CDC tables', async () => {
+    const { table, lock } = await smallTable({ cdc: true });
+    // The cleaner deletes cdc log files with their slices (test/cleaning/plan.test.ts, test/interop/cdc-tables.test.ts).
+    await runClean(table, { config: cleanConfigFromProperties(new Map([['hoodie.cleaner.commits.retained', '1']])), lock });
     // Clustering writes no change data in Hudi either (its instants are not data changes for the CDC extractor).
     const scheduled = await schedule(table, config(), { lock });
     assert.ok(scheduled, 'a clustering plan');
@@ -271,26 +287,38 @@ describe('CDC tables: data-changing services are refused, the others run', () =>
     });
     assert.ok(archived);
   });
+
+  it('cleaning merge-on-read CDC tables is refused (not yet proven against Hudi)', async () => {
+    const { dir, table, lock } = await mergeOnReadTable('hoodie.table.cdc.enabled=true');
+    const before = tableFiles(dir);
+    await refused(runClean(table, { config: cleanConfigFromProperties(new Map()), lock }), 'cdc', 'clean', /merge-on-read tables .*CDC/);
+    assert.deepEqual(tableFiles(dir), before);
+  });
+
+  it('Hudi 1.x CDC tables: clustering, compaction and cleaning refused too, before anything is written', async () => {
+    const dir = fixtureTable('v8_nonpartitioned');
+    const properties = join(dir, '.hoodie', 'hoodie.properties');
+    writeFileSync(properties, readFileSync(properties, 'utf8').replace('hoodie.table.cdc.enabled=false', 'hoodie.table.cdc.enabled=true'));
+    const storage = openStorage(dir);
+    const table = await HudiTable.open(storage, { mode: 'clustering' });
+    const layout = tableLayout(table.config, {});
+    assert.ok(layout.cdc && layout.hudi1x);
+    const before = tableFiles(dir);
+    const lock = new StorageLockProvider(storage, { waitMs: 5000 });
+    await refused(schedule(table, config(), { lock }), 'cdc', 'clustering', /Hudi 1\.x .*CDC/);
+    await refused(runClean(table, { config: cleanConfigFromProperties(new Map()), lock }), 'cdc', 'clean', /Hudi 1\.x .*cdc log files/);
+    // Compaction of any 1.x table is refused by its table version first; the layout refuses it as well.
+    assert.throws(
+      () => assertLayoutSupports(layout, 'compaction', 'hoodie.properties'),
+      (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'cdc' && error.service === 'compaction',
+    );
+    assert.deepEqual(tableFiles(dir), before);
+    // Version 6 CDC tables still compact and cluster.
+    assert.doesNotThrow(() => assertLayoutSupports({ ...layout, hudi1x: false }, 'compaction', 'hoodie.properties'));
+  });
 });
 
 describe('tables without meta fields or with dropped partition columns: merging log records is refused', () => {
-  /** A merge-on-read table of one insert (our writer), then the flag appended to hoodie.properties. */
-  async function mergeOnReadTable(flag: string) {
-    const dir = join(tempDir('table-layouts-mor-'), 'users_mor');
-    const props = new Map([
-      ['hoodie.table.name', 'users_mor'],
-      ['hoodie.datasource.write.table.type', 'MERGE_ON_READ'],
-      ['hoodie.datasource.write.recordkey.field', 'id'],
-      ['hoodie.datasource.write.partitionpath.field', 'dt'],
-      ['hoodie.datasource.write.precombine.field', 'createTime'],
-      ['hoodie.metadata.enable', 'false'],
-    ]);
-    await writeUsers(dir, 'insert', props);
-    appendFileSync(join(dir, '.hoodie', 'hoodie.properties'), `${flag}\n`);
-    const storage = openStorage(dir);
-    return { dir, table: await HudiTable.open(storage), lock: new StorageLockProvider(storage, { waitMs: 5000 }) };
-  }
-
   it('hoodie.populate.meta.fields=false: compaction, merge-on-read clustering and writes refused; copy-on-write clustering runs', async () => {
     const { dir, table, lock } = await mergeOnReadTable('hoodie.populate.meta.fields=false');
     const before = tableFiles(dir);
