@@ -4,11 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConfigValueError } from '../../lib/config/index.js';
+import { jsonLinesToParquet } from '../../lib/engine/write.js';
 import { HudiError } from '../../lib/errors.js';
 import {
   type BatchObjectResult,
@@ -300,6 +303,96 @@ describe('ingest: a batch of objects', () => {
       (error: unknown) => error instanceof ConfigValueError && error.key === INGEST_BATCH_MAX_BYTES.key,
     );
     assert.deepEqual(await refusedTable.listRecursive(''), []);
+  });
+});
+
+describe('ingest: a batch of CSV and Parquet objects', () => {
+  before(async () => {
+    client = s3ClientFromEnv();
+    bucket = await testBucket();
+  });
+  const csv = (header: string, rows: readonly string[]) => `${header}\n${rows.join('\n')}\n`;
+  const csvUsers = (first: number, count: number) => range(first, count).map((id) => `${id},user ${id},1,${id % 2 === 0 ? 'p0' : 'p1'}`);
+
+  it('writes CSV objects of one header as one commit; another header commits alone; bad rows by their own object', async () => {
+    const { land, request } = landing();
+    const table = openStorage(await s3TablePath('ingest-batch-csv'));
+    const header = 'id,name,ts,dt';
+    const same = [];
+    for (let i = 0; i < 4; i++) same.push(await land(`part-${i}.csv`, csv(header, csvUsers(i * 10, 10))));
+    // Gzip-compressed, same header: the same commit.
+    same.push(await land('part-4.csv.gz', gzipSync(csv(header, csvUsers(40, 10)))));
+    // The same columns in another order: a commit of their own.
+    const reordered = await land(
+      'reordered.csv',
+      csv(
+        'name,id,ts,dt',
+        range(100, 5).map((id) => `user ${id},${id},1,p0`),
+      ),
+    );
+    // Its second row has a partition path the writer refuses: reported by its row and line in that object.
+    const bad = await land('bad.csv', csv(header, ['200,user 200,1,p0', '201,user 201,1,..', '202,user 202,1,p1']));
+    const objects = [same[0]!, reordered, same[1]!, same[2]!, bad, same[3]!, same[4]!];
+    const results = (await ingestObjects(request(table, objects))).map(resultOf);
+    assert.deepEqual(
+      results.map((r) => r.outcome),
+      objects.map(() => 'ingested'),
+    );
+    const commits = await commitsOf(table);
+    assert.deepEqual(
+      commits.map((c) => c.sources.sort()).sort((a, b) => b.length - a.length),
+      [[...same, bad].map(sourceOf).sort(), [sourceOf(reordered)]],
+    );
+    const outcome = (object: { key: string }) => results[objects.findIndex((o) => o.key === object.key)]!;
+    assert.equal(outcome(bad).badRecords, 1);
+    const errorLines = (await (await client.send(new GetObjectCommand({ Bucket: bucket, Key: outcome(bad).errorsKey! }))).Body!.transformToString())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { row: number; line?: number; record?: string });
+    assert.deepEqual(
+      errorLines.map((e) => [e.row, e.line, e.record]),
+      [[1, 3, '201,user 201,1,..']],
+    );
+    assert.ok(same.every((object) => outcome(object).badRecords === 0));
+    assert.deepEqual(await rowIds(table), [...range(0, 50), ...range(100, 5), 200, 202]);
+
+    const again = (await ingestObjects(request(table, objects))).map(resultOf);
+    assert.ok(again.every((r) => r.outcome === 'duplicate'));
+    assert.equal((await commitsOf(table)).length, 2, 'the retried batch wrote nothing');
+  });
+
+  it('writes Parquet objects of one schema as one commit, another schema alone, and quarantines an unreadable one', async () => {
+    const { land, request } = landing();
+    const table = openStorage(await s3TablePath('ingest-batch-parquet'));
+    const dir = tempDir('hudi-batch-parquet-');
+    const parquet = async (name: string, records: readonly unknown[]): Promise<Uint8Array> => {
+      await writeFile(join(dir, `${name}.jsonl`), jsonLines(records));
+      await jsonLinesToParquet(join(dir, `${name}.jsonl`), join(dir, `${name}.parquet`));
+      return readFile(join(dir, `${name}.parquet`));
+    };
+    const same = [];
+    for (let i = 0; i < 4; i++) same.push(await land(`part-${i}.parquet`, await parquet(`part-${i}`, users(i * 10, 10))));
+    // The same columns in another order: a schema of its own.
+    const reordered = await land(
+      'reordered.parquet',
+      await parquet(
+        'reordered',
+        users(100, 5).map((u) => ({ dt: u.dt, ts: u.ts, name: u.name, id: u.id })),
+      ),
+    );
+    const unreadable = await land('garbage.parquet', randomBytes(512));
+    const objects = [same[0]!, reordered, same[1]!, unreadable, same[2]!, same[3]!];
+    const results = (await ingestObjects(request(table, objects))).map(resultOf);
+    const outcome = (object: { key: string }) => results[objects.findIndex((o) => o.key === object.key)]!;
+    assert.equal(outcome(unreadable).outcome, 'failed');
+    assert.match(outcome(unreadable).reason!, /^the table refused the object/);
+    for (const object of [...same, reordered]) assert.equal(outcome(object).outcome, 'ingested', object.key);
+    const commits = await commitsOf(table);
+    assert.deepEqual(
+      commits.map((c) => c.sources.sort()).sort((a, b) => b.length - a.length),
+      [same.map(sourceOf).sort(), [sourceOf(reordered)]],
+    );
+    assert.deepEqual(await rowIds(table), [...range(0, 40), ...range(100, 5)]);
   });
 });
 
