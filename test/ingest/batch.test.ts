@@ -13,6 +13,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConfigValueError } from '../../lib/config/index.js';
 import { jsonLinesToParquet } from '../../lib/engine/write.js';
 import { HudiError } from '../../lib/errors.js';
+import { claimObject, commitMarkerOf } from '../../lib/ingest/idempotency.js';
 import {
   type BatchObjectResult,
   INGEST_BATCH_MAX_BYTES,
@@ -32,6 +33,7 @@ import { openStorage, s3ClientFromEnv } from '../../lib/storage/index.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
+import { writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath, testBucket } from '../helpers/s3.js';
 
@@ -484,6 +486,75 @@ describe('ingest: a batch interrupted by a crash', () => {
       assert.ok(again.every((r) => r.outcome === 'duplicate' && r.recovered === undefined));
     });
   }
+});
+
+describe('ingest: a claim holder that commits the same object just before ours', () => {
+  it("finds the holder's commit at the recheck before its own, records the object as that commit's, writes the rest once", async () => {
+    client = s3ClientFromEnv();
+    bucket = await testBucket();
+    const { land, request } = landing();
+    const table = openStorage(await s3TablePath('ingest-batch-late-holder'));
+    const taken = await land('taken.jsonl', jsonLines(users(0, 10)));
+    const other = await land('other.jsonl', jsonLines(users(10, 10)));
+    const version = { bucket, key: taken.key, etag: normalizeEtag(taken.etag) };
+    // The earlier holder: it claimed the object and began, then its lease lapsed (its attempt record stays).
+    const earlier = await claimObject({ table, version, location: `s3://${bucket}/${taken.key}`, now: () => new Date() });
+    assert.ok('held' in earlier);
+    await earlier.held.release();
+
+    // While our batch writes its data files, the earlier holder commits the object (as a still-running Lambda would).
+    let holderCommit: string | undefined;
+    let holderStarted = false;
+    const dataFile = /^p[01]\//;
+    const racing = new Proxy(table, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        if (property !== 'put' && property !== 'uploadFile') return (value as (...a: unknown[]) => unknown).bind(target);
+        return async (...args: unknown[]) => {
+          // Once, at the first data file (the writer uploads several side by side).
+          if (!holderStarted && typeof args[0] === 'string' && dataFile.test(args[0])) {
+            holderStarted = true;
+            const dir = tempDir('hudi-late-holder-');
+            await writeFile(join(dir, 'taken.jsonl'), jsonLines(users(0, 10)));
+            const written = await writeBatch(table, {
+              input: { file: join(dir, 'taken.jsonl'), format: 'jsonl' },
+              operation: 'upsert',
+              // Our write is in flight with a live heartbeat: the holder's leaves it be (LAZY), as Hudi's multi-writer setup.
+              properties: new Map([...PROPS, ['hoodie.cleaner.policy.failed.writes', 'LAZY']]),
+              extraMetadata: commitMarkerOf([sourceOf(taken)]),
+            });
+            holderCommit = written.instantTime;
+          }
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      },
+    });
+    const results = (await ingestObjects(request(racing, [taken, other]))).map(resultOf);
+    assert.ok(holderCommit !== undefined, 'the holder committed while our data files were written');
+    assert.deepEqual(
+      [results[0]!.outcome, results[0]!.originalOutcome, results[0]!.recovered, results[0]!.instantTime],
+      ['duplicate', 'ingested', true, holderCommit],
+      "the object is the holder's commit's",
+    );
+    assert.equal(results[1]!.outcome, 'ingested');
+    const commits = await commitsOf(table);
+    assert.deepEqual(
+      commits.map((c) => c.sources),
+      [[sourceOf(taken)], [sourceOf(other)]],
+      'the holder applied it, we applied only the other object',
+    );
+    assert.deepEqual(await rowIds(table), range(0, 20));
+    assert.deepEqual((await loadTimeline(table)).pending(), [], 'our first attempt was rolled back');
+    const again = (await ingestObjects(request(table, [taken, other]))).map(resultOf);
+    assert.deepEqual(
+      again.map((r) => [r.outcome, r.instantTime]),
+      [
+        ['duplicate', holderCommit],
+        ['duplicate', results[1]!.instantTime],
+      ],
+    );
+  });
 });
 
 describe('ingest Lambda: the batch size bound from the environment', () => {
