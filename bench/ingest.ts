@@ -21,6 +21,7 @@ import { mapWithConcurrency } from '../lib/storage/concurrency.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table/table.js';
 import { loadTimeline } from '../lib/timeline/timeline.js';
+import { s3PutEvent } from '../test/helpers/s3.js';
 import { percentile } from './median.js';
 
 const { values } = parseArgs({
@@ -75,26 +76,6 @@ const { handler } = (await import(pathToFileURL(join(packageRoot(), 'dist/functi
   handler: (event: SQSEvent, context: unknown) => Promise<SQSBatchResponse>;
 };
 
-/** What S3 puts in the queue for one created object (an S3 event notification). */
-function notification(key: string, etag: string, size: number): string {
-  return JSON.stringify({
-    Records: [
-      {
-        eventVersion: '2.1',
-        eventSource: 'aws:s3',
-        awsRegion: 'us-east-1',
-        eventTime: new Date().toISOString(),
-        eventName: 'ObjectCreated:Put',
-        s3: {
-          s3SchemaVersion: '1.0',
-          bucket: { name: bucket, arn: `arn:aws:s3:::${bucket}` },
-          object: { key: encodeURIComponent(key).replace(/%2F/g, '/'), size, eTag: etag },
-        },
-      },
-    ],
-  });
-}
-
 interface RunResult {
   readonly label: string;
   readonly seconds: number;
@@ -132,7 +113,7 @@ async function run(label: string, count: number, perSecond: number | undefined, 
     const body = `${[...generateUsers({ count: rows, seed: i + 1, idStart: i * rows + 1, days: 3 })].map((r) => JSON.stringify(r)).join('\n')}\n`;
     const put = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
     landedAt.set(key, performance.now());
-    await sqs('SendMessage', { QueueUrl: queueUrl, MessageBody: notification(key, put.ETag!, Buffer.byteLength(body)) });
+    await sqs('SendMessage', { QueueUrl: queueUrl, MessageBody: JSON.stringify(s3PutEvent(bucket, key, put.ETag!, Buffer.byteLength(body))) });
   };
   const started = performance.now();
   const landing =
@@ -179,7 +160,8 @@ async function run(label: string, count: number, perSecond: number | undefined, 
     const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
     const handled = batch.filter((m) => !failed.has(m.MessageId));
     for (const message of handled) {
-      const key = decodeURIComponent((JSON.parse(message.Body) as { Records: { s3: { object: { key: string } } }[] }).Records[0]!.s3.object.key);
+      const encoded = (JSON.parse(message.Body) as { Records: { s3: { object: { key: string } } }[] }).Records[0]!.s3.object.key;
+      const key = decodeURIComponent(encoded.replace(/\+/g, ' '));
       latencies.push(ended - landedAt.get(key)!);
     }
     for (let i = 0; i < handled.length; i += 10) {

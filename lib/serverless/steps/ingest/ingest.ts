@@ -194,29 +194,35 @@ async function startTableServices(committed: readonly string[], deps: IngestStep
     deps.log.info('no state machine configured (STATE_MACHINE_ARN): the table services start on their schedule', { committed });
     return undefined;
   }
-  const newest = [...committed].sort().at(-1)!;
-  try {
-    const outcome = await deps.startTableServices(newest);
-    deps.log.info('table services after the commit', { instant: newest, status: outcome.status, reason: outcome.reason, executionName: outcome.executionName });
-    return outcome;
-  } catch (error) {
-    deps.log.error('could not start the table services; the schedule will', { instant: newest, error: errorMessage(error) });
-    deps.metrics.addMetric('TableServicesNotStarted', MetricUnit.Count, 1);
-    return { status: 'FAILED', reason: errorMessage(error) };
-  }
+  return startAfterCommits(committed, deps.startTableServices, deps, { what: 'the table services', notStarted: 'TableServicesNotStarted' });
 }
 
 /** After the invocation's commits, start a compaction when Hudi's trigger says so; undefined when there is nothing to check. */
 async function startCompaction(committed: readonly string[], deps: IngestStepDependencies): Promise<IngestSummary['compaction']> {
   if (committed.length === 0 || deps.startCompaction === undefined) return undefined;
+  return startAfterCommits(committed, deps.startCompaction, deps, { what: 'a compaction', notStarted: 'CompactionNotStarted' });
+}
+
+/** Ask `start` after the newest commit; a failure is logged and counted, never thrown (the schedule catches up). */
+async function startAfterCommits(
+  committed: readonly string[],
+  start: (instant: string) => Promise<TriggerOutput>,
+  deps: IngestStepDependencies,
+  service: { readonly what: string; readonly notStarted: string },
+): Promise<TriggerOutput | { readonly status: 'FAILED'; readonly reason: string }> {
   const newest = [...committed].sort().at(-1)!;
   try {
-    const outcome = await deps.startCompaction(newest);
-    deps.log.info('compaction after the commit', { instant: newest, status: outcome.status, reason: outcome.reason, executionName: outcome.executionName });
+    const outcome = await start(newest);
+    deps.log.info(`${service.what} after the commit`, {
+      instant: newest,
+      status: outcome.status,
+      reason: outcome.reason,
+      executionName: outcome.executionName,
+    });
     return outcome;
   } catch (error) {
-    deps.log.error('could not start a compaction; the schedule will', { instant: newest, error: errorMessage(error) });
-    deps.metrics.addMetric('CompactionNotStarted', MetricUnit.Count, 1);
+    deps.log.error(`could not start ${service.what}; the schedule will`, { instant: newest, error: errorMessage(error) });
+    deps.metrics.addMetric(service.notStarted, MetricUnit.Count, 1);
     return { status: 'FAILED', reason: errorMessage(error) };
   }
 }
