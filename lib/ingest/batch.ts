@@ -305,6 +305,17 @@ async function prepareObject(
   };
 }
 
+/** Bytes of a file's first line, its line end included. */
+async function bytesOfFirstLine(file: string): Promise<number> {
+  let offset = 0;
+  for await (const chunk of createReadStream(file)) {
+    const end = (chunk as Buffer).indexOf(0x0a);
+    if (end >= 0) return offset + end + 1;
+    offset += (chunk as Buffer).length;
+  }
+  return offset;
+}
+
 /** A file's first line without a byte-order mark or carriage return (a CSV header). */
 async function firstLine(file: string): Promise<string> {
   const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
@@ -337,20 +348,15 @@ async function groupInput(group: readonly Prepared[], file: string): Promise<{ f
     return { file, own: false, offsets };
   }
   const out = createWriteStream(file);
+  let endsLine = true;
   for (const [j, prepared] of group.entries()) {
-    if (format === 'jsonl') {
-      for await (const chunk of createReadStream(prepared.goodFile)) {
-        if (!out.write(chunk)) await once(out, 'drain');
-      }
-      continue;
-    }
-    let first = true;
-    for await (const line of createInterface({ input: createReadStream(prepared.goodFile), crlfDelay: Infinity })) {
-      // The header once, from the first object.
-      const skip = first && j > 0;
-      first = false;
-      if (skip) continue;
-      if (!out.write(`${line}\n`)) await once(out, 'drain');
+    // The bytes as they are (quoted fields keep their line ends); a CSV's header once, from the first object.
+    const start = format === 'csv' && j > 0 ? await bytesOfFirstLine(prepared.goodFile) : 0;
+    if (!endsLine) out.write('\n');
+    for await (const chunk of createReadStream(prepared.goodFile, { start })) {
+      const bytes = chunk as Buffer;
+      if (bytes.length > 0) endsLine = bytes[bytes.length - 1] === 0x0a;
+      if (!out.write(bytes)) await once(out, 'drain');
     }
   }
   out.end();
