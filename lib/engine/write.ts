@@ -1287,3 +1287,39 @@ export async function jsonLinesToParquet(input: string, output: string): Promise
     instance.closeSync();
   }
 }
+
+/**
+ * An input file's columns (name and type, as the write reads them) and its rows: what decides whether landed objects
+ * can share one commit's input (lib/ingest/batch.ts).
+ */
+export async function inputShape(file: string, format: InputFormat): Promise<{ columns: { name: string; type: string }[]; rows: number }> {
+  const { instance, connection } = await openDuckDb({});
+  try {
+    const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${inputSql(file, format)}`);
+    const columns = described.getRowObjectsJS().map((r) => ({ name: String(r['column_name']), type: String(r['column_type']) }));
+    const counted = await connection.runAndReadAll(`SELECT count(*) AS n FROM ${inputSql(file, format)}`);
+    return { columns, rows: Number(counted.getRowObjectsJS()[0]!['n']) };
+  } catch (cause) {
+    throw new HudiError(`cannot read the input: ${duckdbReason(cause)}`, { location: file, cause });
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+/** Parquet files of one schema (inputShape) as one Parquet file, their rows in the order of the files. */
+export async function concatenateParquet(files: readonly string[], output: string): Promise<void> {
+  const { instance, connection } = await openDuckDb({});
+  try {
+    await mkdir(dirname(output), { recursive: true });
+    await connection.run('SET preserve_insertion_order = true');
+    await connection.run(
+      `COPY (SELECT * FROM read_parquet(${fileListSql(files)}, ${READ_OPTIONS})) TO ${sqlString(output)} (FORMAT parquet, COMPRESSION snappy)`,
+    );
+  } catch (cause) {
+    throw new HudiError(`cannot concatenate the Parquet inputs: ${duckdbReason(cause)}`, { location: output, cause });
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}

@@ -1,7 +1,8 @@
 /**
  * Micro-batched ingest: several landed objects of one table in as few commits as their size allows, with every
  * promise of the one-object path (service.ts): exactly once per object version, a poison object quarantined alone,
- * nothing lost on a crash.
+ * nothing lost on a crash. Objects share a commit when their rows read alike: JSON lines always, CSV objects with
+ * the same header, Parquet objects with the same columns and types.
  */
 
 import { once } from 'node:events';
@@ -9,9 +10,11 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { finished, pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { readKey } from '../config/index.js';
+import { concatenateParquet, type InputFormat, inputShape } from '../engine/write.js';
 import { errorMessage, HudiError } from '../errors.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import { normalizeEtag } from '../storage/etag.js';
@@ -19,12 +22,14 @@ import { type BadRecord, writeBatch } from '../writer/write-client.js';
 import { parseWriteOperation } from '../writer/write-config.js';
 import {
   appendWriterRejections,
+  csvErrorLine,
+  type ErrorLineOf,
   errorKeyOf,
   inputProblem,
   isZlibError,
-  type JsonLinesSplit,
   jsonLinesErrorLine,
   quarantineObject,
+  rowErrorLine,
   splitJsonLines,
 } from './bad-records.js';
 import { INGEST_BATCH_MAX_BYTES } from './config.js';
@@ -36,20 +41,32 @@ import type { BatchObjectResult, HandledResult, IngestBatchRequest, IngestResult
 /** Objects downloaded and split at once; the disk holds at most these beyond one commit's records. */
 const PREPARED_AT_ONCE = 8;
 
-/** A JSON-lines object claimed, downloaded and split, waiting for its group's commit. */
+/** An object claimed, downloaded (JSON lines split), waiting for its group's commit. */
 interface Prepared {
   readonly index: number;
   readonly held: HeldClaim;
   readonly key: string;
   readonly etag: string;
   readonly localObject: string;
+  readonly format: InputFormat;
+  /** Objects of one shape share commits: the format and what its rows read as (see the module comment). */
+  readonly shape: string;
+  /** The rows to write: the good lines (JSON lines), the plain object (CSV, Parquet). */
   readonly goodFile: string;
   readonly goodBytes: number;
-  readonly split: JsonLinesSplit;
+  /** Rows of goodFile, as the write reads them. */
+  readonly rows: number;
+  readonly errorLineOf: ErrorLineOf;
   readonly errorsFile: string;
   readonly errorsKey: string;
   readonly preRejected: number;
 }
+
+/** The formats a batch writes itself; any other object (no format, .parquet.gz) goes through ingestObject. */
+const batchable = (key: string, defaultFormat: InputFormat | undefined): boolean => {
+  const format = formatOfKey(key, defaultFormat);
+  return format === 'jsonl' || format === 'csv' || (format === 'parquet' && !/\.gz$/i.test(key));
+};
 
 /** Thrown from a group's pre-commit guard: earlier attempts' commits applied some of its objects already. */
 class GroupAlreadyAppliedError extends Error {
@@ -60,8 +77,8 @@ class GroupAlreadyAppliedError extends Error {
 
 /**
  * Ingest the objects, each at most once, in as few commits as INGEST_BATCH_MAX_BYTES allows; one result per object,
- * in the order given. JSON lines (the stream format) share commits; a CSV or Parquet object is its own commit, as
- * their headers and schemas need not agree. An error that concerns one object (its claim is held elsewhere, its
+ * in the order given. Objects share a commit with those of their shape (see the module comment); an object of
+ * another header or schema goes in a commit of its own shape. An error that concerns one object (its claim is held elsewhere, its
  * download failed) or one commit (a lock timeout, a conflict) is that object's or those objects' result, for a retry;
  * only a table no ingest may write (assertIngestable) throws.
  */
@@ -119,9 +136,7 @@ export async function ingestObjects(request: IngestBatchRequest): Promise<BatchO
   };
 
   // Claimed in the order of their sources: two invocations with overlapping batches never wait on each other in a cycle.
-  const lines = pending
-    .filter((o) => formatOfKey(o.key, request.defaultFormat) === 'jsonl')
-    .sort((a, b) => sourceOf(a.key, a.etag).localeCompare(sourceOf(b.key, b.etag)));
+  const lines = pending.filter((o) => batchable(o.key, request.defaultFormat)).sort((a, b) => sourceOf(a.key, a.etag).localeCompare(sourceOf(b.key, b.etag)));
   for (const object of pending.filter((o) => !lines.includes(o))) {
     try {
       settle(object.index, object.key, object.etag, await ingestObject({ ...common, key: object.key, etag: object.etag }));
@@ -133,12 +148,11 @@ export async function ingestObjects(request: IngestBatchRequest): Promise<BatchO
   const workDir = await mkdtemp(join(request.tempDir ?? tmpdir(), 'hudi-ingest-batch-'));
   const now = request.now ?? (() => new Date());
   try {
-    let group: Prepared[] = [];
-    let groupBytes = 0;
-    const flush = async (): Promise<void> => {
-      const taken = group;
-      group = [];
-      groupBytes = 0;
+    // One open group per shape.
+    const groups = new Map<string, { objects: Prepared[]; bytes: number }>();
+    const flush = async (shape: string): Promise<void> => {
+      const taken = groups.get(shape)?.objects ?? [];
+      groups.delete(shape);
       if (taken.length === 0) return;
       try {
         for (const [prepared, result] of await commitGroup(taken, request, workDir)) settle(prepared.index, prepared.key, prepared.etag, result);
@@ -196,12 +210,15 @@ export async function ingestObjects(request: IngestBatchRequest): Promise<BatchO
       for (const object of prepared) {
         if (object === undefined) continue;
         // A group never grows past the bound; an object larger than the bound alone is a commit of its own.
-        if (group.length > 0 && groupBytes + object.goodBytes > maxBytes) await flush();
-        group.push(object);
-        groupBytes += object.goodBytes;
+        const open = groups.get(object.shape);
+        if (open !== undefined && open.bytes + object.goodBytes > maxBytes) await flush(object.shape);
+        const group = groups.get(object.shape) ?? { objects: [], bytes: 0 };
+        group.objects.push(object);
+        group.bytes += object.goodBytes;
+        groups.set(object.shape, group);
       }
     }
-    await flush();
+    for (const shape of [...groups.keys()]) await flush(shape);
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }
@@ -215,7 +232,7 @@ export async function ingestObjects(request: IngestBatchRequest): Promise<BatchO
   });
 }
 
-/** Download and split one JSON-lines object; a result when it is settled alone, else what its group commits. */
+/** Download one object (and split JSON lines); a result when it is settled alone, else what its group commits. */
 async function prepareObject(
   request: IngestBatchRequest,
   held: HeldClaim,
@@ -237,9 +254,10 @@ async function prepareObject(
     log?.warn('object rejected as a whole; copied to the error prefix', { source, reason, errorsKey });
     return { outcome: 'failed', ...zero, badRecords, errorsKey, reason };
   };
+  const format = landed.format!;
   let plain = landed.file;
   if (landed.compressed) {
-    plain = join(dir, 'object.jsonl');
+    plain = join(dir, `object.plain.${format}`);
     try {
       await pipeline(createReadStream(landed.file), createGunzip(), createWriteStream(plain));
     } catch (error) {
@@ -247,9 +265,23 @@ async function prepareObject(
       throw error;
     }
   }
-  const goodFile = join(dir, 'good.jsonl');
   const errorsFile = join(dir, 'errors.jsonl');
   const errorsKey = errorKeyOf(request.errorPrefix, key, '.errors.jsonl');
+  const common = { index: object.index, held, key, etag, localObject: landed.file, format, errorsFile, errorsKey, preRejected: 0 };
+  if (format !== 'jsonl') {
+    // What the object's rows read as; an object the engine cannot read alone commits alone (and is refused there).
+    const shape = await inputShape(plain, format).catch(() => undefined);
+    const header = format === 'csv' ? await firstLine(plain) : '';
+    return {
+      ...common,
+      shape: shape === undefined ? `alone ${object.index}` : `${format}\n${header}\n${JSON.stringify(shape.columns)}`,
+      goodFile: plain,
+      goodBytes: (await stat(plain)).size,
+      rows: shape?.rows ?? 0,
+      errorLineOf: format === 'csv' ? csvErrorLine(plain, false) : rowErrorLine,
+    };
+  }
+  const goodFile = join(dir, 'good.jsonl');
   const split = await splitJsonLines(plain, goodFile, errorsFile, await keyGeneratorFor(request.table, request.tableProperties));
   if (split.objects === 0 && split.rejected > 0) {
     return await quarantine(`not JSON lines: no line is a JSON object (line ${split.firstRejection!.line}: ${split.firstRejection!.reason})`, split.rejected);
@@ -263,18 +295,74 @@ async function prepareObject(
   // Only the good lines wait for the commit: the download goes now, so the disk holds one group's records.
   if (plain !== landed.file) await rm(plain, { force: true });
   return {
-    index: object.index,
-    held,
-    key,
-    etag,
-    localObject: landed.file,
+    ...common,
+    shape: 'jsonl',
     goodFile,
     goodBytes: (await stat(goodFile)).size,
-    split,
-    errorsFile,
-    errorsKey,
+    rows: split.good,
+    errorLineOf: jsonLinesErrorLine(split, goodFile),
     preRejected: split.rejected,
   };
+}
+
+/** Bytes of a file's first line, its line end included. */
+async function bytesOfFirstLine(file: string): Promise<number> {
+  let offset = 0;
+  for await (const chunk of createReadStream(file)) {
+    const end = (chunk as Buffer).indexOf(0x0a);
+    if (end >= 0) return offset + end + 1;
+    offset += (chunk as Buffer).length;
+  }
+  return offset;
+}
+
+/** A file's first line without a byte-order mark or carriage return (a CSV header). */
+async function firstLine(file: string): Promise<string> {
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  for await (const line of lines) {
+    lines.close();
+    return line.replace(/^\uFEFF/, '');
+  }
+  return '';
+}
+
+/**
+ * One input of the objects' rows, row i of it row i - offsets[j] of object j: the objects' own file when alone, else
+ * their good lines (JSON lines), their rows under the one header (CSV), one Parquet file. Undefined when the
+ * concatenated CSV does not read as the objects' rows (a header or quoting that reads otherwise together).
+ */
+async function groupInput(group: readonly Prepared[], file: string): Promise<{ file: string; own: boolean; offsets: number[] } | undefined> {
+  const offsets: number[] = [];
+  let rows = 0;
+  for (const prepared of group) {
+    offsets.push(rows);
+    rows += prepared.rows;
+  }
+  const format = group[0]!.format;
+  if (group.length === 1 && format !== 'jsonl') return { file: group[0]!.goodFile, own: true, offsets };
+  if (format === 'parquet') {
+    await concatenateParquet(
+      group.map((p) => p.goodFile),
+      file,
+    );
+    return { file, own: false, offsets };
+  }
+  const out = createWriteStream(file);
+  let endsLine = true;
+  for (const [j, prepared] of group.entries()) {
+    // The bytes as they are (quoted fields keep their line ends); a CSV's header once, from the first object.
+    const start = format === 'csv' && j > 0 ? await bytesOfFirstLine(prepared.goodFile) : 0;
+    if (!endsLine) out.write('\n');
+    for await (const chunk of createReadStream(prepared.goodFile, { start })) {
+      const bytes = chunk as Buffer;
+      if (bytes.length > 0) endsLine = bytes[bytes.length - 1] === 0x0a;
+      if (!out.write(bytes)) await once(out, 'drain');
+    }
+  }
+  out.end();
+  await finished(out);
+  if (format === 'csv' && (await inputShape(file, 'csv').catch(() => undefined))?.rows !== rows) return undefined;
+  return { file, own: false, offsets };
 }
 
 /**
@@ -286,26 +374,20 @@ async function commitGroup(group: readonly Prepared[], request: IngestBatchReque
   const results = new Map<Prepared, IngestResult>();
   let remaining = [...group];
   while (remaining.length > 0) {
-    const input = join(workDir, `batch-${remaining[0]!.index}-${remaining.length}.jsonl`);
-    // Row i of the input is row i - offsets[j] of object j's good file.
-    const offsets: number[] = [];
-    const out = createWriteStream(input);
-    let rows = 0;
-    for (const prepared of remaining) {
-      offsets.push(rows);
-      rows += prepared.split.good;
-      for await (const chunk of createReadStream(prepared.goodFile)) {
-        if (!out.write(chunk)) await once(out, 'drain');
-      }
+    const format = remaining[0]!.format;
+    const built = await groupInput(remaining, join(workDir, `batch-${remaining[0]!.index}-${remaining.length}.${format}`));
+    if (built === undefined) {
+      // Together they read otherwise than alone: each is a commit of its own.
+      for (const prepared of remaining) for (const [p, result] of await commitGroup([prepared], request, workDir)) results.set(p, result);
+      return results;
     }
-    out.end();
-    await finished(out);
+    const { file: input, offsets } = built;
 
     const sources = remaining.map((p) => p.held.source);
     const logged = { objects: remaining.length };
     try {
       const written = await writeBatch(table, {
-        input: { file: input, format: 'jsonl' },
+        input: { file: input, format },
         operation: parseWriteOperation(props.get('hoodie.datasource.write.operation')),
         properties: props,
         badRecords: 'skip',
@@ -332,7 +414,7 @@ async function commitGroup(group: readonly Prepared[], request: IngestBatchReque
       for (const prepared of remaining) {
         const rejected = rejectedOf.get(prepared) ?? [];
         if (rejected.length > 0) {
-          await appendWriterRejections(landing, prepared.errorsKey, prepared.errorsFile, rejected, jsonLinesErrorLine(prepared.split, prepared.goodFile));
+          await appendWriterRejections(landing, prepared.errorsKey, prepared.errorsFile, rejected, prepared.errorLineOf);
         }
         const badRecords = prepared.preRejected + rejected.length;
         const result: HandledResult = {
@@ -389,7 +471,7 @@ async function commitGroup(group: readonly Prepared[], request: IngestBatchReque
       }
       return results;
     } finally {
-      await rm(input, { force: true });
+      if (!built.own) await rm(input, { force: true });
     }
   }
   return results;

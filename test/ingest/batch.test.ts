@@ -4,12 +4,16 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConfigValueError } from '../../lib/config/index.js';
+import { jsonLinesToParquet } from '../../lib/engine/write.js';
 import { HudiError } from '../../lib/errors.js';
+import { claimObject, commitMarkerOf } from '../../lib/ingest/idempotency.js';
 import {
   type BatchObjectResult,
   INGEST_BATCH_MAX_BYTES,
@@ -30,6 +34,7 @@ import type { Storage } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
+import { writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath, testBucket } from '../helpers/s3.js';
 
@@ -304,6 +309,96 @@ describe('ingest: a batch of objects', () => {
   });
 });
 
+describe('ingest: a batch of CSV and Parquet objects', () => {
+  before(async () => {
+    client = s3ClientFromEnv();
+    bucket = await testBucket();
+  });
+  const csv = (header: string, rows: readonly string[]) => `${header}\n${rows.join('\n')}\n`;
+  const csvUsers = (first: number, count: number) => range(first, count).map((id) => `${id},user ${id},1,${id % 2 === 0 ? 'p0' : 'p1'}`);
+
+  it('writes CSV objects of one header as one commit; another header commits alone; bad rows by their own object', async () => {
+    const { land, request } = landing();
+    const table = openStorage(await s3TablePath('ingest-batch-csv'));
+    const header = 'id,name,ts,dt';
+    const same = [];
+    for (let i = 0; i < 4; i++) same.push(await land(`part-${i}.csv`, csv(header, csvUsers(i * 10, 10))));
+    // Gzip-compressed, same header: the same commit.
+    same.push(await land('part-4.csv.gz', gzipSync(csv(header, csvUsers(40, 10)))));
+    // The same columns in another order: a commit of their own.
+    const reordered = await land(
+      'reordered.csv',
+      csv(
+        'name,id,ts,dt',
+        range(100, 5).map((id) => `user ${id},${id},1,p0`),
+      ),
+    );
+    // Its second row has a partition path the writer refuses: reported by its row and line in that object.
+    const bad = await land('bad.csv', csv(header, ['200,user 200,1,p0', '201,user 201,1,..', '202,user 202,1,p1']));
+    const objects = [same[0]!, reordered, same[1]!, same[2]!, bad, same[3]!, same[4]!];
+    const results = (await ingestObjects(request(table, objects))).map(resultOf);
+    assert.deepEqual(
+      results.map((r) => r.outcome),
+      objects.map(() => 'ingested'),
+    );
+    const commits = await commitsOf(table);
+    assert.deepEqual(
+      commits.map((c) => c.sources.sort()).sort((a, b) => b.length - a.length),
+      [[...same, bad].map(sourceOf).sort(), [sourceOf(reordered)]],
+    );
+    const outcome = (object: { key: string }) => results[objects.findIndex((o) => o.key === object.key)]!;
+    assert.equal(outcome(bad).badRecords, 1);
+    const errorLines = (await (await client.send(new GetObjectCommand({ Bucket: bucket, Key: outcome(bad).errorsKey! }))).Body!.transformToString())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { row: number; line?: number; record?: string });
+    assert.deepEqual(
+      errorLines.map((e) => [e.row, e.line, e.record]),
+      [[1, 3, '201,user 201,1,..']],
+    );
+    assert.ok(same.every((object) => outcome(object).badRecords === 0));
+    assert.deepEqual(await rowIds(table), [...range(0, 50), ...range(100, 5), 200, 202]);
+
+    const again = (await ingestObjects(request(table, objects))).map(resultOf);
+    assert.ok(again.every((r) => r.outcome === 'duplicate'));
+    assert.equal((await commitsOf(table)).length, 2, 'the retried batch wrote nothing');
+  });
+
+  it('writes Parquet objects of one schema as one commit, another schema alone, and quarantines an unreadable one', async () => {
+    const { land, request } = landing();
+    const table = openStorage(await s3TablePath('ingest-batch-parquet'));
+    const dir = tempDir('hudi-batch-parquet-');
+    const parquet = async (name: string, records: readonly unknown[]): Promise<Uint8Array> => {
+      await writeFile(join(dir, `${name}.jsonl`), jsonLines(records));
+      await jsonLinesToParquet(join(dir, `${name}.jsonl`), join(dir, `${name}.parquet`));
+      return readFile(join(dir, `${name}.parquet`));
+    };
+    const same = [];
+    for (let i = 0; i < 4; i++) same.push(await land(`part-${i}.parquet`, await parquet(`part-${i}`, users(i * 10, 10))));
+    // The same columns in another order: a schema of its own.
+    const reordered = await land(
+      'reordered.parquet',
+      await parquet(
+        'reordered',
+        users(100, 5).map((u) => ({ dt: u.dt, ts: u.ts, name: u.name, id: u.id })),
+      ),
+    );
+    const unreadable = await land('garbage.parquet', randomBytes(512));
+    const objects = [same[0]!, reordered, same[1]!, unreadable, same[2]!, same[3]!];
+    const results = (await ingestObjects(request(table, objects))).map(resultOf);
+    const outcome = (object: { key: string }) => results[objects.findIndex((o) => o.key === object.key)]!;
+    assert.equal(outcome(unreadable).outcome, 'failed');
+    assert.match(outcome(unreadable).reason!, /^the table refused the object/);
+    for (const object of [...same, reordered]) assert.equal(outcome(object).outcome, 'ingested', object.key);
+    const commits = await commitsOf(table);
+    assert.deepEqual(
+      commits.map((c) => c.sources.sort()).sort((a, b) => b.length - a.length),
+      [same.map(sourceOf).sort(), [sourceOf(reordered)]],
+    );
+    assert.deepEqual(await rowIds(table), [...range(0, 40), ...range(100, 5)]);
+  });
+});
+
 /** A process that dies at the storage call `dies` picks (before or after it happens): that call and every later one fail. */
 class SimulatedCrash extends Error {}
 const STORAGE_CALLS = new Set([
@@ -392,6 +487,75 @@ describe('ingest: a batch interrupted by a crash', () => {
       assert.ok(again.every((r) => r.outcome === 'duplicate' && r.recovered === undefined));
     });
   }
+});
+
+describe('ingest: a claim holder that commits the same object just before ours', () => {
+  it("finds the holder's commit at the recheck before its own, records the object as that commit's, writes the rest once", async () => {
+    client = s3ClientFromEnv();
+    bucket = await testBucket();
+    const { land, request } = landing();
+    const table = openStorage(await s3TablePath('ingest-batch-late-holder'));
+    const taken = await land('taken.jsonl', jsonLines(users(0, 10)));
+    const other = await land('other.jsonl', jsonLines(users(10, 10)));
+    const version = { bucket, key: taken.key, etag: normalizeEtag(taken.etag) };
+    // The earlier holder: it claimed the object and began, then its lease lapsed (its attempt record stays).
+    const earlier = await claimObject({ table, version, location: `s3://${bucket}/${taken.key}`, now: () => new Date() });
+    assert.ok('held' in earlier);
+    await earlier.held.release();
+
+    // While our batch writes its data files, the earlier holder commits the object (as a still-running Lambda would).
+    let holderCommit: string | undefined;
+    let holderStarted = false;
+    const dataFile = /^p[01]\//;
+    const racing = new Proxy(table, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        if (property !== 'put' && property !== 'uploadFile') return (value as (...a: unknown[]) => unknown).bind(target);
+        return async (...args: unknown[]) => {
+          // Once, at the first data file (the writer uploads several side by side).
+          if (!holderStarted && typeof args[0] === 'string' && dataFile.test(args[0])) {
+            holderStarted = true;
+            const dir = tempDir('hudi-late-holder-');
+            await writeFile(join(dir, 'taken.jsonl'), jsonLines(users(0, 10)));
+            const written = await writeBatch(table, {
+              input: { file: join(dir, 'taken.jsonl'), format: 'jsonl' },
+              operation: 'upsert',
+              // Our write is in flight with a live heartbeat: the holder's leaves it be (LAZY), as Hudi's multi-writer setup.
+              properties: new Map([...PROPS, ['hoodie.cleaner.policy.failed.writes', 'LAZY']]),
+              extraMetadata: commitMarkerOf([sourceOf(taken)]),
+            });
+            holderCommit = written.instantTime;
+          }
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      },
+    });
+    const results = (await ingestObjects(request(racing, [taken, other]))).map(resultOf);
+    assert.ok(holderCommit !== undefined, 'the holder committed while our data files were written');
+    assert.deepEqual(
+      [results[0]!.outcome, results[0]!.originalOutcome, results[0]!.recovered, results[0]!.instantTime],
+      ['duplicate', 'ingested', true, holderCommit],
+      "the object is the holder's commit's",
+    );
+    assert.equal(results[1]!.outcome, 'ingested');
+    const commits = await commitsOf(table);
+    assert.deepEqual(
+      commits.map((c) => c.sources),
+      [[sourceOf(taken)], [sourceOf(other)]],
+      'the holder applied it, we applied only the other object',
+    );
+    assert.deepEqual(await rowIds(table), range(0, 20));
+    assert.deepEqual((await loadTimeline(table)).pending(), [], 'our first attempt was rolled back');
+    const again = (await ingestObjects(request(table, [taken, other]))).map(resultOf);
+    assert.deepEqual(
+      again.map((r) => [r.outcome, r.instantTime]),
+      [
+        ['duplicate', holderCommit],
+        ['duplicate', results[1]!.instantTime],
+      ],
+    );
+  });
 });
 
 describe('ingest Lambda: the batch size bound from the environment', () => {

@@ -11,7 +11,7 @@ import { before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { Context, S3Event, S3ObjectCreatedNotificationEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, S3ObjectCreatedNotificationEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConflictError, MetadataTableError } from '../../lib/errors.js';
 import { INGEST_FOLDER, ingestId, ingestObject, ingestSource, normalizeEtag, s3LandingBucket } from '../../lib/ingest/index.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
@@ -25,7 +25,7 @@ import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { LOAD_SCALE } from '../helpers/load.js';
-import { s3TablePath, testBucket } from '../helpers/s3.js';
+import { s3PutEvent, s3TablePath, testBucket } from '../helpers/s3.js';
 
 type HandlerModule = typeof import('../../functions/ingest.js');
 
@@ -52,31 +52,6 @@ async function loadHandler(): Promise<{ module: HandlerModule; from: string }> {
     return { module: (await import(pathToFileURL(bundle).href)) as HandlerModule, from: 'dist/functions/ingest.mjs' };
   }
   return { module: await import('../../functions/ingest.js'), from: 'functions/ingest.ts (the bundle is missing or older than the sources)' };
-}
-
-/** What S3 sends for a PutObject: the key URL-encoded, spaces as '+'. */
-function s3PutEvent(bucket: string, key: string, etag: string, size: number): S3Event {
-  const encodedKey = encodeURIComponent(key).replace(/%2F/g, '/').replace(/%20/g, '+');
-  return {
-    Records: [
-      {
-        eventVersion: '2.1',
-        eventSource: 'aws:s3',
-        awsRegion: 'us-east-1',
-        eventTime: new Date().toISOString(),
-        eventName: 'ObjectCreated:Put',
-        userIdentity: { principalId: 'AWS:AIDAEXAMPLE' },
-        requestParameters: { sourceIPAddress: '127.0.0.1' },
-        responseElements: { 'x-amz-request-id': 'C3D13FE58DE4C810', 'x-amz-id-2': 'FMyUVURIY8/IgAtTv8xRjskZQpcIZ9KG4V5Wp6S7S/JRWeUWerMUE5JgHvANOjpD' },
-        s3: {
-          s3SchemaVersion: '1.0',
-          configurationId: 'ingest',
-          bucket: { name: bucket, ownerIdentity: { principalId: 'A3NL1KOZZKExample' }, arn: `arn:aws:s3:::${bucket}` },
-          object: { key: encodedKey, size, eTag: normalizeEtag(etag), sequencer: '0055AED6DCD90281E5' },
-        },
-      },
-    ],
-  };
 }
 
 function lambdaContext(): Context {

@@ -5,16 +5,22 @@
 // always fails rolls the attempt back to requested, and the next run compacts from the same plan; of two overlapping
 // executions the second finds the first's claim (lib/serverless/steps/run-claim.ts) and ends.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Row } from '../../lib/engine/row-format.js';
 import { dynamoDbClientFromEnv } from '../../lib/lock/index.js';
 import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
-import { type LocalExecution, type LocalRunOptions, runStateMachineLocally } from '../../lib/serverless/local/index.js';
+import { serviceClientsFromEnv } from '../../lib/serverless/aws/clients.js';
+import { type LocalExecution, type LocalRunOptions, runStateMachineLocally, startLocalStepFunctionsEndpoint } from '../../lib/serverless/local/index.js';
+import { afterWriteCompactionFromEnv } from '../../lib/serverless/steps/compaction/after-write.js';
 import type { CompactionCommitOutput, CompactionScheduleOutput } from '../../lib/serverless/steps/compaction/steps.js';
+import { type IngestConfig, ingestStep } from '../../lib/serverless/steps/ingest/ingest.js';
 import { SERVERLESS_COMPACTION_KEYS } from '../../lib/serverless/steps/scale-out.js';
-import { openStorage } from '../../lib/storage/index.js';
+import { openStorage, s3ClientFromEnv } from '../../lib/storage/index.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { parseBaseFileName } from '../../lib/table/file-system-view.js';
 import { PAYLOAD_CLASSES } from '../../lib/table/payload.js';
@@ -182,5 +188,88 @@ describe('the compaction state machine', () => {
       [],
       'the manifest went with the work folder at commit',
     );
+  });
+});
+
+describe('compaction after ingest', () => {
+  test("ingest into a merge-on-read table starts a compaction run when Hudi's trigger says one is due, and only then", async () => {
+    const tablePath = await s3TablePath('sm-compaction-ingest');
+    const storage = openStorage(tablePath);
+    const bucket = tablePath.slice('s3://'.length).split('/')[0]!;
+    const endpoint = await startLocalStepFunctionsEndpoint({ definitionFile: DEFINITION, functionsDir, retryPauseMs: 20, stateMachineName: 'hudi-compaction' });
+    const environment: Record<string, string> = {
+      TABLE_PATH: tablePath,
+      COMPACTION_STATE_MACHINE_ARN: endpoint.stateMachineArn,
+      AWS_ENDPOINT_URL_SFN: endpoint.endpoint,
+      LOCK_TABLE: lockTable,
+      // As the compaction schedule step reads it: two delta commits make a compaction due.
+      CLUSTERING_PROPERTIES: 'hoodie.compact.inline.max.delta.commits=2',
+    };
+    const saved = Object.fromEntries(Object.keys(environment).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, environment);
+    try {
+      const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+      const startCompaction = afterWriteCompactionFromEnv(process.env, { clients: serviceClientsFromEnv(), log });
+      assert.ok(startCompaction !== undefined, 'COMPACTION_STATE_MACHINE_ARN is set');
+      const config: IngestConfig = {
+        tablePath,
+        tableProperties: new Map([
+          ['hoodie.table.name', 'streamed_mor'],
+          ['hoodie.datasource.write.table.type', 'MERGE_ON_READ'],
+          ['hoodie.datasource.write.recordkey.field', 'id'],
+          ['hoodie.datasource.write.partitionpath.field', 'dt'],
+          ['hoodie.datasource.write.precombine.field', 'ts'],
+          ['hoodie.write.lock.provider', 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider'],
+          ['hoodie.write.lock.dynamodb.table', lockTable],
+        ]),
+        ingestPrefix: 'landing/',
+        errorPrefix: 'errors/',
+        defaultFormat: 'jsonl',
+        tableServices: 'off',
+      };
+      const s3 = s3ClientFromEnv();
+      const ingest = async (records: readonly Row[]) => {
+        const key = `landing/${randomUUID().slice(0, 8)}.jsonl`;
+        const etag = (await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: records.map((r) => `${JSON.stringify(r)}\n`).join('') }))).ETag;
+        const summary = await ingestStep(
+          { kind: 'objects', deliveries: [{ bucket, key, etag, eventName: 'ObjectCreated:Put', created: true }] },
+          { config, s3, log, metrics: new Metrics({ namespace: 'hudi-serverless-test' }), startCompaction },
+        );
+        assert.ok(!('batchItemFailures' in summary));
+        assert.equal(summary.results[0]?.outcome, 'ingested', JSON.stringify(summary));
+        return summary.compaction;
+      };
+      const user = (id: number, ts: number) => ({ id, name: `user ${id} v${ts}`, ts, dt: 'p0' });
+
+      const first = await ingest([1, 2, 3, 4].map((id) => user(id, 1)));
+      assert.equal(first?.status, 'WAITING', JSON.stringify(first));
+      assert.match(first.reason, /1 delta commit\(s\).*NUM_COMMITS: 2 delta commits/);
+      // Updates only: a log file (inserts would go into the small base file, Hudi's small-file handling).
+      const second = await ingest([user(1, 2), user(2, 2)]);
+      assert.equal(second?.status, 'STARTED', JSON.stringify(second));
+      assert.match(second.executionName ?? '', /^hudi-compaction-streamed_mor-/);
+      await endpoint.settled();
+      assert.equal(endpoint.executions().length, 1);
+      const [execution] = endpoint.executions();
+      assert.equal(execution?.status, 'SUCCEEDED', `${execution?.result?.error}: ${execution?.result?.cause}`);
+      assert.equal((execution?.result?.output as CompactionCommitOutput | undefined)?.status, 'COMMITTED', JSON.stringify(execution?.result?.output));
+      const table = await HudiTable.open(storage);
+      assert.deepEqual(pendingCompactions(table.timeline), []);
+      const expected = [user(1, 2), user(2, 2), user(3, 1), user(4, 1)];
+      const plain = (rows: Row[]) => rows.map((r) => ({ id: Number(r['id']), name: r['name'], ts: Number(r['ts']), dt: r['dt'] }));
+      assert.deepEqual(plain(await read(storage, 'snapshot')), expected);
+      assert.deepEqual(plain(await read(storage, 'read_optimized')), expected, 'the compaction merged the updates into base files');
+
+      // One delta commit since the compaction: not due again.
+      const third = await ingest([user(6, 3)]);
+      assert.equal(third?.status, 'WAITING', JSON.stringify(third));
+      assert.equal(endpoint.executions().length, 1);
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+      await endpoint.close();
+    }
   });
 });

@@ -26,6 +26,8 @@ export const ENV = {
   /** Which properties an event may set (event-properties.ts). */
   eventAllowedProperties: EVENT_ALLOWED_PROPERTIES,
   stateMachineArn: 'STATE_MACHINE_ARN',
+  /** The compaction state machine a writer (ingest) starts after its delta commits when Hudi's trigger says so. */
+  compactionStateMachineArn: 'COMPACTION_STATE_MACHINE_ARN',
   /** Scratch space for staged files and DuckDB's spill (default the OS temp dir: /tmp on Lambda). */
   scratchDir: 'SCRATCH_DIR',
   memorySize: 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE',

@@ -58,6 +58,8 @@ export interface IngestSummary {
   tableServices?: TriggerOutput | { readonly status: 'FAILED'; readonly reason: string };
   /** The Glue Data Catalog sync after the commits (absent when nothing was committed or meta sync is off). */
   catalogSync?: CatalogSyncOutcome;
+  /** What Hudi's compaction trigger came to after the commits (absent when nothing was committed or no compaction state machine is set). */
+  compaction?: TriggerOutput | { readonly status: 'FAILED'; readonly reason: string };
 }
 
 export interface IngestConfig {
@@ -98,6 +100,11 @@ export interface IngestStepDependencies {
    * the state machine of STATE_MACHINE_ARN. Undefined: no state machine is configured.
    */
   readonly startTableServices?: ((instant: string) => Promise<TriggerOutput>) | undefined;
+  /**
+   * Start a compaction run after `instant` when Hudi's trigger says one is due (a merge-on-read table): the check with
+   * the state machine of COMPACTION_STATE_MACHINE_ARN. Undefined: none is configured.
+   */
+  readonly startCompaction?: ((instant: string) => Promise<TriggerOutput>) | undefined;
   /** The Glue client for a sync (default glueClientFor: the sync keys' region and endpoint, else the environment's). */
   readonly glue?: ((config: GlueSyncConfig) => GlueClient) | undefined;
 }
@@ -139,6 +146,7 @@ export async function ingestStep(input: IngestInput, deps: IngestStepDependencie
     const committed = commitsOf(summary);
     await syncCatalog(committed, table, deps);
     await startTableServices(committed, deps);
+    await startCompaction(committed, deps);
     return response;
   }
   const summary = await ingestAll(input.deliveries, table, deps);
@@ -146,6 +154,8 @@ export async function ingestStep(input: IngestInput, deps: IngestStepDependencie
   if (synced !== undefined) summary.catalogSync = synced;
   const started = await startTableServices(commitsOf(summary), deps);
   if (started !== undefined) summary.tableServices = started;
+  const compaction = await startCompaction(commitsOf(summary), deps);
+  if (compaction !== undefined) summary.compaction = compaction;
   // Thrown after every object had its turn: the retry finds the handled ones done.
   if (summary.refused.length > 0) throw refusedObjects(summary, deps.config);
   if (summary.errors.length > 0) throw failedObjects(summary);
@@ -184,14 +194,35 @@ async function startTableServices(committed: readonly string[], deps: IngestStep
     deps.log.info('no state machine configured (STATE_MACHINE_ARN): the table services start on their schedule', { committed });
     return undefined;
   }
+  return startAfterCommits(committed, deps.startTableServices, deps, { what: 'the table services', notStarted: 'TableServicesNotStarted' });
+}
+
+/** After the invocation's commits, start a compaction when Hudi's trigger says so; undefined when there is nothing to check. */
+async function startCompaction(committed: readonly string[], deps: IngestStepDependencies): Promise<IngestSummary['compaction']> {
+  if (committed.length === 0 || deps.startCompaction === undefined) return undefined;
+  return startAfterCommits(committed, deps.startCompaction, deps, { what: 'a compaction', notStarted: 'CompactionNotStarted' });
+}
+
+/** Ask `start` after the newest commit; a failure is logged and counted, never thrown (the schedule catches up). */
+async function startAfterCommits(
+  committed: readonly string[],
+  start: (instant: string) => Promise<TriggerOutput>,
+  deps: IngestStepDependencies,
+  service: { readonly what: string; readonly notStarted: string },
+): Promise<TriggerOutput | { readonly status: 'FAILED'; readonly reason: string }> {
   const newest = [...committed].sort().at(-1)!;
   try {
-    const outcome = await deps.startTableServices(newest);
-    deps.log.info('table services after the commit', { instant: newest, status: outcome.status, reason: outcome.reason, executionName: outcome.executionName });
+    const outcome = await start(newest);
+    deps.log.info(`${service.what} after the commit`, {
+      instant: newest,
+      status: outcome.status,
+      reason: outcome.reason,
+      executionName: outcome.executionName,
+    });
     return outcome;
   } catch (error) {
-    deps.log.error('could not start the table services; the schedule will', { instant: newest, error: errorMessage(error) });
-    deps.metrics.addMetric('TableServicesNotStarted', MetricUnit.Count, 1);
+    deps.log.error(`could not start ${service.what}; the schedule will`, { instant: newest, error: errorMessage(error) });
+    deps.metrics.addMetric(service.notStarted, MetricUnit.Count, 1);
     return { status: 'FAILED', reason: errorMessage(error) };
   }
 }

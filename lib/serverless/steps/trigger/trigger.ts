@@ -166,7 +166,7 @@ export function executionNameFor(
   tablePath: string,
   latestCompleted: string | undefined,
   resumeHour?: string,
-  kind: 'clustering' | 'clean' = 'clustering',
+  kind: 'clustering' | 'clean' | 'compaction' = 'clustering',
 ): string {
   const hash = createHash('sha256').update(tablePath).digest('hex').slice(0, 8);
   const name = `hudi-${kind}-${slug(tableName, 20)}-${hash}-${latestCompleted ?? 'empty'}${resumeHour === undefined ? '' : `-r${resumeHour}`}`;

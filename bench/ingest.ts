@@ -1,0 +1,201 @@
+/**
+ * Ingest benchmark (not a test): N JSON-lines objects of M rows land in S3 (moto) and their S3 notifications in an
+ * SQS queue (moto), at once (a burst) and at a steady rate; a poller acting as Lambda's event source mapping (batch
+ * size, batching window, one invocation at a time) hands them to the bundled ingest function (dist/functions/
+ * ingest.mjs, warm, in this process) and deletes what it handled. Reported per run: objects/s, rows/s, commits and
+ * latency from landing to the end of the invocation that committed the object (p50, p99). The baseline is the
+ * one-commit-per-object path (INGEST_BATCH_MAX_BYTES=1: every object a commit of its own), measured the same way.
+ *   npm run bench:ingest -- [--objects 40] [--rows 500] [--steady-objects 20] [--rate 4] [--batch-size 1000]
+ *                           [--window 2] [--table-type COPY_ON_WRITE] [--no-baseline]
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { generateUsers } from '../lib/cli/generate.js';
+import { readSnapshot } from '../lib/read/reader.js';
+import { lambdaContext, packageRoot, quietPowertools } from '../lib/serverless/local/lambda.js';
+import { mapWithConcurrency } from '../lib/storage/concurrency.js';
+import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
+import { HudiTable } from '../lib/table/table.js';
+import { loadTimeline } from '../lib/timeline/timeline.js';
+import { s3PutEvent } from '../test/helpers/s3.js';
+import { percentile } from './median.js';
+
+const { values } = parseArgs({
+  options: {
+    objects: { type: 'string', default: '40' },
+    rows: { type: 'string', default: '500' },
+    'steady-objects': { type: 'string', default: '20' },
+    rate: { type: 'string', default: '4' },
+    'batch-size': { type: 'string', default: '1000' },
+    window: { type: 'string', default: '2' },
+    'table-type': { type: 'string', default: 'COPY_ON_WRITE' },
+    'no-baseline': { type: 'boolean', default: false },
+  },
+});
+const objects = Number(values.objects);
+const rows = Number(values.rows);
+const steadyObjects = Number(values['steady-objects']);
+const rate = Number(values.rate);
+const batchSize = Number(values['batch-size']);
+const windowMs = Number(values.window) * 1000;
+const endpoint = process.env['AWS_ENDPOINT_URL_SQS'];
+if (endpoint === undefined) throw new Error('AWS_ENDPOINT_URL_SQS is not set: run through `npm run bench:ingest` (infra/with-local-stack.mjs)');
+
+/** The few SQS calls the bench makes, in SQS's JSON protocol (moto reads the service from the credential scope). */
+async function sqs<T>(action: string, body: object): Promise<T> {
+  const response = await fetch(`${endpoint}/`, {
+    method: 'POST',
+    headers: {
+      'X-Amz-Target': `AmazonSQS.${action}`,
+      'Content-Type': 'application/x-amz-json-1.0',
+      Authorization: 'AWS4-HMAC-SHA256 Credential=bench/20240101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=0',
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`SQS ${action}: ${response.status} ${text}`);
+  return (text === '' ? {} : JSON.parse(text)) as T;
+}
+
+interface Message {
+  readonly MessageId: string;
+  readonly ReceiptHandle: string;
+  readonly Body: string;
+}
+
+const s3 = s3ClientFromEnv();
+const bucket = `bench-ingest-${randomUUID().slice(0, 8)}`;
+await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+quietPowertools();
+process.env['POWERTOOLS_LOG_LEVEL'] = 'ERROR';
+const { handler } = (await import(pathToFileURL(join(packageRoot(), 'dist/functions/ingest.mjs')).href)) as {
+  handler: (event: SQSEvent, context: unknown) => Promise<SQSBatchResponse>;
+};
+
+interface RunResult {
+  readonly label: string;
+  readonly seconds: number;
+  readonly commits: number;
+  readonly invocations: number;
+  readonly latencies: number[];
+  readonly rowsRead: number;
+}
+
+/** One run: objects land (all at once, or `perSecond`), the poller ingests them into a fresh table. */
+async function run(label: string, count: number, perSecond: number | undefined, perObjectCommits: boolean): Promise<RunResult> {
+  const id = randomUUID().slice(0, 8);
+  const tablePath = `s3://${bucket}/tables/${id}`;
+  const { QueueUrl: queueUrl } = await sqs<{ QueueUrl: string }>('CreateQueue', { QueueName: `landing-${id}`, Attributes: { VisibilityTimeout: '5400' } });
+  Object.assign(process.env, {
+    TABLE_PATH: tablePath,
+    INGEST_PREFIX: 'landing/',
+    ERROR_PREFIX: 'errors/',
+    TABLE_PROPERTIES: [
+      'hoodie.table.name=bench_ingest',
+      `hoodie.table.type=${values['table-type']}`,
+      'hoodie.datasource.write.recordkey.field=id',
+      'hoodie.datasource.write.partitionpath.field=dt',
+      'hoodie.datasource.write.precombine.field=createTime',
+      'hoodie.clean.automatic=false',
+      'hoodie.archive.automatic=false',
+    ].join('\n'),
+  });
+  if (perObjectCommits) process.env['INGEST_BATCH_MAX_BYTES'] = '1';
+  else delete process.env['INGEST_BATCH_MAX_BYTES'];
+
+  const landedAt = new Map<string, number>();
+  const land = async (i: number): Promise<void> => {
+    const key = `landing/${id}/part-${String(i).padStart(5, '0')}.jsonl`;
+    const body = `${[...generateUsers({ count: rows, seed: i + 1, idStart: i * rows + 1, days: 3 })].map((r) => JSON.stringify(r)).join('\n')}\n`;
+    const put = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+    landedAt.set(key, performance.now());
+    await sqs('SendMessage', { QueueUrl: queueUrl, MessageBody: JSON.stringify(s3PutEvent(bucket, key, put.ETag!, Buffer.byteLength(body))) });
+  };
+  const started = performance.now();
+  const landing =
+    perSecond === undefined
+      ? mapWithConcurrency([...Array(count).keys()], 16, land)
+      : (async () => {
+          for (let i = 0; i < count; i++) {
+            const due = started + (i * 1000) / perSecond;
+            await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
+            await land(i);
+          }
+        })();
+
+  // The event source mapping: gather up to batchSize messages or until the window closes, invoke, delete the handled.
+  // By key: a message received twice (a batch that outlived its visibility) counts once.
+  const latencyOf = new Map<string, number>();
+  let invocations = 0;
+  const deadline = started + 30 * 60_000;
+  while (latencyOf.size < count && performance.now() < deadline) {
+    const batch: Message[] = [];
+    let opened: number | undefined;
+    while (batch.length < batchSize && (opened === undefined || performance.now() - opened < windowMs)) {
+      const received = await sqs<{ Messages?: Message[] }>('ReceiveMessage', { QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 });
+      const messages = received.Messages ?? [];
+      if (messages.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      if (messages.length > 0) opened ??= performance.now();
+      batch.push(...messages);
+    }
+    const event: SQSEvent = {
+      Records: batch.map((m) => ({
+        messageId: m.MessageId,
+        receiptHandle: m.ReceiptHandle,
+        body: m.Body,
+        attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'bench', ApproximateFirstReceiveTimestamp: '0' },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:landing-${id}`,
+        awsRegion: 'us-east-1',
+      })),
+    };
+    invocations++;
+    const response = await handler(event, lambdaContext('plan', 2048, 900_000));
+    const ended = performance.now();
+    const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+    const handled = batch.filter((m) => !failed.has(m.MessageId));
+    for (const message of handled) {
+      const encoded = (JSON.parse(message.Body) as { Records: { s3: { object: { key: string } } }[] }).Records[0]!.s3.object.key;
+      const key = decodeURIComponent(encoded.replace(/\+/g, ' '));
+      if (!latencyOf.has(key)) latencyOf.set(key, ended - landedAt.get(key)!);
+    }
+    for (let i = 0; i < handled.length; i += 10) {
+      const entries = handled.slice(i, i + 10).map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle }));
+      await sqs('DeleteMessageBatch', { QueueUrl: queueUrl, Entries: entries });
+    }
+  }
+  await landing;
+  const seconds = (performance.now() - started) / 1000;
+  const table = openStorage(tablePath, { s3Client: s3 });
+  const commits = (await loadTimeline(table)).completedWrites().length;
+  const { rows: read } = await readSnapshot(await HudiTable.open(table));
+  if (read.length !== count * rows) throw new Error(`${label}: the table holds ${read.length} rows, ${count * rows} landed`);
+  return { label, seconds, commits, invocations, latencies: [...latencyOf.values()], rowsRead: read.length };
+}
+
+const report = (result: RunResult, count: number): void => {
+  const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+  console.log(
+    `${result.label.padEnd(44)} ${result.seconds.toFixed(1).padStart(6)} s  ${(count / result.seconds).toFixed(1).padStart(6)} objects/s  ` +
+      `${Math.round(result.rowsRead / result.seconds)
+        .toLocaleString('en-US')
+        .padStart(8)} rows/s  ${String(result.commits).padStart(4)} commits  ` +
+      `${String(result.invocations).padStart(4)} invocations  latency p50 ${s(percentile(result.latencies, 0.5))}  p99 ${s(percentile(result.latencies, 0.99))}`,
+  );
+};
+
+console.log(
+  `ingest: ${objects} objects × ${rows} rows at once, ${steadyObjects} at ${rate}/s; batch size ${batchSize}, window ${windowMs / 1000} s; ${values['table-type']}; the bundled function, warm, one invocation at a time`,
+);
+for (const perObject of values['no-baseline'] ? [false] : [false, true]) {
+  const path = perObject ? 'one commit per object' : 'micro-batched';
+  report(await run(`burst, ${path}`, objects, undefined, perObject), objects);
+  report(await run(`steady ${rate}/s, ${path}`, steadyObjects, rate, perObject), steadyObjects);
+}
+process.exit(0);
