@@ -20,7 +20,6 @@ import { lambdaContext, packageRoot, quietPowertools } from '../lib/serverless/l
 import { mapWithConcurrency } from '../lib/storage/concurrency.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table/table.js';
-import { loadTimeline } from '../lib/timeline/timeline.js';
 import { s3PutEvent } from '../test/helpers/s3.js';
 import { percentile } from './median.js';
 
@@ -173,8 +172,9 @@ async function run(label: string, count: number, perSecond: number | undefined, 
   await landing;
   const seconds = (performance.now() - started) / 1000;
   const table = openStorage(tablePath, { s3Client: s3 });
-  const commits = (await loadTimeline(table)).completedWrites().length;
-  const { rows: read } = await readSnapshot(await HudiTable.open(table));
+  const opened = await HudiTable.open(table);
+  const commits = opened.timeline.completedWrites().length;
+  const { rows: read } = await readSnapshot(opened);
   if (read.length !== count * rows) throw new Error(`${label}: the table holds ${read.length} rows, ${count * rows} landed`);
   return { label, seconds, commits, invocations, latencies: [...latencyOf.values()], rowsRead: read.length };
 }

@@ -546,7 +546,7 @@ describe('ingest: a claim holder that commits the same object just before ours',
       'the holder applied it, we applied only the other object',
     );
     assert.deepEqual(await rowIds(table), range(0, 20));
-    assert.deepEqual((await loadTimeline(table)).pending(), [], 'our first attempt was rolled back');
+    assert.deepEqual((await loadTimeline(table, TIMELINE_LAYOUT_1)).pending(), [], 'our first attempt was rolled back');
     const again = (await ingestObjects(request(table, [taken, other]))).map(resultOf);
     assert.deepEqual(
       again.map((r) => [r.outcome, r.instantTime]),
