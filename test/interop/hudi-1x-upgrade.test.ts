@@ -4,11 +4,12 @@
  * - our write fails at its commit (TableVersionChangedError: the reload under the lock finds the new version) and
  *   nothing of it is left (Hudi's upgrade rolls back every pending write first, ours included:
  *   UpgradeDowngradeUtils.rollbackFailedWritesAndCompact, EAGER);
- * - our next write carries on with the table's new version, and Spark reads it and writes on top.
+ * - our next write, with our defaults, carries on with the table's new version and keeps the 1.x metadata table
+ *   the upgrade left; Spark reads it and writes on top.
  * Hudi 1.0.2 and 1.1.1, each on a JVM of its own.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { TableVersionChangedError } from '../../lib/errors.js';
@@ -92,14 +93,19 @@ for (const version of HUDI_1X_VERSIONS) {
     });
 
     it('our next write carries on with the new version; Spark reads it and writes on top', async () => {
-      // The 1.x metadata table is not kept here yet: the write drops it, as a Hudi writer with that setting does.
-      await writeBatch(openStorage(table), {
+      // With our defaults: the metadata table the upgrade left is kept at its new version.
+      const ours = await writeBatch(openStorage(table), {
         input: { file: input(hudi1xRows([3, 7], 4)), format: 'jsonl' },
         operation: 'upsert',
-        properties: ourProps({ 'hoodie.metadata.enable': 'false' }),
+        properties: ourProps(),
       });
       const after = await HudiTable.open(openStorage(table));
       assert.equal(after.config.version, tableVersion, 'the table keeps its new version');
+      const metadataTimeline = readdirSync(join(table, '.hoodie/metadata/.hoodie/timeline'));
+      assert.ok(
+        metadataTimeline.some((name) => name.startsWith(`${ours.instantTime}_`) && name.endsWith('.deltacommit')),
+        `our write's metadata deltacommit: ${metadataTimeline.join(', ')}`,
+      );
       const spark = await sparkRows();
       assert.ok(spark.some((row) => row.includes('"v4-3"')) && spark.some((row) => row.includes('"v4-7"')), spark.join('\n'));
       assert.deepEqual(await ourCanonicalRows(table), spark);
