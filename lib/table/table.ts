@@ -55,7 +55,10 @@ export class HudiTable {
 
   /** Open a table, refusing versions and types this build does not handle. */
   static async open(storage: Storage, options: OpenTableOptions = {}): Promise<HudiTable> {
-    const config = await readConfig(storage, options);
+    return HudiTable.withTimeline(storage, supportedConfig(storage, await readTableConfig(storage), options), options);
+  }
+
+  private static async withTimeline(storage: Storage, config: TableConfig, options: OpenTableOptions): Promise<HudiTable> {
     return new HudiTable(storage, config, await loadTimeline(storage, timelineLayoutOf(config)), options);
   }
 
@@ -71,8 +74,7 @@ export class HudiTable {
     if (from.version !== to.version || from.timelineLayoutVersion !== to.timelineLayoutVersion) {
       throw new TableVersionChangedError(from, to, { location: this.storage.uriOf(PROPERTIES_FILE) });
     }
-    if (!this.options.allowUnsupported) assertSupported(config, this.storage.uriOf(PROPERTIES_FILE), this.options.mode ?? 'read');
-    return new HudiTable(this.storage, config, await loadTimeline(this.storage, timelineLayoutOf(config)), this.options);
+    return HudiTable.withTimeline(this.storage, supportedConfig(this.storage, config, this.options), this.options);
   }
 
   /** Where the timeline is and how it is named and sliced (timeline layout 1 or 2). */
@@ -249,8 +251,8 @@ export class HudiTable {
   }
 }
 
-async function readConfig(storage: Storage, options: OpenTableOptions): Promise<TableConfig> {
-  const config = await readTableConfig(storage);
+/** The config, once the access mode allows it (unless the caller allows unsupported tables). */
+function supportedConfig(storage: Storage, config: TableConfig, options: OpenTableOptions): TableConfig {
   if (!options.allowUnsupported) assertSupported(config, storage.uriOf(PROPERTIES_FILE), options.mode ?? 'read');
   return config;
 }
