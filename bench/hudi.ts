@@ -11,7 +11,7 @@
  * over ours (5 means ours used a fifth). The metadata table is off on both sides (ours: the table has none).
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,6 +22,7 @@ import { StorageLockProvider } from '../lib/lock/storage-lock.js';
 import { openStorage } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table/table.js';
 import { startHudi } from '../test/helpers/hudi.js';
+import { descendantsCpuSeconds } from './process-cpu.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -98,36 +99,6 @@ function ours(dir: string, layout: Layout): Measured {
   });
   if (child.status !== 0) throw new Error(`our run failed (exit ${child.status})`);
   return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Measured;
-}
-
-const CLOCK_TICKS = 100;
-
-/** CPU seconds (user + system) of this process's descendants that are alive now: the harness's Python and JVM. */
-function descendantsCpuSeconds(): number {
-  const parents = new Map<number, number>();
-  const ticks = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Fields after the command (which may hold spaces) in parentheses.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      parents.set(Number(entry), Number(fields[1]));
-      ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]));
-    } catch {
-      // The process ended while listing.
-    }
-  }
-  let total = 0;
-  for (const [pid, own] of ticks) {
-    for (let parent = parents.get(pid); parent !== undefined && parent > 1; parent = parents.get(parent)) {
-      if (parent === process.pid) {
-        total += own;
-        break;
-      }
-    }
-  }
-  return total / CLOCK_TICKS;
 }
 
 async function main(): Promise<void> {

@@ -2,32 +2,17 @@
  * DuckDB types for the fields of a table's Avro schema, for columns the schema has and no file at hand carries
  * (a column added by a commit whose files are not the ones a write stages): what Spark's Hudi reader makes of them.
  */
-import {
-  BIGINT,
-  BLOB,
-  BOOLEAN,
-  DATE,
-  DOUBLE,
-  DuckDBDecimalType,
-  DuckDBListType,
-  DuckDBMapType,
-  DuckDBStructType,
-  type DuckDBType,
-  FLOAT,
-  INTEGER,
-  TIMESTAMP,
-  TIMESTAMP_MS,
-  TIMESTAMPTZ,
-  VARCHAR,
-} from '@duckdb/node-api';
+import type { DuckDBType } from '@duckdb/node-api';
+import { duckdb } from './duckdb.js';
 
 /** The DuckDB type of an Avro type (nullable unions read as their non-null branch); undefined when there is none. */
 export function duckDbTypeOfAvro(avro: unknown): DuckDBType | undefined {
+  const { BLOB, DATE, DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, TIMESTAMP, TIMESTAMP_MS, TIMESTAMPTZ, VARCHAR } = duckdb();
   if (Array.isArray(avro)) {
     const branches = avro.filter((branch) => branch !== 'null');
     return branches.length === 1 ? duckDbTypeOfAvro(branches[0]) : undefined;
   }
-  if (typeof avro === 'string') return PRIMITIVES[avro];
+  if (typeof avro === 'string') return primitiveType(avro);
   if (avro === null || typeof avro !== 'object') return undefined;
   const node = avro as Record<string, unknown>;
   const logical = node['logicalType'];
@@ -64,16 +49,20 @@ export function duckDbTypeOfAvro(avro: unknown): DuckDBType | undefined {
     case 'fixed':
       return BLOB;
     default:
-      return typeof node['type'] === 'string' && logical === undefined ? PRIMITIVES[node['type']] : undefined;
+      return typeof node['type'] === 'string' && logical === undefined ? primitiveType(node['type']) : undefined;
   }
 }
 
-const PRIMITIVES: Readonly<Record<string, DuckDBType>> = {
-  boolean: BOOLEAN,
-  int: INTEGER,
-  long: BIGINT,
-  float: FLOAT,
-  double: DOUBLE,
-  string: VARCHAR,
-  bytes: BLOB,
-};
+function primitiveType(name: string): DuckDBType | undefined {
+  const { BIGINT, BLOB, BOOLEAN, DOUBLE, FLOAT, INTEGER, VARCHAR } = duckdb();
+  const primitives: Readonly<Record<string, DuckDBType>> = {
+    boolean: BOOLEAN,
+    int: INTEGER,
+    long: BIGINT,
+    float: FLOAT,
+    double: DOUBLE,
+    string: VARCHAR,
+    bytes: BLOB,
+  };
+  return primitives[name];
+}

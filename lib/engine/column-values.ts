@@ -2,10 +2,11 @@
  * One text column's values over row ranges of Parquet files, for footers computed from a file's rows without
  * rewriting it (Hudi's bloom filter and key range of a binary-copied file: its record keys).
  */
-import { type DuckDBConnection, DuckDBTypeId } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import type { ChunkedIterable } from '../util/chunked.js';
 import { assertFilesExist, guardFiles } from './connection.js';
+import { duckdb } from './duckdb.js';
 import type { FileRows } from './port.js';
 import { describeColumns } from './schema-rows.js';
 import { fileListSql, nonNegativeInteger, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
@@ -16,6 +17,7 @@ const FILE_COLUMN = '__hudi_values_file';
 
 /** ParquetEngine.columnValues (port.ts). */
 export async function columnValues(connection: DuckDBConnection, ranges: readonly FileRows[], column: string): Promise<Iterable<string>> {
+  const { DuckDBTypeId } = duckdb();
   const files = [...new Set(ranges.map((range) => range.file))];
   if (files.length === 0) return [];
   await assertFilesExist(files);

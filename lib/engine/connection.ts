@@ -3,9 +3,9 @@
  * failures over Parquet files turned into HudiErrors that name the file at fault.
  */
 import { accessSync, constants as fsConstants } from 'node:fs';
-import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
-import { DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import { errorMessage, HudiError, NotFoundError } from '../errors.js';
+import { duckdb } from './duckdb.js';
 import type { ParquetEngineOptions } from './port.js';
 import { fileListSql } from './sql.js';
 
@@ -17,6 +17,7 @@ export interface DuckDb {
 
 /** A DuckDB instance and connection configured for this project (no network, UTC). */
 export async function openDuckDb(options: ParquetEngineOptions = {}): Promise<DuckDb> {
+  const { DuckDBInstance } = duckdb();
   const config: Record<string, string> = {
     // No network in Lambda: never try to fetch extensions (parquet, json and icu are built in).
     autoinstall_known_extensions: 'false',

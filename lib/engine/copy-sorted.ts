@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { DuckDBBlobValue, DuckDBDataChunk, DuckDBListValue, DuckDBTypeId, type DuckDBUIntegerVector, DuckDBVector, UINTEGER } from '@duckdb/node-api';
+import type { DuckDBUIntegerVector } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import { type CopyInput, keptRowGroupsProblem, planBinaryCopy, readCopyInput, writeCopiedFile } from '../parquet/binary-copy.js';
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
@@ -20,6 +20,7 @@ import { compareFields } from '../parquet/schema.js';
 import { exactByteRange } from '../parquet/statistics.js';
 import { settleAll } from '../storage/concurrency.js';
 import { assertFilesExist, type DuckDb, duckdbReason, guardFiles } from './connection.js';
+import { duckdb } from './duckdb.js';
 import {
   createInputsTable,
   FILE_INDEX_COLUMN,
@@ -544,6 +545,7 @@ async function columnValuesOnSide(db: DuckDb, files: readonly string[], column: 
  * the ranks cross over, as 32-bit numbers (no BigInt per row).
  */
 async function loadRanks(db: DuckDb, table: string, ranks: Uint32Array): Promise<string> {
+  const { DuckDBDataChunk, DuckDBVector, UINTEGER } = duckdb();
   const rank = sqlIdentifier(RANK_VALUE_COLUMN);
   await db.connection.run(`CREATE TEMP TABLE ${table} (${rank} UINTEGER)`);
   const appender = await db.connection.createAppender(table.slice(1, -1), 'main', 'temp');
@@ -825,6 +827,7 @@ interface KeyRangesRequest {
  * counts.
  */
 async function writeKeyRanges(db: DuckDb, request: KeyRangesRequest): Promise<CopySortedOutput[] | string> {
+  const { DuckDBBlobValue, DuckDBListValue } = duckdb();
   const { inputs, outputs, totalRows } = request;
   const sortKey = sqlIdentifier(SORT_KEY_COLUMN);
   const { order } = request;
@@ -1011,6 +1014,7 @@ function checkRowRanks(ranks: Uint32Array, totalRows: number): void {
 
 /** Replaced and footer columns must exist and hold text. */
 function checkOutputColumns(outputs: readonly OutputRange[], footer: FooterFromColumn | undefined, columns: readonly ColumnDescription[]): void {
+  const { DuckDBTypeId } = duckdb();
   const requireText = (name: string, what: string, location: string | undefined): void => {
     const column = columns.find((candidate) => candidate.name === name);
     if (column === undefined || column.type.typeId !== DuckDBTypeId.VARCHAR) {

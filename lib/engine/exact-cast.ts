@@ -8,36 +8,47 @@
  * Floating-point columns are the one exception: a fractional number takes the nearest FLOAT or DOUBLE, as it does
  * wherever such a column is written (JSON has no float type to be exact in). Whole numbers must convert exactly.
  */
-import { type DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, type DuckDBType, DuckDBTypeId, VARCHAR } from '@duckdb/node-api';
+import type { DuckDBDecimalType, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBType, DuckDBTypeId } from '@duckdb/node-api';
+import { duckdb } from './duckdb.js';
 import { sqlString } from './sql.js';
 
 export type Family = 'int' | 'decimal' | 'float' | 'string' | 'json' | 'bool' | 'date' | 'timestamp' | 'blob' | 'struct' | 'list' | 'map' | 'null' | 'other';
 
-const INTEGER_TYPES = new Set<DuckDBTypeId>([
-  DuckDBTypeId.TINYINT,
-  DuckDBTypeId.SMALLINT,
-  DuckDBTypeId.INTEGER,
-  DuckDBTypeId.BIGINT,
-  DuckDBTypeId.HUGEINT,
-  DuckDBTypeId.UTINYINT,
-  DuckDBTypeId.USMALLINT,
-  DuckDBTypeId.UINTEGER,
-  DuckDBTypeId.UBIGINT,
-  DuckDBTypeId.UHUGEINT,
-]);
-/** Fractional-second digits each timestamp type keeps. */
-const TIMESTAMP_DIGITS = new Map<DuckDBTypeId, number>([
-  [DuckDBTypeId.TIMESTAMP_S, 0],
-  [DuckDBTypeId.TIMESTAMP_MS, 3],
-  [DuckDBTypeId.TIMESTAMP, 6],
-  [DuckDBTypeId.TIMESTAMP_TZ, 6],
-  [DuckDBTypeId.TIMESTAMP_NS, 9],
-]);
+/** The type-id tables, built on first use (DuckDB loads lazily: lib/engine/duckdb.ts). */
+let typeTables: { integerTypes: ReadonlySet<DuckDBTypeId>; timestampDigits: ReadonlyMap<DuckDBTypeId, number> } | undefined;
+
+function tables(): { integerTypes: ReadonlySet<DuckDBTypeId>; timestampDigits: ReadonlyMap<DuckDBTypeId, number> } {
+  if (typeTables !== undefined) return typeTables;
+  const { DuckDBTypeId } = duckdb();
+  const integerTypes = new Set<DuckDBTypeId>([
+    DuckDBTypeId.TINYINT,
+    DuckDBTypeId.SMALLINT,
+    DuckDBTypeId.INTEGER,
+    DuckDBTypeId.BIGINT,
+    DuckDBTypeId.HUGEINT,
+    DuckDBTypeId.UTINYINT,
+    DuckDBTypeId.USMALLINT,
+    DuckDBTypeId.UINTEGER,
+    DuckDBTypeId.UBIGINT,
+    DuckDBTypeId.UHUGEINT,
+  ]);
+  /** Fractional-second digits each timestamp type keeps. */
+  const timestampDigits = new Map<DuckDBTypeId, number>([
+    [DuckDBTypeId.TIMESTAMP_S, 0],
+    [DuckDBTypeId.TIMESTAMP_MS, 3],
+    [DuckDBTypeId.TIMESTAMP, 6],
+    [DuckDBTypeId.TIMESTAMP_TZ, 6],
+    [DuckDBTypeId.TIMESTAMP_NS, 9],
+  ]);
+  typeTables = { integerTypes, timestampDigits };
+  return typeTables;
+}
 
 function familyOf(type: DuckDBType): Family {
+  const { DuckDBTypeId } = duckdb();
   if (type.alias === 'JSON') return 'json';
-  if (INTEGER_TYPES.has(type.typeId)) return 'int';
-  if (TIMESTAMP_DIGITS.has(type.typeId)) return 'timestamp';
+  if (tables().integerTypes.has(type.typeId)) return 'int';
+  if (tables().timestampDigits.has(type.typeId)) return 'timestamp';
   switch (type.typeId) {
     case DuckDBTypeId.DECIMAL:
       return 'decimal';
@@ -71,6 +82,7 @@ function familyOf(type: DuckDBType): Family {
  * to the table's VARCHAR and be written as JSON (whose values the next merge then fails to parse).
  */
 export function typeSql(type: DuckDBType): string {
+  const { DuckDBListType, DuckDBMapType, DuckDBStructType } = duckdb();
   if (type.alias === 'JSON') return 'JSON';
   if (type instanceof DuckDBStructType) {
     return `STRUCT(${type.entryNames.map((name, index) => `"${name.replaceAll('"', '""')}" ${typeSql(type.entryTypes[index]!)}`).join(', ')})`;
@@ -91,6 +103,7 @@ export interface ExactCast {
 
 /** The cast of `expr` (of type `from`) to `to`, and the predicate that finds the values it would change. */
 export function exactCast(expr: string, from: DuckDBType, to: DuckDBType): ExactCast {
+  const { VARCHAR } = duckdb();
   const target = typeSql(to);
   if (typeSql(from) === target) return { cast: expr, tryCast: expr, changes: undefined };
   const fromFamily = familyOf(from);
@@ -215,7 +228,7 @@ function stringChanges(expr: string, to: DuckDBType, toFamily: Family, converted
     case 'date':
       return `${notLike(DATE_TEXT)} OR ${fails}`;
     case 'timestamp': {
-      const digits = TIMESTAMP_DIGITS.get(to.typeId) ?? 6;
+      const digits = tables().timestampDigits.get(to.typeId) ?? 6;
       const fraction = `rtrim(regexp_extract(${expr}, ':[0-9]{2}[.,]([0-9]+)', 1), '0')`;
       return `${fails} OR length(${fraction}) > ${digits}`;
     }
@@ -230,6 +243,7 @@ function stringChanges(expr: string, to: DuckDBType, toFamily: Family, converted
  * the table's type (at any depth) is VARCHAR, the input is read as VARCHAR; elsewhere as DuckDB inferred it.
  */
 export function readType(inferred: DuckDBType, table: DuckDBType): DuckDBType {
+  const { DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, VARCHAR } = duckdb();
   if (table.typeId === DuckDBTypeId.VARCHAR && table.alias === undefined) return VARCHAR;
   if (inferred instanceof DuckDBStructType && table instanceof DuckDBStructType) {
     return new DuckDBStructType(
@@ -249,6 +263,7 @@ export function readType(inferred: DuckDBType, table: DuckDBType): DuckDBType {
 
 /** Fields of struct columns (at any depth, through lists and maps) one side has and the other lacks, as `a.b` paths. */
 export function nestedFieldDifferences(name: string, input: DuckDBType, table: DuckDBType): { missing: string[]; added: string[] } {
+  const { DuckDBListType, DuckDBMapType, DuckDBStructType } = duckdb();
   const missing: string[] = [];
   const added: string[] = [];
   const walk = (path: string, from: DuckDBType, to: DuckDBType): void => {

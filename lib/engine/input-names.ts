@@ -6,9 +6,10 @@
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { DuckDBArrayType, type DuckDBConnection, DuckDBListType, DuckDBMapType, DuckDBStructType, type DuckDBType } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
 import type { FieldNameProblem, NamedField } from '../table/schema.js';
 import { queryObjects } from './connection.js';
+import { duckdb } from './duckdb.js';
 import { sqlString } from './sql.js';
 
 export type NamedFormat = 'jsonl' | 'csv' | 'parquet';
@@ -19,6 +20,7 @@ export function namedFields(columns: readonly { name: string; type: DuckDBType }
 }
 
 function structFields(type: DuckDBType): NamedField[] {
+  const { DuckDBListType, DuckDBMapType, DuckDBStructType } = duckdb();
   if (type instanceof DuckDBStructType) return type.entryNames.map((name, index) => ({ name, fields: structFields(type.entryTypes[index]!) }));
   if (type instanceof DuckDBListType) return structFields(type.valueType);
   if (type instanceof DuckDBMapType) return structFields(type.valueType);
@@ -30,6 +32,7 @@ function structFields(type: DuckDBType): NamedField[] {
  * stack of its own, not by recursion: an input nested thousands deep must be refusable, not a stack overflow.
  */
 export function deepestNesting(columns: readonly { name: string; type: DuckDBType }[]): { readonly path: string; readonly depth: number } {
+  const { DuckDBArrayType, DuckDBListType, DuckDBMapType, DuckDBStructType } = duckdb();
   let deepest = { path: '', depth: 0 };
   const pending = columns.map((column) => ({ path: column.name, type: column.type, depth: 0 }));
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {

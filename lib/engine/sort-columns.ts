@@ -6,13 +6,13 @@
 import { isUtf8 } from 'node:buffer';
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { DuckDBType, DuckDBVector } from '@duckdb/node-api';
-import { DuckDBBlobValue, DuckDBDecimalType, DuckDBDecimalValue, DuckDBTypeId } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import type { SortColumnType, SortValue } from '../layout/curves.js';
 import { type ChunkLocation, decodeFlatChunk, type PresentChunkValue, UnsupportedChunkError } from '../parquet/column-chunk.js';
 import { readFooterSummary } from '../parquet/footer.js';
 import type { ParquetColumnInfo } from '../parquet/schema.js';
 import { assertFilesExist, type DuckDb, guardFiles } from './connection.js';
+import { duckdb } from './duckdb.js';
 import { createInputsTable, FILE_INDEX_COLUMN, INPUT_ROW_SQL, inputFacts, inputScanSql } from './input-order.js';
 import type { InputFooter, SortColumnBatch, SortColumnDescription, SortColumnScan } from './port.js';
 import { type ColumnDescription, describeColumns } from './schema-rows.js';
@@ -92,6 +92,7 @@ export async function scanSortColumns(
 
 /** How Spark reads each Parquet type (ParquetToSparkSchemaConverter), as curves.ts names them. */
 function sortColumnType(type: DuckDBType): SortColumnType | undefined {
+  const { DuckDBDecimalType, DuckDBTypeId } = duckdb();
   switch (type.typeId) {
     case DuckDBTypeId.BOOLEAN:
       return 'boolean';
@@ -154,6 +155,7 @@ function sortColumnSql(column: SortColumnDescription): string {
 }
 
 function sortValues(vector: DuckDBVector, column: SortColumnDescription): SortValue[] {
+  const { DuckDBBlobValue, DuckDBDecimalValue } = duckdb();
   const items = vector.toArray();
   if (typeof column.type === 'object') return items.map((item) => (item instanceof DuckDBDecimalValue ? item.value : null));
   if (column.type === 'binary') return items.map((item) => (item instanceof DuckDBBlobValue ? item.bytes : null));

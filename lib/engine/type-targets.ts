@@ -5,11 +5,11 @@
  */
 
 import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
-import { DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, TIMESTAMP_MS, TIMESTAMP_NS } from '@duckdb/node-api';
 import { readFooterSummary } from '../parquet/footer.js';
 import { latestTopLevelFields, type ParquetColumnInfo, type TopLevelFields, type TypeNode } from '../parquet/schema.js';
 import { planTypeRepairs, repairParquetTypes } from '../parquet/type-repair.js';
 import { guardFiles } from './connection.js';
+import { duckdb } from './duckdb.js';
 import { fileListSql, READ_OPTIONS, sqlIdentifier } from './sql.js';
 
 /** The Parquet type tree per top-level column of some files (the last file wins), used as a write target. */
@@ -55,6 +55,7 @@ export function preservingDuckDbType(type: DuckDBType, target: ParquetTypeTarget
 
 /** The DuckDB type whose Parquet writer reproduces the input's timestamp units. */
 function preservingType(type: DuckDBType, node: TypeNode): DuckDBType {
+  const { DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, TIMESTAMP_MS, TIMESTAMP_NS } = duckdb();
   if (node.kind === 'primitive') {
     const { logicalType, timeUnit } = node.info;
     const isTimestamp = logicalType === 'TIMESTAMP' && (type.typeId === DuckDBTypeId.TIMESTAMP || type.typeId === DuckDBTypeId.TIMESTAMP_TZ);

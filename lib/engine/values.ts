@@ -4,28 +4,7 @@
  */
 
 import type { DuckDBResultReader, DuckDBType, DuckDBValue } from '@duckdb/node-api';
-import {
-  DuckDBArrayValue,
-  DuckDBBitValue,
-  DuckDBBlobValue,
-  DuckDBDateValue,
-  DuckDBDecimalValue,
-  DuckDBIntervalValue,
-  DuckDBListValue,
-  DuckDBMapValue,
-  DuckDBStructValue,
-  DuckDBTimeNSValue,
-  DuckDBTimestampMillisecondsValue,
-  DuckDBTimestampNanosecondsValue,
-  DuckDBTimestampSecondsValue,
-  DuckDBTimestampTZValue,
-  DuckDBTimestampValue,
-  DuckDBTimeTZValue,
-  DuckDBTimeValue,
-  DuckDBTypeId,
-  DuckDBUnionValue,
-  DuckDBUUIDValue,
-} from '@duckdb/node-api';
+import { duckdb } from './duckdb.js';
 import type { RowSet } from './port.js';
 import type { JsonValue, Row } from './row-format.js';
 import { bytesToJson, dateToJson, decimalToJson, float32ToJson, float64ToJson, integerToJson, mapToJson, timestampToJson, timeToJson } from './row-format.js';
@@ -48,6 +27,7 @@ export function rowSetOf(reader: DuckDBResultReader): RowSet {
 }
 
 function duckValueToJson(value: DuckDBValue, type: DuckDBType | undefined): JsonValue {
+  const { DuckDBArrayValue, DuckDBListValue, DuckDBMapValue, DuckDBStructValue, DuckDBTypeId } = duckdb();
   if (value === null) return null;
   if (type !== undefined) {
     switch (type.typeId) {
@@ -81,6 +61,27 @@ function duckValueToJson(value: DuckDBValue, type: DuckDBType | undefined): Json
 }
 
 function scalarToJson(value: DuckDBValue): JsonValue {
+  const {
+    DuckDBArrayValue,
+    DuckDBBitValue,
+    DuckDBBlobValue,
+    DuckDBDateValue,
+    DuckDBDecimalValue,
+    DuckDBIntervalValue,
+    DuckDBListValue,
+    DuckDBMapValue,
+    DuckDBStructValue,
+    DuckDBTimeNSValue,
+    DuckDBTimeTZValue,
+    DuckDBTimeValue,
+    DuckDBTimestampMillisecondsValue,
+    DuckDBTimestampNanosecondsValue,
+    DuckDBTimestampSecondsValue,
+    DuckDBTimestampTZValue,
+    DuckDBTimestampValue,
+    DuckDBUUIDValue,
+    DuckDBUnionValue,
+  } = duckdb();
   if (value === null || typeof value === 'boolean' || typeof value === 'string') return value;
   if (typeof value === 'number') return float64ToJson(value);
   if (typeof value === 'bigint') return integerToJson(value);
@@ -117,11 +118,13 @@ function finiteTimestamp(finite: boolean, raw: bigint, epochNanos: bigint): stri
 }
 
 export function blobText(value: DuckDBValue | undefined): string {
+  const { DuckDBBlobValue } = duckdb();
   if (value instanceof DuckDBBlobValue) return new TextDecoder().decode(value.bytes);
   return value === null || value === undefined ? '' : String(value);
 }
 
 export function toNumber(value: DuckDBValue | undefined): number {
+  const { DuckDBDecimalValue } = duckdb();
   if (typeof value === 'bigint' || typeof value === 'number') return Number(value);
   if (typeof value === 'string' && value !== '') return Number(value);
   if (value instanceof DuckDBDecimalValue) return value.toDouble();

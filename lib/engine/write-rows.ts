@@ -12,12 +12,13 @@
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type DuckDBConnection, DuckDBTypeId } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { HudiError } from '../errors.js';
 import { withFixedDecimals } from '../parquet/schema.js';
 import { duckDbTypeOfAvro } from './avro-types.js';
 import { readJoinedValues } from './column-values.js';
 import { assertFilesExist, guardFiles } from './connection.js';
+import { duckdb } from './duckdb.js';
 import type { MergeIntoBaseRequest, WriteRowsResult } from './port.js';
 import type { JsonValue, Row } from './row-format.js';
 import { type ColumnDescription, describeColumns } from './schema-rows.js';
@@ -35,6 +36,7 @@ const CHANGES = '__hudi_changes';
 
 /** ParquetEngine.mergeIntoBase (port.ts). */
 export async function mergeIntoBase(connection: DuckDBConnection, request: MergeIntoBaseRequest): Promise<WriteRowsResult> {
+  const { DuckDBTypeId } = duckdb();
   await assertFilesExist([request.base]);
   const columns = await guardFiles(connection, [request.base], () => describeColumns(connection, [request.base]));
   const key = columns.find((column) => column.name === request.keyColumn);
@@ -127,6 +129,7 @@ interface JsonColumn {
 }
 
 function jsonColumn(column: ColumnDescription): JsonColumn {
+  const { DuckDBTypeId } = duckdb();
   return { name: column.name, type: column.type.toString(), blob: column.type.typeId === DuckDBTypeId.BLOB };
 }
 

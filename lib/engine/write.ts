@@ -8,18 +8,15 @@
  */
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import {
-  BIGINT,
-  type DuckDBConnection,
-  type DuckDBDecimalType,
-  type DuckDBInstance,
+import type {
+  DuckDBConnection,
+  DuckDBDecimalType,
+  DuckDBInstance,
   DuckDBListType,
   DuckDBMapType,
   DuckDBStructType,
-  type DuckDBType,
+  DuckDBType,
   DuckDBTypeId,
-  TIMESTAMPTZ,
-  VARCHAR,
 } from '@duckdb/node-api';
 import { ColumnNameError, HudiError, InputError, NestingDepthError } from '../errors.js';
 import { readFooterSummary, setFooterKeyValues } from '../parquet/footer.js';
@@ -37,6 +34,7 @@ import {
 import { duckDbTypeOfAvro } from './avro-types.js';
 import { readJoinedValues } from './column-values.js';
 import { duckdbReason, openDuckDb } from './connection.js';
+import { duckdb } from './duckdb.js';
 import { type ExactCast, exactCast, nestedFieldDifferences, readType, typeSql } from './exact-cast.js';
 import { deepestNesting, fieldPaths, inputNameProblem, mayBeRenamed, namedFields } from './input-names.js';
 import { firstMalformedJsonLine } from './json-lines.js';
@@ -267,6 +265,7 @@ export class WriteSession {
    * InputError, thrown before anything is written.
    */
   async loadBatch(input: BatchInput, typeTemplates: readonly string[], options: LoadBatchOptions = {}): Promise<LoadedBatch> {
+    const { DuckDBTypeId } = duckdb();
     const readPath = input.readPath ?? input.file;
     let source = inputSql(readPath, input.format);
     let described = await this.describeInput(source, input);
@@ -1025,18 +1024,21 @@ function refuseDeepNesting(file: string, columns: readonly { name: string; type:
 }
 
 /** DuckDB types a JSON string may be read as: text to Spark's JSON reader. */
-const PARSED_TEXT_TYPES = new Set<DuckDBTypeId>([
-  DuckDBTypeId.DATE,
-  DuckDBTypeId.TIME,
-  DuckDBTypeId.TIME_TZ,
-  DuckDBTypeId.TIMESTAMP,
-  DuckDBTypeId.TIMESTAMP_TZ,
-  DuckDBTypeId.TIMESTAMP_S,
-  DuckDBTypeId.TIMESTAMP_MS,
-  DuckDBTypeId.TIMESTAMP_NS,
-  DuckDBTypeId.UUID,
-  DuckDBTypeId.INTERVAL,
-]);
+function parsedTextTypes(): ReadonlySet<DuckDBTypeId> {
+  const { DuckDBTypeId } = duckdb();
+  return new Set<DuckDBTypeId>([
+    DuckDBTypeId.DATE,
+    DuckDBTypeId.TIME,
+    DuckDBTypeId.TIME_TZ,
+    DuckDBTypeId.TIMESTAMP,
+    DuckDBTypeId.TIMESTAMP_TZ,
+    DuckDBTypeId.TIMESTAMP_S,
+    DuckDBTypeId.TIMESTAMP_MS,
+    DuckDBTypeId.TIMESTAMP_NS,
+    DuckDBTypeId.UUID,
+    DuckDBTypeId.INTERVAL,
+  ]);
+}
 
 /**
  * The type to read a JSON value as where the table has none (`table` undefined), as Spark's JSON reader infers it:
@@ -1044,6 +1046,7 @@ const PARSED_TEXT_TYPES = new Set<DuckDBTypeId>([
  * and negative ones HUGEINT, which no Hudi type holds; a value past BIGINT's range is refused as it is read).
  */
 function sparkJsonType(inferred: DuckDBType, table: DuckDBType | undefined): DuckDBType {
+  const { BIGINT, DuckDBListType, DuckDBMapType, DuckDBStructType, DuckDBTypeId, VARCHAR } = duckdb();
   if (inferred instanceof DuckDBStructType) {
     const tableStruct = table instanceof DuckDBStructType ? table : undefined;
     return new DuckDBStructType(
@@ -1061,7 +1064,7 @@ function sparkJsonType(inferred: DuckDBType, table: DuckDBType | undefined): Duc
   }
   if (table !== undefined) return inferred;
   if (inferred.typeId === DuckDBTypeId.HUGEINT || inferred.typeId === DuckDBTypeId.UBIGINT) return BIGINT;
-  return PARSED_TEXT_TYPES.has(inferred.typeId) ? VARCHAR : inferred;
+  return parsedTextTypes().has(inferred.typeId) ? VARCHAR : inferred;
 }
 
 /**
@@ -1075,6 +1078,7 @@ function sparkTextOverrides(
   input: readonly { name: string; type: DuckDBType }[],
   table: readonly { name: string; type: DuckDBType }[],
 ): ReadOverrides | undefined {
+  const { VARCHAR } = duckdb();
   if (format === 'parquet' || input.length === 0) return undefined;
   const read = input.map((column) => {
     const tableType = table.find((t) => t.name === column.name)?.type;
@@ -1096,6 +1100,7 @@ function schemaOnlyColumns(fields: readonly AvroField[], templateColumns: readon
 
 /** A new column's type: naive timestamps become UTC timestamps, as for a new table (and as Spark writes them). */
 function evolvedColumnType(type: DuckDBType): DuckDBType {
+  const { DuckDBTypeId, TIMESTAMPTZ } = duckdb();
   return type.typeId === DuckDBTypeId.TIMESTAMP ? TIMESTAMPTZ : type;
 }
 
@@ -1104,6 +1109,7 @@ function evolvedColumnType(type: DuckDBType): DuckDBType {
  * table's fields in their order, then the input's new ones. Other types stay the table's (values are cast to it).
  */
 export function widenedType(input: DuckDBType, table: DuckDBType): DuckDBType {
+  const { DuckDBListType, DuckDBMapType, DuckDBStructType } = duckdb();
   if (input instanceof DuckDBStructType && table instanceof DuckDBStructType) {
     const kept = table.entryNames.map((name, index) => {
       const inputIndex = input.entryNames.indexOf(name);
@@ -1136,6 +1142,7 @@ function evolveRecord(
 
 /** An existing field's Avro type with the struct fields `type` adds; anything that is not a record inside stays as is. */
 function evolveAvroType(avro: unknown, type: DuckDBType): unknown {
+  const { DuckDBListType, DuckDBMapType, DuckDBStructType } = duckdb();
   if (Array.isArray(avro)) return avro.map((branch) => (branch === 'null' ? branch : evolveAvroType(branch, type)));
   if (avro === null || typeof avro !== 'object') return avro;
   const node = avro as Record<string, unknown>;
@@ -1202,6 +1209,7 @@ function keyFieldSql(field: string, columns: readonly BatchColumn[]): string {
 
 /** Avro for a DuckDB type, nullable parts as ["null", T] like Spark's AvroConversionUtils; nested records get Spark-style names. */
 function avroTypeOf(type: DuckDBType, namespace: string, name: string): unknown {
+  const { DuckDBTypeId } = duckdb();
   switch (type.typeId) {
     case DuckDBTypeId.BOOLEAN:
       return 'boolean';
