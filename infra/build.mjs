@@ -21,7 +21,8 @@ const COMMON = {
   outExtension: { '.js': '.mjs' },
   sourcemap: true,
   logLevel: 'warning',
-  external: ['@duckdb/node-api', '@duckdb/node-bindings', '@duckdb/node-bindings-*'],
+  // @duckdb/node-api's JavaScript is bundled (lib/engine/duckdb.ts loads it on first use); its binding cannot be.
+  external: ['@duckdb/node-bindings', '@duckdb/node-bindings-*'],
   // ESM bundles of CommonJS dependencies (the AWS SDK) need a require().
   banner: { js: "import { createRequire as __hsCreateRequire } from 'node:module'; const require = __hsCreateRequire(import.meta.url);" },
 };

@@ -8,11 +8,14 @@ import type * as DuckDBApi from '@duckdb/node-api';
 
 export type DuckDBModule = typeof DuckDBApi;
 
-const requireModule = createRequire(import.meta.url);
 let loaded: DuckDBModule | undefined;
 
-/** The @duckdb/node-api module, loaded the first time it is asked for (a CommonJS package: require is synchronous). */
+/**
+ * The @duckdb/node-api module, loaded the first time it is asked for (a CommonJS package: require is synchronous).
+ * The bundles have a require: esbuild inlines the package's JavaScript there (one file to load, not a hundred), and
+ * only its native binding stays external (infra/build.mjs). Unbundled ES modules (tsx, the tests) create one.
+ */
 export function duckdb(): DuckDBModule {
-  loaded ??= requireModule('@duckdb/node-api') as DuckDBModule;
+  loaded ??= (typeof require === 'function' ? require('@duckdb/node-api') : createRequire(import.meta.url)('@duckdb/node-api')) as DuckDBModule;
   return loaded;
 }
