@@ -20,12 +20,12 @@ import { COMPACTION_PLAN_VERSION, type CompactionOperation, type CompactionPlan,
 import { CompletionTimes } from '../timeline/completion-times.js';
 import { compareInstantTimes, formatInstantTime, type Instant, newInstantTime, parseInstantTime, type TimelineTimeZone } from '../timeline/instant.js';
 import { timelineLayout2 } from '../timeline/layout.js';
-import { loadTimeline, type Timeline } from '../timeline/timeline.js';
+import type { Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
 import { encodeMetadataRecord } from './codec.js';
 import { compactionLimit } from './compaction.js';
-import { METADATA_1X_TIMELINE_FOLDER, readSliceInputs1x, validInstants1x } from './reader-1x.js';
+import { METADATA_1X_TIMELINE_FOLDER, readSliceInputs1x } from './reader-1x.js';
 import { isDeletedRecord, type MergedRecord, type MetadataRecord, mergeRecords } from './records.js';
 import { METADATA_1X_PARTITIONS, type Metadata1xPartition, type MetadataTableVersion1x, metadataRecordType1x, metadataVersionFacts } from './schema-1x.js';
 import { METADATA_TABLE_FOLDER } from './timeline.js';
@@ -417,59 +417,4 @@ async function compactOperation1x(
     ...(base === undefined ? {} : { prevBaseFile: operation.dataFilePath }),
     ...(facts.compactionLogReadTime ? { totalLogReadTimeMs: scanMillis } : {}),
   });
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// performTableServices
-
-export interface MetadataServices1xInput {
-  readonly version: MetadataTableVersion1x;
-  /** The metadata-table partitions declared in hoodie.properties that hold file groups. */
-  readonly partitions: readonly Metadata1xPartition[];
-  /** The data table's timeline (the instant being written is pending on it). */
-  readonly dataTimeline: Timeline;
-  readonly zone: TimelineTimeZone;
-  readonly properties?: ReadonlyMap<string, string>;
-  readonly lease?: LockLease;
-  readonly afterStorageWrite?: (what: string) => Promise<void>;
-  readonly now?: Date;
-}
-
-export interface MetadataServices1xResult {
-  readonly compactions: readonly Compaction1xResult[];
-}
-
-/**
- * performTableServices as a 1.x writer runs it before its deltacommit: with a completed deltacommit on the metadata
- * table, compactIfNecessary (the clean before it and the archival after it are refused by name in MetadataTable1x
- * when due). The caller refuses a metadata table with a pending instant first.
- */
-export async function performMetadataTableServices1x(storage: Storage, input: MetadataServices1xInput): Promise<MetadataServices1xResult> {
-  const timeline = await loadTimelineOf(storage);
-  if (!timeline.completed().some((instant) => instant.action === 'deltacommit')) return { compactions: [] };
-  const compactions: Compaction1xResult[] = [];
-  if (compactionDue1x(timeline, input.properties).due) {
-    const instantTime = compactionInstantTime1x(input.dataTimeline, timeline, input.now ?? new Date(), input.zone);
-    const completedTimes = new Set(timeline.completed().map((instant) => instant.time));
-    const plan = completedTimes.has(instantTime) ? undefined : await planCompaction1x(storage, timeline, input.partitions, instantTime);
-    if (plan !== undefined) {
-      compactions.push(
-        await scheduleAndRunCompaction1x(storage, instantTime, plan, {
-          version: input.version,
-          metadataTimeline: timeline,
-          validInstants: validInstants1x(timeline, {
-            completedDataInstants: new Set(input.dataTimeline.completed().map((instant) => instant.time)),
-            pendingDataInstants: new Set(input.dataTimeline.pending().map((instant) => instant.time)),
-          }),
-          ...(input.lease === undefined ? {} : { lease: input.lease }),
-          ...(input.afterStorageWrite === undefined ? {} : { afterStorageWrite: input.afterStorageWrite }),
-        }),
-      );
-    }
-  }
-  return { compactions };
-}
-
-async function loadTimelineOf(storage: Storage): Promise<Timeline> {
-  return loadTimeline(storage, layout());
 }

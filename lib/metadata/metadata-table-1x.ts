@@ -27,8 +27,8 @@ import { timelineLayout2, timelineLayoutOf } from '../timeline/layout.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
-import { metadataCleanConfig } from './clean.js';
-import { type Compaction1xResult, lastCompletedCompaction1x, performMetadataTableServices1x } from './compaction-1x.js';
+import { compactionDue1x } from './compaction-1x.js';
+import { type MetadataServices1xResult, performMetadataTableServices1x } from './services-1x.js';
 import { commitFilesRecords, convertCleanMetadata } from './convert.js';
 import { cleanColumnStatsRecords1x, columnStatsRecords1x, columnsToIndex1x, metadataLogBlock1x, partitionStatsForCommit1x } from './convert-1x.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
@@ -41,8 +41,6 @@ import { METADATA_1X_PARTITIONS, type Metadata1xPartition, type MetadataTableVer
 import { metadataTableState } from './state.js';
 import { METADATA_TABLE_FOLDER, METADATA_TABLE_PROPERTIES, readMetadataTableProperties } from './timeline.js';
 
-/** Hudi's metadata writer cleans its table only after this many instants follow its last compaction (cleanIfNecessary). */
-const INSTANTS_AFTER_COMPACTION_BEFORE_CLEAN = 3;
 /** hoodie.keep.max.commits's default (HoodieArchivalConfig); the metadata table keeps one more (HoodieMetadataWriteUtils). */
 const DEFAULT_KEEP_MAX_COMMITS = 30;
 const FOOTER_CONCURRENCY = 16;
@@ -98,8 +96,8 @@ export class MetadataTable1x {
     private readonly openProblems: readonly Problem[],
   ) {}
 
-  /** The compactions run before this table's deltacommit (commit). */
-  readonly servicesRun: Compaction1xResult[] = [];
+  /** The metadata-table services run before this table's deltacommit (commit). */
+  readonly servicesRun: MetadataServices1xResult[] = [];
 
   /** The 1.x metadata table of the table at `storage`, or undefined when hoodie.properties declares none. */
   static async open(storage: Storage, config: TableConfig): Promise<MetadataTable1x | undefined> {
@@ -225,20 +223,11 @@ export class MetadataTable1x {
     const out: Problem[] = [];
     const location = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
     const fix = 'run one Spark write on the table (Hudi compacts, cleans and archives its metadata table first), then retry';
-    // A due compaction is run before the deltacommit (compaction-1x.ts); the clean before it and the archival after it are not built.
-    const last = lastCompletedCompaction1x(this.timeline);
-    const after = (i: { time: string }) => last === undefined || compareInstantTimes(i.time, last.time) > 0;
-    const completed = this.timeline.completed();
-    const commits = completed.filter((i) => i.action === 'deltacommit' || i.action === 'commit' || i.action === 'replacecommit').length;
-    const clean = metadataCleanConfig(properties);
-    const cleanMayRun = last === undefined || completed.filter(after).length >= INSTANTS_AFTER_COMPACTION_BEFORE_CLEAN;
-    if (cleanMayRun && (clean.policy !== 'KEEP_LATEST_COMMITS' ? last !== undefined : commits > clean.commitsRetained)) {
-      out.push({
-        problem: `a metadata-table clean may be due (${commits} completed commits, ${clean.policy} retaining ${clean.commitsRetained}), which this build does not write for a 1.x metadata table`,
-        fix,
-        location,
-      });
-    }
+    // A due clean and compaction run before the deltacommit (services-1x.ts); the archival after them is not built.
+    // The compaction's commit counts: Hudi archives right after it.
+    const compaction = compactionDue1x(this.timeline, properties).due ? 1 : 0;
+    const commits =
+      this.timeline.completed().filter((i) => i.action === 'deltacommit' || i.action === 'commit' || i.action === 'replacecommit').length + compaction;
     // Read as lib/archival's ARCHIVAL_KEYS.maxCommits does (that folder imports this one).
     const raw = properties?.get('hoodie.keep.max.commits');
     const keepMax = raw === undefined ? DEFAULT_KEEP_MAX_COMMITS : Number(raw);
@@ -304,8 +293,8 @@ export class MetadataTable1x {
       ...(input.lease === undefined ? {} : { lease: input.lease }),
       ...(input.afterStorageWrite === undefined ? {} : { afterStorageWrite: input.afterStorageWrite }),
     });
-    this.servicesRun.push(...ran.compactions);
-    return ran.compactions.length > 0;
+    this.servicesRun.push(ran);
+    return ran.compactions.length > 0 || ran.cleans.length > 0;
   }
 
   private async reopened(): Promise<MetadataTable1x> {

@@ -34,7 +34,7 @@ function compactionsOf(table: string): string[] {
     .sort();
 }
 
-/** Each new base file of compaction `instant`, by `<partition>/<fileId>`: its records as JSON (file name left out). */
+/** Each new base file of compaction `instant`, by `<partition>/<fileId>`: its records as JSON (file name left out, maps in key order: Java writes a HashMap's order). */
 function compactedRecords(table: string, instant: string): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const partition of ['files', 'column_stats', 'partition_stats']) {
@@ -43,7 +43,7 @@ function compactedRecords(table: string, instant: string): Map<string, string[]>
       const type = metadataRecordTypeOf(hfile.schema ?? '');
       const records = hfile.records.map((record) =>
         JSON.stringify(decodeMetadataRecord(record.value, record.key, type), (_key, value) =>
-          typeof value === 'bigint' ? String(value) : value instanceof Map ? [...value] : value,
+          typeof value === 'bigint' ? String(value) : value instanceof Map ? [...value].sort(([a], [b]) => (a < b ? -1 : 1)) : value,
         ),
       );
       out.set(`${partition}/${name.split('_')[0]}`, records);

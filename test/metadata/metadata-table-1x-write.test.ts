@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MetadataTableError } from '../../lib/errors.js';
 import { assertRollbackKeepsMetadataTable } from '../../lib/metadata/commit-path.js';
-import { performMetadataTableServices1x } from '../../lib/metadata/compaction-1x.js';
+import { performMetadataTableServices1x } from '../../lib/metadata/services-1x.js';
 import { MetadataTable1x } from '../../lib/metadata/metadata-table-1x.js';
 import { loadMetadataTimeline1x, readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import { LocalStorage } from '../../lib/storage/local.js';
@@ -19,9 +19,11 @@ import { readTableConfig } from '../../lib/table/config.js';
 import { HudiTable } from '../../lib/table/table.js';
 import type { HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import type { CommitMetadata } from '../../lib/timeline/commit-metadata.js';
+import { newInstantTime } from '../../lib/timeline/instant.js';
 import { timelineLayout2 } from '../../lib/timeline/layout.js';
 import { latestCommitSchema } from '../../lib/timeline/queries.js';
 import { readCommitMetadata } from '../../lib/timeline/timeline.js';
+import { createRequested, transitionToCompleted } from '../../lib/timeline/transitions.js';
 import { tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/hudi-1x-metadata');
@@ -124,6 +126,54 @@ for (const release of ['1.0.2', '1.1.1']) {
           .queryInstant,
         result.instantTime,
       );
+    });
+
+    it('cleans the metadata table when due, before compacting it: only slices older than the retained commits go', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      // Compacting every 3 deltacommits leaves 2 instants requested after each compaction: never the 3 a clean waits for.
+      const properties = new Map([
+        ['hoodie.metadata.compact.max.delta.commits', '5'],
+        ['hoodie.keep.max.commits', '100'],
+        ['hoodie.keep.min.commits', '90'],
+      ]);
+      const data = await HudiTable.open(storage);
+      const instants = { completedDataInstants: new Set(data.timeline.completed().map((i) => i.time)), pendingDataInstants: new Set<string>() };
+      const expected = await readMetadataTable1x(storage, instants);
+      const metadata: CommitMetadata = {
+        partitionToWriteStats: {},
+        compacted: false,
+        extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
+        operationType: 'UPSERT',
+      };
+      const cleans: string[] = [];
+      for (let i = 0; i < 30; i += 1) {
+        const table = await open(path);
+        // As our writer: the data instant is requested first, the deltacommit completes before it.
+        const instant = newInstantTime([...(await loadMetadataTimeline1x(storage)).allTimes(), ...instants.completedDataInstants], new Date(), 'UTC');
+        await createRequested(storage, data.layout, instant, 'commit');
+        await table.commit(instant, metadata, { properties });
+        await transitionToCompleted(storage, data.layout, instant, 'commit', data.layout.encodeCommitMetadata(metadata, 'commit'));
+        instants.completedDataInstants.add(instant);
+        cleans.push(...table.servicesRun.flatMap((ran) => ran.cleans.map((clean) => clean.instantTime)));
+      }
+      assert.ok(cleans.length > 0, 'the metadata table was cleaned');
+      const timeline = await loadMetadataTimeline1x(storage);
+      const completedClean = timeline.completed().filter((i) => i.action === 'clean');
+      assert.deepEqual(
+        completedClean.map((i) => i.time),
+        cleans,
+      );
+      // A clean comes 3 instants after a compaction at the earliest, and only old slices went: the records read the same.
+      const after = await readMetadataTable1x(storage, instants);
+      for (const [partition, records] of expected.partitions) {
+        if (partition === 'files') continue;
+        assert.deepEqual([...after.partitions.get(partition)!].sort(), [...records].sort(), partition);
+      }
+      assert.deepEqual(after.partitions.get('files')!.get('__all_partitions__'), expected.partitions.get('files')!.get('__all_partitions__'));
+      // The oldest slices are gone: no initialization log file is left.
+      const left = readdirSync(join(path, '.hoodie/metadata/files'));
+      assert.ok(!left.some((name) => name.includes('_00000000000000000.')), left.join(', '));
     });
 
     it('refuses rollbacks before their plan is written (their 1.x deltacommit is not built)', async () => {
