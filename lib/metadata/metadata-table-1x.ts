@@ -28,7 +28,6 @@ import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
 import { compactionDue1x } from './compaction-1x.js';
-import { type MetadataServices1xResult, performMetadataTableServices1x } from './services-1x.js';
 import { commitFilesRecords, convertCleanMetadata } from './convert.js';
 import { cleanColumnStatsRecords1x, columnStatsRecords1x, columnsToIndex1x, metadataLogBlock1x, partitionStatsForCommit1x } from './convert-1x.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
@@ -38,6 +37,7 @@ import { mapRecordKeyToFileGroupIndex, partitionIdentifier } from './partitions.
 import { columnStatsIndexVersion1x, METADATA_1X_TIMELINE_FOLDER, readMetadataTable1x } from './reader-1x.js';
 import type { ColumnStatsMetadata, MetadataRecord } from './records.js';
 import { METADATA_1X_PARTITIONS, type Metadata1xPartition, type MetadataTableVersion1x, metadata1xPartitionOf, metadataVersionFacts } from './schema-1x.js';
+import { type MetadataServices1xResult, performMetadataTableServices1x } from './services-1x.js';
 import { metadataTableState } from './state.js';
 import { METADATA_TABLE_FOLDER, METADATA_TABLE_PROPERTIES, readMetadataTableProperties } from './timeline.js';
 

@@ -2,21 +2,23 @@
  * Our writes compact the metadata table of a default Hudi 1.x copy-on-write table, judged by Hudi 1.0.2 and 1.1.1 on
  * Spark 3.5.1 (one JVM per release): Spark writes the table, we upsert until hoodie.metadata.compact.max.delta.commits
  * (its default) makes our next write compact first; Spark does the same write on a copy, and both compactions take a
- * fresh instant after the write's, plan the same file slices and write the same records. Spark then reads our table
- * with the metadata table on and off, hudi_metadata() equals our reader, data skipping finds the rows, and Spark
- * keeps writing on top (its own metadata-table services included) and reads right.
+ * fresh instant after the write's, plan the same file slices and write the same records; later our write cleans it as
+ * Spark does on a copy (the same files). Spark reads our table with the metadata table on and off, hudi_metadata()
+ * equals our reader, data skipping finds the rows, and Spark keeps writing on top (its own services too).
  */
 import assert from 'node:assert/strict';
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readHudiHFile } from '../../lib/hfile/index.js';
+import { cleanMayRun1x, planMetadataClean1x } from '../../lib/metadata/clean-1x.js';
 import { decodeMetadataRecord } from '../../lib/metadata/codec.js';
 import { compactionDue1x } from '../../lib/metadata/compaction-1x.js';
 import { loadMetadataTimeline1x } from '../../lib/metadata/reader-1x.js';
 import { metadataRecordTypeOf } from '../../lib/metadata/schema.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { decodeTimelineAvro } from '../../lib/timeline/avro-files.js';
 import { decodeCompactionPlan } from '../../lib/timeline/compaction-plan.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
@@ -24,7 +26,12 @@ import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from
 import { assertMetadataTable1xAgrees } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
 
-const OUR_PROPS = new Map([['hoodie.datasource.write.precombine.field', 'ts']]);
+/**
+ * The metadata table first needs cleaning past 20 retained commits, where its archival (not built) is due by default
+ * (data table's hoodie.keep.max.commits + 1): both writers keep more commits here, so the clean comes first.
+ */
+const KEEP = { 'hoodie.keep.min.commits': '40', 'hoodie.keep.max.commits': '50' };
+const OUR_PROPS = new Map([['hoodie.datasource.write.precombine.field', 'ts'], ...Object.entries(KEEP)]);
 const TIMELINE = '.hoodie/metadata/.hoodie/timeline';
 
 /** The completed compactions of a metadata table: `<requested>_<completion>.commit`. */
@@ -67,7 +74,8 @@ for (const version of HUDI_1X_VERSIONS) {
     const root = tempDir(`hudi-${version}-mdt-services-`);
     const table = join(root, 'cow');
     const copy = join(root, 'spark-copy');
-    const sparkOptions = hudi1xWriteOptions('mdts', 'COPY_ON_WRITE');
+    const sparkOptions = { ...hudi1xWriteOptions('mdts', 'COPY_ON_WRITE'), ...KEEP };
+    const cleanCopy = join(root, 'spark-clean-copy');
     let batch = 0;
 
     async function ours(path: string, ids: number[]): Promise<string> {
@@ -135,6 +143,41 @@ for (const version of HUDI_1X_VERSIONS) {
 
       await assertMetadataTable1xAgrees(hudi, table, `our compaction ${ourTime}`);
       await assertMetadataTable1xAgrees(hudi, copy, `Spark's compaction ${sparkTime} on the copy`);
+    });
+
+    it('our write cleans it when due, as Spark would on a copy: the same files of the oldest slices go', async () => {
+      const storage = new LocalStorage(table);
+      const partitions = ['column_stats', 'files', 'partition_stats'] as const;
+      const wouldClean = async () =>
+        cleanMayRun1x(await loadMetadataTimeline1x(storage)) &&
+        (await planMetadataClean1x(storage, { partitions, dataTimes: [], zone: 'UTC', properties: OUR_PROPS })) !== undefined;
+      for (let id = 100; !(await wouldClean()); id += 1) {
+        assert.ok(id < 160, 'a metadata-table clean came due');
+        await ours(table, [1 + (id % 6), id]);
+      }
+      cpSync(table, cleanCopy, { recursive: true });
+      await ours(table, [3, 200]);
+      await spark(cleanCopy, [3, 200], batch);
+      const cleanOf = (path: string) => {
+        const name = readdirSync(join(path, TIMELINE)).find((n) => /^\d{17}\.clean\.requested$/.test(n));
+        assert.ok(name !== undefined, `${path}: a metadata-table clean`);
+        const plan = decodeTimelineAvro('cleanerPlan', readFileSync(join(path, TIMELINE, name)), name);
+        return {
+          time: name.slice(0, 17),
+          retain: plan.earliestInstantToRetain?.timestamp,
+          files: Object.entries(plan.filePathsToBeDeletedPerPartition ?? {})
+            .flatMap(([partition, files]) => files.map((file) => `${partition}/${(file.filePath ?? '').split('/').at(-1)}`))
+            .sort(),
+        };
+      };
+      const ourClean = cleanOf(table);
+      const sparkClean = cleanOf(cleanCopy);
+      assert.ok(ourClean.files.length > 0);
+      assert.deepEqual(ourClean.files, sparkClean.files, 'the same files cleaned');
+      assert.equal(ourClean.retain, sparkClean.retain, 'the same earliest instant to retain');
+      assert.ok(ourClean.time > sparkInstants(table).at(-1)!, 'a fresh instant, after the write');
+      for (const file of ourClean.files) assert.ok(!existsSync(join(table, '.hoodie/metadata', file)), `${file} deleted`);
+      await assertMetadataTable1xAgrees(hudi, table, `our metadata-table clean ${ourClean.time}`);
     });
 
     it('data skipping on the compacted column stats finds the rows Spark finds without it', async () => {
