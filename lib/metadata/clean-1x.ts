@@ -30,7 +30,8 @@ import { instantPath, loadTimeline, type Timeline } from '../timeline/timeline.j
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
 import { metadataCleanConfig } from './clean.js';
-import { lastCompletedCompaction1x, metadataCompletionTimes1x } from './compaction-1x.js';
+import { lastCompletedCompaction1x } from './compaction-1x.js';
+import { loadMetadataTimeline1x, metadataCompletionTimes1x } from './reader-1x.js';
 import { METADATA_1X_PARTITIONS, type Metadata1xPartition } from './schema-1x.js';
 import { METADATA_TABLE_FOLDER } from './timeline.js';
 
@@ -104,7 +105,7 @@ export async function planMetadataClean1x(storage: Storage, input: MetadataClean
     // Metadata-table partitions are never removed by a clean.
     isPartitioned: false,
   };
-  const completionTimes = metadataCompletionTimes1x(storage, timeline);
+  const completionTimes = await metadataCompletionTimes1x(storage, await loadMetadataTimeline1x(storage));
   const planned: PartitionCleanPlan[] = [];
   for (const partition of [...input.partitions].sort()) {
     const prefix = METADATA_1X_PARTITIONS[partition].prefix;

@@ -17,7 +17,7 @@ import { sliceByCompletionTime } from '../table/file-group.js';
 import type { MergedFileSlice } from '../table/file-system-view.js';
 import { type CommitMetadata, newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { COMPACTION_PLAN_VERSION, type CompactionOperation, type CompactionPlan, encodeCompactionPlan, sliceMetrics } from '../timeline/compaction-plan.js';
-import { CompletionTimes } from '../timeline/completion-times.js';
+import type { CompletionTimes } from '../timeline/completion-times.js';
 import { compareInstantTimes, formatInstantTime, type Instant, newInstantTime, parseInstantTime, type TimelineTimeZone } from '../timeline/instant.js';
 import { timelineLayout2 } from '../timeline/layout.js';
 import type { Timeline } from '../timeline/timeline.js';
@@ -25,7 +25,7 @@ import { createRequested, transitionToCompleted, transitionToInflight } from '..
 import { fileNameOf } from '../util/paths.js';
 import { encodeMetadataRecord } from './codec.js';
 import { compactionLimit } from './compaction.js';
-import { METADATA_1X_TIMELINE_FOLDER, readSliceInputs1x } from './reader-1x.js';
+import { METADATA_1X_TIMELINE_FOLDER, metadataCompletionTimes1x, readSliceInputs1x } from './reader-1x.js';
 import { isDeletedRecord, type MergedRecord, type MetadataRecord, mergeRecords } from './records.js';
 import { METADATA_1X_PARTITIONS, type Metadata1xPartition, type MetadataTableVersion1x, metadataRecordType1x, metadataVersionFacts } from './schema-1x.js';
 import { METADATA_TABLE_FOLDER } from './timeline.js';
@@ -120,11 +120,6 @@ export async function metadataSlices1x(
   ).merged;
 }
 
-/** The completion times of the metadata timeline (its LSM history is not read: archived instants' logs are cleaned first). */
-export function metadataCompletionTimes1x(storage: Storage, timeline: Timeline): CompletionTimes {
-  return new CompletionTimes(timeline, undefined, storage.uriOf(`${METADATA_1X_TIMELINE_FOLDER}/history`));
-}
-
 /**
  * generateCompactionPlan at `instantTime`: per partition (in `partitions`' order), per file group with log files in
  * its latest slice, an operation over its base file and the log files completed before `instantTime`. Undefined when
@@ -136,7 +131,7 @@ export async function planCompaction1x(
   partitions: readonly Metadata1xPartition[],
   instantTime: string,
 ): Promise<CompactionPlan | undefined> {
-  const completionTimes = metadataCompletionTimes1x(storage, timeline);
+  const completionTimes = await metadataCompletionTimes1x(storage, timeline);
   const operations: CompactionOperation[] = [];
   let logFiles = 0;
   for (const partition of partitions) {

@@ -15,6 +15,7 @@ import type { Storage } from '../storage/port.js';
 import { latestQueryInstant, sliceByCompletionTime } from '../table/file-group.js';
 import type { MergedFileSlice } from '../table/file-system-view.js';
 import { CompletionTimes } from '../timeline/completion-times.js';
+import { historyCompletionTimes, readTimelineHistory } from '../timeline/history/index.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import { timelineLayout2 } from '../timeline/layout.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
@@ -27,6 +28,15 @@ import { METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER } from './timeline.js'
 
 /** hoodie.timeline.path of the metadata table: Hudi creates it with the default. */
 export const METADATA_1X_TIMELINE_FOLDER = `${METADATA_TABLE_METAFOLDER}/timeline`;
+
+/**
+ * When the metadata table's instants completed: the active timeline's, and the LSM history's for instants Hudi
+ * archived whose log files are still in a retained slice (`hoodie.timeline.history.path` defaults to `history`).
+ */
+export async function metadataCompletionTimes1x(storage: Storage, timeline: Timeline): Promise<CompletionTimes> {
+  const folder = `${METADATA_1X_TIMELINE_FOLDER}/history`;
+  return new CompletionTimes(timeline, historyCompletionTimes(await readTimelineHistory(storage, folder)), storage.uriOf(folder));
+}
 
 export async function loadMetadataTimeline1x(storage: Storage): Promise<Timeline> {
   // Metadata-table instant times are generated like the data table's; only their order and equality matter here.
@@ -94,7 +104,7 @@ export async function readMetadataTable1x(storage: Storage, options: Metadata1xR
       },
     );
   }
-  const completionTimes = new CompletionTimes(timeline, undefined, storage.uriOf(`${METADATA_1X_TIMELINE_FOLDER}/history`));
+  const completionTimes = await metadataCompletionTimes1x(storage, timeline);
   const queryInstant = latestQueryInstant(timeline);
   const completedAtOrBefore = (time: string): boolean =>
     queryInstant !== undefined && completionTimes.isCompleted(time) && compareInstantTimes(time, queryInstant) <= 0;
