@@ -9,16 +9,7 @@
  */
 import { cleanMetadataOf } from '../cleaner/clean-metadata.js';
 import { executeCleanerPlan } from '../cleaner/execute.js';
-import {
-  assembleCleanerPlan,
-  cleanIsDue,
-  commitsAndCompactionTimeline,
-  completedCommits,
-  earliestCommitToRetain,
-  type PartitionCleanPlan,
-  type PartitionContext,
-  planPartition,
-} from '../cleaner/plan.js';
+import { cleanIsDue, commitsAndCompactionTimeline, earliestCommitToRetain } from '../cleaner/plan.js';
 import type { LockLease } from '../lock/port.js';
 import type { Storage } from '../storage/port.js';
 import { prefixedStorage } from '../storage/prefixed.js';
@@ -29,10 +20,10 @@ import { timelineLayout2 } from '../timeline/layout.js';
 import { instantPath, loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
-import { metadataCleanConfig } from './clean.js';
+import { metadataCleanConfig, planMetadataCleanPartitions } from './clean.js';
 import { lastCompletedCompaction1x } from './compaction-1x.js';
 import { loadMetadataTimeline1x, metadataCompletionTimes1x } from './reader-1x.js';
-import { METADATA_1X_PARTITIONS, type Metadata1xPartition } from './schema-1x.js';
+import type { Metadata1xPartition } from './schema-1x.js';
 import { METADATA_TABLE_FOLDER } from './timeline.js';
 
 /** cleanIfNecessary's buffer: completed instants after the last compaction before its old slices may go. */
@@ -92,45 +83,16 @@ export async function planMetadataClean1x(storage: Storage, input: MetadataClean
   const now = input.now ?? new Date();
   const retain = earliestCommitToRetain(commitsAndCompactionTimeline(timeline), config, now, input.zone);
   if (retain.instant === undefined && config.policy !== 'KEEP_LATEST_FILE_VERSIONS') return undefined;
-  const completed = completedCommits(timeline);
-  const context: PartitionContext = {
-    policy: config.policy,
-    fileVersionsRetained: config.fileVersionsRetained,
-    earliestCommitToRetain: retain.instant?.time,
-    retentionReached: completed.length > (config.policy === 'KEEP_LATEST_COMMITS' ? config.commitsRetained : 0),
-    timeline: timeline.instants,
-    replacedFileGroups: {},
-    pendingClustering: {},
-    savepointedFiles: {},
-    // Metadata-table partitions are never removed by a clean.
-    isPartitioned: false,
-  };
   const completionTimes = await metadataCompletionTimes1x(storage, await loadMetadataTimeline1x(storage));
-  const planned: PartitionCleanPlan[] = [];
-  for (const partition of [...input.partitions].sort()) {
-    const prefix = METADATA_1X_PARTITIONS[partition].prefix;
-    const files = (await mdt.listDir(partition)).files
-      .map((file) => ({ name: fileNameOf(file.path), size: file.size }))
-      .filter((file) => file.name.startsWith(prefix) || file.name.startsWith(`.${prefix}`));
-    const logSlices = new Map<string, string>();
+  return planMetadataCleanPartitions(storage, timeline, input.partitions, config, retain, (partition, files) => {
     const slices = allFileSlices(
       { partitionPath: partition, files },
       { timeline, completionTimes, queryInstant: undefined, replacedFileGroups: new Set(), pendingCompactions: new Map(), baseFileExtension: 'hfile' },
     );
-    for (const group of slices.values()) for (const slice of group) for (const log of slice.logFiles) logSlices.set(fileNameOf(log.path), slice.baseInstant);
-    planned.push(planPartition({ partitionPath: partition, files }, context, { timeline, logSlices }));
-  }
-  return assembleCleanerPlan(
-    {
-      policy: config.policy,
-      earliestCommitToRetain: retain.instant,
-      lastCompletedCommitTimestamp: completed.at(-1)?.time ?? '',
-      savepointTimes: [],
-      isPartitioned: false,
-    },
-    planned,
-    (path) => mdt.uriOf(path),
-  );
+    const bases = new Map<string, string>();
+    for (const group of slices.values()) for (const slice of group) for (const log of slice.logFiles) bases.set(fileNameOf(log.path), slice.baseInstant);
+    return bases;
+  });
 }
 
 /** cleanIfNecessary: plan, and when the plan deletes something, schedule and run the clean at a fresh instant. */

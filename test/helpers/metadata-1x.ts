@@ -124,3 +124,12 @@ export async function assertMetadataTable1xAgrees(hudi: HudiHarness, table: stri
   );
   assert.deepEqual(listed.sort(), stored, `${step}: the files partition and storage`);
 }
+
+/** Spark's data skipping over the metadata table's column stats finds the rows it finds without the metadata table. */
+export async function assertDataSkippingAgrees(hudi: HudiHarness, table: string, wheres: readonly string[]): Promise<void> {
+  for (const where of wheres) {
+    const skipping = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true', 'hoodie.enable.data.skipping': 'true' }, where });
+    const plain = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' }, where });
+    assert.deepEqual(canonicalRows(skipping.rows), canonicalRows(plain.rows), where);
+  }
+}
