@@ -303,7 +303,12 @@ function parseSliceBaseFile(name: string): { fileId: string; instantTime: string
 export function planPartition(
   listing: PartitionListing,
   context: PartitionContext,
-  options: { explain?: boolean; timeline?: Timeline } = {},
+  options: {
+    explain?: boolean;
+    timeline?: Timeline;
+    /** Timeline layout 2: each log file's slice (the base instant it joins by completion time), by file name. */
+    logSlices?: ReadonlyMap<string, string>;
+  } = {},
 ): PartitionCleanPlan {
   const timeline = options.timeline ?? new Timeline(context.timeline);
   const partition = listing.partitionPath;
@@ -358,7 +363,8 @@ export function planPartition(
     // A CDC table's `.cdc` logs join the slice of their base instant (the commit that wrote them beside its base
     // file), as in Hudi's file-system view, so they go with it (CleanPlanner adds a cleaned slice's log files).
     if (log === undefined || log.extension !== 'log' || (log.suffix !== '' && log.suffix !== CDC_LOG_SUFFIX)) continue;
-    const key = `${log.fileId}/${log.baseInstant}`;
+    const baseInstant = options.logSlices?.get(file.name) ?? log.baseInstant;
+    const key = `${log.fileId}/${baseInstant}`;
     const slice = byBase.get(key) ?? logOnly.get(key);
     if (slice !== undefined) {
       slice.logFiles.push({ name: file.name, size: file.size });
@@ -367,7 +373,7 @@ export function planPartition(
     const created: Slice = {
       fileName: file.name,
       fileId: log.fileId,
-      instantTime: log.baseInstant,
+      instantTime: baseInstant,
       size: file.size,
       logFiles: [{ name: file.name, size: file.size }],
       hasBase: false,

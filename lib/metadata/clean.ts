@@ -10,7 +10,14 @@
 import { cleanMetadataOf } from '../cleaner/clean-metadata.js';
 import { type CleanConfig, cleanConfigFromProperties } from '../cleaner/config.js';
 import { executeCleanerPlan } from '../cleaner/execute.js';
-import { assembleCleanerPlan, commitsAndCompactionTimeline, earliestCommitToRetain, type PartitionCleanPlan, planPartition } from '../cleaner/plan.js';
+import {
+  assembleCleanerPlan,
+  commitsAndCompactionTimeline,
+  earliestCommitToRetain,
+  type PartitionCleanPlan,
+  planPartition,
+  type RetentionPoint,
+} from '../cleaner/plan.js';
 import type { LockLease } from '../lock/port.js';
 import type { Storage } from '../storage/port.js';
 import { prefixedStorage } from '../storage/prefixed.js';
@@ -88,10 +95,25 @@ export async function planMetadataClean(
   const commits = commitsAndCompactionTimeline(metadataTimeline);
   const retain = earliestCommitToRetain(commits, config, now, 'UTC');
   if (retain.instant === undefined && config.policy !== 'KEEP_LATEST_FILE_VERSIONS') return undefined;
-  const completed = commits.filter((i) => i.state === 'COMPLETED');
+  return planMetadataCleanPartitions(storage, metadataTimeline, [...fileGroups.keys()], config, retain);
+}
+
+/**
+ * planPartition over each metadata-table partition's listing, then assembleCleanerPlan: what the metadata cleaners of
+ * both timeline layouts share. `logSlices` (layout 2) gives each log file's slice, by completion time.
+ */
+export async function planMetadataCleanPartitions(
+  storage: Storage,
+  metadataTimeline: Timeline,
+  partitionNames: readonly string[],
+  config: MetadataCleanConfig,
+  retain: RetentionPoint,
+  logSlices?: (partition: string, files: readonly { name: string; size: number }[]) => ReadonlyMap<string, string>,
+): Promise<HoodieCleanerPlan | undefined> {
+  const completed = commitsAndCompactionTimeline(metadataTimeline).filter((i) => i.state === 'COMPLETED');
   const mdt = prefixedStorage(storage, METADATA_TABLE_FOLDER);
   const partitions: PartitionCleanPlan[] = [];
-  for (const partition of [...fileGroups.keys()].sort()) {
+  for (const partition of [...partitionNames].sort()) {
     const files = (await mdt.listDir(partition)).files.map((file) => ({ name: fileNameOf(file.path), size: file.size }));
     partitions.push(
       planPartition(
@@ -108,7 +130,7 @@ export async function planMetadataClean(
           // Metadata-table partitions are never removed by a clean.
           isPartitioned: false,
         },
-        { timeline: metadataTimeline },
+        { timeline: metadataTimeline, ...(logSlices === undefined ? {} : { logSlices: logSlices(partition, files) }) },
       ),
     );
   }

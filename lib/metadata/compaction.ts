@@ -44,7 +44,7 @@ export const COMPACT_MAX_DELTA_COMMITS = defineKey({
   default: 10,
   parser: javaInt(1),
   description:
-    "once the metadata table has this many deltacommits since its last compaction, the next commit compacts it first (HFile base files, a `<deltacommit>001` commit), as Hudi's writers do; not while a data instant at or before its latest deltacommit is pending",
+    "once the metadata table has this many deltacommits since its last compaction, the next commit compacts it first (HFile base files), as Hudi's writers do: table version 6 at `<deltacommit>001`, not while a data instant at or before its latest deltacommit is pending; versions 8 and 9 at a new instant time, on writes only (counting deltacommits completed after it)",
 });
 export const COMPACT_MAX_DELTA_COMMITS_KEY = COMPACT_MAX_DELTA_COMMITS.key;
 export const DEFAULT_COMPACT_MAX_DELTA_COMMITS = COMPACT_MAX_DELTA_COMMITS.default;

@@ -5,9 +5,10 @@
  * 1.x records (convert-1x.ts: files, column_stats, partition_stats), completed as `T_<completion>.deltacommit`
  * before the data commit completes.
  *
- * Cleans get theirs too (commitClean). Everything else Hudi would do to the metadata table here (its compaction,
- * clean and archival when due, clustering / rollback deltacommits, a re-attempted instant) is refused by name before
- * anything is written: `problems` lists it, and the session asks before the data instant is requested.
+ * Cleans get theirs too (commitClean). Before a write's deltacommit a due compaction runs (compaction-1x.ts, Hudi's
+ * performTableServices). Everything else Hudi would do here (a due clean or archival of the metadata table,
+ * clustering / rollback deltacommits, a re-attempted instant) is refused by name before anything is written:
+ * `problems` lists it, and the session asks before the data instant is requested.
  */
 import { HudiError, MetadataTableError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
@@ -22,12 +23,11 @@ import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
 import { compareInstantTimes } from '../timeline/instant.js';
-import { timelineLayout2 } from '../timeline/layout.js';
+import { timelineLayout2, timelineLayoutOf } from '../timeline/layout.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
-import { metadataCleanConfig } from './clean.js';
-import { compactionLimit } from './compaction.js';
+import { compactionDue1x } from './compaction-1x.js';
 import { commitFilesRecords, convertCleanMetadata } from './convert.js';
 import { cleanColumnStatsRecords1x, columnStatsRecords1x, columnsToIndex1x, metadataLogBlock1x, partitionStatsForCommit1x } from './convert-1x.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
@@ -37,11 +37,10 @@ import { mapRecordKeyToFileGroupIndex, partitionIdentifier } from './partitions.
 import { columnStatsIndexVersion1x, METADATA_1X_TIMELINE_FOLDER, readMetadataTable1x } from './reader-1x.js';
 import type { ColumnStatsMetadata, MetadataRecord } from './records.js';
 import { METADATA_1X_PARTITIONS, type Metadata1xPartition, type MetadataTableVersion1x, metadata1xPartitionOf, metadataVersionFacts } from './schema-1x.js';
+import { type MetadataServices1xResult, performMetadataTableServices1x } from './services-1x.js';
 import { metadataTableState } from './state.js';
 import { METADATA_TABLE_FOLDER, METADATA_TABLE_PROPERTIES, readMetadataTableProperties } from './timeline.js';
 
-/** Hudi's metadata writer cleans its table only after this many instants follow its last compaction (cleanIfNecessary). */
-const INSTANTS_AFTER_COMPACTION_BEFORE_CLEAN = 3;
 /** hoodie.keep.max.commits's default (HoodieArchivalConfig); the metadata table keeps one more (HoodieMetadataWriteUtils). */
 const DEFAULT_KEEP_MAX_COMMITS = 30;
 const FOOTER_CONCURRENCY = 16;
@@ -96,6 +95,9 @@ export class MetadataTable1x {
     /** Problems found while opening (an unknown partition, an index version we do not write). */
     private readonly openProblems: readonly Problem[],
   ) {}
+
+  /** The metadata-table services run before this table's deltacommit (commit). */
+  readonly servicesRun: MetadataServices1xResult[] = [];
 
   /** The 1.x metadata table of the table at `storage`, or undefined when hoodie.properties declares none. */
   static async open(storage: Storage, config: TableConfig): Promise<MetadataTable1x | undefined> {
@@ -207,43 +209,25 @@ export class MetadataTable1x {
         location: timelineLocation,
       });
     }
-    problems.push(...this.servicesDue(options.properties));
+    if (options.operation === 'write') problems.push(...this.servicesDue(options.properties));
     return problems;
   }
 
   /**
-   * Hudi's performTableServices runs before each write's deltacommit: a compaction once the deltacommits since the
-   * last one reach hoodie.metadata.compact.max.delta.commits, a clean once its commits exceed the cleaner's
-   * retention (and 3 instants followed the last compaction), archival once its completed commits exceed the
-   * data table's hoodie.keep.max.commits + 1. Writing past any of them would leave a table Hudi would not have.
+   * Hudi's performTableServices runs when a write starts (never for a clean's deltacommit): a clean once its commits
+   * exceed the cleaner's retention (and 3 instants followed the last compaction), a compaction (run by commit), then
+   * archival once its completed commits exceed the data table's hoodie.keep.max.commits + 1. Writing past a clean or
+   * an archival would leave a table Hudi would not have.
    */
   private servicesDue(properties: ReadonlyMap<string, string> | undefined): Problem[] {
     const out: Problem[] = [];
     const location = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
     const fix = 'run one Spark write on the table (Hudi compacts, cleans and archives its metadata table first), then retry';
-    const compactions = this.timeline.instants.filter((i) => i.action === 'commit' && i.state === 'COMPLETED');
-    const last = compactions.at(-1);
-    const after = (i: { time: string }) => last === undefined || compareInstantTimes(i.time, last.time) > 0;
-    const deltaCommits = this.timeline.instants.filter((i) => i.action === 'deltacommit' && after(i)).length;
-    const limit = compactionLimit(properties);
-    if (deltaCommits >= limit) {
-      out.push({
-        problem: `a metadata-table compaction is due (${deltaCommits} deltacommits since the last one, hoodie.metadata.compact.max.delta.commits=${limit}), which this build does not write for a 1.x metadata table`,
-        fix,
-        location,
-      });
-    }
-    const completed = this.timeline.completed();
-    const commits = completed.filter((i) => i.action === 'deltacommit' || i.action === 'commit' || i.action === 'replacecommit').length;
-    const clean = metadataCleanConfig(properties);
-    const cleanMayRun = last === undefined || completed.filter(after).length >= INSTANTS_AFTER_COMPACTION_BEFORE_CLEAN;
-    if (cleanMayRun && (clean.policy !== 'KEEP_LATEST_COMMITS' ? last !== undefined : commits > clean.commitsRetained)) {
-      out.push({
-        problem: `a metadata-table clean may be due (${commits} completed commits, ${clean.policy} retaining ${clean.commitsRetained}), which this build does not write for a 1.x metadata table`,
-        fix,
-        location,
-      });
-    }
+    // A due clean and compaction run before the deltacommit (services-1x.ts); the archival after them is not built.
+    // The compaction's commit counts: Hudi archives right after it.
+    const compaction = compactionDue1x(this.timeline, properties).due ? 1 : 0;
+    const commits =
+      this.timeline.completed().filter((i) => i.action === 'deltacommit' || i.action === 'commit' || i.action === 'replacecommit').length + compaction;
     // Read as lib/archival's ARCHIVAL_KEYS.maxCommits does (that folder imports this one).
     const raw = properties?.get('hoodie.keep.max.commits');
     const keepMax = raw === undefined ? DEFAULT_KEEP_MAX_COMMITS : Number(raw);
@@ -293,8 +277,31 @@ export class MetadataTable1x {
         },
       );
     }
-    const records = await this.commitRecords(instantTime, metadata, input);
-    return this.writeDeltaCommit(instantTime, records, input);
+    const table = (await this.runTableServices(input)) ? await this.reopened() : this;
+    const records = await table.commitRecords(instantTime, metadata, input);
+    return table.writeDeltaCommit(instantTime, records, input);
+  }
+
+  /** Hudi's performTableServices before a write's deltacommit (compaction-1x.ts); whether it wrote anything. */
+  private async runTableServices(input: Metadata1xCommitInput): Promise<boolean> {
+    const ran = await performMetadataTableServices1x(this.storage, {
+      version: this.version,
+      partitions: [...this.fileIds.keys()],
+      dataTimeline: await loadTimeline(this.storage, timelineLayoutOf(this.config)),
+      zone: this.config.timelineTimeZone,
+      ...(input.properties === undefined ? {} : { properties: input.properties }),
+      ...(input.lease === undefined ? {} : { lease: input.lease }),
+      ...(input.afterStorageWrite === undefined ? {} : { afterStorageWrite: input.afterStorageWrite }),
+    });
+    this.servicesRun.push(ran);
+    return ran.compactions.length > 0 || ran.cleans.length > 0;
+  }
+
+  private async reopened(): Promise<MetadataTable1x> {
+    const table = await MetadataTable1x.open(this.storage, this.config);
+    if (table === undefined) throw new MetadataTableError('the metadata table disappeared during its compaction', this.partitions, this.inflightPartitions, {});
+    table.servicesRun.push(...this.servicesRun);
+    return table;
   }
 
   /**

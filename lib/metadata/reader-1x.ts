@@ -15,6 +15,7 @@ import type { Storage } from '../storage/port.js';
 import { latestQueryInstant, sliceByCompletionTime } from '../table/file-group.js';
 import type { MergedFileSlice } from '../table/file-system-view.js';
 import { CompletionTimes } from '../timeline/completion-times.js';
+import { historyCompletionTimes, readTimelineHistory } from '../timeline/history/index.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import { timelineLayout2 } from '../timeline/layout.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
@@ -27,6 +28,15 @@ import { METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER } from './timeline.js'
 
 /** hoodie.timeline.path of the metadata table: Hudi creates it with the default. */
 export const METADATA_1X_TIMELINE_FOLDER = `${METADATA_TABLE_METAFOLDER}/timeline`;
+
+/**
+ * When the metadata table's instants completed: the active timeline's, and the LSM history's for instants Hudi
+ * archived whose log files are still in a retained slice (`hoodie.timeline.history.path` defaults to `history`).
+ */
+export async function metadataCompletionTimes1x(storage: Storage, timeline: Timeline): Promise<CompletionTimes> {
+  const folder = `${METADATA_1X_TIMELINE_FOLDER}/history`;
+  return new CompletionTimes(timeline, historyCompletionTimes(await readTimelineHistory(storage, folder)), storage.uriOf(folder));
+}
 
 export async function loadMetadataTimeline1x(storage: Storage): Promise<Timeline> {
   // Metadata-table instant times are generated like the data table's; only their order and equality matter here.
@@ -94,11 +104,11 @@ export async function readMetadataTable1x(storage: Storage, options: Metadata1xR
       },
     );
   }
-  const completionTimes = new CompletionTimes(timeline, undefined, storage.uriOf(`${METADATA_1X_TIMELINE_FOLDER}/history`));
+  const completionTimes = await metadataCompletionTimes1x(storage, timeline);
   const queryInstant = latestQueryInstant(timeline);
   const completedAtOrBefore = (time: string): boolean =>
     queryInstant !== undefined && completionTimes.isCompleted(time) && compareInstantTimes(time, queryInstant) <= 0;
-  const valid = validInstants(timeline, options);
+  const valid = validInstants1x(timeline, options);
 
   const { dirs } = await storage.listDir(METADATA_TABLE_FOLDER);
   const partitions = new Map<Metadata1xPartition, ReadonlyMap<string, MetadataRecord>>();
@@ -135,7 +145,7 @@ export async function readMetadataTable1x(storage: Storage, options: Metadata1xR
  * rollbacks and restores rolled back; the metadata table's own completed rollbacks and restores; and its
  * initializations (deltacommits `00000000000000` plus milliseconds).
  */
-function validInstants(timeline: Timeline, options: Metadata1xReadOptions): Set<string> {
+export function validInstants1x(timeline: Timeline, options: Metadata1xReadOptions): Set<string> {
   const valid = new Set([...options.completedDataInstants, ...(options.rolledBackDataInstants ?? [])]);
   for (const instant of timeline.completed()) {
     // Initializations (`00000000000000…`) are never data instants, so this takes them too.
@@ -145,20 +155,34 @@ function validInstants(timeline: Timeline, options: Metadata1xReadOptions): Set<
   return valid;
 }
 
+/** One counted log block of a slice: its records, or the keys it deletes. */
+export type SliceBlock1x =
+  | { readonly kind: 'records'; readonly records: readonly MetadataRecord[] }
+  | { readonly kind: 'deletes'; readonly keys: readonly string[] };
+
+/** What one file slice holds, as HoodieMergedLogRecordScanner hands it to a merge: the base file's records and the counted log blocks. */
+export interface SliceInputs1x {
+  /** The HFile base file's records, in key order (none when the slice has no base file). */
+  readonly base: readonly MetadataRecord[];
+  /** The counted data and delete blocks, in log order, rolled-back ones removed. */
+  readonly blocks: readonly SliceBlock1x[];
+  /** Log records read from the counted blocks (data records and deleted keys). */
+  readonly logRecords: number;
+  readonly corruptBlocks: number;
+  readonly rollbackBlocks: number;
+}
+
 /**
- * One merged file slice: the log blocks' records merged among themselves (a delete then a record leaves the record),
- * then onto the HFile base file's (HoodieMergedLogRecordScanner, then the base-file merge). A data or delete block
- * counts when `counts(INSTANT_TIME)`: completed at or before the query instant (a newer one is skipped, not an end:
- * layout 2's scanInternalV1) and valid; a rollback command block drops the queued blocks of its target.
+ * One file slice's inputs. A data or delete block counts when `counts(INSTANT_TIME)`: completed at or before the
+ * query instant (a newer one is skipped, not an end: layout 2's scanInternalV1) and valid; a rollback command block
+ * drops the queued blocks of its target.
  */
-async function readSlice(
+export async function readSliceInputs1x(
   storage: Storage,
   partition: Metadata1xPartition,
-  slice: MergedFileSlice,
+  slice: Pick<MergedFileSlice, 'baseFile' | 'logFiles'>,
   counts: (time: string) => boolean,
-): Promise<Map<string, MergedRecord>> {
-  const base = new Map<string, MergedRecord>();
-  const logs = new Map<string, MergedRecord>();
+): Promise<SliceInputs1x> {
   const check = (record: MetadataRecord, location: string): MetadataRecord => {
     if (!(METADATA_1X_PARTITIONS[partition].recordTypes as readonly number[]).includes(record.type)) {
       throw new UnsupportedTableError(`metadata-table record ${record.key} of type ${record.type} is in the ${partition} partition`, {
@@ -168,20 +192,27 @@ async function readSlice(
     }
     return record;
   };
+  const base: MetadataRecord[] = [];
   if (slice.baseFile !== undefined) {
     const location = storage.uriOf(slice.baseFile.path);
     const hfile = readHudiHFile(await storage.get(slice.baseFile.path));
     const type = metadataRecordTypeOf(hfile.schema ?? '');
-    for (const record of hfile.records) base.set(record.key, check(decodeMetadataRecord(record.value, record.key, type), location));
+    for (const record of hfile.records) base.push(check(decodeMetadataRecord(record.value, record.key, type), location));
   }
   const queue: { block: LogBlock; location: string }[] = [];
+  let corruptBlocks = 0;
+  let rollbackBlocks = 0;
   for (const file of slice.logFiles) {
     const location = storage.uriOf(file.path);
     for (const block of iterateLogBlocks(await storage.get(file.path), location)) {
-      if (block.type === 'CORRUPT_BLOCK') continue;
+      if (block.type === 'CORRUPT_BLOCK') {
+        corruptBlocks += 1;
+        continue;
+      }
       const time = block.header.INSTANT_TIME;
       if (time === undefined || !counts(time)) continue;
       if (block.type === 'COMMAND_BLOCK') {
+        rollbackBlocks += 1;
         const target = readCommandBlock(block, location).targetInstantTime;
         for (let i = queue.length - 1; i >= 0; i--) if (queue[i]!.block.header.INSTANT_TIME === target) queue.splice(i, 1);
         continue;
@@ -189,27 +220,50 @@ async function readSlice(
       queue.push({ block, location });
     }
   }
+  const blocks: SliceBlock1x[] = [];
+  let logRecords = 0;
   for (const { block, location } of queue) {
     switch (block.type) {
       case 'HFILE_DATA_BLOCK': {
         const hfile = readHudiHFile(block.content);
         const type = metadataRecordTypeOf(block.header.SCHEMA ?? hfile.schema ?? '');
-        for (const record of hfile.records) {
-          logs.set(record.key, mergeRecords(logs.get(record.key), check(decodeMetadataRecord(record.value, record.key, type), location)));
-        }
+        const records = hfile.records.map((record) => check(decodeMetadataRecord(record.value, record.key, type), location));
+        logRecords += records.length;
+        blocks.push({ kind: 'records', records });
         break;
       }
-      case 'DELETE_BLOCK':
-        for (const deleted of readDeleteBlock(block)) {
-          if (deleted.recordKey !== null) logs.set(deleted.recordKey, { key: deleted.recordKey, deleted: true });
-        }
+      case 'DELETE_BLOCK': {
+        const keys = readDeleteBlock(block).flatMap((deleted) => (deleted.recordKey === null ? [] : [deleted.recordKey]));
+        logRecords += keys.length;
+        blocks.push({ kind: 'deletes', keys });
         break;
+      }
       default:
         throw new UnsupportedTableError(`metadata-table log block of type ${block.type} is not one Hudi 1.x writes into ${partition}`, {
           location,
           fix: 'compact the metadata table with Hudi',
         });
     }
+  }
+  return { base, blocks, logRecords, corruptBlocks, rollbackBlocks };
+}
+
+/**
+ * One merged file slice: the log blocks' records merged among themselves (a delete then a record leaves the record),
+ * then onto the HFile base file's (HoodieMergedLogRecordScanner, then the base-file merge).
+ */
+async function readSlice(
+  storage: Storage,
+  partition: Metadata1xPartition,
+  slice: MergedFileSlice,
+  counts: (time: string) => boolean,
+): Promise<Map<string, MergedRecord>> {
+  const inputs = await readSliceInputs1x(storage, partition, slice, counts);
+  const base = new Map<string, MergedRecord>(inputs.base.map((record) => [record.key, record]));
+  const logs = new Map<string, MergedRecord>();
+  for (const block of inputs.blocks) {
+    if (block.kind === 'records') for (const record of block.records) logs.set(record.key, mergeRecords(logs.get(record.key), record));
+    else for (const key of block.keys) logs.set(key, { key, deleted: true });
   }
   for (const [key, record] of logs) base.set(key, mergeRecords(base.get(key), record));
   return base;

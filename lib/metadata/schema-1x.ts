@@ -5,6 +5,7 @@
  * by default (HoodieMetadataConfig.Builder.build). Everything else of the 1.x record layer is the same for both.
  */
 import type avro from 'avsc';
+import type { BloomFilterOptions } from '../base-file/bloom-filter.js';
 import { UnsupportedTableError } from '../errors.js';
 import { avroType } from '../log-format/index.js';
 import { METADATA_RECORD_SCHEMA_TEXT_V8, METADATA_RECORD_SCHEMA_TEXT_V9 } from './schema-1x-text.js';
@@ -45,6 +46,14 @@ export interface Metadata1xVersionFacts {
   readonly partitionStatsFollowsColumnStats: true;
   /** hoodie.metadata.index.column.stats.max.columns.to.index default (COLUMN_STATS_INDEX_MAX_COLUMNS). */
   readonly maxColumnsToIndex: number;
+  /**
+   * The bloom filter of a compaction's HFile base files (HoodieAvroHFileWriter's): 1.0.2 takes the data table's
+   * storage defaults (hoodie.index.bloom.num_entries 60000, fpp 1e-9, DYNAMIC_V0, max 100000); 1.1.1 the metadata
+   * table's own hoodie.metadata.bloom.filter.* (HoodieMetadataWriteUtils: 10000 entries, the rest the same).
+   */
+  readonly baseFileBloomFilter: Readonly<BloomFilterOptions>;
+  /** Whether a compaction's write stats carry totalLogReadTimeMs (1.1.1's HoodieCompactor sets it; 1.0.2 leaves it 0). */
+  readonly compactionLogReadTime: boolean;
 }
 
 /** The five `_hoodie_*` meta fields Hudi puts in front of a record schema (HoodieAvroUtils.addMetadataFields). */
@@ -65,6 +74,8 @@ export const METADATA_1X_VERSIONS: Readonly<Record<MetadataTableVersion1x, Metad
     columnStatsIndexVersion: 1,
     partitionStatsFollowsColumnStats: true,
     maxColumnsToIndex: 32,
+    baseFileBloomFilter: { numEntries: 60_000, fpp: 0.000000001, maxEntries: 100_000, type: 'DYNAMIC_V0' },
+    compactionLogReadTime: false,
   },
   9: {
     hudiRelease: '1.1.1',
@@ -73,6 +84,8 @@ export const METADATA_1X_VERSIONS: Readonly<Record<MetadataTableVersion1x, Metad
     columnStatsIndexVersion: 2,
     partitionStatsFollowsColumnStats: true,
     maxColumnsToIndex: 32,
+    baseFileBloomFilter: { numEntries: 10_000, fpp: 0.000000001, maxEntries: 100_000, type: 'DYNAMIC_V0' },
+    compactionLogReadTime: true,
   },
 };
 

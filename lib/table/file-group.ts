@@ -39,7 +39,7 @@ export interface CompletionSlicingInputs {
   readonly baseFileExtension?: BaseFileExtension;
 }
 
-interface RawSlice {
+export interface RawSlice {
   readonly baseInstant: string;
   baseFile: BaseFile | undefined;
   readonly logFiles: LogFile[];
@@ -60,18 +60,11 @@ export function latestQueryInstant(timeline: Timeline): string | undefined {
   return readTimelineInstants(timeline).at(-1)?.time;
 }
 
-/** One partition's file groups: the committed base-file slices (newest first) and the merged slice a snapshot reads. */
-export function sliceByCompletionTime(partition: ListedPartition, inputs: CompletionSlicingInputs): CompletionSlices {
-  const readInstants = readTimelineInstants(inputs.timeline);
-  const inReadTimeline = new Set(readInstants.map((instant) => instant.time));
-  const first = readInstants[0]?.time;
-  const last = readInstants.at(-1)?.time;
-  // HoodieFileGroup.isFileSliceCommitted
-  const sliceCommitted = (baseInstant: string): boolean =>
-    last !== undefined &&
-    compareInstantTimes(baseInstant, last) <= 0 &&
-    (inReadTimeline.has(baseInstant) || (first !== undefined && compareInstantTimes(baseInstant, first) < 0));
-
+/**
+ * Every file slice of each file group of a partition, newest first, with its base file and the log files that join it
+ * by completion time (HoodieFileGroup's slices before isFileSliceCommitted is asked).
+ */
+export function allFileSlices(partition: ListedPartition, inputs: CompletionSlicingInputs): Map<string, RawSlice[]> {
   const byGroup = new Map<string, RawSlice[]>();
   const slicesOf = (fileId: string): RawSlice[] => {
     const found = byGroup.get(fileId);
@@ -114,16 +107,35 @@ export function sliceByCompletionTime(partition: ListedPartition, inputs: Comple
     ]);
   }
 
-  const groups: FileGroup[] = [];
-  const merged: MergedFileSlice[] = [];
-  for (const [fileId, slices] of [...byGroup].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const key = fileGroupKey(partition.partitionPath, fileId);
-    const pendingCompaction = inputs.pendingCompactions.get(key);
+  for (const [fileId, slices] of byGroup) {
+    const pendingCompaction = inputs.pendingCompactions.get(fileGroupKey(partition.partitionPath, fileId));
     // The slice of a pending compaction comes before the logs, so logs completed after it join it.
     if (pendingCompaction !== undefined) sliceAt(slices, pendingCompaction);
     for (const log of (logsByGroup.get(fileId) ?? []).sort((a, b) => compareLogFileNames(a.name, b.name))) {
       sliceAt(slices, baseInstantOfLog(slices, log.name.baseInstant, inputs.completionTimes)).logFiles.push(log);
     }
+  }
+  return byGroup;
+}
+
+/** One partition's file groups: the committed base-file slices (newest first) and the merged slice a snapshot reads. */
+export function sliceByCompletionTime(partition: ListedPartition, inputs: CompletionSlicingInputs): CompletionSlices {
+  const readInstants = readTimelineInstants(inputs.timeline);
+  const inReadTimeline = new Set(readInstants.map((instant) => instant.time));
+  const first = readInstants[0]?.time;
+  const last = readInstants.at(-1)?.time;
+  // HoodieFileGroup.isFileSliceCommitted
+  const sliceCommitted = (baseInstant: string): boolean =>
+    last !== undefined &&
+    compareInstantTimes(baseInstant, last) <= 0 &&
+    (inReadTimeline.has(baseInstant) || (first !== undefined && compareInstantTimes(baseInstant, first) < 0));
+
+  const byGroup = allFileSlices(partition, inputs);
+  const groups: FileGroup[] = [];
+  const merged: MergedFileSlice[] = [];
+  for (const [fileId, slices] of [...byGroup].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const key = fileGroupKey(partition.partitionPath, fileId);
+    const pendingCompaction = inputs.pendingCompactions.get(key);
     if (inputs.replacedFileGroups.has(key)) continue;
     const committed = slices.filter((slice) => sliceCommitted(slice.baseInstant));
     groups.push({

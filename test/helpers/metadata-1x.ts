@@ -2,8 +2,16 @@
  * Metadata-table records in the shape Spark's `hudi_metadata('<table>')` returns them (a row's JSON), so that what
  * we read compares with what Hudi reads: unions as `member<i>` structs, longs and decimals as numbers, bytes Base64.
  */
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { VALUE_WRAPPERS } from '../../lib/log-format/value-wrappers.js';
+import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import type { MetadataRecord, WrappedValue } from '../../lib/metadata/records.js';
+import { LocalStorage } from '../../lib/storage/local.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { canonicalRows, type HudiHarness } from './hudi.js';
+import { ourCanonicalRows } from './table-files.js';
 
 function sparkValue(value: WrappedValue | null): unknown {
   if (value === null) return null;
@@ -73,4 +81,55 @@ export function comparableMetadataRow(row: unknown): unknown {
     return Number.isInteger(row) ? row : Number(Math.fround(row).toPrecision(7));
   }
   return row;
+}
+
+/** Every file under `root` (relative paths, sorted). */
+export function listTree(root: string, under = ''): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(join(root, under), { withFileTypes: true })) {
+    const path = under === '' ? entry.name : `${under}/${entry.name}`;
+    if (entry.isDirectory()) out.push(...listTree(root, path));
+    else out.push(path);
+  }
+  return out.sort();
+}
+
+/**
+ * Spark (metadata table on and off) and we read the same rows of the 1.x table at `table`; Hudi's hudi_metadata()
+ * equals what reader-1x reads; `files` lists exactly the base files of completed instants in storage.
+ */
+export async function assertMetadataTable1xAgrees(hudi: HudiHarness, table: string, step: string): Promise<void> {
+  const on = canonicalRows((await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' } })).rows);
+  const off = canonicalRows((await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' } })).rows);
+  assert.deepEqual(on, off, `${step}: Spark with and without the metadata table`);
+  assert.deepEqual(await ourCanonicalRows(table), on, `${step}: our rows`);
+
+  const storage = new LocalStorage(table);
+  const ourTable = await HudiTable.open(storage);
+  const contents = await readMetadataTable1x(storage, {
+    completedDataInstants: new Set(ourTable.timeline.completed().map((i) => i.time)),
+    pendingDataInstants: new Set(ourTable.timeline.pending().map((i) => i.time)),
+  });
+  const ourRecords = [...contents.partitions.values()].flatMap((records) => [...records.values()]);
+  const theirs = (await hudi.sql(`select * from hudi_metadata('${table}')`)).rows;
+  const sorted = (list: unknown[]) => list.map((row) => JSON.stringify(comparableMetadataRow(row))).sort();
+  assert.deepEqual(sorted(ourRecords.map(sparkMetadataRow)), sorted(theirs), `${step}: hudi_metadata() and our reader`);
+
+  const completed = new Set(ourTable.timeline.completed().map((i) => i.time));
+  const stored = listTree(table)
+    .filter((path) => !path.startsWith('.hoodie') && path.endsWith('.parquet'))
+    .filter((path) => completed.has(/_(\d{17})\.parquet$/.exec(path)![1]!));
+  const listed = ourRecords.flatMap((record) =>
+    record.type === 2 ? [...record.files].filter(([, info]) => !info.isDeleted).map(([name]) => `${record.key}/${name}`) : [],
+  );
+  assert.deepEqual(listed.sort(), stored, `${step}: the files partition and storage`);
+}
+
+/** Spark's data skipping over the metadata table's column stats finds the rows it finds without the metadata table. */
+export async function assertDataSkippingAgrees(hudi: HudiHarness, table: string, wheres: readonly string[]): Promise<void> {
+  for (const where of wheres) {
+    const skipping = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true', 'hoodie.enable.data.skipping': 'true' }, where });
+    const plain = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' }, where });
+    assert.deepEqual(canonicalRows(skipping.rows), canonicalRows(plain.rows), where);
+  }
 }

@@ -12,13 +12,18 @@ import { describe, it } from 'node:test';
 import { MetadataTableError } from '../../lib/errors.js';
 import { assertRollbackKeepsMetadataTable } from '../../lib/metadata/commit-path.js';
 import { MetadataTable1x } from '../../lib/metadata/metadata-table-1x.js';
-import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
+import { loadMetadataTimeline1x, readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
+import { performMetadataTableServices1x } from '../../lib/metadata/services-1x.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { readTableConfig } from '../../lib/table/config.js';
 import { HudiTable } from '../../lib/table/table.js';
 import type { HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import type { CommitMetadata } from '../../lib/timeline/commit-metadata.js';
+import { newInstantTime } from '../../lib/timeline/instant.js';
+import { timelineLayout2 } from '../../lib/timeline/layout.js';
 import { latestCommitSchema } from '../../lib/timeline/queries.js';
+import { readCommitMetadata } from '../../lib/timeline/timeline.js';
+import { createRequested, transitionToCompleted } from '../../lib/timeline/transitions.js';
 import { tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/hudi-1x-metadata');
@@ -45,11 +50,130 @@ for (const release of ['1.0.2', '1.1.1']) {
       assert.deepEqual(problemsOf(table, { operation: 'write' }), []);
       assert.match(problemsOf(table, { operation: 'other' }).join('\n'), /only for copy-on-write write commits/);
       const compaction = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.metadata.compact.max.delta.commits', '3']]) });
-      assert.match(compaction.join('\n'), /compaction is due \(5 deltacommits/);
+      assert.deepEqual(compaction, [], 'a due compaction is run, not refused');
+      const archivalOnClean = problemsOf(table, { operation: 'clean', properties: new Map([['hoodie.keep.max.commits', '2']]) });
+      assert.deepEqual(archivalOnClean, [], "a clean's deltacommit runs no metadata-table service in Hudi");
       const archival = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.keep.max.commits', '2']]) });
       assert.match(archival.join('\n'), /archival may be due/);
       const clean = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.cleaner.commits.retained', '1']]) });
       assert.deepEqual(clean, [], 'the metadata cleaner retains at least 20 commits');
+    });
+
+    it('compacts a due metadata table before the deltacommit, as Hudi 1.x: a fresh instant, every log folded into HFile base files', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      const data = await HudiTable.open(storage);
+      const instants = { completedDataInstants: new Set(data.timeline.completed().map((i) => i.time)), pendingDataInstants: new Set<string>() };
+      const before = await readMetadataTable1x(storage, instants);
+      const dir = join(path, '.hoodie/metadata/.hoodie/timeline');
+      const properties = new Map([['hoodie.metadata.compact.max.delta.commits', '3']]);
+      const { compactions } = await performMetadataTableServices1x(storage, {
+        version: release === '1.0.2' ? 8 : 9,
+        partitions: ['column_stats', 'files', 'partition_stats'],
+        dataTimeline: data.timeline,
+        zone: 'UTC',
+        properties,
+      });
+      assert.equal(compactions.length, 1);
+      const [compaction] = compactions;
+      const latest = data.timeline.instants
+        .map((i) => i.time)
+        .sort()
+        .at(-1)!;
+      assert.ok(compaction!.instantTime > latest, `${compaction!.instantTime}: a fresh instant time, after ${latest} (not <deltacommit>001)`);
+      const names = readdirSync(dir);
+      for (const name of [`${compaction!.instantTime}.compaction.requested`, `${compaction!.instantTime}.compaction.inflight`])
+        assert.ok(names.includes(name), name);
+      assert.ok(names.some((n) => n === `${compaction!.instantTime}_${compaction!.completionTime}.commit`));
+      // Every file group got a base file at the compaction instant; the records read the same.
+      const groups = ['files/files-0000-0', 'column_stats/col-stats-0000-0', 'column_stats/col-stats-0001-0', 'partition_stats/partition-stats-0000-0'];
+      assert.deepEqual(
+        compaction!.files.map((file) => file.path.replace(/_[^_]+_\d+\.hfile$/, '')).sort(),
+        groups.filter((group) => readdirSync(join(path, '.hoodie/metadata', group.split('/')[0]!)).some((n) => n.includes(group.split('/')[1]!))).sort(),
+      );
+      const after = await readMetadataTable1x(storage, instants);
+      assert.equal(after.queryInstant, compaction!.instantTime);
+      for (const [partition, records] of before.partitions) assert.deepEqual([...after.partitions.get(partition)!].sort(), [...records].sort(), partition);
+      // The commit: Avro commit metadata (COMPACT), a write stat per base file.
+      const metadata = await readCommitMetadata(
+        storage,
+        (await loadMetadataTimeline1x(storage)).instants.find((i) => i.action === 'commit')!,
+        timelineLayout2('.hoodie/metadata/.hoodie/timeline', 'UTC'),
+      );
+      assert.equal(metadata.operationType, 'COMPACT');
+      assert.equal(metadata.compacted, true);
+      assert.deepEqual(
+        Object.values(metadata.partitionToWriteStats)
+          .flat()
+          .map((stat) => stat.path)
+          .sort(),
+        compaction!.files.map((file) => file.path).sort(),
+      );
+      // Nothing is due any more, and a deltacommit after it is read on top of the new slices.
+      assert.deepEqual(problemsOf(await open(path), { operation: 'write', properties }), []);
+      const result = await (await open(path)).commit(
+        '29991206120000000',
+        {
+          partitionToWriteStats: {},
+          compacted: false,
+          extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
+          operationType: 'UPSERT',
+        },
+        { properties },
+      );
+      assert.equal(
+        (await readMetadataTable1x(storage, { ...instants, completedDataInstants: new Set([...instants.completedDataInstants, result.instantTime]) }))
+          .queryInstant,
+        result.instantTime,
+      );
+    });
+
+    it('cleans the metadata table when due, before compacting it: only slices older than the retained commits go', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      // Compacting every 3 deltacommits leaves 2 instants requested after each compaction: never the 3 a clean waits for.
+      const properties = new Map([
+        ['hoodie.metadata.compact.max.delta.commits', '5'],
+        ['hoodie.keep.max.commits', '100'],
+        ['hoodie.keep.min.commits', '90'],
+      ]);
+      const data = await HudiTable.open(storage);
+      const instants = { completedDataInstants: new Set(data.timeline.completed().map((i) => i.time)), pendingDataInstants: new Set<string>() };
+      const expected = await readMetadataTable1x(storage, instants);
+      const metadata: CommitMetadata = {
+        partitionToWriteStats: {},
+        compacted: false,
+        extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
+        operationType: 'UPSERT',
+      };
+      const cleans: string[] = [];
+      for (let i = 0; i < 30; i += 1) {
+        const table = await open(path);
+        // As our writer: the data instant is requested first, the deltacommit completes before it.
+        const instant = newInstantTime([...(await loadMetadataTimeline1x(storage)).allTimes(), ...instants.completedDataInstants], new Date(), 'UTC');
+        await createRequested(storage, data.layout, instant, 'commit');
+        await table.commit(instant, metadata, { properties });
+        await transitionToCompleted(storage, data.layout, instant, 'commit', data.layout.encodeCommitMetadata(metadata, 'commit'));
+        instants.completedDataInstants.add(instant);
+        cleans.push(...table.servicesRun.flatMap((ran) => ran.cleans.map((clean) => clean.instantTime)));
+      }
+      assert.ok(cleans.length > 0, 'the metadata table was cleaned');
+      const timeline = await loadMetadataTimeline1x(storage);
+      const completedClean = timeline.completed().filter((i) => i.action === 'clean');
+      assert.deepEqual(
+        completedClean.map((i) => i.time),
+        cleans,
+      );
+      // A clean comes 3 instants after a compaction at the earliest, and only old slices went: the records read the same.
+      const after = await readMetadataTable1x(storage, instants);
+      for (const [partition, records] of expected.partitions) {
+        if (partition === 'files') continue;
+        assert.deepEqual([...after.partitions.get(partition)!].sort(), [...records].sort(), partition);
+      }
+      assert.deepEqual(after.partitions.get('files')!.get('__all_partitions__'), expected.partitions.get('files')!.get('__all_partitions__'));
+      // The oldest slices are gone: no initialization log file is left.
+      const left = readdirSync(join(path, '.hoodie/metadata/files'));
+      assert.ok(!left.some((name) => name.includes('_00000000000000000.')), left.join(', '));
     });
 
     it('refuses rollbacks before their plan is written (their 1.x deltacommit is not built)', async () => {
