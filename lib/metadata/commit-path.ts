@@ -57,7 +57,8 @@ async function openEither(storage: Storage, config: TableConfig): Promise<Metada
 
 /**
  * The metadata-table side of one commit, with the user's Hudi write properties. `operation` says what the commit
- * is ('write' for the writer's commits, 'clean'); a 1.x metadata table is kept for those only, anything else refused.
+ * is ('write' for the writer's commits, 'cluster', 'clean'); a 1.x metadata table is kept for those only, anything
+ * else refused.
  */
 export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<string, string>, operation: MetadataOperation = 'other'): MetadataTableSession {
   let disabled: MetadataDisableReport | undefined;
@@ -129,25 +130,26 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
 
 /**
  * Rolling back data instant `instantTime` (any writer's): remove its metadata-table deltacommit, under the table
- * lock, before the rollback completes. Undefined when the table declares no metadata table.
+ * lock, before the rollback completes. Undefined when the table declares no metadata table, or when it is a 1.x one
+ * Hudi leaves as it is (a 1.x one Hudi would roll back with it is refused: assertRollbackLeavesIt).
  */
 export async function removeMetadataTableDeltaCommit(storage: Storage, instantTime: string, lease?: LockLease): Promise<MetadataRemoveResult | undefined> {
   const table = await openEither(storage, await readTableConfig(storage));
   if (table instanceof MetadataTable1x) {
-    table.assertMaintainable(`rolling back ${instantTime}`, { operation: 'other' });
+    table.assertRollbackLeavesIt(`rolling back ${instantTime}`, instantTime);
     return undefined;
   }
   return table?.removeDeltaCommit(instantTime, lease);
 }
 
 /**
- * Before a rollback writes anything (its plan, or the inflight of a resumed one): refuse a table whose metadata table
- * this build cannot roll back with it. A 1.x metadata table needs Hudi 1.x's rollback deltacommit, which is not
- * built; the 0.x one is handled by removeMetadataTableDeltaCommit.
+ * Before a rollback of `instantTime` writes anything (its plan, or the inflight of a resumed one): refuse a table
+ * whose metadata table this build cannot roll back with it. A 1.x metadata table Hudi rolls back too (its deltacommit
+ * at the instant) is refused, one Hudi leaves as it is passes; the 0.x one is handled by removeMetadataTableDeltaCommit.
  */
-export async function assertRollbackKeepsMetadataTable(storage: Storage, what: string, config: TableConfig): Promise<void> {
+export async function assertRollbackKeepsMetadataTable(storage: Storage, what: string, config: TableConfig, instantTime: string): Promise<void> {
   if (!HUDI_1X_TABLE_VERSIONS.includes(config.version)) return;
-  (await MetadataTable1x.open(storage, config))?.assertMaintainable(what, { operation: 'other' });
+  (await MetadataTable1x.open(storage, config))?.assertRollbackLeavesIt(what, instantTime);
 }
 
 /**

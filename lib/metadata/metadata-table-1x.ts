@@ -5,9 +5,9 @@
  * 1.x records (convert-1x.ts: files, column_stats, partition_stats), completed as `T_<completion>.deltacommit`
  * before the data commit completes.
  *
- * Cleans get theirs too (commitClean). Everything else Hudi would do to the metadata table here (its compaction,
- * clean and archival when due, clustering / rollback deltacommits, a re-attempted instant) is refused by name before
- * anything is written: `problems` lists it, and the session asks before the data instant is requested.
+ * Clusterings (the replacecommit's deltacommit, as a write's) and cleans (commitClean) get theirs too. Everything else
+ * Hudi would do to the metadata table here (its compaction, clean and archival when due, rollbacks, a re-attempted
+ * instant) is refused by name before anything is written: `problems` lists it, asked before the data instant.
  */
 import { HudiError, MetadataTableError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
@@ -21,7 +21,7 @@ import { HudiTable } from '../table/table.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
-import { compareInstantTimes } from '../timeline/instant.js';
+import { compareInstantTimes, type Instant } from '../timeline/instant.js';
 import { timelineLayout2 } from '../timeline/layout.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
@@ -46,8 +46,10 @@ const INSTANTS_AFTER_COMPACTION_BEFORE_CLEAN = 3;
 const DEFAULT_KEEP_MAX_COMMITS = 30;
 const FOOTER_CONCURRENCY = 16;
 
-/** What a metadata-table change of ours is for: write commits and cleans are built for a 1.x metadata table. */
-export type MetadataOperation = 'write' | 'clean' | 'other';
+/** What a metadata-table change of ours is for: write commits, clusterings and cleans are built for a 1.x metadata table. */
+export type MetadataOperation = 'write' | 'cluster' | 'clean' | 'other';
+
+const KEPT_OPERATIONS: ReadonlySet<MetadataOperation> = new Set(['write', 'cluster', 'clean']);
 
 export interface Metadata1xCommitInput {
   readonly properties?: ReadonlyMap<string, string>;
@@ -150,9 +152,9 @@ export class MetadataTable1x {
     const problems: Problem[] = [...this.openProblems];
     const timelineLocation = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
     const rebuild = 'a Spark write with hoodie.metadata.enable=false deletes it; a later one with the metadata table on rebuilds it';
-    if (options.operation !== 'write' && options.operation !== 'clean') {
+    if (options.operation === undefined || !KEPT_OPERATIONS.has(options.operation)) {
       problems.push({
-        problem: `this build writes a Hudi 1.x metadata table only for copy-on-write write commits and cleans; its deltacommits for clusterings, compactions, rollbacks and archival are not built`,
+        problem: `this build writes a Hudi 1.x metadata table only for copy-on-write write commits, clusterings and cleans; its deltacommits for compactions, rollbacks and archival are not built`,
         fix: 'pass hoodie.metadata.enable=false to drop the metadata table first (Hudi rebuilds it on its next write with the metadata table on), or run this service with Hudi 1.x',
         location: this.storage.uriOf(PROPERTIES_FILE),
       });
@@ -279,12 +281,12 @@ export class MetadataTable1x {
    */
   async commit(instantTime: string, metadata: CommitMetadata, input: Metadata1xCommitInput = {}): Promise<Metadata1xCommitResult> {
     const properties = input.properties ?? new Map<string, string>();
-    this.assertMaintainable(`committing ${instantTime}`, { properties, operation: 'write' });
+    this.assertMaintainable(`committing ${instantTime}`, { properties, operation: metadata.operationType === 'CLUSTER' ? 'cluster' : 'write' });
     const location = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
     this.assertNewInstant(instantTime);
-    if (metadata.operationType === 'CLUSTER' || Object.keys(metadata.partitionToReplaceFileIds ?? {}).length > 0) {
+    if (metadata.operationType !== 'CLUSTER' && Object.keys(metadata.partitionToReplaceFileIds ?? {}).length > 0) {
       throw new MetadataTableError(
-        `commit ${instantTime} replaces file groups; this build keeps a 1.x metadata table only for plain write commits`,
+        `commit ${instantTime} (${metadata.operationType ?? 'no operation'}) replaces file groups; this build keeps a 1.x metadata table only for write commits and clusterings`,
         this.partitions,
         this.inflightPartitions,
         {
@@ -337,6 +339,29 @@ export class MetadataTable1x {
       );
     }
     return this.writeDeltaCommit(instantTime, records, input);
+  }
+
+  /**
+   * Rolling back data instant `instantTime`: Hudi 1.x's metadata writer (update(HoodieRollbackMetadata)) rolls back
+   * the metadata table's deltacommit at that instant, at the data rollback's instant time, when 1.0.2 finds it
+   * completed or 1.1.1 finds it in any state; otherwise it leaves the metadata table as it is (1.0.2 leaves a pending
+   * one to the metadata writer's own failed-writes rollback). This build does only the latter: throws
+   * MetadataTableError, before anything is written, when Hudi would roll a deltacommit back.
+   */
+  assertRollbackLeavesIt(what: string, instantTime: string): void {
+    const rollsBack = this.version === 8 ? (i: Instant) => i.state === 'COMPLETED' : () => true;
+    const deltaCommit = this.timeline.instants.find((i) => i.time === instantTime && i.action === 'deltacommit' && rollsBack(i));
+    if (deltaCommit === undefined) return;
+    const release = metadataVersionFacts(this.version).hudiRelease;
+    throw new MetadataTableError(
+      `${what}: the metadata table has a ${deltaCommit.state === 'COMPLETED' ? 'completed' : 'pending'} deltacommit at ${instantTime}, which Hudi ${release} rolls back with the data instant (a rollback in the metadata table's timeline); this build does not write that rollback`,
+      this.partitions,
+      this.inflightPartitions,
+      {
+        location: this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER),
+        fix: `let Hudi ${release} roll ${instantTime} back (its next write on the table rolls back failed writes first)`,
+      },
+    );
   }
 
   private assertNewInstant(instantTime: string): void {
@@ -406,12 +431,12 @@ export class MetadataTable1x {
       pendingDataInstants: new Set(dataTimeline.pending().map((i) => i.time)),
     });
     const existing = [...(contents.partitions.get('column_stats')?.values() ?? [])];
-    const replaced = await table.replacedFileGroups();
+    const scope = await partitionStatsScope(table, this.version);
     const partitionStats: MetadataRecord[] = [];
     for (const [partition, list] of written) {
       const prefixes = columns.map((column) => columnIndexId(column) + partitionIndexId(partitionIdentifier(partition)));
       const ofPartition = existing.flatMap((record) => (record.type === 3 && prefixes.some((p) => record.key.startsWith(p)) ? [record.columnStats] : []));
-      const latest = await latestBaseFileNames(this.storage, partition, dataTimeline, instantTime, replaced);
+      const latest = await latestBaseFileNames(this.storage, partition, dataTimeline, instantTime, scope);
       partitionStats.push(...partitionStatsForCommit1x(partition, list, ofPartition, latest, this.version));
     }
     out.set('partition_stats', partitionStats);
@@ -519,25 +544,46 @@ function deltaCommitMetadata(stats: Record<string, WriteStat[]>, version: Metada
   };
 }
 
+/** Which files of a partition's latest slices a commit's partition stats take the column stats of (latestBaseFileNames). */
+interface PartitionStatsScope {
+  /** File groups left out: those completed replacecommits replaced (1.1.1), none (1.0.2). */
+  readonly replaced: ReadonlySet<string>;
+  /** Whether a slice must be of a completed instant (1.1.1) or may be of any instant on the timeline (1.0.2). */
+  readonly completedOnly: boolean;
+}
+
 /**
- * The base files of a data partition's latest file slices, inflight ones included (getPartitionLatestFileSlices
- * IncludingInflight on a copy-on-write table): per file group not replaced, the newest base file whose instant is on
- * the timeline in any state, older than it (archived), or `instantTime` (the commit being written).
+ * How each release picks the other files of a partition whose column_stats join a commit's partition stats:
+ * - 1.0.2 (`getPartitionLatestFileSlicesIncludingInflight`, a view listing storage over the whole active timeline):
+ *   every file group in storage, replaced ones included (that view filters none), its newest slice in any state;
+ * - 1.1.1 (`getFilesToFetchColumnStats`: `getLatestMergedFileSlicesBeforeOrOn` over the completed timeline and the
+ *   `files` listing): file groups no completed replacecommit replaced, their newest committed slice.
+ * Neither leaves out the file groups the commit itself replaces (a clustering's inputs): its replacecommit is still
+ * pending, and 1.1.1's filter of them compares file names with file ids, so it never matches.
+ */
+async function partitionStatsScope(table: HudiTable, version: MetadataTableVersion1x): Promise<PartitionStatsScope> {
+  return version === 8 ? { replaced: new Set(), completedOnly: false } : { replaced: await table.replacedFileGroups(), completedOnly: true };
+}
+
+/**
+ * The base files of a data partition's latest file slices as `scope` says: per file group not replaced, the newest
+ * base file whose instant is on the timeline (completed only, or in any state), older than it (archived), or
+ * `instantTime` (the commit being written).
  */
 async function latestBaseFileNames(
   storage: Storage,
   partition: string,
   timeline: Timeline,
   instantTime: string,
-  replaced: ReadonlySet<string>,
+  scope: PartitionStatsScope,
 ): Promise<Set<string>> {
   const first = timeline.instants[0]?.time;
-  const onTimeline = new Set(timeline.instants.map((i) => i.time));
+  const onTimeline = new Set((scope.completedOnly ? timeline.completed() : timeline.instants).map((i) => i.time));
   const newest = new Map<string, { time: string; name: string }>();
   for (const file of (await storage.listDir(partition)).files) {
     const name = fileNameOf(file.path);
     const parsed = parseBaseFileName(name);
-    if (parsed === undefined || replaced.has(fileGroupKey(partition, parsed.fileId))) continue;
+    if (parsed === undefined || scope.replaced.has(fileGroupKey(partition, parsed.fileId))) continue;
     const time = parsed.instantTime;
     if (time !== instantTime && !onTimeline.has(time) && !(first !== undefined && compareInstantTimes(time, first) < 0)) continue;
     const current = newest.get(parsed.fileId);

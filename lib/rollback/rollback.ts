@@ -130,7 +130,7 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
     async (current, lease) => {
       const { timeline } = current;
       const { layout } = timeline;
-      await assertRollbackKeepsMetadataTable(storage, `rolling back ${instantTime}`, current.config);
+      await assertRollbackKeepsMetadataTable(storage, `rolling back ${instantTime}`, current.config, instantTime);
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'delete-inflight-and-requested');
       if (resumed !== undefined) return resumed;
 
@@ -204,7 +204,7 @@ export async function rollbackInflightClustering(
     options.lock,
     async (current, lease) => {
       const { timeline } = current;
-      await assertRollbackKeepsMetadataTable(storage, `rolling back clustering ${instantTime}`, current.config);
+      await assertRollbackKeepsMetadataTable(storage, `rolling back clustering ${instantTime}`, current.config, instantTime);
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'keep-requested');
       if (resumed !== undefined) return resumed;
 

@@ -1,9 +1,18 @@
 /**
  * Metadata-table records in the shape Spark's `hudi_metadata('<table>')` returns them (a row's JSON), so that what
- * we read compares with what Hudi reads: unions as `member<i>` structs, longs and decimals as numbers, bytes Base64.
+ * we read compares with what Hudi reads: unions as `member<i>` structs, longs and decimals as numbers, bytes Base64;
+ * and the checks of a 1.x metadata table against Spark that the interop tests share.
  */
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { VALUE_WRAPPERS } from '../../lib/log-format/value-wrappers.js';
+import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import type { MetadataRecord, WrappedValue } from '../../lib/metadata/records.js';
+import { LocalStorage } from '../../lib/storage/local.js';
+import { HudiTable } from '../../lib/table/table.js';
+import { canonicalRows, type HudiHarness } from './hudi.js';
+import { ourCanonicalRows } from './table-files.js';
 
 function sparkValue(value: WrappedValue | null): unknown {
   if (value === null) return null;
@@ -73,4 +82,63 @@ export function comparableMetadataRow(row: unknown): unknown {
     return Number.isInteger(row) ? row : Number(Math.fround(row).toPrecision(7));
   }
   return row;
+}
+
+/** Every file under `root`, relative, sorted. */
+function listTree(root: string, under = ''): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(join(root, under), { withFileTypes: true })) {
+    const path = under === '' ? entry.name : `${under}/${entry.name}`;
+    if (entry.isDirectory()) out.push(...listTree(root, path));
+    else out.push(path);
+  }
+  return out.sort();
+}
+
+/**
+ * The metadata table of a 1.x table as Spark and we see it: Spark reads the same rows with it on and off, and so do
+ * we; `hudi_metadata()` equals what reader-1x reads; `files` lists every base file of a completed instant in storage
+ * (replaced ones until a clean removes them) and nothing else. Returns what reader-1x read.
+ */
+export async function assertMetadata1xAgrees(hudi: HudiHarness, table: string, step: string): Promise<MetadataRecord[]> {
+  const on = canonicalRows((await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' } })).rows);
+  const off = canonicalRows((await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' } })).rows);
+  assert.deepEqual(on, off, `${step}: Spark with and without the metadata table`);
+  assert.deepEqual(await ourCanonicalRows(table), on, `${step}: our rows`);
+
+  const storage = new LocalStorage(table);
+  const ourTable = await HudiTable.open(storage);
+  const contents = await readMetadataTable1x(storage, {
+    completedDataInstants: new Set(ourTable.timeline.completed().map((i) => i.time)),
+    pendingDataInstants: new Set(ourTable.timeline.pending().map((i) => i.time)),
+  });
+  const ourRecords = [...contents.partitions.values()].flatMap((records) => [...records.values()]);
+  const theirs = (await hudi.sql(`select * from hudi_metadata('${table}')`)).rows;
+  const sorted = (list: unknown[]) => list.map((row) => JSON.stringify(comparableMetadataRow(row))).sort();
+  assert.deepEqual(sorted(ourRecords.map(sparkMetadataRow)), sorted(theirs), `${step}: hudi_metadata() and our reader`);
+
+  const completed = new Set(ourTable.timeline.completed().map((i) => i.time));
+  const stored = listTree(table)
+    .filter((path) => !path.startsWith('.hoodie') && path.endsWith('.parquet'))
+    .filter((path) => completed.has(/_(\d{17})\.parquet$/.exec(path)![1]!));
+  const listed = ourRecords.flatMap((record) =>
+    record.type === 2 ? [...record.files].filter(([, info]) => !info.isDeleted).map(([name]) => `${record.key}/${name}`) : [],
+  );
+  assert.deepEqual(listed.sort(), stored, `${step}: the files partition and storage`);
+  return ourRecords;
+}
+
+/**
+ * The metadata table's deltacommit at `instant` completed before the data instant (`action`) did, and wrote a log
+ * file named by it into each of `partitions`.
+ */
+export function assertMirroredBefore(table: string, instant: string, action: string, partitions = ['files', 'column_stats', 'partition_stats']): void {
+  const mdt = readdirSync(join(table, '.hoodie/metadata/.hoodie/timeline')).find((n) => n.startsWith(`${instant}_`) && n.endsWith('.deltacommit'));
+  const data = readdirSync(join(table, '.hoodie/timeline')).find((n) => n.startsWith(`${instant}_`) && n.endsWith(`.${action}`));
+  assert.ok(mdt !== undefined && data !== undefined, `${instant}: a completed deltacommit and ${action}`);
+  assert.ok(mdt.slice(18, 35) <= data.slice(18, 35), `${mdt} completed before ${data}`);
+  for (const partition of partitions) {
+    const logs = readdirSync(join(table, '.hoodie/metadata', partition)).filter((n) => n.includes(`_${instant}.log.1_`));
+    assert.ok(logs.length > 0, `${partition}: a log file named by ${instant}`);
+  }
 }

@@ -3,9 +3,11 @@
  * partition_stats on), judged by Hudi 1.0.2 and 1.1.1 on Spark 3.5.1 (one JVM per release). Spark writes the table;
  * we upsert, insert and delete; after each write Spark reads the same rows as we do with the metadata table on and
  * off, its `hudi_metadata()` equals what our reader-1x reads, `files` lists exactly the committed files in storage,
- * and each deltacommit of ours completed before its data commit; the same after our clean. Services we do not keep
- * a 1.x metadata table for (clustering, rollback) and a due metadata-table compaction are refused with nothing
+ * and each deltacommit of ours completed before its data commit; the same after our clean. A failed write of ours is
+ * rolled back at once when it wrote no deltacommit (Hudi leaves the metadata table then); one whose deltacommit
+ * completed is left to Spark, which rolls both back. A due metadata-table compaction is refused with nothing
  * written; Spark then writes on top until it compacts its metadata table, and we write again after that.
+ * Clustering: test/interop/hudi-1x-metadata-clustering.test.ts.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, writeFileSync } from 'node:fs';
@@ -15,29 +17,16 @@ import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { runClean } from '../../lib/cleaning/clean.js';
 import { MetadataTableError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
-import { assertMetadataTableKeepable, assertRollbackKeepsMetadataTable } from '../../lib/metadata/index.js';
-import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
-import { writeBatch } from '../../lib/writer/write-client.js';
+import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
-import { comparableMetadataRow, sparkMetadataRow } from '../helpers/metadata-1x.js';
-import { tempDir } from '../helpers/paths.js';
-import { ourCanonicalRows } from '../helpers/table-files.js';
+import { assertMetadata1xAgrees, assertMirroredBefore } from '../helpers/metadata-1x.js';
+import { tableFiles, tempDir } from '../helpers/paths.js';
 
 const OUR_PROPS = new Map([['hoodie.datasource.write.precombine.field', 'ts']]);
-
-function listTree(root: string, under = ''): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(join(root, under), { withFileTypes: true })) {
-    const path = under === '' ? entry.name : `${under}/${entry.name}`;
-    if (entry.isDirectory()) out.push(...listTree(root, path));
-    else out.push(path);
-  }
-  return out.sort();
-}
 
 for (const version of HUDI_1X_VERSIONS) {
   const tableVersion = version === '1.0.2' ? 8 : 9;
@@ -50,7 +39,12 @@ for (const version of HUDI_1X_VERSIONS) {
     const sparkOptions = hudi1xWriteOptions('mdtw', 'COPY_ON_WRITE');
     let batch = 0;
 
-    async function ours(operation: WriteOperation, ids: number[], properties = OUR_PROPS): Promise<string> {
+    async function ours(
+      operation: WriteOperation,
+      ids: number[],
+      properties = OUR_PROPS,
+      faults: Pick<WriteOptions, 'afterDataFiles' | 'afterMetadataTableWrite'> = {},
+    ): Promise<string> {
       batch += 1;
       const input = join(root, `batch-${batch}.jsonl`);
       writeFileSync(
@@ -59,7 +53,7 @@ for (const version of HUDI_1X_VERSIONS) {
           .map((row) => JSON.stringify(row))
           .join('\n')}\n`,
       );
-      return (await writeBatch(new LocalStorage(table), { input: { file: input, format: 'jsonl' }, operation, properties })).instantTime;
+      return (await writeBatch(new LocalStorage(table), { input: { file: input, format: 'jsonl' }, operation, properties, ...faults })).instantTime;
     }
 
     async function spark(operation: string, ids: number[]): Promise<void> {
@@ -71,46 +65,10 @@ for (const version of HUDI_1X_VERSIONS) {
       });
     }
 
-    /** Spark (metadata table on and off) and we read the same rows; hudi_metadata() equals our reader; files equals storage. */
-    async function agree(step: string): Promise<void> {
-      const on = canonicalRows((await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' } })).rows);
-      const off = canonicalRows((await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' } })).rows);
-      assert.deepEqual(on, off, `${step}: Spark with and without the metadata table`);
-      assert.deepEqual(await ourCanonicalRows(table), on, `${step}: our rows`);
-
-      const storage = new LocalStorage(table);
-      const ourTable = await HudiTable.open(storage);
-      const contents = await readMetadataTable1x(storage, {
-        completedDataInstants: new Set(ourTable.timeline.completed().map((i) => i.time)),
-        pendingDataInstants: new Set(ourTable.timeline.pending().map((i) => i.time)),
-      });
-      const ourRecords = [...contents.partitions.values()].flatMap((records) => [...records.values()]);
-      const theirs = (await hudi.sql(`select * from hudi_metadata('${table}')`)).rows;
-      const sorted = (list: unknown[]) => list.map((row) => JSON.stringify(comparableMetadataRow(row))).sort();
-      assert.deepEqual(sorted(ourRecords.map(sparkMetadataRow)), sorted(theirs), `${step}: hudi_metadata() and our reader`);
-
-      // `files` lists every base file of a completed instant in storage, and nothing else.
-      const completed = new Set(ourTable.timeline.completed().map((i) => i.time));
-      const stored = listTree(table)
-        .filter((path) => !path.startsWith('.hoodie') && path.endsWith('.parquet'))
-        .filter((path) => completed.has(/_(\d{17})\.parquet$/.exec(path)![1]!));
-      const listed = ourRecords.flatMap((record) =>
-        record.type === 2 ? [...record.files].filter(([, info]) => !info.isDeleted).map(([name]) => `${record.key}/${name}`) : [],
-      );
-      assert.deepEqual(listed.sort(), stored, `${step}: the files partition and storage`);
-    }
-
-    /** Our deltacommit at `instant` completed before the data commit did. */
-    function mirrored(instant: string): void {
-      const mdt = readdirSync(join(table, '.hoodie/metadata/.hoodie/timeline')).find((n) => n.startsWith(`${instant}_`) && n.endsWith('.deltacommit'));
-      const data = readdirSync(join(table, '.hoodie/timeline')).find((n) => n.startsWith(`${instant}_`) && n.endsWith('.commit'));
-      assert.ok(mdt !== undefined && data !== undefined, `${instant}: a completed deltacommit and commit`);
-      assert.ok(mdt.slice(18, 35) <= data.slice(18, 35), `${mdt} completed before ${data}`);
-      for (const partition of ['files', 'column_stats', 'partition_stats']) {
-        const logs = readdirSync(join(table, '.hoodie/metadata', partition)).filter((n) => n.includes(`_${instant}.log.1_`));
-        assert.ok(logs.length > 0, `${partition}: a log file named by ${instant}`);
-      }
-    }
+    const agree = async (step: string) => {
+      await assertMetadata1xAgrees(hudi, table, step);
+    };
+    const mirrored = (instant: string) => assertMirroredBefore(table, instant, 'commit');
 
     before(async () => {
       hudi = await startHudi({ hudiVersion: version });
@@ -158,19 +116,48 @@ for (const version of HUDI_1X_VERSIONS) {
       await agree(`our clean ${instant}`);
     });
 
-    it('clustering, a rollback and a due metadata compaction are refused by name, nothing written', async () => {
-      // The table lock's lease files change with every lock taken; nothing else may.
-      const files = () => listTree(table).filter((path) => !path.startsWith('.hoodie/.serverless-lock/'));
-      const before = files();
-      const storage = new LocalStorage(table);
-      // What every clustering entry point (schedule, execute, commit) asks first, and every rollback.
-      await assert.rejects(assertMetadataTableKeepable(storage, 'a clustering', new Map()), MetadataTableError);
-      await assert.rejects(assertRollbackKeepsMetadataTable(storage, 'a rollback', (await HudiTable.open(storage)).config), MetadataTableError);
+    it('our failed writes: rolled back at once when Hudi leaves the metadata table as it is, left to Spark when not', async () => {
+      const metadataFiles = () => tableFiles(join(table, '.hoodie/metadata'));
+      const pendingWrites = async () => (await HudiTable.open(new LocalStorage(table))).timeline.pending().map((i) => i.time);
+      // Failed before its deltacommit: its rollback leaves the metadata table as it is, as Hudi's does.
+      const untouched = metadataFiles();
+      await assert.rejects(ours('upsert', [1, 4], OUR_PROPS, { afterDataFiles: () => Promise.reject(new Error('injected after the data files')) }), /injected/);
+      assert.deepEqual(await pendingWrites(), [], 'rolled back at once');
+      assert.deepEqual(metadataFiles(), untouched);
+      await agree('our failed write rolled back');
+
+      // Failed after its deltacommit completed: Hudi would roll that back too, which we do not write; the write stays
+      // pending, readers skip its deltacommit, and Spark's next write rolls both back.
+      const failure = /injected after the deltacommit.*could not be rolled back automatically.*does not write that rollback/s;
+      await assert.rejects(
+        ours('upsert', [1, 4], OUR_PROPS, {
+          afterMetadataTableWrite: async (what) => {
+            if (what === 'completed') throw new Error('injected after the deltacommit');
+          },
+        }),
+        failure,
+      );
+      const [failed] = await pendingWrites();
+      assert.ok(failed !== undefined);
+      await agree(`our failed write ${failed} left pending`);
+      await spark('upsert', [6]);
+      assert.deepEqual(await pendingWrites(), []);
+      const mdtTimeline = readdirSync(join(table, '.hoodie/metadata/.hoodie/timeline'));
+      assert.ok(!mdtTimeline.some((name) => name.startsWith(failed)), `Spark rolled back our deltacommit ${failed}`);
+      assert.ok(
+        mdtTimeline.some((name) => name.endsWith('.rollback')),
+        'with a rollback in the metadata table',
+      );
+      await agree('Spark rolled back our failed write');
+    });
+
+    it('a due metadata compaction is refused by name, nothing written', async () => {
+      const before = tableFiles(table);
       await assert.rejects(ours('upsert', [4], new Map([...OUR_PROPS, ['hoodie.metadata.compact.max.delta.commits', '3']])), (error: unknown) => {
         assert.ok(error instanceof MetadataTableError && /compaction is due/.test(error.message), String(error));
         return true;
       });
-      assert.deepEqual(files(), before);
+      assert.deepEqual(tableFiles(table), before);
     });
 
     it('Spark writes on top until it compacts its metadata table, and we write again after', async () => {

@@ -1,12 +1,12 @@
 /**
  * MetadataTable1x on the metadata tables Hudi 1.0.2 and 1.1.1 wrote (test/fixtures/hudi-1x-metadata/): what it
  * refuses by name before anything is written (other services and rollbacks, a due compaction or archival, an index
- * it does not keep, a commit replacing file groups), and the deltacommits it writes in layout 2 (a commit's, a
- * clean's) that reader-1x reads back.
+ * it does not keep, a write replacing file groups), and the deltacommits it writes in layout 2 (a commit's, a
+ * clustering's, a clean's) that reader-1x reads back.
  * test/interop/hudi-1x-metadata-writes.test.ts judges the writes against Spark.
  */
 import assert from 'node:assert/strict';
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MetadataTableError } from '../../lib/errors.js';
@@ -17,8 +17,9 @@ import { LocalStorage } from '../../lib/storage/local.js';
 import { readTableConfig } from '../../lib/table/config.js';
 import { HudiTable } from '../../lib/table/table.js';
 import type { HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
-import type { CommitMetadata } from '../../lib/timeline/commit-metadata.js';
+import { type CommitMetadata, newWriteStat } from '../../lib/timeline/commit-metadata.js';
 import { latestCommitSchema } from '../../lib/timeline/queries.js';
+import { duckdb } from '../helpers/duckdb.js';
 import { tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/hudi-1x-metadata');
@@ -43,7 +44,8 @@ for (const release of ['1.0.2', '1.1.1']) {
     it('keeps it for a write, and names what it does not keep', async () => {
       const table = await open(copy(release));
       assert.deepEqual(problemsOf(table, { operation: 'write' }), []);
-      assert.match(problemsOf(table, { operation: 'other' }).join('\n'), /only for copy-on-write write commits/);
+      assert.deepEqual(problemsOf(table, { operation: 'cluster' }), []);
+      assert.match(problemsOf(table, { operation: 'other' }).join('\n'), /only for copy-on-write write commits, clusterings and cleans/);
       const compaction = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.metadata.compact.max.delta.commits', '3']]) });
       assert.match(compaction.join('\n'), /compaction is due \(5 deltacommits/);
       const archival = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.keep.max.commits', '2']]) });
@@ -52,9 +54,23 @@ for (const release of ['1.0.2', '1.1.1']) {
       assert.deepEqual(clean, [], 'the metadata cleaner retains at least 20 commits');
     });
 
-    it('refuses rollbacks before their plan is written (their 1.x deltacommit is not built)', async () => {
-      const storage = new LocalStorage(copy(release));
-      await assert.rejects(assertRollbackKeepsMetadataTable(storage, 'rolling back 1', await readTableConfig(storage)), MetadataTableError);
+    it('lets a rollback through when Hudi leaves the metadata table as it is, refuses one Hudi rolls a deltacommit back with', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      const config = await readTableConfig(storage);
+      const completed = (await HudiTable.open(storage)).timeline.completed().at(-1)!.time;
+      // The metadata table has a completed deltacommit at every data commit: both releases roll it back too.
+      await assert.rejects(assertRollbackKeepsMetadataTable(storage, `rolling back ${completed}`, config, completed), (error: unknown) => {
+        assert.ok(error instanceof MetadataTableError && /completed deltacommit at \d{17}, which Hudi 1\.\d\.\d rolls back/.test(error.message), String(error));
+        return true;
+      });
+      // None at the instant (a write that failed before its deltacommit): Hudi ignores the metadata table.
+      await assertRollbackKeepsMetadataTable(storage, 'rolling back', config, '20261206120000000');
+      // A pending one: 1.0.2 rolls back only a completed deltacommit, 1.1.1 one in any state.
+      writeFileSync(join(path, '.hoodie/metadata/.hoodie/timeline/20261206120000000.deltacommit.requested'), '');
+      const pending = assertRollbackKeepsMetadataTable(storage, 'rolling back', config, '20261206120000000');
+      if (release === '1.0.2') await pending;
+      else await assert.rejects(pending, /pending deltacommit at 20261206120000000/);
     });
 
     it('refuses an index partition it does not keep, by name', async () => {
@@ -101,10 +117,75 @@ for (const release of ['1.0.2', '1.1.1']) {
       assert.ok(contents.partitions.get('files')?.has('__all_partitions__'));
 
       const before = readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort();
-      const replace: CommitMetadata = { ...metadata, partitionToReplaceFileIds: { '2024-01-01': ['f1'] }, operationType: 'CLUSTER' };
+      const replace: CommitMetadata = { ...metadata, partitionToReplaceFileIds: { '2024-01-01': ['f1'] }, operationType: 'INSERT_OVERWRITE' };
       await assert.rejects((await open(path)).commit('20261206120000001', replace), MetadataTableError);
       await assert.rejects((await open(path)).commit(instant, metadata), MetadataTableError);
       assert.deepEqual(readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort(), before);
+    });
+
+    it('mirrors a clustering: files gains the output, column_stats indexes it, partition_stats spans the inputs too', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      const data = await HudiTable.open(storage);
+      const instants = { completedDataInstants: new Set(data.timeline.completed().map((i) => i.time)), pendingDataInstants: new Set<string>() };
+      const before = await readMetadataTable1x(storage, instants);
+      const stats = [...before.partitions.get('column_stats')!.values()].flatMap((r) => (r.type === 3 ? [r.columnStats] : []));
+      // The fixture keeps no data files: the partition's base files stand in empty (only their names are listed).
+      const listing = before.partitions.get('files')!.get('p0');
+      assert.ok(listing?.type === 2);
+      const inputs = [...new Set(stats.map((s) => s.fileName!).filter((name) => listing.files.has(name)))];
+      assert.equal(inputs.length, 2, 'two slices of one file group in p0');
+      mkdirSync(join(path, 'p0'));
+      for (const name of inputs) writeFileSync(join(path, 'p0', name), '');
+      const latestInput = inputs.sort().at(-1)!;
+      const inputGroup = latestInput.slice(0, latestInput.indexOf('_'));
+      assert.ok(inputs.every((name) => name.startsWith(`${inputGroup}_`)));
+
+      const instant = '20261206120000000';
+      const output = `aaaaaaaa-0000-0000-0000-000000000000-0_0-1-0_${instant}.parquet`;
+      await duckdb(
+        `COPY (SELECT '${instant}' AS _hoodie_commit_time, '${instant}_0_' || i AS _hoodie_commit_seqno, CAST(i AS VARCHAR) AS _hoodie_record_key,
+           'p0' AS _hoodie_partition_path, '${output}' AS _hoodie_file_name, CAST(i AS BIGINT) AS id, 'n' || i AS name, CAST(1 AS BIGINT) AS ts,
+           DATE '2024-01-01' + CAST(i AS INTEGER) AS d, CAST(i AS DECIMAL(10,2)) AS amount, 'p0' AS dt FROM range(100, 103) t(i))
+         TO '${join(path, 'p0', output)}' (FORMAT PARQUET)`,
+      );
+      const metadata: CommitMetadata = {
+        partitionToWriteStats: {
+          p0: [
+            newWriteStat({
+              fileId: output.slice(0, output.indexOf('_')),
+              path: `p0/${output}`,
+              partitionPath: 'p0',
+              numWrites: 3,
+              numInserts: 3,
+              fileSizeInBytes: statSync(join(path, 'p0', output)).size,
+            }),
+          ],
+        },
+        compacted: false,
+        extraMetadata: { schema: (await latestCommitSchema(storage, data.timeline))! },
+        operationType: 'CLUSTER',
+        partitionToReplaceFileIds: { p0: [inputGroup] },
+      };
+      const result = await (await open(path)).commit(instant, metadata);
+      assert.deepEqual(new Set(result.logFiles.map((log) => log.partition)), new Set(['files', 'column_stats', 'partition_stats']));
+
+      const after = await readMetadataTable1x(storage, { ...instants, completedDataInstants: new Set([...instants.completedDataInstants, instant]) });
+      const files = after.partitions.get('files')!.get('p0');
+      assert.ok(files?.type === 2 && files.files.has(output) && inputs.every((name) => files.files.has(name)), 'the replaced group stays listed until a clean');
+      const idStats = (fileName: string, records = after.partitions.get('column_stats')!) =>
+        [...records.values()].find((r) => r.type === 3 && r.columnStats.fileName === fileName && r.columnStats.columnName === 'id');
+      const outputStats = idStats(output);
+      assert.ok(outputStats?.type === 3 && outputStats.columnStats.valueCount === 3);
+      const inputStats = idStats(latestInput);
+      assert.ok(inputStats?.type === 3);
+      // Hudi computes a replacecommit's partition stats while it is pending: its input file groups still count.
+      const partitionStats = [...after.partitions.get('partition_stats')!.values()].find(
+        (r) => r.type === 6 && r.columnStats.fileName === 'p0' && r.columnStats.columnName === 'id',
+      );
+      assert.ok(partitionStats?.type === 6);
+      assert.equal(partitionStats.columnStats.valueCount, 3 + inputStats.columnStats.valueCount!);
+      assert.equal(partitionStats.columnStats.isTightBound, true);
     });
 
     it('mirrors a clean: files drops the cleaned file, its column stats are tombstoned and read as absent', async () => {
