@@ -5,9 +5,9 @@
  * 1.x records (convert-1x.ts: files, column_stats, partition_stats), completed as `T_<completion>.deltacommit`
  * before the data commit completes.
  *
- * Clusterings (the replacecommit's deltacommit, as a write's) and cleans (commitClean) get theirs too. Everything else
- * Hudi would do to the metadata table here (its compaction, clean and archival when due, rollbacks, a re-attempted
- * instant) is refused by name before anything is written: `problems` lists it, asked before the data instant.
+ * Clusterings (the replacecommit's deltacommit, as a write's) and cleans (commitClean) get theirs too; rollbacks roll
+ * the deltacommit back (rollback-1x.ts). Everything else Hudi would do to the metadata table here (its compaction,
+ * clean and archival when due, a re-attempted instant) is refused by name before anything is written: `problems`.
  */
 import { HudiError, MetadataTableError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
@@ -342,25 +342,33 @@ export class MetadataTable1x {
   }
 
   /**
-   * Rolling back data instant `instantTime`: Hudi 1.x's metadata writer (update(HoodieRollbackMetadata)) rolls back
-   * the metadata table's deltacommit at that instant, at the data rollback's instant time, when 1.0.2 finds it
-   * completed or 1.1.1 finds it in any state; otherwise it leaves the metadata table as it is (1.0.2 leaves a pending
-   * one to the metadata writer's own failed-writes rollback). This build does only the latter: throws
-   * MetadataTableError, before anything is written, when Hudi would roll a deltacommit back.
+   * The deltacommit Hudi 1.x's metadata writer rolls back when data instant `instantTime` is rolled back
+   * (update(HoodieRollbackMetadata)): the metadata table's deltacommit at that instant when 1.0.2 finds it completed
+   * or 1.1.1 finds it in any state; undefined when Hudi leaves the metadata table as it is (1.0.2 leaves a pending
+   * one to the metadata writer's own failed-writes rollback). rollback-1x.ts rolls it back.
    */
-  assertRollbackLeavesIt(what: string, instantTime: string): void {
+  rollbackTarget(instantTime: string): Instant | undefined {
     const rollsBack = this.version === 8 ? (i: Instant) => i.state === 'COMPLETED' : () => true;
-    const deltaCommit = this.timeline.instants.find((i) => i.time === instantTime && i.action === 'deltacommit' && rollsBack(i));
-    if (deltaCommit === undefined) return;
-    const release = metadataVersionFacts(this.version).hudiRelease;
+    const states = this.timeline.instants.filter((i) => i.time === instantTime && i.action === 'deltacommit');
+    const target = states.find((i) => i.state === 'COMPLETED') ?? states.find((i) => i.state === 'INFLIGHT') ?? states[0];
+    return target !== undefined && rollsBack(target) ? target : undefined;
+  }
+
+  /**
+   * Refuse, before a rollback of data instant `instantTime` writes anything, what Hudi's metadata writer refuses
+   * (validateRollback: a completed deltacommit at or before the metadata table's latest compaction, which only a
+   * restore undoes); the rollback fails there in Hudi too.
+   */
+  assertRollbackable(what: string, instantTime: string): void {
+    const target = this.rollbackTarget(instantTime);
+    if (target?.state !== 'COMPLETED') return;
+    const compaction = this.timeline.instants.filter((i) => i.action === 'commit' && i.state === 'COMPLETED').at(-1);
+    if (compaction === undefined || compareInstantTimes(instantTime, compaction.time) > 0) return;
     throw new MetadataTableError(
-      `${what}: the metadata table has a ${deltaCommit.state === 'COMPLETED' ? 'completed' : 'pending'} deltacommit at ${instantTime}, which Hudi ${release} rolls back with the data instant (a rollback in the metadata table's timeline); this build does not write that rollback`,
+      `${what}: the metadata table's deltacommit ${instantTime} is not after its latest compaction ${compaction.time}; Hudi ${metadataVersionFacts(this.version).hudiRelease} refuses to roll it back too (a restore would)`,
       this.partitions,
       this.inflightPartitions,
-      {
-        location: this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER),
-        fix: `let Hudi ${release} roll ${instantTime} back (its next write on the table rolls back failed writes first)`,
-      },
+      { location: this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER), fix: `restore the table with Hudi to before ${instantTime}` },
     );
   }
 

@@ -453,7 +453,7 @@ async function executeRollback(
   await lease.assertHeld();
   // The metadata table's deltacommit of the instant goes before the rollback completes: from then on its readers
   // would apply the blocks of a rolled-back instant again (getValidInstantTimestamps). Idempotent on a resume.
-  await removeMetadataTableDeltaCommit(storage, target.commitTime, lease);
+  await removeMetadataTableDeltaCommit(storage, target.commitTime, rollback.time, lease);
   const appended = await appendRollbackBlocks(storage, rollback.time, target.commitTime, plan);
   if (appended.length > 0) await recordLogFilesInMetadataTable(storage, rollback.time, appended, lease);
   // Results first: a crash from here on must not leave a group "done" whose files are gone.

@@ -3,26 +3,29 @@
  * partition_stats on), judged by Hudi 1.0.2 and 1.1.1 on Spark 3.5.1 (one JVM per release). Spark writes the table;
  * we upsert, insert and delete; after each write Spark reads the same rows as we do with the metadata table on and
  * off, its `hudi_metadata()` equals what our reader-1x reads, `files` lists exactly the committed files in storage,
- * and each deltacommit of ours completed before its data commit; the same after our clean. A failed write of ours is
- * rolled back at once when it wrote no deltacommit (Hudi leaves the metadata table then); one whose deltacommit
- * completed is left to Spark, which rolls both back. A due metadata-table compaction is refused with nothing
- * written; Spark then writes on top until it compacts its metadata table, and we write again after that.
+ * and each deltacommit of ours completed before its data commit; the same after an ingest and after our clean.
+ * Failed writes (ours before and after their deltacommit, Spark's) are rolled back with the metadata table as Hudi
+ * rolls them back. A due metadata-table compaction is refused with nothing written; Spark then writes on top until
+ * it compacts its metadata table, and we write again after that.
  * Clustering: test/interop/hudi-1x-metadata-clustering.test.ts.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { runClean } from '../../lib/cleaning/clean.js';
 import { MetadataTableError } from '../../lib/errors.js';
+import { ingestObject, landingBucket } from '../../lib/ingest/index.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { decodeTimelineAvro } from '../../lib/timeline/avro-files.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { failedWrite, HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
 import { assertMetadata1xAgrees, assertMirroredBefore } from '../helpers/metadata-1x.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 
@@ -91,6 +94,29 @@ for (const version of HUDI_1X_VERSIONS) {
       }
     });
 
+    it('an ingest (the S3-event path) keeps it as a write does', async () => {
+      batch += 1;
+      const landing = tempDir('hudi-1x-mdt-landing-');
+      const key = `in/batch-${batch}.jsonl`;
+      mkdirSync(join(landing, 'in'));
+      const body = `${hudi1xRows([2, 12], batch)
+        .map((row) => JSON.stringify(row))
+        .join('\n')}\n`;
+      writeFileSync(join(landing, key), body);
+      const result = await ingestObject({
+        source: landingBucket('landing', new LocalStorage(landing)),
+        key,
+        etag: createHash('md5').update(body).digest('hex'),
+        table: new LocalStorage(table),
+        tableProperties: new Map([...OUR_PROPS, ['hoodie.datasource.write.operation', 'upsert']]),
+        errorPrefix: 'errors/',
+      });
+      assert.equal(result.outcome, 'ingested');
+      assert.ok(result.instantTime !== undefined);
+      mirrored(result.instantTime);
+      await agree(`our ingest ${result.instantTime}`);
+    });
+
     it('data skipping on our column stats finds the rows Spark finds without it', async () => {
       for (const where of ['id = 7', 'id >= 8', "name = 'v1-4'"]) {
         const skipping = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true', 'hoodie.enable.data.skipping': 'true' }, where });
@@ -116,39 +142,53 @@ for (const version of HUDI_1X_VERSIONS) {
       await agree(`our clean ${instant}`);
     });
 
-    it('our failed writes: rolled back at once when Hudi leaves the metadata table as it is, left to Spark when not', async () => {
+    it('failed writes are rolled back with the metadata table as Hudi rolls them back', async () => {
       const metadataFiles = () => tableFiles(join(table, '.hoodie/metadata'));
+      const mdtTimeline = () => readdirSync(join(table, '.hoodie/metadata/.hoodie/timeline'));
       const pendingWrites = async () => (await HudiTable.open(new LocalStorage(table))).timeline.pending().map((i) => i.time);
-      // Failed before its deltacommit: its rollback leaves the metadata table as it is, as Hudi's does.
+      const rollbacks = () => readdirSync(join(table, '.hoodie/timeline')).filter((name) => /^\d{17}_\d{17}\.rollback$/.test(name));
+      // Ours, failed before its deltacommit: rolled back at once; Hudi leaves the metadata table as it is then.
       const untouched = metadataFiles();
       await assert.rejects(ours('upsert', [1, 4], OUR_PROPS, { afterDataFiles: () => Promise.reject(new Error('injected after the data files')) }), /injected/);
       assert.deepEqual(await pendingWrites(), [], 'rolled back at once');
       assert.deepEqual(metadataFiles(), untouched);
       await agree('our failed write rolled back');
 
-      // Failed after its deltacommit completed: Hudi would roll that back too, which we do not write; the write stays
-      // pending, readers skip its deltacommit, and Spark's next write rolls both back.
-      const failure = /injected after the deltacommit.*could not be rolled back automatically.*does not write that rollback/s;
+      // Ours, failed after its deltacommit completed: rolled back at once, the deltacommit with it by a rollback at
+      // the data rollback's time in the metadata table (its plan: T's log files), as Hudi's update(rollback) does.
+      let failed = '';
       await assert.rejects(
         ours('upsert', [1, 4], OUR_PROPS, {
           afterMetadataTableWrite: async (what) => {
-            if (what === 'completed') throw new Error('injected after the deltacommit');
+            if (what !== 'completed') return;
+            failed = (await pendingWrites())[0] ?? '';
+            throw new Error('injected after the deltacommit');
           },
         }),
-        failure,
+        /injected after the deltacommit/,
       );
-      const [failed] = await pendingWrites();
-      assert.ok(failed !== undefined);
-      await agree(`our failed write ${failed} left pending`);
-      await spark('upsert', [6]);
+      assert.deepEqual(await pendingWrites(), [], 'rolled back at once');
+      const rollback = rollbacks().sort().at(-1)!.slice(0, 17);
+      assert.ok(!mdtTimeline().some((name) => name.startsWith(failed)), `${failed} left the metadata table`);
+      const mdtRollback = mdtTimeline().find((name) => name.startsWith(`${rollback}_`) && name.endsWith('.rollback'));
+      assert.ok(mdtRollback !== undefined, `a rollback at ${rollback} in the metadata table: ${mdtTimeline().join(', ')}`);
+      const planPath = join(table, '.hoodie/metadata/.hoodie/timeline', `${rollback}.rollback.requested`);
+      const plan = decodeTimelineAvro('rollbackPlan', readFileSync(planPath), planPath);
+      assert.deepEqual(plan.instantToRollback, { commitTime: failed, action: 'deltacommit' });
+      assert.deepEqual(new Set(plan.RollbackRequests?.map((request) => request.partitionPath)), new Set(['files', 'column_stats', 'partition_stats']));
+      for (const request of plan.RollbackRequests ?? []) {
+        assert.equal(request.filesToBeDeleted.length, 1);
+        assert.match(request.filesToBeDeleted[0]!, new RegExp(`^${table}/\\.hoodie/metadata/${request.partitionPath}/\\..+_${failed}\\.log\\.1_`));
+      }
+      await agree(`our failed write ${failed} rolled back with its deltacommit`);
+
+      // Spark's failed write (pre-commit validation): our next write rolls it back as Hudi would, then writes.
+      await failedWrite(hudi, table, sparkOptions);
+      assert.equal((await pendingWrites()).length, 1);
+      const instant = await ours('upsert', [6]);
       assert.deepEqual(await pendingWrites(), []);
-      const mdtTimeline = readdirSync(join(table, '.hoodie/metadata/.hoodie/timeline'));
-      assert.ok(!mdtTimeline.some((name) => name.startsWith(failed)), `Spark rolled back our deltacommit ${failed}`);
-      assert.ok(
-        mdtTimeline.some((name) => name.endsWith('.rollback')),
-        'with a rollback in the metadata table',
-      );
-      await agree('Spark rolled back our failed write');
+      mirrored(instant);
+      await agree(`our upsert ${instant} after rolling back Spark's failed write`);
     });
 
     it('a due metadata compaction is refused by name, nothing written', async () => {

@@ -1,8 +1,8 @@
 /**
  * MetadataTable1x on the metadata tables Hudi 1.0.2 and 1.1.1 wrote (test/fixtures/hudi-1x-metadata/): what it
- * refuses by name before anything is written (other services and rollbacks, a due compaction or archival, an index
- * it does not keep, a write replacing file groups), and the deltacommits it writes in layout 2 (a commit's, a
- * clustering's, a clean's) that reader-1x reads back.
+ * refuses by name before anything is written (other services, a due compaction or archival, an index it does not
+ * keep, a write replacing file groups, a rollback Hudi refuses), the deltacommits it writes in layout 2 (a
+ * commit's, a clustering's, a clean's) that reader-1x reads back, and the rollback of one (rollback-1x.ts).
  * test/interop/hudi-1x-metadata-writes.test.ts judges the writes against Spark.
  */
 import assert from 'node:assert/strict';
@@ -13,10 +13,11 @@ import { MetadataTableError } from '../../lib/errors.js';
 import { assertRollbackKeepsMetadataTable } from '../../lib/metadata/commit-path.js';
 import { MetadataTable1x } from '../../lib/metadata/metadata-table-1x.js';
 import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
+import { rollbackMetadataDeltaCommit1x } from '../../lib/metadata/rollback-1x.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { readTableConfig } from '../../lib/table/config.js';
 import { HudiTable } from '../../lib/table/table.js';
-import type { HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
+import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat } from '../../lib/timeline/commit-metadata.js';
 import { latestCommitSchema } from '../../lib/timeline/queries.js';
 import { duckdb } from '../helpers/duckdb.js';
@@ -54,23 +55,66 @@ for (const release of ['1.0.2', '1.1.1']) {
       assert.deepEqual(clean, [], 'the metadata cleaner retains at least 20 commits');
     });
 
-    it('lets a rollback through when Hudi leaves the metadata table as it is, refuses one Hudi rolls a deltacommit back with', async () => {
+    it('rolls back the deltacommit Hudi rolls back with a data instant, as Hudi writes that rollback', async () => {
       const path = copy(release);
       const storage = new LocalStorage(path);
-      const config = await readTableConfig(storage);
-      const completed = (await HudiTable.open(storage)).timeline.completed().at(-1)!.time;
-      // The metadata table has a completed deltacommit at every data commit: both releases roll it back too.
-      await assert.rejects(assertRollbackKeepsMetadataTable(storage, `rolling back ${completed}`, config, completed), (error: unknown) => {
-        assert.ok(error instanceof MetadataTableError && /completed deltacommit at \d{17}, which Hudi 1\.\d\.\d rolls back/.test(error.message), String(error));
-        return true;
-      });
-      // None at the instant (a write that failed before its deltacommit): Hudi ignores the metadata table.
-      await assertRollbackKeepsMetadataTable(storage, 'rolling back', config, '20261206120000000');
+      const data = await HudiTable.open(storage);
+      const last = data.timeline.completed().at(-1)!.time;
+      const mdtTimeline = () => readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort();
+      // None at the instant (a write that failed before its deltacommit): Hudi leaves the metadata table as it is.
+      assert.equal((await open(path)).rollbackTarget('20261206120000000'), undefined);
       // A pending one: 1.0.2 rolls back only a completed deltacommit, 1.1.1 one in any state.
       writeFileSync(join(path, '.hoodie/metadata/.hoodie/timeline/20261206120000000.deltacommit.requested'), '');
-      const pending = assertRollbackKeepsMetadataTable(storage, 'rolling back', config, '20261206120000000');
-      if (release === '1.0.2') await pending;
-      else await assert.rejects(pending, /pending deltacommit at 20261206120000000/);
+      assert.equal((await open(path)).rollbackTarget('20261206120000000')?.state, release === '1.0.2' ? undefined : 'REQUESTED');
+
+      // A completed one: both roll it back. Its blocks read as absent before (its data instant pending) and after.
+      const instants = (pending: string[]) => ({
+        completedDataInstants: new Set(
+          data.timeline
+            .completed()
+            .map((i) => i.time)
+            .filter((time) => !pending.includes(time)),
+        ),
+        pendingDataInstants: new Set(pending),
+      });
+      const before = await readMetadataTable1x(storage, instants([last]));
+      const logs = (dir: string) => readdirSync(join(path, '.hoodie/metadata', dir)).filter((name) => name.includes(`_${last}.log.`));
+      const named = ['files', 'column_stats', 'partition_stats'].flatMap((dir) => logs(dir).map((name) => `${dir}/${name}`));
+      assert.ok(named.length >= 3);
+      const rollbackTime = '20261206120000001';
+      const result = await rollbackMetadataDeltaCommit1x(await open(path), last, rollbackTime);
+      assert.deepEqual([...(result?.deletedFiles ?? [])].sort(), named.sort());
+      const timeline = mdtTimeline();
+      assert.ok(!timeline.some((name) => name.startsWith(last)), `${last} left the metadata table's timeline`);
+      assert.ok(timeline.includes(`${rollbackTime}.rollback.requested`) && timeline.includes(`${rollbackTime}.rollback.inflight`));
+      const completed = timeline.find((name) => name.startsWith(`${rollbackTime}_`) && name.endsWith('.rollback'))!;
+      const metadataPath = join(path, '.hoodie/metadata/.hoodie/timeline', completed);
+      const metadata = decodeTimelineAvro('rollbackMetadata', readFileSync(metadataPath), metadataPath);
+      assert.deepEqual(metadata.commitsRollback, [last]);
+      assert.equal(metadata.totalFilesDeleted, named.length);
+      assert.deepEqual(
+        Object.values(metadata.partitionMetadata)
+          .flatMap((partition) => partition.successDeleteFiles)
+          .sort(),
+        named.map((file) => join(path, '.hoodie/metadata', file)).sort(),
+        'absolute paths without a scheme, as ListingBasedRollbackStrategy plans them',
+      );
+      const after = await readMetadataTable1x(storage, instants([last]));
+      assert.deepEqual(after.partitions, before.partitions);
+      // Done: nothing is left to roll back, and a second call changes nothing.
+      assert.equal(await rollbackMetadataDeltaCommit1x(await open(path), last, '20261206120000002'), undefined);
+      assert.deepEqual(mdtTimeline(), timeline);
+    });
+
+    it('refuses, as Hudi does, to roll back a deltacommit at or before the latest metadata compaction', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      const last = (await HudiTable.open(storage)).timeline.completed().at(-1)!.time;
+      writeFileSync(join(path, '.hoodie/metadata/.hoodie/timeline/20261206130000000_20261206130000001.commit'), '');
+      await assert.rejects(assertRollbackKeepsMetadataTable(storage, `rolling back ${last}`, await readTableConfig(storage), last), (error: unknown) => {
+        assert.ok(error instanceof MetadataTableError && /not after its latest compaction 20261206130000000/.test(error.message), String(error));
+        return true;
+      });
     });
 
     it('refuses an index partition it does not keep, by name', async () => {
