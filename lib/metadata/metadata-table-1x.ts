@@ -5,9 +5,9 @@
  * 1.x records (convert-1x.ts: files, column_stats, partition_stats), completed as `T_<completion>.deltacommit`
  * before the data commit completes.
  *
- * Clusterings (the replacecommit's deltacommit, as a write's) and cleans (commitClean) get theirs too; rollbacks roll
- * the deltacommit back (rollback-1x.ts). Everything else Hudi would do to the metadata table here (its compaction,
- * clean and archival when due, a re-attempted instant) is refused by name before anything is written: `problems`.
+ * Clusterings (the replacecommit's deltacommit, as a write's) and cleans (commitClean) get theirs too; rollbacks and
+ * second attempts roll the deltacommit back (rollback-1x.ts). Everything else Hudi would do to the metadata table here
+ * (its compaction, clean and archival when due) is refused by name before anything is written: `problems`.
  */
 import { HudiError, MetadataTableError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
@@ -21,7 +21,7 @@ import { HudiTable } from '../table/table.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
-import { compareInstantTimes, type Instant } from '../timeline/instant.js';
+import { compareInstantTimes, type Instant, newInstantTime } from '../timeline/instant.js';
 import { timelineLayout2 } from '../timeline/layout.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
@@ -36,6 +36,7 @@ import { configuredColumnStatsColumns } from './keys.js';
 import { mapRecordKeyToFileGroupIndex, partitionIdentifier } from './partitions.js';
 import { columnStatsIndexVersion1x, METADATA_1X_TIMELINE_FOLDER, readMetadataTable1x } from './reader-1x.js';
 import type { ColumnStatsMetadata, MetadataRecord } from './records.js';
+import { rollbackMetadataDeltaCommit1x } from './rollback-1x.js';
 import { METADATA_1X_PARTITIONS, type Metadata1xPartition, type MetadataTableVersion1x, metadata1xPartitionOf, metadataVersionFacts } from './schema-1x.js';
 import { metadataTableState } from './state.js';
 import { METADATA_TABLE_FOLDER, METADATA_TABLE_PROPERTIES, readMetadataTableProperties } from './timeline.js';
@@ -283,7 +284,6 @@ export class MetadataTable1x {
     const properties = input.properties ?? new Map<string, string>();
     this.assertMaintainable(`committing ${instantTime}`, { properties, operation: metadata.operationType === 'CLUSTER' ? 'cluster' : 'write' });
     const location = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
-    this.assertNewInstant(instantTime);
     if (metadata.operationType !== 'CLUSTER' && Object.keys(metadata.partitionToReplaceFileIds ?? {}).length > 0) {
       throw new MetadataTableError(
         `commit ${instantTime} (${metadata.operationType ?? 'no operation'}) replaces file groups; this build keeps a 1.x metadata table only for write commits and clusterings`,
@@ -295,8 +295,9 @@ export class MetadataTable1x {
         },
       );
     }
-    const records = await this.commitRecords(instantTime, metadata, input);
-    return this.writeDeltaCommit(instantTime, records, input);
+    const table = await this.forNewAttempt(instantTime, input.lease);
+    const records = await table.commitRecords(instantTime, metadata, input);
+    return table.writeDeltaCommit(instantTime, records, input);
   }
 
   /**
@@ -312,7 +313,7 @@ export class MetadataTable1x {
   ): Promise<Metadata1xCommitResult> {
     const properties = input.properties ?? new Map<string, string>();
     this.assertMaintainable(`completing clean ${instantTime}`, { properties, operation: 'clean' });
-    this.assertNewInstant(instantTime);
+    const table = await this.forNewAttempt(instantTime, input.lease);
     const changes = convertCleanMetadata(metadata, { instantTime, partitions: new Set(['files']), populateMetaFields: this.config.populateMetaFields });
     const records = new Map<Metadata1xPartition, MetadataRecord[]>([
       ['files', (changes.get('files') ?? []).flatMap((change) => ('record' in change ? [change.record] : []))],
@@ -338,7 +339,7 @@ export class MetadataTable1x {
         cleaned.flatMap(({ partition, name }) => cleanColumnStatsRecords1x(partition, name, columns, this.version)),
       );
     }
-    return this.writeDeltaCommit(instantTime, records, input);
+    return table.writeDeltaCommit(instantTime, records, input);
   }
 
   /**
@@ -372,10 +373,19 @@ export class MetadataTable1x {
     );
   }
 
-  private assertNewInstant(instantTime: string): void {
-    if (this.timeline.instants.some((i) => i.time === instantTime)) {
+  /**
+   * The metadata table to write instant `instantTime` into. A second attempt at an instant whose deltacommit
+   * completed (its data instant did not: a retried commit step) goes as Hudi's commitInternal takes it: that
+   * deltacommit is rolled back first (the metadata write client's rollback(T), at a new instant time), then T is
+   * written again. Anything else the metadata table has at T is refused.
+   */
+  private async forNewAttempt(instantTime: string, lease: LockLease | undefined): Promise<MetadataTable1x> {
+    const existing = this.timeline.instants.filter((i) => i.time === instantTime);
+    if (existing.length === 0) return this;
+    const [only] = existing;
+    if (existing.length > 1 || only?.action !== 'deltacommit' || only.state !== 'COMPLETED') {
       throw new MetadataTableError(
-        `the metadata table already has an instant at ${instantTime}; re-attempting an instant is not built for a 1.x metadata table`,
+        `the metadata table already has ${existing.map((i) => `a ${i.state.toLowerCase()} ${i.action}`).join(' and ')} at ${instantTime}; only a completed deltacommit is rolled back for a new attempt`,
         this.partitions,
         this.inflightPartitions,
         {
@@ -384,6 +394,10 @@ export class MetadataTable1x {
         },
       );
     }
+    const data = await HudiTable.open(this.storage);
+    const rollbackTime = newInstantTime([...this.timeline.allTimes(), ...data.timeline.allTimes()], new Date(), this.config.timelineTimeZone);
+    await rollbackMetadataDeltaCommit1x(this, instantTime, rollbackTime, lease);
+    return (await MetadataTable1x.open(this.storage, this.config)) ?? this;
   }
 
   private async commitRecords(

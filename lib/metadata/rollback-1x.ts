@@ -9,6 +9,7 @@
  */
 import type { LockLease } from '../lock/port.js';
 import { parseLogFileName } from '../log-format/index.js';
+import type { Storage } from '../storage/port.js';
 import {
   decodeTimelineAvro,
   encodeTimelineAvro,
@@ -19,15 +20,25 @@ import {
 } from '../timeline/avro-files.js';
 import type { Instant } from '../timeline/instant.js';
 import { timelineLayout2 } from '../timeline/layout.js';
-import { instantPath } from '../timeline/timeline.js';
+import { instantPath, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
-import type { MetadataTable1x } from './metadata-table-1x.js';
 import { METADATA_1X_TIMELINE_FOLDER } from './reader-1x.js';
 import { METADATA_TABLE_FOLDER } from './timeline.js';
 
 /** LATEST_ROLLBACK_PLAN_VERSION and the rollback metadata's version in both releases. */
 const ROLLBACK_VERSION = 1;
+
+/** The 1.x metadata table as a rollback needs it (MetadataTable1x). */
+export interface Metadata1xRollbackSubject {
+  readonly storage: Storage;
+  /** The metadata table's timeline as loaded before the rollback. */
+  readonly timeline: Timeline;
+  readonly partitions: readonly string[];
+  readonly inflightPartitions: readonly string[];
+  /** The deltacommit Hudi rolls back with data instant `instantTime`, if any. */
+  rollbackTarget(instantTime: string): Instant | undefined;
+}
 
 export interface Metadata1xRollbackResult {
   /** The metadata table's rollback instant (the data rollback's time). */
@@ -43,7 +54,7 @@ export interface Metadata1xRollbackResult {
  * interrupted. Undefined when there is nothing to roll back (MetadataTable1x.rollbackTarget says what Hudi would).
  */
 export async function rollbackMetadataDeltaCommit1x(
-  table: MetadataTable1x,
+  table: Metadata1xRollbackSubject,
   instantTime: string,
   rollbackTime: string,
   lease?: LockLease,
@@ -119,7 +130,7 @@ export async function rollbackMetadataDeltaCommit1x(
  * per base or log file named by the instant (a 1.x log file carries the deltacommit that wrote it), its absolute
  * path with the scheme stripped (formatDeletePath).
  */
-async function listingRequests(table: MetadataTable1x, instantTime: string): Promise<HoodieRollbackRequest[]> {
+async function listingRequests(table: Metadata1xRollbackSubject, instantTime: string): Promise<HoodieRollbackRequest[]> {
   const { storage } = table;
   const requests: HoodieRollbackRequest[] = [];
   for (const partition of [...new Set([...table.partitions, ...table.inflightPartitions])].sort()) {

@@ -2,7 +2,8 @@
  * MetadataTable1x on the metadata tables Hudi 1.0.2 and 1.1.1 wrote (test/fixtures/hudi-1x-metadata/): what it
  * refuses by name before anything is written (other services, a due compaction or archival, an index it does not
  * keep, a write replacing file groups, a rollback Hudi refuses), the deltacommits it writes in layout 2 (a
- * commit's, a clustering's, a clean's) that reader-1x reads back, and the rollback of one (rollback-1x.ts).
+ * commit's, a clustering's, a clean's, a second attempt's) that reader-1x reads back, and the rollback of one
+ * (rollback-1x.ts).
  * test/interop/hudi-1x-metadata-writes.test.ts judges the writes against Spark.
  */
 import assert from 'node:assert/strict';
@@ -20,6 +21,7 @@ import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat } from '../../lib/timeline/commit-metadata.js';
 import { latestCommitSchema } from '../../lib/timeline/queries.js';
+import { fileNameOf } from '../../lib/util/paths.js';
 import { duckdb } from '../helpers/duckdb.js';
 import { tempDir } from '../helpers/paths.js';
 
@@ -163,8 +165,23 @@ for (const release of ['1.0.2', '1.1.1']) {
       const before = readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort();
       const replace: CommitMetadata = { ...metadata, partitionToReplaceFileIds: { '2024-01-01': ['f1'] }, operationType: 'INSERT_OVERWRITE' };
       await assert.rejects((await open(path)).commit('20261206120000001', replace), MetadataTableError);
-      await assert.rejects((await open(path)).commit(instant, metadata), MetadataTableError);
       assert.deepEqual(readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort(), before);
+
+      // A second attempt (its data instant never completed): Hudi's commitInternal rolls the first back, then writes.
+      const again = await (await open(path)).commit(instant, metadata);
+      const retried = readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort();
+      assert.ok(retried.includes(`${instant}_${again.completionTime}.deltacommit`) && !retried.includes(`${instant}_${result.completionTime}.deltacommit`));
+      const rollback = retried.find((name) => /^\d{17}_\d{17}\.rollback$/.test(name));
+      assert.ok(rollback !== undefined && rollback > instant, retried.join(', '));
+      const rollbackPath = join(path, '.hoodie/metadata/.hoodie/timeline', rollback);
+      assert.deepEqual(decodeTimelineAvro('rollbackMetadata', readFileSync(rollbackPath), rollbackPath).commitsRollback, [instant]);
+      assert.deepEqual(
+        readdirSync(join(path, '.hoodie/metadata/files')).filter((name) => name.includes(`_${instant}.log.`)),
+        [fileNameOf(again.logFiles[0]!.path)],
+      );
+      // Anything but a completed deltacommit at the instant is refused.
+      writeFileSync(join(path, '.hoodie/metadata/.hoodie/timeline/20261206120000005_20261206120000006.rollback'), '');
+      await assert.rejects((await open(path)).commit('20261206120000005', metadata), /only a completed deltacommit is rolled back/);
     });
 
     it('mirrors a clustering: files gains the output, column_stats indexes it, partition_stats spans the inputs too', async () => {
