@@ -7,15 +7,23 @@
  * equals storage, and our partition_stats equal those Hudi wrote for its own clustering of the same files (counts and
  * ranges; sizes follow each writer's Parquet). A second round (Spark inserts, both cluster again, the first round's
  * replaced file groups not cleaned yet) checks which file groups each release counts. Spark's data skipping over our
- * column stats finds the rows it finds without them; Spark then upserts, and its own clean runs on top.
+ * column stats finds the rows it finds without them; Spark then upserts, and its own clean runs on top. A commit
+ * failing after its deltacommit completed is retried (the deltacommit rolled back first, as Hudi's commitInternal
+ * does) or rolled back keeping the plan (the deltacommit with it).
  */
 import assert from 'node:assert/strict';
-import { cpSync } from 'node:fs';
+import { cpSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { commit as commitClustering } from '../../lib/clustering/commit.js';
+import { resolveClusteringConfig } from '../../lib/clustering/config.js';
+import { runClusteringJob } from '../../lib/clustering/job.js';
+import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
+import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { metadataTableState } from '../../lib/metadata/index.js';
 import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import type { MetadataRecord } from '../../lib/metadata/records.js';
+import { rollbackInflightClustering } from '../../lib/rollback/rollback.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
@@ -127,6 +135,66 @@ for (const version of HUDI_1X_VERSIONS) {
         await assertSkippingAgrees(mine);
       });
     }
+
+    it('a commit failing after its deltacommit completed: the retry rolls that back first; a rollback keeping the plan takes it along', async () => {
+      const table = join(root, 'retried');
+      cpSync(source, table, { recursive: true });
+      const storage = new LocalStorage(table);
+      const open = () => HudiTable.open(storage, { mode: 'clustering' });
+      const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+      const config = resolveClusteringConfig({ event: CASES[0]!.props }).config;
+      const mdtTimeline = () => readdirSync(join(table, '.hoodie/metadata/.hoodie/timeline'));
+      const engine = await openParquetEngine();
+      try {
+        const failing = async (): Promise<string> => {
+          const instant = (await runClusteringJob(await open(), { mode: 'schedule', config, force: true, lock, engine, properties: new Map() })).scheduled!
+            .instantTime;
+          await assert.rejects(
+            runClusteringJob(await open(), {
+              mode: 'execute',
+              instant,
+              config,
+              lock,
+              engine,
+              tempDir: tempDir(),
+              afterMetadataTableWrite: async (what) => {
+                if (what === 'completed') throw new Error('injected after the deltacommit');
+              },
+            }),
+            /injected after the deltacommit/,
+          );
+          assert.ok(mdtTimeline().some((name) => name.startsWith(`${instant}_`) && name.endsWith('.deltacommit')));
+          return instant;
+        };
+        // The commit step retried: Hudi's commitInternal rolls the earlier deltacommit back, then writes it again.
+        const first = await failing();
+        assert.equal((await commitClustering(await open(), first, { lock })).outcome, 'committed');
+        assert.equal(mdtTimeline().filter((name) => name.startsWith(first)).length, 3, 'one deltacommit of the clustering');
+        assert.ok(
+          mdtTimeline().some((name) => name.endsWith('.rollback')),
+          'the first attempt rolled back in the metadata table',
+        );
+        assertMirroredBefore(table, first, 'replacecommit');
+        await assertMetadata1xAgrees(hudi, table, `our retried clustering ${first}`);
+
+        // Rolled back keeping the plan: the deltacommit goes with it (a rollback at the same time), then the plan runs.
+        await insert([table], 3);
+        const second = await failing();
+        const rolledBack = await rollbackInflightClustering(await open(), second, { lock });
+        assert.equal(rolledBack?.outcome, 'rolled-back');
+        assert.ok(!mdtTimeline().some((name) => name.startsWith(second)), `${second} left the metadata table`);
+        assert.ok(mdtTimeline().some((name) => name.startsWith(`${rolledBack.rollbackInstantTime}_`) && name.endsWith('.rollback')));
+        await assertMetadata1xAgrees(hudi, table, `our clustering ${second} rolled back`);
+        const rerun = await runClusteringJob(await open(), { mode: 'execute', instant: second, config, lock, engine, tempDir: tempDir() });
+        assert.equal(rerun.commit?.outcome, 'committed');
+        await assertMetadata1xAgrees(hudi, table, `our clustering ${second} run again`);
+      } finally {
+        await engine.close();
+      }
+      const updates = [1, lastId].map((id) => tableRow(id, PARTITIONS, 2));
+      await hudi.write(table, { schema: SCHEMA, rows: updates, options: sparkOptions({ ...WITH_MDT, 'hoodie.datasource.write.operation': 'upsert' }) });
+      await assertMetadata1xAgrees(hudi, table, 'Spark upsert on top');
+    });
 
     it('linear, second round over the first round’s uncleaned file groups; then Spark upserts and cleans on top', async () => {
       const mine = join(root, 'mine_linear');
