@@ -95,6 +95,17 @@ function listTree(root: string, under = ''): string[] {
   return out.sort();
 }
 
+/** Every record reader-1x reads from the metadata table of the 1.x table at `table` (a local path). */
+export async function metadata1xRecords(table: string): Promise<MetadataRecord[]> {
+  const storage = new LocalStorage(table);
+  const { timeline } = await HudiTable.open(storage);
+  const contents = await readMetadataTable1x(storage, {
+    completedDataInstants: new Set(timeline.completed().map((i) => i.time)),
+    pendingDataInstants: new Set(timeline.pending().map((i) => i.time)),
+  });
+  return [...contents.partitions.values()].flatMap((records) => [...records.values()]);
+}
+
 /**
  * The metadata table of a 1.x table as Spark and we see it: Spark reads the same rows with it on and off, and so do
  * we; `hudi_metadata()` equals what reader-1x reads; `files` lists every base file of a completed instant in storage
@@ -106,13 +117,8 @@ export async function assertMetadata1xAgrees(hudi: HudiHarness, table: string, s
   assert.deepEqual(on, off, `${step}: Spark with and without the metadata table`);
   assert.deepEqual(await ourCanonicalRows(table), on, `${step}: our rows`);
 
-  const storage = new LocalStorage(table);
-  const ourTable = await HudiTable.open(storage);
-  const contents = await readMetadataTable1x(storage, {
-    completedDataInstants: new Set(ourTable.timeline.completed().map((i) => i.time)),
-    pendingDataInstants: new Set(ourTable.timeline.pending().map((i) => i.time)),
-  });
-  const ourRecords = [...contents.partitions.values()].flatMap((records) => [...records.values()]);
+  const ourTable = await HudiTable.open(new LocalStorage(table));
+  const ourRecords = await metadata1xRecords(table);
   const theirs = (await hudi.sql(`select * from hudi_metadata('${table}')`)).rows;
   const sorted = (list: unknown[]) => list.map((row) => JSON.stringify(comparableMetadataRow(row))).sort();
   assert.deepEqual(sorted(ourRecords.map(sparkMetadataRow)), sorted(theirs), `${step}: hudi_metadata() and our reader`);
