@@ -22,8 +22,9 @@ import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline
 import { type CommitMetadata, newWriteStat } from '../../lib/timeline/commit-metadata.js';
 import { latestCommitSchema } from '../../lib/timeline/queries.js';
 import { fileNameOf } from '../../lib/util/paths.js';
+import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
 import { duckdb } from '../helpers/duckdb.js';
-import { tempDir } from '../helpers/paths.js';
+import { tableFiles, tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/hudi-1x-metadata');
 
@@ -106,6 +107,47 @@ for (const release of ['1.0.2', '1.1.1']) {
       // Done: nothing is left to roll back, and a second call changes nothing.
       assert.equal(await rollbackMetadataDeltaCommit1x(await open(path), last, '20261206120000002'), undefined);
       assert.deepEqual(mdtTimeline(), timeline);
+    });
+
+    it('a rollback of a deltacommit killed after any storage write is finished by the next attempt', async () => {
+      const expected = copy(release);
+      const last = (await HudiTable.open(new LocalStorage(expected))).timeline.completed().at(-1)!.time;
+      const rollbackTime = '20261206120000001';
+      await rollbackMetadataDeltaCommit1x(await open(expected), last, rollbackTime);
+      const contents = async (path: string) => {
+        const storage = new LocalStorage(path);
+        const timeline = (await HudiTable.open(storage)).timeline;
+        const pending = new Set([last]);
+        const completed = new Set(
+          timeline
+            .completed()
+            .map((i) => i.time)
+            .filter((time) => time !== last),
+        );
+        return (await readMetadataTable1x(storage, { completedDataInstants: completed, pendingDataInstants: pending })).partitions;
+      };
+      const files = (path: string) =>
+        tableFiles(join(path, '.hoodie/metadata')).map((line) => line.replace(/^(\S*?\/)\d{17}_\d{17}\.rollback /, '$1R_C.rollback '));
+      for (let crashAt = 1; ; crashAt++) {
+        const path = copy(release);
+        const storage = new CrashingStorage(new LocalStorage(path), crashAt);
+        const table = await MetadataTable1x.open(storage, await readTableConfig(storage));
+        const done = await rollbackMetadataDeltaCommit1x(table!, last, rollbackTime).then(
+          () => true,
+          (error: unknown) => {
+            if (!(error instanceof SimulatedCrash)) throw error;
+            return false;
+          },
+        );
+        await rollbackMetadataDeltaCommit1x(await open(path), last, rollbackTime);
+        assert.deepEqual(await contents(path), await contents(expected), `crash at storage call ${crashAt}`);
+        assert.deepEqual(
+          files(path).filter((line) => !line.includes('R_C.rollback')),
+          files(expected).filter((line) => !line.includes('R_C.rollback')),
+          `crash at storage call ${crashAt}`,
+        );
+        if (done) break;
+      }
     });
 
     it('refuses, as Hudi does, to roll back a deltacommit at or before the latest metadata compaction', async () => {
