@@ -155,7 +155,7 @@ export class MetadataTable1x {
     const rebuild = 'a Spark write with hoodie.metadata.enable=false deletes it; a later one with the metadata table on rebuilds it';
     if (options.operation === undefined || !KEPT_OPERATIONS.has(options.operation)) {
       problems.push({
-        problem: `this build writes a Hudi 1.x metadata table only for copy-on-write write commits, clusterings and cleans; its deltacommits for compactions, rollbacks and archival are not built`,
+        problem: `this build writes a Hudi 1.x metadata table only for copy-on-write write commits, clusterings and cleans; its deltacommits for compactions and archival are not built (rollbacks roll them back with the data instant)`,
         fix: 'pass hoodie.metadata.enable=false to drop the metadata table first (Hudi rebuilds it on its next write with the metadata table on), or run this service with Hudi 1.x',
         location: this.storage.uriOf(PROPERTIES_FILE),
       });
