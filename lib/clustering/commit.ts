@@ -88,7 +88,7 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
   if (instant.state === 'COMPLETED') return alreadyCommitted(storage, layout, instantTime);
   const properties = options.properties ?? new Map<string, string>();
   await assertPlanLayoutSupported(table, plan, properties);
-  await assertMetadataTableKeepable(storage, 'a clustering', properties, table.config);
+  await assertMetadataTableKeepable(storage, 'a clustering', properties, table.config, 'cluster');
   if (instant.state === 'REQUESTED') {
     throw new HudiError(`clustering ${instantTime} has not started: no group has run`, {
       location: storage.uriOf(instantPath(instant, layout)),
@@ -123,7 +123,7 @@ export async function commit(table: HudiTable, instantTime: string, options: Com
   };
   const report = buildClusteringReport(reportInput);
   const summary = summarizeClusteringReport(report);
-  const metadataTable = keepMetadataTable(storage, properties);
+  const metadataTable = keepMetadataTable(storage, properties, 'cluster');
 
   const result: CommitResult = await withTableLock(
     table,

@@ -288,7 +288,7 @@ async function checkGroupRunnable(table: HudiTable, instantTime: string, groupIn
   // outputs would take new file ids. Its inputs' file ids show the bucket numbers.
   await assertPlanLayoutSupported(table, plan, options.properties ?? new Map());
   // Fail before the work: commit would refuse it (and checks again under the lock).
-  await assertMetadataTableKeepable(storage, 'a clustering', options.properties ?? new Map(), table.config);
+  await assertMetadataTableKeepable(storage, 'a clustering', options.properties ?? new Map(), table.config, 'cluster');
   const group = plan.inputGroups[groupIndex];
   if (!Number.isInteger(groupIndex) || group === undefined) {
     throw new HudiError(`clustering ${instantTime} has groups 0..${plan.inputGroups.length - 1}, not ${groupIndex}`, {

@@ -80,7 +80,7 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
   const properties = options.properties ?? new Map<string, string>();
   // A layout clustering cannot keep (bucket index) is refused before the lock; its file ids are checked below.
   assertLayoutSupports(await detectTableLayout(storage, table.config, { properties }), 'clustering', storage.uriOf(PROPERTIES_FILE));
-  await assertMetadataTableKeepable(storage, 'a clustering', properties, table.config);
+  await assertMetadataTableKeepable(storage, 'a clustering', properties, table.config, 'cluster');
   // Refuse a bad configuration before taking the lock or writing anything.
   validateSortColumnsForSchema(config, (await table.requireSchema('clustering it')).schema, storage.uriOf(METAFOLDER));
   const threshold = hudiSchedulingThreshold(config);
@@ -138,7 +138,7 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
         return undefined;
       }
 
-      await assertMetadataTableKeepable(storage, 'a clustering', properties);
+      await assertMetadataTableKeepable(storage, 'a clustering', properties, undefined, 'cluster');
       await lease.assertHeld();
       await writeClusteringPlan(storage, current.layout, instantTime, plan);
       return { instantTime, groups: scheduledGroups(plan, latestSlices), plan };

@@ -185,7 +185,8 @@ export async function assertIngestable(table: Storage, properties: ReadonlyMap<s
     if (error instanceof NotAHudiTableError) return;
     throw error;
   }
-  await assertMetadataTableKeepable(table, 'an ingest', properties, config);
+  // An ingest commits through writeBatch, the writer's path: a write commit as far as the metadata table goes.
+  await assertMetadataTableKeepable(table, 'an ingest', properties, config, 'write');
   // A layout writes refuse (CDC, bucket index, …) is refused here too, before the object is claimed; writeBatch
   // checks again with the table's file ids.
   assertLayoutSupports(await detectTableLayout(table, config, { properties }), 'write', table.uriOf(PROPERTIES_FILE));

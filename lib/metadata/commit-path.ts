@@ -21,6 +21,7 @@ import { applyMetadataTableWriteConfig, type MetadataDisableReport } from './dis
 import { metadataTableDisabled } from './keys.js';
 import { type MetadataCommitInput, type MetadataCommitResult, type MetadataRemoveResult, MetadataTable } from './metadata-table.js';
 import { type Metadata1xCommitResult, type MetadataOperation, MetadataTable1x } from './metadata-table-1x.js';
+import { type Metadata1xRollbackResult, rollbackMetadataDeltaCommit1x } from './rollback-1x.js';
 
 export interface MetadataTableOutcome {
   /** The metadata table's deltacommit for the instant (undefined when the table has no metadata table). */
@@ -57,7 +58,8 @@ async function openEither(storage: Storage, config: TableConfig): Promise<Metada
 
 /**
  * The metadata-table side of one commit, with the user's Hudi write properties. `operation` says what the commit
- * is ('write' for the writer's commits, 'clean'); a 1.x metadata table is kept for those only, anything else refused.
+ * is ('write' for the writer's commits, 'cluster', 'clean'); a 1.x metadata table is kept for those only, anything
+ * else refused.
  */
 export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<string, string>, operation: MetadataOperation = 'other'): MetadataTableSession {
   let disabled: MetadataDisableReport | undefined;
@@ -128,26 +130,32 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
 }
 
 /**
- * Rolling back data instant `instantTime` (any writer's): remove its metadata-table deltacommit, under the table
- * lock, before the rollback completes. Undefined when the table declares no metadata table.
+ * Rolling back data instant `instantTime` (any writer's) at `rollbackTime`: remove its metadata-table deltacommit,
+ * under the table lock, before the rollback completes. A 1.x metadata table gets Hudi 1.x's rollback instant at
+ * `rollbackTime` (rollback-1x.ts), when Hudi would write one. Undefined when nothing was removed that way.
  */
-export async function removeMetadataTableDeltaCommit(storage: Storage, instantTime: string, lease?: LockLease): Promise<MetadataRemoveResult | undefined> {
+export async function removeMetadataTableDeltaCommit(
+  storage: Storage,
+  instantTime: string,
+  rollbackTime: string,
+  lease?: LockLease,
+): Promise<MetadataRemoveResult | Metadata1xRollbackResult | undefined> {
   const table = await openEither(storage, await readTableConfig(storage));
   if (table instanceof MetadataTable1x) {
-    table.assertMaintainable(`rolling back ${instantTime}`, { operation: 'other' });
-    return undefined;
+    table.assertRollbackable(`rolling back ${instantTime}`, instantTime);
+    return rollbackMetadataDeltaCommit1x(table, instantTime, rollbackTime, lease);
   }
   return table?.removeDeltaCommit(instantTime, lease);
 }
 
 /**
- * Before a rollback writes anything (its plan, or the inflight of a resumed one): refuse a table whose metadata table
- * this build cannot roll back with it. A 1.x metadata table needs Hudi 1.x's rollback deltacommit, which is not
- * built; the 0.x one is handled by removeMetadataTableDeltaCommit.
+ * Before a rollback of `instantTime` writes anything (its plan, or the inflight of a resumed one): refuse a table
+ * whose metadata table cannot be rolled back with it (a 1.x one: what Hudi's validateRollback refuses); the 0.x one
+ * is handled by removeMetadataTableDeltaCommit.
  */
-export async function assertRollbackKeepsMetadataTable(storage: Storage, what: string, config: TableConfig): Promise<void> {
+export async function assertRollbackKeepsMetadataTable(storage: Storage, what: string, config: TableConfig, instantTime: string): Promise<void> {
   if (!HUDI_1X_TABLE_VERSIONS.includes(config.version)) return;
-  (await MetadataTable1x.open(storage, config))?.assertMaintainable(what, { operation: 'other' });
+  (await MetadataTable1x.open(storage, config))?.assertRollbackable(what, instantTime);
 }
 
 /**

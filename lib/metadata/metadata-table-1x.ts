@@ -5,10 +5,10 @@
  * 1.x records (convert-1x.ts: files, column_stats, partition_stats), completed as `T_<completion>.deltacommit`
  * before the data commit completes.
  *
- * Cleans get theirs too (commitClean). Before a write's deltacommit a due compaction runs (compaction-1x.ts, Hudi's
- * performTableServices). Everything else Hudi would do here (a due clean or archival of the metadata table,
- * clustering / rollback deltacommits, a re-attempted instant) is refused by name before anything is written:
- * `problems` lists it, and the session asks before the data instant is requested.
+ * Clusterings (the replacecommit's deltacommit, as a write's) and cleans (commitClean) get theirs too; rollbacks and
+ * second attempts roll the deltacommit back (rollback-1x.ts). Before a write's deltacommit a due compaction and clean
+ * run (services-1x.ts, Hudi's performTableServices). Metadata-table archival when due is refused by name before
+ * anything is written: `problems` lists it, and the session asks before the data instant is requested.
  */
 import { HudiError, MetadataTableError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
@@ -22,7 +22,7 @@ import { HudiTable } from '../table/table.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
-import { compareInstantTimes } from '../timeline/instant.js';
+import { compareInstantTimes, type Instant, newInstantTime } from '../timeline/instant.js';
 import { timelineLayout2, timelineLayoutOf } from '../timeline/layout.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
@@ -36,6 +36,7 @@ import { configuredColumnStatsColumns } from './keys.js';
 import { mapRecordKeyToFileGroupIndex, partitionIdentifier } from './partitions.js';
 import { columnStatsIndexVersion1x, METADATA_1X_TIMELINE_FOLDER, readMetadataTable1x } from './reader-1x.js';
 import type { ColumnStatsMetadata, MetadataRecord } from './records.js';
+import { rollbackMetadataDeltaCommit1x } from './rollback-1x.js';
 import { METADATA_1X_PARTITIONS, type Metadata1xPartition, type MetadataTableVersion1x, metadata1xPartitionOf, metadataVersionFacts } from './schema-1x.js';
 import { type MetadataServices1xResult, performMetadataTableServices1x } from './services-1x.js';
 import { metadataTableState } from './state.js';
@@ -45,8 +46,10 @@ import { METADATA_TABLE_FOLDER, METADATA_TABLE_PROPERTIES, readMetadataTableProp
 const DEFAULT_KEEP_MAX_COMMITS = 30;
 const FOOTER_CONCURRENCY = 16;
 
-/** What a metadata-table change of ours is for: write commits and cleans are built for a 1.x metadata table. */
-export type MetadataOperation = 'write' | 'clean' | 'other';
+/** What a metadata-table change of ours is for: write commits, clusterings and cleans are built for a 1.x metadata table. */
+export type MetadataOperation = 'write' | 'cluster' | 'clean' | 'other';
+
+const KEPT_OPERATIONS: ReadonlySet<MetadataOperation> = new Set(['write', 'cluster', 'clean']);
 
 export interface Metadata1xCommitInput {
   readonly properties?: ReadonlyMap<string, string>;
@@ -152,9 +155,9 @@ export class MetadataTable1x {
     const problems: Problem[] = [...this.openProblems];
     const timelineLocation = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
     const rebuild = 'a Spark write with hoodie.metadata.enable=false deletes it; a later one with the metadata table on rebuilds it';
-    if (options.operation !== 'write' && options.operation !== 'clean') {
+    if (options.operation === undefined || !KEPT_OPERATIONS.has(options.operation)) {
       problems.push({
-        problem: `this build writes a Hudi 1.x metadata table only for copy-on-write write commits and cleans; its deltacommits for clusterings, compactions, rollbacks and archival are not built`,
+        problem: `this build writes a Hudi 1.x metadata table only for copy-on-write write commits, clusterings and cleans; its deltacommits for compactions and archival are not built (rollbacks roll them back with the data instant)`,
         fix: 'pass hoodie.metadata.enable=false to drop the metadata table first (Hudi rebuilds it on its next write with the metadata table on), or run this service with Hudi 1.x',
         location: this.storage.uriOf(PROPERTIES_FILE),
       });
@@ -263,12 +266,11 @@ export class MetadataTable1x {
    */
   async commit(instantTime: string, metadata: CommitMetadata, input: Metadata1xCommitInput = {}): Promise<Metadata1xCommitResult> {
     const properties = input.properties ?? new Map<string, string>();
-    this.assertMaintainable(`committing ${instantTime}`, { properties, operation: 'write' });
+    this.assertMaintainable(`committing ${instantTime}`, { properties, operation: metadata.operationType === 'CLUSTER' ? 'cluster' : 'write' });
     const location = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
-    this.assertNewInstant(instantTime);
-    if (metadata.operationType === 'CLUSTER' || Object.keys(metadata.partitionToReplaceFileIds ?? {}).length > 0) {
+    if (metadata.operationType !== 'CLUSTER' && Object.keys(metadata.partitionToReplaceFileIds ?? {}).length > 0) {
       throw new MetadataTableError(
-        `commit ${instantTime} replaces file groups; this build keeps a 1.x metadata table only for plain write commits`,
+        `commit ${instantTime} (${metadata.operationType ?? 'no operation'}) replaces file groups; this build keeps a 1.x metadata table only for write commits and clusterings`,
         this.partitions,
         this.inflightPartitions,
         {
@@ -277,7 +279,9 @@ export class MetadataTable1x {
         },
       );
     }
-    const table = (await this.runTableServices(input)) ? await this.reopened() : this;
+    // A second attempt first rolls its first deltacommit back; then the services see only completed attempts.
+    const attempt = await this.forNewAttempt(instantTime, input.lease);
+    const table = (await attempt.runTableServices(input)) ? await attempt.reopened() : attempt;
     const records = await table.commitRecords(instantTime, metadata, input);
     return table.writeDeltaCommit(instantTime, records, input);
   }
@@ -317,7 +321,7 @@ export class MetadataTable1x {
   ): Promise<Metadata1xCommitResult> {
     const properties = input.properties ?? new Map<string, string>();
     this.assertMaintainable(`completing clean ${instantTime}`, { properties, operation: 'clean' });
-    this.assertNewInstant(instantTime);
+    const table = await this.forNewAttempt(instantTime, input.lease);
     const changes = convertCleanMetadata(metadata, { instantTime, partitions: new Set(['files']), populateMetaFields: this.config.populateMetaFields });
     const records = new Map<Metadata1xPartition, MetadataRecord[]>([
       ['files', (changes.get('files') ?? []).flatMap((change) => ('record' in change ? [change.record] : []))],
@@ -343,13 +347,53 @@ export class MetadataTable1x {
         cleaned.flatMap(({ partition, name }) => cleanColumnStatsRecords1x(partition, name, columns, this.version)),
       );
     }
-    return this.writeDeltaCommit(instantTime, records, input);
+    return table.writeDeltaCommit(instantTime, records, input);
   }
 
-  private assertNewInstant(instantTime: string): void {
-    if (this.timeline.instants.some((i) => i.time === instantTime)) {
+  /**
+   * The deltacommit Hudi 1.x's metadata writer rolls back when data instant `instantTime` is rolled back
+   * (update(HoodieRollbackMetadata)): the metadata table's deltacommit at that instant when 1.0.2 finds it completed
+   * or 1.1.1 finds it in any state; undefined when Hudi leaves the metadata table as it is (1.0.2 leaves a pending
+   * one to the metadata writer's own failed-writes rollback). rollback-1x.ts rolls it back.
+   */
+  rollbackTarget(instantTime: string): Instant | undefined {
+    const rollsBack = this.version === 8 ? (i: Instant) => i.state === 'COMPLETED' : () => true;
+    const states = this.timeline.instants.filter((i) => i.time === instantTime && i.action === 'deltacommit');
+    const target = states.find((i) => i.state === 'COMPLETED') ?? states.find((i) => i.state === 'INFLIGHT') ?? states[0];
+    return target !== undefined && rollsBack(target) ? target : undefined;
+  }
+
+  /**
+   * Refuse, before a rollback of data instant `instantTime` writes anything, what Hudi's metadata writer refuses
+   * (validateRollback: a completed deltacommit at or before the metadata table's latest compaction, which only a
+   * restore undoes); the rollback fails there in Hudi too.
+   */
+  assertRollbackable(what: string, instantTime: string): void {
+    const target = this.rollbackTarget(instantTime);
+    if (target?.state !== 'COMPLETED') return;
+    const compaction = this.timeline.instants.filter((i) => i.action === 'commit' && i.state === 'COMPLETED').at(-1);
+    if (compaction === undefined || compareInstantTimes(instantTime, compaction.time) > 0) return;
+    throw new MetadataTableError(
+      `${what}: the metadata table's deltacommit ${instantTime} is not after its latest compaction ${compaction.time}; Hudi ${metadataVersionFacts(this.version).hudiRelease} refuses to roll it back too (a restore would)`,
+      this.partitions,
+      this.inflightPartitions,
+      { location: this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER), fix: `restore the table with Hudi to before ${instantTime}` },
+    );
+  }
+
+  /**
+   * The metadata table to write instant `instantTime` into. A second attempt at an instant whose deltacommit
+   * completed (its data instant did not: a retried commit step) goes as Hudi's commitInternal takes it: that
+   * deltacommit is rolled back first (the metadata write client's rollback(T), at a new instant time), then T is
+   * written again. Anything else the metadata table has at T is refused.
+   */
+  private async forNewAttempt(instantTime: string, lease: LockLease | undefined): Promise<MetadataTable1x> {
+    const existing = this.timeline.instants.filter((i) => i.time === instantTime);
+    if (existing.length === 0) return this;
+    const [only] = existing;
+    if (existing.length > 1 || only?.action !== 'deltacommit' || only.state !== 'COMPLETED') {
       throw new MetadataTableError(
-        `the metadata table already has an instant at ${instantTime}; re-attempting an instant is not built for a 1.x metadata table`,
+        `the metadata table already has ${existing.map((i) => `a ${i.state.toLowerCase()} ${i.action}`).join(' and ')} at ${instantTime}; only a completed deltacommit is rolled back for a new attempt`,
         this.partitions,
         this.inflightPartitions,
         {
@@ -358,6 +402,10 @@ export class MetadataTable1x {
         },
       );
     }
+    const data = await HudiTable.open(this.storage);
+    const rollbackTime = newInstantTime([...this.timeline.allTimes(), ...data.timeline.allTimes()], new Date(), this.config.timelineTimeZone);
+    await rollbackMetadataDeltaCommit1x(this, instantTime, rollbackTime, lease);
+    return (await MetadataTable1x.open(this.storage, this.config)) ?? this;
   }
 
   private async commitRecords(
@@ -413,12 +461,12 @@ export class MetadataTable1x {
       pendingDataInstants: new Set(dataTimeline.pending().map((i) => i.time)),
     });
     const existing = [...(contents.partitions.get('column_stats')?.values() ?? [])];
-    const replaced = await table.replacedFileGroups();
+    const scope = await partitionStatsScope(table, this.version);
     const partitionStats: MetadataRecord[] = [];
     for (const [partition, list] of written) {
       const prefixes = columns.map((column) => columnIndexId(column) + partitionIndexId(partitionIdentifier(partition)));
       const ofPartition = existing.flatMap((record) => (record.type === 3 && prefixes.some((p) => record.key.startsWith(p)) ? [record.columnStats] : []));
-      const latest = await latestBaseFileNames(this.storage, partition, dataTimeline, instantTime, replaced);
+      const latest = await latestBaseFileNames(this.storage, partition, dataTimeline, instantTime, scope);
       partitionStats.push(...partitionStatsForCommit1x(partition, list, ofPartition, latest, this.version));
     }
     out.set('partition_stats', partitionStats);
@@ -526,25 +574,46 @@ function deltaCommitMetadata(stats: Record<string, WriteStat[]>, version: Metada
   };
 }
 
+/** Which files of a partition's latest slices a commit's partition stats take the column stats of (latestBaseFileNames). */
+interface PartitionStatsScope {
+  /** File groups left out: those completed replacecommits replaced (1.1.1), none (1.0.2). */
+  readonly replaced: ReadonlySet<string>;
+  /** Whether a slice must be of a completed instant (1.1.1) or may be of any instant on the timeline (1.0.2). */
+  readonly completedOnly: boolean;
+}
+
 /**
- * The base files of a data partition's latest file slices, inflight ones included (getPartitionLatestFileSlices
- * IncludingInflight on a copy-on-write table): per file group not replaced, the newest base file whose instant is on
- * the timeline in any state, older than it (archived), or `instantTime` (the commit being written).
+ * How each release picks the other files of a partition whose column_stats join a commit's partition stats:
+ * - 1.0.2 (`getPartitionLatestFileSlicesIncludingInflight`, a view listing storage over the whole active timeline):
+ *   every file group in storage, replaced ones included (that view filters none), its newest slice in any state;
+ * - 1.1.1 (`getFilesToFetchColumnStats`: `getLatestMergedFileSlicesBeforeOrOn` over the completed timeline and the
+ *   `files` listing): file groups no completed replacecommit replaced, their newest committed slice.
+ * Neither leaves out the file groups the commit itself replaces (a clustering's inputs): its replacecommit is still
+ * pending, and 1.1.1's filter of them compares file names with file ids, so it never matches.
+ */
+async function partitionStatsScope(table: HudiTable, version: MetadataTableVersion1x): Promise<PartitionStatsScope> {
+  return version === 8 ? { replaced: new Set(), completedOnly: false } : { replaced: await table.replacedFileGroups(), completedOnly: true };
+}
+
+/**
+ * The base files of a data partition's latest file slices as `scope` says: per file group not replaced, the newest
+ * base file whose instant is on the timeline (completed only, or in any state), older than it (archived), or
+ * `instantTime` (the commit being written).
  */
 async function latestBaseFileNames(
   storage: Storage,
   partition: string,
   timeline: Timeline,
   instantTime: string,
-  replaced: ReadonlySet<string>,
+  scope: PartitionStatsScope,
 ): Promise<Set<string>> {
   const first = timeline.instants[0]?.time;
-  const onTimeline = new Set(timeline.instants.map((i) => i.time));
+  const onTimeline = new Set((scope.completedOnly ? timeline.completed() : timeline.instants).map((i) => i.time));
   const newest = new Map<string, { time: string; name: string }>();
   for (const file of (await storage.listDir(partition)).files) {
     const name = fileNameOf(file.path);
     const parsed = parseBaseFileName(name);
-    if (parsed === undefined || replaced.has(fileGroupKey(partition, parsed.fileId))) continue;
+    if (parsed === undefined || scope.replaced.has(fileGroupKey(partition, parsed.fileId))) continue;
     const time = parsed.instantTime;
     if (time !== instantTime && !onTimeline.has(time) && !(first !== undefined && compareInstantTimes(time, first) < 0)) continue;
     const current = newest.get(parsed.fileId);

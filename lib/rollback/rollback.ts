@@ -130,7 +130,7 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
     async (current, lease) => {
       const { timeline } = current;
       const { layout } = timeline;
-      await assertRollbackKeepsMetadataTable(storage, `rolling back ${instantTime}`, current.config);
+      await assertRollbackKeepsMetadataTable(storage, `rolling back ${instantTime}`, current.config, instantTime);
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'delete-inflight-and-requested');
       if (resumed !== undefined) return resumed;
 
@@ -204,7 +204,7 @@ export async function rollbackInflightClustering(
     options.lock,
     async (current, lease) => {
       const { timeline } = current;
-      await assertRollbackKeepsMetadataTable(storage, `rolling back clustering ${instantTime}`, current.config);
+      await assertRollbackKeepsMetadataTable(storage, `rolling back clustering ${instantTime}`, current.config, instantTime);
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'keep-requested');
       if (resumed !== undefined) return resumed;
 
@@ -453,7 +453,7 @@ async function executeRollback(
   await lease.assertHeld();
   // The metadata table's deltacommit of the instant goes before the rollback completes: from then on its readers
   // would apply the blocks of a rolled-back instant again (getValidInstantTimestamps). Idempotent on a resume.
-  await removeMetadataTableDeltaCommit(storage, target.commitTime, lease);
+  await removeMetadataTableDeltaCommit(storage, target.commitTime, rollback.time, lease);
   const appended = await appendRollbackBlocks(storage, rollback.time, target.commitTime, plan);
   if (appended.length > 0) await recordLogFilesInMetadataTable(storage, rollback.time, appended, lease);
   // Results first: a crash from here on must not leave a group "done" whose files are gone.

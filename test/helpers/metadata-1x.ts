@@ -1,6 +1,7 @@
 /**
  * Metadata-table records in the shape Spark's `hudi_metadata('<table>')` returns them (a row's JSON), so that what
- * we read compares with what Hudi reads: unions as `member<i>` structs, longs and decimals as numbers, bytes Base64.
+ * we read compares with what Hudi reads: unions as `member<i>` structs, longs and decimals as numbers, bytes Base64;
+ * and the checks of a 1.x metadata table against Spark that the interop tests share.
  */
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
@@ -94,23 +95,30 @@ export function listTree(root: string, under = ''): string[] {
   return out.sort();
 }
 
+/** Every record reader-1x reads from the metadata table of the 1.x table at `table` (a local path). */
+export async function metadata1xRecords(table: string): Promise<MetadataRecord[]> {
+  const storage = new LocalStorage(table);
+  const { timeline } = await HudiTable.open(storage);
+  const contents = await readMetadataTable1x(storage, {
+    completedDataInstants: new Set(timeline.completed().map((i) => i.time)),
+    pendingDataInstants: new Set(timeline.pending().map((i) => i.time)),
+  });
+  return [...contents.partitions.values()].flatMap((records) => [...records.values()]);
+}
+
 /**
- * Spark (metadata table on and off) and we read the same rows of the 1.x table at `table`; Hudi's hudi_metadata()
- * equals what reader-1x reads; `files` lists exactly the base files of completed instants in storage.
+ * The metadata table of a 1.x table as Spark and we see it: Spark reads the same rows with it on and off, and so do
+ * we; `hudi_metadata()` equals what reader-1x reads; `files` lists every base file of a completed instant in storage
+ * (replaced ones until a clean removes them) and nothing else. Returns what reader-1x read.
  */
-export async function assertMetadataTable1xAgrees(hudi: HudiHarness, table: string, step: string): Promise<void> {
+export async function assertMetadata1xAgrees(hudi: HudiHarness, table: string, step: string): Promise<MetadataRecord[]> {
   const on = canonicalRows((await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' } })).rows);
   const off = canonicalRows((await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' } })).rows);
   assert.deepEqual(on, off, `${step}: Spark with and without the metadata table`);
   assert.deepEqual(await ourCanonicalRows(table), on, `${step}: our rows`);
 
-  const storage = new LocalStorage(table);
-  const ourTable = await HudiTable.open(storage);
-  const contents = await readMetadataTable1x(storage, {
-    completedDataInstants: new Set(ourTable.timeline.completed().map((i) => i.time)),
-    pendingDataInstants: new Set(ourTable.timeline.pending().map((i) => i.time)),
-  });
-  const ourRecords = [...contents.partitions.values()].flatMap((records) => [...records.values()]);
+  const ourTable = await HudiTable.open(new LocalStorage(table));
+  const ourRecords = await metadata1xRecords(table);
   const theirs = (await hudi.sql(`select * from hudi_metadata('${table}')`)).rows;
   const sorted = (list: unknown[]) => list.map((row) => JSON.stringify(comparableMetadataRow(row))).sort();
   assert.deepEqual(sorted(ourRecords.map(sparkMetadataRow)), sorted(theirs), `${step}: hudi_metadata() and our reader`);
@@ -123,6 +131,7 @@ export async function assertMetadataTable1xAgrees(hudi: HudiHarness, table: stri
     record.type === 2 ? [...record.files].filter(([, info]) => !info.isDeleted).map(([name]) => `${record.key}/${name}`) : [],
   );
   assert.deepEqual(listed.sort(), stored, `${step}: the files partition and storage`);
+  return ourRecords;
 }
 
 /** Spark's data skipping over the metadata table's column stats finds the rows it finds without the metadata table. */
@@ -131,5 +140,20 @@ export async function assertDataSkippingAgrees(hudi: HudiHarness, table: string,
     const skipping = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true', 'hoodie.enable.data.skipping': 'true' }, where });
     const plain = await hudi.read(table, { options: { 'hoodie.metadata.enable': 'false' }, where });
     assert.deepEqual(canonicalRows(skipping.rows), canonicalRows(plain.rows), where);
+  }
+}
+
+/**
+ * The metadata table's deltacommit at `instant` completed before the data instant (`action`) did, and wrote a log
+ * file named by it into each of `partitions`.
+ */
+export function assertMirroredBefore(table: string, instant: string, action: string, partitions = ['files', 'column_stats', 'partition_stats']): void {
+  const mdt = readdirSync(join(table, '.hoodie/metadata/.hoodie/timeline')).find((n) => n.startsWith(`${instant}_`) && n.endsWith('.deltacommit'));
+  const data = readdirSync(join(table, '.hoodie/timeline')).find((n) => n.startsWith(`${instant}_`) && n.endsWith(`.${action}`));
+  assert.ok(mdt !== undefined && data !== undefined, `${instant}: a completed deltacommit and ${action}`);
+  assert.ok(mdt.slice(18, 35) <= data.slice(18, 35), `${mdt} completed before ${data}`);
+  for (const partition of partitions) {
+    const logs = readdirSync(join(table, '.hoodie/metadata', partition)).filter((n) => n.includes(`_${instant}.log.1_`));
+    assert.ok(logs.length > 0, `${partition}: a log file named by ${instant}`);
   }
 }

@@ -3,7 +3,8 @@
  * DynamoDB through the local stack) on copy-on-write tables Hudi 1.0.2 and 1.1.1 wrote, judged by that release on
  * Spark: the table is uploaded, the state machine plans, executes and commits a clustering (then cleans and, with
  * hoodie.archive.automatic=false, skips archiving), and the table, downloaded, holds layout 2's clustering files, the
- * plan Hudi's run_clustering makes on a local copy, and the rows Spark read before.
+ * plan Hudi's run_clustering makes on a local copy, and the rows Spark read before. With Hudi's default metadata
+ * table on, the commit step keeps it: Spark reads the downloaded table with it on and off as we do.
  */
 import assert from 'node:assert/strict';
 import { cpSync, readdirSync, readFileSync } from 'node:fs';
@@ -17,10 +18,11 @@ import { openStorage } from '../../lib/storage/index.js';
 import { decodeClusteringPlan } from '../../lib/timeline/clustering-plan.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_VERSIONS } from '../helpers/hudi-1x-fixtures.js';
+import { assertMetadata1xAgrees, assertMirroredBefore } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath } from '../helpers/s3.js';
 import { createLockTable, downloadTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
-import { withoutFileName, writeSmallFiles } from './clustering-helpers.js';
+import { SCHEMA, sparkOptions, tableRow, withoutFileName, writeSmallFiles } from './clustering-helpers.js';
 
 process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
@@ -105,6 +107,41 @@ for (const version of HUDI_1X_VERSIONS) {
         myPlan.map(({ groups, missing }) => ({ groups, missing })),
         theirPlan.map(({ groups, missing }) => ({ groups, missing })),
       );
+      assert.deepEqual(withoutFileName((await hudi.read(mine, READ)).rows), rowsBefore);
+    });
+
+    it("with Hudi's default metadata table: the commit step writes the replacecommit's deltacommit, read by Spark as by us", async () => {
+      const withMetadata = join(root, 'source_mdt');
+      for (let batch = 0; batch < 3; batch++) {
+        const rows = Array.from({ length: 9 }, (_, i) => tableRow(batch * 9 + i + 1, PARTITIONS));
+        await hudi.write(withMetadata, {
+          schema: SCHEMA,
+          rows,
+          options: sparkOptions({ 'hoodie.metadata.enable': 'true', 'hoodie.datasource.write.operation': 'insert' }),
+        });
+      }
+      const rowsBefore = withoutFileName((await hudi.read(withMetadata, READ)).rows);
+      const tablePath = await s3TablePath(`hudi-${version.replace(/\./g, '')}-cluster-sls-mdt`);
+      const storage = openStorage(tablePath);
+      await uploadFiles(withMetadata, storage);
+      const { 'hoodie.metadata.enable': _off, ...keepingIt } = PROPERTIES;
+      const execution = await runStateMachineLocally(
+        { tablePath },
+        { functionsDir: ensureBundles(), retryPauseMs: 20, environment: { LOCK_TABLE: lockTable, CLUSTERING_PROPERTIES: JSON.stringify(keepingIt) } },
+      );
+      assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
+      const output = execution.output as TableServicesOutput;
+      assert.equal(output.clustering?.status, 'COMMITTED', JSON.stringify(output));
+
+      const mine = join(root, 'mine_mdt');
+      await downloadTable(storage, mine);
+      assertMirroredBefore(mine, output.clustering.instant, 'replacecommit');
+      await hudi.sql('SET hoodie.metadata.enable=true');
+      try {
+        await assertMetadata1xAgrees(hudi, mine, `the serverless clustering ${output.clustering.instant}`);
+      } finally {
+        await hudi.sql('SET hoodie.metadata.enable=false');
+      }
       assert.deepEqual(withoutFileName((await hudi.read(mine, READ)).rows), rowsBefore);
     });
   });

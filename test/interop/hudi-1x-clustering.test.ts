@@ -8,18 +8,14 @@
  * reads now and as of the last write before the clustering. Spark then keeps writing on our copy: upserts merge
  * into our output file groups, its incremental planning starts from our clustering (a plan of ours after the upsert
  * matches Hudi's own on its copy), it executes a plan of ours, runs its own clustering and a clean on top. A plan of
- * ours left pending is handled by Spark as its own pending clustering. A table with the metadata table on is
- * refused before anything is written.
+ * ours left pending is handled by Spark as its own pending clustering. With the metadata table on:
+ * test/interop/hudi-1x-metadata-clustering.test.ts.
  */
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DEFAULT_CLUSTERING_CONFIG } from '../../lib/clustering/config.js';
 import { CLUSTERING_SUMMARY_KEY } from '../../lib/clustering/instant.js';
-import { schedule } from '../../lib/clustering/schedule.js';
-import { UnsupportedTableError } from '../../lib/errors.js';
-import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
@@ -28,7 +24,7 @@ import type { CommitMetadata } from '../../lib/timeline/commit-metadata.js';
 import { decodeLayout2CommitMetadata } from '../../lib/timeline/layout.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_VERSIONS } from '../helpers/hudi-1x-fixtures.js';
-import { tableFiles, tempDir } from '../helpers/paths.js';
+import { tempDir } from '../helpers/paths.js';
 import { clusterWithCli, SCHEMA, sparkOptions, tableRow, withoutFileName, writeSmallFiles } from './clustering-helpers.js';
 
 const NO_MDT = 'hoodie.metadata.enable=false';
@@ -144,7 +140,6 @@ for (const version of HUDI_1X_VERSIONS) {
     let hudi: HudiHarness;
     const root = tempDir(`hudi-${version}-cluster-`);
     const source = join(root, 'source');
-    const withMetadata = join(root, 'with_mdt');
     let rowsBefore: string[];
     let lastId = 0;
 
@@ -156,12 +151,6 @@ for (const version of HUDI_1X_VERSIONS) {
       assert.equal(readFileSync(join(source, '.hoodie', 'hoodie.properties'), 'utf8').match(/^hoodie\.table\.version=(\d+)$/m)?.[1], String(tableVersion));
       assert.ok(!existsSync(join(source, '.hoodie', 'metadata')), 'no metadata table');
       rowsBefore = withoutFileName((await hudi.read(source, READ)).rows);
-      await hudi.write(withMetadata, {
-        schema: SCHEMA,
-        rows: [1, 2, 3, 4].map((id) => tableRow(id, PARTITIONS)),
-        options: sparkOptions({ 'hoodie.metadata.enable': 'true', 'hoodie.datasource.write.operation': 'insert' }),
-      });
-      assert.ok(existsSync(join(withMetadata, '.hoodie', 'metadata')), 'the metadata table is on');
     });
 
     after(async () => {
@@ -333,20 +322,6 @@ for (const version of HUDI_1X_VERSIONS) {
       assert.deepEqual(spark, sparkPending, 'the rows Spark read while the plan was pending');
       assert.ok(clusteringFiles(pending)[0]?.completed !== undefined, 'our plan completed as a replacecommit');
       assert.deepEqual(await ourRows(pending), spark);
-    });
-
-    it('refuses a table with the metadata table on before writing anything', async () => {
-      const mine = join(root, 'mdt_mine');
-      cpSync(withMetadata, mine, { recursive: true });
-      const before = tableFiles(mine);
-      const storage = new LocalStorage(mine);
-      const table = await HudiTable.open(storage, { mode: 'clustering' });
-      await assert.rejects(
-        schedule(table, DEFAULT_CLUSTERING_CONFIG, { lock: new StorageLockProvider(storage), properties: new Map(), force: true }),
-        (error: unknown) =>
-          error instanceof UnsupportedTableError && /metadata table/.test(error.message) && /hoodie\.metadata\.enable=false/.test(error.fix ?? ''),
-      );
-      assert.deepEqual(tableFiles(mine), before, 'nothing written');
     });
   });
 }

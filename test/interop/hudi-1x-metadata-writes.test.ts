@@ -3,27 +3,30 @@
  * partition_stats on), judged by Hudi 1.0.2 and 1.1.1 on Spark 3.5.1 (one JVM per release). Spark writes the table;
  * we upsert, insert and delete; after each write Spark reads the same rows as we do with the metadata table on and
  * off, its `hudi_metadata()` equals what our reader-1x reads, `files` lists exactly the committed files in storage,
- * and each deltacommit of ours completed before its data commit; the same after our clean. Services we do not keep
- * a 1.x metadata table for (clustering, rollback) are refused with nothing written; Spark then writes on top until
- * it compacts its metadata table, and we write again after that (our own compaction: hudi-1x-metadata-services).
+ * and each deltacommit of ours completed before its data commit; the same after an ingest and after our clean.
+ * Failed writes (ours before and after their deltacommit, Spark's) are rolled back with the metadata table as Hudi
+ * rolls them back. Spark then writes on top until it compacts its metadata table, and we write again after that
+ * (our own compaction: hudi-1x-metadata-services).
+ * Clustering: test/interop/hudi-1x-metadata-clustering.test.ts.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { runClean } from '../../lib/cleaning/clean.js';
-import { MetadataTableError } from '../../lib/errors.js';
+import { ingestObject, landingBucket } from '../../lib/ingest/index.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
-import { assertMetadataTableKeepable, assertRollbackKeepsMetadataTable } from '../../lib/metadata/index.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
-import { writeBatch } from '../../lib/writer/write-client.js';
+import { decodeTimelineAvro } from '../../lib/timeline/avro-files.js';
+import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
-import { assertDataSkippingAgrees, assertMetadataTable1xAgrees, listTree } from '../helpers/metadata-1x.js';
-import { tempDir } from '../helpers/paths.js';
+import { failedWrite, HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { assertDataSkippingAgrees, assertMetadata1xAgrees, assertMirroredBefore } from '../helpers/metadata-1x.js';
+import { tableFiles, tempDir } from '../helpers/paths.js';
 
 const OUR_PROPS = new Map([['hoodie.datasource.write.precombine.field', 'ts']]);
 
@@ -38,7 +41,12 @@ for (const version of HUDI_1X_VERSIONS) {
     const sparkOptions = hudi1xWriteOptions('mdtw', 'COPY_ON_WRITE');
     let batch = 0;
 
-    async function ours(operation: WriteOperation, ids: number[], properties = OUR_PROPS): Promise<string> {
+    async function ours(
+      operation: WriteOperation,
+      ids: number[],
+      properties = OUR_PROPS,
+      faults: Pick<WriteOptions, 'afterDataFiles' | 'afterMetadataTableWrite'> = {},
+    ): Promise<string> {
       batch += 1;
       const input = join(root, `batch-${batch}.jsonl`);
       writeFileSync(
@@ -47,7 +55,7 @@ for (const version of HUDI_1X_VERSIONS) {
           .map((row) => JSON.stringify(row))
           .join('\n')}\n`,
       );
-      return (await writeBatch(new LocalStorage(table), { input: { file: input, format: 'jsonl' }, operation, properties })).instantTime;
+      return (await writeBatch(new LocalStorage(table), { input: { file: input, format: 'jsonl' }, operation, properties, ...faults })).instantTime;
     }
 
     async function spark(operation: string, ids: number[]): Promise<void> {
@@ -59,19 +67,10 @@ for (const version of HUDI_1X_VERSIONS) {
       });
     }
 
-    const agree = (step: string) => assertMetadataTable1xAgrees(hudi, table, step);
-
-    /** Our deltacommit at `instant` completed before the data commit did. */
-    function mirrored(instant: string): void {
-      const mdt = readdirSync(join(table, '.hoodie/metadata/.hoodie/timeline')).find((n) => n.startsWith(`${instant}_`) && n.endsWith('.deltacommit'));
-      const data = readdirSync(join(table, '.hoodie/timeline')).find((n) => n.startsWith(`${instant}_`) && n.endsWith('.commit'));
-      assert.ok(mdt !== undefined && data !== undefined, `${instant}: a completed deltacommit and commit`);
-      assert.ok(mdt.slice(18, 35) <= data.slice(18, 35), `${mdt} completed before ${data}`);
-      for (const partition of ['files', 'column_stats', 'partition_stats']) {
-        const logs = readdirSync(join(table, '.hoodie/metadata', partition)).filter((n) => n.includes(`_${instant}.log.1_`));
-        assert.ok(logs.length > 0, `${partition}: a log file named by ${instant}`);
-      }
-    }
+    const agree = async (step: string) => {
+      await assertMetadata1xAgrees(hudi, table, step);
+    };
+    const mirrored = (instant: string) => assertMirroredBefore(table, instant, 'commit');
 
     before(async () => {
       hudi = await startHudi({ hudiVersion: version });
@@ -92,6 +91,29 @@ for (const version of HUDI_1X_VERSIONS) {
         mirrored(instant);
         await agree(`our ${operation} ${instant}`);
       }
+    });
+
+    it('an ingest (the S3-event path) keeps it as a write does', async () => {
+      batch += 1;
+      const landing = tempDir('hudi-1x-mdt-landing-');
+      const key = `in/batch-${batch}.jsonl`;
+      mkdirSync(join(landing, 'in'));
+      const body = `${hudi1xRows([2, 12], batch)
+        .map((row) => JSON.stringify(row))
+        .join('\n')}\n`;
+      writeFileSync(join(landing, key), body);
+      const result = await ingestObject({
+        source: landingBucket('landing', new LocalStorage(landing)),
+        key,
+        etag: createHash('md5').update(body).digest('hex'),
+        table: new LocalStorage(table),
+        tableProperties: new Map([...OUR_PROPS, ['hoodie.datasource.write.operation', 'upsert']]),
+        errorPrefix: 'errors/',
+      });
+      assert.equal(result.outcome, 'ingested');
+      assert.ok(result.instantTime !== undefined);
+      mirrored(result.instantTime);
+      await agree(`our ingest ${result.instantTime}`);
     });
 
     it('data skipping on our column stats finds the rows Spark finds without it', async () => {
@@ -115,15 +137,53 @@ for (const version of HUDI_1X_VERSIONS) {
       await agree(`our clean ${instant}`);
     });
 
-    it('clustering and a rollback are refused by name, nothing written', async () => {
-      // The table lock's lease files change with every lock taken; nothing else may.
-      const files = () => listTree(table).filter((path) => !path.startsWith('.hoodie/.serverless-lock/'));
-      const before = files();
-      const storage = new LocalStorage(table);
-      // What every clustering entry point (schedule, execute, commit) asks first, and every rollback.
-      await assert.rejects(assertMetadataTableKeepable(storage, 'a clustering', new Map()), MetadataTableError);
-      await assert.rejects(assertRollbackKeepsMetadataTable(storage, 'a rollback', (await HudiTable.open(storage)).config), MetadataTableError);
-      assert.deepEqual(files(), before);
+    it('failed writes are rolled back with the metadata table as Hudi rolls them back', async () => {
+      const metadataFiles = () => tableFiles(join(table, '.hoodie/metadata'));
+      const mdtTimeline = () => readdirSync(join(table, '.hoodie/metadata/.hoodie/timeline'));
+      const pendingWrites = async () => (await HudiTable.open(new LocalStorage(table))).timeline.pending().map((i) => i.time);
+      const rollbacks = () => readdirSync(join(table, '.hoodie/timeline')).filter((name) => /^\d{17}_\d{17}\.rollback$/.test(name));
+      // Ours, failed before its deltacommit: rolled back at once; Hudi leaves the metadata table as it is then.
+      const untouched = metadataFiles();
+      await assert.rejects(ours('upsert', [1, 4], OUR_PROPS, { afterDataFiles: () => Promise.reject(new Error('injected after the data files')) }), /injected/);
+      assert.deepEqual(await pendingWrites(), [], 'rolled back at once');
+      assert.deepEqual(metadataFiles(), untouched);
+      await agree('our failed write rolled back');
+
+      // Ours, failed after its deltacommit completed: rolled back at once, the deltacommit with it by a rollback at
+      // the data rollback's time in the metadata table (its plan: T's log files), as Hudi's update(rollback) does.
+      let failed = '';
+      await assert.rejects(
+        ours('upsert', [1, 4], OUR_PROPS, {
+          afterMetadataTableWrite: async (what) => {
+            if (what !== 'completed') return;
+            failed = (await pendingWrites())[0] ?? '';
+            throw new Error('injected after the deltacommit');
+          },
+        }),
+        /injected after the deltacommit/,
+      );
+      assert.deepEqual(await pendingWrites(), [], 'rolled back at once');
+      const rollback = rollbacks().sort().at(-1)!.slice(0, 17);
+      assert.ok(!mdtTimeline().some((name) => name.startsWith(failed)), `${failed} left the metadata table`);
+      const mdtRollback = mdtTimeline().find((name) => name.startsWith(`${rollback}_`) && name.endsWith('.rollback'));
+      assert.ok(mdtRollback !== undefined, `a rollback at ${rollback} in the metadata table: ${mdtTimeline().join(', ')}`);
+      const planPath = join(table, '.hoodie/metadata/.hoodie/timeline', `${rollback}.rollback.requested`);
+      const plan = decodeTimelineAvro('rollbackPlan', readFileSync(planPath), planPath);
+      assert.deepEqual(plan.instantToRollback, { commitTime: failed, action: 'deltacommit' });
+      assert.deepEqual(new Set(plan.RollbackRequests?.map((request) => request.partitionPath)), new Set(['files', 'column_stats', 'partition_stats']));
+      for (const request of plan.RollbackRequests ?? []) {
+        assert.equal(request.filesToBeDeleted.length, 1);
+        assert.match(request.filesToBeDeleted[0]!, new RegExp(`^${table}/\\.hoodie/metadata/${request.partitionPath}/\\..+_${failed}\\.log\\.1_`));
+      }
+      await agree(`our failed write ${failed} rolled back with its deltacommit`);
+
+      // Spark's failed write (pre-commit validation): our next write rolls it back as Hudi would, then writes.
+      await failedWrite(hudi, table, sparkOptions);
+      assert.equal((await pendingWrites()).length, 1);
+      const instant = await ours('upsert', [6]);
+      assert.deepEqual(await pendingWrites(), []);
+      mirrored(instant);
+      await agree(`our upsert ${instant} after rolling back Spark's failed write`);
     });
 
     it('Spark writes on top until it compacts its metadata table, and we write again after', async () => {

@@ -7,8 +7,8 @@
  * (EVENT_TIME_ORDERING, the default with an ordering field): an insert into base files, upserts and a delete into
  * log files, one upsert ordered before the stored record, a compaction, a compaction left pending with an upsert
  * after it (its log joins the pending compaction's slice by completion time). Merge-on-read with
- * COMMIT_TIME_ORDERING: the later write wins whatever its ordering value. Then a write service (cluster, compact)
- * refuses the table before it writes anything (cluster on copy-on-write: its metadata table), and `status` reads it.
+ * COMMIT_TIME_ORDERING: the later write wins whatever its ordering value. Then a write service refuses a
+ * merge-on-read table before it writes anything, and `status` reads it.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -173,12 +173,9 @@ for (const version of HUDI_1X_VERSIONS) {
       const input = join(tempDir('hudi-1x-input-'), 'batch.jsonl');
       writeFileSync(input, `${JSON.stringify(hudi1xRows([1], 99)[0])}\n`);
       const notWritten = new RegExp(`table version ${tableVersion} \\(Hudi 1\\.[01], timeline layout 2\\) is not written by this service`);
-      // The cleaner and clustering write 1.x copy-on-write tables, but not yet their metadata table (on by default);
-      // the writer keeps it (test/interop/hudi-1x-metadata-writes.test.ts).
-      const metadataKept =
-        /cannot keep the Hudi 1\.[01]\.\d metadata table correct: this build writes a Hudi 1\.x metadata table only for copy-on-write write commits/;
+      // The writer, the cleaner and clustering keep a 1.x copy-on-write table's metadata table
+      // (test/interop/hudi-1x-metadata-writes.test.ts, hudi-1x-metadata-clustering.test.ts).
       for (const [path, args, refusal] of [
-        [cow, ['cluster', cow, '--mode', 'scheduleAndExecute', '--props', propertiesFile(hudi1xWriteOptions('cow', 'COPY_ON_WRITE'))], metadataKept],
         [
           mor,
           ['cluster', mor, '--mode', 'scheduleAndExecute', '--props', propertiesFile(hudi1xWriteOptions('mor', 'MERGE_ON_READ'))],

@@ -1,30 +1,35 @@
 /**
  * MetadataTable1x on the metadata tables Hudi 1.0.2 and 1.1.1 wrote (test/fixtures/hudi-1x-metadata/): what it
- * refuses by name before anything is written (other services and rollbacks, a due compaction or archival, an index
- * it does not keep, a commit replacing file groups), and the deltacommits it writes in layout 2 (a commit's, a
- * clean's) that reader-1x reads back.
+ * refuses by name before anything is written (other services, a due compaction or archival, an index it does not
+ * keep, a write replacing file groups, a rollback Hudi refuses), the deltacommits it writes in layout 2 (a
+ * commit's, a clustering's, a clean's, a second attempt's) that reader-1x reads back, and the rollback of one
+ * (rollback-1x.ts).
  * test/interop/hudi-1x-metadata-writes.test.ts judges the writes against Spark.
  */
 import assert from 'node:assert/strict';
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MetadataTableError } from '../../lib/errors.js';
 import { assertRollbackKeepsMetadataTable } from '../../lib/metadata/commit-path.js';
 import { MetadataTable1x } from '../../lib/metadata/metadata-table-1x.js';
 import { loadMetadataTimeline1x, readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
+import { rollbackMetadataDeltaCommit1x } from '../../lib/metadata/rollback-1x.js';
 import { performMetadataTableServices1x } from '../../lib/metadata/services-1x.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { readTableConfig } from '../../lib/table/config.js';
 import { HudiTable } from '../../lib/table/table.js';
-import type { HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
-import type { CommitMetadata } from '../../lib/timeline/commit-metadata.js';
+import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
+import { type CommitMetadata, newWriteStat } from '../../lib/timeline/commit-metadata.js';
 import { newInstantTime } from '../../lib/timeline/instant.js';
 import { timelineLayout2 } from '../../lib/timeline/layout.js';
 import { latestCommitSchema } from '../../lib/timeline/queries.js';
 import { readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { createRequested, transitionToCompleted } from '../../lib/timeline/transitions.js';
-import { tempDir } from '../helpers/paths.js';
+import { fileNameOf } from '../../lib/util/paths.js';
+import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
+import { duckdb } from '../helpers/duckdb.js';
+import { tableFiles, tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/hudi-1x-metadata');
 
@@ -48,7 +53,8 @@ for (const release of ['1.0.2', '1.1.1']) {
     it('keeps it for a write, and names what it does not keep', async () => {
       const table = await open(copy(release));
       assert.deepEqual(problemsOf(table, { operation: 'write' }), []);
-      assert.match(problemsOf(table, { operation: 'other' }).join('\n'), /only for copy-on-write write commits/);
+      assert.deepEqual(problemsOf(table, { operation: 'cluster' }), []);
+      assert.match(problemsOf(table, { operation: 'other' }).join('\n'), /only for copy-on-write write commits, clusterings and cleans/);
       const compaction = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.metadata.compact.max.delta.commits', '3']]) });
       assert.deepEqual(compaction, [], 'a due compaction is run, not refused');
       const archivalOnClean = problemsOf(table, { operation: 'clean', properties: new Map([['hoodie.keep.max.commits', '2']]) });
@@ -176,9 +182,107 @@ for (const release of ['1.0.2', '1.1.1']) {
       assert.ok(!left.some((name) => name.includes('_00000000000000000.')), left.join(', '));
     });
 
-    it('refuses rollbacks before their plan is written (their 1.x deltacommit is not built)', async () => {
-      const storage = new LocalStorage(copy(release));
-      await assert.rejects(assertRollbackKeepsMetadataTable(storage, 'rolling back 1', await readTableConfig(storage)), MetadataTableError);
+    it('rolls back the deltacommit Hudi rolls back with a data instant, as Hudi writes that rollback', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      const data = await HudiTable.open(storage);
+      const last = data.timeline.completed().at(-1)!.time;
+      const mdtTimeline = () => readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort();
+      // None at the instant (a write that failed before its deltacommit): Hudi leaves the metadata table as it is.
+      assert.equal((await open(path)).rollbackTarget('20261206120000000'), undefined);
+      // A pending one: 1.0.2 rolls back only a completed deltacommit, 1.1.1 one in any state.
+      writeFileSync(join(path, '.hoodie/metadata/.hoodie/timeline/20261206120000000.deltacommit.requested'), '');
+      assert.equal((await open(path)).rollbackTarget('20261206120000000')?.state, release === '1.0.2' ? undefined : 'REQUESTED');
+
+      // A completed one: both roll it back. Its blocks read as absent before (its data instant pending) and after.
+      const instants = (pending: string[]) => ({
+        completedDataInstants: new Set(
+          data.timeline
+            .completed()
+            .map((i) => i.time)
+            .filter((time) => !pending.includes(time)),
+        ),
+        pendingDataInstants: new Set(pending),
+      });
+      const before = await readMetadataTable1x(storage, instants([last]));
+      const logs = (dir: string) => readdirSync(join(path, '.hoodie/metadata', dir)).filter((name) => name.includes(`_${last}.log.`));
+      const named = ['files', 'column_stats', 'partition_stats'].flatMap((dir) => logs(dir).map((name) => `${dir}/${name}`));
+      assert.ok(named.length >= 3);
+      const rollbackTime = '20261206120000001';
+      const result = await rollbackMetadataDeltaCommit1x(await open(path), last, rollbackTime);
+      assert.deepEqual([...(result?.deletedFiles ?? [])].sort(), named.sort());
+      const timeline = mdtTimeline();
+      assert.ok(!timeline.some((name) => name.startsWith(last)), `${last} left the metadata table's timeline`);
+      assert.ok(timeline.includes(`${rollbackTime}.rollback.requested`) && timeline.includes(`${rollbackTime}.rollback.inflight`));
+      const completed = timeline.find((name) => name.startsWith(`${rollbackTime}_`) && name.endsWith('.rollback'))!;
+      const metadataPath = join(path, '.hoodie/metadata/.hoodie/timeline', completed);
+      const metadata = decodeTimelineAvro('rollbackMetadata', readFileSync(metadataPath), metadataPath);
+      assert.deepEqual(metadata.commitsRollback, [last]);
+      assert.equal(metadata.totalFilesDeleted, named.length);
+      assert.deepEqual(
+        Object.values(metadata.partitionMetadata)
+          .flatMap((partition) => partition.successDeleteFiles)
+          .sort(),
+        named.map((file) => join(path, '.hoodie/metadata', file)).sort(),
+        'absolute paths without a scheme, as ListingBasedRollbackStrategy plans them',
+      );
+      const after = await readMetadataTable1x(storage, instants([last]));
+      assert.deepEqual(after.partitions, before.partitions);
+      // Done: nothing is left to roll back, and a second call changes nothing.
+      assert.equal(await rollbackMetadataDeltaCommit1x(await open(path), last, '20261206120000002'), undefined);
+      assert.deepEqual(mdtTimeline(), timeline);
+    });
+
+    it('a rollback of a deltacommit killed after any storage write is finished by the next attempt', async () => {
+      const expected = copy(release);
+      const last = (await HudiTable.open(new LocalStorage(expected))).timeline.completed().at(-1)!.time;
+      const rollbackTime = '20261206120000001';
+      await rollbackMetadataDeltaCommit1x(await open(expected), last, rollbackTime);
+      const contents = async (path: string) => {
+        const storage = new LocalStorage(path);
+        const timeline = (await HudiTable.open(storage)).timeline;
+        const pending = new Set([last]);
+        const completed = new Set(
+          timeline
+            .completed()
+            .map((i) => i.time)
+            .filter((time) => time !== last),
+        );
+        return (await readMetadataTable1x(storage, { completedDataInstants: completed, pendingDataInstants: pending })).partitions;
+      };
+      const files = (path: string) =>
+        tableFiles(join(path, '.hoodie/metadata')).map((line) => line.replace(/^(\S*?\/)\d{17}_\d{17}\.rollback /, '$1R_C.rollback '));
+      for (let crashAt = 1; ; crashAt++) {
+        const path = copy(release);
+        const storage = new CrashingStorage(new LocalStorage(path), crashAt);
+        const table = await MetadataTable1x.open(storage, await readTableConfig(storage));
+        const done = await rollbackMetadataDeltaCommit1x(table!, last, rollbackTime).then(
+          () => true,
+          (error: unknown) => {
+            if (!(error instanceof SimulatedCrash)) throw error;
+            return false;
+          },
+        );
+        await rollbackMetadataDeltaCommit1x(await open(path), last, rollbackTime);
+        assert.deepEqual(await contents(path), await contents(expected), `crash at storage call ${crashAt}`);
+        assert.deepEqual(
+          files(path).filter((line) => !line.includes('R_C.rollback')),
+          files(expected).filter((line) => !line.includes('R_C.rollback')),
+          `crash at storage call ${crashAt}`,
+        );
+        if (done) break;
+      }
+    });
+
+    it('refuses, as Hudi does, to roll back a deltacommit at or before the latest metadata compaction', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      const last = (await HudiTable.open(storage)).timeline.completed().at(-1)!.time;
+      writeFileSync(join(path, '.hoodie/metadata/.hoodie/timeline/20261206130000000_20261206130000001.commit'), '');
+      await assert.rejects(assertRollbackKeepsMetadataTable(storage, `rolling back ${last}`, await readTableConfig(storage), last), (error: unknown) => {
+        assert.ok(error instanceof MetadataTableError && /not after its latest compaction 20261206130000000/.test(error.message), String(error));
+        return true;
+      });
     });
 
     it('refuses an index partition it does not keep, by name', async () => {
@@ -225,10 +329,90 @@ for (const release of ['1.0.2', '1.1.1']) {
       assert.ok(contents.partitions.get('files')?.has('__all_partitions__'));
 
       const before = readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort();
-      const replace: CommitMetadata = { ...metadata, partitionToReplaceFileIds: { '2024-01-01': ['f1'] }, operationType: 'CLUSTER' };
+      const replace: CommitMetadata = { ...metadata, partitionToReplaceFileIds: { '2024-01-01': ['f1'] }, operationType: 'INSERT_OVERWRITE' };
       await assert.rejects((await open(path)).commit('20261206120000001', replace), MetadataTableError);
-      await assert.rejects((await open(path)).commit(instant, metadata), MetadataTableError);
       assert.deepEqual(readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort(), before);
+
+      // A second attempt (its data instant never completed): Hudi's commitInternal rolls the first back, then writes.
+      const again = await (await open(path)).commit(instant, metadata);
+      const retried = readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort();
+      assert.ok(retried.includes(`${instant}_${again.completionTime}.deltacommit`) && !retried.includes(`${instant}_${result.completionTime}.deltacommit`));
+      const rollback = retried.find((name) => /^\d{17}_\d{17}\.rollback$/.test(name));
+      assert.ok(rollback !== undefined && rollback > instant, retried.join(', '));
+      const rollbackPath = join(path, '.hoodie/metadata/.hoodie/timeline', rollback);
+      assert.deepEqual(decodeTimelineAvro('rollbackMetadata', readFileSync(rollbackPath), rollbackPath).commitsRollback, [instant]);
+      assert.deepEqual(
+        readdirSync(join(path, '.hoodie/metadata/files')).filter((name) => name.includes(`_${instant}.log.`)),
+        [fileNameOf(again.logFiles[0]!.path)],
+      );
+      // Anything but a completed deltacommit at the instant is refused.
+      writeFileSync(join(path, '.hoodie/metadata/.hoodie/timeline/20261206120000005_20261206120000006.rollback'), '');
+      await assert.rejects((await open(path)).commit('20261206120000005', metadata), /only a completed deltacommit is rolled back/);
+    });
+
+    it('mirrors a clustering: files gains the output, column_stats indexes it, partition_stats spans the inputs too', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      const data = await HudiTable.open(storage);
+      const instants = { completedDataInstants: new Set(data.timeline.completed().map((i) => i.time)), pendingDataInstants: new Set<string>() };
+      const before = await readMetadataTable1x(storage, instants);
+      const stats = [...before.partitions.get('column_stats')!.values()].flatMap((r) => (r.type === 3 ? [r.columnStats] : []));
+      // The fixture keeps no data files: the partition's base files stand in empty (only their names are listed).
+      const listing = before.partitions.get('files')!.get('p0');
+      assert.ok(listing?.type === 2);
+      const inputs = [...new Set(stats.map((s) => s.fileName!).filter((name) => listing.files.has(name)))];
+      assert.equal(inputs.length, 2, 'two slices of one file group in p0');
+      mkdirSync(join(path, 'p0'));
+      for (const name of inputs) writeFileSync(join(path, 'p0', name), '');
+      const latestInput = inputs.sort().at(-1)!;
+      const inputGroup = latestInput.slice(0, latestInput.indexOf('_'));
+      assert.ok(inputs.every((name) => name.startsWith(`${inputGroup}_`)));
+
+      const instant = '20261206120000000';
+      const output = `aaaaaaaa-0000-0000-0000-000000000000-0_0-1-0_${instant}.parquet`;
+      await duckdb(
+        `COPY (SELECT '${instant}' AS _hoodie_commit_time, '${instant}_0_' || i AS _hoodie_commit_seqno, CAST(i AS VARCHAR) AS _hoodie_record_key,
+           'p0' AS _hoodie_partition_path, '${output}' AS _hoodie_file_name, CAST(i AS BIGINT) AS id, 'n' || i AS name, CAST(1 AS BIGINT) AS ts,
+           DATE '2024-01-01' + CAST(i AS INTEGER) AS d, CAST(i AS DECIMAL(10,2)) AS amount, 'p0' AS dt FROM range(100, 103) t(i))
+         TO '${join(path, 'p0', output)}' (FORMAT PARQUET)`,
+      );
+      const metadata: CommitMetadata = {
+        partitionToWriteStats: {
+          p0: [
+            newWriteStat({
+              fileId: output.slice(0, output.indexOf('_')),
+              path: `p0/${output}`,
+              partitionPath: 'p0',
+              numWrites: 3,
+              numInserts: 3,
+              fileSizeInBytes: statSync(join(path, 'p0', output)).size,
+            }),
+          ],
+        },
+        compacted: false,
+        extraMetadata: { schema: (await latestCommitSchema(storage, data.timeline))! },
+        operationType: 'CLUSTER',
+        partitionToReplaceFileIds: { p0: [inputGroup] },
+      };
+      const result = await (await open(path)).commit(instant, metadata);
+      assert.deepEqual(new Set(result.logFiles.map((log) => log.partition)), new Set(['files', 'column_stats', 'partition_stats']));
+
+      const after = await readMetadataTable1x(storage, { ...instants, completedDataInstants: new Set([...instants.completedDataInstants, instant]) });
+      const files = after.partitions.get('files')!.get('p0');
+      assert.ok(files?.type === 2 && files.files.has(output) && inputs.every((name) => files.files.has(name)), 'the replaced group stays listed until a clean');
+      const idStats = (fileName: string, records = after.partitions.get('column_stats')!) =>
+        [...records.values()].find((r) => r.type === 3 && r.columnStats.fileName === fileName && r.columnStats.columnName === 'id');
+      const outputStats = idStats(output);
+      assert.ok(outputStats?.type === 3 && outputStats.columnStats.valueCount === 3);
+      const inputStats = idStats(latestInput);
+      assert.ok(inputStats?.type === 3);
+      // Hudi computes a replacecommit's partition stats while it is pending: its input file groups still count.
+      const partitionStats = [...after.partitions.get('partition_stats')!.values()].find(
+        (r) => r.type === 6 && r.columnStats.fileName === 'p0' && r.columnStats.columnName === 'id',
+      );
+      assert.ok(partitionStats?.type === 6);
+      assert.equal(partitionStats.columnStats.valueCount, 3 + inputStats.columnStats.valueCount!);
+      assert.equal(partitionStats.columnStats.isTightBound, true);
     });
 
     it('mirrors a clean: files drops the cleaned file, its column stats are tombstoned and read as absent', async () => {

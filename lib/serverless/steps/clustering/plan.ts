@@ -79,7 +79,7 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
   }
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: 'clustering' });
   // Resuming a plan or scheduling one: either way the run must be able to keep the metadata table when it commits.
-  await assertMetadataTableKeepable(table.storage, 'a clustering', settings.jobProperties, table.config);
+  await assertMetadataTableKeepable(table.storage, 'a clustering', settings.jobProperties, table.config, 'cluster');
   const base: PlanOutputBase = { tablePath: settings.tablePath, properties: settings.overrides };
   const scaleOut = scaleOutSettings(settings.jobProperties, deps.env);
   const maxConcurrency = mapConcurrency(settings.clustering.maxParallelism, scaleOut);
