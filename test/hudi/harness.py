@@ -209,6 +209,11 @@ def make_spark(config):
         SparkSession.builder.master("local[2]")
         .appName("hudi-serverless-interop")
         .config("spark.jars", ",".join(config["jars"]))
+        # The same jars on the driver's own class path (local mode: the only JVM). With spark.jars alone Hudi's classes
+        # live in Spark's MutableURLClassLoader, which ForkJoin pool threads (Hudi's parallel streams) do not see:
+        # Avro then decodes a metadata table's delete block as a GenericData.Record and the cast to
+        # HoodieDeleteRecord fails, depending on which thread ran the read.
+        .config("spark.driver.extraClassPath", ":".join(config["jars"]))
         .config("spark.driver.memory", config.get("driverMemory", "1536m"))
         .config("spark.driver.extraJavaOptions", java_options)
         .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
