@@ -1024,9 +1024,12 @@ function refuseDeepNesting(file: string, columns: readonly { name: string; type:
 }
 
 /** DuckDB types a JSON string may be read as: text to Spark's JSON reader. */
+let parsedTextTypeIds: ReadonlySet<DuckDBTypeId> | undefined;
+
 function parsedTextTypes(): ReadonlySet<DuckDBTypeId> {
+  if (parsedTextTypeIds !== undefined) return parsedTextTypeIds;
   const { DuckDBTypeId } = duckdb();
-  return new Set<DuckDBTypeId>([
+  parsedTextTypeIds = new Set<DuckDBTypeId>([
     DuckDBTypeId.DATE,
     DuckDBTypeId.TIME,
     DuckDBTypeId.TIME_TZ,
@@ -1038,6 +1041,7 @@ function parsedTextTypes(): ReadonlySet<DuckDBTypeId> {
     DuckDBTypeId.UUID,
     DuckDBTypeId.INTERVAL,
   ]);
+  return parsedTextTypeIds;
 }
 
 /**
