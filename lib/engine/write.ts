@@ -37,7 +37,7 @@ import { duckdbReason, openDuckDb } from './connection.js';
 import { duckdb } from './duckdb.js';
 import { type ExactCast, exactCast, nestedFieldDifferences, readType, typeSql } from './exact-cast.js';
 import { deepestNesting, fieldPaths, inputNameProblem, mayBeRenamed, namedFields } from './input-names.js';
-import { firstMalformedJsonLine } from './json-lines.js';
+import { firstMalformedJsonLine, firstTooDeepJsonLine } from './json-lines.js';
 import type { ParquetEngineOptions } from './port.js';
 import { describeColumns } from './schema-rows.js';
 import { copyToParquetSql, fileListSql, READ_OPTIONS, sqlIdentifier, sqlString } from './sql.js';
@@ -268,6 +268,7 @@ export class WriteSession {
     const { DuckDBTypeId } = duckdb();
     const readPath = input.readPath ?? input.file;
     let source = inputSql(readPath, input.format);
+    if (input.format === 'jsonl') await refuseDeepJsonLines(readPath, input.file);
     let described = await this.describeInput(source, input);
     // Counting reads every line: a malformed one past DuckDB's sample fails here.
     const counted = await this.connection
@@ -1016,9 +1017,18 @@ function refuseFieldNames(file: string, columns: readonly { name: string; type: 
 /** Nesting beyond MAX_NESTING_DEPTH is refused before any name walk or SQL over the types could fail on it. */
 function refuseDeepNesting(file: string, columns: readonly { name: string; type: DuckDBType }[]): void {
   const deepest = deepestNesting(columns);
-  if (deepest.depth <= MAX_NESTING_DEPTH) return;
-  throw new NestingDepthError(deepest.path.length > 80 ? `${deepest.path.slice(0, 80)}…` : deepest.path, deepest.depth, MAX_NESTING_DEPTH, {
-    location: file,
+  if (deepest.depth > MAX_NESTING_DEPTH) throw nestingDepthError(deepest.path, deepest.depth, file);
+}
+
+/** The same limit for a JSON-lines input before DuckDB reads it: its reader hangs or dies on values nested thousands deep. */
+async function refuseDeepJsonLines(readPath: string, file: string): Promise<void> {
+  const deep = await firstTooDeepJsonLine(readPath, MAX_NESTING_DEPTH);
+  if (deep !== undefined) throw nestingDepthError(deep.path, deep.depth, `${file}, line ${deep.line}`);
+}
+
+function nestingDepthError(path: string, depth: number, location: string): NestingDepthError {
+  return new NestingDepthError(path.length > 80 ? `${path.slice(0, 80)}…` : path, depth, MAX_NESTING_DEPTH, {
+    location,
     fix: `flatten the value to at most ${MAX_NESTING_DEPTH} levels of structs, lists and maps, or store it as JSON text in a string column; nothing was written`,
   });
 }
@@ -1281,6 +1291,7 @@ function avroTypeOf(type: DuckDBType, namespace: string, name: string): unknown 
 
 /** Convert JSON lines to Parquet (naive timestamps become UTC timestamps, as Spark writes them). */
 export async function jsonLinesToParquet(input: string, output: string): Promise<void> {
+  await refuseDeepJsonLines(input, input);
   const { instance, connection } = await openDuckDb({});
   try {
     await mkdir(dirname(output), { recursive: true });
@@ -1305,6 +1316,7 @@ export async function jsonLinesToParquet(input: string, output: string): Promise
  * can share one commit's input (lib/ingest/batch.ts).
  */
 export async function inputShape(file: string, format: InputFormat): Promise<{ columns: { name: string; type: string }[]; rows: number }> {
+  if (format === 'jsonl') await refuseDeepJsonLines(file, file);
   const { instance, connection } = await openDuckDb({});
   try {
     const described = await connection.runAndReadAll(`DESCRIBE SELECT * FROM ${inputSql(file, format)}`);
