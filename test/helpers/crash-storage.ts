@@ -116,6 +116,9 @@ interface StoppableLease extends LockLease {
 }
 
 export class CrashLock implements LockProvider {
+  /** Whether the process died holding the lock: acquired, never released (its lease then has to run out). */
+  leftHeld = false;
+
   constructor(
     private readonly inner: LockProvider,
     readonly point: CrashPoint,
@@ -132,6 +135,7 @@ export class CrashLock implements LockProvider {
     // Dead: no more renewals, and no release — the lock stays held until its lease expires.
     const die = (error: unknown): never => {
       lease.stopHeartbeat?.();
+      this.leftHeld = true;
       throw error;
     };
     return {
