@@ -5,7 +5,8 @@
  *   nothing of it is left (Hudi's upgrade rolls back every pending write first, ours included:
  *   UpgradeDowngradeUtils.rollbackFailedWritesAndCompact, EAGER);
  * - our next write, with our defaults, carries on with the table's new version and keeps the 1.x metadata table
- *   the upgrade left; Spark reads it and writes on top.
+ *   the upgrade left; Spark reads it and writes on top;
+ * - Hudi's downgrade_table procedure takes it back to 6 while we write: the same failure, then we carry on at 6.
  * Hudi 1.0.2 and 1.1.1, each on a JVM of its own.
  */
 import assert from 'node:assert/strict';
@@ -116,6 +117,54 @@ for (const version of HUDI_1X_VERSIONS) {
       });
       const last = await sparkRows();
       assert.ok(last.some((row) => row.includes('"v5-7"')) && last.some((row) => row.includes('"v4-3"')), last.join('\n'));
+      assert.deepEqual(await ourCanonicalRows(table), last);
+    });
+
+    it("Hudi's downgrade_table back to 6 while we write: ours fails at its commit; our next write carries on at 6", async () => {
+      let ourInstant: string | undefined;
+      const attempt = writeBatch(openStorage(table), {
+        input: { file: input(hudi1xRows([4, 10], 6)), format: 'jsonl' },
+        operation: 'upsert',
+        properties: ourProps(),
+        afterDataFiles: async () => {
+          ourInstant = (await HudiTable.open(openStorage(table))).timeline.instants.find((i) => i.state !== 'COMPLETED')?.time;
+          // The procedure names a catalog table: the table registered at its path.
+          await hudi.sql(`CREATE TABLE IF NOT EXISTS ${name} USING hudi LOCATION '${table}'`);
+          await hudi.sql(`CALL downgrade_table(table => '${name}', to_version => 'SIX')`);
+        },
+      });
+      await assert.rejects(attempt, (error: unknown) => {
+        assert.ok(error instanceof TableVersionChangedError, `TableVersionChangedError, got ${String(error)}`);
+        assert.deepEqual([error.from.version, error.to.version], [tableVersion, 6]);
+        return true;
+      });
+      assert.ok(ourInstant !== undefined, 'our write was pending during the downgrade');
+      const downgraded = await HudiTable.open(openStorage(table));
+      assert.equal(downgraded.config.version, 6, 'Hudi downgraded the table');
+      assert.equal(downgraded.config.timelineLayoutVersion, 1);
+      const spark = await sparkRows();
+      assert.ok(!spark.some((row) => row.includes('"v6-')), `no row of our failed write: ${spark.join('\n')}`);
+      assert.deepEqual(await ourCanonicalRows(table), spark, 'we read what Spark reads');
+
+      // Our next write, with our defaults, keeps the table at 6; a 1.x writer told to stay at 6 writes on top.
+      await writeBatch(openStorage(table), { input: { file: input(hudi1xRows([4, 11], 7)), format: 'jsonl' }, operation: 'upsert', properties: ourProps() });
+      assert.equal((await HudiTable.open(openStorage(table))).config.version, 6, 'the table stays at version 6');
+      const ours = await sparkRows();
+      assert.ok(ours.some((row) => row.includes('"v7-4"')) && ours.some((row) => row.includes('"v7-11"')), ours.join('\n'));
+      assert.deepEqual(await ourCanonicalRows(table), ours);
+      await hudi.write(table, {
+        schema: HUDI_1X_SCHEMA,
+        rows: hudi1xRows([11, 12], 8),
+        options: {
+          ...hudi1xWriteOptions(name, 'COPY_ON_WRITE'),
+          'hoodie.datasource.write.operation': 'upsert',
+          'hoodie.write.table.version': '6',
+          'hoodie.write.auto.upgrade': 'false',
+        },
+      });
+      assert.equal((await HudiTable.open(openStorage(table))).config.version, 6);
+      const last = await sparkRows();
+      assert.ok(last.some((row) => row.includes('"v8-11"')) && last.some((row) => row.includes('"v7-4"')), last.join('\n'));
       assert.deepEqual(await ourCanonicalRows(table), last);
     });
   });
