@@ -7,6 +7,7 @@
  * instant is archived twice.
  */
 
+import { type ArchivePlan, planArchive } from '../archiver/plan.js';
 import type { CleanConfig } from '../cleaner/config.js';
 import { readCleanerPlan, readCleanMetadata } from '../cleaning/timeline-facts.js';
 import { HudiError } from '../errors.js';
@@ -35,7 +36,6 @@ import { deleteInstantScratch, WORK_ROOT } from '../timeline/work-folder.js';
 import { fileNameOf, folderNameOf } from '../util/paths.js';
 import { planArchiveLsmNow, runArchiveLsm } from './archive-lsm.js';
 import type { ArchivalConfig } from './config.js';
-import { type ArchivePlan, planArchive } from './plan.js';
 
 export interface ArchiveOptions {
   readonly config: ArchivalConfig;
