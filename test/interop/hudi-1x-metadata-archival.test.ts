@@ -8,7 +8,7 @@
  * and archiving on top, and we write again.
  */
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type ArchiveResult, runArchive } from '../../lib/archival/archive.js';
@@ -17,11 +17,10 @@ import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
-import { historyFolder, readTimelineHistory } from '../../lib/timeline/history/index.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
-import { hudiArchivedInstants } from '../helpers/hudi-1x-history.js';
+import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xJsonl, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { hudiArchivedInstants, ourHistory } from '../helpers/hudi-1x-history.js';
 import { assertMetadata1xAgrees } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
 
@@ -43,21 +42,6 @@ function instantFiles(table: string, folder: string): string[] {
     .sort();
 }
 
-/** Our reading of a history: its files, and each instant's times, action and both byte columns as base64. */
-async function historyOf(base: string) {
-  const history = await readTimelineHistory(new LocalStorage(base), historyFolder());
-  return {
-    files: history.manifest.files.map((file) => file.fileName),
-    instants: history.instants.map((instant) => ({
-      requestedTime: instant.requestedTime,
-      completionTime: instant.completionTime,
-      action: instant.action,
-      metadata: instant.metadata === null ? null : Buffer.from(instant.metadata.bytes).toString('base64'),
-      plan: instant.plan === null ? null : `${instant.plan.recordName} ${Buffer.from(instant.plan.bytes).toString('base64')}`,
-    })),
-  };
-}
-
 for (const version of HUDI_1X_VERSIONS) {
   const tableVersion = version === '1.0.2' ? 8 : 9;
   describe(`archival with the metadata table of a default Hudi ${version} copy-on-write table (table version ${tableVersion})`, {
@@ -72,14 +56,8 @@ for (const version of HUDI_1X_VERSIONS) {
 
     async function ours(path: string, ids: number[]): Promise<string> {
       batch += 1;
-      const input = join(root, `batch-${batch}.jsonl`);
-      writeFileSync(
-        input,
-        `${hudi1xRows(ids, batch)
-          .map((row) => JSON.stringify(row))
-          .join('\n')}\n`,
-      );
-      return (await writeBatch(new LocalStorage(path), { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: OUR_PROPS })).instantTime;
+      const input = { file: hudi1xJsonl(root, ids, batch), format: 'jsonl' as const };
+      return (await writeBatch(new LocalStorage(path), { input, operation: 'upsert', properties: OUR_PROPS })).instantTime;
     }
 
     async function ourArchive(path: string): Promise<ArchiveResult> {
@@ -126,7 +104,7 @@ for (const version of HUDI_1X_VERSIONS) {
       );
       const theirHistory = await hudiArchivedInstants(hudi, theirs);
       assert.deepEqual(await hudiArchivedInstants(hudi, table), theirHistory, 'Hudi lists the same archived instants');
-      assert.deepEqual(await historyOf(table), await historyOf(theirs), 'the same history files and rows');
+      assert.deepEqual(await ourHistory(table), await ourHistory(theirs), 'the same history files and rows');
       assert.deepEqual(instantFiles(table, '.hoodie/timeline'), instantFiles(theirs, '.hoodie/timeline'));
       assert.deepEqual(instantFiles(table, MDT_TIMELINE), instantFiles(theirs, MDT_TIMELINE), "neither touched the metadata table's timeline");
       await assertMetadata1xAgrees(hudi, table, 'our archive');
@@ -149,7 +127,7 @@ for (const version of HUDI_1X_VERSIONS) {
       const ourArchived = await hudiArchivedInstants(hudi, join(table, MDT));
       assert.ok(ourArchived.length > 0, 'metadata-table instants archived');
       assert.deepEqual(ourArchived, await hudiArchivedInstants(hudi, join(copy, MDT)), 'Hudi lists the same archived metadata-table instants');
-      assert.deepEqual(await historyOf(join(table, MDT)), await historyOf(join(copy, MDT)), 'the same history files and rows');
+      assert.deepEqual(await ourHistory(join(table, MDT)), await ourHistory(join(copy, MDT)), 'the same history files and rows');
       const left = (path: string) => instantFiles(path, MDT_TIMELINE).filter((name) => before.has(name));
       assert.deepEqual(left(table), left(copy), 'the same metadata-table instants left active');
       for (const instant of ourArchived) {

@@ -59,7 +59,13 @@ for (const release of ['1.0.2', '1.1.1']) {
       assert.deepEqual(compaction, [], 'a due compaction is run, not refused');
       const archivalOnClean = problemsOf(table, { operation: 'clean', properties: new Map([['hoodie.keep.max.commits', '2']]) });
       assert.deepEqual(archivalOnClean, [], "a clean's deltacommit runs no metadata-table service in Hudi");
-      const archival = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.keep.min.commits', '1'], ['hoodie.keep.max.commits', '2']]) });
+      const archival = problemsOf(table, {
+        operation: 'write',
+        properties: new Map([
+          ['hoodie.keep.min.commits', '1'],
+          ['hoodie.keep.max.commits', '2'],
+        ]),
+      });
       assert.deepEqual(archival, [], 'a due archival is run, not refused');
       assert.deepEqual(problemsOf(table, { operation: 'archive' }), [], "the data table's archive only reads the metadata table");
       const clean = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.cleaner.commits.retained', '1']]) });
