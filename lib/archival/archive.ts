@@ -206,7 +206,7 @@ interface RawInstantFile {
   readonly object: StoredObject;
 }
 
-/** Every instant file of `.hoodie` (all states, not only the furthest): layout 1 only, archive-lsm.ts lists layout 2. */
+/** Every instant file of `.hoodie` (all states, not only the furthest): layout 1 only, lib/archiver/archive-lsm.ts lists layout 2. */
 async function rawInstantFiles(storage: Storage): Promise<RawInstantFile[]> {
   const { files } = await storage.listDir(METAFOLDER);
   const out: RawInstantFile[] = [];

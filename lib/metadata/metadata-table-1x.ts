@@ -27,6 +27,7 @@ import { timelineLayout2, timelineLayoutOf } from '../timeline/layout.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
+import { metadataArchiveRules1x } from './archive-1x.js';
 import { commitFilesRecords, convertCleanMetadata } from './convert.js';
 import { cleanColumnStatsRecords1x, columnStatsRecords1x, columnsToIndex1x, metadataLogBlock1x, partitionStatsForCommit1x } from './convert-1x.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
@@ -154,6 +155,8 @@ export class MetadataTable1x {
   problems(options: { properties?: ReadonlyMap<string, string>; operation?: MetadataOperation } = {}): Problem[] {
     // Hudi's data-table archiver only reads the metadata table's latest compaction: no state of it stops an archive.
     if (options.operation === 'archive') return [];
+    // Its own archival reads keep.min/max.commits when the write commits: a bad value fails here, before any write.
+    if (options.operation === 'write' || options.operation === 'cluster') metadataArchiveRules1x(options.properties);
     const problems: Problem[] = [...this.openProblems];
     const timelineLocation = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
     const rebuild = 'a Spark write with hoodie.metadata.enable=false deletes it; a later one with the metadata table on rebuilds it';

@@ -37,6 +37,7 @@ describe('the metadata table archival of Hudi 1.x (TimelineArchiverV2 on the met
     assert.deepEqual(rules, { minCommits: 3, maxCommits: 4, beyondSavepoint: false, compactionTriggerStrategy: 'NUM_COMMITS', compactionMaxDeltaCommits: 4 });
     assert.deepEqual(metadataArchiveRules1x(undefined), { ...rules, minCommits: 21, maxCommits: 31, compactionMaxDeltaCommits: 10 });
     assert.throws(() => metadataArchiveRules1x(new Map([['hoodie.keep.max.commits', '20']])), HudiError);
+    assert.throws(() => metadataArchiveRules1x(new Map([['hoodie.keep.max.commits', 'many']])), HudiError);
   });
 
   it('grows keep.min to the metadata cleaner’s 20 retained commits, and stops at the data table’s first active commit', () => {

@@ -67,6 +67,7 @@ for (const release of ['1.0.2', '1.1.1']) {
         ]),
       });
       assert.deepEqual(archival, [], 'a due archival is run, not refused');
+      assert.throws(() => problemsOf(table, { operation: 'write', properties: new Map([['hoodie.keep.max.commits', '5']]) }), /must be greater than/);
       assert.deepEqual(problemsOf(table, { operation: 'archive' }), [], "the data table's archive only reads the metadata table");
       const clean = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.cleaner.commits.retained', '1']]) });
       assert.deepEqual(clean, [], 'the metadata cleaner retains at least 20 commits');
