@@ -11,6 +11,7 @@ module.exports.LAYERS = [
   { name: 'engine', rooms: ['engine'] },
   { name: 'reading', rooms: ['merge-on-read', 'read'] },
   { name: 'cleaner', rooms: ['cleaner'] },
+  { name: 'archiver', rooms: ['archiver'] },
   { name: 'metadata table', rooms: ['metadata'] },
   { name: 'services', rooms: ['writer', 'rollback', 'compaction', 'clustering', 'cleaning', 'archival', 'ingest', 'sync', 'status'] },
   { name: 'serverless: AWS plumbing', rooms: ['serverless/aws'] },

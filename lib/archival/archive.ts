@@ -7,6 +7,7 @@
  * instant is archived twice.
  */
 
+import { type ArchivePlan, planArchive } from '../archiver/plan.js';
 import type { CleanConfig } from '../cleaner/config.js';
 import { readCleanerPlan, readCleanMetadata } from '../cleaning/timeline-facts.js';
 import { HudiError } from '../errors.js';
@@ -35,7 +36,6 @@ import { deleteInstantScratch, WORK_ROOT } from '../timeline/work-folder.js';
 import { fileNameOf, folderNameOf } from '../util/paths.js';
 import { planArchiveLsmNow, runArchiveLsm } from './archive-lsm.js';
 import type { ArchivalConfig } from './config.js';
-import { type ArchivePlan, planArchive } from './plan.js';
 
 export interface ArchiveOptions {
   readonly config: ArchivalConfig;
@@ -206,7 +206,7 @@ interface RawInstantFile {
   readonly object: StoredObject;
 }
 
-/** Every instant file of `.hoodie` (all states, not only the furthest): layout 1 only, archive-lsm.ts lists layout 2. */
+/** Every instant file of `.hoodie` (all states, not only the furthest): layout 1 only, lib/archiver/archive-lsm.ts lists layout 2. */
 async function rawInstantFiles(storage: Storage): Promise<RawInstantFile[]> {
   const { files } = await storage.listDir(METAFOLDER);
   const out: RawInstantFile[] = [];

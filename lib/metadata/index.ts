@@ -4,6 +4,7 @@
  * deltacommit of a rolled-back instant, compacting it (HFile base files) and turning it off as Hudi's writers do.
  */
 
+export { metadataTableCompaction1x } from './archive-1x.js';
 export { CLEAN_SUFFIX, decideMetadataClean, type MetadataCleanConfig, type MetadataCleanResult, metadataCleanConfig, planMetadataClean } from './clean.js';
 export { columnRangesFromFooter, columnRangesFromRecords } from './column-stats.js';
 export {

@@ -6,9 +6,9 @@
  * before the data commit completes.
  *
  * Clusterings (the replacecommit's deltacommit, as a write's) and cleans (commitClean) get theirs too; rollbacks and
- * second attempts roll the deltacommit back (rollback-1x.ts). Before a write's deltacommit a due compaction and clean
- * run (services-1x.ts, Hudi's performTableServices). Metadata-table archival when due is refused by name before
- * anything is written: `problems` lists it, and the session asks before the data instant is requested.
+ * second attempts roll the deltacommit back (rollback-1x.ts). Before a write's deltacommit a due clean, compaction
+ * and archival run (services-1x.ts, Hudi's performTableServices). The data table's archive reads the metadata table's
+ * latest compaction only ('archive': nothing here is refused for it).
  */
 import { HudiError, MetadataTableError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
@@ -27,7 +27,7 @@ import { timelineLayout2, timelineLayoutOf } from '../timeline/layout.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
-import { compactionDue1x } from './compaction-1x.js';
+import { metadataArchiveRules1x } from './archive-1x.js';
 import { commitFilesRecords, convertCleanMetadata } from './convert.js';
 import { cleanColumnStatsRecords1x, columnStatsRecords1x, columnsToIndex1x, metadataLogBlock1x, partitionStatsForCommit1x } from './convert-1x.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
@@ -42,12 +42,13 @@ import { type MetadataServices1xResult, performMetadataTableServices1x } from '.
 import { metadataTableState } from './state.js';
 import { METADATA_TABLE_FOLDER, METADATA_TABLE_PROPERTIES, readMetadataTableProperties } from './timeline.js';
 
-/** hoodie.keep.max.commits's default (HoodieArchivalConfig); the metadata table keeps one more (HoodieMetadataWriteUtils). */
-const DEFAULT_KEEP_MAX_COMMITS = 30;
 const FOOTER_CONCURRENCY = 16;
 
-/** What a metadata-table change of ours is for: write commits, clusterings and cleans are built for a 1.x metadata table. */
-export type MetadataOperation = 'write' | 'cluster' | 'clean' | 'other';
+/**
+ * What a metadata-table change of ours is for: write commits, clusterings and cleans are built for a 1.x metadata
+ * table; the data table's archive writes nothing to it.
+ */
+export type MetadataOperation = 'write' | 'cluster' | 'clean' | 'archive' | 'other';
 
 const KEPT_OPERATIONS: ReadonlySet<MetadataOperation> = new Set(['write', 'cluster', 'clean']);
 
@@ -152,12 +153,16 @@ export class MetadataTable1x {
 
   /** Why a change of ours (`operation`) could not keep this metadata table as Hudi would; empty when it can. */
   problems(options: { properties?: ReadonlyMap<string, string>; operation?: MetadataOperation } = {}): Problem[] {
+    // Hudi's data-table archiver only reads the metadata table's latest compaction: no state of it stops an archive.
+    if (options.operation === 'archive') return [];
+    // Its own archival reads keep.min/max.commits when the write commits: a bad value fails here, before any write.
+    if (options.operation === 'write' || options.operation === 'cluster') metadataArchiveRules1x(options.properties);
     const problems: Problem[] = [...this.openProblems];
     const timelineLocation = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
     const rebuild = 'a Spark write with hoodie.metadata.enable=false deletes it; a later one with the metadata table on rebuilds it';
     if (options.operation === undefined || !KEPT_OPERATIONS.has(options.operation)) {
       problems.push({
-        problem: `this build writes a Hudi 1.x metadata table only for copy-on-write write commits, clusterings and cleans; its deltacommits for compactions and archival are not built (rollbacks roll them back with the data instant)`,
+        problem: `this build writes a Hudi 1.x metadata table only for copy-on-write write commits, clusterings and cleans; its deltacommits for compactions are not built (rollbacks roll them back with the data instant)`,
         fix: 'pass hoodie.metadata.enable=false to drop the metadata table first (Hudi rebuilds it on its next write with the metadata table on), or run this service with Hudi 1.x',
         location: this.storage.uriOf(PROPERTIES_FILE),
       });
@@ -212,39 +217,7 @@ export class MetadataTable1x {
         location: timelineLocation,
       });
     }
-    if (options.operation === 'write') problems.push(...this.servicesDue(options.properties));
     return problems;
-  }
-
-  /**
-   * Hudi's performTableServices runs when a write starts (never for a clean's deltacommit): a clean once its commits
-   * exceed the cleaner's retention (and 3 instants followed the last compaction), a compaction (run by commit), then
-   * archival once its completed commits exceed the data table's hoodie.keep.max.commits + 1. Writing past a clean or
-   * an archival would leave a table Hudi would not have.
-   */
-  private servicesDue(properties: ReadonlyMap<string, string> | undefined): Problem[] {
-    const out: Problem[] = [];
-    const location = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
-    const fix = 'run one Spark write on the table (Hudi compacts, cleans and archives its metadata table first), then retry';
-    // A due clean and compaction run before the deltacommit (services-1x.ts); the archival after them is not built.
-    // The compaction's commit counts: Hudi archives right after it.
-    const compaction = compactionDue1x(this.timeline, properties).due ? 1 : 0;
-    const commits =
-      this.timeline.completed().filter((i) => i.action === 'deltacommit' || i.action === 'commit' || i.action === 'replacecommit').length + compaction;
-    // Read as lib/archival's ARCHIVAL_KEYS.maxCommits does (that folder imports this one).
-    const raw = properties?.get('hoodie.keep.max.commits');
-    const keepMax = raw === undefined ? DEFAULT_KEEP_MAX_COMMITS : Number(raw);
-    if (!Number.isInteger(keepMax) || keepMax < 1) {
-      throw new HudiError(`hoodie.keep.max.commits=${raw} is not a positive integer`, { fix: 'pass a whole number of commits, or leave the key out' });
-    }
-    if (commits > keepMax + 1) {
-      out.push({
-        problem: `a metadata-table archival may be due (${commits} completed commits, more than hoodie.keep.max.commits + 1 = ${keepMax + 1}), which this build does not do for a 1.x metadata table`,
-        fix,
-        location,
-      });
-    }
-    return out;
   }
 
   /** Throw MetadataTableError naming every problem, the first one's fix and place. */
@@ -298,7 +271,7 @@ export class MetadataTable1x {
       ...(input.afterStorageWrite === undefined ? {} : { afterStorageWrite: input.afterStorageWrite }),
     });
     this.servicesRun.push(ran);
-    return ran.compactions.length > 0 || ran.cleans.length > 0;
+    return ran.compactions.length > 0 || ran.cleans.length > 0 || ran.archives.length > 0;
   }
 
   private async reopened(): Promise<MetadataTable1x> {

@@ -2,13 +2,14 @@
  * HoodieBackedTableMetadataWriter.performTableServices of Hudi 1.0.2 / 1.1.1 for our writes: run when a write starts
  * (SparkRDDWriteClient.initializeMetadataTable, never for a clean's deltacommit), so here before the write's
  * deltacommit. With a completed deltacommit on the metadata table: cleanIfNecessary (clean-1x.ts), then
- * compactIfNecessary (compaction-1x.ts); the archival after them is refused by name in MetadataTable1x when due, as is
- * a metadata table with a pending instant before any of this.
+ * compactIfNecessary (compaction-1x.ts), then writeClient.archive() (archive-1x.ts). A metadata table with a pending
+ * instant is refused by name in MetadataTable1x before any of this.
  */
 import type { LockLease } from '../lock/port.js';
 import type { Storage } from '../storage/port.js';
 import type { TimelineTimeZone } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
+import { archiveMetadataIfRequired1x, type MetadataArchive1xResult } from './archive-1x.js';
 import { cleanIfNecessary1x, type MetadataClean1xResult } from './clean-1x.js';
 import { type Compaction1xResult, compactionDue1x, compactionInstantTime1x, planCompaction1x, scheduleAndRunCompaction1x } from './compaction-1x.js';
 import { loadMetadataTimeline1x, validInstants1x } from './reader-1x.js';
@@ -30,11 +31,12 @@ export interface MetadataServices1xInput {
 export interface MetadataServices1xResult {
   readonly cleans: readonly MetadataClean1xResult[];
   readonly compactions: readonly Compaction1xResult[];
+  readonly archives: readonly MetadataArchive1xResult[];
 }
 
 export async function performMetadataTableServices1x(storage: Storage, input: MetadataServices1xInput): Promise<MetadataServices1xResult> {
   let timeline = await loadMetadataTimeline1x(storage);
-  if (!timeline.completed().some((instant) => instant.action === 'deltacommit')) return { cleans: [], compactions: [] };
+  if (!timeline.completed().some((instant) => instant.action === 'deltacommit')) return { cleans: [], compactions: [], archives: [] };
   const optional = {
     ...(input.properties === undefined ? {} : { properties: input.properties }),
     ...(input.lease === undefined ? {} : { lease: input.lease }),
@@ -67,5 +69,12 @@ export async function performMetadataTableServices1x(storage: Storage, input: Me
       );
     }
   }
-  return { cleans: clean === undefined ? [] : [clean], compactions };
+  const archive = await archiveMetadataIfRequired1x(storage, {
+    dataTimeline: input.dataTimeline,
+    zone: input.zone,
+    ...(input.properties === undefined ? {} : { properties: input.properties }),
+    ...(input.lease === undefined ? {} : { lease: input.lease }),
+    ...(input.afterStorageWrite === undefined ? {} : { afterStorageWrite: input.afterStorageWrite }),
+  });
+  return { cleans: clean === undefined ? [] : [clean], compactions, archives: archive === undefined ? [] : [archive] };
 }

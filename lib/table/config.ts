@@ -395,8 +395,8 @@ export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering' | 
  * Spark (test/interop/hudi-1x-services.test.ts, hudi-1x-writer.test.ts, hudi-1x-archival.test.ts,
  * hudi-1x-clustering.test.ts). Merge-on-read waits: the cleaner's slices still follow layout 1's rule (a log file joins
  * its base instant's slice), 1.x names a log file by the delta commit that wrote it, the archiver's merge-on-read rule
- * (the delta commits compaction's trigger counts, by completion time) is not built, and clustering's log merging is
- * layout 1's.
+ * (the delta commits compaction's trigger counts, by completion time) is proven on the metadata table only, and
+ * clustering's log merging is layout 1's.
  */
 const HUDI_1X_WRITE_MODES: ReadonlyMap<TableAccessMode, readonly TableType[]> = new Map([
   ['clean', ['COPY_ON_WRITE']],

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runArchive } from '../../lib/archival/archive.js';
 import { type ArchivalConfig, archivalConfigFromProperties } from '../../lib/archival/config.js';
-import { type ArchiveFacts, minAndMaxToKeep, planArchive } from '../../lib/archival/plan.js';
+import { type ArchiveFacts, minAndMaxToKeep, planArchive } from '../../lib/archiver/plan.js';
 import { cleanConfigFromProperties, DEFAULT_CLEAN_CONFIG } from '../../lib/cleaner/config.js';
 import { runClean } from '../../lib/cleaning/clean.js';
 import { HudiError } from '../../lib/errors.js';

@@ -10,10 +10,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runArchive } from '../../lib/archival/archive.js';
 import { type ArchivalConfig, archivalConfigFromProperties } from '../../lib/archival/config.js';
-import { type LsmArchiveFacts, planArchiveLsm } from '../../lib/archival/plan-lsm.js';
+import { type LsmArchiveFacts, planArchiveLsm } from '../../lib/archiver/plan-lsm.js';
 import { cleanConfigFromProperties, DEFAULT_CLEAN_CONFIG } from '../../lib/cleaner/config.js';
 import { archiveCommand } from '../../lib/cli/clean-commands.js';
-import { UnsupportedTableError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { serviceClientsFromEnv } from '../../lib/serverless/aws/clients.js';
 import { archiveStep } from '../../lib/serverless/steps/archival/archive.js';
@@ -194,13 +193,13 @@ describe('archiving the timeline Hudi 1.1.1 wrote', () => {
     ]);
   });
 
-  it('refuses a 1.x table whose metadata table is on, before writing anything', async () => {
+  it('with the metadata table on and no compaction on it, archives nothing (TimelineArchiverV2), writing nothing', async () => {
     const dir = fixtureTable();
     const before = timelineFiles(dir);
-    await assert.rejects(
-      archive(new LocalStorage(dir), undefined, new Map([...PROPS].filter(([key]) => key !== 'hoodie.metadata.enable'))),
-      UnsupportedTableError,
-    );
+    // The fixture's hoodie.properties declares a metadata table it did not keep: no compaction on it, as Hudi reads it.
+    const result = await archive(new LocalStorage(dir), undefined, new Map([...PROPS].filter(([key]) => key !== 'hoodie.metadata.enable')));
+    assert.equal(result.outcome, 'nothing-to-archive');
+    assert.deepEqual(new Set(result.plan.keptCommits.map((kept) => kept.rule)), new Set(['no-metadata-table-compaction']));
     assert.deepEqual(timelineFiles(dir), before);
   });
 

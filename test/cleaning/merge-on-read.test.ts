@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runArchive } from '../../lib/archival/archive.js';
 import { archivalConfigFromProperties } from '../../lib/archival/config.js';
-import { oldestInstantToRetainForCompaction } from '../../lib/archival/plan.js';
+import { oldestInstantToRetainForCompaction } from '../../lib/archiver/plan.js';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { runClean } from '../../lib/cleaning/clean.js';
 import { planClean } from '../../lib/cleaning/schedule.js';

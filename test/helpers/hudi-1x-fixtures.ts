@@ -24,6 +24,18 @@ export function hudi1xRows(ids: readonly number[], version: number): Hudi1xRow[]
   return ids.map((id) => ({ id, name: `v${version}-${id}`, ts: version, dt: id % 2 === 0 ? '2024-01-02' : '2024-01-01' }));
 }
 
+/** `hudi1xRows(ids, version)` as a JSONL file in `dir` for our writer: its path. */
+export function hudi1xJsonl(dir: string, ids: readonly number[], version: number): string {
+  const input = join(dir, `batch-${version}.jsonl`);
+  writeFileSync(
+    input,
+    `${hudi1xRows(ids, version)
+      .map((row) => JSON.stringify(row))
+      .join('\n')}\n`,
+  );
+  return input;
+}
+
 /** Hudi datasource keys of a small partitioned table with an ordering field (EVENT_TIME_ORDERING, Hudi's default). */
 export function hudi1xWriteOptions(name: string, type: 'COPY_ON_WRITE' | 'MERGE_ON_READ'): Record<string, string> {
   return {

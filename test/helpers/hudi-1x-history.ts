@@ -6,6 +6,8 @@
  * instants kept on the active timeline, and a timeline compaction batch of three files, so a run of writes gives
  * level-0 files, their compaction into level 1, and the cleaning of the compacted files.
  */
+import { LocalStorage } from '../../lib/storage/local.js';
+import { historyFolder, readTimelineHistory } from '../../lib/timeline/history/index.js';
 import type { HudiHarness, JavaExpression } from './hudi.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, dt STRING';
@@ -108,4 +110,19 @@ export async function hudiArchivedInstants(hudi: HudiHarness, path: string): Pro
     result.push({ requestedTime: match[1]!, completionTime: match[2]!, action: match[3]!, state: match[4]!, metadata });
   }
   return result;
+}
+
+/** Our reading of the history of the table at `base` (a local path): its files, each instant's times, action and both byte columns as base64. */
+export async function ourHistory(base: string) {
+  const history = await readTimelineHistory(new LocalStorage(base), historyFolder());
+  return {
+    files: history.manifest.files.map((file) => file.fileName),
+    instants: history.instants.map((instant) => ({
+      requestedTime: instant.requestedTime,
+      completionTime: instant.completionTime,
+      action: instant.action,
+      metadata: instant.metadata === null ? null : Buffer.from(instant.metadata.bytes).toString('base64'),
+      plan: instant.plan === null ? null : `${instant.plan.recordName} ${Buffer.from(instant.plan.bytes).toString('base64')}`,
+    })),
+  };
 }

@@ -7,7 +7,7 @@
  * metadata and plan bytes in a level-0 file of the same name; the same active timeline files are left; Spark reads
  * the same rows; Spark keeps writing with its automatic archiver on top of our history. Our archiver stopped after
  * its history write, or midway through its deletes, leaves a table Hudi and we read, and its next run ends where
- * Hudi's ended. A table with the metadata table on (1.x's default) is refused before anything is written.
+ * Hudi's ended. A table with the metadata table on (1.x's default) and no compaction on it is not archived, as by Hudi.
  */
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -16,21 +16,18 @@ import { after, before, describe, it } from 'node:test';
 import { type ArchiveResult, runArchive } from '../../lib/archival/archive.js';
 import { archivalConfigFromProperties } from '../../lib/archival/config.js';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
-import { UnsupportedTableError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
-import { historyFolder, readTimelineHistory } from '../../lib/timeline/history/index.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_VERSIONS, hudi1xCowWrite } from '../helpers/hudi-1x-fixtures.js';
-import { hudiArchivedInstants } from '../helpers/hudi-1x-history.js';
+import { hudiArchivedInstants, ourHistory } from '../helpers/hudi-1x-history.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 import { ourCanonicalRows } from '../helpers/table-files.js';
 
 const NO_MDT = 'hoodie.metadata.enable=false';
 const OURS = { 'hoodie.keep.min.commits': '2', 'hoodie.keep.max.commits': '3', 'hoodie.cleaner.commits.retained': '1' };
 const THEIRS = 'min_commits => 2, max_commits => 3, retain_commits => 1, enable_metadata => false';
-const HISTORY = historyFolder();
 
 /** The active timeline's instant files (history and checksums left out), sorted. */
 function activeTimeline(table: string): string[] {
@@ -38,21 +35,6 @@ function activeTimeline(table: string): string[] {
     .filter((entry) => entry.isFile() && /^\d/.test(entry.name))
     .map((entry) => entry.name)
     .sort();
-}
-
-/** Our reading of the history: times, action and both byte columns, as base64. */
-async function ourHistory(table: string) {
-  const history = await readTimelineHistory(new LocalStorage(table), HISTORY);
-  return {
-    files: history.manifest.files.map((file) => file.fileName),
-    instants: history.instants.map((instant) => ({
-      requestedTime: instant.requestedTime,
-      completionTime: instant.completionTime,
-      action: instant.action,
-      metadata: instant.metadata === null ? null : Buffer.from(instant.metadata.bytes).toString('base64'),
-      plan: instant.plan === null ? null : `${instant.plan.recordName} ${Buffer.from(instant.plan.bytes).toString('base64')}`,
-    })),
-  };
 }
 
 /** A local disk whose deletes of completed instant files fail after `allowed` of them: a run stopped midway. */
@@ -219,13 +201,17 @@ for (const version of HUDI_1X_VERSIONS) {
       });
     }
 
-    it('refuses a table with the metadata table on before writing; with hoodie.metadata.enable=false drops it and archives', async () => {
+    it('with the metadata table on archives nothing before its first compaction, as Hudi; with hoodie.metadata.enable=false drops it and archives', async () => {
       const withMetadata = join(root, 'with_mdt');
       for (const at of [1, 2, 3, 4, 5]) await write(withMetadata, 'with_mdt', [at, at + 1], at);
       assert.ok(existsSync(join(withMetadata, '.hoodie', 'metadata', 'files')), 'Spark wrote the metadata table');
+      const hudiCopy = join(root, 'with_mdt_hudi');
+      cpSync(withMetadata, hudiCopy, { recursive: true });
+      await hudi.sql(`CALL archive_commits(path => '${hudiCopy}', ${THEIRS.replace('enable_metadata => false', 'enable_metadata => true')})`);
       const before = tableFiles(withMetadata);
-      await assert.rejects(ours(withMetadata), UnsupportedTableError);
+      assert.equal((await ours(withMetadata)).outcome, 'nothing-to-archive');
       assert.deepEqual(tableFiles(withMetadata), before, 'nothing written');
+      assert.deepEqual(activeTimeline(hudiCopy), activeTimeline(withMetadata), "Hudi's archiver archived nothing either");
 
       const rows = canonicalRows((await hudi.read(withMetadata)).rows);
       const result = await ours(withMetadata, { ...OURS, 'hoodie.metadata.enable': 'false' });

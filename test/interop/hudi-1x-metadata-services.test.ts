@@ -27,8 +27,8 @@ import { assertDataSkippingAgrees, assertMetadata1xAgrees } from '../helpers/met
 import { tempDir } from '../helpers/paths.js';
 
 /**
- * The metadata table first needs cleaning past 20 retained commits, where its archival (not built) is due by default
- * (data table's hoodie.keep.max.commits + 1): both writers keep more commits here, so the clean comes first.
+ * The metadata table first needs cleaning past 20 retained commits, near where its archival may come due by default
+ * (test/interop/hudi-1x-metadata-archival.test.ts): both writers keep more commits here, so the clean comes alone.
  */
 const KEEP = { 'hoodie.keep.min.commits': '40', 'hoodie.keep.max.commits': '50' };
 const OUR_PROPS = new Map([['hoodie.datasource.write.precombine.field', 'ts'], ...Object.entries(KEEP)]);

@@ -1,6 +1,6 @@
 /**
  * MetadataTable1x on the metadata tables Hudi 1.0.2 and 1.1.1 wrote (test/fixtures/hudi-1x-metadata/): what it
- * refuses by name before anything is written (other services, a due compaction or archival, an index it does not
+ * refuses by name before anything is written (other services, an index it does not
  * keep, a write replacing file groups, a rollback Hudi refuses), the deltacommits it writes in layout 2 (a
  * commit's, a clustering's, a clean's, a second attempt's) that reader-1x reads back, and the rollback of one
  * (rollback-1x.ts).
@@ -59,8 +59,16 @@ for (const release of ['1.0.2', '1.1.1']) {
       assert.deepEqual(compaction, [], 'a due compaction is run, not refused');
       const archivalOnClean = problemsOf(table, { operation: 'clean', properties: new Map([['hoodie.keep.max.commits', '2']]) });
       assert.deepEqual(archivalOnClean, [], "a clean's deltacommit runs no metadata-table service in Hudi");
-      const archival = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.keep.max.commits', '2']]) });
-      assert.match(archival.join('\n'), /archival may be due/);
+      const archival = problemsOf(table, {
+        operation: 'write',
+        properties: new Map([
+          ['hoodie.keep.min.commits', '1'],
+          ['hoodie.keep.max.commits', '2'],
+        ]),
+      });
+      assert.deepEqual(archival, [], 'a due archival is run, not refused');
+      assert.throws(() => problemsOf(table, { operation: 'write', properties: new Map([['hoodie.keep.max.commits', '5']]) }), /must be greater than/);
+      assert.deepEqual(problemsOf(table, { operation: 'archive' }), [], "the data table's archive only reads the metadata table");
       const clean = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.cleaner.commits.retained', '1']]) });
       assert.deepEqual(clean, [], 'the metadata cleaner retains at least 20 commits');
     });

@@ -9,8 +9,7 @@ import type { CleanConfig } from '../cleaner/config.js';
 import type { HoodieCleanerPlan } from '../timeline/avro-schemas.js';
 import { compareInstantTimes, type Instant, type InstantAction, type TimelineTimeZone } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
-import type { ArchivalConfig } from './config.js';
-import { type ArchiveBound, type ArchivePlan, type ArchiveRule, commitsPastTheBounds, minAndMaxOfCommits, savepointBound } from './plan.js';
+import { type ArchiveBound, type ArchivePlan, type ArchiveRule, type ArchiveRules, commitsPastTheBounds, minAndMaxOfCommits, savepointBound } from './plan.js';
 
 /** BaseTimelineV2.getWriteTimeline: a pending one of these holds archival back. */
 const WRITE_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'compaction', 'logcompaction', 'replacecommit', 'clustering']);
@@ -27,6 +26,10 @@ export interface LsmArchiveFacts {
   readonly savepointTimes: readonly string[];
   readonly timeZone: TimelineTimeZone;
   readonly tableType: 'COPY_ON_WRITE' | 'MERGE_ON_READ';
+  /** A data table whose metadata table is on: that table's latest completed compaction (undefined: none yet). */
+  readonly metadataTable?: { readonly latestCompaction: string | undefined };
+  /** A metadata table's own archival: the data table's active timeline (getEarliestInstantForMetadataArchival). */
+  readonly dataTimeline?: Timeline;
 }
 
 type CleanRules = Pick<CleanConfig, 'policy' | 'commitsRetained' | 'hoursRetained'>;
@@ -38,7 +41,7 @@ function completedCommitsOf(timeline: Timeline, tableType: LsmArchiveFacts['tabl
 }
 
 /** ArchivalUtils.getMinAndMaxInstantsToKeep, over layout 2's commits timeline. */
-function minAndMaxToKeep(facts: LsmArchiveFacts, completed: readonly Instant[], config: Pick<ArchivalConfig, 'minCommits' | 'maxCommits'>, clean: CleanRules) {
+function minAndMaxToKeep(facts: LsmArchiveFacts, completed: readonly Instant[], config: Pick<ArchiveRules, 'minCommits' | 'maxCommits'>, clean: CleanRules) {
   const commits = facts.timeline.instants.filter((instant) => COMMITS_ACTIONS.has(instant.action));
   return minAndMaxOfCommits(commits, completed, config, clean, facts.timeZone);
 }
@@ -85,11 +88,12 @@ export function earliestInstantToRetainForClustering(facts: LsmArchiveFacts, pol
 
 /**
  * The instants TimelineArchiverV2 archives, oldest first: once more than keep.max completed commits are active,
- * the oldest of them down to keep.min, never from the earliest instant to retain on (a pending write, the
- * clustering bound; merge-on-read's compaction trigger is refused before this is called) nor past the first
- * savepoint; with them the completed cleans and rollbacks requested before the last commit archived.
+ * the oldest of them down to keep.min, never from the earliest instant to retain on (a pending write; merge-on-read's
+ * compaction trigger; the clustering bound; a data table's metadata-table compaction, nothing while it has none; a
+ * metadata table's data table timeline) nor past the first savepoint; with them the completed cleans and rollbacks
+ * requested before the last commit archived.
  */
-export function planArchiveLsm(facts: LsmArchiveFacts, config: ArchivalConfig, clean: CleanRules): ArchivePlan {
+export function planArchiveLsm(facts: LsmArchiveFacts, config: ArchiveRules, clean: CleanRules): ArchivePlan {
   const { timeline } = facts;
   const completed = completedCommitsOf(timeline, facts.tableType);
   const { min, max, adjustment } = minAndMaxToKeep(facts, completed, config, clean);
@@ -116,8 +120,27 @@ export function planArchiveLsm(facts: LsmArchiveFacts, config: ArchivalConfig, c
       detail: `${oldestPending.action} ${oldestPending.time} is pending: the commits from ${retain.time} on stay`,
     });
   }
+  const compaction = earliestInstantToRetainForCompaction(facts, config);
+  if (compaction !== undefined) bounds.push(compaction);
   const clustering = earliestInstantToRetainForClustering(facts, clean.policy);
   if (clustering !== undefined) bounds.push(clustering);
+  if (facts.metadataTable !== undefined) {
+    const latest = facts.metadataTable.latestCompaction;
+    if (latest === undefined) {
+      for (const instant of completed) keptCommits.push({ instant, rule: 'no-metadata-table-compaction', detail: 'the metadata table has no compaction yet' });
+      return result([]);
+    }
+    // findInstantsModifiedAfterByCompletionTime: completed after the compaction's requested time, not the compaction's own time.
+    const first = completed.find((i) => i.time !== latest && i.completionTime !== undefined && compareInstantTimes(i.completionTime, latest) > 0);
+    if (first !== undefined)
+      bounds.push({
+        rule: 'metadata-table-compaction',
+        time: first.time,
+        detail: `${first.action} ${first.time} completed after the metadata table's latest compaction ${latest}`,
+      });
+  }
+  const dataBound = earliestInstantForMetadataArchival(facts.dataTimeline);
+  if (dataBound !== undefined) bounds.push(dataBound);
   const savepoint = savepointBound(facts.savepointTimes, config);
   if (savepoint !== undefined) bounds.push(savepoint);
 
@@ -132,4 +155,57 @@ export function planArchiveLsm(facts: LsmArchiveFacts, config: ArchivalConfig, c
   );
   const instants = [...commits, ...others].sort((a, b) => compareInstantTimes(a.time, b.time) || (a.action < b.action ? -1 : 1));
   return result(instants);
+}
+
+/**
+ * CompactionUtils.getEarliestInstantToRetainForCompaction (1.x), for merge-on-read with the NUM_COMMITS or
+ * NUM_AND_TIME trigger: the delta commits (any state) modified after the last completed compaction by completion time
+ * (all of them when none completed); fewer than max.delta.commits: that compaction (or the first delta commit), else
+ * the delta commit max.delta.commits back from the newest.
+ */
+export function earliestInstantToRetainForCompaction(
+  facts: Pick<LsmArchiveFacts, 'timeline' | 'tableType'>,
+  config: Pick<ArchiveRules, 'compactionTriggerStrategy' | 'compactionMaxDeltaCommits'>,
+): ArchiveBound | undefined {
+  if (facts.tableType !== 'MERGE_ON_READ' || !['NUM_COMMITS', 'NUM_AND_TIME'].includes(config.compactionTriggerStrategy)) return undefined;
+  const { instants } = facts.timeline;
+  const last = instants.filter((instant) => (instant.action === 'commit' || instant.action === 'replacecommit') && instant.state === 'COMPLETED').at(-1);
+  const all = instants.filter((instant) => instant.action === 'deltacommit');
+  const deltas =
+    last === undefined
+      ? all
+      : all.filter((instant) =>
+          instant.completionTime === undefined
+            ? compareInstantTimes(instant.time, last.time) > 0
+            : compareInstantTimes(instant.completionTime, last.time) > 0 && instant.time !== last.time,
+        );
+  const anchor = last ?? all[0];
+  if (anchor === undefined) return undefined;
+  const max = config.compactionMaxDeltaCommits;
+  const retain = deltas.length < max ? anchor : deltas[deltas.length - max]!;
+  return {
+    rule: 'compaction-trigger',
+    time: retain.time,
+    detail: `${retain.action} ${retain.time}: the delta commits the next compaction's trigger counts (${config.compactionTriggerStrategy}, max.delta.commits=${max}) stay`,
+  };
+}
+
+/**
+ * TimelineUtils.getEarliestInstantForMetadataArchival (archive beyond savepoint off, as the metadata table's writer
+ * has it): the earlier of the data table's first commit (commits timeline, any state) and its first pending instant of
+ * any action. A metadata table keeps its instants from there on (processRollbackMetadata reads them).
+ */
+export function earliestInstantForMetadataArchival(dataTimeline: Timeline | undefined): ArchiveBound | undefined {
+  if (dataTimeline === undefined) return undefined;
+  const firstCommit = dataTimeline.instants.find((instant) => COMMITS_ACTIONS.has(instant.action));
+  const firstPending = dataTimeline.instants.find((instant) => instant.state !== 'COMPLETED');
+  const earliest = [firstCommit, firstPending]
+    .filter((instant): instant is Instant => instant !== undefined)
+    .sort((a, b) => compareInstantTimes(a.time, b.time))[0];
+  if (earliest === undefined) return undefined;
+  return {
+    rule: 'data-table-timeline',
+    time: earliest.time,
+    detail: `the data table's ${earliest.state === 'COMPLETED' ? 'first active commit' : 'first pending instant'}, ${earliest.action} ${earliest.time}`,
+  };
 }

@@ -10,7 +10,18 @@ import type { CleanConfig } from '../cleaner/config.js';
 import { commitsTimeline, earliestCommitToRetain } from '../cleaner/plan.js';
 import { compareInstantTimes, type Instant, type InstantAction, parseInstantTime, type TimelineTimeZone } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
-import type { ArchivalConfig } from './config.js';
+
+/**
+ * The archiver settings the rules read (lib/archival/config.ts reads them from Hudi's keys): keep.min/max commits,
+ * hoodie.archive.beyond.savepoint, and merge-on-read's compaction trigger (strategy and max delta commits).
+ */
+export interface ArchiveRules {
+  readonly minCommits: number;
+  readonly maxCommits: number;
+  readonly beyondSavepoint: boolean;
+  readonly compactionTriggerStrategy: string;
+  readonly compactionMaxDeltaCommits: number;
+}
 
 /** getWriteTimeline: what a pending instant blocks archival behind. */
 const WRITE_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'replacecommit', 'compaction', 'logcompaction']);
@@ -23,7 +34,8 @@ export type ArchiveRule =
   | 'clustering-not-cleaned'
   | 'metadata-table-compaction'
   | 'no-metadata-table-compaction'
-  | 'compaction-trigger';
+  | 'compaction-trigger'
+  | 'data-table-timeline';
 
 /** An instant time from which on (inclusive) nothing is archived, and why. */
 export interface ArchiveBound {
@@ -70,7 +82,7 @@ export interface ArchivePlan {
  */
 export function minAndMaxToKeep(
   timeline: Timeline,
-  config: Pick<ArchivalConfig, 'minCommits' | 'maxCommits'>,
+  config: Pick<ArchiveRules, 'minCommits' | 'maxCommits'>,
   clean: Pick<CleanConfig, 'policy' | 'commitsRetained' | 'hoursRetained'>,
   zone: TimelineTimeZone,
 ): { min: number; max: number; adjustment: string | undefined } {
@@ -88,7 +100,7 @@ export function minAndMaxToKeep(
 export function minAndMaxOfCommits(
   commits: readonly Instant[],
   completed: readonly Instant[],
-  config: Pick<ArchivalConfig, 'minCommits' | 'maxCommits'>,
+  config: Pick<ArchiveRules, 'minCommits' | 'maxCommits'>,
   clean: Pick<CleanConfig, 'policy' | 'commitsRetained' | 'hoursRetained'>,
   zone: TimelineTimeZone,
 ): { min: number; max: number; adjustment: string | undefined } {
@@ -116,7 +128,7 @@ export function commitsPastTheBounds(
   bounds: readonly ArchiveBound[],
   rules: {
     readonly savepointTimes: readonly string[];
-    readonly config: Pick<ArchivalConfig, 'beyondSavepoint'>;
+    readonly config: Pick<ArchiveRules, 'beyondSavepoint'>;
     readonly min: number;
     readonly adjustment: string | undefined;
   },
@@ -145,7 +157,7 @@ export function commitsPastTheBounds(
 }
 
 /** Without hoodie.archive.beyond.savepoint, nothing from the first savepoint on is archived (on both layouts). */
-export function savepointBound(savepointTimes: readonly string[], config: Pick<ArchivalConfig, 'beyondSavepoint'>): ArchiveBound | undefined {
+export function savepointBound(savepointTimes: readonly string[], config: Pick<ArchiveRules, 'beyondSavepoint'>): ArchiveBound | undefined {
   const first = savepointTimes[0];
   if (first === undefined || config.beyondSavepoint) return undefined;
   return { rule: 'savepoint', time: first, detail: `savepoint ${first}: nothing from it on is archived (hoodie.archive.beyond.savepoint=false)` };
@@ -207,11 +219,7 @@ export function oldestInstantToRetainForCompaction(timeline: Timeline, maxDeltaC
  *   on is archived either;
  * and keep.min.commits grows to keep every commit after the cleaner's earliest commit to retain, plus two.
  */
-export function planArchive(
-  facts: ArchiveFacts,
-  config: ArchivalConfig,
-  clean: Pick<CleanConfig, 'policy' | 'commitsRetained' | 'hoursRetained'>,
-): ArchivePlan {
+export function planArchive(facts: ArchiveFacts, config: ArchiveRules, clean: Pick<CleanConfig, 'policy' | 'commitsRetained' | 'hoursRetained'>): ArchivePlan {
   const { timeline } = facts;
   const { min, max, adjustment } = minAndMaxToKeep(timeline, config, clean, facts.timeZone);
 
