@@ -32,6 +32,7 @@ import {
   pendingCompactions,
   readCompactionPlan,
 } from '../../lib/timeline/compaction-plan.js';
+import { jsonLines, propertiesFile, runCli } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions, hudiTimelineFacts } from '../helpers/hudi-1x-fixtures.js';
@@ -254,6 +255,22 @@ for (const version of HUDI_1X_VERSIONS) {
       assert.deepEqual(canonicalRows(await spark(theirs, 'read_optimized')), canonicalRows(await spark(theirs)));
       await write(theirs, [5], 8, 'upsert');
       assert.equal((await spark(theirs)).find((row) => Number(row['id']) === 5)?.['name'], 'v8-5');
+    });
+
+    it('the CLI: show-compaction lists the plan of the 1.x timeline, compact --mode execute commits it', async () => {
+      const path = join(root, 'cli');
+      cpSync(source, path, { recursive: true });
+      const props = propertiesFile({ ...NO_MDT, 'hoodie.compact.inline.max.delta.commits': '4' });
+      const scheduled = runCli(['compact', path, '--mode', 'schedule', '--props', props]);
+      assert.equal(scheduled.code, 0, scheduled.stderr);
+      const shown = runCli(['show-compaction', path, '--json']);
+      assert.equal(shown.code, 0, shown.stderr);
+      const [plan] = jsonLines(shown.stdout);
+      assert.equal((plan?.['operations'] as unknown[] | undefined)?.length, 2, shown.stdout);
+      const run = runCli(['compact', path, '--mode', 'execute', '--props', props, '--json']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(timelineFiles(path, '.commit').length, 1);
+      assert.deepEqual(withoutFileName(await spark(path)), withoutFileName(rowsBefore));
     });
 
     it("the serverless compaction (state machine, Lambdas, S3): Spark's plan, layout 2's commit, the rows Spark read before", async () => {
