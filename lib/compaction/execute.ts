@@ -4,8 +4,8 @@
  * rules (lib/merge-on-read: blocks of completed instants, the table's payload class; the log records' outcome per key
  * decided by mergeOutcome, the rows merged in DuckDB without the base rows coming into JavaScript) into a new base file
  * `<fileId>_<token>_<instant>.parquet` of the base file's schema and Hudi's footers (records keep their commit time and
- * sequence number, `_hoodie_file_name` names the new file), then `<instant>.commit` (operationType COMPACT, compacted)
- * is written under the lock after the metadata table's deltacommit, as Hudi commits a compaction.
+ * sequence number, `_hoodie_file_name` names the new file, a marker before it), then the layout's commit (1.x: Avro
+ * `<instant>_<completion>.commit`; COMPACT, compacted) under the lock after the metadata table's deltacommit.
  *
  * A pending compaction is resumed from its plan: an inflight one's earlier outputs are deleted and rewritten. A failed
  * one can instead be rolled back (its outputs deleted, back to requested), as Hudi's rollbackInflightCompaction.

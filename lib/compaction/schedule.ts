@@ -5,6 +5,8 @@
  * latest file slice with log files outside pending compactions and clusterings becomes an operation; the strategy
  * (LogFileSizeBasedCompactionStrategy) keeps slices with at least the threshold of log bytes, most log bytes first,
  * until the target IO is used up; the plan is written as `<instant>.compaction.requested` under the table lock.
+ * Hudi 1.x (layout 2, docs/hudi-1x-format.md): delta commits counted by completion time, only the partitions written
+ * since the last compaction (incremental table services), 1.x's plan schema in `.hoodie/timeline/`.
  */
 import { CLUSTERING } from '../clustering/config.js';
 import { javaHashSetOrder } from '../clustering/plan-strategy.js';
