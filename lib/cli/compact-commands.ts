@@ -9,7 +9,7 @@ import { HudiError } from '../errors.js';
 import { lockProviderFor } from '../lock/index.js';
 import { openStorage } from '../storage/index.js';
 import { HudiTable } from '../table/table.js';
-import { CompactionMetric, pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
+import { CompactionMetric, compactionFolderOf, pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
 import { type Command, err, out, parseCommandArgs, readPropsFile } from './args.js';
 
 const MODES = ['schedule', 'execute', 'scheduleAndExecute', 'rollback'] as const;
@@ -101,7 +101,7 @@ export const showCompactionCommand: Command = {
     assertMergeOnRead(table);
     const plans = [];
     for (const instant of pendingCompactions(table.timeline)) {
-      const plan = await readCompactionPlan(table.storage, instant.time);
+      const plan = await readCompactionPlan(table.storage, instant.time, compactionFolderOf(table.layout));
       plans.push({ instantTime: instant.time, state: instant.state, operations: plan.operations });
     }
     if (values.json) {

@@ -341,7 +341,7 @@ export const CLUSTERING = {
     default: true,
     parser: bool,
     description:
-      'Hudi 1.x tables only: after a completed clustering, plan only the partitions written since it and those its plan left for later (BaseTableServicePlanActionExecutor).',
+      'Hudi 1.x tables only: after a completed clustering (compaction), the next clustering (compaction) plans only the partitions written since it and those its plan left for later (BaseTableServicePlanActionExecutor).',
   }),
   layoutOptimizationStrategy: defineKey({
     key: 'hoodie.layout.optimize.strategy',

@@ -4,8 +4,8 @@
  * rules (lib/merge-on-read: blocks of completed instants, the table's payload class; the log records' outcome per key
  * decided by mergeOutcome, the rows merged in DuckDB without the base rows coming into JavaScript) into a new base file
  * `<fileId>_<token>_<instant>.parquet` of the base file's schema and Hudi's footers (records keep their commit time and
- * sequence number, `_hoodie_file_name` names the new file), then `<instant>.commit` (operationType COMPACT, compacted)
- * is written under the lock after the metadata table's deltacommit, as Hudi commits a compaction.
+ * sequence number, `_hoodie_file_name` names the new file, a marker before it), then the layout's commit (1.x: Avro
+ * `<instant>_<completion>.commit`; COMPACT, compacted) under the lock after the metadata table's deltacommit.
  *
  * A pending compaction is resumed from its plan: an inflight one's earlier outputs are deleted and rewritten. A failed
  * one can instead be rolled back (its outputs deleted, back to requested), as Hudi's rollbackInflightCompaction.
@@ -25,16 +25,18 @@ import { stageFiles } from '../read/reader.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import { baseFileName, joinPartitionPath, type MergedFileSlice, parseBaseFileName } from '../table/file-system-view.js';
 import { type HudiTable, withTableLock } from '../table/table.js';
-import { type CommitMetadata, newWriteStat, serializeCommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
+import { type CommitMetadata, newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import {
   type CompactionOperation,
   type CompactionPlan,
+  compactionFolderOf,
   compactionInstantPath,
-  completeCompaction,
   pendingCompactions,
   readCompactionPlan,
   startCompaction,
 } from '../timeline/compaction-plan.js';
+import { createMarker, deleteMarkerDir } from '../timeline/markers.js';
+import { transitionToCompleted } from '../timeline/transitions.js';
 import { compactionWorkDir, deleteWorkDir } from '../timeline/work-folder.js';
 import { fileNameOf } from '../util/paths.js';
 import { writeConfigFromProperties } from '../writer/write-config.js';
@@ -93,9 +95,10 @@ export async function startCompactionRun(table: HudiTable, instantTime: string, 
       fix: 'see `show-compaction <table>` for the pending ones, or schedule one with `compact --mode schedule`',
     });
   }
-  const plan = await readCompactionPlan(storage, instantTime);
+  const folder = compactionFolderOf(table.layout);
+  const plan = await readCompactionPlan(storage, instantTime, folder);
   const resumed = pending.state === 'INFLIGHT';
-  if (!resumed) await startCompaction(storage, instantTime);
+  if (!resumed) await startCompaction(storage, instantTime, folder);
   else log(`resuming compaction ${instantTime}: operations without a stored result are rewritten from the plan`);
   return { instantTime, outcome: 'pending', plan, resumed };
 }
@@ -135,15 +138,15 @@ export async function executeCompactionOperation(
   if (earlier !== undefined) return { ...earlier, outcome: 'already-done' };
   if (!pendingCompactions(table.timeline).some((i) => i.time === instantTime && i.state === 'INFLIGHT')) {
     throw new ConflictError(`compaction ${instantTime} is not inflight`, {
-      location: table.storage.uriOf(compactionInstantPath(instantTime, 'INFLIGHT')),
+      location: table.storage.uriOf(compactionInstantPath(instantTime, 'INFLIGHT', compactionFolderOf(table.layout))),
       fix: 'start it first (its schedule step moves it inflight), or schedule a new compaction',
     });
   }
-  const plan = options.plan ?? (await readCompactionPlan(table.storage, instantTime));
+  const plan = options.plan ?? (await readCompactionPlan(table.storage, instantTime, compactionFolderOf(table.layout)));
   const operation = plan.operations[ordinal];
   if (operation === undefined) {
     throw new HudiError(`compaction ${instantTime} has ${plan.operations.length} operation(s), no operation ${ordinal}`, {
-      location: table.storage.uriOf(compactionInstantPath(instantTime, 'REQUESTED')),
+      location: table.storage.uriOf(compactionInstantPath(instantTime, 'REQUESTED', compactionFolderOf(table.layout))),
     });
   }
   const result = await compactOperation(table, instantTime, operation, ordinal, options.engine, options.properties ?? new Map());
@@ -170,7 +173,8 @@ export async function commitCompaction(
   const { storage } = table;
   const done = (current: HudiTable) => isCompleted(current, instantTime);
   if (done(table)) return alreadyCommitted(instantTime);
-  const plan = await readCompactionPlan(storage, instantTime);
+  const folder = compactionFolderOf(table.layout);
+  const plan = await readCompactionPlan(storage, instantTime, folder);
   const missing = await operationsWithoutResult(table, instantTime, plan);
   if (missing.length > 0) {
     throw new IncompleteCompactionError(
@@ -190,7 +194,7 @@ export async function commitCompaction(
       if (done(current)) return alreadyCommitted(instantTime);
       if (!pendingCompactions(current.timeline).some((i) => i.time === instantTime && i.state === 'INFLIGHT')) {
         throw new ConflictError(`compaction ${instantTime} left the timeline while running (rolled back?)`, {
-          location: storage.uriOf(compactionInstantPath(instantTime, 'INFLIGHT')),
+          location: storage.uriOf(compactionInstantPath(instantTime, 'INFLIGHT', folder)),
           fix: 'schedule a new compaction',
         });
       }
@@ -205,7 +209,8 @@ export async function commitCompaction(
       await lease.assertHeld();
       await metadataTable.commit(instantTime, metadata, { lease });
       await lease.assertHeld();
-      await completeCompaction(storage, instantTime, serializeCommitMetadata(metadata));
+      // The layout names the commit (1.x: `T_<completion>.commit`) and encodes its metadata (1.x: Avro).
+      await transitionToCompleted(storage, current.layout, instantTime, 'commit', current.layout.encodeCommitMetadata(metadata, 'commit'));
       return {
         instantTime,
         outcome: 'committed' as const,
@@ -219,7 +224,10 @@ export async function commitCompaction(
     { waitMs: options.lockWaitMs },
   );
   // What the instant leaves behind, once completed (a crash before this leaves only these small files).
-  if (outcome.outcome === 'committed') await deleteWorkDir(storage, compactionWorkDir(instantTime));
+  if (outcome.outcome === 'committed') {
+    await deleteWorkDir(storage, compactionWorkDir(instantTime));
+    await deleteMarkerDir(storage, instantTime);
+  }
   return outcome;
 }
 
@@ -293,7 +301,7 @@ async function compactOperation(
   const parsed = dataFile === null ? undefined : parseBaseFileName(dataFile);
   if (dataFile !== null && parsed === undefined)
     throw new HudiError(`compaction ${instantTime} names base file ${dataFile}, which is not a base file name`, {
-      location: storage.uriOf(compactionInstantPath(instantTime, 'REQUESTED')),
+      location: storage.uriOf(compactionInstantPath(instantTime, 'REQUESTED', compactionFolderOf(table.layout))),
     });
   const baseObject = dataFile === null ? undefined : byName.get(dataFile)!;
   const basePath = dataFile === null ? undefined : joinPartitionPath(partitionPath, dataFile);
@@ -318,6 +326,8 @@ async function compactOperation(
       return other !== undefined && other.fileId === fileId && other.instantTime === instantTime;
     });
   if (stale.length > 0) await storage.delete(stale);
+  // Hudi's rollback of a failed compaction (marker based) deletes only files with a marker: one before the file.
+  await createMarker(storage, instantTime, partitionPath, name, dataFile === null ? 'CREATE' : 'MERGE');
   const staged = await stageFiles(storage, basePath === undefined ? [] : [basePath]);
   const dir = await mkdtemp(join(tmpdir(), 'hudi-compact-'));
   try {
@@ -380,7 +390,8 @@ export async function rollbackCompaction(
           fix: 'see `show-compaction <table>`',
         });
       }
-      const plan: CompactionPlan = await readCompactionPlan(current.storage, instantTime);
+      const folder = compactionFolderOf(current.layout);
+      const plan: CompactionPlan = await readCompactionPlan(current.storage, instantTime, folder);
       const deleted: string[] = [];
       for (const partitionPath of new Set(plan.operations.map((op) => op.partitionPath))) {
         const fileIds = new Set(plan.operations.filter((op) => op.partitionPath === partitionPath).map((op) => op.fileId));
@@ -393,7 +404,8 @@ export async function rollbackCompaction(
       await deleteWorkDir(current.storage, compactionWorkDir(instantTime));
       await lease.assertHeld();
       if (deleted.length > 0) await current.storage.delete(deleted);
-      if (pending.state === 'INFLIGHT') await current.storage.delete([compactionInstantPath(instantTime, 'INFLIGHT')]);
+      await deleteMarkerDir(current.storage, instantTime);
+      if (pending.state === 'INFLIGHT') await current.storage.delete([compactionInstantPath(instantTime, 'INFLIGHT', folder)]);
       return { deleted };
     },
     { waitMs: options.lockWaitMs },

@@ -403,7 +403,12 @@ const HUDI_1X_WRITE_MODES: ReadonlyMap<TableAccessMode, readonly TableType[]> = 
   ['delta-write', ['COPY_ON_WRITE']],
   ['archive', ['COPY_ON_WRITE']],
   ['clustering', ['COPY_ON_WRITE']],
+  // test/interop/hudi-1x-compaction.test.ts; with the metadata table off (lib/metadata refuses a 1.x one on MOR).
+  ['write', ['MERGE_ON_READ']],
 ]);
+
+/** How the refusal names a service. */
+const SERVICE_NAMES: Partial<Record<TableAccessMode, string>> = { 'delta-write': 'write', write: 'compaction' };
 
 /**
  * Refuse tables this build cannot handle, with the reason and what to do. Version 5 copy-on-write tables share
@@ -417,7 +422,7 @@ export function assertSupported(config: TableConfig, location: string, mode: Tab
     mode === 'read' ? READABLE_TABLE_VERSIONS : writes1x === undefined ? [SUPPORTED_TABLE_VERSION] : [SUPPORTED_TABLE_VERSION, ...HUDI_1X_TABLE_VERSIONS];
   if (!accepted.includes(config.version)) {
     const problem = HUDI_1X_TABLE_VERSIONS.includes(config.version)
-      ? `table version ${config.version} (Hudi ${config.version === 8 ? '1.0' : '1.1'}, timeline layout 2) is not written by ${mode === 'read' ? 'this build' : `this service (${mode})`} yet: of Hudi 1.x tables it reads every one and runs ${[...HUDI_1X_WRITE_MODES].map(([service, types]) => `${service === 'delta-write' ? 'write' : service} on ${types.join(' and ')}`).join(', ')} tables`
+      ? `table version ${config.version} (Hudi ${config.version === 8 ? '1.0' : '1.1'}, timeline layout 2) is not written by ${mode === 'read' ? 'this build' : `this service (${mode})`} yet: of Hudi 1.x tables it reads every one and runs ${[...HUDI_1X_WRITE_MODES].map(([service, types]) => `${SERVICE_NAMES[service] ?? service} on ${types.join(' and ')}`).join(', ')} tables`
       : config.version > 9
         ? `table version ${config.version} is not supported (unknown to this build); it reads table versions 5, 6, 8 and 9 and writes version 6 (Hudi 0.14/0.15)`
         : `table version ${config.version} is not supported for ${mode === 'read' ? 'reading' : 'writing'}; this build handles table version 6 (Hudi 0.14/0.15)`;

@@ -16,8 +16,10 @@ import { concatBytes } from '../log-format/bytes.js';
 import {
   type AvroSchemaJson,
   COMMIT_METADATA_AVRO_SCHEMAS,
+  COMPACTION_PLAN_1X_SCHEMA,
   type CommitMetadataAvroRecords,
   emptyRequestedReplaceMetadata,
+  type HoodieCompactionPlan,
   type HoodieRequestedReplaceMetadata,
   HUDI_AVRO_NAMESPACE,
   REQUESTED_REPLACE_1X_SCHEMA,
@@ -251,6 +253,29 @@ let requestedReplace1x: avro.Type | undefined;
 function requestedReplace1xType(): avro.Type {
   requestedReplace1x ??= avro.Type.forSchema(asAvscSchema(REQUESTED_REPLACE_1X_SCHEMA), { wrapUnions: false });
   return requestedReplace1x;
+}
+
+/** Read `<instant>.compaction.requested` of either line: 1.x's schema is 0.x's plus one defaulted field. */
+export function decodeCompactionPlanAvro(bytes: Uint8Array, location: string): HoodieCompactionPlan {
+  const name = TIMELINE_AVRO_RECORD_NAMES.compactionPlan;
+  const { record } = decodeSingleRecord(bytes, location, [name], resolvedTo(compactionPlan1xType(), name, location));
+  const plan = record as HoodieCompactionPlan;
+  if (plan.missingSchedulePartitions == null) delete plan.missingSchedulePartitions;
+  return plan;
+}
+
+/** A compaction plan as the table's Hudi line writes it: 0.x's schema (layout 1), or 1.x's (layout 2). */
+export function encodeCompactionPlanAvro(record: HoodieCompactionPlan, layoutVersion: 1 | 2, options: EncodeTimelineAvroOptions = {}): Uint8Array {
+  if (layoutVersion === 1) return encodeTimelineAvro('compactionPlan', record, options);
+  const withList = { ...record, missingSchedulePartitions: record.missingSchedulePartitions ?? null };
+  return encodeContainer(compactionPlan1xType(), TIMELINE_AVRO_RECORD_NAMES.compactionPlan, JSON.stringify(COMPACTION_PLAN_1X_SCHEMA), withList, options);
+}
+
+let compactionPlan1x: avro.Type | undefined;
+
+function compactionPlan1xType(): avro.Type {
+  compactionPlan1x ??= avro.Type.forSchema(asAvscSchema(COMPACTION_PLAN_1X_SCHEMA), { wrapUnions: false });
+  return compactionPlan1x;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

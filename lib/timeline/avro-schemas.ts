@@ -203,6 +203,8 @@ export interface HoodieCompactionPlan {
   version: number | null;
   strategy: HoodieCompactionStrategy | null;
   preserveHoodieMetadata: boolean | null;
+  /** Hudi 1.x only (layout 2): partitions the strategy left out, for the next incremental plan. */
+  missingSchedulePartitions?: string[] | null;
 }
 
 /** HoodieWriteStat as timeline layout 2 (Hudi 1.x) stores it inside commit metadata: every field nullable. */
@@ -533,6 +535,20 @@ const compactionPlanSchema = topLevelRecord('HoodieCompactionPlan', [
   versionField,
   nullableField('strategy', compactionStrategySchema),
   fieldWithDefault('preserveHoodieMetadata', ['boolean', 'null'], false),
+]);
+
+/**
+ * Hudi 1.x's HoodieCompactionPlan (1.0.2 and 1.1.1 embed the same text): 0.x's fields, then missingSchedulePartitions
+ * (nullable, default null). The writer schema of a data table's plan on layout 2, and our reader schema for every
+ * plan (a 0.x plan resolves to it, its missingSchedulePartitions null).
+ */
+export const COMPACTION_PLAN_1X_SCHEMA: AvroSchemaJson = topLevelRecord('HoodieCompactionPlan', [
+  nullableField('operations', arrayOf(compactionOperationSchema)),
+  nullableField('extraMetadata', stringMap),
+  versionField,
+  nullableField('strategy', compactionStrategySchema),
+  fieldWithDefault('preserveHoodieMetadata', ['boolean', 'null'], false),
+  nullableField('missingSchedulePartitions', arrayOf(javaString)),
 ]);
 
 // HoodieCommitMetadata.avsc / HoodieReplaceCommitMetadata.avsc as Hudi 1.0.2 and 1.1.1 compile them (the same

@@ -10,10 +10,11 @@
 import { AlreadyExistsError, ConflictError, HudiError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import { fileNameOf } from '../util/paths.js';
-import { decodeTimelineAvro, encodeTimelineAvro } from './avro-files.js';
+import { decodeCompactionPlanAvro, encodeCompactionPlanAvro } from './avro-files.js';
 import type { HoodieCompactionPlan } from './avro-schemas.js';
 import { fileGroupKey } from './file-group-key.js';
 import { type Instant, type InstantState, instantFileName } from './instant.js';
+import type { TimelineLayout } from './layout.js';
 import { METAFOLDER } from './meta-folder.js';
 import type { Timeline } from './timeline.js';
 
@@ -55,11 +56,23 @@ export interface CompactionPlan {
   readonly version: number;
   readonly strategy: CompactionStrategy | null;
   readonly preserveHoodieMetadata: boolean;
+  /**
+   * Hudi 1.x plans only: the partitions the strategy left out, which the next incremental plan looks at again (null
+   * when hoodie.table.services.incremental.enabled is off); absent from 0.x plans.
+   */
+  readonly missingSchedulePartitions?: readonly string[] | null;
 }
 
 export interface TimelineFolderOption {
   /** The timeline folder relative to the storage root; default `.hoodie`. */
   readonly metaFolder?: string;
+  /** The timeline layout whose Hudi line's plan schema a requested file is written with; default 1 (0.x's). */
+  readonly layoutVersion?: 1 | 2;
+}
+
+/** The folder and plan schema of a table's own compactions (its layout's timeline folder). */
+export function compactionFolderOf(layout: Pick<TimelineLayout, 'folder' | 'version'>): TimelineFolderOption {
+  return { metaFolder: layout.folder, layoutVersion: layout.version };
 }
 
 const MB = 1024 * 1024;
@@ -81,8 +94,8 @@ export function sliceMetrics(baseFileSize: number | undefined, logFileSizes: rea
   };
 }
 
-/** The plan as `<instant>.compaction.requested` bytes (an Avro object container, as Hudi writes it). */
-export function encodeCompactionPlan(plan: CompactionPlan): Uint8Array {
+/** The plan as `<instant>.compaction.requested` bytes (an Avro object container, as Hudi writes it; 1.x's schema for layout 2). */
+export function encodeCompactionPlan(plan: CompactionPlan, layoutVersion: 1 | 2 = 1): Uint8Array {
   const record: HoodieCompactionPlan = {
     operations: plan.operations.map((op) => ({
       baseInstantTime: op.baseInstantTime,
@@ -100,15 +113,18 @@ export function encodeCompactionPlan(plan: CompactionPlan): Uint8Array {
         ? null
         : { compactorClassName: plan.strategy.compactorClassName, strategyParams: { ...plan.strategy.strategyParams }, version: plan.strategy.version },
     preserveHoodieMetadata: plan.preserveHoodieMetadata,
+    ...(plan.missingSchedulePartitions === undefined
+      ? {}
+      : { missingSchedulePartitions: plan.missingSchedulePartitions === null ? null : [...plan.missingSchedulePartitions] }),
   };
-  return encodeTimelineAvro('compactionPlan', record);
+  return encodeCompactionPlanAvro(record, layoutVersion);
 }
 
 /** A version-1 plan's full path, reduced to the file name a version-2 plan holds. */
 
 /** The plan in `<instant>.compaction.requested` bytes; `location` names the file in errors. */
 export function decodeCompactionPlan(bytes: Uint8Array, location: string): CompactionPlan {
-  const record = decodeTimelineAvro('compactionPlan', bytes, location);
+  const record = decodeCompactionPlanAvro(bytes, location);
   const version = record.version ?? 1;
   const operations = (record.operations ?? []).map((op, index): CompactionOperation => {
     if (op.fileId === null || op.baseInstantTime === null) {
@@ -141,6 +157,7 @@ export function decodeCompactionPlan(bytes: Uint8Array, location: string): Compa
             version: record.strategy.version ?? 1,
           },
     preserveHoodieMetadata: record.preserveHoodieMetadata ?? false,
+    ...(record.missingSchedulePartitions === undefined ? {} : { missingSchedulePartitions: record.missingSchedulePartitions }),
   };
 }
 
@@ -166,7 +183,7 @@ async function createOnce(storage: Storage, path: string, body: Uint8Array | str
 
 /** Schedule: write `<time>.compaction.requested` holding the plan. */
 export async function requestCompaction(storage: Storage, time: string, plan: CompactionPlan, options: TimelineFolderOption = {}): Promise<void> {
-  await createOnce(storage, compactionInstantPath(time, 'REQUESTED', options), encodeCompactionPlan(plan));
+  await createOnce(storage, compactionInstantPath(time, 'REQUESTED', options), encodeCompactionPlan(plan, options.layoutVersion));
 }
 
 /** Start executing: `<time>.compaction.inflight`, empty as Hudi's transitionCompactionRequestedToInflight writes it. */
@@ -195,7 +212,9 @@ export function pendingCompactions(timeline: Timeline): Instant[] {
 export async function pendingCompactionFileGroups(storage: Storage, timeline: Timeline): Promise<Set<string>> {
   const groups = new Set<string>();
   for (const instant of pendingCompactions(timeline)) {
-    for (const op of (await readCompactionPlan(storage, instant.time)).operations) groups.add(fileGroupKey(op.partitionPath, op.fileId));
+    for (const op of (await readCompactionPlan(storage, instant.time, { metaFolder: timeline.layout.folder })).operations) {
+      groups.add(fileGroupKey(op.partitionPath, op.fileId));
+    }
   }
   return groups;
 }

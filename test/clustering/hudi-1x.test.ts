@@ -20,24 +20,12 @@ import { HudiTable } from '../../lib/table/table.js';
 import { decodeRequestedReplaceMetadata, decodeWithWriterSchema } from '../../lib/timeline/avro-files.js';
 import { decodeClusteringPlan, encodeClusteringPlan } from '../../lib/timeline/clustering-plan.js';
 import { TIMELINE_LAYOUT_1, timelineLayout2 } from '../../lib/timeline/layout.js';
-import { HUDI_1X_VERSIONS } from '../helpers/hudi-1x-fixtures.js';
+import { HUDI_1X_VERSIONS, writerSchemaText } from '../helpers/hudi-1x-fixtures.js';
 import { tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'hudi-1x-tables');
 const LAYOUT_2 = timelineLayout2('.hoodie/timeline', 'LOCAL');
 const REQUESTED_REPLACE = 'org.apache.hudi.avro.model.HoodieRequestedReplaceMetadata';
-
-/** The `avro.schema` header of an Avro container file: the writer schema's JSON text (no braces inside its strings). */
-function writerSchemaText(bytes: Uint8Array): string {
-  const text = Buffer.from(bytes).toString('latin1');
-  const start = text.indexOf('{"type":"record"');
-  let depth = 0;
-  for (let i = start; i < text.length; i++) {
-    if (text[i] === '{') depth++;
-    else if (text[i] === '}' && --depth === 0) return text.slice(start, i + 1);
-  }
-  throw new Error('no schema');
-}
 
 const hudiPlans = HUDI_1X_VERSIONS.flatMap((version) => {
   const folder = join(FIXTURES, version, 'cow', 'timeline');

@@ -8,6 +8,7 @@ import { COMPACTION_KEYS, compactionConfigFrom } from '../../lib/compaction/conf
 import { compactionDue, deltaCommitsSinceLastCompaction, orderAndFilter } from '../../lib/compaction/schedule.js';
 import { type CompactionOperation, sliceMetrics } from '../../lib/timeline/compaction-plan.js';
 import type { Instant } from '../../lib/timeline/instant.js';
+import { timelineLayout2 } from '../../lib/timeline/layout.js';
 import { Timeline } from '../../lib/timeline/timeline.js';
 
 const MB = 1024 * 1024;
@@ -36,6 +37,24 @@ describe('compaction trigger', () => {
     assert.deepEqual(deltaCommitsSinceLastCompaction(timeline), { count: 2, since: '20240101000000003' });
     assert.deepEqual(deltaCommitsSinceLastCompaction(timeline, true), { count: 0, since: '20240101000010000' });
     assert.deepEqual(deltaCommitsSinceLastCompaction(new Timeline([instant('20240101000000001', 'deltacommit')])), { count: 1, since: '20240101000000001' });
+  });
+
+  it('layout 2 (Hudi 1.x) counts completed delta commits by completion time, as findInstantsModifiedAfterByCompletionTime', () => {
+    const done = (time: string, action: Instant['action'], completionTime: string): Instant => ({ time, action, state: 'COMPLETED', completionTime });
+    const instants = [
+      done('20240101000000001', 'deltacommit', '20240101000000002'),
+      // Requested before the compaction, completed after it was requested: counted.
+      done('20240101000000002', 'deltacommit', '20240101000000007'),
+      done('20240101000000003', 'commit', '20240101000000006'),
+      done('20240101000000004', 'deltacommit', '20240101000000005'),
+      instant('20240101000000008', 'deltacommit', 'INFLIGHT'),
+      instant('20240101000000009', 'deltacommit', 'INFLIGHT'),
+    ];
+    assert.deepEqual(deltaCommitsSinceLastCompaction(new Timeline(instants, timelineLayout2('.hoodie/timeline', 'UTC'))), {
+      count: 2,
+      since: '20240101000000003',
+    });
+    assert.deepEqual(deltaCommitsSinceLastCompaction(new Timeline(instants)), { count: 3, since: '20240101000000003' }, "0.x's rule: requested after it");
   });
 
   it('NUM_COMMITS, TIME_ELAPSED, NUM_AND_TIME, NUM_OR_TIME', () => {

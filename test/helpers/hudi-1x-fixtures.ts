@@ -204,3 +204,15 @@ export function hudi1xCowWrite(hudi: HudiHarness, path: string, name: string, id
     },
   });
 }
+
+/** The `avro.schema` header of an Avro container file: the writer schema's JSON text (no braces inside its strings). */
+export function writerSchemaText(bytes: Uint8Array): string {
+  const text = Buffer.from(bytes).toString('latin1');
+  const start = text.indexOf('{"type":"record"');
+  let depth = 0;
+  for (let i = start; i < text.length; i++) {
+    if (text[i] === '{') depth++;
+    else if (text[i] === '}' && --depth === 0) return text.slice(start, i + 1);
+  }
+  throw new Error('no schema');
+}
