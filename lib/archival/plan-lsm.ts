@@ -10,7 +10,15 @@ import type { HoodieCleanerPlan } from '../timeline/avro-schemas.js';
 import { compareInstantTimes, type Instant, type InstantAction, type TimelineTimeZone } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
 import type { ArchivalConfig } from './config.js';
-import { type ArchiveBound, type ArchivePlan, type ArchiveRule, commitsPastTheBounds, minAndMaxOfCommits, savepointBound } from './plan.js';
+import {
+  type ArchiveBound,
+  type ArchivePlan,
+  type ArchiveRule,
+  commitsPastTheBounds,
+  compactionTriggerBound,
+  minAndMaxOfCommits,
+  savepointBound,
+} from './plan.js';
 
 /** BaseTimelineV2.getWriteTimeline: a pending one of these holds archival back. */
 const WRITE_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'compaction', 'logcompaction', 'replacecommit', 'clustering']);
@@ -86,7 +94,7 @@ export function earliestInstantToRetainForClustering(facts: LsmArchiveFacts, pol
 /**
  * The instants TimelineArchiverV2 archives, oldest first: once more than keep.max completed commits are active,
  * the oldest of them down to keep.min, never from the earliest instant to retain on (a pending write, the
- * clustering bound; merge-on-read's compaction trigger is refused before this is called) nor past the first
+ * clustering bound, merge-on-read's compaction trigger) nor past the first
  * savepoint; with them the completed cleans and rollbacks requested before the last commit archived.
  */
 export function planArchiveLsm(facts: LsmArchiveFacts, config: ArchivalConfig, clean: CleanRules): ArchivePlan {
@@ -116,6 +124,8 @@ export function planArchiveLsm(facts: LsmArchiveFacts, config: ArchivalConfig, c
       detail: `${oldestPending.action} ${oldestPending.time} is pending: the commits from ${retain.time} on stay`,
     });
   }
+  const compaction = compactionTriggerBound(timeline, facts.tableType, config);
+  if (compaction !== undefined) bounds.push(compaction);
   const clustering = earliestInstantToRetainForClustering(facts, clean.policy);
   if (clustering !== undefined) bounds.push(clustering);
   const savepoint = savepointBound(facts.savepointTimes, config);

@@ -124,9 +124,14 @@ export async function assertMetadata1xAgrees(hudi: HudiHarness, table: string, s
   assert.deepEqual(sorted(ourRecords.map(sparkMetadataRow)), sorted(theirs), `${step}: hudi_metadata() and our reader`);
 
   const completed = new Set(ourTable.timeline.completed().map((i) => i.time));
+  // Base files, and merge-on-read log files (named after the delta commit that wrote them), of completed instants.
+  const writtenBy = (path: string) => /_(\d{17})\.parquet$/.exec(path)?.[1] ?? /\/?\.[^/]+_(\d{17})\.log\.\d+_[\d-]+$/.exec(path)?.[1];
   const stored = listTree(table)
-    .filter((path) => !path.startsWith('.hoodie') && path.endsWith('.parquet'))
-    .filter((path) => completed.has(/_(\d{17})\.parquet$/.exec(path)![1]!));
+    .filter((path) => !path.startsWith('.hoodie'))
+    .filter((path) => {
+      const instant = writtenBy(path);
+      return instant !== undefined && completed.has(instant);
+    });
   const listed = ourRecords.flatMap((record) =>
     record.type === 2 ? [...record.files].filter(([, info]) => !info.isDeleted).map(([name]) => `${record.key}/${name}`) : [],
   );
