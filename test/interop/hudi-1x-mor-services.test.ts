@@ -13,8 +13,6 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type ArchiveResult, runArchive } from '../../lib/archival/archive.js';
-import { archivalConfigFromProperties } from '../../lib/archival/config.js';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { type CleanResult, runClean } from '../../lib/cleaning/clean.js';
 import { UnsupportedTableError } from '../../lib/errors.js';
@@ -23,10 +21,9 @@ import { readSnapshot } from '../../lib/read/reader.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
-import { historyFolder, readTimelineHistory } from '../../lib/timeline/history/index.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_VERSIONS, hudi1xMorWrite } from '../helpers/hudi-1x-fixtures.js';
-import { hudiArchivedInstants } from '../helpers/hudi-1x-history.js';
+import { activeTimeline, hudiArchivedInstants, ourArchive, ourHistory } from '../helpers/hudi-1x-history.js';
 import { assertMetadata1xAgrees, comparableMetadataRow, metadata1xRecords, sparkMetadataRow } from '../helpers/metadata-1x.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 import { cleanerPlanFiles, dataFilesUnder } from '../helpers/table-files.js';
@@ -82,37 +79,6 @@ async function ourClean(path: string, props: Record<string, string>): Promise<Cl
 /** Archival keeping 2 to 3 commits, the cleaner one; the metadata table dropped first (a kept one is refused). */
 const ARCHIVE = { 'hoodie.keep.min.commits': '2', 'hoodie.keep.max.commits': '3', 'hoodie.cleaner.commits.retained': '1', 'hoodie.metadata.enable': 'false' };
 const ARCHIVE_CALL = 'min_commits => 2, max_commits => 3, retain_commits => 1, enable_metadata => false';
-
-async function ourArchive(path: string, props: Record<string, string>): Promise<ArchiveResult> {
-  const storage = new LocalStorage(path);
-  const properties = new Map(Object.entries(props));
-  return runArchive(await HudiTable.open(storage, { mode: 'archive' }), {
-    config: archivalConfigFromProperties(properties),
-    cleanConfig: cleanConfigFromProperties(properties),
-    lock: new StorageLockProvider(storage),
-    properties,
-  });
-}
-
-/** Our reading of the history: times, action and both byte columns, as base64. */
-async function ourHistory(table: string) {
-  const history = await readTimelineHistory(new LocalStorage(table), historyFolder());
-  return history.instants.map((instant) => ({
-    requestedTime: instant.requestedTime,
-    completionTime: instant.completionTime,
-    action: instant.action,
-    metadata: instant.metadata === null ? null : Buffer.from(instant.metadata.bytes).toString('base64'),
-    plan: instant.plan === null ? null : `${instant.plan.recordName} ${Buffer.from(instant.plan.bytes).toString('base64')}`,
-  }));
-}
-
-/** The active timeline's instant files (history and checksums left out), sorted. */
-function activeTimeline(table: string): string[] {
-  return readdirSync(join(table, '.hoodie', 'timeline'), { withFileTypes: true })
-    .filter((entry) => entry.isFile() && /^\d/.test(entry.name))
-    .map((entry) => entry.name)
-    .sort();
-}
 
 async function ourRows(path: string, queryType: 'snapshot' | 'read_optimized'): Promise<string[]> {
   const table = await HudiTable.open(new LocalStorage(path));
