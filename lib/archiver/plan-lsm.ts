@@ -9,7 +9,16 @@ import type { CleanConfig } from '../cleaner/config.js';
 import type { HoodieCleanerPlan } from '../timeline/avro-schemas.js';
 import { compareInstantTimes, type Instant, type InstantAction, type TimelineTimeZone } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
-import { type ArchiveBound, type ArchivePlan, type ArchiveRule, type ArchiveRules, commitsPastTheBounds, minAndMaxOfCommits, savepointBound } from './plan.js';
+import {
+  type ArchiveBound,
+  type ArchivePlan,
+  type ArchiveRule,
+  type ArchiveRules,
+  commitsPastTheBounds,
+  compactionTriggerBound,
+  minAndMaxOfCommits,
+  savepointBound,
+} from './plan.js';
 
 /** BaseTimelineV2.getWriteTimeline: a pending one of these holds archival back. */
 const WRITE_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'compaction', 'logcompaction', 'replacecommit', 'clustering']);
@@ -120,7 +129,7 @@ export function planArchiveLsm(facts: LsmArchiveFacts, config: ArchiveRules, cle
       detail: `${oldestPending.action} ${oldestPending.time} is pending: the commits from ${retain.time} on stay`,
     });
   }
-  const compaction = earliestInstantToRetainForCompaction(facts, config);
+  const compaction = compactionTriggerBound(timeline, facts.tableType, config);
   if (compaction !== undefined) bounds.push(compaction);
   const clustering = earliestInstantToRetainForClustering(facts, clean.policy);
   if (clustering !== undefined) bounds.push(clustering);
@@ -155,39 +164,6 @@ export function planArchiveLsm(facts: LsmArchiveFacts, config: ArchiveRules, cle
   );
   const instants = [...commits, ...others].sort((a, b) => compareInstantTimes(a.time, b.time) || (a.action < b.action ? -1 : 1));
   return result(instants);
-}
-
-/**
- * CompactionUtils.getEarliestInstantToRetainForCompaction (1.x), for merge-on-read with the NUM_COMMITS or
- * NUM_AND_TIME trigger: the delta commits (any state) modified after the last completed compaction by completion time
- * (all of them when none completed); fewer than max.delta.commits: that compaction (or the first delta commit), else
- * the delta commit max.delta.commits back from the newest.
- */
-export function earliestInstantToRetainForCompaction(
-  facts: Pick<LsmArchiveFacts, 'timeline' | 'tableType'>,
-  config: Pick<ArchiveRules, 'compactionTriggerStrategy' | 'compactionMaxDeltaCommits'>,
-): ArchiveBound | undefined {
-  if (facts.tableType !== 'MERGE_ON_READ' || !['NUM_COMMITS', 'NUM_AND_TIME'].includes(config.compactionTriggerStrategy)) return undefined;
-  const { instants } = facts.timeline;
-  const last = instants.filter((instant) => (instant.action === 'commit' || instant.action === 'replacecommit') && instant.state === 'COMPLETED').at(-1);
-  const all = instants.filter((instant) => instant.action === 'deltacommit');
-  const deltas =
-    last === undefined
-      ? all
-      : all.filter((instant) =>
-          instant.completionTime === undefined
-            ? compareInstantTimes(instant.time, last.time) > 0
-            : compareInstantTimes(instant.completionTime, last.time) > 0 && instant.time !== last.time,
-        );
-  const anchor = last ?? all[0];
-  if (anchor === undefined) return undefined;
-  const max = config.compactionMaxDeltaCommits;
-  const retain = deltas.length < max ? anchor : deltas[deltas.length - max]!;
-  return {
-    rule: 'compaction-trigger',
-    time: retain.time,
-    detail: `${retain.action} ${retain.time}: the delta commits the next compaction's trigger counts (${config.compactionTriggerStrategy}, max.delta.commits=${max}) stay`,
-  };
 }
 
 /**

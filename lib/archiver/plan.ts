@@ -185,8 +185,9 @@ export function oldestInstantToRetainForClustering(timeline: Timeline, lastClean
  * completed `commit` (a compaction), or all of them when none completed; fewer than `maxDeltaCommits`: that last
  * compaction (or the first delta commit); else the delta commit `maxDeltaCommits` back from the newest.
  *
- * CompactionUtils.getOldestInstantToRetainForCompaction: the last compaction while fewer than max.delta.commits delta
- * commits followed it, else the delta commit max.delta.commits back from the newest.
+ * CompactionUtils.getOldestInstantToRetainForCompaction (1.x: getEarliestInstantToRetainForCompaction): the last
+ * compaction while fewer than max.delta.commits delta commits followed it, else the delta commit max.delta.commits
+ * back from the newest. "Followed" is the layout's (layout 2: completed after the compaction was requested).
  */
 export function oldestInstantToRetainForCompaction(timeline: Timeline, maxDeltaCommits: number): Instant | undefined {
   const deltas = timeline.instants.filter((instant) => instant.action === 'deltacommit');
@@ -197,7 +198,7 @@ export function oldestInstantToRetainForCompaction(timeline: Timeline, maxDeltaC
   let since: Instant[];
   let anchor: Instant;
   if (lastCompaction !== undefined) {
-    since = deltas.filter((instant) => compareInstantTimes(instant.time, lastCompaction.time) > 0);
+    since = deltas.filter((instant) => timeline.layout.modifiedAfter(instant, lastCompaction.time));
     anchor = lastCompaction;
   } else if (deltas.length > 0) {
     since = deltas;
@@ -205,6 +206,26 @@ export function oldestInstantToRetainForCompaction(timeline: Timeline, maxDeltaC
   } else return undefined;
   if (since.length < maxDeltaCommits) return anchor;
   return since[since.length - maxDeltaCommits];
+}
+
+/**
+ * Merge-on-read with the compaction trigger NUM_COMMITS or NUM_AND_TIME: the delta commits the next compaction's
+ * schedule counts stay (oldestInstantToRetainForCompaction).
+ */
+export function compactionTriggerBound(
+  timeline: Timeline,
+  tableType: ArchiveFacts['tableType'],
+  config: Pick<ArchiveRules, 'compactionTriggerStrategy' | 'compactionMaxDeltaCommits'>,
+): ArchiveBound | undefined {
+  const triggerCounts = config.compactionTriggerStrategy === 'NUM_COMMITS' || config.compactionTriggerStrategy === 'NUM_AND_TIME';
+  if (tableType !== 'MERGE_ON_READ' || !triggerCounts) return undefined;
+  const retain = oldestInstantToRetainForCompaction(timeline, config.compactionMaxDeltaCommits);
+  if (retain === undefined) return undefined;
+  return {
+    rule: 'compaction-trigger',
+    time: retain.time,
+    detail: `${retain.action} ${retain.time}: the delta commits the next compaction's trigger counts (${config.compactionTriggerStrategy}, max.delta.commits=${config.compactionMaxDeltaCommits}) stay`,
+  };
 }
 
 /**
@@ -255,16 +276,8 @@ export function planArchive(facts: ArchiveFacts, config: ArchiveRules, clean: Pi
           : `${clustering.action} ${clustering.time}: the last clean retained from ${facts.lastCleanRetainedFrom}, so its replaced files may still be there`,
     });
   }
-  const triggerCounts = config.compactionTriggerStrategy === 'NUM_COMMITS' || config.compactionTriggerStrategy === 'NUM_AND_TIME';
-  if (facts.tableType === 'MERGE_ON_READ' && triggerCounts) {
-    const retain = oldestInstantToRetainForCompaction(timeline, config.compactionMaxDeltaCommits);
-    if (retain !== undefined)
-      bounds.push({
-        rule: 'compaction-trigger',
-        time: retain.time,
-        detail: `${retain.action} ${retain.time}: the delta commits the next compaction's trigger counts (${config.compactionTriggerStrategy}, max.delta.commits=${config.compactionMaxDeltaCommits}) stay`,
-      });
-  }
+  const compaction = compactionTriggerBound(timeline, facts.tableType, config);
+  if (compaction !== undefined) bounds.push(compaction);
   bounds.sort((a, b) => compareInstantTimes(a.time, b.time));
 
   const keptCommits: { instant: Instant; rule: ArchiveRule; detail: string }[] = [];

@@ -208,6 +208,11 @@ export interface PartitionContext {
    * instant of the slice it compacts (absent: no pending compaction).
    */
   readonly pendingCompaction?: Readonly<Record<string, Readonly<Record<string, PendingCompactionOperation>>>>;
+  /**
+   * Timeline layout 2 (Hudi 1.x): log files join slices by completion time (lib/table/file-group.ts); `archived` holds
+   * the LSM history's completion times (requested → completion) for logs of archived delta commits.
+   */
+  readonly completionTimeSlicing?: { readonly archived: Readonly<Record<string, string>> };
   readonly isPartitioned: boolean;
 }
 

@@ -29,8 +29,11 @@ import { withLock } from '../lock/port.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
 import { settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
+import { logFileSlices } from '../table/file-group.js';
 import type { HudiTable } from '../table/table.js';
 import { encodeTimelineAvro, type HoodieCleanerPlan } from '../timeline/avro-files.js';
+import { CompletionTimes } from '../timeline/completion-times.js';
+import { fileGroupKey } from '../timeline/file-group-key.js';
 import { compareInstantTimes, newInstantTime } from '../timeline/instant.js';
 import { instantPath, loadTimeline, Timeline } from '../timeline/timeline.js';
 import { createRequested } from '../timeline/transitions.js';
@@ -120,6 +123,7 @@ export async function prepareClean(table: HudiTable, config: CleanConfig, option
     pendingClustering,
     savepointedFiles: savepointedFilesOf(savepoints),
     pendingCompaction,
+    ...(table.layout.fileSlicing === 'completion-time' ? { completionTimeSlicing: { archived: await archivedCompletionTimes(table) } } : {}),
     isPartitioned: table.isPartitioned,
   };
   const partitionPaths = scope.kind === 'incremental' ? await readTouchedPartitions(storage, scope.instants, timeline.layout) : undefined;
@@ -138,8 +142,13 @@ export async function planPartitions(
 ): Promise<{ partitions: PartitionCleanPlan[]; listed: number }> {
   const partitions: PartitionCleanPlan[] = [];
   const timeline = new Timeline(context.timeline);
+  const logSlicesOf = completionLogSlices(context, timeline);
   const visit = (listing: PartitionListing) => {
-    const planned = planPartition(listing, context, { timeline, ...(options.explain ? { explain: true } : {}) });
+    const planned = planPartition(listing, context, {
+      timeline,
+      ...(options.explain ? { explain: true } : {}),
+      ...(logSlicesOf === undefined ? {} : { logSlices: logSlicesOf(listing) }),
+    });
     if (options.explain || planned.deletes.length > 0 || planned.deletePartition) partitions.push(planned);
   };
   let listed: number;
@@ -151,6 +160,19 @@ export async function planPartitions(
   }
   partitions.sort((a, b) => (a.partitionPath < b.partitionPath ? -1 : a.partitionPath > b.partitionPath ? 1 : 0));
   return { partitions, listed };
+}
+
+/** Timeline layout 2: each listed log file's slice by completion time, as Hudi 1.x's file groups cut them. */
+function completionLogSlices(context: PartitionContext, timeline: Timeline): ((listing: PartitionListing) => ReadonlyMap<string, string>) | undefined {
+  const slicing = context.completionTimeSlicing;
+  if (slicing === undefined) return undefined;
+  const archived = new Map(Object.entries(slicing.archived));
+  const completionTimes = new CompletionTimes(timeline, { completionTime: (time) => archived.get(time) }, 'the LSM history');
+  return (listing) => {
+    const operations = Object.entries(context.pendingCompaction?.[listing.partitionPath] ?? {});
+    const pendingCompactions = new Map(operations.map(([fileId, operation]) => [fileGroupKey(listing.partitionPath, fileId), operation.instant]));
+    return logFileSlices(listing, { timeline, completionTimes, queryInstant: undefined, replacedFileGroups: new Set(), pendingCompactions });
+  };
 }
 
 /**
@@ -204,6 +226,13 @@ export async function planClean(table: HudiTable, config: CleanConfig, options: 
   });
   const plan = assembleCleanerPlan(summary, partitions, (path) => table.storage.uriOf(path));
   return { due, retention, scope, summary, partitions, partitionsListed: listed, plan, basis };
+}
+
+/** The archived instants' completion times, by requested time (layout 2's LSM history). */
+async function archivedCompletionTimes(table: HudiTable): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const instant of (await table.archivedHistory()).instants) if (instant.completionTime !== undefined) out[instant.time] = instant.completionTime;
+  return out;
 }
 
 function savepointedFilesOf(savepoints: readonly Savepoint[]): Record<string, Record<string, string>> {

@@ -13,13 +13,12 @@ import { cleanIsDue, commitsAndCompactionTimeline, earliestCommitToRetain } from
 import type { LockLease } from '../lock/port.js';
 import type { Storage } from '../storage/port.js';
 import { prefixedStorage } from '../storage/prefixed.js';
-import { allFileSlices } from '../table/file-group.js';
+import { logFileSlices } from '../table/file-group.js';
 import { decodeTimelineAvro, encodeTimelineAvro, type HoodieCleanerPlan } from '../timeline/avro-files.js';
 import { compareInstantTimes, newInstantTime, type TimelineTimeZone } from '../timeline/instant.js';
 import { timelineLayout2 } from '../timeline/layout.js';
 import { instantPath, loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
-import { fileNameOf } from '../util/paths.js';
 import { metadataCleanConfig, planMetadataCleanPartitions } from './clean.js';
 import { lastCompletedCompaction1x } from './compaction-1x.js';
 import { loadMetadataTimeline1x, metadataCompletionTimes1x } from './reader-1x.js';
@@ -84,15 +83,12 @@ export async function planMetadataClean1x(storage: Storage, input: MetadataClean
   const retain = earliestCommitToRetain(commitsAndCompactionTimeline(timeline), config, now, input.zone);
   if (retain.instant === undefined && config.policy !== 'KEEP_LATEST_FILE_VERSIONS') return undefined;
   const completionTimes = await metadataCompletionTimes1x(storage, await loadMetadataTimeline1x(storage));
-  return planMetadataCleanPartitions(storage, timeline, input.partitions, config, retain, (partition, files) => {
-    const slices = allFileSlices(
+  return planMetadataCleanPartitions(storage, timeline, input.partitions, config, retain, (partition, files) =>
+    logFileSlices(
       { partitionPath: partition, files },
       { timeline, completionTimes, queryInstant: undefined, replacedFileGroups: new Set(), pendingCompactions: new Map(), baseFileExtension: 'hfile' },
-    );
-    const bases = new Map<string, string>();
-    for (const group of slices.values()) for (const slice of group) for (const log of slice.logFiles) bases.set(fileNameOf(log.path), slice.baseInstant);
-    return bases;
-  });
+    ),
+  );
 }
 
 /** cleanIfNecessary: plan, and when the plan deletes something, schedule and run the clean at a fresh instant. */

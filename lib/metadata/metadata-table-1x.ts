@@ -167,9 +167,10 @@ export class MetadataTable1x {
         location: this.storage.uriOf(PROPERTIES_FILE),
       });
     }
-    if (this.config.type !== 'COPY_ON_WRITE') {
+    // A clean's deltacommit is the same on both table types; writes' and clusterings' log-file stats are not wired.
+    if (this.config.type !== 'COPY_ON_WRITE' && options.operation !== 'clean') {
       problems.push({
-        problem: 'the 1.x metadata table is kept for copy-on-write tables only (log-file column stats of merge-on-read appends are not wired)',
+        problem: 'the 1.x metadata table of a merge-on-read table is kept by cleans only (log-file column stats of merge-on-read appends are not wired)',
         fix: 'pass hoodie.metadata.enable=false, or write this table with Hudi 1.x',
         location: this.storage.uriOf(PROPERTIES_FILE),
       });
@@ -284,7 +285,7 @@ export class MetadataTable1x {
   /**
    * Write the deltacommit mirroring clean `instantTime` (about to complete; `metadata` its clean metadata), as
    * convertMetadataToRecords of a clean in 1.0.2 and 1.1.1: `files` drops the cleaned files (and removed
-   * partitions), `column_stats` gets a tombstone per cleaned file and indexed column (the table schema's columns:
+   * partitions), `column_stats` gets a tombstone per cleaned file (base or log) and indexed column (the table schema's columns:
    * getColumnsToIndex); partition_stats is not touched.
    */
   async commitClean(
@@ -300,7 +301,7 @@ export class MetadataTable1x {
       ['files', (changes.get('files') ?? []).flatMap((change) => ('record' in change ? [change.record] : []))],
     ]);
     const cleaned = Object.entries(metadata.partitionMetadata).flatMap(([partition, entry]) =>
-      entry.deletePathPatterns.filter((name) => name.endsWith('.parquet')).map((name) => ({ partition, name: fileNameOf(name) })),
+      entry.deletePathPatterns.map((name) => ({ partition, name: fileNameOf(name) })),
     );
     if (this.partitions.includes('column_stats') && cleaned.length > 0) {
       const schema = await input.tableSchema?.();

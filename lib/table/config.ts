@@ -393,15 +393,13 @@ export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering' | 
 /**
  * The services that write Hudi 1.x tables, and on which table types: each was proven against Hudi 1.0.2 and 1.1.1 on
  * Spark (test/interop/hudi-1x-services.test.ts, hudi-1x-writer.test.ts, hudi-1x-archival.test.ts,
- * hudi-1x-clustering.test.ts). Merge-on-read waits: the cleaner's slices still follow layout 1's rule (a log file joins
- * its base instant's slice), 1.x names a log file by the delta commit that wrote it, the archiver's merge-on-read rule
- * (the delta commits compaction's trigger counts, by completion time) is proven on the metadata table only, and
- * clustering's log merging is layout 1's.
+ * hudi-1x-clustering.test.ts; merge-on-read clean and archive: hudi-1x-mor-services.test.ts; compaction:
+ * hudi-1x-compaction.test.ts). Merge-on-read clustering and writes wait: their log handling is layout 1's.
  */
 const HUDI_1X_WRITE_MODES: ReadonlyMap<TableAccessMode, readonly TableType[]> = new Map([
-  ['clean', ['COPY_ON_WRITE']],
+  ['clean', ['COPY_ON_WRITE', 'MERGE_ON_READ']],
   ['delta-write', ['COPY_ON_WRITE']],
-  ['archive', ['COPY_ON_WRITE']],
+  ['archive', ['COPY_ON_WRITE', 'MERGE_ON_READ']],
   ['clustering', ['COPY_ON_WRITE']],
   // test/interop/hudi-1x-compaction.test.ts; with the metadata table off (lib/metadata refuses a 1.x one on MOR).
   ['write', ['MERGE_ON_READ']],

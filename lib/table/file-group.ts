@@ -13,6 +13,7 @@ import type { CompletionTimes } from '../timeline/completion-times.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
 import { compareInstantTimes, type Instant } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
+import { fileNameOf } from '../util/paths.js';
 import {
   type BaseFile,
   type BaseFileExtension,
@@ -116,6 +117,17 @@ export function allFileSlices(partition: ListedPartition, inputs: CompletionSlic
     }
   }
   return byGroup;
+}
+
+/**
+ * The slice each log file of a partition joins (its base instant), by file name: what the cleaner keeps or deletes
+ * with the slice (HoodieFileGroup's slices, as CleanPlanner sees them through getAllFileGroupsStateless).
+ */
+export function logFileSlices(partition: ListedPartition, inputs: CompletionSlicingInputs): Map<string, string> {
+  const bases = new Map<string, string>();
+  for (const slices of allFileSlices(partition, inputs).values())
+    for (const slice of slices) for (const log of slice.logFiles) bases.set(fileNameOf(log.path), slice.baseInstant);
+  return bases;
 }
 
 /** One partition's file groups: the committed base-file slices (newest first) and the merged slice a snapshot reads. */

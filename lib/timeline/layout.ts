@@ -14,6 +14,7 @@ import {
 } from './avro-files.js';
 import { type CommitMetadata, newWriteStat, parseCommitMetadata, serializeCommitMetadata, type WriteOperationType, type WriteStat } from './commit-metadata.js';
 import {
+  compareInstantTimes,
   formatInstantTime,
   type Instant,
   type InstantAction,
@@ -48,6 +49,12 @@ export interface TimelineLayout {
    * HoodieMergedLogRecordScanner) or skip it and read on (1.x's BaseHoodieLogRecordReader).
    */
   readonly newerLogBlock: 'stop' | 'skip';
+  /**
+   * Whether `instant` came after time `time` where Hudi counts instants since another (the delta commits since the
+   * latest compaction): by requested time (layout 1), or by completion time, a pending one by its requested time
+   * (layout 2, findInstantsModifiedAfterByCompletionTime).
+   */
+  modifiedAfter(instant: Instant, time: string): boolean;
   /** The instant a timeline file name stands for; undefined when it is no instant file of this layout. */
   parseFileName(file: TimelineFile): Instant | undefined;
   /** The file name of an instant (a completed one needs its completion time in layout 2). */
@@ -71,6 +78,7 @@ export const TIMELINE_LAYOUT_1: TimelineLayout = Object.freeze({
   clusteringAction: 'replacecommit',
   fileSlicing: 'base-instant',
   newerLogBlock: 'stop',
+  modifiedAfter: (instant: Instant, time: string) => compareInstantTimes(instant.time, time) > 0,
   parseFileName: (file: TimelineFile) => parseInstantFileName(file.name),
   fileName: instantFileName,
   decodeCommitMetadata: (bytes: Uint8Array, _instant: Instant, location: string) => parseCommitMetadata(Buffer.from(bytes).toString('utf8'), location),
@@ -159,6 +167,10 @@ export function timelineLayout2(folder: string, zone: TimelineTimeZone): Timelin
     clusteringAction: 'clustering',
     fileSlicing: 'completion-time',
     newerLogBlock: 'skip',
+    modifiedAfter: (instant: Instant, time: string) =>
+      instant.state === 'COMPLETED' && instant.completionTime !== undefined
+        ? compareInstantTimes(instant.completionTime, time) > 0 && instant.time !== time
+        : compareInstantTimes(instant.time, time) > 0,
     parseFileName: (file: TimelineFile) => parseLayout2FileName(file, zone),
     fileName: layout2FileName,
     decodeCommitMetadata: decodeLayout2CommitMetadata,

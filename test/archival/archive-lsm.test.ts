@@ -110,6 +110,26 @@ describe('which instants Hudi 1.x archives (TimelineArchiverV2.getInstantsToArch
     );
     assert.deepEqual(names(plan.instants), [`${t(1)} commit`, `${t(2)} commit`]);
   });
+
+  it('merge-on-read: the compaction trigger keeps the delta commits completed after the last compaction was requested', () => {
+    // Delta commits t1..t6, the compaction t7 (a commit), delta commits t8 and t9; t6 completed after t7 was requested.
+    const instants = [
+      ...range(1, 5).map((i) => at(t(i), 'deltacommit')),
+      { time: t(6), action: 'deltacommit', state: 'COMPLETED', completionTime: `${t(7)}5` } satisfies Instant,
+      at(t(7), 'commit'),
+      at(t(8), 'deltacommit'),
+      at(t(9), 'deltacommit'),
+    ];
+    const config = archival({ 'hoodie.keep.min.commits': '2', 'hoodie.keep.max.commits': '3', 'hoodie.compact.inline.max.delta.commits': '3' });
+    // By completion time t6, t8 and t9 followed the compaction: three reach max.delta.commits, so t6 (the third
+    // from the newest) stays and t1..t5 go; by requested time only two did, and the compaction t7 would bound it.
+    const plan = planArchiveLsm(facts(instants, { tableType: 'MERGE_ON_READ' }), config, DEFAULT_CLEAN_CONFIG);
+    assert.deepEqual(
+      names(plan.instants),
+      range(1, 5).map((i) => `${t(i)} deltacommit`),
+    );
+    assert.deepEqual(plan.bounds.find((bound) => bound.rule === 'compaction-trigger')?.time, t(6));
+  });
 });
 
 /** The timeline Hudi 1.1.1 wrote (no data files: archiving reads only instant files), as a table folder. */

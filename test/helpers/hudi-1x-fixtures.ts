@@ -192,11 +192,28 @@ export async function generateHudi1xFixtures(hudi: HudiHarness, version: Hudi1xV
  * Hudi's automatic clean and archive off so that a test decides which service runs; `extra` adds or overrides keys.
  */
 export function hudi1xCowWrite(hudi: HudiHarness, path: string, name: string, ids: number[], at: number, extra: Record<string, string> = {}): Promise<void> {
+  return hudi1xWrite(hudi, path, name, 'COPY_ON_WRITE', ids, at, extra);
+}
+
+/** hudi1xCowWrite into merge-on-read table `name`: upserts and deletes append log files. */
+export function hudi1xMorWrite(hudi: HudiHarness, path: string, name: string, ids: number[], at: number, extra: Record<string, string> = {}): Promise<void> {
+  return hudi1xWrite(hudi, path, name, 'MERGE_ON_READ', ids, at, extra);
+}
+
+function hudi1xWrite(
+  hudi: HudiHarness,
+  path: string,
+  name: string,
+  type: 'COPY_ON_WRITE' | 'MERGE_ON_READ',
+  ids: number[],
+  at: number,
+  extra: Record<string, string>,
+): Promise<void> {
   return hudi.write(path, {
     schema: HUDI_1X_SCHEMA,
     rows: hudi1xRows(ids, at),
     options: {
-      ...hudi1xWriteOptions(name, 'COPY_ON_WRITE'),
+      ...hudi1xWriteOptions(name, type),
       'hoodie.datasource.write.operation': at === 1 ? 'insert' : 'upsert',
       'hoodie.clean.automatic': 'false',
       'hoodie.archive.automatic': 'false',

@@ -1,12 +1,20 @@
 /**
  * Tables whose timeline Hudi 1.x archives into its LSM history (`.hoodie/timeline/history/`), and Hudi's own view
- * of that history. Shared by the fixture script (`test/hudi/make-1x-history-fixtures.ts`) and the interop test.
+ * of that history. Shared by the fixture script (`test/hudi/make-1x-history-fixtures.ts`) and the interop tests;
+ * our archiver's run, history and active timeline, as the interop tests compare them with Hudi's.
  *
  * The keys make the archiver run after almost every write: one cleaned commit retained, two to four completed
  * instants kept on the active timeline, and a timeline compaction batch of three files, so a run of writes gives
  * level-0 files, their compaction into level 1, and the cleaning of the compacted files.
  */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ArchiveResult, runArchive } from '../../lib/archival/archive.js';
+import { archivalConfigFromProperties } from '../../lib/archival/config.js';
+import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
+import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { LocalStorage } from '../../lib/storage/local.js';
+import { HudiTable } from '../../lib/table/table.js';
 import { historyFolder, readTimelineHistory } from '../../lib/timeline/history/index.js';
 import type { HudiHarness, JavaExpression } from './hudi.js';
 
@@ -112,9 +120,20 @@ export async function hudiArchivedInstants(hudi: HudiHarness, path: string): Pro
   return result;
 }
 
-/** Our reading of the history of the table at `base` (a local path): its files, each instant's times, action and both byte columns as base64. */
-export async function ourHistory(base: string) {
-  const history = await readTimelineHistory(new LocalStorage(base), historyFolder());
+/** Our archiver on the local table at `path` with Hudi's keys `props` (archival, cleaner, hoodie.metadata.enable). */
+export async function ourArchive(path: string, props: Record<string, string>, storage: LocalStorage = new LocalStorage(path)): Promise<ArchiveResult> {
+  const properties = new Map(Object.entries(props));
+  return runArchive(await HudiTable.open(storage, { mode: 'archive' }), {
+    config: archivalConfigFromProperties(properties),
+    cleanConfig: cleanConfigFromProperties(properties),
+    lock: new StorageLockProvider(storage),
+    properties,
+  });
+}
+
+/** Our reading of a table's history: its files, and each instant's times, action and both byte columns, as base64. */
+export async function ourHistory(table: string) {
+  const history = await readTimelineHistory(new LocalStorage(table), historyFolder());
   return {
     files: history.manifest.files.map((file) => file.fileName),
     instants: history.instants.map((instant) => ({
@@ -125,4 +144,12 @@ export async function ourHistory(base: string) {
       plan: instant.plan === null ? null : `${instant.plan.recordName} ${Buffer.from(instant.plan.bytes).toString('base64')}`,
     })),
   };
+}
+
+/** The active timeline's instant files (history and checksums left out), sorted. */
+export function activeTimeline(table: string): string[] {
+  return readdirSync(join(table, '.hoodie', 'timeline'), { withFileTypes: true })
+    .filter((entry) => entry.isFile() && /^\d/.test(entry.name))
+    .map((entry) => entry.name)
+    .sort();
 }

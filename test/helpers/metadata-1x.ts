@@ -124,13 +124,15 @@ export async function assertMetadata1xAgrees(hudi: HudiHarness, table: string, s
   assert.deepEqual(sorted(ourRecords.map(sparkMetadataRow)), sorted(theirs), `${step}: hudi_metadata() and our reader`);
 
   const completed = new Set(ourTable.timeline.completed().map((i) => i.time));
-  // An instant older than the active timeline was archived completed (containsOrBeforeTimelineStarts).
+  // Base files, and merge-on-read log files (named after the delta commit that wrote them), of completed instants;
+  // an instant older than the active timeline was archived completed (containsOrBeforeTimelineStarts).
   const first = ourTable.timeline.instants[0]?.time ?? '';
+  const writtenBy = (path: string) => /_(\d{17})\.parquet$/.exec(path)?.[1] ?? /\/?\.[^/]+_(\d{17})\.log\.\d+_[\d-]+$/.exec(path)?.[1];
   const stored = listTree(table)
-    .filter((path) => !path.startsWith('.hoodie') && path.endsWith('.parquet'))
+    .filter((path) => !path.startsWith('.hoodie'))
     .filter((path) => {
-      const time = /_(\d{17})\.parquet$/.exec(path)![1]!;
-      return completed.has(time) || time < first;
+      const instant = writtenBy(path);
+      return instant !== undefined && (completed.has(instant) || instant < first);
     });
   const listed = ourRecords.flatMap((record) =>
     record.type === 2 ? [...record.files].filter(([, info]) => !info.isDeleted).map(([name]) => `${record.key}/${name}`) : [],

@@ -18,6 +18,14 @@ export function baseFilesUnder(table: string): string[] {
     .sort();
 }
 
+/** Base files and merge-on-read log files under the table (not under .hoodie, no checksums), relative and sorted. */
+export function dataFilesUnder(table: string): string[] {
+  return readdirSync(table, { recursive: true, encoding: 'utf8' })
+    .filter((path) => !path.startsWith('.hoodie') && !path.endsWith('.crc') && (path.endsWith('.parquet') || /(^|\/)\.[^/]+\.log\.\d+_[^/]+$/.test(path)))
+    .map((path) => relative(table, join(table, path)))
+    .sort();
+}
+
 /** A cleaner plan's files as partition → sorted file names (the paths differ: each copy is elsewhere). */
 export function cleanerPlanFiles(plan: HoodieCleanerPlan): Record<string, string[]> {
   return Object.fromEntries(

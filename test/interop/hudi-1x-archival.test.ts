@@ -10,32 +10,20 @@
  * Hudi's ended. A table with the metadata table on (1.x's default) and no compaction on it is not archived, as by Hudi.
  */
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type ArchiveResult, runArchive } from '../../lib/archival/archive.js';
-import { archivalConfigFromProperties } from '../../lib/archival/config.js';
-import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
-import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
+import type { ArchiveResult } from '../../lib/archival/archive.js';
 import { LocalStorage } from '../../lib/storage/local.js';
-import { HudiTable } from '../../lib/table/table.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_VERSIONS, hudi1xCowWrite } from '../helpers/hudi-1x-fixtures.js';
-import { hudiArchivedInstants, ourHistory } from '../helpers/hudi-1x-history.js';
+import { activeTimeline, hudiArchivedInstants, ourArchive, ourHistory } from '../helpers/hudi-1x-history.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 import { ourCanonicalRows } from '../helpers/table-files.js';
 
 const NO_MDT = 'hoodie.metadata.enable=false';
 const OURS = { 'hoodie.keep.min.commits': '2', 'hoodie.keep.max.commits': '3', 'hoodie.cleaner.commits.retained': '1' };
 const THEIRS = 'min_commits => 2, max_commits => 3, retain_commits => 1, enable_metadata => false';
-
-/** The active timeline's instant files (history and checksums left out), sorted. */
-function activeTimeline(table: string): string[] {
-  return readdirSync(join(table, '.hoodie', 'timeline'), { withFileTypes: true })
-    .filter((entry) => entry.isFile() && /^\d/.test(entry.name))
-    .map((entry) => entry.name)
-    .sort();
-}
 
 /** A local disk whose deletes of completed instant files fail after `allowed` of them: a run stopped midway. */
 class StoppingStorage extends LocalStorage {
@@ -59,15 +47,7 @@ class StoppingStorage extends LocalStorage {
   }
 }
 
-async function ours(path: string, props: Record<string, string> = OURS, storage: LocalStorage = new LocalStorage(path)): Promise<ArchiveResult> {
-  const properties = new Map(Object.entries(props));
-  return runArchive(await HudiTable.open(storage, { mode: 'archive' }), {
-    config: archivalConfigFromProperties(properties),
-    cleanConfig: cleanConfigFromProperties(properties),
-    lock: new StorageLockProvider(storage),
-    properties,
-  });
-}
+const ours = (path: string, props: Record<string, string> = OURS, storage?: LocalStorage): Promise<ArchiveResult> => ourArchive(path, props, storage);
 
 const ourRows = (path: string): Promise<string[]> => ourCanonicalRows(path);
 

@@ -144,7 +144,7 @@ describe('table config', () => {
     );
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'read'));
     assert.throws(() => assertSupported(v8, 'f', 'write'), UnsupportedTableError, 'write');
-    // The writer, the cleaner and clustering write 1.x copy-on-write tables; merge-on-read ones wait for completion-time slices.
+    // The writer, the cleaner and clustering write 1.x copy-on-write tables; of merge-on-read ones only the cleaner (slices by completion time).
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'clean'));
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'delta-write'));
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'clustering'));
@@ -156,7 +156,8 @@ describe('table config', () => {
       ]),
       'f',
     );
-    assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'clean'), UnsupportedTableError);
+    assert.doesNotThrow(() => assertSupported(v8MergeOnRead, 'f', 'clean'));
+    assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'archive'), UnsupportedTableError);
     assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'clustering'), UnsupportedTableError);
     assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'delta-write'), UnsupportedTableError);
     const v5 = tableConfigFromProperties(
