@@ -10,14 +10,14 @@
  * deletions, a DELETE_BLOCK after it; both carry the INSTANT_TIME and SCHEMA headers Hudi writes.
  */
 import { AlreadyExistsError, HudiError } from '../errors.js';
-import { writeHudiLogBlockHFile } from '../hfile/index.js';
+import { writeHudiLogBlockHFileAsync } from '../hfile/index.js';
 import type { LockLease } from '../lock/port.js';
 import { deleteBlock, EMPTY_PAYLOAD_ORDERING_VALUE, type LogBlockInput, writeLogFile } from '../log-format/index.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { newWriteStat, serializeCommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import { fileNameOf } from '../util/paths.js';
-import { encodeMetadataRecord } from './codec.js';
+import { encodeMetadataRecordParts } from './codec.js';
 import type { MetadataChange } from './convert.js';
 import { type MetadataFileGroup, partitionFolder } from './file-groups.js';
 import { type MetadataPartitionType, mapRecordKeyToFileGroupIndex } from './partitions.js';
@@ -25,7 +25,7 @@ import type { MetadataRecord } from './records.js';
 import { METADATA_RECORD_SCHEMA_TEXT, METADATA_RECORD_WRITER_SCHEMA_TEXT, metadataRecordType } from './schema.js';
 import { metadataInstantPath } from './timeline.js';
 
-const WRITE_CONCURRENCY = 8;
+const WRITE_CONCURRENCY = 16;
 /**
  * zlib level of the HFile blocks: GZ as Hudi writes, at level 1 rather than Hadoop's 6. Bloom filters dominate a
  * large commit's bytes (Hudi's default filter is hundreds of KB per file); level 1 compresses them several times
@@ -136,13 +136,15 @@ async function writeGroupLog(storage: Storage, instantTime: string, item: GroupW
   const header = { INSTANT_TIME: instantTime, SCHEMA: METADATA_RECORD_WRITER_SCHEMA_TEXT };
   const blocks: LogBlockInput[] = [];
   if (item.records.length > 0) {
-    // Encoded here, one file group at a time: a large commit's bloom filters would not fit in memory twice.
+    // Each value encoded as its cell is written: a large commit's bloom filters would not fit in memory twice.
     const type = metadataRecordType();
-    const records = item.records.map((record) => ({ key: record.key, value: encodeMetadataRecord(record, type) }));
     blocks.push({
       type: 'HFILE_DATA_BLOCK',
       header,
-      content: writeHudiLogBlockHFile(records, { schema: METADATA_RECORD_WRITER_SCHEMA_TEXT, gzipLevel: GZIP_LEVEL }),
+      content: await writeHudiLogBlockHFileAsync(item.records, (record) => encodeMetadataRecordParts(record, type), {
+        schema: METADATA_RECORD_WRITER_SCHEMA_TEXT,
+        gzipLevel: GZIP_LEVEL,
+      }),
     });
   }
   if (item.deletes.length > 0) {
