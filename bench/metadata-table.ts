@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateUsers, writeJsonLines } from '../lib/cli/generate.js';
 import { keepMetadataTable, type MetadataPartitionType, MetadataTable } from '../lib/metadata/index.js';
-import { countedStorage, formatRequestCounts, openStorage } from '../lib/storage/index.js';
+import { countedStorage, deleteMany, formatRequestCounts, mapWithConcurrency, openStorage } from '../lib/storage/index.js';
 import type { Storage } from '../lib/storage/port.js';
 import { RequestCounter } from '../lib/storage/request-counts.js';
 import { newTableOptionsFromWriteProperties } from '../lib/table/config.js';
@@ -137,15 +137,19 @@ try {
     const stats: WriteStat[] = [];
     const localFiles = new Map<string, string>();
     const updates: { recordKey: string; partitionPath: string; fileId: string }[] = [];
-    for (let i = 0; i < count; i++) {
+    const files = Array.from({ length: count }, (_, i) => {
       const partition = `2024-01-${String(1 + (i % 20)).padStart(2, '0')}`;
       const fileId = `${randomUUID()}-0`;
-      const path = `${partition}/${fileId}_${i}-1-0_${instant}.parquet`;
-      const copy = join(local, `${i}.parquet`);
+      return { partition, fileId, path: `${partition}/${fileId}_${i}-1-0_${instant}.parquet`, copy: join(local, `${i}.parquet`) };
+    });
+    const sizes = await mapWithConcurrency(files, 16, async ({ path, copy }) => {
       await copyFile(seedFile, copy);
       await storage.uploadFile(path, copy);
+      return (await storage.head(path))!.size;
+    });
+    for (const [i, { partition, fileId, path, copy }] of files.entries()) {
       localFiles.set(path, copy);
-      const size = (await storage.head(path))!.size;
+      const size = sizes[i]!;
       stats.push(
         newWriteStat({ fileId, path, partitionPath: partition, numWrites: keysPerFile, numInserts: keysPerFile, totalWriteBytes: size, fileSizeInBytes: size }),
       );
@@ -205,6 +209,11 @@ try {
         await createTable(storage, newTableOptionsFromWriteProperties(props, 'bench'));
         await initMetadataTable(storage, ALL);
         all.push(await commitCopies(storage, count, '20240101000000000'));
+        // Each run's table goes: the local S3 server keeps objects in memory and slows down as they pile up.
+        await deleteMany(
+          storage,
+          (await storage.listRecursive('')).map((object) => object.path),
+        );
       }
       const last = all.at(-1)!;
       console.log(

@@ -8,7 +8,7 @@
  *
  * The checksums cover the header and the payload as stored (compressed), chunk by chunk.
  */
-import { gunzipSync, gzip as gzipAsync, gzipSync } from 'node:zlib';
+import { constants, gunzipSync, gzip as gzipAsync, gzipSync, type ZlibOptions } from 'node:zlib';
 import { ByteCursor, ByteWriter, byteAt, readI32, readI64, writeI32 } from './bytes.js';
 import { crc32c } from './crc32c.js';
 import { HFileFormatError } from './errors.js';
@@ -158,16 +158,28 @@ function decompress(stored: Uint8Array, compression: CompressionCodecName, expec
 }
 
 /** GZ as HBase writes it: a gzip member whose header has no timestamp and OS 255, as Java's GZIPOutputStream does. */
-function gzip(payload: Uint8Array, level: number | undefined): Uint8Array {
-  const compressed = level === undefined ? gzipSync(payload) : gzipSync(payload, { level });
+function gzip(payload: Uint8Array, options: BlockWriteOptions): Uint8Array {
+  const compressed = gzipSync(payload, zlibOptions(options));
   compressed[9] = 0xff;
   return compressed;
+}
+
+function zlibOptions(options: BlockWriteOptions): ZlibOptions {
+  return {
+    ...(options.gzipLevel === undefined ? {} : { level: options.gzipLevel }),
+    ...(options.gzipStrategy === 'run-length' ? { strategy: constants.Z_RLE } : {}),
+  };
 }
 
 export interface BlockWriteOptions {
   compression: SupportedCompression;
   /** zlib level for GZ (default zlib's). */
   gzipLevel?: number;
+  /**
+   * zlib's strategy for GZ: its default matching, or run-length matches only (Z_RLE: faster, and smaller for data
+   * that is mostly runs of one byte). Any strategy reads back the same.
+   */
+  gzipStrategy?: 'default' | 'run-length';
   bytesPerChecksum?: number;
 }
 
@@ -180,7 +192,7 @@ export interface SerializedBlock {
 
 /** A block's payload as stored: compressed with the block's codec (the payload itself for NONE). */
 export function compressBlockPayload(payload: Uint8Array, options: BlockWriteOptions): Uint8Array {
-  return options.compression === 'GZ' ? gzip(payload, options.gzipLevel) : payload;
+  return options.compression === 'GZ' ? gzip(payload, options) : payload;
 }
 
 const ASYNC_GZIP_CHUNK = 256 * 1024;
@@ -202,7 +214,7 @@ export function compressBlockPayloadAsync(payload: Uint8Array, options: BlockWri
     };
     // Large output chunks: one hop back to the main thread per block rather than one per 16 KiB (zlib's output
     // does not depend on how its output space is handed out).
-    gzipAsync(payload, { ...(options.gzipLevel === undefined ? {} : { level: options.gzipLevel }), chunkSize: ASYNC_GZIP_CHUNK }, callback);
+    gzipAsync(payload, { ...zlibOptions(options), chunkSize: ASYNC_GZIP_CHUNK }, callback);
   });
 }
 

@@ -40,6 +40,8 @@ export interface HudiHFileWriteOptions {
   compression?: SupportedCompression;
   /** zlib level of GZ blocks (default zlib's). */
   gzipLevel?: number;
+  /** zlib's strategy for GZ blocks (default zlib's default). */
+  gzipStrategy?: 'default' | 'run-length';
   blockSize?: number;
 }
 
@@ -76,6 +78,7 @@ export function writeHudiBaseHFile(records: Iterable<HudiHFileRecord>, options: 
     {
       ...(options.compression ? { compression: options.compression } : {}),
       ...(options.gzipLevel === undefined ? {} : { gzipLevel: options.gzipLevel }),
+      ...(options.gzipStrategy === undefined ? {} : { gzipStrategy: options.gzipStrategy }),
       ...(options.blockSize ? { blockSize: options.blockSize } : {}),
       fileInfo: {
         [HudiFileInfoKey.SCHEMA]: options.schema,
@@ -95,18 +98,20 @@ export function writeHudiLogBlockHFile(records: Iterable<HudiHFileRecord>, optio
 
 /**
  * writeHudiLogBlockHFile of `records` with values `encode(record)`, the same bytes, made with less at once: each
- * value is encoded as its cell is written, and the blocks are compressed off the main thread (writeHFileAsync).
+ * value is encoded as its cell is written, and the blocks are compressed off the main thread (writeHFileAsync,
+ * `blocksInFlight` at once).
  */
 export function writeHudiLogBlockHFileAsync<T extends { readonly key: string }>(
   records: readonly T[],
   encode: (record: T) => Uint8Array | readonly Uint8Array[],
   options: HudiHFileWriteOptions,
+  blocksInFlight?: number,
 ): Promise<Uint8Array> {
   const sorted = sortedByKey(records);
   function* cells(): Generator<{ key: string; value: Uint8Array | readonly Uint8Array[] }> {
     for (const record of sorted) yield { key: record.key, value: encode(record) };
   }
-  return writeHFileAsync(cells(), logBlockOptions(options));
+  return writeHFileAsync(cells(), logBlockOptions(options), blocksInFlight);
 }
 
 const SURROGATE = /[\uD800-\uDFFF]/;
@@ -132,6 +137,7 @@ function logBlockOptions(options: HudiHFileWriteOptions): HFileWriteOptions {
   return {
     ...(options.compression ? { compression: options.compression } : {}),
     ...(options.gzipLevel === undefined ? {} : { gzipLevel: options.gzipLevel }),
+    ...(options.gzipStrategy === undefined ? {} : { gzipStrategy: options.gzipStrategy }),
     ...(options.blockSize ? { blockSize: options.blockSize } : {}),
     fileInfo: { [HudiFileInfoKey.SCHEMA]: options.schema },
     allowDuplicateKeys: true,

@@ -86,6 +86,8 @@ export function encodeHudiCellKey(row: Uint8Array | string): Uint8Array {
   key[0] = rowLength >>> 8;
   key[1] = rowLength & 0xff;
   if (typeof row !== 'string') key.set(row, 2);
+  // As many bytes as characters: all ASCII, copied as they are.
+  else if (rowLength === row.length) for (let i = 0; i < rowLength; i++) key[2 + i] = row.charCodeAt(i);
   else if (UTF8.encodeInto(row, key.subarray(2, 2 + rowLength)).written !== rowLength)
     throw new RangeError(`the row ${JSON.stringify(row)} did not encode to ${rowLength} bytes`);
   // Family length 0, no family or qualifier; the timestamp Long.MAX_VALUE big-endian; the type Put.

@@ -42,6 +42,8 @@ export interface HFileWriteOptions {
   compression?: SupportedCompression;
   /** zlib level of GZ blocks (default zlib's 6, as Hadoop's codec); any level reads back the same. */
   gzipLevel?: number;
+  /** zlib's strategy for GZ blocks (BlockWriteOptions.gzipStrategy; default zlib's default). */
+  gzipStrategy?: 'default' | 'run-length';
   /** Entries added to the file info next to HBase's own `hfile.*` ones (e.g. Hudi's `schema`). */
   fileInfo?: Readonly<Record<string, FileInfoValue>>;
   /** Meta blocks (e.g. Hudi's `bloomFilter`); written sorted by name, as HBase does. */
@@ -56,7 +58,7 @@ export interface HFileWriteOptions {
 
 const RESERVED_FILE_INFO = new Set<string>(Object.values(FileInfoKey));
 
-/** Data blocks in flight at once in writeHFileAsync (each holds its uncompressed payload until compressed). */
+/** Data blocks compressing at once in writeHFileAsync by default: libuv's thread pool has 4 threads. */
 const ASYNC_BLOCKS_IN_FLIGHT = 4;
 
 /** Serializes sorted cells into a complete HFile. Throws HFileWriteError on unsorted or oversized keys. */
@@ -73,10 +75,16 @@ export function writeHFile(cells: Iterable<HFileCellInput>, options: HFileWriteO
 }
 
 /**
- * writeHFile, with the data blocks compressed on libuv's thread pool, a few at once, while the next blocks are
- * cut: the same bytes, in less time on a machine with more than one core.
+ * writeHFile, with the data blocks compressed on libuv's thread pool, `blocksInFlight` at once (each holds its
+ * uncompressed payload until then), while the next blocks are cut: the same bytes, in less time on a machine with
+ * more than one core.
  */
-export async function writeHFileAsync(cells: Iterable<HFileCellInput>, options: HFileWriteOptions = {}): Promise<Uint8Array> {
+export async function writeHFileAsync(
+  cells: Iterable<HFileCellInput>,
+  options: HFileWriteOptions = {},
+  blocksInFlight: number = ASYNC_BLOCKS_IN_FLIGHT,
+): Promise<Uint8Array> {
+  if (!Number.isInteger(blocksInFlight) || blocksInFlight < 1) throw new HFileWriteError(`blocks in flight ${blocksInFlight} is not a positive integer`);
   const file = new HFileAssembly(options);
   // A block's payload is needed only until it is compressed: its array then takes the next block.
   const free: ArrayBuffer[] = [];
@@ -95,7 +103,7 @@ export async function writeHFileAsync(cells: Iterable<HFileCellInput>, options: 
       pending.shift();
       file.dataBlock(next.block, stored);
       // Uncompressed (NONE), the payload is itself part of the file.
-      if (stored.buffer !== next.block.payload.buffer && free.length < ASYNC_BLOCKS_IN_FLIGHT) free.push(next.block.payload.buffer as ArrayBuffer);
+      if (stored.buffer !== next.block.payload.buffer && free.length < blocksInFlight) free.push(next.block.payload.buffer as ArrayBuffer);
     }
   };
   const start = (block: CutBlock): void => {
@@ -109,7 +117,7 @@ export async function writeHFileAsync(cells: Iterable<HFileCellInput>, options: 
       const full = cutter.add(cell);
       if (full === undefined) continue;
       start(full);
-      await frameUpTo(ASYNC_BLOCKS_IN_FLIGHT - 1);
+      await frameUpTo(blocksInFlight - 1);
     }
     const last = cutter.finish();
     if (last !== undefined) start(last);
@@ -211,7 +219,11 @@ class HFileAssembly {
   private readonly dataIndex: IndexEntry[] = [];
 
   constructor(private readonly options: HFileWriteOptions) {
-    this.blockOptions = { compression: options.compression ?? 'GZ', ...(options.gzipLevel === undefined ? {} : { gzipLevel: options.gzipLevel }) };
+    this.blockOptions = {
+      compression: options.compression ?? 'GZ',
+      ...(options.gzipLevel === undefined ? {} : { gzipLevel: options.gzipLevel }),
+      ...(options.gzipStrategy === undefined ? {} : { gzipStrategy: options.gzipStrategy }),
+    };
   }
 
   /** Appends a data block whose payload compressed to `stored`. */

@@ -290,6 +290,8 @@ describe('writing off the main thread', () => {
     for (const [name, input, options] of cases) {
       const expected = writeHFile(input, options);
       assert.deepEqual(await writeHFileAsync(input, options), expected, name);
+      for (const blocksInFlight of [1, 9])
+        assert.deepEqual(await writeHFileAsync(input, options, blocksInFlight), expected, `${name}, ${blocksInFlight} in flight`);
       const inParts = input.map((cell) => ({ key: cell.key, value: valueParts(cell.value as Uint8Array) }));
       assert.deepEqual(await writeHFileAsync(inParts, options), expected, `${name}, values in parts`);
       assert.deepEqual(writeHFile(inParts, options), expected, `${name}, values in parts, on the main thread`);
@@ -312,6 +314,20 @@ describe('writing off the main thread', () => {
       );
       assert.deepEqual(await writeHudiLogBlockHFileAsync(records, encode, options), expected);
     }
+  });
+
+  test("zlib's run-length strategy: other bytes, the same cells read back, on the main thread or off it", async () => {
+    // Mostly one character, as a bloom filter's Base64 text is.
+    const runs = (seed: number): Uint8Array => noise(seed, 3000).map((byte) => (byte < 16 ? 66 + (byte % 4) : 65));
+    const input = Array.from({ length: 600 }, (_, i) => ({ key: `key-${String(i).padStart(5, '0')}`, value: runs(i) }));
+    const options = { blockSize: 64 * 1024, gzipLevel: 1 };
+    const runLength = writeHFile(input, { ...options, gzipStrategy: 'run-length' });
+    assert.notDeepEqual(runLength, writeHFile(input, options));
+    assert.deepEqual(await writeHFileAsync(input, { ...options, gzipStrategy: 'run-length' }), runLength);
+    assert.deepEqual(
+      [...readHFile(runLength).cells()].map((cell) => [cell.key, [...cell.value]]),
+      input.map((cell) => [cell.key, [...cell.value]]),
+    );
   });
 
   test('a failure while writing is thrown once the blocks already compressing are done', async () => {
