@@ -5,7 +5,8 @@
  * A data block closes before a cell once it holds `blockSize` bytes, except between cells of one row (HBase never
  * splits equal keys). Blocks are compressed and followed by CRC32C checksums per 16 KiB. Index keys are each block's
  * real first key (HBase shortens them to a "midpoint"; both are valid, Hudi's 1.x writer uses the first key too); the
- * index is always single-level, the only kind Hudi 0.15's reader handles.
+ * index is always single-level, the only kind Hudi 0.15's reader handles. writeHFileAsync writes the same bytes with
+ * the blocks compressed on libuv's thread pool.
  */
 
 import {
