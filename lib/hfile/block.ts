@@ -8,7 +8,7 @@
  *
  * The checksums cover the header and the payload as stored (compressed), chunk by chunk.
  */
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { constants, gunzipSync, gzip as gzipAsync, gzipSync, type ZlibOptions } from 'node:zlib';
 import { ByteCursor, ByteWriter, byteAt, readI32, readI64, writeI32 } from './bytes.js';
 import { crc32c } from './crc32c.js';
 import { HFileFormatError } from './errors.js';
@@ -158,16 +158,28 @@ function decompress(stored: Uint8Array, compression: CompressionCodecName, expec
 }
 
 /** GZ as HBase writes it: a gzip member whose header has no timestamp and OS 255, as Java's GZIPOutputStream does. */
-function gzip(payload: Uint8Array, level: number | undefined): Uint8Array {
-  const compressed = level === undefined ? gzipSync(payload) : gzipSync(payload, { level });
+function gzip(payload: Uint8Array, options: BlockWriteOptions): Uint8Array {
+  const compressed = gzipSync(payload, zlibOptions(options));
   compressed[9] = 0xff;
   return compressed;
+}
+
+function zlibOptions(options: BlockWriteOptions): ZlibOptions {
+  return {
+    ...(options.gzipLevel === undefined ? {} : { level: options.gzipLevel }),
+    ...(options.gzipStrategy === 'run-length' ? { strategy: constants.Z_RLE } : {}),
+  };
 }
 
 export interface BlockWriteOptions {
   compression: SupportedCompression;
   /** zlib level for GZ (default zlib's). */
   gzipLevel?: number;
+  /**
+   * zlib's strategy for GZ: its default matching, or run-length matches only (Z_RLE: faster, and smaller for data
+   * that is mostly runs of one byte). Any strategy reads back the same.
+   */
+  gzipStrategy?: 'default' | 'run-length';
   bytesPerChecksum?: number;
 }
 
@@ -178,26 +190,90 @@ export interface SerializedBlock {
   uncompressedSizeWithHeader: number;
 }
 
-/** Serializes one block: header, compressed payload, CRC32C checksums. */
-export function serializeBlock(type: BlockType, payload: Uint8Array, prevBlockOffset: bigint | number, options: BlockWriteOptions): SerializedBlock {
-  const bytesPerChecksum = options.bytesPerChecksum ?? DEFAULT_BYTES_PER_CHECKSUM;
-  const stored = options.compression === 'GZ' ? gzip(payload, options.gzipLevel) : payload;
+/** A block's payload as stored: compressed with the block's codec (the payload itself for NONE). */
+export function compressBlockPayload(payload: Uint8Array, options: BlockWriteOptions): Uint8Array {
+  return options.compression === 'GZ' ? gzip(payload, options) : payload;
+}
+
+const ASYNC_GZIP_CHUNK = 256 * 1024;
+
+/**
+ * compressBlockPayload on libuv's thread pool, so that several blocks compress at once and the caller goes on
+ * meanwhile: the same zlib with the same settings, so the same bytes.
+ */
+export function compressBlockPayloadAsync(payload: Uint8Array, options: BlockWriteOptions): Promise<Uint8Array> {
+  if (options.compression !== 'GZ') return Promise.resolve(payload);
+  return new Promise((resolve, reject) => {
+    const callback = (error: Error | null, compressed: Buffer): void => {
+      if (error !== null) {
+        reject(error);
+        return;
+      }
+      compressed[9] = 0xff;
+      resolve(compressed);
+    };
+    // Large output chunks: one hop back to the main thread per block rather than one per 16 KiB (zlib's output
+    // does not depend on how its output space is handed out).
+    gzipAsync(payload, { ...zlibOptions(options), chunkSize: ASYNC_GZIP_CHUNK }, callback);
+  });
+}
+
+/**
+ * A block around a payload already compressed (`stored`, from compressBlockPayload of `payloadLength` bytes), as
+ * the parts to write in order: header, the stored bytes themselves (not copied), CRC32C checksums.
+ */
+export function frameBlockParts(
+  type: BlockType,
+  stored: Uint8Array,
+  payloadLength: number,
+  prevBlockOffset: bigint | number,
+  bytesPerChecksum: number = DEFAULT_BYTES_PER_CHECKSUM,
+): { parts: Uint8Array[]; length: number; uncompressedSizeWithHeader: number } {
   const dataSize = BLOCK_HEADER_SIZE + stored.length;
   const chunks = checksumCount(dataSize, bytesPerChecksum);
-  const out = new ByteWriter(dataSize + chunks * 4);
-  out
+  const header = new ByteWriter(BLOCK_HEADER_SIZE)
     .bytes(magicBytes(type))
     .i32(stored.length + chunks * 4)
-    .i32(payload.length)
-    .i64(prevBlockOffset);
-  out.u8(ChecksumType.CRC32C).i32(bytesPerChecksum).i32(dataSize).bytes(stored);
-  for (let chunk = 0; chunk < chunks; chunk++) out.i32(0);
-  const bytes = out.toBytes();
-  for (let chunk = 0; chunk < chunks; chunk++) {
-    const start = chunk * bytesPerChecksum;
-    writeI32(bytes, dataSize + chunk * 4, crc32c(bytes, start, Math.min(start + bytesPerChecksum, dataSize)) | 0);
+    .i32(payloadLength)
+    .i64(prevBlockOffset)
+    .u8(ChecksumType.CRC32C)
+    .i32(bytesPerChecksum)
+    .i32(dataSize)
+    .view();
+  // Each checksum covers bytesPerChecksum bytes of header + stored; the first chunk starts with the header.
+  const checksums = new Uint8Array(chunks * 4);
+  if (bytesPerChecksum < BLOCK_HEADER_SIZE) {
+    const data = new Uint8Array(dataSize);
+    data.set(header, 0);
+    data.set(stored, BLOCK_HEADER_SIZE);
+    for (let chunk = 0; chunk < chunks; chunk++) {
+      const start = chunk * bytesPerChecksum;
+      writeI32(checksums, chunk * 4, crc32c(data, start, Math.min(start + bytesPerChecksum, dataSize)) | 0);
+    }
+    return { parts: [data, checksums], length: dataSize + checksums.length, uncompressedSizeWithHeader: BLOCK_HEADER_SIZE + payloadLength };
   }
-  return { bytes, uncompressedSizeWithHeader: BLOCK_HEADER_SIZE + payload.length };
+  const firstEnd = Math.min(bytesPerChecksum, dataSize) - BLOCK_HEADER_SIZE;
+  const first = new Uint8Array(BLOCK_HEADER_SIZE + firstEnd);
+  first.set(header, 0);
+  first.set(stored.subarray(0, firstEnd), BLOCK_HEADER_SIZE);
+  writeI32(checksums, 0, crc32c(first) | 0);
+  for (let chunk = 1; chunk < chunks; chunk++) {
+    const start = chunk * bytesPerChecksum - BLOCK_HEADER_SIZE;
+    writeI32(checksums, chunk * 4, crc32c(stored, start, Math.min(start + bytesPerChecksum, stored.length)) | 0);
+  }
+  return { parts: [header, stored, checksums], length: dataSize + checksums.length, uncompressedSizeWithHeader: BLOCK_HEADER_SIZE + payloadLength };
+}
+
+/** Serializes one block: header, compressed payload, CRC32C checksums. */
+export function serializeBlock(type: BlockType, payload: Uint8Array, prevBlockOffset: bigint | number, options: BlockWriteOptions): SerializedBlock {
+  const block = frameBlockParts(type, compressBlockPayload(payload, options), payload.length, prevBlockOffset, options.bytesPerChecksum);
+  const bytes = new Uint8Array(block.length);
+  let offset = 0;
+  for (const part of block.parts) {
+    bytes.set(part, offset);
+    offset += part.length;
+  }
+  return { bytes, uncompressedSizeWithHeader: block.uncompressedSizeWithHeader };
 }
 
 /** A cursor over a block's uncompressed payload. */

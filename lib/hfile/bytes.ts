@@ -247,4 +247,9 @@ export class ByteWriter {
   toBytes(): Uint8Array {
     return this.buffer.slice(0, this.length);
   }
+
+  /** The bytes written so far without a copy: a view that later writes may change (or leave behind when growing). */
+  view(): Uint8Array {
+    return this.buffer.subarray(0, this.length);
+  }
 }

@@ -11,7 +11,7 @@ import type { SupportedCompression } from './block.js';
 import { compareBytes, utf8Bytes, utf8String } from './bytes.js';
 import { HFileWriteError } from './errors.js';
 import { type HFile, type ReadHFileOptions, readHFile } from './reader.js';
-import { writeHFile } from './writer.js';
+import { type HFileWriteOptions, writeHFile, writeHFileAsync } from './writer.js';
 
 export const HudiFileInfoKey = {
   SCHEMA: 'schema',
@@ -40,6 +40,8 @@ export interface HudiHFileWriteOptions {
   compression?: SupportedCompression;
   /** zlib level of GZ blocks (default zlib's). */
   gzipLevel?: number;
+  /** zlib's strategy for GZ blocks (default zlib's default). */
+  gzipStrategy?: 'default' | 'run-length';
   blockSize?: number;
 }
 
@@ -76,6 +78,7 @@ export function writeHudiBaseHFile(records: Iterable<HudiHFileRecord>, options: 
     {
       ...(options.compression ? { compression: options.compression } : {}),
       ...(options.gzipLevel === undefined ? {} : { gzipLevel: options.gzipLevel }),
+      ...(options.gzipStrategy === undefined ? {} : { gzipStrategy: options.gzipStrategy }),
       ...(options.blockSize ? { blockSize: options.blockSize } : {}),
       fileInfo: {
         [HudiFileInfoKey.SCHEMA]: options.schema,
@@ -90,16 +93,55 @@ export function writeHudiBaseHFile(records: Iterable<HudiHFileRecord>, options: 
 
 /** The content of an HFile data block for a log file, as Hudi 0.15 serializes it. Keys may repeat. */
 export function writeHudiLogBlockHFile(records: Iterable<HudiHFileRecord>, options: HudiHFileWriteOptions): Uint8Array {
-  return writeHFile(
-    sortedRecords(records).map(({ row, value }) => ({ key: row, value })),
-    {
-      ...(options.compression ? { compression: options.compression } : {}),
-      ...(options.gzipLevel === undefined ? {} : { gzipLevel: options.gzipLevel }),
-      ...(options.blockSize ? { blockSize: options.blockSize } : {}),
-      fileInfo: { [HudiFileInfoKey.SCHEMA]: options.schema },
-      allowDuplicateKeys: true,
-    },
-  );
+  return writeHFile(logBlockCells(records), logBlockOptions(options));
+}
+
+/**
+ * writeHudiLogBlockHFile of `records` with values `encode(record)`, the same bytes, made with less at once: each
+ * value is encoded as its cell is written, and the blocks are compressed off the main thread (writeHFileAsync,
+ * `blocksInFlight` at once).
+ */
+export function writeHudiLogBlockHFileAsync<T extends { readonly key: string }>(
+  records: readonly T[],
+  encode: (record: T) => Uint8Array | readonly Uint8Array[],
+  options: HudiHFileWriteOptions,
+  blocksInFlight?: number,
+): Promise<Uint8Array> {
+  const sorted = sortedByKey(records);
+  function* cells(): Generator<{ key: string; value: Uint8Array | readonly Uint8Array[] }> {
+    for (const record of sorted) yield { key: record.key, value: encode(record) };
+  }
+  return writeHFileAsync(cells(), logBlockOptions(options), blocksInFlight);
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * Records in the order sortedRecords gives (by the UTF-8 bytes of their keys; stable, so repeated keys keep their
+ * order). Without surrogates, UTF-16 order is code point order, which is UTF-8 byte order: the keys then compare as
+ * strings, without encoding each one first.
+ */
+function sortedByKey<T extends { readonly key: string }>(records: readonly T[]): T[] {
+  if (!records.some((record) => SURROGATE.test(record.key))) return [...records].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return records
+    .map((record) => ({ record, row: utf8Bytes(record.key) }))
+    .sort((a, b) => compareBytes(a.row, b.row))
+    .map(({ record }) => record);
+}
+
+function logBlockCells(records: Iterable<HudiHFileRecord>): Array<{ key: Uint8Array; value: Uint8Array }> {
+  return sortedRecords(records).map(({ row, value }) => ({ key: row, value }));
+}
+
+function logBlockOptions(options: HudiHFileWriteOptions): HFileWriteOptions {
+  return {
+    ...(options.compression ? { compression: options.compression } : {}),
+    ...(options.gzipLevel === undefined ? {} : { gzipLevel: options.gzipLevel }),
+    ...(options.gzipStrategy === undefined ? {} : { gzipStrategy: options.gzipStrategy }),
+    ...(options.blockSize ? { blockSize: options.blockSize } : {}),
+    fileInfo: { [HudiFileInfoKey.SCHEMA]: options.schema },
+    allowDuplicateKeys: true,
+  };
 }
 
 export interface HudiHFile {

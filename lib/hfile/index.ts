@@ -18,8 +18,17 @@ export {
   readHudiHFile,
   writeHudiBaseHFile,
   writeHudiLogBlockHFile,
+  writeHudiLogBlockHFileAsync,
 } from './hudi.js';
 export { type CellKey, compareCellKeys, type HFileCell, KeyType, LATEST_TIMESTAMP } from './key-value.js';
 export { type HFile, type ReadHFileOptions, readHFile, readHFileCells } from './reader.js';
 export type { HFileTrailer } from './trailer.js';
-export { DEFAULT_HFILE_BLOCK_SIZE, type HFileCellInput, type HFileWriteOptions, HUDI_HFILE_COMPARATOR, hfileCellSize, writeHFile } from './writer.js';
+export {
+  DEFAULT_HFILE_BLOCK_SIZE,
+  type HFileCellInput,
+  type HFileWriteOptions,
+  HUDI_HFILE_COMPARATOR,
+  hfileCellSize,
+  writeHFile,
+  writeHFileAsync,
+} from './writer.js';

@@ -9,7 +9,7 @@
  * reader compares keys by row only; HBase's comparator (`HoodieHBaseKVComparator` is `CellComparatorImpl`)
  * orders by row, family, qualifier, then timestamp and type descending, the same order for such keys.
  */
-import { ByteCursor, ByteWriter, compareBytes, readU16, utf8String } from './bytes.js';
+import { ByteCursor, ByteWriter, compareBytes, readU16, utf8String, writeI32 } from './bytes.js';
 import { HFileFormatError } from './errors.js';
 
 /** HBase `KeyValue.Type` codes. */
@@ -78,6 +78,33 @@ export function hudiCellKey(row: Uint8Array): CellKey {
   return { row, family: new Uint8Array(0), qualifier: new Uint8Array(0), timestamp: LATEST_TIMESTAMP, type: KeyType.Put };
 }
 
+/** encodeKey(hudiCellKey(row)), written directly (a string row as its UTF-8): the writer encodes one per record. */
+export function encodeHudiCellKey(row: Uint8Array | string): Uint8Array {
+  const rowLength = typeof row === 'string' ? Buffer.byteLength(row, 'utf8') : row.length;
+  if (rowLength > MAX_ROW_LENGTH) throw new RangeError(`a row of ${rowLength} bytes exceeds HBase's ${MAX_ROW_LENGTH}`);
+  const key = new Uint8Array(KEY_INFRASTRUCTURE_SIZE + rowLength);
+  key[0] = rowLength >>> 8;
+  key[1] = rowLength & 0xff;
+  if (typeof row !== 'string') key.set(row, 2);
+  // As many bytes as characters: all ASCII, copied as they are.
+  else if (rowLength === row.length) for (let i = 0; i < rowLength; i++) key[2 + i] = row.charCodeAt(i);
+  else if (UTF8.encodeInto(row, key.subarray(2, 2 + rowLength)).written !== rowLength)
+    throw new RangeError(`the row ${JSON.stringify(row)} did not encode to ${rowLength} bytes`);
+  // Family length 0, no family or qualifier; the timestamp Long.MAX_VALUE big-endian; the type Put.
+  let at = 2 + rowLength + 1;
+  key[at++] = 0x7f;
+  for (let i = 0; i < 7; i++) key[at++] = 0xff;
+  key[at] = KeyType.Put;
+  return key;
+}
+
+/** The row of a key encodeHudiCellKey wrote (a view). */
+export function hudiCellKeyRow(key: Uint8Array): Uint8Array {
+  return key.subarray(2, key.length - (KEY_INFRASTRUCTURE_SIZE - 2));
+}
+
+const UTF8 = new TextEncoder();
+
 /** HBase `CellComparatorImpl` order: row, family, qualifier ascending; timestamp and type descending. */
 export function compareCellKeys(a: CellKey, b: CellKey): number {
   return (
@@ -109,12 +136,37 @@ export function readCell(cursor: ByteCursor, layout: CellLayout): HFileCell {
   return { ...parts, key: utf8String(parts.row), value };
 }
 
-/** Writes a cell as Hudi's HBase writer does: no tags, a zero MVCC version. */
-export function writeCell(out: ByteWriter, key: Uint8Array, value: Uint8Array): void {
-  out.i32(key.length).i32(value.length).bytes(key).bytes(value).hadoopVLong(0);
+/**
+ * Writes a cell as Hudi's HBase writer does (no tags, a zero MVCC version: a vlong 0 is the byte 0) into `out` at
+ * `offset`, which has room for cellSize bytes; returns the offset after the cell.
+ */
+export function writeCellAt(out: Uint8Array, offset: number, key: Uint8Array, value: Uint8Array | readonly Uint8Array[]): number {
+  writeI32(out, offset, key.length);
+  writeI32(out, offset + 4, cellValueLength(value));
+  out.set(key, offset + 8);
+  let at = offset + 8 + key.length;
+  if (value instanceof Uint8Array) {
+    out.set(value, at);
+    at += value.length;
+  } else {
+    for (const part of value) {
+      out.set(part, at);
+      at += part.length;
+    }
+  }
+  out[at] = 0;
+  return at + 1;
 }
 
-/** The serialized size of `writeCell`'s output. */
-export function cellSize(key: Uint8Array, value: Uint8Array): number {
-  return 8 + key.length + value.length + 1;
+/** The length of a cell's value given whole or as parts. */
+export function cellValueLength(value: Uint8Array | readonly Uint8Array[]): number {
+  if (value instanceof Uint8Array) return value.length;
+  let length = 0;
+  for (const part of value) length += part.length;
+  return length;
+}
+
+/** The serialized size of a cell (writeCellAt) with `value`, or a value of that many bytes. */
+export function cellSize(key: Uint8Array, value: Uint8Array | number): number {
+  return 8 + key.length + (typeof value === 'number' ? value : value.length) + 1;
 }

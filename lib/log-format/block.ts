@@ -91,6 +91,11 @@ export interface EncodeLogBlockOptions {
  *   total length            int64  bytes from the magic through the footer = block size + 6
  */
 export function encodeLogBlock(block: LogBlockInput, options: EncodeLogBlockOptions = {}): Uint8Array {
+  return encodeLogBlockParts(block, options).toBytes();
+}
+
+/** encodeLogBlock's fields, not yet joined: a log file joins all its blocks' fields once (large contents are copied once). */
+export function encodeLogBlockParts(block: LogBlockInput, options: EncodeLogBlockOptions = {}): ByteWriter {
   const typeOrdinal = LOG_BLOCK_TYPES.indexOf(block.type);
   if (typeOrdinal < 0 || block.type === ('CORRUPT_BLOCK' as LogBlockType)) {
     throw new LogFormatError(`cannot write a log block of type ${String(block.type)}`, {
@@ -116,8 +121,7 @@ export function encodeLogBlock(block: LogBlockInput, options: EncodeLogBlockOpti
     .int64(block.content.length)
     .bytes(block.content)
     .bytes(footer)
-    .int64(LOG_BLOCK_MAGIC.length + 8 + blockSize - 8)
-    .toBytes();
+    .int64(LOG_BLOCK_MAGIC.length + 8 + blockSize - 8);
 }
 
 /** Several blocks back to back, as one append writes them. */

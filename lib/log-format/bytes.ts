@@ -45,8 +45,13 @@ export class ByteReader {
 
 /** Collects fields, then joins them into one fresh array (not a view of Node's shared Buffer pool). */
 export class ByteWriter {
-  private readonly parts: Uint8Array[] = [];
+  private readonly fields: Uint8Array[] = [];
   private size = 0;
+
+  /** The fields written so far, in order (views of what was given, not copies). */
+  get parts(): readonly Uint8Array[] {
+    return this.fields;
+  }
 
   get length(): number {
     return this.size;
@@ -65,13 +70,13 @@ export class ByteWriter {
   }
 
   bytes(part: Uint8Array): this {
-    this.parts.push(part);
+    this.fields.push(part);
     this.size += part.length;
     return this;
   }
 
   toBytes(): Uint8Array {
-    return concatBytes(this.parts);
+    return concatBytes(this.fields);
   }
 }
 

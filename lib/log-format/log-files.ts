@@ -9,7 +9,7 @@
 import { AlreadyExistsError, HudiError } from '../errors.js';
 import type { Storage, StoredObject } from '../storage/port.js';
 import { fileNameOf } from '../util/paths.js';
-import { type EncodeLogBlockOptions, encodeLogBlock, iterateLogBlocks, type LogBlock, type LogBlockInput } from './block.js';
+import { type EncodeLogBlockOptions, encodeLogBlockParts, iterateLogBlocks, type LogBlock, type LogBlockInput } from './block.js';
 import { concatBytes } from './bytes.js';
 import { LogFormatError } from './errors.js';
 import { compareLogFileNames, type LogFileExtension, type LogFileName, logFileName, nextLogVersion, parseLogFileName } from './names.js';
@@ -114,8 +114,8 @@ export async function writeLogFile(storage: Storage, options: WriteLogFileOption
   if (options.blocks.length === 0) {
     throw new LogFormatError('a log file needs at least one block', { fix: 'pass the blocks to write' });
   }
-  const parts = options.blocks.map((block) => encodeLogBlock(block, options));
-  const bytes = concatBytes(parts);
+  const parts = options.blocks.map((block) => encodeLogBlockParts(block, options));
+  const bytes = concatBytes(parts.flatMap((part) => part.parts));
   const blocks: { offset: number; length: number }[] = [];
   let offset = 0;
   for (const part of parts) {

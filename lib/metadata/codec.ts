@@ -22,6 +22,10 @@ function unwrap(value: unknown): unknown {
   return entries.length === 1 ? entries[0]![1] : null;
 }
 
+function bufferView(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 function wrapNullable(value: WrappedValue | null): Wrapped {
   return value === null ? null : wrapValue(value);
 }
@@ -89,28 +93,32 @@ export function toAvroValue(record: MetadataRecord, keyInValue = '', fileName?: 
         [`${NS}.HoodieMetadataBloomFilter`]: {
           type: record.bloomFilter.type,
           timestamp: record.bloomFilter.timestamp,
-          bloomFilter: Buffer.from(record.bloomFilter.bloomFilter),
+          // A view, not a copy: avsc copies the bytes into the encoding anyway.
+          bloomFilter: bufferView(record.bloomFilter.bloomFilter),
           isDeleted: record.bloomFilter.isDeleted,
         },
       };
       break;
-    case 5: {
-      const info = record.recordIndex;
-      value['recordIndexMetadata'] = {
-        [`${NS}.HoodieRecordIndexInfo`]: {
-          partitionName: optional('string', info.partitionName),
-          fileIdHighBits: optional('long', info.fileIdHighBits),
-          fileIdLowBits: optional('long', info.fileIdLowBits),
-          fileIndex: optional('int', info.fileIndex),
-          fileId: optional('string', info.fileId),
-          instantTime: optional('long', info.instantTime),
-          fileIdEncoding: info.fileIdEncoding,
-        },
-      };
+    case 5:
+      value['recordIndexMetadata'] = recordIndexValue(record.recordIndex);
       break;
-    }
   }
   return value;
+}
+
+/** The recordIndexMetadata field of a record-index record, in avsc's wrapped-union form. */
+function recordIndexValue(info: RecordIndexInfo): Wrapped {
+  return {
+    [`${NS}.HoodieRecordIndexInfo`]: {
+      partitionName: optional('string', info.partitionName),
+      fileIdHighBits: optional('long', info.fileIdHighBits),
+      fileIdLowBits: optional('long', info.fileIdLowBits),
+      fileIndex: optional('int', info.fileIndex),
+      fileId: optional('string', info.fileId),
+      instantTime: optional('long', info.instantTime),
+      fileIdEncoding: info.fileIdEncoding,
+    },
+  };
 }
 
 /** A decoded Avro value as a record; `key` is the HFile cell key (the value's own key field is empty there). */
@@ -201,6 +209,96 @@ function missing(key: string, field: string): HudiError {
 /** Encode a record as Hudi's HFile value (Avro binary, key field empty; `fileName`: a base file's name). */
 export function encodeMetadataRecord(record: MetadataRecord, type: avro.Type = metadataRecordType(), fileName?: string): Uint8Array {
   return encodeDatum(type, toAvroValue(record, '', fileName), `metadata record ${record.key}`);
+}
+
+/** Bloom filters from this size on are written as parts (encodeMetadataRecordParts). */
+const PARTS_FROM_BYTES = 4096;
+
+/**
+ * encodeMetadataRecord as parts to write one after the other: the same bytes, made with less copying. Avro writes a
+ * record field after field. A record-index record is the fields before its location, the same for all, then its
+ * location's encoding, shared by the records of a location (recordIndexLayout). A bloom filter's hundreds of KB are
+ * not copied: `bytes` is its length (a zigzag varint) then the bytes, so the value is the encoding with an empty
+ * filter cut where its length 0 stands, with the length and the filter put in between; where the cut is, is found by
+ * also encoding a one-byte filter (the two encodings differ only there), and checked. Anything else is encoded whole.
+ */
+export function encodeMetadataRecordParts(record: MetadataRecord, type: avro.Type = metadataRecordType(), fileName?: string): Uint8Array | Uint8Array[] {
+  if (record.type === 5 && fileName === undefined) {
+    const layout = recordIndexLayout(type);
+    if (layout !== null) return [layout.prefix, recordIndexField(record.recordIndex, layout.field, record.key)];
+  }
+  if (record.type !== 4 || record.bloomFilter.bloomFilter.length < PARTS_FROM_BYTES) return encodeMetadataRecord(record, type, fileName);
+  const withFilter = (bloomFilter: Uint8Array): MetadataRecord => ({ ...record, bloomFilter: { ...record.bloomFilter, bloomFilter } });
+  const empty = encodeMetadataRecord(withFilter(new Uint8Array(0)), type, fileName);
+  const one = encodeMetadataRecord(withFilter(Uint8Array.of(0)), type, fileName);
+  let at = 0;
+  while (at < empty.length && empty[at] === one[at]) at++;
+  const tail = empty.subarray(at + 1);
+  const cut = one.length === empty.length + 1 && empty[at] === 0 && one[at] === 2 && one[at + 1] === 0 && Buffer.from(tail).equals(one.subarray(at + 2));
+  if (!cut) return encodeMetadataRecord(record, type, fileName);
+  const bytes = record.bloomFilter.bloomFilter;
+  return [empty.subarray(0, at), avroLong(bytes.length), bytes, tail];
+}
+
+/**
+ * How a writer type lays out a record-index record's value: the fields before recordIndexMetadata, the same for every
+ * such record in a log block (meta fields null, key empty, type 5, the other payloads null), then that field, the
+ * last. Found by encoding two unlike records whole and their field alone; null when the type is laid out otherwise.
+ */
+const recordIndexLayouts = new WeakMap<avro.Type, { readonly prefix: Uint8Array; readonly field: avro.Type } | null>();
+
+function recordIndexLayout(type: avro.Type): { readonly prefix: Uint8Array; readonly field: avro.Type } | null {
+  const known = recordIndexLayouts.get(type);
+  if (known !== undefined) return known;
+  let layout: { prefix: Uint8Array; field: avro.Type } | null = null;
+  const last = (type as avro.types.RecordType).fields?.at(-1);
+  if (last?.name === 'recordIndexMetadata') {
+    const samples: RecordIndexInfo[] = [
+      {
+        partitionName: '2024/01/01',
+        fileIdHighBits: -5n,
+        fileIdLowBits: 1n << 62n,
+        fileIndex: 3,
+        fileId: '',
+        instantTime: 1_700_000_000_000n,
+        fileIdEncoding: 0,
+      },
+      { partitionName: null, fileIdHighBits: null, fileIdLowBits: null, fileIndex: null, fileId: 'raw-id', instantTime: null, fileIdEncoding: 1 },
+    ];
+    const prefixes = samples.map((info) => {
+      const whole = encodeMetadataRecord({ key: 'k', type: 5, recordIndex: info }, type);
+      const field = encodeDatum(last.type, recordIndexValue(info), 'recordIndexMetadata');
+      const at = whole.length - field.length;
+      return at > 0 && Buffer.from(whole.subarray(at)).equals(field) ? whole.slice(0, at) : undefined;
+    });
+    const [first, second] = prefixes;
+    if (first !== undefined && second !== undefined && Buffer.from(first).equals(second)) layout = { prefix: first, field: last.type };
+  }
+  recordIndexLayouts.set(type, layout);
+  return layout;
+}
+
+/** The encoded recordIndexMetadata field of each location: a commit's records share a few (convert.ts). */
+const recordIndexFields = new WeakMap<RecordIndexInfo, { readonly type: avro.Type; readonly bytes: Uint8Array }>();
+
+function recordIndexField(info: RecordIndexInfo, field: avro.Type, key: string): Uint8Array {
+  const known = recordIndexFields.get(info);
+  if (known !== undefined && known.type === field) return known.bytes;
+  const bytes = encodeDatum(field, recordIndexValue(info), `metadata record ${key}`);
+  recordIndexFields.set(info, { type: field, bytes });
+  return bytes;
+}
+
+/** Avro's long: zigzag, then base-128 varint, low groups first. */
+function avroLong(value: number): Uint8Array {
+  const out: number[] = [];
+  let rest = value >= 0 ? value * 2 : -value * 2 - 1;
+  while (rest >= 0x80) {
+    out.push((rest % 0x80) | 0x80);
+    rest = Math.floor(rest / 0x80);
+  }
+  out.push(rest);
+  return Uint8Array.from(out);
 }
 
 /** Decode an Avro binary value written with `type` (a block's or file's schema). */

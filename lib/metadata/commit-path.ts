@@ -67,9 +67,9 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
   let deltaCommit1x: Metadata1xCommitResult | undefined;
   const compactions: MetadataCompactionResult[] = [];
   const cleans: MetadataCleanResult[] = [];
-  /** Apply the user's keys to hoodie.properties as stored now; the metadata table left afterwards. */
-  const applyKeysAndOpen = async (): Promise<MetadataTable | MetadataTable1x | undefined> => {
-    const config = await readTableConfig(storage);
+  /** Apply the user's keys to hoodie.properties as stored now (`known`: as just read under the lock); the metadata table left afterwards. */
+  const applyKeysAndOpen = async (known?: TableConfig): Promise<MetadataTable | MetadataTable1x | undefined> => {
+    const config = known ?? (await readTableConfig(storage));
     const report = await applyMetadataTableWriteConfig(storage, config, properties);
     if (report.removedPartitions.length === 0 && !report.deletedMetadataTable) return openEither(storage, config);
     disabled =
@@ -83,11 +83,12 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
     return openEither(storage, await readTableConfig(storage));
   };
   /** The table after its own services, ready for the deltacommit. */
-  const openForCommit = async (lease: MetadataCommitInput['lease']): Promise<MetadataTable | MetadataTable1x | undefined> => {
-    const table = await applyKeysAndOpen();
+  const openForCommit = async (input: Pick<MetadataCommitInput, 'lease' | 'dataTable'>): Promise<MetadataTable | MetadataTable1x | undefined> => {
+    const { lease, dataTable } = input;
+    const table = await applyKeysAndOpen(dataTable?.config);
     if (table === undefined || table instanceof MetadataTable1x) return table;
     table.assertMaintainable('compacting the metadata table', { properties });
-    const ran = await table.runTableServices({ properties, ...(lease === undefined ? {} : { lease }) });
+    const ran = await table.runTableServices({ properties, ...(lease === undefined ? {} : { lease }), ...(dataTable === undefined ? {} : { dataTable }) });
     compactions.push(...ran.compactions);
     cleans.push(...ran.cleans);
     return ran.compactions.length === 0 && ran.cleans.length === 0 ? table : MetadataTable.open(storage);
@@ -97,7 +98,7 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
       (await applyKeysAndOpen())?.assertMaintainable(what, { properties, operation });
     },
     async commit(instantTime, metadata, input = {}) {
-      const table = await openForCommit(input.lease);
+      const table = await openForCommit(input);
       if (table instanceof MetadataTable1x) {
         table.assertMaintainable(`committing ${instantTime}`, { properties, operation });
         deltaCommit1x = await table.commit(instantTime, metadata, {
@@ -112,7 +113,7 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
       return deltaCommit;
     },
     async commitClean(instantTime, metadata, input = {}) {
-      const table = await openForCommit(input.lease);
+      const table = await openForCommit(input);
       if (table instanceof MetadataTable1x) {
         deltaCommit1x = await table.commitClean(instantTime, metadata, {
           properties,

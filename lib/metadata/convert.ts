@@ -16,7 +16,7 @@ import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import type { CommitMetadata } from '../timeline/commit-metadata.js';
 import { fileNameOf } from '../util/paths.js';
 import { columnRangesFromFooter } from './column-stats.js';
-import { footerBloomFilter } from './footers.js';
+import { footerBloomFilterBytes } from './footers.js';
 import { configuredColumnStatsColumns } from './keys.js';
 import type { MetadataPartitionType } from './partitions.js';
 import {
@@ -27,7 +27,8 @@ import {
   type MetadataRecord,
   partitionFilesRecord,
   partitionListRecord,
-  recordIndexRecord,
+  type RecordIndexInfo,
+  recordIndexInfo,
 } from './records.js';
 
 const FOOTER_CONCURRENCY = 16;
@@ -96,10 +97,10 @@ export async function convertCommitMetadata(metadata: CommitMetadata, context: C
       const name = fileNameOf(stat.path!);
       const footer = footers[index]!;
       if (wantBloom) {
-        const bloom = footerBloomFilter(footer);
+        const bloom = footerBloomFilterBytes(footer);
         if (bloom !== undefined)
           blooms.push({
-            record: bloomFilterRecord(stat.partitionPath ?? partition, name, context.instantTime, { type: bloomType, serialized: bloom.serialized }),
+            record: bloomFilterRecord(stat.partitionPath ?? partition, name, context.instantTime, { type: bloomType, serialized: bloom.bytes }),
           });
       }
       if (wantStats && name.endsWith('.parquet') && columns.length > 0) {
@@ -179,7 +180,14 @@ export function columnsToIndex(metadata: CommitMetadata, context: Pick<ConvertCo
 /** Record-index records: deletions, then locations (a key both deleted and written lives on, at its new place). */
 function recordIndexChanges(changes: RecordIndexChanges, instantTime: string): MetadataChange[] {
   const updates = new Map<string, MetadataRecord>();
-  for (const { recordKey, partitionPath, fileId } of changes.updates) updates.set(recordKey, recordIndexRecord(recordKey, partitionPath, fileId, instantTime));
+  // A commit's records go to few file groups: each location is built once and shared by its records.
+  const locations = new Map<string, RecordIndexInfo>();
+  for (const { recordKey, partitionPath, fileId } of changes.updates) {
+    const at = `${partitionPath}\u0000${fileId}`;
+    let recordIndex = locations.get(at);
+    if (recordIndex === undefined) locations.set(at, (recordIndex = recordIndexInfo(partitionPath, fileId, instantTime)));
+    updates.set(recordKey, { key: recordKey, type: 5, recordIndex });
+  }
   const out: MetadataChange[] = [];
   const deleted = new Set<string>();
   for (const key of changes.deletes) {

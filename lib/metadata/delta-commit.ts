@@ -10,14 +10,14 @@
  * deletions, a DELETE_BLOCK after it; both carry the INSTANT_TIME and SCHEMA headers Hudi writes.
  */
 import { AlreadyExistsError, HudiError } from '../errors.js';
-import { writeHudiLogBlockHFile } from '../hfile/index.js';
+import { writeHudiLogBlockHFileAsync } from '../hfile/index.js';
 import type { LockLease } from '../lock/port.js';
 import { deleteBlock, EMPTY_PAYLOAD_ORDERING_VALUE, type LogBlockInput, writeLogFile } from '../log-format/index.js';
-import { mapWithConcurrency } from '../storage/concurrency.js';
+import { mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { newWriteStat, serializeCommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import { fileNameOf } from '../util/paths.js';
-import { encodeMetadataRecord } from './codec.js';
+import { encodeMetadataRecordParts } from './codec.js';
 import type { MetadataChange } from './convert.js';
 import { type MetadataFileGroup, partitionFolder } from './file-groups.js';
 import { type MetadataPartitionType, mapRecordKeyToFileGroupIndex } from './partitions.js';
@@ -25,11 +25,17 @@ import type { MetadataRecord } from './records.js';
 import { METADATA_RECORD_SCHEMA_TEXT, METADATA_RECORD_WRITER_SCHEMA_TEXT, metadataRecordType } from './schema.js';
 import { metadataInstantPath } from './timeline.js';
 
-const WRITE_CONCURRENCY = 8;
+/** Log files written at once (the PUTs of a commit's file groups, and their encoding meanwhile). */
+const WRITE_CONCURRENCY = 32;
+/** A log file this large is written alone, compressing this many blocks at once (libuv's 4 threads, and 4 queued). */
+const LARGE_LOG_BYTES = 16 * 1024 * 1024;
+const LARGE_LOG_BLOCKS_IN_FLIGHT = 8;
 /**
  * zlib level of the HFile blocks: GZ as Hudi writes, at level 1 rather than Hadoop's 6. Bloom filters dominate a
  * large commit's bytes (Hudi's default filter is hundreds of KB per file); level 1 compresses them several times
- * faster for somewhat more bytes, and every level reads back the same.
+ * faster for somewhat more bytes, and every level reads back the same. A bloom filter is the Base64 text of a bit
+ * array mostly zero: runs of one character, which zlib's run-length strategy compresses faster and smaller still;
+ * the other partitions' records repeat longer strings, which only its default matching finds.
  */
 const GZIP_LEVEL = 1;
 
@@ -105,11 +111,27 @@ export async function writeDeltaCommit(storage: Storage, options: WriteDeltaComm
   await step('requested');
   await putNew(storage, metadataInstantPath({ time: instantTime, action: 'deltacommit', state: 'INFLIGHT' }), workloadProfileJson(work));
   await step('inflight');
-  const stats = await mapWithConcurrency(work, WRITE_CONCURRENCY, async (item) => {
-    const stat = await writeGroupLog(storage, instantTime, item);
+  // Log files large enough to keep the thread pool busy alone (bloom filters) are written one after the other, each
+  // uploading while the next compresses; the others all at once beside them. Stats keep the work's order.
+  const write = async (item: GroupWork, blocksInFlight?: number): Promise<FileGroupWriteStat> => {
+    const stat = await writeGroupLog(storage, instantTime, item, blocksInFlight);
     await step(`log ${stat.path}`);
     return stat;
-  });
+  };
+  const stats = new Array<FileGroupWriteStat>(work.length);
+  const large = work.filter((item) => recordBytes(item.records) >= LARGE_LOG_BYTES);
+  await settleAll([
+    mapWithConcurrency(large, 1, async (item) => {
+      stats[item.ordinal] = await write(item, LARGE_LOG_BLOCKS_IN_FLIGHT);
+    }),
+    mapWithConcurrency(
+      work.filter((item) => !large.includes(item)),
+      WRITE_CONCURRENCY,
+      async (item) => {
+        stats[item.ordinal] = await write(item);
+      },
+    ),
+  ]);
   await options.lease?.assertHeld();
   await putNew(storage, metadataInstantPath({ time: instantTime, action: 'deltacommit', state: 'COMPLETED' }), deltaCommitJson(stats));
   await step('completed');
@@ -130,19 +152,30 @@ async function putNew(storage: Storage, path: string, body: string): Promise<voi
   }
 }
 
-async function writeGroupLog(storage: Storage, instantTime: string, item: GroupWork): Promise<FileGroupWriteStat> {
+/** About how many bytes a file group's records take encoded: bloom filters count, the rest is small. */
+function recordBytes(records: readonly MetadataRecord[]): number {
+  let bytes = 0;
+  for (const record of records) bytes += record.type === 4 ? record.bloomFilter.bloomFilter.length : 64;
+  return bytes;
+}
+
+async function writeGroupLog(storage: Storage, instantTime: string, item: GroupWork, blocksInFlight?: number): Promise<FileGroupWriteStat> {
   const started = Date.now();
   const { group } = item;
   const header = { INSTANT_TIME: instantTime, SCHEMA: METADATA_RECORD_WRITER_SCHEMA_TEXT };
   const blocks: LogBlockInput[] = [];
   if (item.records.length > 0) {
-    // Encoded here, one file group at a time: a large commit's bloom filters would not fit in memory twice.
+    // Each value encoded as its cell is written: a large commit's bloom filters would not fit in memory twice.
     const type = metadataRecordType();
-    const records = item.records.map((record) => ({ key: record.key, value: encodeMetadataRecord(record, type) }));
     blocks.push({
       type: 'HFILE_DATA_BLOCK',
       header,
-      content: writeHudiLogBlockHFile(records, { schema: METADATA_RECORD_WRITER_SCHEMA_TEXT, gzipLevel: GZIP_LEVEL }),
+      content: await writeHudiLogBlockHFileAsync(
+        item.records,
+        (record) => encodeMetadataRecordParts(record, type),
+        { schema: METADATA_RECORD_WRITER_SCHEMA_TEXT, gzipLevel: GZIP_LEVEL, gzipStrategy: group.partition === 'bloom_filters' ? 'run-length' : 'default' },
+        blocksInFlight,
+      ),
     });
   }
   if (item.deletes.length > 0) {

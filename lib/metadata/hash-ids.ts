@@ -89,19 +89,39 @@ function hash64(name: string): Buffer {
   return out;
 }
 
+/**
+ * A commit hashes the same few columns and partitions, and each file's name once per indexed column, thousands of
+ * times: the ids are remembered (a bounded number of them; the table starts over when full).
+ */
+function remembered(compute: (name: string) => string): (name: string) => string {
+  const ids = new Map<string, string>();
+  return (name) => {
+    let id = ids.get(name);
+    if (id === undefined) {
+      if (ids.size >= 8192) ids.clear();
+      ids.set(name, (id = compute(name)));
+    }
+    return id;
+  };
+}
+
+const columnIds = remembered((column) => hash64(column).toString('base64'));
+const partitionIds = remembered((partition) => hash64(partition).toString('base64'));
+const fileIds = remembered((fileName) => createHash('md5').update(fileName, 'utf8').digest('base64'));
+
 /** ColumnIndexID(column).asBase64EncodedString(). */
 export function columnIndexId(column: string): string {
-  return hash64(column).toString('base64');
+  return columnIds(column);
 }
 
 /** PartitionIndexID(partitionIdentifier).asBase64EncodedString(). */
 export function partitionIndexId(partitionIdentifier: string): string {
-  return hash64(partitionIdentifier).toString('base64');
+  return partitionIds(partitionIdentifier);
 }
 
 /** FileIndexID(fileName).asBase64EncodedString(): MD5. */
 export function fileIndexId(fileName: string): string {
-  return createHash('md5').update(fileName, 'utf8').digest('base64');
+  return fileIds(fileName);
 }
 
 /** HoodieMetadataPayload.getBloomFilterIndexKey. */

@@ -12,7 +12,7 @@
 import { HudiError, MetadataTableError, NotFoundError, UnsupportedTableError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
 import { iterateLogBlocks } from '../log-format/index.js';
-import { mapWithConcurrency } from '../storage/concurrency.js';
+import { mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { HUDI_1X_TABLE_VERSIONS, PROPERTIES_FILE, readTableConfig, type TableConfig } from '../table/config.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
@@ -77,6 +77,11 @@ export interface MetadataCommitInput {
   readonly logColumnRanges?: ReadonlyMap<string, readonly ColumnRange[]>;
   /** Fault injection for tests: called after each storage write of the deltacommit. */
   readonly afterStorageWrite?: (what: string) => Promise<void>;
+  /**
+   * The data table as the caller read it under the lock it still holds (hoodie.properties and the timeline, with the
+   * instant being committed pending): not read again for the metadata table's services.
+   */
+  readonly dataTable?: { readonly config: TableConfig; readonly timeline: Timeline };
 }
 
 export interface MetadataCommitResult {
@@ -141,14 +146,18 @@ export class MetadataTable {
         },
       );
     }
-    const metadataProperties = await readMetadataTableProperties(storage);
-    const listing = await listMetadataTimeline(storage);
+    // Independent reads, sent at once: on S3 each is a round trip, paid under the lock.
+    const partitionTypes = [...new Set([...partitions, ...inflightPartitions])].filter(isMetadataPartitionType);
+    const [metadataProperties, listing, listings] = await settleAll([
+      readMetadataTableProperties(storage),
+      listMetadataTimeline(storage),
+      mapWithConcurrency(partitionTypes, partitionTypes.length || 1, async (partition) => (await storage.listDir(partitionFolder(partition))).files),
+    ]);
     const timeline = new Timeline(listing.instants);
     const unreadable = listing.unreadable.map((name) => `${METADATA_TABLE_METAFOLDER}/${name}`);
     const fileGroups = new Map<MetadataPartitionType, MetadataFileGroup[]>();
-    for (const partition of new Set([...partitions, ...inflightPartitions])) {
-      if (!isMetadataPartitionType(partition)) continue;
-      const files = (await storage.listDir(partitionFolder(partition))).files;
+    for (const [index, partition] of partitionTypes.entries()) {
+      const files = listings[index]!;
       fileGroups.set(partition, fileGroupsOf(partition, files, timeline));
       unreadable.push(...unreadableSliceFiles(files));
     }
@@ -417,8 +426,12 @@ export class MetadataTable {
    * pass (Hudi does not stop after the first that ran). Each step sees the table as the previous one left it. Call it
    * under the data table's lock; when anything ran, open the table again (its file slices changed).
    */
-  async runTableServices(input: Pick<MetadataCommitInput, 'properties' | 'lease'> = {}): Promise<MetadataTableServicesResult> {
-    const dataTimeline = await loadTimeline(this.storage, METADATA_0X_TIMELINE_LAYOUT);
+  async runTableServices(input: Pick<MetadataCommitInput, 'properties' | 'lease' | 'dataTable'> = {}): Promise<MetadataTableServicesResult> {
+    const known = input.dataTable?.timeline;
+    const dataTimeline =
+      known !== undefined && known.layout.version === METADATA_0X_TIMELINE_LAYOUT.version
+        ? known
+        : await loadTimeline(this.storage, METADATA_0X_TIMELINE_LAYOUT);
     const lease = input.lease;
     const contextOf = async (table: MetadataTable) => ({
       metadataTimeline: table.timeline,

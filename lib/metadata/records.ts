@@ -131,21 +131,22 @@ export function partitionFilesRecord(partitionPath: string, added: ReadonlyMap<s
   return { key: partitionIdentifier(partitionPath), type: 2, files };
 }
 
-/** createBloomFilterMetadataRecord. */
+/** createBloomFilterMetadataRecord; `serialized` is the filter's text or its UTF-8 bytes (kept, not copied). */
 export function bloomFilterRecord(
   partitionPath: string,
   fileName: string,
   instantTime: string,
-  bloom: { type: string; serialized: string } | undefined,
+  bloom: { type: string; serialized: string | Uint8Array } | undefined,
   isDeleted = false,
 ): MetadataRecord {
+  const serialized = bloom?.serialized ?? new Uint8Array(0);
   return {
     key: bloomFilterIndexKey(partitionIdentifier(partitionPath), fileName),
     type: 4,
     bloomFilter: {
       type: bloom?.type ?? '',
       timestamp: instantTime,
-      bloomFilter: bloom === undefined ? new Uint8Array(0) : new TextEncoder().encode(bloom.serialized),
+      bloomFilter: typeof serialized === 'string' ? new TextEncoder().encode(serialized) : serialized,
       isDeleted,
     },
   };
@@ -195,6 +196,11 @@ const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
  * as epoch milliseconds, its time read on this process's clock (Hudi parses it in the JVM's default zone).
  */
 export function recordIndexRecord(recordKey: string, partitionPath: string, fileId: string, instantTime: string): MetadataRecord {
+  return { key: recordKey, type: 5, recordIndex: recordIndexInfo(partitionPath, fileId, instantTime) };
+}
+
+/** recordIndexRecord's location, the same for every record a commit wrote to one file group. */
+export function recordIndexInfo(partitionPath: string, fileId: string, instantTime: string): RecordIndexInfo {
   const millis = parseInstantTime(instantTime, 'LOCAL')?.getTime();
   if (millis === undefined) throw new HudiError(`instant time ${instantTime} does not parse`, { fix: 'record-index entries need a valid instant time' });
   const bare = fileId.length === 36;
@@ -208,17 +214,13 @@ export function recordIndexRecord(recordKey: string, partitionPath: string, file
   }
   const hex = uuid.replaceAll('-', '');
   return {
-    key: recordKey,
-    type: 5,
-    recordIndex: {
-      partitionName: partitionPath,
-      fileIdHighBits: BigInt.asIntN(64, BigInt(`0x${hex.slice(0, 16)}`)),
-      fileIdLowBits: BigInt.asIntN(64, BigInt(`0x${hex.slice(16)}`)),
-      fileIndex,
-      fileId: '',
-      instantTime: BigInt(millis),
-      fileIdEncoding: 0,
-    },
+    partitionName: partitionPath,
+    fileIdHighBits: BigInt.asIntN(64, BigInt(`0x${hex.slice(0, 16)}`)),
+    fileIdLowBits: BigInt.asIntN(64, BigInt(`0x${hex.slice(16)}`)),
+    fileIndex,
+    fileId: '',
+    instantTime: BigInt(millis),
+    fileIdEncoding: 0,
   };
 }
 

@@ -986,6 +986,7 @@ async function commitWrite(context: WriteContext, commit: WriteCommit): Promise<
       await lease.assertHeld();
       await metadataTable.commit(instantTime, metadata, {
         lease,
+        dataTable: fresh,
         localFiles: written.localFiles,
         logColumnRanges: written.logColumnRanges,
         ...(options.afterMetadataTableWrite === undefined ? {} : { afterStorageWrite: options.afterMetadataTableWrite }),

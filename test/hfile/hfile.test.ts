@@ -23,8 +23,10 @@ import {
   readHFileCells,
   readHudiHFile,
   writeHFile,
+  writeHFileAsync,
   writeHudiBaseHFile,
   writeHudiLogBlockHFile,
+  writeHudiLogBlockHFileAsync,
 } from '../../lib/hfile/index.js';
 import { readCell } from '../../lib/hfile/key-value.js';
 
@@ -256,6 +258,86 @@ describe('writer and reader round trip', () => {
     bytes.fill(0, 0, 2000);
     assert.equal(detached[3]!.key, 'key-00003');
     assert.deepEqual(detached[3]!.value, noise(3, 23));
+  });
+});
+
+describe('writing off the main thread', () => {
+  const valueParts = (value: Uint8Array): Uint8Array[] => [value.subarray(0, 3), value.subarray(3, 3), value.subarray(3)];
+
+  test('writeHFileAsync writes the bytes writeHFile writes: blocks, repeated rows, values in parts, meta blocks', async () => {
+    const repeated: HFileCellInput[] = [];
+    for (let i = 0; i < 300; i++)
+      for (let copy = 0; copy < (i % 7 === 0 ? 30 : 1); copy++)
+        repeated.push({ key: `k${String(i).padStart(3, '0')}`, value: noise(i * 100 + copy, 40 + (i % 50)) });
+    const cases: Array<[string, HFileCellInput[], Parameters<typeof writeHFile>[1]]> = [
+      ['GZ, many blocks', cells(3000), { blockSize: 4096, fileInfo: { schema: 's' } }],
+      ['GZ level 1, blocks past one checksum chunk', cells(400, () => 900), { gzipLevel: 1, blockSize: 64 * 1024 }],
+      ['NONE, many blocks', cells(3000), { compression: 'NONE', blockSize: 2048 }],
+      ['NONE, blocks past one checksum chunk', cells(200, () => 3000), { compression: 'NONE', blockSize: 100_000 }],
+      ['repeated rows', repeated, { blockSize: 512, allowDuplicateKeys: true }],
+      [
+        'meta blocks',
+        cells(50),
+        {
+          metaBlocks: [
+            { name: 'b', payload: noise(9, 40_000) },
+            { name: 'a', payload: bytesOf('a') },
+          ],
+        },
+      ],
+      ['empty', [], { fileInfo: { schema: 's' } }],
+    ];
+    for (const [name, input, options] of cases) {
+      const expected = writeHFile(input, options);
+      assert.deepEqual(await writeHFileAsync(input, options), expected, name);
+      for (const blocksInFlight of [1, 9])
+        assert.deepEqual(await writeHFileAsync(input, options, blocksInFlight), expected, `${name}, ${blocksInFlight} in flight`);
+      const inParts = input.map((cell) => ({ key: cell.key, value: valueParts(cell.value as Uint8Array) }));
+      assert.deepEqual(await writeHFileAsync(inParts, options), expected, `${name}, values in parts`);
+      assert.deepEqual(writeHFile(inParts, options), expected, `${name}, values in parts, on the main thread`);
+    }
+  });
+
+  test("writeHudiLogBlockHFileAsync encodes as it writes and gives writeHudiLogBlockHFile's bytes", async () => {
+    const encode = (record: { seed: number }): Uint8Array => noise(record.seed, 100 + (record.seed % 300));
+    const options = { schema: '{"type":"string"}', gzipLevel: 1, blockSize: 8192 };
+    const ascii = Array.from({ length: 2000 }, (_, i) => ({ key: `k${(i * 7919) % 1500}`, seed: i }));
+    // Past the BMP (surrogate pairs in UTF-16) and high in it: UTF-16 and UTF-8 order differ there.
+    const wide = ['\u{1F600}', '\uFFFD', 'z', 'é', '\uE000', 'a\u{10000}', 'a\uFFFF', ''].flatMap((key, i) =>
+      [0, 1].map((copy) => ({ key, seed: i * 2 + copy })),
+    );
+    const bmp = wide.filter((record) => !/[\uD800-\uDFFF]/.test(record.key));
+    for (const records of [ascii, wide, bmp]) {
+      const expected = writeHudiLogBlockHFile(
+        records.map((record) => ({ key: record.key, value: encode(record) })),
+        options,
+      );
+      assert.deepEqual(await writeHudiLogBlockHFileAsync(records, encode, options), expected);
+    }
+  });
+
+  test("zlib's run-length strategy: other bytes, the same cells read back, on the main thread or off it", async () => {
+    // Mostly one character, as a bloom filter's Base64 text is.
+    const runs = (seed: number): Uint8Array => noise(seed, 3000).map((byte) => (byte < 16 ? 66 + (byte % 4) : 65));
+    const input = Array.from({ length: 600 }, (_, i) => ({ key: `key-${String(i).padStart(5, '0')}`, value: runs(i) }));
+    const options = { blockSize: 64 * 1024, gzipLevel: 1 };
+    const runLength = writeHFile(input, { ...options, gzipStrategy: 'run-length' });
+    assert.notDeepEqual(runLength, writeHFile(input, options));
+    assert.deepEqual(await writeHFileAsync(input, { ...options, gzipStrategy: 'run-length' }), runLength);
+    assert.deepEqual(
+      [...readHFile(runLength).cells()].map((cell) => [cell.key, [...cell.value]]),
+      input.map((cell) => [cell.key, [...cell.value]]),
+    );
+  });
+
+  test('a failure while writing is thrown once the blocks already compressing are done', async () => {
+    const input = cells(2000);
+    const failing = (function* () {
+      yield* input.slice(0, 1500);
+      throw new Error('no more cells');
+    })();
+    await assert.rejects(writeHFileAsync(failing, { blockSize: 1024 }), /no more cells/);
+    await assert.rejects(writeHFileAsync([input[1]!, input[0]!]), HFileWriteError);
   });
 });
 

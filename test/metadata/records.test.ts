@@ -5,17 +5,18 @@
  * with Hudi's own classes and with Spark-written metadata tables).
  */
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { writeHudiLogBlockHFile } from '../../lib/hfile/index.js';
 import { deleteBlock, encodeLogBlocks, type LogBlockInput, rollbackCommandBlock } from '../../lib/log-format/index.js';
 import { bigintToTwosComplement } from '../../lib/log-format/value-wrappers.js';
-import { decodeMetadataRecord, encodeMetadataRecord } from '../../lib/metadata/codec.js';
+import { decodeMetadataRecord, encodeMetadataRecord, encodeMetadataRecordParts } from '../../lib/metadata/codec.js';
 import { columnRangesFromFooter, columnRangesFromRecords } from '../../lib/metadata/column-stats.js';
 import { convertCommitMetadata } from '../../lib/metadata/convert.js';
 import { fileGroupsOf } from '../../lib/metadata/file-groups.js';
-import { readLocalFooter } from '../../lib/metadata/footers.js';
+import { footerBloomFilterBytes, readLocalFooter, readStoredFooter } from '../../lib/metadata/footers.js';
 import { bloomFilterIndexKey, columnIndexId, columnStatsIndexKey, fileIndexId, partitionIndexId, xxHash64 } from '../../lib/metadata/hash-ids.js';
 import { fileGroupId, fileGroupIndexOfId, mapRecordKeyToFileGroupIndex } from '../../lib/metadata/partitions.js';
 import { readFileGroup } from '../../lib/metadata/reader.js';
@@ -30,6 +31,7 @@ import {
   recordIndexRecord,
 } from '../../lib/metadata/records.js';
 import { METADATA_RECORD_WRITER_SCHEMA_TEXT } from '../../lib/metadata/schema.js';
+import { setFooterKeyValues } from '../../lib/parquet/footer.js';
 import { openStorage } from '../../lib/storage/index.js';
 import type { AvroRecordSchema } from '../../lib/table/schema.js';
 import { Timeline } from '../../lib/timeline/timeline.js';
@@ -96,6 +98,47 @@ describe('metadata-table records', () => {
     assert.deepEqual([...(records[0] as Extract<MetadataRecord, { type: 1 | 2 }>).files.keys()], ['2024-01-01', '.']);
   });
 
+  it('encoded as parts (a large bloom filter not copied, record-index locations shared), a record has the same bytes as encoded whole', () => {
+    const filter = new Uint8Array(300_000).map((_, i) => 65 + ((i * 7) % 26));
+    const large = [
+      bloomFilterRecord('2024-01-01', 'a.parquet', '20240101000000000', { type: 'DYNAMIC_V0', serialized: filter }),
+      bloomFilterRecord('', 'b.parquet', '20240101000000000', { type: '', serialized: filter.subarray(0, 70_000) }, true),
+      bloomFilterRecord('2024-01-01', 'c.parquet', '20240101000000000', { type: 'SIMPLE', serialized: filter.subarray(0, 5000) }),
+    ];
+    const shared = recordIndexRecord('key-2', '2024-01-01', '7e3e694c-264a-4dc9-b93d-fae90ab7c84b-3', '20240101120000123') as Extract<
+      MetadataRecord,
+      { type: 5 }
+    >;
+    const locations: MetadataRecord[] = [
+      { key: 'key-3', type: 5, recordIndex: shared.recordIndex },
+      { key: 'key-4', type: 5, recordIndex: shared.recordIndex },
+      recordIndexRecord('ключ', 'партиция/01', 'ffffffff-ffff-ffff-ffff-ffffffffffff', '20991231235959999'),
+      recordIndexRecord('', '', '00000000-0000-0000-0000-000000000000', '19700101000000000'),
+      {
+        key: 'raw',
+        type: 5,
+        recordIndex: {
+          partitionName: null,
+          fileIdHighBits: null,
+          fileIdLowBits: null,
+          fileIndex: null,
+          fileId: 'a-raw-file-id',
+          instantTime: null,
+          fileIdEncoding: 1,
+        },
+      },
+    ];
+    for (const record of [...records, ...large, shared, ...locations]) {
+      const parts = encodeMetadataRecordParts(record);
+      const joined = parts instanceof Uint8Array ? parts : Buffer.concat(parts);
+      assert.deepEqual(new Uint8Array(joined), encodeMetadataRecord(record), `record ${record.key}`);
+      if (record.type === 4 && record.bloomFilter.bloomFilter.length >= 5000) {
+        assert.ok(Array.isArray(parts), 'a large filter comes as parts');
+        assert.ok((parts as Uint8Array[]).includes(record.bloomFilter.bloomFilter), 'the filter itself, not a copy');
+      }
+    }
+  });
+
   it("record-index locations keep the UUID halves, the file index and the instant's milliseconds", () => {
     const record = records[4] as Extract<MetadataRecord, { type: 5 }>;
     assert.equal(recordIndexFileId(record.recordIndex), '7e3e694c-264a-4dc9-b93d-fae90ab7c84b-3');
@@ -151,6 +194,40 @@ describe('metadata-table records', () => {
     assert.deepEqual(mergeRecords(stats(5, 8), { key: 'k', deleted: true }), { key: 'k', deleted: true });
     const moved = recordIndexRecord('k', 'q', '7e3e694c-264a-4dc9-b93d-fae90ab7c84b-0', '20240102000000000');
     assert.equal(mergeRecords(records[4], moved), moved);
+  });
+});
+
+describe('Parquet footers read from storage', () => {
+  it('give the footer read locally, with a bloom filter of any size (one ranged read, or two for a large footer)', async () => {
+    const dir = tempDir('mdt-footers-');
+    const db = await DuckDBInstance.create(':memory:');
+    const connection = await db.connect();
+    const storage = openStorage(dir);
+    const requests = new Map<string, number>();
+    const counted = Object.create(storage, {
+      getRange: {
+        value: (path: string, start: number, end: number) => {
+          requests.set(path, (requests.get(path) ?? 0) + 1);
+          return storage.getRange(path, start, end);
+        },
+      },
+    }) as typeof storage;
+    for (const [name, rows, filterLength] of [
+      ['small.parquet', 10, 100],
+      ['default.parquet', 5000, 431_380],
+      ['large.parquet', 5000, 900_000],
+    ] as const) {
+      const file = join(dir, name);
+      await connection.run(`COPY (SELECT i AS id, 'v' || i AS s FROM range(${rows}) t(i)) TO '${file}' (FORMAT parquet)`);
+      await setFooterKeyValues(file, { 'org.apache.hudi.bloomfilter': 'A'.repeat(filterLength), hoodie_bloom_filter_type_code: 'DYNAMIC_V0' });
+      const local = await readLocalFooter(file);
+      const stored = await readStoredFooter(counted, name, statSync(file).size);
+      assert.deepEqual(footerBloomFilterBytes(stored), footerBloomFilterBytes(local), name);
+      assert.deepEqual(columnRangesFromFooter(stored, name, ['id', 's']), columnRangesFromFooter(local, name, ['id', 's']), name);
+      assert.equal(footerBloomFilterBytes(stored)?.bytes.length, filterLength);
+      assert.equal(requests.get(name), filterLength > 500_000 ? 2 : 1, `${name}: ranged reads`);
+    }
+    connection.closeSync();
   });
 });
 
