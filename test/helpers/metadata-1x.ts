@@ -108,8 +108,8 @@ export async function metadata1xRecords(table: string): Promise<MetadataRecord[]
 
 /**
  * The metadata table of a 1.x table as Spark and we see it: Spark reads the same rows with it on and off, and so do
- * we; `hudi_metadata()` equals what reader-1x reads; `files` lists every base file of a completed instant in storage
- * (replaced ones until a clean removes them) and nothing else. Returns what reader-1x read.
+ * we; `hudi_metadata()` equals what reader-1x reads; `files` lists every base file and log file of a completed
+ * instant in storage (replaced ones until a clean removes them) and nothing else. Returns what reader-1x read.
  */
 export async function assertMetadata1xAgrees(hudi: HudiHarness, table: string, step: string): Promise<MetadataRecord[]> {
   const on = canonicalRows((await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' } })).rows);
@@ -124,9 +124,10 @@ export async function assertMetadata1xAgrees(hudi: HudiHarness, table: string, s
   assert.deepEqual(sorted(ourRecords.map(sparkMetadataRow)), sorted(theirs), `${step}: hudi_metadata() and our reader`);
 
   const completed = new Set(ourTable.timeline.completed().map((i) => i.time));
+  // Base files and (merge-on-read) log files, each named by the instant that wrote it (1.x).
   const stored = listTree(table)
-    .filter((path) => !path.startsWith('.hoodie') && path.endsWith('.parquet'))
-    .filter((path) => completed.has(/_(\d{17})\.parquet$/.exec(path)![1]!));
+    .filter((path) => !path.startsWith('.hoodie'))
+    .filter((path) => completed.has((/_(\d{17})\.parquet$/.exec(path) ?? /(?:^|\/)\.[^/]+_(\d{17})\.log\.\d+_[\d-]+$/.exec(path))?.[1] ?? ''));
   const listed = ourRecords.flatMap((record) =>
     record.type === 2 ? [...record.files].filter(([, info]) => !info.isDeleted).map(([name]) => `${record.key}/${name}`) : [],
   );

@@ -144,7 +144,7 @@ describe('table config', () => {
     );
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'read'));
     assert.throws(() => assertSupported(v8, 'f', 'write'), UnsupportedTableError, 'write');
-    // The writer, the cleaner and clustering write 1.x copy-on-write tables; merge-on-read ones wait for completion-time slices.
+    // The cleaner and clustering write 1.x copy-on-write tables; the writer (delta commits, rollbacks) both types.
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'clean'));
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'delta-write'));
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'clustering'));
@@ -158,7 +158,7 @@ describe('table config', () => {
     );
     assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'clean'), UnsupportedTableError);
     assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'clustering'), UnsupportedTableError);
-    assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'delta-write'), UnsupportedTableError);
+    assert.doesNotThrow(() => assertSupported(v8MergeOnRead, 'f', 'delta-write'));
     const v5 = tableConfigFromProperties(
       new Map([
         ['hoodie.table.name', 't'],

@@ -53,9 +53,11 @@ for (const version of HUDI_1X_VERSIONS) {
         assert.equal(config.precombineField, 'ts');
         assert.equal(recordMergeModeOf(config, 'f'), 'EVENT_TIME_ORDERING');
         assert.doesNotThrow(() => assertSupported(config, 'f', 'read'));
-        // Compaction ('write') stays refused; the writer, cleaner, archiver and clustering run on copy-on-write only.
+        // Compaction ('write') stays refused; the cleaner, archiver and clustering run on copy-on-write only, the
+        // writer (delta-write) on both types.
         assert.throws(() => assertSupported(config, 'f', 'write'), UnsupportedTableError, 'write');
-        for (const mode of ['clean', 'delta-write', 'archive', 'clustering'] as const) {
+        assert.doesNotThrow(() => assertSupported(config, 'f', 'delta-write'));
+        for (const mode of ['clean', 'archive', 'clustering'] as const) {
           if (config.type === 'COPY_ON_WRITE') assert.doesNotThrow(() => assertSupported(config, 'f', mode), mode);
           else assert.throws(() => assertSupported(config, 'f', mode), UnsupportedTableError, mode);
         }
