@@ -4,7 +4,8 @@
  * files, and one of its delta commits fails; we roll it back (deleting its log files, as 1.x does) and upsert, insert
  * and delete: log files named by our delta commit, version 1, behind CREATE markers; Spark reads the same rows
  * (snapshot, read-optimized, as of each instant) and so does hudi-rs. A killed write of ours is rolled back by Spark's
- * next write, and Spark compacts our log files. A merge-on-read table we create at the version reads the same. With
+ * next write, and Spark compacts our log files. A merge-on-read table we create at the version (a bulk_insert, then
+ * delta commits) reads the same. With
  * the metadata table on (1.x's default partitions), hudi_metadata() equals what we read after each write, data
  * skipping over our log files' column stats finds what a plain read finds, and a failed write rolls back with it.
  */
@@ -252,7 +253,9 @@ for (const version of HUDI_1X_VERSIONS) {
         ['hoodie.write.table.version', String(tableVersion)],
         ...OUR_PROPS,
       ]);
-      await write(created, 'insert', [1, 2, 3, 4], 1, props);
+      // bulk_insert: base files in a delta commit, as Hudi's bulk insert into a merge-on-read table writes them.
+      const bulk = await write(created, 'bulk_insert', [1, 2, 3, 4], 1, props);
+      assert.ok(timelineFiles(created).some((name) => name.startsWith(`${bulk}_`) && name.endsWith('.deltacommit')));
       const config = (await HudiTable.open(new LocalStorage(created))).config;
       assert.equal(config.version, tableVersion);
       assert.equal(config.type, 'MERGE_ON_READ');
