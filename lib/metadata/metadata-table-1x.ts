@@ -491,10 +491,7 @@ export class MetadataTable1x {
     for (const [partition, list] of written) {
       const prefixes = columns.map((column) => columnIndexId(column) + partitionIndexId(partitionIdentifier(partition)));
       const ofPartition = existing.flatMap((record) => (record.type === 3 && prefixes.some((p) => record.key.startsWith(p)) ? [record.columnStats] : []));
-      const latest =
-        this.config.type === 'MERGE_ON_READ'
-          ? await latestSliceFileNames(this.storage, partition, dataTimeline, instantTime, scope)
-          : await latestBaseFileNames(this.storage, partition, dataTimeline, instantTime, scope);
+      const latest = await latestSliceFileNames(this.storage, partition, dataTimeline, instantTime, scope);
       partitionStats.push(...partitionStatsForCommit1x(partition, list, ofPartition, latest, this.version));
     }
     out.set('partition_stats', partitionStats);
@@ -656,7 +653,7 @@ function deltaCommitMetadata(stats: Record<string, WriteStat[]>, version: Metada
   };
 }
 
-/** Which files of a partition's latest slices a commit's partition stats take the column stats of (latestBaseFileNames). */
+/** Which files of a partition's latest slices a commit's partition stats take the column stats of (latestSliceFileNames). */
 interface PartitionStatsScope {
   /** File groups left out: those completed replacecommits replaced (1.1.1), none (1.0.2). */
   readonly replaced: ReadonlySet<string>;
@@ -678,38 +675,12 @@ async function partitionStatsScope(table: HudiTable, version: MetadataTableVersi
 }
 
 /**
- * The base files of a data partition's latest file slices as `scope` says: per file group not replaced, the newest
- * base file whose instant is on the timeline (completed only, or in any state), older than it (archived), or
- * `instantTime` (the commit being written).
- */
-async function latestBaseFileNames(
-  storage: Storage,
-  partition: string,
-  timeline: Timeline,
-  instantTime: string,
-  scope: PartitionStatsScope,
-): Promise<Set<string>> {
-  const first = timeline.instants[0]?.time;
-  const onTimeline = new Set((scope.completedOnly ? timeline.completed() : timeline.instants).map((i) => i.time));
-  const newest = new Map<string, { time: string; name: string }>();
-  for (const file of (await storage.listDir(partition)).files) {
-    const name = fileNameOf(file.path);
-    const parsed = parseBaseFileName(name);
-    if (parsed === undefined || scope.replaced.has(fileGroupKey(partition, parsed.fileId))) continue;
-    const time = parsed.instantTime;
-    if (time !== instantTime && !onTimeline.has(time) && !(first !== undefined && compareInstantTimes(time, first) < 0)) continue;
-    const current = newest.get(parsed.fileId);
-    if (current === undefined || compareInstantTimes(time, current.time) > 0) newest.set(parsed.fileId, { time, name });
-  }
-  return new Set([...newest.values()].map((entry) => entry.name));
-}
-
-/**
- * The base and log files of a merge-on-read partition's latest file slices (getLatestFileSlicesIncludingInflight),
- * as `scope` says which instants count: per file group not replaced, its newest base file (latestBaseFileNames'
- * rule) and the log files that join that slice by completion time (HoodieFileGroup.getBaseInstantTime: a log whose
- * delta commit completed at or after the base instant, or is pending, or is `instantTime`). The caller refuses a
- * pending compaction, whose empty slice Hudi would start here.
+ * The base and log files of a data partition's latest file slices as `scope` says which instants count: per file
+ * group not replaced, the newest base file whose instant is on the timeline (completed only, or in any state), older
+ * than it (archived), or `instantTime` (the commit being written); on merge-on-read, the log files that join that
+ * slice by completion time (HoodieFileGroup.getBaseInstantTime: a log whose delta commit completed at or after the
+ * base instant, is pending, or is `instantTime`). A pending compaction, whose empty slice Hudi would start here, is
+ * refused when the table is opened for a write.
  */
 async function latestSliceFileNames(
   storage: Storage,

@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Row } from '../../lib/engine/row-format.js';
@@ -22,8 +22,8 @@ import { HudiTable } from '../../lib/table/table.js';
 import { decodeCommitMetadataAvro } from '../../lib/timeline/avro-files.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
-import { canonicalRows, type HudiHarness, HudiHarnessError, startHudi } from '../helpers/hudi.js';
-import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
+import { failedWrite, HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions, timelineFiles } from '../helpers/hudi-1x-fixtures.js';
 import { runKilledWrite } from '../helpers/killed-write.js';
 import { assertDataSkippingAgrees, assertMetadata1xAgrees, assertMirroredBefore, listTree } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
@@ -31,39 +31,9 @@ import { tempDir } from '../helpers/paths.js';
 const NO_MDT = { 'hoodie.metadata.enable': 'false' };
 const OUR_PROPS = new Map(Object.entries({ ...NO_MDT, 'hoodie.datasource.write.precombine.field': 'ts' }));
 
-function timelineFiles(table: string): string[] {
-  return readdirSync(join(table, '.hoodie', 'timeline'))
-    .filter((name) => !name.startsWith('.'))
-    .sort();
-}
-
 /** The data log files under `table` (relative paths). */
 function logFiles(table: string): string[] {
   return listTree(table).filter((path) => !path.startsWith('.hoodie') && /(^|\/)\.[^/]+\.log\.\d+_/.test(path));
-}
-
-/**
- * An upsert of stored ids (log files) that fails in pre-commit validation after its files are written, pending until
- * the next write rolls it back. On a merge-on-read table the validator's query itself fails (it reads base files as
- * Parquet); either way the delta commit is left inflight, which the test checks.
- */
-async function failedDeltaCommit(hudi: HudiHarness, path: string, options: Record<string, string>, ids: number[]): Promise<void> {
-  try {
-    await hudi.write(path, {
-      schema: HUDI_1X_SCHEMA,
-      rows: hudi1xRows(ids, 9),
-      options: {
-        ...options,
-        'hoodie.datasource.write.operation': 'upsert',
-        'hoodie.precommit.validators': 'org.apache.hudi.client.validator.SqlQuerySingleResultPreCommitValidator',
-        'hoodie.precommit.validators.single.value.sql.queries': 'select count(*) from <TABLE_NAME> where id is null#1',
-      },
-    });
-  } catch (error) {
-    if (error instanceof HudiHarnessError && /validation|UNABLE_TO_INFER_SCHEMA/i.test(error.message)) return;
-    throw error;
-  }
-  throw new Error(`${path}: the write meant to fail pre-commit validation succeeded`);
 }
 
 async function ours(path: string, queryType?: QueryType, asOf?: string): Promise<Row[]> {
@@ -89,15 +59,33 @@ for (const version of HUDI_1X_VERSIONS) {
       'hoodie.archive.automatic': 'false',
     };
 
-    async function write(path: string, operation: WriteOperation, ids: number[], at: number, props = OUR_PROPS): Promise<string> {
-      const input = join(root, `batch-${at}-${ids.join('-')}.jsonl`);
+    /** The rows of `ids` at version `at`, as a JSON-lines file. */
+    function batchFile(ids: number[], at: number, name = `batch-${at}-${ids.join('-')}.jsonl`): string {
+      const input = join(root, name);
       writeFileSync(
         input,
         `${hudi1xRows(ids, at)
           .map((row) => JSON.stringify(row))
           .join('\n')}\n`,
       );
-      const result = await writeBatch(new LocalStorage(path), { input: { file: input, format: 'jsonl' }, operation, properties: props });
+      return input;
+    }
+
+    async function write(
+      path: string,
+      operation: WriteOperation,
+      ids: number[],
+      at: number,
+      props = OUR_PROPS,
+      afterDataFiles?: () => Promise<void>,
+    ): Promise<string> {
+      const input = { file: batchFile(ids, at), format: 'jsonl' as const };
+      const result = await writeBatch(new LocalStorage(path), {
+        input,
+        operation,
+        properties: props,
+        ...(afterDataFiles === undefined ? {} : { afterDataFiles }),
+      });
       return result.instantTime;
     }
 
@@ -124,7 +112,7 @@ for (const version of HUDI_1X_VERSIONS) {
         hudi.write(table, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows(ids, at), options: { ...sparkOptions, 'hoodie.datasource.write.operation': operation } });
       await sparkWrite('insert', [1, 2, 3, 4, 5, 6], 1);
       await sparkWrite('upsert', [3, 4], 1);
-      await failedDeltaCommit(hudi, table, sparkOptions, [5, 6]);
+      await failedWrite(hudi, table, sparkOptions, [5, 6]);
     });
 
     after(async () => {
@@ -192,13 +180,7 @@ for (const version of HUDI_1X_VERSIONS) {
     });
 
     it('a killed delta commit of ours is rolled back by Spark, which keeps writing and compacts our log files', async () => {
-      const input = join(root, 'killed.jsonl');
-      writeFileSync(
-        input,
-        `${hudi1xRows([1, 4], 5)
-          .map((row) => JSON.stringify(row))
-          .join('\n')}\n`,
-      );
+      const input = batchFile([1, 4], 5, 'killed.jsonl');
       const propsFile = join(root, 'ours.properties');
       writeFileSync(propsFile, [...OUR_PROPS].map(([k, v]) => `${k}=${v}`).join('\n'));
       const before = await sameAsSpark(table);
@@ -328,22 +310,8 @@ for (const version of HUDI_1X_VERSIONS) {
       await assertMetadata1xAgrees(hudi, mdt, 'our ingest');
       await assertDataSkippingAgrees(hudi, mdt, ['id = 2', "name = 'v2-7'", 'ts >= 2', 'id = 3']);
 
-      const input = join(root, 'mdt-failing.jsonl');
-      writeFileSync(
-        input,
-        `${hudi1xRows([1, 4], 5)
-          .map((row) => JSON.stringify(row))
-          .join('\n')}\n`,
-      );
-      await assert.rejects(
-        writeBatch(new LocalStorage(mdt), {
-          input: { file: input, format: 'jsonl' },
-          operation: 'upsert',
-          properties: props,
-          afterDataFiles: () => Promise.reject(new Error('injected failure after the data files')),
-        }),
-        /injected failure/,
-      );
+      const fail = () => Promise.reject(new Error('injected failure after the data files'));
+      await assert.rejects(write(mdt, 'upsert', [1, 4], 5, props, fail), /injected failure/);
       const rows = await assertMetadata1xAgrees(hudi, mdt, 'our failed write, rolled back');
       assert.ok(rows.length > 0);
 
