@@ -104,6 +104,7 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
         deltaCommit1x = await table.commit(instantTime, metadata, {
           properties,
           ...(input.localFiles === undefined ? {} : { localFiles: input.localFiles }),
+          ...(input.logColumnRanges === undefined ? {} : { logColumnRanges: input.logColumnRanges }),
           ...(input.lease === undefined ? {} : { lease: input.lease }),
           ...(input.afterStorageWrite === undefined ? {} : { afterStorageWrite: input.afterStorageWrite }),
         });

@@ -276,8 +276,18 @@ export function logColumnStatsRecords1x(
   columns: readonly string[],
   tableVersion: MetadataTableVersion1x,
 ): MetadataRecord[] {
+  return logColumnRangeRecords1x(partitionPath, logFileName, schema, columnRangesFromRecords(schema, records, columns, logFileName), tableVersion);
+}
+
+/** logColumnStatsRecords1x from the ranges already collected over the log file's records (columnRangesFromRecords). */
+export function logColumnRangeRecords1x(
+  partitionPath: string,
+  logFileName: string,
+  schema: AvroRecordSchema,
+  ranges: readonly ColumnRange[],
+  tableVersion: MetadataTableVersion1x,
+): MetadataRecord[] {
   const facts = metadataVersionFacts(tableVersion);
-  const ranges = columnRangesFromRecords(schema, records, columns, logFileName);
   if (facts.columnStatsIndexVersion === 1) return ranges.map((range) => withStatsFields(columnStatsRecord(partitionPath, range), false, undefined));
   const fieldTypes = new Map(schema.fields.map((field) => [field.name, field.type as unknown]));
   return ranges.map((range) => {

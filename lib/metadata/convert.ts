@@ -110,7 +110,10 @@ export async function convertCommitMetadata(metadata: CommitMetadata, context: C
     if (wantStats && columns.length > 0) {
       for (const { partition, stat } of stats) {
         const logRanges = stat.path === null ? undefined : context.logColumnRanges?.get(stat.path);
-        for (const range of logRanges ?? []) ranges.push({ record: columnStatsRecord(stat.partitionPath ?? partition, range) });
+        // The writer collects every field's range; the indexed columns are kept, in the writer schema's order.
+        for (const range of logRanges ?? []) {
+          if (columns.includes(range.columnName)) ranges.push({ record: columnStatsRecord(stat.partitionPath ?? partition, range) });
+        }
       }
     }
     if (wantBloom) out.set('bloom_filters', blooms);

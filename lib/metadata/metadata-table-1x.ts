@@ -12,12 +12,13 @@
  */
 import { HudiError, MetadataTableError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
-import { writeLogFile } from '../log-format/index.js';
+import { isLogFileName, parseLogFileName, writeLogFile } from '../log-format/index.js';
 import type { ThriftStruct } from '../parquet/thrift.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { PROPERTIES_FILE, type TableConfig } from '../table/config.js';
 import { parseBaseFileName } from '../table/file-system-view.js';
+import { type AvroRecordSchema, parseAvroRecordSchema, withMetaFields } from '../table/schema.js';
 import { HudiTable } from '../table/table.js';
 import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
@@ -29,13 +30,20 @@ import { createRequested, transitionToCompleted, transitionToInflight } from '..
 import { fileNameOf } from '../util/paths.js';
 import { metadataArchiveRules1x } from './archive-1x.js';
 import { commitFilesRecords, convertCleanMetadata } from './convert.js';
-import { cleanColumnStatsRecords1x, columnStatsRecords1x, columnsToIndex1x, metadataLogBlock1x, partitionStatsForCommit1x } from './convert-1x.js';
+import {
+  cleanColumnStatsRecords1x,
+  columnStatsRecords1x,
+  columnsToIndex1x,
+  logColumnRangeRecords1x,
+  metadataLogBlock1x,
+  partitionStatsForCommit1x,
+} from './convert-1x.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
 import { columnIndexId, partitionIndexId } from './hash-ids.js';
 import { configuredColumnStatsColumns } from './keys.js';
 import { mapRecordKeyToFileGroupIndex, partitionIdentifier } from './partitions.js';
 import { columnStatsIndexVersion1x, METADATA_1X_TIMELINE_FOLDER, readMetadataTable1x } from './reader-1x.js';
-import type { ColumnStatsMetadata, MetadataRecord } from './records.js';
+import type { ColumnRange, ColumnStatsMetadata, MetadataRecord } from './records.js';
 import { rollbackMetadataDeltaCommit1x } from './rollback-1x.js';
 import { METADATA_1X_PARTITIONS, type Metadata1xPartition, type MetadataTableVersion1x, metadata1xPartitionOf, metadataVersionFacts } from './schema-1x.js';
 import { type MetadataServices1xResult, performMetadataTableServices1x } from './services-1x.js';
@@ -60,6 +68,8 @@ export interface Metadata1xCommitInput {
   readonly lease?: LockLease;
   /** Fault injection for tests: called after each storage write of the deltacommit. */
   readonly afterStorageWrite?: (what: string) => Promise<void>;
+  /** The column ranges of each log file a delta commit wrote, every field's, by its write stat's path. */
+  readonly logColumnRanges?: ReadonlyMap<string, readonly ColumnRange[]>;
 }
 
 export interface Metadata1xLogFile {
@@ -99,6 +109,9 @@ export class MetadataTable1x {
     /** Problems found while opening (an unknown partition, an index version we do not write). */
     private readonly openProblems: readonly Problem[],
   ) {}
+
+  /** Problems only a write commit has (a merge-on-read table's partition stats under a pending compaction). */
+  private writeProblems: readonly Problem[] = [];
 
   /** The metadata-table services run before this table's deltacommit (commit). */
   readonly servicesRun: MetadataServices1xResult[] = [];
@@ -147,8 +160,21 @@ export class MetadataTable1x {
         location: storage.uriOf('.hoodie/.index_defs/index.json'),
       });
     }
+    const writeProblems: Problem[] = [];
+    if (config.type === 'MERGE_ON_READ' && partitions.includes('partition_stats')) {
+      const pending = (await loadTimeline(storage, timelineLayoutOf(config))).pending().find((i) => i.action === 'compaction');
+      if (pending !== undefined) {
+        writeProblems.push({
+          problem: `compaction ${pending.time} is pending: Hudi's partition stats then cover the empty file slices it starts, which this build does not build`,
+          fix: 'let the compaction finish (run it with Hudi), or pass hoodie.metadata.enable=false',
+          location: storage.uriOf(PROPERTIES_FILE),
+        });
+      }
+    }
     const timeline = await loadTimeline(storage, timelineLayout2(METADATA_1X_TIMELINE_FOLDER, 'UTC'));
-    return new MetadataTable1x(storage, config, version, partitions, inflightPartitions, timeline, fileIds, sliceBases, metadataProperties, problems);
+    const table = new MetadataTable1x(storage, config, version, partitions, inflightPartitions, timeline, fileIds, sliceBases, metadataProperties, problems);
+    table.writeProblems = writeProblems;
+    return table;
   }
 
   /** Why a change of ours (`operation`) could not keep this metadata table as Hudi would; empty when it can. */
@@ -157,21 +183,13 @@ export class MetadataTable1x {
     if (options.operation === 'archive') return [];
     // Its own archival reads keep.min/max.commits when the write commits: a bad value fails here, before any write.
     if (options.operation === 'write' || options.operation === 'cluster') metadataArchiveRules1x(options.properties);
-    const problems: Problem[] = [...this.openProblems];
+    const problems: Problem[] = [...this.openProblems, ...(options.operation === 'write' ? this.writeProblems : [])];
     const timelineLocation = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
     const rebuild = 'a Spark write with hoodie.metadata.enable=false deletes it; a later one with the metadata table on rebuilds it';
     if (options.operation === undefined || !KEPT_OPERATIONS.has(options.operation)) {
       problems.push({
-        problem: `this build writes a Hudi 1.x metadata table only for copy-on-write write commits, clusterings and cleans; its deltacommits for compactions are not built (rollbacks roll them back with the data instant)`,
+        problem: `this build writes a Hudi 1.x metadata table only for write commits (delta commits included), copy-on-write clusterings and cleans; its deltacommits for compactions are not built (rollbacks roll them back with the data instant)`,
         fix: 'pass hoodie.metadata.enable=false to drop the metadata table first (Hudi rebuilds it on its next write with the metadata table on), or run this service with Hudi 1.x',
-        location: this.storage.uriOf(PROPERTIES_FILE),
-      });
-    }
-    // A clean's deltacommit is the same on both table types; writes' and clusterings' log-file stats are not wired.
-    if (this.config.type !== 'COPY_ON_WRITE' && options.operation !== 'clean') {
-      problems.push({
-        problem: 'the 1.x metadata table of a merge-on-read table is kept by cleans only (log-file column stats of merge-on-read appends are not wired)',
-        fix: 'pass hoodie.metadata.enable=false, or write this table with Hudi 1.x',
         location: this.storage.uriOf(PROPERTIES_FILE),
       });
     }
@@ -392,10 +410,19 @@ export class MetadataTable1x {
     const stats = Object.entries(metadata.partitionToWriteStats).flatMap(([partition, list]) =>
       list.filter((stat) => stat.path !== null).map((stat) => ({ partition: stat.partitionPath ?? partition, stat })),
     );
-    for (const { stat } of stats) {
+    const schemaText = metadata.extraMetadata['schema'] ?? '';
+    const configured = configuredColumnStatsColumns(input.properties);
+    const columns = columnsToIndex1x(schemaText, this.version, {
+      populateMetaFields: this.config.populateMetaFields,
+      ...(configured.length > 0 ? { configured } : {}),
+    });
+    // A log file's ranges are the append handle's, over the records it wrote (translateWriteStatToColumnStats).
+    const logSchema = stats.some(({ stat }) => isLogFileName(stat.path!)) ? this.logColumnStatsSchema(instantTime, schemaText) : undefined;
+    const footers: (ThriftStruct | undefined)[] = await mapWithConcurrency(stats, FOOTER_CONCURRENCY, ({ stat }) => {
+      if (isLogFileName(stat.path!)) return Promise.resolve(undefined);
       if (!fileNameOf(stat.path!).endsWith('.parquet')) {
         throw new MetadataTableError(
-          `commit ${instantTime} wrote ${stat.path}, not a Parquet base file; only copy-on-write commits are kept in a 1.x metadata table`,
+          `commit ${instantTime} wrote ${stat.path}, neither a Parquet base file nor a log file`,
           this.partitions,
           this.inflightPartitions,
           {
@@ -404,13 +431,6 @@ export class MetadataTable1x {
           },
         );
       }
-    }
-    const configured = configuredColumnStatsColumns(input.properties);
-    const columns = columnsToIndex1x(metadata.extraMetadata['schema'] ?? '', this.version, {
-      populateMetaFields: this.config.populateMetaFields,
-      ...(configured.length > 0 ? { configured } : {}),
-    });
-    const footers: ThriftStruct[] = await mapWithConcurrency(stats, FOOTER_CONCURRENCY, ({ stat }) => {
       const local = input.localFiles?.get(stat.path!);
       return local !== undefined
         ? readLocalFooter(local)
@@ -419,7 +439,11 @@ export class MetadataTable1x {
     const columnStats: MetadataRecord[] = [];
     const written = new Map<string, ColumnStatsMetadata[]>();
     for (const [index, { partition, stat }] of stats.entries()) {
-      const records = columnStatsRecords1x(partition, fileNameOf(stat.path!), footers[index]!, columns, this.version);
+      const footer = footers[index];
+      const records =
+        footer === undefined
+          ? this.logColumnStats(instantTime, partition, stat.path!, logSchema!, columns, input.logColumnRanges)
+          : columnStatsRecords1x(partition, fileNameOf(stat.path!), footer, columns, this.version);
       columnStats.push(...records);
       const list = written.get(partition) ?? [];
       for (const record of records) if (record.type === 3) list.push(record.columnStats);
@@ -440,11 +464,65 @@ export class MetadataTable1x {
     for (const [partition, list] of written) {
       const prefixes = columns.map((column) => columnIndexId(column) + partitionIndexId(partitionIdentifier(partition)));
       const ofPartition = existing.flatMap((record) => (record.type === 3 && prefixes.some((p) => record.key.startsWith(p)) ? [record.columnStats] : []));
-      const latest = await latestBaseFileNames(this.storage, partition, dataTimeline, instantTime, scope);
+      const latest = await latestSliceFileNames(this.storage, partition, dataTimeline, instantTime, scope);
       partitionStats.push(...partitionStatsForCommit1x(partition, list, ofPartition, latest, this.version));
     }
     out.set('partition_stats', partitionStats);
     return out;
+  }
+
+  /**
+   * The writer schema with meta fields a log file's ranges were collected under. At column-stats index version 1 the
+   * append handle picks columns as an Avro record sees them (BYTES and FIXED in), the commit as Spark does (out):
+   * such a schema is refused, the two selections not being proven the same.
+   */
+  private logColumnStatsSchema(instantTime: string, schemaText: string): AvroRecordSchema {
+    const schema = withMetaFields(parseAvroRecordSchema(schemaText, `the schema of commit ${instantTime}`));
+    if (metadataVersionFacts(this.version).columnStatsIndexVersion === 1) {
+      const binary = schema.fields.filter((field) => {
+        const type = Array.isArray(field.type) ? field.type.find((branch) => branch !== 'null') : field.type;
+        const name = typeof type === 'string' ? type : (type as { type?: unknown; logicalType?: unknown } | undefined)?.type;
+        return (name === 'bytes' || name === 'fixed') && (type as { logicalType?: unknown }).logicalType !== 'decimal';
+      });
+      if (binary.length > 0) {
+        throw new MetadataTableError(
+          `column ${binary[0]!.name} is BYTES or FIXED: the column stats Hudi ${metadataVersionFacts(this.version).hudiRelease} keeps for its log files are not built`,
+          this.partitions,
+          this.inflightPartitions,
+          { location: this.storage.uriOf(PROPERTIES_FILE), fix: 'pass hoodie.metadata.enable=false, or write this table with Hudi 1.x' },
+        );
+      }
+    }
+    return schema;
+  }
+
+  /** A log file's column_stats records: the ranges the writer collected over its records, for the indexed columns. */
+  private logColumnStats(
+    instantTime: string,
+    partition: string,
+    path: string,
+    schema: AvroRecordSchema,
+    columns: readonly string[],
+    ranges: ReadonlyMap<string, readonly ColumnRange[]> | undefined,
+  ): MetadataRecord[] {
+    const collected = ranges?.get(path);
+    const byColumn = new Map((collected ?? []).map((range) => [range.columnName, range]));
+    const missing = columns.filter((column) => !byColumn.has(column));
+    if (collected === undefined || missing.length > 0) {
+      throw new MetadataTableError(
+        `commit ${instantTime} wrote log file ${path} without its column ranges${missing.length > 0 ? ` (${missing.join(', ')})` : ''}`,
+        this.partitions,
+        this.inflightPartitions,
+        { location: this.storage.uriOf(path), fix: 'this is a bug in the write path: the appender collects every column of a log file' },
+      );
+    }
+    return logColumnRangeRecords1x(
+      partition,
+      fileNameOf(path),
+      schema,
+      columns.map((column) => byColumn.get(column)!),
+      this.version,
+    );
   }
 
   /** requested (empty), inflight (the workload), one log file per touched file group, then the completed file. */
@@ -548,7 +626,7 @@ function deltaCommitMetadata(stats: Record<string, WriteStat[]>, version: Metada
   };
 }
 
-/** Which files of a partition's latest slices a commit's partition stats take the column stats of (latestBaseFileNames). */
+/** Which files of a partition's latest slices a commit's partition stats take the column stats of (latestSliceFileNames). */
 interface PartitionStatsScope {
   /** File groups left out: those completed replacecommits replaced (1.1.1), none (1.0.2). */
   readonly replaced: ReadonlySet<string>;
@@ -570,11 +648,14 @@ async function partitionStatsScope(table: HudiTable, version: MetadataTableVersi
 }
 
 /**
- * The base files of a data partition's latest file slices as `scope` says: per file group not replaced, the newest
- * base file whose instant is on the timeline (completed only, or in any state), older than it (archived), or
- * `instantTime` (the commit being written).
+ * The base and log files of a data partition's latest file slices as `scope` says which instants count: per file
+ * group not replaced, the newest base file whose instant is on the timeline (completed only, or in any state), older
+ * than it (archived), or `instantTime` (the commit being written); on merge-on-read, the log files that join that
+ * slice by completion time (HoodieFileGroup.getBaseInstantTime: a log whose delta commit completed at or after the
+ * base instant, is pending, or is `instantTime`). A pending compaction, whose empty slice Hudi would start here, is
+ * refused when the table is opened for a write.
  */
-async function latestBaseFileNames(
+async function latestSliceFileNames(
   storage: Storage,
   partition: string,
   timeline: Timeline,
@@ -582,16 +663,30 @@ async function latestBaseFileNames(
   scope: PartitionStatsScope,
 ): Promise<Set<string>> {
   const first = timeline.instants[0]?.time;
-  const onTimeline = new Set((scope.completedOnly ? timeline.completed() : timeline.instants).map((i) => i.time));
+  const counted = new Map((scope.completedOnly ? timeline.completed() : timeline.instants).map((i) => [i.time, i.completionTime]));
+  const eligible = (time: string) => time === instantTime || counted.has(time) || (first !== undefined && compareInstantTimes(time, first) < 0);
   const newest = new Map<string, { time: string; name: string }>();
+  const logs: { fileId: string; time: string; name: string }[] = [];
   for (const file of (await storage.listDir(partition)).files) {
     const name = fileNameOf(file.path);
-    const parsed = parseBaseFileName(name);
-    if (parsed === undefined || scope.replaced.has(fileGroupKey(partition, parsed.fileId))) continue;
-    const time = parsed.instantTime;
-    if (time !== instantTime && !onTimeline.has(time) && !(first !== undefined && compareInstantTimes(time, first) < 0)) continue;
-    const current = newest.get(parsed.fileId);
-    if (current === undefined || compareInstantTimes(time, current.time) > 0) newest.set(parsed.fileId, { time, name });
+    const base = parseBaseFileName(name);
+    const log = base === undefined ? parseLogFileName(name) : undefined;
+    const fileId = base?.fileId ?? log?.fileId;
+    const time = base?.instantTime ?? log?.baseInstant;
+    if (fileId === undefined || time === undefined || scope.replaced.has(fileGroupKey(partition, fileId)) || !eligible(time)) continue;
+    if (log !== undefined) {
+      if (log.extension === 'log' && log.suffix === '') logs.push({ fileId, time, name });
+      continue;
+    }
+    const current = newest.get(fileId);
+    if (current === undefined || compareInstantTimes(time, current.time) > 0) newest.set(fileId, { time, name });
   }
-  return new Set([...newest.values()].map((entry) => entry.name));
+  const out = new Set([...newest.values()].map((entry) => entry.name));
+  for (const log of logs) {
+    const base = newest.get(log.fileId);
+    // An archived delta commit completed before the active timeline's first instant: its own time stands in.
+    const completion = log.time === instantTime ? undefined : counted.has(log.time) ? counted.get(log.time) : log.time;
+    if (base === undefined || completion === undefined || compareInstantTimes(completion, base.time) >= 0) out.add(log.name);
+  }
+  return out;
 }

@@ -352,8 +352,10 @@ async function planRollback(storage: Storage, target: Instant): Promise<PlannedR
       requests.push(await appendRequest(storage, target, marker));
       continue;
     }
-    // A marker naming another instant's file (a bug, or a hand-made marker) must never delete committed data.
-    if (parseBaseFileName(marker.fileName)?.instantTime !== target.time) {
+    // A marker naming another instant's file (a bug, or a hand-made marker) must never delete committed data. A CREATE
+    // marker of a log file is Hudi 1.x's (createLogMarkerIfNotExists): the file is named by its delta commit, deleted.
+    const createdBy = parseBaseFileName(marker.fileName)?.instantTime ?? parseLogFileName(marker.fileName)?.baseInstant;
+    if (createdBy !== target.time) {
       ignoredMarkers.push(marker);
       continue;
     }

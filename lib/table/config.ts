@@ -393,12 +393,13 @@ export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering' | 
 /**
  * The services that write Hudi 1.x tables, and on which table types: each was proven against Hudi 1.0.2 and 1.1.1 on
  * Spark (test/interop/hudi-1x-services.test.ts, hudi-1x-writer.test.ts, hudi-1x-archival.test.ts,
- * hudi-1x-clustering.test.ts; merge-on-read clean and archive: hudi-1x-mor-services.test.ts; compaction:
- * hudi-1x-compaction.test.ts). Merge-on-read clustering and writes wait: their log handling is layout 1's.
+ * hudi-1x-clustering.test.ts; merge-on-read: hudi-1x-mor-writer.test.ts, delta commits and their rollback;
+ * hudi-1x-mor-services.test.ts, clean and archive; hudi-1x-compaction.test.ts). Merge-on-read clustering waits: its
+ * log merging is layout 1's.
  */
 const HUDI_1X_WRITE_MODES: ReadonlyMap<TableAccessMode, readonly TableType[]> = new Map([
   ['clean', ['COPY_ON_WRITE', 'MERGE_ON_READ']],
-  ['delta-write', ['COPY_ON_WRITE']],
+  ['delta-write', ['COPY_ON_WRITE', 'MERGE_ON_READ']],
   ['archive', ['COPY_ON_WRITE', 'MERGE_ON_READ']],
   ['clustering', ['COPY_ON_WRITE']],
   // test/interop/hudi-1x-compaction.test.ts; with the metadata table off (lib/metadata refuses a 1.x one on MOR).
@@ -692,8 +693,6 @@ export function newTableOptionsFromWriteProperties(props: ReadonlyMap<string, st
     const refuse = (problem: string, fix: string): never => {
       throw new HudiError(`${K.tableVersion.key}=${tableVersion}: ${problem}`, { location, fix });
     };
-    if (options.tableType === 'MERGE_ON_READ')
-      refuse('merge-on-read tables of version 8 and 9 are not written by this build yet', 'create a copy-on-write table, or version 6');
     if (options.precombineField === undefined) {
       refuse(
         'a table without an ordering field merges by COMMIT_TIME_ORDERING, which this build does not write yet',
@@ -721,9 +720,10 @@ export function newTableProperties(options: NewTableOptions): Map<string, string
   props.set(TABLE_KEYS.name.key, options.tableName);
   if (options.databaseName !== undefined) props.set(TABLE_KEYS.databaseName.key, options.databaseName);
   props.set(TABLE_KEYS.type.key, options.tableType ?? 'COPY_ON_WRITE');
-  if (options.tableType === 'MERGE_ON_READ')
-    props.set('hoodie.compaction.payload.class', options.payloadClass ?? 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload');
   const version = options.tableVersion ?? SUPPORTED_TABLE_VERSION;
+  // A 1.x merge-on-read table has a copy-on-write one's keys (it merges by hoodie.record.merge.mode).
+  if (options.tableType === 'MERGE_ON_READ' && version === SUPPORTED_TABLE_VERSION)
+    props.set('hoodie.compaction.payload.class', options.payloadClass ?? 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload');
   props.set(TABLE_KEYS.version.key, String(version));
   if (version === 8 || version === 9) for (const [key, value] of hudi1xCreationKeys(version, options, keyGeneratorClass)) props.set(key, value);
   else {
@@ -748,8 +748,8 @@ export function newTableProperties(options: NewTableOptions): Map<string, string
 }
 
 /**
- * The keys Hudi 1.0.2 (version 8) and 1.1.1 (version 9) write for a new copy-on-write table with an ordering field and
- * no metadata table, beside the ones every version has (HoodieTableMetaClient.TableBuilder, seen in the tables Spark
+ * The keys Hudi 1.0.2 (version 8) and 1.1.1 (version 9) write for a new copy-on-write or merge-on-read table with an
+ * ordering field and no metadata table, beside the ones every version has (HoodieTableMetaClient.TableBuilder, seen in the tables Spark
  * wrote): timeline layout 2 and its folders, EVENT_TIME_ORDERING, the key generator as its type. Version 8 names the
  * merge strategy and payload; 9 stores the ordering field as hoodie.table.ordering.fields and its table format.
  */

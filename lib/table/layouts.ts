@@ -168,12 +168,21 @@ export class UnsupportedLayoutError extends UnsupportedTableError {
 
 /**
  * Which services each layout refuses (`always`, on merge-on-read tables `mergeOnRead` too, on Hudi 1.x tables `hudi1x`
- * too); the others keep it exactly. README's "Table layouts" table says the same.
+ * too, on Hudi 1.x merge-on-read tables `hudi1xMergeOnRead` too); the others keep it exactly. README's "Table layouts" table says the same.
  */
 export const REFUSED_SERVICES: Readonly<
-  Record<LayoutName, { readonly always: readonly TableService[]; readonly mergeOnRead: readonly TableService[]; readonly hudi1x?: readonly TableService[] }>
+  Record<
+    LayoutName,
+    {
+      readonly always: readonly TableService[];
+      readonly mergeOnRead: readonly TableService[];
+      readonly hudi1x?: readonly TableService[];
+      readonly hudi1xMergeOnRead?: readonly TableService[];
+    }
+  >
 > = {
-  'simple-bucket-index': { always: ['clustering'], mergeOnRead: [] },
+  // Delta commits of a bucket-indexed 1.x merge-on-read table (inserts into log files) are not compared with Hudi 1.x.
+  'simple-bucket-index': { always: ['clustering'], mergeOnRead: [], hudi1xMergeOnRead: ['write'] },
   'consistent-hashing-bucket-index': { always: ['write', 'clustering'], mergeOnRead: [] },
   cdc: { always: ['write'], mergeOnRead: ['clean'], hudi1x: ['clustering', 'compaction', 'clean'] },
   // Merging log records needs the stored record keys (_hoodie_record_key): merge-on-read compaction and the merged
@@ -199,7 +208,8 @@ export function assertLayoutSupports(layout: TableLayout, service: TableService,
   const refuses = (name: LayoutName) =>
     REFUSED_SERVICES[name].always.includes(service) ||
     (layout.mergeOnRead && REFUSED_SERVICES[name].mergeOnRead.includes(service)) ||
-    (layout.hudi1x && (REFUSED_SERVICES[name].hudi1x ?? []).includes(service));
+    (layout.hudi1x && (REFUSED_SERVICES[name].hudi1x ?? []).includes(service)) ||
+    (layout.hudi1x && layout.mergeOnRead && (REFUSED_SERVICES[name].hudi1xMergeOnRead ?? []).includes(service));
   const bucket = layout.bucketIndex;
   if (bucket !== undefined) {
     const name: LayoutName = bucket.engine === 'SIMPLE' ? 'simple-bucket-index' : 'consistent-hashing-bucket-index';
@@ -265,6 +275,14 @@ function bucketRefusal(layout: LayoutName, service: TableService, evidence: stri
           ? 'nothing was written; compact, clean and archive it here, and leave its file layout to the bucket index (or move the table to the consistent-hashing engine and cluster it with Hudi)'
           : 'nothing was written; cluster this table with Hudi (Spark) and its consistent-bucket strategies',
     });
+  }
+  if (engine === 'SIMPLE') {
+    return new UnsupportedLayoutError(
+      layout,
+      service,
+      `${SERVICE_NAMES[service]} of Hudi 1.x merge-on-read tables with ${index} are not supported: the delta commits of a bucket-indexed table (its inserts into log files) are not compared with Hudi 1.x here`,
+      { location, fix: 'write this table with Hudi (Spark or Flink); nothing was written (its copy-on-write and version 6 tables are written here)' },
+    );
   }
   return new UnsupportedLayoutError(
     layout,

@@ -55,6 +55,8 @@ export interface TimelineLayout {
    * (layout 2, findInstantsModifiedAfterByCompletionTime).
    */
   modifiedAfter(instant: Instant, time: string): boolean;
+  /** How a delta commit writes its log files (table versions 8+ in Hudi 1.x's write handles; see LogWrites). */
+  readonly logWrites: LogWrites;
   /** The instant a timeline file name stands for; undefined when it is no instant file of this layout. */
   parseFileName(file: TimelineFile): Instant | undefined;
   /** The file name of an instant (a completed one needs its completion time in layout 2). */
@@ -71,6 +73,22 @@ export interface TimelineLayout {
   completedInstant(time: string, action: InstantAction, existingTimes: Iterable<string>, now: Date): Instant;
 }
 
+/**
+ * How a delta commit names, marks and reports a log file. Layout 1 (HoodieAppendHandle, table version 6): the next
+ * version of the latest slice's log, named by the slice's base instant, behind an APPEND marker (a rollback appends a
+ * command block); the write stat names the slice (prevCommit its base instant, baseFile, the log files before it).
+ * Layout 2 (HoodieWriteHandle.createLogWriter for versions ≥ 8): a new log file named by the delta commit's own
+ * instant, version 1 (the next one only when that name exists), behind a CREATE marker (createLogMarkerIfNotExists,
+ * so MarkerBasedRollbackStrategy deletes it); the stat's prevCommit is the instant, baseFile empty, logFiles the file.
+ */
+export interface LogWrites {
+  readonly nameInstant: 'slice-base-instant' | 'write-instant';
+  readonly marker: 'APPEND' | 'CREATE';
+}
+
+const LOG_WRITES_1: LogWrites = Object.freeze({ nameInstant: 'slice-base-instant', marker: 'APPEND' });
+const LOG_WRITES_2: LogWrites = Object.freeze({ nameInstant: 'write-instant', marker: 'CREATE' });
+
 /** Layout 1: flat `.hoodie/`, `<time>.<action>[.<state>]`, Jackson JSON commit metadata, slices by base instant. */
 export const TIMELINE_LAYOUT_1: TimelineLayout = Object.freeze({
   version: 1,
@@ -79,6 +97,7 @@ export const TIMELINE_LAYOUT_1: TimelineLayout = Object.freeze({
   fileSlicing: 'base-instant',
   newerLogBlock: 'stop',
   modifiedAfter: (instant: Instant, time: string) => compareInstantTimes(instant.time, time) > 0,
+  logWrites: LOG_WRITES_1,
   parseFileName: (file: TimelineFile) => parseInstantFileName(file.name),
   fileName: instantFileName,
   decodeCommitMetadata: (bytes: Uint8Array, _instant: Instant, location: string) => parseCommitMetadata(Buffer.from(bytes).toString('utf8'), location),
@@ -171,6 +190,7 @@ export function timelineLayout2(folder: string, zone: TimelineTimeZone): Timelin
       instant.state === 'COMPLETED' && instant.completionTime !== undefined
         ? compareInstantTimes(instant.completionTime, time) > 0 && instant.time !== time
         : compareInstantTimes(instant.time, time) > 0,
+    logWrites: LOG_WRITES_2,
     parseFileName: (file: TimelineFile) => parseLayout2FileName(file, zone),
     fileName: layout2FileName,
     decodeCommitMetadata: decodeLayout2CommitMetadata,

@@ -1,8 +1,9 @@
 /**
- * Merge-on-read appends (Hudi 0.15's HoodieAppendHandle on storage without append): a file group's updates and deletes
- * of one delta commit go to a new log file `.<fileId>_<baseInstant>.log.<v>_<token>` of its latest slice, the next
- * version (HoodieLogFormatWriter rolls over when the file exists), holding an Avro data block and a delete block with
- * INSTANT_TIME and SCHEMA headers; its APPEND marker comes first (LogFileCreationCallback), so a rollback finds it.
+ * Merge-on-read appends (HoodieAppendHandle on storage without append): a file group's updates and deletes of one
+ * delta commit go to a new log file holding an Avro data block and a delete block with INSTANT_TIME and SCHEMA
+ * headers; its marker comes first (LogFileCreationCallback), so a rollback finds it. The name, marker and write stat
+ * follow the table's layout (LogWrites): `.<fileId>_<baseInstant>.log.<next v>_<token>` of the latest slice (0.15), or
+ * `.<fileId>_<deltaCommit>.log.1_<token>` (1.x).
  * A group under a pending compaction appends to the compaction's slice, so the compaction does not lose the updates.
  * With column stats indexed, the file's ranges over its records come along for the metadata-table commit.
  */
@@ -18,7 +19,7 @@ import type { AvroRecordSchema } from '../table/schema.js';
 import { newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
-import type { TimelineLayout } from '../timeline/layout.js';
+import type { LogWrites, TimelineLayout } from '../timeline/layout.js';
 import { createMarker } from '../timeline/markers.js';
 import { loadTimeline } from '../timeline/timeline.js';
 import { fileNameOf } from '../util/paths.js';
@@ -48,7 +49,7 @@ export async function latestSlices(
   const timeline = await loadTimeline(storage, layout);
   const compactionOf = new Map<string, string>();
   for (const instant of pendingCompactions(timeline)) {
-    for (const op of (await readCompactionPlan(storage, instant.time)).operations) {
+    for (const op of (await readCompactionPlan(storage, instant.time, { metaFolder: layout.folder })).operations) {
       const key = fileGroupKey(op.partitionPath, op.fileId);
       const known = compactionOf.get(key);
       if (known === undefined || known < instant.time) compactionOf.set(key, instant.time);
@@ -72,6 +73,8 @@ export async function latestSlices(
 
 export interface LogAppenderOptions {
   readonly storage: Storage;
+  /** The table layout's log-file rules. */
+  readonly logWrites: LogWrites;
   readonly session: WriteSession;
   readonly instantTime: string;
   readonly workDir: string;
@@ -102,7 +105,9 @@ export class LogAppender {
   async append(bucket: Extract<Bucket, { kind: 'APPEND' }>, index: number, slice: LatestSlice | undefined): Promise<AppendedFileGroup> {
     const { storage, session, instantTime } = this.options;
     const started = Date.now();
-    const baseInstant = slice?.baseInstant ?? bucket.previousInstant;
+    const sliceInstant = slice?.baseInstant ?? bucket.previousInstant;
+    const byWrite = this.options.logWrites.nameInstant === 'write-instant';
+    const baseInstant = byWrite ? instantTime : sliceInstant;
     // The bucket's records with their meta fields, through the engine (types as the group's base file has them).
     const localFile = join(this.options.workDir, 'out', `${index}.append.parquet`);
     // A group of log files only takes its types from any staged base file of the table's (the schema is one).
@@ -138,12 +143,13 @@ export class LogAppender {
       writeToken: `${index}-1-0`,
       blocks,
       beforeCreate: async (fileName) => {
-        await createMarker(storage, instantTime, bucket.partitionPath, fileName, 'APPEND');
+        await createMarker(storage, instantTime, bucket.partitionPath, fileName, this.options.logWrites.marker);
       },
     });
     const fileName = fileNameOf(written.path);
     // FileSlice keeps its logs newest first; the append handle adds the file it wrote at the end.
-    const previous = [...(slice?.logFiles ?? [])].reverse().map((f) => fileNameOf(f.path));
+    // 1.x's stat names only the file written (populateWriteStatAndFetchFileSlice for table version 8+, CDC off).
+    const previous = byWrite ? [] : [...(slice?.logFiles ?? [])].reverse().map((f) => fileNameOf(f.path));
     const stat = newWriteStat({
       fileId: bucket.fileId,
       path: written.path,
@@ -159,7 +165,7 @@ export class LogAppender {
       delta: {
         logVersion: written.name.version,
         logOffset: 0,
-        baseFile: slice?.baseFileName ?? '',
+        baseFile: byWrite ? '' : (slice?.baseFileName ?? ''),
         logFiles: previous.includes(fileName) ? previous : [...previous, fileName],
       },
     });

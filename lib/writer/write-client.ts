@@ -38,14 +38,7 @@ import {
 import { lockProviderFor } from '../lock/index.js';
 import type { LockProvider } from '../lock/port.js';
 import { isLogFileName } from '../log-format/index.js';
-import {
-  type ColumnRange,
-  configuredColumnStatsColumns,
-  keepMetadataTable,
-  METADATA_PARTITIONS_KEY,
-  type MetadataTableOutcome,
-  type MetadataTableSession,
-} from '../metadata/index.js';
+import { type ColumnRange, keepMetadataTable, METADATA_PARTITIONS_KEY, type MetadataTableOutcome, type MetadataTableSession } from '../metadata/index.js';
 import { stageFiles } from '../read/reader.js';
 import { describeHeal, failedWritesPolicy, healTable } from '../rollback/failed-writes.js';
 import { findRollbackOf, rollbackInstant } from '../rollback/rollback.js';
@@ -825,13 +818,15 @@ async function writeFileGroups(context: WriteContext, instantTime: string, plan:
     table.config.type === 'MERGE_ON_READ' && buckets.some((b) => b.kind === 'APPEND')
       ? new LogAppender({
           storage,
+          logWrites: table.layout.logWrites,
           session,
           instantTime,
           workDir,
           schemaWithMeta: withMetaFields(tableSchema),
           rowGroupSize,
           templates: plan.stagedFiles,
-          ...(indexesColumnStats ? { columnStatsColumns: configuredColumnStatsColumns(options.properties) } : {}),
+          // Every field's range: each metadata table (0.x, 1.x) keeps the columns it indexes.
+          ...(indexesColumnStats ? { columnStatsColumns: [] } : {}),
           // Hudi's bucket index locates every record of an existing bucket: its append handle counts them as updates.
           countsAllAsUpdates: context.bucketIndex !== undefined,
         })

@@ -108,8 +108,8 @@ export async function metadata1xRecords(table: string): Promise<MetadataRecord[]
 
 /**
  * The metadata table of a 1.x table as Spark and we see it: Spark reads the same rows with it on and off, and so do
- * we; `hudi_metadata()` equals what reader-1x reads; `files` lists every base file of a completed instant in storage
- * (replaced ones until a clean removes them) and nothing else. Returns what reader-1x read.
+ * we; `hudi_metadata()` equals what reader-1x reads; `files` lists every base file and log file of a completed
+ * instant in storage (replaced ones until a clean removes them) and nothing else. Returns what reader-1x read.
  */
 export async function assertMetadata1xAgrees(hudi: HudiHarness, table: string, step: string): Promise<MetadataRecord[]> {
   const on = canonicalRows((await hudi.read(table, { options: { 'hoodie.metadata.enable': 'true' } })).rows);

@@ -7,7 +7,7 @@
  * cleaning and clustering on top, and we read what it wrote; a bulk_insert of ours after that.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LocalStorage } from '../../lib/storage/local.js';
@@ -16,20 +16,13 @@ import { decodeCommitMetadataAvro } from '../../lib/timeline/avro-files.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { failedWrite, HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { failedWrite, HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions, timelineFiles } from '../helpers/hudi-1x-fixtures.js';
 import { tempDir } from '../helpers/paths.js';
 import { ourCanonicalRows } from '../helpers/table-files.js';
 
 const NO_MDT = { 'hoodie.metadata.enable': 'false' };
 /** Our writes run with the table's own keys, as a user passes them. */
 const OUR_PROPS = new Map(Object.entries({ ...NO_MDT, 'hoodie.datasource.write.precombine.field': 'ts' }));
-
-function timelineFiles(table: string): string[] {
-  // Not the `.<name>.crc` checksums Spark's local file system keeps beside each file.
-  return readdirSync(join(table, '.hoodie', 'timeline'))
-    .filter((name) => !name.startsWith('.'))
-    .sort();
-}
 
 for (const version of HUDI_1X_VERSIONS) {
   const tableVersion = version === '1.0.2' ? 8 : 9;

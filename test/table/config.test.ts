@@ -144,7 +144,8 @@ describe('table config', () => {
     );
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'read'));
     assert.throws(() => assertSupported(v8, 'f', 'write'), UnsupportedTableError, 'write');
-    // The writer, the cleaner and clustering write 1.x copy-on-write tables; of merge-on-read ones only the cleaner (slices by completion time).
+    // The writer, the cleaner, the archiver and clustering write 1.x copy-on-write tables; of merge-on-read ones all
+    // but clustering (compaction, 'write', only them).
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'clean'));
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'delta-write'));
     assert.doesNotThrow(() => assertSupported(v8, 'f', 'clustering'));
@@ -157,9 +158,10 @@ describe('table config', () => {
       'f',
     );
     assert.doesNotThrow(() => assertSupported(v8MergeOnRead, 'f', 'clean'));
-    assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'archive'), UnsupportedTableError);
+    assert.doesNotThrow(() => assertSupported(v8MergeOnRead, 'f', 'archive'));
+    assert.doesNotThrow(() => assertSupported(v8MergeOnRead, 'f', 'write'));
     assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'clustering'), UnsupportedTableError);
-    assert.throws(() => assertSupported(v8MergeOnRead, 'f', 'delta-write'), UnsupportedTableError);
+    assert.doesNotThrow(() => assertSupported(v8MergeOnRead, 'f', 'delta-write'));
     const v5 = tableConfigFromProperties(
       new Map([
         ['hoodie.table.name', 't'],

@@ -25,6 +25,7 @@ import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import { HudiError, UnsupportedTableError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { openStorage } from '../../lib/storage/index.js';
+import { tableConfigFromProperties } from '../../lib/table/config.js';
 import {
   assertLayoutSupports,
   bucketNumberOf,
@@ -315,6 +316,21 @@ describe('CDC tables: data-changing services are refused, the others run', () =>
     assert.deepEqual(tableFiles(dir), before);
     // Version 6 CDC tables still compact and cluster.
     assert.doesNotThrow(() => assertLayoutSupports({ ...layout, hudi1x: false }, 'compaction', 'hoodie.properties'));
+  });
+
+  it('the simple bucket index: writes to a Hudi 1.x merge-on-read table refused, to its copy-on-write and version 6 tables kept', () => {
+    const base = tableLayout(tableConfigFromProperties(new Map([['hoodie.table.name', 't']]), 'f'), {});
+    const bucket = { ...base, bucketIndex: { engine: 'SIMPLE' as const, evidence: 'hoodie.index.type=BUCKET' } };
+    assert.throws(
+      () => assertLayoutSupports({ ...bucket, hudi1x: true, mergeOnRead: true }, 'write', 'hoodie.properties'),
+      (error: unknown) =>
+        error instanceof UnsupportedLayoutError &&
+        error.layout === 'simple-bucket-index' &&
+        error.service === 'write' &&
+        /Hudi 1\.x merge-on-read/.test(error.message),
+    );
+    assert.doesNotThrow(() => assertLayoutSupports({ ...bucket, hudi1x: true, mergeOnRead: false }, 'write', 'hoodie.properties'));
+    assert.doesNotThrow(() => assertLayoutSupports({ ...bucket, hudi1x: false, mergeOnRead: true }, 'write', 'hoodie.properties'));
   });
 });
 

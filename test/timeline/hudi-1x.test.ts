@@ -53,10 +53,12 @@ for (const version of HUDI_1X_VERSIONS) {
         assert.equal(config.precombineField, 'ts');
         assert.equal(recordMergeModeOf(config, 'f'), 'EVENT_TIME_ORDERING');
         assert.doesNotThrow(() => assertSupported(config, 'f', 'read'));
-        // Compaction ('write') runs on merge-on-read only; the writer, cleaner, archiver and clustering on copy-on-write only.
+        // Compaction ('write') runs on merge-on-read only, clustering on copy-on-write only; the writer (delta-write),
+        // the cleaner and the archiver on both types.
         if (config.type === 'MERGE_ON_READ') assert.doesNotThrow(() => assertSupported(config, 'f', 'write'));
         else assert.throws(() => assertSupported(config, 'f', 'write'), UnsupportedTableError, 'write');
-        for (const mode of ['clean', 'delta-write', 'archive', 'clustering'] as const) {
+        for (const mode of ['delta-write', 'clean', 'archive'] as const) assert.doesNotThrow(() => assertSupported(config, 'f', mode), mode);
+        for (const mode of ['clustering'] as const) {
           if (config.type === 'COPY_ON_WRITE') assert.doesNotThrow(() => assertSupported(config, 'f', mode), mode);
           else assert.throws(() => assertSupported(config, 'f', mode), UnsupportedTableError, mode);
         }

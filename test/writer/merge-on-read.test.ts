@@ -17,6 +17,7 @@ import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { parseCommitMetadata } from '../../lib/timeline/commit-metadata.js';
 import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
+import { listMarkers, type Marker } from '../../lib/timeline/markers.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
 import { type CandidateFile, planBuckets } from '../../lib/writer/small-files.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
@@ -219,6 +220,61 @@ describe('merge-on-read writes', () => {
     // The next write appends after the rolled-back log and the rollback block; its records count.
     await write(table, [{ ...first[1]!, name: 'later', createTime: '2024-01-01 23:59:59' }], 'upsert', { 'hoodie.parquet.small.file.limit': '0' });
     assert.equal((await rows(table)).get(first[1]!.id)!['name'], 'later');
+  });
+
+  it("a Hudi 1.x table (version 8): log files named by the delta commit behind CREATE markers; a failed one's rollback deletes them", async () => {
+    const table = join(tempDir(), 'users_mor_v8');
+    const v8 = { 'hoodie.write.table.version': '8', 'hoodie.parquet.small.file.limit': '0' };
+    const first = users(20, 7, 1, 1);
+    await write(table, first, 'insert', v8);
+    const storage = openStorage(table);
+    const upsert = await write(table, [{ ...first[1]!, name: 'updated', createTime: '2024-01-01 23:59:59' }], 'upsert', v8);
+    const logs = await listLogFiles(storage, first[1]!.dt);
+    assert.deepEqual(
+      logs.map((l) => [l.name.baseInstant, l.name.version]),
+      [[upsert.instantTime, 1]],
+    );
+    const blocks = await readLogFile(storage, logs[0]!.path);
+    assert.deepEqual(
+      blocks.map((b) => [b.type, Object.keys(b.header).sort()]),
+      [['AVRO_DATA_BLOCK', ['INSTANT_TIME', 'SCHEMA']]],
+    );
+    assert.equal((await rows(table)).get(first[1]!.id)!['name'], 'updated');
+
+    let markers: Marker[] = [];
+    let failedLog = '';
+    await assert.rejects(
+      writeBatch(storage, {
+        input: {
+          file: await (async () => {
+            const f = join(tempDir(), 'one.jsonl');
+            await writeJsonLines(f, [{ ...first[1]!, name: 'never', createTime: '2024-01-02 23:59:59' }]);
+            return f;
+          })(),
+          format: 'jsonl',
+        },
+        operation: 'upsert',
+        properties: new Map([...PROPS, ...Object.entries(v8)]),
+        afterDataFiles: async () => {
+          const pending = (await HudiTable.open(storage)).timeline.pending()[0]!.time;
+          markers = await listMarkers(storage, pending);
+          failedLog = (await listLogFiles(storage, first[1]!.dt)).find((l) => l.name.baseInstant === pending)?.path ?? '';
+          throw new Error('injected');
+        },
+      }),
+      /injected/,
+    );
+    assert.deepEqual(
+      markers.map((m) => m.type),
+      ['CREATE'],
+    );
+    assert.ok(failedLog !== '' && (await storage.head(failedLog)) === undefined, `${failedLog} deleted by the rollback`);
+    const after = await listLogFiles(storage, first[1]!.dt);
+    assert.deepEqual(
+      after.map((l) => l.path),
+      logs.map((l) => l.path),
+    );
+    assert.equal((await rows(table)).get(first[1]!.id)!['name'], 'updated');
   });
 
   it('refuses what it does not write (parquet log blocks, log-indexing indexes, a bucket index the table lacks) before anything is written', async () => {

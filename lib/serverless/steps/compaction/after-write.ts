@@ -7,6 +7,8 @@
  */
 import { compactionConfigFrom } from '../../../compaction/config.js';
 import { compactionDue } from '../../../compaction/schedule.js';
+import { UnsupportedTableError } from '../../../errors.js';
+import { assertSupported, PROPERTIES_FILE } from '../../../table/config.js';
 import { pendingCompactions } from '../../../timeline/compaction-plan.js';
 import { formatInstantTime } from '../../../timeline/instant.js';
 import { openTableAndLock } from '../../aws/clients.js';
@@ -22,6 +24,13 @@ export async function compactionAfterWrite(instant: string, deps: StepDependenci
   const settings = resolveStepSettings(deps.env, {});
   const { table } = await openTableAndLock(settings, deps.clients, { mode: 'read' });
   if (table.config.type !== 'MERGE_ON_READ') return { status: 'IGNORED', reason: `the table is ${table.config.type}: nothing to compact` };
+  // A table the writer writes but compaction does not (a 1.x merge-on-read table): no run that would only refuse it.
+  try {
+    assertSupported(table.config, table.storage.uriOf(PROPERTIES_FILE), 'write');
+  } catch (error) {
+    if (error instanceof UnsupportedTableError) return { status: 'IGNORED', reason: `compaction does not run on this table: ${error.message}` };
+    throw error;
+  }
   const latestCompleted = table.timeline.completed().at(-1)?.time;
   const pending = pendingCompactions(table.timeline)[0]?.time;
   let name: string;
