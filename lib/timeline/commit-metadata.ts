@@ -186,22 +186,8 @@ export function serializeCommitMetadata(metadata: CommitMetadata): string {
 
 /** Parse commit JSON; `location` names the instant file in errors. Zero-byte input means an empty commit (Hudi allows it). */
 export function parseCommitMetadata(text: string, location: string): CommitMetadata {
-  if (text.trim() === '') {
-    return { partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: null };
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new HudiError(`commit metadata is not valid JSON (truncated or corrupt): ${(error as Error).message}`, {
-      location,
-      fix: 'restore the file from a backup, or roll back this instant with `hudi-serverless rollback`',
-    });
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new HudiError('commit metadata is not a JSON object', { location, fix: 'the instant file is corrupt; restore or roll it back' });
-  }
-  const object = parsed as Record<string, unknown>;
+  const object = parseCommitJson(text, location);
+  if (object === undefined) return { partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: null };
   const stats = asRecord(object['partitionToWriteStats'], 'partitionToWriteStats', location);
   const partitionToWriteStats: Record<string, WriteStat[]> = {};
   for (const [partition, list] of Object.entries(stats)) {
@@ -226,19 +212,9 @@ export function parseCommitMetadata(text: string, location: string): CommitMetad
   return metadata;
 }
 
-/** What a completed write wrote and replaced, by file group: the missing-file check's view of a commit. */
-export interface CommitWrites {
-  /** Each write stat's partition (its own, else its key's), file id ('' when absent) and path (null when absent). */
-  readonly written: readonly { readonly partitionPath: string; readonly fileId: string; readonly path: string | null }[];
-  readonly replaced: readonly { readonly partitionPath: string; readonly fileId: string }[];
-}
-
-/**
- * parseCommitMetadata's checks and its files, without building a WriteStat per file (a commit may name a hundred
- * thousand): the same errors on the same input.
- */
-export function parseCommitWrites(text: string, location: string): CommitWrites {
-  if (text.trim() === '') return { written: [], replaced: [] };
+/** Commit JSON as an object; undefined for an empty file (an empty commit, which Hudi allows). */
+function parseCommitJson(text: string, location: string): Record<string, unknown> | undefined {
+  if (text.trim() === '') return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -251,7 +227,23 @@ export function parseCommitWrites(text: string, location: string): CommitWrites 
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new HudiError('commit metadata is not a JSON object', { location, fix: 'the instant file is corrupt; restore or roll it back' });
   }
-  const object = parsed as Record<string, unknown>;
+  return parsed as Record<string, unknown>;
+}
+
+/** What a completed write wrote and replaced, by file group: the missing-file check's view of a commit. */
+export interface CommitWrites {
+  /** Each write stat's partition (its own, else its key's), file id ('' when absent) and path (null when absent). */
+  readonly written: readonly { readonly partitionPath: string; readonly fileId: string; readonly path: string | null }[];
+  readonly replaced: readonly { readonly partitionPath: string; readonly fileId: string }[];
+}
+
+/**
+ * parseCommitMetadata's checks and its files, without building a WriteStat per file (a commit may name a hundred
+ * thousand): the same errors on the same input.
+ */
+export function parseCommitWrites(text: string, location: string): CommitWrites {
+  const object = parseCommitJson(text, location);
+  if (object === undefined) return { written: [], replaced: [] };
   const stats = asRecord(object['partitionToWriteStats'], 'partitionToWriteStats', location);
   const written: { partitionPath: string; fileId: string; path: string | null }[] = [];
   for (const [partition, list] of Object.entries(stats)) {
