@@ -58,8 +58,10 @@ export interface ArchiveResult {
   readonly plan: ArchivePlan;
   /** Active timeline files moved to the archive. */
   readonly archivedFiles: readonly string[];
-  /** The archive log file written, if any. */
+  /** The archive log file written, if any (the last one, when a large run wrote several: archiveFiles). */
   readonly archiveFile: string | undefined;
+  /** Every archive file written, oldest first (layout 1 writes one per 64 MB of records). */
+  readonly archiveFiles?: readonly string[];
   readonly recordsWritten: number;
   /** A merge of small archive files done at the end of this run. */
   readonly merged: { readonly candidates: readonly string[]; readonly into: string } | undefined;
@@ -127,8 +129,9 @@ async function runArchiveLayout1(table: HudiTable, options: ArchiveOptions): Pro
         options.onProgress?.(`finished an interrupted archive run: removed ${finishedInterrupted.length} already archived timeline file(s)`);
         plan = planArchive(await archiveFacts(table, await loadTimeline(storage, table.layout)), options.config, options.cleanConfig);
       }
-      let written: { archiveFile: string | undefined; recordsWritten: number; archivedFiles: string[] } = {
+      let written: { archiveFile: string | undefined; archiveFiles: string[]; recordsWritten: number; archivedFiles: string[] } = {
         archiveFile: undefined,
+        archiveFiles: [],
         recordsWritten: 0,
         archivedFiles: [],
       };
@@ -256,12 +259,23 @@ async function deleteArchivedFiles(storage: Storage, files: readonly RawInstantF
 const recordKey = (entry: Pick<ArchivedMetaEntry, 'commitTime' | 'actionType' | 'actionState'>) =>
   `${entry.commitTime}|${entry.actionType}|${entry.actionState}`;
 
+/**
+ * How large an archive file grows before the run closes it, deletes the instants it holds from the active timeline,
+ * and goes on with the next one. An archive run of a few instants writes one file as before; one of a hundred
+ * thousand (a table whose archiving was off) would otherwise hold every instant file, record and block in memory at
+ * once (each of Hudi's blocks of a few records repeats the whole schema). Each part is a whole archive step, in
+ * timeline order, so a crash leaves what a crash of a smaller run leaves.
+ */
+const ARCHIVE_FILE_TARGET_BYTES = 64 * 1024 * 1024;
+/** Instant files read at once (the rest of a part waits). */
+const READ_WINDOW = 512;
+
 async function archiveInstants(
   table: HudiTable,
   folder: string,
   instants: readonly Instant[],
   options: ArchiveOptions,
-): Promise<{ archiveFile: string | undefined; recordsWritten: number; archivedFiles: string[] }> {
+): Promise<{ archiveFile: string | undefined; archiveFiles: string[]; recordsWritten: number; archivedFiles: string[] }> {
   const { storage } = table;
   const wanted = new Set(instants.map((instant) => `${instant.time}|${comparableAction(instant.action)}`));
   const files = (await rawInstantFiles(storage)).filter((file) => wanted.has(`${file.instant.time}|${comparableAction(file.instant.action)}`));
@@ -269,31 +283,65 @@ async function archiveInstants(
   const newest = (await listArchiveFiles(storage, folder)).at(-1);
   const already = new Set(newest === undefined ? [] : (await readArchivedRecords(storage, folder, [newest])).records.map((record) => recordKey(record.entry)));
 
-  const entries: ArchivedMetaEntry[] = [];
   // deleteAnyLeftOverMarkers: only instants that still have a marker (or work) folder.
   const [markerDirs, workDirs] = await settleAll([storage.listDir(MARKERS_ROOT), storage.listDir(`${WORK_ROOT}/clustering`)]);
   const leftOver = new Set([...markerDirs.dirs, ...workDirs.dirs].map((dir) => folderNameOf(dir)));
   for (const instant of instants) if (leftOver.has(instant.time)) await deleteInstantScratch(storage, instant.time);
-  const read = await mapWithConcurrency(files, 16, async (file) => ({ file, bytes: await storage.get(file.object.path) }));
-  for (const { file, bytes } of read) {
-    const entry = archivedMetaEntryOf(
-      { instant: file.instant, bytes, modifiedMs: file.object.modifiedMs, location: storage.uriOf(file.object.path) },
-      table.config.timelineTimeZone,
-    );
-    if (!already.has(recordKey(entry))) entries.push(entry);
+
+  const perBlock = options.config.recordsPerBlock;
+  const archiveFiles: string[] = [];
+  let recordsWritten = 0;
+  // The part being built: its instants' files, its encoded blocks, the records of the block not yet full.
+  let partFiles: RawInstantFile[] = [];
+  let blocks: LogBlockInput[] = [];
+  let blockBytes = 0;
+  let pending: ArchivedMetaEntry[] = [];
+  const closeBlock = () => {
+    if (pending.length === 0) return;
+    const block = archiveBlock(pending);
+    blocks.push(block);
+    blockBytes += block.content.length + ARCHIVED_META_ENTRY_SCHEMA_TEXT.length;
+    recordsWritten += pending.length;
+    pending = [];
+  };
+  const closePart = async () => {
+    closeBlock();
+    if (blocks.length > 0) archiveFiles.push((await writeArchiveBlocks(storage, folder, blocks)).path);
+    await deleteArchivedFiles(storage, partFiles, options.config);
+    partFiles = [];
+    blocks = [];
+    blockBytes = 0;
+  };
+  const instantKeyOf = (file: RawInstantFile) => `${file.instant.time}|${comparableAction(file.instant.action)}`;
+  for (let offset = 0; offset < files.length; offset += READ_WINDOW) {
+    const window = files.slice(offset, offset + READ_WINDOW);
+    const read = await mapWithConcurrency(window, 16, async (file) => ({ file, bytes: await storage.get(file.object.path) }));
+    for (const [index, { file, bytes }] of read.entries()) {
+      const entry = archivedMetaEntryOf(
+        { instant: file.instant, bytes, modifiedMs: file.object.modifiedMs, location: storage.uriOf(file.object.path) },
+        table.config.timelineTimeZone,
+      );
+      partFiles.push(file);
+      if (!already.has(recordKey(entry))) {
+        pending.push(entry);
+        if (pending.length >= perBlock) closeBlock();
+      }
+      // A part ends with a whole instant: its next file belongs to another one.
+      const next = files[offset + index + 1];
+      if (blockBytes >= ARCHIVE_FILE_TARGET_BYTES && next !== undefined && instantKeyOf(next) !== instantKeyOf(file)) await closePart();
+    }
   }
-
-  let archiveFile: string | undefined;
-  if (entries.length > 0) archiveFile = (await writeArchiveFile(storage, folder, entries, options.config.recordsPerBlock)).path;
-
-  await deleteArchivedFiles(storage, files, options.config);
-  return { archiveFile, recordsWritten: entries.length, archivedFiles: files.map((file) => file.object.path.slice(METAFOLDER.length + 1)) };
+  await closePart();
+  return {
+    archiveFile: archiveFiles.at(-1),
+    archiveFiles,
+    recordsWritten,
+    archivedFiles: files.map((file) => file.object.path.slice(METAFOLDER.length + 1)),
+  };
 }
 
-/** The next archive log file, holding `entries` in blocks of `perBlock` records (each block's header: SCHEMA only). */
-async function writeArchiveFile(storage: Storage, folder: string, entries: readonly ArchivedMetaEntry[], perBlock: number) {
-  const blocks: LogBlockInput[] = [];
-  for (let offset = 0; offset < entries.length; offset += perBlock) blocks.push(archiveBlock(entries.slice(offset, offset + perBlock)));
+/** The next archive log file, holding `blocks` (each block's header: SCHEMA only). */
+async function writeArchiveBlocks(storage: Storage, folder: string, blocks: readonly LogBlockInput[]) {
   return writeLogFile(storage, {
     partitionPath: folder,
     fileId: ARCHIVE_FILE_ID,

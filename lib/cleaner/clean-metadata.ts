@@ -14,7 +14,7 @@ export const CLEAN_METADATA_VERSION = 2;
  */
 export function cleanMetadataOf(
   instantTime: string,
-  plan: HoodieCleanerPlan,
+  plan: Pick<HoodieCleanerPlan, 'policy' | 'earliestInstantToRetain' | 'lastCompletedCommitTimestamp' | 'extraMetadata'>,
   stats: readonly PartitionCleanStat[],
   timeTakenInMillis: number,
 ): HoodieCleanMetadata {

@@ -4,12 +4,13 @@
  * run can split the deletes of a large plan over several workers and merge the stats.
  */
 import { rm } from 'node:fs/promises';
+import { mapWithConcurrency } from '../storage/concurrency.js';
 import { deleteMany } from '../storage/delete-many.js';
 import type { Storage } from '../storage/port.js';
 import { parseBaseFileName } from '../table/file-system-view.js';
 import type { HoodieCleanerPlan } from '../timeline/avro-schemas.js';
 import { fileNameOf } from '../util/paths.js';
-import { planDeletes } from './plan.js';
+import { assertPlanPaths, planDeletesByPartition } from './plan.js';
 
 export interface PartitionCleanStat {
   readonly partitionPath: string;
@@ -32,39 +33,69 @@ export interface ExecuteCleanOptions {
   readonly isPartitioned: boolean;
 }
 
+/**
+ * Files deleted per round: as many as `concurrency` DeleteObjects requests of 1,000 keys take at once, so a plan of a
+ * million files never has all its paths and outcomes in memory at the same time.
+ */
+const FILES_PER_REQUEST = 1_000;
+
 /** Delete the plan's files (those of `options.partitions`), then the partitions it removes. Never throws on a refused file. */
 export async function executeCleanerPlan(storage: Storage, plan: HoodieCleanerPlan, options: ExecuteCleanOptions): Promise<PartitionCleanStat[]> {
   const wanted = options.partitions === undefined ? undefined : new Set(options.partitions);
-  const deletes = planDeletes(plan).filter((file) => wanted === undefined || wanted.has(file.partitionPath));
-  const result = await deleteMany(
-    storage,
-    deletes.map((file) => file.path),
-    { concurrency: options.concurrency },
-  );
-  const gone = new Set(result.deleted);
-  const refused = new Map(result.failed.map((failure) => [failure.path, failure.reason]));
+  // A plan naming a file without a path is refused before anything is deleted.
+  assertPlanPaths(plan);
+  const perRound = Math.max(1, options.concurrency) * FILES_PER_REQUEST;
+  type Deleted = Pick<PartitionCleanStat, 'deletePathPatterns' | 'successDeleteFiles' | 'failedDeleteFiles' | 'failures'>;
+  const deleted = new Map<string, Deleted>();
+  let round: { partitionPath: string; files: { fileName: string; path: string }[] }[] = [];
+  let roundFiles = 0;
+  const deleteRound = async () => {
+    if (round.length === 0) return;
+    const paths: string[] = [];
+    for (const { files } of round) for (const file of files) paths.push(file.path);
+    const result = await deleteMany(storage, paths, { concurrency: options.concurrency });
+    const gone = new Set(result.deleted);
+    const refused = new Map(result.failed.map((failure) => [failure.path, failure.reason]));
+    for (const { partitionPath, files } of round) {
+      const failures = files
+        .filter((file) => !gone.has(file.path))
+        .map((file) => ({ fileName: file.fileName, reason: refused.get(file.path) ?? 'not deleted' }));
+      const stat: Deleted = {
+        deletePathPatterns: files.map((file) => file.fileName),
+        successDeleteFiles: files.filter((file) => gone.has(file.path)).map((file) => file.fileName),
+        failedDeleteFiles: failures.map((failure) => failure.fileName),
+        failures,
+      };
+      // A plan names each partition once (a map): whole partitions go in a round.
+      deleted.set(partitionPath, stat);
+    }
+    round = [];
+    roundFiles = 0;
+  };
+  for (const { partitionPath, files } of planDeletesByPartition(plan)) {
+    if (wanted !== undefined && !wanted.has(partitionPath)) continue;
+    round.push({ partitionPath, files });
+    roundFiles += files.length;
+    if (roundFiles >= perRound) await deleteRound();
+  }
+  await deleteRound();
 
   const partitionsToDelete = options.isPartitioned ? (plan.partitionsToBeDeleted ?? []).filter((p) => p !== '' && (wanted === undefined || wanted.has(p))) : [];
-  const removed = new Set<string>();
-  for (const partitionPath of partitionsToDelete) {
-    if (await deletePartitionFolder(storage, partitionPath, options.concurrency)) removed.add(partitionPath);
-  }
+  // Partitions are independent: listed and removed several at a time (one after another, a plan emptying thousands
+  // of partitions waits for two requests per partition in turn).
+  const outer = Math.max(1, Math.min(options.concurrency, partitionsToDelete.length));
+  const inner = Math.max(1, Math.floor(options.concurrency / outer));
+  const removedFlags = await mapWithConcurrency(partitionsToDelete, outer, (partitionPath) => deletePartitionFolder(storage, partitionPath, inner));
+  const removed = new Set(partitionsToDelete.filter((_, index) => removedFlags[index]));
 
   const partitionPaths = Object.keys(plan.filePathsToBeDeletedPerPartition ?? plan.filesToBeDeletedPerPartition ?? {}).filter(
     (p) => wanted === undefined || wanted.has(p),
   );
-  return partitionPaths.map((partitionPath) => {
-    const files = deletes.filter((file) => file.partitionPath === partitionPath);
-    const failures = files.filter((file) => !gone.has(file.path)).map((file) => ({ fileName: file.fileName, reason: refused.get(file.path) ?? 'not deleted' }));
-    return {
-      partitionPath,
-      deletePathPatterns: files.map((file) => file.fileName),
-      successDeleteFiles: files.filter((file) => gone.has(file.path)).map((file) => file.fileName),
-      failedDeleteFiles: failures.map((failure) => failure.fileName),
-      failures,
-      partitionDeleted: removed.has(partitionPath),
-    };
-  });
+  return partitionPaths.map((partitionPath) => ({
+    partitionPath,
+    ...(deleted.get(partitionPath) ?? { deletePathPatterns: [], successDeleteFiles: [], failedDeleteFiles: [], failures: [] }),
+    partitionDeleted: removed.has(partitionPath),
+  }));
 }
 
 /**

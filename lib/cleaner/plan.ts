@@ -334,7 +334,9 @@ export function planPartition(
   const keep = (slice: Slice, rule: CleanRule, detail: string) => {
     if (options.explain) kept.push(decision(slice, rule, detail));
   };
-  const remove = (slice: Slice, rule: CleanRule, detail: string) => {
+  const remove = (slice: Slice, rule: CleanRule, text: string) => {
+    // A plan may delete a million files: their decisions share one copy of each reason.
+    const detail = internDetail(text);
     if (slice.hasBase) deletes.push(decision(slice, rule, detail));
     for (const log of slice.logFiles) deletes.push({ fileName: log.name, fileId: slice.fileId, instantTime: slice.instantTime, size: log.size, rule, detail });
   };
@@ -472,6 +474,18 @@ export function planPartition(
   return { partitionPath: partition, deletes, kept, deletePartition };
 }
 
+/** The reasons given so far, so equal ones are one string (bounded: a cleared cache only costs copies). */
+const DETAILS = new Map<string, string>();
+const DETAILS_LIMIT = 65_536;
+
+function internDetail(text: string): string {
+  const known = DETAILS.get(text);
+  if (known !== undefined) return known;
+  if (DETAILS.size >= DETAILS_LIMIT) DETAILS.clear();
+  DETAILS.set(text, text);
+  return text;
+}
+
 /** Whether a savepointed base file of the listing stays (is not among the deletes). */
 function deletesAndKeptSavepoint(listing: PartitionListing, savepointed: Readonly<Record<string, string>>, deletes: readonly FileDecision[]): boolean {
   const deleted = new Set(deletes.map((d) => d.fileName));
@@ -491,13 +505,20 @@ export interface CleanScopeSummary {
   readonly isPartitioned: boolean;
 }
 
+/** What a plan takes from a planned partition (a PartitionCleanPlan, or a share's stored result). */
+export interface PartitionDeletes {
+  readonly partitionPath: string;
+  readonly deletes: readonly { readonly fileName: string }[];
+  readonly deletePartition: boolean;
+}
+
 /**
  * The HoodieCleanerPlan for the planned partitions (CleanPlanActionExecutor.requestClean): only partitions with
  * files to delete, absolute paths (`uriOf`), or undefined when nothing would be deleted (Hudi writes no clean then).
  */
-export function assembleCleanerPlan(
+export function assembleCleanerPlan<Partition extends PartitionDeletes>(
   scope: CleanScopeSummary,
-  partitions: readonly PartitionCleanPlan[],
+  partitions: readonly Partition[],
   uriOf: (path: string) => string,
 ): HoodieCleanerPlan | undefined {
   const filePaths: Record<string, HoodieCleanFileInfo[]> = {};
@@ -528,22 +549,43 @@ export function assembleCleanerPlan(
 /** The files a plan deletes, by partition, as storage paths (plans hold absolute URIs of wherever the table was). */
 export function planDeletes(plan: HoodieCleanerPlan): { partitionPath: string; fileName: string; path: string }[] {
   const out: { partitionPath: string; fileName: string; path: string }[] = [];
+  for (const { files } of planDeletesByPartition(plan)) for (const file of files) out.push(file);
+  return out;
+}
+
+/** Throw planDeletes' error for the first file the plan names without a path (nothing is built). */
+export function assertPlanPaths(plan: HoodieCleanerPlan): void {
+  for (const [partitionPath, files] of Object.entries(plan.filePathsToBeDeletedPerPartition ?? {})) {
+    for (const file of files) {
+      if (file.filePath === null || file.filePath === '') throw new HudiError(`the cleaner plan names a file without a path in partition "${partitionPath}"`);
+    }
+  }
+}
+
+/** planDeletes one partition at a time (in plan order), for an executor that deletes a large plan in parts. */
+export function* planDeletesByPartition(
+  plan: HoodieCleanerPlan,
+): Generator<{ partitionPath: string; files: { partitionPath: string; fileName: string; path: string }[] }> {
   const perPartition = plan.filePathsToBeDeletedPerPartition ?? {};
   for (const [partitionPath, files] of Object.entries(perPartition)) {
+    const out: { partitionPath: string; fileName: string; path: string }[] = [];
     for (const file of files) {
       if (file.filePath === null || file.filePath === '') throw new HudiError(`the cleaner plan names a file without a path in partition "${partitionPath}"`);
       const fileName = fileNameOf(file.filePath);
       out.push({ partitionPath, fileName, path: joinPartitionPath(partitionPath, fileName) });
     }
+    yield { partitionPath, files: out };
   }
   // Plans of Hudi before version 2 list file names under filesToBeDeletedPerPartition only.
   if (Object.keys(perPartition).length === 0) {
     for (const [partitionPath, names] of Object.entries(plan.filesToBeDeletedPerPartition ?? {})) {
-      for (const name of names) {
-        const fileName = fileNameOf(name);
-        out.push({ partitionPath, fileName, path: joinPartitionPath(partitionPath, fileName) });
-      }
+      yield {
+        partitionPath,
+        files: names.map((name) => {
+          const fileName = fileNameOf(name);
+          return { partitionPath, fileName, path: joinPartitionPath(partitionPath, fileName) };
+        }),
+      };
     }
   }
-  return out;
 }

@@ -95,14 +95,14 @@ export async function runClean(table: HudiTable, options: CleanOptions): Promise
   if (planning.plan === undefined) return { outcome: 'nothing-to-clean', resumed, pendingLeft: [], clean: undefined, planning };
 
   const started = Date.now();
-  const { instantTime, plan } = await scheduleClean(current, planning, {
+  const { instantTime, plan, requestedBytes } = await scheduleClean(current, planning, {
     lock: options.lock,
     ...(options.now ? { now: options.now } : {}),
     ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
     ...(options.properties === undefined ? {} : { properties: options.properties }),
   });
   progress(`scheduled clean ${instantTime}: ${countFiles(plan)} file(s) in ${Object.keys(plan.filePathsToBeDeletedPerPartition ?? {}).length} partition(s)`);
-  const clean = await executeAndComplete(current, instantTime, plan, 'REQUESTED', started, false, options);
+  const clean = await executeAndComplete(current, instantTime, plan, 'REQUESTED', started, false, options, requestedBytes);
   return { outcome: 'cleaned', resumed, pendingLeft: [], clean, planning };
 }
 
@@ -129,12 +129,13 @@ async function executeAndComplete(
   started: number,
   resumed: boolean,
   options: CleanOptions,
+  /** The requested file's bytes, when this run just wrote them. */
+  requestedBytes?: Uint8Array,
 ): Promise<CompletedClean> {
   const { storage, layout } = table;
   // The inflight file holds the same plan, as Hudi's transitionCleanRequestedToInflight: the requested file's bytes.
   if (state === 'REQUESTED' && (await storage.head(instantPath({ time: instantTime, action: 'clean', state: 'INFLIGHT' }, layout))) === undefined) {
-    const requested = instantPath({ time: instantTime, action: 'clean', state: 'REQUESTED' }, layout);
-    const bytes = (await storage.head(requested)) === undefined ? encodeTimelineAvro('cleanerPlan', plan) : await storage.get(requested);
+    const bytes = requestedBytes ?? (await requestedFileBytes(storage, layout, instantTime, plan));
     await transitionToInflight(storage, layout, instantTime, 'clean', bytes);
   }
   const stats: PartitionCleanStat[] = await executeCleanerPlan(storage, plan, { concurrency: options.config.parallelism, isPartitioned: table.isPartitioned });
@@ -151,6 +152,17 @@ async function executeAndComplete(
     `completed clean ${instantTime}: ${metadata.totalFilesDeleted} file(s) deleted${failures.length > 0 ? `, ${failures.length} could not be` : ''}`,
   );
   return { instantTime, plan, metadata, resumed, failures, metadataTable };
+}
+
+/** A pending clean's requested file (or, when it is gone, its plan encoded again). */
+async function requestedFileBytes(
+  storage: HudiTable['storage'],
+  layout: HudiTable['layout'],
+  instantTime: string,
+  plan: HoodieCleanerPlan,
+): Promise<Uint8Array> {
+  const requested = instantPath({ time: instantTime, action: 'clean', state: 'REQUESTED' }, layout);
+  return (await storage.head(requested)) === undefined ? encodeTimelineAvro('cleanerPlan', plan) : storage.get(requested);
 }
 
 function countFiles(plan: HoodieCleanerPlan): number {

@@ -262,7 +262,7 @@ export async function scheduleClean(
   table: HudiTable,
   planning: Pick<CleanPlanning, 'plan' | 'basis'>,
   options: ScheduleCleanOptions,
-): Promise<{ instantTime: string; plan: HoodieCleanerPlan }> {
+): Promise<{ instantTime: string; plan: HoodieCleanerPlan; requestedBytes: Uint8Array }> {
   const plan = planning.plan;
   if (plan === undefined)
     throw new HudiError('there is nothing to clean: the plan deletes no file', { fix: 'check `clean --dry-run` for why each file is kept' });
@@ -298,8 +298,9 @@ export async function scheduleClean(
         );
       }
       const instantTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), table.config.timelineTimeZone);
-      await createRequested(storage, table.layout, instantTime, 'clean', encodeTimelineAvro('cleanerPlan', plan));
-      return { instantTime, plan };
+      const requestedBytes = encodeTimelineAvro('cleanerPlan', plan);
+      await createRequested(storage, table.layout, instantTime, 'clean', requestedBytes);
+      return { instantTime, plan, requestedBytes };
     },
     options.lockWaitMs === undefined ? {} : { waitMs: options.lockWaitMs },
   );

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { executeCleanerPlan, type PartitionCleanStat } from '../cleaner/execute.js';
-import type { CleanScopeSummary, PartitionCleanPlan, PartitionContext, RetentionPoint } from '../cleaner/plan.js';
+import type { CleanScopeSummary, PartitionCleanPlan, PartitionContext, PartitionDeletes, RetentionPoint } from '../cleaner/plan.js';
 import { sliceContext } from '../cleaner/plan.js';
 import { defineKey, javaInt, readKeys } from '../config/index.js';
 import { ConflictError, HudiError } from '../errors.js';
@@ -147,10 +147,34 @@ export interface PlanningShare {
   readonly context: PartitionContext;
 }
 
+/**
+ * `planned-<i>.json`: the partitions with something to delete or to remove, each with the names of the files it
+ * deletes (only what the plan needs: a share may delete a hundred thousand files, and the schedule step reads every
+ * share). Planning folders written before this form held whole decisions (`deletes`); they read too.
+ */
 export interface PlannedShare {
-  /** Partitions with something to delete or to remove. */
-  readonly partitions: readonly PartitionCleanPlan[];
+  readonly partitions: readonly StoredPlannedPartition[];
   readonly listed: number;
+}
+
+export interface StoredPlannedPartition {
+  readonly partitionPath: string;
+  readonly files?: readonly string[];
+  /** The earlier form: one decision per file. */
+  readonly deletes?: readonly { readonly fileName: string }[];
+  readonly deletePartition: boolean;
+}
+
+function plannedPartitionOf(stored: StoredPlannedPartition): PartitionDeletes {
+  return {
+    partitionPath: stored.partitionPath,
+    deletes: stored.files !== undefined ? stored.files.map((fileName) => ({ fileName })) : (stored.deletes ?? []),
+    deletePartition: stored.deletePartition,
+  };
+}
+
+function storedPlannedPartition(partition: PartitionCleanPlan): StoredPlannedPartition {
+  return { partitionPath: partition.partitionPath, files: partition.deletes.map((file) => file.fileName), deletePartition: partition.deletePartition };
 }
 
 /** A planning id for a run: unique per run and time, sortable by time. */
@@ -226,15 +250,16 @@ export async function planShare(
     (location) => new HudiError(`clean planning ${planningId} has no share ${index}`, { location, fix: 'start another run: it plans afresh' }),
     async (share) =>
       planPartitions(storage, share.context, share.partitionPaths, { concurrency: options.concurrency }).then(({ partitions, listed }) => ({
-        partitions,
+        partitions: partitions.map(storedPlannedPartition),
         listed,
       })),
   );
+  const partitions = planned.partitions.map(plannedPartitionOf);
   return {
     outcome: ran ? 'planned' : 'already-done',
     partitions: planned.listed,
-    filesToDelete: planned.partitions.reduce((sum, partition) => sum + partition.deletes.length, 0),
-    partitionsToDelete: planned.partitions.filter((partition) => partition.deletePartition).length,
+    filesToDelete: partitions.reduce((sum, partition) => sum + partition.deletes.length, 0),
+    partitionsToDelete: partitions.filter((partition) => partition.deletePartition).length,
   };
 }
 
@@ -243,9 +268,9 @@ export async function gatherPlannedShares(
   storage: Storage,
   planningId: string,
   shares: number,
-): Promise<{ partitions: PartitionCleanPlan[]; listed: number; missing: number[] }> {
+): Promise<{ partitions: PartitionDeletes[]; listed: number; missing: number[] }> {
   const { results: planned, missing } = await gatherShareResults<PlannedShare>(storage, cleanPlanningDir(planningId), 'planned', shares);
-  const partitions = planned.flatMap((share) => share.partitions);
+  const partitions = planned.flatMap((share) => share.partitions.map(plannedPartitionOf));
   partitions.sort((a, b) => (a.partitionPath < b.partitionPath ? -1 : a.partitionPath > b.partitionPath ? 1 : 0));
   return { partitions, listed: planned.reduce((sum, share) => sum + share.listed, 0), missing };
 }
@@ -327,7 +352,13 @@ export async function startCleanExecution(
   layout: TimelineLayout,
   instant: Instant,
   plan: HoodieCleanerPlan,
-  options: { readonly isPartitioned: boolean; readonly settings: Pick<CleanShareSettings, 'partitionsPerShare' | 'filesPerShare'>; readonly now: Date },
+  options: {
+    readonly isPartitioned: boolean;
+    readonly settings: Pick<CleanShareSettings, 'partitionsPerShare' | 'filesPerShare'>;
+    readonly now: Date;
+    /** The requested file's bytes, when the caller just wrote them (not read again). */
+    readonly requestedBytes?: Uint8Array;
+  },
 ): Promise<{ manifest: CleanManifest; created: boolean }> {
   if (instant.action !== 'clean' || instant.state === 'COMPLETED')
     throw new Error(`startCleanExecution needs a pending clean, got ${instant.action} ${instant.state}`);
@@ -335,7 +366,7 @@ export async function startCleanExecution(
   if ((await storage.head(inflight)) === undefined) {
     const requested = instantPath({ time: instant.time, action: 'clean', state: 'REQUESTED' }, layout);
     try {
-      await transitionToInflight(storage, layout, instant.time, 'clean', await storage.get(requested));
+      await transitionToInflight(storage, layout, instant.time, 'clean', options.requestedBytes ?? (await storage.get(requested)));
     } catch (error) {
       // Another run moved it inflight first: the same bytes, nothing to do.
       if (!(error instanceof ConflictError && (await storage.head(inflight)) !== undefined)) throw error;
@@ -396,7 +427,16 @@ export async function executeDeleteShare(
 /** Every delete share's stats, or the shares without a result. */
 export async function gatherDeleteResults(storage: Storage, manifest: CleanManifest): Promise<{ stats: PartitionCleanStat[][]; missing: number[] }> {
   const { results, missing } = await gatherShareResults<{ stats: PartitionCleanStat[] }>(storage, cleanWorkDir(manifest.instant), 'result', manifest.shares);
-  return { stats: results.map((result) => result.stats), missing };
+  // Every file deleted (the usual case): one array of names for both lists, not two copies of each name.
+  const shared = (stat: PartitionCleanStat): PartitionCleanStat =>
+    sameNames(stat.successDeleteFiles, stat.deletePathPatterns) ? { ...stat, successDeleteFiles: stat.deletePathPatterns } : stat;
+  return { stats: results.map((result) => result.stats.map(shared)), missing };
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

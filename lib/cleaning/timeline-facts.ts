@@ -7,7 +7,7 @@ import type { LastClean, PendingCompactionOperation } from '../cleaner/plan.js';
 import { NotFoundError, UnsupportedTableError } from '../errors.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import { decodeTimelineAvro } from '../timeline/avro-files.js';
+import { decodeTimelineAvro, decodeTimelineAvroWithout } from '../timeline/avro-files.js';
 import type { HoodieCleanerPlan, HoodieCleanMetadata, HoodieSavepointMetadata } from '../timeline/avro-schemas.js';
 import { pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
 import { type Instant, instantFileName } from '../timeline/instant.js';
@@ -53,12 +53,31 @@ async function readCleanMetadataOf(storage: Storage, instant: Instant, layout: T
  * which holds the same plan. Undefined for an empty file (Hudi's empty clean).
  */
 export async function readCleanerPlan(storage: Storage, time: string, layout: TimelineLayout): Promise<HoodieCleanerPlan | undefined> {
+  return readCleanerPlanFile(storage, time, layout, (bytes, location) => decodeTimelineAvro('cleanerPlan', bytes, location));
+}
+
+/** The fields of a cleaner plan besides its files (what a clean's metadata takes from it). */
+export type CleanerPlanSummary = Omit<HoodieCleanerPlan, 'filesToBeDeletedPerPartition' | 'filePathsToBeDeletedPerPartition' | 'partitionsToBeDeleted'>;
+
+/** readCleanerPlan without the files (a plan may name a million): the retention, policy and extra metadata. */
+export async function readCleanerPlanSummary(storage: Storage, time: string, layout: TimelineLayout): Promise<CleanerPlanSummary | undefined> {
+  return readCleanerPlanFile(storage, time, layout, (bytes, location) =>
+    decodeTimelineAvroWithout('cleanerPlan', bytes, location, ['filesToBeDeletedPerPartition', 'filePathsToBeDeletedPerPartition', 'partitionsToBeDeleted']),
+  );
+}
+
+async function readCleanerPlanFile<T>(
+  storage: Storage,
+  time: string,
+  layout: TimelineLayout,
+  decode: (bytes: Uint8Array, location: string) => T,
+): Promise<T | undefined> {
   for (const state of ['REQUESTED', 'INFLIGHT'] as const) {
     const path = instantPath({ time, action: 'clean', state }, layout);
     const object = await storage.head(path);
     if (object === undefined) continue;
     const bytes = await storage.get(path);
-    return bytes.length === 0 ? undefined : decodeTimelineAvro('cleanerPlan', bytes, storage.uriOf(path));
+    return bytes.length === 0 ? undefined : decode(bytes, storage.uriOf(path));
   }
   return undefined;
 }

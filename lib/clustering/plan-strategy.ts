@@ -181,6 +181,7 @@ export function getEligibleSlices<Slice extends FileSliceInput>(
   pendingFileGroupIds: ReadonlySet<string>,
   smallFileLimit: number,
 ): Slice[] {
+  if (pendingFileGroupIds.size === 0) return latestSlices.filter((slice) => slice.baseFileSize < smallFileLimit);
   return latestSlices.filter((slice) => !pendingFileGroupIds.has(fileGroupKey(slice.partitionPath, slice.fileId)) && slice.baseFileSize < smallFileLimit);
 }
 
@@ -306,14 +307,14 @@ function groupPartition(
       fix: 'pass only the slices of the partition being grouped',
     });
   }
-  const bySizeDescending = [...eligibleSlices].sort((left, right) => groupingBytes(right) - groupingBytes(left));
+  // Each slice's bytes once (not per comparison); the sort is stable, as Java's List.sort.
+  const bySizeDescending = eligibleSlices.map((slice) => ({ slice, bytes: groupingBytes(slice) })).sort((left, right) => right.bytes - left.bytes);
   const maxFiles = config.maxFilesPerGroup ?? Number.POSITIVE_INFINITY;
 
   const groups: ClusteringPlanGroup[] = [];
   let currentGroup: FileSliceInput[] = [];
   let currentBytes = 0;
-  for (const slice of bySizeDescending) {
-    const bytes = groupingBytes(slice);
+  for (const { slice, bytes } of bySizeDescending) {
     if ((currentBytes + bytes > config.maxBytesPerGroup || currentGroup.length >= maxFiles) && currentGroup.length > 0) {
       groups.push(clusteringGroup(currentGroup, currentBytes, config.targetFileMaxBytes));
       currentGroup = [];

@@ -15,7 +15,7 @@ import { compareLogFileNames } from '../log-format/index.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
 import type { Storage } from '../storage/port.js';
 import { assertSupported, PROPERTIES_FILE } from '../table/config.js';
-import type { FileSystemView } from '../table/file-system-view.js';
+import type { FileSlice, FileSystemView } from '../table/file-system-view.js';
 import { assertLayoutSupports, detectTableLayout, tableLayout, viewFileIds } from '../table/layouts.js';
 import { type HudiTable, withTableLock } from '../table/table.js';
 import { type ClusteringPlan, readClusteringPlan } from '../timeline/clustering-plan.js';
@@ -107,7 +107,9 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
       const now = options.now ?? new Date();
       const mergeOnRead = current.config.type === 'MERGE_ON_READ';
       const latestSlices = mergeOnRead ? mergedSliceInputs(storage, view) : copyOnWriteSliceInputs(storage, view);
-      const tablePartitions = [...new Set([...view.partitionPaths(), ...latestSlices.map((slice) => slice.partitionPath)])].sort();
+      const partitionSet = new Set(view.partitionPaths());
+      for (const slice of latestSlices) partitionSet.add(slice.partitionPath);
+      const tablePartitions = [...partitionSet].sort();
       // Later than every requested and (layout 2) completion time, as Hudi's TimeGenerator hands times out under the lock.
       const times = current.timeline.instants.flatMap((instant) =>
         instant.completionTime === undefined ? [instant.time] : [instant.time, instant.completionTime],
@@ -194,13 +196,32 @@ async function clusteringPlanOf(table: HudiTable, instantTime: string): Promise<
 
 /** Copy-on-write: every live file group's latest base file. */
 function copyOnWriteSliceInputs(storage: Storage, view: FileSystemView): FileSliceInput[] {
-  return view.latestSlices().map((slice) => ({
-    fileId: slice.fileId,
-    partitionPath: slice.partitionPath,
-    baseFilePath: storage.uriOf(slice.baseFile.path),
-    baseFileSize: slice.baseFile.size,
-    instantTime: slice.baseInstantTime,
-  }));
+  return view.latestSlices().map((slice) => new CopyOnWriteSliceInput(storage, slice));
+}
+
+/**
+ * A copy-on-write slice whose full base file path is made when asked for: a plan takes a few of a table's million
+ * slices, and each path kept would cost a string of a hundred bytes or more for the whole planning.
+ */
+class CopyOnWriteSliceInput implements FileSliceInput {
+  readonly fileId: string;
+  readonly partitionPath: string;
+  readonly baseFileSize: number;
+  readonly instantTime: string;
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly slice: FileSlice,
+  ) {
+    this.fileId = slice.fileId;
+    this.partitionPath = slice.partitionPath;
+    this.baseFileSize = slice.baseFile.size;
+    this.instantTime = slice.baseInstantTime;
+  }
+
+  get baseFilePath(): string {
+    return this.storage.uriOf(this.slice.baseFile.path);
+  }
 }
 
 /**
@@ -219,7 +240,10 @@ function mergedSliceInputs(storage: Storage, view: FileSystemView): FileSliceInp
 }
 
 function scheduledGroups(plan: ClusteringPlan, slices: readonly FileSliceInput[]): ScheduledGroup[] {
-  const bySlice = new Map(slices.map((slice) => [fileGroupKey(slice.partitionPath, slice.fileId), slice]));
+  // Only the slices of the plan's partitions are looked up (a plan takes a few of a table's partitions).
+  const plannedPartitions = new Set(plan.inputGroups.flatMap((group) => group.slices.map((slice) => slice.partitionPath)));
+  const bySlice = new Map<string, FileSliceInput>();
+  for (const slice of slices) if (plannedPartitions.has(slice.partitionPath)) bySlice.set(fileGroupKey(slice.partitionPath, slice.fileId), slice);
   return plan.inputGroups.map((group, index) => ({
     index,
     partitionPath: group.slices[0]?.partitionPath ?? '',

@@ -122,15 +122,14 @@ function schemaElements(columns: readonly FlatWriteColumn[], rootName: string): 
 function columnChunk(column: FlatWriteColumn, codec: number, compress: (raw: Buffer) => Buffer): WrittenChunk {
   const present = column.values.filter((value) => value !== null);
   if (!column.optional && present.length !== column.values.length) throw new HudiError(`required column ${column.name} has a null`);
-  const sections: Buffer[] = [];
-  if (column.optional) {
-    const levels = definitionLevels(column.values.map((value) => (value === null ? 0 : 1)));
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(levels.length, 0);
-    sections.push(length, levels);
+  // The page: definition levels (optional columns), then the values, written into one buffer.
+  const levels = column.optional ? definitionLevels(column.values.map((value) => (value === null ? 0 : 1))) : undefined;
+  const levelsSize = levels === undefined ? 0 : 4 + levels.length;
+  const raw = plainValues(present, column, levelsSize);
+  if (levels !== undefined) {
+    raw.writeUInt32LE(levels.length, 0);
+    raw.set(levels, 4);
   }
-  sections.push(...present.map((value) => plainValue(value, column)));
-  const raw = Buffer.concat(sections);
   const body = compress(raw);
 
   const dataHeader = new ThriftStruct();
@@ -176,17 +175,42 @@ function definitionLevels(levels: readonly number[]): Buffer {
   return Buffer.concat([Buffer.from(header), packed]);
 }
 
-function plainValue(value: FlatWriteValue, column: FlatWriteColumn): Buffer {
+/**
+ * The PLAIN encoding of a column's non-null values after `before` bytes left for the definition levels, in one
+ * buffer (a history file of 100,000 instants would otherwise make three small buffers per value, and copy them).
+ */
+function plainValues(values: readonly FlatWriteValue[], column: FlatWriteColumn, before: number): Buffer {
   if (column.physicalType === 'BYTE_ARRAY') {
-    const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value instanceof Uint8Array ? Buffer.from(value) : undefined;
-    if (bytes === undefined) throw new HudiError(`column ${column.name} holds a ${typeof value} where it takes bytes`);
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(bytes.length, 0);
-    return Buffer.concat([length, bytes]);
+    let total = before;
+    for (const value of values) {
+      if (typeof value === 'string') total += 4 + Buffer.byteLength(value, 'utf8');
+      else if (value instanceof Uint8Array) total += 4 + value.length;
+      else throw new HudiError(`column ${column.name} holds a ${typeof value} where it takes bytes`);
+    }
+    const out = Buffer.alloc(total);
+    let offset = before;
+    for (const value of values) {
+      if (typeof value === 'string') {
+        const length = out.write(value, offset + 4, 'utf8');
+        out.writeUInt32LE(length, offset);
+        offset += 4 + length;
+      } else {
+        const bytes = value as Uint8Array;
+        out.writeUInt32LE(bytes.length, offset);
+        out.set(bytes, offset + 4);
+        offset += 4 + bytes.length;
+      }
+    }
+    return out;
   }
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw new HudiError(`column ${column.name} holds ${String(value)} where it takes an integer`);
-  const out = Buffer.alloc(column.physicalType === 'INT32' ? 4 : 8);
-  if (column.physicalType === 'INT32') out.writeInt32LE(value, 0);
-  else out.writeBigInt64LE(BigInt(value), 0);
+  const width = column.physicalType === 'INT32' ? 4 : 8;
+  for (const value of values) {
+    if (typeof value !== 'number' || !Number.isInteger(value)) throw new HudiError(`column ${column.name} holds ${String(value)} where it takes an integer`);
+  }
+  const out = Buffer.alloc(before + values.length * width);
+  values.forEach((value, index) => {
+    if (width === 4) out.writeInt32LE(value as number, before + index * 4);
+    else out.writeBigInt64LE(BigInt(value as number), before + index * 8);
+  });
   return out;
 }

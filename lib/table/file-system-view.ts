@@ -68,6 +68,10 @@ export function baseFileName(fileId: string, writeToken: string, instantTime: st
   return `${fileId}_${writeToken}_${instantTime}.parquet`;
 }
 
+const DOT = 46;
+/** table.ts's PARTITION_METAFILE (not imported: table.ts imports this module). */
+const PARTITION_METAFILE_NAME = '.hoodie_partition_metadata';
+
 export function joinPartitionPath(partitionPath: string, fileName: string): string {
   return partitionPath === '' ? fileName : `${partitionPath}/${fileName}`;
 }
@@ -102,7 +106,12 @@ export interface ViewInputs {
 
 export class FileSystemView {
   private readonly groupsByPartition: Map<string, FileGroup[]>;
-  private readonly mergedByPartition: Map<string, MergedFileSlice[]>;
+  /** Layout 1 builds a partition's merged slices on first use (undefined until then): copy-on-write reads never do. */
+  private readonly mergedByPartition: Map<string, MergedFileSlice[] | undefined>;
+  /** Layout 1: the listings, for the merged slices built on first use. */
+  private readonly listedByPartition = new Map<string, ListedPartition>();
+  /** Layout 1: partitions with a name that may be a log file's (they start with a dot). */
+  private readonly logCandidates = new Set<string>();
 
   constructor(private readonly inputs: ViewInputs) {
     this.groupsByPartition = new Map();
@@ -119,19 +128,24 @@ export class FileSystemView {
     for (const partition of inputs.partitions) {
       const byFileId = new Map<string, FileSlice[]>();
       for (const file of partition.files) {
+        if (file.name.charCodeAt(0) === DOT && file.name !== PARTITION_METAFILE_NAME) this.logCandidates.add(partition.partitionPath);
         const parsed = parseBaseFileName(file.name);
         // Files of requested/inflight/failed (or later, for time travel) instants are invisible.
         if (parsed === undefined || !inputs.timeline.isCommitted(parsed.instantTime)) continue;
         const baseFile: BaseFile = {
           partitionPath: partition.partitionPath,
-          ...parsed,
+          fileId: parsed.fileId,
+          writeToken: parsed.writeToken,
+          instantTime: parsed.instantTime,
           fileName: file.name,
           path: joinPartitionPath(partition.partitionPath, file.name),
           size: file.size,
         };
-        const slices = byFileId.get(parsed.fileId) ?? [];
-        slices.push({ partitionPath: partition.partitionPath, fileId: parsed.fileId, baseInstantTime: parsed.instantTime, baseFile });
-        byFileId.set(parsed.fileId, slices);
+        const slice: FileSlice = { partitionPath: partition.partitionPath, fileId: parsed.fileId, baseInstantTime: parsed.instantTime, baseFile };
+        // Most groups keep one slice: an array made for one holds one (an empty one grows to sixteen on its first push).
+        const slices = byFileId.get(parsed.fileId);
+        if (slices === undefined) byFileId.set(parsed.fileId, [slice]);
+        else slices.push(slice);
       }
       const groups: FileGroup[] = [];
       for (const [fileId, slices] of [...byFileId].sort(([a], [b]) => a.localeCompare(b))) {
@@ -142,7 +156,21 @@ export class FileSystemView {
       }
       this.groupsByPartition.set(partition.partitionPath, groups);
     }
-    for (const partition of inputs.partitions) this.mergedByPartition.set(partition.partitionPath, this.buildMergedSlices(partition));
+    for (const partition of inputs.partitions) {
+      this.listedByPartition.set(partition.partitionPath, partition);
+      this.mergedByPartition.set(partition.partitionPath, undefined);
+    }
+  }
+
+  /** A partition's merged slices (layout 1 builds them now if not yet); undefined for a partition not listed. */
+  private mergedOf(partitionPath: string): MergedFileSlice[] | undefined {
+    const known = this.mergedByPartition.get(partitionPath);
+    if (known !== undefined) return known;
+    const listed = this.listedByPartition.get(partitionPath);
+    if (listed === undefined) return undefined;
+    const built = this.buildMergedSlices(listed);
+    this.mergedByPartition.set(partitionPath, built);
+    return built;
   }
 
   /**
@@ -219,8 +247,24 @@ export class FileSystemView {
 
   /** The latest merged file slice of every live file group (snapshot reads of merge-on-read tables). */
   latestMergedSlices(partitionPath?: string): MergedFileSlice[] {
-    if (partitionPath !== undefined) return [...(this.mergedByPartition.get(partitionPath) ?? [])];
-    return [...this.mergedByPartition.keys()].sort().flatMap((p) => this.mergedByPartition.get(p) ?? []);
+    if (partitionPath !== undefined) return [...(this.mergedOf(partitionPath) ?? [])];
+    return [...this.mergedByPartition.keys()].sort().flatMap((p) => this.mergedOf(p) ?? []);
+  }
+
+  /**
+   * Every live file group's id, groups of log files only included (the file groups' ids, then those only the merged
+   * slices have), as a Set in that order. Layout 1 builds merged slices only where a log file may be: elsewhere a
+   * partition's merged slices are its file groups' latest slices, whose ids the groups gave already.
+   */
+  liveFileIds(): Set<string> {
+    const ids = new Set<string>();
+    for (const group of this.fileGroups()) ids.add(group.fileId);
+    const layout1 = this.inputs.timeline.layout.fileSlicing !== 'completion-time';
+    for (const partitionPath of [...this.mergedByPartition.keys()].sort()) {
+      if (layout1 && !this.logCandidates.has(partitionPath)) continue;
+      for (const slice of this.mergedOf(partitionPath) ?? []) ids.add(slice.fileId);
+    }
+    return ids;
   }
 
   /** Partitions that hold at least one live file group, sorted. */

@@ -125,10 +125,17 @@ function bucketIndexOf(evidence: LayoutEvidence): TableLayout['bucketIndex'] {
     return { engine: 'CONSISTENT_HASHING', evidence: `the table has ${CONSISTENT_HASHING_METADATA_FOLDER}` };
   }
   // At least half the file groups, so a table one of our services already gave random file ids is still known.
-  const ids = [...(evidence.fileIds ?? [])];
-  const buckets = ids.filter((id) => bucketNumberOf(id) !== undefined);
-  if (buckets.length > 0 && buckets.length * 2 >= ids.length) {
-    return { engine: 'SIMPLE', evidence: `its file ids carry bucket numbers (${buckets.sort()[0]})` };
+  let ids = 0;
+  let buckets = 0;
+  let first: string | undefined;
+  for (const id of evidence.fileIds ?? []) {
+    ids++;
+    if (bucketNumberOf(id) === undefined) continue;
+    buckets++;
+    if (first === undefined || id < first) first = id;
+  }
+  if (buckets > 0 && buckets * 2 >= ids) {
+    return { engine: 'SIMPLE', evidence: `its file ids carry bucket numbers (${first})` };
   }
   return undefined;
 }
@@ -141,7 +148,7 @@ export async function hasConsistentHashingMetadata(storage: Storage): Promise<bo
 
 /** Every live file group's id in a view, merge-on-read groups of log files only included. */
 export function viewFileIds(view: FileSystemView): string[] {
-  return [...new Set([...view.fileGroups().map((group) => group.fileId), ...view.latestMergedSlices().map((slice) => slice.fileId)])];
+  return [...view.liveFileIds()];
 }
 
 /** The table's layout from its properties, the run's properties, a view's file ids and the metadata folder. */

@@ -12,7 +12,6 @@ import { randomBytes } from 'node:crypto';
 import { inflateRawSync } from 'node:zlib';
 import avro from 'avsc';
 import { errorMessage, HudiError } from '../errors.js';
-import { concatBytes } from '../log-format/bytes.js';
 import {
   type AvroSchemaJson,
   COMMIT_METADATA_AVRO_SCHEMAS,
@@ -84,10 +83,25 @@ function encodeContainer(type: avro.Type, recordName: string, schemaText: string
   if (syncMarker.length !== SYNC_MARKER_SIZE) {
     throw new HudiError(`an Avro sync marker must be ${SYNC_MARKER_SIZE} bytes, got ${syncMarker.length}`);
   }
-  const recordBytes = type.toBuffer(record);
+  // The record's size first (avsc's writers only count past the end of a buffer), then the record written once,
+  // straight into the file's bytes: a plan naming a million files is one copy, not three.
+  const recordSize = -type.encode(record, EMPTY_BUFFER, 0);
   const metadata = METADATA_MAP_TYPE.toBuffer({ 'avro.schema': Buffer.from(schemaText, 'utf8') });
-  return concatBytes([MAGIC, metadata, syncMarker, LONG_TYPE.toBuffer(1), LONG_TYPE.toBuffer(recordBytes.length), recordBytes, syncMarker]);
+  const head = [MAGIC, metadata, syncMarker, LONG_TYPE.toBuffer(1), LONG_TYPE.toBuffer(recordSize)];
+  const headSize = head.reduce((sum, part) => sum + part.length, 0);
+  const out = new Uint8Array(headSize + recordSize + SYNC_MARKER_SIZE);
+  let offset = 0;
+  for (const part of head) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  const end = type.encode(record, Buffer.from(out.buffer, out.byteOffset, out.byteLength), offset);
+  if (end !== offset + recordSize) throw new Error(`an Avro ${recordName} record encoded to ${end - offset} bytes, measured ${recordSize}`);
+  out.set(syncMarker, end);
+  return out;
 }
+
+const EMPTY_BUFFER = Buffer.alloc(0);
 
 /**
  * Decode the single record of an Avro timeline file, resolving its embedded writer schema to ours, so files written
@@ -100,6 +114,31 @@ export function decodeTimelineAvro<K extends TimelineAvroKind>(kind: K, bytes: U
   const { record } = decodeSingleRecord(bytes, location, [expectedName], resolvedTo(timelineType(kind), expectedName, location));
   // Our reader schema guarantees the shape; avsc returns class instances, callers get plain data.
   return record as TimelineAvroRecords[K];
+}
+
+const partialTypes = new Map<string, avro.Type>();
+
+/**
+ * decodeTimelineAvro without some of the record's fields: their bytes are checked but no value is built, for a
+ * reader that needs the rest of a large record (a clean's plan may name a million files).
+ */
+export function decodeTimelineAvroWithout<K extends TimelineAvroKind, F extends keyof TimelineAvroRecords[K] & string>(
+  kind: K,
+  bytes: Uint8Array,
+  location: string,
+  omitted: readonly F[],
+): Omit<TimelineAvroRecords[K], F> {
+  const key = `${kind}\u0000${omitted.join(',')}`;
+  let readerType = partialTypes.get(key);
+  if (readerType === undefined) {
+    const schema = TIMELINE_AVRO_SCHEMAS[kind] as { readonly fields: readonly { readonly name: string }[] };
+    const fields = schema.fields.filter((field) => !(omitted as readonly string[]).includes(field.name));
+    readerType = avro.Type.forSchema(asAvscSchema({ ...(schema as object), fields } as AvroSchemaJson), { wrapUnions: false });
+    partialTypes.set(key, readerType);
+  }
+  const expectedName = TIMELINE_AVRO_RECORD_NAMES[kind];
+  const { record } = decodeSingleRecord(bytes, location, [expectedName], resolvedTo(readerType, expectedName, location));
+  return record as Omit<TimelineAvroRecords[K], F>;
 }
 
 const commitMetadataTypes = new Map<keyof CommitMetadataAvroRecords, avro.Type>();
@@ -131,11 +170,24 @@ function commitMetadataRecordName(kind: keyof CommitMetadataAvroRecords): string
   return `${HUDI_AVRO_NAMESPACE}.${kind === 'commit' ? 'HoodieCommitMetadata' : 'HoodieReplaceCommitMetadata'}`;
 }
 
+/** Resolvers already made, per reader type and writer type (writer types are shared per schema text: writerTypeOf). */
+const resolvers = new WeakMap<avro.Type, WeakMap<avro.Type, ReturnType<avro.Type['createResolver']>>>();
+
 /** Reading with our schema: the writer schema resolved to it, or an error naming the record. */
 function resolvedTo(readerType: avro.Type, expectedName: string, location: string): (writerType: avro.Type) => RecordReading {
   return (writerType) => {
     try {
-      return { readerType, resolver: readerType.createResolver(writerType) };
+      let byWriter = resolvers.get(readerType);
+      if (byWriter === undefined) {
+        byWriter = new WeakMap();
+        resolvers.set(readerType, byWriter);
+      }
+      let resolver = byWriter.get(writerType);
+      if (resolver === undefined) {
+        resolver = readerType.createResolver(writerType);
+        byWriter.set(writerType, resolver);
+      }
+      return { readerType, resolver };
     } catch (cause) {
       throw new HudiError(`its writer schema cannot be resolved to ${expectedName}: ${errorMessage(cause)}`, {
         location,
@@ -297,7 +349,20 @@ function asAvscSchema(schema: AvroSchemaJson): avro.Schema {
   return schema as avro.Schema;
 }
 
+/** Writer types by their exact schema text (an archive run reads thousands of files carrying the same schema). */
+const writerTypes = new Map<string, avro.Type>();
+const WRITER_TYPES_LIMIT = 64;
+
 function parseWriterSchema(schemaText: string, location: string): avro.Type {
+  const known = writerTypes.get(schemaText);
+  if (known !== undefined) return known;
+  const type = parseWriterSchemaText(schemaText, location);
+  if (writerTypes.size >= WRITER_TYPES_LIMIT) writerTypes.delete(writerTypes.keys().next().value!);
+  writerTypes.set(schemaText, type);
+  return type;
+}
+
+function parseWriterSchemaText(schemaText: string, location: string): avro.Type {
   let schemaJson: unknown;
   try {
     schemaJson = JSON.parse(schemaText);
@@ -393,16 +458,35 @@ class ByteCursor {
   }
 
   take(length: number): Buffer {
+    this.skip(length);
+    return this.bytes.subarray(this.position - length, this.position);
+  }
+
+  /** take without the view (skipValue steps over millions of strings). */
+  skip(length: number): void {
     if (length > this.remaining) {
       throw unreadable(this.location, `needs ${length} bytes at offset ${this.position}, only ${this.remaining} left`);
     }
-    const slice = this.bytes.subarray(this.position, this.position + length);
     this.position += length;
-    return slice;
   }
 
   /** Zig-zag varint, as Avro encodes int and long. */
   readLong(): number {
+    // Up to seven bytes (49 bits) exactly in float arithmetic; longer ones below.
+    const start = this.position;
+    let unsigned = 0;
+    let scale = 1;
+    for (let i = 0; i < 7; i++) {
+      const byte = this.position < this.bytes.length ? this.bytes[this.position++]! : (this.take(1)[0] ?? 0);
+      unsigned += (byte & 0x7f) * scale;
+      if ((byte & 0x80) === 0) return unsigned % 2 === 0 ? unsigned / 2 : -(unsigned + 1) / 2;
+      scale *= 128;
+    }
+    this.position = start;
+    return this.readLongExact();
+  }
+
+  private readLongExact(): number {
     let unsigned = 0n;
     for (let shift = 0n; ; shift += 7n) {
       if (shift > 63n) throw unreadable(this.location, `a varint at offset ${this.position} is longer than 10 bytes`);
@@ -439,6 +523,12 @@ class ByteCursor {
     return this.take(length);
   }
 
+  skipBytes(): void {
+    const length = this.readLong();
+    if (length < 0) throw unreadable(this.location, `a negative length ${length}`);
+    this.skip(length);
+  }
+
   readString(): string {
     return this.readBytes().toString('utf8');
   }
@@ -456,7 +546,7 @@ function skipValue(type: avro.Type, cursor: ByteCursor): void {
     const valuesType = type.valuesType as avro.Type;
     for (let count = cursor.readCount(); count !== 0; count = cursor.readCount()) {
       for (let i = 0; i < count; i++) {
-        cursor.readBytes();
+        cursor.skipBytes();
         skipValue(valuesType, cursor);
       }
     }
@@ -469,7 +559,7 @@ function skipValue(type: avro.Type, cursor: ByteCursor): void {
     const index = cursor.readLong();
     if (index < 0 || index >= type.symbols.length) throw cursor.fail(`enum index ${index} does not exist`);
   } else if (type instanceof avro.types.FixedType) {
-    cursor.take(type.size);
+    cursor.skip(type.size);
   } else if (type instanceof avro.types.LogicalType) {
     skipValue(type.underlyingType, cursor);
   } else {
@@ -482,21 +572,21 @@ function skipPrimitive(typeName: string, cursor: ByteCursor): void {
     case 'null':
       return;
     case 'boolean':
-      cursor.take(1);
+      cursor.skip(1);
       return;
     case 'int':
     case 'long':
       cursor.readLong();
       return;
     case 'float':
-      cursor.take(4);
+      cursor.skip(4);
       return;
     case 'double':
-      cursor.take(8);
+      cursor.skip(8);
       return;
     case 'bytes':
     case 'string':
-      cursor.readBytes();
+      cursor.skipBytes();
       return;
     default:
       throw cursor.fail(`unexpected Avro type ${typeName}`);
@@ -513,9 +603,21 @@ function unreadable(location: string, detail: string, cause?: unknown): HudiErro
 
 /** avsc decodes records as class instances; hand out plain objects and arrays. */
 function toPlainData(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(toPlainData);
-  if (value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return value;
-  return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, toPlainData(entry)]));
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = toPlainData(value[i]);
+    return out;
+  }
+  if (Buffer.isBuffer(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const entry = toPlainData((value as Record<string, unknown>)[key]);
+    // A map key `__proto__` stays an own property, as Object.fromEntries made it.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: entry, enumerable: true, writable: true, configurable: true });
+    else out[key] = entry;
+  }
+  return out;
 }
 
 function describeValue(value: unknown): string {

@@ -186,34 +186,13 @@ export function serializeCommitMetadata(metadata: CommitMetadata): string {
 
 /** Parse commit JSON; `location` names the instant file in errors. Zero-byte input means an empty commit (Hudi allows it). */
 export function parseCommitMetadata(text: string, location: string): CommitMetadata {
-  if (text.trim() === '') {
-    return { partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: null };
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new HudiError(`commit metadata is not valid JSON (truncated or corrupt): ${(error as Error).message}`, {
-      location,
-      fix: 'restore the file from a backup, or roll back this instant with `hudi-serverless rollback`',
-    });
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new HudiError('commit metadata is not a JSON object', { location, fix: 'the instant file is corrupt; restore or roll it back' });
-  }
-  const object = parsed as Record<string, unknown>;
+  const object = parseCommitJson(text, location);
+  if (object === undefined) return { partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: null };
   const stats = asRecord(object['partitionToWriteStats'], 'partitionToWriteStats', location);
   const partitionToWriteStats: Record<string, WriteStat[]> = {};
   for (const [partition, list] of Object.entries(stats)) {
     if (!Array.isArray(list)) throw badField('partitionToWriteStats', location);
-    partitionToWriteStats[partition] = list.map((item) =>
-      newWriteStat({
-        ...(item as Partial<WriteStat>),
-        fileId: (item as WriteStat).fileId ?? '',
-        path: (item as WriteStat).path ?? null,
-        partitionPath: (item as WriteStat).partitionPath ?? null,
-      }),
-    );
+    partitionToWriteStats[partition] = list.map((item) => writeStatOf(item as Partial<WriteStat>));
   }
   const extra = asRecord(object['extraMetadata'], 'extraMetadata', location);
   const metadata: CommitMetadata = {
@@ -231,6 +210,78 @@ export function parseCommitMetadata(text: string, location: string): CommitMetad
     }
   }
   return metadata;
+}
+
+/** Commit JSON as an object; undefined for an empty file (an empty commit, which Hudi allows). */
+function parseCommitJson(text: string, location: string): Record<string, unknown> | undefined {
+  if (text.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new HudiError(`commit metadata is not valid JSON (truncated or corrupt): ${(error as Error).message}`, {
+      location,
+      fix: 'restore the file from a backup, or roll back this instant with `hudi-serverless rollback`',
+    });
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new HudiError('commit metadata is not a JSON object', { location, fix: 'the instant file is corrupt; restore or roll it back' });
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** What a completed write wrote and replaced, by file group: the missing-file check's view of a commit. */
+export interface CommitWrites {
+  /** Each write stat's partition (its own, else its key's), file id ('' when absent) and path (null when absent). */
+  readonly written: readonly { readonly partitionPath: string; readonly fileId: string; readonly path: string | null }[];
+  readonly replaced: readonly { readonly partitionPath: string; readonly fileId: string }[];
+}
+
+/**
+ * parseCommitMetadata's checks and its files, without building a WriteStat per file (a commit may name a hundred
+ * thousand): the same errors on the same input.
+ */
+export function parseCommitWrites(text: string, location: string): CommitWrites {
+  const object = parseCommitJson(text, location);
+  if (object === undefined) return { written: [], replaced: [] };
+  const stats = asRecord(object['partitionToWriteStats'], 'partitionToWriteStats', location);
+  const written: { partitionPath: string; fileId: string; path: string | null }[] = [];
+  for (const [partition, list] of Object.entries(stats)) {
+    if (!Array.isArray(list)) throw badField('partitionToWriteStats', location);
+    for (const item of list as Partial<WriteStat>[]) {
+      written.push({ partitionPath: item.partitionPath ?? partition, fileId: item.fileId ?? '', path: item.path ?? null });
+    }
+  }
+  asRecord(object['extraMetadata'], 'extraMetadata', location);
+  const replaced: { partitionPath: string; fileId: string }[] = [];
+  if (object['partitionToReplaceFileIds'] !== undefined && object['partitionToReplaceFileIds'] !== null) {
+    for (const [partition, ids] of Object.entries(asRecord(object['partitionToReplaceFileIds'], 'partitionToReplaceFileIds', location))) {
+      if (!Array.isArray(ids)) throw badField('partitionToReplaceFileIds', location);
+      for (const id of ids) replaced.push({ partitionPath: partition, fileId: String(id) });
+    }
+  }
+  return { written, replaced };
+}
+
+/**
+ * newWriteStat({ ...item, fileId: item.fileId ?? '', path: item.path ?? null, partitionPath: item.partitionPath ??
+ * null }) without its two copies of every stat (a commit may hold a hundred thousand): the defaults first, then the
+ * item's fields in its order, then the three fields where the item lacks them — the same keys in the same order.
+ */
+function writeStatOf(item: Partial<WriteStat>): WriteStat {
+  const fileId = item.fileId ?? '';
+  const path = item.path ?? null;
+  const partitionPath = item.partitionPath ?? null;
+  const stat = newWriteStat({} as Pick<WriteStat, 'fileId' | 'path' | 'partitionPath'>) as unknown as Record<string, unknown>;
+  for (const key of Object.keys(item)) {
+    const value = (item as Record<string, unknown>)[key];
+    if (key === '__proto__') Object.defineProperty(stat, key, { value, enumerable: true, writable: true, configurable: true });
+    else stat[key] = value;
+  }
+  stat['fileId'] = fileId;
+  stat['path'] = path;
+  stat['partitionPath'] = partitionPath;
+  return stat as unknown as WriteStat;
 }
 
 function asRecord(value: unknown, field: string, location: string): Record<string, unknown> {

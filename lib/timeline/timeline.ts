@@ -78,12 +78,24 @@ export class Timeline {
    * first instant on the active timeline (archived instants were completed), as Hudi's containsOrBeforeTimelineStarts.
    */
   isCommitted(time: string): boolean {
-    const writes = (this.byTime().get(time) ?? []).filter((i) => WRITE_ACTIONS.has(i.action));
-    if (writes.some((i) => i.state === 'COMPLETED')) return true;
-    if (writes.length > 0) return false;
-    const first = this.instants.find((i) => WRITE_ACTIONS.has(i.action));
-    return first !== undefined && compareInstantTimes(time, first.time) < 0;
+    // Asked once per listed file (millions on a large table), for a few thousand distinct times at most.
+    this.committedByTime ??= new Map();
+    let committed = this.committedByTime.get(time);
+    if (committed === undefined) {
+      const writes = (this.byTime().get(time) ?? []).filter((i) => WRITE_ACTIONS.has(i.action));
+      if (writes.some((i) => i.state === 'COMPLETED')) committed = true;
+      else if (writes.length > 0) committed = false;
+      else {
+        const first = this.instants.find((i) => WRITE_ACTIONS.has(i.action));
+        committed = first !== undefined && compareInstantTimes(time, first.time) < 0;
+      }
+      this.committedByTime.set(time, committed);
+    }
+    return committed;
   }
+
+  /** isCommitted's answers so far (the timeline never changes). */
+  private committedByTime: Map<string, boolean> | undefined;
 
   /** Instants by time, in timeline order, built on first use: the file system view asks once per base file. */
   private indexByTime: Map<string, Instant[]> | undefined;

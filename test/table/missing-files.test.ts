@@ -15,6 +15,7 @@ import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from '../helpers/fixtures.js';
+import { rowLines, writeServicesTable } from '../helpers/services-table.js';
 
 const PROPS: Record<string, string> = {
   'hoodie.table.name': 't',
@@ -91,5 +92,47 @@ describe('missing committed files', () => {
     ]);
     // Time travel to the removed version is not checked here: that version is gone by design.
     assert.equal(existsSync(join(table, first.paths[0]!)), false);
+  });
+
+  it('file groups a clustering replaced may be gone; a latest file missing beside them is still named', async () => {
+    const dir = join(tempDir(), 't');
+    // Two writes, a clustering of both partitions, a write after it (it rewrites one clustered group).
+    const table = await writeServicesTable({ dir, partitions: 2, commits: 3, clusterEvery: 2 });
+    const opened = await HudiTable.open(openStorage(dir));
+    const writes = opened.timeline.completedWrites();
+    assert.deepEqual(
+      writes.map((instant) => instant.action),
+      ['commit', 'commit', 'replacecommit', 'commit'],
+    );
+    const clustering = await readCommitMetadata(opened.storage, writes[2]!, TIMELINE_LAYOUT_1);
+    const replaced = new Set(Object.entries(clustering.partitionToReplaceFileIds ?? {}).flatMap(([partition, ids]) => ids.map((id) => `${partition}/${id}`)));
+    assert.equal(replaced.size, 2, 'one file group replaced in each partition');
+    // Every file of the replaced groups removed (as the cleaner does once they fall out of retention).
+    const removed: string[] = [];
+    for (const partition of table.partitions) {
+      for (const name of readdirSync(join(dir, partition))) {
+        if (replaced.has(`${partition}/${name.slice(0, name.indexOf('_'))}`)) {
+          rmSync(join(dir, partition, name));
+          removed.push(name);
+        }
+      }
+    }
+    assert.ok(removed.length >= 3, `the replaced groups' versions removed: ${removed.join(', ')}`);
+    assert.deepEqual(rowLines(await read(dir)), rowLines(table.rows.values()));
+
+    // The clustering's file that no later write rewrote, deleted beside them: that one alone is named.
+    const after = await readCommitMetadata(opened.storage, writes[3]!, TIMELINE_LAYOUT_1);
+    const rewritten = new Set(Object.values(after.partitionToWriteStats).flatMap((stats) => stats.map((stat) => stat.fileId)));
+    const latest = Object.values(clustering.partitionToWriteStats)
+      .flat()
+      .filter((stat) => !rewritten.has(stat.fileId))
+      .map((stat) => stat.path!);
+    assert.equal(latest.length, 1);
+    rmSync(join(dir, latest[0]!));
+    await assert.rejects(read(dir), (error: unknown) => {
+      assertMissing(error, latest[0]!, writes[2]!.time);
+      assert.deepEqual((error as MissingFileError).missing, [{ path: latest[0]!, instantTime: writes[2]!.time }]);
+      return true;
+    });
   });
 });

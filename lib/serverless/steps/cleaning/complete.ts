@@ -3,8 +3,9 @@ import { cleanMetadataOf, mergePartitionStats } from '../../../cleaner/clean-met
 import { emptyCleanerPlan } from '../../../cleaning/clean.js';
 import { completeClean } from '../../../cleaning/commit.js';
 import { gatherDeleteResults, readCleanManifest } from '../../../cleaning/shares.js';
-import { readCleanerPlan, readCleanMetadata } from '../../../cleaning/timeline-facts.js';
+import { readCleanerPlanSummary, readCleanMetadata } from '../../../cleaning/timeline-facts.js';
 import { ConflictError, HudiError } from '../../../errors.js';
+import type { HoodieCleanMetadata } from '../../../timeline/avro-schemas.js';
 import { loadTimeline } from '../../../timeline/timeline.js';
 import { cleanWorkDir, deleteWorkDir } from '../../../timeline/work-folder.js';
 import { INCOMPLETE_ERROR, TaskError } from '../../aws/errors.js';
@@ -30,9 +31,10 @@ export async function cleanCompleteStep(input: CleanCompleteInput, deps: StepDep
   const { table, lock, settings } = await openForClean(input, deps);
   const { storage } = table;
   const instant = table.timeline.instants.find((candidate) => candidate.action === 'clean' && candidate.time === input.instant);
-  const completedOutput = async (outcome: 'completed' | 'already-completed'): Promise<CleanStepOutput> => {
+  // `completed`: the metadata this step just wrote (not read back: a clean's may name a million files).
+  const completedOutput = async (outcome: 'completed' | 'already-completed', completed?: HoodieCleanMetadata): Promise<CleanStepOutput> => {
     await deleteWorkDir(storage, cleanWorkDir(input.instant));
-    const metadata = await readCleanMetadata(storage, input.instant, table.layout);
+    const metadata = completed ?? (await readCleanMetadata(storage, input.instant, table.layout));
     const partitions = Object.values(metadata?.partitionMetadata ?? {});
     return {
       ...settings.base,
@@ -59,6 +61,9 @@ export async function cleanCompleteStep(input: CleanCompleteInput, deps: StepDep
       `clean ${input.instant} has no delete shares (its manifest is gone); it stays pending and the next run splits its plan again`,
     );
   }
+  // Only the plan's retention, policy and extra metadata go into the clean's metadata: its files are not read (and
+  // its bytes are garbage before the shares' results are read).
+  const plan = (await readCleanerPlanSummary(storage, input.instant, table.layout)) ?? emptyCleanerPlan(settings.config);
   const results = await gatherDeleteResults(storage, manifest);
   if (results.missing.length > 0) {
     throw new TaskError(
@@ -67,7 +72,6 @@ export async function cleanCompleteStep(input: CleanCompleteInput, deps: StepDep
         "their clean-execute tasks failed — see those tasks' errors in the execution history. The clean stays inflight; the next run finishes it from its plan",
     );
   }
-  const plan = (await readCleanerPlan(storage, input.instant, table.layout)) ?? emptyCleanerPlan(settings.config);
   const metadata = cleanMetadataOf(input.instant, plan, mergePartitionStats(results.stats), Math.max(0, now.getTime() - manifest.startedAtMs));
   try {
     await completeClean(storage, table.layout, input.instant, metadata, { lock });
@@ -83,5 +87,5 @@ export async function cleanCompleteStep(input: CleanCompleteInput, deps: StepDep
     filesDeleted: metadata.totalFilesDeleted,
     partitions: Object.keys(metadata.partitionMetadata).length,
   });
-  return completedOutput('completed');
+  return completedOutput('completed', metadata);
 }

@@ -4,9 +4,11 @@
  */
 import { assembleCleanerPlan } from '../../../cleaner/plan.js';
 import { scheduleClean } from '../../../cleaning/schedule.js';
-import { gatherPlannedShares, readPlanningRecord, recordNothingToClean } from '../../../cleaning/shares.js';
+import { gatherPlannedShares, type PlanningRecord, readPlanningRecord, recordNothingToClean } from '../../../cleaning/shares.js';
 import { ConflictError } from '../../../errors.js';
+import type { Storage } from '../../../storage/port.js';
 import type { HudiTable } from '../../../table/table.js';
+import type { HoodieCleanerPlan } from '../../../timeline/avro-schemas.js';
 import type { Instant } from '../../../timeline/instant.js';
 import { cleanPlanningDir, deleteWorkDir } from '../../../timeline/work-folder.js';
 import { INCOMPLETE_ERROR, TaskError } from '../../aws/errors.js';
@@ -41,15 +43,7 @@ export async function cleanScheduleStep(input: CleanScheduleInput, deps: StepDep
   if (already !== undefined) return already;
 
   const record = await readPlanningRecord(storage, input.planningId);
-  const gathered = await gatherPlannedShares(storage, input.planningId, record.shares);
-  if (gathered.missing.length > 0) {
-    throw new TaskError(
-      INCOMPLETE_ERROR,
-      `clean planning ${input.planningId} cannot be scheduled: ${gathered.missing.length} of ${record.shares} share(s) have no result (${gathered.missing.slice(0, 20).join(', ')}${gathered.missing.length > 20 ? ', …' : ''}); ` +
-        "their clean-plan tasks failed — see those tasks' errors in the execution history. Nothing was scheduled; the next run plans again",
-    );
-  }
-  const plan = assembleCleanerPlan(record.summary, gathered.partitions, (path) => storage.uriOf(path));
+  const plan = await assembleFromShares(storage, input.planningId, record);
   if (plan === undefined) {
     await recordNothingToClean(storage, record.fingerprint, now);
     await deleteWorkDir(storage, planningDir);
@@ -59,7 +53,7 @@ export async function cleanScheduleStep(input: CleanScheduleInput, deps: StepDep
       reason: `no file is past retention in the ${record.partitions} partition(s) looked at (${record.scope.kind} scope)`,
     };
   }
-  let scheduled: { instantTime: string };
+  let scheduled: { instantTime: string; plan: HoodieCleanerPlan; requestedBytes: Uint8Array };
   try {
     scheduled = await scheduleClean(table, { plan, basis: record.basis }, { lock, now });
   } catch (error) {
@@ -72,7 +66,15 @@ export async function cleanScheduleStep(input: CleanScheduleInput, deps: StepDep
     return { ...settings.base, status: 'NOTHING_TO_CLEAN', reason: `not scheduled: ${error.message}; the next run plans again` };
   }
   const instant: Instant = { time: scheduled.instantTime, action: 'clean', state: 'REQUESTED' };
-  const output = await executionOf(table, instant, settings, false, `scheduled clean ${scheduled.instantTime} from ${record.shares} planning share(s)`, now);
+  const output = await executionOf(
+    table,
+    instant,
+    settings,
+    false,
+    `scheduled clean ${scheduled.instantTime} from ${record.shares} planning share(s)`,
+    now,
+    scheduled,
+  );
   await deleteWorkDir(storage, planningDir);
   deps.log.info('clean scheduled', {
     instant: scheduled.instantTime,
@@ -81,4 +83,20 @@ export async function cleanScheduleStep(input: CleanScheduleInput, deps: StepDep
     files: output.status === 'EXECUTE' ? output.files : 0,
   });
   return output;
+}
+
+/**
+ * The plan from every planning share's result (a function of its own, so the shares' file names are garbage once
+ * the plan holds its paths); undefined when it deletes nothing.
+ */
+async function assembleFromShares(storage: Storage, planningId: string, record: PlanningRecord): Promise<HoodieCleanerPlan | undefined> {
+  const gathered = await gatherPlannedShares(storage, planningId, record.shares);
+  if (gathered.missing.length > 0) {
+    throw new TaskError(
+      INCOMPLETE_ERROR,
+      `clean planning ${planningId} cannot be scheduled: ${gathered.missing.length} of ${record.shares} share(s) have no result (${gathered.missing.slice(0, 20).join(', ')}${gathered.missing.length > 20 ? ', …' : ''}); ` +
+        "their clean-plan tasks failed — see those tasks' errors in the execution history. Nothing was scheduled; the next run plans again",
+    );
+  }
+  return assembleCleanerPlan(record.summary, gathered.partitions, (path) => storage.uriOf(path));
 }

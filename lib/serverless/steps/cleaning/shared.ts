@@ -11,6 +11,7 @@ import type { Storage } from '../../../storage/port.js';
 import { PROPERTIES_FILE, readTableConfig } from '../../../table/config.js';
 import { assertLayoutSupports, tableLayout } from '../../../table/layouts.js';
 import type { HudiTable } from '../../../table/table.js';
+import type { HoodieCleanerPlan } from '../../../timeline/avro-schemas.js';
 import type { Instant } from '../../../timeline/instant.js';
 import { cleanWorkDir } from '../../../timeline/work-folder.js';
 import { fileNameOf } from '../../../util/paths.js';
@@ -126,12 +127,19 @@ export async function executionOf(
   resumed: boolean,
   reason: string,
   now: Date,
+  /** The plan `instant` was just scheduled with and its requested file's bytes (else they are read). */
+  scheduled?: { readonly plan: HoodieCleanerPlan; readonly requestedBytes: Uint8Array },
 ): Promise<CleanStepOutput> {
   const { storage } = table;
-  const plan = (await readCleanerPlan(storage, instant.time, table.layout)) ?? emptyCleanerPlan(settings.config);
-  const { manifest } = await startCleanExecution(storage, table.layout, instant, plan, { isPartitioned: table.isPartitioned, settings: settings.shares, now });
-  const done = (await storage.listDir(cleanWorkDir(instant.time))).files.map((file) => fileNameOf(file.path));
-  const shares = Array.from({ length: manifest.shares }, (_, index) => ({ index })).filter(({ index }) => !done.includes(`result-${index}.json`));
+  const plan = scheduled?.plan ?? (await readCleanerPlan(storage, instant.time, table.layout)) ?? emptyCleanerPlan(settings.config);
+  const { manifest } = await startCleanExecution(storage, table.layout, instant, plan, {
+    isPartitioned: table.isPartitioned,
+    settings: settings.shares,
+    now,
+    ...(scheduled === undefined ? {} : { requestedBytes: scheduled.requestedBytes }),
+  });
+  const done = new Set((await storage.listDir(cleanWorkDir(instant.time))).files.map((file) => fileNameOf(file.path)));
+  const shares = Array.from({ length: manifest.shares }, (_, index) => ({ index })).filter(({ index }) => !done.has(`result-${index}.json`));
   return {
     ...settings.base,
     status: 'EXECUTE',
