@@ -20,7 +20,7 @@ import { ConflictError, HudiError } from '../errors.js';
 import type { LockProvider } from '../lock/port.js';
 import { logFilesOf } from '../log-format/index.js';
 import { mergeFileSlice } from '../merge-on-read/file-slice-merge.js';
-import { keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
+import { assertMetadataTableKeepable, keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../read/reader.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import { baseFileName, joinPartitionPath, type MergedFileSlice, parseBaseFileName } from '../table/file-system-view.js';
@@ -84,9 +84,23 @@ export interface CompactionStart {
 }
 
 /** Take up pending compaction `instantTime`: requested → inflight (an inflight one is resumed from its plan). */
-export async function startCompactionRun(table: HudiTable, instantTime: string, log: (line: string) => void = () => undefined): Promise<CompactionStart> {
+/**
+ * What refuses a compaction run before it writes anything: the table (version, layout) and a metadata table the
+ * compaction's commit could not keep, which would otherwise refuse only at the commit, after the new base files.
+ */
+export async function assertCompactionRunnable(table: HudiTable, properties: ReadonlyMap<string, string>, what = 'a compaction'): Promise<void> {
   assertCompactable(table);
+  await assertMetadataTableKeepable(table.storage, what, properties, table.config);
+}
+
+export async function startCompactionRun(
+  table: HudiTable,
+  instantTime: string,
+  log: (line: string) => void = () => undefined,
+  properties: ReadonlyMap<string, string> = new Map(),
+): Promise<CompactionStart> {
   const { storage } = table;
+  await assertCompactionRunnable(table, properties, `compaction ${instantTime}`);
   if (isCompleted(table, instantTime)) return { instantTime, outcome: 'already-committed', plan: undefined, resumed: false };
   const pending = pendingCompactions(table.timeline).find((i) => i.time === instantTime);
   if (pending === undefined) {
@@ -235,7 +249,7 @@ export async function commitCompaction(
 export async function runCompaction(table: HudiTable, instantTime: string, options: CompactionRunOptions): Promise<CompactionRunResult> {
   const started = Date.now();
   const log = options.log ?? (() => undefined);
-  const start = await startCompactionRun(table, instantTime, log);
+  const start = await startCompactionRun(table, instantTime, log, options.properties);
   if (start.outcome === 'already-committed' || start.plan === undefined) return alreadyCommitted(instantTime);
   const plan = start.plan;
   const current = await table.reload();

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { lambdaEngineOptions } from '../../../clustering/job.js';
 import { compactionConfigFrom } from '../../../compaction/config.js';
 import {
+  assertCompactionRunnable,
   commitCompaction,
   executeCompactionOperation,
   IncompleteCompactionError,
@@ -110,6 +111,8 @@ export async function compactionScheduleStep(input: CompactionScheduleInput, dep
   const runId = input.runId ?? `direct-${now().toISOString()}`;
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: COMPACTION_OPEN_MODE });
   const base = { tablePath: settings.tablePath, properties: settings.overrides, pendingPlanAgeSeconds: pendingPlanAge(table.timeline, now(), ['compaction']) };
+  // A metadata table the compaction's commit could not keep refuses the run before it claims anything.
+  await assertCompactionRunnable(table, settings.jobProperties);
   // Under the table lock: of two overlapping executions, exactly one claims the compaction (run-claim.ts).
   const claimed = await withTableLock(table, lock, async (current, lease) => {
     const storage = current.storage;
@@ -142,7 +145,7 @@ export async function compactionScheduleStep(input: CompactionScheduleInput, dep
   if (claimed === undefined) return { ...base, status: 'NOTHING_TO_COMPACT', reason: 'no compaction is due (or no file slice has log files)' };
   if (claimed.status === 'ALREADY_RUNNING') return { ...base, ...claimed };
   const { instant } = claimed;
-  const start = await startCompactionRun(await table.reload(), instant, (line) => deps.log.info(line));
+  const start = await startCompactionRun(await table.reload(), instant, (line) => deps.log.info(line), settings.jobProperties);
   if (start.plan === undefined) return { ...base, status: 'NOTHING_TO_COMPACT', reason: `compaction ${instant} is committed already` };
   const open = (await operationsWithoutResult(await table.reload(), instant, start.plan)).map((index) => ({ index }));
   const scaleOut = scaleOutSettings(settings.jobProperties, deps.env, 'compaction properties', COMPACTION_FAN_OUT);
