@@ -49,6 +49,32 @@ async function rows(table: string, queryType: 'snapshot' | 'read_optimized' = 's
   return new Map(snapshot.rows.map((r) => [r['id'] as number, r]));
 }
 
+/** A JSON-lines input file holding `record` alone. */
+async function oneRecordFile(record: object): Promise<string> {
+  const file = join(tempDir(), 'one.jsonl');
+  await writeJsonLines(file, [record]);
+  return file;
+}
+
+/** A compaction scheduled now (forced), the metadata table left out, and what runs it. */
+async function forceCompaction(table: string): Promise<{ instantTime: string; run: () => Promise<unknown> }> {
+  const storage = openStorage(table);
+  const opened = await HudiTable.open(storage);
+  const lock = lockProviderFor(opened.config.properties, opened.config.name, storage);
+  const properties = new Map([['hoodie.metadata.enable', 'false']]);
+  const scheduled = await scheduleCompaction(opened, compactionConfigFrom(properties, 'test'), { lock, force: true, properties });
+  assert.ok(scheduled);
+  return { instantTime: scheduled.instantTime, run: async () => runCompaction(await HudiTable.open(storage), scheduled.instantTime, { lock, properties }) };
+}
+
+/** The snapshot has `first`'s ten rows, the first one's update to v2 and the second one's to v3. */
+async function assertBothUpdates(table: string, first: readonly UserRecord[]): Promise<void> {
+  const snapshot = await rows(table);
+  assert.equal(snapshot.get(first[0]!.id)!['name'], 'v2');
+  assert.equal(snapshot.get(first[1]!.id)!['name'], 'v3');
+  assert.equal(snapshot.size, 10);
+}
+
 describe('merge-on-read writes', () => {
   it('insert creates base files in a deltacommit; upserts and deletes go to new log versions; both views read right', async () => {
     const table = join(tempDir(), 'users_mor');
@@ -193,11 +219,7 @@ describe('merge-on-read writes', () => {
     await assert.rejects(
       writeBatch(storage, {
         input: {
-          file: await (async () => {
-            const f = join(tempDir(), 'one.jsonl');
-            await writeJsonLines(f, [{ ...first[1]!, name: 'never', createTime: '2024-01-01 23:59:59' }]);
-            return f;
-          })(),
+          file: await oneRecordFile({ ...first[1]!, name: 'never', createTime: '2024-01-01 23:59:59' }),
           format: 'jsonl',
         },
         operation: 'upsert',
@@ -246,11 +268,7 @@ describe('merge-on-read writes', () => {
     await assert.rejects(
       writeBatch(storage, {
         input: {
-          file: await (async () => {
-            const f = join(tempDir(), 'one.jsonl');
-            await writeJsonLines(f, [{ ...first[1]!, name: 'never', createTime: '2024-01-02 23:59:59' }]);
-            return f;
-          })(),
+          file: await oneRecordFile({ ...first[1]!, name: 'never', createTime: '2024-01-02 23:59:59' }),
           format: 'jsonl',
         },
         operation: 'upsert',
@@ -302,26 +320,16 @@ describe('merge-on-read writes', () => {
     const noSmallFiles = { 'hoodie.parquet.small.file.limit': '0' };
     await write(table, [{ ...first[0]!, name: 'v2', createTime: '2024-01-01 23:59:58' }], 'upsert', noSmallFiles);
     const storage = openStorage(table);
-    const opened = await HudiTable.open(storage);
-    const lock = lockProviderFor(opened.config.properties, opened.config.name, storage);
-    const compactionProps = new Map([['hoodie.metadata.enable', 'false']]);
-    const scheduled = await scheduleCompaction(opened, compactionConfigFrom(compactionProps, 'test'), { lock, force: true, properties: compactionProps });
-    assert.ok(scheduled);
+    const scheduled = await forceCompaction(table);
     const r = await write(table, [{ ...first[1]!, name: 'v3', createTime: '2024-01-01 23:59:59' }], 'upsert', noSmallFiles);
     const stat = r.stats[0]!;
     assert.equal(stat.prevCommit, scheduled.instantTime);
     assert.ok(stat.path!.includes(`_${scheduled.instantTime}.log.1_`), stat.path!);
     assert.match(Buffer.from(await storage.get(`.hoodie/${r.instantTime}.deltacommit`)).toString('utf8'), /"baseFile" : ""/);
     // Before and after the compaction, the snapshot has both updates.
-    const check = async () => {
-      const snapshot = await rows(table);
-      assert.equal(snapshot.get(first[0]!.id)!['name'], 'v2');
-      assert.equal(snapshot.get(first[1]!.id)!['name'], 'v3');
-      assert.equal(snapshot.size, 10);
-    };
-    await check();
-    await runCompaction(await HudiTable.open(storage), scheduled.instantTime, { lock, properties: compactionProps });
-    await check();
+    await assertBothUpdates(table, first);
+    await scheduled.run();
+    await assertBothUpdates(table, first);
     const ro = await rows(table, 'read_optimized');
     assert.equal(ro.get(first[0]!.id)!['name'], 'v2');
     assert.equal(ro.get(first[1]!.id)!['name'], first[1]!.name);
@@ -332,23 +340,12 @@ describe('merge-on-read writes', () => {
     const first = users(10, 11, 1, 1);
     await write(table, first, 'bulk_insert', v8);
     await write(table, [{ ...first[0]!, name: 'v2', createTime: '2024-01-01 23:59:58' }], 'upsert', v8);
-    const storage = openStorage(table);
-    const opened = await HudiTable.open(storage);
-    const lock = lockProviderFor(opened.config.properties, opened.config.name, storage);
-    const compactionProps = new Map([['hoodie.metadata.enable', 'false']]);
-    const scheduled = await scheduleCompaction(opened, compactionConfigFrom(compactionProps, 'test'), { lock, force: true, properties: compactionProps });
-    assert.ok(scheduled);
+    const scheduled = await forceCompaction(table);
     const r = await write(table, [{ ...first[1]!, name: 'v3', createTime: '2024-01-01 23:59:59' }], 'upsert', v8);
     // 1.x names the log file after the delta commit that wrote it, whichever slice it joins.
     assert.ok(r.stats[0]!.path!.includes(`_${r.instantTime}.log.1_`), r.stats[0]!.path!);
-    const check = async () => {
-      const snapshot = await rows(table);
-      assert.equal(snapshot.get(first[0]!.id)!['name'], 'v2');
-      assert.equal(snapshot.get(first[1]!.id)!['name'], 'v3');
-      assert.equal(snapshot.size, 10);
-    };
-    await check();
-    await runCompaction(await HudiTable.open(storage), scheduled.instantTime, { lock, properties: compactionProps });
-    await check();
+    await assertBothUpdates(table, first);
+    await scheduled.run();
+    await assertBothUpdates(table, first);
   });
 });
