@@ -286,14 +286,17 @@ function cdcRefusal(layout: TableLayout, service: TableService, location: string
   );
 }
 
-/** The write operations that write change data here (the others' handles are not built or not proven). */
-const CDC_WRITE_OPERATIONS: readonly string[] = ['upsert', 'delete'];
+/**
+ * The write operations kept on CDC tables: upsert and delete write change data for the file groups they merge;
+ * bulk_insert writes new file groups only, whose rows Hudi's CDC reader takes as inserts from the base file.
+ */
+const CDC_WRITE_OPERATIONS: readonly string[] = ['upsert', 'delete', 'bulk_insert'];
 
 /**
  * A write to a CDC table the layout lets through (copy-on-write, version 6): refused unless it writes the change data
  * Hudi 0.15 writes for it. Our writer creates no CDC table (hoodie.properties would lack the CDC keys); insert merges
  * into small files as HoodieConcatHandle does, which writes no change data, and Hudi's CDC reader then fails on the
- * commit; bulk_insert and the bucket index are not compared with Hudi on CDC tables.
+ * commit (HoodieCDCExtractor: "There should be a cdc log file"); the bucket index is not compared with Hudi here.
  */
 export function assertCdcWrite(layout: TableLayout, write: { readonly operation: string; readonly newTable: boolean }, location: string): void {
   if (!layout.cdc) return;
@@ -306,11 +309,10 @@ export function assertCdcWrite(layout: TableLayout, write: { readonly operation:
     );
   }
   if (!CDC_WRITE_OPERATIONS.includes(write.operation)) {
-    const why =
-      write.operation === 'insert'
-        ? "Hudi's insert merges into small files with HoodieConcatHandle, which writes no change data, and its CDC query then fails on the commit"
-        : 'its change data is not compared with Hudi here';
-    throw refuse(`${write.operation} into tables with ${key} is not supported: ${why}`, 'write the batch with upsert (or with Hudi)');
+    throw refuse(
+      `${write.operation} into tables with ${key} is not supported: Hudi's insert merges into small files with HoodieConcatHandle, which writes no change data, and its CDC reader then fails on the commit ("There should be a cdc log file")`,
+      'write the batch with upsert or bulk_insert (or with Hudi)',
+    );
   }
   if (layout.bucketIndex !== undefined) {
     throw refuse(

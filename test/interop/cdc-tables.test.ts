@@ -32,6 +32,7 @@ import { UnsupportedLayoutError } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
+import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { canonicalRow, canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi, withoutMetaColumns } from '../helpers/hudi.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 import { cleanerPlanFiles } from '../helpers/table-files.js';
@@ -96,7 +97,7 @@ async function assertWritesRefused(path: string, operation: 'upsert' | 'insert' 
   assert.deepEqual(tableFiles(path), before0, 'nothing written');
 }
 
-async function ourWrite(path: string, operation: 'upsert' | 'insert' | 'delete', rows: readonly Row[]) {
+async function ourWrite(path: string, operation: WriteOperation, rows: readonly Row[]) {
   const input = join(tempDir('cdc-write-'), 'batch.jsonl');
   await writeJsonLines(input, rows);
   return writeBatch(openStorage(path), { input: { file: input, format: 'jsonl' }, operation });
@@ -142,7 +143,7 @@ async function cdcLogSchemas(path: string): Promise<Map<string, string[]>> {
 
 describe('CDC tables written by Spark', () => {
   for (const mode of ['DATA_BEFORE_AFTER', 'DATA_BEFORE', 'OP_KEY_ONLY']) {
-    it(`copy-on-write, ${mode}: our upsert and delete write the change data Spark's writes do`, async () => {
+    it(`copy-on-write, ${mode}: our upsert, delete (and bulk_insert) leave the change data Spark's writes do`, async () => {
       const dir = tempDir('cdc-writes-');
       const ours = join(dir, 'ours');
       const spark = join(dir, 'spark');
@@ -174,6 +175,12 @@ describe('CDC tables written by Spark', () => {
       assert.equal((await ourWrite(ours, 'delete', deletes)).deleted, 2);
       await sparkWrite(spark, upsert, 'upsert');
       await sparkWrite(spark, deletes, 'delete');
+      // bulk_insert writes new file groups only, whose rows the CDC reader takes as inserts (once: it is mode-blind).
+      const bulk = [20, 21].map((id) => row(id, 5));
+      if (mode === 'DATA_BEFORE_AFTER') {
+        assert.ok((await ourWrite(ours, 'bulk_insert', bulk)).stats.every((stat) => stat.cdcStats === null && stat.prevCommit === 'null'));
+        await sparkWrite(spark, bulk, 'bulk_insert');
+      }
 
       // Our cdc logs are laid out as Spark's: one CDC_DATA_BLOCK with the same schema.
       const written = [...(await cdcLogSchemas(ours))].filter(([file]) => !before.has(file));
@@ -200,13 +207,19 @@ describe('CDC tables written by Spark', () => {
         );
       const changes = await comparableChanges(ours);
       assert.deepEqual(changes, await comparableChanges(spark), 'and after Spark upserts on top');
-      const ofOurs = changes.map((c) => JSON.parse(c) as { op: string; commit: number }).filter((c) => c.commit === 2 || c.commit === 3);
-      assert.deepEqual(ofOurs.map((c) => c.op).sort(), ['d', 'd', 'i', 'i', 'i', 'u', 'u', 'u'], 'our upsert and delete: 3 updates, 3 inserts, 2 deletes');
+      const opsOf = (commit: number) =>
+        changes
+          .map((c) => JSON.parse(c) as { op: string; commit: number })
+          .filter((c) => c.commit === commit)
+          .map((c) => c.op)
+          .sort();
+      assert.deepEqual([...opsOf(2), ...opsOf(3)].sort(), ['d', 'd', 'i', 'i', 'i', 'u', 'u', 'u'], 'our upsert and delete: 3 updates, 3 inserts, 2 deletes');
+      if (mode === 'DATA_BEFORE_AFTER') assert.deepEqual(opsOf(4), ['i', 'i'], 'our bulk_insert: 2 inserts');
       await readAlike(ours);
     });
   }
 
-  it('copy-on-write: our writes refused; our clustering keeps Spark CDC query working', async () => {
+  it('copy-on-write: our insert refused; our clustering keeps Spark CDC query working', async () => {
     const path = join(tempDir('cdc-cow-'), 'cdc_cow');
     await hudi.write(path, { schema: SCHEMA, rows: ids(1, 8).map((id) => row(id, 1)), options: options('cdc_cow', 'COPY_ON_WRITE', 'insert') });
     await hudi.write(path, {
