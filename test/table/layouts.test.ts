@@ -278,6 +278,22 @@ describe('CDC tables: writes that write no change data are refused, the other se
     assert.ok(records.every((r) => r.op === 'u' && r.ts_ms === upserted.instantTime && r.before !== null && r.after !== null));
   });
 
+  it('a failed copy-on-write CDC write is rolled back, its cdc log files with it', async () => {
+    const { dir } = await mergeOnReadTable('hoodie.table.cdc.enabled=true', 'COPY_ON_WRITE');
+    const dataFiles = () => tableFiles(dir).filter((entry) => !entry.startsWith('/.hoodie/'));
+    const before = dataFiles();
+    const file = join(tempDir('table-layouts-input-'), 'batch.jsonl');
+    await writeJsonLines(file, generateUsers({ count: 5, seed: 3, idStart: 1, startDate: '2024-01-01', days: 2 }));
+    let cdcLogs = 0;
+    const fail = async () => {
+      cdcLogs = dataFiles().filter((entry) => entry.includes('.cdc ')).length;
+      throw new Error('injected before the commit');
+    };
+    await assert.rejects(writeBatch(openStorage(dir), { input: { file, format: 'jsonl' }, operation: 'upsert', afterDataFiles: fail }), /injected/);
+    assert.ok(cdcLogs > 0, 'the write had written cdc log files');
+    assert.deepEqual(dataFiles(), before, 'the rollback removed them with the base files');
+  });
+
   it('merge-on-read writes are refused', async () => {
     const { dir } = await mergeOnReadTable('hoodie.table.cdc.enabled=true');
     const before = tableFiles(dir);
