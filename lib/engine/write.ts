@@ -155,6 +155,8 @@ const HASH_PLAN = 'hudi_hash_plan';
 const STAGED = 'hudi_staged';
 /** The batch's records in write order, file group after file group (or, inserts in batch order, partition after partition). */
 const STAGED_ROWS = 'hudi_staged_rows';
+/** Row group size of the engine's scratch files (a file group's changes). */
+const DEFAULT_ROW_GROUP_ROWS = 122_880;
 /** Bad records reported per kind (all of them are left out or refused). */
 const BAD_ROW_LIMIT = 100_000;
 
@@ -975,6 +977,53 @@ export class WriteSession {
     if (Object.keys(keyValues).length > 0) await setFooterKeyValues(spec.outputFile, keyValues);
     const counts = this.bucketCounts.get(spec.bucket) ?? { inserts: 0, updates: 0, deletes: 0 };
     return { rowCount: readFooterSummary(spec.outputFile).numRows, ...counts, bytes: (await stat(spec.outputFile)).size };
+  }
+
+  /**
+   * A merged file group's changes, after writeFileGroup wrote it: to `beforeFile` the stored rows of the keys the bucket
+   * updates or deletes, as the merge read them (cast to the batch's columns), and to `afterFile` the rows it wrote anew
+   * (updates and inserts: those of `commitTime`), each with its meta columns. HoodieCDCLogger's old and new records.
+   */
+  async writeFileGroupChanges(spec: {
+    readonly bucket: number;
+    readonly existingFile: number;
+    readonly outputFile: string;
+    readonly commitTime: string;
+    readonly beforeFile: string;
+    readonly afterFile: string;
+  }): Promise<void> {
+    const previous = this.existingFiles[spec.existingFile];
+    if (previous === undefined) throw new HudiError(`no staged base file #${spec.existingFile}`, { fix: 'this is a bug in the bucket plan' });
+    const connection = this.idleWriters.pop() ?? (await this.newWriter());
+    try {
+      const stored = new Set((await describeColumns(connection, [previous.localPath])).map((c) => c.name));
+      const meta = META_FIELD_NAMES.map(sqlIdentifier).join(', ');
+      const data = this.columns.map((c) => c.name);
+      await this.run(
+        copyToParquetSql(
+          `SELECT ${meta}, ${data.map((c) => this.castToColumn(c, stored.has(c))).join(', ')}
+           FROM read_parquet(${fileListSql([previous.localPath])}, ${READ_OPTIONS})
+           WHERE _hoodie_record_key IN (SELECT __key FROM ${this.stagedRowsOf(spec.bucket)} WHERE __file IS NOT NULL)`,
+          spec.beforeFile,
+          DEFAULT_ROW_GROUP_ROWS,
+          {},
+        ),
+        spec.beforeFile,
+        connection,
+      );
+      await this.run(
+        copyToParquetSql(
+          `SELECT * FROM read_parquet(${fileListSql([spec.outputFile])}, ${READ_OPTIONS}) WHERE _hoodie_commit_time = ${sqlString(spec.commitTime)}`,
+          spec.afterFile,
+          DEFAULT_ROW_GROUP_ROWS,
+          {},
+        ),
+        spec.afterFile,
+        connection,
+      );
+    } finally {
+      this.idleWriters.push(connection);
+    }
   }
 
   /** Old files may predate a type the batch was cast to, or a column; cast them the same way so UNION ALL lines up. */

@@ -26,7 +26,7 @@ import {
   tableConfigFromProperties,
 } from '../table/config.js';
 import { createKeyGenerator, type KeyGenerator, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
-import { assertLayoutSupports, detectTableLayout } from '../table/layouts.js';
+import { assertCdcWrite, assertLayoutSupports, detectTableLayout } from '../table/layouts.js';
 import { type WriteResult, writeBatch } from '../writer/write-client.js';
 import { parseWriteOperation } from '../writer/write-config.js';
 import {
@@ -189,7 +189,13 @@ export async function assertIngestable(table: Storage, properties: ReadonlyMap<s
   await assertMetadataTableKeepable(table, 'an ingest', properties, config, 'write');
   // A layout writes refuse (CDC, bucket index, …) is refused here too, before the object is claimed; writeBatch
   // checks again with the table's file ids.
-  assertLayoutSupports(await detectTableLayout(table, config, { properties }), 'write', table.uriOf(PROPERTIES_FILE));
+  const layout = await detectTableLayout(table, config, { properties });
+  assertLayoutSupports(layout, 'write', table.uriOf(PROPERTIES_FILE));
+  assertCdcWrite(
+    layout,
+    { operation: parseWriteOperation(properties.get('hoodie.datasource.write.operation')), newTable: false },
+    table.uriOf(PROPERTIES_FILE),
+  );
 }
 
 /** The table's key generator, or the one the properties will create the table with (writeBatch creates it). */

@@ -88,9 +88,17 @@ export function avroDataBlock(options: AvroDataBlockOptions): LogBlockInput {
   };
 }
 
-/** The records of a read AVRO_DATA_BLOCK, decoded with its SCHEMA header as writer schema. */
+/**
+ * A CDC_DATA_BLOCK, as HoodieCDCLogger writes one into a cdc log file: an Avro data block (HoodieCDCDataBlock extends
+ * HoodieAvroDataBlock) of change records in the CDC schema, with INSTANT_TIME and SCHEMA headers.
+ */
+export function cdcDataBlock(options: AvroDataBlockOptions): LogBlockInput {
+  return { ...avroDataBlock(options), type: 'CDC_DATA_BLOCK' };
+}
+
+/** The records of a read AVRO_DATA_BLOCK (or CDC_DATA_BLOCK, laid out alike), decoded with its SCHEMA header as writer schema. */
 export function readAvroDataBlock(block: LogBlock, options: DecodeAvroRecordsOptions = {}): unknown[] {
-  if (block.type !== 'AVRO_DATA_BLOCK') throw wrongType(block, 'AVRO_DATA_BLOCK', options.location);
+  if (block.type !== 'AVRO_DATA_BLOCK' && block.type !== 'CDC_DATA_BLOCK') throw wrongType(block, 'AVRO_DATA_BLOCK', options.location);
   const schema = block.header.SCHEMA;
   if (schema === undefined) {
     throw new LogFormatError(

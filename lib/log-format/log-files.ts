@@ -88,6 +88,8 @@ export interface WriteLogFileOptions extends EncodeLogBlockOptions {
   writeToken: string;
   /** Default `log`. */
   extension?: LogFileExtension;
+  /** Default empty; `.cdc` for a change-data-capture log (HoodieCDCUtils.CDC_LOGFILE_SUFFIX). */
+  suffix?: string;
   blocks: readonly LogBlockInput[];
   /** How often to take the next version when another writer created the chosen one first. Default 5. */
   maxAttempts?: number;
@@ -123,12 +125,13 @@ export async function writeLogFile(storage: Storage, options: WriteLogFileOption
     offset += part.length;
   }
   const extension = options.extension ?? 'log';
+  const suffix = options.suffix ?? '';
   const maxAttempts = options.maxAttempts ?? 5;
   let known = options.knownLogFiles;
   for (let attempt = 1; ; attempt++) {
     const existing = known ?? (await listLogFiles(storage, options.partitionPath, { fileId: options.fileId, extension })).map((file) => file.name);
     const version = nextLogVersion(existing, { fileId: options.fileId, baseInstant: options.baseInstant, extension });
-    const base = logFileName({ fileId: options.fileId, baseInstant: options.baseInstant, version, writeToken: options.writeToken, extension });
+    const base = logFileName({ fileId: options.fileId, baseInstant: options.baseInstant, version, writeToken: options.writeToken, extension, suffix });
     const name = parseLogFileName(base);
     if (name === undefined) {
       throw new HudiError(`log file name ${base} does not parse back`, {
@@ -143,7 +146,7 @@ export async function writeLogFile(storage: Storage, options: WriteLogFileOption
     } catch (error) {
       if (error instanceof AlreadyExistsError && attempt < maxAttempts) {
         if (known !== undefined)
-          known = [...known, { fileId: options.fileId, baseInstant: options.baseInstant, extension, version, writeToken: undefined, suffix: '' }];
+          known = [...known, { fileId: options.fileId, baseInstant: options.baseInstant, extension, version, writeToken: undefined, suffix }];
         continue;
       }
       throw error;

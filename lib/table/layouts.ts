@@ -6,7 +6,7 @@
  * The index is a writer setting, not in hoodie.properties, so a bucket table is known from the run's properties or
  * from the table itself: its file ids (simple engine) or its consistent-hashing metadata folder.
  */
-import { defineKey, optionalText, readKey } from '../config/index.js';
+import { defineKey, oneOf, optionalText, readKey } from '../config/index.js';
 import { UnsupportedTableError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
@@ -36,7 +36,17 @@ export const LAYOUT_KEYS = {
     description: 'the bucket index engine: SIMPLE or CONSISTENT_HASHING',
   }),
   cdcEnabled: defineKey({ key: 'hoodie.table.cdc.enabled', default: undefined, parser: optionalText, description: 'the table keeps change data' }),
+  cdcLoggingMode: defineKey({
+    key: 'hoodie.table.cdc.supplemental.logging.mode',
+    default: 'DATA_BEFORE_AFTER' as CdcLoggingMode,
+    parser: oneOf<CdcLoggingMode>(['OP_KEY_ONLY', 'DATA_BEFORE', 'DATA_BEFORE_AFTER']),
+    description:
+      "a CDC table's change data (hoodie.properties): what our copy-on-write upserts and deletes write in each merged file group's cdc log file, the operation and record key (OP_KEY_ONLY), and the before image (DATA_BEFORE), and the after image (DATA_BEFORE_AFTER)",
+  }),
 } as const;
+
+/** HoodieCDCSupplementalLoggingMode: what a cdc log file holds besides each change's operation. */
+export type CdcLoggingMode = 'OP_KEY_ONLY' | 'DATA_BEFORE' | 'DATA_BEFORE_AFTER';
 
 /** HoodieTableMetaClient.getHashingMetadataPath: the consistent-hashing engine's per-partition metadata. */
 export const CONSISTENT_HASHING_METADATA_FOLDER = `${METAFOLDER}/.bucket_index/consistent_hashing_metadata`;
@@ -83,6 +93,11 @@ export function cdcEnabled(config: TableConfig): boolean {
   return readKey(config.properties, LAYOUT_KEYS.cdcEnabled)?.trim().toLowerCase() === 'true';
 }
 
+/** hoodie.table.cdc.supplemental.logging.mode, read as HoodieTableConfig.cdcSupplementalLoggingMode does (any case). */
+export function cdcLoggingMode(config: TableConfig, location: string): CdcLoggingMode {
+  return readKey(config.properties, LAYOUT_KEYS.cdcLoggingMode, location);
+}
+
 /**
  * The table's layout from what is known about it; each piece of evidence is optional.
  *
@@ -94,7 +109,8 @@ export function cdcEnabled(config: TableConfig): boolean {
  *   refuse the consistent-hashing one, whose buckets come from its hashing metadata (ConsistentBucketIdentifier) and
  *   split and merge. Compaction, cleaning and archival keep every file id.
  * - CDC (hoodie.table.cdc.enabled=true): Hudi's data-changing writes leave change data (cdc log files) that Spark's CDC
- *   query needs; ours do not, so they are refused. In Hudi 0.15 clustering and compaction write no change data
+ *   query needs. Our copy-on-write upserts and deletes on version 6 tables write them as HoodieMergeHandleWithChangeLog
+ *   does (lib/writer/cdc-log.ts); assertCdcWrite refuses the rest, merge-on-read and 1.x writes here. In Hudi 0.15 clustering and compaction write no change data
  *   (HoodieMergeHandleFactory's compaction path takes no change-log handle) and the CDC extractor skips their instants
  *   (HoodieCDCExtractor keeps WriteOperationType.isDataChange operations only). Hudi 1.x compacts CDC tables with
  *   HoodieMergeHandleWithChangeLog for some indexes and may read compaction instants as changes, so on 1.x tables both
@@ -191,7 +207,8 @@ export const REFUSED_SERVICES: Readonly<
   // Delta commits of a bucket-indexed 1.x merge-on-read table (inserts into log files) are not compared with Hudi 1.x.
   'simple-bucket-index': { always: ['clustering'], mergeOnRead: [], hudi1xMergeOnRead: ['write'] },
   'consistent-hashing-bucket-index': { always: ['write', 'clustering'], mergeOnRead: [] },
-  cdc: { always: ['write'], mergeOnRead: ['clean'], hudi1x: ['clustering', 'compaction', 'clean'] },
+  // Copy-on-write writes on version 6 tables: upsert and delete only (assertCdcWrite).
+  cdc: { always: [], mergeOnRead: ['write', 'clean'], hudi1x: ['write', 'clustering', 'compaction', 'clean'] },
   // Merging log records needs the stored record keys (_hoodie_record_key): merge-on-read compaction and the merged
   // reads of merge-on-read clustering. Copy-on-write clustering copies rows as they are.
   'no-meta-fields': { always: ['write', 'compaction'], mergeOnRead: ['clustering'] },
@@ -247,12 +264,14 @@ export function assertLayoutSupports(layout: TableLayout, service: TableService,
   if (layout.cdc && refuses('cdc')) throw cdcRefusal(layout, service, location);
 }
 
-/** Why a service refuses a CDC table: writes always, cleaning on merge-on-read, the table services on Hudi 1.x. */
+/** Why a service refuses a CDC table: writes on merge-on-read and 1.x, cleaning on merge-on-read, the table services on 1.x. */
 function cdcRefusal(layout: TableLayout, service: TableService, location: string): UnsupportedLayoutError {
-  const tables = service === 'write' ? 'tables' : layout.hudi1x ? 'Hudi 1.x tables' : 'merge-on-read tables';
+  const tables = layout.hudi1x ? 'Hudi 1.x tables' : 'merge-on-read tables';
   const why =
     service === 'write'
-      ? "Hudi's writers write the change data (cdc log files) Spark's CDC query reads, and this build does not yet"
+      ? layout.hudi1x
+        ? "Hudi 1.x's change data (its cdc log files and how its CDC reader takes them) is not proven here; this build writes copy-on-write CDC tables of version 6 (Hudi 0.15)"
+        : "Hudi's CDC reader infers their delta commits' changes from log files, and its small-file merges write cdc log files; neither is built here yet (copy-on-write CDC tables are written)"
       : layout.hudi1x
         ? 'Hudi 1.x compacts CDC tables with a change-log merge handle for some indexes, its CDC reader may take compaction instants as changes, and its cdc log files are not proven here; this build keeps CDC tables of version 6 (Hudi 0.15)'
         : "Hudi's cleaner deletes a cleaned slice's cdc log files (on merge-on-read tables written by small-file merges), and this build has that proven against Hudi on copy-on-write tables only";
@@ -262,9 +281,45 @@ function cdcRefusal(layout: TableLayout, service: TableService, location: string
     `${SERVICE_NAMES[service]} of ${tables} with ${LAYOUT_KEYS.cdcEnabled.key}=true (CDC) ${service === 'write' ? 'are' : 'is'} not supported: ${why}`,
     {
       location,
-      fix: `${VERBS[service]} this table with Hudi (Spark or Flink); nothing was written (this build clusters, compacts and archives version 6 CDC tables, and cleans copy-on-write ones)`,
+      fix: `${VERBS[service]} this table with Hudi (Spark or Flink); nothing was written (this build upserts into and deletes from version 6 copy-on-write CDC tables, clusters, compacts and archives version 6 CDC tables, and cleans copy-on-write ones)`,
     },
   );
+}
+
+/**
+ * The write operations kept on CDC tables: upsert and delete write change data for the file groups they merge;
+ * bulk_insert writes new file groups only, whose rows Hudi's CDC reader takes as inserts from the base file.
+ */
+const CDC_WRITE_OPERATIONS: readonly string[] = ['upsert', 'delete', 'bulk_insert'];
+
+/**
+ * A write to a CDC table the layout lets through (copy-on-write, version 6): refused unless it writes the change data
+ * Hudi 0.15 writes for it. Our writer creates no CDC table (hoodie.properties would lack the CDC keys); insert merges
+ * into small files as HoodieConcatHandle does, which writes no change data, and Hudi's CDC reader then fails on the
+ * commit (HoodieCDCExtractor: "There should be a cdc log file"); the bucket index is not compared with Hudi here.
+ */
+export function assertCdcWrite(layout: TableLayout, write: { readonly operation: string; readonly newTable: boolean }, location: string): void {
+  if (!layout.cdc) return;
+  const refuse = (problem: string, fix: string) => new UnsupportedLayoutError('cdc', 'write', problem, { location, fix: `${fix}; nothing was written` });
+  const key = `${LAYOUT_KEYS.cdcEnabled.key}=true (CDC)`;
+  if (write.newTable) {
+    throw refuse(
+      `creating a table with ${key} is not supported: this writer would not record the CDC keys in hoodie.properties`,
+      'create the table with Hudi (Spark or Flink), then upsert into it here',
+    );
+  }
+  if (!CDC_WRITE_OPERATIONS.includes(write.operation)) {
+    throw refuse(
+      `${write.operation} into tables with ${key} is not supported: Hudi's insert merges into small files with HoodieConcatHandle, which writes no change data, and its CDC reader then fails on the commit ("There should be a cdc log file")`,
+      'write the batch with upsert or bulk_insert (or with Hudi)',
+    );
+  }
+  if (layout.bucketIndex !== undefined) {
+    throw refuse(
+      `writes of tables with ${key} and the bucket index are not supported: their change data is not compared with Hudi here`,
+      'write this table with Hudi (Spark or Flink)',
+    );
+  }
 }
 
 function bucketRefusal(layout: LayoutName, service: TableService, evidence: string, location: string): UnsupportedLayoutError {

@@ -58,7 +58,17 @@ import {
 import { type BaseFile, baseFileName, type FileSystemView, joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
 import { createTable } from '../table/init.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
-import { assertLayoutSupports, bucketNumberOf, detectTableLayout, LAYOUT_KEYS, type TableLayout, viewFileIds } from '../table/layouts.js';
+import {
+  assertCdcWrite,
+  assertLayoutSupports,
+  bucketNumberOf,
+  type CdcLoggingMode,
+  cdcLoggingMode,
+  detectTableLayout,
+  LAYOUT_KEYS,
+  type TableLayout,
+  viewFileIds,
+} from '../table/layouts.js';
 import { type RecordPayload, resolveRecordPayload, writePayloadOf1xTable } from '../table/payload.js';
 import { type AvroRecordSchema, withMetaFields } from '../table/schema.js';
 import { HudiTable, PARTITION_METAFILE, withTableLock } from '../table/table.js';
@@ -72,6 +82,7 @@ import { instantPath, readCommitMetadata, type Timeline } from '../timeline/time
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
 import { type BucketFileGroup, type BucketIndexPlan, bucketFileGroups, planBucketIndexWrite } from './bucket-plan.js';
+import { CdcLogWriter } from './cdc-log.js';
 import { describeFileGroup, findConflicts } from './conflict.js';
 import { type LatestSlice, LogAppender, latestSlices } from './log-append.js';
 import { nullOrderingReason, partitionPathProblem } from './record-checks.js';
@@ -165,6 +176,8 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const layoutConfig = existing?.config ?? tableConfigFromProperties(new Map([...newTableProperties(newTable!), ...cdcKeyOf(props)]), 'write properties');
     const layout = await detectTableLayout(storage, layoutConfig, { properties: props, ...(view === undefined ? {} : { fileIds: viewFileIds(view) }) });
     assertLayoutSupports(layout, 'write', configLocation);
+    assertCdcWrite(layout, { operation: options.operation, newTable: existing === undefined }, configLocation);
+    const cdc = layout.cdc ? cdcLoggingMode(tableConfig, configLocation) : undefined;
     assertWritable(tableConfig, config);
     if (existing !== undefined) assertSameTableVersion(existing.config, props, configLocation);
     const bucketIndex = bucketIndexOfWrite(layout, config, props, tableConfig, options.operation, configLocation);
@@ -215,6 +228,7 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
       createdTable: existing === undefined,
       prepared,
       bucketIndex,
+      cdc,
     });
   } finally {
     await session.close();
@@ -530,6 +544,8 @@ interface WriteContext {
   readonly prepared: PreparedRecords;
   /** The simple bucket index's settings when records are placed by bucket. */
   readonly bucketIndex: BucketIndexSpec | undefined;
+  /** A CDC table's supplemental logging mode: merges write cdc log files (cdc-log.ts). */
+  readonly cdc: CdcLoggingMode | undefined;
 }
 
 /** Everything the write decides before a file is written: where each record goes, and how. */
@@ -831,6 +847,8 @@ async function writeFileGroups(context: WriteContext, instantTime: string, plan:
           countsAllAsUpdates: context.bucketIndex !== undefined,
         })
       : undefined;
+  const cdcLogs =
+    context.cdc === undefined ? undefined : new CdcLogWriter({ storage, session, instantTime, workDir, mode: context.cdc, tableSchema: context.tableSchema });
   // A base file's footer (bloom filter, key range) needs its record keys: they are read and hashed while DuckDB
   // writes the rows (its threads), and the next file group's are started, instead of between the writes.
   const footers = new Map<number, Promise<Record<string, string>>>();
@@ -887,10 +905,20 @@ async function writeFileGroups(context: WriteContext, instantTime: string, plan:
     inserted += result.inserts;
     updated += result.updates;
     deleted += result.deletes;
+    const cdcStats =
+      cdcLogs === undefined || bucket.kind !== 'UPDATE'
+        ? null
+        : await cdcLogs.write(
+            { bucket: index, partitionPath: bucket.partitionPath, fileId: bucket.fileId, existingFile: bucket.existingFile, writeToken },
+            localFile,
+            result,
+          );
+    uploaded.push(...Object.keys(cdcStats ?? {}));
     stats[index] = newWriteStat({
       fileId: bucket.fileId,
       path,
       partitionPath: bucket.partitionPath,
+      cdcStats,
       prevCommit: bucket.kind === 'UPDATE' ? bucket.previousInstant : 'null',
       ...(bucket.kind === 'UPDATE' ? { prevBaseFile: plan.stagedFileNames[bucket.existingFile]! } : {}),
       numWrites: result.rowCount,
@@ -912,14 +940,15 @@ async function writeFileGroups(context: WriteContext, instantTime: string, plan:
   };
   try {
     // Base files are written FILE_GROUP_WRITES_AT_ONCE at a time: a file group of one row group is encoded by one of
-    // DuckDB's threads, so one write at a time left the others idle. Log appends stay one at a time.
-    const writesAtOnce = buckets.some((bucket) => bucket.kind === 'APPEND') ? 1 : FILE_GROUP_WRITES_AT_ONCE;
+    // DuckDB's threads, so one write at a time left the others idle. Log appends and cdc logs stay one at a time.
+    const writesAtOnce = buckets.some((bucket) => bucket.kind === 'APPEND') || cdcLogs !== undefined ? 1 : FILE_GROUP_WRITES_AT_ONCE;
     await mapWithConcurrency(buckets, writesAtOnce, writeBucket);
   } finally {
     // Also when writing a file failed: no upload may still be landing while the rollback deletes.
     await uploads.drain().catch(() => undefined);
     await Promise.allSettled(footers.values()); // a read still running on the session when it closes would crash
     await appender?.close();
+    await cdcLogs?.close();
   }
   await uploads.drain();
   return { stats, inserted, updated, deleted, localFiles, logColumnRanges };

@@ -516,17 +516,19 @@ describe("ingest: a table with Hudi's metadata table it cannot keep", () => {
 });
 
 describe('ingest: a CDC table', () => {
-  it('is refused before the object is claimed or downloaded, naming CDC; nothing is written', async () => {
+  it('an insert into it is refused before the object is claimed or downloaded, naming CDC; nothing is written', async () => {
     const { bucket, tablePath, request } = await landedObjects('ingest-cdc');
     assert.equal((await ingestObject(await request('first.jsonl', [user(1, 'Alice')]))).outcome, 'ingested');
     const table = openStorage(tablePath);
     const properties = Buffer.from(await table.get('.hoodie/hoodie.properties')).toString('utf8');
     await table.put('.hoodie/hoodie.properties', `${properties}hoodie.table.cdc.enabled=true\n`);
 
-    const second = await request('second.jsonl', [user(2, 'Bob')]);
+    // Upserts and deletes write change data (test/table/layouts.test.ts); an insert would not.
+    const landed = await request('second.jsonl', [user(2, 'Bob')]);
+    const second = { ...landed, tableProperties: new Map([...landed.tableProperties, ['hoodie.datasource.write.operation', 'insert']]) };
     await assert.rejects(
       ingestObject(second),
-      (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'cdc' && /CDC/.test(error.message),
+      (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'cdc' && /insert into .*CDC/.test(error.message),
     );
     const id = ingestId(ingestSource(bucket, second.key, second.etag));
     assert.deepEqual(await table.listRecursive(`${INGEST_FOLDER}/${id}`), [], 'not even claimed');

@@ -1,6 +1,7 @@
 /**
- * Our services on CDC tables (hoodie.table.cdc.enabled=true) Hudi 0.15 (Spark 3.5.1) wrote: our writes are refused
- * before anything is written (Hudi's writers write the change data Spark's CDC query reads, ours do not); our
+ * Our services on CDC tables (hoodie.table.cdc.enabled=true) Hudi 0.15 (Spark 3.5.1) wrote: our copy-on-write upserts
+ * and deletes write the change data Hudi writes, in each supplemental logging mode (Spark's CDC query returns the
+ * changes it returns for the same writes by Spark, on a twin table); merge-on-read writes are refused; our
  * clustering (copy-on-write) and compaction (merge-on-read) run, as Hudi writes no change data for them and its CDC
  * extractor skips their instants: Spark's CDC query returns what it returned before, and still works after Spark
  * writes on top of our files. Our cleaner and Spark's (`CALL run_clean`), each on a copy, delete the same files, the
@@ -24,13 +25,15 @@ import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { ParquetEngine } from '../../lib/engine/port.js';
 import type { Row } from '../../lib/engine/row-format.js';
 import { lockProviderFor } from '../../lib/lock/index.js';
+import { readLogFile } from '../../lib/log-format/index.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { UnsupportedLayoutError } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
-import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
+import type { WriteOperation } from '../../lib/writer/write-config.js';
+import { canonicalRow, canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi, withoutMetaColumns } from '../helpers/hudi.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 import { cleanerPlanFiles } from '../helpers/table-files.js';
 
@@ -44,8 +47,9 @@ const CDC_READ = {
   'hoodie.datasource.read.begin.instanttime': '0',
 };
 
-function options(table: string, type: 'COPY_ON_WRITE' | 'MERGE_ON_READ', operation: string): Record<string, string> {
+function options(table: string, type: 'COPY_ON_WRITE' | 'MERGE_ON_READ', operation: string, mode?: string): Record<string, string> {
   return {
+    ...(mode === undefined ? {} : { 'hoodie.table.cdc.supplemental.logging.mode': mode }),
     ...mergeOnReadWriteOptions(1),
     'hoodie.datasource.write.table.type': type,
     'hoodie.table.name': table,
@@ -83,20 +87,139 @@ async function readAlike(path: string): Promise<Row[]> {
   return spark;
 }
 
-/** Our upsert is refused, naming CDC, and nothing is written. */
-async function assertWritesRefused(path: string) {
+/** Our write of `operation` is refused, naming CDC, and nothing is written. */
+async function assertWritesRefused(path: string, operation: 'upsert' | 'insert' = 'upsert') {
   const before0 = tableFiles(path);
-  const input = join(tempDir('cdc-write-'), 'batch.jsonl');
-  await writeJsonLines(input, [row(1, 9)]);
   await assert.rejects(
-    writeBatch(openStorage(path), { input: { file: input, format: 'jsonl' }, operation: 'upsert' }),
+    ourWrite(path, operation, [row(1, 9)]),
     (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'cdc' && /CDC/.test(error.message),
   );
   assert.deepEqual(tableFiles(path), before0, 'nothing written');
 }
 
+async function ourWrite(path: string, operation: WriteOperation, rows: readonly Row[]) {
+  const input = join(tempDir('cdc-write-'), 'batch.jsonl');
+  await writeJsonLines(input, rows);
+  return writeBatch(openStorage(path), { input: { file: input, format: 'jsonl' }, operation });
+}
+
+/**
+ * Spark's CDC query as comparable changes: the commit by its place on the timeline, images without meta columns
+ * (Spark reads them from base files, not from cdc logs), and an insert's missing before image as null (an AS_IS
+ * insert's is the text "null").
+ */
+async function comparableChanges(path: string): Promise<string[]> {
+  const commits = readdirSync(join(path, '.hoodie'))
+    .filter((name) => name.endsWith('.commit'))
+    .map((name) => name.slice(0, -'.commit'.length))
+    .sort();
+  const image = (text: unknown) => {
+    const parsed = text === null ? null : (JSON.parse(String(text)) as Row | null);
+    return parsed === null ? null : Object.fromEntries(Object.entries(parsed).filter(([column]) => !column.startsWith('_hoodie_')));
+  };
+  return canonicalRows(
+    (await cdcRows(path)).map((r) => ({
+      op: r['op'] ?? null,
+      commit: commits.indexOf(String(r['ts_ms'])),
+      before: image(r['before']),
+      after: image(r['after']),
+    })),
+  );
+}
+
+/** The cdc log files of a table, by path, with their blocks' SCHEMA headers. */
+async function cdcLogSchemas(path: string): Promise<Map<string, string[]>> {
+  const files = tableFiles(path)
+    .map((entry) => entry.slice(1, entry.lastIndexOf(' ')))
+    .filter((file) => file.endsWith('.cdc'));
+  const out = new Map<string, string[]>();
+  for (const file of files)
+    out.set(
+      file,
+      (await readLogFile(openStorage(path), file)).map((block) => `${block.type} ${block.header.SCHEMA}`),
+    );
+  return out;
+}
+
 describe('CDC tables written by Spark', () => {
-  it('copy-on-write: our writes refused; our clustering keeps Spark CDC query working', async () => {
+  for (const mode of ['DATA_BEFORE_AFTER', 'DATA_BEFORE', 'OP_KEY_ONLY']) {
+    it(`copy-on-write, ${mode}: our upsert, delete (and bulk_insert) leave the change data Spark's writes do`, async () => {
+      const dir = tempDir('cdc-writes-');
+      const ours = join(dir, 'ours');
+      const spark = join(dir, 'spark');
+      const sparkWrite = (path: string, rows: readonly Row[], operation: string) =>
+        hudi.write(path, { schema: SCHEMA, rows, options: options('cdc_w', 'COPY_ON_WRITE', operation, mode) });
+      for (const path of [ours, spark]) {
+        await sparkWrite(
+          path,
+          ids(1, 8).map((id) => row(id, 1)),
+          'upsert',
+        );
+        await sparkWrite(
+          path,
+          [...ids(1, 3), ...ids(9, 12)].map((id) => row(id, 2)),
+          'upsert',
+        );
+      }
+      // Updates in two partitions, inserts into their small files (ours; Spark's go to new file groups) and into a
+      // new partition, then deletes: ours on one table, Spark's on its twin.
+      const upsert = [...[2, 4, 9].map((id) => row(id, 3)), ...[13, 14].map((id) => row(id, 3)), { id: 15, name: 'n15-3', ts: 3, dt: 'c' }];
+      const deletes = [5, 10].map((id) => row(id, 1));
+      const before = await cdcLogSchemas(ours);
+      const upserted = await ourWrite(ours, 'upsert', upsert);
+      assert.equal(upserted.updated, 3);
+      assert.ok(
+        upserted.stats.some((stat) => stat.cdcStats !== null) && upserted.stats.some((stat) => stat.cdcStats === null),
+        'merges wrote cdc logs, the new group none',
+      );
+      assert.equal((await ourWrite(ours, 'delete', deletes)).deleted, 2);
+      await sparkWrite(spark, upsert, 'upsert');
+      await sparkWrite(spark, deletes, 'delete');
+      // bulk_insert writes new file groups only, whose rows the CDC reader takes as inserts (once: it is mode-blind).
+      const bulk = [20, 21].map((id) => row(id, 5));
+      if (mode === 'DATA_BEFORE_AFTER') {
+        assert.ok((await ourWrite(ours, 'bulk_insert', bulk)).stats.every((stat) => stat.cdcStats === null && stat.prevCommit === 'null'));
+        await sparkWrite(spark, bulk, 'bulk_insert');
+      }
+
+      // Our cdc logs are laid out as Spark's: one CDC_DATA_BLOCK with the same schema.
+      const written = [...(await cdcLogSchemas(ours))].filter(([file]) => !before.has(file));
+      assert.ok(written.length >= 3, 'our upsert and delete wrote cdc log files');
+      const sparkSchemas = new Set([...(await cdcLogSchemas(spark)).values()].map((blocks) => blocks.join('\n')));
+      for (const [file, blocks] of written) assert.ok(sparkSchemas.has(blocks.join('\n')), `${file} has the block Spark writes`);
+
+      assert.deepEqual(await comparableChanges(ours), await comparableChanges(spark), 'the CDC query returns the same changes');
+      assert.deepEqual(
+        withoutMetaColumns(await readAlike(ours))
+          .map(canonicalRow)
+          .sort(),
+        withoutMetaColumns(await readAlike(spark))
+          .map(canonicalRow)
+          .sort(),
+      );
+
+      // Spark writes on top of our commits: its change data reads our files as before images.
+      for (const path of [ours, spark])
+        await sparkWrite(
+          path,
+          [2, 13, 6, 15].map((id) => (id === 15 ? { id, name: 'n15-4', ts: 4, dt: 'c' } : row(id, 4))),
+          'upsert',
+        );
+      const changes = await comparableChanges(ours);
+      assert.deepEqual(changes, await comparableChanges(spark), 'and after Spark upserts on top');
+      const opsOf = (commit: number) =>
+        changes
+          .map((c) => JSON.parse(c) as { op: string; commit: number })
+          .filter((c) => c.commit === commit)
+          .map((c) => c.op)
+          .sort();
+      assert.deepEqual([...opsOf(2), ...opsOf(3)].sort(), ['d', 'd', 'i', 'i', 'i', 'u', 'u', 'u'], 'our upsert and delete: 3 updates, 3 inserts, 2 deletes');
+      if (mode === 'DATA_BEFORE_AFTER') assert.deepEqual(opsOf(4), ['i', 'i'], 'our bulk_insert: 2 inserts');
+      await readAlike(ours);
+    });
+  }
+
+  it('copy-on-write: our insert refused; our clustering keeps Spark CDC query working', async () => {
     const path = join(tempDir('cdc-cow-'), 'cdc_cow');
     await hudi.write(path, { schema: SCHEMA, rows: ids(1, 8).map((id) => row(id, 1)), options: options('cdc_cow', 'COPY_ON_WRITE', 'insert') });
     await hudi.write(path, {
@@ -106,7 +229,7 @@ describe('CDC tables written by Spark', () => {
     });
     const changes = await cdcRows(path);
     assert.equal(changes.length, 20, '16 inserts and 4 updates');
-    await assertWritesRefused(path);
+    await assertWritesRefused(path, 'insert');
 
     const snapshot = await readAlike(path);
     const table = await HudiTable.open(openStorage(path), { mode: 'clustering' });

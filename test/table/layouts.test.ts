@@ -24,6 +24,7 @@ import { scheduleCompaction } from '../../lib/compaction/schedule.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import { HudiError, UnsupportedTableError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
+import { readAvroDataBlock, readLogFile } from '../../lib/log-format/index.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { tableConfigFromProperties } from '../../lib/table/config.js';
 import {
@@ -69,12 +70,12 @@ async function writeUsers(dir: string, operation: WriteOptions['operation'], pro
   return writeBatch(openStorage(dir), { input: { file, format: 'jsonl' }, operation, properties });
 }
 
-/** A merge-on-read table of one insert (our writer), then the flag appended to hoodie.properties. */
-async function mergeOnReadTable(flag: string) {
+/** A merge-on-read (or copy-on-write) table of one insert (our writer), then the flag appended to hoodie.properties. */
+async function mergeOnReadTable(flag: string, type = 'MERGE_ON_READ') {
   const dir = join(tempDir('table-layouts-mor-'), 'users_mor');
   const props = new Map([
     ['hoodie.table.name', 'users_mor'],
-    ['hoodie.datasource.write.table.type', 'MERGE_ON_READ'],
+    ['hoodie.datasource.write.table.type', type],
     ['hoodie.datasource.write.recordkey.field', 'id'],
     ['hoodie.datasource.write.partitionpath.field', 'dt'],
     ['hoodie.datasource.write.precombine.field', 'createTime'],
@@ -253,13 +254,50 @@ describe('writes to a bucket-index table: the simple engine only with its settin
   });
 });
 
-describe('CDC tables: data-changing services are refused, the others run', () => {
-  it('writes (upsert, insert, bulk_insert, delete) are refused, naming CDC', async () => {
-    const { dir } = await smallTable({ cdc: true });
+describe('CDC tables: writes that write no change data are refused, the other services run', () => {
+  it('copy-on-write: upserts write cdc log files; insert is refused, naming CDC', async () => {
+    const { dir } = await mergeOnReadTable('hoodie.table.cdc.enabled=true', 'COPY_ON_WRITE');
     const before = tableFiles(dir);
-    for (const operation of ['upsert', 'insert', 'bulk_insert', 'delete'] as const) {
-      await refused(writeUsers(dir, operation), 'cdc', 'write', /hoodie\.table\.cdc\.enabled=true \(CDC\).*change data/);
+    await refused(writeUsers(dir, 'insert'), 'cdc', 'write', /insert into tables with hoodie\.table\.cdc\.enabled=true \(CDC\).*HoodieConcatHandle/);
+    assert.deepEqual(tableFiles(dir), before);
+    // The same users again: every record an update, each merged file group with its cdc log (test/interop/cdc-tables.test.ts
+    // compares them with Hudi's).
+    const upserted = await writeUsers(dir, 'upsert');
+    assert.equal(upserted.updated, 5);
+    const cdcLogs = upserted.stats.flatMap((stat) => Object.keys(stat.cdcStats ?? {}));
+    assert.equal(cdcLogs.length, upserted.stats.length, 'a cdc log per merged file group');
+    const records = [];
+    for (const path of cdcLogs) {
+      assert.ok(/\/\.[^/]+_(\d+)\.log\.1_\d+-1-0\.cdc$/.exec(path)?.[1] === upserted.instantTime, `${path}: a log of the new slice, .cdc`);
+      for (const block of await readLogFile(openStorage(dir), path)) {
+        assert.equal(block.type, 'CDC_DATA_BLOCK');
+        records.push(...(readAvroDataBlock(block) as { op: string; ts_ms: string; before: unknown; after: unknown }[]));
+      }
     }
+    assert.equal(records.length, 5);
+    assert.ok(records.every((r) => r.op === 'u' && r.ts_ms === upserted.instantTime && r.before !== null && r.after !== null));
+  });
+
+  it('a failed copy-on-write CDC write is rolled back, its cdc log files with it', async () => {
+    const { dir } = await mergeOnReadTable('hoodie.table.cdc.enabled=true', 'COPY_ON_WRITE');
+    const dataFiles = () => tableFiles(dir).filter((entry) => !entry.startsWith('/.hoodie/'));
+    const before = dataFiles();
+    const file = join(tempDir('table-layouts-input-'), 'batch.jsonl');
+    await writeJsonLines(file, generateUsers({ count: 5, seed: 3, idStart: 1, startDate: '2024-01-01', days: 2 }));
+    let cdcLogs = 0;
+    const fail = async () => {
+      cdcLogs = dataFiles().filter((entry) => entry.includes('.cdc ')).length;
+      throw new Error('injected before the commit');
+    };
+    await assert.rejects(writeBatch(openStorage(dir), { input: { file, format: 'jsonl' }, operation: 'upsert', afterDataFiles: fail }), /injected/);
+    assert.ok(cdcLogs > 0, 'the write had written cdc log files');
+    assert.deepEqual(dataFiles(), before, 'the rollback removed them with the base files');
+  });
+
+  it('merge-on-read writes are refused', async () => {
+    const { dir } = await mergeOnReadTable('hoodie.table.cdc.enabled=true');
+    const before = tableFiles(dir);
+    await refused(writeUsers(dir, 'upsert'), 'cdc', 'write', /merge-on-read tables with hoodie\.table\.cdc\.enabled=true \(CDC\)/);
     assert.deepEqual(tableFiles(dir), before);
   });
 
@@ -270,7 +308,7 @@ describe('CDC tables: data-changing services are refused, the others run', () =>
       ['hoodie.table.name', 'users'],
       ['hoodie.datasource.write.recordkey.field', 'id'],
     ]);
-    await refused(writeUsers(dir, 'insert', props), 'cdc', 'write', /CDC/);
+    await refused(writeUsers(dir, 'upsert', props), 'cdc', 'write', /creating a table with .*CDC/);
     assert.throws(() => statSync(join(dir, '.hoodie')), /ENOENT/);
   });
 
@@ -308,6 +346,10 @@ describe('CDC tables: data-changing services are refused, the others run', () =>
     const lock = new StorageLockProvider(storage, { waitMs: 5000 });
     await refused(schedule(table, config(), { lock }), 'cdc', 'clustering', /Hudi 1\.x .*CDC/);
     await refused(runClean(table, { config: cleanConfigFromProperties(new Map()), lock }), 'cdc', 'clean', /Hudi 1\.x .*cdc log files/);
+    assert.throws(
+      () => assertLayoutSupports(layout, 'write', 'hoodie.properties'),
+      (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'cdc' && /Hudi 1\.x tables .*CDC/.test(error.message),
+    );
     // Compaction of any 1.x table is refused by its table version first; the layout refuses it as well.
     assert.throws(
       () => assertLayoutSupports(layout, 'compaction', 'hoodie.properties'),
