@@ -17,10 +17,10 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { generateUsers } from '../lib/cli/generate.js';
 import { readSnapshot } from '../lib/read/reader.js';
 import { lambdaContext, packageRoot, quietPowertools } from '../lib/serverless/local/lambda.js';
+import { LocalQueue, type QueueMessage, s3PutEvent } from '../lib/serverless/local/sqs.js';
 import { mapWithConcurrency } from '../lib/storage/concurrency.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table/table.js';
-import { s3PutEvent } from '../test/helpers/s3.js';
 import { percentile } from './median.js';
 
 const { values } = parseArgs({
@@ -41,31 +41,6 @@ const steadyObjects = Number(values['steady-objects']);
 const rate = Number(values.rate);
 const batchSize = Number(values['batch-size']);
 const windowMs = Number(values.window) * 1000;
-const endpoint = process.env['AWS_ENDPOINT_URL_SQS'];
-if (endpoint === undefined) throw new Error('AWS_ENDPOINT_URL_SQS is not set: run through `npm run bench:ingest` (infra/with-local-stack.mjs)');
-
-/** The few SQS calls the bench makes, in SQS's JSON protocol (moto reads the service from the credential scope). */
-async function sqs<T>(action: string, body: object): Promise<T> {
-  const response = await fetch(`${endpoint}/`, {
-    method: 'POST',
-    headers: {
-      'X-Amz-Target': `AmazonSQS.${action}`,
-      'Content-Type': 'application/x-amz-json-1.0',
-      Authorization: 'AWS4-HMAC-SHA256 Credential=bench/20240101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=0',
-    },
-    body: JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`SQS ${action}: ${response.status} ${text}`);
-  return (text === '' ? {} : JSON.parse(text)) as T;
-}
-
-interface Message {
-  readonly MessageId: string;
-  readonly ReceiptHandle: string;
-  readonly Body: string;
-}
-
 const s3 = s3ClientFromEnv();
 const bucket = `bench-ingest-${randomUUID().slice(0, 8)}`;
 await s3.send(new CreateBucketCommand({ Bucket: bucket }));
@@ -88,7 +63,7 @@ interface RunResult {
 async function run(label: string, count: number, perSecond: number | undefined, perObjectCommits: boolean): Promise<RunResult> {
   const id = randomUUID().slice(0, 8);
   const tablePath = `s3://${bucket}/tables/${id}`;
-  const { QueueUrl: queueUrl } = await sqs<{ QueueUrl: string }>('CreateQueue', { QueueName: `landing-${id}`, Attributes: { VisibilityTimeout: '5400' } });
+  const queue = await LocalQueue.create(`landing-${id}`);
   Object.assign(process.env, {
     TABLE_PATH: tablePath,
     INGEST_PREFIX: 'landing/',
@@ -112,7 +87,7 @@ async function run(label: string, count: number, perSecond: number | undefined, 
     const body = `${[...generateUsers({ count: rows, seed: i + 1, idStart: i * rows + 1, days: 3 })].map((r) => JSON.stringify(r)).join('\n')}\n`;
     const put = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
     landedAt.set(key, performance.now());
-    await sqs('SendMessage', { QueueUrl: queueUrl, MessageBody: JSON.stringify(s3PutEvent(bucket, key, put.ETag!, Buffer.byteLength(body))) });
+    await queue.send(JSON.stringify(s3PutEvent(bucket, key, put.ETag!, Buffer.byteLength(body))));
   };
   const started = performance.now();
   const landing =
@@ -132,28 +107,15 @@ async function run(label: string, count: number, perSecond: number | undefined, 
   let invocations = 0;
   const deadline = started + 30 * 60_000;
   while (latencyOf.size < count && performance.now() < deadline) {
-    const batch: Message[] = [];
+    const batch: QueueMessage[] = [];
     let opened: number | undefined;
     while (batch.length < batchSize && (opened === undefined || performance.now() - opened < windowMs)) {
-      const received = await sqs<{ Messages?: Message[] }>('ReceiveMessage', { QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 });
-      const messages = received.Messages ?? [];
+      const messages = await queue.receive();
       if (messages.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
       if (messages.length > 0) opened ??= performance.now();
       batch.push(...messages);
     }
-    const event: SQSEvent = {
-      Records: batch.map((m) => ({
-        messageId: m.MessageId,
-        receiptHandle: m.ReceiptHandle,
-        body: m.Body,
-        attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'bench', ApproximateFirstReceiveTimestamp: '0' },
-        messageAttributes: {},
-        md5OfBody: '',
-        eventSource: 'aws:sqs',
-        eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:landing-${id}`,
-        awsRegion: 'us-east-1',
-      })),
-    };
+    const event = queue.eventOf(batch);
     invocations++;
     const response = await handler(event, lambdaContext('plan', 2048, 900_000));
     const ended = performance.now();
@@ -164,10 +126,7 @@ async function run(label: string, count: number, perSecond: number | undefined, 
       const key = decodeURIComponent(encoded.replace(/\+/g, ' '));
       if (!latencyOf.has(key)) latencyOf.set(key, ended - landedAt.get(key)!);
     }
-    for (let i = 0; i < handled.length; i += 10) {
-      const entries = handled.slice(i, i + 10).map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle }));
-      await sqs('DeleteMessageBatch', { QueueUrl: queueUrl, Entries: entries });
-    }
+    await queue.delete(handled);
   }
   await landing;
   const seconds = (performance.now() - started) / 1000;

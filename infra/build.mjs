@@ -1,5 +1,5 @@
 // Bundles the Lambda handlers, the CLI and the demo with esbuild.
-//   node infra/build.mjs [--outdir DIR]           every bundle into dist/ (the CLI, the library, the demo, dist/functions/*)
+//   node infra/build.mjs [--outdir DIR]           every bundle into dist/ (the CLI, the library, the demos, dist/functions/*)
 //   node infra/build.mjs --sam-function <Name> <dir>   one handler for `sam build` (the Makefile's build-<Name>Function
 //                                                  target: <Name> is the logical id without "Function", e.g.
 //                                                  ExecuteGroup → functions/execute-group.ts → <dir>/execute-group.mjs)
@@ -56,6 +56,7 @@ if (args[0] === '--sam-function') {
     index: join(root, 'lib/index.ts'),
     ...Object.fromEntries(handlers.map((file) => [`functions/${basename(file, '.ts')}`, file])),
     ...(existsSync(join(root, 'infra/demo.ts')) ? { demo: join(root, 'infra/demo.ts') } : {}),
+    ...(existsSync(join(root, 'infra/demo-stream.ts')) ? { 'demo-stream': join(root, 'infra/demo-stream.ts') } : {}),
   };
   await build({ ...COMMON, entryPoints, outdir });
   console.log(`built ${Object.keys(entryPoints).length} bundles into ${outdir}`);

@@ -20,16 +20,16 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { generateUsers, writeJsonLines } from '../lib/cli/generate.js';
 import { type ClusteringReport, formatClusteringReport } from '../lib/clustering/report.js';
 import { clusteringReportPath } from '../lib/clustering/report-html.js';
-import type { Row } from '../lib/engine/row-format.js';
 import { DYNAMODB_LOCK_PROVIDER, dynamoDbClientFromEnv, ensureLockTable } from '../lib/lock/index.js';
 import { readSnapshot } from '../lib/read/reader.js';
 import { formatCostEstimate } from '../lib/serverless/aws/cost.js';
 import { describeTableServices, type TableServicesOutput } from '../lib/serverless/executions/run-output.js';
-import { formatProgressEvent, type InvocationRecord, runStateMachineLocally } from '../lib/serverless/local/index.js';
+import { formatProgressEvent, runStateMachineLocally } from '../lib/serverless/local/index.js';
 import type { CommitStepOutput } from '../lib/serverless/steps/clustering/commit.js';
 import { openStorage, s3ClientFromEnv } from '../lib/storage/index.js';
 import { HudiTable } from '../lib/table/table.js';
 import { writeBatch } from '../lib/writer/write-client.js';
+import { canonicalRow, elapsed, functionBreakdown, mb, sameMultiset, say } from './demo-report.js';
 
 const { values } = parseArgs({
   options: {
@@ -46,10 +46,6 @@ const ROWS = Number(values.rows);
 const DAYS = Number(values.days);
 const PARALLELISM = Number(values.parallelism);
 const MIB = 1024 * 1024;
-
-const say = (line = ''): void => void process.stdout.write(`${line}\n`);
-const mb = (bytes: number): string => `${(bytes / MIB).toFixed(2)} MB`;
-const elapsed = (since: number): string => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 
 interface PartitionFiles {
   readonly files: number;
@@ -70,28 +66,7 @@ async function filesPerPartition(table: HudiTable): Promise<Map<string, Partitio
 /** The rows as a sorted list of canonical JSON lines (a multiset to compare). */
 async function rowMultiset(table: HudiTable): Promise<string[]> {
   const snapshot = await readSnapshot(await table.reload());
-  return snapshot.rows.map((row: Row) => JSON.stringify(Object.fromEntries(Object.entries(row).sort(([a], [b]) => a.localeCompare(b))))).sort();
-}
-
-function sameMultiset(left: readonly string[], right: readonly string[]): boolean {
-  return left.length === right.length && left.every((line, index) => line === right[index]);
-}
-
-function functionBreakdown(invocations: readonly InvocationRecord[]): string[] {
-  const byFunction = new Map<string, { count: number; ms: number; memoryMb: number; retries: number }>();
-  for (const invocation of invocations) {
-    const seen = byFunction.get(invocation.functionName) ?? { count: 0, ms: 0, memoryMb: invocation.memoryMb, retries: 0 };
-    byFunction.set(invocation.functionName, {
-      count: seen.count + 1,
-      ms: seen.ms + invocation.durationMs,
-      memoryMb: invocation.memoryMb,
-      retries: seen.retries + (invocation.attempt > 1 ? 1 : 0),
-    });
-  }
-  return [...byFunction].map(
-    ([name, figures]) =>
-      `   ${name.padEnd(14)} ${String(figures.count).padStart(3)} invocation(s) × ${String(figures.memoryMb).padStart(4)} MB, ${(figures.ms / 1000).toFixed(2).padStart(6)} s → ${((figures.memoryMb / 1024) * (figures.ms / 1000)).toFixed(2).padStart(6)} GB-s`,
-  );
+  return snapshot.rows.map(canonicalRow).sort();
 }
 
 async function main(): Promise<number> {

@@ -1,5 +1,6 @@
 /**
- * Run the built CLI (dist/cli.mjs) as a user would, capturing stdout, stderr and the exit code.
+ * Run the built CLI (dist/cli.mjs), or another bundle of dist/, as a user would, capturing stdout, stderr and the
+ * exit code.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -15,8 +16,13 @@ export interface CliResult {
 }
 
 export function runCli(args: string[], env: NodeJS.ProcessEnv = process.env): CliResult {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`);
-  const result = spawnSync(process.execPath, [CLI, ...args], { env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  return runBuilt(CLI, args, env);
+}
+
+/** Run a bundle of dist/ (the CLI, a demo) with plain Node. */
+export function runBuilt(bundle: string, args: string[], env: NodeJS.ProcessEnv = process.env): CliResult {
+  if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run \`npm run build\` first (npm test does)`);
+  const result = spawnSync(process.execPath, [bundle, ...args], { env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -7,8 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import type { S3Event } from 'aws-lambda';
-import { normalizeEtag } from '../../lib/ingest/index.js';
 import { openStorage } from '../../lib/storage/index.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { s3ClientFromEnv } from '../../lib/storage/s3.js';
@@ -54,27 +52,4 @@ export async function uploadTable(localDir: string, s3Path: string): Promise<Sto
   return storage;
 }
 
-/** What S3 sends for a PutObject: the key URL-encoded, spaces as '+'. */
-export function s3PutEvent(bucket: string, key: string, etag: string, size: number): S3Event {
-  const encodedKey = encodeURIComponent(key).replace(/%2F/g, '/').replace(/%20/g, '+');
-  return {
-    Records: [
-      {
-        eventVersion: '2.1',
-        eventSource: 'aws:s3',
-        awsRegion: 'us-east-1',
-        eventTime: new Date().toISOString(),
-        eventName: 'ObjectCreated:Put',
-        userIdentity: { principalId: 'AWS:AIDAEXAMPLE' },
-        requestParameters: { sourceIPAddress: '127.0.0.1' },
-        responseElements: { 'x-amz-request-id': 'C3D13FE58DE4C810', 'x-amz-id-2': 'FMyUVURIY8/IgAtTv8xRjskZQpcIZ9KG4V5Wp6S7S/JRWeUWerMUE5JgHvANOjpD' },
-        s3: {
-          s3SchemaVersion: '1.0',
-          configurationId: 'ingest',
-          bucket: { name: bucket, ownerIdentity: { principalId: 'A3NL1KOZZKExample' }, arn: `arn:aws:s3:::${bucket}` },
-          object: { key: encodedKey, size, eTag: normalizeEtag(etag), sequencer: '0055AED6DCD90281E5' },
-        },
-      },
-    ],
-  };
-}
+export { s3PutEvent } from '../../lib/serverless/local/sqs.js';

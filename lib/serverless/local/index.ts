@@ -1,13 +1,14 @@
 /**
  * Local stand-ins for AWS, for `npm start`, the tests and `cluster --via-state-machine local`; nothing deployed
  * imports them: the state machine run in-process (state-machine.ts) over emulated Lambda invocations (lambda.ts),
- * its progress (progress.ts), and a local Step Functions endpoint (sfn-endpoint.ts).
+ * its progress (progress.ts), a local Step Functions endpoint (sfn-endpoint.ts), and SQS as an event source (sqs.ts).
  */
 
 export { inlineDistributedMaps } from './distributed-map.js';
-export { type FunctionName, type InvocationRecord, type LambdaHandler, lambdaContext, loadBundledHandler } from './lambda.js';
+export { asInvocation, type FunctionName, type InvocationRecord, type LambdaHandler, lambdaContext, loadBundledHandler } from './lambda.js';
 export { formatProgressEvent, type ProgressEvent } from './progress.js';
-export { type LocalStepFunctions, startLocalStepFunctionsEndpoint } from './sfn-endpoint.js';
+export { type LocalExecutionState, type LocalStateMachine, type LocalStepFunctions, startLocalStepFunctionsEndpoint } from './sfn-endpoint.js';
+export { LocalQueue, type QueueMessage, s3PutEvent } from './sqs.js';
 export {
   FUNCTION_SUBSTITUTIONS,
   type LocalExecution,

@@ -26,7 +26,7 @@ export const MAX_STATE_PAYLOAD_BYTES = 256 * 1024;
 
 /** One handler invocation, as the cost estimate bills it. */
 export interface InvocationRecord {
-  readonly functionName: FunctionName;
+  readonly functionName: DeployedFunction;
   /** The Task state's name. */
   readonly state: string;
   readonly groupIndex: number | undefined;
@@ -60,7 +60,7 @@ export function defaultFunctionsDir(): string {
   return join(packageRoot(), 'dist', 'functions');
 }
 
-export function localFunctionArn(fn: FunctionName): string {
+export function localFunctionArn(fn: DeployedFunction): string {
   return `arn:aws:lambda:us-east-1:000000000000:function:hudi-clustering-${fn}`;
 }
 
@@ -70,13 +70,13 @@ const handlerCache = new Map<string, Promise<LambdaHandler>>();
  * Where a function's bundle is in functionsDir: `sam build`'s layout (<logical id>/<name>.mjs, .aws-sam/build, what
  * `sam deploy` ships) when it holds one, else dist's (<name>.mjs, `npm run build`).
  */
-export function bundledHandlerFile(fn: FunctionName, functionsDir: string = defaultFunctionsDir()): string {
+export function bundledHandlerFile(fn: DeployedFunction, functionsDir: string = defaultFunctionsDir()): string {
   const built = resolve(functionsDir, FUNCTIONS[fn].resource, `${fn}.mjs`);
   return existsSync(built) ? built : resolve(functionsDir, `${fn}.mjs`);
 }
 
 /** The `handler` export of a bundled function (dist/functions/<name>.mjs, or .aws-sam/build/<Resource>/<name>.mjs). */
-export function loadBundledHandler(fn: FunctionName, functionsDir: string = defaultFunctionsDir()): Promise<LambdaHandler> {
+export function loadBundledHandler(fn: DeployedFunction, functionsDir: string = defaultFunctionsDir()): Promise<LambdaHandler> {
   const file = bundledHandlerFile(fn, functionsDir);
   let loading = handlerCache.get(file);
   if (loading === undefined) {
@@ -98,7 +98,11 @@ export function loadBundledHandler(fn: FunctionName, functionsDir: string = defa
 // The invocation.
 
 /** A Lambda context as the runtime passes it (for calling a handler by hand). */
-export function lambdaContext(fn: FunctionName, memoryMb: number = FUNCTIONS[fn].memoryMb, timeoutMs: number = FUNCTIONS[fn].timeoutSeconds * 1000): Context {
+export function lambdaContext(
+  fn: DeployedFunction,
+  memoryMb: number = FUNCTIONS[fn].memoryMb,
+  timeoutMs: number = FUNCTIONS[fn].timeoutSeconds * 1000,
+): Context {
   const deadline = Date.now() + timeoutMs;
   const name = `hudi-clustering-${fn}`;
   return {

@@ -3,7 +3,8 @@
  * StartExecution (with AWS's name rules: the same name and input as a running execution returns it, any other reuse
  * of a name is ExecutionAlreadyExists), DescribeExecution and GetExecutionHistory, speaking the AWS JSON 1.0
  * protocol on a loopback port. Executions run the real definition with the bundled handlers (state-machine.ts).
- * Point an SDK at it with AWS_ENDPOINT_URL_SFN.
+ * Point an SDK at it with AWS_ENDPOINT_URL_SFN. One endpoint can hold several state machines (`stateMachines`), as
+ * one account does: a writer's SFN client then starts table services and compaction alike.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +22,7 @@ export interface HistoryEvent {
 
 export interface LocalExecutionState {
   readonly name: string;
+  readonly stateMachineArn: string;
   readonly executionArn: string;
   readonly input: string;
   readonly startDate: Date;
@@ -33,7 +35,10 @@ export interface LocalExecutionState {
 export interface LocalStepFunctions {
   /** For AWS_ENDPOINT_URL_SFN. */
   readonly endpoint: string;
+  /** The first state machine's. */
   readonly stateMachineArn: string;
+  /** A state machine's ARN by its name. */
+  arnOf(stateMachineName: string): string;
   /** Every execution started, in order. */
   executions(): readonly LocalExecutionState[];
   /** Resolves once every execution started so far has finished. */
@@ -52,18 +57,30 @@ class ApiError extends Error {
 
 const NAME_RULE = /^[A-Za-z0-9_-]{1,80}$/;
 
-export async function startLocalStepFunctionsEndpoint(options: LocalRunOptions & { readonly stateMachineName?: string } = {}): Promise<LocalStepFunctions> {
-  const stateMachineName = options.stateMachineName ?? 'hudi-clustering';
-  const stateMachineArn = `arn:aws:states:us-east-1:000000000000:stateMachine:${stateMachineName}`;
+/** One state machine of the endpoint: its name (in its ARN) and its definition (default: LocalRunOptions'). */
+export interface LocalStateMachine {
+  readonly name: string;
+  readonly definitionFile?: string;
+}
+
+export async function startLocalStepFunctionsEndpoint(
+  options: LocalRunOptions & { readonly stateMachineName?: string; readonly stateMachines?: readonly LocalStateMachine[] } = {},
+): Promise<LocalStepFunctions> {
+  const machines = options.stateMachines ?? [{ name: options.stateMachineName ?? 'hudi-clustering' }];
+  const arnOf = (name: string): string => `arn:aws:states:us-east-1:000000000000:stateMachine:${name}`;
+  const definitionOf = new Map(machines.map((machine) => [arnOf(machine.name), machine]));
+  const stateMachineArn = arnOf(machines[0]?.name ?? 'hudi-clustering');
+  // By execution ARN: names are unique per state machine.
   const executions = new Map<string, LocalExecutionState>();
 
   const start = (body: Record<string, unknown>): { executionArn: string; startDate: number } => {
-    if (body['stateMachineArn'] !== stateMachineArn)
-      throw new ApiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${String(body['stateMachineArn'])}'`);
+    const machine = definitionOf.get(String(body['stateMachineArn']));
+    if (machine === undefined) throw new ApiError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${String(body['stateMachineArn'])}'`);
     const name = typeof body['name'] === 'string' ? body['name'] : `local-${Date.now()}-${Math.random().toString(36).slice(2, 10)}`;
     if (!NAME_RULE.test(name)) throw new ApiError('InvalidName', `Invalid Name: '${name}'`);
     const input = typeof body['input'] === 'string' ? body['input'] : '{}';
-    const existing = executions.get(name);
+    const executionArn = `arn:aws:states:us-east-1:000000000000:execution:${machine.name}:${name}`;
+    const existing = executions.get(executionArn);
     if (existing !== undefined) {
       if (existing.status === 'RUNNING' && existing.input === input)
         return { executionArn: existing.executionArn, startDate: existing.startDate.getTime() / 1000 };
@@ -75,7 +92,6 @@ export async function startLocalStepFunctionsEndpoint(options: LocalRunOptions &
     } catch {
       throw new ApiError('InvalidExecutionInput', 'Invalid State Machine Execution Input: not JSON');
     }
-    const executionArn = `arn:aws:states:us-east-1:000000000000:execution:${stateMachineName}:${name}`;
     const history: HistoryEvent[] = [];
     const record = (type: string, details: Record<string, unknown> = {}): void => {
       history.push({ id: history.length + 1, previousEventId: history.length, timestamp: Date.now() / 1000, type, ...details });
@@ -83,6 +99,7 @@ export async function startLocalStepFunctionsEndpoint(options: LocalRunOptions &
     record('ExecutionStarted', { executionStartedEventDetails: { input, roleArn: 'arn:aws:iam::000000000000:role/local' } });
     const state: LocalExecutionState = {
       name,
+      stateMachineArn: arnOf(machine.name),
       executionArn,
       input,
       startDate: new Date(),
@@ -91,6 +108,7 @@ export async function startLocalStepFunctionsEndpoint(options: LocalRunOptions &
       history,
       done: runStateMachineLocally(parsed, {
         ...options,
+        ...(machine.definitionFile === undefined ? {} : { definitionFile: machine.definitionFile }),
         executionName: name,
         onProgress: (event) => {
           recordHistory(record, event);
@@ -109,12 +127,12 @@ export async function startLocalStepFunctionsEndpoint(options: LocalRunOptions &
         },
       ),
     };
-    executions.set(name, state);
+    executions.set(executionArn, state);
     return { executionArn, startDate: state.startDate.getTime() / 1000 };
   };
 
   const find = (body: Record<string, unknown>): LocalExecutionState => {
-    const found = [...executions.values()].find((execution) => execution.executionArn === body['executionArn']);
+    const found = executions.get(String(body['executionArn']));
     if (found === undefined) throw new ApiError('ExecutionDoesNotExist', `Execution Does Not Exist: '${String(body['executionArn'])}'`);
     return found;
   };
@@ -125,7 +143,7 @@ export async function startLocalStepFunctionsEndpoint(options: LocalRunOptions &
       const execution = find(body);
       return {
         executionArn: execution.executionArn,
-        stateMachineArn,
+        stateMachineArn: execution.stateMachineArn,
         name: execution.name,
         status: execution.status,
         startDate: execution.startDate.getTime() / 1000,
@@ -174,6 +192,7 @@ export async function startLocalStepFunctionsEndpoint(options: LocalRunOptions &
   return {
     endpoint: `http://127.0.0.1:${port}`,
     stateMachineArn,
+    arnOf,
     executions: () => [...executions.values()],
     async settled() {
       for (;;) {
