@@ -6,7 +6,7 @@
  * hudi-1x-mor-clustering.test.ts run the whole service against Spark.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type ClusteringConfig, DEFAULT_CLUSTERING_CONFIG, resolveClusteringConfig } from '../../lib/clustering/config.js';
@@ -179,6 +179,37 @@ describe('which Hudi 1.x tables clustering writes', () => {
       assert.deepEqual(await names('read_optimized'), expected, 'the merged rows are in the new base files');
     });
   }
+  it('refuses to plan beside a pending log compaction, whose file groups Hudi leaves out, before writing anything', async () => {
+    const dir = tempDir('hudi-1x-mor-logcompaction-');
+    const storage = new LocalStorage(join(dir, 'table'));
+    const props = new Map([
+      ...Object.entries(hudi1xWriteOptions('mor', 'MERGE_ON_READ')),
+      ['hoodie.write.table.version', '9'],
+      ['hoodie.metadata.enable', 'false'],
+    ]);
+    await writeBatch(storage, { input: { file: hudi1xJsonl(dir, [1, 2], 1), format: 'jsonl' }, operation: 'bulk_insert', properties: props });
+    const timeline = join(dir, 'table', '.hoodie', 'timeline');
+    writeFileSync(join(timeline, '29990101000000000.logcompaction.requested'), '');
+    const before = readdirSync(timeline).sort();
+    const engine = await openParquetEngine();
+    try {
+      const table = await HudiTable.open(storage, { mode: 'clustering' });
+      const { config } = resolveClusteringConfig({ event: {} });
+      await assert.rejects(
+        runClusteringJob(table, {
+          mode: 'scheduleAndExecute',
+          config,
+          lock: lockProviderFor(table.config.properties, table.config.name, storage),
+          engine,
+          force: true,
+        }),
+        (error: unknown) => error instanceof UnsupportedTableError && /log compaction 29990101000000000 is pending/.test(error.message),
+      );
+    } finally {
+      await engine.close();
+    }
+    assert.deepEqual(readdirSync(timeline).sort(), before, 'nothing written');
+  });
 });
 
 describe("a Hudi 1.x table's clusterings, found through its layout", () => {
