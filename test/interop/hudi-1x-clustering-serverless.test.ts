@@ -53,7 +53,7 @@ function clusteringPlans(table: string) {
 }
 
 for (const version of HUDI_1X_VERSIONS) {
-  describe(`the serverless clustering on a copy-on-write table Hudi ${version} wrote, judged by Hudi ${version}`, { timeout: 3_600_000 }, () => {
+  describe(`the serverless clustering on tables Hudi ${version} wrote, judged by Hudi ${version}`, { timeout: 3_600_000 }, () => {
     let hudi: HudiHarness;
     let lockTable: string;
     const root = tempDir(`hudi-${version}-cluster-sls-`);
