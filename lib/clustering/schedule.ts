@@ -9,7 +9,7 @@
  * compactions and clusterings, as ClusteringPlanStrategy.getFileSlicesEligibleForClustering takes them.
  */
 
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, UnsupportedTableError } from '../errors.js';
 import type { LockProvider } from '../lock/port.js';
 import { compareLogFileNames } from '../log-format/index.js';
 import { assertMetadataTableKeepable } from '../metadata/index.js';
@@ -122,6 +122,7 @@ export async function schedule(table: HudiTable, config: ClusteringConfig, optio
       }
       const filtered = filterPartitionsWithMissing(scope.partitions, config, now.getHours());
       const partitionPaths = filtered.partitions;
+      if (mergeOnRead) assertNoPendingLogCompaction(current.timeline, storage);
       const pendingFileGroupIds = mergeOnRead
         ? new Set([...view.pendingClusteringFileGroups(), ...(await pendingCompactionFileGroups(current.storage, current.timeline))])
         : view.pendingClusteringFileGroups();
@@ -192,6 +193,20 @@ async function clusteringPlanOf(table: HudiTable, instantTime: string): Promise<
     if (!(error instanceof NotFoundError)) throw error;
     return readClusteringPlan(table.storage, instantTime, TIMELINE_LAYOUT_1).catch(() => undefined);
   }
+}
+
+/**
+ * Hudi leaves the file groups of pending log compactions out of a plan too (getFileSlicesEligibleForClustering); this
+ * build neither reads log compaction plans nor merges their compacted blocks, so it refuses to plan beside one.
+ */
+function assertNoPendingLogCompaction(timeline: Timeline, storage: Storage): void {
+  const completed = new Set(timeline.completed().map((instant) => instant.time));
+  const pending = timeline.pending().find((instant) => instant.action === 'logcompaction' && !completed.has(instant.time));
+  if (pending === undefined) return;
+  throw new UnsupportedTableError(`log compaction ${pending.time} is pending; clustering beside a log compaction is not supported`, {
+    location: storage.uriOf(`${timeline.layout.folder}/${pending.time}.logcompaction.requested`),
+    fix: 'let Hudi complete (or roll back) the log compaction, then retry',
+  });
 }
 
 /** Copy-on-write: every live file group's latest base file. */

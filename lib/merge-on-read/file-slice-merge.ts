@@ -1,9 +1,10 @@
 /**
  * One file slice merged into one local Parquet file, in DuckDB: the base file's rows with the changes of its log
- * records (sliceChanges: blocks of instants completed before `instantTime`, the table's payload class, the outcome per
- * key decided by mergeOutcome) applied in SQL, without the base rows coming into JavaScript. A slice of log files only
- * merges into an empty template of the table schema's columns, typed as Hudi's Avro writer types them. Compaction
- * writes its new base files this way, clustering the merged inputs of its merge-on-read slices.
+ * records (sliceChanges: blocks of instants completed before `instantTime`, merged by the table's payload class or
+ * 1.x merge mode as a snapshot read merges, the outcome per key decided by mergeOutcome) applied in SQL, without the
+ * base rows coming into JavaScript. A slice of log files only merges into an empty template of the table schema's
+ * columns, typed as Hudi's Avro writer types them. Compaction writes its new base files this way, clustering the
+ * merged inputs of its merge-on-read slices.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import type { MergedFileSlice } from '../table/file-system-view.js';
 import { withMetaFields } from '../table/schema.js';
 import type { HudiTable } from '../table/table.js';
 import { logBlockFilter } from './log-record-scanner.js';
-import { sliceChanges, tablePayload } from './snapshot.js';
+import { sliceChanges, tableMerge } from './snapshot.js';
 
 export interface FileSliceMergeInput {
   readonly table: HudiTable;
@@ -65,7 +66,7 @@ export async function mergeFileSlice(input: FileSliceMergeInput): Promise<FileSl
     const changes = await sliceChanges(
       slice,
       { storage: table.storage, config: table.config, timeline: table.timeline, queryInstant: input.instantTime, engine, localBaseFile: () => template },
-      tablePayload(table.storage, table.config),
+      tableMerge(table.storage, table.config),
       logBlockFilter(table.timeline, input.instantTime),
     );
     const footer = input.footer;

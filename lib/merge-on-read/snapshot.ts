@@ -113,11 +113,12 @@ export interface SliceChanges {
  * The changes the logs make to a slice's base file, by the same rule mergeSlice reads with (mergeOutcome): only the
  * base file's ordering values are read, and only when the payload compares against the stored record.
  */
-export async function sliceChanges(slice: MergedFileSlice, context: MergeOnReadContext, payload: RecordPayload, filter: LogBlockFilter): Promise<SliceChanges> {
-  const precombineField = context.config.precombineField;
-  const logs = await scanLogRecords(context.storage, slice.logFiles, { filter, precombineField, engine: context.engine });
+export async function sliceChanges(slice: MergedFileSlice, context: MergeOnReadContext, merge: RecordMerge, filter: LogBlockFilter): Promise<SliceChanges> {
+  const { payload, orderingField: precombineField, eventTimeDeletes } = merge;
+  const logs = await scanLogRecords(context.storage, slice.logFiles, { filter, precombineField, eventTimeDeletes, engine: context.engine });
   const baseOrderings = new Map<string, JsonValue>();
-  if (slice.baseFile !== undefined && precombineField !== undefined && needsBaseOrdering(payload, precombineField) && logs.records.size > 0) {
+  const baseOrderingCounts = needsBaseOrdering(payload, precombineField) || (eventTimeDeletes && precombineField !== undefined);
+  if (slice.baseFile !== undefined && precombineField !== undefined && baseOrderingCounts && logs.records.size > 0) {
     const base = await context.engine.readRows([context.localBaseFile(slice.baseFile.path)], { columns: [KEY_FIELD, precombineField] });
     for (const row of base.rows) {
       const key = String(row[KEY_FIELD]);
@@ -127,7 +128,7 @@ export async function sliceChanges(slice: MergedFileSlice, context: MergeOnReadC
   const upserts: Row[] = [];
   const deletes: string[] = [];
   for (const [key, record] of logs.records) {
-    switch (mergeOutcome(payload, baseOrderings.get(key), record)) {
+    switch (mergeOutcome(payload, baseOrderings.get(key), record, eventTimeDeletes)) {
       case 'log':
         if (record.kind === 'data') upserts.push(record.row);
         break;

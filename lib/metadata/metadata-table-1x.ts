@@ -183,12 +183,13 @@ export class MetadataTable1x {
     if (options.operation === 'archive') return [];
     // Its own archival reads keep.min/max.commits when the write commits: a bad value fails here, before any write.
     if (options.operation === 'write' || options.operation === 'cluster') metadataArchiveRules1x(options.properties);
-    const problems: Problem[] = [...this.openProblems, ...(options.operation === 'write' ? this.writeProblems : [])];
+    // A clustering's partition stats take the latest slices as a write's do, a pending compaction's empty one included.
+    const problems: Problem[] = [...this.openProblems, ...(options.operation === 'write' || options.operation === 'cluster' ? this.writeProblems : [])];
     const timelineLocation = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
     const rebuild = 'a Spark write with hoodie.metadata.enable=false deletes it; a later one with the metadata table on rebuilds it';
     if (options.operation === undefined || !KEPT_OPERATIONS.has(options.operation)) {
       problems.push({
-        problem: `this build writes a Hudi 1.x metadata table only for write commits (delta commits included), copy-on-write clusterings and cleans; its deltacommits for compactions are not built (rollbacks roll them back with the data instant)`,
+        problem: `this build writes a Hudi 1.x metadata table only for write commits (delta commits included), clusterings and cleans; its deltacommits for compactions are not built (rollbacks roll them back with the data instant)`,
         fix: 'pass hoodie.metadata.enable=false to drop the metadata table first (Hudi rebuilds it on its next write with the metadata table on), or run this service with Hudi 1.x',
         location: this.storage.uriOf(PROPERTIES_FILE),
       });

@@ -394,14 +394,14 @@ export type TableAccessMode = 'read' | 'write' | 'delta-write' | 'clustering' | 
  * The services that write Hudi 1.x tables, and on which table types: each was proven against Hudi 1.0.2 and 1.1.1 on
  * Spark (test/interop/hudi-1x-services.test.ts, hudi-1x-writer.test.ts, hudi-1x-archival.test.ts,
  * hudi-1x-clustering.test.ts; merge-on-read: hudi-1x-mor-writer.test.ts, delta commits and their rollback;
- * hudi-1x-mor-services.test.ts, clean and archive; hudi-1x-compaction.test.ts). Merge-on-read clustering waits: its
- * log merging is layout 1's.
+ * hudi-1x-mor-services.test.ts, clean and archive; hudi-1x-compaction.test.ts; hudi-1x-mor-clustering.test.ts,
+ * clustering that merges each slice's log files, named by their delta commits, into the new base files).
  */
 const HUDI_1X_WRITE_MODES: ReadonlyMap<TableAccessMode, readonly TableType[]> = new Map([
   ['clean', ['COPY_ON_WRITE', 'MERGE_ON_READ']],
   ['delta-write', ['COPY_ON_WRITE', 'MERGE_ON_READ']],
   ['archive', ['COPY_ON_WRITE', 'MERGE_ON_READ']],
-  ['clustering', ['COPY_ON_WRITE']],
+  ['clustering', ['COPY_ON_WRITE', 'MERGE_ON_READ']],
   // test/interop/hudi-1x-compaction.test.ts; with the metadata table off (lib/metadata refuses a 1.x one on MOR).
   ['write', ['MERGE_ON_READ']],
 ]);

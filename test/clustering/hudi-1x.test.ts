@@ -1,18 +1,23 @@
 /**
  * Clustering's Hudi 1.x pieces without Spark: the plan's 1.x encoding checked against the plans Hudi 1.0.2 and 1.1.1
  * wrote into the fixture tables (test/fixtures/hudi-1x-tables), the Java HashSet order Hudi 1.x gives incremental
- * partitions and missingSchedulePartitions, the plan's missing partitions, and which 1.x tables clustering accepts.
- * test/interop/hudi-1x-clustering.test.ts runs the whole service against Spark.
+ * partitions and missingSchedulePartitions, the plan's missing partitions, which 1.x tables clustering accepts, and a
+ * merge-on-read table of ours clustered with its log files merged. test/interop/hudi-1x-clustering.test.ts and
+ * hudi-1x-mor-clustering.test.ts run the whole service against Spark.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { type ClusteringConfig, DEFAULT_CLUSTERING_CONFIG } from '../../lib/clustering/config.js';
+import { type ClusteringConfig, DEFAULT_CLUSTERING_CONFIG, resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { assertClusteringRollbackSupported, loadClusteringInstant } from '../../lib/clustering/instant.js';
+import { runClusteringJob } from '../../lib/clustering/job.js';
 import { buildClusteringPlan, type FileSliceInput, javaHashSetOrder } from '../../lib/clustering/plan-strategy.js';
 import { describeClusteringPlans } from '../../lib/clustering/show.js';
+import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import { UnsupportedTableError } from '../../lib/errors.js';
+import { lockProviderFor } from '../../lib/lock/index.js';
+import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { assertSupported, tableConfigFromProperties } from '../../lib/table/config.js';
 import { parseJavaProperties } from '../../lib/table/properties.js';
@@ -20,7 +25,8 @@ import { HudiTable } from '../../lib/table/table.js';
 import { decodeRequestedReplaceMetadata, decodeWithWriterSchema } from '../../lib/timeline/avro-files.js';
 import { decodeClusteringPlan, encodeClusteringPlan } from '../../lib/timeline/clustering-plan.js';
 import { TIMELINE_LAYOUT_1, timelineLayout2 } from '../../lib/timeline/layout.js';
-import { HUDI_1X_VERSIONS, writerSchemaText } from '../helpers/hudi-1x-fixtures.js';
+import { writeBatch } from '../../lib/writer/write-client.js';
+import { HUDI_1X_VERSIONS, hudi1xJsonl, hudi1xWriteOptions, writerSchemaText } from '../helpers/hudi-1x-fixtures.js';
 import { tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'hudi-1x-tables');
@@ -129,15 +135,81 @@ describe('which Hudi 1.x tables clustering writes', () => {
       const path = join(FIXTURES, version, type, 'hoodie.properties');
       return tableConfigFromProperties(parseJavaProperties(readFileSync(path, 'utf8'), path), path);
     };
-    it(`clusters Hudi ${version}'s copy-on-write tables and refuses its merge-on-read ones by name`, () => {
+    it(`clusters Hudi ${version}'s copy-on-write and merge-on-read tables`, () => {
       assert.doesNotThrow(() => assertSupported(configOf('cow'), 'cow', 'clustering'));
-      assert.throws(
-        () => assertSupported(configOf('mor'), 'mor', 'clustering'),
-        (error: unknown) =>
-          error instanceof UnsupportedTableError && /clustering of a MERGE_ON_READ table/.test(error.message) && /COPY_ON_WRITE/.test(error.message),
-      );
+      assert.doesNotThrow(() => assertSupported(configOf('mor'), 'mor', 'clustering'));
     });
   }
+  for (const tableVersion of [8, 9]) {
+    it(`clusters a version ${tableVersion} merge-on-read table we wrote: its log files merged into the new base files`, async () => {
+      const dir = tempDir(`hudi-1x-mor-cluster-${tableVersion}-`);
+      const storage = new LocalStorage(join(dir, 'table'));
+      const props = new Map([
+        ...Object.entries(hudi1xWriteOptions('mor', 'MERGE_ON_READ')),
+        ['hoodie.write.table.version', String(tableVersion)],
+        ['hoodie.metadata.enable', 'false'],
+      ]);
+      const write = (operation: 'bulk_insert' | 'upsert' | 'delete', ids: number[], at: number) =>
+        writeBatch(storage, { input: { file: hudi1xJsonl(dir, ids, at), format: 'jsonl' }, operation, properties: props });
+      await write('bulk_insert', [1, 2, 3, 4], 1);
+      // Log files: id 3 updated, id 4 deleted (an update ordered before the stored one, test/interop/hudi-1x-mor-clustering).
+      await write('upsert', [3], 2);
+      await write('delete', [4], 3);
+      const before = await HudiTable.open(storage);
+      assert.equal(before.config.version, tableVersion);
+      const expected = (await readSnapshot(before)).rows.map((row) => row['name']).sort();
+      assert.deepEqual(expected, ['v1-1', 'v1-2', 'v2-3']);
+      assert.ok(
+        readdirSync(join(dir, 'table', '2024-01-01')).some((name) => name.includes('.log.')),
+        'log files to merge',
+      );
+      const engine = await openParquetEngine();
+      try {
+        const table = await HudiTable.open(storage, { mode: 'clustering' });
+        const { config } = resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.sort.columns': 'id' } });
+        const lock = lockProviderFor(table.config.properties, table.config.name, storage);
+        const run = await runClusteringJob(table, { mode: 'scheduleAndExecute', config, lock, engine, force: true, properties: props });
+        assert.equal(run.commit?.outcome, 'committed');
+      } finally {
+        await engine.close();
+      }
+      const after = await HudiTable.open(storage);
+      const names = async (queryType: QueryType) => (await readSnapshot(after, { queryType })).rows.map((row) => row['name']).sort();
+      assert.deepEqual(await names('snapshot'), expected);
+      assert.deepEqual(await names('read_optimized'), expected, 'the merged rows are in the new base files');
+    });
+  }
+  it('refuses to plan beside a pending log compaction, whose file groups Hudi leaves out, before writing anything', async () => {
+    const dir = tempDir('hudi-1x-mor-logcompaction-');
+    const storage = new LocalStorage(join(dir, 'table'));
+    const props = new Map([
+      ...Object.entries(hudi1xWriteOptions('mor', 'MERGE_ON_READ')),
+      ['hoodie.write.table.version', '9'],
+      ['hoodie.metadata.enable', 'false'],
+    ]);
+    await writeBatch(storage, { input: { file: hudi1xJsonl(dir, [1, 2], 1), format: 'jsonl' }, operation: 'bulk_insert', properties: props });
+    const timeline = join(dir, 'table', '.hoodie', 'timeline');
+    writeFileSync(join(timeline, '29990101000000000.logcompaction.requested'), '');
+    const before = readdirSync(timeline).sort();
+    const engine = await openParquetEngine();
+    try {
+      const table = await HudiTable.open(storage, { mode: 'clustering' });
+      const { config } = resolveClusteringConfig({ event: {} });
+      await assert.rejects(
+        runClusteringJob(table, {
+          mode: 'scheduleAndExecute',
+          config,
+          lock: lockProviderFor(table.config.properties, table.config.name, storage),
+          engine,
+          force: true,
+        }),
+        (error: unknown) => error instanceof UnsupportedTableError && /log compaction 29990101000000000 is pending/.test(error.message),
+      );
+    } finally {
+      await engine.close();
+    }
+    assert.deepEqual(readdirSync(timeline).sort(), before, 'nothing written');
+  });
 });
 
 describe("a Hudi 1.x table's clusterings, found through its layout", () => {

@@ -4,7 +4,8 @@
  * Spark: the table is uploaded, the state machine plans, executes and commits a clustering (then cleans and, with
  * hoodie.archive.automatic=false, skips archiving), and the table, downloaded, holds layout 2's clustering files, the
  * plan Hudi's run_clustering makes on a local copy, and the rows Spark read before. With Hudi's default metadata
- * table on, the commit step keeps it: Spark reads the downloaded table with it on and off as we do.
+ * table on, the commit step keeps it: Spark reads the downloaded table with it on and off as we do; so it does for a
+ * merge-on-read table whose slices have log files (upserts, a delete), read-optimized then reading the merged rows.
  */
 import assert from 'node:assert/strict';
 import { cpSync, readdirSync, readFileSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { runStateMachineLocally } from '../../lib/serverless/local/index.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { decodeClusteringPlan } from '../../lib/timeline/clustering-plan.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { HUDI_1X_VERSIONS } from '../helpers/hudi-1x-fixtures.js';
+import { HUDI_1X_VERSIONS, hudi1xMorWrite } from '../helpers/hudi-1x-fixtures.js';
 import { assertMetadata1xAgrees, assertMirroredBefore } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath } from '../helpers/s3.js';
@@ -52,7 +53,7 @@ function clusteringPlans(table: string) {
 }
 
 for (const version of HUDI_1X_VERSIONS) {
-  describe(`the serverless clustering on a copy-on-write table Hudi ${version} wrote, judged by Hudi ${version}`, { timeout: 3_600_000 }, () => {
+  describe(`the serverless clustering on tables Hudi ${version} wrote, judged by Hudi ${version}`, { timeout: 3_600_000 }, () => {
     let hudi: HudiHarness;
     let lockTable: string;
     const root = tempDir(`hudi-${version}-cluster-sls-`);
@@ -72,6 +73,33 @@ for (const version of HUDI_1X_VERSIONS) {
           .send(new DeleteTableCommand({ TableName: lockTable }))
           .catch(() => undefined);
     });
+
+    /**
+     * Upload `source` (a table with Hudi's default metadata table), run the state machine with `properties`, download
+     * the table: its clustering committed, the metadata table's deltacommit before it, and Spark and we agree on it.
+     */
+    async function clusterKeepingMetadata(source: string, name: string, properties: Record<string, string>): Promise<string> {
+      const tablePath = await s3TablePath(`hudi-${version.replace(/\./g, '')}-cluster-sls-${name}`);
+      const storage = openStorage(tablePath);
+      await uploadFiles(source, storage);
+      const execution = await runStateMachineLocally(
+        { tablePath },
+        { functionsDir: ensureBundles(), retryPauseMs: 20, environment: { LOCK_TABLE: lockTable, CLUSTERING_PROPERTIES: JSON.stringify(properties) } },
+      );
+      assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
+      const output = execution.output as TableServicesOutput;
+      assert.equal(output.clustering?.status, 'COMMITTED', JSON.stringify(output));
+      const mine = join(root, `mine_${name}`);
+      await downloadTable(storage, mine);
+      assertMirroredBefore(mine, output.clustering.instant, 'replacecommit');
+      await hudi.sql('SET hoodie.metadata.enable=true');
+      try {
+        await assertMetadata1xAgrees(hudi, mine, `the serverless clustering ${output.clustering.instant}`);
+      } finally {
+        await hudi.sql('SET hoodie.metadata.enable=false');
+      }
+      return mine;
+    }
 
     it("plans, executes and commits on S3: Hudi's plan groups, layout 2's files, the rows Spark read before", async () => {
       const rowsBefore = withoutFileName((await hudi.read(source, READ)).rows);
@@ -121,28 +149,26 @@ for (const version of HUDI_1X_VERSIONS) {
         });
       }
       const rowsBefore = withoutFileName((await hudi.read(withMetadata, READ)).rows);
-      const tablePath = await s3TablePath(`hudi-${version.replace(/\./g, '')}-cluster-sls-mdt`);
-      const storage = openStorage(tablePath);
-      await uploadFiles(withMetadata, storage);
       const { 'hoodie.metadata.enable': _off, ...keepingIt } = PROPERTIES;
-      const execution = await runStateMachineLocally(
-        { tablePath },
-        { functionsDir: ensureBundles(), retryPauseMs: 20, environment: { LOCK_TABLE: lockTable, CLUSTERING_PROPERTIES: JSON.stringify(keepingIt) } },
-      );
-      assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
-      const output = execution.output as TableServicesOutput;
-      assert.equal(output.clustering?.status, 'COMMITTED', JSON.stringify(output));
-
-      const mine = join(root, 'mine_mdt');
-      await downloadTable(storage, mine);
-      assertMirroredBefore(mine, output.clustering.instant, 'replacecommit');
-      await hudi.sql('SET hoodie.metadata.enable=true');
-      try {
-        await assertMetadata1xAgrees(hudi, mine, `the serverless clustering ${output.clustering.instant}`);
-      } finally {
-        await hudi.sql('SET hoodie.metadata.enable=false');
-      }
+      const mine = await clusterKeepingMetadata(withMetadata, 'mdt', keepingIt);
       assert.deepEqual(withoutFileName((await hudi.read(mine, READ)).rows), rowsBefore);
+    });
+
+    it("on a merge-on-read table with log files and Hudi's default metadata table: the rows and metadata Spark reads", async () => {
+      const mor = join(root, 'source_mor');
+      const write = (ids: number[], at: number, extra: Record<string, string> = {}) =>
+        hudi1xMorWrite(hudi, mor, 'mor_sls', ids, at, { 'hoodie.metadata.enable': 'true', 'hoodie.compact.inline': 'false', ...extra });
+      await write([1, 2, 3, 4], 1);
+      await write([5, 6, 7, 8], 1);
+      await write([1, 6], 2);
+      await write([3], 3, { 'hoodie.datasource.write.operation': 'delete' });
+      const rowsBefore = withoutFileName((await hudi.read(mor, READ)).rows);
+      const properties = { 'hoodie.clustering.plan.strategy.sort.columns': 'id', 'hoodie.archive.automatic': 'false' };
+      const mine = await clusterKeepingMetadata(mor, 'mor', properties);
+      assert.equal(clusteringPlans(mine).length, 1);
+      assert.deepEqual(withoutFileName((await hudi.read(mine, READ)).rows), rowsBefore);
+      const readOptimized = await hudi.read(mine, { options: { ...READ.options, 'hoodie.datasource.query.type': 'read_optimized' } });
+      assert.deepEqual(withoutFileName(readOptimized.rows), rowsBefore, 'every slice clustered: read-optimized reads the merged rows');
     });
   });
 }

@@ -171,14 +171,15 @@ for (const version of HUDI_1X_VERSIONS) {
     it('a write service refuses the table before writing anything, naming its version or its metadata table', () => {
       // The writer, the cleaner and clustering keep a 1.x copy-on-write table's metadata table
       // (test/interop/hudi-1x-metadata-writes.test.ts, hudi-1x-metadata-clustering.test.ts); the writer, the cleaner
-      // and the archiver also merge-on-read ones (hudi-1x-mor-writer.test.ts, hudi-1x-mor-services.test.ts).
-      // Compaction runs on merge-on-read tables without the metadata table (hudi-1x-compaction.test.ts): this one
-      // has Spark's, and a compaction Spark scheduled.
+      // the archiver and clustering also merge-on-read ones (hudi-1x-mor-writer.test.ts, hudi-1x-mor-services.test.ts,
+      // hudi-1x-mor-clustering.test.ts), but not beside a pending compaction with partition_stats on. Compaction runs
+      // on merge-on-read tables without the metadata table (hudi-1x-compaction.test.ts): this one has Spark's, and a
+      // compaction Spark scheduled.
       for (const [path, args, refusal] of [
         [
           mor,
           ['cluster', mor, '--mode', 'scheduleAndExecute', '--props', propertiesFile(hudi1xWriteOptions('mor', 'MERGE_ON_READ'))],
-          new RegExp(`clustering of a MERGE_ON_READ table at table version ${tableVersion} .* is not supported yet`),
+          /compaction \d{17} is pending: Hudi's partition stats then cover the empty file slices it starts/,
         ],
         [
           mor,

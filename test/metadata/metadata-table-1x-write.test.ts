@@ -54,10 +54,7 @@ for (const release of ['1.0.2', '1.1.1']) {
       const table = await open(copy(release));
       assert.deepEqual(problemsOf(table, { operation: 'write' }), []);
       assert.deepEqual(problemsOf(table, { operation: 'cluster' }), []);
-      assert.match(
-        problemsOf(table, { operation: 'other' }).join('\n'),
-        /only for write commits \(delta commits included\), copy-on-write clusterings and cleans/,
-      );
+      assert.match(problemsOf(table, { operation: 'other' }).join('\n'), /only for write commits \(delta commits included\), clusterings and cleans/);
       const compaction = problemsOf(table, { operation: 'write', properties: new Map([['hoodie.metadata.compact.max.delta.commits', '3']]) });
       assert.deepEqual(compaction, [], 'a due compaction is run, not refused');
       const archivalOnClean = problemsOf(table, { operation: 'clean', properties: new Map([['hoodie.keep.max.commits', '2']]) });
