@@ -1,9 +1,10 @@
 /**
  * `hudi-serverless doctor <table>` finds each damage the tests inflict on a table and names its repair: a deleted
- * base file, a failed write, an abandoned clustering plan, a partition of small files; a healthy table exits 0.
+ * base file, a failed write, an abandoned clustering plan, a partition of small files, files past retention and a
+ * timeline past the archival bounds; a healthy table exits 0, and `--fix` applies the safe repairs.
  */
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { doctorTable } from '../../lib/status/doctor.js';
@@ -88,5 +89,69 @@ describe('doctor', () => {
     assert.match(bySubject.get('p1')!.finding, /3 of 3 base files are smaller than/);
     assert.match(bySubject.get('p1')!.repair!, /cluster .* --mode scheduleAndExecute/);
     assert.equal(runCli(['doctor', table]).code, 3);
+  });
+
+  it('files past retention and a timeline past the archival bounds are warnings; --fix heals, cleans and archives (exit 0 after)', async () => {
+    const table = join(tempDir(), 't');
+    // The services that follow a commit are off, so old slices and instants pile up as on a table nothing maintains.
+    const noServices = { 'hoodie.metadata.enable': 'false', 'hoodie.clean.automatic': 'false', 'hoodie.archive.automatic': 'false' };
+    for (let i = 0; i < 6; i++) await write(table, [1, 2], noServices);
+    const props = join(tempDir('doctor-props-'), 'job.properties');
+    writeFileSync(props, 'hoodie.cleaner.commits.retained=1\nhoodie.keep.min.commits=2\nhoodie.keep.max.commits=3\nhoodie.metadata.enable=false\n');
+    const properties = new Map([
+      ['hoodie.cleaner.commits.retained', '1'],
+      ['hoodie.keep.min.commits', '2'],
+      ['hoodie.keep.max.commits', '3'],
+    ]);
+
+    // Under Hudi's defaults (10 commits retained, 20–30 kept) nothing is due; under the job's keys both are.
+    assert.deepEqual(
+      (await doctor(table)).findings.filter((f) => f.check === 'retention' || f.check === 'archival'),
+      [],
+    );
+    const report = await doctorTable(await HudiTable.open(openStorage(table)), { properties });
+    const byCheck = new Map(report.findings.map((f) => [f.check, f]));
+    assert.equal(byCheck.get('retention')?.severity, 'warning');
+    assert.match(byCheck.get('retention')!.finding, /^\d+ file\(s\) are past retention \(KEEP_LATEST_COMMITS/);
+    assert.deepEqual(byCheck.get('retention')!.fix, { kind: 'clean' });
+    assert.equal(byCheck.get('archival')?.severity, 'warning');
+    assert.match(byCheck.get('archival')!.finding, /instant\(s\) are past the archival bounds \(6 completed commits active; hoodie.keep.max.commits 3\)/);
+
+    // A failed write older than every commit holds the cleaner and the archiver back (neither passes a pending
+    // instant): only the failed write is reported, and --fix heals it first, then cleans, then archives.
+    writeFileSync(join(table, '.hoodie/20200101000000000.commit.requested'), '');
+    writeFileSync(join(table, '.hoodie/20200101000000000.inflight'), '');
+    const held = await doctorTable(await HudiTable.open(openStorage(table)), { properties });
+    assert.deepEqual(held.findings.map((f) => f.check).sort(), ['pending-instant']);
+    const before = readdirSync(join(table, '.hoodie')).length;
+
+    const cli = runCli(['doctor', table, '--props', props, '--fix', '--json']);
+    assert.equal(cli.code, 0, cli.stdout + cli.stderr);
+    const result = JSON.parse(cli.stdout) as { applied: { fix: { kind: string; instant?: string }; outcome: string }[]; after: { findings: unknown[] } };
+    assert.deepEqual(
+      result.applied.map((r) => [r.fix.kind, r.fix.instant, r.outcome]),
+      [
+        ['rollback', '20200101000000000', 'applied'],
+        ['clean', undefined, 'applied'],
+        ['archive', undefined, 'applied'],
+      ],
+    );
+    assert.deepEqual(result.after.findings, []);
+    // Rolled back, cleaned and archived: the failed write's files gone, fewer active instants, the same rows.
+    const fixed = await HudiTable.open(openStorage(table));
+    assert.equal(fixed.timeline.pending().length, 0);
+    assert.ok(readdirSync(join(table, '.hoodie')).length < before);
+    // The archiver keeps hoodie.keep.min.commits of them active.
+    assert.equal(fixed.timeline.completed().filter((i) => i.action === 'commit').length, 2);
+    const rows = runCli(['read', table]);
+    assert.equal(rows.code, 0, rows.stderr);
+    assert.deepEqual(
+      rows.stdout
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { id: number }).id)
+        .sort(),
+      [1, 2],
+    );
   });
 });
