@@ -65,6 +65,7 @@ const RUNS: readonly Run[] = [
   { name: 'clean', table: 'COPY_ON_WRITE', args: (t, p) => ['clean', t, '--props', p, '--json'] },
   { name: 'archive --dry-run', table: 'COPY_ON_WRITE', args: (t, p) => ['archive', t, '--props', p, '--dry-run', '--json'] },
   { name: 'archive', table: 'COPY_ON_WRITE', args: (t, p) => ['archive', t, '--props', p, '--json'] },
+  { name: 'doctor --fix', table: 'COPY_ON_WRITE', args: (t, p) => ['doctor', t, '--props', p, '--fix', '--json'] },
 ];
 
 type Outcome =
