@@ -10,7 +10,7 @@ import { archivalConfigFromProperties } from '../archival/config.js';
 import { cleanConfigFromProperties } from '../cleaner/config.js';
 import { planClean } from '../cleaning/schedule.js';
 import { HudiError, MissingFileError } from '../errors.js';
-import { checkMetadataTable } from '../metadata/check.js';
+import { checkMetadataTable, type IndexMismatch } from '../metadata/check.js';
 import { pendingWriterAlive } from '../rollback/rollback.js';
 import type { HudiTable } from '../table/table.js';
 import { parseInstantTime } from '../timeline/instant.js';
@@ -110,6 +110,26 @@ export async function doctorTable(table: HudiTable, options: DoctorOptions = {})
         check: 'metadata-table',
         subject: log.path,
         finding: `log blocks of instant(s) ${log.instants.join(', ')} written onto a superseded slice (the latest begins at ${log.latestBaseInstant})`,
+        repair,
+      });
+    }
+    const byFile = new Map<string, IndexMismatch[]>();
+    for (const m of metadata.indexMismatches) {
+      const key = JSON.stringify([m.partition, m.path]);
+      (byFile.get(key) ?? byFile.set(key, []).get(key)!).push(m);
+    }
+    for (const [key, mismatches] of byFile) {
+      const [partition, subject] = JSON.parse(key) as [string, string];
+      const what = mismatches.map((m) =>
+        m.field === 'missing'
+          ? 'no record for the file'
+          : `${m.column === undefined ? '' : `${m.column}.`}${m.field}: ${m.inMetadata} in the metadata table, ${m.inFile} in the file`,
+      );
+      findings.push({
+        severity: 'error',
+        check: 'metadata-table',
+        subject,
+        finding: `${partition} disagrees with the file's footer: ${what.slice(0, 3).join('; ')}${what.length > 3 ? `; and ${what.length - 3} more` : ''}`,
         repair,
       });
     }

@@ -4,15 +4,18 @@
  * timeline past the archival bounds; a healthy table exits 0, and `--fix` applies the safe repairs.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { doctorTable } from '../../lib/status/doctor.js';
 import { openStorage } from '../../lib/storage/index.js';
+import { newTableOptionsFromWriteProperties } from '../../lib/table/config.js';
+import { createTable } from '../../lib/table/init.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { encodeTimelineAvro } from '../../lib/timeline/avro-files.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { runCli } from '../helpers/cli.js';
+import { initMetadataTable } from '../helpers/metadata-table.js';
 import { tempDir } from '../helpers/paths.js';
 import { clusteringPlanOf } from '../helpers/synthetic-table.js';
 
@@ -153,5 +156,37 @@ describe('doctor', () => {
         .sort(),
       [1, 2],
     );
+  });
+
+  it('column stats and bloom filters out of step with a base file are errors naming the column and the repair', async () => {
+    const table = join(tempDir(), 't');
+    // A metadata table with both indexes, as Hudi initializes it on a new table; our writes keep it.
+    await createTable(openStorage(table), newTableOptionsFromWriteProperties(new Map(Object.entries(PROPS)), 'test'));
+    await initMetadataTable(openStorage(table), ['files', 'column_stats', 'bloom_filters']);
+    const indexes = { 'hoodie.parquet.small.file.limit': '0' };
+    const first = await write(table, [1, 2], indexes);
+    const second = await write(table, [7, 8], indexes);
+    const metadataFindings = (report: Awaited<ReturnType<typeof doctor>>) => report.findings.filter((f) => f.check === 'metadata-table');
+    assert.deepEqual(metadataFindings(await doctor(table)), [], 'a table whose indexes match its files');
+    // A base file overwritten in place by another one (a bad copy, a restore of the wrong object): same name,
+    // so the listing still agrees, but its footer is not the one the indexes were built from.
+    const damaged = String(first.stats[0]!.path);
+    copyFileSync(join(table, String(second.stats[0]!.path)), join(table, damaged));
+    const report = await doctor(table);
+    assert.equal(report.worst, 'error');
+    const about = report.findings.filter((f) => f.subject === damaged);
+    assert.deepEqual(about.map((f) => f.finding.split(':')[0]).sort(), [
+      "bloom_filters disagrees with the file's footer",
+      "column_stats disagrees with the file's footer",
+    ]);
+    assert.match(about.find((f) => f.finding.startsWith('column_stats'))!.finding, /id\.maxValue: .*2.* in the metadata table, .*8.* in the file/);
+    assert.ok(about.every((f) => /metadata .* drop/.test(f.repair!)));
+    assert.deepEqual(
+      metadataFindings(report).filter((f) => f.subject !== damaged),
+      [],
+    );
+    const cli = runCli(['metadata', table, 'check']);
+    assert.equal(cli.code, 1);
+    assert.ok((JSON.parse(cli.stdout) as { indexMismatches: unknown[] }).indexMismatches.length > 0);
   });
 });
