@@ -10,6 +10,7 @@ import { checkMetadataTable, dropMetadataTable } from '../metadata/check.js';
 import { parseQueryType, readSnapshot } from '../read/reader.js';
 import { rollbackInstant } from '../rollback/rollback.js';
 import { doctorExitCode, doctorTable, formatDoctorReport } from '../status/doctor.js';
+import { doctorFix, formatDoctorFix } from '../status/fix.js';
 import { formatTableStatus, tableStatus } from '../status/status.js';
 import { openStorage } from '../storage/index.js';
 import { newTableOptionsFromWriteProperties } from '../table/config.js';
@@ -18,7 +19,7 @@ import { HudiTable, withTableLock } from '../table/table.js';
 import { loadArchivedHistory } from '../timeline/archived/history.js';
 import { writeBatch } from '../writer/write-client.js';
 import { parseWriteOperation } from '../writer/write-config.js';
-import { type Command, out, parseCommandArgs, readPropsFile } from './args.js';
+import { type Command, err, out, parseCommandArgs, readPropsFile } from './args.js';
 import { archiveCommand, cleanCommand, showCleanCommand } from './clean-commands.js';
 import { clusterCommand, showClusteringCommand } from './cluster-commands.js';
 import { compactCommand, showCompactionCommand } from './compact-commands.js';
@@ -102,14 +103,27 @@ const status: Command = {
 const doctor: Command = {
   name: 'doctor',
   summary:
-    'check a table: missing files, the metadata table, failed writes and abandoned plans, small files; each finding names its repair (exit 0 healthy, 3 warnings, 4 errors)',
-  usage: 'doctor <table> [--json]',
+    'check a table: missing files, the metadata table, failed writes and abandoned plans, files past retention, the archival bounds, small files; each finding names its repair, --fix applies the safe ones (exit 0 healthy, 3 warnings, 4 errors)',
+  usage: 'doctor <table> [--props FILE] [--fix] [--json]   (--fix: roll back failed writes, clean, archive; then check again)',
   async run(args) {
-    const { values, positionals } = parseCommandArgs('doctor', args, { json: { type: 'boolean' } }, ['table']);
-    const report = await doctorTable(await HudiTable.open(openStorage(positionals[0]!)));
-    if (values.json) out(JSON.stringify(report));
-    else process.stdout.write(formatDoctorReport(report));
-    return doctorExitCode(report);
+    const { values, positionals } = parseCommandArgs('doctor', args, { props: { type: 'string' }, fix: { type: 'boolean' }, json: { type: 'boolean' } }, [
+      'table',
+    ]);
+    const storage = openStorage(positionals[0]!);
+    const properties = values.props === undefined ? new Map<string, string>() : await readPropsFile(values.props);
+    const options = { properties, ...(values.props === undefined ? {} : { propertiesLocation: values.props }) };
+    if (values.fix !== true) {
+      const report = await doctorTable(await HudiTable.open(storage), options);
+      if (values.json) out(JSON.stringify(report));
+      else process.stdout.write(formatDoctorReport(report));
+      return doctorExitCode(report);
+    }
+    const table = await HudiTable.open(storage);
+    const lock = lockProviderFor(new Map([...table.config.properties, ...properties]), table.config.name, storage);
+    const result = await doctorFix(storage, { ...options, lock, onProgress: err });
+    if (values.json) out(JSON.stringify(result));
+    else process.stdout.write(formatDoctorFix(result));
+    return doctorExitCode(result.after);
   },
 };
 

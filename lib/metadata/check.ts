@@ -4,20 +4,25 @@
  * Builds before the one instant-time grammar could not see metadata compactions at suffixed times longer than 20
  * digits (`<T>011001`), and appended their deltacommits to the slice such a compaction had superseded, where Hudi's
  * readers never look: those log files are "stranded". The check finds them, and independently compares the Parquet
- * files `files` lists with the committed ones on storage. The repair is Hudi's own: drop the metadata table
+ * files `files` lists with the committed ones on storage, and `column_stats` and `bloom_filters` with their footers. The repair is Hudi's own: drop the metadata table
  * (hoodie.properties first, then the folder; readers go back to listing storage), and the next Hudi writer with its
  * default hoodie.metadata.enable=true rebuilds it from a listing.
  */
 import { iterateLogBlocks, type LogFile } from '../log-format/index.js';
+import { twosComplementToBigint, type WrappedValue } from '../log-format/value-wrappers.js';
+import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import type { TableConfig } from '../table/config.js';
 import { joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
 import { listPartitions } from '../table/table.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import { loadTimeline } from '../timeline/timeline.js';
+import { columnRangesFromFooter } from './column-stats.js';
 import { applyMetadataTableWriteConfig } from './disable.js';
+import { footerBloomFilterBytes, readStoredFooter } from './footers.js';
 import { METADATA_ENABLE } from './keys.js';
-import { MetadataTable } from './metadata-table.js';
+import { MetadataTable, type MetadataTableReader } from './metadata-table.js';
+import { type BloomFilterMetadata, bloomFilterRecord, type ColumnStatsMetadata, columnStatsRecord, deletedColumnRange } from './records.js';
 import { METADATA_0X_TIMELINE_LAYOUT } from './timeline.js';
 
 /** A log file of a superseded slice holding blocks written after the slice that replaced it began. */
@@ -39,8 +44,29 @@ export interface MetadataCheckReport {
   readonly missingFromStorage: readonly string[];
   /** Problems that keep this build from committing to it (MetadataTable.problems), as sentences. */
   readonly problems: readonly string[];
+  /**
+   * Where `column_stats` or `bloom_filters` disagree with a listed base file's footer (what the validator's
+   * all-column-stats and bloom-filters checks compare), when the table has those partitions.
+   */
+  readonly indexMismatches: readonly IndexMismatch[];
   readonly ok: boolean;
 }
+
+export interface IndexMismatch {
+  readonly partition: 'column_stats' | 'bloom_filters';
+  /** The base file (`partition/name`). */
+  readonly path: string;
+  /** The column, for column_stats. */
+  readonly column?: string;
+  /** What differs: a field of the range, `missing` (no bloom filter record for the file), or `filter` (its bytes). */
+  readonly field: string;
+  readonly inMetadata: string;
+  readonly inFile: string;
+}
+
+/** Footers read at once while comparing the indexes (each a ranged read or two on S3). */
+const FOOTER_CONCURRENCY = 16;
+const RANGE_FIELDS = ['minValue', 'maxValue', 'nullCount', 'valueCount', 'totalSize', 'totalUncompressedSize'] as const;
 
 /** Check the metadata table of the table at `storage`; undefined when the table has none. Reads only. */
 export async function checkMetadataTable(storage: Storage): Promise<MetadataCheckReport | undefined> {
@@ -60,6 +86,7 @@ export async function checkMetadataTable(storage: Storage): Promise<MetadataChec
   }
   const missingFromMetadata: string[] = [];
   const missingFromStorage: string[] = [];
+  const indexMismatches: IndexMismatch[] = [];
   // The listing comparison needs a readable `files` partition; the problems say why when it is not.
   if (problems.length === 0) {
     const dataTimeline = await loadTimeline(storage, METADATA_0X_TIMELINE_LAYOUT);
@@ -79,14 +106,137 @@ export async function checkMetadataTable(storage: Storage): Promise<MetadataChec
     }
     for (const path of stored) if (!listed.has(path)) missingFromMetadata.push(path);
     for (const path of listed) if (!stored.has(path)) missingFromStorage.push(path);
+    const both = [...listed].filter((path) => stored.has(path) && path.endsWith('.parquet')).sort();
+    indexMismatches.push(...(await compareIndexes(storage, table, reader, both)));
   }
   return {
     stranded,
     missingFromMetadata: missingFromMetadata.sort(),
     missingFromStorage: missingFromStorage.sort(),
     problems,
-    ok: stranded.length === 0 && missingFromMetadata.length === 0 && missingFromStorage.length === 0 && problems.length === 0,
+    indexMismatches,
+    ok: stranded.length === 0 && missingFromMetadata.length === 0 && missingFromStorage.length === 0 && problems.length === 0 && indexMismatches.length === 0,
   };
+}
+
+/**
+ * `column_stats` and `bloom_filters` against each base file's footer: the records a commit of that file would write
+ * now (the same conversion as the writer's) against the merged records the table holds. Column stats are compared
+ * for the columns the table indexes for that file (its records name them): a file without any (Hudi writes none for
+ * a file of no rows) only reads less selectively. A file whose footer has a bloom filter the table lacks is missing.
+ */
+async function compareIndexes(storage: Storage, table: MetadataTable, reader: MetadataTableReader, paths: readonly string[]): Promise<IndexMismatch[]> {
+  const wantStats = table.fileGroups.has('column_stats');
+  const wantBloom = table.fileGroups.has('bloom_filters');
+  if (paths.length === 0 || (!wantStats && !wantBloom)) return [];
+  // Column stats by file name, keyed as the table keys them (partition, file, column); bloom filters by key.
+  const stats = new Map<string, Map<string, ColumnStatsMetadata & { readonly columnName: string }>>();
+  const blooms = new Map<string, BloomFilterMetadata>();
+  if (wantStats) {
+    for (const [key, record] of await reader.readPartition('column_stats')) {
+      const held = record.type === 3 ? record.columnStats : undefined;
+      const { fileName, columnName } = held ?? { fileName: null, columnName: null };
+      if (held === undefined || fileName === null || columnName === null) continue;
+      (stats.get(fileName) ?? stats.set(fileName, new Map()).get(fileName)!).set(key, { ...held, columnName });
+    }
+  }
+  if (wantBloom) for (const [key, record] of await reader.readPartition('bloom_filters')) if (record.type === 4) blooms.set(key, record.bloomFilter);
+  const mismatches: IndexMismatch[] = [];
+  await mapWithConcurrency(paths, FOOTER_CONCURRENCY, async (path) => {
+    const slash = path.lastIndexOf('/');
+    const partitionPath = slash < 0 ? '' : path.slice(0, slash);
+    const name = path.slice(slash + 1);
+    const footer = await readStoredFooter(storage, path);
+    if (wantStats) {
+      const held = [...(stats.get(name) ?? [])].filter(
+        ([key, held]) => key === columnStatsRecord(partitionPath, deletedColumnRange(name, held.columnName)).key,
+      );
+      const fromFile = new Map(
+        columnRangesFromFooter(
+          footer,
+          name,
+          held.map(([, record]) => record.columnName),
+        ).map((range) => [range.columnName, range]),
+      );
+      for (const [, record] of held) {
+        const expected = fromFile.get(record.columnName);
+        for (const field of RANGE_FIELDS) {
+          if (comparable(record[field]) !== comparable(expected?.[field]))
+            mismatches.push({
+              partition: 'column_stats',
+              path,
+              column: record.columnName,
+              field,
+              inMetadata: shown(record[field]),
+              inFile: shown(expected?.[field]),
+            });
+        }
+      }
+    }
+    if (wantBloom) {
+      const held = blooms.get(bloomFilterRecord(partitionPath, name, '', undefined).key);
+      const inFile = footerBloomFilterBytes(footer);
+      if (held === undefined) {
+        if (inFile !== undefined && blooms.size > 0)
+          mismatches.push({ partition: 'bloom_filters', path, field: 'missing', inMetadata: 'no record', inFile: 'a bloom filter' });
+      } else if (inFile === undefined || !sameBytes(held.bloomFilter, inFile.bytes)) {
+        mismatches.push({
+          partition: 'bloom_filters',
+          path,
+          field: 'filter',
+          inMetadata: `${held.bloomFilter.length} bytes`,
+          inFile: inFile === undefined ? 'none' : `${inFile.bytes.length} other bytes`,
+        });
+      }
+    }
+  });
+  // The data's own columns before Hudi's meta columns: they say more to the reader of a report.
+  const rank = (m: IndexMismatch) => (m.column?.startsWith('_hoodie_') ? 1 : 0);
+  return mismatches.sort(
+    (a, b) => a.path.localeCompare(b.path) || rank(a) - rank(b) || (a.column ?? '').localeCompare(b.column ?? '') || a.field.localeCompare(b.field),
+  );
+}
+
+/**
+ * A range's value as text that compares equal when Hudi's validator takes the values as equal: writers wrap one value
+ * in different wrappers (Hudi 0.15 on Spark records a DATE column's day number in an IntWrapper and a decimal's
+ * unscaled bytes in a BytesWrapper, where a footer read gives DateWrapper and DecimalWrapper), so numbers compare by
+ * value and a decimal's unscaled bytes as the number they encode.
+ */
+function comparable(value: unknown): string {
+  if (typeof value !== 'object' || value === null || !('type' in value)) return canonical(value);
+  const wrapped = value as WrappedValue;
+  switch (wrapped.type) {
+    case 'decimal':
+      return `number ${wrapped.unscaled}`;
+    case 'bytes':
+      return `number ${twosComplementToBigint(wrapped.value)}`;
+    case 'int':
+    case 'date':
+    case 'long':
+    case 'timeMicros':
+    case 'timestampMicros':
+      return `number ${BigInt(wrapped.value)}`;
+    default:
+      return canonical(wrapped.value);
+  }
+}
+
+/** A value as text that compares equal across the decoder's and the writer's representations (bigint, bytes). */
+function canonical(value: unknown): string {
+  return JSON.stringify(value ?? null, (_, v: unknown) =>
+    typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v,
+  );
+}
+
+/** A range's value for a person: a wrapped min or max as its bare value. */
+function shown(value: unknown): string {
+  const bare = typeof value === 'object' && value !== null && 'value' in value ? (value as { value: unknown }).value : value;
+  return canonical(bare);
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, index) => byte === b[index]);
 }
 
 async function blockInstantsAfter(storage: Storage, log: LogFile, latest: string): Promise<string[]> {

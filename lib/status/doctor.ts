@@ -1,11 +1,16 @@
 /**
- * `hudi-serverless doctor <table>`, a first version of the check a user runs when something looks wrong: the files
- * the timeline names exist, the metadata table agrees with storage, pending instants and whether their writers are
- * alive (failed writes to heal, abandoned plans), and the small-file share per partition. Each finding has a
- * severity and names its repair; it reads only.
+ * `hudi-serverless doctor <table>`, the check a user runs when something looks wrong: the files the timeline names
+ * exist, the metadata table agrees with storage, pending instants and whether their writers are alive (failed writes
+ * to heal, abandoned plans), files past the cleaner's retention, a timeline past the archiver's bounds, and the
+ * small-file share per partition. Each finding has a severity and names its repair; the safe repairs carry a `fix`
+ * that `doctor --fix` applies (fix.ts). It reads only.
  */
+import { planArchiveNow } from '../archival/archive.js';
+import { archivalConfigFromProperties } from '../archival/config.js';
+import { cleanConfigFromProperties } from '../cleaner/config.js';
+import { planClean } from '../cleaning/schedule.js';
 import { HudiError, MissingFileError } from '../errors.js';
-import { checkMetadataTable } from '../metadata/check.js';
+import { checkMetadataTable, type IndexMismatch } from '../metadata/check.js';
 import { pendingWriterAlive } from '../rollback/rollback.js';
 import type { HudiTable } from '../table/table.js';
 import { parseInstantTime } from '../timeline/instant.js';
@@ -15,14 +20,19 @@ export type Severity = 'info' | 'warning' | 'error';
 
 export interface Finding {
   readonly severity: Severity;
-  /** Which check found it: missing-files, metadata-table, pending-instant, small-files. */
+  /** Which check found it: missing-files, metadata-table, pending-instant, retention, archival, small-files. */
   readonly check: string;
   /** What it is about: a file, an instant, a partition. */
   readonly subject: string;
   readonly finding: string;
   /** What to do about it (undefined for an info that needs nothing). */
   readonly repair: string | undefined;
+  /** The repair `doctor --fix` may apply: one that only does what the service would do on its own. */
+  readonly fix?: SafeRepair;
 }
+
+/** Heal a failed write (its writer gone), clean past retention, archive past the bounds. */
+export type SafeRepair = { readonly kind: 'rollback'; readonly instant: string } | { readonly kind: 'clean' } | { readonly kind: 'archive' };
 
 export interface DoctorReport {
   readonly path: string;
@@ -37,9 +47,14 @@ export interface DoctorOptions {
   readonly abandonedPlanMs?: number;
   /** Partitions where small files are more than this share of the files (and at least two) are reported. */
   readonly smallFileShare?: number;
+  /** The job's Hudi properties over hoodie.properties (the cleaner's and archiver's keys), as `clean` takes them. */
+  readonly properties?: ReadonlyMap<string, string>;
+  /** Where the properties came from, for the refusal of a bad value. */
+  readonly propertiesLocation?: string;
 }
 
 const DAY_MS = 86_400_000;
+const cli = 'hudi-serverless';
 /** Pending actions a rollback undoes when their writer is gone (a failed write, clustering or compaction). */
 const WRITE_ACTIONS: ReadonlySet<string> = new Set(['commit', 'deltacommit', 'replacecommit', 'compaction']);
 const RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2 };
@@ -52,7 +67,6 @@ export function doctorExitCode(report: DoctorReport): number {
 export async function doctorTable(table: HudiTable, options: DoctorOptions = {}): Promise<DoctorReport> {
   const now = options.now ?? new Date();
   const findings: Finding[] = [];
-  const cli = `hudi-serverless`;
   const path = table.storage.uri;
 
   let status: Awaited<ReturnType<typeof tableStatus>> | undefined;
@@ -99,6 +113,26 @@ export async function doctorTable(table: HudiTable, options: DoctorOptions = {})
         repair,
       });
     }
+    const byFile = new Map<string, IndexMismatch[]>();
+    for (const m of metadata.indexMismatches) {
+      const key = JSON.stringify([m.partition, m.path]);
+      (byFile.get(key) ?? byFile.set(key, []).get(key)!).push(m);
+    }
+    for (const [key, mismatches] of byFile) {
+      const [partition, subject] = JSON.parse(key) as [string, string];
+      const what = mismatches.map((m) =>
+        m.field === 'missing'
+          ? 'no record for the file'
+          : `${m.column === undefined ? '' : `${m.column}.`}${m.field}: ${m.inMetadata} in the metadata table, ${m.inFile} in the file`,
+      );
+      findings.push({
+        severity: 'error',
+        check: 'metadata-table',
+        subject,
+        finding: `${partition} disagrees with the file's footer: ${what.slice(0, 3).join('; ')}${what.length > 3 ? `; and ${what.length - 3} more` : ''}`,
+        repair,
+      });
+    }
     for (const problem of metadata.problems)
       findings.push({ severity: 'warning', check: 'metadata-table', subject: '.hoodie/metadata', finding: problem, repair });
   }
@@ -129,6 +163,7 @@ export async function doctorTable(table: HudiTable, options: DoctorOptions = {})
         subject,
         finding: 'a clean not finished',
         repair: `${cli} clean ${path} (finishes it first)`,
+        fix: { kind: 'clean' },
       });
       continue;
     }
@@ -145,10 +180,13 @@ export async function doctorTable(table: HudiTable, options: DoctorOptions = {})
             subject,
             finding: 'a failed write: no live writer (no heartbeat within the expiry)',
             repair: `${cli} rollback ${path} ${instant.time} (the next write heals it too with hoodie.cleaner.policy.failed.writes=EAGER)`,
+            fix: { kind: 'rollback', instant: instant.time },
           }
         : { severity: 'info', check: 'pending-instant', subject, finding: `in progress: ${alive}`, repair: undefined },
     );
   }
+
+  findings.push(...(await retentionFindings(table, options, now)));
 
   const share = options.smallFileShare ?? 0.5;
   for (const partition of status?.partitions ?? []) {
@@ -164,6 +202,46 @@ export async function doctorTable(table: HudiTable, options: DoctorOptions = {})
 
   const worst = findings.reduce<Severity>((max, f) => (RANK[f.severity] > RANK[max] ? f.severity : max), 'info');
   return { path, findings, worst };
+}
+
+/**
+ * Files past the cleaner's retention (what `clean` would delete now) and completed instants past the archiver's
+ * bounds (what `archive` would move now), under the job's keys. A pending clean is reported above and finished by
+ * the next clean first, so the cleaner is not planned beside it.
+ */
+async function retentionFindings(table: HudiTable, options: DoctorOptions, now: Date): Promise<Finding[]> {
+  const path = table.storage.uri;
+  const properties = new Map([...table.config.properties, ...(options.properties ?? [])]);
+  const location = options.propertiesLocation ?? table.storage.uriOf('.hoodie/hoodie.properties');
+  const cleanConfig = cleanConfigFromProperties(properties, location);
+  const findings: Finding[] = [];
+  if (!table.timeline.pending().some((instant) => instant.action === 'clean')) {
+    const planning = await planClean(table, cleanConfig, { now });
+    const files = planning.partitions.reduce((sum, partition) => sum + partition.deletes.length, 0);
+    if (files > 0) {
+      const due = planning.due.due;
+      findings.push({
+        severity: due ? 'warning' : 'info',
+        check: 'retention',
+        subject: `${planning.partitions.length} partition(s)`,
+        finding: `${files} file(s) are past retention (${cleanConfig.policy}, earliest commit to retain ${planning.retention.instant?.time ?? 'none'})${due ? '' : `; no clean is due yet (${planning.due.reason})`}`,
+        repair: due ? `${cli} clean ${path}` : undefined,
+        ...(due ? { fix: { kind: 'clean' } as const } : {}),
+      });
+    }
+  }
+  const archive = await planArchiveNow(table, archivalConfigFromProperties(properties, location), cleanConfig);
+  if (archive.instants.length > 0) {
+    findings.push({
+      severity: 'warning',
+      check: 'archival',
+      subject: '.hoodie',
+      finding: `${archive.instants.length} instant(s) are past the archival bounds (${archive.completedCommits} completed commits active; hoodie.keep.max.commits ${archive.maxToKeep})`,
+      repair: `${cli} archive ${path}`,
+      fix: { kind: 'archive' },
+    });
+  }
+  return findings;
 }
 
 export function formatDoctorReport(report: DoctorReport): string {

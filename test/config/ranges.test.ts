@@ -15,7 +15,10 @@ import '../../lib/docs/config-reference.js';
 import '../../lib/serverless/index.js';
 import { HudiError } from '../../lib/errors.js';
 import { openStorage } from '../../lib/storage/index.js';
+import { newTableOptionsFromWriteProperties } from '../../lib/table/config.js';
+import { createTable } from '../../lib/table/init.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
+import { initMetadataTable } from '../helpers/metadata-table.js';
 import { tempDir } from '../helpers/paths.js';
 
 const TABLE_PROPS = {
@@ -37,34 +40,47 @@ function batch(round: number): string {
   return file('batch.jsonl', rows.map((row) => `${JSON.stringify(row)}\n`).join(''));
 }
 
-/** A table of four upserts (copy-on-write, or merge-on-read), to copy for each run. */
-async function table(type: 'COPY_ON_WRITE' | 'MERGE_ON_READ'): Promise<string> {
+type TableKind = 'COPY_ON_WRITE' | 'MERGE_ON_READ' | 'COPY_ON_WRITE_WITH_METADATA_TABLE';
+
+/**
+ * A table of four upserts (copy-on-write, or merge-on-read), to copy for each run; the third kind has a metadata
+ * table with every partition, as Hudi initializes one, so a write reads the metadata table's keys.
+ */
+async function table(kind: TableKind): Promise<string> {
   const path = join(tempDir('ranges-table-'), 't');
-  for (let round = 0; round < 4; round++) {
-    await writeBatch(openStorage(path), {
-      input: { file: batch(round), format: 'jsonl' },
-      operation: 'upsert',
-      properties: new Map(Object.entries({ ...TABLE_PROPS, 'hoodie.datasource.write.table.type': type, 'hoodie.clean.automatic': 'false' })),
+  const type = kind === 'MERGE_ON_READ' ? 'MERGE_ON_READ' : 'COPY_ON_WRITE';
+  const properties = new Map(Object.entries({ ...TABLE_PROPS, 'hoodie.datasource.write.table.type': type, 'hoodie.clean.automatic': 'false' }));
+  if (kind === 'COPY_ON_WRITE_WITH_METADATA_TABLE') {
+    await createTable(openStorage(path), newTableOptionsFromWriteProperties(properties, 'test'));
+    await initMetadataTable(openStorage(path), ['files', 'column_stats', 'bloom_filters', 'record_index'], {
+      column_stats: 1,
+      bloom_filters: 1,
+      record_index: 1,
     });
+  }
+  for (let round = 0; round < 4; round++) {
+    await writeBatch(openStorage(path), { input: { file: batch(round), format: 'jsonl' }, operation: 'upsert', properties });
   }
   return path;
 }
 
 interface Run {
   readonly name: string;
-  readonly table: 'COPY_ON_WRITE' | 'MERGE_ON_READ';
+  readonly table: TableKind;
   args(table: string, props: string): string[];
 }
 
 const RUNS: readonly Run[] = [
   { name: 'write', table: 'COPY_ON_WRITE', args: (t, p) => ['write', t, '--input', batch(9), '--props', p] },
   { name: 'write (merge-on-read)', table: 'MERGE_ON_READ', args: (t, p) => ['write', t, '--input', batch(9), '--props', p] },
+  { name: 'write (metadata table)', table: 'COPY_ON_WRITE_WITH_METADATA_TABLE', args: (t, p) => ['write', t, '--input', batch(9), '--props', p] },
   { name: 'cluster', table: 'COPY_ON_WRITE', args: (t, p) => ['cluster', t, '--mode', 'scheduleAndExecute', '--props', p, '--json'] },
   { name: 'compact', table: 'MERGE_ON_READ', args: (t, p) => ['compact', t, '--mode', 'scheduleAndExecute', '--props', p, '--json'] },
   { name: 'clean --dry-run', table: 'COPY_ON_WRITE', args: (t, p) => ['clean', t, '--props', p, '--dry-run', '--json'] },
   { name: 'clean', table: 'COPY_ON_WRITE', args: (t, p) => ['clean', t, '--props', p, '--json'] },
   { name: 'archive --dry-run', table: 'COPY_ON_WRITE', args: (t, p) => ['archive', t, '--props', p, '--dry-run', '--json'] },
   { name: 'archive', table: 'COPY_ON_WRITE', args: (t, p) => ['archive', t, '--props', p, '--json'] },
+  { name: 'doctor --fix', table: 'COPY_ON_WRITE', args: (t, p) => ['doctor', t, '--props', p, '--fix', '--json'] },
 ];
 
 type Outcome =
@@ -101,7 +117,11 @@ function ends(key: ConfigKey<unknown>): string[] {
 
 describe('config ranges: every numeric key at the ends of its range, through a command that reads it', () => {
   it('gives a result or a HudiError, never a crash', async () => {
-    const tables = { COPY_ON_WRITE: await table('COPY_ON_WRITE'), MERGE_ON_READ: await table('MERGE_ON_READ') };
+    const tables = {
+      COPY_ON_WRITE: await table('COPY_ON_WRITE'),
+      MERGE_ON_READ: await table('MERGE_ON_READ'),
+      COPY_ON_WRITE_WITH_METADATA_TABLE: await table('COPY_ON_WRITE_WITH_METADATA_TABLE'),
+    };
     const copy = (run: Run) => {
       const target = join(tempDir('ranges-run-'), 't');
       cpSync(tables[run.table], target, { recursive: true });

@@ -1,17 +1,21 @@
 /**
  * `hudi-serverless doctor <table>` finds each damage the tests inflict on a table and names its repair: a deleted
- * base file, a failed write, an abandoned clustering plan, a partition of small files; a healthy table exits 0.
+ * base file, a failed write, an abandoned clustering plan, a partition of small files, files past retention and a
+ * timeline past the archival bounds; a healthy table exits 0, and `--fix` applies the safe repairs.
  */
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { doctorTable } from '../../lib/status/doctor.js';
 import { openStorage } from '../../lib/storage/index.js';
+import { newTableOptionsFromWriteProperties } from '../../lib/table/config.js';
+import { createTable } from '../../lib/table/init.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { encodeTimelineAvro } from '../../lib/timeline/avro-files.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { runCli } from '../helpers/cli.js';
+import { initMetadataTable } from '../helpers/metadata-table.js';
 import { tempDir } from '../helpers/paths.js';
 import { clusteringPlanOf } from '../helpers/synthetic-table.js';
 
@@ -88,5 +92,101 @@ describe('doctor', () => {
     assert.match(bySubject.get('p1')!.finding, /3 of 3 base files are smaller than/);
     assert.match(bySubject.get('p1')!.repair!, /cluster .* --mode scheduleAndExecute/);
     assert.equal(runCli(['doctor', table]).code, 3);
+  });
+
+  it('files past retention and a timeline past the archival bounds are warnings; --fix heals, cleans and archives (exit 0 after)', async () => {
+    const table = join(tempDir(), 't');
+    // The services that follow a commit are off, so old slices and instants pile up as on a table nothing maintains.
+    const noServices = { 'hoodie.metadata.enable': 'false', 'hoodie.clean.automatic': 'false', 'hoodie.archive.automatic': 'false' };
+    for (let i = 0; i < 6; i++) await write(table, [1, 2], noServices);
+    const props = join(tempDir('doctor-props-'), 'job.properties');
+    writeFileSync(props, 'hoodie.cleaner.commits.retained=1\nhoodie.keep.min.commits=2\nhoodie.keep.max.commits=3\nhoodie.metadata.enable=false\n');
+    const properties = new Map([
+      ['hoodie.cleaner.commits.retained', '1'],
+      ['hoodie.keep.min.commits', '2'],
+      ['hoodie.keep.max.commits', '3'],
+    ]);
+
+    // Under Hudi's defaults (10 commits retained, 20–30 kept) nothing is due; under the job's keys both are.
+    assert.deepEqual(
+      (await doctor(table)).findings.filter((f) => f.check === 'retention' || f.check === 'archival'),
+      [],
+    );
+    const report = await doctorTable(await HudiTable.open(openStorage(table)), { properties });
+    const byCheck = new Map(report.findings.map((f) => [f.check, f]));
+    assert.equal(byCheck.get('retention')?.severity, 'warning');
+    assert.match(byCheck.get('retention')!.finding, /^\d+ file\(s\) are past retention \(KEEP_LATEST_COMMITS/);
+    assert.deepEqual(byCheck.get('retention')!.fix, { kind: 'clean' });
+    assert.equal(byCheck.get('archival')?.severity, 'warning');
+    assert.match(byCheck.get('archival')!.finding, /instant\(s\) are past the archival bounds \(6 completed commits active; hoodie.keep.max.commits 3\)/);
+
+    // A failed write older than every commit holds the cleaner and the archiver back (neither passes a pending
+    // instant): only the failed write is reported, and --fix heals it first, then cleans, then archives.
+    writeFileSync(join(table, '.hoodie/20200101000000000.commit.requested'), '');
+    writeFileSync(join(table, '.hoodie/20200101000000000.inflight'), '');
+    const held = await doctorTable(await HudiTable.open(openStorage(table)), { properties });
+    assert.deepEqual(held.findings.map((f) => f.check).sort(), ['pending-instant']);
+    const before = readdirSync(join(table, '.hoodie')).length;
+
+    const cli = runCli(['doctor', table, '--props', props, '--fix', '--json']);
+    assert.equal(cli.code, 0, cli.stdout + cli.stderr);
+    const result = JSON.parse(cli.stdout) as { applied: { fix: { kind: string; instant?: string }; outcome: string }[]; after: { findings: unknown[] } };
+    assert.deepEqual(
+      result.applied.map((r) => [r.fix.kind, r.fix.instant, r.outcome]),
+      [
+        ['rollback', '20200101000000000', 'applied'],
+        ['clean', undefined, 'applied'],
+        ['archive', undefined, 'applied'],
+      ],
+    );
+    assert.deepEqual(result.after.findings, []);
+    // Rolled back, cleaned and archived: the failed write's files gone, fewer active instants, the same rows.
+    const fixed = await HudiTable.open(openStorage(table));
+    assert.equal(fixed.timeline.pending().length, 0);
+    assert.ok(readdirSync(join(table, '.hoodie')).length < before);
+    // The archiver keeps hoodie.keep.min.commits of them active.
+    assert.equal(fixed.timeline.completed().filter((i) => i.action === 'commit').length, 2);
+    const rows = runCli(['read', table]);
+    assert.equal(rows.code, 0, rows.stderr);
+    assert.deepEqual(
+      rows.stdout
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { id: number }).id)
+        .sort(),
+      [1, 2],
+    );
+  });
+
+  it('column stats and bloom filters out of step with a base file are errors naming the column and the repair', async () => {
+    const table = join(tempDir(), 't');
+    // A metadata table with both indexes, as Hudi initializes it on a new table; our writes keep it.
+    await createTable(openStorage(table), newTableOptionsFromWriteProperties(new Map(Object.entries(PROPS)), 'test'));
+    await initMetadataTable(openStorage(table), ['files', 'column_stats', 'bloom_filters']);
+    const indexes = { 'hoodie.parquet.small.file.limit': '0' };
+    const first = await write(table, [1, 2], indexes);
+    const second = await write(table, [7, 8], indexes);
+    const metadataFindings = (report: Awaited<ReturnType<typeof doctor>>) => report.findings.filter((f) => f.check === 'metadata-table');
+    assert.deepEqual(metadataFindings(await doctor(table)), [], 'a table whose indexes match its files');
+    // A base file overwritten in place by another one (a bad copy, a restore of the wrong object): same name,
+    // so the listing still agrees, but its footer is not the one the indexes were built from.
+    const damaged = String(first.stats[0]!.path);
+    copyFileSync(join(table, String(second.stats[0]!.path)), join(table, damaged));
+    const report = await doctor(table);
+    assert.equal(report.worst, 'error');
+    const about = report.findings.filter((f) => f.subject === damaged);
+    assert.deepEqual(about.map((f) => f.finding.split(':')[0]).sort(), [
+      "bloom_filters disagrees with the file's footer",
+      "column_stats disagrees with the file's footer",
+    ]);
+    assert.match(about.find((f) => f.finding.startsWith('column_stats'))!.finding, /id\.maxValue: .*2.* in the metadata table, .*8.* in the file/);
+    assert.ok(about.every((f) => /metadata .* drop/.test(f.repair!)));
+    assert.deepEqual(
+      metadataFindings(report).filter((f) => f.subject !== damaged),
+      [],
+    );
+    const cli = runCli(['metadata', table, 'check']);
+    assert.equal(cli.code, 1);
+    assert.ok((JSON.parse(cli.stdout) as { indexMismatches: unknown[] }).indexMismatches.length > 0);
   });
 });
