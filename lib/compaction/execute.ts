@@ -99,7 +99,6 @@ export async function assertCompactionRunnable(
 }
 
 /** Take up pending compaction `instantTime`: requested → inflight (an inflight one is resumed from its plan). */
-
 export async function startCompactionRun(
   table: HudiTable,
   instantTime: string,

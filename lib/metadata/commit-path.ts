@@ -1,6 +1,6 @@
 /**
- * What a commit path (the writer, clustering, a compaction, ingest, a clean) does with the metadata table, in two calls made under the
- * table lock, as Hudi's write client does:
+ * What a commit path (the writer, clustering, a compaction, ingest, a clean) does with the metadata table, in two
+ * calls made under the table lock, as Hudi's write client does:
  *
  * 1. `prepare(what)` before the instant is requested: apply the user's hoodie.metadata.* keys (drop the metadata
  *    table or the index partitions they disable, HoodieTable.maybeDeleteMetadataTable), then refuse a metadata
