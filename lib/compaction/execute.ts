@@ -20,7 +20,7 @@ import { ConflictError, HudiError } from '../errors.js';
 import type { LockProvider } from '../lock/port.js';
 import { logFilesOf } from '../log-format/index.js';
 import { mergeFileSlice } from '../merge-on-read/file-slice-merge.js';
-import { assertMetadataTableKeepable, keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
+import { assertCompactionRollbackKeepsMetadataTable, assertMetadataTableKeepable, keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../read/reader.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import { baseFileName, joinPartitionPath, type MergedFileSlice, parseBaseFileName } from '../table/file-system-view.js';
@@ -83,16 +83,22 @@ export interface CompactionStart {
   readonly resumed: boolean;
 }
 
-/** Take up pending compaction `instantTime`: requested → inflight (an inflight one is resumed from its plan). */
 /**
  * What refuses a compaction run before it writes anything: the table (version, layout) and a metadata table the
  * compaction's commit could not keep, which would otherwise refuse only at the commit, after the new base files.
+ * `instantTime`: the pending compaction to run (undefined: one about to be scheduled).
  */
-export async function assertCompactionRunnable(table: HudiTable, properties: ReadonlyMap<string, string>, what = 'a compaction'): Promise<void> {
+export async function assertCompactionRunnable(
+  table: HudiTable,
+  properties: ReadonlyMap<string, string>,
+  what = 'a compaction',
+  instantTime?: string,
+): Promise<void> {
   assertCompactable(table);
-  await assertMetadataTableKeepable(table.storage, what, properties, table.config);
+  await assertMetadataTableKeepable(table.storage, what, properties, table.config, 'compact', instantTime);
 }
 
+/** Take up pending compaction `instantTime`: requested → inflight (an inflight one is resumed from its plan). */
 export async function startCompactionRun(
   table: HudiTable,
   instantTime: string,
@@ -100,7 +106,7 @@ export async function startCompactionRun(
   properties: ReadonlyMap<string, string> = new Map(),
 ): Promise<CompactionStart> {
   const { storage } = table;
-  await assertCompactionRunnable(table, properties, `compaction ${instantTime}`);
+  await assertCompactionRunnable(table, properties, `compaction ${instantTime}`, instantTime);
   if (isCompleted(table, instantTime)) return { instantTime, outcome: 'already-committed', plan: undefined, resumed: false };
   const pending = pendingCompactions(table.timeline).find((i) => i.time === instantTime);
   if (pending === undefined) {
@@ -200,7 +206,7 @@ export async function commitCompaction(
   for (const ordinal of plan.operations.keys()) results.push((await readOperationResult(storage, instantTime, ordinal))!);
   const writeStats = results.map((result) => result.stat);
   const bytesRead = results.reduce((sum, result) => sum + result.bytesRead, 0);
-  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map());
+  const metadataTable = keepMetadataTable(storage, options.properties ?? new Map(), 'compact', instantTime);
   const outcome = await withTableLock(
     table,
     options.lock,
@@ -404,6 +410,7 @@ export async function rollbackCompaction(
           fix: 'see `show-compaction <table>`',
         });
       }
+      await assertCompactionRollbackKeepsMetadataTable(current.storage, `rolling back compaction ${instantTime}`, current.config, instantTime);
       const folder = compactionFolderOf(current.layout);
       const plan: CompactionPlan = await readCompactionPlan(current.storage, instantTime, folder);
       const deleted: string[] = [];

@@ -220,7 +220,7 @@ export async function scheduleCompaction(
   assertCompactable(table);
   const log = options.log ?? (() => undefined);
   const properties = options.properties ?? new Map<string, string>();
-  await assertMetadataTableKeepable(table.storage, 'a compaction', properties, table.config);
+  await assertMetadataTableKeepable(table.storage, 'a compaction', properties, table.config, 'compact');
   const due = (timeline: Timeline, now: Date): boolean => {
     if (options.force === true) return true;
     const decision = compactionDue(timeline, config, now, table.config.timelineTimeZone);

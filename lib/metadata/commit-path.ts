@@ -1,6 +1,6 @@
 /**
- * What a commit path (the writer, clustering, ingest, a clean) does with the metadata table, in two calls made under the
- * table lock, as Hudi's write client does:
+ * What a commit path (the writer, clustering, a compaction, ingest, a clean) does with the metadata table, in two
+ * calls made under the table lock, as Hudi's write client does:
  *
  * 1. `prepare(what)` before the instant is requested: apply the user's hoodie.metadata.* keys (drop the metadata
  *    table or the index partitions they disable, HoodieTable.maybeDeleteMetadataTable), then refuse a metadata
@@ -58,10 +58,16 @@ async function openEither(storage: Storage, config: TableConfig): Promise<Metada
 
 /**
  * The metadata-table side of one commit, with the user's Hudi write properties. `operation` says what the commit
- * is ('write' for the writer's commits, 'cluster', 'clean'); a 1.x metadata table is kept for those only, anything
- * else refused.
+ * is ('write' for the writer's commits, 'cluster', 'compact', 'clean'); a 1.x metadata table is kept for those only,
+ * anything else refused. `compaction`: for 'compact', the compaction instant committed.
  */
-export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<string, string>, operation: MetadataOperation = 'other'): MetadataTableSession {
+export function keepMetadataTable(
+  storage: Storage,
+  properties: ReadonlyMap<string, string>,
+  operation: MetadataOperation = 'other',
+  compaction?: string,
+): MetadataTableSession {
+  const scope = { properties, operation, ...(compaction === undefined ? {} : { compaction }) };
   let disabled: MetadataDisableReport | undefined;
   let deltaCommit: MetadataCommitResult | undefined;
   let deltaCommit1x: Metadata1xCommitResult | undefined;
@@ -95,12 +101,12 @@ export function keepMetadataTable(storage: Storage, properties: ReadonlyMap<stri
   };
   return {
     async prepare(what) {
-      (await applyKeysAndOpen())?.assertMaintainable(what, { properties, operation });
+      (await applyKeysAndOpen())?.assertMaintainable(what, scope);
     },
     async commit(instantTime, metadata, input = {}) {
       const table = await openForCommit(input);
       if (table instanceof MetadataTable1x) {
-        table.assertMaintainable(`committing ${instantTime}`, { properties, operation });
+        table.assertMaintainable(`committing ${instantTime}`, scope);
         deltaCommit1x = await table.commit(instantTime, metadata, {
           properties,
           ...(input.localFiles === undefined ? {} : { localFiles: input.localFiles }),
@@ -160,10 +166,17 @@ export async function assertRollbackKeepsMetadataTable(storage: Storage, what: s
   (await MetadataTable1x.open(storage, config))?.assertRollbackable(what, instantTime);
 }
 
+/** Before compaction `instantTime` is rolled back to requested: refuse a 1.x metadata table with a deltacommit at it. */
+export async function assertCompactionRollbackKeepsMetadataTable(storage: Storage, what: string, config: TableConfig, instantTime: string): Promise<void> {
+  if (!HUDI_1X_TABLE_VERSIONS.includes(config.version)) return;
+  (await MetadataTable1x.open(storage, config))?.assertNoDeltaCommitAt(what, instantTime);
+}
+
 /**
  * For steps that write no commit themselves but lead to one (clustering schedule / execute, an ingest before its
  * claim): refuse, before any work, a metadata table the commit could not keep. With hoodie.metadata.enable=false the
- * commit drops the metadata table first, so nothing is refused. `config` is hoodie.properties if already read.
+ * commit drops the metadata table first, so nothing is refused. `config` is hoodie.properties if already read;
+ * `compaction`, for 'compact', the compaction instant to run (undefined: one about to be scheduled).
  */
 export async function assertMetadataTableKeepable(
   storage: Storage,
@@ -171,7 +184,12 @@ export async function assertMetadataTableKeepable(
   properties: ReadonlyMap<string, string>,
   config?: TableConfig,
   operation: MetadataOperation = 'other',
+  compaction?: string,
 ): Promise<void> {
   if (metadataTableDisabled(properties)) return;
-  (await openEither(storage, config ?? (await readTableConfig(storage))))?.assertMaintainable(what, { properties, operation });
+  (await openEither(storage, config ?? (await readTableConfig(storage))))?.assertMaintainable(what, {
+    properties,
+    operation,
+    ...(compaction === undefined ? {} : { compaction }),
+  });
 }

@@ -5,10 +5,10 @@
  * 1.x records (convert-1x.ts: files, column_stats, partition_stats), completed as `T_<completion>.deltacommit`
  * before the data commit completes.
  *
- * Clusterings (the replacecommit's deltacommit, as a write's) and cleans (commitClean) get theirs too; rollbacks and
- * second attempts roll the deltacommit back (rollback-1x.ts). Before a write's deltacommit a due clean, compaction
- * and archival run (services-1x.ts, Hudi's performTableServices). The data table's archive reads the metadata table's
- * latest compaction only ('archive': nothing here is refused for it).
+ * Clusterings (the replacecommit's deltacommit, as a write's), compactions (the new base files, as a write's) and
+ * cleans (commitClean) get theirs too; rollbacks and second attempts roll the deltacommit back (rollback-1x.ts).
+ * Before a write's deltacommit a due clean, compaction and archival run (services-1x.ts, Hudi's
+ * performTableServices). The data table's archive reads the metadata table's latest compaction only.
  */
 import { HudiError, MetadataTableError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
@@ -53,12 +53,19 @@ import { METADATA_TABLE_FOLDER, METADATA_TABLE_PROPERTIES, readMetadataTableProp
 const FOOTER_CONCURRENCY = 16;
 
 /**
- * What a metadata-table change of ours is for: write commits, clusterings and cleans are built for a 1.x metadata
- * table; the data table's archive writes nothing to it.
+ * What a metadata-table change of ours is for: write commits, clusterings, compactions and cleans are built for a
+ * 1.x metadata table; the data table's archive writes nothing to it.
  */
-export type MetadataOperation = 'write' | 'cluster' | 'clean' | 'archive' | 'other';
+export type MetadataOperation = 'write' | 'cluster' | 'compact' | 'clean' | 'archive' | 'other';
 
-const KEPT_OPERATIONS: ReadonlySet<MetadataOperation> = new Set(['write', 'cluster', 'clean']);
+const KEPT_OPERATIONS: ReadonlySet<MetadataOperation> = new Set(['write', 'cluster', 'compact', 'clean']);
+
+export interface MetadataProblemOptions {
+  readonly properties?: ReadonlyMap<string, string>;
+  readonly operation?: MetadataOperation;
+  /** For 'compact': the compaction instant whose commit this is (undefined: one not scheduled yet). */
+  readonly compaction?: string;
+}
 
 export interface Metadata1xCommitInput {
   readonly properties?: ReadonlyMap<string, string>;
@@ -110,8 +117,11 @@ export class MetadataTable1x {
     private readonly openProblems: readonly Problem[],
   ) {}
 
-  /** Problems only a write commit has (a merge-on-read table's partition stats under a pending compaction). */
-  private writeProblems: readonly Problem[] = [];
+  /**
+   * The data table's pending compactions when its partition stats would cover their file slices (merge-on-read with
+   * partition_stats): a write under one, or a compaction beside another, is refused.
+   */
+  private pendingCompactions: readonly string[] = [];
 
   /** The metadata-table services run before this table's deltacommit (commit). */
   readonly servicesRun: MetadataServices1xResult[] = [];
@@ -160,36 +170,31 @@ export class MetadataTable1x {
         location: storage.uriOf('.hoodie/.index_defs/index.json'),
       });
     }
-    const writeProblems: Problem[] = [];
-    if (config.type === 'MERGE_ON_READ' && partitions.includes('partition_stats')) {
-      const pending = (await loadTimeline(storage, timelineLayoutOf(config))).pending().find((i) => i.action === 'compaction');
-      if (pending !== undefined) {
-        writeProblems.push({
-          problem: `compaction ${pending.time} is pending: Hudi's partition stats then cover the empty file slices it starts, which this build does not build`,
-          fix: 'let the compaction finish (run it with Hudi), or pass hoodie.metadata.enable=false',
-          location: storage.uriOf(PROPERTIES_FILE),
-        });
-      }
-    }
+    const pendingCompactions =
+      config.type === 'MERGE_ON_READ' && partitions.includes('partition_stats')
+        ? (await loadTimeline(storage, timelineLayoutOf(config)))
+            .pending()
+            .filter((i) => i.action === 'compaction')
+            .map((i) => i.time)
+        : [];
     const timeline = await loadTimeline(storage, timelineLayout2(METADATA_1X_TIMELINE_FOLDER, 'UTC'));
     const table = new MetadataTable1x(storage, config, version, partitions, inflightPartitions, timeline, fileIds, sliceBases, metadataProperties, problems);
-    table.writeProblems = writeProblems;
+    table.pendingCompactions = pendingCompactions;
     return table;
   }
 
   /** Why a change of ours (`operation`) could not keep this metadata table as Hudi would; empty when it can. */
-  problems(options: { properties?: ReadonlyMap<string, string>; operation?: MetadataOperation } = {}): Problem[] {
+  problems(options: MetadataProblemOptions = {}): Problem[] {
     // Hudi's data-table archiver only reads the metadata table's latest compaction: no state of it stops an archive.
     if (options.operation === 'archive') return [];
     // Its own archival reads keep.min/max.commits when the write commits: a bad value fails here, before any write.
     if (options.operation === 'write' || options.operation === 'cluster') metadataArchiveRules1x(options.properties);
-    // A clustering's partition stats take the latest slices as a write's do, a pending compaction's empty one included.
-    const problems: Problem[] = [...this.openProblems, ...(options.operation === 'write' || options.operation === 'cluster' ? this.writeProblems : [])];
+    const problems: Problem[] = [...this.openProblems, ...this.compactionProblems(options)];
     const timelineLocation = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
     const rebuild = 'a Spark write with hoodie.metadata.enable=false deletes it; a later one with the metadata table on rebuilds it';
     if (options.operation === undefined || !KEPT_OPERATIONS.has(options.operation)) {
       problems.push({
-        problem: `this build writes a Hudi 1.x metadata table only for write commits (delta commits included), clusterings and cleans; its deltacommits for compactions are not built (rollbacks roll them back with the data instant)`,
+        problem: `this build writes a Hudi 1.x metadata table only for write commits (delta commits included), clusterings, compactions and cleans; its deltacommits for other actions are not built (rollbacks roll them back with the data instant)`,
         fix: 'pass hoodie.metadata.enable=false to drop the metadata table first (Hudi rebuilds it on its next write with the metadata table on), or run this service with Hudi 1.x',
         location: this.storage.uriOf(PROPERTIES_FILE),
       });
@@ -240,8 +245,31 @@ export class MetadataTable1x {
     return problems;
   }
 
+  /**
+   * Pending compactions whose file slices Hudi's partition stats would cover in a way this build does not build: for
+   * a write, any (their empty slices); for a compaction, any other than itself (its own slices are its new base files).
+   */
+  private compactionProblems(options: MetadataProblemOptions): Problem[] {
+    // A clustering's partition stats take the latest slices as a write's do, a pending compaction's empty one included.
+    const write = options.operation === 'write' || options.operation === 'cluster';
+    if (!write && options.operation !== 'compact') return [];
+    const others = this.pendingCompactions.filter((time) => write || time !== options.compaction);
+    if (others.length === 0) return [];
+    return [
+      {
+        problem: write
+          ? `compaction ${others[0]} is pending: Hudi's partition stats then cover the empty file slices it starts, which this build does not build`
+          : `compaction ${others[0]} is pending beside ${options.compaction === undefined ? 'the one to schedule' : `compaction ${options.compaction}`}: Hudi's partition stats then cover the empty file slices it starts, which this build does not build`,
+        fix: write
+          ? 'let the compaction finish (run it with Hudi), or pass hoodie.metadata.enable=false'
+          : `run compaction ${others[0]} first, or pass hoodie.metadata.enable=false`,
+        location: this.storage.uriOf(PROPERTIES_FILE),
+      },
+    ];
+  }
+
   /** Throw MetadataTableError naming every problem, the first one's fix and place. */
-  assertMaintainable(what: string, options: { properties?: ReadonlyMap<string, string>; operation?: MetadataOperation } = {}): void {
+  assertMaintainable(what: string, options: MetadataProblemOptions = {}): void {
     const problems = this.problems(options);
     if (problems.length === 0) return;
     const first = problems[0]!;
@@ -259,7 +287,8 @@ export class MetadataTable1x {
    */
   async commit(instantTime: string, metadata: CommitMetadata, input: Metadata1xCommitInput = {}): Promise<Metadata1xCommitResult> {
     const properties = input.properties ?? new Map<string, string>();
-    this.assertMaintainable(`committing ${instantTime}`, { properties, operation: metadata.operationType === 'CLUSTER' ? 'cluster' : 'write' });
+    const operation = metadata.operationType === 'CLUSTER' ? 'cluster' : metadata.operationType === 'COMPACT' ? 'compact' : 'write';
+    this.assertMaintainable(`committing ${instantTime}`, { properties, operation, compaction: instantTime });
     const location = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
     if (metadata.operationType !== 'CLUSTER' && Object.keys(metadata.partitionToReplaceFileIds ?? {}).length > 0) {
       throw new MetadataTableError(
@@ -272,9 +301,10 @@ export class MetadataTable1x {
         },
       );
     }
-    // A second attempt first rolls its first deltacommit back; then the services see only completed attempts.
+    // A second attempt first rolls its first deltacommit back; then the services see only completed attempts. A
+    // compaction's write client runs no metadata-table services (compact() creates the table, it does not init it).
     const attempt = await this.forNewAttempt(instantTime, input.lease);
-    const table = (await attempt.runTableServices(input)) ? await attempt.reopened() : attempt;
+    const table = operation !== 'compact' && (await attempt.runTableServices(input)) ? await attempt.reopened() : attempt;
     const records = await table.commitRecords(instantTime, metadata, input);
     return table.writeDeltaCommit(instantTime, records, input);
   }
@@ -371,6 +401,25 @@ export class MetadataTable1x {
       this.partitions,
       this.inflightPartitions,
       { location: this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER), fix: `restore the table with Hudi to before ${instantTime}` },
+    );
+  }
+
+  /**
+   * Refuse, before a compaction's own rollback (outputs deleted, back to requested) writes anything, a deltacommit
+   * the metadata table has at it: Hudi's rollbackInflightCompaction rolls that back through a rollback instant, which
+   * that rollback of ours does not write; running the compaction again replaces the deltacommit (forNewAttempt).
+   */
+  assertNoDeltaCommitAt(what: string, instantTime: string): void {
+    const existing = this.timeline.instants.find((i) => i.time === instantTime);
+    if (existing === undefined) return;
+    throw new MetadataTableError(
+      `${what}: the metadata table has a ${existing.state.toLowerCase()} ${existing.action} at ${instantTime}, which this rollback would leave behind`,
+      this.partitions,
+      this.inflightPartitions,
+      {
+        location: this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER),
+        fix: `run the compaction again (\`compact <table> --mode execute --instant ${instantTime}\`)`,
+      },
     );
   }
 

@@ -402,7 +402,8 @@ const HUDI_1X_WRITE_MODES: ReadonlyMap<TableAccessMode, readonly TableType[]> = 
   ['delta-write', ['COPY_ON_WRITE', 'MERGE_ON_READ']],
   ['archive', ['COPY_ON_WRITE', 'MERGE_ON_READ']],
   ['clustering', ['COPY_ON_WRITE', 'MERGE_ON_READ']],
-  // test/interop/hudi-1x-compaction.test.ts; with the metadata table off (lib/metadata refuses a 1.x one on MOR).
+  // test/interop/hudi-1x-compaction.test.ts: the metadata table kept (its deltacommit as Hudi's compaction writes
+  // it) or dropped first; one beside another pending compaction refused (lib/metadata, partition stats).
   ['write', ['MERGE_ON_READ']],
 ]);
 

@@ -5,7 +5,10 @@
  * included) at the same trigger; our commit is layout 2's `T_<completion>.commit` that Hudi decodes as a compaction;
  * Spark reads the rows it read before, and the base files hold what Spark's own compaction of a copy holds. Spark
  * keeps writing and compacting on top; our failed compaction is completed by Spark, and Spark's pending one by us.
- * A table with the metadata table on is refused by name unless hoodie.metadata.enable=false drops it first.
+ * With Spark's metadata table on (Hudi's defaults: files, column_stats, partition_stats), our compaction's deltacommit
+ * completes before the commit; Spark reads the same rows with it on and off, `hudi_metadata()` equals what we read,
+ * `files` equals storage, column and partition stats equal those of Spark's compaction of a copy (sizes aside); Spark
+ * upserts and compacts on top. hoodie.metadata.enable=false still drops the metadata table first.
  */
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync } from 'node:fs';
@@ -20,6 +23,8 @@ import type { Row } from '../../lib/engine/row-format.js';
 import { MetadataTableError } from '../../lib/errors.js';
 import { dynamoDbClientFromEnv } from '../../lib/lock/index.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
+import { metadataTableState } from '../../lib/metadata/index.js';
+import type { MetadataRecord } from '../../lib/metadata/records.js';
 import { runStateMachineLocally } from '../../lib/serverless/local/index.js';
 import type { CompactionCommitOutput } from '../../lib/serverless/steps/compaction/steps.js';
 import { openStorage } from '../../lib/storage/index.js';
@@ -36,6 +41,14 @@ import { jsonLines, propertiesFile, runCli } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions, hudiTimelineFacts } from '../helpers/hudi-1x-fixtures.js';
+import {
+  assertDataSkippingAgrees,
+  assertMetadata1xAgrees,
+  assertMirroredBefore,
+  comparableMetadataRow,
+  metadata1xRecords,
+  sparkMetadataRow,
+} from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath } from '../helpers/s3.js';
 import { createLockTable, downloadTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
@@ -77,6 +90,53 @@ const timelineFiles = (path: string, suffix: string) =>
   readdirSync(join(path, '.hoodie', 'timeline'))
     .filter((name) => name.endsWith(suffix))
     .sort();
+
+const WITH_MDT = { 'hoodie.metadata.enable': 'true' };
+
+/**
+ * column_stats (3) and partition_stats (6) records as comparable text, sizes left out (each writer's Parquet encodes the
+ * same rows to its own sizes), the base files of compaction `instant` named by file id only (each side's instant and
+ * write token differ).
+ */
+function statsRecords(records: readonly MetadataRecord[], instant: string): string[] {
+  return records
+    .filter((record) => record.type === 3 || record.type === 6)
+    .map((record) => {
+      const row = comparableMetadataRow(sparkMetadataRow(record)) as { key: string; ColumnStatsMetadata: Record<string, unknown> };
+      const { totalSize: _size, totalUncompressedSize: _uncompressed, fileName, ...stats } = row.ColumnStatsMetadata;
+      const compacted = new RegExp(`^([^_]+)_[^_]+_${instant}\\.parquet$`).exec(String(fileName));
+      if (compacted === null) return JSON.stringify({ type: record.type, key: row.key, fileName, ...stats });
+      return JSON.stringify({ type: record.type, fileName: `${compacted[1]}_<compaction>.parquet`, ...stats });
+    })
+    .sort();
+}
+
+/** Upload `local` to S3 as `name`, run the compaction state machine there with `properties`, download it into `into`. */
+async function serverlessCompaction(
+  local: string,
+  name: string,
+  lockTable: string,
+  properties: Record<string, string>,
+  into: string,
+): Promise<CompactionCommitOutput> {
+  const tablePath = await s3TablePath(name);
+  const storage = openStorage(tablePath);
+  await uploadFiles(local, storage);
+  const execution = await runStateMachineLocally(
+    { tablePath },
+    {
+      definitionFile: DEFINITION,
+      functionsDir: ensureBundles(),
+      retryPauseMs: 20,
+      environment: { LOCK_TABLE: lockTable, CLUSTERING_PROPERTIES: JSON.stringify(properties) },
+    },
+  );
+  assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
+  const output = execution.output as CompactionCommitOutput;
+  assert.equal(output.status, 'COMMITTED', JSON.stringify(output));
+  await downloadTable(storage, into);
+  return output;
+}
 
 const sortOps = (ops: readonly CompactionOperation[]) =>
   [...ops].sort((a, b) => `${a.partitionPath}/${a.fileId}`.localeCompare(`${b.partitionPath}/${b.fileId}`));
@@ -278,27 +338,15 @@ for (const version of HUDI_1X_VERSIONS) {
       const theirs = join(root, 'sls_theirs');
       cpSync(source, theirs, { recursive: true });
       await sparkSchedule(theirs, 4);
-      const tablePath = await s3TablePath(`hudi-${version.replace(/\./g, '')}-compact-sls`);
-      const storage = openStorage(tablePath);
-      await uploadFiles(source, storage);
-      const execution = await runStateMachineLocally(
-        { tablePath },
-        {
-          definitionFile: DEFINITION,
-          functionsDir: ensureBundles(),
-          retryPauseMs: 20,
-          environment: {
-            LOCK_TABLE: lockTable,
-            CLUSTERING_PROPERTIES: JSON.stringify({ ...NO_MDT, 'hoodie.compact.inline.max.delta.commits': '4' }),
-          },
-        },
-      );
-      assert.equal(execution.status, 'SUCCEEDED', `${execution.error}: ${execution.cause}`);
-      const output = execution.output as CompactionCommitOutput;
-      assert.equal(output.status, 'COMMITTED', JSON.stringify(output));
-      assert.equal(output.fileGroups, 2);
       const mine = join(root, 'sls_mine');
-      await downloadTable(storage, mine);
+      const output = await serverlessCompaction(
+        source,
+        `hudi-${version.replace(/\./g, '')}-compact-sls`,
+        lockTable,
+        { ...NO_MDT, 'hoodie.compact.inline.max.delta.commits': '4' },
+        mine,
+      );
+      assert.equal(output.fileGroups, 2);
       assert.ok(
         timelineFiles(mine, '.commit').some((name) => new RegExp(`^${output.instant}_\\d{17}\\.commit$`).test(name)),
         timelineFiles(mine, '').join(', '),
@@ -309,16 +357,144 @@ for (const version of HUDI_1X_VERSIONS) {
       assert.deepEqual(canonicalRows(await spark(mine, 'read_optimized')), canonicalRows(await spark(mine)));
     });
 
-    it("refuses a table with Hudi's metadata table by name, and compacts it once hoodie.metadata.enable=false drops it", async () => {
+    describe("with Spark's metadata table on (Hudi's defaults)", () => {
+      const mdtSource = join(root, 'mdt_source');
+      let mdtRows: Row[];
+      const mdtProps = (maxDeltaCommits: number) => propertiesFile({ 'hoodie.compact.inline.max.delta.commits': String(maxDeltaCommits) });
+      /** Spark's procedures take the session's hoodie.* keys: the metadata table on for these cases only. */
+      const withSparkMdt = async (body: () => Promise<void>) => {
+        await hudi.sql('SET hoodie.metadata.enable=true');
+        try {
+          await body();
+        } finally {
+          await hudi.sql('SET hoodie.metadata.enable=false');
+        }
+      };
+      const skipping = ["name = 'v4-1'", 'ts >= 3', "dt = '2024-01-02' and id > 2"];
+
+      before(async () => {
+        await write(mdtSource, [1, 2, 3, 4, 5, 6], 1, 'insert', WITH_MDT);
+        await write(mdtSource, [2, 3], 2, 'upsert', WITH_MDT);
+        await write(mdtSource, [4], 3, 'delete', WITH_MDT);
+        await write(mdtSource, [1, 5], 4, 'upsert', WITH_MDT);
+        const config = (await open(mdtSource)).config;
+        assert.deepEqual([...metadataTableState(config).partitions].sort(), ['column_stats', 'files', 'partition_stats']);
+        assert.ok(
+          readdirSync(mdtSource, { recursive: true }).some((name) => /\.log\.\d+_/.test(String(name)) && !String(name).startsWith('.hoodie')),
+          'log files from the upserts',
+        );
+        mdtRows = await spark(mdtSource);
+      });
+
+      it("our `compact --mode scheduleAndExecute` writes the deltacommit Hudi's own compaction writes; Spark writes and compacts on top", async () => {
+        const [mine, theirs] = [join(root, 'mdt_mine'), join(root, 'mdt_theirs')];
+        cpSync(mdtSource, mine, { recursive: true });
+        cpSync(mdtSource, theirs, { recursive: true });
+        const run = runCli(['compact', mine, '--mode', 'scheduleAndExecute', '--props', mdtProps(4), '--json']);
+        assert.equal(run.code, 0, run.stderr);
+        const [output] = jsonLines(run.stdout) as [{ runs: { instantTime: string; outcome: string; files: string[] }[] }];
+        const [ours] = output.runs;
+        assert.ok(ours !== undefined && ours.outcome === 'committed' && ours.files.length === 2, run.stdout);
+        assert.ok(existsSync(join(mine, '.hoodie', 'metadata')), 'the metadata table kept');
+        assertMirroredBefore(mine, ours.instantTime, 'commit');
+        const records = await assertMetadata1xAgrees(hudi, mine, `our compaction ${ours.instantTime}`);
+        assert.deepEqual(withoutFileName(await spark(mine)), withoutFileName(mdtRows));
+        assert.deepEqual(canonicalRows(await spark(mine, 'read_optimized')), canonicalRows(await spark(mine)));
+        await assertDataSkippingAgrees(hudi, mine, skipping);
+
+        let theirInstant = '';
+        await withSparkMdt(async () => {
+          await sparkSchedule(theirs, 4);
+          theirInstant = (await onlyPending(theirs)).time;
+          await sparkRun(theirs);
+        });
+        assert.deepEqual(sortOps((await planOf(mine, ours.instantTime)).operations), sortOps((await planOf(theirs, theirInstant)).operations));
+        assert.deepEqual(
+          statsRecords(records, ours.instantTime),
+          statsRecords(await metadata1xRecords(theirs), theirInstant),
+          "column and partition stats of ours and of Hudi's compaction",
+        );
+
+        await write(mine, [1, 6], 5, 'upsert', WITH_MDT);
+        await write(mine, [2], 6, 'delete', WITH_MDT);
+        await assertMetadata1xAgrees(hudi, mine, 'Spark writes on our compaction');
+        await withSparkMdt(async () => {
+          await sparkSchedule(mine, 2);
+          await sparkRun(mine);
+        });
+        assert.equal(timelineFiles(mine, '.commit').length, 2, "ours and Spark's compactions");
+        await assertMetadata1xAgrees(hudi, mine, "Spark's compaction on top");
+        const after = await spark(mine);
+        assert.equal(after.find((row) => Number(row['id']) === 1)?.['name'], 'v5-1');
+        assert.ok(!after.some((row) => Number(row['id']) === 2));
+        await assertDataSkippingAgrees(hudi, mine, skipping);
+      });
+
+      it('we execute the compaction Spark scheduled (`compact --mode execute`), logs Spark wrote after it joining its slices', async () => {
+        const [path, theirs] = [join(root, 'mdt_spark_plan'), join(root, 'mdt_spark_plan_theirs')];
+        cpSync(mdtSource, path, { recursive: true });
+        await withSparkMdt(() => sparkSchedule(path, 4).then(() => undefined));
+        const pending = await onlyPending(path);
+        // Completed after the compaction instant: these log files join the slices it starts, so its partition stats count them.
+        await write(path, [3, 5], 7, 'upsert', WITH_MDT);
+        cpSync(path, theirs, { recursive: true });
+        const run = runCli(['compact', path, '--mode', 'execute', '--props', mdtProps(4), '--json']);
+        assert.equal(run.code, 0, run.stderr);
+        assertMirroredBefore(path, pending.time, 'commit');
+        const records = await assertMetadata1xAgrees(hudi, path, `our run of Spark's compaction ${pending.time}`);
+        await withSparkMdt(() => sparkRun(theirs).then(() => undefined));
+        assert.deepEqual(
+          statsRecords(records, pending.time),
+          statsRecords(await metadata1xRecords(theirs), pending.time),
+          "column and partition stats of ours and of Hudi's run of the same plan",
+        );
+        assert.deepEqual(withoutFileName(await spark(path)), withoutFileName(await spark(theirs)));
+        assert.equal((await spark(path)).find((row) => Number(row['id']) === 5)?.['name'], 'v7-5');
+        await write(path, [1], 8, 'upsert', WITH_MDT);
+        await assertMetadata1xAgrees(hudi, path, 'Spark upsert on top');
+      });
+
+      it('the serverless compaction (state machine, Lambdas, S3) keeps it the same way', async () => {
+        const mdtLockTable = await createLockTable(`hudi-1x-compact-mdt-${tableVersion}`);
+        try {
+          const mine = join(root, 'mdt_sls_mine');
+          const output = await serverlessCompaction(
+            mdtSource,
+            `hudi-${version.replace(/\./g, '')}-compact-mdt-sls`,
+            mdtLockTable,
+            { 'hoodie.compact.inline.max.delta.commits': '4' },
+            mine,
+          );
+          assert.equal(output.fileGroups, 2);
+          assertMirroredBefore(mine, output.instant, 'commit');
+          await assertMetadata1xAgrees(hudi, mine, `our serverless compaction ${output.instant}`);
+          assert.deepEqual(withoutFileName(await spark(mine)), withoutFileName(mdtRows));
+        } finally {
+          await dynamoDbClientFromEnv()
+            .send(new DeleteTableCommand({ TableName: mdtLockTable }))
+            .catch(() => undefined);
+        }
+      });
+
+      it('refuses a second compaction beside a pending one by name, before writing anything', async () => {
+        const path = join(root, 'mdt_two_pending');
+        cpSync(mdtSource, path, { recursive: true });
+        await withSparkMdt(() => sparkSchedule(path, 4).then(() => undefined));
+        const before = timelineFiles(path, '');
+        await assert.rejects(
+          schedule(path, new Map([['hoodie.compact.inline.max.delta.commits', '1']])),
+          (error: unknown) => error instanceof MetadataTableError && /compaction \d{17} is pending beside the one to schedule/.test(error.message),
+        );
+        assert.deepEqual(timelineFiles(path, ''), before, 'nothing written');
+      });
+    });
+
+    it("drops Hudi's metadata table first with hoodie.metadata.enable=false, and Spark rebuilds it", async () => {
       const path = join(root, 'with_mdt');
       const on = { 'hoodie.metadata.enable': 'true' };
       await write(path, [1, 2, 3, 4], 1, 'insert', on);
       await write(path, [1, 2], 2, 'upsert', on);
       assert.ok(existsSync(join(path, '.hoodie', 'metadata')));
-      const before = timelineFiles(path, '');
-      const withMetadata = new Map([['hoodie.compact.inline.max.delta.commits', '1']]);
-      await assert.rejects(schedule(path, withMetadata), (error: unknown) => error instanceof MetadataTableError);
-      assert.deepEqual(timelineFiles(path, ''), before, 'nothing written');
       const scheduled = await schedule(path, props(1));
       assert.ok(scheduled);
       const result = await compact(path, scheduled.instantTime, props(1));

@@ -111,8 +111,9 @@ export async function compactionScheduleStep(input: CompactionScheduleInput, dep
   const runId = input.runId ?? `direct-${now().toISOString()}`;
   const { table, lock } = await openTableAndLock(settings, deps.clients, { mode: COMPACTION_OPEN_MODE });
   const base = { tablePath: settings.tablePath, properties: settings.overrides, pendingPlanAgeSeconds: pendingPlanAge(table.timeline, now(), ['compaction']) };
-  // A metadata table the compaction's commit could not keep refuses the run before it claims anything.
-  await assertCompactionRunnable(table, settings.jobProperties);
+  // A metadata table the compaction's commit could not keep refuses the run before it claims anything: the commit of
+  // the pending compaction it would claim, else of the one it would schedule.
+  await assertCompactionRunnable(table, settings.jobProperties, 'a compaction', pendingCompactions(table.timeline)[0]?.time);
   // Under the table lock: of two overlapping executions, exactly one claims the compaction (run-claim.ts).
   const claimed = await withTableLock(table, lock, async (current, lease) => {
     const storage = current.storage;
