@@ -4,7 +4,8 @@
  * on copies, Spark's `run_compaction` and ours plan the same operations (1.x's plan Avro, missingSchedulePartitions
  * included) at the same trigger; our commit is layout 2's `T_<completion>.commit` that Hudi decodes as a compaction;
  * Spark reads the rows it read before, and the base files hold what Spark's own compaction of a copy holds. Spark
- * keeps writing and compacting on top; our failed compaction is completed by Spark, and Spark's pending one by us.
+ * keeps writing and compacting on top; our failed compaction is completed by Spark, and Spark's pending one by us;
+ * rolled back instead, it gets 1.x's rollback instant and keeps its plan, which Spark then runs.
  * A table with the metadata table on is refused by name unless hoodie.metadata.enable=false drops it first.
  */
 import assert from 'node:assert/strict';

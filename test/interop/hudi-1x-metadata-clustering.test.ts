@@ -9,7 +9,8 @@
  * replaced file groups not cleaned yet) checks which file groups each release counts. Spark's data skipping over our
  * column stats finds the rows it finds without them; Spark then upserts, and its own clean runs on top. A commit
  * failing after its deltacommit completed is retried, or its execution run again (the deltacommit rolled back
- * first, as Hudi's commitInternal does).
+ * first, as Hudi's commitInternal does), or rolled back as Hudi 1.x does: keeping its plan (which Spark's
+ * run_clustering then executes) or abandoned, a rollback instant in both timelines.
  */
 import assert from 'node:assert/strict';
 import { cpSync, readdirSync } from 'node:fs';

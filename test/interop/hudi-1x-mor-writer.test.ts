@@ -7,7 +7,8 @@
  * next write, and Spark compacts our log files. A merge-on-read table we create at the version (a bulk_insert, then
  * delta commits) reads the same. With
  * the metadata table on (1.x's default partitions), hudi_metadata() equals what we read after each write, data
- * skipping over our log files' column stats finds what a plain read finds, and a failed write rolls back with it.
+ * skipping over our log files' column stats finds what a plain read finds, and a failed write rolls back with it;
+ * Spark's failed delta commit whose markers are gone is rolled back by listing, its log files found and deleted.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
