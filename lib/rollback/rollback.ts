@@ -204,32 +204,7 @@ export async function rollbackInflightClustering(
   instantTime: string,
   options: Pick<RollbackOptions, 'lock' | 'now' | 'lockWaitMs'>,
 ): Promise<RollbackResult | undefined> {
-  assertRollbackable(table, instantTime);
-  const { storage } = table;
-  return withTableLock(
-    table,
-    options.lock,
-    async (current, lease) => {
-      const { timeline } = current;
-      await assertRollbackKeepsMetadataTable(storage, `rolling back clustering ${instantTime}`, current.config, instantTime);
-      const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'keep-requested');
-      if (resumed !== undefined) return resumed;
-
-      const { clusteringAction } = timeline.layout;
-      const target = timeline.instants.find((i) => i.time === instantTime && i.action === clusteringAction);
-      if (target === undefined) throw notOnTimeline(storage, timeline, instantTime, clusteringAction);
-      assertPending(storage, timeline.layout, target);
-      if ((await readClusteringPlan(storage, instantTime, timeline.layout)) === undefined) {
-        throw new HudiError(`replacecommit ${instantTime} is not a clustering (its plan's operationType is not CLUSTER); there is no plan to retry`, {
-          location: storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' }, timeline.layout)),
-          fix: `roll it back entirely with \`rollback <table> ${instantTime}\``,
-        });
-      }
-      if (target.state === 'REQUESTED') return undefined;
-      return rollbackKeepingPlan(current, lease, target, options.now);
-    },
-    { waitMs: options.lockWaitMs },
-  );
+  return rollbackKeepingPlan(table, instantTime, options, 'clustering');
 }
 
 /**
@@ -244,6 +219,16 @@ export async function rollbackInflightCompaction(
   instantTime: string,
   options: Pick<RollbackOptions, 'lock' | 'now' | 'lockWaitMs'>,
 ): Promise<RollbackResult | undefined> {
+  return rollbackKeepingPlan(table, instantTime, options, 'compaction');
+}
+
+/** Hudi's rollbackInflightInstant: a rollback of a pending table service that keeps its requested plan. */
+async function rollbackKeepingPlan(
+  table: HudiTable,
+  instantTime: string,
+  options: Pick<RollbackOptions, 'lock' | 'now' | 'lockWaitMs'>,
+  service: 'clustering' | 'compaction',
+): Promise<RollbackResult | undefined> {
   assertRollbackable(table, instantTime);
   const { storage } = table;
   return withTableLock(
@@ -251,30 +236,35 @@ export async function rollbackInflightCompaction(
     options.lock,
     async (current, lease) => {
       const { timeline } = current;
-      await assertRollbackKeepsMetadataTable(storage, `rolling back compaction ${instantTime}`, current.config, instantTime);
+      const { layout } = timeline;
+      await assertRollbackKeepsMetadataTable(storage, `rolling back ${service} ${instantTime}`, current.config, instantTime);
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'keep-requested');
       if (resumed !== undefined) return resumed;
-      const target = timeline.instants.find((i) => i.time === instantTime && i.action === 'compaction');
-      if (target === undefined) throw notOnTimeline(storage, timeline, instantTime, 'compaction');
+
+      const action = service === 'clustering' ? layout.clusteringAction : 'compaction';
+      const target = timeline.instants.find((i) => i.time === instantTime && i.action === action);
+      if (target === undefined) throw notOnTimeline(storage, timeline, instantTime, action);
+      assertPending(storage, layout, target);
+      if (service === 'clustering' && (await readClusteringPlan(storage, instantTime, layout)) === undefined) {
+        throw new HudiError(`replacecommit ${instantTime} is not a clustering (its plan's operationType is not CLUSTER); there is no plan to retry`, {
+          location: storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' }, layout)),
+          fix: `roll it back entirely with \`rollback <table> ${instantTime}\``,
+        });
+      }
       if (target.state === 'REQUESTED') return undefined;
-      return rollbackKeepingPlan(current, lease, target, options.now);
+
+      const planned = await planRollback(storage, layout, target);
+      const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), current.config.timelineTimeZone);
+      const requested = await createRequested(storage, layout, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
+      return executeRollback(storage, layout, lease, requested, planned.plan, {
+        handling: 'keep-requested',
+        outcome: 'rolled-back',
+        filesFrom: planned.filesFrom,
+        ignoredMarkers: planned.ignoredMarkers,
+      });
     },
     { waitMs: options.lockWaitMs },
   );
-}
-
-/** Hudi's rollbackInflightInstant under the lock: a new rollback of `target` that keeps its requested plan. */
-async function rollbackKeepingPlan(current: HudiTable, lease: LockLease, target: Instant, now: Date | undefined): Promise<RollbackResult> {
-  const { storage, timeline } = current;
-  const planned = await planRollback(storage, timeline.layout, target);
-  const rollbackTime = newInstantTime(timeline.allTimes(), now ?? new Date(), current.config.timelineTimeZone);
-  const requested = await createRequested(storage, timeline.layout, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
-  return executeRollback(storage, timeline.layout, lease, requested, planned.plan, {
-    handling: 'keep-requested',
-    outcome: 'rolled-back',
-    filesFrom: planned.filesFrom,
-    ignoredMarkers: planned.ignoredMarkers,
-  });
 }
 
 /** Pending (requested or inflight) commits and replacecommits, oldest first: the candidates for rollback. */

@@ -111,6 +111,24 @@ for (const version of HUDI_1X_VERSIONS) {
       hudi.sql(`CALL run_compaction(op => 'schedule', path => '${path}', options => 'hoodie.compact.inline.max.delta.commits=${maxDeltaCommits}')`);
     const sparkRun = (path: string) => hudi.sql(`CALL run_compaction(op => 'run', path => '${path}')`);
 
+    /** Our compaction of a copy scheduled and crashed: inflight, one operation's base file written, no commit. */
+    async function failedAttempt(path: string) {
+      const scheduled = await schedule(path, props(4));
+      assert.ok(scheduled);
+      const start = await startCompactionRun(await open(path), scheduled.instantTime);
+      const engine = await openParquetEngine();
+      try {
+        await executeCompactionOperation(await open(path), scheduled.instantTime, 0, {
+          engine,
+          properties: props(4),
+          ...(start.plan ? { plan: start.plan } : {}),
+        });
+      } finally {
+        await engine.close();
+      }
+      return scheduled;
+    }
+
     before(async () => {
       hudi = await startHudi({ hudiVersion: version });
       // Procedures build their write client from the session's hoodie.* settings: keep the metadata table off.
@@ -220,20 +238,7 @@ for (const version of HUDI_1X_VERSIONS) {
     it('Spark completes our failed compaction, and we complete the one Spark left pending', async () => {
       const failed = join(root, 'failed_ours');
       cpSync(source, failed, { recursive: true });
-      const scheduled = await schedule(failed, props(4));
-      assert.ok(scheduled);
-      // The crash: inflight, one operation's base file written, no commit.
-      const start = await startCompactionRun(await open(failed), scheduled.instantTime);
-      const engine = await openParquetEngine();
-      try {
-        await executeCompactionOperation(await open(failed), scheduled.instantTime, 0, {
-          engine,
-          properties: props(4),
-          ...(start.plan ? { plan: start.plan } : {}),
-        });
-      } finally {
-        await engine.close();
-      }
+      const scheduled = await failedAttempt(failed);
       await sparkRun(failed);
       const commits = timelineFiles(failed, '.commit');
       assert.equal(commits.length, 1);
@@ -261,19 +266,7 @@ for (const version of HUDI_1X_VERSIONS) {
     it('our failed compaction rolled back as Hudi 1.x does (a rollback instant, the plan kept); Spark then runs it and writes on', async () => {
       const path = join(root, 'rolled_back');
       cpSync(source, path, { recursive: true });
-      const scheduled = await schedule(path, props(4));
-      assert.ok(scheduled);
-      const start = await startCompactionRun(await open(path), scheduled.instantTime);
-      const engine = await openParquetEngine();
-      try {
-        await executeCompactionOperation(await open(path), scheduled.instantTime, 0, {
-          engine,
-          properties: props(4),
-          ...(start.plan ? { plan: start.plan } : {}),
-        });
-      } finally {
-        await engine.close();
-      }
+      const scheduled = await failedAttempt(path);
       const op = scheduled.plan.operations[0]!;
       const outputs = () => readdirSync(join(path, op.partitionPath)).filter((name) => name.endsWith(`_${scheduled.instantTime}.parquet`));
       assert.equal(outputs().length, 1, 'the failed attempt wrote a base file');

@@ -62,6 +62,16 @@ for (const version of HUDI_1X_VERSIONS) {
       'hoodie.archive.automatic': 'false',
     };
 
+    /** Spark's write options for table `name` with the metadata table on (its default), no inline services. */
+    const mdtOptions = (name: string) => ({
+      ...hudi1xWriteOptions(name, 'MERGE_ON_READ'),
+      'hoodie.compact.inline': 'false',
+      'hoodie.clean.automatic': 'false',
+      'hoodie.archive.automatic': 'false',
+    });
+    const sparkWriter = (path: string, options: Record<string, string>) => (operation: string, ids: number[], at: number) =>
+      hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows(ids, at), options: { ...options, 'hoodie.datasource.write.operation': operation } });
+
     /** The rows of `ids` at version `at`, as a JSON-lines file. */
     function batchFile(ids: number[], at: number, name = `batch-${at}-${ids.join('-')}.jsonl`): string {
       const input = join(root, name);
@@ -266,14 +276,8 @@ for (const version of HUDI_1X_VERSIONS) {
 
     it('with the metadata table on (files, column_stats, partition_stats): our deltacommits mirror log files as Hudi does', async () => {
       const mdt = join(root, 'mdt');
-      const withMdt = {
-        ...hudi1xWriteOptions('mdt', 'MERGE_ON_READ'),
-        'hoodie.compact.inline': 'false',
-        'hoodie.clean.automatic': 'false',
-        'hoodie.archive.automatic': 'false',
-      };
-      const sparkWrite = (operation: string, ids: number[], at: number) =>
-        hudi.write(mdt, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows(ids, at), options: { ...withMdt, 'hoodie.datasource.write.operation': operation } });
+      const withMdt = mdtOptions('mdt');
+      const sparkWrite = sparkWriter(mdt, withMdt);
       const props = new Map([['hoodie.datasource.write.precombine.field', 'ts']]);
       await sparkWrite('insert', [1, 2, 3, 4, 5, 6], 1);
       await sparkWrite('upsert', [2, 3], 1);
@@ -330,14 +334,8 @@ for (const version of HUDI_1X_VERSIONS) {
 
     it("Spark's failed delta commit without markers, metadata table on: our listing-based rollback deletes its log files as Hudi's does", async () => {
       const path = join(root, 'listing');
-      const withMdt = {
-        ...hudi1xWriteOptions('listing', 'MERGE_ON_READ'),
-        'hoodie.compact.inline': 'false',
-        'hoodie.clean.automatic': 'false',
-        'hoodie.archive.automatic': 'false',
-      };
-      const sparkWrite = (operation: string, ids: number[], at: number) =>
-        hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows(ids, at), options: { ...withMdt, 'hoodie.datasource.write.operation': operation } });
+      const withMdt = mdtOptions('listing');
+      const sparkWrite = sparkWriter(path, withMdt);
       await sparkWrite('insert', [1, 2, 3, 4, 5, 6], 1);
       await sparkWrite('upsert', [2, 3], 2);
       await assertMetadata1xAgrees(hudi, path, 'as Spark wrote it');
