@@ -10,7 +10,7 @@
  * marker (`IOType.valueOf("json")` throws), so one foreign file would make Hudi unable to roll the instant back. It
  * goes wherever the marker folder goes (commit, rollback), so a result never outlives the files it names.
  */
-import { ConflictError, HudiError, NotFoundError, UnsupportedTableError } from '../errors.js';
+import { ConflictError, HudiError, NotFoundError } from '../errors.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { PROPERTIES_FILE } from '../table/config.js';
@@ -106,22 +106,6 @@ export async function assertPlanLayoutSupported(table: HudiTable, plan: Clusteri
   const fileIds = plan.inputGroups.flatMap((group) => group.slices.map((slice) => slice.fileId));
   const layout = await detectTableLayout(table.storage, table.config, { properties, fileIds });
   assertLayoutSupports(layout, 'clustering', table.storage.uriOf(PROPERTIES_FILE));
-}
-
-/**
- * Rolling a clustering back writes a rollback instant and, to keep the plan, reverts the pending state. On a Hudi 1.x
- * table (`T.clustering.*`) neither was compared with Hudi 1.x, so it is refused here, naming the way out, before
- * anything is written. Hudi 1.x itself rolls back a failed clustering attempt before executing it again.
- */
-export function assertClusteringRollbackSupported(table: HudiTable, instantTime: string): void {
-  if (table.layout.version === 1) return;
-  throw new UnsupportedTableError(
-    `rolling back clustering ${instantTime} of this table version ${table.config.version} table (Hudi 1.x, timeline layout 2) is not built yet (a 1.x clustering's rollback was not compared with Hudi 1.x)`,
-    {
-      location: table.storage.uriOf(pendingClusteringPath(table.layout, instantTime, 'REQUESTED')),
-      fix: `resume it instead (cluster --mode execute --instant ${instantTime} runs the groups without a result and commits), or let Hudi 1.x handle it (CALL run_clustering(table => ..., op => 'execute') rolls the failed attempt back and executes the plan)`,
-    },
-  );
 }
 
 /** Refuse to work on a clustering that already completed. */

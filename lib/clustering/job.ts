@@ -24,7 +24,7 @@ import { pendingClusteringPlans } from '../timeline/queries.js';
 import { type CommitResult, commit } from './commit.js';
 import type { ClusteringConfig } from './config.js';
 import { executeGroup } from './execute.js';
-import { assertClusteringPending, assertClusteringRollbackSupported, discardStaleGroupResults, loadClusteringInstant, readGroupResult } from './instant.js';
+import { assertClusteringPending, discardStaleGroupResults, loadClusteringInstant, readGroupResult } from './instant.js';
 import { type ScheduleResult, schedule } from './schedule.js';
 
 export type ClusteringJobMode = 'schedule' | 'execute' | 'scheduleAndExecute';
@@ -219,7 +219,6 @@ async function resumeOrphan(table: HudiTable, orphan: Orphan, options: Clusterin
   };
   const pendingRollback = await findRollbackOf(table.storage, table.timeline, orphan.instant);
   if (pendingRollback !== undefined && pendingRollback.state !== 'COMPLETED') {
-    assertClusteringRollbackSupported(table, orphan.instant);
     await rollbackInflightClustering(table, orphan.instant, rollbackOptions);
     progress(`finished rollback ${pendingRollback.time} of the earlier attempt; the plan is executed again`);
   }
@@ -228,7 +227,6 @@ async function resumeOrphan(table: HudiTable, orphan: Orphan, options: Clusterin
     return { ...done, scheduled: undefined, takenOver: { ...orphan, outcome: 'resumed' } };
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
-    assertClusteringRollbackSupported(table, orphan.instant);
     const rolledBack = await rollbackInstant(await table.reload(), orphan.instant, { ...rollbackOptions, ignoreHeartbeat: true });
     progress(
       `rolled back clustering ${orphan.instant} (rollback ${rolledBack.rollbackInstantTime}): it cannot complete (${error.message}); its file groups are free for the next plan`,

@@ -22,6 +22,7 @@ import { logFilesOf } from '../log-format/index.js';
 import { mergeFileSlice } from '../merge-on-read/file-slice-merge.js';
 import { assertCompactionRollbackKeepsMetadataTable, assertMetadataTableKeepable, keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../read/reader.js';
+import { findRollbackOf, rollbackInflightCompaction } from '../rollback/rollback.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import { baseFileName, joinPartitionPath, type MergedFileSlice, parseBaseFileName } from '../table/file-system-view.js';
 import { type HudiTable, withTableLock } from '../table/table.js';
@@ -392,13 +393,17 @@ async function compactOperation(
   }
 }
 
-/** Roll back a failed (inflight) compaction: delete its outputs and its inflight file; the plan stays requested. */
+/**
+ * Roll back a failed (inflight) compaction: delete its outputs and its inflight file; the plan stays requested. On
+ * timeline layout 2 through a rollback instant (lib/rollback's rollbackInflightCompaction), as Hudi 1.x does.
+ */
 export async function rollbackCompaction(
   table: HudiTable,
   instantTime: string,
   options: { lock: LockProvider; lockWaitMs?: number },
-): Promise<{ deleted: string[] }> {
+): Promise<{ deleted: string[]; rollbackInstant?: string }> {
   assertCompactionWrites(table);
+  if (table.layout.compactionRollback === 'rollback-instant') return rollbackWithInstant(table, instantTime, options);
   return withTableLock(
     table,
     options.lock,
@@ -410,7 +415,6 @@ export async function rollbackCompaction(
           fix: 'see `show-compaction <table>`',
         });
       }
-      await assertCompactionRollbackKeepsMetadataTable(current.storage, `rolling back compaction ${instantTime}`, current.config, instantTime);
       const folder = compactionFolderOf(current.layout);
       const plan: CompactionPlan = await readCompactionPlan(current.storage, instantTime, folder);
       const deleted: string[] = [];
@@ -431,6 +435,34 @@ export async function rollbackCompaction(
     },
     { waitMs: options.lockWaitMs },
   );
+}
+
+async function rollbackWithInstant(
+  table: HudiTable,
+  instantTime: string,
+  options: { lock: LockProvider; lockWaitMs?: number },
+): Promise<{ deleted: string[]; rollbackInstant?: string }> {
+  if (
+    !pendingCompactions(table.timeline).some((i) => i.time === instantTime) &&
+    (await findRollbackOf(table.storage, table.timeline, instantTime)) === undefined
+  ) {
+    throw new HudiError(`no pending compaction ${instantTime} to roll back`, {
+      location: table.storage.uriOf(table.layout.folder),
+      fix: 'see `show-compaction <table>`',
+    });
+  }
+  // A deltacommit the compaction's commit left in the metadata table would outlive the rollback: its own refusal names
+  // the fix (run the compaction again). Past it, a 1.x metadata table is refused: this rollback was proven without one.
+  await assertCompactionRollbackKeepsMetadataTable(table.storage, `rolling back compaction ${instantTime}`, table.config, instantTime);
+  await assertMetadataTableKeepable(table.storage, `rolling back compaction ${instantTime}`, new Map(), table.config);
+  // Results first: a result must never outlive the output it names.
+  await deleteWorkDir(table.storage, compactionWorkDir(instantTime));
+  const result = await rollbackInflightCompaction(table, instantTime, {
+    lock: options.lock,
+    ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
+  });
+  if (result === undefined) return { deleted: [] };
+  return { deleted: [...result.deletedFiles], rollbackInstant: result.rollbackInstantTime };
 }
 
 function isCompleted(table: HudiTable, instantTime: string): boolean {

@@ -3,7 +3,9 @@
  * commits, MergeOnReadRollbackActionExecutor with table version 6's rollback helper) does, under the table lock:
  * `R.rollback.requested` (a HoodieRollbackPlan naming T's files, from its markers or by listing) → `R.rollback.inflight`
  * → T's files deleted → T's timeline files deleted → `R.rollback`, the commit point (rollbackInstant tells the steps).
- * Completed instants are never rolled back: that is Hudi's restore, which this build does not support.
+ * Completed instants are never rolled back: that is Hudi's restore, which this build does not support. Pending
+ * table services (a clustering, and on layout 2 a compaction) are rolled back keeping their plan, as Hudi's
+ * rollbackInflightInstant does.
  *
  * Why one long file: the plan, its execution and the recovery of an interrupted rollback are one protocol over the
  * same instants and file lists (Hudi's executor is one class too).
@@ -46,6 +48,10 @@ import { fileNameOf } from '../util/paths.js';
 
 /** Actions whose failed instants this module rolls back (COW writes, clustering, insert_overwrite). */
 const ROLLBACK_ACTIONS: ReadonlySet<InstantAction> = new Set(['commit', 'deltacommit', 'replacecommit']);
+/** What `rollbackInstant` abandons: the writes, and a pending clustering under its own action (timeline layout 2). */
+const ABANDONABLE_ACTIONS: ReadonlySet<InstantAction> = new Set([...ROLLBACK_ACTIONS, 'clustering']);
+/** What a rollback plan may target: the above, and a compaction rolled back to its plan (rollbackInflightCompaction). */
+const ROLLBACK_TARGET_ACTIONS: ReadonlySet<InstantAction> = new Set([...ABANDONABLE_ACTIONS, 'compaction']);
 
 /**
  * A writer is presumed dead when its heartbeat is older than this: Hudi's hoodie.client.heartbeat.interval_in_ms
@@ -109,7 +115,7 @@ type InstantFileHandling =
  * named with T that readers ignore but that take space and block the file groups. The rollback:
  * 1. picks a rollback instant R newer than every instant and writes `R.rollback.requested`: a HoodieRollbackPlan naming
  *    T and the files to delete, found through T's markers (`.hoodie/.temp/T/`), or, when the writer died before
- *    creating any, by listing every partition for base files of instant T (Hudi's listing-based rollback);
+ *    creating any, by listing every partition for the files of instant T (Hudi's listing-based rollback);
  * 2. writes `R.rollback.inflight` (0 bytes), drops T's work folder (a clustering's group results, which name the files
  *    about to go) and deletes those files;
  * 3. deletes T's timeline files, inflight first, then requested (Hudi's deleteInflightAndRequestedInstant);
@@ -146,7 +152,7 @@ export async function rollbackInstant(table: HudiTable, instantTime: string, opt
       assertPending(storage, layout, target);
       if (!options.ignoreHeartbeat) await assertWriterNotAlive(storage, target, current.config.timelineTimeZone, options);
 
-      const planned = await planRollback(storage, target);
+      const planned = await planRollback(storage, layout, target);
       const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), current.config.timelineTimeZone);
       const requested = await createRequested(storage, layout, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
       const result = await executeRollback(storage, layout, lease, requested, planned.plan, {
@@ -184,8 +190,9 @@ async function resumePendingRollback(
 
 /**
  * Prepare a failed clustering for a retry of the same plan, as Hudi's rollbackInflightClustering does before it
- * re-executes a pending clustering: delete the files the failed attempt wrote and its `.replacecommit.inflight`,
- * but KEEP `.replacecommit.requested` (the plan), so the plan can be run again at the same instant time.
+ * re-executes a pending clustering: delete the files the failed attempt wrote and its inflight file
+ * (`.replacecommit.inflight`, layout 2 `.clustering.inflight`), but KEEP the requested plan, so the plan can be run
+ * again at the same instant time (Hudi 1.0.2 and 1.1.1 alike: test/interop/hudi-1x-metadata-clustering.test.ts).
  *
  * Hudi rolls back with deleteInstants=false and then reverts the instant from inflight to requested after the
  * rollback completed; we delete the inflight file just before writing `R.rollback` instead, so that a crash leaves
@@ -197,6 +204,31 @@ export async function rollbackInflightClustering(
   instantTime: string,
   options: Pick<RollbackOptions, 'lock' | 'now' | 'lockWaitMs'>,
 ): Promise<RollbackResult | undefined> {
+  return rollbackKeepingPlan(table, instantTime, options, 'clustering');
+}
+
+/**
+ * Roll a failed (inflight) compaction back to its plan, as Hudi 1.x's rollbackInflightCompaction
+ * (rollbackInflightInstant): `R.rollback.requested` naming the compaction (through its markers, else its base files of
+ * the instant), its outputs deleted, `T.compaction.inflight` deleted and `R.rollback` completed; the plan
+ * (`T.compaction.requested`) stays for the next run. Undefined when the compaction is only requested. Idempotent as
+ * rollbackInflightClustering is. Used on timeline layout 2; layout 1's compaction rollback writes no rollback instant.
+ */
+export async function rollbackInflightCompaction(
+  table: HudiTable,
+  instantTime: string,
+  options: Pick<RollbackOptions, 'lock' | 'now' | 'lockWaitMs'>,
+): Promise<RollbackResult | undefined> {
+  return rollbackKeepingPlan(table, instantTime, options, 'compaction');
+}
+
+/** Hudi's rollbackInflightInstant: a rollback of a pending table service that keeps its requested plan. */
+async function rollbackKeepingPlan(
+  table: HudiTable,
+  instantTime: string,
+  options: Pick<RollbackOptions, 'lock' | 'now' | 'lockWaitMs'>,
+  service: 'clustering' | 'compaction',
+): Promise<RollbackResult | undefined> {
   assertRollbackable(table, instantTime);
   const { storage } = table;
   return withTableLock(
@@ -204,25 +236,27 @@ export async function rollbackInflightClustering(
     options.lock,
     async (current, lease) => {
       const { timeline } = current;
-      await assertRollbackKeepsMetadataTable(storage, `rolling back clustering ${instantTime}`, current.config, instantTime);
+      const { layout } = timeline;
+      await assertRollbackKeepsMetadataTable(storage, `rolling back ${service} ${instantTime}`, current.config, instantTime);
       const resumed = await resumePendingRollback(storage, lease, timeline, instantTime, 'keep-requested');
       if (resumed !== undefined) return resumed;
 
-      const target = timeline.instants.find((i) => i.time === instantTime && i.action === 'replacecommit');
-      if (target === undefined) throw notOnTimeline(storage, timeline, instantTime, 'replacecommit');
-      assertPending(storage, timeline.layout, target);
-      if ((await readClusteringPlan(storage, instantTime, timeline.layout)) === undefined) {
+      const action = service === 'clustering' ? layout.clusteringAction : 'compaction';
+      const target = timeline.instants.find((i) => i.time === instantTime && i.action === action);
+      if (target === undefined) throw notOnTimeline(storage, timeline, instantTime, action);
+      assertPending(storage, layout, target);
+      if (service === 'clustering' && (await readClusteringPlan(storage, instantTime, layout)) === undefined) {
         throw new HudiError(`replacecommit ${instantTime} is not a clustering (its plan's operationType is not CLUSTER); there is no plan to retry`, {
-          location: storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' }, timeline.layout)),
+          location: storage.uriOf(instantPath({ time: instantTime, action: 'replacecommit', state: 'REQUESTED' }, layout)),
           fix: `roll it back entirely with \`rollback <table> ${instantTime}\``,
         });
       }
       if (target.state === 'REQUESTED') return undefined;
 
-      const planned = await planRollback(storage, target);
+      const planned = await planRollback(storage, layout, target);
       const rollbackTime = newInstantTime(timeline.allTimes(), options.now ?? new Date(), current.config.timelineTimeZone);
-      const requested = await createRequested(storage, timeline.layout, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
-      return executeRollback(storage, timeline.layout, lease, requested, planned.plan, {
+      const requested = await createRequested(storage, layout, rollbackTime, 'rollback', encodeTimelineAvro('rollbackPlan', planned.plan));
+      return executeRollback(storage, layout, lease, requested, planned.plan, {
         handling: 'keep-requested',
         outcome: 'rolled-back',
         filesFrom: planned.filesFrom,
@@ -281,12 +315,12 @@ export async function rollbackFailedWrites(
     }
   }
   // Rollbacks whose target already left the timeline: only the rollback itself is left to finish.
-  const pendingTimes = new Set(pending.map((instant) => instant.time));
+  // A target still on the timeline is pending (handled above, or a plan a rollback keeps) or completed since.
   for (const rollback of timeline.pending().filter((instant) => instant.action === 'rollback')) {
     const path = instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' }, timeline.layout);
     const target = decodeTimelineAvro('rollbackPlan', await storage.get(path), storage.uriOf(path)).instantToRollback;
-    if (target === null || pendingTimes.has(target.commitTime) || !ROLLBACK_ACTIONS.has(target.action as InstantAction)) continue;
-    if (timeline.instants.some((i) => i.time === target.commitTime && i.state === 'COMPLETED')) continue;
+    if (target === null || !ABANDONABLE_ACTIONS.has(target.action as InstantAction)) continue;
+    if (timeline.instants.some((i) => i.time === target.commitTime)) continue;
     results.push(await rollbackInstant(table, target.commitTime, { ...options, ignoreHeartbeat: eager }));
   }
   return results;
@@ -338,10 +372,10 @@ interface PlannedRollback {
  * The rollback plan of a pending instant. Marker-based, as Hudi's MarkerBasedRollbackStrategy: one request per
  * CREATE/MERGE marker with fileId and latestBaseInstant empty (exactly what real 0.14/0.15 plans hold for base
  * files). Without markers, listing-based as ListingBasedRollbackStrategy: one request per partition holding its
- * base files of the instant. A requested-only instant wrote nothing in Hudi (its plan is empty); we still honour
+ * files of the instant (listedFilesOfInstant). A requested-only instant wrote nothing in Hudi (its plan is empty); we still honour
  * markers found for it, but do not list the table.
  */
-async function planRollback(storage: Storage, target: Instant): Promise<PlannedRollback> {
+async function planRollback(storage: Storage, layout: TimelineLayout, target: Instant): Promise<PlannedRollback> {
   const requests: HoodieRollbackRequest[] = [];
   const ignoredMarkers: Marker[] = [];
   const markers = await listMarkers(storage, target.time);
@@ -368,9 +402,11 @@ async function planRollback(storage: Storage, target: Instant): Promise<PlannedR
     } else {
       filesFrom = 'listing';
       for (const partition of await listPartitions(storage)) {
-        const files = partition.files
-          .filter((file) => parseBaseFileName(file.name)?.instantTime === target.time)
-          .map((file) => storage.uriOf(joinPartitionPath(partition.partitionPath, file.name)));
+        const files = listedFilesOfInstant(
+          layout,
+          target,
+          partition.files.map((file) => file.name),
+        ).map((name) => storage.uriOf(joinPartitionPath(partition.partitionPath, name)));
         if (files.length > 0) requests.push(fileRequest(partition.partitionPath, files));
       }
     }
@@ -385,6 +421,16 @@ async function planRollback(storage: Storage, target: Instant): Promise<PlannedR
     filesFrom,
     ignoredMarkers,
   };
+}
+
+/**
+ * ListingBasedRollbackStrategy's path filter over a partition's file names: the base files named by the instant and,
+ * where log files are named by the delta commit that wrote them (layout 2), its log files too (getDeltaCommitTime
+ * FromLogPath). A compaction's rollback takes base files only (listBaseFilesToBeDeleted): log files are not its own.
+ */
+export function listedFilesOfInstant(layout: TimelineLayout, target: Pick<Instant, 'time' | 'action'>, names: readonly string[]): string[] {
+  const logs = layout.logWrites.nameInstant === 'write-instant' && target.action !== 'compaction';
+  return names.filter((name) => parseBaseFileName(name)?.instantTime === target.time || (logs && parseLogFileName(name)?.baseInstant === target.time));
 }
 
 /**
@@ -442,11 +488,14 @@ async function executeRollback(
       fix: 'the plan was not written by Hudi or this build; delete its .rollback.requested/.inflight files after checking',
     });
   }
-  if (!ROLLBACK_ACTIONS.has(target.action as InstantAction)) {
-    throw new HudiError(`rollback plan ${rollback.time} targets a ${target.action}; this build rolls back commits, deltacommits and replacecommits only`, {
-      location: storage.uriOf(instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' }, layout)),
-      fix: 'finish this rollback with Hudi (hudi-cli)',
-    });
+  if (!ROLLBACK_TARGET_ACTIONS.has(target.action as InstantAction)) {
+    throw new HudiError(
+      `rollback plan ${rollback.time} targets a ${target.action}; this build rolls back ${[...ROLLBACK_TARGET_ACTIONS].join(', ')} instants only`,
+      {
+        location: storage.uriOf(instantPath({ time: rollback.time, action: 'rollback', state: 'REQUESTED' }, layout)),
+        fix: 'finish this rollback with Hudi (hudi-cli)',
+      },
+    );
   }
   const startedMs = Date.now();
   if (rollback.state === 'REQUESTED') await transitionToInflight(storage, layout, rollback.time, 'rollback');
@@ -667,14 +716,16 @@ function alreadyRolledBack(rollbackTime: string, metadata: HoodieRollbackMetadat
   };
 }
 
-/** The commit / replacecommit at a time; other actions there are refused by name. */
+/** The commit / deltacommit / replacecommit / clustering at a time; other actions there are refused by name. */
 function writeInstantAt(timeline: Timeline, instantTime: string): Instant | undefined {
   const atTime = timeline.instants.filter((i) => i.time === instantTime);
-  const write = atTime.find((i) => ROLLBACK_ACTIONS.has(i.action));
+  const write = atTime.find((i) => ABANDONABLE_ACTIONS.has(i.action));
   if (write === undefined && atTime.length > 0) {
     const actions = atTime.map((i) => `${i.action} (${i.state})`).join(', ');
-    throw new HudiError(`instant ${instantTime} is a ${actions}; only commit, deltacommit and replacecommit instants can be rolled back`, {
-      fix: 'pending clean and rollback instants are finished by re-running them, not rolled back',
+    throw new HudiError(`instant ${instantTime} is a ${actions}; only ${[...ABANDONABLE_ACTIONS].join(', ')} instants can be rolled back`, {
+      fix: atTime.some((i) => i.action === 'compaction')
+        ? `a failed compaction goes back to its plan with \`compact <table> --mode rollback --instant ${instantTime}\``
+        : 'pending clean and rollback instants are finished by re-running them, not rolled back',
     });
   }
   return write;

@@ -57,6 +57,11 @@ export interface TimelineLayout {
   modifiedAfter(instant: Instant, time: string): boolean;
   /** How a delta commit writes its log files (table versions 8+ in Hudi 1.x's write handles; see LogWrites). */
   readonly logWrites: LogWrites;
+  /**
+   * How a failed compaction goes back to its plan: its outputs and inflight file deleted (layout 1, as proven against
+   * Hudi 0.15), or through a rollback instant naming it, as Hudi 1.x's rollbackInflightCompaction (layout 2).
+   */
+  readonly compactionRollback: 'delete-outputs' | 'rollback-instant';
   /** The instant a timeline file name stands for; undefined when it is no instant file of this layout. */
   parseFileName(file: TimelineFile): Instant | undefined;
   /** The file name of an instant (a completed one needs its completion time in layout 2). */
@@ -98,6 +103,7 @@ export const TIMELINE_LAYOUT_1: TimelineLayout = Object.freeze({
   newerLogBlock: 'stop',
   modifiedAfter: (instant: Instant, time: string) => compareInstantTimes(instant.time, time) > 0,
   logWrites: LOG_WRITES_1,
+  compactionRollback: 'delete-outputs',
   parseFileName: (file: TimelineFile) => parseInstantFileName(file.name),
   fileName: instantFileName,
   decodeCommitMetadata: (bytes: Uint8Array, _instant: Instant, location: string) => parseCommitMetadata(Buffer.from(bytes).toString('utf8'), location),
@@ -191,6 +197,7 @@ export function timelineLayout2(folder: string, zone: TimelineTimeZone): Timelin
         ? compareInstantTimes(instant.completionTime, time) > 0 && instant.time !== time
         : compareInstantTimes(instant.time, time) > 0,
     logWrites: LOG_WRITES_2,
+    compactionRollback: 'rollback-instant',
     parseFileName: (file: TimelineFile) => parseLayout2FileName(file, zone),
     fileName: layout2FileName,
     decodeCommitMetadata: decodeLayout2CommitMetadata,

@@ -10,19 +10,21 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { type ClusteringConfig, DEFAULT_CLUSTERING_CONFIG, resolveClusteringConfig } from '../../lib/clustering/config.js';
-import { assertClusteringRollbackSupported, loadClusteringInstant } from '../../lib/clustering/instant.js';
+import { loadClusteringInstant } from '../../lib/clustering/instant.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
 import { buildClusteringPlan, type FileSliceInput, javaHashSetOrder } from '../../lib/clustering/plan-strategy.js';
 import { describeClusteringPlans } from '../../lib/clustering/show.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import { UnsupportedTableError } from '../../lib/errors.js';
 import { lockProviderFor } from '../../lib/lock/index.js';
+import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
+import { rollbackInflightClustering, rollbackInstant } from '../../lib/rollback/rollback.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { assertSupported, tableConfigFromProperties } from '../../lib/table/config.js';
 import { parseJavaProperties } from '../../lib/table/properties.js';
 import { HudiTable } from '../../lib/table/table.js';
-import { decodeRequestedReplaceMetadata, decodeWithWriterSchema } from '../../lib/timeline/avro-files.js';
+import { decodeRequestedReplaceMetadata, decodeTimelineAvro, decodeWithWriterSchema } from '../../lib/timeline/avro-files.js';
 import { decodeClusteringPlan, encodeClusteringPlan } from '../../lib/timeline/clustering-plan.js';
 import { TIMELINE_LAYOUT_1, timelineLayout2 } from '../../lib/timeline/layout.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
@@ -228,7 +230,7 @@ describe("a Hudi 1.x table's clusterings, found through its layout", () => {
         .map((name) => name.slice(0, 17))
         .sort();
 
-    it(`Hudi ${version}: lists the pending plan, loads pending and completed clusterings, and refuses their rollback before writing`, async () => {
+    it(`Hudi ${version}: lists the pending plan, loads pending and completed clusterings, and rolls a pending one back in layout 2`, async () => {
       const table = await openFixture();
       const [pending] = timelineOf('.clustering.requested').filter((time) => !timelineOf('.replacecommit').includes(time));
       const [completed] = timelineOf('.replacecommit');
@@ -241,10 +243,23 @@ describe("a Hudi 1.x table's clusterings, found through its layout", () => {
       const done = await loadClusteringInstant(table, completed);
       assert.equal(done.instant.action, 'replacecommit');
       assert.equal(done.instant.state, 'COMPLETED');
-      assert.throws(
-        () => assertClusteringRollbackSupported(table, pending),
-        (error: unknown) => error instanceof UnsupportedTableError && /rolling back clustering/.test(error.message) && /run_clustering/.test(error.fix ?? ''),
-      );
+      const timeline = table.storage.uriOf('.hoodie/timeline');
+      const lock = new StorageLockProvider(table.storage);
+      // Only requested: no attempt to roll back, the plan stays (rollbackInflightInstant runs on inflight ones).
+      assert.equal(await rollbackInflightClustering(table, pending, { lock }), undefined);
+      assert.ok(readdirSync(timeline).includes(`${pending}.clustering.requested`));
+      // Abandoned: a layout-2 rollback names the clustering action, and the plan is gone (deleteInstants).
+      const result = await rollbackInstant(await table.reload(), pending, { lock, ignoreHeartbeat: true });
+      assert.equal(result.filesFrom, 'none');
+      assert.deepEqual(result.metadata.instantsRollback, [{ commitTime: pending, action: 'clustering' }]);
+      const names = readdirSync(timeline);
+      assert.ok(!names.some((name) => name.startsWith(`${pending}.clustering`)), names.join(', '));
+      const rollbackFile = names.find((name) => name.startsWith(`${result.rollbackInstantTime}_`) && name.endsWith('.rollback'));
+      assert.ok(rollbackFile !== undefined, `R_<completion>.rollback: ${names.join(', ')}`);
+      const planFile = join(timeline, `${result.rollbackInstantTime}.rollback.requested`);
+      const plan = decodeTimelineAvro('rollbackPlan', readFileSync(planFile), planFile);
+      assert.deepEqual(plan.instantToRollback, { commitTime: pending, action: 'clustering' });
+      assert.ok(names.includes(`${result.rollbackInstantTime}.rollback.inflight`));
     });
   }
 });

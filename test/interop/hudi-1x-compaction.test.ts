@@ -4,11 +4,11 @@
  * on copies, Spark's `run_compaction` and ours plan the same operations (1.x's plan Avro, missingSchedulePartitions
  * included) at the same trigger; our commit is layout 2's `T_<completion>.commit` that Hudi decodes as a compaction;
  * Spark reads the rows it read before, and the base files hold what Spark's own compaction of a copy holds. Spark
- * keeps writing and compacting on top; our failed compaction is completed by Spark, and Spark's pending one by us.
- * With Spark's metadata table on (Hudi's defaults: files, column_stats, partition_stats), our compaction's deltacommit
- * completes before the commit; Spark reads the same rows with it on and off, `hudi_metadata()` equals what we read,
- * `files` equals storage, column and partition stats equal those of Spark's compaction of a copy (sizes aside); Spark
- * upserts and compacts on top. hoodie.metadata.enable=false still drops the metadata table first.
+ * keeps writing and compacting on top; our failed compaction is completed by Spark, and Spark's pending one by us;
+ * rolled back instead, it gets 1.x's rollback instant and keeps its plan. With Spark's metadata table on (Hudi's
+ * defaults), our compaction's deltacommit completes before the commit; Spark reads the same rows with it on and off,
+ * `hudi_metadata()` equals what we read, `files` equals storage, column and partition stats equal those of Spark's
+ * compaction of a copy (sizes aside). hoodie.metadata.enable=false still drops the metadata table first.
  */
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { compactionConfigFrom } from '../../lib/compaction/config.js';
-import { executeCompactionOperation, runCompaction, startCompactionRun } from '../../lib/compaction/execute.js';
+import { executeCompactionOperation, rollbackCompaction, runCompaction, startCompactionRun } from '../../lib/compaction/execute.js';
 import { scheduleCompaction } from '../../lib/compaction/schedule.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { Row } from '../../lib/engine/row-format.js';
@@ -170,6 +170,24 @@ for (const version of HUDI_1X_VERSIONS) {
       hudi.sql(`CALL run_compaction(op => 'schedule', path => '${path}', options => 'hoodie.compact.inline.max.delta.commits=${maxDeltaCommits}')`);
     const sparkRun = (path: string) => hudi.sql(`CALL run_compaction(op => 'run', path => '${path}')`);
 
+    /** Our compaction of a copy scheduled and crashed: inflight, one operation's base file written, no commit. */
+    async function failedAttempt(path: string) {
+      const scheduled = await schedule(path, props(4));
+      assert.ok(scheduled);
+      const start = await startCompactionRun(await open(path), scheduled.instantTime);
+      const engine = await openParquetEngine();
+      try {
+        await executeCompactionOperation(await open(path), scheduled.instantTime, 0, {
+          engine,
+          properties: props(4),
+          ...(start.plan ? { plan: start.plan } : {}),
+        });
+      } finally {
+        await engine.close();
+      }
+      return scheduled;
+    }
+
     before(async () => {
       hudi = await startHudi({ hudiVersion: version });
       // Procedures build their write client from the session's hoodie.* settings: keep the metadata table off.
@@ -279,20 +297,7 @@ for (const version of HUDI_1X_VERSIONS) {
     it('Spark completes our failed compaction, and we complete the one Spark left pending', async () => {
       const failed = join(root, 'failed_ours');
       cpSync(source, failed, { recursive: true });
-      const scheduled = await schedule(failed, props(4));
-      assert.ok(scheduled);
-      // The crash: inflight, one operation's base file written, no commit.
-      const start = await startCompactionRun(await open(failed), scheduled.instantTime);
-      const engine = await openParquetEngine();
-      try {
-        await executeCompactionOperation(await open(failed), scheduled.instantTime, 0, {
-          engine,
-          properties: props(4),
-          ...(start.plan ? { plan: start.plan } : {}),
-        });
-      } finally {
-        await engine.close();
-      }
+      const scheduled = await failedAttempt(failed);
       await sparkRun(failed);
       const commits = timelineFiles(failed, '.commit');
       assert.equal(commits.length, 1);
@@ -315,6 +320,51 @@ for (const version of HUDI_1X_VERSIONS) {
       assert.deepEqual(canonicalRows(await spark(theirs, 'read_optimized')), canonicalRows(await spark(theirs)));
       await write(theirs, [5], 8, 'upsert');
       assert.equal((await spark(theirs)).find((row) => Number(row['id']) === 5)?.['name'], 'v8-5');
+    });
+
+    it('our failed compaction rolled back as Hudi 1.x does (a rollback instant, the plan kept); Spark then runs it and writes on', async () => {
+      const path = join(root, 'rolled_back');
+      cpSync(source, path, { recursive: true });
+      const scheduled = await failedAttempt(path);
+      const op = scheduled.plan.operations[0]!;
+      const outputs = () => readdirSync(join(path, op.partitionPath)).filter((name) => name.endsWith(`_${scheduled.instantTime}.parquet`));
+      assert.equal(outputs().length, 1, 'the failed attempt wrote a base file');
+      const rolledBack = await rollbackCompaction(await open(path), scheduled.instantTime, { lock: lock(path) });
+      assert.equal(rolledBack.deleted.length, 1);
+      assert.deepEqual(outputs(), []);
+      const rollback = rolledBack.rollbackInstant;
+      assert.ok(rollback !== undefined);
+      const completed = timelineFiles(path, '.rollback');
+      assert.equal(completed.length, 1);
+      assert.match(completed[0]!, new RegExp(`^${rollback}_\\d{17}\\.rollback$`));
+      assert.deepEqual(
+        timelineFiles(path, '').filter((name) => name.startsWith(scheduled.instantTime)),
+        [`${scheduled.instantTime}.compaction.requested`],
+      );
+      const facts = await hudiTimelineFacts(hudi, path);
+      assert.ok(
+        facts.instants.some((text) => text.startsWith(`[${rollback}__`) && text.endsWith('__rollback__COMPLETED]')),
+        facts.instants.join(' '),
+      );
+      assert.ok(
+        facts.instants.some((text) => text === `[==>${scheduled.instantTime}__compaction__REQUESTED]`),
+        facts.instants.join(' '),
+      );
+      assert.deepEqual(withoutFileName(await spark(path)), withoutFileName(rowsBefore));
+      // Rolled back again: nothing pending to roll back any more, nothing written.
+      assert.deepEqual((await rollbackCompaction(await open(path), scheduled.instantTime, { lock: lock(path) })).deleted, []);
+      assert.equal(timelineFiles(path, '.rollback').length, 1);
+
+      await sparkRun(path);
+      assert.ok(
+        timelineFiles(path, '.commit').some((name) => name.startsWith(`${scheduled.instantTime}_`)),
+        'Spark ran the kept plan',
+      );
+      assert.deepEqual(withoutFileName(await spark(path)), withoutFileName(rowsBefore));
+      assert.deepEqual(canonicalRows(await spark(path, 'read_optimized')), canonicalRows(await spark(path)));
+      await write(path, [2, 6], 9, 'upsert');
+      assert.equal((await spark(path)).find((row) => Number(row['id']) === 6)?.['name'], 'v9-6');
+      assert.deepEqual(await ourCanonicalRows(path), canonicalRows(await spark(path)));
     });
 
     it('the CLI: show-compaction lists the plan of the 1.x timeline, compact --mode execute commits it', async () => {

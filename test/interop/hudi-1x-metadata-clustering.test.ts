@@ -9,7 +9,8 @@
  * replaced file groups not cleaned yet) checks which file groups each release counts. Spark's data skipping over our
  * column stats finds the rows it finds without them; Spark then upserts, and its own clean runs on top. A commit
  * failing after its deltacommit completed is retried, or its execution run again (the deltacommit rolled back
- * first, as Hudi's commitInternal does).
+ * first, as Hudi's commitInternal does), or rolled back as Hudi 1.x does: keeping its plan (which Spark's
+ * run_clustering then executes) or abandoned, a rollback instant in both timelines.
  */
 import assert from 'node:assert/strict';
 import { cpSync, readdirSync } from 'node:fs';
@@ -19,9 +20,12 @@ import { commit as commitClustering } from '../../lib/clustering/commit.js';
 import { resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
+import type { ParquetEngine } from '../../lib/engine/port.js';
+import type { Row } from '../../lib/engine/row-format.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { metadataTableState } from '../../lib/metadata/index.js';
 import type { MetadataRecord } from '../../lib/metadata/records.js';
+import { rollbackInflightClustering, rollbackInstant } from '../../lib/rollback/rollback.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
@@ -31,6 +35,7 @@ import { tempDir } from '../helpers/paths.js';
 import { clusterWithCli, SCHEMA, sparkOptions, tableRow } from './clustering-helpers.js';
 
 const PARTITIONS = ['2024-01-01', '2024-01-02', '2024-01-03'];
+const MDT_TIMELINE = '.hoodie/metadata/.hoodie/timeline';
 const WITH_MDT = { 'hoodie.metadata.enable': 'true' };
 
 interface Case {
@@ -49,6 +54,8 @@ const CASES: readonly Case[] = [
   // Without sort columns Hudi rewrites the rows; we copy row groups (binary copy): bin-packing either way.
   { name: 'bin-pack', props: {}, call: '' },
 ];
+
+const withoutFileName = (rows: readonly Row[]) => canonicalRows(rows.map(({ _hoodie_file_name: _name, ...rest }) => rest));
 
 /**
  * partition_stats records without their sizes (each writer's Parquet encodes the same rows to its own sizes), and
@@ -94,6 +101,32 @@ for (const version of HUDI_1X_VERSIONS) {
       return ours.instantTime;
     }
 
+    /** Our clustering of `table`, scheduled and executed, failing after its metadata-table deltacommit completed. */
+    async function failAfterDeltaCommit(table: string, engine: ParquetEngine): Promise<string> {
+      const storage = new LocalStorage(table);
+      const open = () => HudiTable.open(storage, { mode: 'clustering' });
+      const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+      const config = resolveClusteringConfig({ event: CASES[0]!.props }).config;
+      const instant = (await runClusteringJob(await open(), { mode: 'schedule', config, force: true, lock, engine, properties: new Map() })).scheduled!
+        .instantTime;
+      await assert.rejects(
+        runClusteringJob(await open(), {
+          mode: 'execute',
+          instant,
+          config,
+          lock,
+          engine,
+          tempDir: tempDir(),
+          afterMetadataTableWrite: async (what) => {
+            if (what === 'completed') throw new Error('injected after the deltacommit');
+          },
+        }),
+        /injected after the deltacommit/,
+      );
+      assert.ok(readdirSync(join(table, MDT_TIMELINE)).some((name) => name.startsWith(`${instant}_`) && name.endsWith('.deltacommit')));
+      return instant;
+    }
+
     async function assertSkippingAgrees(table: string): Promise<void> {
       for (const where of ['score >= 8', 'qty = 3', `id = ${lastId}`, `dt = '${PARTITIONS[1]}' and score < 4`]) {
         const skipping = await hudi.read(table, { options: { ...WITH_MDT, 'hoodie.enable.data.skipping': 'true' }, where });
@@ -131,29 +164,10 @@ for (const version of HUDI_1X_VERSIONS) {
       const open = () => HudiTable.open(storage, { mode: 'clustering' });
       const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
       const config = resolveClusteringConfig({ event: CASES[0]!.props }).config;
-      const mdtTimeline = () => readdirSync(join(table, '.hoodie/metadata/.hoodie/timeline'));
+      const mdtTimeline = () => readdirSync(join(table, MDT_TIMELINE));
       const engine = await openParquetEngine();
       try {
-        const failing = async (): Promise<string> => {
-          const instant = (await runClusteringJob(await open(), { mode: 'schedule', config, force: true, lock, engine, properties: new Map() })).scheduled!
-            .instantTime;
-          await assert.rejects(
-            runClusteringJob(await open(), {
-              mode: 'execute',
-              instant,
-              config,
-              lock,
-              engine,
-              tempDir: tempDir(),
-              afterMetadataTableWrite: async (what) => {
-                if (what === 'completed') throw new Error('injected after the deltacommit');
-              },
-            }),
-            /injected after the deltacommit/,
-          );
-          assert.ok(mdtTimeline().some((name) => name.startsWith(`${instant}_`) && name.endsWith('.deltacommit')));
-          return instant;
-        };
+        const failing = () => failAfterDeltaCommit(table, engine);
         // The commit step retried: Hudi's commitInternal rolls the earlier deltacommit back, then writes it again.
         const first = await failing();
         assert.equal((await commitClustering(await open(), first, { lock })).outcome, 'committed');
@@ -179,6 +193,61 @@ for (const version of HUDI_1X_VERSIONS) {
       const updates = [1, lastId].map((id) => tableRow(id, PARTITIONS, 2));
       await hudi.write(table, { schema: SCHEMA, rows: updates, options: sparkOptions({ ...WITH_MDT, 'hoodie.datasource.write.operation': 'upsert' }) });
       await assertMetadata1xAgrees(hudi, table, 'Spark upsert on top');
+    });
+
+    it('a failed clustering rolled back as Hudi 1.x does: its plan kept (Spark executes it) or abandoned; Spark writes on top', async () => {
+      const table = join(root, 'rolled_back');
+      cpSync(source, table, { recursive: true });
+      const storage = new LocalStorage(table);
+      const lock = new StorageLockProvider(storage, { waitMs: 10_000 });
+      const names = (folder: string) => readdirSync(join(table, folder));
+      const sparkRows = async () => withoutFileName((await hudi.read(table)).rows);
+      const engine = await openParquetEngine();
+      try {
+        // Kept (rollbackInflightInstant): a rollback instant in both timelines, the requested plan stays.
+        const before = await sparkRows();
+        const kept = await failAfterDeltaCommit(table, engine);
+        const result = await rollbackInflightClustering(await HudiTable.open(storage, { mode: 'clustering' }), kept, { lock });
+        assert.ok(result !== undefined && result.filesFrom === 'markers' && result.deletedFiles.length > 0, JSON.stringify(result));
+        const rollback = result.rollbackInstantTime;
+        assert.ok(names('.hoodie/timeline').some((name) => new RegExp(`^${rollback}_\\d{17}\\.rollback$`).test(name)));
+        assert.deepEqual(
+          names('.hoodie/timeline').filter((name) => name.startsWith(kept)),
+          [`${kept}.clustering.requested`],
+        );
+        assert.ok(
+          names(MDT_TIMELINE).some((name) => name.startsWith(`${rollback}_`) && name.endsWith('.rollback')),
+          names(MDT_TIMELINE).join(', '),
+        );
+        assert.ok(!names(MDT_TIMELINE).some((name) => name.startsWith(`${kept}_`)), 'the deltacommit is rolled back');
+        assert.deepEqual(await sparkRows(), before);
+        await assertMetadata1xAgrees(hudi, table, `rollback ${rollback} keeping the plan`);
+        await hudi.sql(`CALL run_clustering(path => '${table}', op => 'execute')`);
+        assert.ok(
+          names('.hoodie/timeline').some((name) => name.startsWith(`${kept}_`) && name.endsWith('.replacecommit')),
+          'Spark executed the plan',
+        );
+        assert.deepEqual(await sparkRows(), before);
+        await assertMetadata1xAgrees(hudi, table, `Spark's execution of ${kept}`);
+
+        // Abandoned (rollbackInstant, Hudi's deleteInstants): the plan goes with the attempt.
+        await insert([table], 3);
+        const between = await sparkRows();
+        const abandoned = await failAfterDeltaCommit(table, engine);
+        await rollbackInstant(await HudiTable.open(storage, { mode: 'clustering' }), abandoned, { lock, ignoreHeartbeat: true });
+        assert.deepEqual(
+          names('.hoodie/timeline').filter((name) => name.startsWith(abandoned)),
+          [],
+        );
+        assert.deepEqual(await sparkRows(), between);
+        await assertMetadata1xAgrees(hudi, table, `abandoned clustering ${abandoned}`);
+      } finally {
+        await engine.close();
+      }
+      const updates = [1, lastId].map((id) => tableRow(id, PARTITIONS, 3));
+      await hudi.write(table, { schema: SCHEMA, rows: updates, options: sparkOptions({ ...WITH_MDT, 'hoodie.datasource.write.operation': 'upsert' }) });
+      await hudi.sql(`CALL run_clustering(path => '${table}', op => 'scheduleAndExecute')`);
+      await assertMetadata1xAgrees(hudi, table, 'Spark upsert and clustering on top');
     });
 
     it('linear, second round over the first round’s uncleaned file groups; then Spark upserts and cleans on top', async () => {

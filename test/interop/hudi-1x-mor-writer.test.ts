@@ -7,16 +7,19 @@
  * next write, and Spark compacts our log files. A merge-on-read table we create at the version (a bulk_insert, then
  * delta commits) reads the same. With
  * the metadata table on (1.x's default partitions), hudi_metadata() equals what we read after each write, data
- * skipping over our log files' column stats finds what a plain read finds, and a failed write rolls back with it.
+ * skipping over our log files' column stats finds what a plain read finds, and a failed write rolls back with it;
+ * Spark's failed delta commit whose markers are gone is rolled back by listing, its log files found and deleted.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Row } from '../../lib/engine/row-format.js';
 import { ingestObject, landingBucket } from '../../lib/ingest/index.js';
+import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
+import { rollbackInstant } from '../../lib/rollback/rollback.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { decodeCommitMetadataAvro } from '../../lib/timeline/avro-files.js';
@@ -58,6 +61,16 @@ for (const version of HUDI_1X_VERSIONS) {
       'hoodie.clean.automatic': 'false',
       'hoodie.archive.automatic': 'false',
     };
+
+    /** Spark's write options for table `name` with the metadata table on (its default), no inline services. */
+    const mdtOptions = (name: string) => ({
+      ...hudi1xWriteOptions(name, 'MERGE_ON_READ'),
+      'hoodie.compact.inline': 'false',
+      'hoodie.clean.automatic': 'false',
+      'hoodie.archive.automatic': 'false',
+    });
+    const sparkWriter = (path: string, options: Record<string, string>) => (operation: string, ids: number[], at: number) =>
+      hudi.write(path, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows(ids, at), options: { ...options, 'hoodie.datasource.write.operation': operation } });
 
     /** The rows of `ids` at version `at`, as a JSON-lines file. */
     function batchFile(ids: number[], at: number, name = `batch-${at}-${ids.join('-')}.jsonl`): string {
@@ -263,14 +276,8 @@ for (const version of HUDI_1X_VERSIONS) {
 
     it('with the metadata table on (files, column_stats, partition_stats): our deltacommits mirror log files as Hudi does', async () => {
       const mdt = join(root, 'mdt');
-      const withMdt = {
-        ...hudi1xWriteOptions('mdt', 'MERGE_ON_READ'),
-        'hoodie.compact.inline': 'false',
-        'hoodie.clean.automatic': 'false',
-        'hoodie.archive.automatic': 'false',
-      };
-      const sparkWrite = (operation: string, ids: number[], at: number) =>
-        hudi.write(mdt, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows(ids, at), options: { ...withMdt, 'hoodie.datasource.write.operation': operation } });
+      const withMdt = mdtOptions('mdt');
+      const sparkWrite = sparkWriter(mdt, withMdt);
       const props = new Map([['hoodie.datasource.write.precombine.field', 'ts']]);
       await sparkWrite('insert', [1, 2, 3, 4, 5, 6], 1);
       await sparkWrite('upsert', [2, 3], 1);
@@ -323,6 +330,41 @@ for (const version of HUDI_1X_VERSIONS) {
       assert.ok(last.some((row) => row.includes('"v7-9"')) && last.some((row) => row.includes('"v2-7"')), JSON.stringify(last));
       await assertMetadata1xAgrees(hudi, mdt, 'our upsert after the compaction');
       await assertDataSkippingAgrees(hudi, mdt, ['id = 5', "name = 'v6-4'", 'ts < 2']);
+    });
+
+    it("Spark's failed delta commit without markers, metadata table on: our listing-based rollback deletes its log files as Hudi's does", async () => {
+      const path = join(root, 'listing');
+      const withMdt = mdtOptions('listing');
+      const sparkWrite = sparkWriter(path, withMdt);
+      await sparkWrite('insert', [1, 2, 3, 4, 5, 6], 1);
+      await sparkWrite('upsert', [2, 3], 2);
+      await assertMetadata1xAgrees(hudi, path, 'as Spark wrote it');
+      const rowsBefore = canonicalRows(await spark(path));
+      const done = new Set(timelineFiles(path).map((name) => name.slice(0, 17)));
+      await failedWrite(hudi, path, withMdt, [4, 5]);
+      const failed = timelineFiles(path).find((name) => name.endsWith('.deltacommit.inflight') && !done.has(name.slice(0, 17)));
+      assert.ok(failed !== undefined, timelineFiles(path).join(', '));
+      const failedTime = failed.slice(0, 17);
+      const failedLogs = () => logFiles(path).filter((file) => file.includes(`_${failedTime}.log.`));
+      assert.ok(failedLogs().length > 0, `the failed delta commit wrote log files: ${logFiles(path).join(', ')}`);
+      // A writer that died before its markers were kept: the rollback has only a listing to go by.
+      rmSync(join(path, '.hoodie', '.temp', failedTime), { recursive: true, force: true });
+      const storage = new LocalStorage(path);
+      const result = await rollbackInstant(await HudiTable.open(storage), failedTime, { lock: new StorageLockProvider(storage), ignoreHeartbeat: true });
+      assert.equal(result.filesFrom, 'listing');
+      assert.ok(
+        result.deletedFiles.some((file) => file.includes(`_${failedTime}.log.`)),
+        result.deletedFiles.join(', '),
+      );
+      assert.deepEqual(failedLogs(), []);
+      assert.ok(!timelineFiles(path).some((name) => name.startsWith(failedTime)), `${failedTime} left the timeline`);
+      assert.deepEqual(canonicalRows(await spark(path)), rowsBefore);
+      await assertMetadata1xAgrees(hudi, path, 'our listing-based rollback');
+
+      await sparkWrite('upsert', [4, 9], 3);
+      await hudi.sql(`CALL run_compaction(op => 'scheduleAndExecute', path => '${path}', options => 'hoodie.compact.inline.max.delta.commits=1')`);
+      await assertMetadata1xAgrees(hudi, path, "Spark's upsert and compaction on top");
+      assert.ok(canonicalRows(await spark(path)).some((row) => row.includes('"v3-9"')));
     });
   });
 }

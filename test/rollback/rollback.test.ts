@@ -14,6 +14,7 @@ import type { LockProvider } from '../../lib/lock/port.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import {
   heartbeatPath,
+  listedFilesOfInstant,
   pendingWriteInstants,
   type RollbackResult,
   rollbackFailedWrites,
@@ -25,7 +26,7 @@ import type { Storage, StoredObject } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro, encodeTimelineAvro, type HoodieRollbackMetadata, type HoodieRollbackPlan } from '../../lib/timeline/avro-files.js';
 import { formatInstantTime, parseInstantTime } from '../../lib/timeline/instant.js';
-import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
+import { TIMELINE_LAYOUT_1, timelineLayout2 } from '../../lib/timeline/layout.js';
 import { createMarker, deleteMarkerDir, listMarkers, type MarkerType, markerDir } from '../../lib/timeline/markers.js';
 import { pendingClusteringPlans } from '../../lib/timeline/queries.js';
 import { loadTimeline } from '../../lib/timeline/timeline.js';
@@ -658,3 +659,30 @@ class CrashingStorage implements Storage {
     await this.inner.delete(paths);
   }
 }
+
+describe('listing-based rollback: the files of the instant in a partition (ListingBasedRollbackStrategy)', () => {
+  const T = '20250101000000000';
+  const names = [
+    `a1_0-1-1_${T}.parquet`,
+    'a2_0-1-1_20240101000000000.parquet',
+    `.a2_${T}.log.1_0-1-1`,
+    '.a2_20240101000000000.log.2_0-1-1',
+    `.a3_${T}.log.1_0-1-1`,
+    '.hoodie_partition_metadata',
+  ];
+  const layout2 = timelineLayout2('.hoodie/timeline', 'UTC');
+
+  it('layout 2 (Hudi 1.x): base files and log files named by the delta commit, nothing else', () => {
+    assert.deepEqual(listedFilesOfInstant(layout2, { time: T, action: 'deltacommit' }, names), [
+      `a1_0-1-1_${T}.parquet`,
+      `.a2_${T}.log.1_0-1-1`,
+      `.a3_${T}.log.1_0-1-1`,
+    ]);
+    assert.deepEqual(listedFilesOfInstant(layout2, { time: T, action: 'clustering' }, names).length, 3);
+  });
+
+  it("a compaction's rollback takes its base files only (listBaseFilesToBeDeleted); layout 1 lists base files", () => {
+    assert.deepEqual(listedFilesOfInstant(layout2, { time: T, action: 'compaction' }, names), [`a1_0-1-1_${T}.parquet`]);
+    assert.deepEqual(listedFilesOfInstant(TIMELINE_LAYOUT_1, { time: T, action: 'deltacommit' }, names), [`a1_0-1-1_${T}.parquet`]);
+  });
+});

@@ -6,7 +6,7 @@
 
 import type { ClusteringConfig } from '../../../clustering/config.js';
 import { type GroupExecutor, groupExecutor } from '../../../clustering/executor.js';
-import { assertClusteringRollbackSupported, discardStaleGroupResults, findClusteringInstant, groupResultsDone } from '../../../clustering/instant.js';
+import { discardStaleGroupResults, findClusteringInstant, groupResultsDone } from '../../../clustering/instant.js';
 import { capGroupBytes } from '../../../clustering/job.js';
 import { schedule } from '../../../clustering/schedule.js';
 import { assertMetadataTableKeepable } from '../../../metadata/index.js';
@@ -113,7 +113,6 @@ export async function planStep(input: PlanStepInput, deps: StepDependencies): Pr
       // A rollback of the last attempt that a crash interrupted is finished first, keeping the plan.
       const rollback = await findRollbackOf(storage, current.timeline, instant);
       if (rollback !== undefined && rollback.state !== 'COMPLETED') {
-        assertClusteringRollbackSupported(current, instant);
         await rollbackInflightClustering(current, instant, { lock: heldLock(lease, lock.description), now: now() });
         deps.log.info('finished an interrupted rollback of the last attempt', { instant, rollback: rollback.time });
       }

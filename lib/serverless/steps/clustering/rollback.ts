@@ -8,7 +8,7 @@
  * `"ignoreHeartbeat": true`.
  */
 
-import { assertClusteringRollbackSupported, findClusteringInstant } from '../../../clustering/instant.js';
+import { findClusteringInstant } from '../../../clustering/instant.js';
 import { HudiError } from '../../../errors.js';
 import { type RollbackResult, rollbackInflightClustering, rollbackInstant } from '../../../rollback/rollback.js';
 import { deleteInstantScratch } from '../../../timeline/work-folder.js';
@@ -95,7 +95,6 @@ export async function rollbackStep(input: RollbackStepInput, deps: StepDependenc
     }
   }
 
-  assertClusteringRollbackSupported(table, instantTime);
   const abandon = input.abandon === true || input.error?.Error === CONFLICT_ERROR;
   let result: RollbackResult | undefined;
   if (abandon) {
