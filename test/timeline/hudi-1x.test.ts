@@ -41,7 +41,7 @@ for (const version of HUDI_1X_VERSIONS) {
       const layout = timelineLayoutOf(config);
       const files = readdirSync(join(dir, 'timeline')).sort();
 
-      it('hoodie.properties: the table version, layout 2 under .hoodie/timeline, readable, and written by the writer, cleaner, archiver and clustering only when copy-on-write', () => {
+      it('hoodie.properties: the table version, layout 2 under .hoodie/timeline, readable, and written by the writer, cleaner, archiver and clustering, compaction only when merge-on-read', () => {
         assert.equal(config.version, expected.tableVersion);
         assert.equal(config.version, version === '1.0.2' ? 8 : 9);
         assert.equal(config.timelineLayoutVersion, 2);
@@ -53,15 +53,11 @@ for (const version of HUDI_1X_VERSIONS) {
         assert.equal(config.precombineField, 'ts');
         assert.equal(recordMergeModeOf(config, 'f'), 'EVENT_TIME_ORDERING');
         assert.doesNotThrow(() => assertSupported(config, 'f', 'read'));
-        // Compaction ('write') runs on merge-on-read only, clustering on copy-on-write only; the writer (delta-write),
-        // the cleaner and the archiver on both types.
+        // Compaction ('write') runs on merge-on-read only; the writer (delta-write), clustering, the cleaner and the
+        // archiver on both types.
         if (config.type === 'MERGE_ON_READ') assert.doesNotThrow(() => assertSupported(config, 'f', 'write'));
         else assert.throws(() => assertSupported(config, 'f', 'write'), UnsupportedTableError, 'write');
-        for (const mode of ['delta-write', 'clean', 'archive'] as const) assert.doesNotThrow(() => assertSupported(config, 'f', mode), mode);
-        for (const mode of ['clustering'] as const) {
-          if (config.type === 'COPY_ON_WRITE') assert.doesNotThrow(() => assertSupported(config, 'f', mode), mode);
-          else assert.throws(() => assertSupported(config, 'f', mode), UnsupportedTableError, mode);
-        }
+        for (const mode of ['delta-write', 'clustering', 'clean', 'archive'] as const) assert.doesNotThrow(() => assertSupported(config, 'f', mode), mode);
       });
 
       it("names parse to the instants Hudi's active timeline listed, in its order", () => {
