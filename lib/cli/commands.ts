@@ -9,7 +9,7 @@ import { lockProviderFor } from '../lock/index.js';
 import { checkMetadataTable, dropMetadataTable } from '../metadata/check.js';
 import { parseQueryType, readSnapshot } from '../read/reader.js';
 import { rollbackInstant } from '../rollback/rollback.js';
-import { doctorExitCode, doctorTable, formatDoctorReport } from '../status/doctor.js';
+import { doctorExitCode, doctorTable, formatDoctorReport, jobProperties } from '../status/doctor.js';
 import { doctorFix, formatDoctorFix } from '../status/fix.js';
 import { formatTableStatus, tableStatus } from '../status/status.js';
 import { openStorage } from '../storage/index.js';
@@ -119,7 +119,7 @@ const doctor: Command = {
       return doctorExitCode(report);
     }
     const table = await HudiTable.open(storage);
-    const lock = lockProviderFor(new Map([...table.config.properties, ...properties]), table.config.name, storage);
+    const lock = lockProviderFor(jobProperties(table, options).properties, table.config.name, storage);
     const result = await doctorFix(storage, { ...options, lock, onProgress: err });
     if (values.json) out(JSON.stringify(result));
     else process.stdout.write(formatDoctorFix(result));

@@ -4,9 +4,9 @@
  * Builds before the one instant-time grammar could not see metadata compactions at suffixed times longer than 20
  * digits (`<T>011001`), and appended their deltacommits to the slice such a compaction had superseded, where Hudi's
  * readers never look: those log files are "stranded". The check finds them, and independently compares the Parquet
- * files `files` lists with the committed ones on storage, and `column_stats` and `bloom_filters` with their footers. The repair is Hudi's own: drop the metadata table
- * (hoodie.properties first, then the folder; readers go back to listing storage), and the next Hudi writer with its
- * default hoodie.metadata.enable=true rebuilds it from a listing.
+ * files `files` lists with the committed ones on storage, and `column_stats` and `bloom_filters` with their footers.
+ * The repair is Hudi's own: drop the metadata table (hoodie.properties first, then the folder; readers go back to
+ * listing storage), and the next Hudi writer with its default hoodie.metadata.enable=true rebuilds it from a listing.
  */
 import { iterateLogBlocks, type LogFile } from '../log-format/index.js';
 import { twosComplementToBigint, type WrappedValue } from '../log-format/value-wrappers.js';

@@ -204,6 +204,14 @@ export async function doctorTable(table: HudiTable, options: DoctorOptions = {})
   return { path, findings, worst };
 }
 
+/** The job's properties over hoodie.properties, as a Hudi writer's options win, and where a bad value came from. */
+export function jobProperties(table: HudiTable, options: Pick<DoctorOptions, 'properties' | 'propertiesLocation'>) {
+  return {
+    properties: new Map([...table.config.properties, ...(options.properties ?? [])]),
+    location: options.propertiesLocation ?? table.storage.uriOf('.hoodie/hoodie.properties'),
+  };
+}
+
 /**
  * Files past the cleaner's retention (what `clean` would delete now) and completed instants past the archiver's
  * bounds (what `archive` would move now), under the job's keys. A pending clean is reported above and finished by
@@ -211,8 +219,7 @@ export async function doctorTable(table: HudiTable, options: DoctorOptions = {})
  */
 async function retentionFindings(table: HudiTable, options: DoctorOptions, now: Date): Promise<Finding[]> {
   const path = table.storage.uri;
-  const properties = new Map([...table.config.properties, ...(options.properties ?? [])]);
-  const location = options.propertiesLocation ?? table.storage.uriOf('.hoodie/hoodie.properties');
+  const { properties, location } = jobProperties(table, options);
   const cleanConfig = cleanConfigFromProperties(properties, location);
   const findings: Finding[] = [];
   if (!table.timeline.pending().some((instant) => instant.action === 'clean')) {

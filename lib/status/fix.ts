@@ -14,7 +14,7 @@ import { rollbackInstant } from '../rollback/rollback.js';
 import type { Storage } from '../storage/port.js';
 import type { TableAccessMode } from '../table/config.js';
 import { HudiTable } from '../table/table.js';
-import { type DoctorOptions, type DoctorReport, doctorTable, formatDoctorReport, type SafeRepair } from './doctor.js';
+import { type DoctorOptions, type DoctorReport, doctorTable, formatDoctorReport, jobProperties, type SafeRepair } from './doctor.js';
 
 export interface AppliedRepair {
   readonly fix: SafeRepair;
@@ -80,8 +80,7 @@ export function describeRepair(fix: SafeRepair): string {
 }
 
 async function applyRepair(table: HudiTable, fix: SafeRepair, options: DoctorFixOptions): Promise<string> {
-  const properties = new Map([...table.config.properties, ...(options.properties ?? [])]);
-  const location = options.propertiesLocation ?? table.storage.uriOf('.hoodie/hoodie.properties');
+  const { properties, location } = jobProperties(table, options);
   const now = options.now === undefined ? {} : { now: options.now };
   switch (fix.kind) {
     case 'rollback': {
