@@ -88,19 +88,75 @@ function stopHarnessServers(dir) {
 function runPhase(name, files, { minio = false, concurrency = CONCURRENCY } = {}) {
   process.stderr.write(`\nrun-tests: ${name}: ${files.length} files\n`);
   const started = Date.now();
-  const testCommand = [process.execPath, '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files];
-  // MinIO takes S3's place; SQS and DynamoDB stay the outer stack's.
-  const command = minio ? [process.execPath, join(ROOT, 'infra', 'with-local-stack.mjs'), '--minio', ...testCommand] : testCommand;
   // The phase's files share one Hudi harness server per configuration (a short path: it holds Unix sockets).
   const harnessDir = mkdtempSync(join(tmpdir(), 'hudi-h-'));
+  const timingsFile = join(harnessDir, 'files.json');
+  const testCommand = [
+    process.execPath,
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${join(ROOT, 'infra', 'test-timings-reporter.mjs')}`,
+    `--test-reporter-destination=${timingsFile}`,
+    ...files,
+  ];
+  // MinIO takes S3's place; SQS and DynamoDB stay the outer stack's.
+  const command = minio ? [process.execPath, join(ROOT, 'infra', 'with-local-stack.mjs'), '--minio', ...testCommand] : testCommand;
   const env = { ...process.env, HUDI_HARNESS_DIR: harnessDir };
   try {
     const result = spawnSync(command[0], command.slice(1), { cwd: ROOT, stdio: 'inherit', env });
     const seconds = (Date.now() - started) / 1000;
+    printTimings(harnessDir, timingsFile);
     return { name, files: files.length, seconds, ok: result.status === 0 };
   } finally {
     stopHarnessServers(harnessDir);
   }
+}
+
+/** @param {number} ms */
+const secondsOf = (ms) => `${(ms / 1000).toFixed(0)} s`.padStart(7);
+
+/**
+ * Where the phase's time went: its slowest files (the timings reporter's file), and for phases with real Hudi the
+ * harness's request time per kind and per Hudi version (test/helpers/hudi.ts's timings-*.jsonl). A report only.
+ * @param {string} harnessDir
+ * @param {string} timingsFile
+ */
+function printTimings(harnessDir, timingsFile) {
+  /** @type {{ file: string, tests: number, summedMs: number, wallMs: number }[]} */
+  let files = [];
+  try {
+    files = JSON.parse(readFileSync(timingsFile, 'utf8'));
+  } catch {
+    return;
+  }
+  const lines = ['run-tests: slowest files (wall span, summed top-level test time)'];
+  for (const file of [...files].sort((a, b) => b.wallMs - a.wallMs).slice(0, 12)) {
+    lines.push(`  ${secondsOf(file.wallMs)} ${secondsOf(file.summedMs)}  ${relative(ROOT, file.file)} (${file.tests} tests)`);
+  }
+  /** @type {Map<string, { count: number, ms: number }>} */
+  const byKind = new Map();
+  for (const name of readdirSync(harnessDir).filter((entry) => entry.startsWith('timings-') && entry.endsWith('.jsonl'))) {
+    for (const line of readFileSync(join(harnessDir, name), 'utf8').split('\n')) {
+      if (line === '') continue;
+      const { version, op, ms } = JSON.parse(line);
+      const key = `${op} (Hudi ${version})`;
+      const entry = byKind.get(key) ?? { count: 0, ms: 0 };
+      entry.count++;
+      entry.ms += ms;
+      byKind.set(key, entry);
+    }
+  }
+  if (byKind.size > 0) {
+    lines.push('run-tests: real-Hudi harness time per request kind (summed over files running side by side)');
+    for (const [key, entry] of [...byKind].sort((a, b) => b[1].ms - a[1].ms).slice(0, 15)) {
+      lines.push(`  ${secondsOf(entry.ms)}  ${key}: ${entry.count} requests`);
+    }
+  }
+  process.stderr.write(`${lines.join('\n')}\n`);
 }
 
 /** @param {string[]} args */

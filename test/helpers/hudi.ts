@@ -10,7 +10,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -412,6 +412,8 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
     conf: options.conf ?? {},
   };
   const sharedDir = process.env['HUDI_HARNESS_DIR'];
+  const version = options.hudiVersion ?? '0.15.0';
+  const startedAt = Date.now();
   let connection: Connection;
   let logFile: string;
   let release = (): void => undefined;
@@ -459,14 +461,17 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
     throw startError(ready, logFile);
   }
 
+  recordHarnessTime(sharedDir, version, 'start', Date.now() - startedAt);
   let nextId = 1;
   const call = async <T>(op: string, request: Record<string, unknown>): Promise<T> => {
     if (exited !== undefined) throw exited;
     const id = nextId++;
+    const sent = Date.now();
     const answer = await new Promise<Answer>((resolve, reject) => {
       waiting.set(id, { resolve, reject });
       socket.write(`${JSON.stringify({ id, op, ...request })}\n`);
     });
+    if (op !== 'shutdown') recordHarnessTime(sharedDir, version, op, Date.now() - sent);
     if (!answer.ok) throw new HudiHarnessError(op, answer.error?.type ?? 'unknown', answer.error?.message ?? 'failed', answer.error?.detail ?? '');
     return answer.result as T;
   };
@@ -509,6 +514,20 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
       }
     },
   };
+}
+
+/**
+ * Where a phase's Spark time goes: each request's time (and each connection's wait for its server, `start`) appended
+ * to the phase's harness dir, which infra/run-tests.mjs sums per request kind and per file when the phase ends.
+ */
+function recordHarnessTime(dir: string | undefined, version: HudiVersion, op: string, ms: number): void {
+  if (dir === undefined || dir === '') return;
+  const file = process.argv.find((arg) => arg.endsWith('.test.ts')) ?? 'unknown';
+  try {
+    appendFileSync(join(dir, `timings-${process.pid}.jsonl`), `${JSON.stringify({ file, version, op, ms })}\n`);
+  } catch {
+    // The phase's dir is gone (the run is ending): the figures are a report, never a failure.
+  }
 }
 
 /** hudi-rs (object_store) options for the same S3 endpoint. */
