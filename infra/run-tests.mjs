@@ -78,6 +78,7 @@ function stopHarnessServers(dir) {
       // Gone meanwhile.
     }
   }
+  printJvmCpu(dir);
   rmSync(dir, { recursive: true, force: true });
 }
 
@@ -157,6 +158,23 @@ function printTimings(harnessDir, timingsFile) {
     }
   }
   process.stderr.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * The CPU the phase's Spark JVMs used, from the line each server logs as it stops (test/hudi/harness.py): with the
+ * phase's wall time it says how much of the machine Spark took.
+ * @param {string} dir
+ */
+function printJvmCpu(dir) {
+  let servers = 0;
+  let seconds = 0;
+  for (const name of readdirSync(dir).filter((entry) => entry.endsWith('.log'))) {
+    for (const match of readFileSync(join(dir, name), 'utf8').matchAll(/harness: the JVM used ([\d.]+) s user and ([\d.]+) s system CPU/g)) {
+      servers++;
+      seconds += Number(match[1]) + Number(match[2]);
+    }
+  }
+  if (servers > 0) process.stderr.write(`run-tests: ${servers} Spark JVM(s) used ${seconds.toFixed(0)} s of CPU\n`);
 }
 
 /** @param {string[]} args */

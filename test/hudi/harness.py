@@ -25,6 +25,8 @@ Configuration comes from the environment the client sets:
                        "socket": "<path>", "idleSeconds": N, "errorFile": "<path>" | null}
   The server exits when it has had no client for idleSeconds (0: as soon as its first client has gone); if Spark
   cannot start, it writes the error (an answer's JSON) to errorFile and exits.
+  HUDI_HARNESS_JAVA_OPTIONS  extra JVM options for the driver (to try JIT or GC settings on the suite's time).
+On stopping, the server logs the CPU its JVM used (user and system seconds), for comparing such settings.
 """
 import base64
 import datetime as dt
@@ -204,6 +206,7 @@ def make_spark(config):
         "--add-opens=java.base/java.util=ALL-UNNAMED",
         "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
         "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+        os.environ.get("HUDI_HARNESS_JAVA_OPTIONS", ""),
     ])
     builder = (
         SparkSession.builder.master("local[2]")
@@ -722,7 +725,23 @@ def serve():
     try:
         server.serve(config["socket"])
     finally:
+        cpu = jvm_cpu_seconds(server.spark)
         server.spark.stop()
+        if cpu is not None:
+            print(f"harness: the JVM used {cpu[0]:.1f} s user and {cpu[1]:.1f} s system CPU, "
+                  f"serving {server.served} client(s)", flush=True)
+
+
+def jvm_cpu_seconds(spark):
+    """The driver JVM's user and system CPU seconds so far (from /proc), or None where that cannot be read."""
+    try:
+        pid = spark.sparkContext._gateway.proc.pid
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        return int(fields[11]) / ticks, int(fields[12]) / ticks
+    except Exception:  # noqa: BLE001 - a report only
+        return None
 
 
 if __name__ == "__main__":
