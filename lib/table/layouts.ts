@@ -19,7 +19,7 @@ export const INDEX_TYPE = defineKey({
   default: undefined,
   parser: optionalText,
   description:
-    "records are placed as the bloom and simple indexes place them (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX), or with BUCKET as the simple bucket index places them (each record in its hash bucket's file group; needs hoodie.bucket.index.num.buckets; not bulk_insert); the consistent-hashing bucket engine is refused by writes and clustering, the simple one by clustering (see Table layouts), and on merge-on-read the other indexes that index log files (HBASE, INMEMORY, FLINK_STATE)",
+    "records are placed as the bloom and simple indexes place them (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX), or with BUCKET as the simple bucket index places them (each record in its hash bucket's file group; needs hoodie.bucket.index.num.buckets; bulk_insert only into buckets without a file group, and not on Hudi 1.x tables); the consistent-hashing bucket engine is refused by writes and clustering, the simple one by clustering (see Table layouts), and on merge-on-read the other indexes that index log files (HBASE, INMEMORY, FLINK_STATE)",
 });
 
 /** Our services that write to a table (`write`: upsert, insert, bulk_insert, delete, and ingest, which writes). */
