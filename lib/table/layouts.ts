@@ -204,8 +204,7 @@ export const REFUSED_SERVICES: Readonly<
     }
   >
 > = {
-  // Delta commits of a bucket-indexed 1.x merge-on-read table (inserts into log files) are not compared with Hudi 1.x.
-  'simple-bucket-index': { always: ['clustering'], mergeOnRead: [], hudi1xMergeOnRead: ['write'] },
+  'simple-bucket-index': { always: ['clustering'], mergeOnRead: [] },
   'consistent-hashing-bucket-index': { always: ['write', 'clustering'], mergeOnRead: [] },
   // Copy-on-write writes on version 6 tables: upsert and delete only (assertCdcWrite).
   cdc: { always: [], mergeOnRead: ['write', 'clean'], hudi1x: ['write', 'clustering', 'compaction', 'clean'] },
@@ -337,14 +336,6 @@ function bucketRefusal(layout: LayoutName, service: TableService, evidence: stri
           ? 'nothing was written; compact, clean and archive it here, and leave its file layout to the bucket index (or move the table to the consistent-hashing engine and cluster it with Hudi)'
           : 'nothing was written; cluster this table with Hudi (Spark) and its consistent-bucket strategies',
     });
-  }
-  if (engine === 'SIMPLE') {
-    return new UnsupportedLayoutError(
-      layout,
-      service,
-      `${SERVICE_NAMES[service]} of Hudi 1.x merge-on-read tables with ${index} are not supported: the delta commits of a bucket-indexed table (its inserts into log files) are not compared with Hudi 1.x here`,
-      { location, fix: 'write this table with Hudi (Spark or Flink); nothing was written (its copy-on-write and version 6 tables are written here)' },
-    );
   }
   return new UnsupportedLayoutError(
     layout,
