@@ -19,7 +19,7 @@ export const INDEX_TYPE = defineKey({
   default: undefined,
   parser: optionalText,
   description:
-    "records are placed as the bloom and simple indexes place them (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX), or with BUCKET as the simple bucket index places them (each record in its hash bucket's file group; needs hoodie.bucket.index.num.buckets; not bulk_insert); the consistent-hashing bucket engine is refused by writes and clustering, the simple one by clustering (see Table layouts), and on merge-on-read the other indexes that index log files (HBASE, INMEMORY, FLINK_STATE)",
+    "records are placed as the bloom and simple indexes place them (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX), or with BUCKET as the simple bucket index places them (each record in its hash bucket's file group; needs hoodie.bucket.index.num.buckets; bulk_insert only into buckets without a file group, and not on Hudi 1.x tables); the consistent-hashing bucket engine is refused by writes and clustering, the simple one by clustering (see Table layouts), and on merge-on-read the other indexes that index log files (HBASE, INMEMORY, FLINK_STATE)",
 });
 
 /** Our services that write to a table (`write`: upsert, insert, bulk_insert, delete, and ingest, which writes). */
@@ -204,8 +204,7 @@ export const REFUSED_SERVICES: Readonly<
     }
   >
 > = {
-  // Delta commits of a bucket-indexed 1.x merge-on-read table (inserts into log files) are not compared with Hudi 1.x.
-  'simple-bucket-index': { always: ['clustering'], mergeOnRead: [], hudi1xMergeOnRead: ['write'] },
+  'simple-bucket-index': { always: ['clustering'], mergeOnRead: [] },
   'consistent-hashing-bucket-index': { always: ['write', 'clustering'], mergeOnRead: [] },
   // Copy-on-write writes on version 6 tables: upsert and delete only (assertCdcWrite).
   cdc: { always: [], mergeOnRead: ['write', 'clean'], hudi1x: ['write', 'clustering', 'compaction', 'clean'] },
@@ -337,14 +336,6 @@ function bucketRefusal(layout: LayoutName, service: TableService, evidence: stri
           ? 'nothing was written; compact, clean and archive it here, and leave its file layout to the bucket index (or move the table to the consistent-hashing engine and cluster it with Hudi)'
           : 'nothing was written; cluster this table with Hudi (Spark) and its consistent-bucket strategies',
     });
-  }
-  if (engine === 'SIMPLE') {
-    return new UnsupportedLayoutError(
-      layout,
-      service,
-      `${SERVICE_NAMES[service]} of Hudi 1.x merge-on-read tables with ${index} are not supported: the delta commits of a bucket-indexed table (its inserts into log files) are not compared with Hudi 1.x here`,
-      { location, fix: 'write this table with Hudi (Spark or Flink); nothing was written (its copy-on-write and version 6 tables are written here)' },
-    );
   }
   return new UnsupportedLayoutError(
     layout,

@@ -6,7 +6,8 @@
  * log file (BaseSparkDeltaCommitActionExecutor.handleUpdate: the layout's partitioner leaves no small-file list, so
  * every update bucket appends). A bucket without one is created with a base file (handleInsert: the simple bucket
  * index cannot index log files) named `<8-digit bucket><rest of a UUID>-0`. A delete goes only to buckets that exist
- * (HoodieDeleteHelper keeps the records its index located).
+ * (HoodieDeleteHelper keeps the records its index located). A bulk_insert creates every bucket it writes, as Hudi's
+ * row writer does, and is refused where a bucket exists.
  */
 import type { HashBucketGroup, HashBucketTarget } from '../engine/write.js';
 import { HudiError } from '../errors.js';
@@ -77,6 +78,22 @@ export function bucketFileGroups(fileGroups: readonly BucketFileGroup[], spec: B
   return byPartition;
 }
 
+/**
+ * Hudi 0.15's bucket bulk_insert (BucketBulkInsertDataInternalWriterHelper, the row writer's) opens a new file group
+ * for every bucket it writes, without looking at the table: into a bucket that has one it would leave two, which
+ * HoodieSimpleBucketIndex then refuses on every later write ("Find multiple files at partition path=... belong to the
+ * same bucket id"). Refused here instead, before anything is written.
+ */
+function bulkInsertIntoBucketError(partitionPath: string, fileId: string, location: string): HudiError {
+  return new HudiError(
+    `bulk_insert would write records into bucket ${bucketIdStr(bucketNumberOf(fileId)!)} of partition "${partitionPath}", which has file group ${fileId}: Hudi's bucket bulk_insert opens a second file group for it, and its bucket index then refuses every later write ("Find multiple files ... belong to the same bucket id")`,
+    {
+      location,
+      fix: 'bulk_insert only records of buckets no file group has yet (new partitions, a new table); write the others with insert or upsert, which add them to their bucket; nothing was written',
+    },
+  );
+}
+
 /** The write's buckets: one per partition's hash bucket with records (deletes: only buckets that exist). */
 export function planBucketIndexWrite(input: BucketIndexPlanInput, location: string): BucketIndexPlan {
   const existing = bucketFileGroups(input.fileGroups, input.spec, location);
@@ -102,6 +119,7 @@ export function planBucketIndexWrite(input: BucketIndexPlanInput, location: stri
     if (target === undefined) {
       const fileGroup = existing.get(group.partitionPath)?.get(group.hashBucket);
       if (fileGroup === undefined && input.operation === 'delete') continue;
+      if (fileGroup !== undefined && input.operation === 'bulk_insert') throw bulkInsertIntoBucketError(group.partitionPath, fileGroup.fileId, location);
       if (fileGroup === undefined) {
         buckets.push({ kind: 'INSERT', partitionPath: group.partitionPath, fileId: input.newFileId(group.hashBucket) });
       } else if (input.mergeOnRead) {

@@ -67,6 +67,7 @@ import {
   detectTableLayout,
   LAYOUT_KEYS,
   type TableLayout,
+  UnsupportedLayoutError,
   viewFileIds,
 } from '../table/layouts.js';
 import { type RecordPayload, resolveRecordPayload, writePayloadOf1xTable } from '../table/payload.js';
@@ -343,8 +344,8 @@ function assertSameTableVersion(config: TableConfig, props: ReadonlyMap<string, 
 /**
  * The simple bucket index's settings when the write places records by bucket: the run names hoodie.index.type=BUCKET,
  * or the table's file ids carry bucket numbers (then the run must name the index: Hudi's writers read it from their
- * own configuration, not from the table). Refused before anything is written: bulk_insert (Hudi's bucket bulk insert
- * partitioners are not built) and a table of bucket file ids written without the bucket index.
+ * own configuration, not from the table). Refused before anything is written: bulk_insert into a Hudi 1.x table (not
+ * compared with Hudi 1.x) and a table of bucket file ids written without the bucket index.
  */
 function bucketIndexOfWrite(
   layout: TableLayout,
@@ -364,12 +365,14 @@ function bucketIndexOfWrite(
       },
     );
   }
-  if (operation === 'bulk_insert') {
-    throw new HudiError(
-      'bulk_insert into a bucket-index table is not supported: Hudi writes it with bucket bulk-insert partitioners this build does not have',
+  if (operation === 'bulk_insert' && layout.hudi1x) {
+    throw new UnsupportedLayoutError(
+      'simple-bucket-index',
+      'write',
+      'bulk_insert into Hudi 1.x tables with the bucket index is not supported: its file ids and files are not compared with Hudi 1.x here (version 6 tables are written as Hudi 0.15 does)',
       {
         location: WRITE_KEYS.indexType.key,
-        fix: 'write the batch with insert or upsert, which place records in their buckets as Hudi does; nothing was written',
+        fix: 'write the batch with insert or upsert, which place records in their buckets as Hudi 1.x does; nothing was written',
       },
     );
   }

@@ -360,19 +360,19 @@ describe('CDC tables: writes that write no change data are refused, the other se
     assert.doesNotThrow(() => assertLayoutSupports({ ...layout, hudi1x: false }, 'compaction', 'hoodie.properties'));
   });
 
-  it('the simple bucket index: writes to a Hudi 1.x merge-on-read table refused, to its copy-on-write and version 6 tables kept', () => {
+  it('the simple bucket index: writes kept on Hudi 1.x tables of both types and on version 6 tables; clustering refused on all', () => {
     const base = tableLayout(tableConfigFromProperties(new Map([['hoodie.table.name', 't']]), 'f'), {});
     const bucket = { ...base, bucketIndex: { engine: 'SIMPLE' as const, evidence: 'hoodie.index.type=BUCKET' } };
-    assert.throws(
-      () => assertLayoutSupports({ ...bucket, hudi1x: true, mergeOnRead: true }, 'write', 'hoodie.properties'),
-      (error: unknown) =>
-        error instanceof UnsupportedLayoutError &&
-        error.layout === 'simple-bucket-index' &&
-        error.service === 'write' &&
-        /Hudi 1\.x merge-on-read/.test(error.message),
-    );
-    assert.doesNotThrow(() => assertLayoutSupports({ ...bucket, hudi1x: true, mergeOnRead: false }, 'write', 'hoodie.properties'));
-    assert.doesNotThrow(() => assertLayoutSupports({ ...bucket, hudi1x: false, mergeOnRead: true }, 'write', 'hoodie.properties'));
+    for (const hudi1x of [true, false]) {
+      for (const mergeOnRead of [true, false]) {
+        const layout = { ...bucket, hudi1x, mergeOnRead };
+        assert.doesNotThrow(() => assertLayoutSupports(layout, 'write', 'hoodie.properties'));
+        assert.throws(
+          () => assertLayoutSupports(layout, 'clustering', 'hoodie.properties'),
+          (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'simple-bucket-index' && error.service === 'clustering',
+        );
+      }
+    }
   });
 });
 

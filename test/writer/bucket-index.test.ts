@@ -5,6 +5,7 @@
  * written. Spark's agreement is test/interop/bucket-index-writes.test.ts.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { writeJsonLines } from '../../lib/cli/generate.js';
@@ -171,6 +172,78 @@ describe('writes into simple-bucket-index tables', () => {
     );
   });
 
+  for (const type of ['COPY_ON_WRITE', 'MERGE_ON_READ'] as const) {
+    it(`${type === 'COPY_ON_WRITE' ? 'copy-on-write' : 'merge-on-read'} bulk_insert: a new table and a new partition get one base file per bucket; an existing bucket is refused`, async () => {
+      const table = join(tempDir(), `bucket_bulk_${type}`);
+      const first = await write(
+        table,
+        ids(1, 20).map((id) => row(id, 1)),
+        'bulk_insert',
+        props(type),
+      );
+      const action = type === 'COPY_ON_WRITE' ? 'commit' : 'deltacommit';
+      const expectBuckets = (stats: typeof first.stats, keys: readonly number[], partition: (id: number) => string) => {
+        const want = new Set(keys.map((id) => `${partition(id)}/${bucketIdOf(String(id), spec4)}`));
+        assert.deepEqual(new Set(stats.map((s) => `${s.partitionPath}/${bucketNumberOf(s.fileId)}`)), want, 'one file group per bucket written');
+        assert.equal(stats.length, want.size);
+        for (const s of stats) {
+          assert.ok(!s.path!.includes('.log.') && /^\d{8}-[0-9a-f-]{27}-0$/.test(s.fileId), `${s.path}: a base file of a new bucket`);
+          assert.equal(s.prevCommit, 'null');
+        }
+      };
+      expectBuckets(first.stats, ids(1, 20), (id) => (id % 2 === 0 ? 'a' : 'b'));
+      assert.equal(first.inserted, 20);
+      const rows1 = await snapshot(table);
+      assert.equal(rows1.length, 20);
+      for (const r of rows1) assert.equal(bucketNumberOf(String(r['_hoodie_file_name'])), bucketIdOf(String(r['id']), spec4), `key ${r['id']}`);
+      const opened = await HudiTable.open(openStorage(table));
+      assert.deepEqual(
+        opened.timeline.completedWrites().map((i) => i.action),
+        [action],
+      );
+
+      // A new partition: only new buckets, so the bulk_insert goes through.
+      const newPartition = ids(101, 110).map((id) => ({ ...row(id, 2), dt: 'c' }));
+      const second = await write(table, newPartition, 'bulk_insert', props(type));
+      expectBuckets(second.stats, ids(101, 110), () => 'c');
+
+      // Records of an existing bucket (id 3, partition b) beside ones of new buckets: refused whole, nothing written.
+      const files = tableFiles(table);
+      await assert.rejects(
+        write(table, [row(3, 3), { ...row(200, 3), dt: 'd' }], 'bulk_insert', props(type)),
+        (error: unknown) => error instanceof HudiError && /bulk_insert would write records into bucket \d{8} of partition "b"/.test(error.message),
+      );
+      assert.deepEqual(tableFiles(table), files, 'nothing written');
+      // Upserts still find each bucket's one file group.
+      await write(
+        table,
+        ids(15, 25).map((id) => row(id, 4)),
+        'upsert',
+        props(type),
+      );
+      const rows = await snapshot(table);
+      assert.deepEqual(
+        rows.map((r) => Number(r['id'])).sort((a, b) => a - b),
+        [...ids(1, 25), ...ids(101, 110)],
+      );
+      for (const r of rows) assert.equal(r['name'], `n${r['id']}-${Number(r['id']) > 100 ? 2 : Number(r['id']) >= 15 ? 4 : 1}`);
+      const groups = (await (await HudiTable.open(openStorage(table))).fileSystemView()).fileGroups();
+      assert.equal(new Set(groups.map((g) => `${g.partitionPath}/${bucketNumberOf(g.fileId)}`)).size, groups.length, 'one file group per bucket');
+    });
+  }
+
+  it('bulk_insert into a Hudi 1.x bucket table is refused (not compared with Hudi 1.x), a new one too', async () => {
+    for (const type of ['COPY_ON_WRITE', 'MERGE_ON_READ'] as const) {
+      const table = join(tempDir(), `bucket_bulk_1x_${type}`);
+      await assert.rejects(
+        write(table, [row(1, 1)], 'bulk_insert', props(type, { 'hoodie.write.table.version': '8' })),
+        (error: unknown) =>
+          error instanceof UnsupportedLayoutError && error.layout === 'simple-bucket-index' && error.service === 'write' && /Hudi 1\.x/.test(error.message),
+      );
+      assert.equal(existsSync(table), false, 'nothing written');
+    }
+  });
+
   it('two writers creating the same new bucket at once: the second to commit conflicts (partition and bucket number)', async () => {
     const table = join(tempDir(), 'bucket_concurrent');
     const occ = { 'hoodie.write.concurrency.mode': 'optimistic_concurrency_control' };
@@ -199,7 +272,7 @@ describe('writes into simple-bucket-index tables', () => {
     assert.equal(groups.length, 2, 'one file group per bucket');
   });
 
-  it('refuses bad bucket settings, bulk_insert and a missing index type before anything is written', async () => {
+  it('refuses bad bucket settings, bulk_insert into an existing bucket and a missing index type before anything is written', async () => {
     const table = join(tempDir(), 'bucket_refusals');
     await write(
       table,
@@ -217,7 +290,8 @@ describe('writes into simple-bucket-index tables', () => {
     await refused('upsert', without, /need hoodie\.bucket\.index\.num\.buckets/);
     await refused('upsert', props('COPY_ON_WRITE', { 'hoodie.bucket.index.num.buckets': '2' }), /but hoodie\.bucket\.index\.num\.buckets=2/);
     await refused('upsert', props('COPY_ON_WRITE', { 'hoodie.bucket.index.hash.field': 'name' }), /not a record key field/);
-    await refused('bulk_insert', props('COPY_ON_WRITE'), /bulk_insert into a bucket-index table/);
+    // Row 2 hashes to a bucket of partition a that has a file group: Hudi's bulk_insert would open a second one.
+    await refused('bulk_insert', props('COPY_ON_WRITE'), /bulk_insert would write records into bucket 0000000\d of partition "a", which has file group/);
     const bloom = props('COPY_ON_WRITE');
     bloom.delete('hoodie.index.type');
     await refused('upsert', bloom, /written with the simple bucket index/);
