@@ -121,40 +121,48 @@ function runPhase(name, files, { minio = false, concurrency = CONCURRENCY } = {}
 const secondsOf = (ms) => `${(ms / 1000).toFixed(0)} s`.padStart(7);
 
 /**
- * Where the phase's time went: its slowest files (the timings reporter's file), and for phases with real Hudi the
- * harness's request time per kind and per Hudi version (test/helpers/hudi.ts's timings-*.jsonl). A report only.
+ * Where the phase's time went: its slowest files (the timings reporter's file: the summed time of each file's
+ * top-level tests and suites), and for phases with real Hudi the harness's request time per kind and per Hudi
+ * version, and per file (test/helpers/hudi.ts's timings-*.jsonl). A report only.
  * @param {string} harnessDir
  * @param {string} timingsFile
  */
 function printTimings(harnessDir, timingsFile) {
-  /** @type {{ file: string, tests: number, summedMs: number, wallMs: number }[]} */
+  /** @type {{ file: string, tests: number, summedMs: number }[]} */
   let files = [];
   try {
     files = JSON.parse(readFileSync(timingsFile, 'utf8'));
   } catch {
     return;
   }
-  const lines = ['run-tests: slowest files (wall span, summed top-level test time)'];
-  for (const file of [...files].sort((a, b) => b.wallMs - a.wallMs).slice(0, 12)) {
-    lines.push(`  ${secondsOf(file.wallMs)} ${secondsOf(file.summedMs)}  ${relative(ROOT, file.file)} (${file.tests} tests)`);
+  const lines = ['run-tests: slowest files (summed time of their top-level tests and suites)'];
+  for (const file of [...files].sort((a, b) => b.summedMs - a.summedMs).slice(0, 12)) {
+    lines.push(`  ${secondsOf(file.summedMs)}  ${relative(ROOT, file.file)} (${file.tests} top-level)`);
   }
   /** @type {Map<string, { count: number, ms: number }>} */
   const byKind = new Map();
+  /** @type {Map<string, number>} */
+  const byFile = new Map();
   for (const name of readdirSync(harnessDir).filter((entry) => entry.startsWith('timings-') && entry.endsWith('.jsonl'))) {
     for (const line of readFileSync(join(harnessDir, name), 'utf8').split('\n')) {
       if (line === '') continue;
-      const { version, op, ms } = JSON.parse(line);
+      const { file, version, op, ms } = JSON.parse(line);
       const key = `${op} (Hudi ${version})`;
       const entry = byKind.get(key) ?? { count: 0, ms: 0 };
       entry.count++;
       entry.ms += ms;
       byKind.set(key, entry);
+      byFile.set(file, (byFile.get(file) ?? 0) + ms);
     }
   }
   if (byKind.size > 0) {
     lines.push('run-tests: real-Hudi harness time per request kind (summed over files running side by side)');
     for (const [key, entry] of [...byKind].sort((a, b) => b[1].ms - a[1].ms).slice(0, 15)) {
       lines.push(`  ${secondsOf(entry.ms)}  ${key}: ${entry.count} requests`);
+    }
+    lines.push('run-tests: real-Hudi harness time per file');
+    for (const [file, ms] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 12)) {
+      lines.push(`  ${secondsOf(ms)}  ${relative(ROOT, file)}`);
     }
   }
   process.stderr.write(`${lines.join('\n')}\n`);
