@@ -58,7 +58,7 @@ describe("compaction plans in Hudi 1.x's encoding", () => {
 
 describe('a failed compaction of a Hudi 1.x table goes back to its plan through a rollback instant', () => {
   for (const version of HUDI_1X_VERSIONS) {
-    it(`Hudi ${version}: the attempt's base file deleted, the inflight gone, the requested plan kept, R_<completion>.rollback`, async () => {
+    it(`Hudi ${version}: the attempt's base file deleted, the inflight gone, the plan kept, R_<completion>.rollback, the metadata table's deltacommit too`, async () => {
       const dir = tempDir(`hudi-${version}-compaction-rollback-`);
       mkdirSync(join(dir, '.hoodie'), { recursive: true });
       cpSync(join(FIXTURES, version, 'mor', 'hoodie.properties'), join(dir, '.hoodie', 'hoodie.properties'));
