@@ -9,6 +9,7 @@ import { type ClusteringPlanSummary, type CompletedClusteringSummary, describeCl
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import { HudiError } from '../errors.js';
 import { lockProviderFor } from '../lock/index.js';
+import { rollbackInflightClustering } from '../rollback/rollback.js';
 import type { CostEstimate } from '../serverless/aws/cost.js';
 import { describeTableServices, type TableServicesOutput } from '../serverless/executions/run-output.js';
 import type { ViaStateMachineResult } from '../serverless/executions/via-state-machine.js';
@@ -24,7 +25,7 @@ export const clusterCommand: Command = {
   name: 'cluster',
   summary: "cluster small files (and sort them) like Hudi's HoodieClusteringJob: schedule a plan, execute one, or both",
   usage:
-    'cluster <table> --mode schedule|execute|scheduleAndExecute [--instant T] [--props FILE] [--force] [--memory-limit 2GB] [--temp-dir DIR] [--json]\n' +
+    'cluster <table> --mode schedule|execute|scheduleAndExecute|rollback [--instant T] [--props FILE] [--force] [--memory-limit 2GB] [--temp-dir DIR] [--json]\n' +
     '  cluster <table> --via-state-machine local|<ARN> [--props FILE] [--force] [--json]   (the whole run through the Step Functions definition)',
   async run(args) {
     const { values, positionals } = parseCommandArgs(
@@ -43,9 +44,12 @@ export const clusterCommand: Command = {
       ['table'],
     );
     if (values['via-state-machine'] !== undefined) return runViaStateMachine(positionals[0]!, values['via-state-machine'], values);
+    if (values.mode === 'rollback') return rollbackClustering(positionals[0]!, values);
     const mode = values.mode as ClusteringJobMode | undefined;
     if (mode === undefined || !CLUSTERING_JOB_MODES.includes(mode)) {
-      throw new HudiError(`--mode ${values.mode ?? '(missing)'} is not a clustering mode`, { fix: `use --mode ${CLUSTERING_JOB_MODES.join(' | ')}` });
+      throw new HudiError(`--mode ${values.mode ?? '(missing)'} is not a clustering mode`, {
+        fix: `use --mode ${[...CLUSTERING_JOB_MODES, 'rollback'].join(' | ')}`,
+      });
     }
     // The configuration is resolved (and refused) before the table is touched.
     const props = values.props === undefined ? new Map<string, string>() : await readPropsFile(values.props);
@@ -115,6 +119,26 @@ export const clusterCommand: Command = {
     }
   },
 };
+
+/**
+ * `--mode rollback --instant T`: a failed clustering back to its plan, as Hudi's rollbackInflightClustering (a rollback
+ * instant naming it, the attempt's files and inflight file deleted, the requested plan kept for `--mode execute`).
+ */
+async function rollbackClustering(tablePath: string, values: { instant?: string; props?: string; json?: boolean }): Promise<number> {
+  const instant = values.instant;
+  if (instant === undefined) throw new HudiError('--mode rollback needs --instant T', { fix: 'name the pending clustering (see `show-clustering <table>`)' });
+  const props = values.props === undefined ? new Map<string, string>() : await readPropsFile(values.props);
+  const storage = openStorage(tablePath);
+  const table = await HudiTable.open(storage, { mode: 'clustering' });
+  const lock = lockProviderFor(new Map([...table.config.properties, ...props]), table.config.name, storage);
+  const result = await rollbackInflightClustering(table, instant, { lock });
+  const deleted = result?.deletedFiles ?? [];
+  const rollbackInstant = result?.rollbackInstantTime ?? null;
+  if (values.json) out(JSON.stringify({ rolledBack: instant, rollbackInstant, deleted }));
+  else if (result === undefined) out(`clustering ${instant} is only requested: nothing to roll back, plan kept`);
+  else out(`rolled back clustering ${instant} (rollback ${rollbackInstant}): ${deleted.length} file(s) deleted, plan kept as requested`);
+  return 0;
+}
 
 /** `--via-state-machine`: schedule, the Map over groups and commit, run by the state machine (local or deployed). */
 async function runViaStateMachine(

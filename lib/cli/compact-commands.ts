@@ -44,11 +44,11 @@ export const compactCommand: Command = {
     assertCompactionWrites(table);
     const lock = lockProviderFor(new Map([...table.config.properties, ...props]), table.config.name, storage);
     if (mode === 'rollback') {
-      const { deleted } = await rollbackCompaction(table, values.instant!, { lock });
+      const { deleted, rollbackInstant } = await rollbackCompaction(table, values.instant!, { lock });
       out(
         values.json
-          ? JSON.stringify({ rolledBack: values.instant, deleted })
-          : `rolled back compaction ${values.instant}: ${deleted.length} file(s) deleted, plan kept as requested`,
+          ? JSON.stringify({ rolledBack: values.instant, rollbackInstant: rollbackInstant ?? null, deleted })
+          : `rolled back compaction ${values.instant}${rollbackInstant === undefined ? '' : ` (rollback ${rollbackInstant})`}: ${deleted.length} file(s) deleted, plan kept as requested`,
       );
       return 0;
     }

@@ -20,7 +20,7 @@ import { ConflictError, HudiError } from '../errors.js';
 import type { LockProvider } from '../lock/port.js';
 import { logFilesOf } from '../log-format/index.js';
 import { mergeFileSlice } from '../merge-on-read/file-slice-merge.js';
-import { assertCompactionRollbackKeepsMetadataTable, assertMetadataTableKeepable, keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
+import { assertMetadataTableKeepable, assertRollbackKeepsMetadataTable, keepMetadataTable, type MetadataTableOutcome } from '../metadata/index.js';
 import { stageFiles } from '../read/reader.js';
 import { findRollbackOf, rollbackInflightCompaction } from '../rollback/rollback.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
@@ -451,10 +451,10 @@ async function rollbackWithInstant(
       fix: 'see `show-compaction <table>`',
     });
   }
-  // A deltacommit the compaction's commit left in the metadata table would outlive the rollback: its own refusal names
-  // the fix (run the compaction again). Past it, a 1.x metadata table is refused: this rollback was proven without one.
-  await assertCompactionRollbackKeepsMetadataTable(table.storage, `rolling back compaction ${instantTime}`, table.config, instantTime);
-  await assertMetadataTableKeepable(table.storage, `rolling back compaction ${instantTime}`, new Map(), table.config);
+  // A 1.x metadata table needs nothing of its own here: the rollback rolls back the deltacommit the compaction's
+  // commit may have left at its instant (Hudi's update(HoodieRollbackMetadata)). What Hudi refuses about that is
+  // refused before the results go.
+  await assertRollbackKeepsMetadataTable(table.storage, `rolling back compaction ${instantTime}`, table.config, instantTime);
   // Results first: a result must never outlive the output it names.
   await deleteWorkDir(table.storage, compactionWorkDir(instantTime));
   const result = await rollbackInflightCompaction(table, instantTime, {

@@ -166,12 +166,6 @@ export async function assertRollbackKeepsMetadataTable(storage: Storage, what: s
   (await MetadataTable1x.open(storage, config))?.assertRollbackable(what, instantTime);
 }
 
-/** Before compaction `instantTime` is rolled back to requested: refuse a 1.x metadata table with a deltacommit at it. */
-export async function assertCompactionRollbackKeepsMetadataTable(storage: Storage, what: string, config: TableConfig, instantTime: string): Promise<void> {
-  if (!HUDI_1X_TABLE_VERSIONS.includes(config.version)) return;
-  (await MetadataTable1x.open(storage, config))?.assertNoDeltaCommitAt(what, instantTime);
-}
-
 /**
  * For steps that write no commit themselves but lead to one (clustering schedule / execute, an ingest before its
  * claim): refuse, before any work, a metadata table the commit could not keep. With hoodie.metadata.enable=false the

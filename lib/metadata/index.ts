@@ -8,7 +8,6 @@ export { metadataTableCompaction1x } from './archive-1x.js';
 export { CLEAN_SUFFIX, decideMetadataClean, type MetadataCleanConfig, type MetadataCleanResult, metadataCleanConfig, planMetadataClean } from './clean.js';
 export { columnRangesFromFooter, columnRangesFromRecords } from './column-stats.js';
 export {
-  assertCompactionRollbackKeepsMetadataTable,
   assertMetadataTableKeepable,
   assertRollbackKeepsMetadataTable,
   keepMetadataTable,

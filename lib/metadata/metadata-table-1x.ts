@@ -405,25 +405,6 @@ export class MetadataTable1x {
   }
 
   /**
-   * Refuse, before a compaction's own rollback (outputs deleted, back to requested) writes anything, a deltacommit
-   * the metadata table has at it: Hudi's rollbackInflightCompaction rolls that back through a rollback instant, which
-   * that rollback of ours does not write; running the compaction again replaces the deltacommit (forNewAttempt).
-   */
-  assertNoDeltaCommitAt(what: string, instantTime: string): void {
-    const existing = this.timeline.instants.find((i) => i.time === instantTime);
-    if (existing === undefined) return;
-    throw new MetadataTableError(
-      `${what}: the metadata table has a ${existing.state.toLowerCase()} ${existing.action} at ${instantTime}, which this rollback would leave behind`,
-      this.partitions,
-      this.inflightPartitions,
-      {
-        location: this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER),
-        fix: `run the compaction again (\`compact <table> --mode execute --instant ${instantTime}\`)`,
-      },
-    );
-  }
-
-  /**
    * The metadata table to write instant `instantTime` into. A second attempt at an instant whose deltacommit
    * completed (its data instant did not: a retried commit step) goes as Hudi's commitInternal takes it: that
    * deltacommit is rolled back first (the metadata write client's rollback(T), at a new instant time), then T is

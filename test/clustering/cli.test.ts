@@ -140,7 +140,7 @@ describe('cluster', () => {
     assert.equal(badMode.code, 1);
     assert.match(
       badMode.stderr,
-      /^hudi-serverless cluster: --mode sometimes is not a clustering mode \(use --mode schedule \| execute \| scheduleAndExecute\)\n$/,
+      /^hudi-serverless cluster: --mode sometimes is not a clustering mode \(use --mode schedule \| execute \| scheduleAndExecute \| rollback\)\n$/,
     );
   });
 });

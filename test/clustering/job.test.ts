@@ -31,6 +31,7 @@ import { HudiTable } from '../../lib/table/table.js';
 import { markerDir } from '../../lib/timeline/markers.js';
 import { clusteringWorkDir } from '../../lib/timeline/work-folder.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
+import { jsonLines, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { independentLatestBaseFiles, pyarrowRead } from '../helpers/oracle.js';
 import { requireS3, s3TablePath, uploadTable } from '../helpers/s3.js';
@@ -436,7 +437,7 @@ describe('retries and failures', () => {
     const config = clusteringConfig('z-order', made);
     const scheduled = await schedule(table, config, { lock });
     assert.ok(scheduled);
-    return { made, storage, lock, config, instantTime: scheduled.instantTime, groups: scheduled.groups, table: await table.reload() };
+    return { dir, made, storage, lock, config, instantTime: scheduled.instantTime, groups: scheduled.groups, table: await table.reload() };
   }
 
   it('running a group again overwrites its own files: no row becomes visible twice', async () => {
@@ -581,6 +582,39 @@ describe('retries and failures', () => {
       await engine.close();
     }
   });
+  it('`cluster --mode rollback --instant T` takes a failed attempt back to its plan through a rollback instant', async () => {
+    const { dir, storage, lock, config, instantTime, table, made } = await scheduledTable();
+    const engine = await openParquetEngine();
+    try {
+      const first = await executeGroup(table, instantTime, 0, { engine, tempDir: tempDir(), config });
+      const missing = runCli(['cluster', dir, '--mode', 'rollback']);
+      assert.notEqual(missing.code, 0);
+      assert.match(missing.stderr, /--mode rollback needs --instant T/);
+      const rolled = runCli(['cluster', dir, '--mode', 'rollback', '--instant', instantTime, '--json']);
+      assert.equal(rolled.code, 0, rolled.stderr);
+      const [output] = jsonLines(rolled.stdout) as [{ rolledBack: string; rollbackInstant: string; deleted: string[] }];
+      assert.equal(output.rolledBack, instantTime);
+      assert.deepEqual([...output.deleted].sort(), first.writeStats.map((stat) => stat.path!).sort());
+      for (const stat of first.writeStats) assert.equal(await storage.head(stat.path!), undefined);
+      const after = await table.reload();
+      assert.deepEqual(
+        after.timeline.instants.filter((i) => i.time === instantTime).map((i) => `${i.action} ${i.state}`),
+        ['replacecommit REQUESTED'],
+      );
+      assert.ok(after.timeline.instants.some((i) => i.time === output.rollbackInstant && i.action === 'rollback' && i.state === 'COMPLETED'));
+      const again = runCli(['cluster', dir, '--mode', 'rollback', '--instant', instantTime]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stdout, /only requested: nothing to roll back/);
+      assert.equal((await table.reload()).timeline.instants.filter((i) => i.action === 'rollback').length, 1, 'no second rollback instant');
+
+      const result = await runClusteringJob(await table.reload(), { mode: 'execute', config, lock, engine, tempDir: tempDir() });
+      assert.deepEqual(result.executedGroups, [0, 1, 2]);
+      assert.equal((await readSnapshot(await table.reload(), { engine })).rows.length, made.rows);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('a clustering Hudi reverted to requested (files and markers gone, our results left): every group runs again', async () => {
     const { storage, lock, config, instantTime, table, made } = await scheduledTable();
     const engine = await openParquetEngine();

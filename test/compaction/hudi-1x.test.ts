@@ -2,10 +2,11 @@
  * Compaction's Hudi 1.x plan encoding without Spark: the plans Hudi 1.0.2 and 1.1.1 scheduled in the fixture tables
  * (test/fixtures/hudi-1x-tables/<version>/mor) decode, and re-encode for layout 2 under the same writer schema to the
  * same record; layout 1 keeps 0.x's schema. A failed attempt at a fixture's pending plan rolls back through a layout-2
- * rollback instant. test/interop/hudi-1x-compaction.test.ts runs the service against Spark.
+ * rollback instant, its metadata-table deltacommit with it (refused where Hudi refuses). test/interop/hudi-1x-compaction
+ * .test.ts runs the service against Spark.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { rollbackCompaction } from '../../lib/compaction/execute.js';
@@ -57,7 +58,7 @@ describe("compaction plans in Hudi 1.x's encoding", () => {
 
 describe('a failed compaction of a Hudi 1.x table goes back to its plan through a rollback instant', () => {
   for (const version of HUDI_1X_VERSIONS) {
-    it(`Hudi ${version}: the attempt's base file deleted, the inflight gone, the requested plan kept, R_<completion>.rollback`, async () => {
+    it(`Hudi ${version}: the attempt's base file deleted, the inflight gone, the plan kept, R_<completion>.rollback, the metadata table's deltacommit too`, async () => {
       const dir = tempDir(`hudi-${version}-compaction-rollback-`);
       mkdirSync(join(dir, '.hoodie'), { recursive: true });
       cpSync(join(FIXTURES, version, 'mor', 'hoodie.properties'), join(dir, '.hoodie', 'hoodie.properties'));
@@ -77,12 +78,22 @@ describe('a failed compaction of a Hudi 1.x table goes back to its plan through 
       mkdirSync(join(dir, op.partitionPath), { recursive: true });
       writeFileSync(join(dir, op.partitionPath, output), 'partial');
       const lock = new StorageLockProvider(storage);
-      // The fixture declares a metadata table: refused, as the compaction is, before anything is written.
+      // The fixture declares a metadata table; the compaction's commit left its deltacommit there, and the metadata
+      // table compacted after it: Hudi's validateRollback refuses, before anything is written.
+      const mdtTimeline = join(dir, '.hoodie', 'metadata', '.hoodie', 'timeline');
+      mkdirSync(mdtTimeline, { recursive: true });
+      const mirrored = `${time}_${time.slice(0, 14)}999.deltacommit`;
+      writeFileSync(join(mdtTimeline, mirrored), '');
+      writeFileSync(join(mdtTimeline, '20991231235959000_20991231235959001.commit'), '');
       const before = names();
-      await assert.rejects(rollbackCompaction(await HudiTable.open(storage, { mode: 'write' }), time, { lock }), MetadataTableError);
+      await assert.rejects(
+        rollbackCompaction(await HudiTable.open(storage, { mode: 'write' }), time, { lock }),
+        (error: unknown) => error instanceof MetadataTableError && /not after its latest compaction/.test(error.message),
+      );
       assert.deepEqual(names(), before);
-      const properties = join(dir, '.hoodie', 'hoodie.properties');
-      writeFileSync(properties, readFileSync(properties, 'utf8').replace(/^hoodie\.table\.metadata\.partitions=.*$/m, 'hoodie.table.metadata.partitions='));
+      assert.ok(readdirSync(join(dir, op.partitionPath)).includes(output));
+      // Without that compaction the deltacommit is rolled back with the compaction, at the same rollback instant.
+      rmSync(join(mdtTimeline, '20991231235959000_20991231235959001.commit'));
 
       const result = await rollbackCompaction(await HudiTable.open(storage, { mode: 'write' }), time, { lock });
       assert.deepEqual(result.deleted, [`${op.partitionPath}/${output}`]);
@@ -96,6 +107,12 @@ describe('a failed compaction of a Hudi 1.x table goes back to its plan through 
           `${rollback}.rollback.requested`,
           names().find((name) => /^\d{17}_\d{17}\.rollback$/.test(name)),
         ].sort(),
+      );
+      const mdtNames = readdirSync(mdtTimeline).sort();
+      assert.ok(!mdtNames.some((name) => name.startsWith(time)), mdtNames.join(', '));
+      assert.ok(
+        mdtNames.some((name) => new RegExp(`^${rollback}_\\d{17}\\.rollback$`).test(name)),
+        mdtNames.join(', '),
       );
       const planFile = join(timeline, `${rollback}.rollback.requested`);
       assert.deepEqual(decodeTimelineAvro('rollbackPlan', readFileSync(planFile), planFile).instantToRollback, { commitTime: time, action: 'compaction' });

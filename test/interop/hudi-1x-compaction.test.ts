@@ -8,10 +8,10 @@
  * rolled back instead, it gets 1.x's rollback instant and keeps its plan. With Spark's metadata table on (Hudi's
  * defaults), our compaction's deltacommit completes before the commit; Spark reads the same rows with it on and off,
  * `hudi_metadata()` equals what we read, `files` equals storage, column and partition stats equal those of Spark's
- * compaction of a copy (sizes aside). hoodie.metadata.enable=false still drops the metadata table first.
+ * compaction of a copy (sizes aside), and so after a rollback of a failed one. Metadata table off: dropped first.
  */
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
@@ -171,15 +171,15 @@ for (const version of HUDI_1X_VERSIONS) {
     const sparkRun = (path: string) => hudi.sql(`CALL run_compaction(op => 'run', path => '${path}')`);
 
     /** Our compaction of a copy scheduled and crashed: inflight, one operation's base file written, no commit. */
-    async function failedAttempt(path: string) {
-      const scheduled = await schedule(path, props(4));
+    async function failedAttempt(path: string, properties = props(4)) {
+      const scheduled = await schedule(path, properties);
       assert.ok(scheduled);
-      const start = await startCompactionRun(await open(path), scheduled.instantTime);
+      const start = await startCompactionRun(await open(path), scheduled.instantTime, undefined, properties);
       const engine = await openParquetEngine();
       try {
         await executeCompactionOperation(await open(path), scheduled.instantTime, 0, {
           engine,
-          properties: props(4),
+          properties,
           ...(start.plan ? { plan: start.plan } : {}),
         });
       } finally {
@@ -524,6 +524,69 @@ for (const version of HUDI_1X_VERSIONS) {
             .send(new DeleteTableCommand({ TableName: mdtLockTable }))
             .catch(() => undefined);
         }
+      });
+
+      it('our failed compaction rolled back as Hudi 1.x does, the metadata table kept equal to storage; run again, Spark writes on', async () => {
+        const on = new Map([['hoodie.compact.inline.max.delta.commits', '4']]);
+        const mdtTimeline = (path: string) => readdirSync(join(path, '.hoodie', 'metadata', '.hoodie', 'timeline')).sort();
+        const keptPlan = (path: string, instant: string) =>
+          assert.deepEqual(
+            timelineFiles(path, '').filter((name) => name.startsWith(instant)),
+            [`${instant}.compaction.requested`],
+          );
+
+        // Crashed while writing: a base file of the instant, nothing in the metadata table yet (Hudi leaves it alone).
+        const early = join(root, 'mdt_rolled_back_early');
+        cpSync(mdtSource, early, { recursive: true });
+        const mdtBefore = mdtTimeline(early);
+        const scheduled = await failedAttempt(early, on);
+        const rolledBack = await rollbackCompaction(await open(early), scheduled.instantTime, { lock: lock(early) });
+        assert.equal(rolledBack.deleted.length, 1);
+        assert.ok(rolledBack.rollbackInstant !== undefined);
+        assert.ok(timelineFiles(early, '.rollback').some((name) => name.startsWith(`${rolledBack.rollbackInstant}_`)));
+        keptPlan(early, scheduled.instantTime);
+        assert.deepEqual(mdtTimeline(early), mdtBefore, 'nothing of the compaction in the metadata table, nothing written to it');
+        const facts = await hudiTimelineFacts(hudi, early);
+        assert.ok(facts.instants.includes(`[==>${scheduled.instantTime}__compaction__REQUESTED]`), facts.instants.join(' '));
+        assert.deepEqual(withoutFileName(await spark(early)), withoutFileName(mdtRows));
+        await assertMetadata1xAgrees(hudi, early, `rollback ${rolledBack.rollbackInstant} of a compaction that crashed writing`);
+        assert.equal((await compact(early, scheduled.instantTime, on)).outcome, 'committed');
+        assertMirroredBefore(early, scheduled.instantTime, 'commit');
+        await assertMetadata1xAgrees(hudi, early, `our compaction ${scheduled.instantTime} run again`);
+        await write(early, [2, 6], 9, 'upsert', WITH_MDT);
+        assert.equal((await spark(early)).find((row) => Number(row['id']) === 6)?.['name'], 'v9-6');
+        await assertMetadata1xAgrees(hudi, early, 'Spark upserts on top');
+
+        // Crashed between the metadata table's deltacommit and the commit (staged by taking the commit's completed
+        // file away): the deltacommit is rolled back in the metadata table at the rollback's instant, as Hudi does.
+        const late = join(root, 'mdt_rolled_back_late');
+        cpSync(mdtSource, late, { recursive: true });
+        const again = await schedule(late, on);
+        assert.ok(again);
+        assert.equal((await compact(late, again.instantTime, on)).outcome, 'committed');
+        const commit = timelineFiles(late, '.commit').find((name) => name.startsWith(`${again.instantTime}_`));
+        assert.ok(commit !== undefined);
+        rmSync(join(late, '.hoodie', 'timeline', commit));
+        assert.ok(mdtTimeline(late).some((name) => name.startsWith(`${again.instantTime}_`) && name.endsWith('.deltacommit')));
+        const lateRollback = await rollbackCompaction(await open(late), again.instantTime, { lock: lock(late) });
+        assert.equal(lateRollback.deleted.length, 2);
+        keptPlan(late, again.instantTime);
+        assert.ok(
+          mdtTimeline(late).some((name) => name.startsWith(`${lateRollback.rollbackInstant}_`) && name.endsWith('.rollback')),
+          mdtTimeline(late).join(', '),
+        );
+        assert.ok(!mdtTimeline(late).some((name) => name.startsWith(again.instantTime)), 'the deltacommit rolled back');
+        assert.deepEqual(withoutFileName(await spark(late)), withoutFileName(mdtRows));
+        await assertMetadata1xAgrees(hudi, late, `rollback ${lateRollback.rollbackInstant} of a compaction mirrored but not committed`);
+        await withSparkMdt(() => sparkRun(late).then(() => undefined));
+        assert.ok(
+          timelineFiles(late, '.commit').some((name) => name.startsWith(`${again.instantTime}_`)),
+          'Spark ran the kept plan',
+        );
+        await assertMetadata1xAgrees(hudi, late, `Spark's run of ${again.instantTime}`);
+        await write(late, [3], 9, 'upsert', WITH_MDT);
+        assert.equal((await spark(late)).find((row) => Number(row['id']) === 3)?.['name'], 'v9-3');
+        await assertMetadata1xAgrees(hudi, late, 'Spark upserts on top');
       });
 
       it('refuses a second compaction beside a pending one by name, before writing anything', async () => {
