@@ -4,7 +4,7 @@
  * table's read-optimized view; latestMergedSlices adds the log files for snapshot reads.
  */
 
-import { compareLogFileNames, type LogFile, parseLogFileName } from '../log-format/index.js';
+import { CDC_LOG_SUFFIX, compareLogFileNames, type LogFile, parseLogFileName } from '../log-format/index.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
 import { compareInstantTimes, INSTANT_TIME_PATTERN } from '../timeline/instant.js';
 import type { Timeline } from '../timeline/timeline.js';
@@ -44,6 +44,11 @@ export interface MergedFileSlice {
   readonly baseInstantTime: string;
   readonly baseFile: BaseFile | undefined;
   readonly logFiles: readonly LogFile[];
+  /**
+   * A CDC table's `.cdc` log files of the slice, in log order, when it has any: Hudi's view counts them among the
+   * slice's log files (no small-file inserts into it), while its log scanners skip them, as merges here do.
+   */
+  readonly cdcLogFiles?: readonly LogFile[];
 }
 
 /** The base-file formats Hudi names files for: data tables' Parquet, the metadata table's HFile. */
@@ -190,11 +195,12 @@ export class FileSystemView {
         .map((i) => i.time),
     );
     const sliceCounts = (time: string): boolean => this.inputs.timeline.isCommitted(time) || pendingCompactions.has(time);
-    const byGroup = new Map<string, Map<string, { baseFile: BaseFile | undefined; logFiles: LogFile[] }>>();
+    type Slice = { baseFile: BaseFile | undefined; logFiles: LogFile[]; cdcLogFiles: LogFile[] };
+    const byGroup = new Map<string, Map<string, Slice>>();
     const sliceOf = (fileId: string, instant: string) => {
-      const slices = byGroup.get(fileId) ?? new Map<string, { baseFile: BaseFile | undefined; logFiles: LogFile[] }>();
+      const slices = byGroup.get(fileId) ?? new Map<string, Slice>();
       byGroup.set(fileId, slices);
-      const slice = slices.get(instant) ?? { baseFile: undefined, logFiles: [] };
+      const slice = slices.get(instant) ?? { baseFile: undefined, logFiles: [], cdcLogFiles: [] };
       slices.set(instant, slice);
       return slice;
     };
@@ -208,9 +214,10 @@ export class FileSystemView {
     for (const file of partition.files) {
       if (file.name.startsWith('..') && file.name.endsWith('.crc')) continue;
       const name = parseLogFileName(file.name);
-      if (name === undefined || name.extension !== 'log' || name.suffix !== '') continue;
+      if (name === undefined || name.extension !== 'log' || (name.suffix !== '' && name.suffix !== CDC_LOG_SUFFIX)) continue;
       if (this.inputs.replacedFileGroups.has(fileGroupKey(partition.partitionPath, name.fileId))) continue;
-      sliceOf(name.fileId, name.baseInstant).logFiles.push({ path: joinPartitionPath(partition.partitionPath, file.name), name, size: file.size });
+      const slice = sliceOf(name.fileId, name.baseInstant);
+      (name.suffix === '' ? slice.logFiles : slice.cdcLogFiles).push({ path: joinPartitionPath(partition.partitionPath, file.name), name, size: file.size });
     }
     const result: MergedFileSlice[] = [];
     for (const [fileId, slices] of [...byGroup].sort(([a], [b]) => a.localeCompare(b))) {
@@ -234,6 +241,7 @@ export class FileSystemView {
           baseInstantTime: instant,
           baseFile: pendingCompactions.has(instant) ? undefined : slice.baseFile,
           logFiles: sortLogs(slice.logFiles),
+          ...(slice.cdcLogFiles.length > 0 ? { cdcLogFiles: sortLogs(slice.cdcLogFiles) } : {}),
         });
       }
     }

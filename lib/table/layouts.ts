@@ -41,7 +41,7 @@ export const LAYOUT_KEYS = {
     default: 'DATA_BEFORE_AFTER' as CdcLoggingMode,
     parser: oneOf<CdcLoggingMode>(['OP_KEY_ONLY', 'DATA_BEFORE', 'DATA_BEFORE_AFTER']),
     description:
-      "a CDC table's change data (hoodie.properties): what our copy-on-write upserts and deletes write in each merged file group's cdc log file, the operation and record key (OP_KEY_ONLY), and the before image (DATA_BEFORE), and the after image (DATA_BEFORE_AFTER)",
+      "a CDC table's change data (hoodie.properties): what our upserts and deletes write in each file group they merge (copy-on-write, and merge-on-read small files) into its cdc log file, the operation and record key (OP_KEY_ONLY), and the before image (DATA_BEFORE), and the after image (DATA_BEFORE_AFTER)",
   }),
 } as const;
 
@@ -109,13 +109,15 @@ export function cdcLoggingMode(config: TableConfig, location: string): CdcLoggin
  *   refuse the consistent-hashing one, whose buckets come from its hashing metadata (ConsistentBucketIdentifier) and
  *   split and merge. Compaction, cleaning and archival keep every file id.
  * - CDC (hoodie.table.cdc.enabled=true): Hudi's data-changing writes leave change data (cdc log files) that Spark's CDC
- *   query needs. Our copy-on-write upserts and deletes on version 6 tables write them as HoodieMergeHandleWithChangeLog
- *   does (lib/writer/cdc-log.ts); assertCdcWrite refuses the rest, merge-on-read and 1.x writes here. In Hudi 0.15 clustering and compaction write no change data
- *   (HoodieMergeHandleFactory's compaction path takes no change-log handle) and the CDC extractor skips their instants
- *   (HoodieCDCExtractor keeps WriteOperationType.isDataChange operations only). Hudi 1.x compacts CDC tables with
- *   HoodieMergeHandleWithChangeLog for some indexes and may read compaction instants as changes, so on 1.x tables both
- *   are refused. Our cleaner deletes a cleaned slice's cdc log files with it, as Hudi 0.15's CleanPlanner does, proven
- *   on copy-on-write; merge-on-read and 1.x CDC tables are not cleaned yet. docs/hudi-cdc.md has the facts.
+ *   query needs. Our upserts and deletes on version 6 tables write them as HoodieMergeHandleWithChangeLog does where
+ *   they merge a file group (lib/writer/cdc-log.ts), on merge-on-read tables too (small-file merges); their log appends
+ *   write none, as HoodieAppendHandle writes none (the reader infers them from the log file and the slice the delta
+ *   write stat names). assertCdcWrite refuses the rest, 1.x writes here. In Hudi 0.15 clustering and compaction write
+ *   no change data (HoodieMergeHandleFactory's compaction path takes no change-log handle) and the CDC extractor skips
+ *   their instants (HoodieCDCExtractor keeps WriteOperationType.isDataChange operations only). Hudi 1.x compacts CDC
+ *   tables with HoodieMergeHandleWithChangeLog for some indexes and may read compaction instants as changes, so on 1.x
+ *   tables both are refused. Our cleaner deletes a cleaned slice's cdc log files with it, as Hudi 0.15's CleanPlanner
+ *   does; 1.x CDC tables are not cleaned yet. docs/hudi-cdc.md has the facts.
  * - Without meta fields (hoodie.populate.meta.fields=false) or with dropped partition columns: merging log records
  *   (compaction, clustering of merge-on-read slices) is not built for them; writes need stored record keys.
  */
@@ -206,8 +208,8 @@ export const REFUSED_SERVICES: Readonly<
 > = {
   'simple-bucket-index': { always: ['clustering'], mergeOnRead: [] },
   'consistent-hashing-bucket-index': { always: ['write', 'clustering'], mergeOnRead: [] },
-  // Copy-on-write writes on version 6 tables: upsert and delete only (assertCdcWrite).
-  cdc: { always: [], mergeOnRead: ['write', 'clean'], hudi1x: ['write', 'clustering', 'compaction', 'clean'] },
+  // Writes on version 6 tables: upsert, delete and bulk_insert only (assertCdcWrite).
+  cdc: { always: [], mergeOnRead: [], hudi1x: ['write', 'clustering', 'compaction', 'clean'] },
   // Merging log records needs the stored record keys (_hoodie_record_key): merge-on-read compaction and the merged
   // reads of merge-on-read clustering. Copy-on-write clustering copies rows as they are.
   'no-meta-fields': { always: ['write', 'compaction'], mergeOnRead: ['clustering'] },
@@ -260,27 +262,22 @@ export function assertLayoutSupports(layout: TableLayout, service: TableService,
       { location, fix: `${VERBS[service]} this table with Hudi; nothing was written` },
     );
   }
-  if (layout.cdc && refuses('cdc')) throw cdcRefusal(layout, service, location);
+  if (layout.cdc && refuses('cdc')) throw cdcRefusal(service, location);
 }
 
-/** Why a service refuses a CDC table: writes on merge-on-read and 1.x, cleaning on merge-on-read, the table services on 1.x. */
-function cdcRefusal(layout: TableLayout, service: TableService, location: string): UnsupportedLayoutError {
-  const tables = layout.hudi1x ? 'Hudi 1.x tables' : 'merge-on-read tables';
+/** Why a service refuses a CDC table: Hudi 1.x's writes, table services and cleaning. */
+function cdcRefusal(service: TableService, location: string): UnsupportedLayoutError {
   const why =
     service === 'write'
-      ? layout.hudi1x
-        ? "Hudi 1.x's change data (its cdc log files and how its CDC reader takes them) is not proven here; this build writes copy-on-write CDC tables of version 6 (Hudi 0.15)"
-        : "Hudi's CDC reader infers their delta commits' changes from log files, and its small-file merges write cdc log files; neither is built here yet (copy-on-write CDC tables are written)"
-      : layout.hudi1x
-        ? 'Hudi 1.x compacts CDC tables with a change-log merge handle for some indexes, its CDC reader may take compaction instants as changes, and its cdc log files are not proven here; this build keeps CDC tables of version 6 (Hudi 0.15)'
-        : "Hudi's cleaner deletes a cleaned slice's cdc log files (on merge-on-read tables written by small-file merges), and this build has that proven against Hudi on copy-on-write tables only";
+      ? "Hudi 1.x's change data (its cdc log files and how its CDC reader takes them) is not proven here; this build writes CDC tables of version 6 (Hudi 0.15)"
+      : 'Hudi 1.x compacts CDC tables with a change-log merge handle for some indexes, its CDC reader may take compaction instants as changes, and its cdc log files are not proven here; this build keeps CDC tables of version 6 (Hudi 0.15)';
   return new UnsupportedLayoutError(
     'cdc',
     service,
-    `${SERVICE_NAMES[service]} of ${tables} with ${LAYOUT_KEYS.cdcEnabled.key}=true (CDC) ${service === 'write' ? 'are' : 'is'} not supported: ${why}`,
+    `${SERVICE_NAMES[service]} of Hudi 1.x tables with ${LAYOUT_KEYS.cdcEnabled.key}=true (CDC) ${service === 'write' ? 'are' : 'is'} not supported: ${why}`,
     {
       location,
-      fix: `${VERBS[service]} this table with Hudi (Spark or Flink); nothing was written (this build upserts into and deletes from version 6 copy-on-write CDC tables, clusters, compacts and archives version 6 CDC tables, and cleans copy-on-write ones)`,
+      fix: `${VERBS[service]} this table with Hudi (Spark or Flink); nothing was written (this build upserts into and deletes from version 6 CDC tables, and clusters, compacts, cleans and archives them)`,
     },
   );
 }
@@ -292,7 +289,7 @@ function cdcRefusal(layout: TableLayout, service: TableService, location: string
 const CDC_WRITE_OPERATIONS: readonly string[] = ['upsert', 'delete', 'bulk_insert'];
 
 /**
- * A write to a CDC table the layout lets through (copy-on-write, version 6): refused unless it writes the change data
+ * A write to a CDC table the layout lets through (version 6): refused unless it writes the change data
  * Hudi 0.15 writes for it. Our writer creates no CDC table (hoodie.properties would lack the CDC keys); insert merges
  * into small files as HoodieConcatHandle does, which writes no change data, and Hudi's CDC reader then fails on the
  * commit (HoodieCDCExtractor: "There should be a cdc log file"); the bucket index is not compared with Hudi here.

@@ -1,10 +1,11 @@
 /**
- * The change data of a copy-on-write merge on a CDC table, as Hudi 0.15's HoodieMergeHandleWithChangeLog and
- * HoodieCDCLogger write it: per merged file group a `.cdc` log file of the new slice (`.<fileId>_<commit>.log.1_<token>.cdc`,
- * the merge's write token, its APPEND marker first) holding one CDC_DATA_BLOCK of change records in the table's
- * supplemental logging mode (HoodieCDCUtils.schemaBySupplementalLoggingMode); the write stat's cdcStats names it with
- * its size. A merge that wrote no row, or inserts only, writes none (HoodieMergeHandleWithChangeLog.close): Hudi's CDC
- * reader takes such a file group's changes from its base files.
+ * The change data of a merge on a CDC table (copy-on-write, or a merge-on-read small file), as Hudi 0.15's
+ * HoodieMergeHandleWithChangeLog and HoodieCDCLogger write it: per merged file group a `.cdc` log file of the new
+ * slice (`.<fileId>_<commit>.log.1_<token>.cdc`, the merge's write token, its APPEND marker first) holding one
+ * CDC_DATA_BLOCK of change records in the table's supplemental logging mode
+ * (HoodieCDCUtils.schemaBySupplementalLoggingMode); the write stat's cdcStats names it with its size. A merge that
+ * wrote no row, or inserts only, writes none (HoodieMergeHandleWithChangeLog.close): Hudi's CDC reader takes such a
+ * file group's changes from its base files. Merge-on-read log appends write none (the reader infers theirs).
  */
 import { join } from 'node:path';
 import { openParquetEngine } from '../engine/parquet-engine.js';

@@ -11,7 +11,15 @@ import { join } from 'node:path';
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import type { ParquetEngine } from '../engine/port.js';
 import type { FileGroupWriteResult, WriteSession } from '../engine/write.js';
-import { avroDataBlock, deleteBlock, EMPTY_PAYLOAD_ORDERING_VALUE, type LogBlockInput, type LogFile, writeLogFile } from '../log-format/index.js';
+import {
+  avroDataBlock,
+  compareLogFileNames,
+  deleteBlock,
+  EMPTY_PAYLOAD_ORDERING_VALUE,
+  type LogBlockInput,
+  type LogFile,
+  writeLogFile,
+} from '../log-format/index.js';
 import { type ColumnRange, columnRangesFromRecords } from '../metadata/index.js';
 import type { Storage } from '../storage/port.js';
 import type { FileSystemView } from '../table/file-system-view.js';
@@ -33,6 +41,8 @@ export interface LatestSlice {
   readonly baseFileName: string;
   /** The slice's log files, in log order. */
   readonly logFiles: readonly LogFile[];
+  /** A CDC table's `.cdc` log files of the slice (written by a small-file merge), in log order. */
+  readonly cdcLogFiles: readonly LogFile[];
   readonly pendingCompaction: boolean;
 }
 
@@ -63,8 +73,20 @@ export async function latestSlices(
       out.set(
         key,
         compaction === undefined
-          ? { baseInstant: slice.baseInstantTime, baseFileName: slice.baseFile?.fileName ?? '', logFiles: slice.logFiles, pendingCompaction: false }
-          : { baseInstant: compaction, baseFileName: '', logFiles: slice.logFiles.filter((f) => f.name.baseInstant === compaction), pendingCompaction: true },
+          ? {
+              baseInstant: slice.baseInstantTime,
+              baseFileName: slice.baseFile?.fileName ?? '',
+              logFiles: slice.logFiles,
+              cdcLogFiles: slice.cdcLogFiles ?? [],
+              pendingCompaction: false,
+            }
+          : {
+              baseInstant: compaction,
+              baseFileName: '',
+              logFiles: slice.logFiles.filter((f) => f.name.baseInstant === compaction),
+              cdcLogFiles: [],
+              pendingCompaction: true,
+            },
       );
     }
   }
@@ -147,9 +169,10 @@ export class LogAppender {
       },
     });
     const fileName = fileNameOf(written.path);
-    // FileSlice keeps its logs newest first; the append handle adds the file it wrote at the end.
-    // 1.x's stat names only the file written (populateWriteStatAndFetchFileSlice for table version 8+, CDC off).
-    const previous = byWrite ? [] : [...(slice?.logFiles ?? [])].reverse().map((f) => fileNameOf(f.path));
+    // FileSlice keeps its logs newest first, `.cdc` ones among them; the append handle adds the file it wrote at the
+    // end. 1.x's stat names only the file written (populateWriteStatAndFetchFileSlice for table version 8+, CDC off).
+    const sliceLogs = [...(slice?.logFiles ?? []), ...(slice?.cdcLogFiles ?? [])].sort((a, b) => compareLogFileNames(b.name, a.name));
+    const previous = byWrite ? [] : sliceLogs.map((f) => fileNameOf(f.path));
     const stat = newWriteStat({
       fileId: bucket.fileId,
       path: written.path,

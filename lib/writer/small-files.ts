@@ -21,7 +21,7 @@ export interface CandidateFile {
   readonly size: number;
   readonly instantTime: string;
   readonly inPendingClustering: boolean;
-  /** Merge-on-read: the group's latest slice has log files (it cannot take inserts without compacting them). */
+  /** Merge-on-read: the group's latest slice has log files, `.cdc` ones included (no inserts without compacting them). */
   readonly hasLogFiles?: boolean;
   /** Merge-on-read: the group is in a pending compaction plan (its latest slice is the compaction's). */
   readonly inPendingCompaction?: boolean;

@@ -761,7 +761,8 @@ async function planWrite(context: WriteContext, storage: Storage, tagged: Tagged
       size: f.size,
       instantTime: f.instantTime,
       inPendingClustering: view.isInPendingClustering(f.partitionPath, f.fileId),
-      ...(slice === undefined ? {} : { hasLogFiles: slice.logFiles.length > 0, inPendingCompaction: slice.pendingCompaction }),
+      // A `.cdc` log counts: Hudi's slice holds it among its log files.
+      ...(slice === undefined ? {} : { hasLogFiles: slice.logFiles.length + slice.cdcLogFiles.length > 0, inPendingCompaction: slice.pendingCompaction }),
     };
   });
   const commits = await recentCommitMetadata(table, table.timeline);

@@ -25,7 +25,6 @@ import { lockProviderFor } from '../../lib/lock/index.js';
 import { parseLogFileName } from '../../lib/log-format/names.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { UnsupportedLayoutError } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { archiveFolder, listArchiveFiles, readArchivedRecords } from '../../lib/timeline/archived/archived-timeline.js';
 import type { Instant } from '../../lib/timeline/instant.js';
@@ -209,7 +208,7 @@ describe('clean: merge-on-read tables', () => {
     assert.deepEqual(await rows(path), expected, 'the compaction read what it planned');
   });
 
-  it('refuses, before writing anything, a table with a pending log compaction and a change-data-capture table', async () => {
+  it('refuses, before writing anything, a table with a pending log compaction; cleans a version 6 change-data-capture table', async () => {
     const path = join(tempDir(), 'mor_clean_refused');
     await write(path, users(6, 1), 'insert', NO_METADATA);
     await write(path, updates(3, 2), 'upsert', NO_METADATA);
@@ -229,12 +228,9 @@ describe('clean: merge-on-read tables', () => {
     const withCdc = text.replace(/\n?$/, '\nhoodie.table.cdc.enabled=true\n');
     writeFileSync(properties, withCdc);
     await rm(join(path, '.hoodie', '29990101000000000.logcompaction.requested'));
-    const before = await loadTimeline(openStorage(path), TIMELINE_LAYOUT_1);
-    await assert.rejects(
-      clean(path, { 'hoodie.cleaner.commits.retained': '1' }, NO_METADATA),
-      (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'cdc' && error.service === 'clean',
-    );
-    assert.deepEqual((await loadTimeline(openStorage(path), TIMELINE_LAYOUT_1)).instants, before.instants, 'nothing was written');
+    // Planned as any table (Hudi 0.15's cleaner deletes a slice's cdc log files with it: cdc-merge-on-read.test.ts
+    // in test/interop); the upserts only appended logs, so no slice is superseded yet.
+    assert.equal((await clean(path, { 'hoodie.cleaner.commits.retained': '1' }, NO_METADATA)).outcome, 'nothing-to-clean');
   });
 });
 
