@@ -1,9 +1,9 @@
 /**
  * `hudi-serverless doctor <table>`, the check a user runs when something looks wrong: the files the timeline names
- * exist, the metadata table agrees with storage, pending instants and whether their writers are alive (failed writes
- * to heal, abandoned plans), files past the cleaner's retention, a timeline past the archiver's bounds, and the
- * small-file share per partition. Each finding has a severity and names its repair; the safe repairs carry a `fix`
- * that `doctor --fix` applies (fix.ts). It reads only.
+ * exist, the metadata table agrees with storage (and its record index with the data), pending instants and whether
+ * their writers are alive (failed writes to heal, abandoned plans), files past the cleaner's retention, a timeline
+ * past the archiver's bounds, and the small-file share per partition. Each finding has a severity and names its
+ * repair; the safe repairs carry a `fix` that `doctor --fix` applies (fix.ts). It reads only.
  */
 import { planArchiveNow } from '../archival/archive.js';
 import { archivalConfigFromProperties } from '../archival/config.js';
