@@ -4,17 +4,19 @@
  * Builds before the one instant-time grammar could not see metadata compactions at suffixed times longer than 20
  * digits (`<T>011001`), and appended their deltacommits to the slice such a compaction had superseded, where Hudi's
  * readers never look: those log files are "stranded". The check finds them, and independently compares the Parquet
- * files `files` lists with the committed ones on storage, and `column_stats` and `bloom_filters` with their footers.
+ * files `files` lists with the committed ones on storage, `column_stats` and `bloom_filters` with their footers, and
+ * `record_index` with the data's snapshot (each live key at the file group holding it, no key of a deleted record).
  * The repair is Hudi's own: drop the metadata table (hoodie.properties first, then the folder; readers go back to
  * listing storage), and the next Hudi writer with its default hoodie.metadata.enable=true rebuilds it from a listing.
  */
 import { iterateLogBlocks, type LogFile } from '../log-format/index.js';
 import { twosComplementToBigint, type WrappedValue } from '../log-format/value-wrappers.js';
+import { readSnapshot } from '../read/reader.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import type { TableConfig } from '../table/config.js';
 import { joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
-import { listPartitions } from '../table/table.js';
+import { HudiTable, listPartitions } from '../table/table.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import { loadTimeline } from '../timeline/timeline.js';
 import { columnRangesFromFooter } from './column-stats.js';
@@ -22,7 +24,7 @@ import { applyMetadataTableWriteConfig } from './disable.js';
 import { footerBloomFilterBytes, readStoredFooter } from './footers.js';
 import { METADATA_ENABLE } from './keys.js';
 import { MetadataTable, type MetadataTableReader } from './metadata-table.js';
-import { type BloomFilterMetadata, bloomFilterRecord, type ColumnStatsMetadata, columnStatsRecord, deletedColumnRange } from './records.js';
+import { type BloomFilterMetadata, bloomFilterRecord, type ColumnStatsMetadata, columnStatsRecord, deletedColumnRange, recordIndexFileId } from './records.js';
 import { METADATA_0X_TIMELINE_LAYOUT } from './timeline.js';
 
 /** A log file of a superseded slice holding blocks written after the slice that replaced it began. */
@@ -49,7 +51,25 @@ export interface MetadataCheckReport {
    * all-column-stats and bloom-filters checks compare), when the table has those partitions.
    */
   readonly indexMismatches: readonly IndexMismatch[];
+  /** Where `record_index` disagrees with the data (what the validator's record-index check compares), when the table has it. */
+  readonly recordIndexMismatches: readonly RecordIndexMismatch[];
   readonly ok: boolean;
+}
+
+export interface RecordLocation {
+  readonly partitionPath: string;
+  readonly fileId: string;
+}
+
+/**
+ * A record key the record index and the data disagree on: `missing`, a live record the index lacks; `deleted`, an
+ * indexed key no live record has; `location`, a key indexed at another file group than the one holding it.
+ */
+export interface RecordIndexMismatch {
+  readonly kind: 'missing' | 'deleted' | 'location';
+  readonly recordKey: string;
+  readonly inIndex?: RecordLocation;
+  readonly inData?: RecordLocation;
 }
 
 export interface IndexMismatch {
@@ -87,6 +107,7 @@ export async function checkMetadataTable(storage: Storage): Promise<MetadataChec
   const missingFromMetadata: string[] = [];
   const missingFromStorage: string[] = [];
   const indexMismatches: IndexMismatch[] = [];
+  const recordIndexMismatches: RecordIndexMismatch[] = [];
   // The listing comparison needs a readable `files` partition; the problems say why when it is not.
   if (problems.length === 0) {
     const dataTimeline = await loadTimeline(storage, METADATA_0X_TIMELINE_LAYOUT);
@@ -108,6 +129,7 @@ export async function checkMetadataTable(storage: Storage): Promise<MetadataChec
     for (const path of listed) if (!stored.has(path)) missingFromStorage.push(path);
     const both = [...listed].filter((path) => stored.has(path) && path.endsWith('.parquet')).sort();
     indexMismatches.push(...(await compareIndexes(storage, table, reader, both)));
+    if (table.fileGroups.has('record_index')) recordIndexMismatches.push(...(await compareRecordIndex(storage, reader)));
   }
   return {
     stranded,
@@ -115,7 +137,14 @@ export async function checkMetadataTable(storage: Storage): Promise<MetadataChec
     missingFromStorage: missingFromStorage.sort(),
     problems,
     indexMismatches,
-    ok: stranded.length === 0 && missingFromMetadata.length === 0 && missingFromStorage.length === 0 && problems.length === 0 && indexMismatches.length === 0,
+    recordIndexMismatches,
+    ok:
+      stranded.length === 0 &&
+      missingFromMetadata.length === 0 &&
+      missingFromStorage.length === 0 &&
+      problems.length === 0 &&
+      indexMismatches.length === 0 &&
+      recordIndexMismatches.length === 0,
   };
 }
 
@@ -195,6 +224,36 @@ async function compareIndexes(storage: Storage, table: MetadataTable, reader: Me
   return mismatches.sort(
     (a, b) => a.path.localeCompare(b.path) || rank(a) - rank(b) || (a.column ?? '').localeCompare(b.column ?? '') || a.field.localeCompare(b.field),
   );
+}
+
+/**
+ * `record_index` against the data, as Hudi's validator compares them: the snapshot's record keys with their
+ * partition and file group (the file id of `_hoodie_file_name`, FSUtils.getFileId) against the index's live records.
+ * A table without populated meta fields has no record keys to read; it is not compared.
+ */
+async function compareRecordIndex(storage: Storage, reader: MetadataTableReader): Promise<RecordIndexMismatch[]> {
+  const table = await HudiTable.open(storage);
+  if (!table.config.populateMetaFields) return [];
+  const inData = new Map<string, RecordLocation>();
+  for (const row of (await readSnapshot(table, { includeMetaFields: true })).rows) {
+    const fileName = String(row['_hoodie_file_name'] ?? '');
+    inData.set(String(row['_hoodie_record_key']), { partitionPath: String(row['_hoodie_partition_path'] ?? ''), fileId: fileName.split('_')[0]! });
+  }
+  const inIndex = new Map<string, RecordLocation>();
+  for (const [key, record] of await reader.readPartition('record_index')) {
+    if (record.type === 5) inIndex.set(key, { partitionPath: record.recordIndex.partitionName ?? '', fileId: recordIndexFileId(record.recordIndex) });
+  }
+  const mismatches: RecordIndexMismatch[] = [];
+  for (const [recordKey, data] of inData) {
+    const index = inIndex.get(recordKey);
+    if (index === undefined) mismatches.push({ kind: 'missing', recordKey, inData: data });
+    else if (index.partitionPath !== data.partitionPath || index.fileId !== data.fileId)
+      mismatches.push({ kind: 'location', recordKey, inIndex: index, inData: data });
+  }
+  for (const [recordKey, index] of inIndex) {
+    if (!inData.has(recordKey)) mismatches.push({ kind: 'deleted', recordKey, inIndex: index });
+  }
+  return mismatches.sort((a, b) => a.kind.localeCompare(b.kind) || a.recordKey.localeCompare(b.recordKey));
 }
 
 /**

@@ -1,16 +1,16 @@
 /**
  * `hudi-serverless doctor <table>`, the check a user runs when something looks wrong: the files the timeline names
- * exist, the metadata table agrees with storage, pending instants and whether their writers are alive (failed writes
- * to heal, abandoned plans), files past the cleaner's retention, a timeline past the archiver's bounds, and the
- * small-file share per partition. Each finding has a severity and names its repair; the safe repairs carry a `fix`
- * that `doctor --fix` applies (fix.ts). It reads only.
+ * exist, the metadata table agrees with storage (and its record index with the data), pending instants and whether
+ * their writers are alive (failed writes to heal, abandoned plans), files past the cleaner's retention, a timeline
+ * past the archiver's bounds, and the small-file share per partition. Each finding has a severity and names its
+ * repair; the safe repairs carry a `fix` that `doctor --fix` applies (fix.ts). It reads only.
  */
 import { planArchiveNow } from '../archival/archive.js';
 import { archivalConfigFromProperties } from '../archival/config.js';
 import { cleanConfigFromProperties } from '../cleaner/config.js';
 import { planClean } from '../cleaning/schedule.js';
 import { HudiError, MissingFileError } from '../errors.js';
-import { checkMetadataTable, type IndexMismatch } from '../metadata/check.js';
+import { checkMetadataTable, type IndexMismatch, type RecordIndexMismatch, type RecordLocation } from '../metadata/check.js';
 import { pendingWriterAlive } from '../rollback/rollback.js';
 import type { HudiTable } from '../table/table.js';
 import { parseInstantTime } from '../timeline/instant.js';
@@ -18,10 +18,15 @@ import { tableStatus } from './status.js';
 
 export type Severity = 'info' | 'warning' | 'error';
 
+/** Every check doctor makes, the `check` of its findings (and a metric dimension of the scheduled doctor). */
+export const DOCTOR_CHECKS = ['missing-files', 'metadata-table', 'record-index', 'pending-instant', 'retention', 'archival', 'small-files'] as const;
+export type DoctorCheck = (typeof DOCTOR_CHECKS)[number];
+export const SEVERITIES: readonly Severity[] = ['info', 'warning', 'error'];
+
 export interface Finding {
   readonly severity: Severity;
-  /** Which check found it: missing-files, metadata-table, pending-instant, retention, archival, small-files. */
-  readonly check: string;
+  /** Which check found it. */
+  readonly check: DoctorCheck;
   /** What it is about: a file, an instant, a partition. */
   readonly subject: string;
   readonly finding: string;
@@ -133,6 +138,7 @@ export async function doctorTable(table: HudiTable, options: DoctorOptions = {})
         repair,
       });
     }
+    findings.push(...recordIndexFindings(metadata.recordIndexMismatches, path));
     for (const problem of metadata.problems)
       findings.push({ severity: 'warning', check: 'metadata-table', subject: '.hoodie/metadata', finding: problem, repair });
   }
@@ -202,6 +208,48 @@ export async function doctorTable(table: HudiTable, options: DoctorOptions = {})
 
   const worst = findings.reduce<Severity>((max, f) => (RANK[f.severity] > RANK[max] ? f.severity : max), 'info');
   return { path, findings, worst };
+}
+
+/** How many findings of each severity and of each check a report has (zeros included). */
+export function countFindings(report: Pick<DoctorReport, 'findings'>): { bySeverity: Record<Severity, number>; byCheck: Record<DoctorCheck, number> } {
+  const bySeverity = Object.fromEntries(SEVERITIES.map((s) => [s, 0])) as Record<Severity, number>;
+  const byCheck = Object.fromEntries(DOCTOR_CHECKS.map((c) => [c, 0])) as Record<DoctorCheck, number>;
+  for (const finding of report.findings) {
+    bySeverity[finding.severity] += 1;
+    byCheck[finding.check] += 1;
+  }
+  return { bySeverity, byCheck };
+}
+
+/**
+ * The record index against the data: one error per kind of disagreement, naming a few keys. The repair drops only
+ * that partition, as a write with hoodie.metadata.record.index.enable=false does; Hudi's next write with the record
+ * index on builds it again from the data.
+ */
+function recordIndexFindings(mismatches: readonly RecordIndexMismatch[], path: string): Finding[] {
+  const at = (location: RecordLocation | undefined) => (location === undefined ? '?' : `${location.partitionPath || '(non-partitioned)'}/${location.fileId}`);
+  const what: Record<RecordIndexMismatch['kind'], { text: string; show: (m: RecordIndexMismatch) => string }> = {
+    missing: { text: 'live record(s) the record index lacks', show: (m) => `${m.recordKey} (in ${at(m.inData)})` },
+    deleted: { text: 'key(s) of no live record still in the record index', show: (m) => `${m.recordKey} (indexed at ${at(m.inIndex)})` },
+    location: {
+      text: 'key(s) indexed at another file group than the one holding the record',
+      show: (m) => `${m.recordKey} (indexed at ${at(m.inIndex)}, held by ${at(m.inData)})`,
+    },
+  };
+  const findings: Finding[] = [];
+  for (const kind of ['missing', 'deleted', 'location'] as const) {
+    const of = mismatches.filter((m) => m.kind === kind);
+    if (of.length === 0) continue;
+    const shown = of.slice(0, 3).map(what[kind].show);
+    findings.push({
+      severity: 'error',
+      check: 'record-index',
+      subject: '.hoodie/metadata/record_index',
+      finding: `${of.length} ${what[kind].text}: ${shown.join(', ')}${of.length > 3 ? `, and ${of.length - 3} more` : ''}`,
+      repair: `drop the record index: a write with hoodie.metadata.record.index.enable=false removes only that partition (or ${cli} metadata ${path} drop, the whole metadata table); Hudi's next write with the record index on rebuilds it from the data`,
+    });
+  }
+  return findings;
 }
 
 /** The job's properties over hoodie.properties, as a Hudi writer's options win, and where a bad value came from. */

@@ -60,6 +60,10 @@ export function metadataTableChecks(harness: () => HudiHarness): MetadataTableCh
         const compared = ours?.indexMismatches.filter((m) => checks.includes(m.partition === 'column_stats' ? 'all-column-stats' : 'bloom-filters'));
         assert.deepEqual(compared, [], `${step}: our index check`);
       }
+      if (checks.includes('record-index-content')) {
+        const ours = await checkMetadataTable(openStorage(table));
+        assert.deepEqual(ours?.recordIndexMismatches.slice(0, 5), [], `${step}: our record-index check`);
+      }
       t.diagnostic(
         `${step}: ${Object.entries(report.checks)
           .map(([name, check]) => `${name} ${check.status}${check.counts ? ` ${JSON.stringify(check.counts)}` : ''}`)

@@ -335,6 +335,24 @@ test('the stack refuses a landing prefix that overlaps the table in its bucket, 
   assert.equal(conditionEvaluator(template, deep)('LandingOverlapsTable'), true, 'refused, to be safe');
 });
 
+test('the template: the doctor runs on its own schedule, off unless EnableDoctorSchedule=true, with {} (report only)', () => {
+  const template = templateJson();
+  const resources = template['Resources'] as Record<string, { Type: string; Properties: Record<string, Json> }>;
+  const doctor = resources['DoctorFunction']!;
+  assert.equal(doctor.Type, 'AWS::Serverless::Function');
+  assert.equal(doctor.Properties['Handler'], 'doctor.handler');
+  const schedule = (doctor.Properties['Events'] as Record<string, { Type: string; Properties: Record<string, Json> }>)['Schedule']!;
+  assert.equal(schedule.Type, 'Schedule');
+  assert.deepEqual(schedule.Properties['Schedule'], { Ref: 'DoctorScheduleExpression' });
+  assert.deepEqual(schedule.Properties['State'], { 'Fn::If': ['DoctorScheduleEnabled', 'ENABLED', 'DISABLED'] });
+  assert.equal(schedule.Properties['Input'], '{}', 'the schedule never asks for repairs');
+  const parameters = template['Parameters'] as Record<string, Record<string, Json>>;
+  assert.equal(parameters['EnableDoctorSchedule']!['Default'], 'false');
+  const base = { TableBucket: 'b', TablePrefix: 't' };
+  assert.equal(conditionEvaluator(template, base)('DoctorScheduleEnabled'), false);
+  assert.equal(conditionEvaluator(template, { ...base, EnableDoctorSchedule: 'true' })('DoctorScheduleEnabled'), true);
+});
+
 test('the template: DLQ and alarm for ingest, log retention, the optional KMS key, a kept lock table, reserved concurrency', () => {
   const template = templateJson();
   const resources = template['Resources'] as Record<

@@ -25,6 +25,7 @@ import { PAYLOAD_CLASSES } from '../../lib/table/payload.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { parseInstantTime } from '../../lib/timeline/instant.js';
 import { tableWithLogs } from '../helpers/compaction-table.js';
+import { capturingEmf, metric, recordsOf } from '../helpers/emf.js';
 import { REPO_ROOT, tempDir } from '../helpers/fixtures.js';
 import { s3TablePath } from '../helpers/s3.js';
 import { createLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
@@ -33,53 +34,6 @@ import { createSmallFilesTable, type SmallFilesTable } from '../helpers/small-fi
 // Metrics on (the local runner turns them off unless told), logs off.
 process.env['POWERTOOLS_METRICS_DISABLED'] = 'false';
 process.env['POWERTOOLS_LOG_LEVEL'] = 'SILENT';
-
-interface EmfRecord {
-  readonly _aws: {
-    readonly Timestamp: number;
-    readonly CloudWatchMetrics: readonly {
-      readonly Namespace: string;
-      readonly Dimensions: readonly (readonly string[])[];
-      readonly Metrics: readonly { readonly Name: string; readonly Unit: string }[];
-    }[];
-  };
-  readonly [key: string]: unknown;
-}
-
-/** Every EMF document printed on stdout while `work` runs (other output passes through). */
-async function capturingEmf<T>(work: () => Promise<T>): Promise<{ result: T; records: EmfRecord[] }> {
-  const records: EmfRecord[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
-    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-    const kept: string[] = [];
-    for (const line of text.split('\n')) {
-      if (line.startsWith('{') && line.includes('"_aws"')) records.push(JSON.parse(line) as EmfRecord);
-      else kept.push(line);
-    }
-    const rest_ = kept.join('\n');
-    return rest_ === '' ? true : (write as (c: string, ...r: unknown[]) => boolean)(rest_, ...rest);
-  }) as typeof process.stdout.write;
-  try {
-    return { result: await work(), records };
-  } finally {
-    process.stdout.write = write;
-  }
-}
-
-function recordsOf(records: readonly EmfRecord[], step: string): EmfRecord[] {
-  return records.filter((record) => record['step'] === step);
-}
-
-/** A metric's value in a record, checking the record declares it with `unit`. */
-function metric(record: EmfRecord, name: string, unit?: string): number {
-  const declared = record._aws.CloudWatchMetrics.flatMap((directive) => directive.Metrics).find((m) => m.Name === name);
-  assert.ok(declared !== undefined, `${name} is declared in ${JSON.stringify(record._aws)}`);
-  if (unit !== undefined) assert.equal(declared.Unit, unit, `${name}'s unit`);
-  const value = record[name];
-  assert.equal(typeof value, 'number', `${name} has a value`);
-  return value as number;
-}
 
 let functionsDir: string;
 let lockTable: string;

@@ -286,6 +286,7 @@ describe('event properties over the wire', () => {
       'compaction-execute': { tablePath, properties, instant: '20240101000000000', operationIndex: 0 },
       'compaction-commit': { tablePath, properties, instant: '20240101000000000' },
       'compaction-rollback': { tablePath, properties, instant: '20240101000000000' },
+      doctor: { tablePath, properties, fix: true },
       // The trigger takes no properties at all.
       trigger: { properties },
     };

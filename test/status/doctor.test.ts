@@ -7,7 +7,12 @@ import assert from 'node:assert/strict';
 import { copyFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { doctorTable } from '../../lib/status/doctor.js';
+import { resolveClusteringConfig } from '../../lib/clustering/config.js';
+import { runClusteringJob } from '../../lib/clustering/job.js';
+import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
+import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
+import { checkMetadataTable } from '../../lib/metadata/check.js';
+import { countFindings, doctorTable } from '../../lib/status/doctor.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { newTableOptionsFromWriteProperties } from '../../lib/table/config.js';
 import { createTable } from '../../lib/table/init.js';
@@ -27,10 +32,10 @@ const PROPS = {
 };
 
 let inputs = 0;
-async function write(table: string, ids: readonly number[], extra: Record<string, string> = {}) {
+async function write(table: string, ids: readonly number[], extra: Record<string, string> = {}, operation: 'upsert' | 'delete' = 'upsert') {
   const file = join(tempDir('doctor-in-'), `${inputs++}.jsonl`);
   writeFileSync(file, ids.map((id) => `${JSON.stringify({ id, ts: 1, dt: 'p1', name: `n${id}` })}\n`).join(''));
-  return writeBatch(openStorage(table), { input: { file, format: 'jsonl' }, operation: 'upsert', properties: new Map(Object.entries({ ...PROPS, ...extra })) });
+  return writeBatch(openStorage(table), { input: { file, format: 'jsonl' }, operation, properties: new Map(Object.entries({ ...PROPS, ...extra })) });
 }
 
 const doctor = async (table: string) => doctorTable(await HudiTable.open(openStorage(table)));
@@ -188,5 +193,96 @@ describe('doctor', () => {
     const cli = runCli(['metadata', table, 'check']);
     assert.equal(cli.code, 1);
     assert.ok((JSON.parse(cli.stdout) as { indexMismatches: unknown[] }).indexMismatches.length > 0);
+  });
+
+  it('a record index out of step with the data: live keys it lacks, keys of deleted records, keys at the wrong file group', async () => {
+    const table = join(tempDir(), 't');
+    const storage = openStorage(table);
+    await createTable(storage, newTableOptionsFromWriteProperties(new Map(Object.entries(PROPS)), 'test'));
+    await initMetadataTable(storage, ['files', 'record_index']);
+    const ownGroups = { 'hoodie.parquet.small.file.limit': '0' };
+    const first = await write(table, [1, 2], ownGroups);
+    const second = await write(table, [3, 4], ownGroups);
+    const groupOf = (result: typeof first) => String(result.stats[0]!.fileId);
+    const [groupA, groupB] = [groupOf(first), groupOf(second)];
+    const recordIndexFindings = (report: Awaited<ReturnType<typeof doctor>>) => report.findings.filter((f) => f.check === 'record-index');
+    assert.deepEqual(recordIndexFindings(await doctor(table)), [], 'our writer keeps the record index');
+    assert.deepEqual((await checkMetadataTable(storage))?.recordIndexMismatches, []);
+
+    // The record index as it is now; what later commits add to it is lost below (each deltacommit writes new log
+    // files), as if they had been written without it.
+    const folder = join(table, '.hoodie/metadata/record_index');
+    const kept = new Set(readdirSync(folder));
+    const inserted = await write(table, [5], ownGroups);
+    await write(table, [1], ownGroups, 'delete');
+    const engine = await openParquetEngine();
+    try {
+      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+        mode: 'scheduleAndExecute',
+        config: resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.sort.columns': 'id', 'hoodie.parquet.small.file.limit': '0' } }).config,
+        force: true,
+        lock: new StorageLockProvider(storage, { waitMs: 10_000 }),
+        engine,
+        tempDir: tempDir(),
+        properties: new Map(Object.entries(PROPS)),
+      });
+      assert.ok(result.instantTime !== undefined, 'a clustering ran');
+    } finally {
+      await engine.close();
+    }
+    // Where the clustering put the records: the one file group left.
+    const groups = (await (await HudiTable.open(storage)).fileSystemView()).latestBaseFiles('p1');
+    assert.equal(groups.length, 1, 'the clustering made one file group');
+    const clustered = groups[0]!.fileId;
+    assert.ok(![groupA, groupB, groupOf(inserted)].includes(clustered));
+    assert.deepEqual(recordIndexFindings(await doctor(table)), [], 'still in step before the damage');
+    for (const name of readdirSync(folder)) if (!kept.has(name)) rmSync(join(folder, name));
+
+    const report = await doctor(table);
+    assert.equal(report.worst, 'error');
+    const found = recordIndexFindings(report);
+    assert.deepEqual(
+      found.map((f) => [f.severity, f.subject]),
+      [
+        ['error', '.hoodie/metadata/record_index'],
+        ['error', '.hoodie/metadata/record_index'],
+        ['error', '.hoodie/metadata/record_index'],
+      ],
+    );
+    assert.deepEqual(
+      found.map((f) => f.finding),
+      [
+        `1 live record(s) the record index lacks: 5 (in p1/${clustered})`,
+        `1 key(s) of no live record still in the record index: 1 (indexed at p1/${groupA})`,
+        `3 key(s) indexed at another file group than the one holding the record: 2 (indexed at p1/${groupA}, held by p1/${clustered}), 3 (indexed at p1/${groupB}, held by p1/${clustered}), 4 (indexed at p1/${groupB}, held by p1/${clustered})`,
+      ],
+    );
+    assert.ok(found.every((f) => /hoodie\.metadata\.record\.index\.enable=false removes only that partition/.test(f.repair!)));
+    // Only the record index is out of step: the listing still agrees.
+    assert.deepEqual(
+      report.findings.filter((f) => f.check === 'metadata-table'),
+      [],
+    );
+    assert.equal(countFindings(report).byCheck['record-index'], 3);
+    const check = (await checkMetadataTable(storage))!;
+    assert.deepEqual(
+      check.recordIndexMismatches.map((m) => [m.kind, m.recordKey]),
+      [
+        ['deleted', '1'],
+        ['location', '2'],
+        ['location', '3'],
+        ['location', '4'],
+        ['missing', '5'],
+      ],
+    );
+    assert.equal(check.ok, false);
+
+    // The named repair: a write with the record index off drops only that partition; the doctor is then content.
+    await write(table, [6], { 'hoodie.metadata.record.index.enable': 'false' });
+    const repaired = await doctor(table);
+    assert.deepEqual(
+      repaired.findings.filter((f) => f.check === 'record-index' || f.check === 'metadata-table'),
+      [],
+    );
   });
 });

@@ -32,6 +32,8 @@ export const FUNCTIONS = {
   'compaction-execute': { resource: 'CompactionExecuteFunction', memoryMb: 2048, timeoutSeconds: 900, ephemeralStorageMb: 4096 },
   'compaction-commit': { resource: 'CompactionCommitFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
   'compaction-rollback': { resource: 'CompactionRollbackFunction', memoryMb: 1024, timeoutSeconds: 300, ephemeralStorageMb: 512 },
+  // Reads the table's files (the record index check reads every record key through /tmp).
+  doctor: { resource: 'DoctorFunction', memoryMb: 2048, timeoutSeconds: 900, ephemeralStorageMb: 2048 },
   trigger: { resource: 'TriggerFunction', memoryMb: 256, timeoutSeconds: 60, ephemeralStorageMb: 512 },
   ingest: { resource: 'IngestFunction', memoryMb: 2048, timeoutSeconds: 900, ephemeralStorageMb: 2048 },
 } as const satisfies Readonly<Record<string, FunctionSettings>>;

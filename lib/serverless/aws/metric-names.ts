@@ -10,6 +10,8 @@ export interface RunFigure {
   readonly name: string;
   readonly unit: Unit;
   readonly value: number;
+  /** Dimensions besides service and step (the doctor's table and check); published on a line of their own. */
+  readonly dimensions?: Readonly<Record<string, string>>;
 }
 
 /** Every metric name this service publishes (namespace POWERTOOLS_METRICS_NAMESPACE, dimensions service and step). */
@@ -46,4 +48,15 @@ export const METRIC = {
   instantsArchived: 'InstantsArchived',
   catalogSyncFailed: 'CatalogSyncFailed',
   catalogPartitionsAdded: 'CatalogPartitionsAdded',
+  /** The scheduled doctor (dimension table): its findings per severity, and per check (dimensions table and check). */
+  doctorErrors: 'DoctorErrors',
+  doctorWarnings: 'DoctorWarnings',
+  doctorInfos: 'DoctorInfos',
+  doctorFindings: 'DoctorFindings',
+  /** The doctor's safe repairs (with {"fix": true}) applied, and refused by their service. */
+  doctorRepairsApplied: 'DoctorRepairsApplied',
+  doctorRepairsRefused: 'DoctorRepairsRefused',
 } as const;
+
+/** The dimensions of the doctor's figures, besides service and step. */
+export const DOCTOR_DIMENSION = { table: 'table', check: 'check' } as const;

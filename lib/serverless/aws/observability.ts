@@ -34,8 +34,9 @@ export interface Observability {
 export function createObservability(step: string): Observability {
   const serviceName = process.env['POWERTOOLS_SERVICE_NAME'] ?? 'hudi-serverless';
   const logger = new Logger({ serviceName, persistentKeys: { step } });
+  const namespace = process.env['POWERTOOLS_METRICS_NAMESPACE'] ?? DEFAULT_METRICS_NAMESPACE;
   const metrics = new Metrics({
-    namespace: process.env['POWERTOOLS_METRICS_NAMESPACE'] ?? DEFAULT_METRICS_NAMESPACE,
+    namespace,
     serviceName,
     defaultDimensions: { step },
   });
@@ -60,7 +61,9 @@ export function createObservability(step: string): Observability {
       try {
         const result = await work();
         metrics.addMetric(METRIC.succeeded, MetricUnit.Count, 1);
-        for (const figure of figures?.(result) ?? []) metrics.addMetric(figure.name, figure.unit, figure.value);
+        const all = figures?.(result) ?? [];
+        for (const figure of all) if (figure.dimensions === undefined) metrics.addMetric(figure.name, figure.unit, figure.value);
+        publishDimensioned(all, { namespace, serviceName, step });
         return result;
       } catch (error) {
         const taskError = asTaskError(error);
@@ -79,6 +82,28 @@ export function createObservability(step: string): Observability {
       }
     },
   };
+}
+
+/**
+ * Figures with dimensions of their own, one EMF document per set of dimensions (service and step besides): a
+ * document's metrics share its dimensions, so they cannot ride with the invocation's own figures.
+ */
+function publishDimensioned(figures: readonly RunFigure[], base: { namespace: string; serviceName: string; step: string }): void {
+  const groups = new Map<string, RunFigure[]>();
+  for (const figure of figures) {
+    if (figure.dimensions === undefined) continue;
+    const key = JSON.stringify(Object.entries(figure.dimensions).sort(([a], [b]) => a.localeCompare(b)));
+    (groups.get(key) ?? groups.set(key, []).get(key)!).push(figure);
+  }
+  for (const group of groups.values()) {
+    const metrics = new Metrics({
+      namespace: base.namespace,
+      serviceName: base.serviceName,
+      defaultDimensions: { step: base.step, ...group[0]!.dimensions },
+    });
+    for (const figure of group) metrics.addMetric(figure.name, figure.unit, figure.value);
+    metrics.publishStoredMetrics();
+  }
 }
 
 /**

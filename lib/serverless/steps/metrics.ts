@@ -5,12 +5,14 @@
  * and the tests read the same names (METRIC).
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { METRIC, type RunFigure } from '../aws/metric-names.js';
+import { DOCTOR_CHECKS } from '../../status/doctor.js';
+import { DOCTOR_DIMENSION, METRIC, type RunFigure } from '../aws/metric-names.js';
 import type { ArchiveStepOutput } from './archival/archive.js';
 import type { CommitStepOutput } from './clustering/commit.js';
 import type { ExecuteGroupOutput } from './clustering/execute.js';
 import type { PlanStepOutput } from './clustering/plan.js';
 import type { CompactionCommitOutput, CompactionOperationOutput, CompactionScheduleOutput } from './compaction/steps.js';
+import type { DoctorStepOutput } from './doctor/doctor.js';
 import type { TriggerOutput } from './trigger/trigger.js';
 
 const count = (name: string, value: number): RunFigure => ({ name, unit: MetricUnit.Count, value });
@@ -123,4 +125,26 @@ export function compactionCommitFigures(output: CompactionCommitOutput): RunFigu
     bytesOut: output.bytesWritten,
     rowsOut: output.records,
   });
+}
+
+/**
+ * The doctor's findings per severity and per check (every check, zeros included, so an alarm on a check sees its
+ * return to health), with the table as a dimension; with `fix`, the repairs applied and refused.
+ */
+export function doctorFigures(output: DoctorStepOutput): RunFigure[] {
+  const table = { [DOCTOR_DIMENSION.table]: output.tablePath };
+  const figures: RunFigure[] = [
+    { ...count(METRIC.doctorErrors, output.bySeverity.error), dimensions: table },
+    { ...count(METRIC.doctorWarnings, output.bySeverity.warning), dimensions: table },
+    { ...count(METRIC.doctorInfos, output.bySeverity.info), dimensions: table },
+    ...DOCTOR_CHECKS.map((check) => ({ ...count(METRIC.doctorFindings, output.byCheck[check]), dimensions: { ...table, [DOCTOR_DIMENSION.check]: check } })),
+  ];
+  if (output.repairs !== undefined) {
+    const applied = output.repairs.filter((repair) => repair.outcome === 'applied').length;
+    figures.push(
+      { ...count(METRIC.doctorRepairsApplied, applied), dimensions: table },
+      { ...count(METRIC.doctorRepairsRefused, output.repairs.length - applied), dimensions: table },
+    );
+  }
+  return figures;
 }
