@@ -1,11 +1,14 @@
 /**
- * What the writer interop tests (test/interop/writer-*.test.ts) share: typed Parquet inputs, our writes (the
- * library call and the CLI), our snapshot, the table's files as they are on disk.
+ * What the writer interop tests (test/interop/writer-*.test.ts and others) share: typed Parquet inputs, our writes
+ * (the library call and the CLI), our clean, our snapshot, the table's files as they are on disk.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
+import { type CleanResult, runClean } from '../../lib/cleaning/clean.js';
 import type { Row } from '../../lib/engine/row-format.js';
+import { lockProviderFor } from '../../lib/lock/index.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { parseJavaProperties } from '../../lib/table/properties.js';
@@ -16,6 +19,20 @@ import { duckdb } from './duckdb.js';
 import { REPO_ROOT } from './paths.js';
 
 let inputs = 0;
+
+/** Our cleaner on a table, keeping the latest `retained` commits (Hudi's KEEP_LATEST_COMMITS), under its lock. */
+export async function cleanKeepingLatestCommits(path: string, retained: number): Promise<CleanResult> {
+  const table = await HudiTable.open(openStorage(path));
+  return runClean(table, {
+    config: cleanConfigFromProperties(
+      new Map([
+        ['hoodie.cleaner.policy', 'KEEP_LATEST_COMMITS'],
+        ['hoodie.cleaner.commits.retained', String(retained)],
+      ]),
+    ),
+    lock: lockProviderFor(table.config.properties, table.config.name, table.storage),
+  });
+}
 
 /** A Parquet input holding the rows of a DuckDB query (its column types are the input's types). */
 export async function parquetInput(dir: string, select: string): Promise<string> {
@@ -30,7 +47,7 @@ export async function parquetInput(dir: string, select: string): Promise<string>
  */
 export async function parquetFromRows(dir: string, rows: readonly Record<string, unknown>[], columns: Readonly<Record<string, string>>): Promise<string> {
   const jsonl = join(dir, `rows-${++inputs}.jsonl`);
-  writeFileSync(jsonl, rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
+  writeFileSync(jsonl, `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`);
   const spec = Object.entries(columns)
     .map(([name, type]) => `${JSON.stringify(name)}: '${type}'`)
     .join(', ');

@@ -197,6 +197,9 @@ def make_spark(config):
     timezone = config.get("timezone", "UTC")
     work = config["workDir"]
     java_options = " ".join([
+        # The client JIT only: the servers run many short Spark jobs on tiny tables, whose code C2 would spend more CPU
+        # compiling than its faster code saves (compare the JVM CPU run-tests reports, HUDI_HARNESS_JAVA_OPTIONS below).
+        "-XX:TieredStopAtLevel=1",
         f"-Duser.timezone={timezone}",
         f"-Dderby.system.home={work}",
         # The HBase-shaded HFile code behind Hudi's metadata table reaches into java.nio on Java 17.

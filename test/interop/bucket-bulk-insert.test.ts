@@ -11,14 +11,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { writeJsonLines } from '../../lib/cli/generate.js';
 import { HudiError } from '../../lib/errors.js';
-import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { bucketIdOf } from '../../lib/table/bucket-index.js';
 import { bucketNumberOf } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
-import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
+import { type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
+import { assertBucketsKept, readsAlike } from '../helpers/reads-alike.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, dt STRING';
 type Row = { id: number; name: string; ts: number; dt: string };
@@ -79,25 +79,13 @@ function assertNewBuckets(stats: Awaited<ReturnType<typeof writeBatch>>['stats']
  * every row in the file group of its hash bucket, one file group per bucket, and Hudi's validator agrees.
  */
 async function readAlike(path: string, expected: ReadonlyMap<number, string>): Promise<void> {
-  const withMdt = await hudi.read(path, { options: { 'hoodie.metadata.enable': 'true' } });
-  const withoutMdt = await hudi.read(path, { options: { 'hoodie.metadata.enable': 'false' } });
-  assert.deepEqual(canonicalRows(withoutMdt.rows), canonicalRows(withMdt.rows), 'Spark reads alike with the metadata table on and off');
-  const ours = await readSnapshot(await HudiTable.open(openStorage(path)), { includeMetaFields: true });
-  assert.deepEqual(canonicalRows(ours.rows), canonicalRows(withMdt.rows), 'our reader reads what Spark reads');
-  const keys = withMdt.rows.map((r) => Number(r['id']));
-  assert.equal(new Set(keys).size, keys.length, 'no key twice');
+  const { rows, keys } = await readsAlike(hudi, path);
   assert.deepEqual(
     [...keys].sort((a, b) => a - b),
     [...expected.keys()].sort((a, b) => a - b),
   );
-  for (const r of withMdt.rows) {
-    const id = Number(r['id']);
-    assert.equal(r['name'], expected.get(id), `id ${id}`);
-    assert.equal(bucketNumberOf(String(r['_hoodie_file_name'])), bucketIdOf(String(id), SPEC), `id ${id} is in its hash bucket`);
-  }
-  const slices = (await (await HudiTable.open(openStorage(path))).fileSystemView()).latestMergedSlices();
-  const buckets = slices.map((s) => `${s.partitionPath}/${bucketNumberOf(s.fileId)}`);
-  assert.equal(new Set(buckets).size, buckets.length, `one file group per bucket: ${buckets.sort().join(' ')}`);
+  for (const r of rows) assert.equal(r['name'], expected.get(Number(r['id'])), `id ${r['id']}`);
+  await assertBucketsKept(path, rows, SPEC);
   const report = await hudi.validateMetadataTable(path);
   assert.ok(report.ok, `Hudi's metadata table validator: ${report.errors.join('; ')}`);
 }

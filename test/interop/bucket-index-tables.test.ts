@@ -25,13 +25,13 @@ import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { ParquetEngine } from '../../lib/engine/port.js';
 import { HudiError } from '../../lib/errors.js';
 import { lockProviderFor } from '../../lib/lock/index.js';
-import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { bucketNumberOf, UnsupportedLayoutError } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
+import { readsAlike } from '../helpers/reads-alike.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, dt STRING';
 const row = (id: number, ts: number) => ({ id, name: `n${id}-${ts}`, ts, dt: id % 2 === 0 ? 'a' : 'b' });
@@ -72,15 +72,9 @@ async function liveFileIds(path: string): Promise<string[]> {
 
 /** Spark with the metadata table on and off, and our reader, read the same rows; no key twice; Spark's rows. */
 async function readAlike(path: string, expectedRows: number) {
-  const withMdt = await hudi.read(path, { options: { 'hoodie.metadata.enable': 'true' } });
-  const withoutMdt = await hudi.read(path, { options: { 'hoodie.metadata.enable': 'false' } });
-  assert.deepEqual(canonicalRows(withoutMdt.rows), canonicalRows(withMdt.rows), 'Spark reads alike with the metadata table on and off');
-  const ours = await readSnapshot(await HudiTable.open(openStorage(path)), { includeMetaFields: true });
-  assert.deepEqual(canonicalRows(ours.rows), canonicalRows(withMdt.rows), 'our reader reads what Spark reads');
-  const keys = withMdt.rows.map((r) => Number(r['id']));
-  assert.equal(new Set(keys).size, keys.length, 'no key twice');
+  const { rows, keys } = await readsAlike(hudi, path);
   assert.equal(keys.length, expectedRows);
-  return withMdt.rows;
+  return rows;
 }
 
 /** Our clustering (the CLI's job, scheduleAndExecute) and an upsert without the bucket settings are refused; nothing is written. */

@@ -13,14 +13,13 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { writeJsonLines } from '../../lib/cli/generate.js';
-import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { bucketIdOf } from '../../lib/table/bucket-index.js';
-import { bucketNumberOf } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
-import { canonicalRows, type HudiHarness, type JavaExpression, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
+import { type HudiHarness, type JavaExpression, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
+import { assertBucketsKept, readsAlike } from '../helpers/reads-alike.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, dt STRING';
 const row = (id: number, ts: number) => ({ id, name: `n${id}-${ts}`, ts, dt: id % 3 === 0 ? 'x' : 'y' });
@@ -82,27 +81,13 @@ async function ourWrite(path: string, layout: Layout, rows: readonly object[], o
  * the expected write of each, and every row in the file group of its hash bucket, one file group per bucket.
  */
 async function readAlike(path: string, layout: Layout, expected: ReadonlyMap<number, number>): Promise<void> {
-  const withMdt = await hudi.read(path, { options: { 'hoodie.metadata.enable': 'true' } });
-  const withoutMdt = await hudi.read(path, { options: { 'hoodie.metadata.enable': 'false' } });
-  assert.deepEqual(canonicalRows(withoutMdt.rows), canonicalRows(withMdt.rows), 'Spark reads alike with the metadata table on and off');
-  const ours = await readSnapshot(await HudiTable.open(openStorage(path)), { includeMetaFields: true });
-  assert.deepEqual(canonicalRows(ours.rows), canonicalRows(withMdt.rows), 'our reader reads what Spark reads');
-  const keys = withMdt.rows.map((r) => Number(r['id']));
-  assert.equal(new Set(keys).size, keys.length, 'no key twice');
+  const { rows, keys } = await readsAlike(hudi, path);
   assert.deepEqual(
     [...keys].sort((a, b) => a - b),
     [...expected.keys()].sort((a, b) => a - b),
   );
-  const spec = { numBuckets: layout.buckets, hashFields: ['id'] };
-  for (const r of withMdt.rows) {
-    const id = Number(r['id']);
-    assert.equal(r['name'], `n${id}-${expected.get(id)}`, `id ${id}`);
-    assert.equal(bucketNumberOf(String(r['_hoodie_file_name'])), bucketIdOf(String(id), spec), `id ${id} is in its hash bucket`);
-  }
-  const view = await (await HudiTable.open(openStorage(path))).fileSystemView();
-  const slices = view.latestMergedSlices();
-  const buckets = slices.map((s) => `${s.partitionPath}/${bucketNumberOf(s.fileId)}`);
-  assert.equal(new Set(buckets).size, buckets.length, `one file group per bucket: ${buckets.sort().join(' ')}`);
+  for (const r of rows) assert.equal(r['name'], `n${r['id']}-${expected.get(Number(r['id']))}`, `id ${r['id']}`);
+  await assertBucketsKept(path, rows, { numBuckets: layout.buckets, hashFields: ['id'] });
 }
 
 function apply(expected: Map<number, number>, keys: readonly number[], version: number | 'delete'): void {

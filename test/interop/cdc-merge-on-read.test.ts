@@ -12,11 +12,8 @@ import assert from 'node:assert/strict';
 import { cpSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
-import { runClean } from '../../lib/cleaning/clean.js';
 import { writeJsonLines } from '../../lib/cli/generate.js';
 import type { Row } from '../../lib/engine/row-format.js';
-import { lockProviderFor } from '../../lib/lock/index.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { UnsupportedLayoutError } from '../../lib/table/layouts.js';
@@ -24,6 +21,7 @@ import { HudiTable } from '../../lib/table/table.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi, withoutMetaColumns } from '../helpers/hudi.js';
+import { cleanKeepingLatestCommits } from '../helpers/interop-writer.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, dt STRING';
@@ -207,16 +205,7 @@ describe('merge-on-read CDC tables written by Spark (Hudi 0.15)', () => {
       cpSync(ours, mine, { recursive: true });
       await hudi.sql(`CREATE TABLE cdc_mor_clean_spark USING hudi LOCATION '${spark}'`);
       await hudi.sql("CALL run_clean(table => 'cdc_mor_clean_spark', clean_policy => 'KEEP_LATEST_COMMITS', retain_commits => 1)");
-      const table = await HudiTable.open(openStorage(mine));
-      const result = await runClean(table, {
-        config: cleanConfigFromProperties(
-          new Map([
-            ['hoodie.cleaner.policy', 'KEEP_LATEST_COMMITS'],
-            ['hoodie.cleaner.commits.retained', '1'],
-          ]),
-        ),
-        lock: lockProviderFor(table.config.properties, table.config.name, table.storage),
-      });
+      const result = await cleanKeepingLatestCommits(mine, 1);
       assert.equal(result.outcome, 'cleaned');
       const cleaned = dataFiles(ours).filter((file) => !dataFiles(spark).includes(file));
       assert.ok(

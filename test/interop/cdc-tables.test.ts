@@ -13,8 +13,6 @@ import assert from 'node:assert/strict';
 import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
-import { runClean } from '../../lib/cleaning/clean.js';
 import { writeJsonLines } from '../../lib/cli/generate.js';
 import { resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
@@ -34,6 +32,7 @@ import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline
 import { writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { canonicalRow, canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi, withoutMetaColumns } from '../helpers/hudi.js';
+import { cleanKeepingLatestCommits } from '../helpers/interop-writer.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 import { cleanerPlanFiles } from '../helpers/table-files.js';
 
@@ -321,16 +320,7 @@ describe('CDC tables written by Spark', () => {
     await hudi.sql(
       "CALL run_clean(table => 'cdc_clean_spark', clean_policy => 'KEEP_LATEST_COMMITS', retain_commits => 1, options => 'hoodie.metadata.enable=false')",
     );
-    const table = await HudiTable.open(openStorage(mine));
-    const result = await runClean(table, {
-      config: cleanConfigFromProperties(
-        new Map([
-          ['hoodie.cleaner.policy', 'KEEP_LATEST_COMMITS'],
-          ['hoodie.cleaner.commits.retained', '1'],
-        ]),
-      ),
-      lock: lockProviderFor(table.config.properties, table.config.name, table.storage),
-    });
+    const result = await cleanKeepingLatestCommits(mine, 1);
     assert.equal(result.outcome, 'cleaned');
 
     const deletedCdc = cdcFiles(source).filter((file) => !cdcFiles(spark).includes(file));
