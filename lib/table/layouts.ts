@@ -193,7 +193,7 @@ export class UnsupportedLayoutError extends UnsupportedTableError {
 
 /**
  * Which services each layout refuses (`always`, on merge-on-read tables `mergeOnRead` too, on Hudi 1.x tables `hudi1x`
- * too, on Hudi 1.x merge-on-read tables `hudi1xMergeOnRead` too); the others keep it exactly. README's "Table layouts" table says the same.
+ * too); the others keep it exactly. README's "Table layouts" table says the same.
  */
 export const REFUSED_SERVICES: Readonly<
   Record<
@@ -202,7 +202,6 @@ export const REFUSED_SERVICES: Readonly<
       readonly always: readonly TableService[];
       readonly mergeOnRead: readonly TableService[];
       readonly hudi1x?: readonly TableService[];
-      readonly hudi1xMergeOnRead?: readonly TableService[];
     }
   >
 > = {
@@ -233,8 +232,7 @@ export function assertLayoutSupports(layout: TableLayout, service: TableService,
   const refuses = (name: LayoutName) =>
     REFUSED_SERVICES[name].always.includes(service) ||
     (layout.mergeOnRead && REFUSED_SERVICES[name].mergeOnRead.includes(service)) ||
-    (layout.hudi1x && (REFUSED_SERVICES[name].hudi1x ?? []).includes(service)) ||
-    (layout.hudi1x && layout.mergeOnRead && (REFUSED_SERVICES[name].hudi1xMergeOnRead ?? []).includes(service));
+    (layout.hudi1x && (REFUSED_SERVICES[name].hudi1x ?? []).includes(service));
   const bucket = layout.bucketIndex;
   if (bucket !== undefined) {
     const name: LayoutName = bucket.engine === 'SIMPLE' ? 'simple-bucket-index' : 'consistent-hashing-bucket-index';
