@@ -183,7 +183,10 @@ type Outcome =
 /** One walk at one value: its outcome, whether it read the key, and the warnings Node emitted meanwhile (a timer overflow). */
 async function walkAt(walk: Walk, value: string): Promise<{ outcome: Outcome; read: boolean; warnings: string[] }> {
   const warnings: string[] = [];
-  const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+  // Any warning but the runtime's notes on APIs (a library's deprecated call says nothing of the value walked).
+  const onWarning = (warning: Error) => {
+    if (warning.name !== 'DeprecationWarning' && warning.name !== 'ExperimentalWarning') warnings.push(`${warning.name}: ${warning.message}`);
+  };
   process.on('warning', onWarning);
   try {
     const { result: outcome, keys } = await keysReadBy(async (): Promise<Outcome> => {
