@@ -186,9 +186,9 @@ function wholeNumberIn(min: number, max: bigint, expected: string, clampAbove: n
   };
 }
 
-/** A Java int ≥ min (counts, parallelism). */
-export function javaInt(min = 0): Parser<number> {
-  return wholeNumberIn(min, BigInt(JAVA_INT_MAX), `a whole number from ${min} to ${JAVA_INT_MAX}`, JAVA_INT_MAX);
+/** A Java int from min (counts, parallelism) to max (default Integer.MAX_VALUE, where a larger count cannot work here). */
+export function javaInt(min = 0, max = JAVA_INT_MAX): Parser<number> {
+  return wholeNumberIn(min, BigInt(max), `a whole number from ${min} to ${max}`, max);
 }
 
 /** A Java long ≥ min (sizes, durations); past 2^53 it is read as 2^53 - 1 with a warning (Long.MAX_VALUE as "no limit"). */

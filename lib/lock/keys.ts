@@ -60,13 +60,14 @@ export const LOCK_KEYS = {
   }),
   /**
    * Not a Hudi key (Hudi's lease is hoodie.write.lock.wait_time_ms): our lease. Java writers read each holder's lease
-   * from its lock item, so differing leases interoperate.
+   * from its lock item, so differing leases interoperate. At least a second: the holder stops trusting its lease
+   * before it ends and renews at most every 10 ms, so a shorter one is lost before the first renewal.
    */
   dynamoDbLeaseMs: defineKey({
     key: 'hoodie.write.lock.dynamodb.lease_duration_ms',
     default: 20_000,
-    parser: javaLong(1),
-    description: 'our lease, renewed by a heartbeat every third of it (not a Hudi key; Hudi writers read the lease from the item)',
+    parser: javaLong(1_000),
+    description: 'our lease (ms), renewed by a heartbeat every quarter of it (not a Hudi key; Hudi writers read the lease from the item)',
   }),
 } as const;
 

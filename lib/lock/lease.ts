@@ -33,6 +33,16 @@ const HOLDER_SAFETY_FRACTION = 0.9;
 const RENEWALS_PER_LEASE = 4;
 /** Never poll faster than this, whatever the configuration. */
 const MIN_POLL_MS = 10;
+/**
+ * Node's longest timer (2^31-1 ms): a longer one fires at once, with a warning. Leases, waits and polls may be longer
+ * (Java longs, another writer's lease from its record), so each pause is capped here and simply taken again.
+ */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A pause for a timer: at least MIN_POLL_MS, at most MAX_TIMER_MS. */
+function timerDelay(ms: number): number {
+  return Math.min(MAX_TIMER_MS, Math.max(MIN_POLL_MS, Math.floor(ms)));
+}
 
 /** What an acquirer sees of the lock's current record. */
 export interface ObservedHolder {
@@ -147,7 +157,7 @@ export async function acquireLease<Holder extends ObservedHolder, Held>(
       });
     }
     const untilStale = watched.since + holder.leaseMs - current;
-    await sleep(Math.max(MIN_POLL_MS, Math.min(timing.pollMs, untilStale, deadline - current)));
+    await sleep(timerDelay(Math.min(timing.pollMs, untilStale, deadline - current)));
   }
 }
 
@@ -243,7 +253,7 @@ export class HeartbeatLease<Held> implements LockLease {
     if (this.stopped || this.state.kind !== 'held') return;
     const interval = this.leaseMs / RENEWALS_PER_LEASE;
     const due = this.lastRenewalError === undefined ? Math.min(interval, this.trustedUntil - now() - interval) : interval / 2;
-    this.timer = setTimeout(() => this.beat(), Math.max(MIN_POLL_MS, Math.floor(due)));
+    this.timer = setTimeout(() => this.beat(), timerDelay(due));
     this.timer.unref();
   }
 

@@ -7,11 +7,18 @@
 import { defineKey, javaInt, optionalText, rawValue, readKey } from '../config/index.js';
 import { HudiError } from '../errors.js';
 
+/**
+ * File ids whose 8 leading digits are below this are a bucket's (lib/table/layouts.ts's bucketNumberOf): kept low so a
+ * random UUID (8 hex digits first) almost never passes for one. So a write names at most this many buckets: a bucket
+ * beyond it would start a file group no reader here takes for a bucket's (and past 10^8 not even Hudi's 8 digits).
+ */
+export const MAX_RECOGNISED_BUCKETS = 65_536;
+
 export const BUCKET_INDEX_KEYS = {
   numBuckets: defineKey({
     key: 'hoodie.bucket.index.num.buckets',
     default: undefined as number | undefined,
-    parser: javaInt(1),
+    parser: javaInt(1, MAX_RECOGNISED_BUCKETS),
     description:
       "the bucket index's buckets per partition; required for writes to a bucket-index table (Hudi's default of 256 is not assumed: the table does not record it)",
   }),

@@ -10,6 +10,7 @@ import { defineKey, oneOf, optionalText, readKey } from '../config/index.js';
 import { UnsupportedTableError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
+import { MAX_RECOGNISED_BUCKETS } from './bucket-index.js';
 import { HUDI_1X_TABLE_VERSIONS, type TableConfig } from './config.js';
 import type { FileSystemView } from './file-system-view.js';
 
@@ -51,19 +52,15 @@ export type CdcLoggingMode = 'OP_KEY_ONLY' | 'DATA_BEFORE' | 'DATA_BEFORE_AFTER'
 /** HoodieTableMetaClient.getHashingMetadataPath: the consistent-hashing engine's per-partition metadata. */
 export const CONSISTENT_HASHING_METADATA_FOLDER = `${METAFOLDER}/.bucket_index/consistent_hashing_metadata`;
 
-/**
- * A file id Hudi's simple bucket index wrote: the bucket number in 8 digits, then the rest of a UUID. Bucket numbers
- * are kept below 65,536 here so that random UUIDs (8 hex digits first) almost never pass for one.
- */
+/** A file id Hudi's simple bucket index wrote: the bucket number in 8 digits, then the rest of a UUID. */
 const BUCKET_FILE_ID = /^(\d{8})-/;
-const MAX_RECOGNISED_BUCKET = 65_536;
 
 /** The bucket number a file id starts with, or undefined when it does not look like a bucket file id. */
 export function bucketNumberOf(fileId: string): number | undefined {
   const match = BUCKET_FILE_ID.exec(fileId);
   if (match === null) return undefined;
   const bucket = Number(match[1]);
-  return bucket < MAX_RECOGNISED_BUCKET ? bucket : undefined;
+  return bucket < MAX_RECOGNISED_BUCKETS ? bucket : undefined;
 }
 
 export interface TableLayout {

@@ -2,7 +2,8 @@
  * Every documented range's ends work: each numeric key the config kernel defines (definedKeys, with its parser's
  * range) is set to its minimum and maximum, and one past each, and given to a command that reads it (found by
  * running each command once and noting the keys it reads: keysReadBy). The outcome must be a result or one clear
- * refusal (a HudiError), never a TypeError or another crash. Keys no CLI command reads are named in the output.
+ * refusal (a HudiError), never a TypeError or another crash. Keys no CLI command reads are named in the output, and
+ * each must be one test/serverless/ranges.test.ts walks through the Lambda step or service that reads it.
  */
 import assert from 'node:assert/strict';
 import { cpSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { createTable } from '../../lib/table/init.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { initMetadataTable } from '../helpers/metadata-table.js';
 import { tempDir } from '../helpers/paths.js';
+import { STEP_WALKED_KEYS } from '../helpers/ranges.js';
 
 const TABLE_PROPS = {
   'hoodie.table.name': 't',
@@ -155,5 +157,7 @@ describe('config ranges: every numeric key at the ends of its range, through a c
     }
     console.log(`# ${runs} runs of ${numeric.length - unread.length} keys; read by no CLI command: ${unread.join(', ')}`);
     assert.deepEqual(crashes, []);
+    const walkedByNone = unread.filter((name) => !STEP_WALKED_KEYS.some((key) => key.key === name));
+    assert.deepEqual(walkedByNone, [], 'keys neither a CLI command nor a Lambda step walk reads (add them to test/serverless/ranges.test.ts)');
   });
 });
