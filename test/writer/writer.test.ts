@@ -43,9 +43,15 @@ async function batchFile(records: Iterable<object>, dir = tempDir()): Promise<st
   return file;
 }
 
-async function write(table: string, records: Iterable<object>, operation: WriteOptions['operation'], extra: Record<string, string> = {}) {
+async function write(
+  table: string,
+  records: Iterable<object>,
+  operation: WriteOptions['operation'],
+  extra: Record<string, string> = {},
+  hooks: Pick<WriteOptions, 'afterDataFiles'> = {},
+) {
   const props = new Map([...USERS_PROPS, ...Object.entries(extra)]);
-  return writeBatch(openStorage(table), { input: { file: await batchFile(records), format: 'jsonl' }, operation, properties: props });
+  return writeBatch(openStorage(table), { input: { file: await batchFile(records), format: 'jsonl' }, operation, properties: props, ...hooks });
 }
 
 async function snapshotById(table: string): Promise<Map<number, Record<string, unknown>>> {
@@ -538,7 +544,32 @@ describe('writer: concurrency and failures', () => {
     await write(table, seed, 'insert');
     const a = seed.slice(0, 10).map((u) => ({ ...u, name: 'writer-a', createTime: '2024-01-01 23:00:00' }));
     const b = seed.slice(5, 15).map((u) => ({ ...u, name: 'writer-b', createTime: '2024-01-01 23:00:00' }));
-    const results = await Promise.allSettled([write(table, a, 'upsert'), write(table, b, 'upsert')]);
+    // Neither commits before both have written their data files (or one has already ended), so the two writes
+    // overlap however the machine schedules them: on a busy machine one could otherwise finish before the other
+    // starts, and then both commit, one after the other, as they should.
+    const there = new Set<string>();
+    let release = (): void => undefined;
+    const both = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const reach = (writer: string): void => {
+      there.add(writer);
+      if (there.size === 2) release();
+    };
+    const overlapping = (writer: string, rows: readonly object[]) =>
+      write(
+        table,
+        rows,
+        'upsert',
+        {},
+        {
+          afterDataFiles: async () => {
+            reach(writer);
+            await both;
+          },
+        },
+      ).finally(() => reach(writer));
+    const results = await Promise.allSettled([overlapping('a', a), overlapping('b', b)]);
     const ok = results.filter((r) => r.status === 'fulfilled');
     const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     assert.equal(ok.length, 1, JSON.stringify(results.map((r) => r.status)));
