@@ -85,6 +85,18 @@ export async function writeHFileAsync(
   options: HFileWriteOptions = {},
   blocksInFlight: number = ASYNC_BLOCKS_IN_FLIGHT,
 ): Promise<Uint8Array> {
+  return joinParts(await writeHFilePartsAsync(cells, options, blocksInFlight));
+}
+
+/**
+ * writeHFileAsync's bytes as parts to write one after the other (views of the compressed blocks, not joined): a
+ * caller that copies them into something larger anyway copies them once.
+ */
+export async function writeHFilePartsAsync(
+  cells: Iterable<HFileCellInput>,
+  options: HFileWriteOptions = {},
+  blocksInFlight: number = ASYNC_BLOCKS_IN_FLIGHT,
+): Promise<Uint8Array[]> {
   if (!Number.isInteger(blocksInFlight) || blocksInFlight < 1) throw new HFileWriteError(`blocks in flight ${blocksInFlight} is not a positive integer`);
   const file = new HFileAssembly(options);
   // A block's payload is needed only until it is compressed: its array then takes the next block.
@@ -127,7 +139,7 @@ export async function writeHFileAsync(
     // Whatever failed, no compression is left running unobserved.
     await Promise.allSettled(pending.map((b) => b.stored));
   }
-  return file.finish(cutter);
+  return file.finishParts(cutter);
 }
 
 /** A data block as cut: its uncompressed payload and first key. */
@@ -250,6 +262,11 @@ class HFileAssembly {
 
   /** Everything after the data blocks, and the file's bytes. */
   finish(cells: DataBlockCutter): Uint8Array {
+    return joinParts(this.finishParts(cells));
+  }
+
+  /** Everything after the data blocks, and the file's bytes as parts in order. */
+  finishParts(cells: DataBlockCutter): Uint8Array[] {
     const { options, dataIndex } = this;
     const lastDataBlockOffset = dataIndex.at(-1)?.offset ?? -1;
 
@@ -302,15 +319,20 @@ class HFileAssembly {
       comparatorClassName: options.comparatorClassName ?? HUDI_HFILE_COMPARATOR,
       compressionCodec: this.blockOptions.compression,
     });
-    const out = new Uint8Array(this.length + trailer.length);
-    let offset = 0;
-    for (const part of this.parts) {
-      out.set(part, offset);
-      offset += part.length;
-    }
-    out.set(trailer, offset);
-    return out;
+    return [...this.parts, trailer];
   }
+}
+
+function joinParts(parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
 }
 
 /** The serialized size of a cell as `writeHFile` writes it, for callers sizing files. */

@@ -24,6 +24,7 @@ import {
   readHudiHFile,
   writeHFile,
   writeHFileAsync,
+  writeHFilePartsAsync,
   writeHudiBaseHFile,
   writeHudiLogBlockHFile,
   writeHudiLogBlockHFileAsync,
@@ -294,11 +295,12 @@ describe('writing off the main thread', () => {
         assert.deepEqual(await writeHFileAsync(input, options, blocksInFlight), expected, `${name}, ${blocksInFlight} in flight`);
       const inParts = input.map((cell) => ({ key: cell.key, value: valueParts(cell.value as Uint8Array) }));
       assert.deepEqual(await writeHFileAsync(inParts, options), expected, `${name}, values in parts`);
+      assert.deepEqual(new Uint8Array(Buffer.concat(await writeHFilePartsAsync(input, options, 3))), expected, `${name}, file in parts`);
       assert.deepEqual(writeHFile(inParts, options), expected, `${name}, values in parts, on the main thread`);
     }
   });
 
-  test("writeHudiLogBlockHFileAsync encodes as it writes and gives writeHudiLogBlockHFile's bytes", async () => {
+  test("writeHudiLogBlockHFileAsync encodes as it writes and gives writeHudiLogBlockHFile's bytes, in parts", async () => {
     const encode = (record: { seed: number }): Uint8Array => noise(record.seed, 100 + (record.seed % 300));
     const options = { schema: '{"type":"string"}', gzipLevel: 1, blockSize: 8192 };
     const ascii = Array.from({ length: 2000 }, (_, i) => ({ key: `k${(i * 7919) % 1500}`, seed: i }));
@@ -312,7 +314,9 @@ describe('writing off the main thread', () => {
         records.map((record) => ({ key: record.key, value: encode(record) })),
         options,
       );
-      assert.deepEqual(await writeHudiLogBlockHFileAsync(records, encode, options), expected);
+      const parts = await writeHudiLogBlockHFileAsync(records, encode, options);
+      assert.ok(parts.length > 2, 'the blocks come apart');
+      assert.deepEqual(new Uint8Array(Buffer.concat(parts)), expected);
     }
   });
 
