@@ -21,7 +21,17 @@ import { type IndexEntry, serializeRootIndex } from './block-index.js';
 import { compareBytes, utf8Bytes } from './bytes.js';
 import { HFileWriteError } from './errors.js';
 import { FileInfoKey, type FileInfoValue, fileInfoValue, KEY_VALUE_VERSION_WITH_MVCC, serializeFileInfo } from './file-info.js';
-import { cellSize, cellValueLength, encodeHudiCellKey, encodeKey, hudiCellKey, hudiCellKeyRow, MAX_ROW_LENGTH, writeCellAt } from './key-value.js';
+import {
+  cellSize,
+  cellValueLength,
+  compareHudiCellKeyRows,
+  encodeHudiCellKey,
+  encodeKey,
+  hudiCellKey,
+  hudiCellKeyRow,
+  MAX_ROW_LENGTH,
+  writeCellAt,
+} from './key-value.js';
 import { HFILE_MAJOR_VERSION, HFILE_MINOR_VERSION, serializeTrailer, TRAILER_SIZE } from './trailer.js';
 
 /** The comparator Hudi's writers put in the trailer (HBase's reader instantiates it by name). */
@@ -158,7 +168,6 @@ class DataBlockCutter {
   private readonly allowDuplicateKeys: boolean;
   private cells: { key: Uint8Array; value: Uint8Array | readonly Uint8Array[] }[] = [];
   private blockLength = 0;
-  private previousRow: Uint8Array | undefined;
   lastKey: Uint8Array | undefined;
   entryCount = 0;
   totalKeyLength = 0;
@@ -179,13 +188,12 @@ class DataBlockCutter {
     const rowLength = typeof cell.key === 'string' ? Buffer.byteLength(cell.key, 'utf8') : cell.key.length;
     if (rowLength > MAX_ROW_LENGTH) throw new HFileWriteError(`a key of ${rowLength} bytes is longer than HBase's row limit of ${MAX_ROW_LENGTH}`);
     const key = encodeHudiCellKey(cell.key);
-    const row = hudiCellKeyRow(key);
-    const previousRow = this.previousRow;
-    const order = previousRow === undefined ? 1 : compareBytes(row, previousRow);
-    if (previousRow !== undefined && (order < 0 || (order === 0 && !this.allowDuplicateKeys))) {
-      const shown = (bytes: Uint8Array): string => JSON.stringify(new TextDecoder().decode(bytes));
+    const previousKey = this.lastKey;
+    const order = previousKey === undefined ? 1 : compareHudiCellKeyRows(key, previousKey);
+    if (previousKey !== undefined && (order < 0 || (order === 0 && !this.allowDuplicateKeys))) {
+      const shown = (bytes: Uint8Array): string => JSON.stringify(new TextDecoder().decode(hudiCellKeyRow(bytes)));
       throw new HFileWriteError(
-        `keys must be written in ascending byte order${this.allowDuplicateKeys ? '' : ' without duplicates'}: ${shown(row)} follows ${shown(previousRow)}`,
+        `keys must be written in ascending byte order${this.allowDuplicateKeys ? '' : ' without duplicates'}: ${shown(key)} follows ${shown(previousKey)}`,
         {
           fix: 'sort the records by the UTF-8 bytes of their keys',
         },
@@ -198,7 +206,6 @@ class DataBlockCutter {
     this.entryCount++;
     this.totalKeyLength += key.length;
     this.totalValueLength += valueLength;
-    this.previousRow = row;
     this.lastKey = key;
     return closed;
   }

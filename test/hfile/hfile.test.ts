@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BLOCK_HEADER_SIZE, parseBlockHeader, readBlock, serializeBlock } from '../../lib/hfile/block.js';
-import { ByteCursor, ByteWriter } from '../../lib/hfile/bytes.js';
+import { ByteCursor, ByteWriter, compareBytes } from '../../lib/hfile/bytes.js';
 import { crc32c } from '../../lib/hfile/crc32c.js';
 import {
   FileInfoKey,
@@ -29,7 +29,7 @@ import {
   writeHudiLogBlockHFile,
   writeHudiLogBlockHFileAsync,
 } from '../../lib/hfile/index.js';
-import { readCell } from '../../lib/hfile/key-value.js';
+import { compareHudiCellKeyRows, encodeHudiCellKey, readCell } from '../../lib/hfile/key-value.js';
 
 const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 const bytesOf = (value: string): Uint8Array => new TextEncoder().encode(value);
@@ -433,6 +433,24 @@ describe('bad input', () => {
       (error: unknown) => error instanceof HFileWriteError && /row limit/.test(error.message),
     );
     assert.throws(() => writeHFile([], { blockSize: 0 }), HFileWriteError);
+  });
+
+  test('rows compare in place as compareBytes compares them: prefixes, multi-byte UTF-8, empty rows', () => {
+    const rows = ['', 'a', 'ab', 'abc', 'b', 'aa', 'é', 'e\u0301', '\u{1F600}', '\uFFFD', 'z'.repeat(300), 'z'.repeat(299)];
+    const sign = (n: number): number => Math.sign(n);
+    for (const a of rows)
+      for (const b of rows) {
+        const [keyA, keyB] = [encodeHudiCellKey(a), encodeHudiCellKey(b)];
+        assert.equal(sign(compareHudiCellKeyRows(keyA, keyB)), sign(compareBytes(bytesOf(a), bytesOf(b))), `${a} vs ${b}`);
+      }
+    assert.throws(
+      () =>
+        writeHFile([
+          { key: 'ab', value: new Uint8Array(1) },
+          { key: 'a', value: new Uint8Array(1) },
+        ]),
+      (error: unknown) => error instanceof HFileWriteError && error.message.includes('"a" follows "ab"'),
+    );
   });
 
   test('the reader names the file and the problem for truncated, foreign and corrupt bytes', () => {
