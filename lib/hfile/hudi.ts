@@ -11,7 +11,7 @@ import type { SupportedCompression } from './block.js';
 import { compareBytes, utf8Bytes, utf8String } from './bytes.js';
 import { HFileWriteError } from './errors.js';
 import { type HFile, type ReadHFileOptions, readHFile } from './reader.js';
-import { type HFileWriteOptions, writeHFile, writeHFileAsync } from './writer.js';
+import { type HFileWriteOptions, writeHFile, writeHFilePartsAsync } from './writer.js';
 
 export const HudiFileInfoKey = {
   SCHEMA: 'schema',
@@ -97,21 +97,21 @@ export function writeHudiLogBlockHFile(records: Iterable<HudiHFileRecord>, optio
 }
 
 /**
- * writeHudiLogBlockHFile of `records` with values `encode(record)`, the same bytes, made with less at once: each
- * value is encoded as its cell is written, and the blocks are compressed off the main thread (writeHFileAsync,
- * `blocksInFlight` at once).
+ * writeHudiLogBlockHFile of `records` with values `encode(record)`, the same bytes as parts in order (not joined: a
+ * log file copies them into itself), made with less at once: each value is encoded as its cell is written, and the
+ * blocks are compressed off the main thread (writeHFilePartsAsync, `blocksInFlight` at once).
  */
 export function writeHudiLogBlockHFileAsync<T extends { readonly key: string }>(
   records: readonly T[],
   encode: (record: T) => Uint8Array | readonly Uint8Array[],
   options: HudiHFileWriteOptions,
   blocksInFlight?: number,
-): Promise<Uint8Array> {
+): Promise<Uint8Array[]> {
   const sorted = sortedByKey(records);
   function* cells(): Generator<{ key: string; value: Uint8Array | readonly Uint8Array[] }> {
     for (const record of sorted) yield { key: record.key, value: encode(record) };
   }
-  return writeHFileAsync(cells(), logBlockOptions(options), blocksInFlight);
+  return writeHFilePartsAsync(cells(), logBlockOptions(options), blocksInFlight);
 }
 
 const SURROGATE = /[\uD800-\uDFFF]/;

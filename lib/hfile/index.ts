@@ -31,4 +31,5 @@ export {
   hfileCellSize,
   writeHFile,
   writeHFileAsync,
+  writeHFilePartsAsync,
 } from './writer.js';

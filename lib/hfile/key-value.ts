@@ -103,6 +103,21 @@ export function hudiCellKeyRow(key: Uint8Array): Uint8Array {
   return key.subarray(2, key.length - (KEY_INFRASTRUCTURE_SIZE - 2));
 }
 
+/**
+ * compareBytes of the rows of two keys encodeHudiCellKey wrote, read in place: the writer compares every cell's
+ * row with the one before, and a view per row costs more than the comparison.
+ */
+export function compareHudiCellKeyRows(a: Uint8Array, b: Uint8Array): number {
+  const aLength = a.length - KEY_INFRASTRUCTURE_SIZE;
+  const bLength = b.length - KEY_INFRASTRUCTURE_SIZE;
+  const length = Math.min(aLength, bLength);
+  for (let i = 2; i < length + 2; i++) {
+    const diff = (a[i] as number) - (b[i] as number); // 2 <= i < 2 + both row lengths
+    if (diff !== 0) return diff;
+  }
+  return aLength - bLength;
+}
+
 const UTF8 = new TextEncoder();
 
 /** HBase `CellComparatorImpl` order: row, family, qualifier ascending; timestamp and type descending. */

@@ -21,7 +21,17 @@ import { type IndexEntry, serializeRootIndex } from './block-index.js';
 import { compareBytes, utf8Bytes } from './bytes.js';
 import { HFileWriteError } from './errors.js';
 import { FileInfoKey, type FileInfoValue, fileInfoValue, KEY_VALUE_VERSION_WITH_MVCC, serializeFileInfo } from './file-info.js';
-import { cellSize, cellValueLength, encodeHudiCellKey, encodeKey, hudiCellKey, hudiCellKeyRow, MAX_ROW_LENGTH, writeCellAt } from './key-value.js';
+import {
+  cellSize,
+  cellValueLength,
+  compareHudiCellKeyRows,
+  encodeHudiCellKey,
+  encodeKey,
+  hudiCellKey,
+  hudiCellKeyRow,
+  MAX_ROW_LENGTH,
+  writeCellAt,
+} from './key-value.js';
 import { HFILE_MAJOR_VERSION, HFILE_MINOR_VERSION, serializeTrailer, TRAILER_SIZE } from './trailer.js';
 
 /** The comparator Hudi's writers put in the trailer (HBase's reader instantiates it by name). */
@@ -85,6 +95,18 @@ export async function writeHFileAsync(
   options: HFileWriteOptions = {},
   blocksInFlight: number = ASYNC_BLOCKS_IN_FLIGHT,
 ): Promise<Uint8Array> {
+  return joinParts(await writeHFilePartsAsync(cells, options, blocksInFlight));
+}
+
+/**
+ * writeHFileAsync's bytes as parts to write one after the other (views of the compressed blocks, not joined): a
+ * caller that copies them into something larger anyway copies them once.
+ */
+export async function writeHFilePartsAsync(
+  cells: Iterable<HFileCellInput>,
+  options: HFileWriteOptions = {},
+  blocksInFlight: number = ASYNC_BLOCKS_IN_FLIGHT,
+): Promise<Uint8Array[]> {
   if (!Number.isInteger(blocksInFlight) || blocksInFlight < 1) throw new HFileWriteError(`blocks in flight ${blocksInFlight} is not a positive integer`);
   const file = new HFileAssembly(options);
   // A block's payload is needed only until it is compressed: its array then takes the next block.
@@ -127,7 +149,7 @@ export async function writeHFileAsync(
     // Whatever failed, no compression is left running unobserved.
     await Promise.allSettled(pending.map((b) => b.stored));
   }
-  return file.finish(cutter);
+  return file.finishParts(cutter);
 }
 
 /** A data block as cut: its uncompressed payload and first key. */
@@ -146,7 +168,6 @@ class DataBlockCutter {
   private readonly allowDuplicateKeys: boolean;
   private cells: { key: Uint8Array; value: Uint8Array | readonly Uint8Array[] }[] = [];
   private blockLength = 0;
-  private previousRow: Uint8Array | undefined;
   lastKey: Uint8Array | undefined;
   entryCount = 0;
   totalKeyLength = 0;
@@ -167,13 +188,12 @@ class DataBlockCutter {
     const rowLength = typeof cell.key === 'string' ? Buffer.byteLength(cell.key, 'utf8') : cell.key.length;
     if (rowLength > MAX_ROW_LENGTH) throw new HFileWriteError(`a key of ${rowLength} bytes is longer than HBase's row limit of ${MAX_ROW_LENGTH}`);
     const key = encodeHudiCellKey(cell.key);
-    const row = hudiCellKeyRow(key);
-    const previousRow = this.previousRow;
-    const order = previousRow === undefined ? 1 : compareBytes(row, previousRow);
-    if (previousRow !== undefined && (order < 0 || (order === 0 && !this.allowDuplicateKeys))) {
-      const shown = (bytes: Uint8Array): string => JSON.stringify(new TextDecoder().decode(bytes));
+    const previousKey = this.lastKey;
+    const order = previousKey === undefined ? 1 : compareHudiCellKeyRows(key, previousKey);
+    if (previousKey !== undefined && (order < 0 || (order === 0 && !this.allowDuplicateKeys))) {
+      const shown = (bytes: Uint8Array): string => JSON.stringify(new TextDecoder().decode(hudiCellKeyRow(bytes)));
       throw new HFileWriteError(
-        `keys must be written in ascending byte order${this.allowDuplicateKeys ? '' : ' without duplicates'}: ${shown(row)} follows ${shown(previousRow)}`,
+        `keys must be written in ascending byte order${this.allowDuplicateKeys ? '' : ' without duplicates'}: ${shown(key)} follows ${shown(previousKey)}`,
         {
           fix: 'sort the records by the UTF-8 bytes of their keys',
         },
@@ -186,7 +206,6 @@ class DataBlockCutter {
     this.entryCount++;
     this.totalKeyLength += key.length;
     this.totalValueLength += valueLength;
-    this.previousRow = row;
     this.lastKey = key;
     return closed;
   }
@@ -250,6 +269,11 @@ class HFileAssembly {
 
   /** Everything after the data blocks, and the file's bytes. */
   finish(cells: DataBlockCutter): Uint8Array {
+    return joinParts(this.finishParts(cells));
+  }
+
+  /** Everything after the data blocks, and the file's bytes as parts in order. */
+  finishParts(cells: DataBlockCutter): Uint8Array[] {
     const { options, dataIndex } = this;
     const lastDataBlockOffset = dataIndex.at(-1)?.offset ?? -1;
 
@@ -302,15 +326,20 @@ class HFileAssembly {
       comparatorClassName: options.comparatorClassName ?? HUDI_HFILE_COMPARATOR,
       compressionCodec: this.blockOptions.compression,
     });
-    const out = new Uint8Array(this.length + trailer.length);
-    let offset = 0;
-    for (const part of this.parts) {
-      out.set(part, offset);
-      offset += part.length;
-    }
-    out.set(trailer, offset);
-    return out;
+    return [...this.parts, trailer];
   }
+}
+
+function joinParts(parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
 }
 
 /** The serialized size of a cell as `writeHFile` writes it, for callers sizing files. */

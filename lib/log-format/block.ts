@@ -54,7 +54,8 @@ export interface LogBlockInput {
   readonly header: LogBlockHeader;
   /** Hudi writes none. */
   readonly footer?: LogBlockHeader;
-  readonly content: Uint8Array;
+  /** The content, or its parts in order (a large content made in parts is then copied once, into the file). */
+  readonly content: Uint8Array | readonly Uint8Array[];
 }
 
 /** A block read from a file. */
@@ -104,24 +105,20 @@ export function encodeLogBlockParts(block: LogBlockInput, options: EncodeLogBloc
   }
   const header = encodeMetadata(block.header, options);
   const footer = encodeMetadata(block.footer ?? {}, options);
+  const content = block.content instanceof Uint8Array ? [block.content] : block.content;
+  let contentLength = 0;
+  for (const part of content) contentLength += part.length;
   // Block size: version + type + header + content length + content + footer + total length.
-  const blockSize = 4 + 4 + header.length + 8 + block.content.length + footer.length + 8;
+  const blockSize = 4 + 4 + header.length + 8 + contentLength + footer.length + 8;
   if (LOG_BLOCK_MAGIC.length + 8 + blockSize > 0x7fffffff) {
     // Hudi reads sizes into Java ints (HUDI-2655).
-    throw new LogFormatError(`a log block of ${block.content.length} content bytes exceeds Hudi's 2 GiB block limit`, {
+    throw new LogFormatError(`a log block of ${contentLength} content bytes exceeds Hudi's 2 GiB block limit`, {
       fix: 'split the records over several blocks',
     });
   }
-  return new ByteWriter()
-    .bytes(LOG_BLOCK_MAGIC)
-    .int64(blockSize)
-    .int32(LOG_FORMAT_VERSION)
-    .int32(typeOrdinal)
-    .bytes(header)
-    .int64(block.content.length)
-    .bytes(block.content)
-    .bytes(footer)
-    .int64(LOG_BLOCK_MAGIC.length + 8 + blockSize - 8);
+  const writer = new ByteWriter().bytes(LOG_BLOCK_MAGIC).int64(blockSize).int32(LOG_FORMAT_VERSION).int32(typeOrdinal).bytes(header).int64(contentLength);
+  for (const part of content) writer.bytes(part);
+  return writer.bytes(footer).int64(LOG_BLOCK_MAGIC.length + 8 + blockSize - 8);
 }
 
 /** Several blocks back to back, as one append writes them. */

@@ -402,7 +402,11 @@ export function partitionStatsForCommit1x(
  * it), in an HFile as writeHudiLogBlockHFile writes it. Keys must be unique: both releases' HFileUtils
  * .serializeRecordsToLogBlock refuse a repeated key, so the caller merges a key's records first.
  */
-export function metadataLogBlock1x(records: readonly MetadataRecord[], instantTime: string, tableVersion: MetadataTableVersion1x): LogBlockInput {
+export function metadataLogBlock1x(
+  records: readonly MetadataRecord[],
+  instantTime: string,
+  tableVersion: MetadataTableVersion1x,
+): LogBlockInput & { readonly content: Uint8Array } {
   const facts = metadataVersionFacts(tableVersion);
   const seen = new Set<string>();
   for (const record of records) {

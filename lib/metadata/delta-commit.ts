@@ -111,18 +111,20 @@ export async function writeDeltaCommit(storage: Storage, options: WriteDeltaComm
   await step('requested');
   await putNew(storage, metadataInstantPath({ time: instantTime, action: 'deltacommit', state: 'INFLIGHT' }), workloadProfileJson(work));
   await step('inflight');
-  // Log files large enough to keep the thread pool busy alone (bloom filters) are written one after the other, each
-  // uploading while the next compresses; the others all at once beside them. Stats keep the work's order.
-  const write = async (item: GroupWork, blocksInFlight?: number): Promise<FileGroupWriteStat> => {
-    const stat = await writeGroupLog(storage, instantTime, item, blocksInFlight);
+  // Log files large enough to keep the thread pool busy alone (bloom filters) are encoded one after the other, each
+  // uploading while the next encodes (two at a time: one encoding, one uploading); the others all at once beside
+  // them. Stats keep the work's order.
+  const write = async (item: GroupWork, blocksInFlight?: number, inTurn?: InTurn): Promise<FileGroupWriteStat> => {
+    const stat = await writeGroupLog(storage, instantTime, item, blocksInFlight, inTurn);
     await step(`log ${stat.path}`);
     return stat;
   };
   const stats = new Array<FileGroupWriteStat>(work.length);
   const large = work.filter((item) => recordBytes(item.records) >= LARGE_LOG_BYTES);
+  const oneAtATime = takingTurns();
   await settleAll([
-    mapWithConcurrency(large, 1, async (item) => {
-      stats[item.ordinal] = await write(item, LARGE_LOG_BLOCKS_IN_FLIGHT);
+    mapWithConcurrency(large, 2, async (item) => {
+      stats[item.ordinal] = await write(item, LARGE_LOG_BLOCKS_IN_FLIGHT, oneAtATime);
     }),
     mapWithConcurrency(
       work.filter((item) => !large.includes(item)),
@@ -159,7 +161,25 @@ function recordBytes(records: readonly MetadataRecord[]): number {
   return bytes;
 }
 
-async function writeGroupLog(storage: Storage, instantTime: string, item: GroupWork, blocksInFlight?: number): Promise<FileGroupWriteStat> {
+/** Runs a step once every step given before it has settled. */
+type InTurn = <T>(step: () => Promise<T>) => Promise<T>;
+
+function takingTurns(): InTurn {
+  let previous: Promise<unknown> = Promise.resolve();
+  return <T>(step: () => Promise<T>): Promise<T> => {
+    const done = previous.then(step);
+    previous = done.catch(() => undefined);
+    return done;
+  };
+}
+
+async function writeGroupLog(
+  storage: Storage,
+  instantTime: string,
+  item: GroupWork,
+  blocksInFlight?: number,
+  inTurn: InTurn = (step) => step(),
+): Promise<FileGroupWriteStat> {
   const started = Date.now();
   const { group } = item;
   const header = { INSTANT_TIME: instantTime, SCHEMA: METADATA_RECORD_WRITER_SCHEMA_TEXT };
@@ -170,11 +190,13 @@ async function writeGroupLog(storage: Storage, instantTime: string, item: GroupW
     blocks.push({
       type: 'HFILE_DATA_BLOCK',
       header,
-      content: await writeHudiLogBlockHFileAsync(
-        item.records,
-        (record) => encodeMetadataRecordParts(record, type),
-        { schema: METADATA_RECORD_WRITER_SCHEMA_TEXT, gzipLevel: GZIP_LEVEL, gzipStrategy: group.partition === 'bloom_filters' ? 'run-length' : 'default' },
-        blocksInFlight,
+      content: await inTurn(() =>
+        writeHudiLogBlockHFileAsync(
+          item.records,
+          (record) => encodeMetadataRecordParts(record, type),
+          { schema: METADATA_RECORD_WRITER_SCHEMA_TEXT, gzipLevel: GZIP_LEVEL, gzipStrategy: group.partition === 'bloom_filters' ? 'run-length' : 'default' },
+          blocksInFlight,
+        ),
       ),
     });
   }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BLOCK_HEADER_SIZE, parseBlockHeader, readBlock, serializeBlock } from '../../lib/hfile/block.js';
-import { ByteCursor, ByteWriter } from '../../lib/hfile/bytes.js';
+import { ByteCursor, ByteWriter, compareBytes } from '../../lib/hfile/bytes.js';
 import { crc32c } from '../../lib/hfile/crc32c.js';
 import {
   FileInfoKey,
@@ -24,11 +24,12 @@ import {
   readHudiHFile,
   writeHFile,
   writeHFileAsync,
+  writeHFilePartsAsync,
   writeHudiBaseHFile,
   writeHudiLogBlockHFile,
   writeHudiLogBlockHFileAsync,
 } from '../../lib/hfile/index.js';
-import { readCell } from '../../lib/hfile/key-value.js';
+import { compareHudiCellKeyRows, encodeHudiCellKey, readCell } from '../../lib/hfile/key-value.js';
 
 const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
 const bytesOf = (value: string): Uint8Array => new TextEncoder().encode(value);
@@ -294,11 +295,12 @@ describe('writing off the main thread', () => {
         assert.deepEqual(await writeHFileAsync(input, options, blocksInFlight), expected, `${name}, ${blocksInFlight} in flight`);
       const inParts = input.map((cell) => ({ key: cell.key, value: valueParts(cell.value as Uint8Array) }));
       assert.deepEqual(await writeHFileAsync(inParts, options), expected, `${name}, values in parts`);
+      assert.deepEqual(new Uint8Array(Buffer.concat(await writeHFilePartsAsync(input, options, 3))), expected, `${name}, file in parts`);
       assert.deepEqual(writeHFile(inParts, options), expected, `${name}, values in parts, on the main thread`);
     }
   });
 
-  test("writeHudiLogBlockHFileAsync encodes as it writes and gives writeHudiLogBlockHFile's bytes", async () => {
+  test("writeHudiLogBlockHFileAsync encodes as it writes and gives writeHudiLogBlockHFile's bytes, in parts", async () => {
     const encode = (record: { seed: number }): Uint8Array => noise(record.seed, 100 + (record.seed % 300));
     const options = { schema: '{"type":"string"}', gzipLevel: 1, blockSize: 8192 };
     const ascii = Array.from({ length: 2000 }, (_, i) => ({ key: `k${(i * 7919) % 1500}`, seed: i }));
@@ -312,7 +314,9 @@ describe('writing off the main thread', () => {
         records.map((record) => ({ key: record.key, value: encode(record) })),
         options,
       );
-      assert.deepEqual(await writeHudiLogBlockHFileAsync(records, encode, options), expected);
+      const parts = await writeHudiLogBlockHFileAsync(records, encode, options);
+      assert.ok(parts.length > 2, 'the blocks come apart');
+      assert.deepEqual(new Uint8Array(Buffer.concat(parts)), expected);
     }
   });
 
@@ -429,6 +433,24 @@ describe('bad input', () => {
       (error: unknown) => error instanceof HFileWriteError && /row limit/.test(error.message),
     );
     assert.throws(() => writeHFile([], { blockSize: 0 }), HFileWriteError);
+  });
+
+  test('rows compare in place as compareBytes compares them: prefixes, multi-byte UTF-8, empty rows', () => {
+    const rows = ['', 'a', 'ab', 'abc', 'b', 'aa', 'é', 'e\u0301', '\u{1F600}', '\uFFFD', 'z'.repeat(300), 'z'.repeat(299)];
+    const sign = (n: number): number => Math.sign(n);
+    for (const a of rows)
+      for (const b of rows) {
+        const [keyA, keyB] = [encodeHudiCellKey(a), encodeHudiCellKey(b)];
+        assert.equal(sign(compareHudiCellKeyRows(keyA, keyB)), sign(compareBytes(bytesOf(a), bytesOf(b))), `${a} vs ${b}`);
+      }
+    assert.throws(
+      () =>
+        writeHFile([
+          { key: 'ab', value: new Uint8Array(1) },
+          { key: 'a', value: new Uint8Array(1) },
+        ]),
+      (error: unknown) => error instanceof HFileWriteError && error.message.includes('"a" follows "ab"'),
+    );
   });
 
   test('the reader names the file and the problem for truncated, foreign and corrupt bytes', () => {

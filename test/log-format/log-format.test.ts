@@ -132,6 +132,12 @@ describe('log blocks', () => {
       ...int64(6 + 8 + blockSize - 8), // total length: magic through footer
     ];
     assert.deepEqual([...encodeLogBlock(block)], expected);
+    // The content given in parts (an HFile's blocks) is laid out the same, the parts one after the other.
+    const whole = block.content as Uint8Array;
+    for (const cuts of [[0], [1, 1, 5], [whole.length]]) {
+      const parts = [...cuts, whole.length].map((end, i, ends) => whole.subarray(i === 0 ? 0 : (ends[i - 1] as number), end));
+      assert.deepEqual([...encodeLogBlock({ ...block, content: parts })], expected, `content cut at ${cuts.join(', ')}`);
+    }
 
     const [decoded] = decodeLogBlocks(Uint8Array.from(expected));
     assert.equal(decoded?.type, 'AVRO_DATA_BLOCK');
