@@ -9,6 +9,7 @@
  * the blocks compressed on libuv's thread pool.
  */
 
+import { concatBytes } from '../util/bytes.js';
 import {
   type BlockType,
   type BlockWriteOptions,
@@ -95,7 +96,7 @@ export async function writeHFileAsync(
   options: HFileWriteOptions = {},
   blocksInFlight: number = ASYNC_BLOCKS_IN_FLIGHT,
 ): Promise<Uint8Array> {
-  return joinParts(await writeHFilePartsAsync(cells, options, blocksInFlight));
+  return concatBytes(await writeHFilePartsAsync(cells, options, blocksInFlight));
 }
 
 /**
@@ -269,7 +270,7 @@ class HFileAssembly {
 
   /** Everything after the data blocks, and the file's bytes. */
   finish(cells: DataBlockCutter): Uint8Array {
-    return joinParts(this.finishParts(cells));
+    return concatBytes(this.finishParts(cells));
   }
 
   /** Everything after the data blocks, and the file's bytes as parts in order. */
@@ -328,18 +329,6 @@ class HFileAssembly {
     });
     return [...this.parts, trailer];
   }
-}
-
-function joinParts(parts: readonly Uint8Array[]): Uint8Array {
-  let length = 0;
-  for (const part of parts) length += part.length;
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
 }
 
 /** The serialized size of a cell as `writeHFile` writes it, for callers sizing files. */

@@ -2,6 +2,8 @@
  * Big-endian fields as Java's DataOutputStream writes them (int = 4 bytes, long = 8 bytes, two's complement).
  */
 
+import { concatBytes } from '../util/bytes.js';
+
 /** Reads fields from a byte range; `take` past the end returns undefined so callers decide what a short read means. */
 export class ByteReader {
   private readonly view: DataView;
@@ -78,17 +80,6 @@ export class ByteWriter {
   toBytes(): Uint8Array {
     return concatBytes(this.fields);
   }
-}
-
-/** One fresh array (not a Buffer from Node's shared pool, so `.buffer` holds only these bytes). */
-export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
 }
 
 /** First index of `needle` in `haystack` at or after `from`, or -1. */

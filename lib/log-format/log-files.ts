@@ -8,9 +8,9 @@
  */
 import { AlreadyExistsError, HudiError } from '../errors.js';
 import type { Storage, StoredObject } from '../storage/port.js';
+import { concatBytes } from '../util/bytes.js';
 import { fileNameOf } from '../util/paths.js';
 import { type EncodeLogBlockOptions, encodeLogBlockParts, iterateLogBlocks, type LogBlock, type LogBlockInput } from './block.js';
-import { concatBytes } from './bytes.js';
 import { LogFormatError } from './errors.js';
 import { compareLogFileNames, type LogFileExtension, type LogFileName, logFileName, nextLogVersion, parseLogFileName } from './names.js';
 
