@@ -516,15 +516,17 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
   };
 }
 
+/** The test file this process runs (node:test runs each file in a process of its own). */
+const TEST_FILE = process.argv.find((arg) => arg.endsWith('.test.ts')) ?? 'unknown';
+
 /**
  * Where a phase's Spark time goes: each request's time (and each connection's wait for its server, `start`) appended
  * to the phase's harness dir, which infra/run-tests.mjs sums per request kind and per file when the phase ends.
  */
 function recordHarnessTime(dir: string | undefined, version: HudiVersion, op: string, ms: number): void {
   if (dir === undefined || dir === '') return;
-  const file = process.argv.find((arg) => arg.endsWith('.test.ts')) ?? 'unknown';
   try {
-    appendFileSync(join(dir, `timings-${process.pid}.jsonl`), `${JSON.stringify({ file, version, op, ms })}\n`);
+    appendFileSync(join(dir, `timings-${process.pid}.jsonl`), `${JSON.stringify({ file: TEST_FILE, version, op, ms })}\n`);
   } catch {
     // The phase's dir is gone (the run is ending): the figures are a report, never a failure.
   }
