@@ -4,7 +4,9 @@
 import { readFile } from 'node:fs/promises';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { HudiError } from '../errors.js';
+import { type LockProvider, lockProviderFor } from '../lock/index.js';
 import { parseJavaProperties } from '../table/properties.js';
+import type { HudiTable } from '../table/table.js';
 
 export interface Command {
   readonly name: string;
@@ -54,4 +56,24 @@ export async function readPropsFile(file: string): Promise<Map<string, string>> 
 
 export function err(line: string): void {
   process.stderr.write(`${line}\n`);
+}
+
+/** A command's lock: its `--props` over hoodie.properties, as a Hudi writer's options win over the table's. */
+export function jobLock(table: HudiTable, props: ReadonlyMap<string, string>): LockProvider {
+  return lockProviderFor(new Map([...table.config.properties, ...props]), table.config.name, table.storage);
+}
+
+/** What `--mode rollback` of a table service did: a line, or JSON with `--json`. */
+export function printRolledBack(
+  service: 'clustering' | 'compaction',
+  instant: string,
+  rolledBack: { rollbackInstant?: string | undefined; deleted: readonly string[] },
+  json: boolean | undefined,
+): void {
+  const { rollbackInstant, deleted } = rolledBack;
+  out(
+    json
+      ? JSON.stringify({ rolledBack: instant, rollbackInstant: rollbackInstant ?? null, deleted })
+      : `rolled back ${service} ${instant}${rollbackInstant === undefined ? '' : ` (rollback ${rollbackInstant})`}: ${deleted.length} file(s) deleted, plan kept as requested`,
+  );
 }

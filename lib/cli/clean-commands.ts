@@ -7,10 +7,9 @@ import { archivalConfigFromProperties } from '../archival/config.js';
 import { cleanConfigFromProperties } from '../cleaner/config.js';
 import { type CleanResult, runClean } from '../cleaning/clean.js';
 import { describeClean, describeCleans } from '../cleaning/show.js';
-import { lockProviderFor } from '../lock/index.js';
 import { openStorage } from '../storage/index.js';
 import { HudiTable } from '../table/table.js';
-import { type Command, err, out, parseCommandArgs, readPropsFile } from './args.js';
+import { type Command, err, jobLock, out, parseCommandArgs, readPropsFile } from './args.js';
 
 async function openWithProps(tablePath: string, propsFile: string | undefined, mode: 'clean' | 'archive' = 'clean') {
   const props = propsFile === undefined ? new Map<string, string>() : await readPropsFile(propsFile);
@@ -18,7 +17,7 @@ async function openWithProps(tablePath: string, propsFile: string | undefined, m
   const table = await HudiTable.open(storage, { mode });
   // The job's properties win over hoodie.properties, as a Hudi writer's options do.
   const merged = new Map([...table.config.properties, ...props]);
-  return { table, props: merged, location: propsFile ?? storage.uriOf('.hoodie/hoodie.properties'), lock: lockProviderFor(merged, table.config.name, storage) };
+  return { table, props: merged, location: propsFile ?? storage.uriOf('.hoodie/hoodie.properties'), lock: jobLock(table, props) };
 }
 
 export const cleanCommand: Command = {

@@ -8,7 +8,6 @@ import { formatClusteringReport, formatClusteringSummary } from '../clustering/r
 import { type ClusteringPlanSummary, type CompletedClusteringSummary, describeClusteringHistory, describeClusteringPlans } from '../clustering/show.js';
 import { openParquetEngine } from '../engine/parquet-engine.js';
 import { HudiError } from '../errors.js';
-import { lockProviderFor } from '../lock/index.js';
 import { rollbackInflightClustering } from '../rollback/rollback.js';
 import type { CostEstimate } from '../serverless/aws/cost.js';
 import { describeTableServices, type TableServicesOutput } from '../serverless/executions/run-output.js';
@@ -16,7 +15,7 @@ import type { ViaStateMachineResult } from '../serverless/executions/via-state-m
 import { openStorage } from '../storage/index.js';
 import { HudiTable } from '../table/table.js';
 import { writeConfigFromProperties } from '../writer/write-config.js';
-import { type Command, err, out, parseCommandArgs, readPropsFile } from './args.js';
+import { type Command, err, jobLock, out, parseCommandArgs, printRolledBack, readPropsFile } from './args.js';
 
 const MIB = 1024 * 1024;
 const size = (bytes: number): string => (bytes >= MIB ? `${(bytes / MIB).toFixed(2)} MB` : `${bytes} B`);
@@ -61,7 +60,7 @@ export const clusterCommand: Command = {
 
     const storage = openStorage(positionals[0]!);
     const table = await HudiTable.open(storage, { mode: 'clustering' });
-    const lock = lockProviderFor(new Map([...table.config.properties, ...props]), table.config.name, storage);
+    const lock = jobLock(table, props);
     const engine = await openParquetEngine({
       ...(values['memory-limit'] === undefined ? {} : { memoryLimit: values['memory-limit'] }),
       ...(values['temp-dir'] === undefined ? {} : { tempDirectory: `${values['temp-dir']}/duckdb-spill` }),
@@ -130,13 +129,9 @@ async function rollbackClustering(tablePath: string, values: { instant?: string;
   const props = values.props === undefined ? new Map<string, string>() : await readPropsFile(values.props);
   const storage = openStorage(tablePath);
   const table = await HudiTable.open(storage, { mode: 'clustering' });
-  const lock = lockProviderFor(new Map([...table.config.properties, ...props]), table.config.name, storage);
-  const result = await rollbackInflightClustering(table, instant, { lock });
-  const deleted = result?.deletedFiles ?? [];
-  const rollbackInstant = result?.rollbackInstantTime ?? null;
-  if (values.json) out(JSON.stringify({ rolledBack: instant, rollbackInstant, deleted }));
-  else if (result === undefined) out(`clustering ${instant} is only requested: nothing to roll back, plan kept`);
-  else out(`rolled back clustering ${instant} (rollback ${rollbackInstant}): ${deleted.length} file(s) deleted, plan kept as requested`);
+  const result = await rollbackInflightClustering(table, instant, { lock: jobLock(table, props) });
+  if (result === undefined && !values.json) out(`clustering ${instant} is only requested: nothing to roll back, plan kept`);
+  else printRolledBack('clustering', instant, { rollbackInstant: result?.rollbackInstantTime, deleted: result?.deletedFiles ?? [] }, values.json);
   return 0;
 }
 

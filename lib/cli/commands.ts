@@ -5,11 +5,10 @@
 import { formatTable } from '../engine/row-format.js';
 import { type InputFormat, jsonLinesToParquet } from '../engine/write.js';
 import { HudiError } from '../errors.js';
-import { lockProviderFor } from '../lock/index.js';
 import { checkMetadataTable, dropMetadataTable } from '../metadata/check.js';
 import { parseQueryType, readSnapshot } from '../read/reader.js';
 import { rollbackInstant } from '../rollback/rollback.js';
-import { doctorExitCode, doctorTable, formatDoctorReport, jobProperties } from '../status/doctor.js';
+import { doctorExitCode, doctorTable, formatDoctorReport } from '../status/doctor.js';
 import { doctorFix, formatDoctorFix } from '../status/fix.js';
 import { formatTableStatus, tableStatus } from '../status/status.js';
 import { openStorage } from '../storage/index.js';
@@ -19,7 +18,7 @@ import { HudiTable, withTableLock } from '../table/table.js';
 import { loadArchivedHistory } from '../timeline/archived/history.js';
 import { writeBatch } from '../writer/write-client.js';
 import { parseWriteOperation } from '../writer/write-config.js';
-import { type Command, err, out, parseCommandArgs, readPropsFile } from './args.js';
+import { type Command, err, jobLock, out, parseCommandArgs, readPropsFile } from './args.js';
 import { archiveCommand, cleanCommand, showCleanCommand } from './clean-commands.js';
 import { clusterCommand, showClusteringCommand } from './cluster-commands.js';
 import { compactCommand, showCompactionCommand } from './compact-commands.js';
@@ -119,7 +118,7 @@ const doctor: Command = {
       return doctorExitCode(report);
     }
     const table = await HudiTable.open(storage);
-    const lock = lockProviderFor(jobProperties(table, options).properties, table.config.name, storage);
+    const lock = jobLock(table, properties);
     const result = await doctorFix(storage, { ...options, lock, onProgress: err });
     if (values.json) out(JSON.stringify(result));
     else process.stdout.write(formatDoctorFix(result));
@@ -262,7 +261,7 @@ const rollback: Command = {
     const props = values.props ? await readPropsFile(values.props) : new Map<string, string>();
     const table = await HudiTable.open(openStorage(positionals[0]!), { mode: 'write' });
     const result = await rollbackInstant(table, positionals[1]!, {
-      lock: lockProviderFor(props, table.config.name, table.storage),
+      lock: jobLock(table, props),
       ignoreHeartbeat: values.force === true,
     });
     out(JSON.stringify(result));
@@ -290,9 +289,7 @@ const metadata: Command = {
       return report.ok ? 0 : 1;
     }
     const props = values.props ? await readPropsFile(values.props) : new Map<string, string>();
-    const dropped = await withTableLock(table, lockProviderFor(props, table.config.name, table.storage), (current) =>
-      dropMetadataTable(current.storage, current.config),
-    );
+    const dropped = await withTableLock(table, jobLock(table, props), (current) => dropMetadataTable(current.storage, current.config));
     out(JSON.stringify({ dropped }));
     return 0;
   },

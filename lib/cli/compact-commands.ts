@@ -6,11 +6,10 @@ import { compactionConfigFrom } from '../compaction/config.js';
 import { type CompactionRunResult, rollbackCompaction, runCompaction, runPendingCompactions } from '../compaction/execute.js';
 import { assertCompactionWrites, assertMergeOnRead, scheduleCompaction } from '../compaction/schedule.js';
 import { HudiError } from '../errors.js';
-import { lockProviderFor } from '../lock/index.js';
 import { openStorage } from '../storage/index.js';
 import { HudiTable } from '../table/table.js';
 import { CompactionMetric, compactionFolderOf, pendingCompactions, readCompactionPlan } from '../timeline/compaction-plan.js';
-import { type Command, err, out, parseCommandArgs, readPropsFile } from './args.js';
+import { type Command, err, jobLock, out, parseCommandArgs, printRolledBack, readPropsFile } from './args.js';
 
 const MODES = ['schedule', 'execute', 'scheduleAndExecute', 'rollback'] as const;
 type Mode = (typeof MODES)[number];
@@ -42,14 +41,9 @@ export const compactCommand: Command = {
     const storage = openStorage(positionals[0]!);
     const table = await HudiTable.open(storage);
     assertCompactionWrites(table);
-    const lock = lockProviderFor(new Map([...table.config.properties, ...props]), table.config.name, storage);
+    const lock = jobLock(table, props);
     if (mode === 'rollback') {
-      const { deleted, rollbackInstant } = await rollbackCompaction(table, values.instant!, { lock });
-      out(
-        values.json
-          ? JSON.stringify({ rolledBack: values.instant, rollbackInstant: rollbackInstant ?? null, deleted })
-          : `rolled back compaction ${values.instant}${rollbackInstant === undefined ? '' : ` (rollback ${rollbackInstant})`}: ${deleted.length} file(s) deleted, plan kept as requested`,
-      );
+      printRolledBack('compaction', values.instant!, await rollbackCompaction(table, values.instant!, { lock }), values.json);
       return 0;
     }
     let scheduled: string | undefined;
