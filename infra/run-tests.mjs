@@ -13,7 +13,7 @@
 //                                                       given, else of those changed since main)
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -86,7 +86,7 @@ function stopHarnessServers(dir) {
  * @param {string} name
  * @param {string[]} files
  */
-function runPhase(name, files, { minio = false, concurrency = CONCURRENCY } = {}) {
+function runPhase(name, files, { minio = false, concurrency = CONCURRENCY, saveWeights = false } = {}) {
   process.stderr.write(`\nrun-tests: ${name}: ${files.length} files\n`);
   const started = Date.now();
   // The phase's files share one Hudi harness server per configuration (a short path: it holds Unix sockets).
@@ -111,10 +111,44 @@ function runPhase(name, files, { minio = false, concurrency = CONCURRENCY } = {}
     const result = spawnSync(command[0], command.slice(1), { cwd: ROOT, stdio: 'inherit', env });
     const seconds = (Date.now() - started) / 1000;
     printTimings(harnessDir, timingsFile);
+    if (saveWeights && process.env.SAVE_INTEROP_WEIGHTS === '1') saveInteropWeights(timingsFile);
     return { name, files: files.length, seconds, ok: result.status === 0 };
   } finally {
     stopHarnessServers(harnessDir);
   }
+}
+
+// Each interop file's summed test time in the last full run whose weights were saved (SAVE_INTEROP_WEIGHTS=1).
+const INTEROP_WEIGHTS = join(ROOT, 'infra', 'interop-weights.json');
+
+/**
+ * The interop files, the heaviest first, so the phase does not end on one long file running alone (its files run
+ * in this order, a few at a time). A file not weighed yet counts as an average one. Only the order depends on it.
+ * @param {string[]} files
+ */
+function heaviestFirst(files) {
+  /** @type {Record<string, number>} */
+  let weights = {};
+  try {
+    weights = JSON.parse(readFileSync(INTEROP_WEIGHTS, 'utf8'));
+  } catch {
+    return files;
+  }
+  const known = Object.values(weights).sort((a, b) => a - b);
+  const average = known.length > 0 ? known[Math.floor(known.length / 2)] : 0;
+  const weightOf = (/** @type {string} */ file) => weights[file] ?? average;
+  return [...files].sort((a, b) => weightOf(b) - weightOf(a) || a.localeCompare(b));
+}
+
+/** @param {string} timingsFile */
+function saveInteropWeights(timingsFile) {
+  /** @type {{ file: string, summedMs: number }[]} */
+  const files = JSON.parse(readFileSync(timingsFile, 'utf8'));
+  const weights = Object.fromEntries(
+    files.map((entry) => [relative(ROOT, entry.file), Math.round(entry.summedMs / 1000)]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+  );
+  writeFileSync(INTEROP_WEIGHTS, `${JSON.stringify(weights, null, 2)}\n`);
+  process.stderr.write(`run-tests: saved the interop files' weights in ${relative(ROOT, INTEROP_WEIGHTS)}\n`);
 }
 
 /** @param {number} ms */
@@ -183,6 +217,10 @@ function printJvmCpu(dir) {
     }
   }
   if (servers > 0) process.stderr.write(`run-tests: ${servers} Spark JVM(s) used ${seconds.toFixed(0)} s of CPU\n`);
+  const stopped = readFileSync(join(dir, 'stopped-for-room.log'), { encoding: 'utf8', flag: 'a+' })
+    .split('\n')
+    .filter((line) => line !== '');
+  if (stopped.length > 0) process.stderr.write(`run-tests: ${stopped.length} idle Spark JVM(s) stopped to make room for another configuration's\n`);
 }
 
 /** @param {string[]} args */
@@ -255,7 +293,7 @@ const phases = quick
       ? [runPhase('given files', given)]
       : [
           runPhase('our tests (local stack)', ourTestFiles()),
-          runPhase('real-Hudi interop tests', testFiles('test/interop'), { concurrency: INTEROP_CONCURRENCY }),
+          runPhase('real-Hudi interop tests', heaviestFirst(testFiles('test/interop')), { concurrency: INTEROP_CONCURRENCY, saveWeights: true }),
           runPhase('storage and serverless clustering against MinIO', MINIO_TESTS, { minio: true }),
         ];
 

@@ -10,9 +10,10 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { INSTALL_COMMAND, toolchainPaths } from '../../infra/hudi-toolchain.mjs';
 import type { Row } from '../../lib/engine/row-format.js';
@@ -221,8 +222,26 @@ function s3Config(): { endpoint: string; accessKeyId: string; secretAccessKey: s
 
 /** How long a client waits for a server's Spark to come up (it takes seconds, minutes on a loaded machine). */
 const SERVER_START_TIMEOUT_MS = 15 * 60_000;
-/** A shared server with no client for this long exits: a phase's files come one after another, a crashed run ends. */
-const SHARED_IDLE_SECONDS = 60;
+/**
+ * A shared server with no client for this long exits. Long, so a phase reuses warm JVMs rather than starting new ones
+ * (the runner stops them at the phase's end, and {@link makeRoomForServer} stops idle ones when memory runs short);
+ * finite, so the servers of a run that crashed do not stay.
+ */
+const SHARED_IDLE_SECONDS = 900;
+/** What one harness JVM may take: its driver heap (1536m) and the JVM's own memory beside it. */
+const SERVER_MEMORY_BYTES = 2.5 * 1024 ** 3;
+/** Memory the test files, the local stack and the rest of the machine keep beside the servers. */
+const RESERVED_MEMORY_BYTES = 6 * 1024 ** 3;
+
+/**
+ * How many shared servers may run at once: HUDI_HARNESS_MAX_SERVERS, else as many as the machine's memory holds
+ * beside the rest (at least two: one busy, one warm).
+ */
+function maxServers(): number {
+  const asked = Number(process.env['HUDI_HARNESS_MAX_SERVERS']);
+  if (Number.isInteger(asked) && asked > 0) return asked;
+  return Math.max(2, Math.floor((totalmem() - RESERVED_MEMORY_BYTES) / SERVER_MEMORY_BYTES));
+}
 
 function processAlive(pid: number): boolean {
   try {
@@ -352,6 +371,8 @@ async function connectShared(
       const release = (): void => {
         if (released) return;
         released = true;
+        // When it was last used: the least recently used idle server is the first stopped for room.
+        writeFileSync(`${base}.used`, '');
         rmSync(`${base}.claim`, { recursive: true, force: true });
       };
       try {
@@ -362,6 +383,52 @@ async function connectShared(
       }
     }
     await sleep(250);
+  }
+}
+
+/**
+ * Before a new server starts under dir: while as many run as {@link maxServers} allows, stop the least recently used
+ * one no client holds (of any configuration). Its slot is claimed first, so no client connects to it meanwhile. When
+ * every running server is in use, none is stopped: the test files' concurrency bounds them then.
+ */
+async function makeRoomForServer(dir: string): Promise<void> {
+  const running = readdirSync(dir)
+    .filter((name) => name.endsWith('.pid'))
+    .map((name) => join(dir, name.slice(0, -'.pid'.length)))
+    .filter((base) => {
+      const pid = readPid(`${base}.pid`);
+      return pid > 0 && processAlive(pid);
+    });
+  const lastUsed = (base: string) => statSync(`${base}.used`, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  let excess = running.length + 1 - maxServers();
+  for (const base of running.sort((a, b) => lastUsed(a) - lastUsed(b))) {
+    if (excess <= 0) return;
+    if (!claimSlot(`${base}.claim`)) continue;
+    try {
+      await stopServer(readPid(`${base}.pid`));
+      rmSync(`${base}.pid`, { force: true });
+      appendFileSync(join(dir, 'stopped-for-room.log'), `${base}\n`);
+      excess--;
+    } finally {
+      rmSync(`${base}.claim`, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Stop a shared server: SIGTERM lets it stop Spark and log its CPU; its process group is killed if it lingers. */
+async function stopServer(pid: number): Promise<void> {
+  if (pid <= 0) return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  for (let waited = 0; waited < 30_000 && processAlive(pid); waited += 250) await sleep(250);
+  if (!processAlive(pid)) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Gone meanwhile.
   }
 }
 
@@ -383,6 +450,7 @@ async function slotServer(base: string, python: string, config: Record<string, u
         throw startError(answer, logFile);
       }
       rmSync(errorFile, { force: true });
+      await makeRoomForServer(dirname(base));
       const workDir = mkdtempSync(`${base}-`);
       mkdirSync(join(workDir, 'spark-local'), { recursive: true });
       const child = spawnServer(python, { ...config, workDir, socket: socketPath, idleSeconds: SHARED_IDLE_SECONDS, errorFile }, logFile, true);
