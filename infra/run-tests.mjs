@@ -89,6 +89,7 @@ function stopHarnessServers(dir) {
 function runPhase(name, files, { minio = false, concurrency = CONCURRENCY, saveWeights = false } = {}) {
   process.stderr.write(`\nrun-tests: ${name}: ${files.length} files\n`);
   const started = Date.now();
+  const childCpuBefore = childCpuSeconds();
   // The phase's files share one Hudi harness server per configuration (a short path: it holds Unix sockets).
   const harnessDir = mkdtempSync(join(tmpdir(), 'hudi-h-'));
   const timingsFile = join(harnessDir, 'files.json');
@@ -110,6 +111,12 @@ function runPhase(name, files, { minio = false, concurrency = CONCURRENCY, saveW
   try {
     const result = spawnSync(command[0], command.slice(1), { cwd: ROOT, stdio: 'inherit', env });
     const seconds = (Date.now() - started) / 1000;
+    const childCpu = childCpuSeconds();
+    if (childCpu !== undefined && childCpuBefore !== undefined) {
+      process.stderr.write(
+        `run-tests: the test processes (not Spark's) used ${(childCpu - childCpuBefore).toFixed(0)} s of CPU over ${seconds.toFixed(0)} s\n`,
+      );
+    }
     printTimings(harnessDir, timingsFile);
     if (saveWeights && process.env.SAVE_INTEROP_WEIGHTS === '1') saveInteropWeights(timingsFile);
     return { name, files: files.length, seconds, ok: result.status === 0 };
@@ -149,6 +156,20 @@ function saveInteropWeights(timingsFile) {
   );
   writeFileSync(INTEROP_WEIGHTS, `${JSON.stringify(weights, null, 2)}\n`);
   process.stderr.write(`run-tests: saved the interop files' weights in ${relative(ROOT, INTEROP_WEIGHTS)}\n`);
+}
+
+/**
+ * The CPU this process's finished children used (Linux: cutime and cstime of /proc/self/stat, in the kernel's 100
+ * ticks a second): the test runner and its files' processes, not the detached Spark servers. Undefined elsewhere.
+ */
+function childCpuSeconds() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 /** @param {number} ms */
