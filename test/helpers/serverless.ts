@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { dynamoDbClientFromEnv, ensureLockTable } from '../../lib/lock/index.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { REPO_ROOT } from './fixtures.js';
@@ -58,4 +59,12 @@ export async function createLockTable(prefix: string): Promise<string> {
   const name = `${prefix}-${randomUUID().slice(0, 8)}`;
   await ensureLockTable(dynamoDbClientFromEnv(), name);
   return name;
+}
+
+/** Drop a lock table {@link createLockTable} made (none when undefined: its `before` failed first); errors ignored. */
+export async function dropLockTable(name: string | undefined): Promise<void> {
+  if (name === undefined) return;
+  await dynamoDbClientFromEnv()
+    .send(new DeleteTableCommand({ TableName: name }))
+    .catch(() => undefined);
 }

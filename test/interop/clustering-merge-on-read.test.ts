@@ -14,12 +14,11 @@ import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { Row } from '../../lib/engine/row-format.js';
-import { dynamoDbClientFromEnv, lockProviderFor } from '../../lib/lock/index.js';
+import { lockProviderFor } from '../../lib/lock/index.js';
 import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
 import type { TableServicesOutput } from '../../lib/serverless/executions/run-output.js';
 import { runStateMachineLocally } from '../../lib/serverless/local/index.js';
@@ -31,7 +30,7 @@ import { pendingClusteringPlans } from '../../lib/timeline/queries.js';
 import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath } from '../helpers/s3.js';
-import { createLockTable, downloadTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
+import { createLockTable, downloadTable, dropLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
 import { commitJson, withoutFileName } from './clustering-helpers.js';
 
 const SCHEMA = 'id BIGINT, name STRING, score DOUBLE, qty INT, ts BIGINT, dt STRING';
@@ -282,9 +281,7 @@ describe('clustering merge-on-read tables: ours and Hudi 0.15 agree', { timeout:
       assert.deepEqual(withoutFileName(await spark(hudi, local, 'read_optimized')), withoutFileName(snapshotBefore));
       await validate(t, local, 'after the serverless clustering');
     } finally {
-      await dynamoDbClientFromEnv()
-        .send(new DeleteTableCommand({ TableName: lockTable }))
-        .catch(() => undefined);
+      await dropLockTable(lockTable);
     }
   });
 

@@ -11,8 +11,6 @@ import assert from 'node:assert/strict';
 import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { dynamoDbClientFromEnv } from '../../lib/lock/index.js';
 import type { TableServicesOutput } from '../../lib/serverless/executions/run-output.js';
 import { runStateMachineLocally } from '../../lib/serverless/local/index.js';
 import { openStorage } from '../../lib/storage/index.js';
@@ -22,7 +20,7 @@ import { HUDI_1X_VERSIONS, hudi1xMorWrite } from '../helpers/hudi-1x-fixtures.js
 import { assertMetadata1xAgrees, assertMirroredBefore } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath } from '../helpers/s3.js';
-import { createLockTable, downloadTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
+import { createLockTable, downloadTable, dropLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
 import { SCHEMA, sparkOptions, tableRow, withoutFileName, writeSmallFiles } from './clustering-helpers.js';
 
 process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
@@ -68,10 +66,7 @@ for (const version of HUDI_1X_VERSIONS) {
 
     after(async () => {
       await hudi?.close();
-      if (lockTable !== undefined)
-        await dynamoDbClientFromEnv()
-          .send(new DeleteTableCommand({ TableName: lockTable }))
-          .catch(() => undefined);
+      await dropLockTable(lockTable);
     });
 
     /**

@@ -14,14 +14,12 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { compactionConfigFrom } from '../../lib/compaction/config.js';
 import { executeCompactionOperation, rollbackCompaction, runCompaction, startCompactionRun } from '../../lib/compaction/execute.js';
 import { scheduleCompaction } from '../../lib/compaction/schedule.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { Row } from '../../lib/engine/row-format.js';
 import { MetadataTableError } from '../../lib/errors.js';
-import { dynamoDbClientFromEnv } from '../../lib/lock/index.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { metadataTableState } from '../../lib/metadata/index.js';
 import type { MetadataRecord } from '../../lib/metadata/records.js';
@@ -51,7 +49,7 @@ import {
 } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath } from '../helpers/s3.js';
-import { createLockTable, downloadTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
+import { createLockTable, downloadTable, dropLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
 import { ourCanonicalRows } from '../helpers/table-files.js';
 
 process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
@@ -203,10 +201,7 @@ for (const version of HUDI_1X_VERSIONS) {
 
     after(async () => {
       await hudi?.close();
-      if (lockTable !== undefined)
-        await dynamoDbClientFromEnv()
-          .send(new DeleteTableCommand({ TableName: lockTable }))
-          .catch(() => undefined);
+      await dropLockTable(lockTable);
     });
 
     it("plans what Spark's run_compaction plans on a copy, at the same trigger", async () => {
@@ -520,9 +515,7 @@ for (const version of HUDI_1X_VERSIONS) {
           await assertMetadata1xAgrees(hudi, mine, `our serverless compaction ${output.instant}`);
           assert.deepEqual(withoutFileName(await spark(mine)), withoutFileName(mdtRows));
         } finally {
-          await dynamoDbClientFromEnv()
-            .send(new DeleteTableCommand({ TableName: mdtLockTable }))
-            .catch(() => undefined);
+          await dropLockTable(mdtLockTable);
         }
       });
 

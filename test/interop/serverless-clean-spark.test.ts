@@ -8,8 +8,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { dynamoDbClientFromEnv } from '../../lib/lock/index.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import type { TableServicesOutput } from '../../lib/serverless/executions/run-output.js';
 import { type LocalExecution, runStateMachineLocally } from '../../lib/serverless/local/index.js';
@@ -20,7 +18,7 @@ import { archivedInstants, archiveFolder, readArchivedRecords } from '../../lib/
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath } from '../helpers/s3.js';
-import { createLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
+import { createLockTable, dropLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
 import { rowLines, type ServicesRow, type ServicesTable, writeServicesTable } from '../helpers/services-table.js';
 
 process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
@@ -77,10 +75,7 @@ before(async () => {
 
 after(async () => {
   await hudi?.close();
-  if (lockTable !== undefined)
-    await dynamoDbClientFromEnv()
-      .send(new DeleteTableCommand({ TableName: lockTable }))
-      .catch(() => undefined);
+  await dropLockTable(lockTable);
 });
 
 describe('Spark after our serverless clean and archive, on S3', () => {

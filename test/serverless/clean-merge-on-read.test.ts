@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { planClean } from '../../lib/cleaning/schedule.js';
 import { readCleanMetadata } from '../../lib/cleaning/timeline-facts.js';
@@ -16,7 +15,7 @@ import { generateUsers, type UserRecord, writeJsonLines } from '../../lib/cli/ge
 import { compactionConfigFrom } from '../../lib/compaction/config.js';
 import { runCompaction } from '../../lib/compaction/execute.js';
 import { scheduleCompaction } from '../../lib/compaction/schedule.js';
-import { dynamoDbClientFromEnv, lockProviderFor } from '../../lib/lock/index.js';
+import { lockProviderFor } from '../../lib/lock/index.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import type { TableServicesOutput } from '../../lib/serverless/executions/run-output.js';
 import { runStateMachineLocally } from '../../lib/serverless/local/index.js';
@@ -28,7 +27,7 @@ import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { s3TablePath } from '../helpers/s3.js';
-import { createLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
+import { createLockTable, dropLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
 
 process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
@@ -91,10 +90,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (lockTable !== undefined)
-    await dynamoDbClientFromEnv()
-      .send(new DeleteTableCommand({ TableName: lockTable }))
-      .catch(() => undefined);
+  await dropLockTable(lockTable);
 });
 
 describe('cleaning and archiving a merge-on-read table through the state machine', () => {

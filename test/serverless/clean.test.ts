@@ -8,12 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { cpSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { planClean } from '../../lib/cleaning/schedule.js';
 import { readCleanMetadata } from '../../lib/cleaning/timeline-facts.js';
-import { dynamoDbClientFromEnv } from '../../lib/lock/index.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { serviceClientsFromEnv } from '../../lib/serverless/aws/clients.js';
 import type { TableServicesOutput } from '../../lib/serverless/executions/run-output.js';
@@ -38,7 +36,7 @@ import { CLEAN_WORK_ROOT } from '../../lib/timeline/work-folder.js';
 import { withFaults } from '../helpers/faults.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { s3TablePath } from '../helpers/s3.js';
-import { createLockTable, downloadTable, ensureBundles, oracleRows, uploadFiles } from '../helpers/serverless.js';
+import { createLockTable, downloadTable, dropLockTable, ensureBundles, oracleRows, uploadFiles } from '../helpers/serverless.js';
 import { rowLines, SERVICES_TABLE_WRITE_PROPS, type ServicesTable, writeServicesTable } from '../helpers/services-table.js';
 
 process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
@@ -74,10 +72,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (lockTable !== undefined)
-    await dynamoDbClientFromEnv()
-      .send(new DeleteTableCommand({ TableName: lockTable }))
-      .catch(() => undefined);
+  await dropLockTable(lockTable);
 });
 
 /** An oracle row (all columns) as a rowLines line. */

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { DeleteTableCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { groupResultPath } from '../../lib/clustering/instant.js';
 import { dynamoDbClientFromEnv } from '../../lib/lock/index.js';
 import type { TableServicesOutput } from '../../lib/serverless/executions/run-output.js';
@@ -30,7 +30,7 @@ import { type FaultContext, withFaults } from '../helpers/faults.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { independentLatestBaseFiles } from '../helpers/oracle.js';
 import { s3TablePath } from '../helpers/s3.js';
-import { createLockTable, downloadTable, ensureBundles, oracleRows, uploadFiles } from '../helpers/serverless.js';
+import { createLockTable, downloadTable, dropLockTable, ensureBundles, oracleRows, uploadFiles } from '../helpers/serverless.js';
 import { createSmallFilesTable, type SmallFilesTable } from '../helpers/small-files-table.js';
 
 // Handler logs would bury the test report; POWERTOOLS_LOG_LEVEL=INFO shows them.
@@ -64,10 +64,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (lockTable !== undefined)
-    await dynamoDbClientFromEnv()
-      .send(new DeleteTableCommand({ TableName: lockTable }))
-      .catch(() => undefined);
+  await dropLockTable(lockTable);
 });
 
 /** A fresh S3 copy of the base table. */

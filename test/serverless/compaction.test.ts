@@ -9,10 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Row } from '../../lib/engine/row-format.js';
-import { dynamoDbClientFromEnv } from '../../lib/lock/index.js';
 import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
 import { serviceClientsFromEnv } from '../../lib/serverless/aws/clients.js';
 import { type LocalExecution, type LocalRunOptions, runStateMachineLocally, startLocalStepFunctionsEndpoint } from '../../lib/serverless/local/index.js';
@@ -30,7 +28,7 @@ import { tableWithLogs } from '../helpers/compaction-table.js';
 import { withFaults } from '../helpers/faults.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { s3TablePath } from '../helpers/s3.js';
-import { createLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
+import { createLockTable, dropLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
 
 process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
@@ -54,10 +52,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (lockTable !== undefined)
-    await dynamoDbClientFromEnv()
-      .send(new DeleteTableCommand({ TableName: lockTable }))
-      .catch(() => undefined);
+  await dropLockTable(lockTable);
 });
 
 async function freshTable(name: string): Promise<{ tablePath: string; storage: Storage }> {

@@ -7,8 +7,6 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
-import { dynamoDbClientFromEnv } from '../../lib/lock/index.js';
 import { DOCTOR_DIMENSION, METRIC } from '../../lib/serverless/aws/metric-names.js';
 import { lambdaContext, loadBundledHandler } from '../../lib/serverless/local/index.js';
 import type { DoctorStepOutput } from '../../lib/serverless/steps/doctor/doctor.js';
@@ -19,7 +17,7 @@ import { writeBatch } from '../../lib/writer/write-client.js';
 import { capturingEmf, type EmfRecord, metric, recordsOf } from '../helpers/emf.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { s3TablePath } from '../helpers/s3.js';
-import { createLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
+import { createLockTable, dropLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
 
 process.env['POWERTOOLS_METRICS_DISABLED'] = 'false';
 process.env['POWERTOOLS_LOG_LEVEL'] = 'INFO';
@@ -43,10 +41,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (lockTable !== undefined)
-    await dynamoDbClientFromEnv()
-      .send(new DeleteTableCommand({ TableName: lockTable }))
-      .catch(() => undefined);
+  await dropLockTable(lockTable);
 });
 
 /** A local table of two commits, the second's base file to be deleted, and a failed write. */

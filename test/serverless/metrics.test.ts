@@ -7,12 +7,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { schedule } from '../../lib/clustering/schedule.js';
 import { compactionConfigFrom } from '../../lib/compaction/config.js';
 import { scheduleCompaction } from '../../lib/compaction/schedule.js';
-import { dynamoDbClientFromEnv, lockProviderFor } from '../../lib/lock/index.js';
+import { lockProviderFor } from '../../lib/lock/index.js';
 import { METRIC } from '../../lib/serverless/aws/metric-names.js';
 import type { TableServicesOutput } from '../../lib/serverless/executions/run-output.js';
 import { lambdaContext, loadBundledHandler, runStateMachineLocally, startLocalStepFunctionsEndpoint } from '../../lib/serverless/local/index.js';
@@ -28,7 +27,7 @@ import { tableWithLogs } from '../helpers/compaction-table.js';
 import { capturingEmf, metric, recordsOf } from '../helpers/emf.js';
 import { REPO_ROOT, tempDir } from '../helpers/fixtures.js';
 import { s3TablePath } from '../helpers/s3.js';
-import { createLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
+import { createLockTable, dropLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
 import { createSmallFilesTable, type SmallFilesTable } from '../helpers/small-files-table.js';
 
 // Metrics on (the local runner turns them off unless told), logs off.
@@ -46,10 +45,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (lockTable !== undefined)
-    await dynamoDbClientFromEnv()
-      .send(new DeleteTableCommand({ TableName: lockTable }))
-      .catch(() => undefined);
+  await dropLockTable(lockTable);
 });
 
 describe('EMF metrics from the handlers', () => {

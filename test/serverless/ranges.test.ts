@@ -12,13 +12,12 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setImmediate as flush } from 'node:timers/promises';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SERVERLESS_CLEAN_KEYS } from '../../lib/cleaning/shares.js';
 import { type ConfigKey, keysReadBy } from '../../lib/config/index.js';
 import { HudiError } from '../../lib/errors.js';
 import { INGEST_BATCH_MAX_BYTES } from '../../lib/ingest/index.js';
-import { dynamoDbClientFromEnv, LOCK_KEYS } from '../../lib/lock/index.js';
+import { LOCK_KEYS } from '../../lib/lock/index.js';
 import { serviceClientsFromEnv } from '../../lib/serverless/aws/clients.js';
 import { TaskError } from '../../lib/serverless/aws/errors.js';
 import {
@@ -40,7 +39,7 @@ import { writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from '../helpers/paths.js';
 import { STEP_WALKED_KEYS } from '../helpers/ranges.js';
 import { s3TablePath } from '../helpers/s3.js';
-import { createLockTable, uploadFiles } from '../helpers/serverless.js';
+import { createLockTable, dropLockTable, uploadFiles } from '../helpers/serverless.js';
 import { fileId, SyntheticTable, t } from '../helpers/synthetic-table.js';
 
 process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
@@ -221,10 +220,7 @@ function ends(key: ConfigKey<unknown>): { value: string; inRange: boolean }[] {
 
 let lockTable: string | undefined;
 after(async () => {
-  if (lockTable !== undefined)
-    await dynamoDbClientFromEnv()
-      .send(new DeleteTableCommand({ TableName: lockTable }))
-      .catch(() => undefined);
+  await dropLockTable(lockTable);
 });
 
 describe('config ranges: the keys no CLI command reads, at the ends of their ranges, through the Lambda steps that read them', () => {

@@ -6,10 +6,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { UnregisteredTableError } from '../../lib/errors.js';
-import { dynamoDbClientFromEnv } from '../../lib/lock/index.js';
 import { serviceClientsFromEnv } from '../../lib/serverless/aws/clients.js';
 import { isDue, parseRegistry, registryFromEnv, tableOfKey } from '../../lib/serverless/aws/registry.js';
 import { sfnClientFromEnv } from '../../lib/serverless/aws/sfn-client.js';
@@ -20,7 +18,7 @@ import { openStorage, s3ClientFromEnv } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { testBucket } from '../helpers/s3.js';
-import { createLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
+import { createLockTable, dropLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
 import { createSmallFilesTable, type SmallFilesTable } from '../helpers/small-files-table.js';
 
 process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
@@ -40,10 +38,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (lockTable !== undefined)
-    await dynamoDbClientFromEnv()
-      .send(new DeleteTableCommand({ TableName: lockTable }))
-      .catch(() => undefined);
+  await dropLockTable(lockTable);
 });
 
 describe('table registry', () => {

@@ -6,9 +6,8 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { DYNAMODB_LOCK_PROVIDER, dynamoDbClientFromEnv, IN_PROCESS_LOCK_PROVIDER } from '../../lib/lock/index.js';
+import { DYNAMODB_LOCK_PROVIDER, IN_PROCESS_LOCK_PROVIDER } from '../../lib/lock/index.js';
 import { DEFAULT_EVENT_PROPERTIES, EventPropertyError, UNSAFE_CLUSTERING_KEYS } from '../../lib/serverless/aws/event-properties.js';
 import { lockProperties, type PropertyOverrides, resolveStepSettings } from '../../lib/serverless/aws/settings.js';
 import { clusterViaStateMachine } from '../../lib/serverless/executions/via-state-machine.js';
@@ -20,7 +19,7 @@ import { openStorage } from '../../lib/storage/index.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { s3TablePath } from '../helpers/s3.js';
-import { createLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
+import { createLockTable, dropLockTable, ensureBundles, uploadFiles } from '../helpers/serverless.js';
 import { createSmallFilesTable, type SmallFilesTable } from '../helpers/small-files-table.js';
 
 process.env['POWERTOOLS_LOG_LEVEL'] ??= 'SILENT';
@@ -227,10 +226,7 @@ describe('event properties over the wire', () => {
 
   after(async () => {
     await catcher?.close();
-    if (lockTable !== undefined)
-      await dynamoDbClientFromEnv()
-        .send(new DeleteTableCommand({ TableName: lockTable }))
-        .catch(() => undefined);
+    await dropLockTable(lockTable);
   });
 
   async function freshTable(name: string): Promise<{ tablePath: string; storage: Storage }> {
