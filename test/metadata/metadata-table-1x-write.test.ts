@@ -1,10 +1,10 @@
 /**
  * MetadataTable1x on the metadata tables Hudi 1.0.2 and 1.1.1 wrote (test/fixtures/hudi-1x-metadata/): what it
  * refuses by name before anything is written (other services, an index it does not
- * keep, a write replacing file groups, a rollback Hudi refuses), the deltacommits it writes in layout 2 (a
- * commit's, a clustering's, a clean's, a second attempt's) that reader-1x reads back, and the rollback of one
- * (rollback-1x.ts).
- * test/interop/hudi-1x-metadata-writes.test.ts judges the writes against Spark.
+ * keep, a write replacing file groups, a rollback Hudi refuses, a pending metadata compaction or clean), the
+ * deltacommits it writes in layout 2 (a commit's, a clustering's, a clean's, a second attempt's) that reader-1x reads
+ * back, the rollback of one (rollback-1x.ts), and a killed writer's pending deltacommit rolled back first.
+ * test/interop/hudi-1x-metadata-writes.test.ts and metadata-table-pending.test.ts judge them against Spark.
  */
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
