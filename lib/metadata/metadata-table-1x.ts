@@ -6,7 +6,8 @@
  * before the data commit completes.
  *
  * Clusterings (the replacecommit's deltacommit, as a write's), compactions (the new base files, as a write's) and
- * cleans (commitClean) get theirs too; rollbacks and second attempts roll the deltacommit back (rollback-1x.ts).
+ * cleans (commitClean) get theirs too; rollbacks and second attempts roll the deltacommit back (rollback-1x.ts), and
+ * each deltacommit of ours first rolls back a killed writer's pending ones (withoutFailedWrites).
  * Before a write's deltacommit a due clean, compaction and archival run (services-1x.ts, Hudi's
  * performTableServices). The data table's archive reads the metadata table's latest compaction only.
  */
@@ -20,12 +21,12 @@ import { PROPERTIES_FILE, type TableConfig } from '../table/config.js';
 import { parseBaseFileName } from '../table/file-system-view.js';
 import { type AvroRecordSchema, parseAvroRecordSchema, withMetaFields } from '../table/schema.js';
 import { HudiTable } from '../table/table.js';
-import type { HoodieCleanMetadata } from '../timeline/avro-files.js';
+import { decodeTimelineAvro, type HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
 import { compareInstantTimes, type Instant, newInstantTime } from '../timeline/instant.js';
 import { timelineLayout2, timelineLayoutOf } from '../timeline/layout.js';
-import { loadTimeline, type Timeline } from '../timeline/timeline.js';
+import { instantPath, loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
 import { metadataArchiveRules1x } from './archive-1x.js';
@@ -123,6 +124,9 @@ export class MetadataTable1x {
    */
   private pendingCompactions: readonly string[] = [];
 
+  /** Per pending rollback of the metadata table, the instant its plan rolls back (read when opened). */
+  private pendingRollbackTargets: ReadonlyMap<string, { readonly time: string; readonly action: string }> = new Map();
+
   /** The metadata-table services run before this table's deltacommit (commit). */
   readonly servicesRun: MetadataServices1xResult[] = [];
 
@@ -177,9 +181,19 @@ export class MetadataTable1x {
             .filter((i) => i.action === 'compaction')
             .map((i) => i.time)
         : [];
-    const timeline = await loadTimeline(storage, timelineLayout2(METADATA_1X_TIMELINE_FOLDER, 'UTC'));
+    const layout = timelineLayout2(METADATA_1X_TIMELINE_FOLDER, 'UTC');
+    const timeline = await loadTimeline(storage, layout);
+    const pendingRollbackTargets = new Map<string, { time: string; action: string }>();
+    for (const rollback of timeline.pending().filter((i) => i.action === 'rollback')) {
+      const path = instantPath({ ...rollback, state: 'REQUESTED' }, layout);
+      if ((await storage.head(path)) === undefined) continue;
+      const plan = decodeTimelineAvro('rollbackPlan', await storage.get(path), storage.uriOf(path));
+      const target = plan.instantToRollback;
+      if (target !== null && target !== undefined) pendingRollbackTargets.set(rollback.time, { time: target.commitTime, action: target.action });
+    }
     const table = new MetadataTable1x(storage, config, version, partitions, inflightPartitions, timeline, fileIds, sliceBases, metadataProperties, problems);
     table.pendingCompactions = pendingCompactions;
+    table.pendingRollbackTargets = pendingRollbackTargets;
     return table;
   }
 
@@ -233,12 +247,15 @@ export class MetadataTable1x {
         location: timelineLocation,
       });
     }
-    const pending = this.timeline.pending();
+    // Failed writes (pending deltacommits, rollbacks of them) are healed by the commit (withoutFailedWrites).
+    const pending = this.timeline.pending().filter((i) => !this.healedOnCommit(i));
     if (pending.length > 0) {
       const first = pending[0]!;
+      const target = this.pendingRollbackTargets.get(first.time);
+      const rollback = first.action !== 'rollback' ? '' : target === undefined ? ' (no plan)' : ` (of ${target.action} ${target.time})`;
       problems.push({
-        problem: `the metadata table has a pending ${first.action} ${first.time}${pending.length > 1 ? ` and ${pending.length - 1} more` : ''}; Hudi's writer finishes or rolls those back first, which this build does not do for a 1.x metadata table`,
-        fix: 'run one Spark write on the table, then retry',
+        problem: `the metadata table has a pending ${first.action} ${first.time}${rollback}${pending.length > 1 ? ` and ${pending.length - 1} more` : ''}; Hudi's metadata writer finishes it before its next deltacommit (a compaction or clean: runPendingTableServicesOperations, cleanIfNecessary), which this build does not do for a 1.x metadata table`,
+        fix: `run one Spark write on the table (Hudi's metadata writer finishes the pending ${first.action} first), then retry`,
         location: timelineLocation,
       });
     }
@@ -301,9 +318,10 @@ export class MetadataTable1x {
         },
       );
     }
-    // A second attempt first rolls its first deltacommit back; then the services see only completed attempts. A
-    // compaction's write client runs no metadata-table services (compact() creates the table, it does not init it).
-    const attempt = await this.forNewAttempt(instantTime, input.lease);
+    // Failed writes are rolled back, and a second attempt's first deltacommit; then the services see only completed
+    // attempts. A compaction's write client runs no metadata-table services (compact() creates the table, it does not
+    // init it).
+    const attempt = await (await this.withoutFailedWrites(input.lease)).forNewAttempt(instantTime, input.lease);
     const table = operation !== 'compact' && (await attempt.runTableServices(input)) ? await attempt.reopened() : attempt;
     const records = await table.commitRecords(instantTime, metadata, input);
     return table.writeDeltaCommit(instantTime, records, input);
@@ -344,7 +362,7 @@ export class MetadataTable1x {
   ): Promise<Metadata1xCommitResult> {
     const properties = input.properties ?? new Map<string, string>();
     this.assertMaintainable(`completing clean ${instantTime}`, { properties, operation: 'clean' });
-    const table = await this.forNewAttempt(instantTime, input.lease);
+    const table = await (await this.withoutFailedWrites(input.lease)).forNewAttempt(instantTime, input.lease);
     const changes = convertCleanMetadata(metadata, { instantTime, partitions: new Set(['files']), populateMetaFields: this.config.populateMetaFields });
     const records = new Map<Metadata1xPartition, MetadataRecord[]>([
       ['files', (changes.get('files') ?? []).flatMap((change) => ('record' in change ? [change.record] : []))],
@@ -402,6 +420,45 @@ export class MetadataTable1x {
       this.inflightPartitions,
       { location: this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER), fix: `restore the table with Hudi to before ${instantTime}` },
     );
+  }
+
+  /** A pending instant our commit heals: a deltacommit, or a rollback whose plan names one. */
+  private healedOnCommit(instant: Instant): boolean {
+    if (instant.action === 'deltacommit') return true;
+    return instant.action === 'rollback' && this.pendingRollbackTargets.get(instant.time)?.action === 'deltacommit';
+  }
+
+  /**
+   * The metadata table after its failed writes are rolled back, as commitInternal does first in Hudi 1.0.2 and 1.1.1
+   * (the metadata write client's rollbackFailedWrites): pending rollbacks finished from their plans, then every
+   * pending deltacommit, newest first, rolled back at a new instant. Hudi does so under the EAGER policy (LAZY leaves
+   * it for later); we always do: under the data table's lock no deltacommit is being written, so a pending one is a
+   * killed writer's. Hudi runs its metadata-table services before this; we run
+   * them after, so that they never see a failed write (the records read the same either way).
+   */
+  private async withoutFailedWrites(lease: LockLease | undefined): Promise<MetadataTable1x> {
+    const rollbacks = this.timeline.pending().filter((i) => i.action === 'rollback' && this.healedOnCommit(i));
+    if (rollbacks.length > 0) {
+      for (const rollback of rollbacks) {
+        await rollbackMetadataDeltaCommit1x(this, this.pendingRollbackTargets.get(rollback.time)!.time, rollback.time, lease);
+      }
+      return (await this.reopened()).withoutFailedWrites(lease);
+    }
+    const failed = this.timeline
+      .pending()
+      .filter((i) => i.action === 'deltacommit')
+      .reverse();
+    if (failed.length === 0) return this;
+    const dataTimes = (await loadTimeline(this.storage, timelineLayoutOf(this.config))).allTimes();
+    const times = [...this.timeline.allTimes(), ...dataTimes];
+    for (const instant of failed) {
+      const rollbackTime = newInstantTime(times, new Date(), this.config.timelineTimeZone);
+      times.push(rollbackTime);
+      const target = (time: string) => (time === instant.time ? instant : undefined);
+      const { storage, timeline, partitions, inflightPartitions } = this;
+      await rollbackMetadataDeltaCommit1x({ storage, timeline, partitions, inflightPartitions, rollbackTarget: target }, instant.time, rollbackTime, lease);
+    }
+    return this.reopened();
   }
 
   /**

@@ -2,8 +2,8 @@
  * HoodieBackedTableMetadataWriter.performTableServices of Hudi 1.0.2 / 1.1.1 for our writes: run when a write starts
  * (SparkRDDWriteClient.initializeMetadataTable, never for a clean's deltacommit), so here before the write's
  * deltacommit. With a completed deltacommit on the metadata table: cleanIfNecessary (clean-1x.ts), then
- * compactIfNecessary (compaction-1x.ts), then writeClient.archive() (archive-1x.ts). A metadata table with a pending
- * instant is refused by name in MetadataTable1x before any of this.
+ * compactIfNecessary (compaction-1x.ts), then writeClient.archive() (archive-1x.ts). Failed writes are rolled back
+ * before this, and a pending compaction or clean refused by name (MetadataTable1x).
  */
 import type { LockLease } from '../lock/port.js';
 import type { Storage } from '../storage/port.js';

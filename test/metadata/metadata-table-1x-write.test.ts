@@ -1,13 +1,13 @@
 /**
  * MetadataTable1x on the metadata tables Hudi 1.0.2 and 1.1.1 wrote (test/fixtures/hudi-1x-metadata/): what it
  * refuses by name before anything is written (other services, an index it does not
- * keep, a write replacing file groups, a rollback Hudi refuses), the deltacommits it writes in layout 2 (a
- * commit's, a clustering's, a clean's, a second attempt's) that reader-1x reads back, and the rollback of one
- * (rollback-1x.ts).
- * test/interop/hudi-1x-metadata-writes.test.ts judges the writes against Spark.
+ * keep, a write replacing file groups, a rollback Hudi refuses, a pending metadata compaction or clean), the
+ * deltacommits it writes in layout 2 (a commit's, a clustering's, a clean's, a second attempt's) that reader-1x reads
+ * back, the rollback of one (rollback-1x.ts), and a killed writer's pending deltacommit rolled back first.
+ * test/interop/hudi-1x-metadata-writes.test.ts and metadata-table-pending.test.ts judge them against Spark.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MetadataTableError } from '../../lib/errors.js';
@@ -19,7 +19,7 @@ import { performMetadataTableServices1x } from '../../lib/metadata/services-1x.j
 import { LocalStorage } from '../../lib/storage/local.js';
 import { readTableConfig } from '../../lib/table/config.js';
 import { HudiTable } from '../../lib/table/table.js';
-import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
+import { decodeTimelineAvro, encodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat } from '../../lib/timeline/commit-metadata.js';
 import { newInstantTime } from '../../lib/timeline/instant.js';
 import { timelineLayout2 } from '../../lib/timeline/layout.js';
@@ -360,6 +360,129 @@ for (const release of ['1.0.2', '1.1.1']) {
       // Anything but a completed deltacommit at the instant is refused.
       writeFileSync(join(path, '.hoodie/metadata/.hoodie/timeline/20261206120000005_20261206120000006.rollback'), '');
       await assert.rejects((await open(path)).commit('20261206120000005', metadata), /only a completed deltacommit is rolled back/);
+    });
+
+    it("rolls back a killed Hudi writer's pending deltacommit before writing its own, as Hudi's commitInternal does", async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      const mdt = join(path, '.hoodie/metadata/.hoodie/timeline');
+      const completedData = readdirSync(join(path, '.hoodie/timeline'))
+        .filter((name) => /^\d{17}_\d{17}\.commit$/.test(name))
+        .sort();
+      const last = completedData.at(-1)!.slice(0, 17);
+      // Killed while its deltacommit was being written: both instants inflight, the deltacommit's log files stored.
+      rmSync(join(path, '.hoodie/timeline', completedData.at(-1)!));
+      rmSync(join(mdt, readdirSync(mdt).find((name) => name.startsWith(`${last}_`))!));
+      const logs = ['files', 'column_stats', 'partition_stats'].flatMap((dir) =>
+        readdirSync(join(path, '.hoodie/metadata', dir))
+          .filter((name) => name.includes(`_${last}.log.`))
+          .map((name) => `${dir}/${name}`),
+      );
+      assert.ok(logs.length >= 3, logs.join(', '));
+      const instants = { completedDataInstants: new Set(completedData.slice(0, -1).map((name) => name.slice(0, 17))), pendingDataInstants: new Set([last]) };
+      const before = await readMetadataTable1x(storage, instants);
+      const table = await open(path);
+      for (const operation of ['write', 'cluster', 'compact', 'clean'] as const) assert.deepEqual(problemsOf(table, { operation }), [], operation);
+
+      const instant = '20261206120000000';
+      const metadata: CommitMetadata = {
+        partitionToWriteStats: {},
+        compacted: false,
+        extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
+        operationType: 'UPSERT',
+      };
+      const result = await table.commit(instant, metadata);
+      const timeline = readdirSync(mdt).sort();
+      assert.ok(!timeline.some((name) => name.startsWith(last)), `${last} left the metadata table: ${timeline.join(', ')}`);
+      assert.ok(timeline.includes(`${instant}_${result.completionTime}.deltacommit`));
+      const rollbacks = timeline.filter((name) => /^\d{17}_\d{17}\.rollback$/.test(name));
+      assert.equal(rollbacks.length, 1, timeline.join(', '));
+      const rollbackTime = rollbacks[0]!.slice(0, 17);
+      assert.ok(rollbackTime > last, 'a new instant');
+      const planPath = join(mdt, `${rollbackTime}.rollback.requested`);
+      const plan = decodeTimelineAvro('rollbackPlan', readFileSync(planPath), planPath);
+      assert.deepEqual(plan.instantToRollback, { commitTime: last, action: 'deltacommit' });
+      assert.deepEqual(
+        plan.RollbackRequests?.flatMap((request) => request.filesToBeDeleted).sort(),
+        logs.map((log) => join(path, '.hoodie/metadata', log)).sort(),
+      );
+      const rollbackPath = join(mdt, rollbacks[0]!);
+      assert.deepEqual(decodeTimelineAvro('rollbackMetadata', readFileSync(rollbackPath), rollbackPath).commitsRollback, [last]);
+      for (const log of logs) assert.ok(!existsSync(join(path, '.hoodie/metadata', log)), `${log} deleted`);
+      // Its blocks never counted (not completed); they still do not.
+      const after = await readMetadataTable1x(storage, instants);
+      for (const partition of ['column_stats', 'partition_stats'] as const)
+        assert.deepEqual(after.partitions.get(partition), before.partitions.get(partition), partition);
+    });
+
+    it('finishes a pending rollback of a deltacommit first, and refuses by name the pending instants Hudi finishes itself', async () => {
+      const path = copy(release);
+      const mdt = join(path, '.hoodie/metadata/.hoodie/timeline');
+      const dataCommit = readdirSync(join(path, '.hoodie/timeline'))
+        .filter((name) => /^\d{17}_\d{17}\.commit$/.test(name))
+        .sort()
+        .at(-1)!;
+      const last = dataCommit.slice(0, 17);
+      // A data rollback of `last` killed just after its metadata-table rollback plan.
+      rmSync(join(path, '.hoodie/timeline', dataCommit));
+      const logs = ['files', 'column_stats', 'partition_stats'].flatMap((dir) =>
+        readdirSync(join(path, '.hoodie/metadata', dir))
+          .filter((name) => name.includes(`_${last}.log.`))
+          .map((name) => ({ dir, file: join(path, '.hoodie/metadata', dir, name) })),
+      );
+      const plan = (commitTime: string, action: string) =>
+        encodeTimelineAvro('rollbackPlan', {
+          instantToRollback: { commitTime, action },
+          RollbackRequests: logs.map(({ dir, file }) => ({
+            partitionPath: dir,
+            fileId: '',
+            latestBaseInstant: '',
+            filesToBeDeleted: [file],
+            logBlocksToBeDeleted: {},
+          })),
+          version: 1,
+        });
+      writeFileSync(join(mdt, '20261206110000000.rollback.requested'), plan(last, 'deltacommit'));
+      assert.deepEqual(problemsOf(await open(path), { operation: 'write' }), []);
+      const metadata: CommitMetadata = {
+        partitionToWriteStats: {},
+        compacted: false,
+        extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
+        operationType: 'UPSERT',
+      };
+      await (await open(path)).commit('20261206120000000', metadata);
+      const timeline = readdirSync(mdt);
+      assert.ok(
+        timeline.some((name) => /^20261206110000000_\d{17}\.rollback$/.test(name)),
+        timeline.join(', '),
+      );
+      assert.ok(!timeline.some((name) => name.startsWith(last)));
+      assert.equal(timeline.filter((name) => /\.rollback$/.test(name)).length, 1, 'no second rollback');
+      for (const { file } of logs) assert.ok(!existsSync(file), `${file} deleted`);
+
+      // What Hudi's metadata writer finishes itself before its deltacommit stays refused, named with the Spark fix.
+      const refused = async (file: string, contents: Uint8Array | string, pattern: RegExp) => {
+        writeFileSync(join(mdt, file), contents);
+        const table = await open(path);
+        assert.match(problemsOf(table, { operation: 'write' }).join('\n'), pattern);
+        assert.throws(
+          () => table.assertMaintainable('writing', { operation: 'write' }),
+          (error: unknown) => error instanceof MetadataTableError && /run one Spark write on the table/.test(error.fix ?? ''),
+        );
+        const before = readdirSync(mdt).sort();
+        await assert.rejects(table.commit('20261206130000000', metadata), MetadataTableError);
+        assert.deepEqual(readdirSync(mdt).sort(), before, 'nothing written');
+        rmSync(join(mdt, file));
+      };
+      await refused('20261206120500000.compaction.requested', '', /pending compaction 20261206120500000.*runPendingTableServicesOperations/);
+      await refused('20261206120500000.clean.requested', '', /pending clean 20261206120500000/);
+      await refused('20261206120500000.logcompaction.requested', '', /pending logcompaction 20261206120500000/);
+      await refused(
+        '20261206120500000.rollback.requested',
+        plan('20261206120400000', 'commit'),
+        /pending rollback 20261206120500000 \(of commit 20261206120400000\)/,
+      );
+      await refused('20261206120500000.rollback.inflight', '', /pending rollback 20261206120500000 \(no plan\)/);
     });
 
     it('mirrors a clustering: files gains the output, column_stats indexes it, partition_stats spans the inputs too', async () => {
