@@ -24,6 +24,7 @@ import { HudiTable } from '../table/table.js';
 import { decodeTimelineAvro, type HoodieCleanMetadata } from '../timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
 import { fileGroupKey } from '../timeline/file-group-key.js';
+import { HEARTBEAT_EXPIRY_MS, heartbeatPath } from '../timeline/heartbeat.js';
 import { compareInstantTimes, type Instant, newInstantTime } from '../timeline/instant.js';
 import { timelineLayout2, timelineLayoutOf } from '../timeline/layout.js';
 import { instantPath, loadTimeline, type Timeline } from '../timeline/timeline.js';
@@ -432,9 +433,9 @@ export class MetadataTable1x {
    * The metadata table after its failed writes are rolled back, as commitInternal does first in Hudi 1.0.2 and 1.1.1
    * (the metadata write client's rollbackFailedWrites): pending rollbacks finished from their plans, then every
    * pending deltacommit, newest first, rolled back at a new instant. Hudi does so under the EAGER policy (LAZY leaves
-   * it for later); we always do: under the data table's lock no deltacommit is being written, so a pending one is a
-   * killed writer's. Hudi runs its metadata-table services before this; we run
-   * them after, so that they never see a failed write (the records read the same either way).
+   * it for later, and Hudi 1.1's streaming metadata writes beat for theirs); we refuse while a deltacommit's
+   * metadata-table heartbeat is fresh. Hudi runs its metadata-table services before this; we run them after, so that
+   * they never see a failed write (the records read the same either way).
    */
   private async withoutFailedWrites(lease: LockLease | undefined): Promise<MetadataTable1x> {
     const rollbacks = this.timeline.pending().filter((i) => i.action === 'rollback' && this.healedOnCommit(i));
@@ -449,7 +450,24 @@ export class MetadataTable1x {
       .filter((i) => i.action === 'deltacommit')
       .reverse();
     if (failed.length === 0) return this;
-    const dataTimes = (await loadTimeline(this.storage, timelineLayoutOf(this.config))).allTimes();
+    // Hudi 1.1's streaming metadata writes (NBCC, LAZY) beat for their deltacommits: a fresh beat is a running writer.
+    // An EAGER metadata writer (every other) beats for none, and its pending deltacommit is a killed writer's.
+    const now = Date.now();
+    for (const instant of failed) {
+      const beat = await this.storage.head(`${METADATA_TABLE_FOLDER}/${heartbeatPath(instant.time)}`);
+      if (beat === undefined || now - beat.modifiedMs > HEARTBEAT_EXPIRY_MS) continue;
+      throw new MetadataTableError(
+        `the metadata table has a pending deltacommit ${instant.time} whose writer beat ${Math.max(0, Math.round((now - beat.modifiedMs) / 1000))} s ago (it may be running)`,
+        this.partitions,
+        this.inflightPartitions,
+        {
+          location: this.storage.uriOf(`${METADATA_TABLE_FOLDER}/${heartbeatPath(instant.time)}`),
+          fix: `retry once the write at ${instant.time} has ended; a killed writer's heartbeat expires after ${HEARTBEAT_EXPIRY_MS / 1000} s`,
+        },
+      );
+    }
+    const dataTimeline = await loadTimeline(this.storage, timelineLayoutOf(this.config));
+    const dataTimes = dataTimeline.allTimes();
     const times = [...this.timeline.allTimes(), ...dataTimes];
     for (const instant of failed) {
       const rollbackTime = newInstantTime(times, new Date(), this.config.timelineTimeZone);

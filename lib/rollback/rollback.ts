@@ -28,7 +28,7 @@ import {
 } from '../timeline/avro-files.js';
 import { readClusteringPlan } from '../timeline/clustering-plan.js';
 import { newWriteStat, type WriteStat } from '../timeline/commit-metadata.js';
-import { HEARTBEAT_INTERVAL_MS, heartbeatPath } from '../timeline/heartbeat.js';
+import { HEARTBEAT_EXPIRY_MS, heartbeatPath } from '../timeline/heartbeat.js';
 import {
   compareInstantTimes,
   type Instant,
@@ -53,11 +53,7 @@ const ABANDONABLE_ACTIONS: ReadonlySet<InstantAction> = new Set([...ROLLBACK_ACT
 /** What a rollback plan may target: the above, and a compaction rolled back to its plan (rollbackInflightCompaction). */
 const ROLLBACK_TARGET_ACTIONS: ReadonlySet<InstantAction> = new Set([...ABANDONABLE_ACTIONS, 'compaction']);
 
-/**
- * A writer is presumed dead when its heartbeat is older than this: Hudi's hoodie.client.heartbeat.interval_in_ms
- * (60 s) × hoodie.client.heartbeat.tolerable.misses (2).
- */
-export const HEARTBEAT_EXPIRY_MS = 2 * HEARTBEAT_INTERVAL_MS;
+export { HEARTBEAT_EXPIRY_MS };
 
 /** Version of the plan and metadata records Hudi 0.14/0.15 writes. */
 const ROLLBACK_RECORD_VERSION = 1;

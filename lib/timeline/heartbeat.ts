@@ -8,6 +8,12 @@ import { METAFOLDER } from './meta-folder.js';
 /** hoodie.client.heartbeat.interval_in_ms */
 export const HEARTBEAT_INTERVAL_MS = 60_000;
 
+/**
+ * A writer is presumed dead when its heartbeat is older than this: Hudi's hoodie.client.heartbeat.interval_in_ms
+ * (60 s) × hoodie.client.heartbeat.tolerable.misses (2).
+ */
+export const HEARTBEAT_EXPIRY_MS = 2 * HEARTBEAT_INTERVAL_MS;
+
 export function heartbeatPath(instantTime: string): string {
   return `${METAFOLDER}/.heartbeat/${instantTime}`;
 }

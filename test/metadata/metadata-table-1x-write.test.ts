@@ -7,7 +7,7 @@
  * test/interop/hudi-1x-metadata-writes.test.ts and metadata-table-pending.test.ts judge them against Spark.
  */
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MetadataTableError } from '../../lib/errors.js';
@@ -391,6 +391,20 @@ for (const release of ['1.0.2', '1.1.1']) {
         extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
         operationType: 'UPSERT',
       };
+      // A fresh metadata-table heartbeat (Hudi 1.1's streaming metadata writes beat): a writer that may be running.
+      const beat = join(path, '.hoodie/metadata/.hoodie/.heartbeat', last);
+      mkdirSync(join(beat, '..'), { recursive: true });
+      writeFileSync(beat, '');
+      const untouched = readdirSync(mdt).sort();
+      await assert.rejects(
+        table.commit(instant, metadata),
+        (error: unknown) => error instanceof MetadataTableError && error.message.includes(`deltacommit ${last}`),
+      );
+      assert.deepEqual(readdirSync(mdt).sort(), untouched, 'nothing written beside a running writer');
+      // Expired (older than two beats): the writer is dead.
+      const expired = new Date(Date.now() - 10 * 60_000);
+      utimesSync(beat, expired, expired);
+
       const result = await table.commit(instant, metadata);
       const timeline = readdirSync(mdt).sort();
       assert.ok(!timeline.some((name) => name.startsWith(last)), `${last} left the metadata table: ${timeline.join(', ')}`);
