@@ -82,7 +82,7 @@ for (const version of ['1.0.2', '1.1.1'] as const satisfies readonly HudiVersion
         ['clustered', INLINE_CLUSTERING],
       ] as const) {
         const path = join(tempDir('hudi-1x-history-'), name);
-        await writeArchivingTable(hudi, path, name, 14, { insertOverwrite: undefined, options });
+        await writeArchivingTable(hudi, path, name, 8, { insertOverwrite: undefined, options });
         const history = await readTimelineHistory(openStorage(path), FOLDER);
         assert.deepEqual(asHudiReports(history), await hudiArchivedInstants(hudi, path), `${name}: Hudi ${version} lists what we list`);
         const records = new Set(
