@@ -674,7 +674,7 @@ interface PartitionStatsScope {
  * Neither leaves out the file groups the commit itself replaces (a clustering's inputs): its replacecommit is still
  * pending, and 1.1.1's filter of them compares file names with file ids, so it never matches.
  */
-async function partitionStatsScope(table: HudiTable, version: MetadataTableVersion1x): Promise<PartitionStatsScope> {
+export async function partitionStatsScope(table: HudiTable, version: MetadataTableVersion1x): Promise<PartitionStatsScope> {
   return version === 8 ? { replaced: new Set(), completedOnly: false } : { replaced: await table.replacedFileGroups(), completedOnly: true };
 }
 
@@ -686,7 +686,7 @@ async function partitionStatsScope(table: HudiTable, version: MetadataTableVersi
  * base instant, is pending, or is `instantTime`). A pending compaction, whose empty slice Hudi would start here, is
  * refused when the table is opened for a write.
  */
-async function latestSliceFileNames(
+export async function latestSliceFileNames(
   storage: Storage,
   partition: string,
   timeline: Timeline,
