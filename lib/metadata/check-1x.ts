@@ -49,7 +49,7 @@ export async function checkMetadataTable1x(storage: Storage, config: TableConfig
   if (metadata === undefined) return undefined;
   const version = config.version as MetadataTableVersion1x;
   const table = await HudiTable.open(storage);
-  const problems = metadata.problems({ operation: 'write', properties: table.config.properties }).map((p) => p.problem);
+  const problems = metadata.problems({ operation: 'check' }).map((p) => p.problem);
   const skipped: string[] = [];
   const unread = metadata.partitions.filter((name) => UNREAD_1X_PARTITIONS.some((prefix) => name === prefix || name.startsWith(prefix)));
   if (unread.length > 0) skipped.push(`metadata-table partition(s) ${unread.join(', ')}: not read by this build, so not compared with the data`);
@@ -86,6 +86,8 @@ export async function checkMetadataTable1x(storage: Storage, config: TableConfig
 
   const indexMismatches: IndexMismatch1x[] = [];
   const columnStats = contents.partitions.get('column_stats');
+  if (columnStats === undefined && contents.partitions.has('partition_stats'))
+    skipped.push('partition_stats: compared with the files’ column stats, and this metadata table has no column_stats');
   if (columnStats !== undefined) {
     const indexVersion = await columnStatsIndexVersion1x(storage, version);
     if (indexVersion !== metadataVersionFacts(version).columnStatsIndexVersion) {

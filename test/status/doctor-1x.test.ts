@@ -7,7 +7,7 @@
  * the checks against Spark's tables.
  */
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { resolveClusteringConfig } from '../../lib/clustering/config.js';
@@ -131,3 +131,18 @@ for (const release of ['1.0.2', '1.1.1']) {
     assert.equal(report.ok, false);
   });
 }
+
+it('a 1.x metadata table declaring a partition this build does not read is checked for the rest, and names it as not checked', async () => {
+  const path = join(tempDir('doctor-1x-mdt-ri-'), 'table');
+  cpSync(join(FIXTURES, '1.1.1'), path, { recursive: true });
+  const properties = join(path, '.hoodie', 'hoodie.properties');
+  writeFileSync(
+    properties,
+    readFileSync(properties, 'utf8').replace(/^hoodie\.table\.metadata\.partitions=(.*)$/m, 'hoodie.table.metadata.partitions=$1,record_index'),
+  );
+  const report = await checkMetadataTable(new LocalStorage(path));
+  assert.ok(report !== undefined);
+  assert.deepEqual(report.skipped, ['metadata-table partition(s) record_index: not read by this build, so not compared with the data']);
+  assert.deepEqual(report.problems, [], 'not a problem of the table: one of this build');
+  assert.equal(report.missingFromStorage.length, 4, 'the rest still compared');
+});
