@@ -259,7 +259,7 @@ const rollback: Command = {
   async run(args) {
     const { values, positionals } = parseCommandArgs('rollback', args, { props: { type: 'string' }, force: { type: 'boolean' } }, ['table', 'instant']);
     const props = values.props ? await readPropsFile(values.props) : new Map<string, string>();
-    const table = await HudiTable.open(openStorage(positionals[0]!), { mode: 'write' });
+    const table = await HudiTable.open(openStorage(positionals[0]!), { mode: 'delta-write' });
     const result = await rollbackInstant(table, positionals[1]!, {
       lock: jobLock(table, props),
       ignoreHeartbeat: values.force === true,

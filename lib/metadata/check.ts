@@ -8,17 +8,19 @@
  * `record_index` with the data's snapshot (each live key at the file group holding it, no key of a deleted record).
  * The repair is Hudi's own: drop the metadata table (hoodie.properties first, then the folder; readers go back to
  * listing storage), and the next Hudi writer with its default hoodie.metadata.enable=true rebuilds it from a listing.
+ * A Hudi 1.x table's metadata table is checked by check-1x.ts.
  */
 import { iterateLogBlocks, type LogFile } from '../log-format/index.js';
 import { twosComplementToBigint, type WrappedValue } from '../log-format/value-wrappers.js';
 import { readSnapshot } from '../read/reader.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import type { TableConfig } from '../table/config.js';
+import { HUDI_1X_TABLE_VERSIONS, readTableConfig, type TableConfig } from '../table/config.js';
 import { joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
 import { HudiTable, listPartitions } from '../table/table.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import { loadTimeline } from '../timeline/timeline.js';
+import { checkMetadataTable1x } from './check-1x.js';
 import { columnRangesFromFooter } from './column-stats.js';
 import { applyMetadataTableWriteConfig } from './disable.js';
 import { footerBloomFilterBytes, readStoredFooter } from './footers.js';
@@ -53,6 +55,8 @@ export interface MetadataCheckReport {
   readonly indexMismatches: readonly IndexMismatch[];
   /** Where `record_index` disagrees with the data (what the validator's record-index check compares), when the table has it. */
   readonly recordIndexMismatches: readonly RecordIndexMismatch[];
+  /** What was not compared on this table, and why (a 1.x table's partitions this build does not read). */
+  readonly skipped: readonly string[];
   readonly ok: boolean;
 }
 
@@ -73,14 +77,15 @@ export interface RecordIndexMismatch {
 }
 
 export interface IndexMismatch {
-  readonly partition: 'column_stats' | 'bloom_filters';
-  /** The base file (`partition/name`). */
+  readonly partition: 'column_stats' | 'bloom_filters' | 'partition_stats';
+  /** The base file (`partition/name`), or the data partition for partition_stats. */
   readonly path: string;
   /** The column, for column_stats. */
   readonly column?: string;
   /** What differs: a field of the range, `missing` (no bloom filter record for the file), or `filter` (its bytes). */
   readonly field: string;
   readonly inMetadata: string;
+  /** What the file's footer holds, or for partition_stats what the partition's latest files hold. */
   readonly inFile: string;
 }
 
@@ -90,7 +95,22 @@ const RANGE_FIELDS = ['minValue', 'maxValue', 'nullCount', 'valueCount', 'totalS
 
 /** Check the metadata table of the table at `storage`; undefined when the table has none. Reads only. */
 export async function checkMetadataTable(storage: Storage): Promise<MetadataCheckReport | undefined> {
-  const table = await MetadataTable.open(storage);
+  const config = await readTableConfig(storage);
+  if (HUDI_1X_TABLE_VERSIONS.includes(config.version)) {
+    const report = await checkMetadataTable1x(storage, config);
+    if (report === undefined) return undefined;
+    return {
+      ...report,
+      stranded: [],
+      recordIndexMismatches: [],
+      ok:
+        report.missingFromMetadata.length === 0 &&
+        report.missingFromStorage.length === 0 &&
+        report.problems.length === 0 &&
+        report.indexMismatches.length === 0,
+    };
+  }
+  const table = await MetadataTable.open(storage, { config });
   if (table === undefined) return undefined;
   const problems = table.problems().map((p) => p.problem);
   const stranded: StrandedLogFile[] = [];
@@ -138,6 +158,7 @@ export async function checkMetadataTable(storage: Storage): Promise<MetadataChec
     problems,
     indexMismatches,
     recordIndexMismatches,
+    skipped: [],
     ok:
       stranded.length === 0 &&
       missingFromMetadata.length === 0 &&

@@ -56,9 +56,10 @@ const FOOTER_CONCURRENCY = 16;
 
 /**
  * What a metadata-table change of ours is for: write commits, clusterings, compactions and cleans are built for a
- * 1.x metadata table; the data table's archive writes nothing to it.
+ * 1.x metadata table; the data table's archive writes nothing to it. `check` changes nothing (doctor's check): only
+ * the metadata table's own state counts, not what this build's writers do not build.
  */
-export type MetadataOperation = 'write' | 'cluster' | 'compact' | 'clean' | 'archive' | 'other';
+export type MetadataOperation = 'write' | 'cluster' | 'compact' | 'clean' | 'archive' | 'check' | 'other';
 
 const KEPT_OPERATIONS: ReadonlySet<MetadataOperation> = new Set(['write', 'cluster', 'compact', 'clean']);
 
@@ -204,10 +205,11 @@ export class MetadataTable1x {
     if (options.operation === 'archive') return [];
     // Its own archival reads keep.min/max.commits when the write commits: a bad value fails here, before any write.
     if (options.operation === 'write' || options.operation === 'cluster') metadataArchiveRules1x(options.properties);
-    const problems: Problem[] = [...this.openProblems, ...this.compactionProblems(options)];
+    const check = options.operation === 'check';
+    const problems: Problem[] = check ? [] : [...this.openProblems, ...this.compactionProblems(options)];
     const timelineLocation = this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER);
     const rebuild = 'a Spark write with hoodie.metadata.enable=false deletes it; a later one with the metadata table on rebuilds it';
-    if (options.operation === undefined || !KEPT_OPERATIONS.has(options.operation)) {
+    if (!check && (options.operation === undefined || !KEPT_OPERATIONS.has(options.operation))) {
       problems.push({
         problem: `this build writes a Hudi 1.x metadata table only for write commits (delta commits included), clusterings, compactions and cleans; its deltacommits for other actions are not built (rollbacks roll them back with the data instant)`,
         fix: 'pass hoodie.metadata.enable=false to drop the metadata table first (Hudi rebuilds it on its next write with the metadata table on), or run this service with Hudi 1.x',
@@ -241,7 +243,7 @@ export class MetadataTable1x {
         problems.push({ problem: `metadata-table partition ${partition} is not declared or has no file group`, fix: rebuild, location: timelineLocation });
       }
     }
-    if (this.partitions.includes('partition_stats') && !this.partitions.includes('column_stats')) {
+    if (!check && this.partitions.includes('partition_stats') && !this.partitions.includes('column_stats')) {
       problems.push({
         problem: 'the metadata table has partition_stats without column_stats, which this build does not derive partition stats without',
         fix: 'turn partition stats off with Hudi too, or turn column stats back on',
@@ -749,7 +751,7 @@ interface PartitionStatsScope {
  * Neither leaves out the file groups the commit itself replaces (a clustering's inputs): its replacecommit is still
  * pending, and 1.1.1's filter of them compares file names with file ids, so it never matches.
  */
-async function partitionStatsScope(table: HudiTable, version: MetadataTableVersion1x): Promise<PartitionStatsScope> {
+export async function partitionStatsScope(table: HudiTable, version: MetadataTableVersion1x): Promise<PartitionStatsScope> {
   return version === 8 ? { replaced: new Set(), completedOnly: false } : { replaced: await table.replacedFileGroups(), completedOnly: true };
 }
 
@@ -761,7 +763,7 @@ async function partitionStatsScope(table: HudiTable, version: MetadataTableVersi
  * base instant, is pending, or is `instantTime`). A pending compaction, whose empty slice Hudi would start here, is
  * refused when the table is opened for a write.
  */
-async function latestSliceFileNames(
+export async function latestSliceFileNames(
   storage: Storage,
   partition: string,
   timeline: Timeline,

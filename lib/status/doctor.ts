@@ -3,7 +3,8 @@
  * exist, the metadata table agrees with storage (and its record index with the data), pending instants and whether
  * their writers are alive (failed writes to heal, abandoned plans), files past the cleaner's retention, a timeline
  * past the archiver's bounds, and the small-file share per partition. Each finding has a severity and names its
- * repair; the safe repairs carry a `fix` that `doctor --fix` applies (fix.ts). It reads only.
+ * repair; the safe repairs carry a `fix` that `doctor --fix` applies (fix.ts). It reads only. On Hudi 1.x tables
+ * the same checks run on the 1.x timeline and metadata table; what is not compared there is an info finding.
  */
 import { planArchiveNow } from '../archival/archive.js';
 import { archivalConfigFromProperties } from '../archival/config.js';
@@ -61,7 +62,9 @@ export interface DoctorOptions {
 const DAY_MS = 86_400_000;
 const cli = 'hudi-serverless';
 /** Pending actions a rollback undoes when their writer is gone (a failed write, clustering or compaction). */
-const WRITE_ACTIONS: ReadonlySet<string> = new Set(['commit', 'deltacommit', 'replacecommit', 'compaction']);
+const WRITE_ACTIONS: ReadonlySet<string> = new Set(['commit', 'deltacommit', 'replacecommit', 'clustering', 'compaction']);
+/** Plans a service executes later: clustering (`replacecommit` before table version 8, `clustering` from it) and compaction. */
+const PLAN_ACTIONS: ReadonlySet<string> = new Set(['replacecommit', 'clustering', 'compaction']);
 const RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2 };
 
 /** Exit status by the worst finding: 0 healthy, 3 warnings, 4 errors (1 and 2 stay the CLI's failure and usage). */
@@ -108,7 +111,7 @@ export async function doctorTable(table: HudiTable, options: DoctorOptions = {})
     for (const file of metadata.missingFromStorage)
       findings.push({ severity: 'error', check: 'metadata-table', subject: file, finding: 'the metadata table lists it; storage lacks it', repair });
     for (const file of metadata.missingFromMetadata)
-      findings.push({ severity: 'error', check: 'metadata-table', subject: file, finding: 'a committed base file the metadata table does not list', repair });
+      findings.push({ severity: 'error', check: 'metadata-table', subject: file, finding: 'a committed data file the metadata table does not list', repair });
     for (const log of metadata.stranded) {
       findings.push({
         severity: 'error',
@@ -130,23 +133,26 @@ export async function doctorTable(table: HudiTable, options: DoctorOptions = {})
           ? 'no record for the file'
           : `${m.column === undefined ? '' : `${m.column}.`}${m.field}: ${m.inMetadata} in the metadata table, ${m.inFile} in the file`,
       );
+      const against = partition === 'partition_stats' ? "the range of the partition's latest files" : "the file's footer";
       findings.push({
         severity: 'error',
         check: 'metadata-table',
         subject,
-        finding: `${partition} disagrees with the file's footer: ${what.slice(0, 3).join('; ')}${what.length > 3 ? `; and ${what.length - 3} more` : ''}`,
+        finding: `${partition} disagrees with ${against}: ${what.slice(0, 3).join('; ')}${what.length > 3 ? `; and ${what.length - 3} more` : ''}`,
         repair,
       });
     }
     findings.push(...recordIndexFindings(metadata.recordIndexMismatches, path));
     for (const problem of metadata.problems)
       findings.push({ severity: 'warning', check: 'metadata-table', subject: '.hoodie/metadata', finding: problem, repair });
+    for (const what of metadata.skipped)
+      findings.push({ severity: 'info', check: 'metadata-table', subject: '.hoodie/metadata', finding: `not checked: ${what}`, repair: undefined });
   }
 
   const abandonedMs = options.abandonedPlanMs ?? DAY_MS;
   for (const instant of table.timeline.pending()) {
     const subject = `${instant.time}.${instant.action}.${instant.state.toLowerCase()}`;
-    const plan = instant.state === 'REQUESTED' && (instant.action === 'replacecommit' || instant.action === 'compaction');
+    const plan = instant.state === 'REQUESTED' && PLAN_ACTIONS.has(instant.action);
     if (plan) {
       const started = parseInstantTime(instant.time, table.config.timelineTimeZone)?.getTime();
       const old = started !== undefined && now.getTime() - started > abandonedMs;

@@ -35,7 +35,8 @@ export interface DoctorFixOptions extends DoctorOptions {
 }
 
 const KINDS: readonly SafeRepair['kind'][] = ['rollback', 'clean', 'archive'];
-const MODES: Record<SafeRepair['kind'], TableAccessMode> = { rollback: 'write', clean: 'clean', archive: 'archive' };
+/** Each repair's access mode, the one its service asserts (a rollback undoes a delta commit too: 'delta-write'). */
+const MODES: Record<SafeRepair['kind'], TableAccessMode> = { rollback: 'delta-write', clean: 'clean', archive: 'archive' };
 
 /** The distinct safe repairs of `report`, in the order they are applied. */
 export function safeRepairsOf(report: DoctorReport): SafeRepair[] {
