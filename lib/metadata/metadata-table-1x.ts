@@ -126,6 +126,12 @@ export class MetadataTable1x {
    */
   private pendingCompactions: readonly string[] = [];
 
+  /**
+   * Pending deltacommits whose data instant completed: never a killed writer's (Hudi completes the deltacommit
+   * first), so the metadata table misses a committed change; not rolled back, refused (read when opened).
+   */
+  private pendingOfCompletedData: ReadonlySet<string> = new Set();
+
   /** Per pending rollback of the metadata table, the instant its plan rolls back (read when opened). */
   private pendingRollbackTargets: ReadonlyMap<string, { readonly time: string; readonly action: string }> = new Map();
 
@@ -193,9 +199,23 @@ export class MetadataTable1x {
       const target = plan.instantToRollback;
       if (target !== null && target !== undefined) pendingRollbackTargets.set(rollback.time, { time: target.commitTime, action: target.action });
     }
+    const pendingDeltaTimes = new Set(
+      timeline
+        .pending()
+        .filter((i) => i.action === 'deltacommit')
+        .map((i) => i.time),
+    );
+    const completedData =
+      pendingDeltaTimes.size === 0
+        ? []
+        : (await loadTimeline(storage, timelineLayoutOf(config)))
+            .completed()
+            .map((i) => i.time)
+            .filter((time) => pendingDeltaTimes.has(time));
     const table = new MetadataTable1x(storage, config, version, partitions, inflightPartitions, timeline, fileIds, sliceBases, metadataProperties, problems);
     table.pendingCompactions = pendingCompactions;
     table.pendingRollbackTargets = pendingRollbackTargets;
+    table.pendingOfCompletedData = new Set(completedData);
     return table;
   }
 
@@ -250,8 +270,25 @@ export class MetadataTable1x {
         location: timelineLocation,
       });
     }
-    // Failed writes (pending deltacommits, rollbacks of them) are healed by the commit (withoutFailedWrites).
-    const pending = this.timeline.pending().filter((i) => !this.healedOnCommit(i));
+    // Failed writes (pending deltacommits, rollbacks of them) are healed by the commit (withoutFailedWrites); a check
+    // names them all the same.
+    const failedWrites = this.timeline.pending().filter((i) => this.healedOnCommit(i));
+    if (check && failedWrites.length > 0) {
+      problems.push({
+        problem: `the metadata table has a failed write's pending ${failedWrites[0]!.action} ${failedWrites[0]!.time}${failedWrites.length > 1 ? ` and ${failedWrites.length - 1} more` : ''}`,
+        fix: "none needed: the next write or clean (ours or Hudi's) rolls it back first",
+        location: timelineLocation,
+      });
+    }
+    const unlisted = [...this.pendingOfCompletedData].sort();
+    if (unlisted.length > 0) {
+      problems.push({
+        problem: `the metadata table has a pending deltacommit ${unlisted[0]} of the data table's completed instant ${unlisted[0]}${unlisted.length > 1 ? ` (and ${unlisted.length - 1} more)` : ''}: the metadata table misses committed changes`,
+        fix: rebuild,
+        location: timelineLocation,
+      });
+    }
+    const pending = this.timeline.pending().filter((i) => !this.healedOnCommit(i) && !this.pendingOfCompletedData.has(i.time));
     if (pending.length > 0) {
       const first = pending[0]!;
       const target = this.pendingRollbackTargets.get(first.time);
@@ -427,7 +464,7 @@ export class MetadataTable1x {
 
   /** A pending instant our commit heals: a deltacommit, or a rollback whose plan names one. */
   private healedOnCommit(instant: Instant): boolean {
-    if (instant.action === 'deltacommit') return true;
+    if (instant.action === 'deltacommit') return !this.pendingOfCompletedData.has(instant.time);
     return instant.action === 'rollback' && this.pendingRollbackTargets.get(instant.time)?.action === 'deltacommit';
   }
 
@@ -449,7 +486,7 @@ export class MetadataTable1x {
     }
     const failed = this.timeline
       .pending()
-      .filter((i) => i.action === 'deltacommit')
+      .filter((i) => i.action === 'deltacommit' && this.healedOnCommit(i))
       .reverse();
     if (failed.length === 0) return this;
     // Hudi 1.1's streaming metadata writes (NBCC, LAZY) beat for their deltacommits: a fresh beat is a running writer.

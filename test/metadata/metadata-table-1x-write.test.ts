@@ -362,6 +362,29 @@ for (const release of ['1.0.2', '1.1.1']) {
       await assert.rejects((await open(path)).commit('20261206120000005', metadata), /only a completed deltacommit is rolled back/);
     });
 
+    it("refuses a pending deltacommit whose data instant completed (the metadata table misses it), and doctor's check names it", async () => {
+      const path = copy(release);
+      const mdt = join(path, '.hoodie/metadata/.hoodie/timeline');
+      const last = readdirSync(join(path, '.hoodie/timeline'))
+        .filter((name) => /^\d{17}_\d{17}\.commit$/.test(name))
+        .sort()
+        .at(-1)!
+        .slice(0, 17);
+      rmSync(join(mdt, readdirSync(mdt).find((name) => name.startsWith(`${last}_`))!));
+      const untouched = readdirSync(mdt).sort();
+      const table = await open(path);
+      for (const operation of ['write', 'clean', 'check'] as const) {
+        const problems = problemsOf(table, { operation });
+        assert.ok(
+          problems.some((problem) => problem.includes(`pending deltacommit ${last} of the data table's completed instant`)),
+          `${operation}: ${problems.join('; ')}`,
+        );
+      }
+      const metadata: CommitMetadata = { partitionToWriteStats: {}, compacted: false, extraMetadata: {}, operationType: 'UPSERT' };
+      await assert.rejects(table.commit('20261206120000000', metadata), MetadataTableError);
+      assert.deepEqual(readdirSync(mdt).sort(), untouched, 'nothing rolled back or written');
+    });
+
     it("rolls back a killed Hudi writer's pending deltacommit before writing its own, as Hudi's commitInternal does", async () => {
       const path = copy(release);
       const storage = new LocalStorage(path);
