@@ -4,9 +4,9 @@
  * A real base file (our writer's) is copied N times as the files of a commit; the metadata-table side of the commit
  * runs as the writer runs it under the lock (keepMetadataTable: open, own services, deltacommit; the data table the
  * writer read under the lock handed on), footers read from the local copies or, with `--footers storage`, from the
- * table's storage. Per file count: median and range of `--runs`, CPU, storage requests (S3: by kind) and the time
- * some request was in flight. Then one compaction after `--compaction-commits` commits of `--compaction-files`
- * files, and the writer end to end with and without the metadata table.
+ * table's storage. Per file count: median and range of `--runs`, CPU, storage requests (S3: by kind), the time
+ * some request was in flight and the load average meanwhile (on a shared machine, compare CPU). Then one compaction
+ * after `--compaction-commits` commits of `--compaction-files` files, and the writer end to end with and without it.
  *   npm run bench:metadata -- [--files 10,1000] [--keys 100] [--runs 3] [--footers local|storage] [--s3]
  *     [--partitions files,…] [--sections commit,compaction,e2e] [--compaction-commits 15] [--compaction-files 10]
  *     [--profile <folder>]   (a .cpuprofile of each measured commit, for the profile before and after a change)
@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateUsers, writeJsonLines } from '../lib/cli/generate.js';
@@ -108,6 +108,8 @@ interface CommitRun {
   /** Opening the metadata table, its own services, the deltacommit: what the writer pays under the lock. */
   readonly totalMs: number;
   readonly cpuMs: number;
+  /** The machine's one-minute load average as the commit started and as it ended (the machine may be shared). */
+  readonly load: readonly [number, number];
   readonly storageBusyMs: number;
   readonly requests: string;
   readonly calls: string;
@@ -170,6 +172,7 @@ try {
       await profiler.post('Profiler.enable');
       await profiler.post('Profiler.start');
     }
+    const loadBefore = loadavg()[0]!;
     const cpu = process.cpuUsage();
     const started = performance.now();
     const result = await keepMetadataTable(measured, props).commit(instant, metadata, {
@@ -179,6 +182,7 @@ try {
     });
     const totalMs = performance.now() - started;
     const used = process.cpuUsage(cpu);
+    const loadAfter = loadavg()[0]!;
     if (profiler !== undefined) {
       const { profile } = await profiler.post('Profiler.stop');
       await mkdir(values.profile!, { recursive: true });
@@ -193,6 +197,7 @@ try {
     return {
       totalMs,
       cpuMs: (used.user + used.system) / 1000,
+      load: [loadBefore, loadAfter],
       storageBusyMs: watch.busyMs,
       requests: values.s3 ? formatRequestCounts(counter.snapshot()) : 'none (local disk)',
       calls: [...watch.calls].map(([method, n]) => `${n} ${method}`).join(', '),
@@ -218,7 +223,8 @@ try {
       const last = all.at(-1)!;
       console.log(
         `${String(count).padStart(5)} files (${(count * keysPerFile).toLocaleString('en-US')} keys, footers ${values.footers}${values.s3 ? ', S3' : ', local disk'}), ${runs} run(s): ` +
-          `${range(all.map((r) => r.totalMs))}, CPU ${range(all.map((r) => r.cpuMs))}, storage in flight ${range(all.map((r) => r.storageBusyMs))}\n` +
+          `${range(all.map((r) => r.totalMs))}, CPU ${range(all.map((r) => r.cpuMs))}, storage in flight ${range(all.map((r) => r.storageBusyMs))}, ` +
+          `load ${Math.min(...all.flatMap((r) => r.load)).toFixed(1)}–${Math.max(...all.flatMap((r) => r.load)).toFixed(1)} on ${availableParallelism()} cores\n` +
           `      runs ${all.map((r) => r.totalMs.toFixed(0)).join(', ')} ms; requests ${last.requests}; calls ${last.calls}\n      [${last.parts}]`,
       );
     }

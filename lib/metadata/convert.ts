@@ -17,8 +17,9 @@ import type { CommitMetadata } from '../timeline/commit-metadata.js';
 import { fileNameOf } from '../util/paths.js';
 import { columnRangesFromFooter } from './column-stats.js';
 import { footerBloomFilterBytes } from './footers.js';
+import { bloomFilterIndexKey } from './hash-ids.js';
 import { configuredColumnStatsColumns } from './keys.js';
-import type { MetadataPartitionType } from './partitions.js';
+import { type MetadataPartitionType, mapRecordKeyToFileGroupIndex, partitionIdentifier } from './partitions.js';
 import {
   bloomFilterRecord,
   type ColumnRange,
@@ -75,7 +76,60 @@ export interface ConvertContext {
  *   deletion per deleted key (HoodieBackedTableMetadataWriter.getRecordIndexUpserts).
  */
 export async function convertCommitMetadata(metadata: CommitMetadata, context: ConvertContext): Promise<Map<MetadataPartitionType, MetadataChange[]>> {
+  const streamed = streamCommitMetadata(metadata, context);
   const out = new Map<MetadataPartitionType, MetadataChange[]>();
+  for (const [partition, changes] of streamed) {
+    if (changes instanceof Promise) out.set(partition, await changes);
+    else {
+      const settled: MetadataChange[] = [];
+      for (const change of changes) {
+        if (!('pending' in change)) settled.push(change);
+        else {
+          const record = await change.pending;
+          if (record !== undefined) settled.push({ record });
+        }
+      }
+      out.set(partition, settled);
+    }
+  }
+  return out;
+}
+
+/** A record still being read (a base file's bloom filter): its key now, the record (none without a filter) later. */
+export interface PendingChange {
+  readonly key: string;
+  readonly pending: Promise<MetadataRecord | undefined>;
+}
+
+/**
+ * A partition's changes as they become known: at once (files, record_index), one pending record per base file
+ * (bloom_filters), or the whole list once every footer is read (column_stats).
+ */
+export type StreamedChanges = readonly (MetadataChange | PendingChange)[] | Promise<MetadataChange[]>;
+
+/** What one footer gives the metadata table; the footer itself is dropped once read. */
+interface FooterFacts {
+  readonly bloom: { typeCode: string; bytes: Uint8Array } | undefined;
+  readonly ranges: readonly ColumnRange[];
+}
+
+/**
+ * convertCommitMetadata's changes without waiting for the footers: they are read in the background, in the order
+ * of the bloom_filters file groups their filters go to (`bloomFileGroups` of them), so the writer can encode a file
+ * group's filters while the next group's footers are read. The same records, in the same order, as
+ * convertCommitMetadata. Every pending promise is handled: a failed read rejects those awaiting it, nothing else.
+ */
+export function streamCommitMetadata(
+  metadata: CommitMetadata,
+  context: ConvertContext & { readonly bloomFileGroups?: number },
+): Map<MetadataPartitionType, StreamedChanges> {
+  const recordIndex = context.partitions.has('record_index') ? context.recordIndex : undefined;
+  if (context.partitions.has('record_index') && recordIndex === undefined) {
+    throw new HudiError("the table has the metadata table's record index, and this commit did not say where its records went", {
+      fix: 'this is a bug in the commit path: pass the record-index changes to the metadata-table commit',
+    });
+  }
+  const out = new Map<MetadataPartitionType, StreamedChanges>();
   const stats = Object.entries(metadata.partitionToWriteStats).flatMap(([partition, list]) => list.map((stat) => ({ partition, stat })));
 
   out.set(
@@ -83,52 +137,104 @@ export async function convertCommitMetadata(metadata: CommitMetadata, context: C
     commitFilesRecords(metadata).map((record) => ({ record })),
   );
 
-  const baseFiles = stats.filter(({ stat }) => stat.path !== null && isBaseFile(fileNameOf(stat.path)));
+  const baseFiles = stats
+    .filter(({ stat }) => stat.path !== null && isBaseFile(fileNameOf(stat.path)))
+    .map(({ partition, stat }) => {
+      const name = fileNameOf(stat.path!);
+      const partitionPath = stat.partitionPath ?? partition;
+      return { partitionPath, name, path: stat.path!, size: stat.fileSizeInBytes, bloomKey: bloomFilterIndexKey(partitionIdentifier(partitionPath), name) };
+    });
   const wantBloom = context.partitions.has('bloom_filters');
   const wantStats = context.partitions.has('column_stats');
   if (wantBloom || wantStats) {
     const bloomType = readKey(context.properties ?? new Map<string, string>(), BLOOM_FILTER_KEYS.type, 'write properties');
     const columns = wantStats ? columnsToIndex(metadata, context) : [];
-    const blooms: MetadataChange[] = [];
-    const ranges: MetadataChange[] = [];
-    // Footers are small; on S3 each takes two ranged reads, so many files are read at once.
-    const footers = await mapWithConcurrency(baseFiles, FOOTER_CONCURRENCY, ({ stat }) => context.footer(stat.path!, stat.fileSizeInBytes));
-    for (const [index, { partition, stat }] of baseFiles.entries()) {
-      const name = fileNameOf(stat.path!);
-      const footer = footers[index]!;
-      if (wantBloom) {
-        const bloom = footerBloomFilterBytes(footer);
-        if (bloom !== undefined)
-          blooms.push({
-            record: bloomFilterRecord(stat.partitionPath ?? partition, name, context.instantTime, { type: bloomType, serialized: bloom.bytes }),
-          });
-      }
-      if (wantStats && name.endsWith('.parquet') && columns.length > 0) {
-        for (const range of columnRangesFromFooter(footer, name, columns)) ranges.push({ record: columnStatsRecord(stat.partitionPath ?? partition, range) });
-      }
+    const facts = readFooterFacts(baseFiles, context, wantBloom, wantStats ? columns : []);
+    if (wantBloom) {
+      out.set(
+        'bloom_filters',
+        baseFiles.map(({ partitionPath, name, bloomKey }, index) => ({
+          key: bloomKey,
+          pending: handled(
+            facts[index]!.then(({ bloom }) =>
+              bloom === undefined ? undefined : bloomFilterRecord(partitionPath, name, context.instantTime, { type: bloomType, serialized: bloom.bytes }),
+            ),
+          ),
+        })),
+      );
     }
-    if (wantStats && columns.length > 0) {
-      for (const { partition, stat } of stats) {
-        const logRanges = stat.path === null ? undefined : context.logColumnRanges?.get(stat.path);
-        // The writer collects every field's range; the indexed columns are kept, in the writer schema's order.
-        for (const range of logRanges ?? []) {
-          if (columns.includes(range.columnName)) ranges.push({ record: columnStatsRecord(stat.partitionPath ?? partition, range) });
-        }
-      }
+    if (wantStats) {
+      out.set(
+        'column_stats',
+        handled(
+          Promise.all(facts).then((all) => {
+            const ranges: MetadataChange[] = [];
+            if (columns.length === 0) return ranges;
+            for (const [index, { partitionPath }] of baseFiles.entries()) {
+              for (const range of all[index]!.ranges) ranges.push({ record: columnStatsRecord(partitionPath, range) });
+            }
+            for (const { partition, stat } of stats) {
+              const logRanges = stat.path === null ? undefined : context.logColumnRanges?.get(stat.path);
+              // The writer collects every field's range; the indexed columns are kept, in the writer schema's order.
+              for (const range of logRanges ?? []) {
+                if (columns.includes(range.columnName)) ranges.push({ record: columnStatsRecord(stat.partitionPath ?? partition, range) });
+              }
+            }
+            return ranges;
+          }),
+        ),
+      );
     }
-    if (wantBloom) out.set('bloom_filters', blooms);
-    if (wantStats) out.set('column_stats', ranges);
   }
 
-  if (context.partitions.has('record_index')) {
-    if (context.recordIndex === undefined) {
-      throw new HudiError("the table has the metadata table's record index, and this commit did not say where its records went", {
-        fix: 'this is a bug in the commit path: pass the record-index changes to the metadata-table commit',
-      });
-    }
-    out.set('record_index', recordIndexChanges(context.recordIndex, context.instantTime));
-  }
+  if (recordIndex !== undefined) out.set('record_index', recordIndexChanges(recordIndex, context.instantTime));
   return out;
+}
+
+/**
+ * Each base file's footer facts, read FOOTER_CONCURRENCY at a time in the order the writer takes the bloom_filters
+ * file groups (the order their first file appears in), each footer reduced to its facts as it is read.
+ */
+function readFooterFacts(
+  files: readonly { readonly path: string; readonly size: number; readonly name: string; readonly bloomKey: string }[],
+  context: ConvertContext & { readonly bloomFileGroups?: number },
+  wantBloom: boolean,
+  columns: readonly string[],
+): Promise<FooterFacts>[] {
+  const settle = files.map(() => ({ resolve: (_: FooterFacts) => {}, reject: (_: unknown) => {} }));
+  const facts = files.map((_, index) => handled(new Promise<FooterFacts>((resolve, reject) => (settle[index] = { resolve, reject }))));
+  const groupCount = context.bloomFileGroups ?? 0;
+  const rankOfGroup = new Map<number, number>();
+  const rank = files.map(({ bloomKey }) => {
+    if (groupCount === 0) return 0;
+    const group = mapRecordKeyToFileGroupIndex(bloomKey, groupCount);
+    if (!rankOfGroup.has(group)) rankOfGroup.set(group, rankOfGroup.size);
+    return rankOfGroup.get(group)!;
+  });
+  const order = files.map((_, index) => index).sort((a, b) => rank[a]! - rank[b]! || a - b);
+  mapWithConcurrency(order, FOOTER_CONCURRENCY, async (index) => {
+    const { path, size, name } = files[index]!;
+    try {
+      const footer = await context.footer(path, size);
+      settle[index]!.resolve({
+        bloom: wantBloom ? footerBloomFilterBytes(footer) : undefined,
+        ranges: columns.length > 0 && name.endsWith('.parquet') ? columnRangesFromFooter(footer, name, columns) : [],
+      });
+    } catch (error) {
+      settle[index]!.reject(error);
+      throw error;
+    }
+  }).catch((error: unknown) => {
+    // No read starts after a failure: the footers not read fail with it.
+    for (const { reject } of settle) reject(error);
+  });
+  return facts;
+}
+
+/** `promise`, marked handled: a rejection nobody awaits (the writer stopped at an earlier failure) is not fatal. */
+function handled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 /**

@@ -18,7 +18,7 @@ import type { Storage } from '../storage/port.js';
 import { newWriteStat, serializeCommitMetadata, type WriteStat } from '../timeline/commit-metadata.js';
 import { fileNameOf } from '../util/paths.js';
 import { encodeMetadataRecordParts } from './codec.js';
-import type { MetadataChange } from './convert.js';
+import type { MetadataChange, PendingChange, StreamedChanges } from './convert.js';
 import { type MetadataFileGroup, partitionFolder } from './file-groups.js';
 import { type MetadataPartitionType, mapRecordKeyToFileGroupIndex } from './partitions.js';
 import type { MetadataRecord } from './records.js';
@@ -58,16 +58,23 @@ interface RoutedChanges {
   readonly group: MetadataFileGroup;
   readonly records: MetadataRecord[];
   readonly deletes: string[];
+  /** Records still being read, after `records` (a partition's changes are all pending or none). */
+  readonly pending: Promise<MetadataRecord | undefined>[];
 }
 
 interface GroupWork extends RoutedChanges {
   readonly ordinal: number;
 }
 
+/** A file group's work with every record in hand. */
+interface ReadyWork extends GroupWork {
+  readonly pending: [];
+}
+
 /** The work per file group: each change routed to `fileGroups[mapRecordKeyToFileGroupIndex(key, count)]`. */
 export function routeChanges(
   partition: MetadataPartitionType,
-  changes: readonly MetadataChange[],
+  changes: readonly (MetadataChange | PendingChange)[],
   fileGroups: readonly MetadataFileGroup[],
 ): Map<string, RoutedChanges> {
   if (fileGroups.length === 0) {
@@ -77,11 +84,12 @@ export function routeChanges(
   }
   const byGroup = new Map<string, RoutedChanges>();
   for (const change of changes) {
-    const key = 'record' in change ? change.record.key : change.deleteKey;
+    const key = 'record' in change ? change.record.key : 'pending' in change ? change.key : change.deleteKey;
     const group = fileGroups[mapRecordKeyToFileGroupIndex(key, fileGroups.length)]!;
     let work = byGroup.get(group.fileId);
-    if (work === undefined) byGroup.set(group.fileId, (work = { group, records: [], deletes: [] }));
+    if (work === undefined) byGroup.set(group.fileId, (work = { group, records: [], deletes: [], pending: [] }));
     if ('record' in change) work.records.push(change.record);
+    else if ('pending' in change) work.pending.push(change.pending);
     else work.deletes.push(key);
   }
   return byGroup;
@@ -89,7 +97,8 @@ export function routeChanges(
 
 export interface WriteDeltaCommitOptions {
   readonly instantTime: string;
-  readonly changes: ReadonlyMap<MetadataPartitionType, readonly MetadataChange[]>;
+  /** Per partition, in the order the log files take their write tokens. */
+  readonly changes: ReadonlyMap<MetadataPartitionType, StreamedChanges>;
   readonly fileGroups: ReadonlyMap<MetadataPartitionType, readonly MetadataFileGroup[]>;
   /** Checked before the commit point (the caller holds the table lock). */
   readonly lease?: LockLease;
@@ -97,47 +106,94 @@ export interface WriteDeltaCommitOptions {
   readonly afterStorageWrite?: (what: string) => Promise<void>;
 }
 
-/** Write the deltacommit; returns its per-log-file stats. */
+/**
+ * Write the deltacommit; returns its per-log-file stats. File groups whose records are still being read (bloom
+ * filters from footers) are encoded as their records come in, before the inflight file (which counts every file
+ * group's records) can be written; their log files are written after it. Nothing is written before every record
+ * is in.
+ */
 export async function writeDeltaCommit(storage: Storage, options: WriteDeltaCommitOptions): Promise<FileGroupWriteStat[]> {
   const { instantTime } = options;
   const work: GroupWork[] = [];
-  for (const [partition, changes] of options.changes) {
-    if (changes.length === 0) continue;
+  const route = (partition: MetadataPartitionType, changes: readonly (MetadataChange | PendingChange)[]): void => {
+    if (changes.length === 0) return;
     const groups = options.fileGroups.get(partition) ?? [];
     for (const routed of routeChanges(partition, changes, groups).values()) work.push({ ...routed, ordinal: work.length });
-  }
+  };
   const step = options.afterStorageWrite ?? (async () => {});
-  await putNew(storage, metadataInstantPath({ time: instantTime, action: 'deltacommit', state: 'REQUESTED' }), '');
-  await step('requested');
-  await putNew(storage, metadataInstantPath({ time: instantTime, action: 'deltacommit', state: 'INFLIGHT' }), workloadProfileJson(work));
-  await step('inflight');
   // Log files large enough to keep the thread pool busy alone (bloom filters) are encoded one after the other, each
   // uploading while the next encodes (two at a time: one encoding, one uploading); the others all at once beside
   // them. Stats keep the work's order.
-  const write = async (item: GroupWork, blocksInFlight?: number, inTurn?: InTurn): Promise<FileGroupWriteStat> => {
-    const stat = await writeGroupLog(storage, instantTime, item, blocksInFlight, inTurn);
-    await step(`log ${stat.path}`);
-    return stat;
-  };
-  const stats = new Array<FileGroupWriteStat>(work.length);
-  const large = work.filter((item) => recordBytes(item.records) >= LARGE_LOG_BYTES);
+  const stats: (FileGroupWriteStat | undefined)[] = [];
   const oneAtATime = takingTurns();
-  await settleAll([
-    mapWithConcurrency(large, 2, async (item) => {
-      stats[item.ordinal] = await write(item, LARGE_LOG_BLOCKS_IN_FLIGHT, oneAtATime);
-    }),
-    mapWithConcurrency(
-      work.filter((item) => !large.includes(item)),
-      WRITE_CONCURRENCY,
-      async (item) => {
-        stats[item.ordinal] = await write(item);
-      },
-    ),
-  ]);
+  const write = async (item: ReadyWork, encoded: Promise<LogBlockInput[]>, opened: Promise<void> = Promise.resolve()): Promise<void> => {
+    const started = Date.now();
+    const blocks = await encoded;
+    await opened;
+    const stat = await writeGroupLog(storage, item, blocks, started);
+    await step(`log ${stat.path}`);
+    stats[item.ordinal] = stat;
+  };
+  const encodeReady = (item: ReadyWork): Promise<LogBlockInput[]> =>
+    recordBytes(item.records) >= LARGE_LOG_BYTES ? logBlocks(instantTime, item, LARGE_LOG_BLOCKS_IN_FLIGHT, oneAtATime) : logBlocks(instantTime, item);
+
+  // The partitions known at once, up to the first still being read; the pending file groups start encoding.
+  const entries = [...options.changes];
+  let next = 0;
+  for (; next < entries.length && !(entries[next]![1] instanceof Promise); next++) route(entries[next]![0], entries[next]![1] as readonly MetadataChange[]);
+  const readied = new Map<GroupWork, Promise<ReadyWork>>();
+  for (const item of work) if (item.pending.length > 0) readied.set(item, ready(item));
+  let open!: () => void;
+  let refuse!: (error: unknown) => void;
+  const opened = new Promise<void>((resolve, reject) => {
+    open = resolve;
+    refuse = reject;
+  });
+  opened.catch(() => undefined);
+  const encoding = mapWithConcurrency([...readied.values()], 2, async (readying) => {
+    const item = await readying;
+    if (item.records.length + item.deletes.length > 0) await write(item, encodeReady(item), opened);
+  });
+  try {
+    for (; next < entries.length; next++) route(entries[next]![0], await entries[next]![1]);
+    // A pending file group whose files had no filter after all has nothing to write.
+    const all = (await Promise.all(work.map((item) => readied.get(item) ?? (item as ReadyWork)))).filter(
+      (item) => item.records.length + item.deletes.length > 0,
+    );
+    await putNew(storage, metadataInstantPath({ time: instantTime, action: 'deltacommit', state: 'REQUESTED' }), '');
+    await step('requested');
+    await putNew(storage, metadataInstantPath({ time: instantTime, action: 'deltacommit', state: 'INFLIGHT' }), workloadProfileJson(all));
+    await step('inflight');
+    open();
+    const early = new Set([...readied.keys()].map((item) => item.ordinal));
+    const rest = all.filter((item) => !early.has(item.ordinal));
+    const large = rest.filter((item) => recordBytes(item.records) >= LARGE_LOG_BYTES);
+    await settleAll([
+      encoding,
+      mapWithConcurrency(large, 2, (item) => write(item, logBlocks(instantTime, item, LARGE_LOG_BLOCKS_IN_FLIGHT, oneAtATime))),
+      mapWithConcurrency(
+        rest.filter((item) => !large.includes(item)),
+        WRITE_CONCURRENCY,
+        (item) => write(item, logBlocks(instantTime, item)),
+      ),
+    ]);
+  } catch (error) {
+    refuse(error);
+    await encoding.catch(() => undefined);
+    throw error;
+  }
   await options.lease?.assertHeld();
-  await putNew(storage, metadataInstantPath({ time: instantTime, action: 'deltacommit', state: 'COMPLETED' }), deltaCommitJson(stats));
+  const written = stats.filter((stat) => stat !== undefined);
+  await putNew(storage, metadataInstantPath({ time: instantTime, action: 'deltacommit', state: 'COMPLETED' }), deltaCommitJson(written));
   await step('completed');
-  return stats;
+  return written;
+}
+
+/** A file group's work once its pending records are in (in their order; files without a filter have none). */
+async function ready(item: GroupWork): Promise<ReadyWork> {
+  const records = [...item.records];
+  for (const record of await Promise.all(item.pending)) if (record !== undefined) records.push(record);
+  return { ...item, records, pending: [] };
 }
 
 async function putNew(storage: Storage, path: string, body: string): Promise<void> {
@@ -173,14 +229,8 @@ function takingTurns(): InTurn {
   };
 }
 
-async function writeGroupLog(
-  storage: Storage,
-  instantTime: string,
-  item: GroupWork,
-  blocksInFlight?: number,
-  inTurn: InTurn = (step) => step(),
-): Promise<FileGroupWriteStat> {
-  const started = Date.now();
+/** A file group's log blocks: its records' HFILE_DATA_BLOCK and, for deletions, a DELETE_BLOCK after it. */
+async function logBlocks(instantTime: string, item: ReadyWork, blocksInFlight?: number, inTurn: InTurn = (step) => step()): Promise<LogBlockInput[]> {
   const { group } = item;
   const header = { INSTANT_TIME: instantTime, SCHEMA: METADATA_RECORD_WRITER_SCHEMA_TEXT };
   const blocks: LogBlockInput[] = [];
@@ -209,6 +259,11 @@ async function writeGroupLog(
       }),
     );
   }
+  return blocks;
+}
+
+async function writeGroupLog(storage: Storage, item: ReadyWork, blocks: LogBlockInput[], started: number): Promise<FileGroupWriteStat> {
+  const { group } = item;
   const written = await writeLogFile(storage, {
     partitionPath: partitionFolder(group.partition),
     fileId: group.fileId,
@@ -236,7 +291,7 @@ async function writeGroupLog(
 }
 
 /** The inflight file: per partition an empty insert entry and one update count per touched file group. */
-function workloadProfileJson(work: readonly GroupWork[]): string {
+function workloadProfileJson(work: readonly ReadyWork[]): string {
   const byPartition: Record<string, WriteStat[]> = {};
   for (const item of work) {
     const list = (byPartition[item.group.partition] ??= [newWriteStat({ fileId: '', path: null, partitionPath: null })]);

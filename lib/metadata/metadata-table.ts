@@ -35,7 +35,7 @@ import {
   resumePendingCompactions,
   scheduleAndRunCompaction,
 } from './compaction.js';
-import { convertCleanMetadata, convertCommitMetadata, type MetadataChange, type RecordIndexChanges } from './convert.js';
+import { convertCleanMetadata, type RecordIndexChanges, type StreamedChanges, streamCommitMetadata } from './convert.js';
 import { type FileGroupWriteStat, writeDeltaCommit } from './delta-commit.js';
 import { fileGroupsOf, type MetadataFileGroup, partitionFolder, unreadableSliceFiles } from './file-groups.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
@@ -277,8 +277,9 @@ export class MetadataTable {
           ? await input.recordIndex()
           : input.recordIndex
         : undefined;
-    const changes = await convertCommitMetadata(metadata, {
+    const changes = streamCommitMetadata(metadata, {
       instantTime,
+      bloomFileGroups: this.fileGroups.get('bloom_filters')?.length ?? 0,
       partitions,
       populateMetaFields: this.config.populateMetaFields,
       footer: async (path, size) => {
@@ -321,7 +322,7 @@ export class MetadataTable {
 
   private async writeChanges(
     instantTime: string,
-    changes: ReadonlyMap<MetadataPartitionType, readonly MetadataChange[]>,
+    changes: ReadonlyMap<MetadataPartitionType, StreamedChanges>,
     input: MetadataCommitInput,
     started: number,
   ): Promise<MetadataCommitResult> {
