@@ -116,7 +116,8 @@ export function cdcLoggingMode(config: TableConfig, location: string): CdcLoggin
  *   their instants (HoodieCDCExtractor keeps WriteOperationType.isDataChange operations only). Hudi 1.x compacts CDC
  *   tables with HoodieMergeHandleWithChangeLog for some indexes and may read compaction instants as changes, so on 1.x
  *   tables both are refused. Our cleaner deletes a cleaned slice's cdc log files with it, as Hudi 0.15's CleanPlanner
- *   does, on 1.x copy-on-write CDC tables too (merge-on-read ones are refused). docs/hudi-cdc.md has the facts.
+ *   does; on 1.x CDC tables cleaning is refused (its metadata-table update differs from Hudi's for the cdc logs).
+ *   docs/hudi-cdc.md has the facts.
  * - Without meta fields (hoodie.populate.meta.fields=false) or with dropped partition columns: merging log records
  *   (compaction, clustering of merge-on-read slices) is not built for them; writes need stored record keys.
  */
@@ -209,7 +210,7 @@ export const REFUSED_SERVICES: Readonly<
   'simple-bucket-index': { always: ['clustering'], mergeOnRead: [] },
   'consistent-hashing-bucket-index': { always: ['write', 'clustering'], mergeOnRead: [] },
   // Writes: upsert, delete and bulk_insert only, on 1.x tables in two logging modes (assertCdcWrite).
-  cdc: { always: [], mergeOnRead: [], hudi1x: ['clustering', 'compaction'], hudi1xMergeOnRead: ['write', 'clean'] },
+  cdc: { always: [], mergeOnRead: [], hudi1x: ['clustering', 'compaction', 'clean'], hudi1xMergeOnRead: ['write'] },
   // Merging log records needs the stored record keys (_hoodie_record_key): merge-on-read compaction and the merged
   // reads of merge-on-read clustering. Copy-on-write clustering copies rows as they are.
   'no-meta-fields': { always: ['write', 'compaction'], mergeOnRead: ['clustering'] },
@@ -265,14 +266,14 @@ export function assertLayoutSupports(layout: TableLayout, service: TableService,
   if (layout.cdc && refuses('cdc')) throw cdcRefusal(service, location);
 }
 
-/** Why a service refuses a Hudi 1.x CDC table: table services, and merge-on-read writes and cleaning. */
+/** Why a service refuses a Hudi 1.x CDC table: table services and cleaning, and merge-on-read writes. */
 function cdcRefusal(service: TableService, location: string): UnsupportedLayoutError {
-  const mergeOnReadOnly = service === 'write' || service === 'clean';
+  const mergeOnReadOnly = service === 'write';
   const why =
     service === 'write'
       ? "Hudi 1.x's change data of merge-on-read writes (its log files named by the delta commit, read by completion time) is not proven here; this build writes copy-on-write CDC tables of Hudi 1.x and both types of version 6 (Hudi 0.15)"
       : service === 'clean'
-        ? "their slices' log files, cdc log files among them, are not compared here with Hudi 1.x's cleaner; this build cleans copy-on-write CDC tables of Hudi 1.x and both types of version 6 (Hudi 0.15)"
+        ? "Hudi 1.x's cleaner deletes a slice's cdc log files with it and its metadata table then shows no column_stats records for them, while ours would write column_stats tombstones for them; this build cleans CDC tables of version 6 (Hudi 0.15)"
         : 'Hudi 1.x compacts CDC tables with a change-log merge handle for some indexes, and its CDC reader may take compaction instants as changes; this build keeps CDC tables of version 6 (Hudi 0.15)';
   return new UnsupportedLayoutError(
     'cdc',
@@ -280,7 +281,7 @@ function cdcRefusal(service: TableService, location: string): UnsupportedLayoutE
     `${SERVICE_NAMES[service]} of ${mergeOnReadOnly ? 'merge-on-read ' : ''}Hudi 1.x tables with ${LAYOUT_KEYS.cdcEnabled.key}=true (CDC) ${service === 'write' ? 'are' : 'is'} not supported: ${why}`,
     {
       location,
-      fix: `${VERBS[service]} this table with Hudi (Spark or Flink); nothing was written (this build upserts into, deletes from and cleans CDC tables of version 6 and copy-on-write ones of versions 8 and 9, and clusters, compacts and archives version 6 ones)`,
+      fix: `${VERBS[service]} this table with Hudi (Spark or Flink); nothing was written (this build upserts into and deletes from CDC tables of version 6 and copy-on-write ones of versions 8 and 9, and clusters, compacts, cleans and archives version 6 ones)`,
     },
   );
 }

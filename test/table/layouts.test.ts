@@ -365,7 +365,7 @@ describe('CDC tables: writes that write no change data are refused, the other se
     assert.ok(archived);
   });
 
-  it('Hudi 1.x CDC tables: clustering, compaction, merge-on-read writes and cleaning, and the DATA_BEFORE mode refused, before anything is written', async () => {
+  it('Hudi 1.x CDC tables: clustering, compaction, cleaning, merge-on-read writes and the DATA_BEFORE mode refused, before anything is written', async () => {
     const dir = fixtureTable('v8_nonpartitioned');
     const properties = join(dir, '.hoodie', 'hoodie.properties');
     writeFileSync(
@@ -379,7 +379,8 @@ describe('CDC tables: writes that write no change data are refused, the other se
     const before = tableFiles(dir);
     const lock = new StorageLockProvider(storage, { waitMs: 5000 });
     await refused(schedule(table, config(), { lock }), 'cdc', 'clustering', /Hudi 1\.x .*CDC/);
-    // Copy-on-write cleaning and writes are kept (test/interop/hudi-1x-cdc.test.ts) in the modes compared with Hudi 1.x only.
+    await refused(runClean(table, { config: cleanConfigFromProperties(new Map()), lock }), 'cdc', 'clean', /Hudi 1\.x .*cdc log files.*column_stats/);
+    // Copy-on-write writes are kept (test/interop/hudi-1x-cdc.test.ts) in the modes compared with Hudi 1.x only.
     await refused(
       writeUsers(dir, 'upsert'),
       'cdc',
@@ -387,12 +388,11 @@ describe('CDC tables: writes that write no change data are refused, the other se
       /Hudi 1\.x tables with .*CDC.*supplemental\.logging\.mode=DATA_BEFORE .*DATA_BEFORE_AFTER and OP_KEY_ONLY/,
     );
     assert.doesNotThrow(() => assertLayoutSupports(layout, 'write', 'hoodie.properties'));
-    assert.doesNotThrow(() => assertLayoutSupports(layout, 'clean', 'hoodie.properties'));
     for (const loggingMode of ['DATA_BEFORE_AFTER', 'OP_KEY_ONLY'] as const) {
       assert.doesNotThrow(() => assertCdcWrite(layout, { operation: 'upsert', newTable: false, loggingMode }, 'hoodie.properties'));
     }
     assert.doesNotThrow(() => assertCdcWrite({ ...layout, hudi1x: false }, { operation: 'upsert', newTable: false, loggingMode: 'DATA_BEFORE' }, 'p'));
-    // Merge-on-read 1.x writes and cleaning are not compared with Hudi.
+    // Merge-on-read 1.x writes are not compared with Hudi.
     assert.throws(
       () => assertLayoutSupports({ ...layout, mergeOnRead: true }, 'write', 'hoodie.properties'),
       (error: unknown) =>
@@ -401,13 +401,7 @@ describe('CDC tables: writes that write no change data are refused, the other se
         error.service === 'write' &&
         /merge-on-read Hudi 1\.x tables .*CDC/.test(error.message),
     );
-    assert.throws(
-      () => assertLayoutSupports({ ...layout, mergeOnRead: true }, 'clean', 'hoodie.properties'),
-      (error: unknown) =>
-        error instanceof UnsupportedLayoutError && error.service === 'clean' && /merge-on-read Hudi 1\.x tables .*cdc log files/.test(error.message),
-    );
     assert.doesNotThrow(() => assertLayoutSupports({ ...layout, mergeOnRead: true, hudi1x: false }, 'write', 'hoodie.properties'));
-    assert.doesNotThrow(() => assertLayoutSupports({ ...layout, mergeOnRead: true, hudi1x: false }, 'clean', 'hoodie.properties'));
     // Compaction of any 1.x table is refused by its table version first; the layout refuses it as well.
     assert.throws(
       () => assertLayoutSupports(layout, 'compaction', 'hoodie.properties'),
