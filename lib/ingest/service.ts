@@ -26,7 +26,7 @@ import {
   tableConfigFromProperties,
 } from '../table/config.js';
 import { createKeyGenerator, type KeyGenerator, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
-import { assertCdcWrite, assertLayoutSupports, detectTableLayout } from '../table/layouts.js';
+import { assertCdcWrite, assertLayoutSupports, cdcLoggingMode, detectTableLayout } from '../table/layouts.js';
 import { type WriteResult, writeBatch } from '../writer/write-client.js';
 import { parseWriteOperation } from '../writer/write-config.js';
 import {
@@ -193,7 +193,11 @@ export async function assertIngestable(table: Storage, properties: ReadonlyMap<s
   assertLayoutSupports(layout, 'write', table.uriOf(PROPERTIES_FILE));
   assertCdcWrite(
     layout,
-    { operation: parseWriteOperation(properties.get('hoodie.datasource.write.operation')), newTable: false },
+    {
+      operation: parseWriteOperation(properties.get('hoodie.datasource.write.operation')),
+      newTable: false,
+      ...(layout.cdc ? { loggingMode: cdcLoggingMode(config, table.uriOf(PROPERTIES_FILE)) } : {}),
+    },
     table.uriOf(PROPERTIES_FILE),
   );
 }

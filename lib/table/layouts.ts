@@ -109,12 +109,15 @@ export function cdcLoggingMode(config: TableConfig, location: string): CdcLoggin
  *   query needs. Our upserts and deletes on version 6 tables write them as HoodieMergeHandleWithChangeLog does where
  *   they merge a file group (lib/writer/cdc-log.ts), on merge-on-read tables too (small-file merges); their log appends
  *   write none, as HoodieAppendHandle writes none (the reader infers them from the log file and the slice the delta
- *   write stat names). assertCdcWrite refuses the rest, 1.x writes here. In Hudi 0.15 clustering and compaction write
+ *   write stat names). Hudi 1.0.2 and 1.1.1 write copy-on-write change data alike (same cdc logs and blocks; 1.1.1's
+ *   default merge handle logs every merge), so ours keep those tables too in DATA_BEFORE_AFTER and OP_KEY_ONLY;
+ *   assertCdcWrite refuses the rest, 1.x merge-on-read writes here. In Hudi 0.15 clustering and compaction write
  *   no change data (HoodieMergeHandleFactory's compaction path takes no change-log handle) and the CDC extractor skips
  *   their instants (HoodieCDCExtractor keeps WriteOperationType.isDataChange operations only). Hudi 1.x compacts CDC
  *   tables with HoodieMergeHandleWithChangeLog for some indexes and may read compaction instants as changes, so on 1.x
  *   tables both are refused. Our cleaner deletes a cleaned slice's cdc log files with it, as Hudi 0.15's CleanPlanner
- *   does; 1.x CDC tables are not cleaned yet. docs/hudi-cdc.md has the facts.
+ *   does; on 1.x CDC tables cleaning is refused (its metadata-table update differs from Hudi's for the cdc logs).
+ *   docs/hudi-cdc.md has the facts.
  * - Without meta fields (hoodie.populate.meta.fields=false) or with dropped partition columns: merging log records
  *   (compaction, clustering of merge-on-read slices) is not built for them; writes need stored record keys.
  */
@@ -199,13 +202,15 @@ export const REFUSED_SERVICES: Readonly<
       readonly always: readonly TableService[];
       readonly mergeOnRead: readonly TableService[];
       readonly hudi1x?: readonly TableService[];
+      /** On merge-on-read Hudi 1.x tables, on top. */
+      readonly hudi1xMergeOnRead?: readonly TableService[];
     }
   >
 > = {
   'simple-bucket-index': { always: ['clustering'], mergeOnRead: [] },
   'consistent-hashing-bucket-index': { always: ['write', 'clustering'], mergeOnRead: [] },
-  // Writes on version 6 tables: upsert, delete and bulk_insert only (assertCdcWrite).
-  cdc: { always: [], mergeOnRead: [], hudi1x: ['write', 'clustering', 'compaction', 'clean'] },
+  // Writes: upsert, delete and bulk_insert only, on 1.x tables in two logging modes (assertCdcWrite).
+  cdc: { always: [], mergeOnRead: [], hudi1x: ['clustering', 'compaction', 'clean'], hudi1xMergeOnRead: ['write'] },
   // Merging log records needs the stored record keys (_hoodie_record_key): merge-on-read compaction and the merged
   // reads of merge-on-read clustering. Copy-on-write clustering copies rows as they are.
   'no-meta-fields': { always: ['write', 'compaction'], mergeOnRead: ['clustering'] },
@@ -229,7 +234,8 @@ export function assertLayoutSupports(layout: TableLayout, service: TableService,
   const refuses = (name: LayoutName) =>
     REFUSED_SERVICES[name].always.includes(service) ||
     (layout.mergeOnRead && REFUSED_SERVICES[name].mergeOnRead.includes(service)) ||
-    (layout.hudi1x && (REFUSED_SERVICES[name].hudi1x ?? []).includes(service));
+    (layout.hudi1x && (REFUSED_SERVICES[name].hudi1x ?? []).includes(service)) ||
+    (layout.hudi1x && layout.mergeOnRead && (REFUSED_SERVICES[name].hudi1xMergeOnRead ?? []).includes(service));
   const bucket = layout.bucketIndex;
   if (bucket !== undefined) {
     const name: LayoutName = bucket.engine === 'SIMPLE' ? 'simple-bucket-index' : 'consistent-hashing-bucket-index';
@@ -260,22 +266,28 @@ export function assertLayoutSupports(layout: TableLayout, service: TableService,
   if (layout.cdc && refuses('cdc')) throw cdcRefusal(service, location);
 }
 
-/** Why a service refuses a CDC table: Hudi 1.x's writes, table services and cleaning. */
+/** Why a service refuses a Hudi 1.x CDC table: table services and cleaning, and merge-on-read writes. */
 function cdcRefusal(service: TableService, location: string): UnsupportedLayoutError {
+  const mergeOnReadOnly = service === 'write';
   const why =
     service === 'write'
-      ? "Hudi 1.x's change data (its cdc log files and how its CDC reader takes them) is not proven here; this build writes CDC tables of version 6 (Hudi 0.15)"
-      : 'Hudi 1.x compacts CDC tables with a change-log merge handle for some indexes, its CDC reader may take compaction instants as changes, and its cdc log files are not proven here; this build keeps CDC tables of version 6 (Hudi 0.15)';
+      ? "Hudi 1.x's change data of merge-on-read writes (its log files named by the delta commit, read by completion time) is not proven here; this build writes copy-on-write CDC tables of Hudi 1.x and both types of version 6 (Hudi 0.15)"
+      : service === 'clean'
+        ? "Hudi 1.x's cleaner deletes a slice's cdc log files with it and its metadata table then shows no column_stats records for them, while ours would write column_stats tombstones for them; this build cleans CDC tables of version 6 (Hudi 0.15)"
+        : 'Hudi 1.x compacts CDC tables with a change-log merge handle for some indexes, and its CDC reader may take compaction instants as changes; this build keeps CDC tables of version 6 (Hudi 0.15)';
   return new UnsupportedLayoutError(
     'cdc',
     service,
-    `${SERVICE_NAMES[service]} of Hudi 1.x tables with ${LAYOUT_KEYS.cdcEnabled.key}=true (CDC) ${service === 'write' ? 'are' : 'is'} not supported: ${why}`,
+    `${SERVICE_NAMES[service]} of ${mergeOnReadOnly ? 'merge-on-read ' : ''}Hudi 1.x tables with ${LAYOUT_KEYS.cdcEnabled.key}=true (CDC) ${service === 'write' ? 'are' : 'is'} not supported: ${why}`,
     {
       location,
-      fix: `${VERBS[service]} this table with Hudi (Spark or Flink); nothing was written (this build upserts into and deletes from version 6 CDC tables, and clusters, compacts, cleans and archives them)`,
+      fix: `${VERBS[service]} this table with Hudi (Spark or Flink); nothing was written (this build upserts into and deletes from CDC tables of version 6 and copy-on-write ones of versions 8 and 9, and clusters, compacts, cleans and archives version 6 ones)`,
     },
   );
 }
+
+/** The supplemental logging modes our writes are proven in on Hudi 1.x tables (test/interop/hudi-1x-cdc.test.ts). */
+const CDC_1X_LOGGING_MODES: readonly CdcLoggingMode[] = ['DATA_BEFORE_AFTER', 'OP_KEY_ONLY'];
 
 /**
  * The write operations kept on CDC tables: upsert and delete write change data for the file groups they merge;
@@ -284,12 +296,16 @@ function cdcRefusal(service: TableService, location: string): UnsupportedLayoutE
 const CDC_WRITE_OPERATIONS: readonly string[] = ['upsert', 'delete', 'bulk_insert'];
 
 /**
- * A write to a CDC table the layout lets through (version 6): refused unless it writes the change data
- * Hudi 0.15 writes for it. Our writer creates no CDC table (hoodie.properties would lack the CDC keys); insert merges
+ * A write to a CDC table the layout lets through (version 6; copy-on-write 1.x in the logging modes proven against
+ * Hudi 1.0.2 and 1.1.1): refused unless it writes the change data Hudi writes for it. Our writer creates no CDC table (hoodie.properties would lack the CDC keys); insert merges
  * into small files as HoodieConcatHandle does, which writes no change data, and Hudi's CDC reader then fails on the
  * commit (HoodieCDCExtractor: "There should be a cdc log file"); the bucket index is not compared with Hudi here.
  */
-export function assertCdcWrite(layout: TableLayout, write: { readonly operation: string; readonly newTable: boolean }, location: string): void {
+export function assertCdcWrite(
+  layout: TableLayout,
+  write: { readonly operation: string; readonly newTable: boolean; readonly loggingMode?: CdcLoggingMode },
+  location: string,
+): void {
   if (!layout.cdc) return;
   const refuse = (problem: string, fix: string) => new UnsupportedLayoutError('cdc', 'write', problem, { location, fix: `${fix}; nothing was written` });
   const key = `${LAYOUT_KEYS.cdcEnabled.key}=true (CDC)`;
@@ -303,6 +319,12 @@ export function assertCdcWrite(layout: TableLayout, write: { readonly operation:
     throw refuse(
       `${write.operation} into tables with ${key} is not supported: Hudi's insert merges into small files with HoodieConcatHandle, which writes no change data, and its CDC reader then fails on the commit ("There should be a cdc log file")`,
       'write the batch with upsert or bulk_insert (or with Hudi)',
+    );
+  }
+  if (layout.hudi1x && write.loggingMode !== undefined && !CDC_1X_LOGGING_MODES.includes(write.loggingMode)) {
+    throw refuse(
+      `writes of Hudi 1.x tables with ${key} and ${LAYOUT_KEYS.cdcLoggingMode.key}=${write.loggingMode} are not supported: our change data in that mode is not compared with Hudi 1.x's (${CDC_1X_LOGGING_MODES.join(' and ')} are)`,
+      'write this table with Hudi (Spark or Flink)',
     );
   }
   if (layout.bucketIndex !== undefined) {

@@ -1,7 +1,7 @@
 /**
  * The change data of a merge on a CDC table (copy-on-write, or a merge-on-read small file), as Hudi 0.15's
  * HoodieMergeHandleWithChangeLog and HoodieCDCLogger write it: per merged file group a `.cdc` log file of the new
- * slice (`.<fileId>_<commit>.log.1_<token>.cdc`, the merge's write token, its APPEND marker first) holding one
+ * slice (`.<fileId>_<commit>.log.1_<token>.cdc`, the merge's write token, its log marker first) holding one
  * CDC_DATA_BLOCK of change records in the table's supplemental logging mode
  * (HoodieCDCUtils.schemaBySupplementalLoggingMode); the write stat's cdcStats names it with its size. A merge that
  * wrote no row, or inserts only, writes none (HoodieMergeHandleWithChangeLog.close): Hudi's CDC reader takes such a
@@ -16,6 +16,7 @@ import { CDC_LOG_SUFFIX, cdcDataBlock, writeLogFile } from '../log-format/index.
 import type { Storage } from '../storage/port.js';
 import type { CdcLoggingMode } from '../table/layouts.js';
 import { type AvroRecordSchema, withoutMetaFields } from '../table/schema.js';
+import type { LogWrites } from '../timeline/layout.js';
 import { createMarker } from '../timeline/markers.js';
 import { rowToAvroRecord } from './avro-records.js';
 
@@ -91,6 +92,8 @@ export interface CdcLogWriterOptions {
   readonly mode: CdcLoggingMode;
   /** The writer schema (without meta fields): the images' schema. */
   readonly tableSchema: AvroRecordSchema;
+  /** The log file's marker, as the table version's log writes take it (TimelineLayout.logWrites). */
+  readonly marker: LogWrites['marker'];
 }
 
 /** Writes the cdc log files of one commit's merged file groups, one at a time. */
@@ -124,7 +127,7 @@ export class CdcLogWriter {
       suffix: CDC_LOG_SUFFIX,
       blocks: [cdcDataBlock({ instantTime, schema, records: cdcRecords(mode, instantTime, tableSchema, changes), longs: 'bigint' })],
       beforeCreate: async (fileName) => {
-        await createMarker(storage, instantTime, group.partitionPath, fileName, 'APPEND');
+        await createMarker(storage, instantTime, group.partitionPath, fileName, this.options.marker);
       },
     });
     return { [written.path]: written.size };

@@ -177,8 +177,12 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     const layoutConfig = existing?.config ?? tableConfigFromProperties(new Map([...newTableProperties(newTable!), ...cdcKeyOf(props)]), 'write properties');
     const layout = await detectTableLayout(storage, layoutConfig, { properties: props, ...(view === undefined ? {} : { fileIds: viewFileIds(view) }) });
     assertLayoutSupports(layout, 'write', configLocation);
-    assertCdcWrite(layout, { operation: options.operation, newTable: existing === undefined }, configLocation);
     const cdc = layout.cdc ? cdcLoggingMode(tableConfig, configLocation) : undefined;
+    assertCdcWrite(
+      layout,
+      { operation: options.operation, newTable: existing === undefined, ...(cdc === undefined ? {} : { loggingMode: cdc }) },
+      configLocation,
+    );
     assertWritable(tableConfig, config);
     if (existing !== undefined) assertSameTableVersion(existing.config, props, configLocation);
     const bucketIndex = bucketIndexOfWrite(layout, config, props, tableConfig, options.operation, configLocation);
@@ -852,7 +856,17 @@ async function writeFileGroups(context: WriteContext, instantTime: string, plan:
         })
       : undefined;
   const cdcLogs =
-    context.cdc === undefined ? undefined : new CdcLogWriter({ storage, session, instantTime, workDir, mode: context.cdc, tableSchema: context.tableSchema });
+    context.cdc === undefined
+      ? undefined
+      : new CdcLogWriter({
+          storage,
+          session,
+          instantTime,
+          workDir,
+          mode: context.cdc,
+          tableSchema: context.tableSchema,
+          marker: table.layout.logWrites.marker,
+        });
   // A base file's footer (bloom filter, key range) needs its record keys: they are read and hashed while DuckDB
   // writes the rows (its threads), and the next file group's are started, instead of between the writes.
   const footers = new Map<number, Promise<Record<string, string>>>();

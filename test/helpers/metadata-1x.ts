@@ -124,10 +124,11 @@ export async function assertMetadata1xAgrees(hudi: HudiHarness, table: string, s
   assert.deepEqual(sorted(ourRecords.map(sparkMetadataRow)), sorted(theirs), `${step}: hudi_metadata() and our reader`);
 
   const completed = new Set(ourTable.timeline.completed().map((i) => i.time));
-  // Base files, and merge-on-read log files (named after the delta commit that wrote them), of completed instants;
+  // Base files, and log files (merge-on-read ones named after the delta commit that wrote them, CDC tables' `.cdc`
+  // ones after the commit), of completed instants;
   // an instant older than the active timeline was archived completed (containsOrBeforeTimelineStarts).
   const first = ourTable.timeline.instants[0]?.time ?? '';
-  const writtenBy = (path: string) => /_(\d{17})\.parquet$/.exec(path)?.[1] ?? /\/?\.[^/]+_(\d{17})\.log\.\d+_[\d-]+$/.exec(path)?.[1];
+  const writtenBy = (path: string) => /_(\d{17})\.parquet$/.exec(path)?.[1] ?? /\/?\.[^/]+_(\d{17})\.log\.\d+_[\d-]+(\.cdc)?$/.exec(path)?.[1];
   const stored = listTree(table)
     .filter((path) => !path.startsWith('.hoodie'))
     .filter((path) => {

@@ -28,6 +28,7 @@ import { readAvroDataBlock, readLogFile } from '../../lib/log-format/index.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { tableConfigFromProperties } from '../../lib/table/config.js';
 import {
+  assertCdcWrite,
   assertLayoutSupports,
   bucketNumberOf,
   CONSISTENT_HASHING_METADATA_FOLDER,
@@ -364,22 +365,43 @@ describe('CDC tables: writes that write no change data are refused, the other se
     assert.ok(archived);
   });
 
-  it('Hudi 1.x CDC tables: clustering, compaction and cleaning refused too, before anything is written', async () => {
+  it('Hudi 1.x CDC tables: clustering, compaction, cleaning, merge-on-read writes and the DATA_BEFORE mode refused, before anything is written', async () => {
     const dir = fixtureTable('v8_nonpartitioned');
     const properties = join(dir, '.hoodie', 'hoodie.properties');
-    writeFileSync(properties, readFileSync(properties, 'utf8').replace('hoodie.table.cdc.enabled=false', 'hoodie.table.cdc.enabled=true'));
+    writeFileSync(
+      properties,
+      `${readFileSync(properties, 'utf8').replace('hoodie.table.cdc.enabled=false', 'hoodie.table.cdc.enabled=true')}hoodie.table.cdc.supplemental.logging.mode=DATA_BEFORE\n`,
+    );
     const storage = openStorage(dir);
     const table = await HudiTable.open(storage, { mode: 'clustering' });
     const layout = tableLayout(table.config, {});
-    assert.ok(layout.cdc && layout.hudi1x);
+    assert.ok(layout.cdc && layout.hudi1x && !layout.mergeOnRead);
     const before = tableFiles(dir);
     const lock = new StorageLockProvider(storage, { waitMs: 5000 });
     await refused(schedule(table, config(), { lock }), 'cdc', 'clustering', /Hudi 1\.x .*CDC/);
-    await refused(runClean(table, { config: cleanConfigFromProperties(new Map()), lock }), 'cdc', 'clean', /Hudi 1\.x .*cdc log files/);
-    assert.throws(
-      () => assertLayoutSupports(layout, 'write', 'hoodie.properties'),
-      (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'cdc' && /Hudi 1\.x tables .*CDC/.test(error.message),
+    await refused(runClean(table, { config: cleanConfigFromProperties(new Map()), lock }), 'cdc', 'clean', /Hudi 1\.x .*cdc log files.*column_stats/);
+    // Copy-on-write writes are kept (test/interop/hudi-1x-cdc.test.ts) in the modes compared with Hudi 1.x only.
+    await refused(
+      writeUsers(dir, 'upsert'),
+      'cdc',
+      'write',
+      /Hudi 1\.x tables with .*CDC.*supplemental\.logging\.mode=DATA_BEFORE .*DATA_BEFORE_AFTER and OP_KEY_ONLY/,
     );
+    assert.doesNotThrow(() => assertLayoutSupports(layout, 'write', 'hoodie.properties'));
+    for (const loggingMode of ['DATA_BEFORE_AFTER', 'OP_KEY_ONLY'] as const) {
+      assert.doesNotThrow(() => assertCdcWrite(layout, { operation: 'upsert', newTable: false, loggingMode }, 'hoodie.properties'));
+    }
+    assert.doesNotThrow(() => assertCdcWrite({ ...layout, hudi1x: false }, { operation: 'upsert', newTable: false, loggingMode: 'DATA_BEFORE' }, 'p'));
+    // Merge-on-read 1.x writes are not compared with Hudi.
+    assert.throws(
+      () => assertLayoutSupports({ ...layout, mergeOnRead: true }, 'write', 'hoodie.properties'),
+      (error: unknown) =>
+        error instanceof UnsupportedLayoutError &&
+        error.layout === 'cdc' &&
+        error.service === 'write' &&
+        /merge-on-read Hudi 1\.x tables .*CDC/.test(error.message),
+    );
+    assert.doesNotThrow(() => assertLayoutSupports({ ...layout, mergeOnRead: true, hudi1x: false }, 'write', 'hoodie.properties'));
     // Compaction of any 1.x table is refused by its table version first; the layout refuses it as well.
     assert.throws(
       () => assertLayoutSupports(layout, 'compaction', 'hoodie.properties'),
