@@ -49,6 +49,11 @@ export function bucketIndexSpec(props: ReadonlyMap<string, string>, recordKeyFie
       fix: `set ${BUCKET_INDEX_KEYS.numBuckets.key} to the number the table was written with (every writer must use the same); nothing was written`,
     });
   }
+  return { numBuckets, hashFields: bucketHashFields(props, recordKeyFields, location) };
+}
+
+/** HoodieBucketIndex.indexKeyFields as HoodieIndexConfig.validateBucketIndexConfig checks it (both bucket engines). */
+export function bucketHashFields(props: ReadonlyMap<string, string>, recordKeyFields: readonly string[], location: string): string[] {
   const given = rawValue(props, BUCKET_INDEX_KEYS.hashField)?.text;
   const text = given === undefined || given === '' ? recordKeyFields.join(',') : given;
   const hashFields = javaSplit(text, ',');
@@ -59,7 +64,7 @@ export function bucketIndexSpec(props: ReadonlyMap<string, string>, recordKeyFie
       { location, fix: `name record key fields only, or leave ${BUCKET_INDEX_KEYS.hashField.key} unset to hash the whole record key; nothing was written` },
     );
   }
-  return { numBuckets, hashFields };
+  return hashFields;
 }
 
 /** Java's String.hashCode: 31-based over UTF-16 code units, in 32-bit arithmetic. */
