@@ -4,7 +4,7 @@
  * ConsistentBucketIndexUtils.loadMetadata chooses it; a record key goes to the first node at or after its hash
  * (ConsistentBucketIdentifier.getBucket), whose file group is `<node's fileIdPrefix>-0`. Only what this reads the way
  * Hudi does is used: a hashing metadata file still to be created, or one only Hudi's recovery can confirm (resizes
- * pending, failed or without a commit marker), is refused by name before anything is written. docs/bucket-index.md.
+ * pending, failed or without a commit marker), is refused by name before anything is written. docs/hudi-bucket-index.md.
  */
 import { HudiError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
