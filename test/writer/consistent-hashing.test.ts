@@ -73,7 +73,7 @@ const refusedLayout = (pattern: RegExp) => (error: unknown) =>
   error instanceof UnsupportedLayoutError && error.layout === 'consistent-hashing-bucket-index' && error.service === 'write' && pattern.test(error.message);
 
 describe('writes into consistent-hashing bucket-index tables', () => {
-  it("each record to its node's file group: new nodes open log-only groups at the write, later writes append; deletes too", async () => {
+  it("each record to its node's file group: new nodes open log-only groups at the write, later writes append; deletes and inserts too", async () => {
     const table = await tableWithRing();
     const first = await write(
       table,
@@ -95,16 +95,24 @@ describe('writes into consistent-hashing bucket-index tables', () => {
       if (nodes.has(s.fileId)) assert.match(s.path!, new RegExp(`_${first.instantTime}\\.log\\.2_`), 'appended to the slice the first write opened');
     }
     await write(table, [row(10, 3), row(11, 3), row(999, 3)], 'delete');
+    // insert is placed by the ring too (Hudi's bucket index tags inserts): new keys into their nodes' groups.
+    const inserted = await write(
+      table,
+      ids(50, 53).map((id) => row(id, 4)),
+      'insert',
+    );
+    assert.deepEqual(new Set(inserted.stats.map((s) => s.fileId)), new Set(ids(50, 53).map(nodeOf)));
 
     const rows = (await readSnapshot(await HudiTable.open(openStorage(table)), { includeMetaFields: true })).rows;
     const b = rows.filter((r) => r['dt'] === 'b');
     assert.deepEqual(
       b.map((r) => Number(r['id'])).sort((x, y) => x - y),
-      [3, ...ids(12, 35)],
+      [3, ...ids(12, 35), ...ids(50, 53)],
     );
     for (const r of b) {
       assert.ok(String(r['_hoodie_file_name']).startsWith(nodeOf(Number(r['id']))), `id ${r['id']} in its node's file group`);
-      assert.equal(r['name'], `n${r['id']}-${Number(r['id']) >= 25 || Number(r['id']) === 3 ? 2 : 1}`);
+      const id = Number(r['id']);
+      assert.equal(r['name'], `n${id}-${id >= 50 ? 4 : id >= 25 || id === 3 ? 2 : 1}`);
     }
     assert.equal(rows.filter((r) => r['dt'] === 'a').length, 3);
   });
