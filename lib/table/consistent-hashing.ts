@@ -9,6 +9,7 @@
 import { HudiError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import type { Timeline } from '../timeline/timeline.js';
+import { fileNameOf, isHadoopChecksumFile } from '../util/paths.js';
 import { hashKeysOf } from './bucket-index.js';
 import { CONSISTENT_HASHING_METADATA_FOLDER, UnsupportedLayoutError } from './layouts.js';
 
@@ -217,7 +218,8 @@ export async function loadHashingMetadata(
 ): Promise<HashingMetadata> {
   const folder = hashingMetadataFolder(partitionPath);
   const listed = await storage.listDir(folder);
-  const names = listed.files.map((f) => f.path.slice(f.path.lastIndexOf('/') + 1));
+  // Hadoop's local file system hides its `.<name>.crc` checksums from Hudi's listing; so do we.
+  const names = listed.files.map((f) => fileNameOf(f.path)).filter((name) => !isHadoopChecksumFile(name));
   const choice = chooseHashingMetadata(names, timeline);
   const where = partitionPath === '' ? 'the table' : `partition "${partitionPath}"`;
   if (choice.kind === 'none') {

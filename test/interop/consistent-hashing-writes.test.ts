@@ -4,9 +4,11 @@
  * Spark wrote sits in the file group of the node our ring reading names. Our upsert (updates, new keys, nodes with no
  * file group yet) and delete append log files to the nodes' file groups; Spark upserts and deletes on top (no error,
  * no key twice, no file group outside the rings); our compaction, clean and archival keep every file id and the hashing
- * metadata; Spark compacts on top; every reader agrees at each step. A new partition and our clustering are refused.
+ * metadata; Spark compacts, then resizes (consistent-bucket clustering), and we and Spark write into the new ring;
+ * every reader agrees at each step. A new partition and our clustering are refused.
  *
- * One Spark session, one table, four Spark writes (insert, upsert, delete, upsert) and one Spark compaction.
+ * One Spark session, one table: five Spark writes (upsert, upsert, delete, upsert, upsert), one compaction and one
+ * clustering.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -123,7 +125,7 @@ describe('writes into consistent-hashing bucket-index tables, against Hudi 0.15'
     );
   });
 
-  it("Spark's table, our upsert/delete, Spark on top; our compaction, clean and archival; Spark's compaction; every reader agrees", async () => {
+  it("Spark's table, our upsert/delete, Spark on top; our compaction, clean and archival; Spark's compaction and resize, then writes into the new ring; every reader agrees", async () => {
     const path = join(tempDir('ch-writes-'), NAME);
     const expected = new Map<number, number>();
     // Few keys for 8 nodes a partition: some nodes have no file group after Spark's insert.
@@ -234,6 +236,38 @@ describe('writes into consistent-hashing bucket-index tables, against Hudi 0.15'
       'Hudi compacted every file group',
     );
     assert.deepEqual(await liveFileIds(path), groups, "Hudi's compaction keeps the file ids");
+    await readAlike(path, expected);
+
+    // Hudi's resize (consistent-bucket clustering, every node split: files far above the split threshold) on top of
+    // our writes; we read the new ring from the completed replacecommit and write into its nodes, and Spark on top.
+    const resize = {
+      'hoodie.clustering.plan.strategy.class': 'org.apache.hudi.client.clustering.plan.strategy.SparkConsistentBucketClusteringPlanStrategy',
+      'hoodie.clustering.execution.strategy.class': 'org.apache.hudi.client.clustering.run.strategy.SparkConsistentBucketClusteringExecutionStrategy',
+      'hoodie.bucket.index.max.num.buckets': '16',
+      'hoodie.parquet.max.file.size': '1024',
+    };
+    const resizeOptions = Object.entries(resize)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(',');
+    await hudi.sql(`CALL run_clustering(path => '${path}', options => '${procedureOptions},${resizeOptions}')`);
+    const resized = await rings(path);
+    assert.ok(
+      [...resized.values()].every((m) => m.instant !== '00000000000000' && m.nodes.length > 8),
+      `Hudi split the nodes: ${[...resized.values()].map((m) => `${m.file} ${m.nodes.length}`)}`,
+    );
+    const after = await ourWrite(
+      path,
+      ids(1, 30).map((id) => row(id, 8)),
+      'upsert',
+    );
+    apply(expected, ids(1, 30), 8);
+    const resizedIds = new Set([...resized].flatMap(([dt, m]) => m.nodes.map((n) => `${dt}/${nodeFileId(n)}`)));
+    assert.ok(
+      after.stats.every((s) => resizedIds.has(`${s.partitionPath}/${s.fileId}`)),
+      'our write went to the new ring',
+    );
+    await hudi.write(path, { schema: SCHEMA, rows: ids(28, 33).map((id) => row(id, 9)), options: sparkOptions('upsert') });
+    apply(expected, ids(28, 33), 9);
     await readAlike(path, expected);
   });
 });

@@ -52,6 +52,8 @@ function writeRing(table: string, partition: string, name = '00000000000000.hash
     nodes: nodes.map((n) => ({ ...n, tag: 'NORMAL' })),
   };
   writeFileSync(join(dir, name), JSON.stringify(json, null, 2));
+  // As Hadoop's local file system leaves it beside the file (hidden from Hudi's listing).
+  writeFileSync(join(dir, `.${name}.crc`), 'crc');
 }
 
 const nodeOf = (id: number) => nodeFileId(NODES[nodeIndexOf(NODES, consistentHashOf(String(id), ['id']))]!);
