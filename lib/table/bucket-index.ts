@@ -20,7 +20,7 @@ export const BUCKET_INDEX_KEYS = {
     default: undefined as number | undefined,
     parser: javaInt(1, MAX_RECOGNISED_BUCKETS),
     description:
-      "the bucket index's buckets per partition; required for writes to a bucket-index table (Hudi's default of 256 is not assumed: the table does not record it)",
+      "the bucket index's buckets per partition; required for writes to a simple bucket-index table, and for the consistent-hashing engine's first ring of a partition (Hudi's default of 256 is not assumed: the table does not record it)",
   }),
   hashField: defineKey({
     key: 'hoodie.bucket.index.hash.field',

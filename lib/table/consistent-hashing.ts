@@ -2,11 +2,12 @@
  * Hudi 0.15's consistent-hashing bucket index (hoodie.index.bucket.engine=CONSISTENT_HASHING): each partition's hash
  * ring is a hashing metadata file under .hoodie/.bucket_index/consistent_hashing_metadata/<partition>/, chosen as
  * ConsistentBucketIndexUtils.loadMetadata chooses it; a record key goes to the first node at or after its hash
- * (ConsistentBucketIdentifier.getBucket), whose file group is `<node's fileIdPrefix>-0`. Only what this reads the way
- * Hudi does is used: a hashing metadata file still to be created, or one only Hudi's recovery can confirm (resizes
- * pending, failed or without a commit marker), is refused by name before anything is written. docs/hudi-bucket-index.md.
+ * (ConsistentBucketIdentifier.getBucket), whose file group is `<node's fileIdPrefix>-0`. A partition's first ring is
+ * created as Hudi creates it (defaultHashingMetadata); one only Hudi's recovery can confirm (resizes pending, failed
+ * or without a commit marker) is refused by name before anything is written. docs/hudi-bucket-index.md.
  */
-import { HudiError } from '../errors.js';
+import { createHash } from 'node:crypto';
+import { AlreadyExistsError, HudiError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import type { Timeline } from '../timeline/timeline.js';
 import { fileNameOf, isHadoopChecksumFile } from '../util/paths.js';
@@ -206,30 +207,66 @@ export function parseHashingMetadata(text: string, file: string, location: strin
   };
 }
 
+/** HoodieConsistentHashingMetadata.generateUUID: UUID.nameUUIDFromBytes(start ‖ end ‖ partition path), an MD5 UUID. */
+function nameUuid(partitionPath: string, start: bigint, end: bigint): string {
+  const bytes = Buffer.alloc(16);
+  bytes.writeBigInt64BE(start, 0);
+  bytes.writeBigInt64BE(end, 8);
+  const md5 = createHash('md5')
+    .update(Buffer.concat([bytes, Buffer.from(partitionPath, 'utf8')]))
+    .digest();
+  md5[6] = (md5[6]! & 0x0f) | 0x30;
+  md5[8] = (md5[8]! & 0x3f) | 0x80;
+  const hex = md5.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /**
- * A partition's hash ring as Hudi's writer loads it. A partition without hashing metadata is refused: Hudi's writer
- * would create `00000000000000.hashing_meta` first (loadOrCreateMetadata), which this does not write.
+ * The ring Hudi's writer creates for a partition without one (loadOrCreateMetadata with
+ * hoodie.bucket.index.num.buckets): instant 00000000000000, nodes splitting [0, Integer.MAX_VALUE] evenly, each
+ * prefix a name UUID of its range and the partition; the same for every writer, so no lock is needed. `json` is the
+ * file's content, in the fields Hudi's Jackson mapper writes.
+ */
+export function defaultHashingMetadata(partitionPath: string, numBuckets: number): { metadata: HashingMetadata; json: string } {
+  const max = 0x7fffffffn;
+  const n = BigInt(numBuckets);
+  const step = (max + n - 1n) / n;
+  const nodes: HashingNode[] = [];
+  let start = 0n;
+  for (let idx = 1n; idx <= n; idx++) {
+    const end = step * idx < max ? step * idx : max;
+    nodes.push({ value: Number(end), fileIdPrefix: nameUuid(partitionPath, start, end) });
+    start = end;
+  }
+  const file = `${hashingMetadataFolder(partitionPath)}/${INIT_HASHING_INSTANT}${HASHING_METADATA_SUFFIX}`;
+  const content = {
+    version: 0,
+    partitionPath,
+    instant: INIT_HASHING_INSTANT,
+    numBuckets,
+    seqNo: 0,
+    nodes: nodes.map((node) => ({ value: node.value, fileIdPrefix: node.fileIdPrefix, tag: 'NORMAL' })),
+  };
+  return { metadata: { partitionPath, instant: INIT_HASHING_INSTANT, file, nodes }, json: JSON.stringify(content, null, 2) };
+}
+
+/**
+ * A partition's hash ring as Hudi's writer loads it, or undefined when it has none yet (Hudi's writer then creates
+ * defaultHashingMetadata's).
  */
 export async function loadHashingMetadata(
   storage: Storage,
   partitionPath: string,
   timeline: Pick<Timeline, 'completed' | 'pending'>,
   location: string,
-): Promise<HashingMetadata> {
+): Promise<HashingMetadata | undefined> {
   const folder = hashingMetadataFolder(partitionPath);
   const listed = await storage.listDir(folder);
   // Hadoop's local file system hides its `.<name>.crc` checksums from Hudi's listing; so do we.
   const names = listed.files.map((f) => fileNameOf(f.path)).filter((name) => !isHadoopChecksumFile(name));
   const choice = chooseHashingMetadata(names, timeline);
   const where = partitionPath === '' ? 'the table' : `partition "${partitionPath}"`;
-  if (choice.kind === 'none') {
-    throw new UnsupportedLayoutError(
-      'consistent-hashing-bucket-index',
-      'write',
-      `${where} has no consistent-hashing metadata (${folder}): Hudi's writer creates its ring on the first write to it, which this writer does not`,
-      { location, fix: "write the partition's first records with Hudi (Spark), then write here; nothing was written" },
-    );
-  }
+  if (choice.kind === 'none') return undefined;
   if (choice.kind === 'refused') {
     throw new UnsupportedLayoutError('consistent-hashing-bucket-index', 'write', `${where}: ${choice.problem}`, {
       location,
@@ -238,4 +275,30 @@ export async function loadHashingMetadata(
   }
   const file = `${folder}/${choice.name}`;
   return parseHashingMetadata(new TextDecoder().decode(await storage.get(file)), file, location);
+}
+
+/**
+ * Write a partition's first ring as ConsistentBucketIndexUtils.saveMetadata does (never over an existing file); when
+ * another writer created it first, its ring is read back and must be the same, as Hudi's loadOrCreateMetadata does.
+ */
+export async function createHashingMetadata(
+  storage: Storage,
+  created: { readonly metadata: HashingMetadata; readonly json: string },
+  timeline: Pick<Timeline, 'completed' | 'pending'>,
+  location: string,
+): Promise<void> {
+  try {
+    await storage.putIfAbsent(created.metadata.file, created.json);
+  } catch (error) {
+    if (!(error instanceof AlreadyExistsError)) throw error;
+    const found = await loadHashingMetadata(storage, created.metadata.partitionPath, timeline, location);
+    const same = (a: readonly HashingNode[], b: readonly HashingNode[]) =>
+      a.length === b.length && a.every((node, i) => node.value === b[i]!.value && node.fileIdPrefix === b[i]!.fileIdPrefix);
+    if (found === undefined || !same(found.nodes, created.metadata.nodes)) {
+      throw new HudiError(`partition "${created.metadata.partitionPath}" got another ring while this write created its first one (${created.metadata.file})`, {
+        location,
+        fix: 'retry the write, which reads the ring now there; nothing of this write is visible',
+      });
+    }
+  }
 }

@@ -44,7 +44,7 @@ import { describeHeal, failedWritesPolicy, healTable } from '../rollback/failed-
 import { findRollbackOf, rollbackInstant } from '../rollback/rollback.js';
 import { BoundedTasks, mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import { type BucketIndexSpec, bucketHashFields, bucketIdOf, bucketIdStr, bucketIndexSpec, newBucketFileId } from '../table/bucket-index.js';
+import { BUCKET_INDEX_KEYS, type BucketIndexSpec, bucketHashFields, bucketIdOf, bucketIdStr, bucketIndexSpec, newBucketFileId } from '../table/bucket-index.js';
 import {
   NEW_TABLE_KEYS,
   newTableOptionsFromWriteProperties,
@@ -55,7 +55,14 @@ import {
   type TableConfig,
   tableConfigFromProperties,
 } from '../table/config.js';
-import { consistentHashOf, type HashingMetadata, loadHashingMetadata, nodeIndexOf } from '../table/consistent-hashing.js';
+import {
+  consistentHashOf,
+  createHashingMetadata,
+  defaultHashingMetadata,
+  type HashingMetadata,
+  loadHashingMetadata,
+  nodeIndexOf,
+} from '../table/consistent-hashing.js';
 import { type BaseFile, baseFileName, type FileSystemView, joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
 import { createTable } from '../table/init.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
@@ -385,6 +392,8 @@ function bucketIndexOfWrite(
 /** A write's consistent-hashing settings: the fields its ring hashes (each partition's ring is read by tagWrite). */
 interface ConsistentHashingWrite {
   readonly hashFields: readonly string[];
+  /** hoodie.bucket.index.num.buckets: the nodes of a partition's first ring, when the write names it. */
+  readonly numBuckets: number | undefined;
 }
 
 /**
@@ -412,7 +421,7 @@ function consistentHashingOfWrite(
   }
   if (write.newTable) {
     throw refuse(
-      "creating a table with the consistent-hashing bucket index is not supported: Hudi creates each partition's hashing metadata on its first write, which this writer does not",
+      'creating a table with the consistent-hashing bucket index is not supported: not compared with the tables Spark 0.15 creates',
       'create the table with Hudi (Spark), then write into its partitions here',
     );
   }
@@ -422,7 +431,10 @@ function consistentHashingOfWrite(
       "write the batch with insert or upsert, which append to the nodes' file groups as Hudi does",
     );
   }
-  return { hashFields: bucketHashFields(props, tableConfig.recordKeyFields, WRITE_KEYS.indexType.key) };
+  return {
+    hashFields: bucketHashFields(props, tableConfig.recordKeyFields, WRITE_KEYS.indexType.key),
+    numBuckets: readKey(props, BUCKET_INDEX_KEYS.numBuckets, WRITE_KEYS.indexType.key),
+  };
 }
 
 /**
@@ -773,9 +785,28 @@ async function tagWrite(context: WriteContext, storage: Storage): Promise<Tagged
   const baseFileIndex = new Map(latest.map((f, index) => [fileGroupKey(f.partitionPath, f.fileId), index]));
   const consistent = context.consistentHashing;
   if (consistent !== undefined) {
-    // Each written partition's ring, read as Hudi's writer reads it; a partition without one is refused here.
+    // Each written partition's ring, read as Hudi's writer reads it; a partition without one gets Hudi's first ring,
+    // written once the plan is made (as Hudi's writer, before the data files; it is the same for every writer).
     const rings = new Map<string, HashingMetadata>();
-    for (const partition of prepared.partitions) rings.set(partition, await loadHashingMetadata(storage, partition, table.timeline, storage.uri));
+    const created: ReturnType<typeof defaultHashingMetadata>[] = [];
+    for (const partition of prepared.partitions) {
+      const loaded = await loadHashingMetadata(storage, partition, table.timeline, storage.uri);
+      if (loaded !== undefined) {
+        rings.set(partition, loaded);
+        continue;
+      }
+      if (consistent.numBuckets === undefined) {
+        throw new UnsupportedLayoutError(
+          'consistent-hashing-bucket-index',
+          'write',
+          `partition "${partition}" has no consistent-hashing metadata yet: Hudi's writer creates its ring with ${BUCKET_INDEX_KEYS.numBuckets.key} nodes, which this write does not name`,
+          { location: BUCKET_INDEX_KEYS.numBuckets.key, fix: `name ${BUCKET_INDEX_KEYS.numBuckets.key} as the table's writers do; nothing was written` },
+        );
+      }
+      const made = defaultHashingMetadata(partition, consistent.numBuckets);
+      rings.set(partition, made.metadata);
+      created.push(made);
+    }
     const groups = await session.setHashBuckets((recordKey, partition) =>
       nodeIndexOf(rings.get(partition)!.nodes, consistentHashOf(recordKey, consistent.hashFields)),
     );
@@ -783,6 +814,7 @@ async function tagWrite(context: WriteContext, storage: Storage): Promise<Tagged
       { operation, groups, fileGroups: bucketFileGroupsOf(view, prepared.partitions, baseFileIndex), rings },
       storage.uri,
     );
+    for (const made of created) await createHashingMetadata(storage, made, table.timeline, storage.uri);
     return { view, latest, stagedFiles: stagedFiles.localPaths, tagging, bucketPlan };
   }
   const spec = context.bucketIndex;

@@ -4,13 +4,14 @@
  * Spark wrote sits in the file group of the node our ring reading names. Our upsert (updates, new keys, nodes with no
  * file group yet) and delete append log files to the nodes' file groups; Spark upserts and deletes on top (no error,
  * no key twice, no file group outside the rings); our compaction, clean and archival keep every file id and the hashing
- * metadata; Spark compacts, then resizes (consistent-bucket clustering), and we and Spark write into the new ring;
- * every reader agrees at each step. A new partition and our clustering are refused.
+ * metadata; a new partition gets the first ring Spark would create; Spark compacts, then resizes (consistent-bucket
+ * clustering), and we and Spark write into the new rings; every reader agrees at each step. Our clustering is refused.
  *
  * One Spark session, one table: five Spark writes (upsert, upsert, delete, upsert, upsert), one compaction and one
  * clustering.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runArchive } from '../../lib/archival/archive.js';
@@ -27,7 +28,15 @@ import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { Row } from '../../lib/engine/row-format.js';
 import { lockProviderFor } from '../../lib/lock/index.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { consistentHashOf, type HashingMetadata, loadHashingMetadata, nodeFileId, nodeIndexOf, xxHash32 } from '../../lib/table/consistent-hashing.js';
+import {
+  consistentHashOf,
+  defaultHashingMetadata,
+  type HashingMetadata,
+  loadHashingMetadata,
+  nodeFileId,
+  nodeIndexOf,
+  xxHash32,
+} from '../../lib/table/consistent-hashing.js';
 import { CONSISTENT_HASHING_METADATA_FOLDER, UnsupportedLayoutError } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
@@ -72,10 +81,11 @@ async function ourWrite(path: string, rows: readonly object[], operation: WriteO
   return writeBatch(openStorage(path), { input: { file, format: 'jsonl' }, operation, properties: new Map(Object.entries(INDEX)) });
 }
 
-async function rings(path: string): Promise<Map<string, HashingMetadata>> {
+/** The partitions' rings, as our writer reads them (every partition here has one). */
+async function rings(path: string, partitions: Iterable<string> = ['a', 'b']): Promise<Map<string, HashingMetadata>> {
   const table = await HudiTable.open(openStorage(path));
   const out = new Map<string, HashingMetadata>();
-  for (const dt of ['a', 'b']) out.set(dt, await loadHashingMetadata(table.storage, dt, table.timeline, 'test'));
+  for (const dt of partitions) out.set(dt, (await loadHashingMetadata(table.storage, dt, table.timeline, 'test'))!);
   return out;
 }
 
@@ -86,14 +96,15 @@ async function liveFileIds(path: string): Promise<string[]> {
 
 /** Every row in the file group its node names, and every live file group a node's. */
 async function assertPlacedByRing(path: string, rows: readonly Row[]): Promise<void> {
-  const ring = await rings(path);
+  const live = await liveFileIds(path);
+  const ring = await rings(path, new Set([...rows.map((r) => String(r['dt'])), ...live.map((id) => id.split('/')[0]!)]));
   for (const r of rows) {
     const nodes = ring.get(String(r['dt']))!.nodes;
     const expected = nodeFileId(nodes[nodeIndexOf(nodes, consistentHashOf(String(r['id']), ['id']))]!);
     assert.ok(String(r['_hoodie_file_name']).startsWith(expected), `id ${r['id']} is in ${r['_hoodie_file_name']}, its node's file group is ${expected}`);
   }
   const nodeIds = new Set([...ring].flatMap(([dt, m]) => m.nodes.map((n) => `${dt}/${nodeFileId(n)}`)));
-  for (const id of await liveFileIds(path)) assert.ok(nodeIds.has(id), `file group ${id} is a node's`);
+  for (const id of live) assert.ok(nodeIds.has(id), `file group ${id} is a node's`);
 }
 
 async function readAlike(path: string, expected: ReadonlyMap<number, number>): Promise<void> {
@@ -131,8 +142,17 @@ describe('writes into consistent-hashing bucket-index tables, against Hudi 0.15'
     // Few keys for 8 nodes a partition: some nodes have no file group after Spark's insert.
     await hudi.write(path, { schema: SCHEMA, rows: ids(1, 8).map((id) => row(id, 1)), options: sparkOptions('upsert') });
     apply(expected, ids(1, 8), 1);
-    const metadataFiles = hashingFiles(path);
-    assert.ok(metadataFiles.length >= 2, `Spark wrote hashing metadata: ${metadataFiles}`);
+    const sparkMetadata = hashingFiles(path);
+    assert.ok(sparkMetadata.length >= 2, `Spark wrote hashing metadata: ${sparkMetadata}`);
+    // The first ring we would create for a partition is the one Spark created.
+    const fields = (json: string) => {
+      const { version, partitionPath, instant, numBuckets, seqNo, nodes } = JSON.parse(json) as Record<string, unknown>;
+      return { version, partitionPath, instant, numBuckets, seqNo, nodes };
+    };
+    for (const dt of ['a', 'b']) {
+      const spark = readFileSync(join(path, CONSISTENT_HASHING_METADATA_FOLDER, dt, '00000000000000.hashing_meta'), 'utf8');
+      assert.deepEqual(fields(defaultHashingMetadata(dt, 8).json), fields(spark), `partition ${dt}'s first ring`);
+    }
     await readAlike(path, expected);
     const sparkGroups = new Set(await liveFileIds(path));
 
@@ -165,13 +185,19 @@ describe('writes into consistent-hashing bucket-index tables, against Hudi 0.15'
     apply(expected, [4, 6, 45], 'delete');
     await readAlike(path, expected);
 
-    // A partition without hashing metadata and our clustering are refused; nothing is written.
-    const before0 = tableFiles(path);
-    await assert.rejects(
-      ourWrite(path, [row(100, 6, 'c')], 'upsert'),
-      (error: unknown) =>
-        error instanceof UnsupportedLayoutError && error.layout === 'consistent-hashing-bucket-index' && /no consistent-hashing metadata/.test(error.message),
+    // A new partition: we create its first ring as Hudi does (Spark writes into it below).
+    await ourWrite(
+      path,
+      ids(100, 105).map((id) => row(id, 6, 'c')),
+      'upsert',
     );
+    apply(expected, ids(100, 105), 6);
+    const metadataFiles = hashingFiles(path);
+    assert.equal(metadataFiles.length, sparkMetadata.length + 1, 'one ring created');
+    await readAlike(path, expected);
+
+    // Our clustering is refused; nothing is written.
+    const before0 = tableFiles(path);
     const engine = await openParquetEngine();
     try {
       const table = await HudiTable.open(openStorage(path), { mode: 'clustering' });
@@ -250,9 +276,9 @@ describe('writes into consistent-hashing bucket-index tables, against Hudi 0.15'
       .map(([key, value]) => `${key}=${value}`)
       .join(',');
     await hudi.sql(`CALL run_clustering(path => '${path}', options => '${procedureOptions},${resizeOptions}')`);
-    const resized = await rings(path);
+    const resized = await rings(path, ['a', 'b', 'c']);
     assert.ok(
-      [...resized.values()].every((m) => m.instant !== '00000000000000' && m.nodes.length > 8),
+      ['a', 'b'].every((dt) => resized.get(dt)!.instant !== '00000000000000' && resized.get(dt)!.nodes.length > 8),
       `Hudi split the nodes: ${[...resized.values()].map((m) => `${m.file} ${m.nodes.length}`)}`,
     );
     const after = await ourWrite(
@@ -266,8 +292,12 @@ describe('writes into consistent-hashing bucket-index tables, against Hudi 0.15'
       after.stats.every((s) => resizedIds.has(`${s.partitionPath}/${s.fileId}`)),
       'our write went to the new ring',
     );
-    await hudi.write(path, { schema: SCHEMA, rows: ids(28, 33).map((id) => row(id, 9)), options: sparkOptions('upsert') });
-    apply(expected, ids(28, 33), 9);
+    await hudi.write(path, {
+      schema: SCHEMA,
+      rows: [...ids(28, 33), ...ids(103, 108)].map((id) => row(id, 9, id >= 100 ? 'c' : undefined)),
+      options: sparkOptions('upsert'),
+    });
+    apply(expected, [...ids(28, 33), ...ids(103, 108)], 9);
     await readAlike(path, expected);
   });
 });

@@ -1,17 +1,18 @@
 /**
  * Our writes into consistent-hashing bucket-index tables (merge-on-read, version 6): each record to the file group its
- * partition's ring names, a node without one opening a group of log files only; the refusals before anything is
- * written (no hashing metadata, a resize only Hudi can confirm, copy-on-write, bulk_insert, the engine not named).
+ * partition's ring names, a node without one opening a group of log files only; a partition's first ring created as
+ * Hudi creates it; the refusals before anything is written (no number of buckets for a first ring, a resize only Hudi
+ * can confirm, file groups outside the ring, copy-on-write, bulk_insert, the engine not named).
  * The ring here is written by the test as Hudi writes it; test/interop/consistent-hashing-writes.test.ts takes Spark's.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { writeJsonLines } from '../../lib/cli/generate.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { consistentHashOf, type HashingNode, nodeFileId, nodeIndexOf } from '../../lib/table/consistent-hashing.js';
+import { consistentHashOf, defaultHashingMetadata, type HashingNode, nodeFileId, nodeIndexOf } from '../../lib/table/consistent-hashing.js';
 import { CONSISTENT_HASHING_METADATA_FOLDER, UnsupportedLayoutError } from '../../lib/table/layouts.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
@@ -122,7 +123,15 @@ describe('writes into consistent-hashing bucket-index tables', () => {
   it('refuses, before anything is written: no ring, a ring only Hudi can confirm, a file group outside the ring, and settings Hudi would not write with', async () => {
     const table = await tableWithRing();
     const before = tableFiles(table);
-    await assert.rejects(write(table, [row(1, 2, 'a')], 'upsert'), refusedLayout(/partition "a" has no consistent-hashing metadata/));
+    await assert.rejects(
+      write(table, [row(1, 2, 'a')], 'upsert'),
+      refusedLayout(/partition "a" has no consistent-hashing metadata yet: .* which this write does not name/),
+    );
+    // Hudi's first ring for partition a would not hold its file groups: refused before the ring is written.
+    await assert.rejects(
+      write(table, [row(1, 2, 'a')], 'upsert', { ...INDEX, 'hoodie.bucket.index.num.buckets': '4' }),
+      /file group .* of partition "a" is not a node of its hashing metadata/,
+    );
     await assert.rejects(write(table, [row(40, 2)], 'bulk_insert'), refusedLayout(/bulk_insert into tables with the consistent-hashing bucket index/));
     await assert.rejects(
       write(table, [row(40, 2)], 'upsert', { 'hoodie.index.type': 'BUCKET' }),
@@ -145,6 +154,30 @@ describe('writes into consistent-hashing bucket-index tables', () => {
     const before2 = tableFiles(table);
     await assert.rejects(write(table, [row(41, 2)], 'upsert'), /is not a node of its hashing metadata .*20240102000000\.hashing_meta/);
     assert.deepEqual(tableFiles(table), before2, 'nothing written');
+  });
+
+  it("a partition's first write creates Hudi's first ring (hoodie.bucket.index.num.buckets nodes) and places records by it", async () => {
+    const table = await tableWithRing();
+    const written = await write(
+      table,
+      ids(1, 12).map((id) => row(id, 1, 'c')),
+      'upsert',
+      { ...INDEX, 'hoodie.bucket.index.num.buckets': '4' },
+    );
+    const first = defaultHashingMetadata('c', 4);
+    assert.equal(readFileSync(join(table, first.metadata.file), 'utf8'), first.json);
+    assert.deepEqual(
+      first.metadata.nodes.map((n) => n.value),
+      [536870912, 1073741824, 1610612736, 2147483647],
+    );
+    const nodeOfC = (id: number) => nodeFileId(first.metadata.nodes[nodeIndexOf(first.metadata.nodes, consistentHashOf(String(id), ['id']))]!);
+    assert.deepEqual(new Set(written.stats.map((s) => s.fileId)), new Set(ids(1, 12).map(nodeOfC)));
+    // The next write reads that ring back.
+    const again = await write(table, [row(1, 2, 'c')], 'upsert');
+    assert.deepEqual(
+      again.stats.map((s) => s.fileId),
+      [nodeOfC(1)],
+    );
   });
 
   it('copy-on-write tables are refused', async () => {
