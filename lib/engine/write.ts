@@ -685,19 +685,19 @@ export class WriteSession {
 
   /**
    * Bucket index (after tagLocations): each incoming record's hash bucket, computed by `bucketOf` from its record key
-   * (the hash is Java's, so it runs here in JavaScript, not in SQL); then the records grouped by partition, hash bucket
-   * and the file tagging found them in.
+   * and partition (a consistent-hashing ring is the partition's; the hash is Java's, so it runs here in JavaScript, not
+   * in SQL); then the records grouped by partition, hash bucket and the file tagging found them in.
    */
-  async setHashBuckets(bucketOf: (recordKey: string) => number): Promise<HashBucketGroup[]> {
+  async setHashBuckets(bucketOf: (recordKey: string, partitionPath: string) => number): Promise<HashBucketGroup[]> {
     // A key stored twice (inserts are not looked up) tags its record twice: hash each record once.
-    const reader = await this.connection.runAndReadAll(`SELECT DISTINCT __row, __key FROM ${TAGGED}`);
-    const [rows = [], keys = []] = reader.getColumnsJS() as [(number | bigint)[]?, string[]?];
+    const reader = await this.connection.runAndReadAll(`SELECT DISTINCT __row, __key, __partition FROM ${TAGGED}`);
+    const [rows = [], keys = [], partitions = []] = reader.getColumnsJS() as [(number | bigint)[]?, string[]?, string[]?];
     await this.run(`DROP TABLE IF EXISTS ${HASHED}`);
     await this.run(`CREATE TABLE ${HASHED} (__row BIGINT, __hash INTEGER)`);
     const appender = await this.connection.createAppender(HASHED);
     for (let i = 0; i < keys.length; i++) {
       appender.appendBigInt(BigInt(rows[i]!));
-      appender.appendInteger(bucketOf(keys[i]!));
+      appender.appendInteger(bucketOf(keys[i]!, partitions[i]!));
       appender.endRow();
     }
     appender.flushSync();

@@ -20,7 +20,7 @@ export const BUCKET_INDEX_KEYS = {
     default: undefined as number | undefined,
     parser: javaInt(1, MAX_RECOGNISED_BUCKETS),
     description:
-      "the bucket index's buckets per partition; required for writes to a bucket-index table (Hudi's default of 256 is not assumed: the table does not record it)",
+      "the bucket index's buckets per partition; required for writes to a simple bucket-index table, and for the consistent-hashing engine's first ring of a partition (Hudi's default of 256 is not assumed: the table does not record it)",
   }),
   hashField: defineKey({
     key: 'hoodie.bucket.index.hash.field',
@@ -49,6 +49,11 @@ export function bucketIndexSpec(props: ReadonlyMap<string, string>, recordKeyFie
       fix: `set ${BUCKET_INDEX_KEYS.numBuckets.key} to the number the table was written with (every writer must use the same); nothing was written`,
     });
   }
+  return { numBuckets, hashFields: bucketHashFields(props, recordKeyFields, location) };
+}
+
+/** HoodieBucketIndex.indexKeyFields as HoodieIndexConfig.validateBucketIndexConfig checks it (both bucket engines). */
+export function bucketHashFields(props: ReadonlyMap<string, string>, recordKeyFields: readonly string[], location: string): string[] {
   const given = rawValue(props, BUCKET_INDEX_KEYS.hashField)?.text;
   const text = given === undefined || given === '' ? recordKeyFields.join(',') : given;
   const hashFields = javaSplit(text, ',');
@@ -59,7 +64,7 @@ export function bucketIndexSpec(props: ReadonlyMap<string, string>, recordKeyFie
       { location, fix: `name record key fields only, or leave ${BUCKET_INDEX_KEYS.hashField.key} unset to hash the whole record key; nothing was written` },
     );
   }
-  return { numBuckets, hashFields };
+  return hashFields;
 }
 
 /** Java's String.hashCode: 31-based over UTF-16 code units, in 32-bit arithmetic. */

@@ -6,7 +6,7 @@
  * The index is a writer setting, not in hoodie.properties, so a bucket table is known from the run's properties or
  * from the table itself: its file ids (simple engine) or its consistent-hashing metadata folder.
  */
-import { defineKey, oneOf, optionalText, readKey } from '../config/index.js';
+import { defineKey, oneOf, optionalText, rawValue, readKey } from '../config/index.js';
 import { UnsupportedTableError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
@@ -20,7 +20,7 @@ export const INDEX_TYPE = defineKey({
   default: undefined,
   parser: optionalText,
   description:
-    "records are placed as the bloom and simple indexes place them (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX), or with BUCKET as the simple bucket index places them (each record in its hash bucket's file group; needs hoodie.bucket.index.num.buckets; bulk_insert only into buckets without a file group, and not on Hudi 1.x tables); the consistent-hashing bucket engine is refused by writes and clustering, the simple one by clustering (see Table layouts), and on merge-on-read the other indexes that index log files (HBASE, INMEMORY, FLINK_STATE)",
+    "records are placed as the bloom and simple indexes place them (BLOOM, SIMPLE, their GLOBAL_ forms, RECORD_INDEX), or with BUCKET as the simple bucket index places them (each record in its hash bucket's file group; needs hoodie.bucket.index.num.buckets; bulk_insert only into buckets without a file group, and not on Hudi 1.x tables); the consistent-hashing bucket engine (hoodie.index.bucket.engine) is written on version 6 merge-on-read tables as its hashing metadata places records and refused by clustering, the simple one by clustering (see Table layouts), and on merge-on-read the other indexes that index log files (HBASE, INMEMORY, FLINK_STATE)",
 });
 
 /** Our services that write to a table (`write`: upsert, insert, bulk_insert, delete, and ingest, which writes). */
@@ -31,10 +31,11 @@ export type LayoutName = 'simple-bucket-index' | 'consistent-hashing-bucket-inde
 export const LAYOUT_KEYS = {
   indexType: INDEX_TYPE,
   bucketEngine: defineKey({
-    key: 'hoodie.bucket.index.engine',
+    key: 'hoodie.index.bucket.engine',
     default: 'SIMPLE',
     parser: optionalText,
-    description: 'the bucket index engine: SIMPLE or CONSISTENT_HASHING',
+    description:
+      "the bucket index engine: SIMPLE or CONSISTENT_HASHING (writes place records by the partition's hashing metadata on version 6 merge-on-read tables; clustering refused)",
   }),
   cdcEnabled: defineKey({ key: 'hoodie.table.cdc.enabled', default: undefined, parser: optionalText, description: 'the table keeps change data' }),
   cdcLoggingMode: defineKey({
@@ -77,7 +78,7 @@ export interface TableLayout {
 }
 
 export interface LayoutEvidence {
-  /** The run's Hudi properties (hoodie.index.type, hoodie.bucket.index.engine). */
+  /** The run's Hudi properties (hoodie.index.type, hoodie.index.bucket.engine). */
   readonly properties?: ReadonlyMap<string, string>;
   /** File ids of the table's live file groups (or of a plan's inputs): bucket numbers show a simple bucket index. */
   readonly fileIds?: Iterable<string>;
@@ -102,9 +103,10 @@ export function cdcLoggingMode(config: TableConfig, location: string): CdcLoggin
  *   number, which Hudi parses back (BucketIdentifier.bucketIdFromFileId). Clustering writes new file ids, so it is
  *   refused, as Hudi 0.15's Flink clustering refuses the simple engine (ClusteringUtil.validateClusteringScheduling)
  *   and Spark's allows the consistent-hashing engine only with its own strategies (HoodieClusteringConfig.validate).
- *   Writes keep the simple engine (lib/writer/bucket-plan.ts places records as HoodieSimpleBucketIndex does) and
- *   refuse the consistent-hashing one, whose buckets come from its hashing metadata (ConsistentBucketIdentifier) and
- *   split and merge. Compaction, cleaning and archival keep every file id.
+ *   Writes keep the simple engine (lib/writer/bucket-plan.ts places records as HoodieSimpleBucketIndex does) and, on
+ *   version 6 merge-on-read tables (Spark 0.15 writes the engine on merge-on-read only), the consistent-hashing one,
+ *   each record to the file group its partition's hashing metadata names (lib/table/consistent-hashing.ts).
+ *   Compaction, cleaning and archival keep every file id and leave the hashing metadata alone.
  * - CDC (hoodie.table.cdc.enabled=true): Hudi's data-changing writes leave change data (cdc log files) that Spark's CDC
  *   query needs. Our upserts and deletes on version 6 tables write them as HoodieMergeHandleWithChangeLog does where
  *   they merge a file group (lib/writer/cdc-log.ts), on merge-on-read tables too (small-file merges); their log appends
@@ -135,8 +137,11 @@ export function tableLayout(config: TableConfig, evidence: LayoutEvidence): Tabl
 function bucketIndexOf(evidence: LayoutEvidence): TableLayout['bucketIndex'] {
   const props = evidence.properties ?? new Map<string, string>();
   const indexType = readKey(props, LAYOUT_KEYS.indexType)?.trim().toUpperCase();
-  if (indexType === 'BUCKET') {
-    const engine = readKey(props, LAYOUT_KEYS.bucketEngine)?.trim().toUpperCase() === 'CONSISTENT_HASHING' ? 'CONSISTENT_HASHING' : 'SIMPLE';
+  const named = rawValue(props, LAYOUT_KEYS.bucketEngine)?.text.trim().toUpperCase();
+  // The engine unnamed (Hudi's default, SIMPLE) on a table with hashing metadata: the table's engine, so a write is
+  // told what to name instead of failing on file ids that carry no bucket number.
+  if (indexType === 'BUCKET' && (named !== undefined || evidence.consistentHashingMetadata !== true)) {
+    const engine = named === 'CONSISTENT_HASHING' ? 'CONSISTENT_HASHING' : 'SIMPLE';
     return { engine, evidence: `${LAYOUT_KEYS.indexType.key}=BUCKET, ${LAYOUT_KEYS.bucketEngine.key}=${engine}` };
   }
   if (evidence.consistentHashingMetadata === true) {
@@ -192,8 +197,8 @@ export class UnsupportedLayoutError extends UnsupportedTableError {
 }
 
 /**
- * Which services each layout refuses (`always`, on merge-on-read tables `mergeOnRead` too, on Hudi 1.x tables `hudi1x`
- * too); the others keep it exactly. README's "Table layouts" table says the same.
+ * Which services each layout refuses (`always`, on merge-on-read tables `mergeOnRead` too, on copy-on-write tables
+ * `copyOnWrite` too, on Hudi 1.x tables `hudi1x` too); the others keep it exactly. README's "Table layouts" table says the same.
  */
 export const REFUSED_SERVICES: Readonly<
   Record<
@@ -201,6 +206,7 @@ export const REFUSED_SERVICES: Readonly<
     {
       readonly always: readonly TableService[];
       readonly mergeOnRead: readonly TableService[];
+      readonly copyOnWrite?: readonly TableService[];
       readonly hudi1x?: readonly TableService[];
       /** On merge-on-read Hudi 1.x tables, on top. */
       readonly hudi1xMergeOnRead?: readonly TableService[];
@@ -208,7 +214,8 @@ export const REFUSED_SERVICES: Readonly<
   >
 > = {
   'simple-bucket-index': { always: ['clustering'], mergeOnRead: [] },
-  'consistent-hashing-bucket-index': { always: ['write', 'clustering'], mergeOnRead: [] },
+  // Writes: Spark 0.15 writes the engine on merge-on-read tables only; Hudi 1.x's hashing metadata is not compared here.
+  'consistent-hashing-bucket-index': { always: ['clustering'], mergeOnRead: [], copyOnWrite: ['write'], hudi1x: ['write'] },
   // Writes: upsert, delete and bulk_insert only, on 1.x tables in two logging modes (assertCdcWrite).
   cdc: { always: [], mergeOnRead: [], hudi1x: ['clustering', 'compaction', 'clean'], hudi1xMergeOnRead: ['write'] },
   // Merging log records needs the stored record keys (_hoodie_record_key): merge-on-read compaction and the merged
@@ -234,12 +241,13 @@ export function assertLayoutSupports(layout: TableLayout, service: TableService,
   const refuses = (name: LayoutName) =>
     REFUSED_SERVICES[name].always.includes(service) ||
     (layout.mergeOnRead && REFUSED_SERVICES[name].mergeOnRead.includes(service)) ||
+    (!layout.mergeOnRead && (REFUSED_SERVICES[name].copyOnWrite ?? []).includes(service)) ||
     (layout.hudi1x && (REFUSED_SERVICES[name].hudi1x ?? []).includes(service)) ||
     (layout.hudi1x && layout.mergeOnRead && (REFUSED_SERVICES[name].hudi1xMergeOnRead ?? []).includes(service));
   const bucket = layout.bucketIndex;
   if (bucket !== undefined) {
     const name: LayoutName = bucket.engine === 'SIMPLE' ? 'simple-bucket-index' : 'consistent-hashing-bucket-index';
-    if (refuses(name)) throw bucketRefusal(name, service, bucket.evidence, location);
+    if (refuses(name)) throw bucketRefusal(name, service, bucket.evidence, location, layout);
   }
   if (layout.withoutMetaFields && refuses('no-meta-fields')) {
     throw new UnsupportedLayoutError(
@@ -335,29 +343,30 @@ export function assertCdcWrite(
   }
 }
 
-function bucketRefusal(layout: LayoutName, service: TableService, evidence: string, location: string): UnsupportedLayoutError {
+function bucketRefusal(layout: LayoutName, service: TableService, evidence: string, location: string, table: TableLayout): UnsupportedLayoutError {
   const engine = layout === 'simple-bucket-index' ? 'SIMPLE' : 'CONSISTENT_HASHING';
   const index = `the bucket index (${LAYOUT_KEYS.indexType.key}=BUCKET, ${LAYOUT_KEYS.bucketEngine.key}=${engine}; ${evidence})`;
   if (service === 'clustering') {
     const why =
       engine === 'SIMPLE'
         ? 'clustering writes new file ids, and the bucket index finds a bucket\'s file group by the bucket number its file id starts with (Hudi 0.15 refuses it too: "Clustering is not supported for simple bucket index")'
-        : 'Hudi clusters it only with SparkConsistentBucketClusteringPlanStrategy and SparkConsistentBucketClusteringExecutionStrategy, which resize buckets and update the hashing metadata; this build has neither';
+        : 'Hudi clusters it only with SparkConsistentBucketClusteringPlanStrategy and SparkConsistentBucketClusteringExecutionStrategy, which resize buckets (split and merge nodes) and write new hashing metadata; this build has neither';
     return new UnsupportedLayoutError(layout, service, `clustering tables with ${index} is not supported: ${why}`, {
       location,
       fix:
         engine === 'SIMPLE'
           ? 'nothing was written; compact, clean and archive it here, and leave its file layout to the bucket index (or move the table to the consistent-hashing engine and cluster it with Hudi)'
-          : 'nothing was written; cluster this table with Hudi (Spark) and its consistent-bucket strategies',
+          : "nothing was written; resize it with Hudi's consistent-hashing clustering (Spark: hoodie.clustering.plan.strategy.class=org.apache.hudi.client.clustering.plan.strategy.SparkConsistentBucketClusteringPlanStrategy with hoodie.clustering.execution.strategy.class=org.apache.hudi.client.clustering.run.strategy.SparkConsistentBucketClusteringExecutionStrategy); this build writes, compacts, cleans and archives it",
     });
   }
+  const which = table.hudi1x ? 'Hudi 1.x tables (version 8 or 9)' : 'copy-on-write tables (Spark 0.15 writes this engine into merge-on-read tables only)';
   return new UnsupportedLayoutError(
     layout,
     service,
-    `${SERVICE_NAMES[service]} of tables with ${index} are not supported: that engine finds a record's bucket in its hashing metadata (ConsistentBucketIdentifier), whose buckets Hudi splits and merges, and this writer does not read or keep it`,
+    `${SERVICE_NAMES[service]} of ${which} with ${index} are not supported: only version 6 merge-on-read tables are written by their hashing metadata here, as Hudi 0.15 writes them`,
     {
       location,
-      fix: 'write this table with Hudi (Spark or Flink); nothing was written (tables with the simple bucket engine, hoodie.bucket.index.engine=SIMPLE, are written here)',
+      fix: 'write this table with Hudi (Spark or Flink); nothing was written (version 6 merge-on-read tables with this engine are written here)',
     },
   );
 }

@@ -12,7 +12,9 @@
 import type { HashBucketGroup, HashBucketTarget } from '../engine/write.js';
 import { HudiError } from '../errors.js';
 import { type BucketIndexSpec, bucketIdStr } from '../table/bucket-index.js';
+import { type HashingMetadata, nodeFileId } from '../table/consistent-hashing.js';
 import { bucketNumberOf } from '../table/layouts.js';
+import { fileGroupKey } from '../timeline/file-group-key.js';
 import type { Bucket, BucketPlan, InsertAssignment } from './small-files.js';
 import type { WriteOperation } from './write-config.js';
 
@@ -155,4 +157,71 @@ export function planBucketIndexWrite(input: BucketIndexPlanInput, location: stri
     }
   }
   return { buckets, bucketOfFile, insertAssignments, averageRecordSize: 0, hashBuckets };
+}
+
+/** Consistent-hashing bucket index: each written partition's ring (lib/table/consistent-hashing.ts). */
+export interface ConsistentHashingPlanInput {
+  readonly operation: WriteOperation;
+  /** Records grouped by partition and node: `hashBucket` is the node's index in its partition's ring. */
+  readonly groups: readonly HashBucketGroup[];
+  readonly fileGroups: readonly BucketFileGroup[];
+  readonly rings: ReadonlyMap<string, HashingMetadata>;
+}
+
+/**
+ * Hudi 0.15's consistent-hashing writes on merge-on-read (HoodieSparkConsistentBucketIndex tags every record with its
+ * node's file id, found or not, so every record, inserts and deletes too, is an update of that file group): each node
+ * with records gets a log file, appended to its file group's latest slice, or opening the group as a slice of log files
+ * only based at the write's instant (HoodieAppendHandle without a slice). Checked first: every live file group of a
+ * written partition is a node's, and every stored record found is in its node's file group.
+ */
+export function planConsistentHashingWrite(input: ConsistentHashingPlanInput, location: string): BucketIndexPlan {
+  const groupsByFileId = new Map<string, BucketFileGroup>();
+  for (const group of input.fileGroups) {
+    const ring = input.rings.get(group.partitionPath);
+    if (ring === undefined) continue;
+    if (!ring.nodes.some((node) => nodeFileId(node) === group.fileId)) {
+      throw new HudiError(
+        `file group ${group.fileId} of partition "${group.partitionPath}" is not a node of its hashing metadata ${ring.file}: the ring and the files disagree`,
+        { location, fix: 'repair or cluster the partition with Hudi before writing to it; nothing was written' },
+      );
+    }
+    groupsByFileId.set(fileGroupKey(group.partitionPath, group.fileId), group);
+  }
+  const fileGroupOfBaseFile = new Map(input.fileGroups.flatMap((g) => (g.baseFile === undefined ? [] : [[g.baseFile, g] as const])));
+  const buckets: Bucket[] = [];
+  const bucketOfFile = new Map<number, number>();
+  const hashBuckets: HashBucketTarget[] = [];
+  const targetOf = new Map<string, number>();
+  for (const group of input.groups) {
+    const ring = input.rings.get(group.partitionPath)!;
+    const fileId = nodeFileId(ring.nodes[group.hashBucket]!);
+    if (group.file !== null) {
+      const holder = fileGroupOfBaseFile.get(group.file);
+      if (holder !== undefined && holder.fileId !== fileId) {
+        throw new HudiError(
+          `record key "${group.sampleKey}" is stored in file group ${holder.fileId} but hashes to node ${ring.nodes[group.hashBucket]!.value} (file group ${fileId}) of ${ring.file}`,
+          { location, fix: 'write with the hoodie.bucket.index.hash.field the table was written with; nothing of this write is visible' },
+        );
+      }
+    }
+    const key = fileGroupKey(group.partitionPath, fileId);
+    let target = targetOf.get(key);
+    if (target === undefined) {
+      const fileGroup = groupsByFileId.get(key);
+      // previousInstant '': a new group's slice is based at the write's instant (LogAppender).
+      buckets.push({
+        kind: 'APPEND',
+        partitionPath: group.partitionPath,
+        fileId,
+        existingFile: fileGroup?.baseFile,
+        previousInstant: fileGroup?.baseInstant ?? '',
+      });
+      target = buckets.length - 1;
+      targetOf.set(key, target);
+      if (fileGroup?.baseFile !== undefined) bucketOfFile.set(fileGroup.baseFile, target);
+      hashBuckets.push({ partitionPath: group.partitionPath, hashBucket: group.hashBucket, bucket: target });
+    }
+  }
+  return { buckets, bucketOfFile, insertAssignments: [], averageRecordSize: 0, hashBuckets };
 }

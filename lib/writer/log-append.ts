@@ -127,7 +127,8 @@ export class LogAppender {
   async append(bucket: Extract<Bucket, { kind: 'APPEND' }>, index: number, slice: LatestSlice | undefined): Promise<AppendedFileGroup> {
     const { storage, session, instantTime } = this.options;
     const started = Date.now();
-    const sliceInstant = slice?.baseInstant ?? bucket.previousInstant;
+    // No slice and no previous instant: a new group of log files only (consistent hashing), based at this write.
+    const sliceInstant = slice?.baseInstant ?? (bucket.previousInstant === '' ? instantTime : bucket.previousInstant);
     const byWrite = this.options.logWrites.nameInstant === 'write-instant';
     const baseInstant = byWrite ? instantTime : sliceInstant;
     // The bucket's records with their meta fields, through the engine (types as the group's base file has them).

@@ -32,7 +32,7 @@ export type Bucket =
   | { readonly kind: 'INSERT'; readonly partitionPath: string; readonly fileId: string }
   /**
    * Merge-on-read: the group's updates and deletes go to a new log file of its latest slice (`existingFile`: its staged
-   * base file, undefined for a group of log files only).
+   * base file, undefined for a group of log files only). `previousInstant` '': a new group of log files only.
    */
   | {
       readonly kind: 'APPEND';

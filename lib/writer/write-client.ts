@@ -14,7 +14,7 @@ import { mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { hudiFooterInTurns } from '../base-file/footer.js';
-import { readKey } from '../config/index.js';
+import { rawValue, readKey } from '../config/index.js';
 import {
   type BatchInput,
   type ExistingBaseFile,
@@ -44,7 +44,7 @@ import { describeHeal, failedWritesPolicy, healTable } from '../rollback/failed-
 import { findRollbackOf, rollbackInstant } from '../rollback/rollback.js';
 import { BoundedTasks, mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
-import { type BucketIndexSpec, bucketIdOf, bucketIdStr, bucketIndexSpec, newBucketFileId } from '../table/bucket-index.js';
+import { BUCKET_INDEX_KEYS, type BucketIndexSpec, bucketHashFields, bucketIdOf, bucketIdStr, bucketIndexSpec, newBucketFileId } from '../table/bucket-index.js';
 import {
   NEW_TABLE_KEYS,
   newTableOptionsFromWriteProperties,
@@ -55,6 +55,14 @@ import {
   type TableConfig,
   tableConfigFromProperties,
 } from '../table/config.js';
+import {
+  consistentHashOf,
+  createHashingMetadata,
+  defaultHashingMetadata,
+  type HashingMetadata,
+  loadHashingMetadata,
+  nodeIndexOf,
+} from '../table/consistent-hashing.js';
 import { type BaseFile, baseFileName, type FileSystemView, joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
 import { createTable } from '../table/init.js';
 import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
@@ -82,7 +90,7 @@ import { pendingClusteringPlans } from '../timeline/queries.js';
 import { instantPath, readCommitMetadata, type Timeline } from '../timeline/timeline.js';
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
-import { type BucketFileGroup, type BucketIndexPlan, bucketFileGroups, planBucketIndexWrite } from './bucket-plan.js';
+import { type BucketFileGroup, type BucketIndexPlan, bucketFileGroups, planBucketIndexWrite, planConsistentHashingWrite } from './bucket-plan.js';
 import { CdcLogWriter } from './cdc-log.js';
 import { describeFileGroup, findConflicts } from './conflict.js';
 import { type LatestSlice, LogAppender, latestSlices } from './log-append.js';
@@ -137,7 +145,7 @@ type WriteAction = 'commit' | 'deltacommit';
 
 /**
  * Hudi 0.15's indexes whose canIndexLogFiles() is true. BUCKET is not here: its simple engine's is false
- * (HoodieSimpleBucketIndex), and its consistent-hashing engine is refused as a layout (layouts.ts).
+ * (HoodieSimpleBucketIndex), and its consistent-hashing engine's log files are placed by its hashing metadata.
  */
 const LOG_INDEXING_INDEXES: readonly string[] = ['HBASE', 'INMEMORY', 'FLINK_STATE'];
 
@@ -186,6 +194,7 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
     assertWritable(tableConfig, config);
     if (existing !== undefined) assertSameTableVersion(existing.config, props, configLocation);
     const bucketIndex = bucketIndexOfWrite(layout, config, props, tableConfig, options.operation, configLocation);
+    const consistentHashing = consistentHashingOfWrite(layout, config, props, tableConfig, { operation: options.operation, newTable: existing === undefined });
     // Every bucket file group of the table is checked against the settings before the input is read.
     if (bucketIndex !== undefined && view !== undefined) bucketFileGroups(bucketFileGroupsOf(view, view.partitionPaths(), new Map()), bucketIndex, storage.uri);
     const template = view === undefined ? undefined : newestBaseFile(view);
@@ -233,6 +242,7 @@ export async function writeBatch(storage: Storage, options: WriteOptions): Promi
       createdTable: existing === undefined,
       prepared,
       bucketIndex,
+      consistentHashing,
       cdc,
     });
   } finally {
@@ -381,6 +391,54 @@ function bucketIndexOfWrite(
     );
   }
   return bucketIndexSpec(props, tableConfig.recordKeyFields, location);
+}
+
+/** A write's consistent-hashing settings: the fields its ring hashes (each partition's ring is read by tagWrite). */
+interface ConsistentHashingWrite {
+  readonly hashFields: readonly string[];
+  /** hoodie.bucket.index.num.buckets: the nodes of a partition's first ring, when the write names it. */
+  readonly numBuckets: number | undefined;
+}
+
+/**
+ * The consistent-hashing engine's settings when the layout has it (assertLayoutSupports let only version 6
+ * merge-on-read tables through). The run must name the engine, as Hudi's writers read it from their own
+ * configuration; a new table and bulk_insert (Hudi's row writer creates the hashing metadata and file groups its own
+ * way) are refused before anything is written.
+ */
+function consistentHashingOfWrite(
+  layout: TableLayout,
+  config: WriteConfig,
+  props: ReadonlyMap<string, string>,
+  tableConfig: TableConfig,
+  write: { readonly operation: WriteOperation; readonly newTable: boolean },
+): ConsistentHashingWrite | undefined {
+  if (layout.bucketIndex?.engine !== 'CONSISTENT_HASHING') return undefined;
+  const refuse = (problem: string, fix: string) =>
+    new UnsupportedLayoutError('consistent-hashing-bucket-index', 'write', problem, { location: WRITE_KEYS.indexType.key, fix: `${fix}; nothing was written` });
+  const engine = rawValue(props, LAYOUT_KEYS.bucketEngine)?.text;
+  if (config.indexType !== 'BUCKET' || engine?.trim().toUpperCase() !== 'CONSISTENT_HASHING') {
+    throw refuse(
+      `the table is written with the consistent-hashing bucket index (${layout.bucketIndex.evidence}), and this write names ${WRITE_KEYS.indexType.key}=${config.indexType ?? '(unset)'}, ${LAYOUT_KEYS.bucketEngine.key}=${engine ?? '(unset)'}`,
+      `write with ${WRITE_KEYS.indexType.key}=BUCKET and ${LAYOUT_KEYS.bucketEngine.key}=CONSISTENT_HASHING (Hudi keeps neither in the table)`,
+    );
+  }
+  if (write.newTable) {
+    throw refuse(
+      'creating a table with the consistent-hashing bucket index is not supported: not compared with the tables Spark 0.15 creates',
+      'create the table with Hudi (Spark), then write into its partitions here',
+    );
+  }
+  if (write.operation === 'bulk_insert') {
+    throw refuse(
+      "bulk_insert into tables with the consistent-hashing bucket index is not supported: Hudi's bulk_insert writes its file groups and hashing metadata its own way, not compared here",
+      "write the batch with insert or upsert, which append to the nodes' file groups as Hudi does",
+    );
+  }
+  return {
+    hashFields: bucketHashFields(props, tableConfig.recordKeyFields, WRITE_KEYS.indexType.key),
+    numBuckets: readKey(props, BUCKET_INDEX_KEYS.numBuckets, WRITE_KEYS.indexType.key),
+  };
 }
 
 /**
@@ -551,6 +609,8 @@ interface WriteContext {
   readonly prepared: PreparedRecords;
   /** The simple bucket index's settings when records are placed by bucket. */
   readonly bucketIndex: BucketIndexSpec | undefined;
+  /** The consistent-hashing engine's when records are placed by each partition's hashing metadata. */
+  readonly consistentHashing: ConsistentHashingWrite | undefined;
   /** A CDC table's supplemental logging mode: merges write cdc log files (cdc-log.ts). */
   readonly cdc: CdcLoggingMode | undefined;
 }
@@ -726,11 +786,45 @@ async function tagWrite(context: WriteContext, storage: Storage): Promise<Tagged
     ...(orderingField === undefined ? {} : { orderingField }),
   });
   if (config.rejectUpdatesDuringClustering) assertNoUpdatesInPendingClustering(storage, operation, tagging, latest, view);
+  const baseFileIndex = new Map(latest.map((f, index) => [fileGroupKey(f.partitionPath, f.fileId), index]));
+  const consistent = context.consistentHashing;
+  if (consistent !== undefined) {
+    // Each written partition's ring, read as Hudi's writer reads it; a partition without one gets Hudi's first ring,
+    // written once the plan is made (as Hudi's writer, before the data files; it is the same for every writer).
+    const rings = new Map<string, HashingMetadata>();
+    const created: ReturnType<typeof defaultHashingMetadata>[] = [];
+    for (const partition of prepared.partitions) {
+      const loaded = await loadHashingMetadata(storage, partition, table.timeline, storage.uri);
+      if (loaded !== undefined) {
+        rings.set(partition, loaded);
+        continue;
+      }
+      if (consistent.numBuckets === undefined) {
+        throw new UnsupportedLayoutError(
+          'consistent-hashing-bucket-index',
+          'write',
+          `partition "${partition}" has no consistent-hashing metadata yet: Hudi's writer creates its ring with ${BUCKET_INDEX_KEYS.numBuckets.key} nodes, which this write does not name`,
+          { location: BUCKET_INDEX_KEYS.numBuckets.key, fix: `name ${BUCKET_INDEX_KEYS.numBuckets.key} as the table's writers do; nothing was written` },
+        );
+      }
+      const made = defaultHashingMetadata(partition, consistent.numBuckets);
+      rings.set(partition, made.metadata);
+      created.push(made);
+    }
+    const groups = await session.setHashBuckets((recordKey, partition) =>
+      nodeIndexOf(rings.get(partition)!.nodes, consistentHashOf(recordKey, consistent.hashFields)),
+    );
+    const bucketPlan = planConsistentHashingWrite(
+      { operation, groups, fileGroups: bucketFileGroupsOf(view, prepared.partitions, baseFileIndex), rings },
+      storage.uri,
+    );
+    for (const made of created) await createHashingMetadata(storage, made, table.timeline, storage.uri);
+    return { view, latest, stagedFiles: stagedFiles.localPaths, tagging, bucketPlan };
+  }
   const spec = context.bucketIndex;
   if (spec === undefined) return { view, latest, stagedFiles: stagedFiles.localPaths, tagging, bucketPlan: undefined };
   // Bucket index: every record to its partition's hash bucket (tagging above only tells updates from inserts).
   const groups = await session.setHashBuckets((recordKey) => bucketIdOf(recordKey, spec));
-  const baseFileIndex = new Map(latest.map((f, index) => [fileGroupKey(f.partitionPath, f.fileId), index]));
   const bucketPlan = planBucketIndexWrite(
     {
       operation,
@@ -852,7 +946,7 @@ async function writeFileGroups(context: WriteContext, instantTime: string, plan:
           // Every field's range: each metadata table (0.x, 1.x) keeps the columns it indexes.
           ...(indexesColumnStats ? { columnStatsColumns: [] } : {}),
           // Hudi's bucket index locates every record of an existing bucket: its append handle counts them as updates.
-          countsAllAsUpdates: context.bucketIndex !== undefined,
+          countsAllAsUpdates: context.bucketIndex !== undefined || context.consistentHashing !== undefined,
         })
       : undefined;
   const cdcLogs =

@@ -111,7 +111,7 @@ describe('recognising a layout', () => {
     assert.equal(bucket(tableLayout(config0, { properties: BUCKET_PROPS })), 'SIMPLE');
     assert.equal(bucket(tableLayout(config0, { properties: new Map([['hoodie.index.type', 'bucket']]) })), 'SIMPLE', 'Hudi reads the index type in any case');
     assert.equal(
-      bucket(tableLayout(config0, { properties: new Map([...BUCKET_PROPS, ['hoodie.bucket.index.engine', 'CONSISTENT_HASHING']]) })),
+      bucket(tableLayout(config0, { properties: new Map([...BUCKET_PROPS, ['hoodie.index.bucket.engine', 'CONSISTENT_HASHING']]) })),
       'CONSISTENT_HASHING',
     );
     assert.equal(bucket(tableLayout(config0, { consistentHashingMetadata: true })), 'CONSISTENT_HASHING');
@@ -148,7 +148,7 @@ describe('clustering a bucket-index table is refused before anything is written'
       'clustering',
       /hoodie\.index\.type=BUCKET/,
     );
-    const consistent = new Map([...BUCKET_PROPS, ['hoodie.bucket.index.engine', 'consistent_hashing']]);
+    const consistent = new Map([...BUCKET_PROPS, ['hoodie.index.bucket.engine', 'consistent_hashing']]);
     await refused(
       schedule(byProps.table, config(), { lock: byProps.lock, properties: consistent }),
       'consistent-hashing-bucket-index',
@@ -218,7 +218,7 @@ describe('clustering a bucket-index table is refused before anything is written'
   });
 });
 
-describe('writes to a bucket-index table: the simple engine only with its settings, consistent hashing refused', () => {
+describe('writes to a bucket-index table: the simple engine only with its settings, consistent hashing on copy-on-write refused', () => {
   /** Assert `promise` fails with a HudiError (not a layout refusal) mentioning `pattern`. */
   async function refusedSettings(promise: Promise<unknown>, pattern: RegExp) {
     await assert.rejects(promise, (error: unknown) => {
@@ -235,10 +235,10 @@ describe('writes to a bucket-index table: the simple engine only with its settin
     await refusedSettings(writeUsers(byFileIds.dir, 'delete'), /hoodie\.index\.type/);
     await refusedSettings(writeUsers(byFileIds.dir, 'upsert', BUCKET_PROPS), /need hoodie\.bucket\.index\.num\.buckets/);
     await refused(
-      writeUsers(byFileIds.dir, 'upsert', new Map([...BUCKET_PROPS, ['hoodie.bucket.index.engine', 'CONSISTENT_HASHING']])),
+      writeUsers(byFileIds.dir, 'upsert', new Map([...BUCKET_PROPS, ['hoodie.index.bucket.engine', 'CONSISTENT_HASHING']])),
       'consistent-hashing-bucket-index',
       'write',
-      /ConsistentBucketIdentifier/,
+      /copy-on-write tables \(Spark 0\.15 writes this engine into merge-on-read tables only\)/,
     );
     assert.deepEqual(tableFiles(byFileIds.dir), before);
     const byProps = await smallTable();
@@ -410,6 +410,23 @@ describe('CDC tables: writes that write no change data are refused, the other se
     assert.deepEqual(tableFiles(dir), before);
     // Version 6 CDC tables still compact and cluster.
     assert.doesNotThrow(() => assertLayoutSupports({ ...layout, hudi1x: false }, 'compaction', 'hoodie.properties'));
+  });
+
+  it('consistent hashing: writes kept on version 6 merge-on-read tables only; clustering refused on all; compaction, clean, archive kept', () => {
+    const base = tableLayout(tableConfigFromProperties(new Map([['hoodie.table.name', 't']]), 'f'), {});
+    const bucket = { ...base, bucketIndex: { engine: 'CONSISTENT_HASHING' as const, evidence: 'hoodie.index.bucket.engine=CONSISTENT_HASHING' } };
+    const isRefusal = (service: string, pattern: RegExp) => (error: unknown) =>
+      error instanceof UnsupportedLayoutError && error.layout === 'consistent-hashing-bucket-index' && error.service === service && pattern.test(error.message);
+    for (const hudi1x of [true, false]) {
+      for (const mergeOnRead of [true, false]) {
+        const layout = { ...bucket, hudi1x, mergeOnRead };
+        if (mergeOnRead && !hudi1x) assert.doesNotThrow(() => assertLayoutSupports(layout, 'write', 'hoodie.properties'));
+        else assert.throws(() => assertLayoutSupports(layout, 'write', 'f'), isRefusal('write', hudi1x ? /Hudi 1\.x tables/ : /copy-on-write tables/));
+        assert.throws(() => assertLayoutSupports(layout, 'clustering', 'f'), isRefusal('clustering', /resize/));
+        for (const service of ['compaction', 'clean', 'archive'] as const)
+          assert.doesNotThrow(() => assertLayoutSupports({ ...layout, hudi1x: false }, service, 'f'));
+      }
+    }
   });
 
   it('the simple bucket index: writes kept on Hudi 1.x tables of both types and on version 6 tables; clustering refused on all', () => {

@@ -296,7 +296,7 @@ describe('writes into simple-bucket-index tables', () => {
     bloom.delete('hoodie.index.type');
     await refused('upsert', bloom, /written with the simple bucket index/);
     await assert.rejects(
-      write(table, [row(2, 5)], 'upsert', props('COPY_ON_WRITE', { 'hoodie.bucket.index.engine': 'CONSISTENT_HASHING' })),
+      write(table, [row(2, 5)], 'upsert', props('COPY_ON_WRITE', { 'hoodie.index.bucket.engine': 'CONSISTENT_HASHING' })),
       (error: unknown) => error instanceof UnsupportedLayoutError && error.layout === 'consistent-hashing-bucket-index' && error.service === 'write',
     );
     assert.deepEqual(tableFiles(table), files, 'nothing written');
