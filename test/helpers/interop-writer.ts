@@ -5,6 +5,8 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { type ArchiveOptions, runArchive } from '../../lib/archival/archive.js';
+import { archivalConfigFromProperties } from '../../lib/archival/config.js';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { type CleanResult, runClean } from '../../lib/cleaning/clean.js';
 import type { Row } from '../../lib/engine/row-format.js';
@@ -32,6 +34,17 @@ export async function cleanKeepingLatestCommits(path: string, retained: number):
     ),
     lock: lockProviderFor(table.config.properties, table.config.name, table.storage),
   });
+}
+
+/** Our archive of `table` keeping between `min` and `max` completed commits (hoodie.keep.min/max.commits). */
+export async function archiveKeepingCommits(table: HudiTable, min: number, max: number, options: Omit<ArchiveOptions, 'config'>) {
+  const config = archivalConfigFromProperties(
+    new Map([
+      ['hoodie.keep.min.commits', String(min)],
+      ['hoodie.keep.max.commits', String(max)],
+    ]),
+  );
+  return runArchive(table, { ...options, config });
 }
 
 /** A Parquet input holding the rows of a DuckDB query (its column types are the input's types). */

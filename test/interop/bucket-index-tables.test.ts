@@ -11,8 +11,6 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runArchive } from '../../lib/archival/archive.js';
-import { archivalConfigFromProperties } from '../../lib/archival/config.js';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { runClean } from '../../lib/cleaning/clean.js';
 import { generateUsers, writeJsonLines } from '../../lib/cli/generate.js';
@@ -30,6 +28,7 @@ import { bucketNumberOf, UnsupportedLayoutError } from '../../lib/table/layouts.
 import { HudiTable } from '../../lib/table/table.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { canonicalRows, type HudiHarness, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
+import { archiveKeepingCommits } from '../helpers/interop-writer.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 import { readsAlike } from '../helpers/reads-alike.js';
 
@@ -116,16 +115,7 @@ describe('simple bucket index tables written by Spark', () => {
     );
     const cleaned = await runClean(table, { config: cleanConfig, lock });
     assert.equal(cleaned.outcome, 'cleaned', 'the first slices of the updated buckets are not the latest version');
-    await runArchive(await table.reload(), {
-      config: archivalConfigFromProperties(
-        new Map([
-          ['hoodie.keep.min.commits', '1'],
-          ['hoodie.keep.max.commits', '2'],
-        ]),
-      ),
-      cleanConfig,
-      lock,
-    });
+    await archiveKeepingCommits(await table.reload(), 1, 2, { cleanConfig, lock });
     assert.deepEqual(await liveFileIds(path), fileIds, 'cleaning and archival keep every file id');
 
     // Spark's bucket index finds every bucket's file group again: updates land in place, inserts in their buckets.

@@ -14,8 +14,6 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runArchive } from '../../lib/archival/archive.js';
-import { archivalConfigFromProperties } from '../../lib/archival/config.js';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { runClean } from '../../lib/cleaning/clean.js';
 import { writeJsonLines } from '../../lib/cli/generate.js';
@@ -41,6 +39,7 @@ import { CONSISTENT_HASHING_METADATA_FOLDER, UnsupportedLayoutError } from '../.
 import { HudiTable } from '../../lib/table/table.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import { type HudiHarness, type JavaExpression, mergeOnReadWriteOptions, startHudi } from '../helpers/hudi.js';
+import { archiveKeepingCommits } from '../helpers/interop-writer.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 import { readsAlike } from '../helpers/reads-alike.js';
 
@@ -227,16 +226,7 @@ describe('writes into consistent-hashing bucket-index tables, against Hudi 0.15'
       ]),
     );
     assert.equal((await runClean(await table.reload(), { config: cleanConfig, lock })).outcome, 'cleaned');
-    await runArchive(await table.reload(), {
-      config: archivalConfigFromProperties(
-        new Map([
-          ['hoodie.keep.min.commits', '1'],
-          ['hoodie.keep.max.commits', '2'],
-        ]),
-      ),
-      cleanConfig,
-      lock,
-    });
+    await archiveKeepingCommits(await table.reload(), 1, 2, { cleanConfig, lock });
     assert.deepEqual(await liveFileIds(path), groups, 'compaction, cleaning and archival keep every file id');
     assert.deepEqual(hashingFiles(path), metadataFiles, 'and the hashing metadata');
     await readAlike(path, expected);

@@ -14,10 +14,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
-import { runClean } from '../../lib/cleaning/clean.js';
 import { ingestObject, landingBucket } from '../../lib/ingest/index.js';
-import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro } from '../../lib/timeline/avro-files.js';
@@ -25,6 +22,7 @@ import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js'
 import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { failedWrite, HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { cleanKeepingLatestCommits } from '../helpers/interop-writer.js';
 import { assertDataSkippingAgrees, assertMetadata1xAgrees, assertMirroredBefore } from '../helpers/metadata-1x.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 
@@ -121,13 +119,7 @@ for (const version of HUDI_1X_VERSIONS) {
     });
 
     it('our clean keeps it: cleaned files leave files, their column stats get tombstones', async () => {
-      const storage = new LocalStorage(table);
-      const retain = new Map([['hoodie.cleaner.commits.retained', '1']]);
-      const result = await runClean(await HudiTable.open(storage), {
-        config: cleanConfigFromProperties(retain),
-        lock: new StorageLockProvider(storage),
-        properties: retain,
-      });
+      const result = await cleanKeepingLatestCommits(table, 1);
       assert.equal(result.outcome, 'cleaned');
       const clean = readdirSync(join(table, '.hoodie/timeline')).find((n) => /^\d{17}_\d{17}\.clean$/.test(n));
       assert.ok(clean !== undefined);

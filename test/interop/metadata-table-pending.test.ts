@@ -10,15 +10,13 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
-import { runClean } from '../../lib/cleaning/clean.js';
-import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro } from '../../lib/timeline/avro-files.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { cleanKeepingLatestCommits } from '../helpers/interop-writer.js';
 import { assertMetadata1xAgrees, assertMirroredBefore } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
 
@@ -123,13 +121,7 @@ for (const version of HUDI_1X_VERSIONS) {
 
     it("our clean rolls a killed writer's deltacommit back before its own, as Hudi's commitInternal does", async () => {
       const killed = await killedSpark([4, 10]);
-      const storage = new LocalStorage(table);
-      const retain = new Map([['hoodie.cleaner.commits.retained', '1']]);
-      const result = await runClean(await HudiTable.open(storage), {
-        config: cleanConfigFromProperties(retain),
-        lock: new StorageLockProvider(storage),
-        properties: retain,
-      });
+      const result = await cleanKeepingLatestCommits(table, 1);
       assert.equal(result.outcome, 'cleaned');
       assert.deepEqual(pendingMetadata(), []);
       const rollback = metadataRollbackOf(killed);

@@ -46,6 +46,15 @@ async function open(path: string): Promise<MetadataTable1x> {
   return table;
 }
 
+/** The fixture's newest completed data commit: its file name under .hoodie/timeline/ and its instant time. */
+function lastDataCommit(path: string): { file: string; time: string } {
+  const file = readdirSync(join(path, '.hoodie/timeline'))
+    .filter((name) => /^\d{17}_\d{17}\.commit$/.test(name))
+    .sort()
+    .at(-1)!;
+  return { file, time: file.slice(0, 17) };
+}
+
 const problemsOf = (table: MetadataTable1x, options: Parameters<MetadataTable1x['problems']>[0]) => table.problems(options).map((p) => p.problem);
 
 for (const release of ['1.0.2', '1.1.1']) {
@@ -365,11 +374,7 @@ for (const release of ['1.0.2', '1.1.1']) {
     it("refuses a pending deltacommit whose data instant completed (the metadata table misses it), and doctor's check names it", async () => {
       const path = copy(release);
       const mdt = join(path, '.hoodie/metadata/.hoodie/timeline');
-      const last = readdirSync(join(path, '.hoodie/timeline'))
-        .filter((name) => /^\d{17}_\d{17}\.commit$/.test(name))
-        .sort()
-        .at(-1)!
-        .slice(0, 17);
+      const last = lastDataCommit(path).time;
       rmSync(join(mdt, readdirSync(mdt).find((name) => name.startsWith(`${last}_`))!));
       const untouched = readdirSync(mdt).sort();
       const table = await open(path);
@@ -389,12 +394,9 @@ for (const release of ['1.0.2', '1.1.1']) {
       const path = copy(release);
       const storage = new LocalStorage(path);
       const mdt = join(path, '.hoodie/metadata/.hoodie/timeline');
-      const completedData = readdirSync(join(path, '.hoodie/timeline'))
-        .filter((name) => /^\d{17}_\d{17}\.commit$/.test(name))
-        .sort();
-      const last = completedData.at(-1)!.slice(0, 17);
+      const { file: lastFile, time: last } = lastDataCommit(path);
       // Killed while its deltacommit was being written: both instants inflight, the deltacommit's log files stored.
-      rmSync(join(path, '.hoodie/timeline', completedData.at(-1)!));
+      rmSync(join(path, '.hoodie/timeline', lastFile));
       rmSync(join(mdt, readdirSync(mdt).find((name) => name.startsWith(`${last}_`))!));
       const logs = ['files', 'column_stats', 'partition_stats'].flatMap((dir) =>
         readdirSync(join(path, '.hoodie/metadata', dir))
@@ -402,7 +404,14 @@ for (const release of ['1.0.2', '1.1.1']) {
           .map((name) => `${dir}/${name}`),
       );
       assert.ok(logs.length >= 3, logs.join(', '));
-      const instants = { completedDataInstants: new Set(completedData.slice(0, -1).map((name) => name.slice(0, 17))), pendingDataInstants: new Set([last]) };
+      const instants = {
+        completedDataInstants: new Set(
+          readdirSync(join(path, '.hoodie/timeline'))
+            .filter((name) => /^\d{17}_\d{17}\.commit$/.test(name))
+            .map((name) => name.slice(0, 17)),
+        ),
+        pendingDataInstants: new Set([last]),
+      };
       const before = await readMetadataTable1x(storage, instants);
       const table = await open(path);
       for (const operation of ['write', 'cluster', 'compact', 'clean'] as const) assert.deepEqual(problemsOf(table, { operation }), [], operation);
@@ -455,11 +464,7 @@ for (const release of ['1.0.2', '1.1.1']) {
     it('finishes a pending rollback of a deltacommit first, and refuses by name the pending instants Hudi finishes itself', async () => {
       const path = copy(release);
       const mdt = join(path, '.hoodie/metadata/.hoodie/timeline');
-      const dataCommit = readdirSync(join(path, '.hoodie/timeline'))
-        .filter((name) => /^\d{17}_\d{17}\.commit$/.test(name))
-        .sort()
-        .at(-1)!;
-      const last = dataCommit.slice(0, 17);
+      const { file: dataCommit, time: last } = lastDataCommit(path);
       // A data rollback of `last` killed just after its metadata-table rollback plan.
       rmSync(join(path, '.hoodie/timeline', dataCommit));
       const logs = ['files', 'column_stats', 'partition_stats'].flatMap((dir) =>
