@@ -57,7 +57,7 @@ import {
 } from '../table/config.js';
 import { type BaseFile, baseFileName, type FileSystemView, joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
 import { createTable } from '../table/init.js';
-import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
+import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsForWrite } from '../table/key-generators.js';
 import {
   assertCdcWrite,
   assertLayoutSupports,
@@ -437,7 +437,7 @@ async function prepareRecords(
 ): Promise<PreparedRecords> {
   const props = options.properties ?? new Map<string, string>();
   const operation = options.operation;
-  const keygenOptions = keyGeneratorOptionsFromTable(tableConfig);
+  const keygenOptions = keyGeneratorOptionsForWrite(tableConfig, props);
   const plan = declarativeKeyPlan(keygenOptions);
   const keyFix = 'every record needs a value for the record key field(s)';
   const problems: RecordProblem[] = [];
