@@ -25,7 +25,7 @@ import {
   type TableConfig,
   tableConfigFromProperties,
 } from '../table/config.js';
-import { createKeyGenerator, type KeyGenerator, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
+import { createKeyGenerator, type KeyGenerator, keyGeneratorOptionsForWrite } from '../table/key-generators.js';
 import { assertCdcWrite, assertLayoutSupports, cdcLoggingMode, detectTableLayout } from '../table/layouts.js';
 import { type WriteResult, writeBatch } from '../writer/write-client.js';
 import { parseWriteOperation } from '../writer/write-config.js';
@@ -212,5 +212,5 @@ export async function keyGeneratorFor(table: Storage, props: ReadonlyMap<string,
     const location = 'TABLE_PROPERTIES';
     config = tableConfigFromProperties(newTableProperties(newTableOptionsFromWriteProperties(props, location)), location);
   }
-  return createKeyGenerator(keyGeneratorOptionsFromTable(config));
+  return createKeyGenerator(keyGeneratorOptionsForWrite(config, props));
 }

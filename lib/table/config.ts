@@ -318,7 +318,9 @@ export function tableConfigFromProperties(properties: ReadonlyMap<string, string
       { location, fix: 'restore hoodie.properties from hoodie.properties.backup or a copy' },
     );
   }
-  const partitionFields = get(K.partitionFields);
+  // Hudi 1.x stores a CustomKeyGenerator's partition fields with their types (`region:SIMPLE`); the fields are the
+  // names (HoodieTableConfig.getPartitionFields), the types stay in `properties` for the key generator.
+  const partitionFields = get(K.partitionFields).map((field) => field.split(':')[0]!);
   const recordKeyFields = get(K.recordKeyFields);
   const keyGeneratorClass =
     get(K.keyGeneratorClass) ??

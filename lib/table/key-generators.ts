@@ -1,6 +1,6 @@
 /**
  * Key generators: a record's key and partition path, as Hudi's Simple / Complex / Nonpartitioned /
- * TimestampBased key generators compute them.
+ * TimestampBased / Custom key generators compute them.
  */
 import { HudiError } from '../errors.js';
 import { KEY_GENERATORS, type TableConfig } from './config.js';
@@ -42,6 +42,18 @@ export function keyGeneratorOptionsFromTable(config: TableConfig): KeyGeneratorO
     urlEncodePartitioning: config.urlEncodePartitioning,
     properties: config.properties,
   };
+}
+
+/**
+ * The table's options with the write's hoodie.keygen.* keys where the table stores none: Hudi 1.x keeps no
+ * timestamp keys for a CustomKeyGenerator, so each write passes them, as Spark's writes do.
+ */
+export function keyGeneratorOptionsForWrite(config: TableConfig, writeProperties: ReadonlyMap<string, string>): KeyGeneratorOptions {
+  const properties = new Map(config.properties);
+  for (const [key, value] of writeProperties) {
+    if ((key.startsWith('hoodie.keygen.') || key.startsWith('hoodie.deltastreamer.keygen.')) && !properties.has(key)) properties.set(key, value);
+  }
+  return { ...keyGeneratorOptionsFromTable(config), properties };
 }
 
 /** Nested fields are addressed as `a.b.c`, as in Hudi. */
@@ -157,8 +169,9 @@ export function createKeyGenerator(options: KeyGeneratorOptions): KeyGenerator {
   if (recordKeyFields.length === 0) {
     throw new HudiError('no record key field is configured', { fix: 'set hoodie.datasource.write.recordkey.field' });
   }
-  // Complex keys are `field:value` pairs; Simple/Timestamp keys with one field are the bare value.
-  const complexRecordKey = shortName === 'ComplexKeyGenerator' || shortName === 'CustomKeyGenerator' || recordKeyFields.length > 1;
+  // Complex keys are `field:value` pairs; Simple/Timestamp/Custom keys with one field are the bare value
+  // (CustomAvroKeyGenerator keys by SimpleAvroKeyGenerator when there is one record key field).
+  const complexRecordKey = shortName === 'ComplexKeyGenerator' || recordKeyFields.length > 1;
   const recordKey = (record: Readonly<Record<string, unknown>>): string => {
     if (!complexRecordKey) return requireKeyValue(fieldValue(record, recordKeyFields[0]!), recordKeyFields[0]!);
     let allNull = true;
@@ -204,11 +217,66 @@ export function createKeyGenerator(options: KeyGeneratorOptions): KeyGenerator {
         partitionPath: (record) => partitionFields.map((field) => partitionSegment(field, timestampPath(fieldValue(record, field), field), options)).join('/'),
       };
     }
+    case 'CustomKeyGenerator': {
+      const specs = customPartitionSpecs(options);
+      const timestampPath = timestampPartitioner(options.properties);
+      return {
+        recordKeyFields,
+        partitionFields: specs.map((spec) => spec.field),
+        recordKey,
+        partitionPath: (record) =>
+          specs
+            .map(({ field, type }) => {
+              const value = fieldValue(record, field);
+              const raw = type === 'TIMESTAMP' ? timestampPath(value, field) : value === undefined || value === null ? undefined : valueToString(value);
+              return partitionSegment(field, raw, options);
+            })
+            .join('/'),
+      };
+    }
     default:
       throw new HudiError(`key generator ${options.keyGeneratorClass} is not supported`, {
         fix: `use one of ${Object.values(KEY_GENERATORS).join(', ')}`,
       });
   }
+}
+
+// ---- CustomKeyGenerator ----
+
+const CUSTOM_PARTITION_FIELDS_KEYS = ['hoodie.table.partition.fields', 'hoodie.datasource.write.partitionpath.field'];
+
+/**
+ * A CustomKeyGenerator's `field:SIMPLE` / `field:TIMESTAMP` partition fields, as the table stores them (Hudi 1.x
+ * keeps the types in hoodie.table.partition.fields); a field without its type cannot be keyed as Hudi keys it.
+ */
+function customPartitionSpecs(options: KeyGeneratorOptions): { field: string; type: 'SIMPLE' | 'TIMESTAMP' }[] {
+  const stored = CUSTOM_PARTITION_FIELDS_KEYS.map((key) => options.properties.get(key)).find((value) => value !== undefined) ?? '';
+  const fields = stored
+    .split(',')
+    .map((field) => field.trim())
+    .filter((field) => field !== '');
+  const specs = fields.map((entry): { field: string; type: 'SIMPLE' | 'TIMESTAMP' } => {
+    const [field, type, ...rest] = entry.split(':');
+    const upper = type?.trim().toUpperCase();
+    if (field === undefined || field === '' || rest.length > 0 || (upper !== 'SIMPLE' && upper !== 'TIMESTAMP')) {
+      throw new HudiError(
+        `CustomKeyGenerator partition field "${entry}" has no SIMPLE or TIMESTAMP type, so its partition path cannot be computed as Hudi does`,
+        {
+          fix: 'write this table with Hudi, or give hoodie.table.partition.fields as field:SIMPLE / field:TIMESTAMP (Hudi 1.x stores them so)',
+        },
+      );
+    }
+    return { field: field.trim(), type: upper };
+  });
+  const timestampFields = specs.filter((spec) => spec.type === 'TIMESTAMP').map((spec) => spec.field);
+  const typed = ['hoodie.keygen.timebased.timestamp.type', 'hoodie.deltastreamer.keygen.timebased.timestamp.type'].some((key) => options.properties.has(key));
+  if (timestampFields.length > 0 && !typed) {
+    throw new HudiError(
+      `CustomKeyGenerator partition field(s) ${timestampFields.join(', ')} are TIMESTAMP, and neither the table nor the write gives hoodie.keygen.timebased.timestamp.type`,
+      { fix: "pass the hoodie.keygen.timebased.* keys the table's Spark writes pass (timestamp.type, input/output date formats, time zone)" },
+    );
+  }
+  return specs;
 }
 
 // ---- TimestampBasedKeyGenerator ----

@@ -65,7 +65,7 @@ import {
 } from '../table/consistent-hashing.js';
 import { type BaseFile, baseFileName, type FileSystemView, joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
 import { createTable } from '../table/init.js';
-import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsFromTable } from '../table/key-generators.js';
+import { createKeyGenerator, declarativeKeyPlan, keyGeneratorOptionsForWrite } from '../table/key-generators.js';
 import {
   assertCdcWrite,
   assertLayoutSupports,
@@ -499,7 +499,7 @@ async function prepareRecords(
 ): Promise<PreparedRecords> {
   const props = options.properties ?? new Map<string, string>();
   const operation = options.operation;
-  const keygenOptions = keyGeneratorOptionsFromTable(tableConfig);
+  const keygenOptions = keyGeneratorOptionsForWrite(tableConfig, props);
   const plan = declarativeKeyPlan(keygenOptions);
   const keyFix = 'every record needs a value for the record key field(s)';
   const problems: RecordProblem[] = [];

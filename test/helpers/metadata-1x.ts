@@ -79,7 +79,9 @@ export function comparableMetadataRow(row: unknown): unknown {
   if (typeof row === 'string' && row.trim() !== '' && Number.isFinite(Number(row))) return comparableMetadataRow(Number(row));
   if (typeof row === 'number') {
     if (row === 0) return 0;
-    return Number.isInteger(row) ? row : Number(Math.fround(row).toPrecision(7));
+    // Infinities and NaN as the harness gives them (JSON has no such numbers); beyond safe integers, float precision.
+    if (!Number.isFinite(row)) return String(row);
+    return Number.isSafeInteger(row) ? row : Number(Math.fround(row).toPrecision(7));
   }
   return row;
 }

@@ -95,6 +95,12 @@ describe('table config', () => {
       );
     assert.equal(v8([['hoodie.table.keygenerator.type', 'TIMESTAMP']]).keyGeneratorClass, 'org.apache.hudi.keygen.TimestampBasedKeyGenerator');
     assert.equal(v8([['hoodie.table.keygenerator.type', 'CUSTOM']]).keyGeneratorClass, 'org.apache.hudi.keygen.CustomKeyGenerator');
+    const custom = v8([
+      ['hoodie.table.keygenerator.type', 'CUSTOM'],
+      ['hoodie.table.partition.fields', 'region:SIMPLE,event:TIMESTAMP'],
+    ]);
+    assert.deepEqual(custom.partitionFields, ['region', 'event'], "the fields' names, as Hudi's getPartitionFields gives them");
+    assert.equal(custom.properties.get('hoodie.table.partition.fields'), 'region:SIMPLE,event:TIMESTAMP', 'the types stay for the key generator');
     assert.equal(
       v8([
         ['hoodie.table.keygenerator.type', 'TIMESTAMP'],

@@ -3,6 +3,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { HudiError } from '../../lib/errors.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import {
@@ -116,6 +117,37 @@ describe('key generator rules', () => {
     assert.throws(
       () => partitionValuesFromPath('a/b/c', { ...base, partitionFields: ['x', 'y'] }),
       /partition path "a\/b\/c" has 3 segments for the 2 partition fields x, y/,
+    );
+  });
+
+  it('custom: each partition field by its stored type (SIMPLE, TIMESTAMP); one record key field is the bare value', () => {
+    const custom = (partitionFields: string, recordKeyFields: string[], hiveStylePartitioning = false) =>
+      createKeyGenerator({
+        ...base,
+        hiveStylePartitioning,
+        keyGeneratorClass: 'org.apache.hudi.keygen.CustomKeyGenerator',
+        recordKeyFields,
+        partitionFields: partitionFields.split(',').map((field) => field.split(':')[0]!),
+        properties: new Map([
+          ['hoodie.table.partition.fields', partitionFields],
+          ['hoodie.keygen.timebased.timestamp.type', 'DATE_STRING'],
+          ['hoodie.keygen.timebased.input.dateformat', 'yyyy-MM-dd HH:mm:ss'],
+          ['hoodie.keygen.timebased.output.dateformat', 'yyyyMMdd'],
+          ['hoodie.keygen.timebased.timezone', 'UTC'],
+        ]),
+      });
+    const record = { id: 7, kind: 'a', region: 'eu', event: '2024-01-02 23:59:59' };
+    const single = custom('region:SIMPLE,event:TIMESTAMP', ['id']);
+    assert.deepEqual(single.partitionFields, ['region', 'event']);
+    assert.equal(single.recordKey(record), '7');
+    assert.equal(single.partitionPath(record), 'eu/20240102');
+    assert.equal(single.partitionPath({ ...record, region: null }), '__HIVE_DEFAULT_PARTITION__/20240102');
+    const hive = custom('event:timestamp', ['id', 'kind'], true);
+    assert.equal(hive.recordKey(record), 'id:7,kind:a');
+    assert.equal(hive.partitionPath(record), 'event=20240102');
+    assert.throws(
+      () => custom('region,event', ['id']),
+      (error: unknown) => error instanceof HudiError && /"region" has no SIMPLE or TIMESTAMP type/.test(error.message),
     );
   });
 
