@@ -37,10 +37,10 @@ const MIN_POLL_MS = 10;
  * Node's longest timer (2^31-1 ms): a longer one fires at once, with a warning. Leases, waits and polls may be longer
  * (Java longs, another writer's lease from its record), so each pause is capped here and simply taken again.
  */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A pause for a timer: at least MIN_POLL_MS, at most MAX_TIMER_MS. */
-function timerDelay(ms: number): number {
+export function timerDelay(ms: number): number {
   return Math.min(MAX_TIMER_MS, Math.max(MIN_POLL_MS, Math.floor(ms)));
 }
 
