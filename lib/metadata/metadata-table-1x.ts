@@ -5,10 +5,9 @@
  * 1.x records (convert-1x.ts: files, column_stats, partition_stats), completed as `T_<completion>.deltacommit`
  * before the data commit completes.
  *
- * Clusterings (the replacecommit's deltacommit, as a write's), compactions (the new base files, as a write's) and
- * cleans (commitClean) get theirs too; rollbacks and second attempts roll the deltacommit back (rollback-1x.ts), and
- * each deltacommit of ours first rolls back a killed writer's pending ones (withoutFailedWrites).
- * Before a write's deltacommit a due clean, compaction and archival run (services-1x.ts, Hudi's
+ * Clusterings, compactions and cleans (commitClean) get theirs too; rollbacks and second attempts roll the
+ * deltacommit back (rollback-1x.ts), and each deltacommit of ours first rolls back a killed writer's pending ones
+ * (withoutFailedWrites). Before a write's deltacommit a due clean, compaction and archival run (services-1x.ts, Hudi's
  * performTableServices). The data table's archive reads the metadata table's latest compaction only.
  */
 import { HudiError, MetadataTableError } from '../errors.js';
