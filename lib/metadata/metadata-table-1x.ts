@@ -181,15 +181,23 @@ export class MetadataTable1x {
         location: storage.uriOf('.hoodie/.index_defs/index.json'),
       });
     }
-    const pendingCompactions =
-      config.type === 'MERGE_ON_READ' && partitions.includes('partition_stats')
-        ? (await loadTimeline(storage, timelineLayoutOf(config)))
-            .pending()
-            .filter((i) => i.action === 'compaction')
-            .map((i) => i.time)
-        : [];
     const layout = timelineLayout2(METADATA_1X_TIMELINE_FOLDER, 'UTC');
     const timeline = await loadTimeline(storage, layout);
+    const pendingDeltaTimes = new Set(
+      timeline
+        .pending()
+        .filter((i) => i.action === 'deltacommit')
+        .map((i) => i.time),
+    );
+    const readsPendingCompactions = config.type === 'MERGE_ON_READ' && partitions.includes('partition_stats');
+    // The data table's timeline, loaded once for what needs it.
+    const dataTimeline = readsPendingCompactions || pendingDeltaTimes.size > 0 ? await loadTimeline(storage, timelineLayoutOf(config)) : undefined;
+    const pendingCompactions = readsPendingCompactions
+      ? dataTimeline!
+          .pending()
+          .filter((i) => i.action === 'compaction')
+          .map((i) => i.time)
+      : [];
     const pendingRollbackTargets = new Map<string, { time: string; action: string }>();
     for (const rollback of timeline.pending().filter((i) => i.action === 'rollback')) {
       const path = instantPath({ ...rollback, state: 'REQUESTED' }, layout);
@@ -198,19 +206,7 @@ export class MetadataTable1x {
       const target = plan.instantToRollback;
       if (target !== null && target !== undefined) pendingRollbackTargets.set(rollback.time, { time: target.commitTime, action: target.action });
     }
-    const pendingDeltaTimes = new Set(
-      timeline
-        .pending()
-        .filter((i) => i.action === 'deltacommit')
-        .map((i) => i.time),
-    );
-    const completedData =
-      pendingDeltaTimes.size === 0
-        ? []
-        : (await loadTimeline(storage, timelineLayoutOf(config)))
-            .completed()
-            .map((i) => i.time)
-            .filter((time) => pendingDeltaTimes.has(time));
+    const completedData = (dataTimeline?.completed() ?? []).map((i) => i.time).filter((time) => pendingDeltaTimes.has(time));
     const table = new MetadataTable1x(storage, config, version, partitions, inflightPartitions, timeline, fileIds, sliceBases, metadataProperties, problems);
     table.pendingCompactions = pendingCompactions;
     table.pendingRollbackTargets = pendingRollbackTargets;
@@ -504,9 +500,7 @@ export class MetadataTable1x {
         },
       );
     }
-    const dataTimeline = await loadTimeline(this.storage, timelineLayoutOf(this.config));
-    const dataTimes = dataTimeline.allTimes();
-    const times = [...this.timeline.allTimes(), ...dataTimes];
+    const times = [...this.timeline.allTimes(), ...(await loadTimeline(this.storage, timelineLayoutOf(this.config))).allTimes()];
     for (const instant of failed) {
       const rollbackTime = newInstantTime(times, new Date(), this.config.timelineTimeZone);
       times.push(rollbackTime);
