@@ -19,11 +19,10 @@ import { columnStatsRecords1x, partitionStatsRecords1x } from './convert-1x.js';
 import { readStoredFooter } from './footers.js';
 import { latestSliceFileNames, MetadataTable1x, partitionStatsScope } from './metadata-table-1x.js';
 import { columnStatsIndexVersion1x, readMetadataTable1x } from './reader-1x.js';
-import { type ColumnStatsMetadata, compareStatsValues, type MetadataRecord, type WrappedValue } from './records.js';
+import { COLUMN_RANGE_FIELDS, type ColumnStatsMetadata, compareStatsValues, type MetadataRecord, type WrappedValue } from './records.js';
 import { type MetadataTableVersion1x, metadataVersionFacts, UNREAD_1X_PARTITIONS } from './schema-1x.js';
 
 const FOOTER_CONCURRENCY = 16;
-const RANGE_FIELDS = ['minValue', 'maxValue', 'nullCount', 'valueCount', 'totalSize', 'totalUncompressedSize'] as const;
 
 /** check.ts's IndexMismatch, for the two 1.x partitions compared here. */
 export interface IndexMismatch1x {
@@ -158,7 +157,7 @@ async function compareColumnStats(
     fromFooters.set(name, [...fromFile.values()]);
     for (const stats of held) {
       const file = fromFile.get(stats.columnName);
-      for (const field of RANGE_FIELDS) {
+      for (const field of COLUMN_RANGE_FIELDS) {
         if (shown(stats[field]) !== shown(file?.[field]))
           mismatches.push({ partition: 'column_stats', path, column: stats.columnName!, field, inMetadata: shown(stats[field]), inFile: shown(file?.[field]) });
       }

@@ -26,7 +26,15 @@ import { applyMetadataTableWriteConfig } from './disable.js';
 import { footerBloomFilterBytes, readStoredFooter } from './footers.js';
 import { METADATA_ENABLE } from './keys.js';
 import { MetadataTable, type MetadataTableReader } from './metadata-table.js';
-import { type BloomFilterMetadata, bloomFilterRecord, type ColumnStatsMetadata, columnStatsRecord, deletedColumnRange, recordIndexFileId } from './records.js';
+import {
+  type BloomFilterMetadata,
+  bloomFilterRecord,
+  COLUMN_RANGE_FIELDS,
+  type ColumnStatsMetadata,
+  columnStatsRecord,
+  deletedColumnRange,
+  recordIndexFileId,
+} from './records.js';
 import { METADATA_0X_TIMELINE_LAYOUT } from './timeline.js';
 
 /** A log file of a superseded slice holding blocks written after the slice that replaced it began. */
@@ -91,7 +99,6 @@ export interface IndexMismatch {
 
 /** Footers read at once while comparing the indexes (each a ranged read or two on S3). */
 const FOOTER_CONCURRENCY = 16;
-const RANGE_FIELDS = ['minValue', 'maxValue', 'nullCount', 'valueCount', 'totalSize', 'totalUncompressedSize'] as const;
 
 /** Check the metadata table of the table at `storage`; undefined when the table has none. Reads only. */
 export async function checkMetadataTable(storage: Storage): Promise<MetadataCheckReport | undefined> {
@@ -210,7 +217,7 @@ async function compareIndexes(storage: Storage, table: MetadataTable, reader: Me
       );
       for (const [, record] of held) {
         const expected = fromFile.get(record.columnName);
-        for (const field of RANGE_FIELDS) {
+        for (const field of COLUMN_RANGE_FIELDS) {
           if (comparable(record[field]) !== comparable(expected?.[field]))
             mismatches.push({
               partition: 'column_stats',

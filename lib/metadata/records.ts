@@ -54,6 +54,9 @@ export interface FileInfo {
  */
 export type { WrappedValue } from '../log-format/value-wrappers.js';
 
+/** The fields of a column range the metadata checks compare with a file's footer (check.ts, check-1x.ts). */
+export const COLUMN_RANGE_FIELDS = ['minValue', 'maxValue', 'nullCount', 'valueCount', 'totalSize', 'totalUncompressedSize'] as const;
+
 export interface ColumnStatsMetadata {
   readonly fileName: string | null;
   readonly columnName: string | null;
