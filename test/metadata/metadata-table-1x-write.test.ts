@@ -55,6 +55,14 @@ function lastDataCommit(path: string): { file: string; time: string } {
   return { file, time: file.slice(0, 17) };
 }
 
+/** An upsert's commit metadata that changes no file, with a one-column schema. */
+const noChangeUpsert = (): CommitMetadata => ({
+  partitionToWriteStats: {},
+  compacted: false,
+  extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
+  operationType: 'UPSERT',
+});
+
 const problemsOf = (table: MetadataTable1x, options: Parameters<MetadataTable1x['problems']>[0]) => table.problems(options).map((p) => p.problem);
 
 for (const release of ['1.0.2', '1.1.1']) {
@@ -138,16 +146,7 @@ for (const release of ['1.0.2', '1.1.1']) {
       );
       // Nothing is due any more, and a deltacommit after it is read on top of the new slices.
       assert.deepEqual(problemsOf(await open(path), { operation: 'write', properties }), []);
-      const result = await (await open(path)).commit(
-        '29991206120000000',
-        {
-          partitionToWriteStats: {},
-          compacted: false,
-          extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
-          operationType: 'UPSERT',
-        },
-        { properties },
-      );
+      const result = await (await open(path)).commit('29991206120000000', noChangeUpsert(), { properties });
       assert.equal(
         (await readMetadataTable1x(storage, { ...instants, completedDataInstants: new Set([...instants.completedDataInstants, result.instantTime]) }))
           .queryInstant,
@@ -167,12 +166,7 @@ for (const release of ['1.0.2', '1.1.1']) {
       const data = await HudiTable.open(storage);
       const instants = { completedDataInstants: new Set(data.timeline.completed().map((i) => i.time)), pendingDataInstants: new Set<string>() };
       const expected = await readMetadataTable1x(storage, instants);
-      const metadata: CommitMetadata = {
-        partitionToWriteStats: {},
-        compacted: false,
-        extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
-        operationType: 'UPSERT',
-      };
+      const metadata = noChangeUpsert();
       const cleans: string[] = [];
       for (let i = 0; i < 30; i += 1) {
         const table = await open(path);
@@ -331,12 +325,7 @@ for (const release of ['1.0.2', '1.1.1']) {
       const storage = new LocalStorage(path);
       const table = await open(path);
       const instant = '20261206120000000';
-      const metadata: CommitMetadata = {
-        partitionToWriteStats: {},
-        compacted: false,
-        extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
-        operationType: 'UPSERT',
-      };
+      const metadata = noChangeUpsert();
       const result = await table.commit(instant, metadata);
       const timeline = readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline'));
       assert.ok(timeline.includes(`${instant}.deltacommit.requested`) && timeline.includes(`${instant}.deltacommit.inflight`));
@@ -417,12 +406,7 @@ for (const release of ['1.0.2', '1.1.1']) {
       for (const operation of ['write', 'cluster', 'compact', 'clean'] as const) assert.deepEqual(problemsOf(table, { operation }), [], operation);
 
       const instant = '20261206120000000';
-      const metadata: CommitMetadata = {
-        partitionToWriteStats: {},
-        compacted: false,
-        extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
-        operationType: 'UPSERT',
-      };
+      const metadata = noChangeUpsert();
       // A fresh metadata-table heartbeat (Hudi 1.1's streaming metadata writes beat): a writer that may be running.
       const beat = join(path, '.hoodie/metadata/.hoodie/.heartbeat', last);
       mkdirSync(join(beat, '..'), { recursive: true });
@@ -486,12 +470,7 @@ for (const release of ['1.0.2', '1.1.1']) {
         });
       writeFileSync(join(mdt, '20261206110000000.rollback.requested'), plan(last, 'deltacommit'));
       assert.deepEqual(problemsOf(await open(path), { operation: 'write' }), []);
-      const metadata: CommitMetadata = {
-        partitionToWriteStats: {},
-        compacted: false,
-        extraMetadata: { schema: JSON.stringify({ type: 'record', name: 'r', fields: [{ name: 'id', type: 'long' }] }) },
-        operationType: 'UPSERT',
-      };
+      const metadata = noChangeUpsert();
       await (await open(path)).commit('20261206120000000', metadata);
       const timeline = readdirSync(mdt);
       assert.ok(
