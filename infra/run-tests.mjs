@@ -15,8 +15,9 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isSlotServer, slotServerPid } from './harness-servers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = process.env.TEST_CONCURRENCY || '2';
@@ -49,29 +50,27 @@ function sleep(ms) {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** @param {number} pid */
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Stop the Hudi harness servers the phase's files started (test/helpers/hudi.ts: `<key>-<slot>.pid` under the dir):
  * SIGTERM lets each stop Spark; a server still there after the grace period is killed with its JVM (its group).
  * @param {string} dir
  */
 function stopHarnessServers(dir) {
-  const pids = readdirSync(dir)
+  const servers = readdirSync(dir)
     .filter((name) => name.endsWith('.pid'))
-    .map((name) => Number(readFileSync(join(dir, name), 'utf8')))
-    .filter((pid) => pid > 0 && alive(pid));
-  for (const pid of pids) process.kill(pid, 'SIGTERM');
-  for (let waited = 0; waited < 20_000 && pids.some(alive); waited += 250) sleep(250);
-  for (const pid of pids.filter(alive)) {
+    .map((name) => join(dir, name.slice(0, -'.pid'.length)))
+    .map((base) => ({ base, pid: slotServerPid(base) }))
+    .filter(({ pid }) => pid > 0);
+  const running = () => servers.filter(({ base, pid }) => isSlotServer(base, pid));
+  for (const { pid } of servers) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  for (let waited = 0; waited < 20_000 && running().length > 0; waited += 250) sleep(250);
+  for (const { pid } of running()) {
     try {
       process.kill(-pid, 'SIGKILL');
     } catch {
@@ -119,7 +118,7 @@ function runPhase(name, files, { minio = false, concurrency = CONCURRENCY, saveW
     }
     printTimings(harnessDir, timingsFile);
     if (saveWeights && process.env.SAVE_INTEROP_WEIGHTS === '1') saveInteropWeights(timingsFile);
-    return { name, files: files.length, seconds, ok: result.status === 0 };
+    return { name, files: files.length, seconds, ok: result.status === 0, failures: failuresOf(timingsFile) };
   } finally {
     stopHarnessServers(harnessDir);
   }
@@ -150,7 +149,7 @@ function heaviestFirst(files) {
 /** @param {string} timingsFile */
 function saveInteropWeights(timingsFile) {
   /** @type {{ file: string, summedMs: number }[]} */
-  const files = JSON.parse(readFileSync(timingsFile, 'utf8'));
+  const { files } = JSON.parse(readFileSync(timingsFile, 'utf8'));
   const weights = Object.fromEntries(
     files.map((entry) => [relative(ROOT, entry.file), Math.round(entry.summedMs / 1000)]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
   );
@@ -172,6 +171,22 @@ function childCpuSeconds() {
   }
 }
 
+/**
+ * The phase's failed tests and hooks with their errors (the timings reporter's file), leaving out suites that failed
+ * only because a test in them did and tests cancelled with their suite.
+ * @param {string} timingsFile
+ * @returns {{ file: string, name: string, error: string }[]}
+ */
+function failuresOf(timingsFile) {
+  try {
+    /** @type {{ failures: { file: string, name: string, error: string }[] }} */
+    const { failures } = JSON.parse(readFileSync(timingsFile, 'utf8'));
+    return failures.filter((failure) => !/^\[(subtestsFailed|cancelledByParent)\]/.test(failure.error));
+  } catch {
+    return [];
+  }
+}
+
 /** @param {number} ms */
 const secondsOf = (ms) => `${(ms / 1000).toFixed(0)} s`.padStart(7);
 
@@ -186,7 +201,7 @@ function printTimings(harnessDir, timingsFile) {
   /** @type {{ file: string, tests: number, summedMs: number }[]} */
   let files = [];
   try {
-    files = JSON.parse(readFileSync(timingsFile, 'utf8'));
+    ({ files } = JSON.parse(readFileSync(timingsFile, 'utf8')));
   } catch {
     return;
   }
@@ -298,14 +313,14 @@ function quickPhase(asked) {
   );
   if (files.some((file) => file.startsWith('test/serverless/'))) {
     const built = spawnSync(process.execPath, [join(ROOT, 'infra', 'sam-build.mjs'), '--if-stale'], { cwd: ROOT, stdio: 'inherit' });
-    if (built.status !== 0) return [{ name: 'sam build', files: 0, seconds: 0, ok: false }];
+    if (built.status !== 0) return [{ name: 'sam build', files: 0, seconds: 0, ok: false, failures: [] }];
   }
   return [runPhase('quick: our tests of the rooms changed', files)];
 }
 
 const minioOnly = process.argv[2] === '--minio';
 const quick = process.argv[2] === '--quick';
-const given = process.argv.slice(minioOnly || quick ? 3 : 2).map((file) => relative(ROOT, join(process.cwd(), file)));
+const given = process.argv.slice(minioOnly || quick ? 3 : 2).map((file) => relative(ROOT, resolve(file)));
 const phases = quick
   ? quickPhase(process.argv.slice(3))
   : minioOnly
@@ -321,5 +336,13 @@ const phases = quick
 process.stderr.write('\nrun-tests: summary\n');
 for (const phase of phases) {
   process.stderr.write(`  ${phase.ok ? 'passed' : 'FAILED'}  ${phase.name}: ${phase.files} files in ${phase.seconds.toFixed(0)} s\n`);
+}
+// Last, so a run's tail names what failed and why.
+const failures = phases.flatMap((phase) => phase.failures.map((failure) => ({ phase: phase.name, ...failure })));
+if (failures.length > 0) {
+  process.stderr.write(`\nrun-tests: ${failures.length} failure(s)\n`);
+  for (const failure of failures.slice(0, 12)) {
+    process.stderr.write(`  ${relative(ROOT, failure.file)} › ${failure.name}\n${failure.error.replace(/^/gm, '      ')}\n`);
+  }
 }
 process.exitCode = phases.every((phase) => phase.ok) ? 0 : 1;

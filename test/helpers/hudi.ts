@@ -15,6 +15,7 @@ import { createConnection, type Socket } from 'node:net';
 import { totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { isSlotServer, slotServerPid } from '../../infra/harness-servers.mjs';
 import { INSTALL_COMMAND, toolchainPaths } from '../../infra/hudi-toolchain.mjs';
 import type { Row } from '../../lib/engine/row-format.js';
 import { REPO_ROOT, tempDir } from './paths.js';
@@ -280,11 +281,11 @@ function startError(answer: Answer, logFile: string): Error {
   return new Error(`the Hudi harness could not start Spark: ${answer.error?.message}\n${answer.error?.detail ?? ''}\nlog ${logFile}:\n${tailOf(logFile)}`);
 }
 
-/** Spawn the harness server; its output goes to logFile. */
-function spawnServer(python: string, config: Record<string, unknown>, logFile: string, detached: boolean): ChildProcess {
+/** Spawn the harness server; its output goes to logFile. A shared server gets its slot as its argument (its name). */
+function spawnServer(python: string, config: Record<string, unknown>, logFile: string, detached: boolean, slot?: string): ChildProcess {
   const log = openSync(logFile, 'a');
   try {
-    return spawn(python, [HARNESS], {
+    return spawn(python, [HARNESS, ...(slot === undefined ? [] : [slot])], {
       cwd: config['workDir'] as string,
       env: { ...process.env, HUDI_HARNESS_CONFIG: JSON.stringify(config), PYSPARK_PYTHON: python, SPARK_LOCAL_IP: '127.0.0.1' },
       stdio: ['ignore', log, log],
@@ -360,7 +361,7 @@ async function connectShared(
   dir: string,
   python: string,
   config: Record<string, unknown>,
-): Promise<{ connection: Connection; logFile: string; release: () => void }> {
+): Promise<{ connection: Connection; logFile: string; release: () => void; state: () => string }> {
   const key = createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
   for (;;) {
     for (let slot = 0; slot < 64; slot++) {
@@ -376,7 +377,9 @@ async function connectShared(
         rmSync(`${base}.claim`, { recursive: true, force: true });
       };
       try {
-        return { connection: await slotServer(base, python, config), logFile: `${base}.log`, release };
+        const connection = await slotServer(base, python, config);
+        const pid = slotServerPid(base);
+        return { connection, logFile: `${base}.log`, release, state: () => serverState(dir, base, pid) };
       } catch (error) {
         release();
         throw error;
@@ -384,6 +387,15 @@ async function connectShared(
     }
     await sleep(250);
   }
+}
+
+/**
+ * What became of a shared server whose connection closed: whether its process lives, and whether another file
+ * stopped it to make room (which must never happen while a client holds its slot).
+ */
+function serverState(dir: string, base: string, pid: number): string {
+  const stopped = readFileSync(join(dir, 'stopped-for-room.log'), { encoding: 'utf8', flag: 'a+' }).split('\n').includes(base);
+  return `server ${base} (pid ${pid}) ${isSlotServer(base, pid) ? 'still runs' : 'has exited'}${stopped ? ', and was once stopped to make room' : ''}`;
 }
 
 /**
@@ -395,17 +407,14 @@ async function makeRoomForServer(dir: string): Promise<void> {
   const running = readdirSync(dir)
     .filter((name) => name.endsWith('.pid'))
     .map((name) => join(dir, name.slice(0, -'.pid'.length)))
-    .filter((base) => {
-      const pid = readPid(`${base}.pid`);
-      return pid > 0 && processAlive(pid);
-    });
+    .filter((base) => slotServerPid(base) > 0);
   const lastUsed = (base: string) => statSync(`${base}.used`, { throwIfNoEntry: false })?.mtimeMs ?? 0;
   let excess = running.length + 1 - maxServers();
   for (const base of running.sort((a, b) => lastUsed(a) - lastUsed(b))) {
     if (excess <= 0) return;
     if (!claimSlot(`${base}.claim`)) continue;
     try {
-      await stopServer(readPid(`${base}.pid`));
+      await stopServer(base);
       rmSync(`${base}.pid`, { force: true });
       appendFileSync(join(dir, 'stopped-for-room.log'), `${base}\n`);
       excess--;
@@ -415,16 +424,20 @@ async function makeRoomForServer(dir: string): Promise<void> {
   }
 }
 
-/** Stop a shared server: SIGTERM lets it stop Spark and log its CPU; its process group is killed if it lingers. */
-async function stopServer(pid: number): Promise<void> {
-  if (pid <= 0) return;
+/**
+ * Stop a slot's shared server, if one runs there: SIGTERM lets it stop Spark and log its CPU; its process group is
+ * killed if it lingers.
+ */
+async function stopServer(base: string): Promise<void> {
+  const pid = slotServerPid(base);
+  if (pid === 0) return;
   try {
     process.kill(pid, 'SIGTERM');
   } catch {
     return;
   }
-  for (let waited = 0; waited < 30_000 && processAlive(pid); waited += 250) await sleep(250);
-  if (!processAlive(pid)) return;
+  for (let waited = 0; waited < 30_000 && isSlotServer(base, pid); waited += 250) await sleep(250);
+  if (!isSlotServer(base, pid)) return;
   try {
     process.kill(-pid, 'SIGKILL');
   } catch {
@@ -441,7 +454,7 @@ async function slotServer(base: string, python: string, config: Record<string, u
     if (connection !== undefined) return connection;
     if (Date.now() > deadline) throw new Error(`no Hudi harness came up at ${socketPath}; log ${logFile}:\n${tailOf(logFile)}`);
     const pid = readPid(pidFile);
-    if (pid === 0 || !processAlive(pid)) {
+    if (!isSlotServer(base, pid)) {
       // None running (or one that went idle, or could not start Spark: its error is the answer).
       if (pid !== 0 && existsSync(errorFile)) {
         const answer = JSON.parse(readFileSync(errorFile, 'utf8')) as Answer;
@@ -453,7 +466,7 @@ async function slotServer(base: string, python: string, config: Record<string, u
       await makeRoomForServer(dirname(base));
       const workDir = mkdtempSync(`${base}-`);
       mkdirSync(join(workDir, 'spark-local'), { recursive: true });
-      const child = spawnServer(python, { ...config, workDir, socket: socketPath, idleSeconds: SHARED_IDLE_SECONDS, errorFile }, logFile, true);
+      const child = spawnServer(python, { ...config, workDir, socket: socketPath, idleSeconds: SHARED_IDLE_SECONDS, errorFile }, logFile, true, base);
       writeFileSync(pidFile, String(child.pid));
       child.unref();
     }
@@ -485,9 +498,10 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
   let connection: Connection;
   let logFile: string;
   let release = (): void => undefined;
+  let state = (): string => 'a server of this file';
   let own: ChildProcess | undefined;
   if (sharedDir !== undefined && sharedDir !== '') {
-    ({ connection, logFile, release } = await connectShared(sharedDir, toolchain.python, config));
+    ({ connection, logFile, release, state } = await connectShared(sharedDir, toolchain.python, config));
   } else {
     const workDir = tempDir('hudi-harness-');
     mkdirSync(join(workDir, 'spark-local'), { recursive: true });
@@ -519,7 +533,7 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
   });
   socket.on('error', () => undefined);
   socket.once('close', () => {
-    exited = new Error(`the Hudi harness closed the connection (it exited?); its log ${logFile} ends:\n${tailOf(logFile)}`);
+    exited = new Error(`the Hudi harness closed the connection: ${state()}; its log ${logFile} ends:\n${tailOf(logFile)}`);
     for (const pending of waiting.values()) pending.reject(exited);
     waiting.clear();
   });
