@@ -14,6 +14,7 @@ import { archivalConfigFromProperties } from '../../lib/archival/config.js';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { LocalStorage } from '../../lib/storage/local.js';
+import type { Storage } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { historyFolder, readTimelineHistory } from '../../lib/timeline/history/index.js';
 import type { HudiHarness, JavaExpression } from './hudi.js';
@@ -131,9 +132,9 @@ export async function ourArchive(path: string, props: Record<string, string>, st
   });
 }
 
-/** Our reading of a table's history: its files, and each instant's times, action and both byte columns, as base64. */
-export async function ourHistory(table: string) {
-  const history = await readTimelineHistory(new LocalStorage(table), historyFolder());
+/** Our reading of a table's history (on local disk unless `storage` is given): its files, and each instant's times, action and both byte columns, as base64. */
+export async function ourHistory(table: string, storage: Storage = new LocalStorage(table)) {
+  const history = await readTimelineHistory(storage, historyFolder());
   return {
     files: history.manifest.files.map((file) => file.fileName),
     instants: history.instants.map((instant) => ({
