@@ -32,6 +32,7 @@ export interface CleanConfig {
 export const CLEAN_KEYS = {
   policy: defineKey({
     key: 'hoodie.cleaner.policy',
+    renamedIn: ['hoodie.clean.policy'],
     default: 'KEEP_LATEST_COMMITS' as CleaningPolicy,
     parser: oneOf(CLEANING_POLICIES),
     description: 'KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS',
@@ -40,6 +41,7 @@ export const CLEAN_KEYS = {
   // on the empty Option; refused here by the key's range instead.
   commitsRetained: defineKey({
     key: 'hoodie.cleaner.commits.retained',
+    renamedIn: ['hoodie.clean.commits.retained'],
     default: 10,
     parser: javaInt(1),
     description:
@@ -47,18 +49,26 @@ export const CLEAN_KEYS = {
   }),
   fileVersionsRetained: defineKey({
     key: 'hoodie.cleaner.fileversions.retained',
+    renamedIn: ['hoodie.clean.fileversions.retained'],
     default: 3,
     parser: javaInt(1),
     description: 'KEEP_LATEST_FILE_VERSIONS: file slices kept in each file group',
   }),
   hoursRetained: defineKey({
     key: 'hoodie.cleaner.hours.retained',
+    renamedIn: ['hoodie.clean.hours.retained'],
     default: 24,
     parser: javaInt(0),
     description: 'KEEP_LATEST_BY_HOURS: commits of the last N hours stay readable',
   }),
   automatic: defineKey({ key: 'hoodie.clean.automatic', default: true, parser: bool, description: 'clean after each commit' }),
-  async: defineKey({ key: 'hoodie.clean.async', default: false, parser: bool, description: 'with automatic: clean alongside the writes' }),
+  async: defineKey({
+    key: 'hoodie.clean.async',
+    renamedIn: ['hoodie.clean.async.enabled'],
+    default: false,
+    parser: bool,
+    description: 'with automatic: clean alongside the writes',
+  }),
   triggerStrategy: defineKey({
     key: 'hoodie.clean.trigger.strategy',
     default: 'NUM_COMMITS' as const,
@@ -73,12 +83,14 @@ export const CLEAN_KEYS = {
   }),
   incrementalMode: defineKey({
     key: 'hoodie.cleaner.incremental.mode',
+    renamedIn: ['hoodie.clean.incremental.enabled'],
     default: true,
     parser: bool,
     description: 'plan from the partitions written since the last clean instead of listing every partition',
   }),
   parallelism: defineKey({
     key: 'hoodie.cleaner.parallelism',
+    renamedIn: ['hoodie.clean.parallelism'],
     default: 200,
     parser: javaInt(1),
     description: 'storage requests in flight at once while planning (listings) and cleaning (delete batches of up to 1,000 files)',

@@ -42,6 +42,12 @@ export interface ConfigKey<T> {
   readonly description: string;
   /** Older names Hudi still reads (ConfigProperty.withAlternatives), looked at when `key` is unset. */
   readonly alternatives: readonly string[];
+  /**
+   * Other names of this setting in some Hudi release but not in another (1.x renamed `hoodie.cleaner.*` to
+   * `hoodie.clean.*`): either is read, and both set to different values is refused, since the releases would
+   * disagree on which one counts.
+   */
+  readonly renamedIn: readonly string[];
   /** The environment variable that may set this key, where a settings module reads the environment. */
   readonly envVar: string;
   /** Accepted, but Hudi deprecated it and it changes nothing. */
@@ -56,6 +62,7 @@ export interface KeyOptions<T> {
   readonly parser: Parser<T>;
   readonly defaultText?: string;
   readonly alternatives?: readonly string[];
+  readonly renamedIn?: readonly string[];
   readonly envVar?: string;
   readonly deprecated?: boolean;
 }
@@ -98,6 +105,7 @@ export function defineKey<T>(options: KeyOptions<T>): ConfigKey<T> {
     defaultText: options.defaultText ?? (options.default === undefined ? '' : String(options.default)),
     description: options.description,
     alternatives: Object.freeze([...(options.alternatives ?? [])]),
+    renamedIn: Object.freeze([...(options.renamedIn ?? [])]),
     envVar: options.envVar ?? envVarForKey(options.key),
     deprecated: options.deprecated ?? false,
     parser: options.parser,
@@ -106,10 +114,27 @@ export function defineKey<T>(options: KeyOptions<T>): ConfigKey<T> {
   return key;
 }
 
-/** The text set for `key` in `props` (the key itself, else its first alternative set), trimmed; undefined when blank. */
+/**
+ * The text set for `key` in `props` (the key itself, else its first alternative or other release's name set),
+ * trimmed; undefined when blank. A key set under its other releases' names to different values is refused.
+ */
 export function rawValue(props: ReadonlyMap<string, string>, key: ConfigKey<unknown>): { readonly givenKey: string; readonly text: string } | undefined {
   noteKeyRead(key);
-  for (const name of [key.key, ...key.alternatives]) {
+  const renamed = [key.key, ...key.renamedIn].flatMap((name) => {
+    const text = props.get(name)?.trim();
+    return text === undefined || text === '' ? [] : [{ name, text }];
+  });
+  if (new Set(renamed.map(({ text }) => text)).size > 1) {
+    throw new ConfigValueError(
+      renamed.map(({ name }) => name).join(' and '),
+      renamed.map(({ text }) => text).join(' and '),
+      'set the same setting to different values',
+      {
+        fix: `set one of them: Hudi 0.15 reads only ${key.key}, Hudi 1.x reads ${key.renamedIn.join(', ')} before it`,
+      },
+    );
+  }
+  for (const name of [key.key, ...key.alternatives, ...key.renamedIn]) {
     const text = props.get(name)?.trim();
     if (text !== undefined && text !== '') return { givenKey: name, text };
   }

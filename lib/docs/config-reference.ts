@@ -38,8 +38,12 @@ interface Row {
 }
 
 function row(k: ConfigKey<unknown>): Row {
-  const also = k.alternatives.length > 0 ? ` (also read as ${k.alternatives.map((a) => `\`${a}\``).join(', ')})` : '';
-  return { key: k.key, defaultValue: k.defaultText, description: also === '' ? k.description : `${k.description.replace(/\.$/, '')}${also}` };
+  const names = (list: readonly string[]) => list.map((name) => `\`${name}\``).join(', ');
+  const also = [
+    ...(k.alternatives.length > 0 ? [`also read as ${names(k.alternatives)}`] : []),
+    ...(k.renamedIn.length > 0 ? [`Hudi 1.x's name ${names(k.renamedIn)} too; both set to different values is refused`] : []),
+  ].join('; ');
+  return { key: k.key, defaultValue: k.defaultText, description: also === '' ? k.description : `${k.description.replace(/\.$/, '')} (${also})` };
 }
 
 function rows(keys: readonly ConfigKey<unknown>[] | Readonly<Record<string, ConfigKey<unknown>>>): Row[] {

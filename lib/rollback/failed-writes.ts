@@ -26,6 +26,7 @@ import { findRollbackOf, type RollbackResult, rollbackFailedWrites } from './rol
 /** How a write heals the table from killed writes before it starts (HoodieCleanConfig.FAILED_WRITES_CLEANER_POLICY). */
 export const FAILED_WRITES_POLICY = defineKey({
   key: 'hoodie.cleaner.policy.failed.writes',
+  renamedIn: ['hoodie.clean.failed.writes.policy'],
   default: 'EAGER' as 'EAGER' | 'LAZY' | 'NEVER',
   parser: oneOf(['EAGER', 'LAZY', 'NEVER'] as const),
   description:

@@ -24,6 +24,7 @@ import { HudiError } from '../../lib/errors.js';
 import { INGEST_BATCH_MAX_BYTES } from '../../lib/ingest/index.js';
 import { LOCK_KEYS } from '../../lib/lock/keys.js';
 import { METADATA_TABLE_KEYS, metadataTableDisabled, partitionDisabled } from '../../lib/metadata/keys.js';
+import { FAILED_WRITES_POLICY } from '../../lib/rollback/failed-writes.js';
 import { SERVERLESS_CLUSTERING_KEYS } from '../../lib/serverless/steps/scale-out.js';
 import { META_SYNC_KEYS } from '../../lib/sync/config.js';
 import { NEW_TABLE_KEYS, TABLE_KEYS } from '../../lib/table/config.js';
@@ -46,6 +47,32 @@ describe('config kernel: one definition per key', () => {
     assert.equal(readKey(props({ 'hoodie.old.retained': '3' }), retained), 3);
     assert.equal(readKey(props({ 'hoodie.cleaner.commits.retained': '5', 'hoodie.old.retained': '3' }), retained), 5);
     assert.equal(readKey(props({ 'hoodie.cleaner.commits.retained': '  ' }), retained), 10);
+  });
+
+  it("reads the cleaner's Hudi 1.x names beside 0.15's; both set to different values is refused, the same value is not", () => {
+    assert.equal(readKey(props({ 'hoodie.clean.commits.retained': '2' }), CLEAN_KEYS.commitsRetained), 2);
+    assert.equal(readKey(props({ 'hoodie.clean.policy': 'KEEP_LATEST_BY_HOURS' }), CLEAN_KEYS.policy), 'KEEP_LATEST_BY_HOURS');
+    assert.equal(readKey(props({ 'hoodie.clean.async.enabled': 'true' }), CLEAN_KEYS.async), true);
+    assert.equal(readKey(props({ 'hoodie.clean.failed.writes.policy': 'LAZY' }), FAILED_WRITES_POLICY), 'LAZY');
+    assert.equal(readKey(props({ 'hoodie.cleaner.commits.retained': '2', 'hoodie.clean.commits.retained': ' 2' }), CLEAN_KEYS.commitsRetained), 2);
+    assert.throws(
+      () => readKey(props({ 'hoodie.cleaner.hours.retained': '24', 'hoodie.clean.hours.retained': '1' }), CLEAN_KEYS.hoursRetained),
+      (error: unknown) =>
+        error instanceof ConfigValueError &&
+        error.key === 'hoodie.cleaner.hours.retained and hoodie.clean.hours.retained' &&
+        /Hudi 0\.15 reads only hoodie\.cleaner\.hours\.retained, Hudi 1\.x reads hoodie\.clean\.hours\.retained before it/.test(error.message),
+    );
+    // Every renamed cleaner key of Hudi 1.x's HoodieCleanConfig is read, under the 0.15 key it renames.
+    const renamed = Object.values(CLEAN_KEYS).flatMap((key) => key.renamedIn.map((name) => `${key.key} → ${name}`));
+    assert.deepEqual(renamed.sort(), [
+      'hoodie.clean.async → hoodie.clean.async.enabled',
+      'hoodie.cleaner.commits.retained → hoodie.clean.commits.retained',
+      'hoodie.cleaner.fileversions.retained → hoodie.clean.fileversions.retained',
+      'hoodie.cleaner.hours.retained → hoodie.clean.hours.retained',
+      'hoodie.cleaner.incremental.mode → hoodie.clean.incremental.enabled',
+      'hoodie.cleaner.parallelism → hoodie.clean.parallelism',
+      'hoodie.cleaner.policy → hoodie.clean.policy',
+    ]);
   });
 
   it('refuses a bad value with one typed error naming the key as given, the value, what is accepted and the default', () => {

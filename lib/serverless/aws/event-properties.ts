@@ -33,6 +33,7 @@ const DEPLOYMENT_ONLY: readonly { readonly key: string; readonly family: boolean
   },
   { key: 'hoodie.write.concurrency.', family: true, what: 'a concurrency setting', setIn: CLUSTERING_PROPERTIES_WHERE },
   { key: 'hoodie.cleaner.policy.failed.writes', family: false, what: 'a concurrency setting', setIn: CLUSTERING_PROPERTIES_WHERE },
+  { key: 'hoodie.clean.failed.writes.policy', family: false, what: 'a concurrency setting', setIn: CLUSTERING_PROPERTIES_WHERE },
   { key: 'hoodie.table.', family: true, what: 'a table setting', setIn: "the table's .hoodie/hoodie.properties" },
   { key: 'hoodie.base.path', family: false, what: "the table's path", setIn: "TABLE_PATH (the template's TableBucket and TablePrefix)" },
 ];
