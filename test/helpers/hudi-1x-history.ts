@@ -103,19 +103,19 @@ const INSTANT_TEXT = /^\[(\d+)__(\d+)__([a-z]+)__([A-Z]+)\]$/;
  * `getInstantDetails`.
  */
 export async function hudiArchivedInstants(hudi: HudiHarness, path: string): Promise<HudiArchivedInstant[]> {
-  const timeline: JavaExpression = { call: 'getArchivedTimeline', on: metaClient(path), args: ['0'] };
-  const instants: JavaExpression = { call: 'getInstants', on: timeline };
-  const texts = (await hudi.jvmEval(instants)) as unknown;
+  // Loaded once and kept in the JVM: each instant's details come from the same loaded timeline.
+  await hudi.jvmEval({ keep: 'archived-timeline', value: { call: 'getArchivedTimeline', on: metaClient(path), args: ['0'] } });
+  const timeline: JavaExpression = { kept: 'archived-timeline' };
+  const texts = (await hudi.jvmEval({ keep: 'archived-instants', value: { call: 'getInstants', on: timeline } })) as unknown;
   if (!Array.isArray(texts)) throw new Error(`getInstants gave ${JSON.stringify(texts)}`);
   const result: HudiArchivedInstant[] = [];
   for (let index = 0; index < texts.length; index++) {
     const text = String(texts[index]);
     const match = INSTANT_TEXT.exec(text);
     if (match === null) throw new Error(`unexpected HoodieInstant text ${text}`);
-    const instant: JavaExpression = { call: 'get', on: instants, args: [index] };
-    const details: JavaExpression = { call: 'getInstantDetails', on: timeline, args: [instant] };
-    const present = (await hudi.jvmEval({ call: 'isPresent', on: details })) as boolean;
-    const metadata = present ? String(await hudi.jvmEval({ call: 'get', on: details })) : null;
+    const instant: JavaExpression = { call: 'get', on: { kept: 'archived-instants' }, args: [index] };
+    const details = (await hudi.jvmEval({ call: 'orElse', on: { call: 'getInstantDetails', on: timeline, args: [instant] }, args: [null] })) as unknown;
+    const metadata = details === null ? null : String(details);
     result.push({ requestedTime: match[1]!, completionTime: match[2]!, action: match[3]!, state: match[4]!, metadata });
   }
   return result;

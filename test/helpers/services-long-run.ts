@@ -15,6 +15,7 @@ import { runClean } from '../../lib/cleaning/clean.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import type { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { type ServicesTable, writeServicesTable } from './services-table.js';
 
 export interface LongRunOptions {
@@ -23,6 +24,8 @@ export interface LongRunOptions {
   /** Write commits; a clustering of every partition comes after every `clusterEvery`-th. */
   readonly commits: number;
   readonly clusterEvery: number;
+  /** The table version the writer creates (hoodie.write.table.version): 6 (default), 8 or 9. */
+  readonly tableVersion?: 6 | 8 | 9;
   /** Cleaning and archiving keys (Hudi's defaults when absent). */
   readonly properties?: ReadonlyMap<string, string>;
   readonly onProgress?: (line: string) => void;
@@ -55,19 +58,20 @@ export async function runServicesLongRun(options: LongRunOptions): Promise<LongR
   const started = Date.now();
   const afterCommit = async (storage: LocalStorage, instant: string, kind: 'commit' | 'replacecommit'): Promise<void> => {
     if (kind === 'replacecommit') {
-      // Read here, before the archiver moves it: the replacecommit as it completed.
-      const metadata = JSON.parse(Buffer.from(await storage.get(`.hoodie/${instant}.replacecommit`)).toString('utf8')) as {
-        partitionToReplaceFileIds?: Record<string, string[]>;
-      };
+      // Read here, before the archiver moves it: the replacecommit as it completed, as the table's layout encodes it.
+      const { timeline, layout } = await HudiTable.open(storage);
+      const completed = timeline.completed().find((entry) => entry.time === instant && entry.action === 'replacecommit');
+      if (completed === undefined) throw new Error(`replacecommit ${instant} is not on the active timeline`);
+      const metadata = await readCommitMetadata(storage, completed, layout);
       replaced.set(
         instant,
         Object.entries(metadata.partitionToReplaceFileIds ?? {}).flatMap(([partition, ids]) => ids.map((id) => `${partition}/${id}`)),
       );
     }
     const lock = new StorageLockProvider(storage, { waitMs: 10_000, pollMs: 20 });
-    const cleaned = await runClean(await HudiTable.open(storage, { mode: 'write' }), { config: clean, lock });
+    const cleaned = await runClean(await HudiTable.open(storage, { mode: 'clean' }), { config: clean, lock });
     if (cleaned.clean !== undefined) cleans += 1;
-    const archived = await runArchive(await HudiTable.open(storage, { mode: 'write' }), { config: archival, cleanConfig: clean, lock });
+    const archived = await runArchive(await HudiTable.open(storage, { mode: 'archive' }), { config: archival, cleanConfig: clean, lock });
     archivedInstants += archived.outcome === 'archived' ? archived.plan.instants.length : 0;
     step += 1;
     if (step % 20 === 0)
@@ -80,6 +84,7 @@ export async function runServicesLongRun(options: LongRunOptions): Promise<LongR
     partitions: options.partitions,
     commits: options.commits,
     clusterEvery: options.clusterEvery,
+    properties: new Map([['hoodie.write.table.version', String(options.tableVersion ?? 6)]]),
     afterCommit,
   });
   return {

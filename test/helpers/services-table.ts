@@ -99,7 +99,7 @@ export async function writeServicesTable(options: ServicesTableOptions): Promise
       history.push({ instant: written.instantTime, kind: 'commit', rows: new Map(rows) });
       await options.afterCommit?.(storage, written.instantTime, 'commit');
       if (engine !== undefined && commit % options.clusterEvery === 0) {
-        const clustered = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
+        const clustered = await runClusteringJob(await HudiTable.open(storage, { mode: 'clustering' }), {
           mode: 'scheduleAndExecute',
           config: resolveClusteringConfig().config,
           lock,
