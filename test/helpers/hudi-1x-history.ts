@@ -16,7 +16,7 @@ import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
-import { historyFolder, readTimelineHistory } from '../../lib/timeline/history/index.js';
+import { historyFolder, readTimelineHistory, type TimelineHistory } from '../../lib/timeline/history/index.js';
 import type { HudiHarness, JavaExpression } from './hudi.js';
 
 const SCHEMA = 'id BIGINT, name STRING, ts BIGINT, dt STRING';
@@ -83,6 +83,26 @@ export interface HudiArchivedInstant {
   state: string;
   metadata: string | null;
 }
+
+/** Our reading of an LSM history in the shape of Hudi's report ({@link hudiArchivedInstants}). */
+export function historyAsHudiReports(history: TimelineHistory): HudiArchivedInstant[] {
+  return history.instants.map((instant) => ({
+    requestedTime: instant.requestedTime,
+    completionTime: instant.completionTime,
+    action: instant.action,
+    state: 'COMPLETED',
+    metadata: instant.metadata === null ? null : Buffer.from(instant.metadata.bytes).toString('base64'),
+  }));
+}
+
+/** Spark's own clean and archive after each of its commits, tight enough to act after one commit on a small table. */
+export const SPARK_SERVICES_EVERY_COMMIT: Readonly<Record<string, string>> = {
+  'hoodie.clean.automatic': 'true',
+  'hoodie.clean.commits.retained': '1',
+  'hoodie.archive.automatic': 'true',
+  'hoodie.keep.min.commits': '2',
+  'hoodie.keep.max.commits': '3',
+};
 
 function metaClient(path: string): JavaExpression {
   const hadoopConf: JavaExpression = { call: 'hadoopConfiguration', on: { static: 'org.apache.spark.SparkContext.getOrCreate' } };

@@ -17,7 +17,7 @@ import type { ArchiveResult } from '../../lib/archival/archive.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_VERSIONS, hudi1xCowWrite } from '../helpers/hudi-1x-fixtures.js';
-import { activeTimeline, hudiArchivedInstants, ourArchive, ourHistory } from '../helpers/hudi-1x-history.js';
+import { activeTimeline, hudiArchivedInstants, ourArchive, ourHistory, SPARK_SERVICES_EVERY_COMMIT } from '../helpers/hudi-1x-history.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 import { ourCanonicalRows } from '../helpers/table-files.js';
 
@@ -131,11 +131,7 @@ for (const version of HUDI_1X_VERSIONS) {
       for (const at of [9, 10, 11, 12]) {
         await write(mine, 'source', [at - 8, at - 6], at, {
           'hoodie.metadata.enable': 'false',
-          'hoodie.clean.automatic': 'true',
-          'hoodie.clean.commits.retained': '1',
-          'hoodie.archive.automatic': 'true',
-          'hoodie.keep.min.commits': '2',
-          'hoodie.keep.max.commits': '3',
+          ...SPARK_SERVICES_EVERY_COMMIT,
         });
       }
       const after = await hudiArchivedInstants(hudi, mine);

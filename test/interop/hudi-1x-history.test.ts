@@ -12,25 +12,21 @@ import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openStorage } from '../../lib/storage/index.js';
-import { appendToHistory, historyFolder, parseArchiveFileName, readTimelineHistory, type TimelineHistory } from '../../lib/timeline/history/index.js';
+import { appendToHistory, historyFolder, parseArchiveFileName, readTimelineHistory } from '../../lib/timeline/history/index.js';
 import { type HudiHarness, type HudiVersion, startHudi } from '../helpers/hudi.js';
-import { type HudiArchivedInstant, hudiArchivedInstants, INLINE_CLUSTERING, INLINE_COMPACTION, writeArchivingTable } from '../helpers/hudi-1x-history.js';
+import {
+  type HudiArchivedInstant,
+  historyAsHudiReports,
+  hudiArchivedInstants,
+  INLINE_CLUSTERING,
+  INLINE_COMPACTION,
+  writeArchivingTable,
+} from '../helpers/hudi-1x-history.js';
 import { tempDir } from '../helpers/paths.js';
 
 /** Enough writes for the archiver to compact three level-0 files into level 1 (batch size 3). */
 const WRITES = 16;
 const FOLDER = historyFolder();
-
-/** Our reading in the shape of Hudi's report. */
-function asHudiReports(history: TimelineHistory): HudiArchivedInstant[] {
-  return history.instants.map((instant) => ({
-    requestedTime: instant.requestedTime,
-    completionTime: instant.completionTime,
-    action: instant.action,
-    state: 'COMPLETED',
-    metadata: instant.metadata === null ? null : Buffer.from(instant.metadata.bytes).toString('base64'),
-  }));
-}
 
 for (const version of ['1.0.2', '1.1.1'] as const satisfies readonly HudiVersion[]) {
   describe(`the timeline history Hudi ${version} writes`, { timeout: 1_800_000 }, () => {
@@ -52,7 +48,7 @@ for (const version of ['1.0.2', '1.1.1'] as const satisfies readonly HudiVersion
       const levels = history.manifest.files.map((file) => parseArchiveFileName(file.fileName)?.level);
       assert.ok(levels.includes(1), `Hudi ${version} compacted a level: the manifest names levels ${levels.join(', ')}`);
       assert.ok(hudiView.length > 10, `Hudi ${version} archived ${hudiView.length} instants`);
-      assert.deepEqual(asHudiReports(history), hudiView);
+      assert.deepEqual(historyAsHudiReports(history), hudiView);
 
       const records = new Set(
         history.instants.map((instant) => `${instant.action}: ${instant.metadata?.recordName} / ${instant.plan?.recordName ?? 'no plan'}`),
@@ -84,7 +80,7 @@ for (const version of ['1.0.2', '1.1.1'] as const satisfies readonly HudiVersion
         const path = join(tempDir('hudi-1x-history-'), name);
         await writeArchivingTable(hudi, path, name, 8, { insertOverwrite: undefined, options });
         const history = await readTimelineHistory(openStorage(path), FOLDER);
-        assert.deepEqual(asHudiReports(history), await hudiArchivedInstants(hudi, path), `${name}: Hudi ${version} lists what we list`);
+        assert.deepEqual(historyAsHudiReports(history), await hudiArchivedInstants(hudi, path), `${name}: Hudi ${version} lists what we list`);
         const records = new Set(
           history.instants.map((instant) => `${instant.action}: ${instant.metadata?.recordName} / ${instant.plan?.recordName ?? 'no plan'}`),
         );
@@ -118,7 +114,7 @@ for (const version of ['1.0.2', '1.1.1'] as const satisfies readonly HudiVersion
       await writeArchivingTable(hudi, copy, 'archived', 12, { first: WRITES + 1 });
       const extended = await readTimelineHistory(storage, FOLDER);
       const theirs = await hudiArchivedInstants(hudi, copy);
-      assert.deepEqual(asHudiReports(extended), theirs);
+      assert.deepEqual(historyAsHudiReports(extended), theirs);
       assert.deepEqual(theirs.slice(0, hudiView.length), hudiView);
       assert.ok(theirs.length > hudiView.length, `Hudi ${version} archived more instants into our history`);
       // A file Hudi compacted whose range starts within what we archived: it holds rows it read from our files.

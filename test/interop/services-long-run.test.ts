@@ -16,7 +16,7 @@ import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { historyFolder, readTimelineHistory } from '../../lib/timeline/history/index.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { type HudiArchivedInstant, hudiArchivedInstants } from '../helpers/hudi-1x-history.js';
+import { type HudiArchivedInstant, historyAsHudiReports, hudiArchivedInstants, SPARK_SERVICES_EVERY_COMMIT } from '../helpers/hudi-1x-history.js';
 import { tempDir } from '../helpers/paths.js';
 import { checkRetention, type LongRunResult, runServicesLongRun } from '../helpers/services-long-run.js';
 import { rowLines } from '../helpers/services-table.js';
@@ -47,14 +47,23 @@ async function assertArchivedOnce(run: LongRunResult, dir: string): Promise<void
 
 /** Our reading of the LSM history in the shape of Hudi's ArchivedTimelineV2 report. */
 async function ourHistoryReport(dir: string): Promise<HudiArchivedInstant[]> {
-  const history = await readTimelineHistory(new LocalStorage(dir), historyFolder());
-  return history.instants.map((instant) => ({
-    requestedTime: instant.requestedTime,
-    completionTime: instant.completionTime,
-    action: instant.action,
-    state: 'COMPLETED',
-    metadata: instant.metadata === null ? null : Buffer.from(instant.metadata.bytes).toString('base64'),
-  }));
+  return historyAsHudiReports(await readTimelineHistory(new LocalStorage(dir), historyFolder()));
+}
+
+/** No replaced or superseded file left beyond the retention policy, worked out from the run's history. */
+function assertWithinRetention(run: LongRunResult): void {
+  const retention = checkRetention(run);
+  assert.ok(retention.earliestCommitToRetain !== undefined);
+  assert.deepEqual(retention.beyondRetention, []);
+}
+
+/** Spark (metadata table off) and our reader return exactly the rows the run wrote. */
+async function assertBothReadTheRowsWritten(hudi: HudiHarness, dir: string, run: LongRunResult): Promise<void> {
+  const expected = rowLines(run.table.rows.values());
+  const spark = (await hudi.read(dir, { meta: false, options: { 'hoodie.metadata.enable': 'false' } })).rows as Record<string, unknown>[];
+  assert.deepEqual(rowLines(spark), expected, 'Spark');
+  const ours = (await readSnapshot(await HudiTable.open(new LocalStorage(dir)))).rows as Record<string, unknown>[];
+  assert.deepEqual(rowLines(ours), expected, 'our reader');
 }
 
 describe('a table of ours through 200 commits and 20 clusterings, cleaned and archived after every commit', () => {
@@ -83,19 +92,9 @@ describe('a table of ours through 200 commits and 20 clusterings, cleaned and ar
     await assertArchivedOnce(run, dir);
   });
 
-  it('leaves no replaced or superseded file beyond the retention policy', () => {
-    const retention = checkRetention(run);
-    assert.ok(retention.earliestCommitToRetain !== undefined);
-    assert.deepEqual(retention.beyondRetention, []);
-  });
+  it('leaves no replaced or superseded file beyond the retention policy', () => assertWithinRetention(run));
 
-  it('Spark and our reader read exactly the rows written', async () => {
-    const expected = rowLines(run.table.rows.values());
-    const spark = (await hudi.read(dir, { meta: false, options: { 'hoodie.metadata.enable': 'false' } })).rows as Record<string, unknown>[];
-    assert.deepEqual(rowLines(spark), expected, 'Spark');
-    const ours = (await readSnapshot(await HudiTable.open(new LocalStorage(dir)))).rows as Record<string, unknown>[];
-    assert.deepEqual(rowLines(ours), expected, 'our reader');
-  });
+  it('Spark and our reader read exactly the rows written', () => assertBothReadTheRowsWritten(hudi, dir, run));
 });
 
 describe('a version 9 table of ours through 200 commits and 20 clusterings, its LSM history read and kept by Hudi 1.1.1', () => {
@@ -126,18 +125,10 @@ describe('a version 9 table of ours through 200 commits and 20 clusterings, its 
     await assertArchivedOnce(run, dir);
   });
 
-  it('leaves no replaced or superseded file beyond the retention policy', () => {
-    const retention = checkRetention(run);
-    assert.ok(retention.earliestCommitToRetain !== undefined);
-    assert.deepEqual(retention.beyondRetention, []);
-  });
+  it('leaves no replaced or superseded file beyond the retention policy', () => assertWithinRetention(run));
 
   it('Spark reads exactly the rows written, and Hudi lists the archived instants we list, with the same metadata', async () => {
-    const expected = rowLines(run.table.rows.values());
-    const spark = (await hudi.read(dir, { meta: false, options: { 'hoodie.metadata.enable': 'false' } })).rows as Record<string, unknown>[];
-    assert.deepEqual(rowLines(spark), expected, 'Spark');
-    const ours = (await readSnapshot(await HudiTable.open(new LocalStorage(dir)))).rows as Record<string, unknown>[];
-    assert.deepEqual(rowLines(ours), expected, 'our reader');
+    await assertBothReadTheRowsWritten(hudi, dir, run);
     const theirs = await hudiArchivedInstants(hudi, dir);
     assert.ok(theirs.length >= run.archivedInstants, `Hudi lists ${theirs.length} archived instants; we archived ${run.archivedInstants}`);
     assert.deepEqual(await ourHistoryReport(dir), theirs);
@@ -162,11 +153,7 @@ describe('a version 9 table of ours through 200 commits and 20 clusterings, its 
         'hoodie.datasource.write.operation': 'upsert',
         'hoodie.metadata.enable': 'false',
         // Tighter than the run's, so Hudi's services have work on our table after one commit.
-        'hoodie.clean.automatic': 'true',
-        'hoodie.clean.commits.retained': '1',
-        'hoodie.archive.automatic': 'true',
-        'hoodie.keep.min.commits': '2',
-        'hoodie.keep.max.commits': '3',
+        ...SPARK_SERVICES_EVERY_COMMIT,
       },
     });
     const table = await HudiTable.open(new LocalStorage(dir));
