@@ -205,9 +205,12 @@ describe('our writes on Spark tables with the metadata table, checked by Hudi', 
       const ours = rows([1, 42], 8);
       const result = await ourWrite(table, name, ours, 'upsert');
       for (const row of ours) expected.set(row.id, row);
-      assert.ok(
-        result.metadataTable.deltaCommit!.logFiles.every((log) => log.baseInstant === compaction.time),
-        'our log files extend the compacted slices',
+      // Every log file's slice, with the metadata timeline, so that a failure says which slice was taken instead.
+      const slices = result.metadataTable.deltaCommit!.logFiles.map((log) => `${log.partition}/${log.fileId}@${log.baseInstant}`);
+      assert.deepEqual(
+        slices.filter((slice) => !slice.endsWith(`@${compaction.time}`)),
+        [],
+        `our log files extend the compacted slices of ${compaction.time}; the metadata timeline: ${mdt.timeline.instants.map((i) => `${i.time}.${i.action}.${i.state}`).join(' ')}`,
       );
       await validate(t, table, `${testCase.name} after our upsert on Spark's compaction`, testCase.checks);
       const last = await readBoth(table, `${testCase.name} at the end`);
