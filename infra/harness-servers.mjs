@@ -8,8 +8,11 @@ import { existsSync, readFileSync } from 'node:fs';
 
 const HAS_PROC = existsSync('/proc/self/cmdline');
 
-/** @param {string} file */
-function readPid(file) {
+/**
+ * The pid a file holds (a slot's `.pid`, a claim's `pid`), 0 when it holds none.
+ * @param {string} file
+ */
+export function readPid(file) {
   try {
     return Number(readFileSync(file, 'utf8')) || 0;
   } catch {
@@ -17,8 +20,11 @@ function readPid(file) {
   }
 }
 
-/** @param {number} pid */
-function alive(pid) {
+/**
+ * Whether a process of this pid runs (maybe another than the one that wrote the pid: see isSlotServer).
+ * @param {number} pid
+ */
+export function processAlive(pid) {
   try {
     process.kill(pid, 0);
     return true;
@@ -33,7 +39,7 @@ function alive(pid) {
  * @param {number} pid
  */
 export function isSlotServer(base, pid) {
-  if (pid <= 0 || !alive(pid)) return false;
+  if (pid <= 0 || !processAlive(pid)) return false;
   if (!HAS_PROC) return true;
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(base);

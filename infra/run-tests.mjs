@@ -338,7 +338,7 @@ for (const phase of phases) {
   process.stderr.write(`  ${phase.ok ? 'passed' : 'FAILED'}  ${phase.name}: ${phase.files} files in ${phase.seconds.toFixed(0)} s\n`);
 }
 // Last, so a run's tail names what failed and why.
-const failures = phases.flatMap((phase) => phase.failures.map((failure) => ({ phase: phase.name, ...failure })));
+const failures = phases.flatMap((phase) => phase.failures);
 if (failures.length > 0) {
   process.stderr.write(`\nrun-tests: ${failures.length} failure(s)\n`);
   for (const failure of failures.slice(0, 12)) {

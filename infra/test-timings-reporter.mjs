@@ -22,7 +22,7 @@ function describeError(/** @type {TestError | undefined} */ error) {
 export default async function* timings(source) {
   /** @type {Map<string, { tests: number, summedMs: number }>} */
   const files = new Map();
-  /** @type {{ file: string, name: string, nesting: number, error: string }[]} */
+  /** @type {{ file: string, name: string, error: string }[]} */
   const failures = [];
   for await (const event of source) {
     const file = event.data?.file;
@@ -33,7 +33,7 @@ export default async function* timings(source) {
       entry.summedMs += event.data.details?.duration_ms ?? 0;
     }
     if (event.type === 'test:fail') {
-      failures.push({ file, name: event.data.name ?? '', nesting: event.data.nesting ?? 0, error: describeError(event.data.details?.error) });
+      failures.push({ file, name: event.data.name ?? '', error: describeError(event.data.details?.error) });
     }
     files.set(file, entry);
   }

@@ -15,7 +15,7 @@ import { createConnection, type Socket } from 'node:net';
 import { totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { isSlotServer, slotServerPid } from '../../infra/harness-servers.mjs';
+import { isSlotServer, processAlive, readPid, slotServerPid } from '../../infra/harness-servers.mjs';
 import { INSTALL_COMMAND, toolchainPaths } from '../../infra/hudi-toolchain.mjs';
 import type { Row } from '../../lib/engine/row-format.js';
 import { REPO_ROOT, tempDir } from './paths.js';
@@ -242,23 +242,6 @@ function maxServers(): number {
   const asked = Number(process.env['HUDI_HARNESS_MAX_SERVERS']);
   if (Number.isInteger(asked) && asked > 0) return asked;
   return Math.max(2, Math.floor((totalmem() - RESERVED_MEMORY_BYTES) / SERVER_MEMORY_BYTES));
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function readPid(file: string): number {
-  try {
-    return Number(readFileSync(file, 'utf8')) || 0;
-  } catch {
-    return 0;
-  }
 }
 
 function sleep(ms: number): Promise<void> {

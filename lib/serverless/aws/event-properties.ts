@@ -8,6 +8,7 @@
  */
 import { CLUSTERING_KEYS, FLINK_CLUSTERING_ALIASES } from '../../clustering/config.js';
 import { HudiError } from '../../errors.js';
+import { FAILED_WRITES_POLICY } from '../../rollback/failed-writes.js';
 import { nonEmpty } from '../../util/text.js';
 
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -32,8 +33,12 @@ const DEPLOYMENT_ONLY: readonly { readonly key: string; readonly family: boolean
     setIn: 'nowhere: the functions sign with their IAM role (and endpoints come from AWS_ENDPOINT_URL_* of the deployment)',
   },
   { key: 'hoodie.write.concurrency.', family: true, what: 'a concurrency setting', setIn: CLUSTERING_PROPERTIES_WHERE },
-  { key: 'hoodie.cleaner.policy.failed.writes', family: false, what: 'a concurrency setting', setIn: CLUSTERING_PROPERTIES_WHERE },
-  { key: 'hoodie.clean.failed.writes.policy', family: false, what: 'a concurrency setting', setIn: CLUSTERING_PROPERTIES_WHERE },
+  ...[FAILED_WRITES_POLICY.key, ...FAILED_WRITES_POLICY.renamedIn].map((key) => ({
+    key,
+    family: false,
+    what: 'a concurrency setting',
+    setIn: CLUSTERING_PROPERTIES_WHERE,
+  })),
   { key: 'hoodie.table.', family: true, what: 'a table setting', setIn: "the table's .hoodie/hoodie.properties" },
   { key: 'hoodie.base.path', family: false, what: "the table's path", setIn: "TABLE_PATH (the template's TableBucket and TablePrefix)" },
 ];
