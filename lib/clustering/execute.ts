@@ -44,6 +44,7 @@ import { countedStorage } from '../storage/counted.js';
 import { RequestCounter } from '../storage/request-counts.js';
 import { PROPERTIES_FILE } from '../table/config.js';
 import { baseFileName, joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
+import { newFileGroupId } from '../table/layouts.js';
 import { withMetaFields } from '../table/schema.js';
 import type { HudiTable } from '../table/table.js';
 import type { ClusteringPlan } from '../timeline/clustering-plan.js';
@@ -130,11 +131,16 @@ export function planOutputRanges(totalRows: number, outputs: number): { rowStart
  * those three values plus Hudi's `-0` suffix, so every attempt of a group writes the same file names.
  */
 export function clusteringFileId(instantTime: string, groupIndex: number, outputIndex: number): string {
-  const hash = createHash('sha1').update(`hudi-serverless/clustering/${instantTime}/${groupIndex}/${outputIndex}`).digest();
-  hash[6] = (hash[6]! & 0x0f) | 0x50;
-  hash[8] = (hash[8]! & 0x3f) | 0x80;
-  const hex = hash.subarray(0, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}-0`;
+  // Salted again in the rare case the hash reads as a bucket's id (see newFileGroupId); still the same for a retry.
+  let salt = 0;
+  return newFileGroupId(() => {
+    const name = `hudi-serverless/clustering/${instantTime}/${groupIndex}/${outputIndex}${salt++ === 0 ? '' : `/${salt - 1}`}`;
+    const hash = createHash('sha1').update(name).digest();
+    hash[6] = (hash[6]! & 0x0f) | 0x50;
+    hash[8] = (hash[8]! & 0x3f) | 0x80;
+    const hex = hash.subarray(0, 16).toString('hex');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  });
 }
 
 /** Hudi's `<taskPartitionId>-<stageId>-<taskAttemptId>`: output, group, and attempt 0 (a retry overwrites the same name). */

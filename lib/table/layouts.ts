@@ -6,6 +6,7 @@
  * The index is a writer setting, not in hoodie.properties, so a bucket table is known from the run's properties or
  * from the table itself: its file ids (simple engine) or its consistent-hashing metadata folder.
  */
+import { randomUUID } from 'node:crypto';
 import { defineKey, oneOf, optionalText, rawValue, readKey } from '../config/index.js';
 import { UnsupportedTableError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
@@ -62,6 +63,17 @@ export function bucketNumberOf(fileId: string): number | undefined {
   if (match === null) return undefined;
   const bucket = Number(match[1]);
   return bucket < MAX_RECOGNISED_BUCKETS ? bucket : undefined;
+}
+
+/**
+ * A new file group id, `<uuid>-0`, that never reads as a bucket's (bucketNumberOf): a random UUID does now and then
+ * (eight leading digits, a small number), and a table we write must not pass for a bucket-index table.
+ */
+export function newFileGroupId(uuid: () => string = randomUUID): string {
+  for (;;) {
+    const id = `${uuid()}-0`;
+    if (bucketNumberOf(id) === undefined) return id;
+  }
 }
 
 export interface TableLayout {

@@ -74,6 +74,7 @@ import {
   cdcLoggingMode,
   detectTableLayout,
   LAYOUT_KEYS,
+  newFileGroupId,
   type TableLayout,
   UnsupportedLayoutError,
   viewFileIds,
@@ -878,7 +879,7 @@ async function planWrite(context: WriteContext, storage: Storage, tagged: Tagged
     files: candidates,
     averageRecordSize: averageSize,
     config,
-    newFileId: () => `${randomUUID()}-0`,
+    newFileId: () => newFileGroupId(),
     ...(mergeOnRead ? { mergeOnRead: { smallFileGroupCandidatesLimit: config.smallFileGroupCandidatesLimit } } : {}),
   });
   await session.assignBuckets(buckets.bucketOfFile, buckets.insertAssignments, {

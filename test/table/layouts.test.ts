@@ -4,6 +4,7 @@
  */
 
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { appendFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -14,7 +15,7 @@ import { runClean } from '../../lib/cleaning/clean.js';
 import { generateUsers, writeJsonLines } from '../../lib/cli/generate.js';
 import { commit } from '../../lib/clustering/commit.js';
 import { type ClusteringConfig, resolveClusteringConfig } from '../../lib/clustering/config.js';
-import { executeGroup } from '../../lib/clustering/execute.js';
+import { clusteringFileId, executeGroup } from '../../lib/clustering/execute.js';
 import { writeClusteringPlan } from '../../lib/clustering/instant.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
 import { buildClusteringPlan } from '../../lib/clustering/plan-strategy.js';
@@ -33,6 +34,7 @@ import {
   bucketNumberOf,
   CONSISTENT_HASHING_METADATA_FOLDER,
   detectTableLayout,
+  newFileGroupId,
   type TableLayout,
   tableLayout,
   UnsupportedLayoutError,
@@ -103,6 +105,23 @@ async function refused(promise: Promise<unknown>, layout: UnsupportedLayoutError
 describe('recognising a layout', () => {
   const config0 = { properties: new Map<string, string>() } as unknown as Parameters<typeof tableLayout>[0];
   const bucket = (layout: TableLayout) => layout.bucketIndex?.engine;
+
+  it("our new file group ids never read as a bucket's, random or derived from a clustering instant", () => {
+    const uuids = ['00045885-7b2d-467f-9fd8-1ec640840e96', '3f2a9c1e-1c2d-4e5f-a6b7-000000000001'];
+    assert.equal(
+      newFileGroupId(() => uuids.shift()!),
+      '3f2a9c1e-1c2d-4e5f-a6b7-000000000001-0',
+      'a UUID that reads as bucket 45885 is drawn again',
+    );
+    // A clustering output whose first hash reads as a bucket's: found by search, salted, and the same on a retry.
+    const firstHash = (output: number) => createHash('sha1').update(`hudi-serverless/clustering/20240101000000000/0/${output}`).digest('hex').slice(0, 8);
+    let output = 0;
+    while (bucketNumberOf(`${firstHash(output)}-0000-0000-0000-000000000000-0`) === undefined) output++;
+    const id = clusteringFileId('20240101000000000', 0, output);
+    assert.equal(bucketNumberOf(id), undefined, id);
+    assert.equal(clusteringFileId('20240101000000000', 0, output), id);
+    assert.equal(clusteringFileId('20240101000000000', 0, output + 1).slice(0, 8), firstHash(output + 1), 'other ids are as before');
+  });
 
   it('a bucket index from the run properties, the consistent-hashing folder, or file ids carrying bucket numbers', () => {
     assert.equal(bucketNumberOf('00000003-1c2d-4e5f-a6b7-000000000001-0'), 3);
