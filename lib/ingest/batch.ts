@@ -15,9 +15,10 @@ import { finished, pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { readKey } from '../config/index.js';
 import { concatenateParquet, type InputFormat, inputShape } from '../engine/write.js';
-import { errorMessage, HudiError } from '../errors.js';
+import { ConflictError, errorMessage, HudiError } from '../errors.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import { normalizeEtag } from '../storage/etag.js';
+import type { KeyGenerator } from '../table/key-generators.js';
 import { type BadRecord, writeBatch } from '../writer/write-client.js';
 import { parseWriteOperation } from '../writer/write-config.js';
 import {
@@ -33,13 +34,27 @@ import {
   splitJsonLines,
 } from './bad-records.js';
 import { INGEST_BATCH_MAX_BYTES } from './config.js';
-import { claimObject, commitMarkerOf, type FoundCommit, type HeldClaim, handledBefore, ingestSource } from './idempotency.js';
+import { ClaimHeartbeat } from './heartbeat.js';
+import {
+  type ClaimOutcome,
+  claimHeldElsewhere,
+  claimObject,
+  commitMarkerOf,
+  type FoundCommit,
+  type HeldClaim,
+  handledBefore,
+  heartbeatOptions,
+  ingestSource,
+  type TriedClaim,
+} from './idempotency.js';
 import { downloadLanded, formatOfKey } from './landing-bucket.js';
 import { assertIngestable, ingestObject, keyGeneratorFor } from './service.js';
 import type { BatchObjectResult, HandledResult, IngestBatchRequest, IngestResult } from './types.js';
 
 /** Objects downloaded and split at once; the disk holds at most these beyond one commit's records. */
 const PREPARED_AT_ONCE = 8;
+/** Claims (and their checks and records) in flight at once: each is a few small requests, so a burst is bound by round trips. */
+const CLAIMED_AT_ONCE = 16;
 
 /** An object claimed, downloaded (JSON lines split), waiting for its group's commit. */
 interface Prepared {
@@ -135,7 +150,7 @@ export async function ingestObjects(request: IngestBatchRequest): Promise<BatchO
     results.set(index, outcome instanceof Error ? { key, etag, error: outcome } : { key, etag, result: outcome });
   };
 
-  // Claimed in the order of their sources: two invocations with overlapping batches never wait on each other in a cycle.
+  // Claimed in the order of their sources (see claimInOrder): overlapping batches never wait on each other in a cycle.
   const lines = pending.filter((o) => batchable(o.key, request.defaultFormat)).sort((a, b) => sourceOf(a.key, a.etag).localeCompare(sourceOf(b.key, b.etag)));
   for (const object of pending.filter((o) => !lines.includes(o))) {
     try {
@@ -145,8 +160,17 @@ export async function ingestObjects(request: IngestBatchRequest): Promise<BatchO
     }
   }
 
+  // Read once: the table's (or, for a table the first commit creates, the properties') key generator.
+  let keyGeneratorRead: Promise<KeyGenerator> | undefined;
+  const keyGenerator = (): Promise<KeyGenerator> => {
+    keyGeneratorRead ??= keyGeneratorFor(table, props);
+    return keyGeneratorRead;
+  };
+  if (lines.length === 0) return resultsInOrder(objects, results, firstOf, sourceOf);
   const workDir = await mkdtemp(join(request.tempDir ?? tmpdir(), 'hudi-ingest-batch-'));
   const now = request.now ?? (() => new Date());
+  // One lease keeps every claim of this invocation alive (see heartbeat.ts).
+  const heartbeat = await ClaimHeartbeat.start(table, heartbeatOptions(request.claim));
   try {
     // One open group per shape.
     const groups = new Map<string, { objects: Prepared[]; bytes: number }>();
@@ -172,31 +196,42 @@ export async function ingestObjects(request: IngestBatchRequest): Promise<BatchO
       settle(object.index, object.key, object.etag, asError(error));
       return undefined;
     };
-    for (let start = 0; start < lines.length; start += PREPARED_AT_ONCE) {
-      const window = lines.slice(start, start + PREPARED_AT_ONCE);
-      // Claims one after the other (in source order, see above); downloads and splits side by side.
-      const claims: (HeldClaim | undefined)[] = [];
-      for (const object of window) {
-        try {
-          const claimed = await claimObject({
-            table,
-            version: versionOf(object.key, object.etag),
-            location: landing.uriOf(object.key),
-            ...(request.claim === undefined ? {} : { claim: request.claim }),
-            ...(log === undefined ? {} : { log }),
-            now,
-          });
-          if ('done' in claimed) settle(object.index, object.key, object.etag, claimed.done);
-          claims.push('held' in claimed ? claimed.held : undefined);
-        } catch (error) {
-          claims.push(await fail(object, undefined, error));
+    const claimRequest = (object: (typeof lines)[number]) => ({
+      table,
+      version: versionOf(object.key, object.etag),
+      location: landing.uriOf(object.key),
+      ...(request.claim === undefined ? {} : { claim: request.claim }),
+      ...(log === undefined ? {} : { log }),
+      now,
+      heartbeat,
+    });
+    // After one wait for a live holder ran out, the others are not waited for either: each would wait as long.
+    let waitedInVain = false;
+    const claimOf = {
+      now: (object: (typeof lines)[number]) => claimObject({ ...claimRequest(object), wait: false }),
+      waiting: async (object: (typeof lines)[number]): Promise<ClaimOutcome> => {
+        if (waitedInVain) {
+          const claimed = await claimObject({ ...claimRequest(object), wait: false });
+          if ('busy' in claimed) throw claimHeldElsewhere(landing.uriOf(object.key), 'an earlier wait in this batch ran out');
+          return claimed;
         }
-      }
+        return claimObject(claimRequest(object)).catch((error: unknown) => {
+          if (error instanceof ConflictError) waitedInVain = true;
+          throw error;
+        });
+      },
+    };
+    for (let start = 0; start < lines.length; start += CLAIMED_AT_ONCE) {
+      const window = lines.slice(start, start + CLAIMED_AT_ONCE);
+      const claims = await claimInOrder(window, claimOf, {
+        done: (object, result) => settle(object.index, object.key, object.etag, result),
+        failed: (object, error) => fail(object, undefined, error),
+      });
       const prepared = await mapWithConcurrency(window, PREPARED_AT_ONCE, async (object, i): Promise<Prepared | undefined> => {
         const held = claims[i];
         if (held === undefined) return undefined;
         try {
-          const outcome = await prepareObject(request, held, object, join(workDir, String(object.index)));
+          const outcome = await prepareObject(request, keyGenerator, held, object, join(workDir, String(object.index)));
           if ('held' in outcome) return outcome;
           // Settled alone (superseded, quarantined, nothing to write): recorded now.
           await held.record(outcome);
@@ -220,21 +255,61 @@ export async function ingestObjects(request: IngestBatchRequest): Promise<BatchO
     }
     for (const shape of [...groups.keys()]) await flush(shape);
   } finally {
+    await heartbeat.stop().catch(() => undefined);
     await rm(workDir, { recursive: true, force: true });
   }
+  return resultsInOrder(objects, results, firstOf, sourceOf);
+}
 
+/** One result per object, in the order given; a repeat of a version earlier in the batch shares the first one's fate. */
+function resultsInOrder(
+  objects: readonly { readonly index: number; readonly key: string; readonly etag: string }[],
+  results: ReadonlyMap<number, BatchObjectResult>,
+  firstOf: ReadonlyMap<string, number>,
+  sourceOf: (key: string, etag: string) => string,
+): BatchObjectResult[] {
   return objects.map((object) => {
     const own = results.get(object.index);
     if (own !== undefined) return own;
-    // A repeat of a version earlier in the batch: the first one's fate.
     const first = results.get(firstOf.get(sourceOf(object.key, object.etag))!)!;
     return 'error' in first ? { key: object.key, etag: object.etag, error: first.error } : { key: object.key, etag: object.etag, result: first.result };
   });
 }
 
+/**
+ * Claim a window of objects, sorted by source, side by side without waiting. When another delivery holds one, the
+ * claims after it are given back and the rest are claimed one at a time, waiting: a batch only ever waits while it
+ * holds claims that sort before the one it waits for, so two overlapping batches never wait on each other in a cycle.
+ */
+async function claimInOrder<T>(
+  window: readonly T[],
+  claimOf: { now: (object: T) => Promise<TriedClaim>; waiting: (object: T) => Promise<ClaimOutcome> },
+  on: { done: (object: T, result: IngestResult) => void; failed: (object: T, error: unknown) => Promise<undefined> },
+): Promise<(HeldClaim | undefined)[]> {
+  const failure = (error: unknown): { readonly error: unknown } => ({ error });
+  const tried = await mapWithConcurrency(window, CLAIMED_AT_ONCE, (object) => claimOf.now(object).catch(failure));
+  const firstBusy = tried.findIndex((claim) => 'busy' in claim);
+  const claims: (HeldClaim | undefined)[] = [];
+  for (const [i, object] of window.entries()) {
+    const first = tried[i]!;
+    let claim: ClaimOutcome | { readonly error: unknown };
+    if ('busy' in first || (firstBusy !== -1 && i > firstBusy)) {
+      if ('held' in first) await first.held.release();
+      claim = await claimOf.waiting(object).catch(failure);
+    } else claim = first;
+    if ('error' in claim) claims.push(await on.failed(object, claim.error));
+    else if ('done' in claim) {
+      on.done(object, claim.done);
+      claims.push(undefined);
+    } else claims.push(claim.held);
+  }
+  return claims;
+}
+
 /** Download one object (and split JSON lines); a result when it is settled alone, else what its group commits. */
 async function prepareObject(
   request: IngestBatchRequest,
+  keyGenerator: () => Promise<KeyGenerator>,
   held: HeldClaim,
   object: { readonly index: number; readonly key: string; readonly etag: string },
   dir: string,
@@ -282,7 +357,7 @@ async function prepareObject(
     };
   }
   const goodFile = join(dir, 'good.jsonl');
-  const split = await splitJsonLines(plain, goodFile, errorsFile, await keyGeneratorFor(request.table, request.tableProperties));
+  const split = await splitJsonLines(plain, goodFile, errorsFile, await keyGenerator());
   if (split.objects === 0 && split.rejected > 0) {
     return await quarantine(`not JSON lines: no line is a JSON object (line ${split.firstRejection!.line}: ${split.firstRejection!.reason})`, split.rejected);
   }
@@ -394,11 +469,12 @@ async function commitGroup(group: readonly Prepared[], request: IngestBatchReque
         tempDir: workDir,
         extraMetadata: commitMarkerOf(sources),
         afterDataFiles: async () => {
+          const commits = await mapWithConcurrency(remaining, CLAIMED_AT_ONCE, (prepared) => prepared.held.recheck());
           const found = new Map<Prepared, FoundCommit>();
-          for (const prepared of remaining) {
-            const commit = await prepared.held.recheck();
+          remaining.forEach((prepared, i) => {
+            const commit = commits[i];
             if (commit !== undefined) found.set(prepared, commit);
-          }
+          });
           if (found.size > 0) throw new GroupAlreadyAppliedError(found);
         },
         ...(log === undefined ? {} : { onProgress: (message: string) => log.info(message, logged) }),
@@ -411,7 +487,7 @@ async function commitGroup(group: readonly Prepared[], request: IngestBatchReque
         const prepared = remaining[j]!;
         rejectedOf.set(prepared, [...(rejectedOf.get(prepared) ?? []), { row: bad.row - offsets[j]!, reason: bad.reason }]);
       }
-      for (const prepared of remaining) {
+      await mapWithConcurrency(remaining, CLAIMED_AT_ONCE, async (prepared) => {
         const rejected = rejectedOf.get(prepared) ?? [];
         if (rejected.length > 0) {
           await appendWriterRejections(landing, prepared.errorsKey, prepared.errorsFile, rejected, prepared.errorLineOf);
@@ -430,7 +506,7 @@ async function commitGroup(group: readonly Prepared[], request: IngestBatchReque
         };
         await prepared.held.record(result);
         results.set(prepared, result);
-      }
+      });
       log?.info('batch committed', { instantTime: written.instantTime, objects: remaining.length, inserted: written.inserted, updated: written.updated });
       return results;
     } catch (error) {

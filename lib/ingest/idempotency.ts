@@ -2,19 +2,20 @@
  * Exactly-once ingestion per object version (bucket, key, ETag), the `source` `<bucket>/<key>#<etag>`, in three parts:
  * a done record `.hoodie/.ingest/<sha256(source)>.json` (putIfAbsent after the commit: later deliveries are
  * duplicates); a claim, a per-object storage lock (lib/lock/storage-lock.ts) under `.hoodie/.ingest/<id>/` that only
- * its holder writes under; and a commit marker, `extraMetadata["hudi-serverless.ingest.source"]` on the Hudi commit, so
+ * its holder writes under, kept alive by its invocation's heartbeat; and a commit marker, `extraMetadata["hudi-serverless.ingest.source"]` on the Hudi commit, so
  * a holder that died between commit and done record is found by the next (applyExactlyOnce tells how).
  */
 import { createHash } from 'node:crypto';
 import { AlreadyExistsError, ConflictError, HudiError, NotAHudiTableError, NotFoundError } from '../errors.js';
-import type { LockLease } from '../lock/port.js';
 import { StorageLockProvider } from '../lock/storage-lock.js';
 import { normalizeEtag } from '../storage/etag.js';
-import type { Storage, StoredObject } from '../storage/port.js';
+import type { Storage } from '../storage/port.js';
+import { prefixedStorage } from '../storage/prefixed.js';
 import { readTableConfig } from '../table/config.js';
 import { compareInstantTimes, formatInstantTime } from '../timeline/instant.js';
 import { timelineLayoutOf } from '../timeline/layout.js';
 import { loadTimeline, readCommitMetadata } from '../timeline/timeline.js';
+import { ClaimHeartbeat } from './heartbeat.js';
 import type { ClaimOptions, HandledResult, IngestLog, IngestResult } from './types.js';
 
 export { normalizeEtag };
@@ -25,6 +26,8 @@ export const INGEST_SOURCE_KEY = 'hudi-serverless.ingest.source';
 export const INGEST_SOURCES_KEY = 'hudi-serverless.ingest.sources';
 /** Idempotency records, inside the table's metafolder (Hudi ignores folders there it does not know). */
 export const INGEST_FOLDER = '.hoodie/.ingest';
+/** In a claim's folder: when the object was first claimed, kept until it is done. */
+const ATTEMPT_FILE = 'attempt.json';
 /** Commits this much older than the first attempt are not scanned (instant times come from writers' clocks). */
 const CLOCK_SKEW_MS = 10 * 60_000;
 
@@ -93,14 +96,20 @@ export interface ExactlyOnceRequest {
   readonly claim?: ClaimOptions;
   readonly log?: IngestLog;
   readonly now: () => Date;
+  /** False: do not wait for another holder; claimObject then answers `{ busy: true }` (default: wait). */
+  readonly wait?: boolean;
+  /** The invocation's heartbeat, which keeps the claim alive (applyExactlyOnce starts one of its own when not given). */
+  readonly heartbeat?: ClaimHeartbeat;
 }
+
+type HeartbeatRequest = ExactlyOnceRequest & { readonly heartbeat: ClaimHeartbeat };
 
 /**
  * Claim the object version, recover an earlier attempt's commit or run `apply`, and record the outcome; see the
  * module comment. `apply` must call `beforeCommit` just before its commit (writeBatch's afterDataFiles hook).
  *
- * The claim is renewed every lease/3 while this process runs and taken over only after it stayed unrenewed for a whole
- * lease (a crashed or timed-out Lambda); a concurrent delivery waits for the holder, then finds the done record. A
+ * The claim lives while the invocation's heartbeat (heartbeat.ts) is renewed, and is taken over only after that stayed
+ * unrenewed for a whole lease (a crashed or timed-out Lambda); a concurrent delivery waits for the holder, then finds the done record. A
  * process that dies after the commit but before the done record leaves `attempt.json`; the next holder scans the
  * completed commits since that attempt for the marker and, when found, only writes the done record. It scans again just
  * before its own commit (the `beforeCommit` guard, which re-checks the lease first), so a previous holder still
@@ -110,6 +119,26 @@ export interface ExactlyOnceRequest {
  */
 export async function applyExactlyOnce(
   request: ExactlyOnceRequest,
+  apply: (beforeCommit: () => Promise<void>) => Promise<HandledResult>,
+): Promise<IngestResult> {
+  const heartbeat = request.heartbeat ?? (await ClaimHeartbeat.start(request.table, heartbeatOptions(request.claim)));
+  try {
+    return await applyClaimed({ ...request, heartbeat, wait: true }, apply);
+  } finally {
+    if (request.heartbeat === undefined) await heartbeat.stop();
+  }
+}
+
+/** The heartbeat's lease and poll: the claims'. */
+export function heartbeatOptions(claim: ClaimOptions | undefined): { leaseMs?: number; pollMs?: number } {
+  return {
+    ...(claim?.leaseMs === undefined ? {} : { leaseMs: claim.leaseMs }),
+    ...(claim?.pollMs === undefined ? {} : { pollMs: claim.pollMs }),
+  };
+}
+
+async function applyClaimed(
+  request: HeartbeatRequest & { readonly wait: true },
   apply: (beforeCommit: () => Promise<void>) => Promise<HandledResult>,
 ): Promise<IngestResult> {
   const claimed = await claimObject(request);
@@ -154,29 +183,43 @@ export interface HeldClaim {
   release(): Promise<void>;
 }
 
-/** Either the claim is held (the caller applies the object), or the object turned out done (a duplicate). */
+/**
+ * Either the claim is held (the caller applies the object), or the object turned out done (a duplicate), or, when
+ * asked not to wait, someone else holds the claim.
+ */
 export type ClaimOutcome = { readonly held: HeldClaim } | { readonly done: IngestResult };
+export type TriedClaim = ClaimOutcome | { readonly busy: true };
+
+/** The error of an object whose claim another delivery keeps holding: the delivery fails, to be retried. */
+export function claimHeldElsewhere(location: string, why: string): ConflictError {
+  return new ConflictError(`another delivery of this object is still being ingested: ${why}`, {
+    location,
+    fix: 'nothing to do: this delivery fails so that it is retried, and the retry finds the object done',
+  });
+}
 
 /** Take the object's claim (waiting for a concurrent holder), and settle what is already settled; see the module comment. */
-export async function claimObject(request: ExactlyOnceRequest): Promise<ClaimOutcome> {
+export function claimObject(request: HeartbeatRequest & { readonly wait?: true }): Promise<ClaimOutcome>;
+export function claimObject(request: HeartbeatRequest): Promise<TriedClaim>;
+export async function claimObject(request: HeartbeatRequest): Promise<TriedClaim> {
   const { table, version, log, now } = request;
   const source = ingestSource(version.bucket, version.key, version.etag);
   const id = ingestId(source);
   const donePath = donePathOf(source);
   const claimStorage = prefixedStorage(table, `${INGEST_FOLDER}/${id}`);
-  const lock = new StorageLockProvider(claimStorage, {
-    ...(request.claim?.leaseMs === undefined ? {} : { leaseMs: request.claim.leaseMs }),
-    ...(request.claim?.pollMs === undefined ? {} : { pollMs: request.claim.pollMs }),
-  });
-  let lease: LockLease;
+  const lock = new StorageLockProvider(claimStorage, { ...heartbeatOptions(request.claim), heartbeat: request.heartbeat, freshFolders: true });
+  let lease: Awaited<ReturnType<StorageLockProvider['acquire']>>;
   try {
-    lease = await lock.acquire(request.claim?.waitMs === undefined ? {} : { waitMs: request.claim.waitMs });
+    if (request.wait === false) {
+      const taken = await lock.tryAcquire();
+      if (taken === undefined) return { busy: true };
+      lease = taken;
+    } else {
+      lease = await lock.acquire(request.claim?.waitMs === undefined ? {} : { waitMs: request.claim.waitMs });
+    }
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
-    throw new ConflictError(`another delivery of this object is still being ingested: ${error.message}`, {
-      location: request.location,
-      fix: 'nothing to do: this delivery fails so that it is retried, and the retry finds the object done',
-    });
+    throw claimHeldElsewhere(request.location, error.message);
   }
 
   let recorded = false;
@@ -185,9 +228,10 @@ export async function claimObject(request: ExactlyOnceRequest): Promise<ClaimOut
   const release = async (): Promise<void> => {
     if (released) return;
     released = true;
-    await lease.release();
-    // Once the done record exists the claim folder is no longer needed; a leftover costs one small object.
-    if (recorded || discarded) await deleteAll(claimStorage).catch(() => undefined);
+    // Once the done record exists the claim folder is no longer needed (a leftover costs one small object). A claim
+    // kept by a heartbeat writes nothing on its own, so deleting its folder releases it without a last write.
+    if (recorded || discarded) await lock.deleteHeld(lease, [ATTEMPT_FILE]).catch(() => undefined);
+    else await lease.release();
   };
   const record = (outcome: Omit<DoneRecord, 'source' | 'bucket' | 'key' | 'etag' | 'completedAt'>): Promise<void> =>
     writeDone(table, donePath, { source, bucket: version.bucket, key: version.key, etag: version.etag, ...outcome, completedAt: now().toISOString() }).then(
@@ -210,6 +254,13 @@ export async function claimObject(request: ExactlyOnceRequest): Promise<ClaimOut
       return { done: duplicateOf(doneMeanwhile) };
     }
     const attempt = await readAttempt(claimStorage);
+    if (attempt !== undefined && (await lock.holder())?.owner !== lock.ownerName) {
+      // Someone held it before, in a folder an earlier version pruned (its first generation gone): the first
+      // generation we took is not the lock. Claim again, the long way.
+      released = true;
+      await lease.release();
+      return request.wait === false ? { busy: true } : claimObject({ ...request, wait: true });
+    }
     const since = attempt === undefined ? undefined : new Date(Date.parse(attempt.firstAttemptAt) - CLOCK_SKEW_MS);
     if (since !== undefined) {
       const found = await findCommitOf(table, source, since);
@@ -220,7 +271,7 @@ export async function claimObject(request: ExactlyOnceRequest): Promise<ClaimOut
       }
     }
     await claimStorage.put(
-      'attempt.json',
+      ATTEMPT_FILE,
       JSON.stringify({
         firstAttemptAt: attempt?.firstAttemptAt ?? now().toISOString(),
         attempts: (attempt?.attempts ?? 0) + 1,
@@ -353,7 +404,7 @@ async function readDone(table: Storage, path: string): Promise<DoneRecord | unde
 }
 
 async function readAttempt(claimStorage: Storage): Promise<AttemptRecord | undefined> {
-  const value = await readJson(claimStorage, 'attempt.json');
+  const value = await readJson(claimStorage, ATTEMPT_FILE);
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as Partial<AttemptRecord>;
   // An unreadable time still proves an attempt: scan everything then.
@@ -385,38 +436,4 @@ function duplicateOf(done: DoneRecord): IngestResult {
     ...(done.reason === undefined ? {} : { reason: done.reason }),
     ...(done.commitObjects === undefined ? {} : { commitObjects: done.commitObjects }),
   };
-}
-
-/** A Storage rooted at `prefix` under another (the claim's lock lives in its own folder per object). */
-function prefixedStorage(base: Storage, prefix: string): Storage {
-  const full = (path: string) => (path === '' ? prefix : `${prefix}/${path}`);
-  const relative = (object: StoredObject): StoredObject => ({
-    ...object,
-    path: object.path.startsWith(`${prefix}/`) ? object.path.slice(prefix.length + 1) : object.path,
-  });
-  return {
-    uri: base.uriOf(prefix),
-    uriOf: (path) => base.uriOf(full(path)),
-    get: (path) => base.get(full(path)),
-    getRange: (path, start, end) => base.getRange(full(path), start, end),
-    head: async (path) => {
-      const object = await base.head(full(path));
-      return object === undefined ? undefined : relative(object);
-    },
-    put: (path, body) => base.put(full(path), body),
-    putIfAbsent: (path, body) => base.putIfAbsent(full(path), body),
-    uploadFile: (path, localFile) => base.uploadFile(full(path), localFile),
-    downloadFile: (path, localFile) => base.downloadFile(full(path), localFile),
-    listDir: async (dir) => {
-      const listed = await base.listDir(full(dir));
-      return { files: listed.files.map(relative), dirs: listed.dirs };
-    },
-    listRecursive: async (dir) => (await base.listRecursive(full(dir))).map(relative),
-    delete: (paths) => base.delete(paths.map(full)),
-  };
-}
-
-async function deleteAll(storage: Storage): Promise<void> {
-  const objects = await storage.listRecursive('');
-  if (objects.length > 0) await storage.delete(objects.map((o) => o.path));
 }

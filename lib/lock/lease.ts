@@ -88,6 +88,11 @@ export interface LeaseBackend<Holder extends ObservedHolder, Held> {
   readonly renewalIsCompareAndSet: boolean;
 }
 
+/** Claim as if the lock were free before reading it: one request saved where it usually is (a backend's claim is conditional). */
+export interface ClaimFirst {
+  readonly claimFirst?: boolean;
+}
+
 export interface LeaseTiming {
   readonly owner: string;
   readonly leaseMs: number;
@@ -119,7 +124,12 @@ const now = (): number => performance.now();
 export async function acquireLease<Holder extends ObservedHolder, Held>(
   backend: LeaseBackend<Holder, Held>,
   timing: LeaseTiming,
+  options: ClaimFirst = {},
 ): Promise<HeartbeatLease<Held>> {
+  if (options.claimFirst === true) {
+    const lease = await tryClaim(backend, undefined, timing);
+    if (lease !== undefined) return lease;
+  }
   const startedAt = now();
   let deadline = startedAt + timing.waitMs;
   let watched: { holder: Holder; since: number } | undefined;
@@ -159,6 +169,24 @@ export async function acquireLease<Holder extends ObservedHolder, Held>(
     const untilStale = watched.since + holder.leaseMs - current;
     await sleep(timerDelay(Math.min(timing.pollMs, untilStale, deadline - current)));
   }
+}
+
+/**
+ * One look, no waiting: the lease when the lock is free (or released) and this claim wins it; undefined when anyone
+ * holds it, even a holder that may have died (only watching it for a lease can tell, which acquireLease does).
+ */
+export async function tryAcquireLease<Holder extends ObservedHolder, Held>(
+  backend: LeaseBackend<Holder, Held>,
+  timing: LeaseTiming,
+  options: ClaimFirst = {},
+): Promise<HeartbeatLease<Held> | undefined> {
+  if (options.claimFirst === true) {
+    const lease = await tryClaim(backend, undefined, timing);
+    if (lease !== undefined) return lease;
+  }
+  const holder = await backend.readHolder();
+  if (holder !== undefined && !holder.released) return undefined;
+  return tryClaim(backend, holder, timing);
 }
 
 async function tryClaim<Holder extends ObservedHolder, Held>(
@@ -236,6 +264,11 @@ export class HeartbeatLease<Held> implements LockLease {
       // one lease; throwing here would hide the caller's own outcome.
       await this.backend.release(this.held).catch(() => undefined);
     });
+  }
+
+  /** The backend's record of this holding, as last claimed or renewed. */
+  holding(): Held {
+    return this.held;
   }
 
   /** Stop renewing without releasing, as a crashed holder would. For tests and for shutdown paths. */

@@ -20,8 +20,10 @@ import {
   type HeartbeatLease,
   type LeaseBackend,
   LeaseLostError,
+  type LeaseTiming,
   type ObservedHolder,
   requirePositiveMs,
+  tryAcquireLease,
 } from './lease.js';
 import type { LockProvider } from './port.js';
 
@@ -30,6 +32,19 @@ const GENERATION_DIGITS = 12;
 const GENERATION_FILE = /^lease-(\d{12})\.json$/;
 /** A generation can vanish between listing and reading (the new holder cleans up): look again this often. */
 const MAX_READ_ATTEMPTS = 5;
+
+/**
+ * One lease that keeps many locks alive (an ingest batch's claims): each lock's record names it, is never renewed
+ * itself, and its holder counts as renewing while the heartbeat does. Saves a renewal per lock per period.
+ */
+export interface SharedHeartbeat {
+  /** The heartbeat's own path, written into every record that relies on it. */
+  readonly path: string;
+  /** Throws when the heartbeat's lease was lost. */
+  assertHeld(): Promise<void>;
+  /** Another record's heartbeat as a holder: released once it is gone or seen unchanged for its whole lease. */
+  holderAt(path: string): Promise<ObservedHolder | undefined>;
+}
 
 export interface StorageLockOptions {
   /** Lease per renewal (default 20000 ms), renewed every leaseMs/4. */
@@ -40,6 +55,14 @@ export interface StorageLockOptions {
   waitMs?: number;
   /** How often a waiting acquirer looks at the lock (default 1000 ms). */
   pollMs?: number;
+  /** Rely on this heartbeat instead of renewing the lock's own record. */
+  heartbeat?: SharedHeartbeat;
+  /**
+   * The lock's folder is usually new (a claim per object): take the first generation without listing, keep every
+   * generation (so "the next one is absent" proves a holding is current, one HEAD instead of a listing), and let
+   * the holder delete them all at the end (deleteHeld). Never for a folder an older layout may have pruned.
+   */
+  freshFolders?: boolean;
 }
 
 /** The content of one generation's object. */
@@ -48,6 +71,8 @@ export interface StorageLockRecord {
   /** A fresh UUID per write. */
   readonly version: string;
   readonly leaseMs: number;
+  /** The SharedHeartbeat whose renewals stand for this record's. */
+  readonly heartbeat?: string;
   /** Wall-clock times, for people reading the file; expiry is judged by watching `version`, not by clocks. */
   readonly acquiredAt: string;
   readonly renewedAt: string;
@@ -70,11 +95,15 @@ export class StorageLockProvider implements LockProvider {
   readonly storage: Storage;
   readonly leaseMs: number;
   readonly ownerName: string;
+  readonly heartbeat: SharedHeartbeat | undefined;
+  readonly freshFolders: boolean;
   private readonly waitMs: number;
   private readonly pollMs: number;
 
   constructor(storage: Storage, options: StorageLockOptions = {}) {
     this.storage = storage;
+    this.heartbeat = options.heartbeat;
+    this.freshFolders = options.freshFolders === true;
     this.description = storage.uriOf(STORAGE_LOCK_FOLDER);
     this.leaseMs = requirePositiveMs(options.leaseMs ?? DEFAULT_LEASE_MS, 'the lock lease', this.description);
     this.waitMs = requirePositiveMs(options.waitMs ?? DEFAULT_WAIT_MS, 'the lock wait', this.description);
@@ -84,12 +113,37 @@ export class StorageLockProvider implements LockProvider {
 
   async acquire(options: { waitMs?: number } = {}): Promise<HeartbeatLease<StorageHeld>> {
     const waitMs = options.waitMs ?? this.waitMs;
-    return acquireLease(new StorageLeaseBackend(this), { owner: this.ownerName, leaseMs: this.leaseMs, waitMs, pollMs: this.pollMs });
+    return acquireLease(new StorageLeaseBackend(this), this.timing(waitMs), { claimFirst: this.freshFolders });
+  }
+
+  /** The lease when the lock is free and this claim wins it, else undefined at once (see tryAcquireLease). */
+  async tryAcquire(): Promise<HeartbeatLease<StorageHeld> | undefined> {
+    return tryAcquireLease(new StorageLeaseBackend(this), this.timing(this.waitMs), { claimFirst: this.freshFolders });
+  }
+
+  /**
+   * With freshFolders: delete the files of every generation up to the lease's, and `others` (paths in this storage),
+   * in one request, without listing: for a holder done with the folder for good.
+   */
+  async deleteHeld(lease: HeartbeatLease<StorageHeld>, others: readonly string[]): Promise<void> {
+    lease.stopHeartbeat();
+    const generations = Array.from({ length: lease.holding().generation }, (_, i) => pathOf(i + 1));
+    await this.storage.delete([...generations, ...others]);
+  }
+
+  /** The lock's holder as a waiting acquirer sees it; undefined when free. */
+  async holder(): Promise<ObservedHolder | undefined> {
+    return new StorageLeaseBackend(this).readHolder();
+  }
+
+  private timing(waitMs: number): LeaseTiming {
+    return { owner: this.ownerName, leaseMs: this.leaseMs, waitMs, pollMs: this.pollMs };
   }
 }
 
 class StorageLeaseBackend implements LeaseBackend<StorageHolder, StorageHeld> {
-  readonly renewalIsCompareAndSet = false;
+  /** With a shared heartbeat a renewal writes nothing, so it cannot land late. */
+  readonly renewalIsCompareAndSet: boolean;
   readonly description: string;
   private readonly lock: StorageLockProvider;
   private readonly storage: Storage;
@@ -98,6 +152,7 @@ class StorageLeaseBackend implements LeaseBackend<StorageHolder, StorageHeld> {
     this.lock = lock;
     this.storage = lock.storage;
     this.description = lock.description;
+    this.renewalIsCompareAndSet = lock.heartbeat !== undefined;
   }
 
   async readHolder(): Promise<StorageHolder | undefined> {
@@ -107,7 +162,7 @@ class StorageLeaseBackend implements LeaseBackend<StorageHolder, StorageHeld> {
       if (latest === undefined) return undefined;
       try {
         const bytes = await this.storage.get(pathOf(latest));
-        return { generation: latest, ...this.holderFrom(bytes) };
+        return { generation: latest, ...(await this.holderFrom(bytes)) };
       } catch (error) {
         if (!(error instanceof NotFoundError) || attempt >= MAX_READ_ATTEMPTS) throw error;
       }
@@ -126,11 +181,13 @@ class StorageLeaseBackend implements LeaseBackend<StorageHolder, StorageHeld> {
     // putIfAbsent decided; reading back guards against a store that ignored the condition.
     const written = parseRecord(await this.storage.get(pathOf(generation)));
     if (written?.owner !== this.lock.ownerName || written.version !== held.version) return undefined;
-    await this.deleteGenerationsBefore(generation);
+    // The first generation has none before it: no listing to pay. Fresh folders keep theirs (see freshFolders).
+    if (generation > 1 && !this.lock.freshFolders) await this.deleteGenerationsBefore(generation);
     return held;
   }
 
   async renew(held: StorageHeld): Promise<StorageHeld> {
+    if (this.lock.heartbeat !== undefined) return held;
     const generations = await this.listGenerations();
     const latest = generations.at(-1);
     if (latest !== undefined && latest > held.generation) {
@@ -143,6 +200,18 @@ class StorageLeaseBackend implements LeaseBackend<StorageHolder, StorageHeld> {
   }
 
   async isCurrent(held: StorageHeld): Promise<boolean> {
+    const { heartbeat } = this.lock;
+    if (heartbeat !== undefined) {
+      // Only this holder writes its generation: it stays ours while it is the latest and the heartbeat lives.
+      if (this.lock.freshFolders) {
+        // Every taker writes the next generation, and none is ever deleted here.
+        if ((await this.storage.head(pathOf(held.generation + 1))) !== undefined) return false;
+      } else if ((await this.listGenerations()).at(-1) !== held.generation) return false;
+      return heartbeat.assertHeld().then(
+        () => true,
+        () => false,
+      );
+    }
     const latest = (await this.listGenerations()).at(-1);
     if (latest !== held.generation) return false;
     let bytes: Uint8Array;
@@ -162,8 +231,14 @@ class StorageLeaseBackend implements LeaseBackend<StorageHolder, StorageHeld> {
     await this.storage.put(pathOf(held.generation), this.recordFor({ ...held, version: randomUUID() }, true));
   }
 
-  private holderFrom(bytes: Uint8Array): Omit<StorageHolder, 'generation'> {
+  private async holderFrom(bytes: Uint8Array): Promise<Omit<StorageHolder, 'generation'>> {
     const record = parseRecord(bytes);
+    const { heartbeat } = this.lock;
+    if (record?.heartbeat !== undefined && heartbeat !== undefined && !record.released) {
+      const beating = await heartbeat.holderAt(record.heartbeat);
+      if (beating === undefined) return { owner: record.owner, version: record.version, leaseMs: record.leaseMs, released: true };
+      return { owner: record.owner, version: beating.version, leaseMs: beating.leaseMs, released: beating.released };
+    }
     if (record !== undefined) {
       return { owner: record.owner, version: record.version, leaseMs: record.leaseMs, released: record.released };
     }
@@ -177,6 +252,7 @@ class StorageLeaseBackend implements LeaseBackend<StorageHolder, StorageHeld> {
       owner: this.lock.ownerName,
       version: held.version,
       leaseMs: this.lock.leaseMs,
+      ...(this.lock.heartbeat === undefined ? {} : { heartbeat: this.lock.heartbeat.path }),
       acquiredAt: held.acquiredAt,
       renewedAt: new Date(now).toISOString(),
       leaseUntil: new Date(released ? now : now + this.lock.leaseMs).toISOString(),
@@ -241,5 +317,6 @@ function parseRecord(bytes: Uint8Array): StorageLockRecord | undefined {
     renewedAt: typeof record.renewedAt === 'string' ? record.renewedAt : '',
     leaseUntil: typeof record.leaseUntil === 'string' ? record.leaseUntil : '',
     released: record.released === true,
+    ...(typeof record.heartbeat === 'string' ? { heartbeat: record.heartbeat } : {}),
   };
 }

@@ -13,6 +13,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ConfigValueError } from '../../lib/config/index.js';
 import { jsonLinesToParquet } from '../../lib/engine/write.js';
 import { HudiError } from '../../lib/errors.js';
+import { ClaimHeartbeat, HEARTBEAT_FOLDER } from '../../lib/ingest/heartbeat.js';
 import { claimObject, commitMarkerOf } from '../../lib/ingest/idempotency.js';
 import {
   type BatchObjectResult,
@@ -451,8 +452,9 @@ describe('ingest: a batch interrupted by a crash', () => {
     ['after the data files, before the commit', (method, path) => (method === 'putIfAbsent' && commitFile.test(path) ? 'before' : undefined)],
     ['after the commit, before any claim is recorded', (method, path) => (method === 'putIfAbsent' && commitFile.test(path) ? 'after' : undefined)],
     [
+      // Done records are written side by side: the crash comes at the second, so only the first is written.
       'after the commit and the first claim recorded',
-      (method, path) => (method === 'putIfAbsent' && doneRecord.test(path) && ++doneRecords === 1 ? 'after' : undefined),
+      (method, path) => (method === 'putIfAbsent' && doneRecord.test(path) && ++doneRecords === 2 ? 'before' : undefined),
     ],
   ];
 
@@ -489,6 +491,60 @@ describe('ingest: a batch interrupted by a crash', () => {
   }
 });
 
+describe("ingest: a crashed batch's claims", () => {
+  it('are all free once its heartbeat was seen unchanged for one lease: one wait, not one per object', async () => {
+    client = s3ClientFromEnv();
+    bucket = await testBucket();
+    const { land, request } = landing();
+    const table = openStorage(join(tempDir('ingest-batch-dead-heartbeat-'), 'table'));
+    const objects = [];
+    for (let i = 0; i < 6; i++) objects.push(await land(`part-${i}.jsonl`, jsonLines(users(i * 10, 10))));
+    const claim = { leaseMs: 1_000, pollMs: 100 };
+    // The crashed invocation: its heartbeat and its claims, never released.
+    const dead = await ClaimHeartbeat.start(table, claim);
+    for (const object of objects) {
+      const version = { bucket, key: object.key, etag: normalizeEtag(object.etag) };
+      const claimed = await claimObject({ table, version, location: object.key, now: () => new Date(), heartbeat: dead, claim, wait: false });
+      assert.ok('held' in claimed, 'the crashed invocation held every claim');
+    }
+    dead.stopBeating();
+
+    // How often each claim's lock folder is looked at: a claim waited for is looked at every poll.
+    const looks = new Map<string, number>();
+    const claimLock = new RegExp(`^${INGEST_FOLDER.replace('.', '\\.')}/([0-9a-f]{64})/\\.hoodie/\\.serverless-lock`);
+    const watched = new Proxy(table, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        if (property !== 'listDir') return (value as (...a: unknown[]) => unknown).bind(target);
+        return (dir: string) => {
+          const id = claimLock.exec(dir)?.[1];
+          if (id !== undefined) looks.set(id, (looks.get(id) ?? 0) + 1);
+          return (value as (d: string) => unknown).call(target, dir);
+        };
+      },
+    });
+    const results = (await ingestObjects(request(watched, objects, { claim: { ...claim, waitMs: 60_000 } }))).map(resultOf);
+    assert.ok(
+      results.every((r) => r.outcome === 'ingested'),
+      JSON.stringify(results),
+    );
+    assert.deepEqual(await rowIds(table), range(0, 60));
+    const counts = [...looks.values()].sort((a, b) => a - b);
+    assert.equal(counts.length, objects.length);
+    // One claim is watched until the heartbeat proves dead; every other is taken at its first waiting look
+    // (the try, the waiting look, the cleanup of the dead generation, the check before the commit).
+    assert.ok(
+      counts.slice(0, -1).every((count) => count <= 4),
+      `looks per claim: ${counts.join(', ')}`,
+    );
+    assert.deepEqual(await table.listRecursive(HEARTBEAT_FOLDER), [], 'the dead heartbeat and ours are gone');
+    for (const object of objects) {
+      assert.deepEqual(await table.listRecursive(`${INGEST_FOLDER}/${ingestId(sourceOf(object))}`), [], 'no claim is left');
+    }
+  });
+});
+
 describe('ingest: a claim holder that commits the same object just before ours', () => {
   it("finds the holder's commit at the recheck before its own, records the object as that commit's, writes the rest once", async () => {
     client = s3ClientFromEnv();
@@ -499,9 +555,11 @@ describe('ingest: a claim holder that commits the same object just before ours',
     const other = await land('other.jsonl', jsonLines(users(10, 10)));
     const version = { bucket, key: taken.key, etag: normalizeEtag(taken.etag) };
     // The earlier holder: it claimed the object and began, then its lease lapsed (its attempt record stays).
-    const earlier = await claimObject({ table, version, location: `s3://${bucket}/${taken.key}`, now: () => new Date() });
+    const heartbeat = await ClaimHeartbeat.start(table);
+    const earlier = await claimObject({ table, version, location: `s3://${bucket}/${taken.key}`, now: () => new Date(), heartbeat });
     assert.ok('held' in earlier);
     await earlier.held.release();
+    await heartbeat.stop();
 
     // While our batch writes its data files, the earlier holder commits the object (as a still-running Lambda would).
     let holderCommit: string | undefined;
