@@ -1,12 +1,12 @@
 /**
  * Time travel older than the active timeline on tables Hudi 1.0.2 (table version 8) and 1.1.1 (version 9) write,
  * judged by that release on Spark 3.5 (one JVM per release). Spark writes four commits into a copy-on-write table
- * and four delta commits into a merge-on-read one with its archiver on and its cleaner off, so its first two
- * instants are in the LSM history while their files stay. As of each archived instant (and before the first), we
- * read what Spark reads: snapshot and read-optimized, through the library and the CLI; on merge-on-read the log of
- * an archived delta commit joins its slice by the completion time the history holds. Then Spark's clean retains one
- * commit: Spark refuses every as-of read before the clean's earliest commit to retain (archived or still active),
- * and so do we, with a TimeTravelError; as of that commit we read the same rows.
+ * and four delta commits (compacted inline every second) into a merge-on-read one, archiver on, cleaner off: its
+ * first instants go to the LSM history while their files stay. As of each archived instant (and before the first)
+ * we read what Spark reads, snapshot and read-optimized, through the library and the CLI; an archived delta
+ * commit's log joins the slice before the compaction by the completion time the history holds. After Spark's clean
+ * retaining one commit, Spark refuses every as-of read before its earliest commit to retain (archived or active),
+ * and so do we (TimeTravelError); as of that commit we read the same rows.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -29,10 +29,12 @@ const ARCHIVING = {
   'hoodie.keep.max.commits': '3',
   'hoodie.clean.commits.retained': '1',
   'hoodie.clean.automatic': 'false',
-  // Merge-on-read: the archiver keeps the delta commits compaction would need; one is enough, none is scheduled.
-  'hoodie.compact.inline': 'false',
-  'hoodie.compact.inline.max.delta.commits': '1',
 };
+/**
+ * Merge-on-read: compacted inline after every second delta commit, so a file group has a slice per compaction and
+ * the log of an archived delta commit joins the older slice only by the completion time the history holds.
+ */
+const COMPACTING = { ...ARCHIVING, 'hoodie.compact.inline': 'true', 'hoodie.compact.inline.max.delta.commits': '2' };
 const WRITES: readonly (readonly number[])[] = [
   [1, 2, 3, 4, 5, 6],
   [1, 2],
@@ -79,7 +81,7 @@ for (const version of HUDI_1X_VERSIONS) {
       hudi = await startHudi({ hudiVersion: version });
       for (const [index, ids] of WRITES.entries()) {
         await hudi1xCowWrite(hudi, cow, 'asof_cow', [...ids], index + 1, ARCHIVING);
-        await hudi1xMorWrite(hudi, mor, 'asof_mor', [...ids], index + 1, ARCHIVING);
+        await hudi1xMorWrite(hudi, mor, 'asof_mor', [...ids], index + 1, COMPACTING);
       }
       for (const path of [cow, mor]) {
         const history = await readTimelineHistory(openStorage(path), historyFolder());
@@ -121,9 +123,11 @@ for (const version of HUDI_1X_VERSIONS) {
         const sparkRows = (await hudi.read(path, { options: { 'hoodie.metadata.enable': 'false', 'as.of.instant': second! }, meta: false })).rows;
         assert.deepEqual(jsonLines(cli.stdout).map(canonicalRow).sort(), canonicalRows(sparkRows));
       }
-      // The merge-on-read read as of the second delta commit merged its log: the updated names are there.
+      // As of the second delta commit, its log merged into the first slice (not the compaction's): its names are there.
       const rows = (await ours(mor, archived.get(mor)![1]!)) as string[];
       assert.ok(rows.some((row) => row.includes('"v2-1"')) && rows.some((row) => row.includes('"v2-2"')), rows.join('\n'));
+      const readOptimized = (await ours(mor, archived.get(mor)![1]!, 'read_optimized')) as string[];
+      assert.ok(!readOptimized.some((row) => row.includes('"v2-')), readOptimized.join('\n'));
     });
 
     it('after Spark’s clean, refuses as Spark refuses as-of reads before the earliest commit it retained', async () => {

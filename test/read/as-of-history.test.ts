@@ -2,7 +2,8 @@
  * Time travel past the active timeline on Hudi 1.x tables (version 8) our writer writes and our archiver archives
  * into the LSM history, nothing cleaned: as of an archived instant we read what we read as of it while it was
  * active (Hudi's slicing counts slices older than the timeline as committed; test/interop/hudi-1x-as-of-history
- * shows Spark agrees), merge-on-read logs joining their slices by the completion times the history holds. Once a
+ * shows Spark agrees), an archived delta commit's log joining the slice before a compaction by the completion time
+ * the history holds. Once a
  * clean has retained one commit, an as-of read before it is refused with a TimeTravelError, as Hudi refuses it.
  */
 import assert from 'node:assert/strict';
@@ -13,6 +14,9 @@ import { archivalConfigFromProperties } from '../../lib/archival/config.js';
 import { cleanConfigFromProperties } from '../../lib/cleaner/config.js';
 import { runClean } from '../../lib/cleaning/clean.js';
 import { writeJsonLines } from '../../lib/cli/generate.js';
+import { compactionConfigFrom } from '../../lib/compaction/config.js';
+import { runCompaction } from '../../lib/compaction/execute.js';
+import { scheduleCompaction } from '../../lib/compaction/schedule.js';
 import { TimeTravelError } from '../../lib/errors.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
@@ -54,18 +58,30 @@ function properties(type: 'COPY_ON_WRITE' | 'MERGE_ON_READ'): Map<string, string
   );
 }
 
-/** Four writes of WRITES; their instant times. */
+/**
+ * Four writes of WRITES; their instant times. Merge-on-read: a compaction after the second, so the second's log joins
+ * the first slice only by its completion time (the compaction's slice is newer).
+ */
 async function writeTable(path: string, type: 'COPY_ON_WRITE' | 'MERGE_ON_READ'): Promise<string[]> {
   const times: string[] = [];
+  const storage = new LocalStorage(path);
   for (const [index, ids] of WRITES.entries()) {
     const file = join(tempDir(), `batch-${index}.jsonl`);
     await writeJsonLines(file, hudi1xRows(ids, index + 1));
-    const result = await writeBatch(new LocalStorage(path), {
+    const result = await writeBatch(storage, {
       input: { file, format: 'jsonl' },
       operation: index === 0 ? 'insert' : 'upsert',
       properties: properties(type),
     });
     times.push(result.instantTime);
+    if (type === 'MERGE_ON_READ' && index === 1) {
+      const props = new Map([['hoodie.metadata.enable', 'false']]);
+      const lock = new StorageLockProvider(storage);
+      const scheduled = await scheduleCompaction(await HudiTable.open(storage), compactionConfigFrom(props, 'test'), { lock, force: true, properties: props });
+      assert.ok(scheduled !== undefined);
+      await runCompaction(await HudiTable.open(storage), scheduled.instantTime, { lock, properties: props });
+      times.push(scheduled.instantTime);
+    }
   }
   return times;
 }
@@ -98,19 +114,21 @@ describe('as-of reads older than the active timeline (table version 8)', () => {
 
       assert.equal(await archive(path), 'archived');
       const history = await readTimelineHistory(new LocalStorage(path), historyFolder());
+      const archived = type === 'MERGE_ON_READ' ? 3 : 2;
       assert.deepEqual(
         history.instants.map((instant) => instant.requestedTime),
-        times.slice(0, 2),
-        'the first two writes are in the LSM history',
+        times.slice(0, archived),
+        'the first writes (and the compaction) are in the LSM history',
       );
       const table = await HudiTable.open(new LocalStorage(path));
-      assert.ok(times[1]! < table.timeline.instants[0]!.time, 'and no longer on the active timeline');
+      assert.ok(times[archived - 1]! < table.timeline.instants[0]!.time, 'and no longer on the active timeline');
 
       for (const time of times)
         for (const queryType of queryTypes) assert.deepEqual(await read(path, time, queryType), before.get(`${time} ${queryType}`), `${time} ${queryType}`);
       assert.equal(before.get(`${times[0]} snapshot`)!.length, 6);
       const second = before.get(`${times[1]} snapshot`)!;
       assert.ok(second.some((row) => row.includes('"v2-1"')) && !second.some((row) => row.includes('"v3-3"')), second.join('\n'));
+      if (type === 'MERGE_ON_READ') assert.ok(!before.get(`${times[1]} read_optimized`)!.some((row) => row.includes('"v2-')), 'its log, not a base file');
       assert.deepEqual(await read(path, '20000101000000000'), [], 'before the first write: nothing');
     });
   }
