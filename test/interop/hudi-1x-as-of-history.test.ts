@@ -6,7 +6,8 @@
  * we read what Spark reads, snapshot and read-optimized, through the library and the CLI; an archived delta
  * commit's log joins the slice before the compaction by the completion time the history holds. After Spark's clean
  * retaining one commit, Spark refuses every as-of read before its earliest commit to retain (archived or active),
- * and so do we (TimeTravelError); as of that commit we read the same rows.
+ * and so do we (TimeTravelError); as of that commit we read the same rows. Once four more commits archive the clean
+ * too, Spark no longer checks, and reads of the cleaned past what files are left (nothing, as of the first write).
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -155,6 +156,28 @@ for (const version of HUDI_1X_VERSIONS) {
       const cli = runCli(['read', cow, '--as-of', archived.get(cow)![0]!]);
       assert.notEqual(cli.code, 0);
       assert.match(cli.stderr, /the earliest commit the newest clean \(\d+\) retained/);
+    });
+
+    it('once the clean is archived too, reads what Spark reads of the files the clean left, even nothing', async () => {
+      for (const [index, ids] of [[5], [2], [3], [4]].entries()) await hudi1xCowWrite(hudi, cow, 'asof_cow', ids, index + 5, ARCHIVING);
+      const table = await HudiTable.open(openStorage(cow));
+      assert.ok(!table.timeline.instants.some((instant) => instant.action === 'clean'), 'no clean left on the active timeline');
+      const history = await readTimelineHistory(openStorage(cow), historyFolder());
+      assert.ok(
+        history.instants.some((instant) => instant.action === 'clean'),
+        'Spark archived its clean',
+      );
+      const writes = history.instants.filter((instant) => instant.action === 'commit').map((instant) => instant.requestedTime);
+      const answers = new Map<string, Answer>();
+      for (const asOf of writes) {
+        const theirs = await spark(cow, asOf);
+        assert.ok(Array.isArray(theirs), `Spark reads ${asOf}: ${JSON.stringify(theirs)}`);
+        assert.deepEqual(await ours(cow, asOf), theirs, `as of ${asOf}`);
+        answers.set(asOf, theirs);
+      }
+      // The clean deleted the first writes' file versions: as of them Spark finds no slice, and reads no rows.
+      assert.deepEqual(answers.get(writes[0]!), []);
+      assert.equal((answers.get(writes[2]!) as string[]).length, 6, 'as of the version the clean kept: every row');
     });
   });
 }
