@@ -259,3 +259,14 @@ export class TimelineHistoryError extends HudiError {
     this.name = 'TimelineHistoryError';
   }
 }
+
+/**
+ * A time-travel read asks for an instant Hudi's readers refuse (TimelineUtils.validateTimestampAsOf): at or after a
+ * pending write, or before what the newest clean kept. `location` is the instant file that decided it.
+ */
+export class TimeTravelError extends HudiError {
+  constructor(problem: string, options: { location?: string; fix?: string } = {}) {
+    super(problem, options);
+    this.name = 'TimeTravelError';
+  }
+}

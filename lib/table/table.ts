@@ -2,7 +2,7 @@
  * A Hudi table on a Storage: its config, timeline, schema and file-system view (HoodieTableMetaClient's job), and
  * withTableLock, the way every commit path works on it under the table lock.
  */
-import { HudiError, TableVersionChangedError, UnsupportedTableError } from '../errors.js';
+import { HudiError, TableVersionChangedError } from '../errors.js';
 import { type LockLease, type LockProvider, withLock } from '../lock/port.js';
 import { mapWithConcurrency, settleAll } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
@@ -24,6 +24,7 @@ import { latestQueryInstant, sliceByCompletionTime } from './file-group.js';
 import { FileSystemView, type ListedPartition } from './file-system-view.js';
 import { assertCommittedFilesPresent } from './missing-files.js';
 import { type AvroRecordSchema, parseAvroRecordSchema, withoutMetaFields } from './schema.js';
+import { assertTimeTravelAllowed } from './time-travel.js';
 
 export const PARTITION_METAFILE = '.hoodie_partition_metadata';
 /** How many folders are listed at once while discovering partitions. */
@@ -147,15 +148,8 @@ export class HudiTable {
   private async completionTimeView(asOf: string | undefined): Promise<FileSystemView> {
     const timeline = this.timeline;
     const queryInstant = asOf ?? latestQueryInstant(timeline);
-    if (asOf !== undefined && timeline.instants.length > 0 && compareInstantTimes(asOf, timeline.instants[0]!.time) < 0) {
-      throw new UnsupportedTableError(
-        `as of ${asOf} is before the active timeline (it starts at ${timeline.instants[0]!.time}); its instants are in the LSM history, which this build does not read yet`,
-        {
-          location: this.storage.uriOf(this.historyFolder),
-          fix: 'read as of an instant on the active timeline (see `hudi-serverless timeline`), or read with Hudi',
-        },
-      );
-    }
+    // Older than the active timeline too, as Hudi 1.x: its slices count as committed, the LSM history gives completion times.
+    if (asOf !== undefined) await assertTimeTravelAllowed(this.storage, timeline, asOf);
     const replaceInstants = timeline
       .completed()
       .filter((instant) => instant.action === 'replacecommit' && (queryInstant === undefined || compareInstantTimes(instant.time, queryInstant) <= 0));

@@ -1,0 +1,60 @@
+/**
+ * Which as-of instants a time-travel read of a Hudi 1.x table (timeline layout 2) may ask for, as Hudi 1.0.2 and
+ * 1.1.1 decide before Spark's file index lists a file (TimelineUtils.validateTimestampAsOf): earlier than the first
+ * pending write that is not a clustering, and not earlier than what the newest completed clean kept (its earliest
+ * commit to retain; a clean without one, as by file versions, keeps nothing older than the first completed write).
+ * An as-of instant older than the active timeline passes when no clean on it says otherwise: the read then slices
+ * the files still there, with the LSM history's completion times (table.ts).
+ */
+import { TimeTravelError } from '../errors.js';
+import type { Storage } from '../storage/port.js';
+import { decodeTimelineAvro } from '../timeline/avro-files.js';
+import { compareInstantTimes } from '../timeline/instant.js';
+import { instantPath, type Timeline, WRITE_ACTIONS } from '../timeline/timeline.js';
+
+const SEE_TIMELINE = 'see `hudi-serverless timeline`';
+
+/** Refuse an as-of time Hudi's readers refuse on this (layout 2) timeline, with a TimeTravelError naming why. */
+export async function assertTimeTravelAllowed(storage: Storage, timeline: Timeline, asOf: string): Promise<void> {
+  // getCommitsTimeline().filterInflightsAndRequested(), clusterings left out: a pending `clustering` in layout 2.
+  const firstPending = timeline.pending().find((instant) => WRITE_ACTIONS.has(instant.action));
+  if (firstPending !== undefined && compareInstantTimes(asOf, firstPending.time) >= 0) {
+    throw new TimeTravelError(`as of ${asOf} is not earlier than the pending ${firstPending.action} ${firstPending.time}, as Hudi requires`, {
+      location: storage.uriOf(instantPath(firstPending, timeline.layout)),
+      fix: `read as of an instant before ${firstPending.time}, or complete or roll back that write first`,
+    });
+  }
+  const lastClean = timeline
+    .completed()
+    .filter((instant) => instant.action === 'clean')
+    .at(-1);
+  if (lastClean === undefined) return;
+  const path = instantPath(lastClean, timeline.layout);
+  const location = storage.uriOf(path);
+  const bytes = await storage.get(path);
+  if (bytes.length === 0) {
+    // Hudi fails to read an empty clean's metadata and refuses the read (HoodieTimeTravelException).
+    throw new TimeTravelError(`the newest clean ${lastClean.time} has no metadata, so Hudi refuses every time-travel read`, {
+      location,
+      fix: 'read without --as-of, or let a new clean complete',
+    });
+  }
+  const retain = decodeTimelineAvro('cleanMetadata', bytes, location).earliestCommitToRetain;
+  if (retain !== '') {
+    if (compareInstantTimes(retain, asOf) > 0) {
+      throw new TimeTravelError(`as of ${asOf} is before ${retain}, the earliest commit the newest clean (${lastClean.time}) retained`, {
+        location,
+        fix: `read as of ${retain} or later (${SEE_TIMELINE}); keep more commits with hoodie.clean.commits.retained to travel further back`,
+      });
+    }
+    return;
+  }
+  // A clean by file versions records no earliest commit to retain: the first completed write stands for it.
+  const firstWrite = timeline.completedWrites()[0];
+  if (firstWrite !== undefined && compareInstantTimes(firstWrite.time, asOf) > 0) {
+    throw new TimeTravelError(
+      `as of ${asOf} is before ${firstWrite.time}, the first completed write on the active timeline, and the newest clean (${lastClean.time}) kept file versions, not commits`,
+      { location, fix: `read as of ${firstWrite.time} or later (${SEE_TIMELINE})` },
+    );
+  }
+}
