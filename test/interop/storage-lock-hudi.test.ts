@@ -2,17 +2,21 @@
  * Our HudiStorageLockProvider beside Hudi 1.1.1's own StorageBasedLockProvider, on one table on the local stack's S3
  * (moto, which honours If-Match and If-None-Match on PutObject), both selected by hoodie.write.lock.provider:
  * - each side's held lock keeps the other out, and is taken once released (Hudi's provider driven from the JVM);
- * - Spark writers and ours commit concurrently to one copy-on-write table with the metadata table on, each through its
- *   own provider: every commit that succeeded is read exactly once by Spark and by us, a write that failed failed as a
- *   write conflict and left nothing visible, and the metadata table lists exactly the committed files.
+ * - Spark writers, our writer and our clustering commit concurrently to one copy-on-write table with the metadata
+ *   table on, each through its own provider, then our upsert loses a certain conflict to Spark's: every commit that
+ *   succeeded is read exactly once by Spark and by us, a write that failed failed as a write conflict and left
+ *   nothing visible, and the metadata table lists exactly the committed files.
  * Hudi's S3 client (hudi-aws 1.x) is not published, and Hudi picks it by the table's scheme, so the JVM gets a
  * test-only client of that class name on the AWS SDK v1 (test/hudi/storage-lock-client/), compiled here with javac.
- * Spark writes: one insert and three upserts.
+ * Spark writes: one insert and four upserts.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { resolveClusteringConfig } from '../../lib/clustering/config.js';
+import { runClusteringJob } from '../../lib/clustering/job.js';
+import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { Row } from '../../lib/engine/row-format.js';
 import { ConflictError } from '../../lib/errors.js';
 import { HUDI_LOCK_FILE, HudiStorageLockProvider, lockProviderFor, parseLockData, STORAGE_BASED_LOCK_PROVIDER } from '../../lib/lock/index.js';
@@ -105,7 +109,7 @@ describe("our storage lock beside Hudi 1.1.1's StorageBasedLockProvider on S3", 
     await again.release();
   });
 
-  it('Spark writers and ours commit concurrently through the two providers: nothing lost, nothing twice', async (t) => {
+  it('Spark writers, our writer and our clustering commit concurrently through the two providers: nothing lost, nothing twice', async (t) => {
     const name = 'concurrent';
     const table = await s3TablePath('storage-lock-concurrent');
     const storage = openStorage(table);
@@ -117,8 +121,13 @@ describe("our storage lock beside Hudi 1.1.1's StorageBasedLockProvider on S3", 
       'hoodie.write.concurrency.mode': 'optimistic_concurrency_control',
       'hoodie.cleaner.policy.failed.writes': 'LAZY',
       'hoodie.index.bloom.num_entries': '1000',
+      // Hudi 1.1's Spark writers otherwise write the metadata table while their write runs, outside the lock, which
+      // our metadata writer refuses (a pending deltacommit with a fresh heartbeat): not a matter of the lock.
+      'hoodie.metadata.streaming.write.enabled': 'false',
       ...LOCK,
     };
+    // Each of our rounds in a new file group (no small-file packing), so our clustering has files to group.
+    const ours = new Map(Object.entries({ ...options, 'hoodie.parquet.small.file.limit': '0' }));
     const expected = new Map<number, Row>();
     const sparkWrite = async (rows: Row[], operation: string): Promise<void> => {
       await hudi.write(table, { schema: SPARK_SCHEMA, rows, options: { ...options, 'hoodie.datasource.write.operation': operation } });
@@ -128,6 +137,28 @@ describe("our storage lock beside Hudi 1.1.1's StorageBasedLockProvider on S3", 
       [1, 2, 3, 4].map((id) => row(id, 'spark', 0)),
       'insert',
     );
+
+    // Our clustering service, of our partition only (Spark's writes go on in theirs), under the same lock.
+    let clustered: string | undefined;
+    const clusterOurPartition = async (): Promise<string | undefined> => {
+      const properties = new Map([...ours, ['hoodie.clustering.plan.strategy.partition.selected', 'ours']]);
+      const opened = await HudiTable.open(storage, { mode: 'clustering' });
+      const engine = await openParquetEngine();
+      try {
+        const result = await runClusteringJob(opened, {
+          mode: 'scheduleAndExecute',
+          config: resolveClusteringConfig({ file: { location: 'test properties', properties } }).config,
+          force: true,
+          lock: lockProviderFor(new Map([...opened.config.properties, ...properties]), name, storage),
+          engine,
+          tempDir: tempDir('storage-lock-clustering-'),
+          properties,
+        });
+        return result.instantTime;
+      } finally {
+        await engine.close();
+      }
+    };
 
     // Our writes take a fraction of Spark's time: more of them span Spark's rounds.
     const rounds = 3;
@@ -149,15 +180,26 @@ describe("our storage lock beside Hudi 1.1.1's StorageBasedLockProvider on S3", 
       for (let round = 1; round <= ourRounds; round++) {
         const rows = [0, 1, 2].map((i) => row(1000 * round + i, 'ours', round));
         try {
-          await ourWrite(table, 'upsert', await parquetFromRows(dir, rows, COLUMNS), new Map(Object.entries(options)));
+          await ourWrite(table, 'upsert', await parquetFromRows(dir, rows, COLUMNS), ours);
           for (const each of rows) expected.set(Number(each['id']), each);
         } catch (error) {
           assert.ok(error instanceof ConflictError, String(error));
           failures.push(`our round ${round}`);
         }
+        if (round === 3) clustered = await clusterOurPartition();
       }
     })();
     await Promise.all([spark, ourSide]);
+
+    // A conflict, made certain: our upsert of Spark's row 1 has written its files when Spark commits an update of the
+    // same file group; at our commit, under the shared lock, Hudi's OCC rule (a file group changed by a commit that
+    // completed after this write started) refuses ours, and Spark's update stands.
+    await assert.rejects(
+      ourWrite(table, 'upsert', await parquetFromRows(dir, [{ ...row(1, 'ours', 10), dt: 'spark' }], COLUMNS), ours, {
+        afterDataFiles: () => sparkWrite([row(1, 'spark', 10)], 'upsert'),
+      }),
+      (error: unknown) => error instanceof ConflictError && /conflicts with commit \d{17} on file group/.test(error.message),
+    );
 
     const columns = Object.keys(COLUMNS);
     const wanted = canonicalRows([...expected.values()]);
@@ -170,9 +212,12 @@ describe("our storage lock beside Hudi 1.1.1's StorageBasedLockProvider on S3", 
     // Who committed when (each writer writes its own partition): the run's interleaving, for the log.
     const opened = await HudiTable.open(storage);
     const commits: string[] = [];
-    for (const instant of opened.timeline.completed().filter((each) => each.action === 'commit')) {
-      commits.push(Object.keys((await readCommitMetadata(storage, instant, opened.layout)).partitionToWriteStats).join('+'));
+    for (const instant of opened.timeline.completed().filter((each) => each.action === 'commit' || each.action === 'replacecommit')) {
+      const partitions = Object.keys((await readCommitMetadata(storage, instant, opened.layout)).partitionToWriteStats).join('+');
+      commits.push(instant.action === 'commit' ? partitions : `${instant.action} of ${partitions}`);
     }
+    assert.ok(clustered !== undefined && opened.timeline.completed().some((each) => each.time === clustered), 'our clustering committed');
+    assert.ok(commits.includes('replacecommit of ours'), 'it rewrote our partition only');
     t.diagnostic(`commits in instant order: ${commits.join(', ')}; failed: ${failures.join(', ') || 'none'}`);
     assert.equal(commits.filter((each) => each === 'ours').length, ourRounds - failures.filter((each) => each.startsWith('our')).length);
 
