@@ -8,7 +8,7 @@
  */
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConflictError, errorMessage, HudiError, PreconditionFailedError } from '../errors.js';
+import { ConflictError, errorMessage, HudiError, LockUnavailableError, PreconditionFailedError } from '../errors.js';
 import type { PutCondition, Storage, VersionedObject } from '../storage/port.js';
 import { LOCK_PROPERTY } from './keys.js';
 import {
@@ -102,33 +102,38 @@ export class HudiStorageLockProvider implements LockProvider {
     const waitMs = options.waitMs ?? this.waitMs;
     const backend = new HudiLockBackend(this.storage, this);
     const startedAt = performance.now();
-    let lastSeen: string | undefined;
+    let lastSeen = '';
+    let storageError: unknown;
+    const failed = (doing: string) => (error: unknown) => {
+      storageError = error;
+      lastSeen = `the lock file could not be ${doing} (${errorMessage(error)})`;
+      return null;
+    };
     for (;;) {
       const sentAt = performance.now();
-      // A failed read is Hudi's UNKNOWN_ERROR (try again); an unreadable file stops, as Hudi's parse failure does.
-      const file = await backend.readFile().catch((error: unknown) => {
-        lastSeen = `the lock file could not be read (${errorMessage(error)})`;
-        return null;
-      });
-      if (file !== null) {
-        const holder = file === undefined ? undefined : backend.holderOf(file);
-        if (holder === undefined || holder.released) {
-          const held = await backend.claim(holder).catch((error: unknown) => {
-            lastSeen = `the lock file could not be written (${errorMessage(error)})`;
-            return undefined;
-          });
-          if (held !== undefined) {
-            const timing = { owner: this.ownerName, leaseMs: this.validityMs, renewEveryMs: this.renewIntervalMs, waitMs, pollMs: this.pollMs };
-            return new HeartbeatLease(backend, timing, held, sentAt);
-          }
-          lastSeen = 'another writer took it first';
-        } else {
-          lastSeen = `held by "${holder.owner}" until ${new Date(holder.data.validUntil).toISOString()}`;
+      storageError = undefined;
+      // A failed read or write is Hudi's UNKNOWN_ERROR (try again); an unreadable file stops, as Hudi's parse failure.
+      const file = await backend.readFile().catch(failed('read'));
+      const holder = file === null || file === undefined ? undefined : backend.holderOf(file);
+      if (file !== null && (holder === undefined || holder.released)) {
+        const held = await backend.claim(holder).catch(failed('written'));
+        if (held !== undefined && held !== null) {
+          const timing = { owner: this.ownerName, leaseMs: this.validityMs, renewEveryMs: this.renewIntervalMs, waitMs, pollMs: this.pollMs };
+          return new HeartbeatLease(backend, timing, held, sentAt);
         }
+        if (held === undefined) lastSeen = 'another writer took it first';
+      } else if (holder !== undefined) {
+        lastSeen = `held by "${holder.owner}" until ${new Date(holder.data.validUntil).toISOString()}`;
       }
       const waited = performance.now() - startedAt;
+      if (waited >= waitMs && storageError !== undefined) {
+        throw new LockUnavailableError(`lock could not be taken in ${Math.round(waited)} ms: ${lastSeen}`, {
+          location: this.description,
+          cause: storageError,
+        });
+      }
       if (waited >= waitMs) {
-        throw new ConflictError(`lock is not free after ${Math.round(waited)} ms: ${lastSeen ?? 'unknown'}`, {
+        throw new ConflictError(`lock is not free after ${Math.round(waited)} ms: ${lastSeen}`, {
           location: this.description,
           fix: 'another writer is working on this table: retry later, or wait longer (hoodie.write.lock.wait_time_ms)',
         });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConflictError, HudiError, NotFoundError } from '../../lib/errors.js';
+import { ConflictError, HudiError, LockUnavailableError, NotFoundError } from '../../lib/errors.js';
 import {
   CLOCK_DRIFT_BUFFER_MS,
   HUDI_LOCK_FILE,
@@ -114,6 +114,15 @@ describe("Hudi's storage-based lock on S3", { concurrency: true }, () => {
       provider(storage, 'ours').acquire({ waitMs: 1 }),
       (error: unknown) => error instanceof HudiError && !(error instanceof ConflictError) && /StorageLockData/.test(error.message),
     );
+  });
+
+  it('retries a lock file it cannot reach until the wait is over, then says the lock is unavailable (not held)', async () => {
+    const missingBucket = new S3Storage(`hudi-no-such-bucket-${randomUUID().slice(0, 8)}`, 'table');
+    await assert.rejects(provider(missingBucket, 'ours').acquire({ waitMs: 300 }), (error: unknown) => {
+      assert.ok(error instanceof LockUnavailableError, String(error));
+      assert.match(error.message, /could not be read/);
+      return true;
+    });
   });
 
   it('serializes many writers: a read-modify-write counter ends exact', async () => {
