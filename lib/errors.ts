@@ -121,6 +121,14 @@ export class AlreadyExistsError extends HudiError {
   }
 }
 
+/** A conditional write's precondition failed: the object is another version than named, or exists (S3's 412). */
+export class PreconditionFailedError extends HudiError {
+  constructor(location: string) {
+    super('changed since it was read', { location, fix: 'another writer replaced it first; read it again' });
+    this.name = 'PreconditionFailedError';
+  }
+}
+
 /** A write lost a race or touched file groups another instant changed. */
 export class ConflictError extends HudiError {
   constructor(problem: string, options: { location?: string; fix?: string } = {}) {

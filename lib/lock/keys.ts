@@ -2,7 +2,7 @@
  * The lock keys this package reads (hoodie.properties merged with the job's), Hudi's names and defaults
  * (HoodieLockConfig, DynamoDbBasedLockConfig); here so both providers, the writer and the README share one definition.
  */
-import { defineKey, javaLong, oneOf, optionalText } from '../config/index.js';
+import { defineKey, javaInt, javaLong, oneOf, optionalText } from '../config/index.js';
 
 export const LOCK_KEYS = {
   provider: defineKey({
@@ -11,7 +11,7 @@ export const LOCK_KEYS = {
     defaultText: '(storage lock)',
     parser: optionalText,
     description:
-      'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider for the DynamoDB lock; unset, InProcessLockProvider or FileSystemBasedLockProvider: a lock object under .hoodie/ (single writer, local tables)',
+      "org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider for the DynamoDB lock; org.apache.hudi.client.transaction.lock.StorageBasedLockProvider for Hudi 1.1's lock file on S3 (.hoodie/.locks/table_lock.json); unset, InProcessLockProvider or FileSystemBasedLockProvider: our lock object under .hoodie/ (single writer, local tables)",
   }),
   waitMs: defineKey({
     key: 'hoodie.write.lock.wait_time_ms',
@@ -24,6 +24,20 @@ export const LOCK_KEYS = {
     default: 1_000,
     parser: javaLong(1),
     description: 'pause between attempts to take the lock (ms)',
+  }),
+  storageValiditySecs: defineKey({
+    key: 'hoodie.write.lock.storage.validity.timeout.secs',
+    default: 300,
+    // An int, not Hudi's long: validUntil (epoch ms) must stay a Java long, which Hudi's own sum does not check.
+    parser: javaInt(10),
+    description: "StorageBasedLockProvider: each lock file's lease (s), at least 10 renewal intervals",
+  }),
+  storageRenewIntervalSecs: defineKey({
+    key: 'hoodie.write.lock.storage.renew.interval.secs',
+    alternatives: ['hoodie.write.lock.storage.heartbeat.poll.secs'],
+    default: 30,
+    parser: javaInt(1),
+    description: 'StorageBasedLockProvider: how often the holder renews its lease (s)',
   }),
   dynamoDbTable: defineKey({
     key: 'hoodie.write.lock.dynamodb.table',
@@ -76,6 +90,8 @@ export const LOCK_PROPERTY = {
   provider: LOCK_KEYS.provider.key,
   waitMs: LOCK_KEYS.waitMs.key,
   pollMs: LOCK_KEYS.pollMs.key,
+  storageValiditySecs: LOCK_KEYS.storageValiditySecs.key,
+  storageRenewIntervalSecs: LOCK_KEYS.storageRenewIntervalSecs.key,
   dynamoDbTable: LOCK_KEYS.dynamoDbTable.key,
   dynamoDbPartitionKey: LOCK_KEYS.dynamoDbPartitionKey.key,
   dynamoDbRegion: LOCK_KEYS.dynamoDbRegion.key,

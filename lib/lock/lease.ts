@@ -98,6 +98,8 @@ export interface LeaseTiming {
   readonly leaseMs: number;
   readonly waitMs: number;
   readonly pollMs: number;
+  /** Renew this often (Hudi's storage lock names its interval); default a quarter of the lease. */
+  readonly renewEveryMs?: number;
 }
 
 /** `<function or host>:<pid>:<uuid>`: readable in messages and unique per provider, as the AWS lock client's. */
@@ -211,6 +213,7 @@ export class HeartbeatLease<Held> implements LockLease {
   readonly owner: string;
   private readonly backend: LeaseBackend<ObservedHolder, Held>;
   private readonly leaseMs: number;
+  private readonly renewEveryMs: number;
   private held: Held;
   /** Monotonic time after which this holder no longer trusts its lease. */
   private trustedUntil: number;
@@ -225,6 +228,7 @@ export class HeartbeatLease<Held> implements LockLease {
     this.backend = backend;
     this.owner = timing.owner;
     this.leaseMs = timing.leaseMs;
+    this.renewEveryMs = timing.renewEveryMs ?? timing.leaseMs / RENEWALS_PER_LEASE;
     this.held = held;
     this.trustedUntil = claimSentAt + timing.leaseMs * HOLDER_SAFETY_FRACTION;
     this.scheduleBeat();
@@ -284,7 +288,7 @@ export class HeartbeatLease<Held> implements LockLease {
    */
   private scheduleBeat(): void {
     if (this.stopped || this.state.kind !== 'held') return;
-    const interval = this.leaseMs / RENEWALS_PER_LEASE;
+    const interval = this.renewEveryMs;
     const due = this.lastRenewalError === undefined ? Math.min(interval, this.trustedUntil - now() - interval) : interval / 2;
     this.timer = setTimeout(() => this.beat(), timerDelay(due));
     this.timer.unref();

@@ -5,7 +5,8 @@
  * generation with putIfAbsent, the one arbiter; only a generation's creator rewrites it (renew, release), and the new
  * holder deletes older ones. Hudi ignores this folder (neither an instant nor 1.x's `.hoodie/.locks/`).
  * Limits: a renewal landing after the lease ran out is void; it does not exclude Java writers (Hudi's
- * FileSystemBasedLockProvider uses `.hoodie/lock`), so use the DynamoDB lock when Hudi writers share the table.
+ * FileSystemBasedLockProvider uses `.hoodie/lock`): when Hudi writers share the table, use the DynamoDB lock or, on S3,
+ * Hudi's StorageBasedLockProvider (hudi-storage-lock.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';

@@ -9,7 +9,7 @@
  */
 
 import { defineKey, oneOf, rawValue, readKey } from '../config/index.js';
-import { DYNAMODB_LOCK_PROVIDER } from '../lock/index.js';
+import { DYNAMODB_LOCK_PROVIDER, STORAGE_BASED_LOCK_PROVIDER } from '../lock/index.js';
 import { LOCK_PROPERTY } from '../lock/lease.js';
 import type { LockProvider } from '../lock/port.js';
 import type { Storage } from '../storage/port.js';
@@ -32,13 +32,16 @@ export const FAILED_WRITES_POLICY = defineKey({
   description:
     'how a write heals the table from killed writes before it starts (lib/rollback/failed-writes.ts): EAGER rolls back every pending commit, ' +
     'LAZY only those whose heartbeat is older than 120 s, NEVER none. LAZY whenever hoodie.write.concurrency.mode=optimistic_concurrency_control (as Hudi) ' +
-    'or, when unset, with the DynamoDB lock (a lock shared with other writers)',
+    "or, when unset, with the DynamoDB lock or Hudi's StorageBasedLockProvider (a lock shared with other writers)",
 });
 
 export type FailedWritesPolicy = typeof FAILED_WRITES_POLICY.default;
 
 export const FAILED_WRITES_POLICY_KEY = FAILED_WRITES_POLICY.key;
 export const CONCURRENCY_MODE_KEY = 'hoodie.write.concurrency.mode';
+
+/** The locks Hudi writers share with ours. */
+const SHARED_LOCK_PROVIDERS: ReadonlySet<string> = new Set([DYNAMODB_LOCK_PROVIDER, STORAGE_BASED_LOCK_PROVIDER]);
 
 export interface ResolvedFailedWritesPolicy {
   readonly policy: FailedWritesPolicy;
@@ -48,14 +51,14 @@ export interface ResolvedFailedWritesPolicy {
 
 /**
  * The policy from write properties. As Hudi (HoodieWriteConfig's autoAdjustConfigsForConcurrencyMode), multi-writer
- * concurrency forces LAZY; unlike Hudi, so does the DynamoDB lock when no policy is given: a shared lock means other
- * writers, and an EAGER rollback would fail their writes.
+ * concurrency forces LAZY; unlike Hudi, so does a lock Hudi writers share (DynamoDB, Hudi's storage-based lock) when no
+ * policy is given: a shared lock means other writers, and an EAGER rollback would fail their writes.
  */
 export function failedWritesPolicy(props: ReadonlyMap<string, string>, location = 'write properties'): ResolvedFailedWritesPolicy {
   const mode = props.get(CONCURRENCY_MODE_KEY)?.trim().toLowerCase();
   if (mode === 'optimistic_concurrency_control') return { policy: 'LAZY', setBy: `${CONCURRENCY_MODE_KEY}=${mode}` };
   if (rawValue(props, FAILED_WRITES_POLICY) !== undefined) return { policy: readKey(props, FAILED_WRITES_POLICY, location), setBy: FAILED_WRITES_POLICY_KEY };
-  if (props.get(LOCK_PROPERTY.provider)?.trim() === DYNAMODB_LOCK_PROVIDER)
+  if (SHARED_LOCK_PROVIDERS.has(props.get(LOCK_PROPERTY.provider)?.trim() ?? ''))
     return { policy: 'LAZY', setBy: `${LOCK_PROPERTY.provider} (a lock shared with other writers)` };
   return { policy: 'EAGER', setBy: 'default (single writer)' };
 }

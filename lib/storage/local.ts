@@ -4,10 +4,10 @@ import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, unlin
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
+import { AlreadyExistsError, HudiError, NotFoundError, PreconditionFailedError } from '../errors.js';
 import { mapWithConcurrency } from './concurrency.js';
 import { normalizeEtag } from './etag.js';
-import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, UploadOptions, VersionedDownload } from './port.js';
+import type { DeleteManyOptions, DeleteManyResult, PutCondition, Storage, StoredObject, UploadOptions, VersionedDownload, VersionedObject } from './port.js';
 
 /** Marks our in-progress temp files so listings can hide them. */
 /**
@@ -17,6 +17,12 @@ import type { DeleteManyOptions, DeleteManyResult, Storage, StoredObject, Upload
  */
 const TEMP_MARKER = 'hudi-serverless-tmp-';
 const STAT_CONCURRENCY = 32;
+/** The last conditional put per file, so the next one compares after it. */
+const conditionalPuts = new Map<string, Promise<void>>();
+
+function md5Hex(bytes: Uint8Array): string {
+  return createHash('md5').update(bytes).digest('hex');
+}
 
 /**
  * A Storage over a local directory; writes go through a temp file and a rename, so readers never see half a file.
@@ -109,6 +115,39 @@ export class LocalStorage implements Storage, VersionedDownload {
     } finally {
       await unlink(temp).catch(() => undefined);
     }
+  }
+
+  async getVersioned(path: string): Promise<VersionedObject | undefined> {
+    const file = this.absolute(path);
+    try {
+      const bytes = new Uint8Array(await readFile(file));
+      return { bytes, etag: md5Hex(bytes) };
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Compare and replace one after the other per file: atomic among this process's callers, not across processes. */
+  async putConditional(path: string, body: Uint8Array | string, condition: PutCondition): Promise<string> {
+    const file = this.absolute(path);
+    const previous = conditionalPuts.get(file) ?? Promise.resolve();
+    const attempt = previous.then(async () => {
+      const current = await this.getVersioned(path);
+      const holds = 'ifMatch' in condition ? current?.etag === normalizeEtag(condition.ifMatch).toLowerCase() : current === undefined;
+      if (!holds) throw new PreconditionFailedError(file);
+      await this.put(path, body);
+      return md5Hex(typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+    });
+    const settled = attempt.then(
+      () => undefined,
+      () => undefined,
+    );
+    conditionalPuts.set(file, settled);
+    void settled.then(() => {
+      if (conditionalPuts.get(file) === settled) conditionalPuts.delete(file);
+    });
+    return attempt;
   }
 
   async uploadFile(path: string, localFile: string, options: UploadOptions = {}): Promise<void> {

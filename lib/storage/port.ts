@@ -43,6 +43,16 @@ export interface Storage {
    * Throws AlreadyExistsError when another writer created it first.
    */
   putIfAbsent(path: string, body: Uint8Array | string): Promise<void>;
+  /**
+   * A small object with its entity tag, or undefined when it does not exist. Optional, with putConditional: the
+   * compare-and-set pair Hudi's storage-based lock needs (S3; a local disk, atomic within one process only).
+   */
+  getVersioned?(path: string): Promise<VersionedObject | undefined>;
+  /**
+   * Write an object only if it still is the version `ifMatch` names (If-Match on S3) or, with `ifAbsent`, does not exist
+   * (If-None-Match: *). Returns the new entity tag; throws PreconditionFailedError when the condition fails.
+   */
+  putConditional?(path: string, body: Uint8Array | string, condition: PutCondition): Promise<string>;
   /** Upload a local file (multipart on S3 for large files). */
   uploadFile(path: string, localFile: string, options?: UploadOptions): Promise<void>;
   /** Download an object to a local file (ranged and parallel on S3 for large objects). */
@@ -80,6 +90,15 @@ export interface VersionedDownload {
    */
   downloadFileIfMatch(path: string, etag: string, localFile: string): Promise<boolean>;
 }
+
+/** An object's bytes with its entity tag (S3's ETag, unquoted; locally the content's MD5 in hex). */
+export interface VersionedObject {
+  readonly bytes: Uint8Array;
+  readonly etag: string;
+}
+
+/** The precondition of a conditional put: replace exactly this version, or create only. */
+export type PutCondition = { readonly ifMatch: string } | { readonly ifAbsent: true };
 
 export { NotFoundError } from '../errors.js';
 

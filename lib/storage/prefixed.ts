@@ -33,7 +33,9 @@ export function prefixedStorage(inner: Storage, folder: string): Storage {
     delete: (paths) => inner.delete(paths.map(inside)),
   };
   // The optional methods are taken once and called with `inner` as `this`, as inner.method(...) would.
-  const { withRequestCounter, localPath, deleteMany } = inner;
+  const { withRequestCounter, localPath, deleteMany, getVersioned, putConditional } = inner;
+  if (getVersioned !== undefined) view.getVersioned = (path) => getVersioned.call(inner, inside(path));
+  if (putConditional !== undefined) view.putConditional = (path, body, condition) => putConditional.call(inner, inside(path), body, condition);
   if (withRequestCounter !== undefined) view.withRequestCounter = (counter) => prefixedStorage(withRequestCounter.call(inner, counter), folder);
   if (localPath !== undefined) view.localPath = (path) => localPath.call(inner, inside(path));
   if (deleteMany !== undefined) {

@@ -61,6 +61,8 @@ export interface HarnessOptions {
   conf?: Record<string, string>;
   /** Jar sets to add to the bundle (a JVM of their own). */
   jarSets?: readonly JarSetRole[];
+  /** Jars a test built itself (e.g. a test-only Java class), after the rest (a JVM of their own). */
+  extraJars?: readonly string[];
 }
 
 export interface WriteRequest {
@@ -468,6 +470,7 @@ export async function startHudi(options: HarnessOptions = {}): Promise<HudiHarne
     toolchain.jars[BUNDLE_ROLE[options.hudiVersion ?? '0.15.0']]!,
     ...(options.s3 ? [toolchain.jars['hadoop-aws']!, toolchain.jars['aws-java-sdk-bundle']!] : []),
     ...(options.jarSets ?? []).flatMap((role) => toolchain.jarSets[role] ?? []),
+    ...(options.extraJars ?? []),
   ];
   const config = {
     jars,

@@ -10,6 +10,7 @@ import { VALUE_WRAPPERS } from '../../lib/log-format/value-wrappers.js';
 import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import type { MetadataRecord, WrappedValue } from '../../lib/metadata/records.js';
 import { LocalStorage } from '../../lib/storage/local.js';
+import type { Storage } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { canonicalRows, type HudiHarness } from './hudi.js';
 import { ourCanonicalRows } from './table-files.js';
@@ -97,9 +98,9 @@ export function listTree(root: string, under = ''): string[] {
   return out.sort();
 }
 
-/** Every record reader-1x reads from the metadata table of the 1.x table at `table` (a local path). */
-export async function metadata1xRecords(table: string): Promise<MetadataRecord[]> {
-  const storage = new LocalStorage(table);
+/** Every record reader-1x reads from the metadata table of the 1.x table at `table` (a local path, or a storage). */
+export async function metadata1xRecords(table: string | Storage): Promise<MetadataRecord[]> {
+  const storage = typeof table === 'string' ? new LocalStorage(table) : table;
   const { timeline } = await HudiTable.open(storage);
   const contents = await readMetadataTable1x(storage, {
     completedDataInstants: new Set(timeline.completed().map((i) => i.time)),

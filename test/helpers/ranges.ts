@@ -17,6 +17,8 @@ export const STEP_WALKED_KEYS: readonly ConfigKey<unknown>[] = [
   SERVERLESS_CLUSTERING_KEYS.inlineMapMaxGroups,
   SERVERLESS_COMPACTION_KEYS.inlineMapMaxOperations,
   LOCK_KEYS.dynamoDbLeaseMs,
+  LOCK_KEYS.storageValiditySecs,
+  LOCK_KEYS.storageRenewIntervalSecs,
   INGEST_BATCH_MAX_BYTES,
   META_SYNC_KEYS.schemaLengthThreshold,
   BUCKET_INDEX_KEYS.numBuckets,

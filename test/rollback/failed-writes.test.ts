@@ -95,6 +95,11 @@ describe('hoodie.cleaner.policy.failed.writes', () => {
       failedWritesPolicy(new Map([['hoodie.write.lock.provider', 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider']])).policy,
       'LAZY',
     );
+    assert.equal(
+      failedWritesPolicy(new Map([['hoodie.write.lock.provider', 'org.apache.hudi.client.transaction.lock.StorageBasedLockProvider']])).policy,
+      'LAZY',
+      "Hudi's storage-based lock is shared with Hudi writers too",
+    );
     assert.equal(failedWritesPolicy(new Map([['hoodie.cleaner.policy.failed.writes', 'NEVER']])).policy, 'NEVER');
     assert.throws(
       () => failedWritesPolicy(new Map([['hoodie.cleaner.policy.failed.writes', 'SOMETIMES']])),

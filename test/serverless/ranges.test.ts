@@ -17,7 +17,7 @@ import { SERVERLESS_CLEAN_KEYS } from '../../lib/cleaning/shares.js';
 import { type ConfigKey, keysReadBy } from '../../lib/config/index.js';
 import { HudiError } from '../../lib/errors.js';
 import { INGEST_BATCH_MAX_BYTES } from '../../lib/ingest/index.js';
-import { LOCK_KEYS } from '../../lib/lock/index.js';
+import { LOCK_KEYS, STORAGE_BASED_LOCK_PROVIDER } from '../../lib/lock/index.js';
 import { serviceClientsFromEnv } from '../../lib/serverless/aws/clients.js';
 import { TaskError } from '../../lib/serverless/aws/errors.js';
 import {
@@ -276,6 +276,22 @@ describe('config ranges: the keys no CLI command reads, at the ends of their ran
           return output;
         },
       },
+      ...[LOCK_KEYS.storageValiditySecs, LOCK_KEYS.storageRenewIntervalSecs].map(
+        (key): Walk => ({
+          key,
+          reader: "the clustering plan step on S3 under Hudi's StorageBasedLockProvider",
+          // The other key at its default: the validity must stay at least 10 renew intervals, as Hudi checks.
+          mayRefuse: /must be at least 10 renew intervals/,
+          run: async (value) => {
+            const output = await planStep(
+              { tablePath: await s3Copy(copyOnWrite, 'ranges-storage-lock'), force: true, runId: 'ranges' },
+              deps({ [LOCK_KEYS.provider.key]: STORAGE_BASED_LOCK_PROVIDER, [key.key]: value }),
+            );
+            assert.equal(output.status, 'CLUSTER', JSON.stringify(output));
+            return output;
+          },
+        }),
+      ),
       {
         key: INGEST_BATCH_MAX_BYTES,
         reader: 'the ingest step (TABLE_PROPERTIES)',

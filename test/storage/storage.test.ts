@@ -20,7 +20,7 @@ import {
   S3ServiceException,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { AlreadyExistsError, HudiError, NotFoundError } from '../../lib/errors.js';
+import { AlreadyExistsError, HudiError, NotFoundError, PreconditionFailedError } from '../../lib/errors.js';
 import { BoundedTasks, Slots, settleAll } from '../../lib/storage/concurrency.js';
 import { countedStorage } from '../../lib/storage/counted.js';
 import {
@@ -173,6 +173,25 @@ for (const backend of backends) {
       assert.equal(winners.length, 1);
       for (const loser of losers) assert.ok(loser.reason instanceof AlreadyExistsError, String(loser.reason));
       assert.match(new TextDecoder().decode(await storage.get('race/instant')), /^writer-\d$/);
+    });
+
+    it('putConditional creates only when absent and replaces only the version it names; getVersioned gives that version', async () => {
+      assert.ok(storage.getVersioned && storage.putConditional, 'both backends offer compare-and-set');
+      assert.equal(await storage.getVersioned('cas/lock.json'), undefined, 'no object, no version');
+      const first = await storage.putConditional('cas/lock.json', 'one', { ifAbsent: true });
+      await assert.rejects(storage.putConditional('cas/lock.json', 'two', { ifAbsent: true }), PreconditionFailedError);
+      const read = await storage.getVersioned('cas/lock.json');
+      assert.equal(read?.etag, first, 'the version read is the one written');
+      assert.equal(new TextDecoder().decode(read?.bytes), 'one');
+      const second = await storage.putConditional('cas/lock.json', 'two', { ifMatch: `"${first}"` });
+      assert.notEqual(second, first);
+      await assert.rejects(
+        storage.putConditional('cas/lock.json', 'stale', { ifMatch: first }),
+        PreconditionFailedError,
+        'a replaced version no longer matches',
+      );
+      const last = await storage.getVersioned('cas/lock.json');
+      assert.deepEqual([last?.etag, new TextDecoder().decode(last?.bytes)], [second, 'two']);
     });
 
     it('lists past 1,000 keys, recursively and one level deep, and deletes them all', async () => {
