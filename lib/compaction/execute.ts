@@ -155,6 +155,8 @@ export async function executeCompactionOperation(
   options: { engine: ParquetEngine; properties?: ReadonlyMap<string, string>; plan?: CompactionPlan },
 ): Promise<OperationRunResult> {
   assertCompactable(table);
+  // A table upgraded or downgraded since `table` was opened: its plan and file names are no longer this one's.
+  await table.assertUnchanged();
   const earlier = await readOperationResult(table.storage, instantTime, ordinal);
   if (earlier !== undefined) return { ...earlier, outcome: 'already-done' };
   if (!pendingCompactions(table.timeline).some((i) => i.time === instantTime && i.state === 'INFLIGHT')) {
@@ -194,6 +196,8 @@ export async function commitCompaction(
   const { storage } = table;
   const done = (current: HudiTable) => isCompleted(current, instantTime);
   if (done(table)) return alreadyCommitted(instantTime);
+  // Before the plan is read from where `table`'s layout keeps it (an upgrade moves it).
+  await table.assertUnchanged();
   const folder = compactionFolderOf(table.layout);
   const plan = await readCompactionPlan(storage, instantTime, folder);
   const missing = await operationsWithoutResult(table, instantTime, plan);
