@@ -92,6 +92,8 @@ for (const version of HUDI_1X_VERSIONS) {
       assert.deepEqual(await ourRows('read_optimized'), await sparkRows('read_optimized'), 'read-optimized');
       return snapshot;
     };
+    /** Our compaction that Hudi completed after the upgrade. */
+    let upgradedCompaction = '';
     const has = (rows: readonly string[], ...names: string[]) => names.every((n) => rows.some((row) => row.includes(`"${n}"`)));
     const timeline = (folder: string) => readdirSync(join(table, folder)).filter((f) => !f.startsWith('.'));
     const logFiles = () => filesUnder(table).filter((path) => !path.startsWith('.hoodie') && /\.log\.\d+_/.test(path));
@@ -148,6 +150,7 @@ for (const version of HUDI_1X_VERSIONS) {
       assert.ok(!filesUnder(table).includes(ourCompacted), `our compacted base file is gone: ${ourCompacted}`);
       assert.equal(filesUnder(table).filter((path) => path.endsWith(`_${compaction.instantTime}.parquet`)).length, 2);
       assert.deepEqual(await runPendingCompactions(upgraded, { lock: lock(), properties: props }), []);
+      upgradedCompaction = compaction.instantTime;
       const rows = await sameAsSpark();
       assert.ok(!rows.some((row) => row.includes('"v3-')), `no row of our failed write: ${rows.join('\n')}`);
       assert.ok(has(rows, 'v4-2', 'v4-5', 'v2-1', 'v1-3'), rows.join('\n'));
@@ -162,6 +165,11 @@ for (const version of HUDI_1X_VERSIONS) {
       // A row with an older ordering value than the stored one: event-time ordering keeps the stored row.
       const ours = await ourWrite([3, 7], 5, undefined, [{ id: 5, name: 'late-5', ts: 0, dt: '2024-01-01' }]);
       assert.equal((await open()).config.version, tableVersion, 'the table keeps its new version');
+      // The write's heal removed the result our compaction stored before Hudi completed it.
+      assert.deepEqual(
+        filesUnder(table).filter((path) => path.includes(`compaction/${upgradedCompaction}`)),
+        [],
+      );
       assert.ok(
         logFiles().some((path) => path.includes(`_${ours.instantTime}.log.`)),
         `a log file named by our delta commit (1.x): ${logFiles().join(', ')}`,
