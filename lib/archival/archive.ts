@@ -31,7 +31,7 @@ import type { TimelineLayout } from '../timeline/layout.js';
 import { MARKERS_ROOT } from '../timeline/markers.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
-import { deleteInstantScratch, WORK_ROOT } from '../timeline/work-folder.js';
+import { deleteInstantScratch, INSTANT_WORK_ROOTS } from '../timeline/work-folder.js';
 import { concatBytes } from '../util/bytes.js';
 import { fileNameOf, folderNameOf } from '../util/paths.js';
 import { planArchiveLsmNow, runArchiveLsm } from './archive-lsm.js';
@@ -284,8 +284,8 @@ async function archiveInstants(
   const already = new Set(newest === undefined ? [] : (await readArchivedRecords(storage, folder, [newest])).records.map((record) => recordKey(record.entry)));
 
   // deleteAnyLeftOverMarkers: only instants that still have a marker (or work) folder.
-  const [markerDirs, workDirs] = await settleAll([storage.listDir(MARKERS_ROOT), storage.listDir(`${WORK_ROOT}/clustering`)]);
-  const leftOver = new Set([...markerDirs.dirs, ...workDirs.dirs].map((dir) => folderNameOf(dir)));
+  const [markerDirs, ...workDirs] = await settleAll([storage.listDir(MARKERS_ROOT), ...INSTANT_WORK_ROOTS.map((root) => storage.listDir(root))]);
+  const leftOver = new Set([...markerDirs.dirs, ...workDirs.flatMap((work) => work.dirs)].map((dir) => folderNameOf(dir)));
   for (const instant of instants) if (leftOver.has(instant.time)) await deleteInstantScratch(storage, instant.time);
 
   const perBlock = options.config.recordsPerBlock;

@@ -119,8 +119,14 @@ export async function startCompactionRun(
   const folder = compactionFolderOf(table.layout);
   const plan = await readCompactionPlan(storage, instantTime, folder);
   const resumed = pending.state === 'INFLIGHT';
-  if (!resumed) await startCompaction(storage, instantTime, folder);
-  else log(`resuming compaction ${instantTime}: operations without a stored result are rewritten from the plan`);
+  if (!resumed) {
+    // A requested compaction has no output: results left by an attempt another writer rolled back (Hudi's
+    // rollbackInflightCompaction deletes the base files, not our work folder) would name files that are gone. The
+    // run's claim, beside them, stays.
+    const stale = await operationResultPaths(table, instantTime);
+    if (stale.length > 0) await storage.delete(stale);
+    await startCompaction(storage, instantTime, folder);
+  } else log(`resuming compaction ${instantTime}: operations without a stored result are rewritten from the plan`);
   return { instantTime, outcome: 'pending', plan, resumed };
 }
 
@@ -155,6 +161,8 @@ export async function executeCompactionOperation(
   options: { engine: ParquetEngine; properties?: ReadonlyMap<string, string>; plan?: CompactionPlan },
 ): Promise<OperationRunResult> {
   assertCompactable(table);
+  // A table upgraded or downgraded since `table` was opened: its plan and file names are no longer this one's.
+  await table.assertUnchanged();
   const earlier = await readOperationResult(table.storage, instantTime, ordinal);
   if (earlier !== undefined) return { ...earlier, outcome: 'already-done' };
   if (!pendingCompactions(table.timeline).some((i) => i.time === instantTime && i.state === 'INFLIGHT')) {
@@ -178,9 +186,14 @@ export async function executeCompactionOperation(
 
 /** Operations of `plan` that have no stored result yet. */
 export async function operationsWithoutResult(table: HudiTable, instantTime: string, plan: CompactionPlan): Promise<number[]> {
+  const stored = new Set(await operationResultPaths(table, instantTime));
+  return plan.operations.flatMap((_, ordinal) => (stored.has(operationResultPath(instantTime, ordinal)) ? [] : [ordinal]));
+}
+
+/** The stored operation results of compaction `instantTime` (paths). */
+async function operationResultPaths(table: HudiTable, instantTime: string): Promise<string[]> {
   const dir = compactionWorkDir(instantTime);
-  const stored = new Set((await table.storage.listDir(dir)).files.map((file) => file.path.slice(dir.length + 1)));
-  return plan.operations.flatMap((_, ordinal) => (stored.has(`operation-${ordinal}.json`) ? [] : [ordinal]));
+  return (await table.storage.listDir(dir)).files.map((file) => file.path).filter((path) => /\/operation-\d+\.json$/.test(path));
 }
 
 /** Commit inflight compaction `instantTime` from its operations' stored results, under the table lock. */
@@ -194,6 +207,8 @@ export async function commitCompaction(
   const { storage } = table;
   const done = (current: HudiTable) => isCompleted(current, instantTime);
   if (done(table)) return alreadyCommitted(instantTime);
+  // Before the plan is read from where `table`'s layout keeps it (an upgrade moves it).
+  await table.assertUnchanged();
   const folder = compactionFolderOf(table.layout);
   const plan = await readCompactionPlan(storage, instantTime, folder);
   const missing = await operationsWithoutResult(table, instantTime, plan);

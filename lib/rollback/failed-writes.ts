@@ -20,7 +20,7 @@ import type { TimelineLayout } from '../timeline/layout.js';
 import { MARKERS_ROOT } from '../timeline/markers.js';
 import { METAFOLDER } from '../timeline/meta-folder.js';
 import { loadTimeline } from '../timeline/timeline.js';
-import { deleteInstantScratch, WORK_ROOT } from '../timeline/work-folder.js';
+import { deleteInstantScratch, INSTANT_WORK_ROOTS } from '../timeline/work-folder.js';
 import { findRollbackOf, type RollbackResult, rollbackFailedWrites } from './rollback.js';
 
 /** How a write heals the table from killed writes before it starts (HoodieCleanConfig.FAILED_WRITES_CLEANER_POLICY). */
@@ -111,10 +111,10 @@ export function describeHeal(result: HealResult): string[] {
  */
 async function removeLeftoversOfCompletedInstants(storage: Storage, layout: TimelineLayout): Promise<string[]> {
   const timeline = await loadTimeline(storage, layout);
-  const [markers, work, heartbeats] = await Promise.all([
+  const [markers, heartbeats, ...works] = await Promise.all([
     storage.listDir(MARKERS_ROOT),
-    storage.listDir(`${WORK_ROOT}/clustering`),
     storage.listDir(`${METAFOLDER}/.heartbeat`),
+    ...INSTANT_WORK_ROOTS.map((root) => storage.listDir(root)),
   ]);
   const lastName = (path: string): string => path.replace(/\/+$/, '').split('/').at(-1) ?? '';
   const decided = new Map<string, boolean>();
@@ -132,7 +132,7 @@ async function removeLeftoversOfCompletedInstants(storage: Storage, layout: Time
     return answer;
   };
   const leftover: string[] = [];
-  for (const time of [...new Set([...markers.dirs, ...work.dirs].map(lastName))].sort()) {
+  for (const time of [...new Set([...markers.dirs, ...works.flatMap((work) => work.dirs)].map(lastName))].sort()) {
     if (await isDecided(time)) leftover.push(time);
   }
   const staleHeartbeats: string[] = [];

@@ -554,11 +554,19 @@ export function assertReadable1x(config: TableConfig, location: string): void {
     if (byStrategy === undefined) refuse(`${K.recordMergeStrategyId.key}=${strategyId} is not a merge strategy this build knows`, withHudi);
     if (byStrategy !== mode) refuse(`${K.recordMergeStrategyId.key}=${strategyId} (${byStrategy}) does not go with ${K.recordMergeMode.key}=${mode}`, withHudi);
   }
-  const payload = tablePayloadClass(config);
-  if (payload !== undefined) {
+  // Version 9's legacy payload class is what a downgrade restores; with a stored merge mode, its readers merge by the
+  // mode. Hudi 1.1's upgrade of a merge-on-read table with an ordering field keeps OverwriteWithLatestAvroPayload
+  // there beside EVENT_TIME_ORDERING (SevenToEightUpgradeHandler.upgradeMergeMode, then EightToNineUpgradeHandler).
+  const active = readKey(config.properties, K.payloadClass, location);
+  const legacy = readKey(config.properties, K.legacyPayloadClass, location);
+  for (const [payload, bindsMode] of [
+    [active, true],
+    [legacy, config.recordMergeMode === undefined],
+  ] as const) {
+    if (payload === undefined) continue;
     const byPayload = PAYLOAD_MERGE_MODES[payload.trim()];
     if (byPayload === undefined) refuse(`payload class ${payload} (a CUSTOM merge) is not supported for reading`, withHudi);
-    if (byPayload !== mode) refuse(`payload class ${payload} (${byPayload}) does not go with ${K.recordMergeMode.key}=${mode}`, withHudi);
+    if (bindsMode && byPayload !== mode) refuse(`payload class ${payload} (${byPayload}) does not go with ${K.recordMergeMode.key}=${mode}`, withHudi);
   }
 }
 

@@ -68,6 +68,15 @@ export class HudiTable {
    * whose version or timeline layout changed meanwhile is refused (TableVersionChangedError).
    */
   async reload(): Promise<HudiTable> {
+    const config = await this.assertUnchanged();
+    return HudiTable.withTimeline(this.storage, supportedConfig(this.storage, config, this.options), this.options);
+  }
+
+  /**
+   * The table's config as stored now, refused (TableVersionChangedError) when its version or timeline layout is no
+   * longer the one this table was opened at: the check of reload() without reading the timeline.
+   */
+  async assertUnchanged(): Promise<TableConfig> {
     const config = await readTableConfig(this.storage);
     const from = { version: this.config.version, timelineLayoutVersion: this.config.timelineLayoutVersion };
     const to = { version: config.version, timelineLayoutVersion: config.timelineLayoutVersion };
@@ -75,7 +84,7 @@ export class HudiTable {
     if (from.version !== to.version || from.timelineLayoutVersion !== to.timelineLayoutVersion) {
       throw new TableVersionChangedError(from, to, { location: this.storage.uriOf(PROPERTIES_FILE) });
     }
-    return HudiTable.withTimeline(this.storage, supportedConfig(this.storage, config, this.options), this.options);
+    return config;
   }
 
   /** Where the timeline is and how it is named and sliced (timeline layout 1 or 2). */

@@ -58,8 +58,12 @@ export async function deleteClusteringWorkDir(storage: Storage, instantTime: str
   await deleteWorkDir(storage, clusteringWorkDir(instantTime));
 }
 
-/** What an instant leaves behind once it completed or was rolled back: its marker folder and its work folder. */
+/** The folders that hold one work folder per instant (clustering's and compaction's). */
+export const INSTANT_WORK_ROOTS = [`${WORK_ROOT}/clustering`, `${WORK_ROOT}/compaction`] as const;
+
+/** What an instant leaves behind once it completed or was rolled back: its marker folder and its work folders. */
 export async function deleteInstantScratch(storage: Storage, instantTime: string): Promise<void> {
   await deleteClusteringWorkDir(storage, instantTime);
+  await deleteWorkDir(storage, compactionWorkDir(instantTime));
   await deleteMarkerDir(storage, instantTime);
 }

@@ -1,24 +1,29 @@
 /**
  * Compaction killed after every storage call of schedule, execute and commit (as the clean and clustering crash
  * tests do): after each crash our reader reads the table as before compacting, and the next run (resuming the
- * pending compaction, or rolling it back and running it again) completes it with nothing lost or duplicated.
+ * pending compaction, or rolling it back and running it again) completes it with nothing lost or duplicated. What
+ * another writer leaves of ours: a compaction it rolled back to requested (Hudi deletes the outputs, not our stored
+ * results) runs from scratch, and the results of one it completed go with the next heal.
  */
 import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { compactionConfigFrom } from '../../lib/compaction/config.js';
-import { rollbackCompaction, runCompaction } from '../../lib/compaction/execute.js';
+import { executeCompactionOperation, rollbackCompaction, runCompaction, startCompactionRun } from '../../lib/compaction/execute.js';
 import { scheduleCompaction } from '../../lib/compaction/schedule.js';
+import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import type { Row } from '../../lib/engine/row-format.js';
 import { lockProviderFor } from '../../lib/lock/index.js';
 import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
+import { healTable } from '../../lib/rollback/failed-writes.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { parseBaseFileName } from '../../lib/table/file-system-view.js';
 import { PAYLOAD_CLASSES } from '../../lib/table/payload.js';
 import { HudiTable } from '../../lib/table/table.js';
-import { pendingCompactions } from '../../lib/timeline/compaction-plan.js';
+import { compactionFolderOf, compactionInstantPath, pendingCompactions } from '../../lib/timeline/compaction-plan.js';
+import { compactionWorkDir } from '../../lib/timeline/work-folder.js';
 import { tableWithLogs } from '../helpers/compaction-table.js';
 import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
 import { tempDir } from '../helpers/paths.js';
@@ -91,5 +96,34 @@ describe('compaction: a crash after any storage call', () => {
       if (!crashed) break;
     }
     assert.ok(crashes >= 8, `schedule, execute and commit each changed storage (${crashes} crash points)`);
+  });
+});
+
+describe('compaction: what another writer leaves of ours', () => {
+  it('a compaction it rolled back to requested runs from scratch; the results of one it completed go with the next heal', async () => {
+    const { storage } = await tableWithLogs(PAYLOAD_CLASSES.overwriteWithLatest);
+    const before = await read(storage, 'snapshot');
+    const table = await HudiTable.open(storage);
+    const lock = lockOf(table, storage);
+    const scheduled = await scheduleCompaction(table, config, { lock, force: true });
+    assert.ok(scheduled, 'a compaction is scheduled');
+    const instant = scheduled.instantTime;
+    const start = await startCompactionRun(await table.reload(), instant);
+    const engine = await openParquetEngine();
+    const first = await executeCompactionOperation(await table.reload(), instant, 0, { engine, plan: start.plan! }).finally(() => engine.close());
+    // Rolled back as Hudi's rollbackInflightCompaction does: the outputs and the inflight file go, the plan stays.
+    await storage.delete([first.stat.path!, compactionInstantPath(instant, 'INFLIGHT', compactionFolderOf(table.layout))]);
+    assert.equal((await storage.listRecursive(compactionWorkDir(instant))).length, 1, 'our stored result is left');
+
+    const result = await runCompaction(await HudiTable.open(storage), instant, { lock });
+    assert.deepEqual([result.outcome, result.resumed], ['committed', false]);
+    for (const stat of result.writeStats) assert.ok((await storage.head(stat.path!)) !== undefined, `the commit names ${stat.path}, which exists`);
+    assert.deepEqual(await read(storage, 'read_optimized'), before);
+
+    // Completed by another writer (as Hudi's inline compaction completes ours): the results outlive the instant.
+    await storage.put(`${compactionWorkDir(instant)}/operation-0.json`, JSON.stringify(first));
+    const healed = await healTable(await HudiTable.open(storage), { lock, policy: 'EAGER' });
+    assert.ok(healed.cleanedUp.includes(instant), `healed: ${healed.cleanedUp.join(', ')}`);
+    assert.deepEqual(await storage.listRecursive(compactionWorkDir(instant)), []);
   });
 });

@@ -196,6 +196,22 @@ describe('hoodie.properties of version 8 and 9: what is read and what is refused
     assert.equal(configOf([...base, 'hoodie.table.version=9', 'hoodie.table.ordering.fields=seq'].join('\n')).precombineField, 'seq');
   });
 
+  it("version 9's legacy payload class: what a downgrade restores; a stored merge mode is what readers merge by", () => {
+    const overwrite = 'org.apache.hudi.common.model.OverwriteWithLatestAvroPayload';
+    // Hudi 1.1.1's upgrade of a version 6 merge-on-read table with an ordering field leaves these keys.
+    const upgraded = ['hoodie.table.version=9', 'hoodie.record.merge.mode=EVENT_TIME_ORDERING', `hoodie.table.legacy.payload.class=${overwrite}`];
+    assert.equal(recordMergeModeOf(config(...upgraded), 'f'), 'EVENT_TIME_ORDERING');
+    // Without a stored mode the legacy class decides it, as before; the active payload class must agree with the mode.
+    assert.equal(recordMergeModeOf(config('hoodie.table.version=9', `hoodie.table.legacy.payload.class=${overwrite}`), 'f'), 'COMMIT_TIME_ORDERING');
+    refused(/does not go with hoodie\.record\.merge\.mode=EVENT_TIME_ORDERING/, ...upgraded, `hoodie.compaction.payload.class=${overwrite}`);
+    refused(
+      /payload class com\.acme\.MyPayload \(a CUSTOM merge\)/,
+      'hoodie.table.version=9',
+      'hoodie.record.merge.mode=EVENT_TIME_ORDERING',
+      'hoodie.table.legacy.payload.class=com.acme.MyPayload',
+    );
+  });
+
   it('refuses, by name, what it does not know', () => {
     refused(/hoodie\.record\.merge\.mode=CUSTOM/, 'hoodie.record.merge.mode=CUSTOM');
     refused(/hoodie\.record\.merge\.mode=NEWEST_WINS is not a record merge mode/, 'hoodie.record.merge.mode=NEWEST_WINS');
