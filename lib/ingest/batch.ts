@@ -17,6 +17,7 @@ import { readKey } from '../config/index.js';
 import { concatenateParquet, type InputFormat, inputShape } from '../engine/write.js';
 import { ConflictError, errorMessage, HudiError } from '../errors.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
+import { deleteMany } from '../storage/delete-many.js';
 import { normalizeEtag } from '../storage/etag.js';
 import type { KeyGenerator } from '../table/key-generators.js';
 import { type BadRecord, writeBatch } from '../writer/write-client.js';
@@ -186,7 +187,10 @@ export async function ingestObjects(request: IngestBatchRequest): Promise<BatchO
         log?.warn('a batch commit failed; its objects will be retried', { objects: taken.length, error: errorMessage(error) });
         for (const prepared of taken) settle(prepared.index, prepared.key, prepared.etag, asError(error));
       } finally {
-        await Promise.all(taken.map((prepared) => prepared.held.release().catch(() => undefined)));
+        // The done claims' files go in one request (per thousand), not one each.
+        const deletions: string[] = [];
+        await Promise.all(taken.map((prepared) => prepared.held.release(deletions).catch(() => undefined)));
+        await deleteMany(table, deletions).catch(() => undefined);
         await Promise.all(taken.map((prepared) => rm(join(workDir, String(prepared.index)), { recursive: true, force: true })));
       }
     };

@@ -179,8 +179,11 @@ export interface HeldClaim {
   record(result: HandledResult): Promise<void>;
   /** Record an earlier attempt's commit as the object's; returns the duplicate result a delivery reports. */
   recordRecovered(found: FoundCommit): Promise<IngestResult>;
-  /** Release the lease (and drop the claim folder once recorded). Always call it. */
-  release(): Promise<void>;
+  /**
+   * Release the lease (and drop the claim folder once recorded). Always call it. Given `deletions`, a recorded claim's
+   * files are added to it (paths in the table) for the caller to delete with others', instead of a request of its own.
+   */
+  release(deletions?: string[]): Promise<void>;
 }
 
 /**
@@ -206,7 +209,8 @@ export async function claimObject(request: HeartbeatRequest): Promise<TriedClaim
   const source = ingestSource(version.bucket, version.key, version.etag);
   const id = ingestId(source);
   const donePath = donePathOf(source);
-  const claimStorage = prefixedStorage(table, `${INGEST_FOLDER}/${id}`);
+  const claimFolder = `${INGEST_FOLDER}/${id}`;
+  const claimStorage = prefixedStorage(table, claimFolder);
   const lock = new StorageLockProvider(claimStorage, { ...heartbeatOptions(request.claim), heartbeat: request.heartbeat, freshFolders: true });
   let lease: Awaited<ReturnType<StorageLockProvider['acquire']>>;
   try {
@@ -225,13 +229,14 @@ export async function claimObject(request: HeartbeatRequest): Promise<TriedClaim
   let recorded = false;
   let discarded = false;
   let released = false;
-  const release = async (): Promise<void> => {
+  const release = async (deletions?: string[]): Promise<void> => {
     if (released) return;
     released = true;
     // Once the done record exists the claim folder is no longer needed (a leftover costs one small object). A claim
     // kept by a heartbeat writes nothing on its own, so deleting its folder releases it without a last write.
-    if (recorded || discarded) await lock.deleteHeld(lease, [ATTEMPT_FILE]).catch(() => undefined);
-    else await lease.release();
+    if (!(recorded || discarded)) await lease.release();
+    else if (deletions === undefined) await lock.deleteHeld(lease, [ATTEMPT_FILE]).catch(() => undefined);
+    else deletions.push(...lock.endHeld(lease, [ATTEMPT_FILE]).map((path) => `${claimFolder}/${path}`));
   };
   const record = (outcome: Omit<DoneRecord, 'source' | 'bucket' | 'key' | 'etag' | 'completedAt'>): Promise<void> =>
     writeDone(table, donePath, { source, bucket: version.bucket, key: version.key, etag: version.etag, ...outcome, completedAt: now().toISOString() }).then(
