@@ -21,13 +21,12 @@ import {
 import { hudiFooter, hudiFooterValues, mergedHudiFooter } from '../../lib/base-file/footer.js';
 import { resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
-import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
-import type { ParquetEngine } from '../../lib/engine/port.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { FILE_METADATA, footerKeyValues, readFileFooter } from '../../lib/parquet/footer.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { withEngine } from '../helpers/engine.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { pyarrowRead } from '../helpers/oracle.js';
 import { createSmallFilesTable } from '../helpers/small-files-table.js';
@@ -64,15 +63,6 @@ function canonical(rows: readonly Record<string, unknown>[]): string[] {
 /** The bloom filter of a footer's key/values. */
 function bloomOf(keyValues: ReadonlyMap<string, string>): HoodieBloomFilter {
   return HoodieBloomFilter.deserialize(keyValues.get(BLOOM_FILTER_FOOTER_KEY)!, keyValues.get(BLOOM_FILTER_TYPE_CODE_FOOTER_KEY) as BloomFilterTypeCode);
-}
-
-async function withEngine<T>(work: (engine: ParquetEngine) => Promise<T>): Promise<T> {
-  const engine = await openParquetEngine();
-  try {
-    return await work(engine);
-  } finally {
-    await engine.close();
-  }
 }
 
 describe('bin-pack clustering by binary copy', () => {

@@ -8,8 +8,10 @@
  * HoodieActiveTimeline lists them (HoodieInstant.toString: requested time, completion time, action, state), and each
  * completed write's metadata as Hudi decodes it (HoodieCommitMetadata.toJsonString through CommitMetadataSerDeV2).
  */
+import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { TableVersionChangedError } from '../../lib/errors.js';
 import { type HudiHarness, HudiHarnessError, type HudiVersion, type JavaExpression } from './hudi.js';
 import { tempDir } from './paths.js';
 
@@ -243,4 +245,13 @@ export function writerSchemaText(bytes: Uint8Array): string {
     else if (text[i] === '}' && --depth === 0) return text.slice(start, i + 1);
   }
   throw new Error('no schema');
+}
+
+/** The write or service failed at its commit because a 1.x writer moved the table's version under it, `from` → `to`. */
+export async function assertVersionChanged(attempt: Promise<unknown>, from: number, to: number): Promise<void> {
+  await assert.rejects(attempt, (error: unknown) => {
+    assert.ok(error instanceof TableVersionChangedError, `TableVersionChangedError, got ${String(error)}`);
+    assert.deepEqual([error.from.version, error.to.version], [from, to]);
+    return true;
+  });
 }

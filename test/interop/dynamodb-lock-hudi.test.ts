@@ -18,13 +18,14 @@ import type { Row } from '../../lib/engine/row-format.js';
 import { ConflictError } from '../../lib/errors.js';
 import { DYNAMODB_LOCK_PROVIDER, dynamoDbLockFromProperties } from '../../lib/lock/index.js';
 import { parseCommitMetadata } from '../../lib/timeline/commit-metadata.js';
-import { canonicalRows, type HudiHarness, HudiHarnessError, type JavaExpression, startHudi } from '../helpers/hudi.js';
-import { ourRows, ourWrite, parquetFromRows, project } from '../helpers/interop-writer.js';
+import { type HudiHarness, type JavaExpression, startHudi } from '../helpers/hudi.js';
+import { ourWrite, parquetFromRows } from '../helpers/interop-writer.js';
+import { assertCommittedRowsRead, LOCK_ROUND_COLUMNS, lockRoundRow, writeConcurrently } from '../helpers/lock-rounds.js';
 import { tempDir } from '../helpers/paths.js';
 
 const HUDI_PROVIDER = 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider';
 const LOCK_TABLE = `hudi_locks_${randomUUID().slice(0, 8)}`;
-const COLUMNS = { id: 'BIGINT', name: 'VARCHAR', seq: 'BIGINT', dt: 'VARCHAR' } as const;
+const COLUMNS = LOCK_ROUND_COLUMNS;
 const SPARK_SCHEMA = 'id BIGINT, name STRING, seq BIGINT, dt STRING';
 
 /** The lock keys both sides read: Hudi's names, one table and partition key. */
@@ -58,7 +59,7 @@ async function hudiTryLock(hudi: HudiHarness, name: string, waitMs: number): Pro
   return (await hudi.jvmEval({ call: 'tryLock', on: { kept: name }, args: [{ long: String(waitMs) }, MILLISECONDS] })) === true;
 }
 
-const row = (id: number, writer: string, round: number): Row => ({ id, name: `${writer}-${round}-${id}`, seq: round, dt: writer });
+const row = lockRoundRow;
 
 describe("our DynamoDB lock beside Hudi 0.15's DynamoDBBasedLockProvider", () => {
   let hudi: HudiHarness;
@@ -120,43 +121,19 @@ describe("our DynamoDB lock beside Hudi 0.15's DynamoDBBasedLockProvider", () =>
       'insert',
     );
 
-    // Our writes take a fraction of Spark's time: more of them span Spark's rounds.
-    const rounds = 3;
-    const ourRounds = 6;
-    const failures: string[] = [];
-    const spark = (async () => {
-      for (let round = 1; round <= rounds; round++) {
-        const rows = [0, 1, 2].map((i) => row(100 * round + i, 'spark', round));
-        try {
-          await sparkWrite(rows, 'upsert');
-        } catch (error) {
-          // Only a write conflict may stop a write; what it wrote must not be visible.
-          assert.ok(error instanceof HudiHarnessError && /ConflictException|HoodieWriteConflict/.test(error.javaType + error.detail), String(error));
-          failures.push(`spark round ${round}`);
-        }
-      }
-    })();
-    const ourSide = (async () => {
-      for (let round = 1; round <= ourRounds; round++) {
-        const rows = [0, 1, 2].map((i) => row(1000 * round + i, 'ours', round));
-        try {
+    const rounds = { sparkRounds: 3, ourRounds: 6 };
+    const failures = await writeConcurrently(
+      {
+        ...rounds,
+        sparkWrite: (rows) => sparkWrite(rows, 'upsert'),
+        ourWrite: async (rows) => {
           await ourWrite(table, 'upsert', await parquetFromRows(dir, rows, COLUMNS), new Map(Object.entries(options)));
-          for (const each of rows) expected.set(Number(each['id']), each);
-        } catch (error) {
-          assert.ok(error instanceof ConflictError, String(error));
-          failures.push(`our round ${round}`);
-        }
-      }
-    })();
-    await Promise.all([spark, ourSide]);
+        },
+      },
+      expected,
+    );
 
-    const columns = Object.keys(COLUMNS);
-    const wanted = canonicalRows([...expected.values()]);
-    const sparkRows = canonicalRows(project((await hudi.read(table, { meta: false })).rows, columns));
-    const oursRead = canonicalRows(project(await ourRows(table), columns));
-    assert.deepEqual(sparkRows, wanted, `Spark reads every committed write once (failed: ${failures.join(', ') || 'none'})`);
-    assert.deepEqual(oursRead, wanted, 'we read what Spark reads');
-    assert.ok(failures.length < rounds + ourRounds, 'at least one concurrent write committed');
+    await assertCommittedRowsRead(hudi, table, expected, failures, rounds.sparkRounds + rounds.ourRounds);
 
     // Who committed when (each writer writes its own partition): the run's interleaving, for the log.
     const commits = readdirSync(join(table, '.hoodie'))

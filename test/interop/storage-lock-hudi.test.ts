@@ -24,13 +24,14 @@ import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
-import { canonicalRows, type HudiHarness, HudiHarnessError, hudiToolchain, type JavaExpression, startHudi } from '../helpers/hudi.js';
-import { ourRows, ourWrite, parquetFromRows, project } from '../helpers/interop-writer.js';
+import { canonicalRows, type HudiHarness, hudiToolchain, type JavaExpression, startHudi } from '../helpers/hudi.js';
+import { ourWrite, parquetFromRows, project } from '../helpers/interop-writer.js';
+import { assertCommittedRowsRead, LOCK_ROUND_COLUMNS, lockRoundRow, writeConcurrently } from '../helpers/lock-rounds.js';
 import { metadata1xRecords } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath } from '../helpers/s3.js';
 
-const COLUMNS = { id: 'BIGINT', name: 'VARCHAR', seq: 'BIGINT', dt: 'VARCHAR' } as const;
+const COLUMNS = LOCK_ROUND_COLUMNS;
 const SPARK_SCHEMA = 'id BIGINT, name STRING, seq BIGINT, dt STRING';
 /** Both sides read these: Hudi's provider and keys; a lease renewed several times during a Spark write. */
 const LOCK = {
@@ -66,7 +67,7 @@ async function hudiTryLock(hudi: HudiHarness, name: string, waitMs: number): Pro
   return (await hudi.jvmEval({ call: 'tryLock', on: { kept: name }, args: [{ long: String(waitMs) }, MILLISECONDS] })) === true;
 }
 
-const row = (id: number, writer: string, round: number): Row => ({ id, name: `${writer}-${round}-${id}`, seq: round, dt: writer });
+const row = lockRoundRow;
 
 describe("our storage lock beside Hudi 1.1.1's StorageBasedLockProvider on S3", { timeout: 1_800_000 }, () => {
   let hudi: HudiHarness;
@@ -160,36 +161,20 @@ describe("our storage lock beside Hudi 1.1.1's StorageBasedLockProvider on S3", 
       }
     };
 
-    // Our writes take a fraction of Spark's time: more of them span Spark's rounds.
-    const rounds = 3;
-    const ourRounds = 6;
-    const failures: string[] = [];
-    const spark = (async () => {
-      for (let round = 1; round <= rounds; round++) {
-        const rows = [0, 1, 2].map((i) => row(100 * round + i, 'spark', round));
-        try {
-          await sparkWrite(rows, 'upsert');
-        } catch (error) {
-          // Only a write conflict may stop a write; what it wrote must not be visible.
-          assert.ok(error instanceof HudiHarnessError && /ConflictException|HoodieWriteConflict/.test(error.javaType + error.detail), String(error));
-          failures.push(`spark round ${round}`);
-        }
-      }
-    })();
-    const ourSide = (async () => {
-      for (let round = 1; round <= ourRounds; round++) {
-        const rows = [0, 1, 2].map((i) => row(1000 * round + i, 'ours', round));
-        try {
+    const rounds = { sparkRounds: 3, ourRounds: 6 };
+    const failures = await writeConcurrently(
+      {
+        ...rounds,
+        sparkWrite: (rows) => sparkWrite(rows, 'upsert'),
+        ourWrite: async (rows) => {
           await ourWrite(table, 'upsert', await parquetFromRows(dir, rows, COLUMNS), ours);
-          for (const each of rows) expected.set(Number(each['id']), each);
-        } catch (error) {
-          assert.ok(error instanceof ConflictError, String(error));
-          failures.push(`our round ${round}`);
-        }
-        if (round === 3) clustered = await clusterOurPartition();
-      }
-    })();
-    await Promise.all([spark, ourSide]);
+        },
+        afterOurRound: async (round) => {
+          if (round === 3) clustered = await clusterOurPartition();
+        },
+      },
+      expected,
+    );
 
     // A conflict, made certain: our upsert of Spark's row 1 has written its files when Spark commits an update of the
     // same file group; at our commit, under the shared lock, Hudi's OCC rule (a file group changed by a commit that
@@ -202,12 +187,7 @@ describe("our storage lock beside Hudi 1.1.1's StorageBasedLockProvider on S3", 
     );
 
     const columns = Object.keys(COLUMNS);
-    const wanted = canonicalRows([...expected.values()]);
-    const sparkRows = canonicalRows(project((await hudi.read(table, { meta: false })).rows, columns));
-    const oursRead = canonicalRows(project(await ourRows(table), columns));
-    assert.deepEqual(sparkRows, wanted, `Spark reads every committed write once (failed: ${failures.join(', ') || 'none'})`);
-    assert.deepEqual(oursRead, wanted, 'we read what Spark reads');
-    assert.ok(failures.length < rounds + ourRounds, 'at least one concurrent write committed');
+    const sparkRows = await assertCommittedRowsRead(hudi, table, expected, failures, rounds.sparkRounds + rounds.ourRounds);
 
     // Who committed when (each writer writes its own partition): the run's interleaving, for the log.
     const opened = await HudiTable.open(storage);
@@ -219,7 +199,7 @@ describe("our storage lock beside Hudi 1.1.1's StorageBasedLockProvider on S3", 
     assert.ok(clustered !== undefined && opened.timeline.completed().some((each) => each.time === clustered), 'our clustering committed');
     assert.ok(commits.includes('replacecommit of ours'), 'it rewrote our partition only');
     t.diagnostic(`commits in instant order: ${commits.join(', ')}; failed: ${failures.join(', ') || 'none'}`);
-    assert.equal(commits.filter((each) => each === 'ours').length, ourRounds - failures.filter((each) => each.startsWith('our')).length);
+    assert.equal(commits.filter((each) => each === 'ours').length, rounds.ourRounds - failures.filter((each) => each.startsWith('our')).length);
 
     const lock = parseLockData(await storage.get(HUDI_LOCK_FILE), HUDI_LOCK_FILE);
     assert.equal(lock.expired, true, 'the last holder released the lock');
