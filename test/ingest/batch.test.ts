@@ -28,10 +28,12 @@ import {
   s3LandingBucket,
   sourcesOfCommit,
 } from '../../lib/ingest/index.js';
+import { STORAGE_LOCK_FOLDER, StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { ingestConfigFromEnv } from '../../lib/serverless/steps/ingest/ingest.js';
 import { openStorage, s3ClientFromEnv } from '../../lib/storage/index.js';
 import type { Storage } from '../../lib/storage/port.js';
+import { prefixedStorage } from '../../lib/storage/prefixed.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
@@ -489,6 +491,43 @@ describe('ingest: a batch interrupted by a crash', () => {
       assert.ok(again.every((r) => r.outcome === 'duplicate' && r.recovered === undefined));
     });
   }
+});
+
+describe('ingest: a claim folder an older version left (its first generation pruned)', () => {
+  it('is not taken by its first generation: a live holder there keeps it, a released one is followed', async () => {
+    client = s3ClientFromEnv();
+    bucket = await testBucket();
+    const { land } = landing();
+    const table = openStorage(join(tempDir('ingest-batch-pruned-claim-'), 'table'));
+    const object = await land('part-0.jsonl', jsonLines(users(0, 10)));
+    const version = { bucket, key: object.key, etag: normalizeEtag(object.etag) };
+    const folder = `${INGEST_FOLDER}/${ingestId(sourceOf(object))}`;
+    // The older version's claim: a lock of its own, taken twice (its second holder pruned the first generation),
+    // and its attempt record.
+    const older = new StorageLockProvider(prefixedStorage(table, folder), { ownerName: 'older version' });
+    await (await older.acquire()).release();
+    const live = await older.acquire();
+    await table.put(`${folder}/attempt.json`, JSON.stringify({ firstAttemptAt: new Date().toISOString(), attempts: 2 }));
+    const generations = async () => (await table.listDir(`${folder}/${STORAGE_LOCK_FOLDER}`)).files.map((f) => f.path.split('/').pop()).sort();
+    assert.deepEqual(await generations(), ['lease-000000000002.json'], 'the first generation is gone');
+
+    const heartbeat = await ClaimHeartbeat.start(table, { leaseMs: 1_000, pollMs: 100 });
+    try {
+      const request = { table, version, location: object.key, now: () => new Date(), heartbeat, claim: { leaseMs: 1_000, pollMs: 100 } };
+      const tried = await claimObject({ ...request, wait: false });
+      assert.ok('busy' in tried, 'the live older holder keeps the object');
+      assert.equal((await older.holder())?.owner, 'older version');
+
+      await live.release();
+      const claimed = await claimObject(request);
+      assert.ok('held' in claimed, 'once released, the object is claimed after it');
+      assert.equal((await new StorageLockProvider(prefixedStorage(table, folder)).holder())?.owner.startsWith('older'), false);
+      assert.deepEqual((await generations()).at(-1), 'lease-000000000003.json', 'the next generation after the older holder');
+      await claimed.held.release();
+    } finally {
+      await heartbeat.stop();
+    }
+  });
 });
 
 describe("ingest: a crashed batch's claims", () => {
