@@ -6,6 +6,7 @@
  * as HoodieAppendHandle.processAppendResult's collectColumnRangeMetadata).
  */
 import { HudiError } from '../errors.js';
+import { bigintToTwosComplement } from '../log-format/value-wrappers.js';
 import { signedBigEndian } from '../parquet/decimal-values.js';
 import { FILE_METADATA, topLevelLeafColumns } from '../parquet/footer.js';
 import { isStruct, type ThriftStruct } from '../parquet/thrift.js';
@@ -27,6 +28,14 @@ interface Leaf {
   /** Hudi's SortOrder for the deprecated min/max: SIGNED for numbers, UNSIGNED for strings, decimals, binary. */
   readonly signedSortOrder: boolean;
 }
+
+/**
+ * How a range holds decimals: in Hudi's decimal(30, 15) wrapper, failing on a value beyond it (0.x); the same, but a
+ * log file's decimal columns whose type does not fit it are left out, as index version 1 never indexes them
+ * (isColumnTypeSupportedV1); or as the unscaled value at the column's own scale in a BytesWrapper, any precision
+ * (index version 2: ValueType.fromDecimal).
+ */
+export type DecimalStorage = 'wrapper' | 'wrapper-types' | 'column-scale';
 
 /** A value as Java holds it before wrapping, with its Java ordering. */
 type NativeValue =
@@ -70,9 +79,14 @@ const LOGICAL_DATE = 6;
  * - null count = the chunk's null_count, or the value count when the chunk has neither min/max nor a null count;
  * - row groups combine by min/max (Java compareTo) and summed counts and sizes (total_compressed_size,
  *   total_uncompressed_size).
- * Then HoodieAvroUtils.wrapValueIntoAvro wraps each value; decimals become decimal(30, 15) and fail beyond it.
+ * Then HoodieAvroUtils.wrapValueIntoAvro wraps each value; decimals as `decimals` says.
  */
-export function columnRangesFromFooter(metadata: ThriftStruct, fileName: string, columns: readonly string[]): ColumnRange[] {
+export function columnRangesFromFooter(
+  metadata: ThriftStruct,
+  fileName: string,
+  columns: readonly string[],
+  decimals: DecimalStorage = 'wrapper',
+): ColumnRange[] {
   const wanted = new Set(columns);
   const leaves = topLevelLeaves(metadata);
   const createdBy = metadata.binary(FILE_METADATA.createdBy);
@@ -93,8 +107,8 @@ export function columnRangesFromFooter(metadata: ThriftStruct, fileName: string,
   return [...perColumn].map(([columnName, range]) => ({
     fileName,
     columnName,
-    minValue: wrap(range.min, fileName, columnName),
-    maxValue: wrap(range.max, fileName, columnName),
+    minValue: wrap(range.min, fileName, columnName, decimals),
+    maxValue: wrap(range.max, fileName, columnName, decimals),
     nullCount: range.nullCount,
     valueCount: range.valueCount,
     totalSize: range.totalSize,
@@ -310,11 +324,12 @@ function compareNative(a: NativeValue, b: NativeValue): number {
 const WRAPPED_DECIMAL_SCALE = 15;
 const WRAPPED_DECIMAL_PRECISION = 30;
 
-/** HoodieAvroUtils.wrapValueIntoAvro. */
-function wrap(value: NativeValue | null, fileName: string, column: string): WrappedValue | null {
+/** HoodieAvroUtils.wrapValueIntoAvro (index version 2: ValueType's wrapper, the same but for decimals). */
+function wrap(value: NativeValue | null, fileName: string, column: string, decimals: DecimalStorage): WrappedValue | null {
   if (value === null) return null;
   switch (value.kind) {
     case 'decimal': {
+      if (decimals === 'column-scale') return { type: 'bytes', value: new Uint8Array(bigintToTwosComplement(value.unscaled)) };
       let unscaled = value.unscaled;
       if (value.scale <= WRAPPED_DECIMAL_SCALE) {
         unscaled *= 10n ** BigInt(WRAPPED_DECIMAL_SCALE - value.scale);
@@ -378,11 +393,13 @@ export function columnRangesFromRecords(
   records: readonly Readonly<Record<string, unknown>>[],
   columns: readonly string[],
   fileName: string,
+  decimals: DecimalStorage = 'wrapper',
 ): ColumnRange[] {
   const wanted = new Set(columns);
-  const fields = schema.fields.filter((field) => wanted.size === 0 || wanted.has(field.name));
-  return fields.map((field) => {
-    const type = recordFieldType(field.type);
+  const fields = schema.fields
+    .map((field) => ({ field, type: recordFieldType(field.type) }))
+    .filter(({ field, type }) => (wanted.size === 0 || wanted.has(field.name)) && (decimals !== 'wrapper-types' || wrapperHoldsType(type)));
+  return fields.map(({ field, type }) => {
     let min: NativeValue | null = null;
     let max: NativeValue | null = null;
     let nullCount = 0;
@@ -400,8 +417,8 @@ export function columnRangesFromRecords(
     return {
       fileName,
       columnName: field.name,
-      minValue: wrap(min, fileName, field.name),
-      maxValue: wrap(max, fileName, field.name),
+      minValue: wrap(min, fileName, field.name, decimals),
+      maxValue: wrap(max, fileName, field.name, decimals),
       nullCount,
       valueCount: records.length,
       totalSize: 0,
@@ -413,21 +430,28 @@ export function columnRangesFromRecords(
 /** A field's Avro type as the collector treats it (nullable unions resolved, as getNestedFieldSchemaFromWriteSchema). */
 type RecordFieldType =
   | { readonly kind: 'map' | 'complex' }
-  | { readonly kind: 'primitive'; readonly type: string; readonly logical: unknown; readonly scale: number };
+  | { readonly kind: 'primitive'; readonly type: string; readonly logical: unknown; readonly scale: number; readonly precision: number };
+
+/** Whether every value of a type fits the decimal(30, 15) wrapper (isColumnTypeSupportedV1's decimal rule). */
+function wrapperHoldsType(type: RecordFieldType): boolean {
+  if (type.kind !== 'primitive' || type.logical !== 'decimal') return true;
+  return type.precision + (WRAPPED_DECIMAL_SCALE - type.scale) <= WRAPPED_DECIMAL_PRECISION && type.scale <= WRAPPED_DECIMAL_SCALE;
+}
 
 function recordFieldType(type: unknown): RecordFieldType {
   if (Array.isArray(type)) {
     const branches = type.filter((branch) => branch !== 'null');
     return branches.length === 1 ? recordFieldType(branches[0]) : { kind: 'complex' };
   }
-  if (typeof type === 'string') return PRIMITIVE_TYPES.has(type) ? { kind: 'primitive', type, logical: undefined, scale: 0 } : { kind: 'complex' };
+  if (typeof type === 'string')
+    return PRIMITIVE_TYPES.has(type) ? { kind: 'primitive', type, logical: undefined, scale: 0, precision: 0 } : { kind: 'complex' };
   if (typeof type !== 'object' || type === null) return { kind: 'complex' };
   const object = type as Readonly<Record<string, unknown>>;
   const inner = object['type'];
   if (inner === 'map') return { kind: 'map' };
   if (inner === 'record' || inner === 'array' || inner === 'enum') return { kind: 'complex' };
   if (typeof inner !== 'string') return recordFieldType(inner);
-  return { kind: 'primitive', type: inner, logical: object['logicalType'], scale: Number(object['scale'] ?? 0) };
+  return { kind: 'primitive', type: inner, logical: object['logicalType'], scale: Number(object['scale'] ?? 0), precision: Number(object['precision'] ?? 0) };
 }
 
 const PRIMITIVE_TYPES = new Set(['boolean', 'int', 'long', 'float', 'double', 'bytes', 'string', 'fixed']);

@@ -17,7 +17,7 @@ import { topLevelLeafColumns } from '../parquet/footer.js';
 import type { ThriftStruct } from '../parquet/thrift.js';
 import { type AvroRecordSchema, META_FIELD_NAMES } from '../table/schema.js';
 import { encodeMetadataRecord } from './codec.js';
-import { columnRangesFromFooter, columnRangesFromRecords } from './column-stats.js';
+import { columnRangesFromFooter, columnRangesFromRecords, type DecimalStorage } from './column-stats.js';
 import { columnIndexId, partitionIndexId } from './hash-ids.js';
 import { partitionIdentifier } from './partitions.js';
 import {
@@ -192,7 +192,8 @@ function valueTypeOf(element: ThriftStruct): LeafType | undefined {
 
 /**
  * A 0.x-wrapped value as index version 2 stores it (ValueType's primitive wrapper): dates in IntWrapper, decimals as
- * the column-scale unscaled value's bytes in BytesWrapper; the rest as 0.x wraps them.
+ * the column-scale unscaled value's bytes in BytesWrapper (ranges collected with columnStatsDecimals hold them so
+ * already); the rest as 0.x wraps them.
  */
 function toV2Value(value: WrappedValue | null, leaf: LeafType): WrappedValue | null {
   if (value === null) return null;
@@ -204,6 +205,15 @@ function toV2Value(value: WrappedValue | null, leaf: LeafType): WrappedValue | n
   return value;
 }
 
+/**
+ * How a table version's column ranges hold decimals: index version 2 stores any decimal at its own scale; index
+ * version 1 in the decimal(30, 15) wrapper, indexing only the types it holds; 0.x wraps every decimal.
+ */
+export function columnStatsDecimals(tableVersion: number): DecimalStorage {
+  if (tableVersion !== 8 && tableVersion !== 9) return 'wrapper';
+  return metadataVersionFacts(tableVersion).columnStatsIndexVersion === 2 ? 'column-scale' : 'wrapper-types';
+}
+
 /** One file's column-stats records for a table version (createColumnStatsRecords). */
 export function columnStatsRecords1x(
   partitionPath: string,
@@ -213,7 +223,7 @@ export function columnStatsRecords1x(
   tableVersion: MetadataTableVersion1x,
 ): MetadataRecord[] {
   const facts = metadataVersionFacts(tableVersion);
-  const ranges = columnRangesFromFooter(footer, fileName, columns);
+  const ranges = columnRangesFromFooter(footer, fileName, columns, columnStatsDecimals(tableVersion));
   if (facts.columnStatsIndexVersion === 1) return ranges.map((range) => withStatsFields(columnStatsRecord(partitionPath, range), false, undefined));
   const leaves = leafValueTypes(footer);
   return ranges.map((range) => {
@@ -276,7 +286,8 @@ export function logColumnStatsRecords1x(
   columns: readonly string[],
   tableVersion: MetadataTableVersion1x,
 ): MetadataRecord[] {
-  return logColumnRangeRecords1x(partitionPath, logFileName, schema, columnRangesFromRecords(schema, records, columns, logFileName), tableVersion);
+  const ranges = columnRangesFromRecords(schema, records, columns, logFileName, columnStatsDecimals(tableVersion));
+  return logColumnRangeRecords1x(partitionPath, logFileName, schema, ranges, tableVersion);
 }
 
 /** logColumnStatsRecords1x from the ranges already collected over the log file's records (columnRangesFromRecords). */

@@ -6,7 +6,7 @@
 
 export { metadataTableCompaction1x } from './archive-1x.js';
 export { CLEAN_SUFFIX, decideMetadataClean, type MetadataCleanConfig, type MetadataCleanResult, metadataCleanConfig, planMetadataClean } from './clean.js';
-export { columnRangesFromFooter, columnRangesFromRecords } from './column-stats.js';
+export { columnRangesFromFooter, columnRangesFromRecords, type DecimalStorage } from './column-stats.js';
 export {
   assertMetadataTableKeepable,
   assertRollbackKeepsMetadataTable,
@@ -26,6 +26,7 @@ export {
 } from './compaction.js';
 export type { MetadataChange, RecordIndexChanges } from './convert.js';
 export { columnsToIndex, convertCommitMetadata } from './convert.js';
+export { columnStatsDecimals } from './convert-1x.js';
 export {
   applyMetadataTableWriteConfig,
   deleteMetadataPartition,

@@ -20,7 +20,7 @@ import {
   type LogFile,
   writeLogFile,
 } from '../log-format/index.js';
-import { type ColumnRange, columnRangesFromRecords } from '../metadata/index.js';
+import { type ColumnRange, columnRangesFromRecords, type DecimalStorage } from '../metadata/index.js';
 import type { Storage } from '../storage/port.js';
 import type { FileSystemView } from '../table/file-system-view.js';
 import type { AvroRecordSchema } from '../table/schema.js';
@@ -107,6 +107,8 @@ export interface LogAppenderOptions {
   readonly templates: readonly string[];
   /** The column_stats columns (hoodie.metadata.index.column.stats.column.list, empty: every field); unset: none. */
   readonly columnStatsColumns?: readonly string[];
+  /** How the ranges hold decimals (the table version's columnStatsDecimals). */
+  readonly columnStatsDecimals?: DecimalStorage;
   /** Count every record written as an update (the bucket index locates them all; HoodieAppendHandle.isUpdateRecord). */
   readonly countsAllAsUpdates?: boolean;
 }
@@ -194,7 +196,8 @@ export class LogAppender {
       },
     });
     const columns = this.options.columnStatsColumns;
-    const columnRanges = columns === undefined ? undefined : columnRangesFromRecords(this.options.schemaWithMeta, records, columns, fileName);
+    const columnRanges =
+      columns === undefined ? undefined : columnRangesFromRecords(this.options.schemaWithMeta, records, columns, fileName, this.options.columnStatsDecimals);
     return { stat, result: { ...result, deletes: deletes.length }, ...(columnRanges === undefined ? {} : { columnRanges }) };
   }
 

@@ -38,7 +38,14 @@ import {
 import { lockProviderFor } from '../lock/index.js';
 import type { LockProvider } from '../lock/port.js';
 import { isLogFileName } from '../log-format/index.js';
-import { type ColumnRange, keepMetadataTable, METADATA_PARTITIONS_KEY, type MetadataTableOutcome, type MetadataTableSession } from '../metadata/index.js';
+import {
+  type ColumnRange,
+  columnStatsDecimals,
+  keepMetadataTable,
+  METADATA_PARTITIONS_KEY,
+  type MetadataTableOutcome,
+  type MetadataTableSession,
+} from '../metadata/index.js';
 import { stageFiles } from '../read/reader.js';
 import { describeHeal, failedWritesPolicy, healTable } from '../rollback/failed-writes.js';
 import { findRollbackOf, rollbackInstant } from '../rollback/rollback.js';
@@ -945,7 +952,7 @@ async function writeFileGroups(context: WriteContext, instantTime: string, plan:
           rowGroupSize,
           templates: plan.stagedFiles,
           // Every field's range: each metadata table (0.x, 1.x) keeps the columns it indexes.
-          ...(indexesColumnStats ? { columnStatsColumns: [] } : {}),
+          ...(indexesColumnStats ? { columnStatsColumns: [], columnStatsDecimals: columnStatsDecimals(table.config.version) } : {}),
           // Hudi's bucket index locates every record of an existing bucket: its append handle counts them as updates.
           countsAllAsUpdates: context.bucketIndex !== undefined || context.consistentHashing !== undefined,
         })

@@ -254,4 +254,25 @@ export async function assertVersionChanged(attempt: Promise<unknown>, from: numb
     assert.deepEqual([error.from.version, error.to.version], [from, to]);
     return true;
   });
+
+/**
+ * Run `write` with the harness JVM's clock `hours` behind, so the instants Spark writes meanwhile on a table whose
+ * timeline zone is LOCAL (the default) read as that many hours old: their times come from the JVM's default zone
+ * (HoodieInstantTimeGenerator). Its last generated time is reset first, else Hudi waits for the clock to pass it.
+ * Later writes, on the real clock, get later times.
+ */
+export async function hudi1xHoursAgo<T>(hudi: HudiHarness, hours: number, write: () => Promise<T>): Promise<T> {
+  const generator: JavaExpression = { static: 'java.lang.Class.forName', args: ['org.apache.hudi.common.table.timeline.HoodieInstantTimeGenerator'] };
+  const field = `last-instant-time-${hours}`;
+  await hudi.jvmEval({ keep: field, value: { call: 'getDeclaredField', on: generator, args: ['LAST_INSTANT_TIME'] } });
+  await hudi.jvmEval({ call: 'setAccessible', on: { kept: field }, args: [true] });
+  await hudi.jvmEval({ call: 'set', on: { call: 'get', on: { kept: field }, args: [null] }, args: ['0'] });
+  const setZone = (id: string) => hudi.jvmEval({ static: 'java.util.TimeZone.setDefault', args: [{ static: 'java.util.TimeZone.getTimeZone', args: [id] }] });
+  const offset = `GMT-${String(hours).padStart(2, '0')}:00`;
+  await setZone(offset);
+  try {
+    return await write();
+  } finally {
+    await setZone(hudi.info.jvmTimezone);
+  }
 }

@@ -1,11 +1,12 @@
 /**
  * Our clean and archive on merge-on-read tables Hudi 1.0.2 (table version 8) and 1.1.1 (9) write, judged by that
- * release on Spark 3.5.1. Spark writes inserts, upserts and a delete (logs named by their delta commits), a compaction,
- * upserts, a compaction it only schedules and an upsert while it is pending, the metadata table on, its cleaner off.
- * Spark's `run_clean` cleans one copy, ours another: the same files remain (logs go with the slice they join by
- * completion time, pending compaction slices stay), plans and clean metadata agree, Spark reads the same rows
- * (snapshot and read-optimized, metadata table on and off), `hudi_metadata()` equals what we read, both metadata
- * tables hold the same records; Spark writes and compacts on top. Our archiver and `archive_commits` archive the same
+ * release on Spark 3.5.1. Spark writes inserts, upserts and a delete (logs named by their delta commits), a compaction
+ * (these three hours back, by the JVM's clock), upserts, a compaction it only schedules and an upsert while it is
+ * pending, the metadata table on, its cleaner off. Spark's `run_clean` cleans one copy, ours another (by commits, file
+ * versions and hours): the same files remain (logs go with the slice they join by completion time, pending compaction
+ * slices stay), plans and clean metadata agree, Spark reads the same rows (snapshot and read-optimized, metadata table
+ * on and off), `hudi_metadata()` equals what we read, both metadata tables hold the same records; Spark writes and
+ * compacts on top. Our archiver and `archive_commits` archive the same
  * delta commits into the same history (the compaction trigger keeps those after the last compaction), with the
  * metadata table kept (its latest compaction bounds both) and dropped first; Spark writes and archives on top.
  */
@@ -21,7 +22,7 @@ import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { decodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { HUDI_1X_VERSIONS, hudi1xMorWrite } from '../helpers/hudi-1x-fixtures.js';
+import { HUDI_1X_VERSIONS, hudi1xHoursAgo, hudi1xMorWrite } from '../helpers/hudi-1x-fixtures.js';
 import { activeTimeline, hudiArchivedInstants, ourArchive, ourHistory } from '../helpers/hudi-1x-history.js';
 import { assertMetadata1xAgrees, comparableMetadataRow, metadata1xRecords, sparkMetadataRow } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
@@ -44,6 +45,12 @@ const CASES: readonly CleanCase[] = [
     name: 'KEEP_LATEST_FILE_VERSIONS',
     props: { 'hoodie.cleaner.policy': 'KEEP_LATEST_FILE_VERSIONS', 'hoodie.cleaner.fileversions.retained': '1' },
     call: "clean_policy => 'KEEP_LATEST_FILE_VERSIONS', file_versions_retained => 1",
+  },
+  {
+    // The first compaction and the writes before it are three hours old: the cut-off falls between them and the rest.
+    name: 'KEEP_LATEST_BY_HOURS',
+    props: { 'hoodie.clean.policy': 'KEEP_LATEST_BY_HOURS', 'hoodie.clean.hours.retained': '1' },
+    call: "clean_policy => 'KEEP_LATEST_BY_HOURS', hours_retained => 1",
   },
 ];
 
@@ -99,11 +106,13 @@ for (const version of HUDI_1X_VERSIONS) {
 
     before(async () => {
       hudi = await startHudi({ hudiVersion: version });
-      await write(source, [1, 2, 3, 4, 5, 6], 1);
-      await write(source, [2, 3], 2);
-      await write(source, [4], 3, { 'hoodie.datasource.write.operation': 'delete' });
-      await write(source, [1, 5], 4);
-      await hudi.sql(`CALL run_compaction(op => 'scheduleAndExecute', path => '${source}', options => 'hoodie.compact.inline.max.delta.commits=1')`);
+      await hudi1xHoursAgo(hudi, 3, async () => {
+        await write(source, [1, 2, 3, 4, 5, 6], 1);
+        await write(source, [2, 3], 2);
+        await write(source, [4], 3, { 'hoodie.datasource.write.operation': 'delete' });
+        await write(source, [1, 5], 4);
+        await hudi.sql(`CALL run_compaction(op => 'scheduleAndExecute', path => '${source}', options => 'hoodie.compact.inline.max.delta.commits=1')`);
+      });
       await write(source, [6, 2], 5);
       await write(source, [3], 6);
       await write(source, [1, 5], 7);
@@ -153,6 +162,11 @@ for (const version of HUDI_1X_VERSIONS) {
         assert.deepEqual(myPlan.earliestInstantToRetain, theirPlan.earliestInstantToRetain);
         assert.equal(myPlan.lastCompletedCommitTimestamp, theirPlan.lastCompletedCommitTimestamp);
         assert.equal(myPlan.policy, theirPlan.policy);
+        if (cleanCase.name === 'KEEP_LATEST_BY_HOURS') {
+          const [compaction] = timelineFiles(source, /^\d{17}_\d{17}\.commit$/);
+          const firstRecent = timelineFiles(source, /^\d{17}_\d{17}\.deltacommit$/).find((name) => name > compaction!);
+          assert.equal(theirPlan.earliestInstantToRetain?.timestamp, firstRecent?.slice(0, 17), 'the first delta commit after the old compaction');
+        }
         assert.deepEqual(cleanerPlanFiles(myPlan), cleanerPlanFiles(theirPlan));
         assert.deepEqual(myPlan.partitionsToBeDeleted, theirPlan.partitionsToBeDeleted);
 

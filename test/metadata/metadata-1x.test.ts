@@ -8,11 +8,12 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { UnsupportedTableError } from '../../lib/errors.js';
+import { HudiError, UnsupportedTableError } from '../../lib/errors.js';
 import { readHudiHFile } from '../../lib/hfile/index.js';
 import { encodeDatum } from '../../lib/log-format/avro.js';
 import { bigintToTwosComplement, iterateLogBlocks } from '../../lib/log-format/index.js';
 import { decodeMetadataRecord } from '../../lib/metadata/codec.js';
+import { columnRangesFromRecords } from '../../lib/metadata/column-stats.js';
 import {
   columnsToIndex1x,
   logColumnStatsRecords1x,
@@ -315,6 +316,41 @@ describe('1.x metadata records', () => {
       [{ type: 'long', value: 5n }, 1, 2, 0],
     );
     assert.deepEqual(v9.get('created')?.valueType, { typeOrdinal: 16, additionalInfo: null });
+  });
+
+  it('log-file column stats at 1.1 store decimals beyond decimal(30, 15) at their own scale; 1.0 leaves such types out', () => {
+    const schema: AvroRecordSchema = {
+      type: 'record',
+      name: 'r',
+      fields: [
+        { name: 'wide', type: ['null', { type: 'fixed', name: 'wide', size: 16, logicalType: 'decimal', precision: 38, scale: 10 }] },
+        { name: 'fine', type: ['null', { type: 'bytes', logicalType: 'decimal', precision: 38, scale: 20 }] },
+      ],
+    };
+    // 12345678901234567890123456.7890123456 needs 41 digits at scale 15; 0.12345678901234567891 has 20 decimals.
+    const big = 123456789012345678901234567890123456n;
+    const rows = [
+      { wide: bigintToTwosComplement(big), fine: bigintToTwosComplement(12345678901234567891n) },
+      { wide: bigintToTwosComplement(-big), fine: bigintToTwosComplement(-1n) },
+    ];
+    const records = logColumnStatsRecords1x('p', '.f_1.log.1_0-1-0', schema, rows, ['wide', 'fine'], 9);
+    const byColumn = new Map(records.map((r) => [r.type === 3 ? r.columnStats.columnName : '', r.type === 3 ? r.columnStats : undefined]));
+    const bytes = (n: bigint) => ({ type: 'bytes' as const, value: new Uint8Array(bigintToTwosComplement(n)) });
+    assert.deepEqual(
+      [byColumn.get('wide')?.minValue, byColumn.get('wide')?.maxValue, byColumn.get('wide')?.valueType],
+      [bytes(-big), bytes(big), { typeOrdinal: 10, additionalInfo: '38,10' }],
+    );
+    assert.deepEqual(
+      [byColumn.get('fine')?.minValue, byColumn.get('fine')?.maxValue, byColumn.get('fine')?.valueType],
+      [bytes(-1n), bytes(12345678901234567891n), { typeOrdinal: 10, additionalInfo: '38,20' }],
+    );
+    // Table version 8 never indexes such types (columnsToIndex1x): its log ranges leave them out rather than fail.
+    assert.deepEqual(logColumnStatsRecords1x('p', '.f_1.log.1_0-1-0', schema, rows, ['wide', 'fine'], 8), []);
+    // 0.x wraps every decimal, and fails on a value beyond decimal(30, 15) as Hudi 0.15 does.
+    assert.throws(
+      () => columnRangesFromRecords(schema, rows, ['wide'], '.f_1.log.1_0-1-0'),
+      (error: unknown) => error instanceof HudiError && /column wide/.test(error.message),
+    );
   });
 
   it('merging: a tight-bound newer record replaces the older one; otherwise ranges widen', () => {
