@@ -254,6 +254,7 @@ export async function assertVersionChanged(attempt: Promise<unknown>, from: numb
     assert.deepEqual([error.from.version, error.to.version], [from, to]);
     return true;
   });
+}
 
 /**
  * Run `write` with the harness JVM's clock `hours` behind, so the instants Spark writes meanwhile on a table whose
