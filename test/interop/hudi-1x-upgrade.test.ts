@@ -16,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
+import { propertiesFile, runCli } from '../helpers/cli.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { assertVersionChanged, HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, type Hudi1xRow, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
 import { filesUnder } from '../helpers/interop-writer.js';
@@ -113,6 +114,24 @@ for (const version of HUDI_1X_VERSIONS) {
       const last = await sparkRows();
       assert.ok(last.some((row) => row.includes('"v5-7"')) && last.some((row) => row.includes('"v4-3"')), last.join('\n'));
       assert.deepEqual(await ourCanonicalRows(table), last);
+
+      // Our CLI, as a user's next command runs it, carries on at the new version too.
+      const cli = runCli([
+        'write',
+        table,
+        '--input',
+        input(hudi1xRows([8, 13], 9)),
+        '--operation',
+        'upsert',
+        '--props',
+        propertiesFile(Object.fromEntries(ourProps())),
+        '--quiet',
+      ]);
+      assert.equal(cli.code, 0, cli.stderr);
+      assert.equal((await HudiTable.open(openStorage(table))).config.version, tableVersion);
+      const afterCli = await sparkRows();
+      assert.ok(afterCli.some((row) => row.includes('"v9-8"')) && afterCli.some((row) => row.includes('"v9-13"')), afterCli.join('\n'));
+      assert.deepEqual(await ourCanonicalRows(table), afterCli);
     });
 
     it("Hudi's downgrade_table back to 6 while we write: ours fails at its commit; our next write carries on at 6", async () => {
