@@ -14,6 +14,19 @@ export const LOCK_ROUND_COLUMNS = { id: 'BIGINT', name: 'VARCHAR', seq: 'BIGINT'
 /** A row of `writer`'s round: its partition is the writer's name. */
 export const lockRoundRow = (id: number, writer: string, round: number): Row => ({ id, name: `${writer}-${round}-${id}`, seq: round, dt: writer });
 
+/** The write options of a table both sides write under optimistic concurrency, as Hudi's multi-writer setup asks. */
+export function lockRoundTableOptions(name: string): Record<string, string> {
+  return {
+    'hoodie.table.name': name,
+    'hoodie.datasource.write.recordkey.field': 'id',
+    'hoodie.datasource.write.partitionpath.field': 'dt',
+    'hoodie.datasource.write.precombine.field': 'seq',
+    'hoodie.write.concurrency.mode': 'optimistic_concurrency_control',
+    'hoodie.cleaner.policy.failed.writes': 'LAZY',
+    'hoodie.index.bloom.num_entries': '1000',
+  };
+}
+
 export interface ConcurrentRounds {
   /** Spark's rounds; ours run more, as our writes take a fraction of Spark's time, so more of them span Spark's. */
   readonly sparkRounds: number;

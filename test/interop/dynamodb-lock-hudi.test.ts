@@ -20,7 +20,7 @@ import { DYNAMODB_LOCK_PROVIDER, dynamoDbLockFromProperties } from '../../lib/lo
 import { parseCommitMetadata } from '../../lib/timeline/commit-metadata.js';
 import { type HudiHarness, type JavaExpression, startHudi } from '../helpers/hudi.js';
 import { ourWrite, parquetFromRows } from '../helpers/interop-writer.js';
-import { assertCommittedRowsRead, LOCK_ROUND_COLUMNS, lockRoundRow, writeConcurrently } from '../helpers/lock-rounds.js';
+import { assertCommittedRowsRead, LOCK_ROUND_COLUMNS, lockRoundRow, lockRoundTableOptions, writeConcurrently } from '../helpers/lock-rounds.js';
 import { tempDir } from '../helpers/paths.js';
 
 const HUDI_PROVIDER = 'org.apache.hudi.aws.transaction.lock.DynamoDBBasedLockProvider';
@@ -102,13 +102,7 @@ describe("our DynamoDB lock beside Hudi 0.15's DynamoDBBasedLockProvider", () =>
     const table = join(dir, name);
     const lock = lockProperties(name);
     const options = {
-      'hoodie.table.name': name,
-      'hoodie.datasource.write.recordkey.field': 'id',
-      'hoodie.datasource.write.partitionpath.field': 'dt',
-      'hoodie.datasource.write.precombine.field': 'seq',
-      'hoodie.write.concurrency.mode': 'optimistic_concurrency_control',
-      'hoodie.cleaner.policy.failed.writes': 'LAZY',
-      'hoodie.index.bloom.num_entries': '1000',
+      ...lockRoundTableOptions(name),
       ...lock,
     };
     const expected = new Map<number, Row>();

@@ -26,7 +26,7 @@ import { readCommitMetadata } from '../../lib/timeline/timeline.js';
 import { REPO_ROOT } from '../helpers/fixtures.js';
 import { canonicalRows, type HudiHarness, hudiToolchain, type JavaExpression, startHudi } from '../helpers/hudi.js';
 import { ourWrite, parquetFromRows, project } from '../helpers/interop-writer.js';
-import { assertCommittedRowsRead, LOCK_ROUND_COLUMNS, lockRoundRow, writeConcurrently } from '../helpers/lock-rounds.js';
+import { assertCommittedRowsRead, LOCK_ROUND_COLUMNS, lockRoundRow, lockRoundTableOptions, writeConcurrently } from '../helpers/lock-rounds.js';
 import { metadata1xRecords } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
 import { s3TablePath } from '../helpers/s3.js';
@@ -115,13 +115,7 @@ describe("our storage lock beside Hudi 1.1.1's StorageBasedLockProvider on S3", 
     const table = await s3TablePath('storage-lock-concurrent');
     const storage = openStorage(table);
     const options = {
-      'hoodie.table.name': name,
-      'hoodie.datasource.write.recordkey.field': 'id',
-      'hoodie.datasource.write.partitionpath.field': 'dt',
-      'hoodie.datasource.write.precombine.field': 'seq',
-      'hoodie.write.concurrency.mode': 'optimistic_concurrency_control',
-      'hoodie.cleaner.policy.failed.writes': 'LAZY',
-      'hoodie.index.bloom.num_entries': '1000',
+      ...lockRoundTableOptions(name),
       // Hudi 1.1's Spark writers otherwise write the metadata table while their write runs, outside the lock, which
       // our metadata writer refuses (a pending deltacommit with a fresh heartbeat): not a matter of the lock.
       'hoodie.metadata.streaming.write.enabled': 'false',
