@@ -13,8 +13,8 @@ validator makes it): instant times by ``requestedTime()`` and ``InstantCompariso
 table metadata by ``HoodieTableMetadata.create`` or 1.1's ``metaClient.getTableFormat().getMetadataFactory()``,
 commit metadata by ``timeline.readCommitMetadata``, column stats by ``HoodieColumnRangeMetadata.fromColumnStats``
 (1.1: ``org.apache.hudi.stats``, footers read at the column_stats index version). Every check runs on all three
-releases. 1.x specifics: column stats compare the columns the MDT indexes (1.x indexes a configured or capped
-subset; see ``_indexed_columns``) of latest base files only (1.x also indexes log files of merge-on-read slices:
+releases. 1.x specifics: column stats compare the columns the index definition declares (1.x indexes a configured
+or capped subset; see ``_indexed_columns``) of latest base files only (1.x also indexes log files of merge-on-read slices:
 not compared here); the 1.x validator's ``partition-stats`` and ``secondary-index`` checks are not ported (its
 partition-stats check needs Spark-side ``PartitionStatsIndexSupport``); ``record-index-*`` read the MDT with Spark
 as on 0.15.
@@ -686,6 +686,7 @@ class _PartitionChecks:
             fs_stats.extend(hudi.footer_column_stats(utils, self.meta_client.getStorage(), hudi.StoragePath(partition_path, name),
                                                      java_columns, self.meta_client, "column_stats"))
         _add(counts, "files", len(names))
+        counts["columns"] = len(java_columns)
         _add(counts, "column_stats_mdt", len(mdt_stats))
         _add(counts, "column_stats_fs", len(fs_stats))
 
@@ -715,13 +716,22 @@ class _PartitionChecks:
         _report(detail, "column stats", partition, len(fs_stats), len(mdt_stats), problems)
 
     def _indexed_columns(self) -> List[str]:
-        """The columns compared: all of the schema's in 0.15 (it indexes every column); in 1.x the columns the
-        MDT holds stats for in any latest base file, since 1.x indexes a configured or capped subset (the 1.x
-        validator's own column choice differs between releases), so a column no file has stats for is not
-        compared, while one indexed for some file must be there, and right, for every file."""
+        """The columns compared: all of the schema's in 0.15 (it indexes every column); in 1.x, which indexes a
+        configured or capped subset, the column_stats index definition's source fields (.hoodie/.index_defs), or
+        without one the columns the MDT holds stats for in any latest base file (then a column indexed for one
+        file must be there, and right, for every file)."""
         if not self.hudi.v1:
             return self.fs.columns
-        return [c for c in self.fs.columns if c in set(self.column_stats_columns)]
+        declared = self._declared_columns()
+        wanted = set(declared) if declared is not None else set(self.column_stats_columns)
+        return [c for c in self.fs.columns if c in wanted]
+
+    def _declared_columns(self) -> Optional[List[str]]:
+        metadata = self.meta_client.getIndexMetadata()
+        if not metadata.isPresent():
+            return None
+        definition = metadata.get().getIndexDefinitions().get("column_stats")
+        return None if definition is None else list(definition.getSourceFields())
 
     def _mdt_column_stats(self, partition: str, names: List[str]) -> List[Any]:
         """HoodieTableMetadata.getColumnStats per column, asked once for every partition's latest base files.
