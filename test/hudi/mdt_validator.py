@@ -743,11 +743,17 @@ class _PartitionChecks:
             wanted = {p: self._latest_base_file_names(p) for p in self.partitions}
             pairs = hudi.java_list(hudi.Pair.of(p, n) for p, files in wanted.items() for n in files)
             cache: Dict[str, List[Any]] = {p: [] for p in wanted}
-            for column in self.mdt.columns:
-                found = self.mdt.table_metadata.getColumnStats(pairs, column)
+            if hudi.v11:  # 1.1 looks up many columns at once: one MDT read instead of one per column
+                found = self.mdt.table_metadata.getColumnStats(pairs, hudi.java_list(self.mdt.columns))
                 for entry in hudi.ArrayList(found.entrySet()):
-                    stats = hudi.column_range(entry.getValue())
-                    cache.setdefault(entry.getKey().getKey(), []).append(stats)
+                    for record in hudi.ArrayList(entry.getValue()):
+                        cache.setdefault(entry.getKey().getKey(), []).append(hudi.column_range(record))
+            else:
+                for column in self.mdt.columns:
+                    found = self.mdt.table_metadata.getColumnStats(pairs, column)
+                    for entry in hudi.ArrayList(found.entrySet()):
+                        stats = hudi.column_range(entry.getValue())
+                        cache.setdefault(entry.getKey().getKey(), []).append(stats)
             self.column_stats_cache = cache
             self.column_stats_columns = sorted({s.getColumnName() for stats in cache.values() for s in stats})
         wanted_names = set(names)
