@@ -4,7 +4,7 @@
  * and the checks of a 1.x metadata table against Spark that the interop tests share.
  */
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { VALUE_WRAPPERS } from '../../lib/log-format/value-wrappers.js';
 import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
@@ -12,7 +12,7 @@ import type { MetadataRecord, WrappedValue } from '../../lib/metadata/records.js
 import { LocalStorage } from '../../lib/storage/local.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { HudiTable } from '../../lib/table/table.js';
-import { canonicalRows, type HudiHarness } from './hudi.js';
+import { canonicalRows, type HudiHarness, type ValidationReport } from './hudi.js';
 import { ourCanonicalRows } from './table-files.js';
 
 function sparkValue(value: WrappedValue | null): unknown {
@@ -143,6 +143,54 @@ export async function assertMetadata1xAgrees(hudi: HudiHarness, table: string, s
   );
   assert.deepEqual(listed.sort(), stored, `${step}: the files partition and storage`);
   return ourRecords;
+}
+
+/** The validator's checks of an index, by the metadata partition that holds it. */
+const INDEX_CHECKS: Readonly<Record<string, readonly string[]>> = {
+  column_stats: ['all-column-stats'],
+  bloom_filters: ['bloom-filters'],
+  record_index: ['record-index-count', 'record-index-content'],
+};
+const LISTING_CHECKS = ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups'];
+const INTEGER_ANNOTATION = 'Unsupported logical type annotation: INTEGER(64,true)';
+
+/**
+ * Hudi's metadata-table validation (test/hudi/mdt_validator.py: HoodieMetadataTableValidator's checks, run by the
+ * harness's Hudi) passes on the table: the listing checks pass, and each index check passes where
+ * hoodie.properties declares its partition, and is "not-enabled" where it does not (so a check cannot pass by
+ * not running).
+ */
+export async function assertHudiValidates(hudi: HudiHarness, table: string, step: string): Promise<ValidationReport> {
+  const report = await hudi.validateMetadataTable(table);
+  const properties = readFileSync(join(table, '.hoodie/hoodie.properties'), 'utf8');
+  const declared = (/^hoodie\.table\.metadata\.partitions=(.*)$/m.exec(properties)?.[1] ?? '').split(',');
+  const expected: Record<string, string> = Object.fromEntries(LISTING_CHECKS.map((check) => [check, 'passed']));
+  for (const [partition, checks] of Object.entries(INDEX_CHECKS)) {
+    for (const check of checks) expected[check] = declared.includes(partition) ? 'passed' : 'not-enabled';
+  }
+  // Hudi 1.1.1 reads no column stats (index V2) from a footer whose INT64 column carries Parquet's INTEGER(64,true)
+  // annotation (its ValueType maps no integer annotation); our writer's files carry it, parquet-avro's do not.
+  // That one error is let through, on 1.1.1 only, until our writer drops the annotation (issue 42's report).
+  const known = `all-column-stats: java.lang.IllegalArgumentException: ${INTEGER_ANNOTATION}`;
+  const tolerated = hudi.info.hudiJars.some((jar) => jar.includes('1.1.1')) && report.errors.length === 1 && report.errors[0] === known;
+  if (tolerated) {
+    expected['all-column-stats'] = 'failed';
+    assert.ok(report.checks['all-column-stats']?.details.includes(INTEGER_ANNOTATION), `${step}: only the known column-stats error`);
+  }
+  assert.deepEqual(tolerated ? [] : report.errors, [], `${step}: Hudi's metadata validation ran`);
+  const failures = Object.entries(report.checks)
+    .filter(([name, check]) => check.status !== expected[name])
+    .map(([name, check]) => `${name}: ${check.status} (expected ${expected[name]}) ${check.details}`);
+  assert.deepEqual(failures, [], `${step}: Hudi's metadata validation`);
+  assert.deepEqual(Object.keys(report.checks).sort(), Object.keys(expected).sort(), `${step}: every validation check ran`);
+  return report;
+}
+
+/** assertMetadata1xAgrees, then Hudi's metadata validation passes on the table. */
+export async function assertMetadata1xValidated(hudi: HudiHarness, table: string, step: string): Promise<MetadataRecord[]> {
+  const records = await assertMetadata1xAgrees(hudi, table, step);
+  await assertHudiValidates(hudi, table, step);
+  return records;
 }
 
 /** Spark's data skipping over the metadata table's column stats finds the rows it finds without the metadata table. */

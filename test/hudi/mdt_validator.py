@@ -7,6 +7,18 @@ all the reading here, driven through PySpark's py4j gateway (``spark._jvm``); on
 they compare what the validator compares, with the same pass/fail outcome, plus diffs that name the partition and
 file that disagree.
 
+Hudi 1.0.2 and 1.1.1 (the same file; ``_Hudi`` picks each call by the bundle's classes, as each release's own
+validator makes it): instant times by ``requestedTime()`` and ``InstantComparison``, partitions by 1.0's
+``getAllPartitionPaths(context, storage, basePath, useMetadata)`` or 1.1's ``(context, metaClient, useMetadata)``,
+table metadata by ``HoodieTableMetadata.create`` or 1.1's ``metaClient.getTableFormat().getMetadataFactory()``,
+commit metadata by ``timeline.readCommitMetadata``, column stats by ``HoodieColumnRangeMetadata.fromColumnStats``
+(1.1: ``org.apache.hudi.stats``, footers read at the column_stats index version). Every check runs on all three
+releases. 1.x specifics: column stats compare the columns the index definition declares (1.x indexes a configured
+or capped subset; see ``_indexed_columns``) of latest base files only (1.x also indexes log files of merge-on-read slices:
+not compared here); the 1.x validator's ``partition-stats`` and ``secondary-index`` checks are not ported (its
+partition-stats check needs Spark-side ``PartitionStatsIndexSupport``); ``record-index-*`` read the MDT with Spark
+as on 0.15.
+
 Usage::
 
     from mdt_validator import validate_metadata_table
@@ -161,7 +173,7 @@ def validate_metadata_table(
     *,
     skip_data_files_for_cleaning: bool = False,
 ) -> Dict[str, Any]:
-    """Compare the table's metadata table with its file system, as HoodieMetadataTableValidator 0.15 does."""
+    """Compare the table's metadata table with its file system, as HoodieMetadataTableValidator does (0.15, 1.x)."""
     wanted = _wanted_checks(checks)
     started = time.time()
     base_path = _qualify(base_path)
@@ -267,6 +279,10 @@ class _Hudi:
         self.Collectors = jvm.java.util.stream.Collectors
         # Without the bundle on the classpath py4j hands out packages, not classes.
         self.available = isinstance(self.FSUtils, JavaClass)
+        # Hudi 1.x moved instant times (requestedTime, InstantComparison) and 1.1 the table-metadata factory.
+        self.v1 = isinstance(hudi.common.table.timeline.InstantComparison, JavaClass)
+        self.v11 = isinstance(hudi.common.HoodieTableFormat, JavaClass)
+        self.line = "1.1" if self.v11 else "1.0" if self.v1 else "0.15"
         if self.available:
             self.engine_context = hudi.client.common.HoodieSparkEngineContext(spark._jsc)
             self.storage_conf = self.HadoopFSUtils.getStorageConfWithCopy(spark._jsc.hadoopConfiguration())
@@ -291,7 +307,63 @@ class _Hudi:
         return bool(meta_client.getTableConfig().isMetadataPartitionAvailable(getattr(self.MetadataPartitionType, name)))
 
     def newer(self, a: str, b: str) -> bool:
+        if self.v1:
+            comparison = self.jvm.org.apache.hudi.common.table.timeline.InstantComparison
+            return bool(comparison.compareTimestamps(a, comparison.GREATER_THAN, b))
         return bool(self.HoodieTimeline.compareTimestamps(a, self.HoodieTimeline.GREATER_THAN, b))
+
+    # -- what differs between Hudi 0.15, 1.0 and 1.1 (same calls the validator of each release makes) --------
+
+    def time(self, instant: Any) -> str:
+        """The instant's (requested) time: getTimestamp() in 0.15, requestedTime() in 1.x."""
+        return instant.requestedTime() if self.v1 else instant.getTimestamp()
+
+    def base_path(self, meta_client: Any) -> str:
+        """The base path as text: 0.15's getBasePath() is a String, 1.x's a StoragePath."""
+        path = meta_client.getBasePath()
+        return path if isinstance(path, str) else path.toString()
+
+    def partition_paths(self, meta_client: Any, use_metadata: bool) -> List[str]:
+        storage, base = meta_client.getStorage(), self.base_path(meta_client)
+        if self.v11:
+            found = self.FSUtils.getAllPartitionPaths(self.engine_context, meta_client, use_metadata)
+        elif self.v1:
+            found = self.FSUtils.getAllPartitionPaths(self.engine_context, storage, base, use_metadata)
+        else:
+            found = self.FSUtils.getAllPartitionPaths(self.engine_context, storage, base, use_metadata, False)
+        return list(found)
+
+    def table_metadata(self, meta_client: Any, config: Any) -> Any:
+        storage, base = meta_client.getStorage(), self.base_path(meta_client)
+        if self.v11:
+            return meta_client.getTableFormat().getMetadataFactory().create(self.engine_context, storage, config, base)
+        return self.HoodieTableMetadata.create(self.engine_context, storage, config, base)
+
+    def commit_metadata(self, timeline: Any, instant: Any) -> Any:
+        if self.v1:
+            return timeline.readCommitMetadata(instant)
+        return self.HoodieCommitMetadata.fromBytes(timeline.getInstantDetails(instant).get(),
+                                                   self.HoodieCommitMetadata().getClass())
+
+    def requested(self, meta_client: Any, instant: Any) -> Any:
+        if self.v1:
+            return meta_client.createNewInstant(self.InstantState.REQUESTED, instant.getAction(), self.time(instant))
+        return self.HoodieInstant(self.InstantState.REQUESTED, instant.getAction(), instant.getTimestamp())
+
+    def column_range(self, stats: Any) -> Any:
+        """An MDT column_stats record as HoodieColumnRangeMetadata, as each release's validator converts it."""
+        if self.v11:
+            return self.jvm.org.apache.hudi.stats.HoodieColumnRangeMetadata.fromColumnStats(stats)
+        if self.v1:
+            return self.HoodieColumnRangeMetadata.fromColumnStats(stats)
+        return self.HoodieTableMetadataUtil.convertColumnStatsRecordToColumnRangeMetadata(stats)
+
+    def footer_column_stats(self, utils: Any, storage: Any, path: Any, columns: Any, meta_client: Any,
+                            partition: str) -> List[Any]:
+        if self.v11:
+            version = self.HoodieTableMetadataUtil.existingIndexVersionOrDefault(partition, meta_client)
+            return list(utils.readColumnStatsFromMetadata(storage, path, columns, version))
+        return list(utils.readColumnStatsFromMetadata(storage, path, columns))
 
 
 def _open_table(hudi: _Hudi, base_path: str, errors: List[str]) -> Optional[Tuple[Any, Optional[str]]]:
@@ -326,7 +398,7 @@ def _open_table(hudi: _Hudi, base_path: str, errors: List[str]) -> Optional[Tupl
         errors.append(f"There is no completed instant for metadata table: {mdt_path}")
         return None
     last = meta_client.getActiveTimeline().getCommitsAndCompactionTimeline().filterCompletedInstants().lastInstant()
-    return meta_client, (last.get().getTimestamp() if last.isPresent() else None)
+    return meta_client, (hudi.time(last.get()) if last.isPresent() else None)
 
 
 class _Context:
@@ -336,12 +408,13 @@ class _Context:
         self.hudi = hudi
         self.meta_client = meta_client
         self.enable_metadata = enable_metadata
-        config = (hudi.HoodieMetadataConfig.newBuilder().enable(enable_metadata)
-                  .withMetadataIndexBloomFilter(enable_metadata).withMetadataIndexColumnStats(enable_metadata)
-                  .withEnableRecordIndex(enable_metadata).withAssumeDatePartitioning(False).build())
+        builder = (hudi.HoodieMetadataConfig.newBuilder().enable(enable_metadata)
+                   .withMetadataIndexBloomFilter(enable_metadata).withMetadataIndexColumnStats(enable_metadata))
+        # 1.1 renamed the record index switch (it added a partitioned record index beside the global one).
+        builder = builder.withEnableGlobalRecordLevelIndex(enable_metadata) if hudi.v11 else builder.withEnableRecordIndex(enable_metadata)
+        config = (builder if hudi.v1 else builder.withAssumeDatePartitioning(False)).build()  # gone in 1.x
         self.view = hudi.FileSystemViewManager.createInMemoryFileSystemView(hudi.engine_context, meta_client, config)
-        self.table_metadata = hudi.HoodieTableMetadata.create(
-            hudi.engine_context, meta_client.getStorage(), config, meta_client.getBasePath())
+        self.table_metadata = hudi.table_metadata(meta_client, config)
         self.columns: List[str] = []
         if meta_client.getCommitsTimeline().filterCompletedInstants().countInstants() > 0:
             schema = hudi.TableSchemaResolver(meta_client).getTableAvroSchema()
@@ -395,10 +468,10 @@ class _Detail:
 def _check_partitions(hudi: _Hudi, meta_client: Any) -> Tuple[List[str], Dict[str, int]]:
     """validatePartitions: the partition list from storage (committed partitions only) versus the MDT's."""
     storage = meta_client.getStorage()
-    base_path = meta_client.getBasePath()
+    base_path = hudi.base_path(meta_client)
     completed = meta_client.getCommitsTimeline().filterCompletedInstants()
     last = completed.lastInstant()
-    last_ts = last.get().getTimestamp() if last.isPresent() else None
+    last_ts = hudi.time(last.get()) if last.isPresent() else None
 
     def created(partition: str) -> Optional[str]:
         metadata = hudi.HoodiePartitionMetadata(storage, hudi.FSUtils.constructAbsolutePath(base_path, partition))
@@ -413,9 +486,9 @@ def _check_partitions(hudi: _Hudi, meta_client: Any) -> Tuple[List[str], Dict[st
             return last_ts is not None and not hudi.newer(instant, last_ts)
         return True
 
-    listed = list(hudi.FSUtils.getAllPartitionPaths(hudi.engine_context, storage, base_path, False, False))
+    listed = hudi.partition_paths(meta_client, False)
     from_fs = sorted(p for p in listed if committed(p))
-    from_mdt = sorted(hudi.FSUtils.getAllPartitionPaths(hudi.engine_context, storage, base_path, True, False))
+    from_mdt = sorted(hudi.partition_paths(meta_client, True))
     counts = {"partitions_fs": len(from_fs), "partitions_mdt": len(from_mdt),
               "partitions_listed_uncommitted": len(listed) - len(from_fs)}
     if from_fs == from_mdt:
@@ -451,6 +524,7 @@ class _PartitionChecks:
         self.committed_files: Dict[str, set] = {}
         self.partitions: List[str] = []
         self.column_stats_cache: Optional[Dict[str, List[Any]]] = None
+        self.column_stats_columns: List[str] = []
 
     def run(self, name: str, partitions: List[str]) -> Tuple[None, Dict[str, int]]:
         self.partitions = partitions
@@ -576,11 +650,10 @@ class _PartitionChecks:
                 instant = reader.next().getLogBlockHeader().get(hudi.HeaderMetadataType.INSTANT_TIME)
                 if completed.containsInstant(instant):
                     if instant not in self.committed_files:
-                        found = [i for i in completed.getInstants() if i.getTimestamp() == instant][0]
-                        metadata = hudi.HoodieCommitMetadata.fromBytes(
-                            completed.getInstantDetails(found).get(), hudi.HoodieCommitMetadata().getClass())
+                        found = [i for i in completed.getInstants() if hudi.time(i) == instant][0]
+                        metadata = hudi.commit_metadata(completed, found)
                         self.committed_files[instant] = {s.getPath() for s in metadata.getWriteStats()}
-                    if _relative(self.meta_client.getBasePath(), path, hudi) in self.committed_files[instant]:
+                    if _relative(hudi.base_path(self.meta_client), path, hudi) in self.committed_files[instant]:
                         return f"{path} (committed in {instant}, active timeline)"
                 elif completed.isBeforeTimelineStarts(instant):
                     return f"{path} (committed in {instant}, archived timeline)"
@@ -606,12 +679,14 @@ class _PartitionChecks:
         names = self._latest_base_file_names(partition)
         mdt_stats = self._mdt_column_stats(partition, names)
         utils = hudi.HoodieIOFactory.getIOFactory(self.meta_client.getStorage()).getFileFormatUtils(hudi.HoodieFileFormat.PARQUET)
-        java_columns = hudi.java_list(self.fs.columns)
-        partition_path = hudi.FSUtils.constructAbsolutePath(self.meta_client.getBasePath(), partition)
+        java_columns = hudi.java_list(self._indexed_columns())
+        partition_path = hudi.FSUtils.constructAbsolutePath(hudi.base_path(self.meta_client), partition)
         fs_stats: List[Any] = []
         for name in names:
-            fs_stats.extend(utils.readColumnStatsFromMetadata(self.meta_client.getStorage(), hudi.StoragePath(partition_path, name), java_columns))
+            fs_stats.extend(hudi.footer_column_stats(utils, self.meta_client.getStorage(), hudi.StoragePath(partition_path, name),
+                                                     java_columns, self.meta_client, "column_stats"))
         _add(counts, "files", len(names))
+        counts["columns"] = len(java_columns)
         _add(counts, "column_stats_mdt", len(mdt_stats))
         _add(counts, "column_stats_fs", len(fs_stats))
 
@@ -631,7 +706,7 @@ class _PartitionChecks:
                 mdt, fs = by_mdt[(f, c)], by_fs[(f, c)]
                 if mdt.equals(fs):
                     continue
-                decoded = _decode_wrapped_stats(hudi, mdt, fs)
+                decoded = None if hudi.v1 else _decode_wrapped_stats(hudi, mdt, fs)
                 if decoded is not None and decoded.equals(fs):
                     _add(counts, "column_stats_decoded", 1)
                     continue
@@ -639,6 +714,24 @@ class _PartitionChecks:
         if len(mdt_stats) != len(fs_stats) and not problems:
             problems.append("same stats but different counts (duplicates on one side)")
         _report(detail, "column stats", partition, len(fs_stats), len(mdt_stats), problems)
+
+    def _indexed_columns(self) -> List[str]:
+        """The columns compared: all of the schema's in 0.15 (it indexes every column); in 1.x, which indexes a
+        configured or capped subset, the column_stats index definition's source fields (.hoodie/.index_defs), or
+        without one the columns the MDT holds stats for in any latest base file (then a column indexed for one
+        file must be there, and right, for every file)."""
+        if not self.hudi.v1:
+            return self.fs.columns
+        declared = self._declared_columns()
+        wanted = set(declared) if declared is not None else set(self.column_stats_columns)
+        return [c for c in self.fs.columns if c in wanted]
+
+    def _declared_columns(self) -> Optional[List[str]]:
+        metadata = self.meta_client.getIndexMetadata()
+        if not metadata.isPresent():
+            return None
+        definition = metadata.get().getIndexDefinitions().get("column_stats")
+        return None if definition is None else list(definition.getSourceFields())
 
     def _mdt_column_stats(self, partition: str, names: List[str]) -> List[Any]:
         """HoodieTableMetadata.getColumnStats per column, asked once for every partition's latest base files.
@@ -650,12 +743,19 @@ class _PartitionChecks:
             wanted = {p: self._latest_base_file_names(p) for p in self.partitions}
             pairs = hudi.java_list(hudi.Pair.of(p, n) for p, files in wanted.items() for n in files)
             cache: Dict[str, List[Any]] = {p: [] for p in wanted}
-            for column in self.mdt.columns:
-                found = self.mdt.table_metadata.getColumnStats(pairs, column)
+            if hudi.v11:  # 1.1 looks up many columns at once: one MDT read instead of one per column
+                found = self.mdt.table_metadata.getColumnStats(pairs, hudi.java_list(self.mdt.columns))
                 for entry in hudi.ArrayList(found.entrySet()):
-                    stats = hudi.HoodieTableMetadataUtil.convertColumnStatsRecordToColumnRangeMetadata(entry.getValue())
-                    cache.setdefault(entry.getKey().getKey(), []).append(stats)
+                    for record in hudi.ArrayList(entry.getValue()):
+                        cache.setdefault(entry.getKey().getKey(), []).append(hudi.column_range(record))
+            else:
+                for column in self.mdt.columns:
+                    found = self.mdt.table_metadata.getColumnStats(pairs, column)
+                    for entry in hudi.ArrayList(found.entrySet()):
+                        stats = hudi.column_range(entry.getValue())
+                        cache.setdefault(entry.getKey().getKey(), []).append(stats)
             self.column_stats_cache = cache
+            self.column_stats_columns = sorted({s.getColumnName() for stats in cache.values() for s in stats})
         wanted_names = set(names)
         return [s for s in self.column_stats_cache.get(partition, []) if s.getFilePath() in wanted_names]
 
@@ -670,10 +770,11 @@ class _PartitionChecks:
             mdt[(entry.getKey().getKey(), entry.getKey().getValue())] = entry.getValue().serializeToString()
         config = hudi.HoodieConfig()
         # The validator passes this reader option through from its properties; its default applies here.
-        config.setValue(hudi.HoodieReaderConfig.USE_NATIVE_HFILE_READER,
-                        str(hudi.HoodieReaderConfig.USE_NATIVE_HFILE_READER.defaultValue()).lower())
+        if not hudi.v11:  # 1.1 dropped the option (one HFile reader left)
+            config.setValue(hudi.HoodieReaderConfig.USE_NATIVE_HFILE_READER,
+                            str(hudi.HoodieReaderConfig.USE_NATIVE_HFILE_READER.defaultValue()).lower())
         factory = hudi.HoodieSparkIOFactory.getHoodieSparkIOFactory(self.meta_client.getStorage()).getReaderFactory(hudi.HoodieRecordType.AVRO)
-        partition_path = hudi.FSUtils.constructAbsolutePath(self.meta_client.getBasePath(), partition).toString()
+        partition_path = hudi.FSUtils.constructAbsolutePath(hudi.base_path(self.meta_client), partition).toString()
         fs: Dict[Tuple[str, str], str] = {}
         unreadable = []
         for name in names:
@@ -773,7 +874,7 @@ def _base_files_for_cleaning(hudi: _Hudi, meta_client: Any) -> set:
     """--skip-data-files-for-cleaning: base files an inflight clean plans to delete."""
     names = set()
     for instant in meta_client.getActiveTimeline().getCleanerTimeline().filterInflights().getInstants():
-        requested = hudi.HoodieInstant(hudi.InstantState.REQUESTED, instant.getAction(), instant.getTimestamp())
+        requested = hudi.requested(meta_client, instant)
         plan = hudi.CleanerUtils.getCleanerPlan(meta_client, requested)
         for infos in hudi.ArrayList(plan.getFilePathsToBeDeletedPerPartition().values()):
             for info in hudi.ArrayList(infos):
@@ -972,7 +1073,7 @@ def _session(jar: str) -> Any:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description="Validate a Hudi 0.15 table's metadata table against its files.")
+    parser = argparse.ArgumentParser(description="Validate a Hudi 0.15 / 1.x table's metadata table against its files.")
     parser.add_argument("base_path")
     parser.add_argument("--checks", help="comma-separated check names (default: all): " + ",".join(CHECKS))
     parser.add_argument("--jar", default=os.environ.get("HUDI_SPARK_BUNDLE"),

@@ -30,7 +30,7 @@ import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_VERSIONS } from '../helpers/hudi-1x-fixtures.js';
-import { assertMetadata1xAgrees, assertMirroredBefore, comparableMetadataRow, metadata1xRecords, sparkMetadataRow } from '../helpers/metadata-1x.js';
+import { assertMetadata1xValidated, assertMirroredBefore, comparableMetadataRow, metadata1xRecords, sparkMetadataRow } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
 import { clusterWithCli, SCHEMA, sparkOptions, tableRow } from './clustering-helpers.js';
 
@@ -151,7 +151,7 @@ for (const version of HUDI_1X_VERSIONS) {
         cpSync(source, mine, { recursive: true });
         cpSync(source, theirs, { recursive: true });
         const instant = await clusterBoth(mine, theirs, clusteringCase);
-        const ours = await assertMetadata1xAgrees(hudi, mine, `our clustering ${instant}`);
+        const ours = await assertMetadata1xValidated(hudi, mine, `our clustering ${instant}`);
         assert.deepEqual(partitionStats(ours), partitionStats(await metadata1xRecords(theirs)), 'partition_stats of ours and of Hudi’s clustering');
         await assertSkippingAgrees(mine);
       });
@@ -177,7 +177,7 @@ for (const version of HUDI_1X_VERSIONS) {
           'the first attempt rolled back in the metadata table',
         );
         assertMirroredBefore(table, first, 'replacecommit');
-        await assertMetadata1xAgrees(hudi, table, `our retried clustering ${first}`);
+        await assertMetadata1xValidated(hudi, table, `our retried clustering ${first}`);
 
         // Executed again (`cluster --mode execute`, how a pending 1.x clustering is finished): the same on the job's path.
         await insert([table], 3);
@@ -186,13 +186,13 @@ for (const version of HUDI_1X_VERSIONS) {
         assert.equal(rerun.commit?.outcome, 'committed');
         assert.equal(mdtTimeline().filter((name) => name.startsWith(second)).length, 3, 'one deltacommit of the clustering');
         assertMirroredBefore(table, second, 'replacecommit');
-        await assertMetadata1xAgrees(hudi, table, `our clustering ${second} run again`);
+        await assertMetadata1xValidated(hudi, table, `our clustering ${second} run again`);
       } finally {
         await engine.close();
       }
       const updates = [1, lastId].map((id) => tableRow(id, PARTITIONS, 2));
       await hudi.write(table, { schema: SCHEMA, rows: updates, options: sparkOptions({ ...WITH_MDT, 'hoodie.datasource.write.operation': 'upsert' }) });
-      await assertMetadata1xAgrees(hudi, table, 'Spark upsert on top');
+      await assertMetadata1xValidated(hudi, table, 'Spark upsert on top');
     });
 
     it('a failed clustering rolled back as Hudi 1.x does: its plan kept (Spark executes it) or abandoned; Spark writes on top', async () => {
@@ -221,14 +221,14 @@ for (const version of HUDI_1X_VERSIONS) {
         );
         assert.ok(!names(MDT_TIMELINE).some((name) => name.startsWith(`${kept}_`)), 'the deltacommit is rolled back');
         assert.deepEqual(await sparkRows(), before);
-        await assertMetadata1xAgrees(hudi, table, `rollback ${rollback} keeping the plan`);
+        await assertMetadata1xValidated(hudi, table, `rollback ${rollback} keeping the plan`);
         await hudi.sql(`CALL run_clustering(path => '${table}', op => 'execute')`);
         assert.ok(
           names('.hoodie/timeline').some((name) => name.startsWith(`${kept}_`) && name.endsWith('.replacecommit')),
           'Spark executed the plan',
         );
         assert.deepEqual(await sparkRows(), before);
-        await assertMetadata1xAgrees(hudi, table, `Spark's execution of ${kept}`);
+        await assertMetadata1xValidated(hudi, table, `Spark's execution of ${kept}`);
 
         // Abandoned (rollbackInstant, Hudi's deleteInstants): the plan goes with the attempt.
         await insert([table], 3);
@@ -240,14 +240,14 @@ for (const version of HUDI_1X_VERSIONS) {
           [],
         );
         assert.deepEqual(await sparkRows(), between);
-        await assertMetadata1xAgrees(hudi, table, `abandoned clustering ${abandoned}`);
+        await assertMetadata1xValidated(hudi, table, `abandoned clustering ${abandoned}`);
       } finally {
         await engine.close();
       }
       const updates = [1, lastId].map((id) => tableRow(id, PARTITIONS, 3));
       await hudi.write(table, { schema: SCHEMA, rows: updates, options: sparkOptions({ ...WITH_MDT, 'hoodie.datasource.write.operation': 'upsert' }) });
       await hudi.sql(`CALL run_clustering(path => '${table}', op => 'scheduleAndExecute')`);
-      await assertMetadata1xAgrees(hudi, table, 'Spark upsert and clustering on top');
+      await assertMetadata1xValidated(hudi, table, 'Spark upsert and clustering on top');
     });
 
     it('linear, second round over the first round’s uncleaned file groups; then Spark upserts and cleans on top', async () => {
@@ -256,17 +256,17 @@ for (const version of HUDI_1X_VERSIONS) {
       const linear = CASES[0]!;
       await insert([mine, theirs], 6);
       const instant = await clusterBoth(mine, theirs, linear);
-      const ours = await assertMetadata1xAgrees(hudi, mine, `our second clustering ${instant}`);
+      const ours = await assertMetadata1xValidated(hudi, mine, `our second clustering ${instant}`);
       // 1.0.2 counts the first round's replaced file groups too (not cleaned yet), 1.1.1 does not.
       assert.deepEqual(partitionStats(ours, false), partitionStats(await metadata1xRecords(theirs), false), 'partition_stats of ours and of Hudi’s clustering');
       await assertSkippingAgrees(mine);
 
       const updates = [1, 2, 3, lastId].map((id) => tableRow(id, PARTITIONS, 1));
       await hudi.write(mine, { schema: SCHEMA, rows: updates, options: sparkOptions({ ...WITH_MDT, 'hoodie.datasource.write.operation': 'upsert' }) });
-      await assertMetadata1xAgrees(hudi, mine, 'Spark upsert on our clustering');
+      await assertMetadata1xValidated(hudi, mine, 'Spark upsert on our clustering');
       await hudi.sql(`CREATE TABLE mdt_cluster_${tableVersion} USING hudi LOCATION '${mine}'`);
       await hudi.sql(`CALL run_clean(table => 'mdt_cluster_${tableVersion}', retain_commits => 1)`);
-      await assertMetadata1xAgrees(hudi, mine, 'Spark clean on top');
+      await assertMetadata1xValidated(hudi, mine, 'Spark clean on top');
       await assertSkippingAgrees(mine);
     });
   });

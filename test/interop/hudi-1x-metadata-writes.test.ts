@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ingestObject, landingBucket } from '../../lib/ingest/index.js';
@@ -23,7 +23,7 @@ import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { failedWrite, HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
 import { cleanKeepingLatestCommits } from '../helpers/interop-writer.js';
-import { assertDataSkippingAgrees, assertMetadata1xAgrees, assertMirroredBefore } from '../helpers/metadata-1x.js';
+import { assertDataSkippingAgrees, assertMetadata1xValidated, assertMirroredBefore, listTree } from '../helpers/metadata-1x.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 
 const OUR_PROPS = new Map([['hoodie.datasource.write.precombine.field', 'ts']]);
@@ -66,7 +66,7 @@ for (const version of HUDI_1X_VERSIONS) {
     }
 
     const agree = async (step: string) => {
-      await assertMetadata1xAgrees(hudi, table, step);
+      await assertMetadata1xValidated(hudi, table, step);
     };
     const mirrored = (instant: string) => assertMirroredBefore(table, instant, 'commit');
 
@@ -88,6 +88,28 @@ for (const version of HUDI_1X_VERSIONS) {
         const instant = await ours(operation, [...ids]);
         mirrored(instant);
         await agree(`our ${operation} ${instant}`);
+      }
+    });
+
+    it("Hudi's validation fails on a copy whose newest base file is gone from storage but still listed", async () => {
+      // The validator proves something only if it can fail: the files partition still lists the file, storage not.
+      const broken = join(root, 'broken');
+      cpSync(table, broken, { recursive: true });
+      const written = (name: string) => /_(\d{17})\.parquet$/.exec(name)?.[1] ?? '';
+      const newest = listTree(broken)
+        .filter((path) => !path.startsWith('.hoodie') && path.endsWith('.parquet'))
+        .sort((a, b) => (written(a) < written(b) ? -1 : written(a) > written(b) ? 1 : 0))
+        .at(-1);
+      assert.ok(newest !== undefined);
+      rmSync(join(broken, newest));
+      const report = await hudi.validateMetadataTable(broken);
+      const name = newest.split('/').at(-1) ?? '';
+      assert.equal(report.ok, false);
+      assert.equal(report.checks['partitions']?.status, 'passed');
+      for (const check of ['latest-file-slices', 'latest-base-files', 'all-file-groups']) {
+        assert.equal(report.checks[check]?.status, 'failed', check);
+        assert.ok(report.checks[check]?.details.includes(`only in the MDT: `), `${check}: ${report.checks[check]?.details}`);
+        assert.ok(report.checks[check]?.details.includes(name), `${check} names ${name}: ${report.checks[check]?.details}`);
       }
     });
 
