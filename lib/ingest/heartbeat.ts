@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { HeartbeatLease, ObservedHolder } from '../lock/lease.js';
 import { type SharedHeartbeat, StorageLockProvider } from '../lock/storage-lock.js';
+import { deleteFolder } from '../storage/delete-many.js';
 import type { Storage } from '../storage/port.js';
 import { prefixedStorage } from '../storage/prefixed.js';
 
@@ -62,7 +63,7 @@ export class ClaimHeartbeat implements SharedHeartbeat {
     }
     if (now - seen.since < holder.leaseMs) return holder;
     // Unchanged for a whole lease: its holder stopped. Deleting it frees every claim naming it, for everyone.
-    await deleteFolder(storage).catch(() => undefined);
+    await deleteFolder(storage, '').catch(() => undefined);
     return { ...holder, released: true };
   }
 
@@ -74,12 +75,6 @@ export class ClaimHeartbeat implements SharedHeartbeat {
   /** Release the heartbeat and remove its folder: claims still naming it are free. */
   async stop(): Promise<void> {
     await this.lease.release();
-    await deleteFolder(prefixedStorage(this.table, this.path)).catch(() => undefined);
+    await deleteFolder(this.table, this.path).catch(() => undefined);
   }
-}
-
-/** Every object under the storage's root. */
-export async function deleteFolder(storage: Storage): Promise<void> {
-  const objects = await storage.listRecursive('');
-  if (objects.length > 0) await storage.delete(objects.map((o) => o.path));
 }

@@ -15,7 +15,7 @@ import { readTableConfig } from '../table/config.js';
 import { compareInstantTimes, formatInstantTime } from '../timeline/instant.js';
 import { timelineLayoutOf } from '../timeline/layout.js';
 import { loadTimeline, readCommitMetadata } from '../timeline/timeline.js';
-import { ClaimHeartbeat } from './heartbeat.js';
+import { ClaimHeartbeat, type HeartbeatOptions } from './heartbeat.js';
 import type { ClaimOptions, HandledResult, IngestLog, IngestResult } from './types.js';
 
 export { normalizeEtag };
@@ -130,7 +130,7 @@ export async function applyExactlyOnce(
 }
 
 /** The heartbeat's lease and poll: the claims'. */
-export function heartbeatOptions(claim: ClaimOptions | undefined): { leaseMs?: number; pollMs?: number } {
+export function heartbeatOptions(claim: ClaimOptions | undefined): HeartbeatOptions {
   return {
     ...(claim?.leaseMs === undefined ? {} : { leaseMs: claim.leaseMs }),
     ...(claim?.pollMs === undefined ? {} : { pollMs: claim.pollMs }),

@@ -10,7 +10,7 @@
  * disable those three indexes), so a Spark writer without the keys drops them; this build keeps what the table
  * has unless told otherwise.
  */
-import { rm } from 'node:fs/promises';
+import { deleteFolder } from '../storage/delete-many.js';
 import type { Storage } from '../storage/port.js';
 import { type TableConfig, updateTableProperties } from '../table/config.js';
 import { METADATA_ENABLE, metadataTableDisabled, PARTITION_ENABLE, partitionDisabled } from './keys.js';
@@ -86,12 +86,4 @@ export async function deleteMetadataPartition(storage: Storage, partition: Metad
     props.set(METADATA_PARTITIONS_INFLIGHT_KEY, without(props.get(METADATA_PARTITIONS_INFLIGHT_KEY)));
   });
   await deleteFolder(storage, `${METADATA_TABLE_FOLDER}/${partition}`);
-}
-
-/** Delete a folder's objects; on a local disk the (then empty) folders too, as Hudi's deleteDirectory does. */
-async function deleteFolder(storage: Storage, folder: string): Promise<void> {
-  const objects = await storage.listRecursive(folder);
-  await storage.delete(objects.map((object) => object.path));
-  const local = storage.localPath?.(folder);
-  if (local !== undefined) await rm(local, { recursive: true, force: true });
 }

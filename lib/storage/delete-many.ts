@@ -2,6 +2,7 @@
  * Deleting many objects through any Storage: the store's own deleteMany when it has one (S3 DeleteObjects batches,
  * local removals), else `delete` in batches, where a refused batch counts all its paths as failed.
  */
+import { rm } from 'node:fs/promises';
 import { errorMessage } from '../errors.js';
 import { mapWithConcurrency } from './concurrency.js';
 import type { DeleteManyOptions, DeleteManyResult, Storage } from './port.js';
@@ -23,4 +24,12 @@ export async function deleteMany(storage: Storage, paths: readonly string[], opt
     }
   });
   return { deleted: results.flatMap((r) => r.deleted), failed: results.flatMap((r) => r.failed) };
+}
+
+/** Delete a folder's objects; on a local disk the (then empty) folders too, as Hudi's deleteDirectory does. */
+export async function deleteFolder(storage: Storage, folder: string): Promise<void> {
+  const objects = await storage.listRecursive(folder);
+  if (objects.length > 0) await storage.delete(objects.map((object) => object.path));
+  const local = storage.localPath?.(folder);
+  if (local !== undefined) await rm(local, { recursive: true, force: true });
 }
