@@ -7,7 +7,7 @@
 import type { DuckDBConnection, DuckDBType } from '@duckdb/node-api';
 import { readFooterSummary } from '../parquet/footer.js';
 import { latestTopLevelFields, type ParquetColumnInfo, type TopLevelFields, type TypeNode } from '../parquet/schema.js';
-import { planTypeRepairs, repairParquetTypes } from '../parquet/type-repair.js';
+import { changesValues, planTypeRepairs, repairParquetTypes } from '../parquet/type-repair.js';
 import { guardFiles } from './connection.js';
 import { duckdb } from './duckdb.js';
 import { fileListSql, READ_OPTIONS, sqlIdentifier } from './sql.js';
@@ -94,12 +94,16 @@ export async function conformParquetTypes(
   const repairs = planTypeRepairs(target, written);
   if (repairs.length === 0) return { repairedColumns: [], types: written };
   await repairParquetTypes(file, repairs);
-  const repairedTopLevel = [...new Set(repairs.map((repair) => repair.topLevelColumn))];
-  await guardFiles(connection, [file], () =>
-    connection.run(
-      `SELECT ${repairedTopLevel.map((name, index) => `max(hash(${sqlIdentifier(name)})) AS h${index}`).join(', ')}
-       FROM read_parquet(${fileListSql([file])}, ${READ_OPTIONS})`,
-    ),
-  );
-  return { repairedColumns: repairs.map((repair) => repair.column), types: parquetTypeTargets([file]) };
+  // Only repairs that re-encode values or change their meaning are read back; an annotation dropped is not.
+  const repaired = repairs.filter(changesValues);
+  const repairedTopLevel = [...new Set(repaired.map((repair) => repair.topLevelColumn))];
+  if (repairedTopLevel.length > 0) {
+    await guardFiles(connection, [file], () =>
+      connection.run(
+        `SELECT ${repairedTopLevel.map((name, index) => `max(hash(${sqlIdentifier(name)})) AS h${index}`).join(', ')}
+         FROM read_parquet(${fileListSql([file])}, ${READ_OPTIONS})`,
+      ),
+    );
+  }
+  return { repairedColumns: repaired.map((repair) => repair.column), types: parquetTypeTargets([file]) };
 }

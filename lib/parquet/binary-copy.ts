@@ -14,7 +14,14 @@ import { copyFileRange, writeAt } from '../util/file-range.js';
 import { encodeFooter, readFileFooter, readRange } from './footer.js';
 import { COLUMN_CHUNK, COLUMN_META, chunkPageRange, FILE_METADATA, ROW_GROUP } from './metadata-fields.js';
 import { canRecompress, constantByteArrayChunk, nullChunk, type RecompressedChunk, recompressChunk, writtenChunkMetadata } from './pages.js';
-import { columnInfosFromSchemaElements, describeParquetType, type ParquetColumnInfo, type TypeNode, topLevelFields } from './schema.js';
+import {
+  columnInfosFromSchemaElements,
+  describeParquetType,
+  dropRedundantIntegerAnnotations,
+  type ParquetColumnInfo,
+  type TypeNode,
+  topLevelFields,
+} from './schema.js';
 import {
   CompactReader,
   CompactWriter,
@@ -114,6 +121,9 @@ export async function readCopyInput(file: string): Promise<CopyInput> {
     const { size } = await handle.stat();
     const { metadata, start: footerStart } = await readFileFooter(handle, file);
     const schema = metadata.list(FILE_METADATA.schema)?.items.filter(isStruct) ?? [];
+    // As Hudi's writers annotate integers (type repair drops the same annotations from what DuckDB writes): files of
+    // ours from before that compare equal to today's, and no copy carries what Hudi 1.1's column stats refuse.
+    dropRedundantIntegerAnnotations(schema);
     const columns = columnInfosFromSchemaElements(schema);
     const leaves = leavesOf(schema, columns);
     const keyValues = new Map<string, boolean | string>();

@@ -314,6 +314,34 @@ export function columnInfosFromSchemaElements(elements: readonly ThriftStruct[])
   return columns;
 }
 
+/**
+ * Whether a leaf's annotation is INTEGER(32|64, signed) on INT32|INT64: DuckDB writes it on every INTEGER and BIGINT,
+ * Hudi's writers (parquet-avro, Spark's row writer) never do, and Hudi 1.1's column-stats reader refuses a footer
+ * that has it. It tells a reader nothing the physical type does not, so dropping it changes no value read.
+ */
+export function isRedundantIntegerAnnotation(info: ParquetColumnInfo): boolean {
+  return (
+    info.logicalType === 'INTEGER' &&
+    info.isSigned !== false &&
+    ((info.physicalType === 'INT32' && info.bitWidth === 32) || (info.physicalType === 'INT64' && info.bitWidth === 64))
+  );
+}
+
+/** Drop a schema element's redundant INTEGER annotation (isRedundantIntegerAnnotation): its logical and converted type. */
+export function dropIntegerAnnotation(element: ThriftStruct): void {
+  element.delete(10);
+  element.delete(6);
+}
+
+/** Drop every redundant INTEGER annotation of a footer's schema elements (root first), in place. */
+export function dropRedundantIntegerAnnotations(elements: readonly ThriftStruct[]): void {
+  const infos = columnInfosFromSchemaElements(elements);
+  infos.forEach((info, index) => {
+    const element = elements[index + 1];
+    if (element !== undefined && info.numChildren === 0 && isRedundantIntegerAnnotation(info)) dropIntegerAnnotation(element);
+  });
+}
+
 function columnInfoOf(element: ThriftStruct, name: string, path: string[], numChildren: number): ParquetColumnInfo {
   const info: ParquetColumnInfo = { path, name, repetition: REPETITION_BY_CODE[element.int(3) ?? 0] ?? 'OPTIONAL', numChildren };
   if (numChildren === 0) {

@@ -14,13 +14,16 @@ import { HudiError } from '../errors.js';
 import { copyFileRange, writeAt } from '../util/file-range.js';
 import { type DecimalEncoding, decodePlain, decodeStatisticValue, encodePlain, encodeStatisticValue } from './decimal-values.js';
 import { encodeFooter, FILE_METADATA, readFileFooter, readRange, writeFooterInPlace } from './footer.js';
-import type { ParquetColumnInfo, TopLevelFields, TypeNode } from './schema.js';
+import { dropIntegerAnnotation, isRedundantIntegerAnnotation, type ParquetColumnInfo, type TopLevelFields, type TypeNode } from './schema.js';
 import { snappyCompress, snappyDecompress } from './snappy.js';
 import { CompactReader, CompactWriter, isStruct, THRIFT_BINARY, THRIFT_BOOL, THRIFT_I32, THRIFT_I64, THRIFT_STRUCT, ThriftStruct } from './thrift.js';
 
 type TargetPhysical = 'INT32' | 'INT64' | 'FIXED_LEN_BYTE_ARRAY' | 'BYTE_ARRAY';
 
-/** One leaf to fix: its decimal storage, its timestamp UTC flag, or both. */
+/**
+ * One leaf to fix: its decimal storage, its timestamp UTC flag, its redundant INTEGER annotation, or several. Only
+ * the first two change what a reader decodes (and are re-read to verify them).
+ */
 export interface TypeRepair {
   /** Leaf (column chunk) index in the written file. */
   leafIndex: number;
@@ -28,22 +31,32 @@ export interface TypeRepair {
   topLevelColumn: string;
   decimal?: { physical: TargetPhysical; typeLength?: number };
   isAdjustedToUTC?: boolean;
+  /** Drop INTEGER(32|64, signed) as Hudi's writers do (isRedundantIntegerAnnotation), whatever the target has. */
+  plainInteger?: true;
 }
 
-/** The leaves of `output` whose type repair can turn into the type `target` has for them. */
+/** Whether a repair changes how a reader decodes the leaf (not only how its footer annotates it). */
+export function changesValues(repair: TypeRepair): boolean {
+  return repair.decimal !== undefined || repair.isAdjustedToUTC !== undefined;
+}
+
+/** The leaves of `output` whose type repair can turn into the type `target` has for them, or into Hudi's plain integers. */
 export function planTypeRepairs(target: TopLevelFields, output: TopLevelFields): TypeRepair[] {
   const repairs: TypeRepair[] = [];
-  const visit = (column: string, topLevelColumn: string, before: TypeNode | undefined, after: TypeNode | undefined): void => {
-    if (before === undefined || after === undefined || before.kind !== after.kind) return;
-    if (before.kind === 'list' && after.kind === 'list') visit(`${column}[]`, topLevelColumn, before.element, after.element);
-    else if (before.kind === 'map' && after.kind === 'map') {
-      visit(`${column}{key}`, topLevelColumn, before.key, after.key);
-      visit(`${column}{value}`, topLevelColumn, before.value, after.value);
-    } else if (before.kind === 'struct' && after.kind === 'struct') {
-      for (const [name, child] of before.fields) visit(`${column}.${name}`, topLevelColumn, child, after.fields.get(name));
-    } else if (before.kind === 'primitive' && after.kind === 'primitive') {
-      const repair = leafRepair(before.info, after.info);
-      if (repair !== undefined) repairs.push({ leafIndex: after.leafIndex, column, topLevelColumn, ...repair });
+  const visit = (column: string, topLevelColumn: string, before: TypeNode | undefined, after: TypeNode): void => {
+    const same = before?.kind === after.kind ? before : undefined;
+    if (after.kind === 'list') visit(`${column}[]`, topLevelColumn, same?.kind === 'list' ? same.element : undefined, after.element);
+    else if (after.kind === 'map') {
+      visit(`${column}{key}`, topLevelColumn, same?.kind === 'map' ? same.key : undefined, after.key);
+      if (after.value !== undefined) visit(`${column}{value}`, topLevelColumn, same?.kind === 'map' ? same.value : undefined, after.value);
+    } else if (after.kind === 'struct') {
+      for (const [name, child] of after.fields) visit(`${column}.${name}`, topLevelColumn, same?.kind === 'struct' ? same.fields.get(name) : undefined, child);
+    } else {
+      const repair = {
+        ...(same?.kind === 'primitive' ? leafRepair(same.info, after.info) : undefined),
+        ...(isRedundantIntegerAnnotation(after.info) ? { plainInteger: true as const } : undefined),
+      };
+      if (Object.keys(repair).length > 0) repairs.push({ leafIndex: after.leafIndex, column, topLevelColumn, ...repair });
     }
   };
   for (const [name, node] of output) visit(name, name, target.get(name), node);
@@ -241,6 +254,7 @@ function shiftField(struct: ThriftStruct, field: number, moved: (offset: bigint)
 }
 
 function patchSchemaElement(element: ThriftStruct, repair: TypeRepair): void {
+  if (repair.plainInteger === true) dropIntegerAnnotation(element);
   if (repair.decimal !== undefined) {
     element.set(1, THRIFT_I32, PHYSICAL_CODE[repair.decimal.physical]);
     if (repair.decimal.typeLength === undefined) element.delete(2);

@@ -152,7 +152,6 @@ const INDEX_CHECKS: Readonly<Record<string, readonly string[]>> = {
   record_index: ['record-index-count', 'record-index-content'],
 };
 const LISTING_CHECKS = ['partitions', 'latest-file-slices', 'latest-base-files', 'all-file-groups'];
-const INTEGER_ANNOTATION = 'Unsupported logical type annotation: INTEGER(64,true)';
 
 /**
  * Hudi's metadata-table validation (test/hudi/mdt_validator.py: HoodieMetadataTableValidator's checks, run by the
@@ -168,16 +167,7 @@ export async function assertHudiValidates(hudi: HudiHarness, table: string, step
   for (const [partition, checks] of Object.entries(INDEX_CHECKS)) {
     for (const check of checks) expected[check] = declared.includes(partition) ? 'passed' : 'not-enabled';
   }
-  // Hudi 1.1.1 reads no column stats (index V2) from a footer whose INT64 column carries Parquet's INTEGER(64,true)
-  // annotation (its ValueType maps no integer annotation); our writer's files carry it, parquet-avro's do not.
-  // That one error is let through, on 1.1.1 only, until our writer drops the annotation (issue 42's report).
-  const known = `all-column-stats: java.lang.IllegalArgumentException: ${INTEGER_ANNOTATION}`;
-  const tolerated = hudi.info.hudiJars.some((jar) => jar.includes('1.1.1')) && report.errors.length === 1 && report.errors[0] === known;
-  if (tolerated) {
-    expected['all-column-stats'] = 'failed';
-    assert.ok(report.checks['all-column-stats']?.details.includes(INTEGER_ANNOTATION), `${step}: only the known column-stats error`);
-  }
-  assert.deepEqual(tolerated ? [] : report.errors, [], `${step}: Hudi's metadata validation ran`);
+  assert.deepEqual(report.errors, [], `${step}: Hudi's metadata validation ran`);
   const failures = Object.entries(report.checks)
     .filter(([name, check]) => check.status !== expected[name])
     .map(([name, check]) => `${name}: ${check.status} (expected ${expected[name]}) ${check.details}`);

@@ -11,10 +11,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { type BinaryCopyOptions, type CopyInput, planBinaryCopy, planCopyOutputs, readCopyInput, writeCopiedFile } from '../../lib/parquet/binary-copy.js';
+import { readFooterSummary } from '../../lib/parquet/footer.js';
 import { CODEC } from '../../lib/parquet/pages.js';
+import { topLevelFields } from '../../lib/parquet/schema.js';
+import { planTypeRepairs, repairParquetTypes } from '../../lib/parquet/type-repair.js';
 import { tempDir } from '../helpers/fixtures.js';
 import { hudiToolchain } from '../helpers/hudi.js';
-import { pyarrowRead } from '../helpers/oracle.js';
+import { pyarrowFileInfo, pyarrowRead } from '../helpers/oracle.js';
 
 let instance: DuckDBInstance;
 let connection: DuckDBConnection;
@@ -119,6 +122,22 @@ describe('binary copy of Parquet row groups', () => {
     // And a copy of the copy: our own footers read back for copying.
     const again = await copy([await readCopyInput(out)], join(dir, 'again.parquet'));
     assert.deepEqual(rowsOf([again]), expectedRows(files, 'again.parquet'));
+  });
+
+  it("copies files with and without DuckDB's INTEGER(64, signed) annotation together, into a file without it", async () => {
+    const annotated = await write('annotated.parquet', 0, 300);
+    const plain = await write('plain.parquet', 300, 300);
+    const repairs = planTypeRepairs(new Map(), topLevelFields(readFooterSummary(plain).columns));
+    assert.ok(repairs.some((repair) => repair.column === 'id' && repair.plainInteger === true));
+    await repairParquetTypes(plain, repairs);
+    const schemas = pyarrowFileInfo([annotated, plain]).map((info) => info.parquet_schema);
+    assert.match(schemas[0]!, /int64 field_id=-1 id \(Int\(bitWidth=64, isSigned=true\)\)/);
+    assert.match(schemas[1]!, /int64 field_id=-1 id;/);
+    const out = await copy(await Promise.all([annotated, plain].map((file) => readCopyInput(file))), join(dir, 'integers.parquet'));
+    assert.deepEqual(rowsOf([out]), expectedRows([annotated, plain], 'integers.parquet'));
+    const [copied] = pyarrowFileInfo([out]);
+    assert.equal(copied!.parquet_schema.replace(/^<[^\n]*\n/, ''), schemas[1]!.replace(/^<[^\n]*\n/, ''));
+    assert.doesNotMatch(copied!.parquet_schema, /bitWidth=(32|64), isSigned=true/);
   });
 
   it('recompresses chunks of another codec when asked; the rest stay byte for byte', async () => {

@@ -84,12 +84,47 @@ describe('type repair', () => {
     const writtenFields = await fieldsOf(written);
     const repairs = planTypeRepairs(hudiTarget(writtenFields), writtenFields);
     assert.deepEqual(repairs, [
+      { leafIndex: 0, column: 'id', topLevelColumn: 'id', plainInteger: true },
       { leafIndex: 1, column: 'price', topLevelColumn: 'price', decimal: { physical: 'FIXED_LEN_BYTE_ARRAY', typeLength: 5 } },
       { leafIndex: 2, column: 'ts', topLevelColumn: 'ts', isAdjustedToUTC: true },
       { leafIndex: 3, column: 'amounts[]', topLevelColumn: 'amounts', decimal: { physical: 'FIXED_LEN_BYTE_ARRAY', typeLength: 9 } },
       { leafIndex: 4, column: 'grade', topLevelColumn: 'grade', decimal: { physical: 'FIXED_LEN_BYTE_ARRAY', typeLength: 2 } },
     ]);
-    assert.deepEqual(planTypeRepairs(writtenFields, writtenFields), []);
+    assert.deepEqual(planTypeRepairs(writtenFields, writtenFields), [{ leafIndex: 0, column: 'id', topLevelColumn: 'id', plainInteger: true }]);
+  });
+
+  test("drops INTEGER(32|64, signed) wherever DuckDB writes it, as Hudi's writers store integers, and keeps narrower ones", async () => {
+    const file = join(workDir, 'integers.parquet');
+    await duckdb(
+      `COPY (SELECT range::INTEGER AS i32, (range * 3000000000)::BIGINT AS i64, range::SMALLINT AS i16, range::UINTEGER AS u32,
+                    {'b': -range::BIGINT} AS s, [range::BIGINT, NULL] AS l
+             FROM range(1000))
+       TO '${file}' (FORMAT parquet, PARQUET_VERSION v1)`,
+    );
+    const original = await readFile(file);
+    const writtenFields = await fieldsOf(file);
+    const repairs = planTypeRepairs(new Map(), writtenFields);
+    assert.deepEqual(
+      repairs.map((repair) => [repair.column, repair.plainInteger]),
+      [
+        ['i32', true],
+        ['i64', true],
+        ['s.b', true],
+        ['l[]', true],
+      ],
+    );
+    await repairParquetTypes(file, repairs);
+    const handle = await open(file, 'r');
+    const end = await readFileFooter(handle, file).finally(() => handle.close());
+    assert.deepEqual((await readFile(file)).subarray(0, end.start), original.subarray(0, end.start), 'the pages are untouched');
+    const [info] = pyarrowFileInfo([file]);
+    for (const name of ['i32', 'i64', 'b', 'element']) assert.match(info!.parquet_schema, new RegExp(`int(32|64) field_id=-1 ${name};`), name);
+    assert.match(info!.parquet_schema, /int32 field_id=-1 i16 \(Int\(bitWidth=16, isSigned=true\)\)/);
+    assert.match(info!.parquet_schema, /int32 field_id=-1 u32 \(Int\(bitWidth=32, isSigned=false\)\)/);
+    assert.deepEqual(planTypeRepairs(new Map(), await fieldsOf(file)), []);
+    const rows = pyarrowRead([file]);
+    assert.equal(rows.length, 1000);
+    assert.deepEqual(rows[999], { i32: 999, i64: 2997000000000, i16: 999, u32: 999, s: { b: -999 }, l: [999, null] });
   });
 
   test('re-encodes decimal chunks and patches the footer; an independent reader sees the same values', async () => {
