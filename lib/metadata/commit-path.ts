@@ -37,7 +37,11 @@ export interface MetadataTableOutcome {
 }
 
 export interface MetadataTableSession {
-  prepare(what: string): Promise<void>;
+  /**
+   * Before anything is written: apply the user's hoodie.metadata.* keys and refuse a metadata table the commit could
+   * not keep. `writerSchema`: the schema a write will commit (its column stats are checked against it).
+   */
+  prepare(what: string, writerSchema?: string): Promise<void>;
   commit(instantTime: string, metadata: CommitMetadata, input?: Omit<MetadataCommitInput, 'properties'>): Promise<MetadataCommitResult | undefined>;
   /** The same for a clean about to complete (`tableSchema`: the table's schema, for the indexed columns). */
   commitClean(
@@ -46,6 +50,11 @@ export interface MetadataTableSession {
     input?: Omit<MetadataCommitInput, 'properties' | 'recordIndex' | 'localFiles'> & { readonly tableSchema?: () => Promise<string | undefined> },
   ): Promise<MetadataCommitResult | undefined>;
   outcome(): MetadataTableOutcome;
+}
+
+/** The operations whose deltacommits index new files' column ranges (a clean's tombstones carry none). */
+function writesColumnStats(operation: MetadataOperation): boolean {
+  return operation === 'write' || operation === 'cluster' || operation === 'compact';
 }
 
 /**
@@ -100,8 +109,10 @@ export function keepMetadataTable(
     return ran.compactions.length === 0 && ran.cleans.length === 0 ? table : MetadataTable.open(storage);
   };
   return {
-    async prepare(what) {
-      (await applyKeysAndOpen())?.assertMaintainable(what, scope);
+    async prepare(what, writerSchema) {
+      const table = await applyKeysAndOpen();
+      table?.assertMaintainable(what, scope);
+      if (table instanceof MetadataTable1x && writesColumnStats(operation)) await table.assertColumnStatsWritable(what, properties, writerSchema);
     },
     async commit(instantTime, metadata, input = {}) {
       const table = await openForCommit(input);
@@ -181,9 +192,7 @@ export async function assertMetadataTableKeepable(
   compaction?: string,
 ): Promise<void> {
   if (metadataTableDisabled(properties)) return;
-  (await openEither(storage, config ?? (await readTableConfig(storage))))?.assertMaintainable(what, {
-    properties,
-    operation,
-    ...(compaction === undefined ? {} : { compaction }),
-  });
+  const table = await openEither(storage, config ?? (await readTableConfig(storage)));
+  table?.assertMaintainable(what, { properties, operation, ...(compaction === undefined ? {} : { compaction }) });
+  if (table instanceof MetadataTable1x && writesColumnStats(operation)) await table.assertColumnStatsWritable(what, properties);
 }

@@ -35,6 +35,7 @@ import {
   cleanColumnStatsRecords1x,
   columnStatsRecords1x,
   columnsToIndex1x,
+  columnsWithoutValueType,
   logColumnRangeRecords1x,
   metadataLogBlock1x,
   partitionStatsForCommit1x,
@@ -330,6 +331,33 @@ export class MetadataTable1x {
       this.partitions,
       this.inflightPartitions,
       { location: first.location, fix: first.fix },
+    );
+  }
+
+  /**
+   * Before anything is written: refuse a commit whose column-stats records could not be built, a column of a type this
+   * build gives no index version 2 value type (version 9; columnsWithoutValueType). `writerSchema`: the schema the
+   * commit will carry; else the table's (a clustering's, a compaction's).
+   */
+  async assertColumnStatsWritable(what: string, properties: ReadonlyMap<string, string>, writerSchema?: string): Promise<void> {
+    if (!this.partitions.includes('column_stats') || metadataVersionFacts(this.version).columnStatsIndexVersion !== 2) return;
+    const schemaText = writerSchema ?? (await (await HudiTable.open(this.storage)).schema())?.text;
+    if (schemaText === undefined) return;
+    const configured = configuredColumnStatsColumns(properties);
+    const missing = columnsWithoutValueType(schemaText, this.version, {
+      populateMetaFields: this.config.populateMetaFields,
+      ...(configured.length > 0 ? { configured } : {}),
+    });
+    if (missing.length === 0) return;
+    throw new MetadataTableError(
+      `${what} cannot keep the Hudi ${metadataVersionFacts(this.version).hudiRelease} metadata table's column stats: ` +
+        `${missing.map(({ column, type }) => `column ${column} (${type})`).join(', ')} has a type this build gives no column-stats value type`,
+      this.partitions,
+      this.inflightPartitions,
+      {
+        location: 'hoodie.metadata.index.column.stats.column.list',
+        fix: `set hoodie.metadata.index.column.stats.column.list to the columns to index, without ${missing.map(({ column }) => column).join(', ')}; or run it with Hudi 1.1`,
+      },
     );
   }
 

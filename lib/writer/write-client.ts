@@ -747,7 +747,7 @@ async function requestWriteInstant(context: WriteContext, action: WriteAction, m
     async (current) => {
       const time = newInstantTime(current.timeline.allTimes(), now(), current.config.timelineTimeZone);
       // Before anything is written: apply the user's hoodie.metadata.* keys, and refuse a metadata table we cannot keep.
-      await metadataTable.prepare('a write');
+      await metadataTable.prepare('a write', JSON.stringify(context.tableSchema));
       try {
         await createRequested(storage, current.layout, time, action);
       } catch (error) {

@@ -11,7 +11,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statS
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MetadataTableError } from '../../lib/errors.js';
-import { assertRollbackKeepsMetadataTable } from '../../lib/metadata/commit-path.js';
+import { assertMetadataTableKeepable, assertRollbackKeepsMetadataTable, keepMetadataTable } from '../../lib/metadata/commit-path.js';
 import { MetadataTable1x } from '../../lib/metadata/metadata-table-1x.js';
 import { loadMetadataTimeline1x, readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import { rollbackMetadataDeltaCommit1x } from '../../lib/metadata/rollback-1x.js';
@@ -610,6 +610,40 @@ for (const release of ['1.0.2', '1.1.1']) {
       const files = after.partitions.get('files')!.get(partition);
       assert.ok(files?.type === 2 && !files.files.has(name), `${name} left files`);
       assert.deepEqual(statsOf(after), []);
+    });
+
+    it('refuses, before anything is written, a commit indexing a column its release stores a value type for that we cannot give', async () => {
+      const path = copy(release);
+      const storage = new LocalStorage(path);
+      const data = await HudiTable.open(storage);
+      const before = readdirSync(join(path, '.hoodie/timeline')).sort();
+      const schema = JSON.parse((await latestCommitSchema(storage, data.timeline))!) as { fields: unknown[] };
+      const first = (schema.fields[0] as { name: string }).name;
+      const withTypes = JSON.stringify({
+        ...schema,
+        fields: [
+          ...schema.fields,
+          { name: 't', type: ['null', { type: 'long', logicalType: 'time-micros' }], default: null },
+          { name: 'u', type: ['null', { type: 'fixed', name: 'u', size: 16, logicalType: 'uuid' }], default: null },
+        ],
+      });
+      await assertMetadataTableKeepable(storage, 'a clustering', new Map(), undefined, 'cluster');
+      const write = (properties: Map<string, string>, operation: 'write' | 'clean' = 'write') =>
+        keepMetadataTable(storage, properties, operation).prepare('a write', withTypes);
+      if (release === '1.0.2') {
+        await write(new Map());
+        return; // index version 1 stores no value type
+      }
+      const refusal = await write(new Map()).then(
+        () => assert.fail('refused'),
+        (error: unknown) => error,
+      );
+      assert.ok(refusal instanceof MetadataTableError, String(refusal));
+      assert.match(refusal.message, /column t \("?\{?.*time-micros.*\), column u \(.*uuid.*\) has a type this build gives no column-stats value type/);
+      assert.match(refusal.fix ?? '', /hoodie\.metadata\.index\.column\.stats\.column\.list .* without t, u/);
+      await write(new Map([['hoodie.metadata.index.column.stats.column.list', first]]));
+      await write(new Map(), 'clean');
+      assert.deepEqual(readdirSync(join(path, '.hoodie/timeline')).sort(), before, 'nothing written');
     });
   });
 }
