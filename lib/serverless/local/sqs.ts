@@ -38,6 +38,19 @@ export class LocalQueue {
     await call(this.endpoint, 'SendMessage', { QueueUrl: this.url, MessageBody: body });
   }
 
+  /** Several messages, ten per request (SendMessageBatch); a message SQS refuses is an error. */
+  async sendAll(bodies: readonly string[]): Promise<void> {
+    for (let i = 0; i < bodies.length; i += 10) {
+      const entries = bodies.slice(i, i + 10).map((body, j) => ({ Id: String(j), MessageBody: body }));
+      const sent = await call<{ Failed?: { Id: string; Message?: string }[] }>(this.endpoint, 'SendMessageBatch', { QueueUrl: this.url, Entries: entries });
+      if ((sent.Failed ?? []).length > 0) {
+        throw new HudiError(`SQS refused ${sent.Failed!.length} of ${entries.length} messages: ${sent.Failed![0]!.Message ?? 'no reason given'}`, {
+          fix: 'check the local SQS server (moto) log',
+        });
+      }
+    }
+  }
+
   /** Up to `max` (at most 10) visible messages, without waiting for more. */
   async receive(max = 10): Promise<QueueMessage[]> {
     const received = await call<{ Messages?: QueueMessage[] }>(this.endpoint, 'ReceiveMessage', {
