@@ -42,7 +42,8 @@ export async function readCleanMetadata(storage: Storage, time: string, layout: 
   return readCleanMetadataOf(storage, instant, layout);
 }
 
-async function readCleanMetadataOf(storage: Storage, instant: Instant, layout: TimelineLayout): Promise<HoodieCleanMetadata | undefined> {
+/** The metadata of a completed clean instant of the timeline (undefined for an empty `.clean`). */
+export async function readCleanMetadataOf(storage: Storage, instant: Instant, layout: TimelineLayout): Promise<HoodieCleanMetadata | undefined> {
   const path = instantPath(instant, layout);
   const bytes = await storage.get(path);
   return bytes.length === 0 ? undefined : decodeTimelineAvro('cleanMetadata', bytes, storage.uriOf(path));

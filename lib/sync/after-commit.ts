@@ -51,6 +51,7 @@ export async function syncCatalogAfterCommit(
   try {
     const result = await syncGlueCatalog(table, config, deps.glue(config), deps.now === undefined ? {} : { now: deps.now });
     deps.log.info('synced the table to the Glue Data Catalog', {
+      release: result.release,
       database: result.database,
       table: result.table,
       tables: result.tables.map((synced) => synced.table),

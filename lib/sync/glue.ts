@@ -1,11 +1,12 @@
 /**
- * Sync a table to the AWS Glue Data Catalog the way Hudi 0.15's AwsGlueCatalogSyncTool does (HiveSyncTool's doSync
- * and syncHoodieTable over AWSGlueCatalogSyncClient), for each catalog table (catalogTables) in turn:
+ * Sync a table to the AWS Glue Data Catalog the way Hudi's AwsGlueCatalogSyncTool does (HiveSyncTool's doSync and
+ * syncHoodieTable over AWSGlueCatalogSyncClient), for each catalog table (catalogTables) in turn:
  * 1. the database: created when missing (hoodie.datasource.hive_sync.auto_create_database), else required;
  * 2. the table: created when missing, else its columns replaced if the schema changed and its parameters merged;
  * 3. the partitions: all of them against Glue's without a usable last_commit_time_sync, else those the commits since;
  * 4. last_commit_time_sync: the newest completed instant of the commits timeline.
- * Hudi 0.15's Glue client records no last_commit_completion_time_sync (its Hive client does), so neither do we.
+ * Where Hudi 0.15 and 1.x differ (last_commit_completion_time_sync, serde updates, a moved table, a table already
+ * synced, dropped partitions), the table's version picks the release (behaviour.ts).
  */
 import {
   BatchCreatePartitionCommand,
@@ -14,6 +15,7 @@ import {
   type Column,
   CreateDatabaseCommand,
   CreateTableCommand,
+  DeleteTableCommand,
   GetDatabaseCommand,
   GetPartitionsCommand,
   GetTableCommand,
@@ -24,11 +26,14 @@ import {
   type TableInput,
   UpdateTableCommand,
 } from '@aws-sdk/client-glue';
+import { readCleanMetadataOf } from '../cleaning/timeline-facts.js';
 import { CatalogSyncError, errorMessage } from '../errors.js';
 import { withMetaFields } from '../table/schema.js';
 import { type HudiTable, listPartitions } from '../table/table.js';
-import { compareInstantTimes } from '../timeline/instant.js';
-import { readCommitMetadata } from '../timeline/timeline.js';
+import type { WriteOperationType } from '../timeline/commit-metadata.js';
+import { compareInstantTimes, type Instant } from '../timeline/instant.js';
+import { readCommitMetadata, type Timeline } from '../timeline/timeline.js';
+import { type GlueSyncBehaviour, glueSyncBehaviourOf } from './behaviour.js';
 import { type GlueSyncConfig, partitionValues } from './config.js';
 import { hiveSchemaOf, type ParquetNode, parquetSchemaOf, partitionKeyType, sparkSchemaJson } from './hive-schema.js';
 
@@ -96,6 +101,8 @@ export function inputFormatOf(target: Pick<CatalogTable, 'realtime'>, config: Pi
 /** Table parameter names Hudi's sync writes. */
 export const GLUE_PARAMETERS = {
   lastCommitTimeSync: 'last_commit_time_sync',
+  /** Written by the 1.x Glue client only (see behaviour.ts). */
+  lastCommitCompletionTimeSync: 'last_commit_completion_time_sync',
   metadataListing: 'hudi.metadata-listing-enabled',
   external: 'EXTERNAL',
 } as const;
@@ -107,6 +114,10 @@ const MAX_DELETE_PARTITIONS_PER_REQUEST = 25;
 export interface GlueTableSyncResult {
   readonly table: string;
   readonly tableCreated: boolean;
+  /** Dropped and created again because its location was not the base path (Hudi 1.x only). */
+  readonly tableRecreated: boolean;
+  /** Left untouched: last_commit_time_sync was already the newest commit (Hudi 1.1 only). */
+  readonly alreadySynced: boolean;
   readonly schemaChanged: boolean;
   readonly propertiesChanged: boolean;
   /** Full (every partition listed) or incremental (the commits since last_commit_time_sync). */
@@ -116,6 +127,8 @@ export interface GlueTableSyncResult {
   readonly partitionsDropped: readonly string[];
   /** What last_commit_time_sync says now (undefined: the table has no completed commit). */
   readonly lastCommitTimeSync: string | undefined;
+  /** What last_commit_completion_time_sync says now (undefined on a 0.15-synced table). */
+  readonly lastCommitCompletionTimeSync: string | undefined;
 }
 
 /**
@@ -123,6 +136,8 @@ export interface GlueTableSyncResult {
  * table's read-optimized one), and every catalog table's, in the order synced, in `tables`.
  */
 export interface GlueSyncResult extends GlueTableSyncResult {
+  /** The Hudi release whose sync this was (by the table's version). */
+  readonly release: GlueSyncBehaviour['release'];
   readonly database: string;
   readonly databaseCreated: boolean;
   readonly tables: readonly GlueTableSyncResult[];
@@ -276,6 +291,7 @@ export async function syncGlueCatalog(table: HudiTable, config: GlueSyncConfig, 
 async function sync(table: HudiTable, config: GlueSyncConfig, glue: GlueClient, options: GlueSyncOptions): Promise<GlueSyncResult> {
   const now = options.now ?? new Date();
   const { database } = config;
+  const behaviour = glueSyncBehaviourOf(table.config.version, `glue:${database}.${config.table}`);
 
   let databaseCreated = false;
   if (!(await databaseExists(glue, database))) {
@@ -296,16 +312,33 @@ async function sync(table: HudiTable, config: GlueSyncConfig, glue: GlueClient, 
   const schema = catalogSchema(table, tableSchema.schema, config);
   const results: GlueTableSyncResult[] = [];
   // Hudi syncs the catalog tables one after the other, each from its own last_commit_time_sync.
-  for (const target of catalogTables(table.config.type, config)) results.push(await syncTable(table, config, glue, schema, target, now));
-  return { ...results[0]!, database, databaseCreated, tables: results };
+  for (const target of catalogTables(table.config.type, config)) results.push(await syncTable(table, config, glue, schema, target, now, behaviour));
+  return { ...results[0]!, release: behaviour.release, database, databaseCreated, tables: results };
+}
+
+/** What a sync records of the commits timeline: its newest instant and (1.x) the newest completion time. */
+interface SyncMark {
+  readonly time: string | undefined;
+  readonly completionTime: string | undefined;
+}
+
+function syncMarkOf(writes: readonly Instant[], behaviour: GlueSyncBehaviour): SyncMark {
+  const time = writes.at(-1)?.time;
+  if (!behaviour.completionTimeSync) return { time, completionTime: undefined };
+  // HoodieTimeline.getLatestCompletionTime: the greatest completion time, whichever instant it belongs to.
+  let completionTime: string | undefined;
+  for (const instant of writes)
+    if (instant.completionTime !== undefined && (completionTime === undefined || compareInstantTimes(instant.completionTime, completionTime) > 0))
+      completionTime = instant.completionTime;
+  return { time, completionTime };
 }
 
 /**
  * A missing table is created as EXTERNAL_TABLE with Hudi's input format, Hive's Parquet output format and serde, the
  * columns (Hive types, the _hoodie_* meta fields first, partition fields left out), the partition keys, parameters
  * EXTERNAL=TRUE, hudi.metadata-listing-enabled and Spark's data source properties. An existing one gets its columns
- * replaced if the schema changed and the parameters merged in when any is missing or different; its serde and input
- * format are left alone, as the 0.15 Glue client (it has no updateSerdeProperties) does.
+ * replaced if the schema changed and the parameters merged in when any is missing or different; its input format is
+ * left alone, and its serde parameters too under 0.15 (no updateSerdeProperties there) but replaced under 1.x.
  */
 async function syncTable(
   table: HudiTable,
@@ -314,12 +347,55 @@ async function syncTable(
   schema: CatalogSchema,
   target: CatalogTable,
   now: Date,
+  behaviour: GlueSyncBehaviour,
 ): Promise<GlueTableSyncResult> {
   const skipArchive = config.skipTableArchive;
   const basePath = table.storage.uri.replace(/\/+$/, '');
   const { database } = config;
   const tableName = target.name;
+  const writes = table.timeline.completedWrites();
+  const mark = syncMarkOf(writes, behaviour);
   let existing = await getTable(glue, database, tableName);
+  const synced = (parameters: Record<string, string> | undefined) => ({
+    lastCommitTimeSync: parameters?.[GLUE_PARAMETERS.lastCommitTimeSync],
+    lastCommitCompletionTimeSync: parameters?.[GLUE_PARAMETERS.lastCommitCompletionTimeSync],
+  });
+  const nothing = { tableCreated: false, tableRecreated: false, alreadySynced: false, schemaChanged: false, propertiesChanged: false };
+
+  // 1.x HiveSyncTool: a table somewhere else than the base path is created again, with every partition.
+  if (existing !== undefined && behaviour.recreatesMovedTable && withoutScheme(existing.StorageDescriptor?.Location ?? '') !== withoutScheme(basePath)) {
+    await recreateTable(glue, config, newTableInput(config, basePath, schema, now, target), now);
+    const glueTable = (await getTable(glue, database, tableName))!;
+    const partitions = await syncPartitions(table, config, tableName, glue, glueTable, basePath, undefined, writes, behaviour);
+    const recorded = await recordSync(glue, config, tableName, mark, now);
+    return {
+      ...nothing,
+      table: tableName,
+      tableRecreated: true,
+      schemaChanged: true,
+      propertiesChanged: true,
+      ...changesOf(partitions),
+      ...(recorded ?? synced(undefined)),
+    };
+  }
+
+  // 1.1 HiveSyncTool.isAlreadySynced: the newest commit is synced already (and its completion time, when recorded).
+  if (existing !== undefined && behaviour.skipsSyncedTable && config.incremental && mark.time !== undefined) {
+    const recorded = synced(existing.Parameters);
+    const completionMatches = recorded.lastCommitCompletionTimeSync === undefined || recorded.lastCommitCompletionTimeSync === mark.completionTime;
+    if (recorded.lastCommitTimeSync === mark.time && completionMatches)
+      return {
+        ...nothing,
+        table: tableName,
+        alreadySynced: true,
+        partitionSync: 'none',
+        partitionsAdded: [],
+        partitionsUpdated: [],
+        partitionsDropped: [],
+        ...recorded,
+      };
+  }
+
   const tableCreated = existing === undefined;
   let schemaChanged = true;
   let propertiesChanged = true;
@@ -338,35 +414,97 @@ async function syncTable(
       );
       existing = (await getTable(glue, database, tableName))!;
     }
+    let serdeChanged = false;
+    if (behaviour.updatesSerdeProperties) {
+      serdeChanged = await updateSerdeParameters(glue, database, existing, serdeProperties(config, basePath, target.readOptimized));
+      if (serdeChanged) existing = (await getTable(glue, database, tableName))!;
+    }
     const wanted = tableProperties(config, schema, basePath);
     wanted.set(GLUE_PARAMETERS.metadataListing, String(config.metadataListing).toUpperCase());
-    propertiesChanged = await updateTableParameters(glue, database, existing, wanted, now, skipArchive);
+    propertiesChanged = (await updateTableParameters(glue, database, existing, wanted, now, skipArchive)) || serdeChanged;
   }
-  const lastSynced = !tableCreated && config.incremental ? existing?.Parameters?.[GLUE_PARAMETERS.lastCommitTimeSync] : undefined;
+  const recorded = synced(existing?.Parameters);
+  const lastSynced = !tableCreated && config.incremental ? recorded.lastCommitTimeSync : undefined;
+  const lastCompletionSynced = lastSynced !== undefined && behaviour.completionTimeSync ? recorded.lastCommitCompletionTimeSync : undefined;
 
-  const writes = table.timeline.completedWrites();
   const glueTable = (await getTable(glue, database, tableName))!;
-  const partitions = await syncPartitions(table, config, tableName, glue, glueTable, basePath, lastSynced, writes);
+  const partitions = await syncPartitions(table, config, tableName, glue, glueTable, basePath, lastSynced, writes, behaviour, lastCompletionSynced);
 
   const changed = schemaChanged || propertiesChanged || partitions.added.length + partitions.updated.length + partitions.dropped.length > 0;
-  const newest = writes.at(-1)?.time;
-  let lastCommitTimeSync = lastSynced ?? existing?.Parameters?.[GLUE_PARAMETERS.lastCommitTimeSync];
-  if (newest !== undefined && (!config.conditionalSync || changed)) {
-    const current = (await getTable(glue, database, tableName))!;
-    await updateTableParameters(glue, database, current, new Map([[GLUE_PARAMETERS.lastCommitTimeSync, newest]]), now, skipArchive);
-    lastCommitTimeSync = newest;
-  }
+  let after = tableCreated ? synced(undefined) : recorded;
+  if (!config.conditionalSync || changed) after = (await recordSync(glue, config, tableName, mark, now)) ?? after;
+  return { ...nothing, table: tableName, tableCreated, schemaChanged, propertiesChanged, ...changesOf(partitions), ...after };
+}
+
+function changesOf(partitions: PartitionChanges) {
+  return { partitionSync: partitions.mode, partitionsAdded: partitions.added, partitionsUpdated: partitions.updated, partitionsDropped: partitions.dropped };
+}
+
+/**
+ * updateLastCommitTimeSynced: last_commit_time_sync (and, 1.x, last_commit_completion_time_sync) merged into the
+ * table's parameters. Undefined when the table has no completed commit (nothing is written then).
+ */
+async function recordSync(
+  glue: GlueClient,
+  config: GlueSyncConfig,
+  tableName: string,
+  mark: SyncMark,
+  now: Date,
+): Promise<{ lastCommitTimeSync: string; lastCommitCompletionTimeSync: string | undefined } | undefined> {
+  if (mark.time === undefined) return undefined;
+  const current = (await getTable(glue, config.database, tableName))!;
+  const updating = new Map<string, string>([[GLUE_PARAMETERS.lastCommitTimeSync, mark.time]]);
+  if (mark.completionTime !== undefined) updating.set(GLUE_PARAMETERS.lastCommitCompletionTimeSync, mark.completionTime);
+  await updateTableParameters(glue, config.database, current, updating, now, config.skipTableArchive);
   return {
-    table: tableName,
-    tableCreated,
-    schemaChanged,
-    propertiesChanged,
-    partitionSync: partitions.mode,
-    partitionsAdded: partitions.added,
-    partitionsUpdated: partitions.updated,
-    partitionsDropped: partitions.dropped,
-    lastCommitTimeSync,
+    lastCommitTimeSync: mark.time,
+    lastCommitCompletionTimeSync: mark.completionTime ?? current.Parameters?.[GLUE_PARAMETERS.lastCommitCompletionTimeSync],
   };
+}
+
+/**
+ * The 1.x Glue client's createOrReplaceTable for an existing table: a temporary table `<name>_temp<epoch seconds>`
+ * created and dropped first (so a definition Glue refuses never costs the table), then the table dropped (its
+ * partitions with it) and created anew.
+ */
+async function recreateTable(glue: GlueClient, config: GlueSyncConfig, input: TableInput, now: Date): Promise<void> {
+  const name = input.Name!;
+  const temporary = `${name}_temp${Math.floor(now.getTime() / 1000)}`;
+  await glue.send(new CreateTableCommand({ DatabaseName: config.database, TableInput: { ...input, Name: temporary } }));
+  await glue.send(new DeleteTableCommand({ DatabaseName: config.database, Name: temporary }));
+  await glue.send(new DeleteTableCommand({ DatabaseName: config.database, Name: name }));
+  await glue.send(new CreateTableCommand({ DatabaseName: config.database, TableInput: input }));
+}
+
+/**
+ * The 1.x Glue client's updateSerdeProperties: serialization.format=1 added when absent; nothing done when the table
+ * has as many serde parameters, all equal; else the serde (Hive's Parquet serde, these parameters) replaced, the
+ * input format kept. No parameters wanted (sync_as_datasource off, no serde_properties): nothing done.
+ */
+async function updateSerdeParameters(glue: GlueClient, database: string, table: Table, wanted: Map<string, string>): Promise<boolean> {
+  if (wanted.size === 0) return false;
+  if (!wanted.has('serialization.format')) wanted.set('serialization.format', '1');
+  const remote = table.StorageDescriptor?.SerdeInfo?.Parameters ?? {};
+  if (Object.keys(remote).length === wanted.size && [...wanted].every(([key, value]) => remote[key] === value)) return false;
+  const sd: StorageDescriptor = {
+    ...table.StorageDescriptor,
+    SerdeInfo: { ...table.StorageDescriptor?.SerdeInfo, SerializationLibrary: HUDI_GLUE_FORMATS.serde, Parameters: Object.fromEntries(wanted) },
+  };
+  // Hudi sends this one without skipArchive, and with the table's own access and analysis times.
+  await glue.send(
+    new UpdateTableCommand({
+      DatabaseName: database,
+      TableInput: {
+        Name: table.Name,
+        TableType: table.TableType,
+        Parameters: table.Parameters,
+        PartitionKeys: table.PartitionKeys,
+        StorageDescriptor: sd,
+        ...(table.LastAnalyzedTime === undefined ? {} : { LastAccessTime: table.LastAnalyzedTime }),
+      },
+    }),
+  );
+  return true;
 }
 
 async function databaseExists(glue: GlueClient, name: string): Promise<boolean> {
@@ -425,7 +563,9 @@ async function syncPartitions(
   glueTable: Table,
   basePath: string,
   lastSynced: string | undefined,
-  writes: ReturnType<HudiTable['timeline']['completedWrites']>,
+  writes: readonly Instant[],
+  behaviour: GlueSyncBehaviour,
+  lastCompletionSynced?: string,
 ): Promise<PartitionChanges> {
   if (config.partitionFields.length === 0) return { mode: 'none', added: [], updated: [], dropped: [] };
   const location = `glue:${config.database}.${tableName}`;
@@ -438,17 +578,9 @@ async function syncPartitions(
   if (full) {
     written = (await listPartitions(table.storage)).map((p) => p.partitionPath);
   } else {
-    const since = writes.filter((instant) => compareInstantTimes(instant.time, lastSynced!) > 0);
-    const touched = new Set<string>();
-    for (const instant of since) {
-      const metadata = await readCommitMetadata(table.storage, instant, table.layout);
-      for (const partition of Object.keys(metadata.partitionToWriteStats)) touched.add(partition);
-      for (const partition of Object.keys(metadata.partitionToReplaceFileIds ?? {})) {
-        touched.add(partition);
-        if (metadata.operationType === 'DELETE_PARTITION') dropped.add(partition);
-      }
-    }
-    written = [...touched].sort();
+    const changes = await changedSince(table, writes, lastSynced!, lastCompletionSynced, behaviour);
+    written = changes.written;
+    dropped = changes.dropped;
   }
 
   const inGlue = await allPartitions(glue, config.database, tableName);
@@ -517,6 +649,85 @@ async function syncPartitions(
     if ((response.Errors ?? []).length > 0) throw new CatalogSyncError(`dropping partitions failed: ${JSON.stringify(response.Errors)}`, { location });
   }
   return { mode: full ? 'full' : 'incremental', added: add, updated: update, dropped: drop };
+}
+
+/** Replacecommit operations whose replaced partitions TimelineUtils.getDroppedPartitions counts as deleted. */
+const DELETING_OPERATIONS: ReadonlySet<WriteOperationType | null> = new Set(['DELETE_PARTITION', 'INSERT_OVERWRITE', 'INSERT_OVERWRITE_TABLE']);
+
+/**
+ * The partitions the commits after `lastSynced` wrote (partitionToWriteStats, and a replacecommit's replaced ones),
+ * and those of them to drop. The commits are those requested after it (TimelineUtils.getCommitsTimelineAfter) and,
+ * with a recorded completion time (1.x), those requested before it that completed after that time.
+ */
+async function changedSince(
+  table: HudiTable,
+  writes: readonly Instant[],
+  lastSynced: string,
+  lastCompletionSynced: string | undefined,
+  behaviour: GlueSyncBehaviour,
+): Promise<{ written: string[]; dropped: Set<string> }> {
+  const since = writes.filter(
+    (instant) =>
+      compareInstantTimes(instant.time, lastSynced) > 0 ||
+      (lastCompletionSynced !== undefined &&
+        compareInstantTimes(instant.time, lastSynced) < 0 &&
+        instant.completionTime !== undefined &&
+        compareInstantTimes(instant.completionTime, lastCompletionSynced) > 0),
+  );
+  const touched = new Set<string>();
+  const dropped = new Set<string>();
+  /** Partition → the newest instant that deleted it, and → the newest that wrote it (getDroppedPartitions). */
+  const deletedAt = new Map<string, string>();
+  const metadataOf = new Map<Instant, Awaited<ReturnType<typeof readCommitMetadata>>>();
+  for (const instant of since) {
+    const metadata = await readCommitMetadata(table.storage, instant, table.layout);
+    metadataOf.set(instant, metadata);
+    for (const partition of Object.keys(metadata.partitionToWriteStats)) touched.add(partition);
+    for (const partition of Object.keys(metadata.partitionToReplaceFileIds ?? {})) {
+      touched.add(partition);
+      if (behaviour.droppedPartitions === 'delete-partition' && metadata.operationType === 'DELETE_PARTITION') dropped.add(partition);
+      if (instant.action === 'replacecommit' && DELETING_OPERATIONS.has(metadata.operationType)) deletedAt.set(partition, instant.time);
+    }
+  }
+  if (behaviour.droppedPartitions === 'timeline-utils' && touched.size > 0) {
+    for (const [partition, time] of await partitionsCleanedAway(table)) deletedAt.set(partition, time);
+    if (deletedAt.size > 0) {
+      const earliest = [...deletedAt.values()].reduce((a, b) => (compareInstantTimes(a, b) <= 0 ? a : b));
+      const writtenAt = new Map<string, string>();
+      for (const [instant, metadata] of metadataOf)
+        if (compareInstantTimes(instant.time, earliest) >= 0)
+          for (const partition of Object.keys(metadata.partitionToWriteStats)) writtenAt.set(partition, instant.time);
+      for (const [partition, time] of deletedAt) {
+        const write = writtenAt.get(partition);
+        if (partition !== '' && (write === undefined || compareInstantTimes(time, write) > 0)) dropped.add(partition);
+      }
+    }
+  }
+  return { written: [...touched].sort(), dropped };
+}
+
+/** Per timeline read: the catalog tables of one sync share it. */
+const cleanedAway = new WeakMap<Timeline, Promise<Map<string, string>>>();
+
+/**
+ * Partition → the newest completed clean on the active timeline that deleted it (isPartitionDeleted: its last file
+ * group cleaned away), which getDroppedPartitions counts as a deletion too.
+ */
+function partitionsCleanedAway(table: HudiTable): Promise<Map<string, string>> {
+  let found = cleanedAway.get(table.timeline);
+  if (found === undefined) {
+    found = (async () => {
+      const deleted = new Map<string, string>();
+      for (const clean of table.timeline.completed().filter((instant) => instant.action === 'clean')) {
+        const metadata = await readCleanMetadataOf(table.storage, clean, table.layout);
+        for (const [partition, cleaned] of Object.entries(metadata?.partitionMetadata ?? {}))
+          if (cleaned.isPartitionDeleted === true) deleted.set(partition, clean.time);
+      }
+      return deleted;
+    })();
+    cleanedAway.set(table.timeline, found);
+  }
+  return found;
 }
 
 function relativePartition(location: string, basePath: string): string | undefined {
