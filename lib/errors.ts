@@ -269,8 +269,8 @@ export class TimelineHistoryError extends HudiError {
 }
 
 /**
- * A time-travel read asks for an instant Hudi's readers refuse (TimelineUtils.validateTimestampAsOf): at or after a
- * pending write, or before what the newest clean kept. `location` is the instant file that decided it.
+ * A time-travel read asks for an instant Hudi's readers refuse (TimelineUtils.validateTimestampAsOf, 0.15 and 1.x):
+ * at or after a pending write, or before what the newest clean kept. `location` is the instant file that decided it.
  */
 export class TimeTravelError extends HudiError {
   constructor(problem: string, options: { location?: string; fix?: string } = {}) {

@@ -125,6 +125,8 @@ export class HudiTable {
         fix: 'give --as-of as yyyyMMddHHmmssSSS, e.g. 20240707001301554 (see `hudi-serverless timeline`)',
       });
     }
+    // Before any listing, on the active timeline alone, as Spark's file index (0.15 and 1.x) validates the as-of time.
+    if (options.asOf !== undefined) await assertTimeTravelAllowed(this.storage, this.timeline, options.asOf);
     if (this.layout.fileSlicing === 'completion-time') return this.completionTimeView(options.asOf);
     let timeline = this.timeline;
     let history: ArchivedHistory | undefined;
@@ -158,7 +160,6 @@ export class HudiTable {
     const timeline = this.timeline;
     const queryInstant = asOf ?? latestQueryInstant(timeline);
     // Older than the active timeline too, as Hudi 1.x: its slices count as committed, the LSM history gives completion times.
-    if (asOf !== undefined) await assertTimeTravelAllowed(this.storage, timeline, asOf);
     const replaceInstants = timeline
       .completed()
       .filter((instant) => instant.action === 'replacecommit' && (queryInstant === undefined || compareInstantTimes(instant.time, queryInstant) <= 0));

@@ -1,23 +1,26 @@
 /**
- * Which as-of instants a time-travel read of a Hudi 1.x table (timeline layout 2) may ask for, as Hudi 1.0.2 and
- * 1.1.1 decide before Spark's file index lists a file (TimelineUtils.validateTimestampAsOf): earlier than the first
- * pending write that is not a clustering, and not earlier than what the newest completed clean kept (its earliest
- * commit to retain; a clean without one, as by file versions, keeps nothing older than the first completed write).
- * An as-of instant older than the active timeline passes when no clean on it says otherwise: the read then slices
- * the files still there, with the LSM history's completion times (table.ts).
+ * Which as-of instants a time-travel read may ask for, as Hudi's Spark readers decide before the file index lists a
+ * file (TimelineUtils.validateTimestampAsOf; 0.15.0 for table version 6, 1.0.2 and 1.1.1 for versions 8 and 9 ask
+ * the same): earlier than the first pending commit, delta commit or replacecommit that is not a clustering, and not
+ * earlier than what the newest completed clean kept (its earliest commit to retain; a clean without one, as by file
+ * versions, keeps nothing older than the first completed write). Only the active timeline is asked: an as-of instant
+ * older than it passes when no clean on it says otherwise, and the read then slices the files still there (table.ts).
+ * The versions differ only in how a pending clustering is told apart, which the timeline layout answers: layout 1
+ * reads a pending replacecommit's requested plan (operationType CLUSTER), as 0.15's ClusteringUtils.getClusteringPlan
+ * does; layout 2 names it `clustering`, an action the commits timeline does not hold.
  */
 import { TimeTravelError } from '../errors.js';
 import type { Storage } from '../storage/port.js';
 import { decodeTimelineAvro } from '../timeline/avro-files.js';
-import { compareInstantTimes } from '../timeline/instant.js';
+import { readClusteringPlan } from '../timeline/clustering-plan.js';
+import { compareInstantTimes, type Instant } from '../timeline/instant.js';
 import { instantPath, type Timeline, WRITE_ACTIONS } from '../timeline/timeline.js';
 
 const SEE_TIMELINE = 'see `hudi-serverless timeline`';
 
-/** Refuse an as-of time Hudi's readers refuse on this (layout 2) timeline, with a TimeTravelError naming why. */
+/** Refuse an as-of time Hudi's readers refuse on this active timeline, with a TimeTravelError naming why. */
 export async function assertTimeTravelAllowed(storage: Storage, timeline: Timeline, asOf: string): Promise<void> {
-  // getCommitsTimeline().filterInflightsAndRequested(), clusterings left out: a pending `clustering` in layout 2.
-  const firstPending = timeline.pending().find((instant) => WRITE_ACTIONS.has(instant.action));
+  const firstPending = await firstPendingWrite(storage, timeline);
   if (firstPending !== undefined && compareInstantTimes(asOf, firstPending.time) >= 0) {
     throw new TimeTravelError(`as of ${asOf} is not earlier than the pending ${firstPending.action} ${firstPending.time}, as Hudi requires`, {
       location: storage.uriOf(instantPath(firstPending, timeline.layout)),
@@ -57,4 +60,14 @@ export async function assertTimeTravelAllowed(storage: Storage, timeline: Timeli
       { location, fix: `read as of ${firstWrite.time} or later (${SEE_TIMELINE})` },
     );
   }
+}
+
+/** getCommitsTimeline().filterInflightsAndRequested() without clusterings (pending compactions are not on it). */
+async function firstPendingWrite(storage: Storage, timeline: Timeline): Promise<Instant | undefined> {
+  for (const instant of timeline.pending()) {
+    if (!WRITE_ACTIONS.has(instant.action)) continue;
+    if (instant.action !== timeline.layout.clusteringAction) return instant;
+    if ((await readClusteringPlan(storage, instant.time, timeline.layout)) === undefined) return instant;
+  }
+  return undefined;
 }
