@@ -8,8 +8,7 @@
  *   isTightBound false; at column-stats index version 2 (1.1.x) stored as its ValueType says (toV2Value).
  * - partition_stats: per touched partition and indexed column, the range over the partition's latest files, tight
  *   bound (partitionStatsRecords1x).
- * - bloom_filters: per written base file, its footer's filter (bloomFilterRecords1x), the same records as 0.x's:
- *   convertMetadataToBloomFilterRecords did not change in 1.0.2 or 1.1.1.
+ * - bloom_filters: per written base file, its footer's filter, as 0.x (bloomFilterRecords1x).
  */
 import { HudiError, UnsupportedTableError } from '../errors.js';
 import { writeHudiLogBlockHFile } from '../hfile/index.js';
