@@ -2,8 +2,8 @@
  * Keeping a Hudi 1.x metadata table (table versions 8 and 9) on our copy-on-write write commits, as Hudi 1.0.2 /
  * 1.1.1's HoodieBackedTableMetadataWriter does: per data instant T a deltacommit at T in the layout-2 timeline
  * (`.hoodie/metadata/.hoodie/timeline/`), a new log file per touched file group named by T, HFile blocks of the
- * 1.x records (convert-1x.ts: files, column_stats, partition_stats, bloom_filters), completed as `T_<completion>.deltacommit`
- * before the data commit completes.
+ * 1.x records (convert-1x.ts: files, column_stats, partition_stats, bloom_filters), completed as
+ * `T_<completion>.deltacommit` before the data commit completes.
  *
  * Clusterings, compactions and cleans (commitClean) get theirs too; rollbacks and second attempts roll the
  * deltacommit back (rollback-1x.ts), and each deltacommit of ours first rolls back a killed writer's pending ones
