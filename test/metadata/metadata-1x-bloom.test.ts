@@ -1,11 +1,11 @@
 /**
  * The bloom_filters partition of a 1.x metadata table: the records a commit and a clean build (convert-1x.ts), and
- * MetadataTable1x keeping them on a metadata table that has the partition (written, read back, tombstoned by a
- * clean), or refusing, before anything is written, a write that asks for the partition where the table has none.
+ * MetadataTable1x keeping them on a metadata table that has the partition (written, read back, rolled back with a
+ * failed write, tombstoned by a clean), or refusing, before anything is written, a write that asks for the partition where the table has none.
  * test/interop/hudi-1x-bloom-filters.test.ts judges them against Spark.
  */
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MetadataTableError } from '../../lib/errors.js';
@@ -17,6 +17,7 @@ import { MetadataTable1x } from '../../lib/metadata/metadata-table-1x.js';
 import { mapRecordKeyToFileGroupIndex, partitionIdentifier } from '../../lib/metadata/partitions.js';
 import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import type { MetadataRecord } from '../../lib/metadata/records.js';
+import { rollbackMetadataDeltaCommit1x } from '../../lib/metadata/rollback-1x.js';
 import { setFooterKeyValues } from '../../lib/parquet/footer.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { readTableConfig } from '../../lib/table/config.js';
@@ -194,6 +195,32 @@ for (const release of ['1.0.2', '1.1.1']) {
         assert.equal(Buffer.from(record.bloomFilter.bloomFilter).toString('utf8'), `${FILTER}${name}`);
         assert.deepEqual([record.bloomFilter.type, record.bloomFilter.timestamp, record.bloomFilter.isDeleted], ['SIMPLE', instant, false]);
       }
+
+      // A failed write's deltacommit rolled back with its data instant (rollback-1x.ts) takes its bloom-filter logs too.
+      const failed = '20991206120500000';
+      const failedName = `f5-0_0-1-0_${failed}.parquet`;
+      await parquet(join(path, '2024-01-01', failedName), FILTER);
+      const failedMetadata: CommitMetadata = {
+        ...metadata,
+        partitionToWriteStats: {
+          '2024-01-01': [
+            newWriteStat({
+              fileId: 'f5-0',
+              path: `2024-01-01/${failedName}`,
+              partitionPath: '2024-01-01',
+              fileSizeInBytes: statSync(join(path, '2024-01-01', failedName)).size,
+              numWrites: 3,
+            }),
+          ],
+        },
+      };
+      const failedResult = await (await open(path)).commit(failed, failedMetadata);
+      const failedLog = failedResult.logFiles.find((log) => log.partition === 'bloom_filters');
+      assert.ok(failedLog !== undefined);
+      const rolledBack = await rollbackMetadataDeltaCommit1x(await open(path), failed, '20991206120600000');
+      assert.ok(rolledBack?.deletedFiles.includes(failedLog.path), `${failedLog.path} deleted`);
+      assert.equal(existsSync(join(path, '.hoodie/metadata', failedLog.path)), false);
+      assert.deepEqual((await read([instant, failed])).map((record) => record.key).sort(), [...keys].sort());
 
       const cleanTime = '20991206130000000';
       const clean: HoodieCleanMetadata = {
