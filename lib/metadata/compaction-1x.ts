@@ -26,7 +26,7 @@ import { fileNameOf } from '../util/paths.js';
 import { encodeMetadataRecord } from './codec.js';
 import { compactionLimit } from './compaction.js';
 import { METADATA_1X_TIMELINE_FOLDER, metadataCompletionTimes1x, readSliceInputs1x } from './reader-1x.js';
-import { isDeletedRecord, type MergedRecord, type MetadataRecord, mergeRecords } from './records.js';
+import { isDeletedRecord, isTombstone, type MergedRecord, type MetadataRecord, mergeRecords } from './records.js';
 import { METADATA_1X_PARTITIONS, type Metadata1xPartition, type MetadataTableVersion1x, metadataRecordType1x, metadataVersionFacts } from './schema-1x.js';
 import { METADATA_TABLE_FOLDER } from './timeline.js';
 
@@ -241,15 +241,16 @@ interface LogEntry {
   readonly combined: boolean;
 }
 
-const isStatsRecord = (record: MergedRecord): record is Extract<MetadataRecord, { type: 3 | 6 }> =>
-  !isDeletedRecord(record) && (record.type === 3 || record.type === 6);
+/** A column-stats or bloom-filter tombstone (not a delete block's key). */
+const isStoredTombstone = (record: MergedRecord): boolean => !isDeletedRecord(record) && isTombstone(record);
 
 /**
- * HoodieMetadataPayload.isDeletedRecord of a scanned key: a delete, or a column-stats tombstone that a merge produced
- * (the payload built from merged column stats takes their isDeleted; one read as it was stored does not).
+ * HoodieMetadataPayload.isDeletedRecord of a scanned key: a delete, or a column-stats or bloom-filter tombstone that
+ * a merge produced (the payload combineMetadataPayloads builds takes their isDeleted; one read as it was stored
+ * does not).
  */
 function payloadDeleted(entry: LogEntry): boolean {
-  return isDeletedRecord(entry.record) || (entry.combined && isStatsRecord(entry.record) && entry.record.columnStats.isDeleted);
+  return isDeletedRecord(entry.record) || (entry.combined && isStoredTombstone(entry.record));
 }
 
 /**
@@ -348,7 +349,7 @@ async function compactOperation1x(
       continue;
     }
     const merged = mergeRecords(record, entry.record);
-    if (isDeletedRecord(merged) || (isStatsRecord(merged) && merged.columnStats.isDeleted)) {
+    if (isDeletedRecord(merged) || isStoredTombstone(merged)) {
       deletes += 1;
       continue;
     }

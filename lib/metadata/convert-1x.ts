@@ -8,6 +8,7 @@
  *   isTightBound false; at column-stats index version 2 (1.1.x) stored as its ValueType says (toV2Value).
  * - partition_stats: per touched partition and indexed column, the range over the partition's latest files, tight
  *   bound (partitionStatsRecords1x).
+ * - bloom_filters: per written base file, its footer's filter, as 0.x (bloomFilterRecords1x).
  */
 import { HudiError, UnsupportedTableError } from '../errors.js';
 import { writeHudiLogBlockHFile } from '../hfile/index.js';
@@ -18,9 +19,11 @@ import type { ThriftStruct } from '../parquet/thrift.js';
 import { type AvroRecordSchema, META_FIELD_NAMES } from '../table/schema.js';
 import { encodeMetadataRecord } from './codec.js';
 import { columnRangesFromFooter, columnRangesFromRecords, type DecimalStorage } from './column-stats.js';
+import { footerBloomFilterBytes } from './footers.js';
 import { columnIndexId, partitionIndexId } from './hash-ids.js';
 import { partitionIdentifier } from './partitions.js';
 import {
+  bloomFilterRecord,
   type ColumnRange,
   type ColumnStatsMetadata,
   columnStatsRecord,
@@ -350,6 +353,40 @@ export function cleanColumnStatsRecords1x(
   const facts = metadataVersionFacts(tableVersion);
   const valueType = facts.columnStatsIndexVersion === 2 ? { typeOrdinal: VALUE_TYPE_ORDINAL.NULL, additionalInfo: null } : undefined;
   return columns.map((column) => withStatsFields(columnStatsRecord(partitionPath, deletedColumnRange(fileName, column), true), false, valueType));
+}
+
+/** A base file a commit wrote, with its Parquet footer. */
+export interface WrittenBaseFile {
+  readonly partitionPath: string;
+  readonly fileName: string;
+  readonly footer: ThriftStruct;
+}
+
+/**
+ * A commit's bloom_filters records (convertMetadataToBloomFilterRecords, the same in 1.0.2 and 1.1.1): per written
+ * base file whose footer has a filter, its serialized filter, typed `bloomType` (the writer's
+ * hoodie.bloom.index.filter.type, not the footer's code) and stamped with the instant. Log files get none (delta
+ * write stats are skipped), nor does a file without a filter (Hudi logs it and goes on). One record per key.
+ */
+export function bloomFilterRecords1x(files: readonly WrittenBaseFile[], instantTime: string, bloomType: string): MetadataRecord[] {
+  const out = new Map<string, MetadataRecord>();
+  for (const { partitionPath, fileName, footer } of files) {
+    const bloom = footerBloomFilterBytes(footer);
+    if (bloom === undefined) continue;
+    const record = bloomFilterRecord(partitionPath, fileName, instantTime, { type: bloomType, serialized: bloom.bytes });
+    out.set(record.key, record);
+  }
+  return [...out.values()];
+}
+
+/**
+ * A clean's bloom_filters tombstones (convertMetadataToBloomFilterRecords of a clean): per cleaned base file (Hudi's
+ * FSUtils.isBaseFile: not a log file), type "", no bytes, isDeleted, stamped with the clean's instant.
+ */
+export function cleanBloomFilterRecords1x(cleaned: readonly { readonly partition: string; readonly name: string }[], instantTime: string): MetadataRecord[] {
+  return cleaned
+    .filter(({ name }) => !name.startsWith('.') && /\.(parquet|orc|hfile)$/.test(name))
+    .map(({ partition, name }) => bloomFilterRecord(partition, name, instantTime, undefined, true));
 }
 
 /** HoodieTableMetadataUtil.getPartitionStatsIndexKey: ColumnIndexID + PartitionIndexID. */

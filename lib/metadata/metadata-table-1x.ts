@@ -2,14 +2,16 @@
  * Keeping a Hudi 1.x metadata table (table versions 8 and 9) on our copy-on-write write commits, as Hudi 1.0.2 /
  * 1.1.1's HoodieBackedTableMetadataWriter does: per data instant T a deltacommit at T in the layout-2 timeline
  * (`.hoodie/metadata/.hoodie/timeline/`), a new log file per touched file group named by T, HFile blocks of the
- * 1.x records (convert-1x.ts: files, column_stats, partition_stats), completed as `T_<completion>.deltacommit`
- * before the data commit completes.
+ * 1.x records (convert-1x.ts: files, column_stats, partition_stats, bloom_filters), completed as
+ * `T_<completion>.deltacommit` before the data commit completes.
  *
  * Clusterings, compactions and cleans (commitClean) get theirs too; rollbacks and second attempts roll the
  * deltacommit back (rollback-1x.ts), and each deltacommit of ours first rolls back a killed writer's pending ones
  * (withoutFailedWrites). Before a write's deltacommit a due clean, compaction and archival run (services-1x.ts, Hudi's
  * performTableServices). The data table's archive reads the metadata table's latest compaction only.
  */
+import { BLOOM_FILTER_KEYS } from '../base-file/bloom-filter.js';
+import { readKey } from '../config/index.js';
 import { HudiError, MetadataTableError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
 import { isLogFileName, parseLogFileName, writeLogFile } from '../log-format/index.js';
@@ -32,6 +34,8 @@ import { fileNameOf } from '../util/paths.js';
 import { metadataArchiveRules1x } from './archive-1x.js';
 import { commitFilesRecords, convertCleanMetadata } from './convert.js';
 import {
+  bloomFilterRecords1x,
+  cleanBloomFilterRecords1x,
   cleanColumnStatsRecords1x,
   columnStatsRecords1x,
   columnsToIndex1x,
@@ -42,7 +46,7 @@ import {
 } from './convert-1x.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
 import { columnIndexId, partitionIndexId } from './hash-ids.js';
-import { configuredColumnStatsColumns } from './keys.js';
+import { configuredColumnStatsColumns, PARTITION_ENABLE } from './keys.js';
 import { mapRecordKeyToFileGroupIndex, partitionIdentifier } from './partitions.js';
 import { columnStatsIndexVersion1x, METADATA_1X_TIMELINE_FOLDER, readMetadataTable1x } from './reader-1x.js';
 import type { ColumnRange, ColumnStatsMetadata, MetadataRecord } from './records.js';
@@ -253,10 +257,21 @@ export class MetadataTable1x {
         location: this.storage.uriOf(METADATA_TABLE_PROPERTIES),
       });
     }
-    for (const partition of ['files', 'column_stats', 'partition_stats'] as const) {
+    for (const partition of ['files', 'column_stats', 'partition_stats', 'bloom_filters'] as const) {
       const declared = this.partitions.includes(partition);
       if (partition === 'files' ? !declared : declared && (this.fileIds.get(partition) ?? []).length === 0) {
         problems.push({ problem: `metadata-table partition ${partition} is not declared or has no file group`, fix: rebuild, location: timelineLocation });
+      }
+    }
+    // Hudi's writer initialises a partition its keys turn on and the table lacks (a bulk read of every file), which
+    // this build does not do: refused before anything is written.
+    if (!check && readKey(options.properties ?? new Map<string, string>(), PARTITION_ENABLE.bloom_filters, 'write properties') === true) {
+      if (!this.partitions.includes('bloom_filters') && !this.inflightPartitions.includes('bloom_filters')) {
+        problems.push({
+          problem: `${PARTITION_ENABLE.bloom_filters.key}=true asks for the bloom_filters partition, which this metadata table does not have and this build does not create`,
+          fix: `let one Hudi ${metadataVersionFacts(this.version).hudiRelease} write with ${PARTITION_ENABLE.bloom_filters.key}=true create it, or leave the key out`,
+          location: this.storage.uriOf(PROPERTIES_FILE),
+        });
       }
     }
     if (!check && this.partitions.includes('partition_stats') && !this.partitions.includes('column_stats')) {
@@ -416,7 +431,7 @@ export class MetadataTable1x {
    * Write the deltacommit mirroring clean `instantTime` (about to complete; `metadata` its clean metadata), as
    * convertMetadataToRecords of a clean in 1.0.2 and 1.1.1: `files` drops the cleaned files (and removed
    * partitions), `column_stats` gets a tombstone per cleaned file (base or log) and indexed column (the table schema's columns:
-   * getColumnsToIndex); partition_stats is not touched.
+   * getColumnsToIndex), `bloom_filters` one per cleaned base file; partition_stats is not touched.
    */
   async commitClean(
     instantTime: string,
@@ -433,6 +448,7 @@ export class MetadataTable1x {
     const cleaned = Object.entries(metadata.partitionMetadata).flatMap(([partition, entry]) =>
       entry.deletePathPatterns.map((name) => ({ partition, name: fileNameOf(name) })),
     );
+    if (this.partitions.includes('bloom_filters')) records.set('bloom_filters', cleanBloomFilterRecords1x(cleaned, instantTime));
     if (this.partitions.includes('column_stats') && cleaned.length > 0) {
       const schema = await input.tableSchema?.();
       if (schema === undefined) {
@@ -572,18 +588,12 @@ export class MetadataTable1x {
     input: Metadata1xCommitInput,
   ): Promise<Map<Metadata1xPartition, MetadataRecord[]>> {
     const out = new Map<Metadata1xPartition, MetadataRecord[]>([['files', commitFilesRecords(metadata)]]);
-    if (!this.partitions.includes('column_stats')) return out;
+    const wantStats = this.partitions.includes('column_stats');
+    const wantBloom = this.partitions.includes('bloom_filters');
+    if (!wantStats && !wantBloom) return out;
     const stats = Object.entries(metadata.partitionToWriteStats).flatMap(([partition, list]) =>
       list.filter((stat) => stat.path !== null).map((stat) => ({ partition: stat.partitionPath ?? partition, stat })),
     );
-    const schemaText = metadata.extraMetadata['schema'] ?? '';
-    const configured = configuredColumnStatsColumns(input.properties);
-    const columns = columnsToIndex1x(schemaText, this.version, {
-      populateMetaFields: this.config.populateMetaFields,
-      ...(configured.length > 0 ? { configured } : {}),
-    });
-    // A log file's ranges are the append handle's, over the records it wrote (translateWriteStatToColumnStats).
-    const logSchema = stats.some(({ stat }) => isLogFileName(stat.path!)) ? this.logColumnStatsSchema(instantTime, schemaText) : undefined;
     const footers: (ThriftStruct | undefined)[] = await mapWithConcurrency(stats, FOOTER_CONCURRENCY, ({ stat }) => {
       if (isLogFileName(stat.path!)) return Promise.resolve(undefined);
       if (!fileNameOf(stat.path!).endsWith('.parquet')) {
@@ -602,6 +612,23 @@ export class MetadataTable1x {
         ? readLocalFooter(local)
         : readStoredFooter(this.storage, stat.path!, stat.fileSizeInBytes > 0 ? stat.fileSizeInBytes : undefined);
     });
+    if (wantBloom) {
+      const bloomType = readKey(input.properties ?? new Map<string, string>(), BLOOM_FILTER_KEYS.type, 'write properties');
+      const baseFiles = stats.flatMap(({ partition, stat }, index) => {
+        const footer = footers[index];
+        return footer === undefined ? [] : [{ partitionPath: partition, fileName: fileNameOf(stat.path!), footer }];
+      });
+      out.set('bloom_filters', bloomFilterRecords1x(baseFiles, instantTime, bloomType));
+    }
+    if (!wantStats) return out;
+    const schemaText = metadata.extraMetadata['schema'] ?? '';
+    const configured = configuredColumnStatsColumns(input.properties);
+    const columns = columnsToIndex1x(schemaText, this.version, {
+      populateMetaFields: this.config.populateMetaFields,
+      ...(configured.length > 0 ? { configured } : {}),
+    });
+    // A log file's ranges are the append handle's, over the records it wrote (translateWriteStatToColumnStats).
+    const logSchema = stats.some(({ stat }) => isLogFileName(stat.path!)) ? this.logColumnStatsSchema(instantTime, schemaText) : undefined;
     const columnStats: MetadataRecord[] = [];
     const written = new Map<string, ColumnStatsMetadata[]>();
     for (const [index, { partition, stat }] of stats.entries()) {

@@ -5,8 +5,8 @@
  * group the latest merged slice at or before the last completed metadata instant is read and merged with
  * HoodieMetadataPayload's rules (records.ts); which blocks count is readSlice's and validInstants'.
  *
- * Only files, column_stats and partition_stats are read: any other partition, record type or value wrapper is
- * refused by name, as is a pending metadata-table compaction (its plan is not read).
+ * Only files, column_stats, partition_stats and bloom_filters are read: any other partition, record type or value
+ * wrapper is refused by name, as is a pending metadata-table compaction (its plan is not read).
  */
 import { HudiError, UnsupportedTableError } from '../errors.js';
 import { readHudiHFile } from '../hfile/index.js';
@@ -21,7 +21,7 @@ import { timelineLayout2 } from '../timeline/layout.js';
 import { loadTimeline, type Timeline } from '../timeline/timeline.js';
 import { fileNameOf } from '../util/paths.js';
 import { decodeMetadataRecord } from './codec.js';
-import { isDeletedRecord, type MergedRecord, type MetadataRecord, mergeRecords } from './records.js';
+import { isDeletedRecord, isTombstone, type MergedRecord, type MetadataRecord, mergeRecords } from './records.js';
 import { metadataRecordTypeOf } from './schema.js';
 import { METADATA_1X_PARTITIONS, METADATA_1X_VERSIONS, type Metadata1xPartition, type MetadataTableVersion1x, metadata1xPartitionOf } from './schema-1x.js';
 import { METADATA_TABLE_FOLDER, METADATA_TABLE_METAFOLDER } from './timeline.js';
@@ -129,8 +129,8 @@ export async function readMetadataTable1x(storage: Storage, options: Metadata1xR
     const records = new Map<string, MetadataRecord>();
     for (const slice of merged) {
       for (const [key, record] of await readSlice(storage, partition, slice, (time) => completedAtOrBefore(time) && valid.has(time))) {
-        // A column-stats tombstone (a clean's) reads as absent, as HoodieMetadataPayload.getInsertValue has it.
-        if (!isDeletedRecord(record) && !((record.type === 3 || record.type === 6) && record.columnStats.isDeleted)) records.set(key, record);
+        // A column-stats or bloom-filter tombstone (a clean's) reads as absent, as HoodieMetadataPayload.getInsertValue has it.
+        if (!isDeletedRecord(record) && !isTombstone(record)) records.set(key, record);
       }
     }
     partitions.set(partition, records);

@@ -110,6 +110,15 @@ export function isDeletedRecord(record: MergedRecord): record is { readonly key:
   return 'deleted' in record;
 }
 
+/**
+ * A record that says its entry is gone (isDeleted inside it): a clean's column-stats or bloom-filter tombstone. Hudi
+ * reads one as absent, and a merge that yields one deletes the key (the payload built from it is deleted).
+ */
+export function isTombstone(record: MetadataRecord): boolean {
+  if (record.type === 3 || record.type === 6) return record.columnStats.isDeleted;
+  return record.type === 4 && record.bloomFilter.isDeleted;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Building records (HoodieMetadataPayload.create*)
 

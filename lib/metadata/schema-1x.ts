@@ -14,18 +14,19 @@ export type MetadataTableVersion1x = 8 | 9;
 
 /**
  * The partitions of a 1.x metadata table, with their file-id prefixes and default file-group counts
- * (MetadataPartitionType, HoodieMetadataConfig *_FILE_GROUP_COUNT). Only files, column_stats and partition_stats
- * are read and written here; the others are known by name so that a table holding one is refused by it.
+ * (MetadataPartitionType, HoodieMetadataConfig *_FILE_GROUP_COUNT). Only these are read and written here; the others
+ * are known by name so that a table holding one is refused by it.
  */
 export const METADATA_1X_PARTITIONS = {
   files: { prefix: 'files-', recordTypes: [1, 2], defaultFileGroups: 1 },
   column_stats: { prefix: 'col-stats-', recordTypes: [3], defaultFileGroups: 2 },
+  bloom_filters: { prefix: 'bloom-filters-', recordTypes: [4], defaultFileGroups: 4 },
   partition_stats: { prefix: 'partition-stats-', recordTypes: [6], defaultFileGroups: 1 },
 } as const;
 export type Metadata1xPartition = keyof typeof METADATA_1X_PARTITIONS;
 
 /** Partitions (or partition-name prefixes) Hudi 1.x may create that this build does not read. */
-export const UNREAD_1X_PARTITIONS = ['bloom_filters', 'record_index', 'secondary_index_', 'expr_index_'] as const;
+export const UNREAD_1X_PARTITIONS = ['record_index', 'secondary_index_', 'expr_index_'] as const;
 
 export interface Metadata1xVersionFacts {
   readonly hudiRelease: string;
@@ -121,7 +122,7 @@ export function metadata1xPartitionOf(name: string, location: string): Metadata1
   throw new UnsupportedTableError(
     unread === undefined
       ? `the metadata table has a partition "${name}" that Hudi 1.0/1.1 does not write`
-      : `the metadata table has the "${name}" partition, which this build does not read (it reads files, column_stats and partition_stats)`,
+      : `the metadata table has the "${name}" partition, which this build does not read (it reads ${Object.keys(METADATA_1X_PARTITIONS).join(', ')})`,
     { location, fix: 'drop that index with Hudi (or turn it off), or read the table with Hudi' },
   );
 }

@@ -55,6 +55,11 @@ export function sparkMetadataRow(record: MetadataRecord): Record<string, unknown
       row['ColumnStatsMetadata'] = Object.fromEntries(Object.entries(stats).filter(([, v]) => v !== null));
       break;
     }
+    case 4: {
+      const b = record.bloomFilter;
+      row['BloomFilterMetadata'] = { type: b.type, timestamp: b.timestamp, bloomFilter: Buffer.from(b.bloomFilter).toString('base64'), isDeleted: b.isDeleted };
+      break;
+    }
     default:
       throw new TypeError(`record type ${record.type} has no Spark row shape here`);
   }
