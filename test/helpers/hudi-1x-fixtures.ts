@@ -26,6 +26,18 @@ export function hudi1xRows(ids: readonly number[], version: number): Hudi1xRow[]
   return ids.map((id) => ({ id, name: `v${version}-${id}`, ts: version, dt: id % 2 === 0 ? '2024-01-02' : '2024-01-01' }));
 }
 
+/** hudi1xRows(ids, batch) as a JSON-lines input file under `dir`, for our writer. */
+export function hudi1xBatchFile(dir: string, ids: readonly number[], batch: number): string {
+  const file = join(dir, `batch-${batch}.jsonl`);
+  writeFileSync(
+    file,
+    `${hudi1xRows(ids, batch)
+      .map((row) => JSON.stringify(row))
+      .join('\n')}\n`,
+  );
+  return file;
+}
+
 /** `hudi1xRows(ids, version)` as a JSONL file in `dir` for our writer: its path. */
 export function hudi1xJsonl(dir: string, ids: readonly number[], version: number): string {
   const input = join(dir, `batch-${version}.jsonl`);

@@ -11,10 +11,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { TimeTravelError } from '../../lib/errors.js';
-import { readSnapshot } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
+import { type AsOfAnswer, ourAsOf, sparkAsOf } from '../helpers/as-of.js';
 import { jsonLines, runCli } from '../helpers/cli.js';
 import { canonicalRow, canonicalRows, type HudiHarness, HudiHarnessError, startHudi } from '../helpers/hudi.js';
 import { tempDir } from '../helpers/paths.js';
@@ -46,29 +45,12 @@ const WRITES: readonly (readonly number[])[] = [
 const BEFORE_ALL = '20000101000000000';
 const AFTER_ALL = '29991231235959999';
 
-type Answer = string[] | { refused: string };
-
 describe(`as-of reads of a version 6 table refused where Hudi ${HUDI_VERSION} refuses them`, { timeout: 1_800_000 }, () => {
   let hudi: HudiHarness;
   const path = join(tempDir('hudi-0.15-as-of-validate-'), 'cow');
 
-  const spark = async (asOf: string): Promise<Answer> => {
-    try {
-      return canonicalRows((await hudi.read(path, { options: { 'hoodie.metadata.enable': 'false', 'as.of.instant': asOf } })).rows);
-    } catch (error) {
-      if (!(error instanceof HudiHarnessError)) throw error;
-      return { refused: error.message };
-    }
-  };
-  const ours = async (asOf: string): Promise<Answer> => {
-    try {
-      const table = await HudiTable.open(openStorage(path));
-      return canonicalRows((await readSnapshot(table, { asOf, includeMetaFields: true })).rows);
-    } catch (error) {
-      if (!(error instanceof TimeTravelError)) throw error;
-      return { refused: error.message };
-    }
-  };
+  const spark = (asOf: string): Promise<AsOfAnswer> => sparkAsOf(hudi, path, asOf);
+  const ours = (asOf: string): Promise<AsOfAnswer> => ourAsOf(path, asOf);
 
   before(async () => {
     hudi = await startHudi({ hudiVersion: HUDI_VERSION });

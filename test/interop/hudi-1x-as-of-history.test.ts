@@ -12,13 +12,13 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { TimeTravelError } from '../../lib/errors.js';
-import { type QueryType, readSnapshot } from '../../lib/read/reader.js';
+import type { QueryType } from '../../lib/read/reader.js';
 import { openStorage } from '../../lib/storage/index.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { historyFolder, readTimelineHistory } from '../../lib/timeline/history/index.js';
+import { type AsOfAnswer, ourAsOf, sparkAsOf } from '../helpers/as-of.js';
 import { jsonLines, runCli } from '../helpers/cli.js';
-import { canonicalRow, canonicalRows, type HudiHarness, HudiHarnessError, startHudi } from '../helpers/hudi.js';
+import { canonicalRow, canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_VERSIONS, hudi1xCowWrite, hudi1xMorWrite } from '../helpers/hudi-1x-fixtures.js';
 import { tempDir } from '../helpers/paths.js';
 
@@ -45,8 +45,6 @@ const WRITES: readonly (readonly number[])[] = [
 /** Before any write: an instant time no table here has reached. */
 const BEFORE_ALL = '20000101000000000';
 
-type Answer = string[] | { refused: string };
-
 for (const version of HUDI_1X_VERSIONS) {
   describe(`as-of reads older than the active timeline, Hudi ${version}`, { timeout: 1_800_000 }, () => {
     let hudi: HudiHarness;
@@ -55,28 +53,8 @@ for (const version of HUDI_1X_VERSIONS) {
     const mor = join(root, 'mor');
     const archived = new Map<string, string[]>();
 
-    const spark = async (path: string, asOf: string, queryType?: QueryType): Promise<Answer> => {
-      const options = {
-        'hoodie.metadata.enable': 'false',
-        'as.of.instant': asOf,
-        ...(queryType === undefined ? {} : { 'hoodie.datasource.query.type': queryType }),
-      };
-      try {
-        return canonicalRows((await hudi.read(path, { options })).rows);
-      } catch (error) {
-        if (!(error instanceof HudiHarnessError)) throw error;
-        return { refused: error.message };
-      }
-    };
-    const ours = async (path: string, asOf: string, queryType?: QueryType): Promise<Answer> => {
-      try {
-        const table = await HudiTable.open(openStorage(path));
-        return canonicalRows((await readSnapshot(table, { asOf, includeMetaFields: true, ...(queryType === undefined ? {} : { queryType }) })).rows);
-      } catch (error) {
-        if (!(error instanceof TimeTravelError)) throw error;
-        return { refused: error.message };
-      }
-    };
+    const spark = (path: string, asOf: string, queryType?: QueryType): Promise<AsOfAnswer> => sparkAsOf(hudi, path, asOf, queryType);
+    const ours = ourAsOf;
 
     before(async () => {
       hudi = await startHudi({ hudiVersion: version });
@@ -168,7 +146,7 @@ for (const version of HUDI_1X_VERSIONS) {
         'Spark archived its clean',
       );
       const writes = history.instants.filter((instant) => instant.action === 'commit').map((instant) => instant.requestedTime);
-      const answers = new Map<string, Answer>();
+      const answers = new Map<string, AsOfAnswer>();
       for (const asOf of writes) {
         const theirs = await spark(cow, asOf);
         assert.ok(Array.isArray(theirs), `Spark reads ${asOf}: ${JSON.stringify(theirs)}`);

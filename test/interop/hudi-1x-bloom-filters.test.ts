@@ -8,7 +8,7 @@
  * compaction's base files get theirs, and Spark upserts on top.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { MetadataRecord } from '../../lib/metadata/records.js';
@@ -18,7 +18,7 @@ import { writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { jsonLines, propertiesFile, runCli } from '../helpers/cli.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xBatchFile, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
 import { cleanKeepingLatestCommits } from '../helpers/interop-writer.js';
 import { assertMetadata1xValidated, assertMirroredBefore } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
@@ -41,13 +41,7 @@ for (const version of HUDI_1X_VERSIONS) {
 
     async function ours(operation: WriteOperation, ids: number[], path = table, extra: Record<string, string> = {}): Promise<string> {
       batch += 1;
-      const input = join(root, `batch-${batch}.jsonl`);
-      writeFileSync(
-        input,
-        `${hudi1xRows(ids, batch)
-          .map((row) => JSON.stringify(row))
-          .join('\n')}\n`,
-      );
+      const input = hudi1xBatchFile(root, ids, batch);
       return (
         await writeBatch(new LocalStorage(path), {
           input: { file: input, format: 'jsonl' },

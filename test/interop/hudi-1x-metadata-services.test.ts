@@ -7,7 +7,7 @@
  * equals our reader, data skipping finds the rows, and Spark keeps writing on top (its own services too).
  */
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readHudiHFile } from '../../lib/hfile/index.js';
@@ -22,7 +22,7 @@ import { decodeTimelineAvro } from '../../lib/timeline/avro-files.js';
 import { decodeCompactionPlan } from '../../lib/timeline/compaction-plan.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xBatchFile, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
 import { assertDataSkippingAgrees, assertMetadata1xValidated } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
 
@@ -80,13 +80,7 @@ for (const version of HUDI_1X_VERSIONS) {
 
     async function ours(path: string, ids: number[]): Promise<string> {
       batch += 1;
-      const input = join(root, `batch-${batch}.jsonl`);
-      writeFileSync(
-        input,
-        `${hudi1xRows(ids, batch)
-          .map((row) => JSON.stringify(row))
-          .join('\n')}\n`,
-      );
+      const input = hudi1xBatchFile(root, ids, batch);
       return (await writeBatch(new LocalStorage(path), { input: { file: input, format: 'jsonl' }, operation: 'upsert', properties: OUR_PROPS })).instantTime;
     }
 

@@ -21,7 +21,7 @@ import { decodeTimelineAvro } from '../../lib/timeline/avro-files.js';
 import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { failedWrite, HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { failedWrite, HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xBatchFile, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
 import { cleanKeepingLatestCommits } from '../helpers/interop-writer.js';
 import { assertDataSkippingAgrees, assertMetadata1xValidated, assertMirroredBefore, listTree } from '../helpers/metadata-1x.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
@@ -46,13 +46,7 @@ for (const version of HUDI_1X_VERSIONS) {
       faults: Pick<WriteOptions, 'afterDataFiles' | 'afterMetadataTableWrite'> = {},
     ): Promise<string> {
       batch += 1;
-      const input = join(root, `batch-${batch}.jsonl`);
-      writeFileSync(
-        input,
-        `${hudi1xRows(ids, batch)
-          .map((row) => JSON.stringify(row))
-          .join('\n')}\n`,
-      );
+      const input = hudi1xBatchFile(root, ids, batch);
       return (await writeBatch(new LocalStorage(table), { input: { file: input, format: 'jsonl' }, operation, properties, ...faults })).instantTime;
     }
 

@@ -10,18 +10,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import {
-  BatchDeletePartitionCommand,
-  GetPartitionsCommand,
-  GetTableCommand,
-  GetTablesCommand,
-  type GlueClient,
-  type Table,
-  UpdateTableCommand,
-} from '@aws-sdk/client-glue';
-import { generateUsers, type UserRecord, writeJsonLines } from '../../lib/cli/generate.js';
+import { BatchDeletePartitionCommand, GetTablesCommand, type Table, UpdateTableCommand } from '@aws-sdk/client-glue';
 import { resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
 import { compactionConfigFrom } from '../../lib/compaction/config.js';
@@ -30,78 +20,19 @@ import { scheduleCompaction } from '../../lib/compaction/schedule.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import { lockProviderFor } from '../../lib/lock/index.js';
 import { openStorage } from '../../lib/storage/index.js';
-import { type CatalogSyncOutcome, EXTRACTORS, GLUE_SYNC_TOOL, glueClientFor, syncCatalogAfterCommit } from '../../lib/sync/index.js';
 import { HudiTable } from '../../lib/table/table.js';
 import type { Instant } from '../../lib/timeline/instant.js';
-import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
-import { tempDir } from '../helpers/paths.js';
+import { getTable, glue, partitionsOf, RO_INPUT_FORMAT, RT_INPUT_FORMAT, syncNow, users, usersTableProps, writeUsers } from '../helpers/glue-sync.js';
 import { s3TablePath } from '../helpers/s3.js';
 
-const RO_INPUT_FORMAT = 'org.apache.hudi.hadoop.HoodieParquetInputFormat';
-const RT_INPUT_FORMAT = 'org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat';
 const OUTPUT_FORMAT = 'org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat';
 const SERDE = 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe';
-const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** Table version → the Hudi release that writes it by default, whose Glue sync it gets. */
 const RELEASES = [
   { version: 9, release: '1.1', hudi: 'Hudi 1.1.1' },
   { version: 8, release: '1.0', hudi: 'Hudi 1.0.2' },
 ] as const;
-
-function glue(): GlueClient {
-  return glueClientFor({ region: undefined, endpoint: undefined });
-}
-
-function tableProps(tableName: string, database: string, type: 'COPY_ON_WRITE' | 'MERGE_ON_READ', version: number, extra: Record<string, string> = {}) {
-  return new Map([
-    ['hoodie.table.name', tableName],
-    ['hoodie.datasource.write.table.type', type],
-    ['hoodie.write.table.version', String(version)],
-    ['hoodie.datasource.write.recordkey.field', 'id'],
-    ['hoodie.datasource.write.partitionpath.field', 'dt'],
-    ['hoodie.datasource.write.precombine.field', 'createTime'],
-    ['hoodie.metadata.enable', 'false'],
-    ['hoodie.datasource.meta.sync.enable', 'true'],
-    ['hoodie.meta.sync.client.tool.class', GLUE_SYNC_TOOL],
-    ['hoodie.datasource.hive_sync.database', database],
-    ['hoodie.datasource.hive_sync.partition_extractor_class', EXTRACTORS.multiPart],
-    ...Object.entries(extra),
-  ]);
-}
-
-async function write(tablePath: string, props: ReadonlyMap<string, string>, records: readonly UserRecord[], operation: WriteOptions['operation']) {
-  const file = join(tempDir(), `batch-${randomUUID().slice(0, 8)}.jsonl`);
-  await writeJsonLines(file, records);
-  return writeBatch(openStorage(tablePath), {
-    input: { file, format: 'jsonl' },
-    operation,
-    properties: new Map([...props, ['hoodie.parquet.small.file.limit', '0']]),
-  });
-}
-
-type Synced = Extract<CatalogSyncOutcome, { status: 'SYNCED' }>;
-
-async function sync(tablePath: string, props: ReadonlyMap<string, string>): Promise<Synced> {
-  const outcome = await syncCatalogAfterCommit(await HudiTable.open(openStorage(tablePath)), props, { glue: () => glue(), log: quiet });
-  assert.ok(outcome?.status === 'SYNCED', JSON.stringify(outcome));
-  return outcome;
-}
-
-async function getTable(database: string, name: string): Promise<Table> {
-  return (await glue().send(new GetTableCommand({ DatabaseName: database, Name: name }))).Table!;
-}
-
-async function partitionsOf(database: string, table: string): Promise<[string[], string | undefined, string | undefined][]> {
-  const response = await glue().send(new GetPartitionsCommand({ DatabaseName: database, TableName: table }));
-  return (response.Partitions ?? [])
-    .map((p): [string[], string | undefined, string | undefined] => [p.Values ?? [], p.StorageDescriptor?.Location, p.StorageDescriptor?.InputFormat])
-    .sort((a, b) => a[0].join('/').localeCompare(b[0].join('/')));
-}
-
-function users(count: number, seed: number, startDate: string): UserRecord[] {
-  return [...generateUsers({ count, seed, idStart: 1, startDate, days: 1 })];
-}
 
 /** The completed commits of the table as it is on storage now. */
 async function writesOf(tablePath: string): Promise<Instant[]> {
@@ -126,19 +57,36 @@ function marks(table: Table) {
   };
 }
 
+/** A copy-on-write users table at `version` on S3, two inserts into two days (seed, day each), not synced yet. */
+async function twoInsertsTable(pathLabel: string, nameLabel: string, version: number, days: readonly [number, string][]) {
+  const tablePath = await s3TablePath(`${pathLabel}_v${version}`);
+  const name = `${nameLabel}${version}_${randomUUID().slice(0, 6)}`;
+  const database = `db_${randomUUID().slice(0, 6)}`;
+  const props = usersTableProps(name, database, { type: 'COPY_ON_WRITE', version });
+  for (const [index, [seed, day]] of days.entries()) {
+    await writeUsers(
+      tablePath,
+      props,
+      users(4, seed, day).map((u) => ({ ...u, id: u.id + 50 * index })),
+      'insert',
+    );
+  }
+  return { tablePath, name, database, props };
+}
+
 describe('Glue Data Catalog sync of Hudi 1.x tables against moto', () => {
   for (const { version, release, hudi } of RELEASES) {
     test(`a version ${version} merge-on-read table, as ${hudi} syncs it: insert, a delta commit into a new partition, a compaction, a clustering`, async () => {
       const tablePath = await s3TablePath(`glue_mor_v${version}`);
       const name = `trips_v${version}_${randomUUID().slice(0, 6)}`;
       const database = `db_${randomUUID().slice(0, 6)}`;
-      const props = tableProps(name, database, 'MERGE_ON_READ', version);
-      await write(tablePath, props, users(12, 1, '2024-01-01'), 'insert');
+      const props = usersTableProps(name, database, { type: 'MERGE_ON_READ', version: version });
+      await writeUsers(tablePath, props, users(12, 1, '2024-01-01'), 'insert');
       assert.equal((await HudiTable.open(openStorage(tablePath))).config.version, version);
       const allThree = [`${name}_ro`, `${name}_rt`, name];
 
       // 1. The insert: the three catalog tables, as with 0.15, plus last_commit_completion_time_sync.
-      const first = await sync(tablePath, props);
+      const first = await syncNow(tablePath, props);
       assert.equal(first.result.release, release);
       const firstMark = await markOf(tablePath);
       assert.deepEqual(
@@ -175,12 +123,12 @@ describe('Glue Data Catalog sync of Hudi 1.x tables against moto', () => {
 
       // 2. A delta commit: updates into log files of the first partition, inserts into a new one.
       const updates = users(4, 1, '2024-01-01').map((u) => ({ ...u, name: `${u.name}-v2`, createTime: '2024-01-01 23:59:59' }));
-      const delta = await write(tablePath, props, [...updates, ...users(3, 2, '2024-01-02').map((u) => ({ ...u, id: u.id + 100 }))], 'upsert');
+      const delta = await writeUsers(tablePath, props, [...updates, ...users(3, 2, '2024-01-02').map((u) => ({ ...u, id: u.id + 100 }))], 'upsert');
       assert.ok(
         delta.stats.some((s) => s.path?.includes('.log.')),
         'the upsert wrote log files',
       );
-      const second = await sync(tablePath, props);
+      const second = await syncNow(tablePath, props);
       const secondMark = await markOf(tablePath);
       assert.equal(secondMark.last_commit_time_sync, delta.instantTime);
       assert.deepEqual(
@@ -202,7 +150,7 @@ describe('Glue Data Catalog sync of Hudi 1.x tables against moto', () => {
       const scheduled = await scheduleCompaction(table, compactionConfigFrom(props, 'test'), { lock, force: true, properties: props });
       assert.ok(scheduled, 'a compaction was scheduled');
       await runCompaction(await HudiTable.open(openStorage(tablePath)), scheduled.instantTime, { lock, properties: props });
-      const afterCompaction = await sync(tablePath, props);
+      const afterCompaction = await syncNow(tablePath, props);
       const compactionMark = await markOf(tablePath);
       assert.equal(compactionMark.last_commit_time_sync, scheduled.instantTime);
       assert.deepEqual(
@@ -228,7 +176,7 @@ describe('Glue Data Catalog sync of Hudi 1.x tables against moto', () => {
         await engine.close();
       }
       assert.ok(clusteringInstant !== undefined, 'the clustering ran');
-      const afterClustering = await sync(tablePath, props);
+      const afterClustering = await syncNow(tablePath, props);
       const clusteringMark = await markOf(tablePath);
       assert.equal(clusteringMark.last_commit_time_sync, clusteringInstant);
       assert.deepEqual(
@@ -238,7 +186,7 @@ describe('Glue Data Catalog sync of Hudi 1.x tables against moto', () => {
       for (const tableName of allThree) assert.equal((await partitionsOf(database, tableName)).length, 2);
 
       // 5. Nothing new: 1.1 leaves every table alone (isAlreadySynced); 1.0 runs the sync, which changes nothing.
-      const idle = await sync(tablePath, props);
+      const idle = await syncNow(tablePath, props);
       assert.deepEqual(
         idle.result.tables.map((t) => [t.alreadySynced, t.partitionSync, t.partitionsAdded, t.schemaChanged, t.propertiesChanged]),
         allThree.map(() => (release === '1.1' ? [true, 'none', [], false, false] : [false, 'incremental', [], false, false])),
@@ -251,9 +199,9 @@ describe('Glue Data Catalog sync of Hudi 1.x tables against moto', () => {
     const tablePath = await s3TablePath('glue_cow_v8');
     const name = `events_v8_${randomUUID().slice(0, 6)}`;
     const database = `db_${randomUUID().slice(0, 6)}`;
-    const props = tableProps(name, database, 'COPY_ON_WRITE', 8);
-    await write(tablePath, props, users(5, 4, '2024-03-01'), 'insert');
-    const first = await sync(tablePath, props);
+    const props = usersTableProps(name, database, { type: 'COPY_ON_WRITE', version: 8 });
+    await writeUsers(tablePath, props, users(5, 4, '2024-03-01'), 'insert');
+    const first = await syncNow(tablePath, props);
     assert.deepEqual(
       first.result.tables.map((t) => [t.table, t.tableCreated, t.partitionsAdded]),
       [[name, true, ['2024-03-01']]],
@@ -263,13 +211,13 @@ describe('Glue Data Catalog sync of Hudi 1.x tables against moto', () => {
     assert.deepEqual(created.StorageDescriptor?.SerdeInfo?.Parameters, { 'hoodie.query.as.ro.table': 'false', path: tablePath, 'serialization.format': '1' });
     assert.deepEqual(marks(created), await markOf(tablePath));
 
-    await write(
+    await writeUsers(
       tablePath,
       props,
       users(3, 5, '2024-03-02').map((u) => ({ ...u, id: u.id + 50 })),
       'upsert',
     );
-    const second = await sync(tablePath, props);
+    const second = await syncNow(tablePath, props);
     assert.deepEqual([second.result.partitionSync, second.result.partitionsAdded], ['incremental', ['2024-03-02']]);
     assert.deepEqual(
       (await partitionsOf(database, name)).map(([values, location]) => [values, location]),
@@ -283,24 +231,17 @@ describe('Glue Data Catalog sync of Hudi 1.x tables against moto', () => {
 
   test('a commit requested before the last sync but completed after it is found by last_commit_completion_time_sync (1.x), not by 0.15', async () => {
     for (const version of [9, 6]) {
-      const tablePath = await s3TablePath(`glue_hollow_v${version}`);
-      const name = `events_h${version}_${randomUUID().slice(0, 6)}`;
-      const database = `db_${randomUUID().slice(0, 6)}`;
-      const props = tableProps(name, database, 'COPY_ON_WRITE', version);
-      await write(tablePath, props, users(4, 6, '2024-04-01'), 'insert');
-      await write(
-        tablePath,
-        props,
-        users(4, 7, '2024-04-02').map((u) => ({ ...u, id: u.id + 50 })),
-        'insert',
-      );
-      await write(
+      const { tablePath, name, database, props } = await twoInsertsTable('glue_hollow', 'events_h', version, [
+        [6, '2024-04-01'],
+        [7, '2024-04-02'],
+      ]);
+      await writeUsers(
         tablePath,
         props,
         users(4, 8, '2024-04-03').map((u) => ({ ...u, id: u.id + 90 })),
         'insert',
       );
-      await sync(tablePath, props);
+      await syncNow(tablePath, props);
       const [first, middle, last] = await writesOf(tablePath);
       // The Glue state a sync leaves when it ran while the middle commit was still in flight: the last commit synced,
       // the completion time synced the first commit's, and the middle commit's partition not in Glue.
@@ -324,7 +265,7 @@ describe('Glue Data Catalog sync of Hudi 1.x tables against moto', () => {
         }),
       );
       await glue().send(new BatchDeletePartitionCommand({ DatabaseName: database, TableName: name, PartitionsToDelete: [{ Values: ['2024-04-02'] }] }));
-      const again = await sync(tablePath, props);
+      const again = await syncNow(tablePath, props);
       assert.equal(again.result.partitionSync, 'incremental');
       if (version === 9) {
         assert.deepEqual(again.result.partitionsAdded, ['2024-04-02'], 'the middle commit completed after the synced completion time');
@@ -338,18 +279,11 @@ describe('Glue Data Catalog sync of Hudi 1.x tables against moto', () => {
 
   test('a catalog table somewhere else than the base path is created again with every partition (1.x); 0.15 leaves it', async () => {
     for (const version of [8, 6]) {
-      const tablePath = await s3TablePath(`glue_moved_v${version}`);
-      const name = `events_m${version}_${randomUUID().slice(0, 6)}`;
-      const database = `db_${randomUUID().slice(0, 6)}`;
-      const props = tableProps(name, database, 'COPY_ON_WRITE', version);
-      await write(tablePath, props, users(4, 9, '2024-05-01'), 'insert');
-      await write(
-        tablePath,
-        props,
-        users(4, 10, '2024-05-02').map((u) => ({ ...u, id: u.id + 50 })),
-        'insert',
-      );
-      await sync(tablePath, props);
+      const { tablePath, name, database, props } = await twoInsertsTable('glue_moved', 'events_m', version, [
+        [9, '2024-05-01'],
+        [10, '2024-05-02'],
+      ]);
+      await syncNow(tablePath, props);
       const current = await getTable(database, name);
       const elsewhere = `${tablePath}-old`;
       await glue().send(
@@ -365,7 +299,7 @@ describe('Glue Data Catalog sync of Hudi 1.x tables against moto', () => {
         }),
       );
       await glue().send(new BatchDeletePartitionCommand({ DatabaseName: database, TableName: name, PartitionsToDelete: [{ Values: ['2024-05-02'] }] }));
-      const again = await sync(tablePath, props);
+      const again = await syncNow(tablePath, props);
       const after = await getTable(database, name);
       if (version === 8) {
         assert.deepEqual([again.result.tableRecreated, again.result.partitionSync, again.result.partitionsAdded], [true, 'full', ['2024-05-01', '2024-05-02']]);
@@ -385,9 +319,9 @@ describe('Glue Data Catalog sync of Hudi 1.x tables against moto', () => {
       const tablePath = await s3TablePath(`glue_mor_skip_v${version}`);
       const name = `trips_s${version}_${randomUUID().slice(0, 6)}`;
       const database = `db_${randomUUID().slice(0, 6)}`;
-      const props = tableProps(name, database, 'MERGE_ON_READ', version, { 'hoodie.datasource.hive_sync.skip_ro_suffix': 'true' });
-      await write(tablePath, props, users(6, 11, '2024-06-01'), 'insert');
-      const synced = await sync(tablePath, props);
+      const props = usersTableProps(name, database, { type: 'MERGE_ON_READ', version: version }, { 'hoodie.datasource.hive_sync.skip_ro_suffix': 'true' });
+      await writeUsers(tablePath, props, users(6, 11, '2024-06-01'), 'insert');
+      const synced = await syncNow(tablePath, props);
       assert.deepEqual(
         synced.result.tables.map((t) => [t.table, t.tableCreated, t.alreadySynced, t.propertiesChanged]),
         [[name, true, false, true], [`${name}_rt`, true, false, true], release === '1.1' ? [name, false, true, false] : [name, false, false, true]],

@@ -8,91 +8,21 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { GetPartitionsCommand, GetTableCommand, type GlueClient, type Table } from '@aws-sdk/client-glue';
-import { generateUsers, type UserRecord, writeJsonLines } from '../../lib/cli/generate.js';
 import { ConfigValueError } from '../../lib/config/index.js';
-import { openStorage } from '../../lib/storage/index.js';
-import {
-  type CatalogSyncOutcome,
-  catalogTables,
-  EXTRACTORS,
-  GLUE_SYNC_TOOL,
-  glueClientFor,
-  glueSyncConfigFromProperties,
-  inputFormatOf,
-  syncCatalogAfterCommit,
-} from '../../lib/sync/index.js';
-import { HudiTable } from '../../lib/table/table.js';
-import { type WriteOptions, writeBatch } from '../../lib/writer/write-client.js';
-import { tempDir } from '../helpers/paths.js';
+import { catalogTables, glueSyncConfigFromProperties, inputFormatOf } from '../../lib/sync/index.js';
+import { getTable, partitionsOf, RO_INPUT_FORMAT, RT_INPUT_FORMAT, syncNow, users, usersTableProps, writeUsers } from '../helpers/glue-sync.js';
 import { s3TablePath } from '../helpers/s3.js';
-
-const RO_INPUT_FORMAT = 'org.apache.hudi.hadoop.HoodieParquetInputFormat';
-const RT_INPUT_FORMAT = 'org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat';
-const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
-function glue(): GlueClient {
-  return glueClientFor({ region: undefined, endpoint: undefined });
-}
-
-function tableProps(tableName: string, database: string, extra: Record<string, string> = {}): Map<string, string> {
-  return new Map([
-    ['hoodie.table.name', tableName],
-    ['hoodie.datasource.write.table.type', 'MERGE_ON_READ'],
-    ['hoodie.datasource.write.recordkey.field', 'id'],
-    ['hoodie.datasource.write.partitionpath.field', 'dt'],
-    ['hoodie.datasource.write.precombine.field', 'createTime'],
-    ['hoodie.metadata.enable', 'false'],
-    ['hoodie.datasource.meta.sync.enable', 'true'],
-    ['hoodie.meta.sync.client.tool.class', GLUE_SYNC_TOOL],
-    ['hoodie.datasource.hive_sync.database', database],
-    ['hoodie.datasource.hive_sync.partition_extractor_class', EXTRACTORS.multiPart],
-    ...Object.entries(extra),
-  ]);
-}
-
-async function write(tablePath: string, props: ReadonlyMap<string, string>, records: readonly UserRecord[], operation: WriteOptions['operation']) {
-  const file = join(tempDir(), `batch-${randomUUID().slice(0, 8)}.jsonl`);
-  await writeJsonLines(file, records);
-  return writeBatch(openStorage(tablePath), {
-    input: { file, format: 'jsonl' },
-    operation,
-    properties: new Map([...props, ['hoodie.parquet.small.file.limit', '0']]),
-  });
-}
-
-async function sync(tablePath: string, props: ReadonlyMap<string, string>): Promise<Extract<CatalogSyncOutcome, { status: 'SYNCED' }>> {
-  const outcome = await syncCatalogAfterCommit(await HudiTable.open(openStorage(tablePath)), props, { glue: () => glue(), log: quiet });
-  assert.ok(outcome?.status === 'SYNCED', JSON.stringify(outcome));
-  return outcome;
-}
-
-async function getTable(database: string, name: string): Promise<Table> {
-  return (await glue().send(new GetTableCommand({ DatabaseName: database, Name: name }))).Table!;
-}
-
-async function partitionsOf(database: string, table: string): Promise<[string[], string | undefined, string | undefined][]> {
-  const response = await glue().send(new GetPartitionsCommand({ DatabaseName: database, TableName: table }));
-  return (response.Partitions ?? [])
-    .map((p): [string[], string | undefined, string | undefined] => [p.Values ?? [], p.StorageDescriptor?.Location, p.StorageDescriptor?.InputFormat])
-    .sort((a, b) => a[0].join('/').localeCompare(b[0].join('/')));
-}
-
-function users(count: number, seed: number, startDate: string): UserRecord[] {
-  return [...generateUsers({ count, seed, idStart: 1, startDate, days: 1 })];
-}
 
 describe('Glue Data Catalog sync of merge-on-read tables against moto', () => {
   test('a merge-on-read table becomes <name>_ro, <name>_rt and <name>, as Hudi 0.15 syncs it; a delta commit into a new partition reaches all three', async () => {
     const tablePath = await s3TablePath('glue_mor');
     const name = `trips_${randomUUID().slice(0, 6)}`;
     const database = `db_${randomUUID().slice(0, 6)}`;
-    const props = tableProps(name, database);
-    const first = await write(tablePath, props, users(12, 1, '2024-01-01'), 'insert');
+    const props = usersTableProps(name, database, { type: 'MERGE_ON_READ' });
+    const first = await writeUsers(tablePath, props, users(12, 1, '2024-01-01'), 'insert');
 
-    const synced = await sync(tablePath, props);
+    const synced = await syncNow(tablePath, props);
     assert.deepEqual(
       synced.result.tables.map((t) => [t.table, t.tableCreated, t.partitionsAdded]),
       [
@@ -134,12 +64,12 @@ describe('Glue Data Catalog sync of merge-on-read tables against moto', () => {
 
     // Updates go to log files of the first partition, inserts to a new one: each table adds the new partition only.
     const updates = users(4, 1, '2024-01-01').map((u) => ({ ...u, name: `${u.name}-v2`, createTime: '2024-01-01 23:59:59' }));
-    const second = await write(tablePath, props, [...updates, ...users(3, 2, '2024-01-02').map((u) => ({ ...u, id: u.id + 100 }))], 'upsert');
+    const second = await writeUsers(tablePath, props, [...updates, ...users(3, 2, '2024-01-02').map((u) => ({ ...u, id: u.id + 100 }))], 'upsert');
     assert.ok(
       second.stats.some((s) => s.path?.includes('.log.')),
       'the upsert wrote log files',
     );
-    const again = await sync(tablePath, props);
+    const again = await syncNow(tablePath, props);
     assert.deepEqual(
       again.result.tables.map((t) => [t.table, t.tableCreated, t.partitionSync, t.partitionsAdded, t.lastCommitTimeSync]),
       [
@@ -162,9 +92,9 @@ describe('Glue Data Catalog sync of merge-on-read tables against moto', () => {
     const tablePath = await s3TablePath('glue_mor_skip');
     const name = `trips_${randomUUID().slice(0, 6)}`;
     const database = `db_${randomUUID().slice(0, 6)}`;
-    const props = tableProps(name, database, { 'hoodie.datasource.hive_sync.skip_ro_suffix': 'true' });
-    const written = await write(tablePath, props, users(6, 3, '2024-02-01'), 'insert');
-    const synced = await sync(tablePath, props);
+    const props = usersTableProps(name, database, { type: 'MERGE_ON_READ' }, { 'hoodie.datasource.hive_sync.skip_ro_suffix': 'true' });
+    const written = await writeUsers(tablePath, props, users(6, 3, '2024-02-01'), 'insert');
+    const synced = await syncNow(tablePath, props);
     assert.deepEqual(
       synced.result.tables.map((t) => [t.table, t.tableCreated]),
       [
