@@ -57,6 +57,9 @@ interface RunResult {
   readonly invocations: number;
   readonly latencies: number[];
   readonly rowsRead: number;
+  /** Seconds from the start until every object had landed, and spent inside the function's invocations. */
+  readonly landingSeconds: number;
+  readonly invokedSeconds: number;
 }
 
 /** One run: objects land (all at once, or `perSecond`), the poller ingests them into a fresh table. */
@@ -91,10 +94,11 @@ async function run(label: string, count: number, perSecond: number | undefined, 
     return JSON.stringify(s3PutEvent(bucket, key, written.ETag!, Buffer.byteLength(body)));
   };
   const started = performance.now();
+  let landedAll = started;
   // A burst: many producers put at once, and S3 delivers their notifications to the queue in parallel (here ten
   // objects' notifications a request); the latency of each object still counts from its own put.
   const tens = [...Array(Math.ceil(count / 10)).keys()].map((t) => [...Array(Math.min(10, count - t * 10)).keys()].map((j) => t * 10 + j));
-  const landing =
+  const landed =
     perSecond === undefined
       ? mapWithConcurrency(tens, 4, async (ten) => queue.sendAll(await Promise.all(ten.map(put))))
       : (async () => {
@@ -104,11 +108,15 @@ async function run(label: string, count: number, perSecond: number | undefined, 
             await queue.send(await put(i));
           }
         })();
+  const landing = landed.then(() => {
+    landedAll = performance.now();
+  });
 
   // The event source mapping: gather up to batchSize messages or until the window closes, invoke, delete the handled.
   // By key: a message received twice (a batch that outlived its visibility) counts once.
   const latencyOf = new Map<string, number>();
   let invocations = 0;
+  let invokedMs = 0;
   const deadline = started + 30 * 60_000;
   while (latencyOf.size < count && performance.now() < deadline) {
     const batch: QueueMessage[] = [];
@@ -121,8 +129,10 @@ async function run(label: string, count: number, perSecond: number | undefined, 
     }
     const event = queue.eventOf(batch);
     invocations++;
+    const invoked = performance.now();
     const response = await handler(event, lambdaContext('plan', 2048, 900_000));
     const ended = performance.now();
+    invokedMs += ended - invoked;
     const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
     const handled = batch.filter((m) => !failed.has(m.MessageId));
     for (const message of handled) {
@@ -139,7 +149,16 @@ async function run(label: string, count: number, perSecond: number | undefined, 
   const commits = opened.timeline.completedWrites().length;
   const { rows: read } = await readSnapshot(opened);
   if (read.length !== count * rows) throw new Error(`${label}: the table holds ${read.length} rows, ${count * rows} landed`);
-  return { label, seconds, commits, invocations, latencies: [...latencyOf.values()], rowsRead: read.length };
+  return {
+    label,
+    seconds,
+    commits,
+    invocations,
+    latencies: [...latencyOf.values()],
+    rowsRead: read.length,
+    landingSeconds: (landedAll - started) / 1000,
+    invokedSeconds: invokedMs / 1000,
+  };
 }
 
 const report = (result: RunResult, count: number): void => {
@@ -149,7 +168,8 @@ const report = (result: RunResult, count: number): void => {
       `${Math.round(result.rowsRead / result.seconds)
         .toLocaleString('en-US')
         .padStart(8)} rows/s  ${String(result.commits).padStart(4)} commits  ` +
-      `${String(result.invocations).padStart(4)} invocations  latency p50 ${s(percentile(result.latencies, 0.5))}  p99 ${s(percentile(result.latencies, 0.99))}`,
+      `${String(result.invocations).padStart(4)} invocations  latency p50 ${s(percentile(result.latencies, 0.5))}  p99 ${s(percentile(result.latencies, 0.99))}  ` +
+      `(all landed after ${result.landingSeconds.toFixed(1)} s; ${result.invokedSeconds.toFixed(1)} s in the function)`,
   );
 };
 
