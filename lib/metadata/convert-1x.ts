@@ -194,18 +194,18 @@ function valueTypeOf(element: ThriftStruct): LeafType | undefined {
 }
 
 /**
- * The columns a commit of `writerSchemaText` would index (columnsToIndex1x) whose type this build cannot give an index
- * version 2 value type (avroValueType): at table version 9 their column-stats records cannot be written. Empty at
- * version 8 (index version 1 stores no value type).
+ * Of the `columns` a commit of `writerSchemaText` indexes (columnsToIndex1x), those whose type this build cannot give
+ * an index version 2 value type (avroValueType): at table version 9 their column-stats records cannot be written.
+ * Empty at version 8 (index version 1 stores no value type).
  */
 export function columnsWithoutValueType(
   writerSchemaText: string,
+  columns: readonly string[],
   tableVersion: MetadataTableVersion1x,
-  options: { populateMetaFields: boolean; configured?: readonly string[] },
 ): { readonly column: string; readonly type: string }[] {
   if (metadataVersionFacts(tableVersion).columnStatsIndexVersion !== 2) return [];
   const fields = new Map(((JSON.parse(writerSchemaText) as { fields?: AvroField[] }).fields ?? []).map((field) => [field.name, field.type]));
-  return columnsToIndex1x(writerSchemaText, tableVersion, options)
+  return columns
     .filter((column) => fields.has(column) && avroValueType(fields.get(column)) === undefined)
     .map((column) => ({ column, type: JSON.stringify(nonNull(fields.get(column))) }));
 }

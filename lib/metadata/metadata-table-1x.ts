@@ -349,6 +349,12 @@ export class MetadataTable1x {
     );
   }
 
+  /** The columns a commit of `schemaText` indexes (columnsToIndex1x), with the user's column list if set. */
+  private columnsToIndex(schemaText: string, properties: ReadonlyMap<string, string> | undefined): string[] {
+    const configured = configuredColumnStatsColumns(properties);
+    return columnsToIndex1x(schemaText, this.version, { populateMetaFields: this.config.populateMetaFields, ...(configured.length > 0 ? { configured } : {}) });
+  }
+
   /**
    * Before anything is written: refuse a commit whose column-stats records could not be built, a column of a type this
    * build gives no index version 2 value type (version 9; columnsWithoutValueType). `writerSchema`: the schema the
@@ -358,11 +364,7 @@ export class MetadataTable1x {
     if (!this.partitions.includes('column_stats') || metadataVersionFacts(this.version).columnStatsIndexVersion !== 2) return;
     const schemaText = writerSchema ?? (await (await HudiTable.open(this.storage)).schema())?.text;
     if (schemaText === undefined) return;
-    const configured = configuredColumnStatsColumns(properties);
-    const missing = columnsWithoutValueType(schemaText, this.version, {
-      populateMetaFields: this.config.populateMetaFields,
-      ...(configured.length > 0 ? { configured } : {}),
-    });
+    const missing = columnsWithoutValueType(schemaText, this.columnsToIndex(schemaText, properties), this.version);
     if (missing.length === 0) return;
     throw new MetadataTableError(
       `${what} cannot keep the Hudi ${metadataVersionFacts(this.version).hudiRelease} metadata table's column stats: ` +
@@ -457,11 +459,7 @@ export class MetadataTable1x {
           fix: 'run this clean with Hudi 1.x',
         });
       }
-      const configured = configuredColumnStatsColumns(input.properties);
-      const columns = columnsToIndex1x(schema, this.version, {
-        populateMetaFields: this.config.populateMetaFields,
-        ...(configured.length > 0 ? { configured } : {}),
-      });
+      const columns = this.columnsToIndex(schema, input.properties);
       records.set(
         'column_stats',
         cleaned.flatMap(({ partition, name }) => cleanColumnStatsRecords1x(partition, name, columns, this.version)),
@@ -622,11 +620,7 @@ export class MetadataTable1x {
     }
     if (!wantStats) return out;
     const schemaText = metadata.extraMetadata['schema'] ?? '';
-    const configured = configuredColumnStatsColumns(input.properties);
-    const columns = columnsToIndex1x(schemaText, this.version, {
-      populateMetaFields: this.config.populateMetaFields,
-      ...(configured.length > 0 ? { configured } : {}),
-    });
+    const columns = this.columnsToIndex(schemaText, input.properties);
     // A log file's ranges are the append handle's, over the records it wrote (translateWriteStatToColumnStats).
     const logSchema = stats.some(({ stat }) => isLogFileName(stat.path!)) ? this.logColumnStatsSchema(instantTime, schemaText) : undefined;
     const columnStats: MetadataRecord[] = [];
