@@ -12,12 +12,13 @@
 //        node infra/run-tests.mjs --quick [rooms...]   (`npm run test:quick`: the first phase's files of the rooms
 //                                                       given, else of those changed since main)
 
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isSlotServer, slotServerPid } from './harness-servers.mjs';
+import { minioBinaryPath } from './minio.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = process.env.TEST_CONCURRENCY || '2';
@@ -327,11 +328,32 @@ const phases = quick
     ? [runPhase('against MinIO', given.length > 0 ? given : MINIO_TESTS, { minio: true })]
     : given.length > 0
       ? [runPhase('given files', given)]
-      : [
-          runPhase('our tests (local stack)', ourTestFiles()),
-          runPhase('real-Hudi interop tests', heaviestFirst(testFiles('test/interop')), { concurrency: INTEROP_CONCURRENCY, saveWeights: true }),
-          runPhase('storage and serverless clustering against MinIO', MINIO_TESTS, { minio: true }),
-        ];
+      : await allPhases();
+
+/** The full run's three phases; a fresh machine's MinIO build overlaps the interop phase (see buildMinioMeanwhile). */
+async function allPhases() {
+  const ours = runPhase('our tests (local stack)', ourTestFiles());
+  const minioBuilt = buildMinioMeanwhile();
+  const interop = runPhase('real-Hudi interop tests', heaviestFirst(testFiles('test/interop')), { concurrency: INTEROP_CONCURRENCY, saveWeights: true });
+  await minioBuilt;
+  return [ours, interop, runPhase('storage and serverless clustering against MinIO', MINIO_TESTS, { minio: true })];
+}
+
+/**
+ * On a fresh machine the MinIO phase first builds MinIO, minutes of compiling. The interop phase leaves part of the
+ * CPU idle while Spark jobs wait, so the build runs beside it at the lowest priority. Settles when the build is done
+ * (or failed: the MinIO phase then builds again and reports the error itself).
+ * @returns {Promise<void>}
+ */
+function buildMinioMeanwhile() {
+  if (existsSync(minioBinaryPath())) return Promise.resolve();
+  process.stderr.write('run-tests: building MinIO beside the interop phase, at the lowest priority\n');
+  const build = spawn('nice', ['-n', '19', process.execPath, join(ROOT, 'infra', 'minio.mjs')], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  return new Promise((settle) => {
+    build.on('error', () => settle());
+    build.on('exit', () => settle());
+  });
+}
 
 process.stderr.write('\nrun-tests: summary\n');
 for (const phase of phases) {
