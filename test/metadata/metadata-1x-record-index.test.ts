@@ -1,8 +1,9 @@
 /**
  * The record_index partition of a 1.x metadata table: MetadataTable1x keeping it on a metadata table that has it
  * (a commit's new keys at their file group, deleted keys in a delete block, a moved key at its new place, nothing for
- * a compaction or a clean, read back with reader-1x), or refusing, before anything is written, what it does not keep:
- * the key asking for the partition where the table has none, Hudi 1.1's partitioned record index, log files.
+ * a compaction or a clean, taken back by a rollback, read back with reader-1x), or refusing, before anything is
+ * written, what it does not keep: the key asking for the partition where the table has none, Hudi 1.1's
+ * partitioned record index, log files.
  * test/interop/hudi-1x-record-index.test.ts judges them against Spark.
  */
 import assert from 'node:assert/strict';
@@ -16,6 +17,7 @@ import { MetadataTable1x } from '../../lib/metadata/metadata-table-1x.js';
 import { mapRecordKeyToFileGroupIndex } from '../../lib/metadata/partitions.js';
 import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
 import { type MetadataRecord, recordIndexFileId } from '../../lib/metadata/records.js';
+import { rollbackMetadataDeltaCommit1x } from '../../lib/metadata/rollback-1x.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { readTableConfig } from '../../lib/table/config.js';
 import type { HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
@@ -188,6 +190,17 @@ for (const release of ['1.0.2', '1.1.1']) {
       assert.equal(recordIndexFileId(index.get('k2')!), FILE_B);
       assert.equal(recordIndexFileId(index.get('k3')!), FILE_A);
       assert.equal(index.get('k3')!.instantTime, millis, 'an update in place leaves its entry as it was');
+
+      // A failed write's deltacommit rolled back with its data instant (rollback-1x.ts) takes its record-index logs too.
+      const failed = '20991206121500000';
+      const failedResult = await (await open(path)).commit(failed, commitOf(failed, [{ fileId: FILE_B }]), {
+        recordIndex: { updates: [{ recordKey: 'k7', partitionPath: 'p1', fileId: FILE_B }], deletes: ['k4'] },
+      });
+      const failedLogs = failedResult.logFiles.filter((log) => log.partition === 'record_index').map((log) => log.path);
+      assert.equal(failedLogs.length > 0, true);
+      const rolledBack = await rollbackMetadataDeltaCommit1x(await open(path), failed, '20991206121600000');
+      for (const log of failedLogs) assert.ok(rolledBack?.deletedFiles.includes(log), `${log} deleted`);
+      assert.deepEqual([...(await read([first, second, failed])).keys()].sort(), ['k2', 'k3', 'k4', 'k5', 'k6']);
 
       // A compaction moves nothing; a clean touches no record_index entry.
       const compaction = '20991206122000000';
