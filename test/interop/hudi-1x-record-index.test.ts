@@ -4,18 +4,22 @@
  * Spark writes a copy-on-write table; we upsert, delete, cluster and clean on top; after each, `hudi_metadata()`
  * equals what reader-1x reads (record-index records included), every live key is indexed at the file group holding
  * it, and Hudi's metadata validation passes with its record-index checks. Spark then upserts on top tagging through
- * the record index (`hoodie.index.type=RECORD_INDEX`) and reads the same rows; we write once more after it.
+ * the record index (`hoodie.index.type=RECORD_INDEX`) and reads the same rows; we write once more after it, compacting
+ * the metadata table. On a merge-on-read table: our write is refused before anything is written (its log files'
+ * key changes are not built), our compaction keeps the index, and Spark upserts on top.
  */
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { MetadataTableError } from '../../lib/errors.js';
 import { type MetadataRecord, recordIndexFileId } from '../../lib/metadata/records.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { parseInstantTime } from '../../lib/timeline/instant.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
+import { jsonLines, propertiesFile, runCli } from '../helpers/cli.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xBatchFile, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
 import { cleanKeepingLatestCommits } from '../helpers/interop-writer.js';
@@ -71,19 +75,19 @@ for (const version of HUDI_1X_VERSIONS) {
     const sparkOptions = { ...hudi1xWriteOptions('mdtrli', 'COPY_ON_WRITE'), ...RLI, ...NO_COMPACTION, 'hoodie.index.type': 'RECORD_INDEX' };
     let batch = 0;
 
-    async function ours(operation: WriteOperation, ids: number[], extra: Record<string, string> = {}): Promise<string> {
+    async function ours(operation: WriteOperation, ids: number[], extra: Record<string, string> = {}, path = table): Promise<string> {
       batch += 1;
       const input = hudi1xBatchFile(root, ids, batch);
       const properties = new Map([...OUR_PROPS, ...Object.entries(extra)]);
-      return (await writeBatch(new LocalStorage(table), { input: { file: input, format: 'jsonl' }, operation, properties })).instantTime;
+      return (await writeBatch(new LocalStorage(path), { input: { file: input, format: 'jsonl' }, operation, properties })).instantTime;
     }
 
     /**
      * Hudi agrees: hudi_metadata() equals our reader, and its validation passes with its record-index checks (count,
      * and each live key at the partition and file group holding it in the data files).
      */
-    async function agree(step: string): Promise<Map<string, Entry>> {
-      return indexOf(await assertMetadata1xValidated(hudi, table, step));
+    async function agree(step: string, path = table): Promise<Map<string, Entry>> {
+      return indexOf(await assertMetadata1xValidated(hudi, path, step));
     }
 
     before(async () => {
@@ -165,6 +169,48 @@ for (const version of HUDI_1X_VERSIONS) {
       });
       const last = await agree('Spark upsert on our last write');
       assert.deepEqual([...last.keys()].sort(), ['1', '10', '11', '2', '5', '6', '7', '8', '9']);
+    });
+
+    it('merge-on-read: our write is refused before anything is written; our compaction keeps the index; Spark upserts on top', async () => {
+      const mor = join(root, 'mor');
+      const morOptions = { ...hudi1xWriteOptions('mdtrlimor', 'MERGE_ON_READ'), ...RLI, ...NO_COMPACTION, 'hoodie.index.type': 'RECORD_INDEX' };
+      await hudi.write(mor, {
+        schema: HUDI_1X_SCHEMA,
+        rows: hudi1xRows([1, 2, 3, 4, 5, 6], 0),
+        options: { ...morOptions, 'hoodie.datasource.write.operation': 'insert' },
+      });
+      await hudi.write(mor, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([1, 2], 1), options: { ...morOptions, 'hoodie.datasource.write.operation': 'upsert' } });
+      const start = await agree('Spark merge-on-read insert and upsert', mor);
+      assert.equal(start.size, 6);
+      const timeline = () => readdirSync(join(mor, '.hoodie/timeline')).sort();
+      const before = timeline();
+      await assert.rejects(ours('upsert', [1, 7], {}, mor), (error: unknown) => {
+        assert.ok(error instanceof MetadataTableError, String(error));
+        assert.match(error.message, /log files on a table with the record_index partition/);
+        return true;
+      });
+      assert.deepEqual(timeline(), before, 'nothing written');
+      const run = runCli([
+        'compact',
+        mor,
+        '--mode',
+        'scheduleAndExecute',
+        '--props',
+        propertiesFile({ 'hoodie.compact.inline.max.delta.commits': '1', ...RLI, ...NO_COMPACTION }),
+        '--json',
+      ]);
+      assert.equal(run.code, 0, run.stderr);
+      const [output] = jsonLines(run.stdout) as [{ runs: { instantTime: string; outcome: string }[] }];
+      const compaction = output.runs[0];
+      assert.ok(compaction?.outcome === 'committed', run.stdout);
+      assertMirroredBefore(mor, compaction.instantTime, 'commit', ['files', 'column_stats', 'partition_stats']);
+      assert.ok(
+        !readdirSync(join(mor, '.hoodie/metadata/record_index')).some((name) => name.includes(`_${compaction.instantTime}.log.`)),
+        'the compaction moved no key',
+      );
+      assert.deepEqual(await agree(`our compaction ${compaction.instantTime}`, mor), start);
+      await hudi.write(mor, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([2, 7], 2), options: { ...morOptions, 'hoodie.datasource.write.operation': 'upsert' } });
+      assert.deepEqual([...(await agree('Spark upsert on our compaction', mor)).keys()].sort(), ['1', '2', '3', '4', '5', '6', '7']);
     });
   });
 }
