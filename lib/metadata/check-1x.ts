@@ -3,9 +3,9 @@
  * `files` against storage (base files, and log files named by their delta commit, each counted once its instant
  * completed), `column_stats` against each listed base file's footer (the records a commit of it would write now),
  * and `partition_stats` against the column stats of each partition's latest file slices: a stored range must hold
- * every value those files hold, or Hudi's data skipping prunes a partition that matches. Partitions this build does
- * not read (record_index, bloom_filters, secondary and expression indexes) and the column stats of log files are
- * not compared: each is named in `skipped`.
+ * every value those files hold, or Hudi's data skipping prunes a partition that matches. record_index and
+ * bloom_filters (read, not compared), partitions this build does not read (secondary and expression indexes) and
+ * the column stats of log files are not compared: each is named in `skipped`.
  */
 import { UnsupportedTableError } from '../errors.js';
 import { parseLogFileName } from '../log-format/index.js';
@@ -53,6 +53,7 @@ export async function checkMetadataTable1x(storage: Storage, config: TableConfig
   const unread = metadata.partitions.filter((name) => UNREAD_1X_PARTITIONS.some((prefix) => name === prefix || name.startsWith(prefix)));
   if (unread.length > 0) skipped.push(`metadata-table partition(s) ${unread.join(', ')}: not read by this build, so not compared with the data`);
   if (metadata.partitions.includes('bloom_filters')) skipped.push("bloom_filters: read, but not compared with the base files' footers");
+  if (metadata.partitions.includes('record_index')) skipped.push("record_index: read, but not compared with the data's record keys");
   let contents: Awaited<ReturnType<typeof readMetadataTable1x>>;
   try {
     contents = await readMetadataTable1x(storage, {

@@ -122,6 +122,7 @@ export function keepMetadataTable(
           properties,
           ...(input.localFiles === undefined ? {} : { localFiles: input.localFiles }),
           ...(input.logColumnRanges === undefined ? {} : { logColumnRanges: input.logColumnRanges }),
+          ...(input.recordIndex === undefined ? {} : { recordIndex: input.recordIndex }),
           ...(input.lease === undefined ? {} : { lease: input.lease }),
           ...(input.afterStorageWrite === undefined ? {} : { afterStorageWrite: input.afterStorageWrite }),
         });

@@ -13,7 +13,7 @@
 import { HudiError, UnsupportedTableError } from '../errors.js';
 import { writeHudiLogBlockHFile } from '../hfile/index.js';
 import type { LogBlockInput } from '../log-format/index.js';
-import { bigintToTwosComplement } from '../log-format/index.js';
+import { bigintToTwosComplement, deleteBlock, EMPTY_PAYLOAD_ORDERING_VALUE } from '../log-format/index.js';
 import { topLevelLeafColumns } from '../parquet/footer.js';
 import type { ThriftStruct } from '../parquet/thrift.js';
 import { type AvroRecordSchema, META_FIELD_NAMES } from '../table/schema.js';
@@ -491,4 +491,30 @@ export function metadataLogBlock1x(
       { schema: facts.writerSchemaText },
     ),
   };
+}
+
+/**
+ * A file group's log blocks for one deltacommit, as HoodieAppendHandle appends them: the records' HFile data block,
+ * then, for deleted keys (record_index's createRecordIndexDelete: an EmptyHoodieRecordPayload keyed in the metadata
+ * partition), a delete block; both carry the instant and the writer schema.
+ */
+export function metadataLogBlocks1x(
+  records: readonly MetadataRecord[],
+  deletedKeys: readonly string[],
+  partition: string,
+  instantTime: string,
+  tableVersion: MetadataTableVersion1x,
+): LogBlockInput[] {
+  const blocks: LogBlockInput[] = [];
+  if (records.length > 0 || deletedKeys.length === 0) blocks.push(metadataLogBlock1x(records, instantTime, tableVersion));
+  if (deletedKeys.length > 0) {
+    blocks.push(
+      deleteBlock({
+        instantTime,
+        header: { SCHEMA: metadataVersionFacts(tableVersion).writerSchemaText },
+        records: deletedKeys.map((recordKey) => ({ recordKey, partitionPath: partition, orderingValue: EMPTY_PAYLOAD_ORDERING_VALUE })),
+      }),
+    );
+  }
+  return blocks;
 }

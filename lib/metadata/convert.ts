@@ -287,7 +287,7 @@ export function columnsToIndex(metadata: CommitMetadata, context: Pick<ConvertCo
 }
 
 /** Record-index records: deletions, then locations (a key both deleted and written lives on, at its new place). */
-function recordIndexChanges(changes: RecordIndexChanges, instantTime: string): MetadataChange[] {
+export function recordIndexChanges(changes: RecordIndexChanges, instantTime: string): MetadataChange[] {
   const updates = new Map<string, MetadataRecord>();
   // A commit's records go to few file groups: each location is built once and shared by its records.
   const locations = new Map<string, RecordIndexInfo>();

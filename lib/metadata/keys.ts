@@ -23,8 +23,24 @@ export const METADATA_ENABLE = partitionSwitch(
 export const PARTITION_ENABLE: Readonly<Record<Exclude<MetadataPartitionType, 'files'>, ConfigKey<boolean | undefined>>> = {
   column_stats: partitionSwitch('hoodie.metadata.index.column.stats.enable', 'false: drop the column_stats partition'),
   bloom_filters: partitionSwitch('hoodie.metadata.index.bloom.filter.enable', 'false: drop the bloom_filters partition'),
-  record_index: partitionSwitch('hoodie.metadata.record.index.enable', 'false: drop the record_index partition'),
+  // Hudi 1.1 renamed it hoodie.metadata.global.record.level.index.enable, reading the old name as an alternative.
+  record_index: defineKey<boolean | undefined>({
+    key: 'hoodie.metadata.record.index.enable',
+    default: undefined,
+    defaultText: TABLES,
+    parser: bool,
+    renamedIn: ['hoodie.metadata.global.record.level.index.enable'],
+    description: 'false: drop the record_index partition',
+  }),
 };
+
+/** Hudi 1.1's partitioned record index (file groups per data partition): refused when true, as it is not kept here. */
+export const PARTITIONED_RECORD_INDEX_ENABLE = defineKey<boolean>({
+  key: 'hoodie.metadata.record.level.index.enable',
+  default: false,
+  parser: bool,
+  description: "true (Hudi 1.1's partitioned record index) is refused: this build keeps the unpartitioned record_index only",
+});
 
 export const COLUMN_STATS_COLUMN_LIST = defineKey<readonly string[]>({
   key: 'hoodie.metadata.index.column.stats.column.list',
@@ -40,6 +56,7 @@ export const METADATA_TABLE_KEYS = {
   columnStatsEnable: PARTITION_ENABLE.column_stats,
   bloomFiltersEnable: PARTITION_ENABLE.bloom_filters,
   recordIndexEnable: PARTITION_ENABLE.record_index,
+  partitionedRecordIndexEnable: PARTITIONED_RECORD_INDEX_ENABLE,
   columnStatsColumnList: COLUMN_STATS_COLUMN_LIST,
   compactMaxDeltaCommits: COMPACT_MAX_DELTA_COMMITS,
 } as const;

@@ -32,7 +32,7 @@ import { instantPath, loadTimeline, type Timeline } from '../timeline/timeline.j
 import { createRequested, transitionToCompleted, transitionToInflight } from '../timeline/transitions.js';
 import { fileNameOf } from '../util/paths.js';
 import { metadataArchiveRules1x } from './archive-1x.js';
-import { commitFilesRecords, convertCleanMetadata } from './convert.js';
+import { commitFilesRecords, convertCleanMetadata, type MetadataChange, type RecordIndexChanges, recordIndexChanges } from './convert.js';
 import {
   bloomFilterRecords1x,
   cleanBloomFilterRecords1x,
@@ -41,17 +41,24 @@ import {
   columnsToIndex1x,
   columnsWithoutValueType,
   logColumnRangeRecords1x,
-  metadataLogBlock1x,
+  metadataLogBlocks1x,
   partitionStatsForCommit1x,
 } from './convert-1x.js';
 import { readLocalFooter, readStoredFooter } from './footers.js';
 import { columnIndexId, partitionIndexId } from './hash-ids.js';
-import { configuredColumnStatsColumns, PARTITION_ENABLE } from './keys.js';
+import { configuredColumnStatsColumns, PARTITION_ENABLE, PARTITIONED_RECORD_INDEX_ENABLE } from './keys.js';
 import { mapRecordKeyToFileGroupIndex, partitionIdentifier } from './partitions.js';
-import { columnStatsIndexVersion1x, METADATA_1X_TIMELINE_FOLDER, readMetadataTable1x } from './reader-1x.js';
+import { columnStatsIndexVersion1x, METADATA_1X_TIMELINE_FOLDER, readMetadataTable1x, recordIndexPartitioned1x } from './reader-1x.js';
 import type { ColumnRange, ColumnStatsMetadata, MetadataRecord } from './records.js';
 import { rollbackMetadataDeltaCommit1x } from './rollback-1x.js';
-import { METADATA_1X_PARTITIONS, type Metadata1xPartition, type MetadataTableVersion1x, metadata1xPartitionOf, metadataVersionFacts } from './schema-1x.js';
+import {
+  METADATA_1X_PARTITIONS,
+  type Metadata1xPartition,
+  type MetadataTableVersion1x,
+  metadata1xPartitionOf,
+  metadataVersionFacts,
+  REFUSED_1X_SHAPES,
+} from './schema-1x.js';
 import { type MetadataServices1xResult, performMetadataTableServices1x } from './services-1x.js';
 import { metadataTableState } from './state.js';
 import { METADATA_TABLE_FOLDER, METADATA_TABLE_PROPERTIES, readMetadataTableProperties } from './timeline.js';
@@ -84,6 +91,8 @@ export interface Metadata1xCommitInput {
   readonly afterStorageWrite?: (what: string) => Promise<void>;
   /** The column ranges of each log file a delta commit wrote, every field's, by its write stat's path. */
   readonly logColumnRanges?: ReadonlyMap<string, readonly ColumnRange[]>;
+  /** Where the commit's records went; required when the table has `record_index` (a function is called only then). */
+  readonly recordIndex?: RecordIndexChanges | (() => Promise<RecordIndexChanges>);
 }
 
 export interface Metadata1xLogFile {
@@ -92,6 +101,8 @@ export interface Metadata1xLogFile {
   /** Relative to the metadata table's base path: `<partition>/<log file>`. */
   readonly path: string;
   readonly records: number;
+  /** Keys its delete block deletes (record_index only). */
+  readonly deletes: number;
   readonly bytes: number;
 }
 
@@ -178,6 +189,9 @@ export class MetadataTable1x {
       fileIds.set(partition, [...ids].sort());
       for (const [fileId, entry] of bases) sliceBases.set(`${partition}/${fileId}`, entry.base ?? entry.log ?? '');
     }
+    if (partitions.includes('record_index') && (await recordIndexPartitioned1x(storage))) {
+      problems.push({ ...REFUSED_1X_SHAPES.partitionedRecordIndex, location: storage.uriOf('.hoodie/.index_defs/index.json') });
+    }
     const indexVersion = await columnStatsIndexVersion1x(storage, version);
     if (partitions.includes('column_stats') && indexVersion !== metadataVersionFacts(version).columnStatsIndexVersion) {
       problems.push({
@@ -257,7 +271,7 @@ export class MetadataTable1x {
         location: this.storage.uriOf(METADATA_TABLE_PROPERTIES),
       });
     }
-    for (const partition of ['files', 'column_stats', 'partition_stats', 'bloom_filters'] as const) {
+    for (const partition of Object.keys(METADATA_1X_PARTITIONS) as Metadata1xPartition[]) {
       const declared = this.partitions.includes(partition);
       if (partition === 'files' ? !declared : declared && (this.fileIds.get(partition) ?? []).length === 0) {
         problems.push({ problem: `metadata-table partition ${partition} is not declared or has no file group`, fix: rebuild, location: timelineLocation });
@@ -265,14 +279,28 @@ export class MetadataTable1x {
     }
     // Hudi's writer initialises a partition its keys turn on and the table lacks (a bulk read of every file), which
     // this build does not do: refused before anything is written.
-    if (!check && readKey(options.properties ?? new Map<string, string>(), PARTITION_ENABLE.bloom_filters, 'write properties') === true) {
-      if (!this.partitions.includes('bloom_filters') && !this.inflightPartitions.includes('bloom_filters')) {
+    const properties = options.properties ?? new Map<string, string>();
+    for (const partition of check ? [] : (['bloom_filters', 'record_index'] as const)) {
+      const key = PARTITION_ENABLE[partition].key;
+      if (readKey(properties, PARTITION_ENABLE[partition], 'write properties') !== true) continue;
+      if (!this.partitions.includes(partition) && !this.inflightPartitions.includes(partition)) {
         problems.push({
-          problem: `${PARTITION_ENABLE.bloom_filters.key}=true asks for the bloom_filters partition, which this metadata table does not have and this build does not create`,
-          fix: `let one Hudi ${metadataVersionFacts(this.version).hudiRelease} write with ${PARTITION_ENABLE.bloom_filters.key}=true create it, or leave the key out`,
+          problem: `${key}=true asks for the ${partition} partition, which this metadata table does not have and this build does not create`,
+          fix: `let one Hudi ${metadataVersionFacts(this.version).hudiRelease} write with ${key}=true create it, or leave the key out`,
           location: this.storage.uriOf(PROPERTIES_FILE),
         });
       }
+    }
+    if (!check && readKey(properties, PARTITIONED_RECORD_INDEX_ENABLE, 'write properties')) {
+      problems.push({
+        problem: `${PARTITIONED_RECORD_INDEX_ENABLE.key}=true: ${REFUSED_1X_SHAPES.partitionedRecordIndex.problem}`,
+        fix: REFUSED_1X_SHAPES.partitionedRecordIndex.fix,
+        location: this.storage.uriOf(PROPERTIES_FILE),
+      });
+    }
+    // A merge-on-read write may put any file group's records in a log file, whose record-index changes are not built.
+    if (options.operation === 'write' && this.config.type === 'MERGE_ON_READ' && this.partitions.includes('record_index')) {
+      problems.push({ ...REFUSED_1X_SHAPES.recordIndexLogFiles, location: this.storage.uriOf(PROPERTIES_FILE) });
     }
     if (!check && this.partitions.includes('partition_stats') && !this.partitions.includes('column_stats')) {
       problems.push({
@@ -404,7 +432,19 @@ export class MetadataTable1x {
     const attempt = await (await this.withoutFailedWrites(input.lease)).forNewAttempt(instantTime, input.lease);
     const table = operation !== 'compact' && (await attempt.runTableServices(input)) ? await attempt.reopened() : attempt;
     const records = await table.commitRecords(instantTime, metadata, input);
-    return table.writeDeltaCommit(instantTime, records, input);
+    const deletes = new Map<Metadata1xPartition, string[]>();
+    if (table.partitions.includes('record_index')) {
+      const changes = await table.recordIndexRecords(instantTime, metadata, input);
+      records.set(
+        'record_index',
+        changes.flatMap((change) => ('record' in change ? [change.record] : [])),
+      );
+      deletes.set(
+        'record_index',
+        changes.flatMap((change) => ('deleteKey' in change ? [change.deleteKey] : [])),
+      );
+    }
+    return table.writeDeltaCommit(instantTime, records, input, deletes);
   }
 
   /** Hudi's performTableServices before a write's deltacommit (compaction-1x.ts); whether it wrote anything. */
@@ -659,6 +699,42 @@ export class MetadataTable1x {
   }
 
   /**
+   * record_index's changes for a commit, as Hudi 1.0.2 and 1.1.1's convertMetadataToRecordIndexRecords builds them for
+   * base files: per written base file, its keys not in the base file it replaced (prevBaseFile; all of them in a new
+   * file group, which is every output of a clustering) at the file's group, stamped with the instant, and a deletion
+   * per key of the replaced base file it no longer holds; a key deleted in one group and written in another keeps
+   * its new place (reduceByKeys). Our writers report those keys as they write (`input.recordIndex`), the same sets for
+   * upserts and deletes; a compaction changes no location and writes none. Log files are refused (problems()).
+   */
+  private async recordIndexRecords(instantTime: string, metadata: CommitMetadata, input: Metadata1xCommitInput): Promise<MetadataChange[]> {
+    if (metadata.operationType === 'COMPACT') return [];
+    const logs = Object.values(metadata.partitionToWriteStats)
+      .flat()
+      .filter((stat) => stat.path !== null && isLogFileName(stat.path));
+    if (logs.length > 0) {
+      throw new MetadataTableError(
+        `commit ${instantTime} wrote log file ${logs[0]!.path}: ${REFUSED_1X_SHAPES.recordIndexLogFiles.problem}`,
+        this.partitions,
+        this.inflightPartitions,
+        { location: this.storage.uriOf(logs[0]!.path!), fix: REFUSED_1X_SHAPES.recordIndexLogFiles.fix },
+      );
+    }
+    const changes = typeof input.recordIndex === 'function' ? await input.recordIndex() : input.recordIndex;
+    if (changes === undefined) {
+      throw new MetadataTableError(
+        `commit ${instantTime} did not say where its records went, and the metadata table has record_index`,
+        this.partitions,
+        this.inflightPartitions,
+        {
+          location: this.storage.uriOf(METADATA_1X_TIMELINE_FOLDER),
+          fix: 'this is a bug in the commit path: pass the record-index changes to the metadata-table commit',
+        },
+      );
+    }
+    return recordIndexChanges(changes, instantTime);
+  }
+
+  /**
    * The writer schema with meta fields a log file's ranges were collected under. At column-stats index version 1 the
    * append handle picks columns as an Avro record sees them (BYTES and FIXED in), the commit as Spark does (out):
    * such a schema is refused, the two selections not being proven the same.
@@ -717,18 +793,23 @@ export class MetadataTable1x {
     instantTime: string,
     records: ReadonlyMap<Metadata1xPartition, readonly MetadataRecord[]>,
     input: Metadata1xCommitInput,
+    deletes: ReadonlyMap<Metadata1xPartition, readonly string[]> = new Map(),
   ): Promise<Metadata1xCommitResult> {
     const layout = timelineLayout2(METADATA_1X_TIMELINE_FOLDER, 'UTC');
     const step = input.afterStorageWrite ?? (async () => {});
-    const work: { partition: Metadata1xPartition; fileId: string; records: MetadataRecord[] }[] = [];
-    for (const [partition, list] of records) {
+    const work: { partition: Metadata1xPartition; fileId: string; records: MetadataRecord[]; deletes: string[] }[] = [];
+    for (const partition of new Set([...records.keys(), ...deletes.keys()])) {
       const ids = this.fileIds.get(partition) ?? [];
-      const byGroup = new Map<string, MetadataRecord[]>();
-      for (const record of list) {
-        const fileId = ids[mapRecordKeyToFileGroupIndex(record.key, ids.length)]!;
-        byGroup.set(fileId, [...(byGroup.get(fileId) ?? []), record]);
-      }
-      for (const [fileId, group] of [...byGroup].sort(([a], [b]) => (a < b ? -1 : 1))) work.push({ partition, fileId, records: group });
+      const byGroup = new Map<string, { records: MetadataRecord[]; deletes: string[] }>();
+      const groupOf = (key: string) => {
+        const fileId = ids[mapRecordKeyToFileGroupIndex(key, ids.length)]!;
+        let group = byGroup.get(fileId);
+        if (group === undefined) byGroup.set(fileId, (group = { records: [], deletes: [] }));
+        return group;
+      };
+      for (const record of records.get(partition) ?? []) groupOf(record.key).records.push(record);
+      for (const key of deletes.get(partition) ?? []) groupOf(key).deletes.push(key);
+      for (const [fileId, group] of [...byGroup].sort(([a], [b]) => (a < b ? -1 : 1))) work.push({ partition, fileId, ...group });
     }
     await createRequested(this.storage, layout, instantTime, 'deltacommit');
     await step('requested');
@@ -741,6 +822,7 @@ export class MetadataTable1x {
           partitionPath: null,
           prevCommit: this.latestBaseInstant(item.partition, item.fileId),
           numUpdateWrites: item.records.length,
+          numDeletes: item.deletes.length,
         }),
       );
     }
@@ -758,7 +840,7 @@ export class MetadataTable1x {
         fileId: item.fileId,
         baseInstant: instantTime,
         writeToken: `${ordinal}-1-0`,
-        blocks: [metadataLogBlock1x(item.records, instantTime, this.version)],
+        blocks: metadataLogBlocks1x(item.records, item.deletes, item.partition, instantTime, this.version),
       });
       await step(`log ${written.path}`);
       return {
@@ -766,6 +848,7 @@ export class MetadataTable1x {
         fileId: item.fileId,
         path: `${item.partition}/${fileNameOf(written.path)}`,
         records: item.records.length,
+        deletes: item.deletes.length,
         bytes: written.size,
       };
     });
@@ -779,6 +862,7 @@ export class MetadataTable1x {
           prevCommit: instantTime,
           numWrites: log.records,
           numUpdateWrites: log.records,
+          numDeletes: log.deletes,
           totalWriteBytes: log.bytes,
           fileSizeInBytes: log.bytes,
           runtimeStats: { totalScanTime: 0, totalUpsertTime: 0, totalCreateTime: 0 },

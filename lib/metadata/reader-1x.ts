@@ -5,7 +5,7 @@
  * group the latest merged slice at or before the last completed metadata instant is read and merged with
  * HoodieMetadataPayload's rules (records.ts); which blocks count is readSlice's and validInstants'.
  *
- * Only files, column_stats, partition_stats and bloom_filters are read: any other partition, record type or value
+ * Only files, column_stats, partition_stats, bloom_filters and record_index are read: any other partition, record type or value
  * wrapper is refused by name, as is a pending metadata-table compaction (its plan is not read).
  */
 import { HudiError, UnsupportedTableError } from '../errors.js';
@@ -54,10 +54,36 @@ export const INDEX_DEFINITIONS_PATH = '.hoodie/.index_defs/index.json';
  */
 export async function columnStatsIndexVersion1x(storage: Storage, tableVersion: MetadataTableVersion1x): Promise<1 | 2> {
   const fallback = METADATA_1X_VERSIONS[tableVersion].columnStatsIndexVersion;
-  if ((await storage.head(INDEX_DEFINITIONS_PATH)) === undefined) return fallback;
-  let definitions: { indexDefinitions?: Record<string, { version?: string }> };
+  const version = (await readIndexDefinitions1x(storage))?.['column_stats']?.version;
+  if (version === undefined) return fallback;
+  if (version === 'V1' || version === 'V2') return version === 'V1' ? 1 : 2;
+  throw new UnsupportedTableError(`the column_stats index definition has version ${version}, which this build does not know`, {
+    location: storage.uriOf(INDEX_DEFINITIONS_PATH),
+    fix: 'read the table with the Hudi that wrote it',
+  });
+}
+
+/**
+ * Whether the record_index definition says the index is partitioned (Hudi 1.1's HoodieRecordIndex.isPartitioned:
+ * the `isPartitioned` index option, "false" when absent; 1.0.2 writes no record_index definition).
+ */
+export async function recordIndexPartitioned1x(storage: Storage): Promise<boolean> {
+  const options = (await readIndexDefinitions1x(storage))?.['record_index']?.indexOptions;
+  return String(options?.['isPartitioned'] ?? 'false').toLowerCase() === 'true';
+}
+
+interface IndexDefinition1x {
+  readonly version?: string;
+  readonly indexOptions?: Readonly<Record<string, unknown>>;
+}
+
+/** The index definitions by index name, or undefined when the table has none. */
+async function readIndexDefinitions1x(storage: Storage): Promise<Readonly<Record<string, IndexDefinition1x>> | undefined> {
+  if ((await storage.head(INDEX_DEFINITIONS_PATH)) === undefined) return undefined;
+  const text = Buffer.from(await storage.get(INDEX_DEFINITIONS_PATH)).toString('utf8');
   try {
-    definitions = JSON.parse(Buffer.from(await storage.get(INDEX_DEFINITIONS_PATH)).toString('utf8')) as typeof definitions;
+    const parsed = JSON.parse(text) as { indexDefinitions?: Record<string, IndexDefinition1x> };
+    return parsed.indexDefinitions ?? {};
   } catch (cause) {
     throw new HudiError('the index definitions are not JSON', {
       location: storage.uriOf(INDEX_DEFINITIONS_PATH),
@@ -65,13 +91,6 @@ export async function columnStatsIndexVersion1x(storage: Storage, tableVersion: 
       cause,
     });
   }
-  const version = definitions.indexDefinitions?.['column_stats']?.version;
-  if (version === undefined) return fallback;
-  if (version === 'V1' || version === 'V2') return version === 'V1' ? 1 : 2;
-  throw new UnsupportedTableError(`the column_stats index definition has version ${version}, which this build does not know`, {
-    location: storage.uriOf(INDEX_DEFINITIONS_PATH),
-    fix: 'read the table with the Hudi that wrote it',
-  });
 }
 
 export interface Metadata1xReadOptions {

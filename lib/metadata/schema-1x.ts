@@ -22,11 +22,37 @@ export const METADATA_1X_PARTITIONS = {
   column_stats: { prefix: 'col-stats-', recordTypes: [3], defaultFileGroups: 2 },
   bloom_filters: { prefix: 'bloom-filters-', recordTypes: [4], defaultFileGroups: 4 },
   partition_stats: { prefix: 'partition-stats-', recordTypes: [6], defaultFileGroups: 1 },
+  // Hudi sizes it when it builds the partition (estimateFileGroupCount, min 10 by default); we keep Spark's groups.
+  record_index: { prefix: 'record-index-', recordTypes: [5], defaultFileGroups: 10 },
 } as const;
 export type Metadata1xPartition = keyof typeof METADATA_1X_PARTITIONS;
 
 /** Partitions (or partition-name prefixes) Hudi 1.x may create that this build does not read. */
-export const UNREAD_1X_PARTITIONS = ['record_index', 'secondary_index_', 'expr_index_'] as const;
+export const UNREAD_1X_PARTITIONS = ['secondary_index_', 'expr_index_'] as const;
+
+/**
+ * The shapes of a 1.x metadata table (or of a write to one) that this build reads or keeps only in part, refused by
+ * name before anything is written: the one place the refusals of the 1.x record layer are listed.
+ */
+export const REFUSED_1X_SHAPES = {
+  /**
+   * Hudi 1.1's partitioned record index (hoodie.metadata.record.level.index.enable; the record_index definition's
+   * isPartitioned option): file groups per data partition, keys mapped within their partition. Not kept here.
+   */
+  partitionedRecordIndex: {
+    problem: 'the record_index partition is partitioned (Hudi 1.1 hoodie.metadata.record.level.index.enable), which this build does not keep',
+    fix: 'keep writing this table with Hudi 1.1, or rebuild the record index unpartitioned (hoodie.metadata.record.index.enable=true)',
+  },
+  /**
+   * A commit writing data log files on a table with record_index: Hudi derives its record-index changes from merging
+   * the file group's log files (getRevivedAndDeletedKeysFromMergedLogs), which this build does not do.
+   */
+  recordIndexLogFiles: {
+    problem:
+      'a commit that writes log files on a table with the record_index partition (Hudi merges the logs to find revived and deleted keys), which this build does not build',
+    fix: 'run this write with Hudi 1.x, or turn the record index off (hoodie.metadata.record.index.enable=false)',
+  },
+} as const;
 
 export interface Metadata1xVersionFacts {
   readonly hudiRelease: string;

@@ -60,8 +60,21 @@ export function sparkMetadataRow(record: MetadataRecord): Record<string, unknown
       row['BloomFilterMetadata'] = { type: b.type, timestamp: b.timestamp, bloomFilter: Buffer.from(b.bloomFilter).toString('base64'), isDeleted: b.isDeleted };
       break;
     }
-    default:
-      throw new TypeError(`record type ${record.type} has no Spark row shape here`);
+    case 5: {
+      // Longs as their decimal text: comparableMetadataRow reduces them as it does the harness's large longs.
+      const r = record.recordIndex;
+      const long = (value: bigint | null) => (value === null ? null : String(value));
+      row['recordIndexMetadata'] = {
+        partitionName: r.partitionName,
+        fileIdHighBits: long(r.fileIdHighBits),
+        fileIdLowBits: long(r.fileIdLowBits),
+        fileIndex: r.fileIndex,
+        fileId: r.fileId,
+        instantTime: long(r.instantTime),
+        fileIdEncoding: r.fileIdEncoding,
+      };
+      break;
+    }
   }
   return row;
 }

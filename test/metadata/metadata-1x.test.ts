@@ -101,7 +101,7 @@ describe('1.x metadata tables Hudi wrote, read', () => {
       assert.ok(ours.every((record) => record.type !== 3 || record.columnStats.fileName!.endsWith(`_${first}.parquet`)));
     });
 
-    for (const partition of ['record_index', 'secondary_index_by_name', 'expr_index_upper']) {
+    for (const partition of ['secondary_index_by_name', 'expr_index_upper']) {
       it(`Hudi ${release}: a metadata table with a ${partition} partition is refused by its name`, async () => {
         const dir = copyFixture(release);
         mkdirSync(join(dir, '.hoodie/metadata', partition));

@@ -307,14 +307,14 @@ for (const release of ['1.0.2', '1.1.1']) {
         properties,
         readFileSync(properties, 'utf8').replace(
           /^hoodie\.table\.metadata\.partitions=.*$/m,
-          'hoodie.table.metadata.partitions=column_stats,files,partition_stats,record_index',
+          'hoodie.table.metadata.partitions=column_stats,files,partition_stats,secondary_index_by_name',
         ),
       );
       const table = await open(path);
       assert.throws(
         () => table.assertMaintainable('a write', { operation: 'write' }),
         (error: unknown) => {
-          assert.ok(error instanceof MetadataTableError && /"record_index" partition/.test(error.message), String(error));
+          assert.ok(error instanceof MetadataTableError && /"secondary_index_by_name" partition/.test(error.message), String(error));
           return true;
         },
       );

@@ -138,11 +138,11 @@ it('a 1.x metadata table declaring a partition this build does not read is check
   const properties = join(path, '.hoodie', 'hoodie.properties');
   writeFileSync(
     properties,
-    readFileSync(properties, 'utf8').replace(/^hoodie\.table\.metadata\.partitions=(.*)$/m, 'hoodie.table.metadata.partitions=$1,record_index'),
+    readFileSync(properties, 'utf8').replace(/^hoodie\.table\.metadata\.partitions=(.*)$/m, 'hoodie.table.metadata.partitions=$1,secondary_index_by_name'),
   );
   const report = await checkMetadataTable(new LocalStorage(path));
   assert.ok(report !== undefined);
-  assert.deepEqual(report.skipped, ['metadata-table partition(s) record_index: not read by this build, so not compared with the data']);
+  assert.deepEqual(report.skipped, ['metadata-table partition(s) secondary_index_by_name: not read by this build, so not compared with the data']);
   assert.deepEqual(report.problems, [], 'not a problem of the table: one of this build');
   assert.equal(report.missingFromStorage.length, 4, 'the rest still compared');
 });

@@ -1,0 +1,261 @@
+/**
+ * The record_index partition of a 1.x metadata table: MetadataTable1x keeping it on a metadata table that has it
+ * (a commit's new keys at their file group, deleted keys in a delete block, a moved key at its new place, nothing for
+ * a compaction or a clean, taken back by a rollback, read back with reader-1x), or refusing, before anything is
+ * written, what it does not keep: the key asking for the partition where the table has none, Hudi 1.1's
+ * partitioned record index, log files.
+ * test/interop/hudi-1x-record-index.test.ts judges them against Spark.
+ */
+import assert from 'node:assert/strict';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { MetadataTableError } from '../../lib/errors.js';
+import { iterateLogBlocks, readDeleteBlock } from '../../lib/log-format/index.js';
+import { keepMetadataTable } from '../../lib/metadata/commit-path.js';
+import { MetadataTable1x } from '../../lib/metadata/metadata-table-1x.js';
+import { mapRecordKeyToFileGroupIndex } from '../../lib/metadata/partitions.js';
+import { readMetadataTable1x } from '../../lib/metadata/reader-1x.js';
+import { type MetadataRecord, recordIndexFileId } from '../../lib/metadata/records.js';
+import { rollbackMetadataDeltaCommit1x } from '../../lib/metadata/rollback-1x.js';
+import { LocalStorage } from '../../lib/storage/local.js';
+import { readTableConfig } from '../../lib/table/config.js';
+import type { HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
+import { type CommitMetadata, newWriteStat, type WriteOperationType } from '../../lib/timeline/commit-metadata.js';
+import { parseInstantTime } from '../../lib/timeline/instant.js';
+import { tempDir } from '../helpers/paths.js';
+
+const FIXTURES = join(import.meta.dirname, '../fixtures/hudi-1x-metadata');
+const GROUPS = 2;
+const FILE_A = '3f1c2b9e-0d4a-4c1b-9a8e-6f5d4c3b2a10-0';
+const FILE_B = '7a6b5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d-0';
+
+for (const release of ['1.0.2', '1.1.1']) {
+  /** A copy of the fixture whose metadata table has `files` and a record_index of two empty file groups, as Hudi starts it. */
+  const copy = (suffix: string, withRecordIndex = true) => {
+    const path = join(tempDir(`mdt1x-rli-${release}-${suffix}-`), 'table');
+    cpSync(join(FIXTURES, release), path, { recursive: true });
+    const properties = join(path, '.hoodie/hoodie.properties');
+    const partitions = withRecordIndex ? 'files,record_index' : 'files';
+    writeFileSync(
+      properties,
+      readFileSync(properties, 'utf8').replace(/^hoodie\.table\.metadata\.partitions=.*$/m, `hoodie.table.metadata.partitions=${partitions}`),
+    );
+    if (withRecordIndex) {
+      const folder = join(path, '.hoodie/metadata/record_index');
+      mkdirSync(folder);
+      writeFileSync(join(folder, '.hoodie_partition_metadata'), '');
+      for (let i = 0; i < GROUPS; i++) writeFileSync(join(folder, `.record-index-000${i}-0_00000000000000002.log.1_0-0-0`), '');
+    }
+    return path;
+  };
+  const open = async (path: string) => {
+    const storage = new LocalStorage(path);
+    const table = await MetadataTable1x.open(storage, await readTableConfig(storage));
+    assert.ok(table !== undefined);
+    return table;
+  };
+  const mdtTimeline = (path: string) => readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort();
+  const refusedBeforeWriting = async (path: string, properties: Map<string, string>, message: RegExp) => {
+    const before = mdtTimeline(path);
+    await assert.rejects(keepMetadataTable(new LocalStorage(path), properties, 'write').prepare('a write'), (error: unknown) => {
+      assert.ok(error instanceof MetadataTableError, String(error));
+      assert.match(error.message, message);
+      return true;
+    });
+    assert.deepEqual(mdtTimeline(path), before);
+  };
+  const commitOf = (instant: string, files: { fileId: string; operation?: WriteOperationType }[]): CommitMetadata => ({
+    partitionToWriteStats: {
+      p1: files.map(({ fileId }) =>
+        newWriteStat({ fileId, path: `p1/${fileId}_0-1-0_${instant}.parquet`, partitionPath: 'p1', fileSizeInBytes: 100, numWrites: 1 }),
+      ),
+    },
+    compacted: false,
+    extraMetadata: {},
+    operationType: files[0]?.operation ?? 'UPSERT',
+  });
+
+  describe(`MetadataTable1x keeps record_index on Hudi ${release}'s metadata table`, () => {
+    it('refuses hoodie.metadata.record.index.enable=true (and 1.1 name), before anything is written, where the partition is missing', async () => {
+      const path = copy('refuse', false);
+      await refusedBeforeWriting(
+        path,
+        new Map([['hoodie.metadata.record.index.enable', 'true']]),
+        /hoodie\.metadata\.record\.index\.enable=true asks for the record_index partition/,
+      );
+      await refusedBeforeWriting(
+        path,
+        new Map([['hoodie.metadata.global.record.level.index.enable', 'true']]),
+        /asks for the record_index partition, which this metadata table does not have/,
+      );
+      assert.equal(readdirSync(join(path, '.hoodie/metadata')).includes('record_index'), false);
+      assert.deepEqual((await open(path)).problems({ operation: 'write' }), []);
+      assert.deepEqual((await open(path)).problems({ operation: 'check', properties: new Map([['hoodie.metadata.record.index.enable', 'true']]) }), []);
+    });
+
+    it("refuses Hudi 1.1's partitioned record index, by its key and by the index definition", async () => {
+      const path = copy('partitioned');
+      await refusedBeforeWriting(
+        path,
+        new Map([['hoodie.metadata.record.level.index.enable', 'true']]),
+        /record\.level\.index\.enable=true: the record_index partition is partitioned/,
+      );
+      assert.deepEqual((await open(path)).problems({ operation: 'write' }), []);
+      mkdirSync(join(path, '.hoodie/.index_defs'), { recursive: true });
+      const definition = (partitioned: string) =>
+        JSON.stringify({
+          indexDefinitions: {
+            record_index: { indexName: 'record_index', indexType: 'record_index', indexOptions: { isPartitioned: partitioned }, version: 'V1' },
+          },
+        });
+      writeFileSync(join(path, '.hoodie/.index_defs/index.json'), definition('false'));
+      assert.deepEqual((await open(path)).problems({ operation: 'write' }), []);
+      writeFileSync(join(path, '.hoodie/.index_defs/index.json'), definition('true'));
+      await refusedBeforeWriting(path, new Map(), /the record_index partition is partitioned/);
+    });
+
+    it('refuses a declared record_index without file groups, and merge-on-read writes (their log files)', async () => {
+      const empty = copy('empty2', false);
+      writeFileSync(
+        join(empty, '.hoodie/hoodie.properties'),
+        readFileSync(join(empty, '.hoodie/hoodie.properties'), 'utf8').replace(
+          /^hoodie\.table\.metadata\.partitions=files$/m,
+          'hoodie.table.metadata.partitions=files,record_index',
+        ),
+      );
+      mkdirSync(join(empty, '.hoodie/metadata/record_index'));
+      assert.deepEqual(
+        (await open(empty)).problems({ operation: 'write' }).map((p) => p.problem),
+        ['metadata-table partition record_index is not declared or has no file group'],
+      );
+      const mor = copy('mor');
+      writeFileSync(
+        join(mor, '.hoodie/hoodie.properties'),
+        readFileSync(join(mor, '.hoodie/hoodie.properties'), 'utf8').replace(/^hoodie\.table\.type=COPY_ON_WRITE$/m, 'hoodie.table.type=MERGE_ON_READ'),
+      );
+      const problems = (await open(mor)).problems({ operation: 'write' }).map((p) => p.problem);
+      assert.equal(problems.length, 1);
+      assert.match(problems[0]!, /log files on a table with the record_index partition/);
+      // Clusterings and compactions of a merge-on-read table write base files only.
+      assert.deepEqual((await open(mor)).problems({ operation: 'cluster' }), []);
+    });
+
+    it("writes a commit's new keys and deletions to their file groups, reads them back; compactions and cleans write none", async () => {
+      const path = copy('write');
+      const storage = new LocalStorage(path);
+      const read = async (completed: string[]) => {
+        const contents = await readMetadataTable1x(storage, { completedDataInstants: new Set(completed), pendingDataInstants: new Set() });
+        const records = [...(contents.partitions.get('record_index')?.values() ?? [])].filter(
+          (record): record is Extract<MetadataRecord, { type: 5 }> => record.type === 5,
+        );
+        return new Map(records.map((record) => [record.key, record.recordIndex]));
+      };
+      const first = '20991206120000000';
+      const keys = ['k1', 'k2', 'k3', 'k4', 'k5'];
+      const inserted = await (await open(path)).commit(first, commitOf(first, [{ fileId: FILE_A }]), {
+        recordIndex: { updates: keys.map((recordKey) => ({ recordKey, partitionPath: 'p1', fileId: FILE_A })), deletes: [] },
+      });
+      const logs = inserted.logFiles.filter((log) => log.partition === 'record_index');
+      assert.deepEqual(new Set(logs.map((log) => log.fileId)), new Set(keys.map((key) => `record-index-000${mapRecordKeyToFileGroupIndex(key, GROUPS)}-0`)));
+      let index = await read([first]);
+      assert.deepEqual([...index.keys()].sort(), keys);
+      const millis = BigInt(parseInstantTime(first, 'LOCAL')!.getTime());
+      for (const info of index.values()) {
+        assert.equal(recordIndexFileId(info), FILE_A);
+        assert.deepEqual([info.partitionName, info.fileIdEncoding, info.fileIndex, info.fileId, info.instantTime], ['p1', 0, 0, '', millis]);
+      }
+
+      // An upsert deleting k1, moving k2 to another file group (deleted where it was), updating k3 in place.
+      const second = '20991206121000000';
+      const moved = await (await open(path)).commit(second, commitOf(second, [{ fileId: FILE_A }, { fileId: FILE_B }]), {
+        recordIndex: {
+          updates: [
+            { recordKey: 'k2', partitionPath: 'p1', fileId: FILE_B },
+            { recordKey: 'k6', partitionPath: 'p1', fileId: FILE_B },
+          ],
+          deletes: ['k1', 'k2'],
+        },
+      });
+      const deleteBlocks = moved.logFiles
+        .filter((log) => log.partition === 'record_index')
+        .flatMap((log) => [...iterateLogBlocks(readFileSync(join(path, '.hoodie/metadata', log.path)))])
+        .filter((block) => block.type === 'DELETE_BLOCK');
+      assert.deepEqual(
+        deleteBlocks.flatMap((block) => readDeleteBlock(block).map((deleted) => [deleted.recordKey, deleted.partitionPath])),
+        [['k1', 'record_index']],
+      );
+      index = await read([first, second]);
+      assert.deepEqual([...index.keys()].sort(), ['k2', 'k3', 'k4', 'k5', 'k6']);
+      assert.equal(recordIndexFileId(index.get('k2')!), FILE_B);
+      assert.equal(recordIndexFileId(index.get('k3')!), FILE_A);
+      assert.equal(index.get('k3')!.instantTime, millis, 'an update in place leaves its entry as it was');
+
+      // A failed write's deltacommit rolled back with its data instant (rollback-1x.ts) takes its record-index logs too.
+      const failed = '20991206121500000';
+      const failedResult = await (await open(path)).commit(failed, commitOf(failed, [{ fileId: FILE_B }]), {
+        recordIndex: { updates: [{ recordKey: 'k7', partitionPath: 'p1', fileId: FILE_B }], deletes: ['k4'] },
+      });
+      const failedLogs = failedResult.logFiles.filter((log) => log.partition === 'record_index').map((log) => log.path);
+      assert.equal(failedLogs.length > 0, true);
+      const rolledBack = await rollbackMetadataDeltaCommit1x(await open(path), failed, '20991206121600000');
+      for (const log of failedLogs) assert.ok(rolledBack?.deletedFiles.includes(log), `${log} deleted`);
+      assert.deepEqual([...(await read([first, second, failed])).keys()].sort(), ['k2', 'k3', 'k4', 'k5', 'k6']);
+
+      // A compaction moves nothing; a clean touches no record_index entry.
+      const compaction = '20991206122000000';
+      const compacted = await (await open(path)).commit(compaction, commitOf(compaction, [{ fileId: FILE_A, operation: 'COMPACT' }]), {
+        recordIndex: { updates: [{ recordKey: 'k9', partitionPath: 'p1', fileId: FILE_A }], deletes: [] },
+      });
+      assert.deepEqual(
+        compacted.logFiles.filter((log) => log.partition === 'record_index'),
+        [],
+      );
+      const cleanTime = '20991206130000000';
+      const clean: HoodieCleanMetadata = {
+        startCleanTime: cleanTime,
+        timeTakenInMillis: 1,
+        totalFilesDeleted: 1,
+        earliestCommitToRetain: '',
+        lastCompletedCommitTimestamp: '',
+        partitionMetadata: {
+          p1: {
+            partitionPath: 'p1',
+            policy: 'KEEP_LATEST_COMMITS',
+            deletePathPatterns: [`${FILE_A}_0-1-0_${first}.parquet`],
+            successDeleteFiles: [`${FILE_A}_0-1-0_${first}.parquet`],
+            failedDeleteFiles: [],
+            isPartitionDeleted: false,
+          },
+        },
+        version: 2,
+        bootstrapPartitionMetadata: null,
+        extraMetadata: null,
+      };
+      const cleaned = await (await open(path)).commitClean(cleanTime, clean);
+      assert.deepEqual(
+        cleaned.logFiles.filter((log) => log.partition === 'record_index'),
+        [],
+      );
+      assert.deepEqual([...(await read([first, second, compaction, cleanTime])).keys()].sort(), ['k2', 'k3', 'k4', 'k5', 'k6']);
+    });
+
+    it('refuses a commit without its record-index changes or with a log file, before its deltacommit', async () => {
+      const path = copy('no-changes');
+      const instant = '20991206120000000';
+      const before = mdtTimeline(path);
+      await assert.rejects((await open(path)).commit(instant, commitOf(instant, [{ fileId: FILE_A }])), /did not say where its records went/);
+      const withLog: CommitMetadata = {
+        ...commitOf(instant, [{ fileId: FILE_A }]),
+        partitionToWriteStats: {
+          p1: [newWriteStat({ fileId: FILE_A, path: `p1/.${FILE_A}_${instant}.log.1_0-1-0`, partitionPath: 'p1', fileSizeInBytes: 100, numWrites: 1 })],
+        },
+      };
+      await assert.rejects(
+        (await open(path)).commit(instant, withLog, { recordIndex: { updates: [], deletes: [] } }),
+        /log files on a table with the record_index partition/,
+      );
+      assert.deepEqual(mdtTimeline(path), before);
+    });
+  });
+}
