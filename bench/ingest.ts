@@ -1,12 +1,15 @@
 /**
- * Ingest benchmark (not a test): N JSON-lines objects of M rows land in S3 (moto) and their S3 notifications in an
- * SQS queue (moto), at once (a burst) and at a steady rate; a poller acting as Lambda's event source mapping (batch
+ * Ingest benchmark (not a test): N JSON-lines objects of M rows land in S3 and their S3 notifications in an SQS
+ * queue, at once (a burst) and at a steady rate; a poller acting as Lambda's event source mapping (batch
  * size, batching window, one invocation at a time) hands them to the bundled ingest function (dist/functions/
  * ingest.mjs, warm, in this process) and deletes what it handled. Reported per run: objects/s, rows/s, commits and
  * latency from landing to the end of the invocation that committed the object (p50, p99). The baseline is the
  * one-commit-per-object path (INGEST_BATCH_MAX_BYTES=1: every object a commit of its own), measured the same way.
  *   npm run bench:ingest -- [--objects 40] [--rows 500] [--steady-objects 20] [--rate 4] [--batch-size 1000]
  *                           [--window 2] [--table-type COPY_ON_WRITE] [--no-baseline]
+ * npm run bench:ingest runs it on moto's S3 and ElasticMQ's SQS (moto's scans the whole queue on every receive and
+ * delete, which would dominate a burst); other servers, started the same way:
+ *   npm run -s build && node infra/with-local-stack.mjs [--minio] [--elasticmq] node --import tsx bench/ingest.ts ...
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -173,6 +176,9 @@ const report = (result: RunResult, count: number): void => {
   );
 };
 
+const server = (service: 'S3' | 'SQS') =>
+  process.env[`HUDI_SERVERLESS_LOCAL_${service}`] ?? `the endpoint ${process.env[`AWS_ENDPOINT_URL_${service}`] ?? '(AWS)'}`;
+console.log(`servers: S3 ${server('S3')}, SQS ${server('SQS')}`);
 console.log(
   `ingest: ${objects} objects × ${rows} rows at once, ${steadyObjects} at ${rate}/s; batch size ${batchSize}, window ${windowMs / 1000} s; ${values['table-type']}; the bundled function, warm, one invocation at a time`,
 );

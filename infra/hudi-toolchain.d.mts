@@ -13,3 +13,4 @@ export interface ToolchainPaths {
 }
 export declare function toolchainPaths(): ToolchainPaths;
 export declare function ensureToolchain(): ToolchainPaths;
+export declare function ensureJarSet(set: { readonly role: string; readonly pom: string }): string[];

@@ -168,30 +168,63 @@ function installJars() {
     progress(`${jarName(artifact)} ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
   for (const set of spec.jarSets ?? []) {
-    if (jarSetReady(set)) continue;
-    const started = Date.now();
-    const dir = jarSetDir(set.role);
-    rmSync(dir, { recursive: true, force: true });
-    progress(`mvn dependency:copy-dependencies ${set.pom}`);
-    run(
-      'mvn',
-      [
-        '-q',
-        '-B',
-        '-Dstyle.color=never',
-        '-f',
-        join(ROOT, set.pom),
-        'dependency:copy-dependencies',
-        `-DoutputDirectory=${dir}`,
-        `-Dmaven.repo.local=${join(TOOLCHAIN_DIR, 'm2')}`,
-      ],
-      `fetching the jars of ${set.pom} from Maven Central`,
-    );
-    writeFileSync(join(dir, '.complete'), jarSetDigest(set));
-    progress(`${set.role} (${readdirSync(dir).filter((name) => name.endsWith('.jar')).length} jars) ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    if (!jarSetReady(set)) copyJarSet(set, join(TOOLCHAIN_DIR, 'm2'));
   }
   // The local Maven repository only served the copy; the jars folder is the cache.
   rmSync(join(TOOLCHAIN_DIR, 'm2'), { recursive: true, force: true });
+}
+
+/**
+ * A pom's dependencies into jars/<role>/, marked complete at the end.
+ * @param {{ role: string, pom: string }} set
+ * @param {string} repository the local Maven repository serving the copy
+ */
+function copyJarSet(set, repository) {
+  const started = Date.now();
+  const dir = jarSetDir(set.role);
+  rmSync(dir, { recursive: true, force: true });
+  progress(`mvn dependency:copy-dependencies ${set.pom}`);
+  run(
+    'mvn',
+    [
+      '-q',
+      '-B',
+      '-Dstyle.color=never',
+      '-f',
+      join(ROOT, set.pom),
+      'dependency:copy-dependencies',
+      `-DoutputDirectory=${dir}`,
+      `-Dmaven.repo.local=${repository}`,
+    ],
+    `fetching the jars of ${set.pom} from Maven Central`,
+  );
+  writeFileSync(join(dir, '.complete'), jarSetDigest(set));
+  progress(`${set.role} (${readdirSync(dir).filter((name) => name.endsWith('.jar')).length} jars) ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+/**
+ * A jar set outside toolchain.json (a local server's, e.g. ElasticMQ's): fetched like the spec's on first use, kept in
+ * the same cache; returns its jars.
+ * @param {{ role: string, pom: string }} set `pom` relative to the repository root
+ * @returns {string[]}
+ */
+export function ensureJarSet(set) {
+  if (!jarSetReady(set)) {
+    if (!onPath('mvn')) throw new Error(`mvn not found: the ${set.role} jars are fetched with Maven (install maven, e.g. \`apt-get install -y maven\`)`);
+    mkdirSync(join(TOOLCHAIN_DIR, 'jars'), { recursive: true });
+    // A repository of its own: an install of the toolchain may run beside it.
+    const repository = join(TOOLCHAIN_DIR, `m2-${set.role}`);
+    try {
+      copyJarSet(set, repository);
+    } finally {
+      rmSync(repository, { recursive: true, force: true });
+    }
+  }
+  const dir = jarSetDir(set.role);
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.jar'))
+    .sort()
+    .map((name) => join(dir, name));
 }
 
 /** @param {object} stamp */

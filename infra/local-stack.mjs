@@ -4,19 +4,23 @@
 // Plain JavaScript ESM so that it runs under Node 20 and 22 without a build step.
 
 import { spawn } from 'node:child_process';
-import { accessSync, closeSync, existsSync, constants as fsConstants, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, closeSync, existsSync, constants as fsConstants, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureJarSet } from './hudi-toolchain.mjs';
 import { ensureMinio } from './minio.mjs';
 
 const LOOPBACK = '127.0.0.1';
 const MOTO_START_TIMEOUT_MS = 60_000;
 const DYNAMODB_START_TIMEOUT_MS = 90_000;
 const MINIO_START_TIMEOUT_MS = 60_000;
+const ELASTICMQ_START_TIMEOUT_MS = 60_000;
+/** ElasticMQ's server, fetched from Maven Central on first use into the toolchain's jar cache. */
+const ELASTICMQ_JARS = { role: 'elasticmq-server', pom: 'infra/elasticmq/pom.xml' };
 // MinIO's root credentials, handed to the clients as AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (a local server only;
 // letters and digits: DynamoDB Local, which gets the same keys, refuses others).
 const MINIO_USER = 'hudiserverless';
@@ -46,8 +50,11 @@ const STOP_GRACE_MS = 5_000;
  * AWS_ENDPOINT_URL_SQS and AWS_ENDPOINT_URL_DYNAMODB; moto is started only if S3 or SQS lacks one.
  * `minio: true` starts a MinIO server for S3 whatever AWS_ENDPOINT_URL_S3 says, and points the clients at it with
  * the variables a user of MinIO sets: AWS_ENDPOINT_URL_S3, AWS_S3_FORCE_PATH_STYLE=true and its credentials.
+ * `elasticmq: true` starts ElasticMQ for SQS whatever AWS_ENDPOINT_URL_SQS says: moto's SQS scans every message of a
+ * queue on each receive and delete, so a queue of thousands (the ingest bench's burst) is bound by it.
+ * HUDI_SERVERLESS_LOCAL_S3 and HUDI_SERVERLESS_LOCAL_SQS name the servers started (moto, minio, elasticmq).
  *
- * @param {{ env?: NodeJS.ProcessEnv, reuseEnvironmentEndpoints?: boolean, minio?: boolean }} [options]
+ * @param {{ env?: NodeJS.ProcessEnv, reuseEnvironmentEndpoints?: boolean, minio?: boolean, elasticmq?: boolean }} [options]
  * @returns {Promise<LocalStack>}
  */
 export async function startLocalStack(options = {}) {
@@ -55,12 +62,14 @@ export async function startLocalStack(options = {}) {
   const reuse = options.reuseEnvironmentEndpoints ?? true;
   const useMinio = options.minio ?? false;
   const givenS3 = reuse && !useMinio ? nonEmpty(baseEnv.AWS_ENDPOINT_URL_S3) : undefined;
-  const givenSqs = reuse ? nonEmpty(baseEnv.AWS_ENDPOINT_URL_SQS) : undefined;
+  const useElasticmq = options.elasticmq ?? false;
+  const givenSqs = reuse && !useElasticmq ? nonEmpty(baseEnv.AWS_ENDPOINT_URL_SQS) : undefined;
   const givenDynamo = reuse ? nonEmpty(baseEnv.AWS_ENDPOINT_URL_DYNAMODB) : undefined;
 
   // Find every program first, so a missing one fails before anything is started.
-  const needMoto = (givenS3 === undefined && !useMinio) || givenSqs === undefined;
+  const needMoto = (givenS3 === undefined && !useMinio) || (givenSqs === undefined && !useElasticmq);
   const minioBinary = useMinio ? ensureMinio() : undefined;
+  const elasticmqCommand = useElasticmq ? { java: findJava(baseEnv), jars: ensureJarSet(ELASTICMQ_JARS) } : undefined;
   const needDynamo = givenDynamo === undefined;
   const motoCommand = needMoto ? findMotoServer(baseEnv) : undefined;
   const dynamoCommand = needDynamo ? { java: findJava(baseEnv), ...findDynamoDbLocalJar() } : undefined;
@@ -83,6 +92,7 @@ export async function startLocalStack(options = {}) {
     if (motoCommand !== undefined) starting.push(startMoto(motoCommand, logDir, baseEnv));
     if (dynamoCommand !== undefined) starting.push(startDynamoDbLocal(dynamoCommand, logDir, baseEnv));
     if (minioBinary !== undefined) starting.push(startMinio(minioBinary, logDir, baseEnv));
+    if (elasticmqCommand !== undefined) starting.push(startElasticmq(elasticmqCommand, logDir, baseEnv));
     const results = await Promise.allSettled(starting);
     for (const result of results) {
       if (result.status === 'fulfilled') started.push(result.value);
@@ -99,10 +109,11 @@ export async function startLocalStack(options = {}) {
   const moto = started.find((server) => server.name === 'moto')?.url;
   const dynamoLocal = started.find((server) => server.name === 'dynamodb')?.url;
   const minio = started.find((server) => server.name === 'minio')?.url;
+  const elasticmq = started.find((server) => server.name === 'elasticmq')?.url;
   /** @type {LocalStackEndpoints} */
   const endpoints = {
     s3: minio ?? givenS3 ?? /** @type {string} */ (moto),
-    sqs: givenSqs ?? /** @type {string} */ (moto),
+    sqs: elasticmq ?? givenSqs ?? /** @type {string} */ (moto),
     dynamodb: givenDynamo ?? /** @type {string} */ (dynamoLocal),
     moto,
     minio,
@@ -134,6 +145,8 @@ export async function startLocalStack(options = {}) {
     // Which S3 the tests talk to: a test of a server property moto lacks (atomic conditional writes) asks.
     env.HUDI_SERVERLESS_LOCAL_S3 = 'moto';
   }
+  if (elasticmq !== undefined) env.HUDI_SERVERLESS_LOCAL_SQS = 'elasticmq';
+  else if (endpoints.sqs === moto) env.HUDI_SERVERLESS_LOCAL_SQS = 'moto';
 
   let stopped = false;
   return {
@@ -194,6 +207,34 @@ async function startMinio(binary, logDir, env) {
     MINIO_UPDATE: 'off',
   });
   await waitUntilHealthy(server, `${url}/minio/health/live`, MINIO_START_TIMEOUT_MS);
+  return { ...server, url };
+}
+
+/**
+ * ElasticMQ (SQS's protocols, in memory) on a free loopback port; queue URLs name that port.
+ * @param {{ java: string, jars: string[] }} command
+ * @param {string} logDir
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {Promise<ManagedServer>}
+ */
+async function startElasticmq({ java, jars }, logDir, env) {
+  const port = await freeLoopbackPort();
+  const url = `http://${LOOPBACK}:${port}`;
+  const config = join(logDir, 'elasticmq.conf');
+  writeFileSync(
+    config,
+    [
+      'include classpath("application.conf")',
+      `node-address { protocol = http, host = "${LOOPBACK}", port = ${port}, context-path = "" }`,
+      `rest-sqs { enabled = true, bind-port = ${port}, bind-hostname = "${LOOPBACK}", sqs-limits = strict }`,
+      'rest-stats { enabled = false }',
+      'generate-node-address = false',
+      '',
+    ].join('\n'),
+  );
+  const server = spawnLogged('elasticmq', java, ['-Xmx512m', `-Dconfig.file=${config}`, '-cp', jars.join(delimiter), 'org.elasticmq.server.Main'], logDir, env);
+  // It answers any request once it listens (an empty POST is a 400).
+  await waitUntilAnswers(server, url, { method: 'POST', body: '' }, ELASTICMQ_START_TIMEOUT_MS);
   return { ...server, url };
 }
 

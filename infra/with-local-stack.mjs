@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// Usage: node infra/with-local-stack.mjs [--minio] <command> [args...]
+// Usage: node infra/with-local-stack.mjs [--minio] [--elasticmq] <command> [args...]
 // Starts moto (S3, SQS) and DynamoDB Local, runs the command with AWS_ENDPOINT_URL_* pointing at them,
 // stops both afterwards and exits with the command's exit code.
 // Endpoints already set in the environment (AWS_ENDPOINT_URL_S3 for MinIO or real AWS, ...) are kept.
 // --minio: S3 is a real MinIO server instead (built and cached by infra/minio.mjs), whatever AWS_ENDPOINT_URL_S3 says;
 // SQS and DynamoDB as above (an outer stack's are reused).
+// --elasticmq: SQS is ElasticMQ (fetched from Maven Central on first use) instead of moto's, whose receive and delete
+// scan the whole queue.
 
 import { spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
@@ -13,16 +15,19 @@ import { startLocalStack } from './local-stack.mjs';
 const FORWARDED_SIGNALS = /** @type {const} */ (['SIGINT', 'SIGTERM', 'SIGHUP']);
 
 async function main() {
-  const minio = process.argv[2] === '--minio';
-  const [command, ...args] = process.argv.slice(minio ? 3 : 2);
+  const flags = [];
+  while (['--minio', '--elasticmq'].includes(process.argv[2 + flags.length] ?? '')) flags.push(process.argv[2 + flags.length]);
+  const minio = flags.includes('--minio');
+  const elasticmq = flags.includes('--elasticmq');
+  const [command, ...args] = process.argv.slice(2 + flags.length);
   if (command === undefined) {
-    process.stderr.write('usage: node infra/with-local-stack.mjs [--minio] <command> [args...]\n');
+    process.stderr.write('usage: node infra/with-local-stack.mjs [--minio] [--elasticmq] <command> [args...]\n');
     return 2;
   }
 
   let stack;
   try {
-    stack = await startLocalStack({ minio });
+    stack = await startLocalStack({ minio, elasticmq });
   } catch (error) {
     process.stderr.write(`with-local-stack: could not start the local stack: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;

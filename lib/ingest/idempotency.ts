@@ -26,7 +26,7 @@ export const INGEST_SOURCE_KEY = 'hudi-serverless.ingest.source';
 export const INGEST_SOURCES_KEY = 'hudi-serverless.ingest.sources';
 /** Idempotency records, inside the table's metafolder (Hudi ignores folders there it does not know). */
 export const INGEST_FOLDER = '.hoodie/.ingest';
-/** In a claim's folder: when the object was first claimed, kept until it is done. */
+/** In a claim's folder left by an earlier version: when the object was first claimed. */
 const ATTEMPT_FILE = 'attempt.json';
 /** Commits this much older than the first attempt are not scanned (instant times come from writers' clocks). */
 const CLOCK_SKEW_MS = 10 * 60_000;
@@ -58,9 +58,9 @@ type DoneRecord = Pick<
   readonly completedAt: string;
 };
 
+/** What earlier versions wrote in a claim folder at each attempt; still read for the folders they left. */
 interface AttemptRecord {
   readonly firstAttemptAt: string;
-  readonly attempts: number;
 }
 
 export interface FoundCommit {
@@ -110,10 +110,10 @@ type HeartbeatRequest = ExactlyOnceRequest & { readonly heartbeat: ClaimHeartbea
  *
  * The claim lives while the invocation's heartbeat (heartbeat.ts) is renewed, and is taken over only after that stayed
  * unrenewed for a whole lease (a crashed or timed-out Lambda); a concurrent delivery waits for the holder, then finds the done record. A
- * process that dies after the commit but before the done record leaves `attempt.json`; the next holder scans the
- * completed commits since that attempt for the marker and, when found, only writes the done record. It scans again just
- * before its own commit (the `beforeCommit` guard, which re-checks the lease first), so a previous holder still
- * committing when the lease lapsed is not applied twice either. Residual risk: a holder whose renewals fail for a whole
+ * process that dies after the commit but before the done record leaves its claim's generation; the next holder takes
+ * the next one, scans the completed commits since the first for the marker and, when found, only writes the done
+ * record. It scans again just before its own commit (the `beforeCommit` guard, which re-checks the lease first), so a
+ * previous holder still committing when the lease lapsed is not applied twice either. Residual risk: a holder whose renewals fail for a whole
  * lease yet still commits at the same moment as the taker; with upsert (the default) that re-applies identical records,
  * an extra commit but no new rows.
  */
@@ -251,13 +251,18 @@ export async function claimObject(request: HeartbeatRequest): Promise<TriedClaim
   };
 
   try {
-    // The holder before us may have finished between our first look and the claim.
+    // The holder before us may have finished between our first look and the claim (or there was no first look:
+    // a first delivery's object, see IngestBatchRequest).
     const doneMeanwhile = await readDone(table, donePath);
     if (doneMeanwhile !== undefined) {
       recorded = true;
       await release();
       return { done: duplicateOf(doneMeanwhile) };
     }
+    // An earlier attempt may have committed the object: then its commit is looked for (from when it began) before
+    // ours and again just before our commit. A claim folder keeps every generation until the object is done, so
+    // taking a generation after the first proves an earlier holder, whose first generation says when it began.
+    // `attempt.json` is what versions before that wrote, still read for the folders they left.
     const attempt = await readAttempt(claimStorage);
     if (attempt !== undefined && (await lock.holder())?.owner !== lock.ownerName) {
       // Someone held it before, in a folder an earlier version pruned (its first generation gone): the first
@@ -266,7 +271,14 @@ export async function claimObject(request: HeartbeatRequest): Promise<TriedClaim
       await lease.release();
       return request.wait === false ? { busy: true } : claimObject({ ...request, wait: true });
     }
-    const since = attempt === undefined ? undefined : new Date(Date.parse(attempt.firstAttemptAt) - CLOCK_SKEW_MS);
+    const firstAttemptAt =
+      attempt !== undefined
+        ? Date.parse(attempt.firstAttemptAt)
+        : lease.holding().generation > 1
+          ? // Unreadable or gone: every commit is looked at.
+            ((await lock.acquiredAt(1))?.getTime() ?? 0)
+          : undefined;
+    const since = firstAttemptAt === undefined ? undefined : new Date(firstAttemptAt - CLOCK_SKEW_MS);
     if (since !== undefined) {
       const found = await findCommitOf(table, source, since);
       if (found !== undefined) {
@@ -275,13 +287,6 @@ export async function claimObject(request: HeartbeatRequest): Promise<TriedClaim
         return { done };
       }
     }
-    await claimStorage.put(
-      ATTEMPT_FILE,
-      JSON.stringify({
-        firstAttemptAt: attempt?.firstAttemptAt ?? now().toISOString(),
-        attempts: (attempt?.attempts ?? 0) + 1,
-      } satisfies AttemptRecord),
-    );
     return {
       held: {
         source,
@@ -415,7 +420,7 @@ async function readAttempt(claimStorage: Storage): Promise<AttemptRecord | undef
   // An unreadable time still proves an attempt: scan everything then.
   const firstAttemptAt =
     typeof record.firstAttemptAt === 'string' && !Number.isNaN(Date.parse(record.firstAttemptAt)) ? record.firstAttemptAt : new Date(0).toISOString();
-  return { firstAttemptAt, attempts: typeof record.attempts === 'number' ? record.attempts : 1 };
+  return { firstAttemptAt };
 }
 
 async function writeDone(table: Storage, path: string, record: DoneRecord): Promise<void> {

@@ -93,7 +93,12 @@ export interface ErrorLine {
 
 /** Several landed objects of one landing bucket for one table, to ingest in as few commits as their size allows. */
 export interface IngestBatchRequest extends Omit<IngestRequest, 'key' | 'etag'> {
-  readonly objects: readonly { readonly key: string; readonly etag: string }[];
+  /**
+   * firstDelivery: the event is known never to have been delivered before (an SQS message received once): its
+   * object is then most likely new, and its done record is looked at only once it is claimed (which is always looked
+   * at), not before as well. Leave it out when not known: a redelivered batch then ends at one read per object.
+   */
+  readonly objects: readonly { readonly key: string; readonly etag: string; readonly firstDelivery?: boolean }[];
   /** Most bytes of good records per commit (default: INGEST_BATCH_MAX_BYTES in tableProperties, else its default). */
   readonly maxBatchBytes?: number;
 }

@@ -136,6 +136,19 @@ export class StorageLockProvider implements LockProvider {
     return [...Array.from({ length: lease.holding().generation }, (_, i) => pathOf(i + 1)), ...others];
   }
 
+  /** When a generation's holder took it, by its own clock; undefined when that generation is gone or unreadable. */
+  async acquiredAt(generation: number): Promise<Date | undefined> {
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.storage.get(pathOf(generation));
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+    const time = Date.parse(parseRecord(bytes)?.acquiredAt ?? '');
+    return Number.isNaN(time) ? undefined : new Date(time);
+  }
+
   /** The lock's holder as a waiting acquirer sees it; undefined when free. */
   async holder(): Promise<ObservedHolder | undefined> {
     return new StorageLeaseBackend(this).readHolder();

@@ -31,9 +31,11 @@ import {
 import { STORAGE_LOCK_FOLDER, StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { readSnapshot } from '../../lib/read/reader.js';
 import { ingestConfigFromEnv } from '../../lib/serverless/steps/ingest/ingest.js';
+import { countedStorage } from '../../lib/storage/counted.js';
 import { openStorage, s3ClientFromEnv } from '../../lib/storage/index.js';
 import type { Storage } from '../../lib/storage/port.js';
 import { prefixedStorage } from '../../lib/storage/prefixed.js';
+import { formatRequestCounts, RequestCounter, type RequestCounts } from '../../lib/storage/request-counts.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { TIMELINE_LAYOUT_1 } from '../../lib/timeline/layout.js';
 import { loadTimeline, readCommitMetadata } from '../../lib/timeline/timeline.js';
@@ -652,6 +654,82 @@ describe('ingest: a claim holder that commits the same object just before ours',
         ['duplicate', results[1]!.instantTime],
       ],
     );
+  });
+});
+
+describe('ingest: the storage requests of a batch', () => {
+  /** The table's requests during `work`, per kind (the landed objects' GETs go through the landing bucket's client). */
+  async function requestsOf(table: Storage, work: (counted: Storage) => Promise<unknown>): Promise<RequestCounts> {
+    const counter = new RequestCounter();
+    const counted = countedStorage(table, counter);
+    assert.notEqual(counted, table, 'an S3 table counts its requests');
+    await work(counted);
+    return counter.snapshot();
+  }
+
+  it("a first delivery's new object costs its claim, one done-record read after it, the commit's check and its record", async () => {
+    client = s3ClientFromEnv();
+    bucket = await testBucket();
+    const { land, request } = landing();
+    const table = openStorage(await s3TablePath('ingest-batch-requests'));
+    const seed = await land('seed.jsonl', jsonLines([user(1000)]));
+    resultOf((await ingestObjects(request(table, [seed])))[0]!);
+    // What one object adds: a batch of 21 objects against a batch of 1, the commit's own requests alike.
+    const objects: { key: string; etag: string }[] = [];
+    for (let i = 0; i < 22; i++) objects.push(await land(`part-${i}.jsonl`, jsonLines(users(i * 10, 10))));
+    const first = (o: { key: string; etag: string }) => ({ ...o, firstDelivery: true });
+    const one = await requestsOf(table, (counted) => ingestObjects(request(counted, [first(objects[0]!)])));
+    // Two of them in two messages each: handled once.
+    const more = objects.slice(1);
+    const many = await requestsOf(table, (counted) => ingestObjects(request(counted, [...more, ...more.slice(0, 2)].map(first))));
+
+    // Per object: the claim (put-if-absent, read back), the done record (read after the claim, written), the check
+    // that no later generation took the claim; its claim's deletion shares the batch's requests.
+    const per = (kind: keyof RequestCounts) => ((many[kind] ?? 0) - (one[kind] ?? 0)) / (more.length - 1);
+    console.log(`# table requests: 1 first-delivered object ${formatRequestCounts(one)}; ${more.length} objects ${formatRequestCounts(many)}`);
+    assert.ok(per('get') <= 3.5 && per('head') <= 1.5 && per('put') <= 2.5, `per object: ${['get', 'head', 'put'].map((k) => per(k as keyof RequestCounts))}`);
+    assert.deepEqual(await rowIds(table), [...range(0, 220), 1000]);
+    assert.equal((await commitsOf(table)).length, 3);
+  });
+
+  it('a first delivery of an object already done ends as a duplicate after its claim, and leaves no claim behind', async () => {
+    client = s3ClientFromEnv();
+    bucket = await testBucket();
+    const { land, request } = landing();
+    const table = openStorage(await s3TablePath('ingest-batch-first-duplicate'));
+    const objects = [];
+    for (let i = 0; i < 3; i++) objects.push(await land(`part-${i}.jsonl`, jsonLines(users(i * 10, 10))));
+    const first = (await ingestObjects(request(table, objects.slice(0, 2)))).map(resultOf);
+    // S3 may notify twice: the second notification is a message received for the first time too.
+    const again = (
+      await ingestObjects(
+        request(
+          table,
+          objects.map((o) => ({ ...o, firstDelivery: true })),
+        ),
+      )
+    ).map(resultOf);
+    assert.deepEqual(
+      again.map((r) => [r.outcome, r.instantTime]),
+      [
+        ['duplicate', first[0]!.instantTime],
+        ['duplicate', first[1]!.instantTime],
+        ['ingested', again[2]!.instantTime],
+      ],
+    );
+    assert.deepEqual(
+      (await commitsOf(table)).map((c) => c.sources.length),
+      [2, 1],
+    );
+    assert.deepEqual(await rowIds(table), range(0, 30));
+    for (const object of objects) {
+      assert.deepEqual(await table.listRecursive(`${INGEST_FOLDER}/${ingestId(sourceOf(object))}`), [], 'no claim is left');
+    }
+    // A redelivery (not known to be the first) is settled by the done records alone: one read each.
+    const counter = new RequestCounter();
+    const redelivered = (await ingestObjects(request(countedStorage(table, counter), objects))).map(resultOf);
+    assert.ok(redelivered.every((r) => r.outcome === 'duplicate'));
+    assert.deepEqual(counter.snapshot(), { get: objects.length });
   });
 });
 

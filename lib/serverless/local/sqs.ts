@@ -12,6 +12,8 @@ export interface QueueMessage {
   readonly MessageId: string;
   readonly ReceiptHandle: string;
   readonly Body: string;
+  /** The system attributes asked for: ApproximateReceiveCount. */
+  readonly Attributes?: Readonly<Record<string, string>>;
 }
 
 /** One queue: create it, send, receive, delete, and the Lambda event of a batch. */
@@ -57,6 +59,8 @@ export class LocalQueue {
       QueueUrl: this.url,
       MaxNumberOfMessages: Math.min(10, max),
       WaitTimeSeconds: 0,
+      // The event's ApproximateReceiveCount: the ingest function reads it (a first delivery skips a read).
+      AttributeNames: ['ApproximateReceiveCount'],
     });
     return received.Messages ?? [];
   }
@@ -90,7 +94,12 @@ export class LocalQueue {
         messageId: m.MessageId,
         receiptHandle: m.ReceiptHandle,
         body: m.Body,
-        attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'local', ApproximateFirstReceiveTimestamp: '0' },
+        attributes: {
+          ApproximateReceiveCount: m.Attributes?.['ApproximateReceiveCount'] ?? '1',
+          SentTimestamp: '0',
+          SenderId: 'local',
+          ApproximateFirstReceiveTimestamp: '0',
+        },
         messageAttributes: {},
         md5OfBody: '',
         eventSource: 'aws:sqs',

@@ -41,6 +41,8 @@ export interface Delivery {
   readonly created: boolean;
   /** The SQS message it came in. */
   readonly messageId?: string;
+  /** Its SQS message was received for the first time (ApproximateReceiveCount 1); see IngestBatchRequest. */
+  readonly firstDelivery?: boolean;
 }
 
 export interface ObjectSummary extends IngestResult {
@@ -123,7 +125,10 @@ export async function ingestStep(input: IngestInput, deps: IngestStepDependencie
     const unreadable = new Map<string, unknown>();
     for (const record of input.event.Records) {
       try {
-        deliveriesOfMessage.set(record.messageId, deliveriesOf(unwrapSns(JSON.parse(record.body)), record.messageId));
+        const deliveries = deliveriesOf(unwrapSns(JSON.parse(record.body)), record.messageId);
+        // Only a saving: an object of a first-received message may still be done (S3 may notify twice).
+        const first = record.attributes?.ApproximateReceiveCount === '1';
+        deliveriesOfMessage.set(record.messageId, first ? deliveries.map((delivery) => ({ ...delivery, firstDelivery: true })) : deliveries);
       } catch (error) {
         // Unparseable: fail it, so it ends in the queue's dead-letter queue rather than vanishing.
         deps.log.error('SQS message is not an S3 event', { messageId: record.messageId, error: errorMessage(error) });
@@ -291,7 +296,7 @@ async function ingestAll(
     try {
       outcomes = await ingestObjects({
         source: s3LandingBucket(bucket, deps.s3),
-        objects: group.map((delivery) => ({ key: delivery.key, etag: delivery.etag! })),
+        objects: group.map((delivery) => ({ key: delivery.key, etag: delivery.etag!, ...(delivery.firstDelivery === true ? { firstDelivery: true } : {}) })),
         table,
         tableProperties: config.tableProperties,
         errorPrefix: config.errorPrefix,
