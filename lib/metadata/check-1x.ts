@@ -3,8 +3,9 @@
  * `files` against storage (base files, and log files named by their delta commit, each counted once its instant
  * completed), `column_stats` against each listed base file's footer (the records a commit of it would write now),
  * and `partition_stats` against the column stats of each partition's latest file slices: a stored range must hold
- * every value those files hold, or Hudi's data skipping prunes a partition that matches. record_index and
- * bloom_filters (read, not compared), partitions this build does not read (secondary and expression indexes) and
+ * every value those files hold, or Hudi's data skipping prunes a partition that matches; and `record_index` against
+ * the data's snapshot as the version-6 check compares it (record-index-check.ts). bloom_filters (read, not compared),
+ * Hudi 1.1's partitioned record index, partitions this build does not read (secondary and expression indexes) and
  * the column stats of log files are not compared: each is named in `skipped`.
  */
 import { UnsupportedTableError } from '../errors.js';
@@ -18,7 +19,8 @@ import type { Timeline } from '../timeline/timeline.js';
 import { columnStatsRecords1x, partitionStatsRecords1x } from './convert-1x.js';
 import { readStoredFooter } from './footers.js';
 import { latestSliceFileNames, MetadataTable1x, partitionStatsScope } from './metadata-table-1x.js';
-import { columnStatsIndexVersion1x, readMetadataTable1x } from './reader-1x.js';
+import { columnStatsIndexVersion1x, readMetadataTable1x, recordIndexPartitioned1x } from './reader-1x.js';
+import { compareRecordIndex, RECORD_INDEX_WITHOUT_META_FIELDS, type RecordIndexMismatch } from './record-index-check.js';
 import { COLUMN_RANGE_FIELDS, type ColumnStatsMetadata, compareStatsValues, type MetadataRecord, type WrappedValue } from './records.js';
 import { type MetadataTableVersion1x, metadataVersionFacts, UNREAD_1X_PARTITIONS } from './schema-1x.js';
 
@@ -39,6 +41,8 @@ export interface MetadataCheck1x {
   readonly missingFromStorage: readonly string[];
   readonly problems: readonly string[];
   readonly indexMismatches: readonly IndexMismatch1x[];
+  /** Where `record_index` disagrees with the data, when the table has it (check.ts's report names the kinds). */
+  readonly recordIndexMismatches: readonly RecordIndexMismatch[];
   /** What was not compared, and why, one sentence each. */
   readonly skipped: readonly string[];
 }
@@ -53,7 +57,9 @@ export async function checkMetadataTable1x(storage: Storage, config: TableConfig
   const unread = metadata.partitions.filter((name) => UNREAD_1X_PARTITIONS.some((prefix) => name === prefix || name.startsWith(prefix)));
   if (unread.length > 0) skipped.push(`metadata-table partition(s) ${unread.join(', ')}: not read by this build, so not compared with the data`);
   if (metadata.partitions.includes('bloom_filters')) skipped.push("bloom_filters: read, but not compared with the base files' footers");
-  if (metadata.partitions.includes('record_index')) skipped.push("record_index: read, but not compared with the data's record keys");
+  // A partitioned index maps keys within each data partition, so one key may be indexed once per partition.
+  const partitionedRecordIndex = metadata.partitions.includes('record_index') && (await recordIndexPartitioned1x(storage));
+  if (partitionedRecordIndex) skipped.push('record_index: partitioned (Hudi 1.1 hoodie.metadata.record.level.index.enable), which this build does not compare');
   let contents: Awaited<ReturnType<typeof readMetadataTable1x>>;
   try {
     contents = await readMetadataTable1x(storage, {
@@ -62,8 +68,8 @@ export async function checkMetadataTable1x(storage: Storage, config: TableConfig
     });
   } catch (error) {
     if (!(error instanceof UnsupportedTableError)) throw error;
-    skipped.push(`files, column_stats and partition_stats: ${error.message}`);
-    return { missingFromMetadata: [], missingFromStorage: [], problems, indexMismatches: [], skipped };
+    skipped.push(`files, column_stats, partition_stats and record_index: ${error.message}`);
+    return { missingFromMetadata: [], missingFromStorage: [], problems, indexMismatches: [], recordIndexMismatches: [], skipped };
   }
 
   const listed = new Set<string>();
@@ -107,7 +113,14 @@ export async function checkMetadataTable1x(storage: Storage, config: TableConfig
       }
     }
   }
-  return { missingFromMetadata, missingFromStorage, problems, indexMismatches, skipped };
+  const recordIndexMismatches: RecordIndexMismatch[] = [];
+  const recordIndex = contents.partitions.get('record_index');
+  if (recordIndex !== undefined && !partitionedRecordIndex) {
+    const compared = await compareRecordIndex(storage, recordIndex);
+    if (compared === undefined) skipped.push(RECORD_INDEX_WITHOUT_META_FIELDS);
+    else recordIndexMismatches.push(...compared);
+  }
+  return { missingFromMetadata, missingFromStorage, problems, indexMismatches, recordIndexMismatches, skipped };
 }
 
 /** A data file's instant: a base file's commit, or the delta commit that wrote a 1.x log file (its name's). */

@@ -12,12 +12,11 @@
  */
 import { iterateLogBlocks, type LogFile } from '../log-format/index.js';
 import { twosComplementToBigint, type WrappedValue } from '../log-format/value-wrappers.js';
-import { readSnapshot } from '../read/reader.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { HUDI_1X_TABLE_VERSIONS, readTableConfig, type TableConfig } from '../table/config.js';
 import { joinPartitionPath, parseBaseFileName } from '../table/file-system-view.js';
-import { HudiTable, listPartitions } from '../table/table.js';
+import { listPartitions } from '../table/table.js';
 import { compareInstantTimes } from '../timeline/instant.js';
 import { loadTimeline } from '../timeline/timeline.js';
 import { checkMetadataTable1x } from './check-1x.js';
@@ -26,6 +25,7 @@ import { applyMetadataTableWriteConfig } from './disable.js';
 import { footerBloomFilterBytes, readStoredFooter } from './footers.js';
 import { METADATA_ENABLE } from './keys.js';
 import { MetadataTable, type MetadataTableReader } from './metadata-table.js';
+import { compareRecordIndex, RECORD_INDEX_WITHOUT_META_FIELDS, type RecordIndexMismatch } from './record-index-check.js';
 import {
   type BloomFilterMetadata,
   bloomFilterRecord,
@@ -33,9 +33,10 @@ import {
   type ColumnStatsMetadata,
   columnStatsRecord,
   deletedColumnRange,
-  recordIndexFileId,
 } from './records.js';
 import { METADATA_0X_TIMELINE_LAYOUT } from './timeline.js';
+
+export type { RecordIndexMismatch, RecordLocation } from './record-index-check.js';
 
 /** A log file of a superseded slice holding blocks written after the slice that replaced it began. */
 export interface StrandedLogFile {
@@ -63,25 +64,9 @@ export interface MetadataCheckReport {
   readonly indexMismatches: readonly IndexMismatch[];
   /** Where `record_index` disagrees with the data (what the validator's record-index check compares), when the table has it. */
   readonly recordIndexMismatches: readonly RecordIndexMismatch[];
-  /** What was not compared on this table, and why (a 1.x table's partitions this build does not read). */
+  /** What was not compared on this table, and why (a 1.x table's partitions this build does not read, a record index without keys to read). */
   readonly skipped: readonly string[];
   readonly ok: boolean;
-}
-
-export interface RecordLocation {
-  readonly partitionPath: string;
-  readonly fileId: string;
-}
-
-/**
- * A record key the record index and the data disagree on: `missing`, a live record the index lacks; `deleted`, an
- * indexed key no live record has; `location`, a key indexed at another file group than the one holding it.
- */
-export interface RecordIndexMismatch {
-  readonly kind: 'missing' | 'deleted' | 'location';
-  readonly recordKey: string;
-  readonly inIndex?: RecordLocation;
-  readonly inData?: RecordLocation;
 }
 
 export interface IndexMismatch {
@@ -109,12 +94,12 @@ export async function checkMetadataTable(storage: Storage): Promise<MetadataChec
     return {
       ...report,
       stranded: [],
-      recordIndexMismatches: [],
       ok:
         report.missingFromMetadata.length === 0 &&
         report.missingFromStorage.length === 0 &&
         report.problems.length === 0 &&
-        report.indexMismatches.length === 0,
+        report.indexMismatches.length === 0 &&
+        report.recordIndexMismatches.length === 0,
     };
   }
   const table = await MetadataTable.open(storage, { config });
@@ -135,6 +120,7 @@ export async function checkMetadataTable(storage: Storage): Promise<MetadataChec
   const missingFromStorage: string[] = [];
   const indexMismatches: IndexMismatch[] = [];
   const recordIndexMismatches: RecordIndexMismatch[] = [];
+  const skipped: string[] = [];
   // The listing comparison needs a readable `files` partition; the problems say why when it is not.
   if (problems.length === 0) {
     const dataTimeline = await loadTimeline(storage, METADATA_0X_TIMELINE_LAYOUT);
@@ -156,7 +142,11 @@ export async function checkMetadataTable(storage: Storage): Promise<MetadataChec
     for (const path of listed) if (!stored.has(path)) missingFromStorage.push(path);
     const both = [...listed].filter((path) => stored.has(path) && path.endsWith('.parquet')).sort();
     indexMismatches.push(...(await compareIndexes(storage, table, reader, both)));
-    if (table.fileGroups.has('record_index')) recordIndexMismatches.push(...(await compareRecordIndex(storage, reader)));
+    if (table.fileGroups.has('record_index')) {
+      const compared = await compareRecordIndex(storage, await reader.readPartition('record_index'));
+      if (compared === undefined) skipped.push(RECORD_INDEX_WITHOUT_META_FIELDS);
+      else recordIndexMismatches.push(...compared);
+    }
   }
   return {
     stranded,
@@ -165,7 +155,7 @@ export async function checkMetadataTable(storage: Storage): Promise<MetadataChec
     problems,
     indexMismatches,
     recordIndexMismatches,
-    skipped: [],
+    skipped,
     ok:
       stranded.length === 0 &&
       missingFromMetadata.length === 0 &&
@@ -252,36 +242,6 @@ async function compareIndexes(storage: Storage, table: MetadataTable, reader: Me
   return mismatches.sort(
     (a, b) => a.path.localeCompare(b.path) || rank(a) - rank(b) || (a.column ?? '').localeCompare(b.column ?? '') || a.field.localeCompare(b.field),
   );
-}
-
-/**
- * `record_index` against the data, as Hudi's validator compares them: the snapshot's record keys with their
- * partition and file group (the file id of `_hoodie_file_name`, FSUtils.getFileId) against the index's live records.
- * A table without populated meta fields has no record keys to read; it is not compared.
- */
-async function compareRecordIndex(storage: Storage, reader: MetadataTableReader): Promise<RecordIndexMismatch[]> {
-  const table = await HudiTable.open(storage);
-  if (!table.config.populateMetaFields) return [];
-  const inData = new Map<string, RecordLocation>();
-  for (const row of (await readSnapshot(table, { includeMetaFields: true })).rows) {
-    const fileName = String(row['_hoodie_file_name'] ?? '');
-    inData.set(String(row['_hoodie_record_key']), { partitionPath: String(row['_hoodie_partition_path'] ?? ''), fileId: fileName.split('_')[0]! });
-  }
-  const inIndex = new Map<string, RecordLocation>();
-  for (const [key, record] of await reader.readPartition('record_index')) {
-    if (record.type === 5) inIndex.set(key, { partitionPath: record.recordIndex.partitionName ?? '', fileId: recordIndexFileId(record.recordIndex) });
-  }
-  const mismatches: RecordIndexMismatch[] = [];
-  for (const [recordKey, data] of inData) {
-    const index = inIndex.get(recordKey);
-    if (index === undefined) mismatches.push({ kind: 'missing', recordKey, inData: data });
-    else if (index.partitionPath !== data.partitionPath || index.fileId !== data.fileId)
-      mismatches.push({ kind: 'location', recordKey, inIndex: index, inData: data });
-  }
-  for (const [recordKey, index] of inIndex) {
-    if (!inData.has(recordKey)) mismatches.push({ kind: 'deleted', recordKey, inIndex: index });
-  }
-  return mismatches.sort((a, b) => a.kind.localeCompare(b.kind) || a.recordKey.localeCompare(b.recordKey));
 }
 
 /**

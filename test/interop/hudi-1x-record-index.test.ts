@@ -5,7 +5,7 @@
  * equals what reader-1x reads (record-index records included), every live key is indexed at the file group holding
  * it, and Hudi's metadata validation passes with its record-index checks. Spark then upserts on top tagging through
  * the record index (`hoodie.index.type=RECORD_INDEX`) and reads the same rows; we write once more after it, compacting
- * the metadata table. On a merge-on-read table: our write is refused before anything is written (its log files'
+ * the metadata table. After each, our `metadata check` finds record_index in step with the data. On a merge-on-read table: our write is refused before anything is written (its log files'
  * key changes are not built), our compaction keeps the index, and Spark upserts on top.
  */
 import assert from 'node:assert/strict';
@@ -13,6 +13,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MetadataTableError } from '../../lib/errors.js';
+import { checkMetadataTable } from '../../lib/metadata/check.js';
 import { type MetadataRecord, recordIndexFileId } from '../../lib/metadata/records.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { HudiTable } from '../../lib/table/table.js';
@@ -84,10 +85,15 @@ for (const version of HUDI_1X_VERSIONS) {
 
     /**
      * Hudi agrees: hudi_metadata() equals our reader, and its validation passes with its record-index checks (count,
-     * and each live key at the partition and file group holding it in the data files).
+     * and each live key at the partition and file group holding it in the data files). Our `metadata check` finds the
+     * same record index in step with the data (it reads the files only, no Spark work).
      */
     async function agree(step: string, path = table): Promise<Map<string, Entry>> {
-      return indexOf(await assertMetadata1xValidated(hudi, path, step));
+      const records = await assertMetadata1xValidated(hudi, path, step);
+      const ourCheck = await checkMetadataTable(new LocalStorage(path));
+      assert.deepEqual(ourCheck?.recordIndexMismatches, [], `${step}: our check of record_index`);
+      assert.ok(!ourCheck.skipped.some((what) => what.startsWith('record_index')), `${step}: ${ourCheck.skipped.join('; ')}`);
+      return indexOf(records);
     }
 
     before(async () => {
