@@ -9,7 +9,9 @@ import { resolveClusteringConfig } from '../../lib/clustering/config.js';
 import { runClusteringJob } from '../../lib/clustering/job.js';
 import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
 import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
+import type { Storage } from '../../lib/storage/index.js';
 import { LocalStorage } from '../../lib/storage/local.js';
+import type { TableAccessMode } from '../../lib/table/config.js';
 import { HudiTable } from '../../lib/table/table.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { tempDir } from './paths.js';
@@ -116,4 +118,27 @@ export async function writeServicesTable(options: ServicesTableOptions): Promise
     await engine?.close();
   }
   return { dir: options.dir, storage, partitions, history, rows };
+}
+
+/**
+ * Our `cluster --mode scheduleAndExecute`, in process: every file small, sorted by `id`, forced; the replacecommit's
+ * instant (a clustering that planned nothing fails the test).
+ */
+export async function clusterSortedById(storage: Storage, mode: TableAccessMode, properties: ReadonlyMap<string, string>): Promise<string> {
+  const engine = await openParquetEngine();
+  try {
+    const result = await runClusteringJob(await HudiTable.open(storage, { mode }), {
+      mode: 'scheduleAndExecute',
+      config: resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.sort.columns': 'id', 'hoodie.parquet.small.file.limit': '0' } }).config,
+      force: true,
+      lock: new StorageLockProvider(storage, { waitMs: 10_000 }),
+      engine,
+      tempDir: tempDir(),
+      properties: new Map(properties),
+    });
+    if (result.instantTime === undefined) throw new Error('the clustering planned nothing');
+    return result.instantTime;
+  } finally {
+    await engine.close();
+  }
 }

@@ -10,10 +10,6 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { resolveClusteringConfig } from '../../lib/clustering/config.js';
-import { runClusteringJob } from '../../lib/clustering/job.js';
-import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
-import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { checkMetadataTable } from '../../lib/metadata/check.js';
 import { countFindings, doctorTable } from '../../lib/status/doctor.js';
 import { LocalStorage } from '../../lib/storage/local.js';
@@ -21,6 +17,7 @@ import { HudiTable } from '../../lib/table/table.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import { hudi1xJsonl, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
 import { tempDir } from '../helpers/paths.js';
+import { clusterSortedById } from '../helpers/services-table.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/hudi-1x-metadata');
 const ODD = '2024-01-01';
@@ -98,21 +95,7 @@ for (const [release, tableVersion] of [
       const kept = new Set(readdirSync(folder));
       await write(path, [7]);
       await write(path, [3], 'delete');
-      const engine = await openParquetEngine();
-      try {
-        const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'clustering' }), {
-          mode: 'scheduleAndExecute',
-          config: resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.sort.columns': 'id', 'hoodie.parquet.small.file.limit': '0' } }).config,
-          force: true,
-          lock: new StorageLockProvider(storage, { waitMs: 10_000 }),
-          engine,
-          tempDir: tempDir(),
-          properties: new Map([['hoodie.write.table.version', String(tableVersion)]]),
-        });
-        assert.ok(result.instantTime !== undefined, 'a clustering ran');
-      } finally {
-        await engine.close();
-      }
+      await clusterSortedById(storage, 'clustering', new Map([['hoodie.write.table.version', String(tableVersion)]]));
       const [odd, ...moreOdd] = await groupsOf(path, ODD);
       const [even, ...moreEven] = await groupsOf(path, EVEN);
       assert.deepEqual([moreOdd, moreEven], [[], []], 'the clustering made one file group per partition');

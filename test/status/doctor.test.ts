@@ -7,10 +7,6 @@ import assert from 'node:assert/strict';
 import { copyFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { resolveClusteringConfig } from '../../lib/clustering/config.js';
-import { runClusteringJob } from '../../lib/clustering/job.js';
-import { openParquetEngine } from '../../lib/engine/parquet-engine.js';
-import { StorageLockProvider } from '../../lib/lock/storage-lock.js';
 import { checkMetadataTable } from '../../lib/metadata/check.js';
 import { countFindings, doctorTable } from '../../lib/status/doctor.js';
 import { openStorage } from '../../lib/storage/index.js';
@@ -22,6 +18,7 @@ import { writeBatch } from '../../lib/writer/write-client.js';
 import { runCli } from '../helpers/cli.js';
 import { initMetadataTable } from '../helpers/metadata-table.js';
 import { tempDir } from '../helpers/paths.js';
+import { clusterSortedById } from '../helpers/services-table.js';
 import { clusteringPlanOf } from '../helpers/synthetic-table.js';
 
 const PROPS = {
@@ -215,21 +212,7 @@ describe('doctor', () => {
     const kept = new Set(readdirSync(folder));
     const inserted = await write(table, [5], ownGroups);
     await write(table, [1], ownGroups, 'delete');
-    const engine = await openParquetEngine();
-    try {
-      const result = await runClusteringJob(await HudiTable.open(storage, { mode: 'write' }), {
-        mode: 'scheduleAndExecute',
-        config: resolveClusteringConfig({ event: { 'hoodie.clustering.plan.strategy.sort.columns': 'id', 'hoodie.parquet.small.file.limit': '0' } }).config,
-        force: true,
-        lock: new StorageLockProvider(storage, { waitMs: 10_000 }),
-        engine,
-        tempDir: tempDir(),
-        properties: new Map(Object.entries(PROPS)),
-      });
-      assert.ok(result.instantTime !== undefined, 'a clustering ran');
-    } finally {
-      await engine.close();
-    }
+    await clusterSortedById(storage, 'write', new Map(Object.entries(PROPS)));
     // Where the clustering put the records: the one file group left.
     const groups = (await (await HudiTable.open(storage)).fileSystemView()).latestBaseFiles('p1');
     assert.equal(groups.length, 1, 'the clustering made one file group');
