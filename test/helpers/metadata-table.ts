@@ -23,6 +23,7 @@ import {
 import type { Storage } from '../../lib/storage/port.js';
 import { readTableConfig, tableChecksum, updateTableProperties } from '../../lib/table/config.js';
 import { formatJavaProperties } from '../../lib/table/properties.js';
+import type { HoodieCleanMetadata } from '../../lib/timeline/avro-schemas.js';
 import { toJacksonPrettyJson } from '../../lib/util/jackson-json.js';
 
 /** File groups per partition Hudi initializes by default (record index: its minimum for a small table). */
@@ -82,4 +83,28 @@ export async function initMetadataTable(
     p.set(METADATA_PARTITIONS_KEY, [...partitions].sort().join(','));
     p.set(METADATA_PARTITIONS_INFLIGHT_KEY, '');
   });
+}
+
+/** The metadata of a KEEP_LATEST_COMMITS clean that deleted `files` (names in the partition) of one partition. */
+export function oneCleanMetadata(startCleanTime: string, partition: string, files: readonly string[]): HoodieCleanMetadata {
+  return {
+    startCleanTime,
+    timeTakenInMillis: 1,
+    totalFilesDeleted: files.length,
+    earliestCommitToRetain: '',
+    lastCompletedCommitTimestamp: '',
+    partitionMetadata: {
+      [partition]: {
+        partitionPath: partition,
+        policy: 'KEEP_LATEST_COMMITS',
+        deletePathPatterns: [...files],
+        successDeleteFiles: [...files],
+        failedDeleteFiles: [],
+        isPartitionDeleted: false,
+      },
+    },
+    version: 2,
+    bootstrapPartitionMetadata: null,
+    extraMetadata: null,
+  };
 }

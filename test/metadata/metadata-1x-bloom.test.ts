@@ -21,9 +21,9 @@ import { rollbackMetadataDeltaCommit1x } from '../../lib/metadata/rollback-1x.js
 import { setFooterKeyValues } from '../../lib/parquet/footer.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { readTableConfig } from '../../lib/table/config.js';
-import type { HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat } from '../../lib/timeline/commit-metadata.js';
 import { duckdb } from '../helpers/duckdb.js';
+import { oneCleanMetadata } from '../helpers/metadata-table.js';
 import { tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/hudi-1x-metadata');
@@ -223,26 +223,7 @@ for (const release of ['1.0.2', '1.1.1']) {
       assert.deepEqual((await read([instant, failed])).map((record) => record.key).sort(), [...keys].sort());
 
       const cleanTime = '20991206130000000';
-      const clean: HoodieCleanMetadata = {
-        startCleanTime: cleanTime,
-        timeTakenInMillis: 1,
-        totalFilesDeleted: 2,
-        earliestCommitToRetain: '',
-        lastCompletedCommitTimestamp: '',
-        partitionMetadata: {
-          '2024-01-01': {
-            partitionPath: '2024-01-01',
-            policy: 'KEEP_LATEST_COMMITS',
-            deletePathPatterns: [names[0]!, `.f4-0_${instant}.log.1_0-1-0`],
-            successDeleteFiles: [names[0]!, `.f4-0_${instant}.log.1_0-1-0`],
-            failedDeleteFiles: [],
-            isPartitionDeleted: false,
-          },
-        },
-        version: 2,
-        bootstrapPartitionMetadata: null,
-        extraMetadata: null,
-      };
+      const clean = oneCleanMetadata(cleanTime, '2024-01-01', [names[0]!, `.f4-0_${instant}.log.1_0-1-0`]);
       const cleaned = await (await open(path)).commitClean(cleanTime, clean);
       assert.deepEqual(
         cleaned.logFiles.filter((log) => log.partition === 'bloom_filters').map((log) => log.fileId),

@@ -20,9 +20,9 @@ import { type MetadataRecord, recordIndexFileId } from '../../lib/metadata/recor
 import { rollbackMetadataDeltaCommit1x } from '../../lib/metadata/rollback-1x.js';
 import { LocalStorage } from '../../lib/storage/local.js';
 import { readTableConfig } from '../../lib/table/config.js';
-import type { HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat, type WriteOperationType } from '../../lib/timeline/commit-metadata.js';
 import { parseInstantTime } from '../../lib/timeline/instant.js';
+import { oneCleanMetadata } from '../helpers/metadata-table.js';
 import { tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/hudi-1x-metadata');
@@ -212,26 +212,7 @@ for (const release of ['1.0.2', '1.1.1']) {
         [],
       );
       const cleanTime = '20991206130000000';
-      const clean: HoodieCleanMetadata = {
-        startCleanTime: cleanTime,
-        timeTakenInMillis: 1,
-        totalFilesDeleted: 1,
-        earliestCommitToRetain: '',
-        lastCompletedCommitTimestamp: '',
-        partitionMetadata: {
-          p1: {
-            partitionPath: 'p1',
-            policy: 'KEEP_LATEST_COMMITS',
-            deletePathPatterns: [`${FILE_A}_0-1-0_${first}.parquet`],
-            successDeleteFiles: [`${FILE_A}_0-1-0_${first}.parquet`],
-            failedDeleteFiles: [],
-            isPartitionDeleted: false,
-          },
-        },
-        version: 2,
-        bootstrapPartitionMetadata: null,
-        extraMetadata: null,
-      };
+      const clean = oneCleanMetadata(cleanTime, 'p1', [`${FILE_A}_0-1-0_${first}.parquet`]);
       const cleaned = await (await open(path)).commitClean(cleanTime, clean);
       assert.deepEqual(
         cleaned.logFiles.filter((log) => log.partition === 'record_index'),

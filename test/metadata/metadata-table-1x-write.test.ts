@@ -19,7 +19,7 @@ import { performMetadataTableServices1x } from '../../lib/metadata/services-1x.j
 import { LocalStorage } from '../../lib/storage/local.js';
 import { readTableConfig } from '../../lib/table/config.js';
 import { HudiTable } from '../../lib/table/table.js';
-import { decodeTimelineAvro, encodeTimelineAvro, type HoodieCleanMetadata } from '../../lib/timeline/avro-files.js';
+import { decodeTimelineAvro, encodeTimelineAvro } from '../../lib/timeline/avro-files.js';
 import { type CommitMetadata, newWriteStat } from '../../lib/timeline/commit-metadata.js';
 import { newInstantTime } from '../../lib/timeline/instant.js';
 import { timelineLayout2 } from '../../lib/timeline/layout.js';
@@ -29,6 +29,7 @@ import { createRequested, transitionToCompleted } from '../../lib/timeline/trans
 import { fileNameOf } from '../../lib/util/paths.js';
 import { CrashingStorage, SimulatedCrash } from '../helpers/crashing-storage.js';
 import { duckdb } from '../helpers/duckdb.js';
+import { oneCleanMetadata } from '../helpers/metadata-table.js';
 import { tableFiles, tempDir } from '../helpers/paths.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/hudi-1x-metadata');
@@ -584,26 +585,7 @@ for (const release of ['1.0.2', '1.1.1']) {
       const statsOf = (contents: typeof before) =>
         [...contents.partitions.get('column_stats')!.values()].filter((r) => r.type === 3 && r.columnStats.fileName === name);
       assert.ok(statsOf(before).length > 0, `${name} has column stats`);
-      const clean: HoodieCleanMetadata = {
-        startCleanTime: '20261206120000000',
-        timeTakenInMillis: 1,
-        totalFilesDeleted: 1,
-        earliestCommitToRetain: '',
-        lastCompletedCommitTimestamp: '',
-        partitionMetadata: {
-          [partition]: {
-            partitionPath: partition,
-            policy: 'KEEP_LATEST_COMMITS',
-            deletePathPatterns: [name],
-            successDeleteFiles: [name],
-            failedDeleteFiles: [],
-            isPartitionDeleted: false,
-          },
-        },
-        version: 2,
-        bootstrapPartitionMetadata: null,
-        extraMetadata: null,
-      };
+      const clean = oneCleanMetadata('20261206120000000', partition, [name]);
       const result = await (await open(path)).commitClean('20261206120000000', clean, { tableSchema: () => latestCommitSchema(storage, data.timeline) });
       assert.deepEqual(new Set(result.logFiles.map((log) => log.partition)), new Set(['column_stats', 'files']));
       const after = await readMetadataTable1x(storage, instants);
