@@ -113,6 +113,7 @@ export function keepMetadataTable(
       const table = await applyKeysAndOpen();
       table?.assertMaintainable(what, scope);
       if (table instanceof MetadataTable1x && writesColumnStats(operation)) await table.assertColumnStatsWritable(what, properties, writerSchema);
+      if (table instanceof MetadataTable1x && operation === 'write') table.assertRecordIndexWritable(what, writerSchema);
     },
     async commit(instantTime, metadata, input = {}) {
       const table = await openForCommit(input);

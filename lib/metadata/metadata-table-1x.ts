@@ -15,11 +15,13 @@ import { readKey } from '../config/index.js';
 import { HudiError, MetadataTableError } from '../errors.js';
 import type { LockLease } from '../lock/port.js';
 import { isLogFileName, parseLogFileName, writeLogFile } from '../log-format/index.js';
+import { IS_DELETED_FIELD } from '../merge-on-read/payload-merge.js';
 import type { ThriftStruct } from '../parquet/thrift.js';
 import { mapWithConcurrency } from '../storage/concurrency.js';
 import type { Storage } from '../storage/port.js';
 import { PROPERTIES_FILE, type TableConfig } from '../table/config.js';
 import { parseBaseFileName } from '../table/file-system-view.js';
+import { tableLayout } from '../table/layouts.js';
 import { type AvroRecordSchema, parseAvroRecordSchema, withMetaFields } from '../table/schema.js';
 import { HudiTable } from '../table/table.js';
 import { decodeTimelineAvro, type HoodieCleanMetadata } from '../timeline/avro-files.js';
@@ -298,9 +300,15 @@ export class MetadataTable1x {
         location: this.storage.uriOf(PROPERTIES_FILE),
       });
     }
-    // A merge-on-read write may put any file group's records in a log file, whose record-index changes are not built.
-    if (options.operation === 'write' && this.config.type === 'MERGE_ON_READ' && this.partitions.includes('record_index')) {
-      problems.push({ ...REFUSED_1X_SHAPES.recordIndexLogFiles, location: this.storage.uriOf(PROPERTIES_FILE) });
+    // A merge-on-read write's log files change record_index by their deletes (recordIndexRecords); the bucket index
+    // puts inserts in them too, which Hudi does not index.
+    if (
+      options.operation === 'write' &&
+      this.config.type === 'MERGE_ON_READ' &&
+      this.partitions.includes('record_index') &&
+      tableLayout(this.config, { properties }).bucketIndex !== undefined
+    ) {
+      problems.push({ ...REFUSED_1X_SHAPES.recordIndexLogInserts, location: this.storage.uriOf(PROPERTIES_FILE) });
     }
     if (!check && this.partitions.includes('partition_stats') && !this.partitions.includes('column_stats')) {
       problems.push({
@@ -699,25 +707,30 @@ export class MetadataTable1x {
   }
 
   /**
-   * record_index's changes for a commit, as Hudi 1.0.2 and 1.1.1's convertMetadataToRecordIndexRecords builds them for
-   * base files: per written base file, its keys not in the base file it replaced (prevBaseFile; all of them in a new
-   * file group, which is every output of a clustering) at the file's group, stamped with the instant, and a deletion
-   * per key of the replaced base file it no longer holds; a key deleted in one group and written in another keeps
-   * its new place (reduceByKeys). Our writers report those keys as they write (`input.recordIndex`), the same sets for
-   * upserts and deletes; a compaction changes no location and writes none. Log files are refused (problems()).
+   * record_index's changes for a commit, as Hudi 1.0.2 and 1.1.1's convertMetadataToRecordIndexRecords builds them.
+   * Per written base file: its keys not in the base file it replaced (prevBaseFile; all of them in a new file group,
+   * which is every output of a clustering) at the file's group, stamped with the instant, and a deletion per key of the
+   * replaced base file it no longer holds. Per written log file: the keys its own records delete (its stat names it
+   * alone at table version 8 and up, so Hudi merges no earlier log: getRevivedAndDeletedKeysFromMergedLogs revives
+   * nothing), its updates nothing. A key deleted in one group and written in another keeps its new place
+   * (reduceByKeys). Our writers report those keys as they write (`input.recordIndex`): the stored keys they delete, in
+   * a merged base file or a log's delete block alike, and the keys they insert; a compaction changes no location.
    */
   private async recordIndexRecords(instantTime: string, metadata: CommitMetadata, input: Metadata1xCommitInput): Promise<MetadataChange[]> {
     if (metadata.operationType === 'COMPACT') return [];
     const logs = Object.values(metadata.partitionToWriteStats)
       .flat()
       .filter((stat) => stat.path !== null && isLogFileName(stat.path));
-    if (logs.length > 0) {
-      throw new MetadataTableError(
-        `commit ${instantTime} wrote log file ${logs[0]!.path}: ${REFUSED_1X_SHAPES.recordIndexLogFiles.problem}`,
-        this.partitions,
-        this.inflightPartitions,
-        { location: this.storage.uriOf(logs[0]!.path!), fix: REFUSED_1X_SHAPES.recordIndexLogFiles.fix },
-      );
+    const refuse = (path: string, shape: { readonly problem: string; readonly fix: string }): MetadataTableError =>
+      new MetadataTableError(`commit ${instantTime} wrote log file ${path}: ${shape.problem}`, this.partitions, this.inflightPartitions, {
+        location: this.storage.uriOf(path),
+        fix: shape.fix,
+      });
+    const written = new Set(logs.map((stat) => fileNameOf(stat.path!)));
+    for (const stat of logs) {
+      // Hudi fails such a commit ("RLI cannot support logs having inserts").
+      if (stat.numInserts > 0) throw refuse(stat.path!, REFUSED_1X_SHAPES.recordIndexLogInserts);
+      if ((stat.delta?.logFiles ?? []).some((name) => !written.has(name))) throw refuse(stat.path!, REFUSED_1X_SHAPES.recordIndexMergedLogs);
     }
     const changes = typeof input.recordIndex === 'function' ? await input.recordIndex() : input.recordIndex;
     if (changes === undefined) {
@@ -731,7 +744,27 @@ export class MetadataTable1x {
         },
       );
     }
-    return recordIndexChanges(changes, instantTime);
+    const updates = [...changes.updates];
+    // An insert in a log file (counted as an update there): Hudi's index would not have it.
+    const logGroups = new Map(logs.map((stat) => [fileGroupKey(stat.partitionPath ?? '', stat.fileId), stat.path!]));
+    const inLog = updates.find((update) => logGroups.has(fileGroupKey(update.partitionPath, update.fileId)));
+    if (inLog !== undefined) throw refuse(logGroups.get(fileGroupKey(inLog.partitionPath, inLog.fileId))!, REFUSED_1X_SHAPES.recordIndexLogInserts);
+    return recordIndexChanges({ updates, deletes: changes.deletes }, instantTime);
+  }
+
+  /**
+   * Before a write on a merge-on-read table with record_index: refuse a schema with `_hoodie_is_deleted` (records
+   * logged with it set are deletes to Hudi's log merge, which our writer does not report). `writerSchema`: the
+   * schema the commit will carry.
+   */
+  assertRecordIndexWritable(what: string, writerSchema: string | undefined): void {
+    if (this.config.type !== 'MERGE_ON_READ' || !this.partitions.includes('record_index') || writerSchema === undefined) return;
+    const schema = parseAvroRecordSchema(writerSchema, `the schema of ${what}`);
+    if (!schema.fields.some((field) => field.name === IS_DELETED_FIELD)) return;
+    throw new MetadataTableError(`${what}: ${REFUSED_1X_SHAPES.recordIndexDeleteField.problem}`, this.partitions, this.inflightPartitions, {
+      location: this.storage.uriOf(PROPERTIES_FILE),
+      fix: REFUSED_1X_SHAPES.recordIndexDeleteField.fix,
+    });
   }
 
   /**

@@ -44,13 +44,32 @@ export const REFUSED_1X_SHAPES = {
     fix: 'keep writing this table with Hudi 1.1, or rebuild the record index unpartitioned (hoodie.metadata.record.index.enable=true)',
   },
   /**
-   * A commit writing data log files on a table with record_index: Hudi derives its record-index changes from merging
-   * the file group's log files (getRevivedAndDeletedKeysFromMergedLogs), which this build does not do.
+   * Inserts in data log files on a table with record_index: Hudi 1.0.2 and 1.1.1 fail a commit whose log write stat
+   * counts inserts ("RLI cannot support logs having inserts"), and the bucket index counts them as updates, which
+   * leaves them out of the index. Our merge-on-read writes put inserts in logs with the bucket index only.
    */
-  recordIndexLogFiles: {
+  recordIndexLogInserts: {
     problem:
-      'a commit that writes log files on a table with the record_index partition (Hudi merges the logs to find revived and deleted keys), which this build does not build',
+      'a merge-on-read write with the bucket index puts inserts in log files, which Hudi does not index in the record_index partition (it refuses logs with inserts)',
     fix: 'run this write with Hudi 1.x, or turn the record index off (hoodie.metadata.record.index.enable=false)',
+  },
+  /**
+   * A log write stat naming earlier log files of its slice (a 1.x CDC table's): Hudi then merges them with the new one
+   * to find revived and deleted keys (getRevivedAndDeletedKeysFromMergedLogs), which this build does not do.
+   */
+  recordIndexMergedLogs: {
+    problem:
+      'a log file whose write stat names earlier log files of its slice on a table with the record_index partition (Hudi merges them to find revived and deleted keys), which this build does not do',
+    fix: 'run this write with Hudi 1.x, or turn the record index off (hoodie.metadata.record.index.enable=false)',
+  },
+  /**
+   * A data log file's records with `_hoodie_is_deleted`: Hudi's log merge counts those set to true as deletes of the
+   * record index; our writer reports only the keys it deletes, so such a schema is refused.
+   */
+  recordIndexDeleteField: {
+    problem:
+      'a merge-on-read write whose schema has _hoodie_is_deleted on a table with the record_index partition (Hudi deletes the keys of such records logged as deleted), which this build does not index',
+    fix: 'run this write with Hudi 1.x, drop the _hoodie_is_deleted field, or turn the record index off (hoodie.metadata.record.index.enable=false)',
   },
 } as const;
 

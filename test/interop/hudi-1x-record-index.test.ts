@@ -5,14 +5,14 @@
  * equals what reader-1x reads (record-index records included), every live key is indexed at the file group holding
  * it, and Hudi's metadata validation passes with its record-index checks. Spark then upserts on top tagging through
  * the record index (`hoodie.index.type=RECORD_INDEX`) and reads the same rows; we write once more after it, compacting
- * the metadata table. After each, our `metadata check` finds record_index in step with the data. On a merge-on-read table: our write is refused before anything is written (its log files'
- * key changes are not built), our compaction keeps the index, and Spark upserts on top.
+ * the metadata table. After each, our `metadata check` finds record_index in step with the data. On a merge-on-read
+ * table our upsert (an update in a log file, a new key in a base file) and delete (delete blocks in log files) keep the
+ * index as Hudi's log merge finds it, our compaction keeps it, and Spark upserts on top and reads the same rows.
  */
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MetadataTableError } from '../../lib/errors.js';
 import { checkMetadataTable } from '../../lib/metadata/check.js';
 import { type MetadataRecord, recordIndexFileId } from '../../lib/metadata/records.js';
 import { LocalStorage } from '../../lib/storage/local.js';
@@ -21,7 +21,7 @@ import { parseInstantTime } from '../../lib/timeline/instant.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { jsonLines, propertiesFile, runCli } from '../helpers/cli.js';
-import { type HudiHarness, startHudi } from '../helpers/hudi.js';
+import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
 import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xBatchFile, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
 import { cleanKeepingLatestCommits } from '../helpers/interop-writer.js';
 import { assertMetadata1xValidated, assertMirroredBefore } from '../helpers/metadata-1x.js';
@@ -177,7 +177,7 @@ for (const version of HUDI_1X_VERSIONS) {
       assert.deepEqual([...last.keys()].sort(), ['1', '10', '11', '2', '5', '6', '7', '8', '9']);
     });
 
-    it('merge-on-read: our write is refused before anything is written; our compaction keeps the index; Spark upserts on top', async () => {
+    it('merge-on-read: our upsert and delete keep the index through their log files; our compaction keeps it; Spark upserts on top', async () => {
       const mor = join(root, 'mor');
       const morOptions = { ...hudi1xWriteOptions('mdtrlimor', 'MERGE_ON_READ'), ...RLI, ...NO_COMPACTION, 'hoodie.index.type': 'RECORD_INDEX' };
       await hudi.write(mor, {
@@ -188,14 +188,23 @@ for (const version of HUDI_1X_VERSIONS) {
       await hudi.write(mor, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([1, 2], 1), options: { ...morOptions, 'hoodie.datasource.write.operation': 'upsert' } });
       const start = await agree('Spark merge-on-read insert and upsert', mor);
       assert.equal(start.size, 6);
-      const timeline = () => readdirSync(join(mor, '.hoodie/timeline')).sort();
-      const before = timeline();
-      await assert.rejects(ours('upsert', [1, 7], {}, mor), (error: unknown) => {
-        assert.ok(error instanceof MetadataTableError, String(error));
-        assert.match(error.message, /log files on a table with the record_index partition/);
-        return true;
-      });
-      assert.deepEqual(timeline(), before, 'nothing written');
+      const logsOf = (instant: string) =>
+        readdirSync(mor)
+          .filter((dir) => dir.includes('2024-01-0'))
+          .flatMap((dir) => readdirSync(join(mor, dir)).filter((name) => name.includes(`_${instant}.log.`)));
+      // 1 updated in its file group's log (which Spark's upsert already logged to), 7 in a new base file.
+      const upsert = await ours('upsert', [1, 7], {}, mor);
+      assertMirroredBefore(mor, upsert, 'deltacommit', PARTITIONS);
+      assert.equal(logsOf(upsert).length, 1, 'the upsert logged to one file group');
+      const upserted = await agree(`our merge-on-read upsert ${upsert}`, mor);
+      assert.equal(upserted.get('7')?.millis, millisOf(upsert), 'the new key stamped with our instant');
+      assert.deepEqual(upserted.get('1'), start.get('1'), '1: an update in a log keeps its entry');
+      // 3 and 4 deleted in their file groups' logs (a delete block each).
+      const deleted = await ours('delete', [3, 4], {}, mor);
+      assertMirroredBefore(mor, deleted, 'deltacommit', PARTITIONS);
+      assert.equal(logsOf(deleted).length, 2, 'the delete logged to the two file groups of 3 and 4');
+      const afterDelete = await agree(`our merge-on-read delete ${deleted}`, mor);
+      assert.deepEqual([...afterDelete.keys()].sort(), ['1', '2', '5', '6', '7']);
       const run = runCli([
         'compact',
         mor,
@@ -214,9 +223,18 @@ for (const version of HUDI_1X_VERSIONS) {
         !readdirSync(join(mor, '.hoodie/metadata/record_index')).some((name) => name.includes(`_${compaction.instantTime}.log.`)),
         'the compaction moved no key',
       );
-      assert.deepEqual(await agree(`our compaction ${compaction.instantTime}`, mor), start);
-      await hudi.write(mor, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([2, 7], 2), options: { ...morOptions, 'hoodie.datasource.write.operation': 'upsert' } });
-      assert.deepEqual([...(await agree('Spark upsert on our compaction', mor)).keys()].sort(), ['1', '2', '3', '4', '5', '6', '7']);
+      assert.deepEqual(await agree(`our compaction ${compaction.instantTime}`, mor), afterDelete);
+      await hudi.write(mor, {
+        schema: HUDI_1X_SCHEMA,
+        rows: hudi1xRows([2, 3, 7], 2),
+        options: { ...morOptions, 'hoodie.datasource.write.operation': 'upsert' },
+      });
+      const last = await agree('Spark upsert on our compaction', mor);
+      assert.deepEqual([...last.keys()].sort(), ['1', '2', '3', '5', '6', '7']);
+      // Spark reads the same rows through the metadata table as without it.
+      const rows = (await hudi.read(mor)).rows;
+      assert.deepEqual(canonicalRows(rows), canonicalRows((await hudi.read(mor, { options: { 'hoodie.metadata.enable': 'false' } })).rows));
+      assert.deepEqual(rows.map((row) => String(row['id'])).sort(), ['1', '2', '3', '5', '6', '7']);
     });
   });
 }

@@ -3,7 +3,8 @@
  * (a commit's new keys at their file group, deleted keys in a delete block, a moved key at its new place, nothing for
  * a compaction or a clean, taken back by a rollback, read back with reader-1x), or refusing, before anything is
  * written, what it does not keep: the key asking for the partition where the table has none, Hudi 1.1's
- * partitioned record index, log files.
+ * partitioned record index, inserts in log files (the bucket index), `_hoodie_is_deleted` on merge-on-read, a log
+ * stat naming earlier logs. A delta commit's log files delete the keys they delete; their updates change nothing.
  * test/interop/hudi-1x-record-index.test.ts judges them against Spark.
  */
 import assert from 'node:assert/strict';
@@ -56,9 +57,16 @@ for (const release of ['1.0.2', '1.1.1']) {
     return table;
   };
   const mdtTimeline = (path: string) => readdirSync(join(path, '.hoodie/metadata/.hoodie/timeline')).sort();
-  const refusedBeforeWriting = async (path: string, properties: Map<string, string>, message: RegExp) => {
+  /** The same on a merge-on-read data table. */
+  const morCopy = (suffix: string) => {
+    const path = copy(suffix);
+    const properties = join(path, '.hoodie/hoodie.properties');
+    writeFileSync(properties, readFileSync(properties, 'utf8').replace(/^hoodie\.table\.type=COPY_ON_WRITE$/m, 'hoodie.table.type=MERGE_ON_READ'));
+    return path;
+  };
+  const refusedBeforeWriting = async (path: string, properties: Map<string, string>, message: RegExp, writerSchema?: string) => {
     const before = mdtTimeline(path);
-    await assert.rejects(keepMetadataTable(new LocalStorage(path), properties, 'write').prepare('a write'), (error: unknown) => {
+    await assert.rejects(keepMetadataTable(new LocalStorage(path), properties, 'write').prepare('a write', writerSchema), (error: unknown) => {
       assert.ok(error instanceof MetadataTableError, String(error));
       assert.match(error.message, message);
       return true;
@@ -115,7 +123,7 @@ for (const release of ['1.0.2', '1.1.1']) {
       await refusedBeforeWriting(path, new Map(), /the record_index partition is partitioned/);
     });
 
-    it('refuses a declared record_index without file groups, and merge-on-read writes (their log files)', async () => {
+    it('refuses a declared record_index without file groups, and merge-on-read writes with the bucket index or _hoodie_is_deleted', async () => {
       const empty = copy('empty2', false);
       writeFileSync(
         join(empty, '.hoodie/hoodie.properties'),
@@ -129,16 +137,26 @@ for (const release of ['1.0.2', '1.1.1']) {
         (await open(empty)).problems({ operation: 'write' }).map((p) => p.problem),
         ['metadata-table partition record_index is not declared or has no file group'],
       );
-      const mor = copy('mor');
-      writeFileSync(
-        join(mor, '.hoodie/hoodie.properties'),
-        readFileSync(join(mor, '.hoodie/hoodie.properties'), 'utf8').replace(/^hoodie\.table\.type=COPY_ON_WRITE$/m, 'hoodie.table.type=MERGE_ON_READ'),
-      );
-      const problems = (await open(mor)).problems({ operation: 'write' }).map((p) => p.problem);
+      const mor = morCopy('mor');
+      // Their log files hold updates and deletes only: kept (recordIndexRecords).
+      assert.deepEqual((await open(mor)).problems({ operation: 'write' }), []);
+      const bucket = new Map([['hoodie.index.type', 'BUCKET']]);
+      const problems = (await open(mor)).problems({ operation: 'write', properties: bucket }).map((p) => p.problem);
       assert.equal(problems.length, 1);
-      assert.match(problems[0]!, /log files on a table with the record_index partition/);
+      assert.match(problems[0]!, /with the bucket index puts inserts in log files/);
+      await refusedBeforeWriting(mor, bucket, /with the bucket index puts inserts in log files/);
       // Clusterings and compactions of a merge-on-read table write base files only.
-      assert.deepEqual((await open(mor)).problems({ operation: 'cluster' }), []);
+      assert.deepEqual((await open(mor)).problems({ operation: 'cluster', properties: bucket }), []);
+      const schema = (withDeleteField: boolean) =>
+        JSON.stringify({
+          type: 'record',
+          name: 'row',
+          fields: [{ name: 'id', type: 'string' }, ...(withDeleteField ? [{ name: '_hoodie_is_deleted', type: 'boolean' }] : [])],
+        });
+      await refusedBeforeWriting(mor, new Map(), /schema has _hoodie_is_deleted on a table with the record_index partition/, schema(true));
+      await keepMetadataTable(new LocalStorage(mor), new Map(), 'write').prepare('a write', schema(false));
+      // Only merge-on-read log files are merged by Hudi to find record-index deletes.
+      await keepMetadataTable(new LocalStorage(copy('cow-deleted-field')), new Map(), 'write').prepare('a write', schema(true));
     });
 
     it("writes a commit's new keys and deletions to their file groups, reads them back; compactions and cleans write none", async () => {
@@ -221,21 +239,87 @@ for (const release of ['1.0.2', '1.1.1']) {
       assert.deepEqual([...(await read([first, second, compaction, cleanTime])).keys()].sort(), ['k2', 'k3', 'k4', 'k5', 'k6']);
     });
 
-    it('refuses a commit without its record-index changes or with a log file, before its deltacommit', async () => {
+    it('refuses a commit without its record-index changes, before its deltacommit', async () => {
       const path = copy('no-changes');
       const instant = '20991206120000000';
       const before = mdtTimeline(path);
       await assert.rejects((await open(path)).commit(instant, commitOf(instant, [{ fileId: FILE_A }])), /did not say where its records went/);
-      const withLog: CommitMetadata = {
-        ...commitOf(instant, [{ fileId: FILE_A }]),
-        partitionToWriteStats: {
-          p1: [newWriteStat({ fileId: FILE_A, path: `p1/.${FILE_A}_${instant}.log.1_0-1-0`, partitionPath: 'p1', fileSizeInBytes: 100, numWrites: 1 })],
-        },
-      };
-      await assert.rejects(
-        (await open(path)).commit(instant, withLog, { recordIndex: { updates: [], deletes: [] } }),
-        /log files on a table with the record_index partition/,
+      assert.deepEqual(mdtTimeline(path), before);
+    });
+
+    /** A delta commit's log write stat as 1.x's append handle writes it (the file written alone in logFiles). */
+    const logStat = (fileId: string, instant: string, fields: { numInserts?: number; numDeletes?: number; earlier?: string[] } = {}) => {
+      const name = `.${fileId}_${instant}.log.1_0-1-0`;
+      return newWriteStat({
+        fileId,
+        path: `p1/${name}`,
+        partitionPath: 'p1',
+        fileSizeInBytes: 100,
+        numWrites: 2,
+        numUpdateWrites: 2,
+        numInserts: fields.numInserts ?? 0,
+        numDeletes: fields.numDeletes ?? 0,
+        delta: { logVersion: 1, logOffset: 0, baseFile: '', logFiles: [...(fields.earlier ?? []), name] },
+      });
+    };
+    const deltaCommit = (instant: string, stats: ReturnType<typeof newWriteStat>[]): CommitMetadata => ({
+      partitionToWriteStats: { p1: stats },
+      compacted: false,
+      extraMetadata: {},
+      operationType: 'UPSERT',
+    });
+
+    it("keeps a delta commit's log deletions as Hudi's log merge finds them; updates in a log change nothing", async () => {
+      const path = morCopy('delta');
+      const storage = new LocalStorage(path);
+      const first = '20991206120000000';
+      await (await open(path)).commit(first, commitOf(first, [{ fileId: FILE_A }]), {
+        recordIndex: { updates: ['k1', 'k2', 'k3', 'k4'].map((recordKey) => ({ recordKey, partitionPath: 'p1', fileId: FILE_A })), deletes: [] },
+      });
+      // An upsert: k1 and k2 updated and k3 deleted in FILE_A's log, k5 inserted in a new base file of FILE_B.
+      const second = '20991206121000000';
+      const stats = [
+        logStat(FILE_A, second, { numDeletes: 1 }),
+        newWriteStat({ fileId: FILE_B, path: `p1/${FILE_B}_0-1-0_${second}.parquet`, partitionPath: 'p1', fileSizeInBytes: 100, numWrites: 1, numInserts: 1 }),
+      ];
+      const result = await (await open(path)).commit(second, deltaCommit(second, stats), {
+        recordIndex: { updates: [{ recordKey: 'k5', partitionPath: 'p1', fileId: FILE_B }], deletes: ['k3'] },
+      });
+      const deleted = result.logFiles
+        .filter((log) => log.partition === 'record_index')
+        .flatMap((log) => [...iterateLogBlocks(readFileSync(join(path, '.hoodie/metadata', log.path)))])
+        .filter((block) => block.type === 'DELETE_BLOCK')
+        .flatMap((block) => readDeleteBlock(block).map((record) => record.recordKey));
+      assert.deepEqual(deleted, ['k3']);
+      const contents = await readMetadataTable1x(storage, { completedDataInstants: new Set([first, second]), pendingDataInstants: new Set() });
+      const index = new Map(
+        [...(contents.partitions.get('record_index')?.values() ?? [])].flatMap((record) =>
+          record.type === 5 ? [[record.key, record.recordIndex] as const] : [],
+        ),
       );
+      assert.deepEqual([...index.keys()].sort(), ['k1', 'k2', 'k4', 'k5']);
+      assert.equal(recordIndexFileId(index.get('k5')!), FILE_B);
+      assert.equal(index.get('k1')!.instantTime, BigInt(parseInstantTime(first, 'LOCAL')!.getTime()), 'an update in a log leaves its entry');
+    });
+
+    it('refuses, before its deltacommit, a log file with inserts (as Hudi does), an insert into a logged group, a stat naming earlier logs', async () => {
+      const path = morCopy('log-refusals');
+      const instant = '20991206120000000';
+      const before = mdtTimeline(path);
+      const refused = async (
+        stats: ReturnType<typeof newWriteStat>[],
+        updates: { recordKey: string; partitionPath: string; fileId: string }[],
+        message: RegExp,
+      ) =>
+        assert.rejects((await open(path)).commit(instant, deltaCommit(instant, stats), { recordIndex: { updates, deletes: [] } }), (error: unknown) => {
+          assert.ok(error instanceof MetadataTableError, String(error));
+          assert.match(error.message, message);
+          return true;
+        });
+      await refused([logStat(FILE_A, instant, { numInserts: 1 })], [], /puts inserts in log files/);
+      // The bucket index's append handle counts a log's inserts as updates: the writer's changes show them.
+      await refused([logStat(FILE_A, instant)], [{ recordKey: 'k9', partitionPath: 'p1', fileId: FILE_A }], /puts inserts in log files/);
+      await refused([logStat(FILE_A, instant, { earlier: [`.${FILE_A}_20991206110000000.log.1_0-1-0`] })], [], /names earlier log files of its slice/);
       assert.deepEqual(mdtTimeline(path), before);
     });
   });
