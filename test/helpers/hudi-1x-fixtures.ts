@@ -12,6 +12,8 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TableVersionChangedError } from '../../lib/errors.js';
+import { LocalStorage } from '../../lib/storage/local.js';
+import { HudiTable } from '../../lib/table/table.js';
 import { type HudiHarness, HudiHarnessError, type HudiVersion, type JavaExpression } from './hudi.js';
 import { tempDir } from './paths.js';
 
@@ -36,6 +38,20 @@ export function hudi1xBatchFile(dir: string, ids: readonly number[], batch: numb
       .join('\n')}\n`,
   );
   return file;
+}
+
+/**
+ * Spark inserts rows 1..6 (version 0) into `path` with `options`; the metadata-table partitions the table then
+ * declares (hoodie.table.metadata.partitions), sorted.
+ */
+export async function sparkInsertsSix(hudi: HudiHarness, path: string, options: Record<string, string>): Promise<string[]> {
+  await hudi.write(path, {
+    schema: HUDI_1X_SCHEMA,
+    rows: hudi1xRows([1, 2, 3, 4, 5, 6], 0),
+    options: { ...options, 'hoodie.datasource.write.operation': 'insert' },
+  });
+  const declared = (await HudiTable.open(new LocalStorage(path))).config.properties.get('hoodie.table.metadata.partitions') ?? '';
+  return declared.split(',').sort();
 }
 
 /** `hudi1xRows(ids, version)` as a JSONL file in `dir` for our writer: its path. */

@@ -18,7 +18,7 @@ import { writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { jsonLines, propertiesFile, runCli } from '../helpers/cli.js';
 import { type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xBatchFile, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xBatchFile, hudi1xRows, hudi1xWriteOptions, sparkInsertsSix } from '../helpers/hudi-1x-fixtures.js';
 import { cleanKeepingLatestCommits } from '../helpers/interop-writer.js';
 import { assertMetadata1xValidated, assertMirroredBefore } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
@@ -78,13 +78,7 @@ for (const version of HUDI_1X_VERSIONS) {
 
     before(async () => {
       hudi = await startHudi({ hudiVersion: version });
-      await hudi.write(table, {
-        schema: HUDI_1X_SCHEMA,
-        rows: hudi1xRows([1, 2, 3, 4, 5, 6], 0),
-        options: { ...sparkOptions, 'hoodie.datasource.write.operation': 'insert' },
-      });
-      const declared = (await HudiTable.open(new LocalStorage(table))).config.properties.get('hoodie.table.metadata.partitions') ?? '';
-      assert.deepEqual(declared.split(',').sort(), [...PARTITIONS].sort());
+      assert.deepEqual(await sparkInsertsSix(hudi, table, sparkOptions), [...PARTITIONS].sort());
     });
     after(async () => hudi?.close());
 
@@ -148,11 +142,7 @@ for (const version of HUDI_1X_VERSIONS) {
     it('merge-on-read: our upsert (log files get none) and our compaction (its base files get theirs); Spark upserts on top', async () => {
       const mor = join(root, 'mor');
       const morOptions = { ...hudi1xWriteOptions('mdtbloommor', 'MERGE_ON_READ'), ...BLOOM };
-      await hudi.write(mor, {
-        schema: HUDI_1X_SCHEMA,
-        rows: hudi1xRows([1, 2, 3, 4, 5, 6], 0),
-        options: { ...morOptions, 'hoodie.datasource.write.operation': 'insert' },
-      });
+      await sparkInsertsSix(hudi, mor, morOptions);
       await agree('Spark merge-on-read insert', undefined, mor);
       const upsert = await ours('upsert', [1, 2], mor);
       assert.ok(

@@ -16,13 +16,12 @@ import { after, before, describe, it } from 'node:test';
 import { checkMetadataTable } from '../../lib/metadata/check.js';
 import { type MetadataRecord, recordIndexFileId } from '../../lib/metadata/records.js';
 import { LocalStorage } from '../../lib/storage/local.js';
-import { HudiTable } from '../../lib/table/table.js';
 import { parseInstantTime } from '../../lib/timeline/instant.js';
 import { writeBatch } from '../../lib/writer/write-client.js';
 import type { WriteOperation } from '../../lib/writer/write-config.js';
 import { jsonLines, propertiesFile, runCli } from '../helpers/cli.js';
 import { canonicalRows, type HudiHarness, startHudi } from '../helpers/hudi.js';
-import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xBatchFile, hudi1xRows, hudi1xWriteOptions } from '../helpers/hudi-1x-fixtures.js';
+import { HUDI_1X_SCHEMA, HUDI_1X_VERSIONS, hudi1xBatchFile, hudi1xRows, hudi1xWriteOptions, sparkInsertsSix } from '../helpers/hudi-1x-fixtures.js';
 import { cleanKeepingLatestCommits } from '../helpers/interop-writer.js';
 import { assertMetadata1xValidated, assertMirroredBefore } from '../helpers/metadata-1x.js';
 import { tempDir } from '../helpers/paths.js';
@@ -98,13 +97,7 @@ for (const version of HUDI_1X_VERSIONS) {
 
     before(async () => {
       hudi = await startHudi({ hudiVersion: version });
-      await hudi.write(table, {
-        schema: HUDI_1X_SCHEMA,
-        rows: hudi1xRows([1, 2, 3, 4, 5, 6], 0),
-        options: { ...sparkOptions, 'hoodie.datasource.write.operation': 'insert' },
-      });
-      const declared = (await HudiTable.open(new LocalStorage(table))).config.properties.get('hoodie.table.metadata.partitions') ?? '';
-      assert.deepEqual(declared.split(',').sort(), [...PARTITIONS].sort());
+      assert.deepEqual(await sparkInsertsSix(hudi, table, sparkOptions), [...PARTITIONS].sort());
     });
     after(async () => hudi?.close());
 
@@ -180,11 +173,7 @@ for (const version of HUDI_1X_VERSIONS) {
     it('merge-on-read: our upsert and delete keep the index through their log files; our compaction keeps it; Spark upserts on top', async () => {
       const mor = join(root, 'mor');
       const morOptions = { ...hudi1xWriteOptions('mdtrlimor', 'MERGE_ON_READ'), ...RLI, ...NO_COMPACTION, 'hoodie.index.type': 'RECORD_INDEX' };
-      await hudi.write(mor, {
-        schema: HUDI_1X_SCHEMA,
-        rows: hudi1xRows([1, 2, 3, 4, 5, 6], 0),
-        options: { ...morOptions, 'hoodie.datasource.write.operation': 'insert' },
-      });
+      await sparkInsertsSix(hudi, mor, morOptions);
       await hudi.write(mor, { schema: HUDI_1X_SCHEMA, rows: hudi1xRows([1, 2], 1), options: { ...morOptions, 'hoodie.datasource.write.operation': 'upsert' } });
       const start = await agree('Spark merge-on-read insert and upsert', mor);
       assert.equal(start.size, 6);
