@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AlreadyExistsError, HudiError, NotFoundError } from '../errors.js';
+import { getIfExists } from '../storage/get-if-exists.js';
 import type { Storage } from '../storage/port.js';
 import { fileNameOf } from '../util/paths.js';
 import {
@@ -138,13 +139,8 @@ export class StorageLockProvider implements LockProvider {
 
   /** When a generation's holder took it, by its own clock; undefined when that generation is gone or unreadable. */
   async acquiredAt(generation: number): Promise<Date | undefined> {
-    let bytes: Uint8Array;
-    try {
-      bytes = await this.storage.get(pathOf(generation));
-    } catch (error) {
-      if (error instanceof NotFoundError) return undefined;
-      throw error;
-    }
+    const bytes = await getIfExists(this.storage, pathOf(generation));
+    if (bytes === undefined) return undefined;
     const time = Date.parse(parseRecord(bytes)?.acquiredAt ?? '');
     return Number.isNaN(time) ? undefined : new Date(time);
   }
@@ -232,13 +228,8 @@ class StorageLeaseBackend implements LeaseBackend<StorageHolder, StorageHeld> {
     }
     const latest = (await this.listGenerations()).at(-1);
     if (latest !== held.generation) return false;
-    let bytes: Uint8Array;
-    try {
-      bytes = await this.storage.get(pathOf(latest));
-    } catch (error) {
-      if (error instanceof NotFoundError) return false;
-      throw error;
-    }
+    const bytes = await getIfExists(this.storage, pathOf(latest));
+    if (bytes === undefined) return false;
     const record = parseRecord(bytes);
     return record?.owner === this.lock.ownerName && record.version === held.version && !record.released;
   }
